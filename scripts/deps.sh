@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# deps.sh build|test — make sure the Debian packages tpuprof needs are installed.
+# As root, missing packages are installed with apt-get; otherwise the script names them and
+# fails, so a user knows exactly what to install.
+set -euo pipefail
+build_pkgs="cmake ninja-build pkg-config gcc make libsqlite3-dev libxlsxwriter-dev libcmocka-dev libopenblas-dev"
+test_pkgs="clang libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl chromium nodejs npm libreoffice-calc-nogui"
+want="$build_pkgs"
+[ "${1:-build}" = test ] && want="$build_pkgs $test_pkgs"
+missing=""
+for p in $want; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" = 0 ]; then
+  echo "deps: installing:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  # shellcheck disable=SC2086
+  apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+  echo "deps: missing Debian packages:$missing" >&2
+  echo "deps: run: sudo apt-get install$missing" >&2
+  exit 1
+fi

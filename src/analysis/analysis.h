@@ -1,0 +1,95 @@
+/*
+ * analysis.h — numbers derived from a profile model: per-core engine statistics in the
+ * reference tools' definitions (PerfWeb summary, sophgo-analysis.md §4 and
+ * sophgo-bmprofile.md §10.2), the §4.4 busy/idle/utilisation and DDR read/write metrics,
+ * rankings of layers and command types by time, and per-operator statistics for captures.
+ *
+ * Ownership: struct tp_analysis is filled by tp_analyze and freed by tp_analysis_free; it
+ * points into (and must not outlive) the profile it was computed from.
+ */
+#ifndef TP_ANALYSIS_H
+#define TP_ANALYSIS_H
+
+#include "model/model.h"
+
+/* Per (device, core, engine) statistics. Cycle sums are in that engine's clock. */
+struct tp_engine_stats {
+	int present;             /* the engine has at least one record on this core */
+	uint64_t records;        /* slices on the track */
+	uint64_t total_cycle;    /* Σ Asic Cycle of every record */
+	uint64_t sys_cycle;      /* Σ over sys records (any TP_CMD_SYS*) */
+	uint64_t wait_cycle;     /* Σ over wait_msg records */
+	uint64_t working_cycle;  /* reference "totalXCycle": TIU excludes wait_msg only;
+	                            DMA = total - wait (sophgo-bmprofile.md §10.2) */
+	uint64_t busy_cycle;     /* §4.4: Σ Asic Cycle of non-sys records */
+	int64_t busy_ns;         /* ns(busy_cycle) */
+	int64_t working_ns;      /* ns(working_cycle) */
+	int64_t idle_ns;         /* span - busy */
+	double utilization;      /* busy_ns / total_time_ns (0..1) */
+	/* DMA only */
+	uint64_t ddr_bytes, ddr_cycle;   /* non-sys records touching DDR with bytes > 0 */
+	uint64_t l2_bytes, l2_cycle;     /* else-if touching L2 */
+	uint64_t ddr_read_bytes, ddr_write_bytes;
+	uint64_t ddr_read_cycle, ddr_write_cycle;
+	double ddr_avg_gbps;     /* ddr_bytes / ns(ddr_cycle) */
+	double l2_avg_gbps;
+	double ddr_read_gbps, ddr_write_gbps;
+	uint64_t stall_cycle;
+	/* TIU only */
+	uint64_t alg_ops, uarch_ops; /* 0 when the decoder has no op model */
+};
+
+#define TP_ENGINES 4 /* TIU, GDMA, SDMA, CDMA: indexes are enum tp_track_kind values */
+
+struct tp_core_stats {
+	int32_t device, core;
+	struct tp_engine_stats eng[TP_ENGINES];
+	double tiu_working_ratio;   /* ns(tiu working) / total_time */
+	double parallelism;         /* (tiu + gdma_working + sdma_working) ns / total_time */
+	double concurrency;         /* (tiu + gdma - total) / min(tiu, gdma), 0 if either 0 */
+	double compute_share;       /* tiu busy / (tiu busy + dma busy) */
+	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
+	 * compare with PerfAI_output.xlsx; see the note in the report). */
+	double perfdoc_parallelism, perfdoc_concurrency;
+};
+
+/* Ranked entries (layers, command names, operator types). */
+struct tp_rank {
+	uint32_t name;     /* strtab id */
+	uint32_t type;     /* strtab id (layer type / engine name) */
+	int32_t index;     /* layer index or -1 */
+	int32_t core;
+	uint64_t count;
+	int64_t total_ns;
+	int64_t min_ns, max_ns;
+	double share;      /* total_ns / total_time (per core where applicable) */
+};
+
+struct tp_analysis {
+	const struct tp_profile *profile;
+	int64_t total_time_ns;     /* max end - min start over every engine record */
+	size_t num_cores;
+	struct tp_core_stats *cores; /* num_cores entries, device-major, core order */
+	struct tp_core_stats overall; /* Overall row (parallelism etc. over cores) */
+	int64_t overall_tiu_max_ns, overall_gdma_max_ns, overall_sdma_max_ns;
+	uint64_t overall_tiu_max_cycle, overall_gdma_max_cycle, overall_sdma_max_cycle;
+	struct tp_rank *top_layers;  size_t num_top_layers;  /* by time, descending */
+	struct tp_rank *top_cmds;    size_t num_top_cmds;    /* by (engine, name), descending */
+	struct tp_rank *op_types;    size_t num_op_types;    /* captures: per operator type */
+	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */
+};
+typedef struct tp_analysis tp_analysis;
+
+/* Computes every statistic. TP_OK or TP_ENOMEM. `a` is overwritten. */
+int tp_analyze(const struct tp_profile *p, struct tp_analysis *a);
+void tp_analysis_free(struct tp_analysis *a);
+
+/* Finds the stats of (device, core); NULL if absent. */
+const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_t device,
+                                             int32_t core);
+
+/* Per-command derived bandwidth in GB/s: bytes / ns(cycles at the track clock); 0 if no
+ * cycles. (Reference PerfAI rounds to 4 decimals.) */
+double tp_slice_gbps(const struct tp_slice *s, double freq_mhz);
+
+#endif /* TP_ANALYSIS_H */

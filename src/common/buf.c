@@ -1,0 +1,176 @@
+/*
+ * buf.c — a growable byte buffer and the locale-independent formatting helpers every text
+ * writer shares: JSON string escaping (safe inside an HTML <script>), fixed-point doubles
+ * without exponents, and nanoseconds printed as exact microseconds.
+ */
+#include "common/common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+void tp_buf_init(struct tp_buf *b) { memset(b, 0, sizeof *b); }
+
+void tp_buf_free(struct tp_buf *b)
+{
+	tp_free(b->data);
+	memset(b, 0, sizeof *b);
+}
+
+static int reserve(struct tp_buf *b, size_t n)
+{
+	if (b->oom)
+		return -1;
+	if (n > SIZE_MAX - b->len - 1) {
+		b->oom = 1;
+		return -1;
+	}
+	char *p = tp_grow(b->data, 1, b->len + n + 1, &b->cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->data = p;
+	return 0;
+}
+
+void tp_buf_put(struct tp_buf *b, const void *p, size_t n)
+{
+	if (reserve(b, n))
+		return;
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = 0;
+}
+
+void tp_buf_puts(struct tp_buf *b, const char *s) { tp_buf_put(b, s, strlen(s)); }
+
+void tp_buf_putc(struct tp_buf *b, char c) { tp_buf_put(b, &c, 1); }
+
+void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char tmp[256];
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n < sizeof tmp) {
+		tp_buf_put(b, tmp, (size_t)n);
+		return;
+	}
+	if (reserve(b, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void tp_buf_json_str(struct tp_buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	size_t run = 0;
+	for (size_t i = 0;; i++) {
+		unsigned char c = p[i];
+		int esc = c == 0 || c < 0x20 || c == '"' || c == '\\' || c == 0x7f ||
+		          (c == '<' && (p[i + 1] == '/' || p[i + 1] == '!'));
+		if (!esc) {
+			run++;
+			continue;
+		}
+		tp_buf_put(b, p + i - run, run);
+		run = 0;
+		if (c == 0)
+			break;
+		switch (c) {
+		case '"': tp_buf_put(b, "\\\"", 2); break;
+		case '\\': tp_buf_put(b, "\\\\", 2); break;
+		case '\n': tp_buf_put(b, "\\n", 2); break;
+		case '\r': tp_buf_put(b, "\\r", 2); break;
+		case '\t': tp_buf_put(b, "\\t", 2); break;
+		default: {
+			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+			tp_buf_put(b, u, 6);
+		}
+		}
+	}
+}
+
+void tp_buf_fixed(struct tp_buf *b, double v, int decimals)
+{
+	if (!isfinite(v)) {
+		tp_buf_puts(b, "0");
+		return;
+	}
+	char tmp[512];
+	int n = snprintf(tmp, sizeof tmp, "%.*f", decimals, v);
+	if (n < 0 || (size_t)n >= sizeof tmp) {
+		tp_buf_puts(b, "0");
+		return;
+	}
+	/* "-0.000" -> "0.000": a negative zero is noise, not information. */
+	if (tmp[0] == '-') {
+		int allzero = 1;
+		for (int i = 1; i < n; i++)
+			if (tmp[i] != '0' && tmp[i] != '.')
+				allzero = 0;
+		if (allzero) {
+			tp_buf_put(b, tmp + 1, (size_t)n - 1);
+			return;
+		}
+	}
+	/* snprintf honours LC_NUMERIC; the project never calls setlocale, but be explicit. */
+	for (int i = 0; i < n; i++)
+		if (tmp[i] == ',')
+			tmp[i] = '.';
+	tp_buf_put(b, tmp, (size_t)n);
+}
+
+void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+	tp_buf_printf(b, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
+	              (unsigned long long)(a % 1000));
+}
+
+int tp_parse_u64(const char *s, size_t n, uint64_t *out)
+{
+	if (n == 0)
+		return -1;
+	uint64_t v = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		unsigned dgt = (unsigned)(s[i] - '0');
+		if (v > (UINT64_MAX - dgt) / 10)
+			return -1;
+		v = v * 10 + dgt;
+	}
+	*out = v;
+	return 0;
+}
+
+int tp_parse_i64(const char *s, size_t n, int64_t *out)
+{
+	int neg = n > 0 && s[0] == '-';
+	uint64_t u;
+	if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+		s++;
+		n--;
+	}
+	if (tp_parse_u64(s, n, &u))
+		return -1;
+	if (neg) {
+		if (u > (uint64_t)INT64_MAX + 1)
+			return -1;
+		*out = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+	} else {
+		if (u > (uint64_t)INT64_MAX)
+			return -1;
+		*out = (int64_t)u;
+	}
+	return 0;
+}

@@ -1,0 +1,251 @@
+/*
+ * common.h — the foundations every tpuprof module stands on: the status table, diagnostics
+ * that say where an input went wrong, the allocation wrapper (with a fault-injection hook),
+ * the chunked arena, the bounds-checked little-endian byte cursor, string interning, and
+ * atomic output files (temporary name + rename).
+ *
+ * Nothing here owns global state except the allocation fault hook, which exists for tests.
+ */
+#ifndef TP_COMMON_H
+#define TP_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Status table. TP_OK is 0, every error is negative. The CLI maps classes to exit codes:    */
+/* usage errors -> 1, input errors -> 2, output errors -> 3.                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+#define TP_STATUS_TABLE(X)                                                              \
+	X(TP_OK, 0, "success")                                                              \
+	X(TP_ENOMEM, -1, "out of memory")                                                   \
+	X(TP_EUSAGE, -2, "invalid usage")                                                   \
+	X(TP_EIO, -3, "cannot read input")                                                  \
+	X(TP_EFORMAT, -4, "malformed input")                                                \
+	X(TP_ETRUNC, -5, "truncated input")                                                 \
+	X(TP_ENOTFOUND, -6, "input not found")                                              \
+	X(TP_EUNSUPPORTED, -7, "unsupported input")                                         \
+	X(TP_EOUTPUT, -8, "cannot write output")                                            \
+	X(TP_ERANGE, -9, "value out of range")
+
+enum tp_status {
+#define TP_STATUS_ENUM(name, value, text) name = value,
+	TP_STATUS_TABLE(TP_STATUS_ENUM)
+#undef TP_STATUS_ENUM
+};
+
+/* Human text for a status ("malformed input"); never NULL. */
+const char *tp_strerror(int status);
+/* The enumerator's name ("TP_EFORMAT"); never NULL. */
+const char *tp_status_name(int status);
+/* Process exit code for a status: 0 ok, 1 usage, 2 bad input, 3 output failure. */
+int tp_status_exit_code(int status);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Diagnostics. Library code never prints: it fills a tp_diag and returns the status.        */
+/* ---------------------------------------------------------------------------------------- */
+
+#define TP_DIAG_MAX 1024
+
+struct tp_diag {
+	int status;           /* the status of the first error recorded, TP_OK if none */
+	char msg[TP_DIAG_MAX]; /* one line, no trailing newline */
+};
+typedef struct tp_diag tp_diag;
+
+/* Records "path@0xOFFSET: message" (binary inputs). Keeps the first error only; returns
+ * `status` so callers can write `return tp_diag_at(d, TP_EFORMAT, path, off, "...")`.
+ * `d` may be NULL. `path` is printed as given (callers pass the file's display name). */
+int tp_diag_at(struct tp_diag *d, int status, const char *path, uint64_t offset, const char *fmt,
+               ...) __attribute__((format(printf, 5, 6)));
+/* Records "path:LINE: message" (text inputs). Same contract as tp_diag_at. */
+int tp_diag_line(struct tp_diag *d, int status, const char *path, unsigned long line,
+                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+/* Records "message" with no location (paths given inside the message if needed). */
+int tp_diag_set(struct tp_diag *d, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---------------------------------------------------------------------------------------- */
+/* Allocation. Every heap allocation in the project goes through these, so tests can make   */
+/* the Nth allocation fail (tp_alloc_fail_after) and exercise out-of-memory paths.          */
+/* ---------------------------------------------------------------------------------------- */
+
+void *tp_malloc(size_t n);
+void *tp_calloc(size_t count, size_t size);
+void *tp_realloc(void *p, size_t n);
+/* Grows an array to hold at least `need` elements of `elem` bytes; *cap is updated. Returns
+ * the new pointer or NULL (old block untouched) on overflow or out of memory. */
+void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
+char *tp_strdup(const char *s);
+void tp_free(void *p);
+/* Test hook: the allocation after `n` more successful ones fails (n < 0 disables). Not
+ * thread-safe; tests only. Returns how many allocations were made since the last call. */
+long tp_alloc_fail_after(long n);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Arena: chunked bump allocator. Everything of one loaded profile lives in one arena and is */
+/* released by one tp_arena_free. Not thread-safe.                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+struct tp_arena_chunk;
+struct tp_arena {
+	struct tp_arena_chunk *head;
+	size_t chunk_size; /* default size of new chunks */
+	size_t used;       /* bytes handed out (statistics) */
+	size_t reserved;   /* bytes allocated from the heap (statistics) */
+};
+typedef struct tp_arena tp_arena;
+
+void tp_arena_init(struct tp_arena *a, size_t chunk_size);
+/* Returns 16-byte aligned zeroed memory, or NULL on out of memory / overflow. */
+void *tp_arena_alloc(struct tp_arena *a, size_t n);
+/* Copies n bytes and appends a NUL. */
+char *tp_arena_strndup(struct tp_arena *a, const char *s, size_t n);
+char *tp_arena_strdup(struct tp_arena *a, const char *s);
+void tp_arena_free(struct tp_arena *a);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Byte cursor: the one way binary input is read. Reads are little-endian and bounds-checked; */
+/* the first failure makes the cursor sticky-bad (every later read returns 0) and remembers   */
+/* the absolute file offset where it happened.                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+struct tp_cursor {
+	const uint8_t *base; /* first byte of this cursor's window */
+	size_t len;          /* window length */
+	size_t pos;          /* read position inside the window */
+	uint64_t origin;     /* absolute file offset of base[0], for messages */
+	int bad;             /* sticky: a read went past the window */
+	uint64_t bad_at;     /* absolute offset of the failed read */
+	size_t bad_need;     /* bytes the failed read wanted */
+};
+typedef struct tp_cursor tp_cursor;
+
+void tp_cur_init(struct tp_cursor *c, const void *base, size_t len, uint64_t origin);
+static inline size_t tp_cur_left(const struct tp_cursor *c) { return c->bad ? 0 : c->len - c->pos; }
+static inline uint64_t tp_cur_offset(const struct tp_cursor *c) { return c->origin + c->pos; }
+uint8_t tp_cur_u8(struct tp_cursor *c);
+uint16_t tp_cur_u16(struct tp_cursor *c);
+uint32_t tp_cur_u32(struct tp_cursor *c);
+uint64_t tp_cur_u64(struct tp_cursor *c);
+/* Returns a pointer to the next n bytes and advances, or NULL (cursor goes bad). */
+const uint8_t *tp_cur_bytes(struct tp_cursor *c, size_t n);
+/* Skips n bytes; 0 on success, -1 (cursor bad) if fewer remain. */
+int tp_cur_skip(struct tp_cursor *c, size_t n);
+/* Carves the next n bytes into `sub` (which can never read past them) and advances.
+ * Returns 0, or -1 with `c` marked bad when fewer than n bytes remain. */
+int tp_cur_sub(struct tp_cursor *c, size_t n, struct tp_cursor *sub);
+/* Little-endian loads from a raw pointer that the caller has bounds-checked. */
+static inline uint32_t tp_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline uint64_t tp_le64(const uint8_t *p)
+{
+	return (uint64_t)tp_le32(p) | (uint64_t)tp_le32(p + 4) << 32;
+}
+/* Bits [lo, lo+width) of a little-endian bit stream (bit 0 = LSB of byte 0); width <= 64.
+ * The caller guarantees the stream holds those bits. */
+uint64_t tp_bits(const uint8_t *p, unsigned lo, unsigned width);
+
+/* ---------------------------------------------------------------------------------------- */
+/* String interning. Id 0 is always "". Strings live in the table's arena.                   */
+/* ---------------------------------------------------------------------------------------- */
+
+struct tp_strtab {
+	struct tp_arena *arena; /* not owned */
+	const char **strs;      /* id -> string */
+	uint32_t *lens;         /* id -> length */
+	uint32_t count, cap;
+	uint32_t *slots;        /* open-addressing hash: id+1, 0 = empty */
+	uint32_t nslots;
+};
+typedef struct tp_strtab tp_strtab;
+
+int tp_strtab_init(struct tp_strtab *t, struct tp_arena *arena);
+void tp_strtab_free(struct tp_strtab *t);
+/* Interns s[0..n) and stores its id in *id. Returns TP_OK or TP_ENOMEM. */
+int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id);
+/* The string of an id (NUL-terminated); "" for an out-of-range id. */
+const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id);
+/* Looks a string up without adding it; returns 1 and sets *id if present, else 0. */
+int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t *id);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Files.                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A whole input file mapped (or read) into memory. */
+struct tp_file {
+	const uint8_t *data;
+	size_t size;
+	int mapped;
+};
+/* Loads a file. Errors: TP_ENOTFOUND, TP_EIO (message names the path). */
+int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d);
+void tp_file_release(struct tp_file *f);
+
+/* An output file written under a temporary name in the same directory and renamed into
+ * place by tp_afile_commit, so a failed run never leaves a file that looks complete. */
+struct tp_afile {
+	FILE *fp;        /* write through this */
+	char *path;      /* final path (owned) */
+	char *tmp_path;  /* temporary path (owned) */
+};
+typedef struct tp_afile tp_afile;
+
+/* Opens `path`.tmp-XXXXXX for writing (binary). TP_EOUTPUT on failure. */
+int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d);
+/* Flushes, closes and renames into place. On any failure the temporary is removed. */
+int tp_afile_commit(struct tp_afile *f, struct tp_diag *d);
+/* Closes and removes the temporary. Safe on a never-opened or committed tp_afile. */
+void tp_afile_abort(struct tp_afile *f);
+/* For writers whose library insists on opening the file itself (SQLite, libxlsxwriter):
+ * returns a fresh temporary path next to `path` (caller frees), to be renamed with
+ * tp_rename_into_place. */
+char *tp_temp_path_for(const char *path);
+int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag *d);
+
+/* mkdir -p. TP_OK if it exists or was created, TP_EOUTPUT otherwise. */
+int tp_mkdirs(const char *path, struct tp_diag *d);
+/* Joins dir and name with one '/', allocated with tp_malloc. */
+char *tp_path_join(const char *dir, const char *name);
+/* Returns 1 if `path` is an existing directory, 0 otherwise. */
+int tp_is_dir(const char *path);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text helpers (locale-independent).                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A growable byte buffer. */
+struct tp_buf {
+	char *data;
+	size_t len, cap;
+	int oom; /* sticky out-of-memory flag; appends become no-ops */
+};
+typedef struct tp_buf tp_buf;
+
+void tp_buf_init(struct tp_buf *b);
+void tp_buf_free(struct tp_buf *b);
+void tp_buf_put(struct tp_buf *b, const void *p, size_t n);
+void tp_buf_puts(struct tp_buf *b, const char *s);
+void tp_buf_putc(struct tp_buf *b, char c);
+void tp_buf_printf(struct tp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s as the body of a JSON string (no quotes): escapes ", \, control characters and
+ * the sequences "</" and "<!--" (as \u003c) so the result can sit inside an HTML <script>. */
+void tp_buf_json_str(struct tp_buf *b, const char *s);
+/* Formats a double with %.*f semantics but never in exponent form; "-0.000" becomes
+ * "0.000". Decimal point is always '.'. */
+void tp_buf_fixed(struct tp_buf *b, double v, int decimals);
+/* Writes ns as microseconds with exactly 3 decimals, exact to the nanosecond
+ * (integer arithmetic, no floating point), e.g. 1234567 -> "1234.567". */
+void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns);
+
+/* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
+int tp_parse_i64(const char *s, size_t n, int64_t *out);
+int tp_parse_u64(const char *s, size_t n, uint64_t *out);
+
+#endif /* TP_COMMON_H */

@@ -1,0 +1,451 @@
+/*
+ * model.c — construction, lookup and finishing of the format-agnostic profile model, plus the
+ * enum name tables shared by every reader and writer.
+ */
+#include "model/model.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690", "CPU"};
+
+const char *tp_arch_name(enum tp_arch a)
+{
+	return (unsigned)a < sizeof arch_names / sizeof *arch_names ? arch_names[a] : "unknown";
+}
+
+enum tp_arch tp_arch_from_name(const char *name)
+{
+	static const struct {
+		const char *n;
+		enum tp_arch a;
+	} alias[] = {{"BM1684", TP_ARCH_BM1684},   {"BM1684X", TP_ARCH_BM1684X},
+	             {"BM1688", TP_ARCH_BM1688},   {"A2", TP_ARCH_BM1688},
+	             {"CV186X", TP_ARCH_BM1688},   {"CV186AH", TP_ARCH_BM1688},
+	             {"BM1690", TP_ARCH_BM1690},   {"SG2260", TP_ARCH_BM1690},
+	             {"CPU", TP_ARCH_CPU}};
+	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
+		if (strcasecmp(name, alias[i].n) == 0)
+			return alias[i].a;
+	return TP_ARCH_UNKNOWN;
+}
+
+const char *tp_track_kind_name(enum tp_track_kind k)
+{
+	static const char *const n[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer", "Thread", "Host"};
+	return (unsigned)k < TP_TRACK_KIND_COUNT ? n[k] : "?";
+}
+
+const char *tp_dir_name(enum tp_dir d)
+{
+	static const char *const n[] = {"-",         "DDR->LMEM", "LMEM->DDR", "DDR->DDR",
+	                                "LMEM->LMEM", "DDR->L2M",  "L2M->DDR",  "L2M->LMEM",
+	                                "LMEM->L2M", "L2M->L2M"};
+	return (unsigned)d < TP_DIR_COUNT ? n[d] : "-";
+}
+
+int tp_dir_reads_ddr(enum tp_dir d)
+{
+	return d == TP_DIR_DDR_TO_LMEM || d == TP_DIR_DDR_TO_DDR || d == TP_DIR_DDR_TO_L2;
+}
+
+int tp_dir_writes_ddr(enum tp_dir d)
+{
+	return d == TP_DIR_LMEM_TO_DDR || d == TP_DIR_DDR_TO_DDR || d == TP_DIR_L2_TO_DDR;
+}
+
+int tp_dir_touches_l2(enum tp_dir d)
+{
+	return d == TP_DIR_DDR_TO_L2 || d == TP_DIR_L2_TO_DDR || d == TP_DIR_L2_TO_LMEM ||
+	       d == TP_DIR_LMEM_TO_L2 || d == TP_DIR_L2_TO_L2;
+}
+
+const char *tp_dtype_name(enum tp_dtype t)
+{
+	static const char *const n[] = {"",      "FP32",   "FP16", "INT8", "UINT8",
+	                                "INT16", "UINT16", "INT32", "UINT32", "BF16",
+	                                "FP8",   "INT4",   "FP64", "INT64", "BOOL"};
+	return (unsigned)t < TP_DT_COUNT ? n[t] : "";
+}
+
+unsigned tp_dtype_size(enum tp_dtype t)
+{
+	static const unsigned char s[] = {0, 4, 2, 1, 1, 2, 2, 4, 4, 2, 1, 1, 8, 8, 1};
+	return (unsigned)t < TP_DT_COUNT ? s[t] : 0;
+}
+
+struct tp_profile *tp_profile_new(void)
+{
+	struct tp_profile *p = tp_calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	tp_arena_init(&p->arena, 256 * 1024);
+	if (tp_strtab_init(&p->strs, &p->arena) != TP_OK) {
+		tp_arena_free(&p->arena);
+		tp_free(p);
+		return NULL;
+	}
+	/* Argset id 0 means "no arguments". */
+	p->argsets = tp_calloc(16, sizeof *p->argsets);
+	if (!p->argsets) {
+		tp_profile_free(p);
+		return NULL;
+	}
+	p->cap_argsets = 16;
+	p->num_argsets = 1;
+	return p;
+}
+
+void tp_profile_free(struct tp_profile *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->num_tracks; i++)
+		tp_free(p->tracks[i].slices);
+	for (size_t i = 0; i < p->num_counters; i++)
+		tp_free(p->counters[i].samples);
+	tp_free(p->devices);
+	tp_free(p->tracks);
+	tp_free(p->layers);
+	tp_free(p->tensors);
+	tp_free(p->subnets);
+	tp_free(p->mems);
+	tp_free(p->counters);
+	tp_free(p->args);
+	tp_free(p->argsets);
+	tp_free(p->meta);
+	tp_free(p->notes);
+	tp_strtab_free(&p->strs);
+	tp_arena_free(&p->arena);
+	tp_free(p);
+}
+
+uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
+{
+	uint32_t id = 0;
+	if (tp_strtab_intern(&p->strs, s, n, &id) != TP_OK) {
+		p->oom = 1;
+		return 0;
+	}
+	return id;
+}
+
+uint32_t tp_profile_str(struct tp_profile *p, const char *s)
+{
+	return tp_profile_strn(p, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* Appends one element of `elem` bytes to a (ptr, num, cap) table; returns its index or -1
+ * (and sets the profile's sticky oom flag). */
+static long push(struct tp_profile *p, void *arrp, size_t elem, size_t *num, size_t *cap,
+                 const void *val)
+{
+	void **arr = arrp;
+	void *np = tp_grow(*arr, elem, *num + 1, cap);
+	if (!np) {
+		p->oom = 1;
+		return -1;
+	}
+	*arr = np;
+	memcpy((char *)np + *num * elem, val, elem);
+	return (long)(*num)++;
+}
+#define PUSH(p, arr, num, cap, val) push((p), &(p)->arr, sizeof *(p)->arr, &(p)->num, &(p)->cap, &(val))
+
+int tp_profile_add_device(struct tp_profile *p, const char *name, int32_t id, int32_t num_cores)
+{
+	struct tp_device dv = {.name = tp_profile_str(p, name), .id = id, .num_cores = num_cores};
+	return (int)PUSH(p, devices, num_devices, cap_devices, dv);
+}
+
+int tp_profile_add_track(struct tp_profile *p, int32_t device, int32_t core,
+                         enum tp_track_kind kind, const char *name, double freq_mhz)
+{
+	struct tp_track t = {.name = tp_profile_str(p, name ? name : tp_track_kind_name(kind)),
+	                     .kind = (uint8_t)kind,
+	                     .device = device,
+	                     .core = core,
+	                     .freq_mhz = freq_mhz};
+	return (int)PUSH(p, tracks, num_tracks, cap_tracks, t);
+}
+
+int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t core,
+                          enum tp_track_kind kind)
+{
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (p->tracks[i].device == device && p->tracks[i].core == core &&
+		    p->tracks[i].kind == kind)
+			return (int)i;
+	return -1;
+}
+
+int tp_track_reserve(struct tp_profile *p, int track, size_t n)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (n > SIZE_MAX - t->count)
+		return TP_ENOMEM;
+	size_t need = t->count + n;
+	if (need <= t->cap)
+		return TP_OK;
+	if (need > SIZE_MAX / sizeof *t->slices)
+		return TP_ENOMEM;
+	struct tp_slice *s = tp_realloc(t->slices, need * sizeof *s);
+	if (!s) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	t->slices = s;
+	t->cap = need;
+	return TP_OK;
+}
+
+struct tp_slice *tp_track_push(struct tp_profile *p, int track)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (t->count == t->cap) {
+		struct tp_slice *s = tp_grow(t->slices, sizeof *s, t->count + 1, &t->cap);
+		if (!s) {
+			p->oom = 1;
+			return NULL;
+		}
+		t->slices = s;
+	}
+	struct tp_slice *s = &t->slices[t->count++];
+	memset(s, 0, sizeof *s);
+	s->layer = -1;
+	return s;
+}
+
+int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
+{
+	return (int)PUSH(p, layers, num_layers, cap_layers, *l);
+}
+
+int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t)
+{
+	return (int)PUSH(p, tensors, num_tensors, cap_tensors, *t);
+}
+
+int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s)
+{
+	return (int)PUSH(p, subnets, num_subnets, cap_subnets, *s);
+}
+
+int tp_profile_add_mem(struct tp_profile *p, const struct tp_mem *m)
+{
+	return (int)PUSH(p, mems, num_mems, cap_mems, *m);
+}
+
+int tp_profile_add_counter(struct tp_profile *p, int32_t device, int32_t track, const char *name,
+                           const char *unit)
+{
+	struct tp_counter c = {.name = tp_profile_str(p, name),
+	                       .unit = tp_profile_str(p, unit ? unit : ""),
+	                       .device = device,
+	                       .track = track};
+	return (int)PUSH(p, counters, num_counters, cap_counters, c);
+}
+
+int tp_counter_push(struct tp_profile *p, int counter, int64_t ts_ns, double value)
+{
+	struct tp_counter *c = &p->counters[counter];
+	struct tp_counter_sample s = {ts_ns, value};
+	return push(p, &c->samples, sizeof s, &c->count, &c->cap, &s) < 0 ? TP_ENOMEM : TP_OK;
+}
+
+int tp_profile_set_meta(struct tp_profile *p, const char *key, const char *value)
+{
+	uint32_t k = tp_profile_str(p, key), v = tp_profile_str(p, value);
+	for (size_t i = 0; i < p->num_meta; i++)
+		if (p->meta[i].key == k) {
+			p->meta[i].value = v;
+			return p->oom ? TP_ENOMEM : TP_OK;
+		}
+	struct tp_meta m = {k, v};
+	return PUSH(p, meta, num_meta, cap_meta, m) < 0 ? TP_ENOMEM : TP_OK;
+}
+
+const char *tp_profile_get_meta(const struct tp_profile *p, const char *key)
+{
+	uint32_t k;
+	if (!tp_strtab_find(&p->strs, key, strlen(key), &k))
+		return NULL;
+	for (size_t i = 0; i < p->num_meta; i++)
+		if (p->meta[i].key == k)
+			return tp_str(p, p->meta[i].value);
+	return NULL;
+}
+
+int tp_profile_note(struct tp_profile *p, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	struct tp_note n = {tp_profile_str(p, buf)};
+	return PUSH(p, notes, num_notes, cap_notes, n) < 0 ? TP_ENOMEM : TP_OK;
+}
+
+uint32_t tp_args_begin(struct tp_profile *p)
+{
+	struct tp_argset s = {(uint32_t)p->num_args, 0};
+	long idx = PUSH(p, argsets, num_argsets, cap_argsets, s);
+	return idx < 0 ? 0 : (uint32_t)idx;
+}
+
+static int add_arg(struct tp_profile *p, struct tp_arg a)
+{
+	if (p->num_argsets <= 1)
+		return TP_EUSAGE;
+	if (PUSH(p, args, num_args, cap_args, a) < 0)
+		return TP_ENOMEM;
+	p->argsets[p->num_argsets - 1].count++;
+	return TP_OK;
+}
+
+int tp_args_add_int(struct tp_profile *p, const char *key, int64_t v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_INT, .v.i = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add_uint(struct tp_profile *p, const char *key, uint64_t v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_UINT, .v.u = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add_real(struct tp_profile *p, const char *key, double v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_REAL, .v.d = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};
+	return add_arg(p, a);
+}
+
+uint32_t tp_args_end(struct tp_profile *p)
+{
+	if (p->num_argsets <= 1 || p->oom)
+		return 0;
+	size_t id = p->num_argsets - 1;
+	if (p->argsets[id].count == 0) {
+		p->num_argsets--; /* drop the empty set so ids stay dense */
+		return 0;
+	}
+	return (uint32_t)id;
+}
+
+const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n)
+{
+	*n = 0;
+	if (id == 0 || id >= p->num_argsets)
+		return NULL;
+	*n = p->argsets[id].count;
+	return p->args + p->argsets[id].first;
+}
+
+static int slice_cmp(const void *a, const void *b)
+{
+	const struct tp_slice *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns > y->end_ns ? -1 : 1;
+	if (x->start_cycle != y->start_cycle)
+		return x->start_cycle < y->start_cycle ? -1 : 1;
+	if (x->cmd_id != y->cmd_id)
+		return x->cmd_id < y->cmd_id ? -1 : 1;
+	return 0;
+}
+
+static int sample_cmp(const void *a, const void *b)
+{
+	const struct tp_counter_sample *x = a, *y = b;
+	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
+}
+
+/* Stable-enough sort: the comparators above are total on everything a reader distinguishes,
+ * and readers append in source order, so we first check whether a track is already sorted
+ * (the common case for PMU streams) and only sort when needed. */
+static int sorted(const struct tp_slice *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		if (slice_cmp(&s[i - 1], &s[i]) > 0)
+			return 0;
+	return 1;
+}
+
+int tp_profile_finish(struct tp_profile *p)
+{
+	if (p->oom)
+		return TP_ENOMEM;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		struct tp_track *t = &p->tracks[i];
+		if (!sorted(t->slices, t->count))
+			qsort(t->slices, t->count, sizeof *t->slices, slice_cmp);
+		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
+			/* Nesting depth from a stack of open ends. */
+			int64_t stack[256];
+			unsigned depth = 0;
+			for (size_t k = 0; k < t->count; k++) {
+				struct tp_slice *s = &t->slices[k];
+				while (depth && stack[depth - 1] <= s->start_ns)
+					depth--;
+				s->depth = (uint8_t)(depth < 255 ? depth : 255);
+				if (depth < 256)
+					stack[depth++] = s->end_ns;
+			}
+		}
+		for (size_t k = 0; k < t->count; k++) {
+			if (t->slices[k].start_ns < lo)
+				lo = t->slices[k].start_ns;
+			if (t->slices[k].end_ns > hi)
+				hi = t->slices[k].end_ns;
+		}
+	}
+	for (size_t i = 0; i < p->num_counters; i++) {
+		struct tp_counter *c = &p->counters[i];
+		for (size_t k = 1; k < c->count; k++)
+			if (c->samples[k - 1].ts_ns > c->samples[k].ts_ns) {
+				/* qsort is not stable; samples at equal times keep no promised order. */
+				qsort(c->samples, c->count, sizeof *c->samples, sample_cmp);
+				break;
+			}
+	}
+	if (lo > hi)
+		lo = hi = 0;
+	p->span_begin_ns = lo;
+	p->span_end_ns = hi;
+	return TP_OK;
+}
+
+size_t tp_profile_slice_count(const struct tp_profile *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->num_tracks; i++)
+		n += p->tracks[i].count;
+	return n;
+}
+
+int64_t tp_cycles_to_ns(uint64_t cycles, double mhz)
+{
+	if (!(mhz > 0))
+		return 0;
+	/* The reference computes int(cycles / MHz * 1000) in double precision; do the same so
+	 * truncation lands on the same nanosecond. */
+	return (int64_t)((double)cycles / mhz * 1000.0);
+}
+
+uint64_t tp_ns_to_cycles(int64_t ns, double mhz)
+{
+	if (!(mhz > 0) || ns <= 0)
+		return 0;
+	return (uint64_t)((double)ns * mhz / 1000.0);
+}

@@ -1,0 +1,362 @@
+/*
+ * model.h — the format-agnostic profile model. Readers fill it, analysis derives numbers from
+ * it, writers turn it into files. Nothing here knows which file format the data came from.
+ *
+ * Shape: a profile holds devices (Perfetto "processes"); each device has tracks (Perfetto
+ * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
+ * tpuprof captures. A track holds slices in a compact 64-byte record (tens of millions of
+ * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish.
+ * Side tables hold layers, subnets, tensors, memory allocations, counters, free-form
+ * metadata and per-slice argument sets.
+ *
+ * Ownership: everything hangs off one struct tp_profile. Strings and small objects live in its
+ * arena; the growable arrays (tracks' slices, tables) are heap blocks owned by the profile and
+ * released by tp_profile_free. Not thread-safe: one thread builds a profile, then any number of
+ * threads may read it.
+ */
+#ifndef TP_MODEL_H
+#define TP_MODEL_H
+
+#include "common/common.h"
+
+/* Architectures known to the readers. */
+enum tp_arch {
+	TP_ARCH_UNKNOWN = 0,
+	TP_ARCH_BM1684,
+	TP_ARCH_BM1684X,
+	TP_ARCH_BM1688, /* also A2 / CV186X */
+	TP_ARCH_BM1690, /* SG2260 */
+	TP_ARCH_CPU,    /* tpuprof captures of host code */
+};
+const char *tp_arch_name(enum tp_arch a);           /* "BM1688", "unknown", ... */
+enum tp_arch tp_arch_from_name(const char *name);    /* case-insensitive; A2/CV186X -> BM1688 */
+
+/* What a track carries. Engine kinds keep the reference tools' vocabulary. */
+enum tp_track_kind {
+	TP_TRACK_TIU = 0, /* a.k.a. BD: the tensor compute engine */
+	TP_TRACK_GDMA,
+	TP_TRACK_SDMA,
+	TP_TRACK_CDMA,
+	TP_TRACK_MCU,     /* firmware / DYN_DATA records */
+	TP_TRACK_LAYER,   /* layers as slices (filled by the reader or by tp_profile_layer_track) */
+	TP_TRACK_THREAD,  /* a host thread of a capture: activities, steps, operators nested */
+	TP_TRACK_HOST,    /* host API lanes imported from other traces */
+	TP_TRACK_KIND_COUNT
+};
+const char *tp_track_kind_name(enum tp_track_kind k); /* "TIU", "GDMA", ..., "Layer", "Thread" */
+static inline int tp_track_kind_is_dma(enum tp_track_kind k)
+{
+	return k == TP_TRACK_GDMA || k == TP_TRACK_SDMA || k == TP_TRACK_CDMA;
+}
+
+/* Command classes the analysis must tell apart (reference formulas exclude sys commands). */
+enum tp_cmd_kind {
+	TP_CMD_NORMAL = 0, /* compute or data movement */
+	TP_CMD_SYS,        /* other sys commands: nop, end, tr_wr, sys_tr_acc, chain_end */
+	TP_CMD_SYS_SEND,   /* send_msg */
+	TP_CMD_SYS_WAIT,   /* wait_msg (TIU tsk_typ 15 eu 9; DMA sys sp_func 4) */
+};
+
+/* DMA direction between memories. */
+enum tp_dir {
+	TP_DIR_NONE = 0,
+	TP_DIR_DDR_TO_LMEM, /* S2L, "DDR->LMEM" */
+	TP_DIR_LMEM_TO_DDR, /* L2S */
+	TP_DIR_DDR_TO_DDR,  /* S2S */
+	TP_DIR_LMEM_TO_LMEM,/* L2L */
+	TP_DIR_DDR_TO_L2,
+	TP_DIR_L2_TO_DDR,
+	TP_DIR_L2_TO_LMEM,
+	TP_DIR_LMEM_TO_L2,
+	TP_DIR_L2_TO_L2,
+	TP_DIR_COUNT
+};
+const char *tp_dir_name(enum tp_dir d);          /* "DDR->LMEM", ...; "-" for NONE */
+int tp_dir_reads_ddr(enum tp_dir d);             /* source is DDR */
+int tp_dir_writes_ddr(enum tp_dir d);            /* destination is DDR */
+static inline int tp_dir_touches_ddr(enum tp_dir d) { return tp_dir_reads_ddr(d) || tp_dir_writes_ddr(d); }
+int tp_dir_touches_l2(enum tp_dir d);
+
+/* Element data types (global.profile DataType order, §3.3 of the bmprofile spec). */
+enum tp_dtype {
+	TP_DT_NONE = 0,
+	TP_DT_FP32, TP_DT_FP16, TP_DT_INT8, TP_DT_UINT8, TP_DT_INT16, TP_DT_UINT16,
+	TP_DT_INT32, TP_DT_UINT32, TP_DT_BF16, TP_DT_FP8, TP_DT_INT4, TP_DT_FP64, TP_DT_INT64,
+	TP_DT_BOOL,
+	TP_DT_COUNT
+};
+const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for NONE */
+unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
+
+/* One command / event / operator on a track. Exactly 64 bytes. */
+struct tp_slice {
+	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
+	int64_t end_ns;       /* >= start_ns */
+	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
+	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
+	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
+	uint32_t type;        /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
+	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
+	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
+	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
+	uint32_t stall;       /* stall cycles */
+	int32_t layer;        /* index into profile->layers, -1 = none */
+	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
+	uint8_t kind;         /* enum tp_cmd_kind */
+	uint8_t dir;          /* enum tp_dir */
+	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
+	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
+};
+typedef struct tp_slice tp_slice;
+_Static_assert(sizeof(struct tp_slice) == 64, "tp_slice must stay 64 bytes");
+
+static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
+{
+	return s->cycles ? s->start_cycle + s->cycles - 1 : s->start_cycle;
+}
+
+struct tp_track {
+	uint32_t name;          /* strtab id: "TIU", "GDMA", thread name, ... */
+	uint8_t kind;           /* enum tp_track_kind */
+	int32_t device;         /* index into profile->devices */
+	int32_t core;           /* core index inside the device, -1 for host tracks */
+	int64_t tid;            /* OS thread id for THREAD tracks (captures), else 0 */
+	double freq_mhz;        /* engine clock for cycle<->time conversion; 0 if unknown */
+	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
+	size_t count, cap;
+	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
+};
+typedef struct tp_track tp_track;
+
+struct tp_device {
+	uint32_t name;   /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
+	int32_t id;      /* device id / process id as recorded */
+	int32_t num_cores;
+};
+typedef struct tp_device tp_device;
+
+/* A network layer (compiler log or tensor_location.json) or a captured operator type row. */
+struct tp_layer {
+	int32_t id;          /* layer_id as recorded (line in final.mlir), -1 if none */
+	uint32_t type;       /* strtab id: Conv2D, Load, Store, ... */
+	uint32_t name;       /* strtab id: layer name (may be "") */
+	int32_t device, core;
+	int32_t subnet;      /* subnet id, -1 if none */
+	int32_t group;       /* layer-group / parallel block index, -1 if none */
+	uint8_t is_local;    /* 1 local (layer group) op, 0 global */
+	uint8_t is_data_move;/* Load/Store-like: drawn half height */
+	uint32_t tiu_first, tiu_last;   /* member TIU cmd ids [first,last], 0,0 = none */
+	uint32_t gdma_first, gdma_last; /* member GDMA cmd ids, 0,0 = none */
+	uint32_t first_tensor, num_tensors; /* range in profile->tensors */
+	int64_t begin_ns, end_ns;        /* from matched commands; begin > end = no timing */
+};
+typedef struct tp_layer tp_layer;
+
+#define TP_MAX_DIMS 8
+struct tp_tensor {
+	int64_t id;          /* tensor_id; negative for block arguments */
+	int32_t layer;       /* index into profile->layers */
+	uint8_t is_in, is_const, dtype, ndim;
+	int64_t shape[TP_MAX_DIMS];
+	uint64_t gaddr, gsize; /* DDR address and size (0 if local) */
+	uint64_t loffset;      /* local-memory offset */
+	uint32_t nslice, hslice;
+	uint64_t l2addr;
+};
+typedef struct tp_tensor tp_tensor;
+
+struct tp_subnet {
+	int32_t id, iteration;
+	int32_t type;         /* 0 TPU, 1 CPU, 2 MERGE, 3 SWITCH */
+	int32_t is_dynamic;
+	uint64_t begin_usec, end_usec; /* host wall clock as recorded */
+};
+typedef struct tp_subnet tp_subnet;
+
+/* One device-memory allocation (global.profile mtype lines). */
+struct tp_mem {
+	int32_t mtype;        /* 0 CPU, 1 GLOBAL (DDR), 2 LOCAL, 3 ARM */
+	uint64_t addr, size;
+	uint64_t alloc_usec, free_usec; /* free 0 = never freed */
+	uint32_t desc;        /* strtab id */
+};
+typedef struct tp_mem tp_mem;
+
+/* A counter series (captures' tpuprof_counter, hardware counters). */
+struct tp_counter_sample {
+	int64_t ts_ns;
+	double value;
+};
+struct tp_counter {
+	uint32_t name;      /* strtab id */
+	uint32_t unit;      /* strtab id, "" if none */
+	int32_t device;
+	int32_t track;      /* owning thread track or -1 for a device-level counter */
+	struct tp_counter_sample *samples; /* owned, sorted by ts after finish */
+	size_t count, cap;
+};
+typedef struct tp_counter tp_counter;
+
+/* Argument values attached to slices (tensor details, descriptor fields, ...). */
+enum tp_arg_type { TP_ARG_INT = 0, TP_ARG_UINT, TP_ARG_REAL, TP_ARG_STR };
+struct tp_arg {
+	uint32_t key;   /* strtab id; writers print it verbatim ("Function Name", "in0.shape") */
+	uint8_t type;   /* enum tp_arg_type */
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		uint32_t s; /* strtab id */
+	} v;
+};
+typedef struct tp_arg tp_arg;
+struct tp_argset {
+	uint32_t first, count; /* range in profile->args */
+};
+
+/*
+ * Conventions for tpuprof captures (host code instrumented with libtpuprof), shared by the
+ * capture reader and the operator reports. A captured slice has:
+ *   type = one of the TP_CAP_TYPE_* strings, name = the activity / graph / operator name.
+ * Its argument set uses these keys (absent when the capture mode did not record them):
+ */
+#define TP_CAP_TYPE_ACTIVITY "activity" /* application layer: data prep, post-processing */
+#define TP_CAP_TYPE_STEP "step"         /* one iteration of a graph */
+#define TP_CAP_TYPE_OP "op"             /* one operator execution */
+#define TP_CAP_TYPE_RUNTIME "runtime"   /* a runtime / driver call */
+#define TP_CAP_KEY_OP_TYPE "op_type"          /* str: MatMul, Softmax, ... */
+#define TP_CAP_KEY_POST_OP "post_op"          /* str: fused post op ("gelu"), may be "" */
+#define TP_CAP_KEY_STEP "step"                /* int: step index the slice belongs to */
+#define TP_CAP_KEY_GRAPH "graph"              /* str: graph name of a step */
+#define TP_CAP_KEY_WARMUP "warmup"            /* int: 1 if inside a warm-up step */
+#define TP_CAP_KEY_INPUTS "input_names"       /* str: names joined with ';' */
+#define TP_CAP_KEY_INPUT_SHAPES "input_shapes" /* str: "1x128x256;256x256" */
+#define TP_CAP_KEY_INPUT_DTYPES "input_dtypes" /* str: "fp32;fp32" */
+#define TP_CAP_KEY_OUTPUTS "output_names"
+#define TP_CAP_KEY_OUTPUT_SHAPES "output_shapes"
+#define TP_CAP_KEY_OUTPUT_DTYPES "output_dtypes"
+#define TP_CAP_KEY_WEIGHT_SHAPE "weight_shape"   /* str: "256x256" or "" */
+#define TP_CAP_KEY_WEIGHT_SPARSITY "weight_sparse_ratio" /* real: fraction of zero weights */
+#define TP_CAP_KEY_BYTES "bytes"              /* uint: bytes moved */
+#define TP_CAP_KEY_FLOPS "flops"              /* uint: floating point operations */
+#define TP_CAP_KEY_ATTR_PREFIX "attr."        /* str: operator attributes, "attr.<name>" */
+#define TP_CAP_KEY_META "meta"                /* str: free text given to activities/steps */
+#define TP_CAP_KEY_HW_PREFIX "hw."            /* uint: per-op counters, "hw.cycles", ... */
+
+/* Free-form metadata, printed in reports in insertion order ("arch", "net_name", ...). */
+struct tp_meta {
+	uint32_t key, value; /* strtab ids */
+};
+
+/* Notes for the user (quirks, reference bugs worked around, data lost). Printed in reports. */
+struct tp_note {
+	uint32_t text; /* strtab id */
+};
+
+/* Reader statistics surfaced in summary.json. */
+struct tp_read_stats {
+	uint64_t files_read;
+	uint64_t blocks_read;
+	uint64_t blocks_skipped;   /* unknown block types skipped by length */
+	uint64_t records_read;     /* PMU / capture records decoded */
+	uint64_t records_dropped;  /* records trimmed or lost (counted, never silent) */
+	uint64_t bytes_missing;    /* truncated inputs: bytes the file promised but lacked */
+};
+
+struct tp_profile {
+	struct tp_arena arena;
+	struct tp_strtab strs;
+
+	enum tp_arch arch;
+	uint32_t net_name;    /* strtab id */
+	double tiu_freq_mhz;  /* clocks used for cycle<->ns (after CLI overrides) */
+	double gdma_freq_mhz;
+	uint32_t source;      /* strtab id: reader name, e.g. "sophgo-bmprofile" */
+
+	struct tp_device *devices; size_t num_devices, cap_devices;
+	struct tp_track *tracks;   size_t num_tracks, cap_tracks;
+	struct tp_layer *layers;   size_t num_layers, cap_layers;
+	struct tp_tensor *tensors; size_t num_tensors, cap_tensors;
+	struct tp_subnet *subnets; size_t num_subnets, cap_subnets;
+	struct tp_mem *mems;       size_t num_mems, cap_mems;
+	struct tp_counter *counters; size_t num_counters, cap_counters;
+	struct tp_arg *args;       size_t num_args, cap_args;
+	struct tp_argset *argsets; size_t num_argsets, cap_argsets; /* [0] unused: id 0 = none */
+	struct tp_meta *meta;      size_t num_meta, cap_meta;
+	struct tp_note *notes;     size_t num_notes, cap_notes;
+
+	struct tp_read_stats stats;
+	int oom;             /* sticky: an insertion ran out of memory */
+	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
+};
+typedef struct tp_profile tp_profile;
+
+/* Creates an empty profile. Returns NULL on out of memory. Caller owns; free with
+ * tp_profile_free. */
+struct tp_profile *tp_profile_new(void);
+void tp_profile_free(struct tp_profile *p);
+
+/* Interns a string; returns its id, or 0 (the empty string) on out of memory, which also
+ * sets p's sticky oom flag checked by tp_profile_finish. */
+uint32_t tp_profile_str(struct tp_profile *p, const char *s);
+uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
+static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
+{
+	return tp_strtab_get(&p->strs, id);
+}
+
+/* Adds a device; returns its index or -1 on out of memory. */
+int tp_profile_add_device(struct tp_profile *p, const char *name, int32_t id, int32_t num_cores);
+/* Adds a track; returns its index or -1. */
+int tp_profile_add_track(struct tp_profile *p, int32_t device, int32_t core,
+                         enum tp_track_kind kind, const char *name, double freq_mhz);
+/* Finds the track of (device, core, kind) or returns -1. */
+int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t core,
+                          enum tp_track_kind kind);
+/* Reserves room for n more slices on a track (readers that know counts call this so the
+ * array is allocated once). TP_OK / TP_ENOMEM. */
+int tp_track_reserve(struct tp_profile *p, int track, size_t n);
+/* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
+ * pointer is valid until the next append to the same track. */
+struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+
+int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l); /* index or -1 */
+int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);
+int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s);
+int tp_profile_add_mem(struct tp_profile *p, const struct tp_mem *m);
+/* Adds a counter series; returns its index or -1. */
+int tp_profile_add_counter(struct tp_profile *p, int32_t device, int32_t track, const char *name,
+                           const char *unit);
+int tp_counter_push(struct tp_profile *p, int counter, int64_t ts_ns, double value);
+/* Sets or replaces metadata key -> value. TP_OK / TP_ENOMEM. */
+int tp_profile_set_meta(struct tp_profile *p, const char *key, const char *value);
+const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /* NULL if absent */
+/* Adds a user-facing note (printf-style). */
+int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Argument sets: begin, add args, end -> id for tp_slice.args. */
+uint32_t tp_args_begin(struct tp_profile *p);
+int tp_args_add_int(struct tp_profile *p, const char *key, int64_t v);
+int tp_args_add_uint(struct tp_profile *p, const char *key, uint64_t v);
+int tp_args_add_real(struct tp_profile *p, const char *key, double v);
+int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
+/* Closes the set started by tp_args_begin; returns its id (>0) or 0 if empty / oom. */
+uint32_t tp_args_end(struct tp_profile *p);
+/* The args of a set id: *n gets the count; NULL if id is 0 or invalid. */
+const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n);
+
+/* Sorts every track's slices by (start_ns asc, end_ns desc, cmd_id asc) and counters by
+ * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns
+ * TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
+int tp_profile_finish(struct tp_profile *p);
+
+/* Total slices over all tracks. */
+size_t tp_profile_slice_count(const struct tp_profile *p);
+
+/* Convert cycles to ns the way the reference tools do: int(cycles / MHz * 1000)
+ * (truncation). mhz <= 0 returns 0. */
+int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
+/* And back: int(ns * MHz / 1000). */
+uint64_t tp_ns_to_cycles(int64_t ns, double mhz);
+
+#endif /* TP_MODEL_H */

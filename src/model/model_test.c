@@ -1,0 +1,104 @@
+/*
+ * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
+ * nesting depth, span) and the reference cycle<->ns conversions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "model/model.h"
+
+static void test_build_and_finish(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "dev0", 0, 1);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	assert_int_equal(tp_profile_find_track(p, dev, -1, TP_TRACK_THREAD), tr);
+	assert_int_equal(tp_profile_find_track(p, dev, 0, TP_TRACK_TIU), -1);
+	/* Pushed out of order: child, parent, sibling. */
+	int64_t spans[][2] = {{20, 30}, {10, 100}, {40, 50}, {100, 120}};
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->start_ns = spans[i][0];
+		s->end_ns = spans[i][1];
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_track *t = &p->tracks[tr];
+	assert_int_equal(t->slices[0].start_ns, 10);
+	assert_int_equal(t->slices[0].depth, 0);
+	assert_int_equal(t->slices[1].depth, 1);
+	assert_int_equal(t->slices[2].depth, 1);
+	assert_int_equal(t->slices[3].depth, 0); /* starts exactly at the parent's end */
+	assert_int_equal(p->span_begin_ns, 10);
+	assert_int_equal(p->span_end_ns, 120);
+	assert_int_equal(tp_profile_slice_count(p), 4);
+	tp_profile_free(p);
+}
+
+static void test_args_and_meta(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	uint32_t none = tp_args_begin(p);
+	(void)none;
+	assert_int_equal(tp_args_end(p), 0); /* empty set -> 0 */
+	tp_args_begin(p);
+	tp_args_add_str(p, "in0.shape", "[1,3,224,224]");
+	tp_args_add_int(p, "flops", -5);
+	uint32_t id = tp_args_end(p);
+	assert_int_equal(id, 1);
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, id, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(tp_str(p, a[0].key), "in0.shape");
+	assert_string_equal(tp_str(p, a[0].v.s), "[1,3,224,224]");
+	assert_int_equal(a[1].v.i, -5);
+	assert_null(tp_args_get(p, 0, &n));
+	tp_profile_set_meta(p, "arch", "BM1688");
+	tp_profile_set_meta(p, "arch", "BM1684X");
+	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1684X");
+	assert_int_equal(p->num_meta, 1);
+	assert_null(tp_profile_get_meta(p, "missing"));
+	tp_profile_free(p);
+}
+
+static void test_cycle_conversion(void **state)
+{
+	(void)state;
+	/* R: TIU record 0 start 452 437 360 at 900 MHz -> 502 708 177 ns (truncated). */
+	assert_int_equal(tp_cycles_to_ns(452437360, 900), 502708177);
+	assert_int_equal(tp_cycles_to_ns(100, 0), 0);
+	assert_int_equal(tp_ns_to_cycles(1000, 750), 750);
+	assert_int_equal(tp_ns_to_cycles(1, 900), 0);
+	assert_string_equal(tp_arch_name(tp_arch_from_name("a2")), "BM1688");
+	assert_string_equal(tp_dir_name(TP_DIR_LMEM_TO_DDR), "LMEM->DDR");
+	assert_true(tp_dir_writes_ddr(TP_DIR_LMEM_TO_DDR));
+	assert_false(tp_dir_reads_ddr(TP_DIR_LMEM_TO_DDR));
+}
+
+static void test_oom_is_reported(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	tp_alloc_fail_after(0);
+	assert_null(tp_track_push(p, tr));
+	tp_alloc_fail_after(-1);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_build_and_finish),
+		cmocka_unit_test(test_args_and_meta),
+		cmocka_unit_test(test_cycle_conversion),
+		cmocka_unit_test(test_oom_is_reported),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,106 @@
+/*
+ * sink.h — the one interface between the model and every output.
+ *
+ * Two layers:
+ *   1. struct tp_sink: a streaming event consumer (begin / track / slice / counter / flow /
+ *      end) implemented by the trace writers (Perfetto, Chrome JSON, SQLite). tp_sink_drive
+ *      walks a finished profile and calls it in a fixed, deterministic order, so a writer never
+ *      sees the input format and never needs the whole output in memory.
+ *   2. struct tp_output: what the CLI knows about an output file (name, flags, default on or
+ *      off) and one `write` entry point. Trace writers implement `write` by calling
+ *      tp_sink_drive; report writers (summary, HTML, xlsx, CSV) read model + analysis directly.
+ */
+#ifndef TP_SINK_H
+#define TP_SINK_H
+
+#include "analysis/analysis.h"
+
+/* Options shared by outputs (set by the CLI). */
+struct tp_out_opts {
+	const char *out_dir;  /* existing directory */
+	int quiet, verbose;
+	size_t max_cores;     /* --num_core: cap on per-core outputs, 0 = all */
+	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
+};
+
+/* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
+struct tp_sink_track {
+	uint64_t uuid;
+	uint64_t parent_uuid;   /* 0 = root */
+	const char *name;
+	int is_process;         /* a device / process container */
+	int is_counter;         /* a counter track */
+	const char *unit;       /* counter unit or NULL */
+	int32_t pid, tid;       /* Perfetto/Chrome ids, never 0 */
+	int32_t sort_index;     /* display order among siblings (lower first) */
+	int model_track;        /* index into profile->tracks, or -1 */
+	int counter;            /* index into profile->counters, or -1 (derived counters) */
+	int32_t core;           /* -1 if none */
+};
+
+/* One argument as seen by a sink, key spelled as the reference tools spell it. */
+struct tp_sink_arg {
+	const char *key;
+	enum tp_arg_type type;
+	int64_t i;
+	uint64_t u;
+	double d;
+	const char *s;
+};
+
+#define TP_SINK_MAX_ARGS 64
+
+/* A complete slice with everything a writer prints. Strings point into the profile. */
+struct tp_sink_slice {
+	const struct tp_sink_track *track;
+	const struct tp_slice *slice;   /* the model record */
+	uint64_t id;                    /* unique slice id (1-based, in drive order) */
+	const char *name;
+	const char *category;           /* engine / function type */
+	int64_t ts_ns, dur_ns;
+	size_t num_args;
+	struct tp_sink_arg args[TP_SINK_MAX_ARGS];
+};
+
+struct tp_sink {
+	void *ctx;
+	/* Called once first. */
+	int (*begin)(void *ctx, const struct tp_profile *p, const struct tp_analysis *a);
+	/* Called for every track before any slice or counter on it; parents before children. */
+	int (*track)(void *ctx, const struct tp_sink_track *t);
+	/* Slices of one track are delivered in (ts asc, dur desc) order; tracks one after the
+	 * other in track order. Nested slices (captures) come parent first. */
+	int (*slice)(void *ctx, const struct tp_sink_slice *s);
+	/* Counter value at ts on a counter track. */
+	int (*counter)(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value);
+	/* A flow arrow from slice id `from` to slice id `to` (both already delivered). */
+	int (*flow)(void *ctx, uint64_t flow_id, uint64_t from_slice, uint64_t to_slice);
+	/* Called once last, also after an error (with status != TP_OK) so it can clean up. */
+	int (*end)(void *ctx, int status);
+};
+
+/* Walks the profile: begin, tracks (device containers, then per core the engine tracks TIU,
+ * GDMA, SDMA, CDMA, MCU, Layer, plus derived counter tracks "DDR Bandwidth" (GB/s) and
+ * "TIU Utilization" (%) per core; then thread tracks and capture counters), slices per
+ * track, counters, flows for dependencies (dep_id), end. Returns the first error. */
+int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
+                  struct tp_diag *d);
+
+/* Fills s->args with the reference-named arguments of a model slice (Cmd Id, Function Type,
+ * Asic Cycle, DDR Bandwidth(GB/s), Direction, DMA data size(B), layer, plus its argset). */
+void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
+                       const struct tp_slice *s, struct tp_sink_slice *out);
+
+/* An output the CLI can produce. */
+struct tp_output {
+	const char *name;        /* "perfetto" */
+	const char *file;        /* relative path inside OUT_DIR: "perfetto.pftrace" */
+	const char *enable_flag; /* "--perfetto" or NULL */
+	const char *disable_flag;/* "--disable_perfetto" or NULL */
+	int default_on;
+	const char *doc;         /* one line for --help and the README */
+	int (*write)(const struct tp_profile *p, const struct tp_analysis *a,
+	             const struct tp_out_opts *o, struct tp_diag *d);
+};
+
+#endif /* TP_SINK_H */
