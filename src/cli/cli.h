@@ -1,0 +1,39 @@
+/*
+ * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c), the registries of
+ * readers and outputs (registry.c) and the shared option helpers. main.c dispatches.
+ */
+#ifndef TP_CLI_H
+#define TP_CLI_H
+
+#include "sink/sink.h"
+
+/* Options of the convert (default) subcommand. */
+struct tp_cli_opts {
+	const char *in_dir;
+	const char *out_dir;
+	enum tp_arch arch;       /* --arch, TP_ARCH_UNKNOWN = detect */
+	double tiu_freq_mhz;     /* --tiu_freq, 0 = arch default */
+	double gdma_freq_mhz;    /* --gdma_freq */
+	int quiet, verbose;
+	const char *sparse_ratios;
+	unsigned char *enabled;  /* per registry output: 1 = write */
+};
+
+/* A reader the CLI can dispatch to. */
+struct tp_cli_reader {
+	const char *name;
+	const char *doc;
+	int (*probe)(const char *dir);
+	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
+};
+
+/* Registries (registry.c). Entries whose module is not linked are NULL-free: the arrays only
+ * hold available entries, counted by the functions. */
+size_t tp_cli_outputs(const struct tp_output *const **out);
+size_t tp_cli_readers(const struct tp_cli_reader *const **out);
+
+int tp_cli_convert(int argc, char **argv);
+int tp_cli_check(int argc, char **argv);
+void tp_cli_usage(FILE *f);
+
+#endif /* TP_CLI_H */

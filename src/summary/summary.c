@@ -1,0 +1,567 @@
+/*
+ * summary.c — writes summary.txt and summary.json from model + analysis.
+ *
+ * The first table reproduces the reference SummaryExporter layout (columns, widths, the
+ * Overall row; sophgo-analysis.md §4.2–§4.3) with the PerfWeb definitions that the reference
+ * numbers in PROVENANCE.txt come from. The sections after it add what the reference README
+ * promises but never computed (§4.4): per-engine busy / idle / utilisation, DDR read and write
+ * bandwidth, compute vs data movement — plus rankings and the notes on reference quirks.
+ */
+#include "summary/summary.h"
+
+#include <string.h>
+
+/* Column (header, width) of the reference table. */
+static const struct {
+	const char *name;
+	int width;
+} cols[] = {
+	{"CoreId", 7},          {"Parallelism(%)", 14},     {"totalTime(us)", 14},
+	{"TiuWorkingRatio", 15}, {"totalTiuCycle", 14},     {"uArchURate", 10},
+	{"totalGdmaCycle", 16},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 18},
+	{"totalSdmaCycle", 16},  {"SdmaDdrAvgBW(GB/s)", 18},
+};
+#define NCOLS (sizeof cols / sizeof *cols)
+
+static void cell(struct tp_buf *b, size_t col, size_t ncols, const char *text)
+{
+	int w = cols[col].width, n = (int)strlen(text);
+	for (int i = n; i < w; i++)
+		tp_buf_putc(b, ' ');
+	tp_buf_puts(b, text);
+	tp_buf_puts(b, col + 1 < ncols ? " | " : "\n");
+}
+
+static void fmt_pct(char *dst, size_t n, double v)
+{
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_buf_fixed(&t, v * 100.0, 2);
+	tp_buf_putc(&t, '%');
+	snprintf(dst, n, "%s", t.data ? t.data : "0.00%");
+	tp_buf_free(&t);
+}
+
+static void fmt_fixed(char *dst, size_t n, double v, int dec)
+{
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_buf_fixed(&t, v, dec);
+	snprintf(dst, n, "%s", t.data ? t.data : "0");
+	tp_buf_free(&t);
+}
+
+static void fmt_us(char *dst, size_t n, int64_t ns, const char *suffix)
+{
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_buf_ns_as_us(&t, ns);
+	tp_buf_puts(&t, suffix);
+	snprintf(dst, n, "%s", t.data ? t.data : "0");
+	tp_buf_free(&t);
+}
+
+static void rule(struct tp_buf *b, char c, size_t width)
+{
+	for (size_t i = 0; i < width; i++)
+		tp_buf_putc(b, c);
+	tp_buf_putc(b, '\n');
+}
+
+static int has_uarch(const struct tp_engine_stats *tiu) { return tiu->uarch_ops > 0; }
+
+static void uarch(char *dst, size_t n, const struct tp_engine_stats *tiu)
+{
+	if (has_uarch(tiu))
+		fmt_pct(dst, n, (double)tiu->alg_ops / (double)tiu->uarch_ops);
+	else
+		snprintf(dst, n, "n/a");
+}
+
+static int has_sdma(const struct tp_analysis *a) { return a->overall.eng[TP_TRACK_SDMA].present; }
+
+static void reference_table(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                            struct tp_buf *b)
+{
+	(void)p;
+	size_t ncols = console && !has_sdma(a) ? NCOLS - 2 : NCOLS;
+	size_t width = 0;
+	for (size_t i = 0; i < ncols; i++)
+		width += (size_t)cols[i].width + (i + 1 < ncols ? 3 : 0);
+	rule(b, '=', width);
+	tp_buf_puts(b, "Summary\n");
+	rule(b, '=', width);
+	for (size_t i = 0; i < ncols; i++)
+		cell(b, i, ncols, cols[i].name);
+	rule(b, '-', width);
+	char v[64];
+	for (size_t i = 0; i <= a->num_cores; i++) {
+		int overall = i == a->num_cores;
+		if (overall)
+			rule(b, '-', width);
+		const struct tp_core_stats *c = overall ? &a->overall : &a->cores[i];
+		const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU], *gdma = &c->eng[TP_TRACK_GDMA],
+		                             *sdma = &c->eng[TP_TRACK_SDMA];
+		if (overall)
+			snprintf(v, sizeof v, "Overall");
+		else if (a->cores[i].device > 0)
+			snprintf(v, sizeof v, "%d.%d", a->cores[i].device, a->cores[i].core);
+		else
+			snprintf(v, sizeof v, "%d", a->cores[i].core);
+		cell(b, 0, ncols, v);
+		fmt_pct(v, sizeof v, c->parallelism);
+		cell(b, 1, ncols, v);
+		fmt_us(v, sizeof v, a->total_time_ns, "");
+		cell(b, 2, ncols, v);
+		fmt_pct(v, sizeof v, c->tiu_working_ratio);
+		cell(b, 3, ncols, v);
+		if (overall)
+			fmt_us(v, sizeof v, a->overall_tiu_max_ns, "(us)");
+		else
+			snprintf(v, sizeof v, "%llu", (unsigned long long)tiu->working_cycle);
+		cell(b, 4, ncols, v);
+		uarch(v, sizeof v, tiu);
+		cell(b, 5, ncols, v);
+		if (overall)
+			fmt_us(v, sizeof v, a->overall_gdma_max_ns, "(us)");
+		else
+			snprintf(v, sizeof v, "%llu", (unsigned long long)gdma->working_cycle);
+		cell(b, 6, ncols, v);
+		fmt_fixed(v, sizeof v, gdma->ddr_avg_gbps, 2);
+		cell(b, 7, ncols, v);
+		fmt_fixed(v, sizeof v, gdma->l2_avg_gbps, 2);
+		cell(b, 8, ncols, v);
+		if (ncols == NCOLS) {
+			if (overall)
+				fmt_us(v, sizeof v, a->overall_sdma_max_ns, "(us)");
+			else
+				snprintf(v, sizeof v, "%llu", (unsigned long long)sdma->working_cycle);
+			cell(b, 9, ncols, v);
+			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);
+			cell(b, 10, ncols, v);
+		}
+	}
+	rule(b, '=', width);
+}
+
+static void engine_table(const struct tp_analysis *a, struct tp_buf *b)
+{
+	tp_buf_puts(b, "\nEngines (busy = non-sys commands; idle = total time - busy)\n");
+	tp_buf_printf(b, "%7s | %6s | %8s | %12s | %12s | %7s | %11s | %11s\n", "CoreId", "Engine",
+	              "Records", "Busy(us)", "Idle(us)", "Util(%)", "DdrRd(GB/s)", "DdrWr(GB/s)");
+	char busy[32], idle[32], util[32], rd[32], wr[32];
+	for (size_t i = 0; i < a->num_cores; i++) {
+		const struct tp_core_stats *c = &a->cores[i];
+		for (int e = 0; e < TP_ENGINES; e++) {
+			const struct tp_engine_stats *x = &c->eng[e];
+			if (!x->present)
+				continue;
+			int dma = tp_track_kind_is_dma((enum tp_track_kind)e);
+			fmt_us(busy, sizeof busy, x->busy_ns, "");
+			fmt_us(idle, sizeof idle, x->idle_ns, "");
+			fmt_fixed(util, sizeof util, x->utilization * 100, 2);
+			fmt_fixed(rd, sizeof rd, x->ddr_read_gbps, 2);
+			fmt_fixed(wr, sizeof wr, x->ddr_write_gbps, 2);
+			tp_buf_printf(b, "%7d | %6s | %8llu | %12s | %12s | %7s | %11s | %11s\n", c->core,
+			              tp_track_kind_name((enum tp_track_kind)e),
+			              (unsigned long long)x->records, busy, idle, util, dma ? rd : "-",
+			              dma ? wr : "-");
+		}
+	}
+}
+
+/* DMA byte totals per core, with the compute : data-movement share. */
+static void dma_bytes(const struct tp_analysis *a, struct tp_buf *b)
+{
+	tp_buf_puts(b, "\nData movement per core\n");
+	tp_buf_printf(b, "%7s | %6s | %14s | %14s | %14s | %12s | %22s\n", "CoreId", "Engine",
+	              "DdrRead(B)", "DdrWrite(B)", "L2(B)", "Stall(cyc)", "Compute:DataMove(busy)");
+	for (size_t i = 0; i < a->num_cores; i++) {
+		const struct tp_core_stats *c = &a->cores[i];
+		for (int e = TP_TRACK_GDMA; e < TP_ENGINES; e++) {
+			const struct tp_engine_stats *x = &c->eng[e];
+			if (!x->present)
+				continue;
+			char share[32];
+			fmt_fixed(share, sizeof share, c->compute_share * 100, 2);
+			strcat(share, "% TIU");
+			tp_buf_printf(b, "%7d | %6s | %14llu | %14llu | %14llu | %12llu | %22s\n", c->core,
+			              tp_track_kind_name((enum tp_track_kind)e),
+			              (unsigned long long)x->ddr_read_bytes,
+			              (unsigned long long)x->ddr_write_bytes, (unsigned long long)x->l2_bytes,
+			              (unsigned long long)x->stall_cycle, share);
+		}
+	}
+}
+
+static void rankings(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	char t[32], sh[32];
+	if (a->num_top_layers) {
+		tp_buf_puts(b, "\nTop layers by time\n");
+		tp_buf_printf(b, "%7s | %8s | %-16s | %12s | %7s | %s\n", "CoreId", "LayerId", "Type",
+		              "Time(us)", "Share", "Name");
+		for (size_t i = 0; i < a->num_top_layers && i < 10; i++) {
+			const struct tp_rank *r = &a->top_layers[i];
+			const struct tp_layer *l = &p->layers[r->index];
+			fmt_us(t, sizeof t, r->total_ns, "");
+			fmt_pct(sh, sizeof sh, r->share);
+			tp_buf_printf(b, "%7d | %8d | %-16s | %12s | %7s | %s\n", l->core, l->id,
+			              tp_str(p, l->type), t, sh, tp_str(p, l->name));
+		}
+	}
+	if (a->num_top_cmds) {
+		tp_buf_puts(b, "\nTop command types by time\n");
+		tp_buf_printf(b, "%7s | %6s | %-24s | %8s | %12s | %7s\n", "CoreId", "Engine", "Name",
+		              "Count", "Time(us)", "Share");
+		for (size_t i = 0; i < a->num_top_cmds && i < 12; i++) {
+			const struct tp_rank *r = &a->top_cmds[i];
+			fmt_us(t, sizeof t, r->total_ns, "");
+			fmt_pct(sh, sizeof sh, r->share);
+			tp_buf_printf(b, "%7d | %6s | %-24s | %8llu | %12s | %7s\n", r->core,
+			              tp_str(p, r->type), tp_str(p, r->name), (unsigned long long)r->count,
+			              t, sh);
+		}
+	}
+}
+
+static void notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	tp_buf_puts(b, "\nNotes\n");
+	for (size_t i = 0; i < p->num_notes; i++)
+		tp_buf_printf(b, "- %s\n", tp_str(p, p->notes[i].text));
+	if (a->num_cores && !has_uarch(&a->overall.eng[TP_TRACK_TIU]))
+		tp_buf_puts(b, "- uArchURate is n/a: it needs per-operation FLOP models of the TIU "
+		               "descriptors, which this dump's decoder does not have.\n");
+	for (size_t i = 0; i < a->num_cores; i++) {
+		const struct tp_core_stats *c = &a->cores[i];
+		if (!c->eng[TP_TRACK_GDMA].present)
+			continue;
+		char x[32], y[32], z[32];
+		fmt_pct(x, sizeof x, c->perfdoc_parallelism);
+		fmt_pct(y, sizeof y, c->perfdoc_concurrency);
+		fmt_pct(z, sizeof z, c->parallelism);
+		tp_buf_printf(b,
+		              "- core %d: PerfDoc (PerfAI_output.xlsx) reports Parallelism %s and "
+		              "Concurrency %s because it adds TIU nanoseconds to raw GDMA cycles; "
+		              "tpuprof uses nanoseconds for both (%s).\n",
+		              c->core, x, y, z);
+	}
+	if (p->stats.records_dropped)
+		tp_buf_printf(b, "- %llu records were dropped or trimmed while reading (see summary.json).\n",
+		              (unsigned long long)p->stats.records_dropped);
+	if (p->stats.blocks_skipped)
+		tp_buf_printf(b, "- %llu blocks of unknown type were skipped.\n",
+		              (unsigned long long)p->stats.blocks_skipped);
+}
+
+static void capture_text(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	char t[32], mn[32], mx[32], sh[32];
+	tp_buf_puts(b, "==========================================================================\n");
+	tp_buf_puts(b, "Summary (capture)\n");
+	tp_buf_puts(b, "==========================================================================\n");
+	fmt_us(t, sizeof t, p->span_end_ns - p->span_begin_ns, "");
+	tp_buf_printf(b, "span(us): %s   threads: %zu   slices: %zu\n", t, p->num_tracks,
+	              tp_profile_slice_count(p));
+	tp_buf_printf(b, "%-24s | %8s | %12s | %12s | %12s | %7s\n", "OpType", "Count", "Total(us)",
+	              "Min(us)", "Max(us)", "Share");
+	for (size_t i = 0; i < a->num_op_types; i++) {
+		const struct tp_rank *r = &a->op_types[i];
+		fmt_us(t, sizeof t, r->total_ns, "");
+		fmt_us(mn, sizeof mn, r->min_ns, "");
+		fmt_us(mx, sizeof mx, r->max_ns, "");
+		fmt_pct(sh, sizeof sh, r->share);
+		tp_buf_printf(b, "%-24s | %8llu | %12s | %12s | %12s | %7s\n", tp_str(p, r->name),
+		              (unsigned long long)r->count, t, mn, mx, sh);
+	}
+}
+
+void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                     struct tp_buf *out)
+{
+	if (a->num_cores == 0) {
+		capture_text(p, a, out);
+		notes(p, a, out);
+		return;
+	}
+	reference_table(p, a, console, out);
+	if (console)
+		return;
+	engine_table(a, out);
+	dma_bytes(a, out);
+	rankings(p, a, out);
+	notes(p, a, out);
+}
+
+/* ---- JSON ---------------------------------------------------------------------------- */
+
+static void jkey(struct tp_buf *b, int *first, const char *k)
+{
+	tp_buf_puts(b, *first ? "\"" : ",\"");
+	*first = 0;
+	tp_buf_json_str(b, k);
+	tp_buf_puts(b, "\":");
+}
+
+static void jnum(struct tp_buf *b, int *first, const char *k, double v, int dec)
+{
+	jkey(b, first, k);
+	tp_buf_fixed(b, v, dec);
+}
+
+static void jint(struct tp_buf *b, int *first, const char *k, uint64_t v)
+{
+	jkey(b, first, k);
+	tp_buf_printf(b, "%llu", (unsigned long long)v);
+}
+
+static void jstr(struct tp_buf *b, int *first, const char *k, const char *v)
+{
+	jkey(b, first, k);
+	tp_buf_putc(b, '"');
+	tp_buf_json_str(b, v);
+	tp_buf_putc(b, '"');
+}
+
+static void jus(struct tp_buf *b, int *first, const char *k, int64_t ns)
+{
+	jkey(b, first, k);
+	tp_buf_ns_as_us(b, ns);
+}
+
+static void engine_json(struct tp_buf *b, const struct tp_engine_stats *x, enum tp_track_kind e)
+{
+	int f = 1;
+	tp_buf_putc(b, '{');
+	jint(b, &f, "records", x->records);
+	jint(b, &f, "total_cycle", x->total_cycle);
+	jint(b, &f, "working_cycle", x->working_cycle);
+	jint(b, &f, "busy_cycle", x->busy_cycle);
+	jint(b, &f, "sys_cycle", x->sys_cycle);
+	jint(b, &f, "wait_cycle", x->wait_cycle);
+	jus(b, &f, "busy_us", x->busy_ns);
+	jus(b, &f, "idle_us", x->idle_ns);
+	jus(b, &f, "working_us", x->working_ns);
+	jnum(b, &f, "utilization_pct", x->utilization * 100, 4);
+	if (tp_track_kind_is_dma(e)) {
+		jint(b, &f, "ddr_bytes", x->ddr_bytes);
+		jint(b, &f, "ddr_cycle", x->ddr_cycle);
+		jnum(b, &f, "ddr_avg_bw_gbps", x->ddr_avg_gbps, 4);
+		jint(b, &f, "l2_bytes", x->l2_bytes);
+		jnum(b, &f, "l2_avg_bw_gbps", x->l2_avg_gbps, 4);
+		jint(b, &f, "ddr_read_bytes", x->ddr_read_bytes);
+		jint(b, &f, "ddr_write_bytes", x->ddr_write_bytes);
+		jnum(b, &f, "ddr_read_bw_gbps", x->ddr_read_gbps, 4);
+		jnum(b, &f, "ddr_write_bw_gbps", x->ddr_write_gbps, 4);
+		jint(b, &f, "stall_cycle", x->stall_cycle);
+	} else if (e == TP_TRACK_TIU) {
+		jkey(b, &f, "uarch_rate_pct");
+		if (x->uarch_ops)
+			tp_buf_fixed(b, 100.0 * (double)x->alg_ops / (double)x->uarch_ops, 4);
+		else
+			tp_buf_puts(b, "null");
+	}
+	tp_buf_putc(b, '}');
+}
+
+static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struct tp_core_stats *c,
+                      int overall)
+{
+	int f = 1;
+	tp_buf_putc(b, '{');
+	if (!overall) {
+		jint(b, &f, "device", (uint64_t)c->device);
+		jint(b, &f, "core", (uint64_t)c->core);
+	}
+	jnum(b, &f, "parallelism_pct", c->parallelism * 100, 4);
+	jnum(b, &f, "tiu_working_ratio_pct", c->tiu_working_ratio * 100, 4);
+	jnum(b, &f, "concurrency_pct", c->concurrency * 100, 4);
+	jnum(b, &f, "compute_share_pct", c->compute_share * 100, 4);
+	if (overall) {
+		jint(b, &f, "max_tiu_cycle", a->overall_tiu_max_cycle);
+		jus(b, &f, "max_tiu_us", a->overall_tiu_max_ns);
+		jint(b, &f, "max_gdma_cycle", a->overall_gdma_max_cycle);
+		jus(b, &f, "max_gdma_us", a->overall_gdma_max_ns);
+		jint(b, &f, "max_sdma_cycle", a->overall_sdma_max_cycle);
+		jus(b, &f, "max_sdma_us", a->overall_sdma_max_ns);
+	} else {
+		jint(b, &f, "total_tiu_cycle", c->eng[TP_TRACK_TIU].working_cycle);
+		jint(b, &f, "total_gdma_cycle", c->eng[TP_TRACK_GDMA].working_cycle);
+		jint(b, &f, "total_sdma_cycle", c->eng[TP_TRACK_SDMA].working_cycle);
+		jnum(b, &f, "perfdoc_parallelism_pct", c->perfdoc_parallelism * 100, 4);
+		jnum(b, &f, "perfdoc_concurrency_pct", c->perfdoc_concurrency * 100, 4);
+	}
+	jnum(b, &f, "gdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_GDMA].ddr_avg_gbps, 4);
+	jnum(b, &f, "gdma_l2_avg_bw_gbps", c->eng[TP_TRACK_GDMA].l2_avg_gbps, 4);
+	jnum(b, &f, "sdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_SDMA].ddr_avg_gbps, 4);
+	jkey(b, &f, "engines");
+	tp_buf_putc(b, '{');
+	int g = 1;
+	for (int e = 0; e < TP_ENGINES; e++) {
+		if (!c->eng[e].present)
+			continue;
+		jkey(b, &g, tp_track_kind_name((enum tp_track_kind)e));
+		engine_json(b, &c->eng[e], (enum tp_track_kind)e);
+	}
+	tp_buf_puts(b, "}}");
+}
+
+static void rank_json(struct tp_buf *b, const struct tp_profile *p, const struct tp_rank *r,
+                      size_t n, size_t max, int layers)
+{
+	tp_buf_putc(b, '[');
+	for (size_t i = 0; i < n && i < max; i++) {
+		int f = 1;
+		tp_buf_puts(b, i ? ",{" : "{");
+		if (layers) {
+			const struct tp_layer *l = &p->layers[r[i].index];
+			jint(b, &f, "core", (uint64_t)l->core);
+			jkey(b, &f, "layer_id");
+			tp_buf_printf(b, "%d", l->id);
+			jstr(b, &f, "type", tp_str(p, l->type));
+			jstr(b, &f, "name", tp_str(p, l->name));
+			jint(b, &f, "commands", r[i].count);
+		} else {
+			if (r[i].core >= 0)
+				jint(b, &f, "core", (uint64_t)r[i].core);
+			if (r[i].type)
+				jstr(b, &f, "engine", tp_str(p, r[i].type));
+			jstr(b, &f, "name", tp_str(p, r[i].name));
+			jint(b, &f, "count", r[i].count);
+			jus(b, &f, "min_us", r[i].min_ns);
+			jus(b, &f, "max_us", r[i].max_ns);
+		}
+		jus(b, &f, "time_us", r[i].total_ns);
+		jnum(b, &f, "share_pct", r[i].share * 100, 4);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_putc(b, ']');
+}
+
+void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	int f = 1;
+	tp_buf_putc(b, '{');
+	jstr(b, &f, "tool", "tpuprof");
+	jstr(b, &f, "version", TP_VERSION);
+	jstr(b, &f, "source", tp_str(p, p->source));
+	jstr(b, &f, "arch", tp_arch_name(p->arch));
+	jstr(b, &f, "net_name", tp_str(p, p->net_name));
+	jnum(b, &f, "tiu_freq_mhz", p->tiu_freq_mhz, 3);
+	jnum(b, &f, "gdma_freq_mhz", p->gdma_freq_mhz, 3);
+	jint(b, &f, "total_time_ns", (uint64_t)a->total_time_ns);
+	jus(b, &f, "total_time_us", a->total_time_ns);
+	jkey(b, &f, "cores");
+	tp_buf_putc(b, '[');
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		core_json(b, a, &a->cores[i], 0);
+	}
+	tp_buf_putc(b, ']');
+	if (a->num_cores) {
+		jkey(b, &f, "overall");
+		core_json(b, a, &a->overall, 1);
+	}
+	jkey(b, &f, "record_counts");
+	tp_buf_putc(b, '{');
+	int g = 1;
+	for (int k = 0; k < TP_TRACK_KIND_COUNT; k++)
+		if (a->engine_records[k])
+			jint(b, &g, tp_track_kind_name((enum tp_track_kind)k), a->engine_records[k]);
+	tp_buf_putc(b, '}');
+	jkey(b, &f, "read_stats");
+	g = 1;
+	tp_buf_putc(b, '{');
+	jint(b, &g, "files_read", p->stats.files_read);
+	jint(b, &g, "blocks_read", p->stats.blocks_read);
+	jint(b, &g, "blocks_skipped", p->stats.blocks_skipped);
+	jint(b, &g, "records_read", p->stats.records_read);
+	jint(b, &g, "records_dropped", p->stats.records_dropped);
+	jint(b, &g, "bytes_missing", p->stats.bytes_missing);
+	tp_buf_putc(b, '}');
+	jkey(b, &f, "top_layers");
+	rank_json(b, p, a->top_layers, a->num_top_layers, 20, 1);
+	jkey(b, &f, "top_commands");
+	rank_json(b, p, a->top_cmds, a->num_top_cmds, 20, 0);
+	if (a->num_op_types) {
+		jkey(b, &f, "op_types");
+		rank_json(b, p, a->op_types, a->num_op_types, 100, 0);
+	}
+	jkey(b, &f, "metadata");
+	tp_buf_putc(b, '{');
+	g = 1;
+	for (size_t i = 0; i < p->num_meta; i++)
+		jstr(b, &g, tp_str(p, p->meta[i].key), tp_str(p, p->meta[i].value));
+	tp_buf_putc(b, '}');
+	jkey(b, &f, "notes");
+	tp_buf_putc(b, '[');
+	for (size_t i = 0; i < p->num_notes; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_putc(b, '"');
+		tp_buf_json_str(b, tp_str(p, p->notes[i].text));
+		tp_buf_putc(b, '"');
+	}
+	tp_buf_puts(b, "]}\n");
+}
+
+static int write_buf(const struct tp_out_opts *o, const char *name, const struct tp_buf *b,
+                     struct tp_diag *d)
+{
+	if (b->oom)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+	char *path = tp_path_join(o->out_dir, name);
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
+	struct tp_afile f;
+	int st = tp_afile_open(&f, path, d);
+	if (st == TP_OK) {
+		fwrite(b->data ? b->data : "", 1, b->len, f.fp);
+		st = tp_afile_commit(&f, d);
+	}
+	tp_free(path);
+	return st;
+}
+
+static int write_txt(const struct tp_profile *p, const struct tp_analysis *a,
+                     const struct tp_out_opts *o, struct tp_diag *d)
+{
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_text(p, a, 0, &b);
+	int st = write_buf(o, "summary.txt", &b, d);
+	tp_buf_free(&b);
+	return st;
+}
+
+static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
+                      const struct tp_out_opts *o, struct tp_diag *d)
+{
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_json(p, a, &b);
+	int st = write_buf(o, "summary.json", &b, d);
+	tp_buf_free(&b);
+	return st;
+}
+
+const struct tp_output tp_output_summary_txt = {
+	.name = "summary",
+	.file = "summary.txt",
+	.disable_flag = "--disable_summary",
+	.default_on = 1,
+	.doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
+	       "read/write bandwidth, top layers and command types, notes",
+	.write = write_txt,
+};
+
+const struct tp_output tp_output_summary_json = {
+	.name = "summary-json",
+	.file = "summary.json",
+	.disable_flag = "--disable_summary",
+	.default_on = 1,
+	.doc = "the summary numbers as JSON (units in key names), record counts, rankings",
+	.write = write_json,
+};

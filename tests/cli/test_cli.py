@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""End-to-end tests of the tpuprof CLI.
+
+usage: test_cli.py TPUPROF SHARED_DIR SOURCE_DIR
+
+Checks exit codes and messages for usage errors and bad inputs, and converts the real BM1688
+dump from SHARED_DIR, comparing summary.json / summary.txt with the reference tool's numbers
+recorded in PROVENANCE.txt. When the dump is absent the real-dump tests print a loud SKIPPED.
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TPUPROF, SHARED, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
+REAL = os.path.join(SHARED, "testdata", "sophgo", "bm1688_resnet50")
+
+
+def run(*args, cwd=None):
+    p = subprocess.run([TPUPROF, *args], capture_output=True, text=True, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+class Usage(unittest.TestCase):
+    def test_help_lists_flags(self):
+        rc, out, _ = run("--help")
+        self.assertEqual(rc, 0)
+        for flag in ("--arch", "--tiu_freq", "--gdma_freq", "--disable_summary", "-q", "--version"):
+            self.assertIn(flag, out)
+
+    def test_version(self):
+        rc, out, _ = run("--version")
+        self.assertEqual(rc, 0)
+        self.assertRegex(out, r"^tpuprof \d+\.\d+\.\d+\n$")
+
+    def test_unknown_flag_is_usage_error(self):
+        rc, _, err = run("--frobnicate", "x")
+        self.assertEqual(rc, 1)
+        self.assertIn("unknown option '--frobnicate'", err)
+
+    def test_bad_values(self):
+        self.assertEqual(run(".", "--arch", "BM9999")[0], 1)
+        self.assertEqual(run(".", "--tiu_freq", "fast")[0], 1)
+        self.assertEqual(run(".", "--tiu_freq", "0")[0], 1)
+        self.assertEqual(run(".", "--tiu_freq")[0], 1)
+        self.assertEqual(run("a", "b", "c")[0], 1)
+
+    def test_no_args(self):
+        self.assertEqual(run()[0], 1)
+
+
+class BadInput(unittest.TestCase):
+    def test_missing_dir(self):
+        with tempfile.TemporaryDirectory() as t:
+            rc, _, err = run(os.path.join(t, "nope"), os.path.join(t, "out"))
+            self.assertEqual(rc, 2)
+            self.assertIn("no such file or directory", err)
+            self.assertFalse(os.path.exists(os.path.join(t, "out")))
+
+    def test_file_instead_of_dir(self):
+        with tempfile.TemporaryDirectory() as t:
+            f = os.path.join(t, "file")
+            open(f, "w").close()
+            rc, _, err = run(f, os.path.join(t, "out"))
+            self.assertEqual(rc, 2)
+            self.assertIn("not a directory", err)
+            self.assertFalse(os.path.exists(os.path.join(t, "out")))
+
+    def test_empty_dir(self):
+        with tempfile.TemporaryDirectory() as t:
+            d = os.path.join(t, "empty")
+            os.mkdir(d)
+            rc, _, err = run(d, os.path.join(t, "out"))
+            self.assertEqual(rc, 2)
+            self.assertIn("no profile data found", err)
+            self.assertFalse(os.path.exists(os.path.join(t, "out")))
+
+
+def need_real(test):
+    def wrapper(self):
+        if not os.path.isdir(REAL):
+            print(f"\nSKIPPED: real BM1688 dump not found at {REAL}", file=sys.stderr)
+            self.skipTest("real dump absent")
+        return test(self)
+    wrapper.__name__ = test.__name__
+    return wrapper
+
+
+class RealDump(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "out")
+        if os.path.isdir(REAL):
+            cls.rc, cls.stdout, cls.stderr = run(REAL, cls.out, "--disable_web", "--disable_doc")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @need_real
+    def test_summary_numbers_match_reference(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        s = json.load(open(os.path.join(self.out, "summary.json")))
+        self.assertEqual(s["arch"], "BM1688")
+        self.assertEqual(s["net_name"], "resnet50_v1")
+        self.assertEqual(s["total_time_ns"], 2176268)
+        c0, c1 = s["cores"]
+        self.assertEqual(c0["total_tiu_cycle"], 1304643)
+        self.assertEqual(c0["total_gdma_cycle"], 1077718)
+        self.assertEqual(round(c0["tiu_working_ratio_pct"], 2), 66.61)
+        self.assertEqual(round(c0["parallelism_pct"], 2), 132.64)
+        self.assertEqual(round(c0["gdma_ddr_avg_bw_gbps"], 2), 21.86)
+        self.assertEqual(c0["engines"]["GDMA"]["ddr_bytes"], 31417504)
+        self.assertEqual(c1["total_tiu_cycle"], 91343)
+        self.assertEqual(c1["total_gdma_cycle"], 155776)
+        self.assertEqual(round(c1["tiu_working_ratio_pct"], 2), 4.66)
+        self.assertEqual(round(c1["gdma_ddr_avg_bw_gbps"], 2), 14.10)
+        self.assertEqual(c1["engines"]["GDMA"]["ddr_bytes"], 2927680)
+        self.assertEqual((c0["engines"]["TIU"]["records"], c1["engines"]["TIU"]["records"]), (257, 47))
+        self.assertEqual((c0["engines"]["GDMA"]["records"], c1["engines"]["GDMA"]["records"]), (145, 21))
+        # PerfDoc's mixed-unit figures are kept alongside (sophgo-bmprofile.md §10.2).
+        self.assertEqual(round(c0["perfdoc_parallelism_pct"], 2), 116.13)
+        self.assertEqual(round(c0["perfdoc_concurrency_pct"], 2), 32.57)
+
+    @need_real
+    def test_summary_txt_rows(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        txt = open(os.path.join(self.out, "summary.txt")).read()
+        rows = [l for l in txt.splitlines() if re.match(r"^\s*(0|1|Overall) \|", l)]
+        self.assertEqual(len(rows), 3, txt)
+        cells = [[c.strip() for c in r.split("|")] for r in rows]
+        self.assertEqual(cells[0][:5], ["0", "132.64%", "2176.268", "66.61%", "1304643"])
+        self.assertEqual(cells[0][6:8], ["1077718", "21.86"])
+        self.assertEqual(cells[1][3:5], ["4.66%", "91343"])
+        self.assertEqual(cells[1][6:8], ["155776", "14.10"])
+        self.assertEqual(cells[2][0], "Overall")
+        # The header is the reference's, right-aligned in its widths.
+        self.assertIn(" CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |", txt)
+        # The console gets the table too.
+        self.assertIn("132.64%", self.stdout)
+
+    @need_real
+    def test_clock_override_changes_times(self):
+        with tempfile.TemporaryDirectory() as t:
+            rc, _, err = run(REAL, t, "-q", "--tiu_freq", "1000", "--gdma_freq", "1000",
+                             "--disable_web", "--disable_doc")
+            self.assertEqual(rc, 0, err)
+            s = json.load(open(os.path.join(t, "summary.json")))
+            self.assertEqual(s["tiu_freq_mhz"], 1000)
+            self.assertNotEqual(s["total_time_ns"], 2176268)
+
+    @need_real
+    def test_quiet_prints_nothing(self):
+        with tempfile.TemporaryDirectory() as t:
+            rc, out, err = run(REAL, t, "-q", "--disable_web", "--disable_doc")
+            self.assertEqual((rc, out, err), (0, "", ""))
+
+
+if __name__ == "__main__":
+    r = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    failed = len(r.failures) + len(r.errors)
+    print(f"{r.testsRun - failed - len(r.skipped)} passed, {failed} failed, {len(r.skipped)} skipped")
+    sys.exit(1 if failed else 0)
