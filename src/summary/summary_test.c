@@ -1,0 +1,102 @@
+/*
+ * summary_test.c — layout of summary.txt (reference widths, Overall row in µs, n/a uArch rate)
+ * and summary.json well-formedness on a small hand-built profile.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "summary/summary.h"
+
+#include <string.h>
+
+static struct tp_profile *build(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	struct tp_slice *s = tp_track_push(p, t);
+	s->cycles = 1500;
+	s->end_ns = 1499;
+	s->name = tp_profile_str(p, "conv.normal");
+	s = tp_track_push(p, g);
+	s->start_ns = 100;
+	s->start_cycle = 100;
+	s->cycles = 1000;
+	s->end_ns = 1099;
+	s->bytes = 20000;
+	s->dir = TP_DIR_DDR_TO_LMEM;
+	s->name = tp_profile_str(p, "tensorLd \"quoted\"");
+	p->net_name = tp_profile_str(p, "net</script>");
+	tp_profile_note(p, "a note");
+	tp_profile_finish(p);
+	return p;
+}
+
+static void test_text_layout(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build();
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_text(p, &a, 0, &b);
+	const char *hdr = " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
+	                  "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
+	                  "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
+	assert_non_null(strstr(b.data, hdr));
+	/* total 1499 ns; parallelism (1500 + 1000) / 1499; DDR 20000 B / 1000 ns = 20 GB/s */
+	assert_non_null(strstr(b.data, "      0 |        166.78% |          1.499 |         100.07% |"
+	                               "           1500 |        n/a |             1000 |              20.00 |"));
+	assert_non_null(strstr(b.data, "Overall |"));
+	assert_non_null(strstr(b.data, "1.500(us)"));
+	assert_non_null(strstr(b.data, "- a note\n"));
+	/* The rule lines are as wide as the header. */
+	size_t w = strlen(hdr) - 1;
+	char *eq = tp_malloc(w + 3);
+	eq[0] = '\n';
+	memset(eq + 1, '=', w);
+	eq[w + 1] = '\n';
+	eq[w + 2] = 0;
+	assert_non_null(strstr(b.data, eq + 1));
+	tp_free(eq);
+	/* The console form drops the SDMA columns when there is no SDMA. */
+	b.len = 0;
+	tp_summary_text(p, &a, 1, &b);
+	assert_null(strstr(b.data, "totalSdmaCycle"));
+	assert_non_null(strstr(b.data, "GdmaL2AvgBW(GB/s)\n"));
+	tp_buf_free(&b);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+static void test_json_escapes(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build();
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_json(p, &a, &b);
+	assert_non_null(strstr(b.data, "\"net_name\":\"net\\u003c/script>\""));
+	assert_non_null(strstr(b.data, "\"name\":\"tensorLd \\\"quoted\\\"\""));
+	assert_non_null(strstr(b.data, "\"total_time_ns\":1499,"));
+	assert_non_null(strstr(b.data, "\"total_time_us\":1.499,"));
+	assert_non_null(strstr(b.data, "\"uarch_rate_pct\":null"));
+	tp_buf_free(&b);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_text_layout),
+		cmocka_unit_test(test_json_escapes),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
