@@ -3,12 +3,10 @@
  * (sequence flags, declared tracks, interning, balanced slices) and prints what it found.
  */
 #include "cli/cli.h"
+#include "perfetto/perfetto.h"
 
 #include <string.h>
 
-/* Provided by the Perfetto writer module; weak until it is linked. */
-extern int tp_cli_perfetto_check(const char *path, FILE *report, struct tp_diag *d)
-	__attribute__((weak));
 
 int tp_cli_check(int argc, char **argv)
 {
@@ -16,15 +14,21 @@ int tp_cli_check(int argc, char **argv)
 		fprintf(stderr, "usage: tpuprof check FILE.pftrace\n");
 		return 1;
 	}
-	if (!tp_cli_perfetto_check) {
-		fprintf(stderr, "tpuprof: check: this build has no Perfetto support\n");
-		return 1;
-	}
 	struct tp_diag d = {0};
-	int st = tp_cli_perfetto_check(argv[1], stdout, &d);
+	struct tp_perfetto_check_report r;
+	int st = tp_perfetto_check(argv[1], &r, &d);
 	if (st != TP_OK) {
 		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(st));
 		return tp_status_exit_code(st);
 	}
+	printf("%s: ok: %llu packets, %llu sequences, %llu tracks (%llu processes, %llu threads, "
+	       "%llu counter tracks), %llu slices (max depth %d), %llu counter values, %llu flows, "
+	       "%llu annotations, %llu interned entries\n",
+	       argv[1], (unsigned long long)r.packets, (unsigned long long)r.sequences,
+	       (unsigned long long)r.tracks, (unsigned long long)r.processes,
+	       (unsigned long long)r.threads, (unsigned long long)r.counter_tracks,
+	       (unsigned long long)r.slices, r.max_depth, (unsigned long long)r.counters,
+	       (unsigned long long)r.flows, (unsigned long long)r.annotations,
+	       (unsigned long long)r.interned);
 	return 0;
 }

@@ -247,9 +247,15 @@ int tp_cli_convert(int argc, char **argv)
 				exit_code = code;
 			continue;
 		}
-		if (o.verbose)
-			fprintf(stderr, "tpuprof: wrote %s/%s in %.3f s\n", o.out_dir, outs[i]->file,
-			        now_s() - w0);
+		if (o.verbose) {
+			/* Some outputs apply only to some inputs (ops.csv to captures) and write
+			 * nothing otherwise. */
+			char *path = tp_path_join(o.out_dir, outs[i]->file);
+			struct stat fs;
+			if (path && stat(path, &fs) == 0)
+				fprintf(stderr, "tpuprof: wrote %s in %.3f s\n", path, now_s() - w0);
+			tp_free(path);
+		}
 	}
 	if (!o.quiet) {
 		struct tp_buf b;

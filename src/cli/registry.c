@@ -5,24 +5,16 @@
 #include "cli/cli.h"
 
 #include "bmprofile/bmprofile.h"
+#include "capfile/capfile.h"
+#include "capreport/capreport.h"
+#include "chrome/chrome.h"
+#include "html/html.h"
+#include "opsreport/opsreport.h"
+#include "perfetto/perfetto.h"
+#include "sqlitedb/sqlitedb.h"
 #include "summary/summary.h"
+#include "xlsx/xlsx.h"
 
-/* Modules still being integrated are referenced weakly so the command links without them;
- * registry entries whose symbol is absent are skipped. */
-#define TP_WEAK_OUTPUT(sym) extern const struct tp_output sym __attribute__((weak))
-TP_WEAK_OUTPUT(tp_output_perfetto);
-TP_WEAK_OUTPUT(tp_output_chrome);
-TP_WEAK_OUTPUT(tp_output_sqlite);
-TP_WEAK_OUTPUT(tp_output_html);
-TP_WEAK_OUTPUT(tp_output_xlsx);
-TP_WEAK_OUTPUT(tp_output_opscsv);
-TP_WEAK_OUTPUT(tp_output_capmd);
-extern int tp_bmprofile_probe(const char *dir) __attribute__((weak));
-extern int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o,
-                             struct tp_profile **out, struct tp_diag *d) __attribute__((weak));
-extern int tp_capfile_probe(const char *dir) __attribute__((weak));
-extern int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
-	__attribute__((weak));
 
 static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
@@ -53,30 +45,19 @@ static const struct tp_cli_reader capfile_reader = {
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
 {
-	static const struct tp_cli_reader *list[4];
-	size_t n = 0;
-	if (tp_bmprofile_probe)
-		list[n++] = &bmprofile_reader;
-	if (tp_capfile_probe && tp_capfile_read)
-		list[n++] = &capfile_reader;
+	static const struct tp_cli_reader *const list[] = {&bmprofile_reader, &capfile_reader};
 	*out = list;
-	return n;
+	return sizeof list / sizeof *list;
 }
 
 size_t tp_cli_outputs(const struct tp_output *const **out)
 {
-	static const struct tp_output *list[16];
-	static size_t n;
-	if (!n) {
-		const struct tp_output *all[] = {
-			&tp_output_summary_txt, &tp_output_summary_json, &tp_output_html,
-			&tp_output_perfetto,    &tp_output_chrome,       &tp_output_sqlite,
-			&tp_output_xlsx,        &tp_output_opscsv,       &tp_output_capmd,
-		};
-		for (size_t i = 0; i < sizeof all / sizeof *all; i++)
-			if (all[i])
-				list[n++] = all[i];
-	}
+	/* Written in this order; the console summary comes last. */
+	static const struct tp_output *const list[] = {
+		&tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,
+		&tp_output_opscsv,      &tp_output_html,         &tp_output_perfetto,
+		&tp_output_chrome,      &tp_output_sqlite,       &tp_output_xlsx,
+	};
 	*out = list;
-	return n;
+	return sizeof list / sizeof *list;
 }

@@ -60,6 +60,10 @@ char *tp_temp_path_for(const char *path)
 		tp_free(t);
 		return NULL;
 	}
+	/* mkstemp creates 0600; outputs get the usual 0666 & ~umask like any created file. */
+	mode_t um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
 	close(fd);
 	return t;
 }

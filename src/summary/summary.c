@@ -8,6 +8,7 @@
  * bandwidth, compute vs data movement — plus rankings and the notes on reference quirks.
  */
 #include "summary/summary.h"
+#include "capreport/capreport.h"
 
 #include <string.h>
 
@@ -541,7 +542,11 @@ static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
 {
 	struct tp_buf b;
 	tp_buf_init(&b);
-	tp_summary_json(p, a, &b);
+	/* Captures get the app_stats / op_stats document of the capture reports. */
+	if (p->arch == TP_ARCH_CPU && a->num_cores == 0)
+		tp_capreport_write_json(p, a, &b);
+	else
+		tp_summary_json(p, a, &b);
 	int st = write_buf(o, "summary.json", &b, d);
 	tp_buf_free(&b);
 	return st;
