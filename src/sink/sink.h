@@ -21,6 +21,8 @@ struct tp_out_opts {
 	int quiet, verbose;
 	size_t max_cores;     /* --num_core: cap on per-core outputs, 0 = all */
 	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
+	int trace_args_full;  /* trace writers: also the derivable per-command args (Function
+	                         Name, Start/End Cycle, Layer Type/Name); see tp_sink_fill_args_ex */
 };
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
@@ -36,6 +38,12 @@ struct tp_sink_track {
 	int model_track;        /* index into profile->tracks, or -1 */
 	int counter;            /* index into profile->counters, or -1 (derived counters) */
 	int32_t core;           /* -1 if none */
+	/* Added for the trace writers (issue 3): */
+	size_t index;           /* position in drive order (0-based), for per-track writer state */
+	int32_t lane;           /* lane of a model track whose slices overlap: 0 = main lane */
+	int nested;             /* slices may nest (captures' thread tracks); else one level */
+	const char *full_name;  /* flat display name ("Core 0 TIU", thread name, device name) */
+	int is_container;       /* groups child tracks ("Core N"); never carries events */
 };
 
 /* One argument as seen by a sink, key spelled as the reference tools spell it. */
@@ -49,6 +57,7 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 64
+#define TP_SINK_MAX_FLOWS 8 /* outgoing flows kept per slice; more are counted, not drawn */
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
@@ -60,6 +69,15 @@ struct tp_sink_slice {
 	int64_t ts_ns, dur_ns;
 	size_t num_args;
 	struct tp_sink_arg args[TP_SINK_MAX_ARGS];
+	/* Added for the trace writers (issue 3): nesting and dependency flows, so a streaming
+	 * writer can emit everything about a slice when it sees it. */
+	uint32_t depth;                 /* nesting depth on its (lane) track */
+	uint64_t parent_id;             /* id of the enclosing slice, 0 = none */
+	uint64_t flow_in;               /* flow id ending at this slice (it waits), 0 = none.
+	                                 * Flow ids are small and reused once a flow has ended
+	                                 * (they identify a flow only while it is open). */
+	size_t num_flows_out;           /* flows starting at this slice (others wait for it) */
+	uint64_t flows_out[TP_SINK_MAX_FLOWS];
 };
 
 struct tp_sink {
@@ -73,10 +91,13 @@ struct tp_sink {
 	int (*slice)(void *ctx, const struct tp_sink_slice *s);
 	/* Counter value at ts on a counter track. */
 	int (*counter)(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value);
-	/* A flow arrow from slice id `from` to slice id `to` (both already delivered). */
+	/* A flow arrow from slice id `from` to slice id `to` (both already delivered). The
+	 * flow id is the one carried by tp_sink_slice.flows_out / flow_in. Any callback may be
+	 * NULL (the event is then skipped). */
 	int (*flow)(void *ctx, uint64_t flow_id, uint64_t from_slice, uint64_t to_slice);
 	/* Called once last, also after an error (with status != TP_OK) so it can clean up. */
 	int (*end)(void *ctx, int status);
+	int full_args; /* deliver tp_sink_fill_args_ex(..., full = 1) args */
 };
 
 /* Walks the profile: begin, tracks (device containers, then per core the engine tracks TIU,
@@ -90,6 +111,25 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
  * Asic Cycle, DDR Bandwidth(GB/s), Direction, DMA data size(B), layer, plus its argset). */
 void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
                        const struct tp_slice *s, struct tp_sink_slice *out);
+
+/* Formats a finite double in the shortest "%.15g"/"%.17g" form that reads back exactly
+ * (locale-independent: '.' decimal point); non-finite values give "nan"/"inf"/"-inf". Writes
+ * at most n bytes including the NUL into out (n >= 32 is always enough); returns the length.
+ * Shared by the text writers so JSON and SQLite display values agree. */
+size_t tp_sink_fmt_real(char *out, size_t n, double v);
+
+/* tp_sink_fill_args with a choice of set. full = 0 (what tp_sink_fill_args and the trace
+ * writers use by default) keeps each trace small and carries what cannot be derived: engine
+ * commands get Function Type, Direction (DMA), Data Type, Layer Id, Cmd Id, the dependency
+ * (des_cmd_id_dep on TIU, cmd_id_dep on DMA), for DMA DMA data size(B), DDR Bandwidth(GB/s)
+ * and L2M Bandwidth(GB/s) (L2 directions), Stall Cycle when non-zero, then the slice's argset
+ * (e.g. uArch Rate, descriptor fields); Layer slices get Layer Id, Layer Type, Layer Name. The
+ * slice name is the Function Name and its track the engine. full = 1 adds Function Name,
+ * Layer Type, Layer Name, Global Idx (index on the track), Start Cycle, End Cycle and Asic
+ * Cycle to every command. An argset key equal to a generated key is dropped (one value per
+ * key). */
+void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
+                          const struct tp_slice *s, int full, struct tp_sink_slice *out);
 
 /* An output the CLI can produce. */
 struct tp_output {

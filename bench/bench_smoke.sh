@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# bench_smoke.sh BUILD — checks the benchmark driver itself (not any timing): tp-bench run
+# appends one row per child with its exit status and the child's own peak RSS, tp-bench count
+# reads the COMMAND blocks of a generated dump, and tp-bench table prints the rows.
+set -euo pipefail
+b=$1
+d=$(mktemp -d "${TMPDIR:-/tmp}/bench_smoke.XXXXXX")
+trap 'rm -rf "$d"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$b/tp-bench" run --out "$d/rows" --name "gen 1k" --group gen --cmds 2000 --cores 2 -- \
+  "$b/tpuprof-gendump" --quiet --cmds 1000 --seed 5 "$d/dump"
+[ "$("$b/tp-bench" count "$d/dump")" = "2000 2" ] || fail "count: $("$b/tp-bench" count "$d/dump")"
+[ "$("$b/tp-bench" count "$d/nothing")" = "0 0" ] || fail "count of a missing dir"
+# The child's status comes back, and the row records it.
+if "$b/tp-bench" run --out "$d/rows" --name failing --group x -- false; then
+  fail "tp-bench run returned 0 for a failing child"
+fi
+# Peak RSS is the child's: a child touching 64 MiB reports at least that much.
+"$b/tp-bench" run --out "$d/rows" --name rss --group x -- \
+  /usr/bin/python3 -c 'b = bytearray(64 << 20); b[::4096] = b"x" * len(b[::4096])'
+[ "$(wc -l < "$d/rows")" = 3 ] || fail "expected 3 rows, got $(wc -l < "$d/rows")"
+awk -F'\t' 'NR == 1 && ($1 != "gen 1k" || $3 != 2000 || $4 != 2 || $8 != 0) { exit 1 }
+            NR == 2 && $8 != 1 { exit 1 }
+            NR == 3 && ($7 < 65536 || $8 != 0) { exit 1 }' "$d/rows" || { cat "$d/rows"; fail "rows"; }
+# tp-bench's own RSS must not leak into the small child's row.
+awk -F'\t' 'NR == 2 && $7 >= 65536 { exit 1 }' "$d/rows" || fail "RSS of 'false' looks inherited"
+"$b/tp-bench" table "$d/rows" > "$d/table"
+grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"; }
+echo "bench_smoke: ok"

@@ -1,0 +1,379 @@
+/*
+ * tp_bench.c — the measuring driver behind `make bench` (scripts/bench.sh). It owns no
+ * benchmark policy; it only measures and formats:
+ *
+ *   tp-bench run --out ROWS --name NAME --group G --cmds N --cores C [--bytes B] -- CMD ARGS...
+ *       runs CMD as a child (fork + execvp), waits with wait4() and appends one row to the
+ *       file ROWS: name, group, commands, cores, input bytes, wall ns, peak RSS KiB
+ *       (ru_maxrss of that child alone, getrusage semantics), exit status. The child's stdout
+ *       and stderr pass through. Exits with the child's status (128+signal if killed).
+ *   tp-bench count DIR
+ *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
+ *       blocks' group counts in its iter*.profile files (0 0 if none), cores = COMMAND blocks
+ *       of iter0.profile.
+ *   tp-bench table ROWS [--baseline GROUP=NAME]...
+ *       prints the rows as a table with derived columns: commands/s, commands/s per core,
+ *       ns per command, peak RSS MiB, bytes of RAM per command ((RSS - baseline RSS) /
+ *       commands) and ratios of ns/command and RSS to the baseline row of the same group
+ *       (default: the group's first row).
+ *
+ * Timings are printed, never asserted. Numbers are formatted with integer arithmetic so the
+ * output does not depend on the locale.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/common.h"
+
+static int usage(void)
+{
+	fputs("usage: tp-bench run --out ROWS --name NAME [--group G] [--cmds N] [--cores C] "
+	      "[--bytes B] -- CMD [ARGS...]\n"
+	      "       tp-bench count DIR\n"
+	      "       tp-bench table ROWS [--baseline GROUP=NAME]...\n",
+	      stderr);
+	return 1;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	return s && tp_parse_u64(s, strlen(s), v) == 0 ? 0 : -1;
+}
+
+/* Names go into a tab-separated file: replace tabs and newlines. */
+static void clean(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\t' || *s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	const char *out = NULL, *group = "default";
+	char name[256] = "case";
+	uint64_t cmds = 0, cores = 0, bytes = 0;
+	int i = 2;
+	while (i < argc) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (!v)
+			return usage();
+		if (!strcmp(a, "--out"))
+			out = v;
+		else if (!strcmp(a, "--name"))
+			snprintf(name, sizeof name, "%s", v);
+		else if (!strcmp(a, "--group"))
+			group = v;
+		else if (!strcmp(a, "--cmds")) {
+			if (parse_u64(v, &cmds))
+				return usage();
+		} else if (!strcmp(a, "--cores")) {
+			if (parse_u64(v, &cores))
+				return usage();
+		} else if (!strcmp(a, "--bytes")) {
+			if (parse_u64(v, &bytes))
+				return usage();
+		} else
+			return usage();
+		i += 2;
+	}
+	if (!out || i >= argc)
+		return usage();
+	clean(name);
+	char grp[64];
+	snprintf(grp, sizeof grp, "%s", group);
+	clean(grp);
+
+	fflush(NULL);
+	int64_t t0 = now_ns();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "tp-bench: fork: %s\n", strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		execvp(argv[i], argv + i);
+		fprintf(stderr, "tp-bench: cannot run %s: %s\n", argv[i], strerror(errno));
+		_exit(127);
+	}
+	int status = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	pid_t w;
+	do {
+		w = wait4(pid, &status, 0, &ru);
+	} while (w < 0 && errno == EINTR);
+	int64_t wall = now_ns() - t0;
+	if (w < 0) {
+		fprintf(stderr, "tp-bench: wait4: %s\n", strerror(errno));
+		return 1;
+	}
+	int code = WIFEXITED(status) ? WEXITSTATUS(status)
+	           : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	FILE *f = fopen(out, "a");
+	if (!f) {
+		fprintf(stderr, "tp-bench: cannot append to %s: %s\n", out, strerror(errno));
+		return 1;
+	}
+	/* ru_maxrss is in KiB on Linux. */
+	fprintf(f, "%s\t%s\t%llu\t%llu\t%llu\t%lld\t%ld\t%d\n", name, grp, (unsigned long long)cmds,
+	        (unsigned long long)cores, (unsigned long long)bytes, (long long)wall, ru.ru_maxrss,
+	        code);
+	if (fclose(f) != 0) {
+		fprintf(stderr, "tp-bench: write %s failed\n", out);
+		return 1;
+	}
+	fprintf(stderr, "tp-bench: %s: %lld.%03lld s, peak RSS %ld KiB, exit %d\n", name,
+	        (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000), ru.ru_maxrss,
+	        code);
+	return code;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* count: commands in a bmprofile directory (COMMAND blocks, §4.4 of sophgo-bmprofile.md).   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int count_file(const char *path, uint64_t *cmds, uint64_t *blocks)
+{
+	struct tp_file f;
+	struct tp_diag d = {0};
+	if (tp_file_load(&f, path, &d) != TP_OK) {
+		fprintf(stderr, "tp-bench: %s\n", d.msg);
+		return -1;
+	}
+	struct tp_cursor c;
+	tp_cur_init(&c, f.data, f.size, 0);
+	while (tp_cur_left(&c) >= 8) {
+		uint32_t type = tp_cur_u32(&c), len = tp_cur_u32(&c);
+		struct tp_cursor b;
+		if (tp_cur_sub(&c, len, &b) != 0)
+			break;
+		if (type != 8 || len < 36)
+			continue;
+		tp_cur_skip(&b, 32);
+		uint32_t groups = tp_cur_u32(&b);
+		for (uint32_t g = 0; g < groups && tp_cur_left(&b) >= 8; g++) {
+			*cmds += tp_cur_u32(&b);
+			*cmds += tp_cur_u32(&b);
+		}
+		(*blocks)++;
+	}
+	tp_file_release(&f);
+	return 0;
+}
+
+static int cmd_count(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (!dp) {
+		printf("0 0\n");
+		return 0;
+	}
+	uint64_t cmds = 0, cores = 0;
+	struct dirent *e;
+	while ((e = readdir(dp)) != NULL) {
+		size_t n = strlen(e->d_name);
+		if (strncmp(e->d_name, "iter", 4) != 0 || n < 12 ||
+		    strcmp(e->d_name + n - 8, ".profile") != 0)
+			continue;
+		char *p = tp_path_join(dir, e->d_name);
+		uint64_t blocks = 0;
+		if (p && count_file(p, &cmds, &blocks) == 0 && !strcmp(e->d_name, "iter0.profile"))
+			cores = blocks;
+		tp_free(p);
+	}
+	closedir(dp);
+	printf("%llu %llu\n", (unsigned long long)cmds, (unsigned long long)cores);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* table                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+struct row {
+	char name[256], group[64];
+	uint64_t cmds, cores, bytes;
+	int64_t wall_ns;
+	long rss_kib;
+	int status;
+};
+
+/* v / 10^dec as text with `dec` decimals (v >= 0). */
+static void fix(char *buf, size_t n, uint64_t v, int dec)
+{
+	uint64_t p = 1;
+	for (int i = 0; i < dec; i++)
+		p *= 10;
+	if (dec == 0)
+		snprintf(buf, n, "%llu", (unsigned long long)v);
+	else
+		snprintf(buf, n, "%llu.%0*llu", (unsigned long long)(v / p), dec,
+		         (unsigned long long)(v % p));
+}
+
+/* a/b with `dec` decimals, rounded; "-" if b == 0. Uses long double only for range. */
+static void ratio(char *buf, size_t n, long double a, long double b, int dec)
+{
+	if (b <= 0 || a < 0) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	long double p = 1;
+	for (int i = 0; i < dec; i++)
+		p *= 10;
+	long double v = a / b * p + 0.5L;
+	if (v > 1.8e19L) {
+		snprintf(buf, n, "huge");
+		return;
+	}
+	fix(buf, n, (uint64_t)v, dec);
+}
+
+static int cmd_table(int argc, char **argv)
+{
+	if (argc < 3)
+		return usage();
+	FILE *f = fopen(argv[2], "r");
+	if (!f) {
+		fprintf(stderr, "tp-bench: cannot read %s: %s\n", argv[2], strerror(errno));
+		return 1;
+	}
+	struct row *rows = NULL;
+	size_t nrows = 0, cap = 0;
+	char line[1024];
+	while (fgets(line, sizeof line, f)) {
+		struct row r;
+		memset(&r, 0, sizeof r);
+		char *fld[8];
+		int nf = 0;
+		char *s = line;
+		line[strcspn(line, "\n")] = 0;
+		while (nf < 8) {
+			fld[nf++] = s;
+			char *t = strchr(s, '\t');
+			if (!t)
+				break;
+			*t = 0;
+			s = t + 1;
+		}
+		if (nf != 8)
+			continue;
+		snprintf(r.name, sizeof r.name, "%s", fld[0]);
+		snprintf(r.group, sizeof r.group, "%s", fld[1]);
+		r.cmds = strtoull(fld[2], NULL, 10);
+		r.cores = strtoull(fld[3], NULL, 10);
+		r.bytes = strtoull(fld[4], NULL, 10);
+		r.wall_ns = strtoll(fld[5], NULL, 10);
+		r.rss_kib = strtol(fld[6], NULL, 10);
+		r.status = (int)strtol(fld[7], NULL, 10);
+		struct row *nr = tp_grow(rows, sizeof *rows, nrows + 1, &cap);
+		if (!nr) {
+			fclose(f);
+			tp_free(rows);
+			return 1;
+		}
+		rows = nr;
+		rows[nrows++] = r;
+	}
+	fclose(f);
+
+	/* Baselines: --baseline GROUP=NAME, else each group's first row. */
+	printf("%-34s %-8s %12s %9s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case", "group",
+	       "commands", "wall s", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB", "B/cmd", "x ns/c",
+	       "x RSS", "exit");
+	for (size_t i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i], *base = NULL;
+		for (int a = 3; a + 1 < argc; a += 2) {
+			if (strcmp(argv[a], "--baseline") != 0)
+				continue;
+			const char *eq = strchr(argv[a + 1], '=');
+			if (!eq || (size_t)(eq - argv[a + 1]) != strlen(r->group) ||
+			    strncmp(argv[a + 1], r->group, strlen(r->group)) != 0)
+				continue;
+			for (size_t j = 0; j < nrows; j++)
+				if (!strcmp(rows[j].group, r->group) && !strcmp(rows[j].name, eq + 1))
+					base = &rows[j];
+		}
+		for (size_t j = 0; j < nrows && !base; j++)
+			if (!strcmp(rows[j].group, r->group))
+				base = &rows[j];
+		char cmds[32], wall[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32], xr[32];
+		snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
+		fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
+		ratio(cps, sizeof cps, (long double)r->cmds * 1e9L, (long double)r->wall_ns, 0);
+		ratio(cpsc, sizeof cpsc, (long double)r->cmds * 1e9L,
+		      (long double)r->wall_ns * (long double)(r->cores ? r->cores : 1), 0);
+		ratio(nspc, sizeof nspc, (long double)r->wall_ns, (long double)r->cmds, 1);
+		ratio(rss, sizeof rss, (long double)r->rss_kib, 1024.0L, 1);
+		if (r->cmds && base && r->rss_kib >= base->rss_kib)
+			ratio(bpc, sizeof bpc, (long double)(r->rss_kib - base->rss_kib) * 1024.0L,
+			      (long double)r->cmds, 1);
+		else
+			snprintf(bpc, sizeof bpc, "-");
+		if (base && base->cmds && r->cmds)
+			ratio(xt, sizeof xt, (long double)r->wall_ns / (long double)r->cmds,
+			      (long double)base->wall_ns / (long double)base->cmds, 2);
+		else
+			snprintf(xt, sizeof xt, "-");
+		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
+		printf("%-34s %-8s %12s %9s %12s %13s %9s %9s %9s %8s %8s %6d\n", r->name, r->group,
+		       cmds, wall, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
+	}
+	printf("(B/cmd = (peak RSS - RSS of the group's baseline row) / commands; x = ratio to the "
+	       "baseline row:");
+	for (size_t i = 0; i < nrows; i++) {
+		int first = 1;
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(rows[j].group, rows[i].group))
+				first = 0;
+		if (!first)
+			continue;
+		const char *bn = rows[i].name;
+		for (int a = 3; a + 1 < argc; a += 2) {
+			const char *eq = strchr(argv[a + 1], '=');
+			if (!strcmp(argv[a], "--baseline") && eq &&
+			    (size_t)(eq - argv[a + 1]) == strlen(rows[i].group) &&
+			    !strncmp(argv[a + 1], rows[i].group, strlen(rows[i].group)))
+				bn = eq + 1;
+		}
+		printf(" %s=%s", rows[i].group, bn);
+	}
+	printf(")\n");
+	tp_free(rows);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	if (!strcmp(argv[1], "run"))
+		return cmd_run(argc, argv);
+	if (!strcmp(argv[1], "count") && argc == 3)
+		return cmd_count(argv[2]);
+	if (!strcmp(argv[1], "table"))
+		return cmd_table(argc, argv);
+	return usage();
+}

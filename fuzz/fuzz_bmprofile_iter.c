@@ -1,0 +1,70 @@
+/*
+ * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/bmprofile):
+ * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X and BM1684. Any bytes must give
+ * a status (with a message on error), never a crash, leak or out-of-bounds read.
+ */
+#include "bmprofile/bmprofile_int.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint64_t sink;
+
+static void records(enum tp_arch arch, const uint8_t *data, const struct bmp_iter *it)
+{
+	size_t gs = bmp_gdma_rec_size(arch);
+	for (unsigned k = 0; k < it->n_bd; k++)
+		for (size_t i = 0; i + BMP_TIU_REC_SIZE <= it->bd[k].len; i += BMP_TIU_REC_SIZE) {
+			struct bmp_tiu_rec r;
+			bmp_tiu_decode(data + it->bd[k].off + i, &r);
+			sink += r.start ^ r.end ^ r.inst_id;
+		}
+	for (unsigned k = 0; k < it->n_gdma; k++)
+		for (size_t i = 0; i + gs <= it->gdma[k].len; i += gs) {
+			struct bmp_gdma_rec r;
+			bmp_gdma_decode(arch, data + it->gdma[k].off + i, &r);
+			sink += r.bytes ^ r.inst_id;
+		}
+	for (unsigned k = 0; k < it->n_dyn; k++)
+		for (size_t i = 0; i + BMP_DYN_REC_SIZE <= it->dyn[k].len; i += BMP_DYN_REC_SIZE) {
+			struct bmp_dyn_rec r;
+			bmp_dyn_decode(data + it->dyn[k].off + i, &r);
+			sink += r.id ^ r.begin;
+		}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const enum tp_arch arches[3] = {TP_ARCH_BM1688, TP_ARCH_BM1684X, TP_ARCH_BM1684};
+	for (int a = 0; a < 3; a++) {
+		struct bmp_iter *it = malloc(sizeof *it);
+		if (!it)
+			return 0;
+		struct tp_diag d = {0};
+		int rc = bmp_walk(data, size, arches[a], "fuzz.profile", it, &d);
+		if (rc == TP_OK)
+			records(arches[a], data, it);
+		else if (d.msg[0] == 0)
+			abort(); /* an error must say what and where */
+		free(it);
+		for (int e = 0; e < 2; e++) {
+			struct bmp_cmdbuf cb;
+			if (bmp_cmdbuf_init(&cb, arches[a], e, data, size) != TP_OK)
+				continue;
+			struct bmp_cmd c;
+			/* Forward, then a backwards jump through the index. */
+			for (uint32_t id = 1; id <= cb.count && id <= 4096; id++)
+				if (bmp_cmdbuf_get(&cb, id, &c))
+					sink += c.key + (uint64_t)c.name[0] + (uint64_t)c.type[0];
+			if (cb.count && bmp_cmdbuf_get(&cb, 1, &c))
+				sink += c.dep;
+			if (bmp_cmdbuf_get(&cb, cb.count + 1, &c))
+				abort();
+			bmp_cmdbuf_free(&cb);
+		}
+	}
+	return 0;
+}

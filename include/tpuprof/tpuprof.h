@@ -1,0 +1,211 @@
+/*
+ * tpuprof.h — the public capture API of libtpuprof, the C library an AI runtime (or any C/C++
+ * program) links to record what it does: application activities, graph steps, framework
+ * operators with their tensors, runtime calls and counters. Records go into per-thread
+ * buffers with no lock, allocation, system call or log per event, and are written as one
+ * self-describing binary dump per enable/disable pair (see docs/capture-format.md), which
+ * `tpuprof` converts to traces and reports.
+ *
+ * Switching capture on:
+ *   - from the environment, with no code change: TPUPROF=1 or TPUPROF=2 starts one session
+ *     when the library loads and writes it at exit (docs/env.md lists every switch);
+ *   - from code: tpuprof_enable(max_records, mode) ... tpuprof_disable().
+ * Detail modes (TPUPROF_MODE_*): 0 records times only (scope kinds, step indices, times),
+ * 1 adds names, operator types and activity meta text, 2 adds tensor details, operator
+ * attributes, bytes/flops, tpuprof_counter() samples and per-operator hardware counters.
+ *
+ * Where dumps go: each session writes the directory
+ *     $TPUPROF_DIR/tpuprof_data_dev{D}-{N}.{PID}/capture.tpp
+ * D is the device set with tpuprof_set_device (0 by default), N counts the sessions of this
+ * process (0, 1, ...), PID is the process id, so several processes of one job never write to
+ * the same place (if the directory exists already, ".1", ".2", ... is appended).
+ * The dump is written at tpuprof_disable(), at exit(), and when SIGINT or SIGTERM arrives
+ * (the application's own handlers are then called as before), so an interrupted run leaves
+ * a readable dump. A forked child starts clean: it never writes its parent's records, and if
+ * the parent was capturing the child starts its own session (its own PID in the name).
+ *
+ * Strings: operator descriptors and the `name`/`graph` arguments are remembered BY POINTER
+ * (interned once per thread), so they must stay valid and unchanged while capture is on —
+ * string literals and static descriptors are the intended use. Text that changes from call
+ * to call (`meta`, tensor names, dtypes, attribute values) is interned by content.
+ *
+ * Thread-safety: every recording function may be called from any number of threads at
+ * once. tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised internally.
+ * Every function is cheap when capture is off (one load and a branch).
+ */
+#ifndef TPUPROF_TPUPROF_H
+#define TPUPROF_TPUPROF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define TPUPROF_API __attribute__((visibility("default")))
+#else
+#define TPUPROF_API
+#endif
+
+#define TPUPROF_VERSION_MAJOR 0
+#define TPUPROF_VERSION_MINOR 1
+
+/* Detail modes. */
+#define TPUPROF_MODE_TIMING 0    /* times, scope kinds, step indices */
+#define TPUPROF_MODE_CONDENSED 1 /* + names, operator types, meta text */
+#define TPUPROF_MODE_DETAILED 2  /* + tensors, attributes, bytes/flops, counters */
+
+/* Status codes returned by the control functions. */
+#define TPUPROF_OK 0
+#define TPUPROF_EINVAL (-1) /* bad argument (mode out of range, ...) */
+#define TPUPROF_EBUSY (-2)  /* a session is already active */
+#define TPUPROF_EIO (-3)    /* the dump directory or file could not be created/written */
+#define TPUPROF_ENOMEM (-4) /* out of memory */
+#define TPUPROF_EOFF (-5)   /* no session is active */
+
+/* A static operator descriptor: one per operator instance (or per operator type), normally a
+ * `static const` object. Only its address is recorded per event; its strings are copied once
+ * per thread. `post_op` (a fused post operation such as "gelu") may be NULL. */
+struct tpuprof_op {
+	const char *type;    /* operator type: "MatMul", "Softmax", ... */
+	const char *name;    /* operator instance name: "encoder.0.attn.qkv" */
+	const char *post_op; /* fused post operation or NULL */
+};
+
+/* One tensor of an operator (mode 2). `shape` points to `ndim` dimensions (at most 8 are
+ * recorded). `name` and `dtype` ("fp32", "int8", ...) may be NULL. */
+struct tpuprof_tensor {
+	const char *name;
+	const char *dtype;
+	const int64_t *shape;
+	int ndim;
+};
+
+/* One operator attribute as text, e.g. {"kernel", "3x3"} (mode 2). */
+struct tpuprof_attr {
+	const char *key;
+	const char *value;
+};
+
+/* Per-execution operator details, recorded in mode 2 only. Every pointer may be NULL with a
+ * zero count. `weight_sparsity` is the fraction of zero weights, or negative if unknown.
+ * Nothing is kept after the call returns (the data is copied). */
+struct tpuprof_op_detail {
+	const struct tpuprof_tensor *inputs;
+	int num_inputs;
+	const struct tpuprof_tensor *outputs;
+	int num_outputs;
+	const int64_t *weight_shape; /* NULL if the operator has no weight */
+	int weight_ndim;
+	double weight_sparsity;
+	const struct tpuprof_attr *attrs;
+	int num_attrs;
+	uint64_t bytes; /* bytes moved, 0 if unknown */
+	uint64_t flops; /* floating point operations, 0 if unknown */
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Control                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Starts a capture session. `max_records` is the per-thread record limit (0 = the
+ * TPUPROF_RECORD_SIZE default); events beyond it are dropped and counted in the dump. `mode`
+ * is a TPUPROF_MODE_* value. Creates the dump directory and file at once, so an unwritable
+ * TPUPROF_DIR is reported here: one warning on stderr, TPUPROF_EIO, and capture stays off
+ * (the program keeps running). Returns TPUPROF_OK, TPUPROF_EINVAL, TPUPROF_EBUSY (a session
+ * — possibly the TPUPROF=1/2 one — is already active), TPUPROF_EIO or TPUPROF_ENOMEM.
+ * Thread-safe; serialised with tpuprof_disable. */
+TPUPROF_API int tpuprof_enable(uint32_t max_records, int mode);
+
+/* Ends the active session and writes its dump; returns TPUPROF_OK, TPUPROF_EOFF if no
+ * session was active, or TPUPROF_EIO if writing failed (one warning on stderr). Events that
+ * other threads record while the dump is being written may be left out. Thread-safe. */
+TPUPROF_API int tpuprof_disable(void);
+
+/* Returns the active session's mode (0..2), or -1 when capture is off. Thread-safe. */
+TPUPROF_API int tpuprof_mode(void);
+
+/* Sets the device index D used in the names of later dump directories (default 0);
+ * negative values are rejected with TPUPROF_EINVAL. Thread-safe. */
+TPUPROF_API int tpuprof_set_device(int device);
+
+/* Writes the active session's dump now without ending it (a later flush or the final one
+ * rewrites the file with everything recorded so far). TPUPROF_OK, TPUPROF_EOFF or
+ * TPUPROF_EIO. Thread-safe. */
+TPUPROF_API int tpuprof_flush(void);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Recording. All are no-ops when capture is off. Scopes must nest per thread: end the       */
+/* innermost open scope first. Begin and end of one scope happen on the same thread.         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Application-layer activity (data preparation, post-processing, ...). `name` is kept by
+ * pointer (see above); `meta` is free text (may be NULL, copied by content, mode >= 1);
+ * `step` is the application's iteration index (or -1). */
+TPUPROF_API void tpuprof_activity_begin(const char *name, int64_t step, const char *meta);
+TPUPROF_API void tpuprof_activity_end(const char *name, int64_t step, const char *meta);
+
+/* One step (iteration) of graph `graph` (kept by pointer). `warmup` != 0 marks a warm-up
+ * step, which reports exclude. Operators and runtime calls recorded inside the step — on
+ * this thread, or on other threads while it is the process's most recent open step — carry
+ * its index and warm-up flag. */
+TPUPROF_API void tpuprof_step_begin(const char *graph, int64_t step, int warmup);
+TPUPROF_API void tpuprof_step_end(const char *graph, int64_t step);
+
+/* One operator execution. `op` must point to a descriptor that outlives the session (NULL
+ * records an unnamed operator). `detail` (op_end only, may be NULL) is recorded in mode 2
+ * only. With TPUPROF_HWCOUNTERS=1 in mode 2, the counters' deltas over the operator are
+ * recorded too (this costs one read() system call at each begin and end). */
+TPUPROF_API void tpuprof_op_begin(const struct tpuprof_op *op);
+TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op, const struct tpuprof_op_detail *detail);
+
+/* A runtime / driver call (memcpy to device, kernel launch, sync, ...); `name` kept by
+ * pointer. */
+TPUPROF_API void tpuprof_runtime_begin(const char *name);
+TPUPROF_API void tpuprof_runtime_end(const char *name);
+
+/* A counter sample (mode 2 only): `name` kept by pointer, `value` at the current time. */
+TPUPROF_API void tpuprof_counter(const char *name, double value);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Inline switch. Calling a recording function while capture is off costs a call and a       */
+/* return (a few ns). Call sites that must cost well under a nanosecond when off use these    */
+/* macros, which test `tpuprof_active` inline first. `tpuprof_active` is nonzero while a      */
+/* session is active; it is written only by the library — read it through TPUPROF_ON().      */
+/* ---------------------------------------------------------------------------------------- */
+
+TPUPROF_API extern uint32_t tpuprof_active;
+
+#if defined(__GNUC__)
+#define TPUPROF_ON() __builtin_expect(__atomic_load_n(&tpuprof_active, __ATOMIC_RELAXED) != 0, 0)
+#else
+#define TPUPROF_ON() (*(volatile uint32_t *)&tpuprof_active != 0)
+#endif
+#define TPUPROF_OP_BEGIN(op)                                                                   \
+	do {                                                                                   \
+		if (TPUPROF_ON())                                                              \
+			tpuprof_op_begin(op);                                                  \
+	} while (0)
+#define TPUPROF_OP_END(op, detail)                                                             \
+	do {                                                                                   \
+		if (TPUPROF_ON())                                                              \
+			tpuprof_op_end(op, detail);                                            \
+	} while (0)
+#define TPUPROF_RUNTIME_BEGIN(name)                                                            \
+	do {                                                                                   \
+		if (TPUPROF_ON())                                                              \
+			tpuprof_runtime_begin(name);                                           \
+	} while (0)
+#define TPUPROF_RUNTIME_END(name)                                                              \
+	do {                                                                                   \
+		if (TPUPROF_ON())                                                              \
+			tpuprof_runtime_end(name);                                             \
+	} while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TPUPROF_TPUPROF_H */

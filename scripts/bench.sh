@@ -1,0 +1,252 @@
+#!/usr/bin/env bash
+# bench.sh BUILD — throughput and memory benchmarks behind `make bench`. Prints numbers and
+# never asserts on them.
+#
+# 1. Generates BM1688 dumps (2 cores) of 10 k, 1 M and 10 M commands per core with
+#    BUILD/tpuprof-gendump, cached under BUILD/bench-data/ and regenerated when the generator
+#    binary or its arguments change (a stamp file holds their checksum). Each generation that
+#    happens is timed; the generator is also always timed on a scratch 1 M dump.
+# 2. Converts the real dump (../shared/testdata/sophgo/bm1688_resnet50, if present) and each
+#    generated dump with `BUILD/tpuprof IN OUT <flags>` under tp-bench (wall time, peak RSS of
+#    the child via wait4), and prints one table: commands, wall s, commands/s, commands/s per
+#    core, ns/command, peak RSS MiB, bytes of RAM per command (RSS above the 10 k conversion,
+#    divided by commands) and ratios to that baseline.
+#
+# Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
+# file named by $BENCH_EXTRA, sourced there), e.g.
+#     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
+# Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs.
+set -euo pipefail
+
+build=${1:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+[ -d "$build" ] || { echo "bench: build directory '$build' not found (run make build)" >&2; exit 1; }
+build=$(cd "$build" && pwd)
+
+gendump=$build/tpuprof-gendump
+tpbench=$build/tp-bench
+tpuprof=$build/tpuprof
+data=$build/bench-data
+rows=$data/rows.tsv
+sizes=${BENCH_SIZES:-10k 1M 10M}
+real=${TP_SHARED_DIR:-$here/../shared}/testdata/sophgo/bm1688_resnet50
+# "reader + summary only": every heavy writer off.
+reader_flags=(--disable_web --disable_doc --disable_perfetto)
+
+for t in "$gendump" "$tpbench"; do
+  [ -x "$t" ] || { echo "bench: $t not built (run make build)" >&2; exit 1; }
+done
+mkdir -p "$data"
+: > "$rows"
+
+per_core() { # 10k -> 10000
+  case $1 in
+    *k) echo $(( ${1%k} * 1000 )) ;;
+    *M) echo $(( ${1%M} * 1000000 )) ;;
+    *) echo "$1" ;;
+  esac
+}
+
+human_size() { du -sh "$1" 2>/dev/null | cut -f1; }
+
+# gen_case SIZE — makes $data/gen-SIZE unless the cached copy was made by the same generator
+# binary with the same arguments.
+gen_case() {
+  local size=$1 n dir args stamp want
+  n=$(per_core "$size")
+  dir=$data/gen-$size
+  args=(--arch BM1688 --cores 2 --cmds "$n" --seed 1 --quiet)
+  want=$( { sha256sum < "$gendump"; echo "${args[*]}"; } | sha256sum | cut -d' ' -f1)
+  stamp=$dir/.bench-stamp
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "== gendump $size: cached ($dir, $(human_size "$dir"))"
+    return 0
+  fi
+  rm -rf "$dir"
+  echo "== gendump $size: generating $((2 * n)) commands into $dir"
+  "$tpbench" run --out "$rows" --name "gendump $size/core" --group gen --cmds $((2 * n)) \
+    --cores 2 -- "$gendump" "${args[@]}" "$dir"
+  echo "$want" > "$stamp"
+  echo "   size: $(human_size "$dir")"
+}
+
+# bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert").
+bench_case() {
+  local name=$1 input=$2
+  shift 2
+  if [ ! -x "$tpuprof" ]; then
+    echo "== $name: SKIPPED: tpuprof binary not built ($tpuprof)"
+    return 0
+  fi
+  if [ ! -d "$input" ]; then
+    echo "== $name: SKIPPED: input $input is absent"
+    return 0
+  fi
+  local count cmds cores out
+  count=$("$tpbench" count "$input")
+  cmds=${count% *}
+  cores=${count#* }
+  out=$data/out/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_')
+  rm -rf "$out"
+  mkdir -p "$data/out"
+  echo "== $name: tpuprof $input -> $out $*"
+  "$tpbench" run --out "$rows" --name "$name" --group convert --cmds "$cmds" --cores "$cores" \
+    -- "$tpuprof" "$input" "$out" "$@" || echo "   (tpuprof exited with status $?)"
+  echo "   output: $(human_size "$out")"
+  [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
+}
+
+echo "tpuprof benchmarks ($(nproc) CPUs; build $build; data $data)"
+
+# ---- generator -------------------------------------------------------------------------
+scratch=$data/gen-scratch
+rm -rf "$scratch"
+echo "== gendump 1M/core scratch run (always timed)"
+"$tpbench" run --out "$rows" --name "gendump 1M/core (scratch)" --group gen --cmds 2000000 \
+  --cores 2 -- "$gendump" --arch BM1688 --cores 2 --cmds 1000000 --seed 2 --quiet "$scratch"
+echo "   size: $(human_size "$scratch")"
+rm -rf "$scratch"
+for s in $sizes; do
+  gen_case "$s"
+done
+
+# ---- cases -------------------------------------------------------------------------------
+# The first convert row is the baseline of the ratios and of bytes/command.
+baseline=""
+for s in $sizes; do
+  [ -z "$baseline" ] && baseline="gen-$s reader+summary"
+  bench_case "gen-$s reader+summary" "$data/gen-$s" "${reader_flags[@]}"
+done
+if [ -d "$real" ]; then
+  bench_case "real resnet50 reader+summary" "$real" "${reader_flags[@]}"
+  bench_case "real resnet50 all outputs" "$real"
+else
+  echo "== real resnet50: SKIPPED: $real is absent"
+fi
+for s in $sizes; do
+  [ "$s" = 10M ] && continue
+  bench_case "gen-$s all outputs" "$data/gen-$s"
+done
+# Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is this row
+# minus the reader+summary row of the same dump.
+for s in $sizes; do
+  [ "$s" = 10M ] && continue
+  bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
+done
+# One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
+# 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/xlsx/xlsx_gen.c prints rows/s).
+if [ -x "$build/xlsx_gen" ]; then
+  rm -rf "$data/out/xlsx-spill"
+  echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
+  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M profile only" --group xlsx \
+    --cmds 1600000 --cores 2 -- "$build/xlsx_gen" bench-profile "$data/out/xlsx-spill" 1600000
+  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx --cmds 1600000 \
+    --cores 2 -- "$build/xlsx_gen" bench "$data/out/xlsx-spill" 1600000
+  echo "   output: $(human_size "$data/out/xlsx-spill")"
+  [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$data/out/xlsx-spill"
+else
+  echo "== xlsx_gen: SKIPPED: $build/xlsx_gen not built"
+fi
+# Trace writers (issue 3), each alone on top of reader+summary: a row minus the reader+summary
+# row of the same dump is that writer's cost. Then the Perfetto file's bytes per slice (slices
+# counted by `tpuprof check`), and the writers in process on a synthetic profile
+# (src/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
+for s in $sizes; do
+  bench_case "gen-$s perfetto" "$data/gen-$s" --disable_web --disable_doc
+  [ "$s" = 10M ] && continue
+  bench_case "gen-$s json" "$data/gen-$s" --disable_web --disable_doc --disable_perfetto --json
+  [ "$s" = 10k ] && bench_case "gen-$s sqlite" "$data/gen-$s" --disable_web --disable_doc \
+    --disable_perfetto --sqlite
+done
+for s in $sizes; do
+  [ -x "$tpuprof" ] && [ -d "$data/gen-$s" ] || continue
+  pf=$data/out/pf-$s
+  rm -rf "$pf"
+  "$tpuprof" "$data/gen-$s" "$pf" --disable_web --disable_doc --disable_summary -q
+  slices=$("$tpuprof" check "$pf/perfetto.pftrace" | sed -n 's/.* \([0-9]*\) slices .*/\1/p')
+  bytes=$(stat -c %s "$pf/perfetto.pftrace")
+  echo "== gen-$s perfetto.pftrace: $bytes bytes, $slices slices," \
+    "$(awk -v b="$bytes" -v n="$slices" 'BEGIN { printf "%.2f", b / n }') bytes/slice"
+  rm -rf "$pf"
+done
+if [ -x "$build/src/sink/trace_bench" ]; then
+  echo "== trace writers in process, synthetic profile (4 cores, TIU/GDMA/SDMA)"
+  "$build/src/sink/trace_bench" 2000000 "$data/out/trace-bench" perfetto perfetto-plain json
+  "$build/src/sink/trace_bench" 200000 "$data/out/trace-bench" sqlite
+  rm -rf "$data/out/trace-bench"
+else
+  echo "== trace writers in process: SKIPPED: $build/src/sink/trace_bench not built"
+fi
+if [ -n "${BENCH_EXTRA:-}" ]; then
+  # shellcheck disable=SC1090
+  . "$BENCH_EXTRA"
+fi
+
+# ---- capture overhead on the bert_mini example ----------------------------------------------
+# End-to-end slowdown of a real inference program (examples/bert_mini: OpenBLAS encoder,
+# ~60 operators per step) with capture on, TPUPROF=1 and TPUPROF=2, against capture off:
+# interleaved runs, medians (examples/bert_mini/bench_capture.sh). Target: <= 2 % in mode 1.
+# BENCH_BERT_ROUNDS (default 7) sets the runs per mode.
+bert=$build/examples/bert_mini/bert_mini
+if [ -x "$bert" ]; then
+  echo "== capture overhead: bert_mini, ${BENCH_BERT_ROUNDS:-7} runs per mode"
+  "$here/examples/bert_mini/bench_capture.sh" "$bert" "${BENCH_BERT_ROUNDS:-7}" ||
+    echo "   (bench_capture.sh exited with status $?)"
+else
+  echo "== capture overhead: SKIPPED: $bert not built"
+fi
+
+# ---- result.html in headless chromium ------------------------------------------------------
+# Time to first paint, frames per second while panning, and file size of result.html for the
+# real dump and for a 1 M-command profile (tests/browser/bench.mjs; targets: <= 2 s first
+# paint, >= 30 fps at 1 M commands). The 1 M page comes from html_fixture (a profile built in
+# code: 1 M commands over 2 cores); when gen-1M was converted above with all outputs, its page
+# (2 M commands) is measured too.
+html_bench() {
+  local fixture=$build/tests/browser/html_fixture pages=() out=$data/html
+  if ! command -v node >/dev/null || [ ! -x /usr/bin/chromium ]; then
+    echo "== result.html: SKIPPED: node or /usr/bin/chromium missing (scripts/deps.sh test)"
+    return 0
+  fi
+  if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+    (cd "$here/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  rm -rf "$out" && mkdir -p "$out"
+  if [ -x "$tpuprof" ] && [ -d "$real" ]; then
+    "$tpuprof" "$real" "$out/real" -q >/dev/null 2>&1 || true
+    [ -f "$out/real/result.html" ] && pages+=(real "$out/real/result.html")
+  fi
+  [ ${#pages[@]} -gt 0 ] || echo "== result.html real: SKIPPED: tpuprof did not write $out/real/result.html"
+  if [ -x "$fixture" ]; then
+    echo "== result.html: html_fixture big 1000000"
+    "$fixture" big 1000000 "$out/fixture-1M.html" >/dev/null
+    pages+=(fixture-1M "$out/fixture-1M.html")
+  else
+    echo "== result.html 1M: SKIPPED: $fixture not built"
+  fi
+  if [ -x "$tpuprof" ] && [ -d "$data/gen-1M" ] && [[ " $sizes " == *" 1M "* ]]; then
+    "$tpuprof" "$data/gen-1M" "$out/gen-1M" -q --disable_perfetto --disable_doc >/dev/null 2>&1 || true
+    [ -f "$out/gen-1M/result.html" ] && pages+=(gen-2M "$out/gen-1M/result.html")
+  fi
+  [ ${#pages[@]} -gt 0 ] || return 0
+  echo "== result.html in headless chromium (first paint, pan fps, size)"
+  node "$here/tests/browser/bench.mjs" "${pages[@]}" || echo "   (bench.mjs exited with status $?)"
+  [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
+}
+html_bench
+
+# ---- capture runtime (libtpuprof): ns per op begin/end pair, off and on (modes 0/1/2) ----
+if [ -x "$build/src/capture/capture_bench" ]; then
+  echo "== libtpuprof capture overhead"
+  "$build/src/capture/capture_bench"
+else
+  echo "== libtpuprof capture overhead: SKIPPED: $build/src/capture/capture_bench not built"
+fi
+
+# ---- results -----------------------------------------------------------------------------
+echo
+echo "== results (wall time and peak RSS of each child process)"
+"$tpbench" table "$rows" --baseline "convert=$baseline"
+echo
+echo "disk: $(human_size "$data") in $data"

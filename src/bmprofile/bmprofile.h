@@ -1,0 +1,52 @@
+/*
+ * bmprofile.h — reader for Sophgo TPU runtime profiles ("bmprofile_data" directories written by
+ * bmruntime with BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and
+ * net_stat.sim, for BM1684, BM1684X and BM1688/CV186X (specs/sophgo-bmprofile.md §1–§9).
+ *
+ * The reader fills one struct tp_profile: one device, per core a TIU and a GDMA track (and an
+ * MCU track when the firmware trace has records), one slice per PMU record with the timeline
+ * reconstructed exactly as the reference converter does (§9.2 PerfAI path for BM1688, §9.1
+ * legacy path for BM1684/BM1684X), layers/tensors/memory from global.profile, and net_stat.sim
+ * figures as metadata. The caller owns the returned profile (tp_profile_free).
+ */
+#ifndef TP_BMPROFILE_H
+#define TP_BMPROFILE_H
+
+#include "model/model.h"
+
+/* How much per-command detail to keep as argument sets (tp_slice.args). */
+enum tp_bmprofile_detail {
+	TP_BMPROFILE_DETAIL_AUTO = 0,  /* default: args while the dump has at most
+	                                  TP_BMPROFILE_DETAIL_AUTO_LIMIT commands, then none */
+	TP_BMPROFILE_DETAIL_ON = 1,    /* args for every command, whatever the size */
+	TP_BMPROFILE_DETAIL_OFF = -1,  /* no args: 64 bytes per command */
+};
+#define TP_BMPROFILE_DETAIL_AUTO_LIMIT 1000000u
+
+struct tp_bmprofile_opts {
+	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */
+	double tiu_freq_mhz;        /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
+	double gdma_freq_mhz;       /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
+	int detail;                 /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
+	int skip_layers;            /* 1 = no layers/tensors (global.profile node matching and
+	                               tensor_location.json skipped): only the 64-byte slices per
+	                               command stay in memory, for the largest dumps */
+};
+
+/* Returns 1 if `dir` is a directory that looks like bmprofile data (it holds global.profile or
+ * an iter<N>.profile file), else 0. Never fails loudly; thread-safe. */
+int tp_bmprofile_probe(const char *dir);
+
+/* Reads the bmprofile directory `dir`. `o` may be NULL (all defaults). On success returns TP_OK
+ * and stores a finished profile (tp_profile_finish done) in *out, owned by the caller. On error
+ * returns a negative status, leaves *out NULL and fills `d` (may be NULL) with one line naming
+ * the file as dir + "/" + name, e.g. `d/iter0.profile@0x2214: GDMA block length 4096 exceeds
+ * the 312 bytes left` or `d/global.profile:17: unknown arch 9`.
+ * Errors: TP_ENOTFOUND (no such dir, empty dir, missing cmd_*.dat named by a COMMAND block),
+ * TP_EIO (not a directory, unreadable file), TP_EFORMAT (garbled data, counts that do not fit),
+ * TP_ETRUNC (file shorter than its blocks declare), TP_EUNSUPPORTED (arch not handled),
+ * TP_ENOMEM. Reentrant: no global state. */
+int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
+                      struct tp_diag *d);
+
+#endif /* TP_BMPROFILE_H */

@@ -1,0 +1,1024 @@
+/*
+ * bmprofile_test.c — unit tests of the bmprofile reader: the hex fixture loader, the timeline
+ * rules of §9.2 one by one, the command decoders of every arch, the global.profile and
+ * net_stat.sim parsers, a tiny synthetic BM1688 dump read end to end, every bad-input error
+ * (status, exact message, no profile), out-of-memory at every allocation, and the real
+ * BM1688 resnet50 dump against the reference converter's numbers (PROVENANCE.txt).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bmprofile/bmprofile.h"
+#include "bmprofile/bmprofile_int.h"
+#include "../../tests/support/hexfile.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers.                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+static char fixdir[2048], tmpdir[2048];
+
+static void setup_paths(void)
+{
+	const char *src = getenv("TP_SOURCE_DIR");
+	const char *bin = getenv("TP_BINARY_DIR");
+	snprintf(fixdir, sizeof fixdir, "%s/tests/fixtures/bmprofile", src ? src : "../..");
+	snprintf(tmpdir, sizeof tmpdir, "%s/bmprofile_test_tmp", bin ? bin : "/tmp");
+	mkdir(tmpdir, 0777);
+}
+
+static void rmtree(const char *path)
+{
+	DIR *d = opendir(path);
+	if (!d) {
+		unlink(path);
+		return;
+	}
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		char p[4096];
+		snprintf(p, sizeof p, "%s/%s", path, de->d_name);
+		rmtree(p);
+	}
+	closedir(d);
+	rmdir(path);
+}
+
+/* Materialises fixture `name` into a fresh temp dir and returns its path (static buffer). */
+static const char *make_fixture(const char *name, const char *as)
+{
+	static char out[4096];
+	char src[4096];
+	snprintf(src, sizeof src, "%s/%s", fixdir, name);
+	snprintf(out, sizeof out, "%s/%s", tmpdir, as);
+	rmtree(out);
+	assert_int_equal(tp_test_fixture_dir(src, out), 0);
+	return out;
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)sz + 1);
+	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
+	fclose(f);
+	*n = (size_t)sz;
+	return b;
+}
+
+static void put_u32(const char *path, size_t off, uint32_t v)
+{
+	size_t n;
+	uint8_t *b = slurp(path, &n);
+	assert_true(off + 4 <= n);
+	for (int i = 0; i < 4; i++)
+		b[off + (size_t)i] = (uint8_t)(v >> (8 * i));
+	assert_int_equal(tp_test_write_file(path, b, n), 0);
+	free(b);
+}
+
+static const struct tp_track *track(const struct tp_profile *p, int core, enum tp_track_kind k)
+{
+	int t = tp_profile_find_track(p, 0, core, k);
+	assert_true(t >= 0);
+	return &p->tracks[t];
+}
+
+static const struct tp_slice *by_cmd(const struct tp_track *t, uint32_t cmd_id)
+{
+	for (size_t i = 0; i < t->count; i++)
+		if (t->slices[i].cmd_id == cmd_id)
+			return &t->slices[i];
+	fail_msg("no slice with cmd_id %u", cmd_id);
+	return NULL;
+}
+
+static int64_t arg_int(const struct tp_profile *p, uint32_t set, const char *key, int *found)
+{
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, set, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tp_str(p, a[i].key), key)) {
+			*found = 1;
+			return a[i].type == TP_ARG_INT ? a[i].v.i : (int64_t)a[i].v.u;
+		}
+	*found = 0;
+	return 0;
+}
+
+static const char *arg_str(const struct tp_profile *p, uint32_t set, const char *key)
+{
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, set, &n);
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(tp_str(p, a[i].key), key) && a[i].type == TP_ARG_STR)
+			return tp_str(p, a[i].v.s);
+	return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Hex loader.                                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_hex_parse(void **state)
+{
+	(void)state;
+	static const char txt[] = "# comment 00 11\n0102 u16:0x0304 00*3 # trailing\nu32:5 ff\n";
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_parse(txt, sizeof txt - 1, "t", &b, &n), 0);
+	static const uint8_t want[] = {1, 2, 4, 3, 0, 0, 0, 5, 0, 0, 0, 0xff};
+	assert_int_equal(n, sizeof want);
+	assert_memory_equal(b, want, n);
+	free(b);
+	assert_int_equal(tp_test_hex_parse("0g", 2, "t", &b, &n), -1);
+	assert_int_equal(tp_test_hex_parse("012", 3, "t", &b, &n), -1);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* §9.2 rules one by one.                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_trim_rules(void **state)
+{
+	(void)state;
+	size_t lo, hi;
+	bmp_trim_range(10, 0, 0, 0, 0, &lo, &hi); /* no zero: keep all */
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi, 10);
+	bmp_trim_range(10, 1, 5, 0, 5, &lo, &hi); /* one zero anywhere: drop the first record */
+	assert_int_equal(lo, 1);
+	assert_int_equal(hi, 10);
+	bmp_trim_range(10, 2, 2, 7, 7, &lo, &hi); /* two zeros: strictly between them */
+	assert_int_equal(lo, 3);
+	assert_int_equal(hi, 7);
+	bmp_trim_range(147, 3, 0, 1, 146, &lo, &hi); /* the real dump: zeros 0, 1, 146 */
+	assert_int_equal(lo, 1);
+	assert_int_equal(hi, 146);
+	bmp_trim_range(20, 4, 3, 5, 17, &lo, &hi); /* 3+: second zero .. last zero */
+	assert_int_equal(lo, 5);
+	assert_int_equal(hi, 17);
+	bmp_trim_range(3, 2, 1, 2, 2, &lo, &hi); /* adjacent zeros: nothing between */
+	assert_int_equal(lo, hi);
+}
+
+static void test_unwrap(void **state)
+{
+	(void)state;
+	struct bmp_unwrap u = {.width = 16};
+	assert_int_equal(bmp_unwrap_next(&u, 65534), 65534);
+	assert_int_equal(bmp_unwrap_next(&u, 65535), 65535);
+	assert_int_equal(bmp_unwrap_next(&u, 0), 65536);
+	assert_int_equal(bmp_unwrap_next(&u, 1), 65537);
+	assert_int_equal(u.wraps, 1);
+	/* A drop from below 65000 is not a wrap (the reference's "> 65000" rule). */
+	struct bmp_unwrap v = {.width = 16};
+	bmp_unwrap_next(&v, 64999);
+	assert_int_equal(bmp_unwrap_next(&v, 3), 3);
+	struct bmp_unwrap w = {.width = 20};
+	bmp_unwrap_next(&w, 0xFFFFF);
+	assert_int_equal(bmp_unwrap_next(&w, 0), 0x100000);
+}
+
+static void test_ns_cycles(void **state)
+{
+	(void)state;
+	/* ns = int(cycles / MHz * 1000): the worked record of §4.9. */
+	assert_int_equal(tp_cycles_to_ns(452437360, 900), 502708177);
+	assert_int_equal(bmp_ns_to_cycles(1334, 900), 1200);  /* int(1200.6) */
+	assert_int_equal(bmp_ns_to_cycles(-5, 900), -4);      /* truncation toward zero */
+	assert_int_equal(bmp_ns_to_cycles(999, 750), 749);    /* int(749.25) */
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Record decoders.                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_records_1688(void **state)
+{
+	(void)state;
+	/* The first TIU record of the real dump (§4.9, iter0.profile @0x9c). */
+	static const char tiu_hex[] = "70a5 f71a 74a5 f71a 0000 0500 0000 0000 0500 0000 0500 0000 "
+	                              "0500 0000 0000 0000";
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_parse(tiu_hex, sizeof tiu_hex - 1, "tiu", &b, &n), 0);
+	assert_int_equal(n, 32);
+	struct bmp_tiu_rec t;
+	bmp_tiu_decode(b, &t);
+	assert_int_equal(t.start, 452437360);
+	assert_int_equal(t.end, 452437364);
+	assert_int_equal(t.inst_id, 0);
+	free(b);
+	/* GDMA core 0 record 1 of §4.9: the image load. */
+	static const char g_hex[] = "650a 7916 1521 7916 0000 0000 0000 0000 0000 0000 0026 0100 "
+	                            "0000 0000 0000 0000 0026 0100 004c 0200 004c 0200 0000 0000 "
+	                            "00*32 6012 0000 00*172";
+	assert_int_equal(tp_test_hex_parse(g_hex, sizeof g_hex - 1, "gdma", &b, &n), 0);
+	assert_int_equal(n, 256);
+	struct bmp_gdma_rec g;
+	bmp_gdma_decode(TP_ARCH_BM1688, b, &g);
+	assert_int_equal(g.start, 377031269);
+	assert_int_equal(g.end, 377037077);
+	assert_int_equal(g.inst_id, 0);
+	assert_int_equal(g.gmem, 150528); /* d0_ar + d1_ar = 2 x 75264 */
+	assert_int_equal(g.lmem, 150528); /* fmem_aw */
+	assert_int_equal(g.bytes, 150528);
+	free(b);
+}
+
+static void test_records_legacy(void **state)
+{
+	(void)state;
+	uint8_t r[192] = {0};
+	/* start 10, end 20, inst_id 0x12345 (BM1684X keeps 20 bits, BM1684 16), d0_wr 100,
+	 * d1_wr 20, gif_wr 3. */
+	r[0] = 10;
+	r[4] = 20;
+	r[8] = 0x45;
+	r[9] = 0x23;
+	r[10] = 0x01;
+	r[16] = 100;
+	r[28] = 20;
+	r[40] = 3;
+	struct bmp_gdma_rec g;
+	bmp_gdma_decode(TP_ARCH_BM1684X, r, &g);
+	assert_int_equal(g.inst_id, 0x12345);
+	assert_int_equal(g.bytes, 123);
+	bmp_gdma_decode(TP_ARCH_BM1684, r, &g);
+	assert_int_equal(g.inst_id, 0x2345);
+	assert_int_equal(g.bytes, 123);
+	memset(r + 28, 0xff, 4); /* an all-ones counter carries no byte count (§10.3) */
+	bmp_gdma_decode(TP_ARCH_BM1684, r, &g);
+	assert_int_equal(g.bytes, 0);
+	assert_int_equal(bmp_gdma_rec_size(TP_ARCH_BM1684X), 192);
+	assert_int_equal(bmp_gdma_rec_size(TP_ARCH_BM1688), 256);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command decoders.                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_cmd_1688(void **state)
+{
+	(void)state;
+	/* First 16 bytes of the real core-0 TIU buffer: SYS_TR_ACC. */
+	static const uint8_t tracc[16] = {0, 0, 0, 0, 0x05, 0x18, 0x06, 0x7f, 0x00, 0x80, 0x01};
+	struct bmp_cmd c;
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, tracc, 16), 16);
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, tracc, 16, &c);
+	assert_string_equal(c.name, "system_tr_wr.wr_imm");
+	assert_string_equal(c.type, "SYS_TR_ACC");
+	assert_int_equal(c.kind, TP_CMD_SYS);
+
+	/* Hand-built descriptors: header fields at the §6 bit positions. */
+	uint8_t d[128];
+	memset(d, 0, sizeof d);
+	uint64_t h = 1 | (UINT64_C(2) << 41) | (UINT64_C(4) << 45) | (UINT64_C(77) << 17);
+	for (int i = 0; i < 8; i++)
+		d[i] = (uint8_t)(h >> (8 * i)); /* short MM eu 4 = mm2.nn, 32 bytes, dep 77 */
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, d, 128), 32);
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, d, 32, &c);
+	assert_string_equal(c.name, "mm2.nn");
+	assert_string_equal(c.type, "sMM2");
+	assert_int_equal(c.dep, 77);
+	h = (UINT64_C(2) << 41) | (UINT64_C(1) << 45); /* long MM eu 1 */
+	for (int i = 0; i < 8; i++)
+		d[i] = (uint8_t)(h >> (8 * i));
+	d[9] = 2 << 0; /* res0_prec @72 = 2 (FP32) */
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, d, 128), 128);
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, d, 128, &c);
+	assert_string_equal(c.name, "mm.normal");
+	assert_string_equal(c.type, "MM");
+	assert_int_equal(c.dtype, TP_DT_FP32);
+	h = 1 | (UINT64_C(3) << 41) | (UINT64_C(31) << 45); /* sAR with an unlisted eu */
+	for (int i = 0; i < 8; i++)
+		d[i] = (uint8_t)(h >> (8 * i));
+	d[8] = 5; /* sAR opt_res0_prec @64 = 5 (BF16) */
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, d, 64, &c);
+	assert_string_equal(c.name, "arith.eu31");
+	assert_string_equal(c.type, "sAR");
+	assert_int_equal(c.dtype, TP_DT_BF16);
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, d, 63), 0); /* does not fit */
+	h = UINT64_C(8) << 41; /* tsk_typ 8: unknown size */
+	for (int i = 0; i < 8; i++)
+		d[i] = (uint8_t)(h >> (8 * i));
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, d, 128), 0);
+	/* SYS send_msg: msg id = imm & 0x7F, count = (imm >> 16) & 7. */
+	memset(d, 0, sizeof d);
+	h = (UINT64_C(15) << 41) | (UINT64_C(8) << 45);
+	for (int i = 0; i < 8; i++)
+		d[i] = (uint8_t)(h >> (8 * i));
+	d[8] = 0x85; /* imm: msg 5 (bit 7 is not part of it) */
+	d[10] = 0x02;
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, d, 16, &c);
+	assert_string_equal(c.name, "system.send_msg");
+	assert_int_equal(c.kind, TP_CMD_SYS_SEND);
+	assert_int_equal(c.msg_id, 5);
+	assert_int_equal(c.msg_cnt, 2);
+
+	/* GDMA: the first descriptor of the real core-0 GDMA buffer is a DDR->LMEM tensor load:
+	 * src_h8 (byte 68) = 0xa0 has bit 7 set, dst_h8 (byte 76) = 0. */
+	memset(d, 0, sizeof d);
+	d[0] = 6;
+	d[68] = 0xa0;
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 128), 96);
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 96, &c);
+	assert_string_equal(c.name, "tensorLd");
+	assert_string_equal(c.type, "DMA_tensor");
+	assert_int_equal(c.dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(c.dtype, TP_DT_INT8);
+	d[68] = 0;
+	d[76] = 0x80;
+	d[5] = 2 << 0; /* src_data_format @40 = 2 (FP32) */
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 96, &c);
+	assert_string_equal(c.name, "tensorSt");
+	assert_int_equal(c.dir, TP_DIR_LMEM_TO_DDR);
+	assert_int_equal(c.dtype, TP_DT_FP32);
+	d[76] = 0;
+	d[4] = 1 | (1 << 4); /* matrix, special function 1 */
+	bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 96, &c);
+	assert_string_equal(c.name, "matrix transpose");
+	assert_string_equal(c.type, "DMA_matrix");
+	static const char *const sys_names[5] = {"dma.sys.chain_end", "sys_nop", "sys_tr_wr",
+	                                         "sys_send", "sys_wait"};
+	static const uint8_t sys_kinds[5] = {TP_CMD_SYS, TP_CMD_SYS, TP_CMD_SYS, TP_CMD_SYS_SEND,
+	                                     TP_CMD_SYS_WAIT};
+	for (unsigned sp = 0; sp < 5; sp++) {
+		memset(d, 0, sizeof d);
+		d[0] = 8;
+		d[4] = (uint8_t)(6 | sp << 4);
+		assert_int_equal(bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 16), 16);
+		bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, d, 16, &c);
+		assert_string_equal(c.name, sys_names[sp]);
+		assert_string_equal(c.type, "DMA_sys");
+		assert_int_equal(c.kind, sys_kinds[sp]);
+		assert_int_equal(c.dir, TP_DIR_NONE);
+	}
+}
+
+static void test_cmdbuf_end_rule(void **state)
+{
+	(void)state;
+	/* conv (short, 64) + sys end (16) + 48 zero bytes: 2 commands; the zero tail is not
+	 * decoded as convolutions. A nonzero byte after the sys command keeps decoding. */
+	uint8_t b[128] = {0};
+	b[0] = 1;
+	uint64_t h = (UINT64_C(15) << 41) | (UINT64_C(31) << 45);
+	for (int i = 0; i < 8; i++)
+		b[64 + i] = (uint8_t)(h >> (8 * i));
+	struct bmp_cmdbuf cb;
+	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b), TP_OK);
+	assert_int_equal(cb.count, 2);
+	assert_false(cb.stopped);
+	struct bmp_cmd c;
+	assert_int_equal(bmp_cmdbuf_get(&cb, 2, &c), 1);
+	assert_string_equal(c.name, "system.end");
+	assert_int_equal(bmp_cmdbuf_get(&cb, 1, &c), 1); /* backwards jump */
+	assert_string_equal(c.name, "conv.normal");
+	assert_int_equal(bmp_cmdbuf_get(&cb, 3, &c), 0);
+	bmp_cmdbuf_free(&cb);
+	b[80] = 1; /* a short conv after the end command: 3 commands, the last one truncated */
+	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b), TP_OK);
+	assert_int_equal(cb.count, 2);
+	assert_true(cb.stopped); /* 48 bytes cannot hold a 64-byte short conv */
+	assert_int_equal(cb.stop_off, 80);
+	bmp_cmdbuf_free(&cb);
+}
+
+static void test_cmd_1684(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/cmd_bm1684.hex", fixdir);
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	assert_int_equal(n, 256);
+	struct bmp_cmd c;
+	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1684, BMP_ENG_TIU, b, n), 128);
+	bmp_cmd_decode(TP_ARCH_BM1684, BMP_ENG_TIU, b, 128, &c);
+	assert_int_equal(c.self_id, 5);
+	assert_int_equal(c.dep, 2);
+	assert_int_equal(c.op, 3);
+	assert_int_equal(c.sub, 2);
+	assert_string_equal(c.name, "TENSOR_ARITHMETIC");
+	assert_int_equal(c.dtype, TP_DT_FP32);
+	bmp_cmd_decode(TP_ARCH_BM1684, BMP_ENG_GDMA, b + 128, 128, &c);
+	assert_int_equal(c.self_id, 7);
+	assert_int_equal(c.dep, 4);
+	assert_int_equal(c.dir, TP_DIR_LMEM_TO_DDR);
+	assert_int_equal(c.dtype, TP_DT_INT8);
+	assert_string_equal(c.name, "NORMAL");
+	assert_int_equal(c.src_addr, UINT64_C(0x100002000));
+	assert_int_equal(c.dst_addr, 0x1000);
+	free(b);
+}
+
+static void test_cmd_1684x(void **state)
+{
+	(void)state;
+	char path[4096];
+	snprintf(path, sizeof path, "%s/cmd_bm1684x_tiu.hex", fixdir);
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	struct bmp_cmdbuf cb;
+	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_TIU, b, n), TP_OK);
+	assert_int_equal(cb.count, 2);
+	struct bmp_cmd c;
+	assert_int_equal(bmp_cmdbuf_get(&cb, 1, &c), 1);
+	assert_string_equal(c.name, "arith.add");
+	assert_string_equal(c.type, "sAR");
+	assert_int_equal(c.self_id, 1);
+	assert_int_equal(bmp_cmdbuf_get(&cb, 2, &c), 1);
+	assert_string_equal(c.name, "system.end");
+	assert_int_equal(c.dep, 1);
+	bmp_cmdbuf_free(&cb);
+	free(b);
+	snprintf(path, sizeof path, "%s/cmd_bm1684x_gdma.hex", fixdir);
+	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_GDMA, b, n), TP_OK);
+	assert_int_equal(cb.count, 2); /* the third descriptor's id (9) breaks the sequence */
+	assert_true(cb.stopped);
+	assert_int_equal(cb.stop_off, 128);
+	assert_int_equal(bmp_cmdbuf_get(&cb, 2, &c), 1);
+	assert_string_equal(c.name, "dma.sys.chain_end");
+	bmp_cmdbuf_free(&cb);
+	free(b);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text parsers.                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_global_parse(void **state)
+{
+	(void)state;
+	static const char txt[] =
+		"[bmprofile] arch=4\n"
+		"[bmprofile] net_name=my net\n"
+		"[bmprofile] tpu_freq=0\n"
+		"...Start Profile Log...\n"
+		"[bmprofile] start to run subnet_id=3\n"
+		"[bmprofile] global_layer: layer_id=7 layer_type=MatMul layer_name=fc 1\n"
+		"[bmprofile] tensor_id=-2 is_in=1 shape=[2x3] dtype=6 is_const=1 gaddr=5 gsize=6 "
+		"loffset=0 nslice=0 hslice=0\n"
+		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=163840 bd_func=12 core=1\n"
+		"[bmprofile] gdma cmd_id bd_id=1 gdma_id=0 gdma_dir=0 gdma_func=0 core=1\n"
+		"[bmprofile] end parallel.\n"
+		"[bmprofile] bd cmd_id bd_id=2 gdma_id=1 bd_func=3\n"
+		"[bmprofile] core_list=0,1,\n"
+		"[bmprofile] mtype=1 addr=10 size=20 alloc=30 free=0 desc=dyn profile\n";
+	struct tp_profile *p = tp_profile_new();
+	struct bmp_global g;
+	memset(&g, 0, sizeof g);
+	g.keep_ids = 1;
+	struct tp_diag d = {0};
+	assert_int_equal(bmp_global_parse(txt, sizeof txt - 1, "g", p, &g, &d), TP_OK);
+	assert_int_equal(g.arch, TP_ARCH_BM1688);
+	assert_int_equal(g.tpu_freq, 0);
+	assert_string_equal(tp_str(p, p->net_name), "my net");
+	assert_int_equal(p->num_layers, 1);
+	assert_string_equal(tp_str(p, p->layers[0].type), "MatMul");
+	assert_string_equal(tp_str(p, p->layers[0].name), "fc 1");
+	assert_int_equal(p->layers[0].subnet, 3);
+	assert_int_equal(p->layers[0].is_local, 0);
+	assert_int_equal(p->layers[0].core, 1);
+	assert_int_equal(p->num_tensors, 1);
+	assert_int_equal(p->tensors[0].id, -2);
+	assert_int_equal(p->tensors[0].ndim, 2);
+	assert_int_equal(p->tensors[0].shape[1], 3);
+	assert_int_equal(p->tensors[0].dtype, TP_DT_INT32);
+	/* BM1688 TIU node written as "gdma cmd_id ... bd_func=": a TIU node of core 1. */
+	assert_int_equal(g.nodes[1][BMP_ENG_TIU].n, 1);
+	assert_int_equal(g.nodes[1][BMP_ENG_TIU].layer[0], 0);
+	assert_int_equal(g.nodes[1][BMP_ENG_TIU].gdma_id[0], 163840);
+	assert_int_equal(g.nodes[1][BMP_ENG_GDMA].n, 1);
+	/* After "end parallel." nodes belong to no layer; "bd cmd_id" (BM1684X) is TIU, core 0. */
+	assert_int_equal(g.nodes[0][BMP_ENG_TIU].n, 1);
+	assert_int_equal(g.nodes[0][BMP_ENG_TIU].layer[0], -1);
+	assert_int_equal(g.nodes[0][BMP_ENG_TIU].bd_id[0], 2);
+	assert_int_equal(g.n_cores, 2);
+	assert_int_equal(p->num_mems, 1);
+	assert_string_equal(tp_str(p, p->mems[0].desc), "dyn profile");
+	assert_string_equal(tp_profile_get_meta(p, "core_list"), "0,1,");
+	bmp_global_free(&g);
+	tp_profile_free(p);
+
+	static const char bad[] = "[bmprofile] arch=4\n\n[bmprofile] tensor_id=x1 is_in=1\n";
+	p = tp_profile_new();
+	memset(&g, 0, sizeof g);
+	assert_int_equal(bmp_global_parse(bad, sizeof bad - 1, "dir/global.profile", p, &g, &d),
+	                 TP_EFORMAT);
+	assert_string_equal(d.msg, "dir/global.profile:3: bad tensor_id value \"x1\"");
+	bmp_global_free(&g);
+	tp_profile_free(p);
+}
+
+static void test_netstat_parse(void **state)
+{
+	(void)state;
+	static const char txt[] =
+		"-----\n"
+		"s: start time, b: bd_id, g: gdma_id, e: end time\n"
+		"ENGINE_BD     ENGINE_GDMA\n"
+		"              Load_16|GDMA_TENSOR|s:0|b:0|g:1|e:5840|t:5841|dr:0|sz:150528|bw:24.00\n"
+		"Conv2D_18|CONV|s:9774|b:2|g:2|e:317101|t:307328\n"
+		"|BD_SEND_MSG|s:363306|b:8|g:6|e:363305|t:0\n"
+		"API_END total_cycle:1872297|b:256|g:157\n"
+		"TCYC : 1872297. (bdc_cycle:1297280, gdma_cycle:1206884)\n"
+		"GDMA SUMMARY : |dr[0] S2L:28536736|dr[1] L2S:2210792|dr[2] S2S:0|dr[3] L2L:0\n"
+		"flops: 7743042536, runtime: 2.080330ms, ComputationAbility: 3.722026T\n";
+	struct bmp_netstat ns;
+	struct tp_diag d = {0};
+	assert_int_equal(bmp_netstat_parse(txt, sizeof txt - 1, "n", &ns, &d), TP_OK);
+	assert_int_equal(ns.total_cycle, 1872297);
+	assert_int_equal(ns.bdc_cycle, 1297280);
+	assert_int_equal(ns.gdma_cycle, 1206884);
+	assert_int_equal(ns.flops, UINT64_C(7743042536));
+	assert_int_equal(ns.bd_items, 2);
+	assert_int_equal(ns.gdma_items, 1);
+	assert_int_equal(ns.dr_bytes[1], 2210792);
+	assert_string_equal(ns.runtime_ms, "2.080330");
+	static const char bad[] = "ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\n";
+	assert_int_equal(bmp_netstat_parse(bad, sizeof bad - 1, "d/net_stat.sim", &ns, &d),
+	                 TP_EFORMAT);
+	assert_string_equal(d.msg, "d/net_stat.sim:2: malformed item \"Conv|CONV|s:1|b:x|g:2|e:3|t:3\"");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The synthetic BM1688 dump, end to end.                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_a2_small(void **state)
+{
+	(void)state;
+	const char *dir = make_fixture("a2_small", "a2_small");
+	assert_int_equal(tp_bmprofile_probe(dir), 1);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1688);
+	assert_true(p->tiu_freq_mhz == 900 && p->gdma_freq_mhz == 750);
+	assert_string_equal(tp_str(p, p->devices[0].name), "BM1688 tiny_net");
+	assert_int_equal(p->devices[0].num_cores, 2);
+	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1688");
+	assert_string_equal(tp_profile_get_meta(p, "tpu_freq"), "0");
+	assert_true(p->num_notes >= 1); /* tpu_freq=0 -> arch default clocks, said in a note */
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "tpu_freq=0"));
+	assert_int_equal(p->num_subnets, 1);
+	assert_int_equal(p->subnets[0].begin_usec, UINT64_C(1700000000000000));
+
+	/* Timeline (§9.2), by hand:
+	 *   raw ns: TIU0 conv 900000/0.9=1000000 .. 1000998, wait 1001111 .. 1001121;
+	 *           GDMA0 after trimming (zeros at 0, 1, 3 -> keep 1..2): load 998666 .. 999665,
+	 *           chain_end 1000000 .. 1000012; TIU1 send dropped, wait 2111111 .. 2111121.
+	 *   anchors: core 0 wait 1001111, core 1 wait 2111111 -> core 1 shifted by -1110000.
+	 *   zero = min(1000000, 998666, 1001111) = 998666.
+	 *   conv: 1334 ns -> int(1334*0.9) = 1200 cycles, 2332 ns -> 2098; Asic 899. */
+	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
+	assert_int_equal(t0->count, 3);
+	const struct tp_slice *s = by_cmd(t0, 1);
+	assert_int_equal(s->start_cycle, 1200);
+	assert_int_equal(s->cycles, 899);
+	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
+	assert_int_equal(s->end_ns, 2331);   /* int(2098 / 0.9) */
+	assert_string_equal(tp_str(p, s->name), "conv.normal");
+	assert_string_equal(tp_str(p, s->type), "sCONV");
+	assert_int_equal(s->dtype, TP_DT_INT8);
+	assert_int_equal(s->dep_id, 1);
+	assert_int_equal(s->kind, TP_CMD_NORMAL);
+	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
+	s = by_cmd(t0, 2);
+	assert_int_equal(s->start_cycle, 2200); /* 2445 ns */
+	assert_int_equal(s->cycles, 10);
+	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(s->layer, -1);
+	int found;
+	assert_int_equal(arg_int(p, s->args, "Msg Id", &found), 3);
+	assert_true(found);
+	s = by_cmd(t0, 3);
+	assert_string_equal(tp_str(p, s->name), "system.end");
+	assert_int_equal(s->layer, -1); /* the final end command has no node line */
+
+	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(g0->count, 2);
+	s = by_cmd(g0, 1);
+	assert_int_equal(s->start_cycle, 0);
+	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
+	assert_int_equal(s->bytes, 48);
+	assert_int_equal(s->stall, 7);
+	assert_string_equal(tp_str(p, s->name), "tensorLd");
+	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(s->layer, 0);
+	assert_int_equal(arg_int(p, s->args, "src_start_addr", &found), INT64_C(0x8000001000));
+	s = by_cmd(g0, 2);
+	assert_string_equal(tp_str(p, s->name), "dma.sys.chain_end");
+	assert_int_equal(s->kind, TP_CMD_SYS);
+	assert_int_equal(s->start_cycle, 1000); /* 1334 ns */
+
+	const struct tp_track *t1 = track(p, 1, TP_TRACK_TIU);
+	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
+	s = by_cmd(t1, 2);
+	assert_int_equal(s->start_cycle, 2200); /* aligned onto core 0's wait */
+	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+
+	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
+	assert_int_equal(p->num_layers, 2);
+	assert_int_equal(p->layers[0].is_data_move, 1);
+	assert_int_equal(p->layers[0].gdma_first, 1);
+	assert_int_equal(p->layers[0].gdma_last, 1);
+	assert_int_equal(p->layers[1].tiu_first, 1);
+	assert_int_equal(p->layers[1].begin_ns, 1333);
+	assert_int_equal(p->layers[1].end_ns, 2331);
+	assert_int_equal(p->layers[1].num_tensors, 2);
+	assert_string_equal(tp_str(p, p->layers[0].name), "in put");
+
+	/* MCU: NODE_SET at base + 49950 ticks x 20 ns = 999000 ns -> 334 ns after the zero. */
+	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
+	assert_int_equal(m0->count, 2);
+	assert_int_equal(m0->slices[0].start_ns, 334);
+	assert_int_equal(m0->slices[0].end_ns, 334);
+	assert_string_equal(tp_str(p, m0->slices[0].name), "set_GDMA");
+	assert_string_equal(arg_str(p, m0->slices[0].args, "extra"), "hello");
+	assert_int_equal(m0->slices[1].start_ns, 1334);
+	assert_int_equal(m0->slices[1].end_ns, 3334);
+
+	assert_int_equal(p->stats.files_read, 5);
+	assert_int_equal(p->stats.blocks_read, 8);
+	assert_int_equal(p->stats.blocks_skipped, 1);
+	assert_int_equal(p->stats.records_read, 13);
+	assert_int_equal(p->stats.records_dropped, 3); /* 2 trimmed GDMA + 1 send_msg */
+	tp_profile_free(p);
+
+	/* Clock overrides replace the arch constants; detail off means no args. */
+	struct tp_bmprofile_opts o = {.tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000,
+	                              .detail = TP_BMPROFILE_DETAIL_OFF};
+	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
+	assert_true(p->tiu_freq_mhz == 1000);
+	assert_true(track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
+	s = by_cmd(track(p, 0, TP_TRACK_TIU), 1);
+	assert_int_equal(s->args, 0);
+	assert_int_equal(s->cycles, 900); /* at 1 GHz ns = cycles: raw 900000..900899 */
+	tp_profile_free(p);
+}
+
+/* The legacy path (§9.1) on a tiny BM1684X dump. */
+static void test_x_small(void **state)
+{
+	(void)state;
+	const char *dir = make_fixture("x_small", "x_small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1684X);
+	assert_true(p->tiu_freq_mhz == 1000 && p->gdma_freq_mhz == 1000); /* tpu_freq=1000 */
+	/* start_offset: first NODE_SET 50 ticks x 20 ns = 1 us after DYN record 1 -> 1000 cycles.
+	 * TIU: raw - 1000 + 1000; GDMA: raw - 500 + 1000. Re-anchoring: GDMA cmd 1 ends at 1299,
+	 * the TIU node that waits for it (bd_id 0 + 1, gdma_id 1) is TIU cmd 1 at 1000: +299. */
+	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *g0 = track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 2); /* the 0xFF-filled record ends the valid data */
+	const struct tp_slice *s = by_cmd(t0, 1);
+	assert_int_equal(s->start_cycle, 1299);
+	assert_int_equal(s->cycles, 100);
+	assert_int_equal(s->start_ns, 1299);
+	assert_int_equal(s->end_ns, 1398);
+	assert_string_equal(tp_str(p, s->name), "arith.add");
+	assert_string_equal(tp_str(p, s->type), "sAR");
+	assert_int_equal(s->layer, 1);
+	assert_int_equal(by_cmd(t0, 2)->start_cycle, 1499);
+	s = by_cmd(g0, 1);
+	assert_int_equal(s->start_cycle, 1000);
+	assert_int_equal(s->cycles, 300);
+	assert_int_equal(s->bytes, 123); /* d0_wr + d1_wr + gif_wr */
+	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
+	assert_int_equal(s->layer, 0);
+	assert_string_equal(tp_str(p, by_cmd(g0, 2)->name), "dma.sys.chain_end");
+	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
+	assert_int_equal(m0->count, 2);
+	assert_int_equal(m0->slices[0].start_ns, 0);    /* FUNC at the legacy time base */
+	assert_int_equal(m0->slices[1].start_ns, 1000); /* NODE_SET */
+	assert_string_equal(tp_str(p, m0->slices[1].name), "set_GDMA");
+	assert_int_equal(p->stats.records_dropped, 1);
+	assert_int_equal(p->stats.files_read, 4);
+	tp_profile_free(p);
+}
+
+/* tensor_location.json replaces the node-line layers (§8.3); skip_layers drops layers. */
+static void test_a2_layers_json(void **state)
+{
+	(void)state;
+	const char *dir = make_fixture("a2_small", "a2_json");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
+	static const char js[] =
+		"[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
+		"\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
+		"\"operands\": [], \"results\": [{\"name\": \"in_ld\"}]},\n"
+		" {\"file-line\": 12, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
+		"\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
+		"\"operands\": [], \"results\": []}]";
+	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
+	assert_int_equal(p->num_tensors, 0);
+	assert_string_equal(tp_str(p, p->layers[0].type), "Load");
+	assert_string_equal(tp_str(p, p->layers[0].name), "in_ld");
+	assert_int_equal(p->layers[0].id, 10);
+	assert_int_equal(p->layers[1].tiu_first, 1);
+	assert_int_equal(p->layers[1].tiu_last, 2);
+	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
+	assert_int_equal(by_cmd(t0, 1)->layer, 1);
+	assert_int_equal(by_cmd(t0, 2)->layer, 1); /* the wait is inside the conv's range */
+	assert_int_equal(by_cmd(t0, 3)->layer, -1);
+	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_GDMA), 1)->layer, 0);
+	assert_int_equal(p->layers[1].begin_ns, 1333);
+	assert_int_equal(p->layers[1].end_ns, 2454); /* end of the wait (2209 cycles) */
+	tp_profile_free(p);
+
+	assert_int_equal(tp_test_write_file(path, "{\"x\": 1}", 8), 0);
+	snprintf(path, sizeof path, "%s/tensor_location.json: not a JSON array of layer entries",
+	         dir);
+	p = (struct tp_profile *)1;
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_EFORMAT);
+	assert_null(p);
+	assert_string_equal(d.msg, path);
+
+	struct tp_bmprofile_opts o = {.skip_layers = 1};
+	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
+	assert_int_equal(p->num_layers, 0);
+	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_TIU), 1)->layer, -1);
+	tp_profile_free(p);
+}
+
+/* Out of memory at every allocation: a clean error, nothing leaked (ASan checks). */
+static void test_a2_small_oom(void **state)
+{
+	(void)state;
+	const char *dir = make_fixture("a2_small", "a2_oom");
+	/* tp_profile_new (called first by the reader) leaks when its string table's own
+	 * initialisation fails half way (model/common code, reported to its owner): start after
+	 * its allocations. */
+	tp_alloc_fail_after(-1);
+	struct tp_profile *q = tp_profile_new();
+	long first = tp_alloc_fail_after(-1);
+	tp_profile_free(q);
+	int ok = 0;
+	for (long n = first; n < 5000 && !ok; n++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		tp_alloc_fail_after(n);
+		int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+		tp_alloc_fail_after(-1);
+		if (rc == TP_OK) {
+			ok = 1;
+			tp_profile_free(p);
+		} else {
+			assert_int_equal(rc, TP_ENOMEM);
+			assert_null(p);
+		}
+	}
+	assert_true(ok);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Bad input: each one a status, an exact message and no profile.                           */
+/* ---------------------------------------------------------------------------------------- */
+
+static void expect_error(const char *dir, int status, const char *msg)
+{
+	struct tp_profile *p = (struct tp_profile *)1;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	assert_null(p);
+	if (rc != status || strcmp(d.msg, msg) != 0)
+		fail_msg("got %s \"%s\"\nwant %s \"%s\"", tp_status_name(rc), d.msg,
+		         tp_status_name(status), msg);
+}
+
+static void test_bad_inputs(void **state)
+{
+	(void)state;
+	char want[8192], path[4096];
+	const char *dir;
+
+	/* iter0.profile layout (see the fixture comments): the unknown block 77 at 0x585, the
+	 * core-1 TIU block at 0x591 (96 bytes), file size 1529. */
+	dir = make_fixture("a2_small", "bad_trunc");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 1519), 0);
+	snprintf(want, sizeof want, "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left",
+	         dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = make_fixture("a2_small", "bad_hdr");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 1425 + 5), 0);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x591: truncated block header: 8 bytes needed, 5 left", dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = make_fixture("a2_small", "bad_len");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	put_u32(path, 0x585 + 4, 4096);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left", dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = make_fixture("a2_small", "bad_count");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	put_u32(path, 44 + 8 + 32, 5); /* COMMAND group_num 5, but only one group follows */
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow", dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = make_fixture("a2_small", "bad_garbled");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	put_u32(path, 0xfc + 4, 1000); /* GDMA block length not a whole number of records */
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0xfc: GDMA block length 1000 is not a multiple of the 256-byte "
+	         "record",
+	         dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = make_fixture("a2_small", "bad_empty_iter");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 0), 0);
+	snprintf(want, sizeof want, "%s/iter0.profile@0x0: empty file (no SUMMARY block)", dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = make_fixture("a2_small", "bad_nocmd");
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile: COMMAND block 0 names cmd_20000_0_1.dat, which is missing from %s",
+	         dir, dir);
+	expect_error(dir, TP_ENOTFOUND, want);
+
+	dir = make_fixture("a2_small", "bad_arch");
+	snprintf(path, sizeof path, "%s/global.profile", dir);
+	static const char g9[] = "[bmprofile] net_name=x\n[bmprofile] arch=9\n";
+	assert_int_equal(tp_test_write_file(path, g9, sizeof g9 - 1), 0);
+	snprintf(want, sizeof want, "%s/global.profile:2: unknown arch 9", dir);
+	expect_error(dir, TP_EUNSUPPORTED, want);
+	assert_int_equal(tp_test_write_file(path, "[bmprofile] arch=5\n", 19), 0);
+	snprintf(want, sizeof want, "%s/global.profile:1: arch 5 (BM1690) is not supported", dir);
+	expect_error(dir, TP_EUNSUPPORTED, want);
+
+	char empty[4096];
+	snprintf(empty, sizeof empty, "%s/bad_emptydir", tmpdir);
+	rmtree(empty);
+	assert_int_equal(mkdir(empty, 0777), 0);
+	assert_int_equal(tp_bmprofile_probe(empty), 0);
+	snprintf(want, sizeof want,
+	         "%s: no global.profile or iter*.profile: not a bmprofile_data directory", empty);
+	expect_error(empty, TP_ENOTFOUND, want);
+
+	snprintf(path, sizeof path, "%s/a2_small/global.profile", tmpdir);
+	make_fixture("a2_small", "a2_small");
+	assert_int_equal(tp_bmprofile_probe(path), 0);
+	snprintf(want, sizeof want, "%s: not a directory (expected a bmprofile_data directory)", path);
+	expect_error(path, TP_EIO, want);
+
+	snprintf(path, sizeof path, "%s/does_not_exist", tmpdir);
+	snprintf(want, sizeof want, "%s: No such file or directory", path);
+	expect_error(path, TP_ENOTFOUND, want);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The real BM1688 dump.                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_real_bm1688(void **state)
+{
+	(void)state;
+	const char *shared = getenv("TP_SHARED_DIR");
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s/testdata/sophgo/bm1688_resnet50", shared ? shared : "../shared");
+	struct stat st;
+	if (stat(dir, &st) != 0) {
+		printf("SKIPPED: real BM1688 dump not found at %s\n", dir);
+		skip();
+	}
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	/* Records written by the reference converter (PROVENANCE.txt). */
+	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *t1 = track(p, 1, TP_TRACK_TIU);
+	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA), *g1 = track(p, 1, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 257);
+	assert_int_equal(t1->count, 47);
+	assert_int_equal(g0->count, 145);
+	assert_int_equal(g1->count, 21);
+	/* First conv: raw 452448533 .. 452760563 = 312031 cycles, unchanged by the round trip. */
+	const struct tp_slice *s = by_cmd(t0, 2);
+	assert_string_equal(tp_str(p, s->name), "conv.normal");
+	assert_string_equal(tp_str(p, s->type), "sCONV");
+	assert_int_equal(s->cycles, 312031);
+	/* GDMA core 0 cmd 2: 101376 bytes in 3377 cycles (= 22.5147 GB/s at 750 MHz). */
+	s = by_cmd(g0, 2);
+	assert_int_equal(s->bytes, 101376);
+	assert_int_equal(s->cycles, 3377);
+	assert_string_equal(tp_str(p, s->name), "tensorLd");
+	/* Total span, with the GDMA "end" taken as the last record's end (§10.2 quirk). */
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	const struct tp_track *all[4] = {t0, t1, g0, g1};
+	for (int k = 0; k < 4; k++) {
+		const struct tp_track *t = all[k];
+		for (size_t i = 0; i < t->count; i++) {
+			if (t->slices[i].start_ns < lo)
+				lo = t->slices[i].start_ns;
+			if (t->kind == TP_TRACK_TIU && t->slices[i].end_ns > hi)
+				hi = t->slices[i].end_ns;
+		}
+		if (t->kind == TP_TRACK_GDMA && t->count) {
+			/* tracks are sorted by start; the last record in PMU order has the top cmd id */
+			const struct tp_slice *last = &t->slices[0];
+			for (size_t i = 0; i < t->count; i++)
+				if (t->slices[i].cmd_id > last->cmd_id)
+					last = &t->slices[i];
+			if (last->end_ns > hi)
+				hi = last->end_ns;
+		}
+	}
+	assert_int_equal(lo, 0);
+	assert_int_equal(hi - lo, 2176268);
+	/* Per-core sums of the PerfWeb summary (§10.2). */
+	uint64_t tiu[2] = {0}, gdma[2] = {0}, gwait[2] = {0}, ddr[2] = {0};
+	for (int c = 0; c < 2; c++) {
+		const struct tp_track *t = c ? t1 : t0, *g = c ? g1 : g0;
+		for (size_t i = 0; i < t->count; i++)
+			if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+				tiu[c] += t->slices[i].cycles;
+		for (size_t i = 0; i < g->count; i++) {
+			gdma[c] += g->slices[i].cycles;
+			if (g->slices[i].kind == TP_CMD_SYS_WAIT)
+				gwait[c] += g->slices[i].cycles;
+			if (g->slices[i].kind == TP_CMD_NORMAL &&
+			    tp_dir_touches_ddr((enum tp_dir)g->slices[i].dir))
+				ddr[c] += g->slices[i].bytes;
+		}
+	}
+	assert_int_equal(tiu[0], 1304643);
+	assert_int_equal(tiu[1], 91343);
+	assert_int_equal(gdma[0] - gwait[0], 1077718);
+	assert_int_equal(gdma[1] - gwait[1], 155776);
+	assert_int_equal(ddr[0], 31417504);
+	assert_int_equal(ddr[1], 2927680);
+	/* Layers from the node lines: 184 local + 1 global; the first Load owns GDMA cmd 1. */
+	assert_int_equal(p->num_layers, 185);
+	assert_int_equal(by_cmd(g0, 1)->layer, 0);
+	assert_string_equal(tp_str(p, p->layers[0].type), "Load");
+	assert_int_equal(by_cmd(t0, 257)->layer, -1); /* system.end */
+	assert_string_equal(tp_str(p, by_cmd(t0, 257)->name), "system.end");
+	assert_int_equal(p->num_mems, 14);
+	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "1872297");
+	assert_string_equal(tp_profile_get_meta(p, "sim_flops"), "7743042536");
+	assert_int_equal(p->stats.records_dropped, 3);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	setup_paths();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hex_parse),     cmocka_unit_test(test_trim_rules),
+		cmocka_unit_test(test_unwrap),        cmocka_unit_test(test_ns_cycles),
+		cmocka_unit_test(test_records_1688),  cmocka_unit_test(test_records_legacy),
+		cmocka_unit_test(test_cmd_1688),      cmocka_unit_test(test_cmdbuf_end_rule),
+		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
+		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_netstat_parse),
+		cmocka_unit_test(test_a2_small),      cmocka_unit_test(test_a2_layers_json),
+		cmocka_unit_test(test_x_small),
+		cmocka_unit_test(test_a2_small_oom),
+		cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_real_bm1688),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

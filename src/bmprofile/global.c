@@ -1,0 +1,608 @@
+/*
+ * global.c — parser for global.profile (sophgo-bmprofile.md §3): the runtime header (arch,
+ * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
+ * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
+ * node lines go to struct bmp_global for the layer matching done by the reader.
+ *
+ * Grammar: lines end with '\n' (a trailing '\r' is ignored); meaningful lines contain
+ * "[bmprofile]" followed by a body. Bodies recognised (others are ignored, as the reference
+ * does):
+ *   arch=<int> | tpu_freq=<int> | net_name=<rest> | is_mlir=<int> | core_list=<a,b,>
+ *   start to run subnet_id=<n> | end to run subnet_id=<n> | start parallel. | end parallel.
+ *   global_layer: / local_layer: layer_id=<n> layer_type=<str> layer_name=<rest>
+ *   tensor_id=<n> is_in= shape=[AxB..] dtype= is_const= gaddr= gsize= loffset= nslice= hslice=
+ *     [l2addr=]
+ *   gdma cmd_id bd_id= gdma_id= gdma_dir= gdma_func= [core=]     (GDMA node)
+ *   gdma cmd_id bd_id=0 gdma_id=<dep> bd_func= core=            (TIU node, BM1688 quirk §3.1)
+ *   bd cmd_id bd_id= gdma_id= bd_func= [core=]                  (TIU node, BM1684X)
+ *   mtype=<n> addr= size= alloc= free= desc=<rest>
+ * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
+ * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
+ */
+#include "bmprofile/bmprofile_int.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+enum tp_arch bmp_arch_from_raw(int raw)
+{
+	switch (raw) {
+	case 1: return TP_ARCH_BM1684;
+	case 3: return TP_ARCH_BM1684X;
+	case 4: return TP_ARCH_BM1688;
+	default: return TP_ARCH_UNKNOWN;
+	}
+}
+
+#define MAX_KV 24
+
+struct line {
+	const char *s; /* body (after "[bmprofile]" and blanks) */
+	size_t n;
+	unsigned long no;
+	int parsed;    /* key=value pairs below are valid */
+	unsigned nkv, hint; /* pairs; where the next lookup starts (keys come in order) */
+	struct {
+		const char *k, *v;
+		size_t kn, vn;
+	} kv[MAX_KV];
+};
+
+static int starts(const struct line *l, const char *p)
+{
+	size_t k = strlen(p);
+	return l->n >= k && memcmp(l->s, p, k) == 0;
+}
+
+static int is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Splits the line once into key=value pairs: a key is the run of word characters right
+ * before a '=', its value the run of non-blank characters after it. */
+static void split_kv(struct line *l)
+{
+	l->parsed = 1;
+	l->nkv = 0;
+	for (size_t i = 0; i < l->n && l->nkv < MAX_KV; i++) {
+		if (l->s[i] != '=')
+			continue;
+		size_t kb = i;
+		while (kb > 0 && is_word(l->s[kb - 1]))
+			kb--;
+		if (kb == i)
+			continue;
+		size_t e = i + 1;
+		while (e < l->n && l->s[e] != ' ' && l->s[e] != '\t')
+			e++;
+		l->kv[l->nkv].k = l->s + kb;
+		l->kv[l->nkv].kn = i - kb;
+		l->kv[l->nkv].v = l->s + i + 1;
+		l->kv[l->nkv].vn = e - i - 1;
+		l->nkv++;
+		i = e - 1;
+	}
+}
+
+/* Finds `key=` (as a whole word) and returns its value: a run of non-blank characters, or the
+ * rest of the line when `rest` is set. Returns 1 if found. */
+static int kv(struct line *l, const char *key, int rest, const char **v, size_t *vn)
+{
+	if (!l->parsed) {
+		split_kv(l);
+		l->hint = 0;
+	}
+	size_t k = strlen(key);
+	for (unsigned j = 0; j < l->nkv; j++) {
+		unsigned i = (l->hint + j) % l->nkv;
+		if (l->kv[i].kn != k || memcmp(l->kv[i].k, key, k) != 0)
+			continue;
+		*v = l->kv[i].v;
+		*vn = rest ? (size_t)(l->s + l->n - l->kv[i].v) : l->kv[i].vn;
+		l->hint = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+struct ctx {
+	const char *path;
+	struct tp_profile *p;
+	struct bmp_global *g;
+	struct tp_diag *d;
+	int32_t cur_layer;
+	int32_t cur_subnet;
+	uint32_t type_id[8]; /* recently seen layer types */
+	const char *type_str[8];
+	size_t type_len[8];
+	unsigned type_next;
+};
+
+static int need_i64(struct ctx *c, struct line *l, const char *key, int64_t *out)
+{
+	const char *v;
+	size_t n;
+	if (!kv(l, key, 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
+	if (tp_parse_i64(v, n, out) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
+		                    (int)(n > 40 ? 40 : n), v);
+	return TP_OK;
+}
+
+static int need_u64(struct ctx *c, struct line *l, const char *key, uint64_t *out)
+{
+	const char *v;
+	size_t n;
+	if (!kv(l, key, 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
+	if (tp_parse_u64(v, n, out) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
+		                    (int)(n > 40 ? 40 : n), v);
+	return TP_OK;
+}
+
+static int oom(struct ctx *c)
+{
+	return tp_diag_set(c->d, TP_ENOMEM, "%s: out of memory", c->path);
+}
+
+/* Reads `key` + '=' + decimal digits at *p, then one blank or the end. Returns 1 if so. */
+static int fast_num(const char **p, const char *end, const char *key, size_t kn, uint64_t *out)
+{
+	const char *q = *p;
+	if ((size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
+		return 0;
+	q += kn;
+	uint64_t v = 0;
+	const char *d0 = q;
+	while (q < end && *q >= '0' && *q <= '9' && q - d0 < 18)
+		v = v * 10 + (uint64_t)(*q++ - '0');
+	if (q == d0 || (q < end && *q != ' '))
+		return 0;
+	*out = v;
+	*p = q < end ? q + 1 : q;
+	return 1;
+}
+
+static int do_layer(struct ctx *c, struct line *l, int is_local)
+{
+	int64_t id;
+	const char *tv, *nv;
+	size_t tn, nn;
+	/* Fast path for "layer_id=N layer_type=T layer_name=REST" (the runtime's layout). */
+	const char *p = l->s + (is_local ? 12 : 13), *end = l->s + l->n;
+	while (p < end && *p == ' ')
+		p++;
+	uint64_t uid;
+	if (fast_num(&p, end, "layer_id=", 9, &uid) && uid <= INT32_MAX &&
+	    (size_t)(end - p) > 11 && !memcmp(p, "layer_type=", 11)) {
+		tv = p + 11;
+		const char *te = tv;
+		while (te < end && *te != ' ')
+			te++;
+		tn = (size_t)(te - tv);
+		if (te < end && (size_t)(end - te) >= 12 && !memcmp(te + 1, "layer_name=", 11)) {
+			nv = te + 12;
+			nn = (size_t)(end - nv);
+			id = (int64_t)uid;
+			goto parsed;
+		}
+	}
+	int rc = need_i64(c, l, "layer_id", &id);
+	if (rc)
+		return rc;
+	if (!kv(l, "layer_type", 0, &tv, &tn))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing layer_type=");
+	if (!kv(l, "layer_name", 1, &nv, &nn)) {
+		nv = "";
+		nn = 0;
+	}
+parsed:
+	if (c->g->no_layers)
+		return TP_OK;
+	struct tp_layer ly = {0};
+	ly.id = (int32_t)id;
+	/* Layer types repeat: remember the last few instead of hashing every time. */
+	ly.type = 0;
+	for (int i = 0; i < 8; i++)
+		if (c->type_len[i] == tn && c->type_id[i] && !memcmp(c->type_str[i], tv, tn)) {
+			ly.type = c->type_id[i];
+			break;
+		}
+	if (!ly.type) {
+		ly.type = tp_profile_strn(c->p, tv, tn);
+		int slot = c->type_next++ & 7;
+		c->type_id[slot] = ly.type;
+		c->type_str[slot] = tp_str(c->p, ly.type);
+		c->type_len[slot] = tn;
+	}
+	ly.name = tp_profile_strn(c->p, nv, nn);
+	ly.device = 0;
+	ly.core = -1;
+	ly.subnet = c->cur_subnet;
+	ly.group = -1;
+	ly.is_local = (uint8_t)is_local;
+	ly.is_data_move = (tn == 4 && memcmp(tv, "Load", 4) == 0) ||
+	                  (tn == 5 && memcmp(tv, "Store", 5) == 0);
+	ly.first_tensor = (uint32_t)c->p->num_tensors;
+	ly.begin_ns = 0;
+	ly.end_ns = -1;
+	int idx = tp_profile_add_layer(c->p, &ly);
+	if (idx < 0)
+		return oom(c);
+	c->cur_layer = idx;
+	return TP_OK;
+}
+
+static int do_tensor(struct ctx *c, struct line *l)
+{
+	struct tp_tensor t = {0};
+	int64_t v;
+	uint64_t u;
+	int rc;
+	if ((rc = need_i64(c, l, "tensor_id", &t.id)))
+		return rc;
+	if ((rc = need_i64(c, l, "is_in", &v)))
+		return rc;
+	t.is_in = v != 0;
+	if ((rc = need_i64(c, l, "dtype", &v)))
+		return rc;
+	/* global.profile DataType 0..8 (§3.3) maps onto tp_dtype 1..9. */
+	t.dtype = v >= 0 && v <= 8 ? (uint8_t)(v + 1) : TP_DT_NONE;
+	if ((rc = need_i64(c, l, "is_const", &v)))
+		return rc;
+	t.is_const = v != 0;
+	if ((rc = need_u64(c, l, "gaddr", &t.gaddr)) || (rc = need_u64(c, l, "gsize", &t.gsize)) ||
+	    (rc = need_u64(c, l, "loffset", &t.loffset)))
+		return rc;
+	if ((rc = need_u64(c, l, "nslice", &u)))
+		return rc;
+	t.nslice = (uint32_t)u;
+	if ((rc = need_u64(c, l, "hslice", &u)))
+		return rc;
+	t.hslice = (uint32_t)u;
+	const char *sv;
+	size_t sn;
+	if (kv(l, "l2addr", 0, &sv, &sn) && tp_parse_u64(sv, sn, &t.l2addr) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad l2addr value");
+	if (!kv(l, "shape", 0, &sv, &sn))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing shape=");
+	if (sn < 2 || sv[0] != '[' || sv[sn - 1] != ']')
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
+		                    (int)(sn > 40 ? 40 : sn), sv);
+	size_t i = 1;
+	while (i < sn - 1) {
+		size_t e = i;
+		while (e < sn - 1 && sv[e] != 'x' && sv[e] != ',')
+			e++;
+		if (t.ndim >= TP_MAX_DIMS)
+			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+			                    "shape has more than %d dimensions", TP_MAX_DIMS);
+		if (tp_parse_i64(sv + i, e - i, &t.shape[t.ndim]) != 0)
+			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
+			                    (int)(sn > 40 ? 40 : sn), sv);
+		t.ndim++;
+		i = e + 1;
+	}
+	if (c->g->no_layers || c->g->no_tensors)
+		return TP_OK;
+	t.layer = c->cur_layer;
+	if (tp_profile_add_tensor(c->p, &t) < 0)
+		return oom(c);
+	if (c->cur_layer >= 0) {
+		struct tp_layer *ly = &c->p->layers[c->cur_layer];
+		if (ly->first_tensor + ly->num_tensors + 1 == c->p->num_tensors)
+			ly->num_tensors++;
+	}
+	return TP_OK;
+}
+
+static int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
+                     uint64_t bd_id, uint64_t gdma_id, uint8_t dir)
+{
+	if (core < 0 || core >= BMP_MAX_CORES)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "core %lld out of range 0..%d",
+		                    (long long)core, BMP_MAX_CORES - 1);
+	if (c->g->no_nodes)
+		return TP_OK;
+	struct bmp_nodes *nd = &c->g->nodes[core][engine];
+	if (nd->n == nd->cap) {
+		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap, cap4 = nd->cap;
+		int32_t *ly = tp_grow(nd->layer, sizeof *ly, nd->n + 1, &cap);
+		if (!ly)
+			return oom(c);
+		nd->layer = ly;
+		if (c->g->keep_ids) {
+			uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap2);
+			if (!b)
+				return oom(c);
+			nd->bd_id = b;
+			uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap3);
+			if (!g)
+				return oom(c);
+			nd->gdma_id = g;
+			uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap4);
+			if (!dr)
+				return oom(c);
+			nd->dir = dr;
+			if (cap2 < cap)
+				cap = cap2;
+			if (cap3 < cap)
+				cap = cap3;
+			if (cap4 < cap)
+				cap = cap4;
+		}
+		nd->cap = cap;
+	}
+	nd->layer[nd->n] = c->cur_layer;
+	if (c->g->keep_ids) {
+		nd->bd_id[nd->n] = (uint32_t)bd_id;
+		nd->gdma_id[nd->n] = (uint32_t)gdma_id;
+		nd->dir[nd->n] = dir;
+	}
+	nd->n++;
+	if (c->cur_layer >= 0 && c->p->layers[c->cur_layer].core < 0)
+		c->p->layers[c->cur_layer].core = (int32_t)core;
+	return TP_OK;
+}
+
+/* Node lines exactly as the runtime writes them, without the generic key search:
+ *   bd_id=N gdma_id=N (bd_func=N | gdma_dir=N gdma_func=N) [core=N]
+ * Returns 1 and the fields, or 0 to let the generic path (and its messages) handle it. */
+static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *gd, int *tiu,
+                     uint64_t *dir, uint64_t *core)
+{
+	const char *p = l->s + skip, *end = l->s + l->n;
+	uint64_t f;
+	if (!fast_num(&p, end, "bd_id=", 6, bd) || !fast_num(&p, end, "gdma_id=", 8, gd))
+		return 0;
+	if (fast_num(&p, end, "bd_func=", 8, &f)) {
+		*tiu = 1;
+	} else if (fast_num(&p, end, "gdma_dir=", 9, dir) && fast_num(&p, end, "gdma_func=", 10, &f)) {
+		*tiu = 0;
+	} else {
+		return 0;
+	}
+	*core = 0;
+	if (p < end && !fast_num(&p, end, "core=", 5, core))
+		return 0;
+	return p == end;
+}
+
+static int do_node(struct ctx *c, struct line *l, int bd_prefix)
+{
+	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+	                                TP_DIR_LMEM_TO_LMEM};
+	{
+		uint64_t fb, fg, fd = 99, fc;
+		int ftiu;
+		if (fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) && fc < BMP_MAX_CORES)
+			return push_node(c, l, (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA,
+			                 (int64_t)fc, fb, fg, fd < 4 ? dirs[fd] : TP_DIR_NONE);
+	}
+	uint64_t bd_id, gdma_id;
+	int64_t core = 0;
+	int rc;
+	if ((rc = need_u64(c, l, "bd_id", &bd_id)) || (rc = need_u64(c, l, "gdma_id", &gdma_id)))
+		return rc;
+	const char *v;
+	size_t n;
+	if (kv(l, "core", 0, &v, &n) && tp_parse_i64(v, n, &core) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad core value \"%.*s\"",
+		                    (int)(n > 40 ? 40 : n), v);
+	/* A `bd_func=` key makes it a TIU node, whatever the prefix (BM1688 writes TIU nodes as
+	 * `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=<n> core=<n>`, §3.1). */
+	int tiu = bd_prefix || kv(l, "bd_func", 0, &v, &n);
+	if (!tiu && !kv(l, "gdma_func", 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+		                    "node line without bd_func= or gdma_func=");
+	/* gdma_dir (§3.3): 0 S2L, 1 L2S, 2 S2S, 3 L2L. */
+	int64_t gd;
+	uint8_t dir = TP_DIR_NONE;
+	if (!tiu && kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 && gd >= 0 && gd < 4)
+		dir = dirs[gd];
+	return push_node(c, l, tiu ? BMP_ENG_TIU : BMP_ENG_GDMA, core, bd_id, gdma_id, dir);
+}
+
+static int do_mem(struct ctx *c, struct line *l)
+{
+	struct tp_mem m = {0};
+	int64_t mt;
+	int rc;
+	if ((rc = need_i64(c, l, "mtype", &mt)) || (rc = need_u64(c, l, "addr", &m.addr)) ||
+	    (rc = need_u64(c, l, "size", &m.size)) || (rc = need_u64(c, l, "alloc", &m.alloc_usec)) ||
+	    (rc = need_u64(c, l, "free", &m.free_usec)))
+		return rc;
+	m.mtype = (int32_t)mt;
+	const char *v;
+	size_t n;
+	if (!kv(l, "desc", 1, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing desc=");
+	m.desc = tp_profile_strn(c->p, v, n);
+	if (tp_profile_add_mem(c->p, &m) < 0)
+		return oom(c);
+	return TP_OK;
+}
+
+static int do_core_list(struct ctx *c, struct line *l)
+{
+	const char *v;
+	size_t n;
+	kv(l, "core_list", 0, &v, &n);
+	struct bmp_global *g = c->g;
+	g->n_cores = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t e = i;
+		while (e < n && v[e] != ',')
+			e++;
+		if (e > i) {
+			int64_t core;
+			if (tp_parse_i64(v + i, e - i, &core) != 0 || core < 0 || core > 4096)
+				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad core_list \"%.*s\"",
+				                    (int)(n > 40 ? 40 : n), v);
+			if (g->n_cores >= BMP_MAX_CORES)
+				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+				                    "core_list has more than %d cores", BMP_MAX_CORES);
+			g->cores[g->n_cores++] = (int)core;
+		}
+		i = e + 1;
+	}
+	g->have_core_list = 1;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%.*s", (int)(n > 255 ? 255 : n), v);
+	return tp_profile_set_meta(c->p, "core_list", buf) == TP_OK ? TP_OK : oom(c);
+}
+
+static int do_line(struct ctx *c, struct line *l)
+{
+	struct bmp_global *g = c->g;
+	const char *v;
+	size_t n;
+	int64_t x;
+	char buf[512];
+	/* Most lines are tensor and node lines: test them first. */
+	if (l->n && l->s[0] == 't' && starts(l, "tensor_id=")) {
+		/* Huge dumps keep no tensors: skip their lines unparsed (the one place where a
+		 * malformed line may go unreported, to keep multi-GB logs fast). */
+		if (g->no_tensors || g->no_layers)
+			return TP_OK;
+		return do_tensor(c, l);
+	}
+	if (l->n && l->s[0] == 'g' && starts(l, "gdma cmd_id"))
+		return g->no_nodes ? TP_OK : do_node(c, l, 0);
+	if (g->no_nodes && g->no_layers && l->n &&
+	    (starts(l, "local_layer:") || starts(l, "global_layer:") || starts(l, "bd cmd_id")))
+		return TP_OK; /* nothing of them is kept: do not parse them */
+	if (starts(l, "arch=")) {
+		if (g->have_arch)
+			return TP_OK; /* the first arch= line fixes the arch (§3.2) */
+		int rc = need_i64(c, l, "arch", &x);
+		if (rc)
+			return rc;
+		g->have_arch = 1;
+		g->arch_raw = x < -1000000 || x > 1000000 ? -1 : (int)x;
+		g->arch = bmp_arch_from_raw(g->arch_raw);
+		g->arch_line = l->no;
+		return TP_OK;
+	}
+	if (starts(l, "tpu_freq=") || starts(l, "freq=")) {
+		int rc = need_i64(c, l, starts(l, "freq=") ? "freq" : "tpu_freq", &x);
+		if (rc)
+			return rc;
+		g->have_freq = 1;
+		g->tpu_freq = x;
+		snprintf(buf, sizeof buf, "%lld", (long long)x);
+		return tp_profile_set_meta(c->p, "tpu_freq", buf) == TP_OK ? TP_OK : oom(c);
+	}
+	if (starts(l, "net_name=")) {
+		kv(l, "net_name", 1, &v, &n);
+		c->p->net_name = tp_profile_strn(c->p, v, n);
+		snprintf(buf, sizeof buf, "%.*s", (int)(n > 511 ? 511 : n), v);
+		return tp_profile_set_meta(c->p, "net_name", buf) == TP_OK ? TP_OK : oom(c);
+	}
+	if (starts(l, "start to run subnet_id=") || starts(l, "end to run subnet_id=")) {
+		int rc = need_i64(c, l, "subnet_id", &x);
+		if (rc)
+			return rc;
+		c->cur_subnet = starts(l, "start") ? (int32_t)x : -1;
+		c->cur_layer = -1;
+		return TP_OK;
+	}
+	if (starts(l, "end parallel")) {
+		c->cur_layer = -1;
+		return TP_OK;
+	}
+	if (starts(l, "global_layer:"))
+		return do_layer(c, l, 0);
+	if (starts(l, "local_layer:"))
+		return do_layer(c, l, 1);
+	if (starts(l, "bd cmd_id"))
+		return do_node(c, l, 1);
+	if (starts(l, "core_list="))
+		return do_core_list(c, l);
+	if (starts(l, "mtype="))
+		return do_mem(c, l);
+	return TP_OK;
+}
+
+int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
+                     struct bmp_global *g, struct tp_diag *d)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	c.path = path;
+	c.p = p;
+	c.g = g;
+	c.d = d;
+	c.cur_layer = -1;
+	c.cur_subnet = -1;
+	static const char tag[] = "[bmprofile]";
+	size_t pos = 0, dropped = 0;
+	unsigned long no = 0;
+	while (pos < len) {
+		if (g->drop_pages && pos - dropped >= ((size_t)16 << 20)) {
+			/* Release what we have parsed, so a multi-GB log is never resident at once. */
+			uintptr_t b = ((uintptr_t)text + dropped + 4095) & ~(uintptr_t)4095;
+			uintptr_t e2 = ((uintptr_t)text + pos) & ~(uintptr_t)4095;
+			if (e2 > b)
+				madvise((void *)b, e2 - b, MADV_DONTNEED);
+			dropped = pos;
+		}
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t e = nl ? (size_t)(nl - text) : len;
+		no++;
+		size_t end = e;
+		if (end > pos && text[end - 1] == '\r')
+			end--;
+		const char *s = text + pos;
+		size_t n = end - pos;
+		/* Find the tag anywhere in the line, as the reference's patterns do (it is at the
+		 * start of every line the runtime writes). */
+		const char *tp = NULL;
+		if (n >= sizeof tag - 1 && memcmp(s, tag, sizeof tag - 1) == 0) {
+			tp = s;
+		} else {
+			const char *q = s;
+			while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
+				if ((size_t)(s + n - q) >= sizeof tag - 1 && !memcmp(q, tag, sizeof tag - 1)) {
+					tp = q;
+					break;
+				}
+				q++;
+			}
+		}
+		if (tp) {
+			size_t b = (size_t)(tp - s) + sizeof tag - 1;
+			while (b < n && (s[b] == ' ' || s[b] == '\t'))
+				b++;
+			struct line l;
+			l.s = s + b;
+			l.n = n - b;
+			l.no = no;
+			l.parsed = 0;
+			int rc = do_line(&c, &l);
+			if (rc)
+				return rc;
+		}
+		pos = e + 1;
+	}
+	g->lines = no;
+	if (p->oom)
+		return oom(&c);
+	return TP_OK;
+}
+
+void bmp_global_free(struct bmp_global *g)
+{
+	for (int i = 0; i < BMP_MAX_CORES; i++)
+		for (int e = 0; e < 2; e++) {
+			tp_free(g->nodes[i][e].layer);
+			tp_free(g->nodes[i][e].bd_id);
+			tp_free(g->nodes[i][e].gdma_id);
+			tp_free(g->nodes[i][e].dir);
+			memset(&g->nodes[i][e], 0, sizeof g->nodes[i][e]);
+		}
+}

@@ -1,0 +1,1405 @@
+/*
+ * reader.c — tp_bmprofile_read: finds the files of a bmprofile_data directory, runs the
+ * parsers (global.c, iter.c, cmd.c, netstat.c), reconstructs the timeline (§9.2 PerfAI path
+ * for BM1688/CV186X, §9.1 legacy path for BM1684/BM1684X) and fills the profile model: one
+ * device, per core TIU/GDMA/MCU tracks, one slice per PMU record, layers matched to commands.
+ *
+ * Memory: PMU blocks and cmd files are mapped (tp_file_load) and released as soon as their
+ * core is done; the only per-command storage is the 64-byte slice (plus argument sets while
+ * the dump is small, see enum tp_bmprofile_detail). Slices first hold raw ns in start_ns /
+ * end_ns and the unwrapped inst_id + 1 in cmd_id; the alignment passes then rewrite them.
+ */
+#include "bmprofile/bmprofile_int.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#define NAME_CACHE 32768
+
+struct name_slot {
+	uint32_t name, type;
+	uint8_t set;
+};
+
+struct rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	enum tp_arch arch;
+	double tiu_mhz, gdma_mhz;
+	int detail;
+	int device;
+	struct bmp_global g;
+	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
+	unsigned ncores;
+	struct name_slot *cache;
+	int json_layers;
+	int json; /* tensor_location.json present and wanted */
+	uint64_t first_begin_usec;
+	int have_first_begin;
+	uint32_t key_args[16]; /* interned arg keys */
+};
+
+enum { K_SRC, K_DST, K_DEP, K_MSG, K_CNT, K_OP, K_SUB, K_GDMA_ID, K_BD_ID, K_RAW_ID, K_PID,
+       K_EXTRA, K_NKEYS };
+static const char *const key_names[K_NKEYS] = {
+	"src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id", "Sd\\Wt Count", "tsk_typ",
+	"tsk_eu_typ", "gdma_id", "bd_id", "id", "profile_id", "extra"};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Small helpers.                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+static char *path_of(struct rd *r, const char *name)
+{
+	return tp_path_join(r->dir, name);
+}
+
+static int nomem(struct rd *r)
+{
+	return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir);
+}
+
+/* Releases the pages of a mapped range we are done with, so reading a multi-GB dump does not
+ * keep it resident. */
+static void drop_pages(const struct tp_file *f, size_t from, size_t to)
+{
+	if (!f->mapped || to <= from)
+		return;
+	uintptr_t pg = 4096;
+	uintptr_t b = ((uintptr_t)f->data + from + pg - 1) & ~(pg - 1);
+	uintptr_t e = ((uintptr_t)f->data + to) & ~(pg - 1);
+	if (e > b)
+		madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
+/* 1 if dir/name is a regular file, 0 if not, -1 out of memory. */
+static int exists(struct rd *r, const char *name)
+{
+	char *pth = path_of(r, name);
+	if (!pth)
+		return -1;
+	struct stat st;
+	int ok = stat(pth, &st) == 0 && S_ISREG(st.st_mode);
+	tp_free(pth);
+	return ok;
+}
+
+static int load(struct rd *r, const char *name, struct tp_file *f, char **pathp)
+{
+	char *pth = path_of(r, name);
+	if (!pth)
+		return nomem(r);
+	int rc = tp_file_load(f, pth, r->d);
+	if (rc != TP_OK) {
+		tp_free(pth);
+		return rc;
+	}
+	r->p->stats.files_read++;
+	if (pathp)
+		*pathp = pth;
+	else
+		tp_free(pth);
+	return TP_OK;
+}
+
+static void name_of(struct rd *r, const struct bmp_cmd *c, uint32_t *name, uint32_t *type)
+{
+	struct name_slot *s = &r->cache[c->key % NAME_CACHE];
+	if (!s->set) {
+		s->name = tp_profile_str(r->p, c->name);
+		s->type = tp_profile_str(r->p, c->type);
+		s->set = 1;
+	}
+	*name = s->name;
+	*type = s->type;
+}
+
+static int ensure_tracks(struct rd *r, unsigned core)
+{
+	if (core >= BMP_MAX_CORES)
+		return TP_EFORMAT;
+	while (r->ncores <= core) {
+		unsigned k = r->ncores;
+		r->tiu_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_TIU, NULL,
+		                                       r->tiu_mhz);
+		r->gdma_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_GDMA, NULL,
+		                                        r->gdma_mhz);
+		r->mcu_track[k] = -1;
+		if (r->tiu_track[k] < 0 || r->gdma_track[k] < 0)
+			return nomem(r);
+		r->ncores++;
+	}
+	r->p->devices[r->device].num_cores = (int32_t)r->ncores;
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command files.                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+struct core_cmds {
+	struct tp_file f[2];
+	struct bmp_cmdbuf cb[2];
+	int have[2];
+};
+
+static void core_cmds_free(struct core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		bmp_cmdbuf_free(&cc->cb[e]);
+		tp_file_release(&cc->f[e]);
+		cc->have[e] = 0;
+	}
+}
+
+/* Opens cmd_<base>_<core>_<engine>.dat (legacy arches first try cmd_<base>_<engine>.dat) and
+ * indexes it from the COMMAND block's offset. */
+static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_command *cm,
+                     unsigned core, struct core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		uint64_t base = e == BMP_ENG_TIU ? cm->bd_base : cm->gdma_base;
+		uint64_t offset = e == BMP_ENG_TIU ? cm->bd_offset : cm->gdma_offset;
+		uint64_t expect = e == BMP_ENG_TIU ? cm->bd_count : cm->gdma_count;
+		if (expect == 0)
+			continue;
+		char name[96];
+		int found = 0;
+		if (r->arch != TP_ARCH_BM1688) {
+			snprintf(name, sizeof name, "cmd_%llx_%d.dat", (unsigned long long)base, e);
+			found = exists(r, name);
+		}
+		if (!found) {
+			snprintf(name, sizeof name, "cmd_%llx_%u_%d.dat", (unsigned long long)base, core, e);
+			found = exists(r, name);
+		}
+		if (found < 0)
+			return nomem(r);
+		if (!found)
+			return tp_diag_set(r->d, TP_ENOTFOUND,
+			                   "%s: COMMAND block %u names %s, which is missing from %s", iter_path,
+			                   core, name, r->dir);
+		char *pth = NULL;
+		int rc = load(r, name, &cc->f[e], &pth);
+		if (rc)
+			return rc;
+		if (offset > cc->f[e].size) {
+			rc = tp_diag_at(r->d, TP_EFORMAT, pth, 0,
+			                "COMMAND offset %llu is past the end of the %zu-byte file",
+			                (unsigned long long)offset, cc->f[e].size);
+			tp_free(pth);
+			return rc;
+		}
+		const uint8_t *data = cc->f[e].data + offset;
+		size_t len = cc->f[e].size - (size_t)offset;
+		int irc = cc->f[e].mapped ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
+		                          : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
+		if (irc != TP_OK) {
+			tp_free(pth);
+			return nomem(r);
+		}
+		cc->have[e] = 1;
+		drop_pages(&cc->f[e], 0, cc->f[e].size); /* the index pass touched every page */
+		if (cc->cb[e].stopped)
+			tp_profile_note(r->p, "%s@0x%zx: command decoding stopped at an unknown descriptor "
+			                      "after %u commands; later commands are unnamed",
+			                pth, (size_t)offset + cc->cb[e].stop_off, cc->cb[e].count);
+		if (cc->cb[e].count != expect)
+			tp_profile_note(r->p, "%s: decoded %u commands, the COMMAND block says %llu", pth,
+			                cc->cb[e].count, (unsigned long long)expect);
+		if (r->arch == TP_ARCH_BM1684 && cc->cb[e].count > expect)
+			cc->cb[e].count = (uint32_t)expect; /* fixed slots: trailing padding is not commands */
+		tp_free(pth);
+	}
+	return TP_OK;
+}
+
+/* Fills name/type/kind/dir/dtype/dep (and args) of a slice from its command. */
+static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_slice *s)
+{
+	struct bmp_cmd c;
+	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
+		s->name = tp_profile_str(r->p, "cmd_type_-1_0");
+		s->type = tp_profile_str(r->p, "cmd_type_-1");
+		return;
+	}
+	name_of(r, &c, &s->name, &s->type);
+	s->kind = c.kind;
+	s->dir = c.dir;
+	s->dtype = c.dtype;
+	s->dep_id = c.dep;
+	if (!r->detail)
+		return;
+	tp_args_begin(r->p);
+	struct tp_profile *p = r->p;
+	if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
+		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
+		tp_args_add_uint(p, key_names[K_DST], c.dst_addr);
+	}
+	tp_args_add_uint(p, key_names[K_DEP], c.dep);
+	if (c.has_msg) {
+		tp_args_add_uint(p, key_names[K_MSG], c.msg_id);
+		tp_args_add_uint(p, key_names[K_CNT], c.msg_cnt);
+	}
+	s->args = tp_args_end(p);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* PMU blocks -> raw slices.                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Number of valid records: BM1688 pre-fills with 0, the legacy arches with 0xFF (§4.5), and
+ * the runtime writes only the valid prefix. Releases the pages it read, so the check does not
+ * keep a multi-GB block resident. */
+static size_t valid_prefix(const struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                           size_t rec)
+{
+	uint32_t bad = r->arch == TP_ARCH_BM1688 ? 0 : UINT32_MAX;
+	const uint8_t *p = f->data + sp->off;
+	size_t n = sp->len / rec;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *q = p + i * rec;
+		if (tp_le32(q) == bad || tp_le32(q + 4) == bad)
+			return i;
+		if ((i & 0x3FFF) == 0x3FFF)
+			drop_pages(f, sp->off, sp->off + i * rec);
+	}
+	return n;
+}
+
+/* Turns the raw 32-bit counter values left in start_ns/end_ns of slices [first, count) into
+ * 64-bit values. BM1688 (§9.2) then converts them to ns (int(cycles / MHz * 1000)); the legacy
+ * path keeps cycles. Wraps: the legacy rule (§9.1) assumes one whenever start or end
+ * decreases; the PerfAI path has no wrap handling in the reference, so we only assume one
+ * when a counter drops by more than 2^31 (a real wrap; never the case in the reference's
+ * data), which keeps long dumps monotonic without changing short ones. Runs after the GDMA
+ * trimming so stale records cannot fake a wrap. */
+static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned core,
+                         const char *eng)
+{
+	struct tp_track *tr = &r->p->tracks[t];
+	uint64_t hi = 0, wraps = 0;
+	uint32_t ls = 0, le = 0;
+	int a2 = r->arch == TP_ARCH_BM1688;
+	for (size_t i = first; i < tr->count; i++) {
+		struct tp_slice *s = &tr->slices[i];
+		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)s->end_ns;
+		if (i > first) {
+			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
+			                 : (st < ls || en < le);
+			if (wrapped) {
+				hi += UINT64_C(1) << 32;
+				wraps++;
+			}
+		}
+		ls = st;
+		le = en;
+		uint64_t s64 = hi + st, e64 = hi + en;
+		if (a2 && en < st && st - en > 0x80000000u)
+			e64 += UINT64_C(1) << 32; /* the end wrapped, the start did not */
+		if (a2) {
+			s->start_ns = tp_cycles_to_ns(s64, mhz);
+			s->end_ns = tp_cycles_to_ns(e64, mhz);
+		} else {
+			s->start_ns = (int64_t)s64;
+			s->end_ns = (int64_t)e64;
+		}
+	}
+	if (wraps)
+		tp_profile_note(r->p, "core %u %s: the 32-bit cycle counter wrapped %llu time(s); "
+		                      "unwrapped",
+		                core, eng, (unsigned long long)wraps);
+}
+
+/* Decodes the TIU records of one core into raw slices (start_ns/end_ns = raw cycles as ns
+ * per §9.2 step 3 on BM1688, raw 64-bit-unwrapped cycles on legacy arches). Returns the index
+ * of the first new slice in *first. */
+static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                    struct core_cmds *cc, unsigned core, size_t *first)
+{
+	int t = r->tiu_track[core];
+	const uint8_t *base = f->data + sp->off;
+	size_t n = sp->len / BMP_TIU_REC_SIZE;
+	size_t nv = valid_prefix(r, f, sp, BMP_TIU_REC_SIZE);
+	r->p->stats.records_read += n;
+	r->p->stats.records_dropped += n - nv;
+	*first = r->p->tracks[t].count;
+	if (tp_track_reserve(r->p, t, nv) != TP_OK)
+		return nomem(r);
+	struct bmp_unwrap u = {.width = 16};
+	size_t i0 = 0;
+	if (r->arch == TP_ARCH_BM1688 && nv > 0) {
+		/* §9.2 step 4: a leading system.send_msg record is dropped. */
+		struct bmp_tiu_rec rec;
+		struct bmp_cmd c;
+		bmp_tiu_decode(base, &rec);
+		if (cc->have[BMP_ENG_TIU] && bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) &&
+		    c.op == 15 && c.sub == 8) {
+			bmp_unwrap_next(&u, rec.inst_id);
+			i0 = 1;
+			r->p->stats.records_dropped++;
+		}
+	}
+	for (size_t i = i0; i < nv; i++) {
+		struct bmp_tiu_rec rec;
+		bmp_tiu_decode(base + i * BMP_TIU_REC_SIZE, &rec);
+		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
+		struct tp_slice *s = tp_track_push(r->p, t);
+		s->cmd_id = (uint32_t)(id + 1);
+		s->start_ns = rec.start; /* raw counter values until unwrap_times */
+		s->end_ns = rec.end;
+		if ((i & 0xFFFF) == 0xFFFF)
+			drop_pages(f, sp->off, sp->off + i * BMP_TIU_REC_SIZE);
+	}
+	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
+	if (u.wraps)
+		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (16-bit counter)", core,
+		                (unsigned long long)u.wraps);
+	drop_pages(f, sp->off, sp->off + sp->len);
+	return TP_OK;
+}
+
+static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                     unsigned core, size_t *first)
+{
+	int t = r->gdma_track[core];
+	size_t rs = bmp_gdma_rec_size(r->arch);
+	const uint8_t *base = f->data + sp->off;
+	size_t n = sp->len / rs;
+	size_t nv = valid_prefix(r, f, sp, rs);
+	r->p->stats.records_read += n;
+	r->p->stats.records_dropped += n - nv;
+	*first = r->p->tracks[t].count;
+	if (tp_track_reserve(r->p, t, nv) != TP_OK)
+		return nomem(r);
+	unsigned width = r->arch == TP_ARCH_BM1684 ? 16 : 20;
+	struct bmp_unwrap u = {.width = width};
+	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
+	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
+	for (size_t i = 0; i < nv; i++) {
+		struct bmp_gdma_rec rec;
+		bmp_gdma_decode(r->arch, base + i * rs, &rec);
+		/* An id 0 that follows the top of the id range is a wrap of the 20-bit counter, not
+		 * the stale-record marker the §9.2 trimming looks for (only matters past 1 Mi
+		 * commands, which the reference cannot handle either). */
+		if (rec.inst_id == 0 && !(i > 0 && u.last > wrap_top)) {
+			if (nz == 0)
+				z0 = i;
+			else if (nz == 1)
+				z1 = i;
+			zl = i;
+			nz++;
+		}
+		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
+		struct tp_slice *s = tp_track_push(r->p, t);
+		s->cmd_id = (uint32_t)(id + 1);
+		s->bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
+		s->stall = rec.stall;
+		s->start_ns = rec.start; /* raw counter values until unwrap_times */
+		s->end_ns = rec.end;
+		if ((i & 0x3FFF) == 0x3FFF)
+			drop_pages(f, sp->off, sp->off + i * rs);
+	}
+	drop_pages(f, sp->off, sp->off + sp->len);
+	if (r->arch == TP_ARCH_BM1688) {
+		size_t lo, hi;
+		bmp_trim_range(nv, nz, z0, z1, zl, &lo, &hi);
+		struct tp_track *tr = &r->p->tracks[t];
+		if (lo > 0 && hi > lo)
+			memmove(tr->slices + *first, tr->slices + *first + lo,
+			        (hi - lo) * sizeof *tr->slices);
+		tr->count = *first + (hi - lo);
+		r->p->stats.records_dropped += nv - (hi - lo);
+	}
+	unwrap_times(r, t, *first, r->gdma_mhz, core, "GDMA");
+	return TP_OK;
+}
+
+/* MCU (DYN_DATA) records of one core -> slices on an MCU track. `shift_ns` maps the MCU
+ * timer's ns (since its base) onto the profile's axis. */
+static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                    const struct bmp_span *extra, unsigned core, int legacy_base,
+                    int64_t shift_ns)
+{
+	const uint8_t *base = f->data + sp->off;
+	size_t n = sp->len / BMP_DYN_REC_SIZE;
+	if (n < 2)
+		return TP_OK;
+	struct bmp_dyn_rec r0, r1;
+	bmp_dyn_decode(base, &r0);
+	bmp_dyn_decode(base + BMP_DYN_REC_SIZE, &r1);
+	r->p->stats.records_read += n;
+	if (r0.type != UINT32_MAX || r0.end == 0 || r0.end > 1000000) {
+		tp_profile_note(r->p, "core %u DYN_DATA has no timer record; MCU records skipped", core);
+		r->p->stats.records_dropped += n;
+		return TP_OK;
+	}
+	uint64_t tick = r0.end;
+	uint64_t tbase = legacy_base ? r1.begin : r0.begin;
+	if (r->mcu_track[core] < 0) {
+		r->mcu_track[core] = tp_profile_add_track(r->p, r->device, (int32_t)core, TP_TRACK_MCU,
+		                                          NULL, 1000.0 / (double)tick);
+		if (r->mcu_track[core] < 0)
+			return nomem(r);
+	}
+	int t = r->mcu_track[core];
+	if (tp_track_reserve(r->p, t, n - 1) != TP_OK)
+		return nomem(r);
+	struct tp_cursor ex;
+	tp_cur_init(&ex, extra ? f->data + extra->off : (const uint8_t *)"", extra ? extra->len : 0,
+	            extra ? extra->off : 0);
+	int is_1684 = r->arch == TP_ARCH_BM1684;
+	uint64_t early = 0;
+	for (size_t i = 1; i < n; i++) {
+		struct bmp_dyn_rec d;
+		bmp_dyn_decode(base + i * BMP_DYN_REC_SIZE, &d);
+		if (d.begin < tbase || (d.begin - tbase) > (uint64_t)INT64_MAX / tick) {
+			r->p->stats.records_dropped++;
+			continue;
+		}
+		struct tp_slice *s = tp_track_push(r->p, t);
+		if (!s)
+			return nomem(r);
+		s->start_ns = (int64_t)((d.begin - tbase) * tick) + shift_ns;
+		if (d.end == 0 || d.end == UINT64_MAX || d.end < d.begin ||
+		    (d.end - tbase) > (uint64_t)INT64_MAX / tick)
+			s->end_ns = s->start_ns;
+		else
+			s->end_ns = (int64_t)((d.end - tbase) * tick) + shift_ns;
+		if (s->start_ns < 0) {
+			/* The firmware starts work before the first PMU record (the timeline's zero);
+			 * such records are pinned to 0 so the axis stays non-negative. */
+			s->start_ns = 0;
+			if (s->end_ns < 0)
+				s->end_ns = 0;
+			early++;
+		}
+		s->cmd_id = d.profile_id;
+		unsigned ty = d.type & 0xFF;
+		char nm[48], tyn[32];
+		unsigned eng = is_1684 ? (unsigned)(d.id >> 48) & 15 : (unsigned)(d.id >> 40) & 7;
+		uint64_t gid = is_1684 ? (d.id >> 16) & 0xFFFF : (d.id >> 20) & 0xFFFFF;
+		uint64_t bid = is_1684 ? d.id & 0xFFFF : d.id & 0xFFFFF;
+		static const char *const engs[8] = {"BD", "GDMA", "GDE", "SORT", "NMS", "CDMA", "6", "7"};
+		static const char *const engs1684[4] = {"BD", "GDMA", "CDMA", "GDE"};
+		switch (ty) {
+		case 0:
+			snprintf(nm, sizeof nm, "func");
+			snprintf(tyn, sizeof tyn, "FUNC");
+			break;
+		case 1:
+			snprintf(nm, sizeof nm, "set_%s", is_1684 ? (eng < 4 ? engs1684[eng] : "UNKNOWN")
+			                                          : engs[eng]);
+			snprintf(tyn, sizeof tyn, "NODE_SET");
+			break;
+		case 2:
+			snprintf(nm, sizeof nm, "wait");
+			snprintf(tyn, sizeof tyn, "NODE_WAIT");
+			break;
+		default:
+			snprintf(nm, sizeof nm, "dyn_type_%u", ty);
+			snprintf(tyn, sizeof tyn, "DYN_%u", ty);
+			break;
+		}
+		s->name = tp_profile_str(r->p, nm);
+		s->type = tp_profile_str(r->p, tyn);
+		s->kind = TP_CMD_NORMAL;
+		if (!r->detail)
+			continue;
+		tp_args_begin(r->p);
+		tp_args_add_uint(r->p, key_names[K_PID], d.profile_id);
+		if (ty == 1 || ty == 2) {
+			tp_args_add_uint(r->p, key_names[K_GDMA_ID], gid);
+			tp_args_add_uint(r->p, key_names[K_BD_ID], bid);
+		} else {
+			tp_args_add_uint(r->p, key_names[K_RAW_ID], d.id);
+		}
+		/* DYN_EXTRA STRING items with this profile_id (items come in profile_id order). */
+		while (tp_cur_left(&ex) >= 12) {
+			size_t save = ex.pos;
+			uint32_t pid = tp_cur_u32(&ex), et = tp_cur_u32(&ex), ln = tp_cur_u32(&ex);
+			if (pid > d.profile_id || ln > tp_cur_left(&ex)) {
+				ex.pos = save;
+				break;
+			}
+			const uint8_t *txt = tp_cur_bytes(&ex, ln);
+			if (pid == d.profile_id && et == 0 && txt) {
+				char buf[256];
+				size_t m = ln < sizeof buf - 1 ? ln : sizeof buf - 1;
+				memcpy(buf, txt, m);
+				buf[m] = 0;
+				tp_args_add_str(r->p, key_names[K_EXTRA], buf);
+			}
+		}
+		s = &r->p->tracks[t].slices[r->p->tracks[t].count - 1];
+		s->args = tp_args_end(r->p);
+	}
+	if (early)
+		tp_profile_note(r->p, "core %u: %llu MCU records began before the first PMU record; "
+		                      "their start is shown at 0",
+		                core, (unsigned long long)early);
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* BM1688 / CV186X: the PerfAI path (§9.2).                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+struct core_range {
+	size_t tiu_first, tiu_n, gdma_first, gdma_n;
+};
+
+/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
+static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
+                          int64_t offset_ns, uint64_t *clamped)
+{
+	struct tp_slice *s = r->p->tracks[t].slices + first;
+	for (size_t i = 0; i < n; i++, s++) {
+		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
+		int64_t ce = bmp_ns_to_cycles(s->end_ns - sub, mhz);
+		if (cs < 0) {
+			cs = 0;
+			(*clamped)++;
+		}
+		if (ce < cs)
+			ce = cs;
+		uint64_t cyc = (uint64_t)(ce - cs) + 1;
+		s->start_cycle = (uint64_t)cs;
+		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
+		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+	}
+}
+
+static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
+                   const struct bmp_iter *it)
+{
+	unsigned nc = it->n_bd > it->n_gdma ? it->n_bd : it->n_gdma;
+	int rc = TP_OK;
+	struct core_range cr[BMP_MAX_CORES];
+	int64_t anchor[BMP_MAX_CORES];
+	int have_anchor[BMP_MAX_CORES];
+	struct core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
+	if (!cc)
+		return nomem(r);
+	memset(cr, 0, sizeof cr);
+	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
+		goto out;
+	for (unsigned k = 0; k < nc; k++) {
+		have_anchor[k] = 0;
+		if (k < it->n_cmd && (rc = open_cmds(r, ipath, &it->cmd[k], k, &cc[k])) != TP_OK)
+			goto out;
+		if (k < it->n_bd) {
+			if ((rc = read_tiu(r, f, &it->bd[k], &cc[k], k, &cr[k].tiu_first)) != TP_OK)
+				goto out;
+			cr[k].tiu_n = r->p->tracks[r->tiu_track[k]].count - cr[k].tiu_first;
+		}
+		if (k < it->n_gdma) {
+			if ((rc = read_gdma(r, f, &it->gdma[k], k, &cr[k].gdma_first)) != TP_OK)
+				goto out;
+			cr[k].gdma_n = r->p->tracks[r->gdma_track[k]].count - cr[k].gdma_first;
+		}
+		/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
+		 * the TIU record that executed it. */
+		if (cc[k].have[BMP_ENG_TIU]) {
+			struct bmp_cmd c;
+			uint32_t wait_id = 0;
+			for (uint32_t id = 1; id <= cc[k].cb[BMP_ENG_TIU].count; id++)
+				if (bmp_cmdbuf_get(&cc[k].cb[BMP_ENG_TIU], id, &c) && c.op == 15 && c.sub == 9) {
+					wait_id = id;
+					break;
+				}
+			const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices + cr[k].tiu_first;
+			for (size_t i = 0; wait_id && i < cr[k].tiu_n; i++)
+				if (s[i].cmd_id == wait_id) {
+					anchor[k] = s[i].start_ns;
+					have_anchor[k] = 1;
+					break;
+				}
+		}
+	}
+	/* Core alignment against core 0. */
+	int64_t delta[BMP_MAX_CORES] = {0};
+	for (unsigned k = 1; k < nc; k++) {
+		if (!have_anchor[0] || !have_anchor[k]) {
+			if (cr[k].tiu_n || cr[k].gdma_n)
+				tp_profile_note(r->p, "%s: core %u has no wait_msg anchor; left unaligned", ipath,
+				                k);
+			continue;
+		}
+		delta[k] = anchor[k] - anchor[0];
+		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices + cr[k].tiu_first;
+		for (size_t i = 0; i < cr[k].tiu_n; i++) {
+			s[i].start_ns -= delta[k];
+			s[i].end_ns -= delta[k];
+		}
+		s = r->p->tracks[r->gdma_track[k]].slices + cr[k].gdma_first;
+		for (size_t i = 0; i < cr[k].gdma_n; i++) {
+			s[i].start_ns -= delta[k];
+			s[i].end_ns -= delta[k];
+		}
+	}
+	/* Global zero: min over cores of the first TIU and first GDMA start. */
+	int64_t zero = INT64_MAX;
+	for (unsigned k = 0; k < nc; k++) {
+		if (cr[k].tiu_n && r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
+			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
+		if (cr[k].gdma_n &&
+		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
+			zero = r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns;
+	}
+	if (zero == INT64_MAX)
+		zero = 0;
+	/* Later iterations sit after the first by their host begin time. */
+	int64_t offset_ns = 0;
+	if (!r->have_first_begin) {
+		r->first_begin_usec = it->summary.begin_usec;
+		r->have_first_begin = 1;
+	} else if (it->summary.begin_usec > r->first_begin_usec) {
+		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
+	}
+	uint64_t clamped = 0;
+	for (unsigned k = 0; k < nc; k++) {
+		finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz, zero,
+		              offset_ns, &clamped);
+		finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n, r->gdma_mhz, zero,
+		              offset_ns, &clamped);
+		for (int e = 0; e < 2; e++) {
+			int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+			size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
+			size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
+			for (size_t i = 0; i < n; i++) {
+				fill_cmd(r, &cc[k], e, &r->p->tracks[t].slices[first + i]);
+				if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
+					drop_pages(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
+			}
+		}
+		if (k < it->n_dyn) {
+			/* The MCU timer counts from record 0's base in the PMU counters' epoch (§4.9), so
+			 * it takes the same zero and core shift. */
+			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 0,
+			              -zero - delta[k] + offset_ns);
+			if (rc)
+				goto out;
+		}
+		core_cmds_free(&cc[k]);
+	}
+	if (clamped)
+		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
+		                ipath, (unsigned long long)clamped);
+out:
+	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
+		core_cmds_free(&cc[k]);
+	tp_free(cc);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* BM1684 / BM1684X: the legacy path (§9.1).                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Legacy slices carry engine cycles in start_ns/end_ns; turn them into the final fields. */
+static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mhz,
+                          int64_t offset_ns)
+{
+	struct tp_slice *s = r->p->tracks[t].slices + first;
+	for (size_t i = 0; i < n; i++, s++) {
+		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
+		int64_t ce = s->end_ns < cs ? cs : s->end_ns;
+		uint64_t cyc = (uint64_t)(ce - cs) + 1;
+		s->start_cycle = (uint64_t)cs;
+		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
+		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+	}
+}
+
+static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
+                       const struct bmp_iter *it)
+{
+	unsigned nc = it->n_bd > it->n_gdma ? it->n_bd : it->n_gdma;
+	int rc = TP_OK;
+	struct core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
+	if (!cc)
+		return nomem(r);
+	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
+		goto out;
+	uint32_t mask = r->arch == TP_ARCH_BM1684 ? 0xFFFFu : 0xFFFFFu;
+	int64_t iter_off_ns = 0;
+	if (!r->have_first_begin) {
+		r->first_begin_usec = it->summary.begin_usec;
+		r->have_first_begin = 1;
+	} else if (it->summary.begin_usec > r->first_begin_usec && it->n_dyn &&
+	           it->dyn[0].len / BMP_DYN_REC_SIZE >= 2) {
+		/* §9.1: the iteration's begin relative to the first one, only with >= 2 DYN records. */
+		iter_off_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
+	}
+	for (unsigned k = 0; k < nc; k++) {
+		size_t tf = 0, gf = 0, tn = 0, gn = 0;
+		if (k < it->n_cmd && (rc = open_cmds(r, ipath, &it->cmd[k], k, &cc[k])) != TP_OK)
+			goto out;
+		if (k < it->n_bd) {
+			if ((rc = read_tiu(r, f, &it->bd[k], &cc[k], k, &tf)) != TP_OK)
+				goto out;
+			tn = r->p->tracks[r->tiu_track[k]].count - tf;
+		}
+		if (k < it->n_gdma) {
+			if ((rc = read_gdma(r, f, &it->gdma[k], k, &gf)) != TP_OK)
+				goto out;
+			gn = r->p->tracks[r->gdma_track[k]].count - gf;
+		}
+		/* start_offset: the first NODE_SET's time (µs since DYN record 1) in engine cycles. */
+		double start_us = 0;
+		uint64_t tick = 0, dbase = 0;
+		if (k < it->n_dyn && it->dyn[k].len / BMP_DYN_REC_SIZE >= 2) {
+			const uint8_t *db = f->data + it->dyn[k].off;
+			struct bmp_dyn_rec d0, d;
+			bmp_dyn_decode(db, &d0);
+			bmp_dyn_decode(db + BMP_DYN_REC_SIZE, &d);
+			tick = d0.end;
+			dbase = d.begin;
+			for (size_t i = 1; i < it->dyn[k].len / BMP_DYN_REC_SIZE; i++) {
+				bmp_dyn_decode(db + i * BMP_DYN_REC_SIZE, &d);
+				if ((d.type & 0xFF) == 1 && d.begin >= dbase && tick && tick < 1000000) {
+					start_us = (double)(d.begin - dbase) * (double)tick / 1000.0;
+					break;
+				}
+			}
+		}
+		struct tp_slice *ts = tn ? r->p->tracks[r->tiu_track[k]].slices + tf : NULL;
+		struct tp_slice *gs = gn ? r->p->tracks[r->gdma_track[k]].slices + gf : NULL;
+		int64_t t0 = ts ? ts[0].start_ns : 0, g0 = gs ? gs[0].start_ns : 0;
+		int64_t toff = (int64_t)(start_us * r->tiu_mhz), goff = (int64_t)(start_us * r->gdma_mhz);
+		for (size_t i = 0; i < tn; i++) {
+			ts[i].start_ns = ts[i].start_ns - t0 + toff;
+			ts[i].end_ns = ts[i].end_ns - t0 + toff;
+		}
+		for (size_t i = 0; i < gn; i++) {
+			gs[i].start_ns = gs[i].start_ns - g0 + goff;
+			gs[i].end_ns = gs[i].end_ns - g0 + goff;
+		}
+		/* TIU re-anchoring: the first static GDMA node with a PMU record ends where the TIU
+		 * node that depends on it (bd_id + 1, same gdma_id) starts. */
+		int anchored = 0;
+		const struct bmp_nodes *gnod = &r->g.nodes[k][BMP_ENG_GDMA];
+		const struct bmp_nodes *tnod = &r->g.nodes[k][BMP_ENG_TIU];
+		if (gnod->gdma_id && tnod->bd_id) {
+			for (size_t i = 0; i < gn && !anchored; i++) {
+				uint32_t gid = gs[i].cmd_id & mask;
+				for (size_t a = 0; a < gnod->n && !anchored; a++) {
+					if (gnod->gdma_id[a] != gid)
+						continue;
+					uint32_t want_bd = gnod->bd_id[a] + 1, want_g = gnod->gdma_id[a];
+					for (size_t b = 0; b < tnod->n && !anchored; b++) {
+						if (tnod->bd_id[b] != want_bd || tnod->gdma_id[b] != want_g)
+							continue;
+						for (size_t j = 0; j < tn; j++)
+							if ((ts[j].cmd_id & mask) == (want_bd & mask)) {
+								int64_t gend = (int64_t)((double)gs[i].end_ns * r->tiu_mhz /
+								                         r->gdma_mhz);
+								int64_t sh = gend - ts[j].start_ns;
+								for (size_t q = 0; q < tn; q++) {
+									ts[q].start_ns += sh;
+									ts[q].end_ns += sh;
+								}
+								anchored = 1;
+								break;
+							}
+						break;
+					}
+					break;
+				}
+			}
+		}
+		if (tn && gn && !anchored)
+			tp_profile_note(r->p, "%s: core %u: cannot determine tiu start time (no GDMA/TIU "
+			                      "node pair with PMU records)",
+			                ipath, k);
+		finish_cycles(r, r->tiu_track[k], tf, tn, r->tiu_mhz, iter_off_ns);
+		finish_cycles(r, r->gdma_track[k], gf, gn, r->gdma_mhz, iter_off_ns);
+		for (int e = 0; e < 2; e++) {
+			int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+			size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
+			for (size_t i = 0; i < n; i++)
+				fill_cmd(r, &cc[k], e, &r->p->tracks[t].slices[first + i]);
+		}
+		if (k < it->n_dyn && tick) {
+			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 1,
+			              iter_off_ns);
+			if (rc)
+				goto out;
+		}
+		core_cmds_free(&cc[k]);
+	}
+out:
+	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
+		core_cmds_free(&cc[k]);
+	tp_free(cc);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Layers.                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+static void layer_touch(struct tp_layer *ly, int engine, uint32_t cmd_id, const struct tp_slice *s)
+{
+	uint32_t *first = engine == BMP_ENG_TIU ? &ly->tiu_first : &ly->gdma_first;
+	uint32_t *last = engine == BMP_ENG_TIU ? &ly->tiu_last : &ly->gdma_last;
+	if (*first == 0 || cmd_id < *first)
+		*first = cmd_id;
+	if (cmd_id > *last)
+		*last = cmd_id;
+	if (ly->begin_ns > ly->end_ns) {
+		ly->begin_ns = s->start_ns;
+		ly->end_ns = s->end_ns;
+	} else {
+		if (s->start_ns < ly->begin_ns)
+			ly->begin_ns = s->start_ns;
+		if (s->end_ns > ly->end_ns)
+			ly->end_ns = s->end_ns;
+	}
+}
+
+/* global.profile node lines -> slices. BM1688: the k-th node line of (core, engine) is
+ * command k (the final end command has no line, §3.1). Legacy: the node whose own id equals
+ * the command id (§8.2 matching by id). */
+static void attach_nodes(struct rd *r)
+{
+	for (unsigned k = 0; k < r->ncores; k++)
+		for (int e = 0; e < 2; e++) {
+			const struct bmp_nodes *nd = &r->g.nodes[k][e];
+			if (!nd->n)
+				continue;
+			struct tp_track *t = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+			for (size_t i = 0; i < t->count; i++) {
+				struct tp_slice *s = &t->slices[i];
+				if (s->cmd_id == 0 || s->cmd_id > nd->n)
+					continue;
+				size_t ni = s->cmd_id - 1;
+				if (r->arch != TP_ARCH_BM1688 && nd->bd_id) {
+					uint32_t own = e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
+					if (own != s->cmd_id)
+						continue;
+					/* BM1684X descriptors are decoded without addresses; the compiler's
+					 * gdma_dir gives the direction. */
+					if (e == BMP_ENG_GDMA && s->dir == TP_DIR_NONE && s->kind == TP_CMD_NORMAL)
+						s->dir = nd->dir[ni];
+				}
+				int32_t L = nd->layer[ni];
+				if (L < 0 || (size_t)L >= r->p->num_layers)
+					continue;
+				s->layer = L;
+				layer_touch(&r->p->layers[L], e, s->cmd_id, s);
+			}
+		}
+}
+
+static int json_int(const cJSON *o, const char *key, int64_t *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (cJSON_IsNumber(v)) {
+		*out = (int64_t)v->valuedouble;
+		return 1;
+	}
+	if (cJSON_IsBool(v)) {
+		*out = cJSON_IsTrue(v);
+		return 1;
+	}
+	return 0;
+}
+
+static int json_pair(const cJSON *o, const char *key, int64_t *a, int64_t *b)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
+		return 0;
+	const cJSON *x = cJSON_GetArrayItem(v, 0), *y = cJSON_GetArrayItem(v, 1);
+	if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y))
+		return 0;
+	*a = (int64_t)x->valuedouble;
+	*b = (int64_t)y->valuedouble;
+	return 1;
+}
+
+/* tensor_location.json (§8.3): each entry owns TIU cmd ids before[0]+1 .. after[0] and GDMA
+ * ids before[1]+1 .. after[1] on core_id. */
+static int json_layers(struct rd *r)
+{
+	struct tp_file f;
+	char *pth = NULL;
+	int rc = load(r, "tensor_location.json", &f, &pth);
+	if (rc)
+		return rc;
+	cJSON *root = cJSON_ParseWithLength((const char *)f.data, f.size);
+	tp_file_release(&f);
+	if (!root || !cJSON_IsArray(root)) {
+		const char *at = cJSON_GetErrorPtr();
+		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: not a JSON array of layer entries%s%.20s%s", pth,
+		                 at ? " (near \"" : "", at ? at : "", at ? "\")" : "");
+		cJSON_Delete(root);
+		tp_free(pth);
+		return rc;
+	}
+	size_t base = r->p->num_layers;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, root)
+	{
+		int64_t line = -1, core = 0, subnet = -1, loc = 0, tb = 0, db = 0, ta = 0, da = 0;
+		json_int(e, "file-line", &line);
+		json_int(e, "core_id", &core);
+		json_int(e, "subnet_id", &subnet);
+		json_int(e, "is_local", &loc);
+		if (!json_pair(e, "tiu_dma_id(before)", &tb, &db) ||
+		    !json_pair(e, "tiu_dma_id(after)", &ta, &da))
+			continue;
+		const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "opcode");
+		const char *opname = cJSON_IsString(op) ? op->valuestring : "";
+		if (strncmp(opname, "tpu.", 4) == 0)
+			opname += 4;
+		struct tp_layer ly = {0};
+		ly.id = (int32_t)line;
+		ly.type = tp_profile_str(r->p, opname);
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results");
+		const cJSON *r0 = cJSON_IsArray(res) ? cJSON_GetArrayItem(res, 0) : NULL;
+		const cJSON *nm = r0 ? cJSON_GetObjectItemCaseSensitive(r0, "name") : NULL;
+		ly.name = tp_profile_str(r->p, cJSON_IsString(nm) ? nm->valuestring : "");
+		ly.core = (int32_t)core;
+		ly.subnet = (int32_t)subnet;
+		ly.group = -1;
+		ly.is_local = loc != 0;
+		ly.is_data_move = !strcmp(opname, "Load") || !strcmp(opname, "Store");
+		ly.tiu_first = ta > tb && tb >= 0 ? (uint32_t)tb + 1 : 0;
+		ly.tiu_last = ta > tb && tb >= 0 ? (uint32_t)ta : 0;
+		ly.gdma_first = da > db && db >= 0 ? (uint32_t)db + 1 : 0;
+		ly.gdma_last = da > db && db >= 0 ? (uint32_t)da : 0;
+		ly.begin_ns = 0;
+		ly.end_ns = -1;
+		if (tp_profile_add_layer(r->p, &ly) < 0) {
+			cJSON_Delete(root);
+			tp_free(pth);
+			return nomem(r);
+		}
+	}
+	cJSON_Delete(root);
+	tp_free(pth);
+	r->json_layers = 1;
+	/* Match slices through a cmd_id -> entry map per (core, engine); when ranges overlap the
+	 * first entry keeps the command (the reference's lookup stops at the first match). */
+	for (unsigned k = 0; k < r->ncores; k++)
+		for (int eng = 0; eng < 2; eng++) {
+			struct tp_track *t =
+				&r->p->tracks[eng == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+			uint32_t maxid = 0;
+			for (size_t i = 0; i < t->count; i++)
+				if (t->slices[i].cmd_id > maxid)
+					maxid = t->slices[i].cmd_id;
+			if (!maxid)
+				continue;
+			int32_t *owner = tp_malloc(((size_t)maxid + 1) * sizeof *owner);
+			if (!owner)
+				return nomem(r);
+			for (size_t i = 0; i <= maxid; i++)
+				owner[i] = -1;
+			for (size_t L = base; L < r->p->num_layers; L++) {
+				const struct tp_layer *ly = &r->p->layers[L];
+				if (ly->core != (int32_t)k)
+					continue;
+				uint32_t lo = eng == BMP_ENG_TIU ? ly->tiu_first : ly->gdma_first;
+				uint32_t hi = eng == BMP_ENG_TIU ? ly->tiu_last : ly->gdma_last;
+				for (uint32_t id = lo; lo && id <= hi && id <= maxid; id++)
+					if (owner[id] < 0)
+						owner[id] = (int32_t)L;
+			}
+			for (size_t i = 0; i < t->count; i++) {
+				struct tp_slice *s = &t->slices[i];
+				int32_t L = owner[s->cmd_id];
+				if (L < 0)
+					continue;
+				s->layer = L;
+				struct tp_layer *ly = &r->p->layers[L];
+				if (ly->begin_ns > ly->end_ns) {
+					ly->begin_ns = s->start_ns;
+					ly->end_ns = s->end_ns;
+				} else {
+					if (s->start_ns < ly->begin_ns)
+						ly->begin_ns = s->start_ns;
+					if (s->end_ns > ly->end_ns)
+						ly->end_ns = s->end_ns;
+				}
+			}
+			tp_free(owner);
+		}
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Directory.                                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+static int iter_number(const char *name, unsigned long *n)
+{
+	if (strncmp(name, "iter", 4) != 0)
+		return 0;
+	const char *p = name + 4;
+	if (*p < '0' || *p > '9')
+		return 0;
+	unsigned long v = 0;
+	while (*p >= '0' && *p <= '9') {
+		if (v > 100000000UL)
+			return 0;
+		v = v * 10 + (unsigned long)(*p - '0');
+		p++;
+	}
+	if (strcmp(p, ".profile") != 0)
+		return 0;
+	*n = v;
+	return 1;
+}
+
+static int cmp_ul(const void *a, const void *b)
+{
+	unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Lists iter<N>.profile numbers (sorted) and whether global.profile exists. */
+static int scan_dir(const char *dir, unsigned long **iters, size_t *n, int *has_global,
+                    struct tp_diag *d)
+{
+	*iters = NULL;
+	*n = 0;
+	*has_global = 0;
+	struct stat st;
+	if (stat(dir, &st) != 0)
+		return tp_diag_set(d, errno == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", dir,
+		                   strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return tp_diag_set(d, TP_EIO, "%s: not a directory (expected a bmprofile_data directory)",
+		                   dir);
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return tp_diag_set(d, TP_EIO, "%s: %s", dir, strerror(errno));
+	size_t cap = 0;
+	struct dirent *de;
+	int rc = TP_OK;
+	while ((de = readdir(dp)) != NULL) {
+		unsigned long k;
+		if (!strcmp(de->d_name, "global.profile"))
+			*has_global = 1;
+		else if (iter_number(de->d_name, &k)) {
+			unsigned long *ni = tp_grow(*iters, sizeof *ni, *n + 1, &cap);
+			if (!ni) {
+				rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+				break;
+			}
+			*iters = ni;
+			(*iters)[(*n)++] = k;
+		}
+	}
+	closedir(dp);
+	if (rc == TP_OK && *n > 1)
+		qsort(*iters, *n, sizeof **iters, cmp_ul);
+	return rc;
+}
+
+int tp_bmprofile_probe(const char *dir)
+{
+	unsigned long *iters;
+	size_t n;
+	int g;
+	if (scan_dir(dir, &iters, &n, &g, NULL) != TP_OK)
+		return 0;
+	tp_free(iters);
+	return g || n > 0;
+}
+
+/* Looks for the first "arch=" line cheaply, so the node tables know whether to keep ids. */
+static int peek_arch(const uint8_t *t, size_t n)
+{
+	size_t lim = n < 65536 ? n : 65536;
+	for (size_t i = 0; i + 5 < lim; i++) {
+		if (memcmp(t + i, "arch=", 5) != 0 || (i > 0 && t[i - 1] != ' ' && t[i - 1] != ']'))
+			continue;
+		int v = 0, digits = 0;
+		for (size_t j = i + 5; j < lim && t[j] >= '0' && t[j] <= '9' && digits < 6; j++, digits++)
+			v = v * 10 + (t[j] - '0');
+		return digits ? v : -1;
+	}
+	return -1;
+}
+
+static int setup_clocks(struct rd *r, const struct tp_bmprofile_opts *o)
+{
+	double tiu = 0, gdma = 0;
+	switch (r->arch) {
+	case TP_ARCH_BM1688:
+		tiu = 900;
+		gdma = 750;
+		break;
+	case TP_ARCH_BM1684:
+		tiu = 550;
+		gdma = 575;
+		break;
+	case TP_ARCH_BM1684X:
+		tiu = gdma = 1000;
+		if (r->g.have_freq && r->g.tpu_freq > 0)
+			tiu = gdma = (double)r->g.tpu_freq;
+		break;
+	default:
+		break;
+	}
+	if (r->g.have_freq && r->g.tpu_freq <= 0)
+		tp_profile_note(r->p, "global.profile has tpu_freq=%lld; using the %s default clocks "
+		                      "(TIU %.0f MHz, GDMA %.0f MHz)",
+		                (long long)r->g.tpu_freq, tp_arch_name(r->arch), tiu, gdma);
+	if (o && o->tiu_freq_mhz > 0)
+		tiu = o->tiu_freq_mhz;
+	if (o && o->gdma_freq_mhz > 0)
+		gdma = o->gdma_freq_mhz;
+	r->tiu_mhz = tiu;
+	r->gdma_mhz = gdma;
+	r->p->tiu_freq_mhz = tiu;
+	r->p->gdma_freq_mhz = gdma;
+	return TP_OK;
+}
+
+static int read_netstat(struct rd *r)
+{
+	struct tp_file f;
+	char *pth = NULL;
+	int rc = load(r, "net_stat.sim", &f, &pth);
+	if (rc)
+		return rc;
+	struct bmp_netstat ns;
+	rc = bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, r->d);
+	tp_file_release(&f);
+	tp_free(pth);
+	if (rc)
+		return rc;
+	if (!ns.have_total)
+		return TP_OK;
+	char buf[64];
+	struct {
+		const char *k;
+		uint64_t v;
+	} kv[] = {{"sim_total_cycle", ns.total_cycle}, {"sim_bdc_cycle", ns.bdc_cycle},
+	          {"sim_gdma_cycle", ns.gdma_cycle},   {"sim_flops", ns.flops},
+	          {"sim_bd_cmds", ns.bd_items},        {"sim_gdma_cmds", ns.gdma_items},
+	          {"sim_gdma_s2l_bytes", ns.dr_bytes[0]}, {"sim_gdma_l2s_bytes", ns.dr_bytes[1]}};
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
+		snprintf(buf, sizeof buf, "%llu", (unsigned long long)kv[i].v);
+		if (tp_profile_set_meta(r->p, kv[i].k, buf) != TP_OK)
+			return nomem(r);
+	}
+	if (ns.runtime_ms[0] && tp_profile_set_meta(r->p, "sim_runtime_ms", ns.runtime_ms) != TP_OK)
+		return nomem(r);
+	return TP_OK;
+}
+
+static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsigned long *iters,
+                    size_t niters)
+{
+	int rc;
+	struct tp_file gf;
+	char *gpath = NULL;
+	if ((rc = load(r, "global.profile", &gf, &gpath)) != TP_OK)
+		return rc;
+	/* Argument sets cost 8 + 16 bytes per argument; keep them only for dumps that are small
+	 * enough (records <= iter bytes / 32), unless told otherwise. */
+	int want = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
+	if (want == TP_BMPROFILE_DETAIL_AUTO) {
+		uint64_t bytes = 0;
+		for (size_t i = 0; i < niters; i++) {
+			char name[48];
+			snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
+			char *pth = path_of(r, name);
+			struct stat st;
+			if (pth && stat(pth, &st) == 0)
+				bytes += (uint64_t)st.st_size;
+			tp_free(pth);
+		}
+		r->detail = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
+		if (!r->detail)
+			tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
+			                      "message ids) and tensors are not kept; ask for them "
+			                      "explicitly");
+	} else {
+		r->detail = want == TP_BMPROFILE_DETAIL_ON;
+	}
+	int raw = peek_arch(gf.data, gf.size);
+	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
+	r->g.keep_ids = guess == TP_ARCH_BM1684 || guess == TP_ARCH_BM1684X;
+	int js = exists(r, "tensor_location.json");
+	if (js < 0) {
+		tp_file_release(&gf);
+		tp_free(gpath);
+		return nomem(r);
+	}
+	int skip = o && o->skip_layers;
+	r->g.no_layers = js || skip;
+	r->g.no_tensors = !r->detail || skip;
+	/* Legacy arches need the node ids for the TIU re-anchoring even without layers. */
+	r->g.no_nodes = js || (skip && !r->g.keep_ids);
+	r->json = js && !skip;
+	r->g.drop_pages = gf.mapped;
+	rc = bmp_global_parse((const char *)gf.data, gf.size, gpath, r->p, &r->g, r->d);
+	tp_file_release(&gf);
+	if (rc == TP_OK) {
+		if (o && o->arch_override) {
+			r->arch = o->arch_override;
+		} else if (!r->g.have_arch) {
+			rc = tp_diag_set(r->d, TP_EFORMAT, "%s: no arch= line", gpath);
+		} else {
+			r->arch = r->g.arch;
+			if (r->arch == TP_ARCH_UNKNOWN) {
+				static const char *const known[] = {"BM1682", NULL, "BM1880", NULL, NULL,
+				                                    "BM1690", "MARS3", "SG2380", "CV184X"};
+				int a = r->g.arch_raw;
+				if (a >= 0 && a <= 8 && known[a])
+					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+					                  "arch %d (%s) is not supported", a, known[a]);
+				else
+					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+					                  "unknown arch %d", a);
+			}
+		}
+		if (rc == TP_OK && r->arch != TP_ARCH_BM1684 && r->arch != TP_ARCH_BM1684X &&
+		    r->arch != TP_ARCH_BM1688)
+			rc = tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: arch %s is not supported", gpath,
+			                 tp_arch_name(r->arch));
+	}
+	tp_free(gpath);
+	if (rc)
+		return rc;
+	if (r->g.keep_ids != (r->arch == TP_ARCH_BM1684 || r->arch == TP_ARCH_BM1684X))
+		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
+	setup_clocks(r, o);
+	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
+		return nomem(r);
+	r->p->arch = r->arch;
+	r->p->source = tp_profile_str(r->p, "sophgo-bmprofile");
+	char dname[300];
+	snprintf(dname, sizeof dname, "%s %s", tp_arch_name(r->arch), tp_str(r->p, r->p->net_name));
+	if ((r->device = tp_profile_add_device(r->p, dname, 0, 0)) < 0)
+		return nomem(r);
+	if (r->g.have_core_list && r->g.n_cores && (rc = ensure_tracks(r, r->g.n_cores - 1)))
+		return rc;
+	int ns = exists(r, "net_stat.sim");
+	if (ns < 0)
+		return nomem(r);
+	if (ns && (rc = read_netstat(r)) != TP_OK)
+		return rc;
+	if (niters == 0)
+		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
+	for (size_t i = 0; i < niters; i++) {
+		char name[48];
+		snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
+		struct tp_file f;
+		char *ipath = NULL;
+		if ((rc = load(r, name, &f, &ipath)) != TP_OK)
+			return rc;
+		struct bmp_iter *it = tp_malloc(sizeof *it);
+		if (!it) {
+			tp_file_release(&f);
+			tp_free(ipath);
+			return nomem(r);
+		}
+		rc = bmp_walk(f.data, f.size, r->arch, ipath, it, r->d);
+		if (rc == TP_OK) {
+			r->p->stats.blocks_read += it->blocks_read;
+			r->p->stats.blocks_skipped += it->blocks_skipped;
+			struct tp_subnet sn = {.id = it->summary.subnet_id,
+			                       .iteration = it->summary.iteration,
+			                       .type = it->summary.subnet_type,
+			                       .is_dynamic = it->summary.subnet_type == 0 && it->summary.extra,
+			                       .begin_usec = it->summary.begin_usec,
+			                       .end_usec = it->summary.end_usec};
+			if (tp_profile_add_subnet(r->p, &sn) < 0)
+				rc = nomem(r);
+		}
+		if (rc == TP_OK)
+			rc = r->arch == TP_ARCH_BM1688 ? iter_a2(r, ipath, &f, it)
+			                               : iter_legacy(r, ipath, &f, it);
+		tp_free(it);
+		tp_file_release(&f);
+		tp_free(ipath);
+		if (rc)
+			return rc;
+	}
+	if (r->json) {
+		if ((rc = json_layers(r)) != TP_OK)
+			return rc;
+	} else if (!r->g.no_layers) {
+		attach_nodes(r);
+	} else {
+		tp_profile_note(r->p, "layers were not read (skip_layers)");
+	}
+	return TP_OK;
+}
+
+int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
+                      struct tp_diag *d)
+{
+	*out = NULL;
+	/* The profile is created first, so its allocations come first (the OOM test relies on it). */
+	struct tp_profile *p = tp_profile_new();
+	if (!p)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	unsigned long *iters = NULL;
+	size_t niters = 0;
+	int has_global = 0;
+	int rc = scan_dir(dir, &iters, &niters, &has_global, d);
+	if (rc) {
+		tp_profile_free(p);
+		return rc;
+	}
+	if (!has_global) {
+		tp_free(iters);
+		tp_profile_free(p);
+		if (niters)
+			return tp_diag_set(d, TP_ENOTFOUND, "%s/global.profile: missing (the directory has "
+			                                    "iter*.profile files but no global.profile)",
+			                   dir);
+		return tp_diag_set(d, TP_ENOTFOUND,
+		                   "%s: no global.profile or iter*.profile: not a bmprofile_data directory",
+		                   dir);
+	}
+	struct rd *r = tp_calloc(1, sizeof *r);
+	if (!r) {
+		tp_profile_free(p);
+		tp_free(iters);
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	}
+	r->dir = dir;
+	r->p = p;
+	r->d = d;
+	r->cache = tp_calloc(NAME_CACHE, sizeof *r->cache);
+	if (!r->cache) {
+		rc = nomem(r);
+		goto out;
+	}
+	rc = read_all(r, o, iters, niters);
+	if (rc == TP_OK && p->oom)
+		rc = nomem(r);
+	if (rc == TP_OK && (rc = tp_profile_finish(p)) != TP_OK)
+		rc = nomem(r);
+out:
+	bmp_global_free(&r->g);
+	tp_free(r->cache);
+	tp_free(r);
+	tp_free(iters);
+	if (rc != TP_OK) {
+		tp_profile_free(p);
+		return rc;
+	}
+	*out = p;
+	return TP_OK;
+}

@@ -1,0 +1,966 @@
+/*
+ * capfile.c — reads libtpuprof capture dumps into the profile model (contract in capfile.h).
+ * It owns nothing beyond one call: the file mapping and the per-thread scratch arrays are
+ * released before returning; the profile goes to the caller.
+ *
+ * Format (docs/capture-format.md has the full OFFSET / SIZE / FIELD tables; the numbers are
+ * in src/capture/capfmt.h, shared with the writer):
+ *   OFFSET SIZE FIELD
+ *   0      8    magic "TPUPCAP\0"
+ *   8      4    version (this reader accepts 1)
+ *   12     4    header size (>= 128; bytes past 128 are skipped)
+ *   16     4    endianness mark 0x01020304 as written (little-endian only)
+ *   20     4    record size (32)
+ *   24..127     pid, device, session, mode, clock, record limit, calibration, comm, flushes
+ *   128    ...  blocks: u32 type, u32 flags, u64 length, payload
+ * Accepted: HWINFO, SUMMARY, THREAD (+ its RECORDS), END. Unknown block types are skipped by
+ * length and counted; unknown record kinds are skipped and counted (a note says so).
+ * Rejected (TP_EFORMAT / TP_EUNSUPPORTED): bad magic, other versions, big-endian dumps,
+ * other record sizes, unknown clocks, string tables that do not match their counts, RECORDS
+ * without a THREAD, string ids out of range.
+ * Truncation (no END block, or a block longer than the bytes left) is not an error: what is
+ * there is read, and the SUMMARY block written before the thread data says how many records
+ * are missing ("dump truncated: N records lost").
+ */
+#include "capfile/capfile.h"
+
+#include "capture/capfmt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* One thread of the dump as found in pass 1. */
+struct thr {
+	uint64_t off;          /* file offset of the THREAD block (messages) */
+	int64_t tid;
+	uint64_t declared;     /* records the THREAD block announces */
+	uint64_t dropped;
+	uint32_t nstr, sbytes, str_dropped, hw_kind;
+	char name[TP_CAPFMT_COMM_SIZE + 1];
+	const uint8_t *strs;
+	uint64_t strs_off;
+	int have_recs;
+	const uint8_t *recs;   /* whole records present */
+	uint64_t nrec;
+	uint64_t recs_off;
+	uint64_t first;        /* tick of its first timed record (track order) */
+};
+
+static int thr_cmp(const void *a, const void *b)
+{
+	const struct thr *x = a, *y = b;
+	if (x->first != y->first)
+		return x->first < y->first ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+struct rd {
+	const char *path;
+	struct tp_diag *d;
+	struct tp_profile *p;
+	int mode, clock;
+	uint64_t tick0, ns0, tick1, ns1;
+	int64_t base;          /* absolute ns of the earliest event */
+	struct thr *thr;
+	size_t nthr, cap_thr;
+	uint32_t hw_kind, hw_n;
+	char hw_names[TP_CAPFMT_MAX_HW][TP_CAPFMT_HW_NAME_SIZE + 1];
+	int have_summary, complete;
+	uint64_t sum_records, sum_dropped, sum_str_dropped;
+	uint64_t bytes_missing;
+	uint64_t unknown_records, unmatched_ends, unclosed, orphan_details;
+};
+
+/* Absolute nanoseconds of a tick, saturated to the int64 range. */
+static int64_t tick_ns(const struct rd *r, uint64_t tick)
+{
+	if (r->clock == TP_CAPFMT_CLOCK_MONOTONIC)
+		return (int64_t)(tick & 0x7fffffffffffffffull);
+	long double v = (long double)r->ns0 + ((long double)tick - (long double)r->tick0) *
+	                                          ((long double)r->ns1 - (long double)r->ns0) /
+	                                          ((long double)r->tick1 - (long double)r->tick0);
+	if (v > 9.0e18L)
+		return INT64_C(9000000000000000000);
+	if (v < -9.0e18L)
+		return -INT64_C(9000000000000000000);
+	return (int64_t)v;
+}
+
+static int64_t rel_ns(const struct rd *r, uint64_t tick)
+{
+	/* Wrapping subtraction: wild input must not overflow a signed type. */
+	return (int64_t)((uint64_t)tick_ns(r, tick) - (uint64_t)r->base);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pass 1: header and blocks                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
+{
+	if (size < TP_CAPFMT_MAGIC_SIZE ||
+	    memcmp(c->base, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) != 0)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, 0, "not a tpuprof capture (bad magic)");
+	if (size < TP_CAPFMT_HEADER_SIZE)
+		return tp_diag_at(r->d, TP_ETRUNC, r->path, size,
+		                  "header truncated: %zu of %d bytes present", size,
+		                  TP_CAPFMT_HEADER_SIZE);
+	tp_cur_skip(c, TP_CAPFMT_MAGIC_SIZE);
+	uint32_t version = tp_cur_u32(c);
+	uint32_t hsize = tp_cur_u32(c);
+	uint32_t endian = tp_cur_u32(c);
+	uint32_t recsize = tp_cur_u32(c);
+	if (version != TP_CAPFMT_VERSION)
+		return tp_diag_at(r->d, TP_EUNSUPPORTED, r->path, TP_CAPFMT_OFF_VERSION,
+		                  "capture format version %u (this tpuprof reads %d)", version,
+		                  TP_CAPFMT_VERSION);
+	if (hsize < TP_CAPFMT_HEADER_SIZE || hsize > size)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, TP_CAPFMT_OFF_HEADER_SIZE,
+		                  "header size %u is outside [%d, %zu]", hsize,
+		                  TP_CAPFMT_HEADER_SIZE, size);
+	if (endian != TP_CAPFMT_ENDIAN_MARK)
+		return tp_diag_at(r->d, TP_EUNSUPPORTED, r->path, TP_CAPFMT_OFF_ENDIAN,
+		                  endian == 0x04030201u ? "big-endian dumps are not supported"
+		                                        : "bad endianness mark 0x%08x",
+		                  endian);
+	if (recsize != TP_CAPFMT_RECORD_SIZE)
+		return tp_diag_at(r->d, TP_EUNSUPPORTED, r->path, TP_CAPFMT_OFF_RECORD_SIZE,
+		                  "record size %u (this tpuprof reads %d)", recsize,
+		                  TP_CAPFMT_RECORD_SIZE);
+	uint32_t pid = tp_cur_u32(c);
+	uint32_t device = tp_cur_u32(c);
+	uint32_t session = tp_cur_u32(c);
+	uint32_t mode = tp_cur_u32(c);
+	uint32_t clock = tp_cur_u32(c);
+	uint32_t limit = tp_cur_u32(c);
+	r->tick0 = tp_cur_u64(c);
+	r->ns0 = tp_cur_u64(c);
+	r->tick1 = tp_cur_u64(c);
+	r->ns1 = tp_cur_u64(c);
+	char comm[TP_CAPFMT_COMM_SIZE + 1];
+	const uint8_t *cm = tp_cur_bytes(c, TP_CAPFMT_COMM_SIZE);
+	memcpy(comm, cm, TP_CAPFMT_COMM_SIZE);
+	comm[TP_CAPFMT_COMM_SIZE] = 0;
+	uint32_t flushes = tp_cur_u32(c);
+	if (mode > 2)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, TP_CAPFMT_OFF_MODE,
+		                  "capture mode %u is not 0, 1 or 2", mode);
+	if (clock != TP_CAPFMT_CLOCK_MONOTONIC && clock != TP_CAPFMT_CLOCK_TSC)
+		return tp_diag_at(r->d, TP_EUNSUPPORTED, r->path, TP_CAPFMT_OFF_CLOCK,
+		                  "unknown clock kind %u", clock);
+	r->mode = (int)mode;
+	r->clock = (int)clock;
+	tp_cur_init(c, c->base, size, 0);
+	tp_cur_skip(c, hsize);
+
+	struct tp_profile *p = r->p;
+	char buf[96];
+	if (comm[0])
+		snprintf(buf, sizeof buf, "%s (pid %u)", comm, pid);
+	else
+		snprintf(buf, sizeof buf, "process %u", pid);
+	if (tp_profile_add_device(p, buf, (int32_t)pid, 0) < 0)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	static const char *const modes[] = {"0 (timing)", "1 (condensed)", "2 (detailed)"};
+	tp_profile_set_meta(p, "capture_mode", modes[mode]);
+	snprintf(buf, sizeof buf, "%u", device);
+	tp_profile_set_meta(p, "capture_device", buf);
+	snprintf(buf, sizeof buf, "%u", session);
+	tp_profile_set_meta(p, "capture_session", buf);
+	tp_profile_set_meta(p, "capture_clock", clock == TP_CAPFMT_CLOCK_TSC ? "tsc" : "monotonic");
+	snprintf(buf, sizeof buf, "%u", limit);
+	tp_profile_set_meta(p, "capture_record_limit", buf);
+	if (comm[0])
+		tp_profile_set_meta(p, "process", comm);
+	(void)flushes;
+	return TP_OK;
+}
+
+static int block_hwinfo(struct rd *r, struct tp_cursor *b, uint64_t off)
+{
+	uint32_t kind = tp_cur_u32(b), n = tp_cur_u32(b);
+	if (b->bad || kind > TP_CAPFMT_HW_SOFTWARE || n > TP_CAPFMT_MAX_HW ||
+	    (uint64_t)n * TP_CAPFMT_HW_NAME_SIZE > tp_cur_left(b))
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "bad HWINFO block (kind %u, %u names)",
+		                  kind, n);
+	r->hw_kind = kind;
+	r->hw_n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *s = tp_cur_bytes(b, TP_CAPFMT_HW_NAME_SIZE);
+		memcpy(r->hw_names[i], s, TP_CAPFMT_HW_NAME_SIZE);
+		r->hw_names[i][TP_CAPFMT_HW_NAME_SIZE] = 0;
+	}
+	return TP_OK;
+}
+
+static int block_summary(struct rd *r, struct tp_cursor *b, uint64_t off)
+{
+	if (tp_cur_left(b) < 32)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "SUMMARY block shorter than 32 bytes");
+	tp_cur_u32(b);
+	tp_cur_u32(b);
+	r->sum_records = tp_cur_u64(b);
+	r->sum_dropped = tp_cur_u64(b);
+	r->sum_str_dropped = tp_cur_u64(b);
+	r->have_summary = 1;
+	return TP_OK;
+}
+
+static int block_thread(struct rd *r, struct tp_cursor *b, uint64_t off)
+{
+	if (tp_cur_left(b) < 56)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "THREAD block shorter than 56 bytes");
+	struct thr t;
+	memset(&t, 0, sizeof t);
+	t.off = off;
+	t.tid = (int64_t)tp_cur_u64(b);
+	t.declared = tp_cur_u64(b);
+	t.dropped = tp_cur_u64(b);
+	t.nstr = tp_cur_u32(b);
+	t.sbytes = tp_cur_u32(b);
+	t.str_dropped = tp_cur_u32(b);
+	t.hw_kind = tp_cur_u32(b);
+	memcpy(t.name, tp_cur_bytes(b, TP_CAPFMT_COMM_SIZE), TP_CAPFMT_COMM_SIZE);
+	t.name[TP_CAPFMT_COMM_SIZE] = 0;
+	if (t.sbytes != tp_cur_left(b))
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off + TP_CAPFMT_BLOCK_HEADER_SIZE + 28,
+		                  "thread %lld: string table of %u bytes but %zu bytes follow",
+		                  (long long)t.tid, t.sbytes, tp_cur_left(b));
+	if (t.nstr > t.sbytes)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off + TP_CAPFMT_BLOCK_HEADER_SIZE + 24,
+		                  "thread %lld: %u strings cannot fit in %u bytes", (long long)t.tid,
+		                  t.nstr, t.sbytes);
+	t.strs_off = tp_cur_offset(b);
+	t.strs = tp_cur_bytes(b, t.sbytes);
+	if (t.sbytes == 0)
+		t.strs = NULL;
+	struct thr *nt = tp_grow(r->thr, sizeof *r->thr, r->nthr + 1, &r->cap_thr);
+	if (nt == NULL)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	r->thr = nt;
+	r->thr[r->nthr++] = t;
+	return TP_OK;
+}
+
+/* `avail` bytes of the block are present out of `len` declared (truncated when less). */
+static int block_records(struct rd *r, struct tp_cursor *b, uint64_t off, uint64_t len,
+                         uint64_t avail)
+{
+	struct thr *t = r->nthr ? &r->thr[r->nthr - 1] : NULL;
+	if (t == NULL || t->have_recs)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "RECORDS block without its THREAD block");
+	if (len % TP_CAPFMT_RECORD_SIZE != 0 || len / TP_CAPFMT_RECORD_SIZE != t->declared)
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 8,
+		                  "RECORDS block of %llu bytes does not hold the %llu records of thread %lld",
+		                  (unsigned long long)len, (unsigned long long)t->declared,
+		                  (long long)t->tid);
+	t->have_recs = 1;
+	t->nrec = avail / TP_CAPFMT_RECORD_SIZE;
+	t->recs_off = tp_cur_offset(b);
+	t->recs = t->nrec ? tp_cur_bytes(b, (size_t)(t->nrec * TP_CAPFMT_RECORD_SIZE)) : NULL;
+	return TP_OK;
+}
+
+static int read_blocks(struct rd *r, struct tp_cursor *c)
+{
+	while (tp_cur_left(c) > 0) {
+		uint64_t off = tp_cur_offset(c);
+		if (tp_cur_left(c) < TP_CAPFMT_BLOCK_HEADER_SIZE) {
+			r->bytes_missing += TP_CAPFMT_BLOCK_HEADER_SIZE - tp_cur_left(c);
+			return TP_OK; /* truncated inside a block header */
+		}
+		uint32_t type = tp_cur_u32(c);
+		tp_cur_u32(c); /* flags: none defined */
+		uint64_t len = tp_cur_u64(c);
+		size_t left = tp_cur_left(c);
+		struct tp_cursor b;
+		if (len > left) {
+			r->bytes_missing += len - left;
+			/* Only a cut RECORDS block still yields data: its whole records. */
+			if (type == TP_CAPFMT_BLK_RECORDS) {
+				tp_cur_sub(c, left, &b);
+				return block_records(r, &b, off, len, left);
+			}
+			return TP_OK;
+		}
+		tp_cur_sub(c, (size_t)len, &b);
+		int rc = TP_OK;
+		r->p->stats.blocks_read++;
+		switch (type) {
+		case TP_CAPFMT_BLK_HWINFO:
+			rc = block_hwinfo(r, &b, off);
+			break;
+		case TP_CAPFMT_BLK_SUMMARY:
+			rc = block_summary(r, &b, off);
+			break;
+		case TP_CAPFMT_BLK_THREAD:
+			rc = block_thread(r, &b, off);
+			break;
+		case TP_CAPFMT_BLK_RECORDS:
+			rc = block_records(r, &b, off, len, len);
+			break;
+		case TP_CAPFMT_BLK_END:
+			r->complete = 1;
+			return TP_OK;
+		default:
+			r->p->stats.blocks_read--;
+			r->p->stats.blocks_skipped++;
+			break;
+		}
+		if (rc != TP_OK)
+			return rc;
+	}
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Pass 2: records -> slices                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+struct rec {
+	uint64_t ts;
+	uint8_t kind, flags;
+	uint16_t aux;
+	uint32_t name;
+	uint64_t a, b;
+	uint64_t off;
+};
+
+static void get_rec(const struct thr *t, uint64_t i, struct rec *x)
+{
+	struct tp_cursor c;
+	tp_cur_init(&c, t->recs + i * TP_CAPFMT_RECORD_SIZE, TP_CAPFMT_RECORD_SIZE,
+	            t->recs_off + i * TP_CAPFMT_RECORD_SIZE);
+	x->off = tp_cur_offset(&c);
+	x->ts = tp_cur_u64(&c);
+	x->kind = tp_cur_u8(&c);
+	x->flags = tp_cur_u8(&c);
+	x->aux = tp_cur_u16(&c);
+	x->name = tp_cur_u32(&c);
+	x->a = tp_cur_u64(&c);
+	x->b = tp_cur_u64(&c);
+}
+
+static int timed(uint8_t kind)
+{
+	return kind >= TP_CAPFMT_REC_ACT_BEGIN && kind <= TP_CAPFMT_REC_COUNTER;
+}
+
+struct open_scope {
+	uint8_t kind, flags;
+	uint32_t name;
+	uint64_t a, b;
+	uint64_t ts;
+	uint64_t off; /* file offset of the begin record */
+};
+
+struct tctx {
+	struct rd *r;
+	const struct thr *t;
+	uint32_t *ids;      /* thread string id -> profile string id */
+	int track;
+	struct open_scope *stack;
+	size_t depth, cap;
+	struct { uint32_t name; int counter; } *ctr;
+	size_t nctr, cap_ctr;
+};
+
+static int str_id(struct tctx *x, uint32_t id, uint64_t off, uint32_t *out)
+{
+	if (id > x->t->nstr)
+		return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, off,
+		                  "string id %u out of range (thread %lld has %u strings)", id,
+		                  (long long)x->t->tid, x->t->nstr);
+	*out = x->ids[id];
+	return TP_OK;
+}
+
+static int str_of(struct tctx *x, uint64_t id, uint64_t off, const char **s)
+{
+	uint32_t pid = 0;
+	if (id > UINT32_MAX)
+		return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, off,
+		                  "string id %llu out of range", (unsigned long long)id);
+	int rc = str_id(x, (uint32_t)id, off, &pid);
+	*s = rc == TP_OK ? tp_str(x->r->p, pid) : "";
+	return rc;
+}
+
+static const char *type_of(uint8_t begin_kind)
+{
+	switch (begin_kind) {
+	case TP_CAPFMT_REC_ACT_BEGIN:
+		return TP_CAP_TYPE_ACTIVITY;
+	case TP_CAPFMT_REC_STEP_BEGIN:
+		return TP_CAP_TYPE_STEP;
+	case TP_CAPFMT_REC_OP_BEGIN:
+		return TP_CAP_TYPE_OP;
+	default:
+		return TP_CAP_TYPE_RUNTIME;
+	}
+}
+
+static void join(struct tp_buf *b, const char *s)
+{
+	if (b->len)
+		tp_buf_putc(b, ';');
+	tp_buf_puts(b, s);
+}
+
+struct detail {
+	struct tp_buf in_names, in_shapes, in_dtypes, out_names, out_shapes, out_dtypes, wshape;
+	int have_in, have_out, have_w, have_cost, have_sparse;
+	uint64_t bytes, flops;
+	double sparse;
+	uint32_t attr_key[64], attr_val[64];
+	int nattr;
+	uint64_t hw[TP_CAPFMT_MAX_HW];
+	int have_hw[TP_CAPFMT_MAX_HW];
+};
+
+static void detail_init(struct detail *dt)
+{
+	memset(dt, 0, sizeof *dt);
+	tp_buf_init(&dt->in_names);
+	tp_buf_init(&dt->in_shapes);
+	tp_buf_init(&dt->in_dtypes);
+	tp_buf_init(&dt->out_names);
+	tp_buf_init(&dt->out_shapes);
+	tp_buf_init(&dt->out_dtypes);
+	tp_buf_init(&dt->wshape);
+}
+
+static void detail_free(struct detail *dt)
+{
+	tp_buf_free(&dt->in_names);
+	tp_buf_free(&dt->in_shapes);
+	tp_buf_free(&dt->in_dtypes);
+	tp_buf_free(&dt->out_names);
+	tp_buf_free(&dt->out_shapes);
+	tp_buf_free(&dt->out_dtypes);
+	tp_buf_free(&dt->wshape);
+}
+
+/* Reads the detail records following an OP_END at index *i (advancing it). */
+static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
+{
+	const struct thr *t = x->t;
+	struct rec q;
+	while (*i + 1 < t->nrec) {
+		get_rec(t, *i + 1, &q);
+		if (q.kind < TP_CAPFMT_REC_TENSOR)
+			break;
+		(*i)++;
+		const char *s1, *s2;
+		int rc;
+		switch (q.kind) {
+		case TP_CAPFMT_REC_TENSOR: {
+			int role = q.aux >> 8;
+			if (q.b > TP_CAPFMT_MAX_DIMS || role > TP_CAPFMT_ROLE_WEIGHT)
+				return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, q.off,
+				                  "tensor record with role %d and %llu dims", role,
+				                  (unsigned long long)q.b);
+			if ((rc = str_of(x, q.name, q.off + 12, &s1)) != TP_OK ||
+			    (rc = str_of(x, q.a, q.off + 16, &s2)) != TP_OK)
+				return rc;
+			/* Shape: dims records follow, two dims each. */
+			char shape[8 * 21 + 8];
+			size_t sl = 0;
+			shape[0] = 0;
+			uint64_t want = q.b, got = 0;
+			while (got < want && *i + 1 < t->nrec) {
+				struct rec dm;
+				get_rec(t, *i + 1, &dm);
+				if (dm.kind != TP_CAPFMT_REC_DIMS)
+					break;
+				(*i)++;
+				uint64_t v[2] = {dm.a, dm.b};
+				for (int k = 0; k < 2 && k < dm.aux && got < want; k++, got++)
+					sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld",
+					                       got ? "x" : "", (long long)(int64_t)v[k]);
+			}
+			if (role == TP_CAPFMT_ROLE_INPUT) {
+				join(&dt->in_names, s1);
+				join(&dt->in_shapes, shape);
+				join(&dt->in_dtypes, s2);
+				dt->have_in++;
+			} else if (role == TP_CAPFMT_ROLE_OUTPUT) {
+				join(&dt->out_names, s1);
+				join(&dt->out_shapes, shape);
+				join(&dt->out_dtypes, s2);
+				dt->have_out++;
+			} else {
+				dt->wshape.len = 0;
+				tp_buf_puts(&dt->wshape, shape);
+				dt->have_w = 1;
+			}
+			break;
+		}
+		case TP_CAPFMT_REC_ATTR:
+			if ((rc = str_id(x, q.name, q.off + 12, &dt->attr_key[dt->nattr < 64 ? dt->nattr : 63])) != TP_OK)
+				return rc;
+			if (q.a > UINT32_MAX)
+				return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, q.off + 16,
+				                  "attribute value id out of range");
+			if ((rc = str_id(x, (uint32_t)q.a, q.off + 16,
+			                 &dt->attr_val[dt->nattr < 64 ? dt->nattr : 63])) != TP_OK)
+				return rc;
+			if (dt->nattr < 64)
+				dt->nattr++;
+			break;
+		case TP_CAPFMT_REC_COST:
+			dt->bytes = q.a;
+			dt->flops = q.b;
+			dt->have_cost = 1;
+			break;
+		case TP_CAPFMT_REC_SPARSITY:
+			memcpy(&dt->sparse, &q.a, sizeof dt->sparse);
+			dt->have_sparse = dt->sparse == dt->sparse; /* not NaN */
+			break;
+		case TP_CAPFMT_REC_HW:
+			if (q.aux < TP_CAPFMT_MAX_HW) {
+				dt->hw[q.aux] = q.a;
+				dt->have_hw[q.aux] = 1;
+			}
+			break;
+		case TP_CAPFMT_REC_DIMS:
+			x->r->orphan_details++;
+			break;
+		default:
+			x->r->unknown_records++;
+			break;
+		}
+	}
+	return TP_OK;
+}
+
+static void add_step_args(struct tp_profile *p, const struct open_scope *o)
+{
+	int in_step = (o->flags & TP_CAPFMT_F_STEP) != 0;
+	tp_args_add_int(p, TP_CAP_KEY_STEP, in_step ? (int64_t)o->a : -1);
+	tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+}
+
+/* Closes the innermost scope as a slice ending at `end_tick`; `i` points at its end record
+ * (or is NULL for scopes still open at the end of the dump). */
+static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_tick,
+                       const struct rec *end, uint64_t *i)
+{
+	struct rd *r = x->r;
+	struct tp_profile *p = r->p;
+	struct detail dt;
+	detail_init(&dt);
+	int rc = TP_OK;
+	if (end && o->kind == TP_CAPFMT_REC_OP_BEGIN)
+		rc = read_detail(x, i, &dt);
+	if (rc != TP_OK)
+		goto out;
+	const char *type = type_of(o->kind);
+	const char *name;
+	if ((rc = str_of(x, o->name, o->off + 12, &name)) != TP_OK)
+		goto out;
+	uint32_t args = tp_args_begin(p);
+	(void)args;
+	switch (o->kind) {
+	case TP_CAPFMT_REC_ACT_BEGIN: {
+		tp_args_add_int(p, TP_CAP_KEY_STEP, (int64_t)o->a);
+		const char *meta = "";
+		if ((rc = str_of(x, o->b, o->off + 24, &meta)) != TP_OK)
+			goto out;
+		if (!meta[0] && end && (rc = str_of(x, end->b, end->off + 24, &meta)) != TP_OK)
+			goto out;
+		if (meta[0])
+			tp_args_add_str(p, TP_CAP_KEY_META, meta);
+		break;
+	}
+	case TP_CAPFMT_REC_STEP_BEGIN:
+		if (r->mode >= 1)
+			tp_args_add_str(p, TP_CAP_KEY_GRAPH, name);
+		tp_args_add_int(p, TP_CAP_KEY_STEP, (int64_t)o->a);
+		tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+		break;
+	case TP_CAPFMT_REC_OP_BEGIN: {
+		if (r->mode >= 1) {
+			const char *ot, *po;
+			if ((rc = str_of(x, o->b & 0xffffffffu, o->off + 24, &ot)) != TP_OK ||
+			    (rc = str_of(x, o->b >> 32, o->off + 28, &po)) != TP_OK)
+				goto out;
+			tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, ot);
+			tp_args_add_str(p, TP_CAP_KEY_POST_OP, po);
+		}
+		add_step_args(p, o);
+		if (dt.have_in) {
+			tp_buf_putc(&dt.in_names, 0);
+			tp_buf_putc(&dt.in_shapes, 0);
+			tp_buf_putc(&dt.in_dtypes, 0);
+			if (!dt.in_names.oom && !dt.in_shapes.oom && !dt.in_dtypes.oom) {
+				tp_args_add_str(p, TP_CAP_KEY_INPUTS, dt.in_names.data);
+				tp_args_add_str(p, TP_CAP_KEY_INPUT_SHAPES, dt.in_shapes.data);
+				tp_args_add_str(p, TP_CAP_KEY_INPUT_DTYPES, dt.in_dtypes.data);
+			}
+		}
+		if (dt.have_out) {
+			tp_buf_putc(&dt.out_names, 0);
+			tp_buf_putc(&dt.out_shapes, 0);
+			tp_buf_putc(&dt.out_dtypes, 0);
+			if (!dt.out_names.oom && !dt.out_shapes.oom && !dt.out_dtypes.oom) {
+				tp_args_add_str(p, TP_CAP_KEY_OUTPUTS, dt.out_names.data);
+				tp_args_add_str(p, TP_CAP_KEY_OUTPUT_SHAPES, dt.out_shapes.data);
+				tp_args_add_str(p, TP_CAP_KEY_OUTPUT_DTYPES, dt.out_dtypes.data);
+			}
+		}
+		if (dt.have_w) {
+			tp_buf_putc(&dt.wshape, 0);
+			if (!dt.wshape.oom)
+				tp_args_add_str(p, TP_CAP_KEY_WEIGHT_SHAPE, dt.wshape.data);
+		}
+		if (dt.have_sparse)
+			tp_args_add_real(p, TP_CAP_KEY_WEIGHT_SPARSITY, dt.sparse);
+		if (dt.have_cost) {
+			tp_args_add_uint(p, TP_CAP_KEY_BYTES, dt.bytes);
+			tp_args_add_uint(p, TP_CAP_KEY_FLOPS, dt.flops);
+		}
+		for (int k = 0; k < dt.nattr; k++) {
+			char key[300];
+			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_ATTR_PREFIX,
+			         tp_str(p, dt.attr_key[k]));
+			tp_args_add_str(p, key, tp_str(p, dt.attr_val[k]));
+		}
+		for (uint32_t k = 0; k < TP_CAPFMT_MAX_HW; k++) {
+			if (!dt.have_hw[k])
+				continue;
+			char key[64];
+			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_HW_PREFIX,
+			         k < r->hw_n && r->hw_names[k][0] ? r->hw_names[k] : "counter");
+			if (k >= r->hw_n)
+				snprintf(key, sizeof key, "%scounter%u", TP_CAP_KEY_HW_PREFIX, k);
+			tp_args_add_uint(p, key, dt.hw[k]);
+		}
+		break;
+	}
+	default: /* runtime call */
+		add_step_args(p, o);
+		break;
+	}
+	{
+		struct tp_slice *s = tp_track_push(p, x->track);
+		if (s == NULL) {
+			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+			goto out;
+		}
+		s->start_ns = rel_ns(r, o->ts);
+		s->end_ns = rel_ns(r, end_tick);
+		if (s->end_ns < s->start_ns)
+			s->end_ns = s->start_ns;
+		s->name = tp_profile_str(p, name[0] ? name : type);
+		s->type = tp_profile_str(p, type);
+		s->args = tp_args_end(p);
+	}
+out:
+	detail_free(&dt);
+	return rc;
+}
+
+static int counter_sample(struct tctx *x, const struct rec *q)
+{
+	struct rd *r = x->r;
+	uint32_t name;
+	int rc = str_id(x, q->name, q->off + 12, &name);
+	if (rc != TP_OK)
+		return rc;
+	int idx = -1;
+	for (size_t k = 0; k < x->nctr; k++)
+		if (x->ctr[k].name == name)
+			idx = x->ctr[k].counter;
+	if (idx < 0) {
+		idx = tp_profile_add_counter(r->p, 0, x->track, name ? tp_str(r->p, name) : "counter", "");
+		void *n = tp_grow(x->ctr, sizeof *x->ctr, x->nctr + 1, &x->cap_ctr);
+		if (idx < 0 || n == NULL)
+			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+		x->ctr = n;
+		x->ctr[x->nctr].name = name;
+		x->ctr[x->nctr].counter = idx;
+		x->nctr++;
+	}
+	double v;
+	memcpy(&v, &q->a, sizeof v);
+	if (tp_counter_push(r->p, idx, rel_ns(r, q->ts), v) != TP_OK)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	return TP_OK;
+}
+
+static int read_thread(struct rd *r, const struct thr *t)
+{
+	struct tp_profile *p = r->p;
+	struct tctx x;
+	memset(&x, 0, sizeof x);
+	x.r = r;
+	x.t = t;
+	int rc = TP_OK;
+	/* Intern the thread's strings: exactly nstr NUL-terminated strings fill sbytes. */
+	x.ids = tp_calloc((size_t)t->nstr + 1, sizeof *x.ids);
+	if (x.ids == NULL)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	{
+		uint32_t pos = 0;
+		for (uint32_t k = 1; k <= t->nstr; k++) {
+			const uint8_t *z = memchr(t->strs + pos, 0, t->sbytes - pos);
+			if (z == NULL) {
+				rc = tp_diag_at(r->d, TP_EFORMAT, r->path, t->strs_off + pos,
+				                "thread %lld: string %u is not NUL-terminated",
+				                (long long)t->tid, k);
+				goto out;
+			}
+			size_t len = (size_t)(z - (t->strs + pos));
+			x.ids[k] = tp_profile_strn(p, (const char *)t->strs + pos, len);
+			pos += (uint32_t)len + 1;
+		}
+		if (pos != t->sbytes) {
+			rc = tp_diag_at(r->d, TP_EFORMAT, r->path, t->strs_off + pos,
+			                "thread %lld: %u bytes after its %u strings", (long long)t->tid,
+			                t->sbytes - pos, t->nstr);
+			goto out;
+		}
+	}
+	{
+		char name[64];
+		if (t->name[0])
+			snprintf(name, sizeof name, "%s", t->name);
+		else
+			snprintf(name, sizeof name, "thread %lld", (long long)t->tid);
+		x.track = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, name, 0);
+		if (x.track < 0) {
+			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+			goto out;
+		}
+		p->tracks[x.track].tid = t->tid;
+		p->tracks[x.track].dropped = t->dropped;
+	}
+	p->stats.records_read += t->nrec;
+	p->stats.records_dropped += t->dropped;
+	uint64_t last = 0;
+	for (uint64_t i = 0; i < t->nrec; i++) {
+		struct rec q;
+		get_rec(t, i, &q);
+		if (timed(q.kind))
+			last = q.ts;
+		switch (q.kind) {
+		case TP_CAPFMT_REC_ACT_BEGIN:
+		case TP_CAPFMT_REC_STEP_BEGIN:
+		case TP_CAPFMT_REC_OP_BEGIN:
+		case TP_CAPFMT_REC_RT_BEGIN: {
+			void *n = tp_grow(x.stack, sizeof *x.stack, x.depth + 1, &x.cap);
+			if (n == NULL) {
+				rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+				goto out;
+			}
+			x.stack = n;
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off};
+			x.stack[x.depth++] = o;
+			break;
+		}
+		case TP_CAPFMT_REC_ACT_END:
+		case TP_CAPFMT_REC_STEP_END:
+		case TP_CAPFMT_REC_OP_END:
+		case TP_CAPFMT_REC_RT_END:
+			if (x.depth == 0 || x.stack[x.depth - 1].kind != q.kind - 1) {
+				r->unmatched_ends++;
+				break;
+			}
+			x.depth--;
+			if ((rc = close_scope(&x, &x.stack[x.depth], q.ts, &q, &i)) != TP_OK)
+				goto out;
+			break;
+		case TP_CAPFMT_REC_COUNTER:
+			if ((rc = counter_sample(&x, &q)) != TP_OK)
+				goto out;
+			break;
+		case TP_CAPFMT_REC_TENSOR:
+		case TP_CAPFMT_REC_DIMS:
+		case TP_CAPFMT_REC_ATTR:
+		case TP_CAPFMT_REC_COST:
+		case TP_CAPFMT_REC_SPARSITY:
+		case TP_CAPFMT_REC_HW:
+			r->orphan_details++;
+			break;
+		default:
+			r->unknown_records++;
+			break;
+		}
+	}
+	/* Scopes still open when the dump was written end at the dump time (or at the
+	 * thread's last event when the dump time is unknown). */
+	uint64_t end_tick = r->tick1 > last ? r->tick1 : last;
+	if (r->clock == TP_CAPFMT_CLOCK_MONOTONIC && r->ns1 > last)
+		end_tick = r->ns1;
+	while (x.depth > 0) {
+		x.depth--;
+		r->unclosed++;
+		if ((rc = close_scope(&x, &x.stack[x.depth], end_tick, NULL, NULL)) != TP_OK)
+			goto out;
+	}
+out:
+	tp_free(x.ctr);
+	tp_free(x.stack);
+	tp_free(x.ids);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
+                     struct tp_profile **out, struct tp_diag *d)
+{
+	*out = NULL;
+	struct rd r;
+	memset(&r, 0, sizeof r);
+	r.path = display;
+	r.d = d;
+	r.p = tp_profile_new();
+	if (r.p == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);
+	struct tp_profile *p = r.p;
+	p->arch = TP_ARCH_CPU;
+	p->source = tp_profile_str(p, "tpuprof-capture");
+	p->stats.files_read = 1;
+	struct tp_cursor c;
+	tp_cur_init(&c, data, size, 0);
+	int rc = read_header(&r, &c, size);
+	if (rc == TP_OK)
+		rc = read_blocks(&r, &c);
+	if (rc != TP_OK)
+		goto out;
+	p->stats.bytes_missing = r.bytes_missing;
+	{
+		static const char *const hw[] = {"none", "hardware", "software"};
+		tp_profile_set_meta(p, "hw_counters", hw[r.hw_kind]);
+	}
+
+	/* Calibration: needed as soon as there is one timed record. */
+	int any = 0;
+	int64_t lo = 0;
+	for (size_t k = 0; k < r.nthr; k++) {
+		for (uint64_t i = 0; i < r.thr[k].nrec; i++) {
+			struct rec q;
+			get_rec(&r.thr[k], i, &q);
+			if (!timed(q.kind))
+				continue;
+			if (!any && r.clock == TP_CAPFMT_CLOCK_TSC &&
+			    (r.tick1 <= r.tick0 || r.ns1 <= r.ns0)) {
+				rc = tp_diag_at(d, TP_EFORMAT, display, TP_CAPFMT_OFF_TICK0,
+				                "clock calibration (%llu, %llu) .. (%llu, %llu) is not increasing",
+				                (unsigned long long)r.tick0, (unsigned long long)r.ns0,
+				                (unsigned long long)r.tick1, (unsigned long long)r.ns1);
+				goto out;
+			}
+			int64_t ns = tick_ns(&r, q.ts);
+			if (!any || ns < lo)
+				lo = ns;
+			any = 1;
+		}
+	}
+	r.base = lo;
+	/* Tracks in the order threads first recorded (ties: tid), not the writer's order. */
+	for (size_t k = 0; k < r.nthr; k++) {
+		r.thr[k].first = UINT64_MAX;
+		for (uint64_t i = 0; i < r.thr[k].nrec; i++) {
+			struct rec q;
+			get_rec(&r.thr[k], i, &q);
+			if (timed(q.kind)) {
+				r.thr[k].first = q.ts;
+				break;
+			}
+		}
+	}
+	if (r.nthr > 1)
+		qsort(r.thr, r.nthr, sizeof *r.thr, thr_cmp);
+	for (size_t k = 0; k < r.nthr; k++)
+		if ((rc = read_thread(&r, &r.thr[k])) != TP_OK)
+			goto out;
+
+	uint64_t read_total = 0;
+	for (size_t k = 0; k < r.nthr; k++)
+		read_total += r.thr[k].nrec;
+	if (!r.complete) {
+		if (r.have_summary && r.sum_records >= read_total)
+			tp_profile_note(p, "dump truncated: %llu records lost",
+			                (unsigned long long)(r.sum_records - read_total));
+		else if (r.tick1 == 0)
+			tp_profile_note(p, "dump truncated: the process ended before tpuprof wrote any "
+			                   "records (number of records lost unknown)");
+		else
+			tp_profile_note(p, "dump truncated: an unknown number of records lost");
+		if (r.have_summary && r.sum_records >= read_total)
+			p->stats.records_dropped += r.sum_records - read_total;
+	}
+	if (r.have_summary && r.sum_dropped)
+		tp_profile_note(p, "capture dropped %llu records: a thread's buffer was full "
+		                   "(raise TPUPROF_RECORD_SIZE or tpuprof_enable's max_records)",
+		                (unsigned long long)r.sum_dropped);
+	if (r.have_summary && r.sum_str_dropped)
+		tp_profile_note(p, "capture could not keep %llu strings (string storage full); "
+		                   "their names are empty", (unsigned long long)r.sum_str_dropped);
+	if (r.unclosed)
+		tp_profile_note(p, "%llu scopes were still open when the dump was written; they end "
+		                   "at the dump time", (unsigned long long)r.unclosed);
+	if (r.unmatched_ends)
+		tp_profile_note(p, "%llu end records without a matching begin were ignored",
+		                (unsigned long long)r.unmatched_ends);
+	if (r.unknown_records || r.orphan_details)
+		tp_profile_note(p, "%llu records of unknown kinds and %llu detail records without "
+		                   "an operator were skipped", (unsigned long long)r.unknown_records,
+		                (unsigned long long)r.orphan_details);
+	if (p->stats.blocks_skipped)
+		tp_profile_note(p, "%llu blocks of unknown types were skipped",
+		                (unsigned long long)p->stats.blocks_skipped);
+	rc = tp_profile_finish(p);
+	if (rc != TP_OK)
+		tp_diag_set(d, rc, "%s: out of memory", display);
+out:
+	tp_free(r.thr);
+	if (rc != TP_OK) {
+		tp_profile_free(p);
+		return rc;
+	}
+	*out = p;
+	return TP_OK;
+}
+
+/* The dump file of `dir` (a directory or the file itself), allocated. */
+static char *dump_path(const char *dir)
+{
+	return tp_is_dir(dir) ? tp_path_join(dir, TP_CAPFILE_NAME) : tp_strdup(dir);
+}
+
+int tp_capfile_probe(const char *dir)
+{
+	char *path = dump_path(dir);
+	if (path == NULL)
+		return 0;
+	int ok = 0;
+	FILE *f = fopen(path, "rb");
+	if (f) {
+		char m[TP_CAPFMT_MAGIC_SIZE];
+		ok = fread(m, 1, sizeof m, f) == sizeof m &&
+		     memcmp(m, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0;
+		fclose(f);
+	}
+	tp_free(path);
+	return ok;
+}
+
+int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
+{
+	*out = NULL;
+	char *path = dump_path(dir);
+	if (path == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	struct tp_file f;
+	int rc = tp_file_load(&f, path, d);
+	if (rc == TP_OK) {
+		rc = tp_capfile_parse(f.data, f.size, path, out, d);
+		tp_file_release(&f);
+	}
+	tp_free(path);
+	return rc;
+}

@@ -1,0 +1,600 @@
+/*
+ * capfile_test.c — end-to-end tests of libtpuprof and its reader: each test runs the
+ * tpuprof_probe program (src/capture/capture_probe.c, linked with the static libtpuprof)
+ * with a chosen environment in a fresh TPUPROF_DIR, then reads the dump it left with
+ * tp_capfile_read and checks what came back. Also: the bad-input and truncation behaviour of
+ * the reader on dumps cut at every length, and its error messages for malformed headers.
+ * The probe's path comes from TP_PROBE (set by CMake).
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "capfile/capfile.h"
+#include "capture/capfmt.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef TP_PROBE
+#error "TP_PROBE must name the tpuprof_probe binary"
+#endif
+
+extern char **environ;
+
+struct run {
+	char dir[256];     /* TPUPROF_DIR of this run */
+	char out[300];     /* stdout file */
+	char err[300];     /* stderr file */
+	pid_t pid;
+	int status;
+};
+
+/* Every directory made, removed at the end when all tests passed (kept for a look if not). */
+static char g_made[64][256];
+static int g_nmade;
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void fresh_dir(struct run *r)
+{
+	const char *base = getenv("TP_BINARY_DIR");
+	snprintf(r->dir, sizeof r->dir, "%s/capfile_test.XXXXXX", base ? base : "/tmp");
+	assert_non_null(mkdtemp(r->dir));
+	if (g_nmade < 64)
+		snprintf(g_made[g_nmade++], sizeof g_made[0], "%s", r->dir);
+	snprintf(r->out, sizeof r->out, "%s/stdout.txt", r->dir);
+	snprintf(r->err, sizeof r->err, "%s/stderr.txt", r->dir);
+}
+
+/* Starts the probe with `env` (NULL-terminated "K=V" list, added to a clean copy of the
+ * environment without TPUPROF* variables) and TPUPROF_DIR = r->dir unless env sets it. */
+static void start(struct run *r, const char *const *env, const char *a1, const char *a2)
+{
+	char *envp[64];
+	size_t n = 0;
+	static char dirvar[300];
+	for (char **e = environ; *e && n < 40; e++)
+		if (strncmp(*e, "TPUPROF", 7) != 0)
+			envp[n++] = *e;
+	int has_dir = 0;
+	for (const char *const *e = env; e && *e; e++) {
+		envp[n++] = (char *)*e;
+		has_dir |= strncmp(*e, "TPUPROF_DIR=", 12) == 0;
+	}
+	if (!has_dir) {
+		snprintf(dirvar, sizeof dirvar, "TPUPROF_DIR=%s", r->dir);
+		envp[n++] = dirvar;
+	}
+	envp[n] = NULL;
+	char *argv[] = {(char *)TP_PROBE, (char *)a1, (char *)a2, NULL};
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, r->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, r->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_int_equal(posix_spawn(&r->pid, TP_PROBE, &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+}
+
+static void finish(struct run *r)
+{
+	assert_int_equal(waitpid(r->pid, &r->status, 0), r->pid);
+}
+
+static void run_probe(struct run *r, const char *const *env, const char *a1, const char *a2)
+{
+	fresh_dir(r);
+	start(r, env, a1, a2);
+	finish(r);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "rb");
+	size_t n = 0;
+	if (f) {
+		n = fread(buf, 1, sizeof buf - 1, f);
+		fclose(f);
+	}
+	buf[n] = 0;
+	return buf;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* The k-th dump directory (sorted by name) under r->dir, or "" if none. */
+static int dump_dirs(const struct run *r, char out[][512], int max)
+{
+	DIR *d = opendir(r->dir);
+	int n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "tpuprof_data_dev", 16) == 0 && n < max)
+			snprintf(out[n++], 512, "%s/%s", r->dir, e->d_name);
+	if (d)
+		closedir(d);
+	/* sort by name */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(out[i], out[j]) > 0) {
+				char t[512];
+				memcpy(t, out[i], 512);
+				memcpy(out[i], out[j], 512);
+				memcpy(out[j], t, 512);
+			}
+	return n;
+}
+
+static struct tp_profile *read_only_dump(const struct run *r)
+{
+	char dirs[4][512];
+	assert_int_equal(dump_dirs(r, dirs, 4), 1);
+	assert_true(tp_capfile_probe(dirs[0]));
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_capfile_read(dirs[0], &p, &d);
+	if (rc != TP_OK)
+		fail_msg("read failed: %s", d.msg);
+	return p;
+}
+
+static const struct tp_arg *arg(const struct tp_profile *p, const struct tp_slice *s,
+                                const char *key)
+{
+	size_t n = 0;
+	const struct tp_arg *a = tp_args_get(p, s->args, &n);
+	for (size_t i = 0; a && i < n; i++)
+		if (strcmp(tp_str(p, a[i].key), key) == 0)
+			return &a[i];
+	return NULL;
+}
+
+static const char *arg_str(const struct tp_profile *p, const struct tp_slice *s, const char *key)
+{
+	const struct tp_arg *a = arg(p, s, key);
+	return a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : NULL;
+}
+
+static int has_note(const struct tp_profile *p, const char *prefix)
+{
+	for (size_t i = 0; i < p->num_notes; i++)
+		if (strncmp(tp_str(p, p->notes[i].text), prefix, strlen(prefix)) == 0)
+			return 1;
+	return 0;
+}
+
+static size_t count_type(const struct tp_profile *p, const struct tp_track *t, const char *type)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++)
+		n += strcmp(tp_str(p, t->slices[i].type), type) == 0;
+	return n;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_mode2_details(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "2");
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_string_equal(slurp(r.out), "done\n");
+	struct tp_profile *p = read_only_dump(&r);
+	assert_int_equal(p->arch, TP_ARCH_CPU);
+	assert_int_equal(p->num_devices, 1);
+	assert_int_equal(p->devices[0].id, (int32_t)r.pid);
+	assert_int_equal(p->num_tracks, 1);
+	const struct tp_track *t = &p->tracks[0];
+	assert_int_equal(t->kind, TP_TRACK_THREAD);
+	assert_int_equal(t->tid, (int64_t)r.pid); /* the main thread */
+	/* 3 iterations x (activity, runtime, step, 2 ops) */
+	assert_int_equal(t->count, 15);
+	assert_int_equal(count_type(p, t, TP_CAP_TYPE_OP), 6);
+	assert_int_equal(count_type(p, t, TP_CAP_TYPE_STEP), 3);
+	int seen_mm = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		assert_true(s->end_ns >= s->start_ns);
+		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_STEP) == 0) {
+			assert_string_equal(tp_str(p, s->name), "bert");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_GRAPH), "bert");
+			int64_t step = arg(p, s, TP_CAP_KEY_STEP)->v.i;
+			assert_int_equal(arg(p, s, TP_CAP_KEY_WARMUP)->v.i, step == 0);
+		}
+		if (strcmp(tp_str(p, s->name), "encoder.0.qkv") == 0) {
+			seen_mm++;
+			assert_int_equal(s->depth, 1);
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_OP_TYPE), "MatMul");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_POST_OP), "gelu");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_INPUT_SHAPES), "1x128x256");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_INPUT_DTYPES), "fp32");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_OUTPUTS), "y");
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_WEIGHT_SHAPE), "256x256");
+			assert_string_equal(arg_str(p, s, "attr.transpose_b"), "1");
+			assert_int_equal(arg(p, s, TP_CAP_KEY_FLOPS)->v.u, 2ull * 128 * 256 * 256);
+			assert_true(arg(p, s, TP_CAP_KEY_WEIGHT_SPARSITY)->v.d == 0.25);
+			int64_t step = arg(p, s, TP_CAP_KEY_STEP)->v.i;
+			assert_true(step >= 0 && step <= 2);
+			assert_int_equal(arg(p, s, TP_CAP_KEY_WARMUP)->v.i, step == 0);
+		}
+		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_ACTIVITY) == 0) {
+			char want[32];
+			snprintf(want, sizeof want, "batch %lld",
+			         (long long)arg(p, s, TP_CAP_KEY_STEP)->v.i);
+			assert_string_equal(arg_str(p, s, TP_CAP_KEY_META), want);
+		}
+	}
+	assert_int_equal(seen_mm, 3);
+	assert_int_equal(p->num_counters, 1);
+	assert_string_equal(tp_str(p, p->counters[0].name), "queue_depth");
+	assert_int_equal(p->counters[0].count, 3);
+	assert_true(p->counters[0].samples[2].value == 2.5);
+	assert_int_equal(p->stats.records_dropped, 0);
+	assert_int_equal(p->num_notes, 0);
+	tp_profile_free(p);
+}
+
+static void test_mode0_mode1(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "0");
+	struct tp_profile *p = read_only_dump(&r);
+	const struct tp_track *t = &p->tracks[0];
+	assert_int_equal(t->count, 15);
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		/* Mode 0: times only — names fall back to the slice type, no op_type. */
+		assert_string_equal(tp_str(p, s->name), tp_str(p, s->type));
+		assert_null(arg(p, s, TP_CAP_KEY_OP_TYPE));
+		assert_null(arg(p, s, TP_CAP_KEY_META));
+	}
+	assert_int_equal(p->num_counters, 0);
+	tp_profile_free(p);
+
+	run_probe(&r, NULL, "basic", "1");
+	p = read_only_dump(&r);
+	t = &p->tracks[0];
+	assert_int_equal(t->count, 15);
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_OP) != 0)
+			continue;
+		assert_non_null(arg_str(p, s, TP_CAP_KEY_OP_TYPE));
+		assert_null(arg(p, s, TP_CAP_KEY_INPUT_SHAPES)); /* mode 2 only */
+	}
+	assert_int_equal(p->num_counters, 0); /* counters are mode 2 */
+	tp_profile_free(p);
+}
+
+static void test_overflow_drops(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {NULL};
+	run_probe(&r, env, "overflow", NULL);
+	struct tp_profile *p = read_only_dump(&r);
+	const struct tp_track *t = &p->tracks[0];
+	/* 100 records: the step (2) and 49 op pairs fit; 951 pairs = 1902 records drop. */
+	assert_int_equal(t->count, 50);
+	assert_int_equal(count_type(p, t, TP_CAP_TYPE_STEP), 1);
+	assert_int_equal(t->dropped, 1902);
+	assert_int_equal(p->stats.records_dropped, 1902);
+	assert_int_equal(p->stats.records_read, 100);
+	assert_true(has_note(p, "capture dropped 1902 records"));
+	assert_false(has_note(p, "dump truncated"));
+	/* nothing corrupted: every op sits inside the step and carries its index */
+	const struct tp_slice *step = &t->slices[0];
+	assert_string_equal(tp_str(p, step->type), TP_CAP_TYPE_STEP);
+	for (size_t i = 1; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		assert_string_equal(tp_str(p, s->name), "encoder.0.softmax");
+		assert_true(s->start_ns >= step->start_ns && s->end_ns <= step->end_ns);
+		assert_int_equal(arg(p, s, TP_CAP_KEY_STEP)->v.i, 0);
+	}
+	tp_profile_free(p);
+}
+
+static void test_banana(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {"TPUPROF=banana", NULL};
+	run_probe(&r, env, "auto", NULL);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_string_equal(slurp(r.out), "done\n");
+	const char *err = slurp(r.err);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "TPUPROF=banana"));
+	char dirs[2][512];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 0); /* off: no dump */
+
+	/* TPUPROF=0 is off too, silently; TPUPROF=1 is on. */
+	static const char *const env0[] = {"TPUPROF=0", NULL};
+	run_probe(&r, env0, "auto", NULL);
+	assert_string_equal(slurp(r.err), "");
+	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
+	static const char *const env1[] = {"TPUPROF=1", NULL};
+	run_probe(&r, env1, "auto", NULL);
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+}
+
+static void test_unwritable_dir(void **state)
+{
+	(void)state;
+	struct run r;
+	fresh_dir(&r);
+	/* A path below a regular file cannot be created, even by root. */
+	char file[300], var[400];
+	snprintf(file, sizeof file, "%s/plainfile", r.dir);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(var, sizeof var, "TPUPROF_DIR=%s/sub", file);
+	const char *env[] = {var, "TPUPROF=1", NULL};
+	start(&r, env, "basic", "1");
+	finish(&r);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	const char *out = slurp(r.out);
+	/* the program kept running to its end */
+	assert_non_null(strstr(out, "done\n"));
+	const char *err = slurp(r.err);
+	assert_int_equal(count_lines(err), 1);
+	assert_non_null(strstr(err, "cannot create TPUPROF_DIR"));
+}
+
+static void wait_ready(const struct run *r)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (strstr(slurp(r->out), "ready"))
+			return;
+		struct timespec ts = {0, 5000000};
+		nanosleep(&ts, NULL);
+	}
+	fail_msg("probe never got ready");
+}
+
+static void test_sigterm(void **state)
+{
+	(void)state;
+	struct run r;
+	fresh_dir(&r);
+	static const char *const env[] = {"TPUPROF=1", NULL};
+	start(&r, env, "sigterm", NULL);
+	wait_ready(&r);
+	kill(r.pid, SIGTERM);
+	finish(&r);
+	/* the default action still happens after the dump is written */
+	assert_true(WIFSIGNALED(r.status));
+	assert_int_equal(WTERMSIG(r.status), SIGTERM);
+	struct tp_profile *p = read_only_dump(&r);
+	assert_false(has_note(p, "dump truncated"));
+	const struct tp_track *t = &p->tracks[0];
+	assert_true(count_type(p, t, TP_CAP_TYPE_STEP) >= 50);
+	tp_profile_free(p);
+
+	/* The application's own handler is still called (and here ends the program). */
+	fresh_dir(&r);
+	start(&r, NULL, "sigterm_app", NULL);
+	wait_ready(&r);
+	kill(r.pid, SIGTERM);
+	finish(&r);
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	assert_non_null(strstr(slurp(r.out), "handler called\ndone\n"));
+	p = read_only_dump(&r);
+	assert_false(has_note(p, "dump truncated"));
+	assert_true(count_type(p, &p->tracks[0], TP_CAP_TYPE_STEP) >= 50);
+	tp_profile_free(p);
+}
+
+static void test_fork_and_sessions(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "fork", NULL);
+	char dirs[4][512];
+	assert_int_equal(dump_dirs(&r, dirs, 4), 2);
+	int child = 0;
+	assert_int_equal(sscanf(slurp(r.out), "child %d", &child), 1);
+	for (int k = 0; k < 2; k++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		assert_int_equal(tp_capfile_read(dirs[k], &p, &d), TP_OK);
+		int is_child = p->devices[0].id == child;
+		assert_true(is_child || p->devices[0].id == (int32_t)r.pid);
+		const struct tp_track *t = &p->tracks[0];
+		/* the child never re-writes the parent's records, and vice versa */
+		assert_int_equal(t->count, is_child ? 1 : 2);
+		for (size_t i = 0; i < t->count; i++)
+			assert_string_equal(tp_str(p, t->slices[i].name),
+			                    is_child ? "child_op" : "parent_op");
+		tp_profile_free(p);
+	}
+
+	run_probe(&r, NULL, "sessions", NULL);
+	assert_int_equal(dump_dirs(&r, dirs, 4), 2);
+	char want[128];
+	snprintf(want, sizeof want, "/tpuprof_data_dev3-0.%d", (int)r.pid);
+	assert_non_null(strstr(dirs[0], want));
+	snprintf(want, sizeof want, "/tpuprof_data_dev3-1.%d", (int)r.pid);
+	assert_non_null(strstr(dirs[1], want));
+}
+
+static void test_threads(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "threads", "8");
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	struct tp_profile *p = read_only_dump(&r);
+	assert_int_equal(p->num_tracks, 8);
+	for (size_t k = 0; k < 8; k++) {
+		assert_int_equal(p->tracks[k].count, 20001);
+		assert_int_equal(p->tracks[k].dropped, 0);
+		for (size_t j = 0; j < k; j++)
+			assert_true(p->tracks[j].tid != p->tracks[k].tid);
+	}
+	assert_int_equal(p->stats.records_read, 8 * 40002);
+	tp_profile_free(p);
+}
+
+/* ---- reader robustness on bytes ---- */
+
+static uint8_t *load(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)len);
+	assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	*n = (size_t)len;
+	return b;
+}
+
+static void test_truncated(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "2");
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
+	size_t n;
+	uint8_t *full = load(path, &n);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_capfile_parse(full, n, "x", &p, &d), TP_OK);
+	uint64_t total = p->stats.records_read;
+	tp_profile_free(p);
+	int noted = 0;
+	for (size_t cut = 0; cut < n; cut++) {
+		/* a fresh heap copy, so ASan sees any read past the cut */
+		uint8_t *b = malloc(cut ? cut : 1);
+		memcpy(b, full, cut);
+		memset(&d, 0, sizeof d);
+		int rc = tp_capfile_parse(b, cut, "cut.tpp", &p, &d);
+		if (cut < TP_CAPFMT_HEADER_SIZE) {
+			assert_int_not_equal(rc, TP_OK);
+			assert_non_null(strstr(d.msg, "cut.tpp@0x"));
+		} else {
+			assert_int_equal(rc, TP_OK);
+			/* says how much is missing, and that plus what was read is everything */
+			int found = 0;
+			for (size_t i = 0; i < p->num_notes; i++) {
+				unsigned long long lost;
+				if (sscanf(tp_str(p, p->notes[i].text), "dump truncated: %llu records lost",
+				           &lost) == 1) {
+					assert_int_equal(lost + p->stats.records_read, total);
+					found = 1;
+				}
+			}
+			assert_true(found || has_note(p, "dump truncated"));
+			noted += found;
+			tp_profile_free(p);
+		}
+		free(b);
+	}
+	assert_true(noted > 0);
+
+	/* A dump whose process died before any flush (header only). */
+	memset(&d, 0, sizeof d);
+	uint8_t hdr[TP_CAPFMT_HEADER_SIZE];
+	memcpy(hdr, full, sizeof hdr);
+	memset(hdr + TP_CAPFMT_OFF_TICK1, 0, 16);
+	assert_int_equal(tp_capfile_parse(hdr, sizeof hdr, "h.tpp", &p, &d), TP_OK);
+	assert_true(has_note(p, "dump truncated: the process ended before"));
+	tp_profile_free(p);
+	free(full);
+}
+
+static void test_bad_input(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "1");
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
+	size_t n;
+	uint8_t *b = load(path, &n);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+
+	b[0] ^= 0xff;
+	assert_int_equal(tp_capfile_parse(b, n, "m.tpp", &p, &d), TP_EFORMAT);
+	assert_null(p);
+	assert_string_equal(d.msg, "m.tpp@0x0: not a tpuprof capture (bad magic)");
+	b[0] ^= 0xff;
+
+	memset(&d, 0, sizeof d);
+	b[TP_CAPFMT_OFF_VERSION] = 2;
+	assert_int_equal(tp_capfile_parse(b, n, "v.tpp", &p, &d), TP_EUNSUPPORTED);
+	assert_string_equal(d.msg, "v.tpp@0x8: capture format version 2 (this tpuprof reads 1)");
+	b[TP_CAPFMT_OFF_VERSION] = 1;
+
+	/* The first record's name id is out of range: find the RECORDS block. */
+	size_t off = TP_CAPFMT_HEADER_SIZE;
+	while (off + 16 <= n && tp_le32(b + off) != TP_CAPFMT_BLK_RECORDS)
+		off += 16 + (size_t)tp_le64(b + off + 8);
+	assert_true(off + 16 + 32 <= n);
+	size_t rec = off + 16;
+	b[rec + 12] = 0xee;
+	b[rec + 13] = 0xee;
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_capfile_parse(b, n, "s.tpp", &p, &d), TP_EFORMAT);
+	char want[64];
+	snprintf(want, sizeof want, "s.tpp@0x%zx: string id %u out of range", rec + 12, 0xeeeeu);
+	assert_true(strncmp(d.msg, want, strlen(want)) == 0);
+	free(b);
+
+	/* missing dump */
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_capfile_read("/nonexistent-dir/x", &p, &d), TP_ENOTFOUND);
+	assert_false(tp_capfile_probe("/nonexistent-dir"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_mode0_mode1),
+		cmocka_unit_test(test_overflow_drops), cmocka_unit_test(test_banana),
+		cmocka_unit_test(test_unwritable_dir), cmocka_unit_test(test_sigterm),
+		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
+		cmocka_unit_test(test_truncated), cmocka_unit_test(test_bad_input),
+	};
+	int failed = cmocka_run_group_tests(tests, NULL, NULL);
+	if (failed == 0)
+		for (int i = 0; i < g_nmade; i++)
+			nftw(g_made[i], rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return failed;
+}

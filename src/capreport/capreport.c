@@ -1,0 +1,1086 @@
+/*
+ * capreport.c — summary.json and summary.md of tpuprof captures. Collects the step,
+ * activity and operator slices of a capture (TP_CAP_TYPE_* conventions of model.h), derives
+ * overall latency / throughput statistics over the non-warm-up steps, and renders the
+ * Cambricon-style app_stats / op_stats tree (§B.3) plus our own tables (§B.4). Layout:
+ * docs/capture-reports.md. Owns only per-call scratch arrays.
+ */
+#include "capreport/capreport.h"
+
+#include "opsreport/opsreport.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- collected data ---------------------------------------------------------------------- */
+
+struct cstep {
+	const char *graph;
+	int64_t step;
+	int warmup;
+	int64_t start_ns, dur_ns;
+};
+
+struct cact {
+	int64_t step;
+	int has_step;
+	const char *name, *meta;
+	int64_t start_ns, dur_ns;
+	uint64_t count;
+};
+
+/* One operator name inside one step (op_stats leaf); merged over repeated executions. */
+struct cnode {
+	const char *graph, *name, *type;
+	int64_t step;
+	int has_step;
+	uint32_t args;
+	int64_t start_ns, dur_ns;
+	uint64_t count, bytes;
+};
+
+struct stats {
+	double min, mean, median, p99, max;
+};
+
+struct report {
+	const struct tp_profile *p;
+	struct cstep *steps;
+	size_t nsteps, cap_steps;
+	struct cact *acts;
+	size_t nacts, cap_acts;
+	struct cnode *nodes;
+	size_t nnodes, cap_nodes;
+	struct tp_op_table ops;
+	size_t counted_steps;
+	int steps_warmup_counted; /* every step was warm-up, so all were counted */
+	int64_t counted_steps_ns;
+	int have_lat;
+	struct stats lat_ms, thr;
+	uint64_t batch;
+	int batch_from_meta;
+	uint64_t events_dropped;
+};
+
+static uint32_t find_id(const struct tp_profile *p, const char *s)
+{
+	uint32_t id;
+	return tp_strtab_find(&p->strs, s, strlen(s), &id) ? id : 0;
+}
+
+static const struct tp_arg *arg_id(const struct tp_profile *p, uint32_t args, uint32_t key)
+{
+	size_t n;
+	const struct tp_arg *a = key ? tp_args_get(p, args, &n) : NULL;
+	for (size_t i = 0; a && i < n; i++)
+		if (a[i].key == key)
+			return &a[i];
+	return NULL;
+}
+
+static int64_t as_int(const struct tp_arg *a)
+{
+	switch (a->type) {
+	case TP_ARG_INT:
+		return a->v.i;
+	case TP_ARG_UINT:
+		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
+	case TP_ARG_REAL:
+		return (int64_t)a->v.d;
+	default:
+		return 0;
+	}
+}
+
+static const char *as_str(const struct tp_profile *p, const struct tp_arg *a)
+{
+	return a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : "";
+}
+
+static int cmp_step_idx(const void *x, const void *y)
+{
+	const struct cstep *a = x, *b = y;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return strcmp(a->graph, b->graph);
+}
+
+static int cmp_i64(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return (a > b) - (a < b);
+}
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+/* Activities: "no step" first, then by step, then by first start, then name. */
+static int cmp_act(const void *x, const void *y)
+{
+	const struct cact *a = x, *b = y;
+	if (a->has_step != b->has_step)
+		return a->has_step - b->has_step;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static int cmp_act_merge(const void *x, const void *y)
+{
+	const struct cact *a = x, *b = y;
+	if (a->has_step != b->has_step)
+		return a->has_step - b->has_step;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	int c = strcmp(a->name, b->name);
+	if (c)
+		return c;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int cmp_node_head(const struct cnode *a, const struct cnode *b)
+{
+	int c = strcmp(a->graph, b->graph);
+	if (c)
+		return c;
+	if (a->has_step != b->has_step)
+		return a->has_step - b->has_step;
+	if (a->step != b->step)
+		return a->step < b->step ? -1 : 1;
+	return 0;
+}
+
+static int cmp_node_merge(const void *x, const void *y)
+{
+	const struct cnode *a = x, *b = y;
+	int c = cmp_node_head(a, b);
+	if (c)
+		return c;
+	if ((c = strcmp(a->name, b->name)))
+		return c;
+	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+}
+
+static int cmp_node_out(const void *x, const void *y)
+{
+	const struct cnode *a = x, *b = y;
+	int c = cmp_node_head(a, b);
+	if (c)
+		return c;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void report_free(struct report *r)
+{
+	tp_free(r->steps);
+	tp_free(r->acts);
+	tp_free(r->nodes);
+	tp_op_table_free(&r->ops);
+	memset(r, 0, sizeof *r);
+}
+
+/* Percentile / median over a sorted double array (nearest rank, as tp_percentile_ns). */
+static double pct_dbl(const double *v, size_t n, unsigned pct)
+{
+	size_t rank = (n * pct + 99) / 100;
+	return n ? v[(rank ? rank : 1) - 1] : 0;
+}
+
+static double median_dbl(const double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int collect(const struct tp_profile *p, struct report *r)
+{
+	memset(r, 0, sizeof *r);
+	r->p = p;
+	uint32_t ty_step = find_id(p, TP_CAP_TYPE_STEP), ty_act = find_id(p, TP_CAP_TYPE_ACTIVITY);
+	uint32_t ty_op = find_id(p, TP_CAP_TYPE_OP);
+	uint32_t k_step = find_id(p, TP_CAP_KEY_STEP), k_warm = find_id(p, TP_CAP_KEY_WARMUP);
+	uint32_t k_graph = find_id(p, TP_CAP_KEY_GRAPH), k_meta = find_id(p, TP_CAP_KEY_META);
+	uint32_t k_type = find_id(p, TP_CAP_KEY_OP_TYPE), k_bytes = find_id(p, TP_CAP_KEY_BYTES);
+
+	/* Pass 1: steps (so operators outside their step's thread can find its graph). */
+	int64_t ordinal = 0;
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *tr = &p->tracks[ti];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		r->events_dropped += tr->dropped;
+		for (size_t k = 0; k < tr->count && ty_step; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			if (s->type != ty_step)
+				continue;
+			struct cstep *g =
+			    tp_grow(r->steps, sizeof *g, r->nsteps + 1, &r->cap_steps);
+			if (!g)
+				return TP_ENOMEM;
+			r->steps = g;
+			const struct tp_arg *sa = arg_id(p, s->args, k_step);
+			const struct tp_arg *w = arg_id(p, s->args, k_warm);
+			const struct tp_arg *ga = arg_id(p, s->args, k_graph);
+			struct cstep *st = &r->steps[r->nsteps++];
+			st->step = sa ? as_int(sa) : ordinal;
+			ordinal++;
+			st->warmup = w && as_int(w) != 0;
+			st->graph = ga ? as_str(p, ga) : tp_str(p, s->name);
+			st->start_ns = s->start_ns;
+			st->dur_ns = s->end_ns - s->start_ns;
+		}
+	}
+	if (r->nsteps)
+		qsort(r->steps, r->nsteps, sizeof *r->steps, cmp_step_idx);
+
+	/* Pass 2: activities and operators with the step they belong to. */
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *tr = &p->tracks[ti];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		const struct tp_slice *cur = NULL;
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			if (ty_step && s->type == ty_step) {
+				cur = s;
+				continue;
+			}
+			int is_act = ty_act && s->type == ty_act, is_op = ty_op && s->type == ty_op;
+			if (!is_act && !is_op)
+				continue;
+			const struct tp_arg *sa = arg_id(p, s->args, k_step);
+			int inside =
+			    cur && s->start_ns >= cur->start_ns && s->end_ns <= cur->end_ns;
+			int has_step = 0;
+			int64_t step = 0;
+			const char *graph = "";
+			if (sa && as_int(sa) >= 0) {
+				has_step = 1;
+				step = as_int(sa);
+			} else if (inside && !sa) {
+				const struct tp_arg *ca = arg_id(p, cur->args, k_step);
+				if (ca) {
+					has_step = 1;
+					step = as_int(ca);
+				}
+			}
+			if (is_act) {
+				struct cact *g =
+				    tp_grow(r->acts, sizeof *g, r->nacts + 1, &r->cap_acts);
+				if (!g)
+					return TP_ENOMEM;
+				r->acts = g;
+				struct cact *a = &r->acts[r->nacts++];
+				a->has_step = has_step;
+				a->step = step;
+				a->name = tp_str(p, s->name);
+				a->meta = as_str(p, arg_id(p, s->args, k_meta));
+				a->start_ns = s->start_ns;
+				a->dur_ns = s->end_ns - s->start_ns;
+				a->count = 1;
+				continue;
+			}
+			if (inside) {
+				const struct tp_arg *cg = arg_id(p, cur->args, k_graph);
+				graph = cg ? as_str(p, cg) : tp_str(p, cur->name);
+			} else if (has_step && r->nsteps) {
+				struct cstep key = {"", step, 0, INT64_MIN, 0};
+				/* First step with this index: lower bound by (step, start). */
+				size_t lo = 0, hi = r->nsteps;
+				while (lo < hi) {
+					size_t mid = lo + (hi - lo) / 2;
+					if (cmp_step_idx(&r->steps[mid], &key) < 0)
+						lo = mid + 1;
+					else
+						hi = mid;
+				}
+				if (lo < r->nsteps && r->steps[lo].step == step)
+					graph = r->steps[lo].graph;
+			}
+			struct cnode *g =
+			    tp_grow(r->nodes, sizeof *g, r->nnodes + 1, &r->cap_nodes);
+			if (!g)
+				return TP_ENOMEM;
+			r->nodes = g;
+			struct cnode *nd = &r->nodes[r->nnodes++];
+			nd->graph = graph;
+			nd->name = tp_str(p, s->name);
+			nd->type = as_str(p, arg_id(p, s->args, k_type));
+			nd->step = step;
+			nd->has_step = has_step;
+			nd->args = s->args;
+			nd->start_ns = s->start_ns;
+			nd->dur_ns = s->end_ns - s->start_ns;
+			nd->count = 1;
+			const struct tp_arg *b = arg_id(p, s->args, k_bytes);
+			nd->bytes = b && as_int(b) > 0 ? (uint64_t)as_int(b) : 0;
+		}
+	}
+
+	/* Merge repeated activities of one step and repeated operator names of one step. */
+	if (r->nacts) {
+		qsort(r->acts, r->nacts, sizeof *r->acts, cmp_act_merge);
+		size_t o = 0;
+		for (size_t i = 0; i < r->nacts; i++) {
+			if (o && r->acts[o - 1].has_step == r->acts[i].has_step &&
+			    r->acts[o - 1].step == r->acts[i].step &&
+			    strcmp(r->acts[o - 1].name, r->acts[i].name) == 0) {
+				r->acts[o - 1].dur_ns += r->acts[i].dur_ns;
+				r->acts[o - 1].count++;
+				continue;
+			}
+			r->acts[o++] = r->acts[i];
+		}
+		r->nacts = o;
+		qsort(r->acts, r->nacts, sizeof *r->acts, cmp_act);
+	}
+	if (r->nnodes) {
+		qsort(r->nodes, r->nnodes, sizeof *r->nodes, cmp_node_merge);
+		size_t o = 0;
+		for (size_t i = 0; i < r->nnodes; i++) {
+			if (o && cmp_node_head(&r->nodes[o - 1], &r->nodes[i]) == 0 &&
+			    strcmp(r->nodes[o - 1].name, r->nodes[i].name) == 0) {
+				r->nodes[o - 1].dur_ns += r->nodes[i].dur_ns;
+				r->nodes[o - 1].bytes += r->nodes[i].bytes;
+				r->nodes[o - 1].count++;
+				continue;
+			}
+			r->nodes[o++] = r->nodes[i];
+		}
+		r->nnodes = o;
+		qsort(r->nodes, r->nnodes, sizeof *r->nodes, cmp_node_out);
+	}
+
+	int st = tp_op_table_build(p, &r->ops);
+	if (st)
+		return st;
+
+	/* Overall statistics over the counted steps. */
+	const char *bm = tp_profile_get_meta(p, "batch_size");
+	uint64_t bv;
+	r->batch = 1;
+	if (bm && tp_parse_u64(bm, strlen(bm), &bv) == 0 && bv > 0) {
+		r->batch = bv;
+		r->batch_from_meta = 1;
+	}
+	size_t nwarm = 0;
+	for (size_t i = 0; i < r->nsteps; i++)
+		nwarm += (size_t)r->steps[i].warmup;
+	r->steps_warmup_counted = r->nsteps && nwarm == r->nsteps;
+	if (r->nsteps) {
+		int64_t *lat = tp_malloc(r->nsteps * sizeof *lat);
+		double *thr = tp_malloc(r->nsteps * sizeof *thr);
+		if (!lat || !thr) {
+			tp_free(lat);
+			tp_free(thr);
+			return TP_ENOMEM;
+		}
+		size_t n = 0, nt = 0;
+		for (size_t i = 0; i < r->nsteps; i++) {
+			if (r->steps[i].warmup && !r->steps_warmup_counted)
+				continue;
+			lat[n++] = r->steps[i].dur_ns;
+			r->counted_steps_ns += r->steps[i].dur_ns;
+			if (r->steps[i].dur_ns > 0)
+				thr[nt++] = (double)r->batch * 1e9 / (double)r->steps[i].dur_ns;
+		}
+		r->counted_steps = n;
+		if (n) {
+			qsort(lat, n, sizeof *lat, cmp_i64);
+			r->have_lat = 1;
+			r->lat_ms.min = (double)lat[0] / 1e6;
+			r->lat_ms.max = (double)lat[n - 1] / 1e6;
+			r->lat_ms.median = (double)tp_median_ns(lat, n) / 1e6;
+			r->lat_ms.p99 = (double)tp_percentile_ns(lat, n, 99) / 1e6;
+			r->lat_ms.mean = (double)r->counted_steps_ns / (double)n / 1e6;
+		}
+		if (nt) {
+			qsort(thr, nt, sizeof *thr, cmp_dbl);
+			double sum = 0;
+			for (size_t i = 0; i < nt; i++)
+				sum += thr[i];
+			r->thr.min = thr[0];
+			r->thr.max = thr[nt - 1];
+			r->thr.median = median_dbl(thr, nt);
+			r->thr.p99 = pct_dbl(thr, nt, 99);
+			r->thr.mean = sum / (double)nt;
+		}
+		tp_free(lat);
+		tp_free(thr);
+	}
+	return TP_OK;
+}
+
+/* ---- helpers shared by both renderers ------------------------------------------------------ */
+
+static void ms_ns(struct tp_buf *b, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+	tp_buf_printf(b, "%s%llu.%06llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000000),
+	              (unsigned long long)(a % 1000000));
+}
+
+/* Per-type aggregate over the operator table's counted executions. */
+struct typeagg {
+	const char *type;
+	uint64_t runs;
+	int64_t total_ns, min_ns, max_ns;
+};
+
+static int cmp_typeagg(const void *x, const void *y)
+{
+	const struct typeagg *a = x, *b = y;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return strcmp(a->type, b->type);
+}
+
+static struct typeagg *type_aggs(const struct report *r, size_t *n)
+{
+	*n = 0;
+	struct typeagg *v = tp_calloc(r->ops.count ? r->ops.count : 1, sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->ops.count; i++) {
+		const struct tp_op_row *o = &r->ops.rows[i];
+		const char *ty = tp_str(r->p, o->op_type);
+		size_t k = 0;
+		while (k < *n && strcmp(v[k].type, ty) != 0)
+			k++;
+		if (k == *n) {
+			v[k].type = ty;
+			(*n)++;
+		}
+		if (!o->runs)
+			continue;
+		if (!v[k].runs || o->min_ns < v[k].min_ns)
+			v[k].min_ns = o->min_ns;
+		if (!v[k].runs || o->max_ns > v[k].max_ns)
+			v[k].max_ns = o->max_ns;
+		v[k].runs += o->runs;
+		v[k].total_ns += o->total_ns;
+	}
+	qsort(v, *n, sizeof *v, cmp_typeagg);
+	return v;
+}
+
+/* Operator rows by mean latency, slowest first; ties by name then type. */
+static int cmp_slow(const void *x, const void *y)
+{
+	const struct tp_op_row *a = *(const struct tp_op_row *const *)x;
+	const struct tp_op_row *b = *(const struct tp_op_row *const *)y;
+	if (a->mean_ns != b->mean_ns)
+		return a->mean_ns > b->mean_ns ? -1 : 1;
+	/* Rows are already in a deterministic order (first execution, name, type), and their
+	 * addresses follow it, so the address is a stable tie-break. */
+	return (a > b) - (a < b);
+}
+
+static const struct tp_op_row **slowest(const struct report *r, size_t *n)
+{
+	const struct tp_op_row **v = tp_malloc((r->ops.count ? r->ops.count : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < r->ops.count; i++)
+		v[i] = &r->ops.rows[i];
+	qsort(v, r->ops.count, sizeof *v, cmp_slow);
+	*n = r->ops.count < TP_CAPREPORT_TOP_OPS ? r->ops.count : TP_CAPREPORT_TOP_OPS;
+	return v;
+}
+
+/* Number of parts of a ';'-joined list (an empty string has none). */
+static size_t count_parts(const char *s)
+{
+	if (!*s)
+		return 0;
+	size_t n = 1;
+	for (; *s; s++)
+		n += *s == ';';
+	return n;
+}
+
+/* Part `idx` of a ';'-joined list as (*b, *len); empty if there are fewer parts. */
+static void part(const char *s, size_t idx, const char **b, size_t *len)
+{
+	for (size_t i = 0; i < idx && s; i++) {
+		s = strchr(s, ';');
+		if (s)
+			s++;
+	}
+	if (!s) {
+		*b = "";
+		*len = 0;
+		return;
+	}
+	const char *e = strchr(s, ';');
+	*b = s;
+	*len = e ? (size_t)(e - s) : strlen(s);
+}
+
+static void json_strn(struct tp_buf *b, const char *s, size_t n)
+{
+	char tmp[256];
+	char *heap = NULL, *use = tmp;
+	if (n >= sizeof tmp) {
+		if (!(heap = tp_malloc(n + 1))) {
+			b->oom = 1;
+			return;
+		}
+		use = heap;
+	}
+	memcpy(use, s, n);
+	use[n] = 0;
+	tp_buf_putc(b, '"');
+	tp_buf_json_str(b, use);
+	tp_buf_putc(b, '"');
+	tp_free(heap);
+}
+
+static void json_key(struct tp_buf *b, const char *k)
+{
+	tp_buf_putc(b, '"');
+	tp_buf_json_str(b, k);
+	tp_buf_puts(b, "\": ");
+}
+
+/* "output": {"0": {"name": .., "shape": [..], "type": ..}, ...} from the ';' lists. */
+static void json_outputs(struct tp_buf *b, const struct tp_profile *p, uint32_t args)
+{
+	const char *names = tp_op_arg_str(p, args, TP_CAP_KEY_OUTPUTS);
+	const char *shapes = tp_op_arg_str(p, args, TP_CAP_KEY_OUTPUT_SHAPES);
+	const char *types = tp_op_arg_str(p, args, TP_CAP_KEY_OUTPUT_DTYPES);
+	size_t n = count_parts(names), m;
+	if ((m = count_parts(shapes)) > n)
+		n = m;
+	if ((m = count_parts(types)) > n)
+		n = m;
+	tp_buf_puts(b, "{");
+	for (size_t i = 0; i < n; i++) {
+		const char *s;
+		size_t len;
+		tp_buf_printf(b, "%s\"%zu\": {\"name\": ", i ? ", " : "", i);
+		part(names, i, &s, &len);
+		json_strn(b, s, len);
+		tp_buf_puts(b, ", \"shape\": ");
+		part(shapes, i, &s, &len);
+		/* Dims as integers when every one parses; otherwise the text as recorded. */
+		int ok = 1;
+		for (size_t k = 0, st = 0; k <= len && ok && len; k++)
+			if (k == len || s[k] == 'x') {
+				int64_t v;
+				ok = tp_parse_i64(s + st, k - st, &v) == 0;
+				st = k + 1;
+			}
+		if (ok) {
+			tp_buf_putc(b, '[');
+			for (size_t k = 0, st = 0; k <= len && len; k++)
+				if (k == len || s[k] == 'x') {
+					int64_t v = 0;
+					tp_parse_i64(s + st, k - st, &v);
+					tp_buf_printf(b, "%s%lld", st ? ", " : "", (long long)v);
+					st = k + 1;
+				}
+			tp_buf_putc(b, ']');
+		} else {
+			json_strn(b, s, len);
+		}
+		tp_buf_puts(b, ", \"type\": ");
+		part(types, i, &s, &len);
+		json_strn(b, s, len);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_puts(b, "}");
+}
+
+static void json_stats(struct tp_buf *b, const struct stats *s, int have, int decimals)
+{
+	if (!have) {
+		tp_buf_puts(b, "null");
+		return;
+	}
+	const double v[5] = {s->min, s->mean, s->median, s->p99, s->max};
+	static const char *const k[5] = {"min", "mean", "median", "p99", "max"};
+	tp_buf_putc(b, '{');
+	for (int i = 0; i < 5; i++) {
+		tp_buf_printf(b, "%s\"%s\": ", i ? ", " : "", k[i]);
+		tp_buf_fixed(b, v[i], decimals);
+	}
+	tp_buf_putc(b, '}');
+}
+
+static void step_key(struct tp_buf *b, int has_step, int64_t step)
+{
+	if (has_step)
+		tp_buf_printf(b, "\"%lld\": ", (long long)step);
+	else
+		tp_buf_puts(b, "\"none\": ");
+}
+
+/* ---- summary.json -------------------------------------------------------------------------- */
+
+int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis *a,
+                            struct tp_buf *b)
+{
+	(void)a;
+	struct report r;
+	struct typeagg *ta = NULL;
+	size_t nta = 0;
+	int st = collect(p, &r);
+	if (st || !(ta = type_aggs(&r, &nta))) {
+		report_free(&r);
+		b->oom = 1;
+		return TP_ENOMEM;
+	}
+	tp_buf_puts(b, "{\n  \"format\": \"tpuprof-capture-summary\",\n  \"version\": 1,\n");
+	tp_buf_puts(b, "  \"source\": ");
+	tp_buf_putc(b, '"');
+	tp_buf_json_str(b, tp_str(p, p->source));
+	tp_buf_puts(b, "\",\n  \"meta\": {");
+	for (size_t i = 0; i < p->num_meta; i++) {
+		tp_buf_puts(b, i ? ", " : "");
+		json_key(b, tp_str(p, p->meta[i].key));
+		tp_buf_putc(b, '"');
+		tp_buf_json_str(b, tp_str(p, p->meta[i].value));
+		tp_buf_putc(b, '"');
+	}
+	tp_buf_puts(b, "},\n");
+
+	/* overall_stats */
+	tp_buf_printf(b,
+	              "  \"overall_stats\": {\n    \"batch_size\": %llu,\n"
+	              "    \"batch_size_source\": \"%s\",\n",
+	              (unsigned long long)r.batch, r.batch_from_meta ? "meta" : "assumed");
+	size_t nwarm = 0;
+	for (size_t i = 0; i < r.nsteps; i++)
+		nwarm += (size_t)r.steps[i].warmup;
+	tp_buf_printf(b,
+	              "    \"steps\": %zu,\n    \"warmup_steps\": %zu,\n"
+	              "    \"counted_steps\": %zu,\n    \"warmup_counted\": %s,\n",
+	              r.nsteps, nwarm, r.counted_steps, r.steps_warmup_counted ? "true" : "false");
+	tp_buf_puts(b, "    \"capture_span_ms\": ");
+	ms_ns(b, p->span_end_ns - p->span_begin_ns);
+	tp_buf_puts(b, ",\n    \"counted_steps_time_ms\": ");
+	ms_ns(b, r.counted_steps_ns);
+	tp_buf_puts(b, ",\n    \"latency_ms\": ");
+	json_stats(b, &r.lat_ms, r.have_lat, 6);
+	tp_buf_puts(b, ",\n    \"throughput_samples_per_s\": ");
+	json_stats(b, &r.thr, r.have_lat, 3);
+	tp_buf_printf(b, ",\n    \"events_dropped\": %llu,\n    \"records_dropped\": %llu\n  },\n",
+	              (unsigned long long)r.events_dropped,
+	              (unsigned long long)p->stats.records_dropped);
+
+	/* steps */
+	tp_buf_puts(b, "  \"steps\": [");
+	for (size_t i = 0; i < r.nsteps; i++) {
+		const struct cstep *s = &r.steps[i];
+		tp_buf_printf(b, "%s\n    {\"graph\": \"", i ? "," : "");
+		tp_buf_json_str(b, s->graph);
+		tp_buf_printf(b, "\", \"step\": %lld, \"warmup\": %s, \"latency_ms\": ",
+		              (long long)s->step, s->warmup ? "true" : "false");
+		ms_ns(b, s->dur_ns);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_puts(b, r.nsteps ? "\n  ],\n" : "],\n");
+
+	/* app_stats: step -> activity -> {duration_ms, count, meta} */
+	tp_buf_puts(b, "  \"app_stats\": {");
+	for (size_t i = 0; i < r.nacts;) {
+		size_t j = i;
+		tp_buf_puts(b, i ? ",\n    " : "\n    ");
+		step_key(b, r.acts[i].has_step, r.acts[i].step);
+		tp_buf_putc(b, '{');
+		for (; j < r.nacts && r.acts[j].has_step == r.acts[i].has_step &&
+		       r.acts[j].step == r.acts[i].step;
+		     j++) {
+			const struct cact *ac = &r.acts[j];
+			tp_buf_puts(b, j > i ? ", " : "");
+			json_key(b, ac->name);
+			tp_buf_puts(b, "{\"duration_ms\": ");
+			ms_ns(b, ac->dur_ns);
+			tp_buf_printf(b, ", \"count\": %llu, \"meta\": \"",
+			              (unsigned long long)ac->count);
+			tp_buf_json_str(b, ac->meta);
+			tp_buf_puts(b, "\"}");
+		}
+		tp_buf_putc(b, '}');
+		i = j;
+	}
+	tp_buf_puts(b, r.nacts ? "\n  },\n" : "},\n");
+
+	/* op_stats: graph -> step -> host -> device -> node */
+	tp_buf_puts(b, "  \"op_stats\": {");
+	for (size_t i = 0; i < r.nnodes;) {
+		const char *graph = r.nodes[i].graph;
+		tp_buf_puts(b, i ? ",\n    " : "\n    ");
+		json_key(b, graph[0] ? graph : "(no graph)");
+		tp_buf_putc(b, '{');
+		size_t g0 = i;
+		while (i < r.nnodes && strcmp(r.nodes[i].graph, graph) == 0) {
+			size_t j = i;
+			tp_buf_puts(b, i > g0 ? ",\n      " : "\n      ");
+			step_key(b, r.nodes[i].has_step, r.nodes[i].step);
+			tp_buf_puts(b, "{\"localhost\": {\"CPU\": {");
+			for (; j < r.nnodes && cmp_node_head(&r.nodes[j], &r.nodes[i]) == 0; j++) {
+				const struct cnode *nd = &r.nodes[j];
+				tp_buf_puts(b, j > i ? ",\n        " : "\n        ");
+				json_key(b, nd->name);
+				tp_buf_puts(b, "{\"op_type\": \"");
+				tp_buf_json_str(b, nd->type);
+				tp_buf_puts(b, "\", \"duration_ms\": ");
+				ms_ns(b, nd->dur_ns);
+				tp_buf_printf(b, ", \"count\": %llu, \"output\": ",
+				              (unsigned long long)nd->count);
+				json_outputs(b, p, nd->args);
+				tp_buf_printf(b, ", \"total_bytes\": %llu}",
+				              (unsigned long long)nd->bytes);
+			}
+			tp_buf_puts(b, "}}}");
+			i = j;
+		}
+		tp_buf_puts(b, "\n    }");
+	}
+	tp_buf_puts(b, r.nnodes ? "\n  },\n" : "},\n");
+
+	/* op_type_stats */
+	tp_buf_puts(b, "  \"op_type_stats\": [");
+	for (size_t i = 0; i < nta; i++) {
+		tp_buf_printf(b, "%s\n    {\"op_type\": \"", i ? "," : "");
+		tp_buf_json_str(b, ta[i].type);
+		tp_buf_printf(
+		    b, "\", \"executions\": %llu, \"total_ms\": ", (unsigned long long)ta[i].runs);
+		ms_ns(b, ta[i].total_ns);
+		tp_buf_puts(b, ", \"mean_ms\": ");
+		tp_buf_fixed(b, ta[i].runs ? (double)ta[i].total_ns / (double)ta[i].runs / 1e6 : 0,
+		             6);
+		tp_buf_puts(b, ", \"min_ms\": ");
+		ms_ns(b, ta[i].min_ns);
+		tp_buf_puts(b, ", \"max_ms\": ");
+		ms_ns(b, ta[i].max_ns);
+		tp_buf_puts(b, ", \"share_of_step_time_pct\": ");
+		tp_buf_fixed(b,
+		             r.counted_steps_ns
+		                 ? 100.0 * (double)ta[i].total_ns / (double)r.counted_steps_ns
+		                 : 0,
+		             2);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_puts(b, nta ? "\n  ],\n" : "],\n");
+
+	/* operators (the ops.csv rows) */
+	tp_buf_printf(b, "  \"operators_warmup_counted\": %s,\n  \"operators\": [",
+	              r.ops.counted_warmup ? "true" : "false");
+	for (size_t i = 0; i < r.ops.count; i++) {
+		const struct tp_op_row *o = &r.ops.rows[i];
+		tp_buf_printf(b, "%s\n    {\"name\": \"", i ? "," : "");
+		tp_buf_json_str(b, tp_str(p, o->name));
+		tp_buf_puts(b, "\", \"op_type\": \"");
+		tp_buf_json_str(b, tp_str(p, o->op_type));
+		tp_buf_printf(b, "\", \"executions\": %llu, \"warmup_executions\": %llu",
+		              (unsigned long long)o->runs, (unsigned long long)o->runs_warmup);
+		tp_buf_puts(b, ", \"mean_ms\": ");
+		tp_buf_fixed(b, o->mean_ns / 1e6, 6);
+		const int64_t v[4] = {o->min_ns, o->median_ns, o->p99_ns, o->max_ns};
+		static const char *const k[4] = {"min_ms", "median_ms", "p99_ms", "max_ms"};
+		for (int q = 0; q < 4; q++) {
+			tp_buf_printf(b, ", \"%s\": ", k[q]);
+			ms_ns(b, v[q]);
+		}
+		tp_buf_printf(b, ", \"bytes\": %llu, \"flops\": %llu, \"sparse_eligible\": %s}",
+		              (unsigned long long)o->bytes, (unsigned long long)o->flops,
+		              o->sparse_eligible ? "true" : "false");
+	}
+	tp_buf_puts(b, r.ops.count ? "\n  ],\n" : "],\n");
+
+	tp_buf_puts(b, "  \"notes\": [");
+	for (size_t i = 0; i < p->num_notes; i++) {
+		tp_buf_puts(b, i ? ", \"" : "\"");
+		tp_buf_json_str(b, tp_str(p, p->notes[i].text));
+		tp_buf_putc(b, '"');
+	}
+	tp_buf_puts(b, "]\n}\n");
+	tp_free(ta);
+	report_free(&r);
+	return b->oom ? TP_ENOMEM : TP_OK;
+}
+
+/* ---- summary.md ---------------------------------------------------------------------------- */
+
+void tp_md_cell(struct tp_buf *b, const char *s)
+{
+	for (const char *q = s; *q; q++) {
+		char c = *q;
+		switch (c) {
+		case '&':
+			tp_buf_puts(b, "&amp;");
+			break;
+		case '<':
+			tp_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tp_buf_puts(b, "&gt;");
+			break;
+		case '\n':
+		case '\r':
+		case '\t':
+			tp_buf_putc(b, ' ');
+			break;
+		case '|':
+		case '\\':
+		case '`':
+		case '*':
+		case '_':
+		case '[':
+		case ']':
+		case '#':
+		case '~':
+		case '!':
+			tp_buf_putc(b, '\\');
+			tp_buf_putc(b, c);
+			break;
+		default:
+			tp_buf_putc(b, c);
+		}
+	}
+}
+
+static void md_outputs(struct tp_buf *b, const struct tp_profile *p, uint32_t args)
+{
+	const char *shapes = tp_op_arg_str(p, args, TP_CAP_KEY_OUTPUT_SHAPES);
+	const char *types = tp_op_arg_str(p, args, TP_CAP_KEY_OUTPUT_DTYPES);
+	size_t n = count_parts(shapes), m = count_parts(types);
+	if (m > n)
+		n = m;
+	struct tp_buf t;
+	tp_buf_init(&t);
+	for (size_t i = 0; i < n; i++) {
+		const char *s;
+		size_t len;
+		tp_buf_printf(&t, "%s%zu:", i ? ", " : "", i);
+		part(types, i, &s, &len);
+		tp_buf_put(&t, s, len);
+		tp_buf_putc(&t, '[');
+		part(shapes, i, &s, &len);
+		tp_buf_put(&t, s, len);
+		tp_buf_putc(&t, ']');
+	}
+	if (t.oom)
+		b->oom = 1;
+	else if (t.len)
+		tp_md_cell(b, t.data);
+	tp_buf_free(&t);
+}
+
+int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	(void)a;
+	struct report r;
+	struct typeagg *ta = NULL;
+	const struct tp_op_row **slow = NULL;
+	size_t nta = 0, nslow = 0;
+	int st = collect(p, &r);
+	if (st || !(ta = type_aggs(&r, &nta)) || !(slow = slowest(&r, &nslow))) {
+		tp_free(ta);
+		report_free(&r);
+		b->oom = 1;
+		return TP_ENOMEM;
+	}
+	tp_buf_puts(b, "# tpuprof capture summary\n\n");
+	for (size_t i = 0; i < p->num_devices; i++) {
+		tp_buf_puts(b, i ? ", " : "Processes: ");
+		tp_md_cell(b, tp_str(p, p->devices[i].name));
+	}
+	if (p->num_devices)
+		tp_buf_puts(b, "\n\n");
+	tp_buf_puts(b,
+	            "Times are in milliseconds (ms). Statistics count the non-warm-up steps and "
+	            "operator executions only.\n\n## Overall\n\n| Metric | Value |\n|---|---|\n");
+	size_t nwarm = 0;
+	for (size_t i = 0; i < r.nsteps; i++)
+		nwarm += (size_t)r.steps[i].warmup;
+	tp_buf_printf(b, "| Steps | %zu (%zu warm-up%s) |\n", r.nsteps, nwarm,
+	              r.steps_warmup_counted ? ", counted because every step is warm-up"
+	                                     : " excluded");
+	if (r.batch_from_meta)
+		tp_buf_printf(b, "| Batch size | %llu |\n", (unsigned long long)r.batch);
+	else
+		tp_buf_puts(b, "| Batch size | 1 (assumed: the capture does not record it) |\n");
+	tp_buf_puts(b, "| Capture span (ms) | ");
+	ms_ns(b, p->span_end_ns - p->span_begin_ns);
+	tp_buf_puts(b, " |\n| Counted steps time (ms) | ");
+	ms_ns(b, r.counted_steps_ns);
+	tp_buf_printf(b, " |\n| Events dropped | %llu |\n\n",
+	              (unsigned long long)(r.events_dropped + p->stats.records_dropped));
+	if (r.have_lat) {
+		tp_buf_puts(b, "| Statistic | Min | Mean | Median | P99 | Max |\n"
+		               "|---|---:|---:|---:|---:|---:|\n| Latency (ms) |");
+		const double lv[5] = {r.lat_ms.min, r.lat_ms.mean, r.lat_ms.median, r.lat_ms.p99,
+		                      r.lat_ms.max};
+		for (int i = 0; i < 5; i++) {
+			tp_buf_putc(b, ' ');
+			tp_buf_fixed(b, lv[i], 6);
+			tp_buf_puts(b, " |");
+		}
+		tp_buf_puts(b, "\n| Throughput (samples/s) |");
+		const double tv[5] = {r.thr.min, r.thr.mean, r.thr.median, r.thr.p99, r.thr.max};
+		for (int i = 0; i < 5; i++) {
+			tp_buf_putc(b, ' ');
+			tp_buf_fixed(b, tv[i], 3);
+			tp_buf_puts(b, " |");
+		}
+		tp_buf_puts(b, "\n\n");
+	} else {
+		tp_buf_puts(b, "No steps were recorded, so there are no latency statistics.\n\n");
+	}
+
+	tp_buf_puts(b, "## Activities\n\n");
+	if (!r.nacts) {
+		tp_buf_puts(b, "No activities were recorded.\n\n");
+	} else {
+		tp_buf_puts(b, "| Step | Activity | Duration (ms) | Count | Meta |\n"
+		               "|---|---|---:|---:|---|\n");
+		size_t shown = r.nacts < TP_CAPREPORT_MD_ACTIVITY_ROWS
+		                   ? r.nacts
+		                   : TP_CAPREPORT_MD_ACTIVITY_ROWS;
+		for (size_t i = 0; i < shown; i++) {
+			const struct cact *ac = &r.acts[i];
+			if (ac->has_step)
+				tp_buf_printf(b, "| %lld | ", (long long)ac->step);
+			else
+				tp_buf_puts(b, "| - | ");
+			tp_md_cell(b, ac->name);
+			tp_buf_puts(b, " | ");
+			ms_ns(b, ac->dur_ns);
+			tp_buf_printf(b, " | %llu | ", (unsigned long long)ac->count);
+			tp_md_cell(b, ac->meta);
+			tp_buf_puts(b, " |\n");
+		}
+		if (shown < r.nacts)
+			tp_buf_printf(b, "\n%zu more rows are in summary.json (app_stats).\n",
+			              r.nacts - shown);
+		tp_buf_putc(b, '\n');
+	}
+
+	tp_buf_puts(b, "## Operator types\n\n");
+	if (!nta) {
+		tp_buf_puts(b, "No operators were recorded.\n\n");
+	} else {
+		tp_buf_puts(b,
+		            "| Type | Executions | Total (ms) | Mean (ms) | Min (ms) | Max (ms) | "
+		            "% of step time |\n|---|---:|---:|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < nta; i++) {
+			tp_buf_puts(b, "| ");
+			tp_md_cell(b, ta[i].type[0] ? ta[i].type : "(none)");
+			tp_buf_printf(b, " | %llu | ", (unsigned long long)ta[i].runs);
+			ms_ns(b, ta[i].total_ns);
+			tp_buf_puts(b, " | ");
+			tp_buf_fixed(
+			    b, ta[i].runs ? (double)ta[i].total_ns / (double)ta[i].runs / 1e6 : 0,
+			    6);
+			tp_buf_puts(b, " | ");
+			ms_ns(b, ta[i].min_ns);
+			tp_buf_puts(b, " | ");
+			ms_ns(b, ta[i].max_ns);
+			tp_buf_puts(b, " | ");
+			tp_buf_fixed(b,
+			             r.counted_steps_ns ? 100.0 * (double)ta[i].total_ns /
+			                                      (double)r.counted_steps_ns
+			                                : 0,
+			             2);
+			tp_buf_puts(b, " |\n");
+		}
+		tp_buf_putc(b, '\n');
+
+		tp_buf_printf(b,
+		              "## Slowest operators\n\nThe %zu operators with the highest mean "
+		              "latency (all %zu are in ops.csv).\n\n",
+		              nslow, r.ops.count);
+		tp_buf_puts(b, "| Operator | Type | Mean (ms) | Min (ms) | Max (ms) | P99 (ms) | "
+		               "Executions | Bytes | FLOPs | Outputs |\n"
+		               "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+		for (size_t i = 0; i < nslow; i++) {
+			const struct tp_op_row *o = slow[i];
+			tp_buf_puts(b, "| ");
+			tp_md_cell(b, tp_str(p, o->name));
+			tp_buf_puts(b, " | ");
+			tp_md_cell(b, tp_str(p, o->op_type));
+			tp_buf_puts(b, " | ");
+			tp_buf_fixed(b, o->mean_ns / 1e6, 6);
+			const int64_t v[3] = {o->min_ns, o->max_ns, o->p99_ns};
+			for (int q = 0; q < 3; q++) {
+				tp_buf_puts(b, " | ");
+				ms_ns(b, v[q]);
+			}
+			tp_buf_printf(b, " | %llu | %llu | %llu | ", (unsigned long long)o->runs,
+			              (unsigned long long)o->bytes, (unsigned long long)o->flops);
+			md_outputs(b, p, o->args);
+			tp_buf_puts(b, " |\n");
+		}
+		tp_buf_putc(b, '\n');
+	}
+	if (p->num_notes) {
+		tp_buf_puts(b, "## Notes\n\n");
+		for (size_t i = 0; i < p->num_notes; i++) {
+			tp_buf_puts(b, "- ");
+			tp_md_cell(b, tp_str(p, p->notes[i].text));
+			tp_buf_putc(b, '\n');
+		}
+		tp_buf_putc(b, '\n');
+	}
+	tp_free(slow);
+	tp_free(ta);
+	report_free(&r);
+	return b->oom ? TP_ENOMEM : TP_OK;
+}
+
+static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
+                       const struct tp_out_opts *o, struct tp_diag *d)
+{
+	if (p->arch != TP_ARCH_CPU)
+		return TP_OK;
+	struct tp_buf b;
+	struct tp_afile f = {0};
+	char *path = NULL;
+	tp_buf_init(&b);
+	int st = tp_capreport_write_md(p, a, &b);
+	if (st) {
+		tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
+		goto out;
+	}
+	if (!(path = tp_path_join(o->out_dir, "summary.md"))) {
+		st = tp_diag_set(d, TP_ENOMEM, "summary.md: %s", tp_strerror(TP_ENOMEM));
+		goto out;
+	}
+	if ((st = tp_afile_open(&f, path, d)))
+		goto out;
+	if (fwrite(b.data, 1, b.len, f.fp) != b.len) {
+		tp_afile_abort(&f);
+		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed", path);
+		goto out;
+	}
+	st = tp_afile_commit(&f, d);
+out:
+	tp_free(path);
+	tp_buf_free(&b);
+	return st;
+}
+
+const struct tp_output tp_output_capmd = {
+    .name = "summary-md",
+    .file = "summary.md",
+    .enable_flag = NULL,
+    .disable_flag = "--disable_summary",
+    .default_on = 1,
+    .doc = "capture summary as Markdown: latency/throughput, activities, operator types, "
+           "slowest operators (captures only)",
+    .write = write_capmd,
+};

@@ -1,0 +1,378 @@
+/*
+ * capreport_test.c — unit tests for the capture summaries: summary.json and summary.md of
+ * a small capture built in code, compared with the reviewed goldens under
+ * tests/golden/capreport_small/ (TP_UPDATE_GOLDEN=1 rewrites them; review the diff), the
+ * JSON parsed back with cJSON and its statistics checked against values worked out by hand,
+ * Markdown escaping, and the summary.md output entry (captures only).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h> /* after the three headers it needs */
+
+#include "capreport/capreport.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const char *type,
+               int64_t step, int warm, int64_t dur, const char *outs, const char *oshapes,
+               const char *odt, uint64_t bytes)
+{
+	tp_args_begin(p);
+	tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, type);
+	tp_args_add_int(p, TP_CAP_KEY_STEP, step);
+	tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
+	tp_args_add_str(p, TP_CAP_KEY_OUTPUTS, outs);
+	tp_args_add_str(p, TP_CAP_KEY_OUTPUT_SHAPES, oshapes);
+	tp_args_add_str(p, TP_CAP_KEY_OUTPUT_DTYPES, odt);
+	tp_args_add_uint(p, TP_CAP_KEY_BYTES, bytes);
+	uint32_t args = tp_args_end(p);
+	struct tp_slice *s = tp_track_push(p, tr);
+	s->start_ns = *t;
+	s->end_ns = *t + dur;
+	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	s->name = tp_profile_str(p, name);
+	s->args = args;
+	*t += dur + 10;
+}
+
+static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name, int64_t step,
+                     const char *meta, int64_t dur)
+{
+	tp_args_begin(p);
+	tp_args_add_int(p, TP_CAP_KEY_STEP, step);
+	tp_args_add_str(p, TP_CAP_KEY_META, meta);
+	uint32_t args = tp_args_end(p);
+	struct tp_slice *s = tp_track_push(p, tr);
+	s->start_ns = *t;
+	s->end_ns = *t + dur;
+	s->type = tp_profile_str(p, TP_CAP_TYPE_ACTIVITY);
+	s->name = tp_profile_str(p, name);
+	s->args = args;
+	*t += dur + 10;
+}
+
+/* Steps 0 (warm-up) .. 4; step latencies (ns) of the counted steps 1..4 come out as
+ * 1 000 000 + 10 * step_extra; see the table in the test below. */
+static struct tp_profile *build_capture(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_CPU;
+	p->source = tp_profile_str(p, "tpuprof-capture");
+	tp_profile_set_meta(p, "process", "bert_mini");
+	int dev = tp_profile_add_device(p, "bert_mini (pid 42)", 42, 0);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int64_t t = 0;
+	activity(p, tr, &t, "data prep", -1, "tokenise 3 sentences", 5000);
+	/* Counted step durations: 2 000 000, 1 000 000, 4 000 000, 3 000 000 ns; the warm-up
+	 * step is 9 000 000 ns and must not show in any statistic. */
+	static const int64_t step_dur[5] = {9000000, 2000000, 1000000, 4000000, 3000000};
+	for (int step = 0; step < 5; step++) {
+		int warm = step == 0;
+		int64_t start = t;
+		tp_args_begin(p);
+		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
+		tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
+		tp_args_add_str(p, TP_CAP_KEY_GRAPH, "bert");
+		uint32_t args = tp_args_end(p);
+		size_t idx = p->tracks[tr].count;
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		s->name = tp_profile_str(p, "bert");
+		s->args = args;
+		t += 10;
+		op(p, tr, &t, "l0/qkv", "MatMul", step, warm, warm ? 500000 : 100000 * step, "qkv",
+		   "8x768", "fp32", 24576);
+		op(p, tr, &t, "l0/softmax", "Softmax", step, warm, 20000, "probs", "4x8x8", "fp32",
+		   1024);
+		/* The same operator twice in one step: merged in op_stats (count 2). */
+		op(p, tr, &t, "l0/qkv", "MatMul", step, warm, 1000, "qkv", "8x768", "fp32", 24576);
+		op(p, tr, &t, "a|b<script>", "Add", step, warm, 3000, "x;y", "8x?;1x2", "fp32;int8",
+		   0);
+		p->tracks[tr].slices[idx].start_ns = start;
+		p->tracks[tr].slices[idx].end_ns = start + step_dur[step];
+		t = start + step_dur[step] + 10;
+		activity(p, tr, &t, "postprocess", step, "top-1 | <b>", 2000 + step);
+	}
+	tp_profile_note(p, "a note with *stars*");
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *s = malloc((size_t)n + 1);
+	assert_non_null(s);
+	size_t got = fread(s, 1, (size_t)n, f);
+	fclose(f);
+	s[got] = 0;
+	*len = got;
+	return s;
+}
+
+static void check_golden(const struct tp_buf *b, const char *name)
+{
+	const char *src = getenv("TP_SOURCE_DIR");
+	assert_non_null(src);
+	char path[4096];
+	snprintf(path, sizeof path, "%s/tests/golden/capreport_small/%s", src, name);
+	if (getenv("TP_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		fwrite(b->data, 1, b->len, f);
+		fclose(f);
+		printf("UPDATED golden %s: review the diff\n", path);
+	}
+	size_t n;
+	char *want = read_all(path, &n);
+	assert_non_null(want);
+	assert_int_equal(b->len, n);
+	assert_memory_equal(b->data, want, n);
+	free(want);
+}
+
+static double num(const cJSON *o, const char *k)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+	assert_true(cJSON_IsNumber(v));
+	return v->valuedouble;
+}
+
+static int near(double a, double b)
+{
+	return a - b < 1e-9 && b - a < 1e-9;
+}
+
+static void test_json(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	check_golden(&b, "summary.json");
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
+	assert_true(near(num(ov, "steps"), 5));
+	assert_true(near(num(ov, "warmup_steps"), 1));
+	assert_true(near(num(ov, "counted_steps"), 4));
+	/* Counted latencies 1, 2, 3, 4 ms: mean 2.5, median 2.5, p99 = rank ceil(3.96) = 4. */
+	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(ov, "latency_ms");
+	assert_true(near(num(lat, "min"), 1.0));
+	assert_true(near(num(lat, "mean"), 2.5));
+	assert_true(near(num(lat, "median"), 2.5));
+	assert_true(near(num(lat, "p99"), 4.0));
+	assert_true(near(num(lat, "max"), 4.0));
+	assert_true(near(num(ov, "counted_steps_time_ms"), 10.0));
+	/* Throughput at batch 1: 1000, 500, 333.333, 250 samples/s. */
+	const cJSON *thr = cJSON_GetObjectItemCaseSensitive(ov, "throughput_samples_per_s");
+	assert_true(near(num(thr, "min"), 250.0));
+	assert_true(near(num(thr, "max"), 1000.0));
+	assert_true(near(num(thr, "median"), 416.667));
+	assert_true(near(num(thr, "mean"), 520.833));
+	/* app_stats: "none" and the steps, each activity with duration and meta. */
+	const cJSON *app = cJSON_GetObjectItemCaseSensitive(root, "app_stats");
+	const cJSON *none = cJSON_GetObjectItemCaseSensitive(app, "none");
+	const cJSON *prep = cJSON_GetObjectItemCaseSensitive(none, "data prep");
+	assert_true(near(num(prep, "duration_ms"), 0.005));
+	const cJSON *s3 = cJSON_GetObjectItemCaseSensitive(app, "3");
+	const cJSON *post = cJSON_GetObjectItemCaseSensitive(s3, "postprocess");
+	assert_true(near(num(post, "duration_ms"), 0.002003));
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(post, "meta")->valuestring,
+	                    "top-1 | <b>");
+	/* op_stats: graph -> step -> host -> device -> node. */
+	const cJSON *node = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(
+	            cJSON_GetObjectItemCaseSensitive(
+	                cJSON_GetObjectItemCaseSensitive(
+	                    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "bert"),
+	                "2"),
+	            "localhost"),
+	        "CPU"),
+	    "l0/qkv");
+	assert_non_null(node);
+	assert_true(near(num(node, "duration_ms"), 0.201)); /* 200 000 + 1 000 ns */
+	assert_true(near(num(node, "count"), 2));
+	assert_true(near(num(node, "total_bytes"), 49152));
+	const cJSON *out0 =
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "output"), "0");
+	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(out0, "shape");
+	assert_int_equal(cJSON_GetArraySize(shape), 2);
+	assert_true(near(cJSON_GetArrayItem(shape, 1)->valuedouble, 768));
+	/* A shape that is not all integers is kept as text. */
+	const cJSON *odd = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(
+	            cJSON_GetObjectItemCaseSensitive(
+	                cJSON_GetObjectItemCaseSensitive(
+	                    cJSON_GetObjectItemCaseSensitive(
+	                        cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "bert"),
+	                    "1"),
+	                "localhost"),
+	            "CPU"),
+	        "a|b<script>"),
+	    "output");
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(odd, "0"), "shape")
+	        ->valuestring,
+	    "8x?");
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(odd, "1"), "type")
+	        ->valuestring,
+	    "int8");
+	/* op_type_stats: MatMul counted executions = 2 per step x 4 steps. */
+	const cJSON *types = cJSON_GetObjectItemCaseSensitive(root, "op_type_stats");
+	const cJSON *first = cJSON_GetArrayItem(types, 0);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(first, "op_type")->valuestring,
+	                    "MatMul");
+	assert_true(near(num(first, "executions"), 8));
+	/* 100+200+300+400 us + 4 x 1 us = 1.004 ms of the 10 ms counted step time. */
+	assert_true(near(num(first, "total_ms"), 1.004));
+	assert_true(near(num(first, "share_of_step_time_pct"), 10.04));
+	assert_null(strstr(b.data, "</script")); /* JSON stays safe inside HTML */
+	cJSON_Delete(root);
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
+static void test_md(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	check_golden(&b, "summary.md");
+	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
+	                               "4.000000 | 4.000000 |"));
+	assert_non_null(strstr(b.data, "| a\\|b&lt;script&gt; | Add |"));
+	assert_null(strstr(b.data, "<script>"));
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
+static void check_md(const char *in, const char *want)
+{
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_md_cell(&b, in);
+	assert_string_equal(b.len ? b.data : "", want);
+	tp_buf_free(&b);
+}
+
+static void test_md_escaping(void **state)
+{
+	(void)state;
+	check_md("plain name", "plain name");
+	check_md("a|b", "a\\|b");
+	check_md("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;");
+	check_md("two\nlines\r\tx", "two lines  x");
+	check_md("*bold* _it_ `code` [l](u) #h ~s~ !i \\", "\\*bold\\* \\_it\\_ \\`code\\` "
+	                                                   "\\[l\\](u) \\#h \\~s\\~ \\!i \\\\");
+	check_md("a&b", "a&amp;b");
+}
+
+static void test_output_entry(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/capreport_test.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char md[sizeof dir + 16];
+	snprintf(md, sizeof md, "%s/summary.md", dir);
+	struct tp_out_opts o = {0};
+	o.out_dir = dir;
+	struct tp_diag d = {0};
+	struct stat sb;
+	/* Not a capture: nothing written. */
+	struct tp_profile *p = build_capture();
+	p->arch = TP_ARCH_BM1688;
+	assert_int_equal(tp_output_capmd.write(p, NULL, &o, &d), TP_OK);
+	assert_int_equal(stat(md, &sb), -1);
+	p->arch = TP_ARCH_CPU;
+	assert_int_equal(tp_output_capmd.write(p, NULL, &o, &d), TP_OK);
+	size_t n;
+	char *got = read_all(md, &n);
+	assert_non_null(got);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_capreport_write_md(p, NULL, &b);
+	assert_int_equal(n, b.len);
+	assert_memory_equal(got, b.data, n);
+	free(got);
+	tp_buf_free(&b);
+	/* An unwritable directory fails with an output error. */
+	o.out_dir = "/nonexistent-dir/x";
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_output_capmd.write(p, NULL, &o, &d), TP_EOUTPUT);
+	tp_profile_free(p);
+	unlink(md);
+	rmdir(dir);
+}
+
+static void test_empty_capture(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_CPU;
+	tp_profile_finish(p);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(root, "overall_stats"), "latency_ms")));
+	cJSON_Delete(root);
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	assert_non_null(strstr(b.data, "No operators were recorded."));
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
+static void test_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	for (int which = 0; which < 2; which++) {
+		int ok = 0;
+		for (long n = 0; n < 400 && !ok; n++) {
+			struct tp_buf b;
+			tp_buf_init(&b);
+			tp_alloc_fail_after(n);
+			int st = which ? tp_capreport_write_md(p, NULL, &b)
+			               : tp_capreport_write_json(p, NULL, &b);
+			tp_alloc_fail_after(-1);
+			assert_true(st == TP_OK || st == TP_ENOMEM);
+			ok = st == TP_OK;
+			tp_buf_free(&b);
+		}
+		assert_true(ok);
+	}
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
+	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
+	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_oom),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,26 @@
+/*
+ * env_table.h — the one table of libtpuprof's environment switches: name, type, default and a
+ * one-line doc. capture.c reads the switches once at initialisation from this table, and
+ * gen_envdoc.c turns the same table into docs/env.md (a ctest checks the committed page is up
+ * to date). Add a switch here and nowhere else.
+ *
+ * X(id, name, type, default, doc)
+ */
+#ifndef TP_CAPTURE_ENV_TABLE_H
+#define TP_CAPTURE_ENV_TABLE_H
+
+#define TPUPROF_ENV_TABLE(X)                                                                   \
+	X(ENV_MODE, "TPUPROF", "0/1/2", "",                                                    \
+	  "Capture the whole run in this mode (1 condensed, 2 detailed), dumped at exit; "     \
+	  "unset, empty or 0 = no automatic capture; any other value = one warning, off")     \
+	X(ENV_DIR, "TPUPROF_DIR", "path", ".",                                                 \
+	  "Directory under which each session writes tpuprof_data_dev{D}-{N}.{PID}/ "          \
+	  "(created if missing)")                                                             \
+	X(ENV_RECORD_SIZE, "TPUPROF_RECORD_SIZE", "count", "1048576",                          \
+	  "Per-thread record limit (32 bytes each) when tpuprof_enable gets 0 or TPUPROF "     \
+	  "is set; events beyond it are dropped and counted")                                 \
+	X(ENV_HWCOUNTERS, "TPUPROF_HWCOUNTERS", "0/1", "0",                                    \
+	  "1 = per-operator counters in mode 2 via perf_event_open: cycles, instructions, "    \
+	  "cache misses, or task clock, page faults, context switches where the PMU is absent")
+
+#endif /* TP_CAPTURE_ENV_TABLE_H */

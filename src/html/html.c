@@ -1,0 +1,1067 @@
+/*
+ * html.c — writes result.html: the page skeleton, CSS and JS embedded at build time from
+ * src/html/web/ (generated html_assets.c), with the profile's data as one JSON document inside
+ * <script type="application/json" id="tp-data">.
+ *
+ * Data layout (read by web/app.js, version 1): small things (arch, clocks, per-core engine
+ * statistics, rankings, layers, memory records) as plain objects; each timeline lane as
+ * columnar integer arrays (start as deltas in ns from the profile's span start, duration in
+ * ns, name/type as indexes into one string table of the strings actually used, cmd id,
+ * cycles, bytes, layer index + 1, height 0..1000, direction, dtype, stall, dependency, argument
+ * set). A column with the same value for every command is written as that one number (and
+ * left out when it is 0); "ts" is the gap from the previous command's end, "cmd" and "ly" are
+ * deltas from the previous command, and with "durRes":1 "dur" is the difference from
+ * trunc(cyc / mhz * 1000). A million
+ * commands come to a few tens of MB and JSON.parse reads them in well under a second.
+ *
+ * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
+ * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
+ * escaped) or html_text (the <title>), and the page inserts them with textContent.
+ */
+#include "html/html.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Generated from web/ by embed_assets.cmake. */
+extern const unsigned char tp_html_page_html[];
+extern const size_t tp_html_page_html_len;
+extern const unsigned char tp_html_app_css[];
+extern const size_t tp_html_app_css_len;
+extern const unsigned char tp_html_app_js[];
+extern const size_t tp_html_app_js_len;
+
+#define FLUSH_AT (1u << 20)
+#define TOP_MAX 200
+/* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
+ * dump with a private argument set per command must not turn the page into gigabytes. */
+#define ARGS_BUDGET ((size_t)64 << 20)
+
+struct out {
+	struct tp_buf b;
+	FILE *fp;
+	int err;
+};
+
+static void flush_out(struct out *o, int force)
+{
+	if (o->b.oom)
+		o->err = TP_ENOMEM;
+	if (o->err || (!force && o->b.len < FLUSH_AT))
+		return;
+	if (o->b.len && fwrite(o->b.data, 1, o->b.len, o->fp) != o->b.len)
+		o->err = TP_EOUTPUT;
+	o->b.len = 0;
+}
+
+static void put_i64(struct tp_buf *b, int64_t v)
+{
+	char tmp[24];
+	size_t n = 0;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	do {
+		tmp[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		tmp[n++] = '-';
+	char out[24];
+	for (size_t i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	tp_buf_put(b, out, n);
+}
+
+/* Integers beyond 2^53 would lose digits in JavaScript, so they travel as strings. */
+static void put_u64(struct tp_buf *b, uint64_t v)
+{
+	if (v > ((uint64_t)1 << 53)) {
+		tp_buf_printf(b, "\"%llu\"", (unsigned long long)v);
+		return;
+	}
+	put_i64(b, (int64_t)v);
+}
+
+/* A real in fixed notation with up to 6 decimals, trailing zeros trimmed; null if not finite. */
+static void put_real(struct tp_buf *b, double v)
+{
+	if (!isfinite(v)) {
+		tp_buf_puts(b, "null");
+		return;
+	}
+	size_t at = b->len;
+	tp_buf_fixed(b, v, 6);
+	if (b->oom)
+		return;
+	while (b->len > at + 1 && b->data[b->len - 1] == '0')
+		b->len--;
+	if (b->data[b->len - 1] == '.')
+		b->len--;
+}
+
+static void put_str(struct tp_buf *b, const char *s)
+{
+	tp_buf_putc(b, '"');
+	tp_buf_json_str(b, s ? s : "");
+	tp_buf_putc(b, '"');
+}
+
+/* Text for an HTML element body (the <title>): & < > " ' become character references. */
+static void html_text(struct tp_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': tp_buf_puts(b, "&amp;"); break;
+		case '<': tp_buf_puts(b, "&lt;"); break;
+		case '>': tp_buf_puts(b, "&gt;"); break;
+		case '"': tp_buf_puts(b, "&quot;"); break;
+		case '\'': tp_buf_puts(b, "&#39;"); break;
+		default: tp_buf_putc(b, *s);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* String table: only the profile strings the page uses, numbered in first-use order.          */
+/* ------------------------------------------------------------------------------------------ */
+
+struct strmap {
+	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used */
+	uint32_t *ids;  /* page index -> profile string id */
+	size_t n, cap, nprof;
+	int oom;
+};
+
+static uint32_t smap(struct strmap *m, uint32_t id)
+{
+	if (id >= m->nprof)
+		id = 0;
+	if (m->idx[id])
+		return m->idx[id] - 1;
+	uint32_t *g = tp_grow(m->ids, sizeof *m->ids, m->n + 1, &m->cap);
+	if (!g) {
+		m->oom = 1;
+		return 0;
+	}
+	m->ids = g;
+	m->ids[m->n] = id;
+	m->idx[id] = (uint32_t)++m->n;
+	return (uint32_t)(m->n - 1);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Arch facts the page needs that the model does not carry.                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+struct arch_facts {
+	double ddr_max_gbps;   /* per-core DDR peak, scale of DMA block heights; 0 = use max seen */
+	uint32_t lane_bytes;   /* local memory of one NPU lane */
+	uint32_t banks;        /* banks per lane */
+	uint32_t npus;         /* lanes */
+};
+
+static struct arch_facts facts_of(enum tp_arch a)
+{
+	struct arch_facts f = {0, 0, 0, 0};
+	switch (a) {
+	case TP_ARCH_BM1688:
+		/* reference-outputs.md §3.1/§3.2: DDR Max BW 32 GB/s/core, NPU Num 32, LMEM 4 MiB,
+		 * lmem_partition = 16 banks of 8192 bytes over a 131072-byte lane. */
+		f.ddr_max_gbps = 32;
+		f.lane_bytes = 131072;
+		f.banks = 16;
+		f.npus = 32;
+		break;
+	case TP_ARCH_BM1684X:
+		/* reference-outputs.md §4.1: BM1684X local memory = 16 banks x 16 KiB per lane. */
+		f.lane_bytes = 16 * 16384;
+		f.banks = 16;
+		f.npus = 64;
+		break;
+	case TP_ARCH_BM1684:
+		/* reference-outputs.md §4.1: BM1684 = 8 banks x 64 KiB per lane. */
+		f.lane_bytes = 8 * 65536;
+		f.banks = 8;
+		f.npus = 64;
+		break;
+	case TP_ARCH_BM1690:
+		/* sophgo-analysis.md §3: sg2260 DDR Max BW 68.264, LMEM 16 MiB over 64 NPUs, bank
+		 * address width 14 bits -> 16 KiB banks, 16 per 256 KiB lane. */
+		f.ddr_max_gbps = 68.264;
+		f.lane_bytes = 262144;
+		f.banks = 16;
+		f.npus = 64;
+		break;
+	default:
+		break;
+	}
+	return f;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Lanes.                                                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+struct lane {
+	int track;                   /* profile track index, -1 for a lane made from layers */
+	int kind;                    /* enum tp_track_kind */
+	int32_t device, core;
+	const struct tp_slice *s;    /* slices (the track's, or `own`) */
+	size_t n;
+	struct tp_slice *own;        /* owned synthetic slices (layer lane) */
+	double mhz;
+	const char *label;
+};
+
+static int kind_order(int k)
+{
+	switch (k) {
+	case TP_TRACK_LAYER: return 0;
+	case TP_TRACK_MCU: return 1;
+	case TP_TRACK_GDMA: return 2;
+	case TP_TRACK_SDMA: return 3;
+	case TP_TRACK_CDMA: return 4;
+	case TP_TRACK_TIU: return 5;
+	default: return 6;
+	}
+}
+
+static int lane_cmp(const void *x, const void *y)
+{
+	const struct lane *a = x, *b = y;
+	int ah = a->core < 0, bh = b->core < 0; /* host / thread lanes last */
+	if (ah != bh)
+		return ah - bh;
+	if (a->device != b->device)
+		return a->device < b->device ? -1 : 1;
+	if (a->core != b->core)
+		return a->core < b->core ? -1 : 1;
+	if (kind_order(a->kind) != kind_order(b->kind))
+		return kind_order(a->kind) - kind_order(b->kind);
+	return a->track - b->track;
+}
+
+static int slice_start_cmp(const void *x, const void *y)
+{
+	const struct tp_slice *a = x, *b = y;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns ? -1 : 1;
+	return a->layer - b->layer;
+}
+
+/* Builds a Layer lane for (device, core) from the layer table when the reader made none. */
+static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, struct lane *l)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *y = &p->layers[i];
+		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
+			n++;
+	}
+	memset(l, 0, sizeof *l);
+	l->track = -1;
+	l->kind = TP_TRACK_LAYER;
+	l->device = device;
+	l->core = core;
+	l->label = "Layer";
+	if (!n)
+		return TP_OK;
+	l->own = tp_calloc(n, sizeof *l->own);
+	if (!l->own)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *y = &p->layers[i];
+		if (!(y->device == device && y->core == core && y->begin_ns <= y->end_ns))
+			continue;
+		struct tp_slice *s = &l->own[l->n++];
+		s->start_ns = y->begin_ns;
+		s->end_ns = y->end_ns;
+		s->name = y->type;
+		s->type = y->name;
+		s->layer = (int32_t)i;
+		s->kind = TP_CMD_NORMAL;
+	}
+	qsort(l->own, l->n, sizeof *l->own, slice_start_cmp);
+	l->s = l->own;
+	return TP_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Per-command derived values.                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+struct keys {
+	uint32_t uarch_rate, alg_ops, uarch_ops; /* 0 = key absent from the profile */
+};
+
+static double arg_num(const struct tp_profile *p, const struct tp_arg *a)
+{
+	switch (a->type) {
+	case TP_ARG_INT: return (double)a->v.i;
+	case TP_ARG_UINT: return (double)a->v.u;
+	case TP_ARG_REAL: return a->v.d;
+	default: return strtod(tp_str(p, a->v.s), NULL); /* "74.9%" -> 74.9 */
+	}
+}
+
+/* TIU utilisation in 0..1 from the command's uArch Rate (or Alg/uArch Ops); -1 if unknown. */
+static double tiu_util(const struct tp_profile *p, const struct keys *k, const struct tp_slice *s)
+{
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, s->args, &n);
+	double alg = -1, uarch = -1;
+	for (size_t i = 0; a && i < n; i++) {
+		if (k->uarch_rate && a[i].key == k->uarch_rate)
+			return arg_num(p, &a[i]) / 100.0;
+		if (k->alg_ops && a[i].key == k->alg_ops)
+			alg = arg_num(p, &a[i]);
+		if (k->uarch_ops && a[i].key == k->uarch_ops)
+			uarch = arg_num(p, &a[i]);
+	}
+	if (alg >= 0 && uarch > 0)
+		return alg / uarch;
+	return -1;
+}
+
+/* Bytes per ns = GB/s over the command's engine cycles (its duration if it has none). */
+static double slice_gbps(const struct tp_slice *s, double mhz)
+{
+	double ns = s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz
+	                                 : (double)(s->end_ns - s->start_ns);
+	return ns > 0 ? (double)s->bytes / ns : 0;
+}
+
+static int height_of(const struct tp_profile *p, const struct keys *k, const struct lane *l,
+                     const struct tp_slice *s, double bw_scale)
+{
+	double h = 1;
+	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
+		h = bw_scale > 0 ? slice_gbps(s, l->mhz) / bw_scale : 1;
+		if (s->kind != TP_CMD_NORMAL)
+			h = 0.15; /* sys commands: a thin marker, they move no data */
+	} else if (l->kind == TP_TRACK_TIU) {
+		double u = tiu_util(p, k, s);
+		h = u >= 0 ? u : 1;
+		if (s->kind != TP_CMD_NORMAL)
+			h = 0.15;
+	} else if (l->kind == TP_TRACK_LAYER) {
+		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
+		            p->layers[s->layer].is_data_move
+		        ? 0.5
+		        : 1;
+	}
+	if (!(h >= 0.02))
+		h = 0.02; /* keep every command visible */
+	if (h > 1)
+		h = 1;
+	return (int)lround(h * 1000);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* JSON sections.                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+enum col { C_TS, C_DUR, C_NAME, C_TYPE, C_CMD, C_CYC, C_BYTES, C_LAYER, C_H, C_DIR, C_DT,
+	   C_STALL, C_DEP, C_ARGS, C_KIND, C_DEPTH, C_COUNT };
+static const char *const col_key[C_COUNT] = {"ts", "dur", "nm", "ty", "cmd", "cyc", "by", "ly",
+                                             "h", "dir", "dt", "st", "dep", "ar", "ck", "dp"};
+
+struct ctx {
+	const struct tp_profile *p;
+	const struct tp_analysis *a;
+	struct out o;
+	struct strmap sm;
+	struct keys k;
+	uint32_t *argmap;   /* profile argset id -> page index + 1 (0 = not embedded) */
+	size_t num_argsets_out, args_dropped;
+	double bw_scale;
+	int64_t t0;         /* span start: page times are relative to it */
+};
+
+static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
+{
+	switch (col) {
+	case C_DUR: return s->end_ns - s->start_ns;
+	case C_NAME: return smap(&c->sm, s->name);
+	case C_TYPE: return smap(&c->sm, s->type);
+	case C_CMD: return s->cmd_id;
+	case C_CYC: return s->cycles;
+	case C_BYTES: return s->bytes;
+	case C_LAYER: return (int64_t)s->layer + 1;
+	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
+	case C_DIR: return s->dir;
+	case C_DT: return s->dtype;
+	case C_STALL: return s->stall;
+	case C_DEP: return s->dep_id;
+	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
+	case C_KIND: return s->kind;
+	case C_DEPTH: return s->depth;
+	default: return 0;
+	}
+}
+
+static void emit_lane(struct ctx *c, const struct lane *l)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	tp_buf_puts(b, "{\"kind\":");
+	put_str(b, tp_track_kind_name((enum tp_track_kind)l->kind));
+	tp_buf_puts(b, ",\"label\":");
+	put_str(b, l->label);
+	tp_buf_printf(b, ",\"dev\":%d,\"core\":%d,\"mhz\":", (int)l->device, (int)l->core);
+	put_real(b, l->mhz);
+	tp_buf_puts(b, ",\"n\":");
+	put_i64(b, (int64_t)l->n);
+	if (l->track >= 0 && p->tracks[l->track].dropped) {
+		tp_buf_puts(b, ",\"dropped\":");
+		put_u64(b, p->tracks[l->track].dropped);
+	}
+	/* Durations are mostly the engine cycles in ns: with a clock, "dur" holds only the
+	 * difference from trunc(cycles / MHz * 1000), computed with the MHz exactly as printed
+	 * so the page's arithmetic lands on the same nanosecond. */
+	struct tp_buf mb;
+	tp_buf_init(&mb);
+	put_real(&mb, l->mhz);
+	tp_buf_putc(&mb, 0);
+	double mhz = mb.oom ? 0 : strtod(mb.data, NULL);
+	tp_buf_free(&mb);
+	int residual = mhz > 0;
+	tp_buf_printf(b, ",\"durRes\":%d", residual);
+	for (int col = 0; col < C_COUNT; col++) {
+		/* A column with one value for every command is written as that number (left out
+		 * when it is 0). "ts" is the gap from the previous command's end (its start for the
+		 * first), cmd id and layer are deltas from the previous command: a digit or two. */
+		int delta = col == C_CMD || col == C_LAYER;
+		int same = 1;
+		int64_t first = 0;
+		for (size_t i = 0; i < l->n && same && col != C_TS; i++) {
+			int64_t v = col_val(c, l, &l->s[i], col);
+			if (col == C_DUR && residual)
+				v -= (int64_t)((double)l->s[i].cycles / mhz * 1000.0);
+			if (i == 0)
+				first = v;
+			same = v == first;
+		}
+		if (same && col != C_TS) {
+			if (first) {
+				tp_buf_printf(b, ",\"%s\":", col_key[col]);
+				put_i64(b, first);
+			}
+			continue;
+		}
+		tp_buf_printf(b, ",\"%s\":[", col_key[col]);
+		int64_t prev = col == C_TS ? c->t0 : 0;
+		for (size_t i = 0; i < l->n; i++) {
+			if (i)
+				tp_buf_putc(b, ',');
+			int64_t v;
+			if (col == C_TS) {
+				v = l->s[i].start_ns - prev;
+				prev = l->s[i].end_ns;
+			} else {
+				v = col_val(c, l, &l->s[i], col);
+				if (col == C_DUR && residual)
+					v -= (int64_t)((double)l->s[i].cycles / mhz * 1000.0);
+				if (delta) {
+					int64_t d = v - prev;
+					prev = v;
+					v = d;
+				}
+			}
+			put_i64(b, v);
+			flush_out(&c->o, 0);
+		}
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_putc(b, '}');
+	flush_out(&c->o, 0);
+}
+
+static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
+{
+	struct tp_buf *b = &c->o.b;
+	switch (a->type) {
+	case TP_ARG_INT: put_i64(b, a->v.i); break;
+	case TP_ARG_UINT: put_u64(b, a->v.u); break;
+	case TP_ARG_REAL: put_real(b, a->v.d); break;
+	default: put_str(b, tp_str(c->p, a->v.s)); break;
+	}
+}
+
+/* Chooses which argument sets to embed (those used by shown lanes, in id order, within the
+ * budget) and fills c->argmap. */
+static int plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
+{
+	const struct tp_profile *p = c->p;
+	if (p->num_argsets < 2)
+		return TP_OK;
+	c->argmap = tp_calloc(p->num_argsets, sizeof *c->argmap);
+	if (!c->argmap)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; j < lanes[i].n; j++)
+			if (lanes[i].s[j].args && lanes[i].s[j].args < p->num_argsets)
+				c->argmap[lanes[i].s[j].args] = 1;
+	size_t bytes = 0;
+	for (size_t id = 1; id < p->num_argsets; id++) {
+		if (!c->argmap[id])
+			continue;
+		size_t cost = 4 + (size_t)p->argsets[id].count * 24;
+		if (bytes + cost > ARGS_BUDGET) {
+			c->argmap[id] = 0;
+			c->args_dropped++;
+			continue;
+		}
+		bytes += cost;
+		c->argmap[id] = (uint32_t)++c->num_argsets_out;
+	}
+	return TP_OK;
+}
+
+static void emit_argsets(struct ctx *c)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	tp_buf_puts(b, ",\"argsets\":[[]");
+	for (size_t id = 1; c->argmap && id < p->num_argsets; id++) {
+		if (!c->argmap[id])
+			continue;
+		size_t n;
+		const struct tp_arg *a = tp_args_get(p, (uint32_t)id, &n);
+		tp_buf_puts(b, ",[");
+		for (size_t i = 0; a && i < n; i++) {
+			if (i)
+				tp_buf_putc(b, ',');
+			put_i64(b, smap(&c->sm, a[i].key));
+			tp_buf_putc(b, ',');
+			emit_arg_value(c, &a[i]);
+		}
+		tp_buf_putc(b, ']');
+		flush_out(&c->o, 0);
+	}
+	tp_buf_printf(b, "],\"argsDropped\":%zu", c->args_dropped);
+}
+
+static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
+{
+	tp_buf_printf(b, "{\"present\":%d,\"records\":", e->present);
+	put_u64(b, e->records);
+	tp_buf_puts(b, ",\"totalCycle\":");
+	put_u64(b, e->total_cycle);
+	tp_buf_puts(b, ",\"workingCycle\":");
+	put_u64(b, e->working_cycle);
+	tp_buf_puts(b, ",\"busyCycle\":");
+	put_u64(b, e->busy_cycle);
+	tp_buf_puts(b, ",\"busyNs\":");
+	put_i64(b, e->busy_ns);
+	tp_buf_puts(b, ",\"workingNs\":");
+	put_i64(b, e->working_ns);
+	tp_buf_puts(b, ",\"idleNs\":");
+	put_i64(b, e->idle_ns);
+	tp_buf_puts(b, ",\"util\":");
+	put_real(b, e->utilization);
+	tp_buf_puts(b, ",\"ddrBytes\":");
+	put_u64(b, e->ddr_bytes);
+	tp_buf_puts(b, ",\"ddrGbps\":");
+	put_real(b, e->ddr_avg_gbps);
+	tp_buf_puts(b, ",\"ddrReadGbps\":");
+	put_real(b, e->ddr_read_gbps);
+	tp_buf_puts(b, ",\"ddrWriteGbps\":");
+	put_real(b, e->ddr_write_gbps);
+	tp_buf_puts(b, ",\"l2Gbps\":");
+	put_real(b, e->l2_avg_gbps);
+	tp_buf_puts(b, ",\"stallCycle\":");
+	put_u64(b, e->stall_cycle);
+	tp_buf_puts(b, ",\"algOps\":");
+	put_u64(b, e->alg_ops);
+	tp_buf_puts(b, ",\"uarchOps\":");
+	put_u64(b, e->uarch_ops);
+	tp_buf_putc(b, '}');
+}
+
+static void emit_core(struct ctx *c, const struct tp_core_stats *cs)
+{
+	struct tp_buf *b = &c->o.b;
+	tp_buf_printf(b, "{\"dev\":%d,\"core\":%d,\"eng\":[", (int)cs->device, (int)cs->core);
+	for (int e = 0; e < TP_ENGINES; e++) {
+		if (e)
+			tp_buf_putc(b, ',');
+		emit_engine(b, &cs->eng[e]);
+	}
+	tp_buf_puts(b, "],\"tiuWorkingRatio\":");
+	put_real(b, cs->tiu_working_ratio);
+	tp_buf_puts(b, ",\"parallelism\":");
+	put_real(b, cs->parallelism);
+	tp_buf_puts(b, ",\"concurrency\":");
+	put_real(b, cs->concurrency);
+	tp_buf_puts(b, ",\"computeShare\":");
+	put_real(b, cs->compute_share);
+	tp_buf_putc(b, '}');
+}
+
+static void emit_ranks(struct ctx *c, const char *key, const struct tp_rank *r, size_t n)
+{
+	struct tp_buf *b = &c->o.b;
+	tp_buf_printf(b, ",\"%s\":[", key);
+	for (size_t i = 0; r && i < n; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_puts(b, "{\"name\":");
+		put_i64(b, smap(&c->sm, r[i].name));
+		tp_buf_puts(b, ",\"type\":");
+		put_i64(b, smap(&c->sm, r[i].type));
+		tp_buf_printf(b, ",\"layer\":%d,\"core\":%d,\"count\":", (int)r[i].index,
+		              (int)r[i].core);
+		put_u64(b, r[i].count);
+		tp_buf_puts(b, ",\"total\":");
+		put_i64(b, r[i].total_ns);
+		tp_buf_puts(b, ",\"min\":");
+		put_i64(b, r[i].min_ns);
+		tp_buf_puts(b, ",\"max\":");
+		put_i64(b, r[i].max_ns);
+		tp_buf_puts(b, ",\"share\":");
+		put_real(b, r[i].share);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_putc(b, ']');
+}
+
+static void emit_analysis(struct ctx *c, size_t max_cores)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_analysis *a = c->a;
+	if (!a) {
+		tp_buf_puts(b, ",\"analysis\":null");
+		return;
+	}
+	tp_buf_puts(b, ",\"analysis\":{\"totalNs\":");
+	put_i64(b, a->total_time_ns);
+	tp_buf_puts(b, ",\"cores\":[");
+	size_t shown = 0;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (max_cores && a->cores[i].core >= 0 && (size_t)a->cores[i].core >= max_cores)
+			continue;
+		if (shown++)
+			tp_buf_putc(b, ',');
+		emit_core(c, &a->cores[i]);
+	}
+	tp_buf_puts(b, "],\"overall\":");
+	emit_core(c, &a->overall);
+	/* Rankings are for reading: the first TOP_MAX rows are plenty. */
+	emit_ranks(c, "topLayers", a->top_layers, a->num_top_layers < TOP_MAX ? a->num_top_layers : TOP_MAX);
+	emit_ranks(c, "topCmds", a->top_cmds, a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
+	emit_ranks(c, "opTypes", a->op_types, a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
+	tp_buf_putc(b, '}');
+}
+
+static void emit_layers(struct ctx *c)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	static const char *const cols[] = {"id", "name", "type", "core", "local", "dm", "group",
+	                                   "subnet", "begin", "end"};
+	tp_buf_puts(b, ",\"layers\":{\"n\":");
+	put_i64(b, (int64_t)p->num_layers);
+	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
+		tp_buf_printf(b, ",\"%s\":[", cols[col]);
+		for (size_t i = 0; i < p->num_layers; i++) {
+			const struct tp_layer *y = &p->layers[i];
+			int timed = y->begin_ns <= y->end_ns;
+			int64_t v = 0;
+			switch (col) {
+			case 0: v = y->id; break;
+			case 1: v = smap(&c->sm, y->name); break;
+			case 2: v = smap(&c->sm, y->type); break;
+			case 3: v = y->core; break;
+			case 4: v = y->is_local; break;
+			case 5: v = y->is_data_move; break;
+			case 6: v = y->group; break;
+			case 7: v = y->subnet; break;
+			case 8: v = timed ? y->begin_ns - c->t0 : -1; break;
+			default: v = timed ? y->end_ns - c->t0 : -1; break;
+			}
+			if (i)
+				tp_buf_putc(b, ',');
+			put_i64(b, v);
+		}
+		tp_buf_putc(b, ']');
+		flush_out(&c->o, 0);
+	}
+	tp_buf_putc(b, '}');
+}
+
+/* Elements of a tensor (1 for a scalar); saturates instead of overflowing. */
+static uint64_t tensor_elems(const struct tp_tensor *t, int64_t n_slice, int64_t h_slice,
+                             uint32_t npus)
+{
+	uint64_t e = 1;
+	for (unsigned d = 0; d < t->ndim && d < TP_MAX_DIMS; d++) {
+		int64_t v = t->shape[d];
+		if (d == 0 && n_slice > 0 && n_slice < v)
+			v = n_slice;
+		if (d == 1 && npus)
+			v = (v + npus - 1) / npus; /* channels are spread over the lanes */
+		if (d == 2 && h_slice > 0 && h_slice < v)
+			v = h_slice;
+		if (v <= 0)
+			v = 1;
+		if (e > UINT64_MAX / (uint64_t)v)
+			return UINT64_MAX;
+		e *= (uint64_t)v;
+	}
+	return e;
+}
+
+/* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
+ * DDR tensors, over the time span of the layer that reads (is_in) or writes them. */
+static void emit_memory(struct ctx *c, size_t max_cores)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	struct arch_facts f = facts_of(p->arch);
+	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,\"recs\":[",
+	              f.lane_bytes, f.banks, f.npus);
+	int first = 1;
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			tp_buf_puts(b, "]},\"gmem\":{\"recs\":[");
+			first = 1;
+		}
+		for (size_t li = 0; li < p->num_layers; li++) {
+			const struct tp_layer *y = &p->layers[li];
+			if (y->begin_ns > y->end_ns)
+				continue;
+			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)
+				continue;
+			for (uint32_t k = 0; k < y->num_tensors; k++) {
+				size_t ti = (size_t)y->first_tensor + k;
+				if (ti >= p->num_tensors)
+					break;
+				const struct tp_tensor *t = &p->tensors[ti];
+				unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
+				if (!dsz)
+					dsz = 1;
+				uint64_t addr, size;
+				if (pass == 0) {
+					/* Local: no DDR address and a slice shape from the layer group. */
+					if (t->gaddr || !t->nslice || !f.lane_bytes)
+						continue;
+					addr = t->loffset;
+					size = tensor_elems(t, t->nslice, t->hslice, f.npus);
+				} else {
+					if (!t->gaddr)
+						continue;
+					addr = t->gaddr;
+					size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
+				}
+				if (size != UINT64_MAX && size <= UINT64_MAX / dsz && !(pass == 1 && t->gsize))
+					size *= dsz;
+				if (!first)
+					tp_buf_putc(b, ',');
+				first = 0;
+				tp_buf_putc(b, '[');
+				put_i64(b, y->begin_ns - c->t0);
+				tp_buf_putc(b, ',');
+				put_i64(b, y->end_ns - c->t0);
+				tp_buf_putc(b, ',');
+				put_u64(b, addr);
+				tp_buf_putc(b, ',');
+				put_u64(b, size);
+				tp_buf_printf(b, ",%d,%zu,%d,", t->is_in ? 0 : 1, li, (int)y->core);
+				put_i64(b, t->id);
+				tp_buf_putc(b, ']');
+				flush_out(&c->o, 0);
+			}
+		}
+	}
+	tp_buf_puts(b, "],\"blocks\":[");
+	for (size_t i = 0; i < p->num_mems; i++) {
+		const struct tp_mem *m = &p->mems[i];
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_printf(b, "[%d,", (int)m->mtype);
+		put_u64(b, m->addr);
+		tp_buf_putc(b, ',');
+		put_u64(b, m->size);
+		tp_buf_putc(b, ',');
+		put_i64(b, smap(&c->sm, m->desc));
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_puts(b, "]}");
+}
+
+static void emit_head(struct ctx *c, double bw_max_seen)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	struct arch_facts f = facts_of(p->arch);
+	tp_buf_puts(b, "{\"v\":1,\"arch\":");
+	put_str(b, tp_arch_name(p->arch));
+	tp_buf_puts(b, ",\"net\":");
+	put_str(b, tp_str(p, p->net_name));
+	tp_buf_puts(b, ",\"source\":");
+	put_str(b, tp_str(p, p->source));
+	tp_buf_puts(b, ",\"tiuMhz\":");
+	put_real(b, p->tiu_freq_mhz);
+	tp_buf_puts(b, ",\"gdmaMhz\":");
+	put_real(b, p->gdma_freq_mhz);
+	tp_buf_puts(b, ",\"spanNs\":");
+	put_i64(b, p->span_end_ns - p->span_begin_ns);
+	tp_buf_puts(b, ",\"ddrMaxGbps\":");
+	put_real(b, f.ddr_max_gbps);
+	tp_buf_puts(b, ",\"bwScale\":");
+	put_real(b, c->bw_scale);
+	tp_buf_puts(b, ",\"bwMaxSeen\":");
+	put_real(b, bw_max_seen);
+	tp_buf_puts(b, ",\"dirs\":[");
+	for (int d = 0; d < TP_DIR_COUNT; d++) {
+		if (d)
+			tp_buf_putc(b, ',');
+		put_str(b, tp_dir_name((enum tp_dir)d));
+	}
+	tp_buf_puts(b, "],\"dtypes\":[");
+	for (int d = 0; d < TP_DT_COUNT; d++) {
+		if (d)
+			tp_buf_putc(b, ',');
+		put_str(b, tp_dtype_name((enum tp_dtype)d));
+	}
+	tp_buf_puts(b, "],\"meta\":[");
+	for (size_t i = 0; i < p->num_meta; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_putc(b, '[');
+		put_str(b, tp_str(p, p->meta[i].key));
+		tp_buf_putc(b, ',');
+		put_str(b, tp_str(p, p->meta[i].value));
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_puts(b, "],\"notes\":[");
+	for (size_t i = 0; i < p->num_notes; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		put_str(b, tp_str(p, p->notes[i].text));
+	}
+	tp_buf_puts(b, "],\"devices\":[");
+	for (size_t i = 0; i < p->num_devices; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		put_str(b, tp_str(p, p->devices[i].name));
+	}
+	tp_buf_putc(b, ']');
+}
+
+/* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@. */
+static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t max_cores,
+                     double bw_max_seen)
+{
+	struct tp_buf *b = &c->o.b;
+	const char *t = (const char *)tp_html_page_html;
+	const char *end = t + tp_html_page_html_len;
+	while (t < end && !c->o.err) {
+		const char *at = memchr(t, '@', (size_t)(end - t));
+		if (!at) {
+			tp_buf_put(b, t, (size_t)(end - t));
+			break;
+		}
+		tp_buf_put(b, t, (size_t)(at - t));
+		t = at;
+		if (!strncmp(t, "@TITLE@", 7)) {
+			const char *net = tp_str(c->p, c->p->net_name);
+			tp_buf_puts(b, "tpuprof: ");
+			html_text(b, *net ? net : "profile");
+			tp_buf_puts(b, " on ");
+			html_text(b, tp_arch_name(c->p->arch));
+			t += 7;
+		} else if (!strncmp(t, "@CSS@", 5)) {
+			tp_buf_put(b, tp_html_app_css, tp_html_app_css_len);
+			t += 5;
+		} else if (!strncmp(t, "@JS@", 4)) {
+			tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
+			t += 4;
+		} else if (!strncmp(t, "@DATA@", 6)) {
+			emit_head(c, bw_max_seen);
+			tp_buf_puts(b, ",\"lanes\":[");
+			for (size_t i = 0; i < nl && !c->o.err; i++) {
+				if (i)
+					tp_buf_putc(b, ',');
+				emit_lane(c, &lanes[i]);
+			}
+			tp_buf_putc(b, ']');
+			emit_argsets(c);
+			emit_analysis(c, max_cores);
+			emit_layers(c);
+			emit_memory(c, max_cores);
+			/* The string table last: it holds every string the sections above used. */
+			tp_buf_puts(b, ",\"strs\":[");
+			for (size_t i = 0; i < c->sm.n; i++) {
+				if (i)
+					tp_buf_putc(b, ',');
+				put_str(b, tp_str(c->p, c->sm.ids[i]));
+				flush_out(&c->o, 0);
+			}
+			tp_buf_puts(b, "]}");
+			t += 6;
+		} else {
+			tp_buf_putc(b, '@');
+			t++;
+		}
+		flush_out(&c->o, 0);
+	}
+	if (c->sm.oom)
+		return TP_ENOMEM;
+	flush_out(&c->o, 1);
+	return c->o.err;
+}
+
+/* Collects the lanes to show: engine tracks per (device, core) in display order, a Layer lane
+ * built from the layer table where the reader made none, then host / thread tracks. */
+static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
+                         size_t *nout)
+{
+	size_t cap = p->num_tracks + p->num_tracks / 2 + 1, n = 0;
+	struct lane *l = tp_calloc(cap, sizeof *l);
+	if (!l)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->core >= 0 && max_cores && (size_t)t->core >= max_cores)
+			continue;
+		if (t->kind == TP_TRACK_LAYER && !t->count)
+			continue;
+		struct lane *x = &l[n++];
+		x->track = (int)i;
+		x->kind = t->kind;
+		x->device = t->device;
+		x->core = t->core;
+		x->s = t->slices;
+		x->n = t->count;
+		x->mhz = t->freq_mhz;
+		x->label = tp_str(p, t->name);
+		if (!*x->label)
+			x->label = tp_track_kind_name((enum tp_track_kind)t->kind);
+	}
+	/* Layer lanes from the layer table for cores that have engines but no Layer track. */
+	size_t engines = n;
+	for (size_t i = 0; i < engines; i++) {
+		if (l[i].core < 0 || l[i].kind == TP_TRACK_LAYER)
+			continue;
+		int have = 0;
+		for (size_t j = 0; j < n && !have; j++)
+			have = l[j].kind == TP_TRACK_LAYER && l[j].device == l[i].device &&
+			       l[j].core == l[i].core;
+		if (have)
+			continue;
+		struct lane y;
+		int rc = layer_lane(p, l[i].device, l[i].core, &y);
+		if (rc) {
+			for (size_t j = 0; j < n; j++)
+				tp_free(l[j].own);
+			tp_free(l);
+			return rc;
+		}
+		if (!y.n)
+			continue;
+		if (n == cap) {
+			tp_free(y.own);
+			break;
+		}
+		l[n++] = y;
+	}
+	qsort(l, n, sizeof *l, lane_cmp);
+	*out = l;
+	*nout = n;
+	return TP_OK;
+}
+
+int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                       size_t max_cores, struct tp_diag *d)
+{
+	struct ctx c;
+	struct tp_afile af = {0};
+	struct lane *lanes = NULL;
+	size_t nl = 0;
+	int rc;
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	c.a = a;
+	c.t0 = p->span_begin_ns;
+	tp_buf_init(&c.o.b);
+	c.sm.nprof = p->strs.count ? p->strs.count : 1;
+	c.sm.idx = tp_calloc(c.sm.nprof, sizeof *c.sm.idx);
+	if (!c.sm.idx) {
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
+	tp_strtab_find(&p->strs, "uArch Rate", 10, &c.k.uarch_rate);
+	tp_strtab_find(&p->strs, "Alg Ops", 7, &c.k.alg_ops);
+	tp_strtab_find(&p->strs, "uArch Ops", 9, &c.k.uarch_ops);
+
+	rc = collect_lanes(p, max_cores, &lanes, &nl);
+	if (!rc)
+		rc = plan_args(&c, lanes, nl);
+	if (rc) {
+		rc = tp_diag_set(d, rc, "%s: out of memory", path);
+		goto out;
+	}
+	/* DMA block heights: bandwidth over the arch's DDR peak, or over the highest bandwidth
+	 * seen when the arch has no known peak (or a command exceeds it). */
+	double seen = 0;
+	for (size_t i = 0; i < nl; i++) {
+		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind))
+			continue;
+		for (size_t j = 0; j < lanes[i].n; j++)
+			if (lanes[i].s[j].kind == TP_CMD_NORMAL) {
+				double g = slice_gbps(&lanes[i].s[j], lanes[i].mhz);
+				if (g > seen)
+					seen = g;
+			}
+	}
+	c.bw_scale = facts_of(p->arch).ddr_max_gbps;
+	if (seen > c.bw_scale)
+		c.bw_scale = seen;
+
+	rc = tp_afile_open(&af, path, d);
+	if (rc)
+		goto out;
+	c.o.fp = af.fp;
+	rc = emit_page(&c, lanes, nl, max_cores, seen);
+	if (rc) {
+		tp_afile_abort(&af);
+		rc = tp_diag_set(d, rc, "%s: %s", path,
+		                 rc == TP_ENOMEM ? "out of memory" : "write failed");
+		goto out;
+	}
+	rc = tp_afile_commit(&af, d);
+out:
+	for (size_t i = 0; i < nl; i++)
+		tp_free(lanes[i].own);
+	tp_free(lanes);
+	tp_free(c.argmap);
+	tp_free(c.sm.idx);
+	tp_free(c.sm.ids);
+	tp_buf_free(&c.o.b);
+	return rc;
+}
+
+static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
+                      const struct tp_out_opts *o, struct tp_diag *d)
+{
+	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "result.html");
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "result.html: out of memory");
+	int rc = tp_html_write_file(p, a, path, o ? o->max_cores : 0, d);
+	tp_free(path);
+	return rc;
+}
+
+const struct tp_output tp_output_html = {
+	.name = "html",
+	.file = "result.html",
+	.enable_flag = NULL,
+	.disable_flag = "--disable_web",
+	.default_on = 1,
+	.doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
+	.write = html_write,
+};

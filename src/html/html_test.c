@@ -1,0 +1,253 @@
+/*
+ * html_test.c — unit tests of the result.html writer: hostile strings cannot leave the JSON
+ * data element, the title is HTML-escaped, output is deterministic, the data holds the lanes
+ * and columns that were built, and out-of-memory at any allocation leaves no file behind.
+ * (The page's behaviour in a browser is tested by tests/browser/.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "html/html.h"
+
+#define EVIL "</script><img src=x onerror=alert(1)><!--"
+
+extern const unsigned char tp_html_app_js[];
+extern const unsigned char tp_html_app_css[];
+
+static struct tp_profile *make(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->net_name = tp_profile_str(p, EVIL);
+	tp_profile_add_device(p, "dev", 0, 1);
+	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	int gdma = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
+	struct tp_layer l;
+	memset(&l, 0, sizeof l);
+	l.type = tp_profile_str(p, "Conv2D");
+	l.name = tp_profile_str(p, EVIL);
+	l.begin_ns = 100;
+	l.end_ns = 900;
+	assert_int_equal(tp_profile_add_layer(p, &l), 0);
+	for (int i = 0; i < 3; i++) {
+		struct tp_slice *s = tp_track_push(p, tiu);
+		s->start_ns = 100 + i * 300;
+		s->end_ns = s->start_ns + 200;
+		s->cycles = 180;
+		s->cmd_id = (uint32_t)i + 1;
+		s->name = tp_profile_str(p, i == 1 ? EVIL : "conv.normal");
+		s->layer = 0;
+		tp_args_begin(p);
+		tp_args_add_str(p, "uArch Rate", "50.0%");
+		s->args = tp_args_end(p);
+		s = tp_track_push(p, gdma);
+		s->start_ns = 50 + i * 300;
+		s->end_ns = s->start_ns + 100;
+		s->cycles = 75;
+		s->bytes = 1600; /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
+		s->cmd_id = (uint32_t)i + 1;
+		s->name = tp_profile_str(p, "tensorLd");
+		s->dir = TP_DIR_DDR_TO_LMEM;
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)len + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
+	buf[len] = 0;
+	fclose(f);
+	*n = (size_t)len;
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t c = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		c++;
+	return c;
+}
+
+static char path[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(path, sizeof path, "/tmp/tp_html_test_%d.html", (int)getpid());
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void test_escaping(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = slurp(path, &n);
+	assert_non_null(s);
+	/* Exactly the two script elements of the template end: the data and the page script. */
+	assert_int_equal(count(s, "</script"), 2);
+	/* Raw "<img" may only appear inside the JSON data element (where it is inert text). */
+	char *data = strstr(s, "id=\"tp-data\">");
+	assert_non_null(data);
+	char *data_end = strstr(data, "</script");
+	assert_non_null(data_end);
+	for (char *q = strstr(s, "<img"); q; q = strstr(q + 1, "<img"))
+		assert_true(q > data && q < data_end);
+	assert_int_equal(count(s, "<!--"), 1); /* the template's own comment */
+	/* The title carries the net name as escaped text. */
+	assert_non_null(strstr(s, "<title>tpuprof: &lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&lt;!--"
+	                          " on BM1688</title>"));
+	/* In the JSON the name is there, with "</" and "<!--" escaped. */
+	assert_non_null(strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
+	free(s);
+	tp_profile_free(p);
+}
+
+static void test_content(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = slurp(path, &n);
+	assert_non_null(s);
+	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
+	char *layer = strstr(s, "{\"kind\":\"Layer\"");
+	char *gdma = strstr(s, "{\"kind\":\"GDMA\"");
+	char *tiu = strstr(s, "{\"kind\":\"TIU\"");
+	assert_non_null(layer);
+	assert_non_null(gdma);
+	assert_non_null(tiu);
+	assert_true(layer < gdma && gdma < tiu);
+	/* GDMA (starts 50, 350, 650; 100 ns each): "ts" = gaps from the previous end, "dur" left
+	 * out because every duration equals its 75 cycles at 750 MHz, heights = 16 GB/s of 32 =
+	 * 500 for every command, so one number. */
+	char *gdma_end = strchr(gdma, '}');
+	assert_non_null(strstr(gdma, "\"durRes\":1,\"ts\":[0,200,200]"));
+	char *dur = strstr(gdma, "\"dur\"");
+	assert_true(dur == NULL || dur > gdma_end);
+	assert_non_null(strstr(gdma, "\"h\":500,"));
+	assert_non_null(strstr(gdma, "\"by\":1600,"));
+	/* TIU: uArch Rate 50% -> height 500; all-zero columns (bytes, dir) left out. */
+	char *tiu_end = strchr(tiu, '}');
+	assert_non_null(strstr(tiu, "\"h\":500"));
+	char *by = strstr(tiu, "\"by\"");
+	assert_true(by == NULL || by > tiu_end);
+	/* The page's own assets never close their element early. */
+	assert_null(strstr((const char *)tp_html_app_js, "</script"));
+	assert_null(strstr((const char *)tp_html_app_css, "</style"));
+	free(s);
+	tp_profile_free(p);
+}
+
+static void test_deterministic(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	size_t n1, n2;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *a = slurp(path, &n1);
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *b = slurp(path, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a, b, n1);
+	free(a);
+	free(b);
+	tp_profile_free(p);
+}
+
+static void test_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	int failed = 0, ok = 0;
+	for (long k = 0; k < 200 && !ok; k++) {
+		struct tp_diag d = {0};
+		unlink(path);
+		tp_alloc_fail_after(k);
+		int rc = tp_html_write_file(p, NULL, path, 0, &d);
+		tp_alloc_fail_after(-1);
+		if (rc == TP_OK) {
+			ok = 1;
+			break;
+		}
+		failed++;
+		/* The atomic-file layer reports its own allocation failures as output errors. */
+		assert_true(rc == TP_ENOMEM || rc == TP_EOUTPUT);
+		assert_int_equal(access(path, F_OK), -1); /* nothing half-written */
+	}
+	assert_true(ok);
+	assert_true(failed > 0);
+	tp_profile_free(p);
+}
+
+static void test_max_cores(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
+	struct tp_slice *s = tp_track_push(p, t1);
+	s->start_ns = 200;
+	s->end_ns = 300;
+	struct tp_diag d = {0};
+	size_t n;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *all = slurp(path, &n);
+	assert_non_null(strstr(all, "\"dev\":0,\"core\":1,"));
+	assert_int_equal(tp_html_write_file(p, NULL, path, 1, &d), TP_OK);
+	char *one = slurp(path, &n);
+	assert_null(strstr(one, "\"dev\":0,\"core\":1,"));
+	assert_non_null(strstr(one, "\"dev\":0,\"core\":0,"));
+	free(all);
+	free(one);
+	tp_profile_free(p);
+}
+
+static void test_output_entry(void **state)
+{
+	(void)state;
+	assert_string_equal(tp_output_html.file, "result.html");
+	assert_string_equal(tp_output_html.disable_flag, "--disable_web");
+	assert_null(tp_output_html.enable_flag);
+	assert_int_equal(tp_output_html.default_on, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_content, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
+		cmocka_unit_test(test_output_entry),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

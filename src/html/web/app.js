@@ -1,0 +1,1042 @@
+/*
+ * app.js — the script of tpuprof's result.html (embedded into the page at build time).
+ *
+ * Reads the profile from <script type="application/json" id="tp-data"> (layout documented in
+ * src/html/html.c), builds typed arrays per lane, and draws: summary cards, a canvas timeline
+ * with level-of-detail rendering (commands narrower than a pixel are merged per pixel column,
+ * keeping the tallest), overview tables (sortable) and local/global memory charts.
+ *
+ * Every string from the profile is inserted with textContent (never innerHTML), so names in a
+ * dump are always shown as text. A small test API is exposed as window.tpuprof.
+ */
+'use strict';
+(function () {
+  const timings = { start: performance.now() };
+  const D = JSON.parse(document.getElementById('tp-data').textContent);
+  timings.parsed = performance.now();
+  const S = D.strs;
+  const str = (i) => (i >= 0 && i < S.length ? S[i] : '');
+  const $ = (id) => document.getElementById(id);
+
+  /* ---------------------------------------------------------------- small DOM helpers */
+  function el(tag, attrs, text) {
+    const e = document.createElement(tag);
+    if (attrs) for (const k in attrs) e.setAttribute(k, attrs[k]);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+  function fmtUs(ns) {
+    const us = ns / 1000;
+    const a = Math.abs(us);
+    const d = a >= 1000 ? 1 : a >= 10 ? 2 : 3;
+    return us.toFixed(d) + ' \u00b5s';
+  }
+  const fmtPct = (x) => (x === null || x === undefined || !isFinite(x) ? '-' : (x * 100).toFixed(2) + '%');
+  const fmtNum = (x, d) => (x === null || x === undefined || !isFinite(x) ? '-' : Number(x).toFixed(d));
+  function fmtBytes(b) {
+    if (b >= 1 << 30) return (b / (1 << 30)).toFixed(2) + ' GiB';
+    if (b >= 1 << 20) return (b / (1 << 20)).toFixed(2) + ' MiB';
+    if (b >= 1 << 10) return (b / 1024).toFixed(1) + ' KiB';
+    return b + ' B';
+  }
+  const hex = (v) => '0x' + Number(v).toString(16);
+  function kvTable(rows) {
+    const t = el('table');
+    for (const [k, v] of rows) {
+      const tr = el('tr');
+      tr.appendChild(el('td', null, k));
+      tr.appendChild(el('td', null, v));
+      t.appendChild(tr);
+    }
+    return t;
+  }
+
+  /* A sortable table: cols = [{name, t (text column), fmt}], rows = arrays of raw values. */
+  function sortableTable(cols, rows, sortCol, desc, limit) {
+    const table = el('table', { class: 'data' });
+    let showAll = !limit || rows.length <= limit;
+    const thead = el('thead');
+    const hr = el('tr');
+    const tbody = el('tbody');
+    let sc = sortCol, sd = !!desc;
+    function render() {
+      const r = rows.slice();
+      if (sc >= 0) {
+        r.sort((a, b) => {
+          const x = a[sc], y = b[sc];
+          const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+          return sd ? -c : c;
+        });
+      }
+      tbody.textContent = '';
+      for (const row of showAll ? r : r.slice(0, limit)) {
+        const tr = el('tr');
+        cols.forEach((c, i) => {
+          const td = el('td', { class: c.t ? 't name' : '' }, c.fmt ? c.fmt(row[i], row) : row[i]);
+          if (c.t) td.title = String(row[i]);
+          tr.appendChild(td);
+        });
+        tbody.appendChild(tr);
+      }
+      [...hr.children].forEach((th, i) => {
+        th.classList.toggle('sorted-asc', i === sc && !sd);
+        th.classList.toggle('sorted-desc', i === sc && sd);
+      });
+    }
+    cols.forEach((c, i) => {
+      const th = el('th', { class: c.t ? 't' : '' }, c.name);
+      th.addEventListener('click', () => {
+        if (sc === i) sd = !sd;
+        else { sc = i; sd = !c.t; }
+        render();
+      });
+      hr.appendChild(th);
+    });
+    thead.appendChild(hr);
+    table.appendChild(thead);
+    table.appendChild(tbody);
+    render();
+    if (showAll) return table;
+    const wrap = el('div');
+    wrap.appendChild(table);
+    const more = el('button', { class: 'more' }, 'Show all ' + rows.length + ' rows');
+    more.addEventListener('click', () => { showAll = !showAll; more.textContent = showAll ? 'Show the first ' + limit : 'Show all ' + rows.length + ' rows'; render(); });
+    wrap.appendChild(more);
+    return wrap;
+  }
+
+  /* ---------------------------------------------------------------- colours */
+  const PALETTE = [];
+  for (let i = 0; i < 40; i++) {
+    const hue = (i * 137.508) % 360;
+    PALETTE.push('hsl(' + hue.toFixed(0) + ',' + (55 + (i % 3) * 10) + '%,' + (52 + (i % 4) * 5) + '%)');
+  }
+  const SYS_COLOR = PALETTE.length;
+  PALETTE.push('#9aa0ab');
+  /* The same colours as 32-bit pixels (ImageData is RGBA bytes; little-endian words). */
+  function hslToPixel(h, sat, l) {
+    sat /= 100; l /= 100;
+    const f = (n) => { const k = (n + h / 30) % 12; return l - sat * Math.min(l, 1 - l) * Math.max(-1, Math.min(k - 3, 9 - k, 1)); };
+    return rgbPixel(Math.round(f(0) * 255), Math.round(f(8) * 255), Math.round(f(4) * 255));
+  }
+  function rgbPixel(r, g, b) { return ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0; }
+  const PIX = new Uint32Array(PALETTE.length);
+  for (let i = 0; i < SYS_COLOR; i++) PIX[i] = hslToPixel((i * 137.508) % 360, 55 + (i % 3) * 10, 52 + (i % 4) * 5);
+  PIX[SYS_COLOR] = rgbPixel(0x9a, 0xa0, 0xab);
+  const PIX_BG = [rgbPixel(255, 255, 255), rgbPixel(0xfb, 0xfc, 0xfd)], PIX_GRID = rgbPixel(0xec, 0xee, 0xf3),
+        PIX_GROUP = rgbPixel(0xe9, 0xed, 0xf4);
+  function hashStr(s) {
+    let h = 2166136261;
+    for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+    return h >>> 0;
+  }
+  const strColor = new Int16Array(S.length).fill(-1);
+  function colorOf(si) {
+    if (strColor[si] < 0) strColor[si] = hashStr(str(si)) % (PALETTE.length - 1);
+    return strColor[si];
+  }
+
+  /* ---------------------------------------------------------------- lanes */
+  const LANE_H = { Layer: 18, MCU: 18, TIU: 34, GDMA: 34, SDMA: 34, CDMA: 34 };
+  /* Column value of command i: a column is an array, one number for all commands, or absent
+   * (0). "cmd" and "ly" arrive as deltas and are summed up once here. */
+  const at = (T, key, i) => { const v = T[key]; return v === undefined ? 0 : typeof v === 'number' ? v : v[i]; };
+  function undelta(a) {
+    if (!Array.isArray(a)) return a;
+    const o = new Int32Array(a.length);
+    let acc = 0;
+    for (let i = 0; i < a.length; i++) { acc += a[i]; o[i] = acc; }
+    return o;
+  }
+  const lanes = D.lanes.map((T, li) => {
+    const n = T.n;
+    const start = new Float64Array(n), end = new Float64Array(n);
+    let prevEnd = 0, maxDur = 0;
+    const ts = T.ts, dur = T.dur, cyc = T.cyc, mhz = T.mhz;
+    const durA = Array.isArray(dur), durC = durA ? 0 : dur || 0, cycA = Array.isArray(cyc), cycC = cycA ? 0 : cyc || 0;
+    for (let i = 0; i < n; i++) {
+      /* ts: gap from the previous command's end; dur: with durRes, the difference from the
+       * engine cycles in ns (same double arithmetic as the writer). */
+      const st = prevEnd + ts[i];
+      let d = durA ? dur[i] : durC;
+      if (T.durRes) d += Math.trunc(((cycA ? cyc[i] : cycC) / mhz) * 1000);
+      start[i] = st;
+      end[i] = st + d;
+      prevEnd = st + d;
+      if (d > maxDur) maxDur = d;
+    }
+    T.cmd = undelta(T.cmd);
+    T.ly = undelta(T.ly);
+    const hv = new Uint16Array(n);
+    if (Array.isArray(T.h)) hv.set(T.h); else hv.fill(T.h || 0);
+    T.ts = T.dur = T.h = null; /* decoded into start/end/hv; let the parsed arrays go */
+    const col = new Uint8Array(n);
+    const nmA = T.nm, ckA = T.ck;
+    if (Array.isArray(nmA)) for (let i = 0; i < n; i++) col[i] = colorOf(nmA[i]);
+    else col.fill(colorOf(nmA || 0));
+    if (Array.isArray(ckA)) { for (let i = 0; i < n; i++) if (ckA[i]) col[i] = SYS_COLOR; }
+    else if (ckA) col.fill(SYS_COLOR);
+    /* Rows: layers overlap inside a layer group, so they are packed greedily into rows;
+     * thread lanes use their nesting depth. */
+    let row = null, rows = 1;
+    if (T.kind === 'Layer' && n) {
+      row = new Uint8Array(n);
+      const rowEnd = [];
+      const MAXR = 6;
+      for (let i = 0; i < n; i++) {
+        let r = 0;
+        while (r < rowEnd.length && rowEnd[r] > start[i]) r++;
+        if (r >= MAXR) r = MAXR - 1;
+        rowEnd[r] = Math.max(rowEnd[r] || 0, end[i]);
+        row[i] = r;
+      }
+      rows = Math.max(1, rowEnd.length);
+    } else if (T.dp) {
+      row = new Uint8Array(n);
+      for (let i = 0; i < n; i++) { row[i] = Math.min(at(T, 'dp', i), 15); rows = Math.max(rows, row[i] + 1); }
+    }
+    const unit = LANE_H[T.kind] || 16;
+    const rowH = rows > 1 || T.kind === 'Layer' ? Math.max(unit, 16) : unit;
+    return { i: li, T, n, start, end, maxDur, hv, col, row, rows, rowH, h: rows * rowH + 4, y: 0,
+             kind: T.kind, core: T.core, dev: T.dev, label: T.label, mark: null, mip: null };
+  });
+  timings.lanes = performance.now();
+  const spanNs = Math.max(1, D.spanNs || lanes.reduce((m, L) => Math.max(m, L.n ? L.end.reduce((a, b) => Math.max(a, b), 0) : 0), 1));
+
+  /* Level-of-detail pyramid for big single-row lanes: level 0 splits the span into up to 2^20
+   * buckets holding the tallest command touching each (and its colour); each further level
+   * halves the resolution. Drawing a zoomed-out view then costs one step per pixel column
+   * instead of one per command. */
+  function buildMip(L) {
+    if (L.row || L.n < 8192) return;
+    const nb = Math.min(1 << 20, 1 << Math.ceil(Math.log2(L.n * 2)));
+    const bw = spanNs / nb;
+    let H = new Uint16Array(nb), C = new Uint8Array(nb);
+    const s = L.start, e = L.end, hv = L.hv, col = L.col;
+    for (let i = 0; i < L.n; i++) {
+      let b0 = Math.floor(s[i] / bw), b1 = Math.floor(e[i] / bw);
+      if (b0 < 0) b0 = 0;
+      if (b1 >= nb) b1 = nb - 1;
+      const h = hv[i] || 1;
+      for (let b = b0; b <= b1; b++) if (h > H[b]) { H[b] = h; C[b] = col[i]; }
+    }
+    const levels = [{ bw, H, C }];
+    while (H.length > 512) {
+      const m = H.length >> 1, H2 = new Uint16Array(m), C2 = new Uint8Array(m);
+      for (let j = 0; j < m; j++) {
+        const a = 2 * j, b = a + 1;
+        if (H[b] > H[a]) { H2[j] = H[b]; C2[j] = C[b]; } else { H2[j] = H[a]; C2[j] = C[a]; }
+      }
+      H = H2; C = C2;
+      levels.push({ bw: levels[levels.length - 1].bw * 2, H, C });
+    }
+    L.mip = levels;
+  }
+  for (const L of lanes) buildMip(L);
+
+  function lowerBound(a, v) { /* first index with a[i] >= v */
+    let lo = 0, hi = a.length;
+    while (lo < hi) { const m = (lo + hi) >>> 1; if (a[m] < v) lo = m + 1; else hi = m; }
+    return lo;
+  }
+
+  /* ---------------------------------------------------------------- header and overview */
+  const A = D.analysis;
+  const totalNs = A && A.totalNs ? A.totalNs : spanNs;
+  const net = D.net || 'profile';
+  $('caption').textContent = 'tpuprof: ' + net + ' on ' + D.arch;
+  document.title = 'tpuprof: ' + net + ' on ' + D.arch;
+  const totalCmds = lanes.reduce((s, L) => s + (L.kind === 'Layer' ? 0 : L.n), 0);
+  $('subcaption').textContent = [
+    'arch ' + D.arch,
+    D.tiuMhz ? 'TIU ' + D.tiuMhz + ' MHz' : null,
+    D.gdmaMhz ? 'GDMA ' + D.gdmaMhz + ' MHz' : null,
+    'total ' + fmtUs(totalNs),
+    totalCmds + ' commands',
+    D.source ? 'source ' + D.source : null,
+  ].filter(Boolean).join(' \u00b7 ');
+
+  const ENG = ['TIU', 'GDMA', 'SDMA', 'CDMA'];
+  function coreName(c) { return (D.devices.length > 1 ? 'Dev ' + c.dev + ' ' : '') + 'Core ' + c.core; }
+  function card(k, v, frac) {
+    const c = el('div', { class: 'card' });
+    c.appendChild(el('div', { class: 'k' }, k));
+    c.appendChild(el('div', { class: 'v' }, v));
+    if (frac !== undefined) {
+      const b = el('div', { class: 'bar' });
+      const f = el('div');
+      f.style.width = Math.max(0, Math.min(100, frac * 100)).toFixed(1) + '%';
+      b.appendChild(f);
+      c.appendChild(b);
+    }
+    return c;
+  }
+  const cards = $('cards');
+  cards.appendChild(card('Total time', fmtUs(totalNs)));
+  if (A) {
+    for (const c of A.cores) {
+      cards.appendChild(card(coreName(c) + ' TIU util', fmtPct(c.eng[0].util), c.eng[0].util));
+      cards.appendChild(card(coreName(c) + ' GDMA util', fmtPct(c.eng[1].util), c.eng[1].util));
+      cards.appendChild(card(coreName(c) + ' DDR BW', fmtNum(c.eng[1].ddrGbps, 2) + ' GB/s',
+                             D.ddrMaxGbps ? c.eng[1].ddrGbps / D.ddrMaxGbps : undefined));
+    }
+  }
+
+  const info = [['Arch', D.arch], ['Net', D.net], ['Source', D.source],
+                ['TIU clock', D.tiuMhz ? D.tiuMhz + ' MHz' : '-'], ['GDMA clock', D.gdmaMhz ? D.gdmaMhz + ' MHz' : '-'],
+                ['Total time', fmtUs(totalNs)], ['Commands', String(totalCmds)]];
+  for (const [k, v] of D.meta) info.push([k, v]);
+  const infoT = kvTable(info);
+  infoT.className = 'data';
+  $('info').appendChild(infoT);
+
+  if (A && A.cores.length) {
+    /* Engines no core has (SDMA, CDMA on many chips) get no columns. */
+    const has = ENG.map((_, e) => A.cores.some((c) => c.eng[e].present));
+    const cols = [{ name: 'Core', t: 1 }, { name: 'Total (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }];
+    ENG.forEach((e, k) => {
+      if (!has[k]) return;
+      cols.push({ name: e + ' busy (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) });
+      cols.push({ name: e + ' util', fmt: fmtPct });
+    });
+    ENG.forEach((e, k) => { if (k && has[k]) cols.push({ name: e + ' DDR GB/s', fmt: (v) => fmtNum(v, 2) }); });
+    cols.push({ name: 'Parallelism', fmt: fmtPct }, { name: 'Concurrency', fmt: fmtPct }, { name: 'Compute share', fmt: fmtPct });
+    ENG.forEach((e, k) => { if (has[k]) cols.push({ name: e + ' cmds' }); });
+    const rows = A.cores.map((c) => {
+      const r = [coreName(c), A.totalNs];
+      for (let e = 0; e < 4; e++) if (has[e]) { r.push(c.eng[e].busyNs); r.push(c.eng[e].util); }
+      for (let e = 1; e < 4; e++) if (has[e]) r.push(c.eng[e].ddrGbps);
+      r.push(c.parallelism, c.concurrency, c.computeShare);
+      for (let e = 0; e < 4; e++) if (has[e]) r.push(c.eng[e].records);
+      return r;
+    });
+    $('engines').appendChild(sortableTable(cols, rows, -1));
+  } else {
+    /* No analysis: per-lane counts and busy time straight from the lanes. */
+    const rows = lanes.map((L) => {
+      let busy = 0;
+      for (let i = 0; i < L.n; i++) busy += L.end[i] - L.start[i];
+      return ['Core ' + L.core, L.label, L.n, busy, busy / spanNs];
+    });
+    $('engines').appendChild(sortableTable([{ name: 'Core', t: 1 }, { name: 'Lane', t: 1 }, { name: 'Commands' },
+      { name: 'Busy (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Busy share', fmt: fmtPct }], rows, -1));
+  }
+
+  const LY = D.layers;
+  function layerText(li) {
+    if (li < 0 || li >= LY.n) return '-';
+    const nm = str(LY.name[li]);
+    return '#' + LY.id[li] + ' ' + str(LY.type[li]) + (nm ? ' ' + nm : '');
+  }
+  if (A && A.topLayers.length) {
+    const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
+      r.core, r.count, r.total, r.share]);
+    $('top-layers').appendChild(sortableTable([{ name: '#' }, { name: 'Layer', t: 1 }, { name: 'Type', t: 1 },
+      { name: 'Core' }, { name: 'Cmds' }, { name: 'Time (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
+      { name: 'Share', fmt: fmtPct }], rows, 5, true, 20));
+  } else $('top-layers').appendChild(el('div', { class: 'muted' }, 'No layer information in this profile.'));
+  if (A && A.topCmds.length) {
+    const rows = A.topCmds.map((r) => [str(r.type), str(r.name), r.core, r.count, r.total, r.min, r.max, r.share]);
+    $('top-cmds').appendChild(sortableTable([{ name: 'Engine', t: 1 }, { name: 'Command', t: 1 }, { name: 'Core' },
+      { name: 'Count' }, { name: 'Time (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
+      { name: 'Min (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Max (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
+      { name: 'Share', fmt: fmtPct }], rows, 4, true, 20));
+  } else $('top-cmds').appendChild(el('div', { class: 'muted' }, 'No command statistics (analysis not available).'));
+  if (D.notes.length || D.argsDropped) {
+    const ul = el('ul');
+    for (const n of D.notes) ul.appendChild(el('li', null, n));
+    if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets were left out of this page to keep it small.'));
+    $('notes').appendChild(el('h3', null, 'Notes'));
+    $('notes').appendChild(ul);
+  }
+
+  timings.overview = performance.now();
+  /* ---------------------------------------------------------------- timeline layout */
+  const canvas = $('timeline');
+  const ctx = canvas.getContext('2d', { alpha: false });
+  const GUTTER = 128, AXIS_H = 24, GROUP_H = 18;
+  const groups = []; /* {y, label} core headers */
+  let contentH = AXIS_H;
+  {
+    let key = null;
+    for (const L of lanes) {
+      const k = L.dev + '/' + L.core;
+      if (k !== key) {
+        key = k;
+        groups.push({ y: contentH, label: L.core >= 0 ? (D.devices.length > 1 ? (D.devices[L.dev] || 'Device ' + L.dev) + ' \u00b7 ' : '') + 'Core ' + L.core : 'Host' });
+        contentH += GROUP_H;
+      }
+      L.y = contentH;
+      contentH += L.h;
+    }
+    contentH += 6;
+  }
+  let W = 800, H = contentH, dpr = 1;
+  const view = { t0: 0, t1: spanNs };
+  let hover = null, pinned = null, dirty = true, frames = 0, firstPaintMs = -1, lastRenderMs = 0;
+  let drag = null, boxMode = false, mouseFrac = 0.5; /* W/S zoom at the cursor, like Perfetto */
+
+  function resize() {
+    dpr = window.devicePixelRatio || 1;
+    W = Math.max(300, canvas.parentElement.clientWidth);
+    H = contentH;
+    canvas.style.height = H + 'px';
+    canvas.width = Math.round(W * dpr);
+    canvas.height = Math.round(H * dpr);
+    dirty = true;
+    schedule();
+  }
+  const plotW = () => W - GUTTER;
+  const xOf = (t) => GUTTER + ((t - view.t0) / (view.t1 - view.t0)) * plotW();
+  const tOf = (x) => view.t0 + ((x - GUTTER) / plotW()) * (view.t1 - view.t0);
+
+  function setView(t0, t1) {
+    const minSpan = 20; /* ns */
+    if (t1 - t0 < minSpan) { const c = (t0 + t1) / 2; t0 = c - minSpan / 2; t1 = c + minSpan / 2; }
+    const pad = spanNs * 0.05;
+    const span = Math.min(t1 - t0, spanNs + 2 * pad);
+    if (t0 < -pad) { t0 = -pad; t1 = t0 + span; }
+    if (t1 > spanNs + pad) { t1 = spanNs + pad; t0 = t1 - span; }
+    view.t0 = t0;
+    view.t1 = t1;
+    hideTooltip();
+    dirty = true;
+    schedule();
+  }
+  function zoom(factor, frac) {
+    if (frac === undefined) frac = 0.5;
+    const t = view.t0 + (view.t1 - view.t0) * frac;
+    setView(t - (t - view.t0) * factor, t + (view.t1 - t) * factor);
+  }
+  function pan(frac) {
+    const d = (view.t1 - view.t0) * frac;
+    setView(view.t0 + d, view.t1 + d);
+  }
+  function reset() { setView(0, spanNs); }
+
+  let scheduled = false;
+  function schedule() {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => { scheduled = false; if (dirty) render(); });
+  }
+
+  /* Nice tick step for the axis: 1, 2, 5 x 10^k ns with at least ~90 px between ticks. */
+  function tickStep() {
+    const ns = ((view.t1 - view.t0) / plotW()) * 90;
+    const p = Math.pow(10, Math.floor(Math.log10(Math.max(ns, 1e-9))));
+    for (const m of [1, 2, 5, 10]) if (p * m >= ns) return p * m;
+    return p * 10;
+  }
+
+  /* The plot area is drawn into a pixel buffer (one putImageData per frame): a zoomed-out
+   * million-command view is thousands of rectangles, and canvas fillRect calls with changing
+   * colours cost far more than writing the pixels. Coordinates are CSS px relative to the
+   * plot's left edge; fbRect clips and scales to device pixels. */
+  let fb = null, fb32 = null, fbW = 0, fbH = 0;
+  function fbRect(x0, x1, y0, y1, pix) {
+    let X0 = Math.floor(x0 * dpr), X1 = Math.floor(x1 * dpr);
+    if (X1 <= X0) X1 = X0 + 1;
+    if (X0 < 0) X0 = 0;
+    if (X1 > fbW) X1 = fbW;
+    let Y0 = Math.round(y0 * dpr), Y1 = Math.round(y1 * dpr);
+    if (Y1 <= Y0) Y1 = Y0 + 1;
+    if (Y0 < 0) Y0 = 0;
+    if (Y1 > fbH) Y1 = fbH;
+    if (X0 >= X1) return;
+    if (X1 - X0 > 24) {
+      for (let y = Y0; y < Y1; y++) fb32.fill(pix, y * fbW + X0, y * fbW + X1);
+    } else { /* narrow (the common zoomed-out case): plain stores beat fill() calls */
+      const w = X1 - X0;
+      for (let o = Y0 * fbW + X0, end = Y1 * fbW + X0; o < end; o += fbW)
+        for (let k = 0; k < w; k++) fb32[o + k] = pix;
+    }
+  }
+
+  /* Draws one lane. Commands at least ~1.5 px wide are drawn as they are; narrower ones are
+   * merged per pixel column (per row), keeping the tallest height and the colour of the
+   * longest, so the cost is bounded by what is visible, and a million-command lane stays a
+   * handful of thousand rectangles. */
+  function drawLane(L) {
+    const n = L.n;
+    if (!n) return;
+    const s = L.start, e = L.end, hcol = L.hv, col = L.col, row = L.row;
+    const t0 = view.t0, t1 = view.t1, pw = plotW(), k = pw / (t1 - t0);
+    const rowH = L.rowH, baseY = L.y + 2;
+    let i = lowerBound(s, t0 - L.maxDur);
+    if (L.mip && lowerBound(s, t1) - i > 3 * pw) { drawMip(L, t0, t1, pw, k); return; }
+    const R = L.rows;
+    const pPx = new Float64Array(R).fill(-1), pH = new Float64Array(R), pC = new Int32Array(R), pLen = new Float64Array(R);
+    function fill(x, w, r, h, c) {
+      const full = rowH - 2;
+      const hh = Math.max(1, (h / 1000) * full);
+      fbRect(x, x + w, baseY + r * rowH + (full - hh), baseY + r * rowH + full, PIX[c]);
+    }
+    for (; i < n; i++) {
+      const st = s[i];
+      if (st > t1) break;
+      const en = e[i];
+      if (en < t0) continue;
+      let x0 = (st - t0) * k, x1 = (en - t0) * k;
+      if (x0 < 0) x0 = 0;
+      if (x1 > pw) x1 = pw;
+      const r = row ? row[i] : 0;
+      const w = x1 - x0;
+      if (w >= 1.5) {
+        if (pPx[r] >= 0) { fill(pPx[r], 1, r, pH[r], pC[r]); pPx[r] = -1; }
+        fill(x0, w - 0.5, r, hcol[i], col[i]);
+      } else {
+        const px = x0 | 0;
+        if (px !== pPx[r]) {
+          if (pPx[r] >= 0) fill(pPx[r], 1, r, pH[r], pC[r]);
+          pPx[r] = px; pH[r] = hcol[i]; pC[r] = col[i]; pLen[r] = w;
+        } else {
+          if (hcol[i] > pH[r]) pH[r] = hcol[i];
+          if (w > pLen[r]) { pLen[r] = w; pC[r] = col[i]; }
+        }
+      }
+    }
+    for (let r = 0; r < R; r++) if (pPx[r] >= 0) fill(pPx[r], 1, r, pH[r], pC[r]);
+  }
+
+  /* Draws a lane from its pyramid: the coarsest level whose buckets are at most a pixel wide;
+   * per pixel column the tallest bucket wins, equal neighbouring columns become one rect. */
+  function drawMip(L, t0, t1, pw, k) {
+    const nsPerPx = (t1 - t0) / pw;
+    let lv = L.mip[0];
+    for (const m of L.mip) if (m.bw <= nsPerPx) lv = m;
+    const H = lv.H, C = lv.C, bw = lv.bw, full = L.rowH - 2, baseY = L.y + 2;
+    let j = Math.max(0, Math.floor(t0 / bw));
+    const j1 = Math.min(H.length - 1, Math.floor(t1 / bw));
+    let curPx = -1, curH = 0, curC = 0, runX = -1, runW = 0, runH = 0, runC = -1;
+    function flushRun() {
+      if (runX < 0) return;
+      const hh = Math.max(1, (runH / 1000) * full);
+      fbRect(runX, runX + runW, baseY + (full - hh), baseY + full, PIX[runC]);
+      runX = -1;
+    }
+    function pushPx() {
+      if (curPx < 0) return;
+      if (runX >= 0 && curPx === runX + runW && curH === runH && curC === runC) runW++;
+      else { flushRun(); runX = curPx; runW = 1; runH = curH; runC = curC; }
+    }
+    for (; j <= j1; j++) {
+      const h = H[j];
+      if (!h) continue;
+      let px = Math.floor((j * bw - t0) * k);
+      if (px < 0) px = 0;
+      if (px >= pw) break;
+      if (px !== curPx) { pushPx(); curPx = px; curH = h; curC = C[j]; }
+      else if (h > curH) { curH = h; curC = C[j]; }
+    }
+    pushPx();
+    flushRun();
+  }
+
+  function outline(L, i, color, lw) {
+    const x0 = Math.max(GUTTER, xOf(L.start[i])), x1 = Math.min(W, xOf(L.end[i]));
+    if (x1 < GUTTER || x0 > W) return;
+    const r = L.row ? L.row[i] : 0;
+    ctx.strokeStyle = color;
+    ctx.lineWidth = lw;
+    ctx.strokeRect(x0 - 1, L.y + 2 + r * L.rowH - 1, Math.max(2, x1 - x0) + 2, L.rowH);
+  }
+
+  function render() {
+    const tStart = performance.now();
+    dirty = false;
+    /* 1. plot area pixels: lane bands, grid, commands */
+    fbW = canvas.width - Math.round(GUTTER * dpr);
+    fbH = canvas.height;
+    if (!fb || fb.width !== fbW || fb.height !== fbH) {
+      fb = ctx.createImageData(Math.max(1, fbW), Math.max(1, fbH));
+      fb32 = new Uint32Array(fb.data.buffer);
+    }
+    fb32.fill(PIX_BG[0]);
+    for (const g of groups) fbRect(0, W, g.y, g.y + GROUP_H, PIX_GROUP);
+    for (const L of lanes) if (L.i % 2) fbRect(0, W, L.y, L.y + L.h, PIX_BG[1]);
+    const step = tickStep();
+    const first = Math.ceil(view.t0 / step) * step;
+    const labels = [];
+    for (let t = first; t <= view.t1; t += step) {
+      const x = xOf(t);
+      if (x < GUTTER) continue;
+      fbRect(x - GUTTER, x - GUTTER + 1 / dpr, AXIS_H, H, PIX_GRID);
+      labels.push([Math.round(x) + 0.5, t]);
+    }
+    for (const L of lanes) {
+      drawLane(L);
+      fbRect(0, W, L.y + L.h - 1, L.y + L.h, PIX_GRID);
+    }
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.putImageData(fb, Math.round(GUTTER * dpr), 0);
+    /* 2. axis, labels, outlines with the canvas API on top */
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    ctx.fillStyle = '#f5f7fa';
+    ctx.fillRect(0, 0, GUTTER, H);
+    ctx.fillRect(0, 0, W, AXIS_H);
+    ctx.fillStyle = '#485066';
+    const dec = step >= 1000 ? 0 : step >= 100 ? 1 : step >= 10 ? 2 : 3;
+    for (const [x, t] of labels) ctx.fillText((t / 1000).toFixed(dec) + ' \u00b5s', x + 3, AXIS_H / 2);
+    for (const g of groups) {
+      ctx.fillStyle = '#e9edf4';
+      ctx.fillRect(0, g.y, GUTTER, GROUP_H);
+      ctx.fillStyle = '#1d2330';
+      ctx.font = 'bold 12px system-ui, sans-serif';
+      ctx.fillText(g.label, 6, g.y + GROUP_H / 2);
+    }
+    ctx.font = '11px system-ui, sans-serif';
+    for (const L of lanes) {
+      ctx.fillStyle = '#f5f7fa';
+      ctx.fillRect(0, L.y, GUTTER, L.h);
+      ctx.fillStyle = '#1d2330';
+      ctx.fillText(L.label, 8, L.y + Math.min(L.h / 2, 11));
+      ctx.fillStyle = '#8a91a1';
+      if (L.h >= 26) ctx.fillText(L.kind === 'TIU' ? 'height: util' : L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA' ? 'height: GB/s' : L.n + ' items', 8, L.y + 24);
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(GUTTER, L.y, W - GUTTER, L.h);
+      ctx.clip();
+      if (L.mark) for (const i of L.markVisible()) outline(L, i, '#ff2d55', 2);
+      if (hover && hover.L === L) outline(L, hover.i, '#1d2330', 1);
+      if (pinned && pinned.L === L) outline(L, pinned.i, '#000000', 2);
+      ctx.restore();
+    }
+    ctx.strokeStyle = '#d9dde5';
+    ctx.beginPath();
+    ctx.moveTo(GUTTER - 0.5, 0);
+    ctx.lineTo(GUTTER - 0.5, H);
+    ctx.stroke();
+    if (drag && drag.box) {
+      const a = Math.min(drag.x0, drag.x), b = Math.max(drag.x0, drag.x);
+      ctx.fillStyle = 'rgba(47,111,222,0.15)';
+      ctx.fillRect(a, AXIS_H, b - a, H - AXIS_H);
+      ctx.strokeStyle = '#2f6fde';
+      ctx.strokeRect(a + 0.5, AXIS_H + 0.5, b - a, H - AXIS_H - 1);
+    }
+    $('range-info').textContent = fmtUs(view.t0) + ' \u2013 ' + fmtUs(view.t1) + ' (' + fmtUs(view.t1 - view.t0) + ')';
+    frames++;
+    lastRenderMs = performance.now() - tStart;
+    if (firstPaintMs < 0) firstPaintMs = performance.now();
+    if (memRedraw) memRedraw();
+  }
+
+  /* ---------------------------------------------------------------- picking + details */
+  function laneAt(y) {
+    for (const L of lanes) if (y >= L.y && y < L.y + L.h) return L;
+    return null;
+  }
+  function pick(x, y) {
+    const L = laneAt(y);
+    if (!L || x < GUTTER || !L.n) return null;
+    const r = L.row ? Math.max(0, Math.min(L.rows - 1, Math.floor((y - L.y - 2) / L.rowH))) : 0;
+    const t = tOf(x), tol = ((view.t1 - view.t0) / plotW()) * 3;
+    const s = L.start, e = L.end;
+    let i = lowerBound(s, t + tol) - 1, best = -1, bestD = Infinity, guard = 0;
+    for (; i >= 0 && s[i] >= t - L.maxDur - tol && guard < 20000; i--, guard++) {
+      if (L.row && L.row[i] !== r) continue;
+      const d = t < s[i] ? s[i] - t : t > e[i] ? t - e[i] : 0;
+      if (d <= tol && (d < bestD || (d === bestD && e[i] - s[i] < e[best] - s[best]))) { best = i; bestD = d; }
+    }
+    return best >= 0 ? { L, i: best } : null;
+  }
+  function cmdRows(L, i) {
+    const T = L.T, g = (c) => at(T, c, i);
+    const rows = [];
+    const kind = L.kind, isDma = kind === 'GDMA' || kind === 'SDMA' || kind === 'CDMA';
+    if (g('cmd')) rows.push(['Cmd Id', String(g('cmd'))]);
+    rows.push([kind === 'Layer' ? 'Layer type' : 'Function', str(g('nm'))]);
+    if (g('ty')) rows.push([kind === 'Layer' ? 'Layer name' : 'Function type', str(g('ty'))]);
+    rows.push(['Engine', (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label]);
+    rows.push(['Start', fmtUs(L.start[i])]);
+    rows.push(['Duration', fmtUs(L.end[i] - L.start[i])]);
+    if (g('cyc')) rows.push(['Cycles', String(g('cyc'))]);
+    if (g('by')) rows.push(['Bytes', g('by') + ' (' + fmtBytes(g('by')) + ')']);
+    if (isDma) {
+      const ns = g('cyc') && T.mhz ? (g('cyc') * 1000) / T.mhz : L.end[i] - L.start[i];
+      rows.push(['Bandwidth', (ns > 0 ? g('by') / ns : 0).toFixed(4) + ' GB/s']);
+    }
+    if (kind === 'TIU' && !g('ck')) rows.push(['Height (utilisation)', (L.hv[i] / 10).toFixed(1) + '%']);
+    if (g('dir')) rows.push(['Direction', D.dirs[g('dir')] || String(g('dir'))]);
+    if (g('dt')) rows.push(['Data type', D.dtypes[g('dt')] || String(g('dt'))]);
+    if (g('st')) rows.push(['Stall cycles', String(g('st'))]);
+    if (g('dep')) rows.push(['Waits for cmd', String(g('dep'))]);
+    if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
+    if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
+    const as = g('ar') ? D.argsets[g('ar')] : null;
+    if (as) for (let j = 0; j + 1 < as.length; j += 2) rows.push([str(as[j]), String(as[j + 1])]);
+    return rows;
+  }
+  const tooltip = $('tooltip');
+  function showTooltip(hit, cx, cy) {
+    tooltip.textContent = '';
+    tooltip.appendChild(kvTable(cmdRows(hit.L, hit.i)));
+    tooltip.hidden = false;
+    const r = tooltip.getBoundingClientRect();
+    let x = cx + 14, y = cy + 14;
+    if (x + r.width > window.innerWidth - 4) x = Math.max(4, cx - r.width - 14);
+    if (y + r.height > window.innerHeight - 4) y = Math.max(4, cy - r.height - 14);
+    tooltip.style.left = x + 'px';
+    tooltip.style.top = y + 'px';
+  }
+  function hideTooltip() { $('tooltip').hidden = true; }
+  function pin(hit) {
+    pinned = hit;
+    const d = $('details');
+    d.textContent = '';
+    if (!hit) { d.appendChild(el('div', { class: 'muted' }, 'Click a command to pin its details here.')); }
+    else d.appendChild(kvTable(cmdRows(hit.L, hit.i)));
+    dirty = true;
+    schedule();
+  }
+
+  /* ---------------------------------------------------------------- input */
+  const local = (ev) => { const r = canvas.getBoundingClientRect(); return [ev.clientX - r.left, ev.clientY - r.top]; };
+  canvas.addEventListener('wheel', (ev) => {
+    ev.preventDefault();
+    const [x] = local(ev);
+    const frac = Math.max(0, Math.min(1, (x - GUTTER) / plotW()));
+    if (Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) { pan(ev.deltaX / plotW()); return; }
+    const dy = ev.deltaMode === 1 ? ev.deltaY * 33 : ev.deltaY;
+    zoom(Math.exp(dy * 0.0025), frac);
+  }, { passive: false });
+  canvas.addEventListener('mousedown', (ev) => {
+    if (ev.button !== 0) return;
+    const [x, y] = local(ev);
+    drag = { x0: x, y0: y, x, t0: view.t0, t1: view.t1, box: boxMode || ev.shiftKey, moved: false };
+    canvas.classList.toggle('dragging', !drag.box);
+    canvas.focus();
+  });
+  window.addEventListener('mousemove', (ev) => {
+    const [x, y] = local(ev);
+    if (drag) {
+      drag.x = x;
+      if (Math.abs(x - drag.x0) > 3) drag.moved = true;
+      if (drag.box) { dirty = true; schedule(); }
+      else if (drag.moved) {
+        const dt = ((x - drag.x0) / plotW()) * (drag.t1 - drag.t0);
+        setView(drag.t0 - dt, drag.t1 - dt);
+      }
+      hideTooltip();
+      return;
+    }
+    mouseFrac = ev.target === canvas && x >= GUTTER ? Math.min(1, (x - GUTTER) / plotW()) : 0.5;
+    if (ev.target !== canvas) { if (hover) { hover = null; dirty = true; schedule(); } hideTooltip(); return; }
+    const hit = pick(x, y);
+    if ((hit && (!hover || hit.L !== hover.L || hit.i !== hover.i)) || (!hit && hover)) { hover = hit; dirty = true; schedule(); }
+    if (hit) showTooltip(hit, ev.clientX, ev.clientY);
+    else hideTooltip();
+  });
+  window.addEventListener('mouseup', (ev) => {
+    if (!drag) return;
+    const d = drag;
+    drag = null;
+    canvas.classList.remove('dragging');
+    if (d.box && d.moved) {
+      const a = tOf(Math.min(d.x0, d.x)), b = tOf(Math.max(d.x0, d.x));
+      setView(a, b);
+      if (boxMode) toggleBox(false);
+    } else if (!d.moved && ev.target === canvas) {
+      const [x, y] = local(ev);
+      pin(pick(x, y));
+    } else { dirty = true; schedule(); }
+  });
+  canvas.addEventListener('mouseleave', () => { if (hover) { hover = null; dirty = true; schedule(); } hideTooltip(); });
+  window.addEventListener('keydown', (ev) => {
+    const tag = (ev.target && ev.target.tagName) || '';
+    if (tag === 'INPUT' || tag === 'TEXTAREA' || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    const k = ev.key.toLowerCase();
+    if (k === 'w') zoom(0.8, mouseFrac);
+    else if (k === 's') zoom(1.25, mouseFrac);
+    else if (k === 'a') pan(-0.1);
+    else if (k === 'd') pan(0.1);
+    else if (k === '0') reset();
+    else if (k === 'escape') pin(null);
+    else return;
+    ev.preventDefault();
+  });
+  function toggleBox(on) {
+    boxMode = on === undefined ? !boxMode : on;
+    $('btn-box').classList.toggle('on', boxMode);
+    canvas.classList.toggle('boxmode', boxMode);
+  }
+  $('btn-zoom-in').addEventListener('click', () => zoom(0.5));
+  $('btn-zoom-out').addEventListener('click', () => zoom(2));
+  $('btn-reset').addEventListener('click', reset);
+  $('btn-box').addEventListener('click', () => toggleBox());
+  window.addEventListener('resize', resize);
+
+  /* ---------------------------------------------------------------- search */
+  let matches = [], matchPos = -1, lastQuery = '';
+  function search(q) {
+    q = (q || '').trim();
+    lastQuery = q;
+    matches = [];
+    matchPos = -1;
+    for (const L of lanes) { L.mark = null; L.markVisible = null; }
+    if (!q) { $('search-info').textContent = ''; dirty = true; schedule(); return 0; }
+    const idm = /^#?(\d+)$/.exec(q);
+    const want = idm ? Number(idm[1]) : -1;
+    const ql = q.toLowerCase();
+    const strHit = new Uint8Array(S.length);
+    if (want < 0) for (let i = 0; i < S.length; i++) strHit[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
+    for (const L of lanes) {
+      const T = L.T, idx = [];
+      for (let i = 0; i < L.n; i++) {
+        let hit;
+        if (want >= 0) hit = at(T, 'cmd', i) === want;
+        else {
+          const ly = at(T, 'ly', i);
+          hit = strHit[at(T, 'nm', i)] || strHit[at(T, 'ty', i)] || (ly && (strHit[LY.name[ly - 1]] || strHit[LY.type[ly - 1]]));
+        }
+        if (hit) idx.push(i);
+      }
+      if (idx.length) {
+        const arr = Int32Array.from(idx);
+        L.mark = arr;
+        /* Outlines only for what is visible, at most 2000 per lane. */
+        L.markVisible = function* () {
+          let c = 0;
+          for (let j = lowerBound2(L, arr, view.t0 - L.maxDur); j < arr.length && c < 2000; j++) {
+            const i = arr[j];
+            if (L.start[i] > view.t1) break;
+            if (L.end[i] >= view.t0) { c++; yield i; }
+          }
+        };
+        for (const i of idx) matches.push({ L, i });
+      }
+    }
+    matches.sort((a, b) => a.L.start[a.i] - b.L.start[b.i]);
+    $('search-info').textContent = matches.length ? matches.length + ' match' + (matches.length > 1 ? 'es' : '') : 'no match';
+    if (matches.length) nextMatch();
+    dirty = true;
+    schedule();
+    return matches.length;
+  }
+  function lowerBound2(L, arr, v) {
+    let lo = 0, hi = arr.length;
+    while (lo < hi) { const m = (lo + hi) >>> 1; if (L.start[arr[m]] < v) lo = m + 1; else hi = m; }
+    return lo;
+  }
+  function jumpTo(hit) {
+    const s = hit.L.start[hit.i], e = hit.L.end[hit.i];
+    const span = Math.max((e - s) * 6, Math.min(view.t1 - view.t0, spanNs / 20), 200);
+    setView((s + e) / 2 - span / 2, (s + e) / 2 + span / 2);
+    pin(hit);
+  }
+  function nextMatch() {
+    if (!matches.length) return;
+    matchPos = (matchPos + 1) % matches.length;
+    jumpTo(matches[matchPos]);
+    $('search-info').textContent = matchPos + 1 + ' / ' + matches.length;
+  }
+  $('search').addEventListener('keydown', (ev) => {
+    if (ev.key === 'Enter') {
+      if (ev.target.value.trim() !== lastQuery) search(ev.target.value);
+      else nextMatch();
+    }
+  });
+
+  /* ---------------------------------------------------------------- memory charts */
+  let memRedraw = null;
+  (function memory() {
+    const body = $('memory-body');
+    const lm = D.lmem, gm = D.gmem;
+    const charts = [];
+    const cores = [...new Set(lm.recs.concat(gm.recs).map((r) => r[6]))].sort((a, b) => a - b);
+    function recTip(r, space) {
+      return [['Tensor', String(r[7])], ['Access', r[4] ? 'write' : 'read'], ['Layer', layerText(r[5])],
+              [space === 'L' ? 'Lane offset' : 'Address', hex(r[2])], ['Size', r[3] + ' (' + fmtBytes(r[3]) + ')' + (space === 'L' ? ' per lane' : '')],
+              ['Time', fmtUs(r[0]) + ' \u2013 ' + fmtUs(r[1])]];
+    }
+    function makeChart(title, recs, space, yBlocks, yTotal, yLabel, height) {
+      const wrap = el('div', { class: 'memchart' });
+      const h = el('h3', null, title);
+      wrap.appendChild(h);
+      const leg = el('div', { class: 'muted' });
+      const sw = (c, t) => { const s = el('span', { class: 'legend' }); s.style.background = c; leg.appendChild(s); leg.appendChild(document.createTextNode(t)); };
+      sw('rgba(220,40,40,.75)', 'write');
+      sw('rgba(30,160,60,.75)', 'read');
+      leg.appendChild(document.createTextNode('  \u00b7 x: time (follows the timeline view), y: ' + yLabel));
+      wrap.appendChild(leg);
+      const cv = el('canvas');
+      const CH = height || 260, TOP = 6, BOT = 6;
+      cv.style.height = CH + 'px';
+      wrap.appendChild(cv);
+      body.appendChild(wrap);
+      const c2 = cv.getContext('2d');
+      const yOf = (addr) => { /* address -> y through the (sorted) block list; -1 if unused */
+        let lo = 0, hi = yBlocks.length - 1;
+        while (lo < hi) { const m = (lo + hi + 1) >>> 1; if (yBlocks[m].a <= addr) lo = m; else hi = m - 1; }
+        const b = yBlocks[lo];
+        if (!b || addr < b.a || addr > b.a + b.size) return -1;
+        return TOP + ((b.off + ((addr - b.a) / b.size) * b.show) / yTotal) * (CH - TOP - BOT);
+      };
+      recs.sort((a, b) => a[0] - b[0]);
+      const rStart = Float64Array.from(recs, (r) => r[0]);
+      const rMaxDur = recs.reduce((m, r) => Math.max(m, r[1] - r[0]), 0);
+      const chart = {
+        draw() {
+          const w = Math.max(300, cv.parentElement.clientWidth);
+          const d = window.devicePixelRatio || 1;
+          if (cv.width !== Math.round(w * d)) { cv.width = Math.round(w * d); cv.height = Math.round(CH * d); cv.style.height = CH + 'px'; }
+          c2.setTransform(d, 0, 0, d, 0, 0);
+          c2.fillStyle = '#fff'; c2.fillRect(0, 0, w, CH);
+          c2.font = '10px system-ui, sans-serif'; c2.textBaseline = 'middle';
+          const k = (w - GUTTER) / (view.t1 - view.t0);
+          let lastY = -1;
+          yBlocks.forEach((b, j) => {
+            const y0 = yOf(b.a), y1 = TOP + ((b.off + b.show) / yTotal) * (CH - TOP - BOT);
+            if (y1 - lastY < 1 && j) return; /* thousands of tiny blocks: one band per pixel */
+            lastY = y1;
+            c2.fillStyle = j % 2 ? '#f3f5f9' : '#fafbfc';
+            c2.fillRect(GUTTER, y0, w - GUTTER, y1 - y0);
+            c2.strokeStyle = '#c9ced8'; c2.beginPath(); c2.moveTo(0, Math.round(y0) + 0.5); c2.lineTo(w, Math.round(y0) + 0.5); c2.stroke();
+            if (y1 - y0 >= 10) { c2.fillStyle = '#485066'; c2.fillText(b.label, 4, (y0 + y1) / 2); }
+          });
+          for (let q = lowerBound(rStart, view.t0 - rMaxDur); q < recs.length; q++) {
+            const r = recs[q];
+            if (r[0] > view.t1) break;
+            if (r[1] < view.t0) continue;
+            const ya = yOf(r[2]), yb = yOf(r[2] + r[3]);
+            if (ya < 0) continue;
+            const x0 = GUTTER + Math.max(0, (r[0] - view.t0) * k), x1 = GUTTER + Math.min(w - GUTTER, (r[1] - view.t0) * k);
+            c2.fillStyle = r[4] ? 'rgba(220,40,40,.55)' : 'rgba(30,160,60,.55)';
+            c2.fillRect(x0, ya, Math.max(1, x1 - x0), Math.max(1, (yb < 0 ? ya + 1 : yb) - ya));
+          }
+          chart.k = k;
+        },
+      };
+      cv.addEventListener('mousemove', (ev) => {
+        const rc = cv.getBoundingClientRect(), x = ev.clientX - rc.left, y = ev.clientY - rc.top;
+        const t = view.t0 + (x - GUTTER) / chart.k;
+        let hit = null;
+        for (const r of recs) {
+          if (t < r[0] || t > r[1]) continue;
+          const ya = yOf(r[2]), yb = yOf(r[2] + r[3]);
+          if (y >= ya - 1 && y <= Math.max(ya + 1, yb) + 1) hit = r;
+        }
+        if (!hit) { hideTooltip(); return; }
+        tooltip.textContent = '';
+        tooltip.appendChild(kvTable(recTip(hit, space)));
+        tooltip.hidden = false;
+        tooltip.style.left = Math.min(ev.clientX + 14, window.innerWidth - 300) + 'px';
+        tooltip.style.top = ev.clientY + 14 + 'px';
+      });
+      cv.addEventListener('mouseleave', hideTooltip);
+      chart.cv = cv;
+      chart.visible = true;
+      charts.push(chart);
+    }
+    let any = false;
+    for (const core of cores) {
+      const lrecs = lm.recs.filter((r) => r[6] === core);
+      if (lrecs.length && lm.laneBytes) {
+        any = true;
+        const bank = lm.laneBytes / lm.banks, blocks = [];
+        for (let b = 0; b < lm.banks; b++) blocks.push({ a: b * bank, size: bank, show: bank, off: b * bank, label: 'BANK[' + b + ']' });
+        makeChart('LOCAL MEM (lane 0, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
+                  'offset in the lane; sizes estimated from tensor shapes');
+      }
+      const grecs = gm.recs.filter((r) => r[6] === core);
+      if (grecs.length) {
+        any = true;
+        /* Only the used blocks: merge accessed ranges that touch, then stack them with a
+         * minimum share of the height each, so small tensors stay visible next to big ones. */
+        const rs = grecs.map((r) => [r[2], r[2] + Math.max(1, r[3])]).sort((a, b) => a[0] - b[0]);
+        const merged = [];
+        for (const [a, b] of rs) {
+          const m = merged[merged.length - 1];
+          if (m && a <= m[1]) m[1] = Math.max(m[1], b);
+          else merged.push([a, b]);
+        }
+        /* Each block gets at least half the average height, so the many small weight
+         * blocks stay readable next to a few large activation blocks. */
+        const raw = merged.reduce((t, [a, b]) => t + (b - a), 0), minShow = raw / (2 * merged.length);
+        let off = 0;
+        const blocks = merged.map(([a, b]) => {
+          const blk = { a, size: b - a, show: Math.max(b - a, minShow), off, label: hex(a) + ' (' + fmtBytes(b - a) + ')' };
+          off += blk.show;
+          return blk;
+        });
+        makeChart('GLOBAL MEM (used blocks only) \u00b7 Core ' + core, grecs, 'G', blocks, off, 'DDR address, unused gaps removed',
+                  Math.max(260, Math.min(720, merged.length * 9 + 12)));
+      }
+    }
+    /* Totals from the runtime's allocation lines (mtype 1 = device DDR). */
+    const ddr = gm.blocks.filter((b) => b[0] === 1);
+    if (ddr.length) {
+      any = true;
+      const tot = { coeff: 0, runtime: 0, tensor: 0 };
+      for (const b of ddr) {
+        const d = str(b[3]).toLowerCase();
+        if (d.includes('coeff')) tot.coeff += b[2];
+        else if (d.includes('tensor') || d.includes('io_mem')) tot.tensor += b[2];
+        else tot.runtime += b[2];
+      }
+      body.appendChild(el('h3', null, 'GLOBAL MEM allocations'));
+      const t = kvTable([['coeff', fmtBytes(tot.coeff)], ['runtime', fmtBytes(tot.runtime)], ['tensor', fmtBytes(tot.tensor)],
+                         ['total', fmtBytes(tot.coeff + tot.runtime + tot.tensor)]]);
+      t.className = 'data';
+      body.appendChild(t);
+      body.appendChild(el('div', { style: 'height:8px' }));
+      body.appendChild(sortableTable([{ name: 'Description', t: 1 }, { name: 'Address', fmt: hex }, { name: 'Size', fmt: fmtBytes }],
+        ddr.map((b) => [str(b[3]), b[1], b[2]]), 1, false, 20));
+    }
+    if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, and the runtime mtype lines).'));
+    if (charts.length) {
+      /* Memory charts follow the timeline's range, but only those on screen are redrawn and
+       * only once the timeline has settled, so panning stays fluid. */
+      if (window.IntersectionObserver) {
+        const io = new IntersectionObserver((es) => {
+          for (const en of es) {
+            const c = charts.find((x) => x.cv === en.target);
+            if (c) { c.visible = en.isIntersecting; if (c.visible && c.stale) { c.stale = false; c.draw(); } }
+          }
+        });
+        for (const c of charts) { c.visible = false; c.stale = false; io.observe(c.cv); }
+      }
+      /* First drawn right after the timeline's first paint, not before it. */
+      setTimeout(() => { for (const c of charts) c.draw(); }, 0);
+      let timer = 0;
+      memRedraw = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => { for (const c of charts) { if (c.visible) c.draw(); else c.stale = true; } }, 150);
+      };
+    }
+  })();
+
+  timings.memory = performance.now();
+  /* ---------------------------------------------------------------- test API + start */
+  window.tpuprof = {
+    lanes: () => lanes.map((L) => ({ core: L.core, dev: L.dev, kind: L.kind, label: L.label, n: L.n, y: L.y, h: L.h })),
+    viewRange: () => [view.t0, view.t1],
+    spanNs: () => spanNs,
+    setView: (a, b) => { setView(a, b); render(); },
+    zoom: (f, frac) => { zoom(f, frac); render(); },
+    pan: (f) => { pan(f); render(); },
+    reset: () => { reset(); render(); },
+    render: () => { dirty = true; render(); return lastRenderMs; },
+    frames: () => frames,
+    firstPaintMs: () => firstPaintMs,
+    timings: () => timings,
+    lastRenderMs: () => lastRenderMs,
+    /* Client coordinates of the middle of command i of lane li (for hover tests). */
+    cmdPoint: (li, i) => {
+      const L = lanes[li], r = canvas.getBoundingClientRect();
+      const x0 = Math.max(GUTTER, xOf(L.start[i])), x1 = Math.min(W, xOf(L.end[i]));
+      const row = L.row ? L.row[i] : 0;
+      return { x: r.left + (x0 + x1) / 2, y: r.top + L.y + 2 + row * L.rowH + L.rowH - 4 };
+    },
+    cmdTime: (li, i) => [lanes[li].start[i], lanes[li].end[i]],
+    cmdId: (li, i) => at(lanes[li].T, 'cmd', i),
+    tooltipText: () => (tooltip.hidden ? '' : tooltip.textContent),
+    detailsText: () => $('details').textContent,
+    search: (q) => search(q),
+    memCharts: () => document.querySelectorAll('.memchart canvas').length,
+  };
+  resize();
+  render();
+})();

@@ -1,0 +1,630 @@
+/*
+ * perfetto.c — the Perfetto trace writer: a tp_sink that encodes track descriptors, slices,
+ * counters and flows as TracePackets (shared/specs/perfetto.md) and streams them to disk.
+ *
+ * Size matters (tens of millions of slices), so per slice we write only what is not implied:
+ *   - one packet sequence per timeline track; its first packet clears incremental state and
+ *     sets TracePacketDefaults { timestamp_clock_id 64, track_event_defaults.track_uuid }
+ *     plus a ClockSnapshot making clock 64 an incremental clock (value 0 = trace time 0), so
+ *     events omit track_uuid and carry the time since the previous event of the sequence;
+ *   - event names, categories, annotation names and string values are interned per
+ *     sequence (iids are global, each defined once per sequence since its clear);
+ *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
+ *     timestamp (perfetto.md §3.3), and every track's events are in time order;
+ *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
+ *     each), compressed with libdeflate (same format as zlib's deflate, several times faster).
+ *
+ * Owns: the output file (through tp_afile), the chunk and scratch buffers, per-track state
+ * (open-slice stacks, O(depth)) and the intern maps (O(distinct strings)). Nothing grows with
+ * the number of slices written.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <libdeflate.h>
+
+#include "perfetto/perfetto.h"
+#include "perfetto/perfetto_int.h"
+
+#define CHUNK_BYTES (256 * 1024)
+
+struct ient {
+	const char *s; /* key: the string's address (stable for the whole drive) */
+	uint64_t iid;
+	size_t group;  /* lane group whose `mask` is current */
+	uint64_t mask; /* lanes (sequences) of that group that have this entry defined */
+};
+
+struct imap {
+	struct ient *e;
+	size_t cap, n;
+	uint64_t next_iid;
+	int lazy; /* a string gets an iid on its second use; the first is written inline */
+};
+
+#define CACHE_SLOTS 32
+
+/* Per-track memo of the last string seen at each argument position (keys and values repeat
+ * slice after slice on one track), so most interning needs no hash lookup. An entry is only
+ * stored once the string is defined on the track's sequence. */
+struct memo {
+	const char *s;
+	uint64_t iid;
+};
+
+struct tstate {
+	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
+	uint32_t seq;      /* 0 = no events on this track */
+	int64_t last;      /* last timestamp written on the sequence's incremental clock */
+	int64_t *ends;     /* open slices, innermost last */
+	size_t depth, cap;
+	size_t group;      /* index of lane 0 of this track's model track */
+	int32_t lane;
+};
+
+struct pw {
+	struct tp_afile f;
+	const char *path;
+	struct tp_diag *d;
+	int compress;
+	int level;
+	int full_args;
+	struct libdeflate_compressor *z;
+	struct tp_pb chunk; /* packets not yet written / compressed */
+	struct tp_pb zout;
+	struct tp_pb pkt;   /* one packet being built */
+	struct tp_pb ev;    /* its track event */
+	struct tp_pb in;    /* its interned data */
+	struct tstate *ts;
+	size_t nts, cap_ts;
+	size_t cur_group;   /* model track whose lanes may have open slices */
+	int have_group;
+	struct imap names, cats, keys, vals;
+	uint64_t slices;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Intern maps keyed by string address.                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static size_t ihash(const char *s, size_t cap)
+{
+	uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static struct ient *imap_get(struct imap *m, const char *s)
+{
+	if (m->n * 2 >= m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 256;
+		struct ient *ne = tp_calloc(ncap, sizeof *ne);
+		if (!ne)
+			return NULL;
+		for (size_t i = 0; i < m->cap; i++) {
+			if (!m->e[i].s)
+				continue;
+			size_t h = ihash(m->e[i].s, ncap);
+			while (ne[h].s)
+				h = (h + 1) & (ncap - 1);
+			ne[h] = m->e[i];
+		}
+		tp_free(m->e);
+		m->e = ne;
+		m->cap = ncap;
+	}
+	size_t h = ihash(s, m->cap);
+	while (m->e[h].s) {
+		if (m->e[h].s == s)
+			return &m->e[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	m->e[h].s = s;
+	m->e[h].iid = m->lazy ? 0 : ++m->next_iid;
+	m->e[h].group = SIZE_MAX;
+	m->e[h].mask = 0;
+	m->n++;
+	return &m->e[h];
+}
+
+/* Returns the iid of s for the sequence of track state t, appending an interned entry to
+ * w->in (field `field` of InternedData) when that sequence has not seen it. 0 on oom (w->in.oom
+ * set) or, for a lazy map, on a string's first use (write it inline). */
+static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struct tstate *t,
+                       const char *s)
+{
+	struct ient *e = imap_get(m, s);
+	if (!e) {
+		w->in.oom = 1;
+		return 0;
+	}
+	if (!e->iid) {
+		/* Lazy map, first use: unique strings (layer names, shapes) are cheaper inline
+		 * than as an interned entry plus a reference. The next use interns it. */
+		e->iid = UINT64_MAX;
+		return 0;
+	}
+	if (e->iid == UINT64_MAX)
+		e->iid = ++m->next_iid;
+	int known = 0;
+	if (t->lane < 64) {
+		if (e->group != t->group) {
+			e->group = t->group;
+			e->mask = 0;
+		}
+		uint64_t bit = (uint64_t)1 << t->lane;
+		known = (e->mask & bit) != 0;
+		e->mask |= bit;
+	}
+	if (!known) {
+		size_t mk = tp_pb_open(&w->in, field);
+		tp_pb_uint(&w->in, F_IE_IID, e->iid);
+		tp_pb_str(&w->in, F_IE_NAME, s);
+		tp_pb_close(&w->in, mk);
+	}
+	return e->iid;
+}
+
+/* intern() through a one-entry memo of the track. */
+static uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
+                            struct memo *mo, const char *s)
+{
+	if (mo && mo->s == s)
+		return mo->iid;
+	uint64_t iid = intern(w, m, field, t, s);
+	if (mo && iid && t->lane < 64) {
+		mo->s = s;
+		mo->iid = iid;
+	}
+	return iid;
+}
+
+static void imap_free(struct imap *m)
+{
+	tp_free(m->e);
+	memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static int flush_chunk(struct pw *w)
+{
+	if (w->chunk.oom || w->zout.oom)
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+	if (!w->chunk.len)
+		return TP_OK;
+	const uint8_t *out = w->chunk.p;
+	size_t n = w->chunk.len;
+	uint8_t hdr[24];
+	size_t h = 0;
+	if (w->compress) {
+		size_t bound = libdeflate_zlib_compress_bound(w->z, n);
+		w->zout.len = 0;
+		if (tp_pb_reserve(&w->zout, bound))
+			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing", w->path);
+		size_t zn = libdeflate_zlib_compress(w->z, w->chunk.p, n, w->zout.p, bound);
+		if (!zn)
+			return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
+		/* Trace.packet { compressed_packets: bytes } */
+		size_t inner = tp_pb_varint_size((uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN) +
+		               tp_pb_varint_size(zn) + zn;
+		hdr[h++] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+		h += tp_pb_varint_to(hdr + h, inner);
+		h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
+		h += tp_pb_varint_to(hdr + h, zn);
+		out = w->zout.p;
+		n = zn;
+	}
+	if ((h && fwrite(hdr, 1, h, w->f.fp) != h) || fwrite(out, 1, n, w->f.fp) != n)
+		return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+	w->chunk.len = 0;
+	return TP_OK;
+}
+
+/* Appends one Trace.packet record whose body is w->pkt followed, when given, by the
+ * track_event `ev` and the interned_data `in` as length-delimited fields. */
+static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct tp_pb *in)
+{
+	if (w->pkt.oom)
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+	size_t body = w->pkt.len;
+	if (ev)
+		body += 1 + tp_pb_varint_size(ev->len) + ev->len;
+	if (in && in->len)
+		body += 1 + tp_pb_varint_size(in->len) + in->len;
+	size_t need = 11 + body;
+	if (w->chunk.len && w->chunk.len + need > CHUNK_BYTES) {
+		int st = flush_chunk(w);
+		if (st)
+			return st;
+	}
+	if (tp_pb_reserve(&w->chunk, need))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+	uint8_t *o = w->chunk.p + w->chunk.len;
+	*o++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	o += tp_pb_varint_to(o, body);
+	memcpy(o, w->pkt.p, w->pkt.len);
+	o += w->pkt.len;
+	if (ev) {
+		*o++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
+		o += tp_pb_varint_to(o, ev->len);
+		memcpy(o, ev->p, ev->len);
+		o += ev->len;
+	}
+	if (in && in->len) {
+		*o++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
+		o += tp_pb_varint_to(o, in->len);
+		memcpy(o, in->p, in->len);
+		o += in->len;
+	}
+	w->chunk.len = (size_t)(o - w->chunk.p);
+	w->pkt.len = 0;
+	return TP_OK;
+}
+
+static int put_packet(struct pw *w) { return put_packet_parts(w, NULL, NULL); }
+
+/* Starts an event packet on track state t at time ts: timestamp delta, sequence, flags. */
+static int event_head(struct pw *w, struct tstate *t, int64_t ts)
+{
+	if (ts < t->last)
+		return tp_diag_set(w->d, TP_ERANGE,
+		                   "%s: event at %lld ns before the previous one (%lld ns) on its track",
+		                   w->path, (long long)ts, (long long)t->last);
+	w->pkt.len = 0;
+	tp_pb_uint(&w->pkt, F_PKT_TIMESTAMP, (uint64_t)(ts - t->last));
+	tp_pb_uint(&w->pkt, F_PKT_SEQ_ID, t->seq);
+	tp_pb_uint(&w->pkt, F_PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
+	t->last = ts;
+	return TP_OK;
+}
+
+static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
+{
+	int st = event_head(w, t, ts);
+	if (st)
+		return st;
+	size_t mk = tp_pb_open(&w->pkt, F_PKT_TRACK_EVENT);
+	tp_pb_uint(&w->pkt, F_TE_TYPE, TE_SLICE_END);
+	tp_pb_close(&w->pkt, mk);
+	return put_packet(w);
+}
+
+/* Closes the open slices of t that end at or before `upto`. */
+static int pop_ends(struct pw *w, struct tstate *t, int64_t upto)
+{
+	while (t->depth && t->ends[t->depth - 1] <= upto) {
+		int st = emit_end(w, t, t->ends[--t->depth]);
+		if (st)
+			return st;
+	}
+	return TP_OK;
+}
+
+/* Closes everything still open on the lanes of the current model track. */
+static int flush_group(struct pw *w)
+{
+	if (!w->have_group)
+		return TP_OK;
+	for (size_t i = w->cur_group; i < w->nts && w->ts[i].group == w->cur_group; i++) {
+		int st = pop_ends(w, &w->ts[i], INT64_MAX);
+		if (st)
+			return st;
+	}
+	w->have_group = 0;
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Sink callbacks                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+static int pw_begin(void *ctx, const struct tp_profile *p, const struct tp_analysis *a)
+{
+	(void)ctx;
+	(void)p;
+	(void)a;
+	return TP_OK;
+}
+
+static int pw_track(void *ctx, const struct tp_sink_track *t)
+{
+	struct pw *w = ctx;
+	struct tstate *n = tp_grow(w->ts, sizeof *w->ts, t->index + 1, &w->cap_ts);
+	if (!n)
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+	w->ts = n;
+	while (w->nts <= t->index)
+		memset(&w->ts[w->nts++], 0, sizeof *w->ts);
+	struct tstate *s = &w->ts[t->index];
+	s->group = t->index - (size_t)(t->lane > 0 ? t->lane : 0);
+	s->lane = t->lane;
+	int timeline = !t->is_process && !t->is_container;
+
+	/* TrackDescriptor */
+	struct tp_pb *b = &w->pkt;
+	b->len = 0;
+	size_t td = tp_pb_open(b, F_PKT_TRACK_DESCRIPTOR);
+	tp_pb_uint(b, F_TD_UUID, t->uuid);
+	if (t->is_process) {
+		size_t pd = tp_pb_open(b, F_TD_PROCESS);
+		tp_pb_int(b, F_PD_PID, t->pid);
+		tp_pb_str(b, F_PD_NAME, t->name ? t->name : "");
+		tp_pb_close(b, pd);
+	} else if (t->nested && !t->is_counter) {
+		/* Captured threads: real thread tracks, grouped under the process by pid. */
+		size_t thd = tp_pb_open(b, F_TD_THREAD);
+		tp_pb_int(b, F_THD_PID, t->pid);
+		tp_pb_int(b, F_THD_TID, t->tid);
+		tp_pb_str(b, F_THD_NAME, t->name ? t->name : "");
+		tp_pb_close(b, thd);
+	} else {
+		tp_pb_str(b, F_TD_NAME, t->name ? t->name : "");
+		if (t->parent_uuid)
+			tp_pb_uint(b, F_TD_PARENT, t->parent_uuid);
+		if (t->is_counter) {
+			size_t cd = tp_pb_open(b, F_TD_COUNTER);
+			if (t->unit && *t->unit)
+				tp_pb_str(b, F_CD_UNIT_NAME, t->unit);
+			tp_pb_close(b, cd);
+		}
+		if (t->is_container)
+			tp_pb_uint(b, F_TD_CHILD_ORDERING, 3); /* "Core N": EXPLICIT sibling ranks */
+		tp_pb_int(b, F_TD_SIBLING_RANK, t->sort_index);
+	}
+	tp_pb_close(b, td);
+	int st = put_packet(w);
+	if (st || t->is_process)
+		return st;
+
+	/* Every track that can carry events gets its own sequence; containers get none. */
+	if (!timeline)
+		return TP_OK;
+	if (t->uuid > UINT32_MAX)
+		return tp_diag_set(w->d, TP_ERANGE, "%s: too many tracks", w->path);
+	s->seq = (uint32_t)t->uuid;
+	b->len = 0;
+	tp_pb_uint(b, F_PKT_SEQ_ID, s->seq);
+	tp_pb_uint(b, F_PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
+	tp_pb_uint(b, F_PKT_FIRST_ON_SEQ, 1);
+	size_t df = tp_pb_open(b, F_PKT_DEFAULTS);
+	tp_pb_uint(b, F_DEF_TS_CLOCK_ID, TP_PB_CLOCK_INCR);
+	size_t te = tp_pb_open(b, F_DEF_TRACK_EVENT);
+	tp_pb_uint(b, F_TED_TRACK_UUID, t->uuid);
+	tp_pb_close(b, te);
+	tp_pb_close(b, df);
+	size_t cs = tp_pb_open(b, F_PKT_CLOCK_SNAPSHOT);
+	size_t c1 = tp_pb_open(b, F_CS_CLOCKS);
+	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_INCR);
+	tp_pb_uint(b, F_CLK_TS, 0);
+	tp_pb_uint(b, F_CLK_INCREMENTAL, 1);
+	tp_pb_close(b, c1);
+	size_t c2 = tp_pb_open(b, F_CS_CLOCKS);
+	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_BOOTTIME);
+	tp_pb_uint(b, F_CLK_TS, 0);
+	tp_pb_close(b, c2);
+	tp_pb_close(b, cs);
+	return put_packet(w);
+}
+
+static uint8_t *vput(uint8_t *o, uint64_t v) { return o + tp_pb_varint_to(o, v); }
+
+/* Encodes one DebugAnnotation at o (room for 24 bytes checked by the caller). */
+static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
+                               const struct tp_sink_arg *a, uint8_t *o)
+{
+	uint8_t tmp[24], *q = tmp;
+	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
+	q = vput(q, intern_memo(w, &w->keys, F_ID_ANNOTATION_NAMES, t,
+	                        pos < CACHE_SLOTS ? &t->keys[pos] : NULL, a->key));
+	uint64_t v;
+	switch (a->type) {
+	case TP_ARG_INT:
+		*q++ = F_DA_INT << 3 | TP_PB_VARINT;
+		q = vput(q, (uint64_t)a->i);
+		break;
+	case TP_ARG_UINT:
+		/* int_value keeps the SQL value_type 'int' for every integer that fits. */
+		*q++ = (uint8_t)((a->u <= (uint64_t)INT64_MAX ? F_DA_INT : F_DA_UINT) << 3);
+		q = vput(q, a->u);
+		break;
+	case TP_ARG_REAL:
+		*q++ = F_DA_DOUBLE << 3 | TP_PB_I64;
+		memcpy(&v, &a->d, sizeof v);
+		for (int i = 0; i < 8; i++)
+			*q++ = (uint8_t)(v >> (8 * i));
+		break;
+	default: {
+		const char *str = a->s ? a->s : "";
+		uint64_t iid = intern_memo(w, &w->vals, F_ID_STRING_VALUES, t,
+		                           pos < CACHE_SLOTS ? &t->vals[pos] : NULL, str);
+		if (iid) {
+			*q++ = (uint8_t)(F_DA_STRING_IID << 3 | TP_PB_VARINT | 0x80); /* key 88 01 */
+			*q++ = 0x01;
+			q = vput(q, iid);
+			break;
+		}
+		/* First use: the string inline (the caller reserved room for it). */
+		size_t n = strlen(str);
+		*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
+		o = vput(o, (uint64_t)(q - tmp) + 1 + tp_pb_varint_size(n) + n);
+		memcpy(o, tmp, (size_t)(q - tmp));
+		o += q - tmp;
+		*o++ = F_DA_STRING << 3 | TP_PB_LEN;
+		o = vput(o, n);
+		memcpy(o, str, n);
+		return o + n;
+	}
+	}
+	*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
+	*o++ = (uint8_t)(q - tmp); /* < 128: key <= 11 bytes, value <= 11 bytes */
+	memcpy(o, tmp, (size_t)(q - tmp));
+	return o + (q - tmp);
+}
+
+static uint8_t *put_fixed64(uint8_t *o, unsigned field, uint64_t v)
+{
+	o = vput(o, (uint64_t)field << 3 | TP_PB_I64);
+	for (int i = 0; i < 8; i++)
+		*o++ = (uint8_t)(v >> (8 * i));
+	return o;
+}
+
+static int pw_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct pw *w = ctx;
+	size_t ix = s->track->index;
+	if (ix >= w->nts || !w->ts[ix].seq)
+		return tp_diag_set(w->d, TP_EUSAGE, "%s: slice on an undeclared track", w->path);
+	struct tstate *t = &w->ts[ix];
+	if (s->ts_ns < 0 || s->dur_ns < 0)
+		return tp_diag_set(w->d, TP_ERANGE, "%s: slice \"%s\" has a negative time", w->path,
+		                   s->name);
+	int st;
+	if (!w->have_group || w->cur_group != t->group) {
+		if ((st = flush_group(w)))
+			return st;
+		w->cur_group = t->group;
+		w->have_group = 1;
+	}
+	if ((st = pop_ends(w, t, s->ts_ns)))
+		return st;
+	if ((st = event_head(w, t, s->ts_ns)))
+		return st;
+	w->in.len = 0;
+	size_t room = 32 + 26 * s->num_args + 11 * (s->num_flows_out + 1);
+	for (size_t i = 0; i < s->num_args; i++)
+		if (s->args[i].type == TP_ARG_STR && s->args[i].s)
+			room += 12 + strlen(s->args[i].s); /* a string written inline */
+	if (tp_pb_reserve(&w->ev, room))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+	uint8_t *o = w->ev.p;
+	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
+	*o++ = TE_SLICE_BEGIN;
+	*o++ = F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT;
+	o = vput(o, intern_memo(w, &w->cats, F_ID_CATEGORIES, t, &t->cat,
+	                        s->category ? s->category : ""));
+	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
+	o = vput(o, intern_memo(w, &w->names, F_ID_EVENT_NAMES, t, &t->name, s->name ? s->name : ""));
+	for (size_t i = 0; i < s->num_args; i++)
+		o = put_annotation(w, t, i, &s->args[i], o);
+	for (size_t i = 0; i < s->num_flows_out; i++)
+		o = put_fixed64(o, F_TE_FLOW_IDS, s->flows_out[i]);
+	if (s->flow_in)
+		o = put_fixed64(o, F_TE_TERM_FLOW_IDS, s->flow_in);
+	w->ev.len = (size_t)(o - w->ev.p);
+	if (w->in.oom)
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+	if ((st = put_packet_parts(w, &w->ev, &w->in)))
+		return st;
+	if (t->depth == t->cap) {
+		size_t cap = t->cap;
+		int64_t *e = tp_grow(t->ends, sizeof *e, t->depth + 1, &cap);
+		if (!e)
+			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+		t->ends = e;
+		t->cap = cap;
+	}
+	t->ends[t->depth++] = s->ts_ns + s->dur_ns;
+	w->slices++;
+	return TP_OK;
+}
+
+static int pw_counter(void *ctx, const struct tp_sink_track *tr, int64_t ts_ns, double value)
+{
+	struct pw *w = ctx;
+	int st = flush_group(w);
+	if (st)
+		return st;
+	if (tr->index >= w->nts || !w->ts[tr->index].seq)
+		return tp_diag_set(w->d, TP_EUSAGE, "%s: counter on an undeclared track", w->path);
+	struct tstate *t = &w->ts[tr->index];
+	if (ts_ns < 0)
+		return tp_diag_set(w->d, TP_ERANGE, "%s: counter sample at negative time", w->path);
+	if ((st = event_head(w, t, ts_ns)))
+		return st;
+	size_t mk = tp_pb_open(&w->pkt, F_PKT_TRACK_EVENT);
+	tp_pb_uint(&w->pkt, F_TE_TYPE, TE_COUNTER);
+	tp_pb_double(&w->pkt, F_TE_DOUBLE_COUNTER, value);
+	tp_pb_close(&w->pkt, mk);
+	return put_packet(w);
+}
+
+static int pw_end(void *ctx, int status)
+{
+	struct pw *w = ctx;
+	if (status)
+		return status;
+	int st = flush_group(w);
+	if (!st)
+		st = flush_chunk(w);
+	return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+
+int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                      const struct tp_perfetto_opts *o, struct tp_diag *d)
+{
+	struct pw *w = tp_calloc(1, sizeof *w);
+	if (!w)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+	w->path = path;
+	w->d = d;
+	w->compress = !(o && o->uncompressed);
+	w->level = o && o->level > 0 && o->level <= 12 ? o->level : 1;
+	w->full_args = o && o->full_args;
+	w->vals.lazy = 1;
+	int st = TP_OK;
+	if (w->compress && !(w->z = libdeflate_alloc_compressor(w->level))) {
+		st = tp_diag_set(d, TP_ENOMEM, "%s: out of memory (compressor)", path);
+		goto out;
+	}
+	if ((st = tp_afile_open(&w->f, path, d)))
+		goto out;
+	struct tp_sink sink = {w, pw_begin, pw_track, pw_slice, pw_counter, NULL, pw_end,
+	                       w->full_args};
+	st = tp_sink_drive(p, a, &sink, d);
+	if (!st)
+		st = tp_afile_commit(&w->f, d);
+out:
+	tp_afile_abort(&w->f);
+	if (w->z)
+		libdeflate_free_compressor(w->z);
+	for (size_t i = 0; i < w->nts; i++)
+		tp_free(w->ts[i].ends);
+	tp_free(w->ts);
+	tp_pb_free(&w->chunk);
+	tp_pb_free(&w->zout);
+	tp_pb_free(&w->pkt);
+	tp_pb_free(&w->ev);
+	tp_pb_free(&w->in);
+	imap_free(&w->names);
+	imap_free(&w->cats);
+	imap_free(&w->keys);
+	imap_free(&w->vals);
+	tp_free(w);
+	return st;
+}
+
+static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                        const struct tp_out_opts *o, struct tp_diag *d)
+{
+	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "perfetto.pftrace");
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
+	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full};
+	int st = tp_perfetto_write(p, a, path, &po, d);
+	tp_free(path);
+	return st;
+}
+
+const struct tp_output tp_output_perfetto = {
+	"perfetto",
+	"perfetto.pftrace",
+	"--perfetto",
+	"--disable_perfetto",
+	1,
+	"Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
+	output_write,
+};

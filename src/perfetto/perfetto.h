@@ -1,0 +1,64 @@
+/*
+ * perfetto.h — the Perfetto trace writer (perfetto.pftrace, hand-encoded protobuf, streamed)
+ * and a structural checker for Perfetto files (`tpuprof check FILE.pftrace`).
+ *
+ * Layout written (shared/specs/perfetto.md §4): one process track per device; per core a
+ * "Core N" container with the engine tracks and the derived counters; thread tracks for
+ * captures; slices as SLICE_BEGIN/END with interned names, categories and annotation names;
+ * one packet sequence per timeline track, whose first packet clears incremental state and
+ * sets defaults (the track uuid, and an incremental clock so timestamps are small deltas).
+ * Packets are batched into zlib-compressed `compressed_packets` chunks (< 512 KiB each)
+ * unless compression is turned off.
+ */
+#ifndef TP_PERFETTO_H
+#define TP_PERFETTO_H
+
+#include "sink/sink.h"
+
+struct tp_perfetto_opts {
+	int uncompressed; /* 1: plain packets (readable with protoc --decode); 0: zlib chunks */
+	int level;        /* compression level 1..12; 0 = default (1, fastest) */
+	int full_args;    /* also the derivable per-command args (tp_sink_fill_args_ex) */
+};
+
+/* Writes the profile as a Perfetto trace to `path` (temporary file + rename). `a` may be NULL
+ * (nothing is read from it). `o` may be NULL (defaults). Returns TP_OK, TP_ENOMEM, TP_EOUTPUT
+ * (message names the path) or an error of tp_sink_drive. Thread-safe for distinct profiles. */
+int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                      const struct tp_perfetto_opts *o, struct tp_diag *d);
+
+/* The CLI's description: perfetto.pftrace, --perfetto / --disable_perfetto, default on. */
+extern const struct tp_output tp_output_perfetto;
+
+/* What tp_perfetto_check counted. */
+struct tp_perfetto_check_report {
+	uint64_t packets;        /* packets, counting each packet inside compressed chunks */
+	uint64_t chunks;         /* compressed_packets chunks */
+	uint64_t sequences;      /* distinct trusted_packet_sequence_id values */
+	uint64_t tracks;         /* track descriptors */
+	uint64_t processes, threads, counter_tracks;
+	uint64_t slices;         /* SLICE_BEGIN events */
+	uint64_t instants;
+	uint64_t counters;       /* COUNTER events */
+	uint64_t flows;          /* flows ended (terminating_flow_ids); ids may be reused */
+	uint64_t annotations;    /* debug annotations on events */
+	uint64_t interned;       /* interned entries defined */
+	int max_depth;           /* deepest nesting seen on one track */
+	int64_t first_ts, last_ts; /* resolved trace-time range of events */
+};
+
+/* Validates the Perfetto file at `path` against the rules tpuprof's writer follows:
+ *   every packet (and every packet inside a compressed chunk) parses with valid wire types;
+ *   track events carry trusted_packet_sequence_id; the first packet of every sequence clears
+ *   incremental state, and no packet needs incremental state before that; interned ids are
+ *   defined (in that sequence, since its last clear) before use; every track_uuid an event
+ *   uses, and every parent_uuid, is declared by an earlier descriptor, each uuid once;
+ *   process and thread descriptors have non-zero pid/tid; BEGIN/END are balanced and nested
+ *   per track, never on counter tracks; counter events only on counter tracks with a value;
+ *   event timestamps are non-decreasing per track; flow ids are fixed64.
+ * Fills *r (may be NULL). Returns TP_OK, or TP_EFORMAT / TP_ETRUNC with d naming
+ * "path@0xOFFSET: rule broken" (for packets inside a chunk, the chunk's offset and the offset
+ * inside the decompressed chunk), TP_ENOTFOUND / TP_EIO / TP_ENOMEM. */
+int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, struct tp_diag *d);
+
+#endif /* TP_PERFETTO_H */

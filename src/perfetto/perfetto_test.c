@@ -1,0 +1,384 @@
+/*
+ * perfetto_test.c — unit tests for the protobuf wire encoder, the Perfetto writer (plain and
+ * compressed, on the sink_fixture.h profile) and tp_perfetto_check (accepts our files, rejects
+ * hand-made broken ones with a located message), plus out-of-memory runs of the writer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cmocka.h>
+
+#include "perfetto/perfetto.h"
+#include "perfetto/perfetto_int.h"
+#include "sink/sink_fixture.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(tmpdir, sizeof tmpdir, "/tmp/tp_perfetto_test.XXXXXX");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static char *tmp(const char *name) { return tp_path_join(tmpdir, name); }
+
+static void expect_bytes(const struct tp_pb *b, const uint8_t *want, size_t n)
+{
+	assert_int_equal(b->len, n);
+	assert_memory_equal(b->p, want, n);
+}
+
+static void test_varint(void **state)
+{
+	(void)state;
+	struct {
+		uint64_t v;
+		uint8_t bytes[10];
+		size_t n;
+	} cases[] = {
+		{0, {0x00}, 1},
+		{1, {0x01}, 1},
+		{127, {0x7f}, 1},
+		{128, {0x80, 0x01}, 2},
+		{300, {0xac, 0x02}, 2},
+		{1000, {0xe8, 0x07}, 2},
+		{16383, {0xff, 0x7f}, 2},
+		{16384, {0x80, 0x80, 0x01}, 3},
+		{UINT64_MAX, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct tp_pb b = {0};
+		tp_pb_varint(&b, cases[i].v);
+		expect_bytes(&b, cases[i].bytes, cases[i].n);
+		assert_int_equal(tp_pb_varint_size(cases[i].v), cases[i].n);
+		const uint8_t *p = b.p;
+		uint64_t back = 0;
+		assert_int_equal(tp_pb_read_varint(&p, b.p + b.len, &back), 0);
+		assert_true(back == cases[i].v);
+		/* A varint cut short must not decode. */
+		p = b.p;
+		assert_int_equal(tp_pb_read_varint(&p, b.p + b.len - 1, &back), b.len > 1 ? -1 : -1);
+		tp_pb_free(&b);
+	}
+	/* int64 fields are not zigzag: -1 is ten bytes. */
+	struct tp_pb b = {0};
+	tp_pb_int(&b, 4, -1);
+	assert_int_equal(b.len, 11);
+	assert_int_equal(b.p[0], 0x20);
+	tp_pb_free(&b);
+	/* Keys of fields >= 16 take two bytes: flow_ids (47, fixed64) is F9 02. */
+	tp_pb_fixed64(&b, F_TE_FLOW_IDS, 42);
+	const uint8_t flow[] = {0xf9, 0x02, 0x2a, 0, 0, 0, 0, 0, 0, 0};
+	expect_bytes(&b, flow, sizeof flow);
+	tp_pb_free(&b);
+	/* 87.5 as a double is 00 00 00 00 00 E0 55 40 (perfetto.md §5.2). */
+	tp_pb_double(&b, F_DA_DOUBLE, 87.5);
+	const uint8_t dbl[] = {0x29, 0, 0, 0, 0, 0, 0xe0, 0x55, 0x40};
+	expect_bytes(&b, dbl, sizeof dbl);
+	tp_pb_free(&b);
+}
+
+static void test_nested_lengths(void **state)
+{
+	(void)state;
+	/* perfetto.md §5.1: track_descriptor { uuid 3 name "TIU" parent_uuid 1 } = 14 bytes. */
+	struct tp_pb b = {0};
+	size_t pk = tp_pb_open(&b, F_TRACE_PACKET);
+	size_t td = tp_pb_open(&b, F_PKT_TRACK_DESCRIPTOR);
+	tp_pb_uint(&b, F_TD_UUID, 3);
+	tp_pb_str(&b, F_TD_NAME, "TIU");
+	tp_pb_uint(&b, F_TD_PARENT, 1);
+	tp_pb_close(&b, td);
+	tp_pb_close(&b, pk);
+	const uint8_t want[] = {0x0a, 0x0c, 0xe2, 0x03, 0x09, 0x08, 0x03, 0x12,
+	                        0x03, 0x54, 0x49, 0x55, 0x28, 0x01};
+	expect_bytes(&b, want, sizeof want);
+	tp_pb_free(&b);
+	/* Bodies of 125..129 bytes: one- and two-byte lengths, body intact after the move. */
+	for (size_t n = 125; n <= 129; n++) {
+		char s[200];
+		memset(s, 'a', sizeof s);
+		s[n - 2] = 0; /* string field: key + 1-byte length + n-2 bytes = n bytes of body */
+		tp_pb_uint(&b, 1, 7);
+		size_t mk = tp_pb_open(&b, 2);
+		tp_pb_str(&b, 3, s);
+		tp_pb_close(&b, mk);
+		size_t hdr = 2 + 1 + (n < 128 ? 1 : 2);
+		assert_int_equal(b.len, hdr + n);
+		const uint8_t *p = b.p + 3;
+		uint64_t len;
+		assert_int_equal(tp_pb_read_varint(&p, b.p + b.len, &len), 0);
+		assert_int_equal(len, n);
+		assert_int_equal(p[0], 3 << 3 | 2);
+		assert_int_equal(p[1], n - 2);
+		assert_int_equal(p[n - 1], 'a');
+		b.len = 0;
+	}
+	tp_pb_free(&b);
+}
+
+static uint8_t *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	long sz = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	uint8_t *b = malloc((size_t)sz + 1);
+	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
+	fclose(f);
+	*n = (size_t)sz;
+	return b;
+}
+
+static void check_fixture_report(const struct tp_perfetto_check_report *r)
+{
+	/* 4 TIU + 3 GDMA on core 0, 1 TIU on core 1, 2 layers, 4 captured slices. */
+	assert_int_equal(r->slices, 14);
+	/* Tracks: 2 processes; core 0: box, TIU, GDMA x2 lanes, Layer, DDR BW, TIU util; core 1:
+	 * box, TIU, TIU util; the thread; the "queue" counter. */
+	assert_int_equal(r->processes, 2);
+	assert_int_equal(r->threads, 1);
+	assert_int_equal(r->counter_tracks, 4);
+	assert_int_equal(r->tracks, 14);
+	assert_int_equal(r->flows, 2); /* one flow id (1), reused */
+	assert_int_equal(r->max_depth, 3);
+	assert_int_equal(r->first_ts, 0);
+	assert_true(r->counters >= 3);
+}
+
+static void test_fixture_plain_and_compressed(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	assert_non_null(p);
+	struct tp_diag d = {0};
+	char *plain = tmp("plain.pftrace"), *comp = tmp("comp.pftrace");
+	struct tp_perfetto_opts o = {1, 0, 0};
+	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
+	assert_int_equal(tp_perfetto_write(p, NULL, comp, NULL, &d), TP_OK);
+	struct tp_perfetto_check_report r1, r2;
+	assert_int_equal(tp_perfetto_check(plain, &r1, &d), TP_OK);
+	assert_int_equal(tp_perfetto_check(comp, &r2, &d), TP_OK);
+	check_fixture_report(&r1);
+	check_fixture_report(&r2);
+	assert_int_equal(r1.chunks, 0);
+	assert_int_equal(r2.chunks, 1);
+	assert_int_equal(r1.packets + 1, r2.packets); /* + the chunk's outer packet */
+	assert_int_equal(r1.last_ts, 1100);
+
+	/* The compressed file is the plain file deflated: inflating its one chunk gives back
+	 * the plain bytes exactly. */
+	size_t np, nc;
+	uint8_t *bp = slurp(plain, &np), *bc = slurp(comp, &nc);
+	const uint8_t *q = bc, *e = bc + nc;
+	uint64_t len = 0, key = 0, zlen = 0;
+	assert_int_equal(*q++, 0x0a);
+	assert_int_equal(tp_pb_read_varint(&q, e, &len), 0);
+	assert_int_equal(tp_pb_read_varint(&q, e, &key), 0);
+	assert_int_equal(key, F_PKT_COMPRESSED << 3 | TP_PB_LEN);
+	assert_int_equal(tp_pb_read_varint(&q, e, &zlen), 0);
+	assert_int_equal(q + zlen, e);
+	uLongf outn = (uLongf)np + 64;
+	uint8_t *out = malloc(outn);
+	assert_int_equal(uncompress(out, &outn, q, (uLong)zlen), Z_OK);
+	assert_int_equal(outn, np);
+	assert_memory_equal(out, bp, np);
+	/* Same input, same bytes. */
+	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
+	size_t np2;
+	uint8_t *bp2 = slurp(plain, &np2);
+	assert_int_equal(np2, np);
+	assert_memory_equal(bp2, bp, np);
+	free(bp2);
+	free(out);
+	free(bp);
+	free(bc);
+	tp_free(plain);
+	tp_free(comp);
+	tp_profile_free(p);
+}
+
+/* --- broken files for the checker ------------------------------------------------------ */
+
+static void put_packet(FILE *f, struct tp_pb *b)
+{
+	uint8_t hdr[11];
+	hdr[0] = 0x0a;
+	size_t h = 1 + tp_pb_varint_to(hdr + 1, b->len);
+	fwrite(hdr, 1, h, f);
+	fwrite(b->p, 1, b->len, f);
+	b->len = 0;
+}
+
+static void descriptor(struct tp_pb *b, uint64_t uuid, uint64_t parent, int pid)
+{
+	size_t td = tp_pb_open(b, F_PKT_TRACK_DESCRIPTOR);
+	tp_pb_uint(b, F_TD_UUID, uuid);
+	if (pid >= 0) {
+		size_t pd = tp_pb_open(b, F_TD_PROCESS);
+		tp_pb_int(b, F_PD_PID, pid);
+		tp_pb_close(b, pd);
+	} else {
+		tp_pb_str(b, F_TD_NAME, "t");
+		tp_pb_uint(b, F_TD_PARENT, parent);
+	}
+	tp_pb_close(b, td);
+}
+
+/* An event with an inline (non-interned) name; flags, flow encodings selectable. */
+static void event(struct tp_pb *b, uint64_t ts, uint32_t seq, int flags, int type, uint64_t track,
+                  int varint_flow)
+{
+	tp_pb_uint(b, F_PKT_TIMESTAMP, ts);
+	tp_pb_uint(b, F_PKT_SEQ_ID, seq);
+	if (flags >= 0)
+		tp_pb_uint(b, F_PKT_SEQ_FLAGS, (uint64_t)flags);
+	size_t te = tp_pb_open(b, F_PKT_TRACK_EVENT);
+	tp_pb_uint(b, F_TE_TYPE, (uint64_t)type);
+	tp_pb_uint(b, F_TE_TRACK_UUID, track);
+	if (type == TE_SLICE_BEGIN)
+		tp_pb_str(b, F_TE_NAME, "x");
+	if (varint_flow)
+		tp_pb_uint(b, F_TE_FLOW_IDS, 7);
+	tp_pb_close(b, te);
+}
+
+enum { BAD_NONE, BAD_UNDECLARED, BAD_NOT_CLEARED, BAD_PID0, BAD_END_ONLY, BAD_VARINT_FLOW,
+       BAD_UNCLOSED, BAD_PARENT, BAD_IID, BAD_TIME_BACK };
+
+static int write_case(const char *path, int which)
+{
+	FILE *f = fopen(path, "wb");
+	struct tp_pb b = {0};
+	descriptor(&b, 1, 0, which == BAD_PID0 ? 0 : 100);
+	put_packet(f, &b);
+	descriptor(&b, 2, which == BAD_PARENT ? 9 : 1, -1);
+	put_packet(f, &b);
+	uint64_t track = which == BAD_UNDECLARED ? 5 : 2;
+	int first_flags = which == BAD_NOT_CLEARED ? 2 : 3;
+	if (which == BAD_END_ONLY) {
+		event(&b, 10, 1, first_flags, TE_SLICE_END, track, 0);
+		put_packet(f, &b);
+	} else if (which == BAD_IID) {
+		tp_pb_uint(&b, F_PKT_TIMESTAMP, 10);
+		tp_pb_uint(&b, F_PKT_SEQ_ID, 1);
+		tp_pb_uint(&b, F_PKT_SEQ_FLAGS, 3);
+		size_t te = tp_pb_open(&b, F_PKT_TRACK_EVENT);
+		tp_pb_uint(&b, F_TE_TYPE, TE_INSTANT);
+		tp_pb_uint(&b, F_TE_TRACK_UUID, 2);
+		tp_pb_uint(&b, F_TE_NAME_IID, 4); /* never interned */
+		tp_pb_close(&b, te);
+		put_packet(f, &b);
+	} else {
+		event(&b, 10, 1, first_flags, TE_SLICE_BEGIN, track, which == BAD_VARINT_FLOW);
+		put_packet(f, &b);
+		if (which != BAD_UNCLOSED) {
+			event(&b, which == BAD_TIME_BACK ? 5 : 20, 1, 2, TE_SLICE_END, track, 0);
+			put_packet(f, &b);
+		}
+	}
+	tp_pb_free(&b);
+	fclose(f);
+	return 0;
+}
+
+static void test_checker_rejects(void **state)
+{
+	(void)state;
+	char *path = tmp("case.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_check_report r;
+	write_case(path, BAD_NONE);
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_OK);
+	assert_int_equal(r.slices, 1);
+	struct {
+		int which;
+		const char *says;
+	} cases[] = {
+		{BAD_UNDECLARED, "which no earlier descriptor declares"},
+		{BAD_NOT_CLEARED, "does not clear incremental state"},
+		{BAD_PID0, "pid 0"},
+		{BAD_END_ONLY, "SLICE_END with no open slice"},
+		{BAD_VARINT_FLOW, "flow id (fixed64"},
+		{BAD_UNCLOSED, "never end"},
+		{BAD_PARENT, "parent_uuid 9 is not declared"},
+		{BAD_IID, "event name iid 4 used before it is interned"},
+		{BAD_TIME_BACK, "before the previous one"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		write_case(path, cases[i].which);
+		memset(&d, 0, sizeof d);
+		assert_int_equal(tp_perfetto_check(path, &r, &d), TP_EFORMAT);
+		if (!strstr(d.msg, cases[i].says) || !strstr(d.msg, "case.pftrace@0x"))
+			fail_msg("case %zu: got \"%s\", want \"%s\"", i, d.msg, cases[i].says);
+	}
+	/* A truncated real trace fails with the offset of the cut record. */
+	struct tp_profile *p = fx_profile();
+	struct tp_perfetto_opts o = {1, 0, 0};
+	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
+	size_t n;
+	uint8_t *bytes = slurp(path, &n);
+	FILE *f = fopen(path, "wb");
+	fwrite(bytes, 1, n - 3, f);
+	fclose(f);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_ETRUNC);
+	assert_non_null(strstr(d.msg, "truncated"));
+	free(bytes);
+	tp_profile_free(p);
+	tp_free(path);
+}
+
+static void test_write_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	char *path = tmp("oom.pftrace");
+	int ok = 0;
+	for (long n = 0; n < 400 && !ok; n++) {
+		struct tp_diag d = {0};
+		unlink(path);
+		tp_alloc_fail_after(n);
+		int st = tp_perfetto_write(p, NULL, path, NULL, &d);
+		tp_alloc_fail_after(-1);
+		if (st == TP_OK) {
+			ok = 1;
+			break;
+		}
+		/* Out of memory in the writer, or in tp_afile (which reports it as an output
+		 * failure): either way a clean error. */
+		assert_true(st == TP_ENOMEM || st == TP_EOUTPUT);
+		assert_int_equal(access(path, F_OK), -1); /* no half-written output */
+	}
+	assert_true(ok);
+	assert_int_equal(tp_perfetto_check(path, NULL, NULL), TP_OK);
+	tp_free(path);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_varint),
+		cmocka_unit_test(test_nested_lengths),
+		cmocka_unit_test(test_fixture_plain_and_compressed),
+		cmocka_unit_test(test_checker_rejects),
+		cmocka_unit_test(test_write_oom),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,1103 @@
+/*
+ * sink.c — the driver that walks a finished profile and feeds a trace sink (Perfetto, Chrome
+ * JSON, SQLite) in one fixed, deterministic order, plus the reference-named slice arguments.
+ *
+ * What the driver decides so that every writer agrees:
+ *   - the track tree: one process per device; per core a "Core N" container holding the
+ *     engine tracks TIU, GDMA, SDMA, CDMA, MCU, Layer, then derived counters "DDR Bandwidth"
+ *     (GB/s) and "TIU Utilization" (%); then the device's thread/host tracks and its counters;
+ *   - lanes: slices of one engine track that overlap in time (a pipelined DMA engine) cannot
+ *     share one timeline track (Perfetto pairs BEGIN/END as a stack), so they are spread over
+ *     extra same-named lane tracks; on thread tracks properly nested slices stay on one lane;
+ *   - uuids, pids and tids (small, unique, never 0), slice ids (1-based in drive order),
+ *     nesting depth and parent slice per lane, and dependency flows (dep_id);
+ *   - a Layer track per core synthesised from profile->layers when the reader made none.
+ *
+ * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
+ * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
+ * dependency edges + counter windows), never O(output).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink/sink.h"
+
+#define MAX_LANES 1024
+#define COUNTER_WINDOWS 4000 /* derived counters: at most this many windows over the span */
+#define MIN_WINDOW_NS 1000
+
+/* A slice track of the plan: a model track or a synthesised Layer track. */
+struct dtrack {
+	const struct tp_track *t;
+	int model_track;   /* -1 when synthesised */
+	size_t first_lane; /* index of its lane-0 sink track */
+	size_t nlanes;
+	uint64_t base_id;  /* slice ids are base_id + index + 1 */
+	int nested;
+};
+
+struct lane {
+	int64_t *ends;
+	uint64_t *ids;
+	size_t depth, cap;
+};
+
+struct edge {
+	size_t src_dt, src_idx; /* source slice (the one waited for) */
+	uint64_t dst_id;        /* waiting slice id */
+	int dropped;
+	int64_t src_ns, dst_ns; /* the flow is open from the source's start to the waiter's */
+	uint64_t flow_id;       /* small, reused once a flow has ended (see assign_flow_ids) */
+};
+
+struct src_key {
+	size_t dt, idx, e; /* source dtrack, source index, edge index */
+};
+
+struct derived {
+	size_t track;     /* sink track index */
+	int32_t device, core;
+	int what;         /* 1 DDR bandwidth, 2 TIU utilisation */
+};
+
+struct plan {
+	const struct tp_profile *p;
+	struct tp_arena arena;           /* names */
+	struct tp_sink_track *tracks;    /* announced in this order */
+	size_t ntracks, cap_tracks;
+	struct dtrack *dts;
+	size_t ndts, cap_dts;
+	struct tp_track *synth;          /* synthesised layer tracks (owned, with slices) */
+	size_t nsynth, cap_synth;
+	struct derived *der;
+	size_t nder, cap_der;
+	struct edge *edges;              /* in waiting-slice (dst) order */
+	size_t nedges, cap_edges;
+	struct src_key *by_src;          /* edges sorted by source */
+	struct lane lanes[MAX_LANES];
+	size_t nlanes_used;
+	uint64_t flows_dropped;
+	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
+};
+
+static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Arguments                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+static struct tp_sink_arg *arg_slot(struct tp_sink_slice *o, const char *key, enum tp_arg_type t)
+{
+	if (o->num_args >= TP_SINK_MAX_ARGS)
+		return NULL;
+	struct tp_sink_arg *a = &o->args[o->num_args++];
+	a->key = key;
+	a->type = t;
+	a->i = 0;
+	a->u = 0;
+	a->d = 0;
+	a->s = NULL;
+	return a;
+}
+
+static void arg_uint(struct tp_sink_slice *o, const char *key, uint64_t v)
+{
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_UINT);
+	if (a) {
+		a->u = v;
+		a->i = (int64_t)v;
+	}
+}
+
+static void arg_int(struct tp_sink_slice *o, const char *key, int64_t v)
+{
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_INT);
+	if (a)
+		a->i = v;
+}
+
+static void arg_real(struct tp_sink_slice *o, const char *key, double v)
+{
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_REAL);
+	if (a)
+		a->d = v;
+}
+
+static void arg_str(struct tp_sink_slice *o, const char *key, const char *v)
+{
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_STR);
+	if (a)
+		a->s = v ? v : "";
+}
+
+/* Reference PerfAI rounds per-command bandwidth to 4 decimals (sophgo-analysis.md §2.3). */
+static double round4(double v)
+{
+	if (!isfinite(v))
+		return 0;
+	return round(v * 1e4) / 1e4;
+}
+
+void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
+                       const struct tp_slice *s, struct tp_sink_slice *out)
+{
+	tp_sink_fill_args_ex(p, t, s, 0, out);
+}
+
+void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
+                          const struct tp_slice *s, int full, struct tp_sink_slice *out)
+{
+	out->num_args = 0;
+	enum tp_track_kind k = (enum tp_track_kind)t->kind;
+	const struct tp_layer *l =
+		s->layer >= 0 && (size_t)s->layer < p->num_layers ? &p->layers[s->layer] : NULL;
+	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
+		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md §7.2).
+		 * Fields that change slowly from one command to the next come first and the ones
+		 * that change every command last: in the compressed Perfetto trace a run of
+		 * unchanged annotations then costs one back-reference instead of one per field. */
+		int sys = s->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
+		enum tp_dir dir = (enum tp_dir)s->dir;
+		if (full)
+			arg_str(out, "Function Name", tp_str(p, s->name));
+		if (s->type)
+			arg_str(out, "Function Type", tp_str(p, s->type));
+		if (dma && !sys && dir != TP_DIR_NONE)
+			arg_str(out, "Direction", tp_dir_name(dir));
+		if (s->dtype)
+			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)s->dtype));
+		if (l) {
+			arg_int(out, "Layer Id", l->id);
+			if (full && l->type)
+				arg_str(out, "Layer Type", tp_str(p, l->type));
+			if (full && l->name)
+				arg_str(out, "Layer Name", tp_str(p, l->name));
+		}
+		if (s->cmd_id)
+			arg_uint(out, "Cmd Id", s->cmd_id);
+		if (s->dep_id)
+			arg_uint(out, k == TP_TRACK_TIU ? "des_cmd_id_dep" : "cmd_id_dep", s->dep_id);
+		if (full && s >= t->slices && s < t->slices + t->count)
+			arg_uint(out, "Global Idx", (uint64_t)(s - t->slices));
+		if (full && s->cycles) {
+			arg_uint(out, "Start Cycle", s->start_cycle);
+			arg_uint(out, "End Cycle", tp_slice_end_cycle(s));
+			arg_uint(out, "Asic Cycle", s->cycles);
+		}
+		if (dma && !sys) {
+			double bw = round4(tp_slice_gbps(s, t->freq_mhz));
+			arg_uint(out, "DMA data size(B)", s->bytes);
+			/* Mode-1 data has no direction: the reference then reports the bandwidth as
+			 * DDR bandwidth. */
+			arg_real(out, "DDR Bandwidth(GB/s)",
+			         dir == TP_DIR_NONE || tp_dir_touches_ddr(dir) ? bw : 0.0);
+			if (tp_dir_touches_l2(dir))
+				arg_real(out, "L2M Bandwidth(GB/s)", bw);
+		}
+		if (s->stall && (dma ? !sys : 1))
+			arg_uint(out, "Stall Cycle", s->stall);
+	} else if (l) {
+		/* Layer slices (and captured slices tied to a layer) name their layer fully. */
+		arg_int(out, "Layer Id", l->id);
+		if (l->type)
+			arg_str(out, "Layer Type", tp_str(p, l->type));
+		if (l->name)
+			arg_str(out, "Layer Name", tp_str(p, l->name));
+	}
+	size_t n = 0, generated = out->num_args;
+	const struct tp_arg *a = tp_args_get(p, s->args, &n);
+	for (size_t i = 0; a && i < n; i++) {
+		const char *key = tp_str(p, a[i].key);
+		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. */
+		size_t g = 0;
+		while (g < generated && strcmp(out->args[g].key, key) != 0)
+			g++;
+		if (g < generated)
+			continue;
+		switch (a[i].type) {
+		case TP_ARG_INT: arg_int(out, key, a[i].v.i); break;
+		case TP_ARG_UINT: arg_uint(out, key, a[i].v.u); break;
+		case TP_ARG_REAL: arg_real(out, key, a[i].v.d); break;
+		default: arg_str(out, key, tp_str(p, a[i].v.s)); break;
+		}
+	}
+}
+
+size_t tp_sink_fmt_real(char *out, size_t n, double v)
+{
+	if (n == 0)
+		return 0;
+	if (!isfinite(v)) {
+		const char *t = isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+		snprintf(out, n, "%s", t);
+		return strlen(out);
+	}
+	if (v == 0)
+		v = 0; /* -0.0 prints as 0 */
+	int k = snprintf(out, n, "%.15g", v);
+	if (k > 0 && (size_t)k < n && strtod(out, NULL) != v)
+		k = snprintf(out, n, "%.17g", v);
+	/* Some C libraries honour LC_NUMERIC; the project never sets a locale, but make sure. */
+	for (char *q = out; *q; q++)
+		if (*q == ',')
+			*q = '.';
+	return k < 0 ? 0 : (size_t)k < n ? (size_t)k : n - 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Plan                                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static struct tp_sink_track *new_track(struct plan *pl)
+{
+	struct tp_sink_track *n = tp_grow(pl->tracks, sizeof *pl->tracks, pl->ntracks + 1,
+	                                  &pl->cap_tracks);
+	if (!n)
+		return NULL;
+	pl->tracks = n;
+	struct tp_sink_track *t = &pl->tracks[pl->ntracks];
+	memset(t, 0, sizeof *t);
+	t->index = pl->ntracks;
+	t->uuid = (uint64_t)pl->ntracks + 1;
+	t->model_track = -1;
+	t->counter = -1;
+	t->core = -1;
+	pl->ntracks++;
+	return t;
+}
+
+static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, const char *s)
+{
+	char tmp[512];
+	snprintf(tmp, sizeof tmp, fmt, core, s ? s : "");
+	return tp_arena_strdup(&pl->arena, tmp);
+}
+
+/* Lane assignment: the first lane whose open stack accepts the slice. On a non-nesting track
+ * a lane accepts a slice only when nothing is open on it; on a nesting track also when the
+ * slice lies inside the innermost open slice. Deterministic, so the counting pass and the
+ * delivery pass agree. Returns the lane or -1 when MAX_LANES would be exceeded. */
+static long lane_assign(struct plan *pl, const struct tp_slice *s, int nested, uint64_t id,
+                        uint32_t *depth, uint64_t *parent)
+{
+	size_t l;
+	for (l = 0; l < pl->nlanes_used; l++) {
+		struct lane *ln = &pl->lanes[l];
+		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
+			ln->depth--;
+		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= s->end_ns))
+			break;
+	}
+	if (l == pl->nlanes_used) {
+		if (l == MAX_LANES)
+			return -1;
+		pl->lanes[l].depth = 0;
+		pl->nlanes_used++;
+	}
+	struct lane *ln = &pl->lanes[l];
+	if (ln->depth == ln->cap) {
+		size_t cap = ln->cap;
+		int64_t *e = tp_grow(ln->ends, sizeof *e, ln->depth + 1, &cap);
+		if (!e)
+			return -2;
+		ln->ends = e;
+		cap = ln->cap;
+		uint64_t *ids = tp_grow(ln->ids, sizeof *ids, ln->depth + 1, &cap);
+		if (!ids)
+			return -2;
+		ln->ids = ids;
+		ln->cap = cap;
+	}
+	*depth = (uint32_t)ln->depth;
+	*parent = ln->depth ? ln->ids[ln->depth - 1] : 0;
+	ln->ends[ln->depth] = s->end_ns;
+	ln->ids[ln->depth] = id;
+	ln->depth++;
+	return (long)l;
+}
+
+static void lanes_reset(struct plan *pl)
+{
+	for (size_t l = 0; l < pl->nlanes_used; l++)
+		pl->lanes[l].depth = 0;
+	pl->nlanes_used = 0;
+}
+
+/* Counts the lanes a track needs. */
+static int count_lanes(struct plan *pl, const struct tp_track *t, int nested, size_t *nlanes,
+                       struct tp_diag *d)
+{
+	lanes_reset(pl);
+	for (size_t k = 0; k < t->count; k++) {
+		uint32_t depth;
+		uint64_t parent;
+		long l = lane_assign(pl, &t->slices[k], nested, k + 1, &depth, &parent);
+		if (l == -2)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
+		if (l < 0)
+			return tp_diag_set(d, TP_ERANGE,
+			                   "track \"%s\": more than %d slices overlap at %lld ns",
+			                   tp_str(pl->p, t->name), MAX_LANES,
+			                   (long long)t->slices[k].start_ns);
+	}
+	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
+	lanes_reset(pl);
+	return TP_OK;
+}
+
+static int add_dtrack(struct plan *pl, const struct tp_track *t, int model_track,
+                      const struct tp_sink_track *proto, const char *lane_name, struct tp_diag *d)
+{
+	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
+	size_t nlanes = 1;
+	int st = count_lanes(pl, t, nested, &nlanes, d);
+	if (st)
+		return st;
+	struct dtrack *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
+	if (!n)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	pl->dts = n;
+	struct dtrack *dt = &pl->dts[pl->ndts++];
+	dt->t = t;
+	dt->model_track = model_track;
+	dt->first_lane = pl->ntracks;
+	dt->nlanes = nlanes;
+	dt->nested = nested;
+	for (size_t l = 0; l < nlanes; l++) {
+		struct tp_sink_track *x = new_track(pl);
+		if (!x)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		uint64_t uuid = x->uuid;
+		size_t index = x->index;
+		*x = *proto;
+		x->uuid = uuid;
+		x->index = index;
+		x->lane = (int32_t)l;
+		x->nested = nested;
+		x->model_track = model_track;
+		x->counter = -1;
+		x->name = lane_name;
+		if (l > 0)
+			x->tid = 0; /* assigned later: every lane is its own Chrome thread */
+	}
+	return TP_OK;
+}
+
+static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, uint64_t parent,
+                       int32_t pid, int32_t sort, struct tp_diag *d)
+{
+	struct tp_sink_track *x = new_track(pl);
+	struct derived *n = tp_grow(pl->der, sizeof *pl->der, pl->nder + 1, &pl->cap_der);
+	if (!x || !n)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	pl->der = n;
+	const char *nm = what == 1 ? "DDR Bandwidth" : "TIU Utilization";
+	x->parent_uuid = parent;
+	x->name = nm;
+	x->full_name = fmt_name(pl, "Core %d %s", core, nm);
+	x->is_counter = 1;
+	x->unit = what == 1 ? "GB/s" : "%";
+	x->pid = pid;
+	x->sort_index = sort;
+	x->core = core;
+	pl->der[pl->nder++] = (struct derived){x->index, device, core, what};
+	return TP_OK;
+}
+
+static int layer_cmp(const void *a, const void *b)
+{
+	const struct tp_slice *x = a, *y = b;
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns > y->end_ns ? -1 : 1;
+	return x->layer < y->layer ? -1 : x->layer > y->layer;
+}
+
+/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out with
+ * count 0 when no layer has timing. */
+static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct tp_track **out)
+{
+	const struct tp_profile *p = pl->p;
+	*out = NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
+			n++;
+	}
+	if (!n)
+		return TP_OK;
+	struct tp_track *nt = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
+	if (!nt)
+		return TP_ENOMEM;
+	pl->synth = nt;
+	struct tp_track *t = &pl->synth[pl->nsynth];
+	memset(t, 0, sizeof *t);
+	t->slices = tp_calloc(n, sizeof *t->slices);
+	if (!t->slices)
+		return TP_ENOMEM;
+	pl->nsynth++;
+	t->kind = TP_TRACK_LAYER;
+	t->device = device;
+	t->core = core;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
+			continue;
+		struct tp_slice *s = &t->slices[t->count++];
+		s->start_ns = l->begin_ns;
+		s->end_ns = l->end_ns;
+		s->name = l->type ? l->type : l->name;
+		s->type = l->type;
+		s->layer = (int32_t)i;
+	}
+	t->cap = t->count;
+	qsort(t->slices, t->count, sizeof *t->slices, layer_cmp);
+	*out = t;
+	return TP_OK;
+}
+
+static int int_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int pid_used(const struct plan *pl, int32_t pid)
+{
+	for (size_t i = 0; i < pl->ntracks; i++)
+		if (pl->tracks[i].is_process && pl->tracks[i].pid == pid)
+			return 1;
+	return 0;
+}
+
+static int tid_used(const struct plan *pl, size_t from, int32_t tid)
+{
+	for (size_t i = from; i < pl->ntracks; i++)
+		if (pl->tracks[i].tid == tid)
+			return 1;
+	return 0;
+}
+
+static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	const struct tp_device *dv = &p->devices[dev];
+	struct tp_sink_track *proc = new_track(pl);
+	if (!proc)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	size_t first = proc->index;
+	/* Capture devices carry the OS pid; accelerator devices often id 0, which Perfetto
+	 * folds into the kernel's swapper process (perfetto.md pitfall 13). */
+	int32_t pid = dv->id > 0 ? dv->id : 1000 + dev;
+	while (pid_used(pl, pid))
+		pid++;
+	proc = &pl->tracks[first];
+	proc->pid = pid;
+	proc->is_process = 1;
+	proc->sort_index = dev;
+	proc->name = dv->name ? tp_str(p, dv->name) : "";
+	if (!*proc->name)
+		proc->name = fmt_name(pl, "Device %d%s", dv->id, "");
+	proc->full_name = proc->name;
+	uint64_t proc_uuid = proc->uuid;
+
+	/* Cores that have engine or layer tracks, ascending. */
+	int32_t *cores = tp_calloc(p->num_tracks + p->num_layers + 1, sizeof *cores);
+	if (!cores)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	size_t nc = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->device == dev && t->core >= 0 && t->kind <= TP_TRACK_LAYER)
+			cores[nc++] = t->core;
+	}
+	for (size_t i = 0; i < p->num_layers; i++)
+		if (p->layers[i].device == dev && p->layers[i].core >= 0 &&
+		    p->layers[i].begin_ns <= p->layers[i].end_ns)
+			cores[nc++] = p->layers[i].core;
+	qsort(cores, nc, sizeof *cores, int_cmp);
+	int st = TP_OK;
+	int32_t sort = 0;
+	for (size_t ci = 0; ci < nc && !st; ci++) {
+		if (ci && cores[ci] == cores[ci - 1])
+			continue;
+		int32_t core = cores[ci];
+		struct tp_sink_track *box = new_track(pl);
+		if (!box) {
+			st = tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+			break;
+		}
+		box->parent_uuid = proc_uuid;
+		box->is_container = 1;
+		box->name = fmt_name(pl, "Core %d%s", core, "");
+		box->full_name = box->name;
+		box->pid = pid;
+		box->core = core;
+		box->sort_index = sort++;
+		uint64_t box_uuid = box->uuid;
+		int32_t rank = 0;
+		int has_tiu = 0, has_dma = 0, has_layer_track = 0;
+		for (int k = TP_TRACK_TIU; k <= TP_TRACK_LAYER && !st; k++) {
+			for (size_t i = 0; i < p->num_tracks && !st; i++) {
+				const struct tp_track *t = &p->tracks[i];
+				if (t->device != dev || t->core != core || t->kind != k)
+					continue;
+				has_tiu |= k == TP_TRACK_TIU;
+				has_dma |= tp_track_kind_is_dma((enum tp_track_kind)k);
+				has_layer_track |= k == TP_TRACK_LAYER;
+				struct tp_sink_track proto = {0};
+				proto.parent_uuid = box_uuid;
+				proto.pid = pid;
+				proto.core = core;
+				proto.sort_index = rank++;
+				proto.full_name = fmt_name(pl, "Core %d %s", core, kind_order_name[k]);
+				st = add_dtrack(pl, t, (int)i, &proto, kind_order_name[k], d);
+			}
+			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
+				struct tp_track *lt;
+				if (synth_layers(pl, dev, core, &lt)) {
+					st = tp_diag_set(d, TP_ENOMEM, "out of memory building layer tracks");
+				} else if (lt) {
+					struct tp_sink_track proto = {0};
+					proto.parent_uuid = box_uuid;
+					proto.pid = pid;
+					proto.core = core;
+					proto.sort_index = rank++;
+					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
+					st = add_dtrack(pl, lt, -1, &proto, "Layer", d);
+				}
+			}
+		}
+		if (!st && has_dma)
+			st = add_derived(pl, dev, core, 1, box_uuid, pid, rank++, d);
+		if (!st && has_tiu)
+			st = add_derived(pl, dev, core, 2, box_uuid, pid, rank++, d);
+	}
+	tp_free(cores);
+	/* Thread, host and core-less tracks, in model order. */
+	for (size_t i = 0; i < p->num_tracks && !st; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->device != dev || (t->core >= 0 && t->kind <= TP_TRACK_LAYER))
+			continue;
+		struct tp_sink_track proto = {0};
+		proto.parent_uuid = proc_uuid;
+		proto.pid = pid;
+		proto.core = t->core;
+		proto.sort_index = sort++;
+		const char *nm = tp_str(p, t->name);
+		if (!*nm)
+			nm = tp_track_kind_name((enum tp_track_kind)t->kind);
+		proto.full_name = nm;
+		int64_t tid = t->tid;
+		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid) ? (int32_t)tid
+		                                                                              : 0;
+		st = add_dtrack(pl, t, (int)i, &proto, nm, d);
+	}
+	/* Counters recorded by the source. */
+	for (size_t i = 0; i < p->num_counters && !st; i++) {
+		const struct tp_counter *c = &p->counters[i];
+		if (c->device != dev)
+			continue;
+		struct tp_sink_track *x = new_track(pl);
+		if (!x) {
+			st = tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+			break;
+		}
+		x->parent_uuid = proc_uuid;
+		x->name = tp_str(p, c->name);
+		x->full_name = x->name;
+		x->is_counter = 1;
+		x->unit = c->unit ? tp_str(p, c->unit) : NULL;
+		x->pid = pid;
+		x->sort_index = sort++;
+		x->counter = (int)i;
+		if (c->track >= 0 && (size_t)c->track < p->num_tracks)
+			x->core = p->tracks[c->track].core;
+	}
+	if (st)
+		return st;
+	/* Synthetic tids for every other track of the device (engine lanes, containers,
+	 * counters, tid-less threads): unique in the process, never 0, never a tid a captured
+	 * thread already uses. The process track itself uses its pid. */
+	pl->tracks[first].tid = pid;
+	int32_t next = 1;
+	for (size_t i = first + 1; i < pl->ntracks; i++) {
+		struct tp_sink_track *x = &pl->tracks[i];
+		if (x->tid > 0)
+			continue;
+		while (tid_used(pl, first + 1, next))
+			next++;
+		x->tid = next++;
+	}
+	return TP_OK;
+}
+
+/* Waiting commands (dep_id) of one core's TIU and GDMA tracks become flow edges from the
+ * partner engine's command with that cmd id (the latest one that started no later). */
+struct cmdix {
+	const struct tp_track *t;
+	uint64_t *key; /* cmd_id << 32 | slice index, ascending */
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int build_cmdix(struct cmdix *c, const struct tp_track *t)
+{
+	c->t = t;
+	c->key = tp_malloc((t->count ? t->count : 1) * sizeof *c->key);
+	if (!c->key)
+		return TP_ENOMEM;
+	int mono = 1;
+	for (size_t k = 0; k < t->count; k++) {
+		c->key[k] = (uint64_t)t->slices[k].cmd_id << 32 | (uint64_t)k;
+		if (k && c->key[k] < c->key[k - 1])
+			mono = 0;
+	}
+	if (!mono)
+		qsort(c->key, t->count, sizeof *c->key, u64_cmp);
+	return TP_OK;
+}
+
+static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
+{
+	const struct tp_slice *s = c->t->slices;
+	size_t lo = 0, hi = c->t->count;
+	uint64_t want = (uint64_t)cmd << 32;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->key[mid] < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == c->t->count || c->key[lo] >> 32 != cmd)
+		return -1;
+	long best = (long)(uint32_t)c->key[lo];
+	for (size_t k = lo; k < c->t->count && c->key[k] >> 32 == cmd; k++)
+		if (s[(uint32_t)c->key[k]].start_ns <= before_ns)
+			best = (long)(uint32_t)c->key[k];
+	return best;
+}
+
+static int sort_edges_by_src(struct plan *pl);
+static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
+
+static int plan_flows(struct plan *pl, struct tp_diag *d)
+{
+	/* dtracks of one core are adjacent; pair the first TIU and GDMA of each (device, core). */
+	for (size_t i = 0; i < pl->ndts; i++) {
+		const struct dtrack *w = &pl->dts[i];
+		if (w->t->kind != TP_TRACK_TIU && w->t->kind != TP_TRACK_GDMA)
+			continue;
+		int want = w->t->kind == TP_TRACK_TIU ? TP_TRACK_GDMA : TP_TRACK_TIU;
+		long pi = -1;
+		for (size_t k = 0; k < pl->ndts; k++)
+			if (pl->dts[k].t->kind == want && pl->dts[k].t->device == w->t->device &&
+			    pl->dts[k].t->core == w->t->core) {
+				pi = (long)k;
+				break;
+			}
+		if (pi < 0)
+			continue;
+		int any = 0;
+		for (size_t k = 0; k < w->t->count && !any; k++)
+			any = w->t->slices[k].dep_id != 0;
+		if (!any)
+			continue;
+		struct cmdix cx;
+		if (build_cmdix(&cx, pl->dts[pi].t))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+		for (size_t k = 0; k < w->t->count; k++) {
+			const struct tp_slice *s = &w->t->slices[k];
+			if (!s->dep_id)
+				continue;
+			long src = cmdix_find(&cx, s->dep_id, s->start_ns);
+			if (src < 0)
+				continue;
+			/* A command cannot wait for one that starts with or after it; such a match
+			 * is an id collision, and drawing it would pair flow ends wrongly. */
+			int64_t src_ns = pl->dts[pi].t->slices[src].start_ns;
+			if (src_ns >= s->start_ns) {
+				pl->flows_skipped++;
+				continue;
+			}
+			struct edge *e = tp_grow(pl->edges, sizeof *pl->edges, pl->nedges + 1,
+			                         &pl->cap_edges);
+			if (!e) {
+				tp_free(cx.key);
+				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+			}
+			pl->edges = e;
+			pl->edges[pl->nedges++] = (struct edge){
+				(size_t)pi, (size_t)src, w->base_id + k + 1, 0, src_ns, s->start_ns, 0};
+		}
+		tp_free(cx.key);
+	}
+	if (!pl->nedges)
+		return TP_OK;
+	pl->by_src = tp_malloc(pl->nedges * sizeof *pl->by_src);
+	if (!pl->by_src)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	int st = sort_edges_by_src(pl);
+	return st ? st : assign_flow_ids(pl, d);
+}
+
+static int by_src_cmp(const void *a, const void *b)
+{
+	const struct src_key *x = a, *y = b;
+	if (x->dt != y->dt)
+		return x->dt < y->dt ? -1 : 1;
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+static int sort_edges_by_src(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->nedges; i++)
+		pl->by_src[i] = (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, i};
+	qsort(pl->by_src, pl->nedges, sizeof *pl->by_src, by_src_cmp);
+	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
+	size_t run = 0;
+	for (size_t i = 0; i < pl->nedges; i++) {
+		struct edge *e = &pl->edges[pl->by_src[i].e];
+		const struct edge *prev = i ? &pl->edges[pl->by_src[i - 1].e] : NULL;
+		run = prev && prev->src_dt == e->src_dt && prev->src_idx == e->src_idx ? run + 1 : 0;
+		if (run >= TP_SINK_MAX_FLOWS) {
+			e->dropped = 1;
+			pl->flows_dropped++;
+		}
+	}
+	return TP_OK;
+}
+
+/* Min-heap of (key, id) pairs. */
+struct heap {
+	struct hent {
+		int64_t key;
+		uint64_t id;
+	} *a;
+	size_t n, cap;
+};
+
+static int hless(const struct hent *x, const struct hent *y)
+{
+	return x->key < y->key || (x->key == y->key && x->id < y->id);
+}
+
+static int heap_push(struct heap *h, int64_t key, uint64_t id)
+{
+	struct hent *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);
+	if (!na)
+		return TP_ENOMEM;
+	h->a = na;
+	size_t i = h->n++;
+	h->a[i] = (struct hent){key, id};
+	while (i && hless(&h->a[i], &h->a[(i - 1) / 2])) {
+		struct hent t = h->a[i];
+		h->a[i] = h->a[(i - 1) / 2];
+		h->a[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return TP_OK;
+}
+
+static struct hent heap_pop(struct heap *h)
+{
+	struct hent top = h->a[0];
+	h->a[0] = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && hless(&h->a[l], &h->a[m]))
+			m = l;
+		if (r < h->n && hless(&h->a[r], &h->a[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct hent t = h->a[i];
+		h->a[i] = h->a[m];
+		h->a[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+static int open_cmp(const void *a, const void *b)
+{
+	const struct hent *x = a, *y = b;
+	return hless(x, y) ? -1 : hless(y, x);
+}
+
+/* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
+ * terminating_flow_ids event, after which the id may start another flow). Giving every flow
+ * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
+ * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
+ * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
+ * sequences (whose order the reader does not promise) can never pair the wrong ends. */
+static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
+{
+	struct hent *order = tp_malloc(pl->nedges * sizeof *order);
+	struct heap busy = {0}, freed = {0};
+	int st = TP_OK;
+	if (!order)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	size_t n = 0;
+	for (size_t i = 0; i < pl->nedges; i++)
+		if (!pl->edges[i].dropped)
+			order[n++] = (struct hent){pl->edges[i].src_ns, (uint64_t)i};
+	qsort(order, n, sizeof *order, open_cmp);
+	uint64_t next = 0;
+	for (size_t k = 0; k < n && !st; k++) {
+		struct edge *e = &pl->edges[order[k].id];
+		while (busy.n && busy.a[0].key < e->src_ns && !st) {
+			struct hent done = heap_pop(&busy);
+			st = heap_push(&freed, (int64_t)done.id, done.id);
+		}
+		if (st)
+			break;
+		e->flow_id = freed.n ? heap_pop(&freed).id : ++next;
+		st = heap_push(&busy, e->dst_ns, e->flow_id);
+	}
+	tp_free(order);
+	tp_free(busy.a);
+	tp_free(freed.a);
+	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Derived counters                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink)
+{
+	const struct tp_profile *p = pl->p;
+	int64_t begin = p->span_begin_ns, span = p->span_end_ns - p->span_begin_ns;
+	if (span <= 0 || !sink->counter)
+		return TP_OK;
+	int64_t w = (span + COUNTER_WINDOWS - 1) / COUNTER_WINDOWS;
+	if (w < MIN_WINDOW_NS)
+		w = MIN_WINDOW_NS;
+	size_t nb = (size_t)((span + w - 1) / w);
+	double *part = tp_calloc(nb + 1, sizeof *part); /* amount inside partial windows */
+	double *rate = tp_calloc(nb + 2, sizeof *rate); /* difference array of per-ns rates */
+	if (!part || !rate) {
+		tp_free(part);
+		tp_free(rate);
+		return TP_ENOMEM;
+	}
+	for (size_t ti = 0; ti < pl->ndts; ti++) {
+		const struct tp_track *t = pl->dts[ti].t;
+		if (t->device != dv->device || t->core != dv->core)
+			continue;
+		if (dv->what == 1 ? !tp_track_kind_is_dma((enum tp_track_kind)t->kind)
+		                  : t->kind != TP_TRACK_TIU)
+			continue;
+		for (size_t k = 0; k < t->count; k++) {
+			const struct tp_slice *s = &t->slices[k];
+			if (s->kind != TP_CMD_NORMAL || s->end_ns <= s->start_ns)
+				continue;
+			double amount; /* per ns of the slice */
+			if (dv->what == 1) {
+				enum tp_dir dir = (enum tp_dir)s->dir;
+				if (!s->bytes || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
+					continue;
+				amount = (double)s->bytes / (double)(s->end_ns - s->start_ns);
+			} else {
+				amount = 1.0;
+			}
+			int64_t a = s->start_ns - begin, b = s->end_ns - begin;
+			size_t k0 = (size_t)(a / w), k1 = (size_t)((b - 1) / w);
+			if (k1 >= nb)
+				k1 = nb - 1;
+			if (k0 == k1) {
+				part[k0] += amount * (double)(b - a);
+				continue;
+			}
+			part[k0] += amount * (double)((int64_t)(k0 + 1) * w - a);
+			part[k1] += amount * (double)(b - (int64_t)k1 * w);
+			if (k1 > k0 + 1) {
+				rate[k0 + 1] += amount;
+				rate[k1] -= amount;
+			}
+		}
+	}
+	int st = TP_OK;
+	const struct tp_sink_track *tr = &pl->tracks[dv->track];
+	double r = 0, last = NAN;
+	for (size_t k = 0; k < nb && !st; k++) {
+		r += rate[k];
+		int64_t ws = (int64_t)k * w;
+		int64_t width = span - ws < w ? span - ws : w;
+		double v = (part[k] + r * (double)w) / (double)width;
+		if (dv->what == 2)
+			v *= 100.0;
+		if (fabs(v) < 1e-9)
+			v = 0; /* cancelling difference-array sums leave dust */
+		v = round(v * 1e4) / 1e4;
+		if (k == 0 || v != last)
+			st = sink->counter(sink->ctx, tr, begin + ws, v);
+		last = v;
+	}
+	if (!st && last != 0)
+		st = sink->counter(sink->ctx, tr, begin + span, 0.0);
+	tp_free(part);
+	tp_free(rate);
+	return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Drive                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static void plan_free(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->nsynth; i++)
+		tp_free(pl->synth[i].slices);
+	tp_free(pl->synth);
+	for (size_t l = 0; l < MAX_LANES; l++) {
+		tp_free(pl->lanes[l].ends);
+		tp_free(pl->lanes[l].ids);
+	}
+	tp_free(pl->tracks);
+	tp_free(pl->dts);
+	tp_free(pl->der);
+	tp_free(pl->edges);
+	tp_free(pl->by_src);
+	tp_arena_free(&pl->arena);
+}
+
+static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *ss,
+                   struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	size_t ei = 0; /* next edge in dst order */
+	size_t si = 0; /* next edge in src order */
+	for (size_t ti = 0; ti < pl->ndts; ti++) {
+		const struct dtrack *dt = &pl->dts[ti];
+		const struct tp_track *t = dt->t;
+		const char *cat;
+		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST)
+			cat = NULL;
+		else
+			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
+		lanes_reset(pl);
+		while (si < pl->nedges && pl->edges[pl->by_src[si].e].src_dt < ti)
+			si++;
+		for (size_t k = 0; k < t->count; k++) {
+			const struct tp_slice *s = &t->slices[k];
+			uint64_t id = dt->base_id + k + 1;
+			uint32_t depth;
+			uint64_t parent;
+			long lane = lane_assign(pl, s, dt->nested, id, &depth, &parent);
+			if (lane < 0 || (size_t)lane >= dt->nlanes)
+				return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
+			ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
+			ss->slice = s;
+			ss->id = id;
+			ss->name = tp_str(p, s->name);
+			ss->category = cat ? cat : tp_str(p, s->type);
+			ss->ts_ns = s->start_ns;
+			ss->dur_ns = s->end_ns - s->start_ns;
+			ss->depth = depth;
+			ss->parent_id = parent;
+			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
+			ss->flow_in = 0;
+			while (ei < pl->nedges && pl->edges[ei].dst_id < id)
+				ei++;
+			if (ei < pl->nedges && pl->edges[ei].dst_id == id && !pl->edges[ei].dropped)
+				ss->flow_in = pl->edges[ei].flow_id;
+			ss->num_flows_out = 0;
+			while (si < pl->nedges) {
+				const struct edge *e = &pl->edges[pl->by_src[si].e];
+				if (e->src_dt != ti || e->src_idx > k)
+					break;
+				if (e->src_idx == k && !e->dropped)
+					ss->flows_out[ss->num_flows_out++] = e->flow_id;
+				si++;
+			}
+			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
+			if (st)
+				return st;
+		}
+	}
+	return TP_OK;
+}
+
+int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
+                  struct tp_diag *d)
+{
+	struct plan *pl = tp_calloc(1, sizeof *pl);
+	struct tp_sink_slice *ss = tp_calloc(1, sizeof *ss);
+	int st = TP_OK, begun = 0;
+	if (!pl || !ss) {
+		st = tp_diag_set(d, TP_ENOMEM, "out of memory starting a trace writer");
+		goto out;
+	}
+	pl->p = p;
+	tp_arena_init(&pl->arena, 16384);
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices) {
+			st = tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
+			                 tp_str(p, p->tracks[i].name));
+			goto out;
+		}
+	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
+		st = plan_device(pl, (int32_t)dev, d);
+	if (st)
+		goto out;
+	uint64_t id = 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		pl->dts[i].base_id = id;
+		id += pl->dts[i].t->count;
+	}
+	if ((st = plan_flows(pl, d)))
+		goto out;
+
+	if (sink->begin && (st = sink->begin(sink->ctx, p, a)))
+		goto out;
+	begun = 1;
+	for (size_t i = 0; i < pl->ntracks && !st; i++)
+		if (sink->track)
+			st = sink->track(sink->ctx, &pl->tracks[i]);
+	if (!st)
+		st = deliver(pl, sink, ss, d);
+	for (size_t i = 0; i < pl->nder && !st; i++)
+		if ((st = emit_derived(pl, &pl->der[i], sink)) == TP_ENOMEM)
+			tp_diag_set(d, st, "out of memory computing derived counters");
+	for (size_t i = 0; i < pl->ntracks && !st; i++) {
+		const struct tp_sink_track *t = &pl->tracks[i];
+		if (t->counter < 0 || !sink->counter)
+			continue;
+		const struct tp_counter *c = &p->counters[t->counter];
+		for (size_t k = 0; k < c->count && !st; k++)
+			st = sink->counter(sink->ctx, t, c->samples[k].ts_ns, c->samples[k].value);
+	}
+	for (size_t i = 0; i < pl->nedges && !st; i++) {
+		const struct edge *e = &pl->edges[i];
+		if (e->dropped || !sink->flow)
+			continue;
+		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
+		                e->dst_id);
+	}
+out:
+	if (begun && sink->end) {
+		int est = sink->end(sink->ctx, st);
+		if (!st)
+			st = est;
+	}
+	if (st && d && d->status == TP_OK)
+		tp_diag_set(d, st, "writing a trace: %s", tp_strerror(st));
+	if (pl)
+		plan_free(pl);
+	tp_free(pl);
+	tp_free(ss);
+	return st;
+}

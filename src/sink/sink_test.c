@@ -1,0 +1,393 @@
+/*
+ * sink_test.c — unit tests for tp_sink_drive and the reference-named arguments, on the
+ * sink_fixture.h profile: track tree and order, ids (no pid/tid 0, unique uuids), lanes for
+ * overlapping commands, nesting, dependency flows, arguments, derived counters, error
+ * propagation and out-of-memory behaviour.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "sink/sink.h"
+#include "sink/sink_fixture.h"
+
+#define MAXT 64
+#define MAXS 64
+#define MAXC 64
+
+struct rec_slice {
+	size_t track;
+	uint64_t id, parent, flow_in, flows_out[4];
+	size_t nflows_out;
+	uint32_t depth;
+	char name[64], cat[32];
+	int64_t ts, dur;
+	char args[1024]; /* "key=value;" */
+};
+
+struct rec {
+	int began, ended, end_status;
+	struct tp_sink_track tracks[MAXT];
+	char tnames[MAXT][64], fnames[MAXT][64];
+	size_t ntracks;
+	struct rec_slice s[MAXS];
+	size_t ns;
+	struct {
+		size_t track;
+		int64_t ts;
+		double v;
+	} c[MAXC];
+	size_t nc;
+	uint64_t flows[8][3];
+	size_t nflows;
+	int fail_at_slice; /* return an error at this slice (1-based), 0 = never */
+};
+
+static int r_begin(void *ctx, const struct tp_profile *p, const struct tp_analysis *a)
+{
+	(void)p;
+	(void)a;
+	((struct rec *)ctx)->began++;
+	return TP_OK;
+}
+
+static int r_track(void *ctx, const struct tp_sink_track *t)
+{
+	struct rec *r = ctx;
+	assert_true(r->ntracks < MAXT);
+	assert_int_equal(t->index, r->ntracks);
+	r->tracks[r->ntracks] = *t;
+	snprintf(r->tnames[r->ntracks], 64, "%s", t->name ? t->name : "");
+	snprintf(r->fnames[r->ntracks], 64, "%s", t->full_name ? t->full_name : "");
+	r->ntracks++;
+	return TP_OK;
+}
+
+static int r_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct rec *r = ctx;
+	assert_true(r->ns < MAXS);
+	struct rec_slice *x = &r->s[r->ns++];
+	if (r->fail_at_slice && (size_t)r->fail_at_slice == r->ns)
+		return TP_EOUTPUT;
+	x->track = s->track->index;
+	x->id = s->id;
+	x->parent = s->parent_id;
+	x->depth = s->depth;
+	x->flow_in = s->flow_in;
+	x->nflows_out = s->num_flows_out;
+	for (size_t i = 0; i < s->num_flows_out && i < 4; i++)
+		x->flows_out[i] = s->flows_out[i];
+	snprintf(x->name, sizeof x->name, "%s", s->name);
+	snprintf(x->cat, sizeof x->cat, "%s", s->category);
+	x->ts = s->ts_ns;
+	x->dur = s->dur_ns;
+	size_t n = 0;
+	for (size_t i = 0; i < s->num_args; i++) {
+		const struct tp_sink_arg *a = &s->args[i];
+		char v[128];
+		switch (a->type) {
+		case TP_ARG_INT: snprintf(v, sizeof v, "%lld", (long long)a->i); break;
+		case TP_ARG_UINT: snprintf(v, sizeof v, "%llu", (unsigned long long)a->u); break;
+		case TP_ARG_REAL: tp_sink_fmt_real(v, sizeof v, a->d); break;
+		default: snprintf(v, sizeof v, "'%s'", a->s); break;
+		}
+		n += (size_t)snprintf(x->args + n, sizeof x->args - n, "%s=%s;", a->key, v);
+	}
+	return TP_OK;
+}
+
+static int r_counter(void *ctx, const struct tp_sink_track *t, int64_t ts, double v)
+{
+	struct rec *r = ctx;
+	assert_true(r->nc < MAXC);
+	r->c[r->nc].track = t->index;
+	r->c[r->nc].ts = ts;
+	r->c[r->nc].v = v;
+	r->nc++;
+	return TP_OK;
+}
+
+static int r_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
+{
+	struct rec *r = ctx;
+	r->flows[r->nflows][0] = id;
+	r->flows[r->nflows][1] = from;
+	r->flows[r->nflows][2] = to;
+	r->nflows++;
+	return TP_OK;
+}
+
+static int r_end(void *ctx, int status)
+{
+	struct rec *r = ctx;
+	r->ended++;
+	r->end_status = status;
+	return status;
+}
+
+static int drive(struct tp_profile *p, struct rec *r, int full)
+{
+	struct tp_sink sink = {r, r_begin, r_track, r_slice, r_counter, r_flow, r_end, full};
+	struct tp_diag d = {0};
+	return tp_sink_drive(p, NULL, &sink, &d);
+}
+
+static const struct rec_slice *find(const struct rec *r, const char *name, int64_t ts)
+{
+	for (size_t i = 0; i < r->ns; i++)
+		if (!strcmp(r->s[i].name, name) && r->s[i].ts == ts)
+			return &r->s[i];
+	fail_msg("slice %s@%lld not delivered", name, (long long)ts);
+	return NULL;
+}
+
+static void test_tracks(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, 0), TP_OK);
+	assert_int_equal(r.began, 1);
+	assert_int_equal(r.ended, 1);
+	/* Tree order: device, core box, engines in TIU GDMA(lanes) Layer order, derived
+	 * counters; next core; then the capture process with its thread and counter. */
+	const char *want[][2] = {
+		{"BM1688 device 0", "BM1688 device 0"}, {"Core 0", "Core 0"},
+		{"TIU", "Core 0 TIU"},                  {"GDMA", "Core 0 GDMA"},
+		{"GDMA", "Core 0 GDMA"},                {"Layer", "Core 0 Layer"},
+		{"DDR Bandwidth", "Core 0 DDR Bandwidth"}, {"TIU Utilization", "Core 0 TIU Utilization"},
+		{"Core 1", "Core 1"},                   {"TIU", "Core 1 TIU"},
+		{"TIU Utilization", "Core 1 TIU Utilization"},
+		{"app \"quoted\" (pid 4242)", "app \"quoted\" (pid 4242)"},
+		{"main\tthread", "main\tthread"},        {"queue", "queue"},
+	};
+	assert_int_equal(r.ntracks, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < r.ntracks; i++) {
+		assert_string_equal(r.tnames[i], want[i][0]);
+		assert_string_equal(r.fnames[i], want[i][1]);
+		const struct tp_sink_track *t = &r.tracks[i];
+		assert_true(t->pid != 0);
+		assert_true(t->tid != 0);
+		assert_true(t->uuid != 0);
+		for (size_t k = 0; k < i; k++) {
+			assert_true(r.tracks[k].uuid != t->uuid);
+			if (r.tracks[k].pid == t->pid && !t->is_process && !r.tracks[k].is_process)
+				assert_true(r.tracks[k].tid != t->tid);
+		}
+		if (t->parent_uuid) {
+			size_t k = 0;
+			while (k < i && r.tracks[k].uuid != t->parent_uuid)
+				k++;
+			assert_true(k < i); /* parents come first */
+		}
+	}
+	assert_true(r.tracks[0].is_process);
+	assert_int_equal(r.tracks[0].pid, 1000); /* device id 0 must not become pid 0 */
+	assert_true(r.tracks[1].is_container);
+	assert_int_equal(r.tracks[3].lane, 0);
+	assert_int_equal(r.tracks[4].lane, 1);
+	assert_true(r.tracks[6].is_counter);
+	assert_string_equal(r.tracks[6].unit, "GB/s");
+	assert_int_equal(r.tracks[11].pid, 4242);
+	assert_int_equal(r.tracks[12].tid, 4243);
+	assert_true(r.tracks[12].nested);
+	assert_true(r.tracks[13].is_counter);
+	assert_string_equal(r.tracks[13].unit, "items");
+	tp_profile_free(p);
+}
+
+static void test_slices_lanes_nesting_flows(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, 0), TP_OK);
+	assert_int_equal(r.ns, 14);
+	for (size_t i = 0; i < r.ns; i++)
+		assert_int_equal(r.s[i].id, i + 1);
+	/* The overlapping GDMA load goes to lane 1; the others stay on lane 0. */
+	assert_int_equal(find(&r, "tensorLd", 0)->track, 3);
+	assert_int_equal(find(&r, "tensorLd", 50)->track, 4);
+	assert_int_equal(find(&r, "tensorSt", 950)->track, 3);
+	/* Layers synthesised from the layer table. */
+	const struct rec_slice *conv = find(&r, "Conv2D", 0);
+	assert_int_equal(conv->track, 5);
+	assert_int_equal(conv->dur, 400);
+	assert_string_equal(conv->args, "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';");
+	/* Capture nesting: step > op > runtime, then a sibling op. */
+	const struct rec_slice *step = find(&r, "step 0", 0), *op = find(&r, "MatMul\n<\x01>", 100),
+	                       *rt = find(&r, "launch\\kernel", 200), *sm = find(&r, "Softmax", 600);
+	assert_int_equal(step->depth, 0);
+	assert_int_equal(step->parent, 0);
+	assert_int_equal(op->depth, 1);
+	assert_int_equal(op->parent, step->id);
+	assert_int_equal(rt->depth, 2);
+	assert_int_equal(rt->parent, op->id);
+	assert_int_equal(sm->depth, 1);
+	assert_int_equal(sm->parent, step->id);
+	assert_string_equal(op->cat, "op");
+	/* Flows: TIU mm.normal (dep 2) waits for GDMA cmd 2; GDMA tensorSt (dep 3) waits for
+	 * TIU cmd 3. The flow id is the waiting slice's id. */
+	const struct rec_slice *mm = find(&r, "mm.normal", 400), *ld2 = find(&r, "tensorLd", 50),
+	                       *mm3 = find(&r, "mm.normal", 900), *st = find(&r, "tensorSt", 950),
+	                       *cv = find(&r, "conv.normal", 100), *st3 = find(&r, "tensorSt", 950);
+	/* Flow 1 is open over [50,400]; the second flow starts at 900, after it ended, so it
+	 * reuses id 1 (ids are kept small). conv.normal's dep matches a later command: no flow. */
+	assert_int_equal(mm->flow_in, 1);
+	assert_int_equal(ld2->nflows_out, 1);
+	assert_int_equal(ld2->flows_out[0], 1);
+	assert_int_equal(st->flow_in, 1);
+	assert_int_equal(mm3->nflows_out, 1);
+	assert_int_equal(mm3->flows_out[0], 1);
+	assert_int_equal(cv->flow_in, 0);
+	assert_int_equal(st3->nflows_out, 0);
+	assert_int_equal(r.nflows, 2);
+	assert_int_equal(r.flows[0][0], 1);
+	assert_int_equal(r.flows[0][1], ld2->id);
+	assert_int_equal(r.flows[0][2], mm->id);
+	assert_int_equal(r.flows[1][0], 1);
+	assert_int_equal(r.flows[1][1], mm3->id);
+	assert_int_equal(r.flows[1][2], st->id);
+	tp_profile_free(p);
+}
+
+static void test_args(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, 0), TP_OK);
+	assert_string_equal(find(&r, "conv.normal", 100)->args,
+	                    "Function Type='sCONV';Data Type='INT8';Layer Id=7;Cmd Id=1;"
+	                    "des_cmd_id_dep=3;");
+	assert_string_equal(find(&r, "conv.normal", 100)->cat, "TIU");
+	assert_string_equal(find(&r, "mm.normal", 400)->args,
+	                    "Function Type='sMM';Layer Id=9;Cmd Id=2;des_cmd_id_dep=2;");
+	/* 4096 B in 101 cycles at 1000 MHz = 40.554455 GB/s, rounded to 4 decimals. */
+	assert_string_equal(find(&r, "tensorLd", 0)->args,
+	                    "Function Type='DMA_tensor';Direction='DDR->LMEM';Data Type='INT8';"
+	                    "Cmd Id=1;DMA data size(B)=4096;DDR Bandwidth(GB/s)=40.5545;"
+	                    "Stall Cycle=5;");
+	assert_string_equal(find(&r, "tensorSt", 950)->args,
+	                    "Function Type='DMA_tensor';Direction='LMEM->DDR';Cmd Id=3;"
+	                    "cmd_id_dep=3;DMA data size(B)=512;DDR Bandwidth(GB/s)=10.0392;");
+	/* sys commands carry no bandwidth fields. */
+	assert_string_equal(find(&r, "system.wait_msg", 1000)->args, "Function Type='SYS';Cmd Id=4;");
+	assert_string_equal(find(&r, "arith.add", 0)->args,
+	                    "Function Type='sAR';Cmd Id=1;uArch Rate='37.5%';");
+	assert_string_equal(find(&r, "MatMul\n<\x01>", 100)->args,
+	                    "op_type='MatMul';attr.path='C:\\tmp\\x</script>';flops=1048576;"
+	                    "weight_sparse_ratio=0.25;delta=-3;");
+	/* The full set adds the derivable fields. */
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, 1), TP_OK);
+	assert_string_equal(find(&r, "conv.normal", 100)->args,
+	                    "Function Name='conv.normal';Function Type='sCONV';Data Type='INT8';"
+	                    "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';Cmd Id=1;"
+	                    "des_cmd_id_dep=3;Global Idx=0;Start Cycle=100;End Cycle=400;"
+	                    "Asic Cycle=301;");
+	tp_profile_free(p);
+}
+
+static void test_counters(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, 0), TP_OK);
+	/* Span [0,1100) in 1000 ns windows. Core 0 DDR: 4096+8192+512 B in window 0 = 12.8
+	 * GB/s, then 0. Core 0 TIU: 900 of 1000 ns busy (the wait_msg in window 1 is sys) = 90 %,
+	 * then 0. Core 1 TIU: 50 ns = 5 %. Then the captured counter as recorded. */
+	struct {
+		size_t track;
+		int64_t ts;
+		double v;
+	} want[] = {
+		{6, 0, 12.8}, {6, 1000, 0}, {7, 0, 90}, {7, 1000, 0}, {10, 0, 5}, {10, 1000, 0},
+		{13, 0, 0},     {13, 100, 3}, {13, 600, 1},
+	};
+	assert_int_equal(r.nc, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < r.nc; i++) {
+		assert_int_equal(r.c[i].track, want[i].track);
+		assert_int_equal(r.c[i].ts, want[i].ts);
+		assert_float_equal(r.c[i].v, want[i].v, 1e-9);
+	}
+	tp_profile_free(p);
+}
+
+static void test_errors(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	r.fail_at_slice = 3;
+	struct tp_sink sink = {&r, r_begin, r_track, r_slice, r_counter, r_flow, r_end, 0};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_EOUTPUT);
+	assert_int_equal(r.ns, 3);
+	assert_int_equal(r.ended, 1); /* end still runs, with the error */
+	assert_int_equal(r.end_status, TP_EOUTPUT);
+	assert_int_equal(r.nc, 0);
+	/* A track pointing at no device is an input error, found before anything is sent. */
+	p->tracks[0].device = 7;
+	memset(&r, 0, sizeof r);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_EFORMAT);
+	assert_non_null(strstr(d.msg, "has no device"));
+	assert_int_equal(r.began, 0);
+	p->tracks[0].device = 0;
+	/* Out of memory anywhere in the plan: a clean TP_ENOMEM. */
+	int ok = 0;
+	for (long n = 0; n < 300 && !ok; n++) {
+		memset(&r, 0, sizeof r);
+		memset(&d, 0, sizeof d);
+		tp_alloc_fail_after(n);
+		int st = tp_sink_drive(p, NULL, &sink, &d);
+		tp_alloc_fail_after(-1);
+		if (st == TP_OK)
+			ok = 1;
+		else
+			assert_int_equal(st, TP_ENOMEM);
+	}
+	assert_true(ok);
+	tp_profile_free(p);
+}
+
+static void test_fmt_real(void **state)
+{
+	(void)state;
+	char b[40];
+	tp_sink_fmt_real(b, sizeof b, 0.1);
+	assert_string_equal(b, "0.1");
+	tp_sink_fmt_real(b, sizeof b, 40.5545);
+	assert_string_equal(b, "40.5545");
+	tp_sink_fmt_real(b, sizeof b, -0.0);
+	assert_string_equal(b, "0");
+	tp_sink_fmt_real(b, sizeof b, 1.0 / 3.0);
+	assert_string_equal(b, "0.33333333333333331");
+	tp_sink_fmt_real(b, sizeof b, 1e300 * 1e300);
+	assert_string_equal(b, "inf");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_tracks),
+		cmocka_unit_test(test_slices_lanes_nesting_flows),
+		cmocka_unit_test(test_args),
+		cmocka_unit_test(test_counters),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_fmt_real),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

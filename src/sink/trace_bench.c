@@ -1,0 +1,121 @@
+/*
+ * trace_bench.c — BENCHMARK TOOL: builds a synthetic accelerator profile of N commands in
+ * memory (deterministic LCG; TIU/GDMA/SDMA on 4 cores, dependencies, layers) and times each
+ * trace writer on it, printing bytes per slice and slices per second. It measures writers
+ * only (no reader). Usage: trace_bench N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "chrome/chrome.h"
+#include "perfetto/perfetto.h"
+#include "sqlitedb/sqlitedb.h"
+
+static uint64_t lcg = 12345;
+static uint32_t rnd(uint32_t n)
+{
+	lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+	return (uint32_t)(lcg >> 33) % n;
+}
+
+static double now(clockid_t clk)
+{
+	struct timespec t;
+	clock_gettime(clk, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...\n", argv[0]);
+		return 1;
+	}
+	size_t n = (size_t)strtoull(argv[1], NULL, 10);
+	const char *lv = getenv("TP_BENCH_LEVEL"); /* compression level experiments */
+	int level = lv ? atoi(lv) : 0;
+	struct tp_profile *p = tp_profile_new();
+	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
+	static const char *tiu_names[] = {"conv.normal", "mm.normal", "mm2.nn", "arith.add",
+	                                  "arith.mul", "pord.maxpooling", "sfu.taylor", "rqdq.rq"};
+	static const char *dma_names[] = {"tensorLd", "tensorSt", "tensorMv", "dma.matrix"};
+	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 4);
+	const int cores = 4;
+	int tr[4][3];
+	for (int c = 0; c < cores; c++) {
+		tr[c][0] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, "TIU", 1000);
+		tr[c][1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, "GDMA", 1000);
+		tr[c][2] = tp_profile_add_track(p, dev, c, TP_TRACK_SDMA, "SDMA", 1000);
+		for (int k = 0; k < 3; k++)
+			tp_track_reserve(p, tr[c][k], n / 12 + 1);
+	}
+	int64_t t[4][3] = {{0}};
+	uint32_t id[4][3] = {{0}};
+	for (size_t i = 0; i < n; i++) {
+		int c = (int)(i % (size_t)cores), k = (int)((i / (size_t)cores) % 3);
+		struct tp_slice *s = tp_track_push(p, tr[c][k]);
+		int64_t gap = rnd(40), dur = 20 + rnd(400);
+		s->start_ns = t[c][k] + gap;
+		s->end_ns = s->start_ns + dur;
+		t[c][k] = s->end_ns;
+		s->start_cycle = (uint64_t)s->start_ns;
+		s->cycles = (uint32_t)dur + 1;
+		s->cmd_id = ++id[c][k];
+		if (k == 0) {
+			s->name = tp_profile_str(p, tiu_names[rnd(8)]);
+			s->type = tp_profile_str(p, "sCONV");
+			s->dtype = TP_DT_INT8;
+			if (rnd(4) == 0 && id[c][1])
+				s->dep_id = id[c][1];
+		} else {
+			s->name = tp_profile_str(p, dma_names[rnd(4)]);
+			s->type = tp_profile_str(p, "DMA_tensor");
+			s->bytes = 512u << rnd(8);
+			s->dir = rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR;
+			s->dtype = TP_DT_FP16;
+			s->stall = rnd(3) ? 0 : rnd(100);
+		}
+		s->layer = -1;
+	}
+	if (tp_profile_finish(p)) {
+		fprintf(stderr, "finish failed\n");
+		return 3;
+	}
+	mkdir(argv[2], 0777);
+	size_t slices = tp_profile_slice_count(p);
+	for (int a = 3; a < argc; a++) {
+		struct tp_diag d = {0};
+		const char *w = argv[a];
+		char *path;
+		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+		int st;
+		if (!strcmp(w, "perfetto") || !strcmp(w, "perfetto-plain")) {
+			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level, 0};
+			path = tp_path_join(argv[2], o.uncompressed ? "plain.pftrace" : "perfetto.pftrace");
+			st = tp_perfetto_write(p, NULL, path, &o, &d);
+		} else if (!strcmp(w, "json")) {
+			path = tp_path_join(argv[2], "trace.json");
+			st = tp_chrome_write(p, NULL, path, 0, &d);
+		} else {
+			path = tp_path_join(argv[2], "profile.db");
+			st = tp_sqlitedb_write(p, NULL, path, 0, &d);
+		}
+		double el = now(CLOCK_MONOTONIC) - t0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+		struct stat sb;
+		if (st || stat(path, &sb)) {
+			fprintf(stderr, "%s: %s\n", w, d.msg);
+			return 3;
+		}
+		/* CPU time too: wall time is meaningless on a loaded machine. */
+		printf("%-15s slices %zu  bytes %lld  bytes/slice %.2f  wall %.3f s (%.2f M/s)"
+		       "  cpu %.3f s (%.2f M/s)\n",
+		       w, slices, (long long)sb.st_size, (double)sb.st_size / (double)slices, el,
+		       (double)slices / el / 1e6, cpu, (double)slices / cpu / 1e6);
+		tp_free(path);
+	}
+	tp_profile_free(p);
+	return 0;
+}

@@ -1,0 +1,307 @@
+/*
+ * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, slices, args, counters
+ * and flows with prepared statements inside one transaction (journal and syncing off: the
+ * database is a temporary file until it is complete), then builds the indexes and renames the
+ * file into place.
+ *
+ * Owns: the sqlite3 connection, its prepared statements and the temporary file.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "sqlitedb/sqlitedb.h"
+
+static const char schema[] =
+	"CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER);"
+	"CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER);"
+	"CREATE TABLE track(id INTEGER PRIMARY KEY, name TEXT, type TEXT, parent_id INTEGER,"
+	" upid INTEGER, utid INTEGER, core INTEGER, lane INTEGER, unit TEXT, sort_index INTEGER);"
+	"CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,"
+	" category TEXT, name TEXT, depth INTEGER, parent_id INTEGER, arg_set_id INTEGER,"
+	" cmd_id INTEGER);"
+	"CREATE TABLE args(id INTEGER PRIMARY KEY, arg_set_id INTEGER, flat_key TEXT, key TEXT,"
+	" int_value INTEGER, string_value TEXT, real_value REAL, value_type TEXT,"
+	" display_value TEXT);"
+	"CREATE TABLE counter(id INTEGER PRIMARY KEY, ts INTEGER, track_id INTEGER, value REAL);"
+	"CREATE TABLE flow(id INTEGER PRIMARY KEY, slice_out INTEGER, slice_in INTEGER,"
+	" trace_id INTEGER);"
+	"CREATE VIEW thread_track AS SELECT id, name, type, parent_id, utid FROM track"
+	" WHERE type = 'thread';"
+	"CREATE VIEW process_track AS SELECT id, name, type, parent_id, upid FROM track"
+	" WHERE type IN ('process', 'container', 'slice');"
+	"CREATE VIEW counter_track AS SELECT id, name, type, parent_id, upid, unit FROM track"
+	" WHERE type = 'counter';";
+
+static const char indexes[] =
+	"CREATE INDEX slice_name ON slice(name);"
+	"CREATE INDEX slice_track_ts ON slice(track_id, ts);"
+	"CREATE INDEX args_set ON args(arg_set_id);"
+	"CREATE INDEX args_key_real ON args(key, real_value);"
+	"CREATE INDEX counter_track_ts ON counter(track_id, ts);";
+
+enum { S_PROC, S_THREAD, S_TRACK, S_SLICE, S_ARG, S_COUNTER, S_FLOW, S_COUNT };
+static const char *const stmt_sql[S_COUNT] = {
+	"INSERT INTO process VALUES(?,?,?,?)",
+	"INSERT INTO thread VALUES(?,?,?,?)",
+	"INSERT INTO track VALUES(?,?,?,?,?,?,?,?,?,?)",
+	"INSERT INTO slice VALUES(?,?,?,?,?,?,?,?,?,?)",
+	"INSERT INTO args(arg_set_id,flat_key,key,int_value,string_value,real_value,value_type,"
+	"display_value) VALUES(?,?,?,?,?,?,?,?)",
+	"INSERT INTO counter(ts,track_id,value) VALUES(?,?,?)",
+	"INSERT INTO flow(slice_out,slice_in,trace_id) VALUES(?,?,?)",
+};
+
+struct sw {
+	sqlite3 *db;
+	sqlite3_stmt *st[S_COUNT];
+	const char *path;
+	struct tp_diag *d;
+	int64_t next_upid, next_utid, cur_upid;
+	char key[600];
+};
+
+static int dberr(struct sw *w, const char *what)
+{
+	return tp_diag_set(w->d, TP_EOUTPUT, "%s: %s: %s", w->path, what,
+	                   w->db ? sqlite3_errmsg(w->db) : "cannot open");
+}
+
+static int exec(struct sw *w, const char *sql)
+{
+	char *err = NULL;
+	if (sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		int st = tp_diag_set(w->d, TP_EOUTPUT, "%s: %s", w->path, err ? err : "SQL failed");
+		sqlite3_free(err);
+		return st;
+	}
+	return TP_OK;
+}
+
+static int step(struct sw *w, int which)
+{
+	sqlite3_stmt *s = w->st[which];
+	int rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return rc == SQLITE_DONE ? TP_OK : dberr(w, "insert failed");
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+}
+
+static int sw_track(void *ctx, const struct tp_sink_track *t)
+{
+	struct sw *w = ctx;
+	sqlite3_stmt *s;
+	int st;
+	const char *type = t->is_process ? "process"
+	                   : t->is_container ? "container"
+	                   : t->is_counter   ? "counter"
+	                   : t->nested       ? "thread"
+	                                     : "slice";
+	int64_t utid = 0;
+	if (t->is_process) {
+		w->cur_upid = ++w->next_upid;
+		s = w->st[S_PROC];
+		sqlite3_bind_int64(s, 1, w->cur_upid);
+		sqlite3_bind_int64(s, 2, t->pid);
+		bind_text(s, 3, t->name);
+		sqlite3_bind_int64(s, 4, t->sort_index);
+		if ((st = step(w, S_PROC)))
+			return st;
+	} else if (t->nested && !t->is_counter) {
+		utid = ++w->next_utid;
+		s = w->st[S_THREAD];
+		sqlite3_bind_int64(s, 1, utid);
+		sqlite3_bind_int64(s, 2, t->tid);
+		bind_text(s, 3, t->name);
+		sqlite3_bind_int64(s, 4, w->cur_upid);
+		if ((st = step(w, S_THREAD)))
+			return st;
+	}
+	s = w->st[S_TRACK];
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)t->uuid);
+	bind_text(s, 2, t->name);
+	sqlite3_bind_text(s, 3, type, -1, SQLITE_STATIC);
+	if (t->parent_uuid)
+		sqlite3_bind_int64(s, 4, (sqlite3_int64)t->parent_uuid);
+	sqlite3_bind_int64(s, 5, w->cur_upid);
+	if (utid)
+		sqlite3_bind_int64(s, 6, utid);
+	if (t->core >= 0)
+		sqlite3_bind_int64(s, 7, t->core);
+	sqlite3_bind_int64(s, 8, t->lane);
+	bind_text(s, 9, t->is_counter ? t->unit : NULL);
+	sqlite3_bind_int64(s, 10, t->sort_index);
+	return step(w, S_TRACK);
+}
+
+/* Perfetto's arg key for a debug annotation: "debug." + name with '.', '[' and ']' -> '_'. */
+static const char *debug_key(struct sw *w, const char *name)
+{
+	size_t n = strlen(name);
+	if (n > sizeof w->key - 7)
+		n = sizeof w->key - 7;
+	memcpy(w->key, "debug.", 6);
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+		w->key[6 + i] = c == '.' || c == '[' || c == ']' ? '_' : c;
+	}
+	w->key[6 + n] = 0;
+	return w->key;
+}
+
+static int sw_slice(void *ctx, const struct tp_sink_slice *ss)
+{
+	struct sw *w = ctx;
+	sqlite3_stmt *s = w->st[S_SLICE];
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)ss->id);
+	sqlite3_bind_int64(s, 2, ss->ts_ns);
+	sqlite3_bind_int64(s, 3, ss->dur_ns);
+	sqlite3_bind_int64(s, 4, (sqlite3_int64)ss->track->uuid);
+	bind_text(s, 5, ss->category);
+	bind_text(s, 6, ss->name);
+	sqlite3_bind_int64(s, 7, ss->depth);
+	if (ss->parent_id)
+		sqlite3_bind_int64(s, 8, (sqlite3_int64)ss->parent_id);
+	if (ss->num_args)
+		sqlite3_bind_int64(s, 9, (sqlite3_int64)ss->id);
+	if (ss->slice && ss->slice->cmd_id)
+		sqlite3_bind_int64(s, 10, ss->slice->cmd_id);
+	int st = step(w, S_SLICE);
+	for (size_t i = 0; i < ss->num_args && !st; i++) {
+		const struct tp_sink_arg *a = &ss->args[i];
+		char num[48];
+		s = w->st[S_ARG];
+		const char *key = debug_key(w, a->key);
+		sqlite3_bind_int64(s, 1, (sqlite3_int64)ss->id);
+		sqlite3_bind_text(s, 2, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, key, -1, SQLITE_STATIC);
+		switch (a->type) {
+		case TP_ARG_INT:
+			sqlite3_bind_int64(s, 4, a->i);
+			sqlite3_bind_text(s, 7, "int", -1, SQLITE_STATIC);
+			snprintf(num, sizeof num, "%lld", (long long)a->i);
+			sqlite3_bind_text(s, 8, num, -1, SQLITE_TRANSIENT);
+			break;
+		case TP_ARG_UINT:
+			/* int_value is signed 64-bit, as in trace_processor. */
+			sqlite3_bind_int64(s, 4, (sqlite3_int64)a->u);
+			sqlite3_bind_text(s, 7, a->u <= (uint64_t)INT64_MAX ? "int" : "uint", -1,
+			                  SQLITE_STATIC);
+			snprintf(num, sizeof num, "%llu", (unsigned long long)a->u);
+			sqlite3_bind_text(s, 8, num, -1, SQLITE_TRANSIENT);
+			break;
+		case TP_ARG_REAL:
+			sqlite3_bind_double(s, 6, a->d);
+			sqlite3_bind_text(s, 7, "real", -1, SQLITE_STATIC);
+			tp_sink_fmt_real(num, sizeof num, a->d);
+			sqlite3_bind_text(s, 8, num, -1, SQLITE_TRANSIENT);
+			break;
+		default:
+			bind_text(s, 5, a->s ? a->s : "");
+			sqlite3_bind_text(s, 7, "string", -1, SQLITE_STATIC);
+			bind_text(s, 8, a->s ? a->s : "");
+			break;
+		}
+		st = step(w, S_ARG);
+	}
+	return st;
+}
+
+static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
+{
+	struct sw *w = ctx;
+	sqlite3_stmt *s = w->st[S_COUNTER];
+	sqlite3_bind_int64(s, 1, ts_ns);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)t->uuid);
+	sqlite3_bind_double(s, 3, value);
+	return step(w, S_COUNTER);
+}
+
+static int sw_flow(void *ctx, uint64_t flow_id, uint64_t from, uint64_t to)
+{
+	struct sw *w = ctx;
+	sqlite3_stmt *s = w->st[S_FLOW];
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)from);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)to);
+	sqlite3_bind_int64(s, 3, (sqlite3_int64)flow_id);
+	return step(w, S_FLOW);
+}
+
+static int sw_end(void *ctx, int status)
+{
+	(void)ctx;
+	return status;
+}
+
+int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                      int full_args, struct tp_diag *d)
+{
+	struct sw w;
+	memset(&w, 0, sizeof w);
+	w.path = path;
+	w.d = d;
+	char *tmp = tp_temp_path_for(path);
+	if (!tmp)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+	int st = TP_OK;
+	unlink(tmp);
+	if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		st = dberr(&w, "cannot create the database");
+		goto out;
+	}
+	if ((st = exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+	                   " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;")) ||
+	    (st = exec(&w, schema)) || (st = exec(&w, "BEGIN")))
+		goto out;
+	for (int i = 0; i < S_COUNT; i++)
+		if (sqlite3_prepare_v2(w.db, stmt_sql[i], -1, &w.st[i], NULL) != SQLITE_OK) {
+			st = dberr(&w, "cannot prepare an insert");
+			goto out;
+		}
+	struct tp_sink sink = {&w, NULL, sw_track, sw_slice, sw_counter, sw_flow, sw_end, full_args};
+	if ((st = tp_sink_drive(p, a, &sink, d)))
+		goto out;
+	if ((st = exec(&w, indexes)) || (st = exec(&w, "COMMIT")))
+		goto out;
+out:
+	for (int i = 0; i < S_COUNT; i++)
+		sqlite3_finalize(w.st[i]);
+	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !st)
+		st = tp_diag_set(d, TP_EOUTPUT, "%s: cannot close the database", path);
+	if (!st)
+		st = tp_rename_into_place(tmp, path, d);
+	if (st)
+		unlink(tmp);
+	tp_free(tmp);
+	return st;
+}
+
+static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                        const struct tp_out_opts *o, struct tp_diag *d)
+{
+	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "profile.db");
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
+	int st = tp_sqlitedb_write(p, a, path, o && o->trace_args_full, d);
+	tp_free(path);
+	return st;
+}
+
+const struct tp_output tp_output_sqlite = {
+	"sqlite",
+	"profile.db",
+	"--sqlite",
+	NULL,
+	0,
+	"SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
+	output_write,
+};

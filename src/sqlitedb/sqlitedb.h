@@ -1,0 +1,33 @@
+/*
+ * sqlitedb.h — the SQLite writer (profile.db): the trace as tables that mirror the ones
+ * Perfetto's trace_processor exposes, so the same SQL runs in the sqlite3 shell.
+ *
+ * Tables (column names as in trace_processor):
+ *   process(upid, pid, name, sort_index)            thread(utid, tid, name, upid)
+ *   track(id, name, type, parent_id, upid, utid, core, lane, unit, sort_index)
+ *       type: 'process', 'container' (Core N), 'slice' (engine lanes), 'thread', 'counter'
+ *   slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, cmd_id)
+ *   args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type,
+ *        display_value)   key = 'debug.' || name with '.', '[' and ']' turned into '_';
+ *        value_type 'int' / 'uint' (above INT64_MAX only) / 'real' / 'string'
+ *   counter(id, ts, track_id, value)                flow(id, slice_out, slice_in, trace_id)
+ * Views: thread_track, process_track, counter_track (id, name, type, parent_id, upid/utid).
+ * Indexes: slice(name), slice(track_id, ts), args(arg_set_id), args(key, real_value),
+ *          counter(track_id, ts).
+ */
+#ifndef TP_SQLITEDB_H
+#define TP_SQLITEDB_H
+
+#include "sink/sink.h"
+
+/* Writes the profile into a new SQLite database at `path` (built under a temporary name and
+ * renamed into place; an existing file is replaced). `a` may be NULL. Returns TP_OK,
+ * TP_ENOMEM, TP_EOUTPUT (message carries SQLite's) or an error of tp_sink_drive. */
+/* full_args: see tp_sink_fill_args_ex. */
+int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                      int full_args, struct tp_diag *d);
+
+/* The CLI's description: profile.db, --sqlite, default off. */
+extern const struct tp_output tp_output_sqlite;
+
+#endif /* TP_SQLITEDB_H */

@@ -1,0 +1,579 @@
+#!/usr/bin/python3
+"""xlsx_check.py — reads PerfDoc/PerfAI_output.xlsx back with openpyxl and checks it.
+
+  xlsx_check.py synthetic XLSX_GEN WORKDIR   workbooks of synthetic profiles (xlsx_gen):
+        layout, row counts, values against tp_analyze, per-row arithmetic, spill sheets,
+        determinism, sanitised strings, the Operators formulas (evaluated here and, when
+        LibreOffice is installed, recalculated by LibreOffice after a ratio edit)
+  xlsx_check.py real TPUPROF DUMP_DIR WORKDIR
+        the real BM1688 dump through the CLI: sheet row counts and the reference numbers
+        (PROVENANCE.txt), and the same numbers as summary.txt
+
+Must run under /usr/bin/python3 (Debian's python3-openpyxl). Exit 0 = pass, 1 = failure,
+77 = skipped (printed loudly).
+"""
+import datetime
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import openpyxl
+from openpyxl.utils import get_column_letter
+
+FAILS = []
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what)
+    return cond
+
+
+def close(a, b, tol=1e-9):
+    return isinstance(a, (int, float)) and abs(a - b) <= tol * max(1.0, abs(b))
+
+
+TIU_HEADER = ["Engine Id", "Core Id", "Global Idx", "Cmd Id", "Function Type", "Function Name",
+              "Asic Cycle", "Start Cycle", "End Cycle", "Start Time(us)", "End Time(us)",
+              "Duration(us)", "Avg Cycle Last 200", "uArch Rate", "Data Type", "des_cmd_id_dep"]
+DMA_HEADER = ["Engine Id", "Core Id", "Global Idx", "Cmd Id", "Function Type", "Function Name",
+              "DMA data size(B)", "Start Cycle", "End Cycle", "Asic Cycle", "Start Time(us)",
+              "End Time(us)", "Duration(us)", "Stall Cycle", "DDR Bandwidth(GB/s)",
+              "L2M Bandwidth(GB/s)", "Direction", "Data Type", "cmd_id_dep"]
+HEADER_ROW = 4  # 1-based row of the command table header on engine sheets
+
+
+def header(ws, row=HEADER_ROW):
+    out = []
+    for c in ws[row]:
+        if c.value is None:
+            break
+        out.append(c.value)
+    return out
+
+
+def table(ws, row=HEADER_ROW):
+    """Rows below the header as dicts (stops at the first row without Global Idx)."""
+    h = header(ws, row)
+    rows = []
+    for r in ws.iter_rows(min_row=row + 1, values_only=True):
+        if r[0] is None:
+            break
+        rows.append(dict(zip(h, r)))
+    return h, rows
+
+
+def summary_rows(wb):
+    ws = wb["Engine Summary"]
+    h = header(ws, 4)
+    rows = {}
+    for r in ws.iter_rows(min_row=5, values_only=True):
+        if r[0] is None:
+            break
+        rows[r[0]] = dict(zip(h, r))
+    return h, rows
+
+
+def sheets_table(wb):
+    ws = wb["Engine Summary"]
+    out = []
+    found = False
+    for r in ws.iter_rows(values_only=True):
+        if r[0] == "Sheet" and r[1] == "Engine":
+            found = True
+            continue
+        if found:
+            if r[0] is None:
+                break
+            out.append(r[:8])
+    return out
+
+
+def run_gen(gen, mode, out, *args, env=None):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    shutil.rmtree(out, ignore_errors=True)
+    res = subprocess.run([gen, mode, out] + [str(a) for a in args], capture_output=True,
+                         text=True, env=e)
+    if res.returncode != 0:
+        print(res.stderr)
+        raise SystemExit("xlsx_gen %s failed with %d" % (mode, res.returncode))
+    path = os.path.join(out, "PerfDoc", "PerfAI_output.xlsx")
+    leftovers = [f for f in os.listdir(os.path.join(out, "PerfDoc")) if f != "PerfAI_output.xlsx"]
+    check(not leftovers, "%s: no temporary files left in PerfDoc/ (%s)" % (mode, leftovers))
+    return path, (json.loads(res.stdout) if res.stdout.strip().startswith("{") else None)
+
+
+def check_engine_rows(ws, rows, kind, freq, core):
+    prev = None
+    for r in rows:
+        gi = r["Global Idx"]
+        check(prev is None or gi == prev + 1, "%s: Global Idx contiguous at %s" % (ws.title, gi))
+        prev = gi
+        check(r["Core Id"] == core, "%s: Core Id" % ws.title)
+        check(r["Asic Cycle"] == r["End Cycle"] - r["Start Cycle"] + 1,
+              "%s row %s: Asic Cycle = End - Start + 1" % (ws.title, gi))
+        check(abs(r["Duration(us)"] - (r["End Time(us)"] - r["Start Time(us)"])) < 1.5e-3,
+              "%s row %s: Duration = End - Start" % (ws.title, gi))
+        if kind == "TIU":
+            check(r["Engine Id"] == 0, "TIU Engine Id 0")
+        else:
+            check(r["Engine Id"] == 1, "GDMA Engine Id 1")
+            bw = r["DDR Bandwidth(GB/s)"]
+            if r["Direction"] in ("DDR->LMEM", "LMEM->DDR", "DDR->DDR"):
+                # bytes per ns at the engine's own clock (not bytes per cycle).
+                want = r["DMA data size(B)"] / (r["Asic Cycle"] * 1000.0 / freq)
+                check(close(bw, want, 1e-9), "%s row %s: DDR BW %s != %s" % (ws.title, gi, bw, want))
+            elif r["Direction"] == "-":
+                check(bw is None, "%s row %s: sys row has no bandwidth" % (ws.title, gi))
+
+
+def synthetic(gen, work):
+    os.makedirs(work, exist_ok=True)
+    # 1. The BM1688-shaped profile with the real dump's command counts.
+    path, exp = run_gen(gen, "engines", os.path.join(work, "engines"))
+    wb = openpyxl.load_workbook(path)
+    check(wb.sheetnames == ["Engine Summary", "TIU_0", "GDMA_0", "TIU_1", "GDMA_1"],
+          "sheet names %s" % wb.sheetnames)
+    counts = {("TIU", 0): 257, ("TIU", 1): 47, ("GDMA", 0): 145, ("GDMA", 1): 21}
+    freqs = {t["kind"]: t["freq"] for t in exp["tracks"]}
+    for (kind, core), n in counts.items():
+        ws = wb["%s_%d" % (kind, core)]
+        h, rows = table(ws)
+        want = TIU_HEADER if kind == "TIU" else DMA_HEADER
+        check(h[:len(want)] == want, "%s header %s" % (ws.title, h[:len(want)]))
+        check(len(rows) == n, "%s has %d rows, want %d" % (ws.title, len(rows), n))
+        check(ws.freeze_panes == "A5", "%s frozen below the header (%s)" % (ws.title, ws.freeze_panes))
+        check(ws.auto_filter.ref == "A4:%s%d" % (get_column_letter(len(h)), 4 + n),
+              "%s autofilter %s" % (ws.title, ws.auto_filter.ref))
+        check(len(ws.conditional_formatting) > 0, "%s has highlight rules" % ws.title)
+        check(ws.column_dimensions["F"].width and ws.column_dimensions["F"].width > 8,
+              "%s: Function Name column fitted" % ws.title)
+        check_engine_rows(ws, rows, kind, freqs[kind], core)
+        fmt = {c.value: ws.cell(row=5, column=i + 1).number_format
+               for i, c in enumerate(ws[HEADER_ROW]) if c.value}
+        check(fmt["Asic Cycle"] == "0" and fmt["Start Time(us)"] == "0.000",
+              "%s number formats %s" % (ws.title, fmt))
+        if kind == "GDMA":
+            check(fmt["DDR Bandwidth(GB/s)"] == "0.00", "GB/s with 2 decimals")
+        else:
+            check(fmt["uArch Rate"] == "0.0%", "uArch Rate as a percentage")
+            # uArch Rate: Alg Ops / uArch Ops where the decoder gave them, else 100.0 %.
+            for r in rows:
+                if r.get("Alg Ops") is not None:
+                    check(close(r["uArch Rate"], r["Alg Ops"] / r["uArch Ops"]), "uArch from ops")
+                else:
+                    check(r["uArch Rate"] == 1, "uArch placeholder")
+        # Sheet summary block: whole-core totals.
+        c = [x for x in exp["cores"] if x["core"] == core][0]
+        want_cyc = c["tiu_cycle"] if kind == "TIU" else c["gdma_cycle"]
+        check(ws["A2"].value == want_cyc, "%s A2 total cycles %s != %s" % (ws.title, ws["A2"].value, want_cyc))
+    h, srow = summary_rows(wb)
+    for c in exp["cores"]:
+        r = srow[c["core"]]
+        check(r["totalTiuCycle"] == c["tiu_cycle"], "summary totalTiuCycle core %d" % c["core"])
+        check(r["totalGdmaCycle"] == c["gdma_cycle"], "summary totalGdmaCycle core %d" % c["core"])
+        check(close(r["gdmaDdrAvgBandwidth(GB/s)"], c["gdma_ddr_gbps"]), "summary DDR BW")
+        check(close(r["tiuUtilisation"], c["tiu_util"]), "summary TIU utilisation")
+        check(close(r["Parallelism"], c["parallelism"]), "summary parallelism")
+        check(close(r["totalTime(us)"], exp["total_time_ns"] / 1000.0), "summary total time")
+    check("Overall" in srow, "summary has an Overall row")
+    check(srow["Overall"]["totalTiuCycle"] == sum(c["tiu_cycle"] for c in exp["cores"]),
+          "Overall cycles are the sum over cores")
+    ws = wb["Engine Summary"]
+    fmts = {c.value: ws.cell(row=5, column=i + 1).number_format for i, c in enumerate(ws[4]) if c.value}
+    check(fmts["TiuWorkingRatio"] == "0.00%" and fmts["totalTime(us)"] == "0.000"
+          and fmts["gdmaDdrAvgBandwidth(GB/s)"] == "0.00" and fmts["totalTiuCycle"] == "0",
+          "summary number formats %s" % fmts)
+    notes = " ".join(str(r[0]) for r in ws.iter_rows(values_only=True) if r[0])
+    check("PerfDocParallelism" in notes and "raw GDMA cycles" in notes, "units note present")
+    check(len(ws._charts) == 1, "one utilisation chart on the summary (%d)" % len(ws._charts))
+    check(ws.freeze_panes == "B5", "summary header frozen")
+    st = sheets_table(wb)
+    check([s[0] for s in st] == ["TIU_0", "GDMA_0", "TIU_1", "GDMA_1"], "Sheets table %s" % st)
+    props = wb.properties
+    check(props.title and "synthetic-net" in props.title, "title property %s" % props.title)
+    check(props.keywords == "BM1688", "arch in keywords")
+    check(props.created == datetime.datetime(1980, 1, 1), "fixed creation time %s" % props.created)
+
+    # 2. Determinism: same input, same bytes.
+    path2, _ = run_gen(gen, "engines", os.path.join(work, "engines2"))
+    with open(path, "rb") as a, open(path2, "rb") as b:
+        check(a.read() == b.read(), "two runs give identical bytes")
+
+    # 3. Spill: lower the row limit so sheets continue on "TIU_0 (2)".
+    path, exp = run_gen(gen, "engines", os.path.join(work, "spill"), 257, 47, 145, 21,
+                        env={"TP_XLSX_MAX_ROWS": "100"})
+    wb = openpyxl.load_workbook(path)
+    check(wb.sheetnames == ["Engine Summary", "TIU_0", "TIU_0 (2)", "TIU_0 (3)", "GDMA_0",
+                            "GDMA_0 (2)", "TIU_1", "GDMA_1"], "spill sheet names %s" % wb.sheetnames)
+    for base, n in (("TIU_0", 257), ("GDMA_0", 145)):
+        parts = [s for s in wb.sheetnames if s == base or s.startswith(base + " (")]
+        idx = []
+        for s in parts:
+            ws = wb[s]
+            check(ws.max_row <= 100, "%s within the 100-row limit (%d)" % (s, ws.max_row))
+            _, rows = table(ws)
+            idx += [r["Global Idx"] for r in rows]
+        check(idx == list(range(n)), "%s parts hold Global Idx 0..%d in order" % (base, n - 1))
+    check("continues on 'TIU_0 (2)'" in wb["TIU_0"]["A3"].value, "part note names the next sheet")
+    st = sheets_table(wb)
+    check(("TIU_0 (3)", "TIU", 0, 0, 3, 65, 192, 256) in [tuple(s) for s in st],
+          "Sheets table lists part 3 with its range: %s" % st)
+    notes = " ".join(str(r[0]) for r in wb["Engine Summary"].iter_rows(values_only=True) if r[0])
+    check("continue on '<sheet> (2)'" in notes, "summary says sheets were split")
+
+    # 4. Layers and SDMA.
+    path, _ = run_gen(gen, "layers", os.path.join(work, "layers"), 30, 10, 20, 5, 7, 0)
+    wb = openpyxl.load_workbook(path)
+    check(wb.sheetnames[:2] == ["Engine Summary", "Layer by Layer Info"], "layer sheet second")
+    check("SDMA_0" in wb.sheetnames and "SDMA_1" not in wb.sheetnames, "SDMA sheet when present")
+    h, rows = table(wb["TIU_0"])
+    check(h[4:6] == ["Layer Id", "Layer Name"], "layer columns after Cmd Id: %s" % h[:8])
+    check(rows[0]["Layer Id"] == 10 and rows[0]["Layer Name"] == "conv1", "layer of command 0")
+    h, rows = table(wb["Layer by Layer Info"], 3)
+    check(len(rows) == 8 and rows[0]["Layer Type"] == "Conv2D", "layer rows")
+
+    # 5. Strings from input are data: invalid UTF-8 and control characters are replaced.
+    path, _ = run_gen(gen, "bad", os.path.join(work, "bad"))
+    wb = openpyxl.load_workbook(path)
+    _, rows = table(wb["TIU_0"])
+    check(rows[1]["Function Name"] == "bad?? name? ??", "sanitised name %r" % rows[1]["Function Name"])
+    _, rows = table(wb["GDMA_0"])
+    check(rows[2]["note"] == '=HYPERLINK("x")?', "formula-like text stays text: %r" % rows[2]["note"])
+    cell = [c for c in wb["GDMA_0"][HEADER_ROW + 3] if c.value == '=HYPERLINK("x")?']
+    check(cell and cell[0].data_type == "s", "input text is a string cell, not a formula")
+
+    # 6. Captures: Operators sheet with live what-if formulas.
+    path, _ = run_gen(gen, "capture", os.path.join(work, "capture"), 4)
+    check_operators(path, work)
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("xlsx synthetic checks passed")
+    return 0
+
+
+# --- A small evaluator for the formulas the Operators sheet uses ------------------------------
+
+TOKEN = re.compile(r'\s*(?:(\d+\.\d*|\d+)|(\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?)|'
+                   r'([A-Z]+)\(|("[^"]*")|(<=|>=|<>|[-+*/(),=<>])|(TRUE|FALSE))')
+
+
+def ref_cells(ref):
+    ref = ref.replace("$", "")
+    if ":" not in ref:
+        return [ref]
+    a, b = ref.split(":")
+    ca, ra = re.match(r"([A-Z]+)(\d+)", a).groups()
+    cb, rb = re.match(r"([A-Z]+)(\d+)", b).groups()
+    assert ca == cb, "only single-column ranges are used"
+    return ["%s%d" % (ca, r) for r in range(int(ra), int(rb) + 1)]
+
+
+class Eval:
+    def __init__(self, cells):
+        self.cells = cells  # "A1" -> value or "=formula"
+        self.memo = {}
+
+    def value(self, name):
+        if name in self.memo:
+            return self.memo[name]
+        v = self.cells.get(name)
+        if isinstance(v, str) and v.startswith("="):
+            v = self.formula(v[1:])
+        self.memo[name] = v
+        return v
+
+    def formula(self, text):
+        saved = getattr(self, "toks", None), getattr(self, "i", 0)
+        try:
+            return self.parse(text)
+        finally:
+            self.toks, self.i = saved
+
+    def parse(self, text):
+        self.toks = []
+        pos = 0
+        text = text.replace("TRUE", "TRUE ").replace("FALSE", "FALSE ")
+        while pos < len(text):
+            m = TOKEN.match(text, pos)
+            if not m or m.end() == pos:
+                if text[pos:].strip() == "":
+                    break
+                raise ValueError("cannot parse %r at %d" % (text, pos))
+            pos = m.end()
+            self.toks.append(m.groups())
+        self.i = 0
+        v = self.compare()
+        assert self.i == len(self.toks), "trailing tokens in %r" % text
+        return v
+
+    def peek(self):
+        return self.toks[self.i] if self.i < len(self.toks) else (None,) * 6
+
+    def op(self, s):
+        t = self.peek()
+        if t[4] == s:
+            self.i += 1
+            return True
+        return False
+
+    def compare(self):
+        a = self.add()
+        for o in ("<=", ">=", "<>", "=", "<", ">"):
+            if self.op(o):
+                b = self.add()
+                a, b = (a or 0) if not isinstance(a, str) else a, (b or 0) if not isinstance(b, str) else b
+                return {"<=": a <= b, ">=": a >= b, "<>": a != b, "=": a == b, "<": a < b,
+                        ">": a > b}[o]
+        return a
+
+    def add(self):
+        a = self.mul()
+        while True:
+            if self.op("+"):
+                a = (a or 0) + (self.mul() or 0)
+            elif self.op("-"):
+                a = (a or 0) - (self.mul() or 0)
+            else:
+                return a
+
+    def mul(self):
+        a = self.atom()
+        while True:
+            if self.op("*"):
+                a = (a or 0) * (self.atom() or 0)
+            elif self.op("/"):
+                a = (a or 0) / self.atom()
+            else:
+                return a
+
+    def args(self):
+        out = []
+        while not self.op(")"):
+            t = self.peek()
+            if t[1] and ":" in t[1]:
+                self.i += 1
+                out.append([self.value(c) for c in ref_cells(t[1])])
+            else:
+                out.append(self.compare())
+            self.op(",")
+        return out
+
+    def atom(self):
+        t = self.peek()
+        self.i += 1
+        num, ref, fn, s, o, bl = t
+        if num:
+            return float(num)
+        if bl:
+            return bl == "TRUE"
+        if s:
+            return s[1:-1]
+        if ref:
+            return self.value(ref_cells(ref)[0])
+        if o == "(":
+            v = self.compare()
+            assert self.op(")")
+            return v
+        if o == "-":
+            return -self.atom()
+        if fn == "IF":
+            a = self.args()
+            return a[1] if a[0] else a[2]
+        if fn == "SUM":
+            return sum(v for r in self.args() for v in r if isinstance(v, (int, float)) and not isinstance(v, bool))
+        if fn == "SUMIF":
+            rng, crit, vals = self.args()
+            return sum(v or 0 for c, v in zip(rng, vals) if c == crit)
+        raise ValueError("unsupported token %r" % (t,))
+
+
+def sheet_cells(ws):
+    return {c.coordinate: c.value for row in ws.iter_rows() for c in row if c.value is not None}
+
+
+def find_label(cells, label):
+    for k, v in cells.items():
+        if v == label:
+            return k
+    raise KeyError(label)
+
+
+def right_of(coord):
+    col, row = re.match(r"([A-Z]+)(\d+)", coord).groups()
+    return "%s%s" % (get_column_letter(openpyxl.utils.column_index_from_string(col) + 1), row)
+
+
+def check_operators(path, work):
+    wb = openpyxl.load_workbook(path)
+    cached = openpyxl.load_workbook(path, data_only=True)
+    check(wb.sheetnames == ["Engine Summary", "Operators", "T4242 main", "T4243 worker's pool"],
+          "capture sheets %s" % wb.sheetnames)
+    links = [c.hyperlink.location for row in wb["Engine Summary"].iter_rows() for c in row
+             if c.hyperlink is not None]
+    check("'T4243 worker''s pool'!A1" in links, "summary links quote sheet names: %s" % links)
+    _, rows = table(wb["T4242 main"])
+    check(len(rows) == 4 + 4 * 5 and rows[0]["Category"] == "step" and rows[1]["Depth"] == 1,
+          "thread sheet rows: steps with nested operators")
+    ws, wc = wb["Operators"], cached["Operators"]
+    check([c.value for c in ws[3]][:6] == ["weight shape", "90% 4x1 perf ratio", "80% 4x1 perf ratio",
+                                         "70% 4x1 perf ratio", "others", "ratio source"], "ratio header")
+    shapes = [ws.cell(row=r, column=1).value for r in range(4, 7)]
+    check(shapes == ["256x256", "256x1024", "1024x256"], "ratio table shapes in numeric order %s" % shapes)
+    hdr = [c.value for c in ws[8]]
+    check(hdr[:4] == ["operator type", "post op", "operator name", "input tensor name"] and
+          hdr[12] == "operator latency mean(ms)" and hdr[15] == "aim to sparse latency(ms)",
+          "operator header mirrors ops.csv: %s" % hdr)
+    names = [ws.cell(row=r, column=3).value for r in range(9, 14)]
+    check(names == ["fc1", "fc2", "act", "fc3", "sm"], "operators in execution order %s" % names)
+    cells = sheet_cells(ws)
+    ev = Eval(cells)
+    # Every formula's cached value equals what the formula computes from the sheet.
+    nform = 0
+    for coord, v in cells.items():
+        if isinstance(v, str) and v.startswith("="):
+            nform += 1
+            got, want = ev.value(coord), wc[coord].value
+            check(close(got, want, 1e-9), "formula %s %s = %s, cached %s" % (coord, v, got, want))
+    check(nform >= 11, "Operators sheet has live formulas (%d)" % nform)
+    # fc1: measured mean of the 3 non-warm-up steps (40100, 40200, 40300 ns) = 0.0402 ms.
+    check(close(wc["M9"].value, 0.0402), "fc1 mean latency %s" % wc["M9"].value)
+    check(close(wc["P9"].value, 0.0402 / 4.0), "fc1 aim latency at 90% = M / 4")
+    check(wc["P12"].value == wc["M12"].value, "fc3 (70% sparse already) keeps its latency")
+    total = find_label(cells, "total aim to sparse latency(ms)")
+    tot_cell = right_of(total)
+    before = ev.value(tot_cell)
+    # Edit the 256x256 ratio at 90 % and fc2's aim; totals must move accordingly.
+    cells2 = dict(cells)
+    cells2["B4"] = 2.0
+    cells2["N10"] = 0.8
+    ev2 = Eval(cells2)
+    check(close(ev2.value("P9"), wc["M9"].value / 2.0), "edited ratio moves fc1's aim latency")
+    check(close(ev2.value("O10"), 3.5), "aim 80% picks the 80% column for 1024x256 (3.5)")
+    want = before + (wc["M9"].value / 2.0 - wc["P9"].value) + (wc["M10"].value / 3.5 - wc["P10"].value)
+    check(close(ev2.value(tot_cell), want), "total aim latency follows the edits")
+    libreoffice_recalc(path, work, wc["M9"].value, want, tot_cell)
+
+
+def libreoffice_recalc(path, work, m9, want_total, tot_cell):
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if not soffice:
+        print("SKIPPED: LibreOffice (libreoffice-calc-nogui) is not installed; the Operators "
+              "formulas were checked by the Python evaluator only")
+        return
+    d = os.path.join(work, "lo")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    wb = openpyxl.load_workbook(path)
+    ws = wb["Operators"]
+    ws["B4"] = 2.0
+    ws["N10"] = 0.8
+    edited = os.path.join(d, "edited.xlsx")
+    wb.save(edited)
+    env = dict(os.environ, HOME=d)
+    # Sheet 2 (Operators) to CSV; LibreOffice computes the formulas openpyxl saved without values.
+    res = subprocess.run([soffice, "--headless", "--norestore", "-env:UserInstallation=file://" + d + "/profile",
+                          "--convert-to", 'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,2',
+                          "--outdir", d, edited], capture_output=True, text=True, env=env, timeout=300)
+    outs = glob.glob(os.path.join(d, "edited*.csv"))
+    if not check(res.returncode == 0 and outs, "LibreOffice converted the edited workbook: %s %s" % (res.stdout, res.stderr)):
+        return
+    import csv
+    with open(outs[0], newline="") as f:
+        rows = list(csv.reader(f))
+    col = openpyxl.utils.column_index_from_string(re.match(r"[A-Z]+", tot_cell).group()) - 1
+    row = int(re.search(r"\d+", tot_cell).group()) - 1
+    got = float(rows[row][col])
+    check(abs(got - want_total) < 1e-6, "LibreOffice recalculated total %s, want %s" % (got, want_total))
+    check(abs(float(rows[8][15]) - m9 / 2.0) < 1e-6, "LibreOffice recalculated fc1 aim latency")
+    print("LibreOffice recalculation after a ratio edit: total aim latency %s ms" % got)
+
+
+def real(tpuprof, dump, work):
+    if not os.path.isdir(dump):
+        print("SKIPPED: real dump %s is absent" % dump)
+        return 77
+    if not os.path.exists(tpuprof):
+        print("SKIPPED: %s is not built yet" % tpuprof)
+        return 77
+    out = os.path.join(work, "real")
+    shutil.rmtree(out, ignore_errors=True)
+    res = subprocess.run([tpuprof, dump, out], capture_output=True, text=True)
+    check(res.returncode == 0, "tpuprof exit %d: %s" % (res.returncode, res.stderr))
+    path = os.path.join(out, "PerfDoc", "PerfAI_output.xlsx")
+    if not check(os.path.exists(path), "workbook written by default"):
+        return 1
+    wb = openpyxl.load_workbook(path)
+    for name, n in (("TIU_0", 257), ("TIU_1", 47), ("GDMA_0", 145), ("GDMA_1", 21)):
+        check(name in wb.sheetnames, "sheet %s present (%s)" % (name, wb.sheetnames))
+        if name in wb.sheetnames:
+            _, rows = table(wb[name])
+            check(len(rows) == n, "%s has %d rows, want %d" % (name, len(rows), n))
+    _, s = summary_rows(wb)
+    ref = {0: (1304643, 1077718, 21.86), 1: (91343, 155776, 14.10)}
+    for core, (tiu, gdma, bw) in ref.items():
+        r = s.get(core)
+        if not check(r is not None, "summary row for core %d" % core):
+            continue
+        check(r["totalTiuCycle"] == tiu, "core %d totalTiuCycle %s" % (core, r["totalTiuCycle"]))
+        check(r["totalGdmaCycle"] == gdma, "core %d totalGdmaCycle %s" % (core, r["totalGdmaCycle"]))
+        check(round(r["gdmaDdrAvgBandwidth(GB/s)"], 2) == bw, "core %d DDR %s" % (core, r["gdmaDdrAvgBandwidth(GB/s)"]))
+        check(round(r["totalTime(us)"], 3) == 2176.268, "total time %s" % r["totalTime(us)"])
+    # The same numbers as summary.txt, row by row.
+    txt = os.path.join(out, "summary.txt")
+    if os.path.exists(txt):
+        seen = 0
+        for line in open(txt):
+            cols = [c.strip() for c in line.split("|")]
+            if cols[0] == "Overall":
+                break  # only the first table (the reference Summary) has these columns
+            if len(cols) == 11 and cols[0].isdigit():
+                core = int(cols[0])
+                r = s.get(core, {})
+                seen += 1
+                check("%.2f%%" % (100 * r.get("Parallelism", -1)) == cols[1], "summary.txt core %d parallelism" % core)
+                check("%.3f" % r.get("totalTime(us)", -1) == cols[2], "summary.txt total time")
+                check("%.2f%%" % (100 * r.get("TiuWorkingRatio", -1)) == cols[3], "summary.txt core %d TiuWorkingRatio" % core)
+                check(r.get("totalTiuCycle") == int(cols[4]), "summary.txt core %d TIU" % core)
+                check(r.get("totalGdmaCycle") == int(cols[6]), "summary.txt core %d GDMA" % core)
+                check("%.2f" % r.get("gdmaDdrAvgBandwidth(GB/s)", -1) == cols[7], "summary.txt core %d DDR" % core)
+        check(seen == 2, "summary.txt has the two core rows (%d)" % seen)
+    else:
+        check(False, "summary.txt written next to the workbook")
+    soffice = shutil.which("soffice")
+    if soffice:
+        d = os.path.join(work, "real-lo")
+        shutil.rmtree(d, ignore_errors=True)
+        os.makedirs(d)
+        res = subprocess.run([soffice, "--headless", "--norestore", "-env:UserInstallation=file://" + d + "/profile",
+                              "--convert-to", "csv", "--outdir", d, path], capture_output=True, text=True,
+                             env=dict(os.environ, HOME=d), timeout=300)
+        csvs = glob.glob(os.path.join(d, "*.csv"))
+        check(res.returncode == 0 and csvs, "LibreOffice opens the real workbook")
+        if csvs:
+            text = open(csvs[0]).read()
+            check("1304643" in text and "2176.268" in text, "LibreOffice shows the summary numbers")
+    else:
+        print("SKIPPED: LibreOffice not installed; real workbook not opened in LibreOffice")
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("xlsx real-dump checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "synthetic":
+        sys.exit(synthetic(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "real":
+        sys.exit(real(sys.argv[2], sys.argv[3], sys.argv[4]))
+    print(__doc__)
+    sys.exit(2)

@@ -1,0 +1,121 @@
+/*
+ * xlsx_gen.c — test and benchmark driver for the workbook (not installed): builds a synthetic
+ * profile (xlsx_fixture.c), writes OUT_DIR/PerfDoc/PerfAI_output.xlsx through the same
+ * tp_output_xlsx entry the CLI uses (so TP_XLSX_MAX_ROWS applies), and prints on stdout a
+ * JSON object with the numbers the workbook must show (from tp_analyze) for
+ * xlsx_check.py. In `bench` mode it prints rows/s and peak RSS instead.
+ *
+ * usage: xlsx_gen engines OUT_DIR [TIU0 TIU1 GDMA0 GDMA1 SDMA0 SDMA1]
+ *        xlsx_gen layers OUT_DIR | bad OUT_DIR | capture OUT_DIR [STEPS]
+ *        xlsx_gen bench OUT_DIR COMMANDS
+ *        xlsx_gen bench-profile OUT_DIR COMMANDS   (the same profile, no workbook: the RSS
+ *                                                   baseline the workbook adds to)
+ */
+#include "xlsx/xlsx.h"
+#include "xlsx/xlsx_fixture.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void print_expect(const struct tp_profile *p, const struct tp_analysis *a)
+{
+	printf("{\"total_time_ns\": %" PRId64 ", \"cores\": [", a->total_time_ns);
+	for (size_t i = 0; i < a->num_cores; i++) {
+		const struct tp_core_stats *c = &a->cores[i];
+		printf("%s{\"core\": %d, \"tiu_cycle\": %" PRIu64 ", \"gdma_cycle\": %" PRIu64
+		       ", \"gdma_ddr_gbps\": %.17g, \"tiu_util\": %.17g, \"parallelism\": %.17g}",
+		       i ? ", " : "", (int)c->core, c->eng[TP_TRACK_TIU].working_cycle,
+		       c->eng[TP_TRACK_GDMA].working_cycle, c->eng[TP_TRACK_GDMA].ddr_avg_gbps,
+		       c->eng[TP_TRACK_TIU].utilization, c->parallelism);
+	}
+	printf("], \"tracks\": [");
+	for (size_t i = 0; i < p->num_tracks; i++)
+		printf("%s{\"kind\": \"%s\", \"core\": %d, \"count\": %zu, \"freq\": %.17g}",
+		       i ? ", " : "", tp_track_kind_name((enum tp_track_kind)p->tracks[i].kind),
+		       (int)p->tracks[i].core, p->tracks[i].count, p->tracks[i].freq_mhz);
+	printf("]}\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr,
+		        "usage: xlsx_gen engines|layers|bad|capture|bench OUT_DIR [N...]\n");
+		return 1;
+	}
+	const char *mode = argv[1];
+	struct tp_profile *p = NULL;
+	struct fx_engines_cfg cfg = {.tiu = {257, 47}, .gdma = {145, 21}, .sdma = {0, 0}};
+	int bench = !strcmp(mode, "bench") || !strcmp(mode, "bench-profile");
+	int write = strcmp(mode, "bench-profile") != 0;
+	if (!strcmp(mode, "engines") || !strcmp(mode, "layers") || !strcmp(mode, "bad")) {
+		size_t *v[] = {&cfg.tiu[0],  &cfg.tiu[1],  &cfg.gdma[0],
+		               &cfg.gdma[1], &cfg.sdma[0], &cfg.sdma[1]};
+		for (int i = 3; i < argc && i - 3 < 6; i++)
+			*v[i - 3] = (size_t)strtoull(argv[i], NULL, 10);
+		cfg.layers = !strcmp(mode, "layers");
+		cfg.bad_strings = !strcmp(mode, "bad");
+		p = fx_engines(&cfg);
+	} else if (!strcmp(mode, "capture")) {
+		p = fx_capture(argc > 3 ? (unsigned)strtoul(argv[3], NULL, 10) : 4);
+	} else if (bench) {
+		size_t n = argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 1000000;
+		/* Most commands on TIU core 0 so one sheet passes Excel's row limit when n does. */
+		cfg.tiu[0] = n * 7 / 10;
+		cfg.tiu[1] = n / 10;
+		cfg.gdma[0] = n / 10;
+		cfg.gdma[1] = n - cfg.tiu[0] - cfg.tiu[1] - cfg.gdma[0];
+		p = fx_engines(&cfg);
+	} else {
+		fprintf(stderr, "xlsx_gen: unknown mode %s\n", mode);
+		return 1;
+	}
+	if (!p) {
+		fprintf(stderr, "xlsx_gen: out of memory building the profile\n");
+		return 2;
+	}
+	struct tp_analysis a;
+	if (tp_analyze(p, &a) != TP_OK) {
+		fprintf(stderr, "xlsx_gen: analysis failed\n");
+		tp_profile_free(p);
+		return 2;
+	}
+	struct tp_out_opts o = {.out_dir = argv[2]};
+	struct tp_diag d = {0};
+	double t0 = now_s();
+	int st = write ? tp_output_xlsx.write(p, &a, &o, &d) : TP_OK;
+	double dt = now_s() - t0;
+	if (st != TP_OK) {
+		fprintf(stderr, "xlsx_gen: %s\n", d.msg);
+	} else if (bench) {
+		struct rusage ru;
+		getrusage(RUSAGE_SELF, &ru);
+		size_t rows = tp_profile_slice_count(p);
+		double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+		             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+		if (write)
+			printf("xlsx bench: %zu command rows written in %.2f s wall = %.0f rows/s; "
+			       "process CPU %.2f s; peak RSS %ld MiB\n",
+			       rows, dt, (double)rows / dt, cpu, ru.ru_maxrss / 1024);
+		else
+			printf(
+			    "xlsx bench: profile of %zu commands built, no workbook; process CPU "
+			    "%.2f s; peak RSS %ld MiB\n",
+			    rows, cpu, ru.ru_maxrss / 1024);
+	} else {
+		print_expect(p, &a);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+	return st == TP_OK ? 0 : tp_status_exit_code(st);
+}

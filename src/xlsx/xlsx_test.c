@@ -1,0 +1,302 @@
+/*
+ * xlsx_test.c — unit tests of the workbook writer on profiles built in code: sheet planning
+ * (parts, names), byte-identical output for the same input, failures that leave no file
+ * (bad directory, bad temp dir, bad ratio file, every allocation failing in turn) and the
+ * output entry the CLI uses. Cell contents are checked by xlsx_check.py with openpyxl.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xlsx/xlsx.h"
+#include "xlsx/xlsx_fixture.h"
+
+static char tmpdir[512];
+
+static int make_tmpdir(void **state)
+{
+	(void)state;
+	const char *b = getenv("TP_BINARY_DIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/xlsx_test.XXXXXX", b && *b ? b : "/tmp");
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static void rm_rf(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	char p[1024];
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			rm_rf(p);
+		else
+			unlink(p);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+static int remove_tmpdir(void **state)
+{
+	(void)state;
+	rm_rf(tmpdir);
+	return 0;
+}
+
+static size_t count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	size_t n = 0;
+	struct dirent *e;
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			n++;
+	closedir(d);
+	return n;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *b = malloc((size_t)len + 1);
+	*n = fread(b, 1, (size_t)len, f);
+	fclose(f);
+	return b;
+}
+
+static void test_parts(void **state)
+{
+	(void)state;
+	assert_int_equal(tp_xlsx_parts(0, 0), 1);
+	assert_int_equal(tp_xlsx_parts(TP_XLSX_EXCEL_MAX_ROWS - TP_XLSX_DATA_ROW, 0), 1);
+	assert_int_equal(tp_xlsx_parts(TP_XLSX_EXCEL_MAX_ROWS - TP_XLSX_DATA_ROW + 1, 0), 2);
+	assert_int_equal(tp_xlsx_parts(2500, 1000), 3); /* 996 rows per sheet */
+	assert_int_equal(tp_xlsx_parts(1992, 1000), 2);
+	assert_int_equal(tp_xlsx_parts(1993, 1000), 3);
+}
+
+static void test_sheet_name(void **state)
+{
+	(void)state;
+	char b[128];
+	tp_xlsx_sheet_name(b, sizeof b, "a[b]:c*?/\\d");
+	assert_string_equal(b, "a_b__c____d");
+	tp_xlsx_sheet_name(b, sizeof b, "'quoted'");
+	assert_string_equal(b, "quoted");
+	tp_xlsx_sheet_name(b, sizeof b, "");
+	assert_string_equal(b, "Sheet");
+	tp_xlsx_sheet_name(b, sizeof b, "0123456789012345678901234567890123456789");
+	assert_string_equal(b, "0123456789012345678901234567890");
+	/* 30 ASCII characters and a 2-byte character make 31 characters (32 bytes). */
+	tp_xlsx_sheet_name(b, sizeof b, "012345678901234567890123456789\xc3\xa9xyz");
+	assert_string_equal(b, "012345678901234567890123456789\xc3\xa9");
+	/* A truncated UTF-8 sequence is replaced, never copied half. */
+	tp_xlsx_sheet_name(b, sizeof b, "ab\xe2\x82");
+	assert_string_equal(b, "ab__");
+	/* A lead byte followed by a non-continuation byte is not copied either. */
+	tp_xlsx_sheet_name(b, sizeof b,
+	                   "a\xc3"
+	                   "Az");
+	assert_string_equal(b, "a_Az");
+}
+
+static struct tp_profile *small_engines(void)
+{
+	struct fx_engines_cfg cfg = {.tiu = {40, 9}, .gdma = {25, 4}, .sdma = {3, 0}, .layers = 1};
+	return fx_engines(&cfg);
+}
+
+static void test_deterministic(void **state)
+{
+	(void)state;
+	struct tp_profile *p = small_engines();
+	assert_non_null(p);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char p1[600], p2[600];
+	snprintf(p1, sizeof p1, "%s/a.xlsx", tmpdir);
+	snprintf(p2, sizeof p2, "%s/b.xlsx", tmpdir);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_xlsx_write(p, &a, p1, NULL, &d), TP_OK);
+	assert_int_equal(tp_xlsx_write(p, &a, p2, NULL, &d), TP_OK);
+	size_t n1, n2;
+	char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
+	assert_non_null(b1);
+	assert_non_null(b2);
+	assert_true(n1 > 4 && !memcmp(b1, "PK\x03\x04", 4));
+	assert_int_equal(n1, n2);
+	assert_memory_equal(b1, b2, n1);
+	/* A different row limit changes the file (the limit is honoured). */
+	struct tp_xlsx_opts xo = {.max_rows = 20};
+	assert_int_equal(tp_xlsx_write(p, &a, p2, &xo, &d), TP_OK);
+	free(b2);
+	b2 = slurp(p2, &n2);
+	assert_true(n1 != n2 || memcmp(b1, b2, n1) != 0);
+	free(b1);
+	free(b2);
+	unlink(p1);
+	unlink(p2);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+static void test_bad_paths_leave_nothing(void **state)
+{
+	(void)state;
+	struct tp_profile *p = small_engines();
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_diag d = {0};
+	char path[600];
+	snprintf(path, sizeof path, "%s/missing-dir/x.xlsx", tmpdir);
+	assert_int_equal(tp_xlsx_write(p, &a, path, NULL, &d), TP_EOUTPUT);
+	assert_non_null(strstr(d.msg, "missing-dir/x.xlsx"));
+
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+static void test_ratio_file_error(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_capture(3);
+	assert_non_null(p);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char dir[600], path[700];
+	snprintf(dir, sizeof dir, "%s/ratios", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof path, "%s/out.xlsx", dir);
+	struct tp_xlsx_opts xo = {.sparse_ratios_path = "/nonexistent/ratios.txt"};
+	struct tp_diag d = {0};
+	int st = tp_xlsx_write(p, &a, path, &xo, &d);
+	assert_int_equal(st, TP_ENOTFOUND);
+	assert_non_null(strstr(d.msg, "ratios.txt"));
+	assert_int_equal(count_entries(dir), 0);
+
+	/* The ratio file is read after the workbook was opened: an existing workbook survives
+	 * the failed rewrite byte for byte, and no temporary file is left next to it. */
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_xlsx_write(p, &a, path, NULL, &d), TP_OK);
+	size_t n0, n1;
+	char *before = slurp(path, &n0);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_xlsx_write(p, &a, path, &xo, &d), TP_ENOTFOUND);
+	char *after = slurp(path, &n1);
+	assert_non_null(before);
+	assert_non_null(after);
+	assert_int_equal(n0, n1);
+	assert_memory_equal(before, after, n0);
+	assert_int_equal(count_entries(dir), 1);
+	free(before);
+	free(after);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* Every allocation the writer makes fails in turn: each run ends in TP_OK or TP_ENOMEM, and
+ * a failed run leaves no file behind. */
+static void oom_loop(struct tp_profile *p, const char *sub)
+{
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char dir[600], path[700];
+	snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	snprintf(path, sizeof path, "%s/out.xlsx", dir);
+	int ok = 0;
+	long n;
+	for (n = 0; n < 10000 && !ok; n++) {
+		struct tp_diag d = {0};
+		tp_alloc_fail_after(n);
+		int st = tp_xlsx_write(p, &a, path, NULL, &d);
+		tp_alloc_fail_after(-1);
+		if (st == TP_OK) {
+			ok = 1;
+			break;
+		}
+		assert_int_equal(st, TP_ENOMEM);
+		assert_int_equal(d.status, TP_ENOMEM);
+		assert_int_equal(count_entries(dir), 0);
+	}
+	assert_true(ok);
+	assert_true(n > 3); /* the writer does allocate: the loop exercised failures */
+	assert_int_equal(count_entries(dir), 1);
+	tp_analysis_free(&a);
+}
+
+static void test_oom_engines(void **state)
+{
+	(void)state;
+	struct tp_profile *p = small_engines();
+	oom_loop(p, "oom-engines");
+	tp_profile_free(p);
+}
+
+static void test_oom_capture(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_capture(3);
+	oom_loop(p, "oom-capture");
+	tp_profile_free(p);
+}
+
+static void test_output_entry(void **state)
+{
+	(void)state;
+	assert_string_equal(tp_output_xlsx.file, "PerfDoc/PerfAI_output.xlsx");
+	assert_null(tp_output_xlsx.enable_flag);
+	assert_string_equal(tp_output_xlsx.disable_flag, "--disable_doc");
+	assert_int_equal(tp_output_xlsx.default_on, 1);
+	struct tp_profile *p = small_engines();
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char out[600], path[700];
+	snprintf(out, sizeof out, "%s/cli-out", tmpdir);
+	assert_int_equal(mkdir(out, 0755), 0);
+	struct tp_out_opts o = {.out_dir = out};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_output_xlsx.write(p, &a, &o, &d), TP_OK);
+	snprintf(path, sizeof path, "%s/PerfDoc/PerfAI_output.xlsx", out);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_true(st.st_size > 1000);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parts),
+	    cmocka_unit_test(test_sheet_name),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_bad_paths_leave_nothing),
+	    cmocka_unit_test(test_ratio_file_error),
+	    cmocka_unit_test(test_oom_engines),
+	    cmocka_unit_test(test_oom_capture),
+	    cmocka_unit_test(test_output_entry),
+	};
+	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}

@@ -1,0 +1,42 @@
+// lib.mjs — shared helpers of the result.html browser tests and benchmark: launching Debian's
+// headless chromium through playwright-core with a fresh profile, and opening a page from
+// file:// while recording console errors, page errors, dialogs and every network request.
+import { chromium } from 'playwright-core';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+export async function launch() {
+  const dir = mkdtempSync(join(tmpdir(), 'tpuprof-chromium-'));
+  const context = await chromium.launchPersistentContext(dir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1400, height: 900 },
+  });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+// Opens `file` and returns { page, url, errors, requests, dialogs }.
+export async function open(context, file, opts = {}) {
+  const page = await context.newPage();
+  const url = pathToFileURL(file).href;
+  const rec = { page, url, errors: [], requests: [], dialogs: [] };
+  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => rec.errors.push('pageerror: ' + e.message));
+  page.on('request', (r) => rec.requests.push(r.url()));
+  page.on('dialog', async (d) => { rec.dialogs.push(d.type() + ': ' + d.message()); await d.dismiss(); });
+  await page.goto(url, { waitUntil: 'load', timeout: opts.timeout || 60000 });
+  await page.waitForFunction(() => window.tpuprof && window.tpuprof.frames() > 0, null, { timeout: opts.timeout || 60000 });
+  return rec;
+}

@@ -1,0 +1,198 @@
+// page.test.mjs — result.html in real headless chromium (node --test). Pages come from
+// html_fixture (profiles built in code) and, when available, from the tpuprof CLI run on the
+// real BM1688 dump. Checked: loads from file:// with no console errors and no request besides
+// the file itself; lanes match the profile; zoom (keys and wheel) changes the visible range;
+// hovering a command shows its Cmd Id; click pins details; search finds commands; memory
+// charts exist; hostile names render as text and execute nothing. Screenshots are saved to
+// $TP_BINARY_DIR/browser/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { launch, open } from './lib.mjs';
+
+const BIN = process.env.TP_BINARY_DIR;
+const FIXTURE = process.env.TP_HTML_FIXTURE;
+const SHARED = process.env.TP_SHARED_DIR;
+const CLI = process.env.TP_CLI;
+assert.ok(BIN && FIXTURE, 'TP_BINARY_DIR and TP_HTML_FIXTURE must be set (run through ctest)');
+const OUT = join(BIN, 'browser');
+mkdirSync(OUT, { recursive: true });
+
+function fixture(kind, ...args) {
+  const file = join(OUT, kind + '.html');
+  const out = execFileSync(FIXTURE, [kind, ...args, file], { encoding: 'utf8' });
+  const lanes = /lanes: (.*)/.exec(out)[1].split(' ');
+  return { file, lanes };
+}
+
+let browser;
+before(async () => { browser = await launch(); });
+after(async () => { if (browser) await browser.close(); });
+
+function assertClean(rec) {
+  assert.deepEqual(rec.errors, [], 'console/page errors');
+  assert.deepEqual(rec.requests.filter((u) => u !== rec.url), [], 'network requests besides the page itself');
+  assert.deepEqual(rec.dialogs, [], 'dialogs');
+}
+
+test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', async () => {
+  const { file, lanes: want } = fixture('small');
+  const rec = await open(browser.context, file);
+  const { page } = rec;
+  const lanes = await page.evaluate(() => window.tpuprof.lanes());
+  assert.deepEqual(lanes.map((l) => l.core + ':' + l.kind), want);
+  for (const l of lanes) assert.ok(l.n > 0, 'lane ' + l.core + ':' + l.kind + ' has commands');
+
+  // Keyboard zoom (W) narrows the range; S widens it again; D pans right.
+  const r0 = await page.evaluate(() => window.tpuprof.viewRange());
+  await page.locator('#timeline').focus();
+  await page.keyboard.press('w');
+  await page.waitForFunction((w) => { const r = window.tpuprof.viewRange(); return r[1] - r[0] < w; }, r0[1] - r0[0]);
+  const r1 = await page.evaluate(() => window.tpuprof.viewRange());
+  assert.ok(r1[1] - r1[0] < (r0[1] - r0[0]) * 0.9, 'W zooms in: ' + r0 + ' -> ' + r1);
+  await page.keyboard.press('d');
+  await page.waitForFunction((a) => window.tpuprof.viewRange()[0] > a, r1[0]);
+  const r2 = await page.evaluate(() => window.tpuprof.viewRange());
+  assert.ok(Math.abs((r2[1] - r2[0]) - (r1[1] - r1[0])) < 1e-6 * (r1[1] - r1[0]), 'D pans without zooming');
+
+  // Wheel zoom at the cursor keeps the time under the cursor in place.
+  const box = await page.locator('#timeline').boundingBox();
+  const cx = box.x + box.width * 0.6, cy = box.y + 60;
+  const tBefore = await page.evaluate(([x]) => { const r = window.tpuprof.viewRange(); const c = document.getElementById('timeline').getBoundingClientRect(); return r[0] + (x - c.left - 128) / (c.width - 128) * (r[1] - r[0]); }, [cx]);
+  await page.mouse.move(cx, cy);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((w) => { const r = window.tpuprof.viewRange(); return r[1] - r[0] < w * 0.9; }, r2[1] - r2[0]);
+  const tAfter = await page.evaluate(([x]) => { const r = window.tpuprof.viewRange(); const c = document.getElementById('timeline').getBoundingClientRect(); return r[0] + (x - c.left - 128) / (c.width - 128) * (r[1] - r[0]); }, [cx]);
+  assert.ok(Math.abs(tAfter - tBefore) < (r2[1] - r2[0]) * 0.01, 'time under cursor kept: ' + tBefore + ' vs ' + tAfter);
+
+  // Hover a TIU command of core 1: the tooltip shows its Cmd Id.
+  const li = lanes.findIndex((l) => l.core === 1 && l.kind === 'TIU');
+  const n = lanes[li].n, i = Math.floor(n / 2);
+  const [s, e] = await page.evaluate(([a, b]) => window.tpuprof.cmdTime(a, b), [li, i]);
+  await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [s - (e - s) * 2, e + (e - s) * 2]);
+  const pt = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [li, i]);
+  const cmd = await page.evaluate(([a, b]) => window.tpuprof.cmdId(a, b), [li, i]);
+  assert.ok(cmd > 0);
+  await page.mouse.move(pt.x, pt.y);
+  await page.waitForFunction(() => window.tpuprof.tooltipText() !== '');
+  const tip = await page.evaluate(() => window.tpuprof.tooltipText());
+  assert.match(tip, new RegExp('Cmd Id' + cmd + '(?!\\d)'), 'tooltip: ' + tip);
+  assert.match(tip, /Layer#\d+ (Load|Conv2D|Store)/, 'tooltip names the layer: ' + tip);
+  assert.match(tip, /uArch Rate\d+\.\d%/, 'tooltip lists the argument set: ' + tip);
+  // Click pins the same command into the details panel.
+  await page.mouse.click(pt.x, pt.y);
+  const det = await page.evaluate(() => window.tpuprof.detailsText());
+  assert.match(det, new RegExp('Cmd Id' + cmd + '(?!\\d)'));
+
+  // Shift+drag box-zooms to the dragged range.
+  await page.evaluate(() => window.tpuprof.reset());
+  const bb = await page.locator('#timeline').boundingBox();
+  const xa = bb.x + 128 + (bb.width - 128) * 0.25, xb = bb.x + 128 + (bb.width - 128) * 0.5;
+  const span = await page.evaluate(() => window.tpuprof.viewRange());
+  await page.keyboard.down('Shift');
+  await page.mouse.move(xa, bb.y + 60);
+  await page.mouse.down();
+  await page.mouse.move((xa + xb) / 2, bb.y + 70);
+  await page.mouse.move(xb, bb.y + 80);
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  const rb = await page.evaluate(() => window.tpuprof.viewRange());
+  const w0 = span[1] - span[0];
+  assert.ok(Math.abs(rb[0] - (span[0] + w0 * 0.25)) < w0 * 0.01 && Math.abs(rb[1] - (span[0] + w0 * 0.5)) < w0 * 0.01,
+    'box zoom to a quarter..half: ' + span + ' -> ' + rb);
+
+  // Search by name finds commands and jumps to the first.
+  const hits = await page.evaluate(() => window.tpuprof.search('tensorSt'));
+  const gdmaStores = await page.evaluate(() => {
+    const D = JSON.parse(document.getElementById('tp-data').textContent);
+    const id = D.strs.indexOf('tensorSt');
+    return D.lanes.reduce((s, L) => s + (Array.isArray(L.nm) ? L.nm.filter((x) => x === id).length : (L.nm || 0) === id ? L.n : 0), 0);
+  });
+  assert.equal(hits, gdmaStores);
+  assert.ok(hits > 0);
+  assert.match(await page.evaluate(() => window.tpuprof.detailsText()), /tensorSt/);
+  // Search by cmd id.
+  assert.ok(await page.evaluate((c) => window.tpuprof.search('#' + c), cmd) >= 1);
+
+  // Memory charts: LOCAL and GLOBAL per core for the fixture's tensors.
+  assert.equal(await page.evaluate(() => window.tpuprof.memCharts()), 4);
+  assert.match(await page.locator('#memory').innerText(), /LOCAL MEM.*Core 0/);
+  assert.match(await page.locator('#memory').innerText(), /coeff/);
+  // Overview tables: both cores, sortable (clicking a header reorders).
+  const eng = await page.locator('#engines').innerText();
+  assert.match(eng, /Core 0/);
+  assert.match(eng, /Core 1/);
+
+  await page.evaluate(() => window.tpuprof.reset());
+  await page.screenshot({ path: join(OUT, 'small.png'), fullPage: true });
+  assertClean(rec);
+  await page.close();
+});
+
+test('hostile names render as text and execute nothing', async () => {
+  const evil = '</script><img src=x onerror=alert(1)>';
+  const { file } = fixture('hostile');
+  const rec = await open(browser.context, file);
+  const { page } = rec;
+  assert.equal(await page.evaluate(() => document.querySelectorAll('img').length), 0, 'no injected element');
+  assert.equal(await page.evaluate(() => document.scripts.length), 2, 'only the page\'s two scripts');
+  assert.ok((await page.locator('#caption').textContent()).includes(evil), 'net name shown as text');
+  assert.ok((await page.title()).includes(evil), 'title shown as text');
+  assert.ok((await page.locator('#top-layers').textContent()).includes(evil), 'layer name shown as text');
+  // Hover a Conv2D layer block: the tooltip carries the name as text.
+  const lanes = await page.evaluate(() => window.tpuprof.lanes());
+  const li = lanes.findIndex((l) => l.kind === 'Layer');
+  await page.evaluate((a) => window.tpuprof.search('Conv2D'), li);
+  const det = await page.evaluate(() => window.tpuprof.detailsText());
+  assert.ok(det.includes(evil), 'pinned layer details show the name: ' + det);
+  await page.screenshot({ path: join(OUT, 'hostile.png'), fullPage: true });
+  assertClean(rec);
+  await page.close();
+});
+
+test('real BM1688 dump through the tpuprof CLI', async (t) => {
+  const dump = SHARED ? join(SHARED, 'testdata/sophgo/bm1688_resnet50') : '';
+  if (!dump || !existsSync(dump)) { console.log('SKIPPED: real dump absent (' + dump + ')'); t.skip('SKIPPED: real dump absent'); return; }
+  if (!CLI || !existsSync(CLI)) { console.log('SKIPPED: tpuprof CLI not built'); t.skip('SKIPPED: tpuprof CLI not built'); return; }
+  const out = join(OUT, 'real');
+  rmSync(out, { recursive: true, force: true });
+  try {
+    execFileSync(CLI, [dump, out, '-q'], { encoding: 'utf8', stdio: 'pipe' });
+  } catch (e) {
+    const msg = String(e.stderr || e.message);
+    if (/no profile data found/.test(msg)) {
+      console.log('SKIPPED: the tpuprof CLI cannot read the dump yet (bmprofile reader not linked): ' + msg.trim());
+      t.skip('SKIPPED: bmprofile reader not linked');
+      return;
+    }
+    throw e;
+  }
+  const file = join(out, 'result.html');
+  assert.ok(existsSync(file), 'tpuprof wrote result.html by default');
+  const rec = await open(browser.context, file);
+  const { page } = rec;
+  const lanes = await page.evaluate(() => window.tpuprof.lanes());
+  // Lanes per core and engine must carry every record the analysis counted (summary.json).
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  for (const kind of ['TIU', 'GDMA', 'SDMA', 'CDMA']) {
+    const n = lanes.filter((l) => l.kind === kind).reduce((a, l) => a + l.n, 0);
+    assert.equal(n, summary.record_counts[kind] || 0, kind + ' commands on the page vs summary.json');
+  }
+  for (const core of [0, 1]) {
+    assert.ok(lanes.find((x) => x.core === core && x.kind === 'TIU'), 'core ' + core + ' TIU lane');
+    assert.ok(lanes.find((x) => x.core === core && x.kind === 'GDMA'), 'core ' + core + ' GDMA lane');
+  }
+  // PROVENANCE.txt: totalTime 2176.268 us.
+  assert.match(await page.locator('#subcaption').textContent(), /total 2176\.\d+ µs/);
+  await page.screenshot({ path: join(OUT, 'real.png'), fullPage: true });
+  console.log('real dump page: ' + statSync(file).size + ' bytes');
+  // --disable_web turns the page off.
+  const off = join(OUT, 'real-noweb');
+  rmSync(off, { recursive: true, force: true });
+  execFileSync(CLI, [dump, off, '-q', '--disable_web'], { encoding: 'utf8', stdio: 'pipe' });
+  assert.ok(!existsSync(join(off, 'result.html')), '--disable_web: no result.html');
+  assertClean(rec);
+  await page.close();
+});

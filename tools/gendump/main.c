@@ -1,0 +1,133 @@
+/*
+ * main.c — the tpuprof-gendump command line: parses options, runs gd_generate and prints
+ * one summary line. Owns nothing beyond main().
+ *
+ *   tpuprof-gendump [--arch BM1688|BM1684X] [--cores N] [--cmds N] [--seed S]
+ *                   [--layers conv=30,pool=8,...] [--net NAME] [--hostile] [--wrap]
+ *                   [--no-sim] [--quiet] OUTDIR
+ *
+ * Exit codes: 0 ok, 1 usage, 3 output failure (tp_status_exit_code).
+ */
+#include "gendump.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+	fputs("usage: tpuprof-gendump [options] OUTDIR\n"
+	      "Writes a synthetic Sophgo bmprofile_data directory (same options -> same bytes).\n"
+	      "  --arch BM1688|BM1684X   layout to write (default BM1688)\n"
+	      "  --cores N               cores (BM1688: 1..2, default 2; BM1684X: 1)\n"
+	      "  --cmds N                commands per core, TIU + GDMA (default 10000)\n"
+	      "  --seed S                random seed (default 1)\n"
+	      "  --layers MIX            layer weights, e.g. conv=30,pool=8,add=12,matmul=10,"
+	      "load=28,store=12\n"
+	      "  --net NAME              net_name (default gen_net)\n"
+	      "  --hostile               layer/net names with HTML, quotes, backslashes, unicode\n"
+	      "  --wrap                  start the 32-bit TIU counter just below 2^32 so it wraps\n"
+	      "  --no-sim                do not write net_stat.sim\n"
+	      "  --quiet                 print nothing on success\n",
+	      f);
+}
+
+static int num(const char *opt, const char *s, uint64_t *v)
+{
+	if (!s || tp_parse_u64(s, strlen(s), v) != 0) {
+		fprintf(stderr, "tpuprof-gendump: %s needs a non-negative integer\n", opt);
+		return -1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct gd_opts o;
+	struct tp_diag d = {0};
+	const char *out = NULL;
+	int quiet = 0, cores_given = 0;
+	uint64_t v;
+	gd_opts_default(&o);
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--arch") && next) {
+			if (!strcmp(next, "BM1688") || !strcmp(next, "bm1688"))
+				o.arch = 4;
+			else if (!strcmp(next, "BM1684X") || !strcmp(next, "bm1684x"))
+				o.arch = 3;
+			else {
+				fprintf(stderr, "tpuprof-gendump: --arch must be BM1688 or BM1684X\n");
+				return 1;
+			}
+			i++;
+		} else if (!strcmp(a, "--cores")) {
+			if (num(a, next, &v) || v > 64)
+				return 1;
+			o.cores = (unsigned)v;
+			cores_given = 1;
+			i++;
+		} else if (!strcmp(a, "--cmds")) {
+			if (num(a, next, &v))
+				return 1;
+			o.cmds = v;
+			i++;
+		} else if (!strcmp(a, "--seed")) {
+			if (num(a, next, &v))
+				return 1;
+			o.seed = v;
+			i++;
+		} else if (!strcmp(a, "--layers") && next) {
+			if (gd_parse_mix(&o, next, &d) != TP_OK) {
+				fprintf(stderr, "tpuprof-gendump: %s\n", d.msg);
+				return 1;
+			}
+			i++;
+		} else if (!strcmp(a, "--net") && next) {
+			o.net = next;
+			i++;
+		} else if (!strcmp(a, "--hostile")) {
+			o.hostile = 1;
+		} else if (!strcmp(a, "--wrap")) {
+			o.wrap = 1;
+		} else if (!strcmp(a, "--no-sim")) {
+			o.no_sim = 1;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "tpuprof-gendump: unknown or incomplete option '%s'\n", a);
+			usage(stderr);
+			return 1;
+		} else if (!out) {
+			out = a;
+		} else {
+			fprintf(stderr, "tpuprof-gendump: more than one OUTDIR given\n");
+			return 1;
+		}
+	}
+	if (!out) {
+		usage(stderr);
+		return 1;
+	}
+	if (o.arch == 3 && !cores_given)
+		o.cores = 1;
+	struct gd_result r;
+	int rc = gd_generate(&o, out, &r, &d);
+	if (rc != TP_OK) {
+		fprintf(stderr, "tpuprof-gendump: %s\n", d.msg);
+		return tp_status_exit_code(rc);
+	}
+	if (!quiet) {
+		uint64_t cmds = 0;
+		for (unsigned i = 0; i < o.cores; i++)
+			cmds += r.tiu_cmds[i] + r.gdma_cmds[i];
+		printf("tpuprof-gendump: %s: %u core(s), %llu commands, %llu bytes, %llu.%03llu us of "
+		       "device time\n",
+		       out, o.cores, (unsigned long long)cmds, (unsigned long long)r.bytes_total,
+		       (unsigned long long)(r.span_ns / 1000), (unsigned long long)(r.span_ns % 1000));
+	}
+	return 0;
+}
