@@ -39,7 +39,9 @@ uint8_t tp_cur_u8(struct tp_cursor *c)
 uint16_t tp_cur_u16(struct tp_cursor *c)
 {
 	const uint8_t *p = take(c, 2);
-	return p ? (uint16_t)(p[0] | p[1] << 8) : 0;
+	if (!p)
+		return 0;
+	return (uint16_t)(p[0] | p[1] << 8);
 }
 
 uint32_t tp_cur_u32(struct tp_cursor *c)
