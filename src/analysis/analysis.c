@@ -344,7 +344,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 	/* Command rankings, shares relative to total time. */
 	for (size_t i = 0; i < cmds.n; i++)
 		cmds.v[i].share = ratio((double)cmds.v[i].total_ns, total);
-	qsort(cmds.v, cmds.n, sizeof *cmds.v, rank_cmp);
+	if (cmds.n) /* qsort(NULL, 0) is undefined behaviour */
+		qsort(cmds.v, cmds.n, sizeof *cmds.v, rank_cmp);
 	a->top_cmds = cmds.v;
 	a->num_top_cmds = cmds.n;
 	cmds.v = NULL;
@@ -370,7 +371,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			r->total_ns = r->min_ns = r->max_ns = l->end_ns - l->begin_ns;
 			r->share = ratio((double)r->total_ns, total);
 		}
-		qsort(a->top_layers, a->num_top_layers, sizeof *a->top_layers, rank_cmp);
+		if (a->num_top_layers)
+			qsort(a->top_layers, a->num_top_layers, sizeof *a->top_layers, rank_cmp);
 	}
 
 	/* Captures: operator slices grouped by op_type (falling back to the slice name). */
@@ -397,7 +399,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		int64_t span = p->span_end_ns - p->span_begin_ns;
 		for (size_t i = 0; i < ops.n; i++)
 			ops.v[i].share = ratio((double)ops.v[i].total_ns, (double)span);
-		qsort(ops.v, ops.n, sizeof *ops.v, rank_cmp);
+		if (ops.n)
+			qsort(ops.v, ops.n, sizeof *ops.v, rank_cmp);
 		a->op_types = ops.v;
 		a->num_op_types = ops.n;
 		ops.v = NULL;
