@@ -19,7 +19,7 @@ if [ -z "$in" ]; then
     in=$(find "$capdir" -type d -name 'tpuprof_data_dev*' | sort | tail -n 1)
     [ -n "$in" ] || { echo "run: the example wrote no dump under $capdir" >&2; exit 2; }
   else
-    gen="$build/tools/gendump/tpuprof-gendump"
+    gen="$build/tpuprof-gendump"
     [ -x "$gen" ] || { echo "run: neither the example nor the dump generator is built" >&2; exit 1; }
     in="$build/sample/bmprofile_data-1"
     rm -rf "$in"
