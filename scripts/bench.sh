@@ -136,17 +136,18 @@ for s in $sizes; do
 done
 # One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
 # 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/xlsx/xlsx_gen.c prints rows/s).
-if [ -x "$build/xlsx_gen" ]; then
+xlsx_gen=$build/src/xlsx/xlsx_gen
+if [ -x "$xlsx_gen" ]; then
   rm -rf "$data/out/xlsx-spill"
   echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
   "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M profile only" --group xlsx \
-    --cmds 1600000 --cores 2 -- "$build/xlsx_gen" bench-profile "$data/out/xlsx-spill" 1600000
+    --cmds 1600000 --cores 2 -- "$xlsx_gen" bench-profile "$data/out/xlsx-spill" 1600000
   "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx --cmds 1600000 \
-    --cores 2 -- "$build/xlsx_gen" bench "$data/out/xlsx-spill" 1600000
+    --cores 2 -- "$xlsx_gen" bench "$data/out/xlsx-spill" 1600000
   echo "   output: $(human_size "$data/out/xlsx-spill")"
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$data/out/xlsx-spill"
 else
-  echo "== xlsx_gen: SKIPPED: $build/xlsx_gen not built"
+  echo "== xlsx_gen: SKIPPED: $xlsx_gen not built"
 fi
 # Trace writers (issue 3), each alone on top of reader+summary: a row minus the reader+summary
 # row of the same dump is that writer's cost. Then the Perfetto file's bytes per slice (slices

@@ -9,6 +9,9 @@
 # better overhead figure on a shared host; its minimum over the runs is printed too), and of
 # the whole process wall time (including writing the dump at exit), each with its slowdown
 # against capture off.
+# A paired A/B run inside one process (--ab) and a calls-only run (--no-compute) then measure
+# the instrumentation's cost directly, which the noise of a shared machine cannot hide the way
+# it hides a small difference between two whole runs.
 # Target (issue 5): <= 2 % slowdown in mode 1 on the default model.
 set -euo pipefail
 bert=${1:?usage: bench_capture.sh BERT_MINI [ROUNDS]}
@@ -68,3 +71,44 @@ run_case() { # name, args...
 echo "bert_mini capture overhead: median of $rounds interleaved runs per mode"
 run_case default --layers 4 --seq 64 --batch 2 --steps 40 --warmup 5
 run_case tiny --layers 4 --seq 8 --batch 1 --steps 200 --warmup 10
+# The instrumentation alone: the same capture calls per step with the kernels left out
+# (--no-compute), so the cost per step is measured directly instead of as a small difference
+# between two noisy full runs; it is then put in proportion to the full steps above.
+run_case calls --layers 4 --seq 64 --batch 2 --steps 1000 --warmup 10 --no-compute
+# Paired A/B inside one process (--ab): even steps make their capture calls, odd steps do
+# not, so every pair of neighbouring steps sees the same machine load; the per-run figure is
+# the median over pairs of (cpu of step 2k) - (cpu of step 2k+1). With capture off the calls
+# are no-ops and the figure shows the method's own bias and noise.
+echo
+echo "paired A/B in one process (--ab, default model, 150 steps): median over $rounds runs of"
+echo "the median paired step-cpu difference, steps with capture calls minus steps without:"
+for mode in off 1 2; do : > "$tmp/ab.$mode"; done
+for ((r = 0; r < rounds; r++)); do
+  for mode in off 1 2; do
+    rm -rf "$tmp/cap"; mkdir "$tmp/cap"
+    if [ $mode = off ]; then
+      out=$(env -u TPUPROF "$bert" --ab --steps 150 --warmup 4 --quiet)
+    else
+      out=$(TPUPROF=$mode TPUPROF_DIR="$tmp/cap" "$bert" --ab --steps 150 --warmup 4 --quiet)
+    fi
+    sed -n 's/.*paired difference \([-0-9.]*\) us (\([-0-9.]*\)%).*/\1 \2/p' <<< "$out" >> "$tmp/ab.$mode"
+  done
+done
+for mode in off 1 2; do
+  us=$(cut -d' ' -f1 "$tmp/ab.$mode" | median)
+  pct=$(cut -d' ' -f2 "$tmp/ab.$mode" | median)
+  lo=$(cut -d' ' -f2 "$tmp/ab.$mode" | sort -g | head -1)
+  hi=$(cut -d' ' -f2 "$tmp/ab.$mode" | sort -g | tail -1)
+  printf '  TPUPROF=%-3s %9.3f us per step = %7.3f%%   (runs: %s%% .. %s%%)\n' "$mode" "$us" "$pct" "$lo" "$hi"
+done
+
+echo
+echo "capture cost per step (median thread cpu, calls-only minus off) relative to a full step:"
+for mode in 1 2; do
+  for full in default tiny; do
+    cost=$(echo "scale=6; ($(median < "$tmp/calls.$mode.cpu") - $(median < "$tmp/calls.off.cpu")) * 1000" | bc)
+    step=$(median < "$tmp/$full.off.cpu")
+    printf '  TPUPROF=%s: %8.3f us per step = %6.3f%% of a %s step (%.3f ms cpu)\n' "$mode" \
+      "$cost" "$(echo "scale=6; $cost / ($step * 1000) * 100" | bc)" "$full" "$step"
+  done
+done

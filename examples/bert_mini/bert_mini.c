@@ -54,6 +54,7 @@ static const char *const sentences[] = {
 struct config {
 	int layers, steps, warmup, seq, batch, threads, quiet;
 	int no_compute; /* --no-compute: only the capture calls of forward(), for the benchmark */
+	int ab;         /* --ab: odd steps skip their capture calls (paired overhead benchmark) */
 };
 
 /* ---- operator descriptors and their mode-2 details --------------------------------------- */
@@ -140,13 +141,18 @@ static void op_weight(struct opinfo *o, int64_t rows, int64_t cols, double spars
 	o->detail.weight_sparsity = sparsity;
 }
 
+/* 0 while an --ab step runs without its capture calls (see main). */
+static int g_record = 1;
+
 static inline void op_begin(const struct opinfo *o)
 {
-	tpuprof_op_begin(&o->desc);
+	if (g_record)
+		tpuprof_op_begin(&o->desc);
 }
 static inline void op_end(const struct opinfo *o)
 {
-	tpuprof_op_end(&o->desc, &o->detail);
+	if (g_record)
+		tpuprof_op_end(&o->desc, &o->detail);
 }
 
 /* ---- weights -------------------------------------------------------------------------- */
@@ -630,13 +636,47 @@ static void usage(FILE *f)
 	        "  --no-compute makes only the capture calls of each step (overhead benchmark).\n");
 }
 
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+	return (a > b) - (a < b);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* --ab report: step CPU time with capture calls (even steps) and without (odd steps), and the
+ * median of the paired differences (step 2k minus step 2k+1), the overhead figure that other
+ * load on the machine disturbs least. */
+static void print_ab(const double *cpu, int steps, int warmup)
+{
+	int first = warmup + warmup % 2, n = 0;
+	double *on = xcalloc((size_t)steps, sizeof *on), *off = xcalloc((size_t)steps, sizeof *off);
+	double *diff = xcalloc((size_t)steps, sizeof *diff);
+	for (int s = first; s + 1 < steps; s += 2, n++) {
+		on[n] = cpu[s];
+		off[n] = cpu[s + 1];
+		diff[n] = cpu[s] - cpu[s + 1];
+	}
+	if (n) {
+		double mon = median(on, n), moff = median(off, n), md = median(diff, n);
+		printf("ab: %d pairs, step cpu with capture calls %.6f ms, without %.6f ms, "
+		       "paired difference %.3f us (%.3f%%)\n",
+		       n, mon, moff, md * 1e3, md / moff * 100);
+	}
+	free(on), free(off), free(diff);
+}
+
 /* Static, not on main's stack: the capture is written at exit, after main returns, and the
  * operator descriptors inside must still be valid then. */
 static struct model m;
 
 int main(int argc, char **argv)
 {
-	struct config c = {4, 20, 2, 64, 2, 1, 0, 0};
+	struct config c = {4, 20, 2, 64, 2, 1, 0, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int *dst = NULL, lo = 1, hi = 0;
@@ -646,6 +686,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-compute")) {
 			c.no_compute = 1;
+			continue;
+		}
+		if (!strcmp(a, "--ab")) {
+			c.ab = 1;
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -688,27 +732,37 @@ int main(int argc, char **argv)
 	double sum_ms = 0, sum_cpu_ms = 0, checksum = 0;
 	int counted = 0;
 	int64_t *class_hist = xcalloc(CLASSES, sizeof *class_hist);
+	double *step_cpu = xcalloc((size_t)c.steps, sizeof *step_cpu);
 	char meta[128];
 	for (int step = 0; step < c.steps; step++) {
 		int warm = step < c.warmup;
+		/* --ab: even steps make their capture calls, odd steps skip them, so each pair of
+		 * neighbouring steps compares with and without capture under the same machine load.
+		 */
+		g_record = !c.ab || step % 2 == 0;
 		double t0 = clock_ms(CLOCK_MONOTONIC), c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
-		tpuprof_step_begin("bert_mini", step, warm);
+		if (g_record)
+			tpuprof_step_begin("bert_mini", step, warm);
 
 		snprintf(meta, sizeof meta, "batch %d, seq %d, sentences %d..%d", c.batch, c.seq,
 		         (step * c.batch) % (int)NSENT,
 		         (step * c.batch + c.batch - 1) % (int)NSENT);
-		tpuprof_activity_begin("data prep", step, meta);
+		if (g_record)
+			tpuprof_activity_begin("data prep", step, meta);
 		for (int b = 0; b < c.batch; b++)
 			tokenise(sentences[(size_t)(step * c.batch + b) % NSENT],
 			         m.ids + (size_t)b * c.seq, c.seq);
-		tpuprof_activity_end("data prep", step, NULL);
+		if (g_record)
+			tpuprof_activity_end("data prep", step, NULL);
 
 		if (c.no_compute)
 			forward_calls_only(&m);
 		else
 			forward(&m);
 
-		tpuprof_activity_begin("postprocess", step, "softmax over 4 classes, argmax");
+		if (g_record)
+			tpuprof_activity_begin("postprocess", step,
+			                       "softmax over 4 classes, argmax");
 		for (int b = 0; b < c.batch; b++) {
 			float *lg = m.logits + (size_t)b * CLASSES;
 			int best = 0;
@@ -719,11 +773,13 @@ int main(int argc, char **argv)
 			}
 			class_hist[best]++;
 		}
-		tpuprof_activity_end("postprocess", step, NULL);
-
-		tpuprof_step_end("bert_mini", step);
+		if (g_record) {
+			tpuprof_activity_end("postprocess", step, NULL);
+			tpuprof_step_end("bert_mini", step);
+		}
 		double ms = clock_ms(CLOCK_MONOTONIC) - t0;
 		double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
+		step_cpu[step] = cpu;
 		if (!warm) {
 			sum_ms += ms;
 			sum_cpu_ms += cpu;
@@ -735,11 +791,14 @@ int main(int argc, char **argv)
 	printf("layers %d, seq %d, batch %d, steps %d (%d warm-up)\n", c.layers, c.seq, c.batch,
 	       c.steps, c.warmup < c.steps ? c.warmup : c.steps);
 	if (counted)
-		printf("mean latency: %.3f ms over %d non-warm-up steps (thread cpu %.3f ms)\n",
+		printf("mean latency: %.6f ms over %d non-warm-up steps (thread cpu %.6f ms)\n",
 		       sum_ms / counted, counted, sum_cpu_ms / counted);
 	printf("classes: %lld %lld %lld %lld\n", (long long)class_hist[0], (long long)class_hist[1],
 	       (long long)class_hist[2], (long long)class_hist[3]);
 	printf("checksum: %.9e\n", checksum);
+	if (c.ab)
+		print_ab(step_cpu, c.steps, c.warmup);
+	free(step_cpu);
 	free(class_hist);
 	model_free(&m);
 	return 0;

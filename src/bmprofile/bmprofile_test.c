@@ -723,6 +723,17 @@ static void test_x_small(void **state)
 	assert_int_equal(p->stats.records_dropped, 1);
 	assert_int_equal(p->stats.files_read, 4);
 	tp_profile_free(p);
+
+	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
+	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
+	char path[4096];
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	put_u32(path, 200, 77);
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	assert_int_equal(track(p, 0, TP_TRACK_GDMA)->count, 0);
+	assert_int_equal(p->stats.blocks_skipped, 1);
+	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_TIU), 1)->start_cycle, 1000);
+	tp_profile_free(p);
 }
 
 /* tensor_location.json replaces the node-line layers (§8.3); skip_layers drops layers. */

@@ -4,10 +4,17 @@
  * for BM1688/CV186X, §9.1 legacy path for BM1684/BM1684X) and fills the profile model: one
  * device, per core TIU/GDMA/MCU tracks, one slice per PMU record, layers matched to commands.
  *
- * Memory: PMU blocks and cmd files are mapped (tp_file_load) and released as soon as their
- * core is done; the only per-command storage is the 64-byte slice (plus argument sets while
- * the dump is small, see enum tp_bmprofile_detail). Slices first hold raw ns in start_ns /
- * end_ns and the unwrapped inst_id + 1 in cmd_id; the alignment passes then rewrite them.
+ * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
+ * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
+ * the 64-byte slice, plus argument sets and tensors only while the dump is small (enum
+ * tp_bmprofile_detail), plus the layers unless skip_layers. Slices first hold the raw 32-bit
+ * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
+ * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
+ *
+ * Deliberate extensions of the reference behaviour (each announced by a profile note when it
+ * changes anything): 20-bit GDMA inst_id wraps are unwrapped and not taken for the stale-record
+ * markers of the trimming; 32-bit cycle counters that wrap (drop by more than 2^31) are
+ * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "bmprofile/bmprofile_int.h"
 
@@ -39,18 +46,16 @@ struct rd {
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
 	unsigned ncores;
 	struct name_slot *cache;
-	int json_layers;
 	int json; /* tensor_location.json present and wanted */
 	uint64_t first_begin_usec;
 	int have_first_begin;
-	uint32_t key_args[16]; /* interned arg keys */
 };
 
-enum { K_SRC, K_DST, K_DEP, K_MSG, K_CNT, K_OP, K_SUB, K_GDMA_ID, K_BD_ID, K_RAW_ID, K_PID,
-       K_EXTRA, K_NKEYS };
+/* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
+enum { K_SRC, K_DST, K_DEP, K_MSG, K_CNT, K_GDMA_ID, K_BD_ID, K_RAW_ID, K_PID, K_EXTRA, K_NKEYS };
 static const char *const key_names[K_NKEYS] = {
-	"src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id", "Sd\\Wt Count", "tsk_typ",
-	"tsk_eu_typ", "gdma_id", "bd_id", "id", "profile_id", "extra"};
+	"src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id", "Sd\\Wt Count",
+	"gdma_id",        "bd_id",          "id",         "profile_id", "extra"};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers.                                                                           */
@@ -560,6 +565,8 @@ struct core_range {
 static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
                           int64_t offset_ns, uint64_t *clamped)
 {
+	if (!n)
+		return; /* (no slices: the array may be NULL) */
 	struct tp_slice *s = r->p->tracks[t].slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
@@ -616,8 +623,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 					wait_id = id;
 					break;
 				}
-			const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices + cr[k].tiu_first;
-			for (size_t i = 0; wait_id && i < cr[k].tiu_n; i++)
+			const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+			for (size_t i = cr[k].tiu_first; wait_id && i < cr[k].tiu_first + cr[k].tiu_n; i++)
 				if (s[i].cmd_id == wait_id) {
 					anchor[k] = s[i].start_ns;
 					have_anchor[k] = 1;
@@ -635,13 +642,13 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			continue;
 		}
 		delta[k] = anchor[k] - anchor[0];
-		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices + cr[k].tiu_first;
-		for (size_t i = 0; i < cr[k].tiu_n; i++) {
+		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
 			s[i].start_ns -= delta[k];
 			s[i].end_ns -= delta[k];
 		}
-		s = r->p->tracks[r->gdma_track[k]].slices + cr[k].gdma_first;
-		for (size_t i = 0; i < cr[k].gdma_n; i++) {
+		s = r->p->tracks[r->gdma_track[k]].slices;
+		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++) {
 			s[i].start_ns -= delta[k];
 			s[i].end_ns -= delta[k];
 		}
@@ -709,6 +716,8 @@ out:
 static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mhz,
                           int64_t offset_ns)
 {
+	if (!n)
+		return; /* (no slices: the array may be NULL) */
 	struct tp_slice *s = r->p->tracks[t].slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
@@ -990,7 +999,6 @@ static int json_layers(struct rd *r)
 	}
 	cJSON_Delete(root);
 	tp_free(pth);
-	r->json_layers = 1;
 	/* Match slices through a cmd_id -> entry map per (core, engine); when ranges overlap the
 	 * first entry keeps the command (the reference's lookup stops at the first match). */
 	for (unsigned k = 0; k < r->ncores; k++)

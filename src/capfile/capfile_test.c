@@ -15,6 +15,7 @@
 
 #include "capfile/capfile.h"
 #include "capture/capfmt.h"
+#include "../../tests/support/hexfile.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -258,6 +259,45 @@ static void test_mode2_details(void **state)
 	assert_true(p->counters[0].samples[2].value == 2.5);
 	assert_int_equal(p->stats.records_dropped, 0);
 	assert_int_equal(p->num_notes, 0);
+	tp_profile_free(p);
+}
+
+static void test_hwcounters(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {"TPUPROF_HWCOUNTERS=1", NULL};
+	run_probe(&r, env, "basic", "2");
+	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+	struct tp_profile *p = read_only_dump(&r);
+	const char *kind = tp_profile_get_meta(p, "hw_counters");
+	assert_non_null(kind);
+	if (strcmp(kind, "none") == 0) {
+		printf("SKIPPED: test_hwcounters: perf_event_open is not permitted here "
+		       "(hw_counters=none was recorded, as it should be)\n");
+		tp_profile_free(p);
+		return;
+	}
+	int hw = strcmp(kind, "hardware") == 0;
+	assert_true(hw || strcmp(kind, "software") == 0);
+	const char *first = hw ? "hw.cycles" : "hw.task_clock_ns";
+	const char *second = hw ? "hw.instructions" : "hw.page_faults";
+	const struct tp_track *t = &p->tracks[0];
+	size_t ops = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_OP) != 0)
+			continue;
+		ops++;
+		const struct tp_arg *a = arg(p, s, first);
+		assert_non_null(a);
+		assert_non_null(arg(p, s, second));
+		/* the matmul loop runs for microseconds: the first counter cannot be 0 */
+		if (strcmp(tp_str(p, s->name), "encoder.0.qkv") == 0)
+			assert_true(a->v.u > 0);
+	}
+	assert_int_equal(ops, 6);
+	printf("hw counters: %s\n", kind);
 	tp_profile_free(p);
 }
 
@@ -537,6 +577,77 @@ static void test_truncated(void **state)
 	free(full);
 }
 
+/* The hand-written fixture: every value below is computed by hand from its comments. */
+static void test_fixture(void **state)
+{
+	(void)state;
+	const char *src = getenv("TP_SOURCE_DIR");
+	assert_non_null(src);
+	char path[512];
+	snprintf(path, sizeof path, "%s/tests/fixtures/capfile/mini.tpp.hex", src);
+	uint8_t *b = NULL;
+	size_t n = 0;
+	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_capfile_parse(b, n, "mini.tpp", &p, &d);
+	if (rc != TP_OK)
+		fail_msg("%s", d.msg);
+	assert_string_equal(tp_str(p, p->devices[0].name), "mini (pid 777)");
+	assert_string_equal(tp_profile_get_meta(p, "capture_device"), "1");
+	assert_string_equal(tp_profile_get_meta(p, "capture_mode"), "2 (detailed)");
+	assert_int_equal(p->num_tracks, 1);
+	const struct tp_track *t = &p->tracks[0];
+	assert_string_equal(tp_str(p, t->name), "worker");
+	assert_int_equal(t->tid, 4242);
+	assert_int_equal(t->dropped, 3);
+	assert_int_equal(p->stats.records_dropped, 3);
+	assert_int_equal(p->stats.records_read, 10);
+	assert_true(has_note(p, "capture dropped 3 records"));
+	assert_int_equal(t->count, 2);
+	const struct tp_slice *step = &t->slices[0], *op = &t->slices[1];
+	assert_int_equal(step->start_ns, 0); /* earliest event (tick 2000) */
+	assert_int_equal(step->end_ns, 4000);
+	assert_string_equal(tp_str(p, step->type), TP_CAP_TYPE_STEP);
+	assert_string_equal(arg_str(p, step, TP_CAP_KEY_GRAPH), "bert");
+	assert_int_equal(arg(p, step, TP_CAP_KEY_STEP)->v.i, 5);
+	assert_int_equal(arg(p, step, TP_CAP_KEY_WARMUP)->v.i, 1);
+	assert_int_equal(op->start_ns, 500);
+	assert_int_equal(op->end_ns, 2500);
+	assert_int_equal(op->depth, 1);
+	assert_string_equal(tp_str(p, op->name), "encoder.0.qkv");
+	assert_string_equal(arg_str(p, op, TP_CAP_KEY_OP_TYPE), "MatMul");
+	assert_string_equal(arg_str(p, op, TP_CAP_KEY_POST_OP), "gelu");
+	assert_int_equal(arg(p, op, TP_CAP_KEY_STEP)->v.i, 5);
+	assert_int_equal(arg(p, op, TP_CAP_KEY_WARMUP)->v.i, 1);
+	assert_string_equal(arg_str(p, op, TP_CAP_KEY_INPUTS), "x");
+	assert_string_equal(arg_str(p, op, TP_CAP_KEY_INPUT_SHAPES), "1x128x256");
+	assert_string_equal(arg_str(p, op, TP_CAP_KEY_INPUT_DTYPES), "fp32");
+	assert_null(arg(p, op, TP_CAP_KEY_OUTPUTS));
+	assert_string_equal(arg_str(p, op, "attr.alpha"), "0.5");
+	assert_int_equal(arg(p, op, TP_CAP_KEY_BYTES)->v.u, 1000);
+	assert_int_equal(arg(p, op, TP_CAP_KEY_FLOPS)->v.u, 2000);
+	assert_int_equal(p->num_counters, 1);
+	assert_int_equal(p->counters[0].count, 1);
+	assert_int_equal(p->counters[0].samples[0].ts_ns, 3000);
+	assert_true(p->counters[0].samples[0].value == 2.5);
+	tp_profile_free(p);
+
+	/* Cut inside the RECORDS block after 7 whole records and 5 bytes of the 8th. */
+	size_t recs = n - 16 - 16 - 10 * 32; /* END block and RECORDS payload from the end */
+	size_t cut = recs + 7 * 32 + 5;
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_capfile_parse(b, cut, "cut.tpp", &p, &d), TP_OK);
+	assert_true(has_note(p, "dump truncated: 3 records lost"));
+	assert_int_equal(p->stats.records_read, 7);
+	assert_int_equal(p->stats.records_dropped, 3 + 3);
+	/* the step never ended in the file: it ends at the dump time (tick 9000) */
+	assert_int_equal(p->tracks[0].slices[0].end_ns, 7000);
+	assert_true(has_note(p, "1 scopes were still open"));
+	tp_profile_free(p);
+	free(b);
+}
+
 static void test_bad_input(void **state)
 {
 	(void)state;
@@ -586,11 +697,13 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_mode0_mode1),
+		cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_hwcounters),
+		cmocka_unit_test(test_mode0_mode1),
 		cmocka_unit_test(test_overflow_drops), cmocka_unit_test(test_banana),
 		cmocka_unit_test(test_unwritable_dir), cmocka_unit_test(test_sigterm),
 		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_truncated), cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
+		cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	if (failed == 0)

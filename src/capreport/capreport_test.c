@@ -323,6 +323,55 @@ static void test_output_entry(void **state)
 	rmdir(dir);
 }
 
+/* An operator on a worker thread, outside any step slice on its own track, belongs to the
+ * step named by its step argument: op_stats files it under that step's graph. */
+static void test_worker_thread_op(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_CPU;
+	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int main_tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int worker = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
+	for (int step = 0; step < 3; step++) {
+		tp_args_begin(p);
+		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
+		tp_args_add_int(p, TP_CAP_KEY_WARMUP, 0);
+		tp_args_add_str(p, TP_CAP_KEY_GRAPH, "g");
+		uint32_t args = tp_args_end(p);
+		struct tp_slice *s = tp_track_push(p, main_tr);
+		s->start_ns = step * 1000;
+		s->end_ns = step * 1000 + 900;
+		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		s->name = tp_profile_str(p, "g");
+		s->args = args;
+		int64_t t = step * 1000 + 100;
+		op(p, worker, &t, "conv", "Conv", step, 0, 200 + step, "y", "1x2", "fp32", 8);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	const cJSON *g = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "g");
+	assert_non_null(g);
+	const cJSON *conv = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "2"),
+	                                         "localhost"),
+	        "CPU"),
+	    "conv");
+	assert_non_null(conv);
+	assert_true(near(num(conv, "duration_ms"), 0.000202));
+	assert_null(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "(no graph)"));
+	cJSON_Delete(root);
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
 static void test_empty_capture(void **state)
 {
 	(void)state;
@@ -372,7 +421,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
 	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op),
+	    cmocka_unit_test(test_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

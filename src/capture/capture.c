@@ -606,7 +606,8 @@ static inline int room(struct cap_thread *t, uint32_t k)
 
 static inline uint64_t ptr_hash(const void *p)
 {
-	return ((uint64_t)(uintptr_t)p >> 3) * 0x9E3779B97F4A7C15ull;
+	/* Byte-aligned keys (string literals) must not share slots: hash every bit. */
+	return (uint64_t)(uintptr_t)p * 0x9E3779B97F4A7C15ull;
 }
 
 /* Copies s into the thread's string storage and publishes it; 0 if full (counted). */

@@ -163,10 +163,18 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 			str(b, a->key);
 			tp_buf_putc(b, ':');
 			switch (a->type) {
-			case TP_ARG_INT: i64(b, a->i); break;
-			case TP_ARG_UINT: u64(b, a->u); break;
-			case TP_ARG_REAL: real(b, a->d); break;
-			default: str(b, a->s); break;
+			case TP_ARG_INT:
+				i64(b, a->i);
+				break;
+			case TP_ARG_UINT:
+				u64(b, a->u);
+				break;
+			case TP_ARG_REAL:
+				real(b, a->d);
+				break;
+			default:
+				str(b, a->s);
+				break;
 			}
 		}
 		tp_buf_putc(b, '}');
@@ -201,7 +209,8 @@ static int cw_end(void *ctx, int status)
 	struct cw *w = ctx;
 	if (status)
 		return status;
-	tp_buf_puts(&w->b, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpuprof\"}}\n");
+	tp_buf_puts(&w->b,
+	            "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpuprof\"}}\n");
 	return flush(w, 1);
 }
 
@@ -216,8 +225,8 @@ int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, con
 	tp_buf_init(&w.b);
 	int st = tp_afile_open(&w.f, path, d);
 	if (!st) {
-		struct tp_sink sink = {&w, cw_begin, cw_track, cw_slice, cw_counter, NULL, cw_end,
-		                       full_args};
+		struct tp_sink sink = {&w,         cw_begin, cw_track, cw_slice,
+		                       cw_counter, NULL,     cw_end,   full_args};
 		st = tp_sink_drive(p, a, &sink, d);
 	}
 	if (!st)
@@ -239,11 +248,11 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_chrome = {
-	"chrome",
-	"trace.json",
-	"--json",
-	NULL,
-	0,
-	"Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
-	output_write,
+    "chrome",
+    "trace.json",
+    "--json",
+    NULL,
+    0,
+    "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
+    output_write,
 };

@@ -650,7 +650,8 @@ static void emit_analysis(struct ctx *c, size_t max_cores)
 	tp_buf_puts(b, "],\"overall\":");
 	emit_core(c, &a->overall);
 	/* Rankings are for reading: the first TOP_MAX rows are plenty. */
-	emit_ranks(c, "topLayers", a->top_layers, a->num_top_layers < TOP_MAX ? a->num_top_layers : TOP_MAX);
+	emit_ranks(c, "topLayers", a->top_layers,
+	           a->num_top_layers < TOP_MAX ? a->num_top_layers : TOP_MAX);
 	emit_ranks(c, "topCmds", a->top_cmds, a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
 	emit_ranks(c, "opTypes", a->op_types, a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
 	tp_buf_putc(b, '}');

@@ -120,8 +120,8 @@ static void test_escaping(void **state)
 		assert_true(q > data && q < data_end);
 	assert_int_equal(count(s, "<!--"), 1); /* the template's own comment */
 	/* The title carries the net name as escaped text. */
-	assert_non_null(strstr(s, "<title>tpuprof: &lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;&lt;!--"
-	                          " on BM1688</title>"));
+	assert_non_null(strstr(s, "<title>tpuprof: &lt;/script&gt;&lt;img src=x "
+	                          "onerror=alert(1)&gt;&lt;!-- on BM1688</title>"));
 	/* In the JSON the name is there, with "</" and "<!--" escaped. */
 	assert_non_null(strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
 	free(s);

@@ -26,7 +26,7 @@
 
 struct hset {
 	uint64_t *k;
-	size_t *v;     /* value + 1; 0 = empty slot */
+	size_t *v; /* value + 1; 0 = empty slot */
 	size_t cap, n;
 };
 
@@ -114,7 +114,7 @@ struct seq {
 	uint32_t clk_id;
 	int clk_incremental;
 	uint64_t clk_value, clk_boot; /* snapshot pair */
-	uint64_t clk_last;           /* last value on an incremental clock */
+	uint64_t clk_last;            /* last value on an incremental clock */
 };
 
 enum { TK_PLAIN, TK_PROCESS, TK_THREAD, TK_COUNTER };
@@ -199,8 +199,8 @@ static struct track *find_track(struct ck *c, uint64_t uuid)
 
 struct fld {
 	unsigned num, wt;
-	uint64_t v;        /* varint / fixed value */
-	const uint8_t *p;  /* LEN payload */
+	uint64_t v;       /* varint / fixed value */
+	const uint8_t *p; /* LEN payload */
 	size_t n;
 };
 
@@ -217,7 +217,8 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct fld *f)
 	if (f->num == 0 || key >> 32)
 		return -1;
 	switch (f->wt) {
-	case TP_PB_VARINT: return tp_pb_read_varint(p, end, &f->v) ? -1 : 1;
+	case TP_PB_VARINT:
+		return tp_pb_read_varint(p, end, &f->v) ? -1 : 1;
 	case TP_PB_I64:
 		if (end - *p < 8)
 			return -1;
@@ -237,7 +238,8 @@ static int next_field(const uint8_t **p, const uint8_t *end, struct fld *f)
 		f->v = tp_le32(*p);
 		*p += 4;
 		return 1;
-	default: return -1; /* groups are not used by this schema subset */
+	default:
+		return -1; /* groups are not used by this schema subset */
 	}
 }
 
@@ -253,10 +255,10 @@ static int well_formed(const uint8_t *p, size_t n)
 	return r == 0;
 }
 
-#define EXPECT_WT(c, f, w, what)                                                            \
-	do {                                                                                    \
-		if ((f).wt != (w))                                                                  \
-			return bad((c), "%s has wire type %u, expected %u", (what), (f).wt, (w));         \
+#define EXPECT_WT(c, f, w, what)                                                                   \
+	do {                                                                                       \
+		if ((f).wt != (w))                                                                 \
+			return bad((c), "%s has wire type %u, expected %u", (what), (f).wt, (w));  \
 	} while (0)
 
 /* ---------------------------------------------------------------------------------------- */
@@ -291,7 +293,7 @@ static int interned_data(struct ck *c, struct seq *s, const uint8_t *p, size_t n
 	struct fld f;
 	int r, st;
 	while ((r = next_field(&p, e, &f)) == 1) {
-		int kind = f.num == F_ID_CATEGORIES       ? IK_CAT
+		int kind = f.num == F_ID_CATEGORIES         ? IK_CAT
 		           : f.num == F_ID_EVENT_NAMES      ? IK_NAME
 		           : f.num == F_ID_ANNOTATION_NAMES ? IK_KEY
 		           : f.num == F_ID_STRING_VALUES    ? IK_STR
@@ -389,7 +391,8 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 		return bad(c, "malformed clock_snapshot");
 	if (have_user) {
 		if (!s)
-			return bad(c, "sequence-scoped clock %u in a packet without sequence id", uid);
+			return bad(c, "sequence-scoped clock %u in a packet without sequence id",
+			           uid);
 		if (!have_boot)
 			return bad(c, "clock snapshot relates clock %u to no global clock", uid);
 		s->clk_id = uid;
@@ -431,7 +434,8 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 				if (g.num == 1 && g.wt == TP_PB_VARINT) {
 					pid = (int64_t)g.v;
 					has_pid = 1;
-				} else if (g.num == 2 && g.wt == TP_PB_VARINT && f.num == F_TD_THREAD) {
+				} else if (g.num == 2 && g.wt == TP_PB_VARINT &&
+				           f.num == F_TD_THREAD) {
 					tid = (int64_t)g.v;
 					has_tid = 1;
 				}
@@ -455,7 +459,8 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 				return bad(c, "malformed CounterDescriptor");
 			kind = TK_COUNTER;
 			break;
-		default: break;
+		default:
+			break;
 		}
 	}
 	if (r < 0)
@@ -548,7 +553,8 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 				return st;
 			break;
 		case F_TE_CATEGORY_IIDS:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.category_iids (must not be packed)");
+			EXPECT_WT(c, f, TP_PB_VARINT,
+			          "TrackEvent.category_iids (must not be packed)");
 			if ((st = need_iid(c, s, IK_CAT, f.v, "event category")))
 				return st;
 			break;
@@ -560,14 +566,18 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		case F_TE_FLOW_IDS:
 		case F_TE_TERM_FLOW_IDS:
 			EXPECT_WT(c, f, TP_PB_I64, "flow id (fixed64, not packed)");
-			if ((st = flow_id(c, f.num == F_TE_FLOW_IDS ? &c->flows_started : &c->flows_ended,
-			                  f.v)))
+			if ((st = flow_id(
+			         c, f.num == F_TE_FLOW_IDS ? &c->flows_started : &c->flows_ended,
+			         f.v)))
 				return st;
 			c->r->flows += f.num == F_TE_TERM_FLOW_IDS;
 			break;
 		case F_TE_COUNTER_VALUE:
-		case F_TE_DOUBLE_COUNTER: has_value = 1; break;
-		default: break;
+		case F_TE_DOUBLE_COUNTER:
+			has_value = 1;
+			break;
+		default:
+			break;
 		}
 	}
 	if (r < 0)
@@ -582,7 +592,8 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		return bad(c, "track event without track_uuid (would land on the global track)");
 	struct track *t = find_track(c, uuid);
 	if (!t)
-		return bad(c, "track event on track uuid %llu, which no earlier descriptor declares",
+		return bad(c,
+		           "track event on track uuid %llu, which no earlier descriptor declares",
 		           (unsigned long long)uuid);
 	if (ts < t->last_ts)
 		return bad(c, "track %llu: event at %lld ns before the previous one at %lld ns",
@@ -597,7 +608,8 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	case TE_SLICE_BEGIN:
 	case TE_INSTANT:
 		if (t->kind == TK_COUNTER)
-			return bad(c, "slice event on counter track %llu", (unsigned long long)uuid);
+			return bad(c, "slice event on counter track %llu",
+			           (unsigned long long)uuid);
 		if (type == TE_INSTANT) {
 			c->r->instants++;
 			break;
@@ -617,14 +629,17 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		break;
 	case TE_SLICE_END:
 		if (t->kind == TK_COUNTER)
-			return bad(c, "slice event on counter track %llu", (unsigned long long)uuid);
+			return bad(c, "slice event on counter track %llu",
+			           (unsigned long long)uuid);
 		if (!t->depth)
-			return bad(c, "track %llu: SLICE_END with no open slice", (unsigned long long)uuid);
+			return bad(c, "track %llu: SLICE_END with no open slice",
+			           (unsigned long long)uuid);
 		t->depth--;
 		break;
 	case TE_COUNTER:
 		if (t->kind != TK_COUNTER)
-			return bad(c, "counter event on non-counter track %llu", (unsigned long long)uuid);
+			return bad(c, "counter event on non-counter track %llu",
+			           (unsigned long long)uuid);
 		if (!has_value)
 			return bad(c, "counter event without a value");
 		c->r->counters++;
@@ -720,11 +735,11 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 			clock = (uint32_t)f.v;
 			has_clock = 1;
 			break;
-#define TAKE(fieldno, ptr, len, what)                                                           \
-	case fieldno:                                                                               \
-		EXPECT_WT(c, f, TP_PB_LEN, what);                                                       \
-		ptr = f.p;                                                                              \
-		len = f.n;                                                                              \
+#define TAKE(fieldno, ptr, len, what)                                                              \
+	case fieldno:                                                                              \
+		EXPECT_WT(c, f, TP_PB_LEN, what);                                                  \
+		ptr = f.p;                                                                         \
+		len = f.n;                                                                         \
 		break;
 			TAKE(F_PKT_TRACK_EVENT, ev, evn, "track_event")
 			TAKE(F_PKT_INTERNED, in, inn, "interned_data")
@@ -733,7 +748,8 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 			TAKE(F_PKT_CLOCK_SNAPSHOT, cs, csn, "clock_snapshot")
 			TAKE(F_PKT_COMPRESSED, zp, zn, "compressed_packets")
 #undef TAKE
-		default: break;
+		default:
+			break;
 		}
 	}
 	if (r < 0)
@@ -752,7 +768,8 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 		if (!(s = get_seq(c, seq_id, &is_new)))
 			return nomem(c);
 		if (is_new && !cleared)
-			return bad(c, "first packet of sequence %u does not clear incremental state",
+			return bad(c,
+			           "first packet of sequence %u does not clear incremental state",
 			           seq_id);
 		if (cleared) {
 			s->cleared = 1;
@@ -764,9 +781,12 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 		}
 	} else {
 		if (flags & SEQ_NEEDS_STATE)
-			return bad(c, "SEQ_NEEDS_INCREMENTAL_STATE without trusted_packet_sequence_id");
+			return bad(
+			    c, "SEQ_NEEDS_INCREMENTAL_STATE without trusted_packet_sequence_id");
 		if (ev)
-			return bad(c, "track event without trusted_packet_sequence_id (dropped on import)");
+			return bad(
+			    c,
+			    "track event without trusted_packet_sequence_id (dropped on import)");
 		if (in)
 			return bad(c, "interned_data without trusted_packet_sequence_id");
 		if (df)
@@ -790,13 +810,16 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 		uint32_t clk = has_clock ? clock : s ? s->def_clock : 0;
 		if (clk >= 64 && clk < 128) {
 			if (!s || s->clk_id != clk)
-				return bad(c, "timestamp on clock %u, which no snapshot of sequence %u defines",
+				return bad(c,
+				           "timestamp on clock %u, which no snapshot of sequence "
+				           "%u defines",
 				           clk, seq_id);
 			uint64_t v = s->clk_incremental ? s->clk_last + ts : ts;
 			s->clk_last = v;
 			when = (int64_t)(s->clk_boot + (v - s->clk_value));
 		} else if (clk != 0 && clk != TP_PB_CLOCK_BOOTTIME) {
-			return bad(c, "timestamp on clock %u, which this checker does not resolve", clk);
+			return bad(c, "timestamp on clock %u, which this checker does not resolve",
+			           clk);
 		}
 		if (when < 0)
 			return bad(c, "negative timestamp");
@@ -826,10 +849,12 @@ int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, stru
 		struct fld f;
 		int fr = next_field(&p, e, &f);
 		if (fr != 1)
-			st = tp_diag_at(d, TP_ETRUNC, path, c.off, "truncated or malformed Trace record");
+			st = tp_diag_at(d, TP_ETRUNC, path, c.off,
+			                "truncated or malformed Trace record");
 		else if (f.num != F_TRACE_PACKET || f.wt != TP_PB_LEN)
 			st = tp_diag_at(d, TP_EFORMAT, path, c.off,
-			                "record field %u wire type %u is not Trace.packet", f.num, f.wt);
+			                "record field %u wire type %u is not Trace.packet", f.num,
+			                f.wt);
 		else
 			st = packet(&c, f.p, f.n, 0);
 		if (!st && c.oom)
@@ -839,9 +864,9 @@ int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, stru
 		c.off = file.size;
 		for (size_t i = 0; i < c.ntracks && !st; i++)
 			if (c.tracks[i].depth)
-				st = tp_diag_at(d, TP_EFORMAT, path, c.off,
-				                "track %llu: %zu slices never end",
-				                (unsigned long long)c.tracks[i].uuid, c.tracks[i].depth);
+				st = tp_diag_at(
+				    d, TP_EFORMAT, path, c.off, "track %llu: %zu slices never end",
+				    (unsigned long long)c.tracks[i].uuid, c.tracks[i].depth);
 		for (size_t i = 0; i < c.flows_ended.cap && !st; i++)
 			if (c.flows_ended.v[i] &&
 			    !hs_find(&c.flows_started, c.flows_ended.k[i], 0, 0, &c.oom))

@@ -18,14 +18,17 @@
  * (open-slice stacks, O(depth)) and the intern maps (O(distinct strings)). Nothing grows with
  * the number of slices written.
  */
+#include <libdeflate.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <libdeflate.h>
+#include <unistd.h>
 
 #include "perfetto/perfetto.h"
 #include "perfetto/perfetto_int.h"
 
 #define CHUNK_BYTES (256 * 1024)
+#define SEEN_SLOTS 65536
 
 struct ient {
 	const char *s; /* key: the string's address (stable for the whole drive) */
@@ -38,7 +41,8 @@ struct imap {
 	struct ient *e;
 	size_t cap, n;
 	uint64_t next_iid;
-	int lazy; /* a string gets an iid on its second use; the first is written inline */
+	int lazy;          /* a string gets an iid on its second use; the first is written inline */
+	const char **seen; /* lazy maps: SEEN_SLOTS recently seen, not yet interned addresses */
 };
 
 #define CACHE_SLOTS 32
@@ -53,12 +57,23 @@ struct memo {
 
 struct tstate {
 	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
-	uint32_t seq;      /* 0 = no events on this track */
-	int64_t last;      /* last timestamp written on the sequence's incremental clock */
-	int64_t *ends;     /* open slices, innermost last */
+	uint32_t seq;  /* 0 = no events on this track */
+	int64_t last;  /* last timestamp written on the sequence's incremental clock */
+	int64_t *ends; /* open slices, innermost last */
 	size_t depth, cap;
-	size_t group;      /* index of lane 0 of this track's model track */
+	size_t group; /* index of lane 0 of this track's model track */
 	int32_t lane;
+};
+
+struct zworker {
+	int started;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_job, cv_done;
+	int has_job, done, quit;
+	struct tp_pb job, out; /* owned by the worker while has_job && !done */
+	size_t zn;
+	struct libdeflate_compressor *z;
 };
 
 struct pw {
@@ -69,14 +84,15 @@ struct pw {
 	int level;
 	int full_args;
 	struct libdeflate_compressor *z;
+	struct zworker zw;
 	struct tp_pb chunk; /* packets not yet written / compressed */
 	struct tp_pb zout;
-	struct tp_pb pkt;   /* one packet being built */
-	struct tp_pb ev;    /* its track event */
-	struct tp_pb in;    /* its interned data */
+	struct tp_pb pkt; /* one packet being built */
+	struct tp_pb ev;  /* its track event */
+	struct tp_pb in;  /* its interned data */
 	struct tstate *ts;
 	size_t nts, cap_ts;
-	size_t cur_group;   /* model track whose lanes may have open slices */
+	size_t cur_group; /* model track whose lanes may have open slices */
 	int have_group;
 	struct imap names, cats, keys, vals;
 	uint64_t slices;
@@ -90,6 +106,19 @@ static size_t ihash(const char *s, size_t cap)
 {
 	uint64_t h = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
 	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static struct ient *imap_find(const struct imap *m, const char *s)
+{
+	if (!m->cap)
+		return NULL;
+	size_t h = ihash(s, m->cap);
+	while (m->e[h].s) {
+		if (m->e[h].s == s)
+			return &m->e[h];
+		h = (h + 1) & (m->cap - 1);
+	}
+	return NULL;
 }
 
 static struct ient *imap_get(struct imap *m, const char *s)
@@ -118,7 +147,7 @@ static struct ient *imap_get(struct imap *m, const char *s)
 		h = (h + 1) & (m->cap - 1);
 	}
 	m->e[h].s = s;
-	m->e[h].iid = m->lazy ? 0 : ++m->next_iid;
+	m->e[h].iid = ++m->next_iid;
 	m->e[h].group = SIZE_MAX;
 	m->e[h].mask = 0;
 	m->n++;
@@ -131,19 +160,25 @@ static struct ient *imap_get(struct imap *m, const char *s)
 static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struct tstate *t,
                        const char *s)
 {
-	struct ient *e = imap_get(m, s);
+	struct ient *e = m->lazy ? imap_find(m, s) : NULL;
+	if (!e && m->lazy) {
+		/* Lazy map: a string is interned on its second use; the first is written inline.
+		 * Unique strings (layer names, shapes) are cheaper inline than as an interned
+		 * entry plus a reference, and only a fixed-size table of recently seen addresses
+		 * remembers them, so a million unique strings cost no memory. (A string seen again
+		 * after its slot was reused is just written inline once more.) */
+		size_t slot = ihash(s, SEEN_SLOTS);
+		if (m->seen[slot] != s) {
+			m->seen[slot] = s;
+			return 0;
+		}
+	}
+	if (!e)
+		e = imap_get(m, s);
 	if (!e) {
 		w->in.oom = 1;
 		return 0;
 	}
-	if (!e->iid) {
-		/* Lazy map, first use: unique strings (layer names, shapes) are cheaper inline
-		 * than as an interned entry plus a reference. The next use interns it. */
-		e->iid = UINT64_MAX;
-		return 0;
-	}
-	if (e->iid == UINT64_MAX)
-		e->iid = ++m->next_iid;
 	int known = 0;
 	if (t->lane < 64) {
 		if (e->group != t->group) {
@@ -179,6 +214,7 @@ static uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct
 
 static void imap_free(struct imap *m)
 {
+	tp_free(m->seen);
 	tp_free(m->e);
 	memset(m, 0, sizeof *m);
 }
@@ -187,38 +223,110 @@ static void imap_free(struct imap *m)
 /* Output                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Writes one compressed chunk `z` (zn bytes) as Trace.packet { compressed_packets }. */
+static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
+{
+	uint8_t hdr[24];
+	size_t h = 0;
+	size_t inner = tp_pb_varint_size((uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN) +
+	               tp_pb_varint_size(zn) + zn;
+	hdr[h++] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	h += tp_pb_varint_to(hdr + h, inner);
+	h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
+	h += tp_pb_varint_to(hdr + h, zn);
+	if (fwrite(hdr, 1, h, w->f.fp) != h || fwrite(z, 1, zn, w->f.fp) != zn)
+		return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+	return TP_OK;
+}
+
+/* The compression thread: compresses w->zw.job into w->zw.out while the main thread encodes
+ * the next chunk. One job in flight; the main thread writes results in order, so the file
+ * is the same bytes as with inline compression. */
+static void *zworker_main(void *arg)
+{
+	struct pw *w = arg;
+	struct zworker *zw = &w->zw;
+	pthread_mutex_lock(&zw->mu);
+	for (;;) {
+		while (!(zw->has_job && !zw->done) && !zw->quit)
+			pthread_cond_wait(&zw->cv_job, &zw->mu);
+		if (zw->quit)
+			break;
+		pthread_mutex_unlock(&zw->mu);
+		size_t zn =
+		    libdeflate_zlib_compress(zw->z, zw->job.p, zw->job.len, zw->out.p, zw->out.cap);
+		pthread_mutex_lock(&zw->mu);
+		zw->zn = zn;
+		zw->done = 1;
+		pthread_cond_signal(&zw->cv_done);
+	}
+	pthread_mutex_unlock(&zw->mu);
+	return NULL;
+}
+
+/* Waits for the job in flight, if any, and writes its result. */
+static int zworker_collect(struct pw *w)
+{
+	struct zworker *zw = &w->zw;
+	if (!zw->started)
+		return TP_OK;
+	pthread_mutex_lock(&zw->mu);
+	while (zw->has_job && !zw->done)
+		pthread_cond_wait(&zw->cv_done, &zw->mu);
+	int had = zw->has_job;
+	size_t zn = zw->zn;
+	zw->has_job = 0;
+	pthread_mutex_unlock(&zw->mu);
+	if (!had)
+		return TP_OK;
+	if (!zn)
+		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
+	return write_compressed(w, zw->out.p, zn);
+}
+
 static int flush_chunk(struct pw *w)
 {
 	if (w->chunk.oom || w->zout.oom)
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	if (!w->chunk.len)
 		return TP_OK;
-	const uint8_t *out = w->chunk.p;
 	size_t n = w->chunk.len;
-	uint8_t hdr[24];
-	size_t h = 0;
-	if (w->compress) {
-		size_t bound = libdeflate_zlib_compress_bound(w->z, n);
-		w->zout.len = 0;
-		if (tp_pb_reserve(&w->zout, bound))
-			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing", w->path);
-		size_t zn = libdeflate_zlib_compress(w->z, w->chunk.p, n, w->zout.p, bound);
-		if (!zn)
-			return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-		/* Trace.packet { compressed_packets: bytes } */
-		size_t inner = tp_pb_varint_size((uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN) +
-		               tp_pb_varint_size(zn) + zn;
-		hdr[h++] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
-		h += tp_pb_varint_to(hdr + h, inner);
-		h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
-		h += tp_pb_varint_to(hdr + h, zn);
-		out = w->zout.p;
-		n = zn;
+	if (!w->compress) {
+		if (fwrite(w->chunk.p, 1, n, w->f.fp) != n)
+			return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+		w->chunk.len = 0;
+		return TP_OK;
 	}
-	if ((h && fwrite(hdr, 1, h, w->f.fp) != h) || fwrite(out, 1, n, w->f.fp) != n)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+	size_t bound = libdeflate_zlib_compress_bound(w->z, n);
+	struct zworker *zw = &w->zw;
+	if (zw->started) {
+		int st = zworker_collect(w);
+		if (st)
+			return st;
+		/* The worker's buffers are ours again: swap the full chunk in as its job. */
+		if (tp_pb_reserve(&zw->out, bound))
+			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing",
+			                   w->path);
+		struct tp_pb t = zw->job;
+		zw->job = w->chunk;
+		w->chunk = t;
+		w->chunk.len = 0;
+		pthread_mutex_lock(&zw->mu);
+		zw->has_job = 1;
+		zw->done = 0;
+		pthread_cond_signal(&zw->cv_job);
+		pthread_mutex_unlock(&zw->mu);
+		return TP_OK;
+	}
+	w->zout.len = 0;
+	if (tp_pb_reserve(&w->zout, bound))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing", w->path);
+	size_t zn = libdeflate_zlib_compress(w->z, w->chunk.p, n, w->zout.p, bound);
+	if (!zn)
+		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
 	w->chunk.len = 0;
-	return TP_OK;
+	return write_compressed(w, w->zout.p, zn);
 }
 
 /* Appends one Trace.packet record whose body is w->pkt followed, when given, by the
@@ -226,7 +334,8 @@ static int flush_chunk(struct pw *w)
 static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct tp_pb *in)
 {
 	if (w->pkt.oom)
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	size_t body = w->pkt.len;
 	if (ev)
 		body += 1 + tp_pb_varint_size(ev->len) + ev->len;
@@ -239,7 +348,8 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 			return st;
 	}
 	if (tp_pb_reserve(&w->chunk, need))
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	uint8_t *o = w->chunk.p + w->chunk.len;
 	*o++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
 	o += tp_pb_varint_to(o, body);
@@ -262,19 +372,31 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 	return TP_OK;
 }
 
-static int put_packet(struct pw *w) { return put_packet_parts(w, NULL, NULL); }
+static int put_packet(struct pw *w)
+{
+	return put_packet_parts(w, NULL, NULL);
+}
 
 /* Starts an event packet on track state t at time ts: timestamp delta, sequence, flags. */
 static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
-		return tp_diag_set(w->d, TP_ERANGE,
-		                   "%s: event at %lld ns before the previous one (%lld ns) on its track",
-		                   w->path, (long long)ts, (long long)t->last);
+		return tp_diag_set(
+		    w->d, TP_ERANGE,
+		    "%s: event at %lld ns before the previous one (%lld ns) on its track", w->path,
+		    (long long)ts, (long long)t->last);
 	w->pkt.len = 0;
-	tp_pb_uint(&w->pkt, F_PKT_TIMESTAMP, (uint64_t)(ts - t->last));
-	tp_pb_uint(&w->pkt, F_PKT_SEQ_ID, t->seq);
-	tp_pb_uint(&w->pkt, F_PKT_SEQ_FLAGS, SEQ_NEEDS_STATE);
+	if (tp_pb_reserve(&w->pkt, 32))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
+	uint8_t *o = w->pkt.p;
+	*o++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	o += tp_pb_varint_to(o, (uint64_t)(ts - t->last));
+	*o++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	o += tp_pb_varint_to(o, t->seq);
+	*o++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
+	*o++ = SEQ_NEEDS_STATE;
+	w->pkt.len = (size_t)(o - w->pkt.p);
 	t->last = ts;
 	return TP_OK;
 }
@@ -284,9 +406,13 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	int st = event_head(w, t, ts);
 	if (st)
 		return st;
-	size_t mk = tp_pb_open(&w->pkt, F_PKT_TRACK_EVENT);
-	tp_pb_uint(&w->pkt, F_TE_TYPE, TE_SLICE_END);
-	tp_pb_close(&w->pkt, mk);
+	/* track_event { type: SLICE_END } (event_head left room for these 4 bytes) */
+	uint8_t *o = w->pkt.p + w->pkt.len;
+	*o++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
+	*o++ = 2;
+	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
+	*o++ = TE_SLICE_END;
+	w->pkt.len += 4;
 	return put_packet(w);
 }
 
@@ -369,7 +495,8 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 			tp_pb_close(b, cd);
 		}
 		if (t->is_container)
-			tp_pb_uint(b, F_TD_CHILD_ORDERING, 3); /* "Core N": EXPLICIT sibling ranks */
+			tp_pb_uint(b, F_TD_CHILD_ORDERING,
+			           3); /* "Core N": EXPLICIT sibling ranks */
 		tp_pb_int(b, F_TD_SIBLING_RANK, t->sort_index);
 	}
 	tp_pb_close(b, td);
@@ -407,7 +534,10 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 	return put_packet(w);
 }
 
-static uint8_t *vput(uint8_t *o, uint64_t v) { return o + tp_pb_varint_to(o, v); }
+static uint8_t *vput(uint8_t *o, uint64_t v)
+{
+	return o + tp_pb_varint_to(o, v);
+}
 
 /* Encodes one DebugAnnotation at o (room for 24 bytes checked by the caller). */
 static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
@@ -439,13 +569,21 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 		uint64_t iid = intern_memo(w, &w->vals, F_ID_STRING_VALUES, t,
 		                           pos < CACHE_SLOTS ? &t->vals[pos] : NULL, str);
 		if (iid) {
-			*q++ = (uint8_t)(F_DA_STRING_IID << 3 | TP_PB_VARINT | 0x80); /* key 88 01 */
+			*q++ =
+			    (uint8_t)(F_DA_STRING_IID << 3 | TP_PB_VARINT | 0x80); /* key 88 01 */
 			*q++ = 0x01;
 			q = vput(q, iid);
 			break;
 		}
-		/* First use: the string inline (the caller reserved room for it). */
-		size_t n = strlen(str);
+		/* First use: the string inline. Make room for it and, as the caller did, for
+		 * every annotation and flow that may follow. */
+		size_t n = strlen(str), off = (size_t)(o - w->ev.p);
+		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS +
+		                              11 * (TP_SINK_MAX_FLOWS + 1))) {
+			w->in.oom = 1; /* reported by the caller */
+			return o;
+		}
+		o = w->ev.p + off;
 		*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
 		o = vput(o, (uint64_t)(q - tmp) + 1 + tp_pb_varint_size(n) + n);
 		memcpy(o, tmp, (size_t)(q - tmp));
@@ -492,12 +630,12 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	if ((st = event_head(w, t, s->ts_ns)))
 		return st;
 	w->in.len = 0;
+	w->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
+	/* Room for everything but strings written inline, which put_annotation reserves. */
 	size_t room = 32 + 26 * s->num_args + 11 * (s->num_flows_out + 1);
-	for (size_t i = 0; i < s->num_args; i++)
-		if (s->args[i].type == TP_ARG_STR && s->args[i].s)
-			room += 12 + strlen(s->args[i].s); /* a string written inline */
 	if (tp_pb_reserve(&w->ev, room))
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	uint8_t *o = w->ev.p;
 	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
 	*o++ = TE_SLICE_BEGIN;
@@ -505,7 +643,8 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	o = vput(o, intern_memo(w, &w->cats, F_ID_CATEGORIES, t, &t->cat,
 	                        s->category ? s->category : ""));
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
-	o = vput(o, intern_memo(w, &w->names, F_ID_EVENT_NAMES, t, &t->name, s->name ? s->name : ""));
+	o = vput(o,
+	         intern_memo(w, &w->names, F_ID_EVENT_NAMES, t, &t->name, s->name ? s->name : ""));
 	for (size_t i = 0; i < s->num_args; i++)
 		o = put_annotation(w, t, i, &s->args[i], o);
 	for (size_t i = 0; i < s->num_flows_out; i++)
@@ -514,7 +653,8 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 		o = put_fixed64(o, F_TE_TERM_FLOW_IDS, s->flow_in);
 	w->ev.len = (size_t)(o - w->ev.p);
 	if (w->in.oom)
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace", w->path);
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	if ((st = put_packet_parts(w, &w->ev, &w->in)))
 		return st;
 	if (t->depth == t->cap) {
@@ -558,7 +698,62 @@ static int pw_end(void *ctx, int status)
 	int st = flush_group(w);
 	if (!st)
 		st = flush_chunk(w);
+	if (!st)
+		st = zworker_collect(w);
 	return st;
+}
+
+/* Starts the compression thread when it can help (compressing, more than one CPU). Any
+ * failure just leaves compression inline. */
+static void zworker_start(struct pw *w, int threads)
+{
+	struct zworker *zw = &w->zw;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	if (!w->compress || threads == 1 || (threads == 0 && cpus < 2))
+		return;
+	if (!(zw->z = libdeflate_alloc_compressor(w->level)))
+		return;
+	if (pthread_mutex_init(&zw->mu, NULL))
+		goto no_mutex;
+	if (pthread_cond_init(&zw->cv_job, NULL))
+		goto no_cv_job;
+	if (pthread_cond_init(&zw->cv_done, NULL))
+		goto no_cv_done;
+	if (pthread_create(&zw->th, NULL, zworker_main, w))
+		goto no_thread;
+	zw->started = 1;
+	return;
+no_thread:
+	pthread_cond_destroy(&zw->cv_done);
+no_cv_done:
+	pthread_cond_destroy(&zw->cv_job);
+no_cv_job:
+	pthread_mutex_destroy(&zw->mu);
+no_mutex:
+	libdeflate_free_compressor(zw->z);
+	zw->z = NULL;
+}
+
+static void zworker_stop(struct pw *w)
+{
+	struct zworker *zw = &w->zw;
+	if (zw->started) {
+		pthread_mutex_lock(&zw->mu);
+		while (zw->has_job && !zw->done) /* never abandon a job the worker is reading */
+			pthread_cond_wait(&zw->cv_done, &zw->mu);
+		zw->quit = 1;
+		pthread_cond_signal(&zw->cv_job);
+		pthread_mutex_unlock(&zw->mu);
+		pthread_join(zw->th, NULL);
+		pthread_cond_destroy(&zw->cv_done);
+		pthread_cond_destroy(&zw->cv_job);
+		pthread_mutex_destroy(&zw->mu);
+		zw->started = 0;
+	}
+	if (zw->z)
+		libdeflate_free_compressor(zw->z);
+	tp_pb_free(&zw->job);
+	tp_pb_free(&zw->out);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -576,18 +771,24 @@ int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, c
 	w->full_args = o && o->full_args;
 	w->vals.lazy = 1;
 	int st = TP_OK;
+	if (!(w->vals.seen = tp_calloc(SEEN_SLOTS, sizeof *w->vals.seen))) {
+		st = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+		goto out;
+	}
 	if (w->compress && !(w->z = libdeflate_alloc_compressor(w->level))) {
 		st = tp_diag_set(d, TP_ENOMEM, "%s: out of memory (compressor)", path);
 		goto out;
 	}
 	if ((st = tp_afile_open(&w->f, path, d)))
 		goto out;
-	struct tp_sink sink = {w, pw_begin, pw_track, pw_slice, pw_counter, NULL, pw_end,
-	                       w->full_args};
+	zworker_start(w, o ? o->threads : 0);
+	struct tp_sink sink = {w,          pw_begin, pw_track, pw_slice,
+	                       pw_counter, NULL,     pw_end,   w->full_args};
 	st = tp_sink_drive(p, a, &sink, d);
 	if (!st)
 		st = tp_afile_commit(&w->f, d);
 out:
+	zworker_stop(w);
 	tp_afile_abort(&w->f);
 	if (w->z)
 		libdeflate_free_compressor(w->z);
@@ -613,18 +814,18 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "perfetto.pftrace");
 	if (!path)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full};
+	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, 0};
 	int st = tp_perfetto_write(p, a, path, &po, d);
 	tp_free(path);
 	return st;
 }
 
 const struct tp_output tp_output_perfetto = {
-	"perfetto",
-	"perfetto.pftrace",
-	"--perfetto",
-	"--disable_perfetto",
-	1,
-	"Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
-	output_write,
+    "perfetto",
+    "perfetto.pftrace",
+    "--perfetto",
+    "--disable_perfetto",
+    1,
+    "Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
+    output_write,
 };

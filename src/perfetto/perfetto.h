@@ -8,7 +8,8 @@
  * one packet sequence per timeline track, whose first packet clears incremental state and
  * sets defaults (the track uuid, and an incremental clock so timestamps are small deltas).
  * Packets are batched into zlib-compressed `compressed_packets` chunks (< 512 KiB each)
- * unless compression is turned off.
+ * unless compression is turned off; a second thread compresses one chunk while the next is
+ * encoded (same bytes as without it).
  */
 #ifndef TP_PERFETTO_H
 #define TP_PERFETTO_H
@@ -19,6 +20,8 @@ struct tp_perfetto_opts {
 	int uncompressed; /* 1: plain packets (readable with protoc --decode); 0: zlib chunks */
 	int level;        /* compression level 1..12; 0 = default (1, fastest) */
 	int full_args;    /* also the derivable per-command args (tp_sink_fill_args_ex) */
+	int threads;      /* 0 = a compression thread when there are 2+ CPUs, 1 = none; the
+	                     output bytes are the same either way */
 };
 
 /* Writes the profile as a Perfetto trace to `path` (temporary file + rename). `a` may be NULL
@@ -32,18 +35,18 @@ extern const struct tp_output tp_output_perfetto;
 
 /* What tp_perfetto_check counted. */
 struct tp_perfetto_check_report {
-	uint64_t packets;        /* packets, counting each packet inside compressed chunks */
-	uint64_t chunks;         /* compressed_packets chunks */
-	uint64_t sequences;      /* distinct trusted_packet_sequence_id values */
-	uint64_t tracks;         /* track descriptors */
+	uint64_t packets;   /* packets, counting each packet inside compressed chunks */
+	uint64_t chunks;    /* compressed_packets chunks */
+	uint64_t sequences; /* distinct trusted_packet_sequence_id values */
+	uint64_t tracks;    /* track descriptors */
 	uint64_t processes, threads, counter_tracks;
-	uint64_t slices;         /* SLICE_BEGIN events */
+	uint64_t slices; /* SLICE_BEGIN events */
 	uint64_t instants;
-	uint64_t counters;       /* COUNTER events */
-	uint64_t flows;          /* flows ended (terminating_flow_ids); ids may be reused */
-	uint64_t annotations;    /* debug annotations on events */
-	uint64_t interned;       /* interned entries defined */
-	int max_depth;           /* deepest nesting seen on one track */
+	uint64_t counters;         /* COUNTER events */
+	uint64_t flows;            /* flows ended (terminating_flow_ids); ids may be reused */
+	uint64_t annotations;      /* debug annotations on events */
+	uint64_t interned;         /* interned entries defined */
+	int max_depth;             /* deepest nesting seen on one track */
 	int64_t first_ts, last_ts; /* resolved trace-time range of events */
 };
 

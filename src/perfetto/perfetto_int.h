@@ -89,7 +89,7 @@ enum {
 /* TrackEvent.Type, sequence flags, clocks. */
 enum { TE_SLICE_BEGIN = 1, TE_SLICE_END = 2, TE_INSTANT = 3, TE_COUNTER = 4 };
 enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
-#define TP_PB_CLOCK_INCR 64   /* sequence-scoped user clock, incremental */
+#define TP_PB_CLOCK_INCR 64 /* sequence-scoped user clock, incremental */
 #define TP_PB_CLOCK_BOOTTIME 6
 
 struct tp_pb {

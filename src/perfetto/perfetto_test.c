@@ -34,7 +34,10 @@ static int teardown(void **state)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-static char *tmp(const char *name) { return tp_path_join(tmpdir, name); }
+static char *tmp(const char *name)
+{
+	return tp_path_join(tmpdir, name);
+}
 
 static void expect_bytes(const struct tp_pb *b, const uint8_t *want, size_t n)
 {
@@ -50,15 +53,15 @@ static void test_varint(void **state)
 		uint8_t bytes[10];
 		size_t n;
 	} cases[] = {
-		{0, {0x00}, 1},
-		{1, {0x01}, 1},
-		{127, {0x7f}, 1},
-		{128, {0x80, 0x01}, 2},
-		{300, {0xac, 0x02}, 2},
-		{1000, {0xe8, 0x07}, 2},
-		{16383, {0xff, 0x7f}, 2},
-		{16384, {0x80, 0x80, 0x01}, 3},
-		{UINT64_MAX, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10},
+	    {0, {0x00}, 1},
+	    {1, {0x01}, 1},
+	    {127, {0x7f}, 1},
+	    {128, {0x80, 0x01}, 2},
+	    {300, {0xac, 0x02}, 2},
+	    {1000, {0xe8, 0x07}, 2},
+	    {16383, {0xff, 0x7f}, 2},
+	    {16384, {0x80, 0x80, 0x01}, 3},
+	    {UINT64_MAX, {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, 10},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct tp_pb b = {0};
@@ -71,7 +74,8 @@ static void test_varint(void **state)
 		assert_true(back == cases[i].v);
 		/* A varint cut short must not decode. */
 		p = b.p;
-		assert_int_equal(tp_pb_read_varint(&p, b.p + b.len - 1, &back), b.len > 1 ? -1 : -1);
+		assert_int_equal(tp_pb_read_varint(&p, b.p + b.len - 1, &back),
+		                 b.len > 1 ? -1 : -1);
 		tp_pb_free(&b);
 	}
 	/* int64 fields are not zigzag: -1 is ten bytes. */
@@ -104,8 +108,8 @@ static void test_nested_lengths(void **state)
 	tp_pb_uint(&b, F_TD_PARENT, 1);
 	tp_pb_close(&b, td);
 	tp_pb_close(&b, pk);
-	const uint8_t want[] = {0x0a, 0x0c, 0xe2, 0x03, 0x09, 0x08, 0x03, 0x12,
-	                        0x03, 0x54, 0x49, 0x55, 0x28, 0x01};
+	const uint8_t want[] = {0x0a, 0x0c, 0xe2, 0x03, 0x09, 0x08, 0x03,
+	                        0x12, 0x03, 0x54, 0x49, 0x55, 0x28, 0x01};
 	expect_bytes(&b, want, sizeof want);
 	tp_pb_free(&b);
 	/* Bodies of 125..129 bytes: one- and two-byte lengths, body intact after the move. */
@@ -168,7 +172,7 @@ static void test_fixture_plain_and_compressed(void **state)
 	assert_non_null(p);
 	struct tp_diag d = {0};
 	char *plain = tmp("plain.pftrace"), *comp = tmp("comp.pftrace");
-	struct tp_perfetto_opts o = {1, 0, 0};
+	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
 	assert_int_equal(tp_perfetto_write(p, NULL, comp, NULL, &d), TP_OK);
 	struct tp_perfetto_check_report r1, r2;
@@ -210,6 +214,108 @@ static void test_fixture_plain_and_compressed(void **state)
 	free(bc);
 	tp_free(plain);
 	tp_free(comp);
+	tp_profile_free(p);
+}
+
+/* A profile big enough for many chunks: inline and threaded compression give the same
+ * bytes, the checker accepts them, and inflating every chunk gives the plain file. */
+static void test_many_chunks(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	for (int i = 0; i < 60000; i++) {
+		struct tp_slice *s = fx_cmd(p, tr, i % 3 ? "tensorLd" : "tensorSt", "DMA_tensor",
+		                            i * 100, i * 100 + 40 + i % 50, (uint32_t)i + 1);
+		s->bytes = 256u << (i % 5);
+		s->dir = TP_DIR_DDR_TO_LMEM;
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	char *a = tmp("inline.pftrace"), *b = tmp("thread.pftrace"), *c = tmp("plain.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_opts one = {0, 0, 0, 1}, two = {0, 0, 0, 2}, plain = {1, 0, 0, 1};
+	assert_int_equal(tp_perfetto_write(p, NULL, a, &one, &d), TP_OK);
+	assert_int_equal(tp_perfetto_write(p, NULL, b, &two, &d), TP_OK);
+	assert_int_equal(tp_perfetto_write(p, NULL, c, &plain, &d), TP_OK);
+	size_t na, nb, nc;
+	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb), *bc = slurp(c, &nc);
+	assert_int_equal(na, nb);
+	assert_memory_equal(ba, bb, na);
+	struct tp_perfetto_check_report r;
+	assert_int_equal(tp_perfetto_check(b, &r, &d), TP_OK);
+	assert_int_equal(r.slices, 60000);
+	assert_true(r.chunks > 5);
+	/* Inflate chunk after chunk: the concatenation is the plain file. */
+	uint8_t *out = malloc(nc + 1024);
+	size_t at = 0;
+	const uint8_t *q = ba, *e = ba + na;
+	while (q < e) {
+		uint64_t len = 0, key = 0, zlen = 0;
+		assert_int_equal(*q++, 0x0a);
+		assert_int_equal(tp_pb_read_varint(&q, e, &len), 0);
+		assert_int_equal(tp_pb_read_varint(&q, e, &key), 0);
+		assert_int_equal(key, F_PKT_COMPRESSED << 3 | TP_PB_LEN);
+		assert_int_equal(tp_pb_read_varint(&q, e, &zlen), 0);
+		assert_true(zlen < 512 * 1024); /* the documented chunk limit */
+		uLongf n = (uLongf)(nc + 1024 - at);
+		assert_int_equal(uncompress(out + at, &n, q, (uLong)zlen), Z_OK);
+		at += n;
+		q += zlen;
+	}
+	assert_int_equal(at, nc);
+	assert_memory_equal(out, bc, nc);
+	free(out);
+	free(ba);
+	free(bb);
+	free(bc);
+	tp_free(a);
+	tp_free(b);
+	tp_free(c);
+	tp_profile_free(p);
+}
+
+/* Long, unique strings are written inline on first use: the event buffer must grow for
+ * them (ASan builds catch an overflow) and the result must still check. */
+static void test_long_strings(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "app", 77, 0);
+	int th = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "t", 0);
+	p->tracks[th].tid = 78;
+	static char big[20000];
+	for (int i = 0; i < 3; i++) {
+		struct tp_slice *s = tp_track_push(p, th);
+		s->start_ns = i * 10;
+		s->end_ns = i * 10 + 5;
+		s->name = tp_profile_str(p, "op");
+		tp_args_begin(p);
+		for (int k = 0; k < 20; k++) {
+			size_t n = 1000 * (size_t)(k + 1) - 1;
+			memset(big, 'a' + k, n);
+			big[n] = 0;
+			big[0] = (char)('0' + i); /* unique per slice */
+			char key[16];
+			snprintf(key, sizeof key, "k%d", k);
+			tp_args_add_str(p, key, big);
+		}
+		s->args = tp_args_end(p);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	char *path = tmp("long.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_opts o = {1, 0, 0, 0};
+	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
+	struct tp_perfetto_check_report r;
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_OK);
+	assert_int_equal(r.slices, 3);
+	assert_int_equal(r.annotations, 60);
+	size_t n;
+	uint8_t *b = slurp(path, &n);
+	assert_true(n > 3 * 210000); /* 3 x sum of 1000k-1 over k=1..20, all inline */
+	free(b);
+	tp_free(path);
 	tp_profile_free(p);
 }
 
@@ -258,8 +364,18 @@ static void event(struct tp_pb *b, uint64_t ts, uint32_t seq, int flags, int typ
 	tp_pb_close(b, te);
 }
 
-enum { BAD_NONE, BAD_UNDECLARED, BAD_NOT_CLEARED, BAD_PID0, BAD_END_ONLY, BAD_VARINT_FLOW,
-       BAD_UNCLOSED, BAD_PARENT, BAD_IID, BAD_TIME_BACK };
+enum {
+	BAD_NONE,
+	BAD_UNDECLARED,
+	BAD_NOT_CLEARED,
+	BAD_PID0,
+	BAD_END_ONLY,
+	BAD_VARINT_FLOW,
+	BAD_UNCLOSED,
+	BAD_PARENT,
+	BAD_IID,
+	BAD_TIME_BACK
+};
 
 static int write_case(const char *path, int which)
 {
@@ -310,15 +426,15 @@ static void test_checker_rejects(void **state)
 		int which;
 		const char *says;
 	} cases[] = {
-		{BAD_UNDECLARED, "which no earlier descriptor declares"},
-		{BAD_NOT_CLEARED, "does not clear incremental state"},
-		{BAD_PID0, "pid 0"},
-		{BAD_END_ONLY, "SLICE_END with no open slice"},
-		{BAD_VARINT_FLOW, "flow id (fixed64"},
-		{BAD_UNCLOSED, "never end"},
-		{BAD_PARENT, "parent_uuid 9 is not declared"},
-		{BAD_IID, "event name iid 4 used before it is interned"},
-		{BAD_TIME_BACK, "before the previous one"},
+	    {BAD_UNDECLARED, "which no earlier descriptor declares"},
+	    {BAD_NOT_CLEARED, "does not clear incremental state"},
+	    {BAD_PID0, "pid 0"},
+	    {BAD_END_ONLY, "SLICE_END with no open slice"},
+	    {BAD_VARINT_FLOW, "flow id (fixed64"},
+	    {BAD_UNCLOSED, "never end"},
+	    {BAD_PARENT, "parent_uuid 9 is not declared"},
+	    {BAD_IID, "event name iid 4 used before it is interned"},
+	    {BAD_TIME_BACK, "before the previous one"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		write_case(path, cases[i].which);
@@ -329,7 +445,7 @@ static void test_checker_rejects(void **state)
 	}
 	/* A truncated real trace fails with the offset of the cut record. */
 	struct tp_profile *p = fx_profile();
-	struct tp_perfetto_opts o = {1, 0, 0};
+	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	size_t n;
 	uint8_t *bytes = slurp(path, &n);
@@ -374,11 +490,13 @@ static void test_write_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_varint),
-		cmocka_unit_test(test_nested_lengths),
-		cmocka_unit_test(test_fixture_plain_and_compressed),
-		cmocka_unit_test(test_checker_rejects),
-		cmocka_unit_test(test_write_oom),
+	    cmocka_unit_test(test_varint),
+	    cmocka_unit_test(test_nested_lengths),
+	    cmocka_unit_test(test_fixture_plain_and_compressed),
+	    cmocka_unit_test(test_many_chunks),
+	    cmocka_unit_test(test_long_strings),
+	    cmocka_unit_test(test_checker_rejects),
+	    cmocka_unit_test(test_write_oom),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

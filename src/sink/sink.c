@@ -33,7 +33,7 @@ struct dtrack {
 	int model_track;   /* -1 when synthesised */
 	size_t first_lane; /* index of its lane-0 sink track */
 	size_t nlanes;
-	uint64_t base_id;  /* slice ids are base_id + index + 1 */
+	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
 };
 
@@ -43,43 +43,59 @@ struct lane {
 	size_t depth, cap;
 };
 
+/* One dependency (24 bytes: a profile can have one per command). The flow is open from the
+ * source's start to the waiter's start. */
 struct edge {
-	size_t src_dt, src_idx; /* source slice (the one waited for) */
-	uint64_t dst_id;        /* waiting slice id */
-	int dropped;
-	int64_t src_ns, dst_ns; /* the flow is open from the source's start to the waiter's */
-	uint64_t flow_id;       /* small, reused once a flow has ended (see assign_flow_ids) */
+	uint32_t src_dt, src_idx; /* source slice (the one waited for): dtrack, index */
+	uint32_t dst_dt, dst_idx; /* waiting slice */
+	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids) */
+	uint32_t dropped;
 };
 
 struct src_key {
-	size_t dt, idx, e; /* source dtrack, source index, edge index */
+	uint32_t dt, idx, e; /* source dtrack, source index, edge index */
 };
 
 struct derived {
-	size_t track;     /* sink track index */
+	size_t track; /* sink track index */
 	int32_t device, core;
-	int what;         /* 1 DDR bandwidth, 2 TIU utilisation */
+	int what; /* 1 DDR bandwidth, 2 TIU utilisation */
 };
 
 struct plan {
 	const struct tp_profile *p;
-	struct tp_arena arena;           /* names */
-	struct tp_sink_track *tracks;    /* announced in this order */
+	struct tp_arena arena;        /* names */
+	struct tp_sink_track *tracks; /* announced in this order */
 	size_t ntracks, cap_tracks;
 	struct dtrack *dts;
 	size_t ndts, cap_dts;
-	struct tp_track *synth;          /* synthesised layer tracks (owned, with slices) */
+	struct tp_track *synth; /* synthesised layer tracks (owned, with slices) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
-	struct edge *edges;              /* in waiting-slice (dst) order */
+	struct edge *edges; /* in waiting-slice (dst) order */
 	size_t nedges, cap_edges;
-	struct src_key *by_src;          /* edges sorted by source */
+	struct src_key *by_src; /* edges sorted by source */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 };
+
+static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
+{
+	return pl->dts[e->dst_dt].base_id + e->dst_idx + 1;
+}
+
+static int64_t edge_src_ns(const struct plan *pl, const struct edge *e)
+{
+	return pl->dts[e->src_dt].t->slices[e->src_idx].start_ns;
+}
+
+static int64_t edge_dst_ns(const struct plan *pl, const struct edge *e)
+{
+	return pl->dts[e->dst_dt].t->slices[e->dst_idx].start_ns;
+}
 
 static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
 
@@ -151,11 +167,11 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 	out->num_args = 0;
 	enum tp_track_kind k = (enum tp_track_kind)t->kind;
 	const struct tp_layer *l =
-		s->layer >= 0 && (size_t)s->layer < p->num_layers ? &p->layers[s->layer] : NULL;
+	    s->layer >= 0 && (size_t)s->layer < p->num_layers ? &p->layers[s->layer] : NULL;
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
-		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md §7.2).
-		 * Fields that change slowly from one command to the next come first and the ones
-		 * that change every command last: in the compressed Perfetto trace a run of
+		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md
+		 * §7.2). Fields that change slowly from one command to the next come first and the
+		 * ones that change every command last: in the compressed Perfetto trace a run of
 		 * unchanged annotations then costs one back-reference instead of one per field. */
 		int sys = s->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
 		enum tp_dir dir = (enum tp_dir)s->dir;
@@ -177,7 +193,8 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 		if (s->cmd_id)
 			arg_uint(out, "Cmd Id", s->cmd_id);
 		if (s->dep_id)
-			arg_uint(out, k == TP_TRACK_TIU ? "des_cmd_id_dep" : "cmd_id_dep", s->dep_id);
+			arg_uint(out, k == TP_TRACK_TIU ? "des_cmd_id_dep" : "cmd_id_dep",
+			         s->dep_id);
 		if (full && s >= t->slices && s < t->slices + t->count)
 			arg_uint(out, "Global Idx", (uint64_t)(s - t->slices));
 		if (full && s->cycles) {
@@ -216,10 +233,18 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 		if (g < generated)
 			continue;
 		switch (a[i].type) {
-		case TP_ARG_INT: arg_int(out, key, a[i].v.i); break;
-		case TP_ARG_UINT: arg_uint(out, key, a[i].v.u); break;
-		case TP_ARG_REAL: arg_real(out, key, a[i].v.d); break;
-		default: arg_str(out, key, tp_str(p, a[i].v.s)); break;
+		case TP_ARG_INT:
+			arg_int(out, key, a[i].v.i);
+			break;
+		case TP_ARG_UINT:
+			arg_uint(out, key, a[i].v.u);
+			break;
+		case TP_ARG_REAL:
+			arg_real(out, key, a[i].v.d);
+			break;
+		default:
+			arg_str(out, key, tp_str(p, a[i].v.s));
+			break;
 		}
 	}
 }
@@ -251,8 +276,8 @@ size_t tp_sink_fmt_real(char *out, size_t n, double v)
 
 static struct tp_sink_track *new_track(struct plan *pl)
 {
-	struct tp_sink_track *n = tp_grow(pl->tracks, sizeof *pl->tracks, pl->ntracks + 1,
-	                                  &pl->cap_tracks);
+	struct tp_sink_track *n =
+	    tp_grow(pl->tracks, sizeof *pl->tracks, pl->ntracks + 1, &pl->cap_tracks);
 	if (!n)
 		return NULL;
 	pl->tracks = n;
@@ -336,10 +361,9 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, int nested, si
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
-			return tp_diag_set(d, TP_ERANGE,
-			                   "track \"%s\": more than %d slices overlap at %lld ns",
-			                   tp_str(pl->p, t->name), MAX_LANES,
-			                   (long long)t->slices[k].start_ns);
+			return tp_diag_set(
+			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
+			    tp_str(pl->p, t->name), MAX_LANES, (long long)t->slices[k].start_ns);
 	}
 	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
 	lanes_reset(pl);
@@ -553,13 +577,15 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 				proto.pid = pid;
 				proto.core = core;
 				proto.sort_index = rank++;
-				proto.full_name = fmt_name(pl, "Core %d %s", core, kind_order_name[k]);
+				proto.full_name =
+				    fmt_name(pl, "Core %d %s", core, kind_order_name[k]);
 				st = add_dtrack(pl, t, (int)i, &proto, kind_order_name[k], d);
 			}
 			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
 				struct tp_track *lt;
 				if (synth_layers(pl, dev, core, &lt)) {
-					st = tp_diag_set(d, TP_ENOMEM, "out of memory building layer tracks");
+					st = tp_diag_set(d, TP_ENOMEM,
+					                 "out of memory building layer tracks");
 				} else if (lt) {
 					struct tp_sink_track proto = {0};
 					proto.parent_uuid = box_uuid;
@@ -592,8 +618,9 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 			nm = tp_track_kind_name((enum tp_track_kind)t->kind);
 		proto.full_name = nm;
 		int64_t tid = t->tid;
-		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid) ? (int32_t)tid
-		                                                                              : 0;
+		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid)
+		                ? (int32_t)tid
+		                : 0;
 		st = add_dtrack(pl, t, (int)i, &proto, nm, d);
 	}
 	/* Counters recorded by the source. */
@@ -689,22 +716,42 @@ static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
 static int sort_edges_by_src(struct plan *pl);
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
 
+/* The partner dtrack of a TIU or GDMA dtrack (the first of the other kind on the same device
+ * and core), or -1. */
+static long partner(const struct plan *pl, size_t i)
+{
+	const struct dtrack *w = &pl->dts[i];
+	if (w->t->kind != TP_TRACK_TIU && w->t->kind != TP_TRACK_GDMA)
+		return -1;
+	int want = w->t->kind == TP_TRACK_TIU ? TP_TRACK_GDMA : TP_TRACK_TIU;
+	for (size_t k = 0; k < pl->ndts; k++)
+		if (pl->dts[k].t->kind == want && pl->dts[k].t->device == w->t->device &&
+		    pl->dts[k].t->core == w->t->core)
+			return (long)k;
+	return -1;
+}
+
 static int plan_flows(struct plan *pl, struct tp_diag *d)
 {
-	/* dtracks of one core are adjacent; pair the first TIU and GDMA of each (device, core). */
+	/* Edges are stored in 32-bit fields; allocate once for the most there can be. */
+	size_t most = 0;
+	if (pl->ndts > UINT32_MAX)
+		return TP_OK;
+	for (size_t i = 0; i < pl->ndts; i++)
+		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
+		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
+			for (size_t k = 0; k < pl->dts[i].t->count; k++)
+				most += pl->dts[i].t->slices[k].dep_id != 0;
+	if (!most)
+		return TP_OK;
+	pl->edges = tp_malloc(most * sizeof *pl->edges);
+	if (!pl->edges)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	pl->cap_edges = most;
 	for (size_t i = 0; i < pl->ndts; i++) {
 		const struct dtrack *w = &pl->dts[i];
-		if (w->t->kind != TP_TRACK_TIU && w->t->kind != TP_TRACK_GDMA)
-			continue;
-		int want = w->t->kind == TP_TRACK_TIU ? TP_TRACK_GDMA : TP_TRACK_TIU;
-		long pi = -1;
-		for (size_t k = 0; k < pl->ndts; k++)
-			if (pl->dts[k].t->kind == want && pl->dts[k].t->device == w->t->device &&
-			    pl->dts[k].t->core == w->t->core) {
-				pi = (long)k;
-				break;
-			}
-		if (pi < 0)
+		long pi = partner(pl, i);
+		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
 			continue;
 		int any = 0;
 		for (size_t k = 0; k < w->t->count && !any; k++)
@@ -728,15 +775,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 				pl->flows_skipped++;
 				continue;
 			}
-			struct edge *e = tp_grow(pl->edges, sizeof *pl->edges, pl->nedges + 1,
-			                         &pl->cap_edges);
-			if (!e) {
-				tp_free(cx.key);
-				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-			}
-			pl->edges = e;
 			pl->edges[pl->nedges++] = (struct edge){
-				(size_t)pi, (size_t)src, w->base_id + k + 1, 0, src_ns, s->start_ns, 0};
+			    (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0, 0};
 		}
 		tp_free(cx.key);
 	}
@@ -762,14 +802,16 @@ static int by_src_cmp(const void *a, const void *b)
 static int sort_edges_by_src(struct plan *pl)
 {
 	for (size_t i = 0; i < pl->nedges; i++)
-		pl->by_src[i] = (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, i};
+		pl->by_src[i] =
+		    (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, (uint32_t)i};
 	qsort(pl->by_src, pl->nedges, sizeof *pl->by_src, by_src_cmp);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
 		struct edge *e = &pl->edges[pl->by_src[i].e];
 		const struct edge *prev = i ? &pl->edges[pl->by_src[i - 1].e] : NULL;
-		run = prev && prev->src_dt == e->src_dt && prev->src_idx == e->src_idx ? run + 1 : 0;
+		run =
+		    prev && prev->src_dt == e->src_dt && prev->src_idx == e->src_idx ? run + 1 : 0;
 		if (run >= TP_SINK_MAX_FLOWS) {
 			e->dropped = 1;
 			pl->flows_dropped++;
@@ -783,7 +825,7 @@ struct heap {
 	struct hent {
 		int64_t key;
 		uint64_t id;
-	} *a;
+	} * a;
 	size_t n, cap;
 };
 
@@ -852,19 +894,20 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	size_t n = 0;
 	for (size_t i = 0; i < pl->nedges; i++)
 		if (!pl->edges[i].dropped)
-			order[n++] = (struct hent){pl->edges[i].src_ns, (uint64_t)i};
+			order[n++] = (struct hent){edge_src_ns(pl, &pl->edges[i]), (uint64_t)i};
 	qsort(order, n, sizeof *order, open_cmp);
 	uint64_t next = 0;
 	for (size_t k = 0; k < n && !st; k++) {
 		struct edge *e = &pl->edges[order[k].id];
-		while (busy.n && busy.a[0].key < e->src_ns && !st) {
+		int64_t src_ns = edge_src_ns(pl, e);
+		while (busy.n && busy.a[0].key < src_ns && !st) {
 			struct hent done = heap_pop(&busy);
 			st = heap_push(&freed, (int64_t)done.id, done.id);
 		}
 		if (st)
 			break;
-		e->flow_id = freed.n ? heap_pop(&freed).id : ++next;
-		st = heap_push(&busy, e->dst_ns, e->flow_id);
+		e->flow_id = (uint32_t)(freed.n ? heap_pop(&freed).id : ++next);
+		st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id);
 	}
 	tp_free(order);
 	tp_free(busy.a);
@@ -1010,9 +1053,10 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->parent_id = parent;
 			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
 			ss->flow_in = 0;
-			while (ei < pl->nedges && pl->edges[ei].dst_id < id)
+			while (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) < id)
 				ei++;
-			if (ei < pl->nedges && pl->edges[ei].dst_id == id && !pl->edges[ei].dropped)
+			if (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) == id &&
+			    !pl->edges[ei].dropped)
 				ss->flow_in = pl->edges[ei].flow_id;
 			ss->num_flows_out = 0;
 			while (si < pl->nedges) {
@@ -1085,7 +1129,7 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		if (e->dropped || !sink->flow)
 			continue;
 		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
-		                e->dst_id);
+		                edge_dst_id(pl, e));
 	}
 out:
 	if (begun && sink->end) {

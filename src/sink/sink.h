@@ -22,7 +22,8 @@ struct tp_out_opts {
 	size_t max_cores;     /* --num_core: cap on per-core outputs, 0 = all */
 	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
 	int trace_args_full;  /* trace writers: also the derivable per-command args (Function
-	                         Name, Start/End Cycle, Layer Type/Name); see tp_sink_fill_args_ex */
+	                         Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
+	                         tp_sink_fill_args_ex */
 };
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
@@ -108,7 +109,9 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
                   struct tp_diag *d);
 
 /* Fills s->args with the reference-named arguments of a model slice (Cmd Id, Function Type,
- * Asic Cycle, DDR Bandwidth(GB/s), Direction, DMA data size(B), layer, plus its argset). */
+ * Asic Cycle, DDR Bandwidth(GB/s), Direction, DMA data size(B), layer, plus its argset).
+ * Since issue 3 this is the default set of tp_sink_fill_args_ex (full = 0), in which Asic
+ * Cycle is left to the full set: it is derivable from the slice's duration. */
 void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
                        const struct tp_slice *s, struct tp_sink_slice *out);
 

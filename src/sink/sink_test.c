@@ -91,10 +91,18 @@ static int r_slice(void *ctx, const struct tp_sink_slice *s)
 		const struct tp_sink_arg *a = &s->args[i];
 		char v[128];
 		switch (a->type) {
-		case TP_ARG_INT: snprintf(v, sizeof v, "%lld", (long long)a->i); break;
-		case TP_ARG_UINT: snprintf(v, sizeof v, "%llu", (unsigned long long)a->u); break;
-		case TP_ARG_REAL: tp_sink_fmt_real(v, sizeof v, a->d); break;
-		default: snprintf(v, sizeof v, "'%s'", a->s); break;
+		case TP_ARG_INT:
+			snprintf(v, sizeof v, "%lld", (long long)a->i);
+			break;
+		case TP_ARG_UINT:
+			snprintf(v, sizeof v, "%llu", (unsigned long long)a->u);
+			break;
+		case TP_ARG_REAL:
+			tp_sink_fmt_real(v, sizeof v, a->d);
+			break;
+		default:
+			snprintf(v, sizeof v, "'%s'", a->s);
+			break;
 		}
 		n += (size_t)snprintf(x->args + n, sizeof x->args - n, "%s=%s;", a->key, v);
 	}
@@ -158,14 +166,20 @@ static void test_tracks(void **state)
 	/* Tree order: device, core box, engines in TIU GDMA(lanes) Layer order, derived
 	 * counters; next core; then the capture process with its thread and counter. */
 	const char *want[][2] = {
-		{"BM1688 device 0", "BM1688 device 0"}, {"Core 0", "Core 0"},
-		{"TIU", "Core 0 TIU"},                  {"GDMA", "Core 0 GDMA"},
-		{"GDMA", "Core 0 GDMA"},                {"Layer", "Core 0 Layer"},
-		{"DDR Bandwidth", "Core 0 DDR Bandwidth"}, {"TIU Utilization", "Core 0 TIU Utilization"},
-		{"Core 1", "Core 1"},                   {"TIU", "Core 1 TIU"},
-		{"TIU Utilization", "Core 1 TIU Utilization"},
-		{"app \"quoted\" (pid 4242)", "app \"quoted\" (pid 4242)"},
-		{"main\tthread", "main\tthread"},        {"queue", "queue"},
+	    {"BM1688 device 0", "BM1688 device 0"},
+	    {"Core 0", "Core 0"},
+	    {"TIU", "Core 0 TIU"},
+	    {"GDMA", "Core 0 GDMA"},
+	    {"GDMA", "Core 0 GDMA"},
+	    {"Layer", "Core 0 Layer"},
+	    {"DDR Bandwidth", "Core 0 DDR Bandwidth"},
+	    {"TIU Utilization", "Core 0 TIU Utilization"},
+	    {"Core 1", "Core 1"},
+	    {"TIU", "Core 1 TIU"},
+	    {"TIU Utilization", "Core 1 TIU Utilization"},
+	    {"app \"quoted\" (pid 4242)", "app \"quoted\" (pid 4242)"},
+	    {"main\tthread", "main\tthread"},
+	    {"queue", "queue"},
 	};
 	assert_int_equal(r.ntracks, sizeof want / sizeof want[0]);
 	for (size_t i = 0; i < r.ntracks; i++) {
@@ -223,7 +237,8 @@ static void test_slices_lanes_nesting_flows(void **state)
 	assert_string_equal(conv->args, "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';");
 	/* Capture nesting: step > op > runtime, then a sibling op. */
 	const struct rec_slice *step = find(&r, "step 0", 0), *op = find(&r, "MatMul\n<\x01>", 100),
-	                       *rt = find(&r, "launch\\kernel", 200), *sm = find(&r, "Softmax", 600);
+	                       *rt = find(&r, "launch\\kernel", 200),
+	                       *sm = find(&r, "Softmax", 600);
 	assert_int_equal(step->depth, 0);
 	assert_int_equal(step->parent, 0);
 	assert_int_equal(op->depth, 1);
@@ -280,7 +295,8 @@ static void test_args(void **state)
 	                    "Function Type='DMA_tensor';Direction='LMEM->DDR';Cmd Id=3;"
 	                    "cmd_id_dep=3;DMA data size(B)=512;DDR Bandwidth(GB/s)=10.0392;");
 	/* sys commands carry no bandwidth fields. */
-	assert_string_equal(find(&r, "system.wait_msg", 1000)->args, "Function Type='SYS';Cmd Id=4;");
+	assert_string_equal(find(&r, "system.wait_msg", 1000)->args,
+	                    "Function Type='SYS';Cmd Id=4;");
 	assert_string_equal(find(&r, "arith.add", 0)->args,
 	                    "Function Type='sAR';Cmd Id=1;uArch Rate='37.5%';");
 	assert_string_equal(find(&r, "MatMul\n<\x01>", 100)->args,
@@ -312,8 +328,8 @@ static void test_counters(void **state)
 		int64_t ts;
 		double v;
 	} want[] = {
-		{6, 0, 12.8}, {6, 1000, 0}, {7, 0, 90}, {7, 1000, 0}, {10, 0, 5}, {10, 1000, 0},
-		{13, 0, 0},     {13, 100, 3}, {13, 600, 1},
+	    {6, 0, 12.8},  {6, 1000, 0}, {7, 0, 90},   {7, 1000, 0}, {10, 0, 5},
+	    {10, 1000, 0}, {13, 0, 0},   {13, 100, 3}, {13, 600, 1},
 	};
 	assert_int_equal(r.nc, sizeof want / sizeof want[0]);
 	for (size_t i = 0; i < r.nc; i++) {
@@ -382,12 +398,9 @@ static void test_fmt_real(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tracks),
-		cmocka_unit_test(test_slices_lanes_nesting_flows),
-		cmocka_unit_test(test_args),
-		cmocka_unit_test(test_counters),
-		cmocka_unit_test(test_errors),
-		cmocka_unit_test(test_fmt_real),
+	    cmocka_unit_test(test_tracks), cmocka_unit_test(test_slices_lanes_nesting_flows),
+	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
+	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -31,7 +31,8 @@ static double now(clockid_t clk)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...\n", argv[0]);
+		fprintf(stderr, "usage: %s N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...\n",
+		        argv[0]);
 		return 1;
 	}
 	size_t n = (size_t)strtoull(argv[1], NULL, 10);
@@ -39,8 +40,9 @@ int main(int argc, char **argv)
 	int level = lv ? atoi(lv) : 0;
 	struct tp_profile *p = tp_profile_new();
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
-	static const char *tiu_names[] = {"conv.normal", "mm.normal", "mm2.nn", "arith.add",
-	                                  "arith.mul", "pord.maxpooling", "sfu.taylor", "rqdq.rq"};
+	static const char *tiu_names[] = {"conv.normal", "mm.normal", "mm2.nn",
+	                                  "arith.add",   "arith.mul", "pord.maxpooling",
+	                                  "sfu.taylor",  "rqdq.rq"};
 	static const char *dma_names[] = {"tensorLd", "tensorSt", "tensorMv", "dma.matrix"};
 	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 4);
 	const int cores = 4;
@@ -93,8 +95,11 @@ int main(int argc, char **argv)
 		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 		int st;
 		if (!strcmp(w, "perfetto") || !strcmp(w, "perfetto-plain")) {
-			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level, 0};
-			path = tp_path_join(argv[2], o.uncompressed ? "plain.pftrace" : "perfetto.pftrace");
+			const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
+			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level, 0,
+			                             th ? atoi(th) : 0};
+			path = tp_path_join(argv[2],
+			                    o.uncompressed ? "plain.pftrace" : "perfetto.pftrace");
 			st = tp_perfetto_write(p, NULL, path, &o, &d);
 		} else if (!strcmp(w, "json")) {
 			path = tp_path_join(argv[2], "trace.json");

@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	struct tp_diag d = {0};
-	struct tp_perfetto_opts plain = {1, 0, 0};
+	struct tp_perfetto_opts plain = {1, 0, 0, 0};
 	char *f1 = tp_path_join(argv[1], "perfetto_plain.pftrace");
 	char *f2 = tp_path_join(argv[1], "perfetto.pftrace");
 	char *f3 = tp_path_join(argv[1], "trace.json");

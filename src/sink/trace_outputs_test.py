@@ -184,6 +184,11 @@ def sqlite(out):
     check(rows == [("9",)], f"counters {rows}")
     rows = run("explain query plan select * from slice s where s.name='mm.normal'")
     check(any("slice_name" in " ".join(r) for r in rows), f"query 1 uses the name index {rows}")
+    rows = run("explain query plan select s.name from slice s join args a on "
+               "s.arg_set_id = a.arg_set_id where a.key = 'debug.DDR Bandwidth(GB/s)' and "
+               "a.real_value between 5 and 20")
+    check(any("arg_value_key_real (key_id=? AND real_value>? AND real_value<?)" in " ".join(r)
+              for r in rows), f"query 2 uses the (key, real_value) index {rows}")
 
 
 def main():

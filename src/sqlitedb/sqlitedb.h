@@ -8,12 +8,14 @@
  *       type: 'process', 'container' (Core N), 'slice' (engine lanes), 'thread', 'counter'
  *   slice(id, ts, dur, track_id, category, name, depth, parent_id, arg_set_id, cmd_id)
  *   args(id, arg_set_id, flat_key, key, int_value, string_value, real_value, value_type,
- *        display_value)   key = 'debug.' || name with '.', '[' and ']' turned into '_';
+ *        display_value) — a view over arg_key(id, key) and arg_value(id, arg_set_id, key_id,
+ *        int_value, string_value, real_value, type), so each key is stored once;
+ *        key = 'debug.' || name with '.', '[' and ']' turned into '_';
  *        value_type 'int' / 'uint' (above INT64_MAX only) / 'real' / 'string'
  *   counter(id, ts, track_id, value)                flow(id, slice_out, slice_in, trace_id)
  * Views: thread_track, process_track, counter_track (id, name, type, parent_id, upid/utid).
- * Indexes: slice(name), slice(track_id, ts), args(arg_set_id), args(key, real_value),
- *          counter(track_id, ts).
+ * Indexes: slice(name), slice(track_id, ts), slice(arg_set_id), arg_value(arg_set_id),
+ *          arg_value(key_id, real_value), counter(track_id, ts).
  */
 #ifndef TP_SQLITEDB_H
 #define TP_SQLITEDB_H

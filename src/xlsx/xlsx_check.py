@@ -152,7 +152,25 @@ def synthetic(gen, work):
         check(ws.freeze_panes == "A5", "%s frozen below the header (%s)" % (ws.title, ws.freeze_panes))
         check(ws.auto_filter.ref == "A4:%s%d" % (get_column_letter(len(h)), 4 + n),
               "%s autofilter %s" % (ws.title, ws.auto_filter.ref))
-        check(len(ws.conditional_formatting) > 0, "%s has highlight rules" % ws.title)
+        rules = {}
+        for cf in ws.conditional_formatting:
+            for rule in cf.rules:
+                rules.setdefault(str(cf.sqref).split(":")[0], []).append(
+                    (rule.type, rule.operator, tuple(rule.formula or ())))
+        col = {name: get_column_letter(i + 1) + "5" for i, name in enumerate(h)}
+        if kind == "TIU":
+            check(rules.get(col["uArch Rate"]) == [("cellIs", "lessThan", ("0.5",)),
+                                                   ("cellIs", "lessThan", ("0.75",))],
+                  "uArch Rate highlight rules %s" % rules.get(col["uArch Rate"]))
+            check(rules.get(col["Avg Cycle Last 200"]) == [("cellIs", "lessThan", ("200",))],
+                  "Avg Cycle Last 200 rule")
+        else:
+            check(rules.get(col["Stall Cycle"]) == [("cellIs", "greaterThan", ("0",))], "stall rule")
+            ddr = rules.get(col["DDR Bandwidth(GB/s)"], [])
+            # BM1688: 32 GB/s per core, red below 50 %, yellow below 75 %.
+            check(len(ddr) == 2 and "16.0000" in ddr[0][2][0] and "24.0000" in ddr[1][2][0],
+                  "DDR bandwidth rules against 32 GB/s: %s" % ddr)
+        check(rules.get(col["Data Type"], [(None,)])[0][0] == "containsText", "FP32 rule")
         check(ws.column_dimensions["F"].width and ws.column_dimensions["F"].width > 8,
               "%s: Function Name column fitted" % ws.title)
         check_engine_rows(ws, rows, kind, freqs[kind], core)

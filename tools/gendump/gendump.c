@@ -1250,7 +1250,7 @@ static void sync_point(struct gen *g, uint64_t s)
 		gdma_line(g, c, gdep, 0, 6);
 		tiu_line(g, c, tdep + 1, 15);
 		gdma_line(g, c, gdep + 1, 0, 6);
-		tiu_line(g, c, tdep + 1, 3);
+		tiu_line(g, c, tdep + 2, 3);
 		/* The first wait_msg starts at the same real time on every core: it is the anchor
 		 * the converter aligns cores on (§9.2 step 5). */
 		int64_t nb = s == 0 ? release - 5556 : 0;

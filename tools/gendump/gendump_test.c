@@ -103,6 +103,7 @@ struct cmds {
 	unsigned last_typ, last_eu;
 	uint64_t first_wait;  /* 1-based index of the first TIU wait_msg, 0 if none */
 	size_t tail;          /* bytes after the last command */
+	uint64_t *deps;       /* cmd_id_dep of every command (tp_malloc'ed) */
 };
 
 /* TIU descriptor length from its header, by the §6 table; 0 = unknown. */
@@ -139,6 +140,8 @@ static int all_zero(const uint8_t *p, size_t n)
 static void decode(const struct tp_file *f, int tiu, struct cmds *out)
 {
 	memset(out, 0, sizeof *out);
+	out->deps = tp_malloc(f->size / 16 * sizeof *out->deps + 8);
+	assert_non_null(out->deps);
 	size_t pos = 0;
 	while (pos < f->size) {
 		assert_true(f->size - pos >= 16);
@@ -157,6 +160,8 @@ static void decode(const struct tp_file *f, int tiu, struct cmds *out)
 		}
 		assert_int_not_equal(len, 0);
 		assert_true(len <= f->size - pos);
+		/* TIU cmd_id_dep bits 17-40, GDMA bits 64-87 (§6). */
+		out->deps[out->n] = tiu ? tp_bits(p, 17, 24) : tp_bits(p, 64, 24);
 		out->n++;
 		if (out->n == 1) {
 			out->first_typ = typ;
@@ -189,6 +194,30 @@ static uint64_t count_lines(const struct tp_file *f, const char *needle, const c
 		buf[k] = 0;
 		if (strstr(buf, needle) && (!and_too || strstr(buf, and_too)))
 			n++;
+		s += len + 1;
+	}
+	return n;
+}
+
+/* The value of `key` (e.g. "gdma_id=") in each BM1688 node line of `core` that contains
+ * `kind` ("bd_func=" for TIU, "gdma_func=" for GDMA), in file order. Returns the count. */
+static uint64_t line_deps(const struct tp_file *f, const char *kind, const char *key,
+                          unsigned core, uint64_t *out, uint64_t max)
+{
+	char core_kv[32];
+	snprintf(core_kv, sizeof core_kv, " core=%u", core);
+	uint64_t n = 0;
+	const char *s = (const char *)f->data, *end = s + f->size;
+	while (s < end) {
+		const char *nl = memchr(s, '\n', (size_t)(end - s));
+		size_t len = nl ? (size_t)(nl - s) : (size_t)(end - s);
+		char buf[512];
+		size_t k = len < sizeof buf - 1 ? len : sizeof buf - 1;
+		memcpy(buf, s, k);
+		buf[k] = 0;
+		const char *kv = strstr(buf, key);
+		if (strstr(buf, kind) && strstr(buf, core_kv) && kv && n < max)
+			out[n++] = strtoull(kv + strlen(key), NULL, 10);
 		s += len + 1;
 	}
 	return n;
@@ -335,6 +364,23 @@ static void check_dump(const struct gd_opts *o, const char *dir, const struct gd
 			assert_int_equal(count_lines(&gp, "] bd cmd_id bd_id=", NULL), cmd_tiu[c] - 1);
 			assert_int_equal(count_lines(&gp, "] gdma cmd_id bd_id=", NULL), cmd_gdma[c] - 1);
 		}
+		if (a1688) {
+			/* Node lines and descriptors agree on every dependency, in order: TIU lines
+			 * carry it as gdma_id=, GDMA lines as bd_id= (§3.1). */
+			uint64_t *ld = tp_malloc((cmd_tiu[c] + cmd_gdma[c]) * sizeof *ld);
+			assert_non_null(ld);
+			uint64_t m = line_deps(&gp, "bd_func=", "gdma_id=", c, ld, cmd_tiu[c]);
+			assert_int_equal(m, cmd_tiu[c] - 1);
+			for (uint64_t i = 0; i < m; i++)
+				assert_int_equal(ld[i], dt.deps[i]);
+			m = line_deps(&gp, "gdma_func=", "bd_id=", c, ld, cmd_gdma[c]);
+			assert_int_equal(m, cmd_gdma[c] - 1);
+			for (uint64_t i = 0; i < m; i++)
+				assert_int_equal(ld[i], dg.deps[i]);
+			tp_free(ld);
+		}
+		tp_free(dt.deps);
+		tp_free(dg.deps);
 		tp_file_release(&ft);
 		tp_file_release(&fg);
 	}
