@@ -4,13 +4,19 @@
 # fails, so a user knows exactly what to install.
 set -euo pipefail
 build_pkgs="cmake ninja-build pkg-config gcc make libsqlite3-dev libxlsxwriter-dev libcmocka-dev libopenblas-dev libcjson-dev zlib1g-dev libdeflate-dev"
-test_pkgs="clang libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl chromium nodejs npm libreoffice-calc-nogui"
+test_pkgs="clang libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl chromium libreoffice-calc-nogui"
 want="$build_pkgs"
 [ "${1:-build}" = test ] && want="$build_pkgs $test_pkgs"
 missing=""
 for p in $want; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
 done
+# Node.js may come from a non-Debian package (it bundles npm, which then conflicts with
+# Debian's npm): ask for Debian's nodejs + npm only when the commands are absent.
+if [ "${1:-build}" = test ]; then
+  command -v node >/dev/null 2>&1 || missing="$missing nodejs"
+  command -v npm >/dev/null 2>&1 || missing="$missing npm"
+fi
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" = 0 ]; then
   echo "deps: installing:$missing"
