@@ -248,7 +248,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_s
 		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
 		tp_args_add_uint(p, key_names[K_DST], c.dst_addr);
 	}
-	tp_args_add_uint(p, key_names[K_DEP], c.dep);
+	/* The dependency lives in s->dep_id; writers derive cmd_id_dep / des_cmd_id_dep from it. */
 	if (c.has_msg) {
 		tp_args_add_uint(p, key_names[K_MSG], c.msg_id);
 		tp_args_add_uint(p, key_names[K_CNT], c.msg_cnt);

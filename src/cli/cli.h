@@ -16,6 +16,7 @@ struct tp_cli_opts {
 	double gdma_freq_mhz;    /* --gdma_freq */
 	int quiet, verbose;
 	const char *sparse_ratios;
+	int trace_args_compact;  /* --trace_args compact */
 	unsigned char *enabled;  /* per registry output: 1 = write */
 };
 

@@ -27,6 +27,10 @@ void tp_cli_usage(FILE *f)
 	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
+	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
+	        "                       compact: drop the ones derivable from the slice itself (Function\n"
+	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
+	        "                       smaller traces of huge dumps\n"
 	        "  -q, --quiet          print nothing but errors\n"
 	        "  -v, --verbose        print reader statistics and timings\n"
 	        "  -h, --help           this text\n"
@@ -140,6 +144,13 @@ int tp_cli_convert(int argc, char **argv)
 				return usage_error("--gdma_freq needs a clock in MHz, got '%s'", err ? "" : v);
 			continue;
 		}
+		if (opt_value(argc, argv, &i, "--trace_args", &v, &err)) {
+			if (err || (strcmp(v, "full") != 0 && strcmp(v, "compact") != 0))
+				return usage_error("--trace_args takes 'full' or 'compact', got '%s'",
+				                   err ? "" : v);
+			o.trace_args_compact = strcmp(v, "compact") == 0;
+			continue;
+		}
 		if (opt_value(argc, argv, &i, "--sparse-ratios", &v, &err)) {
 			if (err)
 				return usage_error("%s needs a file", a);
@@ -233,7 +244,8 @@ int tp_cli_convert(int argc, char **argv)
 	struct tp_out_opts oo = {.out_dir = o.out_dir,
 	                         .quiet = o.quiet,
 	                         .verbose = o.verbose,
-	                         .sparse_ratios_path = o.sparse_ratios};
+	                         .sparse_ratios_path = o.sparse_ratios,
+	                         .trace_args_full = !o.trace_args_compact};
 	for (size_t i = 0; i < nout; i++) {
 		if (!enabled[i])
 			continue;
