@@ -405,7 +405,7 @@ static void test_cmdbuf_end_rule(void **state)
 static void test_cmd_1684(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[8448];
 	snprintf(path, sizeof path, "%s/cmd_bm1684.hex", fixdir);
 	uint8_t *b;
 	size_t n;
@@ -434,7 +434,7 @@ static void test_cmd_1684(void **state)
 static void test_cmd_1684x(void **state)
 {
 	(void)state;
-	char path[4096];
+	char path[8448];
 	snprintf(path, sizeof path, "%s/cmd_bm1684x_tiu.hex", fixdir);
 	uint8_t *b;
 	size_t n;
@@ -726,7 +726,7 @@ static void test_x_small(void **state)
 
 	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
 	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
-	char path[4096];
+	char path[8448];
 	snprintf(path, sizeof path, "%s/iter0.profile", dir);
 	put_u32(path, 200, 77);
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
@@ -741,7 +741,7 @@ static void test_a2_layers_json(void **state)
 {
 	(void)state;
 	const char *dir = make_fixture("a2_small", "a2_json");
-	char path[4096];
+	char path[8448];
 	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
 	static const char js[] =
 		"[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
@@ -835,7 +835,7 @@ static void expect_error(const char *dir, int status, const char *msg)
 static void test_bad_inputs(void **state)
 {
 	(void)state;
-	char want[8192], path[4096];
+	char want[8448], path[8448];
 	const char *dir;
 
 	/* iter0.profile layout (see the fixture comments): the unknown block 77 at 0x585, the

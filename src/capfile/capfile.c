@@ -664,7 +664,7 @@ out:
 static int counter_sample(struct tctx *x, const struct rec *q)
 {
 	struct rd *r = x->r;
-	uint32_t name;
+	uint32_t name = 0;
 	int rc = str_id(x, q->name, q->off + 12, &name);
 	if (rc != TP_OK)
 		return rc;

@@ -140,7 +140,7 @@ static void test_deterministic(void **state)
 	struct tp_diag d = {0};
 	assert_int_equal(tp_xlsx_write(p, &a, p1, NULL, &d), TP_OK);
 	assert_int_equal(tp_xlsx_write(p, &a, p2, NULL, &d), TP_OK);
-	size_t n1, n2;
+	size_t n1 = 0, n2 = 0;
 	char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
 	assert_non_null(b1);
 	assert_non_null(b2);
@@ -199,7 +199,7 @@ static void test_ratio_file_error(void **state)
 	 * the failed rewrite byte for byte, and no temporary file is left next to it. */
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_xlsx_write(p, &a, path, NULL, &d), TP_OK);
-	size_t n0, n1;
+	size_t n0 = 0, n1 = 0;
 	char *before = slurp(path, &n0);
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_xlsx_write(p, &a, path, &xo, &d), TP_ENOTFOUND);
