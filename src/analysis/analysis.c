@@ -111,6 +111,44 @@ static int rank_cmp(const void *x, const void *y)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
+/* Keeps the `cap` best ranks (rank_cmp order) in h[0..*n): a max-heap on rank_cmp, so the root
+ * is the worst kept entry and a better candidate replaces it. */
+static void sift_down(struct tp_rank *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && rank_cmp(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && rank_cmp(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct tp_rank t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_offer(struct tp_rank *h, size_t *n, size_t cap, const struct tp_rank *r)
+{
+	if (*n < cap) {
+		size_t i = (*n)++;
+		h[i] = *r;
+		while (i > 0 && rank_cmp(&h[(i - 1) / 2], &h[i]) < 0) {
+			struct tp_rank t = h[i];
+			h[i] = h[(i - 1) / 2];
+			h[(i - 1) / 2] = t;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	if (cap == 0 || rank_cmp(r, &h[0]) >= 0)
+		return;
+	h[0] = *r;
+	sift_down(h, *n, 0);
+}
+
 /* Groups slices by (core, track kind, name) into `out`. A small open-addressing map keyed by
  * the triple keeps this O(n) over tens of millions of commands. */
 struct rank_map {
@@ -350,9 +388,11 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 	a->num_top_cmds = cmds.n;
 	cmds.v = NULL;
 
-	/* Layers by span (begin..end of their matched commands). */
+	/* Layers by span (begin..end of their matched commands): the top TP_ANALYSIS_TOP_LAYERS,
+	 * selected with a bounded heap so a dump with millions of layers is not sorted whole. */
 	if (p->num_layers) {
-		a->top_layers = tp_calloc(p->num_layers, sizeof *a->top_layers);
+		size_t cap = p->num_layers < TP_ANALYSIS_TOP_LAYERS ? p->num_layers : TP_ANALYSIS_TOP_LAYERS;
+		a->top_layers = tp_calloc(cap, sizeof *a->top_layers);
 		if (!a->top_layers) {
 			st = TP_ENOMEM;
 			goto out;
@@ -361,15 +401,16 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			const struct tp_layer *l = &p->layers[i];
 			if (l->begin_ns > l->end_ns)
 				continue;
-			struct tp_rank *r = &a->top_layers[a->num_top_layers++];
-			r->name = l->name;
-			r->type = l->type;
-			r->index = (int32_t)i;
-			r->core = l->core;
-			r->count = (uint64_t)(l->tiu_last >= l->tiu_first && l->tiu_last ? l->tiu_last - l->tiu_first + 1 : 0) +
-			           (uint64_t)(l->gdma_last >= l->gdma_first && l->gdma_last ? l->gdma_last - l->gdma_first + 1 : 0);
-			r->total_ns = r->min_ns = r->max_ns = l->end_ns - l->begin_ns;
-			r->share = ratio((double)r->total_ns, total);
+			struct tp_rank r = {0};
+			r.name = l->name;
+			r.type = l->type;
+			r.index = (int32_t)i;
+			r.core = l->core;
+			r.count = (uint64_t)(l->tiu_last >= l->tiu_first && l->tiu_last ? l->tiu_last - l->tiu_first + 1 : 0) +
+			          (uint64_t)(l->gdma_last >= l->gdma_first && l->gdma_last ? l->gdma_last - l->gdma_first + 1 : 0);
+			r.total_ns = r.min_ns = r.max_ns = l->end_ns - l->begin_ns;
+			r.share = ratio((double)r.total_ns, total);
+			heap_offer(a->top_layers, &a->num_top_layers, cap, &r);
 		}
 		if (a->num_top_layers)
 			qsort(a->top_layers, a->num_top_layers, sizeof *a->top_layers, rank_cmp);

@@ -39,6 +39,9 @@ struct tp_engine_stats {
 	uint64_t alg_ops, uarch_ops; /* 0 when the decoder has no op model */
 };
 
+/* How many layers the ranking keeps (reports show far fewer). */
+#define TP_ANALYSIS_TOP_LAYERS 1000
+
 #define TP_ENGINES 4 /* TIU, GDMA, SDMA, CDMA: indexes are enum tp_track_kind values */
 
 struct tp_core_stats {
@@ -73,7 +76,8 @@ struct tp_analysis {
 	struct tp_core_stats overall; /* Overall row (parallelism etc. over cores) */
 	int64_t overall_tiu_max_ns, overall_gdma_max_ns, overall_sdma_max_ns;
 	uint64_t overall_tiu_max_cycle, overall_gdma_max_cycle, overall_sdma_max_cycle;
-	struct tp_rank *top_layers;  size_t num_top_layers;  /* by time, descending */
+	struct tp_rank *top_layers;  size_t num_top_layers;  /* by time, descending; at most
+	                                                        TP_ANALYSIS_TOP_LAYERS */
 	struct tp_rank *top_cmds;    size_t num_top_cmds;    /* by (engine, name), descending */
 	struct tp_rank *op_types;    size_t num_op_types;    /* captures: per operator type */
 	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */

@@ -218,7 +218,7 @@ parsed:
 		c->type_str[slot] = tp_str(c->p, ly.type);
 		c->type_len[slot] = tn;
 	}
-	ly.name = tp_profile_strn(c->p, nv, nn);
+	ly.name = tp_profile_strn_unique(c->p, nv, nn); /* layer names are unique */
 	ly.device = 0;
 	ly.core = -1;
 	ly.subnet = c->cur_subnet;

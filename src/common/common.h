@@ -158,8 +158,10 @@ uint64_t tp_bits(const uint8_t *p, unsigned lo, unsigned width);
 struct tp_strtab {
 	struct tp_arena *arena; /* not owned */
 	const char **strs;      /* id -> string */
-	uint32_t *lens;         /* id -> length */
+	uint32_t *lens;         /* id -> length; top bit set = added unique (not in the hash) */
+	uint32_t *hashes;       /* id -> hash, so probes compare 32 bits before the bytes */
 	uint32_t count, cap;
+	uint32_t nfind;         /* ids linked into the hash */
 	uint32_t *slots;        /* open-addressing hash: id+1, 0 = empty */
 	uint32_t nslots;
 };
@@ -169,6 +171,10 @@ int tp_strtab_init(struct tp_strtab *t, struct tp_arena *arena);
 void tp_strtab_free(struct tp_strtab *t);
 /* Interns s[0..n) and stores its id in *id. Returns TP_OK or TP_ENOMEM. */
 int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id);
+/* Adds s[0..n) under a new id WITHOUT making it findable (no de-duplication): for strings
+ * that are nearly always unique (layer names), where hashing millions of them costs more than
+ * it saves. Returns TP_OK or TP_ENOMEM. */
+int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t *id);
 /* The string of an id (NUL-terminated); "" for an out-of-range id. */
 const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id);
 /* Looks a string up without adding it; returns 1 and sets *id if present, else 0. */

@@ -97,6 +97,21 @@ static void test_strtab(void **state)
 	assert_true(tp_strtab_find(&t, "s4999", 5, &f));
 	assert_string_equal(tp_strtab_get(&t, f), "s4999");
 	assert_false(tp_strtab_find(&t, "s5000", 5, &f));
+	/* Unique additions get fresh ids, resolve, and never become findable (even after the
+	 * interned strings force more rehashing). */
+	uint32_t u1, u2;
+	assert_int_equal(tp_strtab_add_unique(&t, "layer/a", 7, &u1), TP_OK);
+	assert_int_equal(tp_strtab_add_unique(&t, "layer/a", 7, &u2), TP_OK);
+	assert_int_not_equal(u1, u2);
+	assert_string_equal(tp_strtab_get(&t, u2), "layer/a");
+	for (int i = 5000; i < 9000; i++) {
+		snprintf(buf, sizeof buf, "s%d", i);
+		uint32_t id;
+		assert_int_equal(tp_strtab_intern(&t, buf, strlen(buf), &id), TP_OK);
+	}
+	assert_false(tp_strtab_find(&t, "layer/a", 7, &f));
+	assert_true(tp_strtab_find(&t, "s8999", 5, &f));
+	assert_string_equal(tp_strtab_get(&t, u1), "layer/a");
 	tp_strtab_free(&t);
 	tp_arena_free(&a);
 }

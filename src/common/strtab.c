@@ -6,6 +6,8 @@
 
 #include <string.h>
 
+#define UNIQUE 0x80000000u
+
 static uint32_t hash(const char *s, size_t n)
 {
 	uint32_t h = 2166136261u;
@@ -28,6 +30,7 @@ void tp_strtab_free(struct tp_strtab *t)
 {
 	tp_free(t->strs);
 	tp_free(t->lens);
+	tp_free(t->hashes);
 	tp_free(t->slots);
 	memset(t, 0, sizeof *t);
 }
@@ -38,7 +41,9 @@ static int rehash(struct tp_strtab *t, uint32_t nslots)
 	if (!slots)
 		return TP_ENOMEM;
 	for (uint32_t id = 0; id < t->count; id++) {
-		uint32_t i = hash(t->strs[id], t->lens[id]) & (nslots - 1);
+		if (t->lens[id] & UNIQUE)
+			continue;
+		uint32_t i = t->hashes[id] & (nslots - 1);
 		while (slots[i])
 			i = (i + 1) & (nslots - 1);
 		slots[i] = id + 1;
@@ -53,10 +58,11 @@ int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t 
 {
 	if (!t->nslots)
 		return 0;
-	uint32_t i = hash(s, n) & (t->nslots - 1);
+	uint32_t h = hash(s, n);
+	uint32_t i = h & (t->nslots - 1);
 	while (t->slots[i]) {
 		uint32_t cand = t->slots[i] - 1;
-		if (t->lens[cand] == n && memcmp(t->strs[cand], s, n) == 0) {
+		if (t->hashes[cand] == h && t->lens[cand] == n && memcmp(t->strs[cand], s, n) == 0) {
 			*id = cand;
 			return 1;
 		}
@@ -65,17 +71,30 @@ int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t 
 	return 0;
 }
 
+static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int findable,
+                  uint32_t *id);
+
 int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 {
 	if (tp_strtab_find(t, s, n, id))
 		return TP_OK;
-	if (n > UINT32_MAX || t->count == UINT32_MAX - 1)
+	if (n >= UNIQUE || t->count == UINT32_MAX - 1)
 		return TP_ENOMEM;
-	if ((uint64_t)(t->count + 1) * 4 >= (uint64_t)t->nslots * 3) {
+	/* Load factor at most 1/2 keeps linear-probe runs short. */
+	if ((uint64_t)(t->nfind + 1) * 2 >= (uint64_t)t->nslots) {
 		uint32_t ns = t->nslots ? t->nslots * 2 : 256;
 		if (rehash(t, ns) != TP_OK)
 			return TP_ENOMEM;
 	}
+	return append(t, s, n, hash(s, n), 1, id);
+}
+
+/* Stores s under a new id; `findable` also links it into the hash. */
+static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int findable,
+                  uint32_t *id)
+{
+	if (n >= UNIQUE || t->count == UINT32_MAX - 1)
+		return TP_ENOMEM;
 	if (t->count == t->cap) {
 		uint32_t nc = t->cap ? t->cap * 2 : 256;
 		const char **strs = tp_realloc(t->strs, nc * sizeof *strs);
@@ -86,6 +105,10 @@ int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 		if (!lens)
 			return TP_ENOMEM;
 		t->lens = lens;
+		uint32_t *hashes = tp_realloc(t->hashes, nc * sizeof *hashes);
+		if (!hashes)
+			return TP_ENOMEM;
+		t->hashes = hashes;
 		t->cap = nc;
 	}
 	char *copy = tp_arena_strndup(t->arena, s, n);
@@ -93,13 +116,26 @@ int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 		return TP_ENOMEM;
 	uint32_t nid = t->count++;
 	t->strs[nid] = copy;
-	t->lens[nid] = (uint32_t)n;
-	uint32_t i = hash(s, n) & (t->nslots - 1);
+	t->lens[nid] = (uint32_t)n | (findable ? 0 : UNIQUE);
+	t->hashes[nid] = h;
+	*id = nid;
+	if (!findable)
+		return TP_OK;
+	t->nfind++;
+	uint32_t i = h & (t->nslots - 1);
 	while (t->slots[i])
 		i = (i + 1) & (t->nslots - 1);
 	t->slots[i] = nid + 1;
-	*id = nid;
 	return TP_OK;
+}
+
+int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
+{
+	if (n == 0) {
+		*id = 0;
+		return TP_OK;
+	}
+	return append(t, s, n, hash(s, n), 0, id);
 }
 
 const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id)

@@ -131,6 +131,16 @@ uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
 	return id;
 }
 
+uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n)
+{
+	uint32_t id = 0;
+	if (tp_strtab_add_unique(&p->strs, s, n, &id) != TP_OK) {
+		p->oom = 1;
+		return 0;
+	}
+	return id;
+}
+
 uint32_t tp_profile_str(struct tp_profile *p, const char *s)
 {
 	return tp_profile_strn(p, s ? s : "", s ? strlen(s) : 0);

@@ -300,6 +300,8 @@ void tp_profile_free(struct tp_profile *p);
  * sets p's sticky oom flag checked by tp_profile_finish. */
 uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
+/* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
+uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n);
 static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
 {
 	return tp_strtab_get(&p->strs, id);
