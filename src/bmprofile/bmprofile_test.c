@@ -468,6 +468,35 @@ static void test_cmd_1684x(void **state)
 /* Text parsers.                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Fuzzer finding: a node line cut right after its prefix, at the very end of the buffer (no
+ * newline), made the fast node path read past the line. The buffer is heap-allocated with no
+ * slack so ASan catches any over-read. */
+static void test_global_cut_node_line(void **state)
+{
+	(void)state;
+	static const char *const tails[] = {"[bmprofile] bd cmd_id", "[bmprofile] gdma cmd_id",
+	                                    "[bmprofile] gdma cmd_id bd_id=", "[bmprofile] bd cmd_id "};
+	for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+		char text[256];
+		int n = snprintf(text, sizeof text,
+		                 "[bmprofile] arch=3\n[bmprofile] local_layer: layer_id=1 "
+		                 "layer_type=Load layer_name=\n%s",
+		                 tails[i]);
+		char *buf = tp_malloc((size_t)n);
+		memcpy(buf, text, (size_t)n);
+		struct tp_profile *p = tp_profile_new();
+		struct bmp_global *g = tp_calloc(1, sizeof *g);
+		struct tp_diag d = {0};
+		int rc = bmp_global_parse(buf, (size_t)n, "global.profile", p, g, &d);
+		/* Either ignored or reported with its line; never a crash. */
+		assert_true(rc == TP_OK || strstr(d.msg, "global.profile:3: ") == d.msg);
+		bmp_global_free(g);
+		tp_free(g);
+		tp_profile_free(p);
+		tp_free(buf);
+	}
+}
+
 static void test_global_parse(void **state)
 {
 	(void)state;
@@ -1025,7 +1054,7 @@ int main(void)
 		cmocka_unit_test(test_records_1688),  cmocka_unit_test(test_records_legacy),
 		cmocka_unit_test(test_cmd_1688),      cmocka_unit_test(test_cmdbuf_end_rule),
 		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
-		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_netstat_parse),
+		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_global_cut_node_line),  cmocka_unit_test(test_netstat_parse),
 		cmocka_unit_test(test_a2_small),      cmocka_unit_test(test_a2_layers_json),
 		cmocka_unit_test(test_x_small),
 		cmocka_unit_test(test_a2_small_oom),

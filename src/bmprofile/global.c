@@ -152,7 +152,7 @@ static int oom(struct ctx *c)
 static int fast_num(const char **p, const char *end, const char *key, size_t kn, uint64_t *out)
 {
 	const char *q = *p;
-	if ((size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
+	if (q >= end || (size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
 		return 0;
 	q += kn;
 	uint64_t v = 0;
@@ -354,6 +354,8 @@ static int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
 static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *gd, int *tiu,
                      uint64_t *dir, uint64_t *core)
 {
+	if (skip >= l->n) /* a line cut right after its prefix (fuzzer finding) */
+		return 0;
 	const char *p = l->s + skip, *end = l->s + l->n;
 	uint64_t f;
 	if (!fast_num(&p, end, "bd_id=", 6, bd) || !fast_num(&p, end, "gdma_id=", 8, gd))
