@@ -212,19 +212,6 @@ static void rank_add(struct tp_rank *r, int64_t dur)
 		r->max_ns = dur;
 }
 
-static int op_type_of(const struct tp_profile *p, const struct tp_slice *s, uint32_t op_key,
-                      uint32_t *type)
-{
-	size_t n;
-	const struct tp_arg *args = tp_args_get(p, s->args, &n);
-	for (size_t i = 0; i < n; i++)
-		if (args[i].key == op_key && args[i].type == TP_ARG_STR) {
-			*type = args[i].v.s;
-			return 1;
-		}
-	return 0;
-}
-
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 {
 	memset(a, 0, sizeof *a);
@@ -426,9 +413,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 				const struct tp_slice *s = &t->slices[k];
 				if (s->type != op_type_str)
 					continue;
-				uint32_t ty = s->name;
-				if (have_key)
-					op_type_of(p, s, op_key, &ty);
+				const struct tp_arg *ot = have_key ? tp_args_find(p, s->args, op_key) : NULL;
+				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : s->name;
 				struct tp_rank *r = rank_get(&ops, -1, 0, ty);
 				if (!r) {
 					st = TP_ENOMEM;

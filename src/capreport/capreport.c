@@ -62,22 +62,6 @@ struct report {
 	uint64_t events_dropped;
 };
 
-static uint32_t find_id(const struct tp_profile *p, const char *s)
-{
-	uint32_t id;
-	return tp_strtab_find(&p->strs, s, strlen(s), &id) ? id : 0;
-}
-
-static const struct tp_arg *arg_id(const struct tp_profile *p, uint32_t args, uint32_t key)
-{
-	size_t n;
-	const struct tp_arg *a = key ? tp_args_get(p, args, &n) : NULL;
-	for (size_t i = 0; a && i < n; i++)
-		if (a[i].key == key)
-			return &a[i];
-	return NULL;
-}
-
 static int64_t as_int(const struct tp_arg *a)
 {
 	switch (a->type) {
@@ -206,11 +190,11 @@ static int collect(const struct tp_profile *p, struct report *r)
 {
 	memset(r, 0, sizeof *r);
 	r->p = p;
-	uint32_t ty_step = find_id(p, TP_CAP_TYPE_STEP), ty_act = find_id(p, TP_CAP_TYPE_ACTIVITY);
-	uint32_t ty_op = find_id(p, TP_CAP_TYPE_OP);
-	uint32_t k_step = find_id(p, TP_CAP_KEY_STEP), k_warm = find_id(p, TP_CAP_KEY_WARMUP);
-	uint32_t k_graph = find_id(p, TP_CAP_KEY_GRAPH), k_meta = find_id(p, TP_CAP_KEY_META);
-	uint32_t k_type = find_id(p, TP_CAP_KEY_OP_TYPE), k_bytes = find_id(p, TP_CAP_KEY_BYTES);
+	uint32_t ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP), ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
+	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
+	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	uint32_t k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH), k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
+	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
 
 	/* Pass 1: steps (so operators outside their step's thread can find its graph). */
 	int64_t ordinal = 0;
@@ -228,9 +212,9 @@ static int collect(const struct tp_profile *p, struct report *r)
 			if (!g)
 				return TP_ENOMEM;
 			r->steps = g;
-			const struct tp_arg *sa = arg_id(p, s->args, k_step);
-			const struct tp_arg *w = arg_id(p, s->args, k_warm);
-			const struct tp_arg *ga = arg_id(p, s->args, k_graph);
+			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
+			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
+			const struct tp_arg *ga = tp_args_find(p, s->args, k_graph);
 			struct cstep *st = &r->steps[r->nsteps++];
 			st->step = sa ? as_int(sa) : ordinal;
 			ordinal++;
@@ -258,7 +242,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 			int is_act = ty_act && s->type == ty_act, is_op = ty_op && s->type == ty_op;
 			if (!is_act && !is_op)
 				continue;
-			const struct tp_arg *sa = arg_id(p, s->args, k_step);
+			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			int inside =
 			    cur && s->start_ns >= cur->start_ns && s->end_ns <= cur->end_ns;
 			int has_step = 0;
@@ -268,7 +252,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 				has_step = 1;
 				step = as_int(sa);
 			} else if (inside && !sa) {
-				const struct tp_arg *ca = arg_id(p, cur->args, k_step);
+				const struct tp_arg *ca = tp_args_find(p, cur->args, k_step);
 				if (ca) {
 					has_step = 1;
 					step = as_int(ca);
@@ -284,14 +268,14 @@ static int collect(const struct tp_profile *p, struct report *r)
 				a->has_step = has_step;
 				a->step = step;
 				a->name = tp_str(p, s->name);
-				a->meta = as_str(p, arg_id(p, s->args, k_meta));
+				a->meta = as_str(p, tp_args_find(p, s->args, k_meta));
 				a->start_ns = s->start_ns;
 				a->dur_ns = s->end_ns - s->start_ns;
 				a->count = 1;
 				continue;
 			}
 			if (inside) {
-				const struct tp_arg *cg = arg_id(p, cur->args, k_graph);
+				const struct tp_arg *cg = tp_args_find(p, cur->args, k_graph);
 				graph = cg ? as_str(p, cg) : tp_str(p, cur->name);
 			} else if (has_step && r->nsteps) {
 				struct cstep key = {"", step, 0, INT64_MIN, 0};
@@ -315,14 +299,14 @@ static int collect(const struct tp_profile *p, struct report *r)
 			struct cnode *nd = &r->nodes[r->nnodes++];
 			nd->graph = graph;
 			nd->name = tp_str(p, s->name);
-			nd->type = as_str(p, arg_id(p, s->args, k_type));
+			nd->type = as_str(p, tp_args_find(p, s->args, k_type));
 			nd->step = step;
 			nd->has_step = has_step;
 			nd->args = s->args;
 			nd->start_ns = s->start_ns;
 			nd->dur_ns = s->end_ns - s->start_ns;
 			nd->count = 1;
-			const struct tp_arg *b = arg_id(p, s->args, k_bytes);
+			const struct tp_arg *b = tp_args_find(p, s->args, k_bytes);
 			nd->bytes = b && as_int(b) > 0 ? (uint64_t)as_int(b) : 0;
 		}
 	}
@@ -1048,28 +1032,12 @@ static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
 	if (p->arch != TP_ARCH_CPU)
 		return TP_OK;
 	struct tp_buf b;
-	struct tp_afile f = {0};
-	char *path = NULL;
 	tp_buf_init(&b);
 	int st = tp_capreport_write_md(p, a, &b);
-	if (st) {
+	if (st)
 		tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
-		goto out;
-	}
-	if (!(path = tp_path_join(o->out_dir, "summary.md"))) {
-		st = tp_diag_set(d, TP_ENOMEM, "summary.md: %s", tp_strerror(TP_ENOMEM));
-		goto out;
-	}
-	if ((st = tp_afile_open(&f, path, d)))
-		goto out;
-	if (fwrite(b.data, 1, b.len, f.fp) != b.len) {
-		tp_afile_abort(&f);
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed", path);
-		goto out;
-	}
-	st = tp_afile_commit(&f, d);
-out:
-	tp_free(path);
+	else
+		st = tp_write_buf_file(o->out_dir, "summary.md", &b, d);
 	tp_buf_free(&b);
 	return st;
 }

@@ -215,6 +215,12 @@ void tp_afile_abort(struct tp_afile *f);
 char *tp_temp_path_for(const char *path);
 int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag *d);
 
+struct tp_buf; /* below */
+/* Writes b's bytes to dir/name atomically (temporary + rename). A buffer that ran out of
+ * memory is TP_ENOMEM and writes nothing. TP_OK / TP_ENOMEM / TP_EOUTPUT. */
+int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
+                      struct tp_diag *d);
+
 /* mkdir -p. TP_OK if it exists or was created, TP_EOUTPUT otherwise. */
 int tp_mkdirs(const char *path, struct tp_diag *d);
 /* Joins dir and name with one '/', allocated with tp_malloc. */

@@ -176,3 +176,25 @@ char *tp_path_join(const char *dir, const char *name)
 	memcpy(r + a + 1, name, b + 1);
 	return r;
 }
+
+int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
+                      struct tp_diag *d)
+{
+	if (b->oom)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+	char *path = tp_path_join(dir, name);
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+	struct tp_afile f;
+	int st = tp_afile_open(&f, path, d);
+	if (st == TP_OK) {
+		if (b->len && fwrite(b->data, 1, b->len, f.fp) != b->len) {
+			tp_afile_abort(&f);
+			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed", path);
+		} else {
+			st = tp_afile_commit(&f, d);
+		}
+	}
+	tp_free(path);
+	return st;
+}

@@ -360,6 +360,22 @@ const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t
 	return p->args + p->argsets[id].first;
 }
 
+uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s)
+{
+	uint32_t id;
+	return tp_strtab_find(&p->strs, s, strlen(s), &id) ? id : 0;
+}
+
+const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key)
+{
+	size_t n;
+	const struct tp_arg *a = key ? tp_args_get(p, args, &n) : NULL;
+	for (size_t i = 0; a && i < n; i++)
+		if (a[i].key == key)
+			return &a[i];
+	return NULL;
+}
+
 static int slice_cmp(const void *a, const void *b)
 {
 	const struct tp_slice *x = a, *y = b;

@@ -336,6 +336,10 @@ const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /*
 /* Adds a user-facing note (printf-style). */
 int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* The id of a string the profile already holds, or 0 if it has never seen it (id 0 is "",
+ * which no key or name uses, so 0 reads as "absent"). Does not add anything. */
+uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s);
+
 /* Argument sets: begin, add args, end -> id for tp_slice.args. */
 uint32_t tp_args_begin(struct tp_profile *p);
 int tp_args_add_int(struct tp_profile *p, const char *key, int64_t v);
@@ -346,6 +350,8 @@ int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
 uint32_t tp_args_end(struct tp_profile *p);
 /* The args of a set id: *n gets the count; NULL if id is 0 or invalid. */
 const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n);
+/* The argument whose key has string id `key` in set `args`; NULL if absent or key is 0. */
+const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key);
 
 /* Sorts every track's slices by (start_ns asc, end_ns desc, cmd_id asc) and counters by
  * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns

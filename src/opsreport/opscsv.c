@@ -223,8 +223,6 @@ static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
 	struct tp_sparse_ratios r;
 	struct tp_op_table t;
 	struct tp_buf b;
-	struct tp_afile f = {0};
-	char *path = NULL;
 	int st;
 	memset(&t, 0, sizeof t);
 	tp_buf_init(&b);
@@ -247,20 +245,8 @@ static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
 		tp_diag_set(d, st, "ops.csv: %s", tp_strerror(st));
 		goto out;
 	}
-	if (!(path = tp_path_join(o->out_dir, "ops.csv"))) {
-		st = tp_diag_set(d, TP_ENOMEM, "ops.csv: %s", tp_strerror(TP_ENOMEM));
-		goto out;
-	}
-	if ((st = tp_afile_open(&f, path, d)))
-		goto out;
-	if (fwrite(b.data, 1, b.len, f.fp) != b.len) {
-		tp_afile_abort(&f);
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed", path);
-		goto out;
-	}
-	st = tp_afile_commit(&f, d);
+	st = tp_write_buf_file(o->out_dir, "ops.csv", &b, d);
 out:
-	tp_free(path);
 	tp_buf_free(&b);
 	tp_op_table_free(&t);
 	tp_sparse_ratios_free(&r);

@@ -24,28 +24,9 @@ struct stepflag {
 	int warmup;
 };
 
-static uint32_t key_id(const struct tp_profile *p, const char *key)
-{
-	uint32_t id;
-	/* An id of 0 is the empty string, which no argument key uses: "absent". */
-	return tp_strtab_find(&p->strs, key, strlen(key), &id) ? id : 0;
-}
-
-static const struct tp_arg *find_id(const struct tp_profile *p, uint32_t args, uint32_t key)
-{
-	size_t n;
-	const struct tp_arg *a = key ? tp_args_get(p, args, &n) : NULL;
-	if (!a)
-		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (a[i].key == key)
-			return &a[i];
-	return NULL;
-}
-
 const struct tp_arg *tp_op_arg(const struct tp_profile *p, uint32_t args, const char *key)
 {
-	return find_id(p, args, key_id(p, key));
+	return tp_args_find(p, args, tp_profile_find_str(p, key));
 }
 
 const char *tp_op_arg_str(const struct tp_profile *p, uint32_t args, const char *key)
@@ -182,11 +163,11 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	size_t nex = 0, nsteps = 0, cap_ex = 0, cap_steps = 0, nkeys = 0;
 	memset(t, 0, sizeof *t);
 
-	uint32_t ty_op = key_id(p, TP_CAP_TYPE_OP), ty_step = key_id(p, TP_CAP_TYPE_STEP);
-	uint32_t k_type = key_id(p, TP_CAP_KEY_OP_TYPE), k_warm = key_id(p, TP_CAP_KEY_WARMUP);
-	uint32_t k_step = key_id(p, TP_CAP_KEY_STEP), k_bytes = key_id(p, TP_CAP_KEY_BYTES);
-	uint32_t k_flops = key_id(p, TP_CAP_KEY_FLOPS),
-	         k_wshape = key_id(p, TP_CAP_KEY_WEIGHT_SHAPE);
+	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP), ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
+	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE), k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	uint32_t k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS),
+	         k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
 	if (!ty_op) /* no slice can have type "op" */
 		return TP_OK;
 
@@ -198,13 +179,13 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
 			const struct tp_arg *sa;
-			if (s->type != ty_step || !(sa = find_id(p, s->args, k_step)))
+			if (s->type != ty_step || !(sa = tp_args_find(p, s->args, k_step)))
 				continue;
 			struct stepflag *g = tp_grow(steps, sizeof *steps, nsteps + 1, &cap_steps);
 			if (!g)
 				goto out;
 			steps = g;
-			const struct tp_arg *w = find_id(p, s->args, k_warm);
+			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
 			steps[nsteps].step = arg_int(sa);
 			steps[nsteps].warmup = w && arg_int(w) != 0;
 			nsteps++;
@@ -228,8 +209,8 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			if (s->type != ty_op)
 				continue;
 			int warm = 0;
-			const struct tp_arg *w = find_id(p, s->args, k_warm);
-			const struct tp_arg *sa = find_id(p, s->args, k_step);
+			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
+			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			if (w) {
 				warm = arg_int(w) != 0;
 			} else if (sa && nsteps) {
@@ -245,14 +226,14 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				warm = hit ? hit->warmup : 0;
 			} else if (cur_step && s->start_ns >= cur_step->start_ns &&
 			           s->end_ns <= cur_step->end_ns) {
-				const struct tp_arg *cw = find_id(p, cur_step->args, k_warm);
+				const struct tp_arg *cw = tp_args_find(p, cur_step->args, k_warm);
 				warm = cw && arg_int(cw) != 0;
 			}
 			struct exec *g = tp_grow(ex, sizeof *ex, nex + 1, &cap_ex);
 			if (!g)
 				goto out;
 			ex = g;
-			const struct tp_arg *ot = find_id(p, s->args, k_type);
+			const struct tp_arg *ot = tp_args_find(p, s->args, k_type);
 			ex[nex].name = s->name;
 			ex[nex].op_type = ot && ot->type == TP_ARG_STR ? ot->v.s : 0;
 			ex[nex].track = (uint32_t)ti;
@@ -306,9 +287,9 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			r->p99_ns = tp_percentile_ns(durs, nd, 99);
 			r->mean_ns = (double)r->total_ns / (double)nd;
 		}
-		r->bytes = arg_uint(find_id(p, r->args, k_bytes));
-		r->flops = arg_uint(find_id(p, r->args, k_flops));
-		const struct tp_arg *ws = find_id(p, r->args, k_wshape);
+		r->bytes = arg_uint(tp_args_find(p, r->args, k_bytes));
+		r->flops = arg_uint(tp_args_find(p, r->args, k_flops));
+		const struct tp_arg *ws = tp_args_find(p, r->args, k_wshape);
 		rk->name = tp_str(p, r->name);
 		rk->type = tp_str(p, r->op_type);
 		r->sparse_eligible = tp_op_sparse_eligible(

@@ -508,31 +508,13 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	tp_buf_puts(b, "]}\n");
 }
 
-static int write_buf(const struct tp_out_opts *o, const char *name, const struct tp_buf *b,
-                     struct tp_diag *d)
-{
-	if (b->oom)
-		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
-	char *path = tp_path_join(o->out_dir, name);
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct tp_afile f;
-	int st = tp_afile_open(&f, path, d);
-	if (st == TP_OK) {
-		fwrite(b->data ? b->data : "", 1, b->len, f.fp);
-		st = tp_afile_commit(&f, d);
-	}
-	tp_free(path);
-	return st;
-}
-
 static int write_txt(const struct tp_profile *p, const struct tp_analysis *a,
                      const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_buf b;
 	tp_buf_init(&b);
 	tp_summary_text(p, a, 0, &b);
-	int st = write_buf(o, "summary.txt", &b, d);
+	int st = tp_write_buf_file(o->out_dir, "summary.txt", &b, d);
 	tp_buf_free(&b);
 	return st;
 }
@@ -547,7 +529,7 @@ static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
 		tp_capreport_write_json(p, a, &b);
 	else
 		tp_summary_json(p, a, &b);
-	int st = write_buf(o, "summary.json", &b, d);
+	int st = tp_write_buf_file(o->out_dir, "summary.json", &b, d);
 	tp_buf_free(&b);
 	return st;
 }
