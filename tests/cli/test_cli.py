@@ -79,6 +79,103 @@ class BadInput(unittest.TestCase):
             self.assertFalse(os.path.exists(os.path.join(t, "out")))
 
 
+FIXTURES = os.path.join(SOURCE, "tests", "fixtures", "bmprofile")
+
+
+def hex_bytes(text):
+    """The commented-hex fixture grammar of tests/support/hexfile.h."""
+    out = bytearray()
+    for line in text.splitlines():
+        for tok in line.split("#", 1)[0].split():
+            if "*" in tok:
+                b, n = tok.split("*")
+                out += bytes([int(b, 16)]) * int(n)
+            elif ":" in tok:
+                kind, v = tok.split(":")
+                out += int(v, 0).to_bytes(int(kind[1:]) // 8, "little")
+            else:
+                out += bytes.fromhex(tok)
+    return bytes(out)
+
+
+def materialise(src, dst):
+    os.makedirs(dst)
+    for name in os.listdir(src):
+        with open(os.path.join(src, name), "rb") as f:
+            data = f.read()
+        if name.endswith(".hex"):
+            name, data = name[:-4], hex_bytes(data.decode())
+        with open(os.path.join(dst, name), "wb") as f:
+            f.write(data)
+
+
+class BadDump(unittest.TestCase):
+    """Each broken variant of a small valid BM1688 fixture: exit 2, one message naming the
+    file (and offset or line), nothing written."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dump = os.path.join(self.tmp.name, "bmprofile_data-1")
+        self.out = os.path.join(self.tmp.name, "out")
+        materialise(os.path.join(FIXTURES, "a2_small"), self.dump)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def iter_path(self):
+        return os.path.join(self.dump, "iter0.profile")
+
+    def convert_fails(self, pattern):
+        rc, out, err = run(self.dump, self.out)
+        self.assertEqual(rc, 2, err)
+        self.assertRegex(err, pattern)
+        self.assertEqual(len(err.strip().splitlines()), 1, err)
+        self.assertFalse(os.path.exists(self.out), "output written for bad input")
+
+    def test_fixture_itself_converts(self):
+        rc, _, err = run(self.dump, self.out, "-q")
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(os.path.exists(os.path.join(self.out, "summary.json")))
+
+    def test_truncated_iter(self):
+        with open(self.iter_path(), "rb") as f:
+            data = f.read()
+        with open(self.iter_path(), "wb") as f:
+            f.write(data[:-10])
+        self.convert_fails(r"iter0\.profile@0x[0-9a-f]+: ")
+
+    def test_block_length_past_end(self):
+        with open(self.iter_path(), "r+b") as f:
+            f.seek(0x94 + 4)  # length of the first MONITOR_BD block
+            f.write((0x7FFFFFF0).to_bytes(4, "little"))
+        self.convert_fails(r"iter0\.profile@0x94: .*(length|exceeds|past)")
+
+    def test_garbled_summary(self):
+        with open(self.iter_path(), "r+b") as f:
+            f.seek(4)  # the SUMMARY block claims 3 bytes
+            f.write((3).to_bytes(4, "little"))
+        self.convert_fails(r"iter0\.profile@0x[0-9a-f]+: ")
+
+    def test_missing_cmd_file(self):
+        os.unlink(os.path.join(self.dump, "cmd_10000_0_0.dat"))
+        self.convert_fails(r"cmd_10000_0_0\.dat")
+
+    def test_unknown_arch(self):
+        g = os.path.join(self.dump, "global.profile")
+        with open(g) as f:
+            text = f.read()
+        with open(g, "w") as f:
+            f.write(re.sub(r"arch=\d+", "arch=9", text, count=1))
+        self.convert_fails(r"global\.profile:\d+: .*arch")
+
+    def test_arch_override_mismatch_is_reported(self):
+        # Forcing BM1684X on BM1688 data must fail cleanly (exit 2), never crash.
+        rc, _, err = run(self.dump, self.out, "--arch", "BM1684X")
+        self.assertIn(rc, (0, 2), err)
+        if rc == 2:
+            self.assertFalse(os.path.exists(self.out))
+
+
 def need_real(test):
     def wrapper(self):
         if not os.path.isdir(REAL):
