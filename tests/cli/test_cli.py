@@ -168,6 +168,13 @@ class BadDump(unittest.TestCase):
             f.write(re.sub(r"arch=\d+", "arch=9", text, count=1))
         self.convert_fails(r"global\.profile:\d+: .*arch")
 
+    def test_unwritable_output_is_exit_3(self):
+        blocker = os.path.join(self.tmp.name, "file")
+        open(blocker, "w").close()
+        rc, _, err = run(self.dump, os.path.join(blocker, "out"), "-q")
+        self.assertEqual(rc, 3, err)
+        self.assertIn("cannot create directory", err)
+
     def test_arch_override_mismatch_is_reported(self):
         # Forcing BM1684X on BM1688 data must fail cleanly (exit 2), never crash.
         rc, _, err = run(self.dump, self.out, "--arch", "BM1684X")
