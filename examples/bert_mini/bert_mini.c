@@ -722,6 +722,16 @@ int main(int argc, char **argv)
 	openblas_set_num_threads(c.threads);
 #endif
 
+	/* Run metadata for the reports: throughput counts samples, so they need the batch. */
+	char run_meta[32];
+	snprintf(run_meta, sizeof run_meta, "%d", c.batch);
+	tpuprof_meta("batch_size", run_meta);
+	snprintf(run_meta, sizeof run_meta, "%d", c.seq);
+	tpuprof_meta("seq_len", run_meta);
+	snprintf(run_meta, sizeof run_meta, "%d", c.layers);
+	tpuprof_meta("layers", run_meta);
+	tpuprof_meta("model", "bert_mini");
+
 	tpuprof_activity_begin("load weights", -1, "deterministic pseudo-random weights");
 	model_init(&m, &c);
 	tpuprof_activity_end("load weights", -1, NULL);

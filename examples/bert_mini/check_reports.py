@@ -220,6 +220,13 @@ def check_summary(out, args):
     check(abs(sum(real) / len(real) - lat["mean"]) < 1e-5,
           "mean latency %s is not the mean of the non-warm-up steps %s" % (lat["mean"], real))
     check(max(real) == lat["max"] and min(real) == lat["min"], "min/max from warm-up steps?")
+    # The example records its batch with tpuprof_meta, so throughput counts samples.
+    check(ov["batch_size"] == args.batch and ov["batch_size_source"] == "meta",
+          "batch_size %r from %r" % (ov["batch_size"], ov["batch_size_source"]))
+    thr = ov["throughput_samples_per_s"] if "throughput_samples_per_s" in ov else None
+    if thr is not None:
+        check(abs(thr["max"] - args.batch * 1000.0 / lat["min"]) <= 1e-3 * thr["max"],
+              "max throughput %r is not batch / min latency" % thr)
     app = js["app_stats"]
     check("load weights" in app.get("none", {}), "app_stats.none lacks 'load weights'")
     for s in range(args.steps):

@@ -127,6 +127,13 @@ TPUPROF_API int tpuprof_disable(void);
 /* Returns the active session's mode (0..2), or -1 when capture is off. Thread-safe. */
 TPUPROF_API int tpuprof_mode(void);
 
+/* Records run metadata (key -> value) written into every later dump of the process, e.g.
+ * tpuprof_meta("batch_size", "8") — the reports use batch_size for throughput. Keys are at
+ * most 31 bytes and values 95 (longer ones are rejected with TPUPROF_EINVAL); setting a key
+ * again replaces its value; at most 32 calls per process (then TPUPROF_ENOMEM). Not for the
+ * hot path (it takes a lock). Thread-safe. */
+TPUPROF_API int tpuprof_meta(const char *key, const char *value);
+
 /* Sets the device index D used in the names of later dump directories (default 0);
  * negative values are rejected with TPUPROF_EINVAL. Thread-safe. */
 TPUPROF_API int tpuprof_set_device(int device);

@@ -193,6 +193,31 @@ static int block_hwinfo(struct rd *r, struct tp_cursor *b, uint64_t off)
 	return TP_OK;
 }
 
+/* META: run metadata from tpuprof_meta, stored as profile metadata (later entries for the
+ * same key win, as in the writer). */
+static int block_meta(struct rd *r, struct tp_cursor *b, uint64_t off)
+{
+	enum { ENTRY = TP_CAPFMT_META_KEY + TP_CAPFMT_META_VALUE };
+	uint32_t n = tp_cur_u32(b);
+	tp_cur_u32(b);
+	if (b->bad || n > TP_CAPFMT_META_MAX || (uint64_t)n * ENTRY > tp_cur_left(b))
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "bad META block (%u entries)", n);
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *e = tp_cur_bytes(b, ENTRY);
+		char key[TP_CAPFMT_META_KEY + 1], val[TP_CAPFMT_META_VALUE + 1];
+		memcpy(key, e, TP_CAPFMT_META_KEY);
+		key[TP_CAPFMT_META_KEY] = 0;
+		memcpy(val, e + TP_CAPFMT_META_KEY, TP_CAPFMT_META_VALUE);
+		val[TP_CAPFMT_META_VALUE] = 0;
+		if (!key[0])
+			return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 16 + 8 + (uint64_t)i * ENTRY,
+			                  "META entry %u has an empty key", i);
+		if (tp_profile_set_meta(r->p, key, val) != TP_OK)
+			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	}
+	return TP_OK;
+}
+
 static int block_summary(struct rd *r, struct tp_cursor *b, uint64_t off)
 {
 	if (tp_cur_left(b) < 32)
@@ -292,6 +317,9 @@ static int read_blocks(struct rd *r, struct tp_cursor *c)
 			break;
 		case TP_CAPFMT_BLK_SUMMARY:
 			rc = block_summary(r, &b, off);
+			break;
+		case TP_CAPFMT_BLK_META:
+			rc = block_meta(r, &b, off);
 			break;
 		case TP_CAPFMT_BLK_THREAD:
 			rc = block_thread(r, &b, off);

@@ -259,6 +259,10 @@ static void test_mode2_details(void **state)
 	assert_true(p->counters[0].samples[2].value == 2.5);
 	assert_int_equal(p->stats.records_dropped, 0);
 	assert_int_equal(p->num_notes, 0);
+	/* tpuprof_meta: the later value of a key wins; rejected calls left no trace. */
+	assert_string_equal(tp_profile_get_meta(p, "batch_size"), "8");
+	assert_string_equal(tp_profile_get_meta(p, "model"), "probe \"net\"");
+	assert_null(tp_profile_get_meta(p, "a_key_that_is_far_too_long_for_the_table"));
 	tp_profile_free(p);
 }
 

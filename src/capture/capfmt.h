@@ -54,12 +54,19 @@ enum tp_capfmt_clock {
 	TP_CAPFMT_CLOCK_TSC = 2,       /* ticks are x86 TSC; ns = ns0 + (t-tick0)*(ns1-ns0)/(tick1-tick0) */
 };
 
+/* Run metadata set with tpuprof_meta (fixed-size, NUL-padded fields). */
+#define TP_CAPFMT_META_KEY 32
+#define TP_CAPFMT_META_VALUE 96
+#define TP_CAPFMT_META_MAX 32
+
 /* Block types. */
 enum tp_capfmt_block {
 	TP_CAPFMT_BLK_HWINFO = 1,  /* u32 kind, u32 count, count x name[24] */
 	TP_CAPFMT_BLK_SUMMARY = 2, /* u32 threads, u32 0, u64 records, u64 dropped, u64 strings_dropped */
 	TP_CAPFMT_BLK_THREAD = 3,  /* see docs: tid, counts, name, string table */
 	TP_CAPFMT_BLK_RECORDS = 4, /* count x 32-byte records of the preceding THREAD */
+	TP_CAPFMT_BLK_META = 5,    /* u32 count, u32 0, count x {key[META_KEY], value[META_VALUE]},
+	                              NUL-padded; a later entry for a key replaces an earlier one */
 	TP_CAPFMT_BLK_END = 0x454e44, /* "DNE": u64 records written, u64 dropped */
 };
 

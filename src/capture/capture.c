@@ -168,6 +168,10 @@ static struct sigaction g_old_int, g_old_term;
 static int g_sig_installed;
 static char g_comm[TP_CAPFMT_COMM_SIZE];
 static unsigned char g_scratch[512]; /* block headers; used under the flush lock only */
+/* Run metadata (tpuprof_meta): append-only fixed entries; g_meta_n is published after an entry
+ * is complete, so a flush (even from a signal handler) reads only whole entries. */
+static char g_meta[TP_CAPFMT_META_MAX][TP_CAPFMT_META_KEY + TP_CAPFMT_META_VALUE];
+static _Atomic uint32_t g_meta_n;
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                            */
@@ -1222,7 +1226,14 @@ static int write_dump(uint32_t s)
 	put64(p + 16, dropped);
 	put64(p + 24, sdropped);
 	p += 32;
-	if (write_all(fd, h, (size_t)(p - h)) != 0)
+	/* META */
+	uint32_t nmeta = atomic_load_explicit(&g_meta_n, memory_order_acquire);
+	p = block(p, TP_CAPFMT_BLK_META, 8 + (uint64_t)nmeta * sizeof g_meta[0]);
+	put32(p, nmeta);
+	put32(p + 4, 0);
+	p += 8;
+	if (write_all(fd, h, (size_t)(p - h)) != 0 ||
+	    (nmeta && write_all(fd, g_meta, nmeta * sizeof g_meta[0]) != 0))
 		return -1;
 
 	for (struct cap_thread *t = head; t; t = t->next) {
@@ -1482,6 +1493,28 @@ int tpuprof_mode(void)
 {
 	uint32_t s = atomic_load_explicit(&g_state, memory_order_relaxed);
 	return s ? mode_of(s) : -1;
+}
+
+int tpuprof_meta(const char *key, const char *value)
+{
+	if (!key || !value || !key[0] || strlen(key) >= TP_CAPFMT_META_KEY ||
+	    strlen(value) >= TP_CAPFMT_META_VALUE)
+		return TPUPROF_EINVAL;
+	ensure_init();
+	pthread_mutex_lock(&g_ctl);
+	uint32_t n = atomic_load_explicit(&g_meta_n, memory_order_relaxed);
+	int rc = TPUPROF_OK;
+	if (n == TP_CAPFMT_META_MAX) {
+		rc = TPUPROF_ENOMEM;
+	} else {
+		char *e = g_meta[n];
+		memset(e, 0, sizeof g_meta[n]);
+		memcpy(e, key, strlen(key));
+		memcpy(e + TP_CAPFMT_META_KEY, value, strlen(value));
+		atomic_store_explicit(&g_meta_n, n + 1, memory_order_release);
+	}
+	pthread_mutex_unlock(&g_ctl);
+	return rc;
 }
 
 int tpuprof_set_device(int device)

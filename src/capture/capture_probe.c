@@ -90,6 +90,13 @@ int main(int argc, char **argv)
 	const char *sc = argc > 1 ? argv[1] : "";
 	if (strcmp(sc, "basic") == 0) {
 		int mode = argc > 2 ? atoi(argv[2]) : 1;
+		/* Run metadata: a replaced key, and two rejected calls that must change nothing. */
+		if (tpuprof_meta("batch_size", "4") != TPUPROF_OK ||
+		    tpuprof_meta("batch_size", "8") != TPUPROF_OK ||
+		    tpuprof_meta("model", "probe \"net\"") != TPUPROF_OK ||
+		    tpuprof_meta("", "x") != TPUPROF_EINVAL ||
+		    tpuprof_meta("a_key_that_is_far_too_long_for_the_table", "x") != TPUPROF_EINVAL)
+			printf("meta failed\n");
 		int rc = tpuprof_enable(0, mode);
 		if (rc != TPUPROF_OK)
 			printf("enable failed: %d\n", rc);

@@ -226,9 +226,8 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 	}
 }
 
-static void notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
-	tp_buf_puts(b, "\nNotes\n");
 	for (size_t i = 0; i < p->num_notes; i++)
 		tp_buf_printf(b, "- %s\n", tp_str(p, p->notes[i].text));
 	if (a->num_cores && !has_uarch(&a->overall.eng[TP_TRACK_TIU]))
@@ -254,6 +253,21 @@ static void notes(const struct tp_profile *p, const struct tp_analysis *a, struc
 	if (p->stats.blocks_skipped)
 		tp_buf_printf(b, "- %llu blocks of unknown type were skipped.\n",
 		              (unsigned long long)p->stats.blocks_skipped);
+}
+
+/* The notes section; omitted when there is nothing to say. */
+static void notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	struct tp_buf n;
+	tp_buf_init(&n);
+	note_lines(p, a, &n);
+	if (n.len) {
+		tp_buf_puts(b, "\nNotes\n");
+		tp_buf_put(b, n.data, n.len);
+	}
+	if (n.oom)
+		b->oom = 1;
+	tp_buf_free(&n);
 }
 
 static void capture_text(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
