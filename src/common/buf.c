@@ -19,6 +19,9 @@ void tp_buf_free(struct tp_buf *b)
 
 static int reserve(struct tp_buf *b, size_t n)
 {
+	/* Fast path: writers append millions of short pieces into a buffer that rarely grows. */
+	if (!b->oom && b->cap > b->len && n < b->cap - b->len)
+		return 0;
 	if (b->oom)
 		return -1;
 	if (n > SIZE_MAX - b->len - 1) {
@@ -45,7 +48,13 @@ void tp_buf_put(struct tp_buf *b, const void *p, size_t n)
 
 void tp_buf_puts(struct tp_buf *b, const char *s) { tp_buf_put(b, s, strlen(s)); }
 
-void tp_buf_putc(struct tp_buf *b, char c) { tp_buf_put(b, &c, 1); }
+void tp_buf_putc(struct tp_buf *b, char c)
+{
+	if (reserve(b, 1))
+		return;
+	b->data[b->len++] = c;
+	b->data[b->len] = 0;
+}
 
 void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
 {
@@ -68,6 +77,14 @@ void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
+/* 1 for bytes that JSON (or an HTML <script> around it) needs escaped: control characters,
+ * '"', '\\', DEL, and '<' (escaped only before '/' or '!'). NUL ends the string. */
+static const unsigned char json_special[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00-0x0f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10-0x1f */
+	['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1,
+};
+
 void tp_buf_json_str(struct tp_buf *b, const char *s)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -75,9 +92,7 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 	size_t run = 0;
 	for (size_t i = 0;; i++) {
 		unsigned char c = p[i];
-		int esc = c == 0 || c < 0x20 || c == '"' || c == '\\' || c == 0x7f ||
-		          (c == '<' && (p[i + 1] == '/' || p[i + 1] == '!'));
-		if (!esc) {
+		if (!json_special[c] || (c == '<' && p[i + 1] != '/' && p[i + 1] != '!')) {
 			run++;
 			continue;
 		}
@@ -97,6 +112,18 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 		}
 		}
 	}
+}
+
+/* Appends the decimal digits of v (no printf: this runs once per timestamp). */
+static void put_u64(struct tp_buf *b, uint64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof tmp;
+	do {
+		tmp[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	tp_buf_put(b, tmp + n, sizeof tmp - n);
 }
 
 void tp_buf_fixed(struct tp_buf *b, double v, int decimals)
@@ -132,8 +159,12 @@ void tp_buf_fixed(struct tp_buf *b, double v, int decimals)
 void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns)
 {
 	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
-	tp_buf_printf(b, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(a / 1000),
-	              (unsigned long long)(a % 1000));
+	if (ns < 0)
+		tp_buf_putc(b, '-');
+	put_u64(b, a / 1000);
+	unsigned f = (unsigned)(a % 1000);
+	char frac[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
+	tp_buf_put(b, frac, 4);
 }
 
 int tp_parse_u64(const char *s, size_t n, uint64_t *out)

@@ -146,6 +146,18 @@ static void test_buf_format(void **state)
 	b.len = 0;
 	tp_buf_json_str(&b, "a\"b\\c\n\x01</script><!--");
 	assert_string_equal(b.data, "a\\\"b\\\\c\\n\\u0001\\u003c/script>\\u003c!--");
+	b.len = 0;
+	/* A lone '<' and bytes >= 0x80 (UTF-8) pass through; 0x1f, DEL and a final '<' do not
+	 * confuse the table. */
+	tp_buf_json_str(&b, "a<b \x1f\x7f\xc3\xa9<");
+	assert_string_equal(b.data, "a<b \\u001f\\u007f\xc3\xa9<");
+	b.len = 0;
+	tp_buf_ns_as_us(&b, -1234567);
+	tp_buf_putc(&b, ' ');
+	tp_buf_ns_as_us(&b, 0);
+	tp_buf_putc(&b, ' ');
+	tp_buf_ns_as_us(&b, INT64_MAX);
+	assert_string_equal(b.data, "-1234.567 0.000 9223372036854775.807");
 	tp_buf_free(&b);
 }
 
