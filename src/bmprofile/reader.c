@@ -562,6 +562,18 @@ struct core_range {
 };
 
 /* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
+/* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
+ * times the reference derives from them: ns = int(cycles / MHz * 1000) + the iteration's
+ * offset. */
+static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, int64_t offset_ns)
+{
+	uint64_t cyc = (uint64_t)(ce - cs) + 1;
+	s->start_cycle = (uint64_t)cs;
+	s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+	s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
+	s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+}
+
 static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
                           int64_t offset_ns, uint64_t *clamped)
 {
@@ -577,11 +589,7 @@ static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mh
 		}
 		if (ce < cs)
 			ce = cs;
-		uint64_t cyc = (uint64_t)(ce - cs) + 1;
-		s->start_cycle = (uint64_t)cs;
-		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
-		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
-		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+		set_cycles(s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -722,11 +730,7 @@ static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mh
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
 		int64_t ce = s->end_ns < cs ? cs : s->end_ns;
-		uint64_t cyc = (uint64_t)(ce - cs) + 1;
-		s->start_cycle = (uint64_t)cs;
-		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
-		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
-		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+		set_cycles(s, cs, ce, mhz, offset_ns);
 	}
 }
 
