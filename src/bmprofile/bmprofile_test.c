@@ -20,7 +20,7 @@
 
 #include "bmprofile/bmprofile.h"
 #include "bmprofile/bmprofile_int.h"
-#include "../../tests/support/hexfile.h"
+#include "hexfile.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers.                                                                                 */

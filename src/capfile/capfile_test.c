@@ -15,7 +15,7 @@
 
 #include "capfile/capfile.h"
 #include "capture/capfmt.h"
-#include "../../tests/support/hexfile.h"
+#include "hexfile.h"
 
 #include <dirent.h>
 #include <fcntl.h>

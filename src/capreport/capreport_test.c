@@ -12,6 +12,7 @@
 #include <cmocka.h> /* after the three headers it needs */
 
 #include "capreport/capreport.h"
+#include "testutil.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -105,23 +106,6 @@ static struct tp_profile *build_capture(void)
 	return p;
 }
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	assert_non_null(s);
-	size_t got = fread(s, 1, (size_t)n, f);
-	fclose(f);
-	s[got] = 0;
-	*len = got;
-	return s;
-}
-
 static void check_golden(const struct tp_buf *b, const char *name)
 {
 	const char *src = getenv("TP_SOURCE_DIR");
@@ -136,7 +120,7 @@ static void check_golden(const struct tp_buf *b, const char *name)
 		printf("UPDATED golden %s: review the diff\n", path);
 	}
 	size_t n;
-	char *want = read_all(path, &n);
+	char *want = tp_test_slurp(path, &n);
 	assert_non_null(want);
 	assert_int_equal(b->len, n);
 	assert_memory_equal(b->data, want, n);
@@ -305,7 +289,7 @@ static void test_output_entry(void **state)
 	p->arch = TP_ARCH_CPU;
 	assert_int_equal(tp_output_capmd.write(p, NULL, &o, &d), TP_OK);
 	size_t n;
-	char *got = read_all(md, &n);
+	char *got = tp_test_slurp(md, &n);
 	assert_non_null(got);
 	struct tp_buf b;
 	tp_buf_init(&b);

@@ -17,19 +17,18 @@
 
 #include "chrome/chrome.h"
 #include "sink/sink_fixture.h"
+#include "testutil.h"
 
-static char *slurp(const char *path)
+/* The writer as tp_test_oom_sweep calls it. */
+struct write_ctx {
+	struct tp_profile *p;
+	const char *path;
+};
+
+static int write_trace(void *ctx, struct tp_diag *d)
 {
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)n + 1);
-	assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
-	b[n] = 0;
-	fclose(f);
-	return b;
+	struct write_ctx *w = ctx;
+	return tp_chrome_write(w->p, NULL, w->path, 0, d);
 }
 
 static void test_round_trip(void **state)
@@ -41,7 +40,8 @@ static void test_round_trip(void **state)
 	struct tp_profile *p = fx_profile();
 	struct tp_diag d = {0};
 	assert_int_equal(tp_chrome_write(p, NULL, path, 0, &d), TP_OK);
-	char *text = slurp(path);
+	char *text = tp_test_slurp(path, NULL);
+	assert_non_null(text);
 	cJSON *doc = cJSON_Parse(text);
 	assert_non_null(doc);
 	cJSON *ev = cJSON_GetObjectItemCaseSensitive(doc, "traceEvents");
@@ -82,19 +82,9 @@ static void test_round_trip(void **state)
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_chrome_write(p, NULL, bad, 0, &d), TP_EOUTPUT);
 	assert_non_null(strstr(d.msg, "missing"));
-	/* Out of memory at every allocation in turn: an error, never a file. */
-	int ok = 0;
-	for (long n = 0; n < 300 && !ok; n++) {
-		memset(&d, 0, sizeof d);
-		tp_alloc_fail_after(n);
-		int st = tp_chrome_write(p, NULL, path, 0, &d);
-		tp_alloc_fail_after(-1);
-		if (st == TP_OK)
-			ok = 1;
-		else
-			assert_int_equal(access(path, F_OK), -1);
-	}
-	assert_true(ok);
+	/* Out of memory at every allocation in turn: TP_ENOMEM, never a file. */
+	struct write_ctx w = {p, path};
+	tp_test_oom_sweep(write_trace, &w, path, 300);
 	unlink(path);
 	rmdir(dir);
 	tp_free(bad);

@@ -203,7 +203,8 @@ struct tp_afile {
 };
 typedef struct tp_afile tp_afile;
 
-/* Opens `path`.tmp-XXXXXX for writing (binary). TP_EOUTPUT on failure. */
+/* Opens `path`.tmp-XXXXXX for writing (binary). TP_ENOMEM when out of memory, TP_EOUTPUT
+ * when the file cannot be created. */
 int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d);
 /* Flushes, closes and renames into place. On any failure the temporary is removed. */
 int tp_afile_commit(struct tp_afile *f, struct tp_diag *d);
@@ -211,7 +212,7 @@ int tp_afile_commit(struct tp_afile *f, struct tp_diag *d);
 void tp_afile_abort(struct tp_afile *f);
 /* For writers whose library insists on opening the file itself (SQLite, libxlsxwriter):
  * returns a fresh temporary path next to `path` (caller frees), to be renamed with
- * tp_rename_into_place. */
+ * tp_rename_into_place. NULL on failure, with errno ENOMEM when out of memory. */
 char *tp_temp_path_for(const char *path);
 int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag *d);
 

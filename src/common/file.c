@@ -51,8 +51,10 @@ char *tp_temp_path_for(const char *path)
 {
 	size_t n = strlen(path);
 	char *t = tp_malloc(n + 16);
-	if (!t)
+	if (!t) {
+		errno = ENOMEM; /* callers tell "out of memory" from "cannot create" by errno */
 		return NULL;
+	}
 	memcpy(t, path, n);
 	memcpy(t + n, ".tmp-XXXXXX", 12);
 	int fd = mkstemp(t);
@@ -82,11 +84,15 @@ int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d)
 {
 	memset(f, 0, sizeof *f);
 	f->path = tp_strdup(path);
-	f->tmp_path = f->path ? tp_temp_path_for(path) : NULL;
+	if (!f->path)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+	f->tmp_path = tp_temp_path_for(path);
 	if (!f->tmp_path) {
 		int e = errno;
 		tp_free(f->path);
 		f->path = NULL;
+		if (e == ENOMEM)
+			return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		return tp_diag_set(d, TP_EOUTPUT, "%s: cannot create: %s", path, strerror(e));
 	}
 	f->fp = fopen(f->tmp_path, "wb");

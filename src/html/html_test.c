@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "html/html.h"
+#include "testutil.h"
 
 #define EVIL "</script><img src=x onerror=alert(1)><!--"
 
@@ -59,23 +60,6 @@ static struct tp_profile *make(void)
 	return p;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *buf = malloc((size_t)len + 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)len, f), (size_t)len);
-	buf[len] = 0;
-	fclose(f);
-	*n = (size_t)len;
-	return buf;
-}
-
 static size_t count(const char *hay, const char *needle)
 {
 	size_t c = 0;
@@ -107,7 +91,7 @@ static void test_escaping(void **state)
 	struct tp_diag d = {0};
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
 	size_t n;
-	char *s = slurp(path, &n);
+	char *s = tp_test_slurp(path, &n);
 	assert_non_null(s);
 	/* Exactly the two script elements of the template end: the data and the page script. */
 	assert_int_equal(count(s, "</script"), 2);
@@ -135,7 +119,7 @@ static void test_content(void **state)
 	struct tp_diag d = {0};
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
 	size_t n;
-	char *s = slurp(path, &n);
+	char *s = tp_test_slurp(path, &n);
 	assert_non_null(s);
 	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
 	char *layer = strstr(s, "{\"kind\":\"Layer\"");
@@ -173,9 +157,9 @@ static void test_deterministic(void **state)
 	struct tp_diag d = {0};
 	size_t n1, n2;
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *a = slurp(path, &n1);
+	char *a = tp_test_slurp(path, &n1);
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *b = slurp(path, &n2);
+	char *b = tp_test_slurp(path, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(a, b, n1);
 	free(a);
@@ -183,28 +167,25 @@ static void test_deterministic(void **state)
 	tp_profile_free(p);
 }
 
+/* The writer as tp_test_oom_sweep calls it. */
+struct write_ctx {
+	struct tp_profile *p;
+	const char *path;
+};
+
+static int write_page(void *ctx, struct tp_diag *d)
+{
+	struct write_ctx *w = ctx;
+	return tp_html_write_file(w->p, NULL, w->path, 0, d);
+}
+
 static void test_oom(void **state)
 {
 	(void)state;
 	struct tp_profile *p = make();
-	int failed = 0, ok = 0;
-	for (long k = 0; k < 200 && !ok; k++) {
-		struct tp_diag d = {0};
-		unlink(path);
-		tp_alloc_fail_after(k);
-		int rc = tp_html_write_file(p, NULL, path, 0, &d);
-		tp_alloc_fail_after(-1);
-		if (rc == TP_OK) {
-			ok = 1;
-			break;
-		}
-		failed++;
-		/* The atomic-file layer reports its own allocation failures as output errors. */
-		assert_true(rc == TP_ENOMEM || rc == TP_EOUTPUT);
-		assert_int_equal(access(path, F_OK), -1); /* nothing half-written */
-	}
-	assert_true(ok);
-	assert_true(failed > 0);
+	struct write_ctx w = {p, path};
+	/* More than zero allocations means the sweep really exercised failing runs. */
+	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
 	tp_profile_free(p);
 }
 
@@ -219,10 +200,10 @@ static void test_max_cores(void **state)
 	struct tp_diag d = {0};
 	size_t n;
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *all = slurp(path, &n);
+	char *all = tp_test_slurp(path, &n);
 	assert_non_null(strstr(all, "\"dev\":0,\"core\":1,"));
 	assert_int_equal(tp_html_write_file(p, NULL, path, 1, &d), TP_OK);
-	char *one = slurp(path, &n);
+	char *one = tp_test_slurp(path, &n);
 	assert_null(strstr(one, "\"dev\":0,\"core\":1,"));
 	assert_non_null(strstr(one, "\"dev\":0,\"core\":0,"));
 	free(all);

@@ -11,6 +11,7 @@
 #include <cmocka.h> /* after the three headers it needs */
 
 #include "opsreport/opsreport.h"
+#include "testutil.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -407,23 +408,6 @@ static void test_csv_escaping(void **state)
 
 /* ---- the writer -------------------------------------------------------------------------- */
 
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *s = malloc((size_t)n + 1);
-	assert_non_null(s);
-	size_t got = fread(s, 1, (size_t)n, f);
-	fclose(f);
-	s[got] = 0;
-	*len = got;
-	return s;
-}
-
 static void render_small(struct tp_buf *b, const struct tp_sparse_ratios *r)
 {
 	struct tp_profile *p = build_small(WARM_BY_STEP, 4, 1);
@@ -455,7 +439,7 @@ static void test_golden_small(void **state)
 		printf("UPDATED golden %s: review the diff\n", path);
 	}
 	size_t n;
-	char *want = read_all(path, &n);
+	char *want = tp_test_slurp(path, &n);
 	assert_non_null(want);
 	assert_int_equal(b.len, n);
 	assert_memory_equal(b.data, want, n);
@@ -537,7 +521,7 @@ static void test_output_entry(void **state)
 	render_small(&b, &r);
 	tp_sparse_ratios_free(&r);
 	size_t n;
-	char *got = read_all(csv, &n);
+	char *got = tp_test_slurp(csv, &n);
 	assert_non_null(got);
 	assert_int_equal(n, b.len);
 	assert_memory_equal(got, b.data, n);

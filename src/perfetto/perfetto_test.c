@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "perfetto/perfetto.h"
+#include "testutil.h"
 #include "perfetto/perfetto_int.h"
 #include "sink/sink_fixture.h"
 
@@ -460,28 +461,27 @@ static void test_checker_rejects(void **state)
 	tp_free(path);
 }
 
+/* The writer as tp_test_oom_sweep calls it. */
+struct write_ctx {
+	struct tp_profile *p;
+	const char *path;
+};
+
+static int write_trace(void *ctx, struct tp_diag *d)
+{
+	struct write_ctx *w = ctx;
+	return tp_perfetto_write(w->p, NULL, w->path, NULL, d);
+}
+
 static void test_write_oom(void **state)
 {
 	(void)state;
 	struct tp_profile *p = fx_profile();
 	char *path = tmp("oom.pftrace");
-	int ok = 0;
-	for (long n = 0; n < 400 && !ok; n++) {
-		struct tp_diag d = {0};
-		unlink(path);
-		tp_alloc_fail_after(n);
-		int st = tp_perfetto_write(p, NULL, path, NULL, &d);
-		tp_alloc_fail_after(-1);
-		if (st == TP_OK) {
-			ok = 1;
-			break;
-		}
-		/* Out of memory in the writer, or in tp_afile (which reports it as an output
-		 * failure): either way a clean error. */
-		assert_true(st == TP_ENOMEM || st == TP_EOUTPUT);
-		assert_int_equal(access(path, F_OK), -1); /* no half-written output */
-	}
-	assert_true(ok);
+	/* Every allocation failing in turn: TP_ENOMEM and no half-written output, until the
+	 * run that succeeds writes a valid trace. */
+	struct write_ctx w = {p, path};
+	assert_true(tp_test_oom_sweep(write_trace, &w, path, 400) > 0);
 	assert_int_equal(tp_perfetto_check(path, NULL, NULL), TP_OK);
 	tp_free(path);
 	tp_profile_free(p);

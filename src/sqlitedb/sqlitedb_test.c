@@ -16,6 +16,7 @@
 
 #include "sink/sink_fixture.h"
 #include "sqlitedb/sqlitedb.h"
+#include "testutil.h"
 
 static char *one(sqlite3 *db, const char *sql)
 {
@@ -34,6 +35,18 @@ static char *one(sqlite3 *db, const char *sql)
 	}
 	sqlite3_finalize(st);
 	return out;
+}
+
+/* The writer as tp_test_oom_sweep calls it. */
+struct write_ctx {
+	struct tp_profile *p;
+	const char *path;
+};
+
+static int write_db(void *ctx, struct tp_diag *d)
+{
+	struct write_ctx *w = ctx;
+	return tp_sqlitedb_write(w->p, NULL, w->path, 0, d);
 }
 
 static void test_db(void **state)
@@ -81,18 +94,8 @@ static void test_db(void **state)
 	assert_int_equal(tp_sqlitedb_write(p, NULL, bad, 0, &d), TP_EOUTPUT);
 	assert_int_equal(access(bad, F_OK), -1);
 	unlink(path);
-	int ok = 0;
-	for (long n = 0; n < 300 && !ok; n++) {
-		memset(&d, 0, sizeof d);
-		tp_alloc_fail_after(n);
-		int st = tp_sqlitedb_write(p, NULL, path, 0, &d);
-		tp_alloc_fail_after(-1);
-		if (st == TP_OK)
-			ok = 1;
-		else
-			assert_int_equal(access(path, F_OK), -1);
-	}
-	assert_true(ok);
+	struct write_ctx w = {p, path};
+	tp_test_oom_sweep(write_db, &w, path, 300);
 	unlink(path);
 	rmdir(dir);
 	tp_free(bad);

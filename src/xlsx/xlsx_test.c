@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "xlsx/xlsx.h"
+#include "testutil.h"
 #include "xlsx/xlsx_fixture.h"
 
 static char tmpdir[512];
@@ -69,20 +70,6 @@ static size_t count_entries(const char *dir)
 			n++;
 	closedir(d);
 	return n;
-}
-
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *b = malloc((size_t)len + 1);
-	*n = fread(b, 1, (size_t)len, f);
-	fclose(f);
-	return b;
 }
 
 static void test_parts(void **state)
@@ -141,7 +128,7 @@ static void test_deterministic(void **state)
 	assert_int_equal(tp_xlsx_write(p, &a, p1, NULL, &d), TP_OK);
 	assert_int_equal(tp_xlsx_write(p, &a, p2, NULL, &d), TP_OK);
 	size_t n1 = 0, n2 = 0;
-	char *b1 = slurp(p1, &n1), *b2 = slurp(p2, &n2);
+	char *b1 = tp_test_slurp(p1, &n1), *b2 = tp_test_slurp(p2, &n2);
 	assert_non_null(b1);
 	assert_non_null(b2);
 	assert_true(n1 > 4 && !memcmp(b1, "PK\x03\x04", 4));
@@ -151,7 +138,7 @@ static void test_deterministic(void **state)
 	struct tp_xlsx_opts xo = {.max_rows = 20};
 	assert_int_equal(tp_xlsx_write(p, &a, p2, &xo, &d), TP_OK);
 	free(b2);
-	b2 = slurp(p2, &n2);
+	b2 = tp_test_slurp(p2, &n2);
 	assert_true(n1 != n2 || memcmp(b1, b2, n1) != 0);
 	free(b1);
 	free(b2);
@@ -200,10 +187,10 @@ static void test_ratio_file_error(void **state)
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_xlsx_write(p, &a, path, NULL, &d), TP_OK);
 	size_t n0 = 0, n1 = 0;
-	char *before = slurp(path, &n0);
+	char *before = tp_test_slurp(path, &n0);
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_xlsx_write(p, &a, path, &xo, &d), TP_ENOTFOUND);
-	char *after = slurp(path, &n1);
+	char *after = tp_test_slurp(path, &n1);
 	assert_non_null(before);
 	assert_non_null(after);
 	assert_int_equal(n0, n1);

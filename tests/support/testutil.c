@@ -1,0 +1,72 @@
+/*
+ * testutil.c — see testutil.h.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "testutil.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+char *tp_test_slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	for (;;) {
+		if (cap - len < 65536) {
+			cap = cap ? cap * 2 : 65536;
+			char *nb = realloc(buf, cap + 1);
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		size_t got = fread(buf + len, 1, cap - len, f);
+		len += got;
+		if (got == 0)
+			break;
+	}
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = 0;
+	if (n)
+		*n = len;
+	return buf;
+}
+
+long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
+                       long max_runs)
+{
+	for (long n = 0; n < max_runs; n++) {
+		struct tp_diag d = {0};
+		if (path)
+			unlink(path);
+		tp_alloc_fail_after(n);
+		int st = write(ctx, &d);
+		long used = tp_alloc_fail_after(-1);
+		if (st == TP_OK)
+			return used;
+		if (st != TP_ENOMEM)
+			fail_msg("allocation %ld failing gave %s (%s), not TP_ENOMEM", n,
+			         tp_status_name(st), d.msg);
+		assert_int_equal(d.status, TP_ENOMEM);
+		assert_true(d.msg[0] != 0);
+		if (path)
+			assert_int_equal(access(path, F_OK), -1);
+	}
+	fail_msg("no run succeeded within %ld allocations", max_runs);
+	return -1;
+}

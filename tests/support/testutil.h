@@ -1,0 +1,22 @@
+/*
+ * testutil.h — helpers shared by the unit tests (linked through the tp_testsupport library):
+ * reading a whole file, and the out-of-memory sweep every writer test runs.
+ */
+#ifndef TP_TEST_TESTUTIL_H
+#define TP_TEST_TESTUTIL_H
+
+#include "common/common.h"
+
+/* Reads the whole file into a malloc'ed, NUL-terminated buffer (caller frees with free());
+ * *n (if not NULL) gets the length. Returns NULL if the file cannot be opened or read. */
+char *tp_test_slurp(const char *path, size_t *n);
+
+/* Runs write(ctx, diag) with the Nth allocation failing, for N = 0, 1, 2, ... until a run
+ * succeeds (at most max_runs runs). Every failing run must return TP_ENOMEM, record it in the
+ * diag with a message, and leave nothing at `path` (no half-written output; path may be NULL
+ * for writers that produce no file). Fails the cmocka test otherwise, or if no run succeeds.
+ * Returns the number of allocations of the successful run. */
+long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
+                       long max_runs);
+
+#endif
