@@ -78,12 +78,11 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 	}
 }
 
-static void finish_engine(struct tp_engine_stats *e, enum tp_track_kind kind, double mhz,
+static void finish_engine(struct tp_engine_stats *e, double mhz,
                           int64_t total_ns)
 {
 	/* PerfWeb: TIU excludes only wait_msg; DMA working = total - sys wait. Both are the same
 	 * expression with our kinds. */
-	(void)kind;
 	e->working_cycle = e->total_cycle - e->wait_cycle;
 	e->working_ns = tp_cycles_to_ns(e->working_cycle, mhz);
 	e->busy_ns = tp_cycles_to_ns(e->busy_cycle, mhz);
@@ -261,8 +260,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			continue;
 		struct tp_core_stats *c = &a->cores[find_core(a, t->device, t->core)];
 		accumulate(t, &c->eng[t->kind]);
-		finish_engine(&c->eng[t->kind], (enum tp_track_kind)t->kind, t->freq_mhz,
-		              a->total_time_ns);
+		finish_engine(&c->eng[t->kind], t->freq_mhz, a->total_time_ns);
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
 			struct tp_rank *r = rank_get(&cmds, t->core, t->name, s->name);

@@ -28,8 +28,7 @@ struct tp_cli_reader {
 	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
 };
 
-/* Registries (registry.c). Entries whose module is not linked are NULL-free: the arrays only
- * hold available entries, counted by the functions. */
+/* Registries (registry.c): set *out to a static array and return its length. */
 size_t tp_cli_outputs(const struct tp_output *const **out);
 size_t tp_cli_readers(const struct tp_cli_reader *const **out);
 

@@ -33,14 +33,11 @@ static void cell(struct tp_buf *b, size_t col, size_t ncols, const char *text)
 	tp_buf_puts(b, col + 1 < ncols ? " | " : "\n");
 }
 
-static void fmt_pct(char *dst, size_t n, double v)
+/* Moves a scratch buffer's text into dst (truncated to n) and frees the buffer. */
+static void take(struct tp_buf *t, char *dst, size_t n)
 {
-	struct tp_buf t;
-	tp_buf_init(&t);
-	tp_buf_fixed(&t, v * 100.0, 2);
-	tp_buf_putc(&t, '%');
-	snprintf(dst, n, "%s", t.data ? t.data : "0.00%");
-	tp_buf_free(&t);
+	snprintf(dst, n, "%s", t->data && !t->oom ? t->data : "?");
+	tp_buf_free(t);
 }
 
 static void fmt_fixed(char *dst, size_t n, double v, int dec)
@@ -48,8 +45,16 @@ static void fmt_fixed(char *dst, size_t n, double v, int dec)
 	struct tp_buf t;
 	tp_buf_init(&t);
 	tp_buf_fixed(&t, v, dec);
-	snprintf(dst, n, "%s", t.data ? t.data : "0");
-	tp_buf_free(&t);
+	take(&t, dst, n);
+}
+
+static void fmt_pct(char *dst, size_t n, double v)
+{
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_buf_fixed(&t, v * 100.0, 2);
+	tp_buf_putc(&t, '%');
+	take(&t, dst, n);
 }
 
 static void fmt_us(char *dst, size_t n, int64_t ns, const char *suffix)
@@ -58,8 +63,17 @@ static void fmt_us(char *dst, size_t n, int64_t ns, const char *suffix)
 	tp_buf_init(&t);
 	tp_buf_ns_as_us(&t, ns);
 	tp_buf_puts(&t, suffix);
-	snprintf(dst, n, "%s", t.data ? t.data : "0");
-	tp_buf_free(&t);
+	take(&t, dst, n);
+}
+
+/* A cycle column: integer cycles on core rows, the maximum over cores as "N.NNN(us)" on the
+ * Overall row (the reference's convention). */
+static void fmt_cycles(char *dst, size_t n, int overall, int64_t max_ns, uint64_t cycles)
+{
+	if (overall)
+		fmt_us(dst, n, max_ns, "(us)");
+	else
+		snprintf(dst, n, "%llu", (unsigned long long)cycles);
 }
 
 static void rule(struct tp_buf *b, char c, size_t width)
@@ -116,27 +130,18 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		cell(b, 2, ncols, v);
 		fmt_pct(v, sizeof v, c->tiu_working_ratio);
 		cell(b, 3, ncols, v);
-		if (overall)
-			fmt_us(v, sizeof v, a->overall_tiu_max_ns, "(us)");
-		else
-			snprintf(v, sizeof v, "%llu", (unsigned long long)tiu->working_cycle);
+		fmt_cycles(v, sizeof v, overall, a->overall_tiu_max_ns, tiu->working_cycle);
 		cell(b, 4, ncols, v);
 		uarch(v, sizeof v, tiu);
 		cell(b, 5, ncols, v);
-		if (overall)
-			fmt_us(v, sizeof v, a->overall_gdma_max_ns, "(us)");
-		else
-			snprintf(v, sizeof v, "%llu", (unsigned long long)gdma->working_cycle);
+		fmt_cycles(v, sizeof v, overall, a->overall_gdma_max_ns, gdma->working_cycle);
 		cell(b, 6, ncols, v);
 		fmt_fixed(v, sizeof v, gdma->ddr_avg_gbps, 2);
 		cell(b, 7, ncols, v);
 		fmt_fixed(v, sizeof v, gdma->l2_avg_gbps, 2);
 		cell(b, 8, ncols, v);
 		if (ncols == NCOLS) {
-			if (overall)
-				fmt_us(v, sizeof v, a->overall_sdma_max_ns, "(us)");
-			else
-				snprintf(v, sizeof v, "%llu", (unsigned long long)sdma->working_cycle);
+			fmt_cycles(v, sizeof v, overall, a->overall_sdma_max_ns, sdma->working_cycle);
 			cell(b, 9, ncols, v);
 			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);
 			cell(b, 10, ncols, v);

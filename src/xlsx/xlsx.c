@@ -485,41 +485,43 @@ static void header_row(struct xl *x, struct xl_sheet *s, uint32_t row, const cha
 		xl_str(x, s, row, (uint16_t)i, names[i], x->f.hdr);
 }
 
-/* Conditional format over rows [r0, r1] of one column. */
-static void cond_cell(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
-                      uint8_t criteria, double value, lxw_format *fmt)
+/* Applies conditional format `cf` (fmt filled in here) to rows [r0, r1] of one column. */
+static void cond_apply(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                       lxw_conditional_format cf, lxw_format *fmt)
 {
-	lxw_conditional_format cf;
-	memset(&cf, 0, sizeof cf);
-	cf.type = LXW_CONDITIONAL_TYPE_CELL;
-	cf.criteria = criteria;
-	cf.value = value;
 	cf.format = fmt;
 	xl_check(x, worksheet_conditional_format_range(ws, r0, col, r1, col, &cf));
 }
 
+/* A cell-value rule: `criteria` (LXW_CONDITIONAL_CRITERIA_*) against `value`. */
+static void cond_cell(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                      uint8_t criteria, double value, lxw_format *fmt)
+{
+	cond_apply(x, ws, r0, r1, col,
+	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_CELL, .criteria = criteria,
+	                                    .value = value},
+	           fmt);
+}
+
+/* A rule for cells containing `text`. */
 static void cond_text(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
                       const char *text, lxw_format *fmt)
 {
-	lxw_conditional_format cf;
-	memset(&cf, 0, sizeof cf);
-	cf.type = LXW_CONDITIONAL_TYPE_TEXT;
-	cf.criteria = LXW_CONDITIONAL_CRITERIA_TEXT_CONTAINING;
-	cf.value_string = (char *)text;
-	cf.format = fmt;
-	xl_check(x, worksheet_conditional_format_range(ws, r0, col, r1, col, &cf));
+	cond_apply(x, ws, r0, r1, col,
+	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_TEXT,
+	                                    .criteria = LXW_CONDITIONAL_CRITERIA_TEXT_CONTAINING,
+	                                    .value_string = (char *)text},
+	           fmt);
 }
 
 /* A formula rule; `formula` is written for the first cell (row r0) and Excel shifts it. */
 static void cond_formula(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
                          const char *formula, lxw_format *fmt)
 {
-	lxw_conditional_format cf;
-	memset(&cf, 0, sizeof cf);
-	cf.type = LXW_CONDITIONAL_TYPE_FORMULA;
-	cf.value_string = (char *)formula;
-	cf.format = fmt;
-	xl_check(x, worksheet_conditional_format_range(ws, r0, col, r1, col, &cf));
+	cond_apply(x, ws, r0, r1, col,
+	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_FORMULA,
+	                                    .value_string = (char *)formula},
+	           fmt);
 }
 
 /* Peak bandwidths for the highlight rules: the chip table's "DDR Max BW(GB/s/Core)" and "L2
