@@ -1,9 +1,9 @@
 /*
- * fuzz_bmprofile_global.c — libFuzzer target for the bmprofile text parsers (src/bmprofile):
+ * fuzz_bmprofile_global.c — libFuzzer target for the bmprofile text parsers (src/sophgo):
  * global.profile (layers, tensors, node lines, memory lines) and net_stat.sim. Any bytes must
  * give a status (with a `path:LINE:` message on error), never a crash or leak.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

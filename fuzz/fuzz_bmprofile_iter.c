@@ -1,10 +1,10 @@
 /*
- * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/bmprofile):
+ * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
  * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X and BM1684. Any bytes must give
  * a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

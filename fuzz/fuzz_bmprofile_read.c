@@ -1,11 +1,11 @@
 /*
- * fuzz_bmprofile_read.c — libFuzzer target for the whole bmprofile reader (src/bmprofile):
+ * fuzz_bmprofile_read.c — libFuzzer target for the whole bmprofile reader (src/sophgo):
  * the input becomes iter0.profile of a scratch directory whose global.profile names the arch
  * chosen by the first byte; every cmd_*.dat a COMMAND block names is written with the same
  * bytes, so the timeline reconstruction, the command lookups and the layer matching all see
  * arbitrary data. The reader must return a profile or an error with a message, never crash.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

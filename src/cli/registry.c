@@ -4,7 +4,7 @@
  */
 #include "cli/cli.h"
 
-#include "bmprofile/bmprofile.h"
+#include "sophgo/sophgo.h"
 #include "capfile/capfile.h"
 #include "capreport/capreport.h"
 #include "chrome/chrome.h"

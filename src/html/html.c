@@ -160,40 +160,15 @@ struct arch_facts {
 	uint32_t npus;         /* lanes */
 };
 
-static struct arch_facts facts_of(enum tp_arch a)
+static struct arch_facts facts_of(const struct tp_chip *c)
 {
+	/* The chip table (src/sophgo/chip.c) holds these constants with their sources. */
 	struct arch_facts f = {0, 0, 0, 0};
-	switch (a) {
-	case TP_ARCH_BM1688:
-		/* reference-outputs.md §3.1/§3.2: DDR Max BW 32 GB/s/core, NPU Num 32, LMEM 4 MiB,
-		 * lmem_partition = 16 banks of 8192 bytes over a 131072-byte lane. */
-		f.ddr_max_gbps = 32;
-		f.lane_bytes = 131072;
-		f.banks = 16;
-		f.npus = 32;
-		break;
-	case TP_ARCH_BM1684X:
-		/* reference-outputs.md §4.1: BM1684X local memory = 16 banks x 16 KiB per lane. */
-		f.lane_bytes = 16 * 16384;
-		f.banks = 16;
-		f.npus = 64;
-		break;
-	case TP_ARCH_BM1684:
-		/* reference-outputs.md §4.1: BM1684 = 8 banks x 64 KiB per lane. */
-		f.lane_bytes = 8 * 65536;
-		f.banks = 8;
-		f.npus = 64;
-		break;
-	case TP_ARCH_BM1690:
-		/* sophgo-analysis.md §3: sg2260 DDR Max BW 68.264, LMEM 16 MiB over 64 NPUs, bank
-		 * address width 14 bits -> 16 KiB banks, 16 per 256 KiB lane. */
-		f.ddr_max_gbps = 68.264;
-		f.lane_bytes = 262144;
-		f.banks = 16;
-		f.npus = 64;
-		break;
-	default:
-		break;
+	if (c) {
+		f.ddr_max_gbps = c->ddr_max_gbps;
+		f.lane_bytes = c->lane_bytes;
+		f.banks = c->banks;
+		f.npus = c->npu_num;
 	}
 	return f;
 }
@@ -721,7 +696,7 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
-	struct arch_facts f = facts_of(p->arch);
+	struct arch_facts f = facts_of(p->chip);
 	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,\"recs\":[",
 	              f.lane_bytes, f.banks, f.npus);
 	int first = 1;
@@ -797,7 +772,7 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
-	struct arch_facts f = facts_of(p->arch);
+	struct arch_facts f = facts_of(p->chip);
 	tp_buf_puts(b, "{\"v\":1,\"arch\":");
 	put_str(b, tp_arch_name(p->arch));
 	tp_buf_puts(b, ",\"net\":");
@@ -1019,7 +994,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 					seen = g;
 			}
 	}
-	c.bw_scale = facts_of(p->arch).ddr_max_gbps;
+	c.bw_scale = facts_of(p->chip).ddr_max_gbps;
 	if (seen > c.bw_scale)
 		c.bw_scale = seen;
 

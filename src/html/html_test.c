@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sophgo/sophgo_int.h"
 #include "html/html.h"
 #include "testutil.h"
 
@@ -25,6 +26,7 @@ static struct tp_profile *make(void)
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
 	p->net_name = tp_profile_str(p, EVIL);
 	tp_profile_add_device(p, "dev", 0, 1);
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);

@@ -8,7 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690", "CPU"};
+static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690",
+                                         "CPU",     "CV184X", "SG2260E"};
+_Static_assert(sizeof arch_names / sizeof *arch_names == TP_ARCH_COUNT, "one name per arch");
 
 const char *tp_arch_name(enum tp_arch a)
 {
@@ -24,7 +26,8 @@ enum tp_arch tp_arch_from_name(const char *name)
 	             {"BM1688", TP_ARCH_BM1688},   {"A2", TP_ARCH_BM1688},
 	             {"CV186X", TP_ARCH_BM1688},   {"CV186AH", TP_ARCH_BM1688},
 	             {"BM1690", TP_ARCH_BM1690},   {"SG2260", TP_ARCH_BM1690},
-	             {"CPU", TP_ARCH_CPU}};
+	             {"CV184X", TP_ARCH_CV184X},   {"SG2260E", TP_ARCH_SG2260E},
+	             {"BM1690E", TP_ARCH_SG2260E}, {"CPU", TP_ARCH_CPU}};
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (strcasecmp(name, alias[i].n) == 0)
 			return alias[i].a;

@@ -27,9 +27,38 @@ enum tp_arch {
 	TP_ARCH_BM1688, /* also A2 / CV186X */
 	TP_ARCH_BM1690, /* SG2260 */
 	TP_ARCH_CPU,    /* tpuprof captures of host code */
+	TP_ARCH_CV184X,
+	TP_ARCH_SG2260E, /* 4-core BM1690 variant ("AKSV") */
+	TP_ARCH_COUNT
 };
 const char *tp_arch_name(enum tp_arch a);           /* "BM1688", "unknown", ... */
 enum tp_arch tp_arch_from_name(const char *name);    /* case-insensitive; A2/CV186X -> BM1688 */
+
+/*
+ * What the analysis and the writers may know about the accelerator a profile came from: its
+ * constants, independent of the file format. Readers point tp_profile.chip at a static table
+ * row (the Sophgo rows live in src/sophgo/chip.c, each constant citing its source); NULL when
+ * nothing is known (captures, foreign traces). Zero means "unknown" for every field.
+ */
+struct tp_chip {
+	const char *name;        /* "BM1688", as the vendor spells it in __CHIP_ARCH_ARGS__ */
+	enum tp_arch arch;
+	unsigned cores;          /* TPU cores per device */
+	double tiu_mhz, dma_mhz; /* default clocks */
+	unsigned npu_num;        /* lanes */
+	unsigned eu_base;        /* int8 execution units per lane */
+	unsigned cube_base;      /* int8 cube IC parallelism */
+	unsigned ohow_align;     /* CubeOutputHeightWidthAlignNum */
+	unsigned exec_units;     /* ExecutionUnitNumber (total) */
+	unsigned vector_ohow_align; /* "Vector OHOW Align(8bits)" */
+	uint64_t lmem_bytes;     /* local memory, all lanes */
+	uint32_t lane_bytes;     /* local memory of one lane */
+	unsigned banks;          /* banks per lane */
+	double ddr_max_gbps;     /* per-core DDR peak bandwidth; 0 unknown */
+	double l2_max_gbps;      /* L2 SRAM peak; 0 none */
+	double ddr_mhz;          /* DDR frequency */
+	unsigned bus_max_burst, l2_max_burst, bus_bandwidth;
+};
 
 /* What a track carries. Engine kinds keep the reference tools' vocabulary. */
 enum tp_track_kind {
@@ -268,6 +297,7 @@ struct tp_profile {
 	struct tp_strtab strs;
 
 	enum tp_arch arch;
+	const struct tp_chip *chip; /* static chip constants, NULL if unknown */
 	uint32_t net_name;    /* strtab id */
 	double tiu_freq_mhz;  /* clocks used for cycle<->ns (after CLI overrides) */
 	double gdma_freq_mhz;

@@ -21,6 +21,7 @@
 #ifndef TP_SINK_FIXTURE_H
 #define TP_SINK_FIXTURE_H
 
+#include "sophgo/sophgo_int.h"
 #include "model/model.h"
 
 static struct tp_slice *fx_cmd(struct tp_profile *p, int tr, const char *name, const char *type,
@@ -43,6 +44,7 @@ static struct tp_profile *fx_profile(void)
 	if (!p)
 		return NULL;
 	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
 	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 2);
 	int tiu0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);

@@ -539,13 +539,13 @@ static double meta_real(const struct tp_profile *p, const char *key, double dflt
 
 static double ddr_max_bw(const struct tp_profile *p)
 {
-	double d = p->arch == TP_ARCH_BM1688 ? 32.0 : p->arch == TP_ARCH_BM1690 ? 68.264 : 0.0;
+	double d = p->chip ? p->chip->ddr_max_gbps : 0.0;
 	return meta_real(p, "DDR Max BW(GB/s/Core)", d);
 }
 
 static double l2_max_bw(const struct tp_profile *p)
 {
-	double d = p->arch == TP_ARCH_BM1690 ? 128.0 : 0.0;
+	double d = p->chip ? p->chip->l2_max_gbps : 0.0;
 	return meta_real(p, "L2 Max BW(GB/s)", d);
 }
 

@@ -3,6 +3,7 @@
  * (see xlsx_fixture.h). Commands are laid out back to back per engine with lengths from a
  * fixed linear congruential sequence, so every run builds the same profile.
  */
+#include "sophgo/sophgo_int.h"
 #include "xlsx/xlsx_fixture.h"
 
 #include <stdio.h>
@@ -86,6 +87,7 @@ struct tp_profile *fx_engines(const struct fx_engines_cfg *cfg)
 	if (!p)
 		return NULL;
 	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
 	p->net_name = tp_profile_str(p, "synthetic-net");
 	p->source = tp_profile_str(p, "xlsx-fixture");
 	p->tiu_freq_mhz = TIU_MHZ;

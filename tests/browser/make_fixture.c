@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sophgo/sophgo_int.h"
 #include "html/html.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)>"
@@ -168,6 +169,7 @@ static void build(struct tp_profile *p, int hostile, long big)
 	memset(&g, 0, sizeof g);
 	g.p = p;
 	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
 	p->net_name = tp_profile_str(p, hostile ? HOSTILE : big ? "generated_1m" : "fixture_net");
 	p->source = tp_profile_str(p, "html_fixture");
 	p->tiu_freq_mhz = 900;

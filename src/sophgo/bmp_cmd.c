@@ -1,5 +1,5 @@
 /*
- * cmd.c — decoders for the command buffers saved as cmd_<base>_<core>_<engine>.dat
+ * bmp_cmd.c — decoders for the command buffers saved as cmd_<base>_<core>_<engine>.dat
  * (sophgo-bmprofile.md §6): enough of every descriptor to name the command and know its
  * class (sys/send/wait), DMA direction, data type, dependency id and, for SYS send/wait, the
  * message id. Owns the name tables (the spellings the reference converter prints).
@@ -29,7 +29,7 @@
  *   command; the cmd_id stored in each descriptor is checked against its position, and
  *   decoding stops where they disagree.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <string.h>

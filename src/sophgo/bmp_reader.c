@@ -1,5 +1,5 @@
 /*
- * reader.c — tp_bmprofile_read: finds the files of a bmprofile_data directory, runs the
+ * bmp_reader.c — tp_bmprofile_read: finds the files of a bmprofile_data directory, runs the
  * parsers (global.c, iter.c, cmd.c, netstat.c), reconstructs the timeline (§9.2 PerfAI path
  * for BM1688/CV186X, §9.1 legacy path for BM1684/BM1684X) and fills the profile model: one
  * device, per core TIU/GDMA/MCU tracks, one slice per PMU record, layers matched to commands.
@@ -16,7 +16,7 @@
  * markers of the trimming; 32-bit cycle counters that wrap (drop by more than 2^31) are
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <cjson/cJSON.h>
 #include <dirent.h>
@@ -1151,23 +1151,15 @@ static int peek_arch(const uint8_t *t, size_t n)
 static int setup_clocks(struct rd *r, const struct tp_bmprofile_opts *o)
 {
 	double tiu = 0, gdma = 0;
-	switch (r->arch) {
-	case TP_ARCH_BM1688:
-		tiu = 900;
-		gdma = 750;
-		break;
-	case TP_ARCH_BM1684:
-		tiu = 550;
-		gdma = 575;
-		break;
-	case TP_ARCH_BM1684X:
-		tiu = gdma = 1000;
-		if (r->g.have_freq && r->g.tpu_freq > 0)
-			tiu = gdma = (double)r->g.tpu_freq;
-		break;
-	default:
-		break;
+	const struct sg_chip *chip = sg_chip_by_arch(r->arch);
+	if (chip) {
+		r->p->chip = &chip->c;
+		tiu = chip->c.tiu_mhz;
+		gdma = chip->c.dma_mhz;
 	}
+	/* BM1684X takes its clock from tpu_freq when the line is there (§8.1). */
+	if (r->arch == TP_ARCH_BM1684X && r->g.have_freq && r->g.tpu_freq > 0)
+		tiu = gdma = (double)r->g.tpu_freq;
 	if (r->g.have_freq && r->g.tpu_freq <= 0)
 		tp_profile_note(r->p, "global.profile has tpu_freq=%lld; using the %s default clocks "
 		                      "(TIU %.0f MHz, GDMA %.0f MHz)",
@@ -1284,9 +1276,15 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			}
 		}
 		if (rc == TP_OK && r->arch != TP_ARCH_BM1684 && r->arch != TP_ARCH_BM1684X &&
-		    r->arch != TP_ARCH_BM1688)
-			rc = tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: arch %s is not supported", gpath,
-			                 tp_arch_name(r->arch));
+		    r->arch != TP_ARCH_BM1688) {
+			if (r->g.have_arch && !(o && o->arch_override))
+				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+				                  "arch %d (%s) is not supported", r->g.arch_raw,
+				                  tp_arch_name(r->arch));
+			else
+				rc = tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: arch %s is not supported",
+				                 gpath, tp_arch_name(r->arch));
+		}
 	}
 	tp_free(gpath);
 	if (rc)

@@ -1,5 +1,5 @@
 /*
- * bmprofile.h — reader for Sophgo TPU runtime profiles ("bmprofile_data" directories written by
+ * sophgo.h — the Sophgo TPU family's readers. bmprofile: Sophgo TPU runtime profiles ("bmprofile_data" directories written by
  * bmruntime with BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and
  * net_stat.sim, for BM1684, BM1684X and BM1688/CV186X (specs/sophgo-bmprofile.md §1–§9).
  *
@@ -9,8 +9,8 @@
  * legacy path for BM1684/BM1684X), layers/tensors/memory from global.profile, and net_stat.sim
  * figures as metadata. The caller owns the returned profile (tp_profile_free).
  */
-#ifndef TP_BMPROFILE_H
-#define TP_BMPROFILE_H
+#ifndef TP_SOPHGO_H
+#define TP_SOPHGO_H
 
 #include "model/model.h"
 
@@ -49,4 +49,4 @@ int tp_bmprofile_probe(const char *dir);
 int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
                       struct tp_diag *d);
 
-#endif /* TP_BMPROFILE_H */
+#endif /* TP_SOPHGO_H */

@@ -1,5 +1,5 @@
 /*
- * iter.c — the iter<N>.profile block walk and the PMU record decoders (sophgo-bmprofile.md §4).
+ * bmp_iter.c — the iter<N>.profile block walk and the PMU record decoders (sophgo-bmprofile.md §4).
  *
  * Container (§4.1), no magic, no file header, little-endian:
  *
@@ -22,7 +22,7 @@
  * per-core type. Skipped and counted: every other block type (2, 7, 9..16 and unknown ones).
  * Accepted versions: the BM1684/BM1684X/BM1688 runtime writers of libsophon 2023–2025.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <string.h>

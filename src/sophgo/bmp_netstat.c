@@ -1,5 +1,5 @@
 /*
- * netstat.c — parser for net_stat.sim, the compiler's cycle-simulator log copied into the
+ * bmp_netstat.c — parser for net_stat.sim, the compiler's cycle-simulator log copied into the
  * profile directory (sophgo-bmprofile.md §7). Only its totals are kept (as profile metadata, a
  * comparison figure, not a timeline); every item is still checked so a damaged file is
  * reported with its line.
@@ -12,7 +12,7 @@
  *   GDMA SUMMARY : |dr[0] S2L:<n>|dr[1] L2S:<n>|dr[2] S2S:<n>|dr[3] L2L:<n>
  *   flops: <n>, runtime: <x>ms, ComputationAbility: <x>T      (summed over sections)
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <string.h>

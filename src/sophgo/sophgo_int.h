@@ -1,18 +1,87 @@
 /*
- * bmprofile_int.h — the bmprofile reader's internal pieces, shared by its own files, its unit
+ * sophgo_int.h — the Sophgo module's internal pieces, shared by its own files, its unit
  * tests and its fuzz targets: the iter<N>.profile block walk and PMU/MCU record decoders
- * (iter.c), the command-descriptor decoders for cmd_*.dat (cmd.c), the global.profile parser
- * (global.c), the net_stat.sim parser (netstat.c) and the pure timeline steps of §9.2
- * (timeline.c). Every entry point works on a memory buffer, so tests and fuzzers need no files.
+ * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile parser
+ * (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of §9.2
+ * (bmp_timeline.c). Every entry point works on a memory buffer, so tests and fuzzers need no files.
  *
  * Nothing here owns global state. Structures that allocate say who frees them.
  */
-#ifndef TP_BMPROFILE_INT_H
-#define TP_BMPROFILE_INT_H
+#ifndef TP_SOPHGO_INT_H
+#define TP_SOPHGO_INT_H
 
-#include "bmprofile/bmprofile.h"
+#include "sophgo/sophgo.h"
 
 #define BMP_MAX_CORES 64
+
+/* ---------------------------------------------------------------------------------------- */
+/* The chip table (chip.c): one row per chip, shared by every Sophgo reader.                 */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_chip {
+	struct tp_chip c;         /* what analysis and writers may see (tp_profile.chip = &c) */
+	int bmp_arch;             /* global.profile "arch=" value of bmprofile_data, -1 none */
+	long cdm_arch[2];         /* cdm_profile_data "arch=" values (old, new writers), 0 none */
+	unsigned tiu_pmu_bytes;   /* TIU PMU record size */
+	unsigned gdma_pmu_bytes;  /* GDMA (and SDMA) PMU record size */
+	unsigned cdma_pmu_bytes;  /* CDMA PMU record size, 0 = no CDMA */
+	unsigned dma_cmd_type_bits; /* DMA descriptor cmd_type width: 4 or 5 */
+	unsigned tiu_sys_bits;    /* TIU SYS descriptor length in bits (CV184X: 64) */
+	unsigned cdma_ports;      /* CDMA ports per device */
+	uint32_t id_wrap;         /* command-id wrap value (SG2260E 0x3FFFF), 0 none */
+};
+/* Lookups; NULL when the table has no such chip. Thread-safe (static data). */
+const struct sg_chip *sg_chip_by_arch(enum tp_arch a);
+const struct sg_chip *sg_chip_by_bmp_arch(int raw);
+const struct sg_chip *sg_chip_by_cdm_arch(long raw);
+size_t sg_chips(const struct sg_chip **out);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Register tables (regdef_<chip>.c): descriptor layouts transcribed from tpu-mlir's          */
+/* python/debugger/target_<chip>/regdef.py (one class per register layout) and the op tables */
+/* of target_<chip>/opdef.py. A descriptor is a little-endian bit stream; fields are packed  */
+/* LSB-first in table order, field k starting at the sum of the widths before it; the widths */
+/* of a class add up to its length (specs/sophgo-costmodel.md §1.3).                          */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_field {
+	const char *name;  /* regdef name without the "des_" prefix: "cmd_short", "res0_n" */
+	uint16_t width;    /* bits, 1..64 */
+};
+
+struct sg_regclass {
+	const char *op_name;          /* regdef OP_NAME: "sCONV", "CONV", "DMA_tensor", "sDMA_sys" */
+	uint16_t length;              /* descriptor length in bits (regdef `length`) */
+	const struct sg_field *fields;
+	uint16_t nfields;
+};
+
+/* Names of the sub-operations of one class: TIU tsk_eu_typ / DMA cmd_special_function. */
+struct sg_subname {
+	uint8_t code;
+	const char *name;             /* Function Name: "conv.normal", "arith.add", "dma.tensor" */
+};
+
+/* One entry of the op index: the header key that selects a class. */
+struct sg_opclass {
+	const char *op_name;          /* the sg_regclass it selects */
+	int8_t is_short;              /* cmd_short value, -1 = either (1688 SYS_TR_ACC) */
+	uint8_t op;                   /* TIU tsk_typ / DMA cmd_type */
+	const struct sg_subname *subs;
+	uint16_t nsubs;
+};
+
+/* A chip's instruction-set tables. */
+struct sg_isa {
+	enum tp_arch arch;
+	const char *source;           /* "tpu-mlir python/debugger/target_1688 @<commit>" */
+	const struct sg_regclass *tiu; uint16_t ntiu;
+	const struct sg_opclass *tiu_ops; uint16_t ntiu_ops;
+	const struct sg_regclass *dma; uint16_t ndma;   /* GDMA; SDMA uses the same encoding */
+	const struct sg_opclass *dma_ops; uint16_t ndma_ops;
+	const struct sg_regclass *cdma; uint16_t ncdma; /* BM1690 only */
+	const struct sg_opclass *cdma_ops; uint16_t ncdma_ops;
+};
 
 /* iter<N>.profile block types (§4.2). */
 enum bmp_block_type {
@@ -255,4 +324,4 @@ static inline int64_t bmp_ns_to_cycles(int64_t ns, double mhz)
 	return (int64_t)((double)ns * mhz / 1000.0);
 }
 
-#endif /* TP_BMPROFILE_INT_H */
+#endif /* TP_SOPHGO_INT_H */

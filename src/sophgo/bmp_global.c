@@ -1,5 +1,5 @@
 /*
- * global.c — parser for global.profile (sophgo-bmprofile.md §3): the runtime header (arch,
+ * bmp_global.c — parser for global.profile (sophgo-bmprofile.md §3): the runtime header (arch,
  * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
  * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
  * node lines go to struct bmp_global for the layer matching done by the reader.
@@ -19,19 +19,15 @@
  * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo_int.h"
 
 #include <string.h>
 #include <sys/mman.h>
 
 enum tp_arch bmp_arch_from_raw(int raw)
 {
-	switch (raw) {
-	case 1: return TP_ARCH_BM1684;
-	case 3: return TP_ARCH_BM1684X;
-	case 4: return TP_ARCH_BM1688;
-	default: return TP_ARCH_UNKNOWN;
-	}
+	const struct sg_chip *c = sg_chip_by_bmp_arch(raw);
+	return c ? c->c.arch : TP_ARCH_UNKNOWN;
 }
 
 #define MAX_KV 24

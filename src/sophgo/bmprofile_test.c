@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bmprofile/bmprofile.h"
-#include "bmprofile/bmprofile_int.h"
+#include "sophgo/sophgo.h"
+#include "sophgo/sophgo_int.h"
 #include "hexfile.h"
 
 /* ---------------------------------------------------------------------------------------- */
