@@ -104,8 +104,10 @@ void tp_profile_free(struct tp_profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->num_tracks; i++)
+	for (size_t i = 0; i < p->num_tracks; i++) {
 		tp_free(p->tracks[i].slices);
+		tp_free(p->tracks[i].cost);
+	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
 	tp_free(p->devices);
@@ -228,6 +230,29 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	memset(s, 0, sizeof *s);
 	s->layer = -1;
 	return s;
+}
+
+struct tp_cost *tp_track_cost(struct tp_profile *p, int track, size_t index)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (index >= t->count)
+		return NULL;
+	if (t->cost_cap < t->count) {
+		size_t n = t->cap > t->count ? t->cap : t->count;
+		if (n > SIZE_MAX / sizeof *t->cost) {
+			p->oom = 1;
+			return NULL;
+		}
+		struct tp_cost *c = tp_realloc(t->cost, n * sizeof *c);
+		if (!c) {
+			p->oom = 1;
+			return NULL;
+		}
+		memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
+		t->cost = c;
+		t->cost_cap = n;
+	}
+	return &t->cost[index];
 }
 
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
@@ -410,6 +435,36 @@ static int sorted(const struct tp_slice *s, size_t n)
 	return 1;
 }
 
+/* Sorts a track's slices and keeps its cost array in step: both are sorted as pairs in a
+ * temporary array (only tracks that are out of order and carry costs pay for it). */
+struct slice_cost {
+	struct tp_slice s;
+	struct tp_cost c;
+};
+static int slice_cost_cmp(const void *a, const void *b)
+{
+	return slice_cmp(&((const struct slice_cost *)a)->s, &((const struct slice_cost *)b)->s);
+}
+static int sort_with_cost(struct tp_track *t)
+{
+	if (t->count > SIZE_MAX / sizeof(struct slice_cost))
+		return TP_ENOMEM;
+	struct slice_cost *tmp = tp_malloc(t->count * sizeof *tmp);
+	if (!tmp)
+		return TP_ENOMEM;
+	for (size_t k = 0; k < t->count; k++) {
+		tmp[k].s = t->slices[k];
+		tmp[k].c = t->cost[k];
+	}
+	qsort(tmp, t->count, sizeof *tmp, slice_cost_cmp);
+	for (size_t k = 0; k < t->count; k++) {
+		t->slices[k] = tmp[k].s;
+		t->cost[k] = tmp[k].c;
+	}
+	tp_free(tmp);
+	return TP_OK;
+}
+
 int tp_profile_finish(struct tp_profile *p)
 {
 	if (p->oom)
@@ -417,8 +472,19 @@ int tp_profile_finish(struct tp_profile *p)
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		struct tp_track *t = &p->tracks[i];
-		if (!sorted(t->slices, t->count))
-			qsort(t->slices, t->count, sizeof *t->slices, slice_cmp);
+		if (t->cost && t->cost_cap < t->count) {
+			/* Slices pushed after the last cost entry have none. */
+			if (!tp_track_cost(p, (int)i, t->count - 1))
+				return TP_ENOMEM;
+		}
+		if (!sorted(t->slices, t->count)) {
+			if (t->cost) {
+				if (sort_with_cost(t) != TP_OK)
+					return TP_ENOMEM;
+			} else {
+				qsort(t->slices, t->count, sizeof *t->slices, slice_cmp);
+			}
+		}
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
 			/* Nesting depth from a stack of open ends. */
 			int64_t stack[256];

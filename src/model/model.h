@@ -144,6 +144,23 @@ static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
 	return s->cycles ? s->start_cycle + s->cycles - 1 : s->start_cycle;
 }
 
+/*
+ * Per-command figures of a TIU cost model (for Sophgo: the vendor's, sophgo-costmodel.md §3),
+ * kept beside a track's slices: cost[i] belongs to slices[i] (tp_profile_finish keeps them in
+ * step when it sorts). A track without descriptors has cost == NULL; a command the model does
+ * not cover has valid == 0. Analysis derives uArch rate = alg_ops / uarch_ops from it.
+ */
+struct tp_cost {
+	uint64_t alg_ops;     /* "Alg Ops": operations the algorithm needs */
+	uint64_t uarch_ops;   /* "uArch Ops": operations the hardware spends (alignment padding) */
+	uint32_t alg_cycle;   /* "Alg Cycle": ideal cycles at full throughput */
+	uint32_t init_cycle;  /* fixed start-up cycles of the op class */
+	uint32_t bank_cycle;  /* bank-conflict cycles */
+	uint8_t valid;        /* 1 = modelled */
+	uint8_t pad[3];
+};
+_Static_assert(sizeof(struct tp_cost) == 32, "tp_cost must stay 32 bytes");
+
 struct tp_track {
 	uint32_t name;          /* strtab id: "TIU", "GDMA", thread name, ... */
 	uint8_t kind;           /* enum tp_track_kind */
@@ -154,6 +171,8 @@ struct tp_track {
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
 	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
+	struct tp_cost *cost;   /* owned; NULL or one entry per slice (see struct tp_cost) */
+	size_t cost_cap;
 };
 typedef struct tp_track tp_track;
 
@@ -351,6 +370,11 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+
+/* The cost entry of slice `index` of a track (index < count), creating the track's cost array
+ * (zeroed: valid 0) on first use. NULL on out of memory (sets the sticky oom flag). The pointer
+ * is valid until the next call for the same track. */
+struct tp_cost *tp_track_cost(struct tp_profile *p, int track, size_t index);
 
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l); /* index or -1 */
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);

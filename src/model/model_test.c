@@ -79,6 +79,40 @@ static void test_cycle_conversion(void **state)
 	assert_false(tp_dir_reads_ddr(TP_DIR_LMEM_TO_DDR));
 }
 
+/* Costs stay with their slices when finish sorts a track; slices pushed after the last cost
+ * entry read as not modelled. */
+static void test_cost_follows_sort(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	const int64_t starts[3] = {30, 10, 20};
+	for (int k = 0; k < 3; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = starts[k];
+		s->end_ns = starts[k] + 5;
+		s->cmd_id = (uint32_t)k + 1;
+		if (k < 2) {
+			struct tp_cost *c = tp_track_cost(p, t, (size_t)k);
+			assert_non_null(c);
+			c->alg_ops = 100u * ((uint64_t)k + 1);
+			c->valid = 1;
+		}
+	}
+	assert_null(tp_track_cost(p, t, 3)); /* past the end */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_non_null(tr->cost);
+	assert_int_equal(tr->slices[0].cmd_id, 2);
+	assert_int_equal(tr->cost[0].alg_ops, 200);
+	assert_int_equal(tr->slices[1].cmd_id, 3);
+	assert_int_equal(tr->cost[1].valid, 0);
+	assert_int_equal(tr->slices[2].cmd_id, 1);
+	assert_int_equal(tr->cost[2].alg_ops, 100);
+	tp_profile_free(p);
+}
+
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
@@ -99,6 +133,7 @@ int main(void)
 		cmocka_unit_test(test_args_and_meta),
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
+		cmocka_unit_test(test_cost_follows_sort),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
