@@ -83,6 +83,11 @@ struct sg_isa {
 	const struct sg_opclass *cdma_ops; uint16_t ncdma_ops;
 };
 
+/* The chips' tables (regdef_<chip>.c; static data, thread-safe). */
+extern const struct sg_isa sg_isa_bm1684x;
+extern const struct sg_isa sg_isa_cv184x;
+extern const struct sg_isa sg_isa_bm1690;
+
 /* iter<N>.profile block types (§4.2). */
 enum bmp_block_type {
 	BMP_BLK_SUMMARY = 1,
