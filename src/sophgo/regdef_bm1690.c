@@ -15,6 +15,7 @@
  *   python/profile_helper/bm1690_defs.py::getDmaFunctionName  the GDMA/SDMA names the profiler
  *       prints. The decoder turns sp 0 of cmd_type 0/1 into "tensorLd/St/Mv" (costmodel §5.3);
  *       the vendor's "Function Type" of a DMA command is the name of sp 0 of its cmd_type.
+ * Every op-index entry lists exactly the eu / sp codes opdef.py registers for that class.
  * Field names are the regdef names verbatim, duplicates included ("reserved" appears many
  * times; the profiler prints each name once, at its first position). The field order was
  * checked against reference/bm1690_blazeface_cdm/{tiu,tdma}RegInfo_0.txt (regdef_ref_test.py).
@@ -480,10 +481,11 @@ static const struct sg_regclass dma[] = {
 	CLS("DMA_randmask", 768, f_DMA_randmask), CLS("DMA_transfer", 768, f_DMA_transfer),
 };
 
-/* cmd_special_function names as bm1690_defs.py::getDmaFunctionName prints them. */
+/* cmd_special_function codes: exactly those opdef.py's sp_fun accepts (the decoder rejects
+ * others). Names: as bm1690_defs.py::getDmaFunctionName prints them where it has an entry,
+ * otherwise opdef.py's name (the profiler would raise KeyError on those codes). */
 static const struct sg_subname d_tensor[] = {
-	{0, "DMA_tensor"}, {1, "NC trans"}, {2, "collect"}, {3, "broadcast"}, {4, "distribute"},
-	{5, "lmem 4 bank copy"}, {6, "lmem 4 bank broadcast"},
+	{0, "DMA_tensor"}, {1, "NC trans"}, {3, "broadcast"}, {4, "distribute"},
 };
 static const struct sg_subname d_matrix[] = {{0, "DMA_matrix"}, {1, "matrix transpose"}};
 static const struct sg_subname d_masked[] = {{0, "DMA_masked_select"}, {1, "ncw mode"}};
@@ -492,21 +494,34 @@ static const struct sg_subname d_cw[] = {{0, "DMA_cw transpose"}};
 static const struct sg_subname d_nonzero[] = {{0, "DMA_nonzero"}};
 static const struct sg_subname d_sys[] = {
 	{0, "DMA_sys"}, {1, "nop"}, {2, "sys_tr_wr"}, {3, "sys_send"}, {4, "sys_wait"},
+	{5, "dma.sys_fork"}, {6, "dma.sys_join"}, {7, "dma.sys_exit"},
 };
 static const struct sg_subname d_gather[] = {{0, "DMA_gather"}};
-static const struct sg_subname d_scatter[] = {{0, "DMA_scatter"}};
+static const struct sg_subname d_scatter[] = {{0, "DMA_scatter"}, {1, "dma.scatter.add"}};
 static const struct sg_subname d_reverse[] = {
 	{0, "DMA_reverse"}, {1, "h reverse"}, {2, "c reverse"}, {3, "n reverse"},
 };
-static const struct sg_subname d_compress[] = {{0, "DMA_compress"}};
-static const struct sg_subname d_decompress[] = {{0, "DMA_decompress"}};
-static const struct sg_subname d_lcompress[] = {{0, "DMA_lossy_compress"}};
-static const struct sg_subname d_ldecompress[] = {{0, "DMA_lossy_decompress"}};
+static const struct sg_subname d_compress[] = {
+	{0, "DMA_compress"}, {1, "dma.compress.random_access"},
+};
+static const struct sg_subname d_decompress[] = {
+	{0, "DMA_decompress"}, {1, "dma.decompress.random_access"},
+};
+static const struct sg_subname d_lcompress[] = {
+	{0, "DMA_lossy_compress"}, {1, "dma.lossy_compress.random_access"},
+};
+static const struct sg_subname d_ldecompress[] = {
+	{0, "DMA_lossy_decompress"}, {1, "dma.lossy_decompress.random_access"},
+};
 /* quirk: the profiler's name table has randmask at cmd_type 14 and transfer at 15, while
- * opdef.py decodes randmask at 15 and transfer at 16; the names printed for cmd_type 15 are
- * therefore "DMA_transfer", and cmd_type 16 has no name there (we use opdef's class name). */
-static const struct sg_subname d_randmask[] = {{0, "DMA_transfer"}};
-static const struct sg_subname d_transfer[] = {{0, "DMA_transfer"}};
+ * opdef.py decodes randmask at 15 and transfer at 16; the name printed for cmd_type 15 sp 0
+ * is therefore "DMA_transfer", and cmd_type 16 has no entry there (opdef's name is used). */
+static const struct sg_subname d_randmask[] = {
+	{0, "DMA_transfer"}, {1, "dma.randmask.transpose"}, {2, "dma.randmask.collect"},
+	{3, "dma.randmask.broadcast"}, {4, "dma.randmask.distribute"},
+	{5, "dma.randmask.lmem_4bank_cp"}, {6, "dma.randmask.lmem_4bank_bc"},
+};
+static const struct sg_subname d_transfer[] = {{0, "dma.transfer"}};
 
 /* Only sDMA_sys is a short command (cmd_short = 1); the others require cmd_short = 0. */
 static const struct sg_opclass dma_ops[] = {

@@ -22,6 +22,7 @@
 
 static const struct sg_isa *const isas[] = {
 	&sg_isa_bm1690,
+	&sg_isa_cv184x,
 };
 
 enum { ENG_TIU, ENG_DMA, ENG_CDMA };
@@ -92,7 +93,33 @@ static int known_crossing(const struct sg_isa *isa, const char *cls, const char 
 	return 0;
 }
 
-/* Widths: each 1..64, no 64-bit word crossed (but the listed ones), sum == length. */
+/* Classes whose widths do not add up to their `length` in the vendor table. Kept as
+ * transcribed; the decoder advances by `length` and must not read fields past it. Each entry
+ * must still be hit. */
+static const struct overlong {
+	enum tp_arch arch;
+	const char *cls;
+	unsigned sum;
+} overlongs[] = {
+	/* target_cv184x/regdef.py lists index_hstride (absent from the BM1688/BM1690 tables):
+	 * 800 bits of fields in a 768-bit descriptor. */
+	{TP_ARCH_CV184X, "DMA_gather", 800},
+	{TP_ARCH_CV184X, "DMA_scatter", 800},
+};
+static int overlongs_hit[sizeof overlongs / sizeof overlongs[0]];
+
+static int known_overlong(const struct sg_isa *isa, const char *cls, unsigned sum)
+{
+	for (size_t i = 0; i < sizeof overlongs / sizeof overlongs[0]; i++)
+		if (overlongs[i].arch == isa->arch && strcmp(overlongs[i].cls, cls) == 0 &&
+		    overlongs[i].sum == sum) {
+			overlongs_hit[i]++;
+			return 1;
+		}
+	return 0;
+}
+
+/* Widths: each 1..64, no 64-bit word crossed, sum == length (but the listed exceptions). */
 static void check_widths(const struct sg_isa *isa, int eng, const struct sg_regclass *r)
 {
 	unsigned off = 0;
@@ -110,7 +137,7 @@ static void check_widths(const struct sg_isa *isa, int eng, const struct sg_regc
 			report(isa, eng, r->op_name, "field %zu has no name", i);
 		off += w;
 	}
-	if (off != r->length)
+	if (off != r->length && !known_overlong(isa, r->op_name, off))
 		report(isa, eng, r->op_name, "widths add up to %u, length is %u", off, r->length);
 }
 
@@ -315,6 +342,14 @@ static void test_tables(void **state)
 		       crossings[i].field);
 		if (crossings_hit[i] != 1) {
 			printf("FAIL the exception above matched %d fields, want 1\n", crossings_hit[i]);
+			fails++;
+		}
+	}
+	for (size_t i = 0; i < sizeof overlongs / sizeof overlongs[0]; i++) {
+		printf("%s %s: fields add up to %u bits (listed exception)\n",
+		       sg_chip_by_arch(overlongs[i].arch)->c.name, overlongs[i].cls, overlongs[i].sum);
+		if (overlongs_hit[i] != 1) {
+			printf("FAIL the exception above matched %d classes, want 1\n", overlongs_hit[i]);
 			fails++;
 		}
 	}
