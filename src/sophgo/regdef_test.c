@@ -23,6 +23,7 @@
 static const struct sg_isa *const isas[] = {
 	&sg_isa_bm1690,
 	&sg_isa_cv184x,
+	&sg_isa_bm1684x,
 };
 
 enum { ENG_TIU, ENG_DMA, ENG_CDMA };
@@ -67,6 +68,20 @@ static int field_at(const struct sg_regclass *r, const char *name, unsigned *off
 		o += r->fields[i].width;
 	}
 	return 0;
+}
+
+/* Name and width of the field that starts at bit `at`; NULL if none does. */
+static const char *field_named_at(const struct sg_regclass *r, unsigned at, unsigned *w)
+{
+	unsigned o = 0;
+	for (size_t i = 0; i < r->nfields && o <= at; i++) {
+		if (o == at) {
+			*w = r->fields[i].width;
+			return r->fields[i].name;
+		}
+		o += r->fields[i].width;
+	}
+	return NULL;
 }
 
 /* Fields of the vendor tables that do cross a 64-bit word. They are kept as transcribed:
@@ -152,13 +167,15 @@ static int name_in(const char *name, const char *const *list)
 /* Descriptor length in bits by specs/sophgo-costmodel.md §1.2; 0 = the table does not say. */
 static unsigned spec_length(enum tp_arch arch, int eng, const char *name)
 {
+	/* SEG/sSEG (BM1684X) are not in §1.2; their lengths are regdef.py's, in line with the
+	 * table's "TIU long (all classes) 1024". */
 	static const char *const tiu_long[] = {"CONV", "CONV_BW", "MM", "MM2", "CMP", "SFU", "VC",
-		"LIN", "AR", "PorD", "RQ&DQ", "SG", "SGL", "CW&BC", "TRANS&BC", "RAND", NULL};
+		"LIN", "AR", "PorD", "RQ&DQ", "SG", "SGL", "CW&BC", "TRANS&BC", "RAND", "SEG", NULL};
 	static const char *const tiu_512[] = {"sCONV", "sCONV_BW", "sPorD", "sAR", NULL};
 	static const char *const tiu_384[] = {"sMM", "sCMP", "sVC", "sSG", "sSGL", NULL};
 	static const char *const tiu_256[] = {"sMM2", "sSFU", "sRQ&sDQ", "sCW&sBC", "sTRANS&sBC",
 		NULL};
-	static const char *const tiu_128[] = {"SYS_TR_ACC", "LAR", "SYSID", NULL};
+	static const char *const tiu_128[] = {"SYS_TR_ACC", "LAR", "SYSID", "sSEG", NULL};
 	static const char *const cdma_256[] = {"CDMA_send", "CDMA_general", "CDMA_receive",
 		"CDMA_lossy_compress", "CDMA_lossy_decompress", NULL};
 	static const char *const cdma_512[] = {"CDMA_read", "CDMA_write", NULL};
@@ -209,7 +226,9 @@ static void check_header(const struct sg_isa *isa, int eng, const struct sg_regc
 	const struct sg_chip *chip = sg_chip_by_arch(isa->arch);
 	unsigned off, w;
 	if (eng == ENG_TIU) {
-		int sys_acc = strcmp(r->op_name, "SYS_TR_ACC") == 0 || strcmp(r->op_name, "SYSID") == 0;
+		/* SYS_TR_ACC (and BM1690's SYSID, same layout) carry a 3-bit tsk_eu_typ. */
+		int sys_acc = strcmp(r->op_name, "SYS_TR_ACC") == 0 ||
+			      (strcmp(r->op_name, "SYSID") == 0 && isa->arch == TP_ARCH_BM1690);
 		if (field_at(r, "cmd_short", &off, &w) && (off != 0 || w != 1))
 			report(isa, eng, r->op_name, "cmd_short at %u width %u, want 0/1", off, w);
 		if (!field_at(r, "tsk_typ", &off, &w) || off != 41 || w != 4)
@@ -223,7 +242,9 @@ static void check_header(const struct sg_isa *isa, int eng, const struct sg_regc
 			report(isa, eng, r->op_name, "cmd_short at %u width %u, want 3/1", off, w);
 		if (!field_at(r, "cmd_type", &off, &w) || off != 32 || w != tb)
 			report(isa, eng, r->op_name, "cmd_type not at bit 32 with the chip's width %u", tb);
-		if (!field_at(r, "cmd_special_function", &off, &w) || off != 32 + tb || w != 3)
+		/* BM1684X's sDMA_masked_select names it "cmd_special_function(mask_mem)". */
+		const char *sp = field_named_at(r, 32 + tb, &w);
+		if (sp == NULL || strncmp(sp, "cmd_special_function", 20) != 0 || w != 3)
 			report(isa, eng, r->op_name, "cmd_special_function not right after cmd_type");
 	} else {
 		if (!field_at(r, "cmd_type", &off, &w) || off != 4 || w != 4)
