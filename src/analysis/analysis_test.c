@@ -1,6 +1,8 @@
 /*
  * analysis_test.c — checks the summary formulas on a small hand-built two-core profile whose
- * expected values are worked out in the comments.
+ * expected values are worked out in the comments, and the TIU cost aggregates against the
+ * vendor's own per-command figures (../shared reference tiuRegInfo_*.txt) and its summary
+ * numbers (PROVENANCE.txt).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,9 @@
 #include "analysis/analysis.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, double mhz,
                 enum tp_cmd_kind kind, enum tp_dir dir, uint32_t bytes, const char *name)
@@ -66,10 +71,30 @@ static void test_two_cores(void **state)
 	/* parallelism = (701 + 550) / 999 */
 	assert_true(fabs(c0->parallelism - 1251.0 / 999.0) < 1e-12);
 	assert_true(fabs(c0->tiu_working_ratio - 701.0 / 999.0) < 1e-12);
-	/* concurrency = (701 + 550 - 999) / 550 */
-	assert_true(fabs(c0->concurrency - 252.0 / 550.0) < 1e-12);
-	/* Overall: Σ numerators / (total × cores) = (1251 + 100) / 1998 */
-	assert_true(fabs(a.overall.parallelism - 1351.0 / 1998.0) < 1e-12);
+	/* The vendor's concurrency estimate (701 + 550 - 999) / 550, a lower bound of overlap */
+	assert_true(fabs(c0->concurrency_bound - 252.0 / 550.0) < 1e-12);
+	/* Measured: TIU busy [0,399] ∪ [500,799] (698 ns), DMA [100,299] ∪ [600,799] ∪ [850,999]
+	 * (547 ns); both busy [100,299] + [600,799] = 398 ns; / min(698, 547). */
+	assert_int_equal(c0->overlap_ns, 398);
+	assert_true(fabs(c0->concurrency - 398.0 / 547.0) < 1e-12);
+	/* Core 1 has TIU only: no overlap, and the bound is 0 rather than negative. */
+	const struct tp_core_stats *c1 = tp_analysis_core(&a, dev, 1);
+	assert_true(c1->concurrency == 0 && c1->concurrency_bound == 0);
+	/* Overall Parallelism (PerfWeb): (max TIU 701 + max GDMA 550 + max SDMA 0) / 999;
+	 * tpuprof's mean over cores: Σ numerators / (total × cores) = (1251 + 100) / 1998 */
+	assert_true(fabs(a.overall.parallelism - 1251.0 / 999.0) < 1e-12);
+	assert_true(fabs(a.overall.mean_parallelism - 1351.0 / 1998.0) < 1e-12);
+	/* TiuWorkingRatio Overall: PerfWeb Σ / (total × cores); PerfDoc max / total */
+	assert_true(fabs(a.overall.tiu_working_ratio - 801.0 / 1998.0) < 1e-12);
+	assert_true(fabs(a.overall.tiu_working_ratio_max - 701.0 / 999.0) < 1e-12);
+	/* No cost data: uArch rate is n/a, never 100 %. */
+	double r;
+	assert_int_equal(tp_uarch_rate(&c0->eng[TP_TRACK_TIU], &r), 0);
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 0);
+	/* Function Type table: core 0 TIU has types "" only (the helper sets none) with 4 cmds */
+	assert_int_equal(c0->num_ftypes, 1);
+	assert_int_equal(c0->ftypes[0].instr, 4);
+	assert_int_equal(c0->ftypes[0].asic_cycle, 801);
 	assert_int_equal(a.overall_tiu_max_cycle, 701);
 	/* Top command: conv.normal on core 0 (2 records, 399 + 299 ns). */
 	assert_true(a.num_top_cmds >= 5);
@@ -109,12 +134,232 @@ static void test_gbps(void **state)
 	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
 }
 
+/* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
+static void test_cost(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 2);
+	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
+	static const struct {
+		const char *name, *type;
+		uint32_t cycles;
+		enum tp_cmd_kind kind;
+		uint64_t alg, uarch;
+		uint32_t alg_cycle, init;
+		uint8_t valid;
+	} cmds[] = {
+		{"conv.normal", "sCONV", 1000, TP_CMD_NORMAL, 300, 1000, 100, 50, 1},  /* 30 % */
+		{"arith.add", "sAR", 200, TP_CMD_NORMAL, 100, 100, 20, 1, 1},          /* 100 % */
+		{"system.wait_msg", "SYS", 500, TP_CMD_SYS_WAIT, 1, 1, 0, 0, 1},
+		{"conv.normal", "sCONV", 400, TP_CMD_NORMAL, 50, 100, 10, 2, 1},       /* 50 % */
+		{"mystery", "sX", 10, TP_CMD_NORMAL, 0, 0, 0, 0, 0},                   /* not modelled */
+	};
+	uint64_t at = 0;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
+		at += cmds[i].cycles;
+		p->tracks[t0].slices[i].type = tp_profile_str(p, cmds[i].type);
+		struct tp_cost *c = tp_track_cost(p, t0, i);
+		c->alg_ops = cmds[i].alg;
+		c->uarch_ops = cmds[i].uarch;
+		c->alg_cycle = cmds[i].alg_cycle;
+		c->init_cycle = cmds[i].init;
+		c->valid = cmds[i].valid;
+	}
+	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal"); /* no cost array */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	const struct tp_engine_stats *e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_TIU];
+	assert_int_equal(e->alg_ops, 451);
+	assert_int_equal(e->uarch_ops, 1201);
+	assert_int_equal(e->alg_cycle, 130);
+	assert_int_equal(e->cost_commands, 4);
+	assert_int_equal(e->cost_missing, 1);
+	double r;
+	assert_int_equal(tp_uarch_rate(e, &r), 1);
+	assert_true(fabs(r - 451.0 / 1201.0) < 1e-12);
+	char buf[32];
+	tp_fmt_pct(buf, sizeof buf, r, 2);
+	assert_string_equal(buf, "37.55%");
+	/* Core 1 has no descriptors: n/a; Overall sums the cores that have them. */
+	assert_int_equal(tp_uarch_rate(&tp_analysis_core(&a, dev, 1)->eng[TP_TRACK_TIU], &r), 0);
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 1);
+	assert_true(fabs(r - 451.0 / 1201.0) < 1e-12);
+	/* Function types sorted by name: SYS, sAR, sCONV, sX; wait_msg's cycles included. */
+	const struct tp_core_stats *c0 = tp_analysis_core(&a, dev, 0);
+	assert_int_equal(c0->num_ftypes, 4);
+	assert_string_equal(tp_str(p, c0->ftypes[0].type), "SYS");
+	assert_int_equal(c0->ftypes[0].asic_cycle, 500);
+	assert_string_equal(tp_str(p, c0->ftypes[2].type), "sCONV");
+	assert_int_equal(c0->ftypes[2].instr, 2);
+	assert_int_equal(c0->ftypes[2].alg_ops, 350);
+	assert_int_equal(c0->ftypes[2].uarch_ops, 1100);
+	assert_int_equal(c0->ftypes[2].asic_cycle, 1400);
+	/* Overall table merges core 1's type. */
+	assert_int_equal(a.overall.num_ftypes, 5);
+	/* Hot spots: conv #0 loses 1000 × 0.7 = 700 cycles, conv #3 400 × 0.5 = 200. */
+	assert_int_equal(a.num_low_uarch, 2);
+	assert_int_equal(a.low_uarch[0].slice, 0);
+	assert_true(fabs(a.low_uarch[0].lost_cycles - 700) < 1e-9);
+	assert_int_equal(a.low_uarch[1].slice, 3);
+	/* Initial-cycle ratio > 1 %: conv #0 (5 %); arith 0.5 % and conv #3 0.5 % are not. */
+	assert_int_equal(a.num_high_init, 1);
+	assert_int_equal(a.high_init[0].slice, 0);
+	struct tp_cmd_cost cc;
+	assert_int_equal(tp_slice_cost(&p->tracks[t0], 0, &cc), 1);
+	assert_true(fabs(cc.uarch_rate - 0.3) < 1e-12);
+	assert_true(fabs(cc.init_ratio - 50.0 / 1000.0001) < 1e-12);
+	assert_int_equal(tp_slice_cost(&p->tracks[t0], 4, &cc), 0);
+	assert_int_equal(tp_slice_cost(&p->tracks[t1], 0, &cc), 0);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* ---- The vendor's per-command cost figures, summed the way tpuprof sums them ---------- */
+
+/* Reads tiuRegInfo_<core>.txt (sophgo-analysis.md §3) into a TIU track with tp_cost from the
+ * vendor's Alg Ops / uArch Ops / Alg Cycle. Returns the number of records, -1 if absent. */
+static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int tr = tp_profile_add_track(p, dev, core, TP_TRACK_TIU, NULL, 1000);
+	char line[512], type[64] = "";
+	int n = 0;
+	struct { uint64_t start, asic, alg, uarch, cyc, tsk, eu; } r = {0};
+	int open = 0;
+	for (;;) {
+		int eof = !fgets(line, sizeof line, f);
+		if (eof || !strncmp(line, "__TIU_REG_INFO__", 16)) {
+			if (open) {
+				struct tp_slice *s = tp_track_push(p, tr);
+				s->start_cycle = r.start;
+				s->cycles = (uint32_t)r.asic;
+				s->start_ns = (int64_t)r.start;
+				s->end_ns = (int64_t)(r.start + r.asic - 1);
+				s->kind = r.tsk == 15 && r.eu == 9 ? TP_CMD_SYS_WAIT
+				          : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS : TP_CMD_NORMAL;
+				s->type = tp_profile_str(p, type);
+				struct tp_cost *c = tp_track_cost(p, tr, (size_t)n);
+				c->alg_ops = r.alg;
+				c->uarch_ops = r.uarch;
+				c->alg_cycle = (uint32_t)r.cyc;
+				c->valid = 1;
+				n++;
+			}
+			if (eof)
+				break;
+			open = 1;
+			memset(&r, 0, sizeof r);
+			continue;
+		}
+		char *colon = strstr(line, ": ");
+		if (line[0] != '\t' || !colon)
+			continue;
+		*colon = '\0';
+		const char *k = line + 1, *v = colon + 2;
+		uint64_t u = strtoull(v, NULL, 10);
+		if (!strcmp(k, "Function Type"))
+			snprintf(type, sizeof type, "%.*s", (int)strcspn(v, "\n"), v);
+		else if (!strcmp(k, "Start Cycle"))
+			r.start = u;
+		else if (!strcmp(k, "Asic Cycle"))
+			r.asic = u;
+		else if (!strcmp(k, "Alg Ops"))
+			r.alg = u;
+		else if (!strcmp(k, "uArch Ops"))
+			r.uarch = u;
+		else if (!strcmp(k, "Alg Cycle"))
+			r.cyc = u;
+		else if (!strcmp(k, "des_tsk_typ"))
+			r.tsk = u;
+		else if (!strcmp(k, "des_tsk_eu_typ"))
+			r.eu = u;
+	}
+	fclose(f);
+	return n;
+}
+
+static void check_reference(const char *dump, int cores, const char *const *rates,
+                            const char *overall, uint64_t alg_cycle, uint64_t alg_ops,
+                            uint64_t uarch_ops)
+{
+	const char *shared = getenv("TP_SHARED_DIR");
+	char path[1024];
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, cores);
+	for (int c = 0; c < cores; c++) {
+		snprintf(path, sizeof path, "%s/testdata/sophgo/reference/%s/tiuRegInfo_%d.txt",
+		         shared ? shared : "../shared", dump, c);
+		if (load_tiu_reginfo(p, dev, c, path) < 0) {
+			printf("SKIPPED: vendor reference %s not found\n", path);
+			tp_profile_free(p);
+			return;
+		}
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char buf[32];
+	double r;
+	for (int c = 0; c < cores; c++) {
+		assert_int_equal(tp_uarch_rate(&a.cores[c].eng[TP_TRACK_TIU], &r), 1);
+		tp_fmt_pct(buf, sizeof buf, r, 2);
+		assert_string_equal(buf, rates[c]);
+	}
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 1);
+	tp_fmt_pct(buf, sizeof buf, r, 2);
+	assert_string_equal(buf, overall);
+	if (alg_cycle) {
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].alg_cycle, alg_cycle);
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].alg_ops, alg_ops);
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].uarch_ops, uarch_ops);
+	}
+	/* The Function Type table adds up to the core totals; its Asic Cycle minus wait_msg is
+	 * totalTiuCycle. */
+	for (int c = 0; c < cores; c++) {
+		const struct tp_core_stats *cs = &a.cores[c];
+		uint64_t ops = 0, asic = 0, n = 0;
+		for (size_t i = 0; i < cs->num_ftypes; i++) {
+			ops += cs->ftypes[i].alg_ops;
+			asic += cs->ftypes[i].asic_cycle;
+			n += cs->ftypes[i].instr;
+		}
+		assert_int_equal(ops, cs->eng[TP_TRACK_TIU].alg_ops);
+		assert_int_equal(n, cs->eng[TP_TRACK_TIU].records);
+		assert_int_equal(asic - cs->eng[TP_TRACK_TIU].wait_cycle,
+		                 cs->eng[TP_TRACK_TIU].working_cycle);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* PROVENANCE.txt: BM1688 74.87 % / 100.00 %, Overall 76.28 %; CV184X 69.27 % with
+ * totalAlgCycle 182787, totalAlgOps 61947009, totalUArchOps 89427201; BM1690 19.66 % with
+ * 11808 / 175461253 / 892557317. */
+static void test_reference_uarch(void **state)
+{
+	(void)state;
+	static const char *const r1688[] = {"74.87%", "100.00%"};
+	check_reference("bm1688_resnet50", 2, r1688, "76.28%", 0, 0, 0);
+	static const char *const r184x[] = {"69.27%"};
+	check_reference("cv184x_blazeface", 1, r184x, "69.27%", 182787, 61947009, 89427201);
+	static const char *const r1690[] = {"19.66%"};
+	check_reference("bm1690_blazeface_cdm", 1, r1690, "19.66%", 11808, 175461253, 892557317);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_cores),
 		cmocka_unit_test(test_empty_and_oom),
 		cmocka_unit_test(test_gbps),
+		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_reference_uarch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
