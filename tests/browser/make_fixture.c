@@ -133,7 +133,20 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 			s->dep_id = rnd(3) ? 0 : (uint32_t)rnd(100) + 1;
 			if (with_args) {
 				char rate[16];
-				snprintf(rate, sizeof rate, "%u.%u%%", 30 + rnd(70), rnd(10));
+				unsigned whole = 30 + rnd(70), tenth = rnd(10);
+				snprintf(rate, sizeof rate, "%u.%u%%", whole, tenth);
+				if (core == 0) {
+					/* Core 0 has descriptors: the cost model's Alg / uArch Ops
+					 * give the same rate as the argument (bar height). */
+					struct tp_cost *c =
+					    tp_track_cost(p, track, p->tracks[track].count - 1);
+					if (!c)
+						return;
+					*c = (struct tp_cost){.alg_ops = whole * 10 + tenth,
+					                      .uarch_ops = 1000,
+					                      .alg_cycle = cyc / 2,
+					                      .valid = 1};
+				}
 				tp_args_begin(p);
 				tp_args_add_str(p, "uArch Rate", rate);
 				tp_args_add_uint(p, "des_cmd_id_dep", s->dep_id);

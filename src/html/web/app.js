@@ -39,7 +39,7 @@
     if (b >= 1 << 10) return (b / 1024).toFixed(1) + ' KiB';
     return b + ' B';
   }
-  const hex = (v) => '0x' + Number(v).toString(16);
+  const hex = (v) => '0x' + (typeof v === 'string' && /^\d+$/.test(v) ? BigInt(v) : Number(v)).toString(16);
   function kvTable(rows) {
     const t = el('table');
     for (const [k, v] of rows) {
@@ -594,7 +594,7 @@
       ctx.fillStyle = '#1d2330';
       ctx.fillText(L.label, 8, L.y + Math.min(L.h / 2, 11));
       ctx.fillStyle = '#8a91a1';
-      if (L.h >= 26) ctx.fillText(L.kind === 'TIU' ? 'height: util' : L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA' ? 'height: GB/s' : L.n + ' items', 8, L.y + 24);
+      if (L.h >= 26) ctx.fillText(L.kind === 'TIU' ? 'height: uArch rate' : L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA' ? 'height: GB/s' : L.n + ' items', 8, L.y + 24);
       ctx.save();
       ctx.beginPath();
       ctx.rect(GUTTER, L.y, W - GUTTER, L.h);
@@ -658,7 +658,12 @@
       const ns = g('cyc') && T.mhz ? (g('cyc') * 1000) / T.mhz : L.end[i] - L.start[i];
       rows.push(['Bandwidth', (ns > 0 ? g('by') / ns : 0).toFixed(4) + ' GB/s']);
     }
-    if (kind === 'TIU' && !g('ck')) rows.push(['Height (utilisation)', (L.hv[i] / 10).toFixed(1) + '%']);
+    if (kind === 'TIU' && !g('ck')) {
+      /* Bar height = uArch rate (Alg Ops / uArch Ops) when the dump has TIU descriptors. */
+      rows.push(['uArch rate', g('ua') ? ((g('ua') - 1) / 100).toFixed(2) + '%' : 'n/a (no descriptors in this dump; full-height bar)']);
+      if (g('ao')) rows.push(['Alg Ops', String(g('ao'))]);
+      if (g('uo')) rows.push(['uArch Ops', String(g('uo'))]);
+    }
     if (g('dir')) rows.push(['Direction', D.dirs[g('dir')] || String(g('dir'))]);
     if (g('dt')) rows.push(['Data type', D.dtypes[g('dt')] || String(g('dt'))]);
     if (g('st')) rows.push(['Stall cycles', String(g('st'))]);
@@ -666,7 +671,11 @@
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
     const as = g('ar') ? D.argsets[g('ar')] : null;
-    if (as) for (let j = 0; j + 1 < as.length; j += 2) rows.push([str(as[j]), String(as[j + 1])]);
+    /* Address arguments (des_*_addr, src/dst_start_addr, ...) in hex, as the vendor shows them. */
+    if (as) for (let j = 0; j + 1 < as.length; j += 2) {
+      const k = str(as[j]), v = as[j + 1];
+      rows.push([k, /addr/i.test(k) && (typeof v === 'number' || /^\d+$/.test(String(v))) ? hex(v) : String(v)]);
+    }
     return rows;
   }
   const tooltip = $('tooltip');
