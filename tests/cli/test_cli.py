@@ -289,6 +289,69 @@ class RealDump(unittest.TestCase):
         self.assertIn("76.28%", txt)
 
     @need_real
+    def test_command_times_match_reference(self):
+        # Every TIU/GDMA start and end (ns) against the vendor's timeline (reference
+        # profile_data.js time_data: cycles / MHz x 1000 to 0.01 ns), floored. tpuprof's
+        # tp_cycles_to_ns_exact gives these exactly; the BM1688 reader (src/sophgo, not this
+        # branch) still sets times with the truncated float division, which puts some starts
+        # and ends 1 ns low: those are reported and the check is SKIPPED loudly until the
+        # reader's set_cycles uses tp_cycles_to_ns_exact. Any other difference fails.
+        ref = os.path.join(SHARED, "testdata", "sophgo", "reference", "bm1688_resnet50",
+                           "profile_data.js")
+        if not os.path.exists(ref):
+            print("\nSKIPPED: %s not found" % ref, file=sys.stderr)
+            self.skipTest("reference absent")
+        import ast
+        import math
+        with tempfile.TemporaryDirectory() as t:
+            rc, _, err = run(REAL, t, "-q", "--json", "--disable_web", "--disable_doc",
+                             "--disable_perfetto", "--disable_summary")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(t, "trace.json")) as f:
+                tr = json.load(f)
+        ev = tr["traceEvents"] if isinstance(tr, dict) else tr
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+                 if e.get("ph") == "M" and e["name"] == "thread_name"}
+        ours, exact = {}, {}
+        for e in ev:
+            m = re.match(r"Core (\d+) (TIU|GDMA)$", names.get((e.get("pid"), e.get("tid")), ""))
+            if e.get("ph") != "X" or not m:
+                continue
+            st = round(e["ts"] * 1000)
+            k = (int(m.group(1)), m.group(2), e["args"]["Cmd Id"])
+            ours[k] = (st, st + round(e["dur"] * 1000))
+            # What tp_cycles_to_ns_exact gives for the same cycles (900 MHz = x10/9, 750 MHz
+            # = x4/3; model_test checks the C function against these rationals).
+            num, den = (10, 9) if k[1] == "TIU" else (4, 3)
+            exact[k] = (e["args"]["Start Cycle"] * num // den, e["args"]["End Cycle"] * num // den)
+        js = open(ref).read()
+        n, low, other = 0, [], []
+        for core in (0, 1):
+            m = re.search(r"time_data%d = (\[.*?\])\n" % core, js, re.S)
+            for r in ast.literal_eval(m.group(1)):
+                lane = {0: "TIU", 1: "GDMA"}.get(r[0])
+                if lane is None:
+                    continue
+                k = (core, lane, int(r[7]))
+                self.assertIn(k, ours, "command %s missing" % (k,))
+                n += 1
+                for j, what in ((0, "start"), (1, "end")):
+                    want = math.floor(r[1 + j])
+                    if exact[k][j] != want:
+                        other.append((k, what, "exact conversion", exact[k][j], r[1 + j]))
+                    if ours[k][j] == want - 1:
+                        low.append((k, what))
+                    elif ours[k][j] != want:
+                        other.append((k, what, ours[k][j], r[1 + j]))
+        self.assertEqual(n, 470)
+        self.assertEqual(other, [], "times off by more than the known truncation")
+        if low:
+            print("\nSKIPPED: %d of %d starts/ends are 1 ns low (truncated float division in "
+                  "src/sophgo/bmp_reader.c set_cycles; tp_cycles_to_ns_exact fixes them): %s"
+                  % (len(low), 2 * n, low[:4]), file=sys.stderr)
+            self.skipTest("reader still uses the truncating conversion")
+
+    @need_real
     def test_clock_override_changes_times(self):
         with tempfile.TemporaryDirectory() as t:
             rc, _, err = run(REAL, t, "-q", "--tiu_freq", "1000", "--gdma_freq", "1000",
