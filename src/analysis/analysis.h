@@ -154,6 +154,25 @@ int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out);
 /* Formats a ratio the vendor's way: v·100 with `dec` decimals and '%' ("74.87%"), into buf. */
 void tp_fmt_pct(char *buf, size_t n, double v, int dec);
 
+/* LOCAL memory use derived from the commands (lmem.c): one record per DMA LMEM side and per
+ * TIU operand / result, on one lane. */
+struct tp_lmem_rec {
+	int64_t begin_ns, end_ns;  /* the command's time span */
+	uint32_t lane_offset;      /* local address mod the lane size */
+	uint32_t bytes;            /* bytes per lane (capped at the lane size) */
+	uint8_t write;             /* 1 data into LMEM (DMA load, TIU result), 0 out of it */
+	int32_t track;             /* profile track of the command */
+	size_t slice;              /* its index on the track */
+};
+struct tp_lmem_recs {
+	struct tp_lmem_rec *v;     /* owned; tp_free */
+	size_t n;
+};
+/* Builds the records from the commands' descriptor arguments (vendor field names) for cores
+ * below max_cores (0 = all). Empty when the profile has no chip constants or no such
+ * arguments. TP_OK / TP_ENOMEM (out is then empty). */
+int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct tp_lmem_recs *out);
+
 /* Finds the stats of (device, core); NULL if absent. */
 const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_t device,
                                              int32_t core);

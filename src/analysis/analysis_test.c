@@ -352,6 +352,102 @@ static void test_reference_uarch(void **state)
 	check_reference("bm1690_blazeface_cdm", 1, r1690, "19.66%", 11808, 175461253, 892557317);
 }
 
+/* LOCAL memory from the commands: lane offset = address mod lane, bytes per lane from the
+ * LMEM-side shape (lmem.c). */
+static void test_lmem_from_commands(void **state)
+{
+	(void)state;
+	static const struct tp_chip chip = {.name = "test", .npu_num = 32, .lane_bytes = 131072,
+	                                    .lmem_bytes = 4u << 20, .banks = 16};
+	struct tp_profile *p = tp_profile_new();
+	p->chip = &chip;
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	/* GDMA 0: DDR->LMEM into lane 3 offset 8192, 1x64x28x28 INT8: 2 channels per lane. */
+	add(p, g, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 50176, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0x9000000000ull);
+	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
+	tp_args_add_uint(p, "dst_nsize", 1);
+	tp_args_add_uint(p, "dst_csize", 64);
+	tp_args_add_uint(p, "dst_hsize", 28);
+	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_args_add_uint(p, "src_data_format", 0);
+	p->tracks[g].slices[0].args = tp_args_end(p);
+	/* GDMA 1: LMEM->DDR with no shape: its 3200 bytes over 32 lanes. */
+	add(p, g, 200, 100, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 3200, "tensorSt");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 16384);
+	tp_args_add_uint(p, "dst_start_addr", 0x9000001000ull);
+	p->tracks[g].slices[1].args = tp_args_end(p);
+	/* GDMA 2: a sys command moves nothing. */
+	add(p, g, 400, 10, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "sys_wait");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0);
+	p->tracks[g].slices[2].args = tp_args_end(p);
+	/* TIU: FP16 result 1x64x14x14 at 40960, operand 0 1x64x28x28 at 0, operand 1 a constant,
+	 * and a second command whose result address is past LMEM. */
+	add(p, t, 100, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "des_res0_addr", 40960);
+	tp_args_add_uint(p, "des_res0_n", 1);
+	tp_args_add_uint(p, "des_res0_c", 64);
+	tp_args_add_uint(p, "des_res0_h", 14);
+	tp_args_add_uint(p, "des_res0_w", 14);
+	tp_args_add_uint(p, "des_opt_res0_prec", 1);
+	tp_args_add_uint(p, "des_opd0_addr", 0);
+	tp_args_add_uint(p, "des_opd0_c", 64);
+	tp_args_add_uint(p, "des_opd0_h", 28);
+	tp_args_add_uint(p, "des_opd0_w", 28);
+	tp_args_add_uint(p, "des_opt_opd0_prec", 1);
+	tp_args_add_uint(p, "des_opd1_addr", 65536);
+	tp_args_add_uint(p, "des_opd1_c", 64);
+	tp_args_add_uint(p, "des_opd1_h", 1);
+	tp_args_add_uint(p, "des_opd1_w", 1);
+	tp_args_add_uint(p, "des_opt_opd1_const", 1);
+	p->tracks[t].slices[0].args = tp_args_end(p);
+	add(p, t, 500, 10, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "arith.add");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "des_res0_addr", 5u << 20);
+	tp_args_add_uint(p, "des_res0_n", 1);
+	tp_args_add_uint(p, "des_res0_c", 1);
+	tp_args_add_uint(p, "des_res0_h", 1);
+	tp_args_add_uint(p, "des_res0_w", 1);
+	p->tracks[t].slices[1].args = tp_args_end(p);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_lmem_recs r;
+	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_OK);
+	assert_int_equal(r.n, 4);
+	/* GDMA load: write, offset 8192, 1 × 2 × 28 × 28 × 1 */
+	assert_int_equal(r.v[0].write, 1);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[0].bytes, 1568);
+	/* GDMA store: read, offset 16384, 3200 / 32 */
+	assert_int_equal(r.v[1].write, 0);
+	assert_int_equal(r.v[1].lane_offset, 16384);
+	assert_int_equal(r.v[1].bytes, 100);
+	/* TIU result: write 1 × 2 × 14 × 14 × 2 at 40960; operand 0: read 1 × 2 × 28 × 28 × 2 */
+	assert_int_equal(r.v[2].write, 1);
+	assert_int_equal(r.v[2].lane_offset, 40960);
+	assert_int_equal(r.v[2].bytes, 784);
+	assert_int_equal(r.v[3].write, 0);
+	assert_int_equal(r.v[3].lane_offset, 0);
+	assert_int_equal(r.v[3].bytes, 3136);
+	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
+	tp_free(r.v);
+	/* Without chip constants there is no lane to map onto. */
+	p->chip = NULL;
+	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_OK);
+	assert_int_equal(r.n, 0);
+	p->chip = &chip;
+	tp_alloc_fail_after(0);
+	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_ENOMEM);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(r.n, 0);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_gbps),
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_reference_uarch),
+		cmocka_unit_test(test_lmem_from_commands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -725,8 +725,43 @@ static uint64_t tensor_elems(const struct tp_tensor *t, int64_t n_slice, int64_t
 	return e;
 }
 
+/* LOCAL records from the commands (tp_lmem_from_commands): [begin, end, lane offset, bytes
+ * per lane, write, layer index, core, cmd id, engine 1 TIU / 2 GDMA / 3 SDMA / 4 CDMA]; the
+ * ninth element tells them from the compiler's tensor records. */
+#define LMEM_CMD_MAX 300000 /* command LOCAL records kept on the page (~12 MB) */
+
+static size_t emit_cmd_lmem(struct ctx *c, size_t max_cores, int *first)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	struct tp_lmem_recs r;
+	if (tp_lmem_from_commands(p, max_cores, &r) != TP_OK) {
+		c->o.err = TP_ENOMEM;
+		return 0;
+	}
+	size_t dropped = r.n > LMEM_CMD_MAX ? r.n - LMEM_CMD_MAX : 0;
+	for (size_t i = 0; i < r.n - dropped; i++) {
+		const struct tp_lmem_rec *x = &r.v[i];
+		const struct tp_track *t = &p->tracks[x->track];
+		const struct tp_slice *s = &t->slices[x->slice];
+		if (!*first)
+			tp_buf_putc(b, ',');
+		*first = 0;
+		tp_buf_putc(b, '[');
+		put_i64(b, x->begin_ns - c->t0);
+		tp_buf_putc(b, ',');
+		put_i64(b, x->end_ns - c->t0);
+		tp_buf_printf(b, ",%u,%u,%d,%d,%d,%u,%d]", x->lane_offset, x->bytes, x->write,
+		              (int)s->layer, (int)t->core, s->cmd_id, (int)t->kind + 1);
+		flush_out(&c->o, 0);
+	}
+	tp_free(r.v);
+	return dropped;
+}
+
 /* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
- * DDR tensors, over the time span of the layer that reads (is_in) or writes them. */
+ * DDR tensors, over the time span of the layer that reads (is_in) or writes them; then the
+ * LOCAL records the commands themselves give (both views overlaid on the page). */
 static void emit_memory(struct ctx *c, size_t max_cores)
 {
 	struct tp_buf *b = &c->o.b;
@@ -737,7 +772,8 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 	int first = 1;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			tp_buf_puts(b, "]},\"gmem\":{\"recs\":[");
+			size_t dropped = f.lane_bytes ? emit_cmd_lmem(c, max_cores, &first) : 0;
+			tp_buf_printf(b, "],\"cmdDropped\":%zu},\"gmem\":{\"recs\":[", dropped);
 			first = 1;
 		}
 		for (size_t li = 0; li < p->num_layers; li++) {

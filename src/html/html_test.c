@@ -200,6 +200,45 @@ static void test_cost_heights(void **state)
 	tp_profile_free(p);
 }
 
+/* The LOCAL memory chart gets records from the commands (9 elements, engine last) next to the
+ * compiler's tensor records. */
+static void test_cmd_lmem(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c; /* 32 lanes of 128 KiB */
+	tp_profile_add_device(p, "dev", 0, 1);
+	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
+	struct tp_slice *s = tp_track_push(p, g);
+	s->start_ns = 1000;
+	s->end_ns = 1500;
+	s->cycles = 375;
+	s->cmd_id = 7;
+	s->bytes = 50176;
+	s->dir = TP_DIR_DDR_TO_LMEM;
+	s->name = tp_profile_str(p, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
+	tp_args_add_uint(p, "dst_nsize", 1);
+	tp_args_add_uint(p, "dst_csize", 64);
+	tp_args_add_uint(p, "dst_hsize", 28);
+	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_args_add_uint(p, "src_data_format", 0);
+	s->args = tp_args_end(p);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *page = tp_test_slurp(path, &n);
+	assert_non_null(page);
+	/* begin 0 (span start), end 500, lane offset 8192, 1568 bytes per lane, write, no layer,
+	 * core 0, cmd 7, engine GDMA (2) */
+	assert_non_null(strstr(page, "\"recs\":[[0,500,8192,1568,1,-1,0,7,2]],\"cmdDropped\":0}"));
+	free(page);
+	tp_profile_free(p);
+}
+
 static void test_deterministic(void **state)
 {
 	(void)state;
@@ -276,6 +315,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_content, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),

@@ -144,6 +144,10 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   // Memory charts: LOCAL and GLOBAL per core for the fixture's tensors.
   assert.equal(await page.evaluate(() => window.tpuprof.memCharts()), 4);
   assert.match(await page.locator('#memory').innerText(), /LOCAL MEM.*Core 0/);
+  // Core 0's LOCAL chart also has the commands' own records (DMA LMEM sides), drawn filled
+  // over the compiler's outlined tensors; core 1 (no descriptor fields) only the tensors.
+  assert.match(await page.locator('#memory').innerText(), /filled: from the commands.*outlined: the compiler's tensors/);
+  assert.match(await page.locator('#memory').innerText(), /Core 1[\s\S]*sizes estimated from the compiler's tensor shapes/);
   assert.match(await page.locator('#memory').innerText(), /coeff/);
   // Overview tables: both cores, sortable (clicking a header reorders).
   const eng = await page.locator('#engines').innerText();

@@ -855,7 +855,12 @@
     const lm = D.lmem, gm = D.gmem;
     const charts = [];
     const cores = [...new Set(lm.recs.concat(gm.recs).map((r) => r[6]))].sort((a, b) => a - b);
+    const ENG = ['', 'TIU', 'GDMA', 'SDMA', 'CDMA'];
     function recTip(r, space) {
+      if (r.length > 8) /* from a command (vendor's view): its engine and id */
+        return [['Command', ENG[r[8]] + ' cmd ' + r[7]], ['Access', r[4] ? 'write (into LMEM)' : 'read (out of LMEM)'],
+                ['Layer', layerText(r[5])], ['Lane offset', hex(r[2])], ['Size', r[3] + ' (' + fmtBytes(r[3]) + ') per lane'],
+                ['Time', fmtUs(r[0]) + ' \u2013 ' + fmtUs(r[1])]];
       return [['Tensor', String(r[7])], ['Access', r[4] ? 'write' : 'read'], ['Layer', layerText(r[5])],
               [space === 'L' ? 'Lane offset' : 'Address', hex(r[2])], ['Size', r[3] + ' (' + fmtBytes(r[3]) + ')' + (space === 'L' ? ' per lane' : '')],
               ['Time', fmtUs(r[0]) + ' \u2013 ' + fmtUs(r[1])]];
@@ -876,6 +881,7 @@
       wrap.appendChild(cv);
       body.appendChild(wrap);
       const c2 = cv.getContext('2d');
+      const overlay = recs.some((r) => r.length > 8) && recs.some((r) => r.length <= 8);
       const yOf = (addr) => { /* address -> y through the (sorted) block list; -1 if unused */
         let lo = 0, hi = yBlocks.length - 1;
         while (lo < hi) { const m = (lo + hi + 1) >>> 1; if (yBlocks[m].a <= addr) lo = m; else hi = m - 1; }
@@ -912,8 +918,15 @@
             const ya = yOf(r[2]), yb = yOf(r[2] + r[3]);
             if (ya < 0) continue;
             const x0 = GUTTER + Math.max(0, (r[0] - view.t0) * k), x1 = GUTTER + Math.min(w - GUTTER, (r[1] - view.t0) * k);
+            const rw = Math.max(1, x1 - x0), rh = Math.max(1, (yb < 0 ? ya + 1 : yb) - ya);
+            if (overlay && r.length <= 8) {
+              /* The compiler's tensor view drawn as outlines over the commands' filled view. */
+              c2.strokeStyle = r[4] ? 'rgba(150,20,20,.9)' : 'rgba(20,110,40,.9)';
+              c2.strokeRect(x0 + 0.5, ya + 0.5, Math.max(0, rw - 1), Math.max(0, rh - 1));
+              continue;
+            }
             c2.fillStyle = r[4] ? 'rgba(220,40,40,.55)' : 'rgba(30,160,60,.55)';
-            c2.fillRect(x0, ya, Math.max(1, x1 - x0), Math.max(1, (yb < 0 ? ya + 1 : yb) - ya));
+            c2.fillRect(x0, ya, rw, rh);
           }
           chart.k = k;
         },
@@ -946,8 +959,10 @@
         any = true;
         const bank = lm.laneBytes / lm.banks, blocks = [];
         for (let b = 0; b < lm.banks; b++) blocks.push({ a: b * bank, size: bank, show: bank, off: b * bank, label: 'BANK[' + b + ']' });
-        makeChart('LOCAL MEM (lane 0, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
-                  'offset in the lane; sizes estimated from tensor shapes');
+        const fromCmds = lrecs.some((r) => r.length > 8), fromTensors = lrecs.some((r) => r.length <= 8);
+        makeChart('LOCAL MEM (one lane, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
+                  'offset in the lane; ' + (fromCmds ? 'filled: from the commands (DMA LMEM side, TIU operands and results)' : '') +
+                  (fromCmds && fromTensors ? '; outlined: the compiler\'s tensors' : fromTensors ? 'sizes estimated from the compiler\'s tensor shapes' : ''));
       }
       const grecs = gm.recs.filter((r) => r[6] === core);
       if (grecs.length) {
@@ -994,6 +1009,8 @@
       body.appendChild(sortableTable([{ name: 'Description', t: 1 }, { name: 'Address', fmt: hex }, { name: 'Size', fmt: fmtBytes }],
         ddr.map((b) => [str(b[3]), b[1], b[2]]), 1, false, 20));
     }
+    if (lm.cmdDropped) body.appendChild(el('div', { class: 'muted' }, 'LOCAL MEM from the commands: the last ' + lm.cmdDropped +
+      ' records (past the page\'s budget) are left out.'));
     if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, and the runtime mtype lines).'));
     if (charts.length) {
       /* Memory charts follow the timeline's range, but only those on screen are redrawn and
