@@ -1635,6 +1635,61 @@ static lxw_format *sval_fmt(struct xl *x, enum sval f)
 	}
 }
 
+/* The per-Function-Type TIU table of one core (PerfDoc TIU_c, sophgo-costmodel.md §4):
+ * ratios against the core's totals; Asic Cycle includes wait_msg, its ratio's denominator
+ * (totalTiuCycle) does not. Returns the next free row. */
+static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
+                            const struct tp_core_stats *c, const char *title)
+{
+	const struct tp_profile *p = x->p;
+	const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU];
+	double rate;
+	int cost = tp_uarch_rate(tiu, &rate);
+	xl_str(x, s, row++, 0, title, x->f.bold);
+	static const char *const h[] = {"Function Type",   "Instr Num",  "Alg Ops",
+	                                "Alg Ops Ratio",   "Alg Cycle",  "Alg Cycle Ratio",
+	                                "uArch Ops",       "uArch URate", "uArch Ops Ratio",
+	                                "Asic Cycle",      "Asic Cycle Ratio"};
+	header_row(x, s, row++, h, sizeof h / sizeof *h);
+	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
+		int total = i == c->num_ftypes;
+		struct tp_ftype_stats f = {0};
+		if (total) {
+			for (size_t k = 0; k < c->num_ftypes; k++) {
+				f.instr += c->ftypes[k].instr;
+				f.asic_cycle += c->ftypes[k].asic_cycle;
+			}
+			f.alg_ops = tiu->alg_ops;
+			f.uarch_ops = tiu->uarch_ops;
+			f.alg_cycle = tiu->alg_cycle;
+		} else
+			f = c->ftypes[i];
+		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type), total ? x->f.bold : NULL);
+		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);
+		if (cost) {
+			xl_num(x, s, row, 2, (double)f.alg_ops, x->f.cyc);
+			xl_num(x, s, row, 3, tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 4, (double)f.alg_cycle, x->f.cyc);
+			xl_num(x, s, row, 5,
+			       tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0, x->f.pct);
+			xl_num(x, s, row, 6, (double)f.uarch_ops, x->f.cyc);
+			xl_num(x, s, row, 7, f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 8,
+			       tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0, x->f.pct);
+		} else {
+			for (uint16_t k = 2; k <= 8; k++)
+				xl_str(x, s, row, k, "n/a", NULL);
+		}
+		xl_num(x, s, row, 9, (double)f.asic_cycle, x->f.cyc);
+		xl_num(x, s, row, 10,
+		       tiu->working_cycle ? (double)f.asic_cycle / (double)tiu->working_cycle : 0,
+		       x->f.pct);
+	}
+	return row + 1;
+}
+
 static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
 {
 	const struct tp_profile *p = x->p;
@@ -1781,8 +1836,16 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		}
 	}
 
-	/* Sheets table with links. */
+	/* Per-Function-Type TIU tables, one per core. */
 	row++;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (!a->cores[i].eng[TP_TRACK_TIU].present)
+			continue;
+		snprintf(buf, sizeof buf, "TIU function types, core %d", (int)a->cores[i].core);
+		row = ftype_table(x, &s, row, &a->cores[i], buf);
+	}
+
+	/* Sheets table with links. */
 	static const char *const sh[] = {"Sheet", "Engine", "Device",           "Core Id",
 	                                 "Part",  "Rows",   "First Global Idx", "Last Global Idx"};
 	header_row(x, &s, row++, sh, sizeof sh / sizeof *sh);

@@ -253,6 +253,27 @@ def synthetic(gen, work):
     check(close(ov["uArchURate"], alg0 / uops0), "Overall uArchURate over the cores with data")
     for r in list(srow.values()):
         check(0 <= r["Concurrency"] <= 1, "Concurrency within 0..100 %% (%s)" % r["Concurrency"])
+    # Per-Function-Type tables: core 0's Overall row holds the TIU_0 totals; core 1 n/a.
+    allrows = list(ws.iter_rows(values_only=True))
+    for core, n in ((0, 257), (1, 47)):
+        at = [i for i, r in enumerate(allrows) if r[0] == "TIU function types, core %d" % core]
+        if not check(len(at) == 1, "function type table for core %d" % core):
+            continue
+        hdr = allrows[at[0] + 1]
+        check(hdr[:3] == ("Function Type", "Instr Num", "Alg Ops"), "function type header %s" % (hdr[:3],))
+        body = []
+        for r in allrows[at[0] + 2:]:
+            body.append(dict(zip(hdr, r)))
+            if r[0] == "Overall":
+                break
+        ov = body[-1]
+        check(ov["Instr Num"] == n and sum(b["Instr Num"] for b in body[:-1]) == n,
+              "core %d function types count %d commands" % (core, n))
+        if core == 0:
+            check(ov["Alg Ops"] == alg0 and sum(b["Alg Ops"] for b in body[:-1]) == alg0,
+                  "core 0 function types sum to totalAlgOps")
+        else:
+            check(ov["Alg Ops"] == "n/a", "core 1 function types say n/a")
     ws = wb["Engine Summary"]
     fmts = {c.value: ws.cell(row=5, column=i + 1).number_format for i, c in enumerate(ws[4]) if c.value}
     check(fmts["TiuWorkingRatio"] == "0.00%" and fmts["totalTime(us)"] == "0.000"
