@@ -588,6 +588,15 @@ static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 	put_u64(b, e->alg_ops);
 	tp_buf_puts(b, ",\"uarchOps\":");
 	put_u64(b, e->uarch_ops);
+	/* Σ alg / Σ uarch; null = no descriptors in the dump (never an invented 100 %). */
+	double rate;
+	tp_buf_puts(b, ",\"uarchRate\":");
+	if (tp_uarch_rate(e, &rate))
+		put_real(b, rate);
+	else
+		tp_buf_puts(b, "null");
+	tp_buf_puts(b, ",\"algCycle\":");
+	put_u64(b, e->alg_cycle);
 	tp_buf_putc(b, '}');
 }
 

@@ -153,6 +153,10 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   const eng = await page.locator('#engines').innerText();
   assert.match(eng, /Core 0/);
   assert.match(eng, /Core 1/);
+  // uArch rate per core: core 0 has cost data (a percentage), core 1 none (n/a, not 100 %).
+  assert.match(eng, /TIU uArch rate/);
+  assert.match(eng, /Core 0[^\n]*\d+\.\d+\s*%/);
+  assert.match(eng, /Core 1[^\n]*n\/a/);
 
   await page.evaluate(() => window.tpuprof.reset());
   await page.screenshot({ path: join(OUT, 'small.png'), fullPage: true });

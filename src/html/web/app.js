@@ -300,12 +300,14 @@
       cols.push({ name: e + ' util', fmt: fmtPct });
     });
     ENG.forEach((e, k) => { if (k && has[k]) cols.push({ name: e + ' DDR GB/s', fmt: (v) => fmtNum(v, 2) }); });
+    if (has[0]) cols.push({ name: 'TIU uArch rate', fmt: (v) => (v === null || v === undefined ? 'n/a' : fmtPct(v)) });
     cols.push({ name: 'Parallelism', fmt: fmtPct }, { name: 'Concurrency', fmt: fmtPct }, { name: 'Compute share', fmt: fmtPct });
     ENG.forEach((e, k) => { if (has[k]) cols.push({ name: e + ' cmds' }); });
     const rows = A.cores.map((c) => {
       const r = [coreName(c), A.totalNs];
       for (let e = 0; e < 4; e++) if (has[e]) { r.push(c.eng[e].busyNs); r.push(c.eng[e].util); }
       for (let e = 1; e < 4; e++) if (has[e]) r.push(c.eng[e].ddrGbps);
+      if (has[0]) r.push(c.eng[0].uarchRate);
       r.push(c.parallelism, c.concurrency, c.computeShare);
       for (let e = 0; e < 4; e++) if (has[e]) r.push(c.eng[e].records);
       return r;
