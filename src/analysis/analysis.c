@@ -300,20 +300,19 @@ static int ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, uint32_
 	return TP_OK;
 }
 
-static const struct tp_profile *ftype_sort_profile; /* qsort has no context argument */
-static int ftype_cmp(const void *x, const void *y)
-{
-	const struct tp_ftype_stats *a = x, *b = y;
-	int r = strcmp(tp_str(ftype_sort_profile, a->type), tp_str(ftype_sort_profile, b->type));
-	return r ? r : (a->type > b->type) - (a->type < b->type);
-}
-
+/* Sorts a Function Type table by name (insertion sort: a few dozen rows, and qsort would need
+ * the profile in a global). */
 static void sort_ftypes(const struct tp_profile *p, struct tp_core_stats *c)
 {
-	if (c->num_ftypes < 2)
-		return;
-	ftype_sort_profile = p;
-	qsort(c->ftypes, c->num_ftypes, sizeof *c->ftypes, ftype_cmp);
+	for (size_t i = 1; i < c->num_ftypes; i++) {
+		struct tp_ftype_stats x = c->ftypes[i];
+		size_t j = i;
+		while (j > 0 && strcmp(tp_str(p, c->ftypes[j - 1].type), tp_str(p, x.type)) > 0) {
+			c->ftypes[j] = c->ftypes[j - 1];
+			j--;
+		}
+		c->ftypes[j] = x;
+	}
 }
 
 /* Keeps the n worst entries (largest lost_cycles) of a fixed list, worst first. */
@@ -663,6 +662,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		for (size_t ci = 0; ci < a->num_cores; ci++)
 			for (size_t j = 0; j < a->cores[ci].num_ftypes; j++) {
 				const struct tp_ftype_stats *f = &a->cores[ci].ftypes[j];
+				/* Adds a row for the type (counting one command), then the rest. */
 				st = ftype_add(&a->overall, &cap, &last, f->type, 0, NULL);
 				if (st != TP_OK)
 					goto out;

@@ -167,11 +167,14 @@ struct tp_lmem_rec {
 struct tp_lmem_recs {
 	struct tp_lmem_rec *v;     /* owned; tp_free */
 	size_t n;
+	size_t dropped;            /* records past the caller's maximum, counted only */
 };
 /* Builds the records from the commands' descriptor arguments (vendor field names) for cores
- * below max_cores (0 = all). Empty when the profile has no chip constants or no such
- * arguments. TP_OK / TP_ENOMEM (out is then empty). */
-int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct tp_lmem_recs *out);
+ * below max_cores (0 = all), keeping at most `max` (in command order) and counting the rest.
+ * Empty when the profile has no chip constants or no such arguments. TP_OK / TP_ENOMEM (out
+ * is then empty). */
+int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t max,
+                          struct tp_lmem_recs *out);
 
 /* Finds the stats of (device, core); NULL if absent. */
 const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_t device,

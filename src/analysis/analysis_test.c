@@ -417,8 +417,9 @@ static void test_lmem_from_commands(void **state)
 	p->tracks[t].slices[1].args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_lmem_recs r;
-	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_OK);
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
 	assert_int_equal(r.n, 4);
+	assert_int_equal(r.dropped, 0);
 	/* GDMA load: write, offset 8192, 1 × 2 × 28 × 28 × 1 */
 	assert_int_equal(r.v[0].write, 1);
 	assert_int_equal(r.v[0].lane_offset, 8192);
@@ -436,13 +437,19 @@ static void test_lmem_from_commands(void **state)
 	assert_int_equal(r.v[3].bytes, 3136);
 	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
 	tp_free(r.v);
+	/* A cap keeps the first records and counts the rest. */
+	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.dropped, 1);
+	assert_int_equal(r.v[2].bytes, 784);
+	tp_free(r.v);
 	/* Without chip constants there is no lane to map onto. */
 	p->chip = NULL;
-	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_OK);
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
 	assert_int_equal(r.n, 0);
 	p->chip = &chip;
 	tp_alloc_fail_after(0);
-	assert_int_equal(tp_lmem_from_commands(p, 0, &r), TP_ENOMEM);
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_ENOMEM);
 	tp_alloc_fail_after(-1);
 	assert_int_equal(r.n, 0);
 	tp_profile_free(p);

@@ -16,7 +16,8 @@
  * decoders write them); a command without them contributes nothing. Unlike the vendor, the
  * offset is the address itself modulo the lane, not relative to the lowest address seen.
  *
- * Owns the record array it returns (tp_free).
+ * Owns the record array it returns (tp_free). Past `max` records the rest are only counted
+ * (a page cannot hold three records for each of millions of commands).
  */
 #include "analysis/analysis.h"
 
@@ -30,10 +31,6 @@ static unsigned prec_bytes(uint64_t code)
 	return code < sizeof b / sizeof *b ? b[code] : 0;
 }
 
-struct keys {
-	uint32_t k[40];
-};
-
 enum {
 	K_SRC_ADDR, K_DST_ADDR, K_SRC_N, K_SRC_C, K_SRC_H, K_SRC_W, K_DST_N, K_DST_C, K_DST_H,
 	K_DST_W, K_FMT, K_LMEM_BYTES,
@@ -41,6 +38,9 @@ enum {
 	K_O0_ADDR, K_O0_N, K_O0_C, K_O0_H, K_O0_W, K_O0_PREC, K_O0_CONST,
 	K_O1_ADDR, K_O1_N, K_O1_C, K_O1_H, K_O1_W, K_O1_PREC, K_O1_CONST,
 	K_COUNT
+};
+struct keys {
+	uint32_t k[K_COUNT];
 };
 static const char *const key_names[K_COUNT] = {
 	"src_start_addr", "dst_start_addr", "src_nsize", "src_csize", "src_hsize", "src_wsize",
@@ -91,11 +91,15 @@ static uint64_t per_lane(uint64_t n, uint64_t c, uint64_t h, uint64_t w, unsigne
 	return r;
 }
 
-static int push(struct tp_lmem_recs *out, size_t *cap, const struct tp_track *t, size_t i,
-                int32_t ti, uint64_t addr, uint64_t bytes, uint32_t lane, int write)
+static int push(struct tp_lmem_recs *out, size_t *cap, size_t max, const struct tp_track *t,
+                size_t i, int32_t ti, uint64_t addr, uint64_t bytes, uint32_t lane, int write)
 {
 	if (!bytes || !lane)
 		return TP_OK;
+	if (out->n >= max) {
+		out->dropped++;
+		return TP_OK;
+	}
 	struct tp_lmem_rec *v = tp_grow(out->v, sizeof *v, out->n + 1, cap);
 	if (!v)
 		return TP_ENOMEM;
@@ -112,7 +116,8 @@ static int push(struct tp_lmem_recs *out, size_t *cap, const struct tp_track *t,
 	return TP_OK;
 }
 
-int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct tp_lmem_recs *out)
+int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t max,
+                          struct tp_lmem_recs *out)
 {
 	memset(out, 0, sizeof *out);
 	const struct tp_chip *chip = p->chip;
@@ -144,7 +149,7 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct t
 				uint64_t n = v.v[K_RES_N];
 				unsigned rb = prec_bytes(v.v[K_RES_PREC]);
 				if (v.have[K_RES_ADDR] && v.v[K_RES_ADDR] < lmem)
-					st = push(out, &cap, t, i, (int32_t)ti, v.v[K_RES_ADDR],
+					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[K_RES_ADDR],
 					          per_lane(n, v.v[K_RES_C], v.v[K_RES_H], v.v[K_RES_W], rb, lanes),
 					          lane, 1);
 				for (int o = 0; o < 2 && st == TP_OK; o++) {
@@ -152,7 +157,7 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct t
 					if (!v.have[b] || !v.have[b + 2] || v.v[b + 6] || v.v[b] >= lmem)
 						continue; /* absent, no channel count, or a constant */
 					unsigned eb = v.have[b + 5] ? prec_bytes(v.v[b + 5]) : rb;
-					st = push(out, &cap, t, i, (int32_t)ti, v.v[b],
+					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[b],
 					          per_lane(v.have[b + 1] ? v.v[b + 1] : n, v.v[b + 2],
 					                   v.v[b + 3], v.v[b + 4], eb, lanes),
 					          lane, 0);
@@ -178,8 +183,8 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, struct t
 						uint64_t all = v.have[K_LMEM_BYTES] ? v.v[K_LMEM_BYTES] : s->bytes;
 						bytes = (all + lanes - 1) / lanes;
 					}
-					st = push(out, &cap, t, i, (int32_t)ti, v.v[a] % lmem, bytes, lane,
-					          side);
+					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[a] % lmem, bytes,
+					          lane, side);
 				}
 			}
 			if (st != TP_OK) {

@@ -744,12 +744,12 @@ static size_t emit_cmd_lmem(struct ctx *c, size_t max_cores, int *first)
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
 	struct tp_lmem_recs r;
-	if (tp_lmem_from_commands(p, max_cores, &r) != TP_OK) {
+	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
 		c->o.err = TP_ENOMEM;
 		return 0;
 	}
-	size_t dropped = r.n > LMEM_CMD_MAX ? r.n - LMEM_CMD_MAX : 0;
-	for (size_t i = 0; i < r.n - dropped; i++) {
+	size_t dropped = r.dropped;
+	for (size_t i = 0; i < r.n; i++) {
 		const struct tp_lmem_rec *x = &r.v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
