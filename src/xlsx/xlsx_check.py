@@ -615,6 +615,46 @@ def real(tpuprof, dump, work):
         check(r["totalGdmaCycle"] == gdma, "core %d totalGdmaCycle %s" % (core, r["totalGdmaCycle"]))
         check(round(r["gdmaDdrAvgBandwidth(GB/s)"], 2) == bw, "core %d DDR %s" % (core, r["gdmaDdrAvgBandwidth(GB/s)"]))
         check(round(r["totalTime(us)"], 3) == 2176.268, "total time %s" % r["totalTime(us)"])
+    # TIU rows against the vendor's PerfAI_output.csv, command by command (joined on core and
+    # Cmd Id): Avg Cycle Last 200 (the vendor divides by Cmd Id, which starts at 2 on core 1,
+    # and prints whole cycles); the cost columns once the dump has cost data.
+    ref_csv = os.path.join(os.path.dirname(dump), "reference", os.path.basename(dump), "PerfAI_output.csv")
+    if os.path.exists(ref_csv):
+        import csv
+        vend = {(int(r["Core Id"]), int(r["Cmd Id"])): r for r in csv.DictReader(open(ref_csv))
+                if r["Engine Id"] == "0"}
+        seen = bad_avg = 0
+        cost_rows = cost_bad = 0
+        for core in (0, 1):
+            _, rows = table(wb["TIU_%d" % core])
+            for r in rows:
+                v = vend.get((core, r["Cmd Id"]))
+                if v is None:
+                    continue
+                seen += 1
+                if abs(r["Avg Cycle Last 200"] - float(v["Avg Cycle Last 200"])) > 0.5:
+                    bad_avg += 1
+                    if bad_avg <= 3:
+                        print("Avg Cycle Last 200 core %d cmd %d: %s vs %s" % (core, r["Cmd Id"], r["Avg Cycle Last 200"], v["Avg Cycle Last 200"]))
+                if isinstance(r.get("Alg Ops"), (int, float)):
+                    cost_rows += 1
+                    ok = (r["Alg Ops"] == int(v["Alg Ops"]) and r["uArch Ops"] == int(v["uArch Ops"])
+                          and r["Alg Cycle"] == int(v["Alg Cycle"])
+                          and "%.1f%%" % (100 * r["uArch Rate"]) == v["uArch Rate"]
+                          and "%.1f%%" % (100 * r["Initial Cycle Ratio"]) == v["Initial Cycle Ratio"]
+                          and "%.1f%%" % (100 * r["Bank Conflict Ratio"]) == v["Bank Conflict Ratio"]
+                          and r["Data Type"] == v["Data Type"])
+                    cost_bad += not ok
+        check(seen == 304, "all 304 TIU commands joined with the vendor's rows (%d)" % seen)
+        check(bad_avg == 0, "Avg Cycle Last 200 equals the vendor's on every TIU row (%d differ)" % bad_avg)
+        if cost_rows:
+            check(cost_rows == 304 and cost_bad == 0,
+                  "cost columns equal the vendor's on every TIU row (%d of %d differ)" % (cost_bad, cost_rows))
+        else:
+            print("SKIPPED: per-command Alg Ops / uArch Rate / Initial Cycle Ratio / Data Type vs "
+                  "PerfAI_output.csv: no cost data in this dump (TIU descriptors not decoded in this build)")
+    else:
+        print("SKIPPED: %s not found; per-command comparison not run" % ref_csv)
     # Overall per the vendor (PerfWeb summary_data / PerfDoc Engine Summary).
     ov = s.get("Overall", {})
     check(round(ov.get("Parallelism", -1), 4) == 1.3264, "Overall Parallelism %s" % ov.get("Parallelism"))
