@@ -375,17 +375,33 @@ static void test_lmem_from_commands(void **state)
 	tp_args_add_uint(p, "dst_wsize", 28);
 	tp_args_add_uint(p, "src_data_format", 0);
 	p->tracks[g].slices[0].args = tp_args_end(p);
-	/* GDMA 1: LMEM->DDR with no shape: its 3200 bytes over 32 lanes. */
+	/* GDMA 1: LMEM->DDR with no shape: its 3200 bytes over 32 lanes (the DDR side's sizes
+	 * are 0, as the vendor's dumps have them with nchw_copy). */
 	add(p, g, 200, 100, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 3200, "tensorSt");
 	tp_args_begin(p);
 	tp_args_add_uint(p, "src_start_addr", 16384);
 	tp_args_add_uint(p, "dst_start_addr", 0x9000001000ull);
+	tp_args_add_uint(p, "dst_csize", 0);
 	p->tracks[g].slices[1].args = tp_args_end(p);
-	/* GDMA 2: a sys command moves nothing. */
+	/* GDMA 2: DDR->LMEM whose LMEM (dst) sizes are 0 and src sizes give the shape (the real
+	 * dump's nchw_copy loads): 1x3x224x224 INT8 -> 1 channel per lane, 50176 bytes. */
+	add(p, g, 300, 50, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 150528, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0xa000000000ull);
+	tp_args_add_uint(p, "dst_start_addr", 0);
+	tp_args_add_uint(p, "src_nsize", 1);
+	tp_args_add_uint(p, "src_csize", 3);
+	tp_args_add_uint(p, "src_hsize", 224);
+	tp_args_add_uint(p, "src_wsize", 224);
+	tp_args_add_uint(p, "dst_nsize", 0);
+	tp_args_add_uint(p, "dst_csize", 0);
+	tp_args_add_uint(p, "src_data_format", 0);
+	p->tracks[g].slices[2].args = tp_args_end(p);
+	/* GDMA 3: a sys command moves nothing. */
 	add(p, g, 400, 10, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "sys_wait");
 	tp_args_begin(p);
 	tp_args_add_uint(p, "src_start_addr", 0);
-	p->tracks[g].slices[2].args = tp_args_end(p);
+	p->tracks[g].slices[3].args = tp_args_end(p);
 	/* TIU: FP16 result 1x64x14x14 at 40960, operand 0 1x64x28x28 at 0, operand 1 a constant,
 	 * and a second command whose result address is past LMEM. */
 	add(p, t, 100, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
@@ -418,8 +434,13 @@ static void test_lmem_from_commands(void **state)
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_lmem_recs r;
 	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
-	assert_int_equal(r.n, 4);
+	assert_int_equal(r.n, 5);
 	assert_int_equal(r.dropped, 0);
+	/* The nchw_copy load: its shape from the src sizes. */
+	assert_int_equal(r.v[2].write, 1);
+	assert_int_equal(r.v[2].lane_offset, 0);
+	assert_int_equal(r.v[2].bytes, 50176);
+	memmove(&r.v[2], &r.v[3], 2 * sizeof *r.v); /* the TIU records follow, as below */
 	/* GDMA load: write, offset 8192, 1 × 2 × 28 × 28 × 1 */
 	assert_int_equal(r.v[0].write, 1);
 	assert_int_equal(r.v[0].lane_offset, 8192);
@@ -440,8 +461,8 @@ static void test_lmem_from_commands(void **state)
 	/* A cap keeps the first records and counts the rest. */
 	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
 	assert_int_equal(r.n, 3);
-	assert_int_equal(r.dropped, 1);
-	assert_int_equal(r.v[2].bytes, 784);
+	assert_int_equal(r.dropped, 2);
+	assert_int_equal(r.v[2].bytes, 50176);
 	tp_free(r.v);
 	/* Without chip constants there is no lane to map onto. */
 	p->chip = NULL;

@@ -6,8 +6,9 @@
  *
  *   lane offset   = local address mod the lane size (chip->lane_bytes)
  *   bytes / lane  = n × ceil(c / lanes) × h × w × element size of the LMEM-side shape
- *                   (DMA: dst_* sizes when writing LMEM, src_* when reading it, element size
- *                   from src_data_format; TIU: des_res0_n/c/h/w with des_opt_res0_prec, the
+ *                   (DMA: dst_* sizes when writing LMEM, src_* when reading it — the other
+ *                   side's when those are 0, as with nchw_copy — element size from
+ *                   src_data_format; TIU: des_res0_n/c/h/w with des_opt_res0_prec, the
  *                   operands des_opd0_c/h/w (n from res0) and des_opd1_* when it has a c,
  *                   skipping operands flagged des_opt_opdN_const)
  *   DMA fallback  = the command's LMEM bytes spread over the lanes when it has no shape
@@ -179,6 +180,11 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 						continue;
 					uint64_t bytes = per_lane(v.v[sh], v.v[sh + 1], v.v[sh + 2],
 					                          v.v[sh + 3], eb, lanes);
+					/* nchw_copy leaves one side's sizes 0: the other side's shape. */
+					int o = side ? K_SRC_N : K_DST_N;
+					if (!bytes)
+						bytes = per_lane(v.v[o], v.v[o + 1], v.v[o + 2], v.v[o + 3], eb,
+						                 lanes);
 					if (!bytes) {
 						uint64_t all = v.have[K_LMEM_BYTES] ? v.v[K_LMEM_BYTES] : s->bytes;
 						bytes = (all + lanes - 1) / lanes;
