@@ -4,7 +4,12 @@
  * (sophgo-bmprofile.md §10.2, PerfWeb), and sophgo-analysis.md §4.4 for the metrics the
  * reference promises but never computed (busy / idle / utilisation, DDR read and write).
  *
- * Owns the arrays inside struct tp_analysis (cores, rankings); freed by tp_analysis_free.
+ * The TIU cost model's aggregates (uArchURate, totalAlgCycle, the per-Function-Type table and
+ * the worst commands/layers) come from track->cost as sophgo-costmodel.md §4 defines them;
+ * a dump without descriptors has no cost array and its figures stay "n/a".
+ *
+ * Owns the arrays inside struct tp_analysis (cores, their Function Type tables, rankings);
+ * freed by tp_analysis_free.
  */
 #include "analysis/analysis.h"
 
@@ -21,6 +26,42 @@ double tp_slice_gbps(const struct tp_slice *s, double freq_mhz)
 }
 
 static double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate)
+{
+	if (!tiu->has_cost || !tiu->cost_commands) {
+		*rate = 0;
+		return 0;
+	}
+	*rate = ratio((double)tiu->alg_ops, (double)tiu->uarch_ops);
+	return 1;
+}
+
+int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!t->cost || i >= t->count || !t->cost[i].valid)
+		return 0;
+	const struct tp_cost *c = &t->cost[i];
+	double asic = (double)t->slices[i].cycles + 1e-4;
+	out->alg_ops = c->alg_ops;
+	out->uarch_ops = c->uarch_ops;
+	out->alg_cycle = c->alg_cycle;
+	out->uarch_rate = c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
+	out->init_ratio = (double)c->init_cycle / asic;
+	out->bank_ratio = (double)c->bank_cycle / asic;
+	return 1;
+}
+
+void tp_fmt_pct(char *buf, size_t n, double v, int dec)
+{
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_buf_fixed(&t, v * 100.0, dec);
+	tp_buf_putc(&t, '%');
+	snprintf(buf, n, "%s", t.data && !t.oom ? t.data : "?");
+	tp_buf_free(&t);
+}
 
 /* Engine kinds that carry hardware commands (TIU, GDMA, SDMA, CDMA). */
 static int is_engine(uint8_t kind) { return kind < TP_ENGINES; }
@@ -46,6 +87,8 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 {
 	e->present = t->count > 0;
 	e->records += t->count;
+	if (t->kind == TP_TRACK_TIU && t->cost)
+		e->has_cost = 1;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		uint64_t c = s->cycles;
@@ -57,6 +100,19 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 		if (s->kind == TP_CMD_NORMAL)
 			e->busy_cycle += c;
 		e->stall_cycle += s->stall;
+		if (t->kind == TP_TRACK_TIU && t->cost) {
+			const struct tp_cost *k = &t->cost[i];
+			if (!k->valid) {
+				e->cost_missing++;
+				continue;
+			}
+			e->cost_commands++;
+			e->alg_ops += k->alg_ops;
+			e->uarch_ops += k->uarch_ops;
+			e->alg_cycle += k->alg_cycle;
+			e->init_cycle += k->init_cycle;
+			e->bank_cycle += k->bank_cycle;
+		}
 		if (t->kind == TP_TRACK_TIU || s->kind != TP_CMD_NORMAL || s->bytes == 0)
 			continue;
 		enum tp_dir d = (enum tp_dir)s->dir;
@@ -211,6 +267,202 @@ static void rank_add(struct tp_rank *r, int64_t dur)
 		r->max_ns = dur;
 }
 
+/* ---- TIU cost-model tables ------------------------------------------------------------ */
+
+/* Adds slice i of TIU track t to a Function Type table (linear search with a last-hit cache:
+ * a dump has a few dozen types). */
+static int ftype_add(struct tp_core_stats *c, size_t *cap, size_t *last, uint32_t type,
+                     uint64_t asic, const struct tp_cost *k)
+{
+	size_t j = *last;
+	if (j >= c->num_ftypes || c->ftypes[j].type != type) {
+		for (j = 0; j < c->num_ftypes && c->ftypes[j].type != type; j++)
+			;
+		if (j == c->num_ftypes) {
+			struct tp_ftype_stats *v = tp_grow(c->ftypes, sizeof *v, j + 1, cap);
+			if (!v)
+				return TP_ENOMEM;
+			c->ftypes = v;
+			memset(&v[j], 0, sizeof *v);
+			v[j].type = type;
+			c->num_ftypes++;
+		}
+		*last = j;
+	}
+	struct tp_ftype_stats *f = &c->ftypes[j];
+	f->instr++;
+	f->asic_cycle += asic;
+	if (k && k->valid) {
+		f->alg_ops += k->alg_ops;
+		f->uarch_ops += k->uarch_ops;
+		f->alg_cycle += k->alg_cycle;
+	}
+	return TP_OK;
+}
+
+/* Sorts a Function Type table by name (insertion sort: a few dozen rows, and qsort would need
+ * the profile in a global). */
+static void sort_ftypes(const struct tp_profile *p, struct tp_core_stats *c)
+{
+	for (size_t i = 1; i < c->num_ftypes; i++) {
+		struct tp_ftype_stats x = c->ftypes[i];
+		size_t j = i;
+		while (j > 0 && strcmp(tp_str(p, c->ftypes[j - 1].type), tp_str(p, x.type)) > 0) {
+			c->ftypes[j] = c->ftypes[j - 1];
+			j--;
+		}
+		c->ftypes[j] = x;
+	}
+}
+
+/* Keeps the n worst entries (largest lost_cycles) of a fixed list, worst first. */
+static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot *h)
+{
+	if (!(h->lost_cycles > 0))
+		return;
+	size_t i = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
+	if (i == TP_ANALYSIS_HOT) {
+		if (!(h->lost_cycles > v[TP_ANALYSIS_HOT - 1].lost_cycles))
+			return;
+		i = TP_ANALYSIS_HOT - 1;
+	}
+	while (i > 0 && v[i - 1].lost_cycles < h->lost_cycles) {
+		v[i] = v[i - 1];
+		i--;
+	}
+	v[i] = *h;
+}
+
+/* Cost hot spots of one TIU track; per-layer sums go to lsum (num_layers entries or NULL). */
+static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti,
+                     struct tp_cost_hot *lsum)
+{
+	const struct tp_track *t = &p->tracks[ti];
+	if (t->kind != TP_TRACK_TIU || !t->cost)
+		return;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_cost *k = &t->cost[i];
+		const struct tp_slice *s = &t->slices[i];
+		if (!k->valid || s->kind != TP_CMD_NORMAL)
+			continue;
+		struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
+		                        .core = t->core, .alg_ops = k->alg_ops,
+		                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
+		                        .init_cycle = k->init_cycle};
+		if (k->uarch_ops > k->alg_ops) {
+			h.lost_cycles = (double)s->cycles *
+			                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
+			hot_offer(a->low_uarch, &a->num_low_uarch, &h);
+		}
+		/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
+		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
+			h.lost_cycles = (double)k->init_cycle;
+			hot_offer(a->high_init, &a->num_high_init, &h);
+		}
+		if (lsum && s->layer >= 0 && (size_t)s->layer < p->num_layers) {
+			struct tp_cost_hot *l = &lsum[s->layer];
+			l->alg_ops += k->alg_ops;
+			l->uarch_ops += k->uarch_ops;
+			l->asic_cycle += s->cycles;
+			l->init_cycle += k->init_cycle;
+		}
+	}
+}
+
+/* ---- Overlap of TIU and DMA work --------------------------------------------------------- */
+
+struct ival {
+	int64_t b, e;
+};
+
+static int ival_cmp(const void *x, const void *y)
+{
+	const struct ival *a = x, *b = y;
+	return (a->b > b->b) - (a->b < b->b);
+}
+
+/* Appends the busy (non-sys) commands of a track as intervals [start, end]. */
+static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_track *t)
+{
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		if (s->kind != TP_CMD_NORMAL)
+			continue;
+		struct ival *nv = tp_grow(*v, sizeof *nv, *n + 1, cap);
+		if (!nv)
+			return TP_ENOMEM;
+		*v = nv;
+		nv[(*n)++] = (struct ival){s->start_ns, s->end_ns};
+	}
+	return TP_OK;
+}
+
+/* Sorts and merges intervals in place; returns the new count and the union length. */
+static size_t ival_union(struct ival *v, size_t n, int64_t *len)
+{
+	*len = 0;
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof *v, ival_cmp);
+	size_t m = 0;
+	for (size_t i = 1; i < n; i++) {
+		if (v[i].b <= v[m].e) {
+			if (v[i].e > v[m].e)
+				v[m].e = v[i].e;
+		} else
+			v[++m] = v[i];
+	}
+	for (size_t i = 0; i <= m; i++)
+		*len += v[i].e - v[i].b;
+	return m + 1;
+}
+
+static int64_t ival_overlap(const struct ival *x, size_t nx, const struct ival *y, size_t ny)
+{
+	int64_t o = 0;
+	size_t i = 0, j = 0;
+	while (i < nx && j < ny) {
+		int64_t b = x[i].b > y[j].b ? x[i].b : y[j].b;
+		int64_t e = x[i].e < y[j].e ? x[i].e : y[j].e;
+		if (e > b)
+			o += e - b;
+		if (x[i].e < y[j].e)
+			i++;
+		else
+			j++;
+	}
+	return o;
+}
+
+/* Measured concurrency of one core: TIU busy time that overlaps DMA busy time. */
+static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
+{
+	struct ival *tv = NULL, *dv = NULL;
+	size_t tn = 0, tc = 0, dn = 0, dc = 0;
+	int st = TP_OK;
+	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->device != c->device || t->core != c->core || !is_engine(t->kind))
+			continue;
+		if (t->kind == TP_TRACK_TIU)
+			st = ival_add(&tv, &tn, &tc, t);
+		else
+			st = ival_add(&dv, &dn, &dc, t);
+	}
+	if (st == TP_OK) {
+		int64_t tl, dl;
+		tn = ival_union(tv, tn, &tl);
+		dn = ival_union(dv, dn, &dl);
+		c->eng[TP_TRACK_TIU].union_ns = tl;
+		c->overlap_ns = ival_overlap(tv, tn, dv, dn);
+		int64_t mn = tl < dl ? tl : dl;
+		c->concurrency = mn > 0 ? (double)c->overlap_ns / (double)mn : 0;
+	}
+	tp_free(tv);
+	tp_free(dv);
+	return st;
+}
+
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 {
 	memset(a, 0, sizeof *a);
@@ -282,8 +534,13 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		double num = tiu_ns + gdma_ns + (double)sdma->working_ns;
 		c->tiu_working_ratio = ratio(tiu_ns, total);
 		c->parallelism = ratio(num, total);
+		c->tiu_working_ratio_max = c->tiu_working_ratio;
 		double mn = tiu_ns < gdma_ns ? tiu_ns : gdma_ns;
-		c->concurrency = tiu_ns > 0 && gdma_ns > 0 ? (tiu_ns + gdma_ns - total) / mn : 0;
+		double bound = tiu_ns > 0 && gdma_ns > 0 ? (tiu_ns + gdma_ns - total) / mn : 0;
+		c->concurrency_bound = bound > 0 ? bound : 0;
+		st = core_overlap(p, c);
+		if (st != TP_OK)
+			goto out;
 		double dma_busy = (double)(gdma->busy_ns + sdma->busy_ns + cdma->busy_ns);
 		c->compute_share = ratio((double)tiu->busy_ns, (double)tiu->busy_ns + dma_busy);
 		/* PerfDoc adds TIU ns to raw GDMA cycles (sophgo-analysis.md §5.4). */
@@ -326,16 +583,34 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			o->ddr_read_cycle += x->ddr_read_cycle;
 			o->ddr_write_cycle += x->ddr_write_cycle;
 			o->stall_cycle += x->stall_cycle;
+			o->has_cost |= x->has_cost;
 			o->alg_ops += x->alg_ops;
 			o->uarch_ops += x->uarch_ops;
+			o->alg_cycle += x->alg_cycle;
+			o->init_cycle += x->init_cycle;
+			o->bank_cycle += x->bank_cycle;
+			o->cost_commands += x->cost_commands;
+			o->cost_missing += x->cost_missing;
 		}
+		if (c->concurrency > a->overall.concurrency)
+			a->overall.concurrency = c->concurrency;
+		if (c->overlap_ns > a->overall.overlap_ns)
+			a->overall.overlap_ns = c->overlap_ns;
 	}
 	if (a->num_cores) {
 		double n = (double)a->num_cores;
 		a->overall.device = -1;
 		a->overall.core = -1;
-		a->overall.parallelism = ratio(sum_num, total * n);
+		/* PerfWeb's Overall Parallelism: the busiest core's engines together, (max TIU +
+		 * max GDMA + max SDMA working time) / total time (sophgo-analysis.md §6); tpuprof's
+		 * per-core mean is kept under its own name. */
+		a->overall.parallelism =
+		    ratio((double)(a->overall_tiu_max_ns + a->overall_gdma_max_ns +
+		                   a->overall_sdma_max_ns),
+		          total);
+		a->overall.mean_parallelism = ratio(sum_num, total * n);
 		a->overall.tiu_working_ratio = ratio(sum_tiu, total * n);
+		a->overall.tiu_working_ratio_max = ratio((double)a->overall_tiu_max_ns, total);
 		for (int e = 0; e < TP_ENGINES; e++) {
 			struct tp_engine_stats *o = &a->overall.eng[e];
 			/* Overall bandwidth: Σ bytes / ns(Σ cycles) at the engine's clock (all cores of
@@ -361,7 +636,68 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		a->overall.compute_share = ratio(tb, tb + dma_busy);
 		double tmax = (double)a->overall_tiu_max_ns, gmax = (double)a->overall_gdma_max_ns;
 		double mn = tmax < gmax ? tmax : gmax;
-		a->overall.concurrency = tmax > 0 && gmax > 0 ? (tmax + gmax - total) / mn : 0;
+		double bound = tmax > 0 && gmax > 0 ? (tmax + gmax - total) / mn : 0;
+		a->overall.concurrency_bound = bound > 0 ? bound : 0;
+	}
+
+	/* Per-Function-Type TIU tables per core, and the Overall one merged from them. */
+	for (size_t ci = 0; ci < a->num_cores; ci++) {
+		struct tp_core_stats *c = &a->cores[ci];
+		size_t cap = 0, last = 0;
+		for (size_t i = 0; i < p->num_tracks; i++) {
+			const struct tp_track *t = &p->tracks[i];
+			if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
+				continue;
+			for (size_t k = 0; k < t->count; k++) {
+				st = ftype_add(c, &cap, &last, t->slices[k].type, t->slices[k].cycles,
+				               t->cost ? &t->cost[k] : NULL);
+				if (st != TP_OK)
+					goto out;
+			}
+		}
+		sort_ftypes(p, c);
+	}
+	{
+		size_t cap = 0, last = 0;
+		for (size_t ci = 0; ci < a->num_cores; ci++)
+			for (size_t j = 0; j < a->cores[ci].num_ftypes; j++) {
+				const struct tp_ftype_stats *f = &a->cores[ci].ftypes[j];
+				/* Adds a row for the type (counting one command), then the rest. */
+				st = ftype_add(&a->overall, &cap, &last, f->type, 0, NULL);
+				if (st != TP_OK)
+					goto out;
+				struct tp_ftype_stats *o = &a->overall.ftypes[last];
+				o->instr += f->instr - 1;
+				o->asic_cycle += f->asic_cycle;
+				o->alg_ops += f->alg_ops;
+				o->uarch_ops += f->uarch_ops;
+				o->alg_cycle += f->alg_cycle;
+			}
+		sort_ftypes(p, &a->overall);
+	}
+
+	/* Cost hot spots: commands, and layers by their summed ops. */
+	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
+		struct tp_cost_hot *lsum =
+		    p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
+		if (p->num_layers && !lsum) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < p->num_tracks; i++)
+			cost_hot(a, p, i, lsum);
+		for (size_t i = 0; lsum && i < p->num_layers; i++) {
+			struct tp_cost_hot *l = &lsum[i];
+			if (l->uarch_ops <= l->alg_ops)
+				continue;
+			l->track = -1;
+			l->layer = (int32_t)i;
+			l->core = p->layers[i].core;
+			l->lost_cycles = (double)l->asic_cycle *
+			                 (1.0 - (double)l->alg_ops / (double)l->uarch_ops);
+			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, l);
+		}
+		tp_free(lsum);
 	}
 
 	/* Command rankings, shares relative to total time. */
@@ -442,6 +778,9 @@ out:
 
 void tp_analysis_free(struct tp_analysis *a)
 {
+	for (size_t i = 0; a->cores && i < a->num_cores; i++)
+		tp_free(a->cores[i].ftypes);
+	tp_free(a->overall.ftypes);
 	tp_free(a->cores);
 	tp_free(a->top_layers);
 	tp_free(a->top_cmds);

@@ -35,9 +35,39 @@ struct tp_engine_stats {
 	double l2_avg_gbps;
 	double ddr_read_gbps, ddr_write_gbps;
 	uint64_t stall_cycle;
-	/* TIU only */
-	uint64_t alg_ops, uarch_ops; /* 0 when the decoder has no op model */
+	/* TIU only: the cost model (track->cost; sophgo-costmodel.md §4). has_cost = 0 when the
+	 * dump has no descriptors: every figure below is then "n/a", never 0 or 100 %. */
+	int has_cost;
+	uint64_t alg_ops, uarch_ops; /* Σ "Alg Ops" / "uArch Ops" over modelled commands */
+	uint64_t alg_cycle;          /* Σ "Alg Cycle" ("totalAlgCycle") */
+	uint64_t init_cycle, bank_cycle; /* Σ initial / bank-conflict cycles */
+	uint64_t cost_commands;      /* commands the model covers (valid) */
+	uint64_t cost_missing;       /* commands of a costed track the model does not cover */
+	/* Time TIU and DMA (GDMA/SDMA/CDMA) of the same core are both busy, from the union of
+	 * their command intervals (TIU stats only; see tp_core_stats.concurrency). */
+	int64_t union_ns;            /* length of the union of this engine's busy intervals */
 };
+
+/* One row of the per-Function-Type TIU table (PerfDoc TIU_c sheet; sophgo-costmodel.md §4):
+ * Asic Cycle includes wait_msg, the Asic Cycle Ratio's denominator (tiu working) does not. */
+struct tp_ftype_stats {
+	uint32_t type;        /* strtab id of the Function Type (sCONV, SYS, ...) */
+	uint64_t instr;       /* Instr Num: commands of this type */
+	uint64_t alg_ops, uarch_ops, alg_cycle; /* Σ over the modelled ones */
+	uint64_t asic_cycle;  /* Σ Asic Cycle, wait_msg included */
+};
+
+/* A command or layer flagged by the cost model (summary notes "low uArch rate" / "high
+ * initial-cycle ratio"). */
+struct tp_cost_hot {
+	int32_t track;        /* profile track index; -1 for a layer entry */
+	int32_t layer;        /* profile layer index or -1 */
+	size_t slice;         /* slice index on the track (commands) */
+	int32_t core;
+	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
+	double lost_cycles;   /* ranking key: asic × (1 - rate), or init cycles */
+};
+#define TP_ANALYSIS_HOT 10 /* entries kept per hot list */
 
 /* How many layers the ranking keeps (reports show far fewer). */
 #define TP_ANALYSIS_TOP_LAYERS 1000
@@ -47,9 +77,22 @@ struct tp_engine_stats {
 struct tp_core_stats {
 	int32_t device, core;
 	struct tp_engine_stats eng[TP_ENGINES];
-	double tiu_working_ratio;   /* ns(tiu working) / total_time */
-	double parallelism;         /* (tiu + gdma_working + sdma_working) ns / total_time */
-	double concurrency;         /* (tiu + gdma - total) / min(tiu, gdma), 0 if either 0 */
+	double tiu_working_ratio;   /* ns(tiu working) / total_time; Overall: Σ / (total × cores)
+	                               (PerfWeb); tiu_working_ratio_max = ns(max tiu) / total
+	                               (PerfDoc Engine Summary) */
+	double tiu_working_ratio_max;
+	double parallelism;         /* (tiu + gdma_working + sdma_working) ns / total_time; Overall:
+	                               (max tiu + max gdma + max sdma) / total (the vendor's) */
+	double mean_parallelism;    /* Overall only: Σ core numerators / (total × cores), tpuprof's
+	                               per-core average ("MeanCoreParallelism") */
+	double concurrency;         /* measured overlap: time TIU and some DMA engine of the core
+	                               are both busy / min(TIU busy union, DMA busy union); 0..1,
+	                               0 if either is idle. Overall: the maximum over cores. */
+	int64_t overlap_ns;         /* that overlap time */
+	double concurrency_bound;   /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
+	                               overlap the totals force at least; clamped at 0 */
+	struct tp_ftype_stats *ftypes; size_t num_ftypes; /* TIU table, sorted by Function Type
+	                                                     name; owned by the analysis */
 	double compute_share;       /* tiu busy / (tiu busy + dma busy) */
 	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
 	 * compare with PerfAI_output.xlsx; see the note in the report). */
@@ -81,12 +124,57 @@ struct tp_analysis {
 	struct tp_rank *top_cmds;    size_t num_top_cmds;    /* by (engine, name), descending */
 	struct tp_rank *op_types;    size_t num_op_types;    /* captures: per operator type */
 	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */
+	/* Cost-model hot spots, worst first (empty without cost data). */
+	struct tp_cost_hot low_uarch[TP_ANALYSIS_HOT]; size_t num_low_uarch;     /* commands by
+	                                                       cycles lost to padding */
+	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT]; size_t num_low_uarch_layers;
+	struct tp_cost_hot high_init[TP_ANALYSIS_HOT]; size_t num_high_init;     /* commands with
+	                                       initial-cycle ratio > 1 %, by initial cycles */
 };
 typedef struct tp_analysis tp_analysis;
 
 /* Computes every statistic. TP_OK or TP_ENOMEM. `a` is overwritten. */
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a);
 void tp_analysis_free(struct tp_analysis *a);
+
+/* uArch rate of TIU stats: Σ alg / Σ uarch in 0..1 into *rate; returns 0 ("n/a") when the
+ * dump has no cost data. A zero denominator with cost data gives 0 (the vendor's "0.00%"). */
+int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate);
+
+/* Per-command cost figures of slice i of track t in the vendor's definitions; 0 when the
+ * command has no cost entry. uarch_rate = alg/uarch (0 if uarch is 0), init_ratio =
+ * init_cycle / (Asic Cycle + 1e-4), bank_ratio likewise (sophgo-costmodel.md §3). */
+struct tp_cmd_cost {
+	uint64_t alg_ops, uarch_ops;
+	uint32_t alg_cycle;
+	double uarch_rate, init_ratio, bank_ratio;
+};
+int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out);
+
+/* Formats a ratio the vendor's way: v·100 with `dec` decimals and '%' ("74.87%"), into buf. */
+void tp_fmt_pct(char *buf, size_t n, double v, int dec);
+
+/* LOCAL memory use derived from the commands (lmem.c): one record per DMA LMEM side and per
+ * TIU operand / result, on one lane. */
+struct tp_lmem_rec {
+	int64_t begin_ns, end_ns;  /* the command's time span */
+	uint32_t lane_offset;      /* local address mod the lane size */
+	uint32_t bytes;            /* bytes per lane (capped at the lane size) */
+	uint8_t write;             /* 1 data into LMEM (DMA load, TIU result), 0 out of it */
+	int32_t track;             /* profile track of the command */
+	size_t slice;              /* its index on the track */
+};
+struct tp_lmem_recs {
+	struct tp_lmem_rec *v;     /* owned; tp_free */
+	size_t n;
+	size_t dropped;            /* records past the caller's maximum, counted only */
+};
+/* Builds the records from the commands' descriptor arguments (vendor field names) for cores
+ * below max_cores (0 = all), keeping at most `max` (in command order) and counting the rest.
+ * Empty when the profile has no chip constants or no such arguments. TP_OK / TP_ENOMEM (out
+ * is then empty). */
+int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t max,
+                          struct tp_lmem_recs *out);
 
 /* Finds the stats of (device, core); NULL if absent. */
 const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_t device,

@@ -1,6 +1,8 @@
 /*
  * analysis_test.c — checks the summary formulas on a small hand-built two-core profile whose
- * expected values are worked out in the comments.
+ * expected values are worked out in the comments, and the TIU cost aggregates against the
+ * vendor's own per-command figures (../shared reference tiuRegInfo_*.txt) and its summary
+ * numbers (PROVENANCE.txt).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +12,9 @@
 #include "analysis/analysis.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, double mhz,
                 enum tp_cmd_kind kind, enum tp_dir dir, uint32_t bytes, const char *name)
@@ -66,10 +71,30 @@ static void test_two_cores(void **state)
 	/* parallelism = (701 + 550) / 999 */
 	assert_true(fabs(c0->parallelism - 1251.0 / 999.0) < 1e-12);
 	assert_true(fabs(c0->tiu_working_ratio - 701.0 / 999.0) < 1e-12);
-	/* concurrency = (701 + 550 - 999) / 550 */
-	assert_true(fabs(c0->concurrency - 252.0 / 550.0) < 1e-12);
-	/* Overall: Σ numerators / (total × cores) = (1251 + 100) / 1998 */
-	assert_true(fabs(a.overall.parallelism - 1351.0 / 1998.0) < 1e-12);
+	/* The vendor's concurrency estimate (701 + 550 - 999) / 550, a lower bound of overlap */
+	assert_true(fabs(c0->concurrency_bound - 252.0 / 550.0) < 1e-12);
+	/* Measured: TIU busy [0,399] ∪ [500,799] (698 ns), DMA [100,299] ∪ [600,799] ∪ [850,999]
+	 * (547 ns); both busy [100,299] + [600,799] = 398 ns; / min(698, 547). */
+	assert_int_equal(c0->overlap_ns, 398);
+	assert_true(fabs(c0->concurrency - 398.0 / 547.0) < 1e-12);
+	/* Core 1 has TIU only: no overlap, and the bound is 0 rather than negative. */
+	const struct tp_core_stats *c1 = tp_analysis_core(&a, dev, 1);
+	assert_true(c1->concurrency == 0 && c1->concurrency_bound == 0);
+	/* Overall Parallelism (PerfWeb): (max TIU 701 + max GDMA 550 + max SDMA 0) / 999;
+	 * tpuprof's mean over cores: Σ numerators / (total × cores) = (1251 + 100) / 1998 */
+	assert_true(fabs(a.overall.parallelism - 1251.0 / 999.0) < 1e-12);
+	assert_true(fabs(a.overall.mean_parallelism - 1351.0 / 1998.0) < 1e-12);
+	/* TiuWorkingRatio Overall: PerfWeb Σ / (total × cores); PerfDoc max / total */
+	assert_true(fabs(a.overall.tiu_working_ratio - 801.0 / 1998.0) < 1e-12);
+	assert_true(fabs(a.overall.tiu_working_ratio_max - 701.0 / 999.0) < 1e-12);
+	/* No cost data: uArch rate is n/a, never 100 %. */
+	double r;
+	assert_int_equal(tp_uarch_rate(&c0->eng[TP_TRACK_TIU], &r), 0);
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 0);
+	/* Function Type table: core 0 TIU has types "" only (the helper sets none) with 4 cmds */
+	assert_int_equal(c0->num_ftypes, 1);
+	assert_int_equal(c0->ftypes[0].instr, 4);
+	assert_int_equal(c0->ftypes[0].asic_cycle, 801);
 	assert_int_equal(a.overall_tiu_max_cycle, 701);
 	/* Top command: conv.normal on core 0 (2 records, 399 + 299 ns). */
 	assert_true(a.num_top_cmds >= 5);
@@ -109,12 +134,357 @@ static void test_gbps(void **state)
 	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
 }
 
+/* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
+static void test_cost(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 2);
+	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
+	static const struct {
+		const char *name, *type;
+		uint32_t cycles;
+		enum tp_cmd_kind kind;
+		uint64_t alg, uarch;
+		uint32_t alg_cycle, init;
+		uint8_t valid;
+	} cmds[] = {
+		{"conv.normal", "sCONV", 1000, TP_CMD_NORMAL, 300, 1000, 100, 50, 1},  /* 30 % */
+		{"arith.add", "sAR", 200, TP_CMD_NORMAL, 100, 100, 20, 1, 1},          /* 100 % */
+		{"system.wait_msg", "SYS", 500, TP_CMD_SYS_WAIT, 1, 1, 0, 0, 1},
+		{"conv.normal", "sCONV", 400, TP_CMD_NORMAL, 50, 100, 10, 2, 1},       /* 50 % */
+		{"mystery", "sX", 10, TP_CMD_NORMAL, 0, 0, 0, 0, 0},                   /* not modelled */
+	};
+	uint64_t at = 0;
+	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
+		at += cmds[i].cycles;
+		p->tracks[t0].slices[i].type = tp_profile_str(p, cmds[i].type);
+		struct tp_cost *c = tp_track_cost(p, t0, i);
+		c->alg_ops = cmds[i].alg;
+		c->uarch_ops = cmds[i].uarch;
+		c->alg_cycle = cmds[i].alg_cycle;
+		c->init_cycle = cmds[i].init;
+		c->valid = cmds[i].valid;
+	}
+	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal"); /* no cost array */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	const struct tp_engine_stats *e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_TIU];
+	assert_int_equal(e->alg_ops, 451);
+	assert_int_equal(e->uarch_ops, 1201);
+	assert_int_equal(e->alg_cycle, 130);
+	assert_int_equal(e->cost_commands, 4);
+	assert_int_equal(e->cost_missing, 1);
+	double r;
+	assert_int_equal(tp_uarch_rate(e, &r), 1);
+	assert_true(fabs(r - 451.0 / 1201.0) < 1e-12);
+	char buf[32];
+	tp_fmt_pct(buf, sizeof buf, r, 2);
+	assert_string_equal(buf, "37.55%");
+	/* Core 1 has no descriptors: n/a; Overall sums the cores that have them. */
+	assert_int_equal(tp_uarch_rate(&tp_analysis_core(&a, dev, 1)->eng[TP_TRACK_TIU], &r), 0);
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 1);
+	assert_true(fabs(r - 451.0 / 1201.0) < 1e-12);
+	/* Function types sorted by name: SYS, sAR, sCONV, sX; wait_msg's cycles included. */
+	const struct tp_core_stats *c0 = tp_analysis_core(&a, dev, 0);
+	assert_int_equal(c0->num_ftypes, 4);
+	assert_string_equal(tp_str(p, c0->ftypes[0].type), "SYS");
+	assert_int_equal(c0->ftypes[0].asic_cycle, 500);
+	assert_string_equal(tp_str(p, c0->ftypes[2].type), "sCONV");
+	assert_int_equal(c0->ftypes[2].instr, 2);
+	assert_int_equal(c0->ftypes[2].alg_ops, 350);
+	assert_int_equal(c0->ftypes[2].uarch_ops, 1100);
+	assert_int_equal(c0->ftypes[2].asic_cycle, 1400);
+	/* Overall table merges core 1's type. */
+	assert_int_equal(a.overall.num_ftypes, 5);
+	/* Hot spots: conv #0 loses 1000 × 0.7 = 700 cycles, conv #3 400 × 0.5 = 200. */
+	assert_int_equal(a.num_low_uarch, 2);
+	assert_int_equal(a.low_uarch[0].slice, 0);
+	assert_true(fabs(a.low_uarch[0].lost_cycles - 700) < 1e-9);
+	assert_int_equal(a.low_uarch[1].slice, 3);
+	/* Initial-cycle ratio > 1 %: conv #0 (5 %); arith 0.5 % and conv #3 0.5 % are not. */
+	assert_int_equal(a.num_high_init, 1);
+	assert_int_equal(a.high_init[0].slice, 0);
+	struct tp_cmd_cost cc;
+	assert_int_equal(tp_slice_cost(&p->tracks[t0], 0, &cc), 1);
+	assert_true(fabs(cc.uarch_rate - 0.3) < 1e-12);
+	assert_true(fabs(cc.init_ratio - 50.0 / 1000.0001) < 1e-12);
+	assert_int_equal(tp_slice_cost(&p->tracks[t0], 4, &cc), 0);
+	assert_int_equal(tp_slice_cost(&p->tracks[t1], 0, &cc), 0);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* ---- The vendor's per-command cost figures, summed the way tpuprof sums them ---------- */
+
+/* Reads tiuRegInfo_<core>.txt (sophgo-analysis.md §3) into a TIU track with tp_cost from the
+ * vendor's Alg Ops / uArch Ops / Alg Cycle. Returns the number of records, -1 if absent. */
+static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	int tr = tp_profile_add_track(p, dev, core, TP_TRACK_TIU, NULL, 1000);
+	char line[512], type[64] = "";
+	int n = 0;
+	struct { uint64_t start, asic, alg, uarch, cyc, tsk, eu; } r = {0};
+	int open = 0;
+	for (;;) {
+		int eof = !fgets(line, sizeof line, f);
+		if (eof || !strncmp(line, "__TIU_REG_INFO__", 16)) {
+			if (open) {
+				struct tp_slice *s = tp_track_push(p, tr);
+				s->start_cycle = r.start;
+				s->cycles = (uint32_t)r.asic;
+				s->start_ns = (int64_t)r.start;
+				s->end_ns = (int64_t)(r.start + r.asic - 1);
+				s->kind = r.tsk == 15 && r.eu == 9 ? TP_CMD_SYS_WAIT
+				          : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS : TP_CMD_NORMAL;
+				s->type = tp_profile_str(p, type);
+				struct tp_cost *c = tp_track_cost(p, tr, (size_t)n);
+				c->alg_ops = r.alg;
+				c->uarch_ops = r.uarch;
+				c->alg_cycle = (uint32_t)r.cyc;
+				c->valid = 1;
+				n++;
+			}
+			if (eof)
+				break;
+			open = 1;
+			memset(&r, 0, sizeof r);
+			continue;
+		}
+		char *colon = strstr(line, ": ");
+		if (line[0] != '\t' || !colon)
+			continue;
+		*colon = '\0';
+		const char *k = line + 1, *v = colon + 2;
+		uint64_t u = strtoull(v, NULL, 10);
+		if (!strcmp(k, "Function Type"))
+			snprintf(type, sizeof type, "%.*s", (int)strcspn(v, "\n"), v);
+		else if (!strcmp(k, "Start Cycle"))
+			r.start = u;
+		else if (!strcmp(k, "Asic Cycle"))
+			r.asic = u;
+		else if (!strcmp(k, "Alg Ops"))
+			r.alg = u;
+		else if (!strcmp(k, "uArch Ops"))
+			r.uarch = u;
+		else if (!strcmp(k, "Alg Cycle"))
+			r.cyc = u;
+		else if (!strcmp(k, "des_tsk_typ"))
+			r.tsk = u;
+		else if (!strcmp(k, "des_tsk_eu_typ"))
+			r.eu = u;
+	}
+	fclose(f);
+	return n;
+}
+
+static void check_reference(const char *dump, int cores, const char *const *rates,
+                            const char *overall, uint64_t alg_cycle, uint64_t alg_ops,
+                            uint64_t uarch_ops)
+{
+	const char *shared = getenv("TP_SHARED_DIR");
+	char path[1024];
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, cores);
+	for (int c = 0; c < cores; c++) {
+		snprintf(path, sizeof path, "%s/testdata/sophgo/reference/%s/tiuRegInfo_%d.txt",
+		         shared ? shared : "../shared", dump, c);
+		if (load_tiu_reginfo(p, dev, c, path) < 0) {
+			printf("SKIPPED: vendor reference %s not found\n", path);
+			tp_profile_free(p);
+			return;
+		}
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	char buf[32];
+	double r;
+	for (int c = 0; c < cores; c++) {
+		assert_int_equal(tp_uarch_rate(&a.cores[c].eng[TP_TRACK_TIU], &r), 1);
+		tp_fmt_pct(buf, sizeof buf, r, 2);
+		assert_string_equal(buf, rates[c]);
+	}
+	assert_int_equal(tp_uarch_rate(&a.overall.eng[TP_TRACK_TIU], &r), 1);
+	tp_fmt_pct(buf, sizeof buf, r, 2);
+	assert_string_equal(buf, overall);
+	if (alg_cycle) {
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].alg_cycle, alg_cycle);
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].alg_ops, alg_ops);
+		assert_int_equal(a.cores[0].eng[TP_TRACK_TIU].uarch_ops, uarch_ops);
+	}
+	/* The Function Type table adds up to the core totals; its Asic Cycle minus wait_msg is
+	 * totalTiuCycle. */
+	for (int c = 0; c < cores; c++) {
+		const struct tp_core_stats *cs = &a.cores[c];
+		uint64_t ops = 0, asic = 0, n = 0;
+		for (size_t i = 0; i < cs->num_ftypes; i++) {
+			ops += cs->ftypes[i].alg_ops;
+			asic += cs->ftypes[i].asic_cycle;
+			n += cs->ftypes[i].instr;
+		}
+		assert_int_equal(ops, cs->eng[TP_TRACK_TIU].alg_ops);
+		assert_int_equal(n, cs->eng[TP_TRACK_TIU].records);
+		assert_int_equal(asic - cs->eng[TP_TRACK_TIU].wait_cycle,
+		                 cs->eng[TP_TRACK_TIU].working_cycle);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* PROVENANCE.txt: BM1688 74.87 % / 100.00 %, Overall 76.28 %; CV184X 69.27 % with
+ * totalAlgCycle 182787, totalAlgOps 61947009, totalUArchOps 89427201; BM1690 19.66 % with
+ * 11808 / 175461253 / 892557317. */
+static void test_reference_uarch(void **state)
+{
+	(void)state;
+	static const char *const r1688[] = {"74.87%", "100.00%"};
+	check_reference("bm1688_resnet50", 2, r1688, "76.28%", 0, 0, 0);
+	static const char *const r184x[] = {"69.27%"};
+	check_reference("cv184x_blazeface", 1, r184x, "69.27%", 182787, 61947009, 89427201);
+	static const char *const r1690[] = {"19.66%"};
+	check_reference("bm1690_blazeface_cdm", 1, r1690, "19.66%", 11808, 175461253, 892557317);
+}
+
+/* LOCAL memory from the commands: lane offset = address mod lane, bytes per lane from the
+ * LMEM-side shape (lmem.c). */
+static void test_lmem_from_commands(void **state)
+{
+	(void)state;
+	static const struct tp_chip chip = {.name = "test", .npu_num = 32, .lane_bytes = 131072,
+	                                    .lmem_bytes = 4u << 20, .banks = 16};
+	struct tp_profile *p = tp_profile_new();
+	p->chip = &chip;
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	/* GDMA 0: DDR->LMEM into lane 3 offset 8192, 1x64x28x28 INT8: 2 channels per lane. */
+	add(p, g, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 50176, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0x9000000000ull);
+	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
+	tp_args_add_uint(p, "dst_nsize", 1);
+	tp_args_add_uint(p, "dst_csize", 64);
+	tp_args_add_uint(p, "dst_hsize", 28);
+	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_args_add_uint(p, "src_data_format", 0);
+	p->tracks[g].slices[0].args = tp_args_end(p);
+	/* GDMA 1: LMEM->DDR with no shape: its 3200 bytes over 32 lanes (the DDR side's sizes
+	 * are 0, as the vendor's dumps have them with nchw_copy). */
+	add(p, g, 200, 100, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 3200, "tensorSt");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 16384);
+	tp_args_add_uint(p, "dst_start_addr", 0x9000001000ull);
+	tp_args_add_uint(p, "dst_csize", 0);
+	p->tracks[g].slices[1].args = tp_args_end(p);
+	/* GDMA 2: DDR->LMEM whose LMEM (dst) sizes are 0 and src sizes give the shape (the real
+	 * dump's nchw_copy loads): 1x3x224x224 INT8 -> 1 channel per lane, 50176 bytes. */
+	add(p, g, 300, 50, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 150528, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0xa000000000ull);
+	tp_args_add_uint(p, "dst_start_addr", 0);
+	tp_args_add_uint(p, "src_nsize", 1);
+	tp_args_add_uint(p, "src_csize", 3);
+	tp_args_add_uint(p, "src_hsize", 224);
+	tp_args_add_uint(p, "src_wsize", 224);
+	tp_args_add_uint(p, "dst_nsize", 0);
+	tp_args_add_uint(p, "dst_csize", 0);
+	tp_args_add_uint(p, "src_data_format", 0);
+	p->tracks[g].slices[2].args = tp_args_end(p);
+	/* GDMA 3: a sys command moves nothing. */
+	add(p, g, 400, 10, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "sys_wait");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "src_start_addr", 0);
+	p->tracks[g].slices[3].args = tp_args_end(p);
+	/* TIU: FP16 result 1x64x14x14 at 40960, operand 0 1x64x28x28 at 0, operand 1 a constant,
+	 * and a second command whose result address is past LMEM. */
+	add(p, t, 100, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "des_res0_addr", 40960);
+	tp_args_add_uint(p, "des_res0_n", 1);
+	tp_args_add_uint(p, "des_res0_c", 64);
+	tp_args_add_uint(p, "des_res0_h", 14);
+	tp_args_add_uint(p, "des_res0_w", 14);
+	tp_args_add_uint(p, "des_opt_res0_prec", 1);
+	tp_args_add_uint(p, "des_opd0_addr", 0);
+	tp_args_add_uint(p, "des_opd0_c", 64);
+	tp_args_add_uint(p, "des_opd0_h", 28);
+	tp_args_add_uint(p, "des_opd0_w", 28);
+	tp_args_add_uint(p, "des_opt_opd0_prec", 1);
+	tp_args_add_uint(p, "des_opd1_addr", 65536);
+	tp_args_add_uint(p, "des_opd1_c", 64);
+	tp_args_add_uint(p, "des_opd1_h", 1);
+	tp_args_add_uint(p, "des_opd1_w", 1);
+	tp_args_add_uint(p, "des_opt_opd1_const", 1);
+	p->tracks[t].slices[0].args = tp_args_end(p);
+	add(p, t, 500, 10, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "arith.add");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "des_res0_addr", 5u << 20);
+	tp_args_add_uint(p, "des_res0_n", 1);
+	tp_args_add_uint(p, "des_res0_c", 1);
+	tp_args_add_uint(p, "des_res0_h", 1);
+	tp_args_add_uint(p, "des_res0_w", 1);
+	p->tracks[t].slices[1].args = tp_args_end(p);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_lmem_recs r;
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
+	assert_int_equal(r.n, 5);
+	assert_int_equal(r.dropped, 0);
+	/* The nchw_copy load: its shape from the src sizes. */
+	assert_int_equal(r.v[2].write, 1);
+	assert_int_equal(r.v[2].lane_offset, 0);
+	assert_int_equal(r.v[2].bytes, 50176);
+	memmove(&r.v[2], &r.v[3], 2 * sizeof *r.v); /* the TIU records follow, as below */
+	/* GDMA load: write, offset 8192, 1 × 2 × 28 × 28 × 1 */
+	assert_int_equal(r.v[0].write, 1);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[0].bytes, 1568);
+	/* GDMA store: read, offset 16384, 3200 / 32 */
+	assert_int_equal(r.v[1].write, 0);
+	assert_int_equal(r.v[1].lane_offset, 16384);
+	assert_int_equal(r.v[1].bytes, 100);
+	/* TIU result: write 1 × 2 × 14 × 14 × 2 at 40960; operand 0: read 1 × 2 × 28 × 28 × 2 */
+	assert_int_equal(r.v[2].write, 1);
+	assert_int_equal(r.v[2].lane_offset, 40960);
+	assert_int_equal(r.v[2].bytes, 784);
+	assert_int_equal(r.v[3].write, 0);
+	assert_int_equal(r.v[3].lane_offset, 0);
+	assert_int_equal(r.v[3].bytes, 3136);
+	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
+	tp_free(r.v);
+	/* A cap keeps the first records and counts the rest. */
+	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
+	assert_int_equal(r.n, 3);
+	assert_int_equal(r.dropped, 2);
+	assert_int_equal(r.v[2].bytes, 50176);
+	tp_free(r.v);
+	/* Without chip constants there is no lane to map onto. */
+	p->chip = NULL;
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
+	assert_int_equal(r.n, 0);
+	p->chip = &chip;
+	tp_alloc_fail_after(0);
+	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_ENOMEM);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(r.n, 0);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_cores),
 		cmocka_unit_test(test_empty_and_oom),
 		cmocka_unit_test(test_gbps),
+		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_reference_uarch),
+		cmocka_unit_test(test_lmem_from_commands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -281,9 +281,27 @@ static double arg_num(const struct tp_profile *p, const struct tp_arg *a)
 	}
 }
 
-/* TIU utilisation in 0..1 from the command's uArch Rate (or Alg/uArch Ops); -1 if unknown. */
-static double tiu_util(const struct tp_profile *p, const struct keys *k, const struct tp_slice *s)
+/* The cost entry of a lane's slice (TIU tracks with descriptors), NULL if none. */
+static const struct tp_cost *slice_cost(const struct tp_profile *p, const struct lane *l,
+                                        const struct tp_slice *s)
 {
+	if (l->track < 0 || l->kind != TP_TRACK_TIU)
+		return NULL;
+	const struct tp_track *t = &p->tracks[l->track];
+	if (!t->cost || s < t->slices || s >= t->slices + t->count)
+		return NULL;
+	const struct tp_cost *c = &t->cost[s - t->slices];
+	return c->valid ? c : NULL;
+}
+
+/* TIU uArch rate in 0..1: the cost model's Alg Ops / uArch Ops, else the command's uArch Rate
+ * or Alg/uArch Ops arguments; -1 if unknown. */
+static double tiu_util(const struct tp_profile *p, const struct keys *k, const struct lane *l,
+                       const struct tp_slice *s)
+{
+	const struct tp_cost *c = slice_cost(p, l, s);
+	if (c)
+		return c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
 	size_t n;
 	const struct tp_arg *a = tp_args_get(p, s->args, &n);
 	double alg = -1, uarch = -1;
@@ -317,7 +335,9 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 		if (s->kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
-		double u = tiu_util(p, k, s);
+		/* Bar height = uArch rate when known; full height (and "n/a" in the tooltip)
+		 * when the dump has no descriptors. */
+		double u = tiu_util(p, k, l, s);
 		h = u >= 0 ? u : 1;
 		if (s->kind != TP_CMD_NORMAL)
 			h = 0.15;
@@ -338,10 +358,13 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 /* JSON sections.                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
+/* "ua" = TIU uArch rate in 0.01 % steps + 1 (0 = unknown), "ao" / "uo" = Alg / uArch Ops
+ * (0 = unknown). */
 enum col { C_TS, C_DUR, C_NAME, C_TYPE, C_CMD, C_CYC, C_BYTES, C_LAYER, C_H, C_DIR, C_DT,
-	   C_STALL, C_DEP, C_ARGS, C_KIND, C_DEPTH, C_COUNT };
+	   C_STALL, C_DEP, C_ARGS, C_KIND, C_DEPTH, C_UA, C_AO, C_UO, C_COUNT };
 static const char *const col_key[C_COUNT] = {"ts", "dur", "nm", "ty", "cmd", "cyc", "by", "ly",
-                                             "h", "dir", "dt", "st", "dep", "ar", "ck", "dp"};
+                                             "h", "dir", "dt", "st", "dep", "ar", "ck", "dp",
+                                             "ua", "ao", "uo"};
 
 struct ctx {
 	const struct tp_profile *p;
@@ -373,6 +396,18 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
 	case C_KIND: return s->kind;
 	case C_DEPTH: return s->depth;
+	case C_UA: {
+		if (l->kind != TP_TRACK_TIU || s->kind != TP_CMD_NORMAL)
+			return 0;
+		double u = tiu_util(c->p, &c->k, l, s);
+		return u >= 0 ? (int64_t)llround(u * 10000) + 1 : 0;
+	}
+	case C_AO:
+	case C_UO: {
+		const struct tp_cost *k = slice_cost(c->p, l, s);
+		uint64_t v = !k ? 0 : col == C_AO ? k->alg_ops : k->uarch_ops;
+		return v < ((uint64_t)1 << 53) ? (int64_t)v : 0;
+	}
 	default: return 0;
 	}
 }
@@ -553,6 +588,15 @@ static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 	put_u64(b, e->alg_ops);
 	tp_buf_puts(b, ",\"uarchOps\":");
 	put_u64(b, e->uarch_ops);
+	/* Σ alg / Σ uarch; null = no descriptors in the dump (never an invented 100 %). */
+	double rate;
+	tp_buf_puts(b, ",\"uarchRate\":");
+	if (tp_uarch_rate(e, &rate))
+		put_real(b, rate);
+	else
+		tp_buf_puts(b, "null");
+	tp_buf_puts(b, ",\"algCycle\":");
+	put_u64(b, e->alg_cycle);
 	tp_buf_putc(b, '}');
 }
 
@@ -690,8 +734,43 @@ static uint64_t tensor_elems(const struct tp_tensor *t, int64_t n_slice, int64_t
 	return e;
 }
 
+/* LOCAL records from the commands (tp_lmem_from_commands): [begin, end, lane offset, bytes
+ * per lane, write, layer index, core, cmd id, engine 1 TIU / 2 GDMA / 3 SDMA / 4 CDMA]; the
+ * ninth element tells them from the compiler's tensor records. */
+#define LMEM_CMD_MAX 300000 /* command LOCAL records kept on the page (~12 MB) */
+
+static size_t emit_cmd_lmem(struct ctx *c, size_t max_cores, int *first)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	struct tp_lmem_recs r;
+	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
+		c->o.err = TP_ENOMEM;
+		return 0;
+	}
+	size_t dropped = r.dropped;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct tp_lmem_rec *x = &r.v[i];
+		const struct tp_track *t = &p->tracks[x->track];
+		const struct tp_slice *s = &t->slices[x->slice];
+		if (!*first)
+			tp_buf_putc(b, ',');
+		*first = 0;
+		tp_buf_putc(b, '[');
+		put_i64(b, x->begin_ns - c->t0);
+		tp_buf_putc(b, ',');
+		put_i64(b, x->end_ns - c->t0);
+		tp_buf_printf(b, ",%u,%u,%d,%d,%d,%u,%d]", x->lane_offset, x->bytes, x->write,
+		              (int)s->layer, (int)t->core, s->cmd_id, (int)t->kind + 1);
+		flush_out(&c->o, 0);
+	}
+	tp_free(r.v);
+	return dropped;
+}
+
 /* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
- * DDR tensors, over the time span of the layer that reads (is_in) or writes them. */
+ * DDR tensors, over the time span of the layer that reads (is_in) or writes them; then the
+ * LOCAL records the commands themselves give (both views overlaid on the page). */
 static void emit_memory(struct ctx *c, size_t max_cores)
 {
 	struct tp_buf *b = &c->o.b;
@@ -702,7 +781,8 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 	int first = 1;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			tp_buf_puts(b, "]},\"gmem\":{\"recs\":[");
+			size_t dropped = f.lane_bytes ? emit_cmd_lmem(c, max_cores, &first) : 0;
+			tp_buf_printf(b, "],\"cmdDropped\":%zu},\"gmem\":{\"recs\":[", dropped);
 			first = 1;
 		}
 		for (size_t li = 0; li < p->num_layers; li++) {

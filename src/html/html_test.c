@@ -152,6 +152,93 @@ static void test_content(void **state)
 	tp_profile_free(p);
 }
 
+/* TIU bars from the cost model: height = Alg Ops / uArch Ops, the rate and ops travel in the
+ * "ua" / "ao" / "uo" columns; a track without descriptors says unknown (ua 0), not 100 %. */
+static void test_cost_heights(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	tp_profile_add_device(p, "dev", 0, 2);
+	int t0 = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
+	static const uint64_t alg[] = {235225088, 300, 100};
+	static const uint64_t uarch[] = {2516828160u, 1000, 100};
+	for (int i = 0; i < 3; i++) {
+		for (int tr = 0; tr < 2; tr++) {
+			struct tp_slice *s = tp_track_push(p, tr ? t1 : t0);
+			s->start_ns = 100 + i * 300;
+			s->end_ns = s->start_ns + 200;
+			s->cycles = 180;
+			s->cmd_id = (uint32_t)i + 1;
+			s->name = tp_profile_str(p, "conv.normal");
+		}
+		struct tp_cost *c = tp_track_cost(p, t0, (size_t)i);
+		*c = (struct tp_cost){.alg_ops = alg[i], .uarch_ops = uarch[i], .valid = 1};
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = tp_test_slurp(path, &n);
+	assert_non_null(s);
+	char *c0 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":0");
+	char *c1 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":1");
+	assert_non_null(c0);
+	assert_non_null(c1);
+	*strchr(c0, '}') = 0;
+	*strchr(c1, '}') = 0;
+	/* 9.35 % (the first resnet50 conv), 30 %, 100 % */
+	assert_non_null(strstr(c0, "\"h\":[93,300,1000]"));
+	assert_non_null(strstr(c0, "\"ua\":[936,3001,10001]"));
+	assert_non_null(strstr(c0, "\"ao\":[235225088,300,100]"));
+	assert_non_null(strstr(c0, "\"uo\":[2516828160,1000,100]"));
+	/* Core 1: no descriptors, full height, rate unknown (the column is left out: all 0). */
+	assert_non_null(strstr(c1, "\"h\":1000"));
+	assert_null(strstr(c1, "\"ua\""));
+	free(s);
+	tp_profile_free(p);
+}
+
+/* The LOCAL memory chart gets records from the commands (9 elements, engine last) next to the
+ * compiler's tensor records. */
+static void test_cmd_lmem(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c; /* 32 lanes of 128 KiB */
+	tp_profile_add_device(p, "dev", 0, 1);
+	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
+	struct tp_slice *s = tp_track_push(p, g);
+	s->start_ns = 1000;
+	s->end_ns = 1500;
+	s->cycles = 375;
+	s->cmd_id = 7;
+	s->bytes = 50176;
+	s->dir = TP_DIR_DDR_TO_LMEM;
+	s->name = tp_profile_str(p, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
+	tp_args_add_uint(p, "dst_nsize", 1);
+	tp_args_add_uint(p, "dst_csize", 64);
+	tp_args_add_uint(p, "dst_hsize", 28);
+	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_args_add_uint(p, "src_data_format", 0);
+	s->args = tp_args_end(p);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *page = tp_test_slurp(path, &n);
+	assert_non_null(page);
+	/* begin 0 (span start), end 500, lane offset 8192, 1568 bytes per lane, write, no layer,
+	 * core 0, cmd 7, engine GDMA (2) */
+	assert_non_null(strstr(page, "\"recs\":[[0,500,8192,1568,1,-1,0,7,2]],\"cmdDropped\":0}"));
+	free(page);
+	tp_profile_free(p);
+}
+
 static void test_deterministic(void **state)
 {
 	(void)state;
@@ -227,6 +314,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_content, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),

@@ -5,6 +5,7 @@
 #include "model/model.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -529,18 +530,45 @@ size_t tp_profile_slice_count(const struct tp_profile *p)
 	return n;
 }
 
+/* The clock in whole kHz when it is one (900 MHz, 750 MHz, 937.5 MHz...), else 0. */
+static uint64_t whole_khz(double mhz)
+{
+	double khz = mhz * 1000.0, r = nearbyint(khz);
+	return r >= 1 && r < 9007199254740992.0 && fabs(khz - r) <= 1e-6 * r ? (uint64_t)r : 0;
+}
+
 int64_t tp_cycles_to_ns(uint64_t cycles, double mhz)
 {
 	if (!(mhz > 0))
 		return 0;
-	/* The reference computes int(cycles / MHz * 1000) in double precision; do the same so
-	 * truncation lands on the same nanosecond. */
+	/* The vendor's alignment computes int(cycles / MHz * 1000) in double precision; the
+	 * BM1688 reader's §9.2 steps reproduce its cycles with exactly this truncation. */
 	return (int64_t)((double)cycles / mhz * 1000.0);
+}
+
+int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz)
+{
+	if (!(mhz > 0))
+		return 0;
+	/* ns = floor(cycles × 10^6 / kHz) in integers: 1850301 cycles at 900 MHz are 2055890 ns,
+	 * which the double expression truncates to 2055889 (2055.89 is not representable). Split
+	 * so nothing overflows: cycles = q·k + r, ns = q·10^6 + floor(r·10^6 / k), r < k. */
+	uint64_t k = whole_khz(mhz);
+	if (k && k <= UINT64_MAX / 1000000u) {
+		uint64_t q = cycles / k, r = cycles % k;
+		if (q > (uint64_t)INT64_MAX / 1000000u)
+			return INT64_MAX;
+		return (int64_t)(q * 1000000u + r * 1000000u / k);
+	}
+	return (int64_t)((long double)cycles * 1000.0L / (long double)mhz);
 }
 
 uint64_t tp_ns_to_cycles(int64_t ns, double mhz)
 {
 	if (!(mhz > 0) || ns <= 0)
 		return 0;
+	/* The vendor's back-conversion int(ns * MHz / 1000) in double precision, kept as is: the
+	 * BM1688 alignment (sophgo-bmprofile.md §9.2) reproduces its Start/End Cycles with it
+	 * (core 1 TIU cmd 6 ends at cycle 381677, the exact quotient would give 381678). */
 	return (uint64_t)((double)ns * mhz / 1000.0);
 }

@@ -415,10 +415,17 @@ int tp_profile_finish(struct tp_profile *p);
 /* Total slices over all tracks. */
 size_t tp_profile_slice_count(const struct tp_profile *p);
 
-/* Convert cycles to ns the way the reference tools do: int(cycles / MHz * 1000)
- * (truncation). mhz <= 0 returns 0. */
+/* Cycles to ns the way the vendor's alignment does: int(cycles / MHz * 1000) in double
+ * precision (truncation; the BM1688 reader's sophgo-bmprofile.md §9.2 steps depend on it to
+ * reproduce the vendor's cycles). mhz <= 0 returns 0. Not for displayed times: see below. */
 int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
-/* And back: int(ns * MHz / 1000). */
+/* Cycles to ns exactly: floor(cycles × 1000 / MHz) in integer arithmetic when the clock is a
+ * whole number of kHz (every real clock), so 1850301 cycles at 900 MHz are 2055890 ns as on
+ * the vendor's timeline (which rounds to 0.01 ns), not the 2055889 of truncated float
+ * division. For command times and durations. mhz <= 0 returns 0. */
+int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz);
+/* And back the vendor's way, int(ns * MHz / 1000) in double precision (its alignment's
+ * cycles depend on that truncation); 0 for ns <= 0 or mhz <= 0. */
 uint64_t tp_ns_to_cycles(int64_t ns, double mhz);
 
 #endif /* TP_MODEL_H */

@@ -73,6 +73,25 @@ static void test_cycle_conversion(void **state)
 	assert_int_equal(tp_cycles_to_ns(100, 0), 0);
 	assert_int_equal(tp_ns_to_cycles(1000, 750), 750);
 	assert_int_equal(tp_ns_to_cycles(1, 900), 0);
+	/* Exact conversion (issue 15): 1850301 cycles at 900 MHz are 2055890 ns, as on the
+	 * vendor's timeline; the truncated float division gives 2055889. */
+	assert_int_equal(tp_cycles_to_ns_exact(1850301, 900), 2055890);
+	assert_int_equal(tp_cycles_to_ns(1850301, 900), 2055889);
+	assert_int_equal(tp_cycles_to_ns_exact(452437360, 900), 502708177);
+	assert_int_equal(tp_cycles_to_ns_exact(100, 0), 0);
+	/* Against integer rationals: 900 MHz = ×10/9, 750 = ×4/3, 937.5 = ×16/15, 1000 = ×1. */
+	uint64_t x = 12345;
+	for (int i = 0; i < 100000; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		uint64_t c = (x >> 20) & ((1ull << 40) - 1);
+		assert_int_equal(tp_cycles_to_ns_exact(c, 900), c * 10 / 9);
+		assert_int_equal(tp_cycles_to_ns_exact(c, 750), c * 4 / 3);
+		assert_int_equal(tp_cycles_to_ns_exact(c, 937.5), c * 16 / 15);
+		assert_int_equal(tp_cycles_to_ns_exact(c, 1000), c);
+	}
+	/* No overflow at the top of the range: 2^63 cycles at 1000 MHz is past INT64_MAX ns. */
+	assert_int_equal(tp_cycles_to_ns_exact(UINT64_MAX, 1000), INT64_MAX);
+	assert_int_equal(tp_cycles_to_ns_exact(9000000000000000000ull, 900), INT64_MAX);
 	assert_string_equal(tp_arch_name(tp_arch_from_name("a2")), "BM1688");
 	assert_string_equal(tp_dir_name(TP_DIR_LMEM_TO_DDR), "LMEM->DDR");
 	assert_true(tp_dir_writes_ddr(TP_DIR_LMEM_TO_DDR));

@@ -5,7 +5,9 @@
  * Overall row; sophgo-analysis.md §4.2–§4.3) with the PerfWeb definitions that the reference
  * numbers in PROVENANCE.txt come from. The sections after it add what the reference README
  * promises but never computed (§4.4): per-engine busy / idle / utilisation, DDR read and write
- * bandwidth, compute vs data movement — plus rankings and the notes on reference quirks.
+ * bandwidth, compute vs data movement — plus the TIU cost model's per-Function-Type table
+ * (sophgo-costmodel.md §4), rankings, and notes on the worst commands and layers and on
+ * reference quirks.
  */
 #include "summary/summary.h"
 #include "capreport/capreport.h"
@@ -83,12 +85,19 @@ static void rule(struct tp_buf *b, char c, size_t width)
 	tp_buf_putc(b, '\n');
 }
 
-static int has_uarch(const struct tp_engine_stats *tiu) { return tiu->uarch_ops > 0; }
+static int has_uarch(const struct tp_engine_stats *tiu)
+{
+	double r;
+	return tp_uarch_rate(tiu, &r);
+}
 
+/* uArchURate the vendor's way (2 decimals, "0.00%" for a zero denominator); "n/a" when the
+ * dump has no descriptors. */
 static void uarch(char *dst, size_t n, const struct tp_engine_stats *tiu)
 {
-	if (has_uarch(tiu))
-		fmt_pct(dst, n, (double)tiu->alg_ops / (double)tiu->uarch_ops);
+	double r;
+	if (tp_uarch_rate(tiu, &r))
+		fmt_pct(dst, n, r);
 	else
 		snprintf(dst, n, "n/a");
 }
@@ -200,6 +209,73 @@ static void dma_bytes(const struct tp_analysis *a, struct tp_buf *b)
 	}
 }
 
+/* The per-Function-Type TIU table (PerfDoc TIU_c sheet, sophgo-costmodel.md §4): one block per
+ * core and one for Overall. Ratios are against the block's totals; the Asic Cycle column
+ * includes wait_msg but its ratio's denominator (totalTiuCycle) does not, as the vendor's. */
+static void ftype_block(const struct tp_profile *p, const struct tp_core_stats *c,
+                        const char *title, struct tp_buf *b)
+{
+	const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU];
+	int cost = has_uarch(tiu);
+	tp_buf_printf(b, "\nTIU function types, %s%s\n", title,
+	              cost ? "" : " (no descriptors in this dump: op and cycle-model columns n/a)");
+	tp_buf_printf(b, "%-16s | %9s | %14s | %8s | %12s | %8s | %14s | %10s | %8s | %12s | %8s\n",
+	              "Function Type", "Instr Num", "Alg Ops", "AlgOps%", "Alg Cycle", "AlgCyc%",
+	              "uArch Ops", "uArchURate", "uArch%", "Asic Cycle", "Asic%");
+	char v[6][32], ops[3][32];
+	for (size_t i = 0; i <= c->num_ftypes; i++) {
+		int total = i == c->num_ftypes;
+		struct tp_ftype_stats f = {0};
+		if (total) {
+			for (size_t k = 0; k < c->num_ftypes; k++) {
+				f.instr += c->ftypes[k].instr;
+				f.asic_cycle += c->ftypes[k].asic_cycle;
+			}
+			f.alg_ops = tiu->alg_ops;
+			f.uarch_ops = tiu->uarch_ops;
+			f.alg_cycle = tiu->alg_cycle;
+		} else
+			f = c->ftypes[i];
+		if (cost) {
+			fmt_pct(v[0], 32, tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0);
+			fmt_pct(v[1], 32,
+			        tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0);
+			fmt_pct(v[2], 32, f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0);
+			fmt_pct(v[3], 32,
+			        tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0);
+			snprintf(ops[0], 32, "%llu", (unsigned long long)f.alg_ops);
+			snprintf(ops[1], 32, "%llu", (unsigned long long)f.alg_cycle);
+			snprintf(ops[2], 32, "%llu", (unsigned long long)f.uarch_ops);
+		} else {
+			for (int k = 0; k < 4; k++)
+				snprintf(v[k], 32, "n/a");
+			for (int k = 0; k < 3; k++)
+				snprintf(ops[k], 32, "n/a");
+		}
+		fmt_pct(v[4], 32,
+		        tiu->working_cycle ? (double)f.asic_cycle / (double)tiu->working_cycle : 0);
+		tp_buf_printf(b,
+		              "%-16s | %9llu | %14s | %8s | %12s | %8s | %14s | %10s | %8s | %12llu | "
+		              "%8s\n",
+		              total ? "Overall" : tp_str(p, f.type), (unsigned long long)f.instr, ops[0],
+		              v[0], ops[1], v[1], ops[2], v[2], v[3], (unsigned long long)f.asic_cycle,
+		              v[4]);
+	}
+}
+
+static void ftype_tables(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	char title[48];
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (!a->cores[i].eng[TP_TRACK_TIU].present)
+			continue;
+		snprintf(title, sizeof title, "core %d", a->cores[i].core);
+		ftype_block(p, &a->cores[i], title, b);
+	}
+	if (a->num_cores > 1 && a->overall.eng[TP_TRACK_TIU].present)
+		ftype_block(p, &a->overall, "all cores", b);
+}
+
 static void rankings(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
 	char t[32], sh[32];
@@ -231,13 +307,93 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 	}
 }
 
+/* "core 0 TIU cmd 2 conv.normal (layer 5 Conv2D conv1)" for a hot command or layer. */
+static void hot_name(const struct tp_profile *p, const struct tp_cost_hot *h, char *buf, size_t n)
+{
+	const struct tp_layer *l =
+	    h->layer >= 0 && (size_t)h->layer < p->num_layers ? &p->layers[h->layer] : NULL;
+	char ly[200] = "";
+	if (l)
+		snprintf(ly, sizeof ly, "%slayer %d %s %s%s", h->track >= 0 ? " (" : "", l->id,
+		         tp_str(p, l->type), tp_str(p, l->name), h->track >= 0 ? ")" : "");
+	if (h->track < 0) {
+		snprintf(buf, n, "core %d %s", h->core, ly);
+		return;
+	}
+	const struct tp_slice *s = &p->tracks[h->track].slices[h->slice];
+	snprintf(buf, n, "core %d TIU cmd %u %s%s", h->core, s->cmd_id, tp_str(p, s->name), ly);
+}
+
+static void hot_notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
+{
+	char nm[320], r[32], x[32];
+	const struct tp_engine_stats *tiu = &a->overall.eng[TP_TRACK_TIU];
+	if (a->num_low_uarch) {
+		tp_buf_puts(b, "- Low uArch rate (Alg Ops / uArch Ops: work lost to the hardware's "
+		               "alignment padding), worst commands by cycles lost:");
+		for (size_t i = 0; i < a->num_low_uarch && i < 5; i++) {
+			const struct tp_cost_hot *h = &a->low_uarch[i];
+			hot_name(p, h, nm, sizeof nm);
+			fmt_pct(r, sizeof r, (double)h->alg_ops / (double)h->uarch_ops);
+			fmt_pct(x, sizeof x,
+			        tiu->working_cycle ? (double)h->asic_cycle / (double)tiu->working_cycle : 0);
+			tp_buf_printf(b, "%s %s at %s (%s of TIU cycles)", i ? ";" : "", nm, r, x);
+		}
+		tp_buf_puts(b, ".\n");
+	}
+	if (a->num_low_uarch_layers) {
+		tp_buf_puts(b, "- Low uArch rate, worst layers:");
+		for (size_t i = 0; i < a->num_low_uarch_layers && i < 5; i++) {
+			const struct tp_cost_hot *h = &a->low_uarch_layers[i];
+			hot_name(p, h, nm, sizeof nm);
+			fmt_pct(r, sizeof r, (double)h->alg_ops / (double)h->uarch_ops);
+			tp_buf_printf(b, "%s %s at %s (%.0f cycles lost)", i ? ";" : "", nm, r,
+			              h->lost_cycles);
+		}
+		tp_buf_puts(b, ".\n");
+	}
+	if (a->num_high_init) {
+		tp_buf_puts(b, "- High initial-cycle ratio (fixed start-up cycles / Asic Cycle above the "
+		               "vendor's 1 % mark; short commands of a costly class), worst by cycles:");
+		for (size_t i = 0; i < a->num_high_init && i < 5; i++) {
+			const struct tp_cost_hot *h = &a->high_init[i];
+			hot_name(p, h, nm, sizeof nm);
+			fmt_pct(r, sizeof r, (double)h->init_cycle / ((double)h->asic_cycle + 1e-4));
+			tp_buf_printf(b, "%s %s at %s (%llu cycles)", i ? ";" : "", nm, r,
+			              (unsigned long long)h->init_cycle);
+		}
+		tp_buf_puts(b, ".\n");
+	}
+	if (tiu->cost_missing)
+		tp_buf_printf(b, "- %llu TIU commands have no cost model and are left out of the uArch "
+		                 "sums.\n", (unsigned long long)tiu->cost_missing);
+}
+
 static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
 	for (size_t i = 0; i < p->num_notes; i++)
 		tp_buf_printf(b, "- %s\n", tp_str(p, p->notes[i].text));
-	if (a->num_cores && !has_uarch(&a->overall.eng[TP_TRACK_TIU]))
-		tp_buf_puts(b, "- uArchURate is n/a: it needs per-operation FLOP models of the TIU "
-		               "descriptors, which this dump's decoder does not have.\n");
+	if (a->num_cores && a->overall.eng[TP_TRACK_TIU].present &&
+	    !has_uarch(&a->overall.eng[TP_TRACK_TIU]))
+		tp_buf_puts(b, "- uArchURate is n/a: this dump carries no TIU descriptors to model "
+		               "(e.g. cdm mode 0/1, or a missing cmd_*.dat), so no figure is shown "
+		               "rather than an invented one.\n");
+	hot_notes(p, a, b);
+	if (a->num_cores > 1) {
+		char x[32], y[32];
+		fmt_pct(x, sizeof x, a->overall.parallelism);
+		fmt_pct(y, sizeof y, a->overall.mean_parallelism);
+		tp_buf_printf(b, "- Overall Parallelism %s is the vendor's: (max TIU + max GDMA + max "
+		                 "SDMA working time over cores) / total time. tpuprof's mean over cores, "
+		                 "sum / (total time x %zu cores), is %s (MeanCoreParallelism).\n",
+		              x, a->num_cores, y);
+	}
+	if (a->num_cores)
+		tp_buf_puts(b, "- Concurrency (summary.json concurrency_pct) is measured: the time TIU "
+		               "and a DMA engine of the core are both busy / the shorter of their busy "
+		               "times (0-100 %). The vendor's (TIU + GDMA - total) / min(TIU, GDMA) "
+		               "only bounds it from below and goes negative on idle cores; it is "
+		               "kept, clamped at 0, as concurrency_lower_bound_pct.\n");
 	for (size_t i = 0; i < a->num_cores; i++) {
 		const struct tp_core_stats *c = &a->cores[i];
 		if (!c->eng[TP_TRACK_GDMA].present)
@@ -308,6 +464,7 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	reference_table(p, a, console, out);
 	if (console)
 		return;
+	ftype_tables(p, a, out);
 	engine_table(a, out);
 	dma_bytes(a, out);
 	rankings(p, a, out);
@@ -376,13 +533,52 @@ static void engine_json(struct tp_buf *b, const struct tp_engine_stats *x, enum 
 		jnum(b, &f, "ddr_write_bw_gbps", x->ddr_write_gbps, 4);
 		jint(b, &f, "stall_cycle", x->stall_cycle);
 	} else if (e == TP_TRACK_TIU) {
+		/* null = no descriptors in the dump (never an invented figure). */
+		double r;
+		int known = tp_uarch_rate(x, &r);
 		jkey(b, &f, "uarch_rate_pct");
-		if (x->uarch_ops)
-			tp_buf_fixed(b, 100.0 * (double)x->alg_ops / (double)x->uarch_ops, 4);
+		if (known)
+			tp_buf_fixed(b, 100.0 * r, 4);
 		else
 			tp_buf_puts(b, "null");
+		static const char *const k[] = {"total_alg_cycle", "total_alg_ops", "total_uarch_ops",
+		                                "total_init_cycle", "total_bank_conflict_cycle"};
+		const uint64_t v[] = {x->alg_cycle, x->alg_ops, x->uarch_ops, x->init_cycle,
+		                      x->bank_cycle};
+		for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
+			jkey(b, &f, k[i]);
+			if (known)
+				tp_buf_printf(b, "%llu", (unsigned long long)v[i]);
+			else
+				tp_buf_puts(b, "null");
+		}
+		jint(b, &f, "cost_commands", x->cost_commands);
+		jint(b, &f, "cost_missing", x->cost_missing);
 	}
 	tp_buf_putc(b, '}');
+}
+
+static void ftype_json(struct tp_buf *b, const struct tp_profile *p, const struct tp_core_stats *c)
+{
+	int known = has_uarch(&c->eng[TP_TRACK_TIU]);
+	tp_buf_putc(b, '[');
+	for (size_t i = 0; i < c->num_ftypes; i++) {
+		const struct tp_ftype_stats *x = &c->ftypes[i];
+		int f = 1;
+		tp_buf_puts(b, i ? ",{" : "{");
+		jstr(b, &f, "function_type", tp_str(p, x->type));
+		jint(b, &f, "instr_num", x->instr);
+		jint(b, &f, "asic_cycle", x->asic_cycle);
+		if (known) {
+			jint(b, &f, "alg_ops", x->alg_ops);
+			jint(b, &f, "uarch_ops", x->uarch_ops);
+			jint(b, &f, "alg_cycle", x->alg_cycle);
+			jnum(b, &f, "uarch_rate_pct",
+			     x->uarch_ops ? 100.0 * (double)x->alg_ops / (double)x->uarch_ops : 0, 4);
+		}
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_putc(b, ']');
 }
 
 static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struct tp_core_stats *c,
@@ -397,8 +593,12 @@ static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struc
 	jnum(b, &f, "parallelism_pct", c->parallelism * 100, 4);
 	jnum(b, &f, "tiu_working_ratio_pct", c->tiu_working_ratio * 100, 4);
 	jnum(b, &f, "concurrency_pct", c->concurrency * 100, 4);
+	jus(b, &f, "tiu_dma_overlap_us", c->overlap_ns);
+	jnum(b, &f, "concurrency_lower_bound_pct", c->concurrency_bound * 100, 4);
 	jnum(b, &f, "compute_share_pct", c->compute_share * 100, 4);
 	if (overall) {
+		jnum(b, &f, "mean_core_parallelism_pct", c->mean_parallelism * 100, 4);
+		jnum(b, &f, "tiu_working_ratio_max_pct", c->tiu_working_ratio_max * 100, 4);
 		jint(b, &f, "max_tiu_cycle", a->overall_tiu_max_cycle);
 		jus(b, &f, "max_tiu_us", a->overall_tiu_max_ns);
 		jint(b, &f, "max_gdma_cycle", a->overall_gdma_max_cycle);
@@ -415,6 +615,10 @@ static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struc
 	jnum(b, &f, "gdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_GDMA].ddr_avg_gbps, 4);
 	jnum(b, &f, "gdma_l2_avg_bw_gbps", c->eng[TP_TRACK_GDMA].l2_avg_gbps, 4);
 	jnum(b, &f, "sdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_SDMA].ddr_avg_gbps, 4);
+	if (c->eng[TP_TRACK_TIU].present) {
+		jkey(b, &f, "tiu_function_types");
+		ftype_json(b, a->profile, c);
+	}
 	jkey(b, &f, "engines");
 	tp_buf_putc(b, '{');
 	int g = 1;
@@ -454,6 +658,37 @@ static void rank_json(struct tp_buf *b, const struct tp_profile *p, const struct
 		}
 		jus(b, &f, "time_us", r[i].total_ns);
 		jnum(b, &f, "share_pct", r[i].share * 100, 4);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_putc(b, ']');
+}
+
+static void hot_json(struct tp_buf *b, const struct tp_profile *p, const struct tp_cost_hot *h,
+                     size_t n)
+{
+	tp_buf_putc(b, '[');
+	for (size_t i = 0; i < n; i++) {
+		int f = 1;
+		tp_buf_puts(b, i ? ",{" : "{");
+		jint(b, &f, "core", (uint64_t)h[i].core);
+		if (h[i].track >= 0) {
+			const struct tp_slice *s = &p->tracks[h[i].track].slices[h[i].slice];
+			jint(b, &f, "cmd_id", s->cmd_id);
+			jstr(b, &f, "name", tp_str(p, s->name));
+		}
+		if (h[i].layer >= 0 && (size_t)h[i].layer < p->num_layers) {
+			const struct tp_layer *l = &p->layers[h[i].layer];
+			jkey(b, &f, "layer_id");
+			tp_buf_printf(b, "%d", l->id);
+			jstr(b, &f, "layer_name", tp_str(p, l->name));
+		}
+		jint(b, &f, "asic_cycle", h[i].asic_cycle);
+		jint(b, &f, "alg_ops", h[i].alg_ops);
+		jint(b, &f, "uarch_ops", h[i].uarch_ops);
+		jint(b, &f, "init_cycle", h[i].init_cycle);
+		jnum(b, &f, "uarch_rate_pct",
+		     h[i].uarch_ops ? 100.0 * (double)h[i].alg_ops / (double)h[i].uarch_ops : 0, 4);
+		jnum(b, &f, "ranked_cycles", h[i].lost_cycles, 1);
 		tp_buf_putc(b, '}');
 	}
 	tp_buf_putc(b, ']');
@@ -505,6 +740,12 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	rank_json(b, p, a->top_layers, a->num_top_layers, 20, 1);
 	jkey(b, &f, "top_commands");
 	rank_json(b, p, a->top_cmds, a->num_top_cmds, 20, 0);
+	jkey(b, &f, "low_uarch_rate_commands");
+	hot_json(b, p, a->low_uarch, a->num_low_uarch);
+	jkey(b, &f, "low_uarch_rate_layers");
+	hot_json(b, p, a->low_uarch_layers, a->num_low_uarch_layers);
+	jkey(b, &f, "high_initial_cycle_ratio_commands");
+	hot_json(b, p, a->high_init, a->num_high_init);
 	if (a->num_op_types) {
 		jkey(b, &f, "op_types");
 		rank_json(b, p, a->op_types, a->num_op_types, 100, 0);

@@ -92,11 +92,63 @@ static void test_json_escapes(void **state)
 	tp_profile_free(p);
 }
 
+/* With cost data: the uArchURate column, the Function Type table and the hot-spot notes. */
+static void test_cost_columns(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build();
+	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
+	struct tp_layer l = {.id = 7, .device = 0, .core = 0, .subnet = -1, .group = -1,
+	                     .begin_ns = 0, .end_ns = 1499};
+	l.name = tp_profile_str(p, "conv<1>");
+	l.type = tp_profile_str(p, "Conv2D");
+	int li = tp_profile_add_layer(p, &l);
+	struct tp_slice *s = &p->tracks[t].slices[0];
+	s->type = tp_profile_str(p, "sCONV");
+	s->cmd_id = 2;
+	s->layer = li;
+	struct tp_cost *c = tp_track_cost(p, t, 0);
+	*c = (struct tp_cost){.alg_ops = 235225088, .uarch_ops = 2516828160u, .alg_cycle = 28714,
+	                      .init_cycle = 300, .valid = 1};
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_text(p, &a, 0, &b);
+	/* 235225088 / 2516828160 = 9.346 % (the vendor's first resnet50 conv: "9.3%") */
+	assert_non_null(strstr(b.data, "|      9.35% |"));
+	assert_null(strstr(b.data, "n/a"));
+	assert_non_null(strstr(b.data, "TIU function types, core 0\n"));
+	assert_non_null(strstr(b.data, "sCONV            |         1 |      235225088 |  100.00% |"
+	                               "        28714 |  100.00% |     2516828160 |      9.35% |"));
+	assert_non_null(strstr(b.data, "- Low uArch rate"));
+	assert_non_null(strstr(b.data, "core 0 TIU cmd 2 conv.normal (layer 7 Conv2D conv<1>) at "
+	                               "9.35%"));
+	assert_non_null(strstr(b.data, "- Low uArch rate, worst layers: core 0 layer 7 Conv2D"));
+	/* 300 / 1500 = 20 % initial cycles */
+	assert_non_null(strstr(b.data, "- High initial-cycle ratio"));
+	assert_non_null(strstr(b.data, "at 20.00% (300 cycles)"));
+	b.len = 0;
+	tp_summary_json(p, &a, &b);
+	tp_buf_putc(&b, 0);
+	assert_non_null(strstr(b.data, "\"uarch_rate_pct\":9.3461,\"total_alg_cycle\":28714,"));
+	assert_non_null(strstr(b.data, "\"tiu_function_types\":[{\"function_type\":\"sCONV\","));
+	assert_non_null(strstr(b.data, "\"low_uarch_rate_commands\":[{\"core\":0,\"cmd_id\":2,"));
+	assert_non_null(strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"") ?
+	                strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"") :
+	                strstr(b.data, "\"layer_name\":\"conv<1>\""));
+	tp_buf_free(&b);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_layout),
 		cmocka_unit_test(test_json_escapes),
+		cmocka_unit_test(test_cost_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -803,7 +803,12 @@ enum ecol {
 	E_END_US,
 	E_DUR_US,
 	E_AVG200,
+	E_ALG_CYCLE,
+	E_ALG_OPS,
+	E_UARCH_OPS,
 	E_UARCH,
+	E_BANK,
+	E_INIT,
 	E_STALL,
 	E_DDR_BW,
 	E_L2_BW,
@@ -818,15 +823,18 @@ static const char *const ecol_name[E_NCOLS] = {
     "Layer Id",         "Layer Name",   "Function Type",       "Function Name",
     "DMA data size(B)", "Asic Cycle",   "Start Cycle",         "End Cycle",
     "Start Time(us)",   "End Time(us)", "Duration(us)",        "Avg Cycle Last 200",
-    "uArch Rate",       "Stall Cycle",  "DDR Bandwidth(GB/s)", "L2M Bandwidth(GB/s)",
+    "Alg Cycle",        "Alg Ops",      "uArch Ops",           "uArch Rate",
+    "Bank Conflict Ratio", "Initial Cycle Ratio",
+    "Stall Cycle",      "DDR Bandwidth(GB/s)", "L2M Bandwidth(GB/s)",
     "Direction",        "Data Type",    "cmd_id_dep",
 };
 
 /* Column order per engine (sophgo-analysis.md §5.2 TIU, §5.3 DMA; µs columns are ours). */
 static const enum ecol tiu_cols[] = {
-    E_ENGINE_ID, E_CORE_ID, E_GIDX,   E_CMD_ID,    E_LAYER_ID, E_LAYER_NAME,
-    E_FTYPE,     E_FNAME,   E_ASIC,   E_START_CYC, E_END_CYC,  E_START_US,
-    E_END_US,    E_DUR_US,  E_AVG200, E_UARCH,     E_DTYPE,    E_DEP,
+    E_ENGINE_ID, E_CORE_ID, E_GIDX,     E_CMD_ID,    E_LAYER_ID,  E_LAYER_NAME,
+    E_FTYPE,     E_FNAME,   E_ALG_CYCLE, E_ASIC,     E_START_CYC, E_END_CYC,
+    E_START_US,  E_END_US,  E_DUR_US,   E_AVG200,    E_ALG_OPS,   E_UARCH_OPS,
+    E_UARCH,     E_BANK,    E_INIT,     E_DTYPE,     E_DEP,
 };
 static const enum ecol dma_cols[] = {
     E_ENGINE_ID, E_CORE_ID,  E_GIDX,      E_CMD_ID,  E_LAYER_ID, E_LAYER_NAME, E_FTYPE,
@@ -849,7 +857,7 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 		static const char *const h[] = {"totalTiuCycle", "busyCycle",   "waitMsgTotalCycle",
 		                                "sysCycle",      "records",     "busyTime(us)",
 		                                "idleTime(us)",  "utilisation", "algTotalOps",
-		                                "totalUArchOps", "uArchURate"};
+		                                "totalUArchOps", "uArchURate",  "totalAlgCycle"};
 		header_row(x, s, 0, h, sizeof h / sizeof *h);
 		xl_num(x, s, 1, 0, (double)e->working_cycle, x->f.cyc);
 		xl_num(x, s, 1, 1, (double)e->busy_cycle, x->f.cyc);
@@ -859,12 +867,15 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 		xl_num(x, s, 1, 5, ns_to_us(e->busy_ns), x->f.us);
 		xl_num(x, s, 1, 6, ns_to_us(e->idle_ns), x->f.us);
 		xl_num(x, s, 1, 7, e->utilization, x->f.pct);
-		if (e->uarch_ops) {
+		double rate;
+		if (tp_uarch_rate(e, &rate)) {
 			xl_num(x, s, 1, 8, (double)e->alg_ops, x->f.cyc);
 			xl_num(x, s, 1, 9, (double)e->uarch_ops, x->f.cyc);
-			xl_num(x, s, 1, 10, (double)e->alg_ops / (double)e->uarch_ops, x->f.pct);
+			xl_num(x, s, 1, 10, rate, x->f.pct);
+			xl_num(x, s, 1, 11, (double)e->alg_cycle, x->f.cyc);
 		} else {
-			for (uint16_t c = 8; c <= 10; c++)
+			/* No descriptors in the dump: nothing to model, nothing invented. */
+			for (uint16_t c = 8; c <= 11; c++)
 				xl_str(x, s, 1, c, "n/a", NULL);
 		}
 	} else {
@@ -963,12 +974,14 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 		nc++;
 	}
 	/* Keys that duplicate a fixed column (readers may store them as arguments too). */
-	const char *fixed[E_NCOLS + 4];
+	const char *fixed[E_NCOLS + 8];
 	size_t nfixed = 0;
 	for (size_t i = 0; i < nc; i++)
 		fixed[nfixed++] = names[i];
 	fixed[nfixed++] = "des_cmd_id_dep";
 	fixed[nfixed++] = "cmd_id_dep";
+	fixed[nfixed++] = "uArch Rate";
+	fixed[nfixed++] = "Data Type";
 	int st = collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)nc, &ac);
 	if (st != TP_OK)
 		goto out;
@@ -982,17 +995,25 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 	if (ac.other)
 		xl_str(x, &s, hr, other_col, "Other Args", x->f.hdr);
 
-	/* Argument keys the fixed columns read. */
-	uint32_t k_uarch = 0, k_alg = 0, k_uops = 0;
-	int h_uarch = tp_strtab_find(&p->strs, "uArch Rate", 10, &k_uarch);
-	int h_alg = tp_strtab_find(&p->strs, "Alg Ops", 7, &k_alg);
-	int h_uops = tp_strtab_find(&p->strs, "uArch Ops", 9, &k_uops);
+	/* Argument keys the fixed columns read (0 = absent). */
+	uint32_t k_uarch = tp_profile_find_str(p, "uArch Rate"),
+	         k_alg = tp_profile_find_str(p, "Alg Ops"),
+	         k_uops = tp_profile_find_str(p, "uArch Ops"),
+	         k_acyc = tp_profile_find_str(p, "Alg Cycle"),
+	         k_bank = tp_profile_find_str(p, "Bank Conflict Ratio"),
+	         k_init = tp_profile_find_str(p, "Initial Cycle Ratio"),
+	         k_dtype = tp_profile_find_str(p, "Data Type"),
+	         k_dep = tp_profile_find_str(p, tiu ? "des_cmd_id_dep" : "cmd_id_dep");
 	double freq = t->freq_mhz;
 
 	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
 		const struct tp_slice *sl = &t->slices[i];
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
 		int sys = sl->kind != TP_CMD_NORMAL;
+		struct tp_cmd_cost cc;
+		int costed = tiu && tp_slice_cost(t, i, &cc);
+		const struct tp_arg *g;
+		int ok;
 		for (size_t c = 0; c < nc; c++) {
 			uint16_t col = (uint16_t)c;
 			switch (map[c]) {
@@ -1050,12 +1071,13 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				       x->f.us);
 				break;
 			case E_AVG200: {
-				/* §5.2: End/CmdId for the first 199 records (Global Idx + 1 here,
-				 * equal when ids are consecutive), else (End[i] - Start[i-199]) /
-				 * 200. */
+				/* §5.2: End/CmdId for the first 199 records — the vendor divides by
+				 * Cmd Id, which starts at 2 on a core whose leading send_msg was
+				 * dropped — else (End[i] - Start[i-199]) / 200. */
 				double v;
+				double id = sl->cmd_id ? (double)sl->cmd_id : (double)(i + 1);
 				if (i < 199)
-					v = (double)tp_slice_end_cycle(sl) / (double)(i + 1);
+					v = (double)tp_slice_end_cycle(sl) / id;
 				else
 					v = ((double)tp_slice_end_cycle(sl) -
 					     (double)t->slices[i - 199].start_cycle) /
@@ -1063,32 +1085,56 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, v, x->f.gbps);
 				break;
 			}
-			case E_UARCH: {
-				/* From the decoder when it gave one; else the reference placeholder
-				 * 100.0% (sophgo-analysis.md §2.2, the tpu_profile.py generation).
-				 */
-				double v = 1.0;
-				int ok = 0;
-				const struct tp_arg *g;
-				if (h_uarch && (g = arg_by_key(p, sl, k_uarch))) {
-					v = arg_num(p, g, &ok) / 100.0; /* printed as "74.9%" */
-				}
-				if (!ok && h_alg && h_uops) {
+			case E_ALG_CYCLE:
+			case E_ALG_OPS:
+			case E_UARCH_OPS: {
+				/* The cost model's figure, else the reader's argument, else n/a. */
+				uint32_t key = map[c] == E_ALG_CYCLE ? k_acyc
+				               : map[c] == E_ALG_OPS ? k_alg
+				                                     : k_uops;
+				double v = map[c] == E_ALG_CYCLE ? (double)cc.alg_cycle
+				           : map[c] == E_ALG_OPS ? (double)cc.alg_ops
+				                                 : (double)cc.uarch_ops;
+				ok = costed;
+				if (!ok && key && (g = arg_by_key(p, sl, key)))
+					v = arg_num(p, g, &ok);
+				if (ok)
+					xl_num(x, &s, row, col, v, x->f.cyc);
+				else
+					xl_str(x, &s, row, col, "n/a", NULL);
+				break;
+			}
+			case E_UARCH:
+			case E_BANK:
+			case E_INIT: {
+				/* Ratios: the cost model's (sophgo-costmodel.md §3), else the
+				 * reader's argument ("74.9%" or a percentage number), else Alg /
+				 * uArch Ops arguments; never the old 100.0 % placeholder. */
+				uint32_t key = map[c] == E_UARCH ? k_uarch
+				               : map[c] == E_BANK ? k_bank
+				                                  : k_init;
+				double v = map[c] == E_UARCH  ? cc.uarch_rate
+				           : map[c] == E_BANK ? cc.bank_ratio
+				                              : cc.init_ratio;
+				ok = costed;
+				if (!ok && key && (g = arg_by_key(p, sl, key)))
+					v = arg_num(p, g, &ok) / 100.0;
+				if (!ok && map[c] == E_UARCH && k_alg && k_uops) {
 					const struct tp_arg *ga = arg_by_key(p, sl, k_alg);
 					const struct tp_arg *gu = arg_by_key(p, sl, k_uops);
-					int o1, o2;
+					int o1 = 0, o2 = 0;
 					if (ga && gu) {
-						double av = arg_num(p, ga, &o1),
-						       uv = arg_num(p, gu, &o2);
+						double av = arg_num(p, ga, &o1), uv = arg_num(p, gu, &o2);
 						if (o1 && o2) {
 							v = uv > 0 ? av / uv : 0;
 							ok = 1;
 						}
 					}
 				}
-				if (!ok)
-					v = 1.0;
-				xl_num(x, &s, row, col, v, x->f.pct1);
+				if (ok)
+					xl_num(x, &s, row, col, v, x->f.pct1);
+				else
+					xl_str(x, &s, row, col, "n/a", NULL);
 				break;
 			}
 			case E_STALL:
@@ -1111,14 +1157,24 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				       sys ? "-" : tp_dir_name((enum tp_dir)sl->dir), NULL);
 				break;
 			case E_DTYPE:
-				xl_str(x, &s, row, col,
-				       sl->dtype == TP_DT_NONE
-				           ? "None"
-				           : tp_dtype_name((enum tp_dtype)sl->dtype),
-				       NULL);
+				/* The decoder's "A -> B" (TIU operand -> result) when it gave one. */
+				if (k_dtype && (g = arg_by_key(p, sl, k_dtype)) &&
+				    g->type == TP_ARG_STR)
+					xl_str(x, &s, row, col, tp_str(p, g->v.s), NULL);
+				else
+					xl_str(x, &s, row, col,
+					       sl->dtype == TP_DT_NONE
+					           ? "None"
+					           : tp_dtype_name((enum tp_dtype)sl->dtype),
+					       NULL);
 				break;
 			case E_DEP:
-				xl_num(x, &s, row, col, sl->dep_id, x->f.cyc);
+				/* The register when the decoder has it; else the reader's dependency;
+				 * blank for a command without one (not a made-up 0). */
+				if (k_dep && (g = arg_by_key(p, sl, k_dep)))
+					write_arg(x, &s, row, col, p, g);
+				else if (sl->dep_id)
+					xl_num(x, &s, row, col, sl->dep_id, x->f.cyc);
 				break;
 			default:
 				break;
@@ -1145,6 +1201,21 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 			          LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.5, x->f.red);
 			cond_cell(x, s.ws, r0, r1, (uint16_t)pos[E_UARCH],
 			          LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.75, x->f.yellow);
+		}
+		/* Initial Cycle Ratio > 1 % and Bank Conflict Ratio > 0 yellow (§5.2); numbers
+		 * only, since Excel ranks the text "n/a" above every number. */
+		static const struct {
+			enum ecol col;
+			double above;
+		} ratio_rules[] = {{E_INIT, 0.01}, {E_BANK, 0}};
+		for (size_t k = 0; k < 2; k++) {
+			int pc = pos[ratio_rules[k].col];
+			if (pc < 0)
+				continue;
+			xl_col_name((uint16_t)pc, c1);
+			snprintf(f, sizeof f, "=AND(ISNUMBER(%s%u),%s%u>%g)", c1, r0 + 1, c1, r0 + 1,
+			         ratio_rules[k].above);
+			cond_formula(x, s.ws, r0, r1, (uint16_t)pc, f, x->f.yellow);
 		}
 		if (pos[E_AVG200] >= 0)
 			cond_cell(x, s.ws, r0, r1, (uint16_t)pos[E_AVG200],
@@ -1333,7 +1404,7 @@ static void write_layers(struct xl *x, lxw_worksheet *ws)
 /* Engine Summary                                                                            */
 /* ---------------------------------------------------------------------------------------- */
 
-enum sval { SV_PCT, SV_US, SV_CYC, SV_GBPS, SV_BYTES };
+enum sval { SV_PCT, SV_US, SV_CYC, SV_GBPS, SV_BYTES, SV_US_TAG };
 
 struct scol {
 	char name[48];
@@ -1354,6 +1425,10 @@ enum swhat {
 	W_IDLE_US,
 	W_UTIL,
 	W_UARCH,
+	W_ALG_CYCLE,
+	W_ALG_OPS,
+	W_UARCH_OPS,
+	W_MEAN_PAR,
 	W_DDR_BYTES,
 	W_L2_BYTES,
 	W_DDR_BW,
@@ -1373,13 +1448,31 @@ static double ddr_total_gbps(const struct tp_core_stats *c, int64_t total_ns)
 	return total_ns > 0 ? (double)b / (double)total_ns : 0;
 }
 
+/* The Overall row's cycle cells: the busiest core's working cycles of engine e, shown as its
+ * time in µs with a "(us)" tag, as PerfDoc's Engine Summary (sophgo-analysis.md §5.4). */
+static double max_core_us(const struct tp_analysis *a, int e)
+{
+	int64_t mx = 0;
+	for (size_t i = 0; i < a->num_cores; i++)
+		if (a->cores[i].eng[e].working_ns > mx)
+			mx = a->cores[i].eng[e].working_ns;
+	return ns_to_us(mx);
+}
+
+/* A cell value; returns 0 for "n/a", and sets *f to a cell-specific format (or NULL). */
 static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
-                      const struct tp_analysis *a, int overall, double *v)
+                      const struct tp_analysis *a, int overall, double *v, enum sval *f)
 {
 	const struct tp_engine_stats *e = c->eng >= 0 ? &cs->eng[c->eng] : NULL;
+	double rate;
+	*f = c->fmt;
 	switch ((enum swhat)c->what) {
 	case W_TIU_RATIO:
-		*v = cs->tiu_working_ratio;
+		/* PerfDoc Overall: the busiest core's TIU time / total time. */
+		*v = overall ? cs->tiu_working_ratio_max : cs->tiu_working_ratio;
+		return 1;
+	case W_MEAN_PAR:
+		*v = overall ? cs->mean_parallelism : cs->parallelism;
 		return 1;
 	case W_PAR:
 		*v = cs->parallelism;
@@ -1399,6 +1492,11 @@ static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
 		*v = ddr_total_gbps(cs, a->total_time_ns);
 		return 1;
 	case W_CYC:
+		if (overall) {
+			*v = max_core_us(a, c->eng);
+			*f = SV_US_TAG;
+			return 1;
+		}
 		*v = (double)e->working_cycle;
 		return 1;
 	case W_BUSY_US:
@@ -1411,9 +1509,18 @@ static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
 		*v = e->utilization;
 		return 1;
 	case W_UARCH:
-		if (!e->uarch_ops)
+		if (!tp_uarch_rate(e, &rate))
 			return 0;
-		*v = (double)e->alg_ops / (double)e->uarch_ops;
+		*v = rate;
+		return 1;
+	case W_ALG_CYCLE:
+	case W_ALG_OPS:
+	case W_UARCH_OPS:
+		if (!tp_uarch_rate(e, &rate))
+			return 0;
+		*v = (double)(c->what == W_ALG_CYCLE ? e->alg_cycle
+		              : c->what == W_ALG_OPS ? e->alg_ops
+		                                     : e->uarch_ops);
 		return 1;
 	case W_DDR_BYTES:
 		*v = (double)e->ddr_bytes;
@@ -1465,6 +1572,7 @@ static size_t summary_columns(const struct tp_analysis *a, struct scol *cols, si
 	} while (0)
 	ADD("TiuWorkingRatio", -1, W_TIU_RATIO, SV_PCT);
 	ADD("Parallelism", -1, W_PAR, SV_PCT);
+	ADD("MeanCoreParallelism", -1, W_MEAN_PAR, SV_PCT);
 	ADD("Concurrency", -1, W_CONC, SV_PCT);
 	ADD("ComputeShare", -1, W_COMPUTE, SV_PCT);
 	ADD("totalTime(us)", -1, W_TOTAL_US, SV_US);
@@ -1484,6 +1592,9 @@ static size_t summary_columns(const struct tp_analysis *a, struct scol *cols, si
 		snprintf(b, sizeof b, "%sUtilisation", low[e]);
 		ADD(b, e, W_UTIL, SV_PCT);
 		if (e == TP_TRACK_TIU) {
+			ADD("totalAlgCycle", e, W_ALG_CYCLE, SV_CYC);
+			ADD("totalAlgOps", e, W_ALG_OPS, SV_CYC);
+			ADD("totalUArchOps", e, W_UARCH_OPS, SV_CYC);
 			ADD("uArchURate", e, W_UARCH, SV_PCT);
 			continue;
 		}
@@ -1517,9 +1628,66 @@ static lxw_format *sval_fmt(struct xl *x, enum sval f)
 		return x->f.us;
 	case SV_GBPS:
 		return x->f.gbps;
+	case SV_US_TAG:
+		return x->f.us_tag;
 	default:
 		return x->f.cyc;
 	}
+}
+
+/* The per-Function-Type TIU table of one core (PerfDoc TIU_c, sophgo-costmodel.md §4):
+ * ratios against the core's totals; Asic Cycle includes wait_msg, its ratio's denominator
+ * (totalTiuCycle) does not. Returns the next free row. */
+static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
+                            const struct tp_core_stats *c, const char *title)
+{
+	const struct tp_profile *p = x->p;
+	const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU];
+	double rate;
+	int cost = tp_uarch_rate(tiu, &rate);
+	xl_str(x, s, row++, 0, title, x->f.bold);
+	static const char *const h[] = {"Function Type",   "Instr Num",  "Alg Ops",
+	                                "Alg Ops Ratio",   "Alg Cycle",  "Alg Cycle Ratio",
+	                                "uArch Ops",       "uArch URate", "uArch Ops Ratio",
+	                                "Asic Cycle",      "Asic Cycle Ratio"};
+	header_row(x, s, row++, h, sizeof h / sizeof *h);
+	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
+		int total = i == c->num_ftypes;
+		struct tp_ftype_stats f = {0};
+		if (total) {
+			for (size_t k = 0; k < c->num_ftypes; k++) {
+				f.instr += c->ftypes[k].instr;
+				f.asic_cycle += c->ftypes[k].asic_cycle;
+			}
+			f.alg_ops = tiu->alg_ops;
+			f.uarch_ops = tiu->uarch_ops;
+			f.alg_cycle = tiu->alg_cycle;
+		} else
+			f = c->ftypes[i];
+		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type), total ? x->f.bold : NULL);
+		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);
+		if (cost) {
+			xl_num(x, s, row, 2, (double)f.alg_ops, x->f.cyc);
+			xl_num(x, s, row, 3, tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 4, (double)f.alg_cycle, x->f.cyc);
+			xl_num(x, s, row, 5,
+			       tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0, x->f.pct);
+			xl_num(x, s, row, 6, (double)f.uarch_ops, x->f.cyc);
+			xl_num(x, s, row, 7, f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 8,
+			       tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0, x->f.pct);
+		} else {
+			for (uint16_t k = 2; k <= 8; k++)
+				xl_str(x, s, row, k, "n/a", NULL);
+		}
+		xl_num(x, s, row, 9, (double)f.asic_cycle, x->f.cyc);
+		xl_num(x, s, row, 10,
+		       tiu->working_cycle ? (double)f.asic_cycle / (double)tiu->working_cycle : 0,
+		       x->f.pct);
+	}
+	return row + 1;
 }
 
 static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
@@ -1560,8 +1728,9 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			xl_num(x, &s, row, 0, cs->core, x->f.cyc);
 		for (size_t c = 0; c < nc; c++) {
 			double v;
-			if (scol_value(&cols[c], cs, a, overall, &v))
-				xl_num(x, &s, row, (uint16_t)(c + 1), v, sval_fmt(x, cols[c].fmt));
+			enum sval f;
+			if (scol_value(&cols[c], cs, a, overall, &v, &f))
+				xl_num(x, &s, row, (uint16_t)(c + 1), v, sval_fmt(x, f));
 			else
 				xl_str(x, &s, row, (uint16_t)(c + 1), "n/a", NULL);
 		}
@@ -1610,7 +1779,9 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	    buf, sizeof buf,
 	    "Units: times are us on the common time axis; cycle columns are in each engine's own "
 	    "clock (TIU %.0f MHz, GDMA %.0f MHz). Parallelism = (TIU + GDMA + SDMA working time) "
-	    "/ total time and Concurrency = (TIU + GDMA - total) / min(TIU, GDMA), all in time.",
+	    "/ total time, all in time. Concurrency is measured: the time TIU and a DMA engine "
+	    "are both busy / the shorter busy time (0-100 %%); the vendor's (TIU + GDMA - total) / "
+	    "min(TIU, GDMA) only bounds it from below and goes negative on idle cores.",
 	    p->tiu_freq_mhz, p->gdma_freq_mhz);
 	xl_str(x, &s, row++, 0, buf, x->f.note);
 	xl_str(
@@ -1622,18 +1793,22 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	if (a->num_cores) {
 		snprintf(
 		    buf, sizeof buf,
-		    "Overall row: cycle, busy, idle and byte columns are sums over cores; ratios "
-		    "are over total time x %zu cores. Busiest core: TIU %.3f us (%" PRIu64
+		    "Overall row as the vendor's: cycle columns are the busiest core's working time "
+		    "(shown in us), TiuWorkingRatio is that TIU time / total time, Parallelism = (max "
+		    "TIU + max GDMA + max SDMA) / total time, Concurrency the best core's; "
+		    "MeanCoreParallelism and the utilisation columns are over total time x %zu cores; "
+		    "busy, idle and byte columns are sums over cores. Busiest core: TIU %.3f us (%" PRIu64
 		    " cycles), GDMA %.3f us (%" PRIu64 " cycles).",
 		    a->num_cores, ns_to_us(a->overall_tiu_max_ns), a->overall_tiu_max_cycle,
 		    ns_to_us(a->overall_gdma_max_ns), a->overall_gdma_max_cycle);
 		xl_str(x, &s, row++, 0, buf, x->f.note);
-		if (!a->overall.eng[TP_TRACK_TIU].uarch_ops && a->overall.eng[TP_TRACK_TIU].present)
+		double rate;
+		if (a->overall.eng[TP_TRACK_TIU].present &&
+		    !tp_uarch_rate(&a->overall.eng[TP_TRACK_TIU], &rate))
 			xl_str(x, &s, row++, 0,
-			       "uArchURate n/a: the decoder has no per-op model for these "
-			       "commands; the "
-			       "uArch Rate column of the TIU sheets shows the reference "
-			       "placeholder 100.0%.",
+			       "uArchURate, totalAlgCycle, totalAlgOps, totalUArchOps n/a: this dump "
+			       "carries no TIU descriptors to model, so the TIU sheets say n/a "
+			       "rather than invent a figure.",
 			       x->f.note);
 	}
 	int spilled = 0;
@@ -1661,8 +1836,16 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		}
 	}
 
-	/* Sheets table with links. */
+	/* Per-Function-Type TIU tables, one per core. */
 	row++;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (!a->cores[i].eng[TP_TRACK_TIU].present)
+			continue;
+		snprintf(buf, sizeof buf, "TIU function types, core %d", (int)a->cores[i].core);
+		row = ftype_table(x, &s, row, &a->cores[i], buf);
+	}
+
+	/* Sheets table with links. */
 	static const char *const sh[] = {"Sheet", "Engine", "Device",           "Core Id",
 	                                 "Part",  "Rows",   "First Global Idx", "Last Global Idx"};
 	header_row(x, &s, row++, sh, sizeof sh / sizeof *sh);
@@ -1763,6 +1946,7 @@ static void make_formats(struct xl *x)
 	x->f.link = workbook_get_default_url_format(wb);
 	x->f.cyc = fmt_num(wb, "0");
 	x->f.us = fmt_num(wb, "0.000");
+	x->f.us_tag = fmt_num(wb, "0.000\"(us)\"");
 	x->f.ms = fmt_num(wb, "0.000");
 	x->f.gbps = fmt_num(wb, "0.00");
 	x->f.pct = fmt_num(wb, "0.00%");

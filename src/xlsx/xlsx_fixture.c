@@ -45,7 +45,9 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		s->start_ns = tp_cycles_to_ns(cyc, mhz);
 		s->end_ns = tp_cycles_to_ns(cyc + len - 1, mhz);
 		cyc += len;
-		s->cmd_id = (uint32_t)i + 1;
+		/* Core 1's TIU ids start at 2, as on the real BM1688 dump (its leading send_msg
+		 * is dropped), so "Avg Cycle Last 200" must divide by Cmd Id, not the row. */
+		s->cmd_id = (uint32_t)i + 1 + (kind == TP_TRACK_TIU && core == 1);
 		int wait = i % 10 == 9;
 		s->kind = wait ? TP_CMD_SYS_WAIT : TP_CMD_NORMAL;
 		s->name = wait ? t_wait : (i % 3 ? t_conv : t_ar);
@@ -61,7 +63,25 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		}
 		s->layer = layers ? (int32_t)(i * 4 / (n ? n : 1)) : -1;
 		tp_args_begin(p);
-		if (kind == TP_TRACK_TIU) {
+		if (kind == TP_TRACK_TIU && core == 0) {
+			/* Core 0 has decoded descriptors: a cost entry for every command (sys
+			 * commands count 1 op, as the vendor's), the args the decoder writes. */
+			struct tp_cost *c = tp_track_cost(p, track, i);
+			if (!c)
+				return -1;
+			c->alg_ops = wait ? 1 : 100 + (uint64_t)(i % 10) * 100;
+			c->uarch_ops = wait ? 1 : 1000;
+			c->alg_cycle = wait ? 0 : len / 4;
+			c->init_cycle = wait ? 0 : (uint32_t)(i % 3) * len / 40;
+			c->bank_cycle = i % 7 == 3 ? 5 : 0;
+			c->valid = 1;
+			tp_args_add_uint(p, "des_tsk_typ", wait ? 15 : 0);
+			tp_args_add_uint(p, "des_res0_addr", 0x1000u + i * 64);
+			tp_args_add_uint(p, "des_res0_n", 1);
+			tp_args_add_str(p, "Data Type", wait ? "INT8 -> INT8" : "FP16 -> FP32");
+			if (wait)
+				tp_args_add_int(p, "Msg Id", (int64_t)(i % 128));
+		} else if (kind == TP_TRACK_TIU) {
 			tp_args_add_uint(p, "des_tsk_typ", wait ? 15 : 0);
 			tp_args_add_uint(p, "des_res0_addr", 0x1000u + i * 64);
 			if (!wait && i % 5 == 0) {

@@ -14,6 +14,7 @@ struct xl_formats {
 	lxw_format *title, *hdr, *note, *bold, *text, *link;
 	lxw_format *cyc;          /* integers: cycles, counts, bytes */
 	lxw_format *us;           /* µs, 3 decimals */
+	lxw_format *us_tag;       /* µs, 3 decimals shown with "(us)" (Overall cycle cells) */
 	lxw_format *ms;           /* ms, 3 decimals */
 	lxw_format *gbps;         /* GB/s, 2 decimals */
 	lxw_format *pct;          /* 0.00% */

@@ -124,6 +124,20 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 			s->dir = strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR;
 			s->dtype = TP_DT_INT8;
 			s->stall = rnd(4) ? 0 : rnd(50);
+			if (with_args && core == 0) {
+				/* Descriptor fields of the LMEM side (the vendor's names): the page's
+				 * LOCAL chart draws these commands over the compiler's tensors. */
+				int load = s->dir == TP_DIR_DDR_TO_LMEM;
+				tp_args_begin(p);
+				tp_args_add_uint(p, load ? "dst_start_addr" : "src_start_addr",
+				                 (uint64_t)(idx % 8) * 8192 + (uint64_t)i * 512);
+				tp_args_add_uint(p, load ? "dst_nsize" : "src_nsize", 1);
+				tp_args_add_uint(p, load ? "dst_csize" : "src_csize", 64);
+				tp_args_add_uint(p, load ? "dst_hsize" : "src_hsize", 16);
+				tp_args_add_uint(p, load ? "dst_wsize" : "src_wsize", 16);
+				tp_args_add_uint(p, "src_data_format", 0);
+				s->args = tp_args_end(p);
+			}
 		} else {
 			static const char *const fn[] = {"conv.normal", "arith.add", "pord.maxpooling",
 			                                 "mm2.nn"};
@@ -133,7 +147,20 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 			s->dep_id = rnd(3) ? 0 : (uint32_t)rnd(100) + 1;
 			if (with_args) {
 				char rate[16];
-				snprintf(rate, sizeof rate, "%u.%u%%", 30 + rnd(70), rnd(10));
+				unsigned whole = 30 + rnd(70), tenth = rnd(10);
+				snprintf(rate, sizeof rate, "%u.%u%%", whole, tenth);
+				if (core == 0) {
+					/* Core 0 has descriptors: the cost model's Alg / uArch Ops
+					 * give the same rate as the argument (bar height). */
+					struct tp_cost *c =
+					    tp_track_cost(p, track, p->tracks[track].count - 1);
+					if (!c)
+						return;
+					*c = (struct tp_cost){.alg_ops = whole * 10 + tenth,
+					                      .uarch_ops = 1000,
+					                      .alg_cycle = cyc / 2,
+					                      .valid = 1};
+				}
 				tp_args_begin(p);
 				tp_args_add_str(p, "uArch Rate", rate);
 				tp_args_add_uint(p, "des_cmd_id_dep", s->dep_id);

