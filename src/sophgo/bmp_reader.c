@@ -39,6 +39,8 @@ struct rd {
 	struct tp_profile *p;
 	struct tp_diag *d;
 	enum tp_arch arch;
+	const struct sg_chip *chip; /* the arch's row of the chip table (never NULL once set) */
+	int perfai;                 /* chip->bmp_timeline == SG_TL_PERFAI */
 	double tiu_mhz, gdma_mhz;
 	int detail;
 	int device;
@@ -177,7 +179,7 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 			continue;
 		char name[96];
 		int found = 0;
-		if (r->arch != TP_ARCH_BM1688) {
+		if (!r->perfai) {
 			snprintf(name, sizeof name, "cmd_%llx_%d.dat", (unsigned long long)base, e);
 			found = exists(r, name);
 		}
@@ -260,17 +262,18 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_s
 /* PMU blocks -> raw slices.                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Number of valid records: BM1688 pre-fills with 0, the legacy arches with 0xFF (§4.5), and
- * the runtime writes only the valid prefix. Releases the pages it read, so the check does not
+/* Number of valid records: BM1688/CV184X pre-fill with 0, the legacy arches with 0xFF (§4.5;
+ * chip->pmu_fill), and the runtime writes only the valid prefix. `at` is the byte offset of
+ * the start word (the end word follows it). Releases the pages it read, so the check does not
  * keep a multi-GB block resident. */
 static size_t valid_prefix(const struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
-                           size_t rec)
+                           size_t rec, size_t at)
 {
-	uint32_t bad = r->arch == TP_ARCH_BM1688 ? 0 : UINT32_MAX;
+	uint32_t bad = r->chip->pmu_fill;
 	const uint8_t *p = f->data + sp->off;
 	size_t n = sp->len / rec;
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *q = p + i * rec;
+		const uint8_t *q = p + i * rec + at;
 		if (tp_le32(q) == bad || tp_le32(q + 4) == bad)
 			return i;
 		if ((i & 0x3FFF) == 0x3FFF)
@@ -292,7 +295,7 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 	struct tp_track *tr = &r->p->tracks[t];
 	uint64_t hi = 0, wraps = 0;
 	uint32_t ls = 0, le = 0;
-	int a2 = r->arch == TP_ARCH_BM1688;
+	int a2 = r->perfai;
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
 		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)s->end_ns;
@@ -331,20 +334,25 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 {
 	int t = r->tiu_track[core];
 	const uint8_t *base = f->data + sp->off;
-	size_t n = sp->len / BMP_TIU_REC_SIZE;
-	size_t nv = valid_prefix(r, f, sp, BMP_TIU_REC_SIZE);
+	const size_t rs = r->chip->tiu_pmu_bytes;
+	const int id_first = r->chip->tiu_pmu_id_first;
+	size_t n = sp->len / rs;
+	size_t nv = valid_prefix(r, f, sp, rs, id_first ? 8 : 0);
 	r->p->stats.records_read += n;
 	r->p->stats.records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
-	struct bmp_unwrap u = {.width = 16};
+	struct bmp_unwrap u = {.width = r->chip->tiu_id_bits};
 	size_t i0 = 0;
-	if (r->arch == TP_ARCH_BM1688 && nv > 0) {
+	if (r->perfai && nv > 0) {
 		/* §9.2 step 4: a leading system.send_msg record is dropped. */
 		struct bmp_tiu_rec rec;
 		struct bmp_cmd c;
-		bmp_tiu_decode(base, &rec);
+		if (id_first)
+			bmp_tiu_decode_id_first(base, &rec);
+		else
+			bmp_tiu_decode(base, &rec);
 		if (cc->have[BMP_ENG_TIU] && bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) &&
 		    c.op == 15 && c.sub == 8) {
 			bmp_unwrap_next(&u, rec.inst_id);
@@ -354,19 +362,22 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	}
 	for (size_t i = i0; i < nv; i++) {
 		struct bmp_tiu_rec rec;
-		bmp_tiu_decode(base + i * BMP_TIU_REC_SIZE, &rec);
+		if (id_first)
+			bmp_tiu_decode_id_first(base + i * rs, &rec);
+		else
+			bmp_tiu_decode(base + i * rs, &rec);
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
 		if ((i & 0xFFFF) == 0xFFFF)
-			drop_pages(f, sp->off, sp->off + i * BMP_TIU_REC_SIZE);
+			drop_pages(f, sp->off, sp->off + i * rs);
 	}
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
-		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (16-bit counter)", core,
-		                (unsigned long long)u.wraps);
+		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
+		                (unsigned long long)u.wraps, u.width);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	return TP_OK;
 }
@@ -375,16 +386,16 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
                      unsigned core, size_t *first)
 {
 	int t = r->gdma_track[core];
-	size_t rs = bmp_gdma_rec_size(r->arch);
+	size_t rs = r->chip->gdma_pmu_bytes;
 	const uint8_t *base = f->data + sp->off;
 	size_t n = sp->len / rs;
-	size_t nv = valid_prefix(r, f, sp, rs);
+	size_t nv = valid_prefix(r, f, sp, rs, 0);
 	r->p->stats.records_read += n;
 	r->p->stats.records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
-	unsigned width = r->arch == TP_ARCH_BM1684 ? 16 : 20;
+	unsigned width = r->chip->gdma_id_bits;
 	struct bmp_unwrap u = {.width = width};
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
@@ -413,7 +424,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			drop_pages(f, sp->off, sp->off + i * rs);
 	}
 	drop_pages(f, sp->off, sp->off + sp->len);
-	if (r->arch == TP_ARCH_BM1688) {
+	if (r->perfai) {
 		size_t lo, hi;
 		bmp_trim_range(nv, nz, z0, z1, zl, &lo, &hi);
 		struct tp_track *tr = &r->p->tracks[t];
@@ -744,7 +755,7 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		return nomem(r);
 	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
 		goto out;
-	uint32_t mask = r->arch == TP_ARCH_BM1684 ? 0xFFFFu : 0xFFFFFu;
+	uint32_t mask = (uint32_t)((1u << r->chip->gdma_id_bits) - 1u);
 	int64_t iter_off_ns = 0;
 	if (!r->have_first_begin) {
 		r->first_begin_usec = it->summary.begin_usec;
@@ -897,7 +908,7 @@ static void attach_nodes(struct rd *r)
 				if (s->cmd_id == 0 || s->cmd_id > nd->n)
 					continue;
 				size_t ni = s->cmd_id - 1;
-				if (r->arch != TP_ARCH_BM1688 && nd->bd_id) {
+				if (!r->perfai && nd->bd_id) {
 					uint32_t own = e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
 					if (own != s->cmd_id)
 						continue;
@@ -1240,7 +1251,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	}
 	int raw = peek_arch(gf.data, gf.size);
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
-	r->g.keep_ids = guess == TP_ARCH_BM1684 || guess == TP_ARCH_BM1684X;
+	const struct sg_chip *gchip = sg_chip_by_arch(guess);
+	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
 	int js = exists(r, "tensor_location.json");
 	if (js < 0) {
 		tp_file_release(&gf);
@@ -1275,8 +1287,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 					                  "unknown arch %d", a);
 			}
 		}
-		if (rc == TP_OK && r->arch != TP_ARCH_BM1684 && r->arch != TP_ARCH_BM1684X &&
-		    r->arch != TP_ARCH_BM1688) {
+		r->chip = sg_chip_by_arch(r->arch);
+		if (rc == TP_OK && (!r->chip || r->chip->bmp_timeline == SG_TL_NONE)) {
 			if (r->g.have_arch && !(o && o->arch_override))
 				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
 				                  "arch %d (%s) is not supported", r->g.arch_raw,
@@ -1289,7 +1301,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	tp_free(gpath);
 	if (rc)
 		return rc;
-	if (r->g.keep_ids != (r->arch == TP_ARCH_BM1684 || r->arch == TP_ARCH_BM1684X))
+	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
+	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
 		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
 	setup_clocks(r, o);
 	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
@@ -1336,7 +1349,7 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 				rc = nomem(r);
 		}
 		if (rc == TP_OK)
-			rc = r->arch == TP_ARCH_BM1688 ? iter_a2(r, ipath, &f, it)
+			rc = r->perfai ? iter_a2(r, ipath, &f, it)
 			                               : iter_legacy(r, ipath, &f, it);
 		tp_free(it);
 		tp_file_release(&f);

@@ -29,6 +29,20 @@ struct sg_chip {
 	unsigned tiu_sys_bits;    /* TIU SYS descriptor length in bits (CV184X: 64) */
 	unsigned cdma_ports;      /* CDMA ports per device */
 	uint32_t id_wrap;         /* command-id wrap value (SG2260E 0x3FFFF), 0 none */
+	/* bmprofile_data reader (sophgo-bmprofile.md §4.5, §4.6, §8.1, §9, §11): */
+	uint8_t bmp_timeline;     /* enum sg_timeline: how iter<N>.profile becomes a timeline */
+	uint8_t tiu_pmu_id_first; /* TIU PMU record starts with inst_id (CV184X: id, conflict,
+	                             start, end) instead of start, end, id */
+	uint8_t tiu_id_bits;      /* TIU PMU inst_id width (16 on 32-byte records, 20 CV184X) */
+	uint8_t gdma_id_bits;     /* GDMA PMU inst_id width (16 BM1684, 20 otherwise) */
+	uint32_t pmu_fill;        /* start/end word of a never-written PMU record: 0 or ~0 */
+};
+
+/* Timeline reconstruction rule of a chip's bmprofile_data (sophgo-bmprofile.md §9). */
+enum sg_timeline {
+	SG_TL_NONE = 0,   /* bmprofile_data not read for this chip */
+	SG_TL_LEGACY = 1, /* §9.1 (BM1684, BM1684X): dyn start offset, TIU re-anchoring */
+	SG_TL_PERFAI = 2, /* §9.2 (BM1688/CV186X, CV184X): trimming, wait_msg alignment */
 };
 /* Lookups; NULL when the table has no such chip. Thread-safe (static data). */
 const struct sg_chip *sg_chip_by_arch(enum tp_arch a);
@@ -130,8 +144,10 @@ struct bmp_iter {
 	uint64_t extra_items, extra_strings; /* DYN_EXTRA items seen (all, STRING) */
 };
 
-/* GDMA PMU record size for an arch: 256 (BM1688), 192 (BM1684, BM1684X), 0 otherwise. */
+/* PMU record sizes of an arch from the chip table (gdma: 256 BM1688, 192 BM1684/BM1684X,
+ * 64 CV184X; tiu: 32, or 16 on CV184X); 0 when the bmprofile reader has no layout for it. */
 size_t bmp_gdma_rec_size(enum tp_arch arch);
+size_t bmp_tiu_rec_size(enum tp_arch arch);
 
 /* Walks the block stream data[0..len) of the file named `path` (for messages). Validates every
  * header before the size it declares, payload sizes against their record sizes and counts
@@ -140,16 +156,25 @@ size_t bmp_gdma_rec_size(enum tp_arch arch);
 int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *path,
              struct bmp_iter *it, struct tp_diag *d);
 
-/* One TIU PMU record (§4.5, 32 bytes; all three arches). */
+/* One TIU PMU record (§4.5). */
 struct bmp_tiu_rec {
 	uint32_t start, end;
-	uint32_t inst_id; /* 16 bits */
+	uint32_t inst_id; /* 16 bits (32-byte records) or 20 bits (CV184X) */
 };
+/* 32-byte layout (BM1684, BM1684X, BM1688): start, end, u64 {inst_id:16, load:48}, ... */
 static inline void bmp_tiu_decode(const uint8_t *p, struct bmp_tiu_rec *r)
 {
 	r->start = tp_le32(p);
 	r->end = tp_le32(p + 4);
 	r->inst_id = (uint32_t)p[8] | (uint32_t)p[9] << 8;
+}
+/* 16-byte id-first layout (CV184X, MARS3): {inst_id:20, reserved:12}, {thread_id:1,
+ * bank_conflict:31}, start, end. */
+static inline void bmp_tiu_decode_id_first(const uint8_t *p, struct bmp_tiu_rec *r)
+{
+	r->inst_id = tp_le32(p) & 0xFFFFFu;
+	r->start = tp_le32(p + 8);
+	r->end = tp_le32(p + 12);
 }
 
 /* One GDMA PMU record (§4.6). */
