@@ -21,6 +21,7 @@
 #include "sophgo/sophgo.h"
 #include "sophgo/sophgo_int.h"
 #include "hexfile.h"
+#include "testutil.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers.                                                                                 */
@@ -1045,6 +1046,175 @@ static void test_real_bm1688(void **state)
 	tp_profile_free(p);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The real CV184X blazeface dump, command by command against the vendor's RegInfo files.   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Path of ../shared/testdata/sophgo/<rel>, or NULL (after printing SKIPPED) when absent. */
+static int shared_path(char *out, size_t n, const char *rel)
+{
+	const char *shared = getenv("TP_SHARED_DIR");
+	snprintf(out, n, "%s/testdata/sophgo/%s", shared && *shared ? shared : "../shared", rel);
+	struct stat st;
+	if (stat(out, &st) != 0) {
+		printf("SKIPPED: %s not found (real-dump test not run)\n", out);
+		return 0;
+	}
+	return 1;
+}
+
+/* One record of tiuRegInfo_<core>.txt / tdmaRegInfo_<core>.txt. */
+struct ref_rec {
+	char name[48], dir[24];
+	long long start, end, cmd_id;
+};
+
+/* Value of "\t<key>: <value>" inside [b, e), copied to out; 1 if found. */
+static int ref_field(const char *b, const char *e, const char *key, char *out, size_t n)
+{
+	size_t kn = strlen(key);
+	for (const char *q = b; q && q < e; q = memchr(q, '\n', (size_t)(e - q))) {
+		if (*q == '\n')
+			q++;
+		if (q + kn + 3 < e && q[0] == '\t' && !memcmp(q + 1, key, kn) && q[1 + kn] == ':' &&
+		    q[2 + kn] == ' ') {
+			const char *v = q + kn + 3, *ve = memchr(v, '\n', (size_t)(e - v));
+			size_t m = (size_t)((ve ? ve : e) - v);
+			if (m >= n)
+				m = n - 1;
+			memcpy(out, v, m);
+			out[m] = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Parses every `marker` record of a RegInfo file; returns the count, records in *out. */
+static size_t ref_records(const char *path, const char *marker, struct ref_rec **out)
+{
+	size_t len = 0;
+	char *txt = tp_test_slurp(path, &len);
+	assert_non_null(txt);
+	size_t n = 0, cap = 0;
+	*out = NULL;
+	size_t ml = strlen(marker);
+	for (char *b = strstr(txt, marker); b; ) {
+		char *e = strstr(b + ml, marker);
+		char *end = e ? e : txt + len;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			*out = realloc(*out, cap * sizeof **out);
+			assert_non_null(*out);
+		}
+		struct ref_rec *r = &(*out)[n++];
+		char v[64];
+		memset(r, 0, sizeof *r);
+		assert_true(ref_field(b, end, "Function Name", r->name, sizeof r->name));
+		ref_field(b, end, "Direction", r->dir, sizeof r->dir);
+		assert_true(ref_field(b, end, "Start Cycle", v, sizeof v));
+		r->start = atoll(v);
+		assert_true(ref_field(b, end, "End Cycle", v, sizeof v));
+		r->end = atoll(v);
+		assert_true(ref_field(b, end, "Cmd Id", v, sizeof v));
+		r->cmd_id = atoll(v);
+		b = e;
+	}
+	free(txt);
+	return n;
+}
+
+static const char *dir_text(enum tp_dir d)
+{
+	switch (d) {
+	case TP_DIR_DDR_TO_LMEM: return "DDR->LMEM";
+	case TP_DIR_LMEM_TO_DDR: return "LMEM->DDR";
+	case TP_DIR_DDR_TO_DDR: return "DDR->DDR";
+	case TP_DIR_LMEM_TO_LMEM: return "LMEM->LMEM";
+	default: return "-";
+	}
+}
+
+/* Every record of one engine against the reference: same count, and per Cmd Id the same
+ * Start/End Cycle, Function Name and (GDMA) Direction. */
+static void check_against_ref(const struct tp_profile *p, const struct tp_track *t,
+                              const char *path, const char *marker, int dma)
+{
+	struct ref_rec *ref = NULL;
+	size_t n = ref_records(path, marker, &ref);
+	assert_int_equal(n, t->count);
+	size_t checked = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct tp_slice *s = by_cmd(t, (uint32_t)ref[i].cmd_id);
+		if (!s)
+			fail_msg("%s: Cmd Id %lld has no slice", path, ref[i].cmd_id);
+		if ((long long)s->start_cycle != ref[i].start ||
+		    (long long)(s->start_cycle + s->cycles - 1) != ref[i].end)
+			fail_msg("%s: Cmd Id %lld: cycles %llu..%llu, reference %lld..%lld", path,
+			         ref[i].cmd_id, (unsigned long long)s->start_cycle,
+			         (unsigned long long)(s->start_cycle + s->cycles - 1), ref[i].start,
+			         ref[i].end);
+		if (strcmp(tp_str(p, s->name), ref[i].name) != 0)
+			fail_msg("%s: Cmd Id %lld: name %s, reference %s", path, ref[i].cmd_id,
+			         tp_str(p, s->name), ref[i].name);
+		/* The reference prints LMEM->LMEM for sys commands (their addresses are zeroed);
+		 * tpuprof says they have no direction. */
+		if (dma && s->kind == TP_CMD_NORMAL && strcmp(dir_text(s->dir), ref[i].dir) != 0)
+			fail_msg("%s: Cmd Id %lld: direction %s, reference %s", path, ref[i].cmd_id,
+			         dir_text(s->dir), ref[i].dir);
+		checked++;
+	}
+	assert_int_equal(checked, n);
+	free(ref);
+}
+
+static void test_real_cv184x(void **state)
+{
+	(void)state;
+	char dir[4096], ref[4096], path[4200];
+	if (!shared_path(dir, sizeof dir, "cv184x_blazeface") ||
+	    !shared_path(ref, sizeof ref, "reference/cv184x_blazeface")) {
+		skip();
+		return;
+	}
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_CV184X);
+	assert_true(p->tiu_freq_mhz == 750 && p->gdma_freq_mhz == 650);
+	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *g0 = track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 116);
+	assert_int_equal(g0->count, 225);
+	snprintf(path, sizeof path, "%s/tiuRegInfo_0.txt", ref);
+	check_against_ref(p, t0, path, "__TIU_REG_INFO__", 0);
+	snprintf(path, sizeof path, "%s/tdmaRegInfo_0.txt", ref);
+	check_against_ref(p, g0, path, "__TDMA_REG_INFO__", 1);
+	/* PROVENANCE.txt: totalTiuCycle 591160, totalGdmaCycle 724000, DDR avg 4.39 GB/s. */
+	uint64_t tiu = 0, gdma = 0, ddr = 0, ddr_cyc = 0;
+	for (size_t i = 0; i < t0->count; i++)
+		if (t0->slices[i].kind != TP_CMD_SYS_WAIT)
+			tiu += t0->slices[i].cycles;
+	for (size_t i = 0; i < g0->count; i++) {
+		const struct tp_slice *s = &g0->slices[i];
+		if (s->kind != TP_CMD_SYS_WAIT)
+			gdma += s->cycles;
+		if (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir)) {
+			ddr += s->bytes;
+			ddr_cyc += s->cycles;
+		}
+	}
+	assert_int_equal(tiu, 591160);
+	assert_int_equal(gdma, 724000);
+	assert_int_equal((int)((double)ddr * 650.0 / 1000.0 / (double)ddr_cyc * 100 + 0.5), 439);
+	/* GDMA Cmd 1 (tdmaRegInfo): tensorLd of 70656 bytes, stall 0, FP32. */
+	const struct tp_slice *s = by_cmd(g0, 1);
+	assert_int_equal(s->bytes, 70656);
+	assert_int_equal(s->dtype, TP_DT_FP32);
+	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	setup_paths();
@@ -1059,6 +1229,7 @@ int main(void)
 		cmocka_unit_test(test_x_small),
 		cmocka_unit_test(test_a2_small_oom),
 		cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_real_bm1688),
+		cmocka_unit_test(test_real_cv184x),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
