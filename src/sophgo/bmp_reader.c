@@ -18,7 +18,6 @@
  */
 #include "sophgo/sophgo_int.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -48,7 +47,8 @@ struct rd {
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
 	unsigned ncores;
 	struct name_slot *cache;
-	int json; /* tensor_location.json present and wanted */
+	int json; /* tensor_location.json present, parsed and wanted */
+	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
 	uint64_t first_begin_usec;
 	int have_first_begin;
 };
@@ -926,143 +926,6 @@ static void attach_nodes(struct rd *r)
 		}
 }
 
-static int json_int(const cJSON *o, const char *key, int64_t *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (cJSON_IsNumber(v)) {
-		*out = (int64_t)v->valuedouble;
-		return 1;
-	}
-	if (cJSON_IsBool(v)) {
-		*out = cJSON_IsTrue(v);
-		return 1;
-	}
-	return 0;
-}
-
-static int json_pair(const cJSON *o, const char *key, int64_t *a, int64_t *b)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
-		return 0;
-	const cJSON *x = cJSON_GetArrayItem(v, 0), *y = cJSON_GetArrayItem(v, 1);
-	if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y))
-		return 0;
-	*a = (int64_t)x->valuedouble;
-	*b = (int64_t)y->valuedouble;
-	return 1;
-}
-
-/* tensor_location.json (§8.3): each entry owns TIU cmd ids before[0]+1 .. after[0] and GDMA
- * ids before[1]+1 .. after[1] on core_id. */
-static int json_layers(struct rd *r)
-{
-	struct tp_file f;
-	char *pth = NULL;
-	int rc = load(r, "tensor_location.json", &f, &pth);
-	if (rc)
-		return rc;
-	cJSON *root = cJSON_ParseWithLength((const char *)f.data, f.size);
-	tp_file_release(&f);
-	if (!root || !cJSON_IsArray(root)) {
-		const char *at = cJSON_GetErrorPtr();
-		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: not a JSON array of layer entries%s%.20s%s", pth,
-		                 at ? " (near \"" : "", at ? at : "", at ? "\")" : "");
-		cJSON_Delete(root);
-		tp_free(pth);
-		return rc;
-	}
-	size_t base = r->p->num_layers;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, root)
-	{
-		int64_t line = -1, core = 0, subnet = -1, loc = 0, tb = 0, db = 0, ta = 0, da = 0;
-		json_int(e, "file-line", &line);
-		json_int(e, "core_id", &core);
-		json_int(e, "subnet_id", &subnet);
-		json_int(e, "is_local", &loc);
-		if (!json_pair(e, "tiu_dma_id(before)", &tb, &db) ||
-		    !json_pair(e, "tiu_dma_id(after)", &ta, &da))
-			continue;
-		const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "opcode");
-		const char *opname = cJSON_IsString(op) ? op->valuestring : "";
-		if (strncmp(opname, "tpu.", 4) == 0)
-			opname += 4;
-		struct tp_layer ly = {0};
-		ly.id = (int32_t)line;
-		ly.type = tp_profile_str(r->p, opname);
-		const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results");
-		const cJSON *r0 = cJSON_IsArray(res) ? cJSON_GetArrayItem(res, 0) : NULL;
-		const cJSON *nm = r0 ? cJSON_GetObjectItemCaseSensitive(r0, "name") : NULL;
-		ly.name = tp_profile_str(r->p, cJSON_IsString(nm) ? nm->valuestring : "");
-		ly.core = (int32_t)core;
-		ly.subnet = (int32_t)subnet;
-		ly.group = -1;
-		ly.is_local = loc != 0;
-		ly.is_data_move = !strcmp(opname, "Load") || !strcmp(opname, "Store");
-		ly.tiu_first = ta > tb && tb >= 0 ? (uint32_t)tb + 1 : 0;
-		ly.tiu_last = ta > tb && tb >= 0 ? (uint32_t)ta : 0;
-		ly.gdma_first = da > db && db >= 0 ? (uint32_t)db + 1 : 0;
-		ly.gdma_last = da > db && db >= 0 ? (uint32_t)da : 0;
-		ly.begin_ns = 0;
-		ly.end_ns = -1;
-		if (tp_profile_add_layer(r->p, &ly) < 0) {
-			cJSON_Delete(root);
-			tp_free(pth);
-			return nomem(r);
-		}
-	}
-	cJSON_Delete(root);
-	tp_free(pth);
-	/* Match slices through a cmd_id -> entry map per (core, engine); when ranges overlap the
-	 * first entry keeps the command (the reference's lookup stops at the first match). */
-	for (unsigned k = 0; k < r->ncores; k++)
-		for (int eng = 0; eng < 2; eng++) {
-			struct tp_track *t =
-				&r->p->tracks[eng == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
-			uint32_t maxid = 0;
-			for (size_t i = 0; i < t->count; i++)
-				if (t->slices[i].cmd_id > maxid)
-					maxid = t->slices[i].cmd_id;
-			if (!maxid)
-				continue;
-			int32_t *owner = tp_malloc(((size_t)maxid + 1) * sizeof *owner);
-			if (!owner)
-				return nomem(r);
-			for (size_t i = 0; i <= maxid; i++)
-				owner[i] = -1;
-			for (size_t L = base; L < r->p->num_layers; L++) {
-				const struct tp_layer *ly = &r->p->layers[L];
-				if (ly->core != (int32_t)k)
-					continue;
-				uint32_t lo = eng == BMP_ENG_TIU ? ly->tiu_first : ly->gdma_first;
-				uint32_t hi = eng == BMP_ENG_TIU ? ly->tiu_last : ly->gdma_last;
-				for (uint32_t id = lo; lo && id <= hi && id <= maxid; id++)
-					if (owner[id] < 0)
-						owner[id] = (int32_t)L;
-			}
-			for (size_t i = 0; i < t->count; i++) {
-				struct tp_slice *s = &t->slices[i];
-				int32_t L = owner[s->cmd_id];
-				if (L < 0)
-					continue;
-				s->layer = L;
-				struct tp_layer *ly = &r->p->layers[L];
-				if (ly->begin_ns > ly->end_ns) {
-					ly->begin_ns = s->start_ns;
-					ly->end_ns = s->end_ns;
-				} else {
-					if (s->start_ns < ly->begin_ns)
-						ly->begin_ns = s->start_ns;
-					if (s->end_ns > ly->end_ns)
-						ly->end_ns = s->end_ns;
-				}
-			}
-			tp_free(owner);
-		}
-	return TP_OK;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Directory.                                                                               */
 /* ---------------------------------------------------------------------------------------- */
@@ -1253,13 +1116,29 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
 	const struct sg_chip *gchip = sg_chip_by_arch(guess);
 	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
-	int js = exists(r, "tensor_location.json");
-	if (js < 0) {
+	int js = exists(r, "tensor_location.json"), mj = exists(r, "final.mlir");
+	if (js < 0 || mj < 0) {
 		tp_file_release(&gf);
 		tp_free(gpath);
 		return nomem(r);
 	}
 	int skip = o && o->skip_layers;
+	/* Side files first: a tensor_location.json that does not parse is skipped with a note and
+	 * the global.profile layers are used instead (issue 9 item 5). */
+	if (!skip && (js || mj)) {
+		char *jp = js ? path_of(r, "tensor_location.json") : NULL;
+		char *mp = mj ? path_of(r, "final.mlir") : NULL;
+		rc = (js && !jp) || (mj && !mp) ? TP_ENOMEM
+		                                : sg_layers_load(r->p, jp, mp, &r->layers);
+		tp_free(jp);
+		tp_free(mp);
+		if (rc != TP_OK) {
+			tp_file_release(&gf);
+			tp_free(gpath);
+			return nomem(r);
+		}
+		js = r->layers.json != NULL;
+	}
 	r->g.no_layers = js || skip;
 	r->g.no_tensors = !r->detail || skip;
 	/* Legacy arches need the node ids for the TIU re-anchoring even without layers. */
@@ -1358,10 +1237,17 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			return rc;
 	}
 	if (r->json) {
-		if ((rc = json_layers(r)) != TP_OK)
-			return rc;
+		char *jp = path_of(r, "tensor_location.json");
+		if (!jp)
+			return nomem(r);
+		rc = sg_layers_apply(r->p, &r->layers, jp, r->tiu_track, r->gdma_track, r->ncores,
+		                     r->detail);
+		tp_free(jp);
+		if (rc != TP_OK)
+			return nomem(r);
 	} else if (!r->g.no_layers) {
 		attach_nodes(r);
+		sg_layers_name_from_mlir(r->p, &r->layers, 0);
 	} else {
 		tp_profile_note(r->p, "layers were not read (skip_layers)");
 	}
@@ -1416,6 +1302,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		rc = nomem(r);
 out:
 	bmp_global_free(&r->g);
+	sg_layers_free(&r->layers);
 	tp_free(r->cache);
 	tp_free(r);
 	tp_free(iters);

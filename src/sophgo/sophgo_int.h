@@ -318,6 +318,64 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
                       struct tp_diag *d);
 
 /* ---------------------------------------------------------------------------------------- */
+/* final.mlir (final_mlir.c; sophgo-cdm.md §9): loc names per line, layer groups, module.    */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_mlir_op {
+	uint32_t line; /* 1-based line of the op (tensor_location.json "file-line") */
+	uint32_t name; /* offset of its resolved loc name in strs ("" if none) */
+};
+struct sg_mlir_group {
+	uint32_t line;        /* 1-based line of the Group op */
+	uint32_t yield;       /* first later Yield line, 0 = none */
+	uint32_t first, last; /* member lines [first, last] (strictly between), 0,0 = none */
+};
+struct sg_mlir {
+	struct sg_mlir_op *ops; size_t nops;          /* in line order */
+	struct sg_mlir_group *groups; size_t ngroups; /* in line order */
+	char *strs; size_t nstrs, cap_strs;           /* NUL-terminated names */
+	int have_module, have_flops, have_cores;
+	char module[128], chip[32], mode[32];         /* module @<name>, module.chip, module.mode */
+	int64_t flops, cores;
+	unsigned long lines;
+	unsigned long bad_lines, first_bad_line;      /* loc()/alias lines that did not parse */
+};
+/* Parses text[0..len) into m (zeroed first). Never fails on content: malformed lines are
+ * skipped and counted. TP_OK or TP_ENOMEM (m left empty). Free with sg_mlir_free. */
+int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m);
+/* The loc name of the op on `line`, or NULL when that line has no op with a loc. */
+const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line);
+/* Index of the group whose member range holds `line`, or -1. */
+int sg_mlir_group_of(const struct sg_mlir *m, uint32_t line);
+void sg_mlir_free(struct sg_mlir *m);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Layer information from tensor_location.json + final.mlir (sg_layers.c), any Sophgo chip.  */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_layers {
+	void *json;          /* cJSON array of entries, NULL when absent or unusable */
+	struct sg_mlir mlir; /* valid when have_mlir */
+	int have_mlir;
+};
+/* Reads the side files (either path may be NULL = absent). A file that cannot be read or
+ * parsed is skipped with one profile note naming `path:LINE`; L->json stays NULL then, and
+ * the caller may fall back to other layer sources. Sets the mlir_* metadata. Returns TP_OK or
+ * TP_ENOMEM only. Free with sg_layers_free. */
+int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir_path,
+                   struct sg_layers *L);
+/* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
+ * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
+ * setting slice.layer and the layers' begin/end. Call after the slices are final. TP_OK or
+ * TP_ENOMEM. */
+int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
+                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors);
+/* Layers [first, num_layers) with an empty name and id = a final.mlir line get the loc name
+ * of that line, and a group from its Group/Yield ranges if they have none. */
+void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, size_t first);
+void sg_layers_free(struct sg_layers *L);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Timeline steps (§9.2), pure functions so each rule is tested on its own.                  */
 /* ---------------------------------------------------------------------------------------- */
 
