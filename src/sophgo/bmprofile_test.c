@@ -1249,6 +1249,184 @@ static void test_real_cv184x(void **state)
 	tp_profile_free(p);
 }
 
+/* One row of a time_data list in the vendor's profile_data.js: a Python list literal on one
+ * line; fields split on ", " (no field of these rows contains ", "). */
+struct js_row {
+	int cat;
+	double begin, end;
+	char f[24][48];
+	int nf;
+};
+
+static int js_rows(const char *path, struct js_row **out)
+{
+	size_t len = 0;
+	char *txt = tp_test_slurp(path, &len);
+	assert_non_null(txt);
+	int n = 0, cap = 0;
+	*out = NULL;
+	for (char *l = txt; l && *l; ) {
+		char *nl = strchr(l, '\n');
+		if (nl)
+			*nl = 0;
+		char *row = strstr(l, "time_data0 = [[");
+		row = row ? row + 14 : (l[0] == '[' && l[1] >= '0' && l[1] <= '3' && l[2] == ',') ? l : NULL;
+		if (row) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 512;
+				*out = realloc(*out, (size_t)cap * sizeof **out);
+				assert_non_null(*out);
+			}
+			struct js_row *r = &(*out)[n++];
+			memset(r, 0, sizeof *r);
+			char *q = row + 1;
+			while (r->nf < 24) {
+				char *e = strstr(q, ", ");
+				char *stop = e ? e : strrchr(q, ']');
+				size_t m = stop ? (size_t)(stop - q) : strlen(q);
+				if (m && (q[0] == '\'' || q[0] == '"') && m >= 2) {
+					q++;
+					m -= 2;
+				}
+				if (m >= sizeof r->f[0])
+					m = sizeof r->f[0] - 1;
+				memcpy(r->f[r->nf], q, m);
+				r->f[r->nf++][m] = 0;
+				if (!e)
+					break;
+				q = e + 2;
+			}
+			r->cat = atoi(r->f[0]);
+			r->begin = atof(r->f[1]);
+			r->end = atof(r->f[2]);
+		}
+		l = nl ? nl + 1 : NULL;
+	}
+	free(txt);
+	return n;
+}
+
+/* Layers of the real CV184X dump from tensor_location.json + final.mlir against the vendor's
+ * profile_data.js: per command the vendor's layer_id (file-line) and layer type; the layer
+ * rows' ids, types and spans; the group rows' spans. */
+static void test_real_cv184x_layers(void **state)
+{
+	(void)state;
+	char dir[4096], ref[4096], path[4200];
+	if (!shared_path(dir, sizeof dir, "cv184x_blazeface") ||
+	    !shared_path(ref, sizeof ref, "reference/cv184x_blazeface")) {
+		skip();
+		return;
+	}
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */
+	const struct tp_track *tr[2] = {track(p, 0, TP_TRACK_TIU), track(p, 0, TP_TRACK_GDMA)};
+	snprintf(path, sizeof path, "%s/profile_data.js", ref);
+	struct js_row *rows = NULL;
+	int n = js_rows(path, &rows);
+	int cmds = 0, layer_rows = 0, group_rows = 0;
+	for (int i = 0; i < n; i++) {
+		const struct js_row *r = &rows[i];
+		if (r->cat <= 1) {
+			const struct tp_slice *s = by_cmd(tr[r->cat], (uint32_t)atoi(r->f[7]));
+			assert_non_null(s);
+			if (!strcmp(r->f[9], "-")) { /* the vendor's "no layer" (system.end, chain end) */
+				assert_int_equal(s->layer, -1);
+				cmds++;
+				continue;
+			}
+			if (s->layer < 0)
+				fail_msg("%s cmd %s: no layer, vendor %s", r->cat ? "GDMA" : "TIU", r->f[7],
+				         r->f[9]);
+			const struct tp_layer *ly = &p->layers[s->layer];
+			if (ly->id != atoi(r->f[9]) || strcmp(tp_str(p, ly->type), r->f[10]) != 0)
+				fail_msg("%s cmd %s: layer %d %s, vendor %s %s", r->cat ? "GDMA" : "TIU",
+				         r->f[7], ly->id, tp_str(p, ly->type), r->f[9], r->f[10]);
+			cmds++;
+		} else if (r->cat == 2) {
+			/* The vendor merges a layer's commands into display rows (PerfAI_web js_prep.py
+			 * merge_layer_data); each row lies inside the span of our layers with that id
+			 * and type, and a global layer's row is exactly its span. */
+			int64_t lo = INT64_MAX, hi = INT64_MIN;
+			int global = 0, found = 0;
+			for (size_t L = 0; L < p->num_layers; L++) {
+				const struct tp_layer *ly = &p->layers[L];
+				if (ly->id != atoi(r->f[9]) || ly->begin_ns > ly->end_ns)
+					continue;
+				assert_string_equal(tp_str(p, ly->type), r->f[10]);
+				found = 1;
+				global |= !ly->is_local;
+				lo = ly->begin_ns < lo ? ly->begin_ns : lo;
+				hi = ly->end_ns > hi ? ly->end_ns : hi;
+			}
+			assert_true(found);
+			if ((int64_t)r->begin < lo || (int64_t)r->end > hi)
+				fail_msg("layer row %s %s %.0f..%.0f outside %lld..%lld", r->f[9], r->f[10],
+				         r->begin, r->end, (long long)lo, (long long)hi);
+			if (global && ((int64_t)r->begin != lo || (int64_t)r->end != hi))
+				fail_msg("global layer %s: %.0f..%.0f, ours %lld..%lld", r->f[9], r->begin,
+				         r->end, (long long)lo, (long long)hi);
+			layer_rows++;
+		} else {
+			/* "Group<k>  L<line - 1>": the span of the group's member layers. */
+			const char *at = strstr(r->f[5], " L");
+			assert_non_null(at);
+			int gline = atoi(at + 2) + 1;
+			int64_t lo = INT64_MAX, hi = INT64_MIN;
+			snprintf(path, sizeof path, "%s/final.mlir", dir);
+			size_t mlen = 0;
+			char *mt = tp_test_slurp(path, &mlen);
+			struct sg_mlir m;
+			assert_int_equal(sg_mlir_parse(mt, mlen, &m), TP_OK);
+			int g = -1;
+			for (size_t k = 0; k < m.ngroups; k++)
+				if (m.groups[k].line == (uint32_t)gline)
+					g = (int)k;
+			assert_true(g >= 0);
+			for (size_t L = 0; L < p->num_layers; L++) {
+				const struct tp_layer *ly = &p->layers[L];
+				if (ly->group != g || ly->begin_ns > ly->end_ns)
+					continue;
+				lo = ly->begin_ns < lo ? ly->begin_ns : lo;
+				hi = ly->end_ns > hi ? ly->end_ns : hi;
+			}
+			if ((int64_t)r->begin != lo || (int64_t)r->end != hi)
+				fail_msg("group row %s: %.0f..%.0f, ours %lld..%lld", r->f[5], r->begin, r->end,
+				         (long long)lo, (long long)hi);
+			sg_mlir_free(&m);
+			free(mt);
+			group_rows++;
+		}
+	}
+	free(rows);
+	assert_int_equal(cmds, 341);
+	assert_int_equal(layer_rows, 209);
+	assert_int_equal(group_rows, 13);
+	/* Names are the MLIR loc names; tensors carry shape, dtype and location. */
+	const struct tp_slice *conv = by_cmd(tr[0], 2);
+	const struct tp_layer *ly = &p->layers[conv->layer];
+	assert_int_equal(ly->id, 19);
+	assert_string_equal(tp_str(p, ly->name), "80_Relu");
+	assert_int_equal(ly->group, 0);
+	assert_true(ly->num_tensors >= 2);
+	const struct tp_tensor *out = &p->tensors[ly->first_tensor + ly->num_tensors - 1];
+	assert_int_equal(out->is_in, 0);
+	assert_int_equal(out->dtype, TP_DT_BF16);
+	assert_int_equal(out->ndim, 4);
+	assert_int_equal(out->shape[1], 24);
+	const struct tp_slice *ld = by_cmd(tr[1], 1);
+	const struct tp_layer *lly = &p->layers[ld->layer];
+	assert_string_equal(tp_str(p, lly->type), "Load");
+	const struct tp_tensor *in = &p->tensors[lly->first_tensor];
+	assert_int_equal(in->is_in, 1);
+	assert_int_equal(in->gaddr, 2201171394560ull);
+	assert_int_equal(in->dtype, TP_DT_FP32);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	setup_paths();
@@ -1264,6 +1442,7 @@ int main(void)
 		cmocka_unit_test(test_a2_small_oom),
 		cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_real_bm1688),
 		cmocka_unit_test(test_real_cv184x),
+		cmocka_unit_test(test_real_cv184x_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
