@@ -1049,19 +1049,31 @@ static int setup_clocks(struct rd *r, const struct tp_bmprofile_opts *o)
 	return TP_OK;
 }
 
+/* net_stat.sim is a side file: a problem with it is a note, never a failed conversion. */
 static int read_netstat(struct rd *r)
 {
 	struct tp_file f;
-	char *pth = NULL;
-	int rc = load(r, "net_stat.sim", &f, &pth);
-	if (rc)
-		return rc;
+	char *pth = path_of(r, "net_stat.sim");
+	if (!pth)
+		return nomem(r);
+	struct tp_diag ld = {0};
+	if (tp_file_load(&f, pth, &ld) != TP_OK) {
+		if (ld.status == TP_ENOMEM) {
+			tp_free(pth);
+			return nomem(r);
+		}
+		tp_profile_note(r->p, "%s; the simulator figures are not shown", ld.msg);
+		tp_free(pth);
+		return TP_OK;
+	}
+	r->p->stats.files_read++;
 	struct bmp_netstat ns;
-	rc = bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, r->d);
+	bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, NULL);
 	tp_file_release(&f);
+	if (ns.bad_lines)
+		tp_profile_note(r->p, "%s:%lu: %s; %lu line(s) of this side file skipped", pth,
+		                ns.first_bad_line, ns.bad_what, ns.bad_lines);
 	tp_free(pth);
-	if (rc)
-		return rc;
 	if (!ns.have_total)
 		return TP_OK;
 	char buf[64];

@@ -587,10 +587,59 @@ static void test_netstat_parse(void **state)
 	assert_int_equal(ns.gdma_items, 1);
 	assert_int_equal(ns.dr_bytes[1], 2210792);
 	assert_string_equal(ns.runtime_ms, "2.080330");
-	static const char bad[] = "ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\n";
-	assert_int_equal(bmp_netstat_parse(bad, sizeof bad - 1, "d/net_stat.sim", &ns, &d),
-	                 TP_EFORMAT);
-	assert_string_equal(d.msg, "d/net_stat.sim:2: malformed item \"Conv|CONV|s:1|b:x|g:2|e:3|t:3\"");
+	/* A malformed item is skipped and counted, never an error (net_stat.sim is a side file). */
+	static const char bad[] = "ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\nA|CONV|s:1|b:1|g:2|e:3|t:3\n"
+	                          "API_END total_cycle:7|b:1|g:1\n";
+	assert_int_equal(bmp_netstat_parse(bad, sizeof bad - 1, "d/net_stat.sim", &ns, &d), TP_OK);
+	assert_int_equal(ns.bad_lines, 1);
+	assert_int_equal(ns.first_bad_line, 2);
+	assert_string_equal(ns.bad_what, "malformed item \"Conv|CONV|s:1|b:x|g:2|e:3|t:3\"");
+	assert_int_equal(ns.bd_items, 1);
+	assert_int_equal(ns.total_cycle, 7);
+}
+
+/* Harmless variants of net_stat.sim, one per kind (issue 9 item 5): each parses with no
+ * skipped line and the same figures as the canonical text. */
+static void test_netstat_variants(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *what, *text;
+	} v[] = {
+		{"spaces around ':' (the real case that rejected a whole dump)",
+		 "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
+		 "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n"},
+		{"CRLF line ends", "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
+		                   "gdma_cycle:2)\r\nflops: 5, runtime: 1.5ms\r\nGDMA SUMMARY : |dr[0] "
+		                   "S2L:7|dr[1] L2S:8\r\n"},
+		{"trailing blanks and indentation",
+		 "  API_END total_cycle:100|b:1|g:1   \nTCYC : 224969.\t\n  flops: 5, runtime: 1.5ms  \n"
+		 "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n"},
+		{"reordered lines", "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
+		                    "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n"},
+		{"unknown item keys and extra columns",
+		 "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
+		 "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
+		 "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
+		 "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n"},
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		struct bmp_netstat ns;
+		assert_int_equal(bmp_netstat_parse(v[i].text, strlen(v[i].text), "n", &ns, NULL), TP_OK);
+		if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
+		    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
+			fail_msg("variant %zu (%s): bad %lu, total %llu, flops %llu, S2L %llu, L2S %llu, "
+			         "runtime %s",
+			         i, v[i].what, ns.bad_lines, (unsigned long long)ns.total_cycle,
+			         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
+			         (unsigned long long)ns.dr_bytes[1], ns.runtime_ms);
+	}
+	/* TCYC alone gives the total when there is no API_END line. */
+	struct bmp_netstat ns;
+	static const char t[] = "TCYC : 224969\n";
+	assert_int_equal(bmp_netstat_parse(t, sizeof t - 1, "n", &ns, NULL), TP_OK);
+	assert_int_equal(ns.total_cycle, 224969);
+	assert_int_equal(ns.bad_lines, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -843,6 +892,22 @@ static void test_a2_layers_json(void **state)
 			fail_msg("variant %zu: no note starting with %s", k, note);
 		tp_profile_free(p);
 	}
+
+	/* A net_stat.sim of another version converts too, with one note for what was skipped. */
+	snprintf(path, sizeof path, "%s/net_stat.sim", dir);
+	static const char ns_bad[] = "TCYC : 5\r\nConv|CONV|s:q|b:1|g:1|e:1|t:1\nx|Y|s:1|b:1\n";
+	assert_int_equal(tp_test_write_file(path, ns_bad, sizeof ns_bad - 1), 0);
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "5");
+	snprintf(note, sizeof note, "%s:2: malformed item \"Conv|CONV|s:q|b:1|g:1|e:1|t:1\"; 2 line(s) "
+	         "of this side file skipped", path);
+	int seen = 0;
+	for (size_t i = 0; i < p->num_notes; i++)
+		seen |= !strcmp(tp_str(p, p->notes[i].text), note);
+	if (!seen)
+		fail_msg("no note %s", note);
+	tp_profile_free(p);
+	unlink(path);
 
 	struct tp_bmprofile_opts o = {.skip_layers = 1};
 	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
@@ -1437,6 +1502,7 @@ int main(void)
 		cmocka_unit_test(test_cmd_1688),      cmocka_unit_test(test_cmdbuf_end_rule),
 		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
 		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_global_cut_node_line),  cmocka_unit_test(test_netstat_parse),
+		cmocka_unit_test(test_netstat_variants),
 		cmocka_unit_test(test_a2_small),      cmocka_unit_test(test_a2_layers_json),
 		cmocka_unit_test(test_x_small),
 		cmocka_unit_test(test_a2_small_oom),

@@ -52,6 +52,8 @@ static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L
 	struct tp_file f;
 	struct tp_diag d = {0};
 	if (tp_file_load(&f, path, &d) != TP_OK) {
+		if (d.status == TP_ENOMEM)
+			return TP_ENOMEM;
 		tp_profile_note(p, "%s; layer information skipped", d.msg);
 		return TP_OK;
 	}
@@ -94,6 +96,8 @@ static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L
 	struct tp_file f;
 	struct tp_diag d = {0};
 	if (tp_file_load(&f, path, &d) != TP_OK) {
+		if (d.status == TP_ENOMEM)
+			return TP_ENOMEM;
 		tp_profile_note(p, "%s; MLIR layer names skipped", d.msg);
 		return TP_OK;
 	}

@@ -313,7 +313,11 @@ struct bmp_netstat {
 	uint64_t bd_items, gdma_items;
 	uint64_t dr_bytes[4]; /* GDMA SUMMARY S2L, L2S, S2S, L2L */
 	char runtime_ms[32];  /* as printed */
+	unsigned long bad_lines, first_bad_line; /* lines skipped, and the first one */
+	char bad_what[96];    /* what was wrong with the first one */
 };
+/* Parses net_stat.sim text[0..len). Tolerant (a side file): never fails; lines that do not
+ * parse are skipped and counted in ns (path and d are unused, kept for the callers). */
 int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
                       struct tp_diag *d);
 
