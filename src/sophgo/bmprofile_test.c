@@ -642,6 +642,224 @@ static void test_netstat_variants(void **state)
 	assert_int_equal(ns.bad_lines, 0);
 }
 
+/* Harmless variants of global.profile (issue 9 item 5; it stays strict about real damage):
+ * CRLF, trailing blanks, blanks around '=', unknown keys and lines, reordered header lines.
+ * Each parses to the same header, layer, tensor and node as the canonical text. */
+static void test_global_variants(void **state)
+{
+	(void)state;
+	static const char *const v[] = {
+		/* canonical */
+		"[bmprofile] arch=8\n[bmprofile] net_name=net a\n[bmprofile] tpu_freq=1000\n"
+		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\n"
+		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+		"loffset=64 nslice=1 hslice=4 l2addr=0\n"
+		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\n"
+		"[bmprofile] core_list=0,\n",
+		/* CRLF */
+		"[bmprofile] arch=8\r\n[bmprofile] net_name=net a\r\n[bmprofile] tpu_freq=1000\r\n"
+		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\r\n"
+		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+		"loffset=64 nslice=1 hslice=4 l2addr=0\r\n"
+		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\r\n"
+		"[bmprofile] core_list=0,\r\n",
+		/* trailing blanks */
+		"[bmprofile] arch=8  \n[bmprofile] net_name=net a \t\n[bmprofile] tpu_freq=1000 \n"
+		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=  \n"
+		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+		"loffset=64 nslice=1 hslice=4 l2addr=0 \n"
+		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0   \n"
+		"[bmprofile] core_list=0, \n",
+		/* blanks around '=' */
+		"[bmprofile] arch = 8\n[bmprofile] net_name = net a\n[bmprofile] tpu_freq =1000\n"
+		"[bmprofile] local_layer: layer_id = 15 layer_type= Load layer_name=\n"
+		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype = 0 is_const=0 gaddr=0 gsize=0 "
+		"loffset= 64 nslice=1 hslice=4 l2addr=0\n"
+		"[bmprofile] gdma cmd_id bd_id = 0 gdma_id=0 gdma_dir=0 gdma_func=0 core = 0\n"
+		"[bmprofile] core_list = 0,\n",
+		/* unknown keys and lines, reordered header */
+		"[bmprofile] tpu_freq=1000\n[bmprofile] new_header=1\n[bmprofile] net_name=net a\n"
+		"[bmprofile] arch=8\nsome other tool's line\n"
+		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name= \n"
+		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+		"loffset=64 nslice=1 hslice=4 l2addr=0 new_key=7\n"
+		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0 extra=1\n"
+		"[bmprofile] core_list=0,\n",
+	};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		struct tp_profile *p = tp_profile_new();
+		struct bmp_global *g = calloc(1, sizeof *g);
+		assert_non_null(g);
+		struct tp_diag d = {0};
+		int rc = bmp_global_parse(v[i], strlen(v[i]), "g", p, g, &d);
+		if (rc)
+			fail_msg("variant %zu: %s", i, d.msg);
+		if (!g->have_arch || g->arch != TP_ARCH_CV184X || g->tpu_freq != 1000 ||
+		    strcmp(tp_str(p, p->net_name), "net a") != 0 || p->num_layers != 1 ||
+		    p->layers[0].id != 15 || strcmp(tp_str(p, p->layers[0].type), "Load") != 0 ||
+		    p->num_tensors != 1 || p->tensors[0].loffset != 64 || p->tensors[0].shape[3] != 5 ||
+		    g->nodes[0][BMP_ENG_GDMA].n != 1 || g->n_cores != 1)
+			fail_msg("variant %zu differs: arch %d freq %lld net \"%s\" layers %zu tensors %zu",
+			         i, (int)g->arch, (long long)g->tpu_freq, tp_str(p, p->net_name),
+			         p->num_layers, p->num_tensors);
+		bmp_global_free(g);
+		free(g);
+		tp_profile_free(p);
+	}
+}
+
+/* final.mlir: loc names through aliases and fused locs, Group/Yield member ranges, module
+ * attributes, and the harmless variants (CRLF, trailing blanks, indentation, aliases before
+ * use); a broken loc line is skipped and counted, never fatal. */
+static void test_mlir_parse(void **state)
+{
+	(void)state;
+	static const char base[] =
+		"#loc = loc(unknown)\n"                                                   /* 1 */
+		"module @net attributes {module.FLOPs = 42 : i64, module.chip = \"cv184x\", "
+		"module.mode = \"F16\", module.cores = 1 : i64} {\n"                     /* 2 */
+		"  %0 = \"top.Weight\"() : () -> tensor<1xf32> loc(#loc1)\n"              /* 3 */
+		"  %1 = \"tpu.Group\"(%0) ({\n"                                           /* 4 */
+		"    %2 = \"tpu.Load\"(%0) {a = 1} : (tensor<1xf32>) -> tensor<1xf32> loc(#loc2)\n" /* 5 */
+		"    %3 = \"tpu.Conv2D\"(%2) : (tensor<1xf32>) -> tensor<1xf32> loc(\"direct\")\n" /* 6 */
+		"    \"tpu.Yield\"(%3) : (tensor<1xf32>) -> () loc(#loc)\n"              /* 7 */
+		"  }) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc3)\n"                   /* 8 */
+		"  %4 = \"tpu.Add\"(%1, %1) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc9)\n" /* 9 */
+		"#loc1 = loc(\"w\")\n"
+		"#loc2 = loc(\"load_0\")\n"
+		"#loc3 = loc(fused[#loc1, #loc2])\n"
+		"#loc9 = loc(\"quote\\\"d\")\n";
+	char crlf[4096], blanks[4096];
+	size_t k = 0, b = 0;
+	for (const char *c = base; *c; c++) {
+		if (*c == '\n') {
+			crlf[k++] = '\r';
+			blanks[b++] = ' ';
+			blanks[b++] = '\t';
+		}
+		crlf[k++] = *c;
+		blanks[b++] = *c;
+	}
+	const char *variants[3] = {base, crlf, blanks};
+	size_t lens[3] = {sizeof base - 1, k, b};
+	for (int i = 0; i < 3; i++) {
+		struct sg_mlir m;
+		assert_int_equal(sg_mlir_parse(variants[i], lens[i], &m), TP_OK);
+		assert_int_equal(m.bad_lines, 0);
+		assert_string_equal(m.module, "net");
+		assert_int_equal(m.flops, 42);
+		assert_string_equal(m.chip, "cv184x");
+		assert_string_equal(m.mode, "F16");
+		assert_string_equal(sg_mlir_name(&m, 3), "w");
+		assert_string_equal(sg_mlir_name(&m, 5), "load_0");
+		assert_string_equal(sg_mlir_name(&m, 6), "direct");
+		assert_string_equal(sg_mlir_name(&m, 7), "");
+		assert_string_equal(sg_mlir_name(&m, 8), "w, load_0");
+		assert_string_equal(sg_mlir_name(&m, 9), "quote\"d");
+		assert_null(sg_mlir_name(&m, 4));
+		assert_int_equal(m.ngroups, 1);
+		assert_int_equal(m.groups[0].line, 4);
+		assert_int_equal(m.groups[0].first, 5);
+		assert_int_equal(m.groups[0].last, 6);
+		assert_int_equal(sg_mlir_group_of(&m, 5), 0);
+		assert_int_equal(sg_mlir_group_of(&m, 6), 0);
+		assert_int_equal(sg_mlir_group_of(&m, 9), -1);
+		sg_mlir_free(&m);
+	}
+	/* Broken lines: an unterminated loc( and an alias cycle (ends, no name). */
+	static const char broken[] = "%0 = \"tpu.A\"() loc(\"open\n%1 = \"tpu.B\"() loc(#loc4)\n"
+	                             "#loc4 = loc(#loc5)\n#loc5 = loc(fused[#loc4])\n#loc6 = loc(\n";
+	struct sg_mlir m;
+	assert_int_equal(sg_mlir_parse(broken, sizeof broken - 1, &m), TP_OK);
+	assert_int_equal(m.bad_lines, 2);
+	assert_int_equal(m.first_bad_line, 1);
+	assert_null(sg_mlir_name(&m, 1));
+	assert_string_equal(sg_mlir_name(&m, 2), "");
+	sg_mlir_free(&m);
+}
+
+/* tensor_location.json variants: unknown keys, any key order, CRLF and blanks, a bad entry
+ * among good ones (skipped and counted), numbers beyond int64 (treated as absent). */
+static void test_json_variants(void **state)
+{
+	(void)state;
+	static const char js[] =
+		"[\r\n {\"new_key\": {\"x\": [1]}, \"tiu_dma_id(after)\": [2, 1], \"opcode\": \"tpu.Conv2D\","
+		" \"tiu_dma_id(before)\": [0, 0], \"file-line\": 7, \"core_id\": 0, \"is_local\": false,"
+		" \"operands\": [{\"name\": \"in\", \"memory_type\": \"<1x8x4x4xbf16>\", \"address\": 4096,"
+		" \"type\": \"tensor<1x8x4x4xbf16, 4096 : i64>\", \"slice\": \"[0:1, 0:8, 0:1, 0:4, 0:4]\"},"
+		" {}], \"results\": [{\"name\": \"out\", \"shape\": [1, 8, 4, 4], \"memory_type\": "
+		"\"<1x8x2x4xsi8>\", \"address\": 64, \"slice\": \"[0:1, 0:8, 0:1, 0:2, 0:4]\", \"type\": "
+		"\"tensor<1x8x4x4xsi8>\"}]} ,\r\n"
+		" {\"file-line\": 9, \"tiu_dma_id(before)\": [2], \"tiu_dma_id(after)\": [3, 1]},\r\n"
+		" 17,\r\n"
+		" {\"file-line\": 1e300, \"core_id\": -5e300, \"opcode\": \"tpu.Add\", "
+		"\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
+		" \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
+		" \"operands\": [{\"name\": \"out\"}]},\r\n"
+		" {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "t", 0, 1);
+	int tt = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int gt = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	for (uint32_t i = 1; i <= 3; i++) {
+		struct tp_slice *s = tp_track_push(p, tt);
+		s->cmd_id = i;
+		s->start_ns = i * 100;
+		s->end_ns = i * 100 + 50;
+		s->layer = -1;
+	}
+	struct tp_slice *s = tp_track_push(p, gt);
+	s->cmd_id = 1;
+	s->start_ns = 10;
+	s->end_ns = 20;
+	s->layer = -1;
+	struct sg_layers L = {0};
+	assert_int_equal(sg_layers_parse_json(p, (const uint8_t *)js, sizeof js - 1, "t.json", &L),
+	                 TP_OK);
+	assert_non_null(L.json);
+	int ti[1] = {tt}, gi[1] = {gt};
+	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1), TP_OK);
+	assert_int_equal(p->num_layers, 2); /* the [2] pair, the number 17 and 1e400 are skipped */
+	const struct tp_layer *c = &p->layers[0];
+	assert_int_equal(c->id, 7);
+	assert_string_equal(tp_str(p, c->type), "Conv2D");
+	assert_string_equal(tp_str(p, c->name), "out");
+	assert_int_equal(c->tiu_first, 1);
+	assert_int_equal(c->tiu_last, 2);
+	assert_int_equal(c->gdma_first, 1);
+	assert_int_equal(c->begin_ns, 10);
+	assert_int_equal(c->end_ns, 250);
+	assert_int_equal(c->num_tensors, 2); /* {} is no tensor */
+	const struct tp_tensor *in = &p->tensors[c->first_tensor];
+	assert_int_equal(in->is_in, 1);
+	assert_int_equal(in->gaddr, 4096);
+	assert_int_equal(in->dtype, TP_DT_BF16);
+	assert_int_equal(in->ndim, 4);
+	const struct tp_tensor *out = &p->tensors[c->first_tensor + 1];
+	assert_int_equal(out->loffset, 64);
+	assert_int_equal(out->gaddr, 0);
+	assert_int_equal(out->dtype, TP_DT_INT8);
+	assert_int_equal(out->nslice, 1);
+	assert_int_equal(out->hslice, 2);
+	assert_int_equal(out->id, 7);
+	const struct tp_layer *a = &p->layers[1];
+	assert_int_equal(a->id, -1);           /* 1e300 is no line */
+	assert_int_equal(a->gdma_first, 0);    /* dma 1 -> 1: no DMA command */
+	assert_int_equal(a->tiu_first, 3);
+	/* core_id -5e300 is no number: treated as absent, i.e. core 0 */
+	assert_int_equal(by_cmd(&p->tracks[tt], 3)->layer, 1);
+	assert_int_equal(p->tensors[a->first_tensor].id, 7); /* operand "out" made by line 7 */
+	int noted = 0;
+	for (size_t i = 0; i < p->num_notes; i++)
+		noted |= strstr(tp_str(p, p->notes[i].text),
+		                "t.json: 3 entries without a tiu_dma_id(before)/(after) pair skipped "
+		                "(first: entry 2)") != NULL;
+	assert_true(noted);
+	sg_layers_free(&L);
+	tp_profile_free(p);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* The synthetic BM1688 dump, end to end.                                                   */
 /* ---------------------------------------------------------------------------------------- */
@@ -1503,6 +1721,8 @@ int main(void)
 		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
 		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_global_cut_node_line),  cmocka_unit_test(test_netstat_parse),
 		cmocka_unit_test(test_netstat_variants),
+		cmocka_unit_test(test_global_variants),
+		cmocka_unit_test(test_mlir_parse), cmocka_unit_test(test_json_variants),
 		cmocka_unit_test(test_a2_small),      cmocka_unit_test(test_a2_layers_json),
 		cmocka_unit_test(test_x_small),
 		cmocka_unit_test(test_a2_small_oom),

@@ -47,6 +47,42 @@ static void excerpt(const uint8_t *data, size_t size, size_t at, char *out, size
 	out[k] = 0;
 }
 
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
+                         const char *path, struct sg_layers *L)
+{
+	const char *end = NULL;
+	/* ParseWithLengthOpts reports the error position through `end` instead of the global
+	 * cJSON_GetErrorPtr, and never reads past size (a mapping is not NUL-terminated). The
+	 * excerpt is taken from the caller's buffer, which is still valid here. */
+	cJSON *root = cJSON_ParseWithLengthOpts((const char *)data, size, &end, 0);
+	if (!root) {
+		if (p->oom)
+			return TP_ENOMEM;
+		size_t at = end && end >= (const char *)data && end <= (const char *)data + size
+		                ? (size_t)(end - (const char *)data)
+		                : 0;
+		unsigned long line = 1;
+		for (size_t i = 0; i < at; i++)
+			line += data[i] == '\n';
+		char near[128];
+		excerpt(data, size, at, near, sizeof near);
+		tp_profile_note(p, "%s:%lu: not valid JSON (near \"%s\"); layer information from it "
+		                   "skipped",
+		                path, line, near);
+		return TP_OK;
+	}
+	if (!cJSON_IsArray(root)) {
+		cJSON_Delete(root);
+		tp_profile_note(p, "%s:1: not a JSON array of layer entries; layer information from it "
+		                   "skipped",
+		                path);
+		return TP_OK;
+	}
+	cJSON_Delete((cJSON *)L->json);
+	L->json = root;
+	return TP_OK;
+}
+
 static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
 {
 	struct tp_file f;
@@ -58,37 +94,9 @@ static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L
 		return TP_OK;
 	}
 	p->stats.files_read++;
-	const char *end = NULL;
-	/* ParseWithLengthOpts reports the error position through `end` instead of the global
-	 * cJSON_GetErrorPtr, and never reads past size (the mapping is not NUL-terminated). */
-	cJSON *root = cJSON_ParseWithLengthOpts((const char *)f.data, f.size, &end, 0);
-	if (!root) {
-		if (p->oom)
-			return TP_ENOMEM;
-		size_t at = end && end >= (const char *)f.data && end <= (const char *)f.data + f.size
-		                ? (size_t)(end - (const char *)f.data)
-		                : 0;
-		unsigned long line = 1;
-		for (size_t i = 0; i < at; i++)
-			line += f.data[i] == '\n';
-		char near[128];
-		excerpt(f.data, f.size, at, near, sizeof near);
-		tp_file_release(&f);
-		tp_profile_note(p, "%s:%lu: not valid JSON (near \"%s\"); layer information from it "
-		                   "skipped",
-		                path, line, near);
-		return TP_OK;
-	}
+	int rc = sg_layers_parse_json(p, f.data, f.size, path, L);
 	tp_file_release(&f);
-	if (!cJSON_IsArray(root)) {
-		cJSON_Delete(root);
-		tp_profile_note(p, "%s:1: not a JSON array of layer entries; layer information from it "
-		                   "skipped",
-		                path);
-		return TP_OK;
-	}
-	L->json = root;
-	return TP_OK;
+	return rc;
 }
 
 static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L)

@@ -368,6 +368,10 @@ struct sg_layers {
  * TP_ENOMEM only. Free with sg_layers_free. */
 int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir_path,
                    struct sg_layers *L);
+/* The JSON half of sg_layers_load on a buffer (for tests and fuzzers): parses
+ * tensor_location.json text data[0..size) into L->json, or leaves it NULL with a note. */
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
+                         const char *path, struct sg_layers *L);
 /* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
  * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
  * setting slice.layer and the layers' begin/end. Call after the slices are final. TP_OK or
