@@ -131,9 +131,8 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 	uint64_t tcyc = 0;
 	int have_tcyc = 0;
 	while (pos < len) {
-		size_t e = pos;
-		while (e < len && text[e] != '\n')
-			e++;
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t e = nl ? (size_t)(nl - text) : len;
 		no++;
 		const char *s = text + pos;
 		size_t n = e - pos;

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ALIAS_MAX (1u << 24) /* highest #loc number kept */
+#define ALIAS_MAX (1u << 30) /* highest #loc number understood */
 #define RESOLVE_DEPTH 16
 
 /* An alias (#locN) or an op's own loc(...): the span of its body inside the text. */
@@ -35,14 +35,41 @@ struct span {
 	uint8_t set;
 };
 
+/* Alias definitions, sorted by key after the pass (key 0 = "#loc", k + 1 = "#loc<k>"); kept
+ * sparse so a huge #loc number costs nothing. A key defined twice keeps its last definition. */
+struct alias {
+	size_t key, order;
+	struct span sp;
+};
+
 struct parse {
 	const char *t;
 	size_t n;
 	struct sg_mlir *m;
-	struct span *alias; /* [0] = "#loc", [k+1] = "#loc<k>" */
+	struct alias *alias;
 	size_t nalias, cap_alias;
-	int oom;
 };
+
+static int cmp_alias(const void *a, const void *b)
+{
+	const struct alias *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static const struct span *alias_get(const struct parse *ps, size_t key)
+{
+	size_t lo = 0, hi = ps->nalias;
+	while (lo < hi) { /* last entry with this key */
+		size_t mid = lo + (hi - lo) / 2;
+		if (ps->alias[mid].key <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && ps->alias[lo - 1].key == key ? &ps->alias[lo - 1].sp : NULL;
+}
 
 static int grow(void **arr, size_t elem, size_t need, size_t *cap)
 {
@@ -56,19 +83,24 @@ static int grow(void **arr, size_t elem, size_t need, size_t *cap)
 static const char *find(const char *s, size_t n, const char *pat)
 {
 	size_t k = strlen(pat);
-	for (size_t i = 0; i + k <= n; i++)
-		if (s[i] == pat[0] && !memcmp(s + i, pat, k))
-			return s + i;
+	const char *end = s + n, *q = s;
+	while (k <= (size_t)(end - q) && (q = memchr(q, pat[0], (size_t)(end - q) - k + 1)) != NULL) {
+		if (!memcmp(q, pat, k))
+			return q;
+		q++;
+	}
 	return NULL;
 }
 
+/* Last occurrence of pat in s[0..n). */
 static const char *rfind(const char *s, size_t n, const char *pat)
 {
-	size_t k = strlen(pat);
-	for (size_t i = n >= k ? n - k + 1 : 0; i-- > 0;)
-		if (!memcmp(s + i, pat, k))
-			return s + i;
-	return NULL;
+	const char *hit = NULL, *q = s, *f;
+	while ((f = find(q, (size_t)(s + n - q), pat)) != NULL) {
+		hit = f;
+		q = f + 1;
+	}
+	return hit;
 }
 
 /* End of the quoted string starting at s[0] == '"' (index of the closing quote), or 0. */
@@ -176,7 +208,8 @@ static int resolve(struct parse *ps, struct span sp, unsigned depth)
 		if (s[i] != '#' || !alias_ref(s + i, n - i, &key, &used))
 			continue;
 		i += used - 1;
-		if (key >= ps->nalias || !ps->alias[key].set)
+		const struct span *as = alias_get(ps, key);
+		if (!as)
 			continue;
 		size_t before = ps->m->nstrs;
 		if (wrote) {
@@ -186,7 +219,7 @@ static int resolve(struct parse *ps, struct span sp, unsigned depth)
 			ps->m->strs[ps->m->nstrs++] = ' ';
 		}
 		size_t mid = ps->m->nstrs;
-		if (!resolve(ps, ps->alias[key], depth + 1))
+		if (!resolve(ps, *as, depth + 1))
 			return 0;
 		if (ps->m->nstrs == mid)
 			ps->m->nstrs = before; /* nothing resolved: drop the separator */
@@ -257,8 +290,10 @@ static int attr_str(const char *s, size_t n, const char *key, char *out, size_t 
 
 static void module_line(struct sg_mlir *m, const char *s, size_t n)
 {
+	if (m->have_module)
+		return;
 	const char *at = find(s, n, "module @");
-	if (!at || m->have_module)
+	if (!at)
 		return;
 	m->have_module = 1;
 	size_t i = (size_t)(at - s) + 8, b = i;
@@ -282,9 +317,8 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 	unsigned long no = 0;
 	int rc = TP_OK;
 	while (pos < len) {
-		size_t e = pos;
-		while (e < len && text[e] != '\n')
-			e++;
+		const char *nl = memchr(text + pos, '\n', len - pos);
+		size_t e = nl ? (size_t)(nl - text) : len;
 		no++;
 		const char *s = text + pos;
 		size_t n = e - pos;
@@ -305,16 +339,12 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 				bad(m, no);
 				continue;
 			}
-			if (key >= ps.nalias) {
-				size_t need = key + 1;
-				if (!grow((void **)&ps.alias, sizeof *ps.alias, need, &ps.cap_alias)) {
-					rc = TP_ENOMEM;
-					break;
-				}
-				memset(ps.alias + ps.nalias, 0, (need - ps.nalias) * sizeof *ps.alias);
-				ps.nalias = need;
+			if (!grow((void **)&ps.alias, sizeof *ps.alias, ps.nalias + 1, &ps.cap_alias)) {
+				rc = TP_ENOMEM;
+				break;
 			}
-			ps.alias[key] = sp;
+			ps.alias[ps.nalias] = (struct alias){.key = key, .order = ps.nalias, .sp = sp};
+			ps.nalias++;
 			continue;
 		}
 		module_line(m, s, n);
@@ -345,6 +375,8 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 		m->ops[m->nops++] = (struct sg_mlir_op){.line = (uint32_t)no};
 	}
 	m->lines = no;
+	if (ps.nalias > 1)
+		qsort(ps.alias, ps.nalias, sizeof *ps.alias, cmp_alias);
 	/* Names, now that every alias is known. */
 	for (size_t i = 0; rc == TP_OK && i < m->nops; i++) {
 		m->ops[i].name = (uint32_t)m->nstrs;
