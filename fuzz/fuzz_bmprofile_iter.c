@@ -1,8 +1,8 @@
 /*
  * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
- * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X. Any bytes must give
- * a status (with a message on error), never a crash, leak or out-of-bounds read.
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X. Any bytes
+ * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
 #include "sophgo/sophgo_int.h"
 

@@ -15,8 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Only a prefix of big inputs is parsed (the real final.mlir files are ~138 KiB): the shared seed
-	 * corpus also holds ~1 MB binaries that would only slow every run down. */
+	/* Only a prefix of big inputs is parsed: the real final.mlir files are ~138 KiB, and the shared
+	 * seed corpus also holds ~1 MB binaries that would only slow every run down. */
 	if (size > (160 << 10))
 		size = 160 << 10;
 	struct sg_mlir m;

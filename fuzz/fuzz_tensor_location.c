@@ -15,8 +15,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Only a prefix of big inputs is parsed (the real tensor_location.json files are 227-263 KiB): the shared seed
-	 * corpus also holds ~1 MB binaries that would only slow every run down. */
+	/* Only a prefix of big inputs is parsed: the real tensor_location.json files are
+	 * 227-263 KiB, and the shared seed corpus also holds ~1 MB binaries that would only
+	 * slow every run down. */
 	if (size > (320 << 10))
 		size = 320 << 10;
 	struct tp_profile *p = tp_profile_new();

@@ -797,7 +797,8 @@ static void test_json_variants(void **state)
 		"\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
 		" \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
 		" \"operands\": [{\"name\": \"out\"}]},\r\n"
-		" {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
+		" {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
+		"\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
 	struct tp_profile *p = tp_profile_new();
 	int dev = tp_profile_add_device(p, "t", 0, 1);
 	int tt = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
