@@ -1,8 +1,15 @@
 /*
  * bmp_reader.c — tp_bmprofile_read: finds the files of a bmprofile_data directory, runs the
- * parsers (global.c, iter.c, cmd.c, netstat.c), reconstructs the timeline (§9.2 PerfAI path
- * for BM1688/CV186X, §9.1 legacy path for BM1684/BM1684X) and fills the profile model: one
- * device, per core TIU/GDMA/MCU tracks, one slice per PMU record, layers matched to commands.
+ * parsers (bmp_global.c, bmp_iter.c, bmp_cmd.c, bmp_netstat.c; side files through
+ * sg_layers.c), reconstructs the timeline (§9.2 PerfAI path for BM1688/CV186X and CV184X,
+ * §9.1 legacy path for BM1684/BM1684X; the chip.c row says which, and gives the PMU layouts
+ * and clocks) and fills the profile model: one device, per core TIU/GDMA/MCU tracks, one
+ * slice per PMU record, layers matched to commands.
+ *
+ * Strict where it matters, tolerant elsewhere: global.profile, iter<N>.profile and cmd_*.dat
+ * carry the timeline and their damage is an error; net_stat.sim, tensor_location.json and
+ * final.mlir are side files whose problems become one profile note each (path:LINE) while the
+ * conversion goes on; other files are ignored.
  *
  * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
  * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
@@ -1012,10 +1019,18 @@ static int peek_arch(const uint8_t *t, size_t n)
 {
 	size_t lim = n < 65536 ? n : 65536;
 	for (size_t i = 0; i + 5 < lim; i++) {
-		if (memcmp(t + i, "arch=", 5) != 0 || (i > 0 && t[i - 1] != ' ' && t[i - 1] != ']'))
+		if (memcmp(t + i, "arch", 4) != 0 || (i > 0 && t[i - 1] != ' ' && t[i - 1] != ']'))
 			continue;
+		size_t j = i + 4;
+		while (j < lim && t[j] == ' ') /* "arch = 8" is a harmless variant */
+			j++;
+		if (j >= lim || t[j] != '=')
+			continue;
+		j++;
+		while (j < lim && t[j] == ' ')
+			j++;
 		int v = 0, digits = 0;
-		for (size_t j = i + 5; j < lim && t[j] >= '0' && t[j] <= '9' && digits < 6; j++, digits++)
+		for (; j < lim && t[j] >= '0' && t[j] <= '9' && digits < 6; j++, digits++)
 			v = v * 10 + (t[j] - '0');
 		return digits ? v : -1;
 	}
