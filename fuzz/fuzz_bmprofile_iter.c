@@ -1,8 +1,8 @@
 /*
  * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
- * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X and BM1684. Any bytes must give
- * a status (with a message on error), never a crash, leak or out-of-bounds read.
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X. Any bytes
+ * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
 #include "sophgo/sophgo_int.h"
 
@@ -15,11 +15,14 @@ static volatile uint64_t sink;
 
 static void records(enum tp_arch arch, const uint8_t *data, const struct bmp_iter *it)
 {
-	size_t gs = bmp_gdma_rec_size(arch);
+	size_t gs = bmp_gdma_rec_size(arch), ts = bmp_tiu_rec_size(arch);
 	for (unsigned k = 0; k < it->n_bd; k++)
-		for (size_t i = 0; i + BMP_TIU_REC_SIZE <= it->bd[k].len; i += BMP_TIU_REC_SIZE) {
+		for (size_t i = 0; i + ts <= it->bd[k].len; i += ts) {
 			struct bmp_tiu_rec r;
-			bmp_tiu_decode(data + it->bd[k].off + i, &r);
+			if (arch == TP_ARCH_CV184X)
+				bmp_tiu_decode_id_first(data + it->bd[k].off + i, &r);
+			else
+				bmp_tiu_decode(data + it->bd[k].off + i, &r);
 			sink += r.start ^ r.end ^ r.inst_id;
 		}
 	for (unsigned k = 0; k < it->n_gdma; k++)
@@ -38,8 +41,9 @@ static void records(enum tp_arch arch, const uint8_t *data, const struct bmp_ite
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const enum tp_arch arches[3] = {TP_ARCH_BM1688, TP_ARCH_BM1684X, TP_ARCH_BM1684};
-	for (int a = 0; a < 3; a++) {
+	static const enum tp_arch arches[4] = {TP_ARCH_BM1688, TP_ARCH_BM1684X, TP_ARCH_BM1684,
+	                                       TP_ARCH_CV184X};
+	for (int a = 0; a < 4; a++) {
 		struct bmp_iter *it = malloc(sizeof *it);
 		if (!it)
 			return 0;

@@ -23,7 +23,7 @@ void tp_cli_usage(FILE *f)
 		fprintf(f, "  %-20s %s\n", rd[i]->name, rd[i]->doc);
 	fprintf(f,
 	        "\nOptions:\n"
-	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2)\n"
+	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2, CV184X)\n"
 	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"

@@ -31,7 +31,7 @@ static int read_capfile(const struct tp_cli_opts *o, struct tp_profile **out, st
 
 static const struct tp_cli_reader bmprofile_reader = {
 	.name = "sophgo-bmprofile",
-	.doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X)",
+	.doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X, CV184X)",
 	.probe = tp_bmprofile_probe,
 	.read = read_bmprofile,
 };

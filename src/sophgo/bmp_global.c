@@ -4,7 +4,8 @@
  * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
  * node lines go to struct bmp_global for the layer matching done by the reader.
  *
- * Grammar: lines end with '\n' (a trailing '\r' is ignored); meaningful lines contain
+ * Grammar: lines end with '\n' (trailing '\r' and blanks are ignored, and blanks around a
+ * key's '=' are accepted: harmless variants); meaningful lines contain
  * "[bmprofile]" followed by a body. Bodies recognised (others are ignored, as the reference
  * does):
  *   arch=<int> | tpu_freq=<int> | net_name=<rest> | is_mlir=<int> | core_list=<a,b,>
@@ -44,10 +45,19 @@ struct line {
 	} kv[MAX_KV];
 };
 
+/* The body starts with p. A p ending in '=' also matches with blanks before and after the
+ * '=' ("arch = 8", a harmless variant). */
 static int starts(const struct line *l, const char *p)
 {
 	size_t k = strlen(p);
-	return l->n >= k && memcmp(l->s, p, k) == 0;
+	if (l->n >= k && memcmp(l->s, p, k) == 0)
+		return 1;
+	if (!k || p[k - 1] != '=' || l->n < k || memcmp(l->s, p, k - 1) != 0)
+		return 0;
+	size_t i = k - 1;
+	while (i < l->n && (l->s[i] == ' ' || l->s[i] == '\t'))
+		i++;
+	return i < l->n && l->s[i] == '=';
 }
 
 static int is_word(char c)
@@ -56,7 +66,9 @@ static int is_word(char c)
 }
 
 /* Splits the line once into key=value pairs: a key is the run of word characters right
- * before a '=', its value the run of non-blank characters after it. */
+ * before a '=', its value the run of non-blank characters after it. Harmless variant: blanks
+ * around the '=' ("arch = 8"); after the '=' they are skipped only when the next token is not
+ * itself a key=value pair (so "gsize= loffset=0" still gives an empty gsize). */
 static void split_kv(struct line *l)
 {
 	l->parsed = 1;
@@ -64,20 +76,34 @@ static void split_kv(struct line *l)
 	for (size_t i = 0; i < l->n && l->nkv < MAX_KV; i++) {
 		if (l->s[i] != '=')
 			continue;
-		size_t kb = i;
+		size_t ke = i;
+		while (ke > 0 && (l->s[ke - 1] == ' ' || l->s[ke - 1] == '\t'))
+			ke--;
+		size_t kb = ke;
 		while (kb > 0 && is_word(l->s[kb - 1]))
 			kb--;
-		if (kb == i)
+		if (kb == ke)
 			continue;
-		size_t e = i + 1;
+		size_t vb = i + 1;
+		if (vb < l->n && (l->s[vb] == ' ' || l->s[vb] == '\t')) {
+			size_t t = vb;
+			while (t < l->n && (l->s[t] == ' ' || l->s[t] == '\t'))
+				t++;
+			size_t te = t;
+			while (te < l->n && l->s[te] != ' ' && l->s[te] != '\t' && l->s[te] != '=')
+				te++;
+			if (t < l->n && (te == l->n || l->s[te] != '='))
+				vb = t;
+		}
+		size_t e = vb;
 		while (e < l->n && l->s[e] != ' ' && l->s[e] != '\t')
 			e++;
 		l->kv[l->nkv].k = l->s + kb;
-		l->kv[l->nkv].kn = i - kb;
-		l->kv[l->nkv].v = l->s + i + 1;
-		l->kv[l->nkv].vn = e - i - 1;
+		l->kv[l->nkv].kn = ke - kb;
+		l->kv[l->nkv].v = l->s + vb;
+		l->kv[l->nkv].vn = e - vb;
 		l->nkv++;
-		i = e - 1;
+		i = e > i ? e - 1 : i;
 	}
 }
 
@@ -553,7 +579,8 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		size_t e = nl ? (size_t)(nl - text) : len;
 		no++;
 		size_t end = e;
-		if (end > pos && text[end - 1] == '\r')
+		/* CRLF and trailing blanks are harmless variants. */
+		while (end > pos && (text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
 			end--;
 		const char *s = text + pos;
 		size_t n = end - pos;

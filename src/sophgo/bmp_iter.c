@@ -13,14 +13,15 @@
  *                   u64 begin_usec, u64 end_usec, u64 extra
  *   8 COMMAND       36-byte header (u64 gdma_base, gdma_offset, bd_base, bd_offset,
  *                   u32 group_num) + group_num x {u32 gdma count, u32 bd count}
- *   3 MONITOR_BD    n x 32-byte TIU records
- *   4 MONITOR_GDMA  n x 256 (BM1688) / 192 (BM1684, BM1684X) byte GDMA records
+ *   3 MONITOR_BD    n x 32-byte TIU records (16 on CV184X)
+ *   4 MONITOR_GDMA  n x 256 (BM1688) / 192 (BM1684, BM1684X) / 64 (CV184X) byte GDMA records
+ *                   (record sizes come from the chip table, chip.c)
  *   5 DYN_DATA      n x 32-byte MCU records
  *   6 DYN_EXTRA     chain of {u32 profile_id, u32 type, u32 length, length bytes}
  * Rejected: a short header or payload (TP_ETRUNC), a payload that is not a whole number of
  * records or whose counts do not fit (TP_EFORMAT), more than BMP_MAX_CORES blocks of one
  * per-core type. Skipped and counted: every other block type (2, 7, 9..16 and unknown ones).
- * Accepted versions: the BM1684/BM1684X/BM1688 runtime writers of libsophon 2023–2025.
+ * Accepted versions: the BM1684/BM1684X/BM1688/CV184X runtime writers of libsophon 2023–2025.
  */
 #include "sophgo/sophgo_int.h"
 
@@ -29,15 +30,14 @@
 
 size_t bmp_gdma_rec_size(enum tp_arch arch)
 {
-	switch (arch) {
-	case TP_ARCH_BM1688:
-		return 256;
-	case TP_ARCH_BM1684:
-	case TP_ARCH_BM1684X:
-		return 192;
-	default:
-		return 0;
-	}
+	const struct sg_chip *c = sg_chip_by_arch(arch);
+	return c && c->bmp_timeline != SG_TL_NONE ? c->gdma_pmu_bytes : 0;
+}
+
+size_t bmp_tiu_rec_size(enum tp_arch arch)
+{
+	const struct sg_chip *c = sg_chip_by_arch(arch);
+	return c && c->bmp_timeline != SG_TL_NONE ? c->tiu_pmu_bytes : 0;
 }
 
 /* "TIU block", "block type 77", ... for messages. */
@@ -95,8 +95,8 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
              struct bmp_iter *it, struct tp_diag *d)
 {
 	memset(it, 0, sizeof *it);
-	size_t gsize = bmp_gdma_rec_size(arch);
-	if (!gsize)
+	size_t gsize = bmp_gdma_rec_size(arch), tsize = bmp_tiu_rec_size(arch);
+	if (!gsize || !tsize)
 		return tp_diag_at(d, TP_EUNSUPPORTED, path, 0, "no GDMA record layout for arch %s",
 		                  tp_arch_name(arch));
 	struct tp_cursor c;
@@ -162,10 +162,10 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			break;
 		}
 		case BMP_BLK_MONITOR_BD:
-			if (blen % BMP_TIU_REC_SIZE)
+			if (blen % tsize)
 				return tp_diag_at(d, TP_EFORMAT, path, hdr,
-				                  "TIU block length %u is not a multiple of the %d-byte record",
-				                  blen, BMP_TIU_REC_SIZE);
+				                  "TIU block length %u is not a multiple of the %zu-byte record",
+				                  blen, tsize);
 			rc = add_span(it->bd, &it->n_bd, poff, blen, type, path, hdr, d);
 			break;
 		case BMP_BLK_MONITOR_GDMA:
@@ -215,6 +215,16 @@ void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r
 		r->bytes = r->gmem > r->lmem ? r->gmem : r->lmem;
 		uint64_t st = (uint64_t)tp_le32(p + 0x70) + tp_le32(p + 0x74);
 		r->stall = st > UINT32_MAX ? UINT32_MAX : (uint32_t)st;
+		return;
+	}
+	if (arch == TP_ARCH_CV184X) {
+		/* 64-byte layout (cv184x_defs.py GDMAProfileFormat): start, end, inst_id, {thread,
+		 * latencies}, gif_wr_rd_stall 0x10, axi_d0_w 0x14, axi_d0_ar 0x18, axi_d0_aw 0x1C,
+		 * axi_d0_wr/rd_stall 0x20/0x24, gif_mem_w 0x28, gif_mem_ar 0x2C, valid counters
+		 * 0x30..0x3C. Bytes moved = gif_mem_w + axi_d0_w on both sides (costmodel §5 item 7). */
+		r->inst_id = tp_le32(p + 8) & 0xFFFFFu;
+		r->gmem = r->lmem = r->bytes = (uint64_t)tp_le32(p + 0x28) + tp_le32(p + 0x14);
+		r->stall = tp_le32(p + 0x10);
 		return;
 	}
 	/* BM1684 / BM1684X: only bytes 0–47 are used by any converter (§4.6). inst_id is 16 bits

@@ -1,8 +1,15 @@
 /*
  * bmp_reader.c — tp_bmprofile_read: finds the files of a bmprofile_data directory, runs the
- * parsers (global.c, iter.c, cmd.c, netstat.c), reconstructs the timeline (§9.2 PerfAI path
- * for BM1688/CV186X, §9.1 legacy path for BM1684/BM1684X) and fills the profile model: one
- * device, per core TIU/GDMA/MCU tracks, one slice per PMU record, layers matched to commands.
+ * parsers (bmp_global.c, bmp_iter.c, bmp_cmd.c, bmp_netstat.c; side files through
+ * sg_layers.c), reconstructs the timeline (§9.2 PerfAI path for BM1688/CV186X and CV184X,
+ * §9.1 legacy path for BM1684/BM1684X; the chip.c row says which, and gives the PMU layouts
+ * and clocks) and fills the profile model: one device, per core TIU/GDMA/MCU tracks, one
+ * slice per PMU record, layers matched to commands.
+ *
+ * Strict where it matters, tolerant elsewhere: global.profile, iter<N>.profile and cmd_*.dat
+ * carry the timeline and their damage is an error; net_stat.sim, tensor_location.json and
+ * final.mlir are side files whose problems become one profile note each (path:LINE) while the
+ * conversion goes on; other files are ignored.
  *
  * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
  * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
@@ -18,7 +25,6 @@
  */
 #include "sophgo/sophgo_int.h"
 
-#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +45,8 @@ struct rd {
 	struct tp_profile *p;
 	struct tp_diag *d;
 	enum tp_arch arch;
+	const struct sg_chip *chip; /* the arch's row of the chip table (never NULL once set) */
+	int perfai;                 /* chip->bmp_timeline == SG_TL_PERFAI */
 	double tiu_mhz, gdma_mhz;
 	int detail;
 	int device;
@@ -46,7 +54,8 @@ struct rd {
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
 	unsigned ncores;
 	struct name_slot *cache;
-	int json; /* tensor_location.json present and wanted */
+	int json; /* tensor_location.json present, parsed and wanted */
+	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
 	uint64_t first_begin_usec;
 	int have_first_begin;
 };
@@ -177,7 +186,7 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 			continue;
 		char name[96];
 		int found = 0;
-		if (r->arch != TP_ARCH_BM1688) {
+		if (!r->perfai) {
 			snprintf(name, sizeof name, "cmd_%llx_%d.dat", (unsigned long long)base, e);
 			found = exists(r, name);
 		}
@@ -260,17 +269,18 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_s
 /* PMU blocks -> raw slices.                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Number of valid records: BM1688 pre-fills with 0, the legacy arches with 0xFF (§4.5), and
- * the runtime writes only the valid prefix. Releases the pages it read, so the check does not
+/* Number of valid records: BM1688/CV184X pre-fill with 0, the legacy arches with 0xFF (§4.5;
+ * chip->pmu_fill), and the runtime writes only the valid prefix. `at` is the byte offset of
+ * the start word (the end word follows it). Releases the pages it read, so the check does not
  * keep a multi-GB block resident. */
 static size_t valid_prefix(const struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
-                           size_t rec)
+                           size_t rec, size_t at)
 {
-	uint32_t bad = r->arch == TP_ARCH_BM1688 ? 0 : UINT32_MAX;
+	uint32_t bad = r->chip->pmu_fill;
 	const uint8_t *p = f->data + sp->off;
 	size_t n = sp->len / rec;
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *q = p + i * rec;
+		const uint8_t *q = p + i * rec + at;
 		if (tp_le32(q) == bad || tp_le32(q + 4) == bad)
 			return i;
 		if ((i & 0x3FFF) == 0x3FFF)
@@ -292,7 +302,7 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 	struct tp_track *tr = &r->p->tracks[t];
 	uint64_t hi = 0, wraps = 0;
 	uint32_t ls = 0, le = 0;
-	int a2 = r->arch == TP_ARCH_BM1688;
+	int a2 = r->perfai;
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
 		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)s->end_ns;
@@ -331,20 +341,25 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 {
 	int t = r->tiu_track[core];
 	const uint8_t *base = f->data + sp->off;
-	size_t n = sp->len / BMP_TIU_REC_SIZE;
-	size_t nv = valid_prefix(r, f, sp, BMP_TIU_REC_SIZE);
+	const size_t rs = r->chip->tiu_pmu_bytes;
+	const int id_first = r->chip->tiu_pmu_id_first;
+	size_t n = sp->len / rs;
+	size_t nv = valid_prefix(r, f, sp, rs, id_first ? 8 : 0);
 	r->p->stats.records_read += n;
 	r->p->stats.records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
-	struct bmp_unwrap u = {.width = 16};
+	struct bmp_unwrap u = {.width = r->chip->tiu_id_bits};
 	size_t i0 = 0;
-	if (r->arch == TP_ARCH_BM1688 && nv > 0) {
+	if (r->perfai && nv > 0) {
 		/* §9.2 step 4: a leading system.send_msg record is dropped. */
 		struct bmp_tiu_rec rec;
 		struct bmp_cmd c;
-		bmp_tiu_decode(base, &rec);
+		if (id_first)
+			bmp_tiu_decode_id_first(base, &rec);
+		else
+			bmp_tiu_decode(base, &rec);
 		if (cc->have[BMP_ENG_TIU] && bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) &&
 		    c.op == 15 && c.sub == 8) {
 			bmp_unwrap_next(&u, rec.inst_id);
@@ -354,19 +369,22 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	}
 	for (size_t i = i0; i < nv; i++) {
 		struct bmp_tiu_rec rec;
-		bmp_tiu_decode(base + i * BMP_TIU_REC_SIZE, &rec);
+		if (id_first)
+			bmp_tiu_decode_id_first(base + i * rs, &rec);
+		else
+			bmp_tiu_decode(base + i * rs, &rec);
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
 		if ((i & 0xFFFF) == 0xFFFF)
-			drop_pages(f, sp->off, sp->off + i * BMP_TIU_REC_SIZE);
+			drop_pages(f, sp->off, sp->off + i * rs);
 	}
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
-		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (16-bit counter)", core,
-		                (unsigned long long)u.wraps);
+		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
+		                (unsigned long long)u.wraps, u.width);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	return TP_OK;
 }
@@ -375,16 +393,16 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
                      unsigned core, size_t *first)
 {
 	int t = r->gdma_track[core];
-	size_t rs = bmp_gdma_rec_size(r->arch);
+	size_t rs = r->chip->gdma_pmu_bytes;
 	const uint8_t *base = f->data + sp->off;
 	size_t n = sp->len / rs;
-	size_t nv = valid_prefix(r, f, sp, rs);
+	size_t nv = valid_prefix(r, f, sp, rs, 0);
 	r->p->stats.records_read += n;
 	r->p->stats.records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
-	unsigned width = r->arch == TP_ARCH_BM1684 ? 16 : 20;
+	unsigned width = r->chip->gdma_id_bits;
 	struct bmp_unwrap u = {.width = width};
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
@@ -413,7 +431,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			drop_pages(f, sp->off, sp->off + i * rs);
 	}
 	drop_pages(f, sp->off, sp->off + sp->len);
-	if (r->arch == TP_ARCH_BM1688) {
+	if (r->perfai) {
 		size_t lo, hi;
 		bmp_trim_range(nv, nz, z0, z1, zl, &lo, &hi);
 		struct tp_track *tr = &r->p->tracks[t];
@@ -744,7 +762,7 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		return nomem(r);
 	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
 		goto out;
-	uint32_t mask = r->arch == TP_ARCH_BM1684 ? 0xFFFFu : 0xFFFFFu;
+	uint32_t mask = (uint32_t)((1u << r->chip->gdma_id_bits) - 1u);
 	int64_t iter_off_ns = 0;
 	if (!r->have_first_begin) {
 		r->first_begin_usec = it->summary.begin_usec;
@@ -897,7 +915,7 @@ static void attach_nodes(struct rd *r)
 				if (s->cmd_id == 0 || s->cmd_id > nd->n)
 					continue;
 				size_t ni = s->cmd_id - 1;
-				if (r->arch != TP_ARCH_BM1688 && nd->bd_id) {
+				if (!r->perfai && nd->bd_id) {
 					uint32_t own = e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
 					if (own != s->cmd_id)
 						continue;
@@ -913,143 +931,6 @@ static void attach_nodes(struct rd *r)
 				layer_touch(&r->p->layers[L], e, s->cmd_id, s);
 			}
 		}
-}
-
-static int json_int(const cJSON *o, const char *key, int64_t *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (cJSON_IsNumber(v)) {
-		*out = (int64_t)v->valuedouble;
-		return 1;
-	}
-	if (cJSON_IsBool(v)) {
-		*out = cJSON_IsTrue(v);
-		return 1;
-	}
-	return 0;
-}
-
-static int json_pair(const cJSON *o, const char *key, int64_t *a, int64_t *b)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) < 2)
-		return 0;
-	const cJSON *x = cJSON_GetArrayItem(v, 0), *y = cJSON_GetArrayItem(v, 1);
-	if (!cJSON_IsNumber(x) || !cJSON_IsNumber(y))
-		return 0;
-	*a = (int64_t)x->valuedouble;
-	*b = (int64_t)y->valuedouble;
-	return 1;
-}
-
-/* tensor_location.json (§8.3): each entry owns TIU cmd ids before[0]+1 .. after[0] and GDMA
- * ids before[1]+1 .. after[1] on core_id. */
-static int json_layers(struct rd *r)
-{
-	struct tp_file f;
-	char *pth = NULL;
-	int rc = load(r, "tensor_location.json", &f, &pth);
-	if (rc)
-		return rc;
-	cJSON *root = cJSON_ParseWithLength((const char *)f.data, f.size);
-	tp_file_release(&f);
-	if (!root || !cJSON_IsArray(root)) {
-		const char *at = cJSON_GetErrorPtr();
-		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: not a JSON array of layer entries%s%.20s%s", pth,
-		                 at ? " (near \"" : "", at ? at : "", at ? "\")" : "");
-		cJSON_Delete(root);
-		tp_free(pth);
-		return rc;
-	}
-	size_t base = r->p->num_layers;
-	const cJSON *e;
-	cJSON_ArrayForEach(e, root)
-	{
-		int64_t line = -1, core = 0, subnet = -1, loc = 0, tb = 0, db = 0, ta = 0, da = 0;
-		json_int(e, "file-line", &line);
-		json_int(e, "core_id", &core);
-		json_int(e, "subnet_id", &subnet);
-		json_int(e, "is_local", &loc);
-		if (!json_pair(e, "tiu_dma_id(before)", &tb, &db) ||
-		    !json_pair(e, "tiu_dma_id(after)", &ta, &da))
-			continue;
-		const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "opcode");
-		const char *opname = cJSON_IsString(op) ? op->valuestring : "";
-		if (strncmp(opname, "tpu.", 4) == 0)
-			opname += 4;
-		struct tp_layer ly = {0};
-		ly.id = (int32_t)line;
-		ly.type = tp_profile_str(r->p, opname);
-		const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results");
-		const cJSON *r0 = cJSON_IsArray(res) ? cJSON_GetArrayItem(res, 0) : NULL;
-		const cJSON *nm = r0 ? cJSON_GetObjectItemCaseSensitive(r0, "name") : NULL;
-		ly.name = tp_profile_str(r->p, cJSON_IsString(nm) ? nm->valuestring : "");
-		ly.core = (int32_t)core;
-		ly.subnet = (int32_t)subnet;
-		ly.group = -1;
-		ly.is_local = loc != 0;
-		ly.is_data_move = !strcmp(opname, "Load") || !strcmp(opname, "Store");
-		ly.tiu_first = ta > tb && tb >= 0 ? (uint32_t)tb + 1 : 0;
-		ly.tiu_last = ta > tb && tb >= 0 ? (uint32_t)ta : 0;
-		ly.gdma_first = da > db && db >= 0 ? (uint32_t)db + 1 : 0;
-		ly.gdma_last = da > db && db >= 0 ? (uint32_t)da : 0;
-		ly.begin_ns = 0;
-		ly.end_ns = -1;
-		if (tp_profile_add_layer(r->p, &ly) < 0) {
-			cJSON_Delete(root);
-			tp_free(pth);
-			return nomem(r);
-		}
-	}
-	cJSON_Delete(root);
-	tp_free(pth);
-	/* Match slices through a cmd_id -> entry map per (core, engine); when ranges overlap the
-	 * first entry keeps the command (the reference's lookup stops at the first match). */
-	for (unsigned k = 0; k < r->ncores; k++)
-		for (int eng = 0; eng < 2; eng++) {
-			struct tp_track *t =
-				&r->p->tracks[eng == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
-			uint32_t maxid = 0;
-			for (size_t i = 0; i < t->count; i++)
-				if (t->slices[i].cmd_id > maxid)
-					maxid = t->slices[i].cmd_id;
-			if (!maxid)
-				continue;
-			int32_t *owner = tp_malloc(((size_t)maxid + 1) * sizeof *owner);
-			if (!owner)
-				return nomem(r);
-			for (size_t i = 0; i <= maxid; i++)
-				owner[i] = -1;
-			for (size_t L = base; L < r->p->num_layers; L++) {
-				const struct tp_layer *ly = &r->p->layers[L];
-				if (ly->core != (int32_t)k)
-					continue;
-				uint32_t lo = eng == BMP_ENG_TIU ? ly->tiu_first : ly->gdma_first;
-				uint32_t hi = eng == BMP_ENG_TIU ? ly->tiu_last : ly->gdma_last;
-				for (uint32_t id = lo; lo && id <= hi && id <= maxid; id++)
-					if (owner[id] < 0)
-						owner[id] = (int32_t)L;
-			}
-			for (size_t i = 0; i < t->count; i++) {
-				struct tp_slice *s = &t->slices[i];
-				int32_t L = owner[s->cmd_id];
-				if (L < 0)
-					continue;
-				s->layer = L;
-				struct tp_layer *ly = &r->p->layers[L];
-				if (ly->begin_ns > ly->end_ns) {
-					ly->begin_ns = s->start_ns;
-					ly->end_ns = s->end_ns;
-				} else {
-					if (s->start_ns < ly->begin_ns)
-						ly->begin_ns = s->start_ns;
-					if (s->end_ns > ly->end_ns)
-						ly->end_ns = s->end_ns;
-				}
-			}
-			tp_free(owner);
-		}
-	return TP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1138,10 +1019,18 @@ static int peek_arch(const uint8_t *t, size_t n)
 {
 	size_t lim = n < 65536 ? n : 65536;
 	for (size_t i = 0; i + 5 < lim; i++) {
-		if (memcmp(t + i, "arch=", 5) != 0 || (i > 0 && t[i - 1] != ' ' && t[i - 1] != ']'))
+		if (memcmp(t + i, "arch", 4) != 0 || (i > 0 && t[i - 1] != ' ' && t[i - 1] != ']'))
 			continue;
+		size_t j = i + 4;
+		while (j < lim && t[j] == ' ') /* "arch = 8" is a harmless variant */
+			j++;
+		if (j >= lim || t[j] != '=')
+			continue;
+		j++;
+		while (j < lim && t[j] == ' ')
+			j++;
 		int v = 0, digits = 0;
-		for (size_t j = i + 5; j < lim && t[j] >= '0' && t[j] <= '9' && digits < 6; j++, digits++)
+		for (; j < lim && t[j] >= '0' && t[j] <= '9' && digits < 6; j++, digits++)
 			v = v * 10 + (t[j] - '0');
 		return digits ? v : -1;
 	}
@@ -1175,19 +1064,31 @@ static int setup_clocks(struct rd *r, const struct tp_bmprofile_opts *o)
 	return TP_OK;
 }
 
+/* net_stat.sim is a side file: a problem with it is a note, never a failed conversion. */
 static int read_netstat(struct rd *r)
 {
 	struct tp_file f;
-	char *pth = NULL;
-	int rc = load(r, "net_stat.sim", &f, &pth);
-	if (rc)
-		return rc;
+	char *pth = path_of(r, "net_stat.sim");
+	if (!pth)
+		return nomem(r);
+	struct tp_diag ld = {0};
+	if (tp_file_load(&f, pth, &ld) != TP_OK) {
+		if (ld.status == TP_ENOMEM) {
+			tp_free(pth);
+			return nomem(r);
+		}
+		tp_profile_note(r->p, "%s; the simulator figures are not shown", ld.msg);
+		tp_free(pth);
+		return TP_OK;
+	}
+	r->p->stats.files_read++;
 	struct bmp_netstat ns;
-	rc = bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, r->d);
+	bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, NULL);
 	tp_file_release(&f);
+	if (ns.bad_lines)
+		tp_profile_note(r->p, "%s:%lu: %s; %lu line(s) of this side file skipped", pth,
+		                ns.first_bad_line, ns.bad_what, ns.bad_lines);
 	tp_free(pth);
-	if (rc)
-		return rc;
 	if (!ns.have_total)
 		return TP_OK;
 	char buf[64];
@@ -1240,14 +1141,31 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	}
 	int raw = peek_arch(gf.data, gf.size);
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
-	r->g.keep_ids = guess == TP_ARCH_BM1684 || guess == TP_ARCH_BM1684X;
-	int js = exists(r, "tensor_location.json");
-	if (js < 0) {
+	const struct sg_chip *gchip = sg_chip_by_arch(guess);
+	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
+	int js = exists(r, "tensor_location.json"), mj = exists(r, "final.mlir");
+	if (js < 0 || mj < 0) {
 		tp_file_release(&gf);
 		tp_free(gpath);
 		return nomem(r);
 	}
 	int skip = o && o->skip_layers;
+	/* Side files first: a tensor_location.json that does not parse is skipped with a note and
+	 * the global.profile layers are used instead (issue 9 item 5). */
+	if (!skip && (js || mj)) {
+		char *jp = js ? path_of(r, "tensor_location.json") : NULL;
+		char *mp = mj ? path_of(r, "final.mlir") : NULL;
+		rc = (js && !jp) || (mj && !mp) ? TP_ENOMEM
+		                                : sg_layers_load(r->p, jp, mp, &r->layers);
+		tp_free(jp);
+		tp_free(mp);
+		if (rc != TP_OK) {
+			tp_file_release(&gf);
+			tp_free(gpath);
+			return nomem(r);
+		}
+		js = r->layers.json != NULL;
+	}
 	r->g.no_layers = js || skip;
 	r->g.no_tensors = !r->detail || skip;
 	/* Legacy arches need the node ids for the TIU re-anchoring even without layers. */
@@ -1275,8 +1193,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 					                  "unknown arch %d", a);
 			}
 		}
-		if (rc == TP_OK && r->arch != TP_ARCH_BM1684 && r->arch != TP_ARCH_BM1684X &&
-		    r->arch != TP_ARCH_BM1688) {
+		r->chip = sg_chip_by_arch(r->arch);
+		if (rc == TP_OK && (!r->chip || r->chip->bmp_timeline == SG_TL_NONE)) {
 			if (r->g.have_arch && !(o && o->arch_override))
 				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
 				                  "arch %d (%s) is not supported", r->g.arch_raw,
@@ -1289,7 +1207,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	tp_free(gpath);
 	if (rc)
 		return rc;
-	if (r->g.keep_ids != (r->arch == TP_ARCH_BM1684 || r->arch == TP_ARCH_BM1684X))
+	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
+	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
 		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
 	setup_clocks(r, o);
 	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
@@ -1336,7 +1255,7 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 				rc = nomem(r);
 		}
 		if (rc == TP_OK)
-			rc = r->arch == TP_ARCH_BM1688 ? iter_a2(r, ipath, &f, it)
+			rc = r->perfai ? iter_a2(r, ipath, &f, it)
 			                               : iter_legacy(r, ipath, &f, it);
 		tp_free(it);
 		tp_file_release(&f);
@@ -1345,10 +1264,17 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			return rc;
 	}
 	if (r->json) {
-		if ((rc = json_layers(r)) != TP_OK)
-			return rc;
+		char *jp = path_of(r, "tensor_location.json");
+		if (!jp)
+			return nomem(r);
+		rc = sg_layers_apply(r->p, &r->layers, jp, r->tiu_track, r->gdma_track, r->ncores,
+		                     r->detail);
+		tp_free(jp);
+		if (rc != TP_OK)
+			return nomem(r);
 	} else if (!r->g.no_layers) {
 		attach_nodes(r);
+		sg_layers_name_from_mlir(r->p, &r->layers, 0);
 	} else {
 		tp_profile_note(r->p, "layers were not read (skip_layers)");
 	}
@@ -1403,6 +1329,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		rc = nomem(r);
 out:
 	bmp_global_free(&r->g);
+	sg_layers_free(&r->layers);
 	tp_free(r->cache);
 	tp_free(r);
 	tp_free(iters);

@@ -13,6 +13,7 @@
 #include "sophgo/sophgo_int.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 static const struct sg_chip chips[] = {
 	{
@@ -22,6 +23,8 @@ static const struct sg_chip chips[] = {
 		.bmp_arch = 1,
 		.tiu_pmu_bytes = 32, .gdma_pmu_bytes = 192,
 		.dma_cmd_type_bits = 4, .tiu_sys_bits = 128,
+		.bmp_timeline = SG_TL_LEGACY, .tiu_id_bits = 16, .gdma_id_bits = 16,
+		.pmu_fill = UINT32_MAX,
 	},
 	{
 		.c = {.name = "BM1684X", .arch = TP_ARCH_BM1684X, .cores = 1, .tiu_mhz = 1000,
@@ -30,6 +33,8 @@ static const struct sg_chip chips[] = {
 		.bmp_arch = 3,
 		.tiu_pmu_bytes = 32, .gdma_pmu_bytes = 192,
 		.dma_cmd_type_bits = 4, .tiu_sys_bits = 128,
+		.bmp_timeline = SG_TL_LEGACY, .tiu_id_bits = 16, .gdma_id_bits = 20,
+		.pmu_fill = UINT32_MAX,
 	},
 	{
 		/* "sg2260"'s little sibling: Chip Arch A2; CV186X is the same silicon. */
@@ -41,6 +46,7 @@ static const struct sg_chip chips[] = {
 		.bmp_arch = 4,
 		.tiu_pmu_bytes = 32, .gdma_pmu_bytes = 256,
 		.dma_cmd_type_bits = 4, .tiu_sys_bits = 128,
+		.bmp_timeline = SG_TL_PERFAI, .tiu_id_bits = 16, .gdma_id_bits = 20, .pmu_fill = 0,
 	},
 	{
 		/* Clocks for compute ability 0.75 (the default); 0.5 and 0.35 run TIU 500/375 MHz,
@@ -53,6 +59,10 @@ static const struct sg_chip chips[] = {
 		.bmp_arch = 8,
 		.tiu_pmu_bytes = 16, .gdma_pmu_bytes = 64,
 		.dma_cmd_type_bits = 5, .tiu_sys_bits = 64,
+		/* PMU layouts: tpu-mlir profile_helper/cv184x_defs.py (BDProfileFormat,
+		 * GDMAProfileFormat) @6ea894e9; the runtime pre-fills with 0 as on BM1688. */
+		.bmp_timeline = SG_TL_PERFAI, .tiu_pmu_id_first = 1, .tiu_id_bits = 20,
+		.gdma_id_bits = 20, .pmu_fill = 0,
 	},
 	{
 		.c = {.name = "BM1690", .arch = TP_ARCH_BM1690, .cores = 8, .tiu_mhz = 1000,

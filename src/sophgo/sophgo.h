@@ -1,13 +1,16 @@
 /*
  * sophgo.h — the Sophgo TPU family's readers. bmprofile: Sophgo TPU runtime profiles ("bmprofile_data" directories written by
  * bmruntime with BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and
- * net_stat.sim, for BM1684, BM1684X and BM1688/CV186X (specs/sophgo-bmprofile.md §1–§9).
+ * net_stat.sim, for BM1684, BM1684X, BM1688/CV186X and CV184X (specs/sophgo-bmprofile.md
+ * §1–§9), with layer information from the compiler's tensor_location.json and final.mlir
+ * (side files: problems with them, or with net_stat.sim, are notes, never errors).
  *
  * The reader fills one struct tp_profile: one device, per core a TIU and a GDMA track (and an
  * MCU track when the firmware trace has records), one slice per PMU record with the timeline
- * reconstructed exactly as the reference converter does (§9.2 PerfAI path for BM1688, §9.1
- * legacy path for BM1684/BM1684X), layers/tensors/memory from global.profile, and net_stat.sim
- * figures as metadata. The caller owns the returned profile (tp_profile_free).
+ * reconstructed exactly as the reference converter does (§9.2 PerfAI path for BM1688 and
+ * CV184X, §9.1 legacy path for BM1684/BM1684X), layers/tensors from tensor_location.json +
+ * final.mlir (else global.profile), memory from global.profile, and net_stat.sim figures as
+ * metadata. The caller owns the returned profile (tp_profile_free).
  */
 #ifndef TP_SOPHGO_H
 #define TP_SOPHGO_H

@@ -29,6 +29,20 @@ struct sg_chip {
 	unsigned tiu_sys_bits;    /* TIU SYS descriptor length in bits (CV184X: 64) */
 	unsigned cdma_ports;      /* CDMA ports per device */
 	uint32_t id_wrap;         /* command-id wrap value (SG2260E 0x3FFFF), 0 none */
+	/* bmprofile_data reader (sophgo-bmprofile.md §4.5, §4.6, §8.1, §9, §11): */
+	uint8_t bmp_timeline;     /* enum sg_timeline: how iter<N>.profile becomes a timeline */
+	uint8_t tiu_pmu_id_first; /* TIU PMU record starts with inst_id (CV184X: id, conflict,
+	                             start, end) instead of start, end, id */
+	uint8_t tiu_id_bits;      /* TIU PMU inst_id width (16 on 32-byte records, 20 CV184X) */
+	uint8_t gdma_id_bits;     /* GDMA PMU inst_id width (16 BM1684, 20 otherwise) */
+	uint32_t pmu_fill;        /* start/end word of a never-written PMU record: 0 or ~0 */
+};
+
+/* Timeline reconstruction rule of a chip's bmprofile_data (sophgo-bmprofile.md §9). */
+enum sg_timeline {
+	SG_TL_NONE = 0,   /* bmprofile_data not read for this chip */
+	SG_TL_LEGACY = 1, /* §9.1 (BM1684, BM1684X): dyn start offset, TIU re-anchoring */
+	SG_TL_PERFAI = 2, /* §9.2 (BM1688/CV186X, CV184X): trimming, wait_msg alignment */
 };
 /* Lookups; NULL when the table has no such chip. Thread-safe (static data). */
 const struct sg_chip *sg_chip_by_arch(enum tp_arch a);
@@ -135,8 +149,10 @@ struct bmp_iter {
 	uint64_t extra_items, extra_strings; /* DYN_EXTRA items seen (all, STRING) */
 };
 
-/* GDMA PMU record size for an arch: 256 (BM1688), 192 (BM1684, BM1684X), 0 otherwise. */
+/* PMU record sizes of an arch from the chip table (gdma: 256 BM1688, 192 BM1684/BM1684X,
+ * 64 CV184X; tiu: 32, or 16 on CV184X); 0 when the bmprofile reader has no layout for it. */
 size_t bmp_gdma_rec_size(enum tp_arch arch);
+size_t bmp_tiu_rec_size(enum tp_arch arch);
 
 /* Walks the block stream data[0..len) of the file named `path` (for messages). Validates every
  * header before the size it declares, payload sizes against their record sizes and counts
@@ -145,16 +161,25 @@ size_t bmp_gdma_rec_size(enum tp_arch arch);
 int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *path,
              struct bmp_iter *it, struct tp_diag *d);
 
-/* One TIU PMU record (§4.5, 32 bytes; all three arches). */
+/* One TIU PMU record (§4.5). */
 struct bmp_tiu_rec {
 	uint32_t start, end;
-	uint32_t inst_id; /* 16 bits */
+	uint32_t inst_id; /* 16 bits (32-byte records) or 20 bits (CV184X) */
 };
+/* 32-byte layout (BM1684, BM1684X, BM1688): start, end, u64 {inst_id:16, load:48}, ... */
 static inline void bmp_tiu_decode(const uint8_t *p, struct bmp_tiu_rec *r)
 {
 	r->start = tp_le32(p);
 	r->end = tp_le32(p + 4);
 	r->inst_id = (uint32_t)p[8] | (uint32_t)p[9] << 8;
+}
+/* 16-byte id-first layout (CV184X, MARS3): {inst_id:20, reserved:12}, {thread_id:1,
+ * bank_conflict:31}, start, end. */
+static inline void bmp_tiu_decode_id_first(const uint8_t *p, struct bmp_tiu_rec *r)
+{
+	r->inst_id = tp_le32(p) & 0xFFFFFu;
+	r->start = tp_le32(p + 8);
+	r->end = tp_le32(p + 12);
 }
 
 /* One GDMA PMU record (§4.6). */
@@ -293,9 +318,75 @@ struct bmp_netstat {
 	uint64_t bd_items, gdma_items;
 	uint64_t dr_bytes[4]; /* GDMA SUMMARY S2L, L2S, S2S, L2L */
 	char runtime_ms[32];  /* as printed */
+	unsigned long bad_lines, first_bad_line; /* lines skipped, and the first one */
+	char bad_what[96];    /* what was wrong with the first one */
 };
+/* Parses net_stat.sim text[0..len). Tolerant (a side file): never fails; lines that do not
+ * parse are skipped and counted in ns (path and d are unused, kept for the callers). */
 int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
                       struct tp_diag *d);
+
+/* ---------------------------------------------------------------------------------------- */
+/* final.mlir (final_mlir.c; sophgo-cdm.md §9): loc names per line, layer groups, module.    */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_mlir_op {
+	uint32_t line; /* 1-based line of the op (tensor_location.json "file-line") */
+	uint32_t name; /* offset of its resolved loc name in strs ("" if none) */
+};
+struct sg_mlir_group {
+	uint32_t line;        /* 1-based line of the Group op */
+	uint32_t yield;       /* first later Yield line, 0 = none */
+	uint32_t first, last; /* member lines [first, last] (strictly between), 0,0 = none */
+};
+struct sg_mlir {
+	struct sg_mlir_op *ops; size_t nops;          /* in line order */
+	struct sg_mlir_group *groups; size_t ngroups; /* in line order */
+	char *strs; size_t nstrs, cap_strs;           /* NUL-terminated names */
+	int have_module, have_flops, have_cores;
+	char module[128], chip[32], mode[32];         /* module @<name>, module.chip, module.mode */
+	int64_t flops, cores;
+	unsigned long lines;
+	unsigned long bad_lines, first_bad_line;      /* loc()/alias lines that did not parse */
+};
+/* Parses text[0..len) into m (zeroed first). Never fails on content: malformed lines are
+ * skipped and counted. TP_OK or TP_ENOMEM (m left empty). Free with sg_mlir_free. */
+int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m);
+/* The loc name of the op on `line`, or NULL when that line has no op with a loc. */
+const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line);
+/* Index of the group whose member range holds `line`, or -1. */
+int sg_mlir_group_of(const struct sg_mlir *m, uint32_t line);
+void sg_mlir_free(struct sg_mlir *m);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Layer information from tensor_location.json + final.mlir (sg_layers.c), any Sophgo chip.  */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_layers {
+	void *json;          /* cJSON array of entries, NULL when absent or unusable */
+	struct sg_mlir mlir; /* valid when have_mlir */
+	int have_mlir;
+};
+/* Reads the side files (either path may be NULL = absent). A file that cannot be read or
+ * parsed is skipped with one profile note naming `path:LINE`; L->json stays NULL then, and
+ * the caller may fall back to other layer sources. Sets the mlir_* metadata. Returns TP_OK or
+ * TP_ENOMEM only. Free with sg_layers_free. */
+int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir_path,
+                   struct sg_layers *L);
+/* The JSON half of sg_layers_load on a buffer (for tests and fuzzers): parses
+ * tensor_location.json text data[0..size) into L->json, or leaves it NULL with a note. */
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
+                         const char *path, struct sg_layers *L);
+/* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
+ * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
+ * setting slice.layer and the layers' begin/end. Call after the slices are final. TP_OK or
+ * TP_ENOMEM. */
+int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
+                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors);
+/* Layers [first, num_layers) with an empty name and id = a final.mlir line get the loc name
+ * of that line, and a group from its Group/Yield ranges if they have none. */
+void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, size_t first);
+void sg_layers_free(struct sg_layers *L);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Timeline steps (§9.2), pure functions so each rule is tested on its own.                  */

@@ -1,0 +1,33 @@
+/*
+ * fuzz_netstat.c — libFuzzer target for the net_stat.sim parser (src/sophgo/bmp_netstat.c),
+ * a side file: any bytes must parse with TP_OK, and a skipped line must be reported with a
+ * line number inside the text and a NUL-terminated description. Seeds: the real dumps'
+ * net_stat.sim files (copied by scripts/fuzz.sh at run time).
+ */
+#include "sophgo/sophgo_int.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* Only a prefix of big inputs is parsed: the real net_stat.sim files are 50-55 KiB, and the shared
+	 * seed corpus also holds ~1 MB binaries that would only slow every run down. */
+	if (size > (64 << 10))
+		size = 64 << 10;
+	struct bmp_netstat ns;
+	if (bmp_netstat_parse((const char *)data, size, "net_stat.sim", &ns, NULL) != TP_OK)
+		abort();
+	unsigned long lines = 1;
+	for (size_t i = 0; i < size; i++)
+		lines += data[i] == '\n';
+	if (ns.bad_lines && (ns.first_bad_line == 0 || ns.first_bad_line > lines ||
+	                     !memchr(ns.bad_what, 0, sizeof ns.bad_what)))
+		abort();
+	if (!memchr(ns.runtime_ms, 0, sizeof ns.runtime_ms))
+		abort();
+	return 0;
+}

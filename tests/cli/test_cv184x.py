@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""End-to-end tests of tpuprof on the real CV184X dump and on its side files gone wrong.
+
+usage: test_cv184x.py TPUPROF SHARED_DIR
+
+1. The real CV184X blazeface dump (SHARED_DIR/testdata/sophgo/cv184x_blazeface) converts with
+   every default output plus --json --sqlite, and its summary equals the vendor's figures in
+   PROVENANCE.txt; the traces carry the MLIR layer names.
+2. Side files are tolerant (issue 9 item 5): a copy of the dump whose net_stat.sim,
+   tensor_location.json or final.mlir is malformed or of another version, or that holds an
+   unknown extra file, still converts (exit 0) and names what was skipped as `path:LINE` in
+   the summary notes; a damaged timeline file (iter0.profile) still fails with exit 2.
+When the dump is absent every test prints a loud SKIPPED.
+"""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TPUPROF, SHARED = sys.argv[1], sys.argv[2]
+REAL = os.path.join(SHARED, "testdata", "sophgo", "cv184x_blazeface")
+
+
+def run(*args):
+    p = subprocess.run([TPUPROF, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def need_real(test):
+    def wrapper(self):
+        if not os.path.isdir(REAL):
+            print(f"\nSKIPPED: real CV184X dump not found at {REAL}", file=sys.stderr)
+            self.skipTest("real dump absent")
+        return test(self)
+    wrapper.__name__ = test.__name__
+    return wrapper
+
+
+class RealCV184X(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.out = os.path.join(cls.tmp.name, "out")
+        if os.path.isdir(REAL):
+            cls.rc, cls.stdout, cls.stderr = run(REAL, cls.out, "--json", "--sqlite")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    @need_real
+    def test_summary_equals_provenance(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        with open(os.path.join(self.out, "summary.json")) as f:
+            s = json.load(f)
+        self.assertEqual(s["arch"], "CV184X")
+        self.assertEqual(s["net_name"], "blazeface")
+        c0 = s["cores"][0]
+        self.assertEqual(round(c0["parallelism_pct"], 2), 112.05)
+        self.assertEqual(round(s["total_time_ns"] / 1000, 2), 1697.54)
+        self.assertEqual(round(c0["tiu_working_ratio_pct"], 2), 46.43)
+        self.assertEqual(c0["total_tiu_cycle"], 591160)
+        self.assertEqual(c0["total_gdma_cycle"], 724000)
+        self.assertEqual(round(c0["gdma_ddr_avg_bw_gbps"], 2), 4.39)
+        self.assertEqual(c0["engines"]["TIU"]["records"], 116)
+        self.assertEqual(c0["engines"]["GDMA"]["records"], 225)
+        self.assertEqual(s["notes"], [])
+        for name in ("summary.txt", "result.html", "perfetto.pftrace", "trace.json",
+                     "profile.db", os.path.join("PerfDoc", "PerfAI_output.xlsx")):
+            self.assertTrue(os.path.getsize(os.path.join(self.out, name)) > 0, name)
+
+    @need_real
+    def test_layer_names_in_outputs(self):
+        self.assertEqual(self.rc, 0, self.stderr)
+        with open(os.path.join(self.out, "trace.json")) as f:
+            t = json.load(f)
+        ev = t["traceEvents"] if isinstance(t, dict) else t
+        conv = [e for e in ev if e.get("ph") == "X" and e.get("args", {}).get("Cmd Id") == 2
+                and e.get("cat") == "TIU"]
+        self.assertEqual(len(conv), 1)
+        self.assertEqual(conv[0]["args"]["Layer Name"], "80_Relu")
+        self.assertEqual(conv[0]["args"]["Layer Id"], 19)
+        db = sqlite3.connect(os.path.join(self.out, "profile.db"))
+        n = db.execute("select count(*) from arg_value where string_value = '80_Relu'").fetchone()
+        self.assertGreater(n[0], 0)
+        with open(os.path.join(self.out, "result.html"), encoding="utf-8") as f:
+            self.assertIn("80_Relu", f.read())
+
+
+class SideFiles(unittest.TestCase):
+    """Copies of the real dump with one file changed."""
+
+    def convert(self, change):
+        with tempfile.TemporaryDirectory() as t:
+            dump = os.path.join(t, "bmprofile_data-1")
+            shutil.copytree(REAL, dump)
+            for name in os.listdir(dump):
+                os.chmod(os.path.join(dump, name), 0o644)
+            change(dump)
+            out = os.path.join(t, "out")
+            rc, _, err = run(dump, out, "-q", "--disable_web", "--disable_doc",
+                             "--disable_perfetto")
+            s = None
+            if rc == 0:
+                with open(os.path.join(out, "summary.json")) as f:
+                    s = json.load(f)
+                with open(os.path.join(out, "summary.txt")) as f:
+                    s["_txt"] = f.read()
+            return rc, err, s, dump
+
+    def assert_noted(self, s, dump, text):
+        hits = [n for n in s["notes"] if n.startswith(os.path.join(dump, "")) and text in n]
+        self.assertTrue(hits, f"no note with {text!r}: {s['notes']}")
+        self.assertIn(text, s["_txt"])
+
+    @need_real
+    def test_net_stat_spaces_around_colon(self):
+        # The real case that rejected a whole dump: another runtime's "TCYC : 224969".
+        def change(d):
+            with open(os.path.join(d, "net_stat.sim"), "w") as f:
+                f.write("TCYC : 224969\r\nflops : 5, runtime : 1.5ms\n")
+        rc, err, s, _ = self.convert(change)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(s["metadata"]["sim_total_cycle"], "224969")
+        self.assertEqual(s["notes"], [])
+
+    @need_real
+    def test_net_stat_garbage_is_a_note(self):
+        def change(d):
+            with open(os.path.join(d, "net_stat.sim"), "w") as f:
+                f.write("ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\nAPI_END total_cycle:9|b:1|g:1\n")
+        rc, err, s, dump = self.convert(change)
+        self.assertEqual(rc, 0, err)
+        self.assert_noted(s, dump, "net_stat.sim:2: malformed item")
+        self.assertEqual(s["cores"][0]["total_tiu_cycle"], 591160)
+
+    @need_real
+    def test_tensor_location_truncated_is_a_note(self):
+        def change(d):
+            p = os.path.join(d, "tensor_location.json")
+            with open(p, "rb") as f:
+                data = f.read()
+            with open(p, "wb") as f:
+                f.write(data[:5000])
+        rc, err, s, dump = self.convert(change)
+        self.assertEqual(rc, 0, err)
+        self.assert_noted(s, dump, "tensor_location.json:")
+        self.assert_noted(s, dump, "not valid JSON")
+        self.assertEqual(s["cores"][0]["total_gdma_cycle"], 724000)
+
+    @need_real
+    def test_final_mlir_garbage_is_tolerated(self):
+        def change(d):
+            with open(os.path.join(d, "final.mlir"), "wb") as f:
+                f.write(b"\x00\xff garbage loc(\"unterminated\n#loc3 = loc(\n")
+        rc, err, s, dump = self.convert(change)
+        self.assertEqual(rc, 0, err)
+        self.assert_noted(s, dump, "final.mlir:1: unreadable loc() or alias line")
+
+    @need_real
+    def test_unknown_extra_file_is_ignored(self):
+        def change(d):
+            with open(os.path.join(d, "notes_from_another_tool.profile"), "w") as f:
+                f.write("whatever\n")
+            os.mkdir(os.path.join(d, "iter9.profile.d"))
+        rc, err, s, _ = self.convert(change)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(s["notes"], [])
+
+    @need_real
+    def test_damaged_timeline_still_fails(self):
+        def change(d):
+            p = os.path.join(d, "iter0.profile")
+            with open(p, "rb") as f:
+                data = f.read()
+            with open(p, "wb") as f:
+                f.write(data[:100])
+        rc, err, s, dump = self.convert(change)
+        self.assertEqual(rc, 2)
+        self.assertIn(os.path.join(dump, "iter0.profile") + "@0x", err)
+
+
+if __name__ == "__main__":
+    r = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result
+    failed = len(r.failures) + len(r.errors)
+    print(f"{r.testsRun - failed - len(r.skipped)} passed, {failed} failed, {len(r.skipped)} skipped")
+    sys.exit(1 if failed else 0)
