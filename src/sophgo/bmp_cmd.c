@@ -432,6 +432,60 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 	key_of(c);
 }
 
+/* Table-driven decoding (desc.c + regdef_<chip>.c): the same outputs as the hand-written
+ * decoders above, every field from the chip's register tables. Names: the TIU Function Type
+ * is the class's OP_NAME and the Function Name the op index's; GDMA names keep the printer's
+ * direction-dependent spelling (dma_names). */
+int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                       struct bmp_cmd *c)
+{
+	memset(c, 0, offsetof(struct bmp_cmd, name_buf));
+	c->engine = (uint8_t)engine;
+	struct sg_desc *d = &c->desc;
+	if (!sg_decode(dec, engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, p, left, d))
+		return 0;
+	c->have_desc = 1;
+	c->raw = p;
+	c->op = d->op;
+	c->sub = d->sub;
+	c->is_short = (uint8_t)(sg_has(d, SG_F_CMD_SHORT) ? sg_get(d, p, SG_F_CMD_SHORT) : 0);
+	c->dep = (uint32_t)sg_get(d, p, SG_F_CMD_ID_DEP);
+	if (engine == BMP_ENG_TIU) {
+		tiu_kind(c);
+		if (c->op == 15 && (c->sub == 8 || c->sub == 9)) {
+			uint64_t imm = sg_get(d, p, SG_F_IMM);
+			c->has_msg = 1;
+			c->msg_id = (uint32_t)(imm & 0x7F);
+			c->msg_cnt = (uint32_t)((imm >> 16) & 7);
+		}
+		if (sg_has(d, SG_F_OPT_RES0_PREC))
+			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_OPT_RES0_PREC));
+		c->type = d->cls->rc->op_name;
+		c->name = d->sub_name;
+		if (!c->name) {
+			tiu_names(c);
+			c->type = d->cls->rc->op_name;
+		}
+	} else {
+		if (c->op == 6) {
+			c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+			c->dir = TP_DIR_NONE;
+			c->dtype = TP_DT_NONE;
+		} else {
+			c->kind = TP_CMD_NORMAL;
+			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));
+			unsigned sh8 = (unsigned)sg_get(d, p, SG_F_SRC_H8) & 0xFF,
+			         dh8 = (unsigned)sg_get(d, p, SG_F_DST_H8) & 0xFF;
+			c->src_addr = (uint64_t)sh8 << 32 | sg_get(d, p, SG_F_SRC_L32);
+			c->dst_addr = (uint64_t)dh8 << 32 | sg_get(d, p, SG_F_DST_L32);
+			c->dir = dir_from_tags(sh8, dh8);
+		}
+		dma_names(c);
+	}
+	key_of(c);
+	return 1;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Command buffers.                                                                          */
 /* ---------------------------------------------------------------------------------------- */
@@ -461,6 +515,13 @@ static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n)
 	size_t next = off + n;
 	if (cb->arch == TP_ARCH_BM1684)
 		return next + 128 <= cb->len ? next : SIZE_MAX;
+	if (cb->dec) {
+		struct sg_desc d;
+		int eng = cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+		if (sg_decode(cb->dec, eng, cb->data + off, cb->len - off, &d) &&
+		    sg_is_end(eng, &d, cb->data + off, cb->data + next, cb->len - next))
+			return SIZE_MAX;
+	}
 	if (is_sys(cb->arch, cb->engine, cb->data + off)) {
 		if (cb->arch == TP_ARCH_BM1684X)
 			next = (next + 127) & ~(size_t)127;
@@ -479,25 +540,44 @@ static void release(const uint8_t *from, const uint8_t *to)
 		madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
-                size_t len, int mapped);
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
 
 int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
                     size_t len)
 {
-	return init(cb, arch, engine, data, len, 0);
+	return init(cb, arch, engine, NULL, data, len, 0);
 }
 
 int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
                            const uint8_t *data, size_t len)
 {
-	return init(cb, arch, engine, data, len, 1);
+	return init(cb, arch, engine, NULL, data, len, 1);
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
-                size_t len, int mapped)
+int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len,
+                        int mapped)
+{
+	return init(cb, arch, engine, dec, data, len, mapped);
+}
+
+/* Size of the command at off (0 = unknown / does not fit). */
+static size_t size_at(const struct bmp_cmdbuf *cb, size_t off)
+{
+	if (cb->dec) {
+		struct sg_desc d;
+		int eng = cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+		return sg_decode(cb->dec, eng, cb->data + off, cb->len - off, &d) ? d.bytes : 0;
+	}
+	return bmp_cmd_size(cb->arch, cb->engine, cb->data + off, cb->len - off);
+}
+
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped)
 {
 	memset(cb, 0, sizeof *cb);
+	cb->dec = dec;
 	cb->data = data;
 	cb->len = len;
 	cb->arch = arch;
@@ -507,7 +587,7 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint
 	size_t cap = 0, off = 0;
 	uint32_t id = 1;
 	for (;;) {
-		size_t n = bmp_cmd_size(arch, engine, data + off, len - off);
+		size_t n = size_at(cb, off);
 		if (!n) {
 			cb->stopped = 1;
 			cb->stop_off = off;
@@ -553,8 +633,7 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		cb->cur_off = cb->index[i];
 	}
 	while (cb->cur_id < cmd_id) {
-		size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off,
-		                        cb->len - cb->cur_off);
+		size_t n = size_at(cb, cb->cur_off);
 		size_t next = cb->cur_off + n;
 		if (cb->arch == TP_ARCH_BM1684X &&
 		    is_sys(cb->arch, cb->engine, cb->data + cb->cur_off))
@@ -562,6 +641,9 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		cb->cur_off = next;
 		cb->cur_id++;
 	}
+	if (cb->dec)
+		return bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + cb->cur_off,
+		                          cb->len - cb->cur_off, out);
 	size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off, cb->len - cb->cur_off);
 	bmp_cmd_decode(cb->arch, cb->engine, cb->data + cb->cur_off, n, out);
 	return 1;
