@@ -14,8 +14,10 @@
  *   SYS imm @64 (Msg Id = imm & 0x7F, Sd/Wt Count = (imm >> 16) & 7 for send/wait).
  *   GDMA header (u64 @0): bit 3 cmd_short, 32–35 cmd_type, 36–38 special function,
  *   40–42 src_data_format; cmd_id_dep 64–87. Sys (type 6) is 16 bytes, every other type 96.
- *   Addresses: src_l32 @512, src_h8 @544, dst_l32 @576, dst_h8 @608 (gather/scatter: 480/512,
- *   544/576); bit 7 of an h8 byte (address bit 39) set = DDR, clear = LMEM.
+ *   Addresses: src_l32 @512, src_h8 @544, dst_l32 @576, dst_h8 @608 in every 96-byte layout;
+ *   bit 7 of an h8 byte (address bit 39) set = DDR, clear = LMEM.
+ * BM1688 commands are decoded by the table decoder (desc.c, regdef_bm1688.c) when the reader
+ * has one; the hand-written BM1688 path stays as its cross-check (desc_test.c).
  *   The stream ends at a sys command followed only by zero bytes (the reference stops when that
  *   tail is under 129 bytes; we also stop on longer all-zero tails, which it would decode as
  *   garbage convolutions).
@@ -355,11 +357,9 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 		c->kind = TP_CMD_NORMAL;
 		c->dtype = a2_dtype((unsigned)(h >> 40) & 7);
 		if (size >= 96 && arch == TP_ARCH_BM1688) {
-			unsigned so = 64, dof = 72; /* byte offsets of src_l32 / dst_l32 */
-			if (c->op == 7 || c->op == 8) {
-				so = 60;
-				dof = 68;
-			}
+			/* byte offsets of src_l32 / dst_l32: the same in every 96-byte layout,
+			 * gather/scatter included (target_1688/regdef.py) */
+			unsigned so = 64, dof = 72;
 			unsigned sh8 = p[so + 4], dh8 = p[dof + 4];
 			c->src_addr = (uint64_t)sh8 << 32 | tp_le32(p + so);
 			c->dst_addr = (uint64_t)dh8 << 32 | tp_le32(p + dof);
