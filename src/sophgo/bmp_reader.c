@@ -54,6 +54,10 @@ struct rd {
 	 * with the core's GDMA slices from its first new one: DDR side, LMEM side. */
 	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES];
 	size_t gd_cap[BMP_MAX_CORES];
+	int fields;                  /* keep the decoded descriptor fields as args */
+	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
+	 * class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
 };
@@ -235,17 +239,26 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 	return TP_OK;
 }
 
-/* Every decoded field as an argument, in class order under the vendor's names: TIU `des_`
- * + regdef name; DMA the regdef name with BM1688's printer renames (*_start_addr_h32 ->
- * *_l32, *_l8 -> *_h8). A name the class repeats ("reserved") appears once, at its first
- * position, with the value of its last occurrence, as the vendor's dict does. */
-static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
+/* Interns the argument keys of one class's fields: TIU `des_` + regdef name; DMA the regdef
+ * name with BM1688's printer renames (*_start_addr_h32 -> *_l32, *_l8 -> *_h8). A name the
+ * class repeats ("reserved") gets key 0 after its first position. NULL when out of memory. */
+static const uint32_t *class_keys(struct rd *r, int engine, const struct sg_dclass *dc)
 {
-	const struct sg_dclass *dc = c->desc.cls;
+	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	if (!r->keys[engine]) {
+		r->keys[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[engine]);
+		if (!r->keys[engine])
+			return NULL;
+	}
+	if (r->keys[engine][ci])
+		return r->keys[engine][ci];
 	const struct sg_regclass *rc = dc->rc;
+	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	if (!k)
+		return NULL;
 	for (uint16_t i = 0; i < rc->nfields; i++) {
-		uint16_t src = dc->dict_src[i];
-		if (src == UINT16_MAX)
+		if (dc->dict_src[i] == UINT16_MAX)
 			continue;
 		const char *nm = rc->fields[i].name;
 		char key[96];
@@ -261,8 +274,26 @@ static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
 					memcpy(key + len - 3, "_h8", 4);
 			}
 		}
-		tp_args_add_uint(r->p, key, sg_field(&c->desc, c->raw, src));
+		k[i] = tp_profile_str(r->p, key);
 	}
+	r->keys[engine][ci] = k;
+	return k;
+}
+
+/* Every decoded field as an argument, in class order under the vendor's names. A repeated
+ * name appears once, at its first position, with the value of its last occurrence, as the
+ * vendor's dict does. */
+static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
+{
+	const struct sg_dclass *dc = c->desc.cls;
+	const uint32_t *keys = class_keys(r, engine, dc);
+	if (!keys) {
+		r->p->oom = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < dc->rc->nfields; i++)
+		if (keys[i])
+			tp_args_add_uint_id(r->p, keys[i], sg_field(&c->desc, c->raw, dc->dict_src[i]));
 }
 
 /* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
@@ -357,8 +388,9 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 		return;
 	tp_args_begin(r->p);
 	struct tp_profile *p = r->p;
-	if (c.have_desc) {
+	if (c.have_desc && r->fields)
 		add_fields(r, engine, &c);
+	if (c.have_desc) {
 		if (engine == BMP_ENG_TIU) {
 			add_tiu_dtype(r, &c);
 			if (k.valid)
@@ -1381,12 +1413,18 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			tp_free(pth);
 		}
 		r->detail = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
+		/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
+		r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
 		if (!r->detail)
 			tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
 			                      "message ids) and tensors are not kept; ask for them "
 			                      "explicitly");
+		else if (!r->fields)
+			tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
+			                      "strides) are not kept; ask for full detail explicitly");
 	} else {
 		r->detail = want == TP_BMPROFILE_DETAIL_ON;
+		r->fields = r->detail;
 	}
 	int raw = peek_arch(gf.data, gf.size);
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
@@ -1563,6 +1601,11 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		rc = nomem(r);
 out:
 	bmp_global_free(&r->g);
+	for (int e = 0; e < 2; e++) {
+		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(r->keys[e][i]);
+		tp_free(r->keys[e]);
+	}
 	sg_decoder_free(r->dec);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
 		tp_free(r->gd_gmem[k]);

@@ -7,13 +7,15 @@
  *
  * Source of every formula: tpu-mlir python/debugger/target_1688/opdef.py
  * <class>.ops / alg_cycle / initial_cycle / bank_conflict_cycle, as transcribed in the spec
- * (conv, mm, arith, pooling and rq checked there against the reference on 189 commands).
- * Where a short layout lacks a register the formula reads, the nearest register the layout
- * has is used and said so below (the vendor's converters fill those operands the same way as
- * far as the spec tells; the classes concerned do not occur in the reference dump):
- *   - operand-0 precision absent (sCW&sBC, sLIN, sSGL, sSFU has it): the result precision;
- *   - result precision absent (sCMP): operand-0 precision;
- *   - a shape dimension absent (sVC n/h, sMM2): 1.
+ * (conv, mm, arith, pooling and rq checked there against the reference on 189 commands;
+ * src/sophgo/refcheck.py checks all 304 TIU commands of the BM1688 dump). Where a short
+ * layout lacks a register a formula reads (classes absent from the reference dump):
+ *   - operand-0 precision absent (sCW&sBC, sLIN, sSGL): the result precision;
+ *   - result precision absent (sCMP): operand 0's, or opt_opd2_prec for eu 23/24/26;
+ *   - result shapes: sCW&sBC s_bc (1,c,1,w) and s_distribute (1,c,1,1); sVC
+ *     ((opd0_c-1)*opd0_w + opd1_w, c, 1, w); a dimension a layout lacks otherwise reads 1.
+ * These follow target_1688/opparam.py's s<OP>_converter (tpu-mlir @3dd87425), which builds
+ * the operands the formulas read; the long forms are assumed to build them the same way.
  * Not modelled (valid = 0): LAR (the vendor's base class returns 0 ops, which its printer
  * divides by), sub-operation codes the op index does not list, chips other than BM1688 and
  * CV184X (BM1690's deltas of §3.14 and BM1684X's arch-only model are not implemented yet).
@@ -207,10 +209,16 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		init = 11;
 		bank = sg_get(c, p, SG_F_RES0_ADDR) * 2 == sg_get(c, p, SG_F_OPD0_ADDR) ? 2 : 1;
 		break;
-	case 5: { /* CW&BC: transbc_op */
-		alg = n * ch * h * w;
-		uint64_t hw = c->sub <= 1 ? h * align(w, eu) : align(h * w, eu);
-		arch = n * align(ch, npu) * hw;
+	case 5: { /* CW&BC: transbc_op; result shape per sCW_sBC_converter: s_bc (1,c,1,w),
+	           * s_distribute (1,c,1,1) */
+		uint64_t rn = n, rh = h, rw = w;
+		if (c->sub == 4 || c->sub == 5)
+			rn = rh = 1;
+		if (c->sub == 5)
+			rw = 1;
+		alg = rn * ch * rh * rw;
+		uint64_t hw = c->sub <= 1 ? rh * align(rw, eu) : align(rh * rw, eu);
+		arch = rn * align(ch, npu) * hw;
 		uint64_t aeu = per_lane / item_bytes(tr);
 		uint64_t thr = (c->sub == 3 || c->sub == 4) ? aeu * npu : aeu;
 		cyc = div_up(alg, thr);
@@ -263,14 +271,27 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		cyc = div_up(alg, (per_lane / item_bytes(tr)) * npu * 2);
 		init = 12;
 		break;
-	case 13: /* CMP: cmp_op */
+	case 13: { /* CMP: cmp_op; result 0 has operand 0's type, or opt_opd2_prec's for the
+	            * select-only codes 23, 24, 26 (sCMP_converter) */
+		unsigned rt = t;
+		if (c->sub == 23 || c->sub == 24 || c->sub == 26)
+			rt = (unsigned)sg_get(c, p, SG_F_OPT_OPD2_PREC);
 		alg = n * ch * h * w * 2;
 		arch = n * align(ch, npu) * align(h * w, eu) * 2;
-		cyc = div_up(alg, (per_lane / item_bytes(tr)) * npu * 2);
+		cyc = div_up(alg, (per_lane / item_bytes(rt)) * npu * 2);
 		init = 9;
 		break;
-	case 14: { /* VC: vc_op; the vendor's results[1] is res0 here (one result) */
-		alg = n * ch * h * w;
+	}
+	case 14: { /* VC: vc_op; the vendor's results[1] is res0 here (one result). sVC's result
+	            * shape is ((opd0_c - 1) * opd0_w + opd1_w, res0_c, 1, res0_w) (sVC_converter) */
+		uint64_t vn = n;
+		if (!sg_has(c, SG_F_RES0_N)) {
+			uint64_t oc = sg_get(c, p, SG_F_OPD0_C);
+			if (oc == 0)
+				return;
+			vn = (oc - 1) * sg_get(c, p, SG_F_OPD0_W) + sg_get(c, p, SG_F_OPD1_W);
+		}
+		alg = vn * ch * h * w;
 		uint64_t b = item_bytes(t), b1 = item_bytes((unsigned)sg_get(c, p, SG_F_OPT_OPD1_PREC)),
 		         br = item_bytes(tr);
 		if (b1 > b)
@@ -278,7 +299,7 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		if (br > b)
 			b = br;
 		uint64_t aeu = per_lane / b;
-		arch = n * align(ch, npu) * h * align(w, aeu);
+		arch = vn * align(ch, npu) * h * align(w, aeu);
 		cyc = div_up(alg, aeu * npu);
 		break;
 	}
