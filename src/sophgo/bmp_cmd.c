@@ -510,18 +510,14 @@ static int all_zero(const uint8_t *p, size_t n)
 
 /* Steps from the decodable command at `off` (n bytes) to the next one; returns the next
  * offset, or SIZE_MAX when the stream ends. */
-static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n)
+static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n, const struct sg_desc *d)
 {
 	size_t next = off + n;
 	if (cb->arch == TP_ARCH_BM1684)
 		return next + 128 <= cb->len ? next : SIZE_MAX;
-	if (cb->dec) {
-		struct sg_desc d;
-		int eng = cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
-		if (sg_decode(cb->dec, eng, cb->data + off, cb->len - off, &d) &&
-		    sg_is_end(eng, &d, cb->data + off, cb->data + next, cb->len - next))
-			return SIZE_MAX;
-	}
+	if (d && sg_is_end(cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, d, cb->data + off,
+	                   cb->data + next, cb->len - next))
+		return SIZE_MAX;
 	if (is_sys(cb->arch, cb->engine, cb->data + off)) {
 		if (cb->arch == TP_ARCH_BM1684X)
 			next = (next + 127) & ~(size_t)127;
@@ -562,13 +558,13 @@ int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 	return init(cb, arch, engine, dec, data, len, mapped);
 }
 
-/* Size of the command at off (0 = unknown / does not fit). */
-static size_t size_at(const struct bmp_cmdbuf *cb, size_t off)
+/* Size of the command at off (0 = unknown / does not fit); with a table decoder its head in
+ * *d. */
+static size_t size_at(const struct bmp_cmdbuf *cb, size_t off, struct sg_desc *d)
 {
 	if (cb->dec) {
-		struct sg_desc d;
 		int eng = cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
-		return sg_decode(cb->dec, eng, cb->data + off, cb->len - off, &d) ? d.bytes : 0;
+		return sg_decode(cb->dec, eng, cb->data + off, cb->len - off, d) ? d->bytes : 0;
 	}
 	return bmp_cmd_size(cb->arch, cb->engine, cb->data + off, cb->len - off);
 }
@@ -587,7 +583,8 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 	size_t cap = 0, off = 0;
 	uint32_t id = 1;
 	for (;;) {
-		size_t n = size_at(cb, off);
+		struct sg_desc d;
+		size_t n = size_at(cb, off, &d);
 		if (!n) {
 			cb->stopped = 1;
 			cb->stop_off = off;
@@ -615,7 +612,7 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 		cb->count = id;
 		if (mapped && (id & 0xFFFF) == 0)
 			release(data, data + off); /* the index pass need not keep what it read */
-		off = step(cb, off, n);
+		off = step(cb, off, n, cb->dec ? &d : NULL);
 		if (off == SIZE_MAX || id == UINT32_MAX)
 			break;
 		id++;
@@ -631,9 +628,12 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		size_t i = (cmd_id - 1) / 1024;
 		cb->cur_id = (uint32_t)(i * 1024 + 1);
 		cb->cur_off = cb->index[i];
+		cb->cur_n = 0;
 	}
 	while (cb->cur_id < cmd_id) {
-		size_t n = size_at(cb, cb->cur_off);
+		struct sg_desc d;
+		size_t n = cb->cur_n ? cb->cur_n : size_at(cb, cb->cur_off, &d);
+		cb->cur_n = 0;
 		size_t next = cb->cur_off + n;
 		if (cb->arch == TP_ARCH_BM1684X &&
 		    is_sys(cb->arch, cb->engine, cb->data + cb->cur_off))
@@ -641,9 +641,12 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		cb->cur_off = next;
 		cb->cur_id++;
 	}
-	if (cb->dec)
-		return bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + cb->cur_off,
-		                          cb->len - cb->cur_off, out);
+	if (cb->dec) {
+		int ok = bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + cb->cur_off,
+		                            cb->len - cb->cur_off, out);
+		cb->cur_n = ok ? out->desc.bytes : 0; /* the next lookup steps without decoding */
+		return ok;
+	}
 	size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off, cb->len - cb->cur_off);
 	bmp_cmd_decode(cb->arch, cb->engine, cb->data + cb->cur_off, n, out);
 	return 1;

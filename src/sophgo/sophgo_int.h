@@ -353,6 +353,7 @@ struct bmp_cmdbuf {
 	size_t nindex;
 	uint32_t cur_id;       /* cmd_id at cur_off (1-based), 0 = none */
 	size_t cur_off;
+	size_t cur_n;          /* size of the command at cur_off when already decoded, else 0 */
 	int stopped;           /* 1 if decoding stopped at an unknown header */
 	size_t stop_off;       /* where */
 };
