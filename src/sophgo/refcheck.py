@@ -23,10 +23,19 @@ import re
 import subprocess
 import sys
 
-# (dump folder, expected uArchURate per core, overall). More dumps join once their readers land.
+# (dump folder, expected uArchURate per core, overall) — PROVENANCE.txt of each dump.
 DUMPS = [
     ("bm1688_resnet50", ["74.87%", "100.00%"], "76.28%"),
+    ("cv184x_blazeface", ["69.27%"], "69.27%"),
+    ("bm1690_blazeface_cdm", ["19.66%"], "19.66%"),
 ]
+# Dumps whose reader is still on another branch: while tpuprof cannot read them they are
+# reported as NOT COMPARED (loudly) instead of failing; once it can, they are compared like
+# the others. Remove an entry when its reader is merged.
+PENDING = {
+    "cv184x_blazeface": "CV184X reader (branch cv184x) and its register tables (branch regdef)",
+    "bm1690_blazeface_cdm": "cdm reader (branch cdm) and the BM1690 tables (branch regdef)",
+}
 
 # Reference keys we do not compare, each with its reason.
 DELIBERATE = {
@@ -110,6 +119,10 @@ def check_dump(tpuprof, shared, outdir, dump, expect_core, expect_all):
                         "--disable_perfetto", "--disable_summary"],
                        capture_output=True, text=True)
     if r.returncode != 0:
+        if dump in PENDING:
+            print(f"NOT COMPARED: {dump}: tpuprof cannot read it yet ({r.stderr.strip()}); "
+                  f"waiting for {PENDING[dump]}")
+            return 0
         print(f"{dump}: tpuprof failed ({r.returncode}): {r.stderr.strip()}")
         return 1
     got = ours(os.path.join(out, "trace.json"))
