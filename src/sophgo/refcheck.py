@@ -57,6 +57,12 @@ TIU_COST = ["Alg Ops", "uArch Ops", "Alg Cycle", "uArch Rate", "Initial Cycle Ra
             "Bank Conflict Ratio"]
 
 
+def order_of(keys, wanted):
+    """The keys in `wanted` in the order they appear in `keys`, cmd_id_dep left out (the
+    trace writers put the dependency first, whatever the reader's order)."""
+    return [k for k in keys if k in wanted and k not in ("des_cmd_id_dep", "cmd_id_dep")]
+
+
 def parse_reg(path, tag):
     """Records of a tiuRegInfo / tdmaRegInfo file as dicts (first occurrence of a key wins)."""
     text = open(path, encoding="utf-8", errors="replace").read()
@@ -179,10 +185,22 @@ def check_dump(tpuprof, shared, outdir, dump, expect_core, expect_all):
                     for k in a:
                         if k.startswith("des_") and k not in rec:
                             miss(key, k, "absent", a[k])
+                    des = {k for k in rec if k.startswith("des_")}
+                    if order_of(rec, des) != order_of(a, des):
+                        miss(key, "des_* order", order_of(rec, des), order_of(a, des))
                     row = csvrows.get(key)
                     if row and not same(row["Data Type"], a.get("Data Type")):
                         miss(key, "Data Type", row["Data Type"], a.get("Data Type"))
                 else:
+                    # The decoded fields come first in the record, up to "Engine Id".
+                    regs = []
+                    for k in rec:
+                        if k == "Engine Id":
+                            break
+                        regs.append(k)
+                    if order_of(rec, set(regs)) != order_of(a, set(regs)):
+                        miss(key, "field order", order_of(rec, set(regs)),
+                             order_of(a, set(regs)))
                     for k, v in rec.items():
                         if k in DELIBERATE or k in ("Function Name", "Function Type",
                                                     "Cmd Id") or v == "":
