@@ -1,7 +1,8 @@
 /*
  * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
- * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X. Any bytes
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X, plus the
+ * BM1688 table decoder (desc.c) with every field and the TIU cost model of each command. Any bytes
  * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
 #include "sophgo/sophgo_int.h"
@@ -69,6 +70,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 			bmp_cmdbuf_free(&cb);
 		}
+	}
+	/* The table decoder (built once: it is immutable): every command, the fields of the
+	 * first 512, the cost of TIU commands. */
+	static struct sg_decoder *dec;
+	if (!dec && sg_decoder_new(&sg_isa_bm1688, 4, &dec) != TP_OK)
+		abort(); /* the linked tables must be consistent */
+	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1688);
+	for (int e = 0; e < 2; e++) {
+		struct bmp_cmdbuf cb;
+		if (bmp_cmdbuf_init_dec(&cb, TP_ARCH_BM1688, e, dec, data, size, 0) != TP_OK)
+			continue;
+		struct bmp_cmd c;
+		for (uint32_t id = 1; id <= cb.count && id <= 4096; id++) {
+			if (!bmp_cmdbuf_get(&cb, id, &c) || !c.have_desc)
+				abort(); /* the index pass decoded it */
+			for (uint16_t i = 0; id <= 512 && i < c.desc.cls->rc->nfields; i++)
+				sink += sg_field(&c.desc, c.raw, i);
+			if (e == BMP_ENG_TIU) {
+				struct tp_cost k;
+				sg_tiu_cost(chip, &c.desc, c.raw, &k);
+				sink += k.alg_ops ^ k.uarch_ops ^ k.alg_cycle;
+			}
+		}
+		bmp_cmdbuf_free(&cb);
 	}
 	return 0;
 }

@@ -226,12 +226,17 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 	const struct tp_arg *a = tp_args_get(p, s->args, &n);
 	for (size_t i = 0; a && i < n; i++) {
 		const char *key = tp_str(p, a[i].key);
-		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. */
+		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. The
+		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4). */
 		size_t g = 0;
 		while (g < generated && strcmp(out->args[g].key, key) != 0)
 			g++;
-		if (g < generated)
+		if (g < generated) {
+			if (a[i].type == TP_ARG_STR && out->args[g].type == TP_ARG_STR &&
+			    strcmp(key, "Data Type") == 0)
+				out->args[g].s = tp_str(p, a[i].v.s);
 			continue;
+		}
 		switch (a[i].type) {
 		case TP_ARG_INT:
 			arg_int(out, key, a[i].v.i);

@@ -57,7 +57,7 @@ struct tp_sink_arg {
 	const char *s;
 };
 
-#define TP_SINK_MAX_ARGS 64
+#define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
 #define TP_SINK_MAX_FLOWS 8 /* outgoing flows kept per slice; more are counted, not drawn */
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */

@@ -14,8 +14,10 @@
  *   SYS imm @64 (Msg Id = imm & 0x7F, Sd/Wt Count = (imm >> 16) & 7 for send/wait).
  *   GDMA header (u64 @0): bit 3 cmd_short, 32–35 cmd_type, 36–38 special function,
  *   40–42 src_data_format; cmd_id_dep 64–87. Sys (type 6) is 16 bytes, every other type 96.
- *   Addresses: src_l32 @512, src_h8 @544, dst_l32 @576, dst_h8 @608 (gather/scatter: 480/512,
- *   544/576); bit 7 of an h8 byte (address bit 39) set = DDR, clear = LMEM.
+ *   Addresses: src_l32 @512, src_h8 @544, dst_l32 @576, dst_h8 @608 in every 96-byte layout;
+ *   bit 7 of an h8 byte (address bit 39) set = DDR, clear = LMEM.
+ * BM1688 commands are decoded by the table decoder (desc.c, regdef_bm1688.c) when the reader
+ * has one; the hand-written BM1688 path stays as its cross-check (desc_test.c).
  *   The stream ends at a sys command followed only by zero bytes (the reference stops when that
  *   tail is under 129 bytes; we also stop on longer all-zero tails, which it would decode as
  *   garbage convolutions).
@@ -447,11 +449,9 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 		c->kind = TP_CMD_NORMAL;
 		c->dtype = a2_dtype((unsigned)(h >> 40) & 7);
 		if (size >= 96 && arch == TP_ARCH_BM1688) {
-			unsigned so = 64, dof = 72; /* byte offsets of src_l32 / dst_l32 */
-			if (c->op == 7 || c->op == 8) {
-				so = 60;
-				dof = 68;
-			}
+			/* byte offsets of src_l32 / dst_l32: the same in every 96-byte layout,
+			 * gather/scatter included (target_1688/regdef.py) */
+			unsigned so = 64, dof = 72;
 			unsigned sh8 = p[so + 4], dh8 = p[dof + 4];
 			c->src_addr = (uint64_t)sh8 << 32 | tp_le32(p + so);
 			c->dst_addr = (uint64_t)dh8 << 32 | tp_le32(p + dof);
@@ -528,6 +528,60 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 	key_of(c);
 }
 
+/* Table-driven decoding (desc.c + regdef_<chip>.c): the same outputs as the hand-written
+ * decoders above, every field from the chip's register tables. Names: the TIU Function Type
+ * is the class's OP_NAME and the Function Name the op index's; GDMA names keep the printer's
+ * direction-dependent spelling (dma_names). */
+int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                       struct bmp_cmd *c)
+{
+	memset(c, 0, offsetof(struct bmp_cmd, name_buf));
+	c->engine = (uint8_t)engine;
+	struct sg_desc *d = &c->desc;
+	if (!sg_decode(dec, engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, p, left, d))
+		return 0;
+	c->have_desc = 1;
+	c->raw = p;
+	c->op = d->op;
+	c->sub = d->sub;
+	c->is_short = (uint8_t)(sg_has(d, SG_F_CMD_SHORT) ? sg_get(d, p, SG_F_CMD_SHORT) : 0);
+	c->dep = (uint32_t)sg_get(d, p, SG_F_CMD_ID_DEP);
+	if (engine == BMP_ENG_TIU) {
+		tiu_kind(c);
+		if (c->op == 15 && (c->sub == 8 || c->sub == 9)) {
+			uint64_t imm = sg_get(d, p, SG_F_IMM);
+			c->has_msg = 1;
+			c->msg_id = (uint32_t)(imm & 0x7F);
+			c->msg_cnt = (uint32_t)((imm >> 16) & 7);
+		}
+		if (sg_has(d, SG_F_OPT_RES0_PREC))
+			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_OPT_RES0_PREC));
+		c->type = d->cls->rc->op_name;
+		c->name = d->sub_name;
+		if (!c->name) {
+			tiu_names(c);
+			c->type = d->cls->rc->op_name;
+		}
+	} else {
+		if (c->op == 6) {
+			c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+			c->dir = TP_DIR_NONE;
+			c->dtype = TP_DT_NONE;
+		} else {
+			c->kind = TP_CMD_NORMAL;
+			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));
+			unsigned sh8 = (unsigned)sg_get(d, p, SG_F_SRC_H8) & 0xFF,
+			         dh8 = (unsigned)sg_get(d, p, SG_F_DST_H8) & 0xFF;
+			c->src_addr = (uint64_t)sh8 << 32 | sg_get(d, p, SG_F_SRC_L32);
+			c->dst_addr = (uint64_t)dh8 << 32 | sg_get(d, p, SG_F_DST_L32);
+			c->dir = dir_from_tags(sh8, dh8);
+		}
+		dma_names(c);
+	}
+	key_of(c);
+	return 1;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Command buffers.                                                                          */
 /* ---------------------------------------------------------------------------------------- */
@@ -554,11 +608,14 @@ static int all_zero(const uint8_t *p, size_t n)
 
 /* Steps from the decodable command at `off` (n bytes) to the next one; returns the next
  * offset, or SIZE_MAX when the stream ends. */
-static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n)
+static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n, const struct sg_desc *d)
 {
 	size_t next = off + n;
 	if (cb->arch == TP_ARCH_BM1684)
 		return next + 128 <= cb->len ? next : SIZE_MAX;
+	if (d && sg_is_end(cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, d, cb->data + off,
+	                   cb->data + next, cb->len - next))
+		return SIZE_MAX;
 	if (is_sys(cb->arch, cb->engine, cb->data + off)) {
 		if (cb->arch == TP_ARCH_BM1684X)
 			next = (next + 127) & ~(size_t)127;
@@ -577,25 +634,44 @@ static void release(const uint8_t *from, const uint8_t *to)
 		madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
-                size_t len, int mapped);
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
 
 int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
                     size_t len)
 {
-	return init(cb, arch, engine, data, len, 0);
+	return init(cb, arch, engine, NULL, data, len, 0);
 }
 
 int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
                            const uint8_t *data, size_t len)
 {
-	return init(cb, arch, engine, data, len, 1);
+	return init(cb, arch, engine, NULL, data, len, 1);
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
-                size_t len, int mapped)
+int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len,
+                        int mapped)
+{
+	return init(cb, arch, engine, dec, data, len, mapped);
+}
+
+/* Size of the command at off (0 = unknown / does not fit); with a table decoder its head in
+ * *d. */
+static size_t size_at(const struct bmp_cmdbuf *cb, size_t off, struct sg_desc *d)
+{
+	if (cb->dec) {
+		int eng = cb->engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+		return sg_decode(cb->dec, eng, cb->data + off, cb->len - off, d) ? d->bytes : 0;
+	}
+	return bmp_cmd_size(cb->arch, cb->engine, cb->data + off, cb->len - off);
+}
+
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped)
 {
 	memset(cb, 0, sizeof *cb);
+	cb->dec = dec;
 	cb->data = data;
 	cb->len = len;
 	cb->arch = arch;
@@ -605,7 +681,8 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint
 	size_t cap = 0, off = 0;
 	uint32_t id = 1;
 	for (;;) {
-		size_t n = bmp_cmd_size(arch, engine, data + off, len - off);
+		struct sg_desc d;
+		size_t n = size_at(cb, off, &d);
 		if (!n) {
 			cb->stopped = 1;
 			cb->stop_off = off;
@@ -633,7 +710,7 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint
 		cb->count = id;
 		if (mapped && (id & 0xFFFF) == 0)
 			release(data, data + off); /* the index pass need not keep what it read */
-		off = step(cb, off, n);
+		off = step(cb, off, n, cb->dec ? &d : NULL);
 		if (off == SIZE_MAX || id == UINT32_MAX)
 			break;
 		id++;
@@ -649,16 +726,24 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		size_t i = (cmd_id - 1) / 1024;
 		cb->cur_id = (uint32_t)(i * 1024 + 1);
 		cb->cur_off = cb->index[i];
+		cb->cur_n = 0;
 	}
 	while (cb->cur_id < cmd_id) {
-		size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off,
-		                        cb->len - cb->cur_off);
+		struct sg_desc d;
+		size_t n = cb->cur_n ? cb->cur_n : size_at(cb, cb->cur_off, &d);
+		cb->cur_n = 0;
 		size_t next = cb->cur_off + n;
 		if (cb->arch == TP_ARCH_BM1684X &&
 		    is_sys(cb->arch, cb->engine, cb->data + cb->cur_off))
 			next = (next + 127) & ~(size_t)127;
 		cb->cur_off = next;
 		cb->cur_id++;
+	}
+	if (cb->dec) {
+		int ok = bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + cb->cur_off,
+		                            cb->len - cb->cur_off, out);
+		cb->cur_n = ok ? out->desc.bytes : 0; /* the next lookup steps without decoding */
+		return ok;
 	}
 	size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off, cb->len - cb->cur_off);
 	bmp_cmd_decode(cb->arch, cb->engine, cb->data + cb->cur_off, n, out);

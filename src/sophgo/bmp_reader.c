@@ -27,6 +27,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,15 @@ struct rd {
 	struct name_slot *cache;
 	int json; /* tensor_location.json present, parsed and wanted */
 	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
+	struct sg_decoder *dec;      /* owned: table decoder for arches with register tables */
+	/* BM1688 GDMA PMU byte counters per slice of the current iteration (detail only), aligned
+	 * with the core's GDMA slices from its first new one: DDR side, LMEM side. */
+	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES];
+	size_t gd_cap[BMP_MAX_CORES];
+	int fields;                  /* keep the decoded descriptor fields as args */
+	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
+	 * class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
 };
@@ -213,8 +223,10 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 		}
 		const uint8_t *data = cc->f[e].data + offset;
 		size_t len = cc->f[e].size - (size_t)offset;
-		int irc = cc->f[e].mapped ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
-		                          : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
+		int irc = r->dec ? bmp_cmdbuf_init_dec(&cc->cb[e], r->arch, e, r->dec, data, len,
+		                                       cc->f[e].mapped)
+		          : cc->f[e].mapped ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
+		                            : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
 		if (irc != TP_OK) {
 			tp_free(pth);
 			return nomem(r);
@@ -235,10 +247,133 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 	return TP_OK;
 }
 
-/* Fills name/type/kind/dir/dtype/dep (and args) of a slice from its command. */
-static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_slice *s)
+/* Interns the argument keys of one class's fields: TIU `des_` + regdef name; DMA the regdef
+ * name with BM1688's printer renames (*_start_addr_h32 -> *_l32, *_l8 -> *_h8). A name the
+ * class repeats ("reserved") gets key 0 after its first position. NULL when out of memory. */
+static const uint32_t *class_keys(struct rd *r, int engine, const struct sg_dclass *dc)
+{
+	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	if (!r->keys[engine]) {
+		r->keys[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[engine]);
+		if (!r->keys[engine])
+			return NULL;
+	}
+	if (r->keys[engine][ci])
+		return r->keys[engine][ci];
+	const struct sg_regclass *rc = dc->rc;
+	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	if (!k)
+		return NULL;
+	for (uint16_t i = 0; i < rc->nfields; i++) {
+		if (dc->dict_src[i] == UINT16_MAX)
+			continue;
+		const char *nm = rc->fields[i].name;
+		char key[96];
+		size_t len = strlen(nm);
+		if (engine == BMP_ENG_TIU) {
+			snprintf(key, sizeof key, "des_%s", nm);
+		} else {
+			snprintf(key, sizeof key, "%s", nm);
+			if (r->arch == TP_ARCH_BM1688 && strstr(nm, "start_addr_") && len < sizeof key) {
+				if (len > 4 && strcmp(nm + len - 4, "_h32") == 0)
+					memcpy(key + len - 4, "_l32", 5);
+				else if (len > 3 && strcmp(nm + len - 3, "_l8") == 0)
+					memcpy(key + len - 3, "_h8", 4);
+			}
+		}
+		k[i] = tp_profile_str(r->p, key);
+	}
+	r->keys[engine][ci] = k;
+	return k;
+}
+
+/* Every decoded field as an argument, in class order under the vendor's names. A repeated
+ * name appears once, at its first position, with the value of its last occurrence, as the
+ * vendor's dict does. */
+static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
+{
+	const struct sg_dclass *dc = c->desc.cls;
+	const uint32_t *keys = class_keys(r, engine, dc);
+	if (!keys) {
+		r->p->oom = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < dc->rc->nfields; i++)
+		if (keys[i])
+			tp_args_add_uint_id(r->p, keys[i], sg_field(&c->desc, c->raw, dc->dict_src[i]));
+}
+
+/* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
+static void add_tiu_dtype(struct rd *r, const struct bmp_cmd *c)
+{
+	const struct sg_desc *d = &c->desc;
+	int ho = sg_has(d, SG_F_OPT_OPD0_PREC), hr = sg_has(d, SG_F_OPT_RES0_PREC);
+	const char *a = "None", *b = "None";
+	if (hr)
+		b = sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_RES0_PREC));
+	a = ho ? sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_OPD0_PREC)) : b;
+	char buf[40];
+	snprintf(buf, sizeof buf, "%s -> %s", a, b);
+	tp_args_add_str(r->p, "Data Type", buf);
+}
+
+static void add_tiu_cost(struct rd *r, const struct tp_cost *k, uint32_t asic)
+{
+	char buf[32];
+	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
+	tp_args_add_uint(r->p, "Alg Cycle", k->alg_cycle);
+	sg_pct1(buf, sizeof buf, (double)k->alg_ops, (double)k->uarch_ops);
+	tp_args_add_str(r->p, "uArch Rate", buf);
+	sg_pct1(buf, sizeof buf, (double)k->init_cycle, (double)asic + 1e-4);
+	tp_args_add_str(r->p, "Initial Cycle Ratio", buf);
+	sg_pct1(buf, sizeof buf, (double)k->bank_cycle, (double)asic + 1e-4);
+	tp_args_add_str(r->p, "Bank Conflict Ratio", buf);
+}
+
+/* Python's round(x, 4) for the positive values here. */
+static double round4(double x)
+{
+	return floor(x * 10000.0 + 0.5) / 10000.0;
+}
+
+/* BM1688 GDMA PMU figures per command (costmodel §5 step 6, §5 step 9). */
+static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, uint64_t lmem)
+{
+	struct tp_profile *p = r->p;
+	double ghz = r->gdma_mhz / 1000.0, asic = s->cycles ? (double)s->cycles : 1.0;
+	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
+	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
+	tp_args_add_uint(p, "Stall Cycle", s->stall);
+	tp_args_add_uint(p, "gmem_xfer_bytes(B)", gmem);
+	tp_args_add_real(p, "gmem_bandwidth", gbw);
+	tp_args_add_uint(p, "gmem_dma_data_size(B)", gmem);
+	tp_args_add_uint(p, "gmem_xact_cnt", gmem / xa);
+	tp_args_add_uint(p, "lmem_xfer_bytes", lmem);
+	tp_args_add_real(p, "lmem_bandwidth", lbw);
+	tp_args_add_uint(p, "lmem_dma_data_size(B)", lmem);
+	tp_args_add_uint(p, "lmem_xact_cnt", lmem / xa);
+	tp_args_add_uint(p, "DMA data size(B)", gmem > lmem ? gmem : lmem);
+	tp_args_add_real(p, "DDR Bandwidth(GB/s)", gbw > lbw ? gbw : lbw);
+	static const char *const zero[] = {"gmem_bl_sum",     "gmem_avg_burst_length",
+	                                   "lmem_bl_sum",     "lmem_avg_burst_length",
+	                                   "L2M Bandwidth(GB/s)", "lmem_msk_wr_cnt",
+	                                   "gmem_msk_wr_cnt", "lmem_n32Ba_sa_cnt",
+	                                   "gmem_n32Ba_sa_cnt"};
+	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+		tp_args_add_uint(p, zero[i], 0);
+}
+
+/* Fills name/type/kind/dir/dtype/dep of slice `index` of track `t` from its command, its
+ * cost figures (TIU commands with a table-decoded descriptor, whatever the detail level) and,
+ * with detail, its argument set. `rel` is the slice's position among the core's slices of
+ * this iteration (for the GDMA byte counters kept beside them). */
+static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size_t index,
+                     unsigned core, size_t rel)
 {
 	struct bmp_cmd c;
+	struct tp_slice *s = &r->p->tracks[t].slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
 		s->name = tp_profile_str(r->p, "cmd_type_-1_0");
 		s->type = tp_profile_str(r->p, "cmd_type_-1");
@@ -249,15 +384,41 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, struct tp_s
 	s->dir = c.dir;
 	s->dtype = c.dtype;
 	s->dep_id = c.dep;
+	struct tp_cost k = {0};
+	if (engine == BMP_ENG_TIU && c.have_desc) {
+		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
+		struct tp_cost *slot = tp_track_cost(r->p, t, index);
+		if (slot)
+			*slot = k;
+		s = &r->p->tracks[t].slices[index];
+	}
 	if (!r->detail)
 		return;
 	tp_args_begin(r->p);
 	struct tp_profile *p = r->p;
-	if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
-		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
-		tp_args_add_uint(p, key_names[K_DST], c.dst_addr);
+	if (c.have_desc && r->fields)
+		add_fields(r, engine, &c);
+	if (c.have_desc) {
+		if (engine == BMP_ENG_TIU) {
+			add_tiu_dtype(r, &c);
+			if (k.valid)
+				add_tiu_cost(r, &k, s->cycles);
+		}
 	}
-	/* The dependency lives in s->dep_id; writers derive cmd_id_dep / des_cmd_id_dep from it. */
+	if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
+		/* The printer adds the mask fields that only masked_select's layout has. */
+		if (c.have_desc && r->arch == TP_ARCH_BM1688 &&
+		    strcmp(c.desc.cls->rc->op_name, "DMA_masked_select") != 0) {
+			tp_args_add_uint(p, "mask_start_addr_h8", 0);
+			tp_args_add_uint(p, "mask_start_addr_l32", 0);
+		}
+		tp_args_add_uint(p, key_names[K_DST], c.dst_addr);
+		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
+	}
+	if (engine == BMP_ENG_GDMA && r->arch == TP_ARCH_BM1688 && r->gd_gmem[core] &&
+	    rel < r->gd_cap[core])
+		add_gdma_pmu(r, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel]);
+	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
 	if (c.has_msg) {
 		tp_args_add_uint(p, key_names[K_MSG], c.msg_id);
 		tp_args_add_uint(p, key_names[K_CNT], c.msg_cnt);
@@ -404,6 +565,17 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		return nomem(r);
 	unsigned width = r->chip->gdma_id_bits;
 	struct bmp_unwrap u = {.width = width};
+	if (r->detail && r->arch == TP_ARCH_BM1688 && nv > r->gd_cap[core]) {
+		uint64_t *g = tp_realloc(r->gd_gmem[core], nv * sizeof *g);
+		if (g)
+			r->gd_gmem[core] = g;
+		uint64_t *l = g ? tp_realloc(r->gd_lmem[core], nv * sizeof *l) : NULL;
+		if (l)
+			r->gd_lmem[core] = l;
+		if (!g || !l)
+			return nomem(r);
+		r->gd_cap[core] = nv;
+	}
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
 	for (size_t i = 0; i < nv; i++) {
@@ -424,6 +596,10 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		struct tp_slice *s = tp_track_push(r->p, t);
 		s->cmd_id = (uint32_t)(id + 1);
 		s->bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
+		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
+			r->gd_gmem[core][i] = rec.gmem;
+			r->gd_lmem[core][i] = rec.lmem;
+		}
 		s->stall = rec.stall;
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
@@ -435,9 +611,14 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		size_t lo, hi;
 		bmp_trim_range(nv, nz, z0, z1, zl, &lo, &hi);
 		struct tp_track *tr = &r->p->tracks[t];
-		if (lo > 0 && hi > lo)
+		if (lo > 0 && hi > lo) {
 			memmove(tr->slices + *first, tr->slices + *first + lo,
 			        (hi - lo) * sizeof *tr->slices);
+			if (r->gd_gmem[core] && hi <= r->gd_cap[core]) {
+				memmove(r->gd_gmem[core], r->gd_gmem[core] + lo, (hi - lo) * sizeof(uint64_t));
+				memmove(r->gd_lmem[core], r->gd_lmem[core] + lo, (hi - lo) * sizeof(uint64_t));
+			}
+		}
 		tr->count = *first + (hi - lo);
 		r->p->stats.records_dropped += nv - (hi - lo);
 	}
@@ -709,7 +890,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
 			size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
 			for (size_t i = 0; i < n; i++) {
-				fill_cmd(r, &cc[k], e, &r->p->tracks[t].slices[first + i]);
+				fill_cmd(r, &cc[k], e, t, first + i, k, i);
 				if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
 					drop_pages(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
 			}
@@ -859,7 +1040,7 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 			int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 			size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
 			for (size_t i = 0; i < n; i++)
-				fill_cmd(r, &cc[k], e, &r->p->tracks[t].slices[first + i]);
+				fill_cmd(r, &cc[k], e, t, first + i, k, i);
 		}
 		if (k < it->n_dyn && tick) {
 			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 1,
@@ -1132,12 +1313,18 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			tp_free(pth);
 		}
 		r->detail = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
+		/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
+		r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
 		if (!r->detail)
 			tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
 			                      "message ids) and tensors are not kept; ask for them "
 			                      "explicitly");
+		else if (!r->fields)
+			tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
+			                      "strides) are not kept; ask for full detail explicitly");
 	} else {
 		r->detail = want == TP_BMPROFILE_DETAIL_ON;
+		r->fields = r->detail;
 	}
 	int raw = peek_arch(gf.data, gf.size);
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
@@ -1211,6 +1398,15 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
 		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
 	setup_clocks(r, o);
+	const struct sg_isa *isa = sg_isa_for_arch(r->arch);
+	if (isa && r->chip) {
+		rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec);
+		if (rc == TP_ENOMEM)
+			return nomem(r);
+		if (rc != TP_OK)
+			return tp_diag_set(r->d, rc, "%s: the %s register tables are inconsistent", r->dir,
+			                   tp_arch_name(r->arch));
+	}
 	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
 		return nomem(r);
 	r->p->arch = r->arch;
@@ -1330,6 +1526,16 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 out:
 	bmp_global_free(&r->g);
 	sg_layers_free(&r->layers);
+	for (int e = 0; e < 2; e++) {
+		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(r->keys[e][i]);
+		tp_free(r->keys[e]);
+	}
+	sg_decoder_free(r->dec);
+	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
+		tp_free(r->gd_gmem[k]);
+		tp_free(r->gd_lmem[k]);
+	}
 	tp_free(r->cache);
 	tp_free(r);
 	tp_free(iters);

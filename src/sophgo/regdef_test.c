@@ -21,6 +21,7 @@
 #include "sophgo/sophgo_int.h"
 
 static const struct sg_isa *const isas[] = {
+	&sg_isa_bm1688,
 	&sg_isa_bm1690,
 	&sg_isa_cv184x,
 	&sg_isa_bm1684x,

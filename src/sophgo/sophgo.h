@@ -25,6 +25,9 @@ enum tp_bmprofile_detail {
 	TP_BMPROFILE_DETAIL_OFF = -1,  /* no args: 64 bytes per command */
 };
 #define TP_BMPROFILE_DETAIL_AUTO_LIMIT 1000000u
+/* AUTO keeps the decoded descriptor fields (des_*, DMA sizes/strides: 20-100 arguments per
+ * command) only up to this many records; ON keeps them always. */
+#define TP_BMPROFILE_FIELDS_AUTO_LIMIT 200000u
 
 struct tp_bmprofile_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */

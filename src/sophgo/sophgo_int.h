@@ -101,6 +101,130 @@ struct sg_isa {
 extern const struct sg_isa sg_isa_bm1684x;
 extern const struct sg_isa sg_isa_cv184x;
 extern const struct sg_isa sg_isa_bm1690;
+/* The chips whose tables are linked in: BM1688/CV186X (regdef_bm1688.c). The tables of the
+ * other chips (regdef_cv184x.c, regdef_bm1690.c, regdef_bm1684x.c) join sg_isa_for_arch when
+ * they land. */
+extern const struct sg_isa sg_isa_bm1688;
+/* The table set of an arch, NULL if none is linked in. Thread-safe (static data). */
+const struct sg_isa *sg_isa_for_arch(enum tp_arch a);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Table-driven descriptor decoder (desc.c), specs/sophgo-costmodel.md §1.3/§1.4.            */
+/* A decoder is built once per reader from an sg_isa (sg_decoder_new): per class it resolves */
+/* every field's bit offset and the offsets of the well-known fields (enum sg_fid) the       */
+/* reader and the cost model use, and it builds header-key lookup tables. After that,        */
+/* decoding a command is a table lookup plus shifts: no allocation and no string work. A     */
+/* decoder is immutable once built, so threads may share it.                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+enum sg_engine { SG_ENG_TIU = 0, SG_ENG_DMA = 1, SG_ENG_CDMA = 2, SG_ENG_COUNT };
+
+/* Well-known fields. A class without the field reads 0 and sg_has() says 0. DMA addresses are
+ * named by what they hold: SRC_L32 is BM1688's `src_start_addr_h32` in the matrix layout
+ * (the vendor renames it to _l32 when printing; §5 step 1), SRC_H8 its `_l8`. */
+enum sg_fid {
+	SG_F_CMD_SHORT, SG_F_CMD_ID_DEP, SG_F_TSK_TYP, SG_F_TSK_EU_TYP, SG_F_TSK_OPD_NUM,
+	SG_F_OPT_RES0_PREC, SG_F_OPT_OPD0_PREC, SG_F_OPT_OPD1_PREC, SG_F_OPT_OPD2_PREC,
+	SG_F_OPT_OPD0_SIGN, SG_F_OPT_OPD2_CONST, SG_F_OPT_LEFT_TRAN,
+	SG_F_RES0_N, SG_F_RES0_C, SG_F_RES0_H, SG_F_RES0_W,
+	SG_F_OPD0_N, SG_F_OPD0_C, SG_F_OPD0_H, SG_F_OPD0_W,
+	SG_F_OPD1_N, SG_F_OPD1_C, SG_F_OPD1_H, SG_F_OPD1_W,
+	SG_F_RES0_ADDR, SG_F_OPD0_ADDR, SG_F_IMM, SG_F_RSVD1,
+	SG_F_CMD_TYPE, SG_F_SPECIAL, SG_F_SRC_FMT, SG_F_RESERVED0,
+	SG_F_SRC_L32, SG_F_SRC_H8, SG_F_DST_L32, SG_F_DST_H8,
+	SG_F_COUNT
+};
+
+/* One class, resolved. off[i] is the bit offset of rc->fields[i]. */
+struct sg_dclass {
+	const struct sg_regclass *rc;
+	const struct sg_opclass *op;  /* the op-index entry that selects it (first one) */
+	const uint16_t *off;
+	/* Dict view of the fields, as the vendor's printers build it (name -> value): for field i
+	 * the index whose value shows at i's position (the last field of that name), or
+	 * UINT16_MAX when i repeats an earlier name. */
+	const uint16_t *dict_src;
+	uint16_t bytes;               /* rc->length / 8, rounded up */
+	uint16_t kofs[SG_F_COUNT];    /* bit offset of each well-known field */
+	uint8_t kw[SG_F_COUNT];       /* its width; 0 = the class has no such field */
+};
+
+#define SG_TIU_KEYS 1024  /* cmd_short(1) tsk_typ(4) tsk_eu_typ(5) */
+#define SG_TIU3_KEYS 128  /* tsk_typ(4) tsk_eu_typ(3): SYS_TR_ACC-style heads */
+#define SG_DMA_KEYS 512   /* cmd_short(1) cmd_type(up to 5) special function(3) */
+
+struct sg_decoder {
+	const struct sg_isa *isa;
+	unsigned dma_type_bits;       /* 4 (BM1688, BM1684X) or 5 (CV184X, BM1690) */
+	struct sg_dclass *cls[SG_ENG_COUNT];
+	uint16_t ncls[SG_ENG_COUNT];
+	int16_t tiu_key[SG_TIU_KEYS]; /* class index or -1 */
+	int16_t tiu_key3[SG_TIU3_KEYS];
+	int16_t dma_key[2][SG_DMA_KEYS]; /* [0] DMA, [1] CDMA */
+	const char *tiu_sub[16][32];  /* Function Name by (tsk_typ, tsk_eu_typ), NULL unknown */
+	const char *dma_sub[2][32][8];
+	uint16_t *pool;               /* owned: every class's off[] */
+};
+
+/* A decoded command head: which class, its sub-operation, its size. */
+struct sg_desc {
+	const struct sg_dclass *cls;
+	const char *sub_name;         /* op-index Function Name, NULL if the code is not listed */
+	uint8_t is_short, op, sub;    /* cmd_short, tsk_typ / cmd_type, eu / special function */
+	uint16_t bytes;
+};
+
+/* Builds a decoder for `isa`; dma_type_bits from the chip table (4 or 5). Returns TP_OK,
+ * TP_ENOMEM, or TP_EFORMAT if a table is inconsistent (a class's widths do not add up to its
+ * length, a field wider than 64 bits, an op-index entry naming no class). Free with
+ * sg_decoder_free. */
+int sg_decoder_new(const struct sg_isa *isa, unsigned dma_type_bits, struct sg_decoder **out);
+void sg_decoder_free(struct sg_decoder *d);
+
+/* Reads the head of the descriptor at p (left bytes available) for `engine` and selects its
+ * class from the header key (§1.4; a TIU head whose key is unknown is retried as a
+ * SYS_TR_ACC-style head with a 3-bit eu, then with the other cmd_short value). Returns 1 and
+ * fills *out, or 0 if no class matches or the descriptor does not fit in `left`. */
+int sg_decode(const struct sg_decoder *d, int engine, const uint8_t *p, size_t left,
+              struct sg_desc *out);
+
+/* Bits [off, off+width) of a little-endian descriptor of `bytes` bytes (width 1..64; a field
+ * may cross a 64-bit word). Bits past `bytes` read as 0. */
+uint64_t sg_bits(const uint8_t *p, size_t bytes, unsigned off, unsigned width);
+
+/* Value of field i of the command's class / of a well-known field (0 if absent). */
+static inline uint64_t sg_field(const struct sg_desc *c, const uint8_t *p, unsigned i)
+{
+	return sg_bits(p, c->bytes, c->cls->off[i], c->cls->rc->fields[i].width);
+}
+static inline int sg_has(const struct sg_desc *c, enum sg_fid f)
+{
+	return c->cls->kw[f] != 0;
+}
+static inline uint64_t sg_get(const struct sg_desc *c, const uint8_t *p, enum sg_fid f)
+{
+	return c->cls->kw[f] ? sg_bits(p, c->bytes, c->cls->kofs[f], c->cls->kw[f]) : 0;
+}
+
+/* 1 if the command at p ends its stream (§1.4): a TIU SYS (tsk_typ 15) followed by fewer than
+ * 129 bytes that are all zero, or SYS end (eu 31) with rsvd1 == 1; a DMA sys chain_end (sp 0)
+ * with reserved0 == 1. `rest`/`nrest` are the bytes after the command. */
+int sg_is_end(int engine, const struct sg_desc *c, const uint8_t *p, const uint8_t *rest,
+              size_t nrest);
+
+/* ---------------------------------------------------------------------------------------- */
+/* TIU cost model (cost.c), specs/sophgo-costmodel.md §3.                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Fills *out (alg_ops, uarch_ops, alg_cycle, init_cycle, bank_cycle, valid) for the TIU
+ * command c at p on `chip`. valid = 0 (everything else 0) where the model does not cover the
+ * command (unknown class, chip without a model). Pure; thread-safe. */
+void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint8_t *p,
+                 struct tp_cost *out);
+/* Python's format(num/den, ".1%") into buf (>= 16 bytes): "9.3%". den == 0 gives "0.0%". */
+void sg_pct1(char *buf, size_t n, double num, double den);
+/* Vendor precision-code names (PerfAI data_type_dict): 0 INT8 ... 9 TF32; "None" otherwise. */
+const char *sg_prec_name(unsigned code);
 
 /* iter<N>.profile block types (§4.2). */
 enum bmp_block_type {
@@ -230,6 +354,11 @@ struct bmp_cmd {
 	uint64_t src_addr, dst_addr;
 	const char *name;    /* function name ("conv.normal", "tensorLd", ...) */
 	const char *type;    /* function type ("sCONV", "DMA_tensor", ...) */
+	/* Set when a table decoder (sg_decoder) decoded the command: its class and the raw
+	 * descriptor bytes (valid while the command buffer's data is), for field access. */
+	int have_desc;
+	struct sg_desc desc;
+	const uint8_t *raw;
 	char name_buf[40], type_buf[24]; /* storage for names of unlisted codes */
 };
 
@@ -243,6 +372,7 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
  * the offset of every 1024th, so lookups in PMU order are sequential and a jump costs at most
  * 1024 header reads. Memory: 8 bytes per 1024 commands. */
 struct bmp_cmdbuf {
+	const struct sg_decoder *dec; /* table decoder, NULL = the hand-written one (not owned) */
 	const uint8_t *data;
 	size_t len;
 	enum tp_arch arch;
@@ -252,6 +382,7 @@ struct bmp_cmdbuf {
 	size_t nindex;
 	uint32_t cur_id;       /* cmd_id at cur_off (1-based), 0 = none */
 	size_t cur_off;
+	size_t cur_n;          /* size of the command at cur_off when already decoded, else 0 */
 	int stopped;           /* 1 if decoding stopped at an unknown header */
 	size_t stop_off;       /* where */
 };
@@ -262,6 +393,16 @@ int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const 
  * pass goes (they fault back in from the file when looked up). Never use on heap memory. */
 int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
                            const uint8_t *data, size_t len);
+/* Same as the two above (mapped selects which), decoding with the table decoder `dec` (which
+ * must outlive cb): sizes, class, every field; stream end per §1.4. */
+int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len,
+                        int mapped);
+/* Decodes the descriptor at p with a table decoder: 1 and *c filled (names, kind, dtype,
+ * direction, dependency, message id, addresses, have_desc/desc/raw), or 0 if no class
+ * matches or it does not fit in `left`. */
+int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                       struct bmp_cmd *c);
 /* Decodes command `cmd_id` (1-based). Returns 1, or 0 if out of range. */
 int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out);
 void bmp_cmdbuf_free(struct bmp_cmdbuf *cb);
