@@ -26,8 +26,11 @@
 
 #include "capture/capfmt.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One thread of the dump as found in pass 1. */
 struct thr {
@@ -70,6 +73,69 @@ struct rd {
 	uint64_t bytes_missing;
 	uint64_t unknown_records, unmatched_ends, unclosed, orphan_details;
 };
+
+/* Text from a dump enters the model as valid UTF-8 of at most TP_CAPFMT_MAX_STR bytes: each
+ * invalid byte becomes U+FFFD and the text is cut on a character boundary (the capture
+ * library does the same when recording; this protects against other writers and damage). */
+static size_t utf8_seq(const uint8_t *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		lo = c == 0xE0 ? 0xA0 : 0x80;
+		hi = c == 0xED ? 0x9F : 0xBF;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		lo = c == 0xF0 ? 0x90 : 0x80;
+		hi = c == 0xF4 ? 0x8F : 0xBF;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+/* Interns `len` bytes of dump text cleaned as above; returns the string id. */
+static uint32_t clean_str(struct tp_profile *p, const char *s, size_t len)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0;
+	while (i < len && i < TP_CAPFMT_MAX_STR) {
+		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
+		if (k == 0 || i + k > TP_CAPFMT_MAX_STR)
+			break;
+		i += k;
+	}
+	if (i == len)
+		return tp_profile_strn(p, s, len);
+	char out[TP_CAPFMT_MAX_STR + 1];
+	size_t o = 0;
+	for (i = 0; i < len;) {
+		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
+		const char *piece = k ? s + i : "\xEF\xBF\xBD";
+		size_t plen = k ? k : 3;
+		if (o + plen > TP_CAPFMT_MAX_STR)
+			break;
+		memcpy(out + o, piece, plen);
+		o += plen;
+		i += k ? k : 1;
+	}
+	return tp_profile_strn(p, out, o);
+}
+
+static const char *clean_cstr(struct tp_profile *p, const char *s)
+{
+	return tp_str(p, clean_str(p, s, strlen(s)));
+}
 
 /* Absolute nanoseconds of a tick, saturated to the int64 range. */
 static int64_t tick_ns(const struct rd *r, uint64_t tick)
@@ -156,7 +222,7 @@ static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
 	struct tp_profile *p = r->p;
 	char buf[96];
 	if (comm[0])
-		snprintf(buf, sizeof buf, "%s (pid %u)", comm, pid);
+		snprintf(buf, sizeof buf, "%s (pid %u)", clean_cstr(p, comm), pid);
 	else
 		snprintf(buf, sizeof buf, "process %u", pid);
 	if (tp_profile_add_device(p, buf, (int32_t)pid, 0) < 0)
@@ -171,7 +237,7 @@ static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
 	snprintf(buf, sizeof buf, "%u", limit);
 	tp_profile_set_meta(p, "capture_record_limit", buf);
 	if (comm[0])
-		tp_profile_set_meta(p, "process", comm);
+		tp_profile_set_meta(p, "process", clean_cstr(p, comm));
 	(void)flushes;
 	return TP_OK;
 }
@@ -212,7 +278,7 @@ static int block_meta(struct rd *r, struct tp_cursor *b, uint64_t off)
 		if (!key[0])
 			return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 16 + 8 + (uint64_t)i * ENTRY,
 			                  "META entry %u has an empty key", i);
-		if (tp_profile_set_meta(r->p, key, val) != TP_OK)
+		if (tp_profile_set_meta(r->p, clean_cstr(r->p, key), clean_cstr(r->p, val)) != TP_OK)
 			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 	}
 	return TP_OK;
@@ -670,6 +736,8 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		add_step_args(p, o);
 		break;
 	}
+	if (end == NULL)
+		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
 	{
 		struct tp_slice *s = tp_track_push(p, x->track);
 		if (s == NULL) {
@@ -740,7 +808,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 				goto out;
 			}
 			size_t len = (size_t)(z - (t->strs + pos));
-			x.ids[k] = tp_profile_strn(p, (const char *)t->strs + pos, len);
+			x.ids[k] = clean_str(p, (const char *)t->strs + pos, len);
 			pos += (uint32_t)len + 1;
 		}
 		if (pos != t->sbytes) {
@@ -753,7 +821,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 	{
 		char name[64];
 		if (t->name[0])
-			snprintf(name, sizeof name, "%s", t->name);
+			snprintf(name, sizeof name, "%s", clean_cstr(p, t->name));
 		else
 			snprintf(name, sizeof name, "thread %lld", (long long)t->tid);
 		x.track = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, name, 0);
@@ -836,8 +904,23 @@ out:
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* What a rebuild from live files found (notes for the profile). */
+struct live_info {
+	uint32_t threads, disk_full, no_calib;
+	uint64_t records;
+};
+
+static int parse_impl(const uint8_t *data, size_t size, const char *display,
+                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d);
+
 int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
                      struct tp_profile **out, struct tp_diag *d)
+{
+	return parse_impl(data, size, display, NULL, out, d);
+}
+
+static int parse_impl(const uint8_t *data, size_t size, const char *display,
+                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
 	struct rd r;
@@ -906,9 +989,15 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 		if ((rc = read_thread(&r, &r.thr[k])) != TP_OK)
 			goto out;
 
-	uint64_t read_total = 0;
-	for (size_t k = 0; k < r.nthr; k++)
+	uint64_t read_total = 0, thr_dropped = 0;
+	for (size_t k = 0; k < r.nthr; k++) {
 		read_total += r.thr[k].nrec;
+		thr_dropped += r.thr[k].dropped;
+	}
+	/* Drops of threads whose blocks were cut off (and events lost before any buffer existed)
+	 * are in the SUMMARY only: count them too, so records_dropped matches the notes. */
+	if (r.have_summary && r.sum_dropped > thr_dropped)
+		p->stats.records_dropped += r.sum_dropped - thr_dropped;
 	if (!r.complete) {
 		if (r.have_summary && r.sum_records >= read_total)
 			tp_profile_note(p, "dump truncated: %llu records lost",
@@ -929,8 +1018,10 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 		tp_profile_note(p, "capture could not keep %llu strings (string storage full); "
 		                   "their names are empty", (unsigned long long)r.sum_str_dropped);
 	if (r.unclosed)
-		tp_profile_note(p, "%llu scopes were still open when the dump was written; they end "
-		                   "at the dump time", (unsigned long long)r.unclosed);
+		tp_profile_note(p, "%llu scopes were still open when the dump was written: they end "
+		                   "at the dump time, are marked " TP_CAPFILE_KEY_CUT "=1 and are left "
+		                   "out of latency and operator statistics",
+		                (unsigned long long)r.unclosed);
 	if (r.unmatched_ends)
 		tp_profile_note(p, "%llu end records without a matching begin were ignored",
 		                (unsigned long long)r.unmatched_ends);
@@ -941,6 +1032,19 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 	if (p->stats.blocks_skipped)
 		tp_profile_note(p, "%llu blocks of unknown types were skipped",
 		                (unsigned long long)p->stats.blocks_skipped);
+	if (li) {
+		tp_profile_note(p, "process died before the capture was finalised: %llu records of "
+		                   "%u threads recovered from the live files (session.tpc, thread-*.tpc)",
+		                (unsigned long long)li->records, li->threads);
+		if (li->disk_full)
+			tp_profile_note(p, "%u threads could not grow their live file (disk full): "
+			                   "their later records were dropped and are counted",
+			                li->disk_full);
+		if (li->no_calib)
+			tp_profile_note(p, "the process died before the clock was calibrated: times "
+			                   "assume 1 tick = 1 ns");
+		tp_profile_set_meta(p, "capture_recovered", "1");
+	}
 	rc = tp_profile_finish(p);
 	if (rc != TP_OK)
 		tp_diag_set(d, rc, "%s: out of memory", display);
@@ -960,11 +1064,8 @@ static char *dump_path(const char *dir)
 	return tp_is_dir(dir) ? tp_path_join(dir, TP_CAPFILE_NAME) : tp_strdup(dir);
 }
 
-int tp_capfile_probe(const char *dir)
+static int has_magic(const char *path)
 {
-	char *path = dump_path(dir);
-	if (path == NULL)
-		return 0;
 	int ok = 0;
 	FILE *f = fopen(path, "rb");
 	if (f) {
@@ -973,7 +1074,254 @@ int tp_capfile_probe(const char *dir)
 		     memcmp(m, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0;
 		fclose(f);
 	}
+	return ok;
+}
+
+int tp_capfile_probe(const char *dir)
+{
+	char *path = dump_path(dir);
+	if (path == NULL)
+		return 0;
+	int ok = has_magic(path);
 	tp_free(path);
+	if (!ok && tp_is_dir(dir)) {
+		char *ses = tp_path_join(dir, TP_CAPFMT_SES_FILE);
+		ok = ses && has_magic(ses);
+		tp_free(ses);
+	}
+	return ok;
+}
+
+/* ---- rebuilding a dump from the live files of a process that died ---- */
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static void b32(struct tp_buf *b, uint32_t v)
+{
+	uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	tp_buf_put(b, x, 4);
+}
+static void b64(struct tp_buf *b, uint64_t v)
+{
+	b32(b, (uint32_t)v);
+	b32(b, (uint32_t)(v >> 32));
+}
+static void bblock(struct tp_buf *b, uint32_t type, uint64_t len)
+{
+	b32(b, type);
+	b32(b, 0);
+	b64(b, len);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t lx = strlen(x), ly = strlen(y); /* thread-2 before thread-10 */
+	return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+/* One live thread file, checked: its published records and strings lie inside the file. */
+struct live_thr {
+	struct tp_file f;
+	char *path;
+	uint64_t n, dropped, str_off;
+	uint32_t scount, sbytes, sdropped, hw_kind, flags;
+};
+
+static int live_thread(const char *path, struct live_thr *lt, struct tp_diag *d)
+{
+	int rc = tp_file_load(&lt->f, path, d);
+	if (rc != TP_OK)
+		return rc;
+	const uint8_t *m = lt->f.data;
+	size_t size = lt->f.size;
+	if (size < TP_CAPFMT_CHUNK_HEADER || memcmp(m, TP_CAPFMT_CHUNK_MAGIC, 8) != 0)
+		return tp_diag_at(d, TP_EFORMAT, path, 0, "not a tpuprof live thread file");
+	uint64_t cap = get64(m + TP_CAPFMT_CK_OFF_REC_CAP);
+	lt->str_off = get64(m + TP_CAPFMT_CK_OFF_STR_OFF);
+	lt->n = get64(m + TP_CAPFMT_CK_OFF_PUB);
+	uint64_t sp = get64(m + TP_CAPFMT_CK_OFF_STR_PUB);
+	lt->scount = (uint32_t)(sp >> 32);
+	lt->sbytes = (uint32_t)sp;
+	lt->dropped = get64(m + TP_CAPFMT_CK_OFF_DROPPED);
+	lt->sdropped = get32(m + TP_CAPFMT_CK_OFF_STR_DROPPED);
+	lt->hw_kind = get32(m + TP_CAPFMT_CK_OFF_HW_KIND);
+	lt->flags = get32(m + TP_CAPFMT_CK_OFF_FLAGS);
+	if (lt->n > cap || cap > (UINT64_MAX - TP_CAPFMT_CHUNK_HEADER) / TP_CAPFMT_RECORD_SIZE ||
+	    TP_CAPFMT_CHUNK_HEADER + lt->n * TP_CAPFMT_RECORD_SIZE > size)
+		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_PUB,
+		                  "%llu published records do not fit in the file (%zu bytes)",
+		                  (unsigned long long)lt->n, size);
+	if (lt->str_off < TP_CAPFMT_CHUNK_HEADER + cap * TP_CAPFMT_RECORD_SIZE ||
+	    lt->str_off > size || lt->sbytes > size - lt->str_off)
+		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_STR_PUB,
+		                  "string table (%u bytes at 0x%llx) lies outside the file", lt->sbytes,
+		                  (unsigned long long)lt->str_off);
+	return TP_OK;
+}
+
+/* Builds, in `img`, the dump the process would have written from the live files in `dir`. */
+static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *li,
+                        struct tp_diag *d)
+{
+	memset(li, 0, sizeof *li);
+	char *sp = tp_path_join(dir, TP_CAPFMT_SES_FILE);
+	if (sp == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	struct tp_file sf;
+	int rc = tp_file_load(&sf, sp, d);
+	if (rc != TP_OK) {
+		tp_free(sp);
+		return rc;
+	}
+	char **names = NULL;
+	size_t nn = 0, cap_n = 0;
+	struct live_thr *lt = NULL;
+	size_t nlt = 0;
+	if (sf.size < TP_CAPFMT_SES_SIZE) {
+		rc = tp_diag_at(d, TP_ETRUNC, sp, sf.size, "session file of %zu bytes (expected %d)",
+		                sf.size, TP_CAPFMT_SES_SIZE);
+		goto out;
+	}
+	{
+		DIR *dd = opendir(dir);
+		if (dd == NULL) {
+			rc = tp_diag_set(d, TP_EIO, "%s: cannot list the directory", dir);
+			goto out;
+		}
+		struct dirent *e;
+		while ((e = readdir(dd)) != NULL) {
+			size_t l = strlen(e->d_name);
+			if (strncmp(e->d_name, "thread-", 7) != 0 || l < 11 ||
+			    strcmp(e->d_name + l - 4, ".tpc") != 0)
+				continue;
+			char **g = tp_grow(names, sizeof *names, nn + 1, &cap_n);
+			char *c = g ? tp_strdup(e->d_name) : NULL;
+			if (c == NULL) {
+				if (g)
+					names = g;
+				closedir(dd);
+				rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+				goto out;
+			}
+			names = g;
+			names[nn++] = c;
+		}
+		closedir(dd);
+	}
+	if (nn > 1)
+		qsort(names, nn, sizeof *names, name_cmp);
+	lt = tp_calloc(nn ? nn : 1, sizeof *lt);
+	if (lt == NULL) {
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+		goto out;
+	}
+	uint64_t total = 0, dropped = 0, sdropped = 0;
+	for (; nlt < nn; nlt++) {
+		lt[nlt].path = tp_path_join(dir, names[nlt]);
+		if (lt[nlt].path == NULL) {
+			rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+			goto out;
+		}
+		if ((rc = live_thread(lt[nlt].path, &lt[nlt], d)) != TP_OK) {
+			tp_free(lt[nlt].path);
+			goto out;
+		}
+		total += lt[nlt].n;
+		dropped += lt[nlt].dropped;
+		sdropped += lt[nlt].sdropped;
+		if (lt[nlt].flags & TP_CAPFMT_CKF_DISK_FULL)
+			li->disk_full++;
+	}
+	const uint8_t *m = sf.data;
+	dropped += get64(m + TP_CAPFMT_SES_OFF_LOST);
+	/* Header: the session's, with the latest calibration point it holds. */
+	uint8_t h[TP_CAPFMT_HEADER_SIZE];
+	memcpy(h, m, sizeof h);
+	memset(h + TP_CAPFMT_OFF_FLAGS, 0, 4);
+	if (get32(h + TP_CAPFMT_OFF_CLOCK) == TP_CAPFMT_CLOCK_TSC &&
+	    (get64(h + TP_CAPFMT_OFF_TICK1) <= get64(h + TP_CAPFMT_OFF_TICK0) ||
+	     get64(h + TP_CAPFMT_OFF_NS1) <= get64(h + TP_CAPFMT_OFF_NS0))) {
+		uint64_t t0 = get64(h + TP_CAPFMT_OFF_TICK0), n0 = get64(h + TP_CAPFMT_OFF_NS0);
+		for (int i = 0; i < 8; i++) {
+			h[TP_CAPFMT_OFF_TICK1 + i] = (uint8_t)((t0 + 1000000000u) >> (8 * i));
+			h[TP_CAPFMT_OFF_NS1 + i] = (uint8_t)((n0 + 1000000000u) >> (8 * i));
+		}
+		li->no_calib = 1;
+	}
+	tp_buf_put(img, h, sizeof h);
+	uint32_t hwk = get32(m + TP_CAPFMT_SES_OFF_HW), hwn = get32(m + TP_CAPFMT_SES_OFF_HW + 4);
+	if (hwn > TP_CAPFMT_MAX_HW)
+		hwn = 0;
+	bblock(img, TP_CAPFMT_BLK_HWINFO, 8 + (uint64_t)hwn * TP_CAPFMT_HW_NAME_SIZE);
+	b32(img, hwk);
+	b32(img, hwn);
+	tp_buf_put(img, m + TP_CAPFMT_SES_OFF_HW + 8, (size_t)hwn * TP_CAPFMT_HW_NAME_SIZE);
+	bblock(img, TP_CAPFMT_BLK_SUMMARY, 32);
+	b32(img, (uint32_t)nlt);
+	b32(img, 0);
+	b64(img, total);
+	b64(img, dropped);
+	b64(img, sdropped);
+	uint32_t nmeta = get32(m + TP_CAPFMT_SES_OFF_META);
+	enum { ENTRY = TP_CAPFMT_META_KEY + TP_CAPFMT_META_VALUE };
+	if (nmeta > TP_CAPFMT_META_MAX)
+		nmeta = 0;
+	bblock(img, TP_CAPFMT_BLK_META, 8 + (uint64_t)nmeta * ENTRY);
+	b32(img, nmeta);
+	b32(img, 0);
+	tp_buf_put(img, m + TP_CAPFMT_SES_OFF_META + 8, (size_t)nmeta * ENTRY);
+	for (size_t k = 0; k < nlt; k++) {
+		const struct live_thr *t = &lt[k];
+		const uint8_t *c = t->f.data;
+		bblock(img, TP_CAPFMT_BLK_THREAD, 56 + (uint64_t)t->sbytes);
+		b64(img, get64(c + TP_CAPFMT_CK_OFF_TID));
+		b64(img, t->n);
+		b64(img, t->dropped);
+		b32(img, t->scount);
+		b32(img, t->sbytes);
+		b32(img, t->sdropped);
+		b32(img, t->hw_kind);
+		tp_buf_put(img, c + TP_CAPFMT_CK_OFF_NAME, TP_CAPFMT_COMM_SIZE);
+		tp_buf_put(img, c + t->str_off, t->sbytes);
+		bblock(img, TP_CAPFMT_BLK_RECORDS, t->n * TP_CAPFMT_RECORD_SIZE);
+		tp_buf_put(img, c + TP_CAPFMT_CHUNK_HEADER, (size_t)(t->n * TP_CAPFMT_RECORD_SIZE));
+	}
+	bblock(img, TP_CAPFMT_BLK_END, 16);
+	b64(img, total);
+	b64(img, dropped);
+	li->threads = (uint32_t)nlt;
+	li->records = total;
+	if (img->oom)
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+out:
+	for (size_t k = 0; k < nlt; k++) {
+		tp_file_release(&lt[k].f);
+		tp_free(lt[k].path);
+	}
+	tp_free(lt);
+	for (size_t k = 0; k < nn; k++)
+		tp_free(names[k]);
+	tp_free(names);
+	tp_file_release(&sf);
+	tp_free(sp);
+	return rc;
+}
+
+/* 1 if the file at `path` is a dump marked final (the session ended normally). */
+static int is_final(const char *path)
+{
+	uint8_t h[TP_CAPFMT_HEADER_SIZE];
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return 0;
+	int ok = fread(h, 1, sizeof h, f) == sizeof h &&
+	         memcmp(h, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0 &&
+	         (get32(h + TP_CAPFMT_OFF_FLAGS) & TP_CAPFMT_HF_FINAL);
+	fclose(f);
 	return ok;
 }
 
@@ -983,12 +1331,26 @@ int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 	char *path = dump_path(dir);
 	if (path == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-	struct tp_file f;
-	int rc = tp_file_load(&f, path, d);
-	if (rc == TP_OK) {
-		rc = tp_capfile_parse(f.data, f.size, path, out, d);
-		tp_file_release(&f);
+	int rc;
+	char *ses = tp_is_dir(dir) ? tp_path_join(dir, TP_CAPFMT_SES_FILE) : NULL;
+	if (ses && access(ses, F_OK) == 0 && !is_final(path)) {
+		/* The process died (or still runs): its live files hold everything recorded. */
+		struct tp_buf img;
+		struct live_info li;
+		tp_buf_init(&img);
+		rc = rebuild_live(dir, &img, &li, d);
+		if (rc == TP_OK)
+			rc = parse_impl((const uint8_t *)img.data, img.len, ses, &li, out, d);
+		tp_buf_free(&img);
+	} else {
+		struct tp_file f;
+		rc = tp_file_load(&f, path, d);
+		if (rc == TP_OK) {
+			rc = tp_capfile_parse(f.data, f.size, path, out, d);
+			tp_file_release(&f);
+		}
 	}
+	tp_free(ses);
 	tp_free(path);
 	return rc;
 }

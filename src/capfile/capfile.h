@@ -15,6 +15,11 @@
 
 #include "model/model.h"
 
+/* Slice argument (int 1) on scopes that were still open when the dump was written (the
+ * process was killed, or the session ended inside them): their end is the dump time, not a
+ * measured end, so reports leave them out of latency and operator statistics. */
+#define TP_CAPFILE_KEY_CUT "cut_short"
+
 /* The dump file name inside a dump directory. */
 #define TP_CAPFILE_NAME "capture.tpp"
 
