@@ -563,6 +563,11 @@ static int map_extent(const char *path, unsigned char *base, size_t off, size_t 
 	                    fd, (off_t)off) == MAP_FAILED)
 		rc = -1;
 	close(fd);
+	/* MAP_POPULATE maps shared pages read-only: the first store to each page would still
+	 * fault (the file system marks it dirty). Take those faults here, not while recording. */
+	if (rc == 0)
+		for (size_t i = 0; i < len; i += PAGE_SZ)
+			__atomic_store_n(base + off + i, (unsigned char)0, __ATOMIC_RELAXED);
 	return rc;
 }
 
@@ -1043,6 +1048,13 @@ static uint32_t intern_text_at(struct cap_thread *t, const char *s, uint32_t *at
 			*at = home->off[0];
 			return home->id[0];
 		}
+		/* The hint may sit a few slots further (its home taken by another key). */
+		int hf;
+		struct cache_ent *e = home->tag ? cache_find(t, ph, 4, s, NULL, 0, &hf) : NULL;
+		if (e && hf && strcmp(t->str + e->off[0], s) == 0) {
+			*at = e->off[0];
+			return e->id[0];
+		}
 	}
 	char buf[MAX_STR_LEN + 1];
 	int same;
@@ -1485,7 +1497,14 @@ static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op
 	r->aux = 0;
 	r->a = 0;
 	r->b = 0;
-	r->name = mode >= TPUPROF_MODE_CONDENSED && op ? intern_op(t, op)[0] : 0;
+	r->name = 0;
+	if (mode >= TPUPROF_MODE_CONDENSED && op) {
+		/* The slice takes its name from the begin record; the end's name only helps a
+		 * human reading raw records, so the descriptor's cached id is taken unverified. */
+		struct cache_ent *home = t->cache ? home_of(t, ptr_hash(op)) : NULL;
+		r->name = home && home->tag == 2 && home->key == (const void *)op ? home->id[0]
+		                                                                   : intern_op(t, op)[0];
+	}
 	t->n++;
 	if (mode >= TPUPROF_MODE_DETAILED)
 		put_detail(t, detail, delta, hw_n);
