@@ -672,9 +672,10 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 	tp_buf_puts(b, ",\n    \"throughput_samples_per_s\": ");
 	json_stats(b, &r.thr, r.have_lat, 3);
 	tp_buf_printf(b,
-	              ",\n    \"events_dropped\": %llu,\n    \"records_dropped\": %llu,\n"
+	              ",\n    \"records_read\": %llu,\n"
+	              "    \"events_dropped\": %llu,\n    \"records_dropped\": %llu,\n"
 	              "    \"scopes_cut_short\": %llu\n  },\n",
-	              (unsigned long long)r.events_dropped,
+	              (unsigned long long)p->stats.records_read, (unsigned long long)r.events_dropped,
 	              (unsigned long long)p->stats.records_dropped, (unsigned long long)r.cut);
 
 	/* steps */

@@ -241,8 +241,9 @@ static int fault_main(const char *sc, int argc, char **argv)
 		static char longname[3000];
 		for (int k = 0; k + 2 < (int)sizeof longname; k += 2)
 			memcpy(longname + k, "\xc3\xa9", 2);
-		tpuprof_runtime_begin(longname);
-		tpuprof_runtime_end(longname);
+		struct tpuprof_op lop = {"Long", longname, NULL};
+		tpuprof_op_begin(&lop);
+		tpuprof_op_end(&lop, NULL);
 		tpuprof_disable();
 		return 0;
 	}
