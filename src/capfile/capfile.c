@@ -72,6 +72,21 @@ struct rd {
 	uint64_t sum_records, sum_dropped, sum_str_dropped;
 	uint64_t bytes_missing;
 	uint64_t unknown_records, unmatched_ends, unclosed, orphan_details;
+	struct async_ev *async;
+	size_t nasync, cap_async;
+};
+
+/* One async begin or end (tpuprof_async_*), collected over all threads, paired afterwards. */
+struct async_ev {
+	uint64_t id, ts;
+	uint32_t name, category; /* profile string ids */
+	uint32_t color;
+	int begin;
+	int64_t tid;
+	int has_src;
+	uint32_t src_file, src_func; /* profile string ids */
+	int64_t src_line;
+	uint64_t seq; /* order of collection (stable sort) */
 };
 
 /* Text from a dump enters the model as valid UTF-8 of at most TP_CAPFMT_MAX_STR bytes: each
@@ -437,7 +452,7 @@ static void get_rec(const struct thr *t, uint64_t i, struct rec *x)
 
 static int timed(uint8_t kind)
 {
-	return kind >= TP_CAPFMT_REC_ACT_BEGIN && kind <= TP_CAPFMT_REC_COUNTER;
+	return kind >= TP_CAPFMT_REC_ACT_BEGIN && kind <= TP_CAPFMT_REC_RANGE_END;
 }
 
 struct open_scope {
@@ -446,6 +461,9 @@ struct open_scope {
 	uint64_t a, b;
 	uint64_t ts;
 	uint64_t off; /* file offset of the begin record */
+	int has_src;  /* a SRCLOC record followed the begin */
+	uint32_t src_file, src_func; /* thread string ids */
+	int64_t src_line;
 };
 
 struct tctx {
@@ -489,6 +507,10 @@ static const char *type_of(uint8_t begin_kind)
 		return TP_CAP_TYPE_STEP;
 	case TP_CAPFMT_REC_OP_BEGIN:
 		return TP_CAP_TYPE_OP;
+	case TP_CAPFMT_REC_RANGE_BEGIN:
+		return TP_CAPFILE_TYPE_RANGE;
+	case TP_CAPFMT_REC_MARK:
+		return TP_CAPFILE_TYPE_MARK;
 	default:
 		return TP_CAP_TYPE_RUNTIME;
 	}
@@ -602,10 +624,10 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			if (dt->nattr < 64)
 				dt->nattr++;
 			break;
-		case TP_CAPFMT_REC_COST:
+		case TP_CAPFMT_REC_COST: /* 0 = unknown: not reported */
 			dt->bytes = q.a;
 			dt->flops = q.b;
-			dt->have_cost = 1;
+			dt->have_cost = q.a || q.b;
 			break;
 		case TP_CAPFMT_REC_SPARSITY:
 			memcpy(&dt->sparse, &q.a, sizeof dt->sparse);
@@ -633,6 +655,59 @@ static void add_step_args(struct tp_profile *p, const struct open_scope *o)
 	int in_step = (o->flags & TP_CAPFMT_F_STEP) != 0;
 	tp_args_add_int(p, TP_CAP_KEY_STEP, in_step ? (int64_t)o->a : -1);
 	tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+}
+
+/* Category and colour of a mark / range (b = category id | colour << 32). */
+static int add_style(struct tctx *x, uint64_t b, uint64_t off)
+{
+	struct tp_profile *p = x->r->p;
+	const char *cat;
+	int rc = str_of(x, b & 0xffffffffu, off, &cat);
+	if (rc != TP_OK)
+		return rc;
+	if (cat[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, cat);
+	uint32_t color = (uint32_t)(b >> 32);
+	if (color & 0x01000000u) {
+		char c[8];
+		snprintf(c, sizeof c, "#%06x", color & 0xffffffu);
+		tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+	}
+	return TP_OK;
+}
+
+static int add_src(struct tctx *x, const struct open_scope *o)
+{
+	if (!o->has_src)
+		return TP_OK;
+	struct tp_profile *p = x->r->p;
+	const char *f, *fn;
+	int rc;
+	if ((rc = str_of(x, o->src_file, o->off + 44, &f)) != TP_OK ||
+	    (rc = str_of(x, o->src_func, o->off + 56, &fn)) != TP_OK)
+		return rc;
+	if (f[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, f);
+	tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, o->src_line);
+	if (fn[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, fn);
+	return TP_OK;
+}
+
+/* A SRCLOC continuation right after record *i, consumed into `o`. */
+static void take_src(const struct thr *t, uint64_t *i, struct open_scope *o)
+{
+	if (*i + 1 >= t->nrec)
+		return;
+	struct rec q;
+	get_rec(t, *i + 1, &q);
+	if (q.kind != TP_CAPFMT_REC_SRCLOC)
+		return;
+	(*i)++;
+	o->has_src = 1;
+	o->src_file = q.name;
+	o->src_func = q.b > UINT32_MAX ? UINT32_MAX : (uint32_t)q.b;
+	o->src_line = (int64_t)q.a;
 }
 
 /* Closes the innermost scope as a slice ending at `end_tick`; `i` points at its end record
@@ -710,10 +785,10 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		}
 		if (dt.have_sparse)
 			tp_args_add_real(p, TP_CAP_KEY_WEIGHT_SPARSITY, dt.sparse);
-		if (dt.have_cost) {
+		if (dt.have_cost && dt.bytes)
 			tp_args_add_uint(p, TP_CAP_KEY_BYTES, dt.bytes);
+		if (dt.have_cost && dt.flops)
 			tp_args_add_uint(p, TP_CAP_KEY_FLOPS, dt.flops);
-		}
 		for (int k = 0; k < dt.nattr; k++) {
 			char key[300];
 			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_ATTR_PREFIX,
@@ -732,11 +807,17 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		}
 		break;
 	}
+	case TP_CAPFMT_REC_RANGE_BEGIN:
+	case TP_CAPFMT_REC_MARK:
+		add_step_args(p, o);
+		if ((rc = add_style(x, o->b, o->off + 24)) != TP_OK || (rc = add_src(x, o)) != TP_OK)
+			goto out;
+		break;
 	default: /* runtime call */
 		add_step_args(p, o);
 		break;
 	}
-	if (end == NULL)
+	if (end == NULL && o->kind != TP_CAPFMT_REC_MARK)
 		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
 	{
 		struct tp_slice *s = tp_track_push(p, x->track);
@@ -783,6 +864,166 @@ static int counter_sample(struct tctx *x, const struct rec *q)
 	if (tp_counter_push(r->p, idx, rel_ns(r, q->ts), v) != TP_OK)
 		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 	return TP_OK;
+}
+
+static int collect_async(struct tctx *x, const struct open_scope *o)
+{
+	struct rd *r = x->r;
+	struct async_ev *g = tp_grow(r->async, sizeof *g, r->nasync + 1, &r->cap_async);
+	if (g == NULL)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	r->async = g;
+	struct async_ev *e = &r->async[r->nasync];
+	memset(e, 0, sizeof *e);
+	int rc;
+	if ((rc = str_id(x, o->name, o->off + 12, &e->name)) != TP_OK)
+		return rc;
+	e->begin = o->kind == TP_CAPFMT_REC_ASYNC_BEGIN;
+	if (e->begin) {
+		if (o->b & 0xffffffffu) {
+			if ((rc = str_id(x, (uint32_t)(o->b & 0xffffffffu), o->off + 24, &e->category)) != TP_OK)
+				return rc;
+		}
+		e->color = (uint32_t)(o->b >> 32);
+		if (o->has_src) {
+			e->has_src = 1;
+			e->src_line = o->src_line;
+			if ((rc = str_id(x, o->src_file, o->off + 44, &e->src_file)) != TP_OK ||
+			    (rc = str_id(x, o->src_func, o->off + 56, &e->src_func)) != TP_OK)
+				return rc;
+		}
+	}
+	e->id = o->a;
+	e->ts = o->ts;
+	e->tid = x->t->tid;
+	e->seq = r->nasync;
+	r->nasync++;
+	return TP_OK;
+}
+
+static int async_cmp(const void *a, const void *b)
+{
+	const struct async_ev *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->begin != y->begin)
+		return x->begin ? -1 : 1; /* a begin and an end at one tick: begin first */
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+struct async_pair {
+	const struct async_ev *b, *e; /* e NULL: cut short */
+	int64_t start, end;
+};
+
+static int pair_start_cmp(const void *a, const void *b)
+{
+	const struct async_pair *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->b->seq < y->b->seq ? -1 : (x->b->seq > y->b->seq);
+}
+
+/* Pairs async begins and ends by (id, name) in time order and lays the ranges out on as few
+ * "async ranges" tracks as keep them from overlapping. */
+static int pair_async(struct rd *r, uint64_t end_tick)
+{
+	if (r->nasync == 0)
+		return TP_OK;
+	struct tp_profile *p = r->p;
+	qsort(r->async, r->nasync, sizeof *r->async, async_cmp);
+	struct async_pair *pairs = tp_calloc(r->nasync, sizeof *pairs);
+	int64_t *lane_end = tp_calloc(r->nasync, sizeof *lane_end);
+	int *lane_track = tp_calloc(r->nasync, sizeof *lane_track);
+	size_t np = 0, nlanes = 0;
+	int rc = TP_OK;
+	if (!pairs || !lane_end || !lane_track) {
+		rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+		goto out;
+	}
+	for (size_t i = 0; i < r->nasync; i++) {
+		const struct async_ev *e = &r->async[i];
+		if (!e->begin) {
+			r->unmatched_ends++;
+			continue;
+		}
+		const struct async_ev *n = i + 1 < r->nasync ? &r->async[i + 1] : NULL;
+		struct async_pair *q = &pairs[np++];
+		q->b = e;
+		q->start = rel_ns(r, e->ts);
+		if (n && !n->begin && n->id == e->id && n->name == e->name) {
+			q->e = n;
+			q->end = rel_ns(r, n->ts);
+			i++;
+		} else {
+			r->unclosed++;
+			q->end = rel_ns(r, end_tick > e->ts ? end_tick : e->ts);
+		}
+		if (q->end < q->start)
+			q->end = q->start;
+	}
+	qsort(pairs, np, sizeof *pairs, pair_start_cmp);
+	for (size_t k = 0; k < np; k++) {
+		struct async_pair *q = &pairs[k];
+		size_t lane = 0;
+		while (lane < nlanes && lane_end[lane] > q->start)
+			lane++;
+		if (lane == nlanes) {
+			char name[48];
+			if (lane == 0)
+				snprintf(name, sizeof name, "async ranges");
+			else
+				snprintf(name, sizeof name, "async ranges (%zu)", lane + 1);
+			lane_track[lane] = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, name, 0);
+			if (lane_track[lane] < 0) {
+				rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+				goto out;
+			}
+			p->tracks[lane_track[lane]].tid = -1;
+			nlanes++;
+		}
+		lane_end[lane] = q->end;
+		tp_args_begin(p);
+		tp_args_add_uint(p, TP_CAPFILE_KEY_ASYNC_ID, q->b->id);
+		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, q->b->tid);
+		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, q->e ? q->e->tid : -1);
+		if (q->b->category && tp_str(p, q->b->category)[0])
+			tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, tp_str(p, q->b->category));
+		if (q->b->color & 0x01000000u) {
+			char c[8];
+			snprintf(c, sizeof c, "#%06x", q->b->color & 0xffffffu);
+			tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+		}
+		if (q->b->has_src) {
+			if (tp_str(p, q->b->src_file)[0])
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, tp_str(p, q->b->src_file));
+			tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, q->b->src_line);
+			if (tp_str(p, q->b->src_func)[0])
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, tp_str(p, q->b->src_func));
+		}
+		if (q->e == NULL)
+			tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+		struct tp_slice *s = tp_track_push(p, lane_track[lane]);
+		if (s == NULL) {
+			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+			goto out;
+		}
+		s->start_ns = q->start;
+		s->end_ns = q->end;
+		const char *nm = tp_str(p, q->b->name);
+		s->name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC);
+		s->type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		s->args = tp_args_end(p);
+	}
+out:
+	tp_free(pairs);
+	tp_free(lane_end);
+	tp_free(lane_track);
+	return rc;
 }
 
 static int read_thread(struct rd *r, const struct thr *t)
@@ -844,21 +1085,41 @@ static int read_thread(struct rd *r, const struct thr *t)
 		case TP_CAPFMT_REC_ACT_BEGIN:
 		case TP_CAPFMT_REC_STEP_BEGIN:
 		case TP_CAPFMT_REC_OP_BEGIN:
-		case TP_CAPFMT_REC_RT_BEGIN: {
+		case TP_CAPFMT_REC_RT_BEGIN:
+		case TP_CAPFMT_REC_RANGE_BEGIN: {
 			void *n = tp_grow(x.stack, sizeof *x.stack, x.depth + 1, &x.cap);
 			if (n == NULL) {
 				rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 				goto out;
 			}
 			x.stack = n;
-			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off};
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			if (q.kind == TP_CAPFMT_REC_RANGE_BEGIN)
+				take_src(t, &i, &o);
 			x.stack[x.depth++] = o;
+			break;
+		}
+		case TP_CAPFMT_REC_MARK: {
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			take_src(t, &i, &o);
+			if ((rc = close_scope(&x, &o, q.ts, NULL, NULL)) != TP_OK)
+				goto out;
+			break;
+		}
+		case TP_CAPFMT_REC_ASYNC_BEGIN:
+		case TP_CAPFMT_REC_ASYNC_END: {
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			if (q.kind == TP_CAPFMT_REC_ASYNC_BEGIN)
+				take_src(t, &i, &o);
+			if ((rc = collect_async(&x, &o)) != TP_OK)
+				goto out;
 			break;
 		}
 		case TP_CAPFMT_REC_ACT_END:
 		case TP_CAPFMT_REC_STEP_END:
 		case TP_CAPFMT_REC_OP_END:
 		case TP_CAPFMT_REC_RT_END:
+		case TP_CAPFMT_REC_RANGE_END:
 			if (x.depth == 0 || x.stack[x.depth - 1].kind != q.kind - 1) {
 				r->unmatched_ends++;
 				break;
@@ -877,6 +1138,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 		case TP_CAPFMT_REC_COST:
 		case TP_CAPFMT_REC_SPARSITY:
 		case TP_CAPFMT_REC_HW:
+		case TP_CAPFMT_REC_SRCLOC:
 			r->orphan_details++;
 			break;
 		default:
@@ -988,6 +1250,11 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 	for (size_t k = 0; k < r.nthr; k++)
 		if ((rc = read_thread(&r, &r.thr[k])) != TP_OK)
 			goto out;
+	{
+		uint64_t end_tick = r.clock == TP_CAPFMT_CLOCK_MONOTONIC ? r.ns1 : r.tick1;
+		if ((rc = pair_async(&r, end_tick)) != TP_OK)
+			goto out;
+	}
 
 	uint64_t read_total = 0, thr_dropped = 0;
 	for (size_t k = 0; k < r.nthr; k++) {
@@ -1050,6 +1317,7 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 		tp_diag_set(d, rc, "%s: out of memory", display);
 out:
 	tp_free(r.thr);
+	tp_free(r.async);
 	if (rc != TP_OK) {
 		tp_profile_free(p);
 		return rc;

@@ -380,11 +380,19 @@ static void test_banana(void **state)
 	char dirs[2][512];
 	assert_int_equal(dump_dirs(&r, dirs, 2), 0); /* off: no dump */
 
-	/* TPUPROF=0 is off too, silently; TPUPROF=1 is on. */
+	/* TPUPROF=off is off, silently; TPUPROF=0 is mode 0, as TPUPROF_MODE_TIMING in the API
+	 * (the numbers mean the same in both); TPUPROF=1 is mode 1. */
+	static const char *const envoff[] = {"TPUPROF=off", NULL};
+	run_probe(&r, envoff, "auto", NULL);
+	assert_string_equal(slurp(r.err), "");
+	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
 	static const char *const env0[] = {"TPUPROF=0", NULL};
 	run_probe(&r, env0, "auto", NULL);
 	assert_string_equal(slurp(r.err), "");
-	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	struct tp_profile *p0 = read_only_dump(&r);
+	assert_string_equal(tp_profile_get_meta(p0, "capture_mode"), "0 (timing)");
+	tp_profile_free(p0);
 	static const char *const env1[] = {"TPUPROF=1", NULL};
 	run_probe(&r, env1, "auto", NULL);
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
@@ -653,6 +661,90 @@ static void test_recovery(void **state)
 	assert_non_null(strstr(d.msg, "thread-0.tpc@0x40"));
 }
 
+static const struct tp_slice *find_slice(const struct tp_profile *p, const char *name,
+                                         const struct tp_track **tr)
+{
+	for (size_t k = 0; k < p->num_tracks; k++)
+		for (size_t i = 0; i < p->tracks[k].count; i++)
+			if (strcmp(tp_str(p, p->tracks[k].slices[i].name), name) == 0) {
+				if (tr)
+					*tr = &p->tracks[k];
+				return &p->tracks[k].slices[i];
+			}
+	return NULL;
+}
+
+static int64_t arg_int(const struct tp_profile *p, const struct tp_slice *s, const char *key)
+{
+	const struct tp_arg *a = arg(p, s, key);
+	assert_non_null(a);
+	return a->type == TP_ARG_UINT ? (int64_t)a->v.u : a->v.i;
+}
+
+/* Marks, ranges, async ranges across threads, thread names, attribute structs of an older
+ * size, a zero-initialised op detail (nothing reported as measured), the version. */
+static void test_api(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "api", NULL);
+	assert_non_null(strstr(slurp(r.out), "version " "0.2.0"));
+	struct tp_profile *p = read_only_dump(&r);
+	const struct tp_track *tr = NULL;
+	const struct tp_slice *m = find_slice(p, "start", &tr);
+	assert_non_null(m);
+	assert_string_equal(tp_str(p, tr->name), "main-\xc3\xa9-a-very-"); /* 15 bytes */
+	assert_string_equal(tp_str(p, m->type), TP_CAPFILE_TYPE_MARK);
+	assert_int_equal(m->end_ns, m->start_ns);
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_CATEGORY), "io");
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_COLOR), "#ff0000");
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FILE), "probe.c");
+	assert_int_equal(arg_int(p, m, TP_CAPFILE_KEY_SRC_LINE), 123);
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FUNC), "api");
+	const struct tp_slice *sm = find_slice(p, "small", NULL);
+	assert_non_null(sm);
+	assert_string_equal(arg_str(p, sm, TP_CAPFILE_KEY_COLOR), "#0000ff");
+	assert_null(arg(p, sm, TP_CAPFILE_KEY_CATEGORY));
+	const struct tp_slice *rg = find_slice(p, "load", NULL);
+	assert_non_null(rg);
+	assert_string_equal(tp_str(p, rg->type), TP_CAPFILE_TYPE_RANGE);
+	assert_true(rg->end_ns > rg->start_ns);
+	assert_null(arg(p, rg, TP_CAPFILE_KEY_CUT));
+	/* async: 42 begun on main, ended on "ender"; 43 overlaps it (second lane); 7 cut */
+	int seen42 = 0, seen43 = 0, seen7 = 0;
+	size_t lanes = 0;
+	for (size_t k = 0; k < p->num_tracks; k++) {
+		if (strncmp(tp_str(p, p->tracks[k].name), "async ranges", 12) != 0)
+			continue;
+		lanes++;
+		for (size_t i = 0; i < p->tracks[k].count; i++) {
+			const struct tp_slice *s = &p->tracks[k].slices[i];
+			assert_string_equal(tp_str(p, s->type), TP_CAPFILE_TYPE_ASYNC);
+			int64_t id = arg_int(p, s, TP_CAPFILE_KEY_ASYNC_ID);
+			if (id == 42) {
+				seen42 = 1;
+				assert_int_not_equal(arg_int(p, s, TP_CAPFILE_KEY_BEGIN_TID),
+				                     arg_int(p, s, TP_CAPFILE_KEY_END_TID));
+				assert_string_equal(arg_str(p, s, TP_CAPFILE_KEY_CATEGORY), "io");
+			} else if (id == 43) {
+				seen43 = 1;
+			} else if (id == 7) {
+				seen7 = 1;
+				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_CUT), 1);
+				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_END_TID), -1);
+			}
+		}
+	}
+	assert_true(seen42 && seen43 && seen7);
+	assert_int_equal(lanes, 2);
+	const struct tp_slice *op = find_slice(p, "encoder.0.softmax", NULL);
+	assert_non_null(op);
+	assert_null(arg(p, op, TP_CAP_KEY_BYTES));
+	assert_null(arg(p, op, TP_CAP_KEY_FLOPS));
+	assert_null(arg(p, op, TP_CAP_KEY_WEIGHT_SPARSITY));
+	tp_profile_free(p);
+}
+
 /* The hand-written fixture: every value below is computed by hand from its comments. */
 static void test_fixture(void **state)
 {
@@ -780,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
+		cmocka_unit_test(test_api),
 		cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

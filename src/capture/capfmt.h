@@ -141,6 +141,14 @@ enum tp_capfmt_rec {
 	TP_CAPFMT_REC_RT_BEGIN = 7,    /* name = call name, a = step, flags STEP|WARMUP */
 	TP_CAPFMT_REC_RT_END = 8,      /* name = call name */
 	TP_CAPFMT_REC_COUNTER = 9,     /* name = counter name, a = IEEE-754 double bits */
+	TP_CAPFMT_REC_MARK = 10,       /* instant: name, a = step, b = category id | colour << 32,
+	                                 flags STEP|WARMUP */
+	TP_CAPFMT_REC_ASYNC_BEGIN = 11, /* name, a = id (u64), b = category id | colour << 32;
+	                                  may end on another thread */
+	TP_CAPFMT_REC_ASYNC_END = 12,  /* name, a = id */
+	TP_CAPFMT_REC_RANGE_BEGIN = 13, /* name, a = step, b = category id | colour << 32, flags
+	                                  STEP|WARMUP; followed by a SRCLOC record when given */
+	TP_CAPFMT_REC_RANGE_END = 14,  /* name */
 	/* Detail records: continuation of the OP_END just before them (ts = 0). */
 	TP_CAPFMT_REC_TENSOR = 16,     /* aux = role << 8 | index, name = tensor name, a = dtype id,
 	                                 b = ndim; followed by ceil(ndim/2) DIMS records */
@@ -149,6 +157,8 @@ enum tp_capfmt_rec {
 	TP_CAPFMT_REC_COST = 19,       /* a = bytes, b = flops */
 	TP_CAPFMT_REC_SPARSITY = 20,   /* a = IEEE-754 double bits: fraction of zero weights */
 	TP_CAPFMT_REC_HW = 21,         /* aux = counter index in HWINFO, a = delta over the op */
+	TP_CAPFMT_REC_SRCLOC = 22,     /* continuation of MARK / RANGE_BEGIN: name = file id,
+	                                 a = line, b = function id */
 };
 
 #define TP_CAPFMT_F_WARMUP 0x01 /* inside a warm-up step */

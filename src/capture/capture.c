@@ -174,6 +174,7 @@ static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
 static TLS_MODEL _Thread_local struct cap_thread *tls_thread;
+static TLS_MODEL _Thread_local char tls_name[TP_CAPFMT_COMM_SIZE]; /* tpuprof_thread_name */
 
 static struct {
 	int auto_mode; /* -1 none, else 1 or 2 */
@@ -323,12 +324,12 @@ static void read_env(void)
 {
 	const char *m = env_get(ENV_MODE);
 	g_env.auto_mode = -1;
-	if (m[0] == 0 || strcmp(m, "0") == 0)
+	if (m[0] == 0 || strcmp(m, "off") == 0)
 		g_env.auto_mode = -1;
-	else if (strcmp(m, "1") == 0 || strcmp(m, "2") == 0)
-		g_env.auto_mode = m[0] - '0';
+	else if (strcmp(m, "0") == 0 || strcmp(m, "1") == 0 || strcmp(m, "2") == 0)
+		g_env.auto_mode = m[0] - '0'; /* the TPUPROF_MODE_* numbers */
 	else
-		warn("TPUPROF=%.64s is not 0, 1 or 2; capture stays off", m);
+		warn("TPUPROF=%.64s is not off, 0, 1 or 2; capture stays off", m);
 
 	const char *dir = env_get(ENV_DIR);
 	if (dir[0] == 0)
@@ -402,7 +403,7 @@ static void ensure_init(void) { pthread_once(&g_once, init_once); }
 __attribute__((constructor)) static void lib_load(void)
 {
 	ensure_init();
-	if (g_env.auto_mode > 0) {
+	if (g_env.auto_mode >= 0) {
 		pthread_mutex_lock(&g_ctl);
 		start_session(0, g_env.auto_mode, 0);
 		pthread_mutex_unlock(&g_ctl);
@@ -751,7 +752,10 @@ static void reset_thread(struct cap_thread *t)
 	t->tid = gettid_();
 	h->tid = t->tid;
 	memset(h->name, 0, sizeof h->name);
-	prctl(PR_GET_NAME, h->name, 0, 0, 0);
+	if (tls_name[0])
+		memcpy(h->name, tls_name, sizeof h->name);
+	else
+		prctl(PR_GET_NAME, h->name, 0, 0, 0);
 }
 
 /* Slow path: gives this thread a buffer for session word `s`. Returns NULL (the event is lost
@@ -1424,7 +1428,8 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
 			need += 1 + dims_records(d->outputs[i].ndim);
 		if (d->weight_shape)
 			need += 1 + dims_records(d->weight_ndim);
-		need += (uint32_t)na + 1 + (d->weight_sparsity >= 0 ? 1 : 0);
+		need += (uint32_t)na + (d->bytes || d->flops ? 1 : 0) +
+		        (d->weight_sparsity >= 0 && d->weight_shape ? 1 : 0);
 	}
 	if (need == 0)
 		return;
@@ -1448,12 +1453,15 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
 			r->name = intern_text(t, d->attrs[i].key);
 			r->a = intern_text(t, d->attrs[i].value);
 		}
-		struct cap_rec *r = &t->recs[t->n++];
-		memset(r, 0, sizeof *r);
-		r->kind = TP_CAPFMT_REC_COST;
-		r->a = d->bytes;
-		r->b = d->flops;
-		if (d->weight_sparsity >= 0) {
+		struct cap_rec *r;
+		if (d->bytes || d->flops) { /* 0 = unknown: never reported as a measured 0 */
+			r = &t->recs[t->n++];
+			memset(r, 0, sizeof *r);
+			r->kind = TP_CAPFMT_REC_COST;
+			r->a = d->bytes;
+			r->b = d->flops;
+		}
+		if (d->weight_sparsity >= 0 && d->weight_shape) {
 			r = &t->recs[t->n++];
 			memset(r, 0, sizeof *r);
 			r->kind = TP_CAPFMT_REC_SPARSITY;
@@ -1549,6 +1557,166 @@ void tpuprof_counter(const char *name, double value)
 	r->ts = now_ticks();
 	t->n++;
 	publish(t);
+}
+
+/* ---- marks, ranges, async ranges, thread names ---- */
+
+/* The fields of a caller's attribute struct that its `size` covers (NULL/0 otherwise). */
+struct attr_view {
+	uint32_t color;
+	const char *category, *file, *function;
+	int line;
+};
+
+static void attr_read(const struct tpuprof_event_attr *a, struct attr_view *v)
+{
+	memset(v, 0, sizeof *v);
+	if (a == NULL)
+		return;
+	size_t n = a->size;
+#define HAS(f) (n >= offsetof(struct tpuprof_event_attr, f) + sizeof a->f)
+	if (HAS(color))
+		v->color = a->color;
+	if (HAS(category))
+		v->category = a->category;
+	if (HAS(file))
+		v->file = a->file;
+	if (HAS(line))
+		v->line = a->line;
+	if (HAS(function))
+		v->function = a->function;
+#undef HAS
+}
+
+static uint64_t attr_style(struct cap_thread *t, int mode, const struct attr_view *v)
+{
+	if (mode < TPUPROF_MODE_CONDENSED)
+		return 0;
+	return (uint64_t)intern_text(t, v->category) | (uint64_t)v->color << 32;
+}
+
+/* The SRCLOC continuation after t->recs[t->n - 1] (mode 2, when a location was given). */
+static void put_srcloc(struct cap_thread *t, int mode, const struct attr_view *v)
+{
+	if (mode < TPUPROF_MODE_DETAILED || (v->file == NULL && v->function == NULL))
+		return;
+	if (!room(t, 1)) {
+		drop(t, 1);
+		return;
+	}
+	struct cap_rec *r = &t->recs[t->n];
+	memset(r, 0, sizeof *r);
+	r->kind = TP_CAPFMT_REC_SRCLOC;
+	r->name = intern_text(t, v->file);
+	r->a = (uint64_t)(int64_t)v->line;
+	r->b = intern_text(t, v->function);
+	t->n++;
+}
+
+static NOINLINE void mark_rec(uint32_t s, uint8_t kind, const char *name, uint64_t a,
+                              const struct tpuprof_event_attr *attr)
+{
+	THREAD_OR_RETURN(s, t);
+	if (!room(t, 1)) {
+		drop(t, 1);
+		return;
+	}
+	int mode = mode_of(s);
+	struct attr_view v;
+	attr_read(attr, &v);
+	struct cap_rec *r = &t->recs[t->n];
+	r->kind = kind;
+	r->aux = 0;
+	r->flags = 0;
+	r->a = a;
+	if (kind == TP_CAPFMT_REC_MARK)
+		step_ctx(t, r);
+	r->name = mode >= TPUPROF_MODE_CONDENSED ? intern_text(t, name) : 0;
+	r->b = attr_style(t, mode, &v);
+	r->ts = now_ticks();
+	t->n++;
+	if (kind != TP_CAPFMT_REC_ASYNC_END)
+		put_srcloc(t, mode, &v);
+	publish(t);
+}
+
+void tpuprof_mark(const char *name, const struct tpuprof_event_attr *attr)
+{
+	OFF_RETURN(s);
+	mark_rec(s, TP_CAPFMT_REC_MARK, name, 0, attr);
+}
+
+void tpuprof_async_begin(const char *name, uint64_t id, const struct tpuprof_event_attr *attr)
+{
+	OFF_RETURN(s);
+	mark_rec(s, TP_CAPFMT_REC_ASYNC_BEGIN, name, id, attr);
+}
+
+void tpuprof_async_end(const char *name, uint64_t id)
+{
+	OFF_RETURN(s);
+	mark_rec(s, TP_CAPFMT_REC_ASYNC_END, name, id, NULL);
+}
+
+static NOINLINE void range_begin(uint32_t s, const char *name, const struct tpuprof_event_attr *attr)
+{
+	THREAD_OR_RETURN(s, t);
+	struct cap_rec *r = begin_rec(t);
+	if (r == NULL)
+		return;
+	int mode = mode_of(s);
+	struct attr_view v;
+	attr_read(attr, &v);
+	r->kind = TP_CAPFMT_REC_RANGE_BEGIN;
+	r->aux = 0;
+	step_ctx(t, r);
+	r->name = mode >= TPUPROF_MODE_CONDENSED ? intern_text(t, name) : 0;
+	r->b = attr_style(t, mode, &v);
+	r->ts = now_ticks();
+	t->n++;
+	put_srcloc(t, mode, &v);
+	publish(t);
+}
+
+void tpuprof_range_begin(const char *name, const struct tpuprof_event_attr *attr)
+{
+	OFF_RETURN(s);
+	range_begin(s, name, attr);
+}
+
+void tpuprof_range_end(const char *name)
+{
+	OFF_RETURN(s);
+	scope_end(s, now_ticks(), TP_CAPFMT_REC_RANGE_END, name, 0, NULL);
+}
+
+void tpuprof_thread_name(const char *name)
+{
+	char buf[MAX_STR_LEN + 1];
+	int same;
+	memset(tls_name, 0, sizeof tls_name);
+	if (name == NULL)
+		return;
+	size_t len = clean_text(name, buf, &same);
+	/* Keep whole characters within 15 bytes. */
+	size_t keep = 0;
+	while (keep < len) {
+		size_t k = utf8_seq((const unsigned char *)buf + keep, len - keep);
+		if (k == 0 || keep + k > TP_CAPFMT_COMM_SIZE - 1)
+			break;
+		keep += k;
+	}
+	memcpy(tls_name, buf, keep);
+	struct cap_thread *t = tls_thread;
+	if (t && t->h && atomic_load_explicit(&t->state, memory_order_relaxed) != 0)
+		memcpy(t->h->name, tls_name, sizeof tls_name);
+}
+
+#define VSTR_(x) #x
+#define VSTR(x) VSTR_(x)
+const char *tpuprof_version(void)
+{
+	return VSTR(TPUPROF_VERSION_MAJOR) "." VSTR(TPUPROF_VERSION_MINOR) "." VSTR(TPUPROF_VERSION_PATCH);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -28,6 +28,9 @@
  *   forkexec       records, then a child that execs /bin/true and a child that _exits
  *   eintr          the host's SIGINT handler has no SA_RESTART: a blocked read() must
  *                  return EINTR when SIGINT arrives during capture; prints "eintr ok"
+ *   api            mode 2: thread name, marks, ranges with category/colour/source location,
+ *                  async ranges across threads (one cut short), a zero-initialised op detail;
+ *                  prints the library version
  *   hwfds N        mode 2 with TPUPROF_HWCOUNTERS=1: N short-lived threads each record one
  *                  op; prints "fds B A" (open descriptors before and after)
  * Prints "done" on stdout when the scenario ran to its end.
@@ -41,6 +44,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <dirent.h>
+#include <stddef.h>
 #include <errno.h>
 #include <time.h>
 #include <unistd.h>
@@ -160,6 +164,14 @@ static void *sigint_later(void *arg)
 }
 
 static void eintr_handler(int sig) { (void)sig; }
+
+static void *async_ender(void *arg)
+{
+	(void)arg;
+	tpuprof_thread_name("ender");
+	tpuprof_async_end("request", 42);
+	return NULL;
+}
 
 static int fault_main(const char *sc, int argc, char **argv)
 {
@@ -315,6 +327,37 @@ static int fault_main(const char *sc, int argc, char **argv)
 		printf(r < 0 && err == EINTR ? "eintr ok\n" : "read was restarted\n");
 		printf((now.sa_flags & SA_RESTART) ? "restart flag added\n" : "flags kept\n");
 		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "api") == 0) {
+		tpuprof_thread_name("main-\xc3\xa9-a-very-long-name"); /* 15 bytes kept: "main-é-a-very-" */
+		tpuprof_enable(0, TPUPROF_MODE_DETAILED);
+		struct tpuprof_event_attr at = TPUPROF_EVENT_ATTR_INIT;
+		at.category = "io";
+		at.color = TPUPROF_RGB(255, 0, 0);
+		at.file = "probe.c";
+		at.line = 123;
+		at.function = "api";
+		tpuprof_mark("start", &at);
+		tpuprof_range_begin("load", &at);
+		tpuprof_async_begin("request", 42, &at);
+		tpuprof_async_begin("request", 43, NULL);
+		/* An older caller's smaller struct: only `size` and `color` are read. */
+		struct tpuprof_event_attr small = {offsetof(struct tpuprof_event_attr, category),
+		                                   TPUPROF_RGB(0, 0, 255), (const char *)1, NULL, 0, NULL};
+		tpuprof_mark("small", &small);
+		tpuprof_range_end("load");
+		pthread_t th;
+		pthread_create(&th, NULL, async_ender, NULL);
+		pthread_join(th, NULL);
+		tpuprof_async_end("request", 43);
+		tpuprof_async_begin("never_ends", 7, NULL);
+		struct tpuprof_op_detail zero;
+		memset(&zero, 0, sizeof zero);
+		tpuprof_op_begin(&op_softmax);
+		tpuprof_op_end(&op_softmax, &zero);
+		tpuprof_disable();
+		printf("version %s\n", tpuprof_version());
 		return 0;
 	}
 	if (strcmp(sc, "hwfds") == 0) {

@@ -10,9 +10,10 @@
 #define TP_CAPTURE_ENV_TABLE_H
 
 #define TPUPROF_ENV_TABLE(X)                                                                   \
-	X(ENV_MODE, "TPUPROF", "0/1/2", "",                                                    \
-	  "Capture the whole run in this mode (1 condensed, 2 detailed), dumped at exit; "     \
-	  "unset, empty or 0 = no automatic capture; any other value = one warning, off")     \
+	X(ENV_MODE, "TPUPROF", "off/0/1/2", "",                                                \
+	  "Capture the whole run in this mode, dumped at exit: 0 timing, 1 condensed, "        \
+	  "2 detailed (the TPUPROF_MODE_* numbers of the API); unset, empty or off = no "      \
+	  "automatic capture; any other value = one warning, off")                            \
 	X(ENV_DIR, "TPUPROF_DIR", "path", ".",                                                 \
 	  "Directory under which each session writes tpuprof_data_dev{D}-{N}.{PID}/ "          \
 	  "(created if missing)")                                                             \
