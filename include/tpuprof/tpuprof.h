@@ -11,8 +11,9 @@
  *     when the library loads and writes it at exit (docs/env.md lists every switch);
  *   - from code: tpuprof_enable(max_records, mode) ... tpuprof_disable().
  * Detail modes (TPUPROF_MODE_*): 0 records times only (scope kinds, step indices, times),
- * 1 adds names, operator types and activity meta text, 2 adds tensor details, operator
- * attributes, bytes/flops, tpuprof_counter() samples and per-operator hardware counters.
+ * 1 adds names, operator types, activity meta text, categories, colours and tpuprof_counter()
+ * samples, 2 adds tensor details, operator attributes, bytes/flops, source locations and
+ * per-operator hardware counters.
  *
  * Where dumps go: each session writes the directory
  *     $TPUPROF_DIR/tpuprof_data_dev{D}-{N}.{PID}/capture.tpp
@@ -165,32 +166,34 @@ TPUPROF_API int tpuprof_flush(void);
 /* innermost open scope first. Begin and end of one scope happen on the same thread.         */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Application-layer activity (data preparation, post-processing, ...). `name` is kept by
- * pointer (see above); `meta` is free text (may be NULL, copied by content, mode >= 1);
+/* Application-layer activity (data preparation, post-processing, ...). `name` and `meta`
+ * (free text, may be NULL, mode >= 1) are copied by value;
  * `step` is the application's iteration index (or -1). */
 TPUPROF_API void tpuprof_activity_begin(const char *name, int64_t step, const char *meta);
 TPUPROF_API void tpuprof_activity_end(const char *name, int64_t step, const char *meta);
 
-/* One step (iteration) of graph `graph` (kept by pointer). `warmup` != 0 marks a warm-up
+/* One step (iteration) of graph `graph`. `warmup` != 0 marks a warm-up
  * step, which reports exclude. Operators and runtime calls recorded inside the step — on
  * this thread, or on other threads while it is the process's most recent open step — carry
  * its index and warm-up flag. */
 TPUPROF_API void tpuprof_step_begin(const char *graph, int64_t step, int warmup);
 TPUPROF_API void tpuprof_step_end(const char *graph, int64_t step);
 
-/* One operator execution. `op` must point to a descriptor that outlives the session (NULL
- * records an unnamed operator). `detail` (op_end only, may be NULL) is recorded in mode 2
- * only. With TPUPROF_HWCOUNTERS=1 in mode 2, the counters' deltas over the operator are
- * recorded too (this costs one read() system call at each begin and end). */
+/* One operator execution. `op` points to a descriptor (NULL records an unnamed operator); its
+ * strings are read at op_begin, by value, and may change between calls. `detail` (op_end
+ * only, may be NULL) is recorded in mode 2 only. With TPUPROF_HWCOUNTERS=1 in mode 2, the
+ * counters' deltas over the operator are recorded too: each begin and end costs one read()
+ * system call (about 0.5-1 µs with hardware counters, 2-4 µs with the software fallback on
+ * a VM), and the cost of that read measured when the thread starts is subtracted from every
+ * delta, so the library's own system calls are not counted in the operator. */
 TPUPROF_API void tpuprof_op_begin(const struct tpuprof_op *op);
 TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op, const struct tpuprof_op_detail *detail);
 
-/* A runtime / driver call (memcpy to device, kernel launch, sync, ...); `name` kept by
- * pointer. */
+/* A runtime / driver call (memcpy to device, kernel launch, sync, ...). */
 TPUPROF_API void tpuprof_runtime_begin(const char *name);
 TPUPROF_API void tpuprof_runtime_end(const char *name);
 
-/* A counter sample (mode 2 only): `name`, `value` at the current time. */
+/* A counter sample (modes 1 and 2; mode 0 records no names): `name`, `value` now. */
 TPUPROF_API void tpuprof_counter(const char *name, double value);
 
 /* ---------------------------------------------------------------------------------------- */

@@ -334,7 +334,7 @@ static void test_mode0_mode1(void **state)
 		assert_non_null(arg_str(p, s, TP_CAP_KEY_OP_TYPE));
 		assert_null(arg(p, s, TP_CAP_KEY_INPUT_SHAPES)); /* mode 2 only */
 	}
-	assert_int_equal(p->num_counters, 0); /* counters are mode 2 */
+	assert_int_equal(p->num_counters, 1); /* counters need names: modes 1 and 2 */
 	tp_profile_free(p);
 }
 

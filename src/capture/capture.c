@@ -1540,7 +1540,7 @@ void tpuprof_runtime_end(const char *name)
 void tpuprof_counter(const char *name, double value)
 {
 	OFF_RETURN(s);
-	if (mode_of(s) < TPUPROF_MODE_DETAILED)
+	if (mode_of(s) < TPUPROF_MODE_CONDENSED) /* a sample needs its name */
 		return;
 	THREAD_OR_RETURN(s, t);
 	if (!room(t, 1)) {
