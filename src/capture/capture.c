@@ -579,7 +579,7 @@ static int ses_make(void);
 static void ses_put_hw(void)
 {
 	/* Called with g_hw_mu held. */
-	unsigned char *m = g_ses.ses;
+	unsigned char *m = __atomic_load_n(&g_ses.ses, __ATOMIC_ACQUIRE);
 	int k = atomic_load_explicit(&g_hw_kind, memory_order_acquire);
 	if (m == NULL || k <= 0)
 		return;
@@ -590,7 +590,7 @@ static void ses_put_hw(void)
 
 static void ses_put_meta(void)
 {
-	unsigned char *m = g_ses.ses;
+	unsigned char *m = __atomic_load_n(&g_ses.ses, __ATOMIC_ACQUIRE);
 	if (m == NULL)
 		return;
 	uint32_t n = atomic_load_explicit(&g_meta_n, memory_order_acquire);
@@ -602,22 +602,26 @@ static void ses_put_meta(void)
  * convert ticks to time. Cheap and rare (thread start, every REC_EXTENT records). */
 static void calib_refresh(void)
 {
-	if (g_ses.ses == NULL || pthread_mutex_trylock(&g_calib_mu) != 0)
+	if (pthread_mutex_trylock(&g_calib_mu) != 0)
 		return;
-	uint64_t t1, n1;
-	calib_point(&t1, &n1);
-	if (g_ses.ses) {
-		put64(g_ses.ses + TP_CAPFMT_OFF_TICK1, t1);
-		put64(g_ses.ses + TP_CAPFMT_OFF_NS1, n1);
+	unsigned char *m = __atomic_load_n(&g_ses.ses, __ATOMIC_ACQUIRE);
+	if (m) {
+		uint64_t t1, n1;
+		calib_point(&t1, &n1);
+		put64(m + TP_CAPFMT_OFF_TICK1, t1);
+		put64(m + TP_CAPFMT_OFF_NS1, n1);
 	}
 	pthread_mutex_unlock(&g_calib_mu);
 }
 
+/* Counts events lost because no thread buffer could be made (rare; takes a lock). */
 static void ses_lost(uint64_t n)
 {
-	if (g_ses.ses)
-		__atomic_fetch_add((uint64_t *)(void *)(g_ses.ses + TP_CAPFMT_SES_OFF_LOST), n,
-		                   __ATOMIC_RELAXED);
+	pthread_mutex_lock(&g_calib_mu);
+	unsigned char *m = __atomic_load_n(&g_ses.ses, __ATOMIC_ACQUIRE);
+	if (m)
+		__atomic_fetch_add((uint64_t *)(void *)(m + TP_CAPFMT_SES_OFF_LOST), n, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&g_calib_mu);
 }
 
 /* ---- thread buffers ---- */
@@ -2070,9 +2074,13 @@ static int ses_make(void)
 /* Drops the session mapping (after the session ended, or in a fork child). */
 static void ses_unmap(int unmap)
 {
+	/* The writers of the mapping (hardware-counter names, calibration, lost count) hold
+	 * g_hw_mu or g_calib_mu; order g_dir_mu -> g_hw_mu -> g_calib_mu. */
+	pthread_mutex_lock(&g_hw_mu);
 	pthread_mutex_lock(&g_calib_mu);
 	unsigned char *m = __atomic_exchange_n(&g_ses.ses, NULL, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&g_calib_mu);
+	pthread_mutex_unlock(&g_hw_mu);
 	if (m && unmap)
 		munmap(m, TP_CAPFMT_SES_SIZE);
 	atomic_store(&g_ses.made, 0);
