@@ -1853,7 +1853,7 @@ static int write_dump(uint32_t s, int final)
 		put32(p + 24, scount);
 		put32(p + 28, sbytes);
 		put32(p + 32, t->snap_str_dropped);
-		put32(p + 36, t->hw_kind);
+		put32(p + 36, t->h->hw_kind);
 		memcpy(p + 40, t->h->name, TP_CAPFMT_COMM_SIZE);
 		p += 56;
 		if (write_all(fd, h, (size_t)(p - h)) != 0 ||

@@ -165,6 +165,16 @@ static void *sigint_later(void *arg)
 
 static void eintr_handler(int sig) { (void)sig; }
 
+static void *write_later(void *arg)
+{
+	int fd = *(int *)arg;
+	struct timespec ts = {2, 0};
+	nanosleep(&ts, NULL);
+	ssize_t w = write(fd, "x", 1);
+	(void)w;
+	return NULL;
+}
+
 static void *async_ender(void *arg)
 {
 	(void)arg;
@@ -316,12 +326,15 @@ static int fault_main(const char *sc, int argc, char **argv)
 		int fds[2];
 		if (pipe(fds) != 0)
 			return 1;
-		pthread_t th;
+		pthread_t th, w;
 		pthread_create(&th, NULL, sigint_later, NULL);
+		/* If the read were restarted, this byte would end it after 2 s. */
+		pthread_create(&w, NULL, write_later, &fds[1]);
 		char c;
 		ssize_t r = read(fds[0], &c, 1);
 		int err = errno;
 		pthread_join(th, NULL);
+		pthread_join(w, NULL);
 		struct sigaction now;
 		sigaction(SIGINT, NULL, &now);
 		printf(r < 0 && err == EINTR ? "eintr ok\n" : "read was restarted\n");

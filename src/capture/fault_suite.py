@@ -320,12 +320,18 @@ def sigint_disable_case():
     d = fresh("sigint_disable")
     r = subprocess.run([PROBE, "sigint_disable"], env=env_for(d), capture_output=True,
                        text=True, timeout=120)
-    killed = r.returncode == -signal.SIGINT
-    js, texts = read_ok(case, d, 400000, died=killed)
+    ds = dumps(d)
+    # Killed inside disable: the live files are still there and the reader rebuilds the dump.
+    # Handled after disable had finished (ThreadSanitizer defers signals): a final capture.tpp.
+    live = len(ds) == 1 and os.path.exists(os.path.join(ds[0], "session.tpc"))
+    js, texts = read_ok(case, d, 400000, died=live)
     if js is None:
         return
+    if not live:
+        check(case, not any("truncated" in n or "died" in n for n in js["notes"]),
+              "a final dump must be complete: %s" % js["notes"])
     rows.append((case, "%d records" % find_key(js, "records_read"),
-                 "recovered: process died note" if killed else "complete (signal came after)",
+                 "recovered: process died note" if live else "complete final dump",
                  "0"))
 
 
@@ -335,7 +341,14 @@ def eintr_case():
     case = "host SIGINT handler without SA_RESTART"
     d = fresh("eintr")
     r = subprocess.run([PROBE, "eintr"], env=env_for(d), capture_output=True, text=True, timeout=60)
-    check(case, "eintr ok" in r.stdout and "flags kept" in r.stdout, repr(r.stdout))
+    check(case, "flags kept" in r.stdout, repr(r.stdout))
+    if "TSAN_OPTIONS" in os.environ:
+        # ThreadSanitizer defers signal delivery to its own safe points, so whether a blocked
+        # read() returns EINTR is not observable here; the flags are checked above.
+        print("SKIPPED: %s: EINTR is not observable under ThreadSanitizer (flags checked)" % case)
+        rows.append((case, "dump flushed on SIGINT", "flags kept (EINTR not checked: TSan)", "0"))
+        return
+    check(case, "eintr ok" in r.stdout, repr(r.stdout))
     rows.append((case, "dump flushed on SIGINT", "read() got EINTR; flags kept", "0"))
 
 
