@@ -165,11 +165,31 @@ static void *sigint_later(void *arg)
 
 static void eintr_handler(int sig) { (void)sig; }
 
+static int g_read_done;
+
+/* SIGINT every 20 ms until the main thread's read() has returned, so one of them lands while
+ * it is blocked (a single early signal could arrive before the read starts). */
+static void *sigint_until_read(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100 && !__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+		if (!__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE))
+			kill(getpid(), SIGINT);
+	}
+	return NULL;
+}
+
 static void *write_later(void *arg)
 {
 	int fd = *(int *)arg;
-	struct timespec ts = {2, 0};
-	nanosleep(&ts, NULL);
+	/* Ends a restarted read after the signals have had their chance (or at once if it
+	 * already returned). */
+	for (int i = 0; i < 300 && !__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
 	ssize_t w = write(fd, "x", 1);
 	(void)w;
 	return NULL;
@@ -327,12 +347,13 @@ static int fault_main(const char *sc, int argc, char **argv)
 		if (pipe(fds) != 0)
 			return 1;
 		pthread_t th, w;
-		pthread_create(&th, NULL, sigint_later, NULL);
+		pthread_create(&th, NULL, sigint_until_read, NULL);
 		/* If the read were restarted, this byte would end it after 2 s. */
 		pthread_create(&w, NULL, write_later, &fds[1]);
 		char c;
 		ssize_t r = read(fds[0], &c, 1);
 		int err = errno;
+		__atomic_store_n(&g_read_done, 1, __ATOMIC_RELEASE);
 		pthread_join(th, NULL);
 		pthread_join(w, NULL);
 		struct sigaction now;
