@@ -681,6 +681,29 @@ static int64_t arg_int(const struct tp_profile *p, const struct tp_slice *s, con
 	return a->type == TP_ARG_UINT ? (int64_t)a->v.u : a->v.i;
 }
 
+/* TPUPROF_CRASHSAFE=0: private buffers reused across sessions; the dumps are the same. */
+static void test_not_crashsafe(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {"TPUPROF_CRASHSAFE=0", NULL};
+	run_probe(&r, env, "sessions", NULL);
+	char dirs[3][512];
+	assert_int_equal(dump_dirs(&r, dirs, 3), 2);
+	for (int k = 0; k < 2; k++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		assert_int_equal(tp_capfile_read(dirs[k], &p, &d), TP_OK);
+		assert_int_equal(p->tracks[0].count, 1);
+		assert_int_equal(p->num_notes, 0);
+		tp_profile_free(p);
+	}
+	run_probe(&r, env, "basic", "2");
+	struct tp_profile *p = read_only_dump(&r);
+	assert_int_equal(p->tracks[0].count, 15);
+	tp_profile_free(p);
+}
+
 /* Marks, ranges, async ranges across threads, thread names, attribute structs of an older
  * size, a zero-initialised op detail (nothing reported as measured), the version. */
 static void test_api(void **state)
@@ -872,7 +895,7 @@ int main(void)
 		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
-		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_api), cmocka_unit_test(test_not_crashsafe),
 		cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,6 +181,7 @@ static struct {
 	char dir[4096];
 	uint32_t record_size;
 	int hwcounters;
+	int crashsafe;
 } g_env;
 
 static struct {
@@ -348,6 +349,13 @@ static void read_env(void)
 		parse_u32(env_spec[ENV_RECORD_SIZE].def, &rs);
 	}
 	g_env.record_size = rs;
+
+	const char *cs = env_get(ENV_CRASHSAFE);
+	g_env.crashsafe = 1;
+	if (strcmp(cs, "0") == 0)
+		g_env.crashsafe = 0;
+	else if (cs[0] && strcmp(cs, "1") != 0)
+		warn("TPUPROF_CRASHSAFE=%.64s is not 0 or 1; using 1", cs);
 
 	const char *h = env_get(ENV_HWCOUNTERS);
 	if (h[0] == 0 || strcmp(h, "0") == 0)
@@ -654,7 +662,7 @@ static int chunk_create(struct cap_thread *t, uint32_t cap)
 	char path[4300];
 	int fd = -1;
 	pthread_mutex_lock(&g_dir_mu);
-	if (g_ses.made || (g_ses.lazy && ses_make() == 0)) {
+	if (g_env.crashsafe && (g_ses.made || (g_ses.lazy && ses_make() == 0))) {
 		snprintf(path, sizeof path, "%s/thread-%u.tpc", g_ses.dir, g_ses.nchunks++);
 		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
 	}
@@ -676,7 +684,7 @@ static int chunk_create(struct cap_thread *t, uint32_t cap)
 			munmap(base, vsize);
 			return -1;
 		}
-		if (!__atomic_exchange_n(&g_warned_anon, 1, __ATOMIC_RELAXED))
+		if (g_env.crashsafe && !__atomic_exchange_n(&g_warned_anon, 1, __ATOMIC_RELAXED))
 			warn("cannot create a per-thread file in \"%s\"; records are kept in memory and "
 			     "written only when the session ends normally", g_ses.dir);
 	}
@@ -801,12 +809,17 @@ static __attribute__((noinline)) struct cap_thread *attach(uint32_t s)
 	/* Stop the flusher from looking at this buffer while it is replaced. */
 	atomic_store_explicit(&t->state, 0, memory_order_release);
 	hw_close(t);
-	chunk_release(t);
+	if (t->base && t->path == NULL && !g_env.crashsafe && t->h->rec_cap >= cap) {
+		/* TPUPROF_CRASHSAFE=0: reuse the private buffer, its pages are already touched. */
+		t->cap = t->lim = cap;
+	} else {
+		chunk_release(t);
+	}
 	if (t->cache == NULL) {
 		t->cache = calloc(CACHE_MIN, sizeof(struct cache_ent));
 		t->cache_mask = t->cache ? CACHE_MIN - 1 : 0;
 	}
-	if (chunk_create(t, cap) != 0) {
+	if (t->base == NULL && chunk_create(t, cap) != 0) {
 		ses_lost(1);
 		return NULL;
 	}
