@@ -1,14 +1,21 @@
 /*
  * capture.c — the libtpuprof runtime: the public API of include/tpuprof/tpuprof.h, per-thread
- * record buffers, string interning, the clock, hardware counters and the dump writer.
- * It owns all of the capture's global state (the only global mutable state the project
- * allows, STYLE.md): the session word, the thread registry, the control mutex, the open dump
- * file and the saved signal actions. It links against libc only (never tpcore).
+ * record buffers, string interning (by value, UTF-8 cleaned), the clock, hardware counters,
+ * the crash-safe live files and the dump writer. It owns all of the capture's global state
+ * (the only global mutable state the project allows, STYLE.md): the session word, the thread
+ * registry, the control mutex, the session directory and its shared mapping, and the saved
+ * signal actions. It links against libc only (never tpcore).
  *
  * Hot path (one event): load the session word; if 0 return. Otherwise fetch this thread's
  * buffer (thread-local pointer), check that it belongs to the current session, check space,
  * write one 32-byte record and publish the new count with a release store. No lock, no
- * allocation, no system call (except the opt-in hardware counters), no log.
+ * allocation, no system call (except the opt-in hardware counters), no log. When the mapped
+ * part of the buffer is used up, a slow path maps (and pre-faults) the next extent.
+ *
+ * Crash safety (TPUPROF_CRASHSAFE=1, the default): a thread's buffer is a reservation whose
+ * pages are mapped MAP_SHARED from thread-K.tpc in the dump directory, disk space reserved
+ * first (posix_fallocate), so records and published counts reach the page cache as they are
+ * written and survive any death of the process; the reader rebuilds the dump from them.
  *
  * Space rule: a begin is accepted only if there is room for it AND for its end, so an
  * accepted scope can always be closed; a dropped begin makes its end drop too. Every record
@@ -18,7 +25,8 @@
  * flusher loads the count (acquire) and writes records[0, count). Strings are published the
  * same way, before any record that uses them. The flusher may therefore run in a signal
  * handler or on another thread while recording goes on; it only uses async-signal-safe calls
- * (open, write, lseek, ftruncate, close, clock_gettime).
+ * (open, write, close, rename, unlink, clock_gettime) and writes capture.tpp.tmp, renamed
+ * over capture.tpp, so nothing on disk is rewritten in place.
  */
 #include "tpuprof/tpuprof.h"
 
