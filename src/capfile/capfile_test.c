@@ -681,6 +681,33 @@ static int64_t arg_int(const struct tp_profile *p, const struct tp_slice *s, con
 	return a->type == TP_ARG_UINT ? (int64_t)a->v.u : a->v.i;
 }
 
+/* Dump text that is not valid UTF-8 (another writer, damage) enters the model cleaned: the
+ * invalid byte becomes U+FFFD. */
+static void test_reader_utf8(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "1");
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
+	size_t n;
+	uint8_t *b = load(path, &n);
+	uint8_t *hit = NULL;
+	for (size_t i = 0; i + 9 < n && !hit; i++)
+		if (memcmp(b + i, "data_prep", 10) == 0)
+			hit = b + i;
+	assert_non_null(hit);
+	hit[4] = 0xff; /* "data\xffprep" */
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_capfile_parse(b, n, "x.tpp", &p, &d), TP_OK);
+	assert_non_null(find_slice(p, "data\xef\xbf\xbdprep", NULL));
+	assert_null(find_slice(p, "data_prep", NULL));
+	tp_profile_free(p);
+	free(b);
+}
+
 /* TPUPROF_CRASHSAFE=0: private buffers reused across sessions; the dumps are the same. */
 static void test_not_crashsafe(void **state)
 {
@@ -896,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
 		cmocka_unit_test(test_api), cmocka_unit_test(test_not_crashsafe),
+		cmocka_unit_test(test_reader_utf8),
 		cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
