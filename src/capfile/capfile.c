@@ -1168,7 +1168,7 @@ out:
 
 /* What a rebuild from live files found (notes for the profile). */
 struct live_info {
-	uint32_t threads, disk_full, no_calib;
+	uint32_t threads, disk_full, no_calib, blank;
 	uint64_t records;
 };
 
@@ -1307,6 +1307,9 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 			tp_profile_note(p, "%u threads could not grow their live file (disk full): "
 			                   "their later records were dropped and are counted",
 			                li->disk_full);
+		if (li->blank)
+			tp_profile_note(p, "%u live thread files were empty (their threads were starting "
+			                   "when the process died) and were skipped", li->blank);
 		if (li->no_calib)
 			tp_profile_note(p, "the process died before the clock was calibrated: times "
 			                   "assume 1 tick = 1 ns");
@@ -1488,21 +1491,35 @@ static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *l
 		goto out;
 	}
 	uint64_t total = 0, dropped = 0, sdropped = 0;
-	for (; nlt < nn; nlt++) {
-		lt[nlt].path = tp_path_join(dir, names[nlt]);
-		if (lt[nlt].path == NULL) {
+	for (size_t k = 0; k < nn; k++) {
+		struct live_thr *cur = &lt[nlt];
+		cur->path = tp_path_join(dir, names[k]);
+		if (cur->path == NULL) {
 			rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
 			goto out;
 		}
-		if ((rc = live_thread(lt[nlt].path, &lt[nlt], d)) != TP_OK) {
-			tp_free(lt[nlt].path);
-			goto out;
+		if ((rc = live_thread(cur->path, cur, d)) != TP_OK) {
+			/* A file whose header was never written (the process died while the thread
+			 * was starting) holds nothing: it is skipped, with a note. */
+			int blank = rc == TP_EFORMAT &&
+			            (cur->f.size < TP_CAPFMT_CHUNK_HEADER ||
+			             memcmp(cur->f.data, "\0\0\0\0\0\0\0\0", 8) == 0);
+			tp_file_release(&cur->f);
+			tp_free(cur->path);
+			memset(cur, 0, sizeof *cur);
+			if (!blank)
+				goto out;
+			memset(d, 0, sizeof *d);
+			rc = TP_OK;
+			li->blank++;
+			continue;
 		}
-		total += lt[nlt].n;
-		dropped += lt[nlt].dropped;
-		sdropped += lt[nlt].sdropped;
-		if (lt[nlt].flags & TP_CAPFMT_CKF_DISK_FULL)
+		total += cur->n;
+		dropped += cur->dropped;
+		sdropped += cur->sdropped;
+		if (cur->flags & TP_CAPFMT_CKF_DISK_FULL)
 			li->disk_full++;
+		nlt++;
 	}
 	const uint8_t *m = sf.data;
 	dropped += get64(m + TP_CAPFMT_SES_OFF_LOST);
