@@ -213,6 +213,17 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 	tp_buf_puts(out, ",,aim to sparse support latency ratio,");
 	tp_buf_fixed(out, sum_p > 0 ? sum_pe / sum_p : 0, 3);
 	tp_buf_putc(out, '\n');
+
+	/* Section 4: what the table does not contain. Always present for a capture, so a table
+	 * built from a lossy capture never looks complete. */
+	tp_buf_printf(out, "\nrecords dropped,%llu\n", (unsigned long long)p->stats.records_dropped);
+	tp_buf_printf(out, "executions cut short (excluded),%llu\n",
+	              (unsigned long long)t->cut_executions);
+	for (size_t i = 0; i < p->num_notes; i++) {
+		tp_buf_puts(out, "note,");
+		tp_csv_cell(out, tp_str(p, p->notes[i].text), 1);
+		tp_buf_putc(out, '\n');
+	}
 	return out->oom ? TP_ENOMEM : TP_OK;
 }
 
