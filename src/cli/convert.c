@@ -13,10 +13,11 @@
 void tp_cli_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: tpuprof IN_DIR [OUT_DIR] [options]     convert a profile (OUT_DIR defaults to profile_out)\n"
+	        "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory or trace file\n"
+	        "                                              (OUT_DIR defaults to profile_out)\n"
 	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
 	        "\n"
-	        "Inputs (detected from the directory's content):\n");
+	        "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	for (size_t i = 0; i < nr; i++)
@@ -190,17 +191,19 @@ int tp_cli_convert(int argc, char **argv)
 		fprintf(stderr, "tpuprof: %s: no such file or directory\n", o.in_dir);
 		return 2;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "tpuprof: %s: not a directory (expected a profile data directory)\n",
-		        o.in_dir);
-		return 2;
-	}
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	const struct tp_cli_reader *reader = NULL;
 	for (size_t i = 0; i < nr && !reader; i++)
-		if (rd[i]->probe(o.in_dir))
+		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
 			reader = rd[i];
+	if (!reader && !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+		        "tpuprof: %s: not a directory (expected a profile data directory) nor a "
+		        "Chrome-trace JSON file\n",
+		        o.in_dir);
+		return 2;
+	}
 	if (!reader) {
 		fprintf(stderr,
 		        "tpuprof: %s: no profile data found (expected global.profile / iter*.profile, "
