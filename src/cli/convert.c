@@ -16,6 +16,7 @@ void tp_cli_usage(FILE *f)
 	        "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory or trace file\n"
 	        "                                              (OUT_DIR defaults to profile_out)\n"
 	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
+	        "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof diff --help)\n"
 	        "\n"
 	        "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
