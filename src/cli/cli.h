@@ -17,6 +17,7 @@ struct tp_cli_opts {
 	int quiet, verbose;
 	const char *sparse_ratios;
 	int trace_args_compact;  /* --trace_args compact */
+	const char *trace_file;  /* --trace_file: host Chrome trace merged onto the device timeline */
 	unsigned char *enabled;  /* per registry output: 1 = write */
 };
 

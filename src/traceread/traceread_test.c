@@ -403,6 +403,56 @@ static void test_oom(void **state)
 	tp_test_oom_sweep(oom_run, NULL, NULL, 2000);
 }
 
+/* --trace_file alignment, tail path (sophgo-cdm.md §10 step 2) on a device profile built
+ * here with the cdm reader's meta keys: the last PMU event must end tail_offset_ns before the
+ * host saw disable_profile end. */
+static void test_merge_tail(void **state)
+{
+	(void)state;
+	struct tp_profile *dev = tp_profile_new();
+	dev->tiu_freq_mhz = 1000;
+	int dv = tp_profile_add_device(dev, "BM1690 device 0", 0, 1);
+	int tiu = tp_profile_add_track(dev, dv, 0, TP_TRACK_TIU, "TIU", 1000);
+	struct tp_slice *x = tp_track_push(dev, tiu);
+	x->start_ns = 0;
+	x->end_ns = 5000;
+	x = tp_track_push(dev, tiu);
+	x->start_ns = 5000;
+	x->end_ns = 9000;
+	tp_profile_set_meta(dev, TP_META_TAIL_OFFSET_NS, "2000");
+	tp_profile_set_meta(dev, TP_META_PMU_TAIL_CYCLE, "9000");
+	assert_int_equal(tp_profile_finish(dev), TP_OK);
+	struct tp_profile *host = parse(
+	    "{\"traceEvents\":[\n"
+	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"ts\":50,\"dur\":5,\"pid\":1,\"tid\":1},\n"
+	    "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"launch\",\"ts\":95,\"dur\":2,\"pid\":1,\"tid\":1},\n"
+	    "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"disable_profile\",\"ts\":100,\"dur\":10,\"pid\":1,\"tid\":1},\n"
+	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"PyTorch Profiler (0)\",\"ts\":50,\"dur\":70,\"pid\":1,\"tid\":1}]}",
+	    TP_OK, NULL);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_traceread_merge_host(dev, host, "host.json", &d), TP_OK);
+	tp_profile_free(host);
+	/* Host time 0 = 50 µs; disable_profile ends at 60 µs on the merged axis, so the last PMU
+	 * event ends at 58 µs and device time 0 is at 58 - 9 = 49 µs. */
+	assert_string_equal(tp_profile_get_meta(dev, "host_trace.alignment"), "tail");
+	assert_string_equal(tp_profile_get_meta(dev, "host_trace.device_offset_ns"), "49000");
+	const struct tp_track *t = &dev->tracks[tiu];
+	assert_int_equal(t->slices[0].start_ns, 49000);
+	assert_int_equal(t->slices[1].end_ns, 58000);
+	const struct tp_track *tr = NULL;
+	const struct tp_slice *s = find_slice(dev, "aten::add", &tr);
+	assert_int_equal(s->start_ns, 0);
+	assert_string_equal(tp_str(dev, tr->name), "cpu op");
+	assert_int_equal(tr->kind, TP_TRACK_HOST);
+	s = find_slice(dev, "launch", &tr);
+	assert_int_equal(s->start_ns, 45000);
+	assert_string_equal(tp_str(dev, tr->name), "tpudnn op");
+	assert_int_equal(tp_profile_find_str(dev, "disable_profile"), 0); /* dropped */
+	assert_int_equal(tp_profile_find_str(dev, "PyTorch Profiler (0)"), 0);
+	assert_true(has_note(dev, "aligned by disable_profile's end minus tail_offset_ns"));
+	tp_profile_free(dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,7 +460,7 @@ int main(void)
 	    cmocka_unit_test(test_mxnet),      cmocka_unit_test(test_us_to_ns),
 	    cmocka_unit_test(test_quirks),     cmocka_unit_test(test_rejects),
 	    cmocka_unit_test(test_truncation), cmocka_unit_test(test_stream),
-	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_oom),        cmocka_unit_test(test_merge_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

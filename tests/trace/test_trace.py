@@ -9,6 +9,7 @@ loudly for inputs that are absent.
 """
 import json
 import os
+import re
 import shutil
 import sqlite3
 import struct
@@ -204,11 +205,161 @@ def test_diff(tmp):
     check(r.returncode == 1, "diff with one input: exit %d" % r.returncode)
 
 
+def pb_fields(b):
+    """Top-level protobuf wire fields of b: (field, wire type, value)."""
+    i = 0
+    while i < len(b):
+        k, i = pb_varint(b, i)
+        f, w = k >> 3, k & 7
+        if w == 0:
+            v, i = pb_varint(b, i)
+        elif w == 1:
+            v, i = b[i:i + 8], i + 8
+        elif w == 5:
+            v, i = b[i:i + 4], i + 4
+        elif w == 2:
+            n, i = pb_varint(b, i)
+            v, i = b[i:i + n], i + n
+        else:
+            raise ValueError("wire type %d" % w)
+        yield f, w, v
+
+
+def pb_varint(b, i):
+    r = s = 0
+    while True:
+        c = b[i]
+        i += 1
+        r |= (c & 0x7F) << s
+        s += 7
+        if c < 0x80:
+            return r, i
+
+
+def perfetto_slices(path):
+    """Decodes a .pftrace with protoc (after inflating its compressed_packets chunks into a
+    plain Trace) and returns [(track name, slice name, begin ns, end ns)], resolving interned
+    names, incremental clocks (clock 64) and per-sequence default tracks."""
+    proto = os.path.join(SHARED, "perfetto", "perfetto_trace.proto")
+    import zlib
+    plain = bytearray()
+    for f, w, v in pb_fields(open(path, "rb").read()):
+        chunk = [x for x in pb_fields(v) if x[0] == 50]
+        if chunk:
+            plain += zlib.decompress(chunk[0][2])
+        else:
+            n = len(v)
+            plain += b"\x0a"
+            while True:
+                c, n = n & 0x7F, n >> 7
+                plain.append(c | (0x80 if n else 0))
+                if not n:
+                    break
+            plain += v
+    r = subprocess.run(["protoc", "--decode=perfetto.protos.Trace", "-I", os.path.dirname(proto),
+                        proto], input=bytes(plain), capture_output=True)
+    check(r.returncode == 0, "protoc: %s" % r.stderr[:300])
+    # Protobuf text format into nested dicts (every field a list).
+    tokens = re.findall(r'(\w+) \{|\}|(\w+): ("(?:[^"\\]|\\.)*"|\S+)', r.stdout.decode())
+    root, stack = {}, []
+    cur = root
+    for open_name, name, val in tokens:
+        if open_name:
+            node = {}
+            cur.setdefault(open_name, []).append(node)
+            stack.append(cur)
+            cur = node
+        elif name:
+            cur.setdefault(name, []).append(val.strip('"'))
+        else:
+            cur = stack.pop()
+    tracks, names, clock, default_track, open_ = {}, {}, {}, {}, {}
+    out = []
+    for pk in root.get("packet", []):
+        seq = pk.get("trusted_packet_sequence_id", ["0"])[0]
+        for td in pk.get("track_descriptor", []):
+            nm = td.get("name", [""])[0]
+            for th in td.get("thread", []):
+                nm = th.get("thread_name", [nm])[0]
+            tracks[td["uuid"][0]] = nm
+        for cs in pk.get("clock_snapshot", []):
+            for c in cs.get("clocks", []):
+                if c["clock_id"][0] == "64":
+                    clock[seq] = int(c["timestamp"][0])
+        for dflt in pk.get("trace_packet_defaults", []):
+            for ted in dflt.get("track_event_defaults", []):
+                default_track[seq] = ted["track_uuid"][0]
+        for idata in pk.get("interned_data", []):
+            for en in idata.get("event_names", []):
+                names[(seq, en["iid"][0])] = en["name"][0]
+        if "track_event" not in pk:
+            continue
+        clock[seq] = clock.get(seq, 0) + int(pk.get("timestamp", ["0"])[0])
+        te = pk["track_event"][0]
+        track = te.get("track_uuid", [default_track.get(seq)])[0]
+        kind = te.get("type", [""])[0]
+        if kind == "TYPE_SLICE_BEGIN":
+            nm = te["name"][0] if "name" in te else names.get((seq, te.get("name_iid", ["?"])[0]), "?")
+            open_.setdefault(track, []).append((nm, clock[seq]))
+        elif kind == "TYPE_SLICE_END":
+            nm, t0 = open_[track].pop()
+            out.append((tracks.get(track, "?"), nm, t0, clock[seq]))
+    return out
+
+
+def test_trace_file(tmp):
+    """--trace_file on the real BM1688 dump (no tail meta: the first-tpudnn-event fallback of
+    sophgo-cdm.md §10): the host slices and the device commands land at the expected ns in the
+    decoded Perfetto trace."""
+    proto = os.path.join(SHARED, "perfetto", "perfetto_trace.proto")
+    if not os.path.isdir(DUMP) or not shutil.which("protoc") or not os.path.exists(proto):
+        print("SKIPPED: BM1688 dump, protoc or perfetto_trace.proto absent: --trace_file test not run")
+        return
+    host = [
+        {"ph": "X", "cat": "cpu_op", "name": "PyTorch Profiler (0)", "pid": 1, "tid": 1,
+         "ts": 1000000, "dur": 10000},
+        {"ph": "X", "cat": "tpudnn", "name": "enable_profile", "pid": 1, "tid": 1,
+         "ts": 1000100, "dur": 50},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1,
+         "ts": 1000200.5, "dur": 300},
+        {"ph": "X", "cat": "tpudnn", "name": "tpudnnConv2d", "pid": 1, "tid": 1,
+         "ts": "1000210", "dur": 20},
+        {"ph": "X", "cat": "tpudnn", "name": "disable_profile", "pid": 1, "tid": 1,
+         "ts": 1003000, "dur": 10},
+    ]
+    hp = os.path.join(tmp, "host.json")
+    json.dump({"traceEvents": host}, open(hp, "w"))
+    out = os.path.join(tmp, "merged")
+    r = run(DUMP, out, "--trace_file", hp, "-q", "--disable_doc", "--disable_web")
+    check(r.returncode == 0, "--trace_file: exit %d %s" % (r.returncode, r.stderr))
+    sl = perfetto_slices(os.path.join(out, "perfetto.pftrace"))
+    by = {}
+    for tr, nm, t0, t1 in sl:
+        by.setdefault(nm, []).append((tr, t0, t1))
+    # Host time 0 = 1000000 µs; the device starts where enable_profile (the first tpudnn
+    # event) ends: 150 µs.
+    check(by.get("aten::conv2d") == [("cpu op", 200500, 500500)], "cpu op at 200.5 µs: %s" % by.get("aten::conv2d"))
+    check(by.get("tpudnnConv2d") == [("tpudnn op", 210000, 230000)], "tpudnn op at 210 µs: %s" % by.get("tpudnnConv2d"))
+    for gone in ("enable_profile", "disable_profile", "PyTorch Profiler (0)"):
+        check(gone not in by, "%s dropped" % gone)
+    tiu = [t0 for tr, nm, t0, t1 in sl if tr == "TIU"]
+    check(min(tiu) == 150000, "first TIU command at 150 µs: %s" % min(tiu))
+    # Every device command moved by exactly 150 µs against a conversion without the trace.
+    plain = os.path.join(tmp, "plain")
+    run(DUMP, plain, "-q", "--disable_doc", "--disable_web")
+    base = sorted((tr, nm, t0) for tr, nm, t0, t1 in perfetto_slices(os.path.join(plain, "perfetto.pftrace")))
+    moved = sorted((tr, nm, t0 - 150000) for tr, nm, t0, t1 in sl if tr not in ("cpu op", "tpudnn op"))
+    check(base == moved, "device slices shifted by 150 µs (%d vs %d slices)" % (len(base), len(moved)))
+    r = run(DUMP, os.path.join(tmp, "m2"), "--trace_file", os.path.join(tmp, "nope.json"), "-q")
+    check(r.returncode == 2, "missing trace file: exit %d" % r.returncode)
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_real(tmp)
         test_bad(tmp)
         test_diff(tmp)
+        test_trace_file(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
