@@ -361,6 +361,11 @@ int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 	return add_arg(p, a);
 }
 
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a)
+{
+	return add_arg(p, *a);
+}
+
 int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)
 {
 	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};

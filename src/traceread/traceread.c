@@ -194,6 +194,11 @@ struct rd {
 	uint64_t no_ph, no_ts, unknown_ph, bad_ts, utf8_fixed, args_dropped, meta_ignored;
 	int truncated;
 	uint64_t trunc_off;
+	int64_t cur_ts;                /* ts of the C event being read (counter_member) */
+	struct {                       /* direct-mapped cache of recent pid/tid/name/cat ids */
+		uint32_t id, n;
+		uint64_t h;
+	} icache[512];
 	uint32_t k_cat, k_optype, ty_op, ty_instant, ty_async;
 };
 
@@ -443,6 +448,26 @@ static int decode_str(struct rd *r, const struct jv *v)
 	return b->oom ? -2 : 0;
 }
 
+/* Interns raw bytes through a small cache: pid, tid, name and cat repeat from event to event,
+ * so most lookups end in one memcmp instead of a hash-table probe. */
+static uint32_t intern_raw(struct rd *r, const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+	size_t slot = (size_t)(h ^ h >> 29) & 511;
+	if (r->icache[slot].h == h && r->icache[slot].n == n && r->icache[slot].id &&
+	    memcmp(tp_str(r->p, r->icache[slot].id), p, n) == 0)
+		return r->icache[slot].id;
+	uint32_t id = tp_profile_strn(r->p, p, n);
+	if (n < UINT32_MAX) {
+		r->icache[slot].h = h;
+		r->icache[slot].n = (uint32_t)n;
+		r->icache[slot].id = id;
+	}
+	return id;
+}
+
 /* Interns a value as a string: strings decoded, anything else as its raw text. 0 = "" also
  * on error (callers check r->p->oom / the decode status separately). */
 static int intern_val(struct rd *r, const struct jv *v, uint32_t *id)
@@ -454,7 +479,7 @@ static int intern_val(struct rd *r, const struct jv *v, uint32_t *id)
 		*id = tp_profile_strn(r->p, r->tmp.data, r->tmp.len);
 		return 0;
 	}
-	*id = v->kind ? tp_profile_strn(r->p, v->p, v->n) : 0;
+	*id = v->kind ? intern_raw(r, v->p, v->n) : 0;
 	return 0;
 }
 
@@ -573,6 +598,14 @@ struct jp {
 	const char *p, *e;
 	const char *err; /* first error message */
 	const char *err_at;
+	int short_;      /* the error is "ran out of bytes": more input may complete the value */
+	int lazy;        /* skip nested objects / arrays by bracket counting (validated later) */
+};
+
+/* Characters that may continue a JSON number (digits, sign, point, exponent). */
+static const unsigned char num_char[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
+    ['7'] = 1, ['8'] = 1, ['9'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
 static void jp_ws(struct jp *j)
@@ -585,7 +618,8 @@ static int jp_fail(struct jp *j, const char *msg)
 {
 	if (!j->err) {
 		j->err = msg;
-		j->err_at = j->p;
+		j->err_at = j->p < j->e ? j->p : j->e;
+		j->short_ = j->p >= j->e;
 	}
 	return -1;
 }
@@ -595,6 +629,11 @@ static int jp_string(struct jp *j, struct jv *v)
 	/* at '"' */
 	const char *q = ++j->p;
 	int esc = 0;
+	/* Fast path: plain ASCII up to the closing quote (one pass, two compares per byte). */
+	unsigned char hi = 0;
+	while (q < j->e && *q != '"' && *q != '\\')
+		hi |= (unsigned char)*q++;
+	esc = hi >= 0x80;
 	while (q < j->e && *q != '"') {
 		if (*q == '\\') {
 			esc = 1;
@@ -603,8 +642,10 @@ static int jp_string(struct jp *j, struct jv *v)
 			esc = 1;
 		q++;
 	}
-	if (q >= j->e)
+	if (q >= j->e) {
+		j->p = j->e;
 		return jp_fail(j, "unterminated string");
+	}
 	v->kind = 's';
 	v->p = j->p;
 	v->n = (size_t)(q - j->p);
@@ -614,6 +655,37 @@ static int jp_string(struct jp *j, struct jv *v)
 }
 
 static int jp_value(struct jp *j, struct jv *v, int depth);
+
+/* The extent of the object / array at j->p by bracket counting with string awareness (the
+ * first pass over an event; its args are parsed strictly by the second). */
+static int jp_skip(struct jp *j, struct jv *v)
+{
+	const char *q = j->p;
+	int depth = 0;
+	while (q < j->e) {
+		char ch = *q++;
+		if (ch == '"') {
+			while (q < j->e && *q != '"')
+				q += *q == '\\' ? 2 : 1;
+			if (q >= j->e)
+				break;
+			q++;
+		} else if (ch == '{' || ch == '[') {
+			depth++;
+		} else if (ch == '}' || ch == ']') {
+			if (--depth == 0) {
+				v->kind = j->p[0] == '{' ? 'o' : 'a';
+				v->p = j->p;
+				v->n = (size_t)(q - j->p);
+				v->esc = 0;
+				j->p = q;
+				return 0;
+			}
+		}
+	}
+	j->p = j->e;
+	return jp_fail(j, "unterminated object or array");
+}
 
 static int jp_container(struct jp *j, struct jv *v, int depth)
 {
@@ -674,12 +746,19 @@ static int jp_value(struct jp *j, struct jv *v, int depth)
 	char c = *j->p;
 	if (c == '"')
 		return jp_string(j, v);
+	if ((c == '{' || c == '[') && j->lazy && depth > 0)
+		return jp_skip(j, v);
 	if (c == '{' || c == '[')
 		return jp_container(j, v, depth);
 	const char *q = j->p;
 	if (c == '-' || (c >= '0' && c <= '9')) {
-		while (q < j->e && (strchr("+-.eE", *q) || (*q >= '0' && *q <= '9')))
+		while (q < j->e && num_char[(unsigned char)*q])
 			q++;
+		if (q == j->e) {
+			/* A number may continue past the bytes at hand. */
+			j->p = q;
+			return jp_fail(j, "number cut short");
+		}
 		v->kind = 'n';
 	} else {
 		static const char *const lits[] = {"true", "false", "null", "NaN", "Infinity"};
@@ -691,8 +770,15 @@ static int jp_value(struct jp *j, struct jv *v, int depth)
 				break;
 			}
 		}
-		if (k == sizeof lits / sizeof *lits)
+		if (k == sizeof lits / sizeof *lits) {
+			for (k = 0; k < sizeof lits / sizeof *lits; k++)
+				if ((size_t)(j->e - q) < strlen(lits[k]) &&
+				    memcmp(q, lits[k], (size_t)(j->e - q)) == 0) {
+					j->p = j->e; /* a literal cut short */
+					return jp_fail(j, "literal cut short");
+				}
 			return jp_fail(j, "unexpected character");
+		}
 		v->kind = 'l';
 	}
 	v->p = j->p;
@@ -706,6 +792,45 @@ struct ev {
 	struct jv ph, name, cat, pid, tid, ts, dur, id, args, bp;
 };
 
+/* Parses the object at j->p ('{'), calling cb for each member, and leaves j->p after its '}'.
+ * Commas are required between members; one before the '}' is tolerated. Returns 0, -1 on a
+ * syntax error (j->err, j->short_), or cb's non-zero status. */
+static int parse_object(struct jp *j, int (*cb)(void *ctx, const struct jv *k, const struct jv *v),
+                        void *ctx)
+{
+	j->p++; /* '{' */
+	for (;;) {
+		jp_ws(j);
+		if (j->p >= j->e)
+			return jp_fail(j, "expected a member name or '}'");
+		if (*j->p == '}') {
+			j->p++;
+			return 0;
+		}
+		struct jv k, v;
+		if (*j->p != '"')
+			return jp_fail(j, "expected a member name");
+		if (jp_string(j, &k))
+			return -1;
+		jp_ws(j);
+		if (j->p >= j->e || *j->p != ':')
+			return jp_fail(j, "expected ':' after a member name");
+		j->p++;
+		if (jp_value(j, &v, 1))
+			return -1;
+		int st = cb(ctx, &k, &v);
+		if (st)
+			return st;
+		jp_ws(j);
+		if (j->p >= j->e)
+			return jp_fail(j, "expected ',' or '}'");
+		if (*j->p == ',')
+			j->p++;
+		else if (*j->p != '}')
+			return jp_fail(j, "expected ',' or '}'");
+	}
+}
+
 static int key_is(const struct jv *k, const char *s)
 {
 	size_t n = strlen(s);
@@ -713,41 +838,18 @@ static int key_is(const struct jv *k, const char *s)
 }
 
 /* Iterates the members of the object value `obj`; calls back with (key, value). */
+/* Calls cb for each member of the object value `obj` (already validated by the first pass).
+ * Returns 0, -1 with j->err set, or cb's status. */
 static int parse_members(struct jp *j, const struct jv *obj,
                          int (*cb)(void *ctx, const struct jv *k, const struct jv *v), void *ctx)
 {
-	struct jp sub = {obj->p + 1, obj->p + obj->n - 1, NULL, NULL};
-	for (;;) {
-		jp_ws(&sub);
-		if (sub.p >= sub.e)
-			break;
-		if (*sub.p == ',') {
-			sub.p++;
-			continue;
-		}
-		struct jv k, v;
-		if (*sub.p != '"' || jp_string(&sub, &k)) {
-			jp_fail(&sub, "expected a member name");
-			break;
-		}
-		jp_ws(&sub);
-		if (sub.p >= sub.e || *sub.p != ':') {
-			jp_fail(&sub, "expected ':' after a member name");
-			break;
-		}
-		sub.p++;
-		if (jp_value(&sub, &v, 1))
-			break;
-		int st = cb(ctx, &k, &v);
-		if (st)
-			return st;
-	}
-	if (sub.err) {
+	struct jp sub = {obj->p, obj->p + obj->n, NULL, NULL, 0, 0};
+	int st = parse_object(&sub, cb, ctx);
+	if (st == -1) {
 		j->err = sub.err;
 		j->err_at = sub.err_at;
-		return -1;
 	}
-	return 0;
+	return st;
 }
 
 static int ev_member(void *ctx, const struct jv *k, const struct jv *v)
@@ -796,70 +898,84 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 		r->args_dropped++;
 		return 0;
 	}
-	/* The key: decoded into a stack copy (tmp is reused for the value). */
-	char key[256];
-	if (k->esc) {
-		if (decode_str(r, k))
-			return 0;
-		snprintf(key, sizeof key, "%s", r->tmp.data);
-	} else {
-		size_t n = k->n < sizeof key - 1 ? k->n : sizeof key - 1;
-		memcpy(key, k->p, n);
-		key[n] = 0;
-	}
-	if (!key[0])
-		return 0;
-	a->n++;
-	int st = TP_OK;
+	uint32_t key = 0;
+	if (intern_val(r, k, &key) || !key)
+		return r->p->oom ? 1 : 0;
+	struct tp_arg arg = {.key = key};
 	if (v->kind == 's') {
-		if (decode_str(r, v) == -2)
+		uint32_t id = 0;
+		int st = intern_val(r, v, &id);
+		if (st == -2)
 			return 1;
-		st = tp_args_add_str(r->p, key, r->tmp.data ? r->tmp.data : "");
+		if (st)
+			return 0; /* a bad escape in one value: the value is left out */
+		arg.type = TP_ARG_STR;
+		arg.v.s = id;
 	} else if (v->kind == 'n') {
-		int64_t i;
-		uint64_t u;
-		double x;
 		int integral = !memchr(v->p, '.', v->n) && !memchr(v->p, 'e', v->n) &&
 		               !memchr(v->p, 'E', v->n);
-		if (integral && tp_parse_i64(v->p, v->n, &i) == 0)
-			st = tp_args_add_int(r->p, key, i);
-		else if (integral && tp_parse_u64(v->p, v->n, &u) == 0)
-			st = tp_args_add_uint(r->p, key, u);
-		else if (val_real(v, &x) == 0)
-			st = tp_args_add_real(r->p, key, x);
+		if (integral && tp_parse_i64(v->p, v->n, &arg.v.i) == 0)
+			arg.type = TP_ARG_INT;
+		else if (integral && tp_parse_u64(v->p, v->n, &arg.v.u) == 0)
+			arg.type = TP_ARG_UINT;
+		else if (val_real(v, &arg.v.d) == 0)
+			arg.type = TP_ARG_REAL;
 		else
-			a->n--;
+			return 0;
 	} else if (v->kind == 'l') {
-		if (v->p[0] == 't' || v->p[0] == 'f')
-			st = tp_args_add_int(r->p, key, v->p[0] == 't');
-		else
-			a->n--;
+		if (v->p[0] != 't' && v->p[0] != 'f')
+			return 0;
+		arg.type = TP_ARG_INT;
+		arg.v.i = v->p[0] == 't';
 	} else {
-		/* Nested objects / arrays: their JSON text, shortened, as a string. */
-		struct jv raw = {v->p, v->n < MAX_RAW_ARG ? v->n : MAX_RAW_ARG, 's', 1};
-		/* Cut on a UTF-8 boundary is handled by decode_str's replacement; raw text may
-		 * hold backslashes that are not escapes once cut, so copy it verbatim instead. */
+		/* Nested objects / arrays: their JSON text, shortened, as a string (bytes that are
+		 * not UTF-8 replaced, NULs dropped). */
+		size_t n = v->n < MAX_RAW_ARG ? v->n : MAX_RAW_ARG;
 		struct tp_buf *b = &r->tmp;
 		b->len = 0;
-		for (size_t q = 0; q < raw.n;) {
-			size_t l = utf8_len((const uint8_t *)raw.p + q, raw.n - q);
+		for (size_t q = 0; q < n;) {
+			size_t run = 0;
+			while (q + run < n && (unsigned char)v->p[q + run] - 1u < 0x7fu)
+				run++;
+			if (run) {
+				tp_buf_put(b, v->p + q, run);
+				q += run;
+				continue;
+			}
+			size_t l = utf8_len((const uint8_t *)v->p + q, n - q);
 			if (!l) {
-				put_utf8(b, 0xFFFD);
+				if (v->p[q])
+					put_utf8(b, 0xFFFD);
 				q++;
 				continue;
 			}
-			if (raw.p[q])
-				tp_buf_put(b, raw.p + q, l);
+			tp_buf_put(b, v->p + q, l);
 			q += l;
 		}
 		if (v->n > MAX_RAW_ARG)
 			tp_buf_puts(b, "...");
-		tp_buf_putc(b, 0);
 		if (b->oom)
 			return 1;
-		st = tp_args_add_str(r->p, key, b->data);
+		arg.type = TP_ARG_STR;
+		arg.v.s = intern_raw(r, b->data ? b->data : "", b->len);
 	}
-	return st == TP_OK ? 0 : 1; /* 1: out of memory (parse_members passes it up) */
+	a->n++;
+	return tp_args_add(r->p, &arg) == TP_OK && !r->p->oom ? 0 : 1; /* 1: out of memory */
+}
+
+/* The first occurrence of the 9-byte needle in p[0..n), or NULL. */
+static const char *find9(const char *p, size_t n, const char *needle)
+{
+	const char *e = p + n;
+	while ((size_t)(e - p) >= 9) {
+		const char *q = memchr(p, needle[0], (size_t)(e - p) - 8);
+		if (!q)
+			return NULL;
+		if (memcmp(q, needle, 9) == 0)
+			return q;
+		p = q + 1;
+	}
+	return NULL;
 }
 
 /* Builds the argument set of an event: "cat", "op_type", then the event's args. */
@@ -873,15 +989,11 @@ static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t na
 		/* ONNX Runtime names node events after the node and gives the type as op_name. */
 		uint32_t ty = name;
 		if (e->args.kind == 'o') {
-			const char *q = e->args.p, *end = e->args.p + e->args.n;
-			const char *hit = NULL;
-			for (; q + 9 <= end; q++)
-				if (memcmp(q, "\"op_name\"", 9) == 0) {
-					hit = q + 9;
-					break;
-				}
+			const char *end = e->args.p + e->args.n;
+			const char *hit = find9(e->args.p, e->args.n, "\"op_name\"");
 			if (hit) {
-				struct jp sub = {hit, end, NULL, NULL};
+				hit += 9;
+				struct jp sub = {hit, end, NULL, NULL, 0, 0};
 				jp_ws(&sub);
 				if (sub.p < sub.e && *sub.p == ':') {
 					sub.p++;
@@ -1005,16 +1117,50 @@ static int push_open(struct rd *r, int track, const struct open_ev *o)
 }
 
 /* Handles one event object at [q, q + n). */
-static int do_event(struct rd *r, const char *q, size_t n)
+static int name_member(void *ctx, const struct jv *k, const struct jv *v)
 {
-	/* scan_value guarantees q[0] == '{' and a balanced close at q[n - 1]. */
-	struct jp j = {q, q + n, NULL, NULL};
-	struct jv whole = {q, n, 'o', 0};
-	struct ev e;
-	memset(&e, 0, sizeof e);
-	if (parse_members(&j, &whole, ev_member, &e))
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s",
-		                  j.err);
+	if (key_is(k, "name"))
+		*(struct jv *)ctx = *v;
+	return 0;
+}
+
+struct counter_ctx {
+	struct rd *r;
+	uint32_t pid, name;
+	int dev;
+};
+
+/* One member of a C event's args: a sample of the series "<name>" or "<name> <key>". */
+static int counter_member(void *ctx, const struct jv *k, const struct jv *v)
+{
+	struct counter_ctx *c = ctx;
+	struct rd *r = c->r;
+	double x;
+	uint32_t kid = 0;
+	if (val_real(v, &x) || intern_val(r, k, &kid))
+		return 0;
+	char sname[256];
+	const char *nm = tp_str(r->p, c->name), *ks = tp_str(r->p, kid);
+	if (strcmp(nm, ks) == 0 || !ks[0])
+		snprintf(sname, sizeof sname, "%s", nm);
+	else
+		snprintf(sname, sizeof sname, "%s %s", nm, ks);
+	uint32_t sid = tp_profile_str(r->p, sname);
+	int32_t ci;
+	uint64_t key = (uint64_t)c->pid << 32 | sid;
+	if (!map_get(&r->counters, key, &ci)) {
+		ci = tp_profile_add_counter(r->p, c->dev, -1, sname, "");
+		if (ci < 0 || map_put(&r->counters, key, ci))
+			return 1;
+	}
+	return tp_counter_push(r->p, ci, r->cur_ts, x) ? 1 : 0;
+}
+
+/* Handles one event whose members are in `e`, parsed from [q, q + n). */
+static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
+{
+	struct jp j = {q, q + n, NULL, NULL, 0, 0};
+	struct ev e = *ev;
 	r->events++;
 	if (e.ph.kind != 's' || e.ph.n != 1) {
 		r->no_ph++;
@@ -1036,31 +1182,12 @@ static int do_event(struct rd *r, const char *q, size_t n)
 			r->meta_ignored++;
 			return TP_OK;
 		}
-		/* args.name: find it with the member walker. */
+		/* args.name */
 		struct jv an = {0};
-		if (e.args.kind == 'o') {
-			struct jp sub = {e.args.p + 1, e.args.p + e.args.n - 1, NULL, NULL};
-			while (sub.p < sub.e) {
-				struct jv k, v;
-				jp_ws(&sub);
-				if (sub.p >= sub.e)
-					break;
-				if (*sub.p == ',') {
-					sub.p++;
-					continue;
-				}
-				if (*sub.p != '"' || jp_string(&sub, &k))
-					break;
-				jp_ws(&sub);
-				if (sub.p >= sub.e || *sub.p != ':')
-					break;
-				sub.p++;
-				if (jp_value(&sub, &v, 1))
-					break;
-				if (key_is(&k, "name"))
-					an = v;
-			}
-		}
+		if (e.args.kind == 'o')
+			if (parse_members(&j, &e.args, name_member, &an) == -1)
+				return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, j.err_at),
+				                  "bad JSON in trace event: %s", j.err);
 		uint32_t val = 0;
 		if (an.kind != 's' || intern_val(r, &an, &val) || !val) {
 			r->meta_ignored++;
@@ -1103,7 +1230,7 @@ static int do_event(struct rd *r, const char *q, size_t n)
 			return TP_ENOMEM;
 		int st = make_args(r, &j, &e, name, cat, 1, &args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in event args: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1122,7 +1249,7 @@ static int do_event(struct rd *r, const char *q, size_t n)
 		struct open_ev o = {ts, name, cat, 0, 0, tr, pid};
 		int st = make_args(r, &j, &e, name, cat, 1, &o.args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in event args: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1159,7 +1286,7 @@ static int do_event(struct rd *r, const char *q, size_t n)
 		uint32_t args;
 		int st = make_args(r, &j, &e, name, cat, 0, &args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in event args: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1183,7 +1310,7 @@ static int do_event(struct rd *r, const char *q, size_t n)
 			struct open_ev o = {ts, name, cat, id, 0, tr, pid};
 			int st = make_args(r, &j, &e, name, cat, 0, &o.args);
 			if (st == TP_EFORMAT)
-				return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in event args: %s", j.err);
+				return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
 			if (st)
 				return st;
 			struct open_ev *a = tp_grow(r->async_open, sizeof *a, r->nasync + 1, &r->capasync);
@@ -1219,48 +1346,14 @@ static int do_event(struct rd *r, const char *q, size_t n)
 			return TP_ENOMEM;
 		see_ts(r, ts);
 		r->n_counter++;
-		struct jp sub = {e.args.p + 1, e.args.p + e.args.n - 1, NULL, NULL};
-		while (sub.p < sub.e) {
-			struct jv k, v;
-			jp_ws(&sub);
-			if (sub.p >= sub.e)
-				break;
-			if (*sub.p == ',') {
-				sub.p++;
-				continue;
-			}
-			if (*sub.p != '"' || jp_string(&sub, &k))
-				break;
-			jp_ws(&sub);
-			if (sub.p >= sub.e || *sub.p != ':')
-				break;
-			sub.p++;
-			if (jp_value(&sub, &v, 1))
-				break;
-			double x;
-			if (val_real(&v, &x))
-				continue;
-			uint32_t kid = 0;
-			if (intern_val(r, &k, &kid))
-				continue;
-			/* Series name: the event name, plus the key when it differs. */
-			char sname[256];
-			const char *nm = tp_str(r->p, name), *ks = tp_str(r->p, kid);
-			if (strcmp(nm, ks) == 0 || !ks[0])
-				snprintf(sname, sizeof sname, "%s", nm);
-			else
-				snprintf(sname, sizeof sname, "%s %s", nm, ks);
-			uint32_t sid = tp_profile_str(r->p, sname);
-			int32_t ci;
-			uint64_t key = (uint64_t)pid << 32 | sid;
-			if (!map_get(&r->counters, key, &ci)) {
-				ci = tp_profile_add_counter(r->p, dev, -1, sname, "");
-				if (ci < 0 || map_put(&r->counters, key, ci))
-					return TP_ENOMEM;
-			}
-			if (tp_counter_push(r->p, ci, ts, x))
-				return TP_ENOMEM;
-		}
+		struct counter_ctx cc = {r, pid, name, dev};
+		r->cur_ts = ts;
+		int cst = parse_members(&j, &e.args, counter_member, &cc);
+		if (cst > 0)
+			return TP_ENOMEM;
+		if (cst == -1)
+			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, j.err_at),
+			                  "bad JSON in trace event: %s", j.err);
 		return r->p->oom ? TP_ENOMEM : TP_OK;
 	}
 	case 's':
@@ -1286,7 +1379,9 @@ static int scan_err(struct rd *r, int sc, const char *what)
 	return tp_diag_at(r->d, TP_EFORMAT, r->path, r->s.base + r->s.pos, "malformed %s", what);
 }
 
-/* Reads the event array whose '[' is at pos. */
+/* Reads the event array whose '[' is at pos. Each event is parsed in one pass straight from
+ * the buffer; when the parse runs out of bytes, the buffer is refilled (grown only for an
+ * event larger than it) and the event parsed again. */
 static int read_events(struct rd *r)
 {
 	r->s.pos++; /* '[' */
@@ -1307,19 +1402,31 @@ static int read_events(struct rd *r)
 			return tp_diag_at(r->d, TP_EFORMAT, r->path, r->s.base + r->s.pos,
 			                  "expected a trace event object, found '%c'",
 			                  c >= 0x20 && c < 0x7f ? c : '?');
-		size_t n;
-		int sc = scan_value(&r->s, &n);
-		if (sc == SCAN_EOF) {
-			r->truncated = 1;
-			r->trunc_off = r->s.base + r->s.pos;
-			return TP_OK;
+		for (;;) {
+			const char *q = (const char *)r->s.buf + r->s.pos;
+			struct jp j = {q, (const char *)r->s.buf + r->s.len, NULL, NULL, 0, 1};
+			struct ev e;
+			memset(&e, 0, sizeof e);
+			if (parse_object(&j, ev_member, &e) == 0) {
+				size_t n = (size_t)(j.p - q);
+				int st = do_event(r, q, n, &e);
+				if (st)
+					return st;
+				r->s.pos += n;
+				break;
+			}
+			if (!j.short_)
+				return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, j.err_at),
+				                  "bad JSON in trace event: %s", j.err);
+			long m = more(&r->s);
+			if (m < 0)
+				return scan_err(r, SCAN_NOMEM, "event");
+			if (m == 0) {
+				r->truncated = 1;
+				r->trunc_off = r->s.base + r->s.pos;
+				return TP_OK;
+			}
 		}
-		if (sc)
-			return scan_err(r, sc, "event");
-		int st = do_event(r, (const char *)r->s.buf + r->s.pos, n);
-		if (st)
-			return st;
-		r->s.pos += n;
 	}
 }
 
