@@ -195,6 +195,13 @@ struct rd {
 	int truncated;
 	uint64_t trunc_off;
 	int64_t cur_ts;                /* ts of the C event being read (counter_member) */
+	struct fpt {                   /* a flow point: s / t (start) or t / f (end) */
+		uint64_t key;              /* cat id << 32 | id id */
+		int32_t track;
+		int64_t ts;
+	} *fstart, *fend;
+	size_t nfstart, capfstart, nfend, capfend;
+	uint64_t flows_matched, flows_unmatched;
 	struct {                       /* direct-mapped cache of recent pid/tid/name/cat ids */
 		uint32_t id, n;
 		uint64_t h;
@@ -1358,9 +1365,37 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 	}
 	case 's':
 	case 't':
-	case 'f':
+	case 'f': {
 		r->n_flow++;
+		if (!have_ts) {
+			r->no_ts++;
+			return TP_OK;
+		}
+		uint32_t id = 0;
+		if (intern_val(r, &e.id, &id))
+			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q), "bad string escape in event id");
+		int tr = get_track(r, pid, tid);
+		if (tr < 0)
+			return TP_ENOMEM;
+		see_ts(r, ts);
+		struct fpt pt = {(uint64_t)cat << 32 | id, tr, ts};
+		/* A step (t) ends one segment and starts the next. */
+		if (ph != 's') {
+			struct fpt *v = tp_grow(r->fend, sizeof *v, r->nfend + 1, &r->capfend);
+			if (!v)
+				return TP_ENOMEM;
+			r->fend = v;
+			v[r->nfend++] = pt;
+		}
+		if (ph != 'f') {
+			struct fpt *v = tp_grow(r->fstart, sizeof *v, r->nfstart + 1, &r->capfstart);
+			if (!v)
+				return TP_ENOMEM;
+			r->fstart = v;
+			v[r->nfstart++] = pt;
+		}
 		return TP_OK;
+	}
 	default:
 		r->unknown_ph++;
 		return TP_OK;
@@ -1548,6 +1583,29 @@ static int finish(struct rd *r)
 	for (size_t c = 0; c < p->num_counters; c++)
 		for (size_t k = 0; k < p->counters[c].count; k++)
 			p->counters[c].samples[k].ts_ns -= base;
+	/* Flows: each end (f, t) pairs with the latest start (s, t) of the same cat and id that
+	 * is not later than it; in file order a start may come after its end. */
+	struct map fm = {0};
+	for (size_t i = 0; i < r->nfstart; i++)
+		if (map_put(&fm, r->fstart[i].key, (int32_t)i)) {
+			map_free(&fm);
+			return TP_ENOMEM;
+		}
+	for (size_t i = 0; i < r->nfend; i++) {
+		int32_t si;
+		if (!map_get(&fm, r->fend[i].key, &si) || r->fstart[si].ts > r->fend[i].ts) {
+			r->flows_unmatched++;
+			continue;
+		}
+		struct tp_flow fl = {r->fstart[si].track, r->fend[i].track, r->fstart[si].ts - base,
+		                     r->fend[i].ts - base};
+		if (tp_profile_add_flow(p, &fl)) {
+			map_free(&fm);
+			return TP_ENOMEM;
+		}
+		r->flows_matched++;
+	}
+	map_free(&fm);
 	char num[32];
 	snprintf(num, sizeof num, "%lld", (long long)base);
 	tp_profile_set_meta(p, TP_TRACEREAD_META_BASE_NS, num);
@@ -1587,8 +1645,10 @@ static int finish(struct rd *r)
 		tp_profile_note(p, "%llu events of unsupported phases skipped",
 		                (unsigned long long)r->unknown_ph);
 	if (r->n_flow)
-		tp_profile_note(p, "%llu flow events (s/t/f) read; flow arrows are not drawn",
-		                (unsigned long long)r->n_flow);
+		tp_profile_note(p, "%llu flow events (s/t/f) read: %llu flows paired by id, %llu ends "
+		                   "without a start",
+		                (unsigned long long)r->n_flow, (unsigned long long)r->flows_matched,
+		                (unsigned long long)r->flows_unmatched);
 	if (r->utf8_fixed)
 		tp_profile_note(p, "%llu invalid UTF-8 sequences replaced by U+FFFD",
 		                (unsigned long long)r->utf8_fixed);
@@ -1631,6 +1691,8 @@ static int run(struct rd *r, struct tp_profile **out)
 		tp_free(r->stk[t].v);
 	tp_free(r->stk);
 	tp_free(r->async_open);
+	tp_free(r->fstart);
+	tp_free(r->fend);
 	if (st) {
 		tp_profile_free(r->p);
 		return st;

@@ -54,12 +54,21 @@ def test_real(tmp):
             check(os.path.getsize(os.path.join(out, f)) > 0, "%s: %s written" % (name, f))
         c = run("check", os.path.join(out, "perfetto.pftrace"))
         check(c.returncode == 0, "%s: tpuprof check: %s" % (name, c.stdout + c.stderr))
+        # Flows: s/f pairs of one cat and id (an f after its s), drawn when both ends bind to a
+        # slice; every drawn flow is in all three trace outputs.
+        starts = {(e.get("cat"), str(e.get("id"))) for e in ev if e.get("ph") == "s"}
+        pairs = sum(1 for e in ev if e.get("ph") == "f" and (e.get("cat"), str(e.get("id"))) in starts)
+        m = re.search(r"(\d+) flows", c.stdout)
+        pf_flows = int(m.group(1)) if m else -1
         # Slices: X + B/E pairs + i/I + b/e pairs, as Python counts them.
         want = sum(1 for e in ev if e.get("ph") in ("X", "i", "I")) + \
             sum(1 for e in ev if e.get("ph") == "E") + sum(1 for e in ev if e.get("ph") == "e")
         db = sqlite3.connect(os.path.join(out, "profile.db"))
         got = db.execute("select count(*) from slice").fetchone()[0]
         check(got == want, "%s: %d slices in profile.db, want %d" % (name, got, want))
+        db_flows = db.execute("select count(*) from flow").fetchone()[0]
+        check(db_flows == pf_flows and db_flows <= pairs and (db_flows > 0) == (pairs > 0),
+              "%s: %d flows in profile.db, %d in perfetto, %d s/f pairs" % (name, db_flows, pf_flows, pairs))
         counters = sum(len(e.get("args", {})) for e in ev if e.get("ph") == "C")
         got = db.execute("select count(*) from counter").fetchone()[0]
         check(got == counters, "%s: %d counter values, want %d" % (name, got, counters))
