@@ -206,7 +206,7 @@ struct rd {
 		uint32_t id, n;
 		uint64_t h;
 	} icache[512];
-	uint32_t k_cat, k_optype, ty_op, ty_instant, ty_async;
+	uint32_t k_cat, k_optype, ty_op, ty_step, ty_instant, ty_async;
 };
 
 static uint64_t off_of(const struct rd *r, const char *q)
@@ -862,28 +862,38 @@ static int parse_members(struct jp *j, const struct jv *obj,
 static int ev_member(void *ctx, const struct jv *k, const struct jv *v)
 {
 	struct ev *e = ctx;
-	if (k->n < 2 || k->n > 4)
-		return 0;
-	if (key_is(k, "ph"))
-		e->ph = *v;
-	else if (key_is(k, "name"))
-		e->name = *v;
-	else if (key_is(k, "cat"))
-		e->cat = *v;
-	else if (key_is(k, "pid"))
-		e->pid = *v;
-	else if (key_is(k, "tid"))
-		e->tid = *v;
-	else if (key_is(k, "ts"))
-		e->ts = *v;
-	else if (key_is(k, "dur"))
-		e->dur = *v;
-	else if (key_is(k, "id"))
-		e->id = *v;
-	else if (key_is(k, "args"))
-		e->args = *v;
-	else if (key_is(k, "bp"))
-		e->bp = *v;
+	const char *p = k->p;
+	/* Dispatch on length and first byte: this runs for every member of every event. */
+	switch (k->n) {
+	case 2:
+		if (p[0] == 'p' && p[1] == 'h')
+			e->ph = *v;
+		else if (p[0] == 't' && p[1] == 's')
+			e->ts = *v;
+		else if (p[0] == 'i' && p[1] == 'd')
+			e->id = *v;
+		else if (p[0] == 'b' && p[1] == 'p')
+			e->bp = *v;
+		break;
+	case 3:
+		if (memcmp(p, "pid", 3) == 0)
+			e->pid = *v;
+		else if (memcmp(p, "tid", 3) == 0)
+			e->tid = *v;
+		else if (memcmp(p, "cat", 3) == 0)
+			e->cat = *v;
+		else if (memcmp(p, "dur", 3) == 0)
+			e->dur = *v;
+		break;
+	case 4:
+		if (memcmp(p, "name", 4) == 0)
+			e->name = *v;
+		else if (memcmp(p, "args", 4) == 0)
+			e->args = *v;
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 
@@ -990,8 +1000,10 @@ static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t na
                      uint32_t cat, int with_optype, uint32_t *out)
 {
 	tp_args_begin(r->p);
-	if (cat)
-		tp_args_add_str(r->p, "cat", tp_str(r->p, cat));
+	if (cat) {
+		struct tp_arg a = {.key = r->k_cat, .type = TP_ARG_STR, .v.s = cat};
+		tp_args_add(r->p, &a);
+	}
 	if (with_optype) {
 		/* ONNX Runtime names node events after the node and gives the type as op_name. */
 		uint32_t ty = name;
@@ -1010,7 +1022,8 @@ static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t na
 				}
 			}
 		}
-		tp_args_add_str(r->p, TP_CAP_KEY_OP_TYPE, tp_str(r->p, ty));
+		struct tp_arg a = {.key = r->k_optype, .type = TP_ARG_STR, .v.s = ty};
+		tp_args_add(r->p, &a);
 	}
 	if (e->args.kind == 'o') {
 		struct args_ctx a = {r, 0, 0};
@@ -1163,6 +1176,14 @@ static int counter_member(void *ctx, const struct jv *k, const struct jv *v)
 	return tp_counter_push(r->p, ci, r->cur_ts, x) ? 1 : 0;
 }
 
+/* PyTorch's profiler marks each iteration with a "ProfilerStep#N" annotation: those become
+ * steps (TP_CAP_TYPE_STEP), so the step reports and `tpuprof diff`'s noise estimate see them. */
+static uint32_t op_or_step(const struct rd *r, uint32_t name)
+{
+	const char *s = tp_str(r->p, name);
+	return strncmp(s, "ProfilerStep#", 13) == 0 ? r->ty_step : r->ty_op;
+}
+
 /* Handles one event whose members are in `e`, parsed from [q, q + n). */
 static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 {
@@ -1243,7 +1264,7 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		see_ts(r, ts);
 		see_ts(r, ts + dur);
 		r->n_x++;
-		return add_slice(r, tr, ts, ts + dur, name, r->ty_op, args);
+		return add_slice(r, tr, ts, ts + dur, name, op_or_step(r, name), args);
 	}
 	case 'B': {
 		if (!have_ts) {
@@ -1278,7 +1299,7 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		}
 		struct open_ev *o = &r->stk[t].v[--r->stk[t].n];
 		r->n_be++;
-		return add_slice(r, tr, o->ts, ts, o->name, r->ty_op, o->args);
+		return add_slice(r, tr, o->ts, ts, o->name, op_or_step(r, o->name), o->args);
 	}
 	case 'i':
 	case 'I':
@@ -1668,7 +1689,10 @@ static int run(struct rd *r, struct tp_profile **out)
 	r->p->arch = TP_ARCH_CPU;
 	r->p->source = tp_profile_str(r->p, "chrome-trace");
 	r->ty_op = tp_profile_str(r->p, TP_CAP_TYPE_OP);
+	r->k_cat = tp_profile_str(r->p, "cat");
+	r->k_optype = tp_profile_str(r->p, TP_CAP_KEY_OP_TYPE);
 	r->ty_instant = tp_profile_str(r->p, "instant");
+	r->ty_step = tp_profile_str(r->p, TP_CAP_TYPE_STEP);
 	r->ty_async = tp_profile_str(r->p, "async");
 	tp_buf_init(&r->tmp);
 	st = read_top(r);

@@ -11,7 +11,8 @@
  *     thread_name, else "tid N"), one "async <cat>" host track per (pid, cat) for b/e/n events;
  *   - `X` complete events and matched `B`/`E` pairs (a per-track stack) as slices of type
  *     TP_CAP_TYPE_OP with args "cat", TP_CAP_KEY_OP_TYPE (args.op_name when present, else the
- *     event name) and the event's own args; `i`/`I` instants as zero-length slices of type
+ *     event name) and the event's own args (PyTorch's "ProfilerStep#N" annotations are
+ *     TP_CAP_TYPE_STEP slices instead); `i`/`I` instants as zero-length slices of type
  *     "instant"; async `b`/`e` pairs (matched by cat + id + name) as slices of type "async";
  *   - `C` counters as one tp_counter series per (pid, name, args key);
  *   - timestamps in exact nanoseconds (µs decimals parsed as integers, never through a

@@ -363,12 +363,48 @@ def test_trace_file(tmp):
     check(r.returncode == 2, "missing trace file: exit %d" % r.returncode)
 
 
+def step_trace(path, steps, conv_us):
+    """A PyTorch-like trace: ProfilerStep#i annotations of the given µs durations, each holding
+    an aten::conv2d of conv_us µs and an aten::relu of 10 µs."""
+    ev, t = [], 1000000
+    for i, d in enumerate(steps):
+        ev.append({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#%d" % i, "pid": 1,
+                   "tid": 1, "ts": t, "dur": d})
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::conv2d", "pid": 1, "tid": 1,
+                   "ts": t + 1, "dur": conv_us})
+        ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1,
+                   "ts": t + 2 + conv_us, "dur": 10})
+        t += d + 50
+    json.dump({"traceEvents": ev}, open(path, "w"))
+
+
+def test_diff_steps(tmp):
+    """Noise-aware diff of two traces with several steps: medians, spreads, within noise."""
+    a, b = os.path.join(tmp, "steps_a.json"), os.path.join(tmp, "steps_b.json")
+    step_trace(a, [1000, 1040, 980, 1010, 990], 300)
+    step_trace(b, [1005, 1030, 995, 1000, 1020], 360)
+    out = os.path.join(tmp, "diff_steps")
+    r = run("diff", a, b, out, "-q")
+    check(r.returncode == 0, "diff steps: exit %d %s" % (r.returncode, r.stderr))
+    d = json.load(open(os.path.join(out, "diff.json")))
+    check(d["noise_aware"] is True and d["a"]["steps"] == 5 and d["b"]["steps"] == 5, "5 steps each")
+    check(d["a"]["total_us"] == 1000.0 and d["b"]["total_us"] == 1005.0, "medians 1000 / 1005 µs")
+    check(d["a"]["spread_us"] == 30.0 and d["within_noise"] is True, "spread 30 µs, within noise")
+    ops = {o["key"]: o for o in d["ops"]}
+    check(ops["aten::conv2d"]["delta_us"] == 60.0 and d["ops"][0]["key"] == "aten::conv2d",
+          "conv2d +60 µs per step, ranked first")
+    check(ops["aten::relu"]["delta_us"] == 0.0, "relu unchanged")
+    txt = open(os.path.join(out, "diff.txt")).read()
+    check("within noise" in txt and "median of 5 steps" in txt, "diff.txt says within noise")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_real(tmp)
         test_bad(tmp)
         test_diff(tmp)
         test_trace_file(tmp)
+        test_diff_steps(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
