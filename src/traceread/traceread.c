@@ -1250,8 +1250,9 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 			r->neg_dur++;
 			dur = 0;
 		}
-		if (dur > INT64_MAX - ts)
-			dur = INT64_MAX - ts;
+		int64_t end_ns;
+		if (__builtin_add_overflow(ts, dur, &end_ns))
+			dur = INT64_MAX - ts; /* ts > 0 here: only a positive sum can overflow */
 		int tr = get_track(r, pid, tid);
 		uint32_t args;
 		if (tr < 0)
@@ -1594,8 +1595,12 @@ static int finish(struct rd *r)
 		if (r->tracks.vals[i] >= 0 && map_get(&r->tname, r->tracks.keys[i], &nm))
 			p->tracks[r->tracks.vals[i]].name = (uint32_t)nm;
 	}
-	/* Re-base: the earliest event at 0. */
-	int64_t base = r->min_ns;
+	/* Re-base: the earliest event at 0. The whole span must fit in int64 ns. */
+	int64_t base = r->min_ns, span;
+	if (__builtin_sub_overflow(r->max_ns, r->min_ns, &span))
+		return tp_diag_at(r->d, TP_ERANGE, r->path, r->s.base + r->s.pos,
+		                  "timestamps span more than 2^63 ns (%lld .. %lld ns)",
+		                  (long long)r->min_ns, (long long)r->max_ns);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++) {
 			p->tracks[t].slices[k].start_ns -= base;

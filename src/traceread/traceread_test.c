@@ -298,6 +298,10 @@ static void test_rejects(void **state)
 	parse("hello", TP_EFORMAT, "t.json@0x0: not a Chrome trace: expected '[' or '{'");
 	parse("{\"traceEvents\":{}}", TP_EFORMAT, "t.json@0xf: \"traceEvents\" is not an array");
 	parse("[]", TP_EFORMAT, "t.json@0x2: no trace events (0 read, none with a usable phase and time)");
+	parse("[{\"ph\":\"i\",\"ts\":-9000000000000000},{\"ph\":\"i\",\"ts\":9000000000000000}]",
+	      TP_ERANGE,
+	      "t.json@0x44: timestamps span more than 2^63 ns (-9000000000000000000 .. "
+	      "9000000000000000000 ns)");
 	parse("[{\"ph\":\"X\",\"name\":\"\\q\",\"ts\":1}]", TP_EFORMAT,
 	      "t.json@0x1: bad string escape in trace event");
 }
