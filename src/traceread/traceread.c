@@ -2,18 +2,21 @@
  * traceread.c — streaming Chrome-trace JSON reader (contract and model mapping in
  * traceread.h; user documentation in docs/input-chrome-trace.md).
  *
- * Structure: a byte source (a FILE read in chunks, or a memory block) feeds `scan_value`, which
- * finds the extent of the next JSON value by bracket counting with string awareness, refilling
- * and — only for a single value larger than the buffer — growing the buffer. The top level
- * (array, or object whose "traceEvents" member is the array) is walked value by value; each
- * event object is then parsed from its contiguous bytes by a tiny recursive-descent parser that
- * picks the members it knows and skips the rest. Nothing of the file is retained beyond the
- * current event: strings go into the profile's string table, B/E and b/e matching keeps only
- * the open events.
+ * Structure: a byte source (a FILE read in 1 MiB chunks, or a memory block) holds a window of
+ * the file. The top level (an array, or an object whose "traceEvents" member is the array) is
+ * walked value by value; members other than traceEvents are skipped by `scan_value` (bracket
+ * counting with string awareness). Each event object is parsed in one pass straight from the
+ * window by a small recursive-descent parser (`parse_object`) that keeps the members it knows
+ * and skips nested values by bracket counting; when the parse runs out of bytes, the window is
+ * refilled — grown only for an event larger than it — and the event parsed again. The args of
+ * an event are parsed strictly in a second, short pass when they are stored. Nothing of the
+ * file is retained beyond the current event: strings go into the profile's string table
+ * (through a small cache of recent ids), B/E and b/e matching keeps only the open events, flow
+ * points are kept until the end to pair them.
  *
  * Owns, for one call: the read buffer, the scratch string buffer, the hash maps from
- * (pid, tid) / (pid, cat) / (pid, series) to model indices and the open-event stacks; all are
- * released before returning. The profile goes to the caller.
+ * (pid, tid) / (pid, cat) / (pid, series) to model indices, the open-event stacks and the flow
+ * points; all are released before returning. The profile goes to the caller.
  */
 #include "traceread/traceread.h"
 
