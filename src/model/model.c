@@ -85,6 +85,8 @@ struct tp_profile *tp_profile_new(void)
 		return NULL;
 	tp_arena_init(&p->arena, 256 * 1024);
 	if (tp_strtab_init(&p->strs, &p->arena) != TP_OK) {
+		/* A partly initialised table may hold some of its arrays. */
+		tp_strtab_free(&p->strs);
 		tp_arena_free(&p->arena);
 		tp_free(p);
 		return NULL;
