@@ -36,6 +36,15 @@ int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profil
 		o.in_dir = in;
 		return rd[i]->read(&o, out, d);
 	}
+	char *summary = S_ISDIR(st.st_mode) ? tp_path_join(in, "summary.json") : NULL;
+	struct stat ss;
+	int is_output = summary && stat(summary, &ss) == 0;
+	tp_free(summary);
+	if (is_output)
+		return tp_diag_set(d, TP_EUNSUPPORTED,
+		                   "%s: a tpuprof output folder; comparing output folders is not "
+		                   "supported yet: pass the inputs they were made from",
+		                   in);
 	return tp_diag_set(d, TP_ENOTFOUND,
 	                   "%s: no profile data found (a bmprofile dump, a tpuprof capture or a "
 	                   "Chrome-trace JSON file)",

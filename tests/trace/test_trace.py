@@ -212,6 +212,10 @@ def test_diff(tmp):
     check(r.returncode == 0, "fail-if-slower 1000: exit %d" % r.returncode)
     r = run("diff", DUMP)
     check(r.returncode == 1, "diff with one input: exit %d" % r.returncode)
+    # Output folders are recognised and refused with a clear message (not supported yet).
+    r = run("diff", os.path.join(tmp, "ref"), DUMP, os.path.join(tmp, "d4"))
+    check(r.returncode == 2 and "a tpuprof output folder" in r.stderr,
+          "output folder as input: exit %d %s" % (r.returncode, r.stderr))
 
 
 def pb_fields(b):
