@@ -4,6 +4,7 @@
  */
 #include "cli/cli.h"
 #include "summary/summary.h"
+#include "traceread/traceread.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -13,10 +14,12 @@
 void tp_cli_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: tpuprof IN_DIR [OUT_DIR] [options]     convert a profile (OUT_DIR defaults to profile_out)\n"
+	        "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory or trace file\n"
+	        "                                              (OUT_DIR defaults to profile_out)\n"
 	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
+	        "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof diff --help)\n"
 	        "\n"
-	        "Inputs (detected from the directory's content):\n");
+	        "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	for (size_t i = 0; i < nr; i++)
@@ -27,6 +30,9 @@ void tp_cli_usage(FILE *f)
 	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
+	        "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
+	        "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / first\n"
+	        "                       tpudnn event)\n"
 	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
@@ -151,6 +157,12 @@ int tp_cli_convert(int argc, char **argv)
 			o.trace_args_compact = strcmp(v, "compact") == 0;
 			continue;
 		}
+		if (opt_value(argc, argv, &i, "--trace_file", &v, &err)) {
+			if (err)
+				return usage_error("%s needs a Chrome-trace JSON file", a);
+			o.trace_file = v;
+			continue;
+		}
 		if (opt_value(argc, argv, &i, "--sparse-ratios", &v, &err)) {
 			if (err)
 				return usage_error("%s needs a file", a);
@@ -190,17 +202,19 @@ int tp_cli_convert(int argc, char **argv)
 		fprintf(stderr, "tpuprof: %s: no such file or directory\n", o.in_dir);
 		return 2;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "tpuprof: %s: not a directory (expected a profile data directory)\n",
-		        o.in_dir);
-		return 2;
-	}
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	const struct tp_cli_reader *reader = NULL;
 	for (size_t i = 0; i < nr && !reader; i++)
-		if (rd[i]->probe(o.in_dir))
+		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
 			reader = rd[i];
+	if (!reader && !S_ISDIR(st.st_mode)) {
+		fprintf(stderr,
+		        "tpuprof: %s: not a directory (expected a profile data directory) nor a "
+		        "Chrome-trace JSON file\n",
+		        o.in_dir);
+		return 2;
+	}
 	if (!reader) {
 		fprintf(stderr,
 		        "tpuprof: %s: no profile data found (expected global.profile / iter*.profile, "
@@ -216,6 +230,18 @@ int tp_cli_convert(int argc, char **argv)
 		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(rc));
 		tp_profile_free(p);
 		return tp_status_exit_code(rc);
+	}
+	if (o.trace_file) {
+		struct tp_profile *host = NULL;
+		rc = tp_traceread_read(o.trace_file, &host, &d);
+		if (rc == TP_OK)
+			rc = tp_traceread_merge_host(p, host, o.trace_file, &d);
+		tp_profile_free(host);
+		if (rc != TP_OK) {
+			fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(rc));
+			tp_profile_free(p);
+			return tp_status_exit_code(rc);
+		}
 	}
 	double t1 = now_s();
 	struct tp_analysis an;

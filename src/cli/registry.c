@@ -13,6 +13,7 @@
 #include "perfetto/perfetto.h"
 #include "sqlitedb/sqlitedb.h"
 #include "summary/summary.h"
+#include "traceread/traceread.h"
 #include "xlsx/xlsx.h"
 
 
@@ -29,6 +30,11 @@ static int read_capfile(const struct tp_cli_opts *o, struct tp_profile **out, st
 	return tp_capfile_read(o->in_dir, out, d);
 }
 
+static int read_trace(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
+{
+	return tp_traceread_read(o->in_dir, out, d);
+}
+
 static const struct tp_cli_reader bmprofile_reader = {
 	.name = "sophgo-bmprofile",
 	.doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X, CV184X)",
@@ -43,9 +49,18 @@ static const struct tp_cli_reader capfile_reader = {
 	.read = read_capfile,
 };
 
+static const struct tp_cli_reader trace_reader = {
+	.name = "chrome-trace",
+	.doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
+	.probe = tp_traceread_probe,
+	.read = read_trace,
+	.takes_file = 1,
+};
+
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
 {
-	static const struct tp_cli_reader *const list[] = {&bmprofile_reader, &capfile_reader};
+	static const struct tp_cli_reader *const list[] = {&bmprofile_reader, &capfile_reader,
+	                                                   &trace_reader};
 	*out = list;
 	return sizeof list / sizeof *list;
 }

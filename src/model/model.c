@@ -86,6 +86,8 @@ struct tp_profile *tp_profile_new(void)
 		return NULL;
 	tp_arena_init(&p->arena, 256 * 1024);
 	if (tp_strtab_init(&p->strs, &p->arena) != TP_OK) {
+		/* A partly initialised table may hold some of its arrays. */
+		tp_strtab_free(&p->strs);
 		tp_arena_free(&p->arena);
 		tp_free(p);
 		return NULL;
@@ -122,6 +124,7 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p->argsets);
 	tp_free(p->meta);
 	tp_free(p->notes);
+	tp_free(p->flows);
 	tp_strtab_free(&p->strs);
 	tp_arena_free(&p->arena);
 	tp_free(p);
@@ -366,6 +369,23 @@ int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 {
 	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_REAL, .v.d = v};
 	return add_arg(p, a);
+}
+
+int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f)
+{
+	struct tp_flow *v = tp_grow(p->flows, sizeof *v, p->num_flows + 1, &p->cap_flows);
+	if (!v) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	p->flows = v;
+	v[p->num_flows++] = *f;
+	return TP_OK;
+}
+
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a)
+{
+	return add_arg(p, *a);
 }
 
 int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)

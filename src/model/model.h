@@ -301,6 +301,15 @@ struct tp_note {
 	uint32_t text; /* strtab id */
 };
 
+/* An explicit flow arrow between two tracks (imported traces' s/f flow events): from the
+ * slice of track `from_track` that encloses from_ns to the slice of `to_track` that encloses
+ * to_ns (the latest-starting one; the writers resolve it). Flows whose ends find no slice, or
+ * whose target does not start after the source, are not drawn. */
+struct tp_flow {
+	int32_t from_track, to_track;
+	int64_t from_ns, to_ns;
+};
+
 /* Reader statistics surfaced in summary.json. */
 struct tp_read_stats {
 	uint64_t files_read;
@@ -333,6 +342,7 @@ struct tp_profile {
 	struct tp_argset *argsets; size_t num_argsets, cap_argsets; /* [0] unused: id 0 = none */
 	struct tp_meta *meta;      size_t num_meta, cap_meta;
 	struct tp_note *notes;     size_t num_notes, cap_notes;
+	struct tp_flow *flows;     size_t num_flows, cap_flows;
 
 	struct tp_read_stats stats;
 	int oom;             /* sticky: an insertion ran out of memory */
@@ -387,6 +397,8 @@ int tp_counter_push(struct tp_profile *p, int counter, int64_t ts_ns, double val
 /* Sets or replaces metadata key -> value. TP_OK / TP_ENOMEM. */
 int tp_profile_set_meta(struct tp_profile *p, const char *key, const char *value);
 const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /* NULL if absent */
+/* Adds an explicit flow (see struct tp_flow). TP_OK / TP_ENOMEM. */
+int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f);
 /* Adds a user-facing note (printf-style). */
 int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -403,6 +415,9 @@ int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
 /* tp_args_add_uint with the key already interned (id from tp_profile_str), for readers that
  * add the same keys to millions of sets. */
 int tp_args_add_uint_id(struct tp_profile *p, uint32_t key, uint64_t v);
+/* Adds an argument whose key (and string value) are ids this profile already interned; for
+ * readers that cache their ids. TP_OK / TP_ENOMEM. */
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a);
 /* Closes the set started by tp_args_begin; returns its id (>0) or 0 if empty / oom. */
 uint32_t tp_args_end(struct tp_profile *p);
 /* The args of a set id: *n gets the count; NULL if id is 0 or invalid. */
