@@ -27,6 +27,7 @@
 #include "capture/capfmt.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 /* One thread of the dump as found in pass 1. */
@@ -966,7 +967,11 @@ int tp_capfile_probe(const char *dir)
 	if (path == NULL)
 		return 0;
 	int ok = 0;
-	FILE *f = fopen(path, "rb");
+	/* tp_open_regular: a FIFO or device named capture.tpp must not block the probe. */
+	int fd = tp_open_regular(path, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f) {
 		char m[TP_CAPFMT_MAGIC_SIZE];
 		ok = fread(m, 1, sizeof m, f) == sizeof m &&

@@ -346,7 +346,9 @@ struct tp_profile *tp_profile_new(void);
 void tp_profile_free(struct tp_profile *p);
 
 /* Interns a string; returns its id, or 0 (the empty string) on out of memory, which also
- * sets p's sticky oom flag checked by tp_profile_finish. */
+ * sets p's sticky oom flag checked by tp_profile_finish. Invalid UTF-8 is replaced with U+FFFD
+ * here (common.h's text-safety rules), so every model string is valid UTF-8; control
+ * characters are kept and escaped by each writer. */
 uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
@@ -416,9 +418,9 @@ int tp_profile_finish(struct tp_profile *p);
 size_t tp_profile_slice_count(const struct tp_profile *p);
 
 /* Convert cycles to ns the way the reference tools do: int(cycles / MHz * 1000)
- * (truncation). mhz <= 0 returns 0. */
+ * (truncation). mhz <= 0 (or NaN) returns 0; a result beyond int64 saturates at INT64_MAX. */
 int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
-/* And back: int(ns * MHz / 1000). */
+/* And back: int(ns * MHz / 1000), saturating at UINT64_MAX. */
 uint64_t tp_ns_to_cycles(int64_t ns, double mhz);
 
 #endif /* TP_MODEL_H */

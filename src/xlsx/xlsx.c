@@ -93,73 +93,39 @@ void xl_num(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col, double
 	xl_width(x, s, col, num_chars(v, fmt, x));
 }
 
-/* Returns `v` itself when it is valid UTF-8 without XML-illegal characters and short enough,
- * else a cleaned copy in x->scratch. Counts characters into *chars. */
+/* Returns `v` itself when common's text-safety layer would keep it unchanged for XML and it
+ * is short enough, else a cleaned copy in x->scratch (invalid UTF-8 and XML-illegal controls
+ * become U+FFFD, U+FFFE/U+FFFF are dropped, cut to XL_STR_MAX characters). Counts characters
+ * into *chars. */
 static const char *clean(struct xl *x, const char *v, size_t *chars)
 {
-	size_t len = strlen(v), nchars = 0, i = 0;
-	int ok = 1;
-	while (i < len) {
-		unsigned char c = (unsigned char)v[i];
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 0;
-		if (n == 0 || n > len - i || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
-		    (n == 2 && c < 0xC2)) {
-			ok = 0;
-			break;
-		}
-		for (size_t k = 1; k < n; k++)
-			if (((unsigned char)v[i + k] & 0xC0) != 0x80)
-				ok = 0;
-		if (!ok)
-			break;
-		i += n;
-		nchars++;
-	}
-	if (ok && nchars <= XL_STR_MAX) {
-		*chars = nchars;
+	size_t len = strlen(v);
+	if (len <= XL_STR_MAX && tp_text_is_safe(v, len, TP_TEXT_XML)) {
+		size_t n = 0;
+		for (size_t i = 0; i < len; i++)
+			n += ((unsigned char)v[i] & 0xC0) != 0x80;
+		*chars = n;
 		return v;
 	}
-	if (x->scap < len + 1) {
-		char *b = tp_realloc(x->scratch, len + 1);
-		if (!b) {
+	struct tp_buf t;
+	tp_buf_init(&t);
+	size_t n = tp_text_put(&t, v, len, TP_TEXT_XML, 0, XL_STR_MAX);
+	if (t.oom || x->scap < t.len + 1) {
+		char *nb = t.oom ? NULL : tp_realloc(x->scratch, t.len + 1);
+		if (!nb) {
+			tp_buf_free(&t);
 			x->oom = 1;
 			*chars = 0;
 			return "";
 		}
-		x->scratch = b;
-		x->scap = len + 1;
+		x->scratch = nb;
+		x->scap = t.len + 1;
 	}
-	size_t o = 0;
-	nchars = 0;
-	i = 0;
-	while (i < len && nchars < XL_STR_MAX) {
-		unsigned char c = (unsigned char)v[i];
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 0;
-		int good = n != 0 && n <= len - i && !(n == 2 && c < 0xC2) &&
-		           !(c < 0x20 && c != '\t' && c != '\n' && c != '\r');
-		for (size_t k = 1; good && k < n; k++)
-			if (((unsigned char)v[i + k] & 0xC0) != 0x80)
-				good = 0;
-		if (good) {
-			memcpy(x->scratch + o, v + i, n);
-			o += n;
-			i += n;
-		} else {
-			x->scratch[o++] = '?';
-			i++;
-		}
-		nchars++;
-	}
-	x->scratch[o] = '\0';
-	*chars = nchars;
+	if (t.len)
+		memcpy(x->scratch, t.data, t.len);
+	x->scratch[t.len] = '\0';
+	tp_buf_free(&t);
+	*chars = n;
 	return x->scratch;
 }
 
@@ -1838,9 +1804,12 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	make_formats(&x);
 
 	/* Document properties, without a wall-clock creation time. */
-	char title[256], subject[128], comments[256];
-	const char *net = tp_str(p, p->net_name);
-	snprintf(title, sizeof title, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
+	char title[256], subject[128], comments[256], net[256], full[300];
+	/* net_name comes from the input: one line of valid XML text, cut on a character
+	 * boundary to Excel's 255-byte limit on document and custom properties. */
+	tp_text_copy(net, sizeof net, tp_str(p, p->net_name), TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
+	snprintf(full, sizeof full, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
+	tp_text_copy(title, sizeof title, full, TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
 	snprintf(subject, sizeof subject, "%s profile", tp_arch_name(p->arch));
 	snprintf(comments, sizeof comments, "Written by tpuprof %s from %s input", TP_VERSION,
 	         *tp_str(p, p->source) ? tp_str(p, p->source) : "unknown");
@@ -1909,8 +1878,10 @@ out:
 		 * temporary file, which is removed below. */
 		workbook_close(x.wb);
 	}
-	if (st != TP_OK && tmp)
+	if (st != TP_OK && tmp) {
 		remove(tmp);
+		tp_temp_forget(tmp);
+	}
 	if (st == TP_ENOMEM && d && d->status == TP_OK)
 		tp_diag_set(d, TP_ENOMEM, "%s: out of memory while writing the workbook", path);
 	tp_free(tmp);
