@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* A fixed creation time (1980-01-01T00:00:00Z, the earliest ZIP date, which libxlsxwriter
  * also stamps on the archive members) so the same input gives the same bytes; 0 would make
@@ -227,6 +229,7 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 }
 
 enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_ENGINE, PK_EVENTS };
+#define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
 struct part {
 	enum part_kind kind;
@@ -392,9 +395,23 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 	for (size_t i = 0; i < p->num_layers; i++)
 		have_layers = 1;
 	if (have_layers) {
-		if (!(pt = plan_add(pl, PK_LAYERS)))
-			return TP_ENOMEM;
-		snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
+		/* Split past Excel's row limit like the engine sheets ("Layer by Layer Info (2)"):
+		 * the data starts at row LAYER_DATA_ROW. */
+		uint32_t rows = xo->max_rows ? xo->max_rows : TP_XLSX_EXCEL_MAX_ROWS;
+		size_t cap = rows - LAYER_DATA_ROW;
+		size_t parts = (p->num_layers + cap - 1) / cap;
+		for (size_t k = 0; k < parts; k++) {
+			if (!(pt = plan_add(pl, PK_LAYERS)))
+				return TP_ENOMEM;
+			pt->index = k;
+			pt->nparts = parts;
+			pt->first = k * cap;
+			pt->count = p->num_layers - pt->first < cap ? p->num_layers - pt->first : cap;
+			if (k == 0)
+				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
+			else
+				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info (%zu)", k + 1);
+		}
 	}
 	if (xl_ops_present(p)) {
 		if (!(pt = plan_add(pl, PK_OPS)))
@@ -1243,8 +1260,10 @@ out:
 /* Layer by Layer Info                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-static void write_layers(struct xl *x, lxw_worksheet *ws)
+/* Writes layers [pt->first, pt->first + pt->count) onto pt's sheet. */
+static void write_layers(struct xl *x, const struct part *pt)
 {
+	lxw_worksheet *ws = pt->ws;
 	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = ws};
 	static const char *const h[] = {
@@ -1260,8 +1279,8 @@ static void write_layers(struct xl *x, lxw_worksheet *ws)
 	header_row(x, &s, 2, h, sizeof h / sizeof *h);
 	char buf[64];
 	double total = (double)x->a->total_time_ns;
-	uint32_t row = 3;
-	for (size_t i = 0; i < p->num_layers; i++, row++) {
+	uint32_t row = LAYER_DATA_ROW;
+	for (size_t i = pt->first; i < pt->first + pt->count; i++, row++) {
 		const struct tp_layer *l = &p->layers[i];
 		xl_num(x, &s, row, 0, l->id, x->f.cyc);
 		xl_num(x, &s, row, 1, l->device, x->f.cyc);
@@ -1659,8 +1678,13 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		row++;
 	}
 
-	/* Bar chart: per-core utilisation of each engine. */
-	if (a->num_cores) {
+	/* Bar chart: per-core utilisation of each engine. A chart needs at least one series
+	 * (libxlsxwriter refuses it otherwise, failing the whole workbook): a dump without a
+	 * timeline (no iter*.profile) has no utilisation column, so no chart. */
+	size_t nseries = 0;
+	for (size_t c = 0; c < nc; c++)
+		nseries += cols[c].what == W_UTIL;
+	if (a->num_cores && nseries) {
 		lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_COLUMN);
 		if (ch) {
 			char cat[160], val[160], nm[160], cn[4], sn[4];
@@ -1842,7 +1866,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			write_summary(&x, pt->ws, &pl);
 			break;
 		case PK_LAYERS:
-			write_layers(&x, pt->ws);
+			write_layers(&x, pt);
 			break;
 		case PK_OPS:
 			st = xl_ops_write(&x, pt->ws, o.sparse_ratios_path, d);
@@ -1912,10 +1936,34 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	char *dir = tp_path_join(out, "PerfDoc");
 	char *path = tp_path_join(out, TP_XLSX_FILE);
 	int st;
-	if (!dir || !path)
+	int existed = dir && tp_is_dir(dir);
+	if (!dir || !path) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory");
-	else if ((st = tp_mkdirs(dir, d)) == TP_OK)
+	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
+		/* libxlsxwriter prints "[WARNING]" lines on stderr by itself; with -q nothing but
+		 * our own errors may appear, so its stderr goes to /dev/null for the write (our
+		 * message is printed by the CLI afterwards, from d). */
+		int saved = -1;
+		if (o && o->quiet) {
+			fflush(stderr);
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			saved = null >= 0 ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0) : -1;
+			if (saved >= 0)
+				dup2(null, STDERR_FILENO);
+			if (null >= 0)
+				close(null);
+		}
 		st = tp_xlsx_write(p, a, path, &xo, d);
+		if (saved >= 0) {
+			fflush(stderr);
+			dup2(saved, STDERR_FILENO);
+			close(saved);
+		}
+		/* A failed write leaves no empty PerfDoc/ behind (rmdir removes only an empty
+		 * directory, and only one this run created). */
+		if (st != TP_OK && !existed)
+			rmdir(dir);
+	}
 	tp_free(dir);
 	tp_free(path);
 	return st;
