@@ -12,8 +12,10 @@ the workbook opens in openpyxl, the HTML carries no injected script, the Perfett
 Prints the table  input -> ok / exit1 / exit2 / exit3 / crash / hang  and fails if any case broke
 its expectation.  Usage: hostile.py TPUPROF GENDUMP SHARED_DIR SOURCE_DIR
 """
+import csv
 import fcntl
 import html.parser
+import io
 import json
 import os
 import re
@@ -399,6 +401,33 @@ def path_cases():
         if os.path.exists(out):
             fail("--sparse-ratios/" + name, "outputs written before the ratio file was found bad")
     data = open(os.path.join(cap, "capture.tpp"), "rb").read()
+    # Hostile operator names and types in the capture's string table: they reach ops.csv,
+    # summary.md, the Operators sheet and every trace.
+    hdr = struct.pack("<IIQ", 3, 0, 104)
+    blk = data.index(hdr)
+    old_strs = b"encoder.0.qkv\x00MatMul\x00"
+    for hname, h in HOSTILE_NAMES.items():
+        h = h.replace(b"\x00", b"")
+        strs = h + b"\x00" + (b"T" + h) + b"\x00"
+        nd = bytearray(data.replace(old_strs, strs, 1))
+        delta = len(strs) - len(old_strs)
+        struct.pack_into("<Q", nd, blk + 8, 104 + delta)
+        sb = struct.unpack_from("<I", nd, blk + 16 + 28)[0]
+        struct.pack_into("<I", nd, blk + 16 + 28, sb + delta)
+        c2 = os.path.join(WORK, "capname_" + hname)
+        os.makedirs(c2)
+        open(os.path.join(c2, "capture.tpp"), "wb").write(bytes(nd))
+        out = c2 + "_out"
+        o, se = case("capture: hostile op names and types", hname,
+                     [c2, out, "--json", "--sqlite"], expect=("ok",), deep=True, out=out)
+        csvp = os.path.join(out, "ops.csv")
+        if o == "ok" and os.path.exists(csvp):
+            raw = open(csvp, "rb").read()
+            no_terminal_escapes("capture names/" + hname, raw, "ops.csv")
+            for row in csv.reader(io.StringIO(raw.decode("utf-8", "strict"))):
+                for cell in row:
+                    if cell[:1] in ("=", "+", "@"):
+                        fail("capture names/" + hname, "ops.csv cell is a formula: %r" % cell[:60])
     for cut in sorted(set(list(range(0, len(data), max(1, len(data) // 30))) + [len(data) - 1])):
         c2 = os.path.join(WORK, "captrunc_%d" % cut)
         os.makedirs(c2)
