@@ -194,18 +194,14 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 		return;
 	for (const char *q = name; *q && o + 4 < size && chars < 31;) {
 		unsigned char c = (unsigned char)*q;
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 1;
-		size_t have = strnlen(q, n);
-		int bad = have < n || c < 0x20 || (n == 1 && c >= 0x80) || (n == 2 && c < 0xC2);
-		for (size_t k = 1; !bad && k < n; k++)
-			bad = ((unsigned char)q[k] & 0xC0) != 0x80;
+		/* Strict UTF-8 (common's decoder; it stops at the NUL), no control characters, no
+		 * XML non-characters: anything else becomes '_'. */
+		int32_t cp;
+		size_t n = tp_utf8_decode((const unsigned char *)q, 4, &cp);
+		int bad = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xFFFE || cp == 0xFFFF;
 		if (bad) {
 			buf[o++] = '_';
-			q++;
+			q += n;
 		} else if (n == 1 && strchr("[]:*?/\\", c)) {
 			buf[o++] = '_';
 			q++;
