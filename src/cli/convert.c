@@ -393,14 +393,17 @@ int tp_cli_convert(int argc, char **argv)
 		return tp_status_exit_code(rc);
 	}
 	double t2 = now_s();
-	if (o.verbose)
-		fprintf(stderr,
-		        "tpuprof: read %s (%s) in %.3f s: %zu slices, %llu records, %llu dropped, "
-		        "%llu blocks skipped; analysis %.3f s\n",
-		        o.in_dir, reader->name, t1 - t0, tp_profile_slice_count(p),
-		        (unsigned long long)p->stats.records_read,
-		        (unsigned long long)p->stats.records_dropped,
-		        (unsigned long long)p->stats.blocks_skipped, t2 - t1);
+	if (o.verbose) {
+		char msg[TP_DIAG_MAX];
+		snprintf(msg, sizeof msg,
+		         "read %s (%s) in %.3f s: %zu slices, %llu records, %llu dropped, "
+		         "%llu blocks skipped; analysis %.3f s",
+		         o.in_dir, reader->name, t1 - t0, tp_profile_slice_count(p),
+		         (unsigned long long)p->stats.records_read,
+		         (unsigned long long)p->stats.records_dropped,
+		         (unsigned long long)p->stats.blocks_skipped, t2 - t1);
+		err_line(msg);
+	}
 
 	int exit_code = 0, lockfd = -1;
 	struct out_id before[32];
@@ -436,8 +439,11 @@ int tp_cli_convert(int argc, char **argv)
 			 * nothing otherwise. */
 			char *path = tp_path_join(o.out_dir, outs[i]->file);
 			struct stat fs;
-			if (path && stat(path, &fs) == 0)
-				fprintf(stderr, "tpuprof: wrote %s in %.3f s\n", path, now_s() - w0);
+			if (path && stat(path, &fs) == 0) {
+				char msg[TP_DIAG_MAX];
+				snprintf(msg, sizeof msg, "wrote %s in %.3f s", path, now_s() - w0);
+				err_line(msg);
+			}
 			tp_free(path);
 		}
 	}
