@@ -1,6 +1,8 @@
 /*
- * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format, read it into the
- * model, analyse, and write the enabled outputs into OUT_DIR (default profile_out).
+ * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format (a directory, or a
+ * capture.tpp file given directly), read it into the model, analyse, and write the enabled
+ * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
+ * OUT_DIR, the stale-output marker, and installing the signal cleanup of temporaries.
  */
 #include "cli/cli.h"
 #include "summary/summary.h"
@@ -17,7 +19,8 @@
 void tp_cli_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: tpuprof IN_DIR [OUT_DIR] [options]     convert a profile (OUT_DIR defaults to profile_out)\n"
+	        "usage: tpuprof IN_DIR [OUT_DIR] [options]     convert a profile (OUT_DIR defaults to profile_out;\n"
+	        "                                              IN_DIR may also be a tpuprof capture.tpp file)\n"
 	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
 	        "\n"
 	        "Inputs (detected from the directory's content):\n");
