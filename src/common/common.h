@@ -225,7 +225,11 @@ int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag 
  * SIGQUIT handlers that unlink the tracked temporaries (async-signal-safe) and then die of
  * the same signal. A signal already ignored stays ignored. Process-global; not for libraries. */
 void tp_temp_cleanup_on_signals(void);
-/* Stops tracking a temporary the caller removed itself (pointer as returned). */
+/* Also removes directory `dir` (if empty by then) when such a signal arrives: for a folder a
+ * writer created for its output (PerfDoc/). Forget it with tp_temp_forget once it holds a
+ * committed file. */
+void tp_temp_track_dir(const char *dir);
+/* Stops tracking a temporary file or directory (by path). */
 void tp_temp_forget(const char *tmp_path);
 
 struct tp_buf; /* below */

@@ -86,9 +86,9 @@ void tp_file_release(struct tp_file *f)
 #define TMP_SLOTS 64
 #define TMP_PATH_MAX 4096
 static char tmp_names[TMP_SLOTS][TMP_PATH_MAX];
-static atomic_int tmp_state[TMP_SLOTS]; /* 0 free, 2 being written, 1 published */
+static atomic_int tmp_state[TMP_SLOTS]; /* 0 free, 2 being written, 1 file, 3 directory */
 
-static void tmp_track(const char *path)
+static void tmp_track_as(const char *path, int kind)
 {
 	size_t n = strlen(path);
 	if (n >= TMP_PATH_MAX)
@@ -97,16 +97,20 @@ static void tmp_track(const char *path)
 		int expect = 0;
 		if (atomic_compare_exchange_strong(&tmp_state[i], &expect, 2)) {
 			memcpy(tmp_names[i], path, n + 1);
-			atomic_store(&tmp_state[i], 1);
+			atomic_store(&tmp_state[i], kind);
 			return;
 		}
 	}
 }
 
+static void tmp_track(const char *path) { tmp_track_as(path, 1); }
+
+void tp_temp_track_dir(const char *dir) { tmp_track_as(dir, 3); }
+
 static void tmp_untrack(const char *path)
 {
 	for (size_t i = 0; i < TMP_SLOTS; i++)
-		if (atomic_load(&tmp_state[i]) == 1 && strcmp(tmp_names[i], path) == 0) {
+		if ((atomic_load(&tmp_state[i]) & 1) && strcmp(tmp_names[i], path) == 0) {
 			atomic_store(&tmp_state[i], 0);
 			return;
 		}
@@ -120,6 +124,10 @@ static void on_fatal_signal(int sig)
 	for (size_t i = 0; i < TMP_SLOTS; i++)
 		if (atomic_load(&tmp_state[i]) == 1)
 			unlink(tmp_names[i]);
+	/* Then the directories a writer created for itself, if they are empty now. */
+	for (size_t i = 0; i < TMP_SLOTS; i++)
+		if (atomic_load(&tmp_state[i]) == 3)
+			rmdir(tmp_names[i]);
 	errno = e;
 	/* Die of the same signal, so the parent sees the usual status (128 + sig). */
 	signal(sig, SIG_DFL);

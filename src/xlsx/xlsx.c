@@ -1936,6 +1936,8 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	if (!dir || !path) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory");
 	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
+		if (!existed)
+			tp_temp_track_dir(dir); /* an interrupted run leaves no empty PerfDoc/ */
 		/* libxlsxwriter prints "[WARNING]" lines on stderr by itself; with -q nothing but
 		 * our own errors may appear, so its stderr goes to /dev/null for the write (our
 		 * message is printed by the CLI afterwards, from d). */
@@ -1959,6 +1961,8 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 		 * directory, and only one this run created). */
 		if (st != TP_OK && !existed)
 			rmdir(dir);
+		if (!existed)
+			tp_temp_forget(dir);
 	}
 	tp_free(dir);
 	tp_free(path);

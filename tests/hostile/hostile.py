@@ -556,6 +556,9 @@ def discipline_cases():
             left = temps(out)
             if left:
                 fail(tag, "temporaries left: %s" % sorted(left))
+            pd = os.path.join(out, "PerfDoc")
+            if os.path.isdir(pd) and not os.listdir(pd):
+                fail(tag, "an empty PerfDoc/ was left")
     # A second run into a locked OUT_DIR says who holds it and waits.
     cap = os.path.join(WORK, "cap")
     out = os.path.join(WORK, "locked_out")
