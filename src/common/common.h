@@ -284,9 +284,12 @@ void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns);
 enum tp_text_flags {
 	TP_TEXT_UTF8 = 0,      /* only repair invalid UTF-8 (JSON, SQLite, Perfetto: they escape) */
 	TP_TEXT_CTRL = 1u << 0, /* also replace C0 controls but \t \n \r, DEL and C1 controls
-	                          (U+0080..U+009F) with U+FFFD: terminals, summary.txt/md */
+	                          (U+0080..U+009F) with U+FFFD (ops.csv, whose quoting keeps
+	                          \t \n \r) */
 	TP_TEXT_LINE = 1u << 1, /* with TP_TEXT_CTRL: \t \n \r too (one-line fields, table cells) */
 	TP_TEXT_XML = 1u << 2,  /* XML 1.0 (xlsx): C0 but \t \n \r replaced, U+FFFE/U+FFFF dropped */
+	TP_TEXT_NOCR = 1u << 3, /* with TP_TEXT_CTRL: \r too (a CR can overwrite a terminal line) */
+	TP_TEXT_TERM = TP_TEXT_CTRL | TP_TEXT_NOCR, /* terminals, summary.txt, summary.md */
 };
 
 /* Decodes the UTF-8 sequence at s[0..n), n >= 1. Returns the bytes it spans (>= 1) and stores

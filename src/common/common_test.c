@@ -269,6 +269,9 @@ static void test_text_destinations(void **state)
 	/* Terminal / summary.txt: ESC, BEL, DEL and C1 CSI (U+009B) never pass; \n and \t do. */
 	assert_string_equal(clean_str(&b, "x\x1b[31mred\x07\x7f\xC2\x9B" "1m\n\tok", TP_TEXT_CTRL, 0),
 	                    "x" FFFD "[31mred" FFFD FFFD FFFD "1m\n\tok");
+	/* Terminal text: CR too (it could overwrite what the line showed). */
+	assert_string_equal(clean_str(&b, "ok\rFAKE\n", TP_TEXT_TERM, 0), "ok" FFFD "FAKE\n");
+	assert_string_equal(clean_str(&b, "ok\rFAKE\n", TP_TEXT_CTRL, 0), "ok\rFAKE\n");
 	/* One-line field: \n \r \t too. */
 	assert_string_equal(clean_str(&b, "a\nb\rc\td", TP_TEXT_CTRL | TP_TEXT_LINE, 0),
 	                    "a" FFFD "b" FFFD "c" FFFD "d");

@@ -66,7 +66,7 @@ static int needs_fix(int32_t cp, unsigned flags, int *drop)
 	if (cp < 0)
 		return 1;
 	if (flags & TP_TEXT_CTRL) {
-		int line = cp == '\t' || cp == '\n' || cp == '\r';
+		int line = cp == '\t' || cp == '\n' || (cp == '\r' && !(flags & TP_TEXT_NOCR));
 		if ((cp < 0x20 && (!line || (flags & TP_TEXT_LINE))) || (cp >= 0x7F && cp <= 0x9F))
 			return 1;
 	}

@@ -320,8 +320,8 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	size_t from = out->len;
 	summary_body(p, a, console, out);
 	/* Names from the input may hold ESC and other control bytes: none reaches a terminal or
-	 * the text file (common's text-safety layer, TP_TEXT_CTRL). */
-	tp_buf_clean(out, from, TP_TEXT_CTRL);
+	 * the text file (common's text-safety layer, TP_TEXT_TERM). */
+	tp_buf_clean(out, from, TP_TEXT_TERM);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
