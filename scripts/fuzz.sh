@@ -11,17 +11,24 @@
 #
 # Two modes:
 #   smoke (default; `make test`): a fixed number of inputs per target (-runs=$FUZZ_RUNS,
-#     default 20000, -seed=1, so runs are repeatable) over a fresh corpus in build-fuzz/smoke/.
-#   campaign (FUZZ_MODE=campaign; `make fuzz`): $FUZZ_SECONDS per target (default 300) over a
-#     corpus kept between runs in build-fuzz/corpus/<target>/ (new seeds are merged in), and
-#     prints executions, corpus size and coverage per target.
-# Environment: FUZZ_MODE, FUZZ_RUNS, FUZZ_SECONDS, FUZZ_TARGETS (space-separated subset).
+#     default 20000, -seed=1, so runs are repeatable) of at most $FUZZ_MAX_LEN bytes (default
+#     16384) over a fresh corpus in build-fuzz/smoke/.
+#   campaign (FUZZ_MODE=campaign; `make fuzz`): $FUZZ_SECONDS per target (default 300), inputs
+#     of at most $FUZZ_MAX_LEN bytes (default 65536), over a corpus kept between runs in
+#     build-fuzz/corpus/<target>/ (new seeds are merged in); prints executions, corpus size and
+#     coverage per target.
+# Seeds longer than the limit are cut to it (libFuzzer reads only the first max_len bytes):
+# without a limit libFuzzer takes the largest seed's size (~900 KB of ../shared) and runs at
+# tens of inputs per second. The vendor tool's outputs (../shared/testdata/sophgo/reference)
+# are no parser's input and are not seeds.
+# Environment: FUZZ_MODE, FUZZ_RUNS, FUZZ_SECONDS, FUZZ_MAX_LEN, FUZZ_TARGETS (subset).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build-fuzz"
 runs=${FUZZ_RUNS:-20000}
 mode=${FUZZ_MODE:-smoke}
 seconds=${FUZZ_SECONDS:-300}
+if [ "$mode" = campaign ]; then maxlen=${FUZZ_MAX_LEN:-65536}; else maxlen=${FUZZ_MAX_LEN:-16384}; fi
 cc=$(command -v clang || command -v clang-14 || true)
 if [ -z "$cc" ]; then
   echo "SKIPPED: fuzz: clang not found (apt-get install clang libclang-rt-dev)"
@@ -83,6 +90,8 @@ for base, tag in ((src, 'fix'), (shared, 'shared')):
     if not os.path.isdir(base):
         continue
     for d, _, files in os.walk(base):
+        if os.sep + 'reference' in d:
+            continue
         for fn in files:
             p = os.path.join(d, fn)
             add(p, tag + '_' + os.path.relpath(p, base))
@@ -128,10 +137,10 @@ PY
   fi
   if [ "$mode" = campaign ]; then
     echo "== $t (campaign: ${seconds}s, corpus $corpus: $(ls "$corpus" | wc -l) files)"
-    args=(-max_total_time="$seconds" -print_final_stats=1)
+    args=(-max_total_time="$seconds" -max_len="$maxlen" -print_final_stats=1)
   else
     echo "== $t ($runs runs)"
-    args=(-runs="$runs" -seed=1)
+    args=(-runs="$runs" -seed=1 -max_len="$maxlen")
   fi
   if ! TP_FUZZ_SEED_DIR="$corpus" "$exe" "${args[@]}" -artifact_prefix="$build/artifacts/$t-" \
       "$corpus" >"$build/$t.log" 2>&1; then
