@@ -150,6 +150,18 @@ int tp_f64_to_i64(double v, int64_t *out)
 	return 0;
 }
 
+int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi)
+{
+	if (!(v >= (double)lo)) /* also NaN */
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	int64_t r;
+	if (tp_f64_to_i64(v, &r) != 0)
+		return hi;
+	return r < lo ? lo : r > hi ? hi : r;
+}
+
 /* Appends the decimal digits of v (no printf: this runs once per timestamp). */
 static void put_u64(struct tp_buf *b, uint64_t v)
 {

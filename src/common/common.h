@@ -318,6 +318,9 @@ void tp_text_fputs(FILE *f, const char *s, unsigned flags);
  * and stores *out, or -1 (NaN, infinite, out of range) leaving *out untouched: the checked
  * replacement for a bare (int64_t) cast, which is undefined behaviour out of range. */
 int tp_f64_to_i64(double v, int64_t *out);
+/* v truncated toward zero and clamped to [lo, hi] (NaN gives lo): for values derived from file
+ * data where saturation is the right answer. Never undefined behaviour. */
+int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);

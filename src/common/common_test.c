@@ -335,6 +335,11 @@ static void test_f64_to_i64(void **state)
 	assert_true(v == INT64_MIN);
 	assert_int_equal(tp_f64_to_i64(-2.9, &v), 0);
 	assert_int_equal(v, -2);
+	assert_true(tp_f64_to_i64_clamp(3.7e20, 0, INT64_C(1) << 53) == INT64_C(1) << 53);
+	assert_true(tp_f64_to_i64_clamp(0.0 / 0.0, -5, 5) == -5);
+	assert_true(tp_f64_to_i64_clamp(-1e300, -5, 5) == -5);
+	assert_true(tp_f64_to_i64_clamp(4.9, -5, 5) == 4);
+	assert_true(tp_f64_to_i64_clamp(9.3e18, INT64_MIN, INT64_MAX) == INT64_MAX);
 }
 
 static void test_open_regular(void **state)
