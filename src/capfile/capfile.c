@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -1338,7 +1339,11 @@ static char *dump_path(const char *dir)
 static int has_magic(const char *path)
 {
 	int ok = 0;
-	FILE *f = fopen(path, "rb");
+	/* tp_open_regular: a FIFO or device named capture.tpp must not block the probe. */
+	int fd = tp_open_regular(path, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f) {
 		char m[TP_CAPFMT_MAGIC_SIZE];
 		ok = fread(m, 1, sizeof m, f) == sizeof m &&

@@ -1053,6 +1053,9 @@ static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
 	struct tp_buf b;
 	tp_buf_init(&b);
 	int st = tp_capreport_write_md(p, a, &b);
+	/* No control byte from an operator name reaches the Markdown (text-safety layer). */
+	if (!st)
+		tp_buf_clean(&b, 0, TP_TEXT_TERM);
 	if (st)
 		tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
 	else

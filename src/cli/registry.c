@@ -47,6 +47,7 @@ static const struct tp_cli_reader capfile_reader = {
 	.doc = "tpuprof_data_dev{D}-{N}/ written by libtpuprof",
 	.probe = tp_capfile_probe,
 	.read = read_capfile,
+	.takes_file = 1, /* capture.tpp given directly */
 };
 
 static const struct tp_cli_reader trace_reader = {

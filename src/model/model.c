@@ -130,24 +130,43 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p);
 }
 
-uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
+/* The model boundary of the text-safety layer: every string a reader hands the model is made
+ * valid UTF-8 here, once (invalid sequences become U+FFFD), so no writer ever sees invalid
+ * UTF-8. Control characters stay: they are data, and each writer escapes them for its
+ * destination. Returns the id, or 0 with p->oom set. */
+static uint32_t add_str(struct tp_profile *p, const char *s, size_t n, int unique)
 {
 	uint32_t id = 0;
-	if (tp_strtab_intern(&p->strs, s, n, &id) != TP_OK) {
-		p->oom = 1;
-		return 0;
+	struct tp_buf fixed;
+	tp_buf_init(&fixed);
+	if (!tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
+		tp_text_put(&fixed, s, n, TP_TEXT_UTF8, 0, 0);
+		if (fixed.oom) {
+			p->oom = 1;
+			tp_buf_free(&fixed);
+			return 0;
+		}
+		s = fixed.data;
+		n = fixed.len;
 	}
+	int st = unique ? tp_strtab_add_unique(&p->strs, s, n, &id)
+	                : tp_strtab_intern(&p->strs, s, n, &id);
+	if (st != TP_OK) {
+		p->oom = 1;
+		id = 0;
+	}
+	tp_buf_free(&fixed);
 	return id;
+}
+
+uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
+{
+	return add_str(p, s, n, 0);
 }
 
 uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n)
 {
-	uint32_t id = 0;
-	if (tp_strtab_add_unique(&p->strs, s, n, &id) != TP_OK) {
-		p->oom = 1;
-		return 0;
-	}
-	return id;
+	return add_str(p, s, n, 1);
 }
 
 uint32_t tp_profile_str(struct tp_profile *p, const char *s)
@@ -568,8 +587,12 @@ int64_t tp_cycles_to_ns(uint64_t cycles, double mhz)
 	if (!(mhz > 0))
 		return 0;
 	/* The vendor's alignment computes int(cycles / MHz * 1000) in double precision; the
-	 * BM1688 reader's §9.2 steps reproduce its cycles with exactly this truncation. */
-	return (int64_t)((double)cycles / mhz * 1000.0);
+	 * BM1688 reader's §9.2 steps reproduce its cycles with exactly this truncation. An absurd
+	 * clock (--tiu_freq 1e-9) must saturate, not overflow the cast (UB). */
+	int64_t ns;
+	if (tp_f64_to_i64((double)cycles / mhz * 1000.0, &ns) != 0)
+		return INT64_MAX;
+	return ns;
 }
 
 int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz)
@@ -596,5 +619,7 @@ uint64_t tp_ns_to_cycles(int64_t ns, double mhz)
 	/* The vendor's back-conversion int(ns * MHz / 1000) in double precision, kept as is: the
 	 * BM1688 alignment (sophgo-bmprofile.md §9.2) reproduces its Start/End Cycles with it
 	 * (core 1 TIU cmd 6 ends at cycle 381677, the exact quotient would give 381678). */
-	return (uint64_t)((double)ns * mhz / 1000.0);
+	double c = (double)ns * mhz / 1000.0;
+	/* 2^64 is the first double above UINT64_MAX; saturate rather than overflow the cast. */
+	return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;
 }

@@ -356,7 +356,9 @@ struct tp_profile *tp_profile_new(void);
 void tp_profile_free(struct tp_profile *p);
 
 /* Interns a string; returns its id, or 0 (the empty string) on out of memory, which also
- * sets p's sticky oom flag checked by tp_profile_finish. */
+ * sets p's sticky oom flag checked by tp_profile_finish. Invalid UTF-8 is replaced with U+FFFD
+ * here (common.h's text-safety rules), so every model string is valid UTF-8; control
+ * characters are kept and escaped by each writer. */
 uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
@@ -435,7 +437,8 @@ size_t tp_profile_slice_count(const struct tp_profile *p);
 
 /* Cycles to ns the way the vendor's alignment does: int(cycles / MHz * 1000) in double
  * precision (truncation; the BM1688 reader's sophgo-bmprofile.md §9.2 steps depend on it to
- * reproduce the vendor's cycles). mhz <= 0 returns 0. Not for displayed times: see below. */
+ * reproduce the vendor's cycles). mhz <= 0 (or NaN) returns 0; beyond int64 saturates at
+ * INT64_MAX. Not for displayed times: see below. */
 int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
 /* Cycles to ns exactly: floor(cycles × 1000 / MHz) in integer arithmetic when the clock is a
  * whole number of kHz (every real clock), so 1850301 cycles at 900 MHz are 2055890 ns as on
@@ -443,7 +446,7 @@ int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
  * division. For command times and durations. mhz <= 0 returns 0. */
 int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz);
 /* And back the vendor's way, int(ns * MHz / 1000) in double precision (its alignment's
- * cycles depend on that truncation); 0 for ns <= 0 or mhz <= 0. */
+ * cycles depend on that truncation); 0 for ns <= 0 or mhz <= 0; saturates at UINT64_MAX. */
 uint64_t tp_ns_to_cycles(int64_t ns, double mhz);
 
 #endif /* TP_MODEL_H */

@@ -13,6 +13,19 @@
 
 void tp_csv_cell(struct tp_buf *b, const char *s, int from_input)
 {
+	/* Control bytes other than \t \n \r (which quoting keeps) become U+FFFD: common's
+	 * text-safety layer, on the rare slow path. */
+	if (!tp_text_is_safe(s, strlen(s), TP_TEXT_CTRL)) {
+		struct tp_buf t;
+		tp_buf_init(&t);
+		tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL, 0, 0);
+		if (t.oom)
+			b->oom = 1;
+		else
+			tp_csv_cell(b, t.data ? t.data : "", from_input);
+		tp_buf_free(&t);
+		return;
+	}
 	/* Spreadsheets evaluate a cell starting with one of these as a formula (OWASP "CSV
 	 * injection"); an apostrophe makes them show it as text and is itself not displayed. */
 	int guard = from_input && s[0] && strchr("=+-@\t\r", s[0]) != NULL;

@@ -453,8 +453,8 @@ static void capture_text(const struct tp_profile *p, const struct tp_analysis *a
 	}
 }
 
-void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, int console,
-                     struct tp_buf *out)
+static void summary_body(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                         struct tp_buf *out)
 {
 	if (a->num_cores == 0) {
 		capture_text(p, a, out);
@@ -469,6 +469,16 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	dma_bytes(a, out);
 	rankings(p, a, out);
 	notes(p, a, out);
+}
+
+void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                     struct tp_buf *out)
+{
+	size_t from = out->len;
+	summary_body(p, a, console, out);
+	/* Names from the input may hold ESC and other control bytes: none reaches a terminal or
+	 * the text file (common's text-safety layer, TP_TEXT_TERM). */
+	tp_buf_clean(out, from, TP_TEXT_TERM);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */
