@@ -767,6 +767,97 @@ static int set_meta_i64(struct rd *r, const char *k, long long v)
 	return tp_profile_set_meta(r->p, k, buf);
 }
 
+/* Ends of the matched GDMA commands of a track by inst_id, for the dependency check. */
+struct id_end {
+	uint32_t id;
+	int64_t end;
+};
+
+static int cmp_id_end(const void *x, const void *y)
+{
+	const struct id_end *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Counts the TIU commands of core `c` with a cmd_id_dep on a GDMA command (identified by a
+ * unique id among the matched GDMA commands) and those that start before that GDMA command
+ * ends when GDMA is shifted by `shift` cycles. Raw-cycle phase (cmd_id = inst_id). */
+static void dep_check(struct rd *r, size_t c, const int64_t *shift, uint64_t *n, uint64_t *bad)
+{
+	*n = *bad = 0;
+	int tt = r->ci[c].track[CDM_TIU], gt = r->ci[c].track[CDM_GDMA];
+	if (tt < 0 || gt < 0)
+		return;
+	const struct tp_track *g = &r->p->tracks[gt], *t = &r->p->tracks[tt];
+	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
+	struct id_end *v = tp_malloc((g->count + 1) * sizeof *v);
+	if (!v)
+		return; /* the note is optional; an allocation failure only drops it */
+	size_t m = 0;
+	for (size_t i = 0; i < g->count; i++)
+		if (g->slices[i].name != unknown)
+			v[m++] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
+	qsort(v, m, sizeof *v, cmp_id_end);
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		if (!s->dep_id || s->name == unknown)
+			continue;
+		struct id_end key = {s->dep_id - 1, 0};
+		struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
+		if (!hit || (hit > v && hit[-1].id == key.id) || (hit + 1 < v + m && hit[1].id == key.id))
+			continue;
+		(*n)++;
+		if (s->start_ns + shift[CDM_TIU] < hit->end + shift[CDM_GDMA])
+			(*bad)++;
+	}
+	tp_free(v);
+}
+
+static void vendor_note(struct rd *r, size_t ref, int64_t zero, int64_t tail)
+{
+	const struct core_info *ci = &r->ci[ref];
+	int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
+	for (int e = 1; e < 3; e++)
+		if (ci->have_init[e])
+			sh[e] = ci->anchor - ci->init_end[e];
+	if (!sh[1] && !sh[2])
+		return;
+	for (int e = 0; e < 3; e++) {
+		if (ci->track[e] < 0)
+			continue;
+		const struct tp_track *x = &r->p->tracks[ci->track[e]];
+		for (size_t i = 0; i < x->count; i++) {
+			if (x->slices[i].start_ns + sh[e] < vz)
+				vz = x->slices[i].start_ns + sh[e];
+			if (x->slices[i].end_ns + sh[e] > vt)
+				vt = x->slices[i].end_ns + sh[e];
+		}
+	}
+	if (vz == INT64_MAX)
+		return;
+	uint64_t n, bad_rec, bad_shift;
+	const int64_t none[3] = {0, 0, 0};
+	dep_check(r, ref, none, &n, &bad_rec);
+	dep_check(r, ref, sh, &n, &bad_shift);
+	char ev[200] = "";
+	if (n)
+		snprintf(ev, sizeof ev,
+		         " (on core %zu, %llu of %llu TIU commands would then start before the GDMA "
+		         "command they wait for (cmd_id_dep) has finished; as recorded, %llu do)",
+		         ref, (unsigned long long)bad_shift, (unsigned long long)n,
+		         (unsigned long long)bad_rec);
+	tp_profile_note(r->p,
+	                "timeline: the engines of a core share one cycle counter, so tpuprof keeps "
+	                "them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and "
+	                "SDMA by %+lld cycles onto the TIU init handshake%s. totalTime here = last "
+	                "end - first start = %.3f us; on the shifted timeline it would be %.3f us "
+	                "(the vendor workbook's totalTime; its web summary takes the end of the "
+	                "last record listed, not the latest end, and prints less)",
+	                ref, (long long)sh[1], (long long)sh[2], ev,
+	                (double)tp_cycles_to_ns((uint64_t)(tail - zero), r->tiu_mhz) / 1000.0,
+	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0);
+}
+
 /* Steps 6-9 plus the notes about them. */
 static int align_all(struct rd *r)
 {
@@ -799,38 +890,10 @@ static int align_all(struct rd *r)
 	if (zero == INT64_MAX)
 		zero = tail = 0;
 	/* The vendor's (tpu-mlir PerfAI) timeline shifts each DMA stream of a core so that its
-	 * second init record ends at the TIU anchor; say what that would change. */
-	if (ref < r->ncores) {
-		const struct core_info *ci = &r->ci[ref];
-		int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
-		for (int e = 1; e < 3; e++)
-			if (ci->have_init[e])
-				sh[e] = ci->anchor - ci->init_end[e];
-		for (int e = 0; e < 3; e++) {
-			if (ci->track[e] < 0)
-				continue;
-			const struct tp_track *x = &r->p->tracks[ci->track[e]];
-			for (size_t i = 0; i < x->count; i++) {
-				if (x->slices[i].start_ns + sh[e] < vz)
-					vz = x->slices[i].start_ns + sh[e];
-				if (x->slices[i].end_ns + sh[e] > vt)
-					vt = x->slices[i].end_ns + sh[e];
-			}
-		}
-		if (vz != INT64_MAX && (sh[1] || sh[2]))
-			tp_profile_note(
-				r->p,
-				"timeline: the engines of a core share one cycle counter, so tpuprof keeps "
-				"them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and SDMA "
-				"by %+lld cycles onto the TIU init handshake, which makes TIU commands start "
-				"before the GDMA loads they wait for (cmd_id_dep) have finished. totalTime here "
-				"= last end - first start = %.3f us; on the shifted timeline it would be "
-				"%.3f us (the vendor workbook's figure; its web summary takes the end of the "
-				"last record listed instead of the latest end)",
-				ref, (long long)sh[1], (long long)sh[2],
-				(double)tp_cycles_to_ns((uint64_t)(tail - zero + 0), r->tiu_mhz) / 1000.0,
-				(double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0);
-	}
+	 * second init record ends at the TIU anchor; say what that would change, with the
+	 * dependency evidence of this dump. */
+	if (ref < r->ncores)
+		vendor_note(r, ref, zero, tail);
 	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
 		return nomem(r);
 	for (size_t t = 0; t < r->p->num_tracks; t++) {
