@@ -813,10 +813,11 @@ static void dep_check(struct rd *r, size_t c, const int64_t *shift, uint64_t *n,
 	tp_free(v);
 }
 
-static void vendor_note(struct rd *r, size_t ref, int64_t zero, int64_t tail)
+static void vendor_note(struct rd *r, size_t ref)
 {
 	const struct core_info *ci = &r->ci[ref];
 	int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
+	int64_t oz = INT64_MAX, ot = INT64_MIN; /* the same core's span as recorded */
 	for (int e = 1; e < 3; e++)
 		if (ci->have_init[e])
 			sh[e] = ci->anchor - ci->init_end[e];
@@ -831,6 +832,10 @@ static void vendor_note(struct rd *r, size_t ref, int64_t zero, int64_t tail)
 				vz = x->slices[i].start_ns + sh[e];
 			if (x->slices[i].end_ns + sh[e] > vt)
 				vt = x->slices[i].end_ns + sh[e];
+			if (x->slices[i].start_ns < oz)
+				oz = x->slices[i].start_ns;
+			if (x->slices[i].end_ns > ot)
+				ot = x->slices[i].end_ns;
 		}
 	}
 	if (vz == INT64_MAX)
@@ -849,12 +854,12 @@ static void vendor_note(struct rd *r, size_t ref, int64_t zero, int64_t tail)
 	tp_profile_note(r->p,
 	                "timeline: the engines of a core share one cycle counter, so tpuprof keeps "
 	                "them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and "
-	                "SDMA by %+lld cycles onto the TIU init handshake%s. totalTime here = last "
-	                "end - first start = %.3f us; on the shifted timeline it would be %.3f us "
-	                "(the vendor workbook's totalTime; its web summary takes the end of the "
-	                "last record listed, not the latest end, and prints less)",
-	                ref, (long long)sh[1], (long long)sh[2], ev,
-	                (double)tp_cycles_to_ns((uint64_t)(tail - zero), r->tiu_mhz) / 1000.0,
+	                "SDMA by %+lld cycles onto the TIU init handshake%s. Core %zu spans %.3f us "
+	                "here (last end - first start); on the shifted timeline it would span "
+	                "%.3f us (the vendor workbook's totalTime; its web summary takes the end of "
+	                "the last record listed, not the latest end, and prints less)",
+	                ref, (long long)sh[1], (long long)sh[2], ev, ref,
+	                (double)tp_cycles_to_ns((uint64_t)(ot - oz), r->tiu_mhz) / 1000.0,
 	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0);
 }
 
@@ -893,7 +898,7 @@ static int align_all(struct rd *r)
 	 * second init record ends at the TIU anchor; say what that would change, with the
 	 * dependency evidence of this dump. */
 	if (ref < r->ncores)
-		vendor_note(r, ref, zero, tail);
+		vendor_note(r, ref);
 	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
 		return nomem(r);
 	for (size_t t = 0; t < r->p->num_tracks; t++) {
