@@ -920,6 +920,10 @@ static int notes(struct rd *r)
 				tp_profile_note(r->p, "core %zu TIU: %llu PMU records outside the command "
 				                      "stream (runtime/profiler sync) are named unknown",
 				                c, (unsigned long long)ci->unmatched[e]);
+			else if (!ci->unmatched_bytes[e])
+				tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
+				                      "stream (the profiler's sync) are named unknown",
+				                c, en[e], (unsigned long long)ci->unmatched[e]);
 			else
 				tp_profile_note(
 					r->p,
