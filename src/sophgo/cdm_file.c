@@ -8,7 +8,8 @@
  * global.profile (§3): text, one `key=value` per line. Read: arch (required), tpu_freq,
  * max_record_num, tail_offset_ns, core{c}_{tiu,gdma,sdma}_record, cdma_port{p}_record; a line
  * containing `bmodel` marks the model-runtime path. Tolerated: spaces/tabs around key and
- * value, CRLF, blank lines, lines without '=', unknown keys (counted), a "[bmprofile] " prefix.
+ * value, CRLF, a UTF-8 BOM, blank lines, lines without '=', unknown keys (counted), a
+ * "[bmprofile] " prefix.
  * Rejected (path:LINE): a known key whose value is not an integer, a *_record value of 1 or
  * >= max_record_num (the vendor's "profile raw data is invalid" / "exceed max_record_num"; 0 is
  * accepted as "this engine recorded nothing"), no arch line.
@@ -114,6 +115,8 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 	uint64_t rec_max = 0;
 	size_t pos = 0;
 	unsigned long line = 0;
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3; /* a UTF-8 byte-order mark written by a Windows editor */
 	while (pos < len) {
 		size_t end = pos;
 		while (end < len && text[end] != '\n')

@@ -57,6 +57,8 @@ static void test_global_tolerant(void **state)
 	assert_int_equal(g.cdma_rec[2], 1);
 	assert_int_equal(g.tail_offset_ns, -5);
 	assert_int_equal(g.unknown_keys, 1);
+	assert_int_equal(parse("\xef\xbb\xbf" "arch=6\n", &g, &d), TP_OK);
+	assert_int_equal(g.arch_raw, 6);
 }
 
 static void test_global_errors(void **state)
