@@ -107,7 +107,10 @@ static int ends_with(const char *s, const char *suf)
 	return n >= m && strcmp(s + n - m, suf) == 0;
 }
 
-static int is_core_file(const char *n) { return strncmp(n, "cdmlib", 6) == 0 && ends_with(n, ".profile"); }
+static int is_core_file(const char *n)
+{
+	return strncmp(n, "cdmlib", 6) == 0 && ends_with(n, ".profile");
+}
 static int is_cdma_file(const char *n)
 {
 	return strncmp(n, "cdma", 4) == 0 && !is_core_file(n) && ends_with(n, ".profile");
@@ -527,7 +530,13 @@ static int read_core(struct rd *r, size_t core)
 	if (have[CDM_CDMA])
 		tp_profile_note(r->p, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU "
 		                      "records come from cdma*_N.profile)", r->cores[core]);
-	int mode = w.have_des && r->g.bmodel ? 3 : w.have_extra ? 2 : w.have_dyn ? 1 : w.have_des ? 3 : 0;
+	/* 3 = the bmodel's descriptor streams (also without the "bmodel" line), 2 = DYN_EXTRA,
+	 * 1 = DYN_DATA, 0 = PMU only. */
+	int mode = w.have_des && r->g.bmodel ? 3
+	           : w.have_extra            ? 2
+	           : w.have_dyn              ? 1
+	           : w.have_des              ? 3
+	                                     : 0;
 	if (mode > r->mode)
 		r->mode = mode;
 	if (w.dyn_v2)

@@ -71,7 +71,8 @@ static void test_global_errors(void **state)
 	assert_int_equal(parse("arch=5\ntpu_freq=fast\n", &g, &d), TP_EFORMAT);
 	assert_string_equal(d.msg, "global.profile:2: tpu_freq: 'fast' is not an integer");
 	assert_int_equal(parse("arch=5\ncore0_tiu_record=1\n", &g, &d), TP_EFORMAT);
-	assert_non_null(strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
+	assert_non_null(
+		strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
 	assert_int_equal(parse("arch=5\ncore1_sdma_record=64\nmax_record_num=64\n", &g, &d),
 	                 TP_EFORMAT);
 	assert_string_equal(d.msg, "global.profile:2: 64 records exceed max_record_num=64: the PMU "

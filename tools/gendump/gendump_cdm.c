@@ -41,7 +41,8 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-static uint64_t h(const struct gd_cdm_opts *o, unsigned core, unsigned eng, uint64_t k, unsigned salt)
+static uint64_t h(const struct gd_cdm_opts *o, unsigned core, unsigned eng, uint64_t k,
+                  unsigned salt)
 {
 	return mix(o->seed * 0x100000001B3ull ^ mix(((uint64_t)core << 48) ^ ((uint64_t)eng << 40) ^
 	                                            ((uint64_t)salt << 56) ^ k));
