@@ -388,6 +388,12 @@ class Generated(unittest.TestCase):
         self.assertEqual(set(tiu), {0.0})
         self.assertEqual(s["metadata"]["cdm_mode"], "1 (DYN_DATA)")
         self.assertIn("tail_offset_ns", s["metadata"])
+        # One lane per CDMA port, named after the port.
+        with open(os.path.join(self.tmp.name, "m1_out", "trace.json")) as f:
+            names = [e["args"]["name"] for e in json.load(f)["traceEvents"]
+                     if e.get("name") == "thread_name"]
+        self.assertEqual([n for n in names if "CDMA" in n],
+                         ["Core 7 CDMA port 0", "Core 7 CDMA port 1", "Core 7 CDMA port 2"])
         cdma = [e for e in ev if e["cat"] == "CDMA"]
         self.assertEqual({e["name"] for e in cdma}, {"cdma.send"})
         self.assertTrue(all(e["ts"] > 0 for e in cdma))
