@@ -3,7 +3,9 @@
  * tests and its fuzz targets: the iter<N>.profile block walk and PMU/MCU record decoders
  * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile parser
  * (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of §9.2
- * (bmp_timeline.c). Every entry point works on a memory buffer, so tests and fuzzers need no files.
+ * (bmp_timeline.c); for cdm_profile_data the global.profile parser and block walk (cdm_file.c)
+ * and the BM1690 descriptor-header decoder (cdm_hdr.c). Every entry point works on a memory
+ * buffer, so tests and fuzzers need no files.
  *
  * Nothing here owns global state. Structures that allocate say who frees them.
  */
