@@ -827,6 +827,8 @@ static void vendor_note(struct rd *r, size_t ref)
 	const struct core_info *ci = &r->ci[ref];
 	int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
 	int64_t oz = INT64_MAX, ot = INT64_MIN; /* the same core's span as recorded */
+	int64_t last_listed = INT64_MIN;         /* shifted end of the last record of the last
+	                                            engine list (TIU, GDMA, SDMA order) */
 	for (int e = 1; e < 3; e++)
 		if (ci->have_init[e])
 			sh[e] = ci->anchor - ci->init_end[e];
@@ -846,6 +848,8 @@ static void vendor_note(struct rd *r, size_t ref)
 			if (x->slices[i].end_ns > ot)
 				ot = x->slices[i].end_ns;
 		}
+		if (x->count)
+			last_listed = x->slices[x->count - 1].end_ns + sh[e];
 	}
 	if (vz == INT64_MAX)
 		return;
@@ -865,11 +869,12 @@ static void vendor_note(struct rd *r, size_t ref)
 	                "them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and "
 	                "SDMA by %+lld cycles onto the TIU init handshake%s. Core %zu spans %.3f us "
 	                "here (last end - first start); on the shifted timeline it would span "
-	                "%.3f us (the vendor workbook's totalTime; its web summary takes the end of "
-	                "the last record listed, not the latest end, and prints less)",
+	                "%.3f us (the vendor workbook's totalTime); its web summary takes the end "
+	                "of the last record listed instead of the latest end: %.3f us",
 	                ref, (long long)sh[1], (long long)sh[2], ev, ref,
 	                (double)tp_cycles_to_ns((uint64_t)(ot - oz), r->tiu_mhz) / 1000.0,
-	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0);
+	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0,
+	                (double)tp_cycles_to_ns((uint64_t)(last_listed - vz), r->tiu_mhz) / 1000.0);
 }
 
 /* Steps 6-9 plus the notes about them. */
@@ -917,6 +922,28 @@ static int align_all(struct rd *r)
 	return TP_OK;
 }
 
+/* GDMA DDR bandwidth of core c counted the way tpu-mlir's web summary does: records without a
+ * command count as DDR->LMEM, zero-byte ones included; sys commands do not count. */
+static double vendor_ddr_gbps(struct rd *r, size_t c)
+{
+	int t = r->ci[c].track[CDM_GDMA];
+	if (t < 0)
+		return 0;
+	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
+	const struct tp_track *g = &r->p->tracks[t];
+	uint64_t bytes = 0, cyc = 0;
+	for (size_t i = 0; i < g->count; i++) {
+		const struct tp_slice *s = &g->slices[i];
+		int unmatched = s->name == unknown;
+		if (unmatched || (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir))) {
+			bytes += s->bytes;
+			cyc += s->cycles;
+		}
+	}
+	int64_t ns = tp_cycles_to_ns(cyc, g->freq_mhz);
+	return ns > 0 ? (double)bytes / (double)ns : 0;
+}
+
 static int notes(struct rd *r)
 {
 	static const char *const en[3] = {"TIU", "GDMA", "SDMA"};
@@ -925,23 +952,25 @@ static int notes(struct rd *r)
 			const struct core_info *ci = &r->ci[c];
 			if (!ci->unmatched[e] || r->mode == 0)
 				continue;
-			if (e == CDM_TIU)
-				tp_profile_note(r->p, "core %zu TIU: %llu PMU records outside the command "
-				                      "stream (runtime/profiler sync) are named unknown",
-				                c, (unsigned long long)ci->unmatched[e]);
-			else if (!ci->unmatched_bytes[e])
+			if (e == CDM_TIU || !ci->unmatched_bytes[e]) {
 				tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
-				                      "stream (the profiler's sync) are named unknown",
+				                      "stream (the runtime's and the profiler's sync) are "
+				                      "named unknown",
 				                c, en[e], (unsigned long long)ci->unmatched[e]);
-			else
-				tp_profile_note(
-					r->p,
-					"core %zu %s: %llu PMU records outside the command stream (the runtime's "
-					"input/output copies and the profiler's sync) have no descriptor: named "
-					"unknown, no direction, their %llu bytes are not in the DDR/L2 bandwidth "
-					"(tpu-mlir labels them DDR->LMEM and counts them)",
-					c, en[e], (unsigned long long)ci->unmatched[e],
-					(unsigned long long)ci->unmatched_bytes[e]);
+				continue;
+			}
+			char vbuf[96] = "";
+			if (e == CDM_GDMA)
+				snprintf(vbuf, sizeof vbuf, ": %.2f GB/s GDMA DDR bandwidth that way",
+				         vendor_ddr_gbps(r, c));
+			tp_profile_note(r->p,
+			                "core %zu %s: %llu PMU records outside the command stream (the "
+			                "runtime's input/output copies and the profiler's sync) have no "
+			                "descriptor: named unknown, no direction, their %llu bytes are not "
+			                "in the DDR/L2 bandwidth (tpu-mlir labels them DDR->LMEM and counts "
+			                "them%s)",
+			                c, en[e], (unsigned long long)ci->unmatched[e],
+			                (unsigned long long)ci->unmatched_bytes[e], vbuf);
 		}
 	if (r->mode == 0)
 		tp_profile_note(r->p, "PMU-only profile (mode 0): commands have no names, directions "

@@ -161,7 +161,11 @@ class RealBM1690(unittest.TestCase):
             txt = f.read()
         # The note names both vendor figures' origin and the dependency evidence.
         self.assertIn("Core 0 spans 486.782 us", txt)
-        self.assertIn("486.661 us", txt)
+        # ... and reproduces the vendor's figures from the same records: the workbook's and
+        # the web summary's totalTime, and its DDR bandwidth with the unnamed records.
+        self.assertIn("it would span 486.661 us", txt)
+        self.assertIn("instead of the latest end: 486.500 us", txt)
+        self.assertIn("24.01 GB/s GDMA DDR bandwidth that way", txt)
         self.assertIn("70 of 80 TIU commands would then start before", txt)
         self.assertIn("as recorded, 0 do", txt)
 
