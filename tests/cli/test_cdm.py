@@ -449,6 +449,10 @@ class Generated(unittest.TestCase):
         self.assertEqual([c["core"] for c in s["cores"]], [0, 1])
         self.assertEqual(len({e["tid"] for e in ev}), 6)
         self.assertTrue(any("--num_core 2" in n for n in s["notes"]))
+        for bad in ("0", "x", "-1"):
+            rc, _, err = run(".", "o", "--num_core", bad)
+            self.assertEqual(rc, 1, bad)
+            self.assertIn("--num_core needs a core count", err)
 
     def test_same_seed_same_bytes(self):
         a, b = os.path.join(self.tmp.name, "a"), os.path.join(self.tmp.name, "b")
