@@ -182,7 +182,8 @@ static int scan(struct rd *r)
 		                                          "cores are supported",
 		                   r->dir, r->ncores, CDM_MAX_CORES);
 	qsort(r->cores, r->ncores, sizeof *r->cores, qcmp_names);
-	qsort(r->cdma, r->ncdma, sizeof *r->cdma, qcmp_names);
+	if (r->ncdma)
+		qsort(r->cdma, r->ncdma, sizeof *r->cdma, qcmp_names);
 	if (r->ncdma && !(r->cdma_port = tp_calloc(r->ncdma, sizeof *r->cdma_port)))
 		return nomem(r);
 	for (size_t i = 0; i < r->ncdma; i++) {
@@ -305,6 +306,8 @@ static void drop_front(struct rd *r, struct tp_track *t, size_t n)
 {
 	if (n > t->count)
 		n = t->count;
+	if (n == 0)
+		return;
 	memmove(t->slices, t->slices + n, (t->count - n) * sizeof *t->slices);
 	t->count -= n;
 	r->p->stats.records_dropped += n;
@@ -599,8 +602,10 @@ static int read_core(struct rd *r, size_t core)
 		} else if (w.have_dyn && !w.dyn_v2) {
 			cmds = &w.dyn[e];
 			size_t k = cmds->n < 2 ? cmds->n : 2;
-			memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
-			cmds->n -= k;
+			if (k) {
+				memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
+				cmds->n -= k;
+			}
 			unwrap_cmd_ids(cmds);
 		}
 		struct cdm_cmds none = {0};
