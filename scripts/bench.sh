@@ -159,6 +159,25 @@ for s in $sizes; do
   [ "$s" = 10M ] && continue
   bench_case "gen-$s all outputs" "$data/gen-$s"
 done
+# cdm_profile_data (BM1690, 8 cores, mode 1 = DYN_DATA command records) at 1 M commands per
+# core: reader + summary, and every default output. BENCH_CDM=0 skips it; BENCH_CDM_CMDS
+# changes the size.
+if [ "${BENCH_CDM:-1}" = 1 ]; then
+  cdm_n=${BENCH_CDM_CMDS:-1000000}
+  cdm_dir=$data/cdm-8core-$cdm_n
+  cdm_args=(--format cdm --arch BM1690 --cores 8 --cmds "$cdm_n" --mode 1 --cdma-ports 2 --seed 1 --quiet)
+  cdm_want=$( { sha256sum < "$gendump"; echo "${cdm_args[*]}"; } | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$cdm_dir/.bench-stamp" ] || [ "$(cat "$cdm_dir/.bench-stamp")" != "$cdm_want" ]; then
+    rm -rf "$cdm_dir"
+    echo "== gendump cdm 8 cores x $cdm_n: generating into $cdm_dir"
+    "$tpbench" run --out "$rows" --name "gendump cdm 8x$cdm_n" --group gen --cmds $((8 * cdm_n)) \
+      --cores 8 -- "$gendump" "${cdm_args[@]}" "$cdm_dir"
+    echo "$cdm_want" > "$cdm_dir/.bench-stamp"
+  fi
+  echo "   size: $(human_size "$cdm_dir")"
+  bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" "${reader_flags[@]}"
+  bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
+fi
 # Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is this row
 # minus the reader+summary row of the same dump.
 for s in $sizes; do

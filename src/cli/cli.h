@@ -14,6 +14,7 @@ struct tp_cli_opts {
 	enum tp_arch arch;       /* --arch, TP_ARCH_UNKNOWN = detect */
 	double tiu_freq_mhz;     /* --tiu_freq, 0 = arch default */
 	double gdma_freq_mhz;    /* --gdma_freq */
+	int num_core;            /* --num_core: cores shown (tracks of higher cores dropped), 0 all */
 	int quiet, verbose;
 	const char *sparse_ratios;
 	int trace_args_compact;  /* --trace_args compact */

@@ -32,7 +32,10 @@ void tp_cli_usage(FILE *f)
 		fprintf(f, "  %-20s %s\n", rd[i]->name, rd[i]->doc);
 	fprintf(f,
 	        "\nOptions:\n"
-	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2, CV184X)\n"
+	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2,\n"
+	        "                       CV184X, BM1690, SG2260, SG2260E)\n"
+	        "  --num_core N         show cores 0..N-1 only: tracks of higher cores are dropped after\n"
+	        "                       reading (alignment still uses every core), so no output has them\n"
 	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
@@ -292,6 +295,14 @@ int tp_cli_convert(int argc, char **argv)
 				                   "got '%s'", err ? "" : v);
 			continue;
 		}
+		if (opt_value(argc, argv, &i, "--num_core", &v, &err)) {
+			char *end = NULL;
+			long n = err ? 0 : strtol(v, &end, 10);
+			if (err || end == v || *end || n < 1 || n > 1024)
+				return usage_error("--num_core needs a core count >= 1, got '%s'", err ? "" : v);
+			o.num_core = (int)n;
+			continue;
+		}
 		if (opt_value(argc, argv, &i, "--trace_args", &v, &err)) {
 			if (err || (strcmp(v, "full") != 0 && strcmp(v, "compact") != 0))
 				return usage_error("--trace_args takes 'full' or 'compact', got '%s'",
@@ -368,7 +379,7 @@ int tp_cli_convert(int argc, char **argv)
 		snprintf(d.msg, sizeof d.msg,
 		         S_ISDIR(st.st_mode)
 		             ? "%s: no profile data found (expected global.profile / iter*.profile, "
-		               "or a tpuprof capture)"
+		               "cdmlib*.profile, or a tpuprof capture)"
 		             : "%s: not a directory (expected a profile data directory, a tpuprof "
 		               "capture.tpp file or a Chrome-trace JSON file)",
 		         o.in_dir);
@@ -408,6 +419,20 @@ int tp_cli_convert(int argc, char **argv)
 			tp_profile_free(p);
 			mark_stale(o.out_dir, NULL);
 			return tp_status_exit_code(rc);
+		}
+	}
+	if (o.num_core > 0) {
+		int dropped = tp_profile_drop_cores(p, o.num_core);
+		if (dropped < 0) {
+			fprintf(stderr, "tpuprof: %s\n", tp_strerror(dropped));
+			tp_profile_free(p);
+			return tp_status_exit_code(dropped);
+		}
+		if (dropped > 0 &&
+		    tp_profile_note(p, "--num_core %d: %d tracks of higher cores are not shown",
+		                    o.num_core, dropped) != TP_OK) {
+			tp_profile_free(p);
+			return tp_status_exit_code(TP_ENOMEM);
 		}
 	}
 	double t1 = now_s();

@@ -25,6 +25,14 @@ static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, 
 	return tp_bmprofile_read(o->in_dir, &bo, out, d);
 }
 
+static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
+{
+	struct tp_cdm_opts co = {.arch_override = o->arch,
+	                         .tiu_freq_mhz = o->tiu_freq_mhz,
+	                         .gdma_freq_mhz = o->gdma_freq_mhz};
+	return tp_cdm_read(o->in_dir, &co, out, d);
+}
+
 static int read_capfile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
 	return tp_capfile_read(o->in_dir, out, d);
@@ -40,6 +48,14 @@ static const struct tp_cli_reader bmprofile_reader = {
 	.doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X, CV184X)",
 	.probe = tp_bmprofile_probe,
 	.read = read_bmprofile,
+};
+
+/* Tried before bmprofile: a cdm directory also holds a global.profile. */
+static const struct tp_cli_reader cdm_reader = {
+	.name = "sophgo-cdm",
+	.doc = "Sophgo cdm_profile_data_dev{D}[-{N}]/ (BM1690/SG2260, SG2260E)",
+	.probe = tp_cdm_probe,
+	.read = read_cdm,
 };
 
 static const struct tp_cli_reader capfile_reader = {
@@ -60,8 +76,8 @@ static const struct tp_cli_reader trace_reader = {
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
 {
-	static const struct tp_cli_reader *const list[] = {&bmprofile_reader, &capfile_reader,
-	                                                   &trace_reader};
+	static const struct tp_cli_reader *const list[] = {&cdm_reader, &bmprofile_reader,
+	                                                   &capfile_reader, &trace_reader};
 	*out = list;
 	return sizeof list / sizeof *list;
 }

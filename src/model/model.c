@@ -623,3 +623,42 @@ uint64_t tp_ns_to_cycles(int64_t ns, double mhz)
 	/* 2^64 is the first double above UINT64_MAX; saturate rather than overflow the cast. */
 	return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;
 }
+
+int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
+{
+	int32_t *map = tp_malloc((p->num_tracks + 1) * sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	size_t w = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		struct tp_track *t = &p->tracks[i];
+		if (t->core >= keep && t->kind < TP_TRACK_LAYER) {
+			tp_free(t->slices);
+			tp_free(t->cost);
+			map[i] = -1;
+			continue;
+		}
+		map[i] = (int32_t)w;
+		p->tracks[w++] = *t;
+	}
+	int removed = (int)(p->num_tracks - w);
+	p->num_tracks = w;
+	size_t cw = 0;
+	for (size_t i = 0; i < p->num_counters; i++) {
+		struct tp_counter *c = &p->counters[i];
+		if (c->track >= 0 && map[c->track] < 0) {
+			tp_free(c->samples);
+			continue;
+		}
+		if (c->track >= 0)
+			c->track = map[c->track];
+		p->counters[cw++] = *c;
+	}
+	p->num_counters = cw;
+	tp_free(map);
+	for (size_t i = 0; i < p->num_devices; i++)
+		if (p->devices[i].num_cores > keep)
+			p->devices[i].num_cores = keep;
+	int rc = tp_profile_finish(p);
+	return rc != TP_OK ? rc : removed;
+}

@@ -432,6 +432,12 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
  * TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
 int tp_profile_finish(struct tp_profile *p);
 
+/* Removes every accelerator track (and its slices, cost and counters) of cores >= `keep`
+ * (host tracks, core -1, stay), clamps each device's num_cores to `keep`, remaps the counters'
+ * track indexes and redoes tp_profile_finish so the span covers what is left. Layers stay.
+ * For the CLI's --num_core. Returns the number of tracks removed, or TP_ENOMEM. */
+int tp_profile_drop_cores(struct tp_profile *p, int32_t keep);
+
 /* Total slices over all tracks. */
 size_t tp_profile_slice_count(const struct tp_profile *p);
 

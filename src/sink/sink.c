@@ -582,9 +582,13 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 				proto.pid = pid;
 				proto.core = core;
 				proto.sort_index = rank++;
-				proto.full_name =
-				    fmt_name(pl, "Core %d %s", core, kind_order_name[k]);
-				st = add_dtrack(pl, t, (int)i, &proto, kind_order_name[k], d);
+				/* A core can have several CDMA tracks (one per port, cdm reader):
+				 * they keep their own names ("CDMA port 3"). */
+				const char *kn = kind_order_name[k];
+				if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
+					kn = tp_str(p, t->name);
+				proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
+				st = add_dtrack(pl, t, (int)i, &proto, kn, d);
 			}
 			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
 				struct tp_track *lt;

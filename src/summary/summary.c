@@ -396,7 +396,8 @@ static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, 
 		               "kept, clamped at 0, as concurrency_lower_bound_pct.\n");
 	for (size_t i = 0; i < a->num_cores; i++) {
 		const struct tp_core_stats *c = &a->cores[i];
-		if (!c->eng[TP_TRACK_GDMA].present)
+		/* Only when the clocks differ does PerfDoc's unit mix change the figure. */
+		if (!c->eng[TP_TRACK_GDMA].present || p->tiu_freq_mhz == p->gdma_freq_mhz)
 			continue;
 		char x[32], y[32], z[32];
 		fmt_pct(x, sizeof x, c->perfdoc_parallelism);
