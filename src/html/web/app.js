@@ -138,22 +138,75 @@
 
   /* ---------------------------------------------------------------- lanes */
   const LANE_H = { Layer: 18, MCU: 18, TIU: 34, GDMA: 34, SDMA: 34, CDMA: 34 };
-  /* Column value of command i: a column is an array, one number for all commands, or absent
-   * (0). "cmd" and "ly" arrive as deltas and are summed up once here. */
-  const at = (T, key, i) => { const v = T[key]; return v === undefined ? 0 : typeof v === 'number' ? v : v[i]; };
-  function undelta(a) {
-    if (!Array.isArray(a)) return a;
-    const o = new Int32Array(a.length);
-    let acc = 0;
-    for (let i = 0; i < a.length; i++) { acc += a[i]; o[i] = acc; }
+  /* Binary columns (html.c put_col): a mode letter, then base64 of zigzag LEB128 varints;
+   * r = values, d = differences, l / m = (value, run length) pairs of values / differences;
+   * lower case fits in int32, upper case up to 2^51. Decoded straight from the string's
+   * characters into a typed array (no intermediate binary string). */
+  const B64 = new Int8Array(128).fill(-1);
+  for (let i = 0; i < 64; i++) B64['ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'.charCodeAt(i)] = i;
+  function decCol(v, n) {
+    if (typeof v !== 'string') return v;
+    const m = v.charCodeAt(0) | 32, wide = v.charCodeAt(0) < 97;
+    const delta = m === 100 || m === 109, runs = m === 108 || m === 109;
+    const o = wide ? new Float64Array(n) : new Int32Array(n);
+    let k = 0, acc = 0, mul = 1, prev = 0, bits = 0, nb = 0, val = 0, half = false;
+    const len = v.length;
+    for (let p = 1; p < len && k < n; p++) {
+      const q = B64[v.charCodeAt(p)];
+      if (q < 0) continue; /* '=' padding */
+      bits = (bits << 6) | q;
+      nb += 6;
+      if (nb < 8) continue;
+      nb -= 8;
+      const byte = (bits >> nb) & 255;
+      bits &= (1 << nb) - 1;
+      acc += (byte & 127) * mul;
+      if (byte & 128) { mul *= 128; continue; }
+      const x = acc % 2 ? -(acc + 1) / 2 : acc / 2;
+      acc = 0; mul = 1;
+      if (!runs) {
+        if (delta) { prev += x; o[k++] = prev; } else o[k++] = x;
+      } else if (!half) { val = x; half = true; }
+      else {
+        half = false;
+        const cnt = Math.min(x, n - k);
+        if (delta) for (let j = 0; j < cnt; j++) { prev += val; o[k++] = prev; }
+        else { o.fill(val, k, k + cnt); k += cnt; }
+      }
+    }
     return o;
   }
-  const lanes = D.lanes.map((T, li) => {
+  /* Column value of command i: a column is a typed array (decoded on first use), one number
+   * for all commands, or absent (0). */
+  const isCol = (v) => typeof v === 'object' && v !== null;
+  const col = (T, key) => { const v = T[key]; return typeof v === 'string' ? (T[key] = decCol(v, T.n)) : v; };
+  const at = (T, key, i) => { const v = col(T, key); return v === undefined ? 0 : typeof v === 'number' ? v : v[i]; };
+  /* Block heights (0..1000) the writer leaves to the page ("hd":1), as html.c height_of:
+   * TIU = uArch rate ("ua" - 1 in 0.01 %; full height when unknown), DMA = bandwidth over
+   * bwScale (bytes over the engine cycles in ns, else over the duration); sys commands 150;
+   * never below 20. */
+  function heights(T, n, hv, start, end) {
+    const dma = T.kind === 'GDMA' || T.kind === 'SDMA' || T.kind === 'CDMA';
+    for (let i = 0; i < n; i++) {
+      let h;
+      if (at(T, 'ck', i)) h = 0.15;
+      else if (dma) {
+        const cy = at(T, 'cyc', i), ns = cy && T.mhz > 0 ? (cy * 1000) / T.mhz : end[i] - start[i];
+        h = D.bwScale > 0 ? (ns > 0 ? at(T, 'by', i) / ns : 0) / D.bwScale : 1;
+      } else { const u = at(T, 'ua', i); h = u ? (u - 1) / 10000 : 1; }
+      if (!(h >= 0.02)) h = 0.02;
+      if (h > 1) h = 1;
+      hv[i] = Math.round(h * 1000);
+    }
+  }
+  const lanes = [];
+  for (let li = 0; li < D.lanes.length; li++) {
+    const T = D.lanes[li];
     const n = T.n;
     const start = new Float64Array(n), end = new Float64Array(n);
     let prevEnd = 0, maxDur = 0;
-    const ts = T.ts, dur = T.dur, cyc = T.cyc, mhz = T.mhz;
-    const durA = Array.isArray(dur), durC = durA ? 0 : dur || 0, cycA = Array.isArray(cyc), cycC = cycA ? 0 : cyc || 0;
+    const ts = col(T, 'ts') || new Int32Array(n), dur = col(T, 'dur'), cyc = col(T, 'cyc'), mhz = T.mhz;
+    const durA = isCol(dur), durC = durA ? 0 : dur || 0, cycA = isCol(cyc), cycC = cycA ? 0 : cyc || 0;
     for (let i = 0; i < n; i++) {
       /* ts: gap from the previous command's end; dur: with durRes, the difference from the
        * engine cycles in ns (same double arithmetic as the writer). */
@@ -165,17 +218,16 @@
       prevEnd = st + d;
       if (d > maxDur) maxDur = d;
     }
-    T.cmd = undelta(T.cmd);
-    T.ly = undelta(T.ly);
     const hv = new Uint16Array(n);
-    if (Array.isArray(T.h)) hv.set(T.h); else hv.fill(T.h || 0);
-    T.ts = T.dur = T.h = null; /* decoded into start/end/hv; let the parsed arrays go */
-    const col = new Uint8Array(n);
-    const nmA = T.nm, ckA = T.ck;
-    if (Array.isArray(nmA)) for (let i = 0; i < n; i++) col[i] = colorOf(nmA[i]);
-    else col.fill(colorOf(nmA || 0));
-    if (Array.isArray(ckA)) { for (let i = 0; i < n; i++) if (ckA[i]) col[i] = SYS_COLOR; }
-    else if (ckA) col.fill(SYS_COLOR);
+    if (T.hd) heights(T, n, hv, start, end);
+    else { const h = col(T, 'h'); if (isCol(h)) hv.set(h); else hv.fill(h || 0); }
+    T.ts = T.dur = T.h = null; /* decoded into start/end/hv */
+    const cl = new Uint8Array(n);
+    const nmA = col(T, 'nm'), ckA = col(T, 'ck');
+    if (isCol(nmA)) for (let i = 0; i < n; i++) cl[i] = colorOf(nmA[i]);
+    else cl.fill(colorOf(nmA || 0));
+    if (isCol(ckA)) { for (let i = 0; i < n; i++) if (ckA[i]) cl[i] = SYS_COLOR; }
+    else if (ckA) cl.fill(SYS_COLOR);
     /* Rows: layers overlap inside a layer group, so they are packed greedily into rows;
      * thread lanes use their nesting depth. */
     let row = null, rows = 1;
@@ -197,9 +249,9 @@
     }
     const unit = LANE_H[T.kind] || 16;
     const rowH = rows > 1 || T.kind === 'Layer' ? Math.max(unit, 16) : unit;
-    return { i: li, T, n, start, end, maxDur, hv, col, row, rows, rowH, h: rows * rowH + 4, y: 0,
-             kind: T.kind, core: T.core, dev: T.dev, label: T.label, mark: null, mip: null };
-  });
+    lanes.push({ i: li, T, n, start, end, maxDur, hv, col: cl, row, rows, rowH, h: rows * rowH + 4, y: 0,
+                 kind: T.kind, core: T.core, dev: T.dev, label: T.label, mark: null, mip: null });
+  }
   timings.lanes = performance.now();
   const spanNs = Math.max(1, D.spanNs || lanes.reduce((m, L) => Math.max(m, L.n ? L.end.reduce((a, b) => Math.max(a, b), 0) : 0), 1));
 
@@ -324,7 +376,27 @@
       { name: 'Busy (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Busy share', fmt: fmtPct }], rows, -1));
   }
 
+  /* Argument set of page id a (html.c emit_argsets): binary shapes or the JSON list. */
+  let argPos = null;
+  function argset(a) {
+    if (!argPos) {
+      argPos = [];
+      const shape = typeof D.argShape === 'string' ? decCol(D.argShape, countArgs()) : null;
+      const rows = D.argShapes.map(() => 0);
+      let j = 1;
+      for (let i = 0; shape && i < shape.length; i++) argPos.push(shape[i] ? [shape[i] - 1, rows[shape[i] - 1]++] : [-1, j++]);
+      D.argVals.forEach((V) => { for (const k in V) if (k !== 'n') V[k] = decCol(V[k], V.n); });
+    }
+    const q = argPos[a - 1];
+    if (!q) return D.argsets[a] || null;
+    if (q[0] < 0) return D.argsets[q[1]] || null;
+    const keys = D.argShapes[q[0]], V = D.argVals[q[0]], out = [];
+    keys.forEach((k, i) => { out.push(k, V['k' + i][q[1]]); });
+    return out;
+  }
+  function countArgs() { return D.argVals.reduce((t, V) => t + V.n, 0) + D.argsets.length - 1; }
   const LY = D.layers;
+  for (const k of ['id', 'name', 'type']) LY[k] = decCol(LY[k], LY.n) || new Int32Array(LY.n);
   function layerText(li) {
     if (li < 0 || li >= LY.n) return '-';
     const nm = str(LY.name[li]);
@@ -672,7 +744,7 @@
     if (g('dep')) rows.push(['Waits for cmd', String(g('dep'))]);
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
-    const as = g('ar') ? D.argsets[g('ar')] : null;
+    const as = g('ar') ? argset(g('ar')) : null;
     /* Address arguments (des_*_addr, src/dst_start_addr, ...) in hex, as the vendor shows them. */
     if (as) for (let j = 0; j + 1 < as.length; j += 2) {
       const k = str(as[j]), v = as[j + 1];
@@ -855,6 +927,18 @@
   (function memory() {
     const body = $('memory-body');
     const lm = D.lmem, gm = D.gmem;
+    /* Records back into arrays [begin, end, addr, size, write, layer, core, id(, engine)]. */
+    for (const M of [lm, gm]) {
+      const R = M.recs, n = R.n, c = {};
+      for (const k of ['b', 'e', 'a', 'sz', 'w', 'ly', 'co', 'id', 'en']) c[k] = decCol(R[k], n) || new Int32Array(n);
+      const out = new Array(n);
+      for (let i = 0; i < n; i++) {
+        const r = [c.b[i], c.e[i], c.a[i], c.sz[i], c.w[i], c.ly[i], c.co[i], c.id[i]];
+        if (c.en[i]) r.push(c.en[i]);
+        out[i] = r;
+      }
+      M.recs = out;
+    }
     const charts = [];
     const cores = [...new Set(lm.recs.concat(gm.recs).map((r) => r[6]))].sort((a, b) => a - b);
     const ENG = ['', 'TIU', 'GDMA', 'SDMA', 'CDMA'];
