@@ -575,6 +575,94 @@ static int64_t lane_col(void *u, size_t i)
 	return v;
 }
 
+/* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go
+ * greedily into the first row whose last block has ended (at most LAYER_ROWS rows, the last
+ * one shared); thread lanes use their nesting depth (at most 16 rows). */
+#define LAYER_ROWS 6
+
+static int lane_rows(const struct lane *l)
+{
+	int rows = 1;
+	if (l->kind == TP_TRACK_LAYER) {
+		int64_t row_end[LAYER_ROWS];
+		int used = 0;
+		for (size_t i = 0; i < l->n; i++) {
+			int r = 0;
+			while (r < used && row_end[r] > l->s[i].start_ns)
+				r++;
+			if (r >= LAYER_ROWS)
+				r = LAYER_ROWS - 1;
+			if (r == used)
+				row_end[used++] = l->s[i].end_ns;
+			else if (l->s[i].end_ns > row_end[r])
+				row_end[r] = l->s[i].end_ns;
+		}
+		return used > 1 ? used : 1;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		int d = l->s[i].depth > 15 ? 15 : l->s[i].depth;
+		if (d + 1 > rows)
+			rows = d + 1;
+	}
+	return rows;
+}
+
+/* A coarse level of detail the page draws before it has decoded the commands: the span in
+ * LOD_BUCKETS equal buckets, per bucket the tallest block touching it ("h", 0 = empty) and
+ * its colour ("s": its name's string index, -1 for a sys command), rows merged. */
+#define LOD_BUCKETS 4096
+
+struct lod_get {
+	const uint16_t *h;
+	const int32_t *s;
+	int col;
+};
+
+static int64_t lod_col(void *u, size_t i)
+{
+	struct lod_get *g = u;
+	return g->col ? g->s[i] : g->h[i];
+}
+
+static void emit_lod(struct ctx *c, const struct lane *l)
+{
+	if (!l->n)
+		return;
+	uint16_t *h = tp_calloc(LOD_BUCKETS, sizeof *h);
+	int32_t *sv = tp_calloc(LOD_BUCKETS, sizeof *sv);
+	if (!h || !sv) {
+		c->o.err = TP_ENOMEM;
+		tp_free(h);
+		tp_free(sv);
+		return;
+	}
+	double span = (double)(c->p->span_end_ns - c->p->span_begin_ns);
+	double bw = (span > 1 ? span : 1) / LOD_BUCKETS;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct tp_slice *s = &l->s[i];
+		double a = floor((double)(s->start_ns - c->t0) / bw);
+		double e = floor((double)(s->end_ns - c->t0) / bw);
+		if (e < 0 || a >= LOD_BUCKETS)
+			continue;
+		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
+		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
+		int32_t col = s->kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, s->name);
+		for (size_t k = b0; k <= b1; k++)
+			if (hv > h[k]) {
+				h[k] = (uint16_t)hv;
+				sv[k] = col;
+			}
+	}
+	tp_buf_printf(&c->o.b, ",\"lod\":{\"n\":%d", LOD_BUCKETS);
+	struct lod_get g = {h, sv, 0};
+	put_col(&c->o, "h", LOD_BUCKETS, lod_col, &g);
+	g.col = 1;
+	put_col(&c->o, "s", LOD_BUCKETS, lod_col, &g);
+	tp_buf_putc(&c->o.b, '}');
+	tp_free(h);
+	tp_free(sv);
+}
+
 static void emit_lane(struct ctx *c, const struct lane *l)
 {
 	struct tp_buf *b = &c->o.b;
@@ -604,7 +692,8 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 	/* TIU and DMA block heights are derived by the page (from "ua" / "ck", and from bytes,
 	 * cycles and "bwScale") instead of travelling as a column: "hd":1. */
 	int hd = l->kind == TP_TRACK_TIU || tp_track_kind_is_dma((enum tp_track_kind)l->kind);
-	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d", residual, hd);
+	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", residual, hd, lane_rows(l));
+	emit_lod(c, l);
 	struct lane_get g = {c, l, 0, mhz, residual};
 	for (int col = 0; col < C_COUNT; col++) {
 		if (col == C_H && hd)

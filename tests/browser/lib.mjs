@@ -27,7 +27,8 @@ export async function launch() {
   };
 }
 
-// Opens `file` and returns { page, url, errors, requests, dialogs }.
+// Opens `file` and returns { page, url, errors, requests, dialogs } once the page is ready
+// (opts.noReady: once the first timeline is drawn).
 export async function open(context, file, opts = {}) {
   const page = await context.newPage();
   const url = pathToFileURL(file).href;
@@ -37,6 +38,8 @@ export async function open(context, file, opts = {}) {
   page.on('request', (r) => rec.requests.push(r.url()));
   page.on('dialog', async (d) => { rec.dialogs.push(d.type() + ': ' + d.message()); await d.dismiss(); });
   await page.goto(url, { waitUntil: 'load', timeout: opts.timeout || 60000 });
+  // First the timeline (drawn from the writer's level of detail), then every lane decoded.
   await page.waitForFunction(() => window.tpuprof && window.tpuprof.frames() > 0, null, { timeout: opts.timeout || 60000 });
+  if (!opts.noReady) await page.waitForFunction(() => window.tpuprof.ready(), null, { timeout: opts.timeout || 60000 });
   return rec;
 }

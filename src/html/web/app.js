@@ -199,10 +199,28 @@
       hv[i] = Math.round(h * 1000);
     }
   }
-  const lanes = [];
-  for (let li = 0; li < D.lanes.length; li++) {
-    const T = D.lanes[li];
-    const n = T.n;
+  /* Lanes start as shells drawn from the writer's coarse level of detail ("lod"); their
+   * commands are decoded afterwards, one lane per task (decodeLane), so the first timeline
+   * appears as soon as the data is parsed and the page stays responsive while it loads. */
+  const spanNs = Math.max(1, D.spanNs || 1);
+  const lanes = D.lanes.map((T, li) => {
+    const rows = Math.max(1, T.rows || 1);
+    const unit = LANE_H[T.kind] || 16;
+    const rowH = rows > 1 || T.kind === 'Layer' ? Math.max(unit, 16) : unit;
+    let lod = null;
+    if (T.lod) {
+      const H = decCol(T.lod.h, T.lod.n), Sx = decCol(T.lod.s, T.lod.n);
+      const H16 = new Uint16Array(T.lod.n), C = new Uint8Array(T.lod.n);
+      if (isCol(H)) H16.set(H); else H16.fill(H || 0);
+      for (let j = 0; j < T.lod.n; j++) { const sj = isCol(Sx) ? Sx[j] : Sx || 0; C[j] = sj < 0 ? SYS_COLOR : colorOf(sj); }
+      lod = [[{ bw: spanNs / T.lod.n, H: H16, C }]];
+      T.lod = null;
+    }
+    return { i: li, T, n: T.n, ready: !T.n, start: null, end: null, maxDur: 0, hv: null, col: null, row: null, rows, rowH,
+             h: rows * rowH + 4, y: 0, kind: T.kind, core: T.core, dev: T.dev, label: T.label, mark: null, mip: null, lod };
+  });
+  function decodeLane(L) {
+    const T = L.T, n = L.n;
     const start = new Float64Array(n), end = new Float64Array(n);
     let prevEnd = 0, maxDur = 0;
     const ts = col(T, 'ts') || new Int32Array(n), dur = col(T, 'dur'), cyc = col(T, 'cyc'), mhz = T.mhz;
@@ -228,9 +246,10 @@
     else cl.fill(colorOf(nmA || 0));
     if (isCol(ckA)) { for (let i = 0; i < n; i++) if (ckA[i]) cl[i] = SYS_COLOR; }
     else if (ckA) cl.fill(SYS_COLOR);
-    /* Rows: layers overlap inside a layer group, so they are packed greedily into rows;
-     * thread lanes use their nesting depth. */
-    let row = null, rows = 1;
+    /* Rows: layers overlap inside a layer group, so they are packed greedily into rows (the
+     * writer counted them the same way: html.c lane_rows); thread lanes use their depth. */
+    let row = null;
+    const R = L.rows;
     if (T.kind === 'Layer' && n) {
       row = new Uint8Array(n);
       const rowEnd = [];
@@ -240,51 +259,56 @@
         while (r < rowEnd.length && rowEnd[r] > start[i]) r++;
         if (r >= MAXR) r = MAXR - 1;
         rowEnd[r] = Math.max(rowEnd[r] || 0, end[i]);
-        row[i] = r;
+        row[i] = Math.min(r, R - 1);
       }
-      rows = Math.max(1, rowEnd.length);
     } else if (T.dp) {
       row = new Uint8Array(n);
-      for (let i = 0; i < n; i++) { row[i] = Math.min(at(T, 'dp', i), 15); rows = Math.max(rows, row[i] + 1); }
+      for (let i = 0; i < n; i++) row[i] = Math.min(at(T, 'dp', i), 15, R - 1);
     }
-    const unit = LANE_H[T.kind] || 16;
-    const rowH = rows > 1 || T.kind === 'Layer' ? Math.max(unit, 16) : unit;
-    lanes.push({ i: li, T, n, start, end, maxDur, hv, col: cl, row, rows, rowH, h: rows * rowH + 4, y: 0,
-                 kind: T.kind, core: T.core, dev: T.dev, label: T.label, mark: null, mip: null });
+    Object.assign(L, { start, end, maxDur, hv, col: cl, row });
+    buildMip(L);
+    L.ready = true;
   }
   timings.lanes = performance.now();
-  const spanNs = Math.max(1, D.spanNs || lanes.reduce((m, L) => Math.max(m, L.n ? L.end.reduce((a, b) => Math.max(a, b), 0) : 0), 1));
 
-  /* Level-of-detail pyramid for big single-row lanes: level 0 splits the span into up to 2^20
-   * buckets holding the tallest command touching each (and its colour); each further level
-   * halves the resolution. Drawing a zoomed-out view then costs one step per pixel column
-   * instead of one per command. */
+  /* Level-of-detail pyramid per lane and row (layers included): level 0 splits the span into
+   * up to 2^20 buckets (2^18 per row for multi-row lanes) holding the tallest command touching
+   * each (and its colour); each further level halves the resolution. Drawing a zoomed-out
+   * view then costs one step per pixel column and row instead of one per command. */
   function buildMip(L) {
-    if (L.row || L.n < 8192) return;
-    const nb = Math.min(1 << 20, 1 << Math.ceil(Math.log2(L.n * 2)));
-    const bw = spanNs / nb;
-    let H = new Uint16Array(nb), C = new Uint8Array(nb);
-    const s = L.start, e = L.end, hv = L.hv, col = L.col;
+    if (L.n < 4096) return;
+    const R = L.rows, per = [];
+    const cnt = new Int32Array(R);
+    for (let i = 0; i < L.n; i++) cnt[L.row ? L.row[i] : 0]++;
+    for (let r = 0; r < R; r++) {
+      const cap = R > 1 ? 1 << 18 : 1 << 20;
+      const nb = Math.min(cap, 1 << Math.ceil(Math.log2(Math.max(2, cnt[r] * 2))));
+      per.push({ bw: spanNs / nb, H: new Uint16Array(nb), C: new Uint8Array(nb) });
+    }
+    const s = L.start, e = L.end, hv = L.hv, col = L.col, row = L.row;
     for (let i = 0; i < L.n; i++) {
-      let b0 = Math.floor(s[i] / bw), b1 = Math.floor(e[i] / bw);
+      const lv = per[row ? row[i] : 0], H = lv.H, C = lv.C, nb = H.length;
+      let b0 = Math.floor(s[i] / lv.bw), b1 = Math.floor(e[i] / lv.bw);
       if (b0 < 0) b0 = 0;
       if (b1 >= nb) b1 = nb - 1;
       const h = hv[i] || 1;
       for (let b = b0; b <= b1; b++) if (h > H[b]) { H[b] = h; C[b] = col[i]; }
     }
-    const levels = [{ bw, H, C }];
-    while (H.length > 512) {
-      const m = H.length >> 1, H2 = new Uint16Array(m), C2 = new Uint8Array(m);
-      for (let j = 0; j < m; j++) {
-        const a = 2 * j, b = a + 1;
-        if (H[b] > H[a]) { H2[j] = H[b]; C2[j] = C[b]; } else { H2[j] = H[a]; C2[j] = C[a]; }
+    L.mip = per.map((lv0) => {
+      let H = lv0.H, C = lv0.C;
+      const levels = [lv0];
+      while (H.length > 512) {
+        const m = H.length >> 1, H2 = new Uint16Array(m), C2 = new Uint8Array(m);
+        for (let j = 0; j < m; j++) {
+          const a = 2 * j, b = a + 1;
+          if (H[b] > H[a]) { H2[j] = H[b]; C2[j] = C[b]; } else { H2[j] = H[a]; C2[j] = C[a]; }
+        }
+        H = H2; C = C2;
+        levels.push({ bw: levels[levels.length - 1].bw * 2, H, C });
       }
-      H = H2; C = C2;
-      levels.push({ bw: levels[levels.length - 1].bw * 2, H, C });
-    }
-    L.mip = levels;
+      return levels;
+    });
   }
-  for (const L of lanes) buildMip(L);
 
   function lowerBound(a, v) { /* first index with a[i] >= v */
     let lo = 0, hi = a.length;
@@ -323,6 +347,7 @@
     }
     return c;
   }
+  function buildOverview() {
   const cards = $('cards');
   cards.appendChild(card('Total time', fmtUs(totalNs)));
   if (A) {
@@ -395,13 +420,17 @@
     return out;
   }
   function countArgs() { return D.argVals.reduce((t, V) => t + V.n, 0) + D.argsets.length - 1; }
+  }
+  /* The layer table (id, name, type string ids), decoded on first use. */
   const LY = D.layers;
-  for (const k of ['id', 'name', 'type']) LY[k] = decCol(LY[k], LY.n) || new Int32Array(LY.n);
+  function lyDecode() { for (const k of ['id', 'name', 'type']) if (!isCol(LY[k])) LY[k] = decCol(LY[k], LY.n) || new Int32Array(LY.n); }
   function layerText(li) {
     if (li < 0 || li >= LY.n) return '-';
+    lyDecode();
     const nm = str(LY.name[li]);
     return '#' + LY.id[li] + ' ' + str(LY.type[li]) + (nm ? ' ' + nm : '');
   }
+  function buildOverview2() {
   if (A && A.topLayers.length) {
     const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
       r.core, r.count, r.total, r.share]);
@@ -424,7 +453,7 @@
     $('notes').appendChild(ul);
   }
 
-  timings.overview = performance.now();
+  }
   /* ---------------------------------------------------------------- timeline layout */
   const canvas = $('timeline');
   const ctx = canvas.getContext('2d', { alpha: false });
@@ -534,11 +563,12 @@
   function drawLane(L) {
     const n = L.n;
     if (!n) return;
+    if (!L.ready) { if (L.lod) drawMip(L, view.t0, view.t1, plotW(), plotW() / (view.t1 - view.t0), L.lod); return; }
     const s = L.start, e = L.end, hcol = L.hv, col = L.col, row = L.row;
     const t0 = view.t0, t1 = view.t1, pw = plotW(), k = pw / (t1 - t0);
     const rowH = L.rowH, baseY = L.y + 2;
     let i = lowerBound(s, t0 - L.maxDur);
-    if (L.mip && lowerBound(s, t1) - i > 3 * pw) { drawMip(L, t0, t1, pw, k); return; }
+    if (L.mip && lowerBound(s, t1) - i > 3 * pw) { drawMip(L, t0, t1, pw, k, L.mip); return; }
     const R = L.rows;
     const pPx = new Float64Array(R).fill(-1), pH = new Float64Array(R), pC = new Int32Array(R), pLen = new Float64Array(R);
     function fill(x, w, r, h, c) {
@@ -573,13 +603,19 @@
     for (let r = 0; r < R; r++) if (pPx[r] >= 0) fill(pPx[r], 1, r, pH[r], pC[r]);
   }
 
-  /* Draws a lane from its pyramid: the coarsest level whose buckets are at most a pixel wide;
-   * per pixel column the tallest bucket wins, equal neighbouring columns become one rect. */
-  function drawMip(L, t0, t1, pw, k) {
+  /* Draws a lane from a pyramid (per row: levels): the coarsest level whose buckets are at
+   * most a pixel wide; per pixel column the tallest bucket wins, equal neighbouring columns
+   * become one rect. */
+  function drawMip(L, t0, t1, pw, k, mip) {
     const nsPerPx = (t1 - t0) / pw;
-    let lv = L.mip[0];
-    for (const m of L.mip) if (m.bw <= nsPerPx) lv = m;
-    const H = lv.H, C = lv.C, bw = lv.bw, full = L.rowH - 2, baseY = L.y + 2;
+    for (let r = 0; r < mip.length; r++) {
+      let lv = mip[r][0];
+      for (const m of mip[r]) if (m.bw <= nsPerPx) lv = m;
+      drawLevel(L, r, lv, t0, t1, pw, k);
+    }
+  }
+  function drawLevel(L, r, lv, t0, t1, pw, k) {
+    const H = lv.H, C = lv.C, bw = lv.bw, full = L.rowH - 2, baseY = L.y + 2 + r * L.rowH;
     let j = Math.max(0, Math.floor(t0 / bw));
     const j1 = Math.min(H.length - 1, Math.floor(t1 / bw));
     let curPx = -1, curH = 0, curC = 0, runX = -1, runW = 0, runH = 0, runC = -1;
@@ -600,6 +636,8 @@
       let px = Math.floor((j * bw - t0) * k);
       if (px < 0) px = 0;
       if (px >= pw) break;
+      const w = Math.max(1, Math.floor(bw * k)); /* buckets wider than a pixel (coarse lod) */
+      if (w > 1) { pushPx(); flushRun(); curPx = -1; fbRect(px, Math.min(pw, px + w), baseY + full - Math.max(1, (h / 1000) * full), baseY + full, PIX[C[j]]); continue; }
       if (px !== curPx) { pushPx(); curPx = px; curH = h; curC = C[j]; }
       else if (h > curH) { curH = h; curC = C[j]; }
     }
@@ -704,7 +742,7 @@
   }
   function pick(x, y) {
     const L = laneAt(y);
-    if (!L || x < GUTTER || !L.n) return null;
+    if (!L || x < GUTTER || !L.n || !L.ready) return null;
     const r = L.row ? Math.max(0, Math.min(L.rows - 1, Math.floor((y - L.y - 2) / L.rowH))) : 0;
     const t = tOf(x), tol = ((view.t1 - view.t0) / plotW()) * 3;
     const s = L.start, e = L.end;
@@ -852,51 +890,82 @@
   window.addEventListener('resize', resize);
 
   /* ---------------------------------------------------------------- search */
-  let matches = [], matchPos = -1, lastQuery = '';
+  /* Incremental: the lanes are scanned in slices of ~10 ms (setTimeout between them) with the
+   * running count shown; a new query cancels the running one. Matches stay per lane (L.mark,
+   * sorted by start); Enter walks them in time order across lanes (cursor: time + lane). */
+  let matchCount = 0, cursor = null, lastQuery = '', searchJob = 0;
   function search(q) {
     q = (q || '').trim();
     lastQuery = q;
-    matches = [];
-    matchPos = -1;
+    matchCount = 0;
+    cursor = null;
+    const job = ++searchJob;
     for (const L of lanes) { L.mark = null; L.markVisible = null; }
-    if (!q) { $('search-info').textContent = ''; dirty = true; schedule(); return 0; }
+    const info = $('search-info');
+    if (!q) { info.textContent = ''; dirty = true; schedule(); return Promise.resolve(0); }
     const idm = /^#?(\d+)$/.exec(q);
     const want = idm ? Number(idm[1]) : -1;
     const ql = q.toLowerCase();
-    const strHit = new Uint8Array(S.length);
-    if (want < 0) for (let i = 0; i < S.length; i++) strHit[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
-    for (const L of lanes) {
-      const T = L.T, idx = [];
-      for (let i = 0; i < L.n; i++) {
-        let hit;
-        if (want >= 0) hit = at(T, 'cmd', i) === want;
-        else {
-          const ly = at(T, 'ly', i);
-          hit = strHit[at(T, 'nm', i)] || strHit[at(T, 'ty', i)] || (ly && (strHit[LY.name[ly - 1]] || strHit[LY.type[ly - 1]]));
-        }
-        if (hit) idx.push(i);
-      }
-      if (idx.length) {
-        const arr = Int32Array.from(idx);
-        L.mark = arr;
-        /* Outlines only for what is visible, at most 2000 per lane. */
-        L.markVisible = function* () {
-          let c = 0;
-          for (let j = lowerBound2(L, arr, view.t0 - L.maxDur); j < arr.length && c < 2000; j++) {
-            const i = arr[j];
-            if (L.start[i] > view.t1) break;
-            if (L.end[i] >= view.t0) { c++; yield i; }
-          }
-        };
-        for (const i of idx) matches.push({ L, i });
-      }
+    let strHit = null;
+    if (want < 0) {
+      lyDecode();
+      strHit = new Uint8Array(S.length);
+      for (let i = 0; i < S.length; i++) strHit[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
     }
-    matches.sort((a, b) => a.L.start[a.i] - b.L.start[b.i]);
-    $('search-info').textContent = matches.length ? matches.length + ' match' + (matches.length > 1 ? 'es' : '') : 'no match';
-    if (matches.length) nextMatch();
-    dirty = true;
-    schedule();
-    return matches.length;
+    let li = 0, i = 0, idx = [];
+    return new Promise((resolve) => {
+      function chunk() {
+        if (job !== searchJob) { resolve(-1); return; }
+        const t = performance.now();
+        while (li < lanes.length && performance.now() - t < 10) {
+          const L = lanes[li], T = L.T, n = L.n;
+          if (!L.ready) decodeLane(L);
+          const end = Math.min(n, i + 32768);
+          if (want >= 0) {
+            const c = col(T, 'cmd');
+            if (isCol(c)) { for (; i < end; i++) if (c[i] === want) idx.push(i); }
+            else { if (c === want) for (; i < end; i++) idx.push(i); i = end; }
+          } else {
+            const nm = col(T, 'nm'), ty = col(T, 'ty'), ly = col(T, 'ly');
+            const nmA = isCol(nm), tyA = isCol(ty), lyA = isCol(ly), LN = LY.name, LT = LY.type;
+            for (; i < end; i++) {
+              const l = lyA ? ly[i] : ly || 0;
+              if (strHit[nmA ? nm[i] : nm || 0] || strHit[tyA ? ty[i] : ty || 0] || (l > 0 && (strHit[LN[l - 1]] || strHit[LT[l - 1]]))) idx.push(i);
+            }
+          }
+          if (i >= n) {
+            if (idx.length) markLane(L, Int32Array.from(idx));
+            matchCount += idx.length;
+            idx = [];
+            li++;
+            i = 0;
+          }
+        }
+        if (li < lanes.length) {
+          info.textContent = 'searching\u2026 ' + (matchCount + idx.length) + ' so far';
+          setTimeout(chunk, 0);
+          return;
+        }
+        info.textContent = matchCount ? matchCount + ' match' + (matchCount > 1 ? 'es' : '') : 'no match';
+        if (matchCount) nextMatch();
+        dirty = true;
+        schedule();
+        resolve(matchCount);
+      }
+      chunk();
+    });
+  }
+  function markLane(L, arr) {
+    L.mark = arr;
+    /* Outlines only for what is visible, at most 2000 per lane. */
+    L.markVisible = function* () {
+      let c = 0;
+      for (let j = lowerBound2(L, arr, view.t0 - L.maxDur); j < arr.length && c < 2000; j++) {
+        const k = arr[j];
+        if (L.start[k] > view.t1) break;
+        if (L.end[k] >= view.t0) { c++; yield k; }
+      }
+    };
   }
   function lowerBound2(L, arr, v) {
     let lo = 0, hi = arr.length;
@@ -909,11 +978,27 @@
     setView((s + e) / 2 - span / 2, (s + e) / 2 + span / 2);
     pin(hit);
   }
+  /* The next match in time order after the cursor (wrapping), and its rank. */
   function nextMatch() {
-    if (!matches.length) return;
-    matchPos = (matchPos + 1) % matches.length;
-    jumpTo(matches[matchPos]);
-    $('search-info').textContent = matchPos + 1 + ' / ' + matches.length;
+    if (!matchCount) return;
+    let best = null;
+    const t = cursor ? cursor.t : -Infinity, cl = cursor ? cursor.li : -1, ci = cursor ? cursor.i : -1;
+    for (const L of lanes) {
+      if (!L.mark) continue;
+      const arr = L.mark;
+      let j = lowerBound2(L, arr, t);
+      while (j < arr.length && L.start[arr[j]] === t && (L.i < cl || (L.i === cl && arr[j] <= ci))) j++;
+      if (j < arr.length) {
+        const st = L.start[arr[j]];
+        if (!best || st < best.t || (st === best.t && L.i < best.li)) best = { t: st, li: L.i, i: arr[j], L };
+      }
+    }
+    if (!best) { cursor = null; nextMatch(); return; }
+    cursor = best;
+    let rank = 0;
+    for (const L of lanes) if (L.mark) rank += lowerBound2(L, L.mark, best.t);
+    jumpTo({ L: best.L, i: best.i });
+    $('search-info').textContent = rank + 1 + ' / ' + matchCount;
   }
   $('search').addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter') {
@@ -921,10 +1006,16 @@
       else nextMatch();
     }
   });
+  /* Typing searches as you go (after a short pause); Enter walks the matches. */
+  let typeTimer = 0;
+  $('search').addEventListener('input', (ev) => {
+    clearTimeout(typeTimer);
+    typeTimer = setTimeout(() => { if (ev.target.value.trim() !== lastQuery) search(ev.target.value); }, 250);
+  });
 
   /* ---------------------------------------------------------------- memory charts */
   let memRedraw = null;
-  (function memory() {
+  function buildMemory() {
     const body = $('memory-body');
     const lm = D.lmem, gm = D.gmem;
     /* Records back into arrays [begin, end, addr, size, write, layer, core, id(, engine)]. */
@@ -1118,9 +1209,8 @@
         timer = setTimeout(() => { for (const c of charts) { if (c.visible) c.draw(); else c.stale = true; } }, 150);
       };
     }
-  })();
+  }
 
-  timings.memory = performance.now();
   /* ---------------------------------------------------------------- test API + start */
   window.tpuprof = {
     lanes: () => lanes.map((L) => ({ core: L.core, dev: L.dev, kind: L.kind, label: L.label, n: L.n, y: L.y, h: L.h })),
@@ -1148,7 +1238,50 @@
     detailsText: () => $('details').textContent,
     search: (q) => search(q),
     memCharts: () => document.querySelectorAll('.memchart canvas').length,
+    ready: () => ready,
   };
+  /* Start: the timeline from the writer's level of detail at once, then one lane decoded per
+   * task (redrawn after each, with progress in the loading bar), then the overview tables and
+   * the memory charts. Search is enabled once every lane is decoded. */
+  let ready = false;
+  const loading = $('loading'), searchBox = $('search');
+  searchBox.disabled = true;
   resize();
   render();
+  timings.firstPaint = performance.now();
+  const todo = lanes.filter((L) => !L.ready);
+  const todoCmds = todo.reduce((t, L) => t + L.n, 0);
+  let done = 0, doneCmds = 0;
+  function progress() {
+    loading.textContent = 'Decoding commands: ' + doneCmds.toLocaleString('en-US') + ' / ' + todoCmds.toLocaleString('en-US') +
+      ' (' + done + ' / ' + todo.length + ' lanes) \u2014 the timeline is usable; search and tables follow.';
+  }
+  function step() {
+    const t = performance.now();
+    while (done < todo.length && performance.now() - t < 40) { /* small lanes: several per task */
+      const L = todo[done++];
+      decodeLane(L);
+      doneCmds += L.n;
+    }
+    if (done < todo.length) {
+      progress();
+      dirty = true;
+      schedule();
+      setTimeout(step, 0);
+      return;
+    }
+    timings.decoded = performance.now();
+    buildOverview();
+    buildOverview2();
+    timings.overview = performance.now();
+    buildMemory();
+    timings.memory = performance.now();
+    loading.hidden = true;
+    searchBox.disabled = false;
+    ready = true;
+    dirty = true;
+    schedule();
+  }
+  progress();
+  setTimeout(step, 0);
 })();
