@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, open } from './lib.mjs';
+import { decodeColumn, launch, open } from './lib.mjs';
 
 const BIN = process.env.TP_BINARY_DIR;
 const FIXTURE = process.env.TP_HTML_FIXTURE;
@@ -130,10 +130,9 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
 
   // Search by name finds commands and jumps to the first.
   const hits = await page.evaluate(() => window.tpuprof.search('tensorSt'));
-  const gdmaStores = await page.evaluate(() => {
-    const D = JSON.parse(document.getElementById('tp-data').textContent);
+  const gdmaStores = await page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent)).then((D) => {
     const id = D.strs.indexOf('tensorSt');
-    return D.lanes.reduce((s, L) => s + (Array.isArray(L.nm) ? L.nm.filter((x) => x === id).length : (L.nm || 0) === id ? L.n : 0), 0);
+    return D.lanes.reduce((s, L) => s + decodeColumn(L.nm, L.n).filter((x) => x === id).length, 0);
   });
   assert.equal(hits, gdmaStores);
   assert.ok(hits > 0);

@@ -401,6 +401,7 @@
       { name: 'Busy (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Busy share', fmt: fmtPct }], rows, -1));
   }
 
+  }
   /* Argument set of page id a (html.c emit_argsets): binary shapes or the JSON list. */
   let argPos = null;
   function argset(a) {
@@ -420,7 +421,6 @@
     return out;
   }
   function countArgs() { return D.argVals.reduce((t, V) => t + V.n, 0) + D.argsets.length - 1; }
-  }
   /* The layer table (id, name, type string ids), decoded on first use. */
   const LY = D.layers;
   function lyDecode() { for (const k of ['id', 'name', 'type']) if (!isCol(LY[k])) LY[k] = decCol(LY[k], LY.n) || new Int32Array(LY.n); }

@@ -1,0 +1,16 @@
+import { launch, open } from './lib.mjs';
+const b = await launch();
+const r = await open(b.context, process.argv[2]);
+const { page } = r;
+const lanes = await page.evaluate(() => window.tpuprof.lanes());
+const li = lanes.findIndex((l) => l.core === 1 && l.kind === 'TIU');
+const i = Math.floor(lanes[li].n / 2);
+const [s, e] = await page.evaluate(([a, b]) => window.tpuprof.cmdTime(a, b), [li, i]);
+await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [s - (e - s) * 2, e + (e - s) * 2]);
+const pt = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [li, i]);
+console.log(lanes[li], s, e, pt);
+await page.mouse.move(pt.x, pt.y);
+await new Promise(r => setTimeout(r, 500));
+console.log(await page.evaluate(() => window.tpuprof.tooltipText()), r.errors);
+await page.screenshot({ path: '/tmp/hb/dbg.png' });
+await b.close();
