@@ -25,6 +25,13 @@
     if (text !== undefined && text !== null) e.textContent = String(text);
     return e;
   }
+  /* A time in the unit that suits it (ns, µs, ms, s), about 4 significant digits. */
+  function fmtTime(ns) {
+    const a = Math.abs(ns);
+    const [div, u] = a < 1e3 ? [1, 'ns'] : a < 1e6 ? [1e3, '\u00b5s'] : a < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
+    const v = ns / div, av = Math.abs(v);
+    return v.toFixed(div === 1 ? 0 : av >= 100 ? 1 : av >= 10 ? 2 : 3) + ' ' + u;
+  }
   function fmtUs(ns) {
     const us = ns / 1000;
     const a = Math.abs(us);
@@ -265,7 +272,7 @@
       row = new Uint8Array(n);
       for (let i = 0; i < n; i++) row[i] = Math.min(at(T, 'dp', i), 15, R - 1);
     }
-    Object.assign(L, { start, end, maxDur, hv, col: cl, row });
+    Object.assign(L, { start, end, maxDur, hv, col: cl, row, ckC: ckA });
     buildMip(L);
     L.ready = true;
   }
@@ -570,6 +577,7 @@
     let i = lowerBound(s, t0 - L.maxDur);
     if (L.mip && lowerBound(s, t1) - i > 3 * pw) { drawMip(L, t0, t1, pw, k, L.mip); return; }
     const R = L.rows;
+    const ckC = L.ckC, ckCol = !!ckC, ckOf = (j) => (isCol(ckC) ? ckC[j] : ckC);
     const pPx = new Float64Array(R).fill(-1), pH = new Float64Array(R), pC = new Int32Array(R), pLen = new Float64Array(R);
     function fill(x, w, r, h, c) {
       const full = rowH - 2;
@@ -589,6 +597,7 @@
       if (w >= 1.5) {
         if (pPx[r] >= 0) { fill(pPx[r], 1, r, pH[r], pC[r]); pPx[r] = -1; }
         fill(x0, w - 0.5, r, hcol[i], col[i]);
+        if ((w >= 36 || (w >= 3 && ckCol && ckOf(i) === 3)) && overlays.length < 4000) overlays.push(L, i, x0, w, r);
       } else {
         const px = x0 | 0;
         if (px !== pPx[r]) {
@@ -654,6 +663,101 @@
     ctx.strokeRect(x0 - 1, L.y + 2 + r * L.rowH - 1, Math.max(2, x1 - x0) + 2, L.rowH);
   }
 
+  /* Blocks drawn one by one this frame that get a label (wide ones) or hatching (waits):
+   * flat list of (lane, index, x, width, row). */
+  const overlays = [];
+  let hatch = null;
+  function drawOverlays() {
+    if (!hatch) {
+      const c = document.createElement('canvas');
+      c.width = c.height = 8;
+      const g = c.getContext('2d');
+      g.strokeStyle = 'rgba(110,118,135,0.85)';
+      g.lineWidth = 1.5;
+      g.beginPath(); g.moveTo(0, 8); g.lineTo(8, 0); g.moveTo(-2, 2); g.lineTo(2, -2); g.moveTo(6, 10); g.lineTo(10, 6); g.stroke();
+      hatch = ctx.createPattern(c, 'repeat');
+    }
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, AXIS_H, W - GUTTER, H - AXIS_H);
+    ctx.clip();
+    ctx.font = '10px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (let k = 0; k < overlays.length; k += 5) {
+      const L = overlays[k], i = overlays[k + 1], x = GUTTER + overlays[k + 2], w = overlays[k + 3], r = overlays[k + 4];
+      const y = L.y + 2 + r * L.rowH, hh = L.rowH - 2;
+      if (at(L.T, 'ck', i) === 3) { /* wait_msg: the whole wait hatched, so it is seen */
+        ctx.fillStyle = hatch;
+        ctx.fillRect(x, y, w, hh);
+        ctx.strokeStyle = 'rgba(110,118,135,0.9)';
+        ctx.lineWidth = 1;
+        ctx.strokeRect(x + 0.5, y + 0.5, Math.max(0, w - 1), hh - 1);
+      }
+      if (w < 36) continue;
+      /* Label: name and duration, shortened to fit; dark text on the block's lower part. */
+      let txt = str(at(L.T, 'nm', i)) + ' ' + fmtTime(L.end[i] - L.start[i]);
+      const room = w - 6;
+      if (ctx.measureText(txt).width > room) {
+        let lo = 0, hi = txt.length;
+        while (lo < hi) { const m = (lo + hi + 1) >> 1; if (ctx.measureText(txt.slice(0, m) + '\u2026').width <= room) lo = m; else hi = m - 1; }
+        if (lo < 2) continue;
+        txt = txt.slice(0, lo) + '\u2026';
+      }
+      ctx.fillStyle = 'rgba(255,255,255,0.75)';
+      const tw = ctx.measureText(txt).width;
+      const ty = y + hh - 7;
+      ctx.fillRect(x + 2, ty - 6, tw + 2, 12);
+      ctx.fillStyle = '#1d2330';
+      ctx.fillText(txt, x + 3, ty);
+    }
+    ctx.restore();
+  }
+
+  /* The command that command i of lane L waits for: TIU waits on GDMA command ids and GDMA
+   * on TIU ones (the "dep" column), on the same core; the latest such command that starts no
+   * later than this one. null when there is none (or the lane is not decoded yet). */
+  function depTarget(L, i) {
+    const dep = at(L.T, 'dep', i);
+    if (!dep || (L.kind !== 'TIU' && L.kind !== 'GDMA')) return null;
+    const want = L.kind === 'TIU' ? 'GDMA' : 'TIU';
+    const O = lanes.find((M) => M.kind === want && M.core === L.core && M.dev === L.dev);
+    if (!O || !O.ready) return null;
+    const c = col(O.T, 'cmd');
+    let j = Math.min(O.n - 1, lowerBound(O.start, L.start[i] + 1) - 1);
+    for (let g = 0; j >= 0 && g < 500000; j--, g++) if ((isCol(c) ? c[j] : c) === dep) return { L: O, i: j };
+    return null;
+  }
+  function laneMidY(L, i) { return L.y + 2 + (L.row ? L.row[i] : 0) * L.rowH + (L.rowH - 2) / 2; }
+  function drawDep(hit) {
+    const t = depTarget(hit.L, hit.i);
+    if (!t) return;
+    const x1 = xOf(t.L.end[t.i]), y1 = laneMidY(t.L, t.i), x2 = xOf(hit.L.start[hit.i]), y2 = laneMidY(hit.L, hit.i);
+    ctx.strokeStyle = '#d0342c';
+    ctx.fillStyle = '#d0342c';
+    ctx.lineWidth = 1.5;
+    ctx.beginPath();
+    ctx.moveTo(x1, y1);
+    ctx.bezierCurveTo(x1 + Math.max(20, (x2 - x1) / 2), y1, x2 - Math.max(20, (x2 - x1) / 2), y2, x2, y2);
+    ctx.stroke();
+    const a = Math.atan2(0, 1), hx = x2, hy = y2; /* arrow head pointing right into the waiter */
+    ctx.beginPath();
+    ctx.moveTo(hx, hy);
+    ctx.lineTo(hx - 8 * Math.cos(a - 0.45), hy - 8 * Math.sin(a - 0.45));
+    ctx.lineTo(hx - 8 * Math.cos(a + 0.45), hy - 8 * Math.sin(a + 0.45));
+    ctx.closePath();
+    ctx.fill();
+    ctx.beginPath();
+    ctx.arc(x1, y1, 3, 0, 2 * Math.PI);
+    ctx.fill();
+    ctx.font = '10px system-ui, sans-serif';
+    const txt = 'waits for ' + t.L.label + ' cmd ' + at(t.L.T, 'cmd', t.i);
+    const tw = ctx.measureText(txt).width, lx = Math.min(Math.max(GUTTER + 2, (x1 + x2) / 2 - tw / 2), W - tw - 4), ly = (y1 + y2) / 2;
+    ctx.fillStyle = 'rgba(255,255,255,0.85)';
+    ctx.fillRect(lx - 2, ly - 7, tw + 4, 14);
+    ctx.fillStyle = '#a4221b';
+    ctx.fillText(txt, lx, ly);
+  }
+
   function render() {
     const tStart = performance.now();
     dirty = false;
@@ -676,6 +780,7 @@
       fbRect(x - GUTTER, x - GUTTER + 1 / dpr, AXIS_H, H, PIX_GRID);
       labels.push([Math.round(x) + 0.5, t]);
     }
+    overlays.length = 0;
     for (const L of lanes) {
       drawLane(L);
       fbRect(0, W, L.y + L.h - 1, L.y + L.h, PIX_GRID);
@@ -690,8 +795,15 @@
     ctx.fillRect(0, 0, GUTTER, H);
     ctx.fillRect(0, 0, W, AXIS_H);
     ctx.fillStyle = '#485066';
-    const dec = step >= 1000 ? 0 : step >= 100 ? 1 : step >= 10 ? 2 : 3;
-    for (const [x, t] of labels) ctx.fillText((t / 1000).toFixed(dec) + ' \u00b5s', x + 3, AXIS_H / 2);
+    /* Axis unit from the tick step (ns, µs, ms, s), decimals so that ticks differ; a label
+     * that would run past the right edge is drawn to the left of its tick. */
+    const [udiv, uname] = step < 1e3 ? [1, 'ns'] : step < 1e6 ? [1e3, '\u00b5s'] : step < 1e9 ? [1e6, 'ms'] : [1e9, 's'];
+    const dec = Math.max(0, Math.min(6, Math.ceil(-Math.log10(step / udiv) + 1e-9)));
+    for (const [x, t] of labels) {
+      const txt = (t / udiv).toFixed(dec) + ' ' + uname, tw = ctx.measureText(txt).width;
+      if (x + 3 + tw > W - 2) { ctx.textAlign = 'right'; ctx.fillText(txt, x - 3, AXIS_H / 2); ctx.textAlign = 'left'; }
+      else ctx.fillText(txt, x + 3, AXIS_H / 2);
+    }
     for (const g of groups) {
       ctx.fillStyle = '#e9edf4';
       ctx.fillRect(0, g.y, GUTTER, GROUP_H);
@@ -699,6 +811,7 @@
       ctx.font = 'bold 12px system-ui, sans-serif';
       ctx.fillText(g.label, 6, g.y + GROUP_H / 2);
     }
+    drawOverlays();
     ctx.font = '11px system-ui, sans-serif';
     for (const L of lanes) {
       ctx.fillStyle = '#f5f7fa';
@@ -716,6 +829,13 @@
       if (pinned && pinned.L === L) outline(L, pinned.i, '#000000', 2);
       ctx.restore();
     }
+    /* Dependency arrows of the hovered and the pinned command. */
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(GUTTER, AXIS_H, W - GUTTER, H - AXIS_H);
+    ctx.clip();
+    for (const hit of [pinned, hover]) if (hit) drawDep(hit);
+    ctx.restore();
     ctx.strokeStyle = '#d9dde5';
     ctx.beginPath();
     ctx.moveTo(GUTTER - 0.5, 0);
@@ -728,7 +848,7 @@
       ctx.strokeStyle = '#2f6fde';
       ctx.strokeRect(a + 0.5, AXIS_H + 0.5, b - a, H - AXIS_H - 1);
     }
-    $('range-info').textContent = fmtUs(view.t0) + ' \u2013 ' + fmtUs(view.t1) + ' (' + fmtUs(view.t1 - view.t0) + ')';
+    $('range-info').textContent = fmtTime(view.t0) + ' \u2013 ' + fmtTime(view.t1) + ' (' + fmtTime(view.t1 - view.t0) + ')';
     frames++;
     lastRenderMs = performance.now() - tStart;
     if (firstPaintMs < 0) firstPaintMs = performance.now();
@@ -762,8 +882,8 @@
     rows.push([kind === 'Layer' ? 'Layer type' : 'Function', str(g('nm'))]);
     if (g('ty')) rows.push([kind === 'Layer' ? 'Layer name' : 'Function type', str(g('ty'))]);
     rows.push(['Engine', (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label]);
-    rows.push(['Start', fmtUs(L.start[i])]);
-    rows.push(['Duration', fmtUs(L.end[i] - L.start[i])]);
+    rows.push(['Start', fmtTime(L.start[i])]);
+    rows.push(['Duration', fmtTime(L.end[i] - L.start[i])]);
     if (g('cyc')) rows.push(['Cycles', String(g('cyc'))]);
     if (g('by')) rows.push(['Bytes', g('by') + ' (' + fmtBytes(g('by')) + ')']);
     if (isDma) {
@@ -779,7 +899,12 @@
     if (g('dir')) rows.push(['Direction', D.dirs[g('dir')] || String(g('dir'))]);
     if (g('dt')) rows.push(['Data type', D.dtypes[g('dt')] || String(g('dt'))]);
     if (g('st')) rows.push(['Stall cycles', String(g('st'))]);
-    if (g('dep')) rows.push(['Waits for cmd', String(g('dep'))]);
+    if (g('dep')) {
+      const t = depTarget(L, i);
+      rows.push(['Waits for', (t ? t.L.label : kind === 'TIU' ? 'GDMA' : kind === 'GDMA' ? 'TIU' : 'cmd') + ' cmd ' + g('dep') +
+        (t ? ' (ends ' + fmtTime(t.L.end[t.i]) + ', ' + fmtTime(Math.abs(L.start[i] - t.L.end[t.i])) +
+          (L.start[i] >= t.L.end[t.i] ? ' before' : ' after') + ' this starts)' : '')]);
+    }
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
     const as = g('ar') ? argset(g('ar')) : null;
@@ -808,7 +933,15 @@
     const d = $('details');
     d.textContent = '';
     if (!hit) { d.appendChild(el('div', { class: 'muted' }, 'Click a command to pin its details here.')); }
-    else d.appendChild(kvTable(cmdRows(hit.L, hit.i)));
+    else {
+      d.appendChild(kvTable(cmdRows(hit.L, hit.i)));
+      const t = depTarget(hit.L, hit.i);
+      if (t) {
+        const b = el('button', { id: 'follow-dep' }, 'Go to the command it waits for: ' + t.L.label + ' cmd ' + at(t.L.T, 'cmd', t.i));
+        b.addEventListener('click', () => jumpTo(t));
+        d.appendChild(b);
+      }
+    }
     dirty = true;
     schedule();
   }
@@ -888,6 +1021,50 @@
   $('btn-reset').addEventListener('click', reset);
   $('btn-box').addEventListener('click', () => toggleBox());
   window.addEventListener('resize', resize);
+
+  /* ---------------------------------------------------------------- legend */
+  /* Colours: one per command / layer name (hashed), so the most frequent names of the engine
+   * lanes and of the layer lanes are listed with their swatch; then the fixed marks. */
+  function buildLegend() {
+    const box = $('legend');
+    box.textContent = '';
+    const add = (title, counts, max) => {
+      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
+      if (!top.length) return;
+      box.appendChild(el('span', { class: 'lg-title' }, title));
+      for (const [si] of top) {
+        const it = el('span', { class: 'lg-item' });
+        const sw = el('span', { class: 'legend' });
+        sw.style.background = PALETTE[colorOf(si)];
+        it.appendChild(sw);
+        it.appendChild(document.createTextNode(str(si)));
+        box.appendChild(it);
+      }
+    };
+    const cmds = new Map(), lays = new Map();
+    for (const L of lanes) {
+      const m = L.kind === 'Layer' ? lays : cmds, nm = col(L.T, 'nm');
+      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
+      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
+    }
+    add('Commands:', cmds, 12);
+    add('Layers:', lays, 8);
+    const fixed = el('span', { class: 'lg-item' });
+    const sys = el('span', { class: 'legend' });
+    sys.style.background = PALETTE[SYS_COLOR];
+    fixed.appendChild(sys);
+    fixed.appendChild(document.createTextNode('sys / messages (thin)'));
+    box.appendChild(fixed);
+    const w = el('span', { class: 'lg-item' });
+    w.appendChild(el('span', { class: 'legend hatched' }));
+    w.appendChild(document.createTextNode('wait_msg (hatched)'));
+    box.appendChild(w);
+    const a = el('span', { class: 'lg-item' });
+    a.appendChild(el('span', { class: 'legend arrow' }));
+    a.appendChild(document.createTextNode('waits for (hover / pin)'));
+    box.appendChild(a);
+    box.appendChild(el('span', { class: 'lg-title' }, 'Heights: TIU = uArch rate, DMA = bandwidth / DDR peak; labels on blocks \u2265 36 px'));
+  }
 
   /* ---------------------------------------------------------------- search */
   /* Incremental: the lanes are scanned in slices of ~10 ms (setTimeout between them) with the
@@ -1271,6 +1448,7 @@
       return;
     }
     timings.decoded = performance.now();
+    buildLegend();
     buildOverview();
     buildOverview2();
     timings.overview = performance.now();

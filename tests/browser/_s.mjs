@@ -1,0 +1,24 @@
+import { launch, open } from './lib.mjs';
+const b = await launch();
+const r = await open(b.context, process.argv[2]);
+const { page } = r;
+await page.screenshot({ path: '/work/notes/shots/real-first-view.png' });
+const lanes = await page.evaluate(() => window.tpuprof.lanes());
+const li = lanes.findIndex((l) => l.core === 0 && l.kind === 'TIU');
+// a conv with a dependency
+const info = await page.evaluate((li) => { const T = window.tpuprof; for (let i = 0; i < 300; i++) { const t = T.cmdTime(li, i); if (T.cmdId(li, i) && t[1]-t[0] > 2000) return { i, t }; } return null; }, li);
+console.log(info);
+const [s, e] = info.t;
+await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [s - (e - s) * 3, e + (e - s) * 3]);
+const pt = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [li, info.i]);
+await page.mouse.move(pt.x, pt.y);
+await new Promise((r) => setTimeout(r, 300));
+console.log(await page.evaluate(() => window.tpuprof.tooltipText()));
+await page.mouse.click(pt.x, pt.y);
+await page.mouse.move(5, 5);
+await new Promise((r) => setTimeout(r, 300));
+await page.screenshot({ path: '/work/notes/shots/real-zoomed-conv-dep.png' });
+console.log(await page.evaluate(() => window.tpuprof.detailsText()));
+await page.locator('#memory').screenshot({ path: '/work/notes/shots/real-memory.png' });
+console.log(r.errors);
+await b.close();
