@@ -130,6 +130,7 @@
   const PIX = new Uint32Array(PALETTE.length);
   for (let i = 0; i < SYS_COLOR; i++) PIX[i] = hslToPixel((i * 137.508) % 360, 55 + (i % 3) * 10, 52 + (i % 4) * 5);
   PIX[SYS_COLOR] = rgbPixel(0x9a, 0xa0, 0xab);
+  const PIX_BW = rgbPixel(0x2f, 0x6f, 0xde);
   const PIX_BG = [rgbPixel(255, 255, 255), rgbPixel(0xfb, 0xfc, 0xfd)], PIX_GRID = rgbPixel(0xec, 0xee, 0xf3),
         PIX_GROUP = rgbPixel(0xe9, 0xed, 0xf4);
   function hashStr(s) {
@@ -466,10 +467,16 @@
   const ctx = canvas.getContext('2d', { alpha: false });
   const GUTTER = 128, AXIS_H = 24, GROUP_H = 18;
   const groups = []; /* {y, label} core headers */
+  /* Counter lanes: per core with DMA lanes, the DDR bandwidth over time (bytes of the DMA
+   * commands spread evenly over their duration), drawn under the core's last lane. */
+  const counters = [];
+  const COUNTER_H = 34;
   let contentH = AXIS_H;
   {
     let key = null;
-    for (const L of lanes) {
+    const isDma = (L) => L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA';
+    for (let li = 0; li < lanes.length; li++) {
+      const L = lanes[li];
       const k = L.dev + '/' + L.core;
       if (k !== key) {
         key = k;
@@ -478,8 +485,65 @@
       }
       L.y = contentH;
       contentH += L.h;
+      const next = lanes[li + 1];
+      if (L.core >= 0 && (!next || next.dev + '/' + next.core !== k)) {
+        const dma = lanes.filter((M) => M.dev === L.dev && M.core === L.core && isDma(M) && M.n);
+        if (dma.length) { counters.push({ dev: L.dev, core: L.core, y: contentH, h: COUNTER_H, dma, lv: null }); contentH += COUNTER_H; }
+      }
     }
     contentH += 6;
+  }
+  /* Bytes per bucket (2^16 buckets over the span, then halving levels) once the DMA lanes
+   * are decoded; a zoomed-in view sums the visible commands per pixel instead. */
+  function buildCounter(C) {
+    const nb = 1 << 16, bw = spanNs / nb, B = new Float64Array(nb);
+    for (const L of C.dma) {
+      const by = col(L.T, 'by'), byA = isCol(by);
+      for (let i = 0; i < L.n; i++) spread(B, bw, L.start[i], L.end[i], byA ? by[i] : by || 0, 0);
+    }
+    const lv = [{ bw, B }];
+    let cur = B;
+    while (cur.length > 256) {
+      const m = cur.length >> 1, B2 = new Float64Array(m);
+      for (let j = 0; j < m; j++) B2[j] = cur[2 * j] + cur[2 * j + 1];
+      cur = B2;
+      lv.push({ bw: lv[lv.length - 1].bw * 2, B: B2 });
+    }
+    C.lv = lv;
+  }
+  /* Adds `bytes` spread evenly over [s, e) into buckets of width bw starting at t0. */
+  function spread(B, bw, s, e, bytes, t0) {
+    if (!bytes) return;
+    const nb = B.length;
+    if (e <= s) { const b = Math.floor((s - t0) / bw); if (b >= 0 && b < nb) B[b] += bytes; return; }
+    const rate = bytes / (e - s);
+    let b0 = Math.floor((s - t0) / bw), b1 = Math.floor((e - t0) / bw);
+    if (b1 < 0 || b0 >= nb) return;
+    if (b0 === b1) { B[b0] += bytes; return; }
+    for (let b = Math.max(0, b0); b <= Math.min(nb - 1, b1); b++) {
+      const a = Math.max(s, t0 + b * bw), z = Math.min(e, t0 + (b + 1) * bw);
+      if (z > a) B[b] += rate * (z - a);
+    }
+  }
+  /* GB/s per pixel column of the current view. */
+  function counterColumns(C, pw) {
+    const t0 = view.t0, t1 = view.t1, nsPerPx = (t1 - t0) / pw, out = new Float64Array(Math.ceil(pw));
+    if (!C.dma.every((L) => L.ready)) return out;
+    let visible = 0;
+    for (const L of C.dma) visible += lowerBound(L.start, t1) - lowerBound(L.start, t0 - L.maxDur);
+    if (!C.lv || visible < 100000) {
+      for (const L of C.dma) {
+        const by = col(L.T, 'by'), byA = isCol(by);
+        for (let i = lowerBound(L.start, t0 - L.maxDur); i < L.n && L.start[i] <= t1; i++) spread(out, nsPerPx, L.start[i], L.end[i], byA ? by[i] : by || 0, t0);
+      }
+    } else {
+      let lv = C.lv[0];
+      for (const m of C.lv) if (m.bw <= nsPerPx) lv = m;
+      const B = lv.B, j0 = Math.max(0, Math.floor(t0 / lv.bw)), j1 = Math.min(B.length - 1, Math.floor(t1 / lv.bw));
+      for (let j = j0; j <= j1; j++) { const px = Math.floor((j * lv.bw - t0) / nsPerPx); if (px >= 0 && px < out.length) out[px] += B[j]; }
+    }
+    for (let k = 0; k < out.length; k++) out[k] /= nsPerPx; /* bytes per ns = GB/s */
+    return out;
   }
   let W = 800, H = contentH, dpr = 1;
   const view = { t0: 0, t1: spanNs };
@@ -785,6 +849,19 @@
       drawLane(L);
       fbRect(0, W, L.y + L.h - 1, L.y + L.h, PIX_GRID);
     }
+    for (const C of counters) {
+      const cols = counterColumns(C, plotW());
+      let mx = 0;
+      for (let k = 0; k < cols.length; k++) if (cols[k] > mx) mx = cols[k];
+      C.max = mx;
+      C.scale = D.ddrMaxGbps > 0 ? Math.max(D.ddrMaxGbps, mx) : mx;
+      const full = C.h - 6;
+      if (C.scale > 0) for (let k = 0; k < cols.length; k++) if (cols[k] > 0) {
+        const hh = Math.max(1, (cols[k] / C.scale) * full);
+        fbRect(k, k + 1, C.y + 3 + full - hh, C.y + 3 + full, PIX_BW);
+      }
+      fbRect(0, W, C.y + C.h - 1, C.y + C.h, PIX_GRID);
+    }
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.putImageData(fb, Math.round(GUTTER * dpr), 0);
     /* 2. axis, labels, outlines with the canvas API on top */
@@ -828,6 +905,14 @@
       if (hover && hover.L === L) outline(L, hover.i, '#1d2330', 1);
       if (pinned && pinned.L === L) outline(L, pinned.i, '#000000', 2);
       ctx.restore();
+    }
+    for (const C of counters) {
+      ctx.fillStyle = '#f5f7fa';
+      ctx.fillRect(0, C.y, GUTTER, C.h);
+      ctx.fillStyle = '#1d2330';
+      ctx.fillText('DDR GB/s', 8, C.y + 11);
+      ctx.fillStyle = '#8a91a1';
+      ctx.fillText('peak in view ' + (C.max || 0).toFixed(1), 8, C.y + 24);
     }
     /* Dependency arrows of the hovered and the pinned command. */
     ctx.save();
@@ -1416,6 +1501,7 @@
     search: (q) => search(q),
     memCharts: () => document.querySelectorAll('.memchart canvas').length,
     ready: () => ready,
+    counters: () => counters.map((C) => ({ core: C.core, y: C.y, h: C.h, max: C.max || 0, cols: Array.from(counterColumns(C, plotW())) })),
   };
   /* Start: the timeline from the writer's level of detail at once, then one lane decoded per
    * task (redrawn after each, with progress in the loading bar), then the overview tables and
@@ -1448,6 +1534,7 @@
       return;
     }
     timings.decoded = performance.now();
+    for (const C of counters) buildCounter(C);
     buildLegend();
     buildOverview();
     buildOverview2();
