@@ -1226,11 +1226,12 @@
   /* Incremental: the lanes are scanned in slices of ~10 ms (setTimeout between them) with the
    * running count shown; a new query cancels the running one. Matches stay per lane (L.mark,
    * sorted by start); Enter walks them in time order across lanes (cursor: time + lane). */
-  let matchCount = 0, cursor = null, lastQuery = '', searchJob = 0;
+  let matchCount = 0, matchPos = -1, cursor = null, lastQuery = '', searchJob = 0;
   function search(q) {
     q = (q || '').trim();
     lastQuery = q;
     matchCount = 0;
+    matchPos = -1;
     cursor = null;
     const job = ++searchJob;
     for (const L of lanes) { L.mark = null; L.markVisible = null; }
@@ -1326,12 +1327,11 @@
         if (!best || st < best.t || (st === best.t && L.i < best.li)) best = { t: st, li: L.i, i: arr[j], L };
       }
     }
-    if (!best) { cursor = null; nextMatch(); return; }
+    if (!best) { cursor = null; matchPos = -1; nextMatch(); return; }
     cursor = best;
-    let rank = 0;
-    for (const L of lanes) if (L.mark) rank += lowerBound2(L, L.mark, best.t);
+    matchPos = (matchPos + 1) % matchCount;
     jumpTo({ L: best.L, i: best.i });
-    $('search-info').textContent = rank + 1 + ' / ' + matchCount;
+    $('search-info').textContent = matchPos + 1 + ' / ' + matchCount;
   }
   $('search').addEventListener('keydown', (ev) => {
     if (ev.key === 'Enter') {
