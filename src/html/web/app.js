@@ -71,7 +71,9 @@
       if (sc >= 0) {
         r.sort((a, b) => {
           const x = a[sc], y = b[sc];
-          const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+          /* Numbers numerically (missing values first), text naturally ("cmd 9" < "cmd 10"). */
+          const nx = typeof x === 'number' || x === null || x === undefined, ny = typeof y === 'number' || y === null || y === undefined;
+          const c = nx && ny ? (x ?? -Infinity) - (y ?? -Infinity) || 0 : String(x ?? '').localeCompare(String(y ?? ''), undefined, { numeric: true });
           return sd ? -c : c;
         });
       }
@@ -80,6 +82,8 @@
         const tr = el('tr');
         cols.forEach((c, i) => {
           const td = el('td', { class: c.t ? 't name' : '' }, c.fmt ? c.fmt(row[i], row) : row[i]);
+          const hl = c.hl ? c.hl(row[i], row) : '';
+          if (hl) td.classList.add('hl-' + hl);
           if (c.t) td.title = String(row[i]);
           tr.appendChild(td);
         });
@@ -371,9 +375,16 @@
                 ['TIU clock', D.tiuMhz ? D.tiuMhz + ' MHz' : '-'], ['GDMA clock', D.gdmaMhz ? D.gdmaMhz + ' MHz' : '-'],
                 ['Total time', fmtUs(totalNs)], ['Commands', String(totalCmds)]];
   for (const [k, v] of D.meta) info.push([k, v]);
-  const infoT = kvTable(info);
-  infoT.className = 'data';
-  $('info').appendChild(infoT);
+  /* Compact: key / value pairs flow in as many columns as fit; empty values are left out. */
+  const infoG = el('div', { class: 'kv-grid' });
+  for (const [k, v] of info) {
+    if (v === null || v === undefined || String(v) === '') continue;
+    const it = el('div');
+    it.appendChild(el('span', { class: 'k' }, k));
+    it.appendChild(el('span', { class: 'v' }, v));
+    infoG.appendChild(it);
+  }
+  $('info').appendChild(infoG);
 
   if (A && A.cores.length) {
     /* Engines no core has (SDMA, CDMA on many chips) get no columns. */
@@ -385,19 +396,29 @@
       cols.push({ name: e + ' util', fmt: fmtPct });
     });
     ENG.forEach((e, k) => { if (k && has[k]) cols.push({ name: e + ' DDR GB/s', fmt: (v) => fmtNum(v, 2) }); });
-    if (has[0]) cols.push({ name: 'TIU uArch rate', fmt: (v) => (v === null || v === undefined ? 'n/a' : fmtPct(v)) });
-    cols.push({ name: 'Parallelism', fmt: fmtPct }, { name: 'Concurrency', fmt: fmtPct }, { name: 'Compute share', fmt: fmtPct });
+    /* The vendor summary's highlights (as the xlsx writer, docs/xlsx.md "Highlights"): uArch
+     * rate < 50 % red / < 75 % yellow, TiuWorkingRatio < 15 % red / < 30 % yellow,
+     * Parallelism < 105 % red / < 205 % yellow (BM1688, BM1690), DDR bandwidth < 50 % / 75 %
+     * of the chip's peak red / yellow. */
+    const lo = (red, yellow) => (v) => (v === null || v === undefined || !isFinite(v) ? '' : v < red ? 'red' : v < yellow ? 'yellow' : '');
+    const dual = /^BM16(88|90)$/.test(D.arch);
+    if (D.ddrMaxGbps > 0) cols.forEach((c) => { if (/DDR GB\/s/.test(c.name)) c.hl = lo(D.ddrMaxGbps * 0.5, D.ddrMaxGbps * 0.75); });
+    if (has[0]) cols.push({ name: 'TIU uArch rate', fmt: (v) => (v === null || v === undefined ? 'n/a' : fmtPct(v)), hl: lo(0.5, 0.75) });
+    if (has[0]) cols.push({ name: 'TiuWorkingRatio', fmt: fmtPct, hl: lo(0.15, 0.3) });
+    cols.push({ name: 'Parallelism', fmt: fmtPct, hl: lo(1.05, dual ? 2.05 : 1.05) }, { name: 'Concurrency', fmt: fmtPct }, { name: 'Compute share', fmt: fmtPct });
     ENG.forEach((e, k) => { if (has[k]) cols.push({ name: e + ' cmds' }); });
     const rows = A.cores.map((c) => {
       const r = [coreName(c), A.totalNs];
       for (let e = 0; e < 4; e++) if (has[e]) { r.push(c.eng[e].busyNs); r.push(c.eng[e].util); }
       for (let e = 1; e < 4; e++) if (has[e]) r.push(c.eng[e].ddrGbps);
       if (has[0]) r.push(c.eng[0].uarchRate);
+      if (has[0]) r.push(c.tiuWorkingRatio);
       r.push(c.parallelism, c.concurrency, c.computeShare);
       for (let e = 0; e < 4; e++) if (has[e]) r.push(c.eng[e].records);
       return r;
     });
     $('engines').appendChild(sortableTable(cols, rows, -1));
+    $('engines').appendChild(el('div', { class: 'muted' }, 'Highlights as the vendor summary: red / yellow = uArch rate < 50 / 75 %, TiuWorkingRatio < 15 / 30 %, Parallelism < 105 / ' + (dual ? '205' : '105') + ' %, DDR bandwidth < 50 / 75 % of the peak.'));
   } else {
     /* No analysis: per-lane counts and busy time straight from the lanes. */
     const rows = lanes.map((L) => {
@@ -441,13 +462,13 @@
   function buildOverview2() {
   if (A && A.topLayers.length) {
     const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
-      r.core, r.count, r.total, r.share]);
+      r.core, r.count, r.total, r.share]).filter((r) => (r[1] && r[1] !== '-') || r[2]);
     $('top-layers').appendChild(sortableTable([{ name: '#' }, { name: 'Layer', t: 1 }, { name: 'Type', t: 1 },
       { name: 'Core' }, { name: 'Cmds' }, { name: 'Time (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
       { name: 'Share', fmt: fmtPct }], rows, 5, true, 20));
   } else $('top-layers').appendChild(el('div', { class: 'muted' }, 'No layer information in this profile.'));
   if (A && A.topCmds.length) {
-    const rows = A.topCmds.map((r) => [str(r.type), str(r.name), r.core, r.count, r.total, r.min, r.max, r.share]);
+    const rows = A.topCmds.map((r) => [str(r.type), str(r.name), r.core, r.count, r.total, r.min, r.max, r.share]).filter((r) => r[0] || r[1]);
     $('top-cmds').appendChild(sortableTable([{ name: 'Engine', t: 1 }, { name: 'Command', t: 1 }, { name: 'Core' },
       { name: 'Count' }, { name: 'Time (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
       { name: 'Min (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Max (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
