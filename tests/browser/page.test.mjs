@@ -299,6 +299,10 @@ test('real BM1688 dump through the tpuprof CLI', async (t) => {
   await page.waitForFunction((w) => window.tpuprof.tableCount() === w, wantRows, { timeout: 10000 });
   const rows = await page.evaluate(() => window.tpuprof.tableRows());
   assert.ok(rows.length > 0 && rows.every((r) => r[0] === 'Core 0 TIU' && /conv/i.test(r[2] + r[3])), JSON.stringify(rows.slice(0, 3)));
+  // Memory charts carry a usage-over-time strip: some bytes in use somewhere in the view.
+  await page.evaluate(() => window.tpuprof.reset());
+  await page.locator('#memory').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.tpuprof.memPeaks().some((p) => p > 0), null, { timeout: 10000 });
   // A row click moves the timeline there and pins the command.
   await page.locator('#cmd-spacer .cmd-row').first().click();
   assert.match(await page.evaluate(() => window.tpuprof.detailsText()), new RegExp('Cmd Id' + rows[0][1] + '(?!\\d)'));

@@ -1369,6 +1369,7 @@
 
   /* ---------------------------------------------------------------- memory charts */
   let memRedraw = null;
+  const memCharts = [];
   function buildMemory() {
     const body = $('memory-body');
     const lm = D.lmem, gm = D.gmem;
@@ -1407,7 +1408,7 @@
       leg.appendChild(document.createTextNode('  \u00b7 x: time (follows the timeline view), y: ' + yLabel));
       wrap.appendChild(leg);
       const cv = el('canvas');
-      const CH = height || 260, TOP = 6, BOT = 6;
+      const USE_H = 40, CH = (height || 260) + USE_H, TOP = USE_H + 6, BOT = 6;
       cv.style.height = CH + 'px';
       wrap.appendChild(cv);
       body.appendChild(wrap);
@@ -1459,6 +1460,34 @@
             c2.fillStyle = r[4] ? 'rgba(220,40,40,.55)' : 'rgba(30,160,60,.55)';
             c2.fillRect(x0, ya, rw, rh);
           }
+          /* Usage over time (top strip): per pixel column the bytes of the records alive
+           * there (a difference array over the visible records), scaled to the space shown. */
+          const pw = Math.max(1, Math.ceil(w - GUTTER)), diff = new Float64Array(pw + 2);
+          for (let q = lowerBound(rStart, view.t0 - rMaxDur); q < recs.length; q++) {
+            const r = recs[q];
+            if (r[0] > view.t1) break;
+            if (r[1] < view.t0 || (overlay && r.length <= 8)) continue;
+            const a = Math.max(0, Math.floor((r[0] - view.t0) * k)), b = Math.min(pw, Math.floor((r[1] - view.t0) * k));
+            diff[a] += r[3];
+            diff[b + 1] -= r[3];
+          }
+          const use = new Float64Array(pw);
+          let acc = 0, peak = 0;
+          for (let x = 0; x < pw; x++) { acc += diff[x]; use[x] = acc; if (acc > peak) peak = acc; }
+          const cap = space === 'L' ? yTotal : Math.max(peak, 1);
+          c2.fillStyle = '#f5f7fa';
+          c2.fillRect(0, 0, w, USE_H);
+          c2.fillStyle = 'rgba(47,111,222,0.35)';
+          c2.strokeStyle = '#2f6fde';
+          c2.beginPath();
+          c2.moveTo(GUTTER, USE_H - 2);
+          for (let x = 0; x < pw; x++) c2.lineTo(GUTTER + x, USE_H - 2 - Math.min(1, use[x] / cap) * (USE_H - 6));
+          c2.lineTo(GUTTER + pw, USE_H - 2);
+          c2.closePath();
+          c2.fill();
+          c2.fillStyle = '#485066';
+          c2.fillText('in use (peak ' + fmtBytes(peak) + (space === 'L' ? ' of ' + fmtBytes(cap) : '') + ')', 4, USE_H / 2);
+          chart.peak = peak;
           chart.k = k;
         },
       };
@@ -1482,6 +1511,7 @@
       chart.cv = cv;
       chart.visible = true;
       charts.push(chart);
+      memCharts.push(chart);
     }
     let any = false;
     for (const core of cores) {
@@ -1542,7 +1572,8 @@
     }
     if (lm.cmdDropped) body.appendChild(el('div', { class: 'muted' }, 'LOCAL MEM from the commands: the last ' + lm.cmdDropped +
       ' records (past the page\'s budget) are left out.'));
-    if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, and the runtime mtype lines).'));
+    if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, the runtime mtype lines, and the commands\' descriptor fields' +
+      (D.notes.some((n) => /large dump/.test(n)) ? '; the reader left the per-command details out of this large dump, see Notes' : '') + ').'));
     if (charts.length) {
       /* Memory charts follow the timeline's range, but only those on screen are redrawn and
        * only once the timeline has settled, so panning stays fluid. */
@@ -1592,6 +1623,7 @@
     detailsText: () => $('details').textContent,
     search: (q) => search(q),
     memCharts: () => document.querySelectorAll('.memchart canvas').length,
+    memPeaks: () => memCharts.map((c) => c.peak || 0),
     ready: () => ready,
     /* The command table: set filters like a user would be too slow to type; rows shown. */
     tableCount: () => tRows.n,
