@@ -270,6 +270,12 @@ test('real BM1688 dump through the tpuprof CLI', async (t) => {
   const det2 = await page.evaluate(() => window.tpuprof.detailsText());
   assert.match(det2, new RegExp('Cmd Id' + dep + '(?!\\d)'), det2);
   assert.match(det2, /EngineCore 0 GDMA/, det2);
+  // ... and back: the GDMA command names the first TIU command that waits for it.
+  assert.match(await page.locator('#follow-signal').textContent(), /TIU cmd \d+/);
+  await page.click('#follow-signal');
+  const det3 = await page.evaluate(() => window.tpuprof.detailsText());
+  assert.match(det3, /EngineCore 0 TIU/, det3);
+  assert.match(det3, new RegExp('Waits forGDMA cmd ' + dep + '(?!\\d)'), det3);
 
   // Automatic units: a 500 ns window is shown in ns.
   await page.evaluate(() => window.tpuprof.setView(1000, 1500));

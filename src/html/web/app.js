@@ -812,34 +812,52 @@
     for (let g = 0; j >= 0 && g < 500000; j--, g++) if ((isCol(c) ? c[j] : c) === dep) return { L: O, i: j };
     return null;
   }
+  /* The first command on the other engine of the core that waits for command i of lane L
+   * (its "dep" is this command's id), starting no earlier than this one; null if none. */
+  function signalTarget(L, i) {
+    if (L.kind !== 'TIU' && L.kind !== 'GDMA') return null;
+    const id = at(L.T, 'cmd', i);
+    if (!id) return null;
+    const want = L.kind === 'TIU' ? 'GDMA' : 'TIU';
+    const O = lanes.find((M) => M.kind === want && M.core === L.core && M.dev === L.dev);
+    if (!O || !O.ready) return null;
+    const d = col(O.T, 'dep');
+    if (!isCol(d)) return d === id ? { L: O, i: lowerBound(O.start, L.start[i]) } : null;
+    for (let j = lowerBound(O.start, L.start[i]), g = 0; j < O.n && g < 500000; j++, g++) if (d[j] === id) return { L: O, i: j };
+    return null;
+  }
   function laneMidY(L, i) { return L.y + 2 + (L.row ? L.row[i] : 0) * L.rowH + (L.rowH - 2) / 2; }
   function drawDep(hit) {
     const t = depTarget(hit.L, hit.i);
-    if (!t) return;
-    const x1 = xOf(t.L.end[t.i]), y1 = laneMidY(t.L, t.i), x2 = xOf(hit.L.start[hit.i]), y2 = laneMidY(hit.L, hit.i);
-    ctx.strokeStyle = '#d0342c';
-    ctx.fillStyle = '#d0342c';
+    if (t) arrow(t, hit, 'waits for ' + t.L.label + ' cmd ' + at(t.L.T, 'cmd', t.i), '#d0342c', '#a4221b');
+    const w = signalTarget(hit.L, hit.i);
+    if (w) arrow(hit, w, 'signals ' + w.L.label + ' cmd ' + at(w.L.T, 'cmd', w.i), '#2f6fde', '#1d4fa8');
+  }
+  /* An arrow from the end of command `a` to the start of command `b`, labelled. */
+  function arrow(a, b, txt, color, textColor) {
+    const x1 = xOf(a.L.end[a.i]), y1 = laneMidY(a.L, a.i), x2 = xOf(b.L.start[b.i]), y2 = laneMidY(b.L, b.i);
+    ctx.strokeStyle = color;
+    ctx.fillStyle = color;
     ctx.lineWidth = 1.5;
     ctx.beginPath();
     ctx.moveTo(x1, y1);
     ctx.bezierCurveTo(x1 + Math.max(20, (x2 - x1) / 2), y1, x2 - Math.max(20, (x2 - x1) / 2), y2, x2, y2);
     ctx.stroke();
-    const a = Math.atan2(0, 1), hx = x2, hy = y2; /* arrow head pointing right into the waiter */
+    const hx = x2, hy = y2; /* arrow head pointing right into the waiter */
     ctx.beginPath();
     ctx.moveTo(hx, hy);
-    ctx.lineTo(hx - 8 * Math.cos(a - 0.45), hy - 8 * Math.sin(a - 0.45));
-    ctx.lineTo(hx - 8 * Math.cos(a + 0.45), hy - 8 * Math.sin(a + 0.45));
+    ctx.lineTo(hx - 8 * Math.cos(0.45), hy + 8 * Math.sin(0.45));
+    ctx.lineTo(hx - 8 * Math.cos(0.45), hy - 8 * Math.sin(0.45));
     ctx.closePath();
     ctx.fill();
     ctx.beginPath();
     ctx.arc(x1, y1, 3, 0, 2 * Math.PI);
     ctx.fill();
     ctx.font = '10px system-ui, sans-serif';
-    const txt = 'waits for ' + t.L.label + ' cmd ' + at(t.L.T, 'cmd', t.i);
     const tw = ctx.measureText(txt).width, lx = Math.min(Math.max(GUTTER + 2, (x1 + x2) / 2 - tw / 2), W - tw - 4), ly = (y1 + y2) / 2;
     ctx.fillStyle = 'rgba(255,255,255,0.85)';
     ctx.fillRect(lx - 2, ly - 7, tw + 4, 14);
-    ctx.fillStyle = '#a4221b';
+    ctx.fillStyle = textColor;
     ctx.fillText(txt, lx, ly);
   }
 
@@ -1047,6 +1065,12 @@
         b.addEventListener('click', () => jumpTo(t));
         d.appendChild(b);
       }
+      const w = signalTarget(hit.L, hit.i);
+      if (w) {
+        const b = el('button', { id: 'follow-signal' }, 'Go to the command waiting for it: ' + w.L.label + ' cmd ' + at(w.L.T, 'cmd', w.i));
+        b.addEventListener('click', () => jumpTo(w));
+        d.appendChild(b);
+      }
     }
     dirty = true;
     schedule();
@@ -1239,6 +1263,10 @@
     const a = el('span', { class: 'lg-item' });
     a.appendChild(el('span', { class: 'legend arrow' }));
     a.appendChild(document.createTextNode('waits for (hover / pin)'));
+    const sg = el('span', { class: 'legend arrow' });
+    sg.style.background = '#2f6fde';
+    a.appendChild(sg);
+    a.appendChild(document.createTextNode('signals'));
     box.appendChild(a);
     box.appendChild(el('span', { class: 'lg-title' }, 'Heights: TIU = uArch rate, DMA = bandwidth / DDR peak; labels on blocks \u2265 36 px'));
   }
