@@ -157,6 +157,27 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   assert.match(eng, /Core 0[^\n]*\d+\.\d+\s*%/);
   assert.match(eng, /Core 1[^\n]*n\/a/);
 
+  // Counter lanes: core 0's TIU has uArch rates (cost data), so its band carries the rate
+  // curve, within 0..1 and equal to the one rate when the view holds a single command.
+  await page.evaluate(() => window.tpuprof.reset());
+  const ctrs = await page.evaluate(() => window.tpuprof.counters());
+  const c0 = ctrs.find((c) => c.core === 0), c1 = ctrs.find((c) => c.core === 1);
+  assert.ok(c0 && c0.rate && c0.rate.some((x) => x !== null), 'core 0 uArch rate curve');
+  assert.ok(c0.rate.every((x) => x === null || (x >= 0 && x <= 1)));
+  assert.ok(c1, 'core 1 counter lane');
+  {
+    const Dd = await page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent));
+    const l0 = lanes.findIndex((l) => l.core === 0 && l.kind === 'TIU');
+    const ua = decodeColumn(Dd.lanes[l0].ua, Dd.lanes[l0].n);
+    const j = ua.findIndex((u) => u > 1);
+    assert.ok(j >= 0, 'a core 0 TIU command with a known rate');
+    const [a, b] = await page.evaluate(([x, y]) => window.tpuprof.cmdTime(x, y), [l0, j]);
+    await page.evaluate(([x, y]) => window.tpuprof.setView(x + (y - x) * 0.25, y - (y - x) * 0.25), [a, b]);
+    const r = (await page.evaluate(() => window.tpuprof.counters())).find((c) => c.core === 0).rate;
+    const mid = r[Math.floor(r.length / 2)];
+    assert.ok(Math.abs(mid - (ua[j] - 1) / 10000) < 1e-9, 'rate inside one command = its uArch rate: ' + mid + ' vs ' + ua[j]);
+  }
+
   await page.evaluate(() => window.tpuprof.reset());
   await page.screenshot({ path: join(OUT, 'small.png'), fullPage: true });
   assertClean(rec);

@@ -509,14 +509,58 @@
       const next = lanes[li + 1];
       if (L.core >= 0 && (!next || next.dev + '/' + next.core !== k)) {
         const dma = lanes.filter((M) => M.dev === L.dev && M.core === L.core && isDma(M) && M.n);
-        if (dma.length) { counters.push({ dev: L.dev, core: L.core, y: contentH, h: COUNTER_H, dma, lv: null }); contentH += COUNTER_H; }
+        const tiu = lanes.find((M) => M.dev === L.dev && M.core === L.core && M.kind === 'TIU' && M.n && M.T.ua);
+        const ch = dma.length && tiu ? COUNTER_H + 10 : COUNTER_H;
+        if (dma.length || tiu) { counters.push({ dev: L.dev, core: L.core, y: contentH, h: ch, dma, tiu, lv: null, rlv: null }); contentH += ch; }
       }
     }
     contentH += 6;
   }
   /* Bytes per bucket (2^16 buckets over the span, then halving levels) once the DMA lanes
    * are decoded; a zoomed-in view sums the visible commands per pixel instead. */
+  /* TIU uArch rate over time (when the dump has it): per bucket / pixel the duration-weighted
+   * mean of the rate of the TIU commands there ("ua" - 1 in 0.01 %). */
+  function rateSums(L, i) { const u = at(L.T, 'ua', i); return u ? (u - 1) / 10000 : -1; }
+  function buildRate(C) {
+    const L = C.tiu, nb = 1 << 16, bw = spanNs / nb, N = new Float64Array(nb), Dn = new Float64Array(nb);
+    for (let i = 0; i < L.n; i++) {
+      const r = rateSums(L, i), d = L.end[i] - L.start[i];
+      if (r < 0 || d <= 0) continue;
+      spread(N, bw, L.start[i], L.end[i], r * d, 0);
+      spread(Dn, bw, L.start[i], L.end[i], d, 0);
+    }
+    const lv = [{ bw, N, D: Dn }];
+    while (lv[lv.length - 1].N.length > 256) {
+      const p = lv[lv.length - 1], m = p.N.length >> 1, N2 = new Float64Array(m), D2 = new Float64Array(m);
+      for (let j = 0; j < m; j++) { N2[j] = p.N[2 * j] + p.N[2 * j + 1]; D2[j] = p.D[2 * j] + p.D[2 * j + 1]; }
+      lv.push({ bw: p.bw * 2, N: N2, D: D2 });
+    }
+    C.rlv = lv;
+  }
+  function rateColumns(C, pw) {
+    const L = C.tiu, t0 = view.t0, t1 = view.t1, nsPerPx = (t1 - t0) / pw, n = Math.ceil(pw);
+    const N = new Float64Array(n), Dn = new Float64Array(n);
+    if (!L || !L.ready) return null;
+    const a = lowerBound(L.start, t0 - L.maxDur), b = lowerBound(L.start, t1);
+    if (!C.rlv || b - a < 100000) {
+      for (let i = a; i < b; i++) {
+        const r = rateSums(L, i), d = L.end[i] - L.start[i];
+        if (r < 0 || d <= 0) continue;
+        spread(N, nsPerPx, L.start[i], L.end[i], r * d, t0);
+        spread(Dn, nsPerPx, L.start[i], L.end[i], d, t0);
+      }
+    } else {
+      let lv = C.rlv[0];
+      for (const m of C.rlv) if (m.bw <= nsPerPx) lv = m;
+      const j0 = Math.max(0, Math.floor(t0 / lv.bw)), j1 = Math.min(lv.N.length - 1, Math.floor(t1 / lv.bw));
+      for (let j = j0; j <= j1; j++) { const px = Math.floor((j * lv.bw - t0) / nsPerPx); if (px >= 0 && px < n) { N[px] += lv.N[j]; Dn[px] += lv.D[j]; } }
+    }
+    const out = new Float64Array(n);
+    for (let k = 0; k < n; k++) out[k] = Dn[k] > 0 ? N[k] / Dn[k] : NaN;
+    return out;
+  }
   function buildCounter(C) {
+    if (C.tiu) buildRate(C);
     const nb = 1 << 16, bw = spanNs / nb, B = new Float64Array(nb);
     for (const L of C.dma) {
       const by = col(L.T, 'by'), byA = isCol(by);
@@ -949,9 +993,35 @@
       ctx.fillStyle = '#f5f7fa';
       ctx.fillRect(0, C.y, GUTTER, C.h);
       ctx.fillStyle = '#1d2330';
-      ctx.fillText('DDR GB/s', 8, C.y + 11);
+      ctx.fillText(C.dma.length ? 'DDR GB/s' : 'TIU uArch rate', 8, C.y + 11);
       ctx.fillStyle = '#8a91a1';
-      ctx.fillText('peak in view ' + (C.max || 0).toFixed(1), 8, C.y + 24);
+      if (C.dma.length) ctx.fillText('peak in view ' + (C.max || 0).toFixed(1), 8, C.y + 24);
+      /* TIU uArch rate as an orange line over the band (0..100 %). */
+      const rc = C.tiu ? rateColumns(C, plotW()) : null;
+      C.rate = rc;
+      if (rc) {
+        const full = C.h - 6;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(GUTTER, C.y, W - GUTTER, C.h);
+        ctx.clip();
+        ctx.strokeStyle = '#e07b00';
+        ctx.lineWidth = 1.5;
+        ctx.beginPath();
+        let pen = false, sum = 0, cnt = 0;
+        for (let k = 0; k < rc.length; k++) {
+          if (!(rc[k] >= 0)) { pen = false; continue; }
+          const y = C.y + 3 + full - Math.min(1, rc[k]) * full;
+          if (pen) ctx.lineTo(GUTTER + k + 0.5, y); else ctx.moveTo(GUTTER + k + 0.5, y);
+          pen = true;
+          sum += rc[k];
+          cnt++;
+        }
+        ctx.stroke();
+        ctx.restore();
+        ctx.fillStyle = '#b86400';
+        if (cnt) ctx.fillText('uArch rate ' + ((sum / cnt) * 100).toFixed(1) + '% (line)', 8, C.y + (C.dma.length ? 36 : 24));
+      }
     }
     /* Dependency arrows of the hovered and the pinned command. */
     ctx.save();
@@ -1656,7 +1726,8 @@
     /* The command table: set filters like a user would be too slow to type; rows shown. */
     tableCount: () => tRows.n,
     tableRows: () => [...document.querySelectorAll('#cmd-spacer .cmd-row')].map((r) => [...r.children].map((c) => c.textContent)),
-    counters: () => counters.map((C) => ({ core: C.core, y: C.y, h: C.h, max: C.max || 0, cols: Array.from(counterColumns(C, plotW())) })),
+    counters: () => counters.map((C) => ({ core: C.core, y: C.y, h: C.h, max: C.max || 0, cols: Array.from(counterColumns(C, plotW())),
+      rate: C.tiu ? Array.from(rateColumns(C, plotW()) || []).map((x) => (isFinite(x) ? x : null)) : null })),
   };
   /* Start: the timeline from the writer's level of detail at once, then one lane decoded per
    * task (redrawn after each, with progress in the loading bar), then the overview tables and
