@@ -3,16 +3,16 @@
  * src/html/web/ (generated html_assets.c), with the profile's data as one JSON document inside
  * <script type="application/json" id="tp-data">.
  *
- * Data layout (read by web/app.js, version 1): small things (arch, clocks, per-core engine
- * statistics, rankings, layers, memory records) as plain objects; each timeline lane as
- * columnar integer arrays (start as deltas in ns from the profile's span start, duration in
- * ns, name/type as indexes into one string table of the strings actually used, cmd id,
- * cycles, bytes, layer index + 1, height 0..1000, direction, dtype, stall, dependency, argument
- * set). A column with the same value for every command is written as that one number (and
- * left out when it is 0); "ts" is the gap from the previous command's end, "cmd" and "ly" are
- * deltas from the previous command, and with "durRes":1 "dur" is the difference from
- * trunc(cyc / mhz * 1000). A million
- * commands come to a few tens of MB and JSON.parse reads them in well under a second.
+ * Data layout (read by web/app.js, version 2): small things (arch, clocks, per-core engine
+ * statistics, rankings, notes) as plain JSON; everything per command, per layer or per memory
+ * record as binary integer columns (put_col: base64 of zigzag varints, plain / delta / runs,
+ * whichever is shortest; about 20 bytes per command in all). Each timeline lane has "ts" (gap
+ * from the previous command's end, ns), "dur" (with "durRes":1 the difference from
+ * trunc(cyc / mhz * 1000)), name/type as indexes into one string table of the strings
+ * actually used, cmd id, cycles, bytes, layer index + 1, height 0..1000 (only for lanes
+ * without "hd":1: TIU and DMA heights are derived by the page), direction, dtype, stall,
+ * dependency, argument set, class, depth, uArch rate, Alg / uArch Ops. A column with the same
+ * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
@@ -125,6 +125,149 @@ static void html_text(struct tp_buf *b, const char *s)
 		}
 	}
 	tp_buf_free(&t);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Binary integer columns.                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+/* An integer column travels as one JSON string: a mode letter, then base64 (RFC 4648, padded)
+ * of zigzag LEB128 varints. Mode 'r': the values; 'd': each value's difference from the
+ * previous one (the first from 0); 'l' / 'm': runs, pairs (value, run length), of the values
+ * ('l') or of the differences ('m'). Upper case ('R', 'D', 'L', 'M'): some value is beyond
+ * int32 (up to 2^51; the page decodes into a Float64Array instead of an Int32Array). The
+ * writer picks the shortest of the four. Base64 characters never need escaping in JSON or in
+ * a <script> element. Values beyond +-2^51 are clamped (no profile quantity reaches them). */
+#define COL_LIM ((int64_t)1 << 51)
+
+typedef int64_t (*col_get_fn)(void *u, size_t i);
+
+static uint64_t zigzag(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static size_t varint_len(uint64_t z)
+{
+	size_t n = 1;
+	while (z >= 0x80) {
+		z >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static int64_t col_clamp(int64_t v)
+{
+	return v > COL_LIM ? COL_LIM : v < -COL_LIM ? -COL_LIM : v;
+}
+
+struct b64w {
+	struct out *o;
+	uint32_t acc;
+	int nb;
+};
+
+static const char b64_abc[] =
+	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void b64_byte(struct b64w *w, unsigned c)
+{
+	w->acc = w->acc << 8 | (c & 0xff);
+	if (++w->nb < 3)
+		return;
+	char q[4] = {b64_abc[w->acc >> 18 & 63], b64_abc[w->acc >> 12 & 63],
+	             b64_abc[w->acc >> 6 & 63], b64_abc[w->acc & 63]};
+	tp_buf_put(&w->o->b, q, 4);
+	w->acc = 0;
+	w->nb = 0;
+}
+
+static void b64_end(struct b64w *w)
+{
+	if (!w->nb)
+		return;
+	uint32_t a = w->acc << (w->nb == 1 ? 16 : 8);
+	char q[4] = {b64_abc[a >> 18 & 63], b64_abc[a >> 12 & 63],
+	             w->nb == 2 ? b64_abc[a >> 6 & 63] : '=', '='};
+	tp_buf_put(&w->o->b, q, 4);
+	w->nb = 0;
+}
+
+static void b64_varint(struct b64w *w, int64_t v)
+{
+	uint64_t z = zigzag(v);
+	while (z >= 0x80) {
+		b64_byte(w, (unsigned)(z & 0x7f) | 0x80);
+		z >>= 7;
+	}
+	b64_byte(w, (unsigned)z);
+}
+
+/* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1). */
+static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+{
+	size_t len[4] = {0, 0, 0, 0}; /* plain, delta, runs of values, runs of differences */
+	int wide = 0;
+	int64_t prev = 0, rv[2] = {0, 0};
+	size_t run[2] = {0, 0};
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = col_clamp(get(u, i));
+		if (v > INT32_MAX || v < INT32_MIN)
+			wide = 1;
+		int64_t x[2] = {v, v - prev};
+		prev = v;
+		for (int k = 0; k < 2; k++) {
+			len[k] += varint_len(zigzag(x[k]));
+			if (run[k] && x[k] == rv[k]) {
+				run[k]++;
+				continue;
+			}
+			if (run[k])
+				len[2 + k] += varint_len(zigzag(rv[k])) + varint_len(run[k]);
+			rv[k] = x[k];
+			run[k] = 1;
+		}
+	}
+	for (int k = 0; k < 2; k++)
+		if (run[k])
+			len[2 + k] += varint_len(zigzag(rv[k])) + varint_len(run[k]);
+	int mode = 0;
+	for (int k = 1; k < 4; k++)
+		if (len[k] < len[mode])
+			mode = k;
+	tp_buf_printf(&o->b, ",\"%s\":\"%c", key, (wide ? "RDLM" : "rdlm")[mode]);
+	struct b64w w = {o, 0, 0};
+	int d = mode & 1;
+	prev = 0;
+	int64_t cur = 0;
+	size_t cnt = 0;
+	for (size_t i = 0; i < n; i++) {
+		int64_t v = col_clamp(get(u, i));
+		int64_t x = d ? v - prev : v;
+		prev = v;
+		if (mode < 2) {
+			b64_varint(&w, x);
+		} else if (cnt && x == cur) {
+			cnt++;
+		} else {
+			if (cnt) {
+				b64_varint(&w, cur);
+				b64_varint(&w, (int64_t)cnt);
+			}
+			cur = x;
+			cnt = 1;
+		}
+		if ((i & 4095) == 4095)
+			flush_out(o, 0);
+	}
+	if (cnt) {
+		b64_varint(&w, cur);
+		b64_varint(&w, (int64_t)cnt);
+	}
+	b64_end(&w);
+	tp_buf_putc(&o->b, '"');
+	flush_out(o, 0);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -418,6 +561,114 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 	}
 }
 
+struct lane_get {
+	struct ctx *c;
+	const struct lane *l;
+	int col;
+	double mhz;     /* the lane clock exactly as printed */
+	int residual;   /* "dur" is the difference from trunc(cycles / mhz * 1000) */
+};
+
+static int64_t lane_col(void *u, size_t i)
+{
+	struct lane_get *g = u;
+	const struct tp_slice *s = &g->l->s[i];
+	if (g->col == C_TS)
+		return s->start_ns - (i ? g->l->s[i - 1].end_ns : g->c->t0);
+	int64_t v = col_val(g->c, g->l, s, g->col);
+	if (g->col == C_DUR && g->residual)
+		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
+	return v;
+}
+
+/* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go
+ * greedily into the first row whose last block has ended (at most LAYER_ROWS rows, the last
+ * one shared); thread lanes use their nesting depth (at most 16 rows). */
+#define LAYER_ROWS 6
+
+static int lane_rows(const struct lane *l)
+{
+	int rows = 1;
+	if (l->kind == TP_TRACK_LAYER) {
+		int64_t row_end[LAYER_ROWS];
+		int used = 0;
+		for (size_t i = 0; i < l->n; i++) {
+			int r = 0;
+			while (r < used && row_end[r] > l->s[i].start_ns)
+				r++;
+			if (r >= LAYER_ROWS)
+				r = LAYER_ROWS - 1;
+			if (r == used)
+				row_end[used++] = l->s[i].end_ns;
+			else if (l->s[i].end_ns > row_end[r])
+				row_end[r] = l->s[i].end_ns;
+		}
+		return used > 1 ? used : 1;
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		int d = l->s[i].depth > 15 ? 15 : l->s[i].depth;
+		if (d + 1 > rows)
+			rows = d + 1;
+	}
+	return rows;
+}
+
+/* A coarse level of detail the page draws before it has decoded the commands: the span in
+ * LOD_BUCKETS equal buckets, per bucket the tallest block touching it ("h", 0 = empty) and
+ * its colour ("s": its name's string index, -1 for a sys command), rows merged. */
+#define LOD_BUCKETS 4096
+
+struct lod_get {
+	const uint16_t *h;
+	const int32_t *s;
+	int col;
+};
+
+static int64_t lod_col(void *u, size_t i)
+{
+	struct lod_get *g = u;
+	return g->col ? g->s[i] : g->h[i];
+}
+
+static void emit_lod(struct ctx *c, const struct lane *l)
+{
+	if (!l->n)
+		return;
+	uint16_t *h = tp_calloc(LOD_BUCKETS, sizeof *h);
+	int32_t *sv = tp_calloc(LOD_BUCKETS, sizeof *sv);
+	if (!h || !sv) {
+		c->o.err = TP_ENOMEM;
+		tp_free(h);
+		tp_free(sv);
+		return;
+	}
+	double span = (double)(c->p->span_end_ns - c->p->span_begin_ns);
+	double bw = (span > 1 ? span : 1) / LOD_BUCKETS;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct tp_slice *s = &l->s[i];
+		double a = floor((double)(s->start_ns - c->t0) / bw);
+		double e = floor((double)(s->end_ns - c->t0) / bw);
+		if (e < 0 || a >= LOD_BUCKETS)
+			continue;
+		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
+		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
+		int32_t col = s->kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, s->name);
+		for (size_t k = b0; k <= b1; k++)
+			if (hv > h[k]) {
+				h[k] = (uint16_t)hv;
+				sv[k] = col;
+			}
+	}
+	tp_buf_printf(&c->o.b, ",\"lod\":{\"n\":%d", LOD_BUCKETS);
+	struct lod_get g = {h, sv, 0};
+	put_col(&c->o, "h", LOD_BUCKETS, lod_col, &g);
+	g.col = 1;
+	put_col(&c->o, "s", LOD_BUCKETS, lod_col, &g);
+	tp_buf_putc(&c->o.b, '}');
+	tp_free(h);
+	tp_free(sv);
+}
+
 static void emit_lane(struct ctx *c, const struct lane *l)
 {
 	struct tp_buf *b = &c->o.b;
@@ -444,52 +695,35 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 	double mhz = mb.oom ? 0 : strtod(mb.data, NULL);
 	tp_buf_free(&mb);
 	int residual = mhz > 0;
-	tp_buf_printf(b, ",\"durRes\":%d", residual);
+	/* TIU and DMA block heights are derived by the page (from "ua" / "ck", and from bytes,
+	 * cycles and "bwScale") instead of travelling as a column: "hd":1. */
+	int hd = l->kind == TP_TRACK_TIU || tp_track_kind_is_dma((enum tp_track_kind)l->kind);
+	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", residual, hd, lane_rows(l));
+	emit_lod(c, l);
+	struct lane_get g = {c, l, 0, mhz, residual};
 	for (int col = 0; col < C_COUNT; col++) {
+		if (col == C_H && hd)
+			continue;
 		/* A column with one value for every command is written as that number (left out
-		 * when it is 0). "ts" is the gap from the previous command's end (its start for the
-		 * first), cmd id and layer are deltas from the previous command: a digit or two. */
-		int delta = col == C_CMD || col == C_LAYER;
-		int same = 1;
+		 * when it is 0); "ts" is the gap from the previous command's end (its start for the
+		 * first) and always a column. */
+		g.col = col;
+		int same = col != C_TS;
 		int64_t first = 0;
-		for (size_t i = 0; i < l->n && same && col != C_TS; i++) {
-			int64_t v = col_val(c, l, &l->s[i], col);
-			if (col == C_DUR && residual)
-				v -= (int64_t)((double)l->s[i].cycles / mhz * 1000.0);
+		for (size_t i = 0; i < l->n && same; i++) {
+			int64_t v = lane_col(&g, i);
 			if (i == 0)
 				first = v;
 			same = v == first;
 		}
-		if (same && col != C_TS) {
+		if (same) {
 			if (first) {
 				tp_buf_printf(b, ",\"%s\":", col_key[col]);
 				put_i64(b, first);
 			}
 			continue;
 		}
-		tp_buf_printf(b, ",\"%s\":[", col_key[col]);
-		int64_t prev = col == C_TS ? c->t0 : 0;
-		for (size_t i = 0; i < l->n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			int64_t v;
-			if (col == C_TS) {
-				v = l->s[i].start_ns - prev;
-				prev = l->s[i].end_ns;
-			} else {
-				v = col_val(c, l, &l->s[i], col);
-				if (col == C_DUR && residual)
-					v -= (int64_t)((double)l->s[i].cycles / mhz * 1000.0);
-				if (delta) {
-					int64_t d = v - prev;
-					prev = v;
-					v = d;
-				}
-			}
-			put_i64(b, v);
-			flush_out(&c->o, 0);
-		}
-		tp_buf_putc(b, ']');
+		put_col(&c->o, col_key[col], l->n, lane_col, &g);
 	}
 	tp_buf_putc(b, '}');
 	flush_out(&c->o, 0);
@@ -536,16 +770,103 @@ static int plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
 	return TP_OK;
 }
 
+/* Argument sets whose values are all integers share "shapes" (the same keys in the same
+ * order, e.g. src_start_addr, dst_start_addr on every DMA command): those travel as binary
+ * columns, one per key and shape. "argShapes": the key lists (string ids); "argShape": per
+ * embedded set (page ids 1..N) its shape + 1, or 0 when it is in "argsets" (JSON, [key, value,
+ * ...], in page id order, the others skipped); "argVals": per shape, one column per key over
+ * the sets of that shape in page id order. */
+#define ARG_SHAPES_MAX 64
+
+struct argshape {
+	uint32_t set;    /* a profile argset id with this shape (its keys) */
+	uint32_t *ids;   /* profile argset ids of this shape, page order */
+	size_t n, cap;
+};
+
+struct arg_get {
+	struct ctx *c;
+	const uint32_t *ids;   /* profile argset ids (NULL: i + 1 in the argmap order) */
+	const uint32_t *shape; /* per page id - 1: shape + 1 or 0 */
+	int key;               /* >= 0: value of this key; -1: the shape column */
+};
+
+static int64_t arg_get_fn(void *u, size_t i)
+{
+	struct arg_get *g = u;
+	if (g->key < 0)
+		return g->shape[i];
+	size_t n;
+	const struct tp_arg *a = tp_args_get(g->c->p, g->ids[i], &n);
+	if (!a || (size_t)g->key >= n)
+		return 0;
+	const struct tp_arg *x = &a[g->key];
+	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
+}
+
+static int args_int(const struct tp_arg *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].type == TP_ARG_INT && a[i].v.i >= -COL_LIM && a[i].v.i <= COL_LIM)
+			continue;
+		if (a[i].type == TP_ARG_UINT && a[i].v.u <= (uint64_t)COL_LIM)
+			continue;
+		return 0;
+	}
+	return n > 0;
+}
+
+static int same_keys(const struct tp_profile *p, uint32_t x, uint32_t y)
+{
+	size_t nx, ny;
+	const struct tp_arg *a = tp_args_get(p, x, &nx), *b = tp_args_get(p, y, &ny);
+	if (nx != ny)
+		return 0;
+	for (size_t i = 0; i < nx; i++)
+		if (a[i].key != b[i].key)
+			return 0;
+	return 1;
+}
+
 static void emit_argsets(struct ctx *c)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
+	size_t nout = c->num_argsets_out, nshapes = 0, last = 0;
+	struct argshape shapes[ARG_SHAPES_MAX];
+	memset(shapes, 0, sizeof shapes);
+	uint32_t *shape = nout ? tp_calloc(nout, sizeof *shape) : NULL;
+	if (nout && !shape)
+		c->o.err = TP_ENOMEM;
 	tp_buf_puts(b, ",\"argsets\":[[]");
-	for (size_t id = 1; c->argmap && id < p->num_argsets; id++) {
+	for (size_t id = 1; shape && c->argmap && id < p->num_argsets; id++) {
 		if (!c->argmap[id])
 			continue;
 		size_t n;
 		const struct tp_arg *a = tp_args_get(p, (uint32_t)id, &n);
+		if (a && args_int(a, n)) {
+			size_t k = nshapes;
+			if (nshapes && same_keys(p, shapes[last].set, (uint32_t)id))
+				k = last;
+			for (size_t j = 0; j < nshapes && k == nshapes; j++)
+				if (same_keys(p, shapes[j].set, (uint32_t)id))
+					k = j;
+			if (k == nshapes && nshapes < ARG_SHAPES_MAX)
+				shapes[nshapes++].set = (uint32_t)id;
+			if (k < nshapes) {
+				struct argshape *sh = &shapes[k];
+				uint32_t *g = tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
+				if (!g) {
+					c->o.err = TP_ENOMEM;
+					break;
+				}
+				sh->ids = g;
+				sh->ids[sh->n++] = (uint32_t)id;
+				shape[c->argmap[id] - 1] = (uint32_t)k + 1;
+				last = k;
+				continue;
+			}
+		}
 		tp_buf_puts(b, ",[");
 		for (size_t i = 0; a && i < n; i++) {
 			if (i)
@@ -557,7 +878,39 @@ static void emit_argsets(struct ctx *c)
 		tp_buf_putc(b, ']');
 		flush_out(&c->o, 0);
 	}
-	tp_buf_printf(b, "],\"argsDropped\":%zu", c->args_dropped);
+	tp_buf_printf(b, "],\"argsDropped\":%zu,\"argShapes\":[", c->args_dropped);
+	for (size_t k = 0; k < nshapes; k++) {
+		size_t n;
+		const struct tp_arg *a = tp_args_get(p, shapes[k].set, &n);
+		tp_buf_puts(b, k ? ",[" : "[");
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				tp_buf_putc(b, ',');
+			put_i64(b, smap(&c->sm, a[i].key));
+		}
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_putc(b, ']');
+	struct arg_get g = {c, NULL, shape, -1};
+	if (shape)
+		put_col(&c->o, "argShape", nout, arg_get_fn, &g);
+	tp_buf_puts(b, ",\"argVals\":[");
+	for (size_t k = 0; k < nshapes; k++) {
+		size_t n;
+		tp_args_get(p, shapes[k].set, &n);
+		tp_buf_printf(b, "%s{\"n\":%zu", k ? "," : "", shapes[k].n);
+		g.ids = shapes[k].ids;
+		for (size_t i = 0; i < n; i++) {
+			char key[24];
+			snprintf(key, sizeof key, "k%zu", i);
+			g.key = (int)i;
+			put_col(&c->o, key, shapes[k].n, arg_get_fn, &g);
+		}
+		tp_buf_putc(b, '}');
+		tp_free(shapes[k].ids);
+	}
+	tp_buf_putc(b, ']');
+	tp_free(shape);
 }
 
 static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
@@ -682,38 +1035,42 @@ static void emit_analysis(struct ctx *c, size_t max_cores)
 	tp_buf_putc(b, '}');
 }
 
+struct layer_get {
+	struct ctx *c;
+	int col;
+};
+
+static int64_t layer_col(void *u, size_t i)
+{
+	struct layer_get *g = u;
+	const struct tp_layer *y = &g->c->p->layers[i];
+	int timed = y->begin_ns <= y->end_ns;
+	switch (g->col) {
+	case 0: return y->id;
+	case 1: return smap(&g->c->sm, y->name);
+	case 2: return smap(&g->c->sm, y->type);
+	case 3: return y->core;
+	case 4: return y->is_local;
+	case 5: return y->is_data_move;
+	case 6: return y->group;
+	case 7: return y->subnet;
+	case 8: return timed ? y->begin_ns - g->c->t0 : -1;
+	default: return timed ? y->end_ns - g->c->t0 : -1;
+	}
+}
+
+/* The layer table as binary columns (put_col), indexed by layer index: id, name, type. */
 static void emit_layers(struct ctx *c)
 {
 	struct tp_buf *b = &c->o.b;
-	const struct tp_profile *p = c->p;
-	static const char *const cols[] = {"id", "name", "type", "core", "local", "dm", "group",
-	                                   "subnet", "begin", "end"};
+	/* Only what the page shows (layer times are the Layer lanes' blocks). */
+	static const char *const cols[] = {"id", "name", "type"};
 	tp_buf_puts(b, ",\"layers\":{\"n\":");
-	put_i64(b, (int64_t)p->num_layers);
+	put_i64(b, (int64_t)c->p->num_layers);
+	struct layer_get g = {c, 0};
 	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
-		tp_buf_printf(b, ",\"%s\":[", cols[col]);
-		for (size_t i = 0; i < p->num_layers; i++) {
-			const struct tp_layer *y = &p->layers[i];
-			int timed = y->begin_ns <= y->end_ns;
-			int64_t v = 0;
-			switch (col) {
-			case 0: v = y->id; break;
-			case 1: v = smap(&c->sm, y->name); break;
-			case 2: v = smap(&c->sm, y->type); break;
-			case 3: v = y->core; break;
-			case 4: v = y->is_local; break;
-			case 5: v = y->is_data_move; break;
-			case 6: v = y->group; break;
-			case 7: v = y->subnet; break;
-			case 8: v = timed ? y->begin_ns - c->t0 : -1; break;
-			default: v = timed ? y->end_ns - c->t0 : -1; break;
-			}
-			if (i)
-				tp_buf_putc(b, ',');
-			put_i64(b, v);
-		}
-		tp_buf_putc(b, ']');
-		flush_out(&c->o, 0);
+		g.col = (int)col;
+		put_col(&c->o, cols[col], c->p->num_layers, layer_col, &g);
 	}
 	tp_buf_putc(b, '}');
 }
@@ -740,18 +1097,75 @@ static uint64_t tensor_elems(const struct tp_tensor *t, int64_t n_slice, int64_t
 	return e;
 }
 
-/* LOCAL records from the commands (tp_lmem_from_commands): [begin, end, lane offset, bytes
- * per lane, write, layer index, core, cmd id, engine 1 TIU / 2 GDMA / 3 SDMA / 4 CDMA]; the
- * ninth element tells them from the compiler's tensor records. */
-#define LMEM_CMD_MAX 300000 /* command LOCAL records kept on the page (~12 MB) */
+/* Memory records travel as binary columns (put_col): "b" / "e" begin and end (ns from the
+ * span start), "a" lane offset or DDR address, "sz" bytes (per lane for LOCAL), "w" 1 = write,
+ * "ly" layer index, "co" core, "id" tensor id or cmd id, "en" 0 for a compiler tensor record,
+ * else the command's engine (1 TIU / 2 GDMA / 3 SDMA / 4 CDMA). */
+struct memrec {
+	int64_t b, e, a, sz, ly, co, id;
+	int w, en;
+};
 
-static size_t emit_cmd_lmem(struct ctx *c, size_t max_cores, int *first)
+struct memrecs {
+	struct memrec *v;
+	size_t n, cap;
+	int oom;
+};
+
+static void memrec_add(struct memrecs *m, const struct memrec *r)
 {
-	struct tp_buf *b = &c->o.b;
+	struct memrec *g = tp_grow(m->v, sizeof *m->v, m->n + 1, &m->cap);
+	if (!g) {
+		m->oom = 1;
+		return;
+	}
+	m->v = g;
+	m->v[m->n++] = *r;
+}
+
+struct memrec_get {
+	const struct memrecs *m;
+	int col;
+};
+
+static int64_t memrec_get(void *u, size_t i)
+{
+	struct memrec_get *g = u;
+	const struct memrec *r = &g->m->v[i];
+	switch (g->col) {
+	case 0: return r->b;
+	case 1: return r->e;
+	case 2: return r->a;
+	case 3: return r->sz;
+	case 4: return r->w;
+	case 5: return r->ly;
+	case 6: return r->co;
+	case 7: return r->id;
+	default: return r->en;
+	}
+}
+
+static void emit_memrecs(struct ctx *c, const struct memrecs *m)
+{
+	static const char *const cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
+	tp_buf_printf(&c->o.b, "\"recs\":{\"n\":%zu", m->n);
+	struct memrec_get g = {m, 0};
+	for (int col = 0; col < 9; col++) {
+		g.col = col;
+		put_col(&c->o, cols[col], m->n, memrec_get, &g);
+	}
+	tp_buf_putc(&c->o.b, '}');
+}
+
+/* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX. */
+#define LMEM_CMD_MAX 300000
+
+static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m)
+{
 	const struct tp_profile *p = c->p;
 	struct tp_lmem_recs r;
 	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
-		c->o.err = TP_ENOMEM;
+		m->oom = 1;
 		return 0;
 	}
 	size_t dropped = r.dropped;
@@ -759,16 +1173,9 @@ static size_t emit_cmd_lmem(struct ctx *c, size_t max_cores, int *first)
 		const struct tp_lmem_rec *x = &r.v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
-		if (!*first)
-			tp_buf_putc(b, ',');
-		*first = 0;
-		tp_buf_putc(b, '[');
-		put_i64(b, x->begin_ns - c->t0);
-		tp_buf_putc(b, ',');
-		put_i64(b, x->end_ns - c->t0);
-		tp_buf_printf(b, ",%u,%u,%d,%d,%d,%u,%d]", x->lane_offset, x->bytes, x->write,
-		              (int)s->layer, (int)t->core, s->cmd_id, (int)t->kind + 1);
-		flush_out(&c->o, 0);
+		struct memrec q = {x->begin_ns - c->t0, x->end_ns - c->t0, x->lane_offset, x->bytes,
+		                   s->layer, t->core, s->cmd_id, x->write, (int)t->kind + 1};
+		memrec_add(m, &q);
 	}
 	tp_free(r.v);
 	return dropped;
@@ -782,14 +1189,15 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
 	struct arch_facts f = facts_of(p->chip);
-	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,\"recs\":[",
+	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,",
 	              f.lane_bytes, f.banks, f.npus);
-	int first = 1;
+	struct memrecs m = {0};
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			size_t dropped = f.lane_bytes ? emit_cmd_lmem(c, max_cores, &first) : 0;
-			tp_buf_printf(b, "],\"cmdDropped\":%zu},\"gmem\":{\"recs\":[", dropped);
-			first = 1;
+			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m) : 0;
+			emit_memrecs(c, &m);
+			tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", dropped);
+			m.n = 0;
 		}
 		for (size_t li = 0; li < p->num_layers; li++) {
 			const struct tp_layer *y = &p->layers[li];
@@ -820,35 +1228,32 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 				}
 				if (size != UINT64_MAX && size <= UINT64_MAX / dsz && !(pass == 1 && t->gsize))
 					size *= dsz;
-				if (!first)
-					tp_buf_putc(b, ',');
-				first = 0;
-				tp_buf_putc(b, '[');
-				put_i64(b, y->begin_ns - c->t0);
-				tp_buf_putc(b, ',');
-				put_i64(b, y->end_ns - c->t0);
-				tp_buf_putc(b, ',');
-				put_u64(b, addr);
-				tp_buf_putc(b, ',');
-				put_u64(b, size);
-				tp_buf_printf(b, ",%d,%zu,%d,", t->is_in ? 0 : 1, li, (int)y->core);
-				put_i64(b, t->id);
-				tp_buf_putc(b, ']');
-				flush_out(&c->o, 0);
+				if (addr > (uint64_t)COL_LIM)
+					addr = (uint64_t)COL_LIM;
+				if (size > (uint64_t)COL_LIM)
+					size = (uint64_t)COL_LIM;
+				struct memrec q = {y->begin_ns - c->t0, y->end_ns - c->t0, (int64_t)addr,
+				                   (int64_t)size, (int64_t)li, y->core, t->id,
+				                   t->is_in ? 0 : 1, 0};
+				memrec_add(&m, &q);
 			}
 		}
 	}
-	tp_buf_puts(b, "],\"blocks\":[");
+	emit_memrecs(c, &m);
+	if (m.oom)
+		c->o.err = TP_ENOMEM;
+	tp_free(m.v);
+	tp_buf_puts(b, ",\"blocks\":[");
 	for (size_t i = 0; i < p->num_mems; i++) {
-		const struct tp_mem *m = &p->mems[i];
+		const struct tp_mem *mm = &p->mems[i];
 		if (i)
 			tp_buf_putc(b, ',');
-		tp_buf_printf(b, "[%d,", (int)m->mtype);
-		put_u64(b, m->addr);
+		tp_buf_printf(b, "[%d,", (int)mm->mtype);
+		put_u64(b, mm->addr);
 		tp_buf_putc(b, ',');
-		put_u64(b, m->size);
+		put_u64(b, mm->size);
 		tp_buf_putc(b, ',');
-		put_i64(b, smap(&c->sm, m->desc));
+		put_i64(b, smap(&c->sm, mm->desc));
 		tp_buf_putc(b, ']');
 	}
 	tp_buf_puts(b, "]}");

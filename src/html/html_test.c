@@ -70,6 +70,87 @@ static size_t count(const char *hay, const char *needle)
 	return c;
 }
 
+/* Decodes the binary column "KEY" of the JSON object starting at `obj` (searched up to `end`,
+ * after a nested "lod" object) into out[0..n-1], independently of html.c: mode letter r/d/l/m
+ * (upper case: wide), base64, zigzag LEB128 varints, d/m differences, l/m (value, run) pairs.
+ * A plain number is that value n times. Returns 0 when the key is absent (all zero), 1 when
+ * found, -1 when malformed. */
+static int column(const char *obj, const char *end, const char *key, int64_t *out, size_t n)
+{
+	char pat[64];
+	const char *lod = strstr(obj, "\"lod\":{");
+	if (lod && lod < end)
+		obj = strchr(lod, '}');
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *k = strstr(obj, pat);
+	for (size_t i = 0; i < n; i++)
+		out[i] = 0;
+	if (!k || k >= end)
+		return 0;
+	k += strlen(pat);
+	if (*k != '"') {
+		long long v = strtoll(k, NULL, 10);
+		for (size_t i = 0; i < n; i++)
+			out[i] = v;
+		return 1;
+	}
+	char mode = (char)(k[1] | 32);
+	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint64_t acc = 0, vals[64];
+	unsigned shift = 0, bits = 0, nbits = 0;
+	size_t nv = 0;
+	for (const char *q = k + 2; *q && *q != '"'; q++) {
+		const char *at = *q == '=' ? NULL : strchr(abc, *q);
+		if (!at)
+			continue;
+		bits = bits << 6 | (unsigned)(at - abc);
+		nbits += 6;
+		if (nbits < 8)
+			continue;
+		nbits -= 8;
+		unsigned byte = bits >> nbits & 255;
+		bits &= (1u << nbits) - 1;
+		acc |= (uint64_t)(byte & 127) << shift;
+		shift += 7;
+		if (byte & 128)
+			continue;
+		if (nv == 64)
+			return -1;
+		vals[nv++] = acc;
+		acc = 0;
+		shift = 0;
+	}
+	size_t o = 0;
+	int64_t prev = 0;
+	int runs = mode == 'l' || mode == 'm', delta = mode == 'd' || mode == 'm';
+	for (size_t i = 0; i < nv; i += runs ? 2 : 1) {
+		int64_t v = (int64_t)(vals[i] >> 1) ^ -(int64_t)(vals[i] & 1);
+		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] : 0) : 1;
+		for (uint64_t t = 0; t < times; t++) {
+			if (o == n)
+				return -1;
+			prev = delta ? prev + v : v;
+			out[o++] = prev;
+		}
+	}
+	return o == n ? 1 : -1;
+}
+
+/* The end of the lane object starting at `lane`: the next lane or the end of the lanes. */
+static const char *lane_end(const char *lane)
+{
+	const char *e = strstr(lane + 1, "{\"kind\":");
+	return e ? e : strstr(lane, "],\"argsets\"");
+}
+
+#define ASSERT_COL(obj, end, key, ...)                                                       \
+	do {                                                                                   \
+		static const int64_t want_[] = {__VA_ARGS__};                                  \
+		int64_t got_[sizeof want_ / sizeof *want_];                                    \
+		assert_int_equal(column(obj, end, key, got_, sizeof want_ / sizeof *want_), 1); \
+		assert_memory_equal(got_, want_, sizeof want_);                                \
+	} while (0)
+
 static char path[256];
 
 static int setup(void **state)
@@ -134,17 +215,22 @@ static void test_content(void **state)
 	/* GDMA (starts 50, 350, 650; 100 ns each): "ts" = gaps from the previous end, "dur" left
 	 * out because every duration equals its 75 cycles at 750 MHz, heights = 16 GB/s of 32 =
 	 * 500 for every command, so one number. */
-	char *gdma_end = strchr(gdma, '}');
-	assert_non_null(strstr(gdma, "\"durRes\":1,\"ts\":[0,200,200]"));
-	char *dur = strstr(gdma, "\"dur\"");
-	assert_true(dur == NULL || dur > gdma_end);
-	assert_non_null(strstr(gdma, "\"h\":500,"));
+	const char *gdma_end = lane_end(gdma), *tiu_end = lane_end(tiu);
+	int64_t v[3];
+	ASSERT_COL(gdma, gdma_end, "ts", 0, 200, 200);
+	assert_int_equal(column(gdma, gdma_end, "dur", v, 3), 0);
+	/* Heights are derived by the page for DMA and TIU lanes ("hd":1, no "h" column) from
+	 * the bytes (one number: 1600 for all) and cycles (75) over "bwScale" 32. */
+	assert_non_null(strstr(gdma, "\"hd\":1"));
+	assert_int_equal(column(gdma, gdma_end, "h", v, 3), 0);
 	assert_non_null(strstr(gdma, "\"by\":1600,"));
-	/* TIU: uArch Rate 50% -> height 500; all-zero columns (bytes, dir) left out. */
-	char *tiu_end = strchr(tiu, '}');
-	assert_non_null(strstr(tiu, "\"h\":500"));
-	char *by = strstr(tiu, "\"by\"");
-	assert_true(by == NULL || by > tiu_end);
+	assert_non_null(strstr(gdma, "\"cyc\":75"));
+	assert_non_null(strstr(s, "\"bwScale\":32,"));
+	/* TIU: uArch Rate 50% -> "ua" 5001 (the page's height 500); all-zero columns (bytes,
+	 * dir) left out. */
+	ASSERT_COL(tiu, tiu_end, "ua", 5001);
+	assert_int_equal(column(tiu, tiu_end, "by", v, 1), 0);
+	assert_int_equal(column(tiu, tiu_end, "dir", v, 1), 0);
 	/* The page's own assets never close their element early. */
 	assert_null(strstr((const char *)tp_html_app_js, "</script"));
 	assert_null(strstr((const char *)tp_html_app_css, "</style"));
@@ -186,16 +272,16 @@ static void test_cost_heights(void **state)
 	char *c1 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":1");
 	assert_non_null(c0);
 	assert_non_null(c1);
-	*strchr(c0, '}') = 0;
-	*strchr(c1, '}') = 0;
-	/* 9.35 % (the first resnet50 conv), 30 %, 100 % */
-	assert_non_null(strstr(c0, "\"h\":[93,300,1000]"));
-	assert_non_null(strstr(c0, "\"ua\":[936,3001,10001]"));
-	assert_non_null(strstr(c0, "\"ao\":[235225088,300,100]"));
-	assert_non_null(strstr(c0, "\"uo\":[2516828160,1000,100]"));
-	/* Core 1: no descriptors, full height, rate unknown (the column is left out: all 0). */
-	assert_non_null(strstr(c1, "\"h\":1000"));
-	assert_null(strstr(c1, "\"ua\""));
+	const char *e0 = lane_end(c0), *e1 = lane_end(c1);
+	/* 9.35 % (the first resnet50 conv), 30 %, 100 %: the page's heights 93, 300, 1000 */
+	ASSERT_COL(c0, e0, "ua", 936, 3001, 10001);
+	ASSERT_COL(c0, e0, "ao", 235225088, 300, 100);
+	ASSERT_COL(c0, e0, "uo", 2516828160, 1000, 100);
+	/* The coarse level of detail carries the tallest height per bucket: 1000 somewhere. */
+	assert_non_null(strstr(c0, "\"lod\":{\"n\":4096,\"h\":\""));
+	/* Core 1: no descriptors, rate unknown (the column is left out: all 0, full height). */
+	int64_t v[3];
+	assert_int_equal(column(c1, e1, "ua", v, 3), 0);
 	free(s);
 	tp_profile_free(p);
 }
@@ -234,7 +320,20 @@ static void test_cmd_lmem(void **state)
 	assert_non_null(page);
 	/* begin 0 (span start), end 500, lane offset 8192, 1568 bytes per lane, write, no layer,
 	 * core 0, cmd 7, engine GDMA (2) */
-	assert_non_null(strstr(page, "\"recs\":[[0,500,8192,1568,1,-1,0,7,2]],\"cmdDropped\":0}"));
+	const char *lm = strstr(page, "\"lmem\":{");
+	assert_non_null(lm);
+	const char *lm_end = strstr(lm, "\"gmem\"");
+	assert_non_null(strstr(lm, "\"recs\":{\"n\":1,"));
+	ASSERT_COL(lm, lm_end, "b", 0);
+	ASSERT_COL(lm, lm_end, "e", 500);
+	ASSERT_COL(lm, lm_end, "a", 8192);
+	ASSERT_COL(lm, lm_end, "sz", 1568);
+	ASSERT_COL(lm, lm_end, "w", 1);
+	ASSERT_COL(lm, lm_end, "ly", -1);
+	ASSERT_COL(lm, lm_end, "co", 0);
+	ASSERT_COL(lm, lm_end, "id", 7);
+	ASSERT_COL(lm, lm_end, "en", 2);
+	assert_non_null(strstr(lm, "\"cmdDropped\":0}"));
 	free(page);
 	tp_profile_free(p);
 }

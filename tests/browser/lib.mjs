@@ -27,7 +27,8 @@ export async function launch() {
   };
 }
 
-// Opens `file` and returns { page, url, errors, requests, dialogs }.
+// Opens `file` and returns { page, url, errors, requests, dialogs } once the page is ready
+// (opts.noReady: once the first timeline is drawn).
 export async function open(context, file, opts = {}) {
   const page = await context.newPage();
   const url = pathToFileURL(file).href;
@@ -37,6 +38,35 @@ export async function open(context, file, opts = {}) {
   page.on('request', (r) => rec.requests.push(r.url()));
   page.on('dialog', async (d) => { rec.dialogs.push(d.type() + ': ' + d.message()); await d.dismiss(); });
   await page.goto(url, { waitUntil: 'load', timeout: opts.timeout || 60000 });
+  // First the timeline (drawn from the writer's level of detail), then every lane decoded.
   await page.waitForFunction(() => window.tpuprof && window.tpuprof.frames() > 0, null, { timeout: opts.timeout || 60000 });
+  if (!opts.noReady) await page.waitForFunction(() => window.tpuprof.ready(), null, { timeout: opts.timeout || 60000 });
   return rec;
+}
+
+// An independent decoder of the page's binary integer columns (src/html/html.c put_col):
+// mode letter r/d/l/m (R/D/L/M: values beyond int32), then base64 of zigzag LEB128 varints;
+// d = differences, l/m = (value, run length) pairs of values/differences. A number stands for
+// the same value n times; undefined for 0. Returns a plain array of n numbers.
+export function decodeColumn(v, n) {
+  if (typeof v !== 'string') return new Array(n).fill(v || 0);
+  const mode = v[0].toLowerCase();
+  const bytes = Buffer.from(v.slice(1), 'base64');
+  const vals = [];
+  let acc = 0n, shift = 0n;
+  for (const b of bytes) {
+    acc |= BigInt(b & 127) << shift;
+    shift += 7n;
+    if (b & 128) continue;
+    vals.push(Number((acc >> 1n) ^ -(acc & 1n)));
+    acc = 0n; shift = 0n;
+  }
+  let seq = vals;
+  if (mode === 'l' || mode === 'm') {
+    seq = [];
+    for (let i = 0; i + 1 < vals.length; i += 2) for (let k = 0; k < vals[i + 1]; k++) seq.push(vals[i]);
+  }
+  if (mode === 'd' || mode === 'm') { let p = 0; seq = seq.map((x) => (p += x)); }
+  if (seq.length !== n) throw new Error('column has ' + seq.length + ' values, want ' + n);
+  return seq;
 }

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { launch, open } from './lib.mjs';
+import { decodeColumn, launch, open } from './lib.mjs';
 
 const BIN = process.env.TP_BINARY_DIR;
 const FIXTURE = process.env.TP_HTML_FIXTURE;
@@ -130,10 +130,9 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
 
   // Search by name finds commands and jumps to the first.
   const hits = await page.evaluate(() => window.tpuprof.search('tensorSt'));
-  const gdmaStores = await page.evaluate(() => {
-    const D = JSON.parse(document.getElementById('tp-data').textContent);
+  const gdmaStores = await page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent)).then((D) => {
     const id = D.strs.indexOf('tensorSt');
-    return D.lanes.reduce((s, L) => s + (Array.isArray(L.nm) ? L.nm.filter((x) => x === id).length : (L.nm || 0) === id ? L.n : 0), 0);
+    return D.lanes.reduce((s, L) => s + decodeColumn(L.nm, L.n).filter((x) => x === id).length, 0);
   });
   assert.equal(hits, gdmaStores);
   assert.ok(hits > 0);
@@ -157,6 +156,27 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   assert.match(eng, /TIU uArch rate/);
   assert.match(eng, /Core 0[^\n]*\d+\.\d+\s*%/);
   assert.match(eng, /Core 1[^\n]*n\/a/);
+
+  // Counter lanes: core 0's TIU has uArch rates (cost data), so its band carries the rate
+  // curve, within 0..1 and equal to the one rate when the view holds a single command.
+  await page.evaluate(() => window.tpuprof.reset());
+  const ctrs = await page.evaluate(() => window.tpuprof.counters());
+  const c0 = ctrs.find((c) => c.core === 0), c1 = ctrs.find((c) => c.core === 1);
+  assert.ok(c0 && c0.rate && c0.rate.some((x) => x !== null), 'core 0 uArch rate curve');
+  assert.ok(c0.rate.every((x) => x === null || (x >= 0 && x <= 1)));
+  assert.ok(c1, 'core 1 counter lane');
+  {
+    const Dd = await page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent));
+    const l0 = lanes.findIndex((l) => l.core === 0 && l.kind === 'TIU');
+    const ua = decodeColumn(Dd.lanes[l0].ua, Dd.lanes[l0].n);
+    const j = ua.findIndex((u) => u > 1);
+    assert.ok(j >= 0, 'a core 0 TIU command with a known rate');
+    const [a, b] = await page.evaluate(([x, y]) => window.tpuprof.cmdTime(x, y), [l0, j]);
+    await page.evaluate(([x, y]) => window.tpuprof.setView(x + (y - x) * 0.25, y - (y - x) * 0.25), [a, b]);
+    const r = (await page.evaluate(() => window.tpuprof.counters())).find((c) => c.core === 0).rate;
+    const mid = r[Math.floor(r.length / 2)];
+    assert.ok(Math.abs(mid - (ua[j] - 1) / 10000) < 1e-9, 'rate inside one command = its uArch rate: ' + mid + ' vs ' + ua[j]);
+  }
 
   await page.evaluate(() => window.tpuprof.reset());
   await page.screenshot({ path: join(OUT, 'small.png'), fullPage: true });
@@ -221,6 +241,98 @@ test('real BM1688 dump through the tpuprof CLI', async (t) => {
   assert.match(await page.locator('#subcaption').textContent(), /total 2176\.\d+ µs/);
   await page.screenshot({ path: join(OUT, 'real.png'), fullPage: true });
   console.log('real dump page: ' + statSync(file).size + ' bytes');
+
+  // The page's data decoded here independently (lib.mjs decodeColumn) for the checks below.
+  const D = await page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent));
+  const LYN = decodeColumn(D.layers.name, D.layers.n), LYT = decodeColumn(D.layers.type, D.layers.n);
+  const cols = D.lanes.map((L) => {
+    const c = {};
+    for (const k of ['nm', 'ty', 'ly', 'cmd', 'dep', 'by', 'cyc', 'dur']) c[k] = decodeColumn(L[k], L.n);
+    c.durNs = c.dur.map((d, i) => d + (L.durRes ? Math.trunc((c.cyc[i] / L.mhz) * 1000) : 0));
+    return c;
+  });
+  const hasQ = (si, q) => (D.strs[si] || '').toLowerCase().includes(q);
+
+  // Typing in the search box searches incrementally; the count is every command or layer
+  // whose name, type or layer name/type contains "conv".
+  let want = 0;
+  D.lanes.forEach((L, li) => { const c = cols[li]; for (let i = 0; i < L.n; i++) {
+    const l = c.ly[i];
+    if (hasQ(c.nm[i], 'conv') || hasQ(c.ty[i], 'conv') || (l > 0 && (hasQ(LYN[l - 1], 'conv') || hasQ(LYT[l - 1], 'conv')))) want++;
+  } });
+  assert.ok(want > 0);
+  await page.fill('#search', 'conv');
+  await page.waitForFunction(() => / \/ \d+$/.test(document.getElementById('search-info').textContent), null, { timeout: 10000 });
+  assert.equal(await page.locator('#search-info').textContent(), '1 / ' + want);
+  await page.locator('#search').press('Enter');
+  assert.equal(await page.locator('#search-info').textContent(), '2 / ' + want);
+
+  // Pin a TIU command that waits for a GDMA command (by clicking it), see the arrow and the
+  // engine named, then follow the dependency with the button.
+  const tl = lanes.findIndex((l) => l.core === 0 && l.kind === 'TIU');
+  const gl = lanes.findIndex((l) => l.core === 0 && l.kind === 'GDMA');
+  const ti = cols[tl].dep.findIndex((d, i) => d > 0 && i > 0);
+  assert.ok(ti > 0, 'a TIU command with a dependency');
+  const dep = cols[tl].dep[ti];
+  const [ts, te] = await page.evaluate(([a, b]) => window.tpuprof.cmdTime(a, b), [tl, ti]);
+  await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [ts - (te - ts) * 3, te + (te - ts) * 2]);
+  const tp = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [tl, ti]);
+  await page.mouse.click(tp.x, tp.y);
+  assert.match(await page.evaluate(() => window.tpuprof.detailsText()), new RegExp('Waits forGDMA cmd ' + dep + '(?!\\d)'));
+  await page.mouse.move(5, 5);
+  const red = await page.evaluate(() => {
+    const c = document.getElementById('timeline'), g = c.getContext('2d'), d = g.getImageData(0, 0, c.width, c.height).data;
+    let k = 0;
+    for (let p = 0; p < d.length; p += 4) if (Math.abs(d[p] - 0xd0) < 12 && Math.abs(d[p + 1] - 0x34) < 12 && Math.abs(d[p + 2] - 0x2c) < 12) k++;
+    return k;
+  });
+  assert.ok(red > 20, 'the dependency arrow is drawn (' + red + ' red pixels)');
+  await page.click('#follow-dep');
+  const det2 = await page.evaluate(() => window.tpuprof.detailsText());
+  assert.match(det2, new RegExp('Cmd Id' + dep + '(?!\\d)'), det2);
+  assert.match(det2, /EngineCore 0 GDMA/, det2);
+  // ... and back: the GDMA command names the first TIU command that waits for it.
+  assert.match(await page.locator('#follow-signal').textContent(), /TIU cmd \d+/);
+  await page.click('#follow-signal');
+  const det3 = await page.evaluate(() => window.tpuprof.detailsText());
+  assert.match(det3, /EngineCore 0 TIU/, det3);
+  assert.match(det3, new RegExp('Waits forGDMA cmd ' + dep + '(?!\\d)'), det3);
+
+  // Automatic units: a 500 ns window is shown in ns.
+  await page.evaluate(() => window.tpuprof.setView(1000, 1500));
+  assert.match(await page.locator('#range-info').textContent(), /\(500 ns\)/);
+  await page.evaluate(() => window.tpuprof.reset());
+
+  // DDR counter lanes: over the whole view the curve integrates to the core's DMA bytes.
+  const ctr = await page.evaluate(() => window.tpuprof.counters());
+  assert.equal(ctr.length, 2, 'one DDR counter lane per core');
+  for (const C of ctr) {
+    const [a, b] = await page.evaluate(() => window.tpuprof.viewRange());
+    const nsPerPx = (b - a) / C.cols.length;
+    const area = C.cols.reduce((x, y) => x + y, 0) * nsPerPx;
+    let bytes = 0;
+    D.lanes.forEach((L, li) => { if (L.core === C.core && /DMA/.test(L.kind)) bytes += cols[li].by.reduce((x, y) => x + y, 0); });
+    assert.ok(bytes > 0 && Math.abs(area - bytes) < bytes * 0.01, 'core ' + C.core + ' DDR curve ' + area + ' vs ' + bytes + ' bytes');
+  }
+
+  // The command table, filtered like a user: core 0 TIU, "conv", at least 30 µs.
+  const opt = await page.locator('#f-engine option', { hasText: 'Core 0 TIU' }).getAttribute('value');
+  await page.selectOption('#f-engine', opt);
+  await page.fill('#f-type', 'conv');
+  await page.fill('#f-dur', '30');
+  let wantRows = 0;
+  for (let i = 0; i < lanes[tl].n; i++) if ((hasQ(cols[tl].nm[i], 'conv') || hasQ(cols[tl].ty[i], 'conv')) && cols[tl].durNs[i] >= 30000) wantRows++;
+  assert.ok(wantRows > 0);
+  await page.waitForFunction((w) => window.tpuprof.tableCount() === w, wantRows, { timeout: 10000 });
+  const rows = await page.evaluate(() => window.tpuprof.tableRows());
+  assert.ok(rows.length > 0 && rows.every((r) => r[0] === 'Core 0 TIU' && /conv/i.test(r[2] + r[3])), JSON.stringify(rows.slice(0, 3)));
+  // Memory charts carry a usage-over-time strip: some bytes in use somewhere in the view.
+  await page.evaluate(() => window.tpuprof.reset());
+  await page.locator('#memory').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.tpuprof.memPeaks().some((p) => p > 0), null, { timeout: 10000 });
+  // A row click moves the timeline there and pins the command.
+  await page.locator('#cmd-spacer .cmd-row').first().click();
+  assert.match(await page.evaluate(() => window.tpuprof.detailsText()), new RegExp('Cmd Id' + rows[0][1] + '(?!\\d)'));
   // --disable_web turns the page off.
   const off = join(OUT, 'real-noweb');
   rmSync(off, { recursive: true, force: true });
