@@ -532,6 +532,58 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
  * decoders above, every field from the chip's register tables. Names: the TIU Function Type
  * is the class's OP_NAME and the Function Name the op index's; GDMA names keep the printer's
  * direction-dependent spelling (dma_names). */
+/* Memory space of one DMA side (costmodel §5 step 2): BM1688 bit 7 of the high address
+ * part (1 DDR), CV184X bit 31 of the low part (1 DDR), BM1690 the tag h13 >> 8 (0..29 DDR,
+ * 30 L2M, 31 LMEM). 0 LMEM, 1 DDR, 2 L2M. */
+static int mem_space(enum tp_arch arch, uint64_t l32, uint64_t h)
+{
+	switch (arch) {
+	case TP_ARCH_CV184X:
+		return (int)((l32 >> 31) & 1);
+	case TP_ARCH_BM1690: {
+		unsigned tag = (unsigned)(h >> 8) & 31;
+		return tag == 31 ? 0 : tag == 30 ? 2 : 1;
+	}
+	default:
+		return (int)((h >> 7) & 1);
+	}
+}
+
+static uint8_t dma_dir(enum tp_arch arch, uint64_t sl, uint64_t sh, uint64_t dl, uint64_t dh)
+{
+	static const uint8_t m[3][3] = {
+		/* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
+		/* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
+		/* src L2M */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
+	};
+	return m[mem_space(arch, sl, sh)][mem_space(arch, dl, dh)];
+}
+
+/* DMA names from the chip's op index (costmodel §5 step 3): Function Type = the name of
+ * (cmd_type, sp 0), Function Name = the name of (cmd_type, sp); tensor and matrix moves with
+ * sp 0 are named by direction (tensorLd/St/Mv). */
+static void dma_table_names(const struct sg_decoder *dec, const struct sg_desc *d,
+                            struct bmp_cmd *c)
+{
+	int k = 0;
+	const char *type = dec->dma_sub[k][d->op & 31][0];
+	c->type = type ? type : d->cls->rc->op_name;
+	c->name = d->sub_name;
+	if (d->op <= 1 && d->sub == 0 && c->kind == TP_CMD_NORMAL) {
+		switch (c->dir) {
+		case TP_DIR_DDR_TO_LMEM:
+		case TP_DIR_DDR_TO_DDR: c->name = "tensorLd"; break;
+		case TP_DIR_LMEM_TO_DDR: c->name = "tensorSt"; break;
+		case TP_DIR_LMEM_TO_LMEM: c->name = "tensorMv"; break;
+		default: break;
+		}
+	}
+	if (!c->name) {
+		snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", c->type, d->sub);
+		c->name = c->name_buf;
+	}
+}
+
 int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
                        struct bmp_cmd *c)
 {
@@ -563,6 +615,7 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 			c->type = d->cls->rc->op_name;
 		}
 	} else {
+		enum tp_arch arch = dec->isa->arch;
 		if (c->op == 6) {
 			c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
 			c->dir = TP_DIR_NONE;
@@ -570,13 +623,13 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 		} else {
 			c->kind = TP_CMD_NORMAL;
 			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));
-			unsigned sh8 = (unsigned)sg_get(d, p, SG_F_SRC_H8) & 0xFF,
-			         dh8 = (unsigned)sg_get(d, p, SG_F_DST_H8) & 0xFF;
-			c->src_addr = (uint64_t)sh8 << 32 | sg_get(d, p, SG_F_SRC_L32);
-			c->dst_addr = (uint64_t)dh8 << 32 | sg_get(d, p, SG_F_DST_L32);
-			c->dir = dir_from_tags(sh8, dh8);
+			uint64_t sl = sg_get(d, p, SG_F_SRC_L32), dl = sg_get(d, p, SG_F_DST_L32);
+			uint64_t sh = sg_get(d, p, SG_F_SRC_H8), dh = sg_get(d, p, SG_F_DST_H8);
+			c->src_addr = sh << 32 | sl;
+			c->dst_addr = dh << 32 | dl;
+			c->dir = dma_dir(arch, sl, sh, dl, dh);
 		}
-		dma_names(c);
+		dma_table_names(dec, d, c);
 	}
 	key_of(c);
 	return 1;

@@ -33,7 +33,6 @@ DUMPS = [
 # reported as NOT COMPARED (loudly) instead of failing; once it can, they are compared like
 # the others. Remove an entry when its reader is merged.
 PENDING = {
-    "cv184x_blazeface": "CV184X reader (branch cv184x) and its register tables (branch regdef)",
     "bm1690_blazeface_cdm": "cdm reader (branch cdm) and the BM1690 tables (branch regdef)",
 }
 

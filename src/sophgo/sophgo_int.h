@@ -101,9 +101,8 @@ struct sg_isa {
 extern const struct sg_isa sg_isa_bm1684x;
 extern const struct sg_isa sg_isa_cv184x;
 extern const struct sg_isa sg_isa_bm1690;
-/* The chips whose tables are linked in: BM1688/CV186X (regdef_bm1688.c). The tables of the
- * other chips (regdef_cv184x.c, regdef_bm1690.c, regdef_bm1684x.c) join sg_isa_for_arch when
- * they land. */
+/* BM1688/CV186X (regdef_bm1688.c). sg_isa_for_arch has BM1688, CV184X, BM1690 (= SG2260)
+ * and BM1684X; SG2260E has no table of its own (NULL). */
 extern const struct sg_isa sg_isa_bm1688;
 /* The table set of an arch, NULL if none is linked in. Thread-safe (static data). */
 const struct sg_isa *sg_isa_for_arch(enum tp_arch a);
@@ -175,7 +174,7 @@ struct sg_desc {
 };
 
 /* Builds a decoder for `isa`; dma_type_bits from the chip table (4 or 5). Returns TP_OK,
- * TP_ENOMEM, or TP_EFORMAT if a table is inconsistent (a class's widths do not add up to its
+ * TP_ENOMEM, or TP_EFORMAT if a table is inconsistent (a class's widths add up to less than its
  * length, a field wider than 64 bits, an op-index entry naming no class). Free with
  * sg_decoder_free. */
 int sg_decoder_new(const struct sg_isa *isa, unsigned dma_type_bits, struct sg_decoder **out);
@@ -313,7 +312,10 @@ struct bmp_gdma_rec {
 	uint64_t gmem, lmem; /* BM1688: DDR-side (d0/d1 aw+ar) and LMEM-side (fmem aw+ar) bytes */
 	uint64_t bytes;     /* DMA data size: BM1688 max(gmem, lmem) (§10.1); legacy
 	                       d0_wr + d1_wr + gif_wr (§10.3), 0 if a counter is 0xFFFFFFFF */
-	uint32_t stall;     /* BM1688 fmem_wr_stall + fmem_rd_stall; 0 on legacy arches */
+	uint32_t stall;     /* BM1688 fmem_wr_stall + fmem_rd_stall; CV184X gif_wr_rd_stall;
+	                       0 on legacy arches */
+	uint32_t gxact, lxact; /* CV184X transaction counts (costmodel §5 item 7): AXI d0
+	                          wr+rd valid (DDR side), GIF wr+rd valid (LMEM side); else 0 */
 };
 void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r);
 
