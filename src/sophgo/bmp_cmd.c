@@ -21,15 +21,10 @@
  *   The stream ends at a sys command followed only by zero bytes (the reference stops when that
  *   tail is under 129 bytes; we also stop on longer all-zero tails, which it would decode as
  *   garbage convolutions).
- * CV184X (one localized block, "CV184X" below; the table-driven decoders will replace it):
- *   the BM1688 stream with three differences from tpu-mlir debugger/target_cv184x/regdef.py
- *   @6fed9a32: the TIU SYS descriptor is 64 bits (no imm field, so no Msg Id); cmd_id_dep is
- *   23 bits at 17 (TIU) and 21 bits at 64 (DMA); the DMA cmd_type is 5 bits (32-36) with the
- *   special function at 37-39 and src_data_format 4 bits at 41. DMA addresses: l32 at bit 512
- *   (src) / 576 (dst), h13 right after each l32 (gather/scatter: 544 / 608); the memory is
- *   DDR when bit 31 of the l32 word is set (cv184x_defs.py get_dma_info). Result precision:
- *   long @73, sCONV @65 (others unknown here). DMA sys Function Type/Name: "chain end", "nop",
- *   "sys_tr_wr", "sys_send", "sys_wait" (getDmaFunctionName), type = the (6, 0) name.
+ * CV184X (and every chip with register tables) is decoded only by the table decoder; the
+ *   hand-written CV184X block this file had is retired. What differs from BM1688 lives in the
+ *   tables (regdef_cv184x.c: 64-bit TIU SYS, 5-bit DMA cmd_type, h13 address halves) and in
+ *   bmp_cmd_decode_dec below (DDR when bit 31 of an l32 address word is set).
  * BM1684: fixed 128-byte descriptors. TIU descriptors are stored as 32 words in reverse order;
  *   after reversing: 3–18 cmd_id, 19–34 dependency (GDMA id), 37–40 tsk_typ, 41–45 eu,
  *   67–69 result precision. GDMA (not reversed): 6–7 direction, 16–31 cmd_id, 32–34 special
@@ -261,93 +256,10 @@ static size_t dma_size_a2(uint64_t h)
 	return t <= 11 ? 96 : 0;
 }
 
-/* ---- CV184X ------------------------------------------------------------------------------ */
-
-static void tiu_kind(struct bmp_cmd *c);
-
-static size_t tiu_size_cv184x(uint64_t h)
-{
-	return ((h >> 41) & 15) == 15 ? 8 : tiu_size_a2(h);
-}
-
-static size_t dma_size_cv184x(uint64_t h)
-{
-	unsigned t = (unsigned)(h >> 32) & 31;
-	if (t == 6)
-		return 16;
-	return t <= 11 ? 96 : 0;
-}
-
-static const char *const cv184x_dma_sys[8] = {"chain end", "nop", "sys_tr_wr", "sys_send",
-                                              "sys_wait"};
-
-static void decode_tiu_cv184x(const uint8_t *p, size_t size, struct bmp_cmd *c)
-{
-	uint64_t h = tp_le64(p);
-	c->op = (uint8_t)((h >> 41) & 15);
-	if (c->op == 12) {
-		c->sub = (uint8_t)((h >> 45) & 7);
-		c->is_short = 0;
-	} else {
-		c->sub = (uint8_t)((h >> 45) & 31);
-		c->is_short = (c->op == 7 || c->op == 15) ? 0 : (uint8_t)(h & 1);
-	}
-	if (c->op != 12 && c->op != 7)
-		c->dep = (uint32_t)((h >> 17) & 0x7FFFFF);
-	tiu_kind(c);
-	unsigned at = !c->is_short ? 73 : c->op == 0 ? 65 : 0;
-	if (c->op != 12 && c->op != 7 && c->op != 15 && at)
-		c->dtype = a2_dtype((unsigned)bits(p, size, at, 3));
-	tiu_names(c);
-}
-
-static void decode_dma_cv184x(const uint8_t *p, size_t size, struct bmp_cmd *c)
-{
-	uint64_t h = tp_le64(p);
-	c->op = (uint8_t)((h >> 32) & 31);
-	c->sub = (uint8_t)((h >> 37) & 7);
-	c->is_short = (uint8_t)((h >> 3) & 1);
-	if (size >= 16)
-		c->dep = (uint32_t)(tp_le64(p + 8) & 0x1FFFFF);
-	if (c->op == 6) {
-		c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
-		c->dir = TP_DIR_NONE;
-		c->dtype = TP_DT_NONE;
-		c->type = cv184x_dma_sys[0];
-		c->name = cv184x_dma_sys[c->sub];
-		if (!c->name) {
-			snprintf(c->name_buf, sizeof c->name_buf, "sys.sp%u", c->sub);
-			c->name = c->name_buf;
-		}
-		return;
-	}
-	c->kind = TP_CMD_NORMAL;
-	c->dtype = a2_dtype((unsigned)(h >> 41) & 15);
-	if (size >= 96) {
-		unsigned so = 64, dof = 72; /* byte offsets of src_l32 / dst_l32 */
-		if (c->op == 7 || c->op == 8) {
-			so = 68;
-			dof = 76;
-		}
-		uint32_t sl = tp_le32(p + so), dl = tp_le32(p + dof);
-		c->src_addr = (uint64_t)(tp_le32(p + so + 4) & 0x1FFF) << 32 | sl;
-		c->dst_addr = (uint64_t)(tp_le32(p + dof + 4) & 0x1FFF) << 32 | dl;
-		c->dir = dir_from_tags(sl >> 24, dl >> 24); /* bit 31 of l32 = bit 7 of its top byte */
-	}
-	dma_names(c);
-}
-
-/* ---- end of CV184X ------------------------------------------------------------------------ */
-
 size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left)
 {
 	size_t n = 0;
 	switch (arch) {
-	case TP_ARCH_CV184X:
-		if (left < 8)
-			return 0;
-		n = engine == BMP_ENG_TIU ? tiu_size_cv184x(tp_le64(p)) : dma_size_cv184x(tp_le64(p));
-		break;
 	case TP_ARCH_BM1684:
 		n = 128;
 		break;
@@ -367,11 +279,17 @@ size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left
 /* Decoding.                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Name-cache key: engine, cmd_short, op and sub-operation, direction (the name of a tensor
+ * move depends on it). TIU: 4-bit tsk_typ, 5-bit eu; DMA: up to 5-bit cmd_type (CV184X,
+ * BM1690), 3-bit special function. */
 static void key_of(struct bmp_cmd *c)
 {
-	c->key = (uint16_t)((unsigned)c->engine << 14 | (unsigned)(c->is_short & 1) << 13 |
-	                    (unsigned)(c->op & 15) << 9 | (unsigned)(c->sub & 31) << 4 |
-	                    (unsigned)(c->dir & 15));
+	unsigned k = (unsigned)c->engine << 14 | (unsigned)(c->is_short & 1) << 13;
+	if (c->engine == BMP_ENG_TIU)
+		k |= (unsigned)(c->op & 15) << 9 | (unsigned)(c->sub & 31) << 4;
+	else
+		k |= (unsigned)(c->op & 31) << 7 | (unsigned)(c->sub & 7) << 4;
+	c->key = (uint16_t)(k | (unsigned)(c->dir & 15));
 }
 
 static void tiu_kind(struct bmp_cmd *c)
@@ -517,10 +435,6 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 	c->engine = (uint8_t)engine;
 	if (arch == TP_ARCH_BM1684)
 		decode_bm1684(engine, p, c);
-	else if (arch == TP_ARCH_CV184X && engine == BMP_ENG_TIU)
-		decode_tiu_cv184x(p, size, c);
-	else if (arch == TP_ARCH_CV184X)
-		decode_dma_cv184x(p, size, c);
 	else if (engine == BMP_ENG_TIU)
 		decode_tiu_a2(arch, p, size, c);
 	else
