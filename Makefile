@@ -2,7 +2,9 @@
 #   make run [IN=<bmprofile dir>] [OUT=<dir>]   set up, build, convert (default: embedded sample)
 #   make test                                   build normal + ASan/UBSan and run every test
 #   make bench                                  throughput / memory benchmarks
-#   make fuzz                                   libFuzzer targets for a fixed number of runs
+#   make fuzz                                   libFuzzer campaign: FUZZ_SECONDS (300) per target,
+#                                               corpus kept in build-fuzz/corpus/ (make test
+#                                               runs the fixed-run smoke instead)
 SHELL := /bin/bash
 BUILD ?= build
 BUILD_SAN ?= build-san
@@ -40,7 +42,7 @@ bench: build
 	@scripts/bench.sh "$(BUILD)"
 
 fuzz: deps-test
-	@scripts/fuzz.sh
+	@FUZZ_MODE=campaign scripts/fuzz.sh
 
 clean:
 	rm -rf $(BUILD) $(BUILD_SAN) build-fuzz build-tsan

@@ -10,7 +10,8 @@
  *   tp-bench count DIR
  *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
  *       blocks' group counts in its iter*.profile files (0 0 if none), cores = COMMAND blocks
- *       of iter0.profile.
+ *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
+ *       and cdma* files, cores = cdmlib files.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: commands/s, commands/s per core,
  *       ns per command, peak RSS MiB, bytes of RAM per command ((RSS - baseline RSS) /
@@ -183,6 +184,30 @@ static int count_file(const char *path, uint64_t *cmds, uint64_t *blocks)
 	return 0;
 }
 
+/* cdm_profile_data (sophgo-cdm.md §4): PMU records of the TIU (16 B), GDMA/SDMA (64 B) and
+ * CDMA (128 B) blocks of one cdmlib / cdma file. */
+static int count_cdm_file(const char *path, uint64_t *cmds)
+{
+	struct tp_file f;
+	struct tp_diag d = {0};
+	if (tp_file_load(&f, path, &d) != TP_OK) {
+		fprintf(stderr, "tp-bench: %s\n", d.msg);
+		return -1;
+	}
+	struct tp_cursor c;
+	tp_cur_init(&c, f.data, f.size, 0);
+	while (tp_cur_left(&c) >= 8) {
+		uint32_t type = tp_cur_u32(&c), len = tp_cur_u32(&c);
+		if (tp_cur_skip(&c, len) != 0)
+			break;
+		uint32_t rs = type == 3 ? 16 : type == 4 || type == 11 ? 64 : type == 12 ? 128 : 0;
+		if (rs)
+			*cmds += len / rs;
+	}
+	tp_file_release(&f);
+	return 0;
+}
+
 static int cmd_count(const char *dir)
 {
 	DIR *dp = opendir(dir);
@@ -194,6 +219,14 @@ static int cmd_count(const char *dir)
 	struct dirent *e;
 	while ((e = readdir(dp)) != NULL) {
 		size_t n = strlen(e->d_name);
+		if ((!strncmp(e->d_name, "cdmlib", 6) || !strncmp(e->d_name, "cdma", 4)) && n > 8 &&
+		    !strcmp(e->d_name + n - 8, ".profile")) {
+			char *p = tp_path_join(dir, e->d_name);
+			if (p && count_cdm_file(p, &cmds) == 0 && !strncmp(e->d_name, "cdmlib", 6))
+				cores++;
+			tp_free(p);
+			continue;
+		}
 		if (strncmp(e->d_name, "iter", 4) != 0 || n < 12 ||
 		    strcmp(e->d_name + n - 8, ".profile") != 0)
 			continue;

@@ -15,7 +15,9 @@
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
 #     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
-# Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs.
+# Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
+# BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
+# the size of its generated trace (default 512).
 set -euo pipefail
 
 build=${1:-build}
@@ -97,6 +99,35 @@ bench_case() {
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 }
 
+# ---- Chrome-trace JSON reader ------------------------------------------------------------
+# A generated Kineto-like trace of BENCH_TRACE_MIB MiB (bench/gen_trace.py: X with args, B/E,
+# async b/e with 64-bit ids, C, M), read in process by traceread_bench (wall and CPU-time MB/s,
+# peak RSS; target >= 200 MB/s), then converted by tpuprof (reader + summary) under tp-bench.
+traceread_bench() {
+  local mib=${BENCH_TRACE_MIB:-512} trace=$data/trace-${BENCH_TRACE_MIB:-512}M.json
+  if [ ! -x "$build/traceread_bench" ]; then
+    echo "== traceread: SKIPPED: $build/traceread_bench not built"
+    return 0
+  fi
+  if [ ! -f "$trace" ] || [ "$here/bench/gen_trace.py" -nt "$trace" ]; then
+    echo "== traceread: generating a $mib MiB trace into $trace"
+    /usr/bin/python3 "$here/bench/gen_trace.py" "$trace" "$mib"
+  fi
+  echo "== traceread: $(human_size "$trace") trace, reader alone (3 runs)"
+  "$build/traceread_bench" "$trace" 3
+  local out=$data/out/traceread
+  rm -rf "$out"
+  "$tpbench" run --out "$rows" --name "chrome trace ${mib}MiB reader+summary" --group convert \
+    --cmds 0 --cores 1 -- "$tpuprof" "$trace" "$out" "${reader_flags[@]}" -q ||
+    echo "   (tpuprof exited with status $?)"
+  rm -rf "$out"
+}
+if [ "${BENCH_ONLY:-}" = traceread ]; then
+  mkdir -p "$data/out"
+  traceread_bench
+  exit 0
+fi
+
 echo "tpuprof benchmarks ($(nproc) CPUs; build $build; data $data)"
 
 # ---- generator -------------------------------------------------------------------------
@@ -128,6 +159,25 @@ for s in $sizes; do
   [ "$s" = 10M ] && continue
   bench_case "gen-$s all outputs" "$data/gen-$s"
 done
+# cdm_profile_data (BM1690, 8 cores, mode 1 = DYN_DATA command records) at 1 M commands per
+# core: reader + summary, and every default output. BENCH_CDM=0 skips it; BENCH_CDM_CMDS
+# changes the size.
+if [ "${BENCH_CDM:-1}" = 1 ]; then
+  cdm_n=${BENCH_CDM_CMDS:-1000000}
+  cdm_dir=$data/cdm-8core-$cdm_n
+  cdm_args=(--format cdm --arch BM1690 --cores 8 --cmds "$cdm_n" --mode 1 --cdma-ports 2 --seed 1 --quiet)
+  cdm_want=$( { sha256sum < "$gendump"; echo "${cdm_args[*]}"; } | sha256sum | cut -d' ' -f1)
+  if [ ! -f "$cdm_dir/.bench-stamp" ] || [ "$(cat "$cdm_dir/.bench-stamp")" != "$cdm_want" ]; then
+    rm -rf "$cdm_dir"
+    echo "== gendump cdm 8 cores x $cdm_n: generating into $cdm_dir"
+    "$tpbench" run --out "$rows" --name "gendump cdm 8x$cdm_n" --group gen --cmds $((8 * cdm_n)) \
+      --cores 8 -- "$gendump" "${cdm_args[@]}" "$cdm_dir"
+    echo "$cdm_want" > "$cdm_dir/.bench-stamp"
+  fi
+  echo "   size: $(human_size "$cdm_dir")"
+  bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" "${reader_flags[@]}"
+  bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
+fi
 # Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is this row
 # minus the reader+summary row of the same dump.
 for s in $sizes; do
@@ -179,6 +229,7 @@ if [ -x "$build/src/sink/trace_bench" ]; then
 else
   echo "== trace writers in process: SKIPPED: $build/src/sink/trace_bench not built"
 fi
+traceread_bench
 if [ -n "${BENCH_EXTRA:-}" ]; then
   # shellcheck disable=SC1090
   . "$BENCH_EXTRA"

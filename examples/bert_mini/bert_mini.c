@@ -17,7 +17,8 @@
  * latency of each step and a checksum of the logits, which must not depend on the capture.
  *
  * Owns: all model buffers (freed at exit) and the operator descriptors and tensor names,
- * which libtpuprof keeps by pointer and which therefore live until the process ends.
+ * built once and reused every step (libtpuprof copies names by value, so this is only to
+ * avoid formatting them per step).
  */
 #include <tpuprof/tpuprof.h>
 
@@ -68,7 +69,7 @@ struct opinfo {
 	struct tpuprof_op_detail detail;
 };
 
-/* A printf into a string that lives until exit (libtpuprof keeps names by pointer). */
+/* A printf into a string built once and reused for every step. */
 static char *strf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static char *strf(const char *fmt, ...)
 {
@@ -408,8 +409,8 @@ static void model_free(struct model *m)
 		linear_free(&L->up), linear_free(&L->down);
 		free(L->ln1_g), free(L->ln1_b), free(L->ln2_g), free(L->ln2_b);
 	}
-	/* The layers array (and the model itself, a static) holds the operator descriptors
-	 * libtpuprof keeps by pointer until the dump is written at exit: deliberately kept. */
+	/* The layers array (and the model itself, a static) holds the operator descriptors; the
+	 * capture session may still be open (TPUPROF=1/2 ends it at exit), so they are kept. */
 	linear_free(&m->pool), linear_free(&m->cls);
 	free(m->word), free(m->pos), free(m->emb_g), free(m->emb_b);
 	free(m->ids), free(m->x), free(m->q), free(m->k), free(m->v), free(m->ctx), free(m->tmp);

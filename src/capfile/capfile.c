@@ -26,8 +26,12 @@
 
 #include "capture/capfmt.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 /* One thread of the dump as found in pass 1. */
 struct thr {
@@ -69,7 +73,85 @@ struct rd {
 	uint64_t sum_records, sum_dropped, sum_str_dropped;
 	uint64_t bytes_missing;
 	uint64_t unknown_records, unmatched_ends, unclosed, orphan_details;
+	struct async_ev *async;
+	size_t nasync, cap_async;
 };
+
+/* One async begin or end (tpuprof_async_*), collected over all threads, paired afterwards. */
+struct async_ev {
+	uint64_t id, ts;
+	uint32_t name, category; /* profile string ids */
+	uint32_t color;
+	int begin;
+	int64_t tid;
+	int has_src;
+	uint32_t src_file, src_func; /* profile string ids */
+	int64_t src_line;
+	uint64_t seq; /* order of collection (stable sort) */
+};
+
+/* Text from a dump enters the model as valid UTF-8 of at most TP_CAPFMT_MAX_STR bytes: each
+ * invalid byte becomes U+FFFD and the text is cut on a character boundary (the capture
+ * library does the same when recording; this protects against other writers and damage). */
+static size_t utf8_seq(const uint8_t *s, size_t n)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t len;
+	unsigned lo = 0x80, hi = 0xBF;
+	if (c >= 0xC2 && c <= 0xDF)
+		len = 2;
+	else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		lo = c == 0xE0 ? 0xA0 : 0x80;
+		hi = c == 0xED ? 0x9F : 0xBF;
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		lo = c == 0xF0 ? 0x90 : 0x80;
+		hi = c == 0xF4 ? 0x8F : 0xBF;
+	} else
+		return 0;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xBF)
+			return 0;
+	return len;
+}
+
+/* Interns `len` bytes of dump text cleaned as above; returns the string id. */
+static uint32_t clean_str(struct tp_profile *p, const char *s, size_t len)
+{
+	const uint8_t *u = (const uint8_t *)s;
+	size_t i = 0;
+	while (i < len && i < TP_CAPFMT_MAX_STR) {
+		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
+		if (k == 0 || i + k > TP_CAPFMT_MAX_STR)
+			break;
+		i += k;
+	}
+	if (i == len)
+		return tp_profile_strn(p, s, len);
+	char out[TP_CAPFMT_MAX_STR + 1];
+	size_t o = 0;
+	for (i = 0; i < len;) {
+		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
+		const char *piece = k ? s + i : "\xEF\xBF\xBD";
+		size_t plen = k ? k : 3;
+		if (o + plen > TP_CAPFMT_MAX_STR)
+			break;
+		memcpy(out + o, piece, plen);
+		o += plen;
+		i += k ? k : 1;
+	}
+	return tp_profile_strn(p, out, o);
+}
+
+static const char *clean_cstr(struct tp_profile *p, const char *s)
+{
+	return tp_str(p, clean_str(p, s, strlen(s)));
+}
 
 /* Absolute nanoseconds of a tick, saturated to the int64 range. */
 static int64_t tick_ns(const struct rd *r, uint64_t tick)
@@ -156,7 +238,7 @@ static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
 	struct tp_profile *p = r->p;
 	char buf[96];
 	if (comm[0])
-		snprintf(buf, sizeof buf, "%s (pid %u)", comm, pid);
+		snprintf(buf, sizeof buf, "%s (pid %u)", clean_cstr(p, comm), pid);
 	else
 		snprintf(buf, sizeof buf, "process %u", pid);
 	if (tp_profile_add_device(p, buf, (int32_t)pid, 0) < 0)
@@ -171,7 +253,7 @@ static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
 	snprintf(buf, sizeof buf, "%u", limit);
 	tp_profile_set_meta(p, "capture_record_limit", buf);
 	if (comm[0])
-		tp_profile_set_meta(p, "process", comm);
+		tp_profile_set_meta(p, "process", clean_cstr(p, comm));
 	(void)flushes;
 	return TP_OK;
 }
@@ -212,7 +294,7 @@ static int block_meta(struct rd *r, struct tp_cursor *b, uint64_t off)
 		if (!key[0])
 			return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 16 + 8 + (uint64_t)i * ENTRY,
 			                  "META entry %u has an empty key", i);
-		if (tp_profile_set_meta(r->p, key, val) != TP_OK)
+		if (tp_profile_set_meta(r->p, clean_cstr(r->p, key), clean_cstr(r->p, val)) != TP_OK)
 			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 	}
 	return TP_OK;
@@ -371,7 +453,7 @@ static void get_rec(const struct thr *t, uint64_t i, struct rec *x)
 
 static int timed(uint8_t kind)
 {
-	return kind >= TP_CAPFMT_REC_ACT_BEGIN && kind <= TP_CAPFMT_REC_COUNTER;
+	return kind >= TP_CAPFMT_REC_ACT_BEGIN && kind <= TP_CAPFMT_REC_RANGE_END;
 }
 
 struct open_scope {
@@ -380,6 +462,9 @@ struct open_scope {
 	uint64_t a, b;
 	uint64_t ts;
 	uint64_t off; /* file offset of the begin record */
+	int has_src;  /* a SRCLOC record followed the begin */
+	uint32_t src_file, src_func; /* thread string ids */
+	int64_t src_line;
 };
 
 struct tctx {
@@ -423,6 +508,10 @@ static const char *type_of(uint8_t begin_kind)
 		return TP_CAP_TYPE_STEP;
 	case TP_CAPFMT_REC_OP_BEGIN:
 		return TP_CAP_TYPE_OP;
+	case TP_CAPFMT_REC_RANGE_BEGIN:
+		return TP_CAPFILE_TYPE_RANGE;
+	case TP_CAPFMT_REC_MARK:
+		return TP_CAPFILE_TYPE_MARK;
 	default:
 		return TP_CAP_TYPE_RUNTIME;
 	}
@@ -536,10 +625,10 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			if (dt->nattr < 64)
 				dt->nattr++;
 			break;
-		case TP_CAPFMT_REC_COST:
+		case TP_CAPFMT_REC_COST: /* 0 = unknown: not reported */
 			dt->bytes = q.a;
 			dt->flops = q.b;
-			dt->have_cost = 1;
+			dt->have_cost = q.a || q.b;
 			break;
 		case TP_CAPFMT_REC_SPARSITY:
 			memcpy(&dt->sparse, &q.a, sizeof dt->sparse);
@@ -567,6 +656,59 @@ static void add_step_args(struct tp_profile *p, const struct open_scope *o)
 	int in_step = (o->flags & TP_CAPFMT_F_STEP) != 0;
 	tp_args_add_int(p, TP_CAP_KEY_STEP, in_step ? (int64_t)o->a : -1);
 	tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+}
+
+/* Category and colour of a mark / range (b = category id | colour << 32). */
+static int add_style(struct tctx *x, uint64_t b, uint64_t off)
+{
+	struct tp_profile *p = x->r->p;
+	const char *cat;
+	int rc = str_of(x, b & 0xffffffffu, off, &cat);
+	if (rc != TP_OK)
+		return rc;
+	if (cat[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, cat);
+	uint32_t color = (uint32_t)(b >> 32);
+	if (color & 0x01000000u) {
+		char c[8];
+		snprintf(c, sizeof c, "#%06x", color & 0xffffffu);
+		tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+	}
+	return TP_OK;
+}
+
+static int add_src(struct tctx *x, const struct open_scope *o)
+{
+	if (!o->has_src)
+		return TP_OK;
+	struct tp_profile *p = x->r->p;
+	const char *f, *fn;
+	int rc;
+	if ((rc = str_of(x, o->src_file, o->off + 44, &f)) != TP_OK ||
+	    (rc = str_of(x, o->src_func, o->off + 56, &fn)) != TP_OK)
+		return rc;
+	if (f[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, f);
+	tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, o->src_line);
+	if (fn[0])
+		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, fn);
+	return TP_OK;
+}
+
+/* A SRCLOC continuation right after record *i, consumed into `o`. */
+static void take_src(const struct thr *t, uint64_t *i, struct open_scope *o)
+{
+	if (*i + 1 >= t->nrec)
+		return;
+	struct rec q;
+	get_rec(t, *i + 1, &q);
+	if (q.kind != TP_CAPFMT_REC_SRCLOC)
+		return;
+	(*i)++;
+	o->has_src = 1;
+	o->src_file = q.name;
+	o->src_func = q.b > UINT32_MAX ? UINT32_MAX : (uint32_t)q.b;
+	o->src_line = (int64_t)q.a;
 }
 
 /* Closes the innermost scope as a slice ending at `end_tick`; `i` points at its end record
@@ -644,10 +786,10 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		}
 		if (dt.have_sparse)
 			tp_args_add_real(p, TP_CAP_KEY_WEIGHT_SPARSITY, dt.sparse);
-		if (dt.have_cost) {
+		if (dt.have_cost && dt.bytes)
 			tp_args_add_uint(p, TP_CAP_KEY_BYTES, dt.bytes);
+		if (dt.have_cost && dt.flops)
 			tp_args_add_uint(p, TP_CAP_KEY_FLOPS, dt.flops);
-		}
 		for (int k = 0; k < dt.nattr; k++) {
 			char key[300];
 			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_ATTR_PREFIX,
@@ -666,10 +808,18 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		}
 		break;
 	}
+	case TP_CAPFMT_REC_RANGE_BEGIN:
+	case TP_CAPFMT_REC_MARK:
+		add_step_args(p, o);
+		if ((rc = add_style(x, o->b, o->off + 24)) != TP_OK || (rc = add_src(x, o)) != TP_OK)
+			goto out;
+		break;
 	default: /* runtime call */
 		add_step_args(p, o);
 		break;
 	}
+	if (end == NULL && o->kind != TP_CAPFMT_REC_MARK)
+		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
 	{
 		struct tp_slice *s = tp_track_push(p, x->track);
 		if (s == NULL) {
@@ -717,6 +867,166 @@ static int counter_sample(struct tctx *x, const struct rec *q)
 	return TP_OK;
 }
 
+static int collect_async(struct tctx *x, const struct open_scope *o)
+{
+	struct rd *r = x->r;
+	struct async_ev *g = tp_grow(r->async, sizeof *g, r->nasync + 1, &r->cap_async);
+	if (g == NULL)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	r->async = g;
+	struct async_ev *e = &r->async[r->nasync];
+	memset(e, 0, sizeof *e);
+	int rc;
+	if ((rc = str_id(x, o->name, o->off + 12, &e->name)) != TP_OK)
+		return rc;
+	e->begin = o->kind == TP_CAPFMT_REC_ASYNC_BEGIN;
+	if (e->begin) {
+		if (o->b & 0xffffffffu) {
+			if ((rc = str_id(x, (uint32_t)(o->b & 0xffffffffu), o->off + 24, &e->category)) != TP_OK)
+				return rc;
+		}
+		e->color = (uint32_t)(o->b >> 32);
+		if (o->has_src) {
+			e->has_src = 1;
+			e->src_line = o->src_line;
+			if ((rc = str_id(x, o->src_file, o->off + 44, &e->src_file)) != TP_OK ||
+			    (rc = str_id(x, o->src_func, o->off + 56, &e->src_func)) != TP_OK)
+				return rc;
+		}
+	}
+	e->id = o->a;
+	e->ts = o->ts;
+	e->tid = x->t->tid;
+	e->seq = r->nasync;
+	r->nasync++;
+	return TP_OK;
+}
+
+static int async_cmp(const void *a, const void *b)
+{
+	const struct async_ev *x = a, *y = b;
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	if (x->name != y->name)
+		return x->name < y->name ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->begin != y->begin)
+		return x->begin ? -1 : 1; /* a begin and an end at one tick: begin first */
+	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+}
+
+struct async_pair {
+	const struct async_ev *b, *e; /* e NULL: cut short */
+	int64_t start, end;
+};
+
+static int pair_start_cmp(const void *a, const void *b)
+{
+	const struct async_pair *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->b->seq < y->b->seq ? -1 : (x->b->seq > y->b->seq);
+}
+
+/* Pairs async begins and ends by (id, name) in time order and lays the ranges out on as few
+ * "async ranges" tracks as keep them from overlapping. */
+static int pair_async(struct rd *r, uint64_t end_tick)
+{
+	if (r->nasync == 0)
+		return TP_OK;
+	struct tp_profile *p = r->p;
+	qsort(r->async, r->nasync, sizeof *r->async, async_cmp);
+	struct async_pair *pairs = tp_calloc(r->nasync, sizeof *pairs);
+	int64_t *lane_end = tp_calloc(r->nasync, sizeof *lane_end);
+	int *lane_track = tp_calloc(r->nasync, sizeof *lane_track);
+	size_t np = 0, nlanes = 0;
+	int rc = TP_OK;
+	if (!pairs || !lane_end || !lane_track) {
+		rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+		goto out;
+	}
+	for (size_t i = 0; i < r->nasync; i++) {
+		const struct async_ev *e = &r->async[i];
+		if (!e->begin) {
+			r->unmatched_ends++;
+			continue;
+		}
+		const struct async_ev *n = i + 1 < r->nasync ? &r->async[i + 1] : NULL;
+		struct async_pair *q = &pairs[np++];
+		q->b = e;
+		q->start = rel_ns(r, e->ts);
+		if (n && !n->begin && n->id == e->id && n->name == e->name) {
+			q->e = n;
+			q->end = rel_ns(r, n->ts);
+			i++;
+		} else {
+			r->unclosed++;
+			q->end = rel_ns(r, end_tick > e->ts ? end_tick : e->ts);
+		}
+		if (q->end < q->start)
+			q->end = q->start;
+	}
+	qsort(pairs, np, sizeof *pairs, pair_start_cmp);
+	for (size_t k = 0; k < np; k++) {
+		struct async_pair *q = &pairs[k];
+		size_t lane = 0;
+		while (lane < nlanes && lane_end[lane] > q->start)
+			lane++;
+		if (lane == nlanes) {
+			char name[48];
+			if (lane == 0)
+				snprintf(name, sizeof name, "async ranges");
+			else
+				snprintf(name, sizeof name, "async ranges (%zu)", lane + 1);
+			lane_track[lane] = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, name, 0);
+			if (lane_track[lane] < 0) {
+				rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+				goto out;
+			}
+			p->tracks[lane_track[lane]].tid = -1;
+			nlanes++;
+		}
+		lane_end[lane] = q->end;
+		tp_args_begin(p);
+		tp_args_add_uint(p, TP_CAPFILE_KEY_ASYNC_ID, q->b->id);
+		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, q->b->tid);
+		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, q->e ? q->e->tid : -1);
+		if (q->b->category && tp_str(p, q->b->category)[0])
+			tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, tp_str(p, q->b->category));
+		if (q->b->color & 0x01000000u) {
+			char c[8];
+			snprintf(c, sizeof c, "#%06x", q->b->color & 0xffffffu);
+			tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+		}
+		if (q->b->has_src) {
+			if (tp_str(p, q->b->src_file)[0])
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, tp_str(p, q->b->src_file));
+			tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, q->b->src_line);
+			if (tp_str(p, q->b->src_func)[0])
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, tp_str(p, q->b->src_func));
+		}
+		if (q->e == NULL)
+			tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+		struct tp_slice *s = tp_track_push(p, lane_track[lane]);
+		if (s == NULL) {
+			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+			goto out;
+		}
+		s->start_ns = q->start;
+		s->end_ns = q->end;
+		const char *nm = tp_str(p, q->b->name);
+		s->name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC);
+		s->type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		s->args = tp_args_end(p);
+	}
+out:
+	tp_free(pairs);
+	tp_free(lane_end);
+	tp_free(lane_track);
+	return rc;
+}
+
 static int read_thread(struct rd *r, const struct thr *t)
 {
 	struct tp_profile *p = r->p;
@@ -740,7 +1050,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 				goto out;
 			}
 			size_t len = (size_t)(z - (t->strs + pos));
-			x.ids[k] = tp_profile_strn(p, (const char *)t->strs + pos, len);
+			x.ids[k] = clean_str(p, (const char *)t->strs + pos, len);
 			pos += (uint32_t)len + 1;
 		}
 		if (pos != t->sbytes) {
@@ -753,7 +1063,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 	{
 		char name[64];
 		if (t->name[0])
-			snprintf(name, sizeof name, "%s", t->name);
+			snprintf(name, sizeof name, "%s", clean_cstr(p, t->name));
 		else
 			snprintf(name, sizeof name, "thread %lld", (long long)t->tid);
 		x.track = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, name, 0);
@@ -776,21 +1086,41 @@ static int read_thread(struct rd *r, const struct thr *t)
 		case TP_CAPFMT_REC_ACT_BEGIN:
 		case TP_CAPFMT_REC_STEP_BEGIN:
 		case TP_CAPFMT_REC_OP_BEGIN:
-		case TP_CAPFMT_REC_RT_BEGIN: {
+		case TP_CAPFMT_REC_RT_BEGIN:
+		case TP_CAPFMT_REC_RANGE_BEGIN: {
 			void *n = tp_grow(x.stack, sizeof *x.stack, x.depth + 1, &x.cap);
 			if (n == NULL) {
 				rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 				goto out;
 			}
 			x.stack = n;
-			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off};
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			if (q.kind == TP_CAPFMT_REC_RANGE_BEGIN)
+				take_src(t, &i, &o);
 			x.stack[x.depth++] = o;
+			break;
+		}
+		case TP_CAPFMT_REC_MARK: {
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			take_src(t, &i, &o);
+			if ((rc = close_scope(&x, &o, q.ts, NULL, NULL)) != TP_OK)
+				goto out;
+			break;
+		}
+		case TP_CAPFMT_REC_ASYNC_BEGIN:
+		case TP_CAPFMT_REC_ASYNC_END: {
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			if (q.kind == TP_CAPFMT_REC_ASYNC_BEGIN)
+				take_src(t, &i, &o);
+			if ((rc = collect_async(&x, &o)) != TP_OK)
+				goto out;
 			break;
 		}
 		case TP_CAPFMT_REC_ACT_END:
 		case TP_CAPFMT_REC_STEP_END:
 		case TP_CAPFMT_REC_OP_END:
 		case TP_CAPFMT_REC_RT_END:
+		case TP_CAPFMT_REC_RANGE_END:
 			if (x.depth == 0 || x.stack[x.depth - 1].kind != q.kind - 1) {
 				r->unmatched_ends++;
 				break;
@@ -809,6 +1139,7 @@ static int read_thread(struct rd *r, const struct thr *t)
 		case TP_CAPFMT_REC_COST:
 		case TP_CAPFMT_REC_SPARSITY:
 		case TP_CAPFMT_REC_HW:
+		case TP_CAPFMT_REC_SRCLOC:
 			r->orphan_details++;
 			break;
 		default:
@@ -836,8 +1167,23 @@ out:
 
 /* ---------------------------------------------------------------------------------------- */
 
+/* What a rebuild from live files found (notes for the profile). */
+struct live_info {
+	uint32_t threads, disk_full, no_calib, blank;
+	uint64_t records;
+};
+
+static int parse_impl(const uint8_t *data, size_t size, const char *display,
+                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d);
+
 int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
                      struct tp_profile **out, struct tp_diag *d)
+{
+	return parse_impl(data, size, display, NULL, out, d);
+}
+
+static int parse_impl(const uint8_t *data, size_t size, const char *display,
+                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
 	struct rd r;
@@ -905,10 +1251,21 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 	for (size_t k = 0; k < r.nthr; k++)
 		if ((rc = read_thread(&r, &r.thr[k])) != TP_OK)
 			goto out;
+	{
+		uint64_t end_tick = r.clock == TP_CAPFMT_CLOCK_MONOTONIC ? r.ns1 : r.tick1;
+		if ((rc = pair_async(&r, end_tick)) != TP_OK)
+			goto out;
+	}
 
-	uint64_t read_total = 0;
-	for (size_t k = 0; k < r.nthr; k++)
+	uint64_t read_total = 0, thr_dropped = 0;
+	for (size_t k = 0; k < r.nthr; k++) {
 		read_total += r.thr[k].nrec;
+		thr_dropped += r.thr[k].dropped;
+	}
+	/* Drops of threads whose blocks were cut off (and events lost before any buffer existed)
+	 * are in the SUMMARY only: count them too, so records_dropped matches the notes. */
+	if (r.have_summary && r.sum_dropped > thr_dropped)
+		p->stats.records_dropped += r.sum_dropped - thr_dropped;
 	if (!r.complete) {
 		if (r.have_summary && r.sum_records >= read_total)
 			tp_profile_note(p, "dump truncated: %llu records lost",
@@ -929,8 +1286,10 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 		tp_profile_note(p, "capture could not keep %llu strings (string storage full); "
 		                   "their names are empty", (unsigned long long)r.sum_str_dropped);
 	if (r.unclosed)
-		tp_profile_note(p, "%llu scopes were still open when the dump was written; they end "
-		                   "at the dump time", (unsigned long long)r.unclosed);
+		tp_profile_note(p, "%llu scopes were still open when the dump was written: they end "
+		                   "at the dump time, are marked " TP_CAPFILE_KEY_CUT "=1 and are left "
+		                   "out of latency and operator statistics",
+		                (unsigned long long)r.unclosed);
 	if (r.unmatched_ends)
 		tp_profile_note(p, "%llu end records without a matching begin were ignored",
 		                (unsigned long long)r.unmatched_ends);
@@ -941,11 +1300,28 @@ int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
 	if (p->stats.blocks_skipped)
 		tp_profile_note(p, "%llu blocks of unknown types were skipped",
 		                (unsigned long long)p->stats.blocks_skipped);
+	if (li) {
+		tp_profile_note(p, "process died before the capture was finalised: %llu records of "
+		                   "%u threads recovered from the live files (session.tpc, thread-*.tpc)",
+		                (unsigned long long)li->records, li->threads);
+		if (li->disk_full)
+			tp_profile_note(p, "%u threads could not grow their live file (disk full): "
+			                   "their later records were dropped and are counted",
+			                li->disk_full);
+		if (li->blank)
+			tp_profile_note(p, "%u live thread files were empty (their threads were starting "
+			                   "when the process died) and were skipped", li->blank);
+		if (li->no_calib)
+			tp_profile_note(p, "the process died before the clock was calibrated: times "
+			                   "assume 1 tick = 1 ns");
+		tp_profile_set_meta(p, "capture_recovered", "1");
+	}
 	rc = tp_profile_finish(p);
 	if (rc != TP_OK)
 		tp_diag_set(d, rc, "%s: out of memory", display);
 out:
 	tp_free(r.thr);
+	tp_free(r.async);
 	if (rc != TP_OK) {
 		tp_profile_free(p);
 		return rc;
@@ -960,20 +1336,282 @@ static char *dump_path(const char *dir)
 	return tp_is_dir(dir) ? tp_path_join(dir, TP_CAPFILE_NAME) : tp_strdup(dir);
 }
 
-int tp_capfile_probe(const char *dir)
+static int has_magic(const char *path)
 {
-	char *path = dump_path(dir);
-	if (path == NULL)
-		return 0;
 	int ok = 0;
-	FILE *f = fopen(path, "rb");
+	/* tp_open_regular: a FIFO or device named capture.tpp must not block the probe. */
+	int fd = tp_open_regular(path, NULL);
+	FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+	if (fd >= 0 && !f)
+		close(fd);
 	if (f) {
 		char m[TP_CAPFMT_MAGIC_SIZE];
 		ok = fread(m, 1, sizeof m, f) == sizeof m &&
 		     memcmp(m, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0;
 		fclose(f);
 	}
+	return ok;
+}
+
+int tp_capfile_probe(const char *dir)
+{
+	char *path = dump_path(dir);
+	if (path == NULL)
+		return 0;
+	int ok = has_magic(path);
 	tp_free(path);
+	if (!ok && tp_is_dir(dir)) {
+		char *ses = tp_path_join(dir, TP_CAPFMT_SES_FILE);
+		ok = ses && has_magic(ses);
+		tp_free(ses);
+	}
+	return ok;
+}
+
+/* ---- rebuilding a dump from the live files of a process that died ---- */
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+static void b32(struct tp_buf *b, uint32_t v)
+{
+	uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+	tp_buf_put(b, x, 4);
+}
+static void b64(struct tp_buf *b, uint64_t v)
+{
+	b32(b, (uint32_t)v);
+	b32(b, (uint32_t)(v >> 32));
+}
+static void bblock(struct tp_buf *b, uint32_t type, uint64_t len)
+{
+	b32(b, type);
+	b32(b, 0);
+	b64(b, len);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t lx = strlen(x), ly = strlen(y); /* thread-2 before thread-10 */
+	return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+/* One live thread file, checked: its published records and strings lie inside the file. */
+struct live_thr {
+	struct tp_file f;
+	char *path;
+	uint64_t n, dropped, str_off;
+	uint32_t scount, sbytes, sdropped, hw_kind, flags;
+};
+
+static int live_thread(const char *path, struct live_thr *lt, struct tp_diag *d)
+{
+	int rc = tp_file_load(&lt->f, path, d);
+	if (rc != TP_OK)
+		return rc;
+	const uint8_t *m = lt->f.data;
+	size_t size = lt->f.size;
+	if (size < TP_CAPFMT_CHUNK_HEADER || memcmp(m, TP_CAPFMT_CHUNK_MAGIC, 8) != 0)
+		return tp_diag_at(d, TP_EFORMAT, path, 0, "not a tpuprof live thread file");
+	uint64_t cap = get64(m + TP_CAPFMT_CK_OFF_REC_CAP);
+	lt->str_off = get64(m + TP_CAPFMT_CK_OFF_STR_OFF);
+	lt->n = get64(m + TP_CAPFMT_CK_OFF_PUB);
+	uint64_t sp = get64(m + TP_CAPFMT_CK_OFF_STR_PUB);
+	lt->scount = (uint32_t)(sp >> 32);
+	lt->sbytes = (uint32_t)sp;
+	lt->dropped = get64(m + TP_CAPFMT_CK_OFF_DROPPED);
+	lt->sdropped = get32(m + TP_CAPFMT_CK_OFF_STR_DROPPED);
+	lt->hw_kind = get32(m + TP_CAPFMT_CK_OFF_HW_KIND);
+	lt->flags = get32(m + TP_CAPFMT_CK_OFF_FLAGS);
+	if (lt->n > cap || cap > (UINT64_MAX - TP_CAPFMT_CHUNK_HEADER) / TP_CAPFMT_RECORD_SIZE ||
+	    TP_CAPFMT_CHUNK_HEADER + lt->n * TP_CAPFMT_RECORD_SIZE > size)
+		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_PUB,
+		                  "%llu published records do not fit in the file (%zu bytes)",
+		                  (unsigned long long)lt->n, size);
+	if (lt->str_off < TP_CAPFMT_CHUNK_HEADER + cap * TP_CAPFMT_RECORD_SIZE ||
+	    lt->str_off > size || lt->sbytes > size - lt->str_off)
+		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_STR_PUB,
+		                  "string table (%u bytes at 0x%llx) lies outside the file", lt->sbytes,
+		                  (unsigned long long)lt->str_off);
+	return TP_OK;
+}
+
+/* Builds, in `img`, the dump the process would have written from the live files in `dir`. */
+static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *li,
+                        struct tp_diag *d)
+{
+	memset(li, 0, sizeof *li);
+	char *sp = tp_path_join(dir, TP_CAPFMT_SES_FILE);
+	if (sp == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	struct tp_file sf;
+	int rc = tp_file_load(&sf, sp, d);
+	if (rc != TP_OK) {
+		tp_free(sp);
+		return rc;
+	}
+	char **names = NULL;
+	size_t nn = 0, cap_n = 0;
+	struct live_thr *lt = NULL;
+	size_t nlt = 0;
+	if (sf.size < TP_CAPFMT_SES_SIZE) {
+		rc = tp_diag_at(d, TP_ETRUNC, sp, sf.size, "session file of %zu bytes (expected %d)",
+		                sf.size, TP_CAPFMT_SES_SIZE);
+		goto out;
+	}
+	{
+		DIR *dd = opendir(dir);
+		if (dd == NULL) {
+			rc = tp_diag_set(d, TP_EIO, "%s: cannot list the directory", dir);
+			goto out;
+		}
+		struct dirent *e;
+		while ((e = readdir(dd)) != NULL) {
+			size_t l = strlen(e->d_name);
+			if (strncmp(e->d_name, "thread-", 7) != 0 || l < 11 ||
+			    strcmp(e->d_name + l - 4, ".tpc") != 0)
+				continue;
+			char **g = tp_grow(names, sizeof *names, nn + 1, &cap_n);
+			char *c = g ? tp_strdup(e->d_name) : NULL;
+			if (c == NULL) {
+				if (g)
+					names = g;
+				closedir(dd);
+				rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+				goto out;
+			}
+			names = g;
+			names[nn++] = c;
+		}
+		closedir(dd);
+	}
+	if (nn > 1)
+		qsort(names, nn, sizeof *names, name_cmp);
+	lt = tp_calloc(nn ? nn : 1, sizeof *lt);
+	if (lt == NULL) {
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+		goto out;
+	}
+	uint64_t total = 0, dropped = 0, sdropped = 0;
+	for (size_t k = 0; k < nn; k++) {
+		struct live_thr *cur = &lt[nlt];
+		cur->path = tp_path_join(dir, names[k]);
+		if (cur->path == NULL) {
+			rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+			goto out;
+		}
+		if ((rc = live_thread(cur->path, cur, d)) != TP_OK) {
+			/* A file whose header was never written (the process died while the thread
+			 * was starting) holds nothing: it is skipped, with a note. */
+			int blank = rc == TP_EFORMAT &&
+			            (cur->f.size < TP_CAPFMT_CHUNK_HEADER ||
+			             memcmp(cur->f.data, "\0\0\0\0\0\0\0\0", 8) == 0);
+			tp_file_release(&cur->f);
+			tp_free(cur->path);
+			memset(cur, 0, sizeof *cur);
+			if (!blank)
+				goto out;
+			memset(d, 0, sizeof *d);
+			rc = TP_OK;
+			li->blank++;
+			continue;
+		}
+		total += cur->n;
+		dropped += cur->dropped;
+		sdropped += cur->sdropped;
+		if (cur->flags & TP_CAPFMT_CKF_DISK_FULL)
+			li->disk_full++;
+		nlt++;
+	}
+	const uint8_t *m = sf.data;
+	dropped += get64(m + TP_CAPFMT_SES_OFF_LOST);
+	/* Header: the session's, with the latest calibration point it holds. */
+	uint8_t h[TP_CAPFMT_HEADER_SIZE];
+	memcpy(h, m, sizeof h);
+	memset(h + TP_CAPFMT_OFF_FLAGS, 0, 4);
+	if (get32(h + TP_CAPFMT_OFF_CLOCK) == TP_CAPFMT_CLOCK_TSC &&
+	    (get64(h + TP_CAPFMT_OFF_TICK1) <= get64(h + TP_CAPFMT_OFF_TICK0) ||
+	     get64(h + TP_CAPFMT_OFF_NS1) <= get64(h + TP_CAPFMT_OFF_NS0))) {
+		uint64_t t0 = get64(h + TP_CAPFMT_OFF_TICK0), n0 = get64(h + TP_CAPFMT_OFF_NS0);
+		for (int i = 0; i < 8; i++) {
+			h[TP_CAPFMT_OFF_TICK1 + i] = (uint8_t)((t0 + 1000000000u) >> (8 * i));
+			h[TP_CAPFMT_OFF_NS1 + i] = (uint8_t)((n0 + 1000000000u) >> (8 * i));
+		}
+		li->no_calib = 1;
+	}
+	tp_buf_put(img, h, sizeof h);
+	uint32_t hwk = get32(m + TP_CAPFMT_SES_OFF_HW), hwn = get32(m + TP_CAPFMT_SES_OFF_HW + 4);
+	if (hwn > TP_CAPFMT_MAX_HW)
+		hwn = 0;
+	bblock(img, TP_CAPFMT_BLK_HWINFO, 8 + (uint64_t)hwn * TP_CAPFMT_HW_NAME_SIZE);
+	b32(img, hwk);
+	b32(img, hwn);
+	tp_buf_put(img, m + TP_CAPFMT_SES_OFF_HW + 8, (size_t)hwn * TP_CAPFMT_HW_NAME_SIZE);
+	bblock(img, TP_CAPFMT_BLK_SUMMARY, 32);
+	b32(img, (uint32_t)nlt);
+	b32(img, 0);
+	b64(img, total);
+	b64(img, dropped);
+	b64(img, sdropped);
+	uint32_t nmeta = get32(m + TP_CAPFMT_SES_OFF_META);
+	enum { ENTRY = TP_CAPFMT_META_KEY + TP_CAPFMT_META_VALUE };
+	if (nmeta > TP_CAPFMT_META_MAX)
+		nmeta = 0;
+	bblock(img, TP_CAPFMT_BLK_META, 8 + (uint64_t)nmeta * ENTRY);
+	b32(img, nmeta);
+	b32(img, 0);
+	tp_buf_put(img, m + TP_CAPFMT_SES_OFF_META + 8, (size_t)nmeta * ENTRY);
+	for (size_t k = 0; k < nlt; k++) {
+		const struct live_thr *t = &lt[k];
+		const uint8_t *c = t->f.data;
+		bblock(img, TP_CAPFMT_BLK_THREAD, 56 + (uint64_t)t->sbytes);
+		b64(img, get64(c + TP_CAPFMT_CK_OFF_TID));
+		b64(img, t->n);
+		b64(img, t->dropped);
+		b32(img, t->scount);
+		b32(img, t->sbytes);
+		b32(img, t->sdropped);
+		b32(img, t->hw_kind);
+		tp_buf_put(img, c + TP_CAPFMT_CK_OFF_NAME, TP_CAPFMT_COMM_SIZE);
+		tp_buf_put(img, c + t->str_off, t->sbytes);
+		bblock(img, TP_CAPFMT_BLK_RECORDS, t->n * TP_CAPFMT_RECORD_SIZE);
+		tp_buf_put(img, c + TP_CAPFMT_CHUNK_HEADER, (size_t)(t->n * TP_CAPFMT_RECORD_SIZE));
+	}
+	bblock(img, TP_CAPFMT_BLK_END, 16);
+	b64(img, total);
+	b64(img, dropped);
+	li->threads = (uint32_t)nlt;
+	li->records = total;
+	if (img->oom)
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+out:
+	for (size_t k = 0; k < nlt; k++) {
+		tp_file_release(&lt[k].f);
+		tp_free(lt[k].path);
+	}
+	tp_free(lt);
+	for (size_t k = 0; k < nn; k++)
+		tp_free(names[k]);
+	tp_free(names);
+	tp_file_release(&sf);
+	tp_free(sp);
+	return rc;
+}
+
+/* 1 if the file at `path` is a dump marked final (the session ended normally). */
+static int is_final(const char *path)
+{
+	uint8_t h[TP_CAPFMT_HEADER_SIZE];
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return 0;
+	int ok = fread(h, 1, sizeof h, f) == sizeof h &&
+	         memcmp(h, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0 &&
+	         (get32(h + TP_CAPFMT_OFF_FLAGS) & TP_CAPFMT_HF_FINAL);
+	fclose(f);
 	return ok;
 }
 
@@ -983,12 +1621,26 @@ int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 	char *path = dump_path(dir);
 	if (path == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-	struct tp_file f;
-	int rc = tp_file_load(&f, path, d);
-	if (rc == TP_OK) {
-		rc = tp_capfile_parse(f.data, f.size, path, out, d);
-		tp_file_release(&f);
+	int rc;
+	char *ses = tp_is_dir(dir) ? tp_path_join(dir, TP_CAPFMT_SES_FILE) : NULL;
+	if (ses && access(ses, F_OK) == 0 && !is_final(path)) {
+		/* The process died (or still runs): its live files hold everything recorded. */
+		struct tp_buf img;
+		struct live_info li;
+		tp_buf_init(&img);
+		rc = rebuild_live(dir, &img, &li, d);
+		if (rc == TP_OK)
+			rc = parse_impl((const uint8_t *)img.data, img.len, ses, &li, out, d);
+		tp_buf_free(&img);
+	} else {
+		struct tp_file f;
+		rc = tp_file_load(&f, path, d);
+		if (rc == TP_OK) {
+			rc = tp_capfile_parse(f.data, f.size, path, out, d);
+			tp_file_release(&f);
+		}
 	}
+	tp_free(ses);
 	tp_free(path);
 	return rc;
 }

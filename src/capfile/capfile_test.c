@@ -334,7 +334,7 @@ static void test_mode0_mode1(void **state)
 		assert_non_null(arg_str(p, s, TP_CAP_KEY_OP_TYPE));
 		assert_null(arg(p, s, TP_CAP_KEY_INPUT_SHAPES)); /* mode 2 only */
 	}
-	assert_int_equal(p->num_counters, 0); /* counters are mode 2 */
+	assert_int_equal(p->num_counters, 1); /* counters need names: modes 1 and 2 */
 	tp_profile_free(p);
 }
 
@@ -380,11 +380,19 @@ static void test_banana(void **state)
 	char dirs[2][512];
 	assert_int_equal(dump_dirs(&r, dirs, 2), 0); /* off: no dump */
 
-	/* TPUPROF=0 is off too, silently; TPUPROF=1 is on. */
+	/* TPUPROF=off is off, silently; TPUPROF=0 is mode 0, as TPUPROF_MODE_TIMING in the API
+	 * (the numbers mean the same in both); TPUPROF=1 is mode 1. */
+	static const char *const envoff[] = {"TPUPROF=off", NULL};
+	run_probe(&r, envoff, "auto", NULL);
+	assert_string_equal(slurp(r.err), "");
+	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
 	static const char *const env0[] = {"TPUPROF=0", NULL};
 	run_probe(&r, env0, "auto", NULL);
 	assert_string_equal(slurp(r.err), "");
-	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	struct tp_profile *p0 = read_only_dump(&r);
+	assert_string_equal(tp_profile_get_meta(p0, "capture_mode"), "0 (timing)");
+	tp_profile_free(p0);
 	static const char *const env1[] = {"TPUPROF=1", NULL};
 	run_probe(&r, env1, "auto", NULL);
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
@@ -581,6 +589,231 @@ static void test_truncated(void **state)
 	free(full);
 }
 
+/* A dump with drops cut at every offset: records_dropped is always the dropped count the
+ * notes give plus the records the truncation lost (it used to miss the drops of a thread
+ * whose block was cut off). */
+static void test_truncated_drops(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {NULL};
+	run_probe(&r, env, "overflow", NULL);
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
+	size_t n;
+	uint8_t *full = load(path, &n);
+	for (size_t cut = TP_CAPFMT_HEADER_SIZE; cut <= n; cut++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		assert_int_equal(tp_capfile_parse(full, cut, "cut.tpp", &p, &d), TP_OK);
+		unsigned long long dropped = 0, lost = 0;
+		for (size_t i = 0; i < p->num_notes; i++) {
+			const char *t = tp_str(p, p->notes[i].text);
+			sscanf(t, "capture dropped %llu records", &dropped);
+			sscanf(t, "dump truncated: %llu records lost", &lost);
+		}
+		if (dropped)
+			assert_int_equal(p->stats.records_dropped, dropped + lost);
+		tp_profile_free(p);
+	}
+	free(full);
+}
+
+/* A process that dies (abort) leaves its live files; the reader rebuilds the dump from them
+ * with a "process died" note, and a damaged live file is an error with path@offset. */
+static void test_recovery(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "die", "abort");
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	assert_true(tp_capfile_probe(dirs[0]));
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_capfile_read(dirs[0], &p, &d);
+	if (rc != TP_OK)
+		fail_msg("%s", d.msg);
+	assert_true(has_note(p, "process died before the capture was finalised: 6000 records"));
+	assert_int_equal(p->stats.records_read, 6000);
+	/* the dynamic names (one reused buffer) came out by value: call_0 .. call_7 */
+	int seen[8] = {0};
+	for (size_t i = 0; i < p->tracks[0].count; i++) {
+		const char *nm = tp_str(p, p->tracks[0].slices[i].name);
+		int k;
+		if (sscanf(nm, "call_%d", &k) == 1 && k >= 0 && k < 8)
+			seen[k] = 1;
+	}
+	for (int k = 0; k < 8; k++)
+		assert_true(seen[k]);
+	tp_profile_free(p);
+	/* Files of threads that were starting when the process died (never filled): skipped,
+	 * with a note; the rest still converts. */
+	snprintf(path, sizeof path, "%s/thread-9.tpc", dirs[0]);
+	FILE *e = fopen(path, "wb");
+	assert_non_null(e);
+	fclose(e);
+	snprintf(path, sizeof path, "%s/thread-10.tpc", dirs[0]);
+	e = fopen(path, "wb");
+	assert_non_null(e);
+	static const uint8_t zeros[TP_CAPFMT_CHUNK_HEADER];
+	fwrite(zeros, 1, sizeof zeros, e);
+	fclose(e);
+	memset(&d, 0, sizeof d);
+	rc = tp_capfile_read(dirs[0], &p, &d);
+	if (rc != TP_OK)
+		fail_msg("%s", d.msg);
+	assert_int_equal(p->stats.records_read, 6000);
+	assert_true(has_note(p, "2 live thread files were empty"));
+	tp_profile_free(p);
+	/* Claim more published records than the file holds. */
+	snprintf(path, sizeof path, "%s/thread-0.tpc", dirs[0]);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	fseek(f, TP_CAPFMT_CK_OFF_PUB, SEEK_SET);
+	uint64_t big = 1ull << 40;
+	fwrite(&big, 8, 1, f);
+	fclose(f);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_capfile_read(dirs[0], &p, &d), TP_EFORMAT);
+	assert_non_null(strstr(d.msg, "thread-0.tpc@0x40"));
+}
+
+static const struct tp_slice *find_slice(const struct tp_profile *p, const char *name,
+                                         const struct tp_track **tr)
+{
+	for (size_t k = 0; k < p->num_tracks; k++)
+		for (size_t i = 0; i < p->tracks[k].count; i++)
+			if (strcmp(tp_str(p, p->tracks[k].slices[i].name), name) == 0) {
+				if (tr)
+					*tr = &p->tracks[k];
+				return &p->tracks[k].slices[i];
+			}
+	return NULL;
+}
+
+static int64_t arg_int(const struct tp_profile *p, const struct tp_slice *s, const char *key)
+{
+	const struct tp_arg *a = arg(p, s, key);
+	assert_non_null(a);
+	return a->type == TP_ARG_UINT ? (int64_t)a->v.u : a->v.i;
+}
+
+/* Dump text that is not valid UTF-8 (another writer, damage) enters the model cleaned: the
+ * invalid byte becomes U+FFFD. */
+static void test_reader_utf8(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "basic", "1");
+	char dirs[2][512], path[600];
+	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
+	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
+	size_t n;
+	uint8_t *b = load(path, &n);
+	uint8_t *hit = NULL;
+	for (size_t i = 0; i + 9 < n && !hit; i++)
+		if (memcmp(b + i, "data_prep", 10) == 0)
+			hit = b + i;
+	assert_non_null(hit);
+	hit[4] = 0xff; /* "data\xffprep" */
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_capfile_parse(b, n, "x.tpp", &p, &d), TP_OK);
+	assert_non_null(find_slice(p, "data\xef\xbf\xbdprep", NULL));
+	assert_null(find_slice(p, "data_prep", NULL));
+	tp_profile_free(p);
+	free(b);
+}
+
+/* TPUPROF_CRASHSAFE=0: private buffers reused across sessions; the dumps are the same. */
+static void test_not_crashsafe(void **state)
+{
+	(void)state;
+	struct run r;
+	static const char *const env[] = {"TPUPROF_CRASHSAFE=0", NULL};
+	run_probe(&r, env, "sessions", NULL);
+	char dirs[3][512];
+	assert_int_equal(dump_dirs(&r, dirs, 3), 2);
+	for (int k = 0; k < 2; k++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		assert_int_equal(tp_capfile_read(dirs[k], &p, &d), TP_OK);
+		assert_int_equal(p->tracks[0].count, 1);
+		assert_int_equal(p->num_notes, 0);
+		tp_profile_free(p);
+	}
+	run_probe(&r, env, "basic", "2");
+	struct tp_profile *p = read_only_dump(&r);
+	assert_int_equal(p->tracks[0].count, 15);
+	tp_profile_free(p);
+}
+
+/* Marks, ranges, async ranges across threads, thread names, attribute structs of an older
+ * size, a zero-initialised op detail (nothing reported as measured), the version. */
+static void test_api(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "api", NULL);
+	assert_non_null(strstr(slurp(r.out), "version " "0.2.0"));
+	struct tp_profile *p = read_only_dump(&r);
+	const struct tp_track *tr = NULL;
+	const struct tp_slice *m = find_slice(p, "start", &tr);
+	assert_non_null(m);
+	assert_string_equal(tp_str(p, tr->name), "main-\xc3\xa9-a-very-"); /* 15 bytes */
+	assert_string_equal(tp_str(p, m->type), TP_CAPFILE_TYPE_MARK);
+	assert_int_equal(m->end_ns, m->start_ns);
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_CATEGORY), "io");
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_COLOR), "#ff0000");
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FILE), "probe.c");
+	assert_int_equal(arg_int(p, m, TP_CAPFILE_KEY_SRC_LINE), 123);
+	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FUNC), "api");
+	const struct tp_slice *sm = find_slice(p, "small", NULL);
+	assert_non_null(sm);
+	assert_string_equal(arg_str(p, sm, TP_CAPFILE_KEY_COLOR), "#0000ff");
+	assert_null(arg(p, sm, TP_CAPFILE_KEY_CATEGORY));
+	const struct tp_slice *rg = find_slice(p, "load", NULL);
+	assert_non_null(rg);
+	assert_string_equal(tp_str(p, rg->type), TP_CAPFILE_TYPE_RANGE);
+	assert_true(rg->end_ns > rg->start_ns);
+	assert_null(arg(p, rg, TP_CAPFILE_KEY_CUT));
+	/* async: 42 begun on main, ended on "ender"; 43 overlaps it (second lane); 7 cut */
+	int seen42 = 0, seen43 = 0, seen7 = 0;
+	size_t lanes = 0;
+	for (size_t k = 0; k < p->num_tracks; k++) {
+		if (strncmp(tp_str(p, p->tracks[k].name), "async ranges", 12) != 0)
+			continue;
+		lanes++;
+		for (size_t i = 0; i < p->tracks[k].count; i++) {
+			const struct tp_slice *s = &p->tracks[k].slices[i];
+			assert_string_equal(tp_str(p, s->type), TP_CAPFILE_TYPE_ASYNC);
+			int64_t id = arg_int(p, s, TP_CAPFILE_KEY_ASYNC_ID);
+			if (id == 42) {
+				seen42 = 1;
+				assert_int_not_equal(arg_int(p, s, TP_CAPFILE_KEY_BEGIN_TID),
+				                     arg_int(p, s, TP_CAPFILE_KEY_END_TID));
+				assert_string_equal(arg_str(p, s, TP_CAPFILE_KEY_CATEGORY), "io");
+			} else if (id == 43) {
+				seen43 = 1;
+			} else if (id == 7) {
+				seen7 = 1;
+				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_CUT), 1);
+				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_END_TID), -1);
+			}
+		}
+	}
+	assert_true(seen42 && seen43 && seen7);
+	assert_int_equal(lanes, 2);
+	const struct tp_slice *op = find_slice(p, "encoder.0.softmax", NULL);
+	assert_non_null(op);
+	assert_null(arg(p, op, TP_CAP_KEY_BYTES));
+	assert_null(arg(p, op, TP_CAP_KEY_FLOPS));
+	assert_null(arg(p, op, TP_CAP_KEY_WEIGHT_SPARSITY));
+	tp_profile_free(p);
+}
+
 /* The hand-written fixture: every value below is computed by hand from its comments. */
 static void test_fixture(void **state)
 {
@@ -707,6 +940,9 @@ int main(void)
 		cmocka_unit_test(test_unwritable_dir), cmocka_unit_test(test_sigterm),
 		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
+		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
+		cmocka_unit_test(test_api), cmocka_unit_test(test_not_crashsafe),
+		cmocka_unit_test(test_reader_utf8),
 		cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,8 @@
  */
 #include "capreport/capreport.h"
 
+#include "capfile/capfile.h"
+
 #include "opsreport/opsreport.h"
 
 #include <stdlib.h>
@@ -60,6 +62,7 @@ struct report {
 	uint64_t batch;
 	int batch_from_meta;
 	uint64_t events_dropped;
+	uint64_t cut; /* scopes cut short by the end of the capture, left out */
 };
 
 static int64_t as_int(const struct tp_arg *a)
@@ -195,6 +198,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
 	uint32_t k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH), k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
 	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
 
 	/* Pass 1: steps (so operators outside their step's thread can find its graph). */
 	int64_t ordinal = 0;
@@ -207,6 +211,10 @@ static int collect(const struct tp_profile *p, struct report *r)
 			const struct tp_slice *s = &tr->slices[k];
 			if (s->type != ty_step)
 				continue;
+			if (k_cut && tp_args_find(p, s->args, k_cut)) {
+				r->cut++; /* its end is the dump time, not a measured end */
+				continue;
+			}
 			struct cstep *g =
 			    tp_grow(r->steps, sizeof *g, r->nsteps + 1, &r->cap_steps);
 			if (!g)
@@ -242,6 +250,10 @@ static int collect(const struct tp_profile *p, struct report *r)
 			int is_act = ty_act && s->type == ty_act, is_op = ty_op && s->type == ty_op;
 			if (!is_act && !is_op)
 				continue;
+			if (k_cut && tp_args_find(p, s->args, k_cut)) {
+				r->cut++;
+				continue;
+			}
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			int inside =
 			    cur && s->start_ns >= cur->start_ns && s->end_ns <= cur->end_ns;
@@ -659,9 +671,12 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 	json_stats(b, &r.lat_ms, r.have_lat, 6);
 	tp_buf_puts(b, ",\n    \"throughput_samples_per_s\": ");
 	json_stats(b, &r.thr, r.have_lat, 3);
-	tp_buf_printf(b, ",\n    \"events_dropped\": %llu,\n    \"records_dropped\": %llu\n  },\n",
-	              (unsigned long long)r.events_dropped,
-	              (unsigned long long)p->stats.records_dropped);
+	tp_buf_printf(b,
+	              ",\n    \"records_read\": %llu,\n"
+	              "    \"events_dropped\": %llu,\n    \"records_dropped\": %llu,\n"
+	              "    \"scopes_cut_short\": %llu\n  },\n",
+	              (unsigned long long)p->stats.records_read, (unsigned long long)r.events_dropped,
+	              (unsigned long long)p->stats.records_dropped, (unsigned long long)r.cut);
 
 	/* steps */
 	tp_buf_puts(b, "  \"steps\": [");
@@ -902,8 +917,12 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 	ms_ns(b, p->span_end_ns - p->span_begin_ns);
 	tp_buf_puts(b, " |\n| Counted steps time (ms) | ");
 	ms_ns(b, r.counted_steps_ns);
-	tp_buf_printf(b, " |\n| Events dropped | %llu |\n\n",
-	              (unsigned long long)(r.events_dropped + p->stats.records_dropped));
+	/* records_dropped already includes every track's drops: count them once. */
+	tp_buf_printf(b, " |\n| Events dropped | %llu |\n", (unsigned long long)p->stats.records_dropped);
+	if (r.cut)
+		tp_buf_printf(b, "| Scopes cut short by the end of the capture (excluded) | %llu |\n",
+		              (unsigned long long)r.cut);
+	tp_buf_putc(b, '\n');
 	if (r.have_lat) {
 		tp_buf_puts(b, "| Statistic | Min | Mean | Median | P99 | Max |\n"
 		               "|---|---:|---:|---:|---:|---:|\n| Latency (ms) |");
@@ -1034,6 +1053,9 @@ static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
 	struct tp_buf b;
 	tp_buf_init(&b);
 	int st = tp_capreport_write_md(p, a, &b);
+	/* No control byte from an operator name reaches the Markdown (text-safety layer). */
+	if (!st)
+		tp_buf_clean(&b, 0, TP_TEXT_TERM);
 	if (st)
 		tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
 	else

@@ -12,6 +12,7 @@
 #include <cmocka.h> /* after the three headers it needs */
 
 #include "capreport/capreport.h"
+#include "capfile/capfile.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -249,6 +250,43 @@ static void test_md(void **state)
 	tp_profile_free(p);
 }
 
+/* Drops are counted once (records_dropped already includes the tracks' drops), and a step
+ * cut short by the end of the capture is flagged and left out of the latency statistics. */
+static void test_drops_and_cut(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	p->tracks[0].dropped = 7;
+	p->stats.records_dropped = 7;
+	/* A 1-second step that was still open at the dump time: it must not become the max. */
+	tp_args_begin(p);
+	tp_args_add_int(p, TP_CAP_KEY_STEP, 5);
+	tp_args_add_int(p, TP_CAP_KEY_WARMUP, 0);
+	tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+	uint32_t args = tp_args_end(p);
+	struct tp_slice *s = tp_track_push(p, 0);
+	s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+	s->name = tp_profile_str(p, "bert");
+	s->args = args;
+	s->start_ns = 100000000;
+	s->end_ns = 1100000000;
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	assert_non_null(strstr(b.data, "| Events dropped | 7 |"));
+	assert_non_null(strstr(b.data, "| Scopes cut short by the end of the capture (excluded) | 1 |"));
+	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
+	                               "4.000000 | 4.000000 |"));
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	assert_non_null(strstr(b.data, "\"records_dropped\": 7,"));
+	assert_non_null(strstr(b.data, "\"scopes_cut_short\": 1\n"));
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
 static void check_md(const char *in, const char *want)
 {
 	struct tp_buf b;
@@ -406,7 +444,7 @@ int main(void)
 	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
 	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
 	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op),
-	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_oom),           cmocka_unit_test(test_drops_and_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

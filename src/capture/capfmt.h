@@ -46,7 +46,50 @@
 #define TP_CAPFMT_OFF_NS1 72
 #define TP_CAPFMT_OFF_COMM 80
 #define TP_CAPFMT_OFF_FLUSHES 96
-/* bytes 100..127 are reserved (zero) */
+#define TP_CAPFMT_OFF_FLAGS 100 /* u32 TP_CAPFMT_HF_* */
+/* bytes 104..127 are reserved (zero) */
+
+/* Header flags. */
+#define TP_CAPFMT_HF_FINAL 0x1 /* the session's last dump: recording had ended */
+
+/*
+ * Live files (crash-safe recording). While a session records, its directory holds
+ *   session.tpc       TP_CAPFMT_SES_SIZE bytes, shared-mapped by the process: a dump header
+ *                     (same layout as above; TICK1/NS1 refreshed while recording), then the
+ *                     hardware-counter names, lost-event count and run metadata below;
+ *   thread-K.tpc      one per recording thread: a TP_CAPFMT_CHUNK_HEADER-byte header, the
+ *                     thread's records at offset TP_CAPFMT_CHUNK_HEADER and its string table
+ *                     at STR_OFF. Records and strings are written straight into the shared
+ *                     mapping, and the published counts in the header are stored after them,
+ *                     so whatever the process had recorded is on disk however it dies.
+ * A session that ends normally writes capture.tpp with TP_CAPFMT_HF_FINAL and removes the
+ * live files; a directory that still holds session.tpc and no final capture.tpp belongs to a
+ * process that died (or is still running): the reader rebuilds the dump from the live files.
+ */
+#define TP_CAPFMT_SES_FILE "session.tpc"
+#define TP_CAPFMT_SES_SIZE 8192
+#define TP_CAPFMT_SES_OFF_HW 128      /* u32 kind, u32 count, MAX_HW x name[24] */
+#define TP_CAPFMT_SES_OFF_LOST 256    /* u64 events lost because no thread buffer existed */
+#define TP_CAPFMT_SES_OFF_META 512    /* u32 count, u32 0, META_MAX x {key, value} */
+#define TP_CAPFMT_CHUNK_MAGIC "TPUPTHR\0"
+#define TP_CAPFMT_CHUNK_HEADER 4096
+#define TP_CAPFMT_CK_OFF_VERSION 8     /* u32 1, u32 header size */
+#define TP_CAPFMT_CK_OFF_REC_CAP 16    /* u64 record capacity */
+#define TP_CAPFMT_CK_OFF_STR_OFF 24    /* u64 file offset of the string table */
+#define TP_CAPFMT_CK_OFF_STR_CAP 32    /* u64 string table capacity (bytes) */
+#define TP_CAPFMT_CK_OFF_TID 40        /* i64 */
+#define TP_CAPFMT_CK_OFF_NAME 48       /* name[16] */
+#define TP_CAPFMT_CK_OFF_PUB 64        /* u64 records published */
+#define TP_CAPFMT_CK_OFF_STR_PUB 72    /* u64 strings published: count << 32 | bytes */
+#define TP_CAPFMT_CK_OFF_DROPPED 80    /* u64 records dropped */
+#define TP_CAPFMT_CK_OFF_STR_DROPPED 88 /* u32 strings not kept */
+#define TP_CAPFMT_CK_OFF_HW_KIND 92    /* u32 */
+#define TP_CAPFMT_CK_OFF_FLAGS 96      /* u32 TP_CAPFMT_CKF_* */
+#define TP_CAPFMT_CKF_DISK_FULL 0x1    /* the file could not grow: later records were dropped */
+
+/* Names: at most this many bytes of UTF-8 (cut on a character boundary); invalid bytes are
+ * replaced by U+FFFD by the capture library and again by the reader. */
+#define TP_CAPFMT_MAX_STR 1023
 
 /* Clock kinds (header CLOCK). */
 enum tp_capfmt_clock {
@@ -98,6 +141,14 @@ enum tp_capfmt_rec {
 	TP_CAPFMT_REC_RT_BEGIN = 7,    /* name = call name, a = step, flags STEP|WARMUP */
 	TP_CAPFMT_REC_RT_END = 8,      /* name = call name */
 	TP_CAPFMT_REC_COUNTER = 9,     /* name = counter name, a = IEEE-754 double bits */
+	TP_CAPFMT_REC_MARK = 10,       /* instant: name, a = step, b = category id | colour << 32,
+	                                 flags STEP|WARMUP */
+	TP_CAPFMT_REC_ASYNC_BEGIN = 11, /* name, a = id (u64), b = category id | colour << 32;
+	                                  may end on another thread */
+	TP_CAPFMT_REC_ASYNC_END = 12,  /* name, a = id */
+	TP_CAPFMT_REC_RANGE_BEGIN = 13, /* name, a = step, b = category id | colour << 32, flags
+	                                  STEP|WARMUP; followed by a SRCLOC record when given */
+	TP_CAPFMT_REC_RANGE_END = 14,  /* name */
 	/* Detail records: continuation of the OP_END just before them (ts = 0). */
 	TP_CAPFMT_REC_TENSOR = 16,     /* aux = role << 8 | index, name = tensor name, a = dtype id,
 	                                 b = ndim; followed by ceil(ndim/2) DIMS records */
@@ -106,6 +157,8 @@ enum tp_capfmt_rec {
 	TP_CAPFMT_REC_COST = 19,       /* a = bytes, b = flops */
 	TP_CAPFMT_REC_SPARSITY = 20,   /* a = IEEE-754 double bits: fraction of zero weights */
 	TP_CAPFMT_REC_HW = 21,         /* aux = counter index in HWINFO, a = delta over the op */
+	TP_CAPFMT_REC_SRCLOC = 22,     /* continuation of MARK / RANGE_BEGIN: name = file id,
+	                                 a = line, b = function id */
 };
 
 #define TP_CAPFMT_F_WARMUP 0x01 /* inside a warm-up step */

@@ -14,6 +14,25 @@
  *   fork           records, forks a child that records, both end normally
  *   threads N      N threads x 20000 op pairs at once
  *   sessions       device 3, two sessions
+ * Fault scenarios (src/capture/fault_suite.py drives them):
+ *   die HOW N      mode 1: N steps of dynamically named ops, prints "recorded R" (records
+ *                  written), then dies: abort, segv, hup, quit, kill, _exit, or exit (normal)
+ *   loop FLUSH     records until killed; prints "ready" once 2000 steps are recorded, and
+ *                  flushes every 500 steps when FLUSH is 1
+ *   sigint_disable records 400 000 ops, then a second thread sends SIGINT while the main
+ *                  thread is inside tpuprof_disable (the default action kills the process)
+ *   fill           records until the dump directory's disk is full, then disables
+ *   names N        N distinct names made in one reused buffer (call_0, call_1, ...)
+ *   nest N         N nested steps left open, then 1000 nested steps closed in order
+ *   thread_exit    4 threads exit with open scopes; the main thread disables
+ *   forkexec       records, then a child that execs /bin/true and a child that _exits
+ *   eintr          the host's SIGINT handler has no SA_RESTART: a blocked read() must
+ *                  return EINTR when SIGINT arrives during capture; prints "eintr ok"
+ *   api            mode 2: thread name, marks, ranges with category/colour/source location,
+ *                  async ranges across threads (one cut short), a zero-initialised op detail;
+ *                  prints the library version
+ *   hwfds N        mode 2 with TPUPROF_HWCOUNTERS=1: N short-lived threads each record one
+ *                  op; prints "fds B A" (open descriptors before and after)
  * Prints "done" on stdout when the scenario ran to its end.
  */
 #include "tpuprof/tpuprof.h"
@@ -24,6 +43,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <dirent.h>
+#include <stddef.h>
+#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -83,6 +105,311 @@ static void *thread_main(void *arg)
 	}
 	tpuprof_step_end("g", 7);
 	return NULL;
+}
+
+static const struct tpuprof_op op_dyn_tmpl = {"Dyn", NULL, NULL};
+
+/* One step holding one op whose name is built in a reused buffer (kept by value). */
+static void dyn_step(long i)
+{
+	char name[32];
+	snprintf(name, sizeof name, "call_%ld", i % 8);
+	struct tpuprof_op op = op_dyn_tmpl;
+	op.name = name;
+	tpuprof_step_begin("loop", i, i < 2);
+	tpuprof_runtime_begin(name);
+	tpuprof_runtime_end(name);
+	tpuprof_op_begin(&op);
+	tpuprof_op_end(&op, NULL);
+	tpuprof_step_end("loop", i);
+}
+
+static int count_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static void *hw_thread(void *arg)
+{
+	(void)arg;
+	tpuprof_op_begin(&op_softmax);
+	tpuprof_op_end(&op_softmax, NULL);
+	return NULL;
+}
+
+static void *open_scopes_thread(void *arg)
+{
+	(void)arg;
+	tpuprof_activity_begin("left_open", 1, NULL);
+	tpuprof_op_begin(&op_softmax);
+	tpuprof_op_end(&op_softmax, NULL);
+	tpuprof_op_begin(&op_matmul);
+	return NULL; /* exits with two scopes open */
+}
+
+static void *sigint_later(void *arg)
+{
+	(void)arg;
+	struct timespec ts = {0, 2000000};
+	nanosleep(&ts, NULL);
+	kill(getpid(), SIGINT);
+	return NULL;
+}
+
+static void eintr_handler(int sig) { (void)sig; }
+
+static int g_read_done;
+
+/* SIGINT every 20 ms until the main thread's read() has returned, so one of them lands while
+ * it is blocked (a single early signal could arrive before the read starts). */
+static void *sigint_until_read(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 100 && !__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+		if (!__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE))
+			kill(getpid(), SIGINT);
+	}
+	return NULL;
+}
+
+static void *write_later(void *arg)
+{
+	int fd = *(int *)arg;
+	/* Ends a restarted read after the signals have had their chance (or at once if it
+	 * already returned). */
+	for (int i = 0; i < 300 && !__atomic_load_n(&g_read_done, __ATOMIC_ACQUIRE); i++) {
+		struct timespec ts = {0, 10000000};
+		nanosleep(&ts, NULL);
+	}
+	ssize_t w = write(fd, "x", 1);
+	(void)w;
+	return NULL;
+}
+
+static void *async_ender(void *arg)
+{
+	(void)arg;
+	tpuprof_thread_name("ender");
+	tpuprof_async_end("request", 42);
+	return NULL;
+}
+
+static int fault_main(const char *sc, int argc, char **argv)
+{
+	if (strcmp(sc, "die") == 0) {
+		const char *how = argc > 2 ? argv[2] : "abort";
+		long n = argc > 3 ? atol(argv[3]) : 1000;
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		for (long i = 0; i < n; i++)
+			dyn_step(i);
+		printf("recorded %ld\n", n * 6);
+		fflush(stdout);
+		if (strcmp(how, "abort") == 0)
+			abort();
+		if (strcmp(how, "segv") == 0)
+			raise(SIGSEGV);
+		if (strcmp(how, "hup") == 0)
+			raise(SIGHUP);
+		if (strcmp(how, "quit") == 0)
+			raise(SIGQUIT);
+		if (strcmp(how, "kill") == 0)
+			raise(SIGKILL);
+		if (strcmp(how, "_exit") == 0)
+			_exit(0);
+		return 0; /* exit: the destructor writes the final dump */
+	}
+	if (strcmp(sc, "loop") == 0) {
+		int fl = argc > 2 && atoi(argv[2]) == 1;
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		for (long i = 0;; i++) {
+			dyn_step(i);
+			if (fl && i % 500 == 499)
+				tpuprof_flush();
+			if (i == 2000) {
+				printf("ready\n");
+				fflush(stdout);
+			}
+		}
+	}
+	if (strcmp(sc, "sigint_disable") == 0) {
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		for (long i = 0; i < 200000; i++) {
+			tpuprof_op_begin(&op_softmax);
+			tpuprof_op_end(&op_softmax, NULL);
+		}
+		printf("recorded %d\n", 400000);
+		fflush(stdout);
+		pthread_t th;
+		pthread_create(&th, NULL, sigint_later, NULL);
+		tpuprof_disable();
+		pthread_join(th, NULL);
+		return 0; /* the SIGINT may have arrived after disable: then the process lives */
+	}
+	if (strcmp(sc, "fill") == 0) {
+		tpuprof_enable(1u << 22, TPUPROF_MODE_CONDENSED);
+		long i = 0;
+		for (; i < 200000; i++)
+			dyn_step(i);
+		printf("attempted %ld\n", i * 6);
+		int rc = tpuprof_disable();
+		printf("disable %d\n", rc);
+		return 0;
+	}
+	if (strcmp(sc, "names") == 0) {
+		long n = argc > 2 ? atol(argv[2]) : 10000;
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		char buf[64];
+		for (long i = 0; i < n; i++) {
+			snprintf(buf, sizeof buf, "call_%ld", i);
+			struct tpuprof_op op = {"Dyn", buf, NULL};
+			tpuprof_op_begin(&op);
+			tpuprof_op_end(&op, NULL);
+			tpuprof_runtime_begin(buf);
+			tpuprof_runtime_end(buf);
+		}
+		/* Invalid UTF-8 and an over-long name (cut on a character boundary). */
+		static const struct tpuprof_op bad = {"Bad\xff", "caf\xc3\xa9\xc3", NULL};
+		tpuprof_op_begin(&bad);
+		tpuprof_op_end(&bad, NULL);
+		static char longname[3000];
+		for (int k = 0; k + 2 < (int)sizeof longname; k += 2)
+			memcpy(longname + k, "\xc3\xa9", 2);
+		struct tpuprof_op lop = {"Long", longname, NULL};
+		tpuprof_op_begin(&lop);
+		tpuprof_op_end(&lop, NULL);
+		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "nest") == 0) {
+		long n = argc > 2 ? atol(argv[2]) : 100000;
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		for (long i = 0; i < n; i++) {
+			tpuprof_step_begin("open", i, 0);
+			tpuprof_op_begin(&op_softmax);
+			tpuprof_op_end(&op_softmax, NULL);
+		}
+		tpuprof_disable();
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		for (long i = 0; i < 1000; i++)
+			tpuprof_step_begin("nested", i, 0);
+		tpuprof_op_begin(&op_softmax);
+		tpuprof_op_end(&op_softmax, NULL);
+		for (long i = 999; i >= 0; i--)
+			tpuprof_step_end("nested", i);
+		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "thread_exit") == 0) {
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		pthread_t th[4];
+		for (int i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, open_scopes_thread, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "forkexec") == 0) {
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		dyn_step(0);
+		pid_t a = fork();
+		if (a == 0) {
+			execl("/bin/true", "true", (char *)NULL);
+			_exit(127);
+		}
+		pid_t b = fork();
+		if (b == 0)
+			_exit(0);
+		int st;
+		waitpid(a, &st, 0);
+		waitpid(b, &st, 0);
+		dyn_step(1);
+		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "eintr") == 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = eintr_handler; /* no SA_RESTART */
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
+		int fds[2];
+		if (pipe(fds) != 0)
+			return 1;
+		pthread_t th, w;
+		pthread_create(&th, NULL, sigint_until_read, NULL);
+		/* If the read were restarted, this byte would end it after 2 s. */
+		pthread_create(&w, NULL, write_later, &fds[1]);
+		char c;
+		ssize_t r = read(fds[0], &c, 1);
+		int err = errno;
+		__atomic_store_n(&g_read_done, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		pthread_join(w, NULL);
+		struct sigaction now;
+		sigaction(SIGINT, NULL, &now);
+		printf(r < 0 && err == EINTR ? "eintr ok\n" : "read was restarted\n");
+		printf((now.sa_flags & SA_RESTART) ? "restart flag added\n" : "flags kept\n");
+		tpuprof_disable();
+		return 0;
+	}
+	if (strcmp(sc, "api") == 0) {
+		tpuprof_thread_name("main-\xc3\xa9-a-very-long-name"); /* 15 bytes kept: "main-é-a-very-" */
+		tpuprof_enable(0, TPUPROF_MODE_DETAILED);
+		struct tpuprof_event_attr at = TPUPROF_EVENT_ATTR_INIT;
+		at.category = "io";
+		at.color = TPUPROF_RGB(255, 0, 0);
+		at.file = "probe.c";
+		at.line = 123;
+		at.function = "api";
+		tpuprof_mark("start", &at);
+		tpuprof_range_begin("load", &at);
+		tpuprof_async_begin("request", 42, &at);
+		tpuprof_async_begin("request", 43, NULL);
+		/* An older caller's smaller struct: only `size` and `color` are read. */
+		struct tpuprof_event_attr small = {offsetof(struct tpuprof_event_attr, category),
+		                                   TPUPROF_RGB(0, 0, 255), (const char *)1, NULL, 0, NULL};
+		tpuprof_mark("small", &small);
+		tpuprof_range_end("load");
+		pthread_t th;
+		pthread_create(&th, NULL, async_ender, NULL);
+		pthread_join(th, NULL);
+		tpuprof_async_end("request", 43);
+		tpuprof_async_begin("never_ends", 7, NULL);
+		struct tpuprof_op_detail zero;
+		memset(&zero, 0, sizeof zero);
+		tpuprof_op_begin(&op_softmax);
+		tpuprof_op_end(&op_softmax, &zero);
+		tpuprof_disable();
+		printf("version %s\n", tpuprof_version());
+		return 0;
+	}
+	if (strcmp(sc, "hwfds") == 0) {
+		int n = argc > 2 ? atoi(argv[2]) : 50;
+		tpuprof_enable(0, TPUPROF_MODE_DETAILED);
+		hw_thread(NULL); /* the main thread's counters stay open while it lives */
+		int before = count_fds();
+		for (int i = 0; i < n; i++) {
+			pthread_t th;
+			pthread_create(&th, NULL, hw_thread, NULL);
+			pthread_join(th, NULL);
+		}
+		int after = count_fds();
+		tpuprof_disable();
+		printf("fds %d %d\n", before, after);
+		return 0;
+	}
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -175,8 +502,13 @@ int main(int argc, char **argv)
 			tpuprof_disable();
 		}
 	} else {
-		fprintf(stderr, "usage: tpuprof_probe SCENARIO [ARG]\n");
-		return 1;
+		int rc = fault_main(sc, argc, argv);
+		if (rc < 0) {
+			fprintf(stderr, "usage: tpuprof_probe SCENARIO [ARG]\n");
+			return 1;
+		}
+		if (rc > 0)
+			return rc;
 	}
 	printf("done\n");
 	return 0;

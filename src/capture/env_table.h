@@ -10,9 +10,10 @@
 #define TP_CAPTURE_ENV_TABLE_H
 
 #define TPUPROF_ENV_TABLE(X)                                                                   \
-	X(ENV_MODE, "TPUPROF", "0/1/2", "",                                                    \
-	  "Capture the whole run in this mode (1 condensed, 2 detailed), dumped at exit; "     \
-	  "unset, empty or 0 = no automatic capture; any other value = one warning, off")     \
+	X(ENV_MODE, "TPUPROF", "off/0/1/2", "",                                                \
+	  "Capture the whole run in this mode, dumped at exit: 0 timing, 1 condensed, "        \
+	  "2 detailed (the TPUPROF_MODE_* numbers of the API); unset, empty or off = no "      \
+	  "automatic capture; any other value = one warning, off")                            \
 	X(ENV_DIR, "TPUPROF_DIR", "path", ".",                                                 \
 	  "Directory under which each session writes tpuprof_data_dev{D}-{N}.{PID}/ "          \
 	  "(created if missing)")                                                             \
@@ -21,6 +22,11 @@
 	  "is set; events beyond it are dropped and counted")                                 \
 	X(ENV_HWCOUNTERS, "TPUPROF_HWCOUNTERS", "0/1", "0",                                    \
 	  "1 = per-operator counters in mode 2 via perf_event_open: cycles, instructions, "    \
-	  "cache misses, or task clock, page faults, context switches where the PMU is absent")
+	  "cache misses, or task clock, page faults, context switches where the PMU is absent")  \
+	X(ENV_CRASHSAFE, "TPUPROF_CRASHSAFE", "0/1", "1",                                      \
+	  "1 = each thread records straight into a shared-mapped file of the dump directory, "  \
+	  "so abort(), a crash, SIGKILL or _exit() keep everything recorded (the kernel "      \
+	  "provisions fresh file pages every session: a few ns per record); 0 = private "      \
+	  "memory reused across sessions (fastest; a process that dies loses the session)")
 
 #endif /* TP_CAPTURE_ENV_TABLE_H */

@@ -22,7 +22,7 @@ int main(void)
 	printf("| `%s` | %s | %s | %s |\n", name, type, (def)[0] ? "`" def "`" : "(unset)", doc);
 	TPUPROF_ENV_TABLE(ROW)
 #undef ROW
-	printf("\nDump location: each enable/disable pair (or the whole run with `TPUPROF=1` or `2`)\n"
+	printf("\nDump location: each enable/disable pair (or the whole run with `TPUPROF=0`, `1` or `2`)\n"
 	       "writes `$TPUPROF_DIR/tpuprof_data_dev{D}-{N}.{PID}/capture.tpp`, where D is the\n"
 	       "device set with `tpuprof_set_device`, N counts the sessions of the process and PID\n"
 	       "is the process id (see docs/capture-format.md).\n");

@@ -18,13 +18,16 @@ int tp_cli_check(int argc, char **argv)
 	struct tp_perfetto_check_report r;
 	int st = tp_perfetto_check(argv[1], &r, &d);
 	if (st != TP_OK) {
-		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(st));
+		fputs("tpuprof: ", stderr);
+		tp_text_fputs(stderr, d.msg[0] ? d.msg : tp_strerror(st), TP_TEXT_CTRL | TP_TEXT_LINE);
+		fputc('\n', stderr);
 		return tp_status_exit_code(st);
 	}
-	printf("%s: ok: %llu packets, %llu sequences, %llu tracks (%llu processes, %llu threads, "
+	tp_text_fputs(stdout, argv[1], TP_TEXT_CTRL | TP_TEXT_LINE);
+	printf(": ok: %llu packets, %llu sequences, %llu tracks (%llu processes, %llu threads, "
 	       "%llu counter tracks), %llu slices (max depth %d), %llu counter values, %llu flows, "
 	       "%llu annotations, %llu interned entries\n",
-	       argv[1], (unsigned long long)r.packets, (unsigned long long)r.sequences,
+	       (unsigned long long)r.packets, (unsigned long long)r.sequences,
 	       (unsigned long long)r.tracks, (unsigned long long)r.processes,
 	       (unsigned long long)r.threads, (unsigned long long)r.counter_tracks,
 	       (unsigned long long)r.slices, r.max_depth, (unsigned long long)r.counters,

@@ -1,5 +1,5 @@
 /*
- * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c), the registries of
+ * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c, diff.c), the registries of
  * readers and outputs (registry.c) and the shared option helpers. main.c dispatches.
  */
 #ifndef TP_CLI_H
@@ -14,9 +14,11 @@ struct tp_cli_opts {
 	enum tp_arch arch;       /* --arch, TP_ARCH_UNKNOWN = detect */
 	double tiu_freq_mhz;     /* --tiu_freq, 0 = arch default */
 	double gdma_freq_mhz;    /* --gdma_freq */
+	int num_core;            /* --num_core: cores shown (tracks of higher cores dropped), 0 all */
 	int quiet, verbose;
 	const char *sparse_ratios;
 	int trace_args_compact;  /* --trace_args compact */
+	const char *trace_file;  /* --trace_file: host Chrome trace merged onto the device timeline */
 	unsigned char *enabled;  /* per registry output: 1 = write */
 };
 
@@ -26,6 +28,7 @@ struct tp_cli_reader {
 	const char *doc;
 	int (*probe)(const char *dir);
 	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
+	int takes_file;   /* 1: the input is a file (in_dir names it), not a directory */
 };
 
 /* Registries (registry.c): set *out to a static array and return its length. */
@@ -33,6 +36,12 @@ size_t tp_cli_outputs(const struct tp_output *const **out);
 size_t tp_cli_readers(const struct tp_cli_reader *const **out);
 
 int tp_cli_convert(int argc, char **argv);
+/* `tpuprof diff A B [OUT_DIR]` (diff.c). Returns the exit code (0, 1, 2, 3, or 4 = slower). */
+int tp_cli_diff(int argc, char **argv);
+/* Reads `in` (directory or file) with the first registry reader whose probe accepts it, using
+ * base's reader options. TP_ENOTFOUND (d filled) when none does. Caller frees *out. */
+int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profile **out,
+                struct tp_diag *d);
 int tp_cli_check(int argc, char **argv);
 void tp_cli_usage(FILE *f);
 

@@ -1,32 +1,47 @@
 /*
- * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format, read it into the
- * model, analyse, and write the enabled outputs into OUT_DIR (default profile_out).
+ * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format (a directory, or a
+ * capture.tpp file given directly), read it into the model, analyse, and write the enabled
+ * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
+ * OUT_DIR, the stale-output marker, and installing the signal cleanup of temporaries.
  */
 #include "cli/cli.h"
 #include "summary/summary.h"
+#include "traceread/traceread.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void tp_cli_usage(FILE *f)
 {
 	fprintf(f,
-	        "usage: tpuprof IN_DIR [OUT_DIR] [options]     convert a profile (OUT_DIR defaults to profile_out)\n"
+	        "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory, a Chrome-trace\n"
+	        "                                              file or a capture.tpp (OUT_DIR: profile_out)\n"
 	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
+	        "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof diff --help)\n"
 	        "\n"
-	        "Inputs (detected from the directory's content):\n");
+	        "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "  %-20s %s\n", rd[i]->name, rd[i]->doc);
 	fprintf(f,
 	        "\nOptions:\n"
-	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2, CV184X)\n"
+	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2,\n"
+	        "                       CV184X, BM1690, SG2260, SG2260E)\n"
+	        "  --num_core N         show cores 0..N-1 only: tracks of higher cores are dropped after\n"
+	        "                       reading (alignment still uses every core), so no output has them\n"
 	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
+	        "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
+	        "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / first\n"
+	        "                       tpudnn event)\n"
 	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
@@ -53,10 +68,21 @@ void tp_cli_usage(FILE *f)
 
 static int usage_error(const char *fmt, const char *arg)
 {
+	char msg[TP_DIAG_MAX];
+	snprintf(msg, sizeof msg, fmt, arg);
 	fprintf(stderr, "tpuprof: ");
-	fprintf(stderr, fmt, arg);
+	tp_text_fputs(stderr, msg, TP_TEXT_CTRL | TP_TEXT_LINE);
 	fprintf(stderr, " (see tpuprof --help)\n");
 	return 1;
+}
+
+/* Prints "tpuprof: MSG" on stderr; paths and names in MSG come from the user or the input,
+ * so they pass the text-safety layer (no ESC reaches the terminal). */
+static void err_line(const char *msg)
+{
+	fputs("tpuprof: ", stderr);
+	tp_text_fputs(stderr, msg, TP_TEXT_CTRL | TP_TEXT_LINE);
+	fputc('\n', stderr);
 }
 
 /* Matches "--name VALUE" and "--name=VALUE"; returns 1 and sets *val (and advances *i). */
@@ -79,14 +105,137 @@ static int opt_value(int argc, char **argv, int *i, const char *name, const char
 	return 1;
 }
 
+/* Clocks are accepted from 1 MHz to 100 GHz: every accelerator tpuprof reads runs between
+ * (BM1684 550 MHz .. BM1688 1 GHz), and outside it cycle counts turned into nanoseconds stop
+ * being meaningful (1e-9 MHz overflows int64 for any cycle count; NaN, infinities and
+ * negatives are not clocks). */
+#define TP_CLI_MHZ_MIN 1.0
+#define TP_CLI_MHZ_MAX 100000.0
 static int parse_mhz(const char *s, double *out)
 {
 	char *end;
 	double v = strtod(s, &end);
-	if (end == s || *end || !(v > 0) || v > 100000)
+	if (end == s || *end || !(v >= TP_CLI_MHZ_MIN && v <= TP_CLI_MHZ_MAX))
 		return -1;
 	*out = v;
 	return 0;
+}
+
+
+/* ---- Output-directory discipline ----------------------------------------------------------- */
+
+#define LOCK_NAME ".tpuprof.lock"
+#define STALE_NAME "tpuprof-STALE.txt"
+
+/* Takes an exclusive flock on OUT_DIR/.tpuprof.lock so two runs never mix their files. When
+ * another run holds it, says which process (its pid is in the file) and waits. Returns the
+ * fd to keep open until exit (the kernel releases the lock with it), or -1 with d set. */
+static int lock_out_dir(const char *dir, int quiet, struct tp_diag *d)
+{
+	char *path = tp_path_join(dir, LOCK_NAME);
+	if (!path) {
+		tp_diag_set(d, TP_ENOMEM, "out of memory");
+		return -1;
+	}
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+	if (fd < 0) {
+		tp_diag_set(d, TP_EOUTPUT, "%s: cannot create the lock file: %s", path,
+		            strerror(errno));
+		tp_free(path);
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		char pid[32] = "";
+		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+		pid[n > 0 ? n : 0] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		if (!quiet) {
+			char msg[TP_DIAG_MAX];
+			snprintf(msg, sizeof msg,
+			         "%s is being written by tpuprof process %s (lock %s); waiting for it "
+			         "to finish",
+			         dir, pid[0] ? pid : "?", path);
+			err_line(msg);
+		}
+		while (flock(fd, LOCK_EX) != 0) {
+			if (errno != EINTR) {
+				tp_diag_set(d, TP_EOUTPUT, "%s: cannot lock: %s", path, strerror(errno));
+				close(fd);
+				tp_free(path);
+				return -1;
+			}
+		}
+	}
+	char pid[32];
+	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+		/* The pid is a courtesy for the message above; the lock itself holds. */
+	}
+	tp_free(path);
+	return fd;
+}
+
+/* Identity of an output file before this run, to tell afterwards whether this run replaced
+ * it (every output is renamed into place, so a rewritten file has a new inode). */
+struct out_id {
+	int exists;
+	dev_t dev;
+	ino_t ino;
+};
+
+static void out_ids(const char *dir, struct out_id *ids, size_t n,
+                    const struct tp_output *const *outs)
+{
+	for (size_t i = 0; i < n; i++) {
+		char *path = tp_path_join(dir, outs[i]->file);
+		struct stat st;
+		ids[i].exists = path && lstat(path, &st) == 0;
+		if (ids[i].exists) {
+			ids[i].dev = st.st_dev;
+			ids[i].ino = st.st_ino;
+		}
+		tp_free(path);
+	}
+}
+
+/* After a run: every output file in `dir` that this run did not write (it failed, or the
+ * output was not enabled or did not apply) is named in tpuprof-STALE.txt, so an old file
+ * never passes for the latest result; with none, the marker is removed. `before` is NULL when
+ * nothing was written. Best effort: a marker that cannot be written is reported, not fatal. */
+static void mark_stale(const char *dir, const struct out_id *before)
+{
+	if (!tp_is_dir(dir))
+		return;
+	const struct tp_output *const *outs;
+	size_t n = tp_cli_outputs(&outs);
+	struct out_id now[32];
+	out_ids(dir, now, n, outs);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	size_t nstale = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!now[i].exists)
+			continue;
+		int fresh = before && (!before[i].exists || before[i].ino != now[i].ino ||
+		                       before[i].dev != now[i].dev);
+		if (fresh)
+			continue;
+		if (!nstale++)
+			tp_buf_puts(&b, "These files in this directory were NOT written by the latest tpuprof "
+			                "run into it (it failed, or did not produce them); they are left "
+			                "over from an earlier run:\n");
+		tp_buf_printf(&b, "%s\n", outs[i]->file);
+	}
+	char *marker = tp_path_join(dir, STALE_NAME);
+	if (nstale) {
+		struct tp_diag d = {0};
+		if (tp_write_buf_file(dir, STALE_NAME, &b, &d) != TP_OK)
+			err_line(d.msg);
+	} else if (marker) {
+		unlink(marker);
+	}
+	tp_free(marker);
+	tp_buf_free(&b);
 }
 
 static double now_s(void)
@@ -136,12 +285,22 @@ int tp_cli_convert(int argc, char **argv)
 		}
 		if (opt_value(argc, argv, &i, "--tiu_freq", &v, &err)) {
 			if (err || parse_mhz(v, &o.tiu_freq_mhz))
-				return usage_error("--tiu_freq needs a clock in MHz, got '%s'", err ? "" : v);
+				return usage_error("--tiu_freq needs a clock in MHz between 1 and 100000, "
+				                   "got '%s'", err ? "" : v);
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--gdma_freq", &v, &err)) {
 			if (err || parse_mhz(v, &o.gdma_freq_mhz))
-				return usage_error("--gdma_freq needs a clock in MHz, got '%s'", err ? "" : v);
+				return usage_error("--gdma_freq needs a clock in MHz between 1 and 100000, "
+				                   "got '%s'", err ? "" : v);
+			continue;
+		}
+		if (opt_value(argc, argv, &i, "--num_core", &v, &err)) {
+			char *end = NULL;
+			long n = err ? 0 : strtol(v, &end, 10);
+			if (err || end == v || *end || n < 1 || n > 1024)
+				return usage_error("--num_core needs a core count >= 1, got '%s'", err ? "" : v);
+			o.num_core = (int)n;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--trace_args", &v, &err)) {
@@ -149,6 +308,12 @@ int tp_cli_convert(int argc, char **argv)
 				return usage_error("--trace_args takes 'full' or 'compact', got '%s'",
 				                   err ? "" : v);
 			o.trace_args_compact = strcmp(v, "compact") == 0;
+			continue;
+		}
+		if (opt_value(argc, argv, &i, "--trace_file", &v, &err)) {
+			if (err)
+				return usage_error("%s needs a Chrome-trace JSON file", a);
+			o.trace_file = v;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--sparse-ratios", &v, &err)) {
@@ -187,35 +352,88 @@ int tp_cli_convert(int argc, char **argv)
 	struct tp_diag d = {0};
 	struct stat st;
 	if (stat(o.in_dir, &st) != 0) {
-		fprintf(stderr, "tpuprof: %s: no such file or directory\n", o.in_dir);
+		int e = errno;
+		snprintf(d.msg, sizeof d.msg, "%s: %s", o.in_dir,
+		         e == ELOOP ? "symbolic link loop (too many levels of symbolic links)"
+		         : e == ENOENT ? "no such file or directory"
+		                       : strerror(e));
+		err_line(d.msg);
 		return 2;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "tpuprof: %s: not a directory (expected a profile data directory)\n",
-		        o.in_dir);
+	/* A directory, or a capture file given directly (docs/capture-format.md); never open a
+	 * FIFO or device (it would block or never end). */
+	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		snprintf(d.msg, sizeof d.msg,
+		         "%s: not a directory or a regular file (expected a profile data directory)",
+		         o.in_dir);
+		err_line(d.msg);
 		return 2;
 	}
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	const struct tp_cli_reader *reader = NULL;
 	for (size_t i = 0; i < nr && !reader; i++)
-		if (rd[i]->probe(o.in_dir))
+		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
 			reader = rd[i];
 	if (!reader) {
-		fprintf(stderr,
-		        "tpuprof: %s: no profile data found (expected global.profile / iter*.profile, "
-		        "or a tpuprof capture)\n",
-		        o.in_dir);
+		snprintf(d.msg, sizeof d.msg,
+		         S_ISDIR(st.st_mode)
+		             ? "%s: no profile data found (expected global.profile / iter*.profile, "
+		               "cdmlib*.profile, or a tpuprof capture)"
+		             : "%s: not a directory (expected a profile data directory, a tpuprof "
+		               "capture.tpp file or a Chrome-trace JSON file)",
+		         o.in_dir);
+		err_line(d.msg);
 		return 2;
 	}
+	/* The ratio file is an input: a missing or unreadable one is found before anything is
+	 * read or written (ops.csv parses it in full later). */
+	if (o.sparse_ratios) {
+		int fd = tp_open_regular(o.sparse_ratios, &d);
+		if (fd < 0) {
+			err_line(d.msg);
+			return 2;
+		}
+		close(fd);
+	}
 
+	/* From here on temporaries exist: Ctrl-C or a kill removes them (common/file.c). */
+	tp_temp_cleanup_on_signals();
 	double t0 = now_s();
 	struct tp_profile *p = NULL;
 	int rc = reader->read(&o, &p, &d);
 	if (rc != TP_OK) {
-		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(rc));
+		err_line(d.msg[0] ? d.msg : tp_strerror(rc));
 		tp_profile_free(p);
+		mark_stale(o.out_dir, NULL);
 		return tp_status_exit_code(rc);
+	}
+	if (o.trace_file) {
+		struct tp_profile *host = NULL;
+		rc = tp_traceread_read(o.trace_file, &host, &d);
+		if (rc == TP_OK)
+			rc = tp_traceread_merge_host(p, host, o.trace_file, &d);
+		tp_profile_free(host);
+		if (rc != TP_OK) {
+			err_line(d.msg[0] ? d.msg : tp_strerror(rc));
+			tp_profile_free(p);
+			mark_stale(o.out_dir, NULL);
+			return tp_status_exit_code(rc);
+		}
+	}
+	if (o.num_core > 0) {
+		int dropped = tp_profile_drop_cores(p, o.num_core);
+		if (dropped < 0) {
+			fprintf(stderr, "tpuprof: %s\n", tp_strerror(dropped));
+			tp_profile_free(p);
+			return tp_status_exit_code(dropped);
+		}
+		if (dropped > 0 &&
+		    tp_profile_note(p, "--num_core %d: %d tracks of higher cores are not shown",
+		                    o.num_core, dropped) != TP_OK) {
+			tp_profile_free(p);
+			return tp_status_exit_code(TP_ENOMEM);
+		}
 	}
 	double t1 = now_s();
 	struct tp_analysis an;
@@ -223,24 +441,30 @@ int tp_cli_convert(int argc, char **argv)
 	if (rc != TP_OK) {
 		fprintf(stderr, "tpuprof: analysis: %s\n", tp_strerror(rc));
 		tp_profile_free(p);
+		mark_stale(o.out_dir, NULL);
 		return tp_status_exit_code(rc);
 	}
 	double t2 = now_s();
-	if (o.verbose)
-		fprintf(stderr,
-		        "tpuprof: read %s (%s) in %.3f s: %zu slices, %llu records, %llu dropped, "
-		        "%llu blocks skipped; analysis %.3f s\n",
-		        o.in_dir, reader->name, t1 - t0, tp_profile_slice_count(p),
-		        (unsigned long long)p->stats.records_read,
-		        (unsigned long long)p->stats.records_dropped,
-		        (unsigned long long)p->stats.blocks_skipped, t2 - t1);
+	if (o.verbose) {
+		char msg[TP_DIAG_MAX];
+		snprintf(msg, sizeof msg,
+		         "read %s (%s) in %.3f s: %zu slices, %llu records, %llu dropped, "
+		         "%llu blocks skipped; analysis %.3f s",
+		         o.in_dir, reader->name, t1 - t0, tp_profile_slice_count(p),
+		         (unsigned long long)p->stats.records_read,
+		         (unsigned long long)p->stats.records_dropped,
+		         (unsigned long long)p->stats.blocks_skipped, t2 - t1);
+		err_line(msg);
+	}
 
-	int exit_code = 0;
-	if (tp_mkdirs(o.out_dir, &d) != TP_OK) {
-		fprintf(stderr, "tpuprof: %s\n", d.msg);
+	int exit_code = 0, lockfd = -1;
+	struct out_id before[32];
+	if (tp_mkdirs(o.out_dir, &d) != TP_OK || (lockfd = lock_out_dir(o.out_dir, o.quiet, &d)) < 0) {
+		err_line(d.msg);
 		exit_code = 3;
 		goto out;
 	}
+	out_ids(o.out_dir, before, nout, outs);
 	struct tp_out_opts oo = {.out_dir = o.out_dir,
 	                         .quiet = o.quiet,
 	                         .verbose = o.verbose,
@@ -253,7 +477,10 @@ int tp_cli_convert(int argc, char **argv)
 		double w0 = now_s();
 		int s = outs[i]->write(p, &an, &oo, &od);
 		if (s != TP_OK) {
-			fprintf(stderr, "tpuprof: %s: %s\n", outs[i]->file, od.msg[0] ? od.msg : tp_strerror(s));
+			char msg[TP_DIAG_MAX + 64];
+			snprintf(msg, sizeof msg, "%s: %s", outs[i]->file,
+			         od.msg[0] ? od.msg : tp_strerror(s));
+			err_line(msg);
 			int code = tp_status_exit_code(s);
 			if (code > exit_code)
 				exit_code = code;
@@ -264,8 +491,11 @@ int tp_cli_convert(int argc, char **argv)
 			 * nothing otherwise. */
 			char *path = tp_path_join(o.out_dir, outs[i]->file);
 			struct stat fs;
-			if (path && stat(path, &fs) == 0)
-				fprintf(stderr, "tpuprof: wrote %s in %.3f s\n", path, now_s() - w0);
+			if (path && stat(path, &fs) == 0) {
+				char msg[TP_DIAG_MAX];
+				snprintf(msg, sizeof msg, "wrote %s in %.3f s", path, now_s() - w0);
+				err_line(msg);
+			}
 			tp_free(path);
 		}
 	}
@@ -276,9 +506,14 @@ int tp_cli_convert(int argc, char **argv)
 		if (b.data)
 			fputs(b.data, stdout);
 		tp_buf_free(&b);
-		for (size_t i = 0; i < p->num_notes && i < 8; i++)
-			printf("note: %s\n", tp_str(p, p->notes[i].text));
-		printf("outputs in %s/:", o.out_dir);
+		for (size_t i = 0; i < p->num_notes && i < 8; i++) {
+			fputs("note: ", stdout);
+			tp_text_fputs(stdout, tp_str(p, p->notes[i].text), TP_TEXT_CTRL | TP_TEXT_LINE);
+			fputc('\n', stdout);
+		}
+		fputs("outputs in ", stdout);
+		tp_text_fputs(stdout, o.out_dir, TP_TEXT_CTRL | TP_TEXT_LINE);
+		fputs("/:", stdout);
 		for (size_t i = 0; i < nout; i++) {
 			char *path = tp_path_join(o.out_dir, outs[i]->file);
 			struct stat fs;
@@ -288,7 +523,10 @@ int tp_cli_convert(int argc, char **argv)
 		}
 		printf("\n");
 	}
+	mark_stale(o.out_dir, before);
 out:
+	if (lockfd >= 0)
+		close(lockfd);
 	tp_analysis_free(&an);
 	tp_profile_free(p);
 	return exit_code;

@@ -13,6 +13,7 @@
 #include "perfetto/perfetto.h"
 #include "sqlitedb/sqlitedb.h"
 #include "summary/summary.h"
+#include "traceread/traceread.h"
 #include "xlsx/xlsx.h"
 
 
@@ -24,9 +25,22 @@ static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, 
 	return tp_bmprofile_read(o->in_dir, &bo, out, d);
 }
 
+static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
+{
+	struct tp_cdm_opts co = {.arch_override = o->arch,
+	                         .tiu_freq_mhz = o->tiu_freq_mhz,
+	                         .gdma_freq_mhz = o->gdma_freq_mhz};
+	return tp_cdm_read(o->in_dir, &co, out, d);
+}
+
 static int read_capfile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
 	return tp_capfile_read(o->in_dir, out, d);
+}
+
+static int read_trace(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
+{
+	return tp_traceread_read(o->in_dir, out, d);
 }
 
 static const struct tp_cli_reader bmprofile_reader = {
@@ -36,16 +50,34 @@ static const struct tp_cli_reader bmprofile_reader = {
 	.read = read_bmprofile,
 };
 
+/* Tried before bmprofile: a cdm directory also holds a global.profile. */
+static const struct tp_cli_reader cdm_reader = {
+	.name = "sophgo-cdm",
+	.doc = "Sophgo cdm_profile_data_dev{D}[-{N}]/ (BM1690/SG2260, SG2260E)",
+	.probe = tp_cdm_probe,
+	.read = read_cdm,
+};
+
 static const struct tp_cli_reader capfile_reader = {
 	.name = "tpuprof-capture",
 	.doc = "tpuprof_data_dev{D}-{N}/ written by libtpuprof",
 	.probe = tp_capfile_probe,
 	.read = read_capfile,
+	.takes_file = 1, /* capture.tpp given directly */
+};
+
+static const struct tp_cli_reader trace_reader = {
+	.name = "chrome-trace",
+	.doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
+	.probe = tp_traceread_probe,
+	.read = read_trace,
+	.takes_file = 1,
 };
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
 {
-	static const struct tp_cli_reader *const list[] = {&bmprofile_reader, &capfile_reader};
+	static const struct tp_cli_reader *const list[] = {&cdm_reader, &bmprofile_reader,
+	                                                   &capfile_reader, &trace_reader};
 	*out = list;
 	return sizeof list / sizeof *list;
 }

@@ -77,12 +77,23 @@ void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* 1 for bytes that JSON (or an HTML <script> around it) needs escaped: control characters,
- * '"', '\\', DEL, and '<' (escaped only before '/' or '!'). NUL ends the string. */
+/* 1 for bytes that JSON (or an HTML <script> around it) needs escaped or checked: control
+ * characters, '"', '\\', DEL, '<' (escaped only before '/' or '!') and every byte >= 0x80
+ * (decoded: invalid UTF-8 becomes \ufffd, U+2028/U+2029 are escaped for old JavaScript).
+ * NUL ends the string. */
 static const unsigned char json_special[256] = {
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00-0x0f */
 	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10-0x1f */
 	['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1,
+	[0x80] =
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x80-0x8f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x90-0x9f */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xa0-0xaf */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xb0-0xbf */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xc0-0xcf */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xd0-0xdf */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xe0-0xef */
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xf0-0xff */
 };
 
 void tp_buf_json_str(struct tp_buf *b, const char *s)
@@ -94,6 +105,22 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 		unsigned char c = p[i];
 		if (!json_special[c] || (c == '<' && p[i + 1] != '/' && p[i + 1] != '!')) {
 			run++;
+			continue;
+		}
+		if (c >= 0x80) {
+			/* The sequence ends at the NUL at the latest: the decoder stops at any byte
+			 * that is not a continuation byte, and NUL is not one. */
+			int32_t cp;
+			size_t k = tp_utf8_decode(p + i, 4, &cp);
+			if (cp >= 0 && cp != 0x2028 && cp != 0x2029) {
+				run += k;
+				i += k - 1;
+				continue;
+			}
+			tp_buf_put(b, p + i - run, run);
+			run = 0;
+			tp_buf_puts(b, cp < 0 ? "\\ufffd" : cp == 0x2028 ? "\\u2028" : "\\u2029");
+			i += k - 1;
 			continue;
 		}
 		tp_buf_put(b, p + i - run, run);
@@ -112,6 +139,27 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 		}
 		}
 	}
+}
+
+int tp_f64_to_i64(double v, int64_t *out)
+{
+	/* -2^63 is exact as a double; 2^63 is the first double above INT64_MAX. NaN fails both. */
+	if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0))
+		return -1;
+	*out = (int64_t)v;
+	return 0;
+}
+
+int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi)
+{
+	if (!(v >= (double)lo)) /* also NaN */
+		return lo;
+	if (v >= (double)hi)
+		return hi;
+	int64_t r;
+	if (tp_f64_to_i64(v, &r) != 0)
+		return hi;
+	return r < lo ? lo : r > hi ? hi : r;
 }
 
 /* Appends the decimal digits of v (no printf: this runs once per timestamp). */

@@ -190,7 +190,12 @@ struct tp_file {
 	size_t size;
 	int mapped;
 };
-/* Loads a file. Errors: TP_ENOTFOUND, TP_EIO (message names the path). */
+/* Opens `path` read-only if it is a regular file, without ever blocking (a FIFO, device,
+ * directory or socket in its place is refused, a symlink loop is named as such). Returns the
+ * fd (>= 0, caller closes) or TP_ENOTFOUND / TP_EIO with a message naming the path. */
+int tp_open_regular(const char *path, struct tp_diag *d);
+/* Loads a regular file (tp_open_regular's checks). Errors: TP_ENOTFOUND, TP_EIO (message
+ * names the path). */
 int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d);
 void tp_file_release(struct tp_file *f);
 
@@ -215,6 +220,17 @@ void tp_afile_abort(struct tp_afile *f);
  * tp_rename_into_place. NULL on failure, with errno ENOMEM when out of memory. */
 char *tp_temp_path_for(const char *path);
 int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag *d);
+/* Every temporary from tp_temp_path_for / tp_afile_open is tracked until it is renamed or
+ * removed; tp_temp_cleanup_on_signals (called once by the CLI) installs SIGINT/SIGTERM/SIGHUP/
+ * SIGQUIT handlers that unlink the tracked temporaries (async-signal-safe) and then die of
+ * the same signal. A signal already ignored stays ignored. Process-global; not for libraries. */
+void tp_temp_cleanup_on_signals(void);
+/* Also removes directory `dir` (if empty by then) when such a signal arrives: for a folder a
+ * writer created for its output (PerfDoc/). Forget it with tp_temp_forget once it holds a
+ * committed file. */
+void tp_temp_track_dir(const char *dir);
+/* Stops tracking a temporary file or directory (by path). */
+void tp_temp_forget(const char *tmp_path);
 
 struct tp_buf; /* below */
 /* Writes b's bytes to dir/name atomically (temporary + rename). A buffer that ran out of
@@ -247,8 +263,9 @@ void tp_buf_put(struct tp_buf *b, const void *p, size_t n);
 void tp_buf_puts(struct tp_buf *b, const char *s);
 void tp_buf_putc(struct tp_buf *b, char c);
 void tp_buf_printf(struct tp_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Appends s as the body of a JSON string (no quotes): escapes ", \, control characters and
- * the sequences "</" and "<!--" (as \u003c) so the result can sit inside an HTML <script>. */
+/* Appends s as the body of a JSON string (no quotes): escapes ", \, control characters,
+ * U+2028/U+2029 and the sequences "</" and "<!--" (as \u003c) so the result can sit inside an
+ * HTML <script>; invalid UTF-8 becomes \ufffd (text.c's rules), so the output is valid JSON. */
 void tp_buf_json_str(struct tp_buf *b, const char *s);
 /* Formats a double with %.*f semantics but never in exponent form; "-0.000" becomes
  * "0.000". Decimal point is always '.'. */
@@ -256,6 +273,54 @@ void tp_buf_fixed(struct tp_buf *b, double v, int decimals);
 /* Writes ns as microseconds with exactly 3 decimals, exact to the nanosecond
  * (integer arithmetic, no floating point), e.g. 1234567 -> "1234.567". */
 void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text safety (text.c): every string that came from an input passes through here on its way */
+/* into an output. Strict UTF-8 (no overlong forms, surrogates, code points > U+10FFFF, lead  */
+/* bytes C0/C1/F5..FF); each maximal invalid subpart becomes U+FFFD.                         */
+/* ---------------------------------------------------------------------------------------- */
+
+#define TP_UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
+enum tp_text_flags {
+	TP_TEXT_UTF8 = 0,      /* only repair invalid UTF-8 (JSON, SQLite, Perfetto: they escape) */
+	TP_TEXT_CTRL = 1u << 0, /* also replace C0 controls but \t \n \r, DEL and C1 controls
+	                          (U+0080..U+009F) with U+FFFD (ops.csv, whose quoting keeps
+	                          \t \n \r) */
+	TP_TEXT_LINE = 1u << 1, /* with TP_TEXT_CTRL: \t \n \r too (one-line fields, table cells) */
+	TP_TEXT_XML = 1u << 2,  /* XML 1.0 (xlsx): C0 but \t \n \r replaced, U+FFFE/U+FFFF dropped */
+	TP_TEXT_NOCR = 1u << 3, /* with TP_TEXT_CTRL: \r too (a CR can overwrite a terminal line) */
+	TP_TEXT_TERM = TP_TEXT_CTRL | TP_TEXT_NOCR, /* terminals, summary.txt, summary.md */
+};
+
+/* Decodes the UTF-8 sequence at s[0..n), n >= 1. Returns the bytes it spans (>= 1) and stores
+ * the code point in *cp, or -1 when the bytes are not valid UTF-8, in which case the return
+ * value is the length of the maximal invalid subpart (what one U+FFFD replaces). */
+size_t tp_utf8_decode(const unsigned char *s, size_t n, int32_t *cp);
+/* 1 when s[0..n) is valid UTF-8 that tp_text_put would copy unchanged under `flags`. */
+int tp_text_is_safe(const char *s, size_t n, unsigned flags);
+/* Appends s[0..n) to b made safe under `flags` (enum tp_text_flags), appending at most
+ * max_bytes bytes and max_chars characters (0 = unlimited), always cut on a character
+ * boundary. Returns the number of characters appended. Sets b->oom like every append. */
+size_t tp_text_put(struct tp_buf *b, const char *s, size_t n, unsigned flags, size_t max_bytes,
+                   size_t max_chars);
+/* Copies NUL-terminated s (NULL = "") into dst[cap] made safe under `flags`, cut on a
+ * character boundary to at most cap-1 bytes; always NUL-terminates (cap > 0). Returns dst. On
+ * out of memory dst is "". */
+char *tp_text_copy(char *dst, size_t cap, const char *s, unsigned flags);
+/* Cleans b's bytes from offset `from` to the end in place under `flags` (a whole text report
+ * at once: summary.txt, summary.md, the console). Returns 1 if anything changed. */
+int tp_buf_clean(struct tp_buf *b, size_t from, unsigned flags);
+/* fputs(s, f) through the cleaner: the one way input-derived text reaches a terminal. */
+void tp_text_fputs(FILE *f, const char *s, unsigned flags);
+
+/* Converts a double read from an input (JSON numbers) to int64 when it is finite, integral
+ * or not, and within [INT64_MIN, INT64_MAX] (truncating toward zero like a cast). Returns 0
+ * and stores *out, or -1 (NaN, infinite, out of range) leaving *out untouched: the checked
+ * replacement for a bare (int64_t) cast, which is undefined behaviour out of range. */
+int tp_f64_to_i64(double v, int64_t *out);
+/* v truncated toward zero and clamped to [lo, hi] (NaN gives lo): for values derived from file
+ * data where saturation is the right answer. Never undefined behaviour. */
+int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);

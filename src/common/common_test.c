@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void test_status(void **state)
@@ -208,6 +209,177 @@ static void test_parse(void **state)
 	assert_int_equal(tp_parse_u64("", 0, &u), -1);
 }
 
+
+/* ---- text safety (text.c) ------------------------------------------------------------------ */
+
+static const char *clean_str(struct tp_buf *b, const char *s, unsigned flags, size_t maxb)
+{
+	tp_buf_free(b);
+	tp_buf_init(b);
+	tp_text_put(b, s, strlen(s), flags, maxb, 0);
+	return b->data ? b->data : "";
+}
+
+#define FFFD "\xEF\xBF\xBD"
+
+static void test_utf8_decode(void **state)
+{
+	(void)state;
+	int32_t cp;
+	/* Valid forms at every length boundary. */
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC2\x80", 2, &cp), 2);
+	assert_int_equal(cp, 0x80);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE0\xA0\x80", 3, &cp), 3);
+	assert_int_equal(cp, 0x800);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF4\x8F\xBF\xBF", 4, &cp), 4);
+	assert_int_equal(cp, 0x10FFFF);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xEF\xBF\xBF", 3, &cp), 3);
+	assert_int_equal(cp, 0xFFFF);
+	/* Overlong forms, surrogates, > U+10FFFF, bad lead bytes: invalid, and the maximal
+	 * subpart is what one U+FFFD replaces (Unicode §3.9). */
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC0\xAF", 2, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC1\xBF", 2, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE0\x80\xAF", 3, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xED\xA0\x80", 3, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", 4, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF5\x80\x80\x80", 4, &cp), 1);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xFF", 1, &cp), 1);
+	assert_int_equal(cp, -1);
+	/* Cut short: the lead and its good continuations form one subpart. */
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE2\x82", 2, &cp), 2);
+	assert_int_equal(cp, -1);
+	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF0\x9F\x98x", 4, &cp), 3);
+	assert_int_equal(cp, -1);
+}
+
+static void test_text_destinations(void **state)
+{
+	(void)state;
+	struct tp_buf b;
+	tp_buf_init(&b);
+	/* Repair only: controls kept (JSON/SQLite/Perfetto escape them themselves). */
+	assert_string_equal(clean_str(&b, "a\xC0\xAF" "b\xED\xA0\x80" "c\x1b", TP_TEXT_UTF8, 0),
+	                    "a" FFFD FFFD "b" FFFD FFFD FFFD "c\x1b");
+	/* Terminal / summary.txt: ESC, BEL, DEL and C1 CSI (U+009B) never pass; \n and \t do. */
+	assert_string_equal(clean_str(&b, "x\x1b[31mred\x07\x7f\xC2\x9B" "1m\n\tok", TP_TEXT_CTRL, 0),
+	                    "x" FFFD "[31mred" FFFD FFFD FFFD "1m\n\tok");
+	/* Terminal text: CR too (it could overwrite what the line showed). */
+	assert_string_equal(clean_str(&b, "ok\rFAKE\n", TP_TEXT_TERM, 0), "ok" FFFD "FAKE\n");
+	assert_string_equal(clean_str(&b, "ok\rFAKE\n", TP_TEXT_CTRL, 0), "ok\rFAKE\n");
+	/* One-line field: \n \r \t too. */
+	assert_string_equal(clean_str(&b, "a\nb\rc\td", TP_TEXT_CTRL | TP_TEXT_LINE, 0),
+	                    "a" FFFD "b" FFFD "c" FFFD "d");
+	/* XML: U+FFFE/U+FFFF dropped, C0 but tab/newline replaced, > U+10FFFF replaced. */
+	assert_string_equal(clean_str(&b, "a\xEF\xBF\xBE" "b\xEF\xBF\xBF" "c\x01\t\n\xF7\xBF\xBF\xBF",
+	                              TP_TEXT_XML, 0),
+	                    "abc" FFFD "\t\n" FFFD FFFD FFFD FFFD);
+	/* Length limits cut on character boundaries: "é" is 2 bytes, never split. */
+	assert_string_equal(clean_str(&b, "ab\xC3\xA9\xC3\xA9", TP_TEXT_UTF8, 3), "ab");
+	assert_string_equal(clean_str(&b, "ab\xC3\xA9\xC3\xA9", TP_TEXT_UTF8, 4), "ab\xC3\xA9");
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	assert_int_equal(tp_text_put(&b, "\xC3\xA9\xC3\xA9z", 5, TP_TEXT_UTF8, 0, 2), 2);
+	assert_string_equal(b.data, "\xC3\xA9\xC3\xA9");
+	tp_buf_free(&b);
+	assert_true(tp_text_is_safe("plain \xC3\xA9", 8, TP_TEXT_CTRL | TP_TEXT_XML));
+	assert_false(tp_text_is_safe("\xEF\xBF\xBE", 3, TP_TEXT_XML));
+	assert_true(tp_text_is_safe("\xEF\xBF\xBE", 3, TP_TEXT_UTF8));
+	/* A fixed buffer (xlsx title): 255 bytes at most, no half character at the end. */
+	char big[400], dst[256];
+	memset(big, 0, sizeof big);
+	for (size_t i = 0; i + 2 < 380; i += 2)
+		memcpy(big + i, "\xC3\xA9", 2);
+	tp_text_copy(dst, sizeof dst, big, TP_TEXT_XML);
+	assert_int_equal(strlen(dst), 254);
+	assert_true(tp_text_is_safe(dst, strlen(dst), TP_TEXT_XML));
+	/* tp_buf_clean rewrites a report in place from an offset. */
+	tp_buf_init(&b);
+	tp_buf_puts(&b, "keep\x1b|");
+	tp_buf_puts(&b, "x\x1b[2Jy\n");
+	assert_int_equal(tp_buf_clean(&b, 6, TP_TEXT_CTRL), 1);
+	assert_string_equal(b.data, "keep\x1b|x" FFFD "[2Jy\n");
+	assert_int_equal(tp_buf_clean(&b, 6, TP_TEXT_CTRL), 0);
+	tp_buf_free(&b);
+}
+
+static void test_json_str_utf8(void **state)
+{
+	(void)state;
+	struct tp_buf b;
+	tp_buf_init(&b);
+	/* Invalid UTF-8 (bad lead, overlong, surrogate, > U+10FFFF, truncated at the end) becomes
+	 * \ufffd; valid multibyte text passes as is; U+2028/2029 are escaped for <script>. */
+	tp_buf_json_str(&b, "\xFF" "a\xC0\x80" "\xED\xB0\x80" "\xF4\x90\x80\x80" "\xE2\x80\xA8\xE2\x80\xA9"
+	                    "\xE6\x97\xA5\xF0\x9F\x98\x80" "\xE2\x82");
+	assert_string_equal(b.data, "\\ufffda\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+	                            "\\ufffd\\u2028\\u2029\xE6\x97\xA5\xF0\x9F\x98\x80\\ufffd");
+	tp_buf_free(&b);
+}
+
+static void test_f64_to_i64(void **state)
+{
+	(void)state;
+	int64_t v = 7;
+	assert_int_equal(tp_f64_to_i64(1e300, &v), -1);
+	assert_int_equal(tp_f64_to_i64(-1e300, &v), -1);
+	assert_int_equal(tp_f64_to_i64(9223372036854775808.0, &v), -1);
+	assert_int_equal(tp_f64_to_i64(0.0 / 0.0, &v), -1);
+	assert_int_equal(v, 7);
+	assert_int_equal(tp_f64_to_i64(-9223372036854775808.0, &v), 0);
+	assert_true(v == INT64_MIN);
+	assert_int_equal(tp_f64_to_i64(-2.9, &v), 0);
+	assert_int_equal(v, -2);
+	assert_true(tp_f64_to_i64_clamp(3.7e20, 0, INT64_C(1) << 53) == INT64_C(1) << 53);
+	assert_true(tp_f64_to_i64_clamp(0.0 / 0.0, -5, 5) == -5);
+	assert_true(tp_f64_to_i64_clamp(-1e300, -5, 5) == -5);
+	assert_true(tp_f64_to_i64_clamp(4.9, -5, 5) == 4);
+	assert_true(tp_f64_to_i64_clamp(9.3e18, INT64_MIN, INT64_MAX) == INT64_MAX);
+}
+
+static void test_open_regular(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_common_test_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char fifo[300], loop[300], file[300];
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(loop, sizeof loop, "%s/loop", dir);
+	snprintf(file, sizeof file, "%s/file", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink(loop, loop), 0);
+	FILE *f = fopen(file, "w");
+	assert_non_null(f);
+	fputs("x", f);
+	fclose(f);
+	struct tp_diag d = {0};
+	struct tp_file tf;
+	/* A FIFO must be refused without blocking (no writer exists: open() would hang). */
+	assert_int_equal(tp_file_load(&tf, fifo, &d), TP_EIO);
+	assert_non_null(strstr(d.msg, "not a regular file (a FIFO)"));
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_file_load(&tf, loop, &d), TP_EIO);
+	assert_non_null(strstr(d.msg, "symbolic link loop"));
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_file_load(&tf, dir, &d), TP_EIO);
+	assert_non_null(strstr(d.msg, "a directory"));
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_file_load(&tf, "/dev/zero", &d), TP_EIO);
+	assert_non_null(strstr(d.msg, "a device"));
+	assert_int_equal(tp_file_load(&tf, file, &d), TP_OK);
+	assert_int_equal(tf.size, 1);
+	tp_file_release(&tf);
+	unlink(fifo);
+	unlink(loop);
+	unlink(file);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,7 +387,9 @@ int main(void)
 		cmocka_unit_test(test_cursor_bounds), cmocka_unit_test(test_bits),
 		cmocka_unit_test(test_strtab),       cmocka_unit_test(test_alloc_failure_hook),
 		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_atomic_file),
-		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
+		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
+		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,23 +6,54 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+int tp_open_regular(const char *path, struct tp_diag *d)
+{
+	/* O_NONBLOCK: opening a FIFO for reading otherwise blocks until a writer appears, before
+	 * fstat could tell it is not a file. Regular files ignore the flag; it is cleared anyway
+	 * so a later read behaves normally. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		int e = errno;
+		if (e == ELOOP)
+			return tp_diag_set(d, TP_EIO, "%s: symbolic link loop (too many levels of "
+			                   "symbolic links)", path);
+		return tp_diag_set(d, e == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", path,
+		                   strerror(e));
+	}
+	struct stat st;
+	memset(&st, 0, sizeof st);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		int isdir = S_ISDIR(st.st_mode), isfifo = S_ISFIFO(st.st_mode),
+		    isdev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
+		close(fd);
+		return tp_diag_set(d, TP_EIO, "%s: not a regular file (%s)", path,
+		                   isdir ? "a directory" : isfifo ? "a FIFO" : isdev ? "a device" : "a special file");
+	}
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	return fd;
+}
+
 int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d)
 {
 	memset(f, 0, sizeof *f);
-	int fd = open(path, O_RDONLY);
+	int fd = tp_open_regular(path, d);
 	if (fd < 0)
-		return tp_diag_set(d, errno == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", path,
-		                   strerror(errno));
+		return fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
 		close(fd);
-		return tp_diag_set(d, TP_EIO, "%s: not a regular file", path);
+		return tp_diag_set(d, TP_EIO, "%s: %s", path, strerror(e));
 	}
 	if (st.st_size == 0) {
 		close(fd);
@@ -47,6 +78,79 @@ void tp_file_release(struct tp_file *f)
 	memset(f, 0, sizeof *f);
 }
 
+/* ---- Temporary files an interrupted run must remove -------------------------------------- */
+/* A fixed table of path copies, each published by one atomic flag: the signal handler may run
+ * at any moment, reads only slots whose flag is 1 and only calls unlink() (async-signal-
+ * safe). Writers have a handful of temporaries open at once; a path that does not fit, or a
+ * full table, is simply not tracked (ordinary error paths still remove it). */
+#define TMP_SLOTS 64
+#define TMP_PATH_MAX 4096
+static char tmp_names[TMP_SLOTS][TMP_PATH_MAX];
+static atomic_int tmp_state[TMP_SLOTS]; /* 0 free, 2 being written, 1 file, 3 directory */
+
+static void tmp_track_as(const char *path, int kind)
+{
+	size_t n = strlen(path);
+	if (n >= TMP_PATH_MAX)
+		return;
+	for (size_t i = 0; i < TMP_SLOTS; i++) {
+		int expect = 0;
+		if (atomic_compare_exchange_strong(&tmp_state[i], &expect, 2)) {
+			memcpy(tmp_names[i], path, n + 1);
+			atomic_store(&tmp_state[i], kind);
+			return;
+		}
+	}
+}
+
+static void tmp_track(const char *path) { tmp_track_as(path, 1); }
+
+void tp_temp_track_dir(const char *dir) { tmp_track_as(dir, 3); }
+
+static void tmp_untrack(const char *path)
+{
+	for (size_t i = 0; i < TMP_SLOTS; i++)
+		if ((atomic_load(&tmp_state[i]) & 1) && strcmp(tmp_names[i], path) == 0) {
+			atomic_store(&tmp_state[i], 0);
+			return;
+		}
+}
+
+void tp_temp_forget(const char *tmp_path) { tmp_untrack(tmp_path); }
+
+static void on_fatal_signal(int sig)
+{
+	int e = errno;
+	for (size_t i = 0; i < TMP_SLOTS; i++)
+		if (atomic_load(&tmp_state[i]) == 1)
+			unlink(tmp_names[i]);
+	/* Then the directories a writer created for itself, if they are empty now. */
+	for (size_t i = 0; i < TMP_SLOTS; i++)
+		if (atomic_load(&tmp_state[i]) == 3)
+			rmdir(tmp_names[i]);
+	errno = e;
+	/* Die of the same signal, so the parent sees the usual status (128 + sig). */
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void tp_temp_cleanup_on_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_fatal_signal;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_RESETHAND;
+		struct sigaction old;
+		/* A signal the caller's parent ignores (nohup) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 char *tp_temp_path_for(const char *path)
 {
 	size_t n = strlen(path);
@@ -67,6 +171,7 @@ char *tp_temp_path_for(const char *path)
 	umask(um);
 	fchmod(fd, 0666 & ~um);
 	close(fd);
+	tmp_track(t);
 	return t;
 }
 
@@ -75,8 +180,10 @@ int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag 
 	if (rename(tmp_path, path) != 0) {
 		int e = errno;
 		unlink(tmp_path);
+		tmp_untrack(tmp_path);
 		return tp_diag_set(d, TP_EOUTPUT, "%s: cannot rename into place: %s", path, strerror(e));
 	}
+	tmp_untrack(tmp_path);
 	return TP_OK;
 }
 
@@ -112,9 +219,16 @@ int tp_afile_commit(struct tp_afile *f, struct tp_diag *d)
 	if (!f->fp)
 		return tp_diag_set(d, TP_EOUTPUT, "%s: not open", f->path ? f->path : "?");
 	int bad = ferror(f->fp);
-	if (fclose(f->fp) != 0 || bad) {
+	/* errno still holds the failed write's error when the stream went bad earlier (fclose
+	 * reports its own); either way the message names the final file, not the temporary. */
+	int e = errno;
+	int closed = fclose(f->fp);
+	if (closed != 0)
+		e = errno;
+	if (closed != 0 || bad) {
 		f->fp = NULL;
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", f->path, strerror(errno));
+		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", f->path,
+		                 e ? strerror(e) : "I/O error");
 		tp_afile_abort(f);
 		return st;
 	}
@@ -130,8 +244,10 @@ void tp_afile_abort(struct tp_afile *f)
 {
 	if (f->fp)
 		fclose(f->fp);
-	if (f->tmp_path)
+	if (f->tmp_path) {
 		unlink(f->tmp_path);
+		tmp_untrack(f->tmp_path);
+	}
 	tp_free(f->tmp_path);
 	tp_free(f->path);
 	memset(f, 0, sizeof *f);
@@ -195,8 +311,9 @@ int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
 	int st = tp_afile_open(&f, path, d);
 	if (st == TP_OK) {
 		if (b->len && fwrite(b->data, 1, b->len, f.fp) != b->len) {
+			int e = errno;
 			tp_afile_abort(&f);
-			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed", path);
+			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
 		} else {
 			st = tp_afile_commit(&f, d);
 		}

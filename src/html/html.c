@@ -109,6 +109,11 @@ static void put_str(struct tp_buf *b, const char *s)
 /* Text for an HTML element body (the <title>): & < > " ' become character references. */
 static void html_text(struct tp_buf *b, const char *s)
 {
+	/* One line of valid UTF-8 without control characters (common's text-safety layer). */
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL | TP_TEXT_LINE, 0, 0);
+	s = t.data && !t.oom ? t.data : "";
 	for (; *s; s++) {
 		switch (*s) {
 		case '&': tp_buf_puts(b, "&amp;"); break;
@@ -119,6 +124,7 @@ static void html_text(struct tp_buf *b, const char *s)
 		default: tp_buf_putc(b, *s);
 		}
 	}
+	tp_buf_free(&t);
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -86,6 +86,8 @@ struct tp_profile *tp_profile_new(void)
 		return NULL;
 	tp_arena_init(&p->arena, 256 * 1024);
 	if (tp_strtab_init(&p->strs, &p->arena) != TP_OK) {
+		/* A partly initialised table may hold some of its arrays. */
+		tp_strtab_free(&p->strs);
 		tp_arena_free(&p->arena);
 		tp_free(p);
 		return NULL;
@@ -122,29 +124,49 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p->argsets);
 	tp_free(p->meta);
 	tp_free(p->notes);
+	tp_free(p->flows);
 	tp_strtab_free(&p->strs);
 	tp_arena_free(&p->arena);
 	tp_free(p);
 }
 
-uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
+/* The model boundary of the text-safety layer: every string a reader hands the model is made
+ * valid UTF-8 here, once (invalid sequences become U+FFFD), so no writer ever sees invalid
+ * UTF-8. Control characters stay: they are data, and each writer escapes them for its
+ * destination. Returns the id, or 0 with p->oom set. */
+static uint32_t add_str(struct tp_profile *p, const char *s, size_t n, int unique)
 {
 	uint32_t id = 0;
-	if (tp_strtab_intern(&p->strs, s, n, &id) != TP_OK) {
-		p->oom = 1;
-		return 0;
+	struct tp_buf fixed;
+	tp_buf_init(&fixed);
+	if (!tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
+		tp_text_put(&fixed, s, n, TP_TEXT_UTF8, 0, 0);
+		if (fixed.oom) {
+			p->oom = 1;
+			tp_buf_free(&fixed);
+			return 0;
+		}
+		s = fixed.data;
+		n = fixed.len;
 	}
+	int st = unique ? tp_strtab_add_unique(&p->strs, s, n, &id)
+	                : tp_strtab_intern(&p->strs, s, n, &id);
+	if (st != TP_OK) {
+		p->oom = 1;
+		id = 0;
+	}
+	tp_buf_free(&fixed);
 	return id;
+}
+
+uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
+{
+	return add_str(p, s, n, 0);
 }
 
 uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n)
 {
-	uint32_t id = 0;
-	if (tp_strtab_add_unique(&p->strs, s, n, &id) != TP_OK) {
-		p->oom = 1;
-		return 0;
-	}
-	return id;
+	return add_str(p, s, n, 1);
 }
 
 uint32_t tp_profile_str(struct tp_profile *p, const char *s)
@@ -368,6 +390,23 @@ int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 	return add_arg(p, a);
 }
 
+int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f)
+{
+	struct tp_flow *v = tp_grow(p->flows, sizeof *v, p->num_flows + 1, &p->cap_flows);
+	if (!v) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	p->flows = v;
+	v[p->num_flows++] = *f;
+	return TP_OK;
+}
+
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a)
+{
+	return add_arg(p, *a);
+}
+
 int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)
 {
 	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};
@@ -548,8 +587,12 @@ int64_t tp_cycles_to_ns(uint64_t cycles, double mhz)
 	if (!(mhz > 0))
 		return 0;
 	/* The vendor's alignment computes int(cycles / MHz * 1000) in double precision; the
-	 * BM1688 reader's §9.2 steps reproduce its cycles with exactly this truncation. */
-	return (int64_t)((double)cycles / mhz * 1000.0);
+	 * BM1688 reader's §9.2 steps reproduce its cycles with exactly this truncation. An absurd
+	 * clock (--tiu_freq 1e-9) must saturate, not overflow the cast (UB). */
+	int64_t ns;
+	if (tp_f64_to_i64((double)cycles / mhz * 1000.0, &ns) != 0)
+		return INT64_MAX;
+	return ns;
 }
 
 int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz)
@@ -576,5 +619,46 @@ uint64_t tp_ns_to_cycles(int64_t ns, double mhz)
 	/* The vendor's back-conversion int(ns * MHz / 1000) in double precision, kept as is: the
 	 * BM1688 alignment (sophgo-bmprofile.md §9.2) reproduces its Start/End Cycles with it
 	 * (core 1 TIU cmd 6 ends at cycle 381677, the exact quotient would give 381678). */
-	return (uint64_t)((double)ns * mhz / 1000.0);
+	double c = (double)ns * mhz / 1000.0;
+	/* 2^64 is the first double above UINT64_MAX; saturate rather than overflow the cast. */
+	return c < 18446744073709551616.0 ? (uint64_t)c : UINT64_MAX;
+}
+
+int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
+{
+	int32_t *map = tp_malloc((p->num_tracks + 1) * sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	size_t w = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		struct tp_track *t = &p->tracks[i];
+		if (t->core >= keep && t->kind < TP_TRACK_LAYER) {
+			tp_free(t->slices);
+			tp_free(t->cost);
+			map[i] = -1;
+			continue;
+		}
+		map[i] = (int32_t)w;
+		p->tracks[w++] = *t;
+	}
+	int removed = (int)(p->num_tracks - w);
+	p->num_tracks = w;
+	size_t cw = 0;
+	for (size_t i = 0; i < p->num_counters; i++) {
+		struct tp_counter *c = &p->counters[i];
+		if (c->track >= 0 && map[c->track] < 0) {
+			tp_free(c->samples);
+			continue;
+		}
+		if (c->track >= 0)
+			c->track = map[c->track];
+		p->counters[cw++] = *c;
+	}
+	p->num_counters = cw;
+	tp_free(map);
+	for (size_t i = 0; i < p->num_devices; i++)
+		if (p->devices[i].num_cores > keep)
+			p->devices[i].num_cores = keep;
+	int rc = tp_profile_finish(p);
+	return rc != TP_OK ? rc : removed;
 }

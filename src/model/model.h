@@ -301,6 +301,15 @@ struct tp_note {
 	uint32_t text; /* strtab id */
 };
 
+/* An explicit flow arrow between two tracks (imported traces' s/f flow events): from the
+ * slice of track `from_track` that encloses from_ns to the slice of `to_track` that encloses
+ * to_ns (the latest-starting one; the writers resolve it). Flows whose ends find no slice, or
+ * whose target does not start after the source, are not drawn. */
+struct tp_flow {
+	int32_t from_track, to_track;
+	int64_t from_ns, to_ns;
+};
+
 /* Reader statistics surfaced in summary.json. */
 struct tp_read_stats {
 	uint64_t files_read;
@@ -333,6 +342,7 @@ struct tp_profile {
 	struct tp_argset *argsets; size_t num_argsets, cap_argsets; /* [0] unused: id 0 = none */
 	struct tp_meta *meta;      size_t num_meta, cap_meta;
 	struct tp_note *notes;     size_t num_notes, cap_notes;
+	struct tp_flow *flows;     size_t num_flows, cap_flows;
 
 	struct tp_read_stats stats;
 	int oom;             /* sticky: an insertion ran out of memory */
@@ -346,7 +356,9 @@ struct tp_profile *tp_profile_new(void);
 void tp_profile_free(struct tp_profile *p);
 
 /* Interns a string; returns its id, or 0 (the empty string) on out of memory, which also
- * sets p's sticky oom flag checked by tp_profile_finish. */
+ * sets p's sticky oom flag checked by tp_profile_finish. Invalid UTF-8 is replaced with U+FFFD
+ * here (common.h's text-safety rules), so every model string is valid UTF-8; control
+ * characters are kept and escaped by each writer. */
 uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
@@ -387,6 +399,8 @@ int tp_counter_push(struct tp_profile *p, int counter, int64_t ts_ns, double val
 /* Sets or replaces metadata key -> value. TP_OK / TP_ENOMEM. */
 int tp_profile_set_meta(struct tp_profile *p, const char *key, const char *value);
 const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /* NULL if absent */
+/* Adds an explicit flow (see struct tp_flow). TP_OK / TP_ENOMEM. */
+int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f);
 /* Adds a user-facing note (printf-style). */
 int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -403,6 +417,9 @@ int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
 /* tp_args_add_uint with the key already interned (id from tp_profile_str), for readers that
  * add the same keys to millions of sets. */
 int tp_args_add_uint_id(struct tp_profile *p, uint32_t key, uint64_t v);
+/* Adds an argument whose key (and string value) are ids this profile already interned; for
+ * readers that cache their ids. TP_OK / TP_ENOMEM. */
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a);
 /* Closes the set started by tp_args_begin; returns its id (>0) or 0 if empty / oom. */
 uint32_t tp_args_end(struct tp_profile *p);
 /* The args of a set id: *n gets the count; NULL if id is 0 or invalid. */
@@ -415,12 +432,19 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
  * TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
 int tp_profile_finish(struct tp_profile *p);
 
+/* Removes every accelerator track (and its slices, cost and counters) of cores >= `keep`
+ * (host tracks, core -1, stay), clamps each device's num_cores to `keep`, remaps the counters'
+ * track indexes and redoes tp_profile_finish so the span covers what is left. Layers stay.
+ * For the CLI's --num_core. Returns the number of tracks removed, or TP_ENOMEM. */
+int tp_profile_drop_cores(struct tp_profile *p, int32_t keep);
+
 /* Total slices over all tracks. */
 size_t tp_profile_slice_count(const struct tp_profile *p);
 
 /* Cycles to ns the way the vendor's alignment does: int(cycles / MHz * 1000) in double
  * precision (truncation; the BM1688 reader's sophgo-bmprofile.md §9.2 steps depend on it to
- * reproduce the vendor's cycles). mhz <= 0 returns 0. Not for displayed times: see below. */
+ * reproduce the vendor's cycles). mhz <= 0 (or NaN) returns 0; beyond int64 saturates at
+ * INT64_MAX. Not for displayed times: see below. */
 int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
 /* Cycles to ns exactly: floor(cycles × 1000 / MHz) in integer arithmetic when the clock is a
  * whole number of kHz (every real clock), so 1850301 cycles at 900 MHz are 2055890 ns as on
@@ -428,7 +452,7 @@ int64_t tp_cycles_to_ns(uint64_t cycles, double mhz);
  * division. For command times and durations. mhz <= 0 returns 0. */
 int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz);
 /* And back the vendor's way, int(ns * MHz / 1000) in double precision (its alignment's
- * cycles depend on that truncation); 0 for ns <= 0 or mhz <= 0. */
+ * cycles depend on that truncation); 0 for ns <= 0 or mhz <= 0; saturates at UINT64_MAX. */
 uint64_t tp_ns_to_cycles(int64_t ns, double mhz);
 
 #endif /* TP_MODEL_H */

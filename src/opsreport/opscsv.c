@@ -13,6 +13,19 @@
 
 void tp_csv_cell(struct tp_buf *b, const char *s, int from_input)
 {
+	/* Control bytes other than \t \n \r (which quoting keeps) become U+FFFD: common's
+	 * text-safety layer, on the rare slow path. */
+	if (!tp_text_is_safe(s, strlen(s), TP_TEXT_CTRL)) {
+		struct tp_buf t;
+		tp_buf_init(&t);
+		tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL, 0, 0);
+		if (t.oom)
+			b->oom = 1;
+		else
+			tp_csv_cell(b, t.data ? t.data : "", from_input);
+		tp_buf_free(&t);
+		return;
+	}
 	/* Spreadsheets evaluate a cell starting with one of these as a formula (OWASP "CSV
 	 * injection"); an apostrophe makes them show it as text and is itself not displayed. */
 	int guard = from_input && s[0] && strchr("=+-@\t\r", s[0]) != NULL;
@@ -213,6 +226,17 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 	tp_buf_puts(out, ",,aim to sparse support latency ratio,");
 	tp_buf_fixed(out, sum_p > 0 ? sum_pe / sum_p : 0, 3);
 	tp_buf_putc(out, '\n');
+
+	/* Section 4: what the table does not contain. Always present for a capture, so a table
+	 * built from a lossy capture never looks complete. */
+	tp_buf_printf(out, "\nrecords dropped,%llu\n", (unsigned long long)p->stats.records_dropped);
+	tp_buf_printf(out, "executions cut short (excluded),%llu\n",
+	              (unsigned long long)t->cut_executions);
+	for (size_t i = 0; i < p->num_notes; i++) {
+		tp_buf_puts(out, "note,");
+		tp_csv_cell(out, tp_str(p, p->notes[i].text), 1);
+		tp_buf_putc(out, '\n');
+	}
 	return out->oom ? TP_ENOMEM : TP_OK;
 }
 

@@ -51,6 +51,8 @@ struct tp_op_table {
 	uint64_t executions;        /* operator slices seen */
 	uint64_t warmup_executions; /* of which inside warm-up steps */
 	int counted_warmup;         /* 1 when every execution was warm-up, so all were counted */
+	uint64_t cut_executions;    /* executions cut short by the end of the capture (flagged
+	                               TP_CAPFILE_KEY_CUT): left out of the rows */
 };
 
 /* Builds the operator table of a finished profile: every slice of type TP_CAP_TYPE_OP on a

@@ -396,6 +396,11 @@ static void test_csv_escaping(void **state)
 	check_cell("two\nlines", 1, "\"two\nlines\"");
 	check_cell("cr\rhere", 1, "\"cr\rhere\"");
 	check_cell("=1+1", 1, "'=1+1");
+	/* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
+	 * control byte is still guarded. */
+	check_cell("a\x1b[31mb\x07\x7f\xc2\x9b", 1, "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	check_cell("=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0");
+	check_cell("\x01,=x", 1, "\"\xEF\xBF\xBD,=x\"");
 	check_cell("+cmd", 1, "'+cmd");
 	check_cell("-1x256", 1, "'-1x256");
 	check_cell("@SUM(A1)", 1, "'@SUM(A1)");

@@ -6,6 +6,8 @@
  */
 #include "opsreport/opsreport.h"
 
+#include "capfile/capfile.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -168,6 +170,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
 	uint32_t k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS),
 	         k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
+	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
 	if (!ty_op) /* no slice can have type "op" */
 		return TP_OK;
 
@@ -208,6 +211,11 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			}
 			if (s->type != ty_op)
 				continue;
+			if (k_cut && tp_args_find(p, s->args, k_cut)) {
+				/* Cut short by the end of the capture (a kill): its end is not measured. */
+				t->cut_executions++;
+				continue;
+			}
 			int warm = 0;
 			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);

@@ -144,6 +144,8 @@ struct ck {
 	int have_ts;
 	uint8_t *zbuf;
 	size_t zcap;
+	uint64_t file_size;      /* input bytes, for the decompression limit */
+	uint64_t inflated_total; /* bytes inflated from every compressed chunk so far */
 };
 
 __attribute__((format(printf, 2, 3))) static int bad(struct ck *c, const char *fmt, ...)
@@ -677,8 +679,24 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 		z.avail_out = (uInt)(c->zcap - len);
 		zr = inflate(&z, Z_NO_FLUSH);
 		len = c->zcap - z.avail_out;
+		/* Decompression-bomb guard (perfetto.h): a chunk and the whole file may inflate
+		 * only so far, checked as the bytes appear, not after. */
+		if (zr == Z_OK || zr == Z_STREAM_END) {
+			uint64_t total = c->inflated_total + len;
+			if (len > TP_PERFETTO_CHECK_MAX_CHUNK ||
+			    total > TP_PERFETTO_CHECK_MAX_TOTAL(c->file_size)) {
+				inflateEnd(&z);
+				return bad(c, "compressed_packets inflates beyond the checker's limit (%u MiB "
+				           "per chunk, %llu MiB for this %llu-byte file): refusing a "
+				           "decompression bomb",
+				           (unsigned)(TP_PERFETTO_CHECK_MAX_CHUNK >> 20),
+				           (unsigned long long)(TP_PERFETTO_CHECK_MAX_TOTAL(c->file_size) >> 20),
+				           (unsigned long long)c->file_size);
+			}
+		}
 	} while (zr == Z_OK);
 	inflateEnd(&z);
+	c->inflated_total += len;
 	if (zr != Z_STREAM_END)
 		return bad(c, "compressed_packets is not a complete zlib stream");
 	c->r->chunks++;
@@ -843,6 +861,11 @@ int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, stru
 	c.d = d;
 	c.r = r;
 	c.inner_off = UINT64_MAX;
+	c.file_size = file.size;
+	if (file.size == 0) {
+		tp_file_release(&file);
+		return tp_diag_at(d, TP_ETRUNC, path, 0, "empty file: a trace holds at least one packet");
+	}
 	const uint8_t *p = file.data, *e = file.data + file.size;
 	while (p < e && !st) {
 		c.off = (uint64_t)(p - file.data);

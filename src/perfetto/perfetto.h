@@ -50,6 +50,14 @@ struct tp_perfetto_check_report {
 	int64_t first_ts, last_ts; /* resolved trace-time range of events */
 };
 
+/* Decompression limits of tp_perfetto_check: one compressed_packets chunk inflates to at most
+ * 16 MiB (the writer's chunks hold 256 KiB), and a whole file to at most 64 MiB plus 64 times
+ * its own size (the writer's traces compress 5-20x); beyond either the check fails with a
+ * located error instead of inflating a decompression bomb (1 MB of zlib can hold 1 GiB). An
+ * empty file is an error, not "ok: 0 packets". */
+#define TP_PERFETTO_CHECK_MAX_CHUNK ((uint64_t)16 << 20)
+#define TP_PERFETTO_CHECK_MAX_TOTAL(file_size) (((uint64_t)64 << 20) + (uint64_t)(file_size) * 64u)
+
 /* Validates the Perfetto file at `path` against the rules tpuprof's writer follows:
  *   every packet (and every packet inside a compressed chunk) parses with valid wire types;
  *   track events carry trusted_packet_sequence_id; the first packet of every sequence clears

@@ -195,9 +195,20 @@ static inline void tp_pb_bytes(struct tp_pb *b, unsigned field, const void *p, s
 	b->len += n;
 }
 
+/* A proto `string` field must be valid UTF-8 (trace_processor rejects or mangles others):
+ * strings are repaired through common's text-safety layer (U+FFFD) on the rare slow path. */
 static inline void tp_pb_str(struct tp_pb *b, unsigned field, const char *s)
 {
-	tp_pb_bytes(b, field, s, strlen(s));
+	size_t n = strlen(s);
+	if (tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
+		tp_pb_bytes(b, field, s, n);
+		return;
+	}
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_text_put(&t, s, n, TP_TEXT_UTF8, 0, 0);
+	tp_pb_bytes(b, field, t.data ? t.data : "", t.oom ? 0 : t.len);
+	tp_buf_free(&t);
 }
 
 /* Nested message: tp_pb_open writes the tag and reserves one length byte; tp_pb_close patches

@@ -461,6 +461,69 @@ static void test_checker_rejects(void **state)
 	tp_free(path);
 }
 
+/* Text safety and the checker's limits: a string that bypassed the model's UTF-8 repair (put
+ * in the string table directly) still goes out as valid UTF-8; an empty file is an error; a
+ * chunk that inflates past TP_PERFETTO_CHECK_MAX_CHUNK is refused, located. */
+static void test_text_and_limits(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	uint32_t bad;
+	assert_int_equal(tp_strtab_intern(&p->strs, "bad\xff\xed\xa0\x80name", 11, &bad), TP_OK);
+	for (size_t t = 0; t < p->num_tracks; t++)
+		if (p->tracks[t].count)
+			p->tracks[t].slices[0].name = bad;
+	char *path = tmp("text.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_opts o = {1, 0, 0, 0};
+	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
+	size_t n;
+	uint8_t *bytes = slurp(path, &n);
+	const char want[] = "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname";
+	int found = 0;
+	for (size_t i = 0; i + sizeof want - 1 <= n && !found; i++)
+		found = memcmp(bytes + i, want, sizeof want - 1) == 0;
+	assert_true(found);
+	free(bytes);
+	struct tp_perfetto_check_report r;
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_OK);
+
+	FILE *f = fopen(path, "wb");
+	fclose(f);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_ETRUNC);
+	assert_non_null(strstr(d.msg, "text.pftrace@0x0: empty file"));
+
+	/* 64 MiB of zeros deflate to ~64 KiB: Trace.packet { compressed_packets = that }. */
+	size_t raw = (size_t)64 << 20;
+	uint8_t *zeros = calloc(1, raw);
+	uLongf zn = compressBound((uLong)raw);
+	uint8_t *z = malloc(zn + 32);
+	assert_int_equal(compress2(z + 16, &zn, zeros, (uLong)raw, 9), Z_OK);
+	uint8_t hdr[16];
+	uint8_t lenb[10];
+	size_t nl = tp_pb_varint_to(lenb, zn);
+	size_t h = 0, inner = 2 + nl + zn; /* field 50's key is a 2-byte varint */
+	hdr[h++] = 0x0a;
+	h += tp_pb_varint_to(hdr + h, inner);
+	hdr[h++] = (uint8_t)(F_PKT_COMPRESSED << 3 | TP_PB_LEN) | 0x80;
+	hdr[h++] = (uint8_t)((F_PKT_COMPRESSED << 3 | TP_PB_LEN) >> 7);
+	memcpy(hdr + h, lenb, nl);
+	h += nl;
+	f = fopen(path, "wb");
+	fwrite(hdr, 1, h, f);
+	fwrite(z + 16, 1, zn, f);
+	fclose(f);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_EFORMAT);
+	assert_non_null(strstr(d.msg, "text.pftrace@0x0"));
+	assert_non_null(strstr(d.msg, "refusing a decompression bomb"));
+	free(zeros);
+	free(z);
+	tp_free(path);
+	tp_profile_free(p);
+}
+
 /* The writer as tp_test_oom_sweep calls it. */
 struct write_ctx {
 	struct tp_profile *p;
@@ -496,6 +559,7 @@ int main(void)
 	    cmocka_unit_test(test_many_chunks),
 	    cmocka_unit_test(test_long_strings),
 	    cmocka_unit_test(test_checker_rejects),
+	    cmocka_unit_test(test_text_and_limits),
 	    cmocka_unit_test(test_write_oom),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);

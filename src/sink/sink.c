@@ -582,9 +582,13 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 				proto.pid = pid;
 				proto.core = core;
 				proto.sort_index = rank++;
-				proto.full_name =
-				    fmt_name(pl, "Core %d %s", core, kind_order_name[k]);
-				st = add_dtrack(pl, t, (int)i, &proto, kind_order_name[k], d);
+				/* A core can have several CDMA tracks (one per port, cdm reader):
+				 * they keep their own names ("CDMA port 3"). */
+				const char *kn = kind_order_name[k];
+				if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
+					kn = tp_str(p, t->name);
+				proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
+				st = add_dtrack(pl, t, (int)i, &proto, kn, d);
 			}
 			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
 				struct tp_track *lt;
@@ -736,6 +740,82 @@ static long partner(const struct plan *pl, size_t i)
 	return -1;
 }
 
+/* The index of the slice of t enclosing ts (the latest-starting one that has not ended), or
+ * -1. Slices are sorted by start (tp_profile_finish). */
+static long enclosing(const struct tp_track *t, int64_t ts)
+{
+	size_t lo = 0, hi = t->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->slices[mid].start_ns <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk back over the slices that started no later than ts: nested ones come after their
+	 * parents, so the first that still covers ts is the innermost. A bounded walk keeps a
+	 * pathological track from costing O(n) per flow. */
+	for (size_t k = lo, steps = 0; k-- > 0 && steps < 64; steps++)
+		if (t->slices[k].end_ns >= ts)
+			return (long)k;
+	return -1;
+}
+
+static int edge_dst_cmp(const void *x, const void *y)
+{
+	const struct edge *a = x, *b = y;
+	if (a->dst_dt != b->dst_dt)
+		return a->dst_dt < b->dst_dt ? -1 : 1;
+	if (a->dst_idx != b->dst_idx)
+		return a->dst_idx < b->dst_idx ? -1 : 1;
+	if (a->src_dt != b->src_dt)
+		return a->src_dt < b->src_dt ? -1 : 1;
+	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
+}
+
+/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
+ * and the target starts after the source. The drive walks edges in destination order and a
+ * slice ends at most one flow, so edges are re-sorted by destination and a second flow into
+ * the same slice is dropped (counted). */
+static void plan_model_flows(struct plan *pl)
+{
+	const struct tp_profile *p = pl->p;
+	size_t before = pl->nedges;
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		long sdt = -1, ddt = -1;
+		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
+			if (pl->dts[k].model_track == f->from_track)
+				sdt = (long)k;
+			if (pl->dts[k].model_track == f->to_track)
+				ddt = (long)k;
+		}
+		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
+		    pl->dts[ddt].t->count > UINT32_MAX) {
+			pl->flows_skipped++;
+			continue;
+		}
+		long si = enclosing(pl->dts[sdt].t, f->from_ns);
+		long di = enclosing(pl->dts[ddt].t, f->to_ns);
+		if (si < 0 || di < 0 ||
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
+			pl->flows_skipped++;
+			continue;
+		}
+		pl->edges[pl->nedges++] =
+		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0, 0};
+	}
+	if (pl->nedges == before)
+		return;
+	qsort(pl->edges, pl->nedges, sizeof *pl->edges, edge_dst_cmp);
+	for (size_t i = 1; i < pl->nedges; i++)
+		if (pl->edges[i].dst_dt == pl->edges[i - 1].dst_dt &&
+		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx && !pl->edges[i].dropped) {
+			pl->edges[i].dropped = 1;
+			pl->flows_dropped++;
+		}
+}
+
 static int plan_flows(struct plan *pl, struct tp_diag *d)
 {
 	/* Edges are stored in 32-bit fields; allocate once for the most there can be. */
@@ -747,6 +827,7 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
 			for (size_t k = 0; k < pl->dts[i].t->count; k++)
 				most += pl->dts[i].t->slices[k].dep_id != 0;
+	most += pl->p->num_flows;
 	if (!most)
 		return TP_OK;
 	pl->edges = tp_malloc(most * sizeof *pl->edges);
@@ -785,6 +866,7 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 		}
 		tp_free(cx.key);
 	}
+	plan_model_flows(pl);
 	if (!pl->nedges)
 		return TP_OK;
 	pl->by_src = tp_malloc(pl->nedges * sizeof *pl->by_src);

@@ -1029,7 +1029,10 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		struct tp_slice *ts = tn ? r->p->tracks[r->tiu_track[k]].slices + tf : NULL;
 		struct tp_slice *gs = gn ? r->p->tracks[r->gdma_track[k]].slices + gf : NULL;
 		int64_t t0 = ts ? ts[0].start_ns : 0, g0 = gs ? gs[0].start_ns : 0;
-		int64_t toff = (int64_t)(start_us * r->tiu_mhz), goff = (int64_t)(start_us * r->gdma_mhz);
+		/* start_us comes from file data: a garbled DYN record must not overflow the cast (UB);
+		 * offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
+		int64_t toff = tp_f64_to_i64_clamp(start_us * r->tiu_mhz, 0, INT64_C(1) << 53),
+		        goff = tp_f64_to_i64_clamp(start_us * r->gdma_mhz, 0, INT64_C(1) << 53);
 		for (size_t i = 0; i < tn; i++) {
 			ts[i].start_ns = ts[i].start_ns - t0 + toff;
 			ts[i].end_ns = ts[i].end_ns - t0 + toff;

@@ -1,5 +1,5 @@
 /*
- * sophgo.h — the Sophgo TPU family's readers. bmprofile: Sophgo TPU runtime profiles ("bmprofile_data" directories written by
+ * sophgo.h — the Sophgo TPU family's readers (bmprofile and cdm_profile_data). bmprofile: Sophgo TPU runtime profiles ("bmprofile_data" directories written by
  * bmruntime with BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and
  * net_stat.sim, for BM1684, BM1684X, BM1688/CV186X and CV184X (specs/sophgo-bmprofile.md
  * §1–§9), with layer information from the compiler's tensor_location.json and final.mlir
@@ -54,5 +54,33 @@ int tp_bmprofile_probe(const char *dir);
  * TP_ENOMEM. Reentrant: no global state. */
 int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
                       struct tp_diag *d);
+
+/* ---------------------------------------------------------------------------------------- */
+/* cdm_profile_data_dev{D}[-{N}]/ (BM1690/SG2260, SG2260E; specs/sophgo-cdm.md): global.profile */
+/* + cdmlib0_{core}.profile (+ cdma*_{port}.profile). One device, per core a TIU, GDMA and     */
+/* (when recorded) SDMA track, one CDMA track per port on the owning core; one slice per PMU  */
+/* record, aligned as §8.2 and named through the command streams (§8.3). Profile meta:        */
+/* "arch", "tpu_freq", "tail_offset_ns" (when the dump has it), "pmu_tail_cycle" (cycles from */
+/* the zero of the timeline to the last PMU end, before sys omission), "cdm_mode".           */
+/* ---------------------------------------------------------------------------------------- */
+
+struct tp_cdm_opts {
+	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = from global.profile; BM1690 or SG2260E */
+	double tiu_freq_mhz;        /* 0 = chip default (1000) */
+	double gdma_freq_mhz;       /* 0 = chip default (1000); also SDMA and CDMA */
+};
+
+/* Returns 1 if `dir` holds a cdmlib*.profile file, else 0. Thread-safe. */
+int tp_cdm_probe(const char *dir);
+
+/* Reads the cdm directory `dir`. `o` may be NULL. On success returns TP_OK and stores a
+ * finished profile in *out (caller owns, tp_profile_free). On error returns a negative status,
+ * leaves *out NULL and fills `d` (may be NULL) with one line naming the file, e.g.
+ * `dir/cdmlib0_3.profile@0x1f8: block type 4 declares 4096 bytes, only 312 left in the file`
+ * or `dir/global.profile:3: arch 'x' is not a number`. Errors: TP_ENOTFOUND (no directory,
+ * no cdmlib file, no global.profile), TP_EIO, TP_EFORMAT, TP_ETRUNC, TP_EUNSUPPORTED (arch not
+ * a cdm chip), TP_ENOMEM. Reentrant. */
+int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile **out,
+                struct tp_diag *d);
 
 #endif /* TP_SOPHGO_H */

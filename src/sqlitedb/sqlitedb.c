@@ -109,10 +109,23 @@ static int step(struct sw *w, int which)
 	return rc == SQLITE_DONE ? TP_OK : dberr(w, "insert failed");
 }
 
+/* TEXT must be valid UTF-8 for SQLite's string functions: repaired (U+FFFD) through common's
+ * text-safety layer on the rare slow path. */
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
 {
-	if (v)
+	if (!v)
+		return;
+	size_t n = strlen(v);
+	if (tp_text_is_safe(v, n, TP_TEXT_UTF8)) {
 		sqlite3_bind_text(s, i, v, -1, SQLITE_STATIC);
+		return;
+	}
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_text_put(&t, v, n, TP_TEXT_UTF8, 0, 0);
+	if (!t.oom)
+		sqlite3_bind_text(s, i, t.data ? t.data : "", -1, SQLITE_TRANSIENT);
+	tp_buf_free(&t);
 }
 
 static int sw_track(void *ctx, const struct tp_sink_track *t)
@@ -357,6 +370,7 @@ out:
 		st = tp_rename_into_place(tmp, path, d);
 	if (st)
 		unlink(tmp);
+	tp_temp_forget(tmp);
 	tp_free(tmp);
 	return st;
 }

@@ -103,8 +103,37 @@ static void test_db(void **state)
 	tp_profile_free(p);
 }
 
+/* A name that bypassed the model's UTF-8 repair (put in the string table directly) is still
+ * stored as valid UTF-8 TEXT: U+FFFD per maximal invalid subpart. */
+static void test_invalid_utf8_name(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_sqlitedb_test.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = tp_path_join(dir, "profile.db");
+	struct tp_profile *p = fx_profile();
+	uint32_t bad;
+	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
+	for (size_t t = 0; t < p->num_tracks; t++)
+		for (size_t i = 0; i < p->tracks[t].count; i++)
+			if (strcmp(tp_str(p, p->tracks[t].slices[i].name), "mm.normal") == 0)
+				p->tracks[t].slices[i].name = bad;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sqlitedb_write(p, NULL, path, 0, &d), TP_OK);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_string_equal(one(db, "select distinct name from slice where name like 'mm%'"),
+	                    "mm\xEF\xBF\xBD\xEF\xBF\xBDx;");
+	sqlite3_close(db);
+	unlink(path);
+	rmdir(dir);
+	tp_free(path);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_db)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_db),
+	                                   cmocka_unit_test(test_invalid_utf8_name)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -396,7 +396,8 @@ static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, 
 		               "kept, clamped at 0, as concurrency_lower_bound_pct.\n");
 	for (size_t i = 0; i < a->num_cores; i++) {
 		const struct tp_core_stats *c = &a->cores[i];
-		if (!c->eng[TP_TRACK_GDMA].present)
+		/* Only when the clocks differ does PerfDoc's unit mix change the figure. */
+		if (!c->eng[TP_TRACK_GDMA].present || p->tiu_freq_mhz == p->gdma_freq_mhz)
 			continue;
 		char x[32], y[32], z[32];
 		fmt_pct(x, sizeof x, c->perfdoc_parallelism);
@@ -453,8 +454,8 @@ static void capture_text(const struct tp_profile *p, const struct tp_analysis *a
 	}
 }
 
-void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, int console,
-                     struct tp_buf *out)
+static void summary_body(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                         struct tp_buf *out)
 {
 	if (a->num_cores == 0) {
 		capture_text(p, a, out);
@@ -469,6 +470,16 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	dma_bytes(a, out);
 	rankings(p, a, out);
 	notes(p, a, out);
+}
+
+void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, int console,
+                     struct tp_buf *out)
+{
+	size_t from = out->len;
+	summary_body(p, a, console, out);
+	/* Names from the input may hold ESC and other control bytes: none reaches a terminal or
+	 * the text file (common's text-safety layer, TP_TEXT_TERM). */
+	tp_buf_clean(out, from, TP_TEXT_TERM);
 }
 
 /* ---- JSON ---------------------------------------------------------------------------- */

@@ -143,12 +143,46 @@ static void test_cost_columns(void **state)
 	tp_profile_free(p);
 }
 
+/* Names reach the console and summary.txt: no ESC / C1 control survives, invalid UTF-8 was
+ * repaired at the model boundary, and the rest of the name is kept. */
+static void test_text_controls(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	struct tp_slice *s = tp_track_push(p, t);
+	s->cycles = 10;
+	s->end_ns = 9;
+	s->name = tp_profile_str(p, "conv\x1b]0;pwned\x07\xc2\x9b" "2J\xff");
+	tp_profile_note(p, "note \x1b[2J with \x08 controls\r");
+	tp_profile_finish(p);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	for (int console = 0; console < 2; console++) {
+		struct tp_buf b;
+		tp_buf_init(&b);
+		tp_summary_text(p, &a, console, &b);
+		assert_null(memchr(b.data, 0x1b, b.len));
+		assert_null(memchr(b.data, 0x07, b.len));
+		assert_null(memchr(b.data, 0x08, b.len));
+		assert_null(strstr(b.data, "\xc2\x9b"));
+		assert_true(tp_text_is_safe(b.data, b.len, TP_TEXT_TERM));
+		if (!console)
+			assert_non_null(strstr(b.data, "note \xEF\xBF\xBD[2J with \xEF\xBF\xBD controls\xEF\xBF\xBD"));
+		tp_buf_free(&b);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_layout),
 		cmocka_unit_test(test_json_escapes),
 		cmocka_unit_test(test_cost_columns),
+		cmocka_unit_test(test_text_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,6 +18,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* A fixed creation time (1980-01-01T00:00:00Z, the earliest ZIP date, which libxlsxwriter
  * also stamps on the archive members) so the same input gives the same bytes; 0 would make
@@ -93,73 +95,39 @@ void xl_num(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col, double
 	xl_width(x, s, col, num_chars(v, fmt, x));
 }
 
-/* Returns `v` itself when it is valid UTF-8 without XML-illegal characters and short enough,
- * else a cleaned copy in x->scratch. Counts characters into *chars. */
+/* Returns `v` itself when common's text-safety layer would keep it unchanged for XML and it
+ * is short enough, else a cleaned copy in x->scratch (invalid UTF-8 and XML-illegal controls
+ * become U+FFFD, U+FFFE/U+FFFF are dropped, cut to XL_STR_MAX characters). Counts characters
+ * into *chars. */
 static const char *clean(struct xl *x, const char *v, size_t *chars)
 {
-	size_t len = strlen(v), nchars = 0, i = 0;
-	int ok = 1;
-	while (i < len) {
-		unsigned char c = (unsigned char)v[i];
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 0;
-		if (n == 0 || n > len - i || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') ||
-		    (n == 2 && c < 0xC2)) {
-			ok = 0;
-			break;
-		}
-		for (size_t k = 1; k < n; k++)
-			if (((unsigned char)v[i + k] & 0xC0) != 0x80)
-				ok = 0;
-		if (!ok)
-			break;
-		i += n;
-		nchars++;
-	}
-	if (ok && nchars <= XL_STR_MAX) {
-		*chars = nchars;
+	size_t len = strlen(v);
+	if (len <= XL_STR_MAX && tp_text_is_safe(v, len, TP_TEXT_XML)) {
+		size_t n = 0;
+		for (size_t i = 0; i < len; i++)
+			n += ((unsigned char)v[i] & 0xC0) != 0x80;
+		*chars = n;
 		return v;
 	}
-	if (x->scap < len + 1) {
-		char *b = tp_realloc(x->scratch, len + 1);
-		if (!b) {
+	struct tp_buf t;
+	tp_buf_init(&t);
+	size_t n = tp_text_put(&t, v, len, TP_TEXT_XML, 0, XL_STR_MAX);
+	if (t.oom || x->scap < t.len + 1) {
+		char *nb = t.oom ? NULL : tp_realloc(x->scratch, t.len + 1);
+		if (!nb) {
+			tp_buf_free(&t);
 			x->oom = 1;
 			*chars = 0;
 			return "";
 		}
-		x->scratch = b;
-		x->scap = len + 1;
+		x->scratch = nb;
+		x->scap = t.len + 1;
 	}
-	size_t o = 0;
-	nchars = 0;
-	i = 0;
-	while (i < len && nchars < XL_STR_MAX) {
-		unsigned char c = (unsigned char)v[i];
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 0;
-		int good = n != 0 && n <= len - i && !(n == 2 && c < 0xC2) &&
-		           !(c < 0x20 && c != '\t' && c != '\n' && c != '\r');
-		for (size_t k = 1; good && k < n; k++)
-			if (((unsigned char)v[i + k] & 0xC0) != 0x80)
-				good = 0;
-		if (good) {
-			memcpy(x->scratch + o, v + i, n);
-			o += n;
-			i += n;
-		} else {
-			x->scratch[o++] = '?';
-			i++;
-		}
-		nchars++;
-	}
-	x->scratch[o] = '\0';
-	*chars = nchars;
+	if (t.len)
+		memcpy(x->scratch, t.data, t.len);
+	x->scratch[t.len] = '\0';
+	tp_buf_free(&t);
+	*chars = n;
 	return x->scratch;
 }
 
@@ -226,18 +194,14 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 		return;
 	for (const char *q = name; *q && o + 4 < size && chars < 31;) {
 		unsigned char c = (unsigned char)*q;
-		size_t n = c < 0x80             ? 1
-		           : (c & 0xE0) == 0xC0 ? 2
-		           : (c & 0xF0) == 0xE0 ? 3
-		           : (c & 0xF8) == 0xF0 ? 4
-		                                : 1;
-		size_t have = strnlen(q, n);
-		int bad = have < n || c < 0x20 || (n == 1 && c >= 0x80) || (n == 2 && c < 0xC2);
-		for (size_t k = 1; !bad && k < n; k++)
-			bad = ((unsigned char)q[k] & 0xC0) != 0x80;
+		/* Strict UTF-8 (common's decoder; it stops at the NUL), no control characters, no
+		 * XML non-characters: anything else becomes '_'. */
+		int32_t cp;
+		size_t n = tp_utf8_decode((const unsigned char *)q, 4, &cp);
+		int bad = cp < 0x20 || (cp >= 0x7F && cp <= 0x9F) || cp == 0xFFFE || cp == 0xFFFF;
 		if (bad) {
 			buf[o++] = '_';
-			q++;
+			q += n;
 		} else if (n == 1 && strchr("[]:*?/\\", c)) {
 			buf[o++] = '_';
 			q++;
@@ -261,6 +225,7 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 }
 
 enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_ENGINE, PK_EVENTS };
+#define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
 struct part {
 	enum part_kind kind;
@@ -426,9 +391,23 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 	for (size_t i = 0; i < p->num_layers; i++)
 		have_layers = 1;
 	if (have_layers) {
-		if (!(pt = plan_add(pl, PK_LAYERS)))
-			return TP_ENOMEM;
-		snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
+		/* Split past Excel's row limit like the engine sheets ("Layer by Layer Info (2)"):
+		 * the data starts at row LAYER_DATA_ROW. */
+		uint32_t rows = xo->max_rows ? xo->max_rows : TP_XLSX_EXCEL_MAX_ROWS;
+		size_t cap = rows - LAYER_DATA_ROW;
+		size_t parts = (p->num_layers + cap - 1) / cap;
+		for (size_t k = 0; k < parts; k++) {
+			if (!(pt = plan_add(pl, PK_LAYERS)))
+				return TP_ENOMEM;
+			pt->index = k;
+			pt->nparts = parts;
+			pt->first = k * cap;
+			pt->count = p->num_layers - pt->first < cap ? p->num_layers - pt->first : cap;
+			if (k == 0)
+				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
+			else
+				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info (%zu)", k + 1);
+		}
 	}
 	if (xl_ops_present(p)) {
 		if (!(pt = plan_add(pl, PK_OPS)))
@@ -1348,8 +1327,10 @@ out:
 /* Layer by Layer Info                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-static void write_layers(struct xl *x, lxw_worksheet *ws)
+/* Writes layers [pt->first, pt->first + pt->count) onto pt's sheet. */
+static void write_layers(struct xl *x, const struct part *pt)
 {
+	lxw_worksheet *ws = pt->ws;
 	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = ws};
 	static const char *const h[] = {
@@ -1365,8 +1346,8 @@ static void write_layers(struct xl *x, lxw_worksheet *ws)
 	header_row(x, &s, 2, h, sizeof h / sizeof *h);
 	char buf[64];
 	double total = (double)x->a->total_time_ns;
-	uint32_t row = 3;
-	for (size_t i = 0; i < p->num_layers; i++, row++) {
+	uint32_t row = LAYER_DATA_ROW;
+	for (size_t i = pt->first; i < pt->first + pt->count; i++, row++) {
 		const struct tp_layer *l = &p->layers[i];
 		xl_num(x, &s, row, 0, l->id, x->f.cyc);
 		xl_num(x, &s, row, 1, l->device, x->f.cyc);
@@ -1876,8 +1857,13 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		row++;
 	}
 
-	/* Bar chart: per-core utilisation of each engine. */
-	if (a->num_cores) {
+	/* Bar chart: per-core utilisation of each engine. A chart needs at least one series
+	 * (libxlsxwriter refuses it otherwise, failing the whole workbook): a dump without a
+	 * timeline (no iter*.profile) has no utilisation column, so no chart. */
+	size_t nseries = 0;
+	for (size_t c = 0; c < nc; c++)
+		nseries += cols[c].what == W_UTIL;
+	if (a->num_cores && nseries) {
 		lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_COLUMN);
 		if (ch) {
 			char cat[160], val[160], nm[160], cn[4], sn[4];
@@ -2022,9 +2008,12 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	make_formats(&x);
 
 	/* Document properties, without a wall-clock creation time. */
-	char title[256], subject[128], comments[256];
-	const char *net = tp_str(p, p->net_name);
-	snprintf(title, sizeof title, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
+	char title[256], subject[128], comments[256], net[256], full[300];
+	/* net_name comes from the input: one line of valid XML text, cut on a character
+	 * boundary to Excel's 255-byte limit on document and custom properties. */
+	tp_text_copy(net, sizeof net, tp_str(p, p->net_name), TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
+	snprintf(full, sizeof full, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
+	tp_text_copy(title, sizeof title, full, TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
 	snprintf(subject, sizeof subject, "%s profile", tp_arch_name(p->arch));
 	snprintf(comments, sizeof comments, "Written by tpuprof %s from %s input", TP_VERSION,
 	         *tp_str(p, p->source) ? tp_str(p, p->source) : "unknown");
@@ -2057,7 +2046,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			write_summary(&x, pt->ws, &pl);
 			break;
 		case PK_LAYERS:
-			write_layers(&x, pt->ws);
+			write_layers(&x, pt);
 			break;
 		case PK_OPS:
 			st = xl_ops_write(&x, pt->ws, o.sparse_ratios_path, d);
@@ -2093,8 +2082,10 @@ out:
 		 * temporary file, which is removed below. */
 		workbook_close(x.wb);
 	}
-	if (st != TP_OK && tmp)
+	if (st != TP_OK && tmp) {
 		remove(tmp);
+		tp_temp_forget(tmp);
+	}
 	if (st == TP_ENOMEM && d && d->status == TP_OK)
 		tp_diag_set(d, TP_ENOMEM, "%s: out of memory while writing the workbook", path);
 	tp_free(tmp);
@@ -2125,10 +2116,38 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	char *dir = tp_path_join(out, "PerfDoc");
 	char *path = tp_path_join(out, TP_XLSX_FILE);
 	int st;
-	if (!dir || !path)
+	int existed = dir && tp_is_dir(dir);
+	if (!dir || !path) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory");
-	else if ((st = tp_mkdirs(dir, d)) == TP_OK)
+	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
+		if (!existed)
+			tp_temp_track_dir(dir); /* an interrupted run leaves no empty PerfDoc/ */
+		/* libxlsxwriter prints "[WARNING]" lines on stderr by itself; with -q nothing but
+		 * our own errors may appear, so its stderr goes to /dev/null for the write (our
+		 * message is printed by the CLI afterwards, from d). */
+		int saved = -1;
+		if (o && o->quiet) {
+			fflush(stderr);
+			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+			saved = null >= 0 ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0) : -1;
+			if (saved >= 0)
+				dup2(null, STDERR_FILENO);
+			if (null >= 0)
+				close(null);
+		}
 		st = tp_xlsx_write(p, a, path, &xo, d);
+		if (saved >= 0) {
+			fflush(stderr);
+			dup2(saved, STDERR_FILENO);
+			close(saved);
+		}
+		/* A failed write leaves no empty PerfDoc/ behind (rmdir removes only an empty
+		 * directory, and only one this run created). */
+		if (st != TP_OK && !existed)
+			rmdir(dir);
+		if (!existed)
+			tp_temp_forget(dir);
+	}
 	tp_free(dir);
 	tp_free(path);
 	return st;

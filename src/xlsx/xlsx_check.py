@@ -328,14 +328,15 @@ def synthetic(gen, work):
     h, rows = table(wb["Layer by Layer Info"], 3)
     check(len(rows) == 8 and rows[0]["Layer Type"] == "Conv2D", "layer rows")
 
-    # 5. Strings from input are data: invalid UTF-8 and control characters are replaced.
+    # 5. Strings from input are data: invalid UTF-8 and control characters are replaced with
+    #    U+FFFD (one per maximal invalid subpart: the truncated "\xe2\x82" is one).
     path, _ = run_gen(gen, "bad", os.path.join(work, "bad"))
     wb = openpyxl.load_workbook(path)
     _, rows = table(wb["TIU_0"])
-    check(rows[1]["Function Name"] == "bad?? name? ??", "sanitised name %r" % rows[1]["Function Name"])
+    check(rows[1]["Function Name"] == "bad\ufffd\ufffd name\ufffd \ufffd", "sanitised name %r" % rows[1]["Function Name"])
     _, rows = table(wb["GDMA_0"])
-    check(rows[2]["note"] == '=HYPERLINK("x")?', "formula-like text stays text: %r" % rows[2]["note"])
-    cell = [c for c in wb["GDMA_0"][HEADER_ROW + 3] if c.value == '=HYPERLINK("x")?']
+    check(rows[2]["note"] == '=HYPERLINK("x")\ufffd', "formula-like text stays text: %r" % rows[2]["note"])
+    cell = [c for c in wb["GDMA_0"][HEADER_ROW + 3] if c.value == '=HYPERLINK("x")\ufffd']
     check(cell and cell[0].data_type == "s", "input text is a string cell, not a formula")
 
     # 6. Captures: Operators sheet with live what-if formulas.

@@ -98,9 +98,13 @@ static void test_sheet_name(void **state)
 	/* 30 ASCII characters and a 2-byte character make 31 characters (32 bytes). */
 	tp_xlsx_sheet_name(b, sizeof b, "012345678901234567890123456789\xc3\xa9xyz");
 	assert_string_equal(b, "012345678901234567890123456789\xc3\xa9");
-	/* A truncated UTF-8 sequence is replaced, never copied half. */
+	/* A truncated UTF-8 sequence is replaced (once: one maximal invalid subpart), never
+	 * copied half. */
 	tp_xlsx_sheet_name(b, sizeof b, "ab\xe2\x82");
-	assert_string_equal(b, "ab__");
+	assert_string_equal(b, "ab_");
+	/* Surrogates, overlong forms, control characters and U+FFFF never reach workbook.xml. */
+	tp_xlsx_sheet_name(b, sizeof b, "s\xed\xa0\x80o\xc0\xaf" "c\x1b\xc2\x9b" "n\xef\xbf\xbf");
+	assert_string_equal(b, "s___o__c__n_");
 	/* A lead byte followed by a non-continuation byte is not copied either. */
 	tp_xlsx_sheet_name(b, sizeof b,
 	                   "a\xc3"

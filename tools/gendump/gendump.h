@@ -65,4 +65,31 @@ int gd_check(const struct gd_opts *o, uint64_t *min_cmds, struct tp_diag *d);
 int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *res,
                 struct tp_diag *d);
 
+/* ---- cdm_profile_data (gendump_cdm.c) ---------------------------------------------------- */
+
+enum gd_cdm_mode { GD_CDM_MODE0 = 0, GD_CDM_MODE1 = 1, GD_CDM_MODE2 = 2, GD_CDM_BMODEL = 3 };
+
+struct gd_cdm_opts {
+	int sg2260e;          /* 0 BM1690/SG2260 (8 cores max), 1 SG2260E (4 cores max) */
+	unsigned cores;       /* cdmlib files */
+	uint64_t cmds;        /* commands per core (TIU 45 %, GDMA 50 %, SDMA the rest) */
+	uint64_t seed;
+	int mode;             /* enum gd_cdm_mode */
+	unsigned cdma_ports;  /* cdma0_{port}.profile files (modes 1 and 2) */
+	int wrap;             /* start the cycle counters just below 2^32 */
+};
+
+struct gd_cdm_result {
+	uint64_t cmds[8][3];       /* TIU, GDMA, SDMA commands per core after the init pair */
+	uint64_t cdma_cmds[16];    /* per port */
+	uint64_t bytes_total;      /* all files */
+	uint64_t span_cycles;      /* real cycles from 0 to the last end */
+};
+
+/* Writes a cdm dump into `outdir` (created if missing); files appear under temporary names
+ * and are renamed into place. Same options, same bytes. Returns TP_OK, TP_EUSAGE (bad
+ * options), TP_EOUTPUT or TP_ENOMEM with a message. `res` may be NULL. */
+int gd_generate_cdm(const struct gd_cdm_opts *o, const char *outdir, struct gd_cdm_result *res,
+                    struct tp_diag *d);
+
 #endif /* TP_GENDUMP_H */

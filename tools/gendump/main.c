@@ -5,6 +5,8 @@
  *   tpuprof-gendump [--arch BM1688|BM1684X] [--cores N] [--cmds N] [--seed S]
  *                   [--layers conv=30,pool=8,...] [--net NAME] [--hostile] [--wrap]
  *                   [--no-sim] [--quiet] OUTDIR
+ *   tpuprof-gendump --format cdm [--arch BM1690|SG2260|SG2260E] [--cores N] [--cmds N]
+ *                   [--seed S] [--mode 0|1|2|bmodel] [--cdma-ports P] [--wrap] [--quiet] OUTDIR
  *
  * Exit codes: 0 ok, 1 usage, 3 output failure (tp_status_exit_code).
  */
@@ -12,6 +14,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static void usage(FILE *f)
 {
@@ -27,7 +30,12 @@ static void usage(FILE *f)
 	      "  --hostile               layer/net names with HTML, quotes, backslashes, unicode\n"
 	      "  --wrap                  start the 32-bit TIU counter just below 2^32 so it wraps\n"
 	      "  --no-sim                do not write net_stat.sim\n"
-	      "  --quiet                 print nothing on success\n",
+	      "  --quiet                 print nothing on success\n"
+	      "  --format cdm            write a cdm_profile_data directory instead (BM1690/SG2260,\n"
+	      "                          SG2260E): --arch BM1690|SG2260|SG2260E, --cores (8 / 4 by\n"
+	      "                          default), --cmds per core, --seed, --wrap and\n"
+	      "  --mode 0|1|2|bmodel     cdm: PMU only, DYN_DATA, DYN_EXTRA, bmodel descriptors (1)\n"
+	      "  --cdma-ports P          cdm: CDMA port files (modes 1 and 2; default 0)\n",
 	      f);
 }
 
@@ -40,8 +48,107 @@ static int num(const char *opt, const char *s, uint64_t *v)
 	return 0;
 }
 
+static int main_cdm(int argc, char **argv)
+{
+	struct gd_cdm_opts o = {.cores = 0, .cmds = 10000, .seed = 1, .mode = GD_CDM_MODE1};
+	struct tp_diag d = {0};
+	const char *out = NULL;
+	int quiet = 0;
+	uint64_t v;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *next = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "--format")) {
+			i++;
+		} else if (!strcmp(a, "--arch") && next) {
+			if (!strcasecmp(next, "BM1690") || !strcasecmp(next, "SG2260"))
+				o.sg2260e = 0;
+			else if (!strcasecmp(next, "SG2260E"))
+				o.sg2260e = 1;
+			else {
+				fprintf(stderr, "tpuprof-gendump: --format cdm: --arch must be BM1690, SG2260 "
+				                "or SG2260E\n");
+				return 1;
+			}
+			i++;
+		} else if (!strcmp(a, "--cores") || !strcmp(a, "--cmds") || !strcmp(a, "--seed") ||
+		           !strcmp(a, "--cdma-ports")) {
+			if (num(a, next, &v))
+				return 1;
+			if (!strcmp(a, "--cores"))
+				o.cores = v > 64 ? 65 : (unsigned)v;
+			else if (!strcmp(a, "--cmds"))
+				o.cmds = v;
+			else if (!strcmp(a, "--seed"))
+				o.seed = v;
+			else
+				o.cdma_ports = v > 64 ? 65 : (unsigned)v;
+			i++;
+		} else if (!strcmp(a, "--mode") && next) {
+			if (!strcmp(next, "bmodel"))
+				o.mode = GD_CDM_BMODEL;
+			else if (next[0] >= '0' && next[0] <= '2' && !next[1])
+				o.mode = next[0] - '0';
+			else {
+				fprintf(stderr, "tpuprof-gendump: --mode must be 0, 1, 2 or bmodel\n");
+				return 1;
+			}
+			i++;
+		} else if (!strcmp(a, "--wrap")) {
+			o.wrap = 1;
+		} else if (!strcmp(a, "--quiet")) {
+			quiet = 1;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "tpuprof-gendump: unknown or incomplete option '%s' for --format "
+			                "cdm\n", a);
+			return 1;
+		} else if (!out) {
+			out = a;
+		} else {
+			fprintf(stderr, "tpuprof-gendump: more than one OUTDIR given\n");
+			return 1;
+		}
+	}
+	if (!out) {
+		usage(stderr);
+		return 1;
+	}
+	if (!o.cores)
+		o.cores = o.sg2260e ? 4 : 8;
+	struct gd_cdm_result r;
+	int rc = gd_generate_cdm(&o, out, &r, &d);
+	if (rc != TP_OK) {
+		fprintf(stderr, "tpuprof-gendump: %s\n", d.msg);
+		return tp_status_exit_code(rc);
+	}
+	if (!quiet) {
+		uint64_t cmds = 0;
+		for (unsigned c = 0; c < o.cores; c++)
+			cmds += r.cmds[c][0] + r.cmds[c][1] + r.cmds[c][2];
+		printf("tpuprof-gendump: %s: cdm %s, %u core(s), %llu commands, %llu bytes\n", out,
+		       o.sg2260e ? "SG2260E" : "BM1690", o.cores, (unsigned long long)cmds,
+		       (unsigned long long)r.bytes_total);
+		for (unsigned c = 0; c < o.cores; c++)
+			printf("core %u: TIU %llu GDMA %llu SDMA %llu\n", c,
+			       (unsigned long long)r.cmds[c][0], (unsigned long long)r.cmds[c][1],
+			       (unsigned long long)r.cmds[c][2]);
+		for (unsigned p = 0; p < o.cdma_ports; p++)
+			printf("port %u: CDMA %llu\n", p, (unsigned long long)r.cdma_cmds[p]);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--format")) {
+			if (!strcmp(argv[i + 1], "cdm"))
+				return main_cdm(argc, argv);
+			if (strcmp(argv[i + 1], "bmprofile") != 0) {
+				fprintf(stderr, "tpuprof-gendump: --format must be bmprofile or cdm\n");
+				return 1;
+			}
+		}
 	struct gd_opts o;
 	struct tp_diag d = {0};
 	const char *out = NULL;
@@ -64,6 +171,8 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			i++;
+		} else if (!strcmp(a, "--format") && next) {
+			i++; /* "bmprofile" (main() routed "cdm" elsewhere) */
 		} else if (!strcmp(a, "--cores")) {
 			if (num(a, next, &v) || v > 64)
 				return 1;

@@ -1,0 +1,78 @@
+/*
+ * fuzz_cdm_read.c — libFuzzer target for the whole cdm_profile_data reader (src/sophgo
+ * cdm_*.c): the input becomes cdmlib0_0.profile of a scratch directory — so the real BM1690
+ * file and tests/fixtures/cdm/cdmlib_small.hex are seeds as they are — and, for odd sizes,
+ * also cdma0_1.profile (the CDMA path). The input's size picks global.profile: the bmodel
+ * path of BM1690, the tpuDNN path of BM1690 (arch 8800) or SG2260E (arch 140814). The same
+ * bytes also go through cdm_global_parse as text. The reader must return a profile or an
+ * error with a message, never crash, leak or leave end < start.
+ */
+#include "sophgo/sophgo_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[64];
+
+static void put(const char *name, const void *p, size_t n)
+{
+	char path[256];
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		abort();
+	if (n && fwrite(p, 1, n, f) != n)
+		abort();
+	fclose(f);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!dir[0]) {
+		snprintf(dir, sizeof dir, "/tmp/fuzz_cdm_XXXXXX");
+		if (!mkdtemp(dir))
+			abort();
+	}
+	/* The seed corpus holds every shared dump (some near 1 MiB); the cdm layouts are all
+	 * reached within 64 KiB, and the fixed-run smoke of `make test` stays short. */
+	if (size > (size_t)1 << 16)
+		size = (size_t)1 << 16;
+	struct cdm_global g;
+	struct tp_diag d = {0};
+	(void)cdm_global_parse((const char *)data, size, "fz", &g, &d);
+
+	static const char *const globals[3] = {
+		"bmodel\narch=5\ntpu_freq=1000\n",
+		"arch=8800\ntpu_freq=1000\nmax_record_num=100000\ntail_offset_ns=1000\n",
+		"arch = 140814\r\ntpu_freq=1000\r\n",
+	};
+	const char *gp = globals[size % 3];
+	put("global.profile", gp, strlen(gp));
+	put("cdmlib0_0.profile", data, size);
+	int port = size % 2 == 1;
+	if (port)
+		put("cdma0_1.profile", data, size);
+	struct tp_profile *p = NULL;
+	memset(&d, 0, sizeof d);
+	int rc = tp_cdm_read(dir, NULL, &p, &d);
+	if (rc == TP_OK) {
+		for (size_t t = 0; t < p->num_tracks; t++)
+			for (size_t i = 0; i < p->tracks[t].count; i++)
+				if (p->tracks[t].slices[i].end_ns < p->tracks[t].slices[i].start_ns ||
+				    p->tracks[t].slices[i].start_ns < 0)
+					abort();
+		tp_profile_free(p);
+	} else if (p != NULL || d.msg[0] == 0) {
+		abort();
+	}
+	if (port) {
+		char path[256];
+		snprintf(path, sizeof path, "%s/cdma0_1.profile", dir);
+		unlink(path);
+	}
+	return 0;
+}

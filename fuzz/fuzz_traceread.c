@@ -1,0 +1,35 @@
+/*
+ * fuzz_traceread.c — libFuzzer target for the Chrome-trace JSON reader (src/traceread): any bytes
+ * go through tp_traceread_parse, which must return a status (never crash, leak or read out of
+ * bounds) and, on success, leave a profile whose slices are well-formed and whose strings are
+ * valid UTF-8 as far as the first byte of each multi-byte sequence says.
+ */
+#include "traceread/traceread.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_traceread_parse(data, size, "fuzz.json", &p, &d);
+	if (rc == TP_OK) {
+		for (size_t t = 0; t < p->num_tracks; t++)
+			for (size_t i = 0; i < p->tracks[t].count; i++) {
+				const struct tp_slice *s = &p->tracks[t].slices[i];
+				if (s->end_ns < s->start_ns)
+					abort();
+				const unsigned char *n = (const unsigned char *)tp_str(p, s->name);
+				for (; *n; n++)
+					if (*n == 0xFF || *n == 0xFE || *n == 0xC0 || *n == 0xC1)
+						abort(); /* never a valid UTF-8 byte: should have been replaced */
+			}
+		tp_profile_free(p);
+	} else if (p != NULL || d.msg[0] == 0) {
+		abort(); /* an error must come with a message and no profile */
+	}
+	return 0;
+}

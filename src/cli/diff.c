@@ -1,0 +1,157 @@
+/*
+ * diff.c — `tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]`: reads two inputs with the
+ * readers of the registry (any dump, capture or trace file tpuprof converts), analyses both,
+ * compares them (src/diff) and writes diff.txt, diff.json and diff.html into OUT_DIR (default
+ * diff_out); the top of diff.txt goes to the console. Exit 0, or 4 when --fail-if-slower is
+ * given and B's total time grew by more than PCT percent (1 usage, 2 bad input, 3 output).
+ */
+#include "cli/cli.h"
+#include "diff/diff.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int usage(const char *msg, const char *arg)
+{
+	fprintf(stderr, "tpuprof diff: ");
+	fprintf(stderr, msg, arg);
+	fprintf(stderr, "\nusage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n");
+	return 1;
+}
+
+int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profile **out,
+                struct tp_diag *d)
+{
+	*out = NULL;
+	struct stat st;
+	if (stat(in, &st) != 0)
+		return tp_diag_set(d, TP_ENOTFOUND, "%s: no such file or directory", in);
+	const struct tp_cli_reader *const *rd;
+	size_t nr = tp_cli_readers(&rd);
+	for (size_t i = 0; i < nr; i++) {
+		if (!(S_ISDIR(st.st_mode) || rd[i]->takes_file) || !rd[i]->probe(in))
+			continue;
+		struct tp_cli_opts o = *base;
+		o.in_dir = in;
+		return rd[i]->read(&o, out, d);
+	}
+	char *summary = S_ISDIR(st.st_mode) ? tp_path_join(in, "summary.json") : NULL;
+	struct stat ss;
+	int is_output = summary && stat(summary, &ss) == 0;
+	tp_free(summary);
+	if (is_output)
+		return tp_diag_set(d, TP_EUNSUPPORTED,
+		                   "%s: a tpuprof output folder; comparing output folders is not "
+		                   "supported yet: pass the inputs they were made from",
+		                   in);
+	return tp_diag_set(d, TP_ENOTFOUND,
+	                   "%s: no profile data found (a bmprofile dump, a tpuprof capture or a "
+	                   "Chrome-trace JSON file)",
+	                   in);
+}
+
+int tp_cli_diff(int argc, char **argv)
+{
+	const char *pos[3] = {0};
+	int npos = 0, quiet = 0, have_fail = 0;
+	double fail_pct = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+			printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
+			       "Compares two runs (any inputs tpuprof converts) and writes diff.txt,\n"
+			       "diff.json and diff.html into OUT_DIR (default diff_out). Exit 0, or 4\n"
+			       "with --fail-if-slower when B's total time grew by more than PCT %%.\n");
+			return 0;
+		}
+		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+			quiet = 1;
+			continue;
+		}
+		if (strncmp(a, "--fail-if-slower", 16) == 0 && (a[16] == 0 || a[16] == '=')) {
+			const char *v = a[16] == '=' ? a + 17 : (i + 1 < argc ? argv[++i] : NULL);
+			char *end = NULL;
+			if (!v)
+				return usage("%s needs a percentage", a);
+			fail_pct = strtod(v, &end);
+			if (end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
+				return usage("--fail-if-slower needs a percentage >= 0, got '%s'", v);
+			have_fail = 1;
+			continue;
+		}
+		if (a[0] == '-' && a[1])
+			return usage("unknown option '%s'", a);
+		if (npos == 3)
+			return usage("unexpected argument '%s'", a);
+		pos[npos++] = a;
+	}
+	if (npos < 2)
+		return usage("%s", "needs two inputs");
+	const char *out_dir = npos == 3 ? pos[2] : "diff_out";
+
+	struct tp_cli_opts o = {.quiet = 1};
+	struct tp_profile *p[2] = {NULL, NULL};
+	struct tp_analysis an[2];
+	memset(an, 0, sizeof an);
+	struct tp_diff df;
+	memset(&df, 0, sizeof df);
+	struct tp_diag d = {0};
+	struct tp_buf txt, js, html;
+	tp_buf_init(&txt);
+	tp_buf_init(&js);
+	tp_buf_init(&html);
+	int code = 0, st = TP_OK;
+	for (int s = 0; s < 2; s++) {
+		if ((st = tp_cli_load(pos[s], &o, &p[s], &d)) != TP_OK) {
+			fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(st));
+			code = tp_status_exit_code(st);
+			goto out;
+		}
+		if ((st = tp_analyze(p[s], &an[s])) != TP_OK) {
+			fprintf(stderr, "tpuprof: analysis: %s\n", tp_strerror(st));
+			code = tp_status_exit_code(st);
+			goto out;
+		}
+	}
+	if ((st = tp_diff_compute(p[0], &an[0], pos[0], p[1], &an[1], pos[1], &df)) != TP_OK) {
+		fprintf(stderr, "tpuprof: diff: %s\n", tp_strerror(st));
+		code = tp_status_exit_code(st);
+		goto out;
+	}
+	tp_diff_text(&df, 20, &txt);
+	tp_diff_json(&df, &js);
+	tp_diff_html(&df, &html);
+	if (tp_mkdirs(out_dir, &d) != TP_OK ||
+	    tp_write_buf_file(out_dir, "diff.txt", &txt, &d) != TP_OK ||
+	    tp_write_buf_file(out_dir, "diff.json", &js, &d) != TP_OK ||
+	    tp_write_buf_file(out_dir, "diff.html", &html, &d) != TP_OK) {
+		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : "cannot write the diff");
+		code = d.status == TP_ENOMEM ? 2 : 3;
+		goto out;
+	}
+	if (!quiet) {
+		struct tp_buf con;
+		tp_buf_init(&con);
+		tp_diff_text(&df, 10, &con);
+		if (con.data)
+			fputs(con.data, stdout);
+		tp_buf_free(&con);
+		printf("outputs in %s/: diff.txt diff.json diff.html\n", out_dir);
+	}
+	if (have_fail && df.total_pct > fail_pct) {
+		if (!quiet)
+			printf("FAIL: total time grew by %.2f%% (limit %.2f%%)\n", df.total_pct, fail_pct);
+		code = 4;
+	}
+out:
+	tp_buf_free(&txt);
+	tp_buf_free(&js);
+	tp_buf_free(&html);
+	tp_diff_free(&df);
+	for (int s = 0; s < 2; s++) {
+		tp_analysis_free(&an[s]);
+		tp_profile_free(p[s]);
+	}
+	return code;
+}

@@ -1,0 +1,571 @@
+/*
+ * diff.c — computes the comparison of two profiles (contract in diff.h): per-side steps and
+ * totals, rows of every kind matched by key (layers falling back to core/type/position),
+ * deltas and ranking, engine figures, and the per-side timelines drawn by diff.html.
+ * Owns nothing beyond the struct tp_diff it fills; scratch tables are freed before returning.
+ */
+#include "diff/diff.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *tp_diff_kind_name(enum tp_diff_kind k)
+{
+	static const char *const n[] = {"layers", "op_types", "ops", "cmd_types"};
+	return (unsigned)k < TP_DIFF_KINDS ? n[k] : "?";
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A string-keyed table of rows                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+struct agg {
+	struct tp_diff_row *v;
+	size_t n, cap;
+	uint32_t *slots; /* row index + 1, 0 = empty */
+	size_t nslots;
+};
+
+static uint32_t fnv(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static int agg_rehash(struct agg *g, size_t nslots)
+{
+	uint32_t *sl = tp_calloc(nslots, sizeof *sl);
+	if (!sl)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < g->n; i++) {
+		if (!g->v[i].key)
+			continue;
+		size_t j = fnv(g->v[i].key) & (nslots - 1);
+		while (sl[j])
+			j = (j + 1) & (nslots - 1);
+		sl[j] = (uint32_t)i + 1;
+	}
+	tp_free(g->slots);
+	g->slots = sl;
+	g->nslots = nslots;
+	return TP_OK;
+}
+
+/* The row with `key`, created (zeroed, key copied into the arena) if absent; NULL on OOM. */
+static struct tp_diff_row *agg_get(struct tp_diff *d, struct agg *g, const char *key)
+{
+	if ((g->n + 1) * 2 > g->nslots && agg_rehash(g, g->nslots ? g->nslots * 2 : 64))
+		return NULL;
+	size_t j = fnv(key) & (g->nslots - 1);
+	while (g->slots[j]) {
+		struct tp_diff_row *r = &g->v[g->slots[j] - 1];
+		if (strcmp(r->key, key) == 0)
+			return r;
+		j = (j + 1) & (g->nslots - 1);
+	}
+	struct tp_diff_row *v = tp_grow(g->v, sizeof *v, g->n + 1, &g->cap);
+	if (!v)
+		return NULL;
+	g->v = v;
+	struct tp_diff_row *r = &v[g->n];
+	memset(r, 0, sizeof *r);
+	r->key = tp_arena_strdup(&d->arena, key);
+	if (!r->key)
+		return NULL;
+	g->slots[j] = (uint32_t)++g->n;
+	return r;
+}
+
+static void agg_free(struct agg *g)
+{
+	tp_free(g->v);
+	tp_free(g->slots);
+	memset(g, 0, sizeof *g);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Steps                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static int i64_cmp(const void *x, const void *y)
+{
+	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Non-warm-up step durations of a profile, sorted. *out owned by the caller. */
+static int collect_steps(const struct tp_profile *p, int64_t **out, size_t *n)
+{
+	*out = NULL;
+	*n = 0;
+	uint32_t ty = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
+	uint32_t kw = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	size_t cap = 0;
+	if (!ty)
+		return TP_OK;
+	for (size_t t = 0; t < p->num_tracks; t++) {
+		const struct tp_track *tr = &p->tracks[t];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			if (s->type != ty)
+				continue;
+			const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
+			if (w && ((w->type == TP_ARG_INT && w->v.i) || (w->type == TP_ARG_UINT && w->v.u)))
+				continue;
+			int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
+			if (!v)
+				return TP_ENOMEM;
+			*out = v;
+			v[(*n)++] = s->end_ns - s->start_ns;
+		}
+	}
+	if (*n)
+		qsort(*out, *n, sizeof **out, i64_cmp);
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Rows of one side                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+struct ctx {
+	struct tp_diff *d;
+	struct agg rows[TP_DIFF_KINDS];
+	int side;        /* 0 = A, 1 = B */
+	int64_t div;     /* per-step normalisation (1 without steps) */
+	const char **layer_key; /* per layer of the current side: its row key (timeline labels) */
+};
+
+static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
+{
+	if (side == 0) {
+		r->a_ns += ns;
+		r->a_count += count;
+	} else {
+		r->b_ns += ns;
+		r->b_count += count;
+	}
+}
+
+static int fill_layers(struct ctx *c, const struct tp_profile *p)
+{
+	struct tp_diff *d = c->d;
+	struct agg ord = {0};
+	int st = TP_OK;
+	char key[512], alt[512], label[512];
+	c->layer_key = p->num_layers ? tp_calloc(p->num_layers, sizeof *c->layer_key) : NULL;
+	if (p->num_layers && !c->layer_key)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (l->begin_ns > l->end_ns)
+			continue;
+		const char *type = tp_str(p, l->type), *name = tp_str(p, l->name);
+		snprintf(key, sizeof key, "d%d/c%d/%s", l->device, l->core, type);
+		struct tp_diff_row *o = agg_get(d, &ord, key);
+		if (!o) {
+			st = TP_ENOMEM;
+			break;
+		}
+		uint64_t n = o->a_count++;
+		snprintf(alt, sizeof alt, "core %d.%d %s #%llu", l->device, l->core, type,
+		         (unsigned long long)n);
+		if (name[0]) {
+			snprintf(key, sizeof key, "%s", name);
+			snprintf(label, sizeof label, "%s (%s)", name, type);
+		} else {
+			snprintf(key, sizeof key, "%s", alt);
+			snprintf(label, sizeof label, "%s #%llu (layer %d, core %d)", type,
+			         (unsigned long long)n, l->id, l->core);
+		}
+		struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_LAYER], key);
+		if (!r) {
+			st = TP_ENOMEM;
+			break;
+		}
+		if (!r->label)
+			r->label = tp_arena_strdup(&d->arena, label);
+		if (!r->alt_key)
+			r->alt_key = tp_arena_strdup(&d->arena, alt);
+		c->layer_key[i] = r->key;
+		add(r, c->side, (l->end_ns - l->begin_ns) / c->div, 1);
+		/* Operator types of a device profile: its layer types. */
+		struct tp_diff_row *t = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], type);
+		if (!t || !r->label || !r->alt_key) {
+			st = TP_ENOMEM;
+			break;
+		}
+		add(t, c->side, (l->end_ns - l->begin_ns) / c->div, 1);
+	}
+	agg_free(&ord);
+	return st;
+}
+
+static int fill_slices(struct ctx *c, const struct tp_profile *p)
+{
+	struct tp_diff *d = c->d;
+	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
+	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
+	char key[512];
+	for (size_t t = 0; t < p->num_tracks; t++) {
+		const struct tp_track *tr = &p->tracks[t];
+		int engine = tr->kind <= TP_TRACK_CDMA;
+		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			int64_t dur = (s->end_ns - s->start_ns) / c->div;
+			if (engine) {
+				snprintf(key, sizeof key, "%s %s", tp_track_kind_name((enum tp_track_kind)tr->kind),
+				         tp_str(p, s->name));
+				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_CMD], key);
+				if (!r)
+					return TP_ENOMEM;
+				add(r, c->side, dur, 1);
+			} else if (host && ty_op && s->type == ty_op && !p->num_layers) {
+				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP], tp_str(p, s->name));
+				if (!r)
+					return TP_ENOMEM;
+				add(r, c->side, dur, 1);
+				const struct tp_arg *a = k_type ? tp_args_find(p, s->args, k_type) : NULL;
+				const char *ot = a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : tp_str(p, s->name);
+				r = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], ot);
+				if (!r)
+					return TP_ENOMEM;
+				add(r, c->side, dur, 1);
+			}
+		}
+	}
+	return TP_OK;
+}
+
+static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
+                        const struct tp_analysis *an)
+{
+	int multi = p->num_devices > 1;
+	for (size_t i = 0; i < an->num_cores; i++) {
+		const struct tp_core_stats *cs = &an->cores[i];
+		for (int e = 0; e < TP_ENGINES; e++) {
+			const struct tp_engine_stats *es = &cs->eng[e];
+			if (!es->present)
+				continue;
+			char name[48];
+			if (multi)
+				snprintf(name, sizeof name, "device %d core %d %s", cs->device, cs->core,
+				         tp_track_kind_name((enum tp_track_kind)e));
+			else
+				snprintf(name, sizeof name, "core %d %s", cs->core,
+				         tp_track_kind_name((enum tp_track_kind)e));
+			struct tp_diff_engine *x = NULL;
+			for (size_t k = 0; k < d->nengines && !x; k++)
+				if (strcmp(d->engines[k].name, name) == 0)
+					x = &d->engines[k];
+			if (!x) {
+				size_t cap = d->nengines;
+				struct tp_diff_engine *v =
+				    tp_grow(d->engines, sizeof *v, d->nengines + 1, &cap);
+				if (!v)
+					return TP_ENOMEM;
+				d->engines = v;
+				x = &v[d->nengines++];
+				memset(x, 0, sizeof *x);
+				snprintf(x->name, sizeof x->name, "%s", name);
+			}
+			double gbps = tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
+			if (side == 0) {
+				x->a_util = es->utilization;
+				x->a_gbps = gbps;
+				x->a_busy_ns = es->busy_ns;
+			} else {
+				x->b_util = es->utilization;
+				x->b_gbps = gbps;
+				x->b_busy_ns = es->busy_ns;
+			}
+		}
+	}
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Timeline of one side                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static int intern_label(struct tp_diff *d, struct tp_diff_side *sd, struct agg *labels,
+                        const char *s, uint32_t *out)
+{
+	struct tp_diff_row *r = agg_get(d, labels, s);
+	if (!r)
+		return TP_ENOMEM;
+	if (!r->a_count) {
+		size_t cap = sd->nlabels;
+		const char **v = tp_grow(sd->labels, sizeof *v, sd->nlabels + 1, &cap);
+		if (!v)
+			return TP_ENOMEM;
+		sd->labels = v;
+		v[sd->nlabels++] = r->key;
+		r->a_count = sd->nlabels; /* index + 1 */
+	}
+	*out = (uint32_t)(r->a_count - 1);
+	return TP_OK;
+}
+
+static int item_cmp(const void *x, const void *y)
+{
+	const struct tp_diff_item *a = x, *b = y;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	if (a->lane != b->lane)
+		return a->lane < b->lane ? -1 : 1;
+	return a->dur_ns > b->dur_ns ? -1 : a->dur_ns < b->dur_ns;
+}
+
+static int add_lane(struct tp_diff *d, struct tp_diff_side *sd, const char *name, uint32_t *ix)
+{
+	size_t cap = sd->nlanes;
+	const char **lv = tp_grow(sd->lanes, sizeof *lv, sd->nlanes + 1, &cap);
+	if (!lv)
+		return TP_ENOMEM;
+	sd->lanes = lv;
+	char *ls = tp_arena_strdup(&d->arena, name);
+	if (!ls)
+		return TP_ENOMEM;
+	*ix = (uint32_t)sd->nlanes;
+	lv[sd->nlanes++] = ls;
+	return TP_OK;
+}
+
+static int add_item(struct tp_diff_side *sd, size_t *cap, int64_t start, int64_t dur,
+                    uint32_t lane, uint32_t label)
+{
+	struct tp_diff_item *iv = tp_grow(sd->items, sizeof *iv, sd->nitems + 1, cap);
+	if (!iv)
+		return TP_ENOMEM;
+	sd->items = iv;
+	iv[sd->nitems++] = (struct tp_diff_item){start, dur, lane, label};
+	return TP_OK;
+}
+
+/* Lanes: per core a "Layer" lane drawn from the layer table (bars labelled with the layer's
+ * row key, so the page can colour them by their delta), then the engine lanes (commands
+ * labelled with their layer's key when they have one), then host lanes (depth 0 and 1). */
+static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp_profile *p)
+{
+	struct tp_diff *d = c->d;
+	struct agg labels = {0};
+	int st = TP_OK;
+	size_t cap_items = 0;
+	char lane[256];
+	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (l->begin_ns > l->end_ns || !c->layer_key || !c->layer_key[i])
+			continue;
+		/* One lane per (device, core), found by name among the lanes made so far. */
+		snprintf(lane, sizeof lane, "core %d Layer", l->core);
+		uint32_t ix = (uint32_t)sd->nlanes;
+		for (size_t k = 0; k < sd->nlanes; k++)
+			if (strcmp(sd->lanes[k], lane) == 0)
+				ix = (uint32_t)k;
+		if (ix == sd->nlanes && (st = add_lane(d, sd, lane, &ix)))
+			break;
+		if (sd->nitems >= TP_DIFF_MAX_ITEMS) {
+			sd->items_dropped++;
+			continue;
+		}
+		uint32_t li;
+		if ((st = intern_label(d, sd, &labels, c->layer_key[i], &li)) ||
+		    (st = add_item(sd, &cap_items, l->begin_ns - p->span_begin_ns,
+		                   l->end_ns - l->begin_ns, ix, li)))
+			break;
+	}
+	for (size_t t = 0; t < p->num_tracks && st == TP_OK; t++) {
+		const struct tp_track *tr = &p->tracks[t];
+		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
+		int want = host || tr->kind <= TP_TRACK_CDMA ||
+		           (tr->kind == TP_TRACK_LAYER && !p->num_layers);
+		if (!want || !tr->count)
+			continue;
+		const char *dev = tr->device >= 0 && (size_t)tr->device < p->num_devices
+		                      ? tp_str(p, p->devices[tr->device].name)
+		                      : "";
+		if (tr->core >= 0)
+			snprintf(lane, sizeof lane, "core %d %s", tr->core, tp_str(p, tr->name));
+		else
+			snprintf(lane, sizeof lane, "%s / %s", dev, tp_str(p, tr->name));
+		uint32_t lane_ix;
+		if ((st = add_lane(d, sd, lane, &lane_ix)))
+			break;
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			if (host && s->depth > 1)
+				continue;
+			if (sd->nitems >= TP_DIFF_MAX_ITEMS) {
+				sd->items_dropped++;
+				continue;
+			}
+			const char *lab = tp_str(p, s->name);
+			if (s->layer >= 0 && (size_t)s->layer < p->num_layers && c->layer_key &&
+			    c->layer_key[s->layer])
+				lab = c->layer_key[s->layer];
+			uint32_t li;
+			if ((st = intern_label(d, sd, &labels, lab, &li)) ||
+			    (st = add_item(sd, &cap_items, s->start_ns - p->span_begin_ns,
+			                   s->end_ns - s->start_ns, lane_ix, li)))
+				break;
+		}
+	}
+	if (st == TP_OK && sd->nitems)
+		qsort(sd->items, sd->nitems, sizeof *sd->items, item_cmp);
+	agg_free(&labels);
+	return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Ranking                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int row_cmp(const void *x, const void *y)
+{
+	const struct tp_diff_row *a = x, *b = y;
+	int64_t da = a->delta_ns < 0 ? -a->delta_ns : a->delta_ns;
+	int64_t db = b->delta_ns < 0 ? -b->delta_ns : b->delta_ns;
+	if (da != db)
+		return da > db ? -1 : 1;
+	int64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns, mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
+	if (ma != mb)
+		return ma > mb ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+/* Layers left unmatched by name pair up by (core, type, position). */
+static void rematch_layers(struct agg *g)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct tp_diff_row *b = &g->v[i];
+		if (!b->key || b->a_count || !b->alt_key || strcmp(b->key, b->alt_key) == 0)
+			continue;
+		for (size_t k = 0; k < g->n; k++) {
+			struct tp_diff_row *a = &g->v[k];
+			if (k == i || !a->key || a->b_count || !a->alt_key ||
+			    strcmp(a->alt_key, b->alt_key) != 0)
+				continue;
+			a->b_ns = b->b_ns;
+			a->b_count = b->b_count;
+			b->key = NULL; /* merged into a */
+			break;
+		}
+	}
+}
+
+static void finish_rows(struct tp_diff *d, struct agg *g, enum tp_diff_kind kind)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < g->n; i++) {
+		struct tp_diff_row *r = &g->v[i];
+		if (!r->key)
+			continue;
+		r->delta_ns = r->b_ns - r->a_ns;
+		r->pct = r->a_ns ? (double)r->delta_ns * 100.0 / (double)r->a_ns : 0;
+		r->share = d->total_delta_ns ? (double)r->delta_ns / (double)d->total_delta_ns : 0;
+		r->status = !r->a_count ? TP_DIFF_APPEARED : !r->b_count ? TP_DIFF_VANISHED : TP_DIFF_BOTH;
+		if (!r->label)
+			r->label = r->key;
+		g->v[n++] = *r;
+	}
+	g->n = n;
+	if (n)
+		qsort(g->v, n, sizeof *g->v, row_cmp);
+	d->rows[kind] = g->v;
+	d->nrows[kind] = n;
+	g->v = NULL;
+}
+
+int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, const char *name_a,
+                    const struct tp_profile *b, const struct tp_analysis *ba, const char *name_b,
+                    struct tp_diff *out)
+{
+	memset(out, 0, sizeof *out);
+	tp_arena_init(&out->arena, 1 << 16);
+	struct ctx c = {.d = out};
+	int64_t *steps[2] = {NULL, NULL};
+	size_t nsteps[2] = {0, 0};
+	const struct tp_profile *ps[2] = {a, b};
+	const struct tp_analysis *as[2] = {aa, ba};
+	struct tp_diff_side *sides[2] = {&out->a, &out->b};
+	const char *names[2] = {name_a, name_b};
+	int st = TP_OK;
+
+	for (int s = 0; s < 2 && !st; s++)
+		st = collect_steps(ps[s], &steps[s], &nsteps[s]);
+	if (st)
+		goto out;
+	out->noise_aware = nsteps[0] >= 2 && nsteps[1] >= 2;
+	for (int s = 0; s < 2; s++) {
+		struct tp_diff_side *sd = sides[s];
+		sd->name = tp_arena_strdup(&out->arena, names[s] ? names[s] : "");
+		sd->source = tp_arena_strdup(&out->arena, tp_str(ps[s], ps[s]->source));
+		if (!sd->name || !sd->source) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		sd->steps = nsteps[s];
+		if (out->noise_aware) {
+			size_t n = nsteps[s];
+			int64_t *v = steps[s];
+			sd->total_ns = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+			sd->step_min_ns = v[0];
+			sd->step_max_ns = v[n - 1];
+			sd->spread_ns = (v[n - 1] - v[0]) / 2;
+		} else if (as[s]->num_cores) {
+			sd->total_ns = as[s]->total_time_ns;
+		} else {
+			sd->total_ns = ps[s]->span_end_ns - ps[s]->span_begin_ns;
+		}
+	}
+	out->total_delta_ns = out->b.total_ns - out->a.total_ns;
+	out->total_pct = out->a.total_ns ? (double)out->total_delta_ns * 100.0 / (double)out->a.total_ns : 0;
+	if (out->noise_aware) {
+		int64_t spread = out->a.spread_ns > out->b.spread_ns ? out->a.spread_ns : out->b.spread_ns;
+		int64_t ad = out->total_delta_ns < 0 ? -out->total_delta_ns : out->total_delta_ns;
+		out->within_noise = ad <= spread;
+	}
+
+	for (int s = 0; s < 2; s++) {
+		c.side = s;
+		c.div = out->noise_aware ? (int64_t)nsteps[s] : 1;
+		if ((st = fill_layers(&c, ps[s])) || (st = fill_slices(&c, ps[s])) ||
+		    (st = fill_engines(out, s, ps[s], as[s])) ||
+		    (st = fill_timeline(&c, sides[s], ps[s]))) {
+			tp_free(c.layer_key);
+			goto out;
+		}
+		tp_free(c.layer_key);
+		c.layer_key = NULL;
+	}
+	rematch_layers(&c.rows[TP_DIFF_LAYER]);
+	for (int k = 0; k < TP_DIFF_KINDS; k++)
+		finish_rows(out, &c.rows[k], (enum tp_diff_kind)k);
+out:
+	for (int k = 0; k < TP_DIFF_KINDS; k++)
+		agg_free(&c.rows[k]);
+	tp_free(steps[0]);
+	tp_free(steps[1]);
+	return st;
+}
+
+void tp_diff_free(struct tp_diff *d)
+{
+	for (int k = 0; k < TP_DIFF_KINDS; k++)
+		tp_free(d->rows[k]);
+	tp_free(d->engines);
+	struct tp_diff_side *sides[2] = {&d->a, &d->b};
+	for (int s = 0; s < 2; s++) {
+		tp_free(sides[s]->lanes);
+		tp_free(sides[s]->labels);
+		tp_free(sides[s]->items);
+	}
+	tp_arena_free(&d->arena);
+	memset(d, 0, sizeof *d);
+}

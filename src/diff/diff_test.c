@@ -1,0 +1,190 @@
+/*
+ * diff_test.c — unit tests of the profile comparison: rows matched by name and by
+ * (core, type, position), appeared / vanished rows, ranking by impact, shares of the total
+ * change, the noise-aware totals over steps (median, spread, "within noise"), and the escaping
+ * of input strings in diff.txt (terminal), diff.json and diff.html.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "diff/diff.h"
+
+#include <string.h>
+
+struct op {
+	const char *name, *type;
+	int64_t dur_ns;
+};
+
+/* A capture-like profile: `nsteps` steps of the given durations, each holding the ops. */
+static struct tp_profile *make(const int64_t *steps, size_t nsteps, const struct op *ops,
+                               size_t nops)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_CPU;
+	p->source = tp_profile_str(p, "test");
+	int dev = tp_profile_add_device(p, "proc", 1, 0);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "main", 0);
+	int64_t t = 0;
+	for (size_t s = 0; s < nsteps; s++) {
+		struct tp_slice *x = tp_track_push(p, tr);
+		x->start_ns = t;
+		x->end_ns = t + steps[s];
+		x->name = tp_profile_str(p, "step");
+		x->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		int64_t o = t;
+		for (size_t k = 0; k < nops; k++) {
+			tp_args_begin(p);
+			tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, ops[k].type);
+			uint32_t args = tp_args_end(p);
+			x = tp_track_push(p, tr);
+			x->start_ns = o;
+			x->end_ns = o + ops[k].dur_ns;
+			x->name = tp_profile_str(p, ops[k].name);
+			x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+			x->args = args;
+			o += ops[k].dur_ns;
+		}
+		t += steps[s];
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static const struct tp_diff_row *row(const struct tp_diff *d, enum tp_diff_kind k, const char *key)
+{
+	for (size_t i = 0; i < d->nrows[k]; i++)
+		if (strcmp(d->rows[k][i].key, key) == 0)
+			return &d->rows[k][i];
+	fail_msg("no row %s", key);
+	return NULL;
+}
+
+static void run_diff(struct tp_profile *a, struct tp_profile *b, struct tp_diff *d)
+{
+	struct tp_analysis aa, ba;
+	assert_int_equal(tp_analyze(a, &aa), TP_OK);
+	assert_int_equal(tp_analyze(b, &ba), TP_OK);
+	assert_int_equal(tp_diff_compute(a, &aa, "runA", b, &ba, "runB", d), TP_OK);
+	tp_analysis_free(&aa);
+	tp_analysis_free(&ba);
+}
+
+static void test_ops_and_noise(void **state)
+{
+	(void)state;
+	static const int64_t sa[] = {100000, 104000, 98000, 101000, 99000};
+	static const int64_t sb[] = {101000, 103000, 99000, 100000, 102000};
+	static const struct op oa[] = {{"conv1", "Conv", 50000}, {"relu1", "Relu", 5000},
+	                               {"fc", "MatMul", 20000}};
+	static const struct op ob[] = {{"conv1", "Conv", 60000}, {"gelu1", "Gelu", 7000},
+	                               {"fc", "MatMul", 19000}};
+	struct tp_profile *a = make(sa, 5, oa, 3), *b = make(sb, 5, ob, 3);
+	struct tp_diff d;
+	run_diff(a, b, &d);
+	tp_profile_free(a); /* the diff must not point into the profiles */
+	tp_profile_free(b);
+	assert_true(d.noise_aware);
+	assert_int_equal(d.a.total_ns, 100000); /* median */
+	assert_int_equal(d.b.total_ns, 101000);
+	assert_int_equal(d.a.spread_ns, 3000);  /* (104 - 98) / 2 µs */
+	assert_int_equal(d.total_delta_ns, 1000);
+	assert_true(d.within_noise);
+	/* Ops by name, per-step means, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
+	 * (gone), fc -1. */
+	assert_int_equal(d.nrows[TP_DIFF_OP], 4);
+	const struct tp_diff_row *r = d.rows[TP_DIFF_OP];
+	assert_string_equal(r[0].key, "conv1");
+	assert_int_equal(r[0].delta_ns, 10000);
+	assert_string_equal(r[1].key, "gelu1");
+	assert_int_equal(r[1].status, TP_DIFF_APPEARED);
+	assert_string_equal(r[2].key, "relu1");
+	assert_int_equal(r[2].status, TP_DIFF_VANISHED);
+	assert_int_equal(r[2].delta_ns, -5000);
+	assert_string_equal(r[3].key, "fc");
+	assert_true(r[0].pct > 19.99 && r[0].pct < 20.01);
+	assert_true(r[0].share > 9.99 && r[0].share < 10.01); /* 10 µs of a 1 µs total change */
+	assert_int_equal(row(&d, TP_DIFF_OP_TYPE, "Conv")->a_count, 5);
+	assert_int_equal(row(&d, TP_DIFF_OP_TYPE, "MatMul")->delta_ns, -1000);
+	tp_diff_free(&d);
+}
+
+static void test_layers_and_escaping(void **state)
+{
+	(void)state;
+	struct tp_profile *ps[2];
+	for (int s = 0; s < 2; s++) {
+		struct tp_profile *p = tp_profile_new();
+		p->source = tp_profile_str(p, "test");
+		int dev = tp_profile_add_device(p, "dev", 0, 1);
+		int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+		/* Named layers: "a\x1b[31m" (renamed in B: falls back to type + position), "b";
+		 * unnamed Conv layers matched by position. */
+		const char *names[2][4] = {{"a\x1b[31m", "b</script>", "", ""},
+		                           {"renamed", "b</script>", "", ""}};
+		const char *types[4] = {"Add", "Mul", "Conv", "Conv"};
+		int64_t durs[2][4] = {{10, 20, 30, 40}, {15, 20, 90, 40}};
+		int64_t t = 0;
+		for (int i = 0; i < 4; i++) {
+			struct tp_layer l = {.id = 10 + i, .device = 0, .core = 0, .subnet = -1, .group = -1};
+			l.type = tp_profile_str(p, types[i]);
+			l.name = tp_profile_str(p, names[s][i]);
+			l.begin_ns = t;
+			l.end_ns = t + durs[s][i] * 1000;
+			t = l.end_ns;
+			int li = tp_profile_add_layer(p, &l);
+			struct tp_slice *x = tp_track_push(p, tr);
+			x->start_ns = l.begin_ns;
+			x->end_ns = l.end_ns;
+			x->cycles = (uint32_t)(l.end_ns - l.begin_ns);
+			x->name = tp_profile_str(p, "conv.normal");
+			x->layer = li;
+		}
+		assert_int_equal(tp_profile_finish(p), TP_OK);
+		ps[s] = p;
+	}
+	struct tp_diff d;
+	run_diff(ps[0], ps[1], &d);
+	assert_false(d.noise_aware);
+	assert_int_equal(d.nrows[TP_DIFF_LAYER], 4); /* the renamed layer matched by position */
+	const struct tp_diff_row *r = d.rows[TP_DIFF_LAYER];
+	assert_string_equal(r[0].key, "core 0.0 Conv #0");
+	assert_int_equal(r[0].delta_ns, 60000);
+	assert_string_equal(r[1].key, "a\x1b[31m");
+	assert_int_equal(r[1].delta_ns, 5000);
+	assert_int_equal(r[1].status, TP_DIFF_BOTH);
+	assert_int_equal(row(&d, TP_DIFF_CMD, "TIU conv.normal")->delta_ns, 65000);
+	assert_int_equal(d.nengines, 1);
+
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_diff_text(&d, 0, &b);
+	assert_non_null(strstr(b.data, "a\\x1b[31m"));
+	assert_null(strchr(b.data, '\x1b'));
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	tp_diff_json(&d, &b);
+	assert_non_null(strstr(b.data, "\"key\":\"a\\u001b[31m\""));
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	tp_diff_html(&d, &b);
+	assert_null(strstr(b.data, "b</script>"));
+	assert_non_null(strstr(b.data, "b\\u003c/script>"));
+	tp_buf_free(&b);
+	tp_diff_free(&d);
+	tp_profile_free(ps[0]);
+	tp_profile_free(ps[1]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_ops_and_noise),
+	    cmocka_unit_test(test_layers_and_escaping),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,1131 @@
+/*
+ * cdm_reader.c — the reader of `cdm_profile_data_dev{D}[-{N}]/` directories (BM1690/SG2260,
+ * SG2260E; specs/sophgo-cdm.md). It finds the files (§2), parses them with cdm_file.c, turns
+ * every PMU record into a slice of a per-core TIU / GDMA / SDMA track (CDMA: one track per
+ * port, on the owning core), runs the normalisation pipeline of §8.2 and the PMU <-> command
+ * matching of §8.3, and fills the model. Owns nothing after it returns: the profile goes to
+ * the caller.
+ *
+ * Pipeline (per core, then over all cores), the order bigTpuProfile uses:
+ *   1 inst_id unwrap (>65000 then <1000: +65536)   2 timestamp unwrap (+2^32; see below)
+ *   3 SDMA/CDMA thread reorder                      4 init trimming (2 PMU records per engine,
+ *     anchor = end of TIU record #1), match        5 CDMA ports onto the owner's first SDMA
+ *   6 cross-core alignment on the anchors           7 shift to zero   8 pmu_tail_cycle
+ *   9 leading / trailing sys commands omitted.
+ * Deliberate differences from the vendor tools, each told to the user in a profile note:
+ *   - engines of one core are NOT shifted onto each other (tpu-mlir's PerfAI shifts each DMA
+ *     stream so its 2nd init record ends at the TIU anchor): the PMU of a core has one cycle
+ *     counter, and on the real BM1690 dump the shift makes TIU commands start before the GDMA
+ *     loads they depend on (cmd_id_dep) have finished; unshifted they start after.
+ *   - the timestamp unwrap adds 2^32 (the tools add 2^32-1) and only when the counter went
+ *     back by more than 2^31 cycles, so the overlap of SDMA's two threads is not a "wrap".
+ *   - PMU records outside every command section are kept (as tpu-mlir does, unlike
+ *     bigTpuProfile's bmodel path), named "unknown", with no direction: tpu-mlir labels them
+ *     DDR->LMEM although their counters show no local-memory write.
+ *
+ * Slices are built in place: until the end of the pipeline start_ns/end_ns hold raw cycles,
+ * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
+ * model's fields.
+ */
+#include "sophgo/sophgo_int.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define NAME_CACHE_BITS 18
+
+struct core_info {
+	int track[3];           /* TIU, GDMA, SDMA track or -1 */
+	int have_anchor;
+	int64_t anchor;         /* raw end of TIU PMU record #1 (§8.2 step 4) */
+	int64_t init_end[3];    /* raw end of each engine's record #1, for the vendor note */
+	int have_init[3];
+	uint64_t unmatched[3], unmatched_bytes[3];
+};
+
+struct port_info {
+	int track;              /* -1 none */
+	int owner;              /* core index */
+	struct cdm_cmds cmds;   /* CDMA commands of this port from the owner's DYN_DATA */
+	uint64_t unmatched;
+};
+
+struct rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	const struct sg_chip *chip;
+	double tiu_mhz, dma_mhz;
+	int device;
+	struct cdm_global g;
+	char **cores;           /* cdmlib file names in core order (owned) */
+	size_t ncores;
+	char **cdma;            /* cdma file names (owned) */
+	unsigned *cdma_port;
+	size_t ncdma;
+	struct core_info *ci;
+	struct port_info port[CDM_MAX_PORTS];
+	int cdma_owner;         /* core whose DYN_DATA holds CDMA commands, -1 none */
+	uint32_t (*cache)[2];   /* (name, type) string ids by command key */
+	int mode;               /* 0 PMU only, 1 DYN_DATA, 2 DYN_EXTRA, 3 bmodel descriptors */
+	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
+};
+
+static int nomem(struct rd *r) { return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir); }
+
+/* ---- directory ------------------------------------------------------------------------- */
+
+/* The integers in a file name, compared as a tuple (§2: core order). */
+static int cmp_int_tuple(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a && (*a < '0' || *a > '9'))
+			a++;
+		while (*b && (*b < '0' || *b > '9'))
+			b++;
+		if (!*a || !*b)
+			return *a ? 1 : *b ? -1 : 0;
+		unsigned long long x = strtoull(a, (char **)&a, 10), y = strtoull(b, (char **)&b, 10);
+		if (x != y)
+			return x < y ? -1 : 1;
+	}
+}
+
+static int qcmp_names(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+	int c = cmp_int_tuple(a, b);
+	return c ? c : strcmp(a, b);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && strcmp(s + n - m, suf) == 0;
+}
+
+static int is_core_file(const char *n)
+{
+	return strncmp(n, "cdmlib", 6) == 0 && ends_with(n, ".profile");
+}
+static int is_cdma_file(const char *n)
+{
+	return strncmp(n, "cdma", 4) == 0 && !is_core_file(n) && ends_with(n, ".profile");
+}
+
+/* Port = the last integer in the name (cdma{lib}_{port}.profile); -1 if none. */
+static long last_int(const char *n)
+{
+	long v = -1;
+	for (const char *s = n; *s;) {
+		if (*s >= '0' && *s <= '9') {
+			v = strtol(s, (char **)&s, 10);
+			continue;
+		}
+		s++;
+	}
+	return v;
+}
+
+int tp_cdm_probe(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(dp)) != NULL)
+		found = is_core_file(e->d_name);
+	closedir(dp);
+	return found;
+}
+
+static int push_name(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	if (*n == *cap) {
+		char **nv = tp_grow(*v, sizeof *nv, *n + 1, cap);
+		if (!nv)
+			return TP_ENOMEM;
+		*v = nv;
+	}
+	if (!((*v)[*n] = tp_strdup(s)))
+		return TP_ENOMEM;
+	(*n)++;
+	return TP_OK;
+}
+
+static int scan(struct rd *r)
+{
+	DIR *dp = opendir(r->dir);
+	if (!dp)
+		return tp_diag_set(r->d, tp_is_dir(r->dir) ? TP_EIO : TP_ENOTFOUND,
+		                   "%s: cannot open the directory", r->dir);
+	size_t cap_c = 0, cap_d = 0;
+	struct dirent *e;
+	int rc = TP_OK;
+	while (rc == TP_OK && (e = readdir(dp)) != NULL) {
+		if (is_core_file(e->d_name))
+			rc = push_name(&r->cores, &r->ncores, &cap_c, e->d_name);
+		else if (is_cdma_file(e->d_name))
+			rc = push_name(&r->cdma, &r->ncdma, &cap_d, e->d_name);
+	}
+	closedir(dp);
+	if (rc)
+		return nomem(r);
+	if (!r->ncores)
+		return tp_diag_set(r->d, TP_ENOTFOUND, "%s: no cdmlib*.profile file", r->dir);
+	if (r->ncores > CDM_MAX_CORES)
+		return tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: %zu cdmlib*.profile files; at most %d "
+		                                          "cores are supported",
+		                   r->dir, r->ncores, CDM_MAX_CORES);
+	qsort(r->cores, r->ncores, sizeof *r->cores, qcmp_names);
+	if (r->ncdma)
+		qsort(r->cdma, r->ncdma, sizeof *r->cdma, qcmp_names);
+	if (r->ncdma && !(r->cdma_port = tp_calloc(r->ncdma, sizeof *r->cdma_port)))
+		return nomem(r);
+	for (size_t i = 0; i < r->ncdma; i++) {
+		long pt = last_int(r->cdma[i]);
+		if (pt < 0 || pt >= CDM_MAX_PORTS)
+			return tp_diag_set(r->d, TP_EFORMAT, "%s/%s: CDMA port %ld out of range 0..%d",
+			                   r->dir, r->cdma[i], pt, CDM_MAX_PORTS - 1);
+		r->cdma_port[i] = (unsigned)pt;
+	}
+	return TP_OK;
+}
+
+static int load(struct rd *r, const char *name, struct tp_file *f, char **path)
+{
+	*path = tp_path_join(r->dir, name);
+	if (!*path)
+		return nomem(r);
+	return tp_file_load(f, *path, r->d);
+}
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static void set_names(struct rd *r, struct tp_slice *s, const struct cdm_cmd *c)
+{
+	uint32_t key = 0;
+	if (c && c->known)
+		key = 1u | (uint32_t)(c->engine & 3u) << 1 | (uint32_t)(c->is_short & 1u) << 3 |
+		      (uint32_t)(c->op & 31u) << 4 | (uint32_t)(c->sub & 31u) << 9 |
+		      (uint32_t)(c->dir & 15u) << 14;
+	uint32_t *e = r->cache[key & ((1u << NAME_CACHE_BITS) - 1)];
+	if (!e[0]) {
+		const char *type, *name;
+		char buf[96];
+		struct cdm_cmd none = {0};
+		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
+		e[0] = tp_profile_str(r->p, name);
+		e[1] = tp_profile_str(r->p, type);
+	}
+	s->name = e[0];
+	s->type = e[1];
+}
+
+/* ---- pipeline steps -------------------------------------------------------------------- */
+
+/* Step 1: ids that fall from above 65000 to below 1000 wrapped their 16-bit counter. */
+static void unwrap_ids(struct rd *r, struct tp_track *t)
+{
+	uint32_t delta = 0, last = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		uint32_t id = t->slices[i].cmd_id;
+		if (i && last > 65000 && id < 1000) {
+			delta += 65536;
+			r->id_wraps++;
+		}
+		last = id;
+		t->slices[i].cmd_id = id + delta;
+	}
+}
+
+/* The same rule over a command list (DYN_DATA ids are the firmware's 16-bit ids). */
+static void unwrap_cmd_ids(struct cdm_cmds *l)
+{
+	uint32_t delta = 0, last = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		uint32_t id = l->v[i].id;
+		if (i && last > 65000 && id < 1000)
+			delta += 65536;
+		last = id;
+		l->v[i].id = id + delta;
+	}
+}
+
+#define WRAP ((int64_t)1 << 32)
+
+/* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
+ * wrap; CDMA: only when start and end both went back. */
+static void unwrap_times(struct rd *r, struct tp_track *t, int cdma)
+{
+	int64_t off = 0, prev_s = 0, prev_e = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		struct tp_slice *s = &t->slices[i];
+		int64_t st = s->start_ns + off, en = s->end_ns + off;
+		if (i) {
+			int back = cdma ? (prev_s - st > WRAP / 2 && prev_e - en > WRAP / 2)
+			                : prev_e - st > WRAP / 2;
+			if (back) {
+				off += WRAP;
+				st += WRAP;
+				en += WRAP;
+				r->ts_wraps++;
+			}
+		}
+		if (en < st)
+			en += WRAP;
+		s->start_ns = st;
+		s->end_ns = en;
+		prev_s = st;
+		prev_e = en;
+	}
+}
+
+/* Step 3: the two threads of SDMA/CDMA retire out of order; put a record back before its
+ * predecessor when its id is smaller and the predecessor ran on thread 1, or when the
+ * predecessor's id is exactly one larger. */
+static void reorder(struct rd *r, struct tp_track *t)
+{
+	for (size_t i = 1; i < t->count; i++) {
+		struct tp_slice *a = &t->slices[i - 1], *b = &t->slices[i];
+		if (b->cmd_id < a->cmd_id &&
+		    (a->depth == 1 || (a->cmd_id == b->cmd_id + 1 && b->cmd_id != 0))) {
+			struct tp_slice x = *a;
+			*a = *b;
+			*b = x;
+			r->reordered++;
+		}
+	}
+}
+
+static void drop_front(struct rd *r, struct tp_track *t, size_t n)
+{
+	if (n > t->count)
+		n = t->count;
+	if (n == 0)
+		return;
+	memmove(t->slices, t->slices + n, (t->count - n) * sizeof *t->slices);
+	t->count -= n;
+	r->p->stats.records_dropped += n;
+}
+
+/* Sections: maximal runs of strictly increasing ids (§8.3). */
+struct section {
+	size_t first, count;
+	uint64_t len; /* last id - first id + 1 */
+};
+
+static int sections_of(const uint32_t *ids, size_t n, size_t stride, struct section **out,
+                       size_t *nout)
+{
+	size_t ns = 0, cap = 0;
+	struct section *v = NULL;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = *(const uint32_t *)((const uint8_t *)ids + i * stride);
+		uint32_t prev = i ? *(const uint32_t *)((const uint8_t *)ids + (i - 1) * stride) : 0;
+		if (i == 0 || id <= prev) {
+			if (ns == cap) {
+				struct section *nv = tp_grow(v, sizeof *nv, ns + 1, &cap);
+				if (!nv) {
+					tp_free(v);
+					return TP_ENOMEM;
+				}
+				v = nv;
+			}
+			v[ns++] = (struct section){.first = i, .count = 0};
+		}
+		v[ns - 1].count++;
+		uint32_t first = *(const uint32_t *)((const uint8_t *)ids + v[ns - 1].first * stride);
+		v[ns - 1].len = (uint64_t)id - first + 1;
+	}
+	*out = v;
+	*nout = ns;
+	return TP_OK;
+}
+
+/* Pairs PMU sections with command sections by the minimum edit distance on their lengths
+ * (match 0 when equal, insertion/deletion 1, substitution 2) and writes pair[i] = command
+ * section of PMU section i or -1. Falls back to pairing in order when the table would be
+ * larger than 16 M cells. */
+static int align_sections(const struct section *ps, size_t np, const struct section *cs,
+                          size_t nc, long *pair)
+{
+	for (size_t i = 0; i < np; i++)
+		pair[i] = -1;
+	if (np + 1 > ((size_t)16 << 20) / (nc + 1)) {
+		for (size_t i = 0; i < np && i < nc; i++)
+			pair[i] = (long)i;
+		return TP_OK;
+	}
+	size_t w = nc + 1;
+	uint32_t *dp = tp_malloc((np + 1) * w * sizeof *dp);
+	if (!dp)
+		return TP_ENOMEM;
+	for (size_t i = 0; i <= np; i++)
+		dp[i * w] = (uint32_t)i;
+	for (size_t j = 0; j <= nc; j++)
+		dp[j] = (uint32_t)j;
+	for (size_t i = 1; i <= np; i++)
+		for (size_t j = 1; j <= nc; j++) {
+			uint32_t sub = dp[(i - 1) * w + j - 1] + (ps[i - 1].len == cs[j - 1].len ? 0 : 2);
+			uint32_t del = dp[(i - 1) * w + j] + 1, ins = dp[i * w + j - 1] + 1;
+			uint32_t m = sub < del ? sub : del;
+			dp[i * w + j] = m < ins ? m : ins;
+		}
+	size_t i = np, j = nc;
+	while (i > 0 && j > 0) {
+		uint32_t here = dp[i * w + j];
+		int eq = ps[i - 1].len == cs[j - 1].len;
+		if (eq && here == dp[(i - 1) * w + j - 1]) {
+			pair[i - 1] = (long)(j - 1);
+			i--;
+			j--;
+		} else if (here == dp[(i - 1) * w + j] + 1) {
+			i--;
+		} else if (here == dp[i * w + j - 1] + 1) {
+			j--;
+		} else {
+			i--; /* substitution: lengths differ, leave the PMU section unpaired */
+			j--;
+		}
+	}
+	tp_free(dp);
+	return TP_OK;
+}
+
+static void apply_cmd(struct rd *r, struct tp_slice *s, const struct cdm_cmd *c)
+{
+	set_names(r, s, c);
+	if (!c)
+		return;
+	s->kind = c->kind;
+	s->dir = c->dir;
+	s->dtype = c->dtype;
+	s->dep_id = c->dep;
+}
+
+/* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
+static int match(struct rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
+                 uint64_t *unmatched_bytes)
+{
+	struct tp_track *tr = &r->p->tracks[t];
+	size_t n = tr->count;
+	if (n == 0)
+		return TP_OK;
+	if (cmds->n == n) {
+		for (size_t i = 0; i < n; i++)
+			apply_cmd(r, &tr->slices[i], &cmds->v[i]);
+		return TP_OK;
+	}
+	struct section *ps = NULL, *cs = NULL;
+	size_t np = 0, nc = 0;
+	long *pair = NULL;
+	int rc = sections_of(&tr->slices[0].cmd_id, n, sizeof *tr->slices, &ps, &np);
+	if (rc == TP_OK && cmds->n)
+		rc = sections_of(&cmds->v[0].id, cmds->n, sizeof *cmds->v, &cs, &nc);
+	if (rc == TP_OK && !(pair = tp_malloc(np * sizeof *pair)))
+		rc = TP_ENOMEM;
+	if (rc == TP_OK)
+		rc = align_sections(ps, np, cs, nc, pair);
+	if (rc != TP_OK)
+		goto out;
+	for (size_t i = 0; i < np; i++) {
+		const struct section *p = &ps[i];
+		uint32_t id0 = tr->slices[p->first].cmd_id;
+		for (size_t k = p->first; k < p->first + p->count; k++) {
+			struct tp_slice *s = &tr->slices[k];
+			const struct cdm_cmd *c = NULL;
+			if (pair[i] >= 0) {
+				const struct section *q = &cs[pair[i]];
+				uint64_t off = (uint64_t)s->cmd_id - id0;
+				if (off < q->count)
+					c = &cmds->v[q->first + off];
+			}
+			apply_cmd(r, s, c);
+			if (!c) {
+				(*unmatched)++;
+				*unmatched_bytes += s->bytes;
+			}
+		}
+	}
+out:
+	tp_free(ps);
+	tp_free(cs);
+	tp_free(pair);
+	return rc == TP_ENOMEM ? nomem(r) : rc;
+}
+
+/* Step 9: profiler-inserted sync commands at the head and tail of an engine's list. */
+static void omit_sys(struct rd *r, struct tp_track *t)
+{
+	size_t lo = 0, hi = t->count;
+	while (lo < hi && t->slices[lo].kind != TP_CMD_NORMAL)
+		lo++;
+	while (hi > lo && t->slices[hi - 1].kind != TP_CMD_NORMAL)
+		hi--;
+	if (lo == 0 && hi == t->count)
+		return;
+	r->sys_omitted += lo + (t->count - hi);
+	r->p->stats.records_dropped += lo + (t->count - hi);
+	memmove(t->slices, t->slices + lo, (hi - lo) * sizeof *t->slices);
+	t->count = hi - lo;
+}
+
+/* ---- files ----------------------------------------------------------------------------- */
+
+static const enum tp_track_kind kind_of[CDM_NENG] = {TP_TRACK_TIU, TP_TRACK_GDMA, TP_TRACK_SDMA,
+                                                      TP_TRACK_CDMA};
+
+static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm_walk *w,
+                      int eng)
+{
+	size_t total = 0;
+	for (size_t k = 0; k < w->npmu; k++)
+		if (w->pmu[k].engine == eng)
+			total += w->pmu[k].count;
+	if (tp_track_reserve(r->p, t, total) != TP_OK)
+		return nomem(r);
+	for (size_t k = 0; k < w->npmu; k++) {
+		if (w->pmu[k].engine != eng)
+			continue;
+		for (size_t i = 0; i < w->pmu[k].count; i++) {
+			struct cdm_pmu m;
+			cdm_pmu_decode(data, &w->pmu[k], i, &m);
+			struct tp_slice *s = tp_track_push(r->p, t);
+			if (!s)
+				return nomem(r);
+			s->start_ns = m.start;
+			s->end_ns = m.end;
+			s->cmd_id = m.id;
+			s->bytes = m.bytes;
+			s->stall = m.stall;
+			s->depth = m.thread;
+		}
+	}
+	r->p->stats.records_read += total;
+	return TP_OK;
+}
+
+static int read_core(struct rd *r, size_t core)
+{
+	struct tp_file f;
+	char *path = NULL;
+	int rc = load(r, r->cores[core], &f, &path);
+	if (rc) {
+		tp_free(path);
+		return rc;
+	}
+	struct cdm_walk w;
+	rc = cdm_walk(f.data, f.size, path, r->chip, &w, r->d);
+	if (rc)
+		goto out_file;
+	r->p->stats.files_read++;
+	r->p->stats.blocks_read += w.blocks_read;
+	r->p->stats.blocks_skipped += w.blocks_skipped;
+	struct core_info *ci = &r->ci[core];
+	size_t have[CDM_NENG] = {0};
+	for (size_t k = 0; k < w.npmu; k++)
+		have[w.pmu[k].engine] += w.pmu[k].count;
+	if (have[CDM_CDMA])
+		tp_profile_note(r->p, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU "
+		                      "records come from cdma*_N.profile)", r->cores[core]);
+	/* 3 = the bmodel's descriptor streams (also without the "bmodel" line), 2 = DYN_EXTRA,
+	 * 1 = DYN_DATA, 0 = PMU only. */
+	int mode = w.have_des && r->g.bmodel ? 3
+	           : w.have_extra            ? 2
+	           : w.have_dyn              ? 1
+	           : w.have_des              ? 3
+	                                     : 0;
+	if (mode > r->mode)
+		r->mode = mode;
+	if (w.dyn_v2)
+		tp_profile_note(r->p, "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile "
+		                      "0.3.x); command names were not read, the PMU timing was",
+		                r->cores[core]);
+	if (w.partial_bytes)
+		tp_profile_note(r->p, "%s: %llu bytes of partial records at block ends were ignored",
+		                r->cores[core], (unsigned long long)w.partial_bytes);
+	if (w.des_kv_blocks)
+		tp_profile_note(r->p, "%s: %llu BLOCK_DES_KV blocks (DES-mode dispatch) are not decoded",
+		                r->cores[core], (unsigned long long)w.des_kv_blocks);
+	for (int e = 0; e < CDM_NENG; e++)
+		if (w.des_stop_off[e]) {
+			r->des_unknown++;
+			tp_profile_note(r->p, "%s@0x%llx: descriptor decoding stopped at a header the "
+			                      "BM1690 table does not know; later commands are unnamed",
+			                r->cores[core], (unsigned long long)w.des_stop_off[e]);
+		}
+	for (int e = 0; e < 3; e++) {
+		ci->track[e] = -1;
+		if (!have[e] && !(e < 2 && (have[CDM_TIU] || have[CDM_GDMA])))
+			continue;
+		char name[16];
+		snprintf(name, sizeof name, "%s", tp_track_kind_name(kind_of[e]));
+		int t = tp_profile_add_track(r->p, r->device, (int32_t)core, kind_of[e], name,
+		                             e == CDM_TIU ? r->tiu_mhz : r->dma_mhz);
+		if (t < 0) {
+			rc = nomem(r);
+			goto out_walk;
+		}
+		ci->track[e] = t;
+		if ((rc = fill_track(r, t, f.data, &w, e)))
+			goto out_walk;
+		struct tp_track *tr = &r->p->tracks[t];
+		unwrap_ids(r, tr);
+		unwrap_times(r, tr, 0);
+		if (e == CDM_SDMA)
+			reorder(r, tr);
+		uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
+		if (want && want - 1 != tr->count)
+			tp_profile_note(r->p, "%s: %zu %s PMU records, global.profile says %llu",
+			                r->cores[core], tr->count, tp_track_kind_name(kind_of[e]),
+			                (unsigned long long)(want - 1));
+		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
+		if (tr->count >= 2) {
+			ci->init_end[e] = tr->slices[1].end_ns;
+			ci->have_init[e] = 1;
+			if (e == CDM_TIU) {
+				ci->anchor = tr->slices[1].end_ns;
+				ci->have_anchor = 1;
+			}
+		}
+		drop_front(r, tr, 2);
+		/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own
+		 * first two commands are the init sync). */
+		struct cdm_cmds *cmds = NULL;
+		if (mode == 3) {
+			cmds = &w.des[e];
+		} else if (w.have_dyn && !w.dyn_v2) {
+			cmds = &w.dyn[e];
+			size_t k = cmds->n < 2 ? cmds->n : 2;
+			if (k) {
+				memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
+				cmds->n -= k;
+			}
+			unwrap_cmd_ids(cmds);
+		}
+		struct cdm_cmds none = {0};
+		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e])))
+			goto out_walk;
+	}
+	if (!ci->have_anchor && (have[CDM_TIU] || have[CDM_GDMA]))
+		tp_profile_note(r->p, "%s: fewer than 2 TIU PMU records: no init handshake, the core "
+		                      "is not aligned with the others", r->cores[core]);
+	/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5). */
+	struct cdm_cmds *cd = &w.dyn[CDM_CDMA];
+	if (cd->n && !w.dyn_v2) {
+		r->cdma_owner = (int)core;
+		for (size_t i = 0; i < cd->n; i++) {
+			struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
+			if (l->n == l->cap) {
+				struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+				if (!v) {
+					rc = nomem(r);
+					goto out_walk;
+				}
+				l->v = v;
+			}
+			l->v[l->n++] = cd->v[i];
+		}
+	}
+out_walk:
+	cdm_walk_free(&w);
+out_file:
+	tp_file_release(&f);
+	tp_free(path);
+	return rc;
+}
+
+static int read_cdma(struct rd *r, size_t k)
+{
+	unsigned port = r->cdma_port[k];
+	struct port_info *pi = &r->port[port];
+	struct tp_file f;
+	char *path = NULL;
+	int rc = load(r, r->cdma[k], &f, &path);
+	if (rc) {
+		tp_free(path);
+		return rc;
+	}
+	struct cdm_walk w;
+	rc = cdm_walk(f.data, f.size, path, r->chip, &w, r->d);
+	if (rc)
+		goto out_file;
+	r->p->stats.files_read++;
+	r->p->stats.blocks_read += w.blocks_read;
+	r->p->stats.blocks_skipped += w.blocks_skipped;
+	size_t have = 0;
+	for (size_t i = 0; i < w.npmu; i++)
+		if (w.pmu[i].engine == CDM_CDMA)
+			have += w.pmu[i].count;
+	if (!have)
+		goto out_walk;
+	if (pi->track >= 0) {
+		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: a second file for CDMA port %u", path, port);
+		goto out_walk;
+	}
+	/* Owner: the core whose DYN_DATA carries CDMA commands; tpu-mlir's default is the last
+	 * core (index 7 on an 8-core dump). */
+	pi->owner = r->cdma_owner >= 0 ? r->cdma_owner : (int)r->ncores - 1;
+	char name[32];
+	snprintf(name, sizeof name, "CDMA port %u", port);
+	int t = tp_profile_add_track(r->p, r->device, pi->owner, TP_TRACK_CDMA, name, r->dma_mhz);
+	if (t < 0) {
+		rc = nomem(r);
+		goto out_walk;
+	}
+	pi->track = t;
+	if ((rc = fill_track(r, t, f.data, &w, CDM_CDMA)))
+		goto out_walk;
+	struct tp_track *tr = &r->p->tracks[t];
+	unwrap_ids(r, tr);
+	unwrap_times(r, tr, 1);
+	reorder(r, tr);
+out_walk:
+	cdm_walk_free(&w);
+out_file:
+	tp_file_release(&f);
+	tp_free(path);
+	return rc;
+}
+
+/* ---- whole-device steps ---------------------------------------------------------------- */
+
+static void shift_track(struct tp_profile *p, int t, int64_t by)
+{
+	if (t < 0 || by == 0)
+		return;
+	struct tp_track *tr = &p->tracks[t];
+	for (size_t i = 0; i < tr->count; i++) {
+		tr->slices[i].start_ns -= by;
+		tr->slices[i].end_ns -= by;
+	}
+}
+
+/* Step 5: each CDMA port onto its owner's first SDMA record (a vSDMA send). */
+static int align_cdma(struct rd *r)
+{
+	int used_sdma = -1;
+	for (unsigned port = 0; port < CDM_MAX_PORTS; port++) {
+		struct port_info *pi = &r->port[port];
+		if (pi->track < 0)
+			continue;
+		struct tp_track *tr = &r->p->tracks[pi->track];
+		int st = r->ci[pi->owner].track[CDM_SDMA];
+		if (tr->count && st >= 0 && r->p->tracks[st].count) {
+			int64_t off = tr->slices[0].end_ns - r->p->tracks[st].slices[0].end_ns;
+			shift_track(r->p, pi->track, off);
+			used_sdma = st;
+		} else if (tr->count) {
+			tp_profile_note(r->p, "CDMA port %u: core %d has no SDMA record to align with; "
+			                      "left on its own clock",
+			                port, pi->owner);
+		}
+		drop_front(r, tr, 2);
+		/* CDMA ids start at 1 (§4.4); the commands of the port follow its 2 init records. */
+		struct cdm_cmds *l = &pi->cmds;
+		size_t k = l->n < 2 ? l->n : 2;
+		if (l->n) {
+			memmove(l->v, l->v + k, (l->n - k) * sizeof *l->v);
+			l->n -= k;
+		}
+		unwrap_cmd_ids(l);
+		uint64_t ub = 0;
+		int rc = match(r, pi->track, l, &pi->unmatched, &ub);
+		if (rc)
+			return rc;
+	}
+	if (used_sdma >= 0)
+		drop_front(r, &r->p->tracks[used_sdma], 1);
+	return TP_OK;
+}
+
+static int all_tracks_of(struct rd *r, size_t core, int *out)
+{
+	int n = 0;
+	for (int e = 0; e < 3; e++)
+		if (r->ci[core].track[e] >= 0)
+			out[n++] = r->ci[core].track[e];
+	for (unsigned port = 0; port < CDM_MAX_PORTS; port++)
+		if (r->port[port].track >= 0 && r->port[port].owner == (int)core)
+			out[n++] = r->port[port].track;
+	return n;
+}
+
+static void finalize_track(struct tp_track *t, int64_t zero)
+{
+	double mhz = t->freq_mhz;
+	for (size_t i = 0; i < t->count; i++) {
+		struct tp_slice *s = &t->slices[i];
+		int64_t cs = s->start_ns - zero, ce = s->end_ns - zero;
+		uint64_t cyc = (uint64_t)(ce - cs) + 1;
+		s->start_cycle = (uint64_t)cs;
+		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz);
+		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz);
+		/* "Cmd Id" = inst_id + 1, except CDMA whose ids already start at 1 (§8.3). */
+		if (t->kind != TP_TRACK_CDMA)
+			s->cmd_id += 1;
+		s->depth = 0;
+	}
+}
+
+static int set_meta_i64(struct rd *r, const char *k, long long v)
+{
+	char buf[32];
+	snprintf(buf, sizeof buf, "%lld", v);
+	return tp_profile_set_meta(r->p, k, buf);
+}
+
+/* Ends of the matched GDMA commands of a track by inst_id, for the dependency check. */
+struct id_end {
+	uint32_t id;
+	int64_t end;
+};
+
+static int cmp_id_end(const void *x, const void *y)
+{
+	const struct id_end *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Counts the TIU commands of core `c` with a cmd_id_dep on a GDMA command (identified by a
+ * unique id among the matched GDMA commands) and those that start before that GDMA command
+ * ends when GDMA is shifted by `shift` cycles. Raw-cycle phase (cmd_id = inst_id). */
+static void dep_check(struct rd *r, size_t c, const int64_t *shift, uint64_t *n, uint64_t *bad)
+{
+	*n = *bad = 0;
+	int tt = r->ci[c].track[CDM_TIU], gt = r->ci[c].track[CDM_GDMA];
+	if (tt < 0 || gt < 0)
+		return;
+	const struct tp_track *g = &r->p->tracks[gt], *t = &r->p->tracks[tt];
+	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
+	struct id_end *v = tp_malloc((g->count + 1) * sizeof *v);
+	if (!v)
+		return; /* the note is optional; an allocation failure only drops it */
+	size_t m = 0;
+	for (size_t i = 0; i < g->count; i++)
+		if (g->slices[i].name != unknown)
+			v[m++] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
+	qsort(v, m, sizeof *v, cmp_id_end);
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		if (!s->dep_id || s->name == unknown)
+			continue;
+		struct id_end key = {s->dep_id - 1, 0};
+		struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
+		if (!hit || (hit > v && hit[-1].id == key.id) || (hit + 1 < v + m && hit[1].id == key.id))
+			continue;
+		(*n)++;
+		if (s->start_ns + shift[CDM_TIU] < hit->end + shift[CDM_GDMA])
+			(*bad)++;
+	}
+	tp_free(v);
+}
+
+static void vendor_note(struct rd *r, size_t ref)
+{
+	const struct core_info *ci = &r->ci[ref];
+	int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
+	int64_t oz = INT64_MAX, ot = INT64_MIN; /* the same core's span as recorded */
+	int64_t last_listed = INT64_MIN;         /* shifted end of the last record of the last
+	                                            engine list (TIU, GDMA, SDMA order) */
+	for (int e = 1; e < 3; e++)
+		if (ci->have_init[e])
+			sh[e] = ci->anchor - ci->init_end[e];
+	if (!sh[1] && !sh[2])
+		return;
+	for (int e = 0; e < 3; e++) {
+		if (ci->track[e] < 0)
+			continue;
+		const struct tp_track *x = &r->p->tracks[ci->track[e]];
+		for (size_t i = 0; i < x->count; i++) {
+			if (x->slices[i].start_ns + sh[e] < vz)
+				vz = x->slices[i].start_ns + sh[e];
+			if (x->slices[i].end_ns + sh[e] > vt)
+				vt = x->slices[i].end_ns + sh[e];
+			if (x->slices[i].start_ns < oz)
+				oz = x->slices[i].start_ns;
+			if (x->slices[i].end_ns > ot)
+				ot = x->slices[i].end_ns;
+		}
+		if (x->count)
+			last_listed = x->slices[x->count - 1].end_ns + sh[e];
+	}
+	if (vz == INT64_MAX)
+		return;
+	uint64_t n, bad_rec, bad_shift;
+	const int64_t none[3] = {0, 0, 0};
+	dep_check(r, ref, none, &n, &bad_rec);
+	dep_check(r, ref, sh, &n, &bad_shift);
+	char ev[200] = "";
+	if (n)
+		snprintf(ev, sizeof ev,
+		         " (on core %zu, %llu of %llu TIU commands would then start before the GDMA "
+		         "command they wait for (cmd_id_dep) has finished; as recorded, %llu do)",
+		         ref, (unsigned long long)bad_shift, (unsigned long long)n,
+		         (unsigned long long)bad_rec);
+	tp_profile_note(r->p,
+	                "timeline: the engines of a core share one cycle counter, so tpuprof keeps "
+	                "them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and "
+	                "SDMA by %+lld cycles onto the TIU init handshake%s. Core %zu spans %.3f us "
+	                "here (last end - first start); on the shifted timeline it would span "
+	                "%.3f us (the vendor workbook's totalTime); its web summary takes the end "
+	                "of the last record listed instead of the latest end: %.3f us",
+	                ref, (long long)sh[1], (long long)sh[2], ev, ref,
+	                (double)tp_cycles_to_ns((uint64_t)(ot - oz), r->tiu_mhz) / 1000.0,
+	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0,
+	                (double)tp_cycles_to_ns((uint64_t)(last_listed - vz), r->tiu_mhz) / 1000.0);
+}
+
+/* Steps 6-9 plus the notes about them. */
+static int align_all(struct rd *r)
+{
+	int rc = align_cdma(r);
+	if (rc)
+		return rc;
+	size_t ref = r->ncores;
+	for (size_t c = 0; c < r->ncores && ref == r->ncores; c++)
+		if (r->ci[c].have_anchor)
+			ref = c;
+	int tr[3 + CDM_MAX_PORTS];
+	if (ref < r->ncores)
+		for (size_t c = 0; c < r->ncores; c++) {
+			if (!r->ci[c].have_anchor)
+				continue;
+			int n = all_tracks_of(r, c, tr);
+			for (int i = 0; i < n; i++)
+				shift_track(r->p, tr[i], r->ci[c].anchor - r->ci[ref].anchor);
+		}
+	int64_t zero = INT64_MAX, tail = INT64_MIN;
+	for (size_t t = 0; t < r->p->num_tracks; t++) {
+		const struct tp_track *x = &r->p->tracks[t];
+		for (size_t i = 0; i < x->count; i++) {
+			if (x->slices[i].start_ns < zero)
+				zero = x->slices[i].start_ns;
+			if (x->slices[i].end_ns > tail)
+				tail = x->slices[i].end_ns;
+		}
+	}
+	if (zero == INT64_MAX)
+		zero = tail = 0;
+	/* The vendor's (tpu-mlir PerfAI) timeline shifts each DMA stream of a core so that its
+	 * second init record ends at the TIU anchor; say what that would change, with the
+	 * dependency evidence of this dump. */
+	if (ref < r->ncores)
+		vendor_note(r, ref);
+	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
+		return nomem(r);
+	for (size_t t = 0; t < r->p->num_tracks; t++) {
+		finalize_track(&r->p->tracks[t], zero);
+		omit_sys(r, &r->p->tracks[t]);
+	}
+	return TP_OK;
+}
+
+/* GDMA DDR bandwidth of core c counted the way tpu-mlir's web summary does: records without a
+ * command count as DDR->LMEM, zero-byte ones included; sys commands do not count. */
+static double vendor_ddr_gbps(struct rd *r, size_t c)
+{
+	int t = r->ci[c].track[CDM_GDMA];
+	if (t < 0)
+		return 0;
+	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
+	const struct tp_track *g = &r->p->tracks[t];
+	uint64_t bytes = 0, cyc = 0;
+	for (size_t i = 0; i < g->count; i++) {
+		const struct tp_slice *s = &g->slices[i];
+		int unmatched = s->name == unknown;
+		if (unmatched || (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir))) {
+			bytes += s->bytes;
+			cyc += s->cycles;
+		}
+	}
+	int64_t ns = tp_cycles_to_ns(cyc, g->freq_mhz);
+	return ns > 0 ? (double)bytes / (double)ns : 0;
+}
+
+static int notes(struct rd *r)
+{
+	static const char *const en[3] = {"TIU", "GDMA", "SDMA"};
+	for (size_t c = 0; c < r->ncores; c++)
+		for (int e = 0; e < 3; e++) {
+			const struct core_info *ci = &r->ci[c];
+			if (!ci->unmatched[e] || r->mode == 0)
+				continue;
+			if (e == CDM_TIU || !ci->unmatched_bytes[e]) {
+				tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
+				                      "stream (the runtime's and the profiler's sync) are "
+				                      "named unknown",
+				                c, en[e], (unsigned long long)ci->unmatched[e]);
+				continue;
+			}
+			char vbuf[96] = "";
+			if (e == CDM_GDMA)
+				snprintf(vbuf, sizeof vbuf, ": %.2f GB/s GDMA DDR bandwidth that way",
+				         vendor_ddr_gbps(r, c));
+			tp_profile_note(r->p,
+			                "core %zu %s: %llu PMU records outside the command stream (the "
+			                "runtime's input/output copies and the profiler's sync) have no "
+			                "descriptor: named unknown, no direction, their %llu bytes are not "
+			                "in the DDR/L2 bandwidth (tpu-mlir labels them DDR->LMEM and counts "
+			                "them%s)",
+			                c, en[e], (unsigned long long)ci->unmatched[e],
+			                (unsigned long long)ci->unmatched_bytes[e], vbuf);
+		}
+	if (r->mode == 0)
+		tp_profile_note(r->p, "PMU-only profile (mode 0): commands have no names, directions "
+		                      "or data types");
+	if (r->id_wraps)
+		tp_profile_note(r->p, "inst_id wrapped its 16-bit counter %llu times (unwrapped)",
+		                (unsigned long long)r->id_wraps);
+	if (r->ts_wraps)
+		tp_profile_note(r->p, "the 32-bit cycle counter wrapped %llu times (unwrapped with "
+		                      "2^32; the vendor tools add 2^32-1)",
+		                (unsigned long long)r->ts_wraps);
+	if (r->sys_omitted)
+		tp_profile_note(r->p, "%llu profiler-inserted sys commands at the head/tail of engine "
+		                      "lists were omitted",
+		                (unsigned long long)r->sys_omitted);
+	if (r->ncores > r->chip->c.cores)
+		tp_profile_note(r->p, "%zu core files for a %u-core %s", r->ncores, r->chip->c.cores,
+		                r->chip->c.name);
+	static const char *const mode_name[4] = {"0 (PMU only)", "1 (DYN_DATA)", "2 (DYN_EXTRA)",
+	                                         "bmodel (BLOCK_DES)"};
+	if (tp_profile_set_meta(r->p, "cdm_mode", mode_name[r->mode]) != TP_OK)
+		return nomem(r);
+	return TP_OK;
+}
+
+/* The device id from "..._dev{D}[-{N}]" (0 if the name does not say). */
+static int32_t device_id(const char *dir)
+{
+	const char *s = strstr(dir, "_dev");
+	const char *last = NULL;
+	while (s) {
+		last = s;
+		s = strstr(s + 1, "_dev");
+	}
+	if (!last || last[4] < '0' || last[4] > '9')
+		return 0;
+	long v = strtol(last + 4, NULL, 10);
+	return v >= 0 && v < 1 << 20 ? (int32_t)v : 0;
+}
+
+static int read_all(struct rd *r, const struct tp_cdm_opts *o)
+{
+	int rc = scan(r);
+	if (rc)
+		return rc;
+	struct tp_file gf;
+	char *gpath = NULL;
+	if ((rc = load(r, "global.profile", &gf, &gpath)) != TP_OK) {
+		tp_free(gpath);
+		return rc;
+	}
+	rc = cdm_global_parse((const char *)gf.data, gf.size, gpath, &r->g, r->d);
+	tp_file_release(&gf);
+	if (rc == TP_OK) {
+		if (o && o->arch_override) {
+			r->chip = sg_chip_by_arch(o->arch_override);
+			if (!r->chip || !r->chip->cdma_pmu_bytes)
+				rc = tp_diag_set(r->d, TP_EUNSUPPORTED,
+				                 "%s: --arch %s: cdm_profile_data is read for BM1690/SG2260 "
+				                 "and SG2260E only",
+				                 r->dir, tp_arch_name(o->arch_override));
+		} else {
+			r->chip = sg_chip_by_cdm_arch((long)r->g.arch_raw);
+			if (!r->chip)
+				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+				                  "arch %lld is not a cdm_profile_data chip (5/8800 BM1690, "
+				                  "6/140814 SG2260E)",
+				                  r->g.arch_raw);
+		}
+	}
+	tp_free(gpath);
+	if (rc)
+		return rc;
+	r->p->arch = r->chip->c.arch;
+	r->p->chip = &r->chip->c;
+	r->tiu_mhz = o && o->tiu_freq_mhz > 0 ? o->tiu_freq_mhz : r->chip->c.tiu_mhz;
+	r->dma_mhz = o && o->gdma_freq_mhz > 0 ? o->gdma_freq_mhz : r->chip->c.dma_mhz;
+	r->p->tiu_freq_mhz = r->tiu_mhz;
+	r->p->gdma_freq_mhz = r->dma_mhz;
+	r->p->source = tp_profile_str(r->p, "sophgo-cdm");
+	if (tp_profile_set_meta(r->p, "arch", r->chip->c.name) != TP_OK)
+		return nomem(r);
+	if (r->g.have_freq && set_meta_i64(r, "tpu_freq", r->g.tpu_freq) != TP_OK)
+		return nomem(r);
+	if (r->g.have_tail && set_meta_i64(r, "tail_offset_ns", r->g.tail_offset_ns) != TP_OK)
+		return nomem(r);
+	int32_t dev = device_id(r->dir);
+	char dname[64];
+	snprintf(dname, sizeof dname, "%s device %d", r->chip->c.name, (int)dev);
+	if ((r->device = tp_profile_add_device(r->p, dname, dev, (int32_t)r->ncores)) < 0)
+		return nomem(r);
+	if (!(r->ci = tp_calloc(r->ncores, sizeof *r->ci)))
+		return nomem(r);
+	for (size_t c = 0; c < r->ncores; c++)
+		if ((rc = read_core(r, c)) != TP_OK)
+			return rc;
+	for (size_t k = 0; k < r->ncdma; k++)
+		if ((rc = read_cdma(r, k)) != TP_OK)
+			return rc;
+	if ((rc = align_all(r)) != TP_OK)
+		return rc;
+	return notes(r);
+}
+
+int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile **out,
+                struct tp_diag *d)
+{
+	*out = NULL;
+	struct tp_profile *p = tp_profile_new();
+	if (!p)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	struct rd *r = tp_calloc(1, sizeof *r);
+	int rc;
+	if (!r) {
+		tp_profile_free(p);
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	}
+	r->dir = dir;
+	r->p = p;
+	r->d = d;
+	r->cdma_owner = -1;
+	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
+		r->port[i].track = -1;
+	r->cache = tp_calloc((size_t)1 << NAME_CACHE_BITS, sizeof *r->cache);
+	if (!r->cache) {
+		rc = nomem(r);
+		goto out;
+	}
+	rc = read_all(r, o);
+	if (rc == TP_OK && p->oom)
+		rc = nomem(r);
+	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
+		rc = nomem(r);
+out:
+	for (size_t i = 0; i < r->ncores; i++)
+		tp_free(r->cores[i]);
+	for (size_t i = 0; i < r->ncdma; i++)
+		tp_free(r->cdma[i]);
+	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
+		tp_free(r->port[i].cmds.v);
+	tp_free(r->cores);
+	tp_free(r->cdma);
+	tp_free(r->cdma_port);
+	tp_free(r->ci);
+	tp_free(r->cache);
+	tp_free(r);
+	if (rc != TP_OK) {
+		tp_profile_free(p);
+		return rc;
+	}
+	*out = p;
+	return TP_OK;
+}

@@ -1,0 +1,269 @@
+/*
+ * cdm_test.c — unit tests of the cdm_profile_data reader (cdm_file.c, cdm_hdr.c,
+ * cdm_reader.c): the global.profile parser's tolerance and its errors, the BM1690 descriptor
+ * header decoder, the block walk over the commented fixture tests/fixtures/cdm/
+ * cdmlib_small.hex, a tiny directory read end to end, and out-of-memory at every allocation.
+ * The real dump and generated 8-core dumps are tested end to end in tests/cli/test_cdm.py.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sophgo/sophgo.h"
+#include "sophgo/sophgo_int.h"
+#include "hexfile.h"
+
+static char fixture[2048], tmpdir[2048];
+
+static void setup_paths(void)
+{
+	const char *src = getenv("TP_SOURCE_DIR");
+	const char *bin = getenv("TP_BINARY_DIR");
+	snprintf(fixture, sizeof fixture, "%s/tests/fixtures/cdm/cdmlib_small.hex",
+	         src ? src : "../..");
+	snprintf(tmpdir, sizeof tmpdir, "%s/cdm_test_tmp", bin ? bin : "/tmp");
+	mkdir(tmpdir, 0777);
+}
+
+static int parse(const char *text, struct cdm_global *g, struct tp_diag *d)
+{
+	memset(d, 0, sizeof *d);
+	return cdm_global_parse(text, strlen(text), "global.profile", g, d);
+}
+
+static void test_global_tolerant(void **state)
+{
+	(void)state;
+	struct cdm_global g;
+	struct tp_diag d;
+	assert_int_equal(parse("bmodel\r\n  arch = 8800 \r\n\r\n[bmprofile] tpu_freq=1000\r\n"
+	                       "new_key=whatever\nline without equals\ncore3_gdma_record = 17\n"
+	                       "cdma_port2_record=0\ntail_offset_ns=-5\n",
+	                       &g, &d),
+	                 TP_OK);
+	assert_true(g.bmodel);
+	assert_int_equal(g.arch_raw, 8800);
+	assert_int_equal(g.arch_line, 2);
+	assert_int_equal(g.tpu_freq, 1000);
+	assert_int_equal(g.rec[3][1], 18); /* value + 1 */
+	assert_int_equal(g.cdma_rec[2], 1);
+	assert_int_equal(g.tail_offset_ns, -5);
+	assert_int_equal(g.unknown_keys, 1);
+	assert_int_equal(parse("\xef\xbb\xbf" "arch=6\n", &g, &d), TP_OK);
+	assert_int_equal(g.arch_raw, 6);
+}
+
+static void test_global_errors(void **state)
+{
+	(void)state;
+	struct cdm_global g;
+	struct tp_diag d;
+	assert_int_equal(parse("tpu_freq=1000\n", &g, &d), TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile: no arch= line");
+	assert_int_equal(parse("arch=5\ntpu_freq=fast\n", &g, &d), TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile:2: tpu_freq: 'fast' is not an integer");
+	assert_int_equal(parse("arch=5\ncore0_tiu_record=1\n", &g, &d), TP_EFORMAT);
+	assert_non_null(
+		strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
+	assert_int_equal(parse("arch=5\ncore1_sdma_record=64\nmax_record_num=64\n", &g, &d),
+	                 TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile:2: 64 records exceed max_record_num=64: the PMU "
+	                           "buffer overflowed");
+	assert_int_equal(parse("arch=5\ncore1_sdma_record=63\nmax_record_num=64\n", &g, &d), TP_OK);
+}
+
+static void test_desc_headers(void **state)
+{
+	(void)state;
+	uint8_t b[128];
+	struct cdm_cmd c;
+	const char *type, *name;
+	char buf[96];
+	/* TIU short AR arith.add: cmd_short 1, tsk_typ 3 @41, eu 2 @45 -> 512 bits. */
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(3 << 1 | 2 << 5);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 64);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(type, "sAR");
+	assert_string_equal(name, "arith.add");
+	assert_int_equal(c.kind, TP_CMD_NORMAL);
+	/* Does not fit: 64 bytes needed. */
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, 40, &c), 0);
+	/* SYS wait_msg (15/9), 128 bits, a wait. */
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(15 << 1 | (9 & 7) << 5);
+	b[6] = (uint8_t)(9 >> 3);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 16);
+	assert_int_equal(c.kind, TP_CMD_SYS_WAIT);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "system.wait_msg");
+	/* tsk_typ 11 is no BM1690 class: unknown. */
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(11 << 1);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 0);
+	/* GDMA tensor, src tag 30 (L2M) at bits 552.., dst tag 31 (LMEM) at 616..: 768 bits. */
+	memset(b, 0, sizeof b);
+	b[5] = 1 << 1; /* src_data_format FP16 at bit 41 */
+	b[69] = 30;    /* bits 552..559 = src_start_addr_h13 >> 8 */
+	b[77] = 31;    /* bits 616..623 = dst_start_addr_h13 >> 8 */
+	assert_int_equal(cdm_desc_decode(CDM_GDMA, b, sizeof b, &c), 96);
+	assert_int_equal(c.dir, TP_DIR_L2_TO_LMEM);
+	assert_int_equal(c.dtype, TP_DT_FP16);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(type, "DMA_tensor");
+	assert_string_equal(name, "tensor");
+	b[69] = 2; /* DDR */
+	cdm_desc_decode(CDM_GDMA, b, sizeof b, &c);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "tensorLd");
+	/* sDMA_sys sys_wait: cmd_type 6 @32, sp 4 @37 -> 128 bits, a wait. */
+	memset(b, 0, sizeof b);
+	b[4] = (uint8_t)(6 | 4 << 5);
+	assert_int_equal(cdm_desc_decode(CDM_SDMA, b, sizeof b, &c), 16);
+	assert_int_equal(c.kind, TP_CMD_SYS_WAIT);
+	/* CDMA read: cmd_type 1 @4 -> 512 bits. */
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 4;
+	assert_int_equal(cdm_desc_decode(CDM_CDMA, b, sizeof b, &c), 64);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "cdma.read");
+}
+
+static void test_walk_fixture(void **state)
+{
+	(void)state;
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
+	struct cdm_walk w;
+	struct tp_diag d = {0};
+	assert_int_equal(cdm_walk(b, n, "f", sg_chip_by_arch(TP_ARCH_BM1690), &w, &d), TP_OK);
+	assert_int_equal(w.blocks_read, 5);
+	assert_int_equal(w.blocks_skipped, 1);
+	assert_int_equal(w.npmu, 2);
+	assert_int_equal(w.pmu[0].engine, CDM_TIU);
+	assert_int_equal(w.pmu[0].count, 4);
+	assert_int_equal(w.pmu[1].count, 3);
+	struct cdm_pmu r;
+	cdm_pmu_decode(b, &w.pmu[1], 2, &r);
+	assert_int_equal(r.start, 3800);
+	assert_int_equal(r.bytes, 4096);
+	assert_int_equal(r.stall, 2);
+	assert_int_equal(w.dyn_records, 8);
+	assert_int_equal(w.dyn[CDM_TIU].n, 4);
+	assert_int_equal(w.dyn[CDM_GDMA].n, 3);
+	assert_int_equal(w.extra_used, 1);
+	assert_int_equal(w.dyn[CDM_TIU].v[0].kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(w.dyn[CDM_GDMA].v[2].dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(w.dyn[CDM_GDMA].v[2].dtype, TP_DT_FP16);
+	cdm_walk_free(&w);
+	/* Every prefix either walks or fails with a located message. */
+	for (size_t k = 0; k < n; k++) {
+		memset(&d, 0, sizeof d);
+		int rc = cdm_walk(b, k, "f", sg_chip_by_arch(TP_ARCH_BM1690), &w, &d);
+		if (rc == TP_OK)
+			cdm_walk_free(&w);
+		else
+			assert_true(strncmp(d.msg, "f@0x", 4) == 0);
+	}
+	free(b);
+}
+
+static const char *make_dir(const char *name)
+{
+	static char dir[4096];
+	snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+	mkdir(dir, 0777);
+	char p[4200];
+	snprintf(p, sizeof p, "%s/global.profile", dir);
+	static const char g[] = "arch=8800\ntpu_freq=1000\ntail_offset_ns=777\n";
+	assert_int_equal(tp_test_write_file(p, g, sizeof g - 1), 0);
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
+	snprintf(p, sizeof p, "%s/cdmlib0_0.profile", dir);
+	assert_int_equal(tp_test_write_file(p, b, n), 0);
+	free(b);
+	return dir;
+}
+
+static void test_read_small(void **state)
+{
+	(void)state;
+	const char *dir = make_dir("small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_cdm_read(dir, NULL, &p, &d), TP_OK);
+	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1690");
+	assert_string_equal(tp_profile_get_meta(p, "tail_offset_ns"), "777");
+	assert_string_equal(tp_profile_get_meta(p, "cdm_mode"), "2 (DYN_EXTRA)");
+	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
+	int g = tp_profile_find_track(p, 0, 0, TP_TRACK_GDMA);
+	assert_true(t >= 0 && g >= 0);
+	const struct tp_track *tt = &p->tracks[t], *gt = &p->tracks[g];
+	assert_int_equal(tt->count, 2);
+	assert_int_equal(gt->count, 1);
+	/* Zero = the earliest kept start (GDMA 3800); TIU 4000..4100 -> 200..300. */
+	assert_int_equal(gt->slices[0].start_ns, 0);
+	assert_int_equal(gt->slices[0].cycles, 191);
+	assert_int_equal(gt->slices[0].bytes, 4096);
+	assert_string_equal(tp_str(p, gt->slices[0].name), "tensorLd");
+	assert_int_equal(gt->slices[0].dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tt->slices[0].start_ns, 200);
+	assert_int_equal(tt->slices[0].end_ns, 300);
+	assert_int_equal(tt->slices[0].cmd_id, 1);
+	assert_string_equal(tp_str(p, tt->slices[0].name), "conv.normal");
+	assert_string_equal(tp_str(p, tt->slices[1].name), "arith.add");
+	assert_int_equal(tt->slices[1].cmd_id, 2);
+	/* pmu_tail_cycle: last end (TIU 4300) - zero (3800). */
+	assert_string_equal(tp_profile_get_meta(p, "pmu_tail_cycle"), "500");
+	assert_int_equal(p->stats.records_dropped, 4);
+	tp_profile_free(p);
+}
+
+static void test_read_small_oom(void **state)
+{
+	(void)state;
+	const char *dir = make_dir("oom");
+	tp_alloc_fail_after(-1);
+	struct tp_profile *q = tp_profile_new();
+	long first = tp_alloc_fail_after(-1);
+	tp_profile_free(q);
+	int ok = 0;
+	for (long n = first; n < 5000 && !ok; n++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		tp_alloc_fail_after(n);
+		int rc = tp_cdm_read(dir, NULL, &p, &d);
+		tp_alloc_fail_after(-1);
+		if (rc == TP_OK) {
+			ok = 1;
+			tp_profile_free(p);
+		} else {
+			assert_int_equal(rc, TP_ENOMEM);
+			assert_null(p);
+			assert_true(d.msg[0] != 0);
+		}
+	}
+	assert_true(ok);
+}
+
+int main(void)
+{
+	setup_paths();
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_global_tolerant), cmocka_unit_test(test_global_errors),
+		cmocka_unit_test(test_desc_headers),    cmocka_unit_test(test_walk_fixture),
+		cmocka_unit_test(test_read_small),      cmocka_unit_test(test_read_small_oom),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

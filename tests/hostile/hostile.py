@@ -1,0 +1,624 @@
+#!/usr/bin/python3
+"""hostile.py — the hostile-input suite (issue 13): tpuprof run as an attacker and as an unlucky
+user would, on inputs generated at test time from the real BM1688 dump in ../shared (SKIPPED
+loudly when absent) and from the small fixtures in tests/fixtures.
+
+Every case must end within a timeout with exit 0 (a note is allowed) or a documented error
+exit (1 usage, 2 bad input with a located message); never a signal, a hang or a sanitizer
+report; and every output that was written must be valid: the JSON files parse (strict UTF-8),
+the workbook opens in openpyxl, the HTML carries no injected script, the Perfetto trace passes
+`tpuprof check`, profile.db opens, and no ESC/C1 control reaches summary.txt or the terminal.
+
+Prints the table  input -> ok / exit1 / exit2 / exit3 / crash / hang  and fails if any case broke
+its expectation.  Usage: hostile.py TPUPROF GENDUMP SHARED_DIR SOURCE_DIR
+"""
+import csv
+import fcntl
+import html.parser
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+TPUPROF, GENDUMP, SHARED, SRC = sys.argv[1:5]
+REAL = os.path.join(SHARED, "testdata", "sophgo", "bm1688_resnet50")
+SAN = os.environ.get("TP_HOSTILE_SAN") == "1" or "san" in os.path.basename(os.path.dirname(TPUPROF))
+TIMEOUT = 60 if SAN else 20
+try:
+    import openpyxl
+except ImportError:  # pragma: no cover
+    openpyxl = None
+
+failures = []
+table = {}  # group -> {outcome: count}
+WORK = tempfile.mkdtemp(prefix="tp_hostile_")
+
+HOSTILE_NAMES = {
+    "esc_sequences": b"\x1b[31mRED\x1b]0;pwned\x07\x1b[2J",
+    "c1_csi": b"a\xc2\x9b31mb\xc2\x85",
+    "ctrl_bytes": b"a\x01\x02\x08\x7f\x0bz\r",
+    "invalid_utf8": b"bad\xff\xfe\x80name",
+    "overlong": b"\xc0\xaf\xe0\x80\xaf\xf0\x80\x80\xaf",
+    "surrogates": b"\xed\xa0\x80\xed\xbf\xbf",
+    "above_10ffff": b"\xf4\x90\x80\x80\xf7\xbf\xbf\xbf",
+    "noncharacters": b"\xef\xbf\xbe\xef\xbf\xbf",
+    "truncated_seq": b"end\xe2\x82",
+    "long_100k": b"A" * 100000,
+    "multibyte_300b": "\u00e9".encode() * 150,
+    "script_tag": b"</script><script>alert(1)</script><!--",
+    "csv_formula": b"=cmd|' /C calc'!A0",
+    "html_attr": b"\"'><img src=x onerror=alert(1)>",
+}
+
+
+def hexbytes(text):
+    """The commented-hex fixture grammar of tests/support/hexfile.h."""
+    out = bytearray()
+    for line in text.splitlines():
+        for tok in line.split("#", 1)[0].split():
+            if "*" in tok:
+                b, n = tok.split("*")
+                out += bytes([int(b, 16)]) * int(n)
+            elif ":" in tok:
+                kind, v = tok.split(":")
+                out += int(v, 0).to_bytes(int(kind[1:]) // 8, "little")
+            else:
+                out += bytes.fromhex(tok)
+    return bytes(out)
+
+
+def materialise(src, dst):
+    os.makedirs(dst)
+    for name in os.listdir(src):
+        with open(os.path.join(src, name), "rb") as f:
+            data = f.read()
+        if name.endswith(".hex"):
+            name, data = name[:-4], hexbytes(data.decode())
+        with open(os.path.join(dst, name), "wb") as f:
+            f.write(data)
+
+
+def copy_real(tag):
+    d = os.path.join(WORK, tag)
+    shutil.copytree(REAL, d)
+    for n in os.listdir(d):
+        os.chmod(os.path.join(d, n), 0o644)
+    os.chmod(d, 0o755)
+    return d
+
+
+def run(args, timeout=TIMEOUT, **kw):
+    """Runs tpuprof; returns (outcome, rc, stdout bytes, stderr bytes)."""
+    try:
+        p = subprocess.run([TPUPROF] + args, capture_output=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL, **kw)
+    except subprocess.TimeoutExpired as e:
+        return "hang", None, e.stdout or b"", e.stderr or b""
+    rc = p.returncode
+    err = p.stderr
+    if rc < 0 or rc > 3 or b"runtime error:" in err or b"Sanitizer" in err:
+        return "crash", rc, p.stdout, err
+    return {0: "ok", 1: "exit1", 2: "exit2", 3: "exit3"}[rc], rc, p.stdout, err
+
+
+LOCATED = re.compile(rb"tpuprof: .*(@0x[0-9a-f]+: |:\d+: |: )")
+
+
+def note(group, outcome):
+    table.setdefault(group, {})
+    table[group][outcome] = table[group].get(outcome, 0) + 1
+
+
+def fail(case, why):
+    failures.append("%s: %s" % (case, why))
+
+
+def no_terminal_escapes(case, data, where):
+    for bad, what in ((b"\x1b", "ESC"), (b"\xc2\x9b", "C1 CSI"), (b"\x07", "BEL"), (b"\x08", "BS")):
+        if bad in data:
+            fail(case, "%s reached %s" % (what, where))
+
+
+def validate_outputs(case, out, deep):
+    """Every written output is valid. deep: also openpyxl and sqlite (slower)."""
+    if not os.path.isdir(out):
+        return
+    for name in sorted(os.listdir(out)):
+        if ".tmp-" in name:
+            fail(case, "temporary file left: %s" % name)
+    for js in ("summary.json", "trace.json"):
+        p = os.path.join(out, js)
+        if os.path.exists(p):
+            try:
+                with open(p, "rb") as f:
+                    json.loads(f.read().decode("utf-8", "strict"))
+            except Exception as e:  # noqa: BLE001
+                fail(case, "%s invalid: %s" % (js, str(e)[:120]))
+    for txt in ("summary.txt", "summary.md"):
+        p = os.path.join(out, txt)
+        if os.path.exists(p):
+            with open(p, "rb") as f:
+                data = f.read()
+            try:
+                data.decode("utf-8", "strict")
+            except UnicodeDecodeError as e:
+                fail(case, "%s not UTF-8: %s" % (txt, e))
+            no_terminal_escapes(case, data, txt)
+    p = os.path.join(out, "result.html")
+    if os.path.exists(p):
+        with open(p, "rb") as f:
+            page = f.read()
+        try:
+            page.decode("utf-8", "strict")
+        except UnicodeDecodeError as e:
+            fail(case, "result.html not UTF-8: %s" % e)
+        tags = html_tags(page)
+        n = sum(1 for t, _ in tags if t == "script")
+        if n != BASELINE_SCRIPTS.get("n", n):
+            fail(case, "result.html has %d <script> elements, the clean page %d"
+                 % (n, BASELINE_SCRIPTS["n"]))
+        for t, attrs in tags:
+            if t == "img" or any(k.startswith("on") for k, _ in attrs):
+                fail(case, "result.html gained an injected <%s %s>" % (t, attrs))
+    p = os.path.join(out, "perfetto.pftrace")
+    if os.path.exists(p):
+        o, rc, so, se = run(["check", p])
+        if o != "ok":
+            fail(case, "perfetto.pftrace fails tpuprof check: %s" % se.decode("utf-8", "replace")[:200])
+    if not deep:
+        return
+    p = os.path.join(out, "PerfDoc", "PerfAI_output.xlsx")
+    if openpyxl and os.path.exists(p):
+        try:
+            openpyxl.load_workbook(p, read_only=True).close()
+        except Exception as e:  # noqa: BLE001
+            fail(case, "xlsx does not open in openpyxl: %s" % str(e)[:160])
+    p = os.path.join(out, "profile.db")
+    if os.path.exists(p):
+        try:
+            con = sqlite3.connect(p)
+            con.text_factory = lambda b: b.decode("utf-8", "strict")
+            con.execute("select count(*), max(length(name)) from slice").fetchall()
+            con.execute("select name from track").fetchall()
+            con.close()
+        except Exception as e:  # noqa: BLE001
+            fail(case, "profile.db: %s" % str(e)[:160])
+
+
+BASELINE_SCRIPTS = {}
+
+
+class _Tags(html.parser.HTMLParser):
+    """Start tags as a browser's tokenizer sees them: script content is raw text up to
+    </script>, so a name inside the page's JSON counts only if it escapes the string."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.tags = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, attrs))
+
+
+def html_tags(data):
+    p = _Tags()
+    p.feed(data.decode("utf-8", "replace"))
+    p.close()
+    return p.tags
+
+
+def case(group, name, args, expect=("ok", "exit2"), deep=False, out=None, must=None):
+    """Runs one conversion and checks its outcome. expect: allowed outcomes."""
+    o, rc, so, se = run(args)
+    note(group, o)
+    tag = "%s/%s" % (group, name)
+    if o not in expect:
+        fail(tag, "outcome %s (rc %s), expected %s; stderr: %s"
+             % (o, rc, "/".join(expect), se.decode("utf-8", "replace")[:300]))
+    if o == "exit2" and not LOCATED.search(se):
+        fail(tag, "exit 2 without a located message: %r" % se[:200])
+    if must and not re.search(must, se):
+        fail(tag, "stderr lacks %r: %r" % (must, se[:300]))
+    no_terminal_escapes(tag, so, "stdout")
+    no_terminal_escapes(tag, se, "stderr")
+    if out:
+        validate_outputs(tag, out, deep)
+    return o, se
+
+
+# ---- the real dump ------------------------------------------------------------------------
+
+
+def blocks(data):
+    """(offset, type, length) of each top-level block of an iter*.profile."""
+    off, out = 0, []
+    while off + 8 <= len(data):
+        t, n = struct.unpack_from("<II", data, off)
+        out.append((off, t, n))
+        off += 8 + n
+    return out
+
+
+def real_cases():
+    base_out = os.path.join(WORK, "base_out")
+    o, se = case("real: baseline", "resnet50", [REAL, base_out, "--json", "--sqlite", "-q"],
+                 expect=("ok",))
+    page = open(os.path.join(base_out, "result.html"), "rb").read()
+    BASELINE_SCRIPTS["n"] = sum(1 for t, _ in html_tags(page) if t == "script")
+    validate_outputs("real: baseline", base_out, True)
+
+    # Hostile names in the three free-text fields of global.profile.
+    g = open(os.path.join(REAL, "global.profile"), "rb").read()
+    for hname, h in HOSTILE_NAMES.items():
+        d = copy_real("names_" + hname)
+        gg = re.sub(rb"net_name=[^\n]*", lambda m: b"net_name=" + h, g, count=1)
+        gg = gg.replace(b"layer_name=\n", b"layer_name=" + h + b"\n", 5)
+        gg = gg.replace(b"layer_type=Conv2D ", b"layer_type=" + h.replace(b" ", b"_") + b" ", 3)
+        open(os.path.join(d, "global.profile"), "wb").write(gg)
+        out = d + "_out"
+        o, se = case("real: hostile names (net/layer name+type)", hname,
+                     [d, out, "--json", "--sqlite"], expect=("ok", "exit2"), deep=True, out=out)
+        if o == "ok" and hname == "multibyte_300b":
+            # net_name > 255 bytes: the workbook exists (no exit 3) and its title is cut on a
+            # character boundary.
+            if openpyxl:
+                wb = openpyxl.load_workbook(os.path.join(out, "PerfDoc", "PerfAI_output.xlsx"))
+                t = wb.properties.title or ""
+                if len(t.encode()) > 255 or "\ufffd" in t:
+                    fail("names/multibyte_300b", "xlsx title %d bytes / cut mid-character"
+                         % len(t.encode()))
+
+    # Length fields of the first block of every type: 0, 1, 2^31-1, 2^32-1.
+    it = open(os.path.join(REAL, "iter0.profile"), "rb").read()
+    seen = set()
+    for off, t, n in blocks(it):
+        if t in seen:
+            continue
+        seen.add(t)
+        for v in (0, 1, 2**31 - 1, 2**32 - 1):
+            d = copy_real("len_%d_%d" % (t, v))
+            b = bytearray(it)
+            struct.pack_into("<I", b, off + 4, v)
+            open(os.path.join(d, "iter0.profile"), "wb").write(bytes(b))
+            case("real: iter0 length fields 0/1/2^31-1/2^32-1", "type%d=%d" % (t, v),
+                 [d, d + "_out", "-q"], out=d + "_out")
+        if t == 8 and n >= 36:  # COMMAND: group_num
+            for v in (0, 1, 2**31 - 1, 2**32 - 1):
+                d = copy_real("grp_%d" % v)
+                b = bytearray(it)
+                struct.pack_into("<I", b, off + 8 + 32, v)
+                open(os.path.join(d, "iter0.profile"), "wb").write(bytes(b))
+                case("real: iter0 length fields 0/1/2^31-1/2^32-1", "group_num=%d" % v,
+                     [d, d + "_out", "-q"], out=d + "_out")
+
+    # Truncation at many offsets of every input file.
+    for fname, count in (("iter0.profile", 40), ("global.profile", 25), ("net_stat.sim", 10),
+                         ("cmd_125ada000_0_0.dat", 10)):
+        data = open(os.path.join(REAL, fname), "rb").read()
+        step = max(1, len(data) // count)
+        for cut in list(range(0, len(data), step))[:count] + [len(data) - 1]:
+            d = copy_real("trunc_%s_%d" % (fname, cut))
+            open(os.path.join(d, fname), "wb").write(data[:cut])
+            case("real: truncation (%s x%d offsets)" % (fname, count + 1), "%s@%d" % (fname, cut),
+                 [d, d + "_out", "-q"], out=d + "_out")
+
+    # FIFOs, directories, symlink loops and /dev/zero in place of each input file.
+    for fname in ("global.profile", "iter0.profile", "cmd_125ada000_0_0.dat", "net_stat.sim"):
+        for kind in ("fifo", "dir", "loop", "devzero"):
+            d = copy_real("special_%s_%s" % (fname, kind))
+            p = os.path.join(d, fname)
+            os.unlink(p)
+            if kind == "fifo":
+                os.mkfifo(p)
+            elif kind == "dir":
+                os.mkdir(p)
+            elif kind == "loop":
+                os.symlink(p, p)
+            else:
+                os.symlink("/dev/zero", p)
+            # (cmd_*.dat files are looked up by the sophgo reader's directory scan, which
+            # reports a looping one as missing: branch cv184x's side.)
+            must = (rb"symbolic link loop" if kind == "loop" and fname.endswith(".profile")
+                    else None)
+            case("real: FIFO/dir/symlink loop//dev/zero as an input file", "%s=%s" % (fname, kind),
+                 [d, d + "_out", "-q"], out=d + "_out", must=must)
+
+    # xlsx limits: a dump without iter*.profile (no timeline, so no chart series) converts
+    # with exit 0 and silently under -q; the layer sheet splits past the row limit
+    # (TP_XLSX_MAX_ROWS=16 stands in for Excel's 1 048 576).
+    d = copy_real("noiter")
+    os.unlink(os.path.join(d, "iter0.profile"))
+    o, se = case("xlsx limits", "no iter*.profile", [d, d + "_out", "-q"], expect=("ok",),
+                 out=d + "_out", deep=True)
+    if se:
+        fail("xlsx limits/no iter", "-q printed %r" % se[:200])
+    if openpyxl:
+        base = openpyxl.load_workbook(os.path.join(base_out, "PerfDoc", "PerfAI_output.xlsx"),
+                                      read_only=True)
+        nlayers = base["Layer by Layer Info"].max_row - 3
+        out = os.path.join(WORK, "split_out")
+        o, rc, so, se = run([REAL, out, "-q"], env=dict(os.environ, TP_XLSX_MAX_ROWS="16"))
+        note("xlsx limits", o)
+        wb = openpyxl.load_workbook(os.path.join(out, "PerfDoc", "PerfAI_output.xlsx"),
+                                    read_only=True)
+        parts = [n for n in wb.sheetnames if n.startswith("Layer by Layer Info")]
+        rows = sum(wb[n].max_row - 3 for n in parts)
+        want = (nlayers + 12) // 13
+        if o != "ok" or len(parts) != want or rows != nlayers or parts[1:2] != ["Layer by Layer Info (2)"]:
+            fail("xlsx limits/layer split", "%s: %d layer sheets holding %d rows; want %d sheets, "
+                 "%d rows" % (o, len(parts), rows, want, nlayers))
+
+    # Absurd clocks: usage errors; the extremes of the accepted range convert without UB.
+    for v in ("1e-9", "1e300", "nan", "-5", "inf", "0", "0.5", "12abc", ""):
+        for flag in ("--tiu_freq", "--gdma_freq"):
+            case("absurd clocks (usage error)", "%s=%s" % (flag, v),
+                 [REAL, os.path.join(WORK, "clk_out"), flag + "=" + v], expect=("exit1",))
+    for v in ("1", "100000"):
+        out = os.path.join(WORK, "clk_ok_" + v)
+        case("clock range extremes", v, [REAL, out, "--tiu_freq", v, "--gdma_freq", v, "--json", "-q"],
+             expect=("ok",), out=out)
+
+
+# ---- input paths and the capture fixture -----------------------------------------------------
+
+
+def path_cases():
+    d = os.path.join(WORK, "paths")
+    os.makedirs(d)
+    fifo = os.path.join(d, "fifo")
+    os.mkfifo(fifo)
+    loop = os.path.join(d, "loop")
+    os.symlink(loop, loop)
+    for name, p, must in (("input is a FIFO", fifo, rb"not a directory or a regular file"),
+                          ("input is a symlink loop", loop, rb"symbolic link loop"),
+                          ("input is /dev/zero", "/dev/zero", rb"not a directory or a regular file"),
+                          ("input is missing", os.path.join(d, "nope"), rb"no such file")):
+        case("input path itself", name, [p, os.path.join(d, "out")], expect=("exit2",), must=must)
+        if os.path.exists(os.path.join(d, "out")):
+            fail("input path itself/" + name, "output directory created for a bad input")
+
+    cap = os.path.join(WORK, "cap")
+    materialise(os.path.join(SRC, "tests", "fixtures", "capfile"), cap)
+    os.rename(os.path.join(cap, "mini.tpp"), os.path.join(cap, "capture.tpp"))
+    case("capture fixture", "directory", [cap, cap + "_out1", "--json"], expect=("ok",),
+         out=cap + "_out1", deep=True)
+    case("capture fixture", "capture.tpp given directly",
+         [os.path.join(cap, "capture.tpp"), cap + "_out2", "--json"], expect=("ok",), out=cap + "_out2")
+    # --sparse-ratios: missing / FIFO / directory found before anything is written.
+    for name, p in (("missing", os.path.join(d, "none.txt")), ("fifo", fifo), ("dir", d),
+                    ("loop", loop)):
+        out = os.path.join(WORK, "ratios_out_" + name)
+        case("--sparse-ratios FILE hostile", name, [cap, out, "--sparse-ratios", p], expect=("exit2",))
+        if os.path.exists(out):
+            fail("--sparse-ratios/" + name, "outputs written before the ratio file was found bad")
+    data = open(os.path.join(cap, "capture.tpp"), "rb").read()
+    # Hostile operator names and types in the capture's string table: they reach ops.csv,
+    # summary.md, the Operators sheet and every trace.
+    hdr = struct.pack("<IIQ", 3, 0, 104)
+    blk = data.index(hdr)
+    old_strs = b"encoder.0.qkv\x00MatMul\x00"
+    for hname, h in HOSTILE_NAMES.items():
+        h = h.replace(b"\x00", b"")
+        strs = h + b"\x00" + (b"T" + h) + b"\x00"
+        nd = bytearray(data.replace(old_strs, strs, 1))
+        delta = len(strs) - len(old_strs)
+        struct.pack_into("<Q", nd, blk + 8, 104 + delta)
+        sb = struct.unpack_from("<I", nd, blk + 16 + 28)[0]
+        struct.pack_into("<I", nd, blk + 16 + 28, sb + delta)
+        c2 = os.path.join(WORK, "capname_" + hname)
+        os.makedirs(c2)
+        open(os.path.join(c2, "capture.tpp"), "wb").write(bytes(nd))
+        out = c2 + "_out"
+        o, se = case("capture: hostile op names and types", hname,
+                     [c2, out, "--json", "--sqlite"], expect=("ok",), deep=True, out=out)
+        csvp = os.path.join(out, "ops.csv")
+        if o == "ok" and os.path.exists(csvp):
+            raw = open(csvp, "rb").read()
+            no_terminal_escapes("capture names/" + hname, raw, "ops.csv")
+            for row in csv.reader(io.StringIO(raw.decode("utf-8", "strict"))):
+                for cell in row:
+                    if cell[:1] in ("=", "+", "@"):
+                        fail("capture names/" + hname, "ops.csv cell is a formula: %r" % cell[:60])
+    for cut in sorted(set(list(range(0, len(data), max(1, len(data) // 30))) + [len(data) - 1])):
+        c2 = os.path.join(WORK, "captrunc_%d" % cut)
+        os.makedirs(c2)
+        open(os.path.join(c2, "capture.tpp"), "wb").write(data[:cut])
+        case("capture truncation (x30 offsets)", str(cut), [c2, c2 + "_out", "-q", "--json"],
+             out=c2 + "_out")
+    for kind in ("fifo", "devzero"):
+        c3 = os.path.join(WORK, "capspecial_" + kind)
+        os.makedirs(c3)
+        p = os.path.join(c3, "capture.tpp")
+        if kind == "fifo":
+            os.mkfifo(p)
+        else:
+            os.symlink("/dev/zero", p)
+        case("capture.tpp is a FIFO / /dev/zero", kind, [c3, c3 + "_out"], expect=("exit2",))
+
+
+# ---- tpuprof check ------------------------------------------------------------------------------
+
+
+def check_cases():
+    d = os.path.join(WORK, "check")
+    os.makedirs(d)
+
+    def chk(name, path, expect, must=None):
+        o, rc, so, se = run(["check", path])
+        note("tpuprof check hostile", o)
+        if o not in expect:
+            fail("check/" + name, "outcome %s, expected %s: %r" % (o, expect, se[:200]))
+        if must and not re.search(must, se):
+            fail("check/" + name, "stderr lacks %r: %r" % (must, se[:200]))
+        return o
+
+    empty = os.path.join(d, "empty.pftrace")
+    open(empty, "wb").close()
+    chk("empty file", empty, ("exit2",), rb"empty file")
+    fifo = os.path.join(d, "fifo.pftrace")
+    os.mkfifo(fifo)
+    chk("FIFO", fifo, ("exit2",), rb"FIFO")
+    chk("directory", d, ("exit2",), rb"directory")
+    chk("/dev/zero", "/dev/zero", ("exit2",), rb"device")
+    loop = os.path.join(d, "loop.pftrace")
+    os.symlink(loop, loop)
+    chk("symlink loop", loop, ("exit2",), rb"symbolic link loop")
+    # A decompression bomb: ~1 MB of zlib that inflates to 1 GiB, as one compressed_packets
+    # chunk (TracePacket field 50) inside one Trace.packet.
+    z = zlib.compressobj(9)
+    zero = bytes(1 << 20)
+    parts = [z.compress(zero) for _ in range(1024)]
+    parts.append(z.flush())
+    bomb = b"".join(parts)
+
+    def varint(n):
+        v = bytearray()
+        while True:
+            b = n & 0x7F
+            n >>= 7
+            v.append(b | (0x80 if n else 0))
+            if not n:
+                return bytes(v)
+
+    def ld(field, payload):
+        return varint(field << 3 | 2) + varint(len(payload)) + payload
+
+    path = os.path.join(d, "bomb.pftrace")
+    open(path, "wb").write(ld(1, ld(50, bomb)))
+    t0 = time.time()
+    chk("zlib bomb (%d KB -> 1 GiB)" % (len(bomb) // 1024), path, ("exit2",), rb"limit")
+    if time.time() - t0 > TIMEOUT / 2:
+        fail("check/bomb", "took %.1f s" % (time.time() - t0))
+    # Truncations of a real trace.
+    src = os.path.join(WORK, "base_out", "perfetto.pftrace")
+    if not os.path.exists(src):
+        src = os.path.join(WORK, "cap_out1", "perfetto.pftrace")
+    if os.path.exists(src):
+        data = open(src, "rb").read()
+        for cut in range(1, len(data), max(1, len(data) // 30)):
+            p = os.path.join(d, "t%d.pftrace" % cut)
+            open(p, "wb").write(data[:cut])
+            chk("truncated at %d" % cut, p, ("ok", "exit2"))
+
+
+# ---- output-directory discipline ----------------------------------------------------------------
+
+
+def discipline_cases():
+    grp = "OUT_DIR discipline"
+    # Interrupted by SIGINT / SIGTERM while writing: no temporary files left. The signal is
+    # sent once the k-th distinct temporary file has appeared, so it lands mid-write.
+    big = os.path.join(WORK, "gen_big")
+    subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "20000", "--seed", "3",
+                    big], check=True, capture_output=True)
+
+    def temps(out):
+        found = set()
+        for root, _, files in os.walk(out) if os.path.isdir(out) else []:
+            found |= {os.path.join(root, f) for f in files if ".tmp-" in f}
+        return found
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        for k in (1, 3, 5):
+            out = os.path.join(WORK, "sig_%d_%d" % (sig, k))
+            p = subprocess.Popen([TPUPROF, big, out, "-q", "--json", "--sqlite"],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            seen, t0 = set(), time.time()
+            while p.poll() is None and len(seen) < k and time.time() - t0 < TIMEOUT:
+                seen |= temps(out)
+                time.sleep(0.002)
+            mid = p.poll() is None
+            if mid:
+                p.send_signal(sig)
+            try:
+                _, err = p.communicate(timeout=TIMEOUT)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                note(grp, "hang")
+                fail("%s/signal %d" % (grp, sig), "did not die")
+                continue
+            tag = "%s/signal %d at temporary #%d" % (grp, sig, k)
+            if not mid:
+                print("note: %s: the run ended before the signal could be sent" % tag)
+            outcome = "ok" if p.returncode in (0, -sig) else "crash"
+            note(grp, outcome)
+            if outcome == "crash" or b"Sanitizer" in err:
+                fail(tag, "rc %s %r" % (p.returncode, err[:200]))
+            left = temps(out)
+            if left:
+                fail(tag, "temporaries left: %s" % sorted(left))
+            pd = os.path.join(out, "PerfDoc")
+            if os.path.isdir(pd) and not os.listdir(pd):
+                fail(tag, "an empty PerfDoc/ was left")
+    # A second run into a locked OUT_DIR says who holds it and waits.
+    cap = os.path.join(WORK, "cap")
+    out = os.path.join(WORK, "locked_out")
+    os.makedirs(out)
+    fd = os.open(os.path.join(out, ".tpuprof.lock"), os.O_RDWR | os.O_CREAT, 0o666)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.write(fd, b"4242\n")
+    p = subprocess.Popen([TPUPROF, cap, out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.0 if not SAN else 3.0)
+    waited = p.poll() is None
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)
+    _, err = p.communicate(timeout=TIMEOUT)
+    note(grp, "ok" if p.returncode == 0 else "crash")
+    if not waited or p.returncode != 0 or b"process 4242" not in err:
+        fail(grp + "/lock", "waited=%s rc=%s stderr=%r" % (waited, p.returncode, err[:200]))
+    # A failed rerun leaves the earlier outputs named stale.
+    bad = os.path.join(WORK, "cap_bad")
+    os.makedirs(bad)
+    open(os.path.join(bad, "capture.tpp"), "wb").write(
+        open(os.path.join(cap, "capture.tpp"), "rb").read()[:40])
+    o, rc, so, se = run([bad, out])
+    note(grp, o)
+    marker = os.path.join(out, "tpuprof-STALE.txt")
+    if o != "exit2" or not os.path.exists(marker) or "summary.json" not in open(marker).read():
+        fail(grp + "/stale", "failed rerun: outcome %s, marker %s" % (o, os.path.exists(marker)))
+    o, rc, so, se = run([cap, out])
+    note(grp, o)
+    if o != "ok" or os.path.exists(marker):
+        fail(grp + "/stale", "successful rerun keeps the stale marker")
+
+
+def main():
+    t0 = time.time()
+    if os.path.isdir(REAL):
+        real_cases()
+    else:
+        print("SKIPPED: hostile: the real BM1688 dump %s is absent; real-dump cases not run" % REAL)
+        note("real dump cases", "SKIPPED")
+    path_cases()
+    check_cases()
+    discipline_cases()
+    cols = ["ok", "exit1", "exit2", "exit3", "crash", "hang"]
+    w = max(len(g) for g in table) + 2
+    print("%-*s %s" % (w, "inputs", " ".join("%6s" % c for c in cols)))
+    tot = {c: 0 for c in cols}
+    for g, counts in table.items():
+        print("%-*s %s" % (w, g, " ".join("%6d" % counts.get(c, 0) for c in cols)))
+        for c in cols:
+            tot[c] += counts.get(c, 0)
+    print("%-*s %s" % (w, "total", " ".join("%6d" % tot[c] for c in cols)))
+    print("hostile: %.1f s (%s build)" % (time.time() - t0, "sanitizer" if SAN else "release"))
+    if failures:
+        print("\n%d FAILURE(S):" % len(failures))
+        for f in failures:
+            print("  " + f)
+        return 1
+    shutil.rmtree(WORK, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
