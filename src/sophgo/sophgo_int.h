@@ -608,6 +608,11 @@ struct cdm_cmd {
 	uint8_t is_short; /* short descriptor form (names "sCONV") */
 	uint8_t known;    /* 1 = op/sub valid */
 	uint8_t port;     /* CDMA port (DYN_DATA) */
+	/* Set when the table decoder decoded a BLOCK_DES_* descriptor: its class and its bytes
+	 * inside the caller's file buffer (valid while that buffer is), for field access and the
+	 * cost model. NULL otherwise (DYN_DATA records, DYN_EXTRA entries, header decoder). */
+	const struct sg_dclass *cls;
+	const uint8_t *raw;
 };
 struct cdm_cmds {
 	struct cdm_cmd *v; /* owned (tp_free) */
@@ -619,6 +624,12 @@ struct cdm_cmds {
  * returns its length in bytes, or 0 if the header is not a class the table knows or the
  * descriptor does not fit. Thread-safe. */
 size_t cdm_desc_decode(int engine, const uint8_t *p, size_t left, struct cdm_cmd *c);
+/* The same through the table decoder `dec` (regdef_bm1690.c; TIU, GDMA/SDMA = the GDMA
+ * encoding, CDMA): length from the matched class, op/sub/short/dep/dtype/direction from its
+ * fields (directions by the address tags h13 >> 8: 0..29 DDR, 30 L2M, 31 LMEM; costmodel §5
+ * item 2), and c->cls/c->raw set (raw = p). 0 when no class matches or it does not fit. */
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p,
+                           size_t left, struct cdm_cmd *c);
 /* 1 if c is the engine's sys class (TIU tsk_typ 15, DMA cmd_type 6, CDMA cmd_type 7). */
 int cdm_desc_is_sys(int engine, const struct cdm_cmd *c);
 /* enum tp_cmd_kind of (op, sub) on an engine; the model's dtype of a DATATYPE code. */
@@ -683,6 +694,10 @@ struct cdm_walk {
  * types are skipped and counted. w is filled from zero; free with cdm_walk_free. */
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d);
+/* cdm_walk decoding the BLOCK_DES_* streams with the table decoder `dec` (NULL = the header
+ * decoder): their commands then carry cls/raw pointing into data[]. */
+int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d);
 void cdm_walk_free(struct cdm_walk *w);
 
 /* One decoded PMU record. */
@@ -690,6 +705,8 @@ struct cdm_pmu {
 	uint32_t start, end, id;
 	uint32_t bytes;  /* GDMA/SDMA gif_mem_w_cntr + axi_d0_w_cntr; CDMA m0_data_aw_cntr */
 	uint32_t stall;  /* GDMA/SDMA gif_wr_rd_stall_cntr */
+	uint32_t gxact, lxact; /* GDMA/SDMA axi_d0_wr+rd valid, gif_wr+rd valid (costmodel §5
+	                          items 7-8); 0 on TIU/CDMA */
 	uint8_t thread;
 };
 /* Decodes record `i` of span s inside data (the caller's file buffer). */
