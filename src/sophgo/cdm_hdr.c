@@ -304,7 +304,9 @@ size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8
 	c->op = d.op;
 	c->sub = d.sub;
 	c->is_short = (uint8_t)(sg_has(&d, SG_F_CMD_SHORT) ? sg_get(&d, p, SG_F_CMD_SHORT) : 0);
-	c->dep = (uint32_t)sg_get(&d, p, SG_F_CMD_ID_DEP);
+	/* cmd_id_dep: the partner's id is its low 20 bits (bit 20 is set on every command seen;
+	 * the full register value stays in the des_cmd_id_dep / cmd_id_dep argument). */
+	c->dep = (uint32_t)sg_get(&d, p, SG_F_CMD_ID_DEP) & 0xFFFFFu;
 	c->cls = d.cls;
 	c->raw = p;
 	if (engine == CDM_TIU) {
