@@ -78,6 +78,10 @@ struct rd {
 	/* Interned argument keys of each class's fields ([table engine][class][field], 0 = a
 	 * name the class repeats), built the first time a class is seen. Owned. */
 	uint32_t **keys[SG_ENG_COUNT];
+	/* pmu_of's last hit: walk, engine, PMU span and the engine's records before it. */
+	const struct cdm_walk *pmu_w;
+	int pmu_eng;
+	size_t pmu_k, pmu_base;
 	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
 };
 
@@ -523,21 +527,30 @@ static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_
 }
 
 /* The PMU record of a GDMA/SDMA slice: fill_track leaves its position among the core file's
- * records of that engine (+1) in s->args until the command is applied. */
-static int pmu_of(const struct cdm_walk *w, const uint8_t *data, int eng, uint32_t pos,
-                  struct cdm_pmu *m)
+ * records of that engine (+1) in s->args until the command is applied. Lookups come mostly
+ * in record order, so the span of the previous one is tried first (r->pmu_*). */
+static int pmu_of(struct rd *r, const struct cdm_walk *w, const uint8_t *data, int eng,
+                  uint32_t pos, struct cdm_pmu *m)
 {
 	if (!w || !data || !pos)
 		return 0;
-	size_t i = pos - 1;
-	for (size_t k = 0; k < w->npmu; k++) {
+	size_t i = pos - 1, k = 0, base = 0;
+	if (r->pmu_w == w && r->pmu_eng == eng && i >= r->pmu_base) {
+		k = r->pmu_k;
+		base = r->pmu_base;
+	}
+	for (; k < w->npmu; k++) {
 		if (w->pmu[k].engine != eng)
 			continue;
-		if (i < w->pmu[k].count) {
-			cdm_pmu_decode(data, &w->pmu[k], i, m);
+		if (i - base < w->pmu[k].count) {
+			r->pmu_w = w;
+			r->pmu_eng = eng;
+			r->pmu_k = k;
+			r->pmu_base = base;
+			cdm_pmu_decode(data, &w->pmu[k], i - base, m);
 			return 1;
 		}
-		i -= w->pmu[k].count;
+		base += w->pmu[k].count;
 	}
 	return 0;
 }
@@ -588,7 +601,7 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	if (!r->detail)
 		return;
 	struct cdm_pmu m;
-	int have_m = eng == SG_ENG_DMA && pmu_of(w, data, c->engine, pos, &m);
+	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
 	tp_args_begin(r->p);
 	add_detail(r, s, c, &d, &k, have_m ? &m : NULL);
 	s->args = tp_args_end(r->p);
@@ -717,6 +730,7 @@ static int read_core(struct rd *r, size_t core)
 	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
 	if (rc)
 		goto out_file;
+	r->pmu_w = NULL; /* a new walk (possibly at the same address) */
 	r->p->stats.files_read++;
 	r->p->stats.blocks_read += w.blocks_read;
 	r->p->stats.blocks_skipped += w.blocks_skipped;
