@@ -1,8 +1,9 @@
 /*
  * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
- * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 and CV184X, plus the
- * BM1688 table decoder (desc.c) with every field and the TIU cost model of each command. Any bytes
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 (and CV184X, which has
+ * no hand-written decoder any more), plus the table decoder (desc.c) of BM1688, CV184X and
+ * BM1690 with every field and the TIU cost model of each command. Any bytes
  * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
 #include "sophgo/sophgo_int.h"
@@ -71,29 +72,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			bmp_cmdbuf_free(&cb);
 		}
 	}
-	/* The table decoder (built once: it is immutable): every command, the fields of the
-	 * first 512, the cost of TIU commands. */
-	static struct sg_decoder *dec;
-	if (!dec && sg_decoder_new(&sg_isa_bm1688, 4, &dec) != TP_OK)
-		abort(); /* the linked tables must be consistent */
-	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1688);
-	for (int e = 0; e < 2; e++) {
-		struct bmp_cmdbuf cb;
-		if (bmp_cmdbuf_init_dec(&cb, TP_ARCH_BM1688, e, dec, data, size, 0) != TP_OK)
-			continue;
-		struct bmp_cmd c;
-		for (uint32_t id = 1; id <= cb.count && id <= 4096; id++) {
-			if (!bmp_cmdbuf_get(&cb, id, &c) || !c.have_desc)
-				abort(); /* the index pass decoded it */
-			for (uint16_t i = 0; id <= 512 && i < c.desc.cls->rc->nfields; i++)
-				sink += sg_field(&c.desc, c.raw, i);
-			if (e == BMP_ENG_TIU) {
-				struct tp_cost k;
-				sg_tiu_cost(chip, &c.desc, c.raw, &k);
-				sink += k.alg_ops ^ k.uarch_ops ^ k.alg_cycle;
+	/* The table decoders (built once each: they are immutable) of the chips the reader
+	 * decodes with tables: every command, the fields of the first 512, the cost of TIU
+	 * commands (BM1690 too, whose descriptors the cdm reader decodes with the same code). */
+	static const enum tp_arch tarch[3] = {TP_ARCH_BM1688, TP_ARCH_CV184X, TP_ARCH_BM1690};
+	static struct sg_decoder *decs[3];
+	for (int a = 0; a < 3; a++) {
+		const struct sg_chip *chip = sg_chip_by_arch(tarch[a]);
+		if (!chip)
+			abort();
+		if (!decs[a] && sg_decoder_new(sg_isa_for_arch(tarch[a]), chip->dma_cmd_type_bits,
+		                               &decs[a]) != TP_OK)
+			abort(); /* the linked tables must be consistent */
+		for (int e = 0; e < 2; e++) {
+			struct bmp_cmdbuf cb;
+			if (bmp_cmdbuf_init_dec(&cb, tarch[a], e, decs[a], data, size, 0) != TP_OK)
+				continue;
+			struct bmp_cmd c;
+			for (uint32_t id = 1; id <= cb.count && id <= 4096; id++) {
+				if (!bmp_cmdbuf_get(&cb, id, &c) || !c.have_desc)
+					abort(); /* the index pass decoded it */
+				for (uint16_t i = 0; id <= 512 && i < c.desc.cls->rc->nfields; i++)
+					sink += sg_field(&c.desc, c.raw, i);
+				if (e == BMP_ENG_TIU) {
+					struct tp_cost k;
+					sg_tiu_cost(chip, &c.desc, c.raw, &k);
+					sink += k.alg_ops ^ k.uarch_ops ^ k.alg_cycle;
+				}
 			}
+			bmp_cmdbuf_free(&cb);
 		}
-		bmp_cmdbuf_free(&cb);
 	}
 	return 0;
 }

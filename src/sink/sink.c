@@ -227,7 +227,9 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 	for (size_t i = 0; a && i < n; i++) {
 		const char *key = tp_str(p, a[i].key);
 		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. The
-		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4). */
+		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4), and so
+		 * are its dependency registers and bandwidth columns (BM1690 puts a DDR<->L2M move under DDR only,
+		 * bm1690_defs.py::get_dma_info). */
 		size_t g = 0;
 		while (g < generated && strcmp(out->args[g].key, key) != 0)
 			g++;
@@ -235,6 +237,16 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 			if (a[i].type == TP_ARG_STR && out->args[g].type == TP_ARG_STR &&
 			    strcmp(key, "Data Type") == 0)
 				out->args[g].s = tp_str(p, a[i].v.s);
+			if (a[i].type == TP_ARG_REAL && out->args[g].type == TP_ARG_REAL &&
+			    (strcmp(key, "DDR Bandwidth(GB/s)") == 0 ||
+			     strcmp(key, "L2M Bandwidth(GB/s)") == 0))
+				out->args[g].d = a[i].v.d;
+			/* The register's full value (BM1690 sets bit 20 above the partner's id). */
+			if (a[i].type == TP_ARG_UINT && out->args[g].type == TP_ARG_UINT &&
+			    (strcmp(key, "des_cmd_id_dep") == 0 || strcmp(key, "cmd_id_dep") == 0)) {
+				out->args[g].u = a[i].v.u;
+				out->args[g].i = (int64_t)a[i].v.u;
+			}
 			continue;
 		}
 		switch (a[i].type) {

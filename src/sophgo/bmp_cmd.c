@@ -21,15 +21,10 @@
  *   The stream ends at a sys command followed only by zero bytes (the reference stops when that
  *   tail is under 129 bytes; we also stop on longer all-zero tails, which it would decode as
  *   garbage convolutions).
- * CV184X (one localized block, "CV184X" below; the table-driven decoders will replace it):
- *   the BM1688 stream with three differences from tpu-mlir debugger/target_cv184x/regdef.py
- *   @6fed9a32: the TIU SYS descriptor is 64 bits (no imm field, so no Msg Id); cmd_id_dep is
- *   23 bits at 17 (TIU) and 21 bits at 64 (DMA); the DMA cmd_type is 5 bits (32-36) with the
- *   special function at 37-39 and src_data_format 4 bits at 41. DMA addresses: l32 at bit 512
- *   (src) / 576 (dst), h13 right after each l32 (gather/scatter: 544 / 608); the memory is
- *   DDR when bit 31 of the l32 word is set (cv184x_defs.py get_dma_info). Result precision:
- *   long @73, sCONV @65 (others unknown here). DMA sys Function Type/Name: "chain end", "nop",
- *   "sys_tr_wr", "sys_send", "sys_wait" (getDmaFunctionName), type = the (6, 0) name.
+ * CV184X (and every chip with register tables) is decoded only by the table decoder; the
+ *   hand-written CV184X block this file had is retired. What differs from BM1688 lives in the
+ *   tables (regdef_cv184x.c: 64-bit TIU SYS, 5-bit DMA cmd_type, h13 address halves) and in
+ *   bmp_cmd_decode_dec below (DDR when bit 31 of an l32 address word is set).
  * BM1684: fixed 128-byte descriptors. TIU descriptors are stored as 32 words in reverse order;
  *   after reversing: 3–18 cmd_id, 19–34 dependency (GDMA id), 37–40 tsk_typ, 41–45 eu,
  *   67–69 result precision. GDMA (not reversed): 6–7 direction, 16–31 cmd_id, 32–34 special
@@ -261,93 +256,10 @@ static size_t dma_size_a2(uint64_t h)
 	return t <= 11 ? 96 : 0;
 }
 
-/* ---- CV184X ------------------------------------------------------------------------------ */
-
-static void tiu_kind(struct bmp_cmd *c);
-
-static size_t tiu_size_cv184x(uint64_t h)
-{
-	return ((h >> 41) & 15) == 15 ? 8 : tiu_size_a2(h);
-}
-
-static size_t dma_size_cv184x(uint64_t h)
-{
-	unsigned t = (unsigned)(h >> 32) & 31;
-	if (t == 6)
-		return 16;
-	return t <= 11 ? 96 : 0;
-}
-
-static const char *const cv184x_dma_sys[8] = {"chain end", "nop", "sys_tr_wr", "sys_send",
-                                              "sys_wait"};
-
-static void decode_tiu_cv184x(const uint8_t *p, size_t size, struct bmp_cmd *c)
-{
-	uint64_t h = tp_le64(p);
-	c->op = (uint8_t)((h >> 41) & 15);
-	if (c->op == 12) {
-		c->sub = (uint8_t)((h >> 45) & 7);
-		c->is_short = 0;
-	} else {
-		c->sub = (uint8_t)((h >> 45) & 31);
-		c->is_short = (c->op == 7 || c->op == 15) ? 0 : (uint8_t)(h & 1);
-	}
-	if (c->op != 12 && c->op != 7)
-		c->dep = (uint32_t)((h >> 17) & 0x7FFFFF);
-	tiu_kind(c);
-	unsigned at = !c->is_short ? 73 : c->op == 0 ? 65 : 0;
-	if (c->op != 12 && c->op != 7 && c->op != 15 && at)
-		c->dtype = a2_dtype((unsigned)bits(p, size, at, 3));
-	tiu_names(c);
-}
-
-static void decode_dma_cv184x(const uint8_t *p, size_t size, struct bmp_cmd *c)
-{
-	uint64_t h = tp_le64(p);
-	c->op = (uint8_t)((h >> 32) & 31);
-	c->sub = (uint8_t)((h >> 37) & 7);
-	c->is_short = (uint8_t)((h >> 3) & 1);
-	if (size >= 16)
-		c->dep = (uint32_t)(tp_le64(p + 8) & 0x1FFFFF);
-	if (c->op == 6) {
-		c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
-		c->dir = TP_DIR_NONE;
-		c->dtype = TP_DT_NONE;
-		c->type = cv184x_dma_sys[0];
-		c->name = cv184x_dma_sys[c->sub];
-		if (!c->name) {
-			snprintf(c->name_buf, sizeof c->name_buf, "sys.sp%u", c->sub);
-			c->name = c->name_buf;
-		}
-		return;
-	}
-	c->kind = TP_CMD_NORMAL;
-	c->dtype = a2_dtype((unsigned)(h >> 41) & 15);
-	if (size >= 96) {
-		unsigned so = 64, dof = 72; /* byte offsets of src_l32 / dst_l32 */
-		if (c->op == 7 || c->op == 8) {
-			so = 68;
-			dof = 76;
-		}
-		uint32_t sl = tp_le32(p + so), dl = tp_le32(p + dof);
-		c->src_addr = (uint64_t)(tp_le32(p + so + 4) & 0x1FFF) << 32 | sl;
-		c->dst_addr = (uint64_t)(tp_le32(p + dof + 4) & 0x1FFF) << 32 | dl;
-		c->dir = dir_from_tags(sl >> 24, dl >> 24); /* bit 31 of l32 = bit 7 of its top byte */
-	}
-	dma_names(c);
-}
-
-/* ---- end of CV184X ------------------------------------------------------------------------ */
-
 size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left)
 {
 	size_t n = 0;
 	switch (arch) {
-	case TP_ARCH_CV184X:
-		if (left < 8)
-			return 0;
-		n = engine == BMP_ENG_TIU ? tiu_size_cv184x(tp_le64(p)) : dma_size_cv184x(tp_le64(p));
-		break;
 	case TP_ARCH_BM1684:
 		n = 128;
 		break;
@@ -367,11 +279,17 @@ size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left
 /* Decoding.                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Name-cache key: engine, cmd_short, op and sub-operation, direction (the name of a tensor
+ * move depends on it). TIU: 4-bit tsk_typ, 5-bit eu; DMA: up to 5-bit cmd_type (CV184X,
+ * BM1690), 3-bit special function. */
 static void key_of(struct bmp_cmd *c)
 {
-	c->key = (uint16_t)((unsigned)c->engine << 14 | (unsigned)(c->is_short & 1) << 13 |
-	                    (unsigned)(c->op & 15) << 9 | (unsigned)(c->sub & 31) << 4 |
-	                    (unsigned)(c->dir & 15));
+	unsigned k = (unsigned)c->engine << 14 | (unsigned)(c->is_short & 1) << 13;
+	if (c->engine == BMP_ENG_TIU)
+		k |= (unsigned)(c->op & 15) << 9 | (unsigned)(c->sub & 31) << 4;
+	else
+		k |= (unsigned)(c->op & 31) << 7 | (unsigned)(c->sub & 7) << 4;
+	c->key = (uint16_t)(k | (unsigned)(c->dir & 15));
 }
 
 static void tiu_kind(struct bmp_cmd *c)
@@ -517,10 +435,6 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 	c->engine = (uint8_t)engine;
 	if (arch == TP_ARCH_BM1684)
 		decode_bm1684(engine, p, c);
-	else if (arch == TP_ARCH_CV184X && engine == BMP_ENG_TIU)
-		decode_tiu_cv184x(p, size, c);
-	else if (arch == TP_ARCH_CV184X)
-		decode_dma_cv184x(p, size, c);
 	else if (engine == BMP_ENG_TIU)
 		decode_tiu_a2(arch, p, size, c);
 	else
@@ -532,6 +446,58 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
  * decoders above, every field from the chip's register tables. Names: the TIU Function Type
  * is the class's OP_NAME and the Function Name the op index's; GDMA names keep the printer's
  * direction-dependent spelling (dma_names). */
+/* Memory space of one DMA side (costmodel §5 step 2): BM1688 bit 7 of the high address
+ * part (1 DDR), CV184X bit 31 of the low part (1 DDR), BM1690 the tag h13 >> 8 (0..29 DDR,
+ * 30 L2M, 31 LMEM). 0 LMEM, 1 DDR, 2 L2M. */
+static int mem_space(enum tp_arch arch, uint64_t l32, uint64_t h)
+{
+	switch (arch) {
+	case TP_ARCH_CV184X:
+		return (int)((l32 >> 31) & 1);
+	case TP_ARCH_BM1690: {
+		unsigned tag = (unsigned)(h >> 8) & 31;
+		return tag == 31 ? 0 : tag == 30 ? 2 : 1;
+	}
+	default:
+		return (int)((h >> 7) & 1);
+	}
+}
+
+static uint8_t dma_dir(enum tp_arch arch, uint64_t sl, uint64_t sh, uint64_t dl, uint64_t dh)
+{
+	static const uint8_t m[3][3] = {
+		/* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
+		/* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
+		/* src L2M */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
+	};
+	return m[mem_space(arch, sl, sh)][mem_space(arch, dl, dh)];
+}
+
+/* DMA names from the chip's op index (costmodel §5 step 3): Function Type = the name of
+ * (cmd_type, sp 0), Function Name = the name of (cmd_type, sp); tensor and matrix moves with
+ * sp 0 are named by direction (tensorLd/St/Mv). */
+static void dma_table_names(const struct sg_decoder *dec, const struct sg_desc *d,
+                            struct bmp_cmd *c)
+{
+	int k = 0;
+	const char *type = dec->dma_sub[k][d->op & 31][0];
+	c->type = type ? type : d->cls->rc->op_name;
+	c->name = d->sub_name;
+	if (d->op <= 1 && d->sub == 0 && c->kind == TP_CMD_NORMAL) {
+		switch (c->dir) {
+		case TP_DIR_DDR_TO_LMEM:
+		case TP_DIR_DDR_TO_DDR: c->name = "tensorLd"; break;
+		case TP_DIR_LMEM_TO_DDR: c->name = "tensorSt"; break;
+		case TP_DIR_LMEM_TO_LMEM: c->name = "tensorMv"; break;
+		default: break;
+		}
+	}
+	if (!c->name) {
+		snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", c->type, d->sub);
+		c->name = c->name_buf;
+	}
+}
+
 int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
                        struct bmp_cmd *c)
 {
@@ -563,6 +529,7 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 			c->type = d->cls->rc->op_name;
 		}
 	} else {
+		enum tp_arch arch = dec->isa->arch;
 		if (c->op == 6) {
 			c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
 			c->dir = TP_DIR_NONE;
@@ -570,13 +537,13 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 		} else {
 			c->kind = TP_CMD_NORMAL;
 			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));
-			unsigned sh8 = (unsigned)sg_get(d, p, SG_F_SRC_H8) & 0xFF,
-			         dh8 = (unsigned)sg_get(d, p, SG_F_DST_H8) & 0xFF;
-			c->src_addr = (uint64_t)sh8 << 32 | sg_get(d, p, SG_F_SRC_L32);
-			c->dst_addr = (uint64_t)dh8 << 32 | sg_get(d, p, SG_F_DST_L32);
-			c->dir = dir_from_tags(sh8, dh8);
+			uint64_t sl = sg_get(d, p, SG_F_SRC_L32), dl = sg_get(d, p, SG_F_DST_L32);
+			uint64_t sh = sg_get(d, p, SG_F_SRC_H8), dh = sg_get(d, p, SG_F_DST_H8);
+			c->src_addr = sh << 32 | sl;
+			c->dst_addr = dh << 32 | dl;
+			c->dir = dma_dir(arch, sl, sh, dl, dh);
 		}
-		dma_names(c);
+		dma_table_names(dec, d, c);
 	}
 	key_of(c);
 	return 1;

@@ -203,6 +203,7 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 
 void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r)
 {
+	r->gxact = r->lxact = 0;
 	r->start = tp_le32(p);
 	r->end = tp_le32(p + 4);
 	if (arch == TP_ARCH_BM1688) {
@@ -225,6 +226,8 @@ void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r
 		r->inst_id = tp_le32(p + 8) & 0xFFFFFu;
 		r->gmem = r->lmem = r->bytes = (uint64_t)tp_le32(p + 0x28) + tp_le32(p + 0x14);
 		r->stall = tp_le32(p + 0x10);
+		r->gxact = tp_le32(p + 0x30) + tp_le32(p + 0x34);
+		r->lxact = tp_le32(p + 0x38) + tp_le32(p + 0x3C);
 		return;
 	}
 	/* BM1684 / BM1684X: only bytes 0–47 are used by any converter (§4.6). inst_id is 16 bits

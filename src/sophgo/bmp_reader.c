@@ -58,9 +58,11 @@ struct rd {
 	int json; /* tensor_location.json present, parsed and wanted */
 	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
 	struct sg_decoder *dec;      /* owned: table decoder for arches with register tables */
-	/* BM1688 GDMA PMU byte counters per slice of the current iteration (detail only), aligned
-	 * with the core's GDMA slices from its first new one: DDR side, LMEM side. */
-	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES];
+	/* GDMA PMU counters per slice of the current iteration (detail only, arches with a table
+	 * decoder), aligned with the core's GDMA slices from its first new one: DDR side, LMEM
+	 * side bytes and (CV184X, which counts them; NULL on BM1688) transactions, DDR side in
+	 * the low 32 bits, LMEM side in the high 32. */
+	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES], *gd_xact[BMP_MAX_CORES];
 	size_t gd_cap[BMP_MAX_CORES];
 	int fields;                  /* keep the decoded descriptor fields as args */
 	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
@@ -338,22 +340,26 @@ static double round4(double x)
 	return floor(x * 10000.0 + 0.5) / 10000.0;
 }
 
-/* BM1688 GDMA PMU figures per command (costmodel §5 step 6, §5 step 9). */
-static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, uint64_t lmem)
+/* GDMA PMU figures per command (costmodel §5 steps 6, 7, 9): BM1688 counts bytes only and
+ * the transactions are bytes / 16 (xact NULL); CV184X counts transactions (xact = DDR side |
+ * LMEM side << 32). Bandwidths are bytes per GDMA cycle times the GDMA clock in GHz. */
+static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, uint64_t lmem,
+                         const uint64_t *xact)
 {
 	struct tp_profile *p = r->p;
 	double ghz = r->gdma_mhz / 1000.0, asic = s->cycles ? (double)s->cycles : 1.0;
 	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
 	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
+	uint64_t gx = xact ? (*xact & 0xFFFFFFFFu) : gmem / xa, lx = xact ? *xact >> 32 : lmem / xa;
 	tp_args_add_uint(p, "Stall Cycle", s->stall);
 	tp_args_add_uint(p, "gmem_xfer_bytes(B)", gmem);
 	tp_args_add_real(p, "gmem_bandwidth", gbw);
 	tp_args_add_uint(p, "gmem_dma_data_size(B)", gmem);
-	tp_args_add_uint(p, "gmem_xact_cnt", gmem / xa);
+	tp_args_add_uint(p, "gmem_xact_cnt", gx);
 	tp_args_add_uint(p, "lmem_xfer_bytes", lmem);
 	tp_args_add_real(p, "lmem_bandwidth", lbw);
 	tp_args_add_uint(p, "lmem_dma_data_size(B)", lmem);
-	tp_args_add_uint(p, "lmem_xact_cnt", lmem / xa);
+	tp_args_add_uint(p, "lmem_xact_cnt", lx);
 	tp_args_add_uint(p, "DMA data size(B)", gmem > lmem ? gmem : lmem);
 	tp_args_add_real(p, "DDR Bandwidth(GB/s)", gbw > lbw ? gbw : lbw);
 	static const char *const zero[] = {"gmem_bl_sum",     "gmem_avg_burst_length",
@@ -363,6 +369,36 @@ static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, 
 	                                   "gmem_n32Ba_sa_cnt"};
 	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
 		tp_args_add_uint(p, zero[i], 0);
+}
+
+/* What the vendor's DMA printer adds after the decoded fields (costmodel §5 steps 1, 2, 4):
+ * the mask address fields that only masked_select's layout has (as 0), then the joined
+ * addresses; a sys command instead gets its address fields as 0 (CV184X prints them with
+ * the LMEM->LMEM direction its zero addresses give). Data Type is the DATATYPE name of
+ * src_data_format on every command (the vendor's names: BFP16, not BF16). */
+static void add_dma_tail(struct rd *r, const struct bmp_cmd *c)
+{
+	struct tp_profile *p = r->p;
+	int has_mask = strcmp(c->desc.cls->rc->op_name, "DMA_masked_select") == 0;
+	if ((r->arch == TP_ARCH_BM1688 && c->kind == TP_CMD_NORMAL) || r->arch == TP_ARCH_CV184X) {
+		if (!has_mask) {
+			tp_args_add_uint(p, "mask_start_addr_h8", 0);
+			tp_args_add_uint(p, "mask_start_addr_l32", 0);
+		}
+	}
+	if (c->kind == TP_CMD_NORMAL) {
+		tp_args_add_uint(p, key_names[K_DST], c->dst_addr);
+		tp_args_add_uint(p, key_names[K_SRC], c->src_addr);
+	} else if (r->arch == TP_ARCH_CV184X) {
+		static const char *const zero[] = {"dst_start_addr_l32", "src_start_addr_l32",
+		                                   "src_start_addr_h13", "dst_start_addr_h13"};
+		for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+			tp_args_add_uint(p, zero[i], 0);
+		tp_args_add_str(p, "Direction", "LMEM->LMEM");
+	}
+	if (sg_has(&c->desc, SG_F_SRC_FMT))
+		tp_args_add_str(p, "Data Type",
+		                sg_prec_name((unsigned)sg_get(&c->desc, c->raw, SG_F_SRC_FMT)));
 }
 
 /* Fills name/type/kind/dir/dtype/dep of slice `index` of track `t` from its command, its
@@ -405,19 +441,15 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 				add_tiu_cost(r, &k, s->cycles);
 		}
 	}
-	if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
-		/* The printer adds the mask fields that only masked_select's layout has. */
-		if (c.have_desc && r->arch == TP_ARCH_BM1688 &&
-		    strcmp(c.desc.cls->rc->op_name, "DMA_masked_select") != 0) {
-			tp_args_add_uint(p, "mask_start_addr_h8", 0);
-			tp_args_add_uint(p, "mask_start_addr_l32", 0);
-		}
+	if (engine == BMP_ENG_GDMA && c.have_desc)
+		add_dma_tail(r, &c);
+	else if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
 		tp_args_add_uint(p, key_names[K_DST], c.dst_addr);
 		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
 	}
-	if (engine == BMP_ENG_GDMA && r->arch == TP_ARCH_BM1688 && r->gd_gmem[core] &&
-	    rel < r->gd_cap[core])
-		add_gdma_pmu(r, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel]);
+	if (engine == BMP_ENG_GDMA && c.have_desc && r->gd_gmem[core] && rel < r->gd_cap[core])
+		add_gdma_pmu(r, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
+		             r->gd_xact[core] ? &r->gd_xact[core][rel] : NULL);
 	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
 	if (c.has_msg) {
 		tp_args_add_uint(p, key_names[K_MSG], c.msg_id);
@@ -565,14 +597,18 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		return nomem(r);
 	unsigned width = r->chip->gdma_id_bits;
 	struct bmp_unwrap u = {.width = width};
-	if (r->detail && r->arch == TP_ARCH_BM1688 && nv > r->gd_cap[core]) {
+	int counted_xact = r->arch == TP_ARCH_CV184X;
+	if (r->detail && r->dec && nv > r->gd_cap[core]) {
 		uint64_t *g = tp_realloc(r->gd_gmem[core], nv * sizeof *g);
 		if (g)
 			r->gd_gmem[core] = g;
 		uint64_t *l = g ? tp_realloc(r->gd_lmem[core], nv * sizeof *l) : NULL;
 		if (l)
 			r->gd_lmem[core] = l;
-		if (!g || !l)
+		uint64_t *x = l && counted_xact ? tp_realloc(r->gd_xact[core], nv * sizeof *x) : NULL;
+		if (x)
+			r->gd_xact[core] = x;
+		if (!g || !l || (counted_xact && !x))
 			return nomem(r);
 		r->gd_cap[core] = nv;
 	}
@@ -599,6 +635,8 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
 			r->gd_gmem[core][i] = rec.gmem;
 			r->gd_lmem[core][i] = rec.lmem;
+			if (r->gd_xact[core])
+				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 		}
 		s->stall = rec.stall;
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
@@ -617,6 +655,9 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			if (r->gd_gmem[core] && hi <= r->gd_cap[core]) {
 				memmove(r->gd_gmem[core], r->gd_gmem[core] + lo, (hi - lo) * sizeof(uint64_t));
 				memmove(r->gd_lmem[core], r->gd_lmem[core] + lo, (hi - lo) * sizeof(uint64_t));
+				if (r->gd_xact[core])
+					memmove(r->gd_xact[core], r->gd_xact[core] + lo,
+					        (hi - lo) * sizeof(uint64_t));
 			}
 		}
 		tr->count = *first + (hi - lo);
@@ -1401,7 +1442,11 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
 		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
 	setup_clocks(r, o);
-	const struct sg_isa *isa = sg_isa_for_arch(r->arch);
+	/* The PerfAI-path chips (BM1688/CV186X, CV184X) decode cmd_*.dat with their register
+	 * tables. BM1684X keeps the hand-written decoder: its GDMA directions come from the
+	 * node lines (§8.2) and its stream pads SYS commands to 128 bytes. */
+	const struct sg_isa *isa =
+		r->chip && r->chip->bmp_timeline == SG_TL_PERFAI ? sg_isa_for_arch(r->arch) : NULL;
 	if (isa && r->chip) {
 		rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec);
 		if (rc == TP_ENOMEM)
@@ -1538,6 +1583,7 @@ out:
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
 		tp_free(r->gd_gmem[k]);
 		tp_free(r->gd_lmem[k]);
+		tp_free(r->gd_xact[k]);
 	}
 	tp_free(r->cache);
 	tp_free(r);

@@ -267,7 +267,7 @@ void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, str
 	const uint8_t *p = data + s->off + i * rs;
 	r->start = tp_le32(p);
 	r->end = tp_le32(p + 4);
-	r->bytes = r->stall = 0;
+	r->bytes = r->stall = r->gxact = r->lxact = 0;
 	if (s->engine == CDM_CDMA) {
 		uint32_t w = tp_le32(p + 8);
 		r->id = w & 0xFFFFFFu;
@@ -282,6 +282,8 @@ void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, str
 		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap. */
 		uint64_t b = (uint64_t)tp_le32(p + 20) + tp_le32(p + 40);
 		r->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+		r->gxact = tp_le32(p + 48) + tp_le32(p + 52);
+		r->lxact = tp_le32(p + 56) + tp_le32(p + 60);
 	}
 }
 
@@ -295,8 +297,8 @@ static int all_zero(const uint8_t *p, size_t n)
 
 /* Decodes one BLOCK_DES_* stream into w->des[engine], ids continuing the engine's count. A
  * stream ends at its sys command when only zero bytes follow (costmodel §1.4). */
-static int decode_des(struct cdm_walk *w, int engine, const uint8_t *p, size_t len,
-                      uint64_t origin)
+static int decode_des(struct cdm_walk *w, const struct sg_decoder *dec, int engine,
+                      const uint8_t *p, size_t len, uint64_t origin)
 {
 	/* The last non-zero byte bounds "only zeros follow" in O(1) per sys command. */
 	size_t last_nz = len;
@@ -305,7 +307,8 @@ static int decode_des(struct cdm_walk *w, int engine, const uint8_t *p, size_t l
 	size_t off = 0;
 	while (off < last_nz) {
 		struct cdm_cmd c;
-		size_t n = cdm_desc_decode(engine, p + off, len - off, &c);
+		size_t n = dec ? cdm_desc_decode_dec(dec, engine, p + off, len - off, &c)
+		               : cdm_desc_decode(engine, p + off, len - off, &c);
 		if (n == 0) {
 			if (!w->des_stop_off[engine])
 				w->des_stop_off[engine] = origin + off;
@@ -369,6 +372,12 @@ struct extra_entry {
 
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d)
+{
+	return cdm_walk_dec(data, len, path, chip, NULL, w, d);
+}
+
+int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d)
 {
 	memset(w, 0, sizeof *w);
 	struct tp_cursor c;
@@ -451,7 +460,7 @@ int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_
 		case CDM_BLK_DES_SDMA:
 		case CDM_BLK_DES_CDMA:
 			w->have_des = 1;
-			if ((rc = decode_des(w, (int)(type - CDM_BLK_DES_BDC), b.base, b.len, b.origin)))
+			if ((rc = decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b.base, b.len, b.origin)))
 				goto out;
 			break;
 		case CDM_BLK_DES_KV:

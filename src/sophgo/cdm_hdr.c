@@ -1,6 +1,8 @@
 /*
- * cdm_hdr.c — the small BM1690/SG2260(E) descriptor HEADER decoder the cdm reader uses until
- * the generic table-driven decoder (desc.c, branch `dec`) replaces it. It knows only what the
+ * cdm_hdr.c — the BM1690/SG2260(E) descriptor decoding of the cdm reader: the reader decodes
+ * BLOCK_DES_* streams with the table decoder (cdm_desc_decode_dec at the end: desc.c +
+ * regdef_bm1690.c); the small HEADER decoder here stays for DYN_EXTRA entries and as the
+ * tables' cross-check. It knows only what the
  * reader needs: each descriptor's length (to walk a BLOCK_DES_* / DYN_EXTRA stream), its op
  * class and sub-op (names, sys kinds), the GDMA data format and the address-space tags that
  * give the Direction, and cmd_id_dep. Everything goes through cdm_desc_decode(), the one
@@ -286,4 +288,40 @@ void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name
 		default: *name = "tensor"; break;
 		}
 	}
+}
+
+/* ---- table decoder ------------------------------------------------------------------------ */
+
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p,
+                           size_t left, struct cdm_cmd *c)
+{
+	memset(c, 0, sizeof *c);
+	c->engine = (uint8_t)engine;
+	int eng = engine == CDM_TIU ? SG_ENG_TIU : engine == CDM_CDMA ? SG_ENG_CDMA : SG_ENG_DMA;
+	struct sg_desc d;
+	if (!sg_decode(dec, eng, p, left, &d))
+		return 0;
+	c->op = d.op;
+	c->sub = d.sub;
+	c->is_short = (uint8_t)(sg_has(&d, SG_F_CMD_SHORT) ? sg_get(&d, p, SG_F_CMD_SHORT) : 0);
+	/* cmd_id_dep: the partner's id is its low 20 bits (bit 20 is set on every command seen;
+	 * the full register value stays in the des_cmd_id_dep / cmd_id_dep argument). */
+	c->dep = (uint32_t)sg_get(&d, p, SG_F_CMD_ID_DEP) & 0xFFFFFu;
+	c->cls = d.cls;
+	c->raw = p;
+	if (engine == CDM_TIU) {
+		if (sg_has(&d, SG_F_OPT_RES0_PREC))
+			c->dtype = cdm_dtype((unsigned)sg_get(&d, p, SG_F_OPT_RES0_PREC));
+	} else if (engine == CDM_CDMA) {
+		if (c->op != 7)
+			c->dir = TP_DIR_DDR_TO_DDR; /* CDMA moves DDR to DDR across chips */
+	} else if (c->op != 6) {
+		c->dtype = cdm_dtype((unsigned)sg_get(&d, p, SG_F_SRC_FMT));
+		unsigned src = (unsigned)(sg_get(&d, p, SG_F_SRC_H8) >> 8) & 31;
+		unsigned dst = (unsigned)(sg_get(&d, p, SG_F_DST_H8) >> 8) & 31;
+		c->dir = dir_of(mem_of_tag(src), mem_of_tag(dst));
+	}
+	c->kind = cdm_kind(engine, c->op, c->sub);
+	c->known = 1;
+	return d.bytes;
 }

@@ -30,6 +30,7 @@
 #include "sophgo/sophgo_int.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,16 @@ struct rd {
 	int cdma_owner;         /* core whose DYN_DATA holds CDMA commands, -1 none */
 	uint32_t (*cache)[2];   /* (name, type) string ids by command key */
 	int mode;               /* 0 PMU only, 1 DYN_DATA, 2 DYN_EXTRA, 3 bmodel descriptors */
+	struct sg_decoder *dec; /* owned: BM1690 register tables (regdef_bm1690.c) */
+	int detail_opt;         /* enum tp_bmprofile_detail from the options */
+	int detail;             /* argument sets for the commands of the core being read */
+	/* Interned argument keys of each class's fields ([table engine][class][field], 0 = a
+	 * name the class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[SG_ENG_COUNT];
+	/* pmu_of's last hit: walk, engine, PMU span and the engine's records before it. */
+	const struct cdm_walk *pmu_w;
+	int pmu_eng;
+	size_t pmu_k, pmu_base;
 	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
 };
 
@@ -397,20 +408,208 @@ static int align_sections(const struct section *ps, size_t np, const struct sect
 	return TP_OK;
 }
 
-static void apply_cmd(struct rd *r, struct tp_slice *s, const struct cdm_cmd *c)
+/* ---- per-command detail (table-decoded descriptors) -------------------------------------- */
+
+/* The argument keys of one class's fields: TIU `des_` + regdef name, DMA/CDMA the plain name.
+ * A name the class repeats gets key 0 after its first position. NULL when out of memory. */
+static const uint32_t *class_keys(struct rd *r, int eng, const struct sg_dclass *dc)
 {
+	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	if (!r->keys[eng] && !(r->keys[eng] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[eng])))
+		return NULL;
+	if (r->keys[eng][ci])
+		return r->keys[eng][ci];
+	const struct sg_regclass *rc = dc->rc;
+	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	if (!k)
+		return NULL;
+	for (uint16_t i = 0; i < rc->nfields; i++) {
+		if (dc->dict_src[i] == UINT16_MAX)
+			continue;
+		char key[96];
+		snprintf(key, sizeof key, "%s%s", eng == SG_ENG_TIU ? "des_" : "", rc->fields[i].name);
+		k[i] = tp_profile_str(r->p, key);
+	}
+	r->keys[eng][ci] = k;
+	return k;
+}
+
+static double round4(double x)
+{
+	return floor(x * 10000.0 + 0.5) / 10000.0;
+}
+
+/* The argument set of a table-decoded command (costmodel §3.14, §5 items 1-4, 8-9, BM1690
+ * printers bm1690_defs.py::get_tiu_info / get_dma_info): every field under the vendor's
+ * name; TIU "Data Type" A -> B and the cost figures (both ratios 0.0%, the rate 0.0% when
+ * uArch Ops is 0); GDMA/SDMA the mask and joined address fields, the data type and, from the
+ * PMU record `m` (NULL = none), the byte / bandwidth / transaction counters with no clock
+ * factor, the bandwidth under DDR or L2M by the direction. */
+static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_cmd *c,
+                       const struct sg_desc *d, const struct tp_cost *k, const struct cdm_pmu *m)
+{
+	struct tp_profile *p = r->p;
+	int eng = c->engine == CDM_TIU ? SG_ENG_TIU : c->engine == CDM_CDMA ? SG_ENG_CDMA
+	                                                                   : SG_ENG_DMA;
+	const struct sg_dclass *dc = d->cls;
+	const uint32_t *keys = class_keys(r, eng, dc);
+	if (!keys) {
+		p->oom = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < dc->rc->nfields; i++)
+		if (keys[i])
+			tp_args_add_uint_id(p, keys[i], sg_field(d, c->raw, dc->dict_src[i]));
+	char buf[40];
+	if (eng == SG_ENG_TIU) {
+		const char *b = sg_has(d, SG_F_OPT_RES0_PREC)
+		                    ? sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_RES0_PREC))
+		                    : "None";
+		const char *a = sg_has(d, SG_F_OPT_OPD0_PREC)
+		                    ? sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_OPD0_PREC))
+		                    : b;
+		snprintf(buf, sizeof buf, "%s -> %s", a, b);
+		tp_args_add_str(p, "Data Type", buf);
+		if (k->valid) {
+			tp_args_add_uint(p, "Alg Ops", k->alg_ops);
+			tp_args_add_uint(p, "uArch Ops", k->uarch_ops);
+			tp_args_add_uint(p, "Alg Cycle", k->alg_cycle);
+			sg_pct1(buf, sizeof buf, (double)k->alg_ops, (double)k->uarch_ops);
+			tp_args_add_str(p, "uArch Rate", buf);
+			tp_args_add_str(p, "Initial Cycle Ratio", "0.0%");
+			tp_args_add_str(p, "Bank Conflict Ratio", "0.0%");
+		}
+		return;
+	}
+	if (eng != SG_ENG_DMA)
+		return;
+	/* sDMA_sys has no address registers: the printer gives it zero addresses, whose tags
+	 * (0) read as DDR, and prints that direction. */
+	if (strcmp(dc->rc->op_name, "DMA_masked_select") != 0) {
+		tp_args_add_uint(p, "mask_start_addr_h8", 0);
+		tp_args_add_uint(p, "mask_start_addr_l32", 0);
+	}
+	uint64_t sa = sg_get(d, c->raw, SG_F_SRC_H8) << 32 | sg_get(d, c->raw, SG_F_SRC_L32);
+	uint64_t da = sg_get(d, c->raw, SG_F_DST_H8) << 32 | sg_get(d, c->raw, SG_F_DST_L32);
+	tp_args_add_uint(p, "dst_start_addr", da);
+	tp_args_add_uint(p, "src_start_addr", sa);
+	if (c->kind != TP_CMD_NORMAL)
+		tp_args_add_str(p, "Direction", "DDR->DDR");
+	if (sg_has(d, SG_F_SRC_FMT))
+		tp_args_add_str(p, "Data Type",
+		                sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_SRC_FMT)));
+	if (!m)
+		return;
+	/* Slices still hold raw cycles here (finalize() converts them): Asic = end - start + 1. */
+	uint64_t x = m->bytes;
+	double asic = s->end_ns >= s->start_ns ? (double)(s->end_ns - s->start_ns + 1) : 1.0;
+	double bw = round4((double)x / asic);
+	int ddr = tp_dir_touches_ddr((enum tp_dir)c->dir);
+	int l2 = !ddr && tp_dir_touches_l2((enum tp_dir)c->dir); /* DDR wins, as the printer's */
+	tp_args_add_uint(p, "Stall Cycle", m->stall);
+	tp_args_add_uint(p, "gmem_xfer_bytes(B)", x);
+	tp_args_add_real(p, "gmem_bandwidth", bw);
+	tp_args_add_uint(p, "gmem_dma_data_size(B)", x);
+	tp_args_add_uint(p, "lmem_xfer_bytes", x);
+	tp_args_add_real(p, "lmem_bandwidth", bw);
+	tp_args_add_uint(p, "lmem_dma_data_size(B)", x);
+	tp_args_add_uint(p, "DMA data size(B)", x);
+	tp_args_add_uint(p, "lmem_xact_cnt", m->lxact);
+	tp_args_add_uint(p, "gmem_xact_cnt", m->gxact);
+	tp_args_add_real(p, "DDR Bandwidth(GB/s)", ddr ? bw : 0.0);
+	tp_args_add_real(p, "L2M Bandwidth(GB/s)", l2 ? bw : 0.0);
+	static const char *const zero[] = {"gmem_bl_sum",       "gmem_avg_burst_length",
+	                                   "lmem_bl_sum",       "lmem_avg_burst_length",
+	                                   "lmem_msk_wr_cnt",   "gmem_msk_wr_cnt",
+	                                   "lmem_n32Ba_sa_cnt", "gmem_n32Ba_sa_cnt"};
+	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+		tp_args_add_uint(p, zero[i], 0);
+}
+
+/* The PMU record of a GDMA/SDMA slice: fill_track leaves its position among the core file's
+ * records of that engine (+1) in s->args until the command is applied. Lookups come mostly
+ * in record order, so the span of the previous one is tried first (r->pmu_*). */
+static int pmu_of(struct rd *r, const struct cdm_walk *w, const uint8_t *data, int eng,
+                  uint32_t pos, struct cdm_pmu *m)
+{
+	if (!w || !data || !pos)
+		return 0;
+	size_t i = pos - 1, k = 0, base = 0;
+	if (r->pmu_w == w && r->pmu_eng == eng && i >= r->pmu_base) {
+		k = r->pmu_k;
+		base = r->pmu_base;
+	}
+	for (; k < w->npmu; k++) {
+		if (w->pmu[k].engine != eng)
+			continue;
+		if (i - base < w->pmu[k].count) {
+			r->pmu_w = w;
+			r->pmu_eng = eng;
+			r->pmu_k = k;
+			r->pmu_base = base;
+			cdm_pmu_decode(data, &w->pmu[k], i - base, m);
+			return 1;
+		}
+		base += w->pmu[k].count;
+	}
+	return 0;
+}
+
+/* Gives slice `index` of track t its command c (NULL = none): names, kind, direction, data
+ * type, dependency; with a table-decoded descriptor the TIU cost (kept beside the slice) and,
+ * with detail, the argument set. `data`/`w` are the core file and its walk (NULL for CDMA
+ * ports), for the PMU counters. */
+static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c,
+                      const uint8_t *data, const struct cdm_walk *w)
+{
+	struct tp_slice *s = &r->p->tracks[t].slices[index];
+	uint32_t pos = s->args;
+	s->args = 0;
 	set_names(r, s, c);
+	if ((!c || !c->cls) && r->dec && r->mode == 3 && r->p->tracks[t].kind == TP_TRACK_TIU) {
+		/* A TIU record without a descriptor in a dump that has them (the profiler's and the
+		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
+		 * cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook totals
+		 * include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the commands'). */
+		struct tp_cost *slot = tp_track_cost(r->p, t, index);
+		if (slot)
+			*slot = (struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1};
+		s = &r->p->tracks[t].slices[index];
+	}
 	if (!c)
 		return;
 	s->kind = c->kind;
 	s->dir = c->dir;
 	s->dtype = c->dtype;
 	s->dep_id = c->dep;
+	if (!c->cls || !r->dec)
+		return;
+	int eng = c->engine == CDM_TIU ? SG_ENG_TIU : c->engine == CDM_CDMA ? SG_ENG_CDMA
+	                                                                   : SG_ENG_DMA;
+	struct sg_desc d = {.cls = c->cls, .is_short = c->is_short, .op = c->op, .sub = c->sub,
+	                    .bytes = c->cls->bytes};
+	d.sub_name = eng == SG_ENG_TIU ? r->dec->tiu_sub[c->op & 15][c->sub & 31]
+	                               : r->dec->dma_sub[eng == SG_ENG_CDMA][c->op & 31][c->sub & 7];
+	struct tp_cost k = {0};
+	if (eng == SG_ENG_TIU) {
+		sg_tiu_cost(r->chip, &d, c->raw, &k);
+		struct tp_cost *slot = tp_track_cost(r->p, t, index);
+		if (slot)
+			*slot = k;
+		s = &r->p->tracks[t].slices[index];
+	}
+	if (!r->detail)
+		return;
+	struct cdm_pmu m;
+	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
+	tp_args_begin(r->p);
+	add_detail(r, s, c, &d, &k, have_m ? &m : NULL);
+	s->args = tp_args_end(r->p);
 }
 
 /* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
 static int match(struct rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
-                 uint64_t *unmatched_bytes)
+                 uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w)
 {
 	struct tp_track *tr = &r->p->tracks[t];
 	size_t n = tr->count;
@@ -418,7 +617,7 @@ static int match(struct rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unm
 		return TP_OK;
 	if (cmds->n == n) {
 		for (size_t i = 0; i < n; i++)
-			apply_cmd(r, &tr->slices[i], &cmds->v[i]);
+			apply_cmd(r, t, i, &cmds->v[i], data, w);
 		return TP_OK;
 	}
 	struct section *ps = NULL, *cs = NULL;
@@ -445,7 +644,8 @@ static int match(struct rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unm
 				if (off < q->count)
 					c = &cmds->v[q->first + off];
 			}
-			apply_cmd(r, s, c);
+			apply_cmd(r, t, k, c, data, w);
+			s = &r->p->tracks[t].slices[k];
 			if (!c) {
 				(*unmatched)++;
 				*unmatched_bytes += s->bytes;
@@ -489,6 +689,10 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			total += w->pmu[k].count;
 	if (tp_track_reserve(r->p, t, total) != TP_OK)
 		return nomem(r);
+	/* GDMA/SDMA slices carry their record's position (+1) in args until apply_cmd reads the
+	 * PMU counters for their argument set (detail with table-decoded descriptors only). */
+	int stash = r->detail && r->dec && (eng == CDM_GDMA || eng == CDM_SDMA);
+	uint32_t pos = 0;
 	for (size_t k = 0; k < w->npmu; k++) {
 		if (w->pmu[k].engine != eng)
 			continue;
@@ -498,6 +702,9 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			struct tp_slice *s = tp_track_push(r->p, t);
 			if (!s)
 				return nomem(r);
+			pos++;
+			if (stash)
+				s->args = pos;
 			s->start_ns = m.start;
 			s->end_ns = m.end;
 			s->cmd_id = m.id;
@@ -520,9 +727,10 @@ static int read_core(struct rd *r, size_t core)
 		return rc;
 	}
 	struct cdm_walk w;
-	rc = cdm_walk(f.data, f.size, path, r->chip, &w, r->d);
+	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
 	if (rc)
 		goto out_file;
+	r->pmu_w = NULL; /* a new walk (possibly at the same address) */
 	r->p->stats.files_read++;
 	r->p->stats.blocks_read += w.blocks_read;
 	r->p->stats.blocks_skipped += w.blocks_skipped;
@@ -530,6 +738,12 @@ static int read_core(struct rd *r, size_t core)
 	size_t have[CDM_NENG] = {0};
 	for (size_t k = 0; k < w.npmu; k++)
 		have[w.pmu[k].engine] += w.pmu[k].count;
+	/* Argument sets: always with DETAIL_ON, never with OFF, and by default while the core
+	 * file holds at most TP_BMPROFILE_DETAIL_AUTO_LIMIT records. */
+	r->detail = r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
+	            (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
+	             have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <=
+	                 TP_BMPROFILE_DETAIL_AUTO_LIMIT);
 	if (have[CDM_CDMA])
 		tp_profile_note(r->p, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU "
 		                      "records come from cdma*_N.profile)", r->cores[core]);
@@ -609,7 +823,8 @@ static int read_core(struct rd *r, size_t core)
 			unwrap_cmd_ids(cmds);
 		}
 		struct cdm_cmds none = {0};
-		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e])))
+		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e],
+		                f.data, &w)))
 			goto out_walk;
 	}
 	if (!ci->have_anchor && (have[CDM_TIU] || have[CDM_GDMA]))
@@ -652,7 +867,7 @@ static int read_cdma(struct rd *r, size_t k)
 		return rc;
 	}
 	struct cdm_walk w;
-	rc = cdm_walk(f.data, f.size, path, r->chip, &w, r->d);
+	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
 	if (rc)
 		goto out_file;
 	r->p->stats.files_read++;
@@ -735,7 +950,7 @@ static int align_cdma(struct rd *r)
 		}
 		unwrap_cmd_ids(l);
 		uint64_t ub = 0;
-		int rc = match(r, pi->track, l, &pi->unmatched, &ub);
+		int rc = match(r, pi->track, l, &pi->unmatched, &ub, NULL, NULL);
 		if (rc)
 			return rc;
 	}
@@ -1051,6 +1266,13 @@ static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 		return rc;
 	r->p->arch = r->chip->c.arch;
 	r->p->chip = &r->chip->c;
+	/* SG2260E is the 4-core BM1690: the same descriptor tables. */
+	const struct sg_isa *isa = sg_isa_for_arch(TP_ARCH_BM1690);
+	if (isa && (rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec)) != TP_OK)
+		return rc == TP_ENOMEM ? nomem(r)
+		                       : tp_diag_set(r->d, rc, "%s: the BM1690 register tables are "
+		                                               "inconsistent", r->dir);
+	r->detail_opt = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
 	r->tiu_mhz = o && o->tiu_freq_mhz > 0 ? o->tiu_freq_mhz : r->chip->c.tiu_mhz;
 	r->dma_mhz = o && o->gdma_freq_mhz > 0 ? o->gdma_freq_mhz : r->chip->c.dma_mhz;
 	r->p->tiu_freq_mhz = r->tiu_mhz;
@@ -1121,6 +1343,12 @@ out:
 	tp_free(r->cdma_port);
 	tp_free(r->ci);
 	tp_free(r->cache);
+	for (int e = 0; e < SG_ENG_COUNT; e++) {
+		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(r->keys[e][i]);
+		tp_free(r->keys[e]);
+	}
+	sg_decoder_free(r->dec);
 	tp_free(r);
 	if (rc != TP_OK) {
 		tp_profile_free(p);

@@ -80,6 +80,74 @@ static void test_global_errors(void **state)
 	assert_int_equal(parse("arch=5\ncore1_sdma_record=63\nmax_record_num=64\n", &g, &d), TP_OK);
 }
 
+/* Decodes b with the header decoder and the table decoder (regdef_bm1690.c) and checks they
+ * agree on size, class codes, kind, direction, DMA data type and dependency; the table path
+ * also points at the class and the bytes. Returns the size. */
+static size_t both(const struct sg_decoder *dec, int engine, const uint8_t *b, size_t n)
+{
+	struct cdm_cmd h, t;
+	size_t nh = cdm_desc_decode(engine, b, n, &h);
+	size_t nt = cdm_desc_decode_dec(dec, engine, b, n, &t);
+	assert_int_equal(nh, nt);
+	if (!nt) {
+		assert_null(t.cls);
+		return 0;
+	}
+	assert_int_equal(h.op, t.op);
+	assert_int_equal(h.sub, t.sub);
+	assert_int_equal(h.kind, t.kind);
+	assert_int_equal(h.dir, t.dir);
+	assert_int_equal(h.dep, t.dep);
+	if (engine != CDM_TIU)
+		assert_int_equal(h.dtype, t.dtype);
+	assert_non_null(t.cls);
+	assert_ptr_equal(t.raw, b);
+	assert_int_equal(t.cls->bytes, nt);
+	return nt;
+}
+
+static void test_desc_table_matches_headers(void **state)
+{
+	(void)state;
+	struct sg_decoder *dec = NULL;
+	assert_int_equal(sg_decoder_new(&sg_isa_bm1690, 5, &dec), TP_OK);
+	uint8_t b[128];
+	/* TIU: short AR add (512 bits), long CONV with a dependency, SYS wait_msg, sMM2.nt. */
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(3 << 1 | 2 << 5);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 64);
+	assert_int_equal(both(dec, CDM_TIU, b, 40), 0); /* does not fit */
+	memset(b, 0, sizeof b);
+	b[2] = 5 << 1; /* cmd_id_dep (bit 17) = 5 */
+	b[4] = 0x20;   /* bit 37 = cmd_id_dep bit 20: kept in the register, not in the id */
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 128);
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(15 << 1 | (9 & 7) << 5);
+	b[6] = (uint8_t)(9 >> 3);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 16);
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(2 << 1 | (5 & 7) << 5);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 32);
+	/* GDMA tensor L2M -> LMEM and DDR -> LMEM, FP16; SDMA sys_wait; CDMA read. */
+	memset(b, 0, sizeof b);
+	b[5] = 1 << 1;
+	b[69] = 30;
+	b[77] = 31;
+	assert_int_equal(both(dec, CDM_GDMA, b, sizeof b), 96);
+	b[69] = 2;
+	assert_int_equal(both(dec, CDM_GDMA, b, sizeof b), 96);
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 3; /* cmd_short */
+	b[4] = (uint8_t)(6 | 4 << 5);
+	assert_int_equal(both(dec, CDM_SDMA, b, sizeof b), 16);
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 4;
+	assert_int_equal(both(dec, CDM_CDMA, b, sizeof b), 64);
+	sg_decoder_free(dec);
+}
+
 static void test_desc_headers(void **state)
 {
 	(void)state;
@@ -262,7 +330,8 @@ int main(void)
 	setup_paths();
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_global_tolerant), cmocka_unit_test(test_global_errors),
-		cmocka_unit_test(test_desc_headers),    cmocka_unit_test(test_walk_fixture),
+		cmocka_unit_test(test_desc_headers),    cmocka_unit_test(test_desc_table_matches_headers),
+		cmocka_unit_test(test_walk_fixture),
 		cmocka_unit_test(test_read_small),      cmocka_unit_test(test_read_small_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

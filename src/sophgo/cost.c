@@ -16,9 +16,12 @@
  *     ((opd0_c-1)*opd0_w + opd1_w, c, 1, w); a dimension a layout lacks otherwise reads 1.
  * These follow target_1688/opparam.py's s<OP>_converter (tpu-mlir @3dd87425), which builds
  * the operands the formulas read; the long forms are assumed to build them the same way.
+ * BM1690 / SG2260E (§3.14, target_1690/opdef.py): the same formulas with its constants,
+ * except MM2's uArch aligns n to EU(res) (not CUBE), conv.bw / conv.bw.tf32 give 0 ops and 0
+ * cycles, and no initial / bank-conflict cycles (its printer shows both ratios as 0.0%).
  * Not modelled (valid = 0): LAR (the vendor's base class returns 0 ops, which its printer
- * divides by), sub-operation codes the op index does not list, chips other than BM1688 and
- * CV184X (BM1690's deltas of §3.14 and BM1684X's arch-only model are not implemented yet).
+ * divides by), sub-operation codes the op index does not list, other chips (BM1684X's
+ * arch-only model is not implemented yet).
  */
 #include "sophgo/sophgo_int.h"
 
@@ -102,7 +105,12 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
                  struct tp_cost *out)
 {
 	*out = (struct tp_cost){0};
-	if (!chip || !c->cls || (chip->c.arch != TP_ARCH_BM1688 && chip->c.arch != TP_ARCH_CV184X))
+	if (!chip || !c->cls)
+		return;
+	const enum tp_arch ar = chip->c.arch;
+	/* BM1690 (and its 4-core SG2260E) deltas of §3.14 (target_1690/opdef.py). */
+	const int b1690 = ar == TP_ARCH_BM1690 || ar == TP_ARCH_SG2260E;
+	if (ar != TP_ARCH_BM1688 && ar != TP_ARCH_CV184X && !b1690)
 		return;
 	const struct tp_chip *k = &chip->c;
 	const uint64_t npu = k->npu_num, ohow = k->ohow_align;
@@ -118,6 +126,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 	uint64_t alg = 0, arch = 0, cyc = 0, init = 0, bank = 0;
 	switch (c->op) {
 	case 0: { /* CONV: conv_op */
+		if (b1690 && (c->sub == 1 || c->sub == 4))
+			break; /* conv.bw / conv.bw.tf32: ops 0, alg_cycle 0 (target_1690 conv_op) */
 		if (c->sub != 0)
 			return;
 		uint64_t ic = sg_get(c, p, SG_F_OPD0_C), kh = sg_get(c, p, SG_F_OPD1_H),
@@ -187,7 +197,9 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 				nn = k0; /* (m, k, n) <- (k, m, k), as the vendor wrote it */
 			}
 			alg = 2 * m * nn * kk;
-			arch = 2 * align(m, npu) * align(nn, cube_num(k, tr)) * align(kk, ohow);
+			/* BM1690 aligns n to EU(res), BM1688/CV184X to CUBE(res). */
+			arch = 2 * align(m, npu) * align(nn, b1690 ? eu_num(k, tr) : cube_num(k, tr)) *
+			       align(kk, ohow);
 			cyc = div_up(alg, cube_num(k, t) * ohow * npu * 2);
 			init = c->sub == 4 ? 81 : c->sub == 5 ? 56 : 37;
 		} else {
@@ -310,6 +322,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 	default: /* LAR and unknown task types */
 		return;
 	}
+	if (b1690) /* bm1690_defs.py::get_tiu_info prints both ratios as 0.0% */
+		init = bank = 0;
 	out->alg_ops = alg;
 	out->uarch_ops = arch;
 	out->alg_cycle = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;

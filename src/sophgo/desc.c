@@ -117,7 +117,10 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 		}
 		at += f->width;
 	}
-	if (at != rc->length)
+	/* A table may list more bits than its length (CV184X DMA_gather/scatter, as the vendor's
+	 * regdef has them; regdef_test lists each such class): the command is still `length`
+	 * bits long and fields past its end read 0. Fewer bits than the length is an error. */
+	if (at < rc->length)
 		return NULL;
 	uint16_t *ds = pool + rc->nfields;
 	dc->dict_src = ds;
@@ -337,6 +340,12 @@ const struct sg_isa *sg_isa_for_arch(enum tp_arch a)
 	switch (a) {
 	case TP_ARCH_BM1688:
 		return &sg_isa_bm1688;
+	case TP_ARCH_CV184X:
+		return &sg_isa_cv184x;
+	case TP_ARCH_BM1690:
+		return &sg_isa_bm1690;
+	case TP_ARCH_BM1684X:
+		return &sg_isa_bm1684x;
 	default:
 		return NULL;
 	}

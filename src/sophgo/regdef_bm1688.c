@@ -708,18 +708,19 @@ static const struct sg_opclass tiu_ops[] = {
 	{"SYS", -1, 15, sys_eu, N(sys_eu)},
 };
 
-/* GDMA sub-operations by cmd_special_function (bm1688_defs.py::getDmaFunctionName). Tensor
- * and matrix function 0 are named by direction by the printer (tensorLd/St/Mv). */
+/* GDMA sub-operations by cmd_special_function, as bm1688_defs.py::getDmaFunctionName names
+ * them; the name of sp 0 is also the Function Type of its cmd_type. Tensor and matrix
+ * function 0 are renamed by direction by the printer (tensorLd/St/Mv). */
 static const struct sg_subname tensor_sp[] = {
-	{0, "tensor"}, {1, "NC trans"}, {2, "collect"}, {3, "broadcast"}, {4, "distribute"},
+	{0, "DMA_tensor"}, {1, "NC trans"}, {2, "collect"}, {3, "broadcast"}, {4, "distribute"},
 	{5, "lmem 4 bank copy"}, {6, "lmem 4 bank broadcast"}};
-static const struct sg_subname matrix_sp[] = {{0, "tensor"}, {1, "matrix transpose"}};
+static const struct sg_subname matrix_sp[] = {{0, "DMA_matrix"}, {1, "matrix transpose"}};
 static const struct sg_subname masked_sp[] = {{0, "DMA_masked_select"}, {1, "ncw mode"}};
 static const struct sg_subname general_sp[] = {{0, "DMA_general"}, {1, "broadcast"}};
 static const struct sg_subname cw_sp[] = {{0, "cw transpose"}};
 static const struct sg_subname nonzero_sp[] = {{0, "DMA_nonzero"}};
 static const struct sg_subname sys_sp[] = {
-	{0, "dma.sys.chain_end"}, {1, "sys_nop"}, {2, "sys_tr_wr"}, {3, "sys_send"}, {4, "sys_wait"}};
+	{0, "chain end"}, {1, "nop"}, {2, "sys_tr_wr"}, {3, "sys_send"}, {4, "sys_wait"}};
 static const struct sg_subname gather_sp[] = {{0, "DMA_gather"}};
 static const struct sg_subname scatter_sp[] = {{0, "DMA_scatter"}};
 static const struct sg_subname reverse_sp[] = {

@@ -29,7 +29,10 @@ import sys
 DUMPS = [
     ("bm1690_blazeface_cdm", "regdef_bm1690.c", {}),
     ("cv184x_blazeface", "regdef_cv184x.c", {}),
-    ("bm1688_resnet50", "regdef_bm1688.c", {}),
+    # BM1688's printer renames the address halves (specs/sophgo-costmodel.md §5 step 1).
+    ("bm1688_resnet50", "regdef_bm1688.c", {
+        "src_start_addr_h32": "src_start_addr_l32", "src_start_addr_l8": "src_start_addr_h8",
+        "dst_start_addr_h32": "dst_start_addr_l32", "dst_start_addr_l8": "dst_start_addr_h8"}),
 ]
 
 # Names the profiler appends to a DMA record after the register fields

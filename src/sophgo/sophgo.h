@@ -68,6 +68,9 @@ struct tp_cdm_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = from global.profile; BM1690 or SG2260E */
 	double tiu_freq_mhz;        /* 0 = chip default (1000) */
 	double gdma_freq_mhz;       /* 0 = chip default (1000); also SDMA and CDMA */
+	int detail;                 /* enum tp_bmprofile_detail (per-command argument sets:
+	                               decoded fields, cost, DMA counters); 0 = AUTO, per core
+	                               file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records */
 };
 
 /* Returns 1 if `dir` holds a cdmlib*.profile file, else 0. Thread-safe. */

@@ -103,9 +103,8 @@ struct sg_isa {
 extern const struct sg_isa sg_isa_bm1684x;
 extern const struct sg_isa sg_isa_cv184x;
 extern const struct sg_isa sg_isa_bm1690;
-/* The chips whose tables are linked in: BM1688/CV186X (regdef_bm1688.c). The tables of the
- * other chips (regdef_cv184x.c, regdef_bm1690.c, regdef_bm1684x.c) join sg_isa_for_arch when
- * they land. */
+/* BM1688/CV186X (regdef_bm1688.c). sg_isa_for_arch has BM1688, CV184X, BM1690 (= SG2260)
+ * and BM1684X; SG2260E has no table of its own (NULL). */
 extern const struct sg_isa sg_isa_bm1688;
 /* The table set of an arch, NULL if none is linked in. Thread-safe (static data). */
 const struct sg_isa *sg_isa_for_arch(enum tp_arch a);
@@ -177,7 +176,7 @@ struct sg_desc {
 };
 
 /* Builds a decoder for `isa`; dma_type_bits from the chip table (4 or 5). Returns TP_OK,
- * TP_ENOMEM, or TP_EFORMAT if a table is inconsistent (a class's widths do not add up to its
+ * TP_ENOMEM, or TP_EFORMAT if a table is inconsistent (a class's widths add up to less than its
  * length, a field wider than 64 bits, an op-index entry naming no class). Free with
  * sg_decoder_free. */
 int sg_decoder_new(const struct sg_isa *isa, unsigned dma_type_bits, struct sg_decoder **out);
@@ -315,7 +314,10 @@ struct bmp_gdma_rec {
 	uint64_t gmem, lmem; /* BM1688: DDR-side (d0/d1 aw+ar) and LMEM-side (fmem aw+ar) bytes */
 	uint64_t bytes;     /* DMA data size: BM1688 max(gmem, lmem) (§10.1); legacy
 	                       d0_wr + d1_wr + gif_wr (§10.3), 0 if a counter is 0xFFFFFFFF */
-	uint32_t stall;     /* BM1688 fmem_wr_stall + fmem_rd_stall; 0 on legacy arches */
+	uint32_t stall;     /* BM1688 fmem_wr_stall + fmem_rd_stall; CV184X gif_wr_rd_stall;
+	                       0 on legacy arches */
+	uint32_t gxact, lxact; /* CV184X transaction counts (costmodel §5 item 7): AXI d0
+	                          wr+rd valid (DDR side), GIF wr+rd valid (LMEM side); else 0 */
 };
 void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r);
 
@@ -606,6 +608,11 @@ struct cdm_cmd {
 	uint8_t is_short; /* short descriptor form (names "sCONV") */
 	uint8_t known;    /* 1 = op/sub valid */
 	uint8_t port;     /* CDMA port (DYN_DATA) */
+	/* Set when the table decoder decoded a BLOCK_DES_* descriptor: its class and its bytes
+	 * inside the caller's file buffer (valid while that buffer is), for field access and the
+	 * cost model. NULL otherwise (DYN_DATA records, DYN_EXTRA entries, header decoder). */
+	const struct sg_dclass *cls;
+	const uint8_t *raw;
 };
 struct cdm_cmds {
 	struct cdm_cmd *v; /* owned (tp_free) */
@@ -617,6 +624,12 @@ struct cdm_cmds {
  * returns its length in bytes, or 0 if the header is not a class the table knows or the
  * descriptor does not fit. Thread-safe. */
 size_t cdm_desc_decode(int engine, const uint8_t *p, size_t left, struct cdm_cmd *c);
+/* The same through the table decoder `dec` (regdef_bm1690.c; TIU, GDMA/SDMA = the GDMA
+ * encoding, CDMA): length from the matched class, op/sub/short/dep/dtype/direction from its
+ * fields (directions by the address tags h13 >> 8: 0..29 DDR, 30 L2M, 31 LMEM; costmodel §5
+ * item 2), and c->cls/c->raw set (raw = p). 0 when no class matches or it does not fit. */
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p,
+                           size_t left, struct cdm_cmd *c);
 /* 1 if c is the engine's sys class (TIU tsk_typ 15, DMA cmd_type 6, CDMA cmd_type 7). */
 int cdm_desc_is_sys(int engine, const struct cdm_cmd *c);
 /* enum tp_cmd_kind of (op, sub) on an engine; the model's dtype of a DATATYPE code. */
@@ -681,6 +694,10 @@ struct cdm_walk {
  * types are skipped and counted. w is filled from zero; free with cdm_walk_free. */
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d);
+/* cdm_walk decoding the BLOCK_DES_* streams with the table decoder `dec` (NULL = the header
+ * decoder): their commands then carry cls/raw pointing into data[]. */
+int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d);
 void cdm_walk_free(struct cdm_walk *w);
 
 /* One decoded PMU record. */
@@ -688,6 +705,8 @@ struct cdm_pmu {
 	uint32_t start, end, id;
 	uint32_t bytes;  /* GDMA/SDMA gif_mem_w_cntr + axi_d0_w_cntr; CDMA m0_data_aw_cntr */
 	uint32_t stall;  /* GDMA/SDMA gif_wr_rd_stall_cntr */
+	uint32_t gxact, lxact; /* GDMA/SDMA axi_d0_wr+rd valid, gif_wr+rd valid (costmodel §5
+	                          items 7-8); 0 on TIU/CDMA */
 	uint8_t thread;
 };
 /* Decodes record `i` of span s inside data (the caller's file buffer). */

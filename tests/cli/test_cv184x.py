@@ -69,6 +69,32 @@ class RealCV184X(unittest.TestCase):
         self.assertEqual(c0["engines"]["TIU"]["records"], 116)
         self.assertEqual(c0["engines"]["GDMA"]["records"], 225)
         self.assertEqual(s["notes"], [])
+        # The cost model through the register tables (issue 15): uArchURate and the
+        # workbook's Engine Summary totals of PROVENANCE.txt (reference made with EU 16).
+        tiu = c0["engines"]["TIU"]
+        self.assertEqual(round(tiu["uarch_rate_pct"], 2), 69.27)
+        self.assertEqual(tiu["total_alg_cycle"], 182787)
+        self.assertEqual(tiu["total_alg_ops"], 61947009)
+        self.assertEqual(tiu["total_uarch_ops"], 89427201)
+        self.assertEqual(tiu["cost_missing"], 0)
+        with open(os.path.join(self.out, "summary.txt"), encoding="utf-8") as f:
+            self.assertIn("69.27%", f.read())
+        try:
+            import openpyxl
+        except ImportError:
+            print("SKIPPED: openpyxl absent; the workbook's Engine Summary was not read")
+        else:
+            wb = openpyxl.load_workbook(os.path.join(self.out, "PerfDoc", "PerfAI_output.xlsx"))
+            ws = wb["Engine Summary"]
+            head = [c.value for c in ws[4]]
+            rows = [dict(zip(head, r)) for r in ws.iter_rows(min_row=5, values_only=True)
+                    if r and r[0] is not None]
+            got = [r for r in rows if r.get("totalAlgCycle") is not None]
+            self.assertTrue(got, head)
+            self.assertEqual(got[0]["totalAlgCycle"], 182787)
+            self.assertEqual(got[0]["totalAlgOps"], 61947009)
+            self.assertEqual(got[0]["totalUArchOps"], 89427201)
+            self.assertEqual(round(got[0]["uArchURate"] * 100, 2), 69.27)  # a % cell
         for name in ("summary.txt", "result.html", "perfetto.pftrace", "trace.json",
                      "profile.db", os.path.join("PerfDoc", "PerfAI_output.xlsx")):
             self.assertTrue(os.path.getsize(os.path.join(self.out, name)) > 0, name)
