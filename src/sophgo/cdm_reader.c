@@ -22,6 +22,9 @@
  *   - PMU records outside every command section are kept (as tpu-mlir does, unlike
  *     bigTpuProfile's bmodel path), named "unknown", with no direction: tpu-mlir labels them
  *     DDR->LMEM although their counters show no local-memory write.
+ * The figures tpu_profile.py prints (its shifted timeline, its labels) are computed as well
+ * (vendor_timeline, vendor_rows) and handed over in profile->vendor, with one note per figure
+ * that differs; docs/input-cdm.md "The vendor's figures beside tpuprof's" says how.
  *
  * Slices are built in place: until the end of the pipeline start_ns/end_ns hold raw cycles,
  * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
