@@ -125,6 +125,7 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p->meta);
 	tp_free(p->notes);
 	tp_free(p->flows);
+	tp_free(p->vendor.rows);
 	tp_strtab_free(&p->strs);
 	tp_arena_free(&p->arena);
 	tp_free(p);
@@ -388,6 +389,25 @@ int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 {
 	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_REAL, .v.d = v};
 	return add_arg(p, a);
+}
+
+struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool,
+                                            int32_t device, int32_t core)
+{
+	uint32_t name = tp_profile_str(p, tool);
+	struct tp_vendor_row *v =
+		tp_grow(p->vendor.rows, sizeof *v, p->vendor.num_rows + 1, &p->vendor.cap_rows);
+	if (!v || !name) {
+		p->oom = 1;
+		return NULL;
+	}
+	p->vendor.rows = v;
+	p->vendor.tool = name;
+	v += p->vendor.num_rows++;
+	memset(v, 0, sizeof *v);
+	v->device = device;
+	v->core = core;
+	return v;
 }
 
 int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f)
@@ -656,6 +676,11 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 	}
 	p->num_counters = cw;
 	tp_free(map);
+	size_t vw = 0;
+	for (size_t i = 0; i < p->vendor.num_rows; i++)
+		if (p->vendor.rows[i].core < keep)
+			p->vendor.rows[vw++] = p->vendor.rows[i];
+	p->vendor.num_rows = vw;
 	for (size_t i = 0; i < p->num_devices; i++)
 		if (p->devices[i].num_cores > keep)
 			p->devices[i].num_cores = keep;

@@ -310,6 +310,27 @@ struct tp_flow {
 	int64_t from_ns, to_ns;
 };
 
+/*
+ * What a vendor tool reports for one core, computed by the reader the vendor's way where
+ * tpuprof's own definitions differ (another timeline, other command labels), so the writers
+ * can print it under the vendor's names beside tpuprof's own figures. Nothing derives from it:
+ * the analysis never reads it. Ratios are 0..1; cycle totals in the engine's clock.
+ */
+struct tp_vendor_row {
+	int32_t device, core;
+	int64_t total_time_ns;               /* the vendor's "totalTime" */
+	double parallelism;                  /* "Parallelism" */
+	double tiu_working_ratio;            /* "TiuWorkingRatio" */
+	uint64_t tiu_cycle, gdma_cycle, sdma_cycle; /* "totalTiuCycle", "totalGdmaCycle", ... */
+	double gdma_ddr_gbps, gdma_l2_gbps, sdma_ddr_gbps; /* "GdmaDdrAvgBW", ... */
+	uint64_t records[TP_TRACK_CDMA + 1]; /* record counts: TIU, GDMA, SDMA, CDMA */
+};
+struct tp_vendor {
+	uint32_t tool;                       /* strtab id of the tool's name; 0 = no rows */
+	struct tp_vendor_row *rows;          /* owned; one per core, in core order */
+	size_t num_rows, cap_rows;
+};
+
 /* Reader statistics surfaced in summary.json. */
 struct tp_read_stats {
 	uint64_t files_read;
@@ -344,6 +365,7 @@ struct tp_profile {
 	struct tp_note *notes;     size_t num_notes, cap_notes;
 	struct tp_flow *flows;     size_t num_flows, cap_flows;
 
+	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
 	int oom;             /* sticky: an insertion ran out of memory */
 	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
@@ -403,6 +425,12 @@ const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /*
 int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f);
 /* Adds a user-facing note (printf-style). */
 int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends a zeroed vendor row for (device, core) and names the tool (the same for every row
+ * of a profile); returns it or NULL on out of memory (sets the sticky oom flag). The pointer is
+ * valid until the next call. tp_profile_drop_cores drops the rows of dropped cores. */
+struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool,
+                                            int32_t device, int32_t core);
 
 /* The id of a string the profile already holds, or 0 if it has never seen it (id 0 is "",
  * which no key or name uses, so 0 reads as "absent"). Does not add anything. */

@@ -132,6 +132,38 @@ static void test_cost_follows_sort(void **state)
 	tp_profile_free(p);
 }
 
+/* Vendor rows: appended zeroed with their core, named once; --num_core drops the rows of the
+ * dropped cores with their tracks. */
+static void test_vendor_rows(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 3);
+	for (int32_t c = 0; c < 3; c++) {
+		int tr = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->end_ns = 10 * (c + 1);
+		struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool.py", 0, c);
+		assert_non_null(v);
+		assert_int_equal(v->tiu_cycle, 0);
+		v->total_time_ns = 100 + c;
+	}
+	assert_int_equal(p->vendor.num_rows, 3);
+	assert_string_equal(tp_str(p, p->vendor.tool), "tool.py");
+	assert_int_equal(tp_profile_drop_cores(p, 2), 1);
+	assert_int_equal(p->vendor.num_rows, 2);
+	assert_int_equal(p->vendor.rows[1].core, 1);
+	assert_int_equal(p->vendor.rows[1].total_time_ns, 101);
+	tp_profile_free(p);
+	p = tp_profile_new(); /* the first row allocates: out of memory is sticky */
+	tp_alloc_fail_after(0);
+	assert_null(tp_profile_vendor_row(p, "tool.py", 0, 0));
+	tp_alloc_fail_after(-1);
+	assert_int_equal(p->vendor.num_rows, 0);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
@@ -153,6 +185,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
 		cmocka_unit_test(test_cost_follows_sort),
+		cmocka_unit_test(test_vendor_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,9 @@
  *   - PMU records outside every command section are kept (as tpu-mlir does, unlike
  *     bigTpuProfile's bmodel path), named "unknown", with no direction: tpu-mlir labels them
  *     DDR->LMEM although their counters show no local-memory write.
+ * The figures tpu_profile.py prints (its shifted timeline, its labels) are computed as well
+ * (vendor_timeline, vendor_rows) and handed over in profile->vendor, with one note per figure
+ * that differs; docs/input-cdm.md "The vendor's figures beside tpuprof's" says how.
  *
  * Slices are built in place: until the end of the pipeline start_ns/end_ns hold raw cycles,
  * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
@@ -45,6 +48,13 @@ struct core_info {
 	int64_t init_end[3];    /* raw end of each engine's record #1, for the vendor note */
 	int have_init[3];
 	uint64_t unmatched[3], unmatched_bytes[3];
+	/* The vendor's timeline of this core (vendor_timeline), raw cycles: */
+	int have_v;             /* 1 when the core has an anchor and records */
+	int64_t v_sh[3];        /* shift of each engine onto the TIU anchor */
+	int64_t v_span;         /* first start to the end of the last record listed */
+	int64_t v_latest;       /* first start to the latest end (the workbook's) */
+	int64_t hw_span;        /* the same core as recorded */
+	uint64_t dep_n, dep_bad_rec, dep_bad_shift; /* dep_check evidence */
 };
 
 struct port_info {
@@ -1042,59 +1052,44 @@ static void dep_check(struct rd *r, size_t c, const int64_t *shift, uint64_t *n,
 	tp_free(v);
 }
 
-static void vendor_note(struct rd *r, size_t ref)
+/* The vendor's timeline of core c (tpu-mlir PerfAI / tpu_profile.py, sophgo-cdm.md §8.2 step
+ * 4, the April-2025 variant): each DMA stream shifted so that its second init record ends at
+ * the TIU anchor. Records its span the two ways the vendor's outputs take it and the
+ * dependency evidence for the note; runs on raw cycles before the sys commands are omitted. */
+static void vendor_timeline(struct rd *r, size_t c)
 {
-	const struct core_info *ci = &r->ci[ref];
-	int64_t vz = INT64_MAX, vt = INT64_MIN, sh[3] = {0, 0, 0};
-	int64_t oz = INT64_MAX, ot = INT64_MIN; /* the same core's span as recorded */
-	int64_t last_listed = INT64_MIN;         /* shifted end of the last record of the last
-	                                            engine list (TIU, GDMA, SDMA order) */
-	for (int e = 1; e < 3; e++)
-		if (ci->have_init[e])
-			sh[e] = ci->anchor - ci->init_end[e];
-	if (!sh[1] && !sh[2])
+	struct core_info *ci = &r->ci[c];
+	int64_t vz = INT64_MAX, vt = INT64_MIN, oz = INT64_MAX, ot = INT64_MIN;
+	int64_t last_listed = INT64_MIN; /* shifted end of the last record of the last engine list
+	                                    (TIU, GDMA, SDMA order) */
+	if (!ci->have_anchor)
 		return;
+	for (int e = 0; e < 3; e++)
+		ci->v_sh[e] = e && ci->have_init[e] ? ci->anchor - ci->init_end[e] : 0;
 	for (int e = 0; e < 3; e++) {
 		if (ci->track[e] < 0)
 			continue;
 		const struct tp_track *x = &r->p->tracks[ci->track[e]];
+		int64_t sh = ci->v_sh[e];
 		for (size_t i = 0; i < x->count; i++) {
-			if (x->slices[i].start_ns + sh[e] < vz)
-				vz = x->slices[i].start_ns + sh[e];
-			if (x->slices[i].end_ns + sh[e] > vt)
-				vt = x->slices[i].end_ns + sh[e];
-			if (x->slices[i].start_ns < oz)
-				oz = x->slices[i].start_ns;
-			if (x->slices[i].end_ns > ot)
-				ot = x->slices[i].end_ns;
+			const struct tp_slice *s = &x->slices[i];
+			vz = s->start_ns + sh < vz ? s->start_ns + sh : vz;
+			vt = s->end_ns + sh > vt ? s->end_ns + sh : vt;
+			oz = s->start_ns < oz ? s->start_ns : oz;
+			ot = s->end_ns > ot ? s->end_ns : ot;
 		}
 		if (x->count)
-			last_listed = x->slices[x->count - 1].end_ns + sh[e];
+			last_listed = x->slices[x->count - 1].end_ns + sh;
 	}
 	if (vz == INT64_MAX)
 		return;
-	uint64_t n, bad_rec, bad_shift;
+	ci->have_v = 1;
+	ci->v_span = last_listed - vz;
+	ci->v_latest = vt - vz;
+	ci->hw_span = ot - oz;
 	const int64_t none[3] = {0, 0, 0};
-	dep_check(r, ref, none, &n, &bad_rec);
-	dep_check(r, ref, sh, &n, &bad_shift);
-	char ev[200] = "";
-	if (n)
-		snprintf(ev, sizeof ev,
-		         " (on core %zu, %llu of %llu TIU commands would then start before the GDMA "
-		         "command they wait for (cmd_id_dep) has finished; as recorded, %llu do)",
-		         ref, (unsigned long long)bad_shift, (unsigned long long)n,
-		         (unsigned long long)bad_rec);
-	tp_profile_note(r->p,
-	                "timeline: the engines of a core share one cycle counter, so tpuprof keeps "
-	                "them as recorded; tpu-mlir's PerfAI shifts core %zu's GDMA by %+lld and "
-	                "SDMA by %+lld cycles onto the TIU init handshake%s. Core %zu spans %.3f us "
-	                "here (last end - first start); on the shifted timeline it would span "
-	                "%.3f us (the vendor workbook's totalTime); its web summary takes the end "
-	                "of the last record listed instead of the latest end: %.3f us",
-	                ref, (long long)sh[1], (long long)sh[2], ev, ref,
-	                (double)tp_cycles_to_ns((uint64_t)(ot - oz), r->tiu_mhz) / 1000.0,
-	                (double)tp_cycles_to_ns((uint64_t)(vt - vz), r->tiu_mhz) / 1000.0,
-	                (double)tp_cycles_to_ns((uint64_t)(last_listed - vz), r->tiu_mhz) / 1000.0);
+	dep_check(r, c, none, &ci->dep_n, &ci->dep_bad_rec);
+	dep_check(r, c, ci->v_sh, &ci->dep_n, &ci->dep_bad_shift);
 }
 
 /* Steps 6-9 plus the notes about them. */
@@ -1128,11 +1123,9 @@ static int align_all(struct rd *r)
 	}
 	if (zero == INT64_MAX)
 		zero = tail = 0;
-	/* The vendor's (tpu-mlir PerfAI) timeline shifts each DMA stream of a core so that its
-	 * second init record ends at the TIU anchor; say what that would change, with the
-	 * dependency evidence of this dump. */
-	if (ref < r->ncores)
-		vendor_note(r, ref);
+	/* The vendor's timeline, for its figures (vendor_rows). */
+	for (size_t c = 0; c < r->ncores; c++)
+		vendor_timeline(r, c);
 	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
 		return nomem(r);
 	for (size_t t = 0; t < r->p->num_tracks; t++) {
@@ -1142,11 +1135,13 @@ static int align_all(struct rd *r)
 	return TP_OK;
 }
 
-/* GDMA DDR bandwidth of core c counted the way tpu-mlir's web summary does: records without a
- * command count as DDR->LMEM, zero-byte ones included; sys commands do not count. */
-static double vendor_ddr_gbps(struct rd *r, size_t c)
+/* Bandwidth of engine e of core c the way tpu-mlir's web summary counts it (costmodel §5 item
+ * 10, with the BM1690 DDR/L2M split of item 8): the non-sys commands whose direction names DDR
+ * (l2 = 0) or, failing that, L2 (l2 = 1), zero-byte ones included; records without a command
+ * count as DDR->LMEM, the label tpu-mlir gives them. */
+static double vendor_gbps(struct rd *r, size_t c, int e, int l2)
 {
-	int t = r->ci[c].track[CDM_GDMA];
+	int t = r->ci[c].track[e];
 	if (t < 0)
 		return 0;
 	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
@@ -1154,8 +1149,9 @@ static double vendor_ddr_gbps(struct rd *r, size_t c)
 	uint64_t bytes = 0, cyc = 0;
 	for (size_t i = 0; i < g->count; i++) {
 		const struct tp_slice *s = &g->slices[i];
-		int unmatched = s->name == unknown;
-		if (unmatched || (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir))) {
+		enum tp_dir d = s->name == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)s->dir;
+		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
+		if (in && (s->name == unknown || s->kind == TP_CMD_NORMAL)) {
 			bytes += s->bytes;
 			cyc += s->cycles;
 		}
@@ -1164,34 +1160,112 @@ static double vendor_ddr_gbps(struct rd *r, size_t c)
 	return ns > 0 ? (double)bytes / (double)ns : 0;
 }
 
+/* Σ Asic Cycle without wait_msg: the vendor's totalTiuCycle / totalGdmaCycle / ... */
+static uint64_t working_cycles(const struct tp_track *t)
+{
+	uint64_t n = 0;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+			n += t->slices[i].cycles;
+	return n;
+}
+
+/* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
+ * from its timeline and its direction labels, with one note per figure that differs from
+ * tpuprof's own and why. Runs after finalize. */
+static int vendor_rows(struct rd *r)
+{
+	for (size_t c = 0; c < r->ncores; c++) {
+		const struct core_info *ci = &r->ci[c];
+		if (!ci->have_v)
+			continue;
+		struct tp_vendor_row *v = tp_profile_vendor_row(r->p, "tpu_profile.py", r->device,
+		                                                (int32_t)c);
+		if (!v)
+			return nomem(r);
+		int64_t ns[3] = {0, 0, 0};
+		uint64_t *cyc[3] = {&v->tiu_cycle, &v->gdma_cycle, &v->sdma_cycle};
+		for (int e = 0; e < 3; e++) {
+			if (ci->track[e] < 0)
+				continue;
+			const struct tp_track *t = &r->p->tracks[ci->track[e]];
+			v->records[e] = t->count;
+			*cyc[e] = working_cycles(t);
+			ns[e] = tp_cycles_to_ns(*cyc[e], t->freq_mhz);
+		}
+		for (unsigned port = 0; port < CDM_MAX_PORTS; port++)
+			if (r->port[port].track >= 0 && r->port[port].owner == (int)c)
+				v->records[TP_TRACK_CDMA] += r->p->tracks[r->port[port].track].count;
+		v->total_time_ns = tp_cycles_to_ns((uint64_t)ci->v_span, r->tiu_mhz);
+		double total = (double)v->total_time_ns;
+		v->tiu_working_ratio = total > 0 ? (double)ns[0] / total : 0;
+		v->parallelism = total > 0 ? (double)(ns[0] + ns[1] + ns[2]) / total : 0;
+		v->gdma_ddr_gbps = vendor_gbps(r, c, CDM_GDMA, 0);
+		v->gdma_l2_gbps = vendor_gbps(r, c, CDM_GDMA, 1);
+		v->sdma_ddr_gbps = vendor_gbps(r, c, CDM_SDMA, 0);
+		if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
+			char ev[160] = "";
+			if (ci->dep_n)
+				snprintf(ev, sizeof ev,
+				         " (then %llu of %llu TIU commands would start before the GDMA "
+				         "command they wait on (cmd_id_dep) ends; as recorded, %llu do)",
+				         (unsigned long long)ci->dep_bad_shift,
+				         (unsigned long long)ci->dep_n, (unsigned long long)ci->dep_bad_rec);
+			double us_hw = (double)tp_cycles_to_ns((uint64_t)ci->hw_span, r->tiu_mhz) / 1e3;
+			double us_wb = (double)tp_cycles_to_ns((uint64_t)ci->v_latest, r->tiu_mhz) / 1e3;
+			tp_profile_note(r->p,
+			                "totalTime, core %zu: tpuprof keeps the engines on the one cycle "
+			                "counter they share (core span %.3f us as recorded); "
+			                "tpu_profile.py's %.3f us shifts GDMA by %+lld and SDMA by %+lld "
+			                "cycles onto the TIU init handshake%s and ends at the last record "
+			                "of its last engine list, not the latest end; its workbook's "
+			                "%.3f us is that shifted span to the latest end",
+			                c, us_hw, total / 1e3, (long long)ci->v_sh[1],
+			                (long long)ci->v_sh[2], ev, us_wb);
+			tp_profile_note(r->p,
+			                "TiuWorkingRatio, core %zu: tpu_profile.py's %.2f%% is the same "
+			                "totalTiuCycle over its totalTime (see totalTime)",
+			                c, v->tiu_working_ratio * 100);
+			tp_profile_note(r->p,
+			                "Parallelism, core %zu: tpu_profile.py's %.2f%% is the same TIU + "
+			                "GDMA + SDMA working cycles over its totalTime (see totalTime)",
+			                c, v->parallelism * 100);
+		}
+		static const char *const col[3] = {"", "GdmaDdrAvgBW", "SdmaDdrAvgBW"};
+		const double bw[3] = {0, v->gdma_ddr_gbps, v->sdma_ddr_gbps};
+		for (int e = CDM_GDMA; e <= CDM_SDMA; e++)
+			if (ci->unmatched[e] && ci->unmatched_bytes[e] && r->mode != 0)
+				tp_profile_note(r->p,
+				                "%s, core %zu: tpuprof counts the commands with a descriptor "
+				                "only; tpu_profile.py's %.2f GB/s also counts the %llu PMU "
+				                "records outside the command stream (runtime input/output "
+				                "copies, profiler sync; %llu bytes) as DDR->LMEM, although "
+				                "their counters show no local-memory write: tpuprof names "
+				                "them unknown, with no direction",
+				                col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
+				                (unsigned long long)ci->unmatched_bytes[e]);
+	}
+	return TP_OK;
+}
+
 static int notes(struct rd *r)
 {
+	int rc;
 	static const char *const en[3] = {"TIU", "GDMA", "SDMA"};
 	for (size_t c = 0; c < r->ncores; c++)
 		for (int e = 0; e < 3; e++) {
 			const struct core_info *ci = &r->ci[c];
 			if (!ci->unmatched[e] || r->mode == 0)
 				continue;
-			if (e == CDM_TIU || !ci->unmatched_bytes[e]) {
-				tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
-				                      "stream (the runtime's and the profiler's sync) are "
-				                      "named unknown",
-				                c, en[e], (unsigned long long)ci->unmatched[e]);
-				continue;
-			}
-			char vbuf[96] = "";
-			if (e == CDM_GDMA)
-				snprintf(vbuf, sizeof vbuf, ": %.2f GB/s GDMA DDR bandwidth that way",
-				         vendor_ddr_gbps(r, c));
-			tp_profile_note(r->p,
-			                "core %zu %s: %llu PMU records outside the command stream (the "
-			                "runtime's input/output copies and the profiler's sync) have no "
-			                "descriptor: named unknown, no direction, their %llu bytes are not "
-			                "in the DDR/L2 bandwidth (tpu-mlir labels them DDR->LMEM and counts "
-			                "them%s)",
-			                c, en[e], (unsigned long long)ci->unmatched[e],
-			                (unsigned long long)ci->unmatched_bytes[e], vbuf);
+			if (e != CDM_TIU && ci->unmatched_bytes[e] && ci->have_v)
+				continue; /* vendor_rows' bandwidth note says it */
+			tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
+			                      "stream (the runtime's and the profiler's sync) are "
+			                      "named unknown",
+			                c, en[e], (unsigned long long)ci->unmatched[e]);
 		}
+	if ((rc = vendor_rows(r)) != TP_OK)
+		return rc;
 	if (r->mode == 0)
 		tp_profile_note(r->p, "PMU-only profile (mode 0): commands have no names, directions "
 		                      "or data types");

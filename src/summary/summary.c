@@ -159,6 +159,104 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 	rule(b, '=', width);
 }
 
+/* tpuprof's figures and the vendor tool's (profile->vendor, computed by the reader the
+ * vendor's way) side by side, one pair of rows per core, under the reference column names; the
+ * notes say per figure how they differ. Omitted when the reader gave no vendor figures. */
+static const struct {
+	const char *name;
+	int width;
+} vcols[] = {
+	{"Figures of", 24},      {"CoreId", 6},           {"Parallelism(%)", 14},
+	{"totalTime(us)", 13},   {"TiuWorkingRatio", 15}, {"totalTiuCycle", 13},
+	{"totalGdmaCycle", 14},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 17},
+	{"totalSdmaCycle", 14},  {"SdmaDdrAvgBW(GB/s)", 18}, {"TIU", 6}, {"GDMA", 6}, {"SDMA", 6},
+	{"CDMA", 6},
+};
+#define NVCOLS (sizeof vcols / sizeof *vcols)
+
+static void vcell(struct tp_buf *b, size_t col, const char *text)
+{
+	if (col == 0) {
+		tp_buf_printf(b, "%-*s | ", vcols[0].width, text);
+		return;
+	}
+	tp_buf_printf(b, "%*s%s", vcols[col].width, text, col + 1 < NVCOLS ? " | " : "\n");
+}
+
+static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a,
+                         struct tp_buf *b)
+{
+	if (!p->vendor.num_rows)
+		return;
+	char label[64], v[64];
+	size_t width = 0;
+	for (size_t i = 0; i < NVCOLS; i++)
+		width += (size_t)vcols[i].width + (i + 1 < NVCOLS ? 3 : 0);
+	tp_buf_printf(b, "\nVendor comparison: tpuprof's figures (hardware timeline, above) and "
+	                 "%s's (its own timeline and labels; see Notes)\n",
+	              tp_str(p, p->vendor.tool));
+	for (size_t i = 0; i < NVCOLS; i++)
+		vcell(b, i, vcols[i].name);
+	rule(b, '-', width);
+	for (size_t r = 0; r < p->vendor.num_rows; r++) {
+		const struct tp_vendor_row *x = &p->vendor.rows[r];
+		const struct tp_core_stats *c = tp_analysis_core(a, x->device, x->core);
+		for (int who = 0; who < 2; who++) {
+			if (!who && !c)
+				continue;
+			int64_t tt = who ? x->total_time_ns : a->total_time_ns;
+			double par = who ? x->parallelism : c->parallelism;
+			double twr = who ? x->tiu_working_ratio : c->tiu_working_ratio;
+			uint64_t cyc[3], rec[4];
+			double bw[3];
+			for (int e = 0; e < 4; e++) {
+				const struct tp_engine_stats *es = c ? &c->eng[e] : NULL;
+				rec[e] = who ? x->records[e] : es->records;
+				if (e == 3)
+					break;
+				cyc[e] = who ? (e == 0 ? x->tiu_cycle : e == 1 ? x->gdma_cycle : x->sdma_cycle)
+				             : es->working_cycle;
+			}
+			bw[0] = who ? x->gdma_ddr_gbps : c->eng[TP_TRACK_GDMA].ddr_avg_gbps;
+			bw[1] = who ? x->gdma_l2_gbps : c->eng[TP_TRACK_GDMA].l2_avg_gbps;
+			bw[2] = who ? x->sdma_ddr_gbps : c->eng[TP_TRACK_SDMA].ddr_avg_gbps;
+			if (who)
+				snprintf(label, sizeof label, "vendor (%.14s)", tp_str(p, p->vendor.tool));
+			else
+				snprintf(label, sizeof label, "tpuprof (hardware)");
+			vcell(b, 0, label);
+			if (x->device > 0)
+				snprintf(v, sizeof v, "%d.%d", x->device, x->core);
+			else
+				snprintf(v, sizeof v, "%d", x->core);
+			vcell(b, 1, v);
+			fmt_pct(v, sizeof v, par);
+			vcell(b, 2, v);
+			fmt_us(v, sizeof v, tt, "");
+			vcell(b, 3, v);
+			fmt_pct(v, sizeof v, twr);
+			vcell(b, 4, v);
+			snprintf(v, sizeof v, "%llu", (unsigned long long)cyc[0]);
+			vcell(b, 5, v);
+			snprintf(v, sizeof v, "%llu", (unsigned long long)cyc[1]);
+			vcell(b, 6, v);
+			fmt_fixed(v, sizeof v, bw[0], 2);
+			vcell(b, 7, v);
+			fmt_fixed(v, sizeof v, bw[1], 2);
+			vcell(b, 8, v);
+			snprintf(v, sizeof v, "%llu", (unsigned long long)cyc[2]);
+			vcell(b, 9, v);
+			fmt_fixed(v, sizeof v, bw[2], 2);
+			vcell(b, 10, v);
+			for (int e = 0; e < 4; e++) {
+				snprintf(v, sizeof v, "%llu", (unsigned long long)rec[e]);
+				vcell(b, 11 + (size_t)e, v);
+			}
+		}
+	}
+	rule(b, '-', width);
+}
+
 static void engine_table(const struct tp_analysis *a, struct tp_buf *b)
 {
 	tp_buf_puts(b, "\nEngines (busy = non-sys commands; idle = total time - busy)\n");
@@ -465,6 +563,7 @@ static void summary_body(const struct tp_profile *p, const struct tp_analysis *a
 	reference_table(p, a, console, out);
 	if (console)
 		return;
+	vendor_table(p, a, out);
 	ftype_tables(p, a, out);
 	engine_table(a, out);
 	dma_bytes(a, out);
@@ -729,6 +828,39 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	if (a->num_cores) {
 		jkey(b, &f, "overall");
 		core_json(b, a, &a->overall, 1);
+	}
+	if (p->vendor.num_rows) {
+		/* The vendor tool's figures under its names, tpuprof's stay in "cores"/"overall". */
+		jkey(b, &f, "vendor");
+		tp_buf_putc(b, '{');
+		int h = 1;
+		jstr(b, &h, "tool", tp_str(p, p->vendor.tool));
+		jkey(b, &h, "cores");
+		tp_buf_putc(b, '[');
+		for (size_t i = 0; i < p->vendor.num_rows; i++) {
+			const struct tp_vendor_row *x = &p->vendor.rows[i];
+			int k = 1;
+			tp_buf_puts(b, i ? ",{" : "{");
+			jint(b, &k, "device", (uint64_t)x->device);
+			jint(b, &k, "core", (uint64_t)x->core);
+			jint(b, &k, "total_time_ns", (uint64_t)x->total_time_ns);
+			jus(b, &k, "total_time_us", x->total_time_ns);
+			jnum(b, &k, "parallelism_pct", x->parallelism * 100, 4);
+			jnum(b, &k, "tiu_working_ratio_pct", x->tiu_working_ratio * 100, 4);
+			jint(b, &k, "total_tiu_cycle", x->tiu_cycle);
+			jint(b, &k, "total_gdma_cycle", x->gdma_cycle);
+			jint(b, &k, "total_sdma_cycle", x->sdma_cycle);
+			jnum(b, &k, "gdma_ddr_avg_bw_gbps", x->gdma_ddr_gbps, 4);
+			jnum(b, &k, "gdma_l2_avg_bw_gbps", x->gdma_l2_gbps, 4);
+			jnum(b, &k, "sdma_ddr_avg_bw_gbps", x->sdma_ddr_gbps, 4);
+			jkey(b, &k, "records");
+			tp_buf_putc(b, '{');
+			int m = 1;
+			for (int e = 0; e <= TP_TRACK_CDMA; e++)
+				jint(b, &m, tp_track_kind_name((enum tp_track_kind)e), x->records[e]);
+			tp_buf_puts(b, "}}");
+		}
+		tp_buf_puts(b, "]}");
 	}
 	jkey(b, &f, "record_counts");
 	tp_buf_putc(b, '{');

@@ -73,6 +73,50 @@ static void test_text_layout(void **state)
 	tp_profile_free(p);
 }
 
+/* A vendor row from the reader is printed beside tpuprof's under the same column names, in
+ * summary.txt and in summary.json's "vendor"; without one there is no such table. */
+static void test_vendor_rows(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build();
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_text(p, &a, 0, &b);
+	assert_null(strstr(b.data, "Vendor comparison"));
+	tp_buf_free(&b);
+	struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool\".py", 0, 0);
+	v->total_time_ns = 2000;
+	v->parallelism = 0.25;
+	v->tiu_working_ratio = 0.125;
+	v->tiu_cycle = 7;
+	v->gdma_cycle = 8;
+	v->sdma_cycle = 9;
+	v->gdma_ddr_gbps = 1.234;
+	v->gdma_l2_gbps = 5.5;
+	v->records[TP_TRACK_GDMA] = 3;
+	tp_buf_init(&b);
+	tp_summary_text(p, &a, 0, &b);
+	assert_non_null(strstr(b.data, "Figures of               | CoreId | Parallelism(%) | "
+	                               "totalTime(us) | TiuWorkingRatio |"));
+	assert_non_null(strstr(b.data, "tpuprof (hardware)       |      0 |        166.78% |"
+	                               "         1.499 |         100.07% |          1500 |"));
+	assert_non_null(strstr(b.data, "vendor (tool\".py)        |      0 |         25.00% |"
+	                               "         2.000 |          12.50% |             7 |"
+	                               "              8 |               1.23 |              5.50 |"
+	                               "              9 |               0.00 |      0 |      3 |"));
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	tp_summary_json(p, &a, &b);
+	assert_non_null(strstr(b.data, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
+	                               "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
+	assert_non_null(strstr(b.data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
+	tp_buf_free(&b);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 static void test_json_escapes(void **state)
 {
 	(void)state;
@@ -181,6 +225,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_text_layout),
 		cmocka_unit_test(test_json_escapes),
+		cmocka_unit_test(test_vendor_rows),
 		cmocka_unit_test(test_cost_columns),
 		cmocka_unit_test(test_text_controls),
 	};

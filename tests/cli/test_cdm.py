@@ -186,17 +186,97 @@ class RealBM1690(unittest.TestCase):
         cyc = sum(int(r["Asic Cycle"]) for r in ddr)
         self.assertEqual(c0["engines"]["GDMA"]["ddr_bytes"], b)
         self.assertAlmostEqual(c0["gdma_ddr_avg_bw_gbps"], b / cyc, places=3)
+        # tpuprof's own row of the vendor comparison table carries the same hardware figures.
+        row = self.table_row("tpuprof (hardware)")
+        self.assertEqual(row["totalTime(us)"], "486.782")
+        self.assertEqual(row["TiuWorkingRatio"], "%.2f%%" % (100 * 62311 / span))
+        self.assertEqual(row["Parallelism(%)"], "%.2f%%" % (100 * (62311 + 86166 + 204) / span))
+        self.assertEqual(row["GdmaDdrAvgBW(GB/s)"], "%.2f" % (b / cyc))
+
+    def table_row(self, label):
+        """The row of summary.txt's vendor comparison table whose first cell is `label`."""
         with open(os.path.join(self.out, "summary.txt")) as f:
-            txt = f.read()
-        # The note names both vendor figures' origin and the dependency evidence.
-        self.assertIn("Core 0 spans 486.782 us", txt)
-        # ... and reproduces the vendor's figures from the same records: the workbook's and
-        # the web summary's totalTime, and its DDR bandwidth with the unnamed records.
-        self.assertIn("it would span 486.661 us", txt)
-        self.assertIn("instead of the latest end: 486.500 us", txt)
-        self.assertIn("24.01 GB/s GDMA DDR bandwidth that way", txt)
-        self.assertIn("70 of 80 TIU commands would then start before", txt)
-        self.assertIn("as recorded, 0 do", txt)
+            lines = f.read().splitlines()
+        head = [i for i, l in enumerate(lines) if l.startswith("Figures of ")]
+        self.assertEqual(len(head), 1, "one vendor comparison table")
+        names = [c.strip() for c in lines[head[0]].split("|")]
+        rows = [l for l in lines[head[0] + 1:] if l.split("|")[0].strip() == label]
+        self.assertEqual(len(rows), 1, label)
+        return dict(zip(names, (c.strip() for c in rows[0].split("|"))))
+
+    def provenance(self):
+        """PROVENANCE.txt's figures of tpu_profile.py's summary for core 0, parsed from it."""
+        import re
+        with open(os.path.join(REAL, "PROVENANCE.txt")) as f:
+            t = f.read()
+        rec = re.search(r"records: TIU (\d+), GDMA (\d+), SDMA (\d+)", t)
+        core = " ".join(t[t.index("core 0:"):t.index("workbook Engine Summary")].split())
+        fig = dict(re.findall(r"(\w+(?: \w+ avg)?) ([\d.]+)", core))
+        return {"TIU": rec.group(1), "GDMA": rec.group(2), "SDMA": rec.group(3),
+                "Parallelism(%)": fig["Parallelism"] + "%",
+                "totalTime(us)": fig["totalTime"],
+                "TiuWorkingRatio": fig["TiuWorkingRatio"] + "%",
+                "totalTiuCycle": fig["totalTiuCycle"],
+                "totalGdmaCycle": fig["totalGdmaCycle"],
+                "GdmaDdrAvgBW(GB/s)": fig["GDMA DDR avg"],
+                "GdmaL2AvgBW(GB/s)": fig["GDMA L2 avg"],
+                "totalSdmaCycle": fig["totalSdmaCycle"]}
+
+    @need_real
+    def test_vendor_row_equals_provenance(self):
+        """The figures under tpu_profile.py's name are its own, computed its way (shifted
+        timeline, unnamed GDMA records counted as DDR->LMEM): every PROVENANCE.txt figure."""
+        want = self.provenance()
+        self.assertEqual(len(want), 11)  # every figure but uArchURate (no descriptors here)
+        self.assertEqual(want["totalTime(us)"], "486.5")  # the web summary's, not the workbook's
+        row = self.table_row("vendor (tpu_profile.py)")
+        self.assertEqual(row["CoreId"], "0")
+        for k, v in want.items():
+            got = row[k]
+            if k == "totalTime(us)":  # tpu_profile.py prints 486.5 for 486.500
+                got = "%g" % float(got)
+            self.assertEqual(got, v, k)
+        j = self.summary()["vendor"]
+        self.assertEqual(j["tool"], "tpu_profile.py")
+        (v0,) = j["cores"]
+        self.assertEqual((v0["device"], v0["core"]), (0, 0))
+        self.assertEqual(v0["total_time_ns"], 486500)
+        self.assertEqual("%.2f%%" % v0["parallelism_pct"], want["Parallelism(%)"])
+        self.assertEqual("%.2f%%" % v0["tiu_working_ratio_pct"], want["TiuWorkingRatio"])
+        self.assertEqual(str(v0["total_tiu_cycle"]), want["totalTiuCycle"])
+        self.assertEqual(str(v0["total_gdma_cycle"]), want["totalGdmaCycle"])
+        self.assertEqual(str(v0["total_sdma_cycle"]), want["totalSdmaCycle"])
+        self.assertEqual("%.2f" % v0["gdma_ddr_avg_bw_gbps"], want["GdmaDdrAvgBW(GB/s)"])
+        self.assertEqual("%.2f" % v0["gdma_l2_avg_bw_gbps"], want["GdmaL2AvgBW(GB/s)"])
+        self.assertEqual({k: str(v) for k, v in v0["records"].items() if v},
+                         {e: want[e] for e in ("TIU", "GDMA", "SDMA")})
+        # tpuprof's own figures stay under tpuprof's keys.
+        (c0,) = self.summary()["cores"]
+        self.assertEqual(round(c0["parallelism_pct"], 2), 30.54)
+        self.assertEqual(self.summary()["total_time_ns"], 486782)
+
+    @need_real
+    def test_vendor_notes_one_per_figure(self):
+        """Each figure that differs has one note saying how and why, with the evidence."""
+        notes = self.summary()["notes"]
+        def one(prefix):
+            hit = [n for n in notes if n.startswith(prefix)]
+            self.assertEqual(len(hit), 1, prefix)
+            return hit[0]
+        t = one("totalTime, core 0:")
+        self.assertIn("core span 486.782 us as recorded", t)
+        self.assertIn("tpu_profile.py's 486.500 us shifts GDMA by +435 and SDMA by +145", t)
+        self.assertIn("70 of 80 TIU commands would start before", t)
+        self.assertIn("as recorded, 0 do", t)
+        self.assertIn("its workbook's 486.661 us is that shifted span to the latest end", t)
+        self.assertIn("12.81%", one("TiuWorkingRatio, core 0:"))
+        self.assertIn("30.56%", one("Parallelism, core 0:"))
+        g = one("GdmaDdrAvgBW, core 0:")
+        self.assertIn("24.01 GB/s also counts the 7 PMU records", g)
+        self.assertIn("257536 bytes", g)
+        # The merged notes these replace are gone.
+        self.assertFalse([n for n in notes if n.startswith("timeline:")])
+        self.assertFalse([n for n in notes if n.startswith("core 0 GDMA:")])
 
     @need_real
     def test_meta_for_host_alignment(self):
