@@ -88,7 +88,8 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 		if (!seen)
 			shapes[nshapes++] = w;
 	}
-	qsort(shapes, nshapes, sizeof *shapes, shape_cmp);
+	if (nshapes) /* shapes is NULL for a capture without operators (qsort's nonnull, UBSan) */
+		qsort(shapes, nshapes, sizeof *shapes, shape_cmp);
 
 	/* Layout (0-based rows): 0 title, 1 note, 2 ratio header, 3.. ratio rows, blank,
 	 * operator header, operators, blank, totals. Columns of the operator table are those
