@@ -615,6 +615,7 @@ static int convert_main(int argc, char **argv)
 	for (size_t i = 0; i < nout; i++)
 		if (enabled[i])
 			jobs[pool.njobs++] = (struct out_job){.idx = i};
+	tp_progress_outputs(pool.njobs);
 	write_outputs(&pool, o.jobs);
 	/* Messages in registry order, whatever order the threads finished in. */
 	for (size_t i = 0; i < nout; i++) {

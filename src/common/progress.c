@@ -34,6 +34,7 @@ static struct {
 	uint64_t input_total;
 	atomic_uint_least64_t input_done;
 	int phase;                              /* under mu */
+	atomic_size_t noutputs;                 /* tp_progress_outputs */
 	long long ph_t0[TP_PHASE_COUNT], ph_t1[TP_PHASE_COUNT];
 	struct slot slots[TP_PROGRESS_SLOTS];
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -123,6 +124,9 @@ static void live_text(char *line, long long now)
 			nall += st != 0;
 			ndone += st == 2;
 		}
+		size_t want = atomic_load(&g.noutputs);
+		if (want > (size_t)nall)
+			nall = (int)want;
 		cat(line, "tpuprof: writing %d/%d done, %.1f s", ndone, nall, el);
 		for (size_t i = 0; i < TP_PROGRESS_SLOTS; i++) {
 			struct slot *s = &g.slots[i];
@@ -232,6 +236,8 @@ void tp_progress_phase(enum tp_progress_phase ph)
 	g.ph_t1[ph] = 0;
 	pthread_mutex_unlock(&g.mu);
 }
+
+void tp_progress_outputs(size_t n) { atomic_store(&g.noutputs, n); }
 
 void tp_progress_slot_begin(size_t slot, const char *name)
 {

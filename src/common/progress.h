@@ -35,6 +35,8 @@ void tp_progress_phase(enum tp_progress_phase ph);
  * the thread that writes the output (it binds the thread to the slot for tp_progress_report)
  * and end from the same thread. */
 #define TP_PROGRESS_SLOTS 32
+/* How many outputs the write phase will run (for "writing K/N done"); before the slots. */
+void tp_progress_outputs(size_t n);
 void tp_progress_slot_begin(size_t slot, const char *name);
 void tp_progress_slot_end(size_t slot);
 /* Stops the ticker and finishes the live line. mode 0 (a failed run): nothing more; 1: when
