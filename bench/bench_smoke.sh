@@ -22,9 +22,14 @@ fi
 [ "$(wc -l < "$d/rows")" = 3 ] || fail "expected 3 rows, got $(wc -l < "$d/rows")"
 awk -F'\t' 'NR == 1 && ($1 != "gen 1k" || $3 != 2000 || $4 != 2 || $8 != 0) { exit 1 }
             NR == 2 && $8 != 1 { exit 1 }
-            NR == 3 && ($7 < 65536 || $8 != 0) { exit 1 }' "$d/rows" || { cat "$d/rows"; fail "rows"; }
+            NR == 3 && ($7 < 65536 || $8 != 0) { exit 1 }
+            NF != 9 || $9 < 0 { exit 1 }' "$d/rows" || { cat "$d/rows"; fail "rows"; }
+# CPU time is the child's: python filling 64 MiB spends some, and never more than a minute.
+awk -F'\t' 'NR == 3 && ($9 < 1000000 || $9 > 60000000000) { exit 1 }' "$d/rows" ||
+  { cat "$d/rows"; fail "CPU ns of the rss child"; }
 # tp-bench's own RSS must not leak into the small child's row.
 awk -F'\t' 'NR == 2 && $7 >= 65536 { exit 1 }' "$d/rows" || fail "RSS of 'false' looks inherited"
 "$b/tp-bench" table "$d/rows" > "$d/table"
 grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"; }
+grep -q 'CPU s  *CPU/wall' "$d/table" || { cat "$d/table"; fail "table CPU columns"; }
 echo "bench_smoke: ok"

@@ -5,7 +5,8 @@
  *   tp-bench run --out ROWS --name NAME --group G --cmds N --cores C [--bytes B] -- CMD ARGS...
  *       runs CMD as a child (fork + execvp), waits with wait4() and appends one row to the
  *       file ROWS: name, group, commands, cores, input bytes, wall ns, peak RSS KiB
- *       (ru_maxrss of that child alone, getrusage semantics), exit status. The child's stdout
+ *       (ru_maxrss of that child alone, getrusage semantics), exit status, CPU ns (user +
+ *       system of the child, from the same rusage). The child's stdout
  *       and stderr pass through. Exits with the child's status (128+signal if killed).
  *   tp-bench count DIR
  *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
@@ -13,7 +14,8 @@
  *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
  *       and cdma* files, cores = cdmlib files.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
- *       prints the rows as a table with derived columns: commands/s, commands/s per core,
+ *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
+ *       busy; rows of older files without CPU show "-"), commands/s, commands/s per core,
  *       ns per command, peak RSS MiB, bytes of RAM per command ((RSS - baseline RSS) /
  *       commands) and ratios of ns/command and RSS to the baseline row of the same group
  *       (default: the group's first row).
@@ -138,9 +140,11 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	/* ru_maxrss is in KiB on Linux. */
-	fprintf(f, "%s\t%s\t%llu\t%llu\t%llu\t%lld\t%ld\t%d\n", name, grp, (unsigned long long)cmds,
-	        (unsigned long long)cores, (unsigned long long)bytes, (long long)wall, ru.ru_maxrss,
-	        code);
+	long long cpu = ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
+	                ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
+	fprintf(f, "%s\t%s\t%llu\t%llu\t%llu\t%lld\t%ld\t%d\t%lld\n", name, grp,
+	        (unsigned long long)cmds, (unsigned long long)cores, (unsigned long long)bytes,
+	        (long long)wall, ru.ru_maxrss, code, cpu);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "tp-bench: write %s failed\n", out);
 		return 1;
@@ -248,7 +252,7 @@ static int cmd_count(const char *dir)
 struct row {
 	char name[256], group[64];
 	uint64_t cmds, cores, bytes;
-	int64_t wall_ns;
+	int64_t wall_ns, cpu_ns; /* cpu_ns < 0: not recorded */
 	long rss_kib;
 	int status;
 };
@@ -299,11 +303,11 @@ static int cmd_table(int argc, char **argv)
 	while (fgets(line, sizeof line, f)) {
 		struct row r;
 		memset(&r, 0, sizeof r);
-		char *fld[8];
+		char *fld[9];
 		int nf = 0;
 		char *s = line;
 		line[strcspn(line, "\n")] = 0;
-		while (nf < 8) {
+		while (nf < 9) {
 			fld[nf++] = s;
 			char *t = strchr(s, '\t');
 			if (!t)
@@ -311,8 +315,9 @@ static int cmd_table(int argc, char **argv)
 			*t = 0;
 			s = t + 1;
 		}
-		if (nf != 8)
+		if (nf != 8 && nf != 9)
 			continue;
+		r.cpu_ns = nf == 9 ? strtoll(fld[8], NULL, 10) : -1;
 		snprintf(r.name, sizeof r.name, "%s", fld[0]);
 		snprintf(r.group, sizeof r.group, "%s", fld[1]);
 		r.cmds = strtoull(fld[2], NULL, 10);
@@ -333,9 +338,9 @@ static int cmd_table(int argc, char **argv)
 	fclose(f);
 
 	/* Baselines: --baseline GROUP=NAME, else each group's first row. */
-	printf("%-34s %-8s %12s %9s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case", "group",
-	       "commands", "wall s", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB", "B/cmd", "x ns/c",
-	       "x RSS", "exit");
+	printf("%-34s %-8s %12s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case", "group",
+	       "commands", "wall s", "CPU s", "CPU/wall", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB",
+	       "B/cmd", "x ns/c", "x RSS", "exit");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i], *base = NULL;
 		for (int a = 3; a + 1 < argc; a += 2) {
@@ -352,6 +357,14 @@ static int cmd_table(int argc, char **argv)
 		for (size_t j = 0; j < nrows && !base; j++)
 			if (!strcmp(rows[j].group, r->group))
 				base = &rows[j];
+		char cpu[32], par[32];
+		if (r->cpu_ns >= 0) {
+			fix(cpu, sizeof cpu, (uint64_t)(r->cpu_ns / 1000000), 3);
+			ratio(par, sizeof par, (long double)r->cpu_ns, (long double)r->wall_ns, 2);
+		} else {
+			snprintf(cpu, sizeof cpu, "-");
+			snprintf(par, sizeof par, "-");
+		}
 		char cmds[32], wall[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32], xr[32];
 		snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
 		fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
@@ -371,8 +384,8 @@ static int cmd_table(int argc, char **argv)
 		else
 			snprintf(xt, sizeof xt, "-");
 		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
-		printf("%-34s %-8s %12s %9s %12s %13s %9s %9s %9s %8s %8s %6d\n", r->name, r->group,
-		       cmds, wall, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
+		printf("%-34s %-8s %12s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n", r->name,
+		       r->group, cmds, wall, cpu, par, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
 	}
 	printf("(B/cmd = (peak RSS - RSS of the group's baseline row) / commands; x = ratio to the "
 	       "baseline row:");

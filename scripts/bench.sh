@@ -8,9 +8,11 @@
 #    happens is timed; the generator is also always timed on a scratch 1 M dump.
 # 2. Converts the real dump (../shared/testdata/sophgo/bm1688_resnet50, if present) and each
 #    generated dump with `BUILD/tpuprof IN OUT <flags>` under tp-bench (wall time, peak RSS of
-#    the child via wait4), and prints one table: commands, wall s, commands/s, commands/s per
-#    core, ns/command, peak RSS MiB, bytes of RAM per command (RSS above the 10 k conversion,
-#    divided by commands) and ratios to that baseline.
+#    the child via wait4), and prints one table: commands, wall s, CPU s, CPU/wall, commands/s,
+#    commands/s per core, ns/command, peak RSS MiB, bytes of RAM per command (RSS above the
+#    group's baseline row, divided by commands) and ratios to that baseline. Baselines are
+#    measured in the same run: group convert = the 10 k conversion, io = `cat` of the dump,
+#    xlsx = a bare libxlsxwriter loop of as many rows (xlsx_gen bare).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
@@ -117,7 +119,7 @@ gen_case() {
   echo "   size: $(human_size "$dir")"
 }
 
-# bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert").
+# bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert", or $BENCH_GROUP).
 bench_case() {
   local name=$1 input=$2
   shift 2
@@ -137,8 +139,8 @@ bench_case() {
   rm -rf "$out"
   mkdir -p "$data/out"
   echo "== $name: tpuprof $input -> $out $*"
-  "$tpbench" run --out "$rows" --name "$name" --group convert --cmds "$cmds" --cores "$cores" \
-    -- "$tpuprof" "$input" "$out" "$@" || echo "   (tpuprof exited with status $?)"
+  "$tpbench" run --out "$rows" --name "$name" --group "${BENCH_GROUP:-convert}" --cmds "$cmds" \
+    --cores "$cores" -- "$tpuprof" "$input" "$out" "$@" || echo "   (tpuprof exited with status $?)"
   echo "   output: $(human_size "$out")"
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 }
@@ -187,6 +189,16 @@ for s in $sizes; do
 done
 
 # ---- cases -------------------------------------------------------------------------------
+# Machine baselines measured in this run (the machine may be loaded: compare ratios, not
+# seconds): `cat` of each dump's files (group "io"; the floor of any reader), and
+# libxlsxwriter's own ceiling (group "xlsx", below).
+for s in $sizes; do
+  [ -d "$data/gen-$s" ] || continue
+  count=$("$tpbench" count "$data/gen-$s")
+  "$tpbench" run --out "$rows" --name "cat gen-$s (input bytes)" --group io --cmds "${count% *}" \
+    --cores "${count#* }" -- sh -c 'cat "$1"/* > /dev/null' sh "$data/gen-$s"
+  BENCH_GROUP=io bench_case "gen-$s reader+summary (vs cat)" "$data/gen-$s" "${reader_flags[@]}"
+done
 # The first convert row is the baseline of the ratios and of bytes/command.
 baseline=""
 for s in $sizes; do
@@ -202,6 +214,8 @@ fi
 for s in $sizes; do
   [ "$s" = 10M ] && continue
   bench_case "gen-$s all outputs" "$data/gen-$s"
+  # The same with one thread: the gain of writing the outputs concurrently (--jobs).
+  bench_case "gen-$s all outputs --jobs 1" "$data/gen-$s" --jobs 1
 done
 # cdm_profile_data (BM1690, 8 cores, mode 1 = DYN_DATA command records) at 1 M commands per
 # core: reader + summary, and every default output. BENCH_CDM=0 skips it; BENCH_CDM_CMDS
@@ -223,20 +237,31 @@ if [ "${BENCH_CDM:-1}" = 1 ]; then
   bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
 fi
 # Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is this row
-# minus the reader+summary row of the same dump.
+# minus the reader+summary row of the same dump. Group "xlsx", whose baseline is
+# libxlsxwriter alone: a bare loop (xlsx_gen bare) writing as many rows of 22 cells (the
+# average of an engine sheet) as the dump has commands; x ns/c of "gen-N xlsx" is then the
+# workbook's cost relative to the library's ceiling (target <= 1.5, reader included).
+xlsx_gen=$build/src/xlsx/xlsx_gen
 for s in $sizes; do
   [ "$s" = 10M ] && continue
-  bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
+  n=$((2 * $(per_core "$s")))
+  if [ -x "$xlsx_gen" ]; then
+    mkdir -p "$data/out/bare"
+    "$tpbench" run --out "$rows" --name "bare libxlsxwriter $n rows x 22" --group xlsx \
+      --cmds "$n" --cores 2 -- "$xlsx_gen" bare "$data/out/bare" "$n" ||
+      echo "   (xlsx_gen bare exited with status $?)"
+    rm -rf "$data/out/bare"
+  fi
+  BENCH_GROUP=xlsx bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
 done
 # One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
 # 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/xlsx/xlsx_gen.c prints rows/s).
-xlsx_gen=$build/src/xlsx/xlsx_gen
 if [ -x "$xlsx_gen" ]; then
   rm -rf "$data/out/xlsx-spill"
   echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
-  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M profile only" --group xlsx \
+  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M profile only" --group xlsx-gen \
     --cmds 1600000 --cores 2 -- "$xlsx_gen" bench-profile "$data/out/xlsx-spill" 1600000
-  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx --cmds 1600000 \
+  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx-gen --cmds 1600000 \
     --cores 2 -- "$xlsx_gen" bench "$data/out/xlsx-spill" 1600000
   echo "   output: $(human_size "$data/out/xlsx-spill")"
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$data/out/xlsx-spill"

@@ -20,6 +20,7 @@ struct tp_cli_opts {
 	int trace_args_compact;  /* --trace_args compact */
 	const char *trace_file;  /* --trace_file: host Chrome trace merged onto the device timeline */
 	unsigned char *enabled;  /* per registry output: 1 = write */
+	int jobs;                /* --jobs: outputs written at once, 0 = the online CPUs */
 };
 
 /* A reader the CLI can dispatch to. */

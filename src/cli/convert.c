@@ -2,14 +2,22 @@
  * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format (a directory, or a
  * capture.tpp file given directly), read it into the model, analyse, and write the enabled
  * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
- * OUT_DIR, the stale-output marker, and installing the signal cleanup of temporaries.
+ * OUT_DIR, the stale-output marker, and installing the signal cleanup of temporaries. Once the
+ * model is built the enabled outputs are written concurrently by --jobs N threads (default:
+ * the online CPUs); each output reads the finished model and analysis only, so the files are
+ * the same bytes whatever N is, and messages are printed in registry order after the join.
+ * The live progress line (common/progress.h) runs while stderr is a terminal and not -q.
  */
 #include "cli/cli.h"
+#include "common/progress.h"
 #include "summary/summary.h"
 #include "traceread/traceread.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -46,7 +54,9 @@ void tp_cli_usage(FILE *f)
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
 	        "                       smaller traces of huge dumps\n"
-	        "  -q, --quiet          print nothing but errors\n"
+	        "  -j, --jobs N         write up to N outputs at once (default: the online CPUs); the\n"
+	        "                       files are identical for every N\n"
+	        "  -q, --quiet          print nothing but errors (and no progress line)\n"
 	        "  -v, --verbose        print reader statistics and timings\n"
 	        "  -h, --help           this text\n"
 	        "  --version            print the version\n"
@@ -80,9 +90,11 @@ static int usage_error(const char *fmt, const char *arg)
  * so they pass the text-safety layer (no ESC reaches the terminal). */
 static void err_line(const char *msg)
 {
+	tp_progress_lock(); /* never in the middle of the live progress line */
 	fputs("tpuprof: ", stderr);
 	tp_text_fputs(stderr, msg, TP_TEXT_CTRL | TP_TEXT_LINE);
 	fputc('\n', stderr);
+	tp_progress_unlock();
 }
 
 /* Matches "--name VALUE" and "--name=VALUE"; returns 1 and sets *val (and advances *i). */
@@ -245,7 +257,118 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* ---- Writing the outputs concurrently (--jobs) ----------------------------------------- */
+
+struct out_job {
+	size_t idx;      /* registry index (also the progress slot) */
+	int status;
+	struct tp_diag d;
+	double secs;
+};
+
+struct out_pool {
+	const struct tp_profile *p;
+	const struct tp_analysis *a;
+	const struct tp_out_opts *oo;
+	const struct tp_output *const *outs;
+	struct out_job *jobs;
+	size_t njobs;
+	atomic_size_t next;
+};
+
+static void *out_worker(void *arg)
+{
+	struct out_pool *pl = arg;
+	for (;;) {
+		size_t k = atomic_fetch_add(&pl->next, 1);
+		if (k >= pl->njobs)
+			break;
+		struct out_job *j = &pl->jobs[k];
+		const struct tp_output *out = pl->outs[j->idx];
+		tp_progress_slot_begin(j->idx, out->name);
+		double w0 = now_s();
+		j->status = out->write(pl->p, pl->a, pl->oo, &j->d);
+		j->secs = now_s() - w0;
+		tp_progress_slot_end(j->idx);
+	}
+	return NULL;
+}
+
+/* Expected cost rank of an output (lower = longer): the longest start first, so N threads
+ * finish together (the spreadsheet alone is most of a default run). Order only; the files do
+ * not depend on it. */
+static int cost_rank(const char *name)
+{
+	static const char *const heavy[] = {"xlsx", "sqlite", "perfetto", "chrome", "html"};
+	for (size_t i = 0; i < sizeof heavy / sizeof *heavy; i++)
+		if (strcmp(name, heavy[i]) == 0)
+			return (int)i;
+	return (int)(sizeof heavy / sizeof *heavy);
+}
+
+/* Writes the jobs with up to `nthreads` threads (the calling thread is one of them). A
+ * thread that cannot be created only means fewer threads. */
+static void write_outputs(struct out_pool *pl, int nthreads)
+{
+	/* Stable insertion sort by cost rank (a handful of outputs). */
+	for (size_t i = 1; i < pl->njobs; i++) {
+		struct out_job t = pl->jobs[i];
+		size_t k = i;
+		while (k > 0 && cost_rank(pl->outs[pl->jobs[k - 1].idx]->name) >
+		                    cost_rank(pl->outs[t.idx]->name)) {
+			pl->jobs[k] = pl->jobs[k - 1];
+			k--;
+		}
+		pl->jobs[k] = t;
+	}
+	atomic_store(&pl->next, 0);
+	pthread_t th[64];
+	size_t nth = 0;
+	size_t want = nthreads > 1 ? (size_t)nthreads - 1 : 0; /* besides the calling thread */
+	if (pl->njobs == 0 || want > pl->njobs - 1)
+		want = pl->njobs ? pl->njobs - 1 : 0;
+	if (want > sizeof th / sizeof *th)
+		want = sizeof th / sizeof *th;
+	while (nth < want && pthread_create(&th[nth], NULL, out_worker, pl) == 0)
+		nth++;
+	out_worker(pl);
+	for (size_t i = 0; i < nth; i++)
+		pthread_join(th[i], NULL);
+}
+
+/* Bytes of input for the reading progress: the file, or the regular files directly in the
+ * directory (readers may read fewer; the line then stops short of the total). */
+static uint64_t input_size(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return 0;
+	if (S_ISREG(st.st_mode))
+		return (uint64_t)st.st_size;
+	DIR *dir = opendir(path);
+	if (!dir)
+		return 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	while ((e = readdir(dir)) != NULL) {
+		if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			total += (uint64_t)st.st_size;
+	}
+	closedir(dir);
+	return total;
+}
+
+static int convert_main(int argc, char **argv);
+
 int tp_cli_convert(int argc, char **argv)
+{
+	int rc = convert_main(argc, argv);
+	tp_progress_finish(0); /* a failed run: stop the live line (no-op after success) */
+	return rc;
+}
+
+static int convert_main(int argc, char **argv)
 {
 	const struct tp_output *const *outs;
 	size_t nout = tp_cli_outputs(&outs);
@@ -273,6 +396,16 @@ int tp_cli_convert(int argc, char **argv)
 		}
 		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
 			o.verbose = 1;
+			continue;
+		}
+		if (opt_value(argc, argv, &i, "--jobs", &v, &err) ||
+		    opt_value(argc, argv, &i, "-j", &v, &err)) {
+			char *end = NULL;
+			long n = err ? 0 : strtol(v, &end, 10);
+			if (err || end == v || *end || n < 1 || n > 64)
+				return usage_error("--jobs needs a thread count from 1 to 64, got '%s'",
+				                   err ? "" : v);
+			o.jobs = (int)n;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--arch", &v, &err)) {
@@ -399,6 +532,11 @@ int tp_cli_convert(int argc, char **argv)
 
 	/* From here on temporaries exist: Ctrl-C or a kill removes them (common/file.c). */
 	tp_temp_cleanup_on_signals();
+	if (!o.jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		o.jobs = n < 1 ? 1 : n > 64 ? 64 : (int)n;
+	}
+	tp_progress_start(!o.quiet && isatty(STDERR_FILENO), input_size(o.in_dir));
 	double t0 = now_s();
 	struct tp_profile *p = NULL;
 	int rc = reader->read(&o, &p, &d);
@@ -436,6 +574,7 @@ int tp_cli_convert(int argc, char **argv)
 		}
 	}
 	double t1 = now_s();
+	tp_progress_phase(TP_PHASE_ANALYZE);
 	struct tp_analysis an;
 	rc = tp_analyze(p, &an);
 	if (rc != TP_OK) {
@@ -470,18 +609,28 @@ int tp_cli_convert(int argc, char **argv)
 	                         .verbose = o.verbose,
 	                         .sparse_ratios_path = o.sparse_ratios,
 	                         .trace_args_full = !o.trace_args_compact};
+	tp_progress_phase(TP_PHASE_WRITE);
+	struct out_job jobs[32];
+	struct out_pool pool = {.p = p, .a = &an, .oo = &oo, .outs = outs, .jobs = jobs};
+	for (size_t i = 0; i < nout; i++)
+		if (enabled[i])
+			jobs[pool.njobs++] = (struct out_job){.idx = i};
+	tp_progress_outputs(pool.njobs);
+	write_outputs(&pool, o.jobs);
+	/* Messages in registry order, whatever order the threads finished in. */
 	for (size_t i = 0; i < nout; i++) {
-		if (!enabled[i])
+		const struct out_job *j = NULL;
+		for (size_t k = 0; k < pool.njobs; k++)
+			if (jobs[k].idx == i)
+				j = &jobs[k];
+		if (!j)
 			continue;
-		struct tp_diag od = {0};
-		double w0 = now_s();
-		int s = outs[i]->write(p, &an, &oo, &od);
-		if (s != TP_OK) {
+		if (j->status != TP_OK) {
 			char msg[TP_DIAG_MAX + 64];
 			snprintf(msg, sizeof msg, "%s: %s", outs[i]->file,
-			         od.msg[0] ? od.msg : tp_strerror(s));
+			         j->d.msg[0] ? j->d.msg : tp_strerror(j->status));
 			err_line(msg);
-			int code = tp_status_exit_code(s);
+			int code = tp_status_exit_code(j->status);
 			if (code > exit_code)
 				exit_code = code;
 			continue;
@@ -493,12 +642,13 @@ int tp_cli_convert(int argc, char **argv)
 			struct stat fs;
 			if (path && stat(path, &fs) == 0) {
 				char msg[TP_DIAG_MAX];
-				snprintf(msg, sizeof msg, "wrote %s in %.3f s", path, now_s() - w0);
+				snprintf(msg, sizeof msg, "wrote %s in %.3f s", path, j->secs);
 				err_line(msg);
 			}
 			tp_free(path);
 		}
 	}
+	tp_progress_finish(exit_code ? 0 : o.verbose ? 2 : 1);
 	if (!o.quiet) {
 		struct tp_buf b;
 		tp_buf_init(&b);

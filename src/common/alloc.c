@@ -4,28 +4,31 @@
  */
 #include "common/common.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-static long fail_countdown = -1; /* < 0: never fail */
-static long alloc_count;
+/* Atomic (relaxed) because outputs are written by several threads at once (--jobs); the
+ * fault hook itself is used by single-threaded tests only. */
+static atomic_long fail_countdown = -1; /* < 0: never fail */
+static atomic_long alloc_count;
 
 static int should_fail(void)
 {
-	alloc_count++;
-	if (fail_countdown < 0)
+	atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed);
+	long c = atomic_load_explicit(&fail_countdown, memory_order_relaxed);
+	if (c < 0)
 		return 0;
-	if (fail_countdown == 0)
+	if (c == 0)
 		return 1;
-	fail_countdown--;
+	atomic_store_explicit(&fail_countdown, c - 1, memory_order_relaxed);
 	return 0;
 }
 
 long tp_alloc_fail_after(long n)
 {
-	long c = alloc_count;
-	alloc_count = 0;
-	fail_countdown = n;
+	long c = atomic_exchange(&alloc_count, 0);
+	atomic_store(&fail_countdown, n);
 	return c;
 }
 

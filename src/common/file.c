@@ -3,9 +3,11 @@
  * name next to the target and renamed into place only when complete.
  */
 #include "common/common.h"
+#include "common/progress.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -73,6 +75,7 @@ int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d)
 
 void tp_file_release(struct tp_file *f)
 {
+	tp_progress_input_done(f->size); /* the reading phase's progress (common/progress.h) */
 	if (f->mapped)
 		munmap((void *)f->data, f->size);
 	memset(f, 0, sizeof *f);
@@ -134,8 +137,24 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
+/* The umask, read once: reading it means setting it, which must not happen while other
+ * threads (outputs written concurrently, --jobs) create files. */
+static mode_t umask_value;
+static void read_umask(void)
+{
+	umask_value = umask(0);
+	umask(umask_value);
+}
+static mode_t process_umask(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, read_umask);
+	return umask_value;
+}
+
 void tp_temp_cleanup_on_signals(void)
 {
+	(void)process_umask(); /* read while the process has one thread */
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
 		struct sigaction sa;
@@ -167,9 +186,7 @@ char *tp_temp_path_for(const char *path)
 		return NULL;
 	}
 	/* mkstemp creates 0600; outputs get the usual 0666 & ~umask like any created file. */
-	mode_t um = umask(0);
-	umask(um);
-	fchmod(fd, 0666 & ~um);
+	fchmod(fd, 0666 & ~process_umask());
 	close(fd);
 	tmp_track(t);
 	return t;

@@ -121,6 +121,18 @@ static struct ient *imap_find(const struct imap *m, const char *s)
 	return NULL;
 }
 
+/* Slot of a string in a lazy map's table of recently seen strings. Hashed from the first
+ * bytes of the content, not from the address: which strings collide decides which are
+ * written inline, and addresses change from run to run (ASLR) while the file must be the
+ * same bytes every time (and with any --jobs). */
+static size_t seen_slot(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < 24 && s[i]; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return (size_t)(h >> 20) & (SEEN_SLOTS - 1);
+}
+
 static struct ient *imap_get(struct imap *m, const char *s)
 {
 	if (m->n * 2 >= m->cap) {
@@ -167,7 +179,7 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 		 * entry plus a reference, and only a fixed-size table of recently seen addresses
 		 * remembers them, so a million unique strings cost no memory. (A string seen again
 		 * after its slot was reused is just written inline once more.) */
-		size_t slot = ihash(s, SEEN_SLOTS);
+		size_t slot = seen_slot(s);
 		if (m->seen[slot] != s) {
 			m->seen[slot] = s;
 			return 0;

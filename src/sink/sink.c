@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "sink/sink.h"
+#include "common/progress.h"
 
 #define MAX_LANES 1024
 #define COUNTER_WINDOWS 4000 /* derived counters: at most this many windows over the span */
@@ -80,6 +81,7 @@ struct plan {
 	size_t nlanes_used;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
+	uint64_t total_slices; /* slices delivered in all, for the progress line */
 };
 
 static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
@@ -1169,6 +1171,8 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
 				return st;
+			if ((id & 4095) == 0)
+				tp_progress_report(id, pl->total_slices);
 		}
 	}
 	return TP_OK;
@@ -1201,6 +1205,7 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		pl->dts[i].base_id = id;
 		id += pl->dts[i].t->count;
 	}
+	pl->total_slices = id;
 	if ((st = plan_flows(pl, d)))
 		goto out;
 

@@ -11,6 +11,7 @@
  * tp_xlsx_write returns.
  */
 #include "xlsx/xlsx_int.h"
+#include "common/progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -988,6 +989,8 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
 		const struct tp_slice *sl = &t->slices[i];
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
+		if ((i & 2047) == 0)
+			tp_progress_report(x->prog_done + (i - pt->first), x->prog_total);
 		int sys = sl->kind != TP_CMD_NORMAL;
 		struct tp_cmd_cost cc;
 		int costed = tiu && tp_slice_cost(t, i, &cc);
@@ -2039,8 +2042,14 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			goto out;
 		}
 	}
+	for (size_t i = 0; i < pl.n; i++)
+		x.prog_total += pl.v[i].count;
+	/* workbook_close deflates every sheet into the zip: about half the time of a large
+	 * workbook (measured, issue 10), so it counts as many units as the rows. */
+	x.prog_total *= 2;
 	for (size_t i = 0; i < pl.n && st == TP_OK; i++) {
 		struct part *pt = &pl.v[i];
+		tp_progress_report(x.prog_done, x.prog_total);
 		switch (pt->kind) {
 		case PK_SUMMARY:
 			write_summary(&x, pt->ws, &pl);
@@ -2058,6 +2067,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			st = write_events_sheet(&x, pt);
 			break;
 		}
+		x.prog_done += pt->count;
 		if (x.oom)
 			st = TP_ENOMEM;
 		if (x.err != LXW_NO_ERROR)
@@ -2070,6 +2080,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 		goto out;
 	}
 	ce = workbook_close(x.wb);
+	tp_progress_report(x.prog_total, x.prog_total);
 	x.wb = NULL;
 	if (ce != LXW_NO_ERROR) {
 		st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path, lxw_strerror(ce));

@@ -10,9 +10,15 @@
  *        xlsx_gen bench OUT_DIR COMMANDS
  *        xlsx_gen bench-profile OUT_DIR COMMANDS   (the same profile, no workbook: the RSS
  *                                                   baseline the workbook adds to)
+ *        xlsx_gen bare OUT_DIR ROWS [CELLS]  libxlsxwriter's own ceiling (issue 10): a bare
+ *                  loop writing ROWS rows of CELLS cells (default 22, the average of a
+ *                  tpuprof engine sheet; every third a short string, the rest numbers) into
+ *                  OUT_DIR/bare.xlsx in constant_memory mode, no tpuprof code involved
  */
 #include "xlsx/xlsx.h"
 #include "xlsx/xlsx_fixture.h"
+
+#include <xlsxwriter.h>
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -46,6 +52,45 @@ static void print_expect(const struct tp_profile *p, const struct tp_analysis *a
 	printf("]}\n");
 }
 
+static int bare(const char *dir, size_t rows, size_t cells)
+{
+	static const char *const words[] = {"conv2d", "TIU", "GDMA", "DDR->LMEM", "INT8",
+	                                    "matmul", "L2M", "FP16"};
+	char path[4096];
+	snprintf(path, sizeof path, "%s/bare.xlsx", dir);
+	lxw_workbook_options wo = {.constant_memory = LXW_TRUE};
+	double t0 = now_s();
+	lxw_workbook *wb = workbook_new_opt(path, &wo);
+	if (!wb) {
+		fprintf(stderr, "xlsx_gen: cannot create %s\n", path);
+		return 3;
+	}
+	lxw_worksheet *ws = NULL;
+	uint32_t r = 0;
+	for (size_t i = 0; i < rows; i++, r++) {
+		if (!ws || r >= 1048575) {
+			ws = workbook_add_worksheet(wb, NULL);
+			r = 0;
+		}
+		for (size_t c = 0; c < cells; c++) {
+			if (c % 3 == 1)
+				worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7], NULL);
+			else
+				worksheet_write_number(ws, r, (lxw_col_t)c, (double)i * 1.25 + (double)c,
+				                       NULL);
+		}
+	}
+	lxw_error e = workbook_close(wb);
+	double dt = now_s() - t0;
+	if (e != LXW_NO_ERROR) {
+		fprintf(stderr, "xlsx_gen: %s\n", lxw_strerror(e));
+		return 3;
+	}
+	printf("xlsx bare: %zu rows x %zu cells in %.2f s wall = %.0f rows/s\n", rows, cells, dt,
+	       (double)rows / dt);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -54,6 +99,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const char *mode = argv[1];
+	if (!strcmp(mode, "bare"))
+		return bare(argv[2], argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 1000000,
+		            argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : 22);
 	struct tp_profile *p = NULL;
 	struct fx_engines_cfg cfg = {.tiu = {257, 47}, .gdma = {145, 21}, .sdma = {0, 0}};
 	int bench = !strcmp(mode, "bench") || !strcmp(mode, "bench-profile");

@@ -41,6 +41,7 @@ struct xl {
 	int oom;
 	char *scratch; /* sanitised copies of input strings */
 	size_t scap;
+	uint64_t prog_done, prog_total; /* rows written / planned, for the progress line */
 };
 
 /* Column widths: remembers that column `col` shows `chars` characters. */

@@ -1,0 +1,159 @@
+#!/usr/bin/python3
+"""Concurrent outputs (--jobs) and the live progress line (issue 10).
+
+usage: test_jobs.py TPUPROF GENDUMP
+
+- A generated BM1688 dump converted with every output on (--sqlite --json) by --jobs 1 and
+  --jobs 4, in separate processes: every file is byte-identical (the two processes also differ
+  in their address-space layout, so this also checks that no output depends on addresses).
+  Run in the ThreadSanitizer build too (label tsan, TSAN_OPTIONS halt_on_error): a data race
+  between the writer threads fails the conversion's exit status.
+- The progress line appears on a terminal (a pty as stderr), with one line per phase and the
+  final "done in" line; it is absent when stderr is not a terminal, and with -q.
+  TP_PROGRESS_DELAY_MS=0 makes a small conversion show it (the default is ~1 s).
+"""
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+import unittest
+
+TPUPROF, GENDUMP = sys.argv[1], sys.argv[2]
+TSAN = os.environ.get("TP_TEST_TSAN") == "1"
+
+
+def run(args, env=None):
+    e = dict(os.environ)
+    e.update(env or {})
+    p = subprocess.run([TPUPROF, *args], capture_output=True, text=True, env=e)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_pty(args, env=None):
+    """Runs tpuprof with stderr on a pseudo-terminal; returns (rc, bytes seen on it)."""
+    e = dict(os.environ)
+    e.update(env or {})
+    m, s = pty.openpty()
+    p = subprocess.Popen([TPUPROF, *args], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=s, env=e)
+    os.close(s)
+    out = b""
+    while True:
+        try:
+            b = os.read(m, 65536)
+        except OSError:  # EIO once the child closed the pty
+            break
+        if not b:
+            break
+        out += b
+    os.close(m)
+    return p.wait(), out.decode("utf-8", "replace")
+
+
+def tree(root):
+    files = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            if n == ".tpuprof.lock":  # holds the writer's pid
+                continue
+            path = os.path.join(d, n)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, root)] = f.read()
+    return files
+
+
+class Jobs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dump = os.path.join(cls.tmp.name, "gen")
+        n = "400" if TSAN else "3000"
+        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", n, "--seed",
+                        "7", "--quiet", cls.dump], check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_outputs_identical_for_any_jobs(self):
+        trees = []
+        for j in ("1", "4"):
+            rc, _, err = run([self.dump, self.out("j" + j), "--sqlite", "--json", "-q",
+                              "--jobs", j])
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(err, "")
+            trees.append(tree(self.out("j" + j)))
+        self.assertEqual(sorted(trees[0]), sorted(trees[1]))
+        # Every heavy writer took part (an output that silently vanished would also "match").
+        for f in ("perfetto.pftrace", "trace.json", "profile.db",
+                  os.path.join("PerfDoc", "PerfAI_output.xlsx"), "result.html", "summary.json"):
+            self.assertIn(f, trees[0])
+            self.assertGreater(len(trees[0][f]), 1000, f)
+        for f in trees[0]:
+            self.assertTrue(trees[0][f] == trees[1][f], f + " differs between --jobs 1 and 4")
+
+    def test_jobs_errors_keep_registry_order(self):
+        # Two outputs fail (their target is a directory); the messages come in registry
+        # order whatever thread finished first, and the exit code is 3.
+        o = self.out("fail")
+        os.makedirs(os.path.join(o, "trace.json"))
+        os.makedirs(os.path.join(o, "profile.db"))
+        rc, _, err = run([self.dump, o, "--sqlite", "--json", "-q", "--jobs", "4",
+                          "--disable_doc", "--disable_web"])
+        self.assertEqual(rc, 3, err)
+        self.assertLess(err.index("trace.json"), err.index("profile.db"), err)
+
+    def test_bad_jobs(self):
+        for v in ("0", "x", "65", "-1"):
+            rc, _, err = run([self.dump, self.out("bad"), "--jobs", v])
+            self.assertEqual(rc, 1, v)
+            self.assertIn("--jobs", err)
+        rc, _, err = run([self.dump, self.out("bad"), "--jobs"])
+        self.assertEqual(rc, 1)
+
+    def test_progress_on_a_terminal(self):
+        rc, err = run_pty([self.dump, self.out("pty"), "--jobs", "2"],
+                          {"TP_PROGRESS_DELAY_MS": "0"})
+        self.assertEqual(rc, 0, err)
+        self.assertIn("\rtpuprof: ", err)  # a live line, redrawn in place
+        # Every enabled output is counted from the start (7 by default on a bmprofile dump:
+        # the summaries, ops.csv, html, perfetto, xlsx).
+        self.assertRegex(err, r"tpuprof: writing \d/7 done")
+        self.assertRegex(err, r"tpuprof: read [0-9.]+ MB in [0-9.]+ s|tpuprof: done in")
+        self.assertRegex(err, r"tpuprof: done in [0-9.]+ s: reading [0-9.]+ s, analysis "
+                              r"[0-9.]+ s, writing [0-9.]+ s \(.*xlsx [0-9.]+ s")
+        # The live line is cleared (ESC [ K) and the last line ends it.
+        self.assertIn("\x1b[K", err)
+        self.assertTrue(err.endswith("\n"), repr(err[-200:]))
+
+    def test_no_progress_with_quiet(self):
+        rc, err = run_pty([self.dump, self.out("ptyq"), "-q"], {"TP_PROGRESS_DELAY_MS": "0"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+
+    def test_no_progress_without_terminal(self):
+        rc, _, err = run([self.dump, self.out("pipe")], {"TP_PROGRESS_DELAY_MS": "0"})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+
+    def test_verbose_final_line_without_terminal(self):
+        rc, _, err = run([self.dump, self.out("verb"), "-v"], {"TP_PROGRESS_DELAY_MS": "0"})
+        self.assertEqual(rc, 0, err)
+        self.assertNotIn("\r", err)
+        self.assertIn("wrote ", err)  # -v keeps its details
+        self.assertRegex(err, r"\ntpuprof: done in [0-9.]+ s: reading ")
+
+    @unittest.skipIf(TSAN, "timing-dependent: a ThreadSanitizer build may take over 1 s")
+    def test_short_conversion_prints_no_progress(self):
+        rc, err = run_pty([self.dump, self.out("short"), "--disable_doc", "--disable_web",
+                           "--disable_perfetto"])
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(err, "")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
