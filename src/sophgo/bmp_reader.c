@@ -803,15 +803,19 @@ struct core_range {
 
 /* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
- * times the reference derives from them: ns = int(cycles / MHz * 1000) + the iteration's
+ * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
  * offset. */
 static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, int64_t offset_ns)
 {
 	uint64_t cyc = (uint64_t)(ce - cs) + 1;
 	s->start_cycle = (uint64_t)cs;
 	s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
-	s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz) + offset_ns;
-	s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz) + offset_ns;
+	/* Exact integer conversion: the vendor's timeline is cycles / MHz x 1000 to 0.01 ns, and
+	 * the truncated float division put 16 of the real dump's 940 times 1 ns low (1850301
+	 * cycles at 900 MHz are 2055890 ns, not 2055889). The alignment above keeps the vendor's
+	 * float arithmetic, which its cycles depend on. */
+	s->start_ns = tp_cycles_to_ns_exact((uint64_t)cs, mhz) + offset_ns;
+	s->end_ns = tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns;
 }
 
 static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,

@@ -292,10 +292,8 @@ class RealDump(unittest.TestCase):
     def test_command_times_match_reference(self):
         # Every TIU/GDMA start and end (ns) against the vendor's timeline (reference
         # profile_data.js time_data: cycles / MHz x 1000 to 0.01 ns), floored. tpuprof's
-        # tp_cycles_to_ns_exact gives these exactly; the BM1688 reader (src/sophgo, not this
-        # branch) still sets times with the truncated float division, which puts some starts
-        # and ends 1 ns low: those are reported and the check is SKIPPED loudly until the
-        # reader's set_cycles uses tp_cycles_to_ns_exact. Any other difference fails.
+        # tp_cycles_to_ns_exact gives these exactly and the reader's set_cycles uses it; the
+        # truncated float division it replaced put 9 starts and 7 ends 1 ns low.
         ref = os.path.join(SHARED, "testdata", "sophgo", "reference", "bm1688_resnet50",
                            "profile_data.js")
         if not os.path.exists(ref):
@@ -345,11 +343,7 @@ class RealDump(unittest.TestCase):
                         other.append((k, what, ours[k][j], r[1 + j]))
         self.assertEqual(n, 470)
         self.assertEqual(other, [], "times off by more than the known truncation")
-        if low:
-            print("\nSKIPPED: %d of %d starts/ends are 1 ns low (truncated float division in "
-                  "src/sophgo/bmp_reader.c set_cycles; tp_cycles_to_ns_exact fixes them): %s"
-                  % (len(low), 2 * n, low[:4]), file=sys.stderr)
-            self.skipTest("reader still uses the truncating conversion")
+        self.assertEqual(low, [], "starts/ends 1 ns low (truncated float division)")
 
     @need_real
     def test_clock_override_changes_times(self):
