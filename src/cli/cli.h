@@ -21,7 +21,10 @@ struct tp_cli_opts {
 	const char *trace_file;  /* --trace_file: host Chrome trace merged onto the device timeline */
 	unsigned char *enabled;  /* per registry output: 1 = write */
 	int jobs;                /* --jobs: outputs written at once, 0 = the online CPUs */
+	int detail;              /* --detail: enum tp_cli_detail */
 };
+/* --detail: how much per-command detail readers keep (the Sophgo readers' argument sets). */
+enum tp_cli_detail { TP_CLI_DETAIL_AUTO = 0, TP_CLI_DETAIL_FULL = 1, TP_CLI_DETAIL_NONE = -1 };
 
 /* A reader the CLI can dispatch to. */
 struct tp_cli_reader {

@@ -50,6 +50,10 @@ void tp_cli_usage(FILE *f)
 	        "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
 	        "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / first\n"
 	        "                       tpudnn event)\n"
+	        "  --detail MODE        per-command detail of Sophgo dumps (decoded registers, DMA\n"
+	        "                       counters, LOCAL memory from the commands): auto (default: all\n"
+	        "                       up to 1 M commands, registers up to 200 k), full (always; ~1 KB\n"
+	        "                       per command), none (64 bytes per command)\n"
 	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
@@ -434,6 +438,16 @@ static int convert_main(int argc, char **argv)
 			if (err || end == v || *end || n < 1 || n > 1024)
 				return usage_error("--num_core needs a core count >= 1, got '%s'", err ? "" : v);
 			o.num_core = (int)n;
+			continue;
+		}
+		if (opt_value(argc, argv, &i, "--detail", &v, &err)) {
+			if (err || (strcmp(v, "auto") != 0 && strcmp(v, "full") != 0 &&
+			            strcmp(v, "none") != 0))
+				return usage_error("--detail takes 'auto', 'full' or 'none', got '%s'",
+				                   err ? "" : v);
+			o.detail = strcmp(v, "full") == 0   ? TP_CLI_DETAIL_FULL
+			           : strcmp(v, "none") == 0 ? TP_CLI_DETAIL_NONE
+			                                    : TP_CLI_DETAIL_AUTO;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--trace_args", &v, &err)) {

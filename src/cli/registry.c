@@ -17,11 +17,19 @@
 #include "xlsx/xlsx.h"
 
 
+static int sophgo_detail(int cli)
+{
+	return cli == TP_CLI_DETAIL_FULL   ? TP_BMPROFILE_DETAIL_ON
+	       : cli == TP_CLI_DETAIL_NONE ? TP_BMPROFILE_DETAIL_OFF
+	                                   : TP_BMPROFILE_DETAIL_AUTO;
+}
+
 static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
 	struct tp_bmprofile_opts bo = {.arch_override = o->arch,
 	                               .tiu_freq_mhz = o->tiu_freq_mhz,
-	                               .gdma_freq_mhz = o->gdma_freq_mhz};
+	                               .gdma_freq_mhz = o->gdma_freq_mhz,
+	                               .detail = sophgo_detail(o->detail)};
 	return tp_bmprofile_read(o->in_dir, &bo, out, d);
 }
 
@@ -29,7 +37,8 @@ static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct
 {
 	struct tp_cdm_opts co = {.arch_override = o->arch,
 	                         .tiu_freq_mhz = o->tiu_freq_mhz,
-	                         .gdma_freq_mhz = o->gdma_freq_mhz};
+	                         .gdma_freq_mhz = o->gdma_freq_mhz,
+	                         .detail = sophgo_detail(o->detail)};
 	return tp_cdm_read(o->in_dir, &co, out, d);
 }
 

@@ -1365,11 +1365,12 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
 		if (!r->detail)
 			tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
-			                      "message ids) and tensors are not kept; ask for them "
-			                      "explicitly");
+			                      "message ids), LOCAL memory records and tensors are not "
+			                      "kept; convert with --detail full to keep them");
 		else if (!r->fields)
 			tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
-			                      "strides) are not kept; ask for full detail explicitly");
+			                      "strides) are not kept; convert with --detail full to keep "
+			                      "them");
 	} else {
 		r->detail = want == TP_BMPROFILE_DETAIL_ON;
 		r->fields = r->detail;

@@ -346,6 +346,31 @@ class RealDump(unittest.TestCase):
         self.assertEqual(low, [], "starts/ends 1 ns low (truncated float division)")
 
     @need_real
+    def test_detail_levels(self):
+        # --detail none keeps 64 bytes per command: no per-command annotations in the trace;
+        # the default (auto) on this small dump keeps the decoded registers and the cost model.
+        # A bad value is a usage error.
+        self.assertEqual(run(REAL, "/nonexistent-out", "--detail", "most")[0], 1)
+        args = {}
+        for level in ("none", "auto"):
+            with tempfile.TemporaryDirectory() as t:
+                rc, _, err = run(REAL, t, "-q", "--json", "--disable_web", "--disable_doc",
+                                 "--disable_perfetto", "--detail", level)
+                self.assertEqual(rc, 0, err)
+                with open(os.path.join(t, "trace.json")) as f:
+                    tr = json.load(f)
+            ev = tr["traceEvents"] if isinstance(tr, dict) else tr
+            keys = set()
+            for e in ev:
+                if e.get("ph") == "X":
+                    keys.update(e.get("args", {}).keys())
+            args[level] = keys
+        self.assertIn("des_res0_c", args["auto"])
+        self.assertIn("uArch Rate", args["auto"])
+        self.assertNotIn("des_res0_c", args["none"])
+        self.assertNotIn("src_start_addr", args["none"])
+
+    @need_real
     def test_clock_override_changes_times(self):
         with tempfile.TemporaryDirectory() as t:
             rc, _, err = run(REAL, t, "-q", "--tiu_freq", "1000", "--gdma_freq", "1000",
