@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = sg_layers_parse_json(p, data, size, "tensor_location.json", &L);
 	if (rc == TP_OK) {
 		int tt[1] = {tiu}, gt[1] = {gdma};
-		rc = sg_layers_apply(p, &L, "tensor_location.json", tt, gt, 1, 1);
+		rc = sg_layers_apply(p, &L, "tensor_location.json", tt, gt, 1, 1, 0);
 	}
 	if (rc != TP_OK && rc != TP_ENOMEM)
 		abort();

@@ -1517,7 +1517,7 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		if (!jp)
 			return nomem(r);
 		rc = sg_layers_apply(r->p, &r->layers, jp, r->tiu_track, r->gdma_track, r->ncores,
-		                     r->detail);
+		                     r->detail, 0);
 		tp_free(jp);
 		if (rc != TP_OK)
 			return nomem(r);

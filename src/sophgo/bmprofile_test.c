@@ -820,7 +820,7 @@ static void test_json_variants(void **state)
 	                 TP_OK);
 	assert_non_null(L.json);
 	int ti[1] = {tt}, gi[1] = {gt};
-	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1), TP_OK);
+	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1, 0), TP_OK);
 	assert_int_equal(p->num_layers, 2); /* the [2] pair, the number 17 and 1e400 are skipped */
 	const struct tp_layer *c = &p->layers[0];
 	assert_int_equal(c->id, 7);

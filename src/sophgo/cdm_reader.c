@@ -1305,6 +1305,48 @@ static int32_t device_id(const char *dir)
 	return v >= 0 && v < 1 << 20 ? (int32_t)v : 0;
 }
 
+/* Layers from the compiler's side files (sophgo-cdm.md §9), joined to the commands by Cmd Id
+ * on each core exactly as for bmprofile dumps (sg_layers.c). Side files never fail a
+ * conversion: a malformed one is a note (sg_layers_load). */
+static int read_layers(struct rd *r)
+{
+	char *jp = tp_path_join(r->dir, "tensor_location.json");
+	char *mp = tp_path_join(r->dir, "final.mlir");
+	struct sg_layers L = {0};
+	int tiu[CDM_MAX_CORES], gdma[CDM_MAX_CORES];
+	int rc = TP_OK;
+	if (!jp || !mp) {
+		rc = nomem(r);
+		goto out;
+	}
+	struct stat st;
+	int have_j = stat(jp, &st) == 0, have_m = stat(mp, &st) == 0;
+	if (!have_j && !have_m)
+		goto out;
+	if (sg_layers_load(r->p, have_j ? jp : NULL, have_m ? mp : NULL, &L) != TP_OK) {
+		rc = nomem(r);
+		goto out;
+	}
+	if (!L.json)
+		goto out;
+	unsigned n = r->ncores < CDM_MAX_CORES ? (unsigned)r->ncores : CDM_MAX_CORES;
+	for (unsigned c = 0; c < n; c++) {
+		tiu[c] = r->ci[c].track[CDM_TIU];
+		gdma[c] = r->ci[c].track[CDM_GDMA];
+	}
+	/* The vendor also gives the "unknown" records (init handshake, runtime copies outside the
+	 * command stream) the layer of their reused Cmd Id, which stretches those layers over the
+	 * whole run (its layer 26 "80_Relu" would span 486 of 487 µs); they join no layer here. */
+	if (sg_layers_apply(r->p, &L, jp, tiu, gdma, n, r->detail_opt != TP_BMPROFILE_DETAIL_OFF,
+	                    tp_profile_find_str(r->p, "unknown")) != TP_OK)
+		rc = nomem(r);
+out:
+	sg_layers_free(&L);
+	tp_free(jp);
+	tp_free(mp);
+	return rc;
+}
+
 static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 {
 	int rc = scan(r);
@@ -1372,6 +1414,8 @@ static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 		if ((rc = read_cdma(r, k)) != TP_OK)
 			return rc;
 	if ((rc = align_all(r)) != TP_OK)
+		return rc;
+	if ((rc = read_layers(r)) != TP_OK)
 		return rc;
 	return notes(r);
 }

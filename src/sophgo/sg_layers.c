@@ -333,7 +333,7 @@ static int add_tensor(struct tp_profile *p, const cJSON *t, int is_in, int32_t l
 
 /* Gives the layers of one (core, engine) track their commands, and the commands their layer. */
 static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, size_t first_layer,
-                      uint64_t *dups)
+                      uint32_t skip_type, uint64_t *dups)
 {
 	if (track < 0)
 		return TP_OK;
@@ -365,7 +365,7 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
 		int32_t L = owner[s->cmd_id];
-		if (L < 0)
+		if (L < 0 || (skip_type && s->type == skip_type))
 			continue;
 		s->layer = L;
 		struct tp_layer *ly = &p->layers[L];
@@ -384,7 +384,8 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 }
 
 int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
-                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors)
+                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors,
+                    uint32_t skip_type)
 {
 	const cJSON *root = L->json;
 	if (!root)
@@ -510,8 +511,8 @@ int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char 
 		                json_path, (unsigned long long)skipped, skipped == 1 ? "y" : "ies",
 		                (unsigned long long)first_skip);
 	for (unsigned k = 0; k < ncores; k++) {
-		if ((rc = join_track(p, tiu_track[k], (int32_t)k, 1, base, &dups)) != TP_OK ||
-		    (rc = join_track(p, gdma_track[k], (int32_t)k, 0, base, &dups)) != TP_OK)
+		if ((rc = join_track(p, tiu_track[k], (int32_t)k, 1, base, skip_type, &dups)) != TP_OK ||
+		    (rc = join_track(p, gdma_track[k], (int32_t)k, 0, base, skip_type, &dups)) != TP_OK)
 			return rc;
 	}
 	if (dups)

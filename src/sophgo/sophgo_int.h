@@ -524,10 +524,13 @@ int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
                          const char *path, struct sg_layers *L);
 /* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
  * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
- * setting slice.layer and the layers' begin/end. Call after the slices are final. TP_OK or
- * TP_ENOMEM. */
+ * setting slice.layer and the layers' begin/end. Slices whose type is the string id
+ * `skip_type` (0 = none) join no layer: the cdm reader passes its "unknown" records (the
+ * init handshake and runtime copies outside the command stream, which reuse the stream's
+ * Cmd Ids). Call after the slices are final. TP_OK or TP_ENOMEM. */
 int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
-                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors);
+                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors,
+                    uint32_t skip_type);
 /* Layers [first, num_layers) with an empty name and id = a final.mlir line get the loc name
  * of that line, and a group from its Group/Yield ranges if they have none. */
 void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, size_t first);
