@@ -93,6 +93,18 @@ static const struct sg_regclass *find_class(const struct sg_regclass *t, uint16_
 
 /* Resolves the offsets of one class into pool; returns the next free pool slot or NULL if the
  * widths do not add up. */
+/* FNV-1a of a name: resolve() compares every field name with every other one and with the
+ * well-known names once per decoder, and readers build a decoder per conversion (fuzz targets
+ * per input), so equal hashes gate the string comparisons. */
+static uint32_t name_hash(const char *s)
+{
+	uint32_t h = 2166136261u;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 16777619u;
+	return h;
+}
+
+#define SG_MAX_FIELDS 512
 static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uint16_t *pool)
 {
 	unsigned at = 0;
@@ -100,6 +112,14 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 	dc->rc = rc;
 	dc->off = pool;
 	dc->bytes = (uint16_t)((rc->length + 7) / 8);
+	if (rc->nfields > SG_MAX_FIELDS)
+		return NULL;
+	uint32_t fh[SG_MAX_FIELDS], kh[SG_F_COUNT][3];
+	for (uint16_t i = 0; i < rc->nfields; i++)
+		fh[i] = name_hash(rc->fields[i].name);
+	for (int k = 0; k < SG_F_COUNT; k++)
+		for (int a = 0; a < 3; a++)
+			kh[k][a] = known_names[k][a] ? name_hash(known_names[k][a]) : 0;
 	for (uint16_t i = 0; i < rc->nfields; i++) {
 		const struct sg_field *f = &rc->fields[i];
 		if (f->width == 0 || f->width > 64)
@@ -109,7 +129,7 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 			if (dc->kw[k])
 				continue;
 			for (int a = 0; a < 3 && known_names[k][a]; a++)
-				if (strcmp(known_names[k][a], f->name) == 0) {
+				if (kh[k][a] == fh[i] && strcmp(known_names[k][a], f->name) == 0) {
 					dc->kofs[k] = (uint16_t)at;
 					dc->kw[k] = (uint8_t)f->width;
 					break;
@@ -127,14 +147,14 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 	for (uint16_t i = 0; i < rc->nfields; i++) {
 		ds[i] = i;
 		for (uint16_t j = 0; j < i; j++)
-			if (strcmp(rc->fields[j].name, rc->fields[i].name) == 0) {
+			if (fh[j] == fh[i] && strcmp(rc->fields[j].name, rc->fields[i].name) == 0) {
 				ds[i] = UINT16_MAX;
 				break;
 			}
 		if (ds[i] == UINT16_MAX)
 			continue;
 		for (uint16_t j = i + 1; j < rc->nfields; j++)
-			if (strcmp(rc->fields[j].name, rc->fields[i].name) == 0)
+			if (fh[j] == fh[i] && strcmp(rc->fields[j].name, rc->fields[i].name) == 0)
 				ds[i] = j;
 	}
 	return ds + rc->nfields;
