@@ -379,12 +379,6 @@ int tp_args_add_uint(struct tp_profile *p, const char *key, uint64_t v)
 	return add_arg(p, a);
 }
 
-int tp_args_add_uint_id(struct tp_profile *p, uint32_t key, uint64_t v)
-{
-	struct tp_arg a = {.key = key, .type = TP_ARG_UINT, .v.u = v};
-	return add_arg(p, a);
-}
-
 int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 {
 	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_REAL, .v.d = v};

@@ -442,11 +442,9 @@ int tp_args_add_int(struct tp_profile *p, const char *key, int64_t v);
 int tp_args_add_uint(struct tp_profile *p, const char *key, uint64_t v);
 int tp_args_add_real(struct tp_profile *p, const char *key, double v);
 int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
-/* tp_args_add_uint with the key already interned (id from tp_profile_str), for readers that
- * add the same keys to millions of sets. */
-int tp_args_add_uint_id(struct tp_profile *p, uint32_t key, uint64_t v);
 /* Adds an argument whose key (and string value) are ids this profile already interned; for
- * readers that cache their ids. TP_OK / TP_ENOMEM. */
+ * readers that add the same keys to millions of sets and cache their ids. TP_OK /
+ * TP_ENOMEM. */
 int tp_args_add(struct tp_profile *p, const struct tp_arg *a);
 /* Closes the set started by tp_args_begin; returns its id (>0) or 0 if empty / oom. */
 uint32_t tp_args_end(struct tp_profile *p);

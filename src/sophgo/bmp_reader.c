@@ -303,7 +303,8 @@ static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
 	}
 	for (uint16_t i = 0; i < dc->rc->nfields; i++)
 		if (keys[i])
-			tp_args_add_uint_id(r->p, keys[i], sg_field(&c->desc, c->raw, dc->dict_src[i]));
+			tp_args_add(r->p, &(struct tp_arg){.key = keys[i], .type = TP_ARG_UINT,
+			                                    .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
 }
 
 /* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */

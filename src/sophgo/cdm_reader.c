@@ -469,7 +469,8 @@ static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_
 	}
 	for (uint16_t i = 0; i < dc->rc->nfields; i++)
 		if (keys[i])
-			tp_args_add_uint_id(p, keys[i], sg_field(d, c->raw, dc->dict_src[i]));
+			tp_args_add(p, &(struct tp_arg){.key = keys[i], .type = TP_ARG_UINT,
+			                              .v.u = sg_field(d, c->raw, dc->dict_src[i])});
 	char buf[40];
 	if (eng == SG_ENG_TIU) {
 		const char *b = sg_has(d, SG_F_OPT_RES0_PREC)
