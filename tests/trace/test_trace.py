@@ -212,10 +212,71 @@ def test_diff(tmp):
     check(r.returncode == 0, "fail-if-slower 1000: exit %d" % r.returncode)
     r = run("diff", DUMP)
     check(r.returncode == 1, "diff with one input: exit %d" % r.returncode)
-    # Output folders are recognised and refused with a clear message (not supported yet).
-    r = run("diff", os.path.join(tmp, "ref"), DUMP, os.path.join(tmp, "d4"))
-    check(r.returncode == 2 and "a tpuprof output folder" in r.stderr,
-          "output folder as input: exit %d %s" % (r.returncode, r.stderr))
+    # Output folders (profile.db) compare like their inputs: the two folders converted from
+    # the dump and its slowed copy rank the same layers first, with the same deltas; a dump
+    # against its own folder changes nothing; mixed inputs work.
+    folders = []
+    for name, src in (("out_a", DUMP), ("out_b", slowed)):
+        f = os.path.join(tmp, name)
+        r = run(src, f, "--sqlite", "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+        check(r.returncode == 0, "convert %s: %s" % (name, r.stderr))
+        folders.append(f)
+    for label, a, b in (("folders", folders[0], folders[1]), ("dump vs folder", DUMP, folders[1]),
+                        ("folder vs dump", folders[0], slowed)):
+        o = os.path.join(tmp, "d_" + label.replace(" ", "_"))
+        r = run("diff", a, b, o, "-q")
+        check(r.returncode == 0, "diff %s: exit %d %s" % (label, r.returncode, r.stderr))
+        f = json.load(open(os.path.join(o, "diff.json")))
+        fk = [(l["key"], l["delta_us"]) for l in f["layers"]]
+        dk = [(l["key"], l["delta_us"]) for l in layers]
+        check(fk[:2] == dk[:2], "%s ranks %s first like the inputs (%s)" % (label, fk[:2], dk[:2]))
+        check(sorted(fk) == sorted(dk), "%s: every layer delta as between the inputs" % label)
+        check(f["total_delta_us"] == d["total_delta_us"], "%s: total change %s vs %s" %
+              (label, f["total_delta_us"], d["total_delta_us"]))
+        check([(c["key"], c["delta_us"]) for c in f["cmd_types"]] ==
+              [(c["key"], c["delta_us"]) for c in d["cmd_types"]], "%s: command types" % label)
+        check(f["engines"] == d["engines"], "%s: engines %s vs %s" % (label, f["engines"],
+                                                                     d["engines"]))
+    o = os.path.join(tmp, "d_self")
+    r = run("diff", DUMP, folders[0], o, "-q")
+    f = json.load(open(os.path.join(o, "diff.json")))
+    check(r.returncode == 0 and f["total_delta_us"] == 0 and
+          all(l["delta_us"] == 0 and l["status"] == "both" for k in
+              ("layers", "op_types", "cmd_types") for l in f[k]) and
+          len(f["layers"]) == len(layers), "dump vs its own output folder: nothing changed")
+    check(f["b"]["source"] == "tpuprof-output: sophgo-bmprofile", "source %s" % f["b"]["source"])
+    # A folder without profile.db is refused with a message that says what to do.
+    bare = os.path.join(tmp, "bare")
+    r = run(DUMP, bare, "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+    r = run("diff", bare, DUMP, os.path.join(tmp, "d4"))
+    check(r.returncode == 2 and "without profile.db" in r.stderr and "--sqlite" in r.stderr,
+          "output folder without profile.db: exit %d %s" % (r.returncode, r.stderr))
+    # Something that is not a tpuprof database: path-named error, exit 2.
+    junk = os.path.join(tmp, "junk")
+    os.makedirs(junk, exist_ok=True)
+    open(os.path.join(junk, "profile.db"), "wb").write(b"not a database" * 100)
+    r = run("diff", junk, DUMP, os.path.join(tmp, "d5"))
+    check(r.returncode == 2 and os.path.join(junk, "profile.db") in r.stderr,
+          "junk profile.db: exit %d %s" % (r.returncode, r.stderr))
+
+
+def test_diff_trace_folder(tmp):
+    """A Chrome trace against its own output folder: every operator matched, nothing changed."""
+    src = os.path.join(TRACES, "pytorch_kineto_alexnet_cuda.json")
+    if not os.path.isfile(src):
+        print("SKIPPED: %s is absent: trace folder diff not run" % src)
+        return
+    f = os.path.join(tmp, "kineto_out")
+    r = run(src, f, "--sqlite", "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+    check(r.returncode == 0, "convert kineto: %s" % r.stderr)
+    o = os.path.join(tmp, "d_kineto")
+    r = run("diff", src, f, o, "-q")
+    check(r.returncode == 0, "diff kineto vs folder: %s" % r.stderr)
+    d = json.load(open(os.path.join(o, "diff.json")))
+    check(len(d["ops"]) > 50 and all(x["delta_us"] == 0 and x["status"] == "both" and
+                                     x["a_count"] == x["b_count"] for x in d["ops"] + d["op_types"]),
+          "kineto vs its folder: %d ops, all unchanged" % len(d["ops"]))
+    check(d["total_delta_us"] == 0, "kineto total unchanged")
 
 
 def pb_fields(b):
@@ -409,6 +470,7 @@ def main():
         test_diff(tmp)
         test_trace_file(tmp)
         test_diff_steps(tmp)
+        test_diff_trace_folder(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
