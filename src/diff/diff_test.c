@@ -94,7 +94,7 @@ static void test_ops_and_noise(void **state)
 	assert_int_equal(d.a.spread_ns, 3000);  /* (104 - 98) / 2 µs */
 	assert_int_equal(d.total_delta_ns, 1000);
 	assert_true(d.within_noise);
-	/* Ops by name, per-step means, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
+	/* Ops by name, per-step medians, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
 	 * (gone), fc -1. */
 	assert_int_equal(d.nrows[TP_DIFF_OP], 4);
 	const struct tp_diff_row *r = d.rows[TP_DIFF_OP];
