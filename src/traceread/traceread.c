@@ -204,7 +204,7 @@ struct rd {
 		int64_t ts;
 	} *fstart, *fend;
 	size_t nfstart, capfstart, nfend, capfend;
-	uint64_t flows_matched, flows_unmatched;
+	uint64_t flows_matched, flows_unmatched, flows_corr;
 	struct {                       /* direct-mapped cache of recent pid/tid/name/cat ids */
 		uint32_t id, n;
 		uint64_t h;
@@ -1196,6 +1196,150 @@ static uint32_t op_or_step(const struct rd *r, uint32_t name)
 	return strncmp(s, "ProfilerStep#", 13) == 0 ? r->ty_step : r->ty_op;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Launch links by correlation id (Kineto)                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Kineto gives a runtime call that launches device work (cat "cuda_runtime", "cuda_driver",
+ * "privateuse1_runtime", ...) and the device activity it launched (cat "kernel",
+ * "gpu_memcpy", "gpu_memset", "mtia_ccp_events") the same args.correlation, and usually
+ * writes an "ac2g" s/f flow pair with that id as well. Traces without those flow events (older
+ * writers, filtered files) still carry the ids: each device activity whose correlation names a
+ * runtime call, and whose start no s/f flow already reaches, gets a flow from that call. */
+struct corr_pt {
+	uint64_t corr;
+	int32_t track;
+	int64_t ts;
+};
+
+static int corr_cmp(const void *x, const void *y)
+{
+	const struct corr_pt *a = x, *b = y;
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+/* 1 source (runtime / driver call), 2 target (device activity), 0 neither. */
+static int corr_role(const char *cat)
+{
+	if (ends_with(cat, "_runtime") || ends_with(cat, "_driver"))
+		return 1;
+	if (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
+	    strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "mtia_ccp_events") == 0)
+		return 2;
+	return 0;
+}
+
+static int arg_id(const struct tp_profile *p, const struct tp_arg *a, uint64_t *out)
+{
+	if (!a)
+		return 0;
+	if (a->type == TP_ARG_INT && a->v.i >= 0)
+		*out = (uint64_t)a->v.i;
+	else if (a->type == TP_ARG_UINT)
+		*out = a->v.u;
+	else if (a->type == TP_ARG_STR) {
+		const char *s = tp_str(p, a->v.s);
+		if (tp_parse_u64(s, strlen(s), out) != 0)
+			return 0;
+	} else
+		return 0;
+	return 1;
+}
+
+static int link_correlations(struct rd *r)
+{
+	struct tp_profile *p = r->p;
+	uint32_t k_corr = tp_profile_find_str(p, "correlation");
+	if (!k_corr || !r->k_cat)
+		return TP_OK;
+	struct corr_pt *src = NULL, *dst = NULL, *have = NULL;
+	size_t ns = 0, cs = 0, nd = 0, cd = 0, nh = 0, ch = 0;
+	int st = TP_OK;
+	/* The cat ids' roles, cached by id (few distinct categories). */
+	uint32_t role_id[16] = {0};
+	int role_v[16] = {0};
+	for (size_t t = 0; t < p->num_tracks && st == TP_OK; t++) {
+		const struct tp_track *tr = &p->tracks[t];
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *sl = &tr->slices[k];
+			if (!sl->args)
+				continue;
+			const struct tp_arg *ca = tp_args_find(p, sl->args, r->k_cat);
+			if (!ca || ca->type != TP_ARG_STR)
+				continue;
+			unsigned h = ca->v.s & 15;
+			if (role_id[h] != ca->v.s) {
+				role_id[h] = ca->v.s;
+				role_v[h] = corr_role(tp_str(p, ca->v.s));
+			}
+			int role = role_v[h];
+			uint64_t corr;
+			if (!role || !arg_id(p, tp_args_find(p, sl->args, k_corr), &corr))
+				continue;
+			struct corr_pt pt = {corr, (int32_t)t, sl->start_ns};
+			struct corr_pt **v = role == 1 ? &src : &dst;
+			size_t *n = role == 1 ? &ns : &nd, *c = role == 1 ? &cs : &cd;
+			struct corr_pt *g = tp_grow(*v, sizeof *g, *n + 1, c);
+			if (!g) {
+				st = TP_ENOMEM;
+				break;
+			}
+			*v = g;
+			g[(*n)++] = pt;
+		}
+	}
+	if (st == TP_OK && ns && nd) {
+		/* Flow ends already drawn by s/f pairs, as (track, ts) with corr = 0. */
+		for (size_t i = 0; i < p->num_flows; i++) {
+			struct corr_pt *g = tp_grow(have, sizeof *g, nh + 1, &ch);
+			if (!g) {
+				st = TP_ENOMEM;
+				break;
+			}
+			have = g;
+			have[nh++] = (struct corr_pt){0, p->flows[i].to_track, p->flows[i].to_ns};
+		}
+		qsort(src, ns, sizeof *src, corr_cmp);
+		if (nh)
+			qsort(have, nh, sizeof *have, corr_cmp);
+		for (size_t i = 0; i < nd && st == TP_OK; i++) {
+			struct corr_pt key = {0, dst[i].track, dst[i].ts};
+			if (nh && bsearch(&key, have, nh, sizeof *have, corr_cmp))
+				continue;
+			/* The first runtime call with this correlation. */
+			size_t lo = 0, hi = ns;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (src[mid].corr < dst[i].corr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == ns || src[lo].corr != dst[i].corr || src[lo].ts > dst[i].ts)
+				continue;
+			struct tp_flow fl = {src[lo].track, dst[i].track, src[lo].ts, dst[i].ts};
+			if (tp_profile_add_flow(p, &fl))
+				st = TP_ENOMEM;
+			else
+				r->flows_corr++;
+		}
+	}
+	tp_free(src);
+	tp_free(dst);
+	tp_free(have);
+	return st;
+}
+
 /* Handles one event whose members are in `e`, parsed from [q, q + n). */
 static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 {
@@ -1644,6 +1788,8 @@ static int finish(struct rd *r)
 		r->flows_matched++;
 	}
 	map_free(&fm);
+	if (link_correlations(r))
+		return TP_ENOMEM;
 	char num[32];
 	snprintf(num, sizeof num, "%lld", (long long)base);
 	tp_profile_set_meta(p, TP_TRACEREAD_META_BASE_NS, num);
@@ -1687,6 +1833,10 @@ static int finish(struct rd *r)
 		                   "without a start",
 		                (unsigned long long)r->n_flow, (unsigned long long)r->flows_matched,
 		                (unsigned long long)r->flows_unmatched);
+	if (r->flows_corr)
+		tp_profile_note(p, "%llu launch flows from args.correlation (runtime call -> device "
+		                   "activity without an s/f flow)",
+		                (unsigned long long)r->flows_corr);
 	if (r->utf8_fixed)
 		tp_profile_note(p, "%llu invalid UTF-8 sequences replaced by U+FFFD",
 		                (unsigned long long)r->utf8_fixed);

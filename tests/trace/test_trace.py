@@ -260,6 +260,47 @@ def test_diff(tmp):
           "junk profile.db: exit %d %s" % (r.returncode, r.stderr))
 
 
+def test_correlation_flows(tmp):
+    """The Kineto trace with its s/f flow events removed: the runtime -> kernel / memcpy
+    launch links come back from args.correlation, in profile.db, trace.json and Perfetto."""
+    src = os.path.join(TRACES, "pytorch_kineto_alexnet_cuda.json")
+    if not os.path.isfile(src):
+        print("SKIPPED: %s is absent: correlation flow test not run" % src)
+        return
+    d = json.load(open(src))
+    d["traceEvents"] = [e for e in d["traceEvents"] if e.get("ph") not in ("s", "f")]
+    path = os.path.join(tmp, "kineto_noflow.json")
+    json.dump(d, open(path, "w"))
+    xs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    runtime = {}
+    for e in xs:
+        c = e.get("args", {}).get("correlation")
+        if c is not None and (e["cat"].endswith("_runtime") or e["cat"].endswith("_driver")):
+            runtime.setdefault(int(c), e["ts"])
+    want = sum(1 for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and
+               int(e["args"].get("correlation", -1)) in runtime and
+               runtime[int(e["args"]["correlation"])] <= e["ts"])
+    out = os.path.join(tmp, "kineto_noflow")
+    r = run(path, out, "--json", "--sqlite", "-q", "--disable_web", "--disable_doc")
+    check(r.returncode == 0, "kineto without flows: %s" % r.stderr)
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+    got = db.execute("select count(*) from flow").fetchone()[0]
+    # Every flow goes from a runtime call to a device activity of the same correlation.
+    bad = db.execute(
+        "select count(*) from flow f join slice a on a.id = f.slice_out join slice b on "
+        "b.id = f.slice_in join args x on x.arg_set_id = a.arg_set_id and "
+        "x.key = 'debug.correlation' join args y on y.arg_set_id = b.arg_set_id and "
+        "y.key = 'debug.correlation' where x.int_value != y.int_value").fetchone()[0]
+    db.close()
+    c = run("check", os.path.join(out, "perfetto.pftrace"))
+    m = re.search(r"(\d+) flows", c.stdout)
+    tj = json.load(open(os.path.join(out, "trace.json")))
+    tj_flows = sum(1 for e in tj["traceEvents"] if e.get("ph") == "f")
+    check(want > 50 and got == want and bad == 0 and m and int(m.group(1)) == want and
+          tj_flows == want, "correlation flows: db %d (bad %d), perfetto %s, trace.json %d, want %d"
+          % (got, bad, m.group(1) if m else None, tj_flows, want))
+
+
 def test_diff_trace_folder(tmp):
     """A Chrome trace against its own output folder: every operator matched, nothing changed."""
     src = os.path.join(TRACES, "pytorch_kineto_alexnet_cuda.json")
@@ -471,6 +512,7 @@ def main():
         test_trace_file(tmp)
         test_diff_steps(tmp)
         test_diff_trace_folder(tmp)
+        test_correlation_flows(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
