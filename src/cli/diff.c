@@ -1,6 +1,7 @@
 /*
  * diff.c — `tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]`: reads two inputs with the
- * readers of the registry (any dump, capture or trace file tpuprof converts), analyses both,
+ * readers of the registry (any dump, capture or trace file tpuprof converts) or from an earlier
+ * tpuprof output folder (its profile.db, src/diff/outdir.c), analyses both,
  * compares them (src/diff) and writes diff.txt, diff.json and diff.html into OUT_DIR (default
  * diff_out); the top of diff.txt goes to the console. Exit 0, or 4 when --fail-if-slower is
  * given and B's total time grew by more than PCT percent (1 usage, 2 bad input, 3 output).
@@ -36,15 +37,9 @@ int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profil
 		o.in_dir = in;
 		return rd[i]->read(&o, out, d);
 	}
-	char *summary = S_ISDIR(st.st_mode) ? tp_path_join(in, "summary.json") : NULL;
-	struct stat ss;
-	int is_output = summary && stat(summary, &ss) == 0;
-	tp_free(summary);
-	if (is_output)
-		return tp_diag_set(d, TP_EUNSUPPORTED,
-		                   "%s: a tpuprof output folder; comparing output folders is not "
-		                   "supported yet: pass the inputs they were made from",
-		                   in);
+	/* An earlier tpuprof output folder: read back from its profile.db. */
+	if (tp_diff_is_output(in))
+		return tp_diff_read_output(in, out, d);
 	return tp_diag_set(d, TP_ENOTFOUND,
 	                   "%s: no profile data found (a bmprofile dump, a tpuprof capture or a "
 	                   "Chrome-trace JSON file)",
@@ -60,7 +55,8 @@ int tp_cli_diff(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
-			       "Compares two runs (any inputs tpuprof converts) and writes diff.txt,\n"
+			       "Compares two runs (any inputs tpuprof converts, or earlier output folders\n"
+			       "written with --sqlite) and writes diff.txt,\n"
 			       "diff.json and diff.html into OUT_DIR (default diff_out). Exit 0, or 4\n"
 			       "with --fail-if-slower when B's total time grew by more than PCT %%.\n");
 			return 0;

@@ -95,14 +95,26 @@ static int i64_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/* Non-warm-up step durations of a profile, sorted. *out owned by the caller. */
-static int collect_steps(const struct tp_profile *p, int64_t **out, size_t *n)
+struct stepiv {
+	int64_t start, end;
+};
+
+static int iv_cmp(const void *x, const void *y)
+{
+	const struct stepiv *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Non-warm-up steps of a profile: *out their durations sorted, *iv their intervals sorted by
+ * start (both owned by the caller, *n entries each). */
+static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepiv **iv, size_t *n)
 {
 	*out = NULL;
+	*iv = NULL;
 	*n = 0;
 	uint32_t ty = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
 	uint32_t kw = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	size_t cap = 0;
+	size_t cap = 0, cap_iv = 0;
 	if (!ty)
 		return TP_OK;
 	for (size_t t = 0; t < p->num_tracks; t++) {
@@ -120,11 +132,18 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, size_t *n)
 			if (!v)
 				return TP_ENOMEM;
 			*out = v;
+			struct stepiv *w2 = tp_grow(*iv, sizeof *w2, *n + 1, &cap_iv);
+			if (!w2)
+				return TP_ENOMEM;
+			*iv = w2;
+			w2[*n] = (struct stepiv){s->start_ns, s->end_ns};
 			v[(*n)++] = s->end_ns - s->start_ns;
 		}
 	}
-	if (*n)
+	if (*n) {
 		qsort(*out, *n, sizeof **out, i64_cmp);
+		qsort(*iv, *n, sizeof **iv, iv_cmp);
+	}
 	return TP_OK;
 }
 
@@ -132,12 +151,23 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, size_t *n)
 /* Rows of one side                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Per-row, per-step sums for the noise estimate: acc[kind][row] holds nsteps(A) + nsteps(B)
+ * slots (A's steps first), allocated when the row first gets time inside a step. */
+struct acc {
+	int64_t **v;
+	size_t n, cap;
+};
+
 struct ctx {
 	struct tp_diff *d;
 	struct agg rows[TP_DIFF_KINDS];
 	int side;        /* 0 = A, 1 = B */
 	int64_t div;     /* per-step normalisation (1 without steps) */
 	const char **layer_key; /* per layer of the current side: its row key (timeline labels) */
+	/* Noise-aware only: the current side's step intervals, the step counts of both sides. */
+	const struct stepiv *iv;
+	size_t niv, nsteps[2];
+	struct acc acc[TP_DIFF_KINDS];
 };
 
 static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
@@ -149,6 +179,69 @@ static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
 		r->b_ns += ns;
 		r->b_count += count;
 	}
+}
+
+/* The step whose interval holds t (the latest-starting one), or -1. */
+static long step_of(const struct ctx *c, int64_t t)
+{
+	size_t lo = 0, hi = c->niv;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->iv[mid].start <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;)
+		if (t < c->iv[i].end || (t == c->iv[i].start && t == c->iv[i].end))
+			return (long)i;
+		else if (i + 8 < lo)
+			break; /* steps do not nest deeply: give up after a few */
+	return -1;
+}
+
+static int acc_fit(struct acc *a, size_t n);
+
+/* Adds a slice of `dur` starting at `start` to row r of kind k on the current side. */
+static int add_at(struct ctx *c, enum tp_diff_kind k, struct agg *g, struct tp_diff_row *r,
+                  int64_t start, int64_t dur, uint64_t count)
+{
+	add(r, c->side, dur / c->div, count);
+	if (!c->d->noise_aware)
+		return TP_OK;
+	long st = step_of(c, start);
+	if (st < 0)
+		return TP_OK;
+	size_t ix = (size_t)(r - g->v);
+	struct acc *a = &c->acc[k];
+	if (acc_fit(a, ix + 1))
+		return TP_ENOMEM;
+	if (!a->v[ix] && !(a->v[ix] = tp_calloc(c->nsteps[0] + c->nsteps[1], sizeof **a->v)))
+		return TP_ENOMEM;
+	a->v[ix][(c->side ? c->nsteps[0] : 0) + (size_t)st] += dur;
+	return TP_OK;
+}
+
+/* Makes a->v hold n row slots (new ones NULL). */
+static int acc_fit(struct acc *a, size_t n)
+{
+	if (n <= a->n)
+		return TP_OK;
+	int64_t **v = tp_grow(a->v, sizeof *v, n, &a->cap);
+	if (!v)
+		return TP_ENOMEM;
+	memset(v + a->n, 0, (n - a->n) * sizeof *v);
+	a->v = v;
+	a->n = n;
+	return TP_OK;
+}
+
+static void acc_free(struct acc *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		tp_free(a->v[i]);
+	tp_free(a->v);
+	memset(a, 0, sizeof *a);
 }
 
 static int fill_layers(struct ctx *c, const struct tp_profile *p)
@@ -192,14 +285,18 @@ static int fill_layers(struct ctx *c, const struct tp_profile *p)
 		if (!r->alt_key)
 			r->alt_key = tp_arena_strdup(&d->arena, alt);
 		c->layer_key[i] = r->key;
-		add(r, c->side, (l->end_ns - l->begin_ns) / c->div, 1);
+		if ((st = add_at(c, TP_DIFF_LAYER, &c->rows[TP_DIFF_LAYER], r, l->begin_ns,
+		                 l->end_ns - l->begin_ns, 1)))
+			break;
 		/* Operator types of a device profile: its layer types. */
 		struct tp_diff_row *t = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], type);
 		if (!t || !r->label || !r->alt_key) {
 			st = TP_ENOMEM;
 			break;
 		}
-		add(t, c->side, (l->end_ns - l->begin_ns) / c->div, 1);
+		if ((st = add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], t, l->begin_ns,
+		                 l->end_ns - l->begin_ns, 1)))
+			break;
 	}
 	agg_free(&ord);
 	return st;
@@ -217,26 +314,30 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			int64_t dur = (s->end_ns - s->start_ns) / c->div;
+			int64_t dur = s->end_ns - s->start_ns;
+			int st = TP_OK;
 			if (engine) {
 				snprintf(key, sizeof key, "%s %s", tp_track_kind_name((enum tp_track_kind)tr->kind),
 				         tp_str(p, s->name));
 				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_CMD], key);
 				if (!r)
 					return TP_ENOMEM;
-				add(r, c->side, dur, 1);
+				st = add_at(c, TP_DIFF_CMD, &c->rows[TP_DIFF_CMD], r, s->start_ns, dur, 1);
 			} else if (host && ty_op && s->type == ty_op && !p->num_layers) {
 				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP], tp_str(p, s->name));
 				if (!r)
 					return TP_ENOMEM;
-				add(r, c->side, dur, 1);
+				if ((st = add_at(c, TP_DIFF_OP, &c->rows[TP_DIFF_OP], r, s->start_ns, dur, 1)))
+					return st;
 				const struct tp_arg *a = k_type ? tp_args_find(p, s->args, k_type) : NULL;
 				const char *ot = a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : tp_str(p, s->name);
 				r = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], ot);
 				if (!r)
 					return TP_ENOMEM;
-				add(r, c->side, dur, 1);
+				st = add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], r, s->start_ns, dur, 1);
 			}
+			if (st)
+				return st;
 		}
 	}
 	return TP_OK;
@@ -439,8 +540,9 @@ static int row_cmp(const void *x, const void *y)
 	return strcmp(a->key, b->key);
 }
 
-/* Layers left unmatched by name pair up by (core, type, position). */
-static void rematch_layers(struct agg *g)
+/* Layers left unmatched by name pair up by (core, type, position); their per-step sums of B
+ * (noise-aware diffs) move along. */
+static void rematch_layers(struct agg *g, struct acc *acc, size_t na, size_t nb)
 {
 	for (size_t i = 0; i < g->n; i++) {
 		struct tp_diff_row *b = &g->v[i];
@@ -454,8 +556,46 @@ static void rematch_layers(struct agg *g)
 			a->b_ns = b->b_ns;
 			a->b_count = b->b_count;
 			b->key = NULL; /* merged into a */
+			if (i < acc->n && acc->v[i] && k < acc->n) { /* acc_fit made k < n */
+				if (acc->v[k])
+					memcpy(acc->v[k] + na, acc->v[i] + na, nb * sizeof **acc->v);
+				else {
+					/* a had no time inside A's steps: take b's array (its A part is 0). */
+					acc->v[k] = acc->v[i];
+					acc->v[i] = NULL;
+				}
+			}
 			break;
 		}
+	}
+}
+
+/* Median and half-range of v[0..n) (sorted in place). */
+static void med_spread(int64_t *v, size_t n, int64_t *med, int64_t *spread)
+{
+	qsort(v, n, sizeof *v, i64_cmp);
+	*med = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+	*spread = (v[n - 1] - v[0]) / 2;
+}
+
+/* Noise-aware diffs: each row's time per side becomes the median of its per-step sums, with
+ * the half-range as spread, and the row is within noise when |Δ median| <= the larger spread.
+ * A row with no time inside any step has median and spread 0 on both sides. */
+static void row_noise(struct tp_diff *d, struct agg *g, struct acc *acc, size_t na, size_t nb)
+{
+	for (size_t i = 0; i < g->n; i++) {
+		struct tp_diff_row *r = &g->v[i];
+		r->within_noise = -1;
+		if (!r->key || !d->noise_aware)
+			continue;
+		int64_t *v = i < acc->n ? acc->v[i] : NULL;
+		r->a_ns = r->b_ns = r->a_spread_ns = r->b_spread_ns = 0;
+		if (v) {
+			med_spread(v, na, &r->a_ns, &r->a_spread_ns);
+			med_spread(v + na, nb, &r->b_ns, &r->b_spread_ns);
+		}
+		int64_t delta = r->b_ns - r->a_ns, ad = delta < 0 ? -delta : delta;
+		r->within_noise = ad <= (r->a_spread_ns > r->b_spread_ns ? r->a_spread_ns : r->b_spread_ns);
 	}
 }
 
@@ -490,6 +630,7 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 	tp_arena_init(&out->arena, 1 << 16);
 	struct ctx c = {.d = out};
 	int64_t *steps[2] = {NULL, NULL};
+	struct stepiv *ivs[2] = {NULL, NULL};
 	size_t nsteps[2] = {0, 0};
 	const struct tp_profile *ps[2] = {a, b};
 	const struct tp_analysis *as[2] = {aa, ba};
@@ -498,7 +639,7 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 	int st = TP_OK;
 
 	for (int s = 0; s < 2 && !st; s++)
-		st = collect_steps(ps[s], &steps[s], &nsteps[s]);
+		st = collect_steps(ps[s], &steps[s], &ivs[s], &nsteps[s]);
 	if (st)
 		goto out;
 	out->noise_aware = nsteps[0] >= 2 && nsteps[1] >= 2;
@@ -532,9 +673,13 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 		out->within_noise = ad <= spread;
 	}
 
+	c.nsteps[0] = nsteps[0];
+	c.nsteps[1] = nsteps[1];
 	for (int s = 0; s < 2; s++) {
 		c.side = s;
 		c.div = out->noise_aware ? (int64_t)nsteps[s] : 1;
+		c.iv = ivs[s];
+		c.niv = nsteps[s];
 		if ((st = fill_layers(&c, ps[s])) || (st = fill_slices(&c, ps[s])) ||
 		    (st = fill_engines(out, s, ps[s], as[s])) ||
 		    (st = fill_timeline(&c, sides[s], ps[s]))) {
@@ -544,14 +689,22 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 		tp_free(c.layer_key);
 		c.layer_key = NULL;
 	}
-	rematch_layers(&c.rows[TP_DIFF_LAYER]);
-	for (int k = 0; k < TP_DIFF_KINDS; k++)
+	if ((st = acc_fit(&c.acc[TP_DIFF_LAYER], c.rows[TP_DIFF_LAYER].n)))
+		goto out;
+	rematch_layers(&c.rows[TP_DIFF_LAYER], &c.acc[TP_DIFF_LAYER], nsteps[0], nsteps[1]);
+	for (int k = 0; k < TP_DIFF_KINDS; k++) {
+		row_noise(out, &c.rows[k], &c.acc[k], nsteps[0], nsteps[1]);
 		finish_rows(out, &c.rows[k], (enum tp_diff_kind)k);
+	}
 out:
-	for (int k = 0; k < TP_DIFF_KINDS; k++)
+	for (int k = 0; k < TP_DIFF_KINDS; k++) {
 		agg_free(&c.rows[k]);
-	tp_free(steps[0]);
-	tp_free(steps[1]);
+		acc_free(&c.acc[k]);
+	}
+	for (int s = 0; s < 2; s++) {
+		tp_free(steps[s]);
+		tp_free(ivs[s]);
+	}
 	return st;
 }
 

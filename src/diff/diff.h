@@ -17,7 +17,10 @@
  * Noise: when both inputs hold at least two steps (TP_CAP_TYPE_STEP slices, warm-up steps
  * excluded), the total of each side is the median step time and its spread the half-range of
  * its step times; the total change is "within noise" when |Δmedian| is no larger than the
- * larger spread. Per-row values are then per-step means (totals / steps).
+ * larger spread. Every row then gets the same treatment: a slice counts toward the step whose
+ * interval holds its start (slices outside every non-warm-up step count toward none), each
+ * side's time is the median of the row's per-step sums, with their half-range as its spread,
+ * and the row is "within noise" when |Δ| is no larger than the larger spread.
  *
  * Ownership: struct tp_diff owns everything it points to (one arena plus its row arrays) and
  * is released by tp_diff_free. It does not point into the profiles, which may be freed after
@@ -44,6 +47,9 @@ struct tp_diff_row {
 	uint8_t status;        /* enum tp_diff_status */
 	const char *alt_key;   /* layers: the (core, type, position) key used when names do
 	                          not match; NULL otherwise */
+	int64_t a_spread_ns, b_spread_ns; /* noise-aware: half-range of the per-step sums */
+	int8_t within_noise;   /* noise-aware: 1 if |delta| <= the larger spread, else 0;
+	                          -1 without steps */
 };
 
 struct tp_diff_engine {    /* one (device, core, engine) present on either side */
@@ -95,6 +101,16 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
                     const struct tp_profile *b, const struct tp_analysis *ba, const char *name_b,
                     struct tp_diff *out);
 void tp_diff_free(struct tp_diff *d);
+
+/* An earlier tpuprof output folder as an input (outdir.c): 1 when `dir` is a directory
+ * holding profile.db or summary.json. */
+int tp_diff_is_output(const char *dir);
+/* Reads an output folder's profile.db (written with --sqlite) back into a new profile (*out,
+ * caller frees): devices, engine and host tracks, slices with the fields the analysis and the
+ * diff use, host slices' annotations, and the layer table; clocks and source from
+ * summary.json. TP_EUNSUPPORTED when the folder has no profile.db, TP_EFORMAT when the
+ * database is not one tpuprof wrote (d names the file), TP_ENOMEM. */
+int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag *d);
 
 /* The outputs, appended to b (check b->oom). Every string that came from an input is escaped
  * for its destination: control characters and escape sequences are shown as \xNN in diff.txt

@@ -102,7 +102,9 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 		}
 		tp_buf_printf(b, "\n%s, ranked by impact (%zu of %zu; %zu appeared, %zu vanished)%s\n",
 		              titles[k], n < top ? n : top, n, appeared, vanished,
-		              d->noise_aware ? ", per-step means" : "");
+		              d->noise_aware ? ", per-step medians (~ = within noise: |delta| <= "
+		                               "the larger half-range of the per-step times)"
+		                             : "");
 		tp_buf_printf(b, "%4s %14s %9s %8s %14s %14s  %s\n", "rank", "delta(us)", "delta%",
 		              "share", "A(us)", "B(us)", "name");
 		for (size_t i = 0; i < n && i < top; i++) {
@@ -124,6 +126,8 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 			col_us(b, r->b_ns, 0, 14);
 			tp_buf_puts(b, "  ");
 			put_term(b, r->label, 120);
+			if (r->within_noise == 1)
+				tp_buf_puts(b, "  ~");
 			if (r->a_count != r->b_count && r->status == TP_DIFF_BOTH)
 				tp_buf_printf(b, "  [count %llu -> %llu]", (unsigned long long)r->a_count,
 				              (unsigned long long)r->b_count);
@@ -188,8 +192,16 @@ static void json_rows(struct tp_buf *b, const struct tp_diff *d)
 			tp_buf_fixed(b, r->pct, 3);
 			tp_buf_puts(b, ",\"share_of_change\":");
 			tp_buf_fixed(b, r->share, 4);
-			tp_buf_printf(b, ",\"a_count\":%llu,\"b_count\":%llu}",
+			tp_buf_printf(b, ",\"a_count\":%llu,\"b_count\":%llu",
 			              (unsigned long long)r->a_count, (unsigned long long)r->b_count);
+			if (r->within_noise >= 0) {
+				tp_buf_puts(b, ",\"a_spread_us\":");
+				tp_buf_ns_as_us(b, r->a_spread_ns);
+				tp_buf_puts(b, ",\"b_spread_us\":");
+				tp_buf_ns_as_us(b, r->b_spread_ns);
+				tp_buf_printf(b, ",\"within_noise\":%s}", r->within_noise ? "true" : "false");
+			} else
+				tp_buf_puts(b, ",\"a_spread_us\":null,\"b_spread_us\":null,\"within_noise\":null}");
 		}
 		tp_buf_puts(b, "]");
 	}
@@ -324,7 +336,7 @@ static const char *const page_tail[] = {
     "var TB=document.getElementById('tables');\n",
     "kinds.forEach(function(k){var rows=D.diff[k];if(!rows.length)return;TB.appendChild(el('h2',titles[k]+' ranked by impact ('+rows.length+')'));\n",
     " var t=el('table'),h=el('tr');['rank','delta (us)','delta %','share','A (us)','B (us)','status','name'].forEach(function(x,i){h.appendChild(el('th',x,i==7?'n':''));});t.appendChild(h);\n",
-    " rows.slice(0,200).forEach(function(r,i){var tr=el('tr');[String(i+1),(r.delta_us>0?'+':'')+us(r.delta_us),r.status=='both'?r.delta_pct.toFixed(2)+'%':'',(r.share_of_change*100).toFixed(1)+'%',us(r.a_us),us(r.b_us),r.status].forEach(function(x,j){tr.appendChild(el('td',x,j==1?(r.delta_us>0?'up':r.delta_us<0?'down':''):''));});\n",
+    " rows.slice(0,200).forEach(function(r,i){var tr=el('tr');[String(i+1),(r.delta_us>0?'+':'')+us(r.delta_us),r.status=='both'?r.delta_pct.toFixed(2)+'%':'',(r.share_of_change*100).toFixed(1)+'%',us(r.a_us),us(r.b_us),r.status+(r.within_noise?' (within noise)':'')].forEach(function(x,j){tr.appendChild(el('td',x,j==1?(r.delta_us>0?'up':r.delta_us<0?'down':''):''));});\n",
     "  tr.appendChild(el('td',r.label,'n'));t.appendChild(tr);});TB.appendChild(t);});\n",
     "if(D.diff.engines.length){TB.appendChild(el('h2','Engines'));var t=el('table'),h=el('tr');['engine','util A','util B','DDR A (GB/s)','DDR B (GB/s)'].forEach(function(x,i){h.appendChild(el('th',x,i?'':'n'));});t.appendChild(h);\n",
     " D.diff.engines.forEach(function(e){var tr=el('tr');tr.appendChild(el('td',e.name,'n'));[(e.a_util*100).toFixed(2)+'%',(e.b_util*100).toFixed(2)+'%',e.a_ddr_gbps.toFixed(3),e.b_ddr_gbps.toFixed(3)].forEach(function(x){tr.appendChild(el('td',x));});t.appendChild(tr);});TB.appendChild(t);}\n",

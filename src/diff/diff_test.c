@@ -94,7 +94,7 @@ static void test_ops_and_noise(void **state)
 	assert_int_equal(d.a.spread_ns, 3000);  /* (104 - 98) / 2 µs */
 	assert_int_equal(d.total_delta_ns, 1000);
 	assert_true(d.within_noise);
-	/* Ops by name, per-step means, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
+	/* Ops by name, per-step medians, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
 	 * (gone), fc -1. */
 	assert_int_equal(d.nrows[TP_DIFF_OP], 4);
 	const struct tp_diff_row *r = d.rows[TP_DIFF_OP];
@@ -110,6 +110,96 @@ static void test_ops_and_noise(void **state)
 	assert_true(r[0].share > 9.99 && r[0].share < 10.01); /* 10 µs of a 1 µs total change */
 	assert_int_equal(row(&d, TP_DIFF_OP_TYPE, "Conv")->a_count, 5);
 	assert_int_equal(row(&d, TP_DIFF_OP_TYPE, "MatMul")->delta_ns, -1000);
+	tp_diff_free(&d);
+}
+
+/* Steps with per-step op durations: conv[s] and fc[s] ns in step s; a warm-up step first
+ * (warm-up flag set, conv 1 ms) that no median may see. */
+static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_t nsteps)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->source = tp_profile_str(p, "test");
+	int dev = tp_profile_add_device(p, "proc", 1, 0);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "main", 0);
+	int64_t t = 0;
+	for (size_t s = 0; s <= nsteps; s++) {
+		int warm = s == 0;
+		int64_t c = warm ? 1000000 : conv[s - 1], f = warm ? 1000 : fc[s - 1];
+		tp_args_begin(p);
+		tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
+		uint32_t wa = tp_args_end(p);
+		struct tp_slice *x = tp_track_push(p, tr);
+		x->start_ns = t;
+		x->end_ns = t + c + f + 100;
+		x->name = tp_profile_str(p, "step");
+		x->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		x->args = wa;
+		const char *names[2] = {"conv", "fc"};
+		int64_t durs[2] = {c, f}, o = t;
+		for (int k = 0; k < 2; k++) {
+			x = tp_track_push(p, tr);
+			x->start_ns = o;
+			x->end_ns = o + durs[k];
+			x->name = tp_profile_str(p, names[k]);
+			x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+			o += durs[k];
+		}
+		t += c + f + 100;
+	}
+	/* An op outside every step (set-up after the last one): in no per-step sum. */
+	struct tp_slice *x = tp_track_push(p, tr);
+	x->start_ns = t + 10;
+	x->end_ns = t + 500000;
+	x->name = tp_profile_str(p, "conv");
+	x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static void test_row_noise(void **state)
+{
+	(void)state;
+	static const int64_t ca[] = {50000, 52000, 48000, 51000, 49000};
+	static const int64_t cb[] = {51000, 53000, 49000, 50000, 52000};
+	static const int64_t fa[] = {20000, 20000, 20000, 20000, 20000};
+	static const int64_t fb[] = {25000, 26000, 24000, 25000, 25000};
+	struct tp_profile *a = make_var(ca, fa, 5), *b = make_var(cb, fb, 5);
+	struct tp_diff d;
+	run_diff(a, b, &d);
+	tp_profile_free(a);
+	tp_profile_free(b);
+	assert_true(d.noise_aware);
+	assert_int_equal(d.a.steps, 5); /* the warm-up step is not one */
+	/* fc: medians 20 -> 25 µs, spreads 0 and 1 µs: beyond noise, ranked first. */
+	const struct tp_diff_row *r = row(&d, TP_DIFF_OP, "fc");
+	assert_ptr_equal(r, &d.rows[TP_DIFF_OP][0]);
+	assert_int_equal(r->a_ns, 20000);
+	assert_int_equal(r->b_ns, 25000);
+	assert_int_equal(r->a_spread_ns, 0);
+	assert_int_equal(r->b_spread_ns, 1000);
+	assert_int_equal(r->within_noise, 0);
+	/* conv: medians 50 -> 51 µs (the warm-up's 1 ms and the 490 µs outside the steps are in no
+	 * median), spreads 2 µs each: within noise. */
+	r = row(&d, TP_DIFF_OP, "conv");
+	assert_int_equal(r->a_ns, 50000);
+	assert_int_equal(r->b_ns, 51000);
+	assert_int_equal(r->a_spread_ns, 2000);
+	assert_int_equal(r->b_spread_ns, 2000);
+	assert_int_equal(r->within_noise, 1);
+	assert_int_equal(r->a_count, 7); /* counts stay whole-run counts */
+	struct tp_buf t, j;
+	tp_buf_init(&t);
+	tp_buf_init(&j);
+	tp_diff_text(&d, 0, &t);
+	tp_diff_json(&d, &j);
+	assert_non_null(strstr(t.data, "per-step medians"));
+	assert_non_null(strstr(t.data, "conv  ~"));
+	assert_null(strstr(t.data, "fc  ~"));
+	assert_non_null(strstr(j.data, "\"key\":\"conv\""));
+	assert_non_null(strstr(j.data, "\"a_spread_us\":2.000,\"b_spread_us\":2.000,\"within_noise\":true"));
+	tp_buf_free(&t);
+	tp_buf_free(&j);
 	tp_diff_free(&d);
 }
 
@@ -184,6 +274,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ops_and_noise),
+	    cmocka_unit_test(test_row_noise),
 	    cmocka_unit_test(test_layers_and_escaping),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

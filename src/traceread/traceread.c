@@ -204,11 +204,16 @@ struct rd {
 		int64_t ts;
 	} *fstart, *fend;
 	size_t nfstart, capfstart, nfend, capfend;
-	uint64_t flows_matched, flows_unmatched;
+	uint64_t flows_matched, flows_unmatched, flows_corr;
 	struct {                       /* direct-mapped cache of recent pid/tid/name/cat ids */
 		uint32_t id, n;
 		uint64_t h;
+		const char *s;             /* the string of id (arena-owned, stable) */
 	} icache[512];
+	struct {                       /* arg keys by position in the previous event's args */
+		const char *s;             /* the key's string (arena-owned) */
+		uint32_t n, id;
+	} kcache[16];
 	uint32_t k_cat, k_optype, ty_op, ty_step, ty_instant, ty_async;
 };
 
@@ -476,13 +481,14 @@ static uint32_t intern_raw(struct rd *r, const char *p, size_t n)
 	h ^= h >> 29;
 	size_t slot = (size_t)h & 511;
 	if (r->icache[slot].h == h && r->icache[slot].n == n && r->icache[slot].id &&
-	    memcmp(tp_str(r->p, r->icache[slot].id), p, n) == 0)
+	    memcmp(r->icache[slot].s, p, n) == 0)
 		return r->icache[slot].id;
 	uint32_t id = tp_profile_strn(r->p, p, n);
 	if (n < UINT32_MAX) {
 		r->icache[slot].h = h;
 		r->icache[slot].n = (uint32_t)n;
 		r->icache[slot].id = id;
+		r->icache[slot].s = tp_str(r->p, id);
 	}
 	return id;
 }
@@ -506,8 +512,43 @@ static int intern_val(struct rd *r, const struct jv *v, uint32_t *id)
 /* Numbers                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The common case without any of the general path's work: plain digits, at most 18 of them,
+ * then optionally '.' and one to three fraction digits (whole ns, no rounding). Returns 0 and
+ * sets *ns, or -1 to fall back to the general path (which gives the same value wherever both
+ * apply). */
+static int us_to_ns_plain(const char *s, size_t n, int64_t *ns)
+{
+	size_t i = 0;
+	uint64_t ip = 0;
+	while (i < n && (unsigned)(s[i] - '0') < 10u) {
+		ip = ip * 10 + (uint64_t)(s[i] - '0');
+		if (++i > 18)
+			return -1;
+	}
+	if (i == 0)
+		return -1;
+	uint64_t frac = 0;
+	if (i < n) {
+		if (s[i] != '.')
+			return -1;
+		size_t f0 = ++i;
+		while (i < n && (unsigned)(s[i] - '0') < 10u && i - f0 < 3)
+			frac = frac * 10 + (uint64_t)(s[i++] - '0');
+		if (i != n || i == f0)
+			return -1;
+		for (size_t k = i - f0; k < 3; k++)
+			frac *= 10;
+	}
+	if (ip > ((uint64_t)INT64_MAX - 999) / 1000)
+		return -1;
+	*ns = (int64_t)(ip * 1000 + frac);
+	return 0;
+}
+
 int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns)
 {
+	if (us_to_ns_plain(s, n, ns) == 0)
+		return 0;
 	size_t i = 0;
 	int neg = 0;
 	while (i < n && is_ws((unsigned char)s[i]))
@@ -627,9 +668,10 @@ static const unsigned char num_char[256] = {
     ['7'] = 1, ['8'] = 1, ['9'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
-static void jp_ws(struct jp *j)
+/* Skips whitespace. Most calls find none: one compare rules out every byte above ' '. */
+static inline void jp_ws(struct jp *j)
 {
-	while (j->p < j->e && is_ws((unsigned char)*j->p))
+	while (j->p < j->e && (unsigned char)*j->p <= ' ' && is_ws((unsigned char)*j->p))
 		j->p++;
 }
 
@@ -648,8 +690,25 @@ static int jp_string(struct jp *j, struct jv *v)
 	/* at '"' */
 	const char *q = ++j->p;
 	int esc = 0;
-	/* Fast path: plain ASCII up to the closing quote (one pass, two compares per byte). */
+	/* Fast path: plain ASCII up to the closing quote, eight bytes per step: a word is skipped
+	 * when none of its bytes is '"', '\\' or >= 0x80 (the zero-byte test of
+	 * w ^ 0x22.. and w ^ 0x5c..; its lowest flagged byte is exact, which is the one used). */
 	unsigned char hi = 0;
+	while (j->e - q >= 8) {
+		uint64_t w;
+		memcpy(&w, q, 8);
+		const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+		uint64_t a = w ^ (ones * '"'), b = w ^ (ones * '\\');
+		uint64_t m = ((a - ones) & ~a) | ((b - ones) & ~b) | w;
+		m &= highs;
+		if (m) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+			q += (unsigned)__builtin_ctzll(m) / 8;
+#endif
+			break;
+		}
+		q += 8;
+	}
 	while (q < j->e && *q != '"' && *q != '\\')
 		hi |= (unsigned char)*q++;
 	esc = hi >= 0x80;
@@ -677,29 +736,43 @@ static int jp_value(struct jp *j, struct jv *v, int depth);
 
 /* The extent of the object / array at j->p by bracket counting with string awareness (the
  * first pass over an event; its args are parsed strictly by the second). */
+static const unsigned char skip_class[256] = {
+    ['"'] = 1, ['{'] = 2, ['['] = 2, ['}'] = 3, [']'] = 3,
+};
+
 static int jp_skip(struct jp *j, struct jv *v)
 {
 	const char *q = j->p;
 	int depth = 0;
 	while (q < j->e) {
-		char ch = *q++;
-		if (ch == '"') {
+		unsigned cls = skip_class[(unsigned char)*q++];
+		if (!cls)
+			continue;
+		if (cls == 1) {
+			/* To the closing quote, eight bytes per step while no '"' or '\\' is near. */
+			while (j->e - q >= 8) {
+				uint64_t w;
+				memcpy(&w, q, 8);
+				const uint64_t ones = 0x0101010101010101ull;
+				uint64_t a = w ^ (ones * '"'), b = w ^ (ones * '\\');
+				if ((((a - ones) & ~a) | ((b - ones) & ~b)) & (ones << 7))
+					break;
+				q += 8;
+			}
 			while (q < j->e && *q != '"')
 				q += *q == '\\' ? 2 : 1;
 			if (q >= j->e)
 				break;
 			q++;
-		} else if (ch == '{' || ch == '[') {
+		} else if (cls == 2) {
 			depth++;
-		} else if (ch == '}' || ch == ']') {
-			if (--depth == 0) {
-				v->kind = j->p[0] == '{' ? 'o' : 'a';
-				v->p = j->p;
-				v->n = (size_t)(q - j->p);
-				v->esc = 0;
-				j->p = q;
-				return 0;
-			}
+		} else if (--depth == 0) {
+			v->kind = j->p[0] == '{' ? 'o' : 'a';
+			v->p = j->p;
+			v->n = (size_t)(q - j->p);
+			v->esc = 0;
+			j->p = q;
+			return 0;
 		}
 	}
 	j->p = j->e;
@@ -781,23 +854,21 @@ static int jp_value(struct jp *j, struct jv *v, int depth)
 		v->kind = 'n';
 	} else {
 		static const char *const lits[] = {"true", "false", "null", "NaN", "Infinity"};
-		size_t k;
-		for (k = 0; k < sizeof lits / sizeof *lits; k++) {
-			size_t l = strlen(lits[k]);
-			if ((size_t)(j->e - q) >= l && memcmp(q, lits[k], l) == 0) {
-				q += l;
-				break;
+		static const unsigned char lit_len[] = {4, 5, 4, 3, 8};
+		size_t k = c == 't' ? 0 : c == 'f' ? 1 : c == 'n' ? 2 : c == 'N' ? 3 : c == 'I' ? 4 : 5;
+		if (k < 5) {
+			size_t l = lit_len[k], have = (size_t)(j->e - q);
+			if (have < l && memcmp(q, lits[k], have) == 0) {
+				j->p = j->e; /* a literal cut short */
+				return jp_fail(j, "literal cut short");
 			}
+			if (have < l || memcmp(q, lits[k], l) != 0)
+				k = 5;
+			else
+				q += l;
 		}
-		if (k == sizeof lits / sizeof *lits) {
-			for (k = 0; k < sizeof lits / sizeof *lits; k++)
-				if ((size_t)(j->e - q) < strlen(lits[k]) &&
-				    memcmp(q, lits[k], (size_t)(j->e - q)) == 0) {
-					j->p = j->e; /* a literal cut short */
-					return jp_fail(j, "literal cut short");
-				}
+		if (k == 5)
 			return jp_fail(j, "unexpected character");
-		}
 		v->kind = 'l';
 	}
 	v->p = j->p;
@@ -919,6 +990,24 @@ struct args_ctx {
 	int st;
 };
 
+/* A JSON integer of at most 18 digits ("-12", "7") without the general path's work; -1
+ * (use the general path) for anything else. */
+static int int_plain(const char *p, size_t n, int64_t *out)
+{
+	size_t i = n && p[0] == '-';
+	if (i == n || n - i > 18)
+		return -1;
+	uint64_t v = 0;
+	for (size_t k = i; k < n; k++) {
+		unsigned d = (unsigned)(p[k] - '0');
+		if (d > 9)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = i ? -(int64_t)v : (int64_t)v;
+	return 0;
+}
+
 static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 {
 	struct args_ctx *a = ctx;
@@ -928,8 +1017,21 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 		return 0;
 	}
 	uint32_t key = 0;
-	if (intern_val(r, k, &key) || !key)
-		return r->p->oom ? 1 : 0;
+	/* Events of one kind repeat their arg keys in the same order: compare with the key the
+	 * previous event had at this position before hashing. */
+	size_t pos = a->n;
+	if (pos < 16 && !k->esc && r->kcache[pos].s && r->kcache[pos].n == k->n &&
+	    memcmp(r->kcache[pos].s, k->p, k->n) == 0)
+		key = r->kcache[pos].id;
+	else {
+		if (intern_val(r, k, &key) || !key)
+			return r->p->oom ? 1 : 0;
+		if (pos < 16 && !k->esc && k->n < UINT32_MAX) {
+			r->kcache[pos].s = tp_str(r->p, key);
+			r->kcache[pos].n = (uint32_t)k->n;
+			r->kcache[pos].id = key;
+		}
+	}
 	struct tp_arg arg = {.key = key};
 	if (v->kind == 's') {
 		uint32_t id = 0;
@@ -940,6 +1042,8 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 			return 0; /* a bad escape in one value: the value is left out */
 		arg.type = TP_ARG_STR;
 		arg.v.s = id;
+	} else if (v->kind == 'n' && int_plain(v->p, v->n, &arg.v.i) == 0) {
+		arg.type = TP_ARG_INT;
 	} else if (v->kind == 'n') {
 		int integral = !memchr(v->p, '.', v->n) && !memchr(v->p, 'e', v->n) &&
 		               !memchr(v->p, 'E', v->n);
@@ -961,6 +1065,16 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 		 * not UTF-8 replaced, NULs dropped). */
 		size_t n = v->n < MAX_RAW_ARG ? v->n : MAX_RAW_ARG;
 		struct tp_buf *b = &r->tmp;
+		size_t ascii = 0;
+		while (ascii < n && (unsigned char)v->p[ascii] - 1u < 0x7fu)
+			ascii++;
+		if (ascii == v->n) {
+			/* Short and plain ASCII (the usual case): interned as it stands. */
+			arg.type = TP_ARG_STR;
+			arg.v.s = intern_raw(r, v->p, v->n);
+			a->n++;
+			return tp_args_add(r->p, &arg) == TP_OK && !r->p->oom ? 0 : 1;
+		}
 		b->len = 0;
 		for (size_t q = 0; q < n;) {
 			size_t run = 0;
@@ -992,17 +1106,19 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 	return tp_args_add(r->p, &arg) == TP_OK && !r->p->oom ? 0 : 1; /* 1: out of memory */
 }
 
-/* The first occurrence of the 9-byte needle in p[0..n), or NULL. */
-static const char *find9(const char *p, size_t n, const char *needle)
+/* The first occurrence of "\"op_name\"" in p[0..n), or NULL. Searched by its '_' (rare in
+ * args, unlike the quote it starts with). */
+static const char *find_op_name(const char *p, size_t n)
 {
-	const char *e = p + n;
-	while ((size_t)(e - p) >= 9) {
-		const char *q = memchr(p, needle[0], (size_t)(e - p) - 8);
+	static const char needle[] = "\"op_name\"";
+	const char *e = p + n, *q = p + 3;
+	while (q < e) {
+		q = memchr(q, '_', (size_t)(e - q));
 		if (!q)
 			return NULL;
-		if (memcmp(q, needle, 9) == 0)
-			return q;
-		p = q + 1;
+		if ((size_t)(e - (q - 3)) >= 9 && memcmp(q - 3, needle, 9) == 0)
+			return q - 3;
+		q++;
 	}
 	return NULL;
 }
@@ -1021,7 +1137,7 @@ static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t na
 		uint32_t ty = name;
 		if (e->args.kind == 'o') {
 			const char *end = e->args.p + e->args.n;
-			const char *hit = find9(e->args.p, e->args.n, "\"op_name\"");
+			const char *hit = find_op_name(e->args.p, e->args.n);
 			if (hit) {
 				hit += 9;
 				struct jp sub = {hit, end, NULL, NULL, 0, 0};
@@ -1194,6 +1310,150 @@ static uint32_t op_or_step(const struct rd *r, uint32_t name)
 {
 	const char *s = tp_str(r->p, name);
 	return strncmp(s, "ProfilerStep#", 13) == 0 ? r->ty_step : r->ty_op;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Launch links by correlation id (Kineto)                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Kineto gives a runtime call that launches device work (cat "cuda_runtime", "cuda_driver",
+ * "privateuse1_runtime", ...) and the device activity it launched (cat "kernel",
+ * "gpu_memcpy", "gpu_memset", "mtia_ccp_events") the same args.correlation, and usually
+ * writes an "ac2g" s/f flow pair with that id as well. Traces without those flow events (older
+ * writers, filtered files) still carry the ids: each device activity whose correlation names a
+ * runtime call, and whose start no s/f flow already reaches, gets a flow from that call. */
+struct corr_pt {
+	uint64_t corr;
+	int32_t track;
+	int64_t ts;
+};
+
+static int corr_cmp(const void *x, const void *y)
+{
+	const struct corr_pt *a = x, *b = y;
+	if (a->corr != b->corr)
+		return a->corr < b->corr ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a->track < b->track ? -1 : a->track > b->track;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+/* 1 source (runtime / driver call), 2 target (device activity), 0 neither. */
+static int corr_role(const char *cat)
+{
+	if (ends_with(cat, "_runtime") || ends_with(cat, "_driver"))
+		return 1;
+	if (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
+	    strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "mtia_ccp_events") == 0)
+		return 2;
+	return 0;
+}
+
+static int arg_id(const struct tp_profile *p, const struct tp_arg *a, uint64_t *out)
+{
+	if (!a)
+		return 0;
+	if (a->type == TP_ARG_INT && a->v.i >= 0)
+		*out = (uint64_t)a->v.i;
+	else if (a->type == TP_ARG_UINT)
+		*out = a->v.u;
+	else if (a->type == TP_ARG_STR) {
+		const char *s = tp_str(p, a->v.s);
+		if (tp_parse_u64(s, strlen(s), out) != 0)
+			return 0;
+	} else
+		return 0;
+	return 1;
+}
+
+static int link_correlations(struct rd *r)
+{
+	struct tp_profile *p = r->p;
+	uint32_t k_corr = tp_profile_find_str(p, "correlation");
+	if (!k_corr || !r->k_cat)
+		return TP_OK;
+	struct corr_pt *src = NULL, *dst = NULL, *have = NULL;
+	size_t ns = 0, cs = 0, nd = 0, cd = 0, nh = 0, ch = 0;
+	int st = TP_OK;
+	/* The cat ids' roles, cached by id (few distinct categories). */
+	uint32_t role_id[16] = {0};
+	int role_v[16] = {0};
+	for (size_t t = 0; t < p->num_tracks && st == TP_OK; t++) {
+		const struct tp_track *tr = &p->tracks[t];
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *sl = &tr->slices[k];
+			if (!sl->args)
+				continue;
+			const struct tp_arg *ca = tp_args_find(p, sl->args, r->k_cat);
+			if (!ca || ca->type != TP_ARG_STR)
+				continue;
+			unsigned h = ca->v.s & 15;
+			if (role_id[h] != ca->v.s) {
+				role_id[h] = ca->v.s;
+				role_v[h] = corr_role(tp_str(p, ca->v.s));
+			}
+			int role = role_v[h];
+			uint64_t corr;
+			if (!role || !arg_id(p, tp_args_find(p, sl->args, k_corr), &corr))
+				continue;
+			struct corr_pt pt = {corr, (int32_t)t, sl->start_ns};
+			struct corr_pt **v = role == 1 ? &src : &dst;
+			size_t *n = role == 1 ? &ns : &nd, *c = role == 1 ? &cs : &cd;
+			struct corr_pt *g = tp_grow(*v, sizeof *g, *n + 1, c);
+			if (!g) {
+				st = TP_ENOMEM;
+				break;
+			}
+			*v = g;
+			g[(*n)++] = pt;
+		}
+	}
+	if (st == TP_OK && ns && nd) {
+		/* Flow ends already drawn by s/f pairs, as (track, ts) with corr = 0. */
+		for (size_t i = 0; i < p->num_flows; i++) {
+			struct corr_pt *g = tp_grow(have, sizeof *g, nh + 1, &ch);
+			if (!g) {
+				st = TP_ENOMEM;
+				break;
+			}
+			have = g;
+			have[nh++] = (struct corr_pt){0, p->flows[i].to_track, p->flows[i].to_ns};
+		}
+		qsort(src, ns, sizeof *src, corr_cmp);
+		if (nh)
+			qsort(have, nh, sizeof *have, corr_cmp);
+		for (size_t i = 0; i < nd && st == TP_OK; i++) {
+			struct corr_pt key = {0, dst[i].track, dst[i].ts};
+			if (nh && bsearch(&key, have, nh, sizeof *have, corr_cmp))
+				continue;
+			/* The first runtime call with this correlation. */
+			size_t lo = 0, hi = ns;
+			while (lo < hi) {
+				size_t mid = lo + (hi - lo) / 2;
+				if (src[mid].corr < dst[i].corr)
+					lo = mid + 1;
+				else
+					hi = mid;
+			}
+			if (lo == ns || src[lo].corr != dst[i].corr || src[lo].ts > dst[i].ts)
+				continue;
+			struct tp_flow fl = {src[lo].track, dst[i].track, src[lo].ts, dst[i].ts};
+			if (tp_profile_add_flow(p, &fl))
+				st = TP_ENOMEM;
+			else
+				r->flows_corr++;
+		}
+	}
+	tp_free(src);
+	tp_free(dst);
+	tp_free(have);
+	return st;
 }
 
 /* Handles one event whose members are in `e`, parsed from [q, q + n). */
@@ -1644,6 +1904,8 @@ static int finish(struct rd *r)
 		r->flows_matched++;
 	}
 	map_free(&fm);
+	if (link_correlations(r))
+		return TP_ENOMEM;
 	char num[32];
 	snprintf(num, sizeof num, "%lld", (long long)base);
 	tp_profile_set_meta(p, TP_TRACEREAD_META_BASE_NS, num);
@@ -1687,6 +1949,10 @@ static int finish(struct rd *r)
 		                   "without a start",
 		                (unsigned long long)r->n_flow, (unsigned long long)r->flows_matched,
 		                (unsigned long long)r->flows_unmatched);
+	if (r->flows_corr)
+		tp_profile_note(p, "%llu launch flows from args.correlation (runtime call -> device "
+		                   "activity without an s/f flow)",
+		                (unsigned long long)r->flows_corr);
 	if (r->utf8_fixed)
 		tp_profile_note(p, "%llu invalid UTF-8 sequences replaced by U+FFFD",
 		                (unsigned long long)r->utf8_fixed);

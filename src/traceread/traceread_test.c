@@ -144,6 +144,66 @@ static void test_kineto(void **state)
 	tp_profile_free(p);
 }
 
+/* Launch links by args.correlation: a runtime call -> its kernel / memcpy, when no s/f flow
+ * already reaches the device activity; correlation ids as numbers or strings; a device
+ * activity whose id names no runtime call, or a runtime call that starts after it, gets none. */
+static void test_correlation(void **state)
+{
+	(void)state;
+	struct tp_profile *p = parse(
+	    "{\"traceEvents\":["
+	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50,"
+	    "\"args\":{\"External id\":7}},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":100,\"External id\":7}},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":\"101\"}},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":102}},"
+	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
+	    "\"ts\":40,\"dur\":5,\"args\":{\"correlation\":103}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":10,"
+	    "\"args\":{\"correlation\":100,\"External id\":7}},"
+	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":8,\"ts\":70,"
+	    "\"dur\":10,\"args\":{\"correlation\":101}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":80,\"dur\":10,"
+	    "\"args\":{\"correlation\":102}},"
+	    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":1,\"tid\":1,\"ts\":30},"
+	    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":0,\"tid\":7,\"ts\":80,\"bp\":\"e\"},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"early\",\"pid\":0,\"tid\":7,\"ts\":35,\"dur\":1,"
+	    "\"args\":{\"correlation\":103}},"
+	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,\"ts\":95,\"dur\":1,"
+	    "\"args\":{\"correlation\":999}}]}",
+	    TP_OK, NULL);
+	/* 1 s/f flow (102) + 2 by correlation (100, 101); 102 not doubled; 103 starts after its
+	 * kernel; 999 names no runtime call. */
+	assert_int_equal(p->num_flows, 3);
+	assert_true(has_note(p, "2 launch flows from args.correlation"));
+	int host = -1, k7 = -1, k8 = -1;
+	for (size_t t = 0; t < p->num_tracks; t++) {
+		const char *n = tp_str(p, p->tracks[t].name);
+		if (p->tracks[t].count == 5)
+			host = (int)t;
+		else if (strstr(n, "7"))
+			k7 = (int)t;
+		else if (strstr(n, "8"))
+			k8 = (int)t;
+	}
+	assert_true(host >= 0 && k7 >= 0 && k8 >= 0);
+	int seen100 = 0, seen101 = 0;
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		assert_int_equal(f->from_track, host);
+		if (f->to_track == k7 && f->from_ns == 10000 && f->to_ns == 60000)
+			seen100++;
+		if (f->to_track == k8 && f->from_ns == 20000 && f->to_ns == 70000)
+			seen101++;
+	}
+	assert_int_equal(seen100, 1);
+	assert_int_equal(seen101, 1);
+	tp_profile_free(p);
+}
+
 static void test_onnxruntime(void **state)
 {
 	(void)state;
@@ -463,6 +523,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_kineto),     cmocka_unit_test(test_onnxruntime),
+	    cmocka_unit_test(test_correlation),
 	    cmocka_unit_test(test_mxnet),      cmocka_unit_test(test_us_to_ns),
 	    cmocka_unit_test(test_quirks),     cmocka_unit_test(test_rejects),
 	    cmocka_unit_test(test_truncation), cmocka_unit_test(test_stream),

@@ -212,10 +212,112 @@ def test_diff(tmp):
     check(r.returncode == 0, "fail-if-slower 1000: exit %d" % r.returncode)
     r = run("diff", DUMP)
     check(r.returncode == 1, "diff with one input: exit %d" % r.returncode)
-    # Output folders are recognised and refused with a clear message (not supported yet).
-    r = run("diff", os.path.join(tmp, "ref"), DUMP, os.path.join(tmp, "d4"))
-    check(r.returncode == 2 and "a tpuprof output folder" in r.stderr,
-          "output folder as input: exit %d %s" % (r.returncode, r.stderr))
+    # Output folders (profile.db) compare like their inputs: the two folders converted from
+    # the dump and its slowed copy rank the same layers first, with the same deltas; a dump
+    # against its own folder changes nothing; mixed inputs work.
+    folders = []
+    for name, src in (("out_a", DUMP), ("out_b", slowed)):
+        f = os.path.join(tmp, name)
+        r = run(src, f, "--sqlite", "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+        check(r.returncode == 0, "convert %s: %s" % (name, r.stderr))
+        folders.append(f)
+    for label, a, b in (("folders", folders[0], folders[1]), ("dump vs folder", DUMP, folders[1]),
+                        ("folder vs dump", folders[0], slowed)):
+        o = os.path.join(tmp, "d_" + label.replace(" ", "_"))
+        r = run("diff", a, b, o, "-q")
+        check(r.returncode == 0, "diff %s: exit %d %s" % (label, r.returncode, r.stderr))
+        f = json.load(open(os.path.join(o, "diff.json")))
+        fk = [(l["key"], l["delta_us"]) for l in f["layers"]]
+        dk = [(l["key"], l["delta_us"]) for l in layers]
+        check(fk[:2] == dk[:2], "%s ranks %s first like the inputs (%s)" % (label, fk[:2], dk[:2]))
+        check(sorted(fk) == sorted(dk), "%s: every layer delta as between the inputs" % label)
+        check(f["total_delta_us"] == d["total_delta_us"], "%s: total change %s vs %s" %
+              (label, f["total_delta_us"], d["total_delta_us"]))
+        check([(c["key"], c["delta_us"]) for c in f["cmd_types"]] ==
+              [(c["key"], c["delta_us"]) for c in d["cmd_types"]], "%s: command types" % label)
+        check(f["engines"] == d["engines"], "%s: engines %s vs %s" % (label, f["engines"],
+                                                                     d["engines"]))
+    o = os.path.join(tmp, "d_self")
+    r = run("diff", DUMP, folders[0], o, "-q")
+    f = json.load(open(os.path.join(o, "diff.json")))
+    check(r.returncode == 0 and f["total_delta_us"] == 0 and
+          all(l["delta_us"] == 0 and l["status"] == "both" for k in
+              ("layers", "op_types", "cmd_types") for l in f[k]) and
+          len(f["layers"]) == len(layers), "dump vs its own output folder: nothing changed")
+    check(f["b"]["source"] == "tpuprof-output: sophgo-bmprofile", "source %s" % f["b"]["source"])
+    # A folder without profile.db is refused with a message that says what to do.
+    bare = os.path.join(tmp, "bare")
+    r = run(DUMP, bare, "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+    r = run("diff", bare, DUMP, os.path.join(tmp, "d4"))
+    check(r.returncode == 2 and "without profile.db" in r.stderr and "--sqlite" in r.stderr,
+          "output folder without profile.db: exit %d %s" % (r.returncode, r.stderr))
+    # Something that is not a tpuprof database: path-named error, exit 2.
+    junk = os.path.join(tmp, "junk")
+    os.makedirs(junk, exist_ok=True)
+    open(os.path.join(junk, "profile.db"), "wb").write(b"not a database" * 100)
+    r = run("diff", junk, DUMP, os.path.join(tmp, "d5"))
+    check(r.returncode == 2 and os.path.join(junk, "profile.db") in r.stderr,
+          "junk profile.db: exit %d %s" % (r.returncode, r.stderr))
+
+
+def test_correlation_flows(tmp):
+    """The Kineto trace with its s/f flow events removed: the runtime -> kernel / memcpy
+    launch links come back from args.correlation, in profile.db, trace.json and Perfetto."""
+    src = os.path.join(TRACES, "pytorch_kineto_alexnet_cuda.json")
+    if not os.path.isfile(src):
+        print("SKIPPED: %s is absent: correlation flow test not run" % src)
+        return
+    d = json.load(open(src))
+    d["traceEvents"] = [e for e in d["traceEvents"] if e.get("ph") not in ("s", "f")]
+    path = os.path.join(tmp, "kineto_noflow.json")
+    json.dump(d, open(path, "w"))
+    xs = [e for e in d["traceEvents"] if e.get("ph") == "X"]
+    runtime = {}
+    for e in xs:
+        c = e.get("args", {}).get("correlation")
+        if c is not None and (e["cat"].endswith("_runtime") or e["cat"].endswith("_driver")):
+            runtime.setdefault(int(c), e["ts"])
+    want = sum(1 for e in xs if e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset") and
+               int(e["args"].get("correlation", -1)) in runtime and
+               runtime[int(e["args"]["correlation"])] <= e["ts"])
+    out = os.path.join(tmp, "kineto_noflow")
+    r = run(path, out, "--json", "--sqlite", "-q", "--disable_web", "--disable_doc")
+    check(r.returncode == 0, "kineto without flows: %s" % r.stderr)
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+    got = db.execute("select count(*) from flow").fetchone()[0]
+    # Every flow goes from a runtime call to a device activity of the same correlation.
+    bad = db.execute(
+        "select count(*) from flow f join slice a on a.id = f.slice_out join slice b on "
+        "b.id = f.slice_in join args x on x.arg_set_id = a.arg_set_id and "
+        "x.key = 'debug.correlation' join args y on y.arg_set_id = b.arg_set_id and "
+        "y.key = 'debug.correlation' where x.int_value != y.int_value").fetchone()[0]
+    db.close()
+    c = run("check", os.path.join(out, "perfetto.pftrace"))
+    m = re.search(r"(\d+) flows", c.stdout)
+    tj = json.load(open(os.path.join(out, "trace.json")))
+    tj_flows = sum(1 for e in tj["traceEvents"] if e.get("ph") == "f")
+    check(want > 50 and got == want and bad == 0 and m and int(m.group(1)) == want and
+          tj_flows == want, "correlation flows: db %d (bad %d), perfetto %s, trace.json %d, want %d"
+          % (got, bad, m.group(1) if m else None, tj_flows, want))
+
+
+def test_diff_trace_folder(tmp):
+    """A Chrome trace against its own output folder: every operator matched, nothing changed."""
+    src = os.path.join(TRACES, "pytorch_kineto_alexnet_cuda.json")
+    if not os.path.isfile(src):
+        print("SKIPPED: %s is absent: trace folder diff not run" % src)
+        return
+    f = os.path.join(tmp, "kineto_out")
+    r = run(src, f, "--sqlite", "-q", "--disable_web", "--disable_doc", "--disable_perfetto")
+    check(r.returncode == 0, "convert kineto: %s" % r.stderr)
+    o = os.path.join(tmp, "d_kineto")
+    r = run("diff", src, f, o, "-q")
+    check(r.returncode == 0, "diff kineto vs folder: %s" % r.stderr)
+    d = json.load(open(os.path.join(o, "diff.json")))
+    check(len(d["ops"]) > 50 and all(x["delta_us"] == 0 and x["status"] == "both" and
+                                     x["a_count"] == x["b_count"] for x in d["ops"] + d["op_types"]),
+          "kineto vs its folder: %d ops, all unchanged" % len(d["ops"]))
+    check(d["total_delta_us"] == 0, "kineto total unchanged")
 
 
 def pb_fields(b):
@@ -409,6 +511,8 @@ def main():
         test_diff(tmp)
         test_trace_file(tmp)
         test_diff_steps(tmp)
+        test_diff_trace_folder(tmp)
+        test_correlation_flows(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)
