@@ -45,7 +45,13 @@ static void loop(enum variant v, double *out)
 {
 	int64_t shape[2] = {128, 256};
 	struct tpuprof_tensor t[1] = {{"x", "fp32", shape, 2}};
-	struct tpuprof_op_detail d = {t, 1, t, 1, NULL, 0, -1, NULL, 0, 4096, 8192};
+	struct tpuprof_op_detail d = TPUPROF_OP_DETAIL_INIT;
+	d.inputs = t;
+	d.num_inputs = 1;
+	d.outputs = t;
+	d.num_outputs = 1;
+	d.bytes = 4096;
+	d.flops = 8192;
 	unsigned long acc = 0;
 	for (int c = 0; c < g_chunks; c++) {
 		double t0 = now_ns();

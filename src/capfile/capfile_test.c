@@ -814,6 +814,43 @@ static void test_api(void **state)
 	tp_profile_free(p);
 }
 
+/* The op detail structs grow without breaking the ABI: an older caller's smaller struct is
+ * read only as far as its size (the 0xff bytes after it would read as bytes/flops), a newer
+ * caller's larger elements are stepped through by their sizes, and tensor fields a short
+ * element size does not cover are left out. */
+static void test_detail_abi(void **state)
+{
+	(void)state;
+	struct run r;
+	run_probe(&r, NULL, "detail_abi", NULL);
+	assert_string_equal(slurp(r.out), "done\n");
+	struct tp_profile *p = read_only_dump(&r);
+	const struct tp_slice *o = find_slice(p, "old_caller", NULL);
+	assert_non_null(o);
+	assert_string_equal(arg_str(p, o, TP_CAP_KEY_INPUTS), "a");
+	assert_string_equal(arg_str(p, o, TP_CAP_KEY_INPUT_SHAPES), "2x3");
+	assert_string_equal(arg_str(p, o, TP_CAP_KEY_INPUT_DTYPES), "int8");
+	assert_null(arg(p, o, TP_CAP_KEY_BYTES));
+	assert_null(arg(p, o, TP_CAP_KEY_FLOPS));
+	assert_null(arg(p, o, TP_CAP_KEY_WEIGHT_SPARSITY));
+	const struct tp_slice *n = find_slice(p, "new_caller", NULL);
+	assert_non_null(n);
+	assert_string_equal(arg_str(p, n, TP_CAP_KEY_INPUTS), "p;q");
+	assert_string_equal(arg_str(p, n, TP_CAP_KEY_INPUT_SHAPES), "2x3;4x5");
+	assert_string_equal(arg_str(p, n, TP_CAP_KEY_INPUT_DTYPES), "fp16;bf16");
+	assert_string_equal(arg_str(p, n, "attr.k1"), "v1");
+	assert_string_equal(arg_str(p, n, "attr.k2"), "v2");
+	assert_int_equal(arg(p, n, TP_CAP_KEY_BYTES)->v.u, 1234);
+	const struct tp_slice *sh = find_slice(p, "short_tensors", NULL);
+	assert_non_null(sh);
+	assert_string_equal(arg_str(p, sh, TP_CAP_KEY_INPUTS), "a");
+	assert_string_equal(arg_str(p, sh, TP_CAP_KEY_INPUT_DTYPES), "int8");
+	const struct tp_arg *shp = arg(p, sh, TP_CAP_KEY_INPUT_SHAPES);
+	assert_true(shp == NULL || strcmp(tp_str(p, shp->v.s), "") == 0 ||
+	            strcmp(tp_str(p, shp->v.s), "scalar") == 0);
+	tp_profile_free(p);
+}
+
 /* The hand-written fixture: every value below is computed by hand from its comments. */
 static void test_fixture(void **state)
 {
@@ -941,7 +978,8 @@ int main(void)
 		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
 		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
 		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
-		cmocka_unit_test(test_api), cmocka_unit_test(test_not_crashsafe),
+		cmocka_unit_test(test_api),
+		cmocka_unit_test(test_detail_abi), cmocka_unit_test(test_not_crashsafe),
 		cmocka_unit_test(test_reader_utf8),
 		cmocka_unit_test(test_bad_input),
 	};

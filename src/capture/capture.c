@@ -1434,23 +1434,104 @@ static void put_tensor(struct cap_thread *t, int role, int idx, const struct tpu
 	}
 }
 
-static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
+/* The caller's view of a growable struct (tpuprof.h, "Growing without breaking the ABI"): `n`
+ * bytes of it are readable. FIELD_IN(T, f, n): field f of struct T lies wholly in n bytes. */
+#define FIELD_IN(T, f, n) (offsetof(T, f) + sizeof(((T *)0)->f) <= (size_t)(n))
+
+/* Copies the part of a caller's tensor that `esize` covers into *x (the rest reads as absent). */
+static void tensor_view(struct tpuprof_tensor *x, const struct tpuprof_tensor *src, size_t esize)
+{
+	memset(x, 0, sizeof *x);
+	memcpy(x, src, esize < sizeof *x ? esize : sizeof *x);
+	if (!FIELD_IN(struct tpuprof_tensor, ndim, esize) ||
+	    !FIELD_IN(struct tpuprof_tensor, shape, esize)) {
+		x->ndim = 0;
+		x->shape = NULL;
+	}
+	if (!FIELD_IN(struct tpuprof_tensor, dtype, esize))
+		x->dtype = NULL;
+	if (!FIELD_IN(struct tpuprof_tensor, name, esize))
+		x->name = NULL;
+}
+
+static const struct tpuprof_tensor *tensor_at(const struct tpuprof_tensor *base, size_t esize, int i)
+{
+	return (const struct tpuprof_tensor *)(const void *)((const char *)base + (size_t)i * esize);
+}
+
+/* Copies the part of the caller's detail that its `size` covers into *v; fields it does not
+ * cover are absent (NULL / 0 / sparsity unknown). Returns 0 when nothing is readable. */
+static int detail_view(struct tpuprof_op_detail *v, const struct tpuprof_op_detail *d)
+{
+	typedef struct tpuprof_op_detail D;
+	memset(v, 0, sizeof *v);
+	v->weight_sparsity = -1;
+	if (d == NULL)
+		return 0;
+	size_t n = d->size;
+	if (!FIELD_IN(D, attr_size, n))
+		return 0;
+	if (n > sizeof *v)
+		n = sizeof *v;
+	/* Field by field, so a field the size cuts in the middle stays absent. */
+#define TAKE(f)                                                                                \
+	do {                                                                                   \
+		if (FIELD_IN(D, f, n))                                                         \
+			v->f = d->f;                                                           \
+	} while (0)
+	TAKE(size);
+	TAKE(tensor_size);
+	TAKE(attr_size);
+	if (FIELD_IN(D, num_inputs, n) && d->tensor_size) {
+		v->inputs = d->inputs;
+		v->num_inputs = d->num_inputs;
+	}
+	if (FIELD_IN(D, num_outputs, n) && d->tensor_size) {
+		v->outputs = d->outputs;
+		v->num_outputs = d->num_outputs;
+	}
+	if (FIELD_IN(D, weight_ndim, n)) {
+		v->weight_shape = d->weight_shape;
+		v->weight_ndim = d->weight_ndim;
+	}
+	TAKE(weight_sparsity);
+	if (FIELD_IN(D, num_attrs, n) && d->attr_size) {
+		v->attrs = d->attrs;
+		v->num_attrs = d->num_attrs;
+	}
+	TAKE(bytes);
+	TAKE(flops);
+#undef TAKE
+	return 1;
+}
+
+static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *caller,
                        const uint64_t *hw_delta, uint32_t hw_n)
 {
 	uint32_t need = hw_n;
 	int ni = 0, no = 0, na = 0;
+	struct tpuprof_op_detail view;
+	const struct tpuprof_op_detail *d = detail_view(&view, caller) ? &view : NULL;
+	size_t ts = d ? d->tensor_size : 0, as = d ? d->attr_size : 0;
+	struct tpuprof_tensor x;
 	if (d) {
 		ni = d->inputs && d->num_inputs > 0 ? d->num_inputs : 0;
 		no = d->outputs && d->num_outputs > 0 ? d->num_outputs : 0;
-		na = d->attrs && d->num_attrs > 0 ? d->num_attrs : 0;
+		na = d->attrs && d->num_attrs > 0 && FIELD_IN(struct tpuprof_attr, value, as)
+		         ? d->num_attrs
+		         : 0;
 		if (ni > 255)
 			ni = 255;
 		if (no > 255)
 			no = 255;
-		for (int i = 0; i < ni; i++)
-			need += 1 + dims_records(d->inputs[i].ndim);
-		for (int i = 0; i < no; i++)
-			need += 1 + dims_records(d->outputs[i].ndim);
+		for (int i = 0; i < ni; i++) {
+			tensor_view(&x, tensor_at(d->inputs, ts, i), ts);
+			need += 1 + dims_records(x.ndim);
+		}
+		for (int i = 0; i < no; i++) {
+			tensor_view(&x, tensor_at(d->outputs, ts, i), ts);
+			need += 1 + dims_records(x.ndim);
+		}
 		if (d->weight_shape)
 			need += 1 + dims_records(d->weight_ndim);
 		need += (uint32_t)na + (d->bytes || d->flops ? 1 : 0) +
@@ -1463,20 +1544,25 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
 		return;
 	}
 	if (d) {
-		for (int i = 0; i < ni; i++)
-			put_tensor(t, TP_CAPFMT_ROLE_INPUT, i, &d->inputs[i], d->inputs[i].shape,
-			           d->inputs[i].ndim);
-		for (int i = 0; i < no; i++)
-			put_tensor(t, TP_CAPFMT_ROLE_OUTPUT, i, &d->outputs[i], d->outputs[i].shape,
-			           d->outputs[i].ndim);
+		for (int i = 0; i < ni; i++) {
+			tensor_view(&x, tensor_at(d->inputs, ts, i), ts);
+			put_tensor(t, TP_CAPFMT_ROLE_INPUT, i, &x, x.shape, x.ndim);
+		}
+		for (int i = 0; i < no; i++) {
+			tensor_view(&x, tensor_at(d->outputs, ts, i), ts);
+			put_tensor(t, TP_CAPFMT_ROLE_OUTPUT, i, &x, x.shape, x.ndim);
+		}
 		if (d->weight_shape)
 			put_tensor(t, TP_CAPFMT_ROLE_WEIGHT, 0, NULL, d->weight_shape, d->weight_ndim);
 		for (int i = 0; i < na; i++) {
+			const struct tpuprof_attr *at =
+			    (const struct tpuprof_attr *)(const void *)((const char *)d->attrs +
+			                                                (size_t)i * as);
 			struct cap_rec *r = &t->recs[t->n++];
 			memset(r, 0, sizeof *r);
 			r->kind = TP_CAPFMT_REC_ATTR;
-			r->name = intern_text(t, d->attrs[i].key);
-			r->a = intern_text(t, d->attrs[i].value);
+			r->name = intern_text(t, at->key);
+			r->a = intern_text(t, at->value);
 		}
 		struct cap_rec *r;
 		if (d->bytes || d->flops) { /* 0 = unknown: never reported as a measured 0 */
