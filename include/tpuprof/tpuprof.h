@@ -38,6 +38,9 @@
  * whatever was recorded survives abort(), a crash, SIGKILL or _exit(): `tpuprof` rebuilds the
  * dump from those files with a "process died" note. A normal end writes capture.tpp (into a
  * temporary file renamed into place; nothing on disk is ever rewritten) and removes them.
+ * The library starts one background thread of its own (on first use, all signals blocked)
+ * that maps and pre-faults the next 1 MiB of a busy thread's file before the thread needs
+ * it; TPUPROF_PREFAULT=0 does without it (each thread then maps its own extents).
  *
  * Thread-safety: every recording function may be called from any number of threads at
  * once. tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised internally.

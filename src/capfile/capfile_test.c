@@ -648,6 +648,28 @@ static void test_recovery(void **state)
 	for (int k = 0; k < 8; k++)
 		assert_true(seen[k]);
 	tp_profile_free(p);
+	/* The same files held in memory (the fuzzer's entry point) give the same dump; a
+	 * session file cut short is an error with path@offset. */
+	size_t nses = 0, nthr = 0;
+	snprintf(path, sizeof path, "%s/session.tpc", dirs[0]);
+	uint8_t *ses = load(path, &nses);
+	snprintf(path, sizeof path, "%s/thread-0.tpc", dirs[0]);
+	uint8_t *thr = load(path, &nthr);
+	struct tp_capfile_live live = {"thread-0.tpc", thr, nthr};
+	memset(&d, 0, sizeof d);
+	rc = tp_capfile_rebuild_parse(ses, nses, "session.tpc", &live, 1, &p, &d);
+	if (rc != TP_OK)
+		fail_msg("%s", d.msg);
+	assert_int_equal(p->stats.records_read, 6000);
+	assert_true(has_note(p, "process died before the capture was finalised: 6000 records"));
+	tp_profile_free(p);
+	memset(&d, 0, sizeof d);
+	assert_int_equal(tp_capfile_rebuild_parse(ses, 100, "session.tpc", &live, 1, &p, &d),
+	                 TP_ETRUNC);
+	assert_null(p);
+	assert_non_null(strstr(d.msg, "session.tpc@0x64"));
+	free(ses);
+	free(thr);
 	/* Files of threads that were starting when the process died (never filled): skipped,
 	 * with a note; the rest still converts. */
 	snprintf(path, sizeof path, "%s/thread-9.tpc", dirs[0]);

@@ -612,9 +612,9 @@ static int map_extent(const char *path, unsigned char *base, size_t off, size_t 
  * Mapping an extent of a live file costs the kernel ~1-2 µs per page (disk space, page cache
  * page, zeroing, the first-store fault that marks it dirty): ~0.4 ms per 1 MiB extent, which
  * the recording thread used to pay every REC_EXTENT records. So when a thread starts using an
- * extent it asks one background thread (started on first use, all signals blocked) to map
- * and touch the NEXT one (map_extent); when the thread reaches it, it only advances its
- * limit. If the worker has not got to it yet, the thread takes the request back and maps it
+ * extent (from its second on) it asks one background thread (started on first use, all
+ * signals blocked) to map and touch the NEXT one (map_extent); when the thread reaches it,
+ * it only advances its limit. If the worker has not got to it yet, the thread takes the request back and maps it
  * itself; if the worker is busy with it, the thread waits for it; if the worker failed (disk
  * full), the thread retries itself and takes the usual disk-full path. Crash safety is
  * unchanged: the extent is fallocated and mapped from the same file, only earlier.
@@ -863,8 +863,10 @@ static NOINLINE int grow_recs(struct cap_thread *t, uint32_t k)
 		}
 		t->lim += ext;
 		calib_refresh();
-		/* Records only go forward: have the next extent ready before they reach it. */
-		if (t->lim < t->cap) {
+		/* Records only go forward: have the next extent ready before they reach it. Only
+		 * once the thread has filled its first extent, so short-lived threads (one op, then
+		 * exit) cost the worker nothing. */
+		if (t->lim < t->cap && off > TP_CAPFMT_CHUNK_HEADER) {
 			uint32_t next = t->cap - t->lim < REC_EXTENT ? t->cap - t->lim : REC_EXTENT;
 			pf_request(t, off + len, round_page((size_t)next * TP_CAPFMT_RECORD_SIZE));
 		}
