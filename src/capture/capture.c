@@ -589,7 +589,7 @@ static size_t round_page(size_t n) { return (n + PAGE_SZ - 1) & ~(size_t)(PAGE_S
 
 /* Maps [off, off+len) of the file at `path` over the reservation at `base`, after making sure
  * the file has disk space for it (so a later store can never raise SIGBUS). */
-static int map_extent(const char *path, unsigned char *base, size_t off, size_t len)
+static int map_extent(const char *path, unsigned char *base, size_t off, size_t len, int touch)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -601,8 +601,11 @@ static int map_extent(const char *path, unsigned char *base, size_t off, size_t 
 	close(fd);
 	/* Take the pages' write faults here (the file system marks each page dirty on its first
 	 * store), not while recording: in one call where the kernel has MADV_POPULATE_WRITE
-	 * (Linux 5.14), else by touching each page. */
-	if (rc == 0 && madvise(base + off, len, MADV_POPULATE_WRITE_) != 0)
+	 * (Linux 5.14), else, with `touch` (the owner thread, on pages it has not used yet), by
+	 * storing to each page. The pre-fault worker never stores: what it does (fallocate, the
+	 * same shared mapping of the same file range, populate) leaves the data as it is, so the
+	 * owner may map the same extent at the same time without losing a record. */
+	if (rc == 0 && madvise(base + off, len, MADV_POPULATE_WRITE_) != 0 && touch)
 		for (size_t i = 0; i < len; i += PAGE_SZ)
 			__atomic_store_n(base + off + i, (unsigned char)0, __ATOMIC_RELAXED);
 	return rc;
@@ -614,12 +617,14 @@ static int map_extent(const char *path, unsigned char *base, size_t off, size_t 
  * the recording thread used to pay every REC_EXTENT records. So when a thread starts using an
  * extent (from its second on) it asks one background thread (started on first use, all
  * signals blocked) to map and touch the NEXT one (map_extent); when the thread reaches it,
- * it only advances its limit. If the worker has not got to it yet, the thread takes the request back and maps it
- * itself; if the worker is busy with it, the thread waits for it; if the worker failed (disk
- * full), the thread retries itself and takes the usual disk-full path. Crash safety is
- * unchanged: the extent is fallocated and mapped from the same file, only earlier.
+ * it only advances its limit. If the worker has not got to it yet, the thread takes the
+ * request back and maps the extent itself; if the worker is busy with it (late: a loaded
+ * machine), the thread does not wait for it but maps the extent itself too (harmless, see
+ * map_extent) and leaves the request abandoned; if the worker failed (disk full), the thread
+ * retries itself and takes the usual disk-full path. Crash safety is unchanged: the extent is
+ * fallocated and mapped from the same file, only earlier.
  * g_pf_mu guards the queue and every cap_thread's pf_* fields. */
-enum { PF_IDLE, PF_QUEUED, PF_BUSY, PF_READY, PF_FAILED };
+enum { PF_IDLE, PF_QUEUED, PF_BUSY, PF_ABANDONED, PF_READY, PF_FAILED };
 static pthread_mutex_t g_pf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_pf_work = PTHREAD_COND_INITIALIZER; /* a request was queued */
 static pthread_cond_t g_pf_done = PTHREAD_COND_INITIALIZER; /* a request finished */
@@ -642,9 +647,12 @@ static void *pf_main(void *arg)
 		unsigned char *base = t->base;
 		size_t off = t->pf_off, len = t->pf_len;
 		pthread_mutex_unlock(&g_pf_mu);
-		int rc = map_extent(path, base, off, len);
+		int rc = map_extent(path, base, off, len, 0);
 		pthread_mutex_lock(&g_pf_mu);
-		t->pf_state = rc == 0 ? PF_READY : PF_FAILED;
+		if (t->pf_state == PF_ABANDONED)
+			t->pf_state = PF_IDLE; /* its owner mapped the extent itself */
+		else
+			t->pf_state = rc == 0 ? PF_READY : PF_FAILED;
 		pthread_cond_broadcast(&g_pf_done);
 	}
 	return NULL;
@@ -689,33 +697,57 @@ static void pf_request(struct cap_thread *t, size_t off, size_t len)
 	pthread_mutex_unlock(&g_pf_mu);
 }
 
-/* Ends t's request: takes it back from the queue, or waits for the worker to finish it.
- * Returns 1 if the extent at `off` is mapped and pre-faulted now, else 0 (the caller maps it
- * itself, or does not need it). */
+/* Takes t's request back from the queue (called with g_pf_mu held). */
+static void pf_dequeue(struct cap_thread *t)
+{
+	struct cap_thread **pp = &g_pf_head, *prev = NULL;
+	while (*pp && *pp != t) {
+		prev = *pp;
+		pp = &(*pp)->pf_next;
+	}
+	if (*pp) {
+		*pp = t->pf_next;
+		if (g_pf_tail == t)
+			g_pf_tail = prev;
+	}
+	t->pf_state = PF_IDLE;
+}
+
+/* At an extent boundary: 1 if the worker has the extent at `off` mapped and pre-faulted (the
+ * request is done), else 0 and the caller maps it itself — never waiting for the worker: a
+ * queued request is taken back, one the worker is busy with is abandoned (the worker finishes
+ * it harmlessly; see map_extent). */
 static int pf_take(struct cap_thread *t, size_t off)
 {
 	if (!g_env.prefault)
 		return 0;
 	pthread_mutex_lock(&g_pf_mu);
-	if (t->pf_state == PF_QUEUED) {
-		struct cap_thread **pp = &g_pf_head, *prev = NULL;
-		while (*pp && *pp != t) {
-			prev = *pp;
-			pp = &(*pp)->pf_next;
-		}
-		if (*pp) {
-			*pp = t->pf_next;
-			if (g_pf_tail == t)
-				g_pf_tail = prev;
-		}
+	int ready = 0;
+	if (t->pf_state == PF_QUEUED)
+		pf_dequeue(t);
+	else if (t->pf_state == PF_BUSY)
+		t->pf_state = PF_ABANDONED;
+	else if (t->pf_state == PF_READY || t->pf_state == PF_FAILED) {
+		ready = t->pf_state == PF_READY && t->pf_off == off;
 		t->pf_state = PF_IDLE;
 	}
-	while (t->pf_state == PF_BUSY)
-		pthread_cond_wait(&g_pf_done, &g_pf_mu);
-	int ready = t->pf_state == PF_READY && t->pf_off == off;
-	t->pf_state = PF_IDLE;
 	pthread_mutex_unlock(&g_pf_mu);
 	return ready;
+}
+
+/* Before t's mapping goes (chunk_release): ends its request, waiting until the worker no
+ * longer uses t's path and mapping. */
+static void pf_cancel(struct cap_thread *t)
+{
+	if (!g_env.prefault)
+		return;
+	pthread_mutex_lock(&g_pf_mu);
+	if (t->pf_state == PF_QUEUED)
+		pf_dequeue(t);
+	while (t->pf_state == PF_BUSY || t->pf_state == PF_ABANDONED)
+		pthread_cond_wait(&g_pf_done, &g_pf_mu);
+	t->pf_state = PF_IDLE;
+	pthread_mutex_unlock(&g_pf_mu);
 }
 
 /* Creates the session directory, session.tpc and its mapping. Called with g_dir_mu held
@@ -774,7 +806,7 @@ static void ses_lost(uint64_t n)
 
 static void chunk_release(struct cap_thread *t)
 {
-	pf_take(t, 0); /* the worker is done with this mapping before it goes */
+	pf_cancel(t); /* the worker is done with this mapping before it goes */
 	if (t->base)
 		munmap(t->base, t->vsize);
 	free(t->path);
@@ -856,7 +888,7 @@ static NOINLINE int grow_recs(struct cap_thread *t, uint32_t k)
 		uint32_t ext = t->cap - t->lim < REC_EXTENT ? t->cap - t->lim : REC_EXTENT;
 		size_t off = TP_CAPFMT_CHUNK_HEADER + (size_t)t->lim * TP_CAPFMT_RECORD_SIZE;
 		size_t len = round_page((size_t)ext * TP_CAPFMT_RECORD_SIZE);
-		if (!pf_take(t, off) && map_extent(t->path, t->base, off, len) != 0) {
+		if (!pf_take(t, off) && map_extent(t->path, t->base, off, len, 1) != 0) {
 			t->cap = t->lim;
 			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
 			return 0;
@@ -880,7 +912,7 @@ static int grow_str(struct cap_thread *t, size_t need)
 		if (t->str_lim >= STR_CAP || t->path == NULL)
 			return 0;
 		size_t off = (size_t)((unsigned char *)t->str - t->base) + t->str_lim;
-		if (map_extent(t->path, t->base, off, STR_EXTENT) != 0) {
+		if (map_extent(t->path, t->base, off, STR_EXTENT, 1) != 0) {
 			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
 			return 0;
 		}
