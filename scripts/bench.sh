@@ -323,8 +323,14 @@ html_bench
 
 # ---- capture runtime (libtpuprof): ns per op begin/end pair, off and on (modes 0/1/2) ----
 if [ -x "$build/src/capture/capture_bench" ]; then
-  echo "== libtpuprof capture overhead"
+  echo "== libtpuprof capture overhead (crash-safe, next extent pre-faulted in the background)"
   "$build/src/capture/capture_bench"
+  # The same with the recording thread mapping its own extents (the cost the pre-fault takes
+  # off it; compare the "ns/pair min" and "thread cpu" columns) and with private memory.
+  echo "== libtpuprof capture overhead, TPUPROF_PREFAULT=0 (each thread maps its extents)"
+  TPUPROF_PREFAULT=0 "$build/src/capture/capture_bench"
+  echo "== libtpuprof capture overhead, TPUPROF_CRASHSAFE=0 (private memory, not crash-safe)"
+  TPUPROF_CRASHSAFE=0 "$build/src/capture/capture_bench"
 else
   echo "== libtpuprof capture overhead: SKIPPED: $build/src/capture/capture_bench not built"
 fi

@@ -94,7 +94,7 @@ static void op_init(struct opinfo *o, const char *type, const char *name, const 
 	o->desc.type = type;
 	o->desc.name = name;
 	o->desc.post_op = post;
-	o->detail.weight_sparsity = -1;
+	tpuprof_op_detail_init(&o->detail); /* size fields; sparsity unknown */
 	o->detail.inputs = o->in;
 	o->detail.outputs = o->out;
 	o->detail.attrs = o->attrs;

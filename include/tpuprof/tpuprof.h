@@ -38,6 +38,9 @@
  * whatever was recorded survives abort(), a crash, SIGKILL or _exit(): `tpuprof` rebuilds the
  * dump from those files with a "process died" note. A normal end writes capture.tpp (into a
  * temporary file renamed into place; nothing on disk is ever rewritten) and removes them.
+ * The library starts one background thread of its own (on first use, all signals blocked)
+ * that maps and pre-faults the next 1 MiB of a busy thread's file before the thread needs
+ * it; TPUPROF_PREFAULT=0 does without it (each thread then maps its own extents).
  *
  * Thread-safety: every recording function may be called from any number of threads at
  * once. tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised internally.
@@ -65,7 +68,8 @@ extern "C" {
 #define TPUPROF_VERSION_MAJOR 0
 #define TPUPROF_VERSION_MINOR 2
 #define TPUPROF_VERSION_PATCH 0
-#define TPUPROF_ABI_VERSION 1
+/* ABI 2: struct tpuprof_op_detail starts with size fields (ABI 1 had none). */
+#define TPUPROF_ABI_VERSION 2
 
 /* Detail modes: the same numbers as the TPUPROF environment variable (TPUPROF=0 records in
  * mode 0; unset, empty or "off" records nothing automatically). */
@@ -83,7 +87,9 @@ extern "C" {
 
 /* A static operator descriptor: one per operator instance (or per operator type), normally a
  * `static const` object. Only its address is recorded per event; its strings are copied once
- * per thread. `post_op` (a fused post operation such as "gelu") may be NULL. */
+ * per thread. `post_op` (a fused post operation such as "gelu") may be NULL.
+ * This descriptor never grows (it is an identity, read on the hot path): anything new about an
+ * operator goes into struct tpuprof_op_detail, which carries its own size. */
 struct tpuprof_op {
 	const char *type;    /* operator type: "MatMul", "Softmax", ... */
 	const char *name;    /* operator instance name: "encoder.0.attn.qkv" */
@@ -108,9 +114,21 @@ struct tpuprof_attr {
 /* Per-execution operator details, recorded in mode 2 only. Every pointer may be NULL with a
  * zero count. `weight_sparsity` is the fraction of zero weights, or negative if unknown; it is
  * recorded only with a `weight_shape`. `bytes` and `flops` of 0 mean unknown and are not
- * reported. So a zero-initialised struct reports nothing as measured. Nothing is kept after
- * the call returns (the data is copied). */
+ * reported. Nothing is kept after the call returns (the data is copied).
+ *
+ * Growing without breaking the ABI: `size` must be sizeof(struct tpuprof_op_detail), and
+ * `tensor_size` / `attr_size` the sizeof of struct tpuprof_tensor / tpuprof_attr, as the caller
+ * compiled them (TPUPROF_OP_DETAIL_INIT or tpuprof_op_detail_init() set all three). The library
+ * reads only the fields the caller's `size` covers (a field it does not cover is absent), steps
+ * through `inputs`/`outputs` by `tensor_size` and through `attrs` by `attr_size`, and reads only
+ * the element fields those sizes cover. A later header only appends fields. A struct whose
+ * `size` does not cover `tensor_size`/`attr_size` (e.g. zero-initialised) records nothing, and
+ * an element size of 0 leaves that array out. So a zero-initialised struct reports nothing as
+ * measured. */
 struct tpuprof_op_detail {
+	uint32_t size;        /* sizeof(struct tpuprof_op_detail) */
+	uint16_t tensor_size; /* sizeof(struct tpuprof_tensor): the stride of inputs/outputs */
+	uint16_t attr_size;   /* sizeof(struct tpuprof_attr): the stride of attrs */
 	const struct tpuprof_tensor *inputs;
 	int num_inputs;
 	const struct tpuprof_tensor *outputs;
@@ -123,6 +141,16 @@ struct tpuprof_op_detail {
 	uint64_t bytes; /* bytes moved, 0 if unknown */
 	uint64_t flops; /* floating point operations, 0 if unknown */
 };
+/* An initialiser for the three size fields, the rest zero (C). */
+#define TPUPROF_OP_DETAIL_INIT                                                                 \
+	{sizeof(struct tpuprof_op_detail), sizeof(struct tpuprof_tensor), sizeof(struct tpuprof_attr), \
+	 NULL, 0, NULL, 0, NULL, 0, -1.0, NULL, 0, 0, 0}
+/* Zeroes *d and sets its size fields (C and C++). */
+static inline void tpuprof_op_detail_init(struct tpuprof_op_detail *d)
+{
+	static const struct tpuprof_op_detail init = TPUPROF_OP_DETAIL_INIT;
+	*d = init;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Control                                                                                  */

@@ -1401,19 +1401,19 @@ static int name_cmp(const void *a, const void *b)
 
 /* One live thread file, checked: its published records and strings lie inside the file. */
 struct live_thr {
-	struct tp_file f;
-	char *path;
+	const uint8_t *data;
+	size_t size;
+	const char *path;
 	uint64_t n, dropped, str_off;
 	uint32_t scount, sbytes, sdropped, hw_kind, flags;
 };
 
-static int live_thread(const char *path, struct live_thr *lt, struct tp_diag *d)
+static int live_thread(const uint8_t *m, size_t size, const char *path, struct live_thr *lt,
+                       struct tp_diag *d)
 {
-	int rc = tp_file_load(&lt->f, path, d);
-	if (rc != TP_OK)
-		return rc;
-	const uint8_t *m = lt->f.data;
-	size_t size = lt->f.size;
+	lt->data = m;
+	lt->size = size;
+	lt->path = path;
 	if (size < TP_CAPFMT_CHUNK_HEADER || memcmp(m, TP_CAPFMT_CHUNK_MAGIC, 8) != 0)
 		return tp_diag_at(d, TP_EFORMAT, path, 0, "not a tpuprof live thread file");
 	uint64_t cap = get64(m + TP_CAPFMT_CK_OFF_REC_CAP);
@@ -1439,78 +1439,30 @@ static int live_thread(const char *path, struct live_thr *lt, struct tp_diag *d)
 	return TP_OK;
 }
 
-/* Builds, in `img`, the dump the process would have written from the live files in `dir`. */
-static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *li,
-                        struct tp_diag *d)
+/* Builds, in `img`, the dump the process would have written from its live files held in
+ * memory: `m` (`msize` bytes) is session.tpc, `th` the thread files in K order. A thread file
+ * whose header was never written (the process died while the thread was starting) holds
+ * nothing and is skipped (counted in li->blank); any other malformed file is an error. */
+static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
+                       const struct tp_capfile_live *th, size_t nth, struct tp_buf *img,
+                       struct live_info *li, struct tp_diag *d)
 {
 	memset(li, 0, sizeof *li);
-	char *sp = tp_path_join(dir, TP_CAPFMT_SES_FILE);
-	if (sp == NULL)
-		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-	struct tp_file sf;
-	int rc = tp_file_load(&sf, sp, d);
-	if (rc != TP_OK) {
-		tp_free(sp);
-		return rc;
-	}
-	char **names = NULL;
-	size_t nn = 0, cap_n = 0;
-	struct live_thr *lt = NULL;
+	if (msize < TP_CAPFMT_SES_SIZE)
+		return tp_diag_at(d, TP_ETRUNC, ses_path, msize, "session file of %zu bytes (expected %d)",
+		                  msize, TP_CAPFMT_SES_SIZE);
+	struct live_thr *lt = tp_calloc(nth ? nth : 1, sizeof *lt);
+	if (lt == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", ses_path);
+	int rc = TP_OK;
 	size_t nlt = 0;
-	if (sf.size < TP_CAPFMT_SES_SIZE) {
-		rc = tp_diag_at(d, TP_ETRUNC, sp, sf.size, "session file of %zu bytes (expected %d)",
-		                sf.size, TP_CAPFMT_SES_SIZE);
-		goto out;
-	}
-	{
-		DIR *dd = opendir(dir);
-		if (dd == NULL) {
-			rc = tp_diag_set(d, TP_EIO, "%s: cannot list the directory", dir);
-			goto out;
-		}
-		struct dirent *e;
-		while ((e = readdir(dd)) != NULL) {
-			size_t l = strlen(e->d_name);
-			if (strncmp(e->d_name, "thread-", 7) != 0 || l < 11 ||
-			    strcmp(e->d_name + l - 4, ".tpc") != 0)
-				continue;
-			char **g = tp_grow(names, sizeof *names, nn + 1, &cap_n);
-			char *c = g ? tp_strdup(e->d_name) : NULL;
-			if (c == NULL) {
-				if (g)
-					names = g;
-				closedir(dd);
-				rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-				goto out;
-			}
-			names = g;
-			names[nn++] = c;
-		}
-		closedir(dd);
-	}
-	if (nn > 1)
-		qsort(names, nn, sizeof *names, name_cmp);
-	lt = tp_calloc(nn ? nn : 1, sizeof *lt);
-	if (lt == NULL) {
-		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-		goto out;
-	}
 	uint64_t total = 0, dropped = 0, sdropped = 0;
-	for (size_t k = 0; k < nn; k++) {
+	for (size_t k = 0; k < nth; k++) {
 		struct live_thr *cur = &lt[nlt];
-		cur->path = tp_path_join(dir, names[k]);
-		if (cur->path == NULL) {
-			rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-			goto out;
-		}
-		if ((rc = live_thread(cur->path, cur, d)) != TP_OK) {
-			/* A file whose header was never written (the process died while the thread
-			 * was starting) holds nothing: it is skipped, with a note. */
+		if ((rc = live_thread(th[k].data, th[k].size, th[k].path, cur, d)) != TP_OK) {
 			int blank = rc == TP_EFORMAT &&
-			            (cur->f.size < TP_CAPFMT_CHUNK_HEADER ||
-			             memcmp(cur->f.data, "\0\0\0\0\0\0\0\0", 8) == 0);
-			tp_file_release(&cur->f);
-			tp_free(cur->path);
+			            (th[k].size < TP_CAPFMT_CHUNK_HEADER ||
+			             memcmp(th[k].data, "\0\0\0\0\0\0\0\0", 8) == 0);
 			memset(cur, 0, sizeof *cur);
 			if (!blank)
 				goto out;
@@ -1519,6 +1471,11 @@ static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *l
 			li->blank++;
 			continue;
 		}
+		if (total + cur->n < total) {
+			rc = tp_diag_at(d, TP_EFORMAT, cur->path, TP_CAPFMT_CK_OFF_PUB,
+			                "record counts overflow");
+			goto out;
+		}
 		total += cur->n;
 		dropped += cur->dropped;
 		sdropped += cur->sdropped;
@@ -1526,7 +1483,6 @@ static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *l
 			li->disk_full++;
 		nlt++;
 	}
-	const uint8_t *m = sf.data;
 	dropped += get64(m + TP_CAPFMT_SES_OFF_LOST);
 	/* Header: the session's, with the latest calibration point it holds. */
 	uint8_t h[TP_CAPFMT_HEADER_SIZE];
@@ -1566,7 +1522,7 @@ static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *l
 	tp_buf_put(img, m + TP_CAPFMT_SES_OFF_META + 8, (size_t)nmeta * ENTRY);
 	for (size_t k = 0; k < nlt; k++) {
 		const struct live_thr *t = &lt[k];
-		const uint8_t *c = t->f.data;
+		const uint8_t *c = t->data;
 		bblock(img, TP_CAPFMT_BLK_THREAD, 56 + (uint64_t)t->sbytes);
 		b64(img, get64(c + TP_CAPFMT_CK_OFF_TID));
 		b64(img, t->n);
@@ -1586,18 +1542,109 @@ static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *l
 	li->threads = (uint32_t)nlt;
 	li->records = total;
 	if (img->oom)
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", ses_path);
+out:
+	tp_free(lt);
+	return rc;
+}
+
+/* Loads session.tpc and the thread-K.tpc files of `dir` (in K order) and rebuilds. */
+static int rebuild_live(const char *dir, struct tp_buf *img, struct live_info *li,
+                        struct tp_diag *d)
+{
+	memset(li, 0, sizeof *li);
+	char *sp = tp_path_join(dir, TP_CAPFMT_SES_FILE);
+	if (sp == NULL)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+	struct tp_file sf;
+	int rc = tp_file_load(&sf, sp, d);
+	if (rc != TP_OK) {
+		tp_free(sp);
+		return rc;
+	}
+	char **names = NULL;
+	size_t nn = 0, cap_n = 0, nloaded = 0;
+	struct tp_file *files = NULL;
+	struct tp_capfile_live *th = NULL;
+	{
+		DIR *dd = opendir(dir);
+		if (dd == NULL) {
+			rc = tp_diag_set(d, TP_EIO, "%s: cannot list the directory", dir);
+			goto out;
+		}
+		struct dirent *e;
+		while ((e = readdir(dd)) != NULL) {
+			size_t l = strlen(e->d_name);
+			if (strncmp(e->d_name, "thread-", 7) != 0 || l < 11 ||
+			    strcmp(e->d_name + l - 4, ".tpc") != 0)
+				continue;
+			char **g = tp_grow(names, sizeof *names, nn + 1, &cap_n);
+			char *c = g ? tp_strdup(e->d_name) : NULL;
+			if (c == NULL) {
+				if (g)
+					names = g;
+				closedir(dd);
+				rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+				goto out;
+			}
+			names = g;
+			names[nn++] = c;
+		}
+		closedir(dd);
+	}
+	if (nn > 1)
+		qsort(names, nn, sizeof *names, name_cmp);
+	files = tp_calloc(nn ? nn : 1, sizeof *files);
+	th = tp_calloc(nn ? nn : 1, sizeof *th);
+	if (files == NULL || th == NULL) {
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+		goto out;
+	}
+	for (size_t k = 0; k < nn; k++) {
+		char *path = tp_path_join(dir, names[k]);
+		if (path == NULL) {
+			rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
+			goto out;
+		}
+		tp_free(names[k]);
+		names[k] = path; /* freed with the names */
+		if ((rc = tp_file_load(&files[k], path, d)) != TP_OK)
+			goto out;
+		nloaded = k + 1;
+		th[k].path = path;
+		th[k].data = files[k].data;
+		th[k].size = files[k].size;
+	}
+	rc = rebuild_mem(sf.data, sf.size, sp, th, nn, img, li, d);
+	if (rc == TP_OK && img->oom)
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
 out:
-	for (size_t k = 0; k < nlt; k++) {
-		tp_file_release(&lt[k].f);
-		tp_free(lt[k].path);
-	}
-	tp_free(lt);
+	for (size_t k = 0; k < nloaded; k++)
+		tp_file_release(&files[k]);
+	tp_free(files);
+	tp_free(th);
 	for (size_t k = 0; k < nn; k++)
 		tp_free(names[k]);
 	tp_free(names);
 	tp_file_release(&sf);
 	tp_free(sp);
+	return rc;
+}
+
+int tp_capfile_rebuild_parse(const uint8_t *ses, size_t ses_size, const char *display,
+                             const struct tp_capfile_live *threads, size_t n,
+                             struct tp_profile **out, struct tp_diag *d)
+{
+	*out = NULL;
+	struct tp_buf img;
+	struct live_info li;
+	tp_buf_init(&img);
+	int rc = rebuild_mem(ses, ses_size, display, threads, n, &img, &li, d);
+	if (rc == TP_OK && img.oom)
+		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);
+	if (rc == TP_OK)
+		rc = parse_impl((const uint8_t *)img.data, img.len, display, &li, out, d);
+	tp_buf_free(&img);
 	return rc;
 }
 

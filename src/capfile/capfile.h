@@ -51,4 +51,21 @@ int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
                      struct tp_profile **out, struct tp_diag *d);
 
+/* One live thread file (thread-K.tpc of a dump directory) held in memory; `path` names it in
+ * messages. */
+struct tp_capfile_live {
+	const char *path;
+	const uint8_t *data;
+	size_t size;
+};
+
+/* Rebuilds the dump of a process that died (or still runs) from its live files held in
+ * memory — `ses` (`ses_size` bytes) is session.tpc, `threads` the `n` thread files in K
+ * order — and parses it, with the "process died" and recovery notes. Same results as
+ * tp_capfile_read on such a directory (which loads the files and shares this rebuild). Used
+ * by the tests and the fuzzer (fuzz/fuzz_capfile_live.c). *out is NULL on error. */
+int tp_capfile_rebuild_parse(const uint8_t *ses, size_t ses_size, const char *display,
+                             const struct tp_capfile_live *threads, size_t n,
+                             struct tp_profile **out, struct tp_diag *d);
+
 #endif /* TP_CAPFILE_H */

@@ -45,6 +45,23 @@ struct stats {
 	double min, mean, median, p99, max;
 };
 
+/* One range (tpuprof_range_*) or async range (tpuprof_async_*) execution, or after merging,
+ * one (kind, name, category) group with its statistics over the measured (not cut) ones. */
+struct crange {
+	const char *kind, *name, *category; /* kind: TP_CAPFILE_TYPE_RANGE or _ASYNC */
+	int64_t dur_ns;
+	uint64_t count, cut, cross; /* executions, cut short by the capture's end, cross-thread */
+	int64_t total_ns;           /* over the measured ones */
+	int have;                   /* any measured: lat is valid */
+	struct stats lat;           /* ms */
+};
+
+/* Instant marks grouped by (name, category). */
+struct cmark {
+	const char *name, *category;
+	uint64_t count;
+};
+
 struct report {
 	const struct tp_profile *p;
 	struct cstep *steps;
@@ -63,6 +80,11 @@ struct report {
 	int batch_from_meta;
 	uint64_t events_dropped;
 	uint64_t cut; /* scopes cut short by the end of the capture, left out */
+	struct crange *ranges; /* grouped, most total time first */
+	size_t nranges, cap_ranges;
+	struct cmark *marks; /* grouped, most frequent first */
+	size_t nmarks, cap_marks;
+	uint64_t n_ranges, n_async, n_marks, ranges_cut;
 };
 
 static int64_t as_int(const struct tp_arg *a)
@@ -171,6 +193,8 @@ static void report_free(struct report *r)
 	tp_free(r->steps);
 	tp_free(r->acts);
 	tp_free(r->nodes);
+	tp_free(r->ranges);
+	tp_free(r->marks);
 	tp_op_table_free(&r->ops);
 	memset(r, 0, sizeof *r);
 }
@@ -187,6 +211,162 @@ static double median_dbl(const double *v, size_t n)
 	if (!n)
 		return 0;
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int cmp_range_group(const void *x, const void *y)
+{
+	const struct crange *a = x, *b = y;
+	int c = strcmp(a->kind, b->kind);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	if (!c)
+		c = strcmp(a->category, b->category);
+	if (!c)
+		c = a->cut != b->cut ? (a->cut < b->cut ? -1 : 1) : 0; /* measured ones first */
+	if (!c)
+		c = a->dur_ns < b->dur_ns ? -1 : a->dur_ns > b->dur_ns;
+	return c;
+}
+
+static int cmp_range_out(const void *x, const void *y)
+{
+	const struct crange *a = x, *b = y;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	int c = strcmp(a->kind, b->kind);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : strcmp(a->category, b->category);
+}
+
+static int cmp_mark(const void *x, const void *y)
+{
+	const struct cmark *a = x, *b = y;
+	int c = strcmp(a->name, b->name);
+	return c ? c : strcmp(a->category, b->category);
+}
+
+static int cmp_mark_out(const void *x, const void *y)
+{
+	const struct cmark *a = x, *b = y;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return cmp_mark(a, b);
+}
+
+/* Marks, ranges and async ranges (the TP_CAPFILE_TYPE_* slices of capfile.h) of every thread
+ * track, async lanes included: counts, cut-short and cross-thread counts, and per (kind, name,
+ * category) latency statistics over the measured executions (a range cut short by the end of
+ * the capture has no measured end: counted, never in a statistic). */
+static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
+{
+	uint32_t ty_mark = tp_profile_find_str(p, TP_CAPFILE_TYPE_MARK);
+	uint32_t ty_range = tp_profile_find_str(p, TP_CAPFILE_TYPE_RANGE);
+	uint32_t ty_async = tp_profile_find_str(p, TP_CAPFILE_TYPE_ASYNC);
+	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
+	uint32_t k_cat = tp_profile_find_str(p, TP_CAPFILE_KEY_CATEGORY);
+	uint32_t k_btid = tp_profile_find_str(p, TP_CAPFILE_KEY_BEGIN_TID);
+	uint32_t k_etid = tp_profile_find_str(p, TP_CAPFILE_KEY_END_TID);
+	if (!ty_mark && !ty_range && !ty_async)
+		return TP_OK;
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *tr = &p->tracks[ti];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		for (size_t k = 0; k < tr->count; k++) {
+			const struct tp_slice *s = &tr->slices[k];
+			int is_mark = ty_mark && s->type == ty_mark;
+			int is_range = ty_range && s->type == ty_range;
+			int is_async = ty_async && s->type == ty_async;
+			if (!is_mark && !is_range && !is_async)
+				continue;
+			const struct tp_arg *ca = k_cat ? tp_args_find(p, s->args, k_cat) : NULL;
+			const char *cat = ca ? as_str(p, ca) : "";
+			if (is_mark) {
+				struct cmark *g = tp_grow(r->marks, sizeof *g, r->nmarks + 1, &r->cap_marks);
+				if (!g)
+					return TP_ENOMEM;
+				r->marks = g;
+				r->marks[r->nmarks++] = (struct cmark){tp_str(p, s->name), cat, 1};
+				r->n_marks++;
+				continue;
+			}
+			struct crange *g = tp_grow(r->ranges, sizeof *g, r->nranges + 1, &r->cap_ranges);
+			if (!g)
+				return TP_ENOMEM;
+			r->ranges = g;
+			struct crange *c = &r->ranges[r->nranges++];
+			memset(c, 0, sizeof *c);
+			c->kind = is_async ? TP_CAPFILE_TYPE_ASYNC : TP_CAPFILE_TYPE_RANGE;
+			c->name = tp_str(p, s->name);
+			c->category = cat;
+			c->dur_ns = s->end_ns - s->start_ns;
+			c->count = 1;
+			const struct tp_arg *cu = k_cut ? tp_args_find(p, s->args, k_cut) : NULL;
+			c->cut = cu && as_int(cu) != 0;
+			if (is_async && !c->cut) {
+				const struct tp_arg *bt = k_btid ? tp_args_find(p, s->args, k_btid) : NULL;
+				const struct tp_arg *et = k_etid ? tp_args_find(p, s->args, k_etid) : NULL;
+				c->cross = bt && et && as_int(et) >= 0 && as_int(bt) != as_int(et);
+			}
+			*(is_async ? &r->n_async : &r->n_ranges) += 1;
+			r->ranges_cut += c->cut;
+		}
+	}
+	if (r->nmarks) {
+		qsort(r->marks, r->nmarks, sizeof *r->marks, cmp_mark);
+		size_t o = 0;
+		for (size_t i = 0; i < r->nmarks; i++) {
+			if (o && cmp_mark(&r->marks[o - 1], &r->marks[i]) == 0)
+				r->marks[o - 1].count++;
+			else
+				r->marks[o++] = r->marks[i];
+		}
+		r->nmarks = o;
+		qsort(r->marks, r->nmarks, sizeof *r->marks, cmp_mark_out);
+	}
+	if (r->nranges) {
+		/* Sorted by group, measured executions first and by duration: each group's
+		 * measured durations are a sorted run at its head. */
+		qsort(r->ranges, r->nranges, sizeof *r->ranges, cmp_range_group);
+		int64_t *lat = tp_malloc(r->nranges * sizeof *lat);
+		if (!lat)
+			return TP_ENOMEM;
+		size_t o = 0;
+		for (size_t i = 0; i < r->nranges;) {
+			struct crange g = r->ranges[i];
+			size_t n = 0, j = i;
+			g.count = g.cut = g.cross = 0;
+			g.total_ns = 0;
+			for (; j < r->nranges && strcmp(r->ranges[j].kind, g.kind) == 0 &&
+			       strcmp(r->ranges[j].name, g.name) == 0 &&
+			       strcmp(r->ranges[j].category, g.category) == 0;
+			     j++) {
+				const struct crange *c = &r->ranges[j];
+				g.count++;
+				g.cut += c->cut;
+				g.cross += c->cross;
+				if (!c->cut) {
+					lat[n++] = c->dur_ns;
+					g.total_ns += c->dur_ns;
+				}
+			}
+			g.have = n > 0;
+			if (n) {
+				g.lat.min = (double)lat[0] / 1e6;
+				g.lat.max = (double)lat[n - 1] / 1e6;
+				g.lat.median = (double)tp_median_ns(lat, n) / 1e6;
+				g.lat.p99 = (double)tp_percentile_ns(lat, n, 99) / 1e6;
+				g.lat.mean = (double)g.total_ns / (double)n / 1e6;
+			}
+			r->ranges[o++] = g;
+			i = j;
+		}
+		tp_free(lat);
+		r->nranges = o;
+		qsort(r->ranges, r->nranges, sizeof *r->ranges, cmp_range_out);
+	}
+	return TP_OK;
 }
 
 static int collect(const struct tp_profile *p, struct report *r)
@@ -358,6 +538,9 @@ static int collect(const struct tp_profile *p, struct report *r)
 	}
 
 	int st = tp_op_table_build(p, &r->ops);
+	if (st)
+		return st;
+	st = collect_marks_ranges(p, r);
 	if (st)
 		return st;
 
@@ -674,9 +857,13 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 	tp_buf_printf(b,
 	              ",\n    \"records_read\": %llu,\n"
 	              "    \"events_dropped\": %llu,\n    \"records_dropped\": %llu,\n"
-	              "    \"scopes_cut_short\": %llu\n  },\n",
+	              "    \"scopes_cut_short\": %llu,\n"
+	              "    \"marks\": %llu,\n    \"ranges\": %llu,\n    \"async_ranges\": %llu,\n"
+	              "    \"ranges_cut_short\": %llu\n  },\n",
 	              (unsigned long long)p->stats.records_read, (unsigned long long)r.events_dropped,
-	              (unsigned long long)p->stats.records_dropped, (unsigned long long)r.cut);
+	              (unsigned long long)p->stats.records_dropped, (unsigned long long)r.cut,
+	              (unsigned long long)r.n_marks, (unsigned long long)r.n_ranges,
+	              (unsigned long long)r.n_async, (unsigned long long)r.ranges_cut);
 
 	/* steps */
 	tp_buf_puts(b, "  \"steps\": [");
@@ -800,6 +987,37 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 	}
 	tp_buf_puts(b, r.ops.count ? "\n  ],\n" : "],\n");
 
+	/* range_stats: ranges and async ranges per (kind, name, category) */
+	tp_buf_puts(b, "  \"range_stats\": [");
+	for (size_t i = 0; i < r.nranges; i++) {
+		const struct crange *g = &r.ranges[i];
+		tp_buf_printf(b, "%s\n    {\"kind\": \"%s\", \"name\": \"", i ? "," : "", g->kind);
+		tp_buf_json_str(b, g->name);
+		tp_buf_puts(b, "\", \"category\": \"");
+		tp_buf_json_str(b, g->category);
+		tp_buf_printf(b,
+		              "\", \"count\": %llu, \"cut_short\": %llu, \"cross_thread\": %llu, "
+		              "\"total_ms\": ",
+		              (unsigned long long)g->count, (unsigned long long)g->cut,
+		              (unsigned long long)g->cross);
+		ms_ns(b, g->total_ns);
+		tp_buf_puts(b, ", \"latency_ms\": ");
+		json_stats(b, &g->lat, g->have, 6);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_puts(b, r.nranges ? "\n  ],\n" : "],\n");
+
+	/* mark_stats: instant marks per (name, category) */
+	tp_buf_puts(b, "  \"mark_stats\": [");
+	for (size_t i = 0; i < r.nmarks; i++) {
+		tp_buf_puts(b, i ? ",\n    {\"name\": \"" : "\n    {\"name\": \"");
+		tp_buf_json_str(b, r.marks[i].name);
+		tp_buf_puts(b, "\", \"category\": \"");
+		tp_buf_json_str(b, r.marks[i].category);
+		tp_buf_printf(b, "\", \"count\": %llu}", (unsigned long long)r.marks[i].count);
+	}
+	tp_buf_puts(b, r.nmarks ? "\n  ],\n" : "],\n");
+
 	tp_buf_puts(b, "  \"notes\": [");
 	for (size_t i = 0; i < p->num_notes; i++) {
 		tp_buf_puts(b, i ? ", \"" : "\"");
@@ -922,6 +1140,10 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 	if (r.cut)
 		tp_buf_printf(b, "| Scopes cut short by the end of the capture (excluded) | %llu |\n",
 		              (unsigned long long)r.cut);
+	if (r.n_marks || r.n_ranges || r.n_async)
+		tp_buf_printf(b, "| Marks / ranges / async ranges | %llu / %llu / %llu (%llu cut short) |\n",
+		              (unsigned long long)r.n_marks, (unsigned long long)r.n_ranges,
+		              (unsigned long long)r.n_async, (unsigned long long)r.ranges_cut);
 	tp_buf_putc(b, '\n');
 	if (r.have_lat) {
 		tp_buf_puts(b, "| Statistic | Min | Mean | Median | P99 | Max |\n"
@@ -1027,6 +1249,51 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 			              (unsigned long long)o->bytes, (unsigned long long)o->flops);
 			md_outputs(b, p, o->args);
 			tp_buf_puts(b, " |\n");
+		}
+		tp_buf_putc(b, '\n');
+	}
+	if (r.nranges) {
+		tp_buf_printf(b,
+		              "## Ranges\n\n%llu ranges and %llu async ranges; statistics over the "
+		              "measured ones (%llu cut short by the end of the capture are counted, "
+		              "not measured).\n\n",
+		              (unsigned long long)r.n_ranges, (unsigned long long)r.n_async,
+		              (unsigned long long)r.ranges_cut);
+		tp_buf_puts(b, "| Kind | Name | Category | Count | Cut short | Cross-thread | "
+		               "Total (ms) | Mean (ms) | Median (ms) | P99 (ms) | Min (ms) | Max (ms) |\n"
+		               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		for (size_t i = 0; i < r.nranges; i++) {
+			const struct crange *g = &r.ranges[i];
+			tp_buf_printf(b, "| %s | ", g->kind);
+			tp_md_cell(b, g->name);
+			tp_buf_puts(b, " | ");
+			tp_md_cell(b, g->category[0] ? g->category : "-");
+			tp_buf_printf(b, " | %llu | %llu | %llu | ", (unsigned long long)g->count,
+			              (unsigned long long)g->cut, (unsigned long long)g->cross);
+			ms_ns(b, g->total_ns);
+			const double v[5] = {g->lat.mean, g->lat.median, g->lat.p99, g->lat.min,
+			                     g->lat.max};
+			for (int q = 0; q < 5; q++) {
+				tp_buf_puts(b, " | ");
+				if (g->have)
+					tp_buf_fixed(b, v[q], 6);
+				else
+					tp_buf_puts(b, "-");
+			}
+			tp_buf_puts(b, " |\n");
+		}
+		tp_buf_putc(b, '\n');
+	}
+	if (r.nmarks) {
+		tp_buf_printf(b, "## Marks\n\n%llu instant marks.\n\n| Name | Category | Count |\n"
+		                 "|---|---|---:|\n",
+		              (unsigned long long)r.n_marks);
+		for (size_t i = 0; i < r.nmarks; i++) {
+			tp_buf_puts(b, "| ");
+			tp_md_cell(b, r.marks[i].name);
+			tp_buf_puts(b, " | ");
+			tp_md_cell(b, r.marks[i].category[0] ? r.marks[i].category : "-");
+			tp_buf_printf(b, " | %llu |\n", (unsigned long long)r.marks[i].count);
 		}
 		tp_buf_putc(b, '\n');
 	}

@@ -59,6 +59,29 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 	*t += dur + 10;
 }
 
+/* One slice of type `type` (a mark, range or async range of capfile.h) with optional
+ * category, cut flag and async begin/end threads (end -1: not written). */
+static void misc(struct tp_profile *p, int tr, const char *type, const char *name,
+                 const char *cat, int64_t start, int64_t dur, int cut, int64_t btid, int64_t etid)
+{
+	tp_args_begin(p);
+	if (cat)
+		tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, cat);
+	if (cut)
+		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+	if (strcmp(type, TP_CAPFILE_TYPE_ASYNC) == 0) {
+		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, btid);
+		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, etid);
+	}
+	uint32_t args = tp_args_end(p);
+	struct tp_slice *s = tp_track_push(p, tr);
+	s->start_ns = start;
+	s->end_ns = start + dur;
+	s->type = tp_profile_str(p, type);
+	s->name = tp_profile_str(p, name);
+	s->args = args;
+}
+
 /* Steps 0 (warm-up) .. 4; step latencies (ns) of the counted steps 1..4 come out as
  * 1 000 000 + 10 * step_extra; see the table in the test below. */
 static struct tp_profile *build_capture(void)
@@ -102,6 +125,24 @@ static struct tp_profile *build_capture(void)
 		t = start + step_dur[step] + 10;
 		activity(p, tr, &t, "postprocess", step, "top-1 | <b>", 2000 + step);
 	}
+	/* Marks and ranges on a second thread and an async lane (values for test_marks_ranges):
+	 * range "load" (io): 1, 3, 2 us measured + one cut short (50 us, not measured);
+	 * async "request": 10 us begun on 1 and ended on 2 (cross-thread), 30 us on 1 alone,
+	 * one cut short (end -1); marks "tick" x3 (no category), "ckpt" (io) x1. */
+	int w = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
+	const char *R = TP_CAPFILE_TYPE_RANGE, *A = TP_CAPFILE_TYPE_ASYNC, *M = TP_CAPFILE_TYPE_MARK;
+	misc(p, w, M, "tick", NULL, 100, 0, 0, 0, 0);
+	misc(p, w, R, "load", "io", 1000, 1000, 0, 0, 0);
+	misc(p, w, M, "tick", NULL, 2500, 0, 0, 0, 0);
+	misc(p, w, R, "load", "io", 3000, 3000, 0, 0, 0);
+	misc(p, w, M, "ckpt", "io", 6500, 0, 0, 0, 0);
+	misc(p, w, R, "load", "io", 7000, 2000, 0, 0, 0);
+	misc(p, w, M, "tick", NULL, 9500, 0, 0, 0, 0);
+	misc(p, w, R, "load", "io", 10000, 50000, 1, 0, 0);
+	int lane = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "async ranges", 0);
+	misc(p, lane, A, "request", NULL, 1000, 10000, 0, 1, 2);
+	misc(p, lane, A, "request", NULL, 20000, 30000, 0, 1, 1);
+	misc(p, lane, A, "request", NULL, 60000, 70000, 1, 1, -1);
 	tp_profile_note(p, "a note with *stars*");
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
@@ -234,6 +275,84 @@ static void test_json(void **state)
 	tp_profile_free(p);
 }
 
+static const cJSON *find_named(const cJSON *arr, const char *name)
+{
+	const cJSON *e;
+	cJSON_ArrayForEach(e, arr)
+	{
+		if (strcmp(cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring, name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/* Marks and (async) ranges reach summary.json: counts, cut-short and cross-thread counts, and
+ * latency statistics over the measured executions only (worked out in build_capture). */
+static void test_marks_ranges(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
+	assert_true(near(num(ov, "marks"), 4));
+	assert_true(near(num(ov, "ranges"), 4));
+	assert_true(near(num(ov, "async_ranges"), 3));
+	assert_true(near(num(ov, "ranges_cut_short"), 2));
+	assert_true(near(num(ov, "scopes_cut_short"), 0)); /* steps/activities/operators only */
+	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "range_stats");
+	assert_int_equal(cJSON_GetArraySize(rs), 2);
+	/* Most total time first: request (40 us) before load (6 us). */
+	const cJSON *req = cJSON_GetArrayItem(rs, 0), *load = cJSON_GetArrayItem(rs, 1);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "name")->valuestring, "request");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "kind")->valuestring, "async");
+	assert_true(near(num(req, "count"), 3));
+	assert_true(near(num(req, "cut_short"), 1));
+	assert_true(near(num(req, "cross_thread"), 1));
+	assert_true(near(num(req, "total_ms"), 0.04));
+	const cJSON *rl = cJSON_GetObjectItemCaseSensitive(req, "latency_ms");
+	assert_true(near(num(rl, "min"), 0.01));
+	assert_true(near(num(rl, "mean"), 0.02));
+	assert_true(near(num(rl, "median"), 0.02)); /* mean of the middle two of {10, 30} us */
+	assert_true(near(num(rl, "p99"), 0.03));
+	assert_true(near(num(rl, "max"), 0.03));
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "kind")->valuestring, "range");
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "category")->valuestring, "io");
+	assert_true(near(num(load, "count"), 4));
+	assert_true(near(num(load, "cut_short"), 1));
+	assert_true(near(num(load, "cross_thread"), 0));
+	assert_true(near(num(load, "total_ms"), 0.006)); /* the cut 50 us is not in it */
+	const cJSON *ll = cJSON_GetObjectItemCaseSensitive(load, "latency_ms");
+	assert_true(near(num(ll, "min"), 0.001));
+	assert_true(near(num(ll, "mean"), 0.002));
+	assert_true(near(num(ll, "median"), 0.002));
+	assert_true(near(num(ll, "p99"), 0.003));
+	assert_true(near(num(ll, "max"), 0.003));
+	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "mark_stats");
+	assert_int_equal(cJSON_GetArraySize(ms), 2);
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 0), "name")->valuestring,
+	                    "tick"); /* most frequent first */
+	assert_true(near(num(find_named(ms, "tick"), "count"), 3));
+	assert_true(near(num(find_named(ms, "ckpt"), "count"), 1));
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(find_named(ms, "ckpt"), "category")->valuestring, "io");
+	cJSON_Delete(root);
+	/* summary.md: the two tables. */
+	tp_buf_free(&b);
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	assert_non_null(strstr(b.data, "| async | request | - | 3 | 1 | 1 | 0.040000 | 0.020000 | "
+	                               "0.020000 | 0.030000 | 0.010000 | 0.030000 |"));
+	assert_non_null(strstr(b.data, "| range | load | io | 4 | 1 | 0 | 0.006000 |"));
+	assert_non_null(strstr(b.data, "| tick | - | 3 |"));
+	assert_non_null(strstr(b.data, "| Marks / ranges / async ranges | 4 / 4 / 3 (2 cut short) |"));
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
 static void test_md(void **state)
 {
 	(void)state;
@@ -282,7 +401,7 @@ static void test_drops_and_cut(void **state)
 	tp_buf_init(&b);
 	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
 	assert_non_null(strstr(b.data, "\"records_dropped\": 7,"));
-	assert_non_null(strstr(b.data, "\"scopes_cut_short\": 1\n"));
+	assert_non_null(strstr(b.data, "\"scopes_cut_short\": 1,\n"));
 	tp_buf_free(&b);
 	tp_profile_free(p);
 }
@@ -442,6 +561,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
+	    cmocka_unit_test(test_marks_ranges),
 	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
 	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op),
 	    cmocka_unit_test(test_oom),           cmocka_unit_test(test_drops_and_cut),

@@ -163,6 +163,11 @@ struct cap_thread {
 	uint64_t hw_stack[HW_STACK][TP_CAPFMT_MAX_HW];
 	int hw_depth;
 
+	/* Background pre-fault of the next record extent (g_pf_mu guards all four). */
+	struct cap_thread *pf_next; /* queue link */
+	int pf_state;               /* PF_IDLE / QUEUED / BUSY / READY / FAILED */
+	size_t pf_off, pf_len;      /* the extent asked for */
+
 	/* flusher snapshot (written only by the flusher holding the flush lock) */
 	uint32_t snap_n;
 	uint64_t snap_str;
@@ -190,6 +195,7 @@ static struct {
 	uint32_t record_size;
 	int hwcounters;
 	int crashsafe;
+	int prefault; /* TPUPROF_PREFAULT: pre-fault the next extent on a background thread */
 } g_env;
 
 static struct {
@@ -364,6 +370,13 @@ static void read_env(void)
 		g_env.crashsafe = 0;
 	else if (cs[0] && strcmp(cs, "1") != 0)
 		warn("TPUPROF_CRASHSAFE=%.64s is not 0 or 1; using 1", cs);
+
+	const char *pf = env_get(ENV_PREFAULT);
+	g_env.prefault = 1;
+	if (strcmp(pf, "0") == 0)
+		g_env.prefault = 0;
+	else if (pf[0] && strcmp(pf, "1") != 0)
+		warn("TPUPROF_PREFAULT=%.64s is not 0 or 1; using 1", pf);
 
 	const char *h = env_get(ENV_HWCOUNTERS);
 	if (h[0] == 0 || strcmp(h, "0") == 0)
@@ -566,26 +579,175 @@ static int hw_read(struct cap_thread *t, uint64_t *vals)
 
 /* ---- the session directory and its live files ---- */
 
+#ifdef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE_ MADV_POPULATE_WRITE
+#else
+#define MADV_POPULATE_WRITE_ 23 /* Linux 5.14; older kernels answer EINVAL */
+#endif
+
 static size_t round_page(size_t n) { return (n + PAGE_SZ - 1) & ~(size_t)(PAGE_SZ - 1); }
 
 /* Maps [off, off+len) of the file at `path` over the reservation at `base`, after making sure
  * the file has disk space for it (so a later store can never raise SIGBUS). */
-static int map_extent(const char *path, unsigned char *base, size_t off, size_t len)
+static int map_extent(const char *path, unsigned char *base, size_t off, size_t len, int touch)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
 	int rc = posix_fallocate(fd, (off_t)off, (off_t)len) == 0 ? 0 : -1;
-	if (rc == 0 && mmap(base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE,
-	                    fd, (off_t)off) == MAP_FAILED)
+	if (rc == 0 && mmap(base + off, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
+	                    (off_t)off) == MAP_FAILED)
 		rc = -1;
 	close(fd);
-	/* MAP_POPULATE maps shared pages read-only: the first store to each page would still
-	 * fault (the file system marks it dirty). Take those faults here, not while recording. */
-	if (rc == 0)
+	/* Take the pages' write faults here (the file system marks each page dirty on its first
+	 * store), not while recording: in one call where the kernel has MADV_POPULATE_WRITE
+	 * (Linux 5.14), else, with `touch` (the owner thread, on pages it has not used yet), by
+	 * storing to each page. The pre-fault worker never stores: what it does (fallocate, the
+	 * same shared mapping of the same file range, populate) leaves the data as it is, so the
+	 * owner may map the same extent at the same time without losing a record. */
+	if (rc == 0 && madvise(base + off, len, MADV_POPULATE_WRITE_) != 0 && touch)
 		for (size_t i = 0; i < len; i += PAGE_SZ)
 			__atomic_store_n(base + off + i, (unsigned char)0, __ATOMIC_RELAXED);
 	return rc;
+}
+
+/* ---- background pre-fault of record extents ----
+ * Mapping an extent of a live file costs the kernel ~1-2 µs per page (disk space, page cache
+ * page, zeroing, the first-store fault that marks it dirty): ~0.4 ms per 1 MiB extent, which
+ * the recording thread used to pay every REC_EXTENT records. So when a thread starts using an
+ * extent (from its second on) it asks one background thread (started on first use, all
+ * signals blocked) to map and touch the NEXT one (map_extent); when the thread reaches it,
+ * it only advances its limit. If the worker has not got to it yet, the thread takes the
+ * request back and maps the extent itself; if the worker is busy with it (late: a loaded
+ * machine), the thread does not wait for it but maps the extent itself too (harmless, see
+ * map_extent) and leaves the request abandoned; if the worker failed (disk full), the thread
+ * retries itself and takes the usual disk-full path. Crash safety is unchanged: the extent is
+ * fallocated and mapped from the same file, only earlier.
+ * g_pf_mu guards the queue and every cap_thread's pf_* fields. */
+enum { PF_IDLE, PF_QUEUED, PF_BUSY, PF_ABANDONED, PF_READY, PF_FAILED };
+static pthread_mutex_t g_pf_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_pf_work = PTHREAD_COND_INITIALIZER; /* a request was queued */
+static pthread_cond_t g_pf_done = PTHREAD_COND_INITIALIZER; /* a request finished */
+static struct cap_thread *g_pf_head, *g_pf_tail;
+static pid_t g_pf_pid; /* the process whose worker runs; 0 = none (or a fork child's parent) */
+
+static void *pf_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&g_pf_mu);
+	for (;;) {
+		while (g_pf_head == NULL)
+			pthread_cond_wait(&g_pf_work, &g_pf_mu);
+		struct cap_thread *t = g_pf_head;
+		g_pf_head = t->pf_next;
+		if (g_pf_head == NULL)
+			g_pf_tail = NULL;
+		t->pf_state = PF_BUSY; /* chunk_release waits: path and base stay valid */
+		const char *path = t->path;
+		unsigned char *base = t->base;
+		size_t off = t->pf_off, len = t->pf_len;
+		pthread_mutex_unlock(&g_pf_mu);
+		int rc = map_extent(path, base, off, len, 0);
+		pthread_mutex_lock(&g_pf_mu);
+		if (t->pf_state == PF_ABANDONED)
+			t->pf_state = PF_IDLE; /* its owner mapped the extent itself */
+		else
+			t->pf_state = rc == 0 ? PF_READY : PF_FAILED;
+		pthread_cond_broadcast(&g_pf_done);
+	}
+	return NULL;
+}
+
+/* Asks the worker to map [off, off+len) of t's live file ahead of use (best effort: with no
+ * worker, nothing happens and the thread maps the extent itself when it gets there). */
+static void pf_request(struct cap_thread *t, size_t off, size_t len)
+{
+	if (!g_env.prefault || t->path == NULL)
+		return;
+	pthread_mutex_lock(&g_pf_mu);
+	pid_t me = getpid();
+	if (g_pf_pid != me) {
+		pthread_t th;
+		pthread_attr_t at;
+		sigset_t all, old;
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old); /* the host's signals never land there */
+		int ok = pthread_attr_init(&at) == 0;
+		if (ok) {
+			pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+			ok = pthread_create(&th, &at, pf_main, NULL) == 0;
+			pthread_attr_destroy(&at);
+		}
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		if (ok)
+			g_pf_pid = me;
+	}
+	if (g_pf_pid == me && t->pf_state == PF_IDLE) {
+		t->pf_off = off;
+		t->pf_len = len;
+		t->pf_state = PF_QUEUED;
+		t->pf_next = NULL;
+		if (g_pf_tail)
+			g_pf_tail->pf_next = t;
+		else
+			g_pf_head = t;
+		g_pf_tail = t;
+		pthread_cond_signal(&g_pf_work);
+	}
+	pthread_mutex_unlock(&g_pf_mu);
+}
+
+/* Takes t's request back from the queue (called with g_pf_mu held). */
+static void pf_dequeue(struct cap_thread *t)
+{
+	struct cap_thread **pp = &g_pf_head, *prev = NULL;
+	while (*pp && *pp != t) {
+		prev = *pp;
+		pp = &(*pp)->pf_next;
+	}
+	if (*pp) {
+		*pp = t->pf_next;
+		if (g_pf_tail == t)
+			g_pf_tail = prev;
+	}
+	t->pf_state = PF_IDLE;
+}
+
+/* At an extent boundary: 1 if the worker has the extent at `off` mapped and pre-faulted (the
+ * request is done), else 0 and the caller maps it itself — never waiting for the worker: a
+ * queued request is taken back, one the worker is busy with is abandoned (the worker finishes
+ * it harmlessly; see map_extent). */
+static int pf_take(struct cap_thread *t, size_t off)
+{
+	if (!g_env.prefault)
+		return 0;
+	pthread_mutex_lock(&g_pf_mu);
+	int ready = 0;
+	if (t->pf_state == PF_QUEUED)
+		pf_dequeue(t);
+	else if (t->pf_state == PF_BUSY)
+		t->pf_state = PF_ABANDONED;
+	else if (t->pf_state == PF_READY || t->pf_state == PF_FAILED) {
+		ready = t->pf_state == PF_READY && t->pf_off == off;
+		t->pf_state = PF_IDLE;
+	}
+	pthread_mutex_unlock(&g_pf_mu);
+	return ready;
+}
+
+/* Before t's mapping goes (chunk_release): ends its request, waiting until the worker no
+ * longer uses t's path and mapping. */
+static void pf_cancel(struct cap_thread *t)
+{
+	if (!g_env.prefault)
+		return;
+	pthread_mutex_lock(&g_pf_mu);
+	if (t->pf_state == PF_QUEUED)
+		pf_dequeue(t);
+	while (t->pf_state == PF_BUSY || t->pf_state == PF_ABANDONED)
+		pthread_cond_wait(&g_pf_done, &g_pf_mu);
+	t->pf_state = PF_IDLE;
+	pthread_mutex_unlock(&g_pf_mu);
 }
 
 /* Creates the session directory, session.tpc and its mapping. Called with g_dir_mu held
@@ -644,6 +806,7 @@ static void ses_lost(uint64_t n)
 
 static void chunk_release(struct cap_thread *t)
 {
+	pf_cancel(t); /* the worker is done with this mapping before it goes */
 	if (t->base)
 		munmap(t->base, t->vsize);
 	free(t->path);
@@ -725,13 +888,20 @@ static NOINLINE int grow_recs(struct cap_thread *t, uint32_t k)
 		uint32_t ext = t->cap - t->lim < REC_EXTENT ? t->cap - t->lim : REC_EXTENT;
 		size_t off = TP_CAPFMT_CHUNK_HEADER + (size_t)t->lim * TP_CAPFMT_RECORD_SIZE;
 		size_t len = round_page((size_t)ext * TP_CAPFMT_RECORD_SIZE);
-		if (map_extent(t->path, t->base, off, len) != 0) {
+		if (!pf_take(t, off) && map_extent(t->path, t->base, off, len, 1) != 0) {
 			t->cap = t->lim;
 			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
 			return 0;
 		}
 		t->lim += ext;
 		calib_refresh();
+		/* Records only go forward: have the next extent ready before they reach it. Only
+		 * once the thread has filled its first extent, so short-lived threads (one op, then
+		 * exit) cost the worker nothing. */
+		if (t->lim < t->cap && off > TP_CAPFMT_CHUNK_HEADER) {
+			uint32_t next = t->cap - t->lim < REC_EXTENT ? t->cap - t->lim : REC_EXTENT;
+			pf_request(t, off + len, round_page((size_t)next * TP_CAPFMT_RECORD_SIZE));
+		}
 	}
 	return 1;
 }
@@ -742,7 +912,7 @@ static int grow_str(struct cap_thread *t, size_t need)
 		if (t->str_lim >= STR_CAP || t->path == NULL)
 			return 0;
 		size_t off = (size_t)((unsigned char *)t->str - t->base) + t->str_lim;
-		if (map_extent(t->path, t->base, off, STR_EXTENT) != 0) {
+		if (map_extent(t->path, t->base, off, STR_EXTENT, 1) != 0) {
 			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
 			return 0;
 		}
@@ -1434,23 +1604,104 @@ static void put_tensor(struct cap_thread *t, int role, int idx, const struct tpu
 	}
 }
 
-static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
+/* The caller's view of a growable struct (tpuprof.h, "Growing without breaking the ABI"): `n`
+ * bytes of it are readable. FIELD_IN(T, f, n): field f of struct T lies wholly in n bytes. */
+#define FIELD_IN(T, f, n) (offsetof(T, f) + sizeof(((T *)0)->f) <= (size_t)(n))
+
+/* Copies the part of a caller's tensor that `esize` covers into *x (the rest reads as absent). */
+static void tensor_view(struct tpuprof_tensor *x, const struct tpuprof_tensor *src, size_t esize)
+{
+	memset(x, 0, sizeof *x);
+	memcpy(x, src, esize < sizeof *x ? esize : sizeof *x);
+	if (!FIELD_IN(struct tpuprof_tensor, ndim, esize) ||
+	    !FIELD_IN(struct tpuprof_tensor, shape, esize)) {
+		x->ndim = 0;
+		x->shape = NULL;
+	}
+	if (!FIELD_IN(struct tpuprof_tensor, dtype, esize))
+		x->dtype = NULL;
+	if (!FIELD_IN(struct tpuprof_tensor, name, esize))
+		x->name = NULL;
+}
+
+static const struct tpuprof_tensor *tensor_at(const struct tpuprof_tensor *base, size_t esize, int i)
+{
+	return (const struct tpuprof_tensor *)(const void *)((const char *)base + (size_t)i * esize);
+}
+
+/* Copies the part of the caller's detail that its `size` covers into *v; fields it does not
+ * cover are absent (NULL / 0 / sparsity unknown). Returns 0 when nothing is readable. */
+static int detail_view(struct tpuprof_op_detail *v, const struct tpuprof_op_detail *d)
+{
+	typedef struct tpuprof_op_detail D;
+	memset(v, 0, sizeof *v);
+	v->weight_sparsity = -1;
+	if (d == NULL)
+		return 0;
+	size_t n = d->size;
+	if (!FIELD_IN(D, attr_size, n))
+		return 0;
+	if (n > sizeof *v)
+		n = sizeof *v;
+	/* Field by field, so a field the size cuts in the middle stays absent. */
+#define TAKE(f)                                                                                \
+	do {                                                                                   \
+		if (FIELD_IN(D, f, n))                                                         \
+			v->f = d->f;                                                           \
+	} while (0)
+	TAKE(size);
+	TAKE(tensor_size);
+	TAKE(attr_size);
+	if (FIELD_IN(D, num_inputs, n) && d->tensor_size) {
+		v->inputs = d->inputs;
+		v->num_inputs = d->num_inputs;
+	}
+	if (FIELD_IN(D, num_outputs, n) && d->tensor_size) {
+		v->outputs = d->outputs;
+		v->num_outputs = d->num_outputs;
+	}
+	if (FIELD_IN(D, weight_ndim, n)) {
+		v->weight_shape = d->weight_shape;
+		v->weight_ndim = d->weight_ndim;
+	}
+	TAKE(weight_sparsity);
+	if (FIELD_IN(D, num_attrs, n) && d->attr_size) {
+		v->attrs = d->attrs;
+		v->num_attrs = d->num_attrs;
+	}
+	TAKE(bytes);
+	TAKE(flops);
+#undef TAKE
+	return 1;
+}
+
+static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *caller,
                        const uint64_t *hw_delta, uint32_t hw_n)
 {
 	uint32_t need = hw_n;
 	int ni = 0, no = 0, na = 0;
+	struct tpuprof_op_detail view;
+	const struct tpuprof_op_detail *d = detail_view(&view, caller) ? &view : NULL;
+	size_t ts = d ? d->tensor_size : 0, as = d ? d->attr_size : 0;
+	struct tpuprof_tensor x;
 	if (d) {
 		ni = d->inputs && d->num_inputs > 0 ? d->num_inputs : 0;
 		no = d->outputs && d->num_outputs > 0 ? d->num_outputs : 0;
-		na = d->attrs && d->num_attrs > 0 ? d->num_attrs : 0;
+		na = d->attrs && d->num_attrs > 0 && FIELD_IN(struct tpuprof_attr, value, as)
+		         ? d->num_attrs
+		         : 0;
 		if (ni > 255)
 			ni = 255;
 		if (no > 255)
 			no = 255;
-		for (int i = 0; i < ni; i++)
-			need += 1 + dims_records(d->inputs[i].ndim);
-		for (int i = 0; i < no; i++)
-			need += 1 + dims_records(d->outputs[i].ndim);
+		for (int i = 0; i < ni; i++) {
+			tensor_view(&x, tensor_at(d->inputs, ts, i), ts);
+			need += 1 + dims_records(x.ndim);
+		}
+		for (int i = 0; i < no; i++) {
+			tensor_view(&x, tensor_at(d->outputs, ts, i), ts);
+			need += 1 + dims_records(x.ndim);
+		}
 		if (d->weight_shape)
 			need += 1 + dims_records(d->weight_ndim);
 		need += (uint32_t)na + (d->bytes || d->flops ? 1 : 0) +
@@ -1463,20 +1714,25 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *d,
 		return;
 	}
 	if (d) {
-		for (int i = 0; i < ni; i++)
-			put_tensor(t, TP_CAPFMT_ROLE_INPUT, i, &d->inputs[i], d->inputs[i].shape,
-			           d->inputs[i].ndim);
-		for (int i = 0; i < no; i++)
-			put_tensor(t, TP_CAPFMT_ROLE_OUTPUT, i, &d->outputs[i], d->outputs[i].shape,
-			           d->outputs[i].ndim);
+		for (int i = 0; i < ni; i++) {
+			tensor_view(&x, tensor_at(d->inputs, ts, i), ts);
+			put_tensor(t, TP_CAPFMT_ROLE_INPUT, i, &x, x.shape, x.ndim);
+		}
+		for (int i = 0; i < no; i++) {
+			tensor_view(&x, tensor_at(d->outputs, ts, i), ts);
+			put_tensor(t, TP_CAPFMT_ROLE_OUTPUT, i, &x, x.shape, x.ndim);
+		}
 		if (d->weight_shape)
 			put_tensor(t, TP_CAPFMT_ROLE_WEIGHT, 0, NULL, d->weight_shape, d->weight_ndim);
 		for (int i = 0; i < na; i++) {
+			const struct tpuprof_attr *at =
+			    (const struct tpuprof_attr *)(const void *)((const char *)d->attrs +
+			                                                (size_t)i * as);
 			struct cap_rec *r = &t->recs[t->n++];
 			memset(r, 0, sizeof *r);
 			r->kind = TP_CAPFMT_REC_ATTR;
-			r->name = intern_text(t, d->attrs[i].key);
-			r->a = intern_text(t, d->attrs[i].value);
+			r->name = intern_text(t, at->key);
+			r->a = intern_text(t, at->value);
 		}
 		struct cap_rec *r;
 		if (d->bytes || d->flops) { /* 0 = unknown: never reported as a measured 0 */
@@ -2274,7 +2530,14 @@ static void fork_child(void)
 	pthread_mutex_init(&g_dir_mu, NULL);
 	pthread_mutex_init(&g_calib_mu, NULL);
 	pthread_mutex_init(&g_hw_mu, NULL);
+	/* The pre-fault worker is the parent's: none runs here until one is needed. */
+	pthread_mutex_init(&g_pf_mu, NULL);
+	pthread_cond_init(&g_pf_work, NULL);
+	pthread_cond_init(&g_pf_done, NULL);
+	g_pf_head = g_pf_tail = NULL;
+	g_pf_pid = 0;
 	for (struct cap_thread *t = atomic_load(&g_threads); t; t = t->next) {
+		t->pf_state = PF_IDLE;
 		atomic_store(&t->state, 0);
 		hw_close(t); /* the parent's counters do not count the child */
 		atomic_store(&t->gone, 1); /* its mapping is the parent's: released on reuse */

@@ -31,6 +31,9 @@
  *   api            mode 2: thread name, marks, ranges with category/colour/source location,
  *                  async ranges across threads (one cut short), a zero-initialised op detail;
  *                  prints the library version
+ *   detail_abi     mode 2: op details as an older caller (a smaller struct, no bytes/flops, with
+ *                  0xff bytes after it), a newer one (larger struct and tensor/attr elements)
+ *                  and one whose tensors stop before `shape` (see test_detail_abi)
  *   hwfds N        mode 2 with TPUPROF_HWCOUNTERS=1: N short-lived threads each record one
  *                  op; prints "fds B A" (open descriptors before and after)
  * Prints "done" on stdout when the scenario ran to its end.
@@ -60,7 +63,8 @@ static void one_matmul(int64_t m)
 	struct tpuprof_tensor ins[1] = {{"x", "fp32", in0, 3}};
 	struct tpuprof_tensor outs[1] = {{"y", "fp32", out0, 3}};
 	struct tpuprof_attr attrs[2] = {{"transpose_b", "1"}, {"alpha", "1.0"}};
-	struct tpuprof_op_detail d = {ins, 1, outs, 1, w, 2, 0.25, attrs, 2,
+	struct tpuprof_op_detail d = {sizeof d, sizeof ins[0], sizeof attrs[0], ins, 1, outs, 1,
+	                              w, 2, 0.25, attrs, 2,
 	                              (uint64_t)(m * 256 * 4 * 2 + 256 * 256 * 4),
 	                              (uint64_t)(2 * m * 256 * 256)};
 	tpuprof_op_begin(&op_matmul);
@@ -392,6 +396,72 @@ static int fault_main(const char *sc, int argc, char **argv)
 		tpuprof_op_end(&op_softmax, &zero);
 		tpuprof_disable();
 		printf("version %s\n", tpuprof_version());
+		return 0;
+	}
+	if (strcmp(sc, "detail_abi") == 0) {
+		static const struct tpuprof_op op_old = {"Old", "old_caller", NULL};
+		static const struct tpuprof_op op_new = {"New", "new_caller", NULL};
+		static const struct tpuprof_op op_short = {"Short", "short_tensors", NULL};
+		tpuprof_enable(0, TPUPROF_MODE_DETAILED);
+		int64_t s1[2] = {2, 3}, s2[2] = {4, 5};
+		/* An older header's struct: the same fields up to num_attrs, no bytes/flops. */
+		struct old_detail {
+			uint32_t size;
+			uint16_t tensor_size, attr_size;
+			const struct tpuprof_tensor *inputs;
+			int num_inputs;
+			const struct tpuprof_tensor *outputs;
+			int num_outputs;
+			const int64_t *weight_shape;
+			int weight_ndim;
+			double weight_sparsity;
+			const struct tpuprof_attr *attrs;
+			int num_attrs;
+		};
+		struct tpuprof_tensor in1[1] = {{"a", "int8", s1, 2}};
+		unsigned char *buf = malloc(sizeof(struct tpuprof_op_detail) + 64);
+		memset(buf, 0xff, sizeof(struct tpuprof_op_detail) + 64); /* what follows it */
+		struct old_detail od = {sizeof od, sizeof in1[0], sizeof(struct tpuprof_attr),
+		                        in1, 1, NULL, 0, NULL, 0, -1, NULL, 0};
+		memcpy(buf, &od, sizeof od);
+		tpuprof_op_begin(&op_old);
+		tpuprof_op_end(&op_old, (const struct tpuprof_op_detail *)(void *)buf);
+		free(buf);
+		/* A newer header's structs: every element and the detail carry extra fields. */
+		struct new_tensor {
+			struct tpuprof_tensor t;
+			int64_t future_strides[4];
+		} nin[2] = {{{"p", "fp16", s1, 2}, {-1, -1, -1, -1}},
+		            {{"q", "bf16", s2, 2}, {-1, -1, -1, -1}}};
+		struct new_attr {
+			struct tpuprof_attr a;
+			const char *future_unit;
+		} nat[2] = {{{"k1", "v1"}, "junk"}, {{"k2", "v2"}, "junk"}};
+		struct new_detail {
+			struct tpuprof_op_detail d;
+			uint64_t future_cycles;
+		} nd;
+		memset(&nd, 0, sizeof nd);
+		nd.d.size = sizeof nd;
+		nd.d.tensor_size = sizeof nin[0];
+		nd.d.attr_size = sizeof nat[0];
+		nd.d.inputs = &nin[0].t;
+		nd.d.num_inputs = 2;
+		nd.d.weight_sparsity = -1;
+		nd.d.attrs = &nat[0].a;
+		nd.d.num_attrs = 2;
+		nd.d.bytes = 1234;
+		nd.future_cycles = 99;
+		tpuprof_op_begin(&op_new);
+		tpuprof_op_end(&op_new, &nd.d);
+		/* Tensors from a header whose tpuprof_tensor ended before `shape`. */
+		struct tpuprof_op_detail sd = TPUPROF_OP_DETAIL_INIT;
+		sd.tensor_size = (uint16_t)offsetof(struct tpuprof_tensor, shape);
+		sd.inputs = in1;
+		sd.num_inputs = 1;
+		tpuprof_op_begin(&op_short);
+		tpuprof_op_end(&op_short, &sd);
+		tpuprof_disable();
 		return 0;
 	}
 	if (strcmp(sc, "hwfds") == 0) {

@@ -18,7 +18,10 @@ int main()
 		TPUPROF_SCOPE("scope");
 		std::string dyn = "dyn_" + std::to_string(i); // dynamic names are copied by value
 		tpuprof::Range range(dyn.c_str());
-		tpuprof::Op op(&k_op);
+		struct tpuprof_op_detail detail;
+		tpuprof_op_detail_init(&detail); // the size fields, from C++
+		detail.flops = 1000;
+		tpuprof::Op op(&k_op, &detail);
 	}
 	if (tpuprof_disable() != TPUPROF_OK)
 		return 1;

@@ -27,6 +27,11 @@
 	  "1 = each thread records straight into a shared-mapped file of the dump directory, "  \
 	  "so abort(), a crash, SIGKILL or _exit() keep everything recorded (the kernel "      \
 	  "provisions fresh file pages every session: a few ns per record); 0 = private "      \
-	  "memory reused across sessions (fastest; a process that dies loses the session)")
+	  "memory reused across sessions (fastest; a process that dies loses the session)")  \
+	X(ENV_PREFAULT, "TPUPROF_PREFAULT", "0/1", "1",                                        \
+	  "With TPUPROF_CRASHSAFE=1: 1 = one background thread (signals blocked) maps and "    \
+	  "pre-faults each thread's next 1 MiB of its live file before the thread reaches it, "  \
+	  "so the recording thread does not pay for fresh file pages; 0 = each thread maps "   \
+	  "its extents itself when it reaches them")
 
 #endif /* TP_CAPTURE_ENV_TABLE_H */

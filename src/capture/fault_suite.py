@@ -151,11 +151,12 @@ def kill_case(signame, sig, flushing):
         return
     n = find_key(js, "records_read")
     cut = find_key(js, "scopes_cut_short") or 0
+    dropped = find_key(js, "records_dropped") or 0
     if cut:
         lost_shown(case, js, texts, "scopes were still open")
     rows.append((case, "%d records (>= 12006 before the kill)" % n,
                  "complete dump" if graceful else "recovered: process died note",
-                 "%d scopes cut short (excluded, noted)" % cut))
+                 "%d scopes cut short (excluded, noted), %d records dropped" % (cut, dropped)))
 
 
 # ---- 3: disk full -----------------------------------------------------------------------------
@@ -335,7 +336,36 @@ def sigint_disable_case():
                  "0"))
 
 
-# ---- 11, 12: host behaviour -------------------------------------------------------------------
+# ---- 11: marks, ranges and async ranges, one never ended -----------------------------------
+
+def async_cut_case():
+    case = "async range never ended"
+    d = fresh("api")
+    r = subprocess.run([PROBE, "api"], env=env_for(d), capture_output=True, text=True, timeout=60)
+    check(case, r.returncode == 0, "probe exit %d" % r.returncode)
+    js, texts = read_ok(case, d, 14, died=False)
+    if js is None:
+        return
+    ov = js["overall_stats"]
+    got = (ov.get("marks"), ov.get("ranges"), ov.get("async_ranges"), ov.get("ranges_cut_short"))
+    check(case, got == (2, 1, 3, 1), "marks/ranges/async/cut %s != (2, 1, 3, 1)" % (got,))
+    rs = {(g["kind"], g["name"], g["category"]): g for g in js.get("range_stats", [])}
+    cut = rs.get(("async", "never_ends", ""), {})
+    check(case, cut.get("cut_short") == 1 and cut.get("latency_ms", 0) is None,
+          "the unended async range must be counted cut short, never measured: %s" % cut)
+    cross = rs.get(("async", "request", "io"), {})
+    check(case, cross.get("cross_thread") == 1, "request 42 ended on another thread: %s" % cross)
+    md = texts["summary.md"].replace("\\_", "_")
+    check(case, "| async | never_ends | - | 1 | 1 | 0 |" in md, "summary.md lacks the cut range")
+    check(case, "| Marks / ranges / async ranges | 2 / 1 / 3 (1 cut short) |" in md,
+          "summary.md overall lacks the counts")
+    lost_shown(case, js, texts, "1 scopes were still open")
+    rows.append((case, "14 records: 2 marks, 1 range, 3 async (1 cross-thread)",
+                 "range_stats: never_ends cut short, not measured; note",
+                 "1 async end never recorded (ranges_cut_short=1)"))
+
+
+# ---- 12, 13: host behaviour -------------------------------------------------------------------
 
 def eintr_case():
     case = "host SIGINT handler without SA_RESTART"
@@ -385,6 +415,7 @@ def main():
     names_case()
     nest_case()
     sigint_disable_case()
+    async_cut_case()
     eintr_case()
     hwfds_case()
     w = [max(len(r[i]) for r in rows + [("fault", "on disk", "converter reported", "lost (counted)")])
