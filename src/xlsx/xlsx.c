@@ -224,7 +224,8 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 		snprintf(buf, size, "Sheet");
 }
 
-enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_ENGINE, PK_EVENTS };
+enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS };
+#define XL_LONGEST 100 /* rows per engine and core on the "Longest commands" sheet */
 #define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
 struct part {
@@ -504,6 +505,19 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 		}
 	}
 	qsort(order, n, sizeof *order, engine_order);
+	/* A cut engine sheet gets the longest commands of its whole track on one extra sheet,
+	 * placed before the engine sheets. */
+	int any_cut = 0;
+	for (size_t i = 0; i < n; i++)
+		any_cut |= order[i].kind < TP_ENGINES &&
+		           (uint64_t)p->tracks[order[i].index].count > pl->row_cap;
+	if (any_cut) {
+		if (!(pt = plan_add(pl, PK_LONGEST))) {
+			tp_free(order);
+			return TP_ENOMEM;
+		}
+		snprintf(pt->name, sizeof pt->name, "Longest commands");
+	}
 	int md = multi_device(p), st = TP_OK;
 	for (size_t i = 0; i < n && st == TP_OK; i++)
 		st = add_track_parts(pl, p, order[i].index, md, xo->max_rows,
@@ -1408,6 +1422,143 @@ out:
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Longest commands (only when an engine sheet is cut)                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Orders by duration, longest first, then by Global Idx. */
+static int longer(const struct tp_track *t, size_t a, size_t b)
+{
+	int64_t da = t->slices[a].end_ns - t->slices[a].start_ns;
+	int64_t db = t->slices[b].end_ns - t->slices[b].start_ns;
+	return da != db ? da > db : a < b;
+}
+
+/* The `k` longest commands of `t` into out[0..*n), longest first: a min-heap (root = the
+ * least long kept) over one pass, then sorted. */
+static void longest_of(const struct tp_track *t, size_t k, size_t *out, size_t *n)
+{
+	size_t h = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		if (h < k) {
+			size_t c = h++;
+			out[c] = i;
+			while (c && longer(t, out[(c - 1) / 2], out[c])) {
+				size_t par = (c - 1) / 2, tmp = out[par];
+				out[par] = out[c];
+				out[c] = tmp;
+				c = par;
+			}
+		} else if (h && longer(t, i, out[0])) {
+			out[0] = i;
+			for (size_t c = 0;;) {
+				size_t l = 2 * c + 1, r = l + 1, m = c;
+				if (l < h && longer(t, out[m], out[l]))
+					m = l;
+				if (r < h && longer(t, out[m], out[r]))
+					m = r;
+				if (m == c)
+					break;
+				size_t tmp = out[m];
+				out[m] = out[c];
+				out[c] = tmp;
+				c = m;
+			}
+		}
+	}
+	/* Insertion sort of at most XL_LONGEST entries, longest first. */
+	for (size_t i = 1; i < h; i++)
+		for (size_t j = i; j && longer(t, out[j], out[j - 1]); j--) {
+			size_t tmp = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = tmp;
+		}
+	*n = h;
+}
+
+static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
+{
+	const struct tp_profile *p = x->p;
+	struct xl_sheet s = {.ws = ws};
+	char buf[400];
+	int layers = p->num_layers > 0;
+	xl_str(x, &s, 0, 0, "Longest commands of each engine and core", x->f.bold);
+	snprintf(buf, sizeof buf,
+	         "The %d longest commands (by duration) of every engine and core whose sheet is "
+	         "cut at %" PRIu64 " rows (--xlsx_rows), chosen among ALL its commands; "
+	         "'On Sheet' names the sheet that lists the command, '-' when it is past the cut "
+	         "(rerun with --xlsx_rows all to see it there).",
+	         XL_LONGEST, pl->row_cap);
+	xl_str(x, &s, 1, 0, buf, x->f.cap);
+	if (s.wcap)
+		s.width[0] = 0;
+	const char *h[16];
+	size_t nh = 0;
+	h[nh++] = "Rank";
+	h[nh++] = "Engine";
+	h[nh++] = "Core Id";
+	h[nh++] = "Global Idx";
+	h[nh++] = "Cmd Id";
+	h[nh++] = "Function Type";
+	h[nh++] = "Function Name";
+	if (layers)
+		h[nh++] = "Layer Name";
+	h[nh++] = "Start Time(us)";
+	h[nh++] = "Duration(us)";
+	h[nh++] = "Asic Cycle";
+	h[nh++] = "Share of Engine Busy";
+	h[nh++] = "On Sheet";
+	uint32_t hr = TP_XLSX_HEADER_ROW, row = TP_XLSX_DATA_ROW;
+	header_row(x, &s, hr, h, nh);
+	size_t top[XL_LONGEST], n;
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct part *pt = &pl->v[i];
+		if (pt->kind != PK_ENGINE || pt->index != 0)
+			continue;
+		const struct tp_track *t = &p->tracks[pt->track];
+		if (pt->shown >= t->count)
+			continue;
+		const struct tp_engine_stats *e = stats_of(x->a, t);
+		longest_of(t, XL_LONGEST, top, &n);
+		for (size_t r = 0; r < n; r++, row++) {
+			size_t gi = top[r];
+			const struct tp_slice *sl = &t->slices[gi];
+			uint16_t c = 0;
+			xl_num(x, &s, row, c++, (double)(r + 1), x->f.cyc);
+			xl_str(x, &s, row, c++, engine_sheet_prefix(t->kind), NULL);
+			xl_num(x, &s, row, c++, t->core, x->f.cyc);
+			xl_num(x, &s, row, c++, (double)gi, x->f.cyc);
+			xl_num(x, &s, row, c++, sl->cmd_id, x->f.cyc);
+			xl_str(x, &s, row, c++, tp_str(p, sl->type), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, sl->name), NULL);
+			if (layers)
+				xl_str(x, &s, row, c++,
+				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
+				           ? tp_str(p, p->layers[sl->layer].name)
+				           : "-",
+				       NULL);
+			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, sl->cycles, x->f.cyc);
+			xl_num(x, &s, row, c++,
+			       e->busy_ns > 0 ? (double)(sl->end_ns - sl->start_ns) / (double)e->busy_ns
+			                      : 0,
+			       x->f.pct);
+			const char *on = "-";
+			for (size_t k = i; k < i + pt->nparts && k < pl->n; k++)
+				if (gi >= pl->v[k].first && gi < pl->v[k].first + pl->v[k].count)
+					on = pl->v[k].name;
+			xl_str(x, &s, row, c++, on, NULL);
+		}
+		if (x->err != LXW_NO_ERROR || x->oom)
+			break;
+	}
+	worksheet_freeze_panes(ws, TP_XLSX_DATA_ROW, 0);
+	xl_check(x, worksheet_autofilter(ws, hr, 0, row > TP_XLSX_DATA_ROW ? row - 1 : hr,
+	                                 (uint16_t)(nh - 1)));
+	xl_sheet_done(x, &s);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Layer by Layer Info                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -1916,6 +2067,14 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		         pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap,
 		         largest);
 		xl_str(x, &s, row++, 0, buf, x->f.cap);
+		for (size_t i = 0; i < pl->n; i++)
+			if (pl->v[i].kind == PK_LONGEST) {
+				snprintf(buf, sizeof buf,
+				         "The 'Longest commands' sheet lists the %d longest commands of "
+				         "each cut engine sheet, chosen among all its commands.",
+				         XL_LONGEST);
+				xl_str(x, &s, row++, 0, buf, x->f.cap);
+			}
 	}
 	for (size_t i = 0; i < p->num_notes; i++) {
 		const char *nt = tp_str(p, p->notes[i].text);
@@ -2177,6 +2336,9 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			break;
 		case PK_OPS:
 			st = xl_ops_write(&x, pt->ws, o.sparse_ratios_path, d);
+			break;
+		case PK_LONGEST:
+			write_longest(&x, pt->ws, &pl);
 			break;
 		case PK_ENGINE:
 			st = write_engine_sheet(&x, pt, &pl);

@@ -121,7 +121,25 @@ def check_cap(full_path, cap_path, cap, label):
     wb = openpyxl.load_workbook(cap_path)
     check(summary_figures(wb) == summary_figures(full),
           "%s: Engine Summary figures equal with and without the cap" % label)
-    check(wb.sheetnames == full.sheetnames, "%s: same sheets %s" % (label, wb.sheetnames))
+    engines = [n for n in full.sheetnames if re.match(r"(TIU|GDMA|SDMA|CDMA)_\d+$", n)]
+    cut_names = [n for n in engines if len(table(full[n])[1]) > cap]
+    want_names = list(full.sheetnames)
+    if cut_names:
+        want_names.insert(want_names.index(engines[0]), "Longest commands")
+    check(wb.sheetnames == want_names, "%s: sheets %s, want %s" % (label, wb.sheetnames, want_names))
+    if cut_names:
+        # The 100 longest of each cut engine sheet over ALL its commands, longest first.
+        _, lrows = table(wb["Longest commands"])
+        for name in cut_names:
+            kind, core = name.split("_")
+            _, frows = table(full[name])
+            best = sorted(frows, key=lambda r: (-r["Duration(us)"], r["Global Idx"]))[:100]
+            got = [r for r in lrows if r["Engine"] == kind and r["Core Id"] == int(core)]
+            check([r["Global Idx"] for r in got] == [r["Global Idx"] for r in best]
+                  and [r["Rank"] for r in got] == list(range(1, len(best) + 1)),
+                  "%s: Longest commands of %s are the %d longest of all" % (label, name, len(best)))
+            check(all(r["On Sheet"] == (name if r["Global Idx"] < cap else "-") for r in got),
+                  "%s: Longest commands of %s say where each is listed" % (label, name))
     st = {s[0]: s for s in sheets_table(wb, 9)}
     cut = 0
     for name in wb.sheetnames:
