@@ -7,8 +7,13 @@
  * Parallelism/Concurrency convert every engine to time before adding (the reference PerfDoc
  * figures that add TIU ns to GDMA cycles are kept in their own, labelled columns).
  *
+ * Per-record sheets show the first row_cap records of each track (--xlsx_rows, default
+ * TP_XLSX_DEFAULT_ROWS) and say so; a cut engine track also gets its longest commands on the
+ * "Longest commands" sheet; every total comes from the analysis of all records.
+ *
  * Owns nothing beyond one call: the workbook, sheet plan and scratch buffers are freed before
- * tp_xlsx_write returns.
+ * tp_xlsx_write returns. The only process state is the CLI's row cap (tp_xlsx_set_row_cap),
+ * set before any output is written.
  */
 #include "xlsx/xlsx_int.h"
 #include "common/progress.h"
@@ -2505,7 +2510,8 @@ const struct tp_output tp_output_xlsx = {
     .enable_flag = NULL,
     .disable_flag = "--disable_doc",
     .default_on = 1,
-    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (every command a "
-           "row, by Global Idx), layers, operators with live sparse what-if formulas",
+    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
+           "by Global Idx; the first 50000 unless --xlsx_rows), layers, operators with live "
+           "sparse what-if formulas",
     .write = output_write,
 };

@@ -1,13 +1,14 @@
 /*
  * xlsx.h — the spreadsheet report, PerfDoc/PerfAI_output.xlsx: an Engine Summary, one sheet
- * per engine and core with every command as a row (the sheets the web page's "Global Idx"
+ * per engine and core with a command per row (the sheets the web page's "Global Idx"
  * refers to), a layer sheet when the profile has layers, one sheet per host thread for
  * captures, and for captures an Operators sheet with sparse what-if columns written as live
  * Excel formulas over an editable ratio table (sophgo-analysis.md §5, neural-engine-cambricon.md
  * §A.2).
  *
  * The workbook is written with libxlsxwriter in constant_memory mode, so rows stream to disk
- * and a dump with tens of millions of commands never needs the workbook in RAM. A sheet that
+ * and a dump with tens of millions of commands never needs the workbook in RAM. Per-record
+ * sheets are capped (TP_XLSX_DEFAULT_ROWS per engine and core, --xlsx_rows), never silently. A sheet that
  * would pass Excel's 1 048 576-row limit continues on "TIU_0 (2)", "TIU_0 (3)", ...; the
  * Engine Summary lists every sheet with the Global Idx range it holds.
  *
