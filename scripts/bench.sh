@@ -12,7 +12,8 @@
 #    commands/s per core, ns/command, peak RSS MiB, bytes of RAM per command (RSS above the
 #    group's baseline row, divided by commands) and ratios to that baseline. Baselines are
 #    measured in the same run: group convert = the 10 k conversion, io = `cat` of the dump,
-#    xlsx = a bare libxlsxwriter loop of as many rows (xlsx_gen bare).
+#    xlsx = a bare libxlsxwriter loop writing the same cells (xlsx_gen bare, census of the
+#    workbook by bench/xlsx_census.py).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
@@ -236,23 +237,46 @@ if [ "${BENCH_CDM:-1}" = 1 ]; then
   bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" "${reader_flags[@]}"
   bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
 fi
-# Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is this row
-# minus the reader+summary row of the same dump. Group "xlsx", whose baseline is
-# libxlsxwriter alone: a bare loop (xlsx_gen bare) writing as many rows of 22 cells (the
-# average of an engine sheet) as the dump has commands; x ns/c of "gen-N xlsx" is then the
-# workbook's cost relative to the library's ceiling (target <= 1.5, reader included).
+# Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is a row
+# minus the "gen-N reader+summary" row of the same dump (group convert). Group "xlsx":
+#  - "gen-N xlsx": the default job (--xlsx_rows 50000 per engine and core; docs/xlsx.md);
+#  - "gen-N xlsx --xlsx_rows all": every command a row (not at 10M: ~14 min here);
+#  - "bare libxlsxwriter, census of gen-N": libxlsxwriter alone writing as many cells of the
+#    same types and sizes as that workbook holds (bench/xlsx_census.py counts them; xlsx_gen
+#    bare writes them), i.e. the library's own ceiling for the same cells.
+# The line "xlsx writer vs bare" then prints (CPU of the all-rows row - CPU of reader+summary)
+# / CPU of the bare row: tpuprof's per-cell overhead over the library's (target <= 1.5).
 xlsx_gen=$build/src/xlsx/xlsx_gen
+row_cpu() { # NAME -> CPU ns of the last row of that name in $rows ("" if none)
+  awk -F'\t' -v n="$1" '$1 == n { c = $9 } END { print c }' "$rows"
+}
 for s in $sizes; do
-  [ "$s" = 10M ] && continue
-  n=$((2 * $(per_core "$s")))
-  if [ -x "$xlsx_gen" ]; then
-    mkdir -p "$data/out/bare"
-    "$tpbench" run --out "$rows" --name "bare libxlsxwriter $n rows x 22" --group xlsx \
-      --cmds "$n" --cores 2 -- "$xlsx_gen" bare "$data/out/bare" "$n" ||
-      echo "   (xlsx_gen bare exited with status $?)"
-    rm -rf "$data/out/bare"
-  fi
   BENCH_GROUP=xlsx bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
+  [ "$s" = 10M ] && continue
+  name="gen-$s xlsx --xlsx_rows all"
+  BENCH_KEEP_OUT=1 BENCH_GROUP=xlsx bench_case "$name" "$data/gen-$s" --disable_web \
+    --disable_perfetto --xlsx_rows all
+  out=$data/out/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_')
+  wb=$out/PerfDoc/PerfAI_output.xlsx
+  if [ -x "$xlsx_gen" ] && [ -f "$wb" ]; then
+    read -r c_rows c_cells c_spm c_slen c_fpm < <(/usr/bin/python3 "$here/bench/xlsx_census.py" "$wb")
+    echo "   census: $c_rows rows x $c_cells cells, $c_spm/1000 strings of $c_slen B, $c_fpm/1000 fractional numbers"
+    mkdir -p "$data/out/bare"
+    "$tpbench" run --out "$rows" --name "bare libxlsxwriter, census of gen-$s" --group xlsx \
+      --cmds "$c_rows" --cores 1 -- "$xlsx_gen" bare "$data/out/bare" "$c_rows" "$c_cells" \
+      "$c_spm" "$c_slen" "$c_fpm" || echo "   (xlsx_gen bare exited with status $?)"
+    echo "   bare workbook $(human_size "$data/out/bare/bare.xlsx") vs tpuprof's $(human_size "$wb")"
+    rm -rf "$data/out/bare"
+    a=$(row_cpu "$name") r=$(row_cpu "gen-$s reader+summary") b=$(row_cpu "bare libxlsxwriter, census of gen-$s")
+    if [ -n "$a" ] && [ -n "$r" ] && [ -n "$b" ] && [ "$b" -gt 0 ]; then
+      awk -v a="$a" -v r="$r" -v b="$b" -v s="$s" 'BEGIN {
+        printf "   xlsx writer vs bare (gen-%s, every row): (%.2f - %.2f) s / %.2f s CPU = %.2fx\n",
+               s, a / 1e9, r / 1e9, b / 1e9, (a - r) / b }'
+    fi
+  else
+    echo "   (no census: $xlsx_gen or $wb missing)"
+  fi
+  [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 done
 # One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
 # 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/xlsx/xlsx_gen.c prints rows/s).
@@ -261,8 +285,8 @@ if [ -x "$xlsx_gen" ]; then
   echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
   "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M profile only" --group xlsx-gen \
     --cmds 1600000 --cores 2 -- "$xlsx_gen" bench-profile "$data/out/xlsx-spill" 1600000
-  "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx-gen --cmds 1600000 \
-    --cores 2 -- "$xlsx_gen" bench "$data/out/xlsx-spill" 1600000
+  XLSX_GEN_ROWS=all "$tpbench" run --out "$rows" --name "xlsx_gen 1.6M spill" --group xlsx-gen \
+    --cmds 1600000 --cores 2 -- "$xlsx_gen" bench "$data/out/xlsx-spill" 1600000
   echo "   output: $(human_size "$data/out/xlsx-spill")"
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$data/out/xlsx-spill"
 else

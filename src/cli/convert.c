@@ -12,6 +12,7 @@
 #include "common/progress.h"
 #include "summary/summary.h"
 #include "traceread/traceread.h"
+#include "xlsx/xlsx.h"
 
 #include <errno.h>
 #include <dirent.h>
@@ -58,6 +59,9 @@ void tp_cli_usage(FILE *f)
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
 	        "                       smaller traces of huge dumps\n"
+	        "  --xlsx_rows N|all    rows per engine and core in PerfAI_output.xlsx: the first N\n"
+	        "                       commands in time (default 50000; totals always cover all;\n"
+	        "                       a cut sheet and the summary notes say so); all = every row\n"
 	        "  -j, --jobs N         write up to N outputs at once (default: the online CPUs); the\n"
 	        "                       files are identical for every N\n"
 	        "  -q, --quiet          print nothing but errors (and no progress line)\n"
@@ -457,6 +461,14 @@ static int convert_main(int argc, char **argv)
 			o.trace_args_compact = strcmp(v, "compact") == 0;
 			continue;
 		}
+		if (opt_value(argc, argv, &i, "--xlsx_rows", &v, &err)) {
+			uint64_t cap;
+			if (err || tp_xlsx_parse_rows(v, &cap))
+				return usage_error("--xlsx_rows takes a row count >= 1 or 'all', got '%s'",
+				                   err ? "" : v);
+			tp_xlsx_set_row_cap(cap);
+			continue;
+		}
 		if (opt_value(argc, argv, &i, "--trace_file", &v, &err)) {
 			if (err)
 				return usage_error("%s needs a Chrome-trace JSON file", a);
@@ -587,6 +599,13 @@ static int convert_main(int argc, char **argv)
 			return tp_status_exit_code(TP_ENOMEM);
 		}
 	}
+	/* A workbook cut at --xlsx_rows says so in every summary too (never a silent cut). */
+	for (size_t i = 0; i < nout; i++)
+		if (enabled[i] && outs[i] == &tp_output_xlsx &&
+		    tp_xlsx_note_cap(p, 0) != TP_OK) {
+			tp_profile_free(p);
+			return tp_status_exit_code(TP_ENOMEM);
+		}
 	double t1 = now_s();
 	tp_progress_phase(TP_PHASE_ANALYZE);
 	struct tp_analysis an;

@@ -7,8 +7,13 @@
  * Parallelism/Concurrency convert every engine to time before adding (the reference PerfDoc
  * figures that add TIU ns to GDMA cycles are kept in their own, labelled columns).
  *
+ * Per-record sheets show the first row_cap records of each track (--xlsx_rows, default
+ * TP_XLSX_DEFAULT_ROWS) and say so; a cut engine track also gets its longest commands on the
+ * "Longest commands" sheet; every total comes from the analysis of all records.
+ *
  * Owns nothing beyond one call: the workbook, sheet plan and scratch buffers are freed before
- * tp_xlsx_write returns.
+ * tp_xlsx_write returns. The only process state is the CLI's row cap (tp_xlsx_set_row_cap),
+ * set before any output is written.
  */
 #include "xlsx/xlsx_int.h"
 #include "common/progress.h"
@@ -19,7 +24,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 /* A fixed creation time (1980-01-01T00:00:00Z, the earliest ZIP date, which libxlsxwriter
@@ -225,7 +229,8 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 		snprintf(buf, size, "Sheet");
 }
 
-enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_ENGINE, PK_EVENTS };
+enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS };
+#define XL_LONGEST 100 /* rows per engine and core on the "Longest commands" sheet */
 #define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
 struct part {
@@ -233,6 +238,7 @@ struct part {
 	int track;            /* PK_ENGINE / PK_EVENTS */
 	size_t index, nparts; /* 0-based part, number of parts of this track */
 	size_t first, count;  /* slice range */
+	size_t shown;         /* records of the track on its sheets (< t->count when capped) */
 	char name[128];
 	lxw_worksheet *ws;
 };
@@ -241,7 +247,18 @@ struct plan {
 	struct part *v;
 	size_t n, cap;
 	uint32_t max_rows; /* effective rows per sheet */
+	uint64_t row_cap;  /* records shown per track (never 0) */
+	size_t capped;     /* tracks cut by row_cap */
+	size_t *layer_idx; /* kept layers (indices into p->layers) when capped, else NULL */
+	size_t nlayer_idx;
+	int layers_capped;
 };
+
+/* Records of a track shown on its sheets: the first `cap` in time. */
+static size_t shown_of(size_t count, uint64_t cap)
+{
+	return (uint64_t)count > cap ? (size_t)cap : count;
+}
 
 static struct part *plan_add(struct plan *pl, enum part_kind k)
 {
@@ -351,7 +368,9 @@ static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, 
                            uint32_t max_rows, enum part_kind kind)
 {
 	const struct tp_track *t = &p->tracks[ti];
-	size_t parts = tp_xlsx_parts(t->count, max_rows);
+	size_t shown = shown_of(t->count, pl->row_cap);
+	pl->capped += shown < t->count;
+	size_t parts = tp_xlsx_parts(shown, max_rows);
 	size_t cap = (max_rows ? max_rows : TP_XLSX_EXCEL_MAX_ROWS) - TP_XLSX_DATA_ROW;
 	char base[128];
 	track_base_name(p, ti, md, base, sizeof base);
@@ -363,7 +382,8 @@ static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, 
 		pt->index = k;
 		pt->nparts = parts;
 		pt->first = k * cap;
-		pt->count = t->count - pt->first < cap ? t->count - pt->first : cap;
+		pt->count = shown - pt->first < cap ? shown - pt->first : cap;
+		pt->shown = shown;
 		if (k == 0) {
 			snprintf(pt->name, sizeof pt->name, "%s", base);
 		} else {
@@ -382,28 +402,88 @@ static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, 
 	return TP_OK;
 }
 
+/* Which tracks get sheets: 1 = engine and firmware tracks (ordered by device, core, kind),
+ * 2 = host threads, host lanes and layer tracks (track order), 0 = none. */
+static int sheet_track(const struct tp_track *t, size_t max_cores)
+{
+	if (t->count == 0)
+		return 0;
+	if (t->kind < TP_ENGINES || t->kind == TP_TRACK_MCU)
+		return max_cores && t->core >= 0 && (size_t)t->core >= max_cores ? 0 : 1;
+	if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST || t->kind == TP_TRACK_LAYER)
+		return 2;
+	return 0;
+}
+
+/* Keeps the first pl->row_cap layers of each (device, core) in the profile's order. Leaves
+ * pl->layer_idx NULL when no core has more. */
+static int layer_rows(struct plan *pl, const struct tp_profile *p)
+{
+	struct {
+		int32_t device, core;
+		uint64_t n;
+	} seen[64];
+	size_t nseen = 0, kept = 0;
+	size_t *idx = NULL;
+	for (int pass = 0; pass < 2; pass++) {
+		nseen = 0;
+		kept = 0;
+		for (size_t i = 0; i < p->num_layers; i++) {
+			const struct tp_layer *l = &p->layers[i];
+			size_t k = 0;
+			while (k < nseen && (seen[k].device != l->device || seen[k].core != l->core))
+				k++;
+			if (k == nseen && nseen < sizeof seen / sizeof *seen) {
+				seen[nseen].device = l->device;
+				seen[nseen].core = l->core;
+				seen[nseen++].n = 0;
+			}
+			/* Past 64 distinct cores the rest share the last slot's count. */
+			if (k >= nseen)
+				k = nseen - 1;
+			if (seen[k].n++ >= pl->row_cap)
+				continue;
+			if (idx)
+				idx[kept] = i;
+			kept++;
+		}
+		if (kept == p->num_layers)
+			return TP_OK; /* nothing cut */
+		if (!idx && !(idx = tp_calloc(kept ? kept : 1, sizeof *idx)))
+			return TP_ENOMEM;
+	}
+	pl->layer_idx = idx;
+	pl->nlayer_idx = kept;
+	pl->layers_capped = 1;
+	return TP_OK;
+}
+
 static int make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xlsx_opts *xo)
 {
 	struct part *pt = plan_add(pl, PK_SUMMARY);
 	if (!pt)
 		return TP_ENOMEM;
 	snprintf(pt->name, sizeof pt->name, "Engine Summary");
-	int have_layers = 0;
-	for (size_t i = 0; i < p->num_layers; i++)
-		have_layers = 1;
-	if (have_layers) {
+	if (p->num_layers) {
+		/* The row cap applies per core (the first row_cap layers of each core in the
+		 * profile's order); pl->layer_idx lists the kept layers, NULL = all of them. */
+		int st = layer_rows(pl, p);
+		if (st != TP_OK)
+			return st;
+		size_t shown = pl->layer_idx ? pl->nlayer_idx : p->num_layers;
 		/* Split past Excel's row limit like the engine sheets ("Layer by Layer Info (2)"):
 		 * the data starts at row LAYER_DATA_ROW. */
 		uint32_t rows = xo->max_rows ? xo->max_rows : TP_XLSX_EXCEL_MAX_ROWS;
 		size_t cap = rows - LAYER_DATA_ROW;
-		size_t parts = (p->num_layers + cap - 1) / cap;
+		size_t parts = (shown + cap - 1) / cap;
 		for (size_t k = 0; k < parts; k++) {
 			if (!(pt = plan_add(pl, PK_LAYERS)))
 				return TP_ENOMEM;
 			pt->index = k;
 			pt->nparts = parts;
 			pt->first = k * cap;
-			pt->count = p->num_layers - pt->first < cap ? p->num_layers - pt->first : cap;
+			pt->count = shown - pt->first < cap ? shown - pt->first : cap;
+			pt->shown = shown;
 			if (k == 0)
 				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
 			else
@@ -421,11 +501,7 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
-		if (t->count == 0)
-			continue;
-		if (t->kind < TP_ENGINES || t->kind == TP_TRACK_MCU) {
-			if (xo->max_cores && t->core >= 0 && (size_t)t->core >= xo->max_cores)
-				continue;
+		if (sheet_track(t, xo->max_cores) == 1) {
 			order[n].device = t->device;
 			order[n].core = t->core;
 			order[n].kind = t->kind;
@@ -434,15 +510,26 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 		}
 	}
 	qsort(order, n, sizeof *order, engine_order);
+	/* A cut engine sheet gets the longest commands of its whole track on one extra sheet,
+	 * placed before the engine sheets. */
+	int any_cut = 0;
+	for (size_t i = 0; i < n; i++)
+		any_cut |= order[i].kind < TP_ENGINES &&
+		           (uint64_t)p->tracks[order[i].index].count > pl->row_cap;
+	if (any_cut) {
+		if (!(pt = plan_add(pl, PK_LONGEST))) {
+			tp_free(order);
+			return TP_ENOMEM;
+		}
+		snprintf(pt->name, sizeof pt->name, "Longest commands");
+	}
 	int md = multi_device(p), st = TP_OK;
 	for (size_t i = 0; i < n && st == TP_OK; i++)
 		st = add_track_parts(pl, p, order[i].index, md, xo->max_rows,
 		                     order[i].kind < TP_ENGINES ? PK_ENGINE : PK_EVENTS);
 	/* Host threads, host lanes and layer tracks keep track order. */
 	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (t->count && (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST ||
-		                 t->kind == TP_TRACK_LAYER))
+		if (sheet_track(&p->tracks[i], xo->max_cores) == 2)
 			st = add_track_parts(pl, p, (int)i, md, xo->max_rows, PK_EVENTS);
 	}
 	tp_free(order);
@@ -893,18 +980,26 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 		xl_num(x, s, 1, 13, ns_to_us(e->idle_ns), x->f.us);
 		xl_num(x, s, 1, 14, e->utilization, x->f.pct);
 	}
-	int n =
-	    snprintf(note, sizeof note,
-	             "Core %d %s at %.0f MHz: cycles in this engine's clock, times in us on the "
-	             "common time axis. Totals above cover the whole core. ",
-	             (int)t->core, engine_sheet_prefix(t->kind), t->freq_mhz);
+	int n = 0;
+	if (pt->shown < t->count)
+		n = snprintf(note, sizeof note,
+		             "Showing the first %zu of %zu commands of core %d (--xlsx_rows %zu); "
+		             "rerun with --xlsx_rows all for every row. ",
+		             pt->shown, t->count, (int)t->core, pt->shown);
+	int m0 = snprintf(note + n, sizeof note - (size_t)n,
+	                  "Core %d %s at %.0f MHz: cycles in this engine's clock, times in us on "
+	                  "the common time axis. Totals above cover %sthe whole core. ",
+	                  (int)t->core, engine_sheet_prefix(t->kind), t->freq_mhz,
+	                  pt->shown < t->count ? "every command of " : "");
+	if (m0 > 0)
+		n += m0;
 	if (pt->nparts > 1 && n > 0 && (size_t)n < sizeof note) {
 		const char *next = pt->index + 1 < pt->nparts ? (pt + 1)->name : NULL;
 		const char *prev = pt->index ? (pt - 1)->name : NULL;
 		int m = snprintf(note + n, sizeof note - (size_t)n,
 		                 "Part %zu of %zu: Global Idx %zu-%zu of %zu (%u rows per sheet)",
 		                 pt->index + 1, pt->nparts, pt->first, pt->first + pt->count - 1,
-		                 t->count, (unsigned)pl->max_rows);
+		                 pt->shown, (unsigned)pl->max_rows);
 		if (m > 0 && (size_t)(n + m) < sizeof note) {
 			n += m;
 			if (prev)
@@ -917,7 +1012,7 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 				snprintf(note + n, sizeof note - (size_t)n, ".");
 		}
 	}
-	xl_str(x, s, 2, 0, note, x->f.note);
+	xl_str(x, s, 2, 0, note, pt->shown < t->count ? x->f.cap : x->f.note);
 	/* The note is long: do not let it widen column A. */
 	if (s->wcap)
 		s->width[0] = 0;
@@ -1281,10 +1376,15 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		n += snprintf(note + n, sizeof note - (size_t)n,
 		              "; the source lost %" PRIu64 " events", t->dropped);
 	if (pt->nparts > 1 && n > 0 && (size_t)n < sizeof note)
+		n += snprintf(note + n, sizeof note - (size_t)n,
+		              "; part %zu of %zu (Global Idx %zu-%zu)", pt->index + 1, pt->nparts,
+		              pt->first, pt->first + pt->count - 1);
+	if (pt->shown < t->count && n > 0 && (size_t)n < sizeof note)
 		snprintf(note + n, sizeof note - (size_t)n,
-		         "; part %zu of %zu (Global Idx %zu-%zu)", pt->index + 1, pt->nparts,
-		         pt->first, pt->first + pt->count - 1);
-	xl_str(x, &s, 0, 0, note, x->f.bold);
+		         "; showing the first %zu of %zu records (--xlsx_rows %zu); rerun with "
+		         "--xlsx_rows all for every row",
+		         pt->shown, t->count, pt->shown);
+	xl_str(x, &s, 0, 0, note, pt->shown < t->count ? x->f.cap : x->f.bold);
 	xl_num(x, &s, 1, 0, (double)t->count, x->f.cyc);
 	xl_str(x, &s, 1, 1, "records", NULL);
 	if (s.wcap)
@@ -1327,11 +1427,148 @@ out:
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* Longest commands (only when an engine sheet is cut)                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Orders by duration, longest first, then by Global Idx. */
+static int longer(const struct tp_track *t, size_t a, size_t b)
+{
+	int64_t da = t->slices[a].end_ns - t->slices[a].start_ns;
+	int64_t db = t->slices[b].end_ns - t->slices[b].start_ns;
+	return da != db ? da > db : a < b;
+}
+
+/* The `k` longest commands of `t` into out[0..*n), longest first: a min-heap (root = the
+ * least long kept) over one pass, then sorted. */
+static void longest_of(const struct tp_track *t, size_t k, size_t *out, size_t *n)
+{
+	size_t h = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		if (h < k) {
+			size_t c = h++;
+			out[c] = i;
+			while (c && longer(t, out[(c - 1) / 2], out[c])) {
+				size_t par = (c - 1) / 2, tmp = out[par];
+				out[par] = out[c];
+				out[c] = tmp;
+				c = par;
+			}
+		} else if (h && longer(t, i, out[0])) {
+			out[0] = i;
+			for (size_t c = 0;;) {
+				size_t l = 2 * c + 1, r = l + 1, m = c;
+				if (l < h && longer(t, out[m], out[l]))
+					m = l;
+				if (r < h && longer(t, out[m], out[r]))
+					m = r;
+				if (m == c)
+					break;
+				size_t tmp = out[m];
+				out[m] = out[c];
+				out[c] = tmp;
+				c = m;
+			}
+		}
+	}
+	/* Insertion sort of at most XL_LONGEST entries, longest first. */
+	for (size_t i = 1; i < h; i++)
+		for (size_t j = i; j && longer(t, out[j], out[j - 1]); j--) {
+			size_t tmp = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = tmp;
+		}
+	*n = h;
+}
+
+static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
+{
+	const struct tp_profile *p = x->p;
+	struct xl_sheet s = {.ws = ws};
+	char buf[400];
+	int layers = p->num_layers > 0;
+	xl_str(x, &s, 0, 0, "Longest commands of each engine and core", x->f.bold);
+	snprintf(buf, sizeof buf,
+	         "The %d longest commands (by duration) of every engine and core whose sheet is "
+	         "cut at %" PRIu64 " rows (--xlsx_rows), chosen among ALL its commands; "
+	         "'On Sheet' names the sheet that lists the command, '-' when it is past the cut "
+	         "(rerun with --xlsx_rows all to see it there).",
+	         XL_LONGEST, pl->row_cap);
+	xl_str(x, &s, 1, 0, buf, x->f.cap);
+	if (s.wcap)
+		s.width[0] = 0;
+	const char *h[16];
+	size_t nh = 0;
+	h[nh++] = "Rank";
+	h[nh++] = "Engine";
+	h[nh++] = "Core Id";
+	h[nh++] = "Global Idx";
+	h[nh++] = "Cmd Id";
+	h[nh++] = "Function Type";
+	h[nh++] = "Function Name";
+	if (layers)
+		h[nh++] = "Layer Name";
+	h[nh++] = "Start Time(us)";
+	h[nh++] = "Duration(us)";
+	h[nh++] = "Asic Cycle";
+	h[nh++] = "Share of Engine Busy";
+	h[nh++] = "On Sheet";
+	uint32_t hr = TP_XLSX_HEADER_ROW, row = TP_XLSX_DATA_ROW;
+	header_row(x, &s, hr, h, nh);
+	size_t top[XL_LONGEST], n;
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct part *pt = &pl->v[i];
+		if (pt->kind != PK_ENGINE || pt->index != 0)
+			continue;
+		const struct tp_track *t = &p->tracks[pt->track];
+		if (pt->shown >= t->count)
+			continue;
+		const struct tp_engine_stats *e = stats_of(x->a, t);
+		longest_of(t, XL_LONGEST, top, &n);
+		for (size_t r = 0; r < n; r++, row++) {
+			size_t gi = top[r];
+			const struct tp_slice *sl = &t->slices[gi];
+			uint16_t c = 0;
+			xl_num(x, &s, row, c++, (double)(r + 1), x->f.cyc);
+			xl_str(x, &s, row, c++, engine_sheet_prefix(t->kind), NULL);
+			xl_num(x, &s, row, c++, t->core, x->f.cyc);
+			xl_num(x, &s, row, c++, (double)gi, x->f.cyc);
+			xl_num(x, &s, row, c++, sl->cmd_id, x->f.cyc);
+			xl_str(x, &s, row, c++, tp_str(p, sl->type), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, sl->name), NULL);
+			if (layers)
+				xl_str(x, &s, row, c++,
+				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
+				           ? tp_str(p, p->layers[sl->layer].name)
+				           : "-",
+				       NULL);
+			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, sl->cycles, x->f.cyc);
+			xl_num(x, &s, row, c++,
+			       e->busy_ns > 0 ? (double)(sl->end_ns - sl->start_ns) / (double)e->busy_ns
+			                      : 0,
+			       x->f.pct);
+			const char *on = "-";
+			for (size_t k = i; k < i + pt->nparts && k < pl->n; k++)
+				if (gi >= pl->v[k].first && gi < pl->v[k].first + pl->v[k].count)
+					on = pl->v[k].name;
+			xl_str(x, &s, row, c++, on, NULL);
+		}
+		if (x->err != LXW_NO_ERROR || x->oom)
+			break;
+	}
+	worksheet_freeze_panes(ws, TP_XLSX_DATA_ROW, 0);
+	xl_check(x, worksheet_autofilter(ws, hr, 0, row > TP_XLSX_DATA_ROW ? row - 1 : hr,
+	                                 (uint16_t)(nh - 1)));
+	xl_sheet_done(x, &s);
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Layer by Layer Info                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
 /* Writes layers [pt->first, pt->first + pt->count) onto pt's sheet. */
-static void write_layers(struct xl *x, const struct part *pt)
+static void write_layers(struct xl *x, const struct part *pt, const struct plan *pl)
 {
 	lxw_worksheet *ws = pt->ws;
 	const struct tp_profile *p = x->p;
@@ -1344,6 +1581,14 @@ static void write_layers(struct xl *x, const struct part *pt)
 	       "Layers with the span of their matched commands (begin = first "
 	       "command start, end = last command end).",
 	       x->f.bold);
+	if (pl->layers_capped) {
+		char cap[300];
+		snprintf(cap, sizeof cap,
+		         "Showing the first %" PRIu64 " layers of each core (%zu of %zu layers; "
+		         "--xlsx_rows %" PRIu64 "); rerun with --xlsx_rows all for every row.",
+		         pl->row_cap, pl->nlayer_idx, p->num_layers, pl->row_cap);
+		xl_str(x, &s, 1, 0, cap, x->f.cap);
+	}
 	if (s.wcap)
 		s.width[0] = 10;
 	header_row(x, &s, 2, h, sizeof h / sizeof *h);
@@ -1351,7 +1596,7 @@ static void write_layers(struct xl *x, const struct part *pt)
 	double total = (double)x->a->total_time_ns;
 	uint32_t row = LAYER_DATA_ROW;
 	for (size_t i = pt->first; i < pt->first + pt->count; i++, row++) {
-		const struct tp_layer *l = &p->layers[i];
+		const struct tp_layer *l = &p->layers[pl->layer_idx ? pl->layer_idx[i] : i];
 		xl_num(x, &s, row, 0, l->id, x->f.cyc);
 		xl_num(x, &s, row, 1, l->device, x->f.cyc);
 		xl_num(x, &s, row, 2, l->core, x->f.cyc);
@@ -1808,8 +2053,39 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		    (unsigned)pl->max_rows);
 		xl_str(x, &s, row++, 0, buf, x->f.note);
 	}
-	for (size_t i = 0; i < p->num_notes; i++)
-		xl_str(x, &s, row++, 0, tp_str(p, p->notes[i].text), x->f.note);
+	if (pl->capped || pl->layers_capped) {
+		/* Never a silent cut: which sheets hold fewer rows than their track, and how to
+		 * get every row; the figures on this sheet cover every record. */
+		size_t largest = 0;
+		for (size_t i = 0; i < pl->n; i++)
+			if (pl->v[i].kind == PK_ENGINE || pl->v[i].kind == PK_EVENTS) {
+				size_t c = p->tracks[pl->v[i].track].count;
+				largest = c > largest ? c : largest;
+			}
+		snprintf(buf, sizeof buf,
+		         "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
+		         " records of their track or core in time (the largest track has %zu; the "
+		         "Sheets table below gives Rows and Track Records per sheet). Rerun with "
+		         "--xlsx_rows all for every row, or --xlsx_rows N. Every figure on this "
+		         "sheet, the per-Function-Type tables, each layer's span and the totals on "
+		         "top of each engine sheet cover all records.",
+		         pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap,
+		         largest);
+		xl_str(x, &s, row++, 0, buf, x->f.cap);
+		for (size_t i = 0; i < pl->n; i++)
+			if (pl->v[i].kind == PK_LONGEST) {
+				snprintf(buf, sizeof buf,
+				         "The 'Longest commands' sheet lists the %d longest commands of "
+				         "each cut engine sheet, chosen among all its commands.",
+				         XL_LONGEST);
+				xl_str(x, &s, row++, 0, buf, x->f.cap);
+			}
+	}
+	for (size_t i = 0; i < p->num_notes; i++) {
+		const char *nt = tp_str(p, p->notes[i].text);
+		if (strncmp(nt, TP_XLSX_NOTE_PREFIX, strlen(TP_XLSX_NOTE_PREFIX)) != 0)
+			xl_str(x, &s, row++, 0, nt, x->f.note);
+	}
 	if (p->num_meta) {
 		row++;
 		xl_str(x, &s, row, 0, "Key", x->f.hdr);
@@ -1830,8 +2106,9 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	}
 
 	/* Sheets table with links. */
-	static const char *const sh[] = {"Sheet", "Engine", "Device",           "Core Id",
-	                                 "Part",  "Rows",   "First Global Idx", "Last Global Idx"};
+	static const char *const sh[] = {"Sheet",           "Engine",          "Device",
+	                                 "Core Id",         "Part",            "Rows",
+	                                 "First Global Idx", "Last Global Idx", "Track Records"};
 	header_row(x, &s, row++, sh, sizeof sh / sizeof *sh);
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct part *pt = &pl->v[i];
@@ -1857,6 +2134,7 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		xl_num(x, &s, row, 5, (double)pt->count, x->f.cyc);
 		xl_num(x, &s, row, 6, (double)pt->first, x->f.cyc);
 		xl_num(x, &s, row, 7, (double)(pt->first + pt->count - 1), x->f.cyc);
+		xl_num(x, &s, row, 8, (double)t->count, x->f.cyc);
 		row++;
 	}
 
@@ -1944,6 +2222,9 @@ static void make_formats(struct xl *x)
 	x->f.input = fmt_num(wb, "0.000");
 	format_set_bg_color(x->f.input, 0xFFF2CC);
 	format_set_border(x->f.input, LXW_BORDER_THIN);
+	x->f.cap = workbook_add_format(wb);
+	format_set_bold(x->f.cap);
+	format_set_font_color(x->f.cap, 0x9C0006);
 	x->f.red = workbook_add_format(wb);
 	format_set_bg_color(x->f.red, 0xFFC7CE);
 	format_set_font_color(x->f.red, 0x9C0006);
@@ -1982,6 +2263,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	lxw_error ce = LXW_NO_ERROR;
 
 	pl.max_rows = o.max_rows ? o.max_rows : TP_XLSX_EXCEL_MAX_ROWS;
+	pl.row_cap = o.row_cap ? o.row_cap : TP_XLSX_DEFAULT_ROWS;
 	if ((st = make_plan(&pl, p, &o)) != TP_OK)
 		goto out;
 	errno = 0;
@@ -2055,10 +2337,13 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			write_summary(&x, pt->ws, &pl);
 			break;
 		case PK_LAYERS:
-			write_layers(&x, pt);
+			write_layers(&x, pt, &pl);
 			break;
 		case PK_OPS:
 			st = xl_ops_write(&x, pt->ws, o.sparse_ratios_path, d);
+			break;
+		case PK_LONGEST:
+			write_longest(&x, pt->ws, &pl);
 			break;
 		case PK_ENGINE:
 			st = write_engine_sheet(&x, pt, &pl);
@@ -2103,6 +2388,7 @@ out:
 	tp_free(tdir);
 	tp_free(x.scratch);
 	tp_free(pl.v);
+	tp_free(pl.layer_idx);
 	return st;
 }
 
@@ -2110,12 +2396,79 @@ out:
 /* tp_output                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The CLI's --xlsx_rows; written before any output starts, only read afterwards. */
+static uint64_t g_row_cap = TP_XLSX_DEFAULT_ROWS;
+
+int tp_xlsx_parse_rows(const char *v, uint64_t *cap)
+{
+	uint64_t n;
+	if (!v)
+		return -1;
+	if (!strcmp(v, "all")) {
+		*cap = TP_XLSX_ROWS_ALL;
+		return 0;
+	}
+	if (tp_parse_u64(v, strlen(v), &n) != 0 || n == 0)
+		return -1;
+	*cap = n;
+	return 0;
+}
+
+void tp_xlsx_set_row_cap(uint64_t cap)
+{
+	g_row_cap = cap ? cap : TP_XLSX_DEFAULT_ROWS;
+}
+
+uint64_t tp_xlsx_row_cap(void)
+{
+	return g_row_cap;
+}
+
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores)
+{
+	size_t capped = 0, largest = 0;
+	int big = -1;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (!sheet_track(t, max_cores) || (uint64_t)t->count <= g_row_cap)
+			continue;
+		capped++;
+		if (t->count > largest) {
+			largest = t->count;
+			big = (int)i;
+		}
+	}
+	struct plan lp = {.row_cap = g_row_cap};
+	if (layer_rows(&lp, p) != TP_OK)
+		return TP_ENOMEM;
+	tp_free(lp.layer_idx);
+	if (!capped && !lp.layers_capped)
+		return TP_OK;
+	if (!capped)
+		return tp_profile_note(p,
+		                       TP_XLSX_NOTE_PREFIX "the layer sheet shows only the first %" PRIu64
+		                                           " layers of each core; every total and every "
+		                                           "other output covers all of them; rerun with "
+		                                           "--xlsx_rows all for every row",
+		                       g_row_cap);
+	char name[128];
+	track_base_name(p, big, multi_device(p), name, sizeof name);
+	return tp_profile_note(
+	    p,
+	    TP_XLSX_NOTE_PREFIX "%zu per-command sheet(s)%s show only the first %" PRIu64
+	                        " commands of their engine and core (largest: %s, %zu); every "
+	                        "total and every other output covers all commands; rerun with "
+	                        "--xlsx_rows all for every row",
+	    capped, lp.layers_capped ? " and the layer sheet" : "", g_row_cap, name, largest);
+}
+
 static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
+	xo.row_cap = g_row_cap;
 	const char *env = getenv(TP_XLSX_MAX_ROWS_ENV);
 	if (env && *env) {
 		uint64_t v;
@@ -2133,25 +2486,12 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
 		if (!existed)
 			tp_temp_track_dir(dir); /* an interrupted run leaves no empty PerfDoc/ */
-		/* libxlsxwriter prints "[WARNING]" lines on stderr by itself; with -q nothing but
-		 * our own errors may appear, so its stderr goes to /dev/null for the write (our
-		 * message is printed by the CLI afterwards, from d). */
-		int saved = -1;
-		if (o && o->quiet) {
-			fflush(stderr);
-			int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-			saved = null >= 0 ? fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 0) : -1;
-			if (saved >= 0)
-				dup2(null, STDERR_FILENO);
-			if (null >= 0)
-				close(null);
-		}
+		/* Nothing here touches stderr: libxlsxwriter prints "[WARNING]" lines only for
+		 * calls it rejects (over-long strings or URLs, a chart without series, duplicate
+		 * sheet names, ...), and the writer checks all of those before calling it, so -q
+		 * stays quiet without redirecting the process's stderr (which would also hide the
+		 * other outputs' threads and a sanitizer report). */
 		st = tp_xlsx_write(p, a, path, &xo, d);
-		if (saved >= 0) {
-			fflush(stderr);
-			dup2(saved, STDERR_FILENO);
-			close(saved);
-		}
 		/* A failed write leaves no empty PerfDoc/ behind (rmdir removes only an empty
 		 * directory, and only one this run created). */
 		if (st != TP_OK && !existed)
@@ -2170,7 +2510,8 @@ const struct tp_output tp_output_xlsx = {
     .enable_flag = NULL,
     .disable_flag = "--disable_doc",
     .default_on = 1,
-    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (every command a "
-           "row, by Global Idx), layers, operators with live sparse what-if formulas",
+    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
+           "by Global Idx; the first 50000 unless --xlsx_rows), layers, operators with live "
+           "sparse what-if formulas",
     .write = output_write,
 };

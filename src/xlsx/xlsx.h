@@ -1,13 +1,14 @@
 /*
  * xlsx.h — the spreadsheet report, PerfDoc/PerfAI_output.xlsx: an Engine Summary, one sheet
- * per engine and core with every command as a row (the sheets the web page's "Global Idx"
+ * per engine and core with a command per row (the sheets the web page's "Global Idx"
  * refers to), a layer sheet when the profile has layers, one sheet per host thread for
  * captures, and for captures an Operators sheet with sparse what-if columns written as live
  * Excel formulas over an editable ratio table (sophgo-analysis.md §5, neural-engine-cambricon.md
  * §A.2).
  *
  * The workbook is written with libxlsxwriter in constant_memory mode, so rows stream to disk
- * and a dump with tens of millions of commands never needs the workbook in RAM. A sheet that
+ * and a dump with tens of millions of commands never needs the workbook in RAM. Per-record
+ * sheets are capped (TP_XLSX_DEFAULT_ROWS per engine and core, --xlsx_rows), never silently. A sheet that
  * would pass Excel's 1 048 576-row limit continues on "TIU_0 (2)", "TIU_0 (3)", ...; the
  * Engine Summary lists every sheet with the Global Idx range it holds.
  *
@@ -30,12 +31,21 @@
 #define TP_XLSX_HEADER_ROW 3u
 #define TP_XLSX_DATA_ROW 4u
 
+/* Row cap of the per-record sheets (engine commands, firmware/host/thread slices): a track
+ * with more records shows its first TP_XLSX_DEFAULT_ROWS in time, says so in the sheet's
+ * first rows and in the Engine Summary, and every total stays computed over all of them.
+ * The measured reasoning for the default is in docs/xlsx.md ("Row cap"). */
+#define TP_XLSX_DEFAULT_ROWS 50000u
+#define TP_XLSX_ROWS_ALL UINT64_MAX /* --xlsx_rows all: no cap */
+
 /* Environment knob for tests: rows per worksheet (header block included) before a sheet
  * spills over to "<name> (2)". Values below 16 or above the Excel limit are ignored. */
 #define TP_XLSX_MAX_ROWS_ENV "TP_XLSX_MAX_ROWS"
 
 struct tp_xlsx_opts {
 	uint32_t max_rows;  /* rows per sheet including the header block; 0 = Excel's limit */
+	uint64_t row_cap;   /* records shown per track (first in time); 0 = TP_XLSX_DEFAULT_ROWS,
+	                       TP_XLSX_ROWS_ALL = every record */
 	size_t max_cores;   /* only cores < max_cores get detail sheets; 0 = all */
 	const char *tmpdir; /* directory for libxlsxwriter's temporary files; NULL = the
 	                       output file's directory */
@@ -59,6 +69,28 @@ size_t tp_xlsx_parts(size_t count, uint32_t max_rows);
  * leading/trailing apostrophes are dropped, an empty name becomes "Sheet", and the name is cut
  * to 31 characters (never inside a UTF-8 sequence). `buf` must hold at least 128 bytes. */
 void tp_xlsx_sheet_name(char *buf, size_t size, const char *name);
+
+/* The CLI's --xlsx_rows N|all: parses `v` ("all" or a count >= 1) into *cap. Returns 0, or
+ * -1 when `v` is neither. */
+int tp_xlsx_parse_rows(const char *v, uint64_t *cap);
+
+/* Sets the row cap tp_output_xlsx uses (0 = TP_XLSX_DEFAULT_ROWS). Process-wide: call it
+ * before any output is written (the CLI does while parsing options), never concurrently with
+ * a write. */
+void tp_xlsx_set_row_cap(uint64_t cap);
+
+/* The effective cap tp_output_xlsx uses (never 0). */
+uint64_t tp_xlsx_row_cap(void);
+
+/* Notes that start with this prefix are the CLI's cap note (tp_xlsx_note_cap); the Engine
+ * Summary writes its own, more detailed text instead of repeating them. */
+#define TP_XLSX_NOTE_PREFIX "PerfDoc/PerfAI_output.xlsx: "
+
+/* When some per-record sheet of `p` would pass the current cap (tp_xlsx_row_cap), adds one
+ * profile note (TP_XLSX_NOTE_PREFIX ...) naming the cap, the largest track and how to lift
+ * it, so summary.txt/json/md say the workbook is cut. `max_cores` as in tp_out_opts. Call
+ * it after the tracks are final and before the outputs are written. TP_OK or TP_ENOMEM. */
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores);
 
 /* The output the CLI lists: PerfDoc/PerfAI_output.xlsx, on by default, "--disable_doc". Its
  * write creates OUT_DIR/PerfDoc, honours o->max_cores and reads TP_XLSX_MAX_ROWS once. */

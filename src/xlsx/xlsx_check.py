@@ -81,7 +81,7 @@ def summary_rows(wb):
     return h, rows
 
 
-def sheets_table(wb):
+def sheets_table(wb, width=8):
     ws = wb["Engine Summary"]
     out = []
     found = False
@@ -92,8 +92,92 @@ def sheets_table(wb):
         if found:
             if r[0] is None:
                 break
-            out.append(r[:8])
+            out.append(r[:width])
     return out
+
+
+def summary_figures(wb):
+    """The Engine Summary's rows that carry numbers (per-core table, Overall, the
+    per-Function-Type tables), in order, up to the Sheets table: what a row cap must not
+    change. Note lines (text only) are left out."""
+    out = []
+    for r in wb["Engine Summary"].iter_rows(values_only=True):
+        if r[0] == "Sheet" and r[1] == "Engine":
+            break
+        if any(isinstance(v, (int, float)) for v in r):
+            out.append(tuple(r))
+    return out
+
+
+def notes_text(wb):
+    return " ".join(str(r[0]) for r in wb["Engine Summary"].iter_rows(values_only=True) if r[0])
+
+
+def check_cap(full_path, cap_path, cap, label):
+    """A workbook written with --xlsx_rows `cap` against the same profile's uncapped one:
+    the same totals everywhere, the first `cap` rows of each engine sheet, and the cut said
+    on the sheet and in the Engine Summary."""
+    full = openpyxl.load_workbook(full_path)
+    wb = openpyxl.load_workbook(cap_path)
+    check(summary_figures(wb) == summary_figures(full),
+          "%s: Engine Summary figures equal with and without the cap" % label)
+    engines = [n for n in full.sheetnames if re.match(r"(TIU|GDMA|SDMA|CDMA)_\d+$", n)]
+    cut_names = [n for n in engines if len(table(full[n])[1]) > cap]
+    want_names = list(full.sheetnames)
+    if cut_names:
+        want_names.insert(want_names.index(engines[0]), "Longest commands")
+    check(wb.sheetnames == want_names, "%s: sheets %s, want %s" % (label, wb.sheetnames, want_names))
+    if cut_names:
+        # The 100 longest of each cut engine sheet over ALL its commands, longest first.
+        _, lrows = table(wb["Longest commands"])
+        for name in cut_names:
+            kind, core = name.split("_")
+            _, frows = table(full[name])
+            best = sorted(frows, key=lambda r: (-r["Duration(us)"], r["Global Idx"]))[:100]
+            got = [r for r in lrows if r["Engine"] == kind and r["Core Id"] == int(core)]
+            check([r["Global Idx"] for r in got] == [r["Global Idx"] for r in best]
+                  and [r["Rank"] for r in got] == list(range(1, len(best) + 1)),
+                  "%s: Longest commands of %s are the %d longest of all" % (label, name, len(best)))
+            check(all(r["On Sheet"] == (name if r["Global Idx"] < cap else "-") for r in got),
+                  "%s: Longest commands of %s say where each is listed" % (label, name))
+    st = {s[0]: s for s in sheets_table(wb, 9)}
+    cut = 0
+    for name in wb.sheetnames:
+        if not re.match(r"(TIU|GDMA|SDMA|CDMA)_\d+$", name):
+            continue
+        ws, wf = wb[name], full[name]
+        # (Argument columns come from the rows shown, so a cut sheet may have fewer: compare
+        # the cells that hold something.)
+        def filled(cells):
+            return [(c.column, c.value) for c in cells if c.value is not None]
+
+        def set_values(rows):
+            return [{k: v for k, v in r.items() if v is not None} for r in rows]
+        for r in (1, 2):
+            check(filled(ws[r]) == filled(wf[r]), "%s: %s totals row %d equal" % (label, name, r))
+        _, rows = table(ws)
+        _, frows = table(wf)
+        n = len(frows)
+        want = min(n, cap)
+        check(len(rows) == want, "%s: %s shows %d rows, want %d" % (label, name, len(rows), want))
+        check(set_values(rows) == set_values(frows[:want]),
+              "%s: %s rows are the first %d in time" % (label, name, want))
+        note = ws["A3"].value or ""
+        if n > cap:
+            cut += 1
+            check(note.startswith("Showing the first %d of %d commands of core " % (cap, n))
+                  and "--xlsx_rows all" in note, "%s: %s says it is cut: %r" % (label, name, note))
+        else:
+            check("Showing" not in note, "%s: %s is not cut" % (label, name))
+        check(st.get(name, (None,) * 9)[5] == want and st[name][8] == n,
+              "%s: Sheets table Rows / Track Records of %s: %s" % (label, name, st.get(name)))
+    notes = notes_text(wb)
+    if cut:
+        check("Row cap: %d per-record sheet(s)" % cut in notes and "--xlsx_rows all" in notes,
+              "%s: the Engine Summary says %d sheets are cut" % (label, cut))
+    else:
+        check("Row cap" not in notes, "%s: no cap note when nothing is cut" % label)
+    return wb, full
 
 
 def run_gen(gen, mode, out, *args, env=None):
@@ -316,6 +400,38 @@ def synthetic(gen, work):
           "Sheets table lists part 3 with its range: %s" % st)
     notes = " ".join(str(r[0]) for r in wb["Engine Summary"].iter_rows(values_only=True) if r[0])
     check("continue on '<sheet> (2)'" in notes, "summary says sheets were split")
+
+    # 3b. Row cap (--xlsx_rows; XLSX_GEN_ROWS here): the first N commands of each engine and
+    #     core, said on the sheet and in the Engine Summary; every total as without the cap.
+    args = (300, 47, 145, 21, 7, 0)
+    full, _ = run_gen(gen, "layers", os.path.join(work, "cap-all"), *args,
+                      env={"XLSX_GEN_ROWS": "all"})
+    dflt, _ = run_gen(gen, "layers", os.path.join(work, "cap-default"), *args)
+    with open(full, "rb") as a, open(dflt, "rb") as b:
+        check(a.read() == b.read(), "below the default cap the workbook is the uncapped one")
+    capped, _ = run_gen(gen, "layers", os.path.join(work, "cap-40"), *args,
+                        env={"XLSX_GEN_ROWS": "40"})
+    wb, _ = check_cap(full, capped, 40, "cap 40")
+    check(wb["Layer by Layer Info"]["A2"].value is None, "cap 40: 8 layers are not cut")
+    # A cap below the layers per core cuts the layer sheet per core, and says so.
+    capped, _ = run_gen(gen, "layers", os.path.join(work, "cap-2"), *args,
+                        env={"XLSX_GEN_ROWS": "2"})
+    wb, fwb = check_cap(full, capped, 2, "cap 2")
+    _, lrows = table(wb["Layer by Layer Info"], 3)
+    _, flrows = table(fwb["Layer by Layer Info"], 3)
+    per_core = {}
+    for r in flrows:
+        per_core[r["Core Id"]] = per_core.get(r["Core Id"], 0) + 1
+    want = [r for r in flrows if sum(1 for q in flrows[:flrows.index(r) + 1]
+                                     if q["Core Id"] == r["Core Id"]) <= 2]
+    check(lrows == want, "cap 2: the first 2 layers of each core (%d of %d rows)" % (len(lrows), len(flrows)))
+    note = wb["Layer by Layer Info"]["A2"].value or ""
+    check(note.startswith("Showing the first 2 layers of each core (%d of %d layers" % (len(want), len(flrows)))
+          and "--xlsx_rows all" in note, "cap 2: layer sheet says it is cut: %r" % note)
+    check("and the layer sheet" in notes_text(wb), "cap 2: summary names the layer sheet")
+    res = subprocess.run([gen, "engines", os.path.join(work, "cap-bad")], capture_output=True,
+                         text=True, env=dict(os.environ, XLSX_GEN_ROWS="0"))
+    check(res.returncode == 1, "XLSX_GEN_ROWS=0 is refused (%d)" % res.returncode)
 
     # 4. Layers and SDMA.
     path, _ = run_gen(gen, "layers", os.path.join(work, "layers"), 30, 10, 20, 5, 7, 0)
@@ -689,6 +805,39 @@ def real(tpuprof, dump, work):
         check(seen == 2, "summary.txt has the two core rows (%d)" % seen)
     else:
         check(False, "summary.txt written next to the workbook")
+    # Row cap on the real dump (257 TIU commands on core 0): --xlsx_rows 100 cuts TIU_0 and
+    # GDMA_0, keeps every total, and summary.txt / summary.json say so; -q prints nothing
+    # (no libxlsxwriter warning, and stderr is not redirected any more); the workbook is the
+    # same bytes for --jobs 1 and --jobs 2.
+    out_cap = os.path.join(work, "real-cap")
+    shutil.rmtree(out_cap, ignore_errors=True)
+    res = subprocess.run([tpuprof, dump, out_cap, "-q", "--xlsx_rows", "100", "--jobs", "2"],
+                         capture_output=True, text=True)
+    check(res.returncode == 0 and res.stderr == "",
+          "--xlsx_rows 100 -q: exit %d, stderr %r" % (res.returncode, res.stderr[:300]))
+    check_cap(path, os.path.join(out_cap, "PerfDoc", "PerfAI_output.xlsx"), 100, "real cap 100")
+    txt = open(os.path.join(out_cap, "summary.txt")).read()
+    check(re.search(r"PerfDoc/PerfAI_output.xlsx: 2 per-command sheet\(s\)( and the layer sheet)? "
+                    r"show only the first 100 commands", txt) is not None
+          and "--xlsx_rows all" in txt, "summary.txt notes the cut workbook")
+    js = json.load(open(os.path.join(out_cap, "summary.json")))
+    check(any("--xlsx_rows all" in str(n) for n in js.get("notes", [])),
+          "summary.json notes the cut workbook")
+    plain_path = os.path.join(out, "summary.txt")
+    plain = open(plain_path).read() if os.path.exists(plain_path) else ""
+    check("--xlsx_rows" not in plain, "no cap note in summary.txt when nothing is cut")
+    out_j1 = os.path.join(work, "real-cap-j1")
+    shutil.rmtree(out_j1, ignore_errors=True)
+    res = subprocess.run([tpuprof, dump, out_j1, "-q", "--xlsx_rows", "100", "--jobs", "1"],
+                         capture_output=True, text=True)
+    with open(os.path.join(out_cap, "PerfDoc", "PerfAI_output.xlsx"), "rb") as a, \
+            open(os.path.join(out_j1, "PerfDoc", "PerfAI_output.xlsx"), "rb") as b:
+        check(res.returncode == 0 and a.read() == b.read(), "same workbook bytes for --jobs 1 and 2")
+    for bad in ("0", "-3", "x", "12k", ""):
+        res = subprocess.run([tpuprof, dump, os.path.join(work, "real-bad"), "--xlsx_rows", bad],
+                             capture_output=True, text=True)
+        check(res.returncode == 1 and "--xlsx_rows" in res.stderr,
+              "--xlsx_rows %r is a usage error (%d: %s)" % (bad, res.returncode, res.stderr[:200]))
     soffice = shutil.which("soffice")
     if soffice:
         d = os.path.join(work, "real-lo")

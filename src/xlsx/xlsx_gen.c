@@ -14,6 +14,14 @@
  *                  loop writing ROWS rows of CELLS cells (default 22, the average of a
  *                  tpuprof engine sheet; every third a short string, the rest numbers) into
  *                  OUT_DIR/bare.xlsx in constant_memory mode, no tpuprof code involved
+ *        xlsx_gen bare OUT_DIR ROWS CELLS STR_PERMILLE STR_LEN FRAC_PERMILLE  the same with
+ *                  the cell census of a real workbook (bench/xlsx_census.py): STR_PERMILLE
+ *                  of the cells are strings of STR_LEN bytes, FRAC_PERMILLE of the numbers
+ *                  have a fractional part (3 decimals, as the µs columns; libxlsxwriter's
+ *                  "%.16G" costs more for them); formats as tpuprof uses them
+ *
+ * The environment variable XLSX_GEN_ROWS (a count or "all") sets the row cap as the CLI's
+ * --xlsx_rows does.
  */
 #include "xlsx/xlsx.h"
 #include "xlsx/xlsx_fixture.h"
@@ -50,6 +58,80 @@ static void print_expect(const struct tp_profile *p, const struct tp_analysis *a
 		       i ? ", " : "", tp_track_kind_name((enum tp_track_kind)p->tracks[i].kind),
 		       (int)p->tracks[i].core, p->tracks[i].count, p->tracks[i].freq_mhz);
 	printf("]}\n");
+}
+
+/* The census-driven variant: same cell types and sizes as the workbook measured. */
+static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_pm,
+                       size_t str_len, unsigned frac_pm)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/bare.xlsx", dir);
+	lxw_workbook_options wo = {.constant_memory = LXW_TRUE, .use_zip64 = LXW_TRUE};
+	double t0 = now_s();
+	lxw_workbook *wb = workbook_new_opt(path, &wo);
+	if (!wb) {
+		fprintf(stderr, "xlsx_gen: cannot create %s\n", path);
+		return 3;
+	}
+	lxw_format *fint = workbook_add_format(wb), *freal = workbook_add_format(wb);
+	format_set_num_format(fint, "0");
+	format_set_num_format(freal, "0.000");
+	/* Eight distinct strings of str_len bytes (at most 63). */
+	char words[8][64];
+	if (str_len > 63)
+		str_len = 63;
+	for (int w = 0; w < 8; w++) {
+		for (size_t k = 0; k < str_len; k++)
+			words[w][k] = (char)('a' + (w * 7 + (int)k) % 26);
+		words[w][str_len] = '\0';
+	}
+	/* Which columns hold strings, spread over the row (error diffusion). */
+	unsigned char *is_str = calloc(cells ? cells : 1, 1);
+	if (!is_str)
+		return 2;
+	for (size_t c = 0, acc = 0; c < cells; c++) {
+		acc += str_pm;
+		if (acc >= 1000) {
+			acc -= 1000;
+			is_str[c] = 1;
+		}
+	}
+	lxw_worksheet *ws = NULL;
+	uint32_t r = 0;
+	unsigned facc = 0;
+	lxw_error e = LXW_NO_ERROR;
+	for (size_t i = 0; i < rows && e == LXW_NO_ERROR; i++, r++) {
+		if (!ws || r >= 1048575) {
+			ws = workbook_add_worksheet(wb, NULL);
+			r = 0;
+		}
+		for (size_t c = 0; c < cells; c++) {
+			if (is_str[c]) {
+				e = worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7], NULL);
+				continue;
+			}
+			facc += frac_pm;
+			if (facc >= 1000) {
+				facc -= 1000;
+				e = worksheet_write_number(ws, r, (lxw_col_t)c,
+				                           (double)(i * 31 + c) / 1000.0, freal);
+			} else {
+				e = worksheet_write_number(ws, r, (lxw_col_t)c, (double)(i * 977 + c * 13),
+				                           fint);
+			}
+		}
+	}
+	free(is_str);
+	lxw_error ce = workbook_close(wb);
+	double dt = now_s() - t0;
+	if (e != LXW_NO_ERROR || ce != LXW_NO_ERROR) {
+		fprintf(stderr, "xlsx_gen: %s\n", lxw_strerror(e != LXW_NO_ERROR ? e : ce));
+		return 3;
+	}
+	printf("xlsx bare (census): %zu rows x %zu cells (%u/1000 strings of %zu B, %u/1000 "
+	       "fractional numbers) in %.2f s wall = %.0f rows/s\n",
+	       rows, cells, str_pm, str_len, frac_pm, dt, (double)rows / dt);
+	return 0;
 }
 
 static int bare(const char *dir, size_t rows, size_t cells)
@@ -99,6 +181,21 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	const char *mode = argv[1];
+	const char *rows_env = getenv("XLSX_GEN_ROWS");
+	if (rows_env) {
+		uint64_t cap;
+		if (tp_xlsx_parse_rows(rows_env, &cap)) {
+			fprintf(stderr, "xlsx_gen: XLSX_GEN_ROWS must be a count or 'all'\n");
+			return 1;
+		}
+		tp_xlsx_set_row_cap(cap);
+	}
+	if (!strcmp(mode, "bare") && argc == 8)
+		return bare_census(argv[2], (size_t)strtoull(argv[3], NULL, 10),
+		                   (size_t)strtoull(argv[4], NULL, 10),
+		                   (unsigned)strtoul(argv[5], NULL, 10),
+		                   (size_t)strtoull(argv[6], NULL, 10),
+		                   (unsigned)strtoul(argv[7], NULL, 10));
 	if (!strcmp(mode, "bare"))
 		return bare(argv[2], argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 1000000,
 		            argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : 22);

@@ -22,6 +22,7 @@ struct xl_formats {
 	lxw_format *real;         /* general real numbers */
 	lxw_format *input;        /* editable what-if cells */
 	lxw_format *red, *yellow; /* conditional-format highlights */
+	lxw_format *cap;          /* the "showing the first N of M" note of a capped sheet */
 };
 
 /* One worksheet being written: rows must arrive in increasing order (constant_memory). */

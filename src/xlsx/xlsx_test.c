@@ -208,7 +208,7 @@ static void test_ratio_file_error(void **state)
 
 /* Every allocation the writer makes fails in turn: each run ends in TP_OK or TP_ENOMEM, and
  * a failed run leaves no file behind. */
-static void oom_loop(struct tp_profile *p, const char *sub)
+static void oom_loop(struct tp_profile *p, const char *sub, const struct tp_xlsx_opts *xo)
 {
 	struct tp_analysis a;
 	assert_int_equal(tp_analyze(p, &a), TP_OK);
@@ -221,7 +221,7 @@ static void oom_loop(struct tp_profile *p, const char *sub)
 	for (n = 0; n < 10000 && !ok; n++) {
 		struct tp_diag d = {0};
 		tp_alloc_fail_after(n);
-		int st = tp_xlsx_write(p, &a, path, NULL, &d);
+		int st = tp_xlsx_write(p, &a, path, xo, &d);
 		tp_alloc_fail_after(-1);
 		if (st == TP_OK) {
 			ok = 1;
@@ -241,7 +241,10 @@ static void test_oom_engines(void **state)
 {
 	(void)state;
 	struct tp_profile *p = small_engines();
-	oom_loop(p, "oom-engines");
+	oom_loop(p, "oom-engines", NULL);
+	/* Capped: the layer list and the cap notes allocate too. */
+	struct tp_xlsx_opts xo = {.row_cap = 2};
+	oom_loop(p, "oom-engines-capped", &xo);
 	tp_profile_free(p);
 }
 
@@ -249,7 +252,50 @@ static void test_oom_capture(void **state)
 {
 	(void)state;
 	struct tp_profile *p = fx_capture(3);
-	oom_loop(p, "oom-capture");
+	oom_loop(p, "oom-capture", NULL);
+	tp_profile_free(p);
+}
+
+/* --xlsx_rows: parsing, the process-wide setting and the profile note the CLI adds. */
+static void test_row_cap(void **state)
+{
+	(void)state;
+	uint64_t v = 7;
+	assert_int_equal(tp_xlsx_parse_rows("all", &v), 0);
+	assert_true(v == TP_XLSX_ROWS_ALL);
+	assert_int_equal(tp_xlsx_parse_rows("123", &v), 0);
+	assert_true(v == 123);
+	static const char *const bad[] = {"0", "-1", "", "12k", "ALL", " 5", "1e3",
+	                                  "99999999999999999999999"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		v = 7;
+		assert_int_equal(tp_xlsx_parse_rows(bad[i], &v), -1);
+		assert_true(v == 7);
+	}
+	assert_int_equal(tp_xlsx_parse_rows(NULL, &v), -1);
+	assert_true(tp_xlsx_row_cap() == TP_XLSX_DEFAULT_ROWS);
+
+	struct tp_profile *p = small_engines(); /* TIU 40/9, GDMA 25/4, SDMA 3/0, layers */
+	size_t notes = p->num_notes;
+	tp_xlsx_set_row_cap(TP_XLSX_ROWS_ALL);
+	assert_int_equal(tp_xlsx_note_cap(p, 0), TP_OK);
+	assert_int_equal(p->num_notes, notes); /* nothing cut, nothing said */
+	tp_xlsx_set_row_cap(30);
+	assert_int_equal(tp_xlsx_note_cap(p, 0), TP_OK);
+	assert_int_equal(p->num_notes, notes + 1);
+	const char *t = tp_str(p, p->notes[notes].text);
+	assert_non_null(strstr(t, TP_XLSX_NOTE_PREFIX "1 per-command sheet(s)"));
+	assert_non_null(strstr(t, "first 30 commands"));
+	assert_non_null(strstr(t, "TIU_0, 40"));
+	assert_non_null(strstr(t, "--xlsx_rows all"));
+	/* --num_core 1 style: core 1's tracks do not count; 9 TIU commands of core 1 would be
+	 * cut at 5, but only core 0's 40 TIU, 25 GDMA are counted (SDMA 3 is not cut). */
+	tp_xlsx_set_row_cap(5);
+	assert_int_equal(tp_xlsx_note_cap(p, 1), TP_OK);
+	t = tp_str(p, p->notes[notes + 1].text);
+	assert_non_null(strstr(t, "2 per-command sheet(s)"));
+	tp_xlsx_set_row_cap(0); /* back to the default */
+	assert_true(tp_xlsx_row_cap() == TP_XLSX_DEFAULT_ROWS);
 	tp_profile_free(p);
 }
 
@@ -288,6 +334,7 @@ int main(void)
 	    cmocka_unit_test(test_oom_engines),
 	    cmocka_unit_test(test_oom_capture),
 	    cmocka_unit_test(test_output_entry),
+	    cmocka_unit_test(test_row_cap),
 	};
 	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
