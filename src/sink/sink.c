@@ -36,6 +36,8 @@ struct dtrack {
 	size_t nlanes;
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
+	const uint32_t *layers; /* synthesised Layer track: its profile->layers indices in slice
+	                           order (t->slices is NULL; see dt_slice) */
 };
 
 struct lane {
@@ -70,7 +72,10 @@ struct plan {
 	size_t ntracks, cap_tracks;
 	struct dtrack *dts;
 	size_t ndts, cap_dts;
-	struct tp_track *synth; /* synthesised layer tracks (owned, with slices) */
+	struct synth {
+		struct tp_track t; /* kind, device, core, count; no slices */
+		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order */
+	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
@@ -368,33 +373,53 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
+/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
+ * *tmp from its layer (valid until the next call with the same tmp). */
+static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
+                                       const uint32_t *layers, size_t k, struct tp_slice *tmp)
+{
+	if (!layers)
+		return &t->slices[k];
+	const struct tp_layer *l = &p->layers[layers[k]];
+	memset(tmp, 0, sizeof *tmp);
+	tmp->start_ns = l->begin_ns;
+	tmp->end_ns = l->end_ns;
+	tmp->name = l->type ? l->type : l->name;
+	tmp->type = l->type;
+	tmp->layer = (int32_t)layers[k];
+	return tmp;
+}
+
 /* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, int nested, size_t *nlanes,
-                       struct tp_diag *d)
+static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+                       int nested, size_t *nlanes, struct tp_diag *d)
 {
 	lanes_reset(pl);
 	for (size_t k = 0; k < t->count; k++) {
 		uint32_t depth;
 		uint64_t parent;
-		long l = lane_assign(pl, &t->slices[k], nested, k + 1, &depth, &parent);
+		struct tp_slice tmp;
+		const struct tp_slice *s = dt_slice(pl->p, t, layers, k, &tmp);
+		long l = lane_assign(pl, s, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
 			return tp_diag_set(
 			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
-			    tp_str(pl->p, t->name), MAX_LANES, (long long)t->slices[k].start_ns);
+			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
 	}
 	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
 	lanes_reset(pl);
 	return TP_OK;
 }
 
-static int add_dtrack(struct plan *pl, const struct tp_track *t, int model_track,
-                      const struct tp_sink_track *proto, const char *lane_name, struct tp_diag *d)
+static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+                      int model_track, const struct tp_sink_track *proto, const char *lane_name,
+                      struct tp_diag *d)
 {
 	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 	size_t nlanes = 1;
-	int st = count_lanes(pl, t, nested, &nlanes, d);
+	int st = count_lanes(pl, t, layers, nested, &nlanes, d);
 	if (st)
 		return st;
 	struct dtrack *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
@@ -407,6 +432,7 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, int model_track
 	dt->first_lane = pl->ntracks;
 	dt->nlanes = nlanes;
 	dt->nested = nested;
+	dt->layers = layers;
 	for (size_t l = 0; l < nlanes; l++) {
 		struct tp_sink_track *x = new_track(pl);
 		if (!x)
@@ -448,19 +474,31 @@ static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, 
 	return TP_OK;
 }
 
-static int layer_cmp(const void *a, const void *b)
+/* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
+struct lkey {
+	int64_t begin, end;
+	uint32_t layer;
+};
+
+static int lkey_cmp(const void *a, const void *b)
 {
-	const struct tp_slice *x = a, *y = b;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns > y->end_ns ? -1 : 1;
+	const struct lkey *x = a, *y = b;
+	if (x->begin != y->begin)
+		return x->begin < y->begin ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
 	return x->layer < y->layer ? -1 : x->layer > y->layer;
 }
 
-/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out with
- * count 0 when no layer has timing. */
-static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct tp_track **out)
+static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
+{
+	return (struct lkey){p->layers[i].begin_ns, p->layers[i].end_ns, i};
+}
+
+/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
+ * when no layer has timing. The track holds no slices, only the layers' indices in slice
+ * order (4 bytes per layer; dt_slice builds each slice when it is needed). */
+static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
@@ -470,35 +508,45 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct tp
 		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
 			n++;
 	}
-	if (!n)
+	if (!n || p->num_layers > UINT32_MAX)
 		return TP_OK;
-	struct tp_track *nt = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
-	if (!nt)
+	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
+	if (!ns)
 		return TP_ENOMEM;
-	pl->synth = nt;
-	struct tp_track *t = &pl->synth[pl->nsynth];
-	memset(t, 0, sizeof *t);
-	t->slices = tp_calloc(n, sizeof *t->slices);
-	if (!t->slices)
+	pl->synth = ns;
+	struct synth *y = tp_calloc(1, sizeof *y);
+	if (!y)
 		return TP_ENOMEM;
-	pl->nsynth++;
-	t->kind = TP_TRACK_LAYER;
-	t->device = device;
-	t->core = core;
+	pl->synth[pl->nsynth++] = y;
+	if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
+		return TP_ENOMEM;
+	y->t.kind = TP_TRACK_LAYER;
+	y->t.device = device;
+	y->t.core = core;
+	int sorted = 1;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		const struct tp_layer *l = &p->layers[i];
 		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
 			continue;
-		struct tp_slice *s = &t->slices[t->count++];
-		s->start_ns = l->begin_ns;
-		s->end_ns = l->end_ns;
-		s->name = l->type ? l->type : l->name;
-		s->type = l->type;
-		s->layer = (int32_t)i;
+		y->layers[y->t.count] = (uint32_t)i;
+		if (y->t.count) {
+			struct lkey a = lkey_of(p, y->layers[y->t.count - 1]), b = lkey_of(p, (uint32_t)i);
+			sorted &= lkey_cmp(&a, &b) < 0;
+		}
+		y->t.count++;
 	}
-	t->cap = t->count;
-	qsort(t->slices, t->count, sizeof *t->slices, layer_cmp);
-	*out = t;
+	if (!sorted) { /* a readers' layer table is usually in time order already */
+		struct lkey *k = tp_malloc(n * sizeof *k);
+		if (!k)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			k[i] = lkey_of(p, y->layers[i]);
+		qsort(k, n, sizeof *k, lkey_cmp);
+		for (size_t i = 0; i < n; i++)
+			y->layers[i] = k[i].layer;
+		tp_free(k);
+	}
+	*out = y;
 	return TP_OK;
 }
 
@@ -602,10 +650,10 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 				if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
 					kn = tp_str(p, t->name);
 				proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
-				st = add_dtrack(pl, t, (int)i, &proto, kn, d);
+				st = add_dtrack(pl, t, NULL, (int)i, &proto, kn, d);
 			}
 			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
-				struct tp_track *lt;
+				struct synth *lt;
 				if (synth_layers(pl, dev, core, &lt)) {
 					st = tp_diag_set(d, TP_ENOMEM,
 					                 "out of memory building layer tracks");
@@ -616,7 +664,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 					proto.core = core;
 					proto.sort_index = rank++;
 					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
-					st = add_dtrack(pl, lt, -1, &proto, "Layer", d);
+					st = add_dtrack(pl, &lt->t, lt->layers, -1, &proto,
+					                "Layer", d);
 				}
 			}
 		}
@@ -644,7 +693,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid)
 		                ? (int32_t)tid
 		                : 0;
-		st = add_dtrack(pl, t, (int)i, &proto, nm, d);
+		st = add_dtrack(pl, t, NULL, (int)i, &proto, nm, d);
 	}
 	/* Counters recorded by the source. */
 	for (size_t i = 0; i < p->num_counters && !st; i++) {
@@ -799,6 +848,8 @@ static void plan_model_flows(struct plan *pl)
 		const struct tp_flow *f = &p->flows[i];
 		long sdt = -1, ddt = -1;
 		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
+			if (pl->dts[k].model_track < 0)
+				continue;
 			if (pl->dts[k].model_track == f->from_track)
 				sdt = (long)k;
 			if (pl->dts[k].model_track == f->to_track)
@@ -890,14 +941,90 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	return st ? st : assign_flow_ids(pl, d);
 }
 
-static int by_src_cmp(const void *a, const void *b)
+static int src_less(const struct src_key *x, const struct src_key *y)
 {
-	const struct src_key *x = a, *y = b;
 	if (x->dt != y->dt)
-		return x->dt < y->dt ? -1 : 1;
+		return x->dt < y->dt;
 	if (x->idx != y->idx)
-		return x->idx < y->idx ? -1 : 1;
-	return x->e < y->e ? -1 : x->e > y->e;
+		return x->idx < y->idx;
+	return x->e < y->e;
+}
+
+static void src_swap(struct src_key *a, struct src_key *b)
+{
+	struct src_key t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static void src_sift(struct src_key *a, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		if (l < n && src_less(&a[m], &a[l]))
+			m = l;
+		if (l + 1 < n && src_less(&a[m], &a[l + 1]))
+			m = l + 1;
+		if (m == i)
+			return;
+		src_swap(&a[i], &a[m]);
+		i = m;
+	}
+}
+
+/* Sorts by (dt, idx, e) in place (keys are unique: e is), so planning needs no scratch copy
+ * of the edge list: quicksort (median of three) on an almost sorted input, heapsort when the
+ * recursion gets deep, insertion sort for short runs. */
+static void src_sort(struct src_key *a, size_t n, unsigned depth)
+{
+	while (n > 16) {
+		if (depth-- == 0) {
+			for (size_t i = n / 2; i-- > 0;)
+				src_sift(a, n, i);
+			for (size_t i = n; i-- > 1;) {
+				src_swap(&a[0], &a[i]);
+				src_sift(a, i, 0);
+			}
+			return;
+		}
+		size_t mid = n / 2;
+		if (src_less(&a[mid], &a[0]))
+			src_swap(&a[mid], &a[0]);
+		if (src_less(&a[n - 1], &a[0]))
+			src_swap(&a[n - 1], &a[0]);
+		if (src_less(&a[n - 1], &a[mid]))
+			src_swap(&a[n - 1], &a[mid]);
+		struct src_key piv = a[mid];
+		size_t i = 0, j = n - 1;
+		for (;;) {
+			while (src_less(&a[i], &piv))
+				i++;
+			while (src_less(&piv, &a[j]))
+				j--;
+			if (i >= j)
+				break;
+			src_swap(&a[i], &a[j]);
+			i++;
+			j--;
+		}
+		/* [0, j] <= piv <= [j + 1, n): recurse into the smaller side. */
+		size_t left = j + 1;
+		if (left < n - left) {
+			src_sort(a, left, depth);
+			a += left;
+			n -= left;
+		} else {
+			src_sort(a + left, n - left, depth);
+			n = left;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct src_key v = a[i];
+		size_t j = i;
+		for (; j > 0 && src_less(&v, &a[j - 1]); j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
 }
 
 static int sort_edges_by_src(struct plan *pl)
@@ -905,7 +1032,10 @@ static int sort_edges_by_src(struct plan *pl)
 	for (size_t i = 0; i < pl->nedges; i++)
 		pl->by_src[i] =
 		    (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, (uint32_t)i};
-	qsort(pl->by_src, pl->nedges, sizeof *pl->by_src, by_src_cmp);
+	unsigned depth = 0;
+	for (size_t n = pl->nedges; n; n >>= 1)
+		depth += 2;
+	src_sort(pl->by_src, pl->nedges, depth);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
@@ -973,34 +1103,33 @@ static struct hent heap_pop(struct heap *h)
 	return top;
 }
 
-static int open_cmp(const void *a, const void *b)
-{
-	const struct hent *x = a, *y = b;
-	return hless(x, y) ? -1 : hless(y, x);
-}
-
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
  * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
  * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
- * sequences (whose order the reader does not promise) can never pair the wrong ends. */
+ * sequences (whose order the reader does not promise) can never pair the wrong ends.
+ * Flows are taken in source-start order by merging the runs of by_src (one run per source
+ * track, already in start order) through a heap of run heads, ties broken by position in
+ * by_src: memory O(tracks + open flows), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct hent *order = tp_malloc(pl->nedges * sizeof *order);
-	struct heap busy = {0}, freed = {0};
+	struct heap runs = {0}, busy = {0}, freed = {0};
 	int st = TP_OK;
-	if (!order)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	size_t n = 0;
-	for (size_t i = 0; i < pl->nedges; i++)
-		if (!pl->edges[i].dropped)
-			order[n++] = (struct hent){edge_src_ns(pl, &pl->edges[i]), (uint64_t)i};
-	qsort(order, n, sizeof *order, open_cmp);
+	for (size_t i = 0; i < pl->nedges && !st; i++)
+		if (i == 0 || pl->by_src[i].dt != pl->by_src[i - 1].dt)
+			st = heap_push(&runs, edge_src_ns(pl, &pl->edges[pl->by_src[i].e]), i);
 	uint64_t next = 0;
-	for (size_t k = 0; k < n && !st; k++) {
-		struct edge *e = &pl->edges[order[k].id];
-		int64_t src_ns = edge_src_ns(pl, e);
+	while (runs.n && !st) {
+		struct hent h = heap_pop(&runs);
+		size_t pos = (size_t)h.id;
+		if (pos + 1 < pl->nedges && pl->by_src[pos + 1].dt == pl->by_src[pos].dt)
+			st = heap_push(&runs, edge_src_ns(pl, &pl->edges[pl->by_src[pos + 1].e]),
+			               pos + 1);
+		struct edge *e = &pl->edges[pl->by_src[pos].e];
+		if (st || e->dropped)
+			continue;
+		int64_t src_ns = h.key;
 		while (busy.n && busy.a[0].key < src_ns && !st) {
 			struct hent done = heap_pop(&busy);
 			st = heap_push(&freed, (int64_t)done.id, done.id);
@@ -1010,7 +1139,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 		e->flow_id = (uint32_t)(freed.n ? heap_pop(&freed).id : ++next);
 		st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id);
 	}
-	tp_free(order);
+	tp_free(runs.a);
 	tp_free(busy.a);
 	tp_free(freed.a);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
@@ -1103,8 +1232,10 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 
 static void plan_free(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->nsynth; i++)
-		tp_free(pl->synth[i].slices);
+	for (size_t i = 0; i < pl->nsynth; i++) {
+		tp_free(pl->synth[i]->layers);
+		tp_free(pl->synth[i]);
+	}
 	tp_free(pl->synth);
 	for (size_t l = 0; l < MAX_LANES; l++) {
 		tp_free(pl->lanes[l].ends);
@@ -1124,6 +1255,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 	const struct tp_profile *p = pl->p;
 	size_t ei = 0; /* next edge in dst order */
 	size_t si = 0; /* next edge in src order */
+	struct tp_slice tmp;
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct dtrack *dt = &pl->dts[ti];
 		const struct tp_track *t = dt->t;
@@ -1136,7 +1268,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		while (si < pl->nedges && pl->edges[pl->by_src[si].e].src_dt < ti)
 			si++;
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
+			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
