@@ -284,6 +284,33 @@ size_t tp_sink_fmt_real(char *out, size_t n, double v)
 	}
 	if (v == 0)
 		v = 0; /* -0.0 prints as 0 */
+	/* Fast path for values with at most 4 decimals (bandwidths and counters are rounded to
+	 * 4): when v is the double nearest to R / 10^4 for an integer R below 10^13, "%.15g"
+	 * prints exactly that decimal (v is within half an ulp of it, far less than half a unit
+	 * of the 15th digit), trailing zeros dropped, and it reads back as v. */
+	double r = round(v * 1e4);
+	if (n >= 32 && fabs(v) < 1e9 && r / 1e4 == v) {
+		uint64_t m = (uint64_t)fabs(r), ip = m / 10000;
+		unsigned fp = (unsigned)(m % 10000);
+		char tmp[24], *q = tmp + sizeof tmp, *o = out;
+		do {
+			*--q = (char)('0' + ip % 10);
+			ip /= 10;
+		} while (ip);
+		if (v < 0)
+			*o++ = '-';
+		memcpy(o, q, (size_t)(tmp + sizeof tmp - q));
+		o += tmp + sizeof tmp - q;
+		if (fp) {
+			*o++ = '.';
+			for (unsigned d = 1000; fp; d /= 10) {
+				*o++ = (char)('0' + fp / d);
+				fp %= d;
+			}
+		}
+		*o = 0;
+		return (size_t)(o - out);
+	}
 	int k = snprintf(out, n, "%.15g", v);
 	if (k > 0 && (size_t)k < n && strtod(out, NULL) != v)
 		k = snprintf(out, n, "%.17g", v);
