@@ -501,21 +501,103 @@ static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, 
 	return TP_OK;
 }
 
+/* DEFINE_SORT(name, T, less) defines void name(T *a, size_t n), sorting in place by
+ * less(const T *, const T *) for unique keys (stability does not matter): quicksort (median
+ * of three) that needs no scratch copy, heapsort when the recursion gets deep, insertion sort
+ * for short runs. The comparison is inlined, unlike qsort's function pointer. */
+#define DEFINE_SORT(name, T, less)                                                         \
+	static void name##_sift(T *a, size_t n, size_t i)                                   \
+	{                                                                                   \
+		for (;;) {                                                                  \
+			size_t l = 2 * i + 1, m = i;                                        \
+			if (l < n && less(&a[m], &a[l]))                                    \
+				m = l;                                                      \
+			if (l + 1 < n && less(&a[m], &a[l + 1]))                            \
+				m = l + 1;                                                  \
+			if (m == i)                                                         \
+				return;                                                     \
+			T t_ = a[i];                                                        \
+			a[i] = a[m];                                                        \
+			a[m] = t_;                                                          \
+			i = m;                                                              \
+		}                                                                           \
+	}                                                                                   \
+	static void name##_rec(T *a, size_t n, unsigned depth)                              \
+	{                                                                                   \
+		T t_;                                                                       \
+		while (n > 16) {                                                            \
+			if (depth-- == 0) {                                                 \
+				for (size_t i = n / 2; i-- > 0;)                            \
+					name##_sift(a, n, i);                               \
+				for (size_t i = n; i-- > 1;) {                              \
+					t_ = a[0], a[0] = a[i], a[i] = t_;                  \
+					name##_sift(a, i, 0);                               \
+				}                                                           \
+				return;                                                     \
+			}                                                                   \
+			size_t mid = n / 2;                                                 \
+			if (less(&a[mid], &a[0]))                                           \
+				t_ = a[mid], a[mid] = a[0], a[0] = t_;                      \
+			if (less(&a[n - 1], &a[0]))                                         \
+				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                  \
+			if (less(&a[n - 1], &a[mid]))                                       \
+				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;              \
+			T piv = a[mid];                                                     \
+			size_t i = 0, j = n - 1;                                            \
+			for (;;) {                                                          \
+				while (less(&a[i], &piv))                                   \
+					i++;                                                \
+				while (less(&piv, &a[j]))                                   \
+					j--;                                                \
+				if (i >= j)                                                 \
+					break;                                              \
+				t_ = a[i], a[i] = a[j], a[j] = t_;                          \
+				i++;                                                        \
+				j--;                                                        \
+			}                                                                   \
+			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */          \
+			size_t left = j + 1;                                                \
+			if (left < n - left) {                                              \
+				name##_rec(a, left, depth);                                 \
+				a += left;                                                  \
+				n -= left;                                                  \
+			} else {                                                            \
+				name##_rec(a + left, n - left, depth);                      \
+				n = left;                                                   \
+			}                                                                   \
+		}                                                                           \
+		for (size_t i = 1; i < n; i++) {                                            \
+			T v_ = a[i];                                                        \
+			size_t j = i;                                                       \
+			for (; j > 0 && less(&v_, &a[j - 1]); j--)                          \
+				a[j] = a[j - 1];                                            \
+			a[j] = v_;                                                          \
+		}                                                                           \
+	}                                                                                   \
+	static void name(T *a, size_t n)                                                    \
+	{                                                                                   \
+		unsigned depth = 0;                                                         \
+		for (size_t k = n; k; k >>= 1)                                              \
+			depth += 2;                                                         \
+		name##_rec(a, n, depth);                                                    \
+	}
+
 /* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
 struct lkey {
 	int64_t begin, end;
 	uint32_t layer;
 };
 
-static int lkey_cmp(const void *a, const void *b)
+static int lkey_less(const struct lkey *x, const struct lkey *y)
 {
-	const struct lkey *x = a, *y = b;
 	if (x->begin != y->begin)
-		return x->begin < y->begin ? -1 : 1;
+		return x->begin < y->begin;
 	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
-	return x->layer < y->layer ? -1 : x->layer > y->layer;
+		return x->end > y->end;
+	return x->layer < y->layer;
 }
+
+DEFINE_SORT(lkey_sort, struct lkey, lkey_less)
 
 static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 {
@@ -558,7 +640,7 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 		y->layers[y->t.count] = (uint32_t)i;
 		if (y->t.count) {
 			struct lkey a = lkey_of(p, y->layers[y->t.count - 1]), b = lkey_of(p, (uint32_t)i);
-			sorted &= lkey_cmp(&a, &b) < 0;
+			sorted &= lkey_less(&a, &b);
 		}
 		y->t.count++;
 	}
@@ -568,7 +650,7 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 			return TP_ENOMEM;
 		for (size_t i = 0; i < n; i++)
 			k[i] = lkey_of(p, y->layers[i]);
-		qsort(k, n, sizeof *k, lkey_cmp);
+		lkey_sort(k, n);
 		for (size_t i = 0; i < n; i++)
 			y->layers[i] = k[i].layer;
 		tp_free(k);
@@ -632,10 +714,21 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		if (t->device == dev && t->core >= 0 && t->kind <= TP_TRACK_LAYER)
 			cores[nc++] = t->core;
 	}
-	for (size_t i = 0; i < p->num_layers; i++)
-		if (p->layers[i].device == dev && p->layers[i].core >= 0 &&
-		    p->layers[i].begin_ns <= p->layers[i].end_ns)
-			cores[nc++] = p->layers[i].core;
+	/* Layers add their cores once each (a million layers must not mean a million-entry
+	 * sort): the last core seen is skipped cheaply, others are looked up in the list (the
+	 * sort and the duplicate skip below still cover a list that outgrows the lookup). */
+	int32_t last = -1;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (l->device != dev || l->core < 0 || l->begin_ns > l->end_ns || l->core == last)
+			continue;
+		last = l->core;
+		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
+		while (k < nc && cores[k] != l->core)
+			k++;
+		if (k == nc)
+			cores[nc++] = l->core;
+	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
 	int32_t sort = 0;
@@ -977,92 +1070,15 @@ static int src_less(const struct src_key *x, const struct src_key *y)
 	return x->e < y->e;
 }
 
-static void src_swap(struct src_key *a, struct src_key *b)
-{
-	struct src_key t = *a;
-	*a = *b;
-	*b = t;
-}
-
-static void src_sift(struct src_key *a, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		if (l < n && src_less(&a[m], &a[l]))
-			m = l;
-		if (l + 1 < n && src_less(&a[m], &a[l + 1]))
-			m = l + 1;
-		if (m == i)
-			return;
-		src_swap(&a[i], &a[m]);
-		i = m;
-	}
-}
-
-/* Sorts by (dt, idx, e) in place (keys are unique: e is), so planning needs no scratch copy
- * of the edge list: quicksort (median of three) on an almost sorted input, heapsort when the
- * recursion gets deep, insertion sort for short runs. */
-static void src_sort(struct src_key *a, size_t n, unsigned depth)
-{
-	while (n > 16) {
-		if (depth-- == 0) {
-			for (size_t i = n / 2; i-- > 0;)
-				src_sift(a, n, i);
-			for (size_t i = n; i-- > 1;) {
-				src_swap(&a[0], &a[i]);
-				src_sift(a, i, 0);
-			}
-			return;
-		}
-		size_t mid = n / 2;
-		if (src_less(&a[mid], &a[0]))
-			src_swap(&a[mid], &a[0]);
-		if (src_less(&a[n - 1], &a[0]))
-			src_swap(&a[n - 1], &a[0]);
-		if (src_less(&a[n - 1], &a[mid]))
-			src_swap(&a[n - 1], &a[mid]);
-		struct src_key piv = a[mid];
-		size_t i = 0, j = n - 1;
-		for (;;) {
-			while (src_less(&a[i], &piv))
-				i++;
-			while (src_less(&piv, &a[j]))
-				j--;
-			if (i >= j)
-				break;
-			src_swap(&a[i], &a[j]);
-			i++;
-			j--;
-		}
-		/* [0, j] <= piv <= [j + 1, n): recurse into the smaller side. */
-		size_t left = j + 1;
-		if (left < n - left) {
-			src_sort(a, left, depth);
-			a += left;
-			n -= left;
-		} else {
-			src_sort(a + left, n - left, depth);
-			n = left;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {
-		struct src_key v = a[i];
-		size_t j = i;
-		for (; j > 0 && src_less(&v, &a[j - 1]); j--)
-			a[j] = a[j - 1];
-		a[j] = v;
-	}
-}
+/* by_src order: (dt, idx, e); keys are unique (e is). */
+DEFINE_SORT(src_sort, struct src_key, src_less)
 
 static int sort_edges_by_src(struct plan *pl)
 {
 	for (size_t i = 0; i < pl->nedges; i++)
 		pl->by_src[i] =
 		    (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, (uint32_t)i};
-	unsigned depth = 0;
-	for (size_t n = pl->nedges; n; n >>= 1)
-		depth += 2;
-	src_sort(pl->by_src, pl->nedges, depth);
+	src_sort(pl->by_src, pl->nedges);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
