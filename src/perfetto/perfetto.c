@@ -65,15 +65,32 @@ struct tstate {
 	int32_t lane;
 };
 
-struct zworker {
-	int started;
-	pthread_t th;
+#define MAX_ZWORKERS 8
+#define ZSLOTS (2 * MAX_ZWORKERS)
+
+/* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
+ * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
+enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+struct zslot {
+	struct tp_pb in, out;
+	size_t zn;
+	int state;
+};
+
+/* Compression workers: chunks are queued in order into a ring of slots, compressed by any
+ * worker, and written by the main thread strictly in queue order, so the file is the same
+ * bytes for any number of workers (each chunk is compressed on its own, at one level). */
+struct zpool {
+	int nthreads; /* workers running */
+	pthread_t th[MAX_ZWORKERS];
+	struct libdeflate_compressor *z[MAX_ZWORKERS];
 	pthread_mutex_t mu;
 	pthread_cond_t cv_job, cv_done;
-	int has_job, done, quit;
-	struct tp_pb job, out; /* owned by the worker while has_job && !done */
-	size_t zn;
-	struct libdeflate_compressor *z;
+	struct zslot slot[ZSLOTS];
+	size_t nslots;     /* ring size in use: 2 per worker */
+	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
+	int quit;
+	struct pw *w;
 };
 
 struct pw {
@@ -84,7 +101,7 @@ struct pw {
 	int level;
 	int full_args;
 	struct libdeflate_compressor *z;
-	struct zworker zw;
+	struct zpool zp;
 	struct tp_pb chunk; /* packets not yet written / compressed */
 	struct tp_pb zout;
 	struct tp_pb pkt; /* one packet being built */
@@ -251,49 +268,80 @@ static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
 	return TP_OK;
 }
 
-/* The compression thread: compresses w->zw.job into w->zw.out while the main thread encodes
- * the next chunk. One job in flight; the main thread writes results in order, so the file
- * is the same bytes as with inline compression. */
+struct zarg {
+	struct zpool *zp;
+	int k; /* worker index: its own compressor */
+};
+
+/* A compression worker: takes the oldest queued chunk, compresses it with its own
+ * compressor (libdeflate compressors are not shared between threads), marks it done. */
 static void *zworker_main(void *arg)
 {
-	struct pw *w = arg;
-	struct zworker *zw = &w->zw;
-	pthread_mutex_lock(&zw->mu);
+	struct zpool *zp = ((struct zarg *)arg)->zp;
+	int k = ((struct zarg *)arg)->k;
+	tp_free(arg);
+	pthread_mutex_lock(&zp->mu);
 	for (;;) {
-		while (!(zw->has_job && !zw->done) && !zw->quit)
-			pthread_cond_wait(&zw->cv_job, &zw->mu);
-		if (zw->quit)
-			break;
-		pthread_mutex_unlock(&zw->mu);
+		struct zslot *job = NULL;
+		for (uint64_t i = zp->head; i < zp->tail && !job; i++)
+			if (zp->slot[i % zp->nslots].state == ZS_QUEUED)
+				job = &zp->slot[i % zp->nslots];
+		if (!job) {
+			if (zp->quit)
+				break;
+			pthread_cond_wait(&zp->cv_job, &zp->mu);
+			continue;
+		}
+		job->state = ZS_BUSY;
+		pthread_mutex_unlock(&zp->mu);
 		size_t zn =
-		    libdeflate_zlib_compress(zw->z, zw->job.p, zw->job.len, zw->out.p, zw->out.cap);
-		pthread_mutex_lock(&zw->mu);
-		zw->zn = zn;
-		zw->done = 1;
-		pthread_cond_signal(&zw->cv_done);
+		    libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p, job->out.cap);
+		pthread_mutex_lock(&zp->mu);
+		job->zn = zn;
+		job->state = ZS_DONE;
+		pthread_cond_broadcast(&zp->cv_done);
 	}
-	pthread_mutex_unlock(&zw->mu);
+	pthread_mutex_unlock(&zp->mu);
 	return NULL;
 }
 
-/* Waits for the job in flight, if any, and writes its result. */
+/* Writes the chunks at the head of the ring that are done, in order; with `wait`, first
+ * waits until the head chunk is done (so one slot is free afterwards). Returns a status. */
+static int zpool_drain(struct pw *w, int wait)
+{
+	struct zpool *zp = &w->zp;
+	int st = TP_OK;
+	pthread_mutex_lock(&zp->mu);
+	if (wait)
+		while (zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state != ZS_DONE)
+			pthread_cond_wait(&zp->cv_done, &zp->mu);
+	while (!st && zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state == ZS_DONE) {
+		struct zslot *z = &zp->slot[zp->head % zp->nslots];
+		pthread_mutex_unlock(&zp->mu); /* a DONE slot belongs to the main thread */
+		st = z->zn ? write_compressed(w, z->out.p, z->zn)
+		           : tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
+		pthread_mutex_lock(&zp->mu);
+		z->state = ZS_FREE;
+		zp->head++;
+	}
+	pthread_mutex_unlock(&zp->mu);
+	return st;
+}
+
+/* Waits for every queued chunk and writes them all, in order. */
 static int zworker_collect(struct pw *w)
 {
-	struct zworker *zw = &w->zw;
-	if (!zw->started)
-		return TP_OK;
-	pthread_mutex_lock(&zw->mu);
-	while (zw->has_job && !zw->done)
-		pthread_cond_wait(&zw->cv_done, &zw->mu);
-	int had = zw->has_job;
-	size_t zn = zw->zn;
-	zw->has_job = 0;
-	pthread_mutex_unlock(&zw->mu);
-	if (!had)
-		return TP_OK;
-	if (!zn)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-	return write_compressed(w, zw->out.p, zn);
+	struct zpool *zp = &w->zp;
+	int st = TP_OK;
+	while (!st && zp->nthreads) {
+		pthread_mutex_lock(&zp->mu);
+		int empty = zp->head == zp->tail;
+		pthread_mutex_unlock(&zp->mu);
+		if (empty)
+			break;
+		st = zpool_drain(w, 1);
+	}
+	return st;
 }
 
 static int flush_chunk(struct pw *w)
@@ -311,24 +359,29 @@ static int flush_chunk(struct pw *w)
 		return TP_OK;
 	}
 	size_t bound = libdeflate_zlib_compress_bound(w->z, n);
-	struct zworker *zw = &w->zw;
-	if (zw->started) {
-		int st = zworker_collect(w);
+	struct zpool *zp = &w->zp;
+	if (zp->nthreads) {
+		/* Write what is done; wait for the oldest chunk only when the ring is full. */
+		pthread_mutex_lock(&zp->mu);
+		int full = zp->tail - zp->head == zp->nslots;
+		pthread_mutex_unlock(&zp->mu);
+		int st = zpool_drain(w, full);
 		if (st)
 			return st;
-		/* The worker's buffers are ours again: swap the full chunk in as its job. */
-		if (tp_pb_reserve(&zw->out, bound))
+		/* The tail slot is FREE (the ring has room), so it is ours: swap the chunk in. */
+		struct zslot *z = &zp->slot[zp->tail % zp->nslots];
+		if (tp_pb_reserve(&z->out, bound))
 			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing",
 			                   w->path);
-		struct tp_pb t = zw->job;
-		zw->job = w->chunk;
+		struct tp_pb t = z->in;
+		z->in = w->chunk;
 		w->chunk = t;
 		w->chunk.len = 0;
-		pthread_mutex_lock(&zw->mu);
-		zw->has_job = 1;
-		zw->done = 0;
-		pthread_cond_signal(&zw->cv_job);
-		pthread_mutex_unlock(&zw->mu);
+		pthread_mutex_lock(&zp->mu);
+		z->state = ZS_QUEUED;
+		zp->tail++;
+		pthread_cond_signal(&zp->cv_job);
+		pthread_mutex_unlock(&zp->mu);
 		return TP_OK;
 	}
 	w->zout.len = 0;
@@ -715,57 +768,78 @@ static int pw_end(void *ctx, int status)
 	return st;
 }
 
-/* Starts the compression thread when it can help (compressing, more than one CPU). Any
- * failure just leaves compression inline. */
+/* Starts the compression workers when they can help (compressing, more than one CPU):
+ * `threads` is how many threads the writer may use in all, the calling (encoding) thread
+ * included; 0 = the online CPUs. At most MAX_ZWORKERS. Any failure just leaves fewer
+ * workers (none: compression inline); the output bytes are the same either way. */
 static void zworker_start(struct pw *w, int threads)
 {
-	struct zworker *zw = &w->zw;
+	struct zpool *zp = &w->zp;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (!w->compress || threads == 1 || (threads == 0 && cpus < 2))
+	if (threads <= 0)
+		threads = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
+	int want = threads - 1 < MAX_ZWORKERS ? threads - 1 : MAX_ZWORKERS;
+	if (!w->compress || want < 1)
 		return;
-	if (!(zw->z = libdeflate_alloc_compressor(w->level)))
+	zp->w = w;
+	if (pthread_mutex_init(&zp->mu, NULL))
 		return;
-	if (pthread_mutex_init(&zw->mu, NULL))
-		goto no_mutex;
-	if (pthread_cond_init(&zw->cv_job, NULL))
-		goto no_cv_job;
-	if (pthread_cond_init(&zw->cv_done, NULL))
-		goto no_cv_done;
-	if (pthread_create(&zw->th, NULL, zworker_main, w))
-		goto no_thread;
-	zw->started = 1;
-	return;
-no_thread:
-	pthread_cond_destroy(&zw->cv_done);
-no_cv_done:
-	pthread_cond_destroy(&zw->cv_job);
-no_cv_job:
-	pthread_mutex_destroy(&zw->mu);
-no_mutex:
-	libdeflate_free_compressor(zw->z);
-	zw->z = NULL;
+	if (pthread_cond_init(&zp->cv_job, NULL)) {
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	if (pthread_cond_init(&zp->cv_done, NULL)) {
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	zp->nslots = 2 * (size_t)want;
+	for (int k = 0; k < want; k++) {
+		struct zarg *a = tp_malloc(sizeof *a);
+		if (!a || !(zp->z[k] = libdeflate_alloc_compressor(w->level))) {
+			tp_free(a);
+			break;
+		}
+		a->zp = zp;
+		a->k = k;
+		if (pthread_create(&zp->th[k], NULL, zworker_main, a)) {
+			tp_free(a);
+			libdeflate_free_compressor(zp->z[k]);
+			zp->z[k] = NULL;
+			break;
+		}
+		zp->nthreads++;
+	}
+	if (!zp->nthreads) {
+		pthread_cond_destroy(&zp->cv_done);
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	zp->nslots = 2 * (size_t)zp->nthreads;
 }
 
 static void zworker_stop(struct pw *w)
 {
-	struct zworker *zw = &w->zw;
-	if (zw->started) {
-		pthread_mutex_lock(&zw->mu);
-		while (zw->has_job && !zw->done) /* never abandon a job the worker is reading */
-			pthread_cond_wait(&zw->cv_done, &zw->mu);
-		zw->quit = 1;
-		pthread_cond_signal(&zw->cv_job);
-		pthread_mutex_unlock(&zw->mu);
-		pthread_join(zw->th, NULL);
-		pthread_cond_destroy(&zw->cv_done);
-		pthread_cond_destroy(&zw->cv_job);
-		pthread_mutex_destroy(&zw->mu);
-		zw->started = 0;
+	struct zpool *zp = &w->zp;
+	if (zp->nthreads) {
+		pthread_mutex_lock(&zp->mu);
+		zp->quit = 1; /* workers finish what is queued, then leave */
+		pthread_cond_broadcast(&zp->cv_job);
+		pthread_mutex_unlock(&zp->mu);
+		for (int k = 0; k < zp->nthreads; k++) {
+			pthread_join(zp->th[k], NULL);
+			libdeflate_free_compressor(zp->z[k]);
+		}
+		pthread_cond_destroy(&zp->cv_done);
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		zp->nthreads = 0;
 	}
-	if (zw->z)
-		libdeflate_free_compressor(zw->z);
-	tp_pb_free(&zw->job);
-	tp_pb_free(&zw->out);
+	for (size_t i = 0; i < ZSLOTS; i++) {
+		tp_pb_free(&zp->slot[i].in);
+		tp_pb_free(&zp->slot[i].out);
+	}
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -826,7 +900,7 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "perfetto.pftrace");
 	if (!path)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, 0};
+	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, o ? o->jobs : 0};
 	int st = tp_perfetto_write(p, a, path, &po, d);
 	tp_free(path);
 	return st;

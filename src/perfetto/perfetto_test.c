@@ -243,6 +243,16 @@ static void test_many_chunks(void **state)
 	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb), *bc = slurp(c, &nc);
 	assert_int_equal(na, nb);
 	assert_memory_equal(ba, bb, na);
+	/* More compression workers than chunks in flight and uneven counts: same bytes. */
+	for (int th = 3; th <= 9; th += 3) {
+		struct tp_perfetto_opts many = {0, 0, 0, th};
+		size_t nm;
+		assert_int_equal(tp_perfetto_write(p, NULL, b, &many, &d), TP_OK);
+		uint8_t *bm = slurp(b, &nm);
+		assert_int_equal(na, nm);
+		assert_memory_equal(ba, bm, na);
+		free(bm);
+	}
 	struct tp_perfetto_check_report r;
 	assert_int_equal(tp_perfetto_check(b, &r, &d), TP_OK);
 	assert_int_equal(r.slices, 60000);

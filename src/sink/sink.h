@@ -24,6 +24,9 @@ struct tp_out_opts {
 	int trace_args_full;  /* trace writers: also the derivable per-command args (Function
 	                         Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
 	                         tp_sink_fill_args_ex */
+	int jobs;             /* --jobs: threads the conversion may use in all (an output may use
+	                         up to this many for itself, e.g. Perfetto's compression
+	                         workers); 0 = the online CPUs */
 };
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
