@@ -466,19 +466,40 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 	return TP_OK;
 }
 
+/* A SLICE_END packet, written straight into the chunk (the most frequent packet: every
+ * slice has one): { timestamp delta, sequence id, flags NEEDS_INCREMENTAL_STATE,
+ * track_event { type SLICE_END } }, the same bytes event_head + put_packet would make. */
 static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
-	int st = event_head(w, t, ts);
-	if (st)
-		return st;
-	/* track_event { type: SLICE_END } (event_head left room for these 4 bytes) */
-	uint8_t *o = w->pkt.p + w->pkt.len;
-	*o++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
-	*o++ = 2;
-	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
-	*o++ = TE_SLICE_END;
-	w->pkt.len += 4;
-	return put_packet(w);
+	if (ts < t->last)
+		return event_head(w, t, ts); /* reports the error */
+	uint8_t body[32], *q = body;
+	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
+	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, t->seq);
+	*q++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
+	*q++ = SEQ_NEEDS_STATE;
+	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
+	*q++ = 2;
+	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
+	*q++ = TE_SLICE_END;
+	size_t n = (size_t)(q - body); /* < 128: one length byte */
+	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
+		int st = flush_chunk(w);
+		if (st)
+			return st;
+	}
+	if (tp_pb_reserve(&w->chunk, n + 2))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
+	uint8_t *o = w->chunk.p + w->chunk.len;
+	o[0] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	o[1] = (uint8_t)n;
+	memcpy(o + 2, body, n);
+	w->chunk.len += n + 2;
+	t->last = ts;
+	return TP_OK;
 }
 
 /* Closes the open slices of t that end at or before `upto`. */

@@ -1146,6 +1146,42 @@ static struct hent heap_pop(struct heap *h)
 	return top;
 }
 
+/* The smallest free flow id: a bitmap of freed ids (bit k = id k + 1) with every word below
+ * `lo` zero, so finding the smallest is a scan from lo that usually stops at once. */
+struct idset {
+	uint64_t *w;
+	size_t nw, cap, lo;
+};
+
+static int idset_put(struct idset *f, uint64_t id)
+{
+	size_t k = (size_t)((id - 1) / 64);
+	if (k >= f->nw) {
+		uint64_t *nw = tp_grow(f->w, sizeof *f->w, k + 1, &f->cap);
+		if (!nw)
+			return TP_ENOMEM;
+		f->w = nw;
+		memset(f->w + f->nw, 0, (k + 1 - f->nw) * sizeof *f->w);
+		f->nw = k + 1;
+	}
+	f->w[k] |= (uint64_t)1 << ((id - 1) % 64);
+	if (k < f->lo)
+		f->lo = k;
+	return TP_OK;
+}
+
+/* Takes the smallest id in the set; 0 when it is empty. */
+static uint64_t idset_take(struct idset *f)
+{
+	while (f->lo < f->nw && !f->w[f->lo])
+		f->lo++;
+	if (f->lo == f->nw)
+		return 0;
+	unsigned b = (unsigned)__builtin_ctzll(f->w[f->lo]);
+	f->w[f->lo] &= f->w[f->lo] - 1;
+	return (uint64_t)f->lo * 64 + b + 1;
+}
+
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
@@ -1157,7 +1193,8 @@ static struct hent heap_pop(struct heap *h)
  * by_src: memory O(tracks + open flows), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct heap runs = {0}, busy = {0}, freed = {0};
+	struct heap runs = {0}, busy = {0};
+	struct idset freed = {0};
 	int st = TP_OK;
 	for (size_t i = 0; i < pl->nedges && !st; i++)
 		if (i == 0 || pl->by_src[i].dt != pl->by_src[i - 1].dt)
@@ -1165,26 +1202,38 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	uint64_t next = 0;
 	while (runs.n && !st) {
 		struct hent h = heap_pop(&runs);
-		size_t pos = (size_t)h.id;
-		if (pos + 1 < pl->nedges && pl->by_src[pos + 1].dt == pl->by_src[pos].dt)
-			st = heap_push(&runs, edge_src_ns(pl, &pl->edges[pl->by_src[pos + 1].e]),
-			               pos + 1);
-		struct edge *e = &pl->edges[pl->by_src[pos].e];
-		if (st || e->dropped)
-			continue;
-		int64_t src_ns = h.key;
-		while (busy.n && busy.a[0].key < src_ns && !st) {
-			struct hent done = heap_pop(&busy);
-			st = heap_push(&freed, (int64_t)done.id, done.id);
+		for (;;) {
+			size_t pos = (size_t)h.id;
+			struct edge *e = &pl->edges[pl->by_src[pos].e];
+			if (!e->dropped) {
+				int64_t src_ns = h.key;
+				while (busy.n && busy.a[0].key < src_ns && !st) {
+					struct hent done = heap_pop(&busy);
+					st = idset_put(&freed, done.id);
+				}
+				if (st)
+					break;
+				uint64_t id = idset_take(&freed);
+				e->flow_id = (uint32_t)(id ? id : ++next);
+				if ((st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id)))
+					break;
+			}
+			/* The run's next edge: taken at once while it still precedes every other
+			 * run's head (the same order as pushing it and popping the minimum). */
+			if (pos + 1 >= pl->nedges || pl->by_src[pos + 1].dt != pl->by_src[pos].dt)
+				break;
+			struct hent nx = {edge_src_ns(pl, &pl->edges[pl->by_src[pos + 1].e]),
+			                  (uint64_t)pos + 1};
+			if (runs.n && !hless(&nx, &runs.a[0])) {
+				st = heap_push(&runs, nx.key, nx.id);
+				break;
+			}
+			h = nx;
 		}
-		if (st)
-			break;
-		e->flow_id = (uint32_t)(freed.n ? heap_pop(&freed).id : ++next);
-		st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id);
 	}
 	tp_free(runs.a);
 	tp_free(busy.a);
-	tp_free(freed.a);
+	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
 }
 
