@@ -29,6 +29,7 @@
 
 #define CHUNK_BYTES (256 * 1024)
 #define SEEN_SLOTS 65536
+#define IMAP_MAX_SLOTS (1u << 17) /* an intern map holds at most 64 Ki strings (4 MiB) */
 
 struct ient {
 	const char *s; /* key: the string's address (stable for the whole drive) */
@@ -152,6 +153,14 @@ static size_t seen_slot(const char *s)
 
 static struct ient *imap_get(struct imap *m, const char *s)
 {
+	if (m->n * 2 >= m->cap && m->cap >= IMAP_MAX_SLOTS) {
+		/* Full: forget every entry rather than grow with the number of distinct strings
+		 * (a million layer names). A string used again gets a new iid and is defined
+		 * again on each sequence; old iids stay valid where they were defined (iids are
+		 * never reused), so the tracks' memos may keep returning them. */
+		memset(m->e, 0, m->cap * sizeof *m->e);
+		m->n = 0;
+	}
 	if (m->n * 2 >= m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 256;
 		struct ient *ne = tp_calloc(ncap, sizeof *ne);
@@ -227,18 +236,25 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 	return e->iid;
 }
 
-/* intern() through a one-entry memo of the track. */
-static uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
+/* intern() through a one-entry memo of the track: the memo miss (out of line). */
+static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
                             struct memo *mo, const char *s)
 {
-	if (mo && mo->s == s)
-		return mo->iid;
 	uint64_t iid = intern(w, m, field, t, s);
 	if (mo && iid && t->lane < 64) {
 		mo->s = s;
 		mo->iid = iid;
 	}
 	return iid;
+}
+
+/* intern() through a one-entry memo of the track; the hit (most calls) is inlined. */
+static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
+                                   struct tstate *t, struct memo *mo, const char *s)
+{
+	if (mo && mo->s == s)
+		return mo->iid;
+	return intern_miss(w, m, field, t, mo, s);
 }
 
 static void imap_free(struct imap *m)

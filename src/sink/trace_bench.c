@@ -9,12 +9,17 @@
  * inline), perfetto-full (every reference arg), perfetto-plain (uncompressed), json, sqlite,
  * drive (the sink driver with no writer: plan, lanes, flows, arguments), deflate (the
  * baseline: libdeflate level 1 alone over the uncompressed trace's bytes in the writer's
- * 256 KiB chunks, one thread; needs perfetto-plain earlier on the line).
+ * 256 KiB chunks, one thread; needs perfetto-plain earlier on the line; later rows print
+ * their ratio to it). Slices are the delivered ones (synthesised Layer slices included,
+ * counted by an untimed driver pass); JSON rows count events (slices, flow ends, counters).
+ * Env: TP_BENCH_LEVEL (compression level), TP_BENCH_THREADS (perfetto threads),
+ * TP_BENCH_DETAIL=none|full (reader detail of a dump).
  */
 #include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -23,21 +28,45 @@
 #include "sophgo/sophgo.h"
 #include "sqlitedb/sqlitedb.h"
 
+/* What the driver delivers: slices, and the Chrome JSON events they make. */
+struct counts {
+	uint64_t slices, events;
+};
+
 static int null_slice(void *ctx, const struct tp_sink_slice *s)
 {
-	*(uint64_t *)ctx += s->num_args + s->num_flows_out;
+	struct counts *c = ctx;
+	c->slices++;
+	c->events += 1 + s->num_flows_out + (s->flow_in != 0);
 	return TP_OK;
 }
 
-/* libdeflate level 1 over the file's bytes in 256 KiB pieces; returns the compressed size. */
-static long long deflate_pass(const char *path)
+static int null_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double v)
+{
+	(void)t;
+	(void)ts_ns;
+	(void)v;
+	((struct counts *)ctx)->events++;
+	return TP_OK;
+}
+
+static double maxrss_mib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* libdeflate at `level` over the file's bytes in 256 KiB pieces, as the writer cuts them;
+ * returns the compressed size. */
+static long long deflate_pass(const char *path, int level)
 {
 	FILE *f = fopen(path, "rb");
 	if (!f)
 		return -1;
 	size_t cap = 256 * 1024;
 	unsigned char *in = malloc(cap), *out = malloc(cap + cap / 8 + 1024);
-	struct libdeflate_compressor *z = libdeflate_alloc_compressor(1);
+	struct libdeflate_compressor *z = libdeflate_alloc_compressor(level);
 	long long total = 0;
 	size_t n;
 	while (in && out && z && (n = fread(in, 1, cap, f)) > 0)
@@ -140,12 +169,30 @@ int main(int argc, char **argv)
 	}
 run:
 	mkdir(argv[2], 0777);
-	size_t slices = tp_profile_slice_count(p);
+	/* Count what the writers get (slices including synthesised Layer slices, JSON events)
+	 * with one untimed pass of the driver. */
+	struct counts cnt = {0};
+	double model_rss = maxrss_mib();
+	{
+		struct tp_diag d = {0};
+		struct tp_sink sink = {&cnt, NULL, NULL, null_slice, null_counter, NULL, NULL, 0};
+		if (tp_sink_drive(p, NULL, &sink, &d)) {
+			fprintf(stderr, "drive: %s\n", d.msg);
+			return 3;
+		}
+	}
+	size_t slices = (size_t)cnt.slices;
+	double base_wall = 0, base_cpu = 0;
+	printf("profile: %zu model slices, %zu delivered slices, %llu JSON events; peak RSS "
+	       "after reading %.0f MiB, after the driver %.0f MiB\n",
+	       tp_profile_slice_count(p), slices, (unsigned long long)cnt.events, model_rss,
+	       maxrss_mib());
 	char *plain = NULL;
 	for (int a = 3; a < argc; a++) {
 		struct tp_diag d = {0};
 		const char *w = argv[a];
 		char *path;
+		double rss0 = maxrss_mib();
 		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID),
 		       m0 = now(CLOCK_THREAD_CPUTIME_ID);
 		int st;
@@ -164,7 +211,7 @@ run:
 				plain = tp_path_join(argv[2], "plain.pftrace");
 			}
 		} else if (!strcmp(w, "drive")) {
-			uint64_t count = 0;
+			struct counts count = {0};
 			struct tp_sink sink = {&count, NULL, NULL, null_slice, NULL, NULL, NULL, 0};
 			path = NULL;
 			st = tp_sink_drive(p, NULL, &sink, &d);
@@ -174,7 +221,7 @@ run:
 				fprintf(stderr, "deflate: needs perfetto-plain earlier on the line\n");
 				return 1;
 			}
-			zbytes = deflate_pass(plain);
+			zbytes = deflate_pass(plain, level ? level : 1);
 			st = zbytes < 0 ? TP_EOUTPUT : TP_OK;
 		} else if (!strcmp(w, "json")) {
 			path = tp_path_join(argv[2], "trace.json");
@@ -192,11 +239,23 @@ run:
 		}
 		if (zbytes >= 0)
 			sb.st_size = (off_t)zbytes;
-		/* CPU time too: wall time is meaningless on a loaded machine. */
-		printf("%-15s slices %zu  bytes %lld  bytes/slice %.2f  wall %.3f s (%.2f M/s)"
-		       "  cpu %.3f s (%.2f M/s)  main-thread cpu %.3f s\n",
+		/* CPU time too: wall time is meaningless on a loaded machine. Peak RSS: what the
+		 * process peak grew by during this writer (0 = stayed under an earlier peak: the
+		 * driver's own plan is in the "after the driver" figure above). */
+		int json = !strcmp(w, "json");
+		printf("%-14s slices %zu  bytes %lld  B/slice %.2f  wall %.3f s  %.2f M %s/s"
+		       "  cpu %.3f s (%.2f M/s)  main-thread cpu %.3f s  peak RSS +%.0f MiB",
 		       w, slices, (long long)sb.st_size, (double)sb.st_size / (double)slices, el,
-		       (double)slices / el / 1e6, cpu, (double)slices / cpu / 1e6, mcpu);
+		       (double)(json ? cnt.events : slices) / el / 1e6, json ? "events" : "slices",
+		       cpu, (double)(json ? cnt.events : slices) / cpu / 1e6, mcpu,
+		       maxrss_mib() - rss0);
+		if (!strcmp(w, "deflate")) {
+			base_wall = el;
+			base_cpu = cpu;
+		} else if (base_wall > 0) {
+			printf("  x deflate: wall %.2f cpu %.2f", el / base_wall, cpu / base_cpu);
+		}
+		printf("\n");
 		fflush(stdout);
 		tp_free(path);
 	}
