@@ -12,11 +12,14 @@
  *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
  *     timestamp (perfetto.md §3.3), and every track's events are in time order;
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
- *     each), compressed with libdeflate (same format as zlib's deflate, several times faster).
+ *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
+ *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk;
+ *     chunks are written in order, so the bytes do not depend on the number of workers.
  *
- * Owns: the output file (through tp_afile), the chunk and scratch buffers, per-track state
- * (open-slice stacks, O(depth)) and the intern maps (O(distinct strings)). Nothing grows with
- * the number of slices written.
+ * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
+ * their chunk ring (2 per worker), per-track state (open-slice stacks, O(depth)) and the
+ * intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the number of slices
+ * written or of distinct strings.
  */
 #include <libdeflate.h>
 #include <pthread.h>
