@@ -46,18 +46,15 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* One dependency (24 bytes: a profile can have one per command). The flow is open from the
- * source's start to the waiter's start. */
+/* One dependency (20 bytes, plus 8 in by_src: a profile can have one per command). The flow
+ * is open from the source's start to the waiter's start. */
 struct edge {
 	uint32_t src_dt, src_idx; /* source slice (the one waited for): dtrack, index */
 	uint32_t dst_dt, dst_idx; /* waiting slice */
-	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids) */
-	uint32_t dropped;
+	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids);
+	                             EDGE_DROPPED: not drawn */
 };
-
-struct src_key {
-	uint32_t dt, idx, e; /* source dtrack, source index, edge index */
-};
+#define EDGE_DROPPED UINT32_MAX
 
 struct derived {
 	size_t track; /* sink track index */
@@ -81,13 +78,18 @@ struct plan {
 	size_t nder, cap_der;
 	struct edge *edges; /* in waiting-slice (dst) order */
 	size_t nedges, cap_edges;
-	struct src_key *by_src; /* edges sorted by source */
+	uint64_t *by_src; /* edges sorted by source: source slice id - 1 << 32 | edge index */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices; /* slices delivered in all, for the progress line */
 };
+
+static struct edge *src_edge(const struct plan *pl, size_t i)
+{
+	return &pl->edges[(uint32_t)pl->by_src[i]];
+}
 
 static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
 {
@@ -858,7 +860,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
  * partner engine's command with that cmd id (the latest one that started no later). */
 struct cmdix {
 	const struct tp_track *t;
-	uint64_t *key; /* cmd_id << 32 | slice index, ascending */
+	uint64_t *key; /* cmd_id << 32 | slice index, ascending; NULL when the track's cmd ids
+	                  never decrease (the usual case): then the slices are searched */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -870,18 +873,25 @@ static int u64_cmp(const void *a, const void *b)
 static int build_cmdix(struct cmdix *c, const struct tp_track *t)
 {
 	c->t = t;
-	c->key = tp_malloc((t->count ? t->count : 1) * sizeof *c->key);
+	c->key = NULL;
+	size_t k = 1;
+	while (k < t->count && t->slices[k].cmd_id >= t->slices[k - 1].cmd_id)
+		k++;
+	if (k >= t->count)
+		return TP_OK; /* in cmd id order already: no index needed */
+	c->key = tp_malloc(t->count * sizeof *c->key);
 	if (!c->key)
 		return TP_ENOMEM;
-	int mono = 1;
-	for (size_t k = 0; k < t->count; k++) {
+	for (k = 0; k < t->count; k++)
 		c->key[k] = (uint64_t)t->slices[k].cmd_id << 32 | (uint64_t)k;
-		if (k && c->key[k] < c->key[k - 1])
-			mono = 0;
-	}
-	if (!mono)
-		qsort(c->key, t->count, sizeof *c->key, u64_cmp);
+	qsort(c->key, t->count, sizeof *c->key, u64_cmp);
 	return TP_OK;
+}
+
+/* Key k of the index: cmd_id << 32 | slice index. */
+static uint64_t cmdix_key(const struct cmdix *c, size_t k)
+{
+	return c->key ? c->key[k] : (uint64_t)c->t->slices[k].cmd_id << 32 | (uint64_t)k;
 }
 
 static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
@@ -891,17 +901,17 @@ static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
 	uint64_t want = (uint64_t)cmd << 32;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (c->key[mid] < want)
+		if (cmdix_key(c, mid) < want)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == c->t->count || c->key[lo] >> 32 != cmd)
+	if (lo == c->t->count || cmdix_key(c, lo) >> 32 != cmd)
 		return -1;
-	long best = (long)(uint32_t)c->key[lo];
-	for (size_t k = lo; k < c->t->count && c->key[k] >> 32 == cmd; k++)
-		if (s[(uint32_t)c->key[k]].start_ns <= before_ns)
-			best = (long)(uint32_t)c->key[k];
+	long best = (long)(uint32_t)cmdix_key(c, lo);
+	for (size_t k = lo; k < c->t->count && cmdix_key(c, k) >> 32 == cmd; k++)
+		if (s[(uint32_t)cmdix_key(c, k)].start_ns <= before_ns)
+			best = (long)(uint32_t)cmdix_key(c, k);
 	return best;
 }
 
@@ -988,24 +998,26 @@ static void plan_model_flows(struct plan *pl)
 			continue;
 		}
 		pl->edges[pl->nedges++] =
-		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0, 0};
+		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0};
 	}
 	if (pl->nedges == before)
 		return;
 	qsort(pl->edges, pl->nedges, sizeof *pl->edges, edge_dst_cmp);
 	for (size_t i = 1; i < pl->nedges; i++)
 		if (pl->edges[i].dst_dt == pl->edges[i - 1].dst_dt &&
-		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx && !pl->edges[i].dropped) {
-			pl->edges[i].dropped = 1;
+		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx &&
+		    pl->edges[i].flow_id != EDGE_DROPPED) {
+			pl->edges[i].flow_id = EDGE_DROPPED;
 			pl->flows_dropped++;
 		}
 }
 
 static int plan_flows(struct plan *pl, struct tp_diag *d)
 {
-	/* Edges are stored in 32-bit fields; allocate once for the most there can be. */
+	/* Edges are stored in 32-bit fields (by_src: source slice id in 32 bits); allocate
+	 * once for the most there can be. */
 	size_t most = 0;
-	if (pl->ndts > UINT32_MAX)
+	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
 	for (size_t i = 0; i < pl->ndts; i++)
 		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
@@ -1046,8 +1058,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 				pl->flows_skipped++;
 				continue;
 			}
-			pl->edges[pl->nedges++] = (struct edge){
-			    (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0, 0};
+			pl->edges[pl->nedges++] =
+			    (struct edge){(uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0};
 		}
 		tp_free(cx.key);
 	}
@@ -1061,33 +1073,28 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	return st ? st : assign_flow_ids(pl, d);
 }
 
-static int src_less(const struct src_key *x, const struct src_key *y)
+static int u64_less(const uint64_t *x, const uint64_t *y)
 {
-	if (x->dt != y->dt)
-		return x->dt < y->dt;
-	if (x->idx != y->idx)
-		return x->idx < y->idx;
-	return x->e < y->e;
+	return *x < *y;
 }
 
-/* by_src order: (dt, idx, e); keys are unique (e is). */
-DEFINE_SORT(src_sort, struct src_key, src_less)
+/* by_src order: source slice id (dtrack, then index), then edge index; keys are unique. */
+DEFINE_SORT(src_sort, uint64_t, u64_less)
 
 static int sort_edges_by_src(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->nedges; i++)
-		pl->by_src[i] =
-		    (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, (uint32_t)i};
+	for (size_t i = 0; i < pl->nedges; i++) {
+		const struct edge *e = &pl->edges[i];
+		pl->by_src[i] = (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
+	}
 	src_sort(pl->by_src, pl->nedges);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
-		struct edge *e = &pl->edges[pl->by_src[i].e];
-		const struct edge *prev = i ? &pl->edges[pl->by_src[i - 1].e] : NULL;
-		run =
-		    prev && prev->src_dt == e->src_dt && prev->src_idx == e->src_idx ? run + 1 : 0;
+		struct edge *e = src_edge(pl, i);
+		run = i && pl->by_src[i] >> 32 == pl->by_src[i - 1] >> 32 ? run + 1 : 0;
 		if (run >= TP_SINK_MAX_FLOWS) {
-			e->dropped = 1;
+			e->flow_id = EDGE_DROPPED;
 			pl->flows_dropped++;
 		}
 	}
@@ -1197,15 +1204,15 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	struct idset freed = {0};
 	int st = TP_OK;
 	for (size_t i = 0; i < pl->nedges && !st; i++)
-		if (i == 0 || pl->by_src[i].dt != pl->by_src[i - 1].dt)
-			st = heap_push(&runs, edge_src_ns(pl, &pl->edges[pl->by_src[i].e]), i);
+		if (i == 0 || src_edge(pl, i)->src_dt != src_edge(pl, i - 1)->src_dt)
+			st = heap_push(&runs, edge_src_ns(pl, src_edge(pl, i)), i);
 	uint64_t next = 0;
 	while (runs.n && !st) {
 		struct hent h = heap_pop(&runs);
 		for (;;) {
 			size_t pos = (size_t)h.id;
-			struct edge *e = &pl->edges[pl->by_src[pos].e];
-			if (!e->dropped) {
+			struct edge *e = src_edge(pl, pos);
+			if (e->flow_id != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
 					struct hent done = heap_pop(&busy);
@@ -1220,9 +1227,9 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 			}
 			/* The run's next edge: taken at once while it still precedes every other
 			 * run's head (the same order as pushing it and popping the minimum). */
-			if (pos + 1 >= pl->nedges || pl->by_src[pos + 1].dt != pl->by_src[pos].dt)
+			if (pos + 1 >= pl->nedges || src_edge(pl, pos + 1)->src_dt != e->src_dt)
 				break;
-			struct hent nx = {edge_src_ns(pl, &pl->edges[pl->by_src[pos + 1].e]),
+			struct hent nx = {edge_src_ns(pl, src_edge(pl, pos + 1)),
 			                  (uint64_t)pos + 1};
 			if (runs.n && !hless(&nx, &runs.a[0])) {
 				st = heap_push(&runs, nx.key, nx.id);
@@ -1357,7 +1364,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		while (si < pl->nedges && pl->edges[pl->by_src[si].e].src_dt < ti)
+		while (si < pl->nedges && src_edge(pl, si)->src_dt < ti)
 			si++;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
@@ -1381,14 +1388,14 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			while (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) < id)
 				ei++;
 			if (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) == id &&
-			    !pl->edges[ei].dropped)
+			    pl->edges[ei].flow_id != EDGE_DROPPED)
 				ss->flow_in = pl->edges[ei].flow_id;
 			ss->num_flows_out = 0;
 			while (si < pl->nedges) {
-				const struct edge *e = &pl->edges[pl->by_src[si].e];
+				const struct edge *e = src_edge(pl, si);
 				if (e->src_dt != ti || e->src_idx > k)
 					break;
-				if (e->src_idx == k && !e->dropped)
+				if (e->src_idx == k && e->flow_id != EDGE_DROPPED)
 					ss->flows_out[ss->num_flows_out++] = e->flow_id;
 				si++;
 			}
@@ -1454,7 +1461,7 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 	}
 	for (size_t i = 0; i < pl->nedges && !st; i++) {
 		const struct edge *e = &pl->edges[i];
-		if (e->dropped || !sink->flow)
+		if (e->flow_id == EDGE_DROPPED || !sink->flow)
 			continue;
 		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
 		                edge_dst_id(pl, e));
