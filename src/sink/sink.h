@@ -66,7 +66,8 @@ struct tp_sink_arg {
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
-	const struct tp_slice *slice;   /* the model record */
+	const struct tp_slice *slice;   /* the model record; for a Layer track the driver builds
+	                                 * from profile->layers, a copy valid during the call */
 	uint64_t id;                    /* unique slice id (1-based, in drive order) */
 	const char *name;
 	const char *category;           /* engine / function type */
