@@ -298,6 +298,8 @@ fi
 # (src/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
 for s in $sizes; do
   bench_case "gen-$s perfetto" "$data/gen-$s" --disable_web --disable_doc
+  bench_case "gen-$s perfetto compact" "$data/gen-$s" --disable_web --disable_doc \
+    --trace_args compact
   [ "$s" = 10M ] && continue
   bench_case "gen-$s json" "$data/gen-$s" --disable_web --disable_doc --disable_perfetto --json
   [ "$s" = 10k ] && bench_case "gen-$s sqlite" "$data/gen-$s" --disable_web --disable_doc \
@@ -307,12 +309,31 @@ for s in $sizes; do
   [ -x "$tpuprof" ] && [ -d "$data/gen-$s" ] || continue
   pf=$data/out/pf-$s
   rm -rf "$pf"
-  "$tpuprof" "$data/gen-$s" "$pf" --disable_web --disable_doc --disable_summary -q
-  slices=$("$tpuprof" check "$pf/perfetto.pftrace" | sed -n 's/.* \([0-9]*\) slices .*/\1/p')
-  bytes=$(stat -c %s "$pf/perfetto.pftrace")
-  echo "== gen-$s perfetto.pftrace: $bytes bytes, $slices slices," \
-    "$(awk -v b="$bytes" -v n="$slices" 'BEGIN { printf "%.2f", b / n }') bytes/slice"
+  for args in full compact; do
+    rm -rf "$pf"
+    "$tpuprof" "$data/gen-$s" "$pf" --disable_web --disable_doc --disable_summary -q \
+      --trace_args "$args"
+    slices=$("$tpuprof" check "$pf/perfetto.pftrace" | sed -n 's/.* \([0-9]*\) slices .*/\1/p')
+    bytes=$(stat -c %s "$pf/perfetto.pftrace")
+    echo "== gen-$s perfetto.pftrace (--trace_args $args): $bytes bytes, $slices slices," \
+      "$(awk -v b="$bytes" -v n="$slices" 'BEGIN { printf "%.2f", b / n }') bytes/slice"
+  done
   rm -rf "$pf"
+done
+# The trace writers alone on a generated dump (read once, untimed; src/sink/trace_bench),
+# issue 10: each row prints slices/s (JSON: events/s) by wall and CPU, bytes/slice, the CPU
+# of the encoding thread, the peak RSS added over the model, and its ratio to the baseline
+# row `deflate` measured in the same run: libdeflate level 1 alone, one thread, over the
+# uncompressed trace's bytes in the writer's 256 KiB chunks (the compressor's own ceiling).
+# perfetto = compact args with compression workers (the CLI default threads), perfetto-1t =
+# compression inline, perfetto-full = every reference arg, drive = the sink driver alone.
+for s in $sizes; do
+  [ "$s" = 10M ] && continue
+  [ -x "$build/src/sink/trace_bench" ] && [ -d "$data/gen-$s" ] || continue
+  echo "== gen-$s trace writers in process (trace_bench)"
+  "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
+    perfetto perfetto-1t perfetto-full json
+  rm -rf "$data/out/tw-$s"
 done
 if [ -x "$build/src/sink/trace_bench" ]; then
   echo "== trace writers in process, synthetic profile (4 cores, TIU/GDMA/SDMA)"

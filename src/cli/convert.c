@@ -641,7 +641,8 @@ static int convert_main(int argc, char **argv)
 	                         .quiet = o.quiet,
 	                         .verbose = o.verbose,
 	                         .sparse_ratios_path = o.sparse_ratios,
-	                         .trace_args_full = !o.trace_args_compact};
+	                         .trace_args_full = !o.trace_args_compact,
+	                         .jobs = o.jobs};
 	tp_progress_phase(TP_PHASE_WRITE);
 	struct out_job jobs[32];
 	struct out_pool pool = {.p = p, .a = &an, .oo = &oo, .outs = outs, .jobs = jobs};

@@ -12,11 +12,14 @@
  *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
  *     timestamp (perfetto.md §3.3), and every track's events are in time order;
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
- *     each), compressed with libdeflate (same format as zlib's deflate, several times faster).
+ *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
+ *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk;
+ *     chunks are written in order, so the bytes do not depend on the number of workers.
  *
- * Owns: the output file (through tp_afile), the chunk and scratch buffers, per-track state
- * (open-slice stacks, O(depth)) and the intern maps (O(distinct strings)). Nothing grows with
- * the number of slices written.
+ * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
+ * their chunk ring (2 per worker), per-track state (open-slice stacks, O(depth)) and the
+ * intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the number of slices
+ * written or of distinct strings.
  */
 #include <libdeflate.h>
 #include <pthread.h>
@@ -29,6 +32,7 @@
 
 #define CHUNK_BYTES (256 * 1024)
 #define SEEN_SLOTS 65536
+#define IMAP_MAX_SLOTS (1u << 17) /* an intern map holds at most 64 Ki strings (4 MiB) */
 
 struct ient {
 	const char *s; /* key: the string's address (stable for the whole drive) */
@@ -65,15 +69,32 @@ struct tstate {
 	int32_t lane;
 };
 
-struct zworker {
-	int started;
-	pthread_t th;
+#define MAX_ZWORKERS 8
+#define ZSLOTS (2 * MAX_ZWORKERS)
+
+/* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
+ * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
+enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+struct zslot {
+	struct tp_pb in, out;
+	size_t zn;
+	int state;
+};
+
+/* Compression workers: chunks are queued in order into a ring of slots, compressed by any
+ * worker, and written by the main thread strictly in queue order, so the file is the same
+ * bytes for any number of workers (each chunk is compressed on its own, at one level). */
+struct zpool {
+	int nthreads; /* workers running */
+	pthread_t th[MAX_ZWORKERS];
+	struct libdeflate_compressor *z[MAX_ZWORKERS];
 	pthread_mutex_t mu;
 	pthread_cond_t cv_job, cv_done;
-	int has_job, done, quit;
-	struct tp_pb job, out; /* owned by the worker while has_job && !done */
-	size_t zn;
-	struct libdeflate_compressor *z;
+	struct zslot slot[ZSLOTS];
+	size_t nslots;     /* ring size in use: 2 per worker */
+	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
+	int quit;
+	struct pw *w;
 };
 
 struct pw {
@@ -84,7 +105,7 @@ struct pw {
 	int level;
 	int full_args;
 	struct libdeflate_compressor *z;
-	struct zworker zw;
+	struct zpool zp;
 	struct tp_pb chunk; /* packets not yet written / compressed */
 	struct tp_pb zout;
 	struct tp_pb pkt; /* one packet being built */
@@ -135,6 +156,14 @@ static size_t seen_slot(const char *s)
 
 static struct ient *imap_get(struct imap *m, const char *s)
 {
+	if (m->n * 2 >= m->cap && m->cap >= IMAP_MAX_SLOTS) {
+		/* Full: forget every entry rather than grow with the number of distinct strings
+		 * (a million layer names). A string used again gets a new iid and is defined
+		 * again on each sequence; old iids stay valid where they were defined (iids are
+		 * never reused), so the tracks' memos may keep returning them. */
+		memset(m->e, 0, m->cap * sizeof *m->e);
+		m->n = 0;
+	}
 	if (m->n * 2 >= m->cap) {
 		size_t ncap = m->cap ? m->cap * 2 : 256;
 		struct ient *ne = tp_calloc(ncap, sizeof *ne);
@@ -210,18 +239,25 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 	return e->iid;
 }
 
-/* intern() through a one-entry memo of the track. */
-static uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
+/* intern() through a one-entry memo of the track: the memo miss (out of line). */
+static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
                             struct memo *mo, const char *s)
 {
-	if (mo && mo->s == s)
-		return mo->iid;
 	uint64_t iid = intern(w, m, field, t, s);
 	if (mo && iid && t->lane < 64) {
 		mo->s = s;
 		mo->iid = iid;
 	}
 	return iid;
+}
+
+/* intern() through a one-entry memo of the track; the hit (most calls) is inlined. */
+static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
+                                   struct tstate *t, struct memo *mo, const char *s)
+{
+	if (mo && mo->s == s)
+		return mo->iid;
+	return intern_miss(w, m, field, t, mo, s);
 }
 
 static void imap_free(struct imap *m)
@@ -251,49 +287,80 @@ static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
 	return TP_OK;
 }
 
-/* The compression thread: compresses w->zw.job into w->zw.out while the main thread encodes
- * the next chunk. One job in flight; the main thread writes results in order, so the file
- * is the same bytes as with inline compression. */
+struct zarg {
+	struct zpool *zp;
+	int k; /* worker index: its own compressor */
+};
+
+/* A compression worker: takes the oldest queued chunk, compresses it with its own
+ * compressor (libdeflate compressors are not shared between threads), marks it done. */
 static void *zworker_main(void *arg)
 {
-	struct pw *w = arg;
-	struct zworker *zw = &w->zw;
-	pthread_mutex_lock(&zw->mu);
+	struct zpool *zp = ((struct zarg *)arg)->zp;
+	int k = ((struct zarg *)arg)->k;
+	tp_free(arg);
+	pthread_mutex_lock(&zp->mu);
 	for (;;) {
-		while (!(zw->has_job && !zw->done) && !zw->quit)
-			pthread_cond_wait(&zw->cv_job, &zw->mu);
-		if (zw->quit)
-			break;
-		pthread_mutex_unlock(&zw->mu);
+		struct zslot *job = NULL;
+		for (uint64_t i = zp->head; i < zp->tail && !job; i++)
+			if (zp->slot[i % zp->nslots].state == ZS_QUEUED)
+				job = &zp->slot[i % zp->nslots];
+		if (!job) {
+			if (zp->quit)
+				break;
+			pthread_cond_wait(&zp->cv_job, &zp->mu);
+			continue;
+		}
+		job->state = ZS_BUSY;
+		pthread_mutex_unlock(&zp->mu);
 		size_t zn =
-		    libdeflate_zlib_compress(zw->z, zw->job.p, zw->job.len, zw->out.p, zw->out.cap);
-		pthread_mutex_lock(&zw->mu);
-		zw->zn = zn;
-		zw->done = 1;
-		pthread_cond_signal(&zw->cv_done);
+		    libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p, job->out.cap);
+		pthread_mutex_lock(&zp->mu);
+		job->zn = zn;
+		job->state = ZS_DONE;
+		pthread_cond_broadcast(&zp->cv_done);
 	}
-	pthread_mutex_unlock(&zw->mu);
+	pthread_mutex_unlock(&zp->mu);
 	return NULL;
 }
 
-/* Waits for the job in flight, if any, and writes its result. */
+/* Writes the chunks at the head of the ring that are done, in order; with `wait`, first
+ * waits until the head chunk is done (so one slot is free afterwards). Returns a status. */
+static int zpool_drain(struct pw *w, int wait)
+{
+	struct zpool *zp = &w->zp;
+	int st = TP_OK;
+	pthread_mutex_lock(&zp->mu);
+	if (wait)
+		while (zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state != ZS_DONE)
+			pthread_cond_wait(&zp->cv_done, &zp->mu);
+	while (!st && zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state == ZS_DONE) {
+		struct zslot *z = &zp->slot[zp->head % zp->nslots];
+		pthread_mutex_unlock(&zp->mu); /* a DONE slot belongs to the main thread */
+		st = z->zn ? write_compressed(w, z->out.p, z->zn)
+		           : tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
+		pthread_mutex_lock(&zp->mu);
+		z->state = ZS_FREE;
+		zp->head++;
+	}
+	pthread_mutex_unlock(&zp->mu);
+	return st;
+}
+
+/* Waits for every queued chunk and writes them all, in order. */
 static int zworker_collect(struct pw *w)
 {
-	struct zworker *zw = &w->zw;
-	if (!zw->started)
-		return TP_OK;
-	pthread_mutex_lock(&zw->mu);
-	while (zw->has_job && !zw->done)
-		pthread_cond_wait(&zw->cv_done, &zw->mu);
-	int had = zw->has_job;
-	size_t zn = zw->zn;
-	zw->has_job = 0;
-	pthread_mutex_unlock(&zw->mu);
-	if (!had)
-		return TP_OK;
-	if (!zn)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-	return write_compressed(w, zw->out.p, zn);
+	struct zpool *zp = &w->zp;
+	int st = TP_OK;
+	while (!st && zp->nthreads) {
+		pthread_mutex_lock(&zp->mu);
+		int empty = zp->head == zp->tail;
+		pthread_mutex_unlock(&zp->mu);
+		if (empty)
+			break;
+		st = zpool_drain(w, 1);
+	}
+	return st;
 }
 
 static int flush_chunk(struct pw *w)
@@ -311,24 +378,29 @@ static int flush_chunk(struct pw *w)
 		return TP_OK;
 	}
 	size_t bound = libdeflate_zlib_compress_bound(w->z, n);
-	struct zworker *zw = &w->zw;
-	if (zw->started) {
-		int st = zworker_collect(w);
+	struct zpool *zp = &w->zp;
+	if (zp->nthreads) {
+		/* Write what is done; wait for the oldest chunk only when the ring is full. */
+		pthread_mutex_lock(&zp->mu);
+		int full = zp->tail - zp->head == zp->nslots;
+		pthread_mutex_unlock(&zp->mu);
+		int st = zpool_drain(w, full);
 		if (st)
 			return st;
-		/* The worker's buffers are ours again: swap the full chunk in as its job. */
-		if (tp_pb_reserve(&zw->out, bound))
+		/* The tail slot is FREE (the ring has room), so it is ours: swap the chunk in. */
+		struct zslot *z = &zp->slot[zp->tail % zp->nslots];
+		if (tp_pb_reserve(&z->out, bound))
 			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing",
 			                   w->path);
-		struct tp_pb t = zw->job;
-		zw->job = w->chunk;
+		struct tp_pb t = z->in;
+		z->in = w->chunk;
 		w->chunk = t;
 		w->chunk.len = 0;
-		pthread_mutex_lock(&zw->mu);
-		zw->has_job = 1;
-		zw->done = 0;
-		pthread_cond_signal(&zw->cv_job);
-		pthread_mutex_unlock(&zw->mu);
+		pthread_mutex_lock(&zp->mu);
+		z->state = ZS_QUEUED;
+		zp->tail++;
+		pthread_cond_signal(&zp->cv_job);
+		pthread_mutex_unlock(&zp->mu);
 		return TP_OK;
 	}
 	w->zout.len = 0;
@@ -413,19 +485,40 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 	return TP_OK;
 }
 
+/* A SLICE_END packet, written straight into the chunk (the most frequent packet: every
+ * slice has one): { timestamp delta, sequence id, flags NEEDS_INCREMENTAL_STATE,
+ * track_event { type SLICE_END } }, the same bytes event_head + put_packet would make. */
 static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
-	int st = event_head(w, t, ts);
-	if (st)
-		return st;
-	/* track_event { type: SLICE_END } (event_head left room for these 4 bytes) */
-	uint8_t *o = w->pkt.p + w->pkt.len;
-	*o++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
-	*o++ = 2;
-	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
-	*o++ = TE_SLICE_END;
-	w->pkt.len += 4;
-	return put_packet(w);
+	if (ts < t->last)
+		return event_head(w, t, ts); /* reports the error */
+	uint8_t body[32], *q = body;
+	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
+	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, t->seq);
+	*q++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
+	*q++ = SEQ_NEEDS_STATE;
+	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
+	*q++ = 2;
+	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
+	*q++ = TE_SLICE_END;
+	size_t n = (size_t)(q - body); /* < 128: one length byte */
+	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
+		int st = flush_chunk(w);
+		if (st)
+			return st;
+	}
+	if (tp_pb_reserve(&w->chunk, n + 2))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
+	uint8_t *o = w->chunk.p + w->chunk.len;
+	o[0] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	o[1] = (uint8_t)n;
+	memcpy(o + 2, body, n);
+	w->chunk.len += n + 2;
+	t->last = ts;
+	return TP_OK;
 }
 
 /* Closes the open slices of t that end at or before `upto`. */
@@ -715,57 +808,78 @@ static int pw_end(void *ctx, int status)
 	return st;
 }
 
-/* Starts the compression thread when it can help (compressing, more than one CPU). Any
- * failure just leaves compression inline. */
+/* Starts the compression workers when they can help (compressing, more than one CPU):
+ * `threads` is how many threads the writer may use in all, the calling (encoding) thread
+ * included; 0 = the online CPUs. At most MAX_ZWORKERS. Any failure just leaves fewer
+ * workers (none: compression inline); the output bytes are the same either way. */
 static void zworker_start(struct pw *w, int threads)
 {
-	struct zworker *zw = &w->zw;
+	struct zpool *zp = &w->zp;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (!w->compress || threads == 1 || (threads == 0 && cpus < 2))
+	if (threads <= 0)
+		threads = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
+	int want = threads - 1 < MAX_ZWORKERS ? threads - 1 : MAX_ZWORKERS;
+	if (!w->compress || want < 1)
 		return;
-	if (!(zw->z = libdeflate_alloc_compressor(w->level)))
+	zp->w = w;
+	if (pthread_mutex_init(&zp->mu, NULL))
 		return;
-	if (pthread_mutex_init(&zw->mu, NULL))
-		goto no_mutex;
-	if (pthread_cond_init(&zw->cv_job, NULL))
-		goto no_cv_job;
-	if (pthread_cond_init(&zw->cv_done, NULL))
-		goto no_cv_done;
-	if (pthread_create(&zw->th, NULL, zworker_main, w))
-		goto no_thread;
-	zw->started = 1;
-	return;
-no_thread:
-	pthread_cond_destroy(&zw->cv_done);
-no_cv_done:
-	pthread_cond_destroy(&zw->cv_job);
-no_cv_job:
-	pthread_mutex_destroy(&zw->mu);
-no_mutex:
-	libdeflate_free_compressor(zw->z);
-	zw->z = NULL;
+	if (pthread_cond_init(&zp->cv_job, NULL)) {
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	if (pthread_cond_init(&zp->cv_done, NULL)) {
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	zp->nslots = 2 * (size_t)want;
+	for (int k = 0; k < want; k++) {
+		struct zarg *a = tp_malloc(sizeof *a);
+		if (!a || !(zp->z[k] = libdeflate_alloc_compressor(w->level))) {
+			tp_free(a);
+			break;
+		}
+		a->zp = zp;
+		a->k = k;
+		if (pthread_create(&zp->th[k], NULL, zworker_main, a)) {
+			tp_free(a);
+			libdeflate_free_compressor(zp->z[k]);
+			zp->z[k] = NULL;
+			break;
+		}
+		zp->nthreads++;
+	}
+	if (!zp->nthreads) {
+		pthread_cond_destroy(&zp->cv_done);
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		return;
+	}
+	zp->nslots = 2 * (size_t)zp->nthreads;
 }
 
 static void zworker_stop(struct pw *w)
 {
-	struct zworker *zw = &w->zw;
-	if (zw->started) {
-		pthread_mutex_lock(&zw->mu);
-		while (zw->has_job && !zw->done) /* never abandon a job the worker is reading */
-			pthread_cond_wait(&zw->cv_done, &zw->mu);
-		zw->quit = 1;
-		pthread_cond_signal(&zw->cv_job);
-		pthread_mutex_unlock(&zw->mu);
-		pthread_join(zw->th, NULL);
-		pthread_cond_destroy(&zw->cv_done);
-		pthread_cond_destroy(&zw->cv_job);
-		pthread_mutex_destroy(&zw->mu);
-		zw->started = 0;
+	struct zpool *zp = &w->zp;
+	if (zp->nthreads) {
+		pthread_mutex_lock(&zp->mu);
+		zp->quit = 1; /* workers finish what is queued, then leave */
+		pthread_cond_broadcast(&zp->cv_job);
+		pthread_mutex_unlock(&zp->mu);
+		for (int k = 0; k < zp->nthreads; k++) {
+			pthread_join(zp->th[k], NULL);
+			libdeflate_free_compressor(zp->z[k]);
+		}
+		pthread_cond_destroy(&zp->cv_done);
+		pthread_cond_destroy(&zp->cv_job);
+		pthread_mutex_destroy(&zp->mu);
+		zp->nthreads = 0;
 	}
-	if (zw->z)
-		libdeflate_free_compressor(zw->z);
-	tp_pb_free(&zw->job);
-	tp_pb_free(&zw->out);
+	for (size_t i = 0; i < ZSLOTS; i++) {
+		tp_pb_free(&zp->slot[i].in);
+		tp_pb_free(&zp->slot[i].out);
+	}
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -826,7 +940,7 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "perfetto.pftrace");
 	if (!path)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, 0};
+	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, o ? o->jobs : 0};
 	int st = tp_perfetto_write(p, a, path, &po, d);
 	tp_free(path);
 	return st;

@@ -243,6 +243,16 @@ static void test_many_chunks(void **state)
 	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb), *bc = slurp(c, &nc);
 	assert_int_equal(na, nb);
 	assert_memory_equal(ba, bb, na);
+	/* More compression workers than chunks in flight and uneven counts: same bytes. */
+	for (int th = 3; th <= 9; th += 3) {
+		struct tp_perfetto_opts many = {0, 0, 0, th};
+		size_t nm;
+		assert_int_equal(tp_perfetto_write(p, NULL, b, &many, &d), TP_OK);
+		uint8_t *bm = slurp(b, &nm);
+		assert_int_equal(na, nm);
+		assert_memory_equal(ba, bm, na);
+		free(bm);
+	}
 	struct tp_perfetto_check_report r;
 	assert_int_equal(tp_perfetto_check(b, &r, &d), TP_OK);
 	assert_int_equal(r.slices, 60000);
@@ -273,6 +283,34 @@ static void test_many_chunks(void **state)
 	tp_free(a);
 	tp_free(b);
 	tp_free(c);
+	tp_profile_free(p);
+}
+
+/* More distinct interned strings than an intern map holds (64 Ki): the map starts over and
+ * strings get new iids, defined again; the trace still checks (every iid used is defined on
+ * its sequence) and has every slice. */
+static void test_intern_map_reset(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	char name[32];
+	const int n = 150000;
+	for (int i = 0; i < n; i++) {
+		snprintf(name, sizeof name, "op%d", i / 2); /* each name twice: interned */
+		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10, i * 10 + 5, (uint32_t)i + 1);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	char *a = tmp("reset.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_opts o = {0, 0, 0, 2};
+	assert_int_equal(tp_perfetto_write(p, NULL, a, &o, &d), TP_OK);
+	struct tp_perfetto_check_report r;
+	assert_int_equal(tp_perfetto_check(a, &r, &d), TP_OK);
+	assert_int_equal(r.slices, (uint64_t)n);
+	assert_true(r.interned > (uint64_t)n / 2); /* every name defined at least once */
+	tp_free(a);
 	tp_profile_free(p);
 }
 
@@ -558,6 +596,7 @@ int main(void)
 	    cmocka_unit_test(test_fixture_plain_and_compressed),
 	    cmocka_unit_test(test_many_chunks),
 	    cmocka_unit_test(test_long_strings),
+	    cmocka_unit_test(test_intern_map_reset),
 	    cmocka_unit_test(test_checker_rejects),
 	    cmocka_unit_test(test_text_and_limits),
 	    cmocka_unit_test(test_write_oom),

@@ -36,6 +36,8 @@ struct dtrack {
 	size_t nlanes;
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
+	const uint32_t *layers; /* synthesised Layer track: its profile->layers indices in slice
+	                           order (t->slices is NULL; see dt_slice) */
 };
 
 struct lane {
@@ -44,18 +46,15 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* One dependency (24 bytes: a profile can have one per command). The flow is open from the
- * source's start to the waiter's start. */
+/* One dependency (20 bytes, plus 8 in by_src: a profile can have one per command). The flow
+ * is open from the source's start to the waiter's start. */
 struct edge {
 	uint32_t src_dt, src_idx; /* source slice (the one waited for): dtrack, index */
 	uint32_t dst_dt, dst_idx; /* waiting slice */
-	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids) */
-	uint32_t dropped;
+	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids);
+	                             EDGE_DROPPED: not drawn */
 };
-
-struct src_key {
-	uint32_t dt, idx, e; /* source dtrack, source index, edge index */
-};
+#define EDGE_DROPPED UINT32_MAX
 
 struct derived {
 	size_t track; /* sink track index */
@@ -70,19 +69,27 @@ struct plan {
 	size_t ntracks, cap_tracks;
 	struct dtrack *dts;
 	size_t ndts, cap_dts;
-	struct tp_track *synth; /* synthesised layer tracks (owned, with slices) */
+	struct synth {
+		struct tp_track t; /* kind, device, core, count; no slices */
+		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order */
+	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
 	struct edge *edges; /* in waiting-slice (dst) order */
 	size_t nedges, cap_edges;
-	struct src_key *by_src; /* edges sorted by source */
+	uint64_t *by_src; /* edges sorted by source: source slice id - 1 << 32 | edge index */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices; /* slices delivered in all, for the progress line */
 };
+
+static struct edge *src_edge(const struct plan *pl, size_t i)
+{
+	return &pl->edges[(uint32_t)pl->by_src[i]];
+}
 
 static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
 {
@@ -279,6 +286,33 @@ size_t tp_sink_fmt_real(char *out, size_t n, double v)
 	}
 	if (v == 0)
 		v = 0; /* -0.0 prints as 0 */
+	/* Fast path for values with at most 4 decimals (bandwidths and counters are rounded to
+	 * 4): when v is the double nearest to R / 10^4 for an integer R below 10^13, "%.15g"
+	 * prints exactly that decimal (v is within half an ulp of it, far less than half a unit
+	 * of the 15th digit), trailing zeros dropped, and it reads back as v. */
+	double r = round(v * 1e4);
+	if (n >= 32 && fabs(v) < 1e9 && r / 1e4 == v) {
+		uint64_t m = (uint64_t)fabs(r), ip = m / 10000;
+		unsigned fp = (unsigned)(m % 10000);
+		char tmp[24], *q = tmp + sizeof tmp, *o = out;
+		do {
+			*--q = (char)('0' + ip % 10);
+			ip /= 10;
+		} while (ip);
+		if (v < 0)
+			*o++ = '-';
+		memcpy(o, q, (size_t)(tmp + sizeof tmp - q));
+		o += tmp + sizeof tmp - q;
+		if (fp) {
+			*o++ = '.';
+			for (unsigned d = 1000; fp; d /= 10) {
+				*o++ = (char)('0' + fp / d);
+				fp %= d;
+			}
+		}
+		*o = 0;
+		return (size_t)(o - out);
+	}
 	int k = snprintf(out, n, "%.15g", v);
 	if (k > 0 && (size_t)k < n && strtod(out, NULL) != v)
 		k = snprintf(out, n, "%.17g", v);
@@ -368,33 +402,53 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
+/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
+ * *tmp from its layer (valid until the next call with the same tmp). */
+static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
+                                       const uint32_t *layers, size_t k, struct tp_slice *tmp)
+{
+	if (!layers)
+		return &t->slices[k];
+	const struct tp_layer *l = &p->layers[layers[k]];
+	memset(tmp, 0, sizeof *tmp);
+	tmp->start_ns = l->begin_ns;
+	tmp->end_ns = l->end_ns;
+	tmp->name = l->type ? l->type : l->name;
+	tmp->type = l->type;
+	tmp->layer = (int32_t)layers[k];
+	return tmp;
+}
+
 /* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, int nested, size_t *nlanes,
-                       struct tp_diag *d)
+static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+                       int nested, size_t *nlanes, struct tp_diag *d)
 {
 	lanes_reset(pl);
 	for (size_t k = 0; k < t->count; k++) {
 		uint32_t depth;
 		uint64_t parent;
-		long l = lane_assign(pl, &t->slices[k], nested, k + 1, &depth, &parent);
+		struct tp_slice tmp;
+		const struct tp_slice *s = dt_slice(pl->p, t, layers, k, &tmp);
+		long l = lane_assign(pl, s, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
 			return tp_diag_set(
 			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
-			    tp_str(pl->p, t->name), MAX_LANES, (long long)t->slices[k].start_ns);
+			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
 	}
 	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
 	lanes_reset(pl);
 	return TP_OK;
 }
 
-static int add_dtrack(struct plan *pl, const struct tp_track *t, int model_track,
-                      const struct tp_sink_track *proto, const char *lane_name, struct tp_diag *d)
+static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+                      int model_track, const struct tp_sink_track *proto, const char *lane_name,
+                      struct tp_diag *d)
 {
 	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 	size_t nlanes = 1;
-	int st = count_lanes(pl, t, nested, &nlanes, d);
+	int st = count_lanes(pl, t, layers, nested, &nlanes, d);
 	if (st)
 		return st;
 	struct dtrack *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
@@ -407,6 +461,7 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, int model_track
 	dt->first_lane = pl->ntracks;
 	dt->nlanes = nlanes;
 	dt->nested = nested;
+	dt->layers = layers;
 	for (size_t l = 0; l < nlanes; l++) {
 		struct tp_sink_track *x = new_track(pl);
 		if (!x)
@@ -448,19 +503,113 @@ static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, 
 	return TP_OK;
 }
 
-static int layer_cmp(const void *a, const void *b)
+/* DEFINE_SORT(name, T, less) defines void name(T *a, size_t n), sorting in place by
+ * less(const T *, const T *) for unique keys (stability does not matter): quicksort (median
+ * of three) that needs no scratch copy, heapsort when the recursion gets deep, insertion sort
+ * for short runs. The comparison is inlined, unlike qsort's function pointer. */
+#define DEFINE_SORT(name, T, less)                                                         \
+	static void name##_sift(T *a, size_t n, size_t i)                                   \
+	{                                                                                   \
+		for (;;) {                                                                  \
+			size_t l = 2 * i + 1, m = i;                                        \
+			if (l < n && less(&a[m], &a[l]))                                    \
+				m = l;                                                      \
+			if (l + 1 < n && less(&a[m], &a[l + 1]))                            \
+				m = l + 1;                                                  \
+			if (m == i)                                                         \
+				return;                                                     \
+			T t_ = a[i];                                                        \
+			a[i] = a[m];                                                        \
+			a[m] = t_;                                                          \
+			i = m;                                                              \
+		}                                                                           \
+	}                                                                                   \
+	static void name##_rec(T *a, size_t n, unsigned depth)                              \
+	{                                                                                   \
+		T t_;                                                                       \
+		while (n > 16) {                                                            \
+			if (depth-- == 0) {                                                 \
+				for (size_t i = n / 2; i-- > 0;)                            \
+					name##_sift(a, n, i);                               \
+				for (size_t i = n; i-- > 1;) {                              \
+					t_ = a[0], a[0] = a[i], a[i] = t_;                  \
+					name##_sift(a, i, 0);                               \
+				}                                                           \
+				return;                                                     \
+			}                                                                   \
+			size_t mid = n / 2;                                                 \
+			if (less(&a[mid], &a[0]))                                           \
+				t_ = a[mid], a[mid] = a[0], a[0] = t_;                      \
+			if (less(&a[n - 1], &a[0]))                                         \
+				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                  \
+			if (less(&a[n - 1], &a[mid]))                                       \
+				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;              \
+			T piv = a[mid];                                                     \
+			size_t i = 0, j = n - 1;                                            \
+			for (;;) {                                                          \
+				while (less(&a[i], &piv))                                   \
+					i++;                                                \
+				while (less(&piv, &a[j]))                                   \
+					j--;                                                \
+				if (i >= j)                                                 \
+					break;                                              \
+				t_ = a[i], a[i] = a[j], a[j] = t_;                          \
+				i++;                                                        \
+				j--;                                                        \
+			}                                                                   \
+			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */          \
+			size_t left = j + 1;                                                \
+			if (left < n - left) {                                              \
+				name##_rec(a, left, depth);                                 \
+				a += left;                                                  \
+				n -= left;                                                  \
+			} else {                                                            \
+				name##_rec(a + left, n - left, depth);                      \
+				n = left;                                                   \
+			}                                                                   \
+		}                                                                           \
+		for (size_t i = 1; i < n; i++) {                                            \
+			T v_ = a[i];                                                        \
+			size_t j = i;                                                       \
+			for (; j > 0 && less(&v_, &a[j - 1]); j--)                          \
+				a[j] = a[j - 1];                                            \
+			a[j] = v_;                                                          \
+		}                                                                           \
+	}                                                                                   \
+	static void name(T *a, size_t n)                                                    \
+	{                                                                                   \
+		unsigned depth = 0;                                                         \
+		for (size_t k = n; k; k >>= 1)                                              \
+			depth += 2;                                                         \
+		name##_rec(a, n, depth);                                                    \
+	}
+
+/* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
+struct lkey {
+	int64_t begin, end;
+	uint32_t layer;
+};
+
+static int lkey_less(const struct lkey *x, const struct lkey *y)
 {
-	const struct tp_slice *x = a, *y = b;
-	if (x->start_ns != y->start_ns)
-		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns > y->end_ns ? -1 : 1;
-	return x->layer < y->layer ? -1 : x->layer > y->layer;
+	if (x->begin != y->begin)
+		return x->begin < y->begin;
+	if (x->end != y->end)
+		return x->end > y->end;
+	return x->layer < y->layer;
 }
 
-/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out with
- * count 0 when no layer has timing. */
-static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct tp_track **out)
+DEFINE_SORT(lkey_sort, struct lkey, lkey_less)
+
+static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
+{
+	return (struct lkey){p->layers[i].begin_ns, p->layers[i].end_ns, i};
+}
+
+/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
+ * when no layer has timing. The track holds no slices, only the layers' indices in slice
+ * order (4 bytes per layer; dt_slice builds each slice when it is needed). */
+static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
@@ -470,35 +619,45 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct tp
 		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
 			n++;
 	}
-	if (!n)
+	if (!n || p->num_layers > UINT32_MAX)
 		return TP_OK;
-	struct tp_track *nt = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
-	if (!nt)
+	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
+	if (!ns)
 		return TP_ENOMEM;
-	pl->synth = nt;
-	struct tp_track *t = &pl->synth[pl->nsynth];
-	memset(t, 0, sizeof *t);
-	t->slices = tp_calloc(n, sizeof *t->slices);
-	if (!t->slices)
+	pl->synth = ns;
+	struct synth *y = tp_calloc(1, sizeof *y);
+	if (!y)
 		return TP_ENOMEM;
-	pl->nsynth++;
-	t->kind = TP_TRACK_LAYER;
-	t->device = device;
-	t->core = core;
+	pl->synth[pl->nsynth++] = y;
+	if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
+		return TP_ENOMEM;
+	y->t.kind = TP_TRACK_LAYER;
+	y->t.device = device;
+	y->t.core = core;
+	int sorted = 1;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		const struct tp_layer *l = &p->layers[i];
 		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
 			continue;
-		struct tp_slice *s = &t->slices[t->count++];
-		s->start_ns = l->begin_ns;
-		s->end_ns = l->end_ns;
-		s->name = l->type ? l->type : l->name;
-		s->type = l->type;
-		s->layer = (int32_t)i;
+		y->layers[y->t.count] = (uint32_t)i;
+		if (y->t.count) {
+			struct lkey a = lkey_of(p, y->layers[y->t.count - 1]), b = lkey_of(p, (uint32_t)i);
+			sorted &= lkey_less(&a, &b);
+		}
+		y->t.count++;
 	}
-	t->cap = t->count;
-	qsort(t->slices, t->count, sizeof *t->slices, layer_cmp);
-	*out = t;
+	if (!sorted) { /* a readers' layer table is usually in time order already */
+		struct lkey *k = tp_malloc(n * sizeof *k);
+		if (!k)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			k[i] = lkey_of(p, y->layers[i]);
+		lkey_sort(k, n);
+		for (size_t i = 0; i < n; i++)
+			y->layers[i] = k[i].layer;
+		tp_free(k);
+	}
+	*out = y;
 	return TP_OK;
 }
 
@@ -557,10 +716,21 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		if (t->device == dev && t->core >= 0 && t->kind <= TP_TRACK_LAYER)
 			cores[nc++] = t->core;
 	}
-	for (size_t i = 0; i < p->num_layers; i++)
-		if (p->layers[i].device == dev && p->layers[i].core >= 0 &&
-		    p->layers[i].begin_ns <= p->layers[i].end_ns)
-			cores[nc++] = p->layers[i].core;
+	/* Layers add their cores once each (a million layers must not mean a million-entry
+	 * sort): the last core seen is skipped cheaply, others are looked up in the list (the
+	 * sort and the duplicate skip below still cover a list that outgrows the lookup). */
+	int32_t last = -1;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *l = &p->layers[i];
+		if (l->device != dev || l->core < 0 || l->begin_ns > l->end_ns || l->core == last)
+			continue;
+		last = l->core;
+		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
+		while (k < nc && cores[k] != l->core)
+			k++;
+		if (k == nc)
+			cores[nc++] = l->core;
+	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
 	int32_t sort = 0;
@@ -602,10 +772,10 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 				if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
 					kn = tp_str(p, t->name);
 				proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
-				st = add_dtrack(pl, t, (int)i, &proto, kn, d);
+				st = add_dtrack(pl, t, NULL, (int)i, &proto, kn, d);
 			}
 			if (k == TP_TRACK_LAYER && !has_layer_track && !st) {
-				struct tp_track *lt;
+				struct synth *lt;
 				if (synth_layers(pl, dev, core, &lt)) {
 					st = tp_diag_set(d, TP_ENOMEM,
 					                 "out of memory building layer tracks");
@@ -616,7 +786,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 					proto.core = core;
 					proto.sort_index = rank++;
 					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
-					st = add_dtrack(pl, lt, -1, &proto, "Layer", d);
+					st = add_dtrack(pl, &lt->t, lt->layers, -1, &proto,
+					                "Layer", d);
 				}
 			}
 		}
@@ -644,7 +815,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid)
 		                ? (int32_t)tid
 		                : 0;
-		st = add_dtrack(pl, t, (int)i, &proto, nm, d);
+		st = add_dtrack(pl, t, NULL, (int)i, &proto, nm, d);
 	}
 	/* Counters recorded by the source. */
 	for (size_t i = 0; i < p->num_counters && !st; i++) {
@@ -689,7 +860,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
  * partner engine's command with that cmd id (the latest one that started no later). */
 struct cmdix {
 	const struct tp_track *t;
-	uint64_t *key; /* cmd_id << 32 | slice index, ascending */
+	uint64_t *key; /* cmd_id << 32 | slice index, ascending; NULL when the track's cmd ids
+	                  never decrease (the usual case): then the slices are searched */
 };
 
 static int u64_cmp(const void *a, const void *b)
@@ -701,18 +873,25 @@ static int u64_cmp(const void *a, const void *b)
 static int build_cmdix(struct cmdix *c, const struct tp_track *t)
 {
 	c->t = t;
-	c->key = tp_malloc((t->count ? t->count : 1) * sizeof *c->key);
+	c->key = NULL;
+	size_t k = 1;
+	while (k < t->count && t->slices[k].cmd_id >= t->slices[k - 1].cmd_id)
+		k++;
+	if (k >= t->count)
+		return TP_OK; /* in cmd id order already: no index needed */
+	c->key = tp_malloc(t->count * sizeof *c->key);
 	if (!c->key)
 		return TP_ENOMEM;
-	int mono = 1;
-	for (size_t k = 0; k < t->count; k++) {
+	for (k = 0; k < t->count; k++)
 		c->key[k] = (uint64_t)t->slices[k].cmd_id << 32 | (uint64_t)k;
-		if (k && c->key[k] < c->key[k - 1])
-			mono = 0;
-	}
-	if (!mono)
-		qsort(c->key, t->count, sizeof *c->key, u64_cmp);
+	qsort(c->key, t->count, sizeof *c->key, u64_cmp);
 	return TP_OK;
+}
+
+/* Key k of the index: cmd_id << 32 | slice index. */
+static uint64_t cmdix_key(const struct cmdix *c, size_t k)
+{
+	return c->key ? c->key[k] : (uint64_t)c->t->slices[k].cmd_id << 32 | (uint64_t)k;
 }
 
 static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
@@ -722,17 +901,17 @@ static long cmdix_find(const struct cmdix *c, uint32_t cmd, int64_t before_ns)
 	uint64_t want = (uint64_t)cmd << 32;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (c->key[mid] < want)
+		if (cmdix_key(c, mid) < want)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (lo == c->t->count || c->key[lo] >> 32 != cmd)
+	if (lo == c->t->count || cmdix_key(c, lo) >> 32 != cmd)
 		return -1;
-	long best = (long)(uint32_t)c->key[lo];
-	for (size_t k = lo; k < c->t->count && c->key[k] >> 32 == cmd; k++)
-		if (s[(uint32_t)c->key[k]].start_ns <= before_ns)
-			best = (long)(uint32_t)c->key[k];
+	long best = (long)(uint32_t)cmdix_key(c, lo);
+	for (size_t k = lo; k < c->t->count && cmdix_key(c, k) >> 32 == cmd; k++)
+		if (s[(uint32_t)cmdix_key(c, k)].start_ns <= before_ns)
+			best = (long)(uint32_t)cmdix_key(c, k);
 	return best;
 }
 
@@ -799,6 +978,8 @@ static void plan_model_flows(struct plan *pl)
 		const struct tp_flow *f = &p->flows[i];
 		long sdt = -1, ddt = -1;
 		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
+			if (pl->dts[k].model_track < 0)
+				continue;
 			if (pl->dts[k].model_track == f->from_track)
 				sdt = (long)k;
 			if (pl->dts[k].model_track == f->to_track)
@@ -817,24 +998,26 @@ static void plan_model_flows(struct plan *pl)
 			continue;
 		}
 		pl->edges[pl->nedges++] =
-		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0, 0};
+		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0};
 	}
 	if (pl->nedges == before)
 		return;
 	qsort(pl->edges, pl->nedges, sizeof *pl->edges, edge_dst_cmp);
 	for (size_t i = 1; i < pl->nedges; i++)
 		if (pl->edges[i].dst_dt == pl->edges[i - 1].dst_dt &&
-		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx && !pl->edges[i].dropped) {
-			pl->edges[i].dropped = 1;
+		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx &&
+		    pl->edges[i].flow_id != EDGE_DROPPED) {
+			pl->edges[i].flow_id = EDGE_DROPPED;
 			pl->flows_dropped++;
 		}
 }
 
 static int plan_flows(struct plan *pl, struct tp_diag *d)
 {
-	/* Edges are stored in 32-bit fields; allocate once for the most there can be. */
+	/* Edges are stored in 32-bit fields (by_src: source slice id in 32 bits); allocate
+	 * once for the most there can be. */
 	size_t most = 0;
-	if (pl->ndts > UINT32_MAX)
+	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
 	for (size_t i = 0; i < pl->ndts; i++)
 		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
@@ -875,8 +1058,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 				pl->flows_skipped++;
 				continue;
 			}
-			pl->edges[pl->nedges++] = (struct edge){
-			    (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0, 0};
+			pl->edges[pl->nedges++] =
+			    (struct edge){(uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0};
 		}
 		tp_free(cx.key);
 	}
@@ -890,31 +1073,28 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	return st ? st : assign_flow_ids(pl, d);
 }
 
-static int by_src_cmp(const void *a, const void *b)
+static int u64_less(const uint64_t *x, const uint64_t *y)
 {
-	const struct src_key *x = a, *y = b;
-	if (x->dt != y->dt)
-		return x->dt < y->dt ? -1 : 1;
-	if (x->idx != y->idx)
-		return x->idx < y->idx ? -1 : 1;
-	return x->e < y->e ? -1 : x->e > y->e;
+	return *x < *y;
 }
+
+/* by_src order: source slice id (dtrack, then index), then edge index; keys are unique. */
+DEFINE_SORT(src_sort, uint64_t, u64_less)
 
 static int sort_edges_by_src(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->nedges; i++)
-		pl->by_src[i] =
-		    (struct src_key){pl->edges[i].src_dt, pl->edges[i].src_idx, (uint32_t)i};
-	qsort(pl->by_src, pl->nedges, sizeof *pl->by_src, by_src_cmp);
+	for (size_t i = 0; i < pl->nedges; i++) {
+		const struct edge *e = &pl->edges[i];
+		pl->by_src[i] = (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
+	}
+	src_sort(pl->by_src, pl->nedges);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
-		struct edge *e = &pl->edges[pl->by_src[i].e];
-		const struct edge *prev = i ? &pl->edges[pl->by_src[i - 1].e] : NULL;
-		run =
-		    prev && prev->src_dt == e->src_dt && prev->src_idx == e->src_idx ? run + 1 : 0;
+		struct edge *e = src_edge(pl, i);
+		run = i && pl->by_src[i] >> 32 == pl->by_src[i - 1] >> 32 ? run + 1 : 0;
 		if (run >= TP_SINK_MAX_FLOWS) {
-			e->dropped = 1;
+			e->flow_id = EDGE_DROPPED;
 			pl->flows_dropped++;
 		}
 	}
@@ -973,10 +1153,40 @@ static struct hent heap_pop(struct heap *h)
 	return top;
 }
 
-static int open_cmp(const void *a, const void *b)
+/* The smallest free flow id: a bitmap of freed ids (bit k = id k + 1) with every word below
+ * `lo` zero, so finding the smallest is a scan from lo that usually stops at once. */
+struct idset {
+	uint64_t *w;
+	size_t nw, cap, lo;
+};
+
+static int idset_put(struct idset *f, uint64_t id)
 {
-	const struct hent *x = a, *y = b;
-	return hless(x, y) ? -1 : hless(y, x);
+	size_t k = (size_t)((id - 1) / 64);
+	if (k >= f->nw) {
+		uint64_t *nw = tp_grow(f->w, sizeof *f->w, k + 1, &f->cap);
+		if (!nw)
+			return TP_ENOMEM;
+		f->w = nw;
+		memset(f->w + f->nw, 0, (k + 1 - f->nw) * sizeof *f->w);
+		f->nw = k + 1;
+	}
+	f->w[k] |= (uint64_t)1 << ((id - 1) % 64);
+	if (k < f->lo)
+		f->lo = k;
+	return TP_OK;
+}
+
+/* Takes the smallest id in the set; 0 when it is empty. */
+static uint64_t idset_take(struct idset *f)
+{
+	while (f->lo < f->nw && !f->w[f->lo])
+		f->lo++;
+	if (f->lo == f->nw)
+		return 0;
+	unsigned b = (unsigned)__builtin_ctzll(f->w[f->lo]);
+	f->w[f->lo] &= f->w[f->lo] - 1;
+	return (uint64_t)f->lo * 64 + b + 1;
 }
 
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
@@ -984,35 +1194,53 @@ static int open_cmp(const void *a, const void *b)
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
  * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
  * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
- * sequences (whose order the reader does not promise) can never pair the wrong ends. */
+ * sequences (whose order the reader does not promise) can never pair the wrong ends.
+ * Flows are taken in source-start order by merging the runs of by_src (one run per source
+ * track, already in start order) through a heap of run heads, ties broken by position in
+ * by_src: memory O(tracks + open flows), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct hent *order = tp_malloc(pl->nedges * sizeof *order);
-	struct heap busy = {0}, freed = {0};
+	struct heap runs = {0}, busy = {0};
+	struct idset freed = {0};
 	int st = TP_OK;
-	if (!order)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	size_t n = 0;
-	for (size_t i = 0; i < pl->nedges; i++)
-		if (!pl->edges[i].dropped)
-			order[n++] = (struct hent){edge_src_ns(pl, &pl->edges[i]), (uint64_t)i};
-	qsort(order, n, sizeof *order, open_cmp);
+	for (size_t i = 0; i < pl->nedges && !st; i++)
+		if (i == 0 || src_edge(pl, i)->src_dt != src_edge(pl, i - 1)->src_dt)
+			st = heap_push(&runs, edge_src_ns(pl, src_edge(pl, i)), i);
 	uint64_t next = 0;
-	for (size_t k = 0; k < n && !st; k++) {
-		struct edge *e = &pl->edges[order[k].id];
-		int64_t src_ns = edge_src_ns(pl, e);
-		while (busy.n && busy.a[0].key < src_ns && !st) {
-			struct hent done = heap_pop(&busy);
-			st = heap_push(&freed, (int64_t)done.id, done.id);
+	while (runs.n && !st) {
+		struct hent h = heap_pop(&runs);
+		for (;;) {
+			size_t pos = (size_t)h.id;
+			struct edge *e = src_edge(pl, pos);
+			if (e->flow_id != EDGE_DROPPED) {
+				int64_t src_ns = h.key;
+				while (busy.n && busy.a[0].key < src_ns && !st) {
+					struct hent done = heap_pop(&busy);
+					st = idset_put(&freed, done.id);
+				}
+				if (st)
+					break;
+				uint64_t id = idset_take(&freed);
+				e->flow_id = (uint32_t)(id ? id : ++next);
+				if ((st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id)))
+					break;
+			}
+			/* The run's next edge: taken at once while it still precedes every other
+			 * run's head (the same order as pushing it and popping the minimum). */
+			if (pos + 1 >= pl->nedges || src_edge(pl, pos + 1)->src_dt != e->src_dt)
+				break;
+			struct hent nx = {edge_src_ns(pl, src_edge(pl, pos + 1)),
+			                  (uint64_t)pos + 1};
+			if (runs.n && !hless(&nx, &runs.a[0])) {
+				st = heap_push(&runs, nx.key, nx.id);
+				break;
+			}
+			h = nx;
 		}
-		if (st)
-			break;
-		e->flow_id = (uint32_t)(freed.n ? heap_pop(&freed).id : ++next);
-		st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id);
 	}
-	tp_free(order);
+	tp_free(runs.a);
 	tp_free(busy.a);
-	tp_free(freed.a);
+	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
 }
 
@@ -1103,8 +1331,10 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 
 static void plan_free(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->nsynth; i++)
-		tp_free(pl->synth[i].slices);
+	for (size_t i = 0; i < pl->nsynth; i++) {
+		tp_free(pl->synth[i]->layers);
+		tp_free(pl->synth[i]);
+	}
 	tp_free(pl->synth);
 	for (size_t l = 0; l < MAX_LANES; l++) {
 		tp_free(pl->lanes[l].ends);
@@ -1124,6 +1354,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 	const struct tp_profile *p = pl->p;
 	size_t ei = 0; /* next edge in dst order */
 	size_t si = 0; /* next edge in src order */
+	struct tp_slice tmp;
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct dtrack *dt = &pl->dts[ti];
 		const struct tp_track *t = dt->t;
@@ -1133,10 +1364,10 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		while (si < pl->nedges && pl->edges[pl->by_src[si].e].src_dt < ti)
+		while (si < pl->nedges && src_edge(pl, si)->src_dt < ti)
 			si++;
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
+			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
@@ -1157,14 +1388,14 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			while (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) < id)
 				ei++;
 			if (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) == id &&
-			    !pl->edges[ei].dropped)
+			    pl->edges[ei].flow_id != EDGE_DROPPED)
 				ss->flow_in = pl->edges[ei].flow_id;
 			ss->num_flows_out = 0;
 			while (si < pl->nedges) {
-				const struct edge *e = &pl->edges[pl->by_src[si].e];
+				const struct edge *e = src_edge(pl, si);
 				if (e->src_dt != ti || e->src_idx > k)
 					break;
-				if (e->src_idx == k && !e->dropped)
+				if (e->src_idx == k && e->flow_id != EDGE_DROPPED)
 					ss->flows_out[ss->num_flows_out++] = e->flow_id;
 				si++;
 			}
@@ -1230,7 +1461,7 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 	}
 	for (size_t i = 0; i < pl->nedges && !st; i++) {
 		const struct edge *e = &pl->edges[i];
-		if (e->dropped || !sink->flow)
+		if (e->flow_id == EDGE_DROPPED || !sink->flow)
 			continue;
 		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
 		                edge_dst_id(pl, e));

@@ -24,6 +24,9 @@ struct tp_out_opts {
 	int trace_args_full;  /* trace writers: also the derivable per-command args (Function
 	                         Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
 	                         tp_sink_fill_args_ex */
+	int jobs;             /* --jobs: threads the conversion may use in all (an output may use
+	                         up to this many for itself, e.g. Perfetto's compression
+	                         workers); 0 = the online CPUs */
 };
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
@@ -63,7 +66,8 @@ struct tp_sink_arg {
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
-	const struct tp_slice *slice;   /* the model record */
+	const struct tp_slice *slice;   /* the model record; for a Layer track the driver builds
+	                                 * from profile->layers, a copy valid during the call */
 	uint64_t id;                    /* unique slice id (1-based, in drive order) */
 	const char *name;
 	const char *category;           /* engine / function type */

@@ -7,7 +7,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -393,6 +395,29 @@ static void test_fmt_real(void **state)
 	assert_string_equal(b, "0.33333333333333331");
 	tp_sink_fmt_real(b, sizeof b, 1e300 * 1e300);
 	assert_string_equal(b, "inf");
+	tp_sink_fmt_real(b, sizeof b, -12.05);
+	assert_string_equal(b, "-12.05");
+	tp_sink_fmt_real(b, sizeof b, 123456789.0001);
+	assert_string_equal(b, "123456789.0001");
+	/* The 4-decimal fast path prints what "%.15g" (or "%.17g" when that does not read back)
+	 * prints: values rounded to 4 decimals as the writers round them, and raw doubles. */
+	uint64_t x = 88172645463325252ull;
+	for (int i = 0; i < 200000; i++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		double mag = (double)(x % 1000000000000ull) / (double)(1ull << (x >> 58));
+		double v = (x & 1 ? -1 : 1) * mag / 1e4;
+		if (i & 2)
+			v = round(v * 1e4) / 1e4;
+		char want[40];
+		snprintf(want, sizeof want, "%.15g", v);
+		if (strtod(want, NULL) != v)
+			snprintf(want, sizeof want, "%.17g", v);
+		if (v == 0)
+			strcpy(want, "0");
+		size_t n = tp_sink_fmt_real(b, sizeof b, v);
+		assert_string_equal(b, want);
+		assert_int_equal(n, strlen(want));
+	}
 }
 
 int main(void)

@@ -1,18 +1,83 @@
 /*
- * trace_bench.c — BENCHMARK TOOL: builds a synthetic accelerator profile of N commands in
- * memory (deterministic LCG; TIU/GDMA/SDMA on 4 cores, dependencies, layers) and times each
- * trace writer on it, printing bytes per slice and slices per second. It measures writers
- * only (no reader). Usage: trace_bench N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...
+ * trace_bench.c — BENCHMARK TOOL: times each trace writer on one profile held in memory,
+ * printing bytes per slice, slices per second (by wall and by CPU time) and the CPU time of
+ * the calling thread (the encoder; the rest of the process CPU is the compression thread).
+ * It measures writers only: the profile is either synthetic (N commands, deterministic LCG;
+ * TIU/GDMA/SDMA on 4 cores, dependencies) or a bmprofile dump read before the clock starts.
+ * Usage: trace_bench N|DUMP_DIR OUT_DIR WRITER...
+ * WRITER: perfetto (compact args; compression on its own thread), perfetto-1t (compression
+ * inline), perfetto-full (every reference arg), perfetto-plain (uncompressed), json, sqlite,
+ * drive (the sink driver with no writer: plan, lanes, flows, arguments), deflate (the
+ * baseline: libdeflate level 1 alone over the uncompressed trace's bytes in the writer's
+ * 256 KiB chunks, one thread; needs perfetto-plain earlier on the line; later rows print
+ * their ratio to it). Slices are the delivered ones (synthesised Layer slices included,
+ * counted by an untimed driver pass); JSON rows count events (slices, flow ends, counters).
+ * Env: TP_BENCH_LEVEL (compression level), TP_BENCH_THREADS (perfetto threads),
+ * TP_BENCH_DETAIL=none|full (reader detail of a dump).
  */
+#include <libdeflate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
 #include "chrome/chrome.h"
 #include "perfetto/perfetto.h"
+#include "sophgo/sophgo.h"
 #include "sqlitedb/sqlitedb.h"
+
+/* What the driver delivers: slices, and the Chrome JSON events they make. */
+struct counts {
+	uint64_t slices, events;
+};
+
+static int null_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct counts *c = ctx;
+	c->slices++;
+	c->events += 1 + s->num_flows_out + (s->flow_in != 0);
+	return TP_OK;
+}
+
+static int null_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double v)
+{
+	(void)t;
+	(void)ts_ns;
+	(void)v;
+	((struct counts *)ctx)->events++;
+	return TP_OK;
+}
+
+static double maxrss_mib(void)
+{
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* libdeflate at `level` over the file's bytes in 256 KiB pieces, as the writer cuts them;
+ * returns the compressed size. */
+static long long deflate_pass(const char *path, int level)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return -1;
+	size_t cap = 256 * 1024;
+	unsigned char *in = malloc(cap), *out = malloc(cap + cap / 8 + 1024);
+	struct libdeflate_compressor *z = libdeflate_alloc_compressor(level);
+	long long total = 0;
+	size_t n;
+	while (in && out && z && (n = fread(in, 1, cap, f)) > 0)
+		total += (long long)libdeflate_zlib_compress(z, in, n, out, cap + cap / 8 + 1024);
+	if (z)
+		libdeflate_free_compressor(z);
+	free(in);
+	free(out);
+	fclose(f);
+	return total;
+}
 
 static uint64_t lcg = 12345;
 static uint32_t rnd(uint32_t n)
@@ -35,10 +100,26 @@ int main(int argc, char **argv)
 		        argv[0]);
 		return 1;
 	}
-	size_t n = (size_t)strtoull(argv[1], NULL, 10);
 	const char *lv = getenv("TP_BENCH_LEVEL"); /* compression level experiments */
 	int level = lv ? atoi(lv) : 0;
-	struct tp_profile *p = tp_profile_new();
+	struct stat dsb;
+	struct tp_profile *p = NULL;
+	if (stat(argv[1], &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
+		struct tp_diag d = {0};
+		struct tp_bmprofile_opts bo = {0};
+		const char *det = getenv("TP_BENCH_DETAIL"); /* none|full, default auto */
+		if (det)
+			bo.detail = !strcmp(det, "none")   ? TP_BMPROFILE_DETAIL_OFF
+			            : !strcmp(det, "full") ? TP_BMPROFILE_DETAIL_ON
+			                                   : TP_BMPROFILE_DETAIL_AUTO;
+		if (tp_bmprofile_read(argv[1], &bo, &p, &d)) {
+			fprintf(stderr, "%s\n", d.msg);
+			return 2;
+		}
+		goto run;
+	}
+	size_t n = (size_t)strtoull(argv[1], NULL, 10);
+	p = tp_profile_new();
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
 	static const char *tiu_names[] = {"conv.normal", "mm.normal", "mm2.nn",
 	                                  "arith.add",   "arith.mul", "pord.maxpooling",
@@ -86,21 +167,62 @@ int main(int argc, char **argv)
 		fprintf(stderr, "finish failed\n");
 		return 3;
 	}
+run:
 	mkdir(argv[2], 0777);
-	size_t slices = tp_profile_slice_count(p);
+	/* Count what the writers get (slices including synthesised Layer slices, JSON events)
+	 * with one untimed pass of the driver. */
+	struct counts cnt = {0};
+	double model_rss = maxrss_mib();
+	{
+		struct tp_diag d = {0};
+		struct tp_sink sink = {&cnt, NULL, NULL, null_slice, null_counter, NULL, NULL, 0};
+		if (tp_sink_drive(p, NULL, &sink, &d)) {
+			fprintf(stderr, "drive: %s\n", d.msg);
+			return 3;
+		}
+	}
+	size_t slices = (size_t)cnt.slices;
+	double base_wall = 0, base_cpu = 0;
+	printf("profile: %zu model slices, %zu delivered slices, %llu JSON events; peak RSS "
+	       "after reading %.0f MiB, after the driver %.0f MiB\n",
+	       tp_profile_slice_count(p), slices, (unsigned long long)cnt.events, model_rss,
+	       maxrss_mib());
+	char *plain = NULL;
 	for (int a = 3; a < argc; a++) {
 		struct tp_diag d = {0};
 		const char *w = argv[a];
 		char *path;
-		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
+		double rss0 = maxrss_mib();
+		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID),
+		       m0 = now(CLOCK_THREAD_CPUTIME_ID);
 		int st;
-		if (!strcmp(w, "perfetto") || !strcmp(w, "perfetto-plain")) {
+		long long zbytes = -1;
+		if (!strncmp(w, "perfetto", 8)) {
 			const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
-			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level, 0,
-			                             th ? atoi(th) : 0};
+			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level,
+			                             !strcmp(w, "perfetto-full"), th ? atoi(th) : 0};
+			if (!strcmp(w, "perfetto-1t"))
+				o.threads = 1;
 			path = tp_path_join(argv[2],
 			                    o.uncompressed ? "plain.pftrace" : "perfetto.pftrace");
 			st = tp_perfetto_write(p, NULL, path, &o, &d);
+			if (o.uncompressed && !st) {
+				tp_free(plain);
+				plain = tp_path_join(argv[2], "plain.pftrace");
+			}
+		} else if (!strcmp(w, "drive")) {
+			struct counts count = {0};
+			struct tp_sink sink = {&count, NULL, NULL, null_slice, NULL, NULL, NULL, 0};
+			path = NULL;
+			st = tp_sink_drive(p, NULL, &sink, &d);
+		} else if (!strcmp(w, "deflate")) {
+			path = NULL;
+			if (!plain) {
+				fprintf(stderr, "deflate: needs perfetto-plain earlier on the line\n");
+				return 1;
+			}
+			zbytes = deflate_pass(plain, level ? level : 1);
+			st = zbytes < 0 ? TP_EOUTPUT : TP_OK;
 		} else if (!strcmp(w, "json")) {
 			path = tp_path_join(argv[2], "trace.json");
 			st = tp_chrome_write(p, NULL, path, 0, &d);
@@ -108,19 +230,36 @@ int main(int argc, char **argv)
 			path = tp_path_join(argv[2], "profile.db");
 			st = tp_sqlitedb_write(p, NULL, path, 0, &d);
 		}
-		double el = now(CLOCK_MONOTONIC) - t0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
-		struct stat sb;
-		if (st || stat(path, &sb)) {
+		double el = now(CLOCK_MONOTONIC) - t0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0,
+		       mcpu = now(CLOCK_THREAD_CPUTIME_ID) - m0;
+		struct stat sb = {0};
+		if (st || (path && stat(path, &sb))) {
 			fprintf(stderr, "%s: %s\n", w, d.msg);
 			return 3;
 		}
-		/* CPU time too: wall time is meaningless on a loaded machine. */
-		printf("%-15s slices %zu  bytes %lld  bytes/slice %.2f  wall %.3f s (%.2f M/s)"
-		       "  cpu %.3f s (%.2f M/s)\n",
+		if (zbytes >= 0)
+			sb.st_size = (off_t)zbytes;
+		/* CPU time too: wall time is meaningless on a loaded machine. Peak RSS: what the
+		 * process peak grew by during this writer (0 = stayed under an earlier peak: the
+		 * driver's own plan is in the "after the driver" figure above). */
+		int json = !strcmp(w, "json");
+		printf("%-14s slices %zu  bytes %lld  B/slice %.2f  wall %.3f s  %.2f M %s/s"
+		       "  cpu %.3f s (%.2f M/s)  main-thread cpu %.3f s  peak RSS +%.0f MiB",
 		       w, slices, (long long)sb.st_size, (double)sb.st_size / (double)slices, el,
-		       (double)slices / el / 1e6, cpu, (double)slices / cpu / 1e6);
+		       (double)(json ? cnt.events : slices) / el / 1e6, json ? "events" : "slices",
+		       cpu, (double)(json ? cnt.events : slices) / cpu / 1e6, mcpu,
+		       maxrss_mib() - rss0);
+		if (!strcmp(w, "deflate")) {
+			base_wall = el;
+			base_cpu = cpu;
+		} else if (base_wall > 0) {
+			printf("  x deflate: wall %.2f cpu %.2f", el / base_wall, cpu / base_cpu);
+		}
+		printf("\n");
+		fflush(stdout);
 		tp_free(path);
 	}
+	tp_free(plain);
 	tp_profile_free(p);
 	return 0;
 }
