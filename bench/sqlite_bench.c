@@ -4,16 +4,18 @@
  *   sqlite_bench dump DIR DB [compact]
  *       reads the bmprofile dump DIR in process (default reader options, so --detail auto),
  *       analyses it and writes DB through tp_sqlitedb_write_ex (trace args full unless
- *       `compact`), then prints one line: rows per table, SQLite's insert time and rows/s for
- *       slices and for args separately, load / index / total seconds, rows/s overall, bytes of
- *       the database per row and the process's peak RSS.
+ *       `compact`), then prints two lines: all rows, CPU seconds of the process (SQLite's
+ *       sorter threads included) and wall seconds of the write, with rows/s; then rows per
+ *       table, SQLite's insert time and rows/s for slices and for args separately, load /
+ *       index+commit / total seconds of the writing thread's CPU, bytes of the database per
+ *       row and the process's peak RSS (the profile included).
  *   sqlite_bench bare DB SLICES ARGS
  *       the baseline: a bare sqlite3 loop, no tpuprof code on the row path — the writer's
  *       pragmas, schema and indexes (tp_sqlitedb_*_sql), one prepared single-row INSERT per
  *       table stepped per row in one transaction, SLICES slice rows then ARGS arg_value rows
  *       of the writer's shape (slice: 8 integers, two short texts; arg: 86 % integer, 12 %
  *       short text, 2 % real, the mix of a full-detail BM1688 dump), then the same indexes.
- *       Prints the same line.
+ *       Prints the same lines.
  *
  * Timings are printed, never asserted.
  */
@@ -30,11 +32,26 @@
 #include "sophgo/sophgo.h"
 #include "sqlitedb/sqlitedb.h"
 
-static double now_s(void)
+/* CPU seconds of this thread (the phase timings), of the whole process (SQLite's sorter
+ * threads included) and wall seconds. */
+static double clock_s(clockid_t c)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	clock_gettime(c, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double now_s(void)
+{
+	return clock_s(CLOCK_THREAD_CPUTIME_ID);
+}
+
+static double wall0, cpu0; /* at the start of the write */
+
+static void start(void)
+{
+	wall0 = clock_s(CLOCK_MONOTONIC);
+	cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
 }
 
 static double rate(uint64_t n, double s)
@@ -49,6 +66,10 @@ static void report(const char *what, const char *db, const struct tp_sqlitedb_st
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	uint64_t rows = s->slices + s->args + s->other;
+	double wall = clock_s(CLOCK_MONOTONIC) - wall0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	printf("sqlite %s: %" PRIu64 " rows in %.2f s CPU (all threads) = %.2f M rows/s CPU,"
+	       " %.2f s wall = %.2f M rows/s wall\n",
+	       what, rows, cpu, rate(rows, cpu) / 1e6, wall, rate(rows, wall) / 1e6);
 	printf("sqlite %s: slices %" PRIu64 " in %.2f s = %.2f M rows/s | args %" PRIu64
 	       " in %.2f s = %.2f M rows/s | other %" PRIu64 " | load %.2f s, indexes+commit %.2f s,"
 	       " total %.2f s = %.2f M rows/s (load only %.2f M rows/s) | db %lld B = %.1f B/row"
@@ -78,6 +99,7 @@ static int dump(const char *dir, const char *db, int full)
 		return 2;
 	}
 	struct tp_sqlitedb_stats s;
+	start();
 	int st = tp_sqlitedb_write_ex(p, &a, db, full, &s, &d);
 	if (st)
 		fprintf(stderr, "sqlite_bench: %s\n", d.msg);
@@ -108,6 +130,7 @@ static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 	struct tp_sqlitedb_stats s;
 	memset(&s, 0, sizeof s);
 	remove(path);
+	start();
 	tp_sqlitedb_init_once();
 	double t0 = now_s();
 	sqlite3 *db;
