@@ -16,8 +16,9 @@
  *        one range of it, found without an index
  *   counter(id, ts, track_id, value)                flow(id, slice_out, slice_in, trace_id)
  * Views: thread_track, process_track, counter_track (id, name, type, parent_id, upid/utid).
- * Indexes: slice(name), slice(track_id, ts), slice(arg_set_id), arg_value(key_id),
- *          arg_value(key_id, real_value) over the real values only, counter(track_id, ts).
+ * Indexes: slice(name), slice(track_id, ts), slice(arg_set_id), arg_value(key_id, real_value)
+ *          over the real values only, counter(track_id, ts). A filter on the key alone scans
+ *          arg_value (as trace_processor does): see the index list in sqlitedb.c.
  */
 #ifndef TP_SQLITEDB_H
 #define TP_SQLITEDB_H
