@@ -66,19 +66,20 @@ static void report(const char *what, const char *db, const struct tp_sqlitedb_st
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	uint64_t rows = s->slices + s->args + s->other;
-	double wall = clock_s(CLOCK_MONOTONIC) - wall0, cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+	double wall = clock_s(CLOCK_MONOTONIC) - wall0,
+	       cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
 	printf("sqlite %s: %" PRIu64 " rows in %.2f s CPU (all threads) = %.2f M rows/s CPU,"
 	       " %.2f s wall = %.2f M rows/s wall\n",
 	       what, rows, cpu, rate(rows, cpu) / 1e6, wall, rate(rows, wall) / 1e6);
 	printf("sqlite %s: slices %" PRIu64 " in %.2f s = %.2f M rows/s | args %" PRIu64
-	       " in %.2f s = %.2f M rows/s | other %" PRIu64 " | load %.2f s, indexes+commit %.2f s,"
+	       " in %.2f s = %.2f M rows/s | other %" PRIu64
+	       " | load %.2f s, indexes+commit %.2f s,"
 	       " total %.2f s = %.2f M rows/s (load only %.2f M rows/s) | db %lld B = %.1f B/row"
 	       " | peak RSS %ld MiB\n",
 	       what, s->slices, s->slice_secs, rate(s->slices, s->slice_secs) / 1e6, s->args,
-	       s->arg_secs, rate(s->args, s->arg_secs) / 1e6, s->other, s->load_secs,
-	       s->index_secs, s->total_secs, rate(rows, s->total_secs) / 1e6,
-	       rate(rows, s->load_secs) / 1e6, bytes, rows ? (double)bytes / (double)rows : 0,
-	       ru.ru_maxrss / 1024);
+	       s->arg_secs, rate(s->args, s->arg_secs) / 1e6, s->other, s->load_secs, s->index_secs,
+	       s->total_secs, rate(rows, s->total_secs) / 1e6, rate(rows, s->load_secs) / 1e6,
+	       bytes, rows ? (double)bytes / (double)rows : 0, ru.ru_maxrss / 1024);
 }
 
 static int dump(const char *dir, const char *db, int full)
@@ -123,8 +124,9 @@ static int run(sqlite3 *db, const char *sql)
 
 static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 {
-	static const char *const names[] = {"conv.normal", "mm.normal", "tensorLd", "tensorSt",
-	                                    "arith.add", "sfu.taylor", "tensorMv", "pord.maxpool"};
+	static const char *const names[] = {"conv.normal", "mm.normal",   "tensorLd",
+	                                    "tensorSt",    "arith.add",   "sfu.taylor",
+	                                    "tensorMv",    "pord.maxpool"};
 	static const char *const cats[] = {"TIU", "GDMA", "SDMA"};
 	static const char *const strs[] = {"INT8", "FP16", "DDR->LMEM", "conv2d", "sCONV"};
 	struct tp_sqlitedb_stats s;

@@ -62,18 +62,18 @@ const char tp_sqlitedb_schema_sql[] =
     "CREATE VIEW counter_track AS SELECT id, name, type, parent_id, upid, unit FROM track"
     " WHERE type = 'counter';";
 
-const char tp_sqlitedb_index_sql[] = "CREATE INDEX slice_name ON slice(name);"
-                              "CREATE INDEX slice_track_ts ON slice(track_id, ts);"
-                              "CREATE INDEX slice_arg_set ON slice(arg_set_id);"
-                              /* Only the real values (2 % of the rows of a full-detail
-                               * dump): a range on real_value implies IS NOT NULL. No index
-                               * on key_id alone: sorting every arg row for it was half the
-                               * writer's time, and at scale every key is on >= 27 % of the
-                               * rows, where a scan costs what the index lookups cost (a
-                               * key filter scans arg_value, as trace_processor does). */
-                              "CREATE INDEX arg_value_key_real ON arg_value(key_id, real_value)"
-                              " WHERE real_value IS NOT NULL;"
-                              "CREATE INDEX counter_track_ts ON counter(track_id, ts);";
+const char tp_sqlitedb_index_sql[] =
+    "CREATE INDEX slice_name ON slice(name);"
+    "CREATE INDEX slice_track_ts ON slice(track_id, ts);"
+    "CREATE INDEX slice_arg_set ON slice(arg_set_id);"
+    /* Only the real values (2 % of the rows of a full-detail dump): a range on real_value
+     * implies IS NOT NULL. No index on key_id alone: sorting every arg row for it was half
+     * the writer's time, and at scale every key is on >= 27 % of the rows, where a scan
+     * costs what the index lookups cost (a key filter scans arg_value, as trace_processor
+     * does). */
+    "CREATE INDEX arg_value_key_real ON arg_value(key_id, real_value)"
+    " WHERE real_value IS NOT NULL;"
+    "CREATE INDEX counter_track_ts ON counter(track_id, ts);";
 
 /* Fresh temporary file, nobody else reads it until the rename: no journal, no syncing, no
  * locking between statements, a 64 MiB page cache. Temporary storage stays on disk (SQLite's
@@ -133,11 +133,11 @@ struct qval {
 struct queue {
 	sqlite3_stmt *one, *many; /* one row; BATCH rows */
 	int ncols;
-	size_t n;                 /* rows queued */
-	struct qval *vals;        /* BATCH * ncols */
-	struct tp_buf text;       /* the queued rows' strings, NUL-separated */
-	uint64_t rows;            /* rows inserted so far */
-	double secs;              /* time spent inserting them */
+	size_t n;           /* rows queued */
+	struct qval *vals;  /* BATCH * ncols */
+	struct tp_buf text; /* the queued rows' strings, NUL-separated */
+	uint64_t rows;      /* rows inserted so far */
+	double secs;        /* time spent inserting them */
 };
 
 struct sw {
@@ -562,9 +562,8 @@ static int sw_end(void *ctx, int status)
 	return status;
 }
 
-int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a,
-                         const char *path, int full_args, struct tp_sqlitedb_stats *stats,
-                         struct tp_diag *d)
+int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d)
 {
 	double t_start = now_s(), t_load = 0, t_index = 0;
 	struct sw w;

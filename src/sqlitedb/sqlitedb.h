@@ -42,9 +42,8 @@ struct tp_sqlitedb_stats {
 };
 
 /* tp_sqlitedb_write, filling *stats (when not NULL) on success. */
-int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a,
-                         const char *path, int full_args, struct tp_sqlitedb_stats *stats,
-                         struct tp_diag *d);
+int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d);
 
 /* The SQL the writer runs, shared with the bench's bare-sqlite3 baseline (bench/sqlite_bench.c)
  * so both fill the same schema the same way: the PRAGMAs of a fresh file, the tables and
