@@ -12,7 +12,8 @@
 #    commands/s per core, ns/command, peak RSS MiB, bytes of RAM per command (RSS above the
 #    group's baseline row, divided by commands) and ratios to that baseline. Baselines are
 #    measured in the same run: group convert = the 10 k conversion, io = `cat` of the dump,
-#    xlsx = a bare libxlsxwriter loop of as many rows (xlsx_gen bare).
+#    xlsx = a bare libxlsxwriter loop of as many rows (xlsx_gen bare), sqlite-SIZE = a bare
+#    sqlite3 loop of as many slice and arg rows into the same schema (sqlite_bench bare).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
