@@ -13,7 +13,8 @@
 #    group's baseline row, divided by commands) and ratios to that baseline. Baselines are
 #    measured in the same run: group convert = the 10 k conversion, io = `cat` of the dump,
 #    xlsx = a bare libxlsxwriter loop writing the same cells (xlsx_gen bare, census of the
-#    workbook by bench/xlsx_census.py).
+#    workbook by bench/xlsx_census.py), sqlite-SIZE = a bare sqlite3 loop of as many slice and
+#    arg rows into the same schema (sqlite_bench bare).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
@@ -302,8 +303,41 @@ for s in $sizes; do
     --trace_args compact
   [ "$s" = 10M ] && continue
   bench_case "gen-$s json" "$data/gen-$s" --disable_web --disable_doc --disable_perfetto --json
-  [ "$s" = 10k ] && bench_case "gen-$s sqlite" "$data/gen-$s" --disable_web --disable_doc \
-    --disable_perfetto --sqlite
+done
+# SQLite (issue 10; target >= 1 M rows/s), group "sqlite-SIZE" per dump: the writer in process
+# (bench/sqlite_bench dump: slices and args rows/s separately, from SQLite's insert time, load
+# vs index+commit, B/row of the database, peak RSS; CPU seconds), then its baseline measured
+# in this run: a bare sqlite3 loop (sqlite_bench bare) inserting as many slice and arg rows of
+# the same shape into the same schema, indexes included. The ratio column of the writer's row
+# is its cost relative to SQLite's own. Then the CLI end to end (reader + summary + sqlite).
+sqlite_bench=$build/sqlite_bench
+sqlite_baselines=()
+for s in $sizes; do
+  [ "$s" = 10M ] && continue
+  [ -d "$data/gen-$s" ] || continue
+  if [ -x "$sqlite_bench" ]; then
+    count=$("$tpbench" count "$data/gen-$s")
+    mkdir -p "$data/out"
+    db=$data/out/sqlite-$s.db
+    echo "== gen-$s sqlite: writer in process, then a bare sqlite3 loop of the same rows"
+    "$tpbench" run --out "$rows" --name "gen-$s sqlite writer (in process)" \
+      --group "sqlite-$s" --cmds "${count% *}" --cores "${count#* }" -- \
+      "$sqlite_bench" dump "$data/gen-$s" "$db" | tee "$data/out/sqlite-$s.txt" ||
+      echo "   (sqlite_bench exited with status $?)"
+    nsl=$(sed -n 's/.* slices \([0-9]*\) in .*/\1/p' "$data/out/sqlite-$s.txt")
+    nar=$(sed -n 's/.* args \([0-9]*\) in .*/\1/p' "$data/out/sqlite-$s.txt")
+    if [ -n "$nsl" ] && [ -n "$nar" ]; then
+      "$tpbench" run --out "$rows" --name "bare sqlite3 loop $nsl+$nar rows" \
+        --group "sqlite-$s" --cmds "${count% *}" --cores "${count#* }" -- \
+        "$sqlite_bench" bare "$db.bare" "$nsl" "$nar" || echo "   (sqlite_bench exited with status $?)"
+      sqlite_baselines+=(--baseline "sqlite-$s=bare sqlite3 loop $nsl+$nar rows")
+    fi
+    rm -f "$db" "$db.bare" "$data/out/sqlite-$s.txt"
+  else
+    echo "== gen-$s sqlite in process: SKIPPED: $sqlite_bench not built"
+  fi
+  BENCH_GROUP="sqlite-$s" bench_case "gen-$s sqlite (CLI)" "$data/gen-$s" --disable_web \
+    --disable_doc --disable_perfetto --sqlite
 done
 for s in $sizes; do
   [ -x "$tpuprof" ] && [ -d "$data/gen-$s" ] || continue
@@ -383,6 +417,6 @@ fi
 # ---- results -----------------------------------------------------------------------------
 echo
 echo "== results (wall time and peak RSS of each child process)"
-"$tpbench" table "$rows" --baseline "convert=$baseline"
+"$tpbench" table "$rows" --baseline "convert=$baseline" ${sqlite_baselines[@]+"${sqlite_baselines[@]}"}
 echo
 echo "disk: $(human_size "$data") in $data"

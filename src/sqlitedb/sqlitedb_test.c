@@ -131,9 +131,115 @@ static void test_invalid_utf8_name(void **state)
 	tp_profile_free(p);
 }
 
+static int64_t one_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+	int64_t v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Hundreds of slices, so rows go through the multi-row INSERTs (64 rows a statement) and the
+ * one-row tail: every slice row equals its model slice in drive order (TIU then GDMA of core
+ * 0), every slice has exactly the args tp_sink_fill_args_ex gives it, arg ids are 1..N with
+ * no gap, a name with invalid UTF-8 inside a full batch is repaired, and the set lookup and
+ * the README queries use the indexes. */
+static void test_batches(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"conv.normal", "mm.normal", "arith.add"};
+	char dir[] = "/tmp/tp_sqlitedb_test.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = tp_path_join(dir, "profile.db");
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
+	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 1);
+	int tr[2] = {tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000),
+	             tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000)};
+	const int per_track = 301; /* 4 full batches and a tail of 45 rows on TIU alone */
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < per_track; i++) {
+			int64_t b = 1000 * i + 7 * k;
+			struct tp_slice *s = fx_cmd(p, tr[k], k ? "tensorLd" : names[i % 3],
+			                            k ? "DMA_tensor" : "sCONV", b, b + 100 + i,
+			                            (uint32_t)i + 1);
+			if (k) {
+				s->bytes = 512u * (uint32_t)(i + 1);
+				s->dir = TP_DIR_DDR_TO_LMEM;
+			}
+		}
+	uint32_t bad;
+	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
+	p->tracks[tr[0]].slices[100].name = bad;
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sqlitedb_write(p, NULL, path, 1, &d), TP_OK);
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	sqlite3_stmt *st;
+	assert_int_equal(sqlite3_prepare_v2(db,
+	                                    "select s.id, s.ts, s.dur, s.name, s.cmd_id, s.arg_set_id,"
+	                                    " (select count(*) from args a where a.arg_set_id ="
+	                                    " s.arg_set_id) from slice s order by s.id",
+	                                    -1, &st, NULL),
+	                 SQLITE_OK);
+	static struct tp_sink_slice out; /* large: TP_SINK_MAX_ARGS arguments */
+	int64_t id = 0, nargs = 0;
+	for (int k = 0; k < 2; k++) {
+		const struct tp_track *t = &p->tracks[tr[k]];
+		for (size_t i = 0; i < t->count; i++) {
+			const struct tp_slice *m = &t->slices[i];
+			memset(&out, 0, sizeof out);
+			tp_sink_fill_args_ex(p, t, m, 1, &out);
+			assert_true(out.num_args > 0);
+			nargs += (int64_t)out.num_args;
+			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+			assert_int_equal(sqlite3_column_int64(st, 0), ++id);
+			assert_int_equal(sqlite3_column_int64(st, 1), m->start_ns);
+			assert_int_equal(sqlite3_column_int64(st, 2), m->end_ns - m->start_ns);
+			const char *want = m->name == bad ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx" : tp_str(p, m->name);
+			assert_string_equal((const char *)sqlite3_column_text(st, 3), want);
+			assert_int_equal(sqlite3_column_int64(st, 4), m->cmd_id);
+			assert_int_equal(sqlite3_column_int64(st, 5), id);
+			assert_int_equal(sqlite3_column_int64(st, 6), (int64_t)out.num_args);
+		}
+	}
+	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+	sqlite3_finalize(st);
+	assert_true(nargs > 64 * 20);
+	assert_int_equal(one_int(db, "select count(*) from arg_value"), nargs);
+	assert_int_equal(one_int(db, "select min(id) from arg_value"), 1);
+	assert_int_equal(one_int(db, "select max(id) from arg_value"), nargs);
+	assert_int_equal(one_int(db, "select count(distinct id) from arg_value"), nargs);
+	assert_int_equal(one_int(db, "select count(*) from arg_value v left join arg_key k on"
+	                             " k.id = v.key_id where k.key is null"),
+	                 0);
+	assert_int_equal(one_int(db, "select count(*) from args where key = 'debug.DMA data size(B)'"
+	                             " and int_value = 512 * 301"),
+	                 1);
+	/* The set lookup reads the clustered table (no sort, no scan); a range on real values
+	 * uses the partial (key, real_value) index. */
+	assert_non_null(strstr(one(db, "explain query plan select * from args where arg_set_id = 5"),
+	                       "PRIMARY KEY (arg_set_id=?)"));
+	assert_non_null(strstr(one(db, "explain query plan select s.name from slice s join args a"
+	                               " using(arg_set_id) where a.key = 'debug.DDR Bandwidth(GB/s)'"
+	                               " and a.real_value between 5 and 20"),
+	                       "arg_value_key_real (key_id=? AND real_value>? AND real_value<?)"));
+	sqlite3_close(db);
+	unlink(path);
+	rmdir(dir);
+	tp_free(path);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {cmocka_unit_test(test_db),
-	                                   cmocka_unit_test(test_invalid_utf8_name)};
+	                                   cmocka_unit_test(test_invalid_utf8_name),
+	                                   cmocka_unit_test(test_batches)};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
