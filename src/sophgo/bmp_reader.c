@@ -1409,7 +1409,10 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	r->g.no_nodes = js || (skip && !r->g.keep_ids);
 	r->json = js && !skip;
 	r->g.drop_pages = gf.mapped;
+	r->g.jobs = o ? o->jobs : 0;
+	r->g.src = &gf;
 	rc = bmp_global_parse((const char *)gf.data, gf.size, gpath, r->p, &r->g, r->d);
+	r->g.src = NULL;
 	tp_file_release(&gf);
 	if (rc == TP_OK) {
 		if (o && o->arch_override) {
