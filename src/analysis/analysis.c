@@ -334,8 +334,14 @@ static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot
 }
 
 /* Cost hot spots of one TIU track; per-layer sums go to lsum (num_layers entries or NULL). */
+/* Per-layer sums of the cost figures (half the size of a tp_cost_hot per layer: dumps have
+ * up to one layer per few commands). */
+struct lacc {
+	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
+};
+
 static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti,
-                     struct tp_cost_hot *lsum)
+                     struct lacc *lsum)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	if (t->kind != TP_TRACK_TIU || !t->cost)
@@ -360,7 +366,7 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 			hot_offer(a->high_init, &a->num_high_init, &h);
 		}
 		if (lsum && s->layer >= 0 && (size_t)s->layer < p->num_layers) {
-			struct tp_cost_hot *l = &lsum[s->layer];
+			struct lacc *l = &lsum[s->layer];
 			l->alg_ops += k->alg_ops;
 			l->uarch_ops += k->uarch_ops;
 			l->asic_cycle += s->cycles;
@@ -403,7 +409,14 @@ static size_t ival_union(struct ival *v, size_t n, int64_t *len)
 	*len = 0;
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof *v, ival_cmp);
+	/* A single track's slices are already in start order (tp_profile_finish): sort only
+	 * when several tracks were appended (the union does not depend on the order of equal
+	 * starts, so skipping the sort changes nothing). */
+	size_t k = 1;
+	while (k < n && v[k - 1].b <= v[k].b)
+		k++;
+	if (k < n)
+		qsort(v, n, sizeof *v, ival_cmp);
 	size_t m = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].b <= v[m].e) {
@@ -678,8 +691,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		struct tp_cost_hot *lsum =
-		    p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
+		struct lacc *lsum = p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
 		if (p->num_layers && !lsum) {
 			st = TP_ENOMEM;
 			goto out;
@@ -687,15 +699,21 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		for (size_t i = 0; i < p->num_tracks; i++)
 			cost_hot(a, p, i, lsum);
 		for (size_t i = 0; lsum && i < p->num_layers; i++) {
-			struct tp_cost_hot *l = &lsum[i];
-			if (l->uarch_ops <= l->alg_ops)
+			const struct lacc *x = &lsum[i];
+			if (x->uarch_ops <= x->alg_ops)
 				continue;
-			l->track = -1;
-			l->layer = (int32_t)i;
-			l->core = p->layers[i].core;
-			l->lost_cycles = (double)l->asic_cycle *
-			                 (1.0 - (double)l->alg_ops / (double)l->uarch_ops);
-			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, l);
+			struct tp_cost_hot h;
+			memset(&h, 0, sizeof h);
+			h.alg_ops = x->alg_ops;
+			h.uarch_ops = x->uarch_ops;
+			h.asic_cycle = x->asic_cycle;
+			h.init_cycle = x->init_cycle;
+			h.track = -1;
+			h.layer = (int32_t)i;
+			h.core = p->layers[i].core;
+			h.lost_cycles = (double)h.asic_cycle *
+			                (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
+			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, &h);
 		}
 		tp_free(lsum);
 	}
