@@ -3,7 +3,8 @@
 
 usage: test_read_jobs.py TPUPROF GENDUMP SHARED_DIR
 
-For the three real dumps in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent) and for
+For the three real dumps (and with --detail none, where the per-core work of the bmprofile
+reader runs on worker threads too) in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent) and for
 generated BM1688 (global.profile of several 4 MB chunks, so the chunked parser runs on more
 than one thread) and BM1690 cdm dumps: summary.json, summary.txt, the --json trace and the
 PerfAI xlsx written with --jobs 1 and --jobs 3 are byte-identical, and a damaged global.profile
@@ -35,11 +36,11 @@ class ReadJobs(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def same_outputs(self, dump, tag):
+    def same_outputs(self, dump, tag, extra=()):
         got = []
         for j in (1, 3):
             out = os.path.join(self.tmp.name, "%s-j%d" % (tag, j))
-            rc, err = convert(dump, out, j)
+            rc, err = convert(dump, out, j, extra)
             self.assertEqual(rc, 0, err)
             files = {}
             for f in FILES:
@@ -61,6 +62,7 @@ class ReadJobs(unittest.TestCase):
             found += 1
             with self.subTest(dump=name):
                 self.same_outputs(d, name)
+                self.same_outputs(d, name + "-nodetail", ("--detail", "none"))
         if not found:
             print("SKIPPED: read_jobs: no real dump in %s" % SHARED, file=sys.stderr)
 
@@ -71,6 +73,8 @@ class ReadJobs(unittest.TestCase):
         size = os.path.getsize(os.path.join(d, "global.profile"))
         self.assertGreater(size, 3 * (4 << 20))  # at least 4 chunks
         self.same_outputs(d, "gen1688")
+        # Without per-command argument sets the per-core work runs on worker threads too.
+        self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
         # A damaged node line late in the second chunk, and a second damaged line after it:
         # the first one in file order is reported, whatever thread tokenized it.
         g = os.path.join(d, "global.profile")
@@ -97,6 +101,7 @@ class ReadJobs(unittest.TestCase):
         subprocess.run([GENDUMP, "--format", "cdm", "--arch", "BM1690", "--cores", "2", "--cmds", "3000",
                         "--seed", "5", "--quiet", d], check=True)
         self.same_outputs(d, "gencdm")
+        self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
 
 
 if __name__ == "__main__":
