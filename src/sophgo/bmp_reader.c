@@ -24,6 +24,7 @@
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "sophgo/sophgo_int.h"
+#include "common/progress.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -78,6 +79,9 @@ struct rd {
 	 * statistics are kept there and added to the profile in core order afterwards, so the
 	 * profile (notes are interned strings) is the same as with one thread. */
 	struct core_job *job;
+	/* Bytes of the iter file being read that were counted for the progress line (per PMU
+	 * chunk, from any thread); read_all tells the file so its release counts the rest. */
+	_Atomic uint64_t *iter_done;
 };
 
 struct core_job {
@@ -114,6 +118,15 @@ static void rnote(struct rd *r, const char *fmt, ...)
 	}
 	j->notes = v;
 	v[j->nnotes++] = c;
+}
+
+/* Counts `bytes` of the current iter file as read (progress line), from any thread. */
+static void iter_progress(struct rd *r, uint64_t bytes)
+{
+	if (!r->iter_done || !bytes)
+		return;
+	atomic_fetch_add_explicit(r->iter_done, bytes, memory_order_relaxed);
+	tp_progress_input_done(bytes);
 }
 
 /* Adds a finished job's notes and statistics to the profile, and frees them. */
@@ -646,6 +659,7 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 		return nomem(r);
 	struct bmp_unwrap u = {.width = r->chip->tiu_id_bits};
 	size_t i0 = 0;
+	uint64_t reported = 0;
 	if (r->perfai && nv > 0) {
 		/* §9.2 step 4: a leading system.send_msg record is dropped. */
 		struct bmp_tiu_rec rec;
@@ -672,9 +686,13 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
-		if ((i & 0xFFFF) == 0xFFFF)
+		if ((i & 0xFFFF) == 0xFFFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
+			iter_progress(r, (uint64_t)0x10000 * rs);
+			reported += (uint64_t)0x10000 * rs;
+		}
 	}
+	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
 		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
@@ -714,6 +732,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		r->gd_cap[core] = nv;
 	}
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
+	uint64_t reported = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
 	for (size_t i = 0; i < nv; i++) {
 		struct bmp_gdma_rec rec;
@@ -742,9 +761,13 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		s->stall = rec.stall;
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
-		if ((i & 0x3FFF) == 0x3FFF)
+		if ((i & 0x3FFF) == 0x3FFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
+			iter_progress(r, (uint64_t)0x4000 * rs);
+			reported += (uint64_t)0x4000 * rs;
+		}
 	}
+	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	if (r->perfai) {
 		size_t lo, hi;
@@ -1755,6 +1778,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		char *ipath = NULL;
 		if ((rc = load(r, name, &f, &ipath)) != TP_OK)
 			return rc;
+		_Atomic uint64_t done = 0;
+		r->iter_done = &done;
 		struct bmp_iter *it = tp_malloc(sizeof *it);
 		if (!it) {
 			tp_file_release(&f);
@@ -1778,6 +1803,9 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			rc = r->perfai ? iter_a2(r, ipath, &f, it)
 			                               : iter_legacy(r, ipath, &f, it);
 		tp_free(it);
+		r->iter_done = NULL;
+		uint64_t told = atomic_load(&done);
+		f.reported = told < f.size ? (size_t)told : f.size;
 		tp_file_release(&f);
 		tp_free(ipath);
 		if (rc)
