@@ -6,7 +6,7 @@
  * and 8 threads and every result compared field by field with the one-thread parse; then
  * damaged lines near the end of a chunk, and a second one in a later chunk, must give the
  * message of the first in file order with its exact line number. Labelled tsan: the TSan
- * build runs it to check the workers and the applying thread.
+ * build runs it (TP_TEST_TSAN=1: smaller) to check the workers and the applying thread.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -164,11 +164,18 @@ static void same(const struct result *a, const struct result *b)
 		}
 }
 
+/* The ThreadSanitizer build (TP_TEST_TSAN=1) runs ~20x slower: fewer chunks and counts. */
+static int tsan(void)
+{
+	const char *e = getenv("TP_TEST_TSAN");
+	return e && *e == '1';
+}
+
 static void test_same_for_every_thread_count(void **state)
 {
 	(void)state;
 	struct text t = {0};
-	gen(&t, 14, 7); /* 4 chunks */
+	gen(&t, tsan() ? 9 : 14, 7); /* 3 or 4 chunks */
 	for (int nt = 0; nt < 2; nt++) {
 		struct result one;
 		parse(&t, 1, nt, &one);
@@ -177,8 +184,8 @@ static void test_same_for_every_thread_count(void **state)
 		assert_true(one.p->num_layers > 10000);
 		assert_true(one.g.nodes[3][BMP_ENG_GDMA].n > 1000);
 		assert_int_equal(one.p->num_tensors > 0, !nt);
-		static const int jobs[] = {2, 3, 8};
-		for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+		static const int jobs[] = {3, 2, 8};
+		for (size_t j = 0; j < (tsan() ? 1 : sizeof jobs / sizeof *jobs); j++) {
 			struct result many;
 			parse(&t, jobs[j], nt, &many);
 			same(&one, &many);
@@ -212,7 +219,7 @@ static void test_first_error_wins(void **state)
 {
 	(void)state;
 	struct text t = {0};
-	gen(&t, 14, 11);
+	gen(&t, tsan() ? 13 : 14, 11); /* the late damage sits in chunk 3 */
 	/* A later chunk's damage first, then one late in chunk 1 (before it in file order). */
 	unsigned long late = damage(&t, ((size_t)3 << 22) + 1000, "[bmprofile] mtype=1 addr=zz");
 	unsigned long first = damage(&t, ((size_t)2 << 22) - 300,
@@ -220,8 +227,9 @@ static void test_first_error_wins(void **state)
 	assert_true(first < late);
 	char want[128];
 	snprintf(want, sizeof want, "d/global.profile:%lu: bad gdma_id value \"q7\"", first);
-	static const int jobs[] = {1, 2, 4, 8};
-	for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+	static const int jobs[] = {1, 4, 2, 8};
+	size_t njobs = tsan() ? 2 : sizeof jobs / sizeof *jobs;
+	for (size_t j = 0; j < njobs; j++) {
 		struct result r;
 		parse(&t, jobs[j], 1, &r);
 		assert_int_equal(r.rc, TP_EFORMAT);
@@ -231,7 +239,7 @@ static void test_first_error_wins(void **state)
 	/* Only the later damage left: it is reported, with its own line. */
 	damage(&t, ((size_t)2 << 22) - 300, "[bmprofile] end parallel.");
 	snprintf(want, sizeof want, "d/global.profile:%lu: bad addr value \"zz\"", late);
-	for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+	for (size_t j = 0; j < njobs; j++) {
 		struct result r;
 		parse(&t, jobs[j], 1, &r);
 		assert_int_equal(r.rc, TP_EFORMAT);

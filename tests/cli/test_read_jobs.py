@@ -17,13 +17,19 @@ import tempfile
 import unittest
 
 TPUPROF, GENDUMP, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
+# The ThreadSanitizer build (~20x slower) checks the threads on the generated dumps only,
+# without the workbook.
+TSAN = os.environ.get("TP_TEST_TSAN") == "1"
 REAL = ["bm1688_resnet50", "cv184x_blazeface", "bm1690_blazeface_cdm"]
-FILES = ["summary.json", "summary.txt", "trace.json", os.path.join("PerfDoc", "PerfAI_output.xlsx")]
+FILES = ["summary.json", "summary.txt", "trace.json"]
+if not TSAN:
+    FILES.append(os.path.join("PerfDoc", "PerfAI_output.xlsx"))
 
 
 def convert(dump, out, jobs, extra=()):
+    doc = ["--disable_doc"] if TSAN else []
     p = subprocess.run([TPUPROF, dump, out, "--json", "--disable_web", "--disable_perfetto",
-                        "-q", "--jobs", str(jobs), *extra], capture_output=True, text=True)
+                        "-q", "--jobs", str(jobs), *doc, *extra], capture_output=True, text=True)
     return p.returncode, p.stderr
 
 
@@ -52,6 +58,7 @@ class ReadJobs(unittest.TestCase):
             self.assertTrue(got[0][f] == got[1][f], "%s: %s differs between --jobs 1 and 3"
                             % (tag, f))
 
+    @unittest.skipIf(TSAN, "ThreadSanitizer build: generated dumps only")
     def test_real_dumps(self):
         found = 0
         for name in REAL:
@@ -72,7 +79,8 @@ class ReadJobs(unittest.TestCase):
                         "--seed", "3", "--quiet", d], check=True)
         size = os.path.getsize(os.path.join(d, "global.profile"))
         self.assertGreater(size, 3 * (4 << 20))  # at least 4 chunks
-        self.same_outputs(d, "gen1688")
+        if not TSAN:
+            self.same_outputs(d, "gen1688")
         # Without per-command argument sets the per-core work runs on worker threads too.
         self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
         # A damaged node line late in the second chunk, and a second damaged line after it:
@@ -100,7 +108,8 @@ class ReadJobs(unittest.TestCase):
         d = os.path.join(self.tmp.name, "gencdm")
         subprocess.run([GENDUMP, "--format", "cdm", "--arch", "BM1690", "--cores", "2", "--cmds", "3000",
                         "--seed", "5", "--quiet", d], check=True)
-        self.same_outputs(d, "gencdm")
+        if not TSAN:
+            self.same_outputs(d, "gencdm")
         self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
 
 
