@@ -273,7 +273,7 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	/* Layer types repeat: remember the last few instead of hashing every time. */
 	ly.type = 0;
 	for (int i = 0; i < 8; i++)
-		if (c->type_len[i] == tn && c->type_id[i] && !memcmp(c->type_str[i], tv, tn)) {
+		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
 			ly.type = c->type_id[i];
 			break;
 		}
