@@ -18,6 +18,14 @@
  * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
  * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
  *
+ * Threads (opts.jobs > 1): global.profile is tokenized in chunks by bmp_global_parse's
+ * workers; with no argument sets (detail off, the large dumps) the per-core work of an
+ * iteration (command files, PMU records, timeline, descriptors, cost) runs one core per
+ * thread on per-core copies of the reader state (struct core_job), and everything that
+ * interns strings or touches shared state (notes, statistics, names, MCU records, layers)
+ * runs afterwards on the calling thread in core order, so the profile is the same for every
+ * thread count.
+ *
  * Deliberate extensions of the reference behaviour (each announced by a profile note when it
  * changes anything): 20-bit GDMA inst_id wraps are unwrapped and not taken for the stale-record
  * markers of the trimming; 32-bit cycle counters that wrap (drop by more than 2^31) are
