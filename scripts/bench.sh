@@ -200,6 +200,11 @@ for s in $sizes; do
   "$tpbench" run --out "$rows" --name "cat gen-$s (input bytes)" --group io --cmds "${count% *}" \
     --cores "${count#* }" -- sh -c 'cat "$1"/* > /dev/null' sh "$data/gen-$s"
   BENCH_GROUP=io bench_case "gen-$s reader+summary (vs cat)" "$data/gen-$s" "${reader_flags[@]}"
+  # One reader thread (the global.profile chunks tokenized by the calling thread only): the
+  # gain of the parallel reader; input GB/s per core = dump bytes / CPU s of these rows.
+  BENCH_GROUP=io bench_case "gen-$s reader+summary --jobs 1 (vs cat)" "$data/gen-$s" \
+    "${reader_flags[@]}" --jobs 1
+  echo "   gen-$s input: $(du -sb "$data/gen-$s" | cut -f1) bytes"
 done
 # The first convert row is the baseline of the ratios and of bytes/command.
 baseline=""

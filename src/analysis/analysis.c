@@ -334,8 +334,14 @@ static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot
 }
 
 /* Cost hot spots of one TIU track; per-layer sums go to lsum (num_layers entries or NULL). */
+/* Per-layer sums of the cost figures (half the size of a tp_cost_hot per layer: dumps have
+ * up to one layer per few commands). */
+struct lacc {
+	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
+};
+
 static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti,
-                     struct tp_cost_hot *lsum)
+                     struct lacc *lsum)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	if (t->kind != TP_TRACK_TIU || !t->cost)
@@ -360,7 +366,7 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 			hot_offer(a->high_init, &a->num_high_init, &h);
 		}
 		if (lsum && s->layer >= 0 && (size_t)s->layer < p->num_layers) {
-			struct tp_cost_hot *l = &lsum[s->layer];
+			struct lacc *l = &lsum[s->layer];
 			l->alg_ops += k->alg_ops;
 			l->uarch_ops += k->uarch_ops;
 			l->asic_cycle += s->cycles;
@@ -384,6 +390,14 @@ static int ival_cmp(const void *x, const void *y)
 /* Appends the busy (non-sys) commands of a track as intervals [start, end]. */
 static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_track *t)
 {
+	/* Room for the whole track at once: no growth slack or copies on large dumps. */
+	if (t->count && *n + t->count > *cap) {
+		struct ival *nv = tp_realloc(*v, (*n + t->count) * sizeof *nv);
+		if (!nv)
+			return TP_ENOMEM;
+		*v = nv;
+		*cap = *n + t->count;
+	}
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		if (s->kind != TP_CMD_NORMAL)
@@ -397,13 +411,46 @@ static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_tra
 	return TP_OK;
 }
 
-/* Sorts and merges intervals in place; returns the new count and the union length. */
+/* Sorts v[0..n) by start, the concatenation of `nruns` runs starting at runs[0] = 0, runs[1],
+ * ... Each run is one track's slices, usually already in start order (tp_profile_finish):
+ * then the runs are merged (a stable merge, the order qsort's merge sort gives too) instead
+ * of sorted. Returns TP_OK or TP_ENOMEM. */
+static int ival_sort(struct ival *v, size_t n, const size_t *runs, size_t nruns)
+{
+	for (size_t r = 0; r < nruns; r++) {
+		size_t b = runs[r], e = r + 1 < nruns ? runs[r + 1] : n;
+		for (size_t k = b + 1; k < e; k++)
+			if (v[k - 1].b > v[k].b) {
+				qsort(v, n, sizeof *v, ival_cmp);
+				return TP_OK;
+			}
+	}
+	if (nruns < 2)
+		return TP_OK;
+	struct ival *tmp = tp_malloc(n * sizeof *tmp);
+	if (!tmp)
+		return TP_ENOMEM;
+	for (size_t r = 1; r < nruns; r++) {
+		size_t mid = runs[r], e = r + 1 < nruns ? runs[r + 1] : n;
+		size_t i = 0, j = mid, o = 0;
+		while (i < mid && j < e)
+			tmp[o++] = v[j].b < v[i].b ? v[j++] : v[i++];
+		while (i < mid)
+			tmp[o++] = v[i++];
+		while (j < e)
+			tmp[o++] = v[j++];
+		memcpy(v, tmp, e * sizeof *v);
+	}
+	tp_free(tmp);
+	return TP_OK;
+}
+
+/* Merges sorted intervals in place; returns the new count and the union length. */
 static size_t ival_union(struct ival *v, size_t n, int64_t *len)
 {
 	*len = 0;
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof *v, ival_cmp);
 	size_t m = 0;
 	for (size_t i = 1; i < n; i++) {
 		if (v[i].b <= v[m].e) {
@@ -439,16 +486,33 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 {
 	struct ival *tv = NULL, *dv = NULL;
 	size_t tn = 0, tc = 0, dn = 0, dc = 0;
+	size_t truns[8], druns[8], ntr = 0, ndr = 0; /* where each track's run starts */
 	int st = TP_OK;
 	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (t->device != c->device || t->core != c->core || !is_engine(t->kind))
 			continue;
-		if (t->kind == TP_TRACK_TIU)
+		if (t->kind == TP_TRACK_TIU) {
+			if (ntr < 8)
+				truns[ntr] = tn;
+			ntr++;
 			st = ival_add(&tv, &tn, &tc, t);
-		else
+		} else {
+			if (ndr < 8)
+				druns[ndr] = dn;
+			ndr++;
 			st = ival_add(&dv, &dn, &dc, t);
+		}
 	}
+	/* More than 8 tracks of a kind on one core (not a layout any reader makes): sorted whole. */
+	if (st == TP_OK && tn && ntr > 8)
+		qsort(tv, tn, sizeof *tv, ival_cmp);
+	else if (st == TP_OK)
+		st = ival_sort(tv, tn, truns, ntr);
+	if (st == TP_OK && dn && ndr > 8)
+		qsort(dv, dn, sizeof *dv, ival_cmp);
+	else if (st == TP_OK)
+		st = ival_sort(dv, dn, druns, ndr);
 	if (st == TP_OK) {
 		int64_t tl, dl;
 		tn = ival_union(tv, tn, &tl);
@@ -678,8 +742,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		struct tp_cost_hot *lsum =
-		    p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
+		struct lacc *lsum = p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
 		if (p->num_layers && !lsum) {
 			st = TP_ENOMEM;
 			goto out;
@@ -687,15 +750,21 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		for (size_t i = 0; i < p->num_tracks; i++)
 			cost_hot(a, p, i, lsum);
 		for (size_t i = 0; lsum && i < p->num_layers; i++) {
-			struct tp_cost_hot *l = &lsum[i];
-			if (l->uarch_ops <= l->alg_ops)
+			const struct lacc *x = &lsum[i];
+			if (x->uarch_ops <= x->alg_ops)
 				continue;
-			l->track = -1;
-			l->layer = (int32_t)i;
-			l->core = p->layers[i].core;
-			l->lost_cycles = (double)l->asic_cycle *
-			                 (1.0 - (double)l->alg_ops / (double)l->uarch_ops);
-			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, l);
+			struct tp_cost_hot h;
+			memset(&h, 0, sizeof h);
+			h.alg_ops = x->alg_ops;
+			h.uarch_ops = x->uarch_ops;
+			h.asic_cycle = x->asic_cycle;
+			h.init_cycle = x->init_cycle;
+			h.track = -1;
+			h.layer = (int32_t)i;
+			h.core = p->layers[i].core;
+			h.lost_cycles = (double)h.asic_cycle *
+			                (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
+			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, &h);
 		}
 		tp_free(lsum);
 	}

@@ -29,7 +29,8 @@ static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, 
 	struct tp_bmprofile_opts bo = {.arch_override = o->arch,
 	                               .tiu_freq_mhz = o->tiu_freq_mhz,
 	                               .gdma_freq_mhz = o->gdma_freq_mhz,
-	                               .detail = sophgo_detail(o->detail)};
+	                               .detail = sophgo_detail(o->detail),
+	                               .jobs = o->jobs};
 	return tp_bmprofile_read(o->in_dir, &bo, out, d);
 }
 
@@ -38,7 +39,8 @@ static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct
 	struct tp_cdm_opts co = {.arch_override = o->arch,
 	                         .tiu_freq_mhz = o->tiu_freq_mhz,
 	                         .gdma_freq_mhz = o->gdma_freq_mhz,
-	                         .detail = sophgo_detail(o->detail)};
+	                         .detail = sophgo_detail(o->detail),
+	                         .jobs = o->jobs};
 	return tp_cdm_read(o->in_dir, &co, out, d);
 }
 

@@ -189,6 +189,7 @@ struct tp_file {
 	const uint8_t *data;
 	size_t size;
 	int mapped;
+	size_t reported; /* bytes already counted as read (tp_file_progress) */
 };
 /* Opens `path` read-only if it is a regular file, without ever blocking (a FIFO, device,
  * directory or socket in its place is refused, a symlink loop is named as such). Returns the
@@ -197,6 +198,10 @@ int tp_open_regular(const char *path, struct tp_diag *d);
 /* Loads a regular file (tp_open_regular's checks). Errors: TP_ENOTFOUND, TP_EIO (message
  * names the path). */
 int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d);
+/* Counts the file as read up to byte `upto` for the reading progress (common/progress.h), so
+ * a reader that parses in pieces moves the live line per piece; release counts the rest.
+ * Not thread-safe on one f (call it from the thread that owns f). */
+void tp_file_progress(struct tp_file *f, size_t upto);
 void tp_file_release(struct tp_file *f);
 
 /* An output file written under a temporary name in the same directory and renamed into

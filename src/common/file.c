@@ -73,9 +73,20 @@ int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d)
 	return TP_OK;
 }
 
+void tp_file_progress(struct tp_file *f, size_t upto)
+{
+	if (upto > f->size)
+		upto = f->size;
+	if (upto > f->reported) {
+		tp_progress_input_done(upto - f->reported);
+		f->reported = upto;
+	}
+}
+
 void tp_file_release(struct tp_file *f)
 {
-	tp_progress_input_done(f->size); /* the reading phase's progress (common/progress.h) */
+	/* the reading phase's progress (common/progress.h): what tp_file_progress has not told */
+	tp_progress_input_done(f->size - f->reported);
 	if (f->mapped)
 		munmap((void *)f->data, f->size);
 	memset(f, 0, sizeof *f);

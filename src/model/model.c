@@ -529,6 +529,22 @@ int tp_profile_finish(struct tp_profile *p)
 {
 	if (p->oom)
 		return TP_ENOMEM;
+	/* The growth slack of the per-layer and per-tensor arrays (up to a third: millions of
+	 * layers on large dumps) is given back before analysis and the writers add their own. */
+	if (p->cap_layers > p->num_layers && p->num_layers) {
+		struct tp_layer *l = tp_realloc(p->layers, p->num_layers * sizeof *l);
+		if (l) {
+			p->layers = l;
+			p->cap_layers = p->num_layers;
+		}
+	}
+	if (p->cap_tensors > p->num_tensors && p->num_tensors) {
+		struct tp_tensor *t = tp_realloc(p->tensors, p->num_tensors * sizeof *t);
+		if (t) {
+			p->tensors = t;
+			p->cap_tensors = p->num_tensors;
+		}
+	}
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		struct tp_track *t = &p->tracks[i];

@@ -22,6 +22,7 @@
  */
 #include "sophgo/sophgo_int.h"
 
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -170,11 +171,34 @@ static int oom(struct ctx *c)
 	return tp_diag_set(c->d, TP_ENOMEM, "%s: out of memory", c->path);
 }
 
+/* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
+ * call per key costs more than the compare on these short keys). */
+static inline int eqn(const char *a, const char *b, size_t k)
+{
+	while (k >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return 0;
+		a += 8;
+		b += 8;
+		k -= 8;
+	}
+	while (k--)
+		if (*a++ != *b++)
+			return 0;
+	return 1;
+}
+
+/* Body l starts with the literal `lit` (no '=' variant: for keys without '='). */
+#define LIT(l, lit) ((l)->n >= sizeof(lit) - 1 && eqn((l)->s, lit, sizeof(lit) - 1))
+
 /* Reads `key` + '=' + decimal digits at *p, then one blank or the end. Returns 1 if so. */
 static int fast_num(const char **p, const char *end, const char *key, size_t kn, uint64_t *out)
 {
 	const char *q = *p;
-	if (q >= end || (size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
+	if (q >= end || (size_t)(end - q) <= kn || !eqn(q, key, kn))
 		return 0;
 	q += kn;
 	uint64_t v = 0;
@@ -188,30 +212,45 @@ static int fast_num(const char **p, const char *end, const char *key, size_t kn,
 	return 1;
 }
 
+/* The runtime's layer layout "layer_id=N layer_type=T layer_name=REST", read without the
+ * generic key search. Returns 1 and the fields, or 0 to let the generic path (and its
+ * messages) handle the line. Pure: safe from the chunk workers. */
+static int fast_layer(const struct line *l, int is_local, int64_t *id, const char **tv,
+                      size_t *tn, const char **nv, size_t *nn)
+{
+	size_t skip = is_local ? 12 : 13;
+	if (l->n < skip)
+		return 0;
+	const char *p = l->s + skip, *end = l->s + l->n;
+	while (p < end && *p == ' ')
+		p++;
+	uint64_t uid;
+	if (!fast_num(&p, end, "layer_id=", 9, &uid) || uid > INT32_MAX ||
+	    (size_t)(end - p) <= 11 || !eqn(p, "layer_type=", 11))
+		return 0;
+	const char *t = p + 11, *te = t;
+	while (te < end && *te != ' ')
+		te++;
+	if (te >= end || (size_t)(end - te) < 12 || !eqn(te + 1, "layer_name=", 11))
+		return 0;
+	*tv = t;
+	*tn = (size_t)(te - t);
+	*nv = te + 12;
+	*nn = (size_t)(end - *nv);
+	*id = (int64_t)uid;
+	return 1;
+}
+
+static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local);
+
 static int do_layer(struct ctx *c, struct line *l, int is_local)
 {
 	int64_t id;
 	const char *tv, *nv;
 	size_t tn, nn;
-	/* Fast path for "layer_id=N layer_type=T layer_name=REST" (the runtime's layout). */
-	const char *p = l->s + (is_local ? 12 : 13), *end = l->s + l->n;
-	while (p < end && *p == ' ')
-		p++;
-	uint64_t uid;
-	if (fast_num(&p, end, "layer_id=", 9, &uid) && uid <= INT32_MAX &&
-	    (size_t)(end - p) > 11 && !memcmp(p, "layer_type=", 11)) {
-		tv = p + 11;
-		const char *te = tv;
-		while (te < end && *te != ' ')
-			te++;
-		tn = (size_t)(te - tv);
-		if (te < end && (size_t)(end - te) >= 12 && !memcmp(te + 1, "layer_name=", 11)) {
-			nv = te + 12;
-			nn = (size_t)(end - nv);
-			id = (int64_t)uid;
-			goto parsed;
-		}
-	}
+	if (fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn))
+		return add_layer(c, id, tv, tn, nv, nn, is_local);
 	int rc = need_i64(c, l, "layer_id", &id);
 	if (rc)
 		return rc;
@@ -221,7 +260,12 @@ static int do_layer(struct ctx *c, struct line *l, int is_local)
 		nv = "";
 		nn = 0;
 	}
-parsed:
+	return add_layer(c, id, tv, tn, nv, nn, is_local);
+}
+
+static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local)
+{
 	if (c->g->no_layers)
 		return TP_OK;
 	struct tp_layer ly = {0};
@@ -229,7 +273,7 @@ parsed:
 	/* Layer types repeat: remember the last few instead of hashing every time. */
 	ly.type = 0;
 	for (int i = 0; i < 8; i++)
-		if (c->type_len[i] == tn && c->type_id[i] && !memcmp(c->type_str[i], tv, tn)) {
+		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
 			ly.type = c->type_id[i];
 			break;
 		}
@@ -552,42 +596,94 @@ static int do_line(struct ctx *c, struct line *l)
 	return TP_OK;
 }
 
-int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
-                     struct bmp_global *g, struct tp_diag *d)
+/* ---------------------------------------------------------------------------------------- */
+/* Chunked parse. The text is cut into chunks of GCHUNK bytes, each extended to the end of   */
+/* its last line. A chunk is tokenized on its own (any thread): every line is split off,     */
+/* its tag found and its kind decided; the runtime's common lines (node, layer, "end         */
+/* parallel.") become compact events with their numbers already read, lines that nothing    */
+/* keeps are dropped, and every other line becomes an EV_LINE event that the generic parser  */
+/* (do_line) handles. The events of the chunks are then applied to the model in file order   */
+/* by one thread (apply_chunk): layers, nodes and every error message come from there, so    */
+/* the result and the first error reported are the same whatever the thread count.           */
+/* ---------------------------------------------------------------------------------------- */
+
+#define GCHUNK ((size_t)4 << 20)
+
+enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR };
+
+struct gev {
+	uint8_t kind;
+	uint8_t eng, dir, core;  /* EV_NODE; EV_LAYER: eng = is_local */
+	uint32_t lno;            /* line index inside the chunk (0-based) */
+	uint64_t a, b;           /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
+	                            EV_LINE body offset, body length */
+	uint64_t off;            /* EV_LAYER type offset */
+	uint32_t n, n2;          /* EV_LAYER type length, name length */
+};
+
+struct gchunk {
+	size_t beg, end;         /* [beg, end) of the text */
+	unsigned long lines;
+	struct gev *ev;
+	size_t nev, cap;
+	int oom;
+};
+
+/* Start of chunk k: after the first '\n' at or after k*GCHUNK - 1 (so a chunk never splits a
+ * line), 0 for the first chunk, len when no line ends there. */
+static size_t chunk_start(const char *text, size_t len, size_t k)
 {
-	struct ctx c;
-	memset(&c, 0, sizeof c);
-	c.path = path;
-	c.p = p;
-	c.g = g;
-	c.d = d;
-	c.cur_layer = -1;
-	c.cur_subnet = -1;
-	static const char tag[] = "[bmprofile]";
-	size_t pos = 0, dropped = 0;
-	unsigned long no = 0;
-	while (pos < len) {
-		if (g->drop_pages && pos - dropped >= ((size_t)16 << 20)) {
-			/* Release what we have parsed, so a multi-GB log is never resident at once. */
-			uintptr_t b = ((uintptr_t)text + dropped + 4095) & ~(uintptr_t)4095;
-			uintptr_t e2 = ((uintptr_t)text + pos) & ~(uintptr_t)4095;
-			if (e2 > b)
-				madvise((void *)b, e2 - b, MADV_DONTNEED);
-			dropped = pos;
+	if (k == 0)
+		return 0;
+	size_t x = k * GCHUNK - 1;
+	if (x >= len)
+		return len;
+	const char *nl = memchr(text + x, '\n', len - x);
+	return nl ? (size_t)(nl - text) + 1 : len;
+}
+
+static struct gev *push_ev(struct gchunk *ch)
+{
+	if (ch->nev == ch->cap) {
+		size_t cap = ch->cap;
+		struct gev *v = tp_grow(ch->ev, sizeof *v, ch->nev + 1, &cap);
+		if (!v) {
+			ch->oom = 1;
+			return NULL;
 		}
+		ch->ev = v;
+		ch->cap = cap;
+	}
+	return &ch->ev[ch->nev++];
+}
+
+/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
+ * text and the input flags of g only. Decides exactly as do_line would: a line the fast
+ * forms do not cover goes to do_line unchanged. */
+static void scan_chunk(const char *text, const struct bmp_global *g, struct gchunk *ch)
+{
+	static const char tag[] = "[bmprofile]";
+	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+	                                TP_DIR_LMEM_TO_LMEM};
+	size_t pos = ch->beg, len = ch->end;
+	uint32_t no = 0;
+	ch->nev = 0;
+	ch->oom = 0;
+	while (pos < len) {
 		const char *nl = memchr(text + pos, '\n', len - pos);
 		size_t e = nl ? (size_t)(nl - text) : len;
-		no++;
+		uint32_t lno = no++;
 		size_t end = e;
 		/* CRLF and trailing blanks are harmless variants. */
 		while (end > pos && (text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
 			end--;
 		const char *s = text + pos;
 		size_t n = end - pos;
+		pos = e + 1;
 		/* Find the tag anywhere in the line, as the reference's patterns do (it is at the
 		 * start of every line the runtime writes). */
 		const char *tp = NULL;
-		if (n >= sizeof tag - 1 && memcmp(s, tag, sizeof tag - 1) == 0) {
+		if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
 			tp = s;
 		} else {
 			const char *q = s;
@@ -599,21 +695,285 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 				q++;
 			}
 		}
-		if (tp) {
-			size_t b = (size_t)(tp - s) + sizeof tag - 1;
-			while (b < n && (s[b] == ' ' || s[b] == '\t'))
-				b++;
-			struct line l;
-			l.s = s + b;
-			l.n = n - b;
-			l.no = no;
-			l.parsed = 0;
-			int rc = do_line(&c, &l);
-			if (rc)
-				return rc;
+		if (!tp)
+			continue;
+		size_t b = (size_t)(tp - s) + sizeof tag - 1;
+		while (b < n && (s[b] == ' ' || s[b] == '\t'))
+			b++;
+		struct line l;
+		l.s = s + b;
+		l.n = n - b;
+		l.no = 0;
+		l.parsed = 0;
+		char c0 = l.n ? l.s[0] : 0;
+		struct gev *ev;
+		if (c0 == 't' && (LIT(&l, "tensor_id=") || starts(&l, "tensor_id="))) {
+			if (g->no_tensors || g->no_layers)
+				continue;
+			goto generic;
 		}
-		pos = e + 1;
+		int node = 0, bd_prefix = 0;
+		if (c0 == 'g' && LIT(&l, "gdma cmd_id")) {
+			if (g->no_nodes)
+				continue;
+			node = 1;
+		} else if (c0 == 'b' && LIT(&l, "bd cmd_id")) {
+			if (g->no_nodes && g->no_layers)
+				continue;
+			node = 1;
+			bd_prefix = 1;
+		}
+		if (node) {
+			uint64_t fb, fg, fd = 99, fc;
+			int ftiu;
+			if (!fast_node(&l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) ||
+			    fc >= BMP_MAX_CORES)
+				goto generic;
+			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing */
+				continue;
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_NODE;
+			ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
+			ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
+			ev->core = (uint8_t)fc;
+			ev->lno = lno;
+			ev->a = fb;
+			ev->b = fg;
+			continue;
+		}
+		if (c0 == 'e' && LIT(&l, "end parallel")) {
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_ENDPAR;
+			ev->lno = lno;
+			continue;
+		}
+		int is_local = c0 == 'l' && LIT(&l, "local_layer:");
+		if (is_local || (c0 == 'g' && LIT(&l, "global_layer:"))) {
+			if (g->no_nodes && g->no_layers)
+				continue;
+			int64_t id;
+			const char *tv, *nv;
+			size_t tn, nn;
+			if (!fast_layer(&l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX ||
+			    tn > UINT32_MAX)
+				goto generic;
+			if (g->no_layers)
+				continue;
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_LAYER;
+			ev->eng = (uint8_t)is_local;
+			ev->lno = lno;
+			ev->a = (uint64_t)id;
+			ev->off = (uint64_t)(tv - text);
+			ev->n = (uint32_t)tn;
+			ev->b = (uint64_t)(nv - text);
+			ev->n2 = (uint32_t)nn;
+			continue;
+		}
+		if (c0 == 's' && LIT(&l, "start parallel"))
+			continue; /* no body of do_line starts so */
+	generic:
+		if (!(ev = push_ev(ch)))
+			return;
+		ev->kind = EV_LINE;
+		ev->lno = lno;
+		ev->a = (uint64_t)(l.s - text);
+		ev->b = l.n;
 	}
+	ch->lines = no;
+}
+
+/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
+static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
+                       unsigned long first_no)
+{
+	if (ch->oom)
+		return oom(c);
+	for (size_t i = 0; i < ch->nev; i++) {
+		const struct gev *ev = &ch->ev[i];
+		struct line l;
+		l.no = first_no + ev->lno;
+		l.parsed = 0;
+		int rc = TP_OK;
+		switch (ev->kind) {
+		case EV_NODE:
+			l.s = "";
+			l.n = 0;
+			rc = push_node(c, &l, ev->eng, ev->core, ev->a, ev->b, ev->dir);
+			break;
+		case EV_LAYER:
+			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b, ev->n2,
+			               ev->eng);
+			break;
+		case EV_ENDPAR:
+			c->cur_layer = -1;
+			break;
+		default:
+			l.s = text + ev->a;
+			l.n = (size_t)ev->b;
+			rc = do_line(c, &l);
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return TP_OK;
+}
+
+/* Releases the pages of text[from, to) (a read-only file mapping) once applied. */
+static void drop_text(const char *text, size_t from, size_t to)
+{
+	uintptr_t b = ((uintptr_t)text + from + 4095) & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)text + to) & ~(uintptr_t)4095;
+	if (e > b)
+		madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
+/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
+ * the calling thread applies them in order. A worker takes chunk k only when k is less than
+ * `nslot` chunks ahead of the one being applied, so at most nslot chunks of events (and of
+ * resident text) exist at once. */
+struct gpool {
+	const char *text;
+	size_t len, nchunks;
+	const struct bmp_global *g;
+	struct gchunk *slot;
+	size_t nslot;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done;
+	size_t next;       /* next chunk to scan */
+	size_t applied;    /* chunks applied so far */
+	uint8_t *ready;    /* per slot: 1 = scanned, waiting to be applied */
+	int stop;
+};
+
+static void *gworker(void *arg)
+{
+	struct gpool *gp = arg;
+	pthread_mutex_lock(&gp->mu);
+	for (;;) {
+		while (!gp->stop && gp->next < gp->nchunks && gp->next >= gp->applied + gp->nslot)
+			pthread_cond_wait(&gp->cv_work, &gp->mu);
+		if (gp->stop || gp->next >= gp->nchunks)
+			break;
+		size_t k = gp->next++;
+		struct gchunk *ch = &gp->slot[k % gp->nslot];
+		pthread_mutex_unlock(&gp->mu);
+		ch->beg = chunk_start(gp->text, gp->len, k);
+		ch->end = chunk_start(gp->text, gp->len, k + 1);
+		if (ch->end < ch->beg)
+			ch->end = ch->beg;
+		ch->lines = 0;
+		scan_chunk(gp->text, gp->g, ch);
+		pthread_mutex_lock(&gp->mu);
+		gp->ready[k % gp->nslot] = 1;
+		pthread_cond_broadcast(&gp->cv_done);
+	}
+	pthread_mutex_unlock(&gp->mu);
+	return NULL;
+}
+
+int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
+                     struct bmp_global *g, struct tp_diag *d)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	c.path = path;
+	c.p = p;
+	c.g = g;
+	c.d = d;
+	c.cur_layer = -1;
+	c.cur_subnet = -1;
+	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
+	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs : 1;
+	if (nthreads > 64)
+		nthreads = 64;
+	if (nthreads > nchunks)
+		nthreads = (unsigned)(nchunks ? nchunks : 1);
+	unsigned long no = 0;
+	int rc = TP_OK;
+	struct gpool gp;
+	memset(&gp, 0, sizeof gp);
+	gp.text = text;
+	gp.len = len;
+	gp.nchunks = nchunks;
+	gp.g = g;
+	gp.nslot = nthreads > 1 ? 2 * (size_t)nthreads + 2 : 1;
+	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
+	gp.ready = tp_calloc(gp.nslot, 1);
+	if (!gp.slot || !gp.ready) {
+		tp_free(gp.slot);
+		tp_free(gp.ready);
+		return oom(&c);
+	}
+	pthread_t th[64];
+	unsigned started = 0;
+	if (nthreads > 1) {
+		pthread_mutex_init(&gp.mu, NULL);
+		pthread_cond_init(&gp.cv_work, NULL);
+		pthread_cond_init(&gp.cv_done, NULL);
+		for (unsigned i = 0; i < nthreads; i++) {
+			if (pthread_create(&th[i], NULL, gworker, &gp) != 0)
+				break;
+			started++;
+		}
+	}
+	for (size_t k = 0; k < nchunks; k++) {
+		struct gchunk *ch = &gp.slot[k % gp.nslot];
+		if (started) {
+			pthread_mutex_lock(&gp.mu);
+			while (!gp.ready[k % gp.nslot])
+				pthread_cond_wait(&gp.cv_done, &gp.mu);
+			pthread_mutex_unlock(&gp.mu);
+		} else {
+			/* One thread (or no worker could start): scan here, same code. */
+			ch->beg = chunk_start(text, len, k);
+			ch->end = chunk_start(text, len, k + 1);
+			if (ch->end < ch->beg)
+				ch->end = ch->beg;
+			ch->lines = 0;
+			scan_chunk(text, g, ch);
+		}
+		rc = apply_chunk(&c, text, ch, no + 1);
+		no += ch->lines;
+		if (g->drop_pages)
+			drop_text(text, ch->beg, ch->end);
+		if (g->src)
+			tp_file_progress(g->src, ch->end);
+		if (started) {
+			pthread_mutex_lock(&gp.mu);
+			gp.ready[k % gp.nslot] = 0;
+			gp.applied = k + 1;
+			if (rc)
+				gp.stop = 1;
+			pthread_cond_broadcast(&gp.cv_work);
+			pthread_mutex_unlock(&gp.mu);
+		}
+		if (rc)
+			break;
+	}
+	if (started) {
+		pthread_mutex_lock(&gp.mu);
+		gp.stop = 1;
+		pthread_cond_broadcast(&gp.cv_work);
+		pthread_mutex_unlock(&gp.mu);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+	}
+	if (nthreads > 1) {
+		pthread_mutex_destroy(&gp.mu);
+		pthread_cond_destroy(&gp.cv_work);
+		pthread_cond_destroy(&gp.cv_done);
+	}
+	for (size_t i = 0; i < gp.nslot; i++)
+		tp_free(gp.slot[i].ev);
+	tp_free(gp.slot);
+	tp_free(gp.ready);
+	if (rc)
+		return rc;
 	g->lines = no;
 	if (p->oom)
 		return oom(&c);

@@ -18,14 +18,26 @@
  * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
  * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
  *
+ * Threads (opts.jobs > 1): global.profile is tokenized in chunks by bmp_global_parse's
+ * workers; with no argument sets (detail off, the large dumps) the per-core work of an
+ * iteration (command files, PMU records, timeline, descriptors, cost) runs one core per
+ * thread on per-core copies of the reader state (struct core_job), and everything that
+ * interns strings or touches shared state (notes, statistics, names, MCU records, layers)
+ * runs afterwards on the calling thread in core order, so the profile is the same for every
+ * thread count.
+ *
  * Deliberate extensions of the reference behaviour (each announced by a profile note when it
  * changes anything): 20-bit GDMA inst_id wraps are unwrapped and not taken for the stale-record
  * markers of the trimming; 32-bit cycle counters that wrap (drop by more than 2^31) are
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "sophgo/sophgo_int.h"
+#include "common/progress.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -70,7 +82,116 @@ struct rd {
 	uint32_t **keys[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
+	int jobs;                    /* threads for the per-core work (opts.jobs) */
+	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
+	 * statistics are kept there and added to the profile in core order afterwards, so the
+	 * profile (notes are interned strings) is the same as with one thread. */
+	struct core_job *job;
+	/* Bytes of the iter file being read that were counted for the progress line (per PMU
+	 * chunk, from any thread); read_all tells the file so its release counts the rest. */
+	_Atomic uint64_t *iter_done;
 };
+
+struct core_job {
+	struct tp_diag d;
+	int rc;
+	struct tp_read_stats stats;
+	char **notes;
+	size_t nnotes, cap;
+	int oom;
+};
+
+/* The statistics a reader (or a per-core copy of it) adds to. */
+#define RSTATS(r) ((r)->job ? &(r)->job->stats : &(r)->p->stats)
+
+/* tp_profile_note, or kept in the per-core job (same 1024-byte formatting). */
+static void rnote(struct rd *r, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	struct core_job *j = r->job;
+	if (!j) {
+		tp_profile_note(r->p, "%s", buf);
+		return;
+	}
+	char *c = tp_strdup(buf);
+	char **v = c ? tp_grow(j->notes, sizeof *v, j->nnotes + 1, &j->cap) : NULL;
+	if (!v) {
+		tp_free(c);
+		j->oom = 1;
+		return;
+	}
+	j->notes = v;
+	v[j->nnotes++] = c;
+}
+
+/* Counts `bytes` of the current iter file as read (progress line), from any thread. */
+static void iter_progress(struct rd *r, uint64_t bytes)
+{
+	if (!r->iter_done || !bytes)
+		return;
+	atomic_fetch_add_explicit(r->iter_done, bytes, memory_order_relaxed);
+	tp_progress_input_done(bytes);
+}
+
+/* Adds a finished job's notes and statistics to the profile, and frees them. */
+static void job_merge(struct rd *r, struct core_job *j)
+{
+	for (size_t i = 0; i < j->nnotes; i++) {
+		tp_profile_note(r->p, "%s", j->notes[i]);
+		tp_free(j->notes[i]);
+	}
+	tp_free(j->notes);
+	j->notes = NULL;
+	j->nnotes = j->cap = 0;
+	struct tp_read_stats *a = &r->p->stats;
+	a->files_read += j->stats.files_read;
+	a->blocks_read += j->stats.blocks_read;
+	a->blocks_skipped += j->stats.blocks_skipped;
+	a->records_read += j->stats.records_read;
+	a->records_dropped += j->stats.records_dropped;
+	a->bytes_missing += j->stats.bytes_missing;
+	if (j->oom)
+		r->p->oom = 1;
+}
+
+/* Runs fn(arg, k) for k in [0, n) on up to `threads` threads (the caller is one of them). */
+struct par {
+	void (*fn)(void *, unsigned);
+	void *arg;
+	unsigned n;
+	atomic_uint next;
+};
+static void *par_main(void *v)
+{
+	struct par *pp = v;
+	unsigned k;
+	while ((k = atomic_fetch_add(&pp->next, 1)) < pp->n)
+		pp->fn(pp->arg, k);
+	return NULL;
+}
+static void par_run(unsigned threads, unsigned n, void (*fn)(void *, unsigned), void *arg)
+{
+	struct par pp = {.fn = fn, .arg = arg, .n = n};
+	atomic_init(&pp.next, 0);
+	pthread_t th[BMP_MAX_CORES];
+	unsigned started = 0;
+	if (threads > n)
+		threads = n;
+	if (threads > BMP_MAX_CORES)
+		threads = BMP_MAX_CORES;
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&th[started], NULL, par_main, &pp) != 0)
+			break;
+		started++;
+	}
+	par_main(&pp);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
 
 /* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
 enum { K_SRC, K_DST, K_DEP, K_MSG, K_CNT, K_GDMA_ID, K_BD_ID, K_RAW_ID, K_PID, K_EXTRA, K_NKEYS };
@@ -127,7 +248,7 @@ static int load(struct rd *r, const char *name, struct tp_file *f, char **pathp)
 		tp_free(pth);
 		return rc;
 	}
-	r->p->stats.files_read++;
+	RSTATS(r)->files_read++;
 	if (pathp)
 		*pathp = pth;
 	else
@@ -236,11 +357,11 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 		cc->have[e] = 1;
 		drop_pages(&cc->f[e], 0, cc->f[e].size); /* the index pass touched every page */
 		if (cc->cb[e].stopped)
-			tp_profile_note(r->p, "%s@0x%zx: command decoding stopped at an unknown descriptor "
-			                      "after %u commands; later commands are unnamed",
+			rnote(r, "%s@0x%zx: command decoding stopped at an unknown descriptor "
+			         "after %u commands; later commands are unnamed",
 			                pth, (size_t)offset + cc->cb[e].stop_off, cc->cb[e].count);
 		if (cc->cb[e].count != expect)
-			tp_profile_note(r->p, "%s: decoded %u commands, the COMMAND block says %llu", pth,
+			rnote(r, "%s: decoded %u commands, the COMMAND block says %llu", pth,
 			                cc->cb[e].count, (unsigned long long)expect);
 		if (r->arch == TP_ARCH_BM1684 && cc->cb[e].count > expect)
 			cc->cb[e].count = (uint32_t)expect; /* fixed slots: trailing padding is not commands */
@@ -522,8 +643,8 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 		}
 	}
 	if (wraps)
-		tp_profile_note(r->p, "core %u %s: the 32-bit cycle counter wrapped %llu time(s); "
-		                      "unwrapped",
+		rnote(r, "core %u %s: the 32-bit cycle counter wrapped %llu time(s); "
+		         "unwrapped",
 		                core, eng, (unsigned long long)wraps);
 }
 
@@ -539,13 +660,14 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	const int id_first = r->chip->tiu_pmu_id_first;
 	size_t n = sp->len / rs;
 	size_t nv = valid_prefix(r, f, sp, rs, id_first ? 8 : 0);
-	r->p->stats.records_read += n;
-	r->p->stats.records_dropped += n - nv;
+	RSTATS(r)->records_read += n;
+	RSTATS(r)->records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
 	struct bmp_unwrap u = {.width = r->chip->tiu_id_bits};
 	size_t i0 = 0;
+	uint64_t reported = 0;
 	if (r->perfai && nv > 0) {
 		/* §9.2 step 4: a leading system.send_msg record is dropped. */
 		struct bmp_tiu_rec rec;
@@ -558,7 +680,7 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 		    c.op == 15 && c.sub == 8) {
 			bmp_unwrap_next(&u, rec.inst_id);
 			i0 = 1;
-			r->p->stats.records_dropped++;
+			RSTATS(r)->records_dropped++;
 		}
 	}
 	for (size_t i = i0; i < nv; i++) {
@@ -572,12 +694,16 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
-		if ((i & 0xFFFF) == 0xFFFF)
+		if ((i & 0xFFFF) == 0xFFFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
+			iter_progress(r, (uint64_t)0x10000 * rs);
+			reported += (uint64_t)0x10000 * rs;
+		}
 	}
+	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
-		tp_profile_note(r->p, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
+		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
 		                (unsigned long long)u.wraps, u.width);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	return TP_OK;
@@ -591,8 +717,8 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 	const uint8_t *base = f->data + sp->off;
 	size_t n = sp->len / rs;
 	size_t nv = valid_prefix(r, f, sp, rs, 0);
-	r->p->stats.records_read += n;
-	r->p->stats.records_dropped += n - nv;
+	RSTATS(r)->records_read += n;
+	RSTATS(r)->records_dropped += n - nv;
 	*first = r->p->tracks[t].count;
 	if (tp_track_reserve(r->p, t, nv) != TP_OK)
 		return nomem(r);
@@ -614,6 +740,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		r->gd_cap[core] = nv;
 	}
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
+	uint64_t reported = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
 	for (size_t i = 0; i < nv; i++) {
 		struct bmp_gdma_rec rec;
@@ -642,9 +769,13 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		s->stall = rec.stall;
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
-		if ((i & 0x3FFF) == 0x3FFF)
+		if ((i & 0x3FFF) == 0x3FFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
+			iter_progress(r, (uint64_t)0x4000 * rs);
+			reported += (uint64_t)0x4000 * rs;
+		}
 	}
+	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	if (r->perfai) {
 		size_t lo, hi;
@@ -662,7 +793,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			}
 		}
 		tr->count = *first + (hi - lo);
-		r->p->stats.records_dropped += nv - (hi - lo);
+		RSTATS(r)->records_dropped += nv - (hi - lo);
 	}
 	unwrap_times(r, t, *first, r->gdma_mhz, core, "GDMA");
 	return TP_OK;
@@ -838,6 +969,156 @@ static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mh
 	}
 }
 
+/* §9.2 steps 1-5 for core k: its command files, TIU and GDMA records into raw slices, and
+ * the wait_msg anchor. Touches only core k's tracks and cc; notes and statistics go through
+ * rnote/RSTATS, so a per-core copy of r may run it on a worker thread. */
+static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
+                   const struct bmp_iter *it, unsigned k, struct core_cmds *cc,
+                   struct core_range *cr, int64_t *anchor, int *have_anchor)
+{
+	int rc;
+	*have_anchor = 0;
+	if (k < it->n_cmd && (rc = open_cmds(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
+		return rc;
+	if (k < it->n_bd) {
+		if ((rc = read_tiu(r, f, &it->bd[k], cc, k, &cr->tiu_first)) != TP_OK)
+			return rc;
+		cr->tiu_n = r->p->tracks[r->tiu_track[k]].count - cr->tiu_first;
+	}
+	if (k < it->n_gdma) {
+		if ((rc = read_gdma(r, f, &it->gdma[k], k, &cr->gdma_first)) != TP_OK)
+			return rc;
+		cr->gdma_n = r->p->tracks[r->gdma_track[k]].count - cr->gdma_first;
+	}
+	/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
+	 * the TIU record that executed it. */
+	if (cc->have[BMP_ENG_TIU]) {
+		struct bmp_cmd c;
+		uint32_t wait_id = 0;
+		for (uint32_t id = 1; id <= cc->cb[BMP_ENG_TIU].count; id++)
+			if (bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c) && c.op == 15 && c.sub == 9) {
+				wait_id = id;
+				break;
+			}
+		const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+		for (size_t i = cr->tiu_first; wait_id && i < cr->tiu_first + cr->tiu_n; i++)
+			if (s[i].cmd_id == wait_id) {
+				*anchor = s[i].start_ns;
+				*have_anchor = 1;
+				break;
+			}
+	}
+	return TP_OK;
+}
+
+/* Slice name marks left by fill_core for name_core: a command with no descriptor, or the
+ * descriptor's name-cache key. */
+#define NAME_NONE UINT32_MAX
+
+/* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
+ * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
+ * NAME_NONE) for name_core, which interns the names in slice order afterwards. Touches only
+ * core k's tracks and cc: safe on a worker thread. */
+static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
+{
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct bmp_cmd c;
+			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
+			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
+				s->name = NAME_NONE;
+			} else {
+				s->name = c.key;
+				s->kind = c.kind;
+				s->dir = c.dir;
+				s->dtype = c.dtype;
+				s->dep_id = c.dep;
+				if (e == BMP_ENG_TIU && c.have_desc) {
+					struct tp_cost kc = {0};
+					sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
+					struct tp_cost *slot = tp_track_cost(r->p, t, first + i);
+					if (slot)
+						*slot = kc;
+				}
+			}
+			if ((i & 0xFFFF) == 0xFFFF && cc->have[e])
+				drop_pages(&cc->f[e], 0, cc->cb[e].cur_off);
+		}
+	}
+}
+
+/* Names of core k's slices from the marks fill_core left, in the order fill_cmd interns them
+ * (TIU then GDMA, slice order), so string ids are the same as with one thread. */
+static void name_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
+{
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
+			if (s->name == NAME_NONE) {
+				s->name = tp_profile_str(r->p, "cmd_type_-1_0");
+				s->type = tp_profile_str(r->p, "cmd_type_-1");
+				continue;
+			}
+			struct name_slot *ns = &r->cache[s->name % NAME_CACHE];
+			if (!ns->set) {
+				/* First use of this cache slot: the command's own names. */
+				struct bmp_cmd c;
+				if (!bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
+					s->name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
+					s->type = tp_profile_str(r->p, "cmd_type_-1");
+					continue;
+				}
+				ns->name = tp_profile_str(r->p, c.name);
+				ns->type = tp_profile_str(r->p, c.type);
+				ns->set = 1;
+			}
+			s->name = ns->name;
+			s->type = ns->type;
+		}
+	}
+}
+
+struct a2_par {
+	struct rd *r;
+	const char *ipath;
+	const struct tp_file *f;
+	const struct bmp_iter *it;
+	struct core_cmds *cc;
+	struct core_range *cr;
+	int64_t *anchor;
+	int *have_anchor;
+	struct core_job *job;
+	int64_t zero, offset_ns, *delta;
+	uint64_t *clamped;
+};
+
+static void a2_par_read(void *v, unsigned k)
+{
+	struct a2_par *a = v;
+	struct rd rk = *a->r; /* the worker's view: notes, stats and errors kept in its job */
+	rk.job = &a->job[k];
+	rk.d = &a->job[k].d;
+	a->job[k].rc = a2_core(&rk, a->ipath, a->f, a->it, k, &a->cc[k], &a->cr[k], &a->anchor[k],
+	                       &a->have_anchor[k]);
+}
+
+static void a2_par_fill(void *v, unsigned k)
+{
+	struct a2_par *a = v;
+	struct rd *r = a->r;
+	finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz, a->zero,
+	              a->offset_ns, &a->clamped[k]);
+	finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n, r->gdma_mhz,
+	              a->zero, a->offset_ns, &a->clamped[k]);
+	fill_core(r, &a->cc[k], k, &a->cr[k]);
+}
+
 static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
                    const struct bmp_iter *it)
 {
@@ -846,44 +1127,44 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	struct core_range cr[BMP_MAX_CORES];
 	int64_t anchor[BMP_MAX_CORES];
 	int have_anchor[BMP_MAX_CORES];
+	uint64_t clamped_k[BMP_MAX_CORES];
 	struct core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
+	struct core_job *job = NULL;
 	if (!cc)
 		return nomem(r);
 	memset(cr, 0, sizeof cr);
+	memset(clamped_k, 0, sizeof clamped_k);
+	/* Per-core work on worker threads when there is more than one core and no argument sets
+	 * are built (they share the profile's argument arena): each core only touches its own
+	 * tracks; notes, statistics and names are added in core order afterwards. */
+	int par = r->jobs > 1 && nc > 1 && !r->detail;
+	struct a2_par ap = {.r = r, .ipath = ipath, .f = f, .it = it, .cc = cc, .cr = cr,
+	                    .anchor = anchor, .have_anchor = have_anchor, .clamped = clamped_k};
 	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
 		goto out;
-	for (unsigned k = 0; k < nc; k++) {
-		have_anchor[k] = 0;
-		if (k < it->n_cmd && (rc = open_cmds(r, ipath, &it->cmd[k], k, &cc[k])) != TP_OK)
+	if (par) {
+		job = tp_calloc(nc, sizeof *job);
+		if (!job) {
+			rc = nomem(r);
 			goto out;
-		if (k < it->n_bd) {
-			if ((rc = read_tiu(r, f, &it->bd[k], &cc[k], k, &cr[k].tiu_first)) != TP_OK)
+		}
+		ap.job = job;
+		par_run((unsigned)r->jobs, nc, a2_par_read, &ap);
+		/* In core order: the first core that failed reports (as one thread would). */
+		for (unsigned k = 0; k < nc; k++) {
+			if (job[k].rc) {
+				if (r->d)
+					*r->d = job[k].d;
+				rc = job[k].rc;
 				goto out;
-			cr[k].tiu_n = r->p->tracks[r->tiu_track[k]].count - cr[k].tiu_first;
+			}
+			job_merge(r, &job[k]);
 		}
-		if (k < it->n_gdma) {
-			if ((rc = read_gdma(r, f, &it->gdma[k], k, &cr[k].gdma_first)) != TP_OK)
+	} else {
+		for (unsigned k = 0; k < nc; k++)
+			if ((rc = a2_core(r, ipath, f, it, k, &cc[k], &cr[k], &anchor[k],
+			                  &have_anchor[k])) != TP_OK)
 				goto out;
-			cr[k].gdma_n = r->p->tracks[r->gdma_track[k]].count - cr[k].gdma_first;
-		}
-		/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
-		 * the TIU record that executed it. */
-		if (cc[k].have[BMP_ENG_TIU]) {
-			struct bmp_cmd c;
-			uint32_t wait_id = 0;
-			for (uint32_t id = 1; id <= cc[k].cb[BMP_ENG_TIU].count; id++)
-				if (bmp_cmdbuf_get(&cc[k].cb[BMP_ENG_TIU], id, &c) && c.op == 15 && c.sub == 9) {
-					wait_id = id;
-					break;
-				}
-			const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-			for (size_t i = cr[k].tiu_first; wait_id && i < cr[k].tiu_first + cr[k].tiu_n; i++)
-				if (s[i].cmd_id == wait_id) {
-					anchor[k] = s[i].start_ns;
-					have_anchor[k] = 1;
-					break;
-				}
-		}
 	}
 	/* Core alignment against core 0. */
 	int64_t delta[BMP_MAX_CORES] = {0};
@@ -926,19 +1207,29 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
 	}
 	uint64_t clamped = 0;
+	if (par) {
+		ap.zero = zero;
+		ap.offset_ns = offset_ns;
+		par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
+	}
 	for (unsigned k = 0; k < nc; k++) {
-		finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz, zero,
-		              offset_ns, &clamped);
-		finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n, r->gdma_mhz, zero,
-		              offset_ns, &clamped);
-		for (int e = 0; e < 2; e++) {
-			int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-			size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
-			size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
-			for (size_t i = 0; i < n; i++) {
-				fill_cmd(r, &cc[k], e, t, first + i, k, i);
-				if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
-					drop_pages(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
+		if (par) {
+			clamped += clamped_k[k];
+			name_core(r, &cc[k], k, &cr[k]);
+		} else {
+			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz, zero,
+			              offset_ns, &clamped);
+			finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n, r->gdma_mhz,
+			              zero, offset_ns, &clamped);
+			for (int e = 0; e < 2; e++) {
+				int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+				size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
+				size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
+				for (size_t i = 0; i < n; i++) {
+					fill_cmd(r, &cc[k], e, t, first + i, k, i);
+					if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
+						drop_pages(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
+				}
 			}
 		}
 		if (k < it->n_dyn) {
@@ -955,6 +1246,12 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
 out:
+	for (unsigned k = 0; job && k < nc; k++) {
+		for (size_t i = 0; i < job[k].nnotes; i++)
+			tp_free(job[k].notes[i]);
+		tp_free(job[k].notes);
+	}
+	tp_free(job);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
 		core_cmds_free(&cc[k]);
 	tp_free(cc);
@@ -1409,7 +1706,11 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	r->g.no_nodes = js || (skip && !r->g.keep_ids);
 	r->json = js && !skip;
 	r->g.drop_pages = gf.mapped;
+	r->g.jobs = o ? o->jobs : 0;
+	r->jobs = r->g.jobs;
+	r->g.src = &gf;
 	rc = bmp_global_parse((const char *)gf.data, gf.size, gpath, r->p, &r->g, r->d);
+	r->g.src = NULL;
 	tp_file_release(&gf);
 	if (rc == TP_OK) {
 		if (o && o->arch_override) {
@@ -1485,6 +1786,8 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		char *ipath = NULL;
 		if ((rc = load(r, name, &f, &ipath)) != TP_OK)
 			return rc;
+		_Atomic uint64_t done = 0;
+		r->iter_done = &done;
 		struct bmp_iter *it = tp_malloc(sizeof *it);
 		if (!it) {
 			tp_file_release(&f);
@@ -1508,6 +1811,9 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			rc = r->perfai ? iter_a2(r, ipath, &f, it)
 			                               : iter_legacy(r, ipath, &f, it);
 		tp_free(it);
+		r->iter_done = NULL;
+		uint64_t told = atomic_load(&done);
+		f.reported = told < f.size ? (size_t)told : f.size;
 		tp_file_release(&f);
 		tp_free(ipath);
 		if (rc)

@@ -1019,38 +1019,60 @@ static int cmp_id_end(const void *x, const void *y)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Counts the TIU commands of core `c` with a cmd_id_dep on a GDMA command (identified by a
- * unique id among the matched GDMA commands) and those that start before that GDMA command
- * ends when GDMA is shifted by `shift` cycles. Raw-cycle phase (cmd_id = inst_id). */
-static void dep_check(struct rd *r, size_t c, const int64_t *shift, uint64_t *n, uint64_t *bad)
+/* The ends of core c's matched GDMA commands sorted by id (*out, caller frees; NULL when the
+ * core lacks a TIU or GDMA track or memory ran out: the note is optional). The ids of a
+ * stream are usually already in order: then no sort (the stable sort would not move
+ * anything either). */
+static size_t dep_ends(struct rd *r, size_t c, struct id_end **out)
 {
-	*n = *bad = 0;
+	*out = NULL;
 	int tt = r->ci[c].track[CDM_TIU], gt = r->ci[c].track[CDM_GDMA];
 	if (tt < 0 || gt < 0)
-		return;
-	const struct tp_track *g = &r->p->tracks[gt], *t = &r->p->tracks[tt];
+		return 0;
+	const struct tp_track *g = &r->p->tracks[gt];
 	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
 	struct id_end *v = tp_malloc((g->count + 1) * sizeof *v);
 	if (!v)
-		return; /* the note is optional; an allocation failure only drops it */
+		return 0;
 	size_t m = 0;
+	int in_order = 1;
 	for (size_t i = 0; i < g->count; i++)
-		if (g->slices[i].name != unknown)
-			v[m++] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
-	qsort(v, m, sizeof *v, cmp_id_end);
+		if (g->slices[i].name != unknown) {
+			v[m] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
+			if (m && v[m - 1].id > v[m].id)
+				in_order = 0;
+			m++;
+		}
+	if (!in_order)
+		qsort(v, m, sizeof *v, cmp_id_end);
+	*out = v;
+	return m;
+}
+
+/* Counts the TIU commands of core `c` with a cmd_id_dep on a GDMA command (identified by a
+ * unique id among the matched GDMA commands, v[0..m) from dep_ends) and those that start
+ * before that GDMA command ends when GDMA is shifted by `shift` cycles. Raw-cycle phase
+ * (cmd_id = inst_id). */
+static void dep_check(struct rd *r, size_t c, const struct id_end *v, size_t m,
+                      const int64_t *shift, uint64_t *n, uint64_t *bad)
+{
+	*n = *bad = 0;
+	if (!v)
+		return;
+	const struct tp_track *t = &r->p->tracks[r->ci[c].track[CDM_TIU]];
+	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		if (!s->dep_id || s->name == unknown)
 			continue;
 		struct id_end key = {s->dep_id - 1, 0};
-		struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
+		const struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
 		if (!hit || (hit > v && hit[-1].id == key.id) || (hit + 1 < v + m && hit[1].id == key.id))
 			continue;
 		(*n)++;
 		if (s->start_ns + shift[CDM_TIU] < hit->end + shift[CDM_GDMA])
 			(*bad)++;
 	}
-	tp_free(v);
 }
 
 /* The vendor's timeline of core c (tpu-mlir PerfAI / tpu_profile.py, sophgo-cdm.md §8.2 step
@@ -1089,8 +1111,11 @@ static void vendor_timeline(struct rd *r, size_t c)
 	ci->v_latest = vt - vz;
 	ci->hw_span = ot - oz;
 	const int64_t none[3] = {0, 0, 0};
-	dep_check(r, c, none, &ci->dep_n, &ci->dep_bad_rec);
-	dep_check(r, c, ci->v_sh, &ci->dep_n, &ci->dep_bad_shift);
+	struct id_end *v;
+	size_t m = dep_ends(r, c, &v);
+	dep_check(r, c, v, m, none, &ci->dep_n, &ci->dep_bad_rec);
+	dep_check(r, c, v, m, ci->v_sh, &ci->dep_n, &ci->dep_bad_shift);
+	tp_free(v);
 }
 
 /* Steps 6-9 plus the notes about them. */

@@ -37,6 +37,8 @@ struct tp_bmprofile_opts {
 	int skip_layers;            /* 1 = no layers/tensors (global.profile node matching and
 	                               tensor_location.json skipped): only the 64-byte slices per
 	                               command stay in memory, for the largest dumps */
+	int jobs;                   /* threads the reader may use (0 or 1 = the calling thread
+	                               only); the profile is the same for every value */
 };
 
 /* Returns 1 if `dir` is a directory that looks like bmprofile data (it holds global.profile or
@@ -71,6 +73,8 @@ struct tp_cdm_opts {
 	int detail;                 /* enum tp_bmprofile_detail (per-command argument sets:
 	                               decoded fields, cost, DMA counters); 0 = AUTO, per core
 	                               file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records */
+	int jobs;                   /* threads the reader may use (0 or 1 = one); the profile is
+	                               the same for every value */
 };
 
 /* Returns 1 if `dir` holds a cdmlib*.profile file, else 0. Thread-safe. */

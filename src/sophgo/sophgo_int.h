@@ -440,13 +440,19 @@ struct bmp_global {
 	int no_nodes;      /* input: do not store node lines (layers not wanted) */
 	int drop_pages;    /* input: the text is a file mapping whose pages may be released
 	                      (madvise) once parsed; never set for heap buffers */
+	int jobs;          /* input: threads that tokenize chunks of the text (0 or 1 = the
+	                      calling thread only); the result is the same for every value */
+	struct tp_file *src; /* input: the file the text is, for per-chunk progress; NULL none */
 	struct bmp_nodes nodes[BMP_MAX_CORES][2]; /* [core][BMP_ENG_*] */
 	unsigned long lines;
 };
 
 /* Parses global.profile text[0..len) into `p` (net_name, meta, layers, tensors, mems) and `g`
- * (arch, clocks, core list, node lines). `g` must be zeroed by the caller except keep_ids and
- * no_layers. Errors name `path:LINE`. Free g with bmp_global_free. */
+ * (arch, clocks, core list, node lines). `g` must be zeroed by the caller except its input
+ * fields. With g->jobs > 1 the text is tokenized in 4 MB chunks by that many threads and
+ * applied in file order by the calling thread: the profile, g and the error (the first one in
+ * file order) are the same as with one thread. Errors name `path:LINE`. Free g with
+ * bmp_global_free. */
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
                      struct bmp_global *g, struct tp_diag *d);
 void bmp_global_free(struct bmp_global *g);
