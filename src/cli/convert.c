@@ -467,7 +467,7 @@ static int convert_main(int argc, char **argv)
 			if (err || tp_xlsx_parse_rows(v, &cap))
 				return usage_error("--xlsx_rows takes a row count >= 1 or 'all', got '%s'",
 				                   err ? "" : v);
-			tp_xlsx_set_row_cap(cap);
+			o.xlsx_rows = cap;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--trace_file", &v, &err)) {
@@ -603,7 +603,7 @@ static int convert_main(int argc, char **argv)
 	/* A workbook cut at --xlsx_rows says so in every summary too (never a silent cut). */
 	for (size_t i = 0; i < nout; i++)
 		if (enabled[i] && outs[i] == &tp_output_xlsx &&
-		    tp_xlsx_note_cap(p, 0) != TP_OK) {
+		    tp_xlsx_note_cap(p, 0, o.xlsx_rows) != TP_OK) {
 			tp_profile_free(p);
 			return tp_status_exit_code(TP_ENOMEM);
 		}
@@ -643,7 +643,8 @@ static int convert_main(int argc, char **argv)
 	                         .verbose = o.verbose,
 	                         .sparse_ratios_path = o.sparse_ratios,
 	                         .trace_args_full = !o.trace_args_compact,
-	                         .jobs = o.jobs};
+	                         .jobs = o.jobs,
+	                         .xlsx_rows = o.xlsx_rows};
 	tp_progress_phase(TP_PHASE_WRITE);
 	struct out_job jobs[32];
 	struct out_pool pool = {.p = p, .a = &an, .oo = &oo, .outs = outs, .jobs = jobs};

@@ -12,8 +12,7 @@
  * "Longest commands" sheet; every total comes from the analysis of all records.
  *
  * Owns nothing beyond one call: the workbook, sheet plan and scratch buffers are freed before
- * tp_xlsx_write returns. The only process state is the CLI's row cap (tp_xlsx_set_row_cap),
- * set before any output is written.
+ * tp_xlsx_write returns. No process state: the row cap comes in tp_out_opts.xlsx_rows.
  */
 #include "xlsx/xlsx_int.h"
 #include "common/progress.h"
@@ -2396,9 +2395,6 @@ out:
 /* tp_output                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The CLI's --xlsx_rows; written before any output starts, only read afterwards. */
-static uint64_t g_row_cap = TP_XLSX_DEFAULT_ROWS;
-
 int tp_xlsx_parse_rows(const char *v, uint64_t *cap)
 {
 	uint64_t n;
@@ -2414,23 +2410,19 @@ int tp_xlsx_parse_rows(const char *v, uint64_t *cap)
 	return 0;
 }
 
-void tp_xlsx_set_row_cap(uint64_t cap)
+uint64_t tp_xlsx_row_cap(uint64_t cap)
 {
-	g_row_cap = cap ? cap : TP_XLSX_DEFAULT_ROWS;
+	return cap ? cap : TP_XLSX_DEFAULT_ROWS;
 }
 
-uint64_t tp_xlsx_row_cap(void)
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 {
-	return g_row_cap;
-}
-
-int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores)
-{
+	const uint64_t row_cap = tp_xlsx_row_cap(cap);
 	size_t capped = 0, largest = 0;
 	int big = -1;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
-		if (!sheet_track(t, max_cores) || (uint64_t)t->count <= g_row_cap)
+		if (!sheet_track(t, max_cores) || (uint64_t)t->count <= row_cap)
 			continue;
 		capped++;
 		if (t->count > largest) {
@@ -2438,7 +2430,7 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores)
 			big = (int)i;
 		}
 	}
-	struct plan lp = {.row_cap = g_row_cap};
+	struct plan lp = {.row_cap = row_cap};
 	if (layer_rows(&lp, p) != TP_OK)
 		return TP_ENOMEM;
 	tp_free(lp.layer_idx);
@@ -2450,7 +2442,7 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores)
 		                                           " layers of each core; every total and every "
 		                                           "other output covers all of them; rerun with "
 		                                           "--xlsx_rows all for every row",
-		                       g_row_cap);
+		                       row_cap);
 	char name[128];
 	track_base_name(p, big, multi_device(p), name, sizeof name);
 	return tp_profile_note(
@@ -2459,7 +2451,7 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores)
 	                        " commands of their engine and core (largest: %s, %zu); every "
 	                        "total and every other output covers all commands; rerun with "
 	                        "--xlsx_rows all for every row",
-	    capped, lp.layers_capped ? " and the layer sheet" : "", g_row_cap, name, largest);
+	    capped, lp.layers_capped ? " and the layer sheet" : "", row_cap, name, largest);
 }
 
 static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
@@ -2468,7 +2460,7 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
-	xo.row_cap = g_row_cap;
+	xo.row_cap = tp_xlsx_row_cap(o ? o->xlsx_rows : 0);
 	const char *env = getenv(TP_XLSX_MAX_ROWS_ENV);
 	if (env && *env) {
 		uint64_t v;

@@ -74,23 +74,19 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name);
  * -1 when `v` is neither. */
 int tp_xlsx_parse_rows(const char *v, uint64_t *cap);
 
-/* Sets the row cap tp_output_xlsx uses (0 = TP_XLSX_DEFAULT_ROWS). Process-wide: call it
- * before any output is written (the CLI does while parsing options), never concurrently with
- * a write. */
-void tp_xlsx_set_row_cap(uint64_t cap);
-
-/* The effective cap tp_output_xlsx uses (never 0). */
-uint64_t tp_xlsx_row_cap(void);
+/* The effective cap for a requested one: `cap`, or TP_XLSX_DEFAULT_ROWS when it is 0. */
+uint64_t tp_xlsx_row_cap(uint64_t cap);
 
 /* Notes that start with this prefix are the CLI's cap note (tp_xlsx_note_cap); the Engine
  * Summary writes its own, more detailed text instead of repeating them. */
 #define TP_XLSX_NOTE_PREFIX "PerfDoc/PerfAI_output.xlsx: "
 
-/* When some per-record sheet of `p` would pass the current cap (tp_xlsx_row_cap), adds one
+/* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_output_xlsx
+ * reads tp_out_opts.xlsx_rows), adds one
  * profile note (TP_XLSX_NOTE_PREFIX ...) naming the cap, the largest track and how to lift
  * it, so summary.txt/json/md say the workbook is cut. `max_cores` as in tp_out_opts. Call
  * it after the tracks are final and before the outputs are written. TP_OK or TP_ENOMEM. */
-int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores);
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap);
 
 /* The output the CLI lists: PerfDoc/PerfAI_output.xlsx, on by default, "--disable_doc". Its
  * write creates OUT_DIR/PerfDoc, honours o->max_cores and reads TP_XLSX_MAX_ROWS once. */

@@ -182,13 +182,12 @@ int main(int argc, char **argv)
 	}
 	const char *mode = argv[1];
 	const char *rows_env = getenv("XLSX_GEN_ROWS");
+	uint64_t cap = 0; /* the default */
 	if (rows_env) {
-		uint64_t cap;
 		if (tp_xlsx_parse_rows(rows_env, &cap)) {
 			fprintf(stderr, "xlsx_gen: XLSX_GEN_ROWS must be a count or 'all'\n");
 			return 1;
 		}
-		tp_xlsx_set_row_cap(cap);
 	}
 	if (!strcmp(mode, "bare") && argc == 8)
 		return bare_census(argv[2], (size_t)strtoull(argv[3], NULL, 10),
@@ -235,7 +234,7 @@ int main(int argc, char **argv)
 		tp_profile_free(p);
 		return 2;
 	}
-	struct tp_out_opts o = {.out_dir = argv[2]};
+	struct tp_out_opts o = {.out_dir = argv[2], .xlsx_rows = cap};
 	struct tp_diag d = {0};
 	double t0 = now_s();
 	int st = write ? tp_output_xlsx.write(p, &a, &o, &d) : TP_OK;

@@ -256,7 +256,7 @@ static void test_oom_capture(void **state)
 	tp_profile_free(p);
 }
 
-/* --xlsx_rows: parsing, the process-wide setting and the profile note the CLI adds. */
+/* --xlsx_rows: parsing, the default and the profile note the CLI adds. */
 static void test_row_cap(void **state)
 {
 	(void)state;
@@ -273,15 +273,14 @@ static void test_row_cap(void **state)
 		assert_true(v == 7);
 	}
 	assert_int_equal(tp_xlsx_parse_rows(NULL, &v), -1);
-	assert_true(tp_xlsx_row_cap() == TP_XLSX_DEFAULT_ROWS);
+	assert_true(tp_xlsx_row_cap(0) == TP_XLSX_DEFAULT_ROWS);
+	assert_true(tp_xlsx_row_cap(9) == 9);
 
 	struct tp_profile *p = small_engines(); /* TIU 40/9, GDMA 25/4, SDMA 3/0, layers */
 	size_t notes = p->num_notes;
-	tp_xlsx_set_row_cap(TP_XLSX_ROWS_ALL);
-	assert_int_equal(tp_xlsx_note_cap(p, 0), TP_OK);
+	assert_int_equal(tp_xlsx_note_cap(p, 0, TP_XLSX_ROWS_ALL), TP_OK);
 	assert_int_equal(p->num_notes, notes); /* nothing cut, nothing said */
-	tp_xlsx_set_row_cap(30);
-	assert_int_equal(tp_xlsx_note_cap(p, 0), TP_OK);
+	assert_int_equal(tp_xlsx_note_cap(p, 0, 30), TP_OK);
 	assert_int_equal(p->num_notes, notes + 1);
 	const char *t = tp_str(p, p->notes[notes].text);
 	assert_non_null(strstr(t, TP_XLSX_NOTE_PREFIX "1 per-command sheet(s)"));
@@ -290,12 +289,9 @@ static void test_row_cap(void **state)
 	assert_non_null(strstr(t, "--xlsx_rows all"));
 	/* --num_core 1 style: core 1's tracks do not count; 9 TIU commands of core 1 would be
 	 * cut at 5, but only core 0's 40 TIU, 25 GDMA are counted (SDMA 3 is not cut). */
-	tp_xlsx_set_row_cap(5);
-	assert_int_equal(tp_xlsx_note_cap(p, 1), TP_OK);
+	assert_int_equal(tp_xlsx_note_cap(p, 1, 5), TP_OK);
 	t = tp_str(p, p->notes[notes + 1].text);
 	assert_non_null(strstr(t, "2 per-command sheet(s)"));
-	tp_xlsx_set_row_cap(0); /* back to the default */
-	assert_true(tp_xlsx_row_cap() == TP_XLSX_DEFAULT_ROWS);
 	tp_profile_free(p);
 }
 
