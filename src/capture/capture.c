@@ -1611,6 +1611,10 @@ static void put_tensor(struct cap_thread *t, int role, int idx, const struct tpu
 /* Copies the part of a caller's tensor that `esize` covers into *x (the rest reads as absent). */
 static void tensor_view(struct tpuprof_tensor *x, const struct tpuprof_tensor *src, size_t esize)
 {
+	if (esize == sizeof *x) { /* the caller's layout is ours: a plain copy */
+		*x = *src;
+		return;
+	}
 	memset(x, 0, sizeof *x);
 	memcpy(x, src, esize < sizeof *x ? esize : sizeof *x);
 	if (!FIELD_IN(struct tpuprof_tensor, ndim, esize) ||
@@ -1639,6 +1643,18 @@ static int detail_view(struct tpuprof_op_detail *v, const struct tpuprof_op_deta
 	if (d == NULL)
 		return 0;
 	size_t n = d->size;
+	if (n == sizeof *v) { /* the caller compiled this header: every field is there */
+		*v = *d;
+		if (!v->tensor_size) {
+			v->inputs = v->outputs = NULL;
+			v->num_inputs = v->num_outputs = 0;
+		}
+		if (!v->attr_size) {
+			v->attrs = NULL;
+			v->num_attrs = 0;
+		}
+		return 1;
+	}
 	if (!FIELD_IN(D, attr_size, n))
 		return 0;
 	if (n > sizeof *v)
