@@ -8,6 +8,7 @@
  * error with a message, never crash, leak or leave end < start.
  */
 #include "sophgo/sophgo_int.h"
+#include "fuzz_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,16 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tp_profile *p = NULL;
 	memset(&d, 0, sizeof d);
 	int rc = tp_cdm_read(dir, NULL, &p, &d);
-	if (rc == TP_OK) {
-		for (size_t t = 0; t < p->num_tracks; t++)
-			for (size_t i = 0; i < p->tracks[t].count; i++)
-				if (p->tracks[t].slices[i].end_ns < p->tracks[t].slices[i].start_ns ||
-				    p->tracks[t].slices[i].start_ns < 0)
-					abort();
-		tp_profile_free(p);
-	} else if (p != NULL || d.msg[0] == 0) {
-		abort();
-	}
+	fuzz_check_read(rc, p, &d, 1);
 	if (port) {
 		char path[256];
 		snprintf(path, sizeof path, "%s/cdma0_1.profile", dir);
