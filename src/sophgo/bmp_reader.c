@@ -370,9 +370,8 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 	return TP_OK;
 }
 
-/* Interns the argument keys of one class's fields: TIU `des_` + regdef name; DMA the regdef
- * name with BM1688's printer renames (*_start_addr_h32 -> *_l32, *_l8 -> *_h8). A name the
- * class repeats ("reserved") gets key 0 after its first position. NULL when out of memory. */
+/* The argument keys of one class's fields (sg_class_keys, with BM1688's DMA printer renames),
+ * built once per class. NULL when out of memory. */
 static const uint32_t *class_keys(struct rd *r, int engine, const struct sg_dclass *dc)
 {
 	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
@@ -384,29 +383,9 @@ static const uint32_t *class_keys(struct rd *r, int engine, const struct sg_dcla
 	}
 	if (r->keys[engine][ci])
 		return r->keys[engine][ci];
-	const struct sg_regclass *rc = dc->rc;
-	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	uint32_t *k = sg_class_keys(r->p, dc, engine == BMP_ENG_TIU, r->arch == TP_ARCH_BM1688);
 	if (!k)
 		return NULL;
-	for (uint16_t i = 0; i < rc->nfields; i++) {
-		if (dc->dict_src[i] == UINT16_MAX)
-			continue;
-		const char *nm = rc->fields[i].name;
-		char key[96];
-		size_t len = strlen(nm);
-		if (engine == BMP_ENG_TIU) {
-			snprintf(key, sizeof key, "des_%s", nm);
-		} else {
-			snprintf(key, sizeof key, "%s", nm);
-			if (r->arch == TP_ARCH_BM1688 && strstr(nm, "start_addr_") && len < sizeof key) {
-				if (len > 4 && strcmp(nm + len - 4, "_h32") == 0)
-					memcpy(key + len - 4, "_l32", 5);
-				else if (len > 3 && strcmp(nm + len - 3, "_l8") == 0)
-					memcpy(key + len - 3, "_h8", 4);
-			}
-		}
-		k[i] = tp_profile_str(r->p, key);
-	}
 	r->keys[engine][ci] = k;
 	return k;
 }

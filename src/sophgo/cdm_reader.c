@@ -420,8 +420,8 @@ static int align_sections(const struct section *ps, size_t np, const struct sect
 
 /* ---- per-command detail (table-decoded descriptors) -------------------------------------- */
 
-/* The argument keys of one class's fields: TIU `des_` + regdef name, DMA/CDMA the plain name.
- * A name the class repeats gets key 0 after its first position. NULL when out of memory. */
+/* The argument keys of one class's fields (sg_class_keys: TIU `des_` + regdef name, DMA/CDMA
+ * the plain name), built once per class. NULL when out of memory. */
 static const uint32_t *class_keys(struct rd *r, int eng, const struct sg_dclass *dc)
 {
 	size_t ci = (size_t)(dc - r->dec->cls[eng]);
@@ -429,17 +429,9 @@ static const uint32_t *class_keys(struct rd *r, int eng, const struct sg_dclass 
 		return NULL;
 	if (r->keys[eng][ci])
 		return r->keys[eng][ci];
-	const struct sg_regclass *rc = dc->rc;
-	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	uint32_t *k = sg_class_keys(r->p, dc, eng == SG_ENG_TIU, 0);
 	if (!k)
 		return NULL;
-	for (uint16_t i = 0; i < rc->nfields; i++) {
-		if (dc->dict_src[i] == UINT16_MAX)
-			continue;
-		char key[96];
-		snprintf(key, sizeof key, "%s%s", eng == SG_ENG_TIU ? "des_" : "", rc->fields[i].name);
-		k[i] = tp_profile_str(r->p, key);
-	}
 	r->keys[eng][ci] = k;
 	return k;
 }

@@ -370,3 +370,28 @@ const struct sg_isa *sg_isa_for_arch(enum tp_arch a)
 		return NULL;
 	}
 }
+
+uint32_t *sg_class_keys(struct tp_profile *p, const struct sg_dclass *dc, int tiu,
+                        int bm1688_renames)
+{
+	const struct sg_regclass *rc = dc->rc;
+	uint32_t *k = tp_calloc(rc->nfields ? rc->nfields : 1, sizeof *k);
+	if (!k)
+		return NULL;
+	for (uint16_t i = 0; i < rc->nfields; i++) {
+		if (dc->dict_src[i] == UINT16_MAX)
+			continue;
+		const char *nm = rc->fields[i].name;
+		char key[96];
+		size_t len = strlen(nm);
+		snprintf(key, sizeof key, "%s%s", tiu ? "des_" : "", nm);
+		if (!tiu && bm1688_renames && strstr(nm, "start_addr_") && len < sizeof key) {
+			if (len > 4 && strcmp(nm + len - 4, "_h32") == 0)
+				memcpy(key + len - 4, "_l32", 5);
+			else if (len > 3 && strcmp(nm + len - 3, "_l8") == 0)
+				memcpy(key + len - 3, "_h8", 4);
+		}
+		k[i] = tp_profile_str(p, key);
+	}
+	return k;
+}

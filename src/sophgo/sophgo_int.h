@@ -180,6 +180,14 @@ struct sg_desc {
  * length, a field wider than 64 bits, an op-index entry naming no class). Free with
  * sg_decoder_free. */
 int sg_decoder_new(const struct sg_isa *isa, unsigned dma_type_bits, struct sg_decoder **out);
+
+/* The argument keys of one decoded class's fields, interned in `p`, one per regdef field:
+ * TIU (`tiu` != 0) `des_` + the regdef name, DMA/CDMA the plain name, with BM1688's DMA printer
+ * renames when `bm1688_renames` (*_start_addr_h32 -> *_l32, *_l8 -> *_h8). A field the
+ * vendor's dict drops (a name the class repeats, after its first position) gets key 0.
+ * Returns a tp_calloc'd array (the caller frees it), or NULL when out of memory. */
+uint32_t *sg_class_keys(struct tp_profile *p, const struct sg_dclass *dc, int tiu,
+                        int bm1688_renames);
 void sg_decoder_free(struct sg_decoder *d);
 
 /* Reads the head of the descriptor at p (left bytes available) for `engine` and selects its
