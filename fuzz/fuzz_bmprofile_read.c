@@ -7,6 +7,7 @@
  */
 #include "sophgo/sophgo_int.h"
 #include "fuzz_check.h"
+#include "fuzz_scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64];
+static const char *dir = "";
 
 static void put(const char *name, const void *p, size_t n)
 {
@@ -31,11 +32,7 @@ static void put(const char *name, const void *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/fuzz_bmprofile_XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
+	dir = fuzz_scratch_dir_get("fuzz_bmprofile");
 	if (size < 1)
 		return 0;
 	static const int arches[3] = {4, 3, 1};

@@ -9,6 +9,7 @@
  */
 #include "sophgo/sophgo_int.h"
 #include "fuzz_check.h"
+#include "fuzz_scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char dir[64];
+static const char *dir = "";
 
 static void put(const char *name, const void *p, size_t n)
 {
@@ -33,11 +34,7 @@ static void put(const char *name, const void *p, size_t n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!dir[0]) {
-		snprintf(dir, sizeof dir, "/tmp/fuzz_cdm_XXXXXX");
-		if (!mkdtemp(dir))
-			abort();
-	}
+	dir = fuzz_scratch_dir_get("fuzz_cdm");
 	/* The seed corpus holds every shared dump (some near 1 MiB); the cdm layouts are all
 	 * reached within 64 KiB, and the fixed-run smoke of `make test` stays short. */
 	if (size > (size_t)1 << 16)

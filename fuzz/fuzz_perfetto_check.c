@@ -12,6 +12,7 @@
  */
 #include "perfetto/perfetto.h"
 #include "sink/sink_fixture.h"
+#include "fuzz_scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,7 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static char path[64];
+static const char *path = "";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -57,13 +58,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (!path[0]) {
-		snprintf(path, sizeof path, "/tmp/fuzz_pfcheck_XXXXXX");
-		int fd = mkstemp(path);
-		if (fd < 0)
-			abort();
-		close(fd);
-	}
+	path = fuzz_scratch_file_get("fuzz_pfcheck");
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		abort();
