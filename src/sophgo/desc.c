@@ -93,9 +93,9 @@ static const struct sg_regclass *find_class(const struct sg_regclass *t, uint16_
 
 /* Resolves the offsets of one class into pool; returns the next free pool slot or NULL if the
  * widths do not add up. */
-/* FNV-1a of a name: resolve() compares every field name with every other one and with the
- * well-known names once per decoder, and readers build a decoder per conversion (fuzz targets
- * per input), so equal hashes gate the string comparisons. */
+/* FNV-1a of a name: resolve() finds duplicate field names and the well-known names through a
+ * per-class hash table, once per decoder; readers build a decoder per conversion (fuzz targets
+ * per input), so this stays linear in the number of fields. */
 static uint32_t name_hash(const char *s)
 {
 	uint32_t h = 2166136261u;
@@ -105,6 +105,22 @@ static uint32_t name_hash(const char *s)
 }
 
 #define SG_MAX_FIELDS 512
+#define SG_SLOTS (2 * SG_MAX_FIELDS) /* open-addressed name table: never more than half full */
+
+/* The slot of `name` (hash h) in an open-addressed table of field indexes: the slot holding
+ * the first field of that name, or the empty slot where it would go. */
+static unsigned name_slot(const uint16_t *first, const struct sg_regclass *rc, const uint32_t *fh,
+                          uint32_t h, const char *name)
+{
+	unsigned at = h & (SG_SLOTS - 1);
+	for (;;) {
+		uint16_t j = first[at];
+		if (j == UINT16_MAX || (fh[j] == h && strcmp(rc->fields[j].name, name) == 0))
+			return at;
+		at = (at + 1) & (SG_SLOTS - 1);
+	}
+}
+
 static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uint16_t *pool)
 {
 	unsigned at = 0;
@@ -114,27 +130,13 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 	dc->bytes = (uint16_t)((rc->length + 7) / 8);
 	if (rc->nfields > SG_MAX_FIELDS)
 		return NULL;
-	uint32_t fh[SG_MAX_FIELDS], kh[SG_F_COUNT][3];
-	for (uint16_t i = 0; i < rc->nfields; i++)
-		fh[i] = name_hash(rc->fields[i].name);
-	for (int k = 0; k < SG_F_COUNT; k++)
-		for (int a = 0; a < 3; a++)
-			kh[k][a] = known_names[k][a] ? name_hash(known_names[k][a]) : 0;
+	uint32_t fh[SG_MAX_FIELDS];
 	for (uint16_t i = 0; i < rc->nfields; i++) {
 		const struct sg_field *f = &rc->fields[i];
 		if (f->width == 0 || f->width > 64)
 			return NULL;
+		fh[i] = name_hash(f->name);
 		pool[i] = (uint16_t)at;
-		for (int k = 0; k < SG_F_COUNT; k++) {
-			if (dc->kw[k])
-				continue;
-			for (int a = 0; a < 3 && known_names[k][a]; a++)
-				if (kh[k][a] == fh[i] && strcmp(known_names[k][a], f->name) == 0) {
-					dc->kofs[k] = (uint16_t)at;
-					dc->kw[k] = (uint8_t)f->width;
-					break;
-				}
-		}
 		at += f->width;
 	}
 	/* A table may list more bits than its length (CV184X DMA_gather/scatter, as the vendor's
@@ -142,20 +144,36 @@ static uint16_t *resolve(struct sg_dclass *dc, const struct sg_regclass *rc, uin
 	 * bits long and fields past its end read 0. Fewer bits than the length is an error. */
 	if (at < rc->length)
 		return NULL;
+	/* dict_src: a name's first field gets the index of its last one (whose value the dict
+	 * keeps), later fields of the same name UINT16_MAX. `first` maps each name to its first
+	 * field, so every lookup below is one probe sequence, not a scan of the class. */
 	uint16_t *ds = pool + rc->nfields;
 	dc->dict_src = ds;
+	uint16_t first[SG_SLOTS];
+	memset(first, 0xFF, sizeof first);
 	for (uint16_t i = 0; i < rc->nfields; i++) {
+		unsigned sl = name_slot(first, rc, fh, fh[i], rc->fields[i].name);
 		ds[i] = i;
-		for (uint16_t j = 0; j < i; j++)
-			if (fh[j] == fh[i] && strcmp(rc->fields[j].name, rc->fields[i].name) == 0) {
-				ds[i] = UINT16_MAX;
-				break;
-			}
-		if (ds[i] == UINT16_MAX)
-			continue;
-		for (uint16_t j = i + 1; j < rc->nfields; j++)
-			if (fh[j] == fh[i] && strcmp(rc->fields[j].name, rc->fields[i].name) == 0)
-				ds[i] = j;
+		if (first[sl] == UINT16_MAX) {
+			first[sl] = i;
+		} else {
+			ds[first[sl]] = i;
+			ds[i] = UINT16_MAX;
+		}
+	}
+	/* Well-known fields: the first field (in table order) spelled like any of the names. */
+	for (int k = 0; k < SG_F_COUNT; k++) {
+		uint16_t best = UINT16_MAX;
+		for (int a = 0; a < 3 && known_names[k][a]; a++) {
+			const char *nm = known_names[k][a];
+			uint16_t j = first[name_slot(first, rc, fh, name_hash(nm), nm)];
+			if (j < best)
+				best = j;
+		}
+		if (best != UINT16_MAX) {
+			dc->kofs[k] = pool[best];
+			dc->kw[k] = (uint8_t)rc->fields[best].width;
+		}
 	}
 	return ds + rc->nfields;
 }
@@ -174,6 +192,12 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 			struct sg_dclass *dc = &d->cls[eng][ci];
 			if (!dc->op)
 				dc->op = o;
+			/* Sub-op codes this op lists (codes >= 32 address no slot). The names are set
+			 * in pass 0 only: pass 1 would repeat the same assignments in the same order. */
+			uint32_t listed = 0;
+			for (uint16_t s = 0; s < o->nsubs; s++)
+				if (o->subs[s].code < 32)
+					listed |= UINT32_C(1) << o->subs[s].code;
 			for (int sh = 0; sh < 2; sh++) {
 				if (o->is_short >= 0 && o->is_short != sh)
 					continue;
@@ -182,14 +206,12 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 						return TP_EFORMAT;
 					int three = dc->kw[SG_F_TSK_EU_TYP] == 3;
 					unsigned neu = three ? 8 : 32;
-					for (unsigned eu = 0; eu < neu; eu++) {
-						int listed = 0;
+					if (pass == 0)
 						for (uint16_t s = 0; s < o->nsubs; s++)
-							if (o->subs[s].code == eu) {
-								listed = 1;
-								d->tiu_sub[o->op][eu] = o->subs[s].name;
-							}
-						if (pass == 0 && !listed)
+							if (o->subs[s].code < neu)
+								d->tiu_sub[o->op][o->subs[s].code] = o->subs[s].name;
+					for (unsigned eu = 0; eu < neu; eu++) {
+						if (pass == 0 && !(listed >> eu & 1))
 							continue;
 						int16_t *slot = three ? &d->tiu_key3[o->op << 3 | eu]
 						                      : &d->tiu_key[sh << 9 | o->op << 5 | eu];
@@ -200,14 +222,12 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 					int k = eng == SG_ENG_CDMA;
 					if (o->op >= 32)
 						return TP_EFORMAT;
-					for (unsigned sp = 0; sp < 8; sp++) {
-						int listed = 0;
+					if (pass == 0)
 						for (uint16_t s = 0; s < o->nsubs; s++)
-							if (o->subs[s].code == sp) {
-								listed = 1;
-								d->dma_sub[k][o->op][sp] = o->subs[s].name;
-							}
-						if (pass == 0 && !listed)
+							if (o->subs[s].code < 8)
+								d->dma_sub[k][o->op][o->subs[s].code] = o->subs[s].name;
+					for (unsigned sp = 0; sp < 8; sp++) {
+						if (pass == 0 && !(listed >> sp & 1))
 							continue;
 						int16_t *slot = &d->dma_key[k][sh << 8 | o->op << 3 | sp];
 						if (*slot < 0)
