@@ -45,6 +45,10 @@
  * Thread-safety: every recording function may be called from any number of threads at
  * once. tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised internally.
  * Every function is cheap when capture is off (one load and a branch).
+ * Signals: no function is async-signal-safe. Do not record from a signal handler: a thread's
+ * record being written when the signal lands would be overwritten, and at an extent
+ * boundary the handler could wait for a lock its own thread holds. (The library's own
+ * SIGINT/SIGTERM flush, described above, is written for that context.)
  */
 #ifndef TPUPROF_TPUPROF_H
 #define TPUPROF_TPUPROF_H
