@@ -464,9 +464,8 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
 	return NULL;
 }
 
-static int slice_cmp(const void *a, const void *b)
+static int slice_cmp(const struct tp_slice *x, const struct tp_slice *y)
 {
-	const struct tp_slice *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	if (x->end_ns != y->end_ns)
@@ -495,33 +494,74 @@ static int sorted(const struct tp_slice *s, size_t n)
 	return 1;
 }
 
-/* Sorts a track's slices and keeps its cost array in step: both are sorted as pairs in a
- * temporary array (only tracks that are out of order and carry costs pay for it). */
-struct slice_cost {
-	struct tp_slice s;
-	struct tp_cost c;
-};
-static int slice_cost_cmp(const void *a, const void *b)
+/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
+ * permutation (the slices' old indexes) is merge-sorted by the slices (equal slices keep their
+ * order: the sort is stable, as glibc's qsort of the pair array was), then both arrays are
+ * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
+static void merge_perm(const struct tp_slice *s, const uint32_t *a, size_t na, const uint32_t *b,
+                       size_t nb, uint32_t *out)
 {
-	return slice_cmp(&((const struct slice_cost *)a)->s, &((const struct slice_cost *)b)->s);
+	size_t i = 0, j = 0, k = 0;
+	while (i < na && j < nb)
+		out[k++] = slice_cmp(&s[b[j]], &s[a[i]]) < 0 ? b[j++] : a[i++];
+	while (i < na)
+		out[k++] = a[i++];
+	while (j < nb)
+		out[k++] = b[j++];
 }
-static int sort_with_cost(struct tp_track *t)
+
+static int sort_track(struct tp_track *t)
 {
-	if (t->count > SIZE_MAX / sizeof(struct slice_cost))
+	size_t n = t->count;
+	if (n > UINT32_MAX || n > SIZE_MAX / (2 * sizeof(uint32_t)))
 		return TP_ENOMEM;
-	struct slice_cost *tmp = tp_malloc(t->count * sizeof *tmp);
-	if (!tmp)
+	uint32_t *perm = tp_malloc(n * sizeof *perm), *tmp = tp_malloc(n * sizeof *tmp);
+	if (!perm || !tmp) {
+		tp_free(perm);
+		tp_free(tmp);
 		return TP_ENOMEM;
-	for (size_t k = 0; k < t->count; k++) {
-		tmp[k].s = t->slices[k];
-		tmp[k].c = t->cost[k];
 	}
-	qsort(tmp, t->count, sizeof *tmp, slice_cost_cmp);
-	for (size_t k = 0; k < t->count; k++) {
-		t->slices[k] = tmp[k].s;
-		t->cost[k] = tmp[k].c;
+	for (size_t k = 0; k < n; k++)
+		perm[k] = (uint32_t)k;
+	/* Bottom-up merge sort; a merge of two runs already in order is a copy. */
+	uint32_t *src = perm, *dst = tmp;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			if (mid < hi && slice_cmp(&t->slices[src[mid - 1]], &t->slices[src[mid]]) > 0)
+				merge_perm(t->slices, src + lo, mid - lo, src + mid, hi - mid, dst + lo);
+			else
+				memcpy(dst + lo, src + lo, (hi - lo) * sizeof *dst);
+		}
+		uint32_t *x = src;
+		src = dst;
+		dst = x;
 	}
-	tp_free(tmp);
+	tp_free(dst);
+	/* src[k] = old index of the slice that goes to k. Each cycle k -> src[k] -> ... is
+	 * rotated once; a placed position is marked by src[k] = k. */
+	for (size_t k = 0; k < n; k++) {
+		if (src[k] == k)
+			continue;
+		struct tp_slice s = t->slices[k];
+		struct tp_cost c = t->cost ? t->cost[k] : (struct tp_cost){0};
+		size_t j = k;
+		for (;;) {
+			size_t from = src[j];
+			src[j] = (uint32_t)j;
+			if (from == k) {
+				t->slices[j] = s;
+				if (t->cost)
+					t->cost[j] = c;
+				break;
+			}
+			t->slices[j] = t->slices[from];
+			if (t->cost)
+				t->cost[j] = t->cost[from];
+			j = from;
+		}
+	}
+	tp_free(src);
 	return TP_OK;
 }
 
@@ -553,14 +593,8 @@ int tp_profile_finish(struct tp_profile *p)
 			if (!tp_track_cost(p, (int)i, t->count - 1))
 				return TP_ENOMEM;
 		}
-		if (!sorted(t->slices, t->count)) {
-			if (t->cost) {
-				if (sort_with_cost(t) != TP_OK)
-					return TP_ENOMEM;
-			} else {
-				qsort(t->slices, t->count, sizeof *t->slices, slice_cmp);
-			}
-		}
+		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
+			return TP_ENOMEM;
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
 			/* Nesting depth from a stack of open ends. */
 			int64_t stack[256];

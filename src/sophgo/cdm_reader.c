@@ -1465,9 +1465,8 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 	rc = read_all(r, o);
 	if (rc == TP_OK && p->oom)
 		rc = nomem(r);
-	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
-		rc = nomem(r);
 out:
+	/* The reader's scratch (per-core command arrays, ports, decoder) goes before the sort. */
 	for (size_t i = 0; i < r->ncores; i++)
 		tp_free(r->cores[i]);
 	for (size_t i = 0; i < r->ncdma; i++)
@@ -1485,6 +1484,8 @@ out:
 		tp_free(r->keys[e]);
 	}
 	sg_decoder_free(r->dec);
+	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
+		rc = nomem(r);
 	tp_free(r);
 	if (rc != TP_OK) {
 		tp_profile_free(p);
