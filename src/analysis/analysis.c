@@ -40,9 +40,10 @@ int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate)
 int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!t->cost || i >= t->count || !t->cost[i].valid)
+	struct tp_cost k;
+	if (!tp_track_get_cost(t, i, &k))
 		return 0;
-	const struct tp_cost *c = &t->cost[i];
+	const struct tp_cost *c = &k;
 	double asic = (double)t->slices[i].cycles + 1e-4;
 	out->alg_ops = c->alg_ops;
 	out->uarch_ops = c->uarch_ops;
@@ -101,7 +102,9 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->busy_cycle += c;
 		e->stall_cycle += s->stall;
 		if (t->kind == TP_TRACK_TIU && t->cost) {
-			const struct tp_cost *k = &t->cost[i];
+			struct tp_cost kv;
+			tp_track_get_cost(t, i, &kv);
+			const struct tp_cost *k = &kv;
 			if (!k->valid) {
 				e->cost_missing++;
 				continue;
@@ -347,7 +350,9 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 	if (t->kind != TP_TRACK_TIU || !t->cost)
 		return;
 	for (size_t i = 0; i < t->count; i++) {
-		const struct tp_cost *k = &t->cost[i];
+		struct tp_cost kv;
+		tp_track_get_cost(t, i, &kv);
+		const struct tp_cost *k = &kv;
 		const struct tp_slice *s = &t->slices[i];
 		if (!k->valid || s->kind != TP_CMD_NORMAL)
 			continue;
@@ -713,8 +718,10 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
 				continue;
 			for (size_t k = 0; k < t->count; k++) {
+				struct tp_cost kv;
+				tp_track_get_cost(t, k, &kv);
 				st = ftype_add(c, &cap, &last, t->slices[k].type, t->slices[k].cycles,
-				               t->cost ? &t->cost[k] : NULL);
+				               t->cost ? &kv : NULL);
 				if (st != TP_OK)
 					goto out;
 			}

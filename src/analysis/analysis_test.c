@@ -161,12 +161,10 @@ static void test_cost(void **state)
 		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
 		at += cmds[i].cycles;
 		p->tracks[t0].slices[i].type = tp_profile_str(p, cmds[i].type);
-		struct tp_cost *c = tp_track_cost(p, t0, i);
-		c->alg_ops = cmds[i].alg;
-		c->uarch_ops = cmds[i].uarch;
-		c->alg_cycle = cmds[i].alg_cycle;
-		c->init_cycle = cmds[i].init;
-		c->valid = cmds[i].valid;
+		struct tp_cost c = {.alg_ops = cmds[i].alg, .uarch_ops = cmds[i].uarch,
+		                    .alg_cycle = cmds[i].alg_cycle, .init_cycle = cmds[i].init,
+		                    .valid = cmds[i].valid};
+		assert_int_equal(tp_track_set_cost(p, t0, i, &c), TP_OK);
 	}
 	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal"); /* no cost array */
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -244,11 +242,9 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 				s->kind = r.tsk == 15 && r.eu == 9 ? TP_CMD_SYS_WAIT
 				          : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS : TP_CMD_NORMAL;
 				s->type = tp_profile_str(p, type);
-				struct tp_cost *c = tp_track_cost(p, tr, (size_t)n);
-				c->alg_ops = r.alg;
-				c->uarch_ops = r.uarch;
-				c->alg_cycle = (uint32_t)r.cyc;
-				c->valid = 1;
+				struct tp_cost c = {.alg_ops = r.alg, .uarch_ops = r.uarch,
+				                    .alg_cycle = (uint32_t)r.cyc, .valid = 1};
+				assert_int_equal(tp_track_set_cost(p, tr, (size_t)n, &c), TP_OK);
 				n++;
 			}
 			if (eof)

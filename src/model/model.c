@@ -110,6 +110,7 @@ void tp_profile_free(struct tp_profile *p)
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		tp_free(p->tracks[i].slices);
 		tp_free(p->tracks[i].cost);
+		tp_free(p->tracks[i].cost_big);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -256,27 +257,83 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
-struct tp_cost *tp_track_cost(struct tp_profile *p, int track, size_t index)
+/* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
+static int cost_grow(struct tp_track *t)
+{
+	size_t n = t->cap > t->count ? t->cap : t->count;
+	if (n > SIZE_MAX / sizeof *t->cost)
+		return TP_ENOMEM;
+	struct tp_cost_pk *c = tp_realloc(t->cost, n * sizeof *c);
+	if (!c)
+		return TP_ENOMEM;
+	memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
+	t->cost = c;
+	t->cost_cap = n;
+	return TP_OK;
+}
+
+#define PK_OPS_BITS 40
+#define PK_BIG ((uint64_t)1 << 63)
+
+int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c)
 {
 	struct tp_track *t = &p->tracks[track];
 	if (index >= t->count)
-		return NULL;
-	if (t->cost_cap < t->count) {
-		size_t n = t->cap > t->count ? t->cap : t->count;
-		if (n > SIZE_MAX / sizeof *t->cost) {
-			p->oom = 1;
-			return NULL;
-		}
-		struct tp_cost *c = tp_realloc(t->cost, n * sizeof *c);
-		if (!c) {
-			p->oom = 1;
-			return NULL;
-		}
-		memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
-		t->cost = c;
-		t->cost_cap = n;
+		return TP_ERANGE;
+	if (t->cost_cap < t->count && cost_grow(t) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
 	}
-	return &t->cost[index];
+	struct tp_cost_pk *e = &t->cost[index];
+	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
+	if (c->alg_ops <= ops_max && c->uarch_ops <= ops_max && c->init_cycle < 256 &&
+	    c->bank_cycle < 64 && c->valid <= 1) {
+		e->w[0] = c->alg_ops | c->uarch_ops << PK_OPS_BITS;
+		e->w[1] = c->uarch_ops >> (64 - PK_OPS_BITS) | (uint64_t)c->alg_cycle << 16 |
+		          (uint64_t)c->init_cycle << 48 | (uint64_t)c->bank_cycle << 56 |
+		          (uint64_t)c->valid << 62;
+		return TP_OK;
+	}
+	/* Rare (absurd dimensions): the whole entry goes to the side array, reused on a rewrite. */
+	size_t k;
+	if (e->w[1] & PK_BIG) {
+		k = (size_t)e->w[0];
+	} else {
+		struct tp_cost *v = tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
+		if (!v) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		t->cost_big = v;
+		k = t->num_cost_big++;
+	}
+	t->cost_big[k] = *c;
+	e->w[0] = k;
+	e->w[1] = PK_BIG;
+	return TP_OK;
+}
+
+int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
+{
+	if (!t->cost || i >= t->count || i >= t->cost_cap) {
+		*out = (struct tp_cost){0};
+		return 0;
+	}
+	const struct tp_cost_pk *e = &t->cost[i];
+	if (e->w[1] & PK_BIG) {
+		*out = t->cost_big[e->w[0]];
+		return out->valid;
+	}
+	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
+	*out = (struct tp_cost){
+		.alg_ops = e->w[0] & ops_max,
+		.uarch_ops = e->w[0] >> PK_OPS_BITS | (e->w[1] & 0xFFFF) << (64 - PK_OPS_BITS),
+		.alg_cycle = (uint32_t)(e->w[1] >> 16),
+		.init_cycle = (uint32_t)(e->w[1] >> 48 & 0xFF),
+		.bank_cycle = (uint32_t)(e->w[1] >> 56 & 0x3F),
+		.valid = (uint8_t)(e->w[1] >> 62 & 1),
+	};
+	return out->valid;
 }
 
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
@@ -544,7 +601,7 @@ static int sort_track(struct tp_track *t)
 		if (src[k] == k)
 			continue;
 		struct tp_slice s = t->slices[k];
-		struct tp_cost c = t->cost ? t->cost[k] : (struct tp_cost){0};
+		struct tp_cost_pk c = t->cost ? t->cost[k] : (struct tp_cost_pk){{0, 0}};
 		size_t j = k;
 		for (;;) {
 			size_t from = src[j];
@@ -590,7 +647,7 @@ int tp_profile_finish(struct tp_profile *p)
 		struct tp_track *t = &p->tracks[i];
 		if (t->cost && t->cost_cap < t->count) {
 			/* Slices pushed after the last cost entry have none. */
-			if (!tp_track_cost(p, (int)i, t->count - 1))
+			if (cost_grow(t) != TP_OK)
 				return TP_ENOMEM;
 		}
 		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
@@ -699,6 +756,7 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 		if (t->core >= keep && t->kind < TP_TRACK_LAYER) {
 			tp_free(t->slices);
 			tp_free(t->cost);
+			tp_free(t->cost_big);
 			map[i] = -1;
 			continue;
 		}

@@ -524,9 +524,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 	struct tp_cost k = {0};
 	if (engine == BMP_ENG_TIU && c.have_desc) {
 		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = k;
+		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!r->detail)
@@ -1018,9 +1016,7 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
 					sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
-					struct tp_cost *slot = tp_track_cost(r->p, t, first + i);
-					if (slot)
-						*slot = kc;
+					tp_track_set_cost(r->p, t, first + i, &kc);
 				}
 			}
 			if ((i & 0xFFFF) == 0xFFFF && cc->have[e])

@@ -574,9 +574,8 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
 		 * cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook totals
 		 * include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the commands'). */
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = (struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1};
+		tp_track_set_cost(r->p, t, index,
+		                  &(struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1});
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!c)
@@ -596,9 +595,7 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct tp_cost k = {0};
 	if (eng == SG_ENG_TIU) {
 		sg_tiu_cost(r->chip, &d, c->raw, &k);
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = k;
+		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!r->detail)
