@@ -336,15 +336,136 @@ static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot
 	v[i] = *h;
 }
 
-/* Cost hot spots of one TIU track; per-layer sums go to lsum (num_layers entries or NULL). */
-/* Per-layer sums of the cost figures (half the size of a tp_cost_hot per layer: dumps have
- * up to one layer per few commands). */
+/* Per-layer sums of the cost figures. */
 struct lacc {
 	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
 };
 
-static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti,
-                     struct lacc *lsum)
+/* Offers layer i with sums x to the worst-layers list. The list is ordered by lost cycles, then
+ * by layer index, so the result does not depend on the order layers are offered in. */
+static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_t i,
+                        const struct lacc *x)
+{
+	if (x->uarch_ops <= x->alg_ops)
+		return;
+	struct tp_cost_hot h;
+	memset(&h, 0, sizeof h);
+	h.alg_ops = x->alg_ops;
+	h.uarch_ops = x->uarch_ops;
+	h.asic_cycle = x->asic_cycle;
+	h.init_cycle = x->init_cycle;
+	h.track = -1;
+	h.layer = (int32_t)i;
+	h.core = p->layers[i].core;
+	h.lost_cycles = (double)h.asic_cycle * (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
+	if (!(h.lost_cycles > 0))
+		return;
+	struct tp_cost_hot *v = a->low_uarch_layers;
+	size_t *n = &a->num_low_uarch_layers;
+#define LAYER_BEFORE(x, y) ((x)->lost_cycles > (y)->lost_cycles || \
+                            ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
+	size_t k = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
+	if (k == TP_ANALYSIS_HOT) {
+		if (!LAYER_BEFORE(&h, &v[TP_ANALYSIS_HOT - 1]))
+			return;
+		k = TP_ANALYSIS_HOT - 1;
+	}
+	while (k > 0 && LAYER_BEFORE(&h, &v[k - 1])) {
+		v[k] = v[k - 1];
+		k--;
+	}
+#undef LAYER_BEFORE
+	v[k] = h;
+}
+
+/* The layer a TIU cost entry counts for (valid, normal command, known layer), else -1. */
+static int32_t cost_layer(const struct tp_profile *p, const struct tp_slice *s,
+                          const struct tp_cost *k)
+{
+	return k->valid && s->kind == TP_CMD_NORMAL && s->layer >= 0 &&
+	               (size_t)s->layer < p->num_layers
+	           ? s->layer
+	           : -1;
+}
+
+/* The worst layers by their summed cost figures. Usually a layer's TIU commands are one run
+ * of consecutive slices on one track, so runs are summed and offered as they end, with a bit
+ * per layer to notice a layer that comes back; then (interleaved layer groups) the sums are
+ * taken in an array with an entry per layer instead. TP_OK / TP_ENOMEM. */
+static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
+{
+	if (!p->num_layers)
+		return TP_OK;
+	uint8_t *seen = tp_calloc((p->num_layers + 7) / 8, 1);
+	if (!seen)
+		return TP_ENOMEM;
+	int again = 0;
+	for (size_t ti = 0; ti < p->num_tracks && !again; ti++) {
+		const struct tp_track *t = &p->tracks[ti];
+		if (t->kind != TP_TRACK_TIU || !t->cost)
+			continue;
+		int32_t cur = -1;
+		struct lacc acc = {0};
+		for (size_t i = 0; i <= t->count; i++) {
+			struct tp_cost k = {0};
+			int32_t l = -1;
+			if (i < t->count) {
+				tp_track_get_cost(t, i, &k);
+				l = cost_layer(p, &t->slices[i], &k);
+				if (l < 0 || l == cur) {
+					if (l >= 0) {
+						acc.alg_ops += k.alg_ops;
+						acc.uarch_ops += k.uarch_ops;
+						acc.asic_cycle += t->slices[i].cycles;
+						acc.init_cycle += k.init_cycle;
+					}
+					continue;
+				}
+			}
+			if (cur >= 0)
+				layer_offer(a, p, (size_t)cur, &acc);
+			if (i == t->count)
+				break;
+			if (seen[l >> 3] & (1u << (l & 7))) {
+				again = 1;
+				break;
+			}
+			seen[l >> 3] |= (uint8_t)(1u << (l & 7));
+			cur = l;
+			acc = (struct lacc){k.alg_ops, k.uarch_ops, t->slices[i].cycles, k.init_cycle};
+		}
+	}
+	tp_free(seen);
+	if (!again)
+		return TP_OK;
+	a->num_low_uarch_layers = 0;
+	struct lacc *lsum = tp_calloc(p->num_layers, sizeof *lsum);
+	if (!lsum)
+		return TP_ENOMEM;
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *t = &p->tracks[ti];
+		if (t->kind != TP_TRACK_TIU || !t->cost)
+			continue;
+		for (size_t i = 0; i < t->count; i++) {
+			struct tp_cost k;
+			tp_track_get_cost(t, i, &k);
+			int32_t l = cost_layer(p, &t->slices[i], &k);
+			if (l < 0)
+				continue;
+			lsum[l].alg_ops += k.alg_ops;
+			lsum[l].uarch_ops += k.uarch_ops;
+			lsum[l].asic_cycle += t->slices[i].cycles;
+			lsum[l].init_cycle += k.init_cycle;
+		}
+	}
+	for (size_t i = 0; i < p->num_layers; i++)
+		layer_offer(a, p, i, &lsum[i]);
+	tp_free(lsum);
+	return TP_OK;
+}
+
+/* Cost hot spots (commands) of one TIU track. */
+static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	if (t->kind != TP_TRACK_TIU || !t->cost)
@@ -369,13 +490,6 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
 			h.lost_cycles = (double)k->init_cycle;
 			hot_offer(a->high_init, &a->num_high_init, &h);
-		}
-		if (lsum && s->layer >= 0 && (size_t)s->layer < p->num_layers) {
-			struct lacc *l = &lsum[s->layer];
-			l->alg_ops += k->alg_ops;
-			l->uarch_ops += k->uarch_ops;
-			l->asic_cycle += s->cycles;
-			l->init_cycle += k->init_cycle;
 		}
 	}
 }
@@ -749,31 +863,10 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		struct lacc *lsum = p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
-		if (p->num_layers && !lsum) {
-			st = TP_ENOMEM;
-			goto out;
-		}
 		for (size_t i = 0; i < p->num_tracks; i++)
-			cost_hot(a, p, i, lsum);
-		for (size_t i = 0; lsum && i < p->num_layers; i++) {
-			const struct lacc *x = &lsum[i];
-			if (x->uarch_ops <= x->alg_ops)
-				continue;
-			struct tp_cost_hot h;
-			memset(&h, 0, sizeof h);
-			h.alg_ops = x->alg_ops;
-			h.uarch_ops = x->uarch_ops;
-			h.asic_cycle = x->asic_cycle;
-			h.init_cycle = x->init_cycle;
-			h.track = -1;
-			h.layer = (int32_t)i;
-			h.core = p->layers[i].core;
-			h.lost_cycles = (double)h.asic_cycle *
-			                (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
-			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, &h);
-		}
-		tp_free(lsum);
+			cost_hot(a, p, i);
+		if ((st = layer_hot(a, p)) != TP_OK)
+			goto out;
 	}
 
 	/* Command rankings, shares relative to total time. */

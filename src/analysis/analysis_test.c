@@ -134,6 +134,56 @@ static void test_gbps(void **state)
 	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
 }
 
+/* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
+ * whether each layer's commands are one run of slices or interleaved with other layers'. */
+static void layer_hot_case(int interleave)
+{
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	enum { NL = 14 };
+	for (int i = 0; i < NL; i++) {
+		struct tp_layer l = {.id = i, .core = 0, .subnet = -1, .group = -1,
+		                     .begin_ns = 1, .end_ns = 0};
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+	}
+	/* Layer i: two commands of 100 cycles, alg (i % 5 + 1) * 10 of 100 uArch ops each, so
+	 * lost = 200 * (1 - alg / 100): 180 for layers 0, 5, 10; 160 for 1, 6, 11; ... */
+	uint64_t at = 0;
+	for (int k = 0; k < 2 * NL; k++) {
+		int layer = interleave ? NL - 1 - k % NL : k / 2;
+		add(p, t0, at, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
+		at += 100;
+		p->tracks[t0].slices[k].layer = layer;
+		struct tp_cost c = {.alg_ops = (uint64_t)(layer % 5 + 1) * 10, .uarch_ops = 100,
+		                    .valid = 1};
+		assert_int_equal(tp_track_set_cost(p, t0, (size_t)k, &c), TP_OK);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	static const int want[10] = {0, 5, 10, 1, 6, 11, 2, 7, 12, 3};
+	assert_int_equal(a.num_low_uarch_layers, 10);
+	for (int i = 0; i < 10; i++) {
+		const struct tp_cost_hot *h = &a.low_uarch_layers[i];
+		assert_int_equal(h->layer, want[i]);
+		assert_int_equal(h->track, -1);
+		assert_int_equal(h->asic_cycle, 200);
+		assert_int_equal(h->uarch_ops, 200);
+		assert_int_equal(h->alg_ops, (uint64_t)(want[i] % 5 + 1) * 20);
+		assert_true(fabs(h->lost_cycles - (200.0 - 2.0 * (want[i] % 5 + 1) * 10)) < 1e-9);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+static void test_layer_hot(void **state)
+{
+	(void)state;
+	layer_hot_case(0);
+	layer_hot_case(1);
+}
+
 /* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
 static void test_cost(void **state)
 {
@@ -479,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_empty_and_oom),
 		cmocka_unit_test(test_gbps),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_layer_hot),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};
