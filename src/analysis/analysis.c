@@ -600,13 +600,122 @@ static int64_t ival_overlap(const struct ival *x, size_t nx, const struct ival *
 	return o;
 }
 
+/* Busy intervals of a set of tracks merged into their union, streamed in start order without
+ * a copy: each track is sorted by start (tp_profile_finish), so the next interval is the
+ * smallest next busy slice among the tracks, and touching or overlapping ones are merged as
+ * ival_union does. */
+struct ustream {
+	const struct tp_track **t;
+	size_t *pos;
+	size_t nt;
+};
+
+/* The next busy slice start among the tracks (its track in *k), 0 if none. */
+static int ustream_peek(struct ustream *u, size_t *k)
+{
+	int found = 0;
+	for (size_t j = 0; j < u->nt; j++) {
+		const struct tp_track *t = u->t[j];
+		while (u->pos[j] < t->count && t->slices[u->pos[j]].kind != TP_CMD_NORMAL)
+			u->pos[j]++;
+		if (u->pos[j] < t->count &&
+		    (!found || t->slices[u->pos[j]].start_ns < u->t[*k]->slices[u->pos[*k]].start_ns)) {
+			*k = j;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+static int ustream_next(struct ustream *u, struct ival *out)
+{
+	size_t k = 0;
+	if (!ustream_peek(u, &k))
+		return 0;
+	const struct tp_slice *s = &u->t[k]->slices[u->pos[k]++];
+	*out = (struct ival){s->start_ns, s->end_ns};
+	while (ustream_peek(u, &k)) {
+		s = &u->t[k]->slices[u->pos[k]];
+		if (s->start_ns > out->e)
+			break;
+		if (s->end_ns > out->e)
+			out->e = s->end_ns;
+		u->pos[k]++;
+	}
+	return 1;
+}
+
+/* Measured concurrency of one core from the streamed unions; 0 if a track is out of start
+ * order (a profile tp_profile_finish did not see), then core_overlap copies and sorts. */
+static int core_overlap_stream(const struct tp_profile *p, struct tp_core_stats *c, int *done)
+{
+	*done = 0;
+	const struct tp_track **t = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *t);
+	size_t *pos = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *pos);
+	if (!t || !pos) {
+		tp_free(t);
+		tp_free(pos);
+		return TP_ENOMEM;
+	}
+	/* TIU tracks first, then the DMA ones: the two streams share the arrays. */
+	size_t ntiu = 0, n = 0;
+	int ok = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < p->num_tracks; i++) {
+			const struct tp_track *x = &p->tracks[i];
+			if (x->device != c->device || x->core != c->core || !is_engine(x->kind) ||
+			    (x->kind == TP_TRACK_TIU) != (pass == 0))
+				continue;
+			for (size_t k = 1; k < x->count && ok; k++)
+				if (x->slices[k - 1].start_ns > x->slices[k].start_ns)
+					ok = 0;
+			t[n++] = x;
+			ntiu += pass == 0;
+		}
+	if (ok) {
+		struct ustream tu = {t, pos, ntiu}, du = {t + ntiu, pos + ntiu, n - ntiu};
+		int64_t tl = 0, dl = 0, o = 0;
+		struct ival x, y;
+		int hx = ustream_next(&tu, &x), hy = ustream_next(&du, &y);
+		if (hx)
+			tl += x.e - x.b;
+		if (hy)
+			dl += y.e - y.b;
+		while (hx && hy) {
+			int64_t b = x.b > y.b ? x.b : y.b, e = x.e < y.e ? x.e : y.e;
+			if (e > b)
+				o += e - b;
+			if (x.e < y.e) {
+				if ((hx = ustream_next(&tu, &x)))
+					tl += x.e - x.b;
+			} else if ((hy = ustream_next(&du, &y))) {
+				dl += y.e - y.b;
+			}
+		}
+		while (hx && (hx = ustream_next(&tu, &x)))
+			tl += x.e - x.b;
+		while (hy && (hy = ustream_next(&du, &y)))
+			dl += y.e - y.b;
+		c->eng[TP_TRACK_TIU].union_ns = tl;
+		c->overlap_ns = o;
+		int64_t mn = tl < dl ? tl : dl;
+		c->concurrency = mn > 0 ? (double)c->overlap_ns / (double)mn : 0;
+		*done = 1;
+	}
+	tp_free(t);
+	tp_free(pos);
+	return TP_OK;
+}
+
 /* Measured concurrency of one core: TIU busy time that overlaps DMA busy time. */
 static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 {
+	int done, st = core_overlap_stream(p, c, &done);
+	if (st != TP_OK || done)
+		return st;
 	struct ival *tv = NULL, *dv = NULL;
 	size_t tn = 0, tc = 0, dn = 0, dc = 0;
 	size_t truns[8], druns[8], ntr = 0, ndr = 0; /* where each track's run starts */
-	int st = TP_OK;
 	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (t->device != c->device || t->core != c->core || !is_engine(t->kind))

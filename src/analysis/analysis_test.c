@@ -184,6 +184,40 @@ static void test_layer_hot(void **state)
 	layer_hot_case(1);
 }
 
+/* TIU/DMA overlap: the same union and overlap whether the tracks are in start order (streamed)
+ * or not (a profile analysed before tp_profile_finish: copied and sorted), over two DMA
+ * tracks on one core. TIU busy [0,99] [150,249] [240,299] (union 99 + 149 = 248), DMA busy
+ * [50,119] [280,399] (and a SYS slice that does not count): overlap 49 + 19 = 68. */
+static void test_overlap_orders(void **state)
+{
+	(void)state;
+	for (int fin = 0; fin < 2; fin++) {
+		struct tp_profile *p = tp_profile_new();
+		int dev = tp_profile_add_device(p, "dev", 0, 1);
+		int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+		int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+		int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
+		add(p, t0, 240, 60, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, t0, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, t0, 150, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, g0, 280, 120, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 10, "ld");
+		add(p, s0, 0, 400, 1000, TP_CMD_SYS, TP_DIR_NONE, 0, "sys");
+		add(p, s0, 50, 70, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 10, "ld");
+		if (fin)
+			assert_int_equal(tp_profile_finish(p), TP_OK);
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze(p, &a), TP_OK);
+		const struct tp_core_stats *c = tp_analysis_core(&a, dev, 0);
+		assert_non_null(c);
+		assert_int_equal(c->eng[TP_TRACK_TIU].union_ns, 248);
+		assert_int_equal(c->overlap_ns, 68);
+		/* DMA union 69 + 119 = 188 is the smaller one. */
+		assert_true(fabs(c->concurrency - 68.0 / 188.0) < 1e-12);
+		tp_analysis_free(&a);
+		tp_profile_free(p);
+	}
+}
+
 /* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
 static void test_cost(void **state)
 {
@@ -530,6 +564,7 @@ int main(void)
 		cmocka_unit_test(test_gbps),
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_layer_hot),
+		cmocka_unit_test(test_overlap_orders),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};
