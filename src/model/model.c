@@ -111,6 +111,8 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].slices);
 		tp_free(p->tracks[i].cost);
 		tp_free(p->tracks[i].cost_big);
+		tp_free(p->tracks[i].cost_dict);
+		tp_free(p->tracks[i].cost_slots);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -263,7 +265,7 @@ static int cost_grow(struct tp_track *t)
 	size_t n = t->cap > t->count ? t->cap : t->count;
 	if (n > SIZE_MAX / sizeof *t->cost)
 		return TP_ENOMEM;
-	struct tp_cost_pk *c = tp_realloc(t->cost, n * sizeof *c);
+	uint32_t *c = tp_realloc(t->cost, n * sizeof *c);
 	if (!c)
 		return TP_ENOMEM;
 	memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
@@ -275,6 +277,67 @@ static int cost_grow(struct tp_track *t)
 #define PK_OPS_BITS 40
 #define PK_BIG ((uint64_t)1 << 63)
 
+static uint32_t pk_hash(const struct tp_cost_pk *e)
+{
+	uint64_t h = (e->w[0] ^ (e->w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 32);
+}
+
+/* Rebuilds the dictionary's hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
+static int dict_rehash(struct tp_track *t, uint32_t n)
+{
+	uint32_t *slots = tp_calloc(n, sizeof *slots);
+	if (!slots)
+		return TP_ENOMEM;
+	for (uint32_t k = 0; k < t->num_cost_dict; k++) {
+		if (t->cost_dict[k].w[1] & PK_BIG)
+			continue;
+		uint32_t h = pk_hash(&t->cost_dict[k]) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = k + 1;
+	}
+	tp_free(t->cost_slots);
+	t->cost_slots = slots;
+	t->num_cost_slots = n;
+	return TP_OK;
+}
+
+/* The dictionary index + 1 of entry e, added if new (big entries are never shared). 0 on out
+ * of memory. */
+static uint32_t dict_put(struct tp_track *t, const struct tp_cost_pk *e)
+{
+	if (t->num_cost_dict >= UINT32_MAX / 2 - 1)
+		return 0;
+	if ((t->num_cost_dict + 1) * 2 > t->num_cost_slots || !t->cost_slots) {
+		uint32_t n = t->num_cost_slots ? t->num_cost_slots : 64;
+		while ((t->num_cost_dict + 1) * 2 > n)
+			n *= 2;
+		if (dict_rehash(t, n) != TP_OK)
+			return 0;
+	}
+	uint32_t h = 0;
+	if (!(e->w[1] & PK_BIG)) {
+		h = pk_hash(e) & (t->num_cost_slots - 1);
+		for (; t->cost_slots[h]; h = (h + 1) & (t->num_cost_slots - 1)) {
+			const struct tp_cost_pk *d = &t->cost_dict[t->cost_slots[h] - 1];
+			if (d->w[0] == e->w[0] && d->w[1] == e->w[1])
+				return t->cost_slots[h];
+		}
+	}
+	size_t cap = t->cap_cost_dict;
+	struct tp_cost_pk *v = tp_grow(t->cost_dict, sizeof *v, (size_t)t->num_cost_dict + 1, &cap);
+	if (!v)
+		return 0;
+	t->cost_dict = v;
+	t->cap_cost_dict = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_cost_dict] = *e;
+	uint32_t id = ++t->num_cost_dict;
+	if (!(e->w[1] & PK_BIG))
+		t->cost_slots[h] = id;
+	return id;
+}
+
 int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c)
 {
 	struct tp_track *t = &p->tracks[track];
@@ -284,32 +347,32 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
-	struct tp_cost_pk *e = &t->cost[index];
+	struct tp_cost_pk e;
 	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
 	if (c->alg_ops <= ops_max && c->uarch_ops <= ops_max && c->init_cycle < 256 &&
 	    c->bank_cycle < 64 && c->valid <= 1) {
-		e->w[0] = c->alg_ops | c->uarch_ops << PK_OPS_BITS;
-		e->w[1] = c->uarch_ops >> (64 - PK_OPS_BITS) | (uint64_t)c->alg_cycle << 16 |
-		          (uint64_t)c->init_cycle << 48 | (uint64_t)c->bank_cycle << 56 |
-		          (uint64_t)c->valid << 62;
-		return TP_OK;
-	}
-	/* Rare (absurd dimensions): the whole entry goes to the side array, reused on a rewrite. */
-	size_t k;
-	if (e->w[1] & PK_BIG) {
-		k = (size_t)e->w[0];
+		e.w[0] = c->alg_ops | c->uarch_ops << PK_OPS_BITS;
+		e.w[1] = c->uarch_ops >> (64 - PK_OPS_BITS) | (uint64_t)c->alg_cycle << 16 |
+		         (uint64_t)c->init_cycle << 48 | (uint64_t)c->bank_cycle << 56 |
+		         (uint64_t)c->valid << 62;
 	} else {
+		/* Rare (absurd dimensions): the whole entry goes to the side array. */
 		struct tp_cost *v = tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
 		if (!v) {
 			p->oom = 1;
 			return TP_ENOMEM;
 		}
 		t->cost_big = v;
-		k = t->num_cost_big++;
+		v[t->num_cost_big] = *c;
+		e.w[0] = t->num_cost_big++;
+		e.w[1] = PK_BIG;
 	}
-	t->cost_big[k] = *c;
-	e->w[0] = k;
-	e->w[1] = PK_BIG;
+	uint32_t id = dict_put(t, &e);
+	if (!id) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	t->cost[index] = id;
 	return TP_OK;
 }
 
@@ -319,7 +382,11 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 		*out = (struct tp_cost){0};
 		return 0;
 	}
-	const struct tp_cost_pk *e = &t->cost[i];
+	if (!t->cost[i]) {
+		*out = (struct tp_cost){0};
+		return 0;
+	}
+	const struct tp_cost_pk *e = &t->cost_dict[t->cost[i] - 1];
 	if (e->w[1] & PK_BIG) {
 		*out = t->cost_big[e->w[0]];
 		return out->valid;
@@ -601,7 +668,7 @@ static int sort_track(struct tp_track *t)
 		if (src[k] == k)
 			continue;
 		struct tp_slice s = t->slices[k];
-		struct tp_cost_pk c = t->cost ? t->cost[k] : (struct tp_cost_pk){{0, 0}};
+		uint32_t c = t->cost ? t->cost[k] : 0;
 		size_t j = k;
 		for (;;) {
 			size_t from = src[j];
@@ -650,6 +717,10 @@ int tp_profile_finish(struct tp_profile *p)
 			if (cost_grow(t) != TP_OK)
 				return TP_ENOMEM;
 		}
+		/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
+		tp_free(t->cost_slots);
+		t->cost_slots = NULL;
+		t->num_cost_slots = 0;
 		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
 			return TP_ENOMEM;
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
@@ -757,6 +828,8 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->slices);
 			tp_free(t->cost);
 			tp_free(t->cost_big);
+			tp_free(t->cost_dict);
+			tp_free(t->cost_slots);
 			map[i] = -1;
 			continue;
 		}

@@ -161,11 +161,12 @@ struct tp_cost {
 };
 _Static_assert(sizeof(struct tp_cost) == 32, "tp_cost must stay 32 bytes");
 
-/* How a track stores its cost entries: 16 bytes each (half a tp_cost). Bits: w[0] = alg_ops
- * (40) | uarch_ops low 24 << 40; w[1] = uarch_ops high 16 | alg_cycle << 16 | init_cycle (8)
- * << 48 | bank_cycle (6) << 56 | valid << 62 | 1 << 63 when the entry did not fit: then w[0]
- * indexes the track's cost_big. Read and write them only with tp_track_get_cost /
- * tp_track_set_cost. */
+/* How a track stores its cost entries: a u32 per slice indexing a dictionary of the distinct
+ * entries (a net repeats a few dozen shapes over millions of commands), each packed in 16
+ * bytes (half a tp_cost). Bits: w[0] = alg_ops (40) | uarch_ops low 24 << 40; w[1] =
+ * uarch_ops high 16 | alg_cycle << 16 | init_cycle (8) << 48 | bank_cycle (6) << 56 | valid
+ * << 62 | 1 << 63 when the entry did not fit: then w[0] indexes the track's cost_big. Read
+ * and write them only with tp_track_get_cost / tp_track_set_cost. */
 struct tp_cost_pk {
 	uint64_t w[2];
 };
@@ -181,10 +182,14 @@ struct tp_track {
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
 	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
-	/* owned; NULL (no cost model) or one packed entry per slice (see struct tp_cost, read
-	 * with tp_track_get_cost) */
-	struct tp_cost_pk *cost;
+	/* owned; NULL (no cost model) or one entry per slice: 0 = none, else 1 + its index in
+	 * cost_dict (see struct tp_cost_pk; read with tp_track_get_cost) */
+	uint32_t *cost;
 	size_t cost_cap;
+	struct tp_cost_pk *cost_dict; /* owned; the distinct entries */
+	uint32_t num_cost_dict, cap_cost_dict;
+	uint32_t *cost_slots;     /* owned; hash of cost_dict (index + 1), freed by finish */
+	uint32_t num_cost_slots;
 	struct tp_cost *cost_big; /* owned; the entries that do not fit 16 bytes */
 	size_t num_cost_big, cap_cost_big;
 };

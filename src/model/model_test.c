@@ -133,6 +133,20 @@ static void test_cost_follows_sort(void **state)
 	assert_int_equal(tp_track_get_cost(tr, 2, &c), 1);
 	assert_int_equal(c.alg_ops, 100);
 	assert_int_equal(tp_track_get_cost(tr, 3, &c), 0); /* past the end reads as none */
+	/* Equal entries share one dictionary entry, also when set after finish. */
+	assert_int_equal(tr->num_cost_dict, 2);
+	struct tp_cost c200 = {.alg_ops = 200, .valid = 1};
+	assert_int_equal(tp_track_set_cost(p, t, 1, &c200), TP_OK);
+	assert_int_equal(tr->num_cost_dict, 2);
+	assert_int_equal(tp_track_get_cost(tr, 1, &c), 1);
+	assert_int_equal(c.alg_ops, 200);
+	struct tp_cost c7 = {.alg_ops = 7, .valid = 1};
+	assert_int_equal(tp_track_set_cost(p, t, 2, &c7), TP_OK);
+	assert_int_equal(tr->num_cost_dict, 3);
+	assert_int_equal(tp_track_get_cost(tr, 2, &c), 1);
+	assert_int_equal(c.alg_ops, 7);
+	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
+	assert_int_equal(c.alg_ops, 200);
 	tp_profile_free(p);
 }
 
