@@ -40,9 +40,10 @@ int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate)
 int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out)
 {
 	memset(out, 0, sizeof *out);
-	if (!t->cost || i >= t->count || !t->cost[i].valid)
+	struct tp_cost k;
+	if (!tp_track_get_cost(t, i, &k))
 		return 0;
-	const struct tp_cost *c = &t->cost[i];
+	const struct tp_cost *c = &k;
 	double asic = (double)t->slices[i].cycles + 1e-4;
 	out->alg_ops = c->alg_ops;
 	out->uarch_ops = c->uarch_ops;
@@ -101,7 +102,9 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->busy_cycle += c;
 		e->stall_cycle += s->stall;
 		if (t->kind == TP_TRACK_TIU && t->cost) {
-			const struct tp_cost *k = &t->cost[i];
+			struct tp_cost kv;
+			tp_track_get_cost(t, i, &kv);
+			const struct tp_cost *k = &kv;
 			if (!k->valid) {
 				e->cost_missing++;
 				continue;
@@ -333,21 +336,144 @@ static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot
 	v[i] = *h;
 }
 
-/* Cost hot spots of one TIU track; per-layer sums go to lsum (num_layers entries or NULL). */
-/* Per-layer sums of the cost figures (half the size of a tp_cost_hot per layer: dumps have
- * up to one layer per few commands). */
+/* Per-layer sums of the cost figures. */
 struct lacc {
 	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
 };
 
-static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti,
-                     struct lacc *lsum)
+/* Offers layer i with sums x to the worst-layers list. The list is ordered by lost cycles, then
+ * by layer index, so the result does not depend on the order layers are offered in. */
+static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_t i,
+                        const struct lacc *x)
+{
+	if (x->uarch_ops <= x->alg_ops)
+		return;
+	struct tp_cost_hot h;
+	memset(&h, 0, sizeof h);
+	h.alg_ops = x->alg_ops;
+	h.uarch_ops = x->uarch_ops;
+	h.asic_cycle = x->asic_cycle;
+	h.init_cycle = x->init_cycle;
+	h.track = -1;
+	h.layer = (int32_t)i;
+	h.core = p->layers[i].core;
+	h.lost_cycles = (double)h.asic_cycle * (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
+	if (!(h.lost_cycles > 0))
+		return;
+	struct tp_cost_hot *v = a->low_uarch_layers;
+	size_t *n = &a->num_low_uarch_layers;
+#define LAYER_BEFORE(x, y) ((x)->lost_cycles > (y)->lost_cycles || \
+                            ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
+	size_t k = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
+	if (k == TP_ANALYSIS_HOT) {
+		if (!LAYER_BEFORE(&h, &v[TP_ANALYSIS_HOT - 1]))
+			return;
+		k = TP_ANALYSIS_HOT - 1;
+	}
+	while (k > 0 && LAYER_BEFORE(&h, &v[k - 1])) {
+		v[k] = v[k - 1];
+		k--;
+	}
+#undef LAYER_BEFORE
+	v[k] = h;
+}
+
+/* The layer a TIU cost entry counts for (valid, normal command, known layer), else -1. */
+static int32_t cost_layer(const struct tp_profile *p, const struct tp_slice *s,
+                          const struct tp_cost *k)
+{
+	return k->valid && s->kind == TP_CMD_NORMAL && s->layer >= 0 &&
+	               (size_t)s->layer < p->num_layers
+	           ? s->layer
+	           : -1;
+}
+
+/* The worst layers by their summed cost figures. Usually a layer's TIU commands are one run
+ * of consecutive slices on one track, so runs are summed and offered as they end, with a bit
+ * per layer to notice a layer that comes back; then (interleaved layer groups) the sums are
+ * taken in an array with an entry per layer instead. TP_OK / TP_ENOMEM. */
+static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
+{
+	if (!p->num_layers)
+		return TP_OK;
+	uint8_t *seen = tp_calloc((p->num_layers + 7) / 8, 1);
+	if (!seen)
+		return TP_ENOMEM;
+	int again = 0;
+	for (size_t ti = 0; ti < p->num_tracks && !again; ti++) {
+		const struct tp_track *t = &p->tracks[ti];
+		if (t->kind != TP_TRACK_TIU || !t->cost)
+			continue;
+		int32_t cur = -1;
+		struct lacc acc = {0};
+		for (size_t i = 0; i <= t->count; i++) {
+			struct tp_cost k = {0};
+			int32_t l = -1;
+			if (i < t->count) {
+				tp_track_get_cost(t, i, &k);
+				l = cost_layer(p, &t->slices[i], &k);
+				if (l < 0 || l == cur) {
+					if (l >= 0) {
+						acc.alg_ops += k.alg_ops;
+						acc.uarch_ops += k.uarch_ops;
+						acc.asic_cycle += t->slices[i].cycles;
+						acc.init_cycle += k.init_cycle;
+					}
+					continue;
+				}
+			}
+			if (cur >= 0)
+				layer_offer(a, p, (size_t)cur, &acc);
+			if (i == t->count)
+				break;
+			if (seen[l >> 3] & (1u << (l & 7))) {
+				again = 1;
+				break;
+			}
+			seen[l >> 3] |= (uint8_t)(1u << (l & 7));
+			cur = l;
+			acc = (struct lacc){k.alg_ops, k.uarch_ops, t->slices[i].cycles, k.init_cycle};
+		}
+	}
+	tp_free(seen);
+	if (!again)
+		return TP_OK;
+	a->num_low_uarch_layers = 0;
+	struct lacc *lsum = tp_calloc(p->num_layers, sizeof *lsum);
+	if (!lsum)
+		return TP_ENOMEM;
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *t = &p->tracks[ti];
+		if (t->kind != TP_TRACK_TIU || !t->cost)
+			continue;
+		for (size_t i = 0; i < t->count; i++) {
+			struct tp_cost k;
+			tp_track_get_cost(t, i, &k);
+			int32_t l = cost_layer(p, &t->slices[i], &k);
+			if (l < 0)
+				continue;
+			lsum[l].alg_ops += k.alg_ops;
+			lsum[l].uarch_ops += k.uarch_ops;
+			lsum[l].asic_cycle += t->slices[i].cycles;
+			lsum[l].init_cycle += k.init_cycle;
+		}
+	}
+	for (size_t i = 0; i < p->num_layers; i++)
+		layer_offer(a, p, i, &lsum[i]);
+	tp_free(lsum);
+	return TP_OK;
+}
+
+/* Cost hot spots (commands) of one TIU track. */
+static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	if (t->kind != TP_TRACK_TIU || !t->cost)
 		return;
 	for (size_t i = 0; i < t->count; i++) {
-		const struct tp_cost *k = &t->cost[i];
+		struct tp_cost kv;
+		tp_track_get_cost(t, i, &kv);
+		const struct tp_cost *k = &kv;
 		const struct tp_slice *s = &t->slices[i];
 		if (!k->valid || s->kind != TP_CMD_NORMAL)
 			continue;
@@ -364,13 +490,6 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
 			h.lost_cycles = (double)k->init_cycle;
 			hot_offer(a->high_init, &a->num_high_init, &h);
-		}
-		if (lsum && s->layer >= 0 && (size_t)s->layer < p->num_layers) {
-			struct lacc *l = &lsum[s->layer];
-			l->alg_ops += k->alg_ops;
-			l->uarch_ops += k->uarch_ops;
-			l->asic_cycle += s->cycles;
-			l->init_cycle += k->init_cycle;
 		}
 	}
 }
@@ -481,13 +600,122 @@ static int64_t ival_overlap(const struct ival *x, size_t nx, const struct ival *
 	return o;
 }
 
+/* Busy intervals of a set of tracks merged into their union, streamed in start order without
+ * a copy: each track is sorted by start (tp_profile_finish), so the next interval is the
+ * smallest next busy slice among the tracks, and touching or overlapping ones are merged as
+ * ival_union does. */
+struct ustream {
+	const struct tp_track **t;
+	size_t *pos;
+	size_t nt;
+};
+
+/* The next busy slice start among the tracks (its track in *k), 0 if none. */
+static int ustream_peek(struct ustream *u, size_t *k)
+{
+	int found = 0;
+	for (size_t j = 0; j < u->nt; j++) {
+		const struct tp_track *t = u->t[j];
+		while (u->pos[j] < t->count && t->slices[u->pos[j]].kind != TP_CMD_NORMAL)
+			u->pos[j]++;
+		if (u->pos[j] < t->count &&
+		    (!found || t->slices[u->pos[j]].start_ns < u->t[*k]->slices[u->pos[*k]].start_ns)) {
+			*k = j;
+			found = 1;
+		}
+	}
+	return found;
+}
+
+static int ustream_next(struct ustream *u, struct ival *out)
+{
+	size_t k = 0;
+	if (!ustream_peek(u, &k))
+		return 0;
+	const struct tp_slice *s = &u->t[k]->slices[u->pos[k]++];
+	*out = (struct ival){s->start_ns, s->end_ns};
+	while (ustream_peek(u, &k)) {
+		s = &u->t[k]->slices[u->pos[k]];
+		if (s->start_ns > out->e)
+			break;
+		if (s->end_ns > out->e)
+			out->e = s->end_ns;
+		u->pos[k]++;
+	}
+	return 1;
+}
+
+/* Measured concurrency of one core from the streamed unions; 0 if a track is out of start
+ * order (a profile tp_profile_finish did not see), then core_overlap copies and sorts. */
+static int core_overlap_stream(const struct tp_profile *p, struct tp_core_stats *c, int *done)
+{
+	*done = 0;
+	const struct tp_track **t = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *t);
+	size_t *pos = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *pos);
+	if (!t || !pos) {
+		tp_free(t);
+		tp_free(pos);
+		return TP_ENOMEM;
+	}
+	/* TIU tracks first, then the DMA ones: the two streams share the arrays. */
+	size_t ntiu = 0, n = 0;
+	int ok = 1;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < p->num_tracks; i++) {
+			const struct tp_track *x = &p->tracks[i];
+			if (x->device != c->device || x->core != c->core || !is_engine(x->kind) ||
+			    (x->kind == TP_TRACK_TIU) != (pass == 0))
+				continue;
+			for (size_t k = 1; k < x->count && ok; k++)
+				if (x->slices[k - 1].start_ns > x->slices[k].start_ns)
+					ok = 0;
+			t[n++] = x;
+			ntiu += pass == 0;
+		}
+	if (ok) {
+		struct ustream tu = {t, pos, ntiu}, du = {t + ntiu, pos + ntiu, n - ntiu};
+		int64_t tl = 0, dl = 0, o = 0;
+		struct ival x, y;
+		int hx = ustream_next(&tu, &x), hy = ustream_next(&du, &y);
+		if (hx)
+			tl += x.e - x.b;
+		if (hy)
+			dl += y.e - y.b;
+		while (hx && hy) {
+			int64_t b = x.b > y.b ? x.b : y.b, e = x.e < y.e ? x.e : y.e;
+			if (e > b)
+				o += e - b;
+			if (x.e < y.e) {
+				if ((hx = ustream_next(&tu, &x)))
+					tl += x.e - x.b;
+			} else if ((hy = ustream_next(&du, &y))) {
+				dl += y.e - y.b;
+			}
+		}
+		while (hx && (hx = ustream_next(&tu, &x)))
+			tl += x.e - x.b;
+		while (hy && (hy = ustream_next(&du, &y)))
+			dl += y.e - y.b;
+		c->eng[TP_TRACK_TIU].union_ns = tl;
+		c->overlap_ns = o;
+		int64_t mn = tl < dl ? tl : dl;
+		c->concurrency = mn > 0 ? (double)c->overlap_ns / (double)mn : 0;
+		*done = 1;
+	}
+	tp_free(t);
+	tp_free(pos);
+	return TP_OK;
+}
+
 /* Measured concurrency of one core: TIU busy time that overlaps DMA busy time. */
 static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 {
+	int done, st = core_overlap_stream(p, c, &done);
+	if (st != TP_OK || done)
+		return st;
 	struct ival *tv = NULL, *dv = NULL;
 	size_t tn = 0, tc = 0, dn = 0, dc = 0;
 	size_t truns[8], druns[8], ntr = 0, ndr = 0; /* where each track's run starts */
-	int st = TP_OK;
 	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (t->device != c->device || t->core != c->core || !is_engine(t->kind))
@@ -713,8 +941,10 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
 				continue;
 			for (size_t k = 0; k < t->count; k++) {
+				struct tp_cost kv;
+				tp_track_get_cost(t, k, &kv);
 				st = ftype_add(c, &cap, &last, t->slices[k].type, t->slices[k].cycles,
-				               t->cost ? &t->cost[k] : NULL);
+				               t->cost ? &kv : NULL);
 				if (st != TP_OK)
 					goto out;
 			}
@@ -742,31 +972,10 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		struct lacc *lsum = p->num_layers ? tp_calloc(p->num_layers, sizeof *lsum) : NULL;
-		if (p->num_layers && !lsum) {
-			st = TP_ENOMEM;
-			goto out;
-		}
 		for (size_t i = 0; i < p->num_tracks; i++)
-			cost_hot(a, p, i, lsum);
-		for (size_t i = 0; lsum && i < p->num_layers; i++) {
-			const struct lacc *x = &lsum[i];
-			if (x->uarch_ops <= x->alg_ops)
-				continue;
-			struct tp_cost_hot h;
-			memset(&h, 0, sizeof h);
-			h.alg_ops = x->alg_ops;
-			h.uarch_ops = x->uarch_ops;
-			h.asic_cycle = x->asic_cycle;
-			h.init_cycle = x->init_cycle;
-			h.track = -1;
-			h.layer = (int32_t)i;
-			h.core = p->layers[i].core;
-			h.lost_cycles = (double)h.asic_cycle *
-			                (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
-			hot_offer(a->low_uarch_layers, &a->num_low_uarch_layers, &h);
-		}
-		tp_free(lsum);
+			cost_hot(a, p, i);
+		if ((st = layer_hot(a, p)) != TP_OK)
+			goto out;
 	}
 
 	/* Command rankings, shares relative to total time. */

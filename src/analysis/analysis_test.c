@@ -134,6 +134,90 @@ static void test_gbps(void **state)
 	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
 }
 
+/* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
+ * whether each layer's commands are one run of slices or interleaved with other layers'. */
+static void layer_hot_case(int interleave)
+{
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	enum { NL = 14 };
+	for (int i = 0; i < NL; i++) {
+		struct tp_layer l = {.id = i, .core = 0, .subnet = -1, .group = -1,
+		                     .begin_ns = 1, .end_ns = 0};
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+	}
+	/* Layer i: two commands of 100 cycles, alg (i % 5 + 1) * 10 of 100 uArch ops each, so
+	 * lost = 200 * (1 - alg / 100): 180 for layers 0, 5, 10; 160 for 1, 6, 11; ... */
+	uint64_t at = 0;
+	for (int k = 0; k < 2 * NL; k++) {
+		int layer = interleave ? NL - 1 - k % NL : k / 2;
+		add(p, t0, at, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
+		at += 100;
+		p->tracks[t0].slices[k].layer = layer;
+		struct tp_cost c = {.alg_ops = (uint64_t)(layer % 5 + 1) * 10, .uarch_ops = 100,
+		                    .valid = 1};
+		assert_int_equal(tp_track_set_cost(p, t0, (size_t)k, &c), TP_OK);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	static const int want[10] = {0, 5, 10, 1, 6, 11, 2, 7, 12, 3};
+	assert_int_equal(a.num_low_uarch_layers, 10);
+	for (int i = 0; i < 10; i++) {
+		const struct tp_cost_hot *h = &a.low_uarch_layers[i];
+		assert_int_equal(h->layer, want[i]);
+		assert_int_equal(h->track, -1);
+		assert_int_equal(h->asic_cycle, 200);
+		assert_int_equal(h->uarch_ops, 200);
+		assert_int_equal(h->alg_ops, (uint64_t)(want[i] % 5 + 1) * 20);
+		assert_true(fabs(h->lost_cycles - (200.0 - 2.0 * (want[i] % 5 + 1) * 10)) < 1e-9);
+	}
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+static void test_layer_hot(void **state)
+{
+	(void)state;
+	layer_hot_case(0);
+	layer_hot_case(1);
+}
+
+/* TIU/DMA overlap: the same union and overlap whether the tracks are in start order (streamed)
+ * or not (a profile analysed before tp_profile_finish: copied and sorted), over two DMA
+ * tracks on one core. TIU busy [0,99] [150,249] [240,299] (union 99 + 149 = 248), DMA busy
+ * [50,119] [280,399] (and a SYS slice that does not count): overlap 49 + 19 = 68. */
+static void test_overlap_orders(void **state)
+{
+	(void)state;
+	for (int fin = 0; fin < 2; fin++) {
+		struct tp_profile *p = tp_profile_new();
+		int dev = tp_profile_add_device(p, "dev", 0, 1);
+		int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+		int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+		int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
+		add(p, t0, 240, 60, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, t0, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, t0, 150, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
+		add(p, g0, 280, 120, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 10, "ld");
+		add(p, s0, 0, 400, 1000, TP_CMD_SYS, TP_DIR_NONE, 0, "sys");
+		add(p, s0, 50, 70, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 10, "ld");
+		if (fin)
+			assert_int_equal(tp_profile_finish(p), TP_OK);
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze(p, &a), TP_OK);
+		const struct tp_core_stats *c = tp_analysis_core(&a, dev, 0);
+		assert_non_null(c);
+		assert_int_equal(c->eng[TP_TRACK_TIU].union_ns, 248);
+		assert_int_equal(c->overlap_ns, 68);
+		/* DMA union 69 + 119 = 188 is the smaller one. */
+		assert_true(fabs(c->concurrency - 68.0 / 188.0) < 1e-12);
+		tp_analysis_free(&a);
+		tp_profile_free(p);
+	}
+}
+
 /* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
 static void test_cost(void **state)
 {
@@ -161,12 +245,10 @@ static void test_cost(void **state)
 		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
 		at += cmds[i].cycles;
 		p->tracks[t0].slices[i].type = tp_profile_str(p, cmds[i].type);
-		struct tp_cost *c = tp_track_cost(p, t0, i);
-		c->alg_ops = cmds[i].alg;
-		c->uarch_ops = cmds[i].uarch;
-		c->alg_cycle = cmds[i].alg_cycle;
-		c->init_cycle = cmds[i].init;
-		c->valid = cmds[i].valid;
+		struct tp_cost c = {.alg_ops = cmds[i].alg, .uarch_ops = cmds[i].uarch,
+		                    .alg_cycle = cmds[i].alg_cycle, .init_cycle = cmds[i].init,
+		                    .valid = cmds[i].valid};
+		assert_int_equal(tp_track_set_cost(p, t0, i, &c), TP_OK);
 	}
 	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal"); /* no cost array */
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -244,11 +326,9 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 				s->kind = r.tsk == 15 && r.eu == 9 ? TP_CMD_SYS_WAIT
 				          : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS : TP_CMD_NORMAL;
 				s->type = tp_profile_str(p, type);
-				struct tp_cost *c = tp_track_cost(p, tr, (size_t)n);
-				c->alg_ops = r.alg;
-				c->uarch_ops = r.uarch;
-				c->alg_cycle = (uint32_t)r.cyc;
-				c->valid = 1;
+				struct tp_cost c = {.alg_ops = r.alg, .uarch_ops = r.uarch,
+				                    .alg_cycle = (uint32_t)r.cyc, .valid = 1};
+				assert_int_equal(tp_track_set_cost(p, tr, (size_t)n, &c), TP_OK);
 				n++;
 			}
 			if (eof)
@@ -483,6 +563,8 @@ int main(void)
 		cmocka_unit_test(test_empty_and_oom),
 		cmocka_unit_test(test_gbps),
 		cmocka_unit_test(test_cost),
+		cmocka_unit_test(test_layer_hot),
+		cmocka_unit_test(test_overlap_orders),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};

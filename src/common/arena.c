@@ -18,43 +18,54 @@ void tp_arena_init(struct tp_arena *a, size_t chunk_size)
 	a->chunk_size = chunk_size ? chunk_size : 64 * 1024;
 }
 
-void *tp_arena_alloc(struct tp_arena *a, size_t n)
+/* n zeroed bytes at a multiple of `align` (1 or 16) in the current chunk, or in a new one. */
+static void *take(struct tp_arena *a, size_t n, size_t align)
 {
 	if (n > SIZE_MAX - 16)
 		return NULL;
-	size_t need = (n + 15) & ~(size_t)15;
 	struct tp_arena_chunk *c = a->head;
-	if (!c || c->size - c->used < need) {
-		size_t sz = need > a->chunk_size ? need : a->chunk_size;
+	size_t off = c ? (c->used + align - 1) & ~(align - 1) : 0;
+	if (!c || off > c->size || c->size - off < n) {
+		size_t sz = n > a->chunk_size ? n : a->chunk_size;
 		if (sz > SIZE_MAX - sizeof *c)
 			return NULL;
-		c = tp_malloc(sizeof *c + sz);
-		if (!c)
+		struct tp_arena_chunk *nc = tp_malloc(sizeof *nc + sz);
+		if (!nc)
 			return NULL;
-		c->size = sz;
-		c->used = 0;
+		nc->size = sz;
+		nc->used = 0;
 		/* Oversized blocks go behind the current chunk so its free space stays usable. */
-		if (a->head && need > a->chunk_size) {
-			c->next = a->head->next;
-			a->head->next = c;
+		if (c && n > a->chunk_size) {
+			nc->next = c->next;
+			c->next = nc;
 		} else {
-			c->next = a->head;
-			a->head = c;
+			nc->next = c;
+			a->head = nc;
 		}
 		a->reserved += sz;
+		c = nc;
+		off = 0;
 	}
-	void *p = c->data + c->used;
-	c->used += need;
-	a->used += need;
+	void *p = c->data + off;
+	c->used = off + n;
+	a->used += n;
 	memset(p, 0, n);
 	return p;
 }
 
+void *tp_arena_alloc(struct tp_arena *a, size_t n)
+{
+	if (n > SIZE_MAX - 16)
+		return NULL;
+	return take(a, (n + 15) & ~(size_t)15, 16);
+}
+
+/* Strings are packed byte by byte (no alignment): millions of short layer names. */
 char *tp_arena_strndup(struct tp_arena *a, const char *s, size_t n)
 {
 	if (n == SIZE_MAX)
 		return NULL;
-	char *r = tp_arena_alloc(a, n + 1);
+	char *r = take(a, n + 1, 1);
 	if (r) {
 		memcpy(r, s, n);
 		r[n] = 0;

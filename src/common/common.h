@@ -102,7 +102,7 @@ typedef struct tp_arena tp_arena;
 void tp_arena_init(struct tp_arena *a, size_t chunk_size);
 /* Returns 16-byte aligned zeroed memory, or NULL on out of memory / overflow. */
 void *tp_arena_alloc(struct tp_arena *a, size_t n);
-/* Copies n bytes and appends a NUL. */
+/* Copies n bytes and appends a NUL (byte-aligned: strings are packed). */
 char *tp_arena_strndup(struct tp_arena *a, const char *s, size_t n);
 char *tp_arena_strdup(struct tp_arena *a, const char *s);
 void tp_arena_free(struct tp_arena *a);
@@ -159,7 +159,6 @@ struct tp_strtab {
 	struct tp_arena *arena; /* not owned */
 	const char **strs;      /* id -> string */
 	uint32_t *lens;         /* id -> length; top bit set = added unique (not in the hash) */
-	uint32_t *hashes;       /* id -> hash, so probes compare 32 bits before the bytes */
 	uint32_t count, cap;
 	uint32_t nfind;         /* ids linked into the hash */
 	uint32_t *slots;        /* open-addressing hash: id+1, 0 = empty */

@@ -1,6 +1,8 @@
 /*
  * strtab.c — string interning: an open-addressing hash (FNV-1a) over strings copied into the
- * owner's arena. Id 0 is always the empty string, so a zeroed record names "".
+ * owner's arena. Id 0 is always the empty string, so a zeroed record names "". Per id it keeps
+ * a pointer and a length only (12 bytes: dumps add a unique name per layer, millions); a probe
+ * compares lengths before bytes, and a rehash hashes the findable strings again.
  */
 #include "common/common.h"
 
@@ -30,7 +32,6 @@ void tp_strtab_free(struct tp_strtab *t)
 {
 	tp_free(t->strs);
 	tp_free(t->lens);
-	tp_free(t->hashes);
 	tp_free(t->slots);
 	memset(t, 0, sizeof *t);
 }
@@ -43,7 +44,7 @@ static int rehash(struct tp_strtab *t, uint32_t nslots)
 	for (uint32_t id = 0; id < t->count; id++) {
 		if (t->lens[id] & UNIQUE)
 			continue;
-		uint32_t i = t->hashes[id] & (nslots - 1);
+		uint32_t i = hash(t->strs[id], t->lens[id]) & (nslots - 1);
 		while (slots[i])
 			i = (i + 1) & (nslots - 1);
 		slots[i] = id + 1;
@@ -62,7 +63,7 @@ int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t 
 	uint32_t i = h & (t->nslots - 1);
 	while (t->slots[i]) {
 		uint32_t cand = t->slots[i] - 1;
-		if (t->hashes[cand] == h && t->lens[cand] == n && memcmp(t->strs[cand], s, n) == 0) {
+		if (t->lens[cand] == n && memcmp(t->strs[cand], s, n) == 0) {
 			*id = cand;
 			return 1;
 		}
@@ -105,10 +106,6 @@ static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int 
 		if (!lens)
 			return TP_ENOMEM;
 		t->lens = lens;
-		uint32_t *hashes = tp_realloc(t->hashes, nc * sizeof *hashes);
-		if (!hashes)
-			return TP_ENOMEM;
-		t->hashes = hashes;
 		t->cap = nc;
 	}
 	char *copy = tp_arena_strndup(t->arena, s, n);
@@ -117,7 +114,6 @@ static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int 
 	uint32_t nid = t->count++;
 	t->strs[nid] = copy;
 	t->lens[nid] = (uint32_t)n | (findable ? 0 : UNIQUE);
-	t->hashes[nid] = h;
 	*id = nid;
 	if (!findable)
 		return TP_OK;
@@ -135,7 +131,7 @@ int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t 
 		*id = 0;
 		return TP_OK;
 	}
-	return append(t, s, n, hash(s, n), 0, id);
+	return append(t, s, n, 0, 0, id);
 }
 
 const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id)

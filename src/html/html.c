@@ -430,17 +430,16 @@ static double arg_num(const struct tp_profile *p, const struct tp_arg *a)
 	}
 }
 
-/* The cost entry of a lane's slice (TIU tracks with descriptors), NULL if none. */
+/* The cost entry of a lane's slice (TIU tracks with descriptors) in *buf, NULL if none. */
 static const struct tp_cost *slice_cost(const struct tp_profile *p, const struct lane *l,
-                                        const struct tp_slice *s)
+                                        const struct tp_slice *s, struct tp_cost *buf)
 {
 	if (l->track < 0 || l->kind != TP_TRACK_TIU)
 		return NULL;
 	const struct tp_track *t = &p->tracks[l->track];
 	if (!t->cost || s < t->slices || s >= t->slices + t->count)
 		return NULL;
-	const struct tp_cost *c = &t->cost[s - t->slices];
-	return c->valid ? c : NULL;
+	return tp_track_get_cost(t, (size_t)(s - t->slices), buf) ? buf : NULL;
 }
 
 /* TIU uArch rate in 0..1: the cost model's Alg Ops / uArch Ops, else the command's uArch Rate
@@ -448,7 +447,8 @@ static const struct tp_cost *slice_cost(const struct tp_profile *p, const struct
 static double tiu_util(const struct tp_profile *p, const struct keys *k, const struct lane *l,
                        const struct tp_slice *s)
 {
-	const struct tp_cost *c = slice_cost(p, l, s);
+	struct tp_cost cb;
+	const struct tp_cost *c = slice_cost(p, l, s, &cb);
 	if (c)
 		return c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
 	size_t n;
@@ -553,7 +553,8 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 	}
 	case C_AO:
 	case C_UO: {
-		const struct tp_cost *k = slice_cost(c->p, l, s);
+		struct tp_cost kb;
+		const struct tp_cost *k = slice_cost(c->p, l, s, &kb);
 		uint64_t v = !k ? 0 : col == C_AO ? k->alg_ops : k->uarch_ops;
 		return v < ((uint64_t)1 << 53) ? (int64_t)v : 0;
 	}

@@ -259,8 +259,10 @@ static void test_cost_heights(void **state)
 			s->cmd_id = (uint32_t)i + 1;
 			s->name = tp_profile_str(p, "conv.normal");
 		}
-		struct tp_cost *c = tp_track_cost(p, t0, (size_t)i);
-		*c = (struct tp_cost){.alg_ops = alg[i], .uarch_ops = uarch[i], .valid = 1};
+		assert_int_equal(tp_track_set_cost(p, t0, (size_t)i,
+		                                   &(struct tp_cost){.alg_ops = alg[i],
+		                                                     .uarch_ops = uarch[i], .valid = 1}),
+		                 TP_OK);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_diag d = {0};

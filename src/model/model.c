@@ -110,6 +110,9 @@ void tp_profile_free(struct tp_profile *p)
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		tp_free(p->tracks[i].slices);
 		tp_free(p->tracks[i].cost);
+		tp_free(p->tracks[i].cost_big);
+		tp_free(p->tracks[i].cost_dict);
+		tp_free(p->tracks[i].cost_slots);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -256,27 +259,148 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
-struct tp_cost *tp_track_cost(struct tp_profile *p, int track, size_t index)
+/* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
+static int cost_grow(struct tp_track *t)
+{
+	size_t n = t->cap > t->count ? t->cap : t->count;
+	if (n > SIZE_MAX / sizeof *t->cost)
+		return TP_ENOMEM;
+	uint32_t *c = tp_realloc(t->cost, n * sizeof *c);
+	if (!c)
+		return TP_ENOMEM;
+	memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
+	t->cost = c;
+	t->cost_cap = n;
+	return TP_OK;
+}
+
+#define PK_OPS_BITS 40
+#define PK_BIG ((uint64_t)1 << 63)
+
+static uint32_t pk_hash(const struct tp_cost_pk *e)
+{
+	uint64_t h = (e->w[0] ^ (e->w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 32);
+}
+
+/* Rebuilds the dictionary's hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
+static int dict_rehash(struct tp_track *t, uint32_t n)
+{
+	uint32_t *slots = tp_calloc(n, sizeof *slots);
+	if (!slots)
+		return TP_ENOMEM;
+	for (uint32_t k = 0; k < t->num_cost_dict; k++) {
+		if (t->cost_dict[k].w[1] & PK_BIG)
+			continue;
+		uint32_t h = pk_hash(&t->cost_dict[k]) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = k + 1;
+	}
+	tp_free(t->cost_slots);
+	t->cost_slots = slots;
+	t->num_cost_slots = n;
+	return TP_OK;
+}
+
+/* The dictionary index + 1 of entry e, added if new (big entries are never shared). 0 on out
+ * of memory. */
+static uint32_t dict_put(struct tp_track *t, const struct tp_cost_pk *e)
+{
+	if (t->num_cost_dict >= UINT32_MAX / 2 - 1)
+		return 0;
+	if ((t->num_cost_dict + 1) * 2 > t->num_cost_slots || !t->cost_slots) {
+		uint32_t n = t->num_cost_slots ? t->num_cost_slots : 64;
+		while ((t->num_cost_dict + 1) * 2 > n)
+			n *= 2;
+		if (dict_rehash(t, n) != TP_OK)
+			return 0;
+	}
+	uint32_t h = 0;
+	if (!(e->w[1] & PK_BIG)) {
+		h = pk_hash(e) & (t->num_cost_slots - 1);
+		for (; t->cost_slots[h]; h = (h + 1) & (t->num_cost_slots - 1)) {
+			const struct tp_cost_pk *d = &t->cost_dict[t->cost_slots[h] - 1];
+			if (d->w[0] == e->w[0] && d->w[1] == e->w[1])
+				return t->cost_slots[h];
+		}
+	}
+	size_t cap = t->cap_cost_dict;
+	struct tp_cost_pk *v = tp_grow(t->cost_dict, sizeof *v, (size_t)t->num_cost_dict + 1, &cap);
+	if (!v)
+		return 0;
+	t->cost_dict = v;
+	t->cap_cost_dict = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_cost_dict] = *e;
+	uint32_t id = ++t->num_cost_dict;
+	if (!(e->w[1] & PK_BIG))
+		t->cost_slots[h] = id;
+	return id;
+}
+
+int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c)
 {
 	struct tp_track *t = &p->tracks[track];
 	if (index >= t->count)
-		return NULL;
-	if (t->cost_cap < t->count) {
-		size_t n = t->cap > t->count ? t->cap : t->count;
-		if (n > SIZE_MAX / sizeof *t->cost) {
-			p->oom = 1;
-			return NULL;
-		}
-		struct tp_cost *c = tp_realloc(t->cost, n * sizeof *c);
-		if (!c) {
-			p->oom = 1;
-			return NULL;
-		}
-		memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
-		t->cost = c;
-		t->cost_cap = n;
+		return TP_ERANGE;
+	if (t->cost_cap < t->count && cost_grow(t) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
 	}
-	return &t->cost[index];
+	struct tp_cost_pk e;
+	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
+	if (c->alg_ops <= ops_max && c->uarch_ops <= ops_max && c->init_cycle < 256 &&
+	    c->bank_cycle < 64 && c->valid <= 1) {
+		e.w[0] = c->alg_ops | c->uarch_ops << PK_OPS_BITS;
+		e.w[1] = c->uarch_ops >> (64 - PK_OPS_BITS) | (uint64_t)c->alg_cycle << 16 |
+		         (uint64_t)c->init_cycle << 48 | (uint64_t)c->bank_cycle << 56 |
+		         (uint64_t)c->valid << 62;
+	} else {
+		/* Rare (absurd dimensions): the whole entry goes to the side array. */
+		struct tp_cost *v = tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
+		if (!v) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		t->cost_big = v;
+		v[t->num_cost_big] = *c;
+		e.w[0] = t->num_cost_big++;
+		e.w[1] = PK_BIG;
+	}
+	uint32_t id = dict_put(t, &e);
+	if (!id) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	t->cost[index] = id;
+	return TP_OK;
+}
+
+int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
+{
+	if (!t->cost || i >= t->count || i >= t->cost_cap) {
+		*out = (struct tp_cost){0};
+		return 0;
+	}
+	if (!t->cost[i]) {
+		*out = (struct tp_cost){0};
+		return 0;
+	}
+	const struct tp_cost_pk *e = &t->cost_dict[t->cost[i] - 1];
+	if (e->w[1] & PK_BIG) {
+		*out = t->cost_big[e->w[0]];
+		return out->valid;
+	}
+	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
+	*out = (struct tp_cost){
+		.alg_ops = e->w[0] & ops_max,
+		.uarch_ops = e->w[0] >> PK_OPS_BITS | (e->w[1] & 0xFFFF) << (64 - PK_OPS_BITS),
+		.alg_cycle = (uint32_t)(e->w[1] >> 16),
+		.init_cycle = (uint32_t)(e->w[1] >> 48 & 0xFF),
+		.bank_cycle = (uint32_t)(e->w[1] >> 56 & 0x3F),
+		.valid = (uint8_t)(e->w[1] >> 62 & 1),
+	};
+	return out->valid;
 }
 
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
@@ -464,9 +588,8 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
 	return NULL;
 }
 
-static int slice_cmp(const void *a, const void *b)
+static int slice_cmp(const struct tp_slice *x, const struct tp_slice *y)
 {
-	const struct tp_slice *x = a, *y = b;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	if (x->end_ns != y->end_ns)
@@ -495,33 +618,74 @@ static int sorted(const struct tp_slice *s, size_t n)
 	return 1;
 }
 
-/* Sorts a track's slices and keeps its cost array in step: both are sorted as pairs in a
- * temporary array (only tracks that are out of order and carry costs pay for it). */
-struct slice_cost {
-	struct tp_slice s;
-	struct tp_cost c;
-};
-static int slice_cost_cmp(const void *a, const void *b)
+/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
+ * permutation (the slices' old indexes) is merge-sorted by the slices (equal slices keep their
+ * order: the sort is stable, as glibc's qsort of the pair array was), then both arrays are
+ * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
+static void merge_perm(const struct tp_slice *s, const uint32_t *a, size_t na, const uint32_t *b,
+                       size_t nb, uint32_t *out)
 {
-	return slice_cmp(&((const struct slice_cost *)a)->s, &((const struct slice_cost *)b)->s);
+	size_t i = 0, j = 0, k = 0;
+	while (i < na && j < nb)
+		out[k++] = slice_cmp(&s[b[j]], &s[a[i]]) < 0 ? b[j++] : a[i++];
+	while (i < na)
+		out[k++] = a[i++];
+	while (j < nb)
+		out[k++] = b[j++];
 }
-static int sort_with_cost(struct tp_track *t)
+
+static int sort_track(struct tp_track *t)
 {
-	if (t->count > SIZE_MAX / sizeof(struct slice_cost))
+	size_t n = t->count;
+	if (n > UINT32_MAX || n > SIZE_MAX / (2 * sizeof(uint32_t)))
 		return TP_ENOMEM;
-	struct slice_cost *tmp = tp_malloc(t->count * sizeof *tmp);
-	if (!tmp)
+	uint32_t *perm = tp_malloc(n * sizeof *perm), *tmp = tp_malloc(n * sizeof *tmp);
+	if (!perm || !tmp) {
+		tp_free(perm);
+		tp_free(tmp);
 		return TP_ENOMEM;
-	for (size_t k = 0; k < t->count; k++) {
-		tmp[k].s = t->slices[k];
-		tmp[k].c = t->cost[k];
 	}
-	qsort(tmp, t->count, sizeof *tmp, slice_cost_cmp);
-	for (size_t k = 0; k < t->count; k++) {
-		t->slices[k] = tmp[k].s;
-		t->cost[k] = tmp[k].c;
+	for (size_t k = 0; k < n; k++)
+		perm[k] = (uint32_t)k;
+	/* Bottom-up merge sort; a merge of two runs already in order is a copy. */
+	uint32_t *src = perm, *dst = tmp;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			if (mid < hi && slice_cmp(&t->slices[src[mid - 1]], &t->slices[src[mid]]) > 0)
+				merge_perm(t->slices, src + lo, mid - lo, src + mid, hi - mid, dst + lo);
+			else
+				memcpy(dst + lo, src + lo, (hi - lo) * sizeof *dst);
+		}
+		uint32_t *x = src;
+		src = dst;
+		dst = x;
 	}
-	tp_free(tmp);
+	tp_free(dst);
+	/* src[k] = old index of the slice that goes to k. Each cycle k -> src[k] -> ... is
+	 * rotated once; a placed position is marked by src[k] = k. */
+	for (size_t k = 0; k < n; k++) {
+		if (src[k] == k)
+			continue;
+		struct tp_slice s = t->slices[k];
+		uint32_t c = t->cost ? t->cost[k] : 0;
+		size_t j = k;
+		for (;;) {
+			size_t from = src[j];
+			src[j] = (uint32_t)j;
+			if (from == k) {
+				t->slices[j] = s;
+				if (t->cost)
+					t->cost[j] = c;
+				break;
+			}
+			t->slices[j] = t->slices[from];
+			if (t->cost)
+				t->cost[j] = t->cost[from];
+			j = from;
+		}
+	}
+	tp_free(src);
 	return TP_OK;
 }
 
@@ -550,17 +714,15 @@ int tp_profile_finish(struct tp_profile *p)
 		struct tp_track *t = &p->tracks[i];
 		if (t->cost && t->cost_cap < t->count) {
 			/* Slices pushed after the last cost entry have none. */
-			if (!tp_track_cost(p, (int)i, t->count - 1))
+			if (cost_grow(t) != TP_OK)
 				return TP_ENOMEM;
 		}
-		if (!sorted(t->slices, t->count)) {
-			if (t->cost) {
-				if (sort_with_cost(t) != TP_OK)
-					return TP_ENOMEM;
-			} else {
-				qsort(t->slices, t->count, sizeof *t->slices, slice_cmp);
-			}
-		}
+		/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
+		tp_free(t->cost_slots);
+		t->cost_slots = NULL;
+		t->num_cost_slots = 0;
+		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
+			return TP_ENOMEM;
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
 			/* Nesting depth from a stack of open ends. */
 			int64_t stack[256];
@@ -665,6 +827,9 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 		if (t->core >= keep && t->kind < TP_TRACK_LAYER) {
 			tp_free(t->slices);
 			tp_free(t->cost);
+			tp_free(t->cost_big);
+			tp_free(t->cost_dict);
+			tp_free(t->cost_slots);
 			map[i] = -1;
 			continue;
 		}

@@ -161,6 +161,17 @@ struct tp_cost {
 };
 _Static_assert(sizeof(struct tp_cost) == 32, "tp_cost must stay 32 bytes");
 
+/* How a track stores its cost entries: a u32 per slice indexing a dictionary of the distinct
+ * entries (a net repeats a few dozen shapes over millions of commands), each packed in 16
+ * bytes (half a tp_cost). Bits: w[0] = alg_ops (40) | uarch_ops low 24 << 40; w[1] =
+ * uarch_ops high 16 | alg_cycle << 16 | init_cycle (8) << 48 | bank_cycle (6) << 56 | valid
+ * << 62 | 1 << 63 when the entry did not fit: then w[0] indexes the track's cost_big. Read
+ * and write them only with tp_track_get_cost / tp_track_set_cost. */
+struct tp_cost_pk {
+	uint64_t w[2];
+};
+_Static_assert(sizeof(struct tp_cost_pk) == 16, "tp_cost_pk must stay 16 bytes");
+
 struct tp_track {
 	uint32_t name;          /* strtab id: "TIU", "GDMA", thread name, ... */
 	uint8_t kind;           /* enum tp_track_kind */
@@ -171,8 +182,16 @@ struct tp_track {
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
 	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
-	struct tp_cost *cost;   /* owned; NULL or one entry per slice (see struct tp_cost) */
+	/* owned; NULL (no cost model) or one entry per slice: 0 = none, else 1 + its index in
+	 * cost_dict (see struct tp_cost_pk; read with tp_track_get_cost) */
+	uint32_t *cost;
 	size_t cost_cap;
+	struct tp_cost_pk *cost_dict; /* owned; the distinct entries */
+	uint32_t num_cost_dict, cap_cost_dict;
+	uint32_t *cost_slots;     /* owned; hash of cost_dict (index + 1), freed by finish */
+	uint32_t num_cost_slots;
+	struct tp_cost *cost_big; /* owned; the entries that do not fit 16 bytes */
+	size_t num_cost_big, cap_cost_big;
 };
 typedef struct tp_track tp_track;
 
@@ -405,10 +424,13 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
 
-/* The cost entry of slice `index` of a track (index < count), creating the track's cost array
- * (zeroed: valid 0) on first use. NULL on out of memory (sets the sticky oom flag). The pointer
- * is valid until the next call for the same track. */
-struct tp_cost *tp_track_cost(struct tp_profile *p, int track, size_t index);
+/* Sets the cost entry of slice `index` of a track (index < count), creating the track's cost
+ * array (zeroed: valid 0) on first use. TP_OK; TP_ERANGE past the end; TP_ENOMEM on out of
+ * memory (sets the sticky oom flag). Calls for different tracks may run in parallel. */
+int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c);
+/* Reads the cost entry of slice i into *out (all zero when the track has none or i is past
+ * the end) and returns out->valid. */
+int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out);
 
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l); /* index or -1 */
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <cmocka.h>
 
 #include "model/model.h"
@@ -113,22 +114,110 @@ static void test_cost_follows_sort(void **state)
 		s->end_ns = starts[k] + 5;
 		s->cmd_id = (uint32_t)k + 1;
 		if (k < 2) {
-			struct tp_cost *c = tp_track_cost(p, t, (size_t)k);
-			assert_non_null(c);
-			c->alg_ops = 100u * ((uint64_t)k + 1);
-			c->valid = 1;
+			struct tp_cost c = {.alg_ops = 100u * ((uint64_t)k + 1), .valid = 1};
+			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
 		}
 	}
-	assert_null(tp_track_cost(p, t, 3)); /* past the end */
+	struct tp_cost c = {.valid = 1};
+	assert_int_equal(tp_track_set_cost(p, t, 3, &c), TP_ERANGE); /* past the end */
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	const struct tp_track *tr = &p->tracks[t];
 	assert_non_null(tr->cost);
 	assert_int_equal(tr->slices[0].cmd_id, 2);
-	assert_int_equal(tr->cost[0].alg_ops, 200);
+	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
+	assert_int_equal(c.alg_ops, 200);
 	assert_int_equal(tr->slices[1].cmd_id, 3);
-	assert_int_equal(tr->cost[1].valid, 0);
+	assert_int_equal(tp_track_get_cost(tr, 1, &c), 0);
+	assert_int_equal(c.alg_ops, 0);
 	assert_int_equal(tr->slices[2].cmd_id, 1);
-	assert_int_equal(tr->cost[2].alg_ops, 100);
+	assert_int_equal(tp_track_get_cost(tr, 2, &c), 1);
+	assert_int_equal(c.alg_ops, 100);
+	assert_int_equal(tp_track_get_cost(tr, 3, &c), 0); /* past the end reads as none */
+	/* Equal entries share one dictionary entry, also when set after finish. */
+	assert_int_equal(tr->num_cost_dict, 2);
+	struct tp_cost c200 = {.alg_ops = 200, .valid = 1};
+	assert_int_equal(tp_track_set_cost(p, t, 1, &c200), TP_OK);
+	assert_int_equal(tr->num_cost_dict, 2);
+	assert_int_equal(tp_track_get_cost(tr, 1, &c), 1);
+	assert_int_equal(c.alg_ops, 200);
+	struct tp_cost c7 = {.alg_ops = 7, .valid = 1};
+	assert_int_equal(tp_track_set_cost(p, t, 2, &c7), TP_OK);
+	assert_int_equal(tr->num_cost_dict, 3);
+	assert_int_equal(tp_track_get_cost(tr, 2, &c), 1);
+	assert_int_equal(c.alg_ops, 7);
+	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
+	assert_int_equal(c.alg_ops, 200);
+	tp_profile_free(p);
+}
+
+static uint64_t rnd(uint64_t *x)
+{
+	*x = *x * 6364136223846793005u + 1442695040888963407u;
+	return *x >> 33;
+}
+
+/* The packed cost entries give back exactly what was stored, at and past each field's packed
+ * width (those go to the side array), and a shuffled track is sorted by (start, -end,
+ * start_cycle, cmd_id) with equal slices in push order and every cost with its slice. */
+static void test_cost_pack_and_sort(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	enum { N = 5000 };
+	uint64_t x = 7;
+	for (int k = 0; k < N; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = (int64_t)(rnd(&x) % 50);
+		s->end_ns = s->start_ns + (int64_t)(rnd(&x) % 3);
+		s->cmd_id = (uint32_t)(rnd(&x) % 4);  /* many slices equal on every sort key */
+		s->args = (uint32_t)k;                 /* push order, to check stability */
+		const uint64_t lim[] = {(uint64_t)1 << 40, (uint64_t)1 << 40, (uint64_t)1 << 32, 256,
+		                        64};
+		uint64_t v[5];
+		for (int f = 0; f < 5; f++) {
+			uint64_t r = rnd(&x) % 8;
+			/* 0: zero, 1: the largest packed, 2: the first unpacked, 3: the largest value, */
+			v[f] = r == 0 ? 0 : r == 1 ? lim[f] - 1 : r == 2 ? lim[f] : r == 3 ? ~(uint64_t)0
+			                                                                   : rnd(&x) % lim[f];
+		}
+		struct tp_cost c = {.alg_ops = v[0], .uarch_ops = v[1], .alg_cycle = (uint32_t)v[2],
+		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
+		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
+		                    .valid = (uint8_t)(k % 11 != 0)};
+		if (k % 7 != 6)
+			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
+		struct tp_cost back;
+		assert_int_equal(tp_track_get_cost(&p->tracks[t], (size_t)k, &back),
+		                 k % 7 != 6 ? c.valid : 0);
+		if (k % 7 != 6)
+			assert_memory_equal(&back, &c, sizeof c);
+	}
+	/* Remember each slice's cost by push order, then sort. */
+	struct tp_cost *want = calloc(N, sizeof *want);
+	assert_non_null(want);
+	for (int k = 0; k < N; k++)
+		tp_track_get_cost(&p->tracks[t], (size_t)k, &want[k]);
+	assert_true(p->tracks[t].num_cost_big > 0);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(tr->count, N);
+	for (size_t k = 0; k < N; k++) {
+		const struct tp_slice *s = &tr->slices[k];
+		if (k) {
+			const struct tp_slice *a = &tr->slices[k - 1];
+			int ord = a->start_ns != s->start_ns ? a->start_ns < s->start_ns
+			          : a->end_ns != s->end_ns   ? a->end_ns > s->end_ns
+			          : a->cmd_id != s->cmd_id   ? a->cmd_id < s->cmd_id
+			                                     : a->args < s->args;
+			assert_true(ord);
+		}
+		struct tp_cost c;
+		tp_track_get_cost(tr, k, &c);
+		assert_memory_equal(&c, &want[s->args], sizeof c);
+	}
+	free(want);
 	tp_profile_free(p);
 }
 
@@ -185,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
 		cmocka_unit_test(test_cost_follows_sort),
+		cmocka_unit_test(test_cost_pack_and_sort),
 		cmocka_unit_test(test_vendor_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -524,9 +524,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 	struct tp_cost k = {0};
 	if (engine == BMP_ENG_TIU && c.have_desc) {
 		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = k;
+		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!r->detail)
@@ -1018,9 +1016,7 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
 					sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
-					struct tp_cost *slot = tp_track_cost(r->p, t, first + i);
-					if (slot)
-						*slot = kc;
+					tp_track_set_cost(r->p, t, first + i, &kc);
 				}
 			}
 			if ((i & 0xFFFF) == 0xFFFF && cc->have[e])
@@ -1816,6 +1812,30 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	return TP_OK;
 }
 
+/* Frees what the reader owns beside the profile (global.profile, side files, the decoder,
+ * the GDMA counters, the name cache); r itself stays. */
+static void rd_release(struct rd *r)
+{
+	bmp_global_free(&r->g);
+	sg_layers_free(&r->layers);
+	for (int e = 0; e < 2; e++) {
+		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(r->keys[e][i]);
+		tp_free(r->keys[e]);
+		r->keys[e] = NULL;
+	}
+	sg_decoder_free(r->dec);
+	r->dec = NULL;
+	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
+		tp_free(r->gd_gmem[k]);
+		tp_free(r->gd_lmem[k]);
+		tp_free(r->gd_xact[k]);
+		r->gd_gmem[k] = r->gd_lmem[k] = r->gd_xact[k] = NULL;
+	}
+	tp_free(r->cache);
+	r->cache = NULL;
+}
+
 int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
                       struct tp_diag *d)
 {
@@ -1860,23 +1880,11 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 	rc = read_all(r, o, iters, niters);
 	if (rc == TP_OK && p->oom)
 		rc = nomem(r);
+out:
+	rd_release(r);
+	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
 	if (rc == TP_OK && (rc = tp_profile_finish(p)) != TP_OK)
 		rc = nomem(r);
-out:
-	bmp_global_free(&r->g);
-	sg_layers_free(&r->layers);
-	for (int e = 0; e < 2; e++) {
-		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
-			tp_free(r->keys[e][i]);
-		tp_free(r->keys[e]);
-	}
-	sg_decoder_free(r->dec);
-	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
-		tp_free(r->gd_gmem[k]);
-		tp_free(r->gd_lmem[k]);
-		tp_free(r->gd_xact[k]);
-	}
-	tp_free(r->cache);
 	tp_free(r);
 	tp_free(iters);
 	if (rc != TP_OK) {

@@ -574,9 +574,8 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
 		 * cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook totals
 		 * include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the commands'). */
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = (struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1};
+		tp_track_set_cost(r->p, t, index,
+		                  &(struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1});
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!c)
@@ -596,9 +595,7 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct tp_cost k = {0};
 	if (eng == SG_ENG_TIU) {
 		sg_tiu_cost(r->chip, &d, c->raw, &k);
-		struct tp_cost *slot = tp_track_cost(r->p, t, index);
-		if (slot)
-			*slot = k;
+		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
 	if (!r->detail)
@@ -1465,9 +1462,8 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 	rc = read_all(r, o);
 	if (rc == TP_OK && p->oom)
 		rc = nomem(r);
-	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
-		rc = nomem(r);
 out:
+	/* The reader's scratch (per-core command arrays, ports, decoder) goes before the sort. */
 	for (size_t i = 0; i < r->ncores; i++)
 		tp_free(r->cores[i]);
 	for (size_t i = 0; i < r->ncdma; i++)
@@ -1485,6 +1481,8 @@ out:
 		tp_free(r->keys[e]);
 	}
 	sg_decoder_free(r->dec);
+	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
+		rc = nomem(r);
 	tp_free(r);
 	if (rc != TP_OK) {
 		tp_profile_free(p);

@@ -66,15 +66,15 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		if (kind == TP_TRACK_TIU && core == 0) {
 			/* Core 0 has decoded descriptors: a cost entry for every command (sys
 			 * commands count 1 op, as the vendor's), the args the decoder writes. */
-			struct tp_cost *c = tp_track_cost(p, track, i);
-			if (!c)
+			struct tp_cost c = {0};
+			c.alg_ops = wait ? 1 : 100 + (uint64_t)(i % 10) * 100;
+			c.uarch_ops = wait ? 1 : 1000;
+			c.alg_cycle = wait ? 0 : len / 4;
+			c.init_cycle = wait ? 0 : (uint32_t)(i % 3) * len / 40;
+			c.bank_cycle = i % 7 == 3 ? 5 : 0;
+			c.valid = 1;
+			if (tp_track_set_cost(p, track, i, &c) != TP_OK)
 				return -1;
-			c->alg_ops = wait ? 1 : 100 + (uint64_t)(i % 10) * 100;
-			c->uarch_ops = wait ? 1 : 1000;
-			c->alg_cycle = wait ? 0 : len / 4;
-			c->init_cycle = wait ? 0 : (uint32_t)(i % 3) * len / 40;
-			c->bank_cycle = i % 7 == 3 ? 5 : 0;
-			c->valid = 1;
 			tp_args_add_uint(p, "des_tsk_typ", wait ? 15 : 0);
 			tp_args_add_uint(p, "des_res0_addr", 0x1000u + i * 64);
 			tp_args_add_uint(p, "des_res0_n", 1);

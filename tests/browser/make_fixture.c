@@ -152,14 +152,13 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 				if (core == 0) {
 					/* Core 0 has descriptors: the cost model's Alg / uArch Ops
 					 * give the same rate as the argument (bar height). */
-					struct tp_cost *c =
-					    tp_track_cost(p, track, p->tracks[track].count - 1);
-					if (!c)
+					struct tp_cost c = {.alg_ops = whole * 10 + tenth,
+					                    .uarch_ops = 1000,
+					                    .alg_cycle = cyc / 2,
+					                    .valid = 1};
+					if (tp_track_set_cost(p, track, p->tracks[track].count - 1, &c) !=
+					    TP_OK)
 						return;
-					*c = (struct tp_cost){.alg_ops = whole * 10 + tenth,
-					                      .uarch_ops = 1000,
-					                      .alg_cycle = cyc / 2,
-					                      .valid = 1};
 				}
 				tp_args_begin(p);
 				tp_args_add_str(p, "uArch Rate", rate);
