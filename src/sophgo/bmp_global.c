@@ -172,23 +172,48 @@ static int oom(struct ctx *c)
 }
 
 /* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
- * call per key costs more than the compare on these short keys). */
+ * call per key costs more than the compare on these short keys). A tail after whole words is
+ * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each. */
 static inline int eqn(const char *a, const char *b, size_t k)
 {
-	while (k >= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return 0;
-		a += 8;
-		b += 8;
-		k -= 8;
+	uint64_t x, y;
+	if (k >= 8) {
+		while (k >= 8) {
+			memcpy(&x, a, 8);
+			memcpy(&y, b, 8);
+			if (x != y)
+				return 0;
+			a += 8;
+			b += 8;
+			k -= 8;
+		}
+		if (!k)
+			return 1;
+		memcpy(&x, a + k - 8, 8);
+		memcpy(&y, b + k - 8, 8);
+		return x == y;
 	}
-	while (k--)
-		if (*a++ != *b++)
+	if (k >= 4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
 			return 0;
-	return 1;
+		a += 4;
+		b += 4;
+		k -= 4;
+	}
+	if (k >= 2) {
+		uint16_t u, v;
+		memcpy(&u, a, 2);
+		memcpy(&v, b, 2);
+		if (u != v)
+			return 0;
+		a += 2;
+		b += 2;
+		k -= 2;
+	}
+	return !k || *a == *b;
 }
 
 /* Body l starts with the literal `lit` (no '=' variant: for keys without '='). */
@@ -707,8 +732,11 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 		if (!tp)
 			continue;
 		size_t b = (size_t)(tp - s) + sizeof tag - 1;
-		while (b < n && (s[b] == ' ' || s[b] == '\t'))
+		if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
 			b++;
+		else
+			while (b < n && (s[b] == ' ' || s[b] == '\t'))
+				b++;
 		struct line l;
 		l.s = s + b;
 		l.n = n - b;
