@@ -399,7 +399,7 @@ static int do_tensor(struct ctx *c, struct line *l)
 	return TP_OK;
 }
 
-static int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
+static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
                      uint64_t bd_id, uint64_t gdma_id, uint8_t dir)
 {
 	if (core < 0 || core >= BMP_MAX_CORES)
