@@ -308,6 +308,35 @@ static void test_text_destinations(void **state)
 	tp_buf_free(&b);
 }
 
+/* tp_text_is_safe reads printable ASCII a word at a time: a byte that is not printable must be
+ * seen wherever it sits in the word (first, middle, last byte, in the byte-wise tail), and the
+ * answer must be the byte-wise one for each destination. */
+static void test_text_safe_word_positions(void **state)
+{
+	(void)state;
+	static const struct {
+		unsigned char b;
+		int utf8, ctrl; /* expected for TP_TEXT_UTF8 / TP_TEXT_CTRL */
+	} cases[] = {{0x00, 1, 0}, {0x1F, 1, 0}, {0x20, 1, 1}, {0x7E, 1, 1}, {0x7F, 1, 0},
+	             {0x80, 0, 0}, {0xC3, 0, 0}, {0xFF, 0, 0}, {'\t', 1, 1}};
+	char buf[24];
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+		for (size_t at = 0; at < 19; at++) {
+			memset(buf, 'a', 19);
+			buf[at] = (char)cases[c].b;
+			assert_int_equal(tp_text_is_safe(buf, 19, TP_TEXT_UTF8), cases[c].utf8);
+			assert_int_equal(tp_text_is_safe(buf, 19, TP_TEXT_CTRL), cases[c].ctrl);
+		}
+	/* A valid two-byte sequence across a word boundary, and one cut by the end. */
+	for (size_t at = 0; at < 18; at++) {
+		memset(buf, 'a', 19);
+		buf[at] = (char)0xC3;
+		buf[at + 1] = (char)0xA9;
+		assert_true(tp_text_is_safe(buf, 19, TP_TEXT_UTF8));
+		assert_false(tp_text_is_safe(buf, at + 1, TP_TEXT_UTF8));
+	}
+}
+
 static void test_json_str_utf8(void **state)
 {
 	(void)state;
@@ -389,6 +418,7 @@ int main(void)
 		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_atomic_file),
 		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
+		cmocka_unit_test(test_text_safe_word_positions),
 		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,11 +81,30 @@ static int needs_fix(int32_t cp, unsigned flags, int *drop)
 	return 0;
 }
 
+/* 1 if all 8 bytes of w are printable ASCII (0x20..0x7E): no high bit, none below 0x20 (the
+ * subtraction borrows into bit 7 only where a byte is below 0x20, or from a lower such byte),
+ * none equal to 0x7F. */
+static inline int word_printable(uint64_t w)
+{
+	const uint64_t ones = UINT64_C(0x0101010101010101), high = UINT64_C(0x8080808080808080);
+	uint64_t lt20 = (w - 0x20 * ones) & ~w & high;
+	uint64_t x7f = w ^ (0x7F * ones);
+	uint64_t eq7f = (x7f - ones) & ~x7f & high;
+	return ((w & high) | lt20 | eq7f) == 0;
+}
+
 int tp_text_is_safe(const char *s, size_t n, unsigned flags)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t i = 0;
 	while (i < n) {
+		/* Runs of printable ASCII (names, keys) a word at a time; any other byte takes the
+		 * decoder below, so the result is the byte-wise one. */
+		uint64_t w;
+		if (n - i >= 8 && (memcpy(&w, p + i, 8), word_printable(w))) {
+			i += 8;
+			continue;
+		}
 		if (p[i] >= 0x20 && p[i] < 0x7F) {
 			i++;
 			continue;

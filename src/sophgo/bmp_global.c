@@ -172,39 +172,73 @@ static int oom(struct ctx *c)
 }
 
 /* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
- * call per key costs more than the compare on these short keys). */
+ * call per key costs more than the compare on these short keys). A tail after whole words is
+ * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each. */
 static inline int eqn(const char *a, const char *b, size_t k)
 {
-	while (k >= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return 0;
-		a += 8;
-		b += 8;
-		k -= 8;
+	uint64_t x, y;
+	if (k >= 8) {
+		while (k >= 8) {
+			memcpy(&x, a, 8);
+			memcpy(&y, b, 8);
+			if (x != y)
+				return 0;
+			a += 8;
+			b += 8;
+			k -= 8;
+		}
+		if (!k)
+			return 1;
+		memcpy(&x, a + k - 8, 8);
+		memcpy(&y, b + k - 8, 8);
+		return x == y;
 	}
-	while (k--)
-		if (*a++ != *b++)
+	if (k >= 4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
 			return 0;
-	return 1;
+		a += 4;
+		b += 4;
+		k -= 4;
+	}
+	if (k >= 2) {
+		uint16_t u, v;
+		memcpy(&u, a, 2);
+		memcpy(&v, b, 2);
+		if (u != v)
+			return 0;
+		a += 2;
+		b += 2;
+		k -= 2;
+	}
+	return !k || *a == *b;
 }
 
 /* Body l starts with the literal `lit` (no '=' variant: for keys without '='). */
 #define LIT(l, lit) ((l)->n >= sizeof(lit) - 1 && eqn((l)->s, lit, sizeof(lit) - 1))
 
-/* Reads `key` + '=' + decimal digits at *p, then one blank or the end. Returns 1 if so. */
-static int fast_num(const char **p, const char *end, const char *key, size_t kn, uint64_t *out)
+/* Reads `key` + '=' + decimal digits (at most 18) at *p, then one blank or the end. Returns 1
+ * if so. Always inlined: every call passes a literal key, so the key test becomes one or two
+ * word compares (memcmp of a constant size) and the digit loop has a single bound (the per-line hot path of the
+ * tokenizer; the numbers are short, so a word-at-a-time digit reader costs more than it
+ * saves here). */
+static inline __attribute__((always_inline)) int fast_num(const char **p, const char *end,
+                                                          const char *key, size_t kn,
+                                                          uint64_t *out)
 {
 	const char *q = *p;
-	if (q >= end || (size_t)(end - q) <= kn || !eqn(q, key, kn))
+	if (q >= end || (size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
 		return 0;
 	q += kn;
+	const char *d0 = q, *top = end - q > 18 ? q + 18 : end;
 	uint64_t v = 0;
-	const char *d0 = q;
-	while (q < end && *q >= '0' && *q <= '9' && q - d0 < 18)
-		v = v * 10 + (uint64_t)(*q++ - '0');
+	unsigned dg;
+	while (q < top && (dg = (unsigned)(unsigned char)*q - '0') < 10) {
+		v = v * 10 + dg;
+		q++;
+	}
 	if (q == d0 || (q < end && *q != ' '))
 		return 0;
 	*out = v;
@@ -365,7 +399,7 @@ static int do_tensor(struct ctx *c, struct line *l)
 	return TP_OK;
 }
 
-static int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
+static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
                      uint64_t bd_id, uint64_t gdma_id, uint8_t dir)
 {
 	if (core < 0 || core >= BMP_MAX_CORES)
@@ -698,8 +732,11 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 		if (!tp)
 			continue;
 		size_t b = (size_t)(tp - s) + sizeof tag - 1;
-		while (b < n && (s[b] == ' ' || s[b] == '\t'))
+		if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
 			b++;
+		else
+			while (b < n && (s[b] == ' ' || s[b] == '\t'))
+				b++;
 		struct line l;
 		l.s = s + b;
 		l.n = n - b;
