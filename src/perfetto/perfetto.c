@@ -51,12 +51,13 @@ struct imap {
 
 #define CACHE_SLOTS 32
 
-/* Per-track memo of the last string seen at each argument position (keys and values repeat
- * slice after slice on one track), so most interning needs no hash lookup. An entry is only
- * stored once the string is defined on the track's sequence. */
+/* Per-track memo of the last two strings seen at each argument position (keys and values
+ * repeat slice after slice on one track, or alternate between two: tensorLd / tensorSt), so
+ * most interning needs no hash lookup. An entry is only stored once the string is defined on
+ * the track's sequence; [0] is the more recent. */
 struct memo {
-	const char *s;
-	uint64_t iid;
+	const char *s[2];
+	uint64_t iid[2];
 };
 
 struct tstate {
@@ -239,24 +240,36 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 	return e->iid;
 }
 
-/* intern() through a one-entry memo of the track: the memo miss (out of line). */
+/* intern() through a two-entry memo of the track: the memo miss (out of line). */
 static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
                             struct memo *mo, const char *s)
 {
+	if (mo && mo->s[1] == s) {
+		const char *ts = mo->s[0];
+		uint64_t ti = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = mo->iid[1];
+		mo->s[1] = ts;
+		mo->iid[1] = ti;
+		return mo->iid[0];
+	}
 	uint64_t iid = intern(w, m, field, t, s);
 	if (mo && iid && t->lane < 64) {
-		mo->s = s;
-		mo->iid = iid;
+		mo->s[1] = mo->s[0];
+		mo->iid[1] = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = iid;
 	}
 	return iid;
 }
 
-/* intern() through a one-entry memo of the track; the hit (most calls) is inlined. */
+/* intern() through a two-entry memo of the track; the hit on the latest (most calls) is
+ * inlined. */
 static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
                                    struct tstate *t, struct memo *mo, const char *s)
 {
-	if (mo && mo->s == s)
-		return mo->iid;
+	if (mo && mo->s[0] == s)
+		return mo->iid[0];
 	return intern_miss(w, m, field, t, mo, s);
 }
 
