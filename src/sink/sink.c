@@ -1107,13 +1107,60 @@ static int u64_less(const uint64_t *x, const uint64_t *y)
 /* by_src order: source slice id (dtrack, then index), then edge index; keys are unique. */
 DEFINE_SORT(src_sort, uint64_t, u64_less)
 
+static uint64_t src_key(const struct plan *pl, size_t i)
+{
+	const struct edge *e = &pl->edges[i];
+	return (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
+}
+
+#define SRC_RUNS 256
+
+/* A run of edges (in destination order) whose sources lie on one track. */
+struct srun {
+	uint64_t first; /* by_src key of its first edge */
+	size_t from, to;
+};
+
+static int srun_less(const struct srun *x, const struct srun *y)
+{
+	return x->first < y->first;
+}
+
+DEFINE_SORT(srun_sort, struct srun, srun_less)
+
+/* Fills by_src in source order. The edges come in destination order: a few long runs, one per
+ * waiting track, each with all its sources on the partner track and nearly always ascending.
+ * Laying those runs out by their first key usually gives sorted keys already (checked in one
+ * pass), and the full sort is only the fallback; the result is the same either way, as the
+ * keys are unique. */
 static int sort_edges_by_src(struct plan *pl)
 {
-	for (size_t i = 0; i < pl->nedges; i++) {
-		const struct edge *e = &pl->edges[i];
-		pl->by_src[i] = (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
+	struct srun runs[SRC_RUNS];
+	size_t nruns = 0, at = 0;
+	for (size_t i = 0; i < pl->nedges && nruns <= SRC_RUNS; i++) {
+		if (i && pl->edges[i].src_dt == pl->edges[i - 1].src_dt)
+			continue;
+		if (nruns < SRC_RUNS)
+			runs[nruns] = (struct srun){src_key(pl, i), i, i};
+		if (nruns)
+			runs[nruns - 1].to = i;
+		nruns++;
 	}
-	src_sort(pl->by_src, pl->nedges);
+	if (nruns && nruns <= SRC_RUNS) {
+		runs[nruns - 1].to = pl->nedges;
+		srun_sort(runs, nruns);
+		for (size_t r = 0; r < nruns; r++)
+			for (size_t i = runs[r].from; i < runs[r].to; i++)
+				pl->by_src[at++] = src_key(pl, i);
+	} else {
+		for (size_t i = 0; i < pl->nedges; i++)
+			pl->by_src[i] = src_key(pl, i);
+	}
+	size_t k = 1;
+	while (k < pl->nedges && pl->by_src[k - 1] < pl->by_src[k])
+		k++;
+	if (k < pl->nedges)
+		src_sort(pl->by_src, pl->nedges);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
 	for (size_t i = 0; i < pl->nedges; i++) {
