@@ -11,6 +11,9 @@
  *     sequence (iids are global, each defined once per sequence since its clear);
  *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
  *     timestamp (perfetto.md §3.3), and every track's events are in time order;
+ *   - in an event packet the track_event comes first and the timestamp delta last (protobuf
+ *     field order is free): the bytes that change from packet to packet then sit together,
+ *     which the compressor rewards (put_packet_parts);
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
  *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
  *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk;

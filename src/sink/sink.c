@@ -1130,9 +1130,9 @@ DEFINE_SORT(srun_sort, struct srun, srun_less)
 
 /* Fills by_src in source order. The edges come in destination order: a few long runs, one per
  * waiting track, each with all its sources on the partner track and nearly always ascending.
- * Laying those runs out by their first key usually gives sorted keys already (checked in one
- * pass), and the full sort is only the fallback; the result is the same either way, as the
- * keys are unique. */
+ * Laying those runs out by their first key gives nearly sorted keys, which an insertion sort
+ * finishes in O(n); the full sort is only the fallback. The result is the same either way, as
+ * the keys are unique. */
 static int sort_edges_by_src(struct plan *pl)
 {
 	struct srun runs[SRC_RUNS];
@@ -1156,10 +1156,26 @@ static int sort_edges_by_src(struct plan *pl)
 		for (size_t i = 0; i < pl->nedges; i++)
 			pl->by_src[i] = src_key(pl, i);
 	}
-	size_t k = 1;
-	while (k < pl->nedges && pl->by_src[k - 1] < pl->by_src[k])
-		k++;
-	if (k < pl->nedges)
+	/* Dependencies that do not quite ascend leave a few keys out of place (g200k: 890 of
+	 * 307 k): an insertion sort moving at most 8 keys per key on average puts them right in
+	 * O(n); past that budget the keys (still a permutation) get the full sort. */
+	uint64_t *a = pl->by_src;
+	size_t budget = 8 * pl->nedges;
+	int done = 1;
+	for (size_t i = 1; i < pl->nedges && done; i++) {
+		uint64_t x = a[i];
+		size_t j = i;
+		while (j && a[j - 1] > x) {
+			if (!budget--) {
+				done = 0;
+				break;
+			}
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+	if (!done)
 		src_sort(pl->by_src, pl->nedges);
 	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
 	size_t run = 0;
