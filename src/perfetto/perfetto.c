@@ -11,6 +11,9 @@
  *     sequence (iids are global, each defined once per sequence since its clear);
  *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
  *     timestamp (perfetto.md §3.3), and every track's events are in time order;
+ *   - in an event packet the track_event comes first and the timestamp delta last (protobuf
+ *     field order is free): the bytes that change from packet to packet then sit together,
+ *     which the compressor rewards (put_packet_parts);
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
  *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
  *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk;
@@ -51,12 +54,13 @@ struct imap {
 
 #define CACHE_SLOTS 32
 
-/* Per-track memo of the last string seen at each argument position (keys and values repeat
- * slice after slice on one track), so most interning needs no hash lookup. An entry is only
- * stored once the string is defined on the track's sequence. */
+/* Per-track memo of the last two strings seen at each argument position (keys and values
+ * repeat slice after slice on one track, or alternate between two: tensorLd / tensorSt), so
+ * most interning needs no hash lookup. An entry is only stored once the string is defined on
+ * the track's sequence; [0] is the more recent. */
 struct memo {
-	const char *s;
-	uint64_t iid;
+	const char *s[2];
+	uint64_t iid[2];
 };
 
 struct tstate {
@@ -239,24 +243,36 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 	return e->iid;
 }
 
-/* intern() through a one-entry memo of the track: the memo miss (out of line). */
+/* intern() through a two-entry memo of the track: the memo miss (out of line). */
 static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
                             struct memo *mo, const char *s)
 {
+	if (mo && mo->s[1] == s) {
+		const char *ts = mo->s[0];
+		uint64_t ti = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = mo->iid[1];
+		mo->s[1] = ts;
+		mo->iid[1] = ti;
+		return mo->iid[0];
+	}
 	uint64_t iid = intern(w, m, field, t, s);
 	if (mo && iid && t->lane < 64) {
-		mo->s = s;
-		mo->iid = iid;
+		mo->s[1] = mo->s[0];
+		mo->iid[1] = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = iid;
 	}
 	return iid;
 }
 
-/* intern() through a one-entry memo of the track; the hit (most calls) is inlined. */
+/* intern() through a two-entry memo of the track; the hit on the latest (most calls) is
+ * inlined. */
 static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
                                    struct tstate *t, struct memo *mo, const char *s)
 {
-	if (mo && mo->s == s)
-		return mo->iid;
+	if (mo && mo->s[0] == s)
+		return mo->iid[0];
 	return intern_miss(w, m, field, t, mo, s);
 }
 
@@ -413,8 +429,13 @@ static int flush_chunk(struct pw *w)
 	return write_compressed(w, w->zout.p, zn);
 }
 
-/* Appends one Trace.packet record whose body is w->pkt followed, when given, by the
- * track_event `ev` and the interned_data `in` as length-delimited fields. */
+/* Appends one Trace.packet record whose body is, when given, the track_event `ev` and the
+ * interned_data `in` as length-delimited fields, followed by w->pkt (an event's timestamp,
+ * sequence id and flags; a descriptor packet's whole body). Field order inside a message
+ * carries no meaning in protobuf; the event first and its timestamp last puts the bytes that
+ * change from packet to packet (timestamp delta, then the next packet's lengths) next to each
+ * other, so the compressor breaks fewer matches: 17.84 -> 17.05 B/slice on g200k together
+ * with the flows-first event layout (pw_slice). */
 static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct tp_pb *in)
 {
 	if (w->pkt.oom)
@@ -437,8 +458,6 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 	uint8_t *o = w->chunk.p + w->chunk.len;
 	*o++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
 	o += tp_pb_varint_to(o, body);
-	memcpy(o, w->pkt.p, w->pkt.len);
-	o += w->pkt.len;
 	if (ev) {
 		*o++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
 		o += tp_pb_varint_to(o, ev->len);
@@ -451,6 +470,8 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 		memcpy(o, in->p, in->len);
 		o += in->len;
 	}
+	memcpy(o, w->pkt.p, w->pkt.len);
+	o += w->pkt.len;
 	w->chunk.len = (size_t)(o - w->chunk.p);
 	w->pkt.len = 0;
 	return TP_OK;
@@ -461,7 +482,8 @@ static int put_packet(struct pw *w)
 	return put_packet_parts(w, NULL, NULL);
 }
 
-/* Starts an event packet on track state t at time ts: timestamp delta, sequence, flags. */
+/* Starts an event packet on track state t at time ts: builds its trailer in w->pkt (sequence
+ * id, flags, then the timestamp delta last, next to the following packet's varying head). */
 static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
@@ -474,35 +496,36 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
 	uint8_t *o = w->pkt.p;
-	*o++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
-	o += tp_pb_varint_to(o, (uint64_t)(ts - t->last));
 	*o++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
 	o += tp_pb_varint_to(o, t->seq);
 	*o++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
 	*o++ = SEQ_NEEDS_STATE;
+	*o++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	o += tp_pb_varint_to(o, (uint64_t)(ts - t->last));
 	w->pkt.len = (size_t)(o - w->pkt.p);
 	t->last = ts;
 	return TP_OK;
 }
 
 /* A SLICE_END packet, written straight into the chunk (the most frequent packet: every
- * slice has one): { timestamp delta, sequence id, flags NEEDS_INCREMENTAL_STATE,
- * track_event { type SLICE_END } }, the same bytes event_head + put_packet would make. */
+ * slice has one): { track_event { type SLICE_END }, sequence id, flags
+ * NEEDS_INCREMENTAL_STATE, timestamp delta }, the same bytes event_head + put_packet_parts
+ * would make. */
 static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
 		return event_head(w, t, ts); /* reports the error */
 	uint8_t body[32], *q = body;
-	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
-	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, t->seq);
-	*q++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
-	*q++ = SEQ_NEEDS_STATE;
 	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
 	*q++ = 2;
 	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
 	*q++ = TE_SLICE_END;
+	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, t->seq);
+	*q++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
+	*q++ = SEQ_NEEDS_STATE;
+	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
 	size_t n = (size_t)(q - body); /* < 128: one length byte */
 	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
 		int st = flush_chunk(w);
@@ -750,12 +773,15 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
 	o = vput(o,
 	         intern_memo(w, &w->names, F_ID_EVENT_NAMES, t, &t->name, s->name ? s->name : ""));
-	for (size_t i = 0; i < s->num_args; i++)
-		o = put_annotation(w, t, i, &s->args[i], o);
+	/* Flows before the annotations: the annotations end with the values that change every
+	 * command (Cmd Id, dependency), which then sit next to the packet's timestamp trailer
+	 * (0.9% smaller compressed than flows last on g200k). */
 	for (size_t i = 0; i < s->num_flows_out; i++)
 		o = put_fixed64(o, F_TE_FLOW_IDS, s->flows_out[i]);
 	if (s->flow_in)
 		o = put_fixed64(o, F_TE_TERM_FLOW_IDS, s->flow_in);
+	for (size_t i = 0; i < s->num_args; i++)
+		o = put_annotation(w, t, i, &s->args[i], o);
 	w->ev.len = (size_t)(o - w->ev.p);
 	if (w->in.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",

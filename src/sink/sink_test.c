@@ -420,12 +420,81 @@ static void test_fmt_real(void **state)
 	}
 }
 
+/* Flow bookkeeping of many dependencies: each drawn flow's id is the waiter's flow_in and one
+ * of its source's flows_out. Waiters whose sources descend (the source-ordered edge list must
+ * be fully sorted) and ones whose sources nearly ascend (two by two swapped: the cheap path)
+ * give the same kind of result: every waiter has exactly one flow. */
+struct flowrec {
+	uint64_t *in;   /* by slice id */
+	uint64_t *outs; /* by slice id: up to 2 ids */
+	size_t n, flows, bad;
+};
+
+static int f_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct flowrec *f = ctx;
+	assert_true(s->id < f->n);
+	f->in[s->id] = s->flow_in;
+	assert_true(s->num_flows_out <= 2);
+	for (size_t i = 0; i < s->num_flows_out; i++)
+		f->outs[2 * s->id + i] = s->flows_out[i];
+	return TP_OK;
+}
+
+static int f_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
+{
+	struct flowrec *f = ctx;
+	f->flows++;
+	if (from >= f->n || to >= f->n || f->in[to] != id ||
+	    (f->outs[2 * from] != id && f->outs[2 * from + 1] != id))
+		f->bad++;
+	return TP_OK;
+}
+
+static void test_many_flows(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	for (int pattern = 0; pattern < 2; pattern++) {
+		struct tp_profile *p = tp_profile_new();
+		assert_non_null(p);
+		int dev = tp_profile_add_device(p, "d", 0, 1);
+		int tiu = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+		int gdma = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+		for (int j = 0; j < N; j++)
+			fx_cmd(p, gdma, "ld", "DMA_tensor", j * 10, j * 10 + 5, (uint32_t)j + 1);
+		for (int k = 0; k < N; k++) {
+			struct tp_slice *s =
+			    fx_cmd(p, tiu, "mm", "sMM", N * 10 + k * 10, N * 10 + k * 10 + 5,
+			           (uint32_t)k + 1);
+			s->dep_id = pattern == 0 ? (uint32_t)(N - k) : (uint32_t)((k ^ 1) + 1);
+		}
+		assert_int_equal(tp_profile_finish(p), TP_OK);
+		struct flowrec f = {calloc(2 * N + 2, 8), calloc(4 * N + 4, 8), 2 * N + 2, 0, 0};
+		assert_non_null(f.in);
+		assert_non_null(f.outs);
+		struct tp_sink sink = {&f, NULL, NULL, f_slice, NULL, f_flow, NULL, 0};
+		struct tp_diag d = {0};
+		assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+		assert_int_equal(f.flows, N);
+		assert_int_equal(f.bad, 0);
+		size_t waiters = 0;
+		for (size_t id = 1; id < f.n; id++)
+			waiters += f.in[id] != 0;
+		assert_int_equal(waiters, N);
+		free(f.in);
+		free(f.outs);
+		tp_profile_free(p);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tracks), cmocka_unit_test(test_slices_lanes_nesting_flows),
 	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
 	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
+	    cmocka_unit_test(test_many_flows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

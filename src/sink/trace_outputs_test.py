@@ -80,7 +80,37 @@ def perfetto(out):
           plain.count("terminating_flow_ids:") == 2, "2 flows with id 1")
     check("pid: 0\n" not in plain and "tid: 0\n" not in plain, "no pid/tid 0")
     golden("perfetto.txtpb", plain)
+    check_absolute_times(out, plain)
     return True
+
+
+def check_absolute_times(out, plain):
+    """The Perfetto timestamps are deltas on each sequence's incremental clock (snapshot value
+    0 = trace time 0) and packets put their timestamp after the event: summing the deltas per
+    sequence, in file order, and pairing BEGIN/END per sequence must give exactly the slices
+    (begin ns, duration ns) that trace.json writes as absolute times from the same model."""
+    clock, open_, got = {}, {}, []
+    for pkt in re.split(r"^packet \{$", plain, flags=re.M)[1:]:
+        seq = re.search(r"^  trusted_packet_sequence_id: (\d+)$", pkt, re.M)
+        ts = re.search(r"^  timestamp: (\d+)$", pkt, re.M)
+        typ = re.search(r"^    type: (TYPE_\w+)$", pkt, re.M)
+        if "clock_snapshot {" in pkt and seq:
+            clock[seq.group(1)] = 0
+        if not (seq and ts and typ):
+            continue
+        k = seq.group(1)
+        check(k in clock, f"event on sequence {k} before its clock snapshot")
+        clock[k] = clock.get(k, 0) + int(ts.group(1))
+        if typ.group(1) == "TYPE_SLICE_BEGIN":
+            open_.setdefault(k, []).append(clock[k])
+        elif typ.group(1) == "TYPE_SLICE_END":
+            b = open_[k].pop()
+            got.append((b, clock[k] - b))
+    with open(os.path.join(out, "trace.json"), encoding="utf-8") as f:
+        xs = [e for e in json.load(f)["traceEvents"] if e["ph"] == "X"]
+    want = sorted((round(e["ts"] * 1000), round(e["dur"] * 1000)) for e in xs)
+    check(sorted(got) == want and len(got) == 14,
+          f"Perfetto delta timestamps resolve to {sorted(got)}, trace.json has {want}")
 
 
 def chrome(out):
