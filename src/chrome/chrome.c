@@ -49,7 +49,6 @@ struct batch {
 	uint64_t *flows;
 	size_t nflows, cap_flows;
 	int first;        /* the batch holds the trace's first event (no leading comma) */
-	int oom;          /* recording ran out of memory */
 	struct tp_buf b;  /* the formatted text */
 	int state;
 };
@@ -60,7 +59,9 @@ struct cw {
 	struct tp_diag *d;
 	size_t batch_events;
 	int first; /* no event recorded yet */
-	int status; /* first error (TP_ENOMEM / TP_EOUTPUT), reported once */
+	int status; /* first error (TP_ENOMEM / TP_EOUTPUT), reported once (the sink's thread) */
+	int wstatus; /* first error of a batch write (under mu) */
+	int writing; /* a thread is writing the head batch (under mu) */
 	/* Ring of batches: head = next to write, tail = next to queue; slot i % nslots. */
 	struct batch *slot;
 	size_t nslots;
@@ -375,35 +376,88 @@ static void fmt_batch(struct batch *bt)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The ring: workers take the oldest queued batch; the sink's thread writes batches in order,
- * formatting a queued one itself rather than waiting for a worker. */
+/* The ring. The sink's thread records into the slot at tail and queues it; any thread (a
+ * worker, or the sink's thread while it waits for a free slot) formats the oldest queued
+ * batch; whichever thread finishes a batch also writes every formatted batch at the head, in
+ * order (one writer at a time), and frees its slot. Without workers the sink's thread formats
+ * and writes each batch as it is queued. */
+
+static struct batch *slot_at(struct cw *w, uint64_t q)
+{
+	return &w->slot[q % w->nslots];
+}
+
+/* Writes the batches that are formatted at the head, in order. Threads: called with mu held
+ * (it drops mu while writing), unless there are no workers. */
+static void write_ready(struct cw *w)
+{
+	while (!w->writing && w->head < w->tail && slot_at(w, w->head)->state == SLOT_DONE) {
+		struct batch *bt = slot_at(w, w->head);
+		w->writing = 1;
+		int st = w->wstatus;
+		if (w->nthreads)
+			pthread_mutex_unlock(&w->mu);
+		if (!st && bt->b.oom)
+			st = TP_ENOMEM;
+		if (!st && bt->b.len && fwrite(bt->b.data, 1, bt->b.len, w->f.fp) != bt->b.len)
+			st = TP_EOUTPUT;
+		bt->b.len = 0;
+		if (w->nthreads)
+			pthread_mutex_lock(&w->mu);
+		if (st && !w->wstatus)
+			w->wstatus = st;
+		bt->state = SLOT_FREE;
+		w->head++;
+		w->writing = 0;
+		if (w->nthreads)
+			pthread_cond_broadcast(&w->cv_done);
+	}
+}
+
+/* The oldest queued batch, marked BUSY for the caller, or NULL. Threads: mu held. */
+static struct batch *take_queued(struct cw *w)
+{
+	for (uint64_t q = w->head; q < w->tail; q++) {
+		struct batch *bt = slot_at(w, q);
+		if (bt->state == SLOT_QUEUED) {
+			bt->state = SLOT_BUSY;
+			return bt;
+		}
+	}
+	return NULL;
+}
+
+/* Formats a BUSY batch, then writes what is ready. Threads: called and returns with mu held. */
+static void format_and_write(struct cw *w, struct batch *bt)
+{
+	if (w->nthreads)
+		pthread_mutex_unlock(&w->mu);
+	fmt_batch(bt);
+	if (w->nthreads)
+		pthread_mutex_lock(&w->mu);
+	bt->state = SLOT_DONE;
+	write_ready(w);
+}
 
 static void *worker_main(void *arg)
 {
 	struct cw *w = arg;
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		struct batch *bt = NULL;
-		for (uint64_t q = w->head; q < w->tail && !bt; q++)
-			if (w->slot[q % w->nslots].state == SLOT_QUEUED)
-				bt = &w->slot[q % w->nslots];
-		if (!bt) {
-			if (w->quit)
-				break;
-			pthread_cond_wait(&w->cv_job, &w->mu);
+		struct batch *bt = take_queued(w);
+		if (bt) {
+			format_and_write(w, bt);
 			continue;
 		}
-		bt->state = SLOT_BUSY;
-		pthread_mutex_unlock(&w->mu);
-		fmt_batch(bt);
-		pthread_mutex_lock(&w->mu);
-		bt->state = SLOT_DONE;
-		pthread_cond_broadcast(&w->cv_done);
+		if (w->quit)
+			break;
+		pthread_cond_wait(&w->cv_job, &w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
 }
 
+/* Records the first error and its message (the sink's thread only). */
 static int fail(struct cw *w, int st)
 {
 	if (!w->status) {
@@ -416,6 +470,7 @@ static int fail(struct cw *w, int st)
 	return w->status;
 }
 
+/* Writes the file's own framing (the sink's thread, no batch in flight). */
 static int write_bytes(struct cw *w, const void *p, size_t n)
 {
 	if (w->status)
@@ -425,58 +480,45 @@ static int write_bytes(struct cw *w, const void *p, size_t n)
 	return TP_OK;
 }
 
-/* Waits for the oldest queued batch to be formatted (formatting it here if no worker has
- * taken it), writes it and frees its slot. */
-static int retire_head(struct cw *w)
+/* Waits until fewer than `in_flight` batches are queued or being formatted or written
+ * (0: none), formatting queued batches itself meanwhile; then takes up a writer's error. */
+static int wait_ring(struct cw *w, uint64_t in_flight)
 {
-	struct batch *bt = &w->slot[w->head % w->nslots];
-	if (w->nthreads) {
-		pthread_mutex_lock(&w->mu);
-		while (bt->state != SLOT_DONE) {
-			if (bt->state == SLOT_QUEUED) {
-				bt->state = SLOT_BUSY;
-				pthread_mutex_unlock(&w->mu);
-				fmt_batch(bt);
-				pthread_mutex_lock(&w->mu);
-				bt->state = SLOT_DONE;
-			} else {
-				pthread_cond_wait(&w->cv_done, &w->mu);
-			}
-		}
-		pthread_mutex_unlock(&w->mu); /* a DONE slot belongs to this thread */
-	} else {
-		fmt_batch(bt);
-	}
-	if (bt->b.oom || bt->oom)
-		fail(w, TP_ENOMEM);
-	write_bytes(w, bt->b.data, bt->b.len);
-	bt->b.len = 0;
 	if (w->nthreads)
 		pthread_mutex_lock(&w->mu);
-	bt->state = SLOT_FREE;
-	w->head++;
+	while (w->tail - w->head > (in_flight ? in_flight - 1 : 0)) {
+		struct batch *bt = take_queued(w);
+		if (bt)
+			format_and_write(w, bt);
+		else if (w->nthreads)
+			pthread_cond_wait(&w->cv_done, &w->mu);
+		else
+			break; /* not reached: without workers nothing stays queued */
+	}
+	int st = w->wstatus;
 	if (w->nthreads)
 		pthread_mutex_unlock(&w->mu);
-	return w->status;
+	return st ? fail(w, st) : w->status;
 }
 
-/* Queues the batch being filled (if any events). */
+/* Queues the batch being filled (if it holds events); without workers, formats and writes
+ * it at once. */
 static int queue_cur(struct cw *w)
 {
 	struct batch *bt = w->cur;
 	if (!bt || !bt->nev)
 		return w->status;
 	w->cur = NULL;
-	if (w->nthreads) {
-		pthread_mutex_lock(&w->mu);
+	if (!w->nthreads) {
 		bt->state = SLOT_QUEUED;
 		w->tail++;
-		pthread_cond_signal(&w->cv_job);
-		pthread_mutex_unlock(&w->mu);
-	} else {
-		bt->state = SLOT_QUEUED;
-		w->tail++;
+		return wait_ring(w, 0);
 	}
+	pthread_mutex_lock(&w->mu);
+	bt->state = SLOT_QUEUED;
+	w->tail++;
+	pthread_cond_signal(&w->cv_job);
+	pthread_mutex_unlock(&w->mu);
 	return w->status;
 }
 
@@ -490,11 +532,9 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 		bt = NULL;
 	}
 	if (!bt) {
-		if (w->tail - w->head == w->nslots && retire_head(w))
+		if (wait_ring(w, w->nslots))
 			return NULL;
-		if (w->status)
-			return NULL;
-		bt = &w->slot[w->tail % w->nslots];
+		bt = slot_at(w, w->tail);
 		bt->nev = bt->nargs = bt->nflows = 0;
 		bt->first = w->first;
 		bt->state = SLOT_FILLING;
@@ -523,7 +563,6 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 	w->first = 0;
 	return bt;
 oom:
-	bt->oom = 1;
 	fail(w, TP_ENOMEM);
 	return NULL;
 }
@@ -626,22 +665,25 @@ static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, d
 	return TP_OK;
 }
 
-/* Formats and writes every batch still in the ring (or, after an error, just drops them). */
+/* Formats and writes every batch still in the ring. */
 static int drain(struct cw *w)
 {
 	queue_cur(w);
-	while (w->head < w->tail && !w->status)
-		retire_head(w);
-	return w->status;
+	return wait_ring(w, 0);
 }
 
+static void workers_stop(struct cw *w);
+
+/* Every batch is formatted and written (or, after an error, the workers are stopped) before
+ * this returns: the drive frees the strings the batches point to right after. */
 static int cw_end(void *ctx, int status)
 {
 	struct cw *w = ctx;
+	if (!status)
+		status = drain(w);
+	workers_stop(w);
 	if (status)
 		return status;
-	if (drain(w))
-		return w->status;
 	static const char tail[] =
 	    "\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"tpuprof\"}}\n";
 	return write_bytes(w, tail, sizeof tail - 1);

@@ -24,12 +24,17 @@
 struct write_ctx {
 	struct tp_profile *p;
 	const char *path;
+	int jobs;         /* 0: tp_chrome_write */
+	size_t batch;
 };
 
 static int write_trace(void *ctx, struct tp_diag *d)
 {
 	struct write_ctx *w = ctx;
-	return tp_chrome_write(w->p, NULL, w->path, 0, d);
+	if (!w->jobs)
+		return tp_chrome_write(w->p, NULL, w->path, 0, d);
+	struct tp_chrome_opts o = {0, w->jobs, w->batch};
+	return tp_chrome_write_ex(w->p, NULL, w->path, &o, d);
 }
 
 static void test_round_trip(void **state)
@@ -84,8 +89,12 @@ static void test_round_trip(void **state)
 	assert_int_equal(tp_chrome_write(p, NULL, bad, 0, &d), TP_EOUTPUT);
 	assert_non_null(strstr(d.msg, "missing"));
 	/* Out of memory at every allocation in turn: TP_ENOMEM, never a file. */
-	struct write_ctx w = {p, path};
+	struct write_ctx w = {p, path, 0, 0};
 	tp_test_oom_sweep(write_trace, &w, path, 300);
+	/* The same with formatting workers and small batches: an allocation failing on a worker
+	 * thread is TP_ENOMEM too. */
+	struct write_ctx wt = {p, path, 3, 2};
+	tp_test_oom_sweep(write_trace, &wt, path, 600);
 	unlink(path);
 	rmdir(dir);
 	tp_free(bad);
