@@ -39,12 +39,24 @@ struct ev {
 	uint32_t nargs;
 };
 
+/* One recorded argument: the value its type prints (half a tp_sink_arg). */
+struct carg {
+	const char *key;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s;
+	} v;
+	int type; /* enum tp_arg_type */
+};
+
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
 
 struct batch {
 	struct ev *ev;
 	size_t nev, cap_ev;
-	struct tp_sink_arg *args;
+	struct carg *args;
 	size_t nargs, cap_args;
 	uint64_t *flows;
 	size_t nflows, cap_flows;
@@ -285,7 +297,7 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 	if (o && e->nargs) {
 		o = LIT(o, ",\"args\":{");
 		for (size_t i = 0; o && i < e->nargs; i++) {
-			const struct tp_sink_arg *a = &bt->args[e->arg0 + i];
+			const struct carg *a = &bt->args[e->arg0 + i];
 			if (i)
 				*o++ = ',';
 			if (!(o = put_str(b, sc, o, a->key)))
@@ -293,16 +305,16 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 			*o++ = ':';
 			switch (a->type) {
 			case TP_ARG_INT:
-				o = put_i64(o, a->i);
+				o = put_i64(o, a->v.i);
 				break;
 			case TP_ARG_UINT:
-				o = put_u64(o, a->u);
+				o = put_u64(o, a->v.u);
 				break;
 			case TP_ARG_REAL:
-				o = put_real(o, a->d);
+				o = put_real(o, a->v.d);
 				break;
 			default:
-				o = put_str(b, sc, o, a->s);
+				o = put_str(b, sc, o, a->v.s);
 				break;
 			}
 		}
@@ -547,7 +559,7 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 		bt->ev = g;
 	}
 	if (bt->nargs + nargs > bt->cap_args) {
-		struct tp_sink_arg *g =
+		struct carg *g =
 		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
 		if (!g)
 			goto oom;
@@ -639,7 +651,18 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 	e->flow_in = s->flow_in;
 	e->arg0 = bt->nargs;
 	e->nargs = (uint32_t)s->num_args;
-	memcpy(bt->args + bt->nargs, s->args, s->num_args * sizeof *s->args);
+	struct carg *ca = bt->args + bt->nargs;
+	for (size_t i = 0; i < s->num_args; i++) {
+		const struct tp_sink_arg *a = &s->args[i];
+		ca[i].key = a->key;
+		ca[i].type = (int)a->type;
+		switch (a->type) {
+		case TP_ARG_INT: ca[i].v.i = a->i; break;
+		case TP_ARG_UINT: ca[i].v.u = a->u; break;
+		case TP_ARG_REAL: ca[i].v.d = a->d; break;
+		default: ca[i].v.s = a->s; break;
+		}
+	}
 	bt->nargs += s->num_args;
 	e->flow0 = bt->nflows;
 	e->nflows = (uint8_t)nf;
