@@ -22,7 +22,7 @@
 
 #define BATCH_EVENTS 8192     /* events per batch by default */
 #define BATCH_ARGS (1u << 17) /* a batch is also full at this many arguments */
-#define MAX_WORKERS 16
+#define MAX_WORKERS 8 /* like Perfetto's compression workers; 17 batches of ~5 MB at most */
 
 /* One recorded event. */
 enum { EV_SLICE, EV_COUNTER, EV_META_STR, EV_META_INT };
