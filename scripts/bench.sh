@@ -187,6 +187,21 @@ json_bench() {
   local same="identical"
   [ "${sums[0]}" = "${sums[1]}" ] || same="DIFFERENT (bug)"
   echo "   trace.json: $events events, $bytes bytes; default --jobs vs --jobs 1: $same"
+  # Baseline (group io): writing as many bytes with dd into the same directory, i.e. what the
+  # file system takes for the file alone.
+  local mib dd_name
+  mib=$(( (bytes + 1048575) / 1048576 ))
+  dd_name="dd ${mib} MiB like gen-$s trace.json"
+  sync
+  "$tpbench" run --out "$rows" --name "$dd_name" --group io --cmds "$events" --cores 1 -- \
+    dd if=/dev/zero of="$data/out/dd-json" bs=1M count="$mib" status=none ||
+    echo "   (dd exited with status $?)"
+  rm -f "$data/out/dd-json"
+  local dw
+  dw=$(row_wall "$dd_name")
+  [ -n "$dw" ] && awk -v d="$dw" -v e="$events" 'BEGIN {
+    printf "   dd of the same bytes: %.2f s wall = %.2f M events/s (the file system'"'"'s ceiling)\n",
+           d / 1e9, (d > 0) ? e / (d / 1e9) / 1e6 : 0 }'
   rw=$(row_wall "gen-$s reader+summary") rc=$(row_cpu "gen-$s reader+summary")
   for name in "gen-$s json" "gen-$s json --jobs 1"; do
     local w c
