@@ -651,23 +651,23 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 	e->flow_in = s->flow_in;
 	e->arg0 = bt->nargs;
 	e->nargs = (uint32_t)s->num_args;
-	struct carg *ca = bt->args + bt->nargs;
 	for (size_t i = 0; i < s->num_args; i++) {
+		struct carg *ca = &bt->args[bt->nargs];
 		const struct tp_sink_arg *a = &s->args[i];
-		ca[i].key = a->key;
-		ca[i].type = (int)a->type;
+		ca->key = a->key;
+		ca->type = (int)a->type;
 		switch (a->type) {
-		case TP_ARG_INT: ca[i].v.i = a->i; break;
-		case TP_ARG_UINT: ca[i].v.u = a->u; break;
-		case TP_ARG_REAL: ca[i].v.d = a->d; break;
-		default: ca[i].v.s = a->s; break;
+		case TP_ARG_INT: ca->v.i = a->i; break;
+		case TP_ARG_UINT: ca->v.u = a->u; break;
+		case TP_ARG_REAL: ca->v.d = a->d; break;
+		default: ca->v.s = a->s; break;
 		}
+		bt->nargs++;
 	}
-	bt->nargs += s->num_args;
 	e->flow0 = bt->nflows;
 	e->nflows = (uint8_t)nf;
-	memcpy(bt->flows + bt->nflows, s->flows_out, nf * sizeof *s->flows_out);
-	bt->nflows += nf;
+	for (size_t i = 0; i < nf; i++)
+		bt->flows[bt->nflows++] = s->flows_out[i];
 	return TP_OK;
 }
 
