@@ -617,25 +617,10 @@ struct lane_get {
 static int64_t lane_col(void *u, size_t i)
 {
 	struct lane_get *g = u;
-	const struct lane *l = g->l;
-	if (l->lay) {
-		/* A lane made from layers: its slices (lane_at) carry only a span, name, type and
-		 * layer, so every other column is 0 but the height; no slice is built for those. */
-		const struct tp_layer *ly = g->c->p->layers, *y = &ly[l->lay[i]];
-		switch (g->col) {
-		case C_TS: return y->begin_ns - (i ? ly[l->lay[i - 1]].end_ns : g->c->t0);
-		case C_NAME: return smap(&g->c->sm, y->type);
-		case C_TYPE: return smap(&g->c->sm, y->name);
-		case C_LAYER: return (int64_t)l->lay[i] + 1;
-		case C_DUR:
-		case C_H: break;
-		default: return 0;
-		}
-	}
 	struct tp_slice tmp, tprev;
-	const struct tp_slice *s = lane_at(g->c->p, l, i, &tmp);
+	const struct tp_slice *s = lane_at(g->c->p, g->l, i, &tmp);
 	if (g->col == C_TS)
-		return s->start_ns - (i ? lane_at(g->c->p, l, i - 1, &tprev)->end_ns : g->c->t0);
+		return s->start_ns - (i ? lane_at(g->c->p, g->l, i - 1, &tprev)->end_ns : g->c->t0);
 	int64_t v = col_val(g->c, g->l, s, g->col);
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
