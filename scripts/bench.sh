@@ -21,7 +21,8 @@
 #     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
 # Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
-# the size of its generated trace (default 512).
+# the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
+# rows (json_bench).
 # `bench.sh BUILD html` runs only the result.html cases (headless chromium).
 set -euo pipefail
 
@@ -147,6 +148,73 @@ bench_case() {
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 }
 
+row_cpu() { # NAME -> CPU ns of the last row of that name in $rows ("" if none)
+  awk -F'\t' -v n="$1" '$1 == n { c = $9 } END { print c }' "$rows"
+}
+row_wall() { # NAME -> wall ns of the last row of that name in $rows ("" if none)
+  awk -F'\t' -v n="$1" '$1 == n { c = $6 } END { print c }' "$rows"
+}
+
+# Chrome JSON (issue 10; target >= 3 M events/s by wall time): "gen-N json" (default --jobs:
+# events formatted on worker threads) and "gen-N json --jobs 1" (the writer's thread alone),
+# both on top of reader+summary, each after a `sync` (the previous file's writeback would
+# otherwise be charged to it) and deleted after its checksum. Prints the trace's events (one per
+# line) and bytes, whether the two files are the same bytes (they must not depend on --jobs),
+# and the writer's events/s by wall and by CPU time: events / (row - "gen-N reader+summary").
+json_bench() {
+  local s=$1 name dir events="" bytes="" sums=() rw rc
+  for name in "gen-$s json" "gen-$s json --jobs 1"; do
+    dir=$data/out/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_')
+    sync
+    if [ "$name" = "gen-$s json" ]; then
+      BENCH_KEEP_OUT=1 bench_case "$name" "$data/gen-$s" --disable_web --disable_doc \
+        --disable_perfetto --json
+    else
+      BENCH_KEEP_OUT=1 bench_case "$name" "$data/gen-$s" --disable_web --disable_doc \
+        --disable_perfetto --json --jobs 1
+    fi
+    if [ -f "$dir/trace.json" ]; then
+      [ -n "$events" ] || events=$(grep -c '"ph":' "$dir/trace.json" || true)
+      [ -n "$bytes" ] || bytes=$(stat -c %s "$dir/trace.json")
+      sums+=("$(sha256sum < "$dir/trace.json" | cut -d' ' -f1)")
+    fi
+    [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$dir"
+  done
+  if [ ${#sums[@]} != 2 ]; then
+    echo "   (no trace.json to count)"
+    return 0
+  fi
+  local same="identical"
+  [ "${sums[0]}" = "${sums[1]}" ] || same="DIFFERENT (bug)"
+  echo "   trace.json: $events events, $bytes bytes; default --jobs vs --jobs 1: $same"
+  # Baseline (group io): writing as many bytes with dd into the same directory, i.e. what the
+  # file system takes for the file alone.
+  local mib dd_name
+  mib=$(( (bytes + 1048575) / 1048576 ))
+  dd_name="dd ${mib} MiB like gen-$s trace.json"
+  sync
+  "$tpbench" run --out "$rows" --name "$dd_name" --group io --cmds "$events" --cores 1 -- \
+    dd if=/dev/zero of="$data/out/dd-json" bs=1M count="$mib" status=none ||
+    echo "   (dd exited with status $?)"
+  rm -f "$data/out/dd-json"
+  local dw
+  dw=$(row_wall "$dd_name")
+  [ -n "$dw" ] && awk -v d="$dw" -v e="$events" 'BEGIN {
+    printf "   dd of the same bytes: %.2f s wall = %.2f M events/s (the file system'"'"'s ceiling)\n",
+           d / 1e9, (d > 0) ? e / (d / 1e9) / 1e6 : 0 }'
+  rw=$(row_wall "gen-$s reader+summary") rc=$(row_cpu "gen-$s reader+summary")
+  for name in "gen-$s json" "gen-$s json --jobs 1"; do
+    local w c
+    w=$(row_wall "$name") c=$(row_cpu "$name")
+    [ -n "$w" ] && [ -n "$c" ] && [ -n "$rw" ] && [ -n "$rc" ] || continue
+    awk -v n="$name" -v e="$events" -v w="$w" -v c="$c" -v rw="$rw" -v rc="$rc" 'BEGIN {
+      dw = (w - rw) / 1e9; dc = (c - rc) / 1e9
+      ew = (dw > 0) ? e / dw / 1e6 : 0; ec = (dc > 0) ? e / dc / 1e6 : 0
+      printf "   %s writer: %.2f s wall, %.2f s CPU over reader+summary: ", n, dw, dc
+      printf "%.2f M events/s wall, %.2f M events/s CPU (whole run %.2f M events/s wall)\n",
+             ew, ec, e / (w / 1e9) / 1e6 }'
+  done
+}
 # ---- Chrome-trace JSON reader ------------------------------------------------------------
 # A generated Kineto-like trace of BENCH_TRACE_MIB MiB (bench/gen_trace.py: X with args, B/E,
 # async b/e with 64-bit ids, C, M), read in process by traceread_bench (wall and CPU-time MB/s,
@@ -179,16 +247,31 @@ fi
 echo "tpuprof benchmarks ($(nproc) CPUs; build $build; data $data)"
 
 # ---- generator -------------------------------------------------------------------------
-scratch=$data/gen-scratch
-rm -rf "$scratch"
-echo "== gendump 1M/core scratch run (always timed)"
-"$tpbench" run --out "$rows" --name "gendump 1M/core (scratch)" --group gen --cmds 2000000 \
-  --cores 2 -- "$gendump" --arch BM1688 --cores 2 --cmds 1000000 --seed 2 --quiet "$scratch"
-echo "   size: $(human_size "$scratch")"
-rm -rf "$scratch"
+if [ "${BENCH_ONLY:-}" != json ]; then
+  scratch=$data/gen-scratch
+  rm -rf "$scratch"
+  echo "== gendump 1M/core scratch run (always timed)"
+  "$tpbench" run --out "$rows" --name "gendump 1M/core (scratch)" --group gen --cmds 2000000 \
+    --cores 2 -- "$gendump" --arch BM1688 --cores 2 --cmds 1000000 --seed 2 --quiet "$scratch"
+  echo "   size: $(human_size "$scratch")"
+  rm -rf "$scratch"
+fi
 for s in $sizes; do
   gen_case "$s"
 done
+# BENCH_ONLY=json: only the Chrome JSON writer rows (reader+summary, json, json --jobs 1) of
+# each size but 10M.
+if [ "${BENCH_ONLY:-}" = json ]; then
+  baseline=""
+  for s in $sizes; do
+    [ "$s" = 10M ] && continue
+    [ -z "$baseline" ] && baseline="gen-$s reader+summary"
+    bench_case "gen-$s reader+summary" "$data/gen-$s" "${reader_flags[@]}"
+    json_bench "$s"
+  done
+  "$tpbench" table "$rows" --baseline "convert=$baseline"
+  exit 0
+fi
 
 # ---- cases -------------------------------------------------------------------------------
 # Machine baselines measured in this run (the machine may be loaded: compare ratios, not
@@ -253,9 +336,6 @@ fi
 # The line "xlsx writer vs bare" then prints (CPU of the all-rows row - CPU of reader+summary)
 # / CPU of the bare row: tpuprof's per-cell overhead over the library's (target <= 1.5).
 xlsx_gen=$build/src/xlsx/xlsx_gen
-row_cpu() { # NAME -> CPU ns of the last row of that name in $rows ("" if none)
-  awk -F'\t' -v n="$1" '$1 == n { c = $9 } END { print c }' "$rows"
-}
 for s in $sizes; do
   BENCH_GROUP=xlsx bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
   [ "$s" = 10M ] && continue
@@ -307,7 +387,7 @@ for s in $sizes; do
   bench_case "gen-$s perfetto compact" "$data/gen-$s" --disable_web --disable_doc \
     --trace_args compact
   [ "$s" = 10M ] && continue
-  bench_case "gen-$s json" "$data/gen-$s" --disable_web --disable_doc --disable_perfetto --json
+  json_bench "$s"
 done
 # SQLite (issue 10; target >= 1 M rows/s), group "sqlite-SIZE" per dump: the writer in process
 # (bench/sqlite_bench dump: slices and args rows/s separately, from SQLite's insert time, load

@@ -330,9 +330,10 @@ struct lane {
 	int track;                   /* profile track index, -1 for a lane made from layers */
 	int kind;                    /* enum tp_track_kind */
 	int32_t device, core;
-	const struct tp_slice *s;    /* slices (the track's, or `own`) */
+	const struct tp_slice *s;    /* the track's slices, or NULL for a lane made from layers */
 	size_t n;
-	struct tp_slice *own;        /* owned synthetic slices (layer lane) */
+	uint32_t *lay;               /* lane made from layers: owned layer indexes in slice
+	                                order (4 bytes a layer; lane_at builds each slice) */
 	double mhz;
 	const char *label;
 };
@@ -365,17 +366,61 @@ static int lane_cmp(const void *x, const void *y)
 	return a->track - b->track;
 }
 
-static int slice_start_cmp(const void *x, const void *y)
+/* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
+ * layer's span, named by its type, typed by its name, tied to it). */
+static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
+                                      struct tp_slice *tmp)
 {
-	const struct tp_slice *a = x, *b = y;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if (a->end_ns != b->end_ns)
-		return a->end_ns > b->end_ns ? -1 : 1;
-	return a->layer - b->layer;
+	if (!l->lay)
+		return &l->s[i];
+	const struct tp_layer *y = &p->layers[l->lay[i]];
+	memset(tmp, 0, sizeof *tmp);
+	tmp->start_ns = y->begin_ns;
+	tmp->end_ns = y->end_ns;
+	tmp->name = y->type;
+	tmp->type = y->name;
+	tmp->layer = (int32_t)l->lay[i];
+	tmp->kind = TP_CMD_NORMAL;
+	return tmp;
 }
 
-/* Builds a Layer lane for (device, core) from the layer table when the reader made none. */
+/* Layer x before layer y on a lane made from layers: start ascending, end descending, then
+ * layer index (a total order, so the sort's result is unique). */
+static int layer_before(const struct tp_layer *ly, uint32_t x, uint32_t y)
+{
+	const struct tp_layer *a = &ly[x], *b = &ly[y];
+	if (a->begin_ns != b->begin_ns)
+		return a->begin_ns < b->begin_ns;
+	if (a->end_ns != b->end_ns)
+		return a->end_ns > b->end_ns;
+	return x < y;
+}
+
+/* Sorts n layer indexes with layer_before (bottom-up merge sort through tmp[n]). */
+static void sort_layers(const struct tp_layer *ly, uint32_t *v, uint32_t *tmp, size_t n)
+{
+	uint32_t *src = v, *dst = tmp;
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, k = lo;
+			while (i < mid && j < hi)
+				dst[k++] = layer_before(ly, src[j], src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[k++] = src[i++];
+			while (j < hi)
+				dst[k++] = src[j++];
+		}
+		uint32_t *t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof *v);
+}
+
+/* Builds a Layer lane for (device, core) from the layer table when the reader made none: the
+ * indexes of its layers in slice order (lane_at makes the slices). */
 static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, struct lane *l)
 {
 	size_t n = 0;
@@ -392,23 +437,23 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	l->label = "Layer";
 	if (!n)
 		return TP_OK;
-	l->own = tp_calloc(n, sizeof *l->own);
-	if (!l->own)
+	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
+	l->lay = tp_malloc(n * sizeof *l->lay);
+	uint32_t *tmp = tp_malloc(n * sizeof *tmp);
+	if (!l->lay || !tmp) {
+		tp_free(l->lay);
+		tp_free(tmp);
+		l->lay = NULL;
+		return TP_ENOMEM;
+	}
 	for (size_t i = 0; i < p->num_layers; i++) {
 		const struct tp_layer *y = &p->layers[i];
-		if (!(y->device == device && y->core == core && y->begin_ns <= y->end_ns))
-			continue;
-		struct tp_slice *s = &l->own[l->n++];
-		s->start_ns = y->begin_ns;
-		s->end_ns = y->end_ns;
-		s->name = y->type;
-		s->type = y->name;
-		s->layer = (int32_t)i;
-		s->kind = TP_CMD_NORMAL;
+		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
+			l->lay[l->n++] = (uint32_t)i;
 	}
-	qsort(l->own, l->n, sizeof *l->own, slice_start_cmp);
-	l->s = l->own;
+	sort_layers(p->layers, l->lay, tmp, l->n);
+	tp_free(tmp);
 	return TP_OK;
 }
 
@@ -573,9 +618,10 @@ struct lane_get {
 static int64_t lane_col(void *u, size_t i)
 {
 	struct lane_get *g = u;
-	const struct tp_slice *s = &g->l->s[i];
+	struct tp_slice tmp, tprev;
+	const struct tp_slice *s = lane_at(g->c->p, g->l, i, &tmp);
 	if (g->col == C_TS)
-		return s->start_ns - (i ? g->l->s[i - 1].end_ns : g->c->t0);
+		return s->start_ns - (i ? lane_at(g->c->p, g->l, i - 1, &tprev)->end_ns : g->c->t0);
 	int64_t v = col_val(g->c, g->l, s, g->col);
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
@@ -587,27 +633,30 @@ static int64_t lane_col(void *u, size_t i)
  * one shared); thread lanes use their nesting depth (at most 16 rows). */
 #define LAYER_ROWS 6
 
-static int lane_rows(const struct lane *l)
+static int lane_rows(const struct tp_profile *p, const struct lane *l)
 {
 	int rows = 1;
+	struct tp_slice tmp;
 	if (l->kind == TP_TRACK_LAYER) {
 		int64_t row_end[LAYER_ROWS];
 		int used = 0;
 		for (size_t i = 0; i < l->n; i++) {
+			const struct tp_slice *s = lane_at(p, l, i, &tmp);
 			int r = 0;
-			while (r < used && row_end[r] > l->s[i].start_ns)
+			while (r < used && row_end[r] > s->start_ns)
 				r++;
 			if (r >= LAYER_ROWS)
 				r = LAYER_ROWS - 1;
 			if (r == used)
-				row_end[used++] = l->s[i].end_ns;
-			else if (l->s[i].end_ns > row_end[r])
-				row_end[r] = l->s[i].end_ns;
+				row_end[used++] = s->end_ns;
+			else if (s->end_ns > row_end[r])
+				row_end[r] = s->end_ns;
 		}
 		return used > 1 ? used : 1;
 	}
 	for (size_t i = 0; i < l->n; i++) {
-		int d = l->s[i].depth > 15 ? 15 : l->s[i].depth;
+		const struct tp_slice *s = lane_at(p, l, i, &tmp);
+		int d = s->depth > 15 ? 15 : s->depth;
 		if (d + 1 > rows)
 			rows = d + 1;
 	}
@@ -645,8 +694,9 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 	}
 	double span = (double)(c->p->span_end_ns - c->p->span_begin_ns);
 	double bw = (span > 1 ? span : 1) / LOD_BUCKETS;
+	struct tp_slice tmp;
 	for (size_t i = 0; i < l->n; i++) {
-		const struct tp_slice *s = &l->s[i];
+		const struct tp_slice *s = lane_at(c->p, l, i, &tmp);
 		double a = floor((double)(s->start_ns - c->t0) / bw);
 		double e = floor((double)(s->end_ns - c->t0) / bw);
 		if (e < 0 || a >= LOD_BUCKETS)
@@ -699,7 +749,7 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 	/* TIU and DMA block heights are derived by the page (from "ua" / "ck", and from bytes,
 	 * cycles and "bwScale") instead of travelling as a column: "hd":1. */
 	int hd = l->kind == TP_TRACK_TIU || tp_track_kind_is_dma((enum tp_track_kind)l->kind);
-	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", residual, hd, lane_rows(l));
+	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", residual, hd, lane_rows(p, l));
 	emit_lod(c, l);
 	struct lane_get g = {c, l, 0, mhz, residual};
 	for (int col = 0; col < C_COUNT; col++) {
@@ -752,7 +802,7 @@ static int plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
 	if (!c->argmap)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < nl; i++)
-		for (size_t j = 0; j < lanes[i].n; j++)
+		for (size_t j = 0; lanes[i].s && j < lanes[i].n; j++) /* layer lanes have no args */
 			if (lanes[i].s[j].args && lanes[i].s[j].args < p->num_argsets)
 				c->argmap[lanes[i].s[j].args] = 1;
 	size_t bytes = 0;
@@ -1425,14 +1475,14 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		int rc = layer_lane(p, l[i].device, l[i].core, &y);
 		if (rc) {
 			for (size_t j = 0; j < n; j++)
-				tp_free(l[j].own);
+				tp_free(l[j].lay);
 			tp_free(l);
 			return rc;
 		}
 		if (!y.n)
 			continue;
 		if (n == cap) {
-			tp_free(y.own);
+			tp_free(y.lay);
 			break;
 		}
 		l[n++] = y;
@@ -1477,7 +1527,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	 * seen when the arch has no known peak (or a command exceeds it). */
 	double seen = 0;
 	for (size_t i = 0; i < nl; i++) {
-		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind))
+		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind) || !lanes[i].s)
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
 			if (lanes[i].s[j].kind == TP_CMD_NORMAL) {
@@ -1504,7 +1554,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	rc = tp_afile_commit(&af, d);
 out:
 	for (size_t i = 0; i < nl; i++)
-		tp_free(lanes[i].own);
+		tp_free(lanes[i].lay);
 	tp_free(lanes);
 	tp_free(c.argmap);
 	tp_free(c.sm.idx);

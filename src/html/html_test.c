@@ -125,7 +125,8 @@ static int column(const char *obj, const char *end, const char *key, int64_t *ou
 	int runs = mode == 'l' || mode == 'm', delta = mode == 'd' || mode == 'm';
 	for (size_t i = 0; i < nv; i += runs ? 2 : 1) {
 		int64_t v = (int64_t)(vals[i] >> 1) ^ -(int64_t)(vals[i] & 1);
-		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] : 0) : 1;
+		/* Run lengths are zigzag varints too (b64_varint; app.js decCol). */
+		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] >> 1 : 0) : 1;
 		for (uint64_t t = 0; t < times; t++) {
 			if (o == n)
 				return -1;
@@ -401,6 +402,75 @@ static void test_max_cores(void **state)
 	tp_profile_free(p);
 }
 
+/* A Layer lane made from the layer table lists its layers by start, then longest first, then
+ * layer index (the expected order computed here by insertion sort over the finished table):
+ * 40 layers with many equal starts and ends take the writer's merge sort through several
+ * passes; "ly" is layer index + 1 and "dur" each layer's length. */
+static void test_layer_lane_order(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	tp_profile_add_device(p, "dev", 0, 1);
+	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	struct tp_slice *s = tp_track_push(p, tiu);
+	s->start_ns = 0;
+	s->end_ns = 1000;
+	s->name = tp_profile_str(p, "conv.normal");
+	enum { N = 40 };
+	uint32_t x = 12345;
+	for (int i = 0; i < N; i++) {
+		struct tp_layer l;
+		memset(&l, 0, sizeof l);
+		x = x * 1103515245u + 12345u;
+		l.type = tp_profile_str(p, "Conv2D");
+		l.name = tp_profile_str(p, "layer");
+		l.begin_ns = (int64_t)(x >> 16) % 5 * 100;
+		l.end_ns = l.begin_ns + (int64_t)(x >> 8) % 3 * 50;
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	size_t nl = 0;
+	int64_t want_ly[N], want_dur[N], got[N];
+	for (size_t i = 0; i < p->num_layers; i++) {
+		const struct tp_layer *a = &p->layers[i];
+		if (a->core != 0 || a->begin_ns > a->end_ns)
+			continue;
+		size_t k = nl++;
+		while (k > 0) {
+			const struct tp_layer *b = &p->layers[want_ly[k - 1] - 1];
+			int after = b->begin_ns < a->begin_ns ||
+			            (b->begin_ns == a->begin_ns && b->end_ns >= a->end_ns);
+			if (after)
+				break;
+			want_ly[k] = want_ly[k - 1];
+			k--;
+		}
+		want_ly[k] = (int64_t)i + 1;
+	}
+	assert_int_equal(nl, N);
+	for (size_t i = 0; i < nl; i++) {
+		const struct tp_layer *a = &p->layers[want_ly[i] - 1];
+		want_dur[i] = a->end_ns - a->begin_ns;
+	}
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *text = tp_test_slurp(path, NULL);
+	assert_non_null(text);
+	char *layer = strstr(text, "{\"kind\":\"Layer\"");
+	assert_non_null(layer);
+	const char *end = lane_end(layer);
+	assert_non_null(strstr(layer, "\"n\":40,"));
+	assert_int_equal(column(layer, end, "ly", got, N), 1);
+	assert_memory_equal(got, want_ly, sizeof want_ly);
+	assert_int_equal(column(layer, end, "dur", got, N), 1);
+	assert_memory_equal(got, want_dur, sizeof want_dur);
+	free(text);
+	tp_profile_free(p);
+}
+
 static void test_output_entry(void **state)
 {
 	(void)state;
@@ -420,6 +490,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
 		cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
