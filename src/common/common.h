@@ -81,6 +81,12 @@ void *tp_realloc(void *p, size_t n);
 void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
 char *tp_strdup(const char *s);
 void tp_free(void *p);
+
+/* Sorts the indexes v[0..n) stably by `before` (nonzero: index x goes before index y; two
+ * indexes neither of which goes first keep their input order) with a bottom-up merge sort through the caller's tmp[0..n); runs
+ * already in order are copied, not merged. The result is in v. */
+void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
+                   int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
 /* Test hook: the allocation after `n` more successful ones fails (n < 0 disables). Not
  * thread-safe; tests only. Returns how many allocations were made since the last call. */
 long tp_alloc_fail_after(long n);

@@ -311,6 +311,43 @@ static void test_text_destinations(void **state)
 /* tp_text_is_safe reads printable ASCII a word at a time: a byte that is not printable must be
  * seen wherever it sits in the word (first, middle, last byte, in the byte-wise tail), and the
  * answer must be the byte-wise one for each destination. */
+/* tp_sort_index against an insertion sort (stable by construction) of the same keys: sizes
+ * around the merge widths, few distinct keys (so stability shows), sorted and reversed input. */
+static int key_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const int *k = ctx;
+	return k[x] < k[y];
+}
+
+static void test_sort_index(void **state)
+{
+	(void)state;
+	enum { N = 300 };
+	static int key[N];
+	static uint32_t v[N], tmp[N], want[N];
+	const size_t sizes[] = {0, 1, 2, 3, 7, 8, 9, 64, 65, 127, 255, 300};
+	uint32_t seed = 12345;
+	for (int pattern = 0; pattern < 3; pattern++)
+		for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+			size_t n = sizes[si];
+			for (size_t i = 0; i < n; i++) {
+				seed = seed * 1103515245u + 12345u;
+				key[i] = pattern == 0 ? (int)(seed >> 16) % 5 : pattern == 1 ? (int)i / 3
+				                                                            : (int)(n - i) / 2;
+				v[i] = want[i] = (uint32_t)i;
+			}
+			for (size_t i = 1; i < n; i++)
+				for (size_t j = i; j > 0 && key[want[j]] < key[want[j - 1]]; j--) {
+					uint32_t x = want[j];
+					want[j] = want[j - 1];
+					want[j - 1] = x;
+				}
+			tp_sort_index(v, tmp, n, key_before, key);
+			for (size_t i = 0; i < n; i++)
+				assert_int_equal(v[i], want[i]);
+		}
+}
+
 static void test_text_safe_word_positions(void **state)
 {
 	(void)state;
@@ -419,6 +456,7 @@ int main(void)
 		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_text_safe_word_positions),
+		cmocka_unit_test(test_sort_index),
 		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -385,38 +385,15 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 }
 
 /* Layer x before layer y on a lane made from layers: start ascending, end descending, then
- * layer index (a total order, so the sort's result is unique). */
-static int layer_before(const struct tp_layer *ly, uint32_t x, uint32_t y)
+ * layer index (a total order, so the sort's result is unique). ctx: the layer table. */
+static int layer_before(const void *ctx, uint32_t x, uint32_t y)
 {
-	const struct tp_layer *a = &ly[x], *b = &ly[y];
+	const struct tp_layer *a = (const struct tp_layer *)ctx + x, *b = (const struct tp_layer *)ctx + y;
 	if (a->begin_ns != b->begin_ns)
 		return a->begin_ns < b->begin_ns;
 	if (a->end_ns != b->end_ns)
 		return a->end_ns > b->end_ns;
 	return x < y;
-}
-
-/* Sorts n layer indexes with layer_before (bottom-up merge sort through tmp[n]). */
-static void sort_layers(const struct tp_layer *ly, uint32_t *v, uint32_t *tmp, size_t n)
-{
-	uint32_t *src = v, *dst = tmp;
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, k = lo;
-			while (i < mid && j < hi)
-				dst[k++] = layer_before(ly, src[j], src[i]) ? src[j++] : src[i++];
-			while (i < mid)
-				dst[k++] = src[i++];
-			while (j < hi)
-				dst[k++] = src[j++];
-		}
-		uint32_t *t = src;
-		src = dst;
-		dst = t;
-	}
-	if (src != v)
-		memcpy(v, src, n * sizeof *v);
 }
 
 /* Builds a Layer lane for (device, core) from the layer table when the reader made none: the
@@ -452,7 +429,7 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
 			l->lay[l->n++] = (uint32_t)i;
 	}
-	sort_layers(p->layers, l->lay, tmp, l->n);
+	tp_sort_index(l->lay, tmp, l->n, layer_before, p->layers);
 	tp_free(tmp);
 	return TP_OK;
 }

@@ -618,22 +618,16 @@ static int sorted(const struct tp_slice *s, size_t n)
 	return 1;
 }
 
-/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
- * permutation (the slices' old indexes) is merge-sorted by the slices (equal slices keep their
- * order: the sort is stable, as glibc's qsort of the pair array was), then both arrays are
- * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
-static void merge_perm(const struct tp_slice *s, const uint32_t *a, size_t na, const uint32_t *b,
-                       size_t nb, uint32_t *out)
+static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 {
-	size_t i = 0, j = 0, k = 0;
-	while (i < na && j < nb)
-		out[k++] = slice_cmp(&s[b[j]], &s[a[i]]) < 0 ? b[j++] : a[i++];
-	while (i < na)
-		out[k++] = a[i++];
-	while (j < nb)
-		out[k++] = b[j++];
+	const struct tp_slice *s = ctx;
+	return slice_cmp(&s[x], &s[y]) < 0;
 }
 
+/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
+ * permutation (the slices' old indexes) is sorted by the slices with tp_sort_index (stable: equal
+ * slices keep their order, as glibc's qsort of the pair array did), then both arrays are
+ * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
 static int sort_track(struct tp_track *t)
 {
 	size_t n = t->count;
@@ -647,32 +641,19 @@ static int sort_track(struct tp_track *t)
 	}
 	for (size_t k = 0; k < n; k++)
 		perm[k] = (uint32_t)k;
-	/* Bottom-up merge sort; a merge of two runs already in order is a copy. */
-	uint32_t *src = perm, *dst = tmp;
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			if (mid < hi && slice_cmp(&t->slices[src[mid - 1]], &t->slices[src[mid]]) > 0)
-				merge_perm(t->slices, src + lo, mid - lo, src + mid, hi - mid, dst + lo);
-			else
-				memcpy(dst + lo, src + lo, (hi - lo) * sizeof *dst);
-		}
-		uint32_t *x = src;
-		src = dst;
-		dst = x;
-	}
-	tp_free(dst);
-	/* src[k] = old index of the slice that goes to k. Each cycle k -> src[k] -> ... is
-	 * rotated once; a placed position is marked by src[k] = k. */
+	tp_sort_index(perm, tmp, n, slice_before, t->slices);
+	tp_free(tmp);
+	/* perm[k] = old index of the slice that goes to k. Each cycle k -> perm[k] -> ... is
+	 * rotated once; a placed position is marked by perm[k] = k. */
 	for (size_t k = 0; k < n; k++) {
-		if (src[k] == k)
+		if (perm[k] == k)
 			continue;
 		struct tp_slice s = t->slices[k];
 		uint32_t c = t->cost ? t->cost[k] : 0;
 		size_t j = k;
 		for (;;) {
-			size_t from = src[j];
-			src[j] = (uint32_t)j;
+			size_t from = perm[j];
+			perm[j] = (uint32_t)j;
 			if (from == k) {
 				t->slices[j] = s;
 				if (t->cost)
@@ -685,7 +666,7 @@ static int sort_track(struct tp_track *t)
 			j = from;
 		}
 	}
-	tp_free(src);
+	tp_free(perm);
 	return TP_OK;
 }
 
