@@ -54,9 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    (tr->slices[i].layer >= 0 && (size_t)tr->slices[i].layer >= p->num_layers))
 				abort();
 	}
-	for (size_t i = 0; rc == TP_OK && i < p->num_layers; i++)
-		if ((uint64_t)p->layers[i].first_tensor + p->layers[i].num_tensors > p->num_tensors)
+	for (size_t i = 0; rc == TP_OK && i < p->num_layers; i++) {
+		struct tp_layer ly;
+		tp_profile_layer(p, i, &ly);
+		if ((uint64_t)ly.first_tensor + ly.num_tensors > p->num_tensors)
 			abort();
+	}
 	sg_layers_free(&L);
 	tp_profile_free(p);
 	return 0;

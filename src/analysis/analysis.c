@@ -356,7 +356,8 @@ static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_
 	h.init_cycle = x->init_cycle;
 	h.track = -1;
 	h.layer = (int32_t)i;
-	h.core = p->layers[i].core;
+	struct tp_layer ly;
+	h.core = tp_profile_layer(p, i, &ly)->core;
 	h.lost_cycles = (double)h.asic_cycle * (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
 	if (!(h.lost_cycles > 0))
 		return;
@@ -997,7 +998,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			goto out;
 		}
 		for (size_t i = 0; i < p->num_layers; i++) {
-			const struct tp_layer *l = &p->layers[i];
+			struct tp_layer ly;
+			const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 			if (l->begin_ns > l->end_ns)
 				continue;
 			struct tp_rank r = {0};

@@ -254,7 +254,8 @@ static int fill_layers(struct ctx *c, const struct tp_profile *p)
 	if (p->num_layers && !c->layer_key)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *l = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 		if (l->begin_ns > l->end_ns)
 			continue;
 		const char *type = tp_str(p, l->type), *name = tp_str(p, l->name);
@@ -460,7 +461,8 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 	size_t cap_items = 0;
 	char lane[256];
 	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++) {
-		const struct tp_layer *l = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 		if (l->begin_ns > l->end_ns || !c->layer_key || !c->layer_key[i])
 			continue;
 		/* One lane per (device, core), found by name among the lanes made so far. */

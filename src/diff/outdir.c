@@ -513,15 +513,24 @@ static int layer_cmp(const void *x, const void *y)
 
 /* The database holds a core's layers lane by lane; the layer table wants them in time order
  * (the diff's fallback key counts a layer's position among its core's layers of its type). */
-static void sort_layers(struct rd *r)
+static int sort_layers(struct rd *r)
 {
 	struct tp_profile *p = r->p;
+	struct tp_layer *all = p->num_layers ? tp_malloc(p->num_layers * sizeof *all) : NULL;
+	if (p->num_layers && !all)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < p->num_layers; i++)
+		tp_profile_layer(p, i, &all[i]);
 	if (p->num_layers)
-		qsort(p->layers, p->num_layers, sizeof *p->layers, layer_cmp);
+		qsort(all, p->num_layers, sizeof *all, layer_cmp);
+	int st = TP_OK;
+	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++)
+		st = tp_profile_set_layer(p, i, &all[i]);
 	for (size_t i = 0; i < p->num_layers && i < r->nlays; i++)
-		r->lays[i] = (struct lay){p->layers[i].device, p->layers[i].core, p->layers[i].id,
-		                          (int32_t)i};
+		r->lays[i] = (struct lay){all[i].device, all[i].core, all[i].id, (int32_t)i};
 	r->nlays = p->num_layers < r->nlays ? p->num_layers : r->nlays;
+	tp_free(all);
+	return st;
 }
 
 int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag *d)
@@ -577,8 +586,7 @@ int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag
 	/* Layers first, so commands can point at them by Layer Id. */
 	if ((rc = load_keys(&r)) || (rc = load_tracks(&r)) || (rc = load_slices(&r, 1)))
 		goto out;
-	sort_layers(&r);
-	if ((rc = load_slices(&r, 0)))
+	if ((rc = sort_layers(&r)) || (rc = load_slices(&r, 0)))
 		goto out;
 	tp_profile_note(r.p, "read back from the tpuprof output folder %s (profile.db)", dir);
 	if ((rc = tp_profile_finish(r.p)))

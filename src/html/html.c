@@ -373,7 +373,8 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 {
 	if (!l->lay)
 		return &l->s[i];
-	const struct tp_layer *y = &p->layers[l->lay[i]];
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_layer(p, l->lay[i], &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->end_ns = y->end_ns;
@@ -385,14 +386,16 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 }
 
 /* Layer x before layer y on a lane made from layers: start ascending, end descending, then
- * layer index (a total order, so the sort's result is unique). ctx: the layer table. */
+ * layer index (a total order, so the sort's result is unique). ctx: the profile. */
 static int layer_before(const void *ctx, uint32_t x, uint32_t y)
 {
-	const struct tp_layer *a = (const struct tp_layer *)ctx + x, *b = (const struct tp_layer *)ctx + y;
-	if (a->begin_ns != b->begin_ns)
-		return a->begin_ns < b->begin_ns;
-	if (a->end_ns != b->end_ns)
-		return a->end_ns > b->end_ns;
+	int64_t ab, ae, bb, be;
+	tp_profile_layer_span(ctx, x, &ab, &ae);
+	tp_profile_layer_span(ctx, y, &bb, &be);
+	if (ab != bb)
+		return ab < bb;
+	if (ae != be)
+		return ae > be;
 	return x < y;
 }
 
@@ -402,7 +405,8 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 {
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *y = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *y = tp_profile_layer(p, i, &ly);
 		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
 			n++;
 	}
@@ -425,11 +429,12 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		return TP_ENOMEM;
 	}
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *y = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *y = tp_profile_layer(p, i, &ly);
 		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
 			l->lay[l->n++] = (uint32_t)i;
 	}
-	tp_sort_index(l->lay, tmp, l->n, layer_before, p->layers);
+	tp_sort_index(l->lay, tmp, l->n, layer_before, p);
 	tp_free(tmp);
 	return TP_OK;
 }
@@ -513,8 +518,9 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 		if (s->kind != TP_CMD_NORMAL)
 			h = 0.15;
 	} else if (l->kind == TP_TRACK_LAYER) {
+		struct tp_layer ly;
 		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
-		            p->layers[s->layer].is_data_move
+		            tp_profile_layer(p, (size_t)s->layer, &ly)->is_data_move
 		        ? 0.5
 		        : 1;
 	}
@@ -1071,7 +1077,8 @@ struct layer_get {
 static int64_t layer_col(void *u, size_t i)
 {
 	struct layer_get *g = u;
-	const struct tp_layer *y = &g->c->p->layers[i];
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_layer(g->c->p, i, &ly);
 	int timed = y->begin_ns <= y->end_ns;
 	switch (g->col) {
 	case 0: return y->id;
@@ -1228,7 +1235,8 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 			m.n = 0;
 		}
 		for (size_t li = 0; li < p->num_layers; li++) {
-			const struct tp_layer *y = &p->layers[li];
+			struct tp_layer ly;
+			const struct tp_layer *y = tp_profile_layer(p, li, &ly);
 			if (y->begin_ns > y->end_ns)
 				continue;
 			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)

@@ -435,12 +435,13 @@ static void test_layer_lane_order(void **state)
 	size_t nl = 0;
 	int64_t want_ly[N], want_dur[N], got[N];
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *a = &p->layers[i];
+		struct tp_layer av, bv;
+		const struct tp_layer *a = tp_profile_layer(p, i, &av);
 		if (a->core != 0 || a->begin_ns > a->end_ns)
 			continue;
 		size_t k = nl++;
 		while (k > 0) {
-			const struct tp_layer *b = &p->layers[want_ly[k - 1] - 1];
+			const struct tp_layer *b = tp_profile_layer(p, (size_t)want_ly[k - 1] - 1, &bv);
 			int after = b->begin_ns < a->begin_ns ||
 			            (b->begin_ns == a->begin_ns && b->end_ns >= a->end_ns);
 			if (after)
@@ -452,7 +453,8 @@ static void test_layer_lane_order(void **state)
 	}
 	assert_int_equal(nl, N);
 	for (size_t i = 0; i < nl; i++) {
-		const struct tp_layer *a = &p->layers[want_ly[i] - 1];
+		struct tp_layer av;
+		const struct tp_layer *a = tp_profile_layer(p, (size_t)want_ly[i] - 1, &av);
 		want_dur[i] = a->end_ns - a->begin_ns;
 	}
 	struct tp_diag d = {0};

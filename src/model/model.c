@@ -79,6 +79,8 @@ unsigned tp_dtype_size(enum tp_dtype t)
 	return (unsigned)t < TP_DT_COUNT ? s[t] : 0;
 }
 
+static void layer_tab_free(struct tp_layer_table *t);
+
 struct tp_profile *tp_profile_new(void)
 {
 	struct tp_profile *p = tp_calloc(1, sizeof *p);
@@ -118,7 +120,7 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->counters[i].samples);
 	tp_free(p->devices);
 	tp_free(p->tracks);
-	tp_free(p->layers);
+	layer_tab_free(&p->layer_tab);
 	tp_free(p->tensors);
 	tp_free(p->subnets);
 	tp_free(p->mems);
@@ -403,9 +405,302 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 	return out->valid;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* The layer table (see struct tp_layer_table in model.h).                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One layer in 40 bytes. Fields hold a struct tp_layer exactly when rec_pack says it fits;
+ * otherwise only LR_WIDE is set and the layer lives in the wide side table. */
+struct tp_layer_rec {
+	uint32_t begin_lo;   /* begin_ns bits 0..31 (timed layers) */
+	uint16_t begin_hi;   /* begin_ns bits 32..47 */
+	uint16_t bits;       /* LR_* flags, core + 1 and device (below) */
+	uint32_t dur;        /* end_ns - begin_ns */
+	int32_t id;
+	uint32_t type, name; /* strtab ids */
+	uint32_t tiu_first, gdma_first;
+	uint16_t tiu_span, gdma_span; /* last - first when first != 0 */
+	uint16_t subnet, group;       /* value + 1: 0 = -1 */
+};
+_Static_assert(sizeof(struct tp_layer_rec) == 40, "a layer record must stay 40 bytes");
+
+struct tp_layer_wide {
+	uint32_t index;
+	struct tp_layer l;
+};
+
+struct tp_layer_tens {
+	uint32_t index;
+	uint32_t first, num;
+};
+
+enum {
+	LR_LOCAL = 1u << 0,
+	LR_DATA_MOVE = 1u << 1,
+	LR_TIMED = 1u << 2,
+	LR_WIDE = 1u << 3,
+	LR_TENS = 1u << 4,
+	LR_CORE_SHIFT = 5,  /* 6 bits: core + 1, so -1..62 */
+	LR_CORE_MAX = 62,
+	LR_DEV_SHIFT = 11,  /* 5 bits: device 0..31 */
+	LR_DEV_MAX = 31,
+};
+#define LR_BEGIN_MAX ((int64_t)1 << 48)
+
+static struct tp_layer_rec *rec_at(const struct tp_layer_table *t, size_t i)
+{
+	return &t->chunks[i / TP_LAYER_CHUNK][i % TP_LAYER_CHUNK];
+}
+
+/* Packs l into *r; returns 0 when some value does not fit (r is then unspecified). */
+static int rec_pack(const struct tp_layer *l, struct tp_layer_rec *r)
+{
+	memset(r, 0, sizeof *r);
+	if (l->core < -1 || l->core > LR_CORE_MAX || l->device < 0 || l->device > LR_DEV_MAX ||
+	    l->subnet < -1 || l->subnet > 0xFFFE || l->group < -1 || l->group > 0xFFFE ||
+	    l->is_local > 1 || l->is_data_move > 1)
+		return 0;
+	unsigned bits = (unsigned)(l->core + 1) << LR_CORE_SHIFT | (unsigned)l->device << LR_DEV_SHIFT;
+	bits |= l->is_local ? LR_LOCAL : 0u;
+	bits |= l->is_data_move ? LR_DATA_MOVE : 0u;
+	if (l->begin_ns <= l->end_ns) {
+		if (l->begin_ns < 0 || l->begin_ns >= LR_BEGIN_MAX ||
+		    (uint64_t)(l->end_ns - l->begin_ns) > UINT32_MAX)
+			return 0;
+		bits |= LR_TIMED;
+		r->begin_lo = (uint32_t)l->begin_ns;
+		r->begin_hi = (uint16_t)((uint64_t)l->begin_ns >> 32);
+		r->dur = (uint32_t)(l->end_ns - l->begin_ns);
+	}
+	const uint32_t first[2] = {l->tiu_first, l->gdma_first}, last[2] = {l->tiu_last, l->gdma_last};
+	uint16_t span[2] = {0, 0};
+	for (int e = 0; e < 2; e++) {
+		if (first[e] == 0 && last[e] == 0)
+			continue;
+		if (first[e] == 0 || last[e] < first[e] || last[e] - first[e] > 0xFFFF)
+			return 0;
+		span[e] = (uint16_t)(last[e] - first[e]);
+	}
+	r->bits = (uint16_t)bits;
+	r->id = l->id;
+	r->type = l->type;
+	r->name = l->name;
+	r->tiu_first = l->tiu_first;
+	r->gdma_first = l->gdma_first;
+	r->tiu_span = span[0];
+	r->gdma_span = span[1];
+	r->subnet = (uint16_t)(l->subnet + 1);
+	r->group = (uint16_t)(l->group + 1);
+	return 1;
+}
+
+static void rec_unpack(const struct tp_layer_rec *r, struct tp_layer *l)
+{
+	memset(l, 0, sizeof *l);
+	l->id = r->id;
+	l->type = r->type;
+	l->name = r->name;
+	l->device = (int32_t)(r->bits >> LR_DEV_SHIFT & LR_DEV_MAX);
+	l->core = (int32_t)(r->bits >> LR_CORE_SHIFT & 0x3F) - 1;
+	l->subnet = (int32_t)r->subnet - 1;
+	l->group = (int32_t)r->group - 1;
+	l->is_local = (r->bits & LR_LOCAL) != 0;
+	l->is_data_move = (r->bits & LR_DATA_MOVE) != 0;
+	l->tiu_first = r->tiu_first;
+	l->tiu_last = r->tiu_first ? r->tiu_first + r->tiu_span : 0;
+	l->gdma_first = r->gdma_first;
+	l->gdma_last = r->gdma_first ? r->gdma_first + r->gdma_span : 0;
+	if (r->bits & LR_TIMED) {
+		l->begin_ns = (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo);
+		l->end_ns = l->begin_ns + (int64_t)r->dur;
+	} else {
+		l->begin_ns = 0;
+		l->end_ns = -1;
+	}
+}
+
+/* Index of the first entry of a side table (elements of `size` bytes starting with a uint32_t
+ * layer index, sorted) whose index is >= i. */
+static size_t side_find(const void *arr, size_t n, size_t size, uint32_t i)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint32_t v;
+		memcpy(&v, (const char *)arr + mid * size, sizeof v);
+		if (v < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Puts (has) or removes (!has) the entry of layer i in a sorted side table; `val` is the
+ * whole entry. Appending in index order (the readers' case) costs no move. */
+static int side_put(struct tp_profile *p, void **arr, size_t *n, size_t *cap, size_t size,
+                    uint32_t i, int has, const void *val)
+{
+	char *a = *arr;
+	uint32_t at = 0;
+	if (*n)
+		memcpy(&at, a + (*n - 1) * size, sizeof at);
+	size_t k = !*n || at < i ? *n : side_find(a, *n, size, i);
+	int found = 0;
+	if (k < *n) {
+		memcpy(&at, a + k * size, sizeof at);
+		found = at == i;
+	}
+	if (!has) {
+		if (found) {
+			memmove(a + k * size, a + (k + 1) * size, (*n - k - 1) * size);
+			(*n)--;
+		}
+		return TP_OK;
+	}
+	if (!found) {
+		void *g = tp_grow(*arr, size, *n + 1, cap);
+		if (!g) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		*arr = a = g;
+		memmove(a + (k + 1) * size, a + k * size, (*n - k) * size);
+		(*n)++;
+	}
+	memcpy(a + k * size, val, size);
+	return TP_OK;
+}
+
+static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l)
+{
+	struct tp_layer_table *t = &p->layer_tab;
+	struct tp_layer_rec r;
+	int fits = rec_pack(l, &r);
+	if (!fits) {
+		memset(&r, 0, sizeof r);
+		r.bits = LR_WIDE;
+	}
+	struct tp_layer_wide w = {(uint32_t)i, *l};
+	if (side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof w, (uint32_t)i,
+	             !fits, &w) != TP_OK)
+		return TP_ENOMEM;
+	if (fits) {
+		struct tp_layer_tens te = {(uint32_t)i, l->first_tensor, l->num_tensors};
+		if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof te, (uint32_t)i,
+		             l->num_tensors != 0, &te) != TP_OK)
+			return TP_ENOMEM;
+		if (l->num_tensors)
+			r.bits |= LR_TENS;
+	} else if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens,
+	                    sizeof(struct tp_layer_tens), (uint32_t)i, 0, NULL) != TP_OK) {
+		return TP_ENOMEM;
+	}
+	*rec_at(t, i) = r;
+	return TP_OK;
+}
+
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 {
-	return (int)PUSH(p, layers, num_layers, cap_layers, *l);
+	struct tp_layer_table *t = &p->layer_tab;
+	size_t i = p->num_layers;
+	if (i >= INT32_MAX) {
+		p->oom = 1;
+		return -1;
+	}
+	if (i == t->num_chunks * TP_LAYER_CHUNK) {
+		struct tp_layer_rec **c = tp_grow(t->chunks, sizeof *c, t->num_chunks + 1, &t->cap_chunks);
+		if (!c) {
+			p->oom = 1;
+			return -1;
+		}
+		t->chunks = c;
+		if (!(c[t->num_chunks] = tp_malloc(TP_LAYER_CHUNK * sizeof **c))) {
+			p->oom = 1;
+			return -1;
+		}
+		t->num_chunks++;
+	}
+	if (layer_store(p, i, l) != TP_OK)
+		return -1;
+	p->num_layers = i + 1;
+	return (int)i;
+}
+
+int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *l)
+{
+	if (i >= p->num_layers)
+		return TP_ERANGE;
+	return layer_store(p, i, l);
+}
+
+const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out)
+{
+	const struct tp_layer_table *t = &p->layer_tab;
+	if (i >= p->num_layers) {
+		memset(out, 0, sizeof *out);
+		out->id = -1;
+		out->end_ns = -1;
+		return out;
+	}
+	const struct tp_layer_rec *r = rec_at(t, i);
+	if (r->bits & LR_WIDE) {
+		size_t k = side_find(t->wide, t->num_wide, sizeof *t->wide, (uint32_t)i);
+		*out = t->wide[k].l;
+		if (out->begin_ns > out->end_ns) {
+			out->begin_ns = 0;
+			out->end_ns = -1;
+		}
+		if (!out->num_tensors)
+			out->first_tensor = 0;
+		return out;
+	}
+	rec_unpack(r, out);
+	if (r->bits & LR_TENS) {
+		size_t k = side_find(t->tens, t->num_tens, sizeof *t->tens, (uint32_t)i);
+		out->first_tensor = t->tens[k].first;
+		out->num_tensors = t->tens[k].num;
+	}
+	return out;
+}
+
+int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end)
+{
+	*begin = 0;
+	*end = -1;
+	if (i >= p->num_layers)
+		return 0;
+	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
+	if (r->bits & LR_WIDE) {
+		struct tp_layer l;
+		tp_profile_layer(p, i, &l);
+		*begin = l.begin_ns;
+		*end = l.end_ns;
+		return l.begin_ns <= l.end_ns;
+	}
+	if (!(r->bits & LR_TIMED))
+		return 0;
+	*begin = (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo);
+	*end = *begin + (int64_t)r->dur;
+	return 1;
+}
+
+size_t tp_profile_layer_bytes(const struct tp_profile *p)
+{
+	const struct tp_layer_table *t = &p->layer_tab;
+	return t->num_chunks * TP_LAYER_CHUNK * sizeof(struct tp_layer_rec) +
+	       t->cap_chunks * sizeof *t->chunks + t->cap_wide * sizeof *t->wide +
+	       t->cap_tens * sizeof *t->tens;
+}
+
+static void layer_tab_free(struct tp_layer_table *t)
+{
+	for (size_t i = 0; i < t->num_chunks; i++)
+		tp_free(t->chunks[i]);
+	tp_free(t->chunks);
+	tp_free(t->wide);
+	tp_free(t->tens);
+	memset(t, 0, sizeof *t);
 }
 
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t)
@@ -674,15 +969,9 @@ int tp_profile_finish(struct tp_profile *p)
 {
 	if (p->oom)
 		return TP_ENOMEM;
-	/* The growth slack of the per-layer and per-tensor arrays (up to a third: millions of
-	 * layers on large dumps) is given back before analysis and the writers add their own. */
-	if (p->cap_layers > p->num_layers && p->num_layers) {
-		struct tp_layer *l = tp_realloc(p->layers, p->num_layers * sizeof *l);
-		if (l) {
-			p->layers = l;
-			p->cap_layers = p->num_layers;
-		}
-	}
+	/* The growth slack of the per-tensor array (up to a third: millions of tensors on large
+	 * dumps) is given back before analysis and the writers add their own (the layer table
+	 * grows by chunks and has none to give back). */
 	if (p->cap_tensors > p->num_tensors && p->num_tensors) {
 		struct tp_tensor *t = tp_realloc(p->tensors, p->num_tensors * sizeof *t);
 		if (t) {

@@ -202,7 +202,14 @@ struct tp_device {
 };
 typedef struct tp_device tp_device;
 
-/* A network layer (compiler log or tensor_location.json) or a captured operator type row. */
+/*
+ * A network layer (compiler log or tensor_location.json) or a captured operator type row, as
+ * readers and writers see it: a value copied in and out of the profile's layer table with
+ * tp_profile_add_layer / tp_profile_layer / tp_profile_set_layer (the table stores a compact
+ * 40-byte record per layer, see struct tp_layer_table). Two "don't care" values read back
+ * normalised: an untimed layer (begin > end) reads as begin 0, end -1, and first_tensor is 0
+ * when num_tensors is 0.
+ */
 struct tp_layer {
 	int32_t id;          /* layer_id as recorded (line in final.mlir), -1 if none */
 	uint32_t type;       /* strtab id: Conv2D, Load, Store, ... */
@@ -218,6 +225,29 @@ struct tp_layer {
 	int64_t begin_ns, end_ns;        /* from matched commands; begin > end = no timing */
 };
 typedef struct tp_layer tp_layer;
+
+/*
+ * The layer table's storage (private to model.c; read and write layers only through the
+ * functions below). Dumps carry about one layer per 2.6 commands, so at 10 M commands per
+ * core the table holds millions of layers: each is a 40-byte record in fixed chunks of
+ * TP_LAYER_CHUNK records (no reallocation copy while a reader appends, slack under one chunk),
+ * with narrow fields for the common ranges (core and device in a few bits, cmd id ranges as
+ * first + 16-bit span, subnet and group as 16 bits, begin in 48 bits and the duration in 32).
+ * A layer whose values do not fit is kept whole in `wide`, and a layer with tensors has its
+ * tensor range in `tens`; both side tables are sorted by layer index.
+ */
+#define TP_LAYER_CHUNK 4096
+struct tp_layer_rec;
+struct tp_layer_wide;
+struct tp_layer_tens;
+struct tp_layer_table {
+	struct tp_layer_rec **chunks; /* owned; each TP_LAYER_CHUNK records */
+	size_t num_chunks, cap_chunks;
+	struct tp_layer_wide *wide;   /* owned; layers that do not fit the record */
+	size_t num_wide, cap_wide;
+	struct tp_layer_tens *tens;   /* owned; tensor ranges of layers with tensors */
+	size_t num_tens, cap_tens;
+};
 
 #define TP_MAX_DIMS 8
 struct tp_tensor {
@@ -373,7 +403,7 @@ struct tp_profile {
 
 	struct tp_device *devices; size_t num_devices, cap_devices;
 	struct tp_track *tracks;   size_t num_tracks, cap_tracks;
-	struct tp_layer *layers;   size_t num_layers, cap_layers;
+	struct tp_layer_table layer_tab; size_t num_layers; /* tp_profile_layer(p, i, &tmp) */
 	struct tp_tensor *tensors; size_t num_tensors, cap_tensors;
 	struct tp_subnet *subnets; size_t num_subnets, cap_subnets;
 	struct tp_mem *mems;       size_t num_mems, cap_mems;
@@ -432,7 +462,22 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
  * the end) and returns out->valid. */
 int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out);
 
-int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l); /* index or -1 */
+/* Appends a layer (copied); returns its index or -1 on out of memory (sets the sticky oom
+ * flag). */
+int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l);
+/* Copies layer i (< num_layers) into *out and returns out; an index past the end gives a
+ * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
+ * on a finished profile. */
+const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out);
+/* The span of layer i: sets *begin and *end (0 and -1 when untimed or past the end) and
+ * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for sorts. */
+int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end);
+/* Replaces layer i (< num_layers) with *l. TP_OK; TP_ERANGE past the end; TP_ENOMEM (sets the
+ * sticky oom flag) when a side-table entry cannot be allocated. */
+int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *l);
+/* Bytes the layer table holds (records, chunk pointers and side tables), for tests and
+ * statistics. */
+size_t tp_profile_layer_bytes(const struct tp_profile *p);
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);
 int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s);
 int tp_profile_add_mem(struct tp_profile *p, const struct tp_mem *m);

@@ -175,8 +175,10 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 {
 	out->num_args = 0;
 	enum tp_track_kind k = (enum tp_track_kind)t->kind;
-	const struct tp_layer *l =
-	    s->layer >= 0 && (size_t)s->layer < p->num_layers ? &p->layers[s->layer] : NULL;
+	struct tp_layer ly;
+	const struct tp_layer *l = s->layer >= 0 && (size_t)s->layer < p->num_layers
+	                               ? tp_profile_layer(p, (size_t)s->layer, &ly)
+	                               : NULL;
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
 		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md
 		 * §7.2). Fields that change slowly from one command to the next come first and the
@@ -409,7 +411,8 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 {
 	if (!layers)
 		return &t->slices[k];
-	const struct tp_layer *l = &p->layers[layers[k]];
+	struct tp_layer ly;
+	const struct tp_layer *l = tp_profile_layer(p, layers[k], &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
 	tmp->end_ns = l->end_ns;
@@ -603,7 +606,9 @@ DEFINE_SORT(lkey_sort, struct lkey, lkey_less)
 
 static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 {
-	return (struct lkey){p->layers[i].begin_ns, p->layers[i].end_ns, i};
+	struct lkey k = {0, -1, i};
+	tp_profile_layer_span(p, i, &k.begin, &k.end);
+	return k;
 }
 
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
@@ -615,7 +620,8 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	*out = NULL;
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *l = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
 			n++;
 	}
@@ -636,7 +642,8 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	y->t.core = core;
 	int sorted = 1;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *l = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
 			continue;
 		y->layers[y->t.count] = (uint32_t)i;
@@ -721,7 +728,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	 * sort and the duplicate skip below still cover a list that outgrows the lookup). */
 	int32_t last = -1;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *l = &p->layers[i];
+		struct tp_layer ly;
+		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 		if (l->device != dev || l->core < 0 || l->begin_ns > l->end_ns || l->core == last)
 			continue;
 		last = l->core;

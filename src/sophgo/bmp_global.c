@@ -136,6 +136,11 @@ struct ctx {
 	struct tp_diag *d;
 	int32_t cur_layer;
 	int32_t cur_subnet;
+	/* What the current layer holds so far (it is always the last one added), so a node or
+	 * tensor line does not read the layer back from the table: its core (-1 until its first
+	 * node line) and its tensor range. */
+	int32_t cur_core;
+	uint32_t cur_first_tensor, cur_num_tensors;
 	uint32_t type_id[8]; /* recently seen layer types */
 	const char *type_str[8];
 	size_t type_len[8];
@@ -333,6 +338,9 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	if (idx < 0)
 		return oom(c);
 	c->cur_layer = idx;
+	c->cur_core = -1;
+	c->cur_first_tensor = ly.first_tensor;
+	c->cur_num_tensors = 0;
 	return TP_OK;
 }
 
@@ -391,10 +399,13 @@ static int do_tensor(struct ctx *c, struct line *l)
 	t.layer = c->cur_layer;
 	if (tp_profile_add_tensor(c->p, &t) < 0)
 		return oom(c);
-	if (c->cur_layer >= 0) {
-		struct tp_layer *ly = &c->p->layers[c->cur_layer];
-		if (ly->first_tensor + ly->num_tensors + 1 == c->p->num_tensors)
-			ly->num_tensors++;
+	if (c->cur_layer >= 0 && c->cur_first_tensor + c->cur_num_tensors + 1 == c->p->num_tensors) {
+		struct tp_layer ly;
+		tp_profile_layer(c->p, (size_t)c->cur_layer, &ly);
+		ly.first_tensor = c->cur_first_tensor;
+		ly.num_tensors = ++c->cur_num_tensors;
+		if (tp_profile_set_layer(c->p, (size_t)c->cur_layer, &ly) != TP_OK)
+			return oom(c);
 	}
 	return TP_OK;
 }
@@ -443,8 +454,13 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 		nd->dir[nd->n] = dir;
 	}
 	nd->n++;
-	if (c->cur_layer >= 0 && c->p->layers[c->cur_layer].core < 0)
-		c->p->layers[c->cur_layer].core = (int32_t)core;
+	if (c->cur_layer >= 0 && c->cur_core < 0) {
+		struct tp_layer ly;
+		tp_profile_layer(c->p, (size_t)c->cur_layer, &ly);
+		ly.core = c->cur_core = (int32_t)core;
+		if (tp_profile_set_layer(c->p, (size_t)c->cur_layer, &ly) != TP_OK)
+			return oom(c);
+	}
 	return TP_OK;
 }
 

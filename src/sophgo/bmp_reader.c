@@ -1430,7 +1430,11 @@ static void attach_nodes(struct rd *r)
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;
-				layer_touch(&r->p->layers[L], e, s->cmd_id, s);
+				struct tp_layer ly;
+				tp_profile_layer(r->p, (size_t)L, &ly);
+				layer_touch(&ly, e, s->cmd_id, s);
+				if (tp_profile_set_layer(r->p, (size_t)L, &ly) != TP_OK)
+					return; /* the sticky oom flag fails tp_profile_finish */
 			}
 		}
 }

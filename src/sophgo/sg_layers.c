@@ -350,7 +350,8 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 	for (size_t i = 0; i <= maxid; i++)
 		owner[i] = -1;
 	for (size_t L = first_layer; L < p->num_layers; L++) {
-		const struct tp_layer *ly = &p->layers[L];
+		struct tp_layer lyv;
+		const struct tp_layer *ly = tp_profile_layer(p, L, &lyv);
 		if (ly->core != core)
 			continue;
 		uint32_t lo = tiu ? ly->tiu_first : ly->gdma_first;
@@ -368,7 +369,8 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 		if (L < 0 || (skip_type && s->type == skip_type))
 			continue;
 		s->layer = L;
-		struct tp_layer *ly = &p->layers[L];
+		struct tp_layer lyv, *ly = &lyv;
+		tp_profile_layer(p, (size_t)L, ly);
 		if (ly->begin_ns > ly->end_ns) {
 			ly->begin_ns = s->start_ns;
 			ly->end_ns = s->end_ns;
@@ -377,6 +379,10 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 				ly->begin_ns = s->start_ns;
 			if (s->end_ns > ly->end_ns)
 				ly->end_ns = s->end_ns;
+		}
+		if (tp_profile_set_layer(p, (size_t)L, ly) != TP_OK) {
+			tp_free(owner);
+			return TP_ENOMEM;
 		}
 	}
 	tp_free(owner);
@@ -500,7 +506,13 @@ int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char 
 				nt += (uint32_t)a;
 			}
 		}
-		p->layers[li].num_tensors = nt;
+		if (nt) {
+			ly.num_tensors = nt;
+			if (tp_profile_set_layer(p, (size_t)li, &ly) != TP_OK) {
+				rc = TP_ENOMEM;
+				break;
+			}
+		}
 	}
 	tp_free(prod);
 	if (rc != TP_OK)
@@ -527,14 +539,19 @@ void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, s
 	if (!L->have_mlir)
 		return;
 	for (size_t i = first; i < p->num_layers; i++) {
-		struct tp_layer *ly = &p->layers[i];
+		struct tp_layer lyv, *ly = &lyv;
+		tp_profile_layer(p, i, ly);
 		if (ly->id <= 0)
 			continue;
+		int32_t group = ly->group;
+		uint32_t name = ly->name;
 		if (ly->group < 0)
 			ly->group = sg_mlir_group_of(&L->mlir, (uint32_t)ly->id);
 		const char *cur = tp_str(p, ly->name);
 		const char *nm = sg_mlir_name(&L->mlir, (uint32_t)ly->id);
 		if ((!cur || !*cur) && nm && *nm)
 			ly->name = tp_profile_str(p, nm);
+		if ((ly->group != group || ly->name != name) && tp_profile_set_layer(p, i, ly) != TP_OK)
+			return; /* the sticky oom flag fails tp_profile_finish */
 	}
 }

@@ -383,7 +383,8 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 		              "Time(us)", "Share", "Name");
 		for (size_t i = 0; i < a->num_top_layers && i < 10; i++) {
 			const struct tp_rank *r = &a->top_layers[i];
-			const struct tp_layer *l = &p->layers[r->index];
+			struct tp_layer lv;
+			const struct tp_layer *l = tp_profile_layer(p, (size_t)r->index, &lv);
 			fmt_us(t, sizeof t, r->total_ns, "");
 			fmt_pct(sh, sizeof sh, r->share);
 			tp_buf_printf(b, "%7d | %8d | %-16s | %12s | %7s | %s\n", l->core, l->id,
@@ -408,8 +409,10 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 /* "core 0 TIU cmd 2 conv.normal (layer 5 Conv2D conv1)" for a hot command or layer. */
 static void hot_name(const struct tp_profile *p, const struct tp_cost_hot *h, char *buf, size_t n)
 {
-	const struct tp_layer *l =
-	    h->layer >= 0 && (size_t)h->layer < p->num_layers ? &p->layers[h->layer] : NULL;
+	struct tp_layer lv;
+	const struct tp_layer *l = h->layer >= 0 && (size_t)h->layer < p->num_layers
+	                               ? tp_profile_layer(p, (size_t)h->layer, &lv)
+	                               : NULL;
 	char ly[200] = "";
 	if (l)
 		snprintf(ly, sizeof ly, "%slayer %d %s %s%s", h->track >= 0 ? " (" : "", l->id,
@@ -749,7 +752,8 @@ static void rank_json(struct tp_buf *b, const struct tp_profile *p, const struct
 		int f = 1;
 		tp_buf_puts(b, i ? ",{" : "{");
 		if (layers) {
-			const struct tp_layer *l = &p->layers[r[i].index];
+			struct tp_layer lv;
+			const struct tp_layer *l = tp_profile_layer(p, (size_t)r[i].index, &lv);
 			jint(b, &f, "core", (uint64_t)l->core);
 			jkey(b, &f, "layer_id");
 			tp_buf_printf(b, "%d", l->id);
@@ -787,7 +791,8 @@ static void hot_json(struct tp_buf *b, const struct tp_profile *p, const struct 
 			jstr(b, &f, "name", tp_str(p, s->name));
 		}
 		if (h[i].layer >= 0 && (size_t)h[i].layer < p->num_layers) {
-			const struct tp_layer *l = &p->layers[h[i].layer];
+			struct tp_layer lv;
+			const struct tp_layer *l = tp_profile_layer(p, (size_t)h[i].layer, &lv);
 			jkey(b, &f, "layer_id");
 			tp_buf_printf(b, "%d", l->id);
 			jstr(b, &f, "layer_name", tp_str(p, l->name));

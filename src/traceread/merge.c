@@ -136,11 +136,15 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 			dev->tracks[t].slices[k].start_ns += shift;
 			dev->tracks[t].slices[k].end_ns += shift;
 		}
-	for (size_t i = 0; i < dev->num_layers; i++)
-		if (dev->layers[i].begin_ns <= dev->layers[i].end_ns) {
-			dev->layers[i].begin_ns += shift;
-			dev->layers[i].end_ns += shift;
+	for (size_t i = 0; i < dev->num_layers; i++) {
+		struct tp_layer ly;
+		if (tp_profile_layer(dev, i, &ly)->begin_ns <= ly.end_ns) {
+			ly.begin_ns += shift;
+			ly.end_ns += shift;
+			if (tp_profile_set_layer(dev, i, &ly) != TP_OK)
+				return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);
 		}
+	}
 	for (size_t c = 0; c < dev->num_counters; c++)
 		for (size_t k = 0; k < dev->counters[c].count; k++)
 			dev->counters[c].samples[k].ts_ns += shift;

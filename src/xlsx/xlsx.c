@@ -428,7 +428,8 @@ static int layer_rows(struct plan *pl, const struct tp_profile *p)
 		nseen = 0;
 		kept = 0;
 		for (size_t i = 0; i < p->num_layers; i++) {
-			const struct tp_layer *l = &p->layers[i];
+			struct tp_layer lv;
+			const struct tp_layer *l = tp_profile_layer(p, i, &lv);
 			size_t k = 0;
 			while (k < nseen && (seen[k].device != l->device || seen[k].core != l->core))
 				k++;
@@ -1089,6 +1090,7 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 		struct tp_cmd_cost cc;
 		int costed = tiu && tp_slice_cost(t, i, &cc);
 		const struct tp_arg *g;
+		struct tp_layer lv;
 		int ok;
 		for (size_t c = 0; c < nc; c++) {
 			uint16_t col = (uint16_t)c;
@@ -1107,14 +1109,15 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			case E_LAYER_ID:
 				if (sl->layer >= 0 && (size_t)sl->layer < p->num_layers)
-					xl_num(x, &s, row, col, p->layers[sl->layer].id, x->f.cyc);
+					xl_num(x, &s, row, col, tp_profile_layer(p, (size_t)sl->layer, &lv)->id,
+					       x->f.cyc);
 				else
 					xl_str(x, &s, row, col, "-", NULL);
 				break;
 			case E_LAYER_NAME:
 				xl_str(x, &s, row, col,
 				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
-				           ? tp_str(p, p->layers[sl->layer].name)
+				           ? tp_str(p, tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
 				           : "-",
 				       NULL);
 				break;
@@ -1526,6 +1529,7 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 		for (size_t r = 0; r < n; r++, row++) {
 			size_t gi = top[r];
 			const struct tp_slice *sl = &t->slices[gi];
+			struct tp_layer lv;
 			uint16_t c = 0;
 			xl_num(x, &s, row, c++, (double)(r + 1), x->f.cyc);
 			xl_str(x, &s, row, c++, engine_sheet_prefix(t->kind), NULL);
@@ -1537,7 +1541,7 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			if (layers)
 				xl_str(x, &s, row, c++,
 				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
-				           ? tp_str(p, p->layers[sl->layer].name)
+				           ? tp_str(p, tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
 				           : "-",
 				       NULL);
 			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
@@ -1595,7 +1599,9 @@ static void write_layers(struct xl *x, const struct part *pt, const struct plan 
 	double total = (double)x->a->total_time_ns;
 	uint32_t row = LAYER_DATA_ROW;
 	for (size_t i = pt->first; i < pt->first + pt->count; i++, row++) {
-		const struct tp_layer *l = &p->layers[pl->layer_idx ? pl->layer_idx[i] : i];
+		struct tp_layer lv;
+		const struct tp_layer *l =
+		    tp_profile_layer(p, pl->layer_idx ? pl->layer_idx[i] : i, &lv);
 		xl_num(x, &s, row, 0, l->id, x->f.cyc);
 		xl_num(x, &s, row, 1, l->device, x->f.cyc);
 		xl_num(x, &s, row, 2, l->core, x->f.cyc);

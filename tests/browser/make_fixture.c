@@ -33,7 +33,8 @@ struct gen {
 
 static void add_layer_span(struct tp_profile *p, int li, int64_t b, int64_t e)
 {
-	struct tp_layer *l = &p->layers[li];
+	struct tp_layer lv, *l = &lv;
+	tp_profile_layer(p, (size_t)li, l);
 	if (l->begin_ns > l->end_ns) {
 		l->begin_ns = b;
 		l->end_ns = e;
@@ -42,6 +43,7 @@ static void add_layer_span(struct tp_profile *p, int li, int64_t b, int64_t e)
 		l->begin_ns = b;
 	if (e > l->end_ns)
 		l->end_ns = e;
+	tp_profile_set_layer(p, (size_t)li, l);
 }
 
 static int add_tensor(struct tp_profile *p, int li, int64_t id, int is_in, int64_t c, int64_t h,
@@ -63,10 +65,14 @@ static int add_tensor(struct tp_profile *p, int li, int64_t id, int is_in, int64
 	t.nslice = gaddr ? 0 : 1;
 	t.hslice = gaddr ? 0 : (uint32_t)h;
 	int ti = tp_profile_add_tensor(p, &t);
-	if (ti >= 0 && p->layers[li].num_tensors == 0)
-		p->layers[li].first_tensor = (uint32_t)ti;
-	if (ti >= 0)
-		p->layers[li].num_tensors++;
+	struct tp_layer l;
+	tp_profile_layer(p, (size_t)li, &l);
+	if (ti >= 0 && l.num_tensors == 0)
+		l.first_tensor = (uint32_t)ti;
+	if (ti >= 0) {
+		l.num_tensors++;
+		tp_profile_set_layer(p, (size_t)li, &l);
+	}
 	return ti;
 }
 
