@@ -1,11 +1,12 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span) and the reference cycle<->ns conversions.
+ * nesting depth, span), the compact layer table and the reference cycle<->ns conversions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "model/model.h"
@@ -253,6 +254,164 @@ static void test_vendor_rows(void **state)
 	tp_profile_free(p);
 }
 
+/* A layer with every field set to a value the compact record holds. */
+static struct tp_layer plain_layer(uint32_t i)
+{
+	struct tp_layer l;
+	memset(&l, 0, sizeof l);
+	l.id = (int32_t)i * 3 - 7;
+	l.type = 1 + i % 5;
+	l.name = 100 + i;
+	l.device = (int32_t)(i % 32);
+	l.core = (int32_t)(i % 64) - 1;
+	l.subnet = (int32_t)(i % 65536) - 1;
+	l.group = 65534 - (int32_t)(i % 65536);
+	l.is_local = (uint8_t)(i & 1);
+	l.is_data_move = (uint8_t)(i >> 1 & 1);
+	if (i % 3) {
+		l.tiu_first = 1 + i;
+		l.tiu_last = l.tiu_first + (i % 7 == 0 ? 65535 : i % 11);
+	}
+	if (i % 4) {
+		l.gdma_first = 2 * i + 1;
+		l.gdma_last = l.gdma_first + i % 5;
+	}
+	if (i % 5) {
+		l.begin_ns = i % 13 == 0 ? ((int64_t)1 << 48) - 1 : (int64_t)i * 1000;
+		l.end_ns = l.begin_ns + (i % 17 == 0 ? (int64_t)UINT32_MAX : (int64_t)i);
+	} else {
+		l.begin_ns = 0;
+		l.end_ns = -1;
+	}
+	if (i % 6 == 0) {
+		l.first_tensor = i;
+		l.num_tensors = 1 + i % 3;
+	}
+	return l;
+}
+
+static void assert_layer_is(const struct tp_profile *p, size_t i, const struct tp_layer *want)
+{
+	struct tp_layer got;
+	assert_ptr_equal(tp_profile_layer(p, i, &got), &got);
+	assert_memory_equal(&got, want, sizeof got);
+	int64_t b, e;
+	assert_int_equal(tp_profile_layer_span(p, i, &b, &e), want->begin_ns <= want->end_ns);
+	assert_int_equal(b, want->begin_ns);
+	assert_int_equal(e, want->end_ns);
+}
+
+static void test_layer_table(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	/* Three chunks' worth of layers whose values fit the record: exact round trip, 40 bytes
+	 * each, nothing in the wide table. */
+	const uint32_t n = 2 * TP_LAYER_CHUNK + 123;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
+	}
+	assert_int_equal(p->num_layers, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_layer_is(p, i, &l);
+	}
+	assert_int_equal(p->layer_tab.num_wide, 0);
+	size_t tens = 0;
+	for (uint32_t i = 0; i < n; i++)
+		tens += i % 6 == 0;
+	assert_int_equal(p->layer_tab.num_tens, tens);
+	assert_true(tp_profile_layer_bytes(p) <= 3 * TP_LAYER_CHUNK * 40 + 16 * tens + 4096);
+
+	/* Each value just outside the record's range is kept whole, and reads back exactly. */
+	struct tp_layer odd[] = {plain_layer(1), plain_layer(2), plain_layer(4), plain_layer(8),
+	                         plain_layer(10), plain_layer(11), plain_layer(12), plain_layer(14),
+	                         plain_layer(16), plain_layer(19), plain_layer(21), plain_layer(22)};
+	odd[0].core = 63;
+	odd[1].core = INT32_MAX; /* tensor_location.json's "no core" */
+	odd[2].device = 32;
+	odd[3].subnet = 65535;
+	odd[4].group = -2;
+	odd[5].is_local = 2;
+	odd[6].begin_ns = -5; /* timed, before the axis */
+	odd[7].end_ns = odd[7].begin_ns + (int64_t)UINT32_MAX + 1;
+	odd[8].begin_ns = (int64_t)1 << 48;
+	odd[8].end_ns = odd[8].begin_ns;
+	odd[9].tiu_first = 0; /* a last without a first */
+	odd[10].gdma_last = odd[10].gdma_first - 1;
+	odd[11].tiu_last = odd[11].tiu_first + 65536;
+	size_t nodd = sizeof odd / sizeof *odd;
+	for (size_t k = 0; k < nodd; k++) {
+		/* Set in descending index order so the side tables insert before their end. */
+		size_t at = 100 * (nodd - k);
+		assert_int_equal(tp_profile_set_layer(p, at, &odd[k]), TP_OK);
+	}
+	assert_int_equal(p->layer_tab.num_wide, nodd);
+	for (size_t k = 0; k < nodd; k++)
+		assert_layer_is(p, 100 * (nodd - k), &odd[k]);
+	/* Neighbours are untouched. */
+	for (size_t k = 0; k < nodd; k++) {
+		struct tp_layer l = plain_layer((uint32_t)(100 * (nodd - k) + 1));
+		assert_layer_is(p, 100 * (nodd - k) + 1, &l);
+	}
+	/* Back to values that fit: the wide entries go away. */
+	for (size_t k = 0; k < nodd; k++) {
+		struct tp_layer l = plain_layer((uint32_t)(100 * (nodd - k)));
+		assert_int_equal(tp_profile_set_layer(p, 100 * (nodd - k), &l), TP_OK);
+		assert_layer_is(p, 100 * (nodd - k), &l);
+	}
+	assert_int_equal(p->layer_tab.num_wide, 0);
+	assert_int_equal(p->layer_tab.num_tens, tens);
+
+	/* Normalised "don't care" values: an untimed layer reads as (0, -1) and first_tensor is
+	 * 0 without tensors. */
+	struct tp_layer u = plain_layer(5);
+	u.begin_ns = 9;
+	u.end_ns = 3;
+	u.first_tensor = 77;
+	u.num_tensors = 0;
+	assert_int_equal(tp_profile_set_layer(p, 5, &u), TP_OK);
+	u.begin_ns = 0;
+	u.end_ns = -1;
+	u.first_tensor = 0;
+	assert_layer_is(p, 5, &u);
+
+	/* Past the end: a zeroed untimed layer, and set refuses. */
+	struct tp_layer none;
+	memset(&none, 0, sizeof none);
+	none.id = -1;
+	none.end_ns = -1;
+	assert_layer_is(p, n, &none);
+	assert_int_equal(tp_profile_set_layer(p, n, &u), TP_ERANGE);
+
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	tp_profile_free(p);
+
+	/* Out of memory while a layer needs its first side entry (or a new chunk) is sticky, and
+	 * leaves the layer as it was. */
+	p = tp_profile_new();
+	struct tp_layer l7 = plain_layer(7);
+	assert_int_equal(tp_profile_add_layer(p, &l7), 0);
+	tp_alloc_fail_after(0);
+	int st = tp_profile_set_layer(p, 0, &odd[0]);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(st, TP_ENOMEM);
+	assert_layer_is(p, 0, &l7);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+
+	p = tp_profile_new();
+	struct tp_layer l0 = plain_layer(0);
+	tp_alloc_fail_after(0);
+	int ix = tp_profile_add_layer(p, &l0);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(ix, -1);
+	assert_int_equal(p->num_layers, 0);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
@@ -273,6 +432,7 @@ int main(void)
 		cmocka_unit_test(test_args_and_meta),
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
+		cmocka_unit_test(test_layer_table),
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
 		cmocka_unit_test(test_vendor_rows),
