@@ -572,31 +572,40 @@ static int side_put(struct tp_profile *p, void **arr, size_t *n, size_t *cap, si
 	return TP_OK;
 }
 
+/* Stores l as layer i, whose record (zeroed for a new layer) tells which side entries it
+ * has; the side tables are only touched when an entry is needed or goes away. */
 static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l)
 {
 	struct tp_layer_table *t = &p->layer_tab;
-	struct tp_layer_rec r;
-	int fits = rec_pack(l, &r);
-	if (!fits) {
+	struct tp_layer_rec *dst = rec_at(t, i), r;
+	unsigned old = dst->bits;
+	uint32_t ix = (uint32_t)i;
+	if (rec_pack(l, &r)) {
+		if (l->num_tensors) {
+			struct tp_layer_tens te = {ix, l->first_tensor, l->num_tensors};
+			if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof te, ix, 1,
+			             &te) != TP_OK)
+				return TP_ENOMEM;
+			r.bits |= LR_TENS;
+		} else if (old & LR_TENS) {
+			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens, ix, 0,
+			         NULL);
+		}
+		if (old & LR_WIDE)
+			side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof *t->wide, ix, 0,
+			         NULL);
+	} else {
+		struct tp_layer_wide w = {ix, *l};
+		if (side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof w, ix, 1, &w) !=
+		    TP_OK)
+			return TP_ENOMEM;
+		if (old & LR_TENS)
+			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens, ix, 0,
+			         NULL);
 		memset(&r, 0, sizeof r);
 		r.bits = LR_WIDE;
 	}
-	struct tp_layer_wide w = {(uint32_t)i, *l};
-	if (side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof w, (uint32_t)i,
-	             !fits, &w) != TP_OK)
-		return TP_ENOMEM;
-	if (fits) {
-		struct tp_layer_tens te = {(uint32_t)i, l->first_tensor, l->num_tensors};
-		if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof te, (uint32_t)i,
-		             l->num_tensors != 0, &te) != TP_OK)
-			return TP_ENOMEM;
-		if (l->num_tensors)
-			r.bits |= LR_TENS;
-	} else if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens,
-	                    sizeof(struct tp_layer_tens), (uint32_t)i, 0, NULL) != TP_OK) {
-		return TP_ENOMEM;
-	}
-	*rec_at(t, i) = r;
+	*dst = r;
 	return TP_OK;
 }
 
@@ -615,7 +624,8 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 			return -1;
 		}
 		t->chunks = c;
-		if (!(c[t->num_chunks] = tp_malloc(TP_LAYER_CHUNK * sizeof **c))) {
+		/* Zeroed: layer_store reads a record's side-entry bits before it writes it. */
+		if (!(c[t->num_chunks] = tp_calloc(TP_LAYER_CHUNK, sizeof **c))) {
 			p->oom = 1;
 			return -1;
 		}
@@ -683,6 +693,69 @@ int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, 
 	*begin = (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo);
 	*end = *begin + (int64_t)r->dur;
 	return 1;
+}
+
+/* The edit of tp_profile_layer_touch on a whole layer. */
+static void touch_layer(struct tp_layer *l, int64_t begin, int64_t end, int tiu, uint32_t cmd_id)
+{
+	if (cmd_id) {
+		uint32_t *first = tiu ? &l->tiu_first : &l->gdma_first;
+		uint32_t *last = tiu ? &l->tiu_last : &l->gdma_last;
+		if (*first == 0 || cmd_id < *first)
+			*first = cmd_id;
+		if (cmd_id > *last)
+			*last = cmd_id;
+	}
+	if (l->begin_ns > l->end_ns) {
+		l->begin_ns = begin;
+		l->end_ns = end;
+	} else {
+		if (begin < l->begin_ns)
+			l->begin_ns = begin;
+		if (end > l->end_ns)
+			l->end_ns = end;
+	}
+}
+
+int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
+                           uint32_t cmd_id)
+{
+	if (i >= p->num_layers)
+		return TP_ERANGE;
+	struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
+	if (!(r->bits & LR_WIDE) && begin <= end) {
+		/* In place when the result still fits the record (the usual case). */
+		int64_t b = begin, e = end;
+		if (r->bits & LR_TIMED) {
+			int64_t ob = (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo);
+			int64_t oe = ob + (int64_t)r->dur;
+			b = ob < begin ? ob : begin;
+			e = oe > end ? oe : end;
+		}
+		uint32_t *firstp = tiu ? &r->tiu_first : &r->gdma_first;
+		uint16_t *spanp = tiu ? &r->tiu_span : &r->gdma_span;
+		uint32_t first = *firstp, last = first ? first + *spanp : 0;
+		if (cmd_id) {
+			if (first == 0 || cmd_id < first)
+				first = cmd_id;
+			if (cmd_id > last)
+				last = cmd_id;
+		}
+		if (b >= 0 && b < LR_BEGIN_MAX && (uint64_t)(e - b) <= UINT32_MAX &&
+		    (first == 0 ? last == 0 : last - first <= 0xFFFF)) {
+			r->begin_lo = (uint32_t)b;
+			r->begin_hi = (uint16_t)((uint64_t)b >> 32);
+			r->dur = (uint32_t)(e - b);
+			r->bits |= LR_TIMED;
+			*firstp = first;
+			*spanp = (uint16_t)(last - first);
+			return TP_OK;
+		}
+	}
+	struct tp_layer l;
+	tp_profile_layer(p, i, &l);
+	touch_layer(&l, begin, end, tiu, cmd_id);
+	return layer_store(p, i, &l);
 }
 
 size_t tp_profile_layer_bytes(const struct tp_profile *p)

@@ -412,6 +412,55 @@ static void test_layer_table(void **state)
 	tp_profile_free(p);
 }
 
+/* tp_profile_layer_touch against the edit written out here on a copy, from layers of every
+ * kind (untimed, timed, without and with cmd ranges, kept whole), with touches that keep them
+ * in the record and ones that push the span, duration or cmd-id range out of it. */
+static void test_layer_touch(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	enum { N = 40 };
+	struct tp_layer want[N];
+	for (uint32_t i = 0; i < N; i++) {
+		want[i] = plain_layer(i);
+		if (i == 39)
+			want[i].core = 100; /* kept whole from the start */
+		assert_int_equal(tp_profile_add_layer(p, &want[i]), (int)i);
+	}
+	uint64_t rng = 12345;
+	for (int k = 0; k < 20000; k++) {
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		uint32_t i = (uint32_t)(rng >> 33) % N;
+		int tiu = (int)(rng >> 20 & 1);
+		uint32_t cmd = (rng >> 21 & 3) == 0 ? 0 : (uint32_t)(rng >> 40 & 0x1FFFF) + 1;
+		int64_t b = (int64_t)(rng >> 24 & 0xFFFFF) * ((rng >> 60) == 0 ? 100000 : 1);
+		int64_t e = b + (int64_t)(rng >> 44 & 0xFFF);
+		assert_int_equal(tp_profile_layer_touch(p, i, b, e, tiu, cmd), TP_OK);
+		struct tp_layer *l = &want[i];
+		if (cmd) {
+			uint32_t *first = tiu ? &l->tiu_first : &l->gdma_first;
+			uint32_t *last = tiu ? &l->tiu_last : &l->gdma_last;
+			if (*first == 0 || cmd < *first)
+				*first = cmd;
+			if (cmd > *last)
+				*last = cmd;
+		}
+		if (l->begin_ns > l->end_ns) {
+			l->begin_ns = b;
+			l->end_ns = e;
+		} else {
+			l->begin_ns = b < l->begin_ns ? b : l->begin_ns;
+			l->end_ns = e > l->end_ns ? e : l->end_ns;
+		}
+		assert_layer_is(p, i, l);
+	}
+	/* The random cmd ids (up to 2^17) and spans (up to 2^20 * 10^5 ns) pushed layers out of the
+	 * record and into the wide table. */
+	assert_true(p->layer_tab.num_wide > 1);
+	assert_int_equal(tp_profile_layer_touch(p, N, 0, 1, 1, 1), TP_ERANGE);
+	tp_profile_free(p);
+}
+
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
@@ -433,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
 		cmocka_unit_test(test_layer_table),
+		cmocka_unit_test(test_layer_touch),
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
 		cmocka_unit_test(test_vendor_rows),

@@ -136,11 +136,11 @@ struct ctx {
 	struct tp_diag *d;
 	int32_t cur_layer;
 	int32_t cur_subnet;
-	/* What the current layer holds so far (it is always the last one added), so a node or
-	 * tensor line does not read the layer back from the table: its core (-1 until its first
-	 * node line) and its tensor range. */
-	int32_t cur_core;
-	uint32_t cur_first_tensor, cur_num_tensors;
+	/* The last layer added (index pend_layer, -1 = none), kept here while its node and
+	 * tensor lines fill in its core and tensor range, and written to the table once, when the
+	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
+	int32_t pend_layer;
+	struct tp_layer pend;
 	uint32_t type_id[8]; /* recently seen layer types */
 	const char *type_str[8];
 	size_t type_len[8];
@@ -302,11 +302,24 @@ static int do_layer(struct ctx *c, struct line *l, int is_local)
 	return add_layer(c, id, tv, tn, nv, nn, is_local);
 }
 
+/* Writes the pending layer into the table (see struct ctx). */
+static int flush_layer(struct ctx *c)
+{
+	if (c->pend_layer < 0)
+		return TP_OK;
+	int32_t i = c->pend_layer;
+	c->pend_layer = -1;
+	return tp_profile_set_layer(c->p, (size_t)i, &c->pend) == TP_OK ? TP_OK : oom(c);
+}
+
 static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
                      size_t nn, int is_local)
 {
 	if (c->g->no_layers)
 		return TP_OK;
+	int rc = flush_layer(c);
+	if (rc)
+		return rc;
 	struct tp_layer ly = {0};
 	ly.id = (int32_t)id;
 	/* Layer types repeat: remember the last few instead of hashing every time. */
@@ -338,9 +351,8 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	if (idx < 0)
 		return oom(c);
 	c->cur_layer = idx;
-	c->cur_core = -1;
-	c->cur_first_tensor = ly.first_tensor;
-	c->cur_num_tensors = 0;
+	c->pend_layer = idx;
+	c->pend = ly;
 	return TP_OK;
 }
 
@@ -399,14 +411,8 @@ static int do_tensor(struct ctx *c, struct line *l)
 	t.layer = c->cur_layer;
 	if (tp_profile_add_tensor(c->p, &t) < 0)
 		return oom(c);
-	if (c->cur_layer >= 0 && c->cur_first_tensor + c->cur_num_tensors + 1 == c->p->num_tensors) {
-		struct tp_layer ly;
-		tp_profile_layer(c->p, (size_t)c->cur_layer, &ly);
-		ly.first_tensor = c->cur_first_tensor;
-		ly.num_tensors = ++c->cur_num_tensors;
-		if (tp_profile_set_layer(c->p, (size_t)c->cur_layer, &ly) != TP_OK)
-			return oom(c);
-	}
+	if (c->cur_layer >= 0 && c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
+		c->pend.num_tensors++;
 	return TP_OK;
 }
 
@@ -454,13 +460,8 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 		nd->dir[nd->n] = dir;
 	}
 	nd->n++;
-	if (c->cur_layer >= 0 && c->cur_core < 0) {
-		struct tp_layer ly;
-		tp_profile_layer(c->p, (size_t)c->cur_layer, &ly);
-		ly.core = c->cur_core = (int32_t)core;
-		if (tp_profile_set_layer(c->p, (size_t)c->cur_layer, &ly) != TP_OK)
-			return oom(c);
-	}
+	if (c->cur_layer >= 0 && c->pend.core < 0)
+		c->pend.core = (int32_t)core;
 	return TP_OK;
 }
 
@@ -940,6 +941,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	c.d = d;
 	c.cur_layer = -1;
 	c.cur_subnet = -1;
+	c.pend_layer = -1;
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
 	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs : 1;
 	if (nthreads > 64)
@@ -1025,6 +1027,8 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		tp_free(gp.slot[i].ev);
 	tp_free(gp.slot);
 	tp_free(gp.ready);
+	if (!rc)
+		rc = flush_layer(&c);
 	if (rc)
 		return rc;
 	g->lines = no;

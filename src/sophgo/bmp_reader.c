@@ -1382,25 +1382,6 @@ out:
 /* Layers.                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static void layer_touch(struct tp_layer *ly, int engine, uint32_t cmd_id, const struct tp_slice *s)
-{
-	uint32_t *first = engine == BMP_ENG_TIU ? &ly->tiu_first : &ly->gdma_first;
-	uint32_t *last = engine == BMP_ENG_TIU ? &ly->tiu_last : &ly->gdma_last;
-	if (*first == 0 || cmd_id < *first)
-		*first = cmd_id;
-	if (cmd_id > *last)
-		*last = cmd_id;
-	if (ly->begin_ns > ly->end_ns) {
-		ly->begin_ns = s->start_ns;
-		ly->end_ns = s->end_ns;
-	} else {
-		if (s->start_ns < ly->begin_ns)
-			ly->begin_ns = s->start_ns;
-		if (s->end_ns > ly->end_ns)
-			ly->end_ns = s->end_ns;
-	}
-}
-
 /* global.profile node lines -> slices. BM1688: the k-th node line of (core, engine) is
  * command k (the final end command has no line, §3.1). Legacy: the node whose own id equals
  * the command id (§8.2 matching by id). */
@@ -1430,10 +1411,8 @@ static void attach_nodes(struct rd *r)
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;
-				struct tp_layer ly;
-				tp_profile_layer(r->p, (size_t)L, &ly);
-				layer_touch(&ly, e, s->cmd_id, s);
-				if (tp_profile_set_layer(r->p, (size_t)L, &ly) != TP_OK)
+				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns, s->end_ns,
+				                           e == BMP_ENG_TIU, s->cmd_id) != TP_OK)
 					return; /* the sticky oom flag fails tp_profile_finish */
 			}
 		}

@@ -369,18 +369,7 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 		if (L < 0 || (skip_type && s->type == skip_type))
 			continue;
 		s->layer = L;
-		struct tp_layer lyv, *ly = &lyv;
-		tp_profile_layer(p, (size_t)L, ly);
-		if (ly->begin_ns > ly->end_ns) {
-			ly->begin_ns = s->start_ns;
-			ly->end_ns = s->end_ns;
-		} else {
-			if (s->start_ns < ly->begin_ns)
-				ly->begin_ns = s->start_ns;
-			if (s->end_ns > ly->end_ns)
-				ly->end_ns = s->end_ns;
-		}
-		if (tp_profile_set_layer(p, (size_t)L, ly) != TP_OK) {
+		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, s->end_ns, tiu, 0) != TP_OK) {
 			tp_free(owner);
 			return TP_ENOMEM;
 		}
