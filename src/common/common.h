@@ -158,13 +158,20 @@ static inline uint64_t tp_le64(const uint8_t *p)
 uint64_t tp_bits(const uint8_t *p, unsigned lo, unsigned width);
 
 /* ---------------------------------------------------------------------------------------- */
-/* String interning. Id 0 is always "". Strings live in the table's arena.                   */
+/* String interning. Id 0 is always "". Strings live in the table's own blocks.              */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Strings are copied into blocks of 2^TP_STRTAB_BLOCK_BITS bytes (a longer string gets a block
+ * of its own); an id's location is a uint32_t (block << TP_STRTAB_BLOCK_BITS | offset), so a
+ * table holds up to 2^(32 - TP_STRTAB_BLOCK_BITS) blocks (4 GiB of strings) and each string
+ * is shorter than TP_STRTAB_MAX_LEN bytes: beyond that, adding fails with TP_ENOMEM. */
+#define TP_STRTAB_BLOCK_BITS 20
+#define TP_STRTAB_MAX_LEN ((size_t)1 << 31)
 struct tp_strtab {
-	struct tp_arena *arena; /* not owned */
-	const char **strs;      /* id -> string */
-	uint32_t *lens;         /* id -> length; top bit set = added unique (not in the hash) */
+	char **blocks;          /* owned; each (at least) 2^TP_STRTAB_BLOCK_BITS bytes */
+	uint32_t nblocks, cap_blocks;
+	size_t used;            /* bytes used in the last block */
+	uint32_t *locs;         /* owned; id -> location of its varint header, bytes, NUL */
 	uint32_t count, cap;
 	uint32_t nfind;         /* ids linked into the hash */
 	uint32_t *slots;        /* open-addressing hash: id+1, 0 = empty */
@@ -172,7 +179,8 @@ struct tp_strtab {
 };
 typedef struct tp_strtab tp_strtab;
 
-int tp_strtab_init(struct tp_strtab *t, struct tp_arena *arena);
+/* Makes an empty table holding "" as id 0. TP_OK or TP_ENOMEM (then free it anyway). */
+int tp_strtab_init(struct tp_strtab *t);
 void tp_strtab_free(struct tp_strtab *t);
 /* Interns s[0..n) and stores its id in *id. Returns TP_OK or TP_ENOMEM. */
 int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id);

@@ -75,10 +75,8 @@ static void test_bits(void **state)
 static void test_strtab(void **state)
 {
 	(void)state;
-	struct tp_arena a;
 	struct tp_strtab t;
-	tp_arena_init(&a, 128);
-	assert_int_equal(tp_strtab_init(&t, &a), TP_OK);
+	assert_int_equal(tp_strtab_init(&t), TP_OK);
 	uint32_t id1, id2, id3;
 	assert_int_equal(tp_strtab_intern(&t, "conv.normal", 11, &id1), TP_OK);
 	assert_int_equal(tp_strtab_intern(&t, "tensorLd", 8, &id2), TP_OK);
@@ -113,8 +111,38 @@ static void test_strtab(void **state)
 	assert_false(tp_strtab_find(&t, "layer/a", 7, &f));
 	assert_true(tp_strtab_find(&t, "s8999", 5, &f));
 	assert_string_equal(tp_strtab_get(&t, u1), "layer/a");
+	/* Strings longer than a block get a block of their own; the ones around them stay in
+	 * shared blocks, and lengths from one to several varint bytes read back exactly. */
+	size_t big_n = ((size_t)1 << TP_STRTAB_BLOCK_BITS) + 3;
+	char *big = malloc(big_n);
+	assert_non_null(big);
+	for (size_t i = 0; i < big_n; i++)
+		big[i] = (char)('a' + i % 26);
+	uint32_t nb0 = t.nblocks, ib, ia, ic, i127, i128;
+	assert_int_equal(tp_strtab_intern(&t, "before", 6, &ia), TP_OK);
+	assert_int_equal(tp_strtab_intern(&t, big, big_n, &ib), TP_OK);
+	assert_int_equal(tp_strtab_intern(&t, "after", 5, &ic), TP_OK);
+	assert_int_equal(t.nblocks, nb0 + 2); /* the big one's, then a fresh shared one */
+	assert_int_equal(strlen(tp_strtab_get(&t, ib)), big_n);
+	assert_memory_equal(tp_strtab_get(&t, ib), big, big_n);
+	assert_true(tp_strtab_find(&t, big, big_n, &f));
+	assert_int_equal(f, ib);
+	big[big_n - 1] = 'A';
+	assert_false(tp_strtab_find(&t, big, big_n, &f));
+	assert_string_equal(tp_strtab_get(&t, ia), "before");
+	assert_string_equal(tp_strtab_get(&t, ic), "after");
+	assert_int_equal(tp_strtab_add_unique(&t, big, 127, &i127), TP_OK);
+	assert_int_equal(tp_strtab_add_unique(&t, big, 128, &i128), TP_OK);
+	assert_int_equal(strlen(tp_strtab_get(&t, i127)), 127);
+	assert_int_equal(strlen(tp_strtab_get(&t, i128)), 128);
+	assert_false(tp_strtab_find(&t, big, 128, &f));
+	/* Embedded NULs are part of the string: its length is stored, not searched for. */
+	assert_int_equal(tp_strtab_intern(&t, "x\0y", 3, &ia), TP_OK);
+	assert_true(tp_strtab_find(&t, "x\0y", 3, &f));
+	assert_false(tp_strtab_find(&t, "x", 1, &f));
+	assert_string_equal(tp_strtab_get(&t, 9999999), "");
+	free(big);
 	tp_strtab_free(&t);
-	tp_arena_free(&a);
 }
 
 static void test_alloc_failure_hook(void **state)

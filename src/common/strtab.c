@@ -1,14 +1,20 @@
 /*
- * strtab.c — string interning: an open-addressing hash (FNV-1a) over strings copied into the
- * owner's arena. Id 0 is always the empty string, so a zeroed record names "". Per id it keeps
- * a pointer and a length only (12 bytes: dumps add a unique name per layer, millions); a probe
- * compares lengths before bytes, and a rehash hashes the findable strings again.
+ * strtab.c — string interning: an open-addressing hash (FNV-1a) over strings the table copies
+ * into its own blocks. Id 0 is always the empty string, so a zeroed record names "". Per id it
+ * keeps only a 4-byte location (dumps add a unique name per layer, millions of them): the
+ * block index above bit TP_STRTAB_BLOCK_BITS, the offset in the block below it. Each stored
+ * string is laid out as a LEB128 varint of (length << 1 | unique) followed by the bytes and a
+ * NUL, so a probe compares lengths before bytes and a rehash skips the unique strings. A string
+ * longer than a block gets a block of its own. Owns: the blocks, the location array and the
+ * hash (struct tp_strtab in common.h).
  */
 #include "common/common.h"
 
 #include <string.h>
 
-#define UNIQUE 0x80000000u
+#define BLOCK_BYTES ((size_t)1 << TP_STRTAB_BLOCK_BITS)
+#define OFF_MASK ((uint32_t)BLOCK_BYTES - 1)
+#define MAX_BLOCKS ((uint32_t)1 << (32 - TP_STRTAB_BLOCK_BITS))
 
 static uint32_t hash(const char *s, size_t n)
 {
@@ -20,18 +26,37 @@ static uint32_t hash(const char *s, size_t n)
 	return h;
 }
 
-int tp_strtab_init(struct tp_strtab *t, struct tp_arena *arena)
+/* The stored header of id: sets *n (length) and *unique; returns the bytes. */
+static const char *entry(const struct tp_strtab *t, uint32_t id, size_t *n, int *unique)
+{
+	uint32_t loc = t->locs[id];
+	const unsigned char *p =
+	    (const unsigned char *)t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK);
+	uint64_t v = 0;
+	unsigned sh = 0;
+	while (*p & 0x80) {
+		v |= (uint64_t)(*p++ & 0x7F) << sh;
+		sh += 7;
+	}
+	v |= (uint64_t)*p++ << sh;
+	*n = (size_t)(v >> 1);
+	*unique = (int)(v & 1);
+	return (const char *)p;
+}
+
+int tp_strtab_init(struct tp_strtab *t)
 {
 	memset(t, 0, sizeof *t);
-	t->arena = arena;
 	uint32_t id;
 	return tp_strtab_intern(t, "", 0, &id);
 }
 
 void tp_strtab_free(struct tp_strtab *t)
 {
-	tp_free(t->strs);
-	tp_free(t->lens);
+	for (uint32_t i = 0; i < t->nblocks; i++)
+		tp_free(t->blocks[i]);
+	tp_free(t->blocks);
+	tp_free(t->locs);
 	tp_free(t->slots);
 	memset(t, 0, sizeof *t);
 }
@@ -42,9 +67,12 @@ static int rehash(struct tp_strtab *t, uint32_t nslots)
 	if (!slots)
 		return TP_ENOMEM;
 	for (uint32_t id = 0; id < t->count; id++) {
-		if (t->lens[id] & UNIQUE)
+		size_t n;
+		int unique;
+		const char *s = entry(t, id, &n, &unique);
+		if (unique)
 			continue;
-		uint32_t i = hash(t->strs[id], t->lens[id]) & (nslots - 1);
+		uint32_t i = hash(s, n) & (nslots - 1);
 		while (slots[i])
 			i = (i + 1) & (nslots - 1);
 		slots[i] = id + 1;
@@ -63,7 +91,10 @@ int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t 
 	uint32_t i = h & (t->nslots - 1);
 	while (t->slots[i]) {
 		uint32_t cand = t->slots[i] - 1;
-		if (t->lens[cand] == n && memcmp(t->strs[cand], s, n) == 0) {
+		size_t cn;
+		int unique;
+		const char *cs = entry(t, cand, &cn, &unique);
+		if (cn == n && memcmp(cs, s, n) == 0) {
 			*id = cand;
 			return 1;
 		}
@@ -79,7 +110,7 @@ int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 {
 	if (tp_strtab_find(t, s, n, id))
 		return TP_OK;
-	if (n >= UNIQUE || t->count == UINT32_MAX - 1)
+	if (n >= TP_STRTAB_MAX_LEN || t->count == UINT32_MAX - 1)
 		return TP_ENOMEM;
 	/* Load factor at most 1/2 keeps linear-probe runs short. */
 	if ((uint64_t)(t->nfind + 1) * 2 >= (uint64_t)t->nslots) {
@@ -90,30 +121,67 @@ int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 	return append(t, s, n, hash(s, n), 1, id);
 }
 
+/* Room for `need` bytes: the current block's tail, a new block, or (past a block's size) a
+ * block of its own. Returns the location or UINT32_MAX on out of memory / a full table. */
+static uint32_t reserve(struct tp_strtab *t, size_t need)
+{
+	if (t->nblocks && need <= BLOCK_BYTES - t->used) {
+		uint32_t loc = (t->nblocks - 1) << TP_STRTAB_BLOCK_BITS | (uint32_t)t->used;
+		t->used += need;
+		return loc;
+	}
+	if (t->nblocks == MAX_BLOCKS)
+		return UINT32_MAX;
+	if (t->nblocks == t->cap_blocks) {
+		size_t cap = t->cap_blocks;
+		char **b = tp_grow(t->blocks, sizeof *b, (size_t)t->nblocks + 1, &cap);
+		if (!b)
+			return UINT32_MAX;
+		t->blocks = b;
+		t->cap_blocks = cap > MAX_BLOCKS ? MAX_BLOCKS : (uint32_t)cap;
+	}
+	char *blk = tp_malloc(need > BLOCK_BYTES ? need : BLOCK_BYTES);
+	if (!blk)
+		return UINT32_MAX;
+	uint32_t k = t->nblocks++;
+	t->blocks[k] = blk;
+	/* An oversized string fills its block: the next string starts a new one. */
+	t->used = need > BLOCK_BYTES ? BLOCK_BYTES : need;
+	return k << TP_STRTAB_BLOCK_BITS;
+}
+
 /* Stores s under a new id; `findable` also links it into the hash. */
 static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int findable,
                   uint32_t *id)
 {
-	if (n >= UNIQUE || t->count == UINT32_MAX - 1)
+	if (n >= TP_STRTAB_MAX_LEN || t->count == UINT32_MAX - 1)
 		return TP_ENOMEM;
 	if (t->count == t->cap) {
 		uint32_t nc = t->cap ? t->cap * 2 : 256;
-		const char **strs = tp_realloc(t->strs, nc * sizeof *strs);
-		if (!strs)
+		uint32_t *locs = tp_realloc(t->locs, nc * sizeof *locs);
+		if (!locs)
 			return TP_ENOMEM;
-		t->strs = strs;
-		uint32_t *lens = tp_realloc(t->lens, nc * sizeof *lens);
-		if (!lens)
-			return TP_ENOMEM;
-		t->lens = lens;
+		t->locs = locs;
 		t->cap = nc;
 	}
-	char *copy = tp_arena_strndup(t->arena, s, n);
-	if (!copy)
+	unsigned char hdr[10];
+	size_t nh = 0;
+	uint64_t v = (uint64_t)n << 1 | (findable ? 0u : 1u);
+	while (v >= 0x80) {
+		hdr[nh++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	hdr[nh++] = (unsigned char)v;
+	uint32_t loc = reserve(t, nh + n + 1);
+	if (loc == UINT32_MAX)
 		return TP_ENOMEM;
+	char *dst = t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK);
+	memcpy(dst, hdr, nh);
+	if (n)
+		memcpy(dst + nh, s, n);
+	dst[nh + n] = 0;
 	uint32_t nid = t->count++;
-	t->strs[nid] = copy;
-	t->lens[nid] = (uint32_t)n | (findable ? 0 : UNIQUE);
+	t->locs[nid] = loc;
 	*id = nid;
 	if (!findable)
 		return TP_OK;
@@ -136,5 +204,9 @@ int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t 
 
 const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id)
 {
-	return id < t->count ? t->strs[id] : "";
+	if (id >= t->count)
+		return "";
+	size_t n;
+	int unique;
+	return entry(t, id, &n, &unique);
 }

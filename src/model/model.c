@@ -87,7 +87,7 @@ struct tp_profile *tp_profile_new(void)
 	if (!p)
 		return NULL;
 	tp_arena_init(&p->arena, 256 * 1024);
-	if (tp_strtab_init(&p->strs, &p->arena) != TP_OK) {
+	if (tp_strtab_init(&p->strs) != TP_OK) {
 		/* A partly initialised table may hold some of its arrays. */
 		tp_strtab_free(&p->strs);
 		tp_arena_free(&p->arena);
