@@ -425,35 +425,53 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 	if (c->g->no_nodes)
 		return TP_OK;
 	struct bmp_nodes *nd = &c->g->nodes[core][engine];
-	if (nd->n == nd->cap) {
-		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap, cap4 = nd->cap;
-		int32_t *ly = tp_grow(nd->layer, sizeof *ly, nd->n + 1, &cap);
-		if (!ly)
+	if (nd->n == nd->cap_ld) {
+		uint8_t *ld = tp_grow(nd->ld, 1, nd->n + 1, &nd->cap_ld);
+		if (!ld)
 			return oom(c);
-		nd->layer = ly;
-		if (c->g->keep_ids) {
-			uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap2);
-			if (!b)
-				return oom(c);
-			nd->bd_id = b;
-			uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap3);
-			if (!g)
-				return oom(c);
-			nd->gdma_id = g;
-			uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap4);
-			if (!dr)
-				return oom(c);
-			nd->dir = dr;
-			if (cap2 < cap)
-				cap = cap2;
-			if (cap3 < cap)
-				cap = cap3;
-			if (cap4 < cap)
-				cap = cap4;
-		}
+		nd->ld = ld;
+	}
+	if (nd->n >= UINT32_MAX)
+		return oom(c);
+	if (c->g->keep_ids && nd->n == nd->cap) {
+		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
+		uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap);
+		if (!b)
+			return oom(c);
+		nd->bd_id = b;
+		uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap2);
+		if (!g)
+			return oom(c);
+		nd->gdma_id = g;
+		uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap3);
+		if (!dr)
+			return oom(c);
+		nd->dir = dr;
+		if (cap2 < cap)
+			cap = cap2;
+		if (cap3 < cap)
+			cap = cap3;
 		nd->cap = cap;
 	}
-	nd->layer[nd->n] = c->cur_layer;
+	int32_t cur = c->cur_layer, prev = nd->n ? nd->last : -1;
+	if (nd->n % BMP_NODE_MARK == 0) {
+		int32_t *m = tp_grow(nd->mark, sizeof *m, nd->nmark + 1, &nd->cap_mark);
+		if (!m)
+			return oom(c);
+		nd->mark = m;
+		m[nd->nmark++] = cur;
+	}
+	if (cur >= prev && (int64_t)cur - prev < 255) {
+		nd->ld[nd->n] = (uint8_t)(cur - prev);
+	} else {
+		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
+		if (!x)
+			return oom(c);
+		nd->esc = x;
+		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)nd->n, cur};
+		nd->ld[nd->n] = 255;
+	}
+	nd->last = cur;
 	if (c->g->keep_ids) {
 		nd->bd_id[nd->n] = (uint32_t)bd_id;
 		nd->gdma_id[nd->n] = (uint32_t)gdma_id;
@@ -1037,11 +1055,42 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	return TP_OK;
 }
 
+int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)
+{
+	/* Walk on from the cursor when node i is at most one mark ahead; else restart at i's
+	 * mark. */
+	if (!cur->pos || i + 1 < cur->pos || i + 1 - cur->pos > BMP_NODE_MARK) {
+		size_t m = i / BMP_NODE_MARK, at = m * BMP_NODE_MARK;
+		size_t lo = 0, hi = nd->nesc;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (nd->esc[mid].node <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		cur->pos = at + 1;
+		cur->v = nd->mark[m];
+		cur->esc = lo;
+	}
+	while (cur->pos <= i) {
+		uint8_t d = nd->ld[cur->pos];
+		if (d == 255 && cur->esc < nd->nesc && nd->esc[cur->esc].node == cur->pos)
+			cur->v = nd->esc[cur->esc++].layer;
+		else
+			cur->v += d;
+		cur->pos++;
+	}
+	return cur->v;
+}
+
 void bmp_global_free(struct bmp_global *g)
 {
 	for (int i = 0; i < BMP_MAX_CORES; i++)
 		for (int e = 0; e < 2; e++) {
-			tp_free(g->nodes[i][e].layer);
+			tp_free(g->nodes[i][e].ld);
+			tp_free(g->nodes[i][e].mark);
+			tp_free(g->nodes[i][e].esc);
 			tp_free(g->nodes[i][e].bd_id);
 			tp_free(g->nodes[i][e].gdma_id);
 			tp_free(g->nodes[i][e].dir);

@@ -166,7 +166,9 @@ static void same(const struct result *a, const struct result *b)
 			assert_int_equal(x->n, y->n);
 			if (!x->n)
 				continue;
-			assert_memory_equal(x->layer, y->layer, x->n * sizeof *x->layer);
+			struct bmp_node_cursor cx = {0, 0, 0}, cy = {0, 0, 0};
+			for (size_t i = 0; i < x->n; i++)
+				assert_int_equal(bmp_nodes_layer(x, i, &cx), bmp_nodes_layer(y, i, &cy));
 			assert_memory_equal(x->bd_id, y->bd_id, x->n * sizeof *x->bd_id);
 			assert_memory_equal(x->gdma_id, y->gdma_id, x->n * sizeof *x->gdma_id);
 			assert_memory_equal(x->dir, y->dir, x->n * sizeof *x->dir);
@@ -273,7 +275,8 @@ static void test_chunk_edges(void **state)
 	assert_int_equal(one.rc, TP_OK);
 	assert_int_equal(one.p->num_layers, 1);
 	assert_int_equal(one.g.nodes[2][BMP_ENG_TIU].n, 1);
-	assert_int_equal(one.g.nodes[2][BMP_ENG_TIU].layer[0], 0);
+	struct bmp_node_cursor cur = {0, 0, 0};
+	assert_int_equal(bmp_nodes_layer(&one.g.nodes[2][BMP_ENG_TIU], 0, &cur), 0);
 	assert_int_equal(one.g.lines, 3);
 	same(&one, &many);
 	done(&one);

@@ -1393,6 +1393,7 @@ static void attach_nodes(struct rd *r)
 			if (!nd->n)
 				continue;
 			struct tp_track *t = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+			struct bmp_node_cursor cur = {0, 0, 0};
 			for (size_t i = 0; i < t->count; i++) {
 				struct tp_slice *s = &t->slices[i];
 				if (s->cmd_id == 0 || s->cmd_id > nd->n)
@@ -1407,7 +1408,7 @@ static void attach_nodes(struct rd *r)
 					if (e == BMP_ENG_GDMA && s->dir == TP_DIR_NONE && s->kind == TP_CMD_NORMAL)
 						s->dir = nd->dir[ni];
 				}
-				int32_t L = nd->layer[ni];
+				int32_t L = bmp_nodes_layer(nd, ni, &cur);
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;

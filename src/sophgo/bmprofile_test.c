@@ -23,6 +23,13 @@
 #include "hexfile.h"
 #include "testutil.h"
 
+/* The layer of node i, read without a cursor. */
+static int32_t node_layer(const struct bmp_nodes *nd, size_t i)
+{
+	struct bmp_node_cursor cur = {0, 0, 0};
+	return bmp_nodes_layer(nd, i, &cur);
+}
+
 /* Layer i of p, decoded into one of a few rotating buffers (tests hold a handful at once). */
 static const struct tp_layer *layer_at(const struct tp_profile *p, size_t i)
 {
@@ -507,6 +514,75 @@ static void test_global_cut_node_line(void **state)
 	}
 }
 
+/* Node layers are delta-coded (struct bmp_nodes): a generated global.profile with runs of
+ * layers without nodes (deltas past 254), subnet ends (nodes of no layer, then a jump back up)
+ * and thousands of nodes reads back node by node as the plain sequence, in order, backwards
+ * and at random, across the marks. */
+static void test_global_node_layers(void **state)
+{
+	(void)state;
+	enum { STEPS = 6000 };
+	size_t cap = 64 * 1024 * 1024, len = 0;
+	char *txt = malloc(cap);
+	int32_t *want = malloc(STEPS * 8 * sizeof *want);
+	assert_non_null(txt);
+	assert_non_null(want);
+	size_t nn = 0;
+	int32_t layers = 0, cur = -1;
+	uint64_t rng = 99;
+	for (int k = 0; k < STEPS; k++) {
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		unsigned r = (unsigned)(rng >> 33);
+		int nlay = r % 50 == 0 ? 300 : r % 7 == 0 ? 2 : 1; /* layers in a row */
+		for (int j = 0; j < nlay; j++) {
+			len += (size_t)snprintf(txt + len, cap - len,
+			                        "[bmprofile] local_layer: layer_id=%d layer_type=Conv2D "
+			                        "layer_name=l%d\n",
+			                        layers, layers);
+			cur = layers++;
+		}
+		if (r % 23 == 0) {
+			len += (size_t)snprintf(txt + len, cap - len,
+			                        "[bmprofile] end to run subnet_id=0\n");
+			cur = -1;
+		}
+		for (unsigned j = 0; j < r % 8; j++) {
+			len += (size_t)snprintf(txt + len, cap - len,
+			                        "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%zu bd_func=0 "
+			                        "core=0\n",
+			                        nn);
+			want[nn++] = cur;
+		}
+	}
+	struct tp_profile *p = tp_profile_new();
+	struct bmp_global g;
+	memset(&g, 0, sizeof g);
+	struct tp_diag d = {0};
+	assert_int_equal(bmp_global_parse(txt, len, "g", p, &g, &d), TP_OK);
+	const struct bmp_nodes *nd = &g.nodes[0][BMP_ENG_TIU];
+	assert_int_equal(nd->n, nn);
+	assert_true(nn > 10 * BMP_NODE_MARK);
+	assert_true(nd->nesc > 10); /* both kinds of escape were exercised */
+	struct bmp_node_cursor cur_fwd = {0, 0, 0}, cur_rnd = {0, 0, 0};
+	for (size_t i = 0; i < nn; i++)
+		assert_int_equal(bmp_nodes_layer(nd, i, &cur_fwd), want[i]);
+	for (size_t i = nn; i-- > 0;) {
+		struct bmp_node_cursor c = {0, 0, 0};
+		assert_int_equal(bmp_nodes_layer(nd, i, i % 3 ? &cur_fwd : &c), want[i]);
+	}
+	for (int k = 0; k < 20000; k++) {
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		size_t i = (size_t)(rng >> 33) % nn;
+		assert_int_equal(bmp_nodes_layer(nd, i, &cur_rnd), want[i]);
+		if (i + 1 < nn) /* and the step right after it */
+			assert_int_equal(bmp_nodes_layer(nd, i + 1, &cur_rnd), want[i + 1]);
+	}
+	bmp_global_free(&g);
+	tp_profile_free(p);
+	free(want);
+	free(txt);
+}
+
 static void test_global_parse(void **state)
 {
 	(void)state;
@@ -547,12 +623,12 @@ static void test_global_parse(void **state)
 	assert_int_equal(p->tensors[0].dtype, TP_DT_INT32);
 	/* BM1688 TIU node written as "gdma cmd_id ... bd_func=": a TIU node of core 1. */
 	assert_int_equal(g.nodes[1][BMP_ENG_TIU].n, 1);
-	assert_int_equal(g.nodes[1][BMP_ENG_TIU].layer[0], 0);
+	assert_int_equal(node_layer(&g.nodes[1][BMP_ENG_TIU], 0), 0);
 	assert_int_equal(g.nodes[1][BMP_ENG_TIU].gdma_id[0], 163840);
 	assert_int_equal(g.nodes[1][BMP_ENG_GDMA].n, 1);
 	/* After "end parallel." nodes belong to no layer; "bd cmd_id" (BM1684X) is TIU, core 0. */
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].n, 1);
-	assert_int_equal(g.nodes[0][BMP_ENG_TIU].layer[0], -1);
+	assert_int_equal(node_layer(&g.nodes[0][BMP_ENG_TIU], 0), -1);
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].bd_id[0], 2);
 	assert_int_equal(g.n_cores, 2);
 	assert_int_equal(p->num_mems, 1);
@@ -1762,6 +1838,7 @@ int main(void)
 		cmocka_unit_test(test_hex_parse),     cmocka_unit_test(test_trim_rules),
 		cmocka_unit_test(test_unwrap),        cmocka_unit_test(test_ns_cycles),
 		cmocka_unit_test(test_records_1688),  cmocka_unit_test(test_records_legacy),
+		cmocka_unit_test(test_global_node_layers),
 		cmocka_unit_test(test_cmd_1688),      cmocka_unit_test(test_cmdbuf_end_rule),
 		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
 		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_global_cut_node_line),  cmocka_unit_test(test_netstat_parse),

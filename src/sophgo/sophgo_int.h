@@ -435,13 +435,36 @@ void bmp_cmdbuf_free(struct bmp_cmdbuf *cb);
 /* ---------------------------------------------------------------------------------------- */
 
 /* Node lines of one (core, engine) in file order: the layer each belongs to and, for the
- * legacy matching (§8.2), its bd/gdma ids. */
+ * legacy matching (§8.2), its bd/gdma ids. There is one node line per command (millions), and
+ * a node's layer is the latest layer line's, so it only grows while a subnet runs: the layers
+ * are kept as one byte per node, ld[i] = layer(i) - layer(i - 1) (layer(-1) = -1) when that
+ * is 0..254, else 255 with the layer in `esc` (sorted by node), plus the layer of every
+ * BMP_NODE_MARK-th node in `mark`. Read them with bmp_nodes_layer. */
+#define BMP_NODE_MARK 64
+struct bmp_node_esc {
+	uint32_t node;
+	int32_t layer;
+};
 struct bmp_nodes {
-	int32_t *layer;
+	uint8_t *ld;
+	int32_t *mark;
+	struct bmp_node_esc *esc;
+	size_t cap_ld, nmark, cap_mark, nesc, cap_esc;
+	int32_t last;              /* layer of node n - 1 */
 	uint32_t *bd_id, *gdma_id; /* NULL unless keep_ids */
 	uint8_t *dir;              /* enum tp_dir from gdma_dir= (GDMA nodes), NULL unless keep_ids */
-	size_t n, cap;
+	size_t n, cap;             /* nodes; capacity of the keep_ids arrays */
 };
+
+/* Where bmp_nodes_layer last stopped, so reading nodes in order costs one step each. Zero it
+ * before the first call (and for another struct bmp_nodes). */
+struct bmp_node_cursor {
+	size_t pos;   /* 1 + the node whose layer is v; 0 = none */
+	int32_t v;
+	size_t esc;   /* first esc entry past that node */
+};
+/* The layer of node i (< nd->n), -1 for none. */
+int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur);
 
 struct bmp_global {
 	int have_arch;
