@@ -136,8 +136,8 @@ struct ctx {
 	struct tp_diag *d;
 	int32_t cur_layer;
 	int32_t cur_subnet;
-	/* The last layer added (index pend_layer, -1 = none), kept here while its node and
-	 * tensor lines fill in its core and tensor range, and written to the table once, when the
+	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
+	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
 	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
 	int32_t pend_layer;
 	struct tp_layer pend;
@@ -302,14 +302,14 @@ static int do_layer(struct ctx *c, struct line *l, int is_local)
 	return add_layer(c, id, tv, tn, nv, nn, is_local);
 }
 
-/* Writes the pending layer into the table (see struct ctx). */
+/* Appends the pending layer to the table (see struct ctx): it gets the index it was given. */
 static int flush_layer(struct ctx *c)
 {
 	if (c->pend_layer < 0)
 		return TP_OK;
 	int32_t i = c->pend_layer;
 	c->pend_layer = -1;
-	return tp_profile_set_layer(c->p, (size_t)i, &c->pend) == TP_OK ? TP_OK : oom(c);
+	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : oom(c);
 }
 
 static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
@@ -347,11 +347,10 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	ly.first_tensor = (uint32_t)c->p->num_tensors;
 	ly.begin_ns = 0;
 	ly.end_ns = -1;
-	int idx = tp_profile_add_layer(c->p, &ly);
-	if (idx < 0)
+	/* Nothing else adds layers during the parse, so the next index is this layer's. */
+	if (c->p->num_layers >= INT32_MAX)
 		return oom(c);
-	c->cur_layer = idx;
-	c->pend_layer = idx;
+	c->cur_layer = c->pend_layer = (int32_t)c->p->num_layers;
 	c->pend = ly;
 	return TP_OK;
 }
