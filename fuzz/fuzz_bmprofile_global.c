@@ -26,14 +26,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int rc = bmp_global_parse((const char *)data, size, "global.profile", p, g, &d);
 	if (rc != TP_OK && d.msg[0] == 0)
 		abort();
-	/* Node layers must point at real layers (or -1). */
+	/* Node layers must point at real layers (or -1), read in order and at random. */
 	for (int c = 0; c < BMP_MAX_CORES; c++)
-		for (int e = 0; e < 2; e++)
+		for (int e = 0; e < 2; e++) {
+			struct bmp_node_cursor cur = {0, 0, 0};
 			for (size_t i = 0; i < g->nodes[c][e].n; i++) {
-				int32_t L = g->nodes[c][e].layer[i];
+				int32_t L = bmp_nodes_layer(&g->nodes[c][e], i, &cur);
 				if (L < -1 || (L >= 0 && (size_t)L >= p->num_layers))
 					abort();
+				struct bmp_node_cursor one = {0, 0, 0};
+				if (bmp_nodes_layer(&g->nodes[c][e], i, &one) != L)
+					abort();
 			}
+		}
 	bmp_global_free(g);
 	free(g);
 	tp_profile_free(p);

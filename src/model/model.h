@@ -6,12 +6,13 @@
  * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
  * tpuprof captures. A track holds slices in a compact 64-byte record (tens of millions of
  * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish.
- * Side tables hold layers, subnets, tensors, memory allocations, counters, free-form
- * metadata and per-slice argument sets.
+ * Side tables hold layers (a compact 40-byte record each, read and written through
+ * tp_profile_layer / tp_profile_set_layer), subnets, tensors, memory allocations, counters,
+ * free-form metadata and per-slice argument sets.
  *
- * Ownership: everything hangs off one struct tp_profile. Strings and small objects live in its
- * arena; the growable arrays (tracks' slices, tables) are heap blocks owned by the profile and
- * released by tp_profile_free. Not thread-safe: one thread builds a profile, then any number of
+ * Ownership: everything hangs off one struct tp_profile. Strings live in its string table's
+ * blocks and small objects in its arena; the growable arrays (tracks' slices, tables) are heap
+ * blocks owned by the profile and released by tp_profile_free. Not thread-safe: one thread builds a profile, then any number of
  * threads may read it.
  */
 #ifndef TP_MODEL_H

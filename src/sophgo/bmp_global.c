@@ -1044,8 +1044,12 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		tp_free(gp.slot[i].ev);
 	tp_free(gp.slot);
 	tp_free(gp.ready);
+	/* Even after an error (keeping its message), so that no tensor or node names a layer the
+	 * table lacks. */
 	if (!rc)
 		rc = flush_layer(&c);
+	else if (c.pend_layer >= 0)
+		tp_profile_add_layer(p, &c.pend); /* out of memory here sets p's sticky flag */
 	if (rc)
 		return rc;
 	g->lines = no;

@@ -141,7 +141,7 @@ static void same(const struct result *a, const struct result *b)
 	assert_int_equal(a->g.n_cores, b->g.n_cores);
 	assert_int_equal(a->p->num_layers, b->p->num_layers);
 	for (size_t i = 0; i < a->p->num_layers; i++) {
-		const struct tp_layer *x = layer_at(a->p, (size_t)(i)), *y = layer_at(b->p, (size_t)(i));
+		const struct tp_layer *x = layer_at(a->p, (size_t)i), *y = layer_at(b->p, (size_t)i);
 		assert_int_equal(x->id, y->id);
 		assert_string_equal(tp_str(a->p, x->name), tp_str(b->p, y->name));
 		assert_string_equal(tp_str(a->p, x->type), tp_str(b->p, y->type));

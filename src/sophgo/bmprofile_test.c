@@ -611,11 +611,11 @@ static void test_global_parse(void **state)
 	assert_int_equal(g.tpu_freq, 0);
 	assert_string_equal(tp_str(p, p->net_name), "my net");
 	assert_int_equal(p->num_layers, 1);
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->type), "MatMul");
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->name), "fc 1");
-	assert_int_equal(layer_at(p, (size_t)(0))->subnet, 3);
-	assert_int_equal(layer_at(p, (size_t)(0))->is_local, 0);
-	assert_int_equal(layer_at(p, (size_t)(0))->core, 1);
+	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "MatMul");
+	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "fc 1");
+	assert_int_equal(layer_at(p, 0)->subnet, 3);
+	assert_int_equal(layer_at(p, 0)->is_local, 0);
+	assert_int_equal(layer_at(p, 0)->core, 1);
 	assert_int_equal(p->num_tensors, 1);
 	assert_int_equal(p->tensors[0].id, -2);
 	assert_int_equal(p->tensors[0].ndim, 2);
@@ -781,7 +781,7 @@ static void test_global_variants(void **state)
 			fail_msg("variant %zu: %s", i, d.msg);
 		if (!g->have_arch || g->arch != TP_ARCH_CV184X || g->tpu_freq != 1000 ||
 		    strcmp(tp_str(p, p->net_name), "net a") != 0 || p->num_layers != 1 ||
-		    layer_at(p, (size_t)(0))->id != 15 || strcmp(tp_str(p, layer_at(p, (size_t)(0))->type), "Load") != 0 ||
+		    layer_at(p, 0)->id != 15 || strcmp(tp_str(p, layer_at(p, 0)->type), "Load") != 0 ||
 		    p->num_tensors != 1 || p->tensors[0].loffset != 64 || p->tensors[0].shape[3] != 5 ||
 		    g->nodes[0][BMP_ENG_GDMA].n != 1 || g->n_cores != 1)
 			fail_msg("variant %zu differs: arch %d freq %lld net \"%s\" layers %zu tensors %zu",
@@ -907,7 +907,7 @@ static void test_json_variants(void **state)
 	int ti[1] = {tt}, gi[1] = {gt};
 	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1, 0), TP_OK);
 	assert_int_equal(p->num_layers, 2); /* the [2] pair, the number 17 and 1e400 are skipped */
-	const struct tp_layer *c = layer_at(p, (size_t)(0));
+	const struct tp_layer *c = layer_at(p, 0);
 	assert_int_equal(c->id, 7);
 	assert_string_equal(tp_str(p, c->type), "Conv2D");
 	assert_string_equal(tp_str(p, c->name), "out");
@@ -929,7 +929,7 @@ static void test_json_variants(void **state)
 	assert_int_equal(out->nslice, 1);
 	assert_int_equal(out->hslice, 2);
 	assert_int_equal(out->id, 7);
-	const struct tp_layer *a = layer_at(p, (size_t)(1));
+	const struct tp_layer *a = layer_at(p, 1);
 	assert_int_equal(a->id, -1);           /* 1e300 is no line */
 	assert_int_equal(a->gdma_first, 0);    /* dma 1 -> 1: no DMA command */
 	assert_int_equal(a->tiu_first, 3);
@@ -1028,14 +1028,14 @@ static void test_a2_small(void **state)
 
 	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
 	assert_int_equal(p->num_layers, 2);
-	assert_int_equal(layer_at(p, (size_t)(0))->is_data_move, 1);
-	assert_int_equal(layer_at(p, (size_t)(0))->gdma_first, 1);
-	assert_int_equal(layer_at(p, (size_t)(0))->gdma_last, 1);
-	assert_int_equal(layer_at(p, (size_t)(1))->tiu_first, 1);
-	assert_int_equal(layer_at(p, (size_t)(1))->begin_ns, 1333);
-	assert_int_equal(layer_at(p, (size_t)(1))->end_ns, 2331);
-	assert_int_equal(layer_at(p, (size_t)(1))->num_tensors, 2);
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->name), "in put");
+	assert_int_equal(layer_at(p, 0)->is_data_move, 1);
+	assert_int_equal(layer_at(p, 0)->gdma_first, 1);
+	assert_int_equal(layer_at(p, 0)->gdma_last, 1);
+	assert_int_equal(layer_at(p, 1)->tiu_first, 1);
+	assert_int_equal(layer_at(p, 1)->begin_ns, 1333);
+	assert_int_equal(layer_at(p, 1)->end_ns, 2331);
+	assert_int_equal(layer_at(p, 1)->num_tensors, 2);
+	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "in put");
 
 	/* MCU: NODE_SET at base + 49950 ticks x 20 ns = 999000 ns -> 334 ns after the zero. */
 	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
@@ -1145,18 +1145,18 @@ static void test_a2_layers_json(void **state)
 	assert_int_equal(p->tensors[0].layer, 0);
 	assert_int_equal(p->tensors[0].is_in, 0);
 	assert_int_equal(p->tensors[0].id, 10);
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->type), "Load");
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->name), "in_ld");
-	assert_int_equal(layer_at(p, (size_t)(0))->id, 10);
-	assert_int_equal(layer_at(p, (size_t)(1))->tiu_first, 1);
-	assert_int_equal(layer_at(p, (size_t)(1))->tiu_last, 2);
+	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "Load");
+	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "in_ld");
+	assert_int_equal(layer_at(p, 0)->id, 10);
+	assert_int_equal(layer_at(p, 1)->tiu_first, 1);
+	assert_int_equal(layer_at(p, 1)->tiu_last, 2);
 	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
 	assert_int_equal(by_cmd(t0, 1)->layer, 1);
 	assert_int_equal(by_cmd(t0, 2)->layer, 1); /* the wait is inside the conv's range */
 	assert_int_equal(by_cmd(t0, 3)->layer, -1);
 	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_GDMA), 1)->layer, 0);
-	assert_int_equal(layer_at(p, (size_t)(1))->begin_ns, 1333);
-	assert_int_equal(layer_at(p, (size_t)(1))->end_ns, 2454); /* end of the wait (2209 cycles) */
+	assert_int_equal(layer_at(p, 1)->begin_ns, 1333);
+	assert_int_equal(layer_at(p, 1)->end_ns, 2454); /* end of the wait (2209 cycles) */
 	tp_profile_free(p);
 
 	/* A tensor_location.json that is not usable is a side-file problem: the conversion goes
@@ -1277,8 +1277,8 @@ static void test_a2_small_oom(void **state)
 	struct tp_diag d = {0};
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
 	assert_int_equal(p->num_layers, 2);
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->name), "load_x");
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(1))->name), "load_x, conv");
+	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "load_x");
+	assert_string_equal(tp_str(p, layer_at(p, 1)->name), "load_x, conv");
 	assert_int_equal(p->num_tensors, 4);
 	assert_int_equal(p->tensors[2].id, 2); /* the conv's operand "ld" comes from line 2 */
 	tp_profile_free(p);
@@ -1474,7 +1474,7 @@ static void test_real_bm1688(void **state)
 	/* Layers from the node lines: 184 local + 1 global; the first Load owns GDMA cmd 1. */
 	assert_int_equal(p->num_layers, 185);
 	assert_int_equal(by_cmd(g0, 1)->layer, 0);
-	assert_string_equal(tp_str(p, layer_at(p, (size_t)(0))->type), "Load");
+	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "Load");
 	assert_int_equal(by_cmd(t0, 257)->layer, -1); /* system.end */
 	assert_string_equal(tp_str(p, by_cmd(t0, 257)->name), "system.end");
 	assert_int_equal(p->num_mems, 14);
@@ -1757,7 +1757,7 @@ static void test_real_cv184x_layers(void **state)
 			int64_t lo = INT64_MAX, hi = INT64_MIN;
 			int global = 0, found = 0;
 			for (size_t L = 0; L < p->num_layers; L++) {
-				const struct tp_layer *ly = layer_at(p, (size_t)(L));
+				const struct tp_layer *ly = layer_at(p, (size_t)L);
 				if (ly->id != atoi(r->f[9]) || ly->begin_ns > ly->end_ns)
 					continue;
 				assert_string_equal(tp_str(p, ly->type), r->f[10]);
@@ -1791,7 +1791,7 @@ static void test_real_cv184x_layers(void **state)
 					g = (int)k;
 			assert_true(g >= 0);
 			for (size_t L = 0; L < p->num_layers; L++) {
-				const struct tp_layer *ly = layer_at(p, (size_t)(L));
+				const struct tp_layer *ly = layer_at(p, (size_t)L);
 				if (ly->group != g || ly->begin_ns > ly->end_ns)
 					continue;
 				lo = ly->begin_ns < lo ? ly->begin_ns : lo;
