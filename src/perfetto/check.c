@@ -538,7 +538,11 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	int r, st;
 	uint64_t type = 0, uuid = 0;
 	int has_uuid = 0, has_value = 0;
+	unsigned flow_forms = 0; /* bit (field - 36): which flow fields the event carries */
 	while ((r = next_field(&p, e, &f)) == 1) {
+		if (f.num == F_TE_FLOW_IDS_OLD || f.num == F_TE_TERM_FLOW_IDS_OLD ||
+		    f.num == F_TE_FLOW_IDS || f.num == F_TE_TERM_FLOW_IDS)
+			flow_forms |= 1u << (f.num - F_TE_FLOW_IDS_OLD);
 		switch (f.num) {
 		case F_TE_TYPE:
 			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.type");
@@ -565,6 +569,17 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 			if ((st = annotation(c, s, f.p, f.n)))
 				return st;
 			break;
+		case F_TE_FLOW_IDS_OLD:
+		case F_TE_TERM_FLOW_IDS_OLD:
+			/* The varint twins of 47/48 (what tpuprof writes, perfetto.c put_flow). */
+			EXPECT_WT(c, f, TP_PB_VARINT, "flow id in field 36/42 (varint, not packed)");
+			if ((st = flow_id(c,
+			                  f.num == F_TE_FLOW_IDS_OLD ? &c->flows_started
+			                                             : &c->flows_ended,
+			                  f.v)))
+				return st;
+			c->r->flows += f.num == F_TE_TERM_FLOW_IDS_OLD;
+			break;
 		case F_TE_FLOW_IDS:
 		case F_TE_TERM_FLOW_IDS:
 			EXPECT_WT(c, f, TP_PB_I64, "flow id (fixed64, not packed)");
@@ -584,6 +599,13 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	}
 	if (r < 0)
 		return bad(c, "malformed TrackEvent");
+	/* trace_processor reads the varint form only when the fixed64 one is absent. */
+	if ((flow_forms & 1u << (F_TE_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
+	     flow_forms & 1u << 0) ||
+	    (flow_forms & 1u << (F_TE_TERM_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
+	     flow_forms & 1u << (F_TE_TERM_FLOW_IDS_OLD - F_TE_FLOW_IDS_OLD)))
+		return bad(c, "event carries flow ids in both the fixed64 and the varint field (the "
+		              "varint ones are ignored on import)");
 	if (!has_ts)
 		return bad(c, "track event without timestamp");
 	if (!has_uuid && s && s->has_def_track) {

@@ -483,7 +483,17 @@ static int put_packet(struct pw *w)
 }
 
 /* Starts an event packet on track state t at time ts: builds its trailer in w->pkt (sequence
- * id, flags, then the timestamp delta last, next to the following packet's varying head). */
+ * id, then the timestamp delta last, next to the following packet's varying head).
+ *
+ * No sequence_flags: SEQ_NEEDS_INCREMENTAL_STATE (2) only asks the reader to SKIP the packet
+ * while the sequence's incremental state is invalid (perfetto_trace.proto, enum
+ * TracePacket.SequenceFlags: "The trace reader should skip this packet if incremental state is
+ * not valid on this sequence"); trace_processor's ProtoTraceReader::ParsePacket tests the flag
+ * only for that skip and resolves interned data and packet defaults from the sequence's state
+ * either way. A file writer's sequences never lose packets (no previous_packet_dropped), and
+ * each one's first packet carries CLEARED, so that state is always valid and the flag changed
+ * nothing but cost 2 raw bytes per packet (4 per slice). tpuprof check still requires the
+ * CLEARED first packet and every iid / default / clock defined before its use. */
 static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
@@ -498,8 +508,6 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 	uint8_t *o = w->pkt.p;
 	*o++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
 	o += tp_pb_varint_to(o, t->seq);
-	*o++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
-	*o++ = SEQ_NEEDS_STATE;
 	*o++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	o += tp_pb_varint_to(o, (uint64_t)(ts - t->last));
 	w->pkt.len = (size_t)(o - w->pkt.p);
@@ -508,9 +516,8 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 }
 
 /* A SLICE_END packet, written straight into the chunk (the most frequent packet: every
- * slice has one): { track_event { type SLICE_END }, sequence id, flags
- * NEEDS_INCREMENTAL_STATE, timestamp delta }, the same bytes event_head + put_packet_parts
- * would make. */
+ * slice has one): { track_event { type SLICE_END }, sequence id, timestamp delta }, the same
+ * bytes event_head + put_packet_parts would make. */
 static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
@@ -522,8 +529,6 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	*q++ = TE_SLICE_END;
 	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
 	q += tp_pb_varint_to(q, t->seq);
-	*q++ = F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT;
-	*q++ = SEQ_NEEDS_STATE;
 	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
 	size_t n = (size_t)(q - body); /* < 128: one length byte */
@@ -707,7 +712,7 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 		 * every annotation and flow that may follow. */
 		size_t n = strlen(str), off = (size_t)(o - w->ev.p);
 		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS +
-		                              11 * (TP_SINK_MAX_FLOWS + 1))) {
+		                              12 * (TP_SINK_MAX_FLOWS + 1))) {
 			w->in.oom = 1; /* reported by the caller */
 			return o;
 		}
@@ -728,12 +733,19 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 	return o + (q - tmp);
 }
 
-static uint8_t *put_fixed64(uint8_t *o, unsigned field, uint64_t v)
+/* A flow id as the varint TrackEvent field 36 (flow_ids_old) or 42 (terminating_flow_ids_old):
+ * 2 key bytes + 1-2 value bytes for our small, reused ids, against 2 + 8 for the fixed64
+ * fields 47/48. The schema keeps the varint fields "only for backwards compatibility"
+ * (perfetto_trace.proto, TrackEvent, "DEPRECATED. Only kept for backwards compatibility. Use
+ * |flow_ids|"), and trace_processor reads them exactly like 47/48: its track-event importer
+ * (MaybeParseTrackEventFlows) iterates `has_flow_ids() ? flow_ids() : flow_ids_old()` and the
+ * same for the terminating ids, so an event that carries only the varint field starts / ends
+ * the same flows. Never write both forms on one event (the fixed64 one would win). The
+ * varint is not packed: one key per id (perfetto.md §1). 11.1 -> 3.8 raw B/slice on g1m. */
+static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 {
-	o = vput(o, (uint64_t)field << 3 | TP_PB_I64);
-	for (int i = 0; i < 8; i++)
-		*o++ = (uint8_t)(v >> (8 * i));
-	return o;
+	o = vput(o, (uint64_t)field << 3 | TP_PB_VARINT);
+	return vput(o, v);
 }
 
 static int pw_slice(void *ctx, const struct tp_sink_slice *s)
@@ -760,7 +772,7 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	w->in.len = 0;
 	w->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
 	/* Room for everything but strings written inline, which put_annotation reserves. */
-	size_t room = 32 + 26 * s->num_args + 11 * (s->num_flows_out + 1);
+	size_t room = 32 + 26 * s->num_args + 12 * (s->num_flows_out + 1);
 	if (tp_pb_reserve(&w->ev, room))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
@@ -777,9 +789,9 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	 * command (Cmd Id, dependency), which then sit next to the packet's timestamp trailer
 	 * (0.9% smaller compressed than flows last on g200k). */
 	for (size_t i = 0; i < s->num_flows_out; i++)
-		o = put_fixed64(o, F_TE_FLOW_IDS, s->flows_out[i]);
+		o = put_flow(o, F_TE_FLOW_IDS_OLD, s->flows_out[i]);
 	if (s->flow_in)
-		o = put_fixed64(o, F_TE_TERM_FLOW_IDS, s->flow_in);
+		o = put_flow(o, F_TE_TERM_FLOW_IDS_OLD, s->flow_in);
 	for (size_t i = 0; i < s->num_args; i++)
 		o = put_annotation(w, t, i, &s->args[i], o);
 	w->ev.len = (size_t)(o - w->ev.p);

@@ -67,7 +67,8 @@ struct tp_perfetto_check_report {
  *   uses, and every parent_uuid, is declared by an earlier descriptor, each uuid once;
  *   process and thread descriptors have non-zero pid/tid; BEGIN/END are balanced and nested
  *   per track, never on counter tracks; counter events only on counter tracks with a value;
- *   event timestamps are non-decreasing per track; flow ids are fixed64.
+ *   event timestamps are non-decreasing per track; flow ids are fixed64 in fields 47/48 or
+ *   varints in their deprecated twins 36/42 (what tpuprof writes), never both on one event.
  * Fills *r (may be NULL). Returns TP_OK, or TP_EFORMAT / TP_ETRUNC with d naming
  * "path@0xOFFSET: rule broken" (for packets inside a chunk, the chunk's offset and the offset
  * inside the decompressed chunk), TP_ENOTFOUND / TP_EIO / TP_ENOMEM. */
