@@ -74,4 +74,41 @@ struct tp_perfetto_check_report {
  * inside the decompressed chunk), TP_ENOTFOUND / TP_EIO / TP_ENOMEM. */
 int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, struct tp_diag *d);
 
+/* One debug annotation of a decoded event, as trace_processor stores it in `args`: type 'i'
+ * (int_value), 'u' (uint_value), 'd' (double_value: v holds the IEEE-754 bits), 'b' (bool),
+ * 'p' (pointer) or 's' (string_value or an interned string_value_iid, resolved: s, n). */
+struct tp_perfetto_arg {
+	const char *key; /* resolved name (interned name_iid or inline name), not NUL-ended */
+	size_t key_len;
+	int type;
+	uint64_t v;
+	const char *s;
+	size_t n;
+};
+
+/* One decoded track event, timestamps resolved to trace time (ns) and interned strings
+ * resolved. name/category are NULL when absent. Pointers are valid during the call only. */
+struct tp_perfetto_event {
+	int type; /* 1 SLICE_BEGIN, 2 SLICE_END, 3 INSTANT, 4 COUNTER */
+	uint64_t track_uuid;
+	int64_t ts;
+	const char *name, *category;
+	size_t name_len, category_len;
+	size_t num_args;
+	const struct tp_perfetto_arg *args;
+	size_t num_flows, num_term_flows; /* flow_ids (36 or 47), terminating_flow_ids (42/48) */
+	const uint64_t *flows, *term_flows;
+	int has_double;          /* counter: double_counter_value (else counter_value) */
+	double counter_value;
+	int64_t int_counter_value;
+};
+
+/* tp_perfetto_check that also hands every track event that passed the checks, in file order,
+ * to fn (which returns TP_OK to go on, or a status that stops the check and is returned; it
+ * should set d itself). fn may be NULL. Interned strings are kept for the visitor, so memory
+ * also grows with the interned entries of the file. Same errors as tp_perfetto_check. */
+typedef int (*tp_perfetto_visit_fn)(void *ctx, const struct tp_perfetto_event *e);
+int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r,
+                            tp_perfetto_visit_fn fn, void *ctx, struct tp_diag *d);
+
 #endif /* TP_PERFETTO_H */
