@@ -8,7 +8,8 @@
  * LEVEL, one thread. Prints per (level, chunk): compressed bytes per slice (with the outer
  * packet header of each chunk, as in the file), compression CPU time (the best of REPEAT
  * runs: the machine is shared), MB/s of raw input and ns per slice.
- * Usage: pftrace_sweep PLAIN.pftrace SLICES [LEVELS [CHUNKS_KIB [REPEAT]]]
+ * Usage: pftrace_sweep PLAIN.pftrace SLICES|count [LEVELS [CHUNKS_KIB [REPEAT]]]
+ *   SLICES: the divisor, or `count` = the SLICE_BEGIN events of the file;
  *   LEVELS, CHUNKS_KIB: comma lists (default 1,2,3,4,6 and 64,128,256,512,1024).
  */
 #include <libdeflate.h>
@@ -37,6 +38,66 @@ static size_t record_len(const uint8_t *p, size_t left)
 		n |= (uint64_t)(c & 0x7f) << shift;
 		if (!(c & 0x80))
 			return n <= left - i ? i + (size_t)n : 0;
+	}
+	return 0;
+}
+
+static uint64_t rd_varint(const uint8_t **p, const uint8_t *e)
+{
+	uint64_t v = 0;
+	for (unsigned shift = 0; *p < e && shift < 64; shift += 7) {
+		uint8_t c = *(*p)++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			break;
+	}
+	return v;
+}
+
+/* Skips one field of wire type wt at *p; 0 = ok. */
+static int skip(const uint8_t **p, const uint8_t *e, unsigned wt)
+{
+	switch (wt) {
+	case 0:
+		rd_varint(p, e);
+		return 0;
+	case 1:
+		*p += 8;
+		return *p > e;
+	case 2: {
+		uint64_t n = rd_varint(p, e);
+		if (n > (uint64_t)(e - *p))
+			return 1;
+		*p += n;
+		return 0;
+	}
+	case 5:
+		*p += 4;
+		return *p > e;
+	default:
+		return 1;
+	}
+}
+
+/* 1 if the packet body [p, e) holds a track_event of type SLICE_BEGIN. */
+static int is_begin(const uint8_t *p, const uint8_t *e)
+{
+	while (p < e) {
+		uint64_t key = rd_varint(&p, e);
+		if (key == (11u << 3 | 2)) {
+			uint64_t n = rd_varint(&p, e);
+			const uint8_t *q = p, *qe = p + n;
+			while (q < qe) {
+				uint64_t k = rd_varint(&q, qe);
+				if (k == (9u << 3))
+					return rd_varint(&q, qe) == 1;
+				if (skip(&q, qe, (unsigned)(k & 7)))
+					return 0;
+			}
+			return 0;
+		}
+		if (skip(&p, e, (unsigned)(key & 7)))
+			return 0;
 	}
 	return 0;
 }
@@ -73,6 +134,22 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	double slices = atof(argv[2]);
+	if (!strcmp(argv[2], "count")) {
+		slices = 0;
+		for (size_t pos = 0, n; pos < (size_t)sz; pos += n) {
+			if (!(n = record_len(data + pos, (size_t)sz - pos))) {
+				fprintf(stderr, "malformed record at 0x%zx\n", pos);
+				return 2;
+			}
+			const uint8_t *b = data + pos + 1;
+			uint64_t len = rd_varint(&b, data + pos + n);
+			slices += is_begin(b, b + len);
+		}
+	}
+	if (slices <= 0) {
+		fprintf(stderr, "no slices\n");
+		return 2;
+	}
 	const char *levels = argc > 3 ? argv[3] : "1,2,3,4,6";
 	const char *chunks = argc > 4 ? argv[4] : "64,128,256,512,1024";
 	int repeat = argc > 5 ? atoi(argv[5]) : 3;
