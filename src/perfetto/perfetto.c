@@ -11,13 +11,16 @@
  *     sequence (iids are global, each defined once per sequence since its clear);
  *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
  *     timestamp (perfetto.md §3.3), and every track's events are in time order;
+ *   - event packets carry no sequence_flags (event_head) and flow ids go in the varint fields
+ *     36/42 (put_flow): 82 -> 70 raw bytes per slice on a generated 2 M-command dump;
  *   - in an event packet the track_event comes first and the timestamp delta last (protobuf
  *     field order is free): the bytes that change from packet to packet then sit together,
  *     which the compressor rewards (put_packet_parts);
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
  *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
- *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk;
- *     chunks are written in order, so the bytes do not depend on the number of workers.
+ *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk (and,
+ *     when the ring is full, compresses the oldest queued chunk itself); chunks are written
+ *     in order, so the bytes do not depend on the number of workers.
  *
  * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
  * their chunk ring (2 per worker), per-track state (open-slice stacks, O(depth)) and the

@@ -8,8 +8,8 @@
  * one packet sequence per timeline track, whose first packet clears incremental state and
  * sets defaults (the track uuid, and an incremental clock so timestamps are small deltas).
  * Packets are batched into zlib-compressed `compressed_packets` chunks (< 512 KiB each)
- * unless compression is turned off; a second thread compresses one chunk while the next is
- * encoded (same bytes as without it).
+ * unless compression is turned off; worker threads compress chunks while the next is encoded,
+ * and the encoder helps when they fall behind (same bytes as without them).
  */
 #ifndef TP_PERFETTO_H
 #define TP_PERFETTO_H
