@@ -695,14 +695,18 @@ static uint8_t *vput(uint8_t *o, uint64_t v)
 	return o + tp_pb_varint_to(o, v);
 }
 
-/* Encodes one DebugAnnotation at o (room for 24 bytes checked by the caller). */
+/* Encodes one DebugAnnotation at o (room for 26 bytes checked by the caller), straight into
+ * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
+ * byte, patched at the end, so there is no scratch copy (a libc memcpy per annotation was a
+ * tenth of the encoder's instructions). */
 static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
                                const struct tp_sink_arg *a, uint8_t *o)
 {
-	uint8_t tmp[24], *q = tmp;
+	uint64_t kiid = intern_memo(w, &w->keys, F_ID_ANNOTATION_NAMES, t,
+	                            pos < CACHE_SLOTS ? &t->keys[pos] : NULL, a->key);
+	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
-	q = vput(q, intern_memo(w, &w->keys, F_ID_ANNOTATION_NAMES, t,
-	                        pos < CACHE_SLOTS ? &t->keys[pos] : NULL, a->key));
+	q = vput(q, kiid);
 	uint64_t v;
 	switch (a->type) {
 	case TP_ARG_INT:
@@ -740,20 +744,20 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 			return o;
 		}
 		o = w->ev.p + off;
+		size_t head = 1 + tp_pb_varint_size(kiid);
 		*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
-		o = vput(o, (uint64_t)(q - tmp) + 1 + tp_pb_varint_size(n) + n);
-		memcpy(o, tmp, (size_t)(q - tmp));
-		o += q - tmp;
+		o = vput(o, (uint64_t)head + 1 + tp_pb_varint_size(n) + n);
+		*o++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
+		o = vput(o, kiid);
 		*o++ = F_DA_STRING << 3 | TP_PB_LEN;
 		o = vput(o, n);
 		memcpy(o, str, n);
 		return o + n;
 	}
 	}
-	*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
-	*o++ = (uint8_t)(q - tmp); /* < 128: key <= 11 bytes, value <= 11 bytes */
-	memcpy(o, tmp, (size_t)(q - tmp));
-	return o + (q - tmp);
+	o[0] = F_TE_DEBUG << 3 | TP_PB_LEN;
+	o[1] = (uint8_t)(q - body); /* < 128 */
+	return q;
 }
 
 /* A flow id as the varint TrackEvent field 36 (flow_ids_old) or 42 (terminating_flow_ids_old):
