@@ -545,16 +545,9 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
 		return event_head(w, t, ts); /* reports the error */
-	uint8_t body[32], *q = body;
-	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
-	*q++ = 2;
-	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
-	*q++ = TE_SLICE_END;
-	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, t->seq);
-	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, (uint64_t)(ts - t->last));
-	size_t n = (size_t)(q - body); /* < 128: one length byte */
+	uint64_t delta = (uint64_t)(ts - t->last);
+	/* track_event { type } (4), sequence id, timestamp: < 128, one length byte. */
+	size_t n = 4 + 1 + tp_pb_varint_size(t->seq) + 1 + tp_pb_varint_size(delta);
 	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
 		int st = flush_chunk(w);
 		if (st)
@@ -563,10 +556,18 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	if (tp_pb_reserve(&w->chunk, n + 2))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
-	uint8_t *o = w->chunk.p + w->chunk.len;
-	o[0] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
-	o[1] = (uint8_t)n;
-	memcpy(o + 2, body, n);
+	/* Written in place (no scratch copy: this is half of all packets). */
+	uint8_t *q = w->chunk.p + w->chunk.len;
+	*q++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	*q++ = (uint8_t)n;
+	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
+	*q++ = 2;
+	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
+	*q++ = TE_SLICE_END;
+	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, t->seq);
+	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
+	q += tp_pb_varint_to(q, delta);
 	w->chunk.len += n + 2;
 	t->last = ts;
 	return TP_OK;
