@@ -769,7 +769,7 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
  * (MaybeParseTrackEventFlows) iterates `has_flow_ids() ? flow_ids() : flow_ids_old()` and the
  * same for the terminating ids, so an event that carries only the varint field starts / ends
  * the same flows. Never write both forms on one event (the fixed64 one would win). The
- * varint is not packed: one key per id (perfetto.md §1). 11.1 -> 3.8 raw B/slice on g1m. */
+ * varint is not packed: one key per id (perfetto.md §1). 11.1 -> 3.3 raw B/slice (g200k). */
 static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 {
 	o = vput(o, (uint64_t)field << 3 | TP_PB_VARINT);
