@@ -452,6 +452,13 @@ for s in $sizes; do
   echo "== gen-$s trace writers in process (trace_bench)"
   "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
     perfetto perfetto-1t perfetto-full json
+  # The compression level / chunk size sweep over the same raw packet stream (bench/
+  # pftrace_sweep.c: B/slice and compression CPU per level and chunk, one thread; the
+  # writer's default is level 1, 256 KiB chunks).
+  if [ -x "$build/pftrace_sweep" ] && [ -f "$data/out/tw-$s/plain.pftrace" ]; then
+    echo "== gen-$s perfetto compression sweep (pftrace_sweep)"
+    "$build/pftrace_sweep" "$data/out/tw-$s/plain.pftrace" count 1,2,3 128,256,512 2
+  fi
   rm -rf "$data/out/tw-$s"
 done
 if [ -x "$build/src/sink/trace_bench" ]; then

@@ -9,9 +9,14 @@
  * ClockSnapshot on that sequence (incremental or absolute). Other fields are skipped by wire
  * type, as a protobuf reader does.
  *
+ * tp_perfetto_check_visit also hands every event, decoded (interned strings resolved, times
+ * absolute), to a visitor: what the round-trip test (pftrace_roundtrip) compares with the
+ * model, so the checker is also the reference decoder of what the writer encodes.
+ *
  * Owns: per-sequence state (intern sets), per-track state (open-slice stacks) and flow id
- * sets, all freed before returning. Memory is O(tracks + interned strings + flows), plus the
- * input mapping and one decompressed chunk.
+ * sets, all freed before returning; with a visitor also a pool of the interned strings and
+ * the current event's argument and flow arrays. Memory is O(tracks + interned strings +
+ * flows), plus the input mapping and one decompressed chunk.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -146,6 +151,15 @@ struct ck {
 	size_t zcap;
 	uint64_t file_size;      /* input bytes, for the decompression limit */
 	uint64_t inflated_total; /* bytes inflated from every compressed chunk so far */
+	/* Visitor (tp_perfetto_check_visit): interned strings, stored as a 4-byte length and
+	 * the bytes at the offset an intern set maps the iid to; the event being decoded. */
+	tp_perfetto_visit_fn fn;
+	void *ctx;
+	struct tp_buf pool;
+	struct tp_perfetto_arg *args;
+	size_t nargs, cap_args;
+	uint64_t *flows[2];
+	size_t nflows[2], cap_flows[2];
 };
 
 __attribute__((format(printf, 2, 3))) static int bad(struct ck *c, const char *fmt, ...)
@@ -273,17 +287,32 @@ static int interned_entry(struct ck *c, struct seq *s, int kind, const uint8_t *
 	struct fld f;
 	int r, has_iid = 0;
 	uint64_t iid = 0;
-	while ((r = next_field(&p, e, &f)) == 1)
+	const uint8_t *str = NULL;
+	size_t str_n = 0;
+	while ((r = next_field(&p, e, &f)) == 1) {
 		if (f.num == F_IE_IID) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "interned iid");
 			iid = f.v;
 			has_iid = 1;
+		} else if (f.num == F_IE_NAME && f.wt == TP_PB_LEN) {
+			str = f.p;
+			str_n = f.n;
 		}
+	}
 	if (r < 0)
 		return bad(c, "malformed interned entry");
 	if (!has_iid || iid == 0)
 		return bad(c, "interned entry without a non-zero iid");
-	if (!hs_find(&s->interned[kind], iid, 1, 0, &c->oom))
+	size_t off = 0;
+	if (c->fn) {
+		uint32_t len = (uint32_t)str_n;
+		off = c->pool.len;
+		tp_buf_put(&c->pool, &len, sizeof len);
+		tp_buf_put(&c->pool, str ? (const void *)str : "", str_n);
+		if (c->pool.oom)
+			return nomem(c);
+	}
+	if (!hs_find(&s->interned[kind], iid, 1, off, &c->oom))
 		return nomem(c);
 	c->r->interned++;
 	return TP_OK;
@@ -309,15 +338,25 @@ static int interned_data(struct ck *c, struct seq *s, const uint8_t *p, size_t n
 	return r < 0 ? bad(c, "malformed interned_data") : TP_OK;
 }
 
-static int need_iid(struct ck *c, struct seq *s, int kind, uint64_t iid, const char *what)
+/* Checks that iid is interned on s; with a visitor, *str / *n get its string. */
+static int need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, const char *what,
+                        const char **str, size_t *n)
 {
 	if (iid == 0)
 		return bad(c, "%s iid is 0 (unset)", what);
-	if (!s || !hs_find(&s->interned[kind], iid, 0, 0, &c->oom))
+	size_t *v = s ? hs_find(&s->interned[kind], iid, 0, 0, &c->oom) : NULL;
+	if (!v)
 		return bad(c, "%s iid %llu used before it is interned on sequence %u", what,
 		           (unsigned long long)iid, s ? s->id : 0);
+	if (c->fn && str) {
+		uint32_t len;
+		memcpy(&len, c->pool.data + (*v - 1), sizeof len);
+		*str = c->pool.data + (*v - 1) + sizeof len;
+		*n = len;
+	}
 	return TP_OK;
 }
+
 
 static int defaults(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 {
@@ -497,22 +536,40 @@ static int annotation(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 	const uint8_t *e = p + n;
 	struct fld f;
 	int r, st, named = 0;
+	struct tp_perfetto_arg a = {0};
 	while ((r = next_field(&p, e, &f)) == 1) {
 		if (f.num == F_DA_NAME_IID) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation.name_iid");
-			if ((st = need_iid(c, s, IK_KEY, f.v, "debug annotation name")))
+			if ((st = need_iid_str(c, s, IK_KEY, f.v, "debug annotation name", &a.key,
+			                       &a.key_len)))
 				return st;
 			named = 1;
 		} else if (f.num == F_DA_NAME) {
+			EXPECT_WT(c, f, TP_PB_LEN, "DebugAnnotation.name");
+			a.key = (const char *)f.p;
+			a.key_len = f.n;
 			named = 1;
 		} else if (f.num == F_DA_STRING_IID) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation.string_value_iid");
-			if ((st = need_iid(c, s, IK_STR, f.v, "debug annotation string value")))
+			if ((st = need_iid_str(c, s, IK_STR, f.v, "debug annotation string value",
+			                       &a.s, &a.n)))
 				return st;
+			a.type = 's';
+		} else if (f.num == F_DA_STRING) {
+			EXPECT_WT(c, f, TP_PB_LEN, "DebugAnnotation.string_value");
+			a.s = (const char *)f.p;
+			a.n = f.n;
+			a.type = 's';
 		} else if (f.num == F_DA_DOUBLE) {
 			EXPECT_WT(c, f, TP_PB_I64, "DebugAnnotation.double_value");
-		} else if (f.num == F_DA_INT || f.num == F_DA_UINT || f.num == F_DA_BOOL) {
+			a.type = 'd';
+			a.v = f.v;
+		} else if (f.num == F_DA_INT || f.num == F_DA_UINT || f.num == F_DA_BOOL ||
+		           f.num == 7 /* pointer_value */) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation integer value");
+			a.type = f.num == F_DA_INT ? 'i' : f.num == F_DA_UINT ? 'u'
+			                                 : f.num == F_DA_BOOL ? 'b' : 'p';
+			a.v = f.v;
 		}
 	}
 	if (r < 0)
@@ -520,6 +577,14 @@ static int annotation(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 	if (!named)
 		return bad(c, "debug annotation without a name");
 	c->r->annotations++;
+	if (c->fn) {
+		struct tp_perfetto_arg *na =
+		    tp_grow(c->args, sizeof *c->args, c->nargs + 1, &c->cap_args);
+		if (!na)
+			return nomem(c);
+		c->args = na;
+		c->args[c->nargs++] = a;
+	}
 	return TP_OK;
 }
 
@@ -527,6 +592,14 @@ static int flow_id(struct ck *c, struct hset *h, uint64_t id)
 {
 	if (!hs_find(h, id, 1, 0, &c->oom))
 		return nomem(c);
+	if (c->fn) {
+		int k = h == &c->flows_ended;
+		uint64_t *nf = tp_grow(c->flows[k], sizeof *nf, c->nflows[k] + 1, &c->cap_flows[k]);
+		if (!nf)
+			return nomem(c);
+		c->flows[k] = nf;
+		c->flows[k][c->nflows[k]++] = id;
+	}
 	return TP_OK;
 }
 
@@ -538,7 +611,13 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	int r, st;
 	uint64_t type = 0, uuid = 0;
 	int has_uuid = 0, has_value = 0;
+	unsigned flow_forms = 0; /* bit (field - 36): which flow fields the event carries */
+	struct tp_perfetto_event ev = {0};
+	c->nargs = c->nflows[0] = c->nflows[1] = 0;
 	while ((r = next_field(&p, e, &f)) == 1) {
+		if (f.num == F_TE_FLOW_IDS_OLD || f.num == F_TE_TERM_FLOW_IDS_OLD ||
+		    f.num == F_TE_FLOW_IDS || f.num == F_TE_TERM_FLOW_IDS)
+			flow_forms |= 1u << (f.num - F_TE_FLOW_IDS_OLD);
 		switch (f.num) {
 		case F_TE_TYPE:
 			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.type");
@@ -551,19 +630,38 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 			break;
 		case F_TE_NAME_IID:
 			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.name_iid");
-			if ((st = need_iid(c, s, IK_NAME, f.v, "event name")))
+			if ((st = need_iid_str(c, s, IK_NAME, f.v, "event name", &ev.name,
+			                       &ev.name_len)))
 				return st;
+			break;
+		case F_TE_NAME:
+			EXPECT_WT(c, f, TP_PB_LEN, "TrackEvent.name");
+			ev.name = (const char *)f.p;
+			ev.name_len = f.n;
 			break;
 		case F_TE_CATEGORY_IIDS:
 			EXPECT_WT(c, f, TP_PB_VARINT,
 			          "TrackEvent.category_iids (must not be packed)");
-			if ((st = need_iid(c, s, IK_CAT, f.v, "event category")))
+			/* The visitor sees the first category (tpuprof writes one). */
+			if ((st = need_iid_str(c, s, IK_CAT, f.v, "event category",
+			                       ev.category ? NULL : &ev.category, &ev.category_len)))
 				return st;
 			break;
 		case F_TE_DEBUG:
 			EXPECT_WT(c, f, TP_PB_LEN, "TrackEvent.debug_annotations");
 			if ((st = annotation(c, s, f.p, f.n)))
 				return st;
+			break;
+		case F_TE_FLOW_IDS_OLD:
+		case F_TE_TERM_FLOW_IDS_OLD:
+			/* The varint twins of 47/48 (what tpuprof writes, perfetto.c put_flow). */
+			EXPECT_WT(c, f, TP_PB_VARINT, "flow id in field 36/42 (varint, not packed)");
+			if ((st = flow_id(c,
+			                  f.num == F_TE_FLOW_IDS_OLD ? &c->flows_started
+			                                             : &c->flows_ended,
+			                  f.v)))
+				return st;
+			c->r->flows += f.num == F_TE_TERM_FLOW_IDS_OLD;
 			break;
 		case F_TE_FLOW_IDS:
 		case F_TE_TERM_FLOW_IDS:
@@ -577,6 +675,12 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		case F_TE_COUNTER_VALUE:
 		case F_TE_DOUBLE_COUNTER:
 			has_value = 1;
+			if (f.num == F_TE_DOUBLE_COUNTER && f.wt == TP_PB_I64) {
+				ev.has_double = 1;
+				memcpy(&ev.counter_value, &f.v, sizeof ev.counter_value);
+			} else {
+				ev.int_counter_value = (int64_t)f.v;
+			}
 			break;
 		default:
 			break;
@@ -584,6 +688,13 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	}
 	if (r < 0)
 		return bad(c, "malformed TrackEvent");
+	/* trace_processor reads the varint form only when the fixed64 one is absent. */
+	if ((flow_forms & 1u << (F_TE_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
+	     flow_forms & 1u << 0) ||
+	    (flow_forms & 1u << (F_TE_TERM_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
+	     flow_forms & 1u << (F_TE_TERM_FLOW_IDS_OLD - F_TE_FLOW_IDS_OLD)))
+		return bad(c, "event carries flow ids in both the fixed64 and the varint field (the "
+		              "varint ones are ignored on import)");
 	if (!has_ts)
 		return bad(c, "track event without timestamp");
 	if (!has_uuid && s && s->has_def_track) {
@@ -648,6 +759,18 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		break;
 	default:
 		return bad(c, "track event of type %llu", (unsigned long long)type);
+	}
+	if (c->fn) {
+		ev.type = (int)type;
+		ev.track_uuid = uuid;
+		ev.ts = ts;
+		ev.num_args = c->nargs;
+		ev.args = c->args;
+		ev.num_flows = c->nflows[0];
+		ev.flows = c->flows[0];
+		ev.num_term_flows = c->nflows[1];
+		ev.term_flows = c->flows[1];
+		return c->fn(c->ctx, &ev);
 	}
 	return TP_OK;
 }
@@ -847,6 +970,12 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 
 int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, struct tp_diag *d)
 {
+	return tp_perfetto_check_visit(path, r, NULL, NULL, d);
+}
+
+int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r,
+                            tp_perfetto_visit_fn fn, void *ctx, struct tp_diag *d)
+{
 	struct tp_perfetto_check_report dummy;
 	if (!r)
 		r = &dummy;
@@ -862,6 +991,9 @@ int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, stru
 	c.r = r;
 	c.inner_off = UINT64_MAX;
 	c.file_size = file.size;
+	c.fn = fn;
+	c.ctx = ctx;
+	tp_buf_init(&c.pool);
 	if (file.size == 0) {
 		tp_file_release(&file);
 		return tp_diag_at(d, TP_ETRUNC, path, 0, "empty file: a trace holds at least one packet");
@@ -909,6 +1041,10 @@ int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, stru
 	hs_free(&c.flows_started);
 	hs_free(&c.flows_ended);
 	tp_free(c.zbuf);
+	tp_buf_free(&c.pool);
+	tp_free(c.args);
+	tp_free(c.flows[0]);
+	tp_free(c.flows[1]);
 	tp_file_release(&file);
 	return st;
 }

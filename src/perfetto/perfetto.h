@@ -8,8 +8,8 @@
  * one packet sequence per timeline track, whose first packet clears incremental state and
  * sets defaults (the track uuid, and an incremental clock so timestamps are small deltas).
  * Packets are batched into zlib-compressed `compressed_packets` chunks (< 512 KiB each)
- * unless compression is turned off; a second thread compresses one chunk while the next is
- * encoded (same bytes as without it).
+ * unless compression is turned off; worker threads compress chunks while the next is encoded,
+ * and the encoder helps when they fall behind (same bytes as without them).
  */
 #ifndef TP_PERFETTO_H
 #define TP_PERFETTO_H
@@ -67,10 +67,48 @@ struct tp_perfetto_check_report {
  *   uses, and every parent_uuid, is declared by an earlier descriptor, each uuid once;
  *   process and thread descriptors have non-zero pid/tid; BEGIN/END are balanced and nested
  *   per track, never on counter tracks; counter events only on counter tracks with a value;
- *   event timestamps are non-decreasing per track; flow ids are fixed64.
+ *   event timestamps are non-decreasing per track; flow ids are fixed64 in fields 47/48 or
+ *   varints in their deprecated twins 36/42 (what tpuprof writes), never both on one event.
  * Fills *r (may be NULL). Returns TP_OK, or TP_EFORMAT / TP_ETRUNC with d naming
  * "path@0xOFFSET: rule broken" (for packets inside a chunk, the chunk's offset and the offset
  * inside the decompressed chunk), TP_ENOTFOUND / TP_EIO / TP_ENOMEM. */
 int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, struct tp_diag *d);
+
+/* One debug annotation of a decoded event, as trace_processor stores it in `args`: type 'i'
+ * (int_value), 'u' (uint_value), 'd' (double_value: v holds the IEEE-754 bits), 'b' (bool),
+ * 'p' (pointer) or 's' (string_value or an interned string_value_iid, resolved: s, n). */
+struct tp_perfetto_arg {
+	const char *key; /* resolved name (interned name_iid or inline name), not NUL-ended */
+	size_t key_len;
+	int type;
+	uint64_t v;
+	const char *s;
+	size_t n;
+};
+
+/* One decoded track event, timestamps resolved to trace time (ns) and interned strings
+ * resolved. name/category are NULL when absent. Pointers are valid during the call only. */
+struct tp_perfetto_event {
+	int type; /* 1 SLICE_BEGIN, 2 SLICE_END, 3 INSTANT, 4 COUNTER */
+	uint64_t track_uuid;
+	int64_t ts;
+	const char *name, *category;
+	size_t name_len, category_len;
+	size_t num_args;
+	const struct tp_perfetto_arg *args;
+	size_t num_flows, num_term_flows; /* flow_ids (36 or 47), terminating_flow_ids (42/48) */
+	const uint64_t *flows, *term_flows;
+	int has_double;          /* counter: double_counter_value (else counter_value) */
+	double counter_value;
+	int64_t int_counter_value;
+};
+
+/* tp_perfetto_check that also hands every track event that passed the checks, in file order,
+ * to fn (which returns TP_OK to go on, or a status that stops the check and is returned; it
+ * should set d itself). fn may be NULL. Interned strings are kept for the visitor, so memory
+ * also grows with the interned entries of the file. Same errors as tp_perfetto_check. */
+typedef int (*tp_perfetto_visit_fn)(void *ctx, const struct tp_perfetto_event *e);
+int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r,
+                            tp_perfetto_visit_fn fn, void *ctx, struct tp_diag *d);
 
 #endif /* TP_PERFETTO_H */
