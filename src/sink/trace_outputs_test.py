@@ -75,13 +75,13 @@ def perfetto(out):
     check("compressed_packets" in texts["perfetto.pftrace"], "compressed file has no chunk")
     check(plain.count("type: TYPE_SLICE_BEGIN") == 14, "14 slice begins")
     check(plain.count("type: TYPE_SLICE_END") == 14, "14 slice ends")
-    # Two flows, the second reusing id 1 after the first ended, in the varint fields 36/42
-    # (flow_ids_old / terminating_flow_ids_old, src/perfetto/perfetto.c put_flow), never in
-    # the fixed64 fields 47/48 as well (trace_processor would then ignore the varint ones).
-    check(re.findall(r"^\s*(?:terminating_)?flow_ids_old: (\d+)", plain, re.M) == ["1"] * 4
-          and plain.count("terminating_flow_ids_old:") == 2, "2 flows with id 1")
-    check(not re.search(r"^\s*(?:terminating_)?flow_ids: ", plain, re.M),
-          "no fixed64 flow ids next to the varint ones")
+    # Two flows, the second reusing id 1 after the first ended, in the current fixed64 fields
+    # 47/48 (flow_ids / terminating_flow_ids), never in the deprecated varint fields 36/42
+    # (src/perfetto/perfetto.c put_flow).
+    check(re.findall(r"^\s*(?:terminating_)?flow_ids: (\d+)", plain, re.M) == ["1"] * 4 and
+          plain.count("terminating_flow_ids:") == 2, "2 flows with id 1")
+    check(not re.search(r"^\s*(?:terminating_)?flow_ids_old: ", plain, re.M),
+          "no deprecated varint flow ids")
     check("pid: 0\n" not in plain and "tid: 0\n" not in plain, "no pid/tid 0")
     golden("perfetto.txtpb", plain)
     check_absolute_times(out, plain)
