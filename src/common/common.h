@@ -226,7 +226,7 @@ struct tp_afile {
 };
 typedef struct tp_afile tp_afile;
 
-/* Opens `path`.tmp-XXXXXX for writing (binary). TP_ENOMEM when out of memory, TP_EOUTPUT
+/* Opens `path`.tmp-PID.N (a fresh name) for writing (binary). TP_ENOMEM when out of memory, TP_EOUTPUT
  * when the file cannot be created. */
 int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d);
 /* Flushes, closes and renames into place. On any failure the temporary is removed. */

@@ -223,6 +223,56 @@ static void test_atomic_file(void **state)
 	tp_free(sub);
 }
 
+/* Temporaries: a fresh name per call, created with the umask applied, and a name that already
+ * exists (a stale temporary of a dead process with our pid) is skipped, never reused. */
+static void test_temp_path(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_common_test_XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char *path = tp_path_join(dir, "out.db");
+	mode_t old = umask(027);
+	char *a = tp_temp_path_for(path);
+	umask(old);
+	assert_non_null(a);
+	struct stat st;
+	assert_int_equal(stat(a, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(st.st_size, 0);
+	char want[64];
+	snprintf(want, sizeof want, ".tmp-%lx.", (unsigned long)getpid());
+	const char *dot = a + strlen(path);
+	assert_memory_equal(dot, want, strlen(want));
+	unsigned c = (unsigned)strtoul(dot + strlen(want), NULL, 10);
+	/* Plant the next two names, then ask again: the third one comes back. */
+	char *planted[2];
+	for (unsigned i = 0; i < 2; i++) {
+		size_t n = strlen(path) + 40;
+		planted[i] = tp_malloc(n);
+		assert_non_null(planted[i]);
+		snprintf(planted[i], n, "%s.tmp-%lx.%u", path, (unsigned long)getpid(), c + 1 + i);
+		FILE *fp = fopen(planted[i], "w");
+		assert_non_null(fp);
+		fputs("stale", fp);
+		fclose(fp);
+	}
+	char *b = tp_temp_path_for(path);
+	assert_non_null(b);
+	assert_int_equal((unsigned)strtoul(b + strlen(path) + strlen(want), NULL, 10), c + 3);
+	for (unsigned i = 0; i < 2; i++) { /* untouched */
+		assert_int_equal(stat(planted[i], &st), 0);
+		assert_int_equal(st.st_size, 5);
+		unlink(planted[i]);
+		tp_free(planted[i]);
+	}
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	tp_free(a);
+	tp_free(b);
+	tp_free(path);
+}
+
 static void test_parse(void **state)
 {
 	(void)state;
@@ -481,6 +531,7 @@ int main(void)
 		cmocka_unit_test(test_cursor_bounds), cmocka_unit_test(test_bits),
 		cmocka_unit_test(test_strtab),       cmocka_unit_test(test_alloc_failure_hook),
 		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_atomic_file),
+		cmocka_unit_test(test_temp_path),
 		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_text_safe_word_positions),

@@ -148,24 +148,8 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-/* The umask, read once: reading it means setting it, which must not happen while other
- * threads (outputs written concurrently, --jobs) create files. */
-static mode_t umask_value;
-static void read_umask(void)
-{
-	umask_value = umask(0);
-	umask(umask_value);
-}
-static mode_t process_umask(void)
-{
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, read_umask);
-	return umask_value;
-}
-
 void tp_temp_cleanup_on_signals(void)
 {
-	(void)process_umask(); /* read while the process has one thread */
 	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
 		struct sigaction sa;
@@ -181,26 +165,43 @@ void tp_temp_cleanup_on_signals(void)
 	}
 }
 
+/* Names are `path`.tmp-PID.N (N counts this process's temporaries), so no two live processes
+ * pick the same one. The name is tracked BEFORE the file exists and then created with O_EXCL:
+ * a signal between the two finds nothing to unlink, while the other order (create, then
+ * track, as with mkstemp) left the file behind when the signal fell in between. A name that
+ * exists (a stale temporary of a dead process with the same pid) is untracked and skipped.
+ * The mode is 0666 less the umask, as for any created file. */
+static atomic_uint tmp_counter;
+
 char *tp_temp_path_for(const char *path)
 {
 	size_t n = strlen(path);
-	char *t = tp_malloc(n + 16);
+	char *t = tp_malloc(n + 40);
 	if (!t) {
 		errno = ENOMEM; /* callers tell "out of memory" from "cannot create" by errno */
 		return NULL;
 	}
 	memcpy(t, path, n);
-	memcpy(t + n, ".tmp-XXXXXX", 12);
-	int fd = mkstemp(t);
-	if (fd < 0) {
-		tp_free(t);
-		return NULL;
+	for (int tries = 0; tries < 1000; tries++) {
+		unsigned c = atomic_fetch_add(&tmp_counter, 1);
+		snprintf(t + n, 40, ".tmp-%lx.%u", (unsigned long)getpid(), c);
+		tmp_track(t);
+		int fd = open(t, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd >= 0) {
+			close(fd);
+			return t;
+		}
+		int e = errno;
+		tmp_untrack(t);
+		if (e != EEXIST) {
+			tp_free(t);
+			errno = e;
+			return NULL;
+		}
 	}
-	/* mkstemp creates 0600; outputs get the usual 0666 & ~umask like any created file. */
-	fchmod(fd, 0666 & ~process_umask());
-	close(fd);
-	tmp_track(t);
-	return t;
+	tp_free(t);
+	errno = EEXIST;
+	return NULL;
 }
 
 int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag *d)
