@@ -15,7 +15,8 @@
  *
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
- * dependency edges + counter windows), never O(output).
+ * dependency edges + counter windows), never O(output); an edge costs 12 bytes (struct edge),
+ * edges in source order are walked, not stored.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -46,15 +47,46 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* One dependency (20 bytes, plus 8 in by_src: a profile can have one per command). The flow
- * is open from the source's start to the waiter's start. */
+/* One dependency (12 bytes: a profile can have one per command). Edges are kept in
+ * waiting-slice (dst) order, in runs of one (source dtrack, waiting dtrack) pair (struct erun),
+ * so the tracks are stored once per run, not per edge. The flow is open from the source's
+ * start to the waiter's start. */
 struct edge {
-	uint32_t src_dt, src_idx; /* source slice (the one waited for): dtrack, index */
-	uint32_t dst_dt, dst_idx; /* waiting slice */
-	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids);
-	                             EDGE_DROPPED: not drawn */
+	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
+	uint32_t flow_id;          /* small, reused once a flow has ended (see assign_flow_ids);
+	                              EDGE_DROPPED: not drawn */
 };
 #define EDGE_DROPPED UINT32_MAX
+
+/* Edges in source order are not stored: an iterator (struct srcit) walks the runs whose
+ * sources lie on one track and reorders their edges through a heap, pulling EBLK edges of a
+ * run at a time. Each run keeps, per block of EBLK edges, the smallest source index of the
+ * edges from that block to the run's end (blkmin), so the iterator knows when no edge still
+ * to pull can come before the heap's head. Dependencies nearly ascend, so the heap holds
+ * about one block per run. */
+#define EBLK 256
+
+struct erun {
+	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
+	uint32_t from, to;       /* edges [from, to) */
+	uint32_t blk;            /* its first entry in plan.blkmin */
+	uint32_t next;           /* iterator cursor: next edge not pulled (from + k * EBLK) */
+};
+
+/* Min-heap of (key, id) pairs. */
+struct heap {
+	struct hent {
+		int64_t key;
+		uint64_t id;
+	} * a;
+	size_t n, cap;
+};
+
+/* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
+struct srcit {
+	struct heap runs; /* runs with edges still to pull: (blkmin of their next block, run) */
+	struct heap pend; /* pulled edges: (src_idx, edge index << 32 | run) */
+};
 
 struct derived {
 	size_t track; /* sink track index */
@@ -78,7 +110,12 @@ struct plan {
 	size_t nder, cap_der;
 	struct edge *edges; /* in waiting-slice (dst) order */
 	size_t nedges, cap_edges;
-	uint64_t *by_src; /* edges sorted by source: source slice id - 1 << 32 | edge index */
+	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
+	size_t nruns, cap_runs;
+	uint32_t *blkmin;   /* per run and block: smallest src_idx from the block to the run's end */
+	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
+	size_t *srcoff;
+	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
@@ -86,24 +123,14 @@ struct plan {
 	uint64_t total_slices; /* slices delivered in all, for the progress line */
 };
 
-static struct edge *src_edge(const struct plan *pl, size_t i)
+static uint64_t slice_id(const struct plan *pl, uint32_t dt, uint32_t idx)
 {
-	return &pl->edges[(uint32_t)pl->by_src[i]];
+	return pl->dts[dt].base_id + idx + 1;
 }
 
-static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
+static int64_t slice_ns(const struct plan *pl, uint32_t dt, uint32_t idx)
 {
-	return pl->dts[e->dst_dt].base_id + e->dst_idx + 1;
-}
-
-static int64_t edge_src_ns(const struct plan *pl, const struct edge *e)
-{
-	return pl->dts[e->src_dt].t->slices[e->src_idx].start_ns;
-}
-
-static int64_t edge_dst_ns(const struct plan *pl, const struct edge *e)
-{
-	return pl->dts[e->dst_dt].t->slices[e->dst_idx].start_ns;
+	return pl->dts[dt].t->slices[idx].start_ns;
 }
 
 static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
@@ -941,7 +968,6 @@ static long cmdix_find(struct cmdix *c, uint32_t cmd, int64_t before_ns)
 	return best;
 }
 
-static int sort_edges_by_src(struct plan *pl);
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
 
 /* The partner dtrack of a TIU or GDMA dtrack (the first of the other kind on the same device
@@ -980,224 +1006,6 @@ static long enclosing(const struct tp_track *t, int64_t ts)
 	return -1;
 }
 
-static int edge_dst_cmp(const void *x, const void *y)
-{
-	const struct edge *a = x, *b = y;
-	if (a->dst_dt != b->dst_dt)
-		return a->dst_dt < b->dst_dt ? -1 : 1;
-	if (a->dst_idx != b->dst_idx)
-		return a->dst_idx < b->dst_idx ? -1 : 1;
-	if (a->src_dt != b->src_dt)
-		return a->src_dt < b->src_dt ? -1 : 1;
-	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
-}
-
-/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
- * and the target starts after the source. The drive walks edges in destination order and a
- * slice ends at most one flow, so edges are re-sorted by destination and a second flow into
- * the same slice is dropped (counted). */
-static void plan_model_flows(struct plan *pl)
-{
-	const struct tp_profile *p = pl->p;
-	size_t before = pl->nedges;
-	for (size_t i = 0; i < p->num_flows; i++) {
-		const struct tp_flow *f = &p->flows[i];
-		long sdt = -1, ddt = -1;
-		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
-			if (pl->dts[k].model_track < 0)
-				continue;
-			if (pl->dts[k].model_track == f->from_track)
-				sdt = (long)k;
-			if (pl->dts[k].model_track == f->to_track)
-				ddt = (long)k;
-		}
-		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
-		    pl->dts[ddt].t->count > UINT32_MAX) {
-			pl->flows_skipped++;
-			continue;
-		}
-		long si = enclosing(pl->dts[sdt].t, f->from_ns);
-		long di = enclosing(pl->dts[ddt].t, f->to_ns);
-		if (si < 0 || di < 0 ||
-		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
-			pl->flows_skipped++;
-			continue;
-		}
-		pl->edges[pl->nedges++] =
-		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0};
-	}
-	if (pl->nedges == before)
-		return;
-	qsort(pl->edges, pl->nedges, sizeof *pl->edges, edge_dst_cmp);
-	for (size_t i = 1; i < pl->nedges; i++)
-		if (pl->edges[i].dst_dt == pl->edges[i - 1].dst_dt &&
-		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx &&
-		    pl->edges[i].flow_id != EDGE_DROPPED) {
-			pl->edges[i].flow_id = EDGE_DROPPED;
-			pl->flows_dropped++;
-		}
-}
-
-static int plan_flows(struct plan *pl, struct tp_diag *d)
-{
-	/* Edges are stored in 32-bit fields (by_src: source slice id in 32 bits); allocate
-	 * once for the most there can be. */
-	size_t most = 0;
-	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
-		return TP_OK;
-	for (size_t i = 0; i < pl->ndts; i++)
-		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
-		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
-			for (size_t k = 0; k < pl->dts[i].t->count; k++)
-				most += pl->dts[i].t->slices[k].dep_id != 0;
-	most += pl->p->num_flows;
-	if (!most)
-		return TP_OK;
-	pl->edges = tp_malloc(most * sizeof *pl->edges);
-	if (!pl->edges)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	pl->cap_edges = most;
-	for (size_t i = 0; i < pl->ndts; i++) {
-		const struct dtrack *w = &pl->dts[i];
-		long pi = partner(pl, i);
-		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		int any = 0;
-		for (size_t k = 0; k < w->t->count && !any; k++)
-			any = w->t->slices[k].dep_id != 0;
-		if (!any)
-			continue;
-		struct cmdix cx;
-		if (build_cmdix(&cx, pl->dts[pi].t))
-			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-		for (size_t k = 0; k < w->t->count; k++) {
-			const struct tp_slice *s = &w->t->slices[k];
-			if (!s->dep_id)
-				continue;
-			long src = cmdix_find(&cx, s->dep_id, s->start_ns);
-			if (src < 0)
-				continue;
-			/* A command cannot wait for one that starts with or after it; such a match
-			 * is an id collision, and drawing it would pair flow ends wrongly. */
-			int64_t src_ns = pl->dts[pi].t->slices[src].start_ns;
-			if (src_ns >= s->start_ns) {
-				pl->flows_skipped++;
-				continue;
-			}
-			pl->edges[pl->nedges++] =
-			    (struct edge){(uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0};
-		}
-		tp_free(cx.key);
-	}
-	plan_model_flows(pl);
-	if (!pl->nedges)
-		return TP_OK;
-	pl->by_src = tp_malloc(pl->nedges * sizeof *pl->by_src);
-	if (!pl->by_src)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	int st = sort_edges_by_src(pl);
-	return st ? st : assign_flow_ids(pl, d);
-}
-
-static int u64_less(const uint64_t *x, const uint64_t *y)
-{
-	return *x < *y;
-}
-
-/* by_src order: source slice id (dtrack, then index), then edge index; keys are unique. */
-DEFINE_SORT(src_sort, uint64_t, u64_less)
-
-static uint64_t src_key(const struct plan *pl, size_t i)
-{
-	const struct edge *e = &pl->edges[i];
-	return (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
-}
-
-#define SRC_RUNS 256
-
-/* A run of edges (in destination order) whose sources lie on one track. */
-struct srun {
-	uint64_t first; /* by_src key of its first edge */
-	size_t from, to;
-};
-
-static int srun_less(const struct srun *x, const struct srun *y)
-{
-	return x->first < y->first;
-}
-
-DEFINE_SORT(srun_sort, struct srun, srun_less)
-
-/* Fills by_src in source order. The edges come in destination order: a few long runs, one per
- * waiting track, each with all its sources on the partner track and nearly always ascending.
- * Laying those runs out by their first key gives nearly sorted keys, which an insertion sort
- * finishes in O(n); the full sort is only the fallback. The result is the same either way, as
- * the keys are unique. */
-static int sort_edges_by_src(struct plan *pl)
-{
-	struct srun runs[SRC_RUNS];
-	size_t nruns = 0, at = 0;
-	for (size_t i = 0; i < pl->nedges && nruns <= SRC_RUNS; i++) {
-		if (i && pl->edges[i].src_dt == pl->edges[i - 1].src_dt)
-			continue;
-		if (nruns < SRC_RUNS)
-			runs[nruns] = (struct srun){src_key(pl, i), i, i};
-		if (nruns)
-			runs[nruns - 1].to = i;
-		nruns++;
-	}
-	if (nruns && nruns <= SRC_RUNS) {
-		runs[nruns - 1].to = pl->nedges;
-		srun_sort(runs, nruns);
-		for (size_t r = 0; r < nruns; r++)
-			for (size_t i = runs[r].from; i < runs[r].to; i++)
-				pl->by_src[at++] = src_key(pl, i);
-	} else {
-		for (size_t i = 0; i < pl->nedges; i++)
-			pl->by_src[i] = src_key(pl, i);
-	}
-	/* Dependencies that do not quite ascend leave a few keys out of place (g200k: 890 of
-	 * 307 k): an insertion sort moving at most 8 keys per key on average puts them right in
-	 * O(n); past that budget the keys (still a permutation) get the full sort. */
-	uint64_t *a = pl->by_src;
-	size_t budget = 8 * pl->nedges;
-	int done = 1;
-	for (size_t i = 1; i < pl->nedges && done; i++) {
-		uint64_t x = a[i];
-		size_t j = i;
-		while (j && a[j - 1] > x) {
-			if (!budget--) {
-				done = 0;
-				break;
-			}
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = x;
-	}
-	if (!done)
-		src_sort(pl->by_src, pl->nedges);
-	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
-	size_t run = 0;
-	for (size_t i = 0; i < pl->nedges; i++) {
-		struct edge *e = src_edge(pl, i);
-		run = i && pl->by_src[i] >> 32 == pl->by_src[i - 1] >> 32 ? run + 1 : 0;
-		if (run >= TP_SINK_MAX_FLOWS) {
-			e->flow_id = EDGE_DROPPED;
-			pl->flows_dropped++;
-		}
-	}
-	return TP_OK;
-}
-
-/* Min-heap of (key, id) pairs. */
-struct heap {
-	struct hent {
-		int64_t key;
-		uint64_t id;
-	} * a;
-	size_t n, cap;
-};
 
 static int hless(const struct hent *x, const struct hent *y)
 {
@@ -1278,29 +1086,303 @@ static uint64_t idset_take(struct idset *f)
 	return (uint64_t)f->lo * 64 + b + 1;
 }
 
+/* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
+static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
+                    uint32_t flow_id)
+{
+	struct erun *r = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
+	if (!r || r->src_dt != sdt || r->dst_dt != ddt) {
+		struct erun *n = tp_grow(pl->runs, sizeof *pl->runs, pl->nruns + 1, &pl->cap_runs);
+		if (!n)
+			return TP_ENOMEM;
+		pl->runs = n;
+		r = &pl->runs[pl->nruns++];
+		*r = (struct erun){sdt, ddt, (uint32_t)pl->nedges, (uint32_t)pl->nedges, 0, 0};
+	}
+	pl->edges[pl->nedges++] = (struct edge){si, di, flow_id};
+	r->to = (uint32_t)pl->nedges;
+	return TP_OK;
+}
+
+/* An edge with both its dtracks: only while the model's flows are sorted in. */
+struct wedge {
+	uint32_t src_dt, src_idx, dst_dt, dst_idx;
+};
+
+static int wedge_dst_cmp(const void *x, const void *y)
+{
+	const struct wedge *a = x, *b = y;
+	if (a->dst_dt != b->dst_dt)
+		return a->dst_dt < b->dst_dt ? -1 : 1;
+	if (a->dst_idx != b->dst_idx)
+		return a->dst_idx < b->dst_idx ? -1 : 1;
+	if (a->src_dt != b->src_dt)
+		return a->src_dt < b->src_dt ? -1 : 1;
+	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
+}
+
+/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
+ * and the target starts after the source. The drive walks edges in destination order and a
+ * slice ends at most one flow, so all edges are re-sorted by destination (through a
+ * temporary list of 16 bytes per edge, only when the model has flows) and a second flow into
+ * the same slice is dropped (counted). */
+static int plan_model_flows(struct plan *pl)
+{
+	const struct tp_profile *p = pl->p;
+	if (!p->num_flows)
+		return TP_OK;
+	struct wedge *w = tp_malloc((pl->nedges + p->num_flows) * sizeof *w);
+	if (!w)
+		return TP_ENOMEM;
+	size_t n = 0;
+	for (size_t r = 0; r < pl->nruns; r++)
+		for (uint32_t i = pl->runs[r].from; i < pl->runs[r].to; i++)
+			w[n++] = (struct wedge){pl->runs[r].src_dt, pl->edges[i].src_idx,
+			                        pl->runs[r].dst_dt, pl->edges[i].dst_idx};
+	size_t before = n;
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		long sdt = -1, ddt = -1;
+		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
+			if (pl->dts[k].model_track < 0)
+				continue;
+			if (pl->dts[k].model_track == f->from_track)
+				sdt = (long)k;
+			if (pl->dts[k].model_track == f->to_track)
+				ddt = (long)k;
+		}
+		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
+		    pl->dts[ddt].t->count > UINT32_MAX) {
+			pl->flows_skipped++;
+			continue;
+		}
+		long si = enclosing(pl->dts[sdt].t, f->from_ns);
+		long di = enclosing(pl->dts[ddt].t, f->to_ns);
+		if (si < 0 || di < 0 ||
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
+			pl->flows_skipped++;
+			continue;
+		}
+		w[n++] = (struct wedge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di};
+	}
+	int st = TP_OK;
+	if (n > before) {
+		qsort(w, n, sizeof *w, wedge_dst_cmp);
+		pl->nedges = 0;
+		pl->nruns = 0;
+		for (size_t i = 0; i < n && !st; i++) {
+			uint32_t id = 0;
+			if (i && w[i].dst_dt == w[i - 1].dst_dt && w[i].dst_idx == w[i - 1].dst_idx) {
+				id = EDGE_DROPPED;
+				pl->flows_dropped++;
+			}
+			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx, id);
+		}
+	}
+	tp_free(w);
+	return st;
+}
+
+/* Fills blkmin (per run and block of EBLK edges: the smallest source index from that block
+ * to the run's end) and the runs grouped by source dtrack (srcruns, srcoff). */
+static int index_edges(struct plan *pl)
+{
+	size_t nblk = 0;
+	for (size_t r = 0; r < pl->nruns; r++) {
+		pl->runs[r].blk = (uint32_t)nblk; /* nblk <= nedges < 2^32: each run has an edge */
+		nblk += (pl->runs[r].to - pl->runs[r].from + EBLK - 1) / EBLK;
+	}
+	pl->blkmin = tp_malloc(nblk * sizeof *pl->blkmin);
+	pl->srcoff = tp_calloc(pl->ndts + 1, sizeof *pl->srcoff);
+	pl->srcruns = tp_malloc(pl->nruns * sizeof *pl->srcruns);
+	if (!pl->blkmin || !pl->srcoff || !pl->srcruns)
+		return TP_ENOMEM;
+	for (size_t r = 0; r < pl->nruns; r++) {
+		const struct erun *x = &pl->runs[r];
+		uint32_t m = UINT32_MAX;
+		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 0;) {
+			uint32_t end = x->to - x->from - b * EBLK > EBLK ? x->from + (b + 1) * EBLK
+			                                                   : x->to;
+			for (uint32_t i = x->from + b * EBLK; i < end; i++)
+				if (pl->edges[i].src_idx < m)
+					m = pl->edges[i].src_idx;
+			pl->blkmin[x->blk + b] = m;
+		}
+		pl->srcoff[x->src_dt + 1]++;
+	}
+	for (size_t dt = 0; dt < pl->ndts; dt++)
+		pl->srcoff[dt + 1] += pl->srcoff[dt];
+	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
+	if (!fill)
+		return TP_ENOMEM;
+	memcpy(fill, pl->srcoff, (pl->ndts + 1) * sizeof *fill);
+	for (size_t r = 0; r < pl->nruns; r++)
+		pl->srcruns[fill[pl->runs[r].src_dt]++] = (uint32_t)r;
+	tp_free(fill);
+	return TP_OK;
+}
+
+/* Starts walking the edges whose source lies on dtrack dt in source order. */
+static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
+{
+	it->runs.n = 0;
+	it->pend.n = 0;
+	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
+		struct erun *r = &pl->runs[pl->srcruns[k]];
+		r->next = r->from;
+		if (heap_push(&it->runs, pl->blkmin[r->blk], pl->srcruns[k]))
+			return TP_ENOMEM;
+	}
+	return TP_OK;
+}
+
+/* The next edge of the walk started by srcit_start, in (source index, edge index) order:
+ * returns 1 and sets *e (edge index) and *run, 0 when no edge is left, TP_ENOMEM. An edge is
+ * handed out once every edge that could precede it has been pulled: when the heap's head
+ * has a smaller source index than any run's edges still to pull (blkmin). */
+static int srcit_next(struct plan *pl, struct srcit *it, uint32_t *e, uint32_t *run)
+{
+	for (;;) {
+		if (it->pend.n && (!it->runs.n || it->pend.a[0].key < it->runs.a[0].key)) {
+			struct hent h = heap_pop(&it->pend);
+			*e = (uint32_t)(h.id >> 32);
+			*run = (uint32_t)h.id;
+			return 1;
+		}
+		if (!it->runs.n)
+			return 0;
+		struct hent h = heap_pop(&it->runs);
+		struct erun *r = &pl->runs[h.id];
+		uint32_t end = r->to - r->next > EBLK ? r->next + EBLK : r->to;
+		for (uint32_t i = r->next; i < end; i++)
+			if (heap_push(&it->pend, pl->edges[i].src_idx, (uint64_t)i << 32 | h.id))
+				return TP_ENOMEM;
+		r->next = end;
+		if (end < r->to &&
+		    heap_push(&it->runs, pl->blkmin[r->blk + (end - r->from) / EBLK], h.id))
+			return TP_ENOMEM;
+	}
+}
+
+static void srcit_free(struct srcit *it)
+{
+	tp_free(it->runs.a);
+	tp_free(it->pend.a);
+	memset(it, 0, sizeof *it);
+}
+
+static int plan_flows(struct plan *pl, struct tp_diag *d)
+{
+	/* Edges are stored in 32-bit fields (slice and edge indices); allocate once for the
+	 * most there can be. */
+	size_t most = 0;
+	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
+		return TP_OK;
+	for (size_t i = 0; i < pl->ndts; i++)
+		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
+		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
+			for (size_t k = 0; k < pl->dts[i].t->count; k++)
+				most += pl->dts[i].t->slices[k].dep_id != 0;
+	most += pl->p->num_flows;
+	if (!most || most >= UINT32_MAX)
+		return TP_OK;
+	pl->edges = tp_malloc(most * sizeof *pl->edges);
+	if (!pl->edges)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	pl->cap_edges = most;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		const struct dtrack *w = &pl->dts[i];
+		long pi = partner(pl, i);
+		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		int any = 0;
+		for (size_t k = 0; k < w->t->count && !any; k++)
+			any = w->t->slices[k].dep_id != 0;
+		if (!any)
+			continue;
+		struct cmdix cx;
+		if (build_cmdix(&cx, pl->dts[pi].t))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+		for (size_t k = 0; k < w->t->count; k++) {
+			const struct tp_slice *s = &w->t->slices[k];
+			if (!s->dep_id)
+				continue;
+			long src = cmdix_find(&cx, s->dep_id, s->start_ns);
+			if (src < 0)
+				continue;
+			/* A command cannot wait for one that starts with or after it; such a match
+			 * is an id collision, and drawing it would pair flow ends wrongly. */
+			int64_t src_ns = pl->dts[pi].t->slices[src].start_ns;
+			if (src_ns >= s->start_ns) {
+				pl->flows_skipped++;
+				continue;
+			}
+			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0)) {
+				tp_free(cx.key);
+				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+			}
+		}
+		tp_free(cx.key);
+	}
+	if (plan_model_flows(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	if (!pl->nedges)
+		return TP_OK;
+	if (index_edges(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	return assign_flow_ids(pl, d);
+}
+
+
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
  * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
  * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
  * sequences (whose order the reader does not promise) can never pair the wrong ends.
- * Flows are taken in source-start order by merging the runs of by_src (one run per source
- * track, already in start order) through a heap of run heads, ties broken by position in
- * by_src: memory O(tracks + open flows), no copy of the edge list. */
+ * Flows are taken in source-start order by merging the source-order walks of the source
+ * dtracks (srcit; each in start order, as a track's slices are) through a heap of their
+ * heads, ties broken by source dtrack, then source index and edge index (the walk's order);
+ * a source slice keeps its first TP_SINK_MAX_FLOWS flows in that order. Memory O(tracks +
+ * open flows + the walks' heaps), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct heap runs = {0}, busy = {0};
+	struct heap heads = {0}, busy = {0};
 	struct idset freed = {0};
-	int st = TP_OK;
-	for (size_t i = 0; i < pl->nedges && !st; i++)
-		if (i == 0 || src_edge(pl, i)->src_dt != src_edge(pl, i - 1)->src_dt)
-			st = heap_push(&runs, edge_src_ns(pl, src_edge(pl, i)), i);
+	struct srcit *it = tp_calloc(pl->ndts, sizeof *it);
+	struct head {
+		uint32_t e, run; /* the walk's current edge */
+		uint32_t last;   /* source index of the edge before it */
+		uint32_t same;   /* edges before it with that source (0: none or a new source) */
+	} *hd = tp_calloc(pl->ndts, sizeof *hd);
+	int st = it && hd ? TP_OK : TP_ENOMEM;
+	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
+		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
+			continue;
+		int k = srcit_start(pl, &it[dt], (uint32_t)dt);
+		if (!k)
+			k = srcit_next(pl, &it[dt], &hd[dt].e, &hd[dt].run);
+		if (k < 0)
+			st = k;
+		else if (k)
+			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, pl->edges[hd[dt].e].src_idx),
+			               dt);
+		hd[dt].last = UINT32_MAX;
+	}
 	uint64_t next = 0;
-	while (runs.n && !st) {
-		struct hent h = heap_pop(&runs);
+	while (heads.n && !st) {
+		struct hent h = heap_pop(&heads);
+		uint32_t dt = (uint32_t)h.id;
+		struct head *x = &hd[dt];
 		for (;;) {
-			size_t pos = (size_t)h.id;
-			struct edge *e = src_edge(pl, pos);
+			struct edge *e = &pl->edges[x->e];
+			const struct erun *r = &pl->runs[x->run];
+			x->same = e->src_idx == x->last ? x->same + 1 : 0;
+			x->last = e->src_idx;
+			if (x->same >= TP_SINK_MAX_FLOWS) {
+				e->flow_id = EDGE_DROPPED;
+				pl->flows_dropped++;
+			}
 			if (e->flow_id != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
@@ -1311,23 +1393,30 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 					break;
 				uint64_t id = idset_take(&freed);
 				e->flow_id = (uint32_t)(id ? id : ++next);
-				if ((st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id)))
+				if ((st = heap_push(&busy, slice_ns(pl, r->dst_dt, e->dst_idx),
+				                    e->flow_id)))
 					break;
 			}
-			/* The run's next edge: taken at once while it still precedes every other
-			 * run's head (the same order as pushing it and popping the minimum). */
-			if (pos + 1 >= pl->nedges || src_edge(pl, pos + 1)->src_dt != e->src_dt)
+			/* The walk's next edge: taken at once while it still precedes every other
+			 * walk's head (the same order as pushing it and popping the minimum). */
+			int k = srcit_next(pl, &it[dt], &x->e, &x->run);
+			if (k <= 0) {
+				st = k;
 				break;
-			struct hent nx = {edge_src_ns(pl, src_edge(pl, pos + 1)),
-			                  (uint64_t)pos + 1};
-			if (runs.n && !hless(&nx, &runs.a[0])) {
-				st = heap_push(&runs, nx.key, nx.id);
+			}
+			struct hent nx = {slice_ns(pl, dt, pl->edges[x->e].src_idx), dt};
+			if (heads.n && !hless(&nx, &heads.a[0])) {
+				st = heap_push(&heads, nx.key, nx.id);
 				break;
 			}
 			h = nx;
 		}
 	}
-	tp_free(runs.a);
+	for (size_t dt = 0; it && dt < pl->ndts; dt++)
+		srcit_free(&it[dt]);
+	tp_free(it);
+	tp_free(hd);
+	tp_free(heads.a);
 	tp_free(busy.a);
 	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
@@ -1433,7 +1522,11 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->dts);
 	tp_free(pl->der);
 	tp_free(pl->edges);
-	tp_free(pl->by_src);
+	tp_free(pl->runs);
+	tp_free(pl->blkmin);
+	tp_free(pl->srcruns);
+	tp_free(pl->srcoff);
+	srcit_free(&pl->dit);
 	tp_arena_free(&pl->arena);
 }
 
@@ -1441,8 +1534,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
                    struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
-	size_t ei = 0; /* next edge in dst order */
-	size_t si = 0; /* next edge in src order */
+	size_t ei = 0, ri = 0; /* next edge in dst order, its run */
 	struct tp_slice tmp;
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct dtrack *dt = &pl->dts[ti];
@@ -1453,8 +1545,16 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		while (si < pl->nedges && src_edge(pl, si)->src_dt < ti)
-			si++;
+		/* This track's outgoing edges in source order: oe (in run orun) is the next. */
+		uint32_t oe = 0, orun = 0;
+		int have = 0;
+		if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
+			have = srcit_start(pl, &pl->dit, (uint32_t)ti);
+			if (!have)
+				have = srcit_next(pl, &pl->dit, &oe, &orun);
+			if (have < 0)
+				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+		}
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
 			uint64_t id = dt->base_id + k + 1;
@@ -1474,19 +1574,24 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->parent_id = parent;
 			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
 			ss->flow_in = 0;
-			while (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) < id)
-				ei++;
-			if (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) == id &&
+			for (; ei < pl->nedges; ei++) {
+				while (pl->runs[ri].to <= ei)
+					ri++;
+				if (slice_id(pl, pl->runs[ri].dst_dt, pl->edges[ei].dst_idx) >= id)
+					break;
+			}
+			if (ei < pl->nedges &&
+			    slice_id(pl, pl->runs[ri].dst_dt, pl->edges[ei].dst_idx) == id &&
 			    pl->edges[ei].flow_id != EDGE_DROPPED)
 				ss->flow_in = pl->edges[ei].flow_id;
 			ss->num_flows_out = 0;
-			while (si < pl->nedges) {
-				const struct edge *e = src_edge(pl, si);
-				if (e->src_dt != ti || e->src_idx > k)
-					break;
-				if (e->src_idx == k && e->flow_id != EDGE_DROPPED)
+			while (have > 0 && pl->edges[oe].src_idx <= k) {
+				const struct edge *e = &pl->edges[oe];
+				if (e->src_idx == k && e->flow_id != EDGE_DROPPED &&
+				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
 					ss->flows_out[ss->num_flows_out++] = e->flow_id;
-				si++;
+				if ((have = srcit_next(pl, &pl->dit, &oe, &orun)) < 0)
+					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
@@ -1548,12 +1653,15 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		for (size_t k = 0; k < c->count && !st; k++)
 			st = sink->counter(sink->ctx, t, c->samples[k].ts_ns, c->samples[k].value);
 	}
-	for (size_t i = 0; i < pl->nedges && !st; i++) {
-		const struct edge *e = &pl->edges[i];
-		if (e->flow_id == EDGE_DROPPED || !sink->flow)
-			continue;
-		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
-		                edge_dst_id(pl, e));
+	for (size_t r = 0; r < pl->nruns && !st && sink->flow; r++) {
+		const struct erun *x = &pl->runs[r];
+		for (uint32_t i = x->from; i < x->to && !st; i++) {
+			const struct edge *e = &pl->edges[i];
+			if (e->flow_id != EDGE_DROPPED)
+				st = sink->flow(sink->ctx, e->flow_id,
+				                slice_id(pl, x->src_dt, e->src_idx),
+				                slice_id(pl, x->dst_dt, e->dst_idx));
+		}
 	}
 out:
 	if (begun && sink->end) {

@@ -488,13 +488,234 @@ static void test_many_flows(void **state)
 	}
 }
 
+/* Flows against a reference written from the documented rules (docs/trace-outputs.md), on
+ * two cores whose TIU and GDMA wait for each other with repeated cmd ids (so the partner
+ * lookup needs its index), sources far out of order (more than a block of the source-order
+ * walk), hot sources with more than TP_SINK_MAX_FLOWS waiters, and model flows between the
+ * cores' TIU tracks that compete with dependencies for the same waiting slice:
+ *   - a waiter's source is the partner's latest command with its dep_id that started no
+ *     later; no flow when that one starts at the same time;
+ *   - a slice ends at most one flow: of the edges into it, the first by source slice id;
+ *   - a source keeps its first TP_SINK_MAX_FLOWS edges by waiting slice id;
+ *   - in order of (source start, source id, waiter id), a flow takes the smallest id not
+ *     held by a flow whose waiter starts at or after its source's start.
+ * The sink must report exactly these flows (in waiter order), flow_in and flows_out. */
+#define RN 3000 /* commands per track */
+#define RT 4    /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
+#define RF 40   /* model flows */
+
+struct rslice {
+	int track, idx;
+	uint64_t flow_in, out[TP_SINK_MAX_FLOWS];
+	size_t nout;
+};
+
+struct rref {
+	const struct tp_profile *p;
+	uint64_t ids[RT][RN]; /* slice id by model track and index */
+	struct rslice *by_id; /* RT * RN + 1 */
+	uint64_t (*flows)[3];
+	size_t nflows;
+};
+
+static int rr_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct rref *r = ctx;
+	int t = s->track->model_track;
+	assert_true(t >= 0 && t < RT && s->id >= 1 && s->id <= RT * RN);
+	int idx = (int)(s->slice - r->p->tracks[t].slices);
+	r->ids[t][idx] = s->id;
+	struct rslice *x = &r->by_id[s->id];
+	x->track = t;
+	x->idx = idx;
+	x->flow_in = s->flow_in;
+	x->nout = s->num_flows_out;
+	memcpy(x->out, s->flows_out, s->num_flows_out * sizeof *x->out);
+	return TP_OK;
+}
+
+static int rr_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
+{
+	struct rref *r = ctx;
+	r->flows[r->nflows][0] = id;
+	r->flows[r->nflows][1] = from;
+	r->flows[r->nflows][2] = to;
+	r->nflows++;
+	return TP_OK;
+}
+
+struct redge {
+	uint64_t src, dst, id;
+	int64_t src_ns, dst_ns;
+	int dropped;
+};
+
+static int redge_dst_cmp(const void *x, const void *y)
+{
+	const struct redge *a = x, *b = y;
+	if (a->dst != b->dst)
+		return a->dst < b->dst ? -1 : 1;
+	return a->src < b->src ? -1 : a->src > b->src;
+}
+
+static int redge_src_cmp(const void *x, const void *y)
+{
+	const struct redge *a = *(const struct redge *const *)x, *b = *(const struct redge *const *)y;
+	if (a->src_ns != b->src_ns)
+		return a->src_ns < b->src_ns ? -1 : 1;
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+static void test_flows_reference(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "d", 0, 2);
+	int tr[RT];
+	for (int c = 0; c < 2; c++) {
+		tr[2 * c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, "TIU", 1000);
+		tr[2 * c + 1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, "GDMA", 1000);
+	}
+	uint32_t seed = 12345;
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 8) % 1000003u)
+	for (int t = 0; t < RT; t++)
+		for (int j = 0; j < RN; j++) {
+			/* Non-overlapping, start ties across tracks; cmd ids repeat every 700. */
+			int64_t b = (int64_t)j * 10 + (int64_t)(RND() % 3);
+			struct tp_slice *s = fx_cmd(p, tr[t], t % 2 ? "ld" : "mm", "x", b, b + 5,
+			                            (uint32_t)(j % 700) + 1);
+			uint32_t r = (uint32_t)RND() % 100;
+			if (r < 60 && j > 0) /* a recent command of the partner */
+				s->dep_id = (uint32_t)((j - 1 - (int)(RND() % 4)) % 700 + 700) % 700 + 1;
+			else if (r < 70) /* far back, or ahead (then an older command or none) */
+				s->dep_id = (uint32_t)(RND() % 700) + 1;
+			else if (r < 80) /* a hot source */
+				s->dep_id = 5;
+		}
+	for (int i = 0; i < RF; i++) {
+		int a = (int)(RND() % RN), b = (int)(RND() % RN);
+		struct tp_flow f = {tr[i % 2 ? 0 : 2], tr[i % 2 ? 2 : 0], 0, 0};
+		f.from_ns = (int64_t)a * 10 + 3; /* inside slice a (starts at most 2 later) */
+		f.to_ns = (int64_t)b * 10 + 3;
+		assert_int_equal(tp_profile_add_flow(p, &f), TP_OK);
+	}
+#undef RND
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+
+	struct rref r = {p, {{0}}, calloc(RT * RN + 1, sizeof(struct rslice)),
+	                 calloc(2 * RT * RN + RF, sizeof *r.flows), 0};
+	assert_non_null(r.by_id);
+	assert_non_null(r.flows);
+	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+
+	/* The reference edges. */
+	struct redge *e = calloc(RT * RN + RF, sizeof *e);
+	assert_non_null(e);
+	size_t ne = 0;
+	for (int t = 0; t < RT; t++) {
+		const struct tp_track *w = &p->tracks[tr[t]], *q = &p->tracks[tr[t ^ 1]];
+		for (size_t k = 0; k < w->count; k++) {
+			const struct tp_slice *s = &w->slices[k];
+			if (!s->dep_id)
+				continue;
+			long best = -1;
+			for (size_t j = 0; j < q->count; j++)
+				if (q->slices[j].cmd_id == s->dep_id && q->slices[j].start_ns <= s->start_ns)
+					best = (long)j;
+			if (best < 0 || q->slices[best].start_ns == s->start_ns)
+				continue;
+			e[ne++] = (struct redge){r.ids[t ^ 1][best], r.ids[t][k], 0,
+			                         q->slices[best].start_ns, s->start_ns, 0};
+		}
+	}
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		int ft = f->from_track == tr[0] ? 0 : 2, tt = f->to_track == tr[0] ? 0 : 2;
+		size_t a = (size_t)(f->from_ns / 10), b = (size_t)(f->to_ns / 10);
+		const struct tp_slice *x = &p->tracks[tr[ft]].slices[a],
+		                      *y = &p->tracks[tr[tt]].slices[b];
+		assert_true(x->start_ns <= f->from_ns && x->end_ns >= f->from_ns);
+		if (x->start_ns < y->start_ns)
+			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0, x->start_ns,
+			                         y->start_ns, 0};
+	}
+	qsort(e, ne, sizeof *e, redge_dst_cmp);
+	size_t hot = 0, dup = 0;
+	for (size_t i = 1; i < ne; i++)
+		if (e[i].dst == e[i - 1].dst)
+			e[i].dropped = 1, dup++;
+	for (size_t i = 0; i < ne; i++) {
+		size_t before = 0;
+		for (size_t j = 0; j < i; j++)
+			before += e[j].src == e[i].src;
+		if (before >= TP_SINK_MAX_FLOWS)
+			e[i].dropped = 1, hot++;
+	}
+	assert_true(dup > 0 && hot > 0); /* the cases are exercised */
+	struct redge **o = calloc(ne, sizeof *o);
+	assert_non_null(o);
+	size_t no = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (!e[i].dropped)
+			o[no++] = &e[i];
+	qsort(o, no, sizeof *o, redge_src_cmp);
+	for (size_t i = 0; i < no; i++) {
+		uint64_t id = 1;
+		for (;; id++) {
+			size_t j = 0;
+			while (j < i && !(o[j]->id == id && o[j]->dst_ns >= o[i]->src_ns))
+				j++;
+			if (j == i)
+				break;
+		}
+		o[i]->id = id;
+	}
+
+	/* What the sink reported. */
+	size_t k = 0;
+	for (size_t i = 0; i < ne; i++) {
+		if (e[i].dropped)
+			continue;
+		assert_true(k < r.nflows);
+		assert_int_equal(r.flows[k][0], e[i].id);
+		assert_int_equal(r.flows[k][1], e[i].src);
+		assert_int_equal(r.flows[k][2], e[i].dst);
+		assert_int_equal(r.by_id[e[i].dst].flow_in, e[i].id);
+		k++;
+	}
+	assert_int_equal(k, r.nflows);
+	size_t ins = 0;
+	for (uint64_t id = 1; id <= RT * RN; id++) {
+		ins += r.by_id[id].flow_in != 0;
+		size_t n = 0;
+		for (size_t i = 0; i < ne; i++)
+			if (!e[i].dropped && e[i].src == id) {
+				assert_true(n < r.by_id[id].nout);
+				assert_int_equal(r.by_id[id].out[n], e[i].id);
+				n++;
+			}
+		assert_int_equal(n, r.by_id[id].nout);
+	}
+	assert_int_equal(ins, k);
+	free(o);
+	free(e);
+	free(r.by_id);
+	free(r.flows);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tracks), cmocka_unit_test(test_slices_lanes_nesting_flows),
 	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
 	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
-	    cmocka_unit_test(test_many_flows),
+	    cmocka_unit_test(test_many_flows), cmocka_unit_test(test_flows_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
