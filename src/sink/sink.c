@@ -15,8 +15,9 @@
  *
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
- * dependency edges + counter windows), never O(output); an edge costs 12 bytes (struct edge),
- * edges in source order are walked, not stored.
+ * dependency edges + counter windows), never O(output): an edge costs 4 bytes (its flow id;
+ * 12 with its ends stored, see struct edge), and edges in source order are walked, not
+ * stored.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -47,30 +48,40 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* One dependency (12 bytes: a profile can have one per command). Edges are kept in
- * waiting-slice (dst) order, in runs of one (source dtrack, waiting dtrack) pair (struct erun),
- * so the tracks are stored once per run, not per edge. The flow is open from the source's
- * start to the waiter's start. */
+/* Dependency edges (flows). The plan keeps one flow id per edge (4 bytes: a profile can have
+ * one edge per command), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
+ * dtrack) pair (struct erun). Where it can, it stores nothing else: an edge's ends are found
+ * again by walking its run's waiting track and matching each dep_id on the partner track
+ * (ewalk_next; deterministic, so every walk yields the same edges in the same order). The ends
+ * are stored (struct edge, 8 more bytes per edge) only when a partner track's cmd ids are not
+ * in order (matching would need an index of 8 bytes per partner command for the whole drive)
+ * or the model has explicit flows (sorted in among the dependencies). A flow is open from its
+ * source's start to its waiter's start. */
 struct edge {
 	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
-	uint32_t flow_id;          /* small, reused once a flow has ended (see assign_flow_ids);
-	                              EDGE_DROPPED: not drawn */
 };
-#define EDGE_DROPPED UINT32_MAX
+#define EDGE_DROPPED UINT32_MAX /* flow id of an edge that is not drawn */
 
-/* Edges in source order are not stored: an iterator (struct srcit) walks the runs whose
- * sources lie on one track and reorders their edges through a heap, pulling EBLK edges of a
- * run at a time. Each run keeps, per block of EBLK edges, the smallest source index of the
- * edges from that block to the run's end (blkmin), so the iterator knows when no edge still
- * to pull can come before the heap's head. Dependencies nearly ascend, so the heap holds
- * about one block per run. */
+/* A walk along one run: the next edge, and (ends not stored) the next waiting slice to match
+ * and the partner search's hint. */
+struct ewalk {
+	uint32_t e;
+	size_t k, hint;
+};
+
+/* Edges in source order are not stored either: struct srcit walks the runs whose sources lie
+ * on one track and reorders their edges through a heap, pulling EBLK edges of a run at a
+ * time. Each run keeps, per block of EBLK edges, the smallest source index of the edges from
+ * that block to the run's end (blkmin), so the walk knows when no edge still to pull can come
+ * before the heap's head. Dependencies nearly ascend, so the heap holds about one block per
+ * run. */
 #define EBLK 256
 
 struct erun {
 	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
 	uint32_t from, to;       /* edges [from, to) */
 	uint32_t blk;            /* its first entry in plan.blkmin */
-	uint32_t next;           /* iterator cursor: next edge not pulled (from + k * EBLK) */
+	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
 };
 
 /* Min-heap of (key, id) pairs. */
@@ -82,10 +93,21 @@ struct heap {
 	size_t n, cap;
 };
 
+/* An edge pulled by a source-order walk: its ends, index and run. */
+struct pent {
+	uint32_t src, dst, e, run;
+};
+
+/* Min-heap of pulled edges by (src, e). */
+struct pheap {
+	struct pent *a;
+	size_t n, cap;
+};
+
 /* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
 struct srcit {
-	struct heap runs; /* runs with edges still to pull: (blkmin of their next block, run) */
-	struct heap pend; /* pulled edges: (src_idx, edge index << 32 | run) */
+	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
+	struct pheap pend; /* pulled edges */
 };
 
 struct derived {
@@ -108,8 +130,9 @@ struct plan {
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
-	struct edge *edges; /* in waiting-slice (dst) order */
-	size_t nedges, cap_edges;
+	uint32_t *flow;     /* flow id per edge, in waiting-slice (dst) order */
+	struct edge *edges; /* their ends, when stored (else NULL: see ewalk_next) */
+	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
 	size_t nruns, cap_runs;
 	uint32_t *blkmin;   /* per run and block: smallest src_idx from the block to the run's end */
@@ -1086,6 +1109,66 @@ static uint64_t idset_take(struct idset *f)
 	return (uint64_t)f->lo * 64 + b + 1;
 }
 
+/* Whether a track's cmd ids never decrease (then its commands are searched without an
+ * index). */
+static int cmd_ascending(const struct tp_track *t)
+{
+	for (size_t k = 1; k < t->count; k++)
+		if (t->slices[k].cmd_id < t->slices[k - 1].cmd_id)
+			return 0;
+	return 1;
+}
+
+/* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
+ * command with that cmd id that started no later; -1 when there is none, -2 when it does not
+ * start before s (an id collision: drawing it would pair flow ends wrongly). */
+static long dep_match(struct cmdix *cx, const struct tp_slice *s)
+{
+	long src = cmdix_find(cx, s->dep_id, s->start_ns);
+	if (src < 0)
+		return -1;
+	return cx->t->slices[src].start_ns >= s->start_ns ? -2 : src;
+}
+
+static void ewalk_start(const struct erun *r, struct ewalk *w)
+{
+	w->e = r->from;
+	w->k = 0;
+	w->hint = 0;
+}
+
+/* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
+ * source and waiting dtracks), 0 past the run's end. Without stored ends it matches the
+ * waiting track's dep_ids from where the walk stopped, as plan_flows did (only runs of
+ * dependencies on a partner in cmd id order exist then). */
+static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w,
+                      uint32_t *src, uint32_t *dst)
+{
+	if (w->e >= r->to)
+		return 0;
+	if (pl->edges) {
+		*src = pl->edges[w->e].src_idx;
+		*dst = pl->edges[w->e].dst_idx;
+		w->e++;
+		return 1;
+	}
+	const struct tp_track *t = pl->dts[r->dst_dt].t;
+	struct cmdix cx = {pl->dts[r->src_dt].t, NULL, w->hint};
+	while (w->k < t->count) {
+		size_t k = w->k++;
+		const struct tp_slice *s = &t->slices[k];
+		long m = s->dep_id ? dep_match(&cx, s) : -1;
+		if (m >= 0) {
+			*src = (uint32_t)m;
+			*dst = (uint32_t)k;
+			w->hint = cx.hint;
+			w->e++;
+			return 1;
+		}
+	}
+	return 0; /* not reached: the run has that many matches */
+}
+
 /* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
 static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
                     uint32_t flow_id)
@@ -1097,9 +1180,14 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 			return TP_ENOMEM;
 		pl->runs = n;
 		r = &pl->runs[pl->nruns++];
-		*r = (struct erun){sdt, ddt, (uint32_t)pl->nedges, (uint32_t)pl->nedges, 0, 0};
+		memset(r, 0, sizeof *r);
+		r->src_dt = sdt;
+		r->dst_dt = ddt;
+		r->from = r->to = (uint32_t)pl->nedges;
 	}
-	pl->edges[pl->nedges++] = (struct edge){si, di, flow_id};
+	if (pl->edges)
+		pl->edges[pl->nedges] = (struct edge){si, di};
+	pl->flow[pl->nedges++] = flow_id;
 	r->to = (uint32_t)pl->nedges;
 	return TP_OK;
 }
@@ -1124,12 +1212,12 @@ static int wedge_dst_cmp(const void *x, const void *y)
 /* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
  * and the target starts after the source. The drive walks edges in destination order and a
  * slice ends at most one flow, so all edges are re-sorted by destination (through a
- * temporary list of 16 bytes per edge, only when the model has flows) and a second flow into
- * the same slice is dropped (counted). */
+ * temporary list of 16 bytes per edge, only when the model has flows; the ends are stored
+ * then) and a second flow into the same slice is dropped (counted). */
 static int plan_model_flows(struct plan *pl)
 {
 	const struct tp_profile *p = pl->p;
-	if (!p->num_flows)
+	if (!p->num_flows || !pl->edges)
 		return TP_OK;
 	struct wedge *w = tp_malloc((pl->nedges + p->num_flows) * sizeof *w);
 	if (!w)
@@ -1195,31 +1283,78 @@ static int index_edges(struct plan *pl)
 	pl->blkmin = tp_malloc(nblk * sizeof *pl->blkmin);
 	pl->srcoff = tp_calloc(pl->ndts + 1, sizeof *pl->srcoff);
 	pl->srcruns = tp_malloc(pl->nruns * sizeof *pl->srcruns);
-	if (!pl->blkmin || !pl->srcoff || !pl->srcruns)
+	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
+	if (!pl->blkmin || !pl->srcoff || !pl->srcruns || !fill) {
+		tp_free(fill);
 		return TP_ENOMEM;
+	}
 	for (size_t r = 0; r < pl->nruns; r++) {
 		const struct erun *x = &pl->runs[r];
-		uint32_t m = UINT32_MAX;
-		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 0;) {
-			uint32_t end = x->to - x->from - b * EBLK > EBLK ? x->from + (b + 1) * EBLK
-			                                                   : x->to;
-			for (uint32_t i = x->from + b * EBLK; i < end; i++)
-				if (pl->edges[i].src_idx < m)
-					m = pl->edges[i].src_idx;
+		struct ewalk w;
+		ewalk_start(x, &w);
+		uint32_t src, dst;
+		for (uint32_t b = 0; w.e < x->to; b++) {
+			uint32_t m = UINT32_MAX;
+			for (uint32_t j = 0; j < EBLK && ewalk_next(pl, x, &w, &src, &dst); j++)
+				if (src < m)
+					m = src;
 			pl->blkmin[x->blk + b] = m;
 		}
+		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 1;)
+			if (pl->blkmin[x->blk + b] < pl->blkmin[x->blk + b - 1])
+				pl->blkmin[x->blk + b - 1] = pl->blkmin[x->blk + b];
 		pl->srcoff[x->src_dt + 1]++;
 	}
 	for (size_t dt = 0; dt < pl->ndts; dt++)
 		pl->srcoff[dt + 1] += pl->srcoff[dt];
-	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
-	if (!fill)
-		return TP_ENOMEM;
 	memcpy(fill, pl->srcoff, (pl->ndts + 1) * sizeof *fill);
 	for (size_t r = 0; r < pl->nruns; r++)
 		pl->srcruns[fill[pl->runs[r].src_dt]++] = (uint32_t)r;
 	tp_free(fill);
 	return TP_OK;
+}
+
+static int pless(const struct pent *x, const struct pent *y)
+{
+	return x->src < y->src || (x->src == y->src && x->e < y->e);
+}
+
+static int ppush(struct pheap *h, const struct pent *x)
+{
+	struct pent *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);
+	if (!na)
+		return TP_ENOMEM;
+	h->a = na;
+	size_t i = h->n++;
+	h->a[i] = *x;
+	while (i && pless(&h->a[i], &h->a[(i - 1) / 2])) {
+		struct pent t = h->a[i];
+		h->a[i] = h->a[(i - 1) / 2];
+		h->a[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return TP_OK;
+}
+
+static struct pent ppop(struct pheap *h)
+{
+	struct pent top = h->a[0];
+	h->a[0] = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && pless(&h->a[l], &h->a[m]))
+			m = l;
+		if (r < h->n && pless(&h->a[r], &h->a[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct pent t = h->a[i];
+		h->a[i] = h->a[m];
+		h->a[m] = t;
+		i = m;
+	}
+	return top;
 }
 
 /* Starts walking the edges whose source lies on dtrack dt in source order. */
@@ -1229,7 +1364,7 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 	it->pend.n = 0;
 	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
 		struct erun *r = &pl->runs[pl->srcruns[k]];
-		r->next = r->from;
+		ewalk_start(r, &r->w);
 		if (heap_push(&it->runs, pl->blkmin[r->blk], pl->srcruns[k]))
 			return TP_ENOMEM;
 	}
@@ -1237,29 +1372,29 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 }
 
 /* The next edge of the walk started by srcit_start, in (source index, edge index) order:
- * returns 1 and sets *e (edge index) and *run, 0 when no edge is left, TP_ENOMEM. An edge is
- * handed out once every edge that could precede it has been pulled: when the heap's head
- * has a smaller source index than any run's edges still to pull (blkmin). */
-static int srcit_next(struct plan *pl, struct srcit *it, uint32_t *e, uint32_t *run)
+ * returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
+ * edge that could precede it has been pulled: when the heap's head has a smaller source
+ * index than any run's edges still to pull (blkmin). */
+static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 {
 	for (;;) {
-		if (it->pend.n && (!it->runs.n || it->pend.a[0].key < it->runs.a[0].key)) {
-			struct hent h = heap_pop(&it->pend);
-			*e = (uint32_t)(h.id >> 32);
-			*run = (uint32_t)h.id;
+		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
+			*x = ppop(&it->pend);
 			return 1;
 		}
 		if (!it->runs.n)
 			return 0;
 		struct hent h = heap_pop(&it->runs);
 		struct erun *r = &pl->runs[h.id];
-		uint32_t end = r->to - r->next > EBLK ? r->next + EBLK : r->to;
-		for (uint32_t i = r->next; i < end; i++)
-			if (heap_push(&it->pend, pl->edges[i].src_idx, (uint64_t)i << 32 | h.id))
+		for (int j = 0; j < EBLK; j++) {
+			struct pent y = {0, 0, r->w.e, (uint32_t)h.id};
+			if (!ewalk_next(pl, r, &r->w, &y.src, &y.dst))
+				break;
+			if (ppush(&it->pend, &y))
 				return TP_ENOMEM;
-		r->next = end;
-		if (end < r->to &&
-		    heap_push(&it->runs, pl->blkmin[r->blk + (end - r->from) / EBLK], h.id))
+		}
+		if (r->w.e < r->to &&
+		    heap_push(&it->runs, pl->blkmin[r->blk + (r->w.e - r->from) / EBLK], h.id))
 			return TP_ENOMEM;
 	}
 }
@@ -1273,23 +1408,29 @@ static void srcit_free(struct srcit *it)
 
 static int plan_flows(struct plan *pl, struct tp_diag *d)
 {
-	/* Edges are stored in 32-bit fields (slice and edge indices); allocate once for the
-	 * most there can be. */
+	/* Edges are counted in 32 bits (slice and edge indices); the flow ids are allocated
+	 * once for the most there can be. */
 	size_t most = 0;
 	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
-	for (size_t i = 0; i < pl->ndts; i++)
-		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
-		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
-			for (size_t k = 0; k < pl->dts[i].t->count; k++)
-				most += pl->dts[i].t->slices[k].dep_id != 0;
+	int stored = pl->p->num_flows != 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		long pi = partner(pl, i);
+		if (pi < 0 || pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		size_t n = 0;
+		for (size_t k = 0; k < pl->dts[i].t->count; k++)
+			n += pl->dts[i].t->slices[k].dep_id != 0;
+		if (n && !stored && !cmd_ascending(pl->dts[pi].t))
+			stored = 1;
+		most += n;
+	}
 	most += pl->p->num_flows;
 	if (!most || most >= UINT32_MAX)
 		return TP_OK;
-	pl->edges = tp_malloc(most * sizeof *pl->edges);
-	if (!pl->edges)
+	pl->flow = tp_malloc(most * sizeof *pl->flow);
+	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	pl->cap_edges = most;
 	for (size_t i = 0; i < pl->ndts; i++) {
 		const struct dtrack *w = &pl->dts[i];
 		long pi = partner(pl, i);
@@ -1307,16 +1448,11 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 			const struct tp_slice *s = &w->t->slices[k];
 			if (!s->dep_id)
 				continue;
-			long src = cmdix_find(&cx, s->dep_id, s->start_ns);
+			long src = dep_match(&cx, s);
+			if (src == -2)
+				pl->flows_skipped++;
 			if (src < 0)
 				continue;
-			/* A command cannot wait for one that starts with or after it; such a match
-			 * is an id collision, and drawing it would pair flow ends wrongly. */
-			int64_t src_ns = pl->dts[pi].t->slices[src].start_ns;
-			if (src_ns >= s->start_ns) {
-				pl->flows_skipped++;
-				continue;
-			}
 			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0)) {
 				tp_free(cx.key);
 				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
@@ -1332,7 +1468,6 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	return assign_flow_ids(pl, d);
 }
-
 
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
@@ -1351,7 +1486,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	struct idset freed = {0};
 	struct srcit *it = tp_calloc(pl->ndts, sizeof *it);
 	struct head {
-		uint32_t e, run; /* the walk's current edge */
+		struct pent cur; /* the walk's current edge */
 		uint32_t last;   /* source index of the edge before it */
 		uint32_t same;   /* edges before it with that source (0: none or a new source) */
 	} *hd = tp_calloc(pl->ndts, sizeof *hd);
@@ -1359,15 +1494,14 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
 		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
 			continue;
+		hd[dt].last = UINT32_MAX;
 		int k = srcit_start(pl, &it[dt], (uint32_t)dt);
 		if (!k)
-			k = srcit_next(pl, &it[dt], &hd[dt].e, &hd[dt].run);
+			k = srcit_next(pl, &it[dt], &hd[dt].cur);
 		if (k < 0)
 			st = k;
 		else if (k)
-			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, pl->edges[hd[dt].e].src_idx),
-			               dt);
-		hd[dt].last = UINT32_MAX;
+			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, hd[dt].cur.src), dt);
 	}
 	uint64_t next = 0;
 	while (heads.n && !st) {
@@ -1375,15 +1509,14 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 		uint32_t dt = (uint32_t)h.id;
 		struct head *x = &hd[dt];
 		for (;;) {
-			struct edge *e = &pl->edges[x->e];
-			const struct erun *r = &pl->runs[x->run];
-			x->same = e->src_idx == x->last ? x->same + 1 : 0;
-			x->last = e->src_idx;
+			uint32_t *flow = &pl->flow[x->cur.e];
+			x->same = x->cur.src == x->last ? x->same + 1 : 0;
+			x->last = x->cur.src;
 			if (x->same >= TP_SINK_MAX_FLOWS) {
-				e->flow_id = EDGE_DROPPED;
+				*flow = EDGE_DROPPED;
 				pl->flows_dropped++;
 			}
-			if (e->flow_id != EDGE_DROPPED) {
+			if (*flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
 					struct hent done = heap_pop(&busy);
@@ -1392,19 +1525,20 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				if (st)
 					break;
 				uint64_t id = idset_take(&freed);
-				e->flow_id = (uint32_t)(id ? id : ++next);
-				if ((st = heap_push(&busy, slice_ns(pl, r->dst_dt, e->dst_idx),
-				                    e->flow_id)))
+				*flow = (uint32_t)(id ? id : ++next);
+				if ((st = heap_push(&busy,
+				                    slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
+				                    *flow)))
 					break;
 			}
 			/* The walk's next edge: taken at once while it still precedes every other
 			 * walk's head (the same order as pushing it and popping the minimum). */
-			int k = srcit_next(pl, &it[dt], &x->e, &x->run);
+			int k = srcit_next(pl, &it[dt], &x->cur);
 			if (k <= 0) {
 				st = k;
 				break;
 			}
-			struct hent nx = {slice_ns(pl, dt, pl->edges[x->e].src_idx), dt};
+			struct hent nx = {slice_ns(pl, dt, x->cur.src), dt};
 			if (heads.n && !hless(&nx, &heads.a[0])) {
 				st = heap_push(&heads, nx.key, nx.id);
 				break;
@@ -1420,6 +1554,25 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	tp_free(busy.a);
 	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
+}
+
+/* The next edge in destination order over all runs (walk w on run *ri): returns 1 with the
+ * waiting slice's id and the edge index, 0 after the last. */
+static int dst_next(const struct plan *pl, size_t *ri, struct ewalk *w, uint64_t *dst_id,
+                    uint32_t *e)
+{
+	while (*ri < pl->nruns) {
+		const struct erun *r = &pl->runs[*ri];
+		uint32_t at = w->e, src, dst;
+		if (ewalk_next(pl, r, w, &src, &dst)) {
+			*dst_id = slice_id(pl, r->dst_dt, dst);
+			*e = at;
+			return 1;
+		}
+		if (++*ri < pl->nruns)
+			ewalk_start(&pl->runs[*ri], w);
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1521,6 +1674,7 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->tracks);
 	tp_free(pl->dts);
 	tp_free(pl->der);
+	tp_free(pl->flow);
 	tp_free(pl->edges);
 	tp_free(pl->runs);
 	tp_free(pl->blkmin);
@@ -1534,7 +1688,14 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
                    struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
-	size_t ei = 0, ri = 0; /* next edge in dst order, its run */
+	/* Edges in destination order: the next one ends at slice in_id (edge in_e). */
+	size_t ri = 0;
+	struct ewalk iw = {0};
+	uint64_t in_id = 0;
+	uint32_t in_e = 0;
+	if (pl->nruns)
+		ewalk_start(&pl->runs[0], &iw);
+	int have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
 	struct tp_slice tmp;
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct dtrack *dt = &pl->dts[ti];
@@ -1545,13 +1706,13 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		/* This track's outgoing edges in source order: oe (in run orun) is the next. */
-		uint32_t oe = 0, orun = 0;
+		/* This track's outgoing edges in source order: oe is the next. */
+		struct pent oe = {0, 0, 0, 0};
 		int have = 0;
 		if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
 			have = srcit_start(pl, &pl->dit, (uint32_t)ti);
 			if (!have)
-				have = srcit_next(pl, &pl->dit, &oe, &orun);
+				have = srcit_next(pl, &pl->dit, &oe);
 			if (have < 0)
 				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 		}
@@ -1574,23 +1735,17 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->parent_id = parent;
 			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
 			ss->flow_in = 0;
-			for (; ei < pl->nedges; ei++) {
-				while (pl->runs[ri].to <= ei)
-					ri++;
-				if (slice_id(pl, pl->runs[ri].dst_dt, pl->edges[ei].dst_idx) >= id)
-					break;
-			}
-			if (ei < pl->nedges &&
-			    slice_id(pl, pl->runs[ri].dst_dt, pl->edges[ei].dst_idx) == id &&
-			    pl->edges[ei].flow_id != EDGE_DROPPED)
-				ss->flow_in = pl->edges[ei].flow_id;
+			while (have_in && in_id < id)
+				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
+			if (have_in && in_id == id && pl->flow[in_e] != EDGE_DROPPED)
+				ss->flow_in = pl->flow[in_e];
 			ss->num_flows_out = 0;
-			while (have > 0 && pl->edges[oe].src_idx <= k) {
-				const struct edge *e = &pl->edges[oe];
-				if (e->src_idx == k && e->flow_id != EDGE_DROPPED &&
+			while (have > 0 && oe.src <= k) {
+				uint32_t f = pl->flow[oe.e];
+				if (oe.src == k && f != EDGE_DROPPED &&
 				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
-					ss->flows_out[ss->num_flows_out++] = e->flow_id;
-				if ((have = srcit_next(pl, &pl->dit, &oe, &orun)) < 0)
+					ss->flows_out[ss->num_flows_out++] = f;
+				if ((have = srcit_next(pl, &pl->dit, &oe)) < 0)
 					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
@@ -1655,13 +1810,13 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 	}
 	for (size_t r = 0; r < pl->nruns && !st && sink->flow; r++) {
 		const struct erun *x = &pl->runs[r];
-		for (uint32_t i = x->from; i < x->to && !st; i++) {
-			const struct edge *e = &pl->edges[i];
-			if (e->flow_id != EDGE_DROPPED)
-				st = sink->flow(sink->ctx, e->flow_id,
-				                slice_id(pl, x->src_dt, e->src_idx),
-				                slice_id(pl, x->dst_dt, e->dst_idx));
-		}
+		struct ewalk w;
+		ewalk_start(x, &w);
+		uint32_t at = w.e, src, dst;
+		for (; !st && ewalk_next(pl, x, &w, &src, &dst); at = w.e)
+			if (pl->flow[at] != EDGE_DROPPED)
+				st = sink->flow(sink->ctx, pl->flow[at], slice_id(pl, x->src_dt, src),
+				                slice_id(pl, x->dst_dt, dst));
 	}
 out:
 	if (begun && sink->end) {

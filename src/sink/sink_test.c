@@ -492,7 +492,8 @@ static void test_many_flows(void **state)
  * two cores whose TIU and GDMA wait for each other with repeated cmd ids (so the partner
  * lookup needs its index), sources far out of order (more than a block of the source-order
  * walk), hot sources with more than TP_SINK_MAX_FLOWS waiters, and model flows between the
- * cores' TIU tracks that compete with dependencies for the same waiting slice:
+ * cores' TIU tracks that compete with dependencies for the same waiting slice (and the same
+ * without model flows, also with cmd ids in order):
  *   - a waiter's source is the partner's latest command with its dep_id that started no
  *     later; no flow when that one starts at the same time;
  *   - a slice ends at most one flow: of the edges into it, the first by source slice id;
@@ -568,9 +569,8 @@ static int redge_src_cmp(const void *x, const void *y)
 	return a->dst < b->dst ? -1 : a->dst > b->dst;
 }
 
-static void test_flows_reference(void **state)
+static void flows_reference(int mode)
 {
-	(void)state;
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	int dev = tp_profile_add_device(p, "d", 0, 2);
@@ -583,19 +583,24 @@ static void test_flows_reference(void **state)
 #define RND() (seed = seed * 1103515245u + 12345u, (seed >> 8) % 1000003u)
 	for (int t = 0; t < RT; t++)
 		for (int j = 0; j < RN; j++) {
-			/* Non-overlapping, start ties across tracks; cmd ids repeat every 700. */
+			/* Non-overlapping, start ties across tracks; cmd ids repeat every 700
+			 * (mode 1: ascending, so the plan finds the edges again instead of
+			 * storing their ends). */
 			int64_t b = (int64_t)j * 10 + (int64_t)(RND() % 3);
+			uint32_t m = mode == 1 ? RN + 1 : 700;
 			struct tp_slice *s = fx_cmd(p, tr[t], t % 2 ? "ld" : "mm", "x", b, b + 5,
-			                            (uint32_t)(j % 700) + 1);
+			                            (uint32_t)(j % (int)m) + 1);
 			uint32_t r = (uint32_t)RND() % 100;
 			if (r < 60 && j > 0) /* a recent command of the partner */
-				s->dep_id = (uint32_t)((j - 1 - (int)(RND() % 4)) % 700 + 700) % 700 + 1;
+				s->dep_id = (uint32_t)((j - 1 - (int)(RND() % 4)) % (int)m + (int)m) %
+				                m +
+				            1;
 			else if (r < 70) /* far back, or ahead (then an older command or none) */
-				s->dep_id = (uint32_t)(RND() % 700) + 1;
+				s->dep_id = (uint32_t)(RND() % m) + 1;
 			else if (r < 80) /* a hot source */
 				s->dep_id = 5;
 		}
-	for (int i = 0; i < RF; i++) {
+	for (int i = 0; i < (mode == 0 ? RF : 0); i++) {
 		int a = (int)(RND() % RN), b = (int)(RND() % RN);
 		struct tp_flow f = {tr[i % 2 ? 0 : 2], tr[i % 2 ? 2 : 0], 0, 0};
 		f.from_ns = (int64_t)a * 10 + 3; /* inside slice a (starts at most 2 later) */
@@ -656,7 +661,7 @@ static void test_flows_reference(void **state)
 		if (before >= TP_SINK_MAX_FLOWS)
 			e[i].dropped = 1, hot++;
 	}
-	assert_true(dup > 0 && hot > 0); /* the cases are exercised */
+	assert_true(hot > 0 && (mode != 0 || dup > 0)); /* the cases are exercised */
 	struct redge **o = calloc(ne, sizeof *o);
 	assert_non_null(o);
 	size_t no = 0;
@@ -707,6 +712,14 @@ static void test_flows_reference(void **state)
 	free(r.by_id);
 	free(r.flows);
 	tp_profile_free(p);
+}
+
+static void test_flows_reference(void **state)
+{
+	(void)state;
+	flows_reference(0); /* repeated cmd ids, model flows: ends stored */
+	flows_reference(1); /* ascending cmd ids, no model flows: ends found again */
+	flows_reference(2); /* repeated cmd ids, no model flows: ends stored */
 }
 
 int main(void)
