@@ -15,9 +15,9 @@
  *
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
- * dependency edges + counter windows), never O(output): an edge costs 4 bytes (its flow id;
- * 12 with its ends stored, see struct edge), and edges in source order are walked, not
- * stored.
+ * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
+ * while ids stay below 255; 8 more with its ends stored, see struct edge), and edges in
+ * source order are walked, not stored.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -48,8 +48,8 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* Dependency edges (flows). The plan keeps one flow id per edge (4 bytes: a profile can have
- * one edge per command), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
+/* Dependency edges (flows). The plan keeps one flow id per edge (a profile can have one edge
+ * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
  * dtrack) pair (struct erun). Where it can, it stores nothing else: an edge's ends are found
  * again by walking its run's waiting track and matching each dep_id on the partner track
  * (ewalk_next; deterministic, so every walk yields the same edges in the same order). The ends
@@ -130,7 +130,9 @@ struct plan {
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
-	uint32_t *flow;     /* flow id per edge, in waiting-slice (dst) order */
+	uint8_t *flow;      /* flow id per edge, in waiting-slice (dst) order (flow_get) */
+	unsigned fw;        /* bytes per flow id: 1, 2 or 4 */
+	size_t cap_flow;    /* flow ids allocated */
 	struct edge *edges; /* their ends, when stored (else NULL: see ewalk_next) */
 	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
@@ -154,6 +156,55 @@ static uint64_t slice_id(const struct plan *pl, uint32_t dt, uint32_t idx)
 static int64_t slice_ns(const struct plan *pl, uint32_t dt, uint32_t idx)
 {
 	return pl->dts[dt].t->slices[idx].start_ns;
+}
+
+/* Flow id of edge e (EDGE_DROPPED: not drawn). */
+static uint32_t flow_get(const struct plan *pl, size_t e)
+{
+	if (pl->fw == 1)
+		return pl->flow[e] == UINT8_MAX ? EDGE_DROPPED : pl->flow[e];
+	if (pl->fw == 2) {
+		uint16_t v;
+		memcpy(&v, pl->flow + 2 * e, 2);
+		return v == UINT16_MAX ? EDGE_DROPPED : v;
+	}
+	uint32_t v;
+	memcpy(&v, pl->flow + 4 * e, 4);
+	return v;
+}
+
+/* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
+ * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
+ * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
+static int flow_set(struct plan *pl, size_t e, uint32_t id)
+{
+	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
+	if (need > pl->fw) {
+		uint8_t *n = tp_malloc(pl->cap_flow * need);
+		if (!n)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < pl->cap_flow; i++) {
+			uint32_t v = flow_get(pl, i);
+			if (need == 2) {
+				uint16_t x = v == EDGE_DROPPED ? UINT16_MAX : (uint16_t)v;
+				memcpy(n + 2 * i, &x, 2);
+			} else {
+				memcpy(n + 4 * i, &v, 4);
+			}
+		}
+		tp_free(pl->flow);
+		pl->flow = n;
+		pl->fw = need;
+	}
+	if (pl->fw == 1) {
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+	} else if (pl->fw == 2) {
+		uint16_t x = id == EDGE_DROPPED ? UINT16_MAX : (uint16_t)id;
+		memcpy(pl->flow + 2 * e, &x, 2);
+	} else {
+		memcpy(pl->flow + 4 * e, &id, 4);
+	}
+	return TP_OK;
 }
 
 static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
@@ -1187,7 +1238,9 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 	}
 	if (pl->edges)
 		pl->edges[pl->nedges] = (struct edge){si, di};
-	pl->flow[pl->nedges++] = flow_id;
+	if (flow_set(pl, pl->nedges, flow_id))
+		return TP_ENOMEM;
+	pl->nedges++;
 	r->to = (uint32_t)pl->nedges;
 	return TP_OK;
 }
@@ -1428,7 +1481,9 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	most += pl->p->num_flows;
 	if (!most || most >= UINT32_MAX)
 		return TP_OK;
-	pl->flow = tp_malloc(most * sizeof *pl->flow);
+	pl->flow = tp_calloc(most, 1);
+	pl->fw = 1;
+	pl->cap_flow = most;
 	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	for (size_t i = 0; i < pl->ndts; i++) {
@@ -1509,14 +1564,16 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 		uint32_t dt = (uint32_t)h.id;
 		struct head *x = &hd[dt];
 		for (;;) {
-			uint32_t *flow = &pl->flow[x->cur.e];
+			uint32_t flow = flow_get(pl, x->cur.e);
 			x->same = x->cur.src == x->last ? x->same + 1 : 0;
 			x->last = x->cur.src;
 			if (x->same >= TP_SINK_MAX_FLOWS) {
-				*flow = EDGE_DROPPED;
+				flow = EDGE_DROPPED;
 				pl->flows_dropped++;
+				if ((st = flow_set(pl, x->cur.e, flow)))
+					break;
 			}
-			if (*flow != EDGE_DROPPED) {
+			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
 					struct hent done = heap_pop(&busy);
@@ -1525,10 +1582,11 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				if (st)
 					break;
 				uint64_t id = idset_take(&freed);
-				*flow = (uint32_t)(id ? id : ++next);
-				if ((st = heap_push(&busy,
+				flow = (uint32_t)(id ? id : ++next);
+				if ((st = flow_set(pl, x->cur.e, flow)) ||
+				    (st = heap_push(&busy,
 				                    slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
-				                    *flow)))
+				                    flow)))
 					break;
 			}
 			/* The walk's next edge: taken at once while it still precedes every other
@@ -1737,11 +1795,11 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
-			if (have_in && in_id == id && pl->flow[in_e] != EDGE_DROPPED)
-				ss->flow_in = pl->flow[in_e];
+			if (have_in && in_id == id && flow_get(pl, in_e) != EDGE_DROPPED)
+				ss->flow_in = flow_get(pl, in_e);
 			ss->num_flows_out = 0;
 			while (have > 0 && oe.src <= k) {
-				uint32_t f = pl->flow[oe.e];
+				uint32_t f = flow_get(pl, oe.e);
 				if (oe.src == k && f != EDGE_DROPPED &&
 				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
 					ss->flows_out[ss->num_flows_out++] = f;
@@ -1814,8 +1872,8 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		ewalk_start(x, &w);
 		uint32_t at = w.e, src, dst;
 		for (; !st && ewalk_next(pl, x, &w, &src, &dst); at = w.e)
-			if (pl->flow[at] != EDGE_DROPPED)
-				st = sink->flow(sink->ctx, pl->flow[at], slice_id(pl, x->src_dt, src),
+			if (flow_get(pl, at) != EDGE_DROPPED)
+				st = sink->flow(sink->ctx, flow_get(pl, at), slice_id(pl, x->src_dt, src),
 				                slice_id(pl, x->dst_dt, dst));
 	}
 out:

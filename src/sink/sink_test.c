@@ -428,6 +428,7 @@ struct flowrec {
 	uint64_t *in;   /* by slice id */
 	uint64_t *outs; /* by slice id: up to 2 ids */
 	size_t n, flows, bad;
+	uint64_t max_id;
 };
 
 static int f_slice(void *ctx, const struct tp_sink_slice *s)
@@ -445,6 +446,8 @@ static int f_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct flowrec *f = ctx;
 	f->flows++;
+	if (id > f->max_id)
+		f->max_id = id;
 	if (from >= f->n || to >= f->n || f->in[to] != id ||
 	    (f->outs[2 * from] != id && f->outs[2 * from + 1] != id))
 		f->bad++;
@@ -454,8 +457,10 @@ static int f_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 static void test_many_flows(void **state)
 {
 	(void)state;
-	enum { N = 3000 };
-	for (int pattern = 0; pattern < 2; pattern++) {
+	/* Pattern 2: 70 000 flows all open at once (every waiter after every source): ids
+	 * 1..70 000, past what 1 and 2 bytes per stored id hold. */
+	for (int pattern = 0; pattern < 3; pattern++) {
+		const int N = pattern == 2 ? 70000 : 3000;
 		struct tp_profile *p = tp_profile_new();
 		assert_non_null(p);
 		int dev = tp_profile_add_device(p, "d", 0, 1);
@@ -467,10 +472,13 @@ static void test_many_flows(void **state)
 			struct tp_slice *s =
 			    fx_cmd(p, tiu, "mm", "sMM", N * 10 + k * 10, N * 10 + k * 10 + 5,
 			           (uint32_t)k + 1);
-			s->dep_id = pattern == 0 ? (uint32_t)(N - k) : (uint32_t)((k ^ 1) + 1);
+			s->dep_id = pattern == 0   ? (uint32_t)(N - k)
+			            : pattern == 1 ? (uint32_t)((k ^ 1) + 1)
+			                           : (uint32_t)k + 1;
 		}
 		assert_int_equal(tp_profile_finish(p), TP_OK);
-		struct flowrec f = {calloc(2 * N + 2, 8), calloc(4 * N + 4, 8), 2 * N + 2, 0, 0};
+		struct flowrec f = {calloc(2 * (size_t)N + 2, 8), calloc(4 * (size_t)N + 4, 8),
+		                    2 * (size_t)N + 2, 0, 0, 0};
 		assert_non_null(f.in);
 		assert_non_null(f.outs);
 		struct tp_sink sink = {&f, NULL, NULL, f_slice, NULL, f_flow, NULL, 0};
@@ -478,6 +486,8 @@ static void test_many_flows(void **state)
 		assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
 		assert_int_equal(f.flows, N);
 		assert_int_equal(f.bad, 0);
+		if (pattern != 1) /* every flow is open when the last source starts */
+			assert_int_equal(f.max_id, N);
 		size_t waiters = 0;
 		for (size_t id = 1; id < f.n; id++)
 			waiters += f.in[id] != 0;
@@ -654,13 +664,11 @@ static void flows_reference(int mode)
 	for (size_t i = 1; i < ne; i++)
 		if (e[i].dst == e[i - 1].dst)
 			e[i].dropped = 1, dup++;
-	for (size_t i = 0; i < ne; i++) {
-		size_t before = 0;
-		for (size_t j = 0; j < i; j++)
-			before += e[j].src == e[i].src;
-		if (before >= TP_SINK_MAX_FLOWS)
+	size_t *seen = calloc(RT * RN + 1, sizeof *seen); /* edges so far by source id */
+	assert_non_null(seen);
+	for (size_t i = 0; i < ne; i++)
+		if (seen[e[i].src]++ >= TP_SINK_MAX_FLOWS)
 			e[i].dropped = 1, hot++;
-	}
 	assert_true(hot > 0 && (mode != 0 || dup > 0)); /* the cases are exercised */
 	struct redge **o = calloc(ne, sizeof *o);
 	assert_non_null(o);
@@ -669,17 +677,17 @@ static void flows_reference(int mode)
 		if (!e[i].dropped)
 			o[no++] = &e[i];
 	qsort(o, no, sizeof *o, redge_src_cmp);
+	/* Flows come in source order, so an id is held only by the last flow given it. */
+	int64_t *until = calloc(no + 2, sizeof *until); /* by id: the last holder's waiter start */
+	assert_non_null(until);
 	for (size_t i = 0; i < no; i++) {
 		uint64_t id = 1;
-		for (;; id++) {
-			size_t j = 0;
-			while (j < i && !(o[j]->id == id && o[j]->dst_ns >= o[i]->src_ns))
-				j++;
-			if (j == i)
-				break;
-		}
+		while (until[id] && until[id] >= o[i]->src_ns)
+			id++;
 		o[i]->id = id;
+		until[id] = o[i]->dst_ns;
 	}
+	free(until);
 
 	/* What the sink reported. */
 	size_t k = 0;
@@ -694,19 +702,21 @@ static void flows_reference(int mode)
 		k++;
 	}
 	assert_int_equal(k, r.nflows);
+	memset(seen, 0, (RT * RN + 1) * sizeof *seen);
+	for (size_t i = 0; i < ne; i++) {
+		if (e[i].dropped)
+			continue;
+		size_t n = seen[e[i].src]++;
+		assert_true(n < r.by_id[e[i].src].nout);
+		assert_int_equal(r.by_id[e[i].src].out[n], e[i].id);
+	}
 	size_t ins = 0;
 	for (uint64_t id = 1; id <= RT * RN; id++) {
 		ins += r.by_id[id].flow_in != 0;
-		size_t n = 0;
-		for (size_t i = 0; i < ne; i++)
-			if (!e[i].dropped && e[i].src == id) {
-				assert_true(n < r.by_id[id].nout);
-				assert_int_equal(r.by_id[id].out[n], e[i].id);
-				n++;
-			}
-		assert_int_equal(n, r.by_id[id].nout);
+		assert_int_equal(seen[id], r.by_id[id].nout);
 	}
 	assert_int_equal(ins, k);
+	free(seen);
 	free(o);
 	free(e);
 	free(r.by_id);
