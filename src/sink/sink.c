@@ -38,8 +38,7 @@ struct dtrack {
 	size_t nlanes;
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
-	const uint32_t *layers; /* synthesised Layer track: its profile->layers indices in slice
-	                           order (t->slices is NULL; see dt_slice) */
+	struct synth *syn; /* synthesised Layer track (t->slices is NULL; see dt_slice), or NULL */
 };
 
 struct lane {
@@ -125,7 +124,9 @@ struct plan {
 	size_t ndts, cap_dts;
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
-		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order */
+		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
+		                      the table has this core's layers in that order already */
+		size_t cur_k, cur_i; /* without layers: slice cur_k is layer cur_i (dt_slice) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -503,25 +504,47 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). */
-static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
-                                       const uint32_t *layers, size_t k, struct tp_slice *tmp)
+static int synth_has(const struct synth *y, const struct tp_layer *l)
 {
-	if (!layers)
+	return l->device == y->t.device && l->core == y->t.core && l->begin_ns <= l->end_ns;
+}
+
+/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
+ * *tmp from its layer (valid until the next call with the same tmp). A synthesised track
+ * without an index finds its layer by walking the table from the slice asked for before:
+ * the callers ask for k = 0, 1, 2, ... in turn, so a pass costs one walk of the table. */
+static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
+                                       struct synth *syn, size_t k, struct tp_slice *tmp)
+{
+	if (!syn)
 		return &t->slices[k];
-	const struct tp_layer *l = &p->layers[layers[k]];
+	size_t i;
+	if (syn->layers) {
+		i = syn->layers[k];
+	} else {
+		if (k == 0 || k < syn->cur_k) {
+			syn->cur_k = 0;
+			syn->cur_i = 0;
+			while (!synth_has(syn, &p->layers[syn->cur_i]))
+				syn->cur_i++;
+		}
+		for (; syn->cur_k < k; syn->cur_k++)
+			while (!synth_has(syn, &p->layers[++syn->cur_i]))
+				;
+		i = syn->cur_i;
+	}
+	const struct tp_layer *l = &p->layers[i];
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
 	tmp->end_ns = l->end_ns;
 	tmp->name = l->type ? l->type : l->name;
 	tmp->type = l->type;
-	tmp->layer = (int32_t)layers[k];
+	tmp->layer = (int32_t)i;
 	return tmp;
 }
 
 /* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn,
                        int nested, size_t *nlanes, struct tp_diag *d)
 {
 	lanes_reset(pl);
@@ -529,7 +552,7 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
-		const struct tp_slice *s = dt_slice(pl->p, t, layers, k, &tmp);
+		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
 		long l = lane_assign(pl, s, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
@@ -543,13 +566,13 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t
 	return TP_OK;
 }
 
-static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *syn,
                       int model_track, const struct tp_sink_track *proto, const char *lane_name,
                       struct tp_diag *d)
 {
 	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 	size_t nlanes = 1;
-	int st = count_lanes(pl, t, layers, nested, &nlanes, d);
+	int st = count_lanes(pl, t, syn, nested, &nlanes, d);
 	if (st)
 		return st;
 	struct dtrack *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
@@ -562,7 +585,7 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t 
 	dt->first_lane = pl->ntracks;
 	dt->nlanes = nlanes;
 	dt->nested = nested;
-	dt->layers = layers;
+	dt->syn = syn;
 	for (size_t l = 0; l < nlanes; l++) {
 		struct tp_sink_track *x = new_track(pl);
 		if (!x)
@@ -708,17 +731,25 @@ static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 }
 
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
- * when no layer has timing. The track holds no slices, only the layers' indices in slice
- * order (4 bytes per layer; dt_slice builds each slice when it is needed). */
+ * when no layer has timing. The track holds no slices (dt_slice builds each slice when it is
+ * needed), and only when the table does not list the core's layers in slice order already
+ * (the usual case) their indices in slice order (4 bytes per layer). */
 static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
-	size_t n = 0;
+	size_t n = 0, prev = 0;
+	int sorted = 1;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		const struct tp_layer *l = &p->layers[i];
-		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
-			n++;
+		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
+			continue;
+		if (n) {
+			struct lkey a = lkey_of(p, (uint32_t)prev), b = lkey_of(p, (uint32_t)i);
+			sorted &= lkey_less(&a, &b);
+		}
+		prev = i;
+		n++;
 	}
 	if (!n || p->num_layers > UINT32_MAX)
 		return TP_OK;
@@ -730,24 +761,17 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	if (!y)
 		return TP_ENOMEM;
 	pl->synth[pl->nsynth++] = y;
-	if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
-		return TP_ENOMEM;
 	y->t.kind = TP_TRACK_LAYER;
 	y->t.device = device;
 	y->t.core = core;
-	int sorted = 1;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *l = &p->layers[i];
-		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
-			continue;
-		y->layers[y->t.count] = (uint32_t)i;
-		if (y->t.count) {
-			struct lkey a = lkey_of(p, y->layers[y->t.count - 1]), b = lkey_of(p, (uint32_t)i);
-			sorted &= lkey_less(&a, &b);
-		}
-		y->t.count++;
-	}
+	y->t.count = n;
 	if (!sorted) { /* a readers' layer table is usually in time order already */
+		if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
+			return TP_ENOMEM;
+		n = 0;
+		for (size_t i = 0; i < p->num_layers; i++)
+			if (synth_has(y, &p->layers[i]))
+				y->layers[n++] = (uint32_t)i;
 		struct lkey *k = tp_malloc(n * sizeof *k);
 		if (!k)
 			return TP_ENOMEM;
@@ -887,7 +911,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 					proto.core = core;
 					proto.sort_index = rank++;
 					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
-					st = add_dtrack(pl, &lt->t, lt->layers, -1, &proto,
+					st = add_dtrack(pl, &lt->t, lt, -1, &proto,
 					                "Layer", d);
 				}
 			}
@@ -1775,7 +1799,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 		}
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
+			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;

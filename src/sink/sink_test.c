@@ -732,6 +732,64 @@ static void test_flows_reference(void **state)
 	flows_reference(2); /* repeated cmd ids, no model flows: ends stored */
 }
 
+/* Layer tracks synthesised from the layer table come out in (begin, later end first) order
+ * per core, whether the table lists each core's layers in that order (no index is kept: the
+ * table is walked) or not (an index is sorted), with two cores' layers interleaved, layers
+ * that overlap (extra lanes) and an untimed layer left out. */
+static void layer_table(struct rec *r, int reversed)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "d", 0, 2);
+	enum { NL = 2 * 9 };
+	struct tp_layer ls[NL];
+	for (int j = 0; j < 9; j++)
+		for (int c = 0; c < 2; c++) {
+			struct tp_layer *l = &ls[2 * j + c];
+			memset(l, 0, sizeof *l);
+			l->id = c * 100 + j;
+			l->type = tp_profile_str(p, "Conv2D");
+			l->name = tp_profile_str(p, "x");
+			l->device = dev;
+			l->core = c;
+			l->subnet = l->group = -1;
+			l->begin_ns = j * 100 + (j % 3) * 10 + c;
+			l->end_ns = j == 4 ? l->begin_ns - 1 : l->begin_ns + 50 + (j % 2) * 200;
+		}
+	for (int i = 0; i < NL; i++)
+		assert_int_equal(tp_profile_add_layer(p, &ls[reversed ? NL - 1 - i : i]), i);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	memset(r, 0, sizeof *r);
+	assert_int_equal(drive(p, r, 0), TP_OK);
+	tp_profile_free(p);
+}
+
+static void test_layer_tracks(void **state)
+{
+	(void)state;
+	static struct rec a, b;
+	layer_table(&a, 0);
+	layer_table(&b, 1);
+	assert_int_equal(a.ns, 16);
+	assert_int_equal(b.ns, a.ns);
+	for (size_t i = 0; i < a.ns; i++) {
+		const struct rec_slice *x = &a.s[i], *y = &b.s[i];
+		int core = strncmp(a.fnames[x->track], "Core 1", 6) == 0;
+		assert_string_equal(a.fnames[x->track], b.fnames[y->track]);
+		assert_int_equal(x->ts, y->ts);
+		assert_int_equal(x->dur, y->dur);
+		assert_string_equal(x->args, y->args);
+		/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left out). */
+		size_t k = i % 8;
+		int j = (int)k < 4 ? (int)k : (int)k + 1;
+		assert_int_equal(x->ts, j * 100 + (j % 3) * 10 + core);
+		assert_int_equal(x->dur, 50 + (j % 2) * 200);
+		char want[64];
+		snprintf(want, sizeof want, "Layer Id=%d;", core * 100 + j);
+		assert_non_null(strstr(x->args, want));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -739,6 +797,7 @@ int main(void)
 	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
 	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
 	    cmocka_unit_test(test_many_flows), cmocka_unit_test(test_flows_reference),
+	    cmocka_unit_test(test_layer_tracks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
