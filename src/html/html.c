@@ -333,7 +333,9 @@ struct lane {
 	const struct tp_slice *s;    /* the track's slices, or NULL for a lane made from layers */
 	size_t n;
 	uint32_t *lay;               /* lane made from layers: owned layer indexes in slice
-	                                order (4 bytes a layer; lane_at builds each slice) */
+	                                order (4 bytes a layer; lane_at builds each slice) ... */
+	struct lcur *cur;            /* ... or, when the table lists them in that order, owned:
+	                                where lane_at's walk of the table is */
 	double mhz;
 	const char *label;
 };
@@ -366,20 +368,54 @@ static int lane_cmp(const void *x, const void *y)
 	return a->track - b->track;
 }
 
+/* A walk of the layer table for a lane made from layers in table order: slice k is layer i,
+ * slice k - 1 layer prev (the callers ask for slices in order, and for the one before). */
+struct lcur {
+	size_t k, i, prev;
+};
+
+static int lane_has(const struct lane *l, const struct tp_layer *y)
+{
+	return y->device == l->device && y->core == l->core && y->begin_ns <= y->end_ns;
+}
+
+/* The layer index of slice i of a lane made from layers. */
+static size_t lane_layer(const struct tp_profile *p, const struct lane *l, size_t i)
+{
+	if (l->lay)
+		return l->lay[i];
+	struct lcur *c = l->cur;
+	if (i + 1 == c->k)
+		return c->prev;
+	if (i < c->k) { /* start over (the callers do not go further back) */
+		c->k = 0;
+		c->i = 0;
+		while (!lane_has(l, &p->layers[c->i]))
+			c->i++;
+	}
+	for (; c->k < i; c->k++) {
+		c->prev = c->i;
+		while (!lane_has(l, &p->layers[++c->i]))
+			;
+	}
+	return c->i;
+}
+
 /* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
  * layer's span, named by its type, typed by its name, tied to it). */
 static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
                                       struct tp_slice *tmp)
 {
-	if (!l->lay)
+	if (!l->lay && !l->cur)
 		return &l->s[i];
-	const struct tp_layer *y = &p->layers[l->lay[i]];
+	size_t li = lane_layer(p, l, i);
+	const struct tp_layer *y = &p->layers[li];
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->end_ns = y->end_ns;
 	tmp->name = y->type;
 	tmp->type = y->name;
-	tmp->layer = (int32_t)l->lay[i];
+	tmp->layer = (int32_t)li;
 	tmp->kind = TP_CMD_NORMAL;
 	return tmp;
 }
@@ -397,25 +433,37 @@ static int layer_before(const void *ctx, uint32_t x, uint32_t y)
 }
 
 /* Builds a Layer lane for (device, core) from the layer table when the reader made none: the
- * indexes of its layers in slice order (lane_at makes the slices). */
+ * indexes of its layers in slice order, or only a walk of the table when it lists them in
+ * that order already (lane_at makes the slices). */
 static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, struct lane *l)
 {
-	size_t n = 0;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		const struct tp_layer *y = &p->layers[i];
-		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
-			n++;
-	}
 	memset(l, 0, sizeof *l);
 	l->track = -1;
 	l->kind = TP_TRACK_LAYER;
 	l->device = device;
 	l->core = core;
 	l->label = "Layer";
+	size_t n = 0, prev = 0;
+	int sorted = 1;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		if (!lane_has(l, &p->layers[i]))
+			continue;
+		if (n && i <= UINT32_MAX)
+			sorted &= layer_before(p->layers, (uint32_t)prev, (uint32_t)i);
+		prev = i;
+		n++;
+	}
 	if (!n)
 		return TP_OK;
 	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
+	if (sorted) { /* the usual case: walk the table, no index */
+		if (!(l->cur = tp_malloc(sizeof *l->cur)))
+			return TP_ENOMEM;
+		l->n = n;
+		l->cur->k = SIZE_MAX; /* not started: lane_layer starts over */
+		return TP_OK;
+	}
 	l->lay = tp_malloc(n * sizeof *l->lay);
 	uint32_t *tmp = tp_malloc(n * sizeof *tmp);
 	if (!l->lay || !tmp) {
@@ -1451,8 +1499,10 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		struct lane y;
 		int rc = layer_lane(p, l[i].device, l[i].core, &y);
 		if (rc) {
-			for (size_t j = 0; j < n; j++)
+			for (size_t j = 0; j < n; j++) {
 				tp_free(l[j].lay);
+				tp_free(l[j].cur);
+			}
 			tp_free(l);
 			return rc;
 		}
@@ -1460,6 +1510,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 			continue;
 		if (n == cap) {
 			tp_free(y.lay);
+			tp_free(y.cur);
 			break;
 		}
 		l[n++] = y;
@@ -1530,8 +1581,10 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	}
 	rc = tp_afile_commit(&af, d);
 out:
-	for (size_t i = 0; i < nl; i++)
+	for (size_t i = 0; i < nl; i++) {
 		tp_free(lanes[i].lay);
+		tp_free(lanes[i].cur);
+	}
 	tp_free(lanes);
 	tp_free(c.argmap);
 	tp_free(c.sm.idx);
