@@ -334,8 +334,8 @@ struct lane {
 	size_t n;
 	uint32_t *lay;               /* lane made from layers: owned layer indexes in slice
 	                                order (4 bytes a layer; lane_at builds each slice) ... */
-	struct lcur *cur;            /* ... or, when the table lists them in that order, owned:
-	                                where lane_at's walk of the table is */
+	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
+	                                owned: lane_at's walk of the table (tp_walk) */
 	double mhz;
 	const char *label;
 };
@@ -368,37 +368,36 @@ static int lane_cmp(const void *x, const void *y)
 	return a->track - b->track;
 }
 
-/* A walk of the layer table for a lane made from layers in table order: slice k is layer i,
- * slice k - 1 layer prev (the callers ask for slices in order, and for the one before). */
-struct lcur {
-	size_t k, i, prev;
+/* A walk of the layer table for a lane made from layers nearly in table order (the callers
+ * ask for slices in order, and for the one before: tp_walk_at). */
+struct lwalk {
+	struct tp_walk w;
+	const struct tp_profile *p;
+	int32_t device, core;
 };
 
-static int lane_has(const struct lane *l, const struct tp_layer *y)
+static int lane_has(const struct lwalk *l, const struct tp_layer *y)
 {
 	return y->device == l->device && y->core == l->core && y->begin_ns <= y->end_ns;
 }
 
-/* The layer index of slice i of a lane made from layers. */
-static size_t lane_layer(const struct tp_profile *p, const struct lane *l, size_t i)
+static int lwalk_keep(const void *ctx, size_t i)
 {
-	if (l->lay)
-		return l->lay[i];
-	struct lcur *c = l->cur;
-	if (i + 1 == c->k)
-		return c->prev;
-	if (i < c->k) { /* start over (the callers do not go further back) */
-		c->k = 0;
-		c->i = 0;
-		while (!lane_has(l, &p->layers[c->i]))
-			c->i++;
-	}
-	for (; c->k < i; c->k++) {
-		c->prev = c->i;
-		while (!lane_has(l, &p->layers[++c->i]))
-			;
-	}
-	return c->i;
+	const struct lwalk *l = ctx;
+	return lane_has(l, &l->p->layers[i]);
+}
+
+static int layer_before(const void *ctx, uint32_t x, uint32_t y);
+
+static int lwalk_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	return layer_before(((const struct lwalk *)ctx)->p->layers, x, y);
+}
+
+/* The layer index of slice i of a lane made from layers. */
+static size_t lane_layer(const struct lane *l, size_t i)
+{
+	return l->lay ? l->lay[i] : tp_walk_at(&l->walk->w, i);
 }
 
 /* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
@@ -406,9 +405,9 @@ static size_t lane_layer(const struct tp_profile *p, const struct lane *l, size_
 static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
                                       struct tp_slice *tmp)
 {
-	if (!l->lay && !l->cur)
+	if (!l->lay && !l->walk)
 		return &l->s[i];
-	size_t li = lane_layer(p, l, i);
+	size_t li = lane_layer(l, i);
 	const struct tp_layer *y = &p->layers[li];
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
@@ -443,27 +442,29 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	l->device = device;
 	l->core = core;
 	l->label = "Layer";
-	size_t n = 0, prev = 0;
-	int sorted = 1;
+	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		if (!lane_has(l, &p->layers[i]))
-			continue;
-		if (n && i <= UINT32_MAX)
-			sorted &= layer_before(p->layers, (uint32_t)prev, (uint32_t)i);
-		prev = i;
-		n++;
+		const struct tp_layer *y = &p->layers[i];
+		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
+			n++;
 	}
 	if (!n)
 		return TP_OK;
 	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
-	if (sorted) { /* the usual case: walk the table, no index */
-		if (!(l->cur = tp_malloc(sizeof *l->cur)))
-			return TP_ENOMEM;
+	struct lwalk *w = tp_malloc(sizeof *w);
+	if (!w)
+		return TP_ENOMEM;
+	w->p = p;
+	w->device = device;
+	w->core = core;
+	tp_walk_start(&w->w, p->num_layers, lwalk_keep, lwalk_before, w);
+	if (tp_walk_ordered(&w->w, &n)) { /* the usual case: walk the table, no index */
+		l->walk = w;
 		l->n = n;
-		l->cur->k = SIZE_MAX; /* not started: lane_layer starts over */
 		return TP_OK;
 	}
+	tp_free(w);
 	l->lay = tp_malloc(n * sizeof *l->lay);
 	uint32_t *tmp = tp_malloc(n * sizeof *tmp);
 	if (!l->lay || !tmp) {
@@ -1501,7 +1502,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		if (rc) {
 			for (size_t j = 0; j < n; j++) {
 				tp_free(l[j].lay);
-				tp_free(l[j].cur);
+				tp_free(l[j].walk);
 			}
 			tp_free(l);
 			return rc;
@@ -1510,7 +1511,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 			continue;
 		if (n == cap) {
 			tp_free(y.lay);
-			tp_free(y.cur);
+			tp_free(y.walk);
 			break;
 		}
 		l[n++] = y;
@@ -1583,7 +1584,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 out:
 	for (size_t i = 0; i < nl; i++) {
 		tp_free(lanes[i].lay);
-		tp_free(lanes[i].cur);
+		tp_free(lanes[i].walk);
 	}
 	tp_free(lanes);
 	tp_free(c.argmap);

@@ -407,7 +407,8 @@ static void test_max_cores(void **state)
  * 40 layers with many equal starts and ends take the writer's merge sort through several
  * passes; "ly" is layer index + 1, "dur" each layer's length and "ts" the gap from the
  * previous one's end. Mode 1: the table lists core 0's layers in that order already,
- * interleaved with core 1's and an untimed one (the writer walks the table, no index). */
+ * interleaved with core 1's and an untimed one (the writer walks the table, no index);
+ * mode 2: in reverse (past the walk's window: an index is sorted). */
 static void layer_lane_order(int mode)
 {
 	struct tp_profile *p = tp_profile_new();
@@ -433,6 +434,10 @@ static void layer_lane_order(int mode)
 		if (mode == 1) {
 			l.begin_ns = i / 2 * 100;
 			l.end_ns = l.begin_ns + 300 - i % 2 * 100;
+		}
+		if (mode == 2) {
+			l.begin_ns = (N - i) * 100;
+			l.end_ns = l.begin_ns + 50;
 		}
 		assert_int_equal(tp_profile_add_layer(p, &l), at++);
 		if (mode == 1) { /* another core's layer, and one without timing */
@@ -493,6 +498,7 @@ static void test_layer_lane_order(void **state)
 	(void)state;
 	layer_lane_order(0);
 	layer_lane_order(1);
+	layer_lane_order(2);
 }
 
 static void test_output_entry(void **state)

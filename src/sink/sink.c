@@ -124,9 +124,10 @@ struct plan {
 	size_t ndts, cap_dts;
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
+		const struct tp_profile *p;
 		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
-		                      the table has this core's layers in that order already */
-		size_t cur_k, cur_i; /* without layers: slice cur_k is layer cur_i (dt_slice) */
+		                      the table has this core's layers nearly in that order ... */
+		struct tp_walk walk; /* ... and walk finds slice k (dt_slice) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -511,28 +512,14 @@ static int synth_has(const struct synth *y, const struct tp_layer *l)
 
 /* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
  * *tmp from its layer (valid until the next call with the same tmp). A synthesised track
- * without an index finds its layer by walking the table from the slice asked for before:
- * the callers ask for k = 0, 1, 2, ... in turn, so a pass costs one walk of the table. */
+ * without an index finds its layer with tp_walk: the callers ask for k = 0, 1, 2, ... in
+ * turn, so a pass costs one walk of the table. */
 static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
                                        struct synth *syn, size_t k, struct tp_slice *tmp)
 {
 	if (!syn)
 		return &t->slices[k];
-	size_t i;
-	if (syn->layers) {
-		i = syn->layers[k];
-	} else {
-		if (k == 0 || k < syn->cur_k) {
-			syn->cur_k = 0;
-			syn->cur_i = 0;
-			while (!synth_has(syn, &p->layers[syn->cur_i]))
-				syn->cur_i++;
-		}
-		for (; syn->cur_k < k; syn->cur_k++)
-			while (!synth_has(syn, &p->layers[++syn->cur_i]))
-				;
-		i = syn->cur_i;
-	}
+	size_t i = syn->layers ? syn->layers[k] : tp_walk_at(&syn->walk, k);
 	const struct tp_layer *l = &p->layers[i];
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
@@ -730,26 +717,33 @@ static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 	return (struct lkey){p->layers[i].begin_ns, p->layers[i].end_ns, i};
 }
 
+static int synth_keep(const void *ctx, size_t i)
+{
+	const struct synth *y = ctx;
+	return synth_has(y, &y->p->layers[i]);
+}
+
+static int synth_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const struct synth *s = ctx;
+	struct lkey a = lkey_of(s->p, x), b = lkey_of(s->p, y);
+	return lkey_less(&a, &b);
+}
+
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
  * when no layer has timing. The track holds no slices (dt_slice builds each slice when it is
- * needed), and only when the table does not list the core's layers in slice order already
- * (the usual case) their indices in slice order (4 bytes per layer). */
+ * needed), and only when the table does not list the core's layers nearly in slice order (a
+ * window of TP_WALK_WINDOW, see tp_walk; the usual case) their indices in slice order (4
+ * bytes per layer). */
 static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
-	size_t n = 0, prev = 0;
-	int sorted = 1;
+	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		const struct tp_layer *l = &p->layers[i];
-		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
-			continue;
-		if (n) {
-			struct lkey a = lkey_of(p, (uint32_t)prev), b = lkey_of(p, (uint32_t)i);
-			sorted &= lkey_less(&a, &b);
-		}
-		prev = i;
-		n++;
+		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
+			n++;
 	}
 	if (!n || p->num_layers > UINT32_MAX)
 		return TP_OK;
@@ -765,7 +759,9 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	y->t.device = device;
 	y->t.core = core;
 	y->t.count = n;
-	if (!sorted) { /* a readers' layer table is usually in time order already */
+	y->p = p;
+	tp_walk_start(&y->walk, p->num_layers, synth_keep, synth_before, y);
+	if (!tp_walk_ordered(&y->walk, &n)) { /* a reader's table is usually nearly in order */
 		if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
 			return TP_ENOMEM;
 		n = 0;

@@ -18,7 +18,7 @@
 #include "sink/sink_fixture.h"
 
 #define MAXT 64
-#define MAXS 64
+#define MAXS 128
 #define MAXC 64
 
 struct rec_slice {
@@ -733,17 +733,20 @@ static void test_flows_reference(void **state)
 }
 
 /* Layer tracks synthesised from the layer table come out in (begin, later end first) order
- * per core, whether the table lists each core's layers in that order (no index is kept: the
- * table is walked) or not (an index is sorted), with two cores' layers interleaved, layers
- * that overlap (extra lanes) and an untimed layer left out. */
-static void layer_table(struct rec *r, int reversed)
+ * per core, whether the table lists each core's layers in that order (mode 0) or nearly
+ * (mode 2: pairs swapped; no index is kept, the table is walked) or not at all (mode 1:
+ * reversed, past tp_walk's window; an index is sorted), with two cores' layers interleaved,
+ * layers that overlap (extra lanes) and an untimed layer left out. */
+#define NJ 40 /* layers per core */
+
+static void layer_table(struct rec *r, int mode)
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	int dev = tp_profile_add_device(p, "d", 0, 2);
-	enum { NL = 2 * 9 };
+	enum { NL = 2 * NJ };
 	struct tp_layer ls[NL];
-	for (int j = 0; j < 9; j++)
+	for (int j = 0; j < NJ; j++)
 		for (int c = 0; c < 2; c++) {
 			struct tp_layer *l = &ls[2 * j + c];
 			memset(l, 0, sizeof *l);
@@ -757,7 +760,10 @@ static void layer_table(struct rec *r, int reversed)
 			l->end_ns = j == 4 ? l->begin_ns - 1 : l->begin_ns + 50 + (j % 2) * 200;
 		}
 	for (int i = 0; i < NL; i++)
-		assert_int_equal(tp_profile_add_layer(p, &ls[reversed ? NL - 1 - i : i]), i);
+		assert_int_equal(tp_profile_add_layer(p, &ls[mode == 1 ? NL - 1 - i
+		                                               : mode == 2 ? i ^ 2
+		                                                           : i]),
+		                 i);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	memset(r, 0, sizeof *r);
 	assert_int_equal(drive(p, r, 0), TP_OK);
@@ -769,24 +775,26 @@ static void test_layer_tracks(void **state)
 	(void)state;
 	static struct rec a, b;
 	layer_table(&a, 0);
-	layer_table(&b, 1);
-	assert_int_equal(a.ns, 16);
-	assert_int_equal(b.ns, a.ns);
-	for (size_t i = 0; i < a.ns; i++) {
-		const struct rec_slice *x = &a.s[i], *y = &b.s[i];
-		int core = strncmp(a.fnames[x->track], "Core 1", 6) == 0;
-		assert_string_equal(a.fnames[x->track], b.fnames[y->track]);
-		assert_int_equal(x->ts, y->ts);
-		assert_int_equal(x->dur, y->dur);
-		assert_string_equal(x->args, y->args);
-		/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left out). */
-		size_t k = i % 8;
-		int j = (int)k < 4 ? (int)k : (int)k + 1;
-		assert_int_equal(x->ts, j * 100 + (j % 3) * 10 + core);
-		assert_int_equal(x->dur, 50 + (j % 2) * 200);
-		char want[64];
-		snprintf(want, sizeof want, "Layer Id=%d;", core * 100 + j);
-		assert_non_null(strstr(x->args, want));
+	for (int mode = 1; mode < 3; mode++) {
+		layer_table(&b, mode);
+		assert_int_equal(a.ns, 2 * (NJ - 1));
+		assert_int_equal(b.ns, a.ns);
+		for (size_t i = 0; i < a.ns; i++) {
+			const struct rec_slice *x = &a.s[i], *y = &b.s[i];
+			int core = strncmp(a.fnames[x->track], "Core 1", 6) == 0;
+			assert_string_equal(a.fnames[x->track], b.fnames[y->track]);
+			assert_int_equal(x->ts, y->ts);
+			assert_int_equal(x->dur, y->dur);
+			assert_string_equal(x->args, y->args);
+			/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left out). */
+			size_t k = i % (NJ - 1);
+			int j = (int)k < 4 ? (int)k : (int)k + 1;
+			assert_int_equal(x->ts, j * 100 + (j % 3) * 10 + core);
+			assert_int_equal(x->dur, 50 + (j % 2) * 200);
+			char want[64];
+			snprintf(want, sizeof want, "Layer Id=%d;", core * 100 + j);
+			assert_non_null(strstr(x->args, want));
+		}
 	}
 }
 
