@@ -275,10 +275,9 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 /* ------------------------------------------------------------------------------------------ */
 
 struct strmap {
-	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used */
-	uint32_t *ids;  /* page index -> profile string id */
-	size_t n, cap, nprof;
-	int oom;
+	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used (turned into
+	                   page index -> profile string id by strmap_invert, at the end) */
+	size_t n, nprof;
 };
 
 static uint32_t smap(struct strmap *m, uint32_t id)
@@ -287,15 +286,34 @@ static uint32_t smap(struct strmap *m, uint32_t id)
 		id = 0;
 	if (m->idx[id])
 		return m->idx[id] - 1;
-	uint32_t *g = tp_grow(m->ids, sizeof *m->ids, m->n + 1, &m->cap);
-	if (!g) {
-		m->oom = 1;
-		return 0;
-	}
-	m->ids = g;
-	m->ids[m->n] = id;
 	m->idx[id] = (uint32_t)++m->n;
 	return (uint32_t)(m->n - 1);
+}
+
+#define STR_DONE 0x80000000u /* strmap_invert: the entry is a final page -> string entry */
+
+/* Turns idx (string -> page + 1) into page -> string in place (STR_DONE set; entries from n
+ * on are 0), so the table needs no second array (4 bytes per string; a generated dump's
+ * page uses every layer name). Each string's entry is moved along the chain of the entries it
+ * displaces: O(nprof). smap must not be called afterwards. Needs nprof < 2^31 (checked by
+ * the caller). */
+static void strmap_invert(struct strmap *m)
+{
+	uint32_t *a = m->idx;
+	for (size_t p = 0; p < m->nprof; p++) {
+		if (!a[p] || (a[p] & STR_DONE))
+			continue;
+		uint32_t s = (uint32_t)p, v = a[p];
+		a[p] = 0;
+		for (;;) {
+			uint32_t j = v - 1, next = a[j];
+			a[j] = s | STR_DONE;
+			if (!next) /* an unused string's entry (or one already moved on) */
+				break;
+			s = j;
+			v = next;
+		}
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1439,10 +1457,11 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			emit_memory(c, max_cores);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
+			strmap_invert(&c->sm);
 			for (size_t i = 0; i < c->sm.n; i++) {
 				if (i)
 					tp_buf_putc(b, ',');
-				put_str(b, tp_str(c->p, c->sm.ids[i]));
+				put_str(b, tp_str(c->p, c->sm.idx[i] & ~STR_DONE));
 				flush_out(&c->o, 0);
 			}
 			tp_buf_puts(b, "]}");
@@ -1453,8 +1472,6 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 		}
 		flush_out(&c->o, 0);
 	}
-	if (c->sm.oom)
-		return TP_ENOMEM;
 	flush_out(&c->o, 1);
 	return c->o.err;
 }
@@ -1536,7 +1553,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.t0 = p->span_begin_ns;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
-	c.sm.idx = tp_calloc(c.sm.nprof, sizeof *c.sm.idx);
+	c.sm.idx = c.sm.nprof < STR_DONE ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
 	if (!c.sm.idx) {
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
@@ -1589,7 +1606,6 @@ out:
 	tp_free(lanes);
 	tp_free(c.argmap);
 	tp_free(c.sm.idx);
-	tp_free(c.sm.ids);
 	tp_buf_free(&c.o.b);
 	return rc;
 }
