@@ -828,7 +828,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	uint64_t proc_uuid = proc->uuid;
 
 	/* Cores that have engine or layer tracks, ascending. */
-	int32_t *cores = tp_calloc(p->num_tracks + p->num_layers + 1, sizeof *cores);
+	size_t cap_cores = p->num_tracks + 1; /* grown for the cores only layers have */
+	int32_t *cores = tp_calloc(cap_cores, sizeof *cores);
 	if (!cores)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 	size_t nc = 0;
@@ -849,8 +850,15 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
 		while (k < nc && cores[k] != l->core)
 			k++;
-		if (k == nc)
-			cores[nc++] = l->core;
+		if (k < nc)
+			continue;
+		int32_t *g = tp_grow(cores, sizeof *cores, nc + 1, &cap_cores);
+		if (!g) {
+			tp_free(cores);
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		}
+		cores = g;
+		cores[nc++] = l->core;
 	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
