@@ -73,8 +73,8 @@ struct ewalk {
  * time. Each run keeps, per block of EBLK edges, the smallest source index of the edges from
  * that block to the run's end (blkmin), so the walk knows when no edge still to pull can come
  * before the heap's head. Dependencies nearly ascend, so the heap holds about one block per
- * run. */
-#define EBLK 256
+ * run; blkmin costs 4 bytes per EBLK edges. */
+#define EBLK 16
 
 struct erun {
 	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
@@ -139,7 +139,9 @@ struct plan {
 	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
 	size_t nruns, cap_runs;
-	uint32_t *blkmin;   /* per run and block: smallest src_idx from the block to the run's end */
+	uint32_t *blkmin;   /* per run and block: smallest src_idx in the block (add_edge), then
+	                       from the block to the run's end (index_edges) */
+	size_t nblk, cap_blk;
 	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
 	size_t *srcoff;
 	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
@@ -1263,6 +1265,16 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		r->src_dt = sdt;
 		r->dst_dt = ddt;
 		r->from = r->to = (uint32_t)pl->nedges;
+		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
+	}
+	if ((r->to - r->from) % EBLK == 0) {
+		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
+		if (!g)
+			return TP_ENOMEM;
+		pl->blkmin = g;
+		pl->blkmin[pl->nblk++] = si;
+	} else if (si < pl->blkmin[pl->nblk - 1]) {
+		pl->blkmin[pl->nblk - 1] = si;
 	}
 	if (pl->edges)
 		pl->edges[pl->nedges] = (struct edge){si, di};
@@ -1339,6 +1351,7 @@ static int plan_model_flows(struct plan *pl)
 		qsort(w, n, sizeof *w, wedge_dst_cmp);
 		pl->nedges = 0;
 		pl->nruns = 0;
+		pl->nblk = 0;
 		for (size_t i = 0; i < n && !st; i++) {
 			uint32_t id = 0;
 			if (i && w[i].dst_dt == w[i - 1].dst_dt && w[i].dst_idx == w[i - 1].dst_idx) {
@@ -1352,35 +1365,20 @@ static int plan_model_flows(struct plan *pl)
 	return st;
 }
 
-/* Fills blkmin (per run and block of EBLK edges: the smallest source index from that block
- * to the run's end) and the runs grouped by source dtrack (srcruns, srcoff). */
+/* Turns blkmin (per run and block of EBLK edges: the smallest source index in the block, from
+ * add_edge) into the smallest from that block to the run's end, and groups the runs by source
+ * dtrack (srcruns, srcoff). */
 static int index_edges(struct plan *pl)
 {
-	size_t nblk = 0;
-	for (size_t r = 0; r < pl->nruns; r++) {
-		pl->runs[r].blk = (uint32_t)nblk; /* nblk <= nedges < 2^32: each run has an edge */
-		nblk += (pl->runs[r].to - pl->runs[r].from + EBLK - 1) / EBLK;
-	}
-	pl->blkmin = tp_malloc(nblk * sizeof *pl->blkmin);
 	pl->srcoff = tp_calloc(pl->ndts + 1, sizeof *pl->srcoff);
 	pl->srcruns = tp_malloc(pl->nruns * sizeof *pl->srcruns);
 	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
-	if (!pl->blkmin || !pl->srcoff || !pl->srcruns || !fill) {
+	if (!pl->srcoff || !pl->srcruns || !fill) {
 		tp_free(fill);
 		return TP_ENOMEM;
 	}
 	for (size_t r = 0; r < pl->nruns; r++) {
 		const struct erun *x = &pl->runs[r];
-		struct ewalk w;
-		ewalk_start(x, &w);
-		uint32_t src, dst;
-		for (uint32_t b = 0; w.e < x->to; b++) {
-			uint32_t m = UINT32_MAX;
-			for (uint32_t j = 0; j < EBLK && ewalk_next(pl, x, &w, &src, &dst); j++)
-				if (src < m)
-					m = src;
-			pl->blkmin[x->blk + b] = m;
-		}
 		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 1;)
 			if (pl->blkmin[x->blk + b] < pl->blkmin[x->blk + b - 1])
 				pl->blkmin[x->blk + b - 1] = pl->blkmin[x->blk + b];
