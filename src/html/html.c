@@ -392,6 +392,8 @@ struct lwalk {
 	struct tp_walk w;
 	const struct tp_profile *p;
 	int32_t device, core;
+	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: the walks look
+	                   at every layer of the table, a page writes ~40 of them) */
 };
 
 static int lane_has(const struct lwalk *l, const struct tp_layer *y)
@@ -402,7 +404,14 @@ static int lane_has(const struct lwalk *l, const struct tp_layer *y)
 static int lwalk_keep(const void *ctx, size_t i)
 {
 	const struct lwalk *l = ctx;
-	return lane_has(l, &l->p->layers[i]);
+	return (int)(l->bits[i / 64] >> (i % 64) & 1);
+}
+
+static void lwalk_free(struct lwalk *w)
+{
+	if (w)
+		tp_free(w->bits);
+	tp_free(w);
 }
 
 static int layer_before(const void *ctx, uint32_t x, uint32_t y);
@@ -470,19 +479,24 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		return TP_OK;
 	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
-	struct lwalk *w = tp_malloc(sizeof *w);
-	if (!w)
+	struct lwalk *w = tp_calloc(1, sizeof *w);
+	if (!w || !(w->bits = tp_calloc(p->num_layers / 64 + 1, sizeof *w->bits))) {
+		lwalk_free(w);
 		return TP_ENOMEM;
+	}
 	w->p = p;
 	w->device = device;
 	w->core = core;
+	for (size_t i = 0; i < p->num_layers; i++)
+		if (lane_has(w, &p->layers[i]))
+			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
 	tp_walk_start(&w->w, p->num_layers, lwalk_keep, lwalk_before, w);
 	if (tp_walk_ordered(&w->w, &n)) { /* the usual case: walk the table, no index */
 		l->walk = w;
 		l->n = n;
 		return TP_OK;
 	}
-	tp_free(w);
+	lwalk_free(w);
 	l->lay = tp_malloc(n * sizeof *l->lay);
 	uint32_t *tmp = tp_malloc(n * sizeof *tmp);
 	if (!l->lay || !tmp) {
@@ -1519,7 +1533,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		if (rc) {
 			for (size_t j = 0; j < n; j++) {
 				tp_free(l[j].lay);
-				tp_free(l[j].walk);
+				lwalk_free(l[j].walk);
 			}
 			tp_free(l);
 			return rc;
@@ -1528,7 +1542,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 			continue;
 		if (n == cap) {
 			tp_free(y.lay);
-			tp_free(y.walk);
+			lwalk_free(y.walk);
 			break;
 		}
 		l[n++] = y;
@@ -1601,7 +1615,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 out:
 	for (size_t i = 0; i < nl; i++) {
 		tp_free(lanes[i].lay);
-		tp_free(lanes[i].walk);
+		lwalk_free(lanes[i].walk);
 	}
 	tp_free(lanes);
 	tp_free(c.argmap);
