@@ -426,6 +426,67 @@ static void test_sort_index(void **state)
 		}
 }
 
+/* tp_walk over a table whose kept entries (odd keys are dropped) are displaced by at most
+ * `d` places: within the window it hands out exactly the sorted order, with the last two
+ * and forward steps by tp_walk_at; past the window tp_walk_ordered says no. */
+static int walk_keep(const void *ctx, size_t i)
+{
+	return ((const int *)ctx)[i] % 2 == 0;
+}
+
+static int walk_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const int *k = ctx;
+	return k[x] < k[y] || (k[x] == k[y] && x < y);
+}
+
+static void test_walk(void **state)
+{
+	(void)state;
+	enum { N = 400 };
+	static int key[N];
+	static uint32_t want[N];
+	const size_t disp[] = {0, 1, 5, TP_WALK_WINDOW - 1, TP_WALK_WINDOW, 3 * TP_WALK_WINDOW};
+	for (size_t di = 0; di < sizeof disp / sizeof disp[0]; di++) {
+		size_t d = disp[di], nw = 0;
+		/* Keys 2 * i, each block of d + 1 entries reversed (entry i moves up to d places),
+		 * plus an odd key (dropped) every 7th entry. */
+		for (size_t i = 0; i < N; i++) {
+			size_t b = i / (d + 1) * (d + 1), e = b + d < N - 1 ? b + d : N - 1;
+			key[i] = 2 * (int)(b + e - i);
+			if (i % 7 == 3)
+				key[i] = 1;
+		}
+		for (size_t i = 0; i < N; i++)
+			if (walk_keep(key, i))
+				want[nw++] = (uint32_t)i;
+		for (size_t i = 1; i < nw; i++)
+			for (size_t j = i; j > 0 && walk_before(key, want[j], want[j - 1]); j--) {
+				uint32_t x = want[j];
+				want[j] = want[j - 1];
+				want[j - 1] = x;
+			}
+		struct tp_walk w;
+		tp_walk_start(&w, N, walk_keep, walk_before, key);
+		size_t count = 0;
+		int ordered = tp_walk_ordered(&w, &count);
+		assert_int_equal(count, nw);
+		/* The window holds TP_WALK_WINDOW kept entries: a reversed block of up to
+		 * TP_WALK_WINDOW + 1 entries (one at least dropped) fits, one of 97 does not. */
+		assert_int_equal(ordered, d <= TP_WALK_WINDOW);
+		if (!ordered)
+			continue;
+		for (size_t k = 0; k < nw; k++) {
+			assert_int_equal(tp_walk_at(&w, k), want[k]);
+			if (k)
+				assert_int_equal(tp_walk_at(&w, k - 1), want[k - 1]);
+			assert_int_equal(tp_walk_at(&w, k), want[k]);
+		}
+		assert_int_equal(tp_walk_at(&w, 3), want[3]); /* further back: starts over */
+		assert_int_equal(tp_walk_at(&w, nw - 1), want[nw - 1]);
+	}
+}
+
 static void test_text_safe_word_positions(void **state)
 {
 	(void)state;
@@ -536,6 +597,7 @@ int main(void)
 		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
 		cmocka_unit_test(test_text_safe_word_positions),
 		cmocka_unit_test(test_sort_index),
+		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -275,10 +275,9 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 /* ------------------------------------------------------------------------------------------ */
 
 struct strmap {
-	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used */
-	uint32_t *ids;  /* page index -> profile string id */
-	size_t n, cap, nprof;
-	int oom;
+	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used (turned into
+	                   page index -> profile string id by strmap_invert, at the end) */
+	size_t n, nprof;
 };
 
 static uint32_t smap(struct strmap *m, uint32_t id)
@@ -287,15 +286,34 @@ static uint32_t smap(struct strmap *m, uint32_t id)
 		id = 0;
 	if (m->idx[id])
 		return m->idx[id] - 1;
-	uint32_t *g = tp_grow(m->ids, sizeof *m->ids, m->n + 1, &m->cap);
-	if (!g) {
-		m->oom = 1;
-		return 0;
-	}
-	m->ids = g;
-	m->ids[m->n] = id;
 	m->idx[id] = (uint32_t)++m->n;
 	return (uint32_t)(m->n - 1);
+}
+
+#define STR_DONE 0x80000000u /* strmap_invert: the entry is a final page -> string entry */
+
+/* Turns idx (string -> page + 1) into page -> string in place (STR_DONE set; entries from n
+ * on are 0), so the table needs no second array (4 bytes per string; a generated dump's
+ * page uses every layer name). Each string's entry is moved along the chain of the entries it
+ * displaces: O(nprof). smap must not be called afterwards. Needs nprof < 2^31 (checked by
+ * the caller). */
+static void strmap_invert(struct strmap *m)
+{
+	uint32_t *a = m->idx;
+	for (size_t p = 0; p < m->nprof; p++) {
+		if (!a[p] || (a[p] & STR_DONE))
+			continue;
+		uint32_t s = (uint32_t)p, v = a[p];
+		a[p] = 0;
+		for (;;) {
+			uint32_t j = v - 1, next = a[j];
+			a[j] = s | STR_DONE;
+			if (!next) /* an unused string's entry (or one already moved on) */
+				break;
+			s = j;
+			v = next;
+		}
+	}
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -333,7 +351,9 @@ struct lane {
 	const struct tp_slice *s;    /* the track's slices, or NULL for a lane made from layers */
 	size_t n;
 	uint32_t *lay;               /* lane made from layers: owned layer indexes in slice
-	                                order (4 bytes a layer; lane_at builds each slice) */
+	                                order (4 bytes a layer; lane_at builds each slice) ... */
+	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
+	                                owned: lane_at's walk of the table (tp_walk) */
 	double mhz;
 	const char *label;
 };
@@ -366,21 +386,63 @@ static int lane_cmp(const void *x, const void *y)
 	return a->track - b->track;
 }
 
+/* A walk of the layer table for a lane made from layers nearly in table order (the callers
+ * ask for slices in order, and for the one before: tp_walk_at). */
+struct lwalk {
+	struct tp_walk w;
+	const struct tp_profile *p;
+	int32_t device, core;
+	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: the walks look
+	                   at every layer of the table, a page writes ~40 of them) */
+};
+
+static int lane_has(const struct lwalk *l, const struct tp_layer *y)
+{
+	return y->device == l->device && y->core == l->core && y->begin_ns <= y->end_ns;
+}
+
+static int lwalk_keep(const void *ctx, size_t i)
+{
+	const struct lwalk *l = ctx;
+	return (int)(l->bits[i / 64] >> (i % 64) & 1);
+}
+
+static void lwalk_free(struct lwalk *w)
+{
+	if (w)
+		tp_free(w->bits);
+	tp_free(w);
+}
+
+static int layer_before(const void *ctx, uint32_t x, uint32_t y);
+
+static int lwalk_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	return layer_before(((const struct lwalk *)ctx)->p, x, y);
+}
+
+/* The layer index of slice i of a lane made from layers. */
+static size_t lane_layer(const struct lane *l, size_t i)
+{
+	return l->lay ? l->lay[i] : tp_walk_at(&l->walk->w, i);
+}
+
 /* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
  * layer's span, named by its type, typed by its name, tied to it). */
 static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
                                       struct tp_slice *tmp)
 {
-	if (!l->lay)
+	if (!l->lay && !l->walk)
 		return &l->s[i];
+	size_t li = lane_layer(l, i);
 	struct tp_layer ly;
-	const struct tp_layer *y = tp_profile_layer(p, l->lay[i], &ly);
+	const struct tp_layer *y = tp_profile_layer(p, li, &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->end_ns = y->end_ns;
 	tmp->name = y->type;
 	tmp->type = y->name;
-	tmp->layer = (int32_t)l->lay[i];
+	tmp->layer = (int32_t)li;
 	tmp->kind = TP_CMD_NORMAL;
 	return tmp;
 }
@@ -400,9 +462,16 @@ static int layer_before(const void *ctx, uint32_t x, uint32_t y)
 }
 
 /* Builds a Layer lane for (device, core) from the layer table when the reader made none: the
- * indexes of its layers in slice order (lane_at makes the slices). */
+ * indexes of its layers in slice order, or only a walk of the table when it lists them in
+ * that order already (lane_at makes the slices). */
 static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, struct lane *l)
 {
+	memset(l, 0, sizeof *l);
+	l->track = -1;
+	l->kind = TP_TRACK_LAYER;
+	l->device = device;
+	l->core = core;
+	l->label = "Layer";
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer ly;
@@ -410,16 +479,30 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
 			n++;
 	}
-	memset(l, 0, sizeof *l);
-	l->track = -1;
-	l->kind = TP_TRACK_LAYER;
-	l->device = device;
-	l->core = core;
-	l->label = "Layer";
 	if (!n)
 		return TP_OK;
 	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
+	struct lwalk *w = tp_calloc(1, sizeof *w);
+	if (!w || !(w->bits = tp_calloc(p->num_layers / 64 + 1, sizeof *w->bits))) {
+		lwalk_free(w);
+		return TP_ENOMEM;
+	}
+	w->p = p;
+	w->device = device;
+	w->core = core;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		struct tp_layer ly;
+		if (lane_has(w, tp_profile_layer(p, i, &ly)))
+			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
+	}
+	tp_walk_start(&w->w, p->num_layers, lwalk_keep, lwalk_before, w);
+	if (tp_walk_ordered(&w->w, &n)) { /* the usual case: walk the table, no index */
+		l->walk = w;
+		l->n = n;
+		return TP_OK;
+	}
+	lwalk_free(w);
 	l->lay = tp_malloc(n * sizeof *l->lay);
 	uint32_t *tmp = tp_malloc(n * sizeof *tmp);
 	if (!l->lay || !tmp) {
@@ -1398,10 +1481,11 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			emit_memory(c, max_cores);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
+			strmap_invert(&c->sm);
 			for (size_t i = 0; i < c->sm.n; i++) {
 				if (i)
 					tp_buf_putc(b, ',');
-				put_str(b, tp_str(c->p, c->sm.ids[i]));
+				put_str(b, tp_str(c->p, c->sm.idx[i] & ~STR_DONE));
 				flush_out(&c->o, 0);
 			}
 			tp_buf_puts(b, "]}");
@@ -1412,8 +1496,6 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 		}
 		flush_out(&c->o, 0);
 	}
-	if (c->sm.oom)
-		return TP_ENOMEM;
 	flush_out(&c->o, 1);
 	return c->o.err;
 }
@@ -1459,8 +1541,10 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		struct lane y;
 		int rc = layer_lane(p, l[i].device, l[i].core, &y);
 		if (rc) {
-			for (size_t j = 0; j < n; j++)
+			for (size_t j = 0; j < n; j++) {
 				tp_free(l[j].lay);
+				lwalk_free(l[j].walk);
+			}
 			tp_free(l);
 			return rc;
 		}
@@ -1468,6 +1552,7 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 			continue;
 		if (n == cap) {
 			tp_free(y.lay);
+			lwalk_free(y.walk);
 			break;
 		}
 		l[n++] = y;
@@ -1492,7 +1577,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.t0 = p->span_begin_ns;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
-	c.sm.idx = tp_calloc(c.sm.nprof, sizeof *c.sm.idx);
+	c.sm.idx = c.sm.nprof < STR_DONE ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
 	if (!c.sm.idx) {
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
@@ -1538,12 +1623,13 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	}
 	rc = tp_afile_commit(&af, d);
 out:
-	for (size_t i = 0; i < nl; i++)
+	for (size_t i = 0; i < nl; i++) {
 		tp_free(lanes[i].lay);
+		lwalk_free(lanes[i].walk);
+	}
 	tp_free(lanes);
 	tp_free(c.argmap);
 	tp_free(c.sm.idx);
-	tp_free(c.sm.ids);
 	tp_buf_free(&c.o.b);
 	return rc;
 }

@@ -405,10 +405,12 @@ static void test_max_cores(void **state)
 /* A Layer lane made from the layer table lists its layers by start, then longest first, then
  * layer index (the expected order computed here by insertion sort over the finished table):
  * 40 layers with many equal starts and ends take the writer's merge sort through several
- * passes; "ly" is layer index + 1 and "dur" each layer's length. */
-static void test_layer_lane_order(void **state)
+ * passes; "ly" is layer index + 1, "dur" each layer's length and "ts" the gap from the
+ * previous one's end. Mode 1: the table lists core 0's layers in that order already,
+ * interleaved with core 1's and an untimed one (the writer walks the table, no index);
+ * mode 2: in reverse (past the walk's window: an index is sorted). */
+static void layer_lane_order(int mode)
 {
-	(void)state;
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
@@ -421,7 +423,7 @@ static void test_layer_lane_order(void **state)
 	s->name = tp_profile_str(p, "conv.normal");
 	enum { N = 40 };
 	uint32_t x = 12345;
-	for (int i = 0; i < N; i++) {
+	for (int i = 0, at = 0; i < N; i++) {
 		struct tp_layer l;
 		memset(&l, 0, sizeof l);
 		x = x * 1103515245u + 12345u;
@@ -429,11 +431,28 @@ static void test_layer_lane_order(void **state)
 		l.name = tp_profile_str(p, "layer");
 		l.begin_ns = (int64_t)(x >> 16) % 5 * 100;
 		l.end_ns = l.begin_ns + (int64_t)(x >> 8) % 3 * 50;
-		assert_int_equal(tp_profile_add_layer(p, &l), i);
+		if (mode == 1) {
+			l.begin_ns = i / 2 * 100;
+			l.end_ns = l.begin_ns + 300 - i % 2 * 100;
+		}
+		if (mode == 2) {
+			l.begin_ns = (N - i) * 100;
+			l.end_ns = l.begin_ns + 50;
+		}
+		assert_int_equal(tp_profile_add_layer(p, &l), at++);
+		if (mode == 1) { /* another core's layer, and one without timing */
+			l.core = 1;
+			l.begin_ns = 7;
+			assert_int_equal(tp_profile_add_layer(p, &l), at++);
+			l.core = 0;
+			l.begin_ns = l.end_ns + 1;
+			if (i == 10)
+				assert_int_equal(tp_profile_add_layer(p, &l), at++);
+		}
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	size_t nl = 0;
-	int64_t want_ly[N], want_dur[N], got[N];
+	int64_t want_ly[N], want_dur[N], want_ts[N], got[N];
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer av, bv;
 		const struct tp_layer *a = tp_profile_layer(p, i, &av);
@@ -456,6 +475,10 @@ static void test_layer_lane_order(void **state)
 		struct tp_layer av;
 		const struct tp_layer *a = tp_profile_layer(p, (size_t)want_ly[i] - 1, &av);
 		want_dur[i] = a->end_ns - a->begin_ns;
+		struct tp_layer prev;
+		want_ts[i] = a->begin_ns -
+		             (i ? tp_profile_layer(p, (size_t)want_ly[i - 1] - 1, &prev)->end_ns
+		                : p->span_begin_ns);
 	}
 	struct tp_diag d = {0};
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
@@ -469,8 +492,18 @@ static void test_layer_lane_order(void **state)
 	assert_memory_equal(got, want_ly, sizeof want_ly);
 	assert_int_equal(column(layer, end, "dur", got, N), 1);
 	assert_memory_equal(got, want_dur, sizeof want_dur);
+	assert_int_equal(column(layer, end, "ts", got, N), 1);
+	assert_memory_equal(got, want_ts, sizeof want_ts);
 	free(text);
 	tp_profile_free(p);
+}
+
+static void test_layer_lane_order(void **state)
+{
+	(void)state;
+	layer_lane_order(0);
+	layer_lane_order(1);
+	layer_lane_order(2);
 }
 
 static void test_output_entry(void **state)

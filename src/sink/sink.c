@@ -15,7 +15,9 @@
  *
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
- * dependency edges + counter windows), never O(output).
+ * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
+ * while ids stay below 255; 8 more with its ends stored, see struct edge), and edges in
+ * source order are walked, not stored.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -36,8 +38,7 @@ struct dtrack {
 	size_t nlanes;
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
-	const uint32_t *layers; /* synthesised Layer track: its profile->layers indices in slice
-	                           order (t->slices is NULL; see dt_slice) */
+	struct synth *syn; /* synthesised Layer track (t->slices is NULL; see dt_slice), or NULL */
 };
 
 struct lane {
@@ -46,15 +47,67 @@ struct lane {
 	size_t depth, cap;
 };
 
-/* One dependency (20 bytes, plus 8 in by_src: a profile can have one per command). The flow
- * is open from the source's start to the waiter's start. */
+/* Dependency edges (flows). The plan keeps one flow id per edge (a profile can have one edge
+ * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
+ * dtrack) pair (struct erun). Where it can, it stores nothing else: an edge's ends are found
+ * again by walking its run's waiting track and matching each dep_id on the partner track
+ * (ewalk_next; deterministic, so every walk yields the same edges in the same order). The ends
+ * are stored (struct edge, 8 more bytes per edge) only when a partner track's cmd ids are not
+ * in order (matching would need an index of 8 bytes per partner command for the whole drive)
+ * or the model has explicit flows (sorted in among the dependencies). A flow is open from its
+ * source's start to its waiter's start. */
 struct edge {
-	uint32_t src_dt, src_idx; /* source slice (the one waited for): dtrack, index */
-	uint32_t dst_dt, dst_idx; /* waiting slice */
-	uint32_t flow_id;         /* small, reused once a flow has ended (see assign_flow_ids);
-	                             EDGE_DROPPED: not drawn */
+	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
 };
-#define EDGE_DROPPED UINT32_MAX
+#define EDGE_DROPPED UINT32_MAX /* flow id of an edge that is not drawn */
+
+/* A walk along one run: the next edge, and (ends not stored) the next waiting slice to match
+ * and the partner search's hint. */
+struct ewalk {
+	uint32_t e;
+	size_t k, hint;
+};
+
+/* Edges in source order are not stored either: struct srcit walks the runs whose sources lie
+ * on one track and reorders their edges through a heap, pulling EBLK edges of a run at a
+ * time. Each run keeps, per block of EBLK edges, the smallest source index of the edges from
+ * that block to the run's end (blkmin), so the walk knows when no edge still to pull can come
+ * before the heap's head. Dependencies nearly ascend, so the heap holds about one block per
+ * run; blkmin costs 4 bytes per EBLK edges. */
+#define EBLK 16
+
+struct erun {
+	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
+	uint32_t from, to;       /* edges [from, to) */
+	uint32_t blk;            /* its first entry in plan.blkmin */
+	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
+};
+
+/* Min-heap of (key, id) pairs. */
+struct heap {
+	struct hent {
+		int64_t key;
+		uint64_t id;
+	} * a;
+	size_t n, cap;
+};
+
+/* An edge pulled by a source-order walk: its ends, index and run. */
+struct pent {
+	uint32_t src, dst, e, run;
+};
+
+/* Min-heap of pulled edges by (src, e). */
+struct pheap {
+	struct pent *a;
+	size_t n, cap;
+};
+
+/* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
+struct srcit {
+	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
+	struct pheap pend; /* pulled edges */
+};
 
 struct derived {
 	size_t track; /* sink track index */
@@ -71,14 +124,27 @@ struct plan {
 	size_t ndts, cap_dts;
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
-		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order */
+		const struct tp_profile *p;
+		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
+		                      the table has this core's layers nearly in that order ... */
+		struct tp_walk walk; /* ... and walk finds slice k (dt_slice) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
-	struct edge *edges; /* in waiting-slice (dst) order */
-	size_t nedges, cap_edges;
-	uint64_t *by_src; /* edges sorted by source: source slice id - 1 << 32 | edge index */
+	uint8_t *flow;      /* flow id per edge, in waiting-slice (dst) order (flow_get) */
+	unsigned fw;        /* bytes per flow id: 1, 2 or 4 */
+	size_t cap_flow;    /* flow ids allocated */
+	struct edge *edges; /* their ends, when stored (else NULL: see ewalk_next) */
+	size_t nedges;
+	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
+	size_t nruns, cap_runs;
+	uint32_t *blkmin;   /* per run and block: smallest src_idx in the block (add_edge), then
+	                       from the block to the run's end (index_edges) */
+	size_t nblk, cap_blk;
+	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
+	size_t *srcoff;
+	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
@@ -86,24 +152,63 @@ struct plan {
 	uint64_t total_slices; /* slices delivered in all, for the progress line */
 };
 
-static struct edge *src_edge(const struct plan *pl, size_t i)
+static uint64_t slice_id(const struct plan *pl, uint32_t dt, uint32_t idx)
 {
-	return &pl->edges[(uint32_t)pl->by_src[i]];
+	return pl->dts[dt].base_id + idx + 1;
 }
 
-static uint64_t edge_dst_id(const struct plan *pl, const struct edge *e)
+static int64_t slice_ns(const struct plan *pl, uint32_t dt, uint32_t idx)
 {
-	return pl->dts[e->dst_dt].base_id + e->dst_idx + 1;
+	return pl->dts[dt].t->slices[idx].start_ns;
 }
 
-static int64_t edge_src_ns(const struct plan *pl, const struct edge *e)
+/* Flow id of edge e (EDGE_DROPPED: not drawn). */
+static uint32_t flow_get(const struct plan *pl, size_t e)
 {
-	return pl->dts[e->src_dt].t->slices[e->src_idx].start_ns;
+	if (pl->fw == 1)
+		return pl->flow[e] == UINT8_MAX ? EDGE_DROPPED : pl->flow[e];
+	if (pl->fw == 2) {
+		uint16_t v;
+		memcpy(&v, pl->flow + 2 * e, 2);
+		return v == UINT16_MAX ? EDGE_DROPPED : v;
+	}
+	uint32_t v;
+	memcpy(&v, pl->flow + 4 * e, 4);
+	return v;
 }
 
-static int64_t edge_dst_ns(const struct plan *pl, const struct edge *e)
+/* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
+ * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
+ * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
+static int flow_set(struct plan *pl, size_t e, uint32_t id)
 {
-	return pl->dts[e->dst_dt].t->slices[e->dst_idx].start_ns;
+	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
+	if (need > pl->fw) {
+		uint8_t *n = tp_malloc(pl->cap_flow * need);
+		if (!n)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < pl->cap_flow; i++) {
+			uint32_t v = flow_get(pl, i);
+			if (need == 2) {
+				uint16_t x = v == EDGE_DROPPED ? UINT16_MAX : (uint16_t)v;
+				memcpy(n + 2 * i, &x, 2);
+			} else {
+				memcpy(n + 4 * i, &v, 4);
+			}
+		}
+		tp_free(pl->flow);
+		pl->flow = n;
+		pl->fw = need;
+	}
+	if (pl->fw == 1) {
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+	} else if (pl->fw == 2) {
+		uint16_t x = id == EDGE_DROPPED ? UINT16_MAX : (uint16_t)id;
+		memcpy(pl->flow + 2 * e, &x, 2);
+	} else {
+		memcpy(pl->flow + 4 * e, &id, 4);
+	}
+	return TP_OK;
 }
 
 static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
@@ -404,26 +509,34 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). */
-static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
-                                       const uint32_t *layers, size_t k, struct tp_slice *tmp)
+static int synth_has(const struct synth *y, const struct tp_layer *l)
 {
-	if (!layers)
+	return l->device == y->t.device && l->core == y->t.core && l->begin_ns <= l->end_ns;
+}
+
+/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
+ * *tmp from its layer (valid until the next call with the same tmp). A synthesised track
+ * without an index finds its layer with tp_walk: the callers ask for k = 0, 1, 2, ... in
+ * turn, so a pass costs one walk of the table. */
+static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
+                                       struct synth *syn, size_t k, struct tp_slice *tmp)
+{
+	if (!syn)
 		return &t->slices[k];
+	size_t i = syn->layers ? syn->layers[k] : tp_walk_at(&syn->walk, k);
 	struct tp_layer ly;
-	const struct tp_layer *l = tp_profile_layer(p, layers[k], &ly);
+	const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
 	tmp->end_ns = l->end_ns;
 	tmp->name = l->type ? l->type : l->name;
 	tmp->type = l->type;
-	tmp->layer = (int32_t)layers[k];
+	tmp->layer = (int32_t)i;
 	return tmp;
 }
 
 /* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn,
                        int nested, size_t *nlanes, struct tp_diag *d)
 {
 	lanes_reset(pl);
@@ -431,7 +544,7 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
-		const struct tp_slice *s = dt_slice(pl->p, t, layers, k, &tmp);
+		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
 		long l = lane_assign(pl, s, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
@@ -445,13 +558,13 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, const uint32_t
 	return TP_OK;
 }
 
-static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t *layers,
+static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *syn,
                       int model_track, const struct tp_sink_track *proto, const char *lane_name,
                       struct tp_diag *d)
 {
 	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 	size_t nlanes = 1;
-	int st = count_lanes(pl, t, layers, nested, &nlanes, d);
+	int st = count_lanes(pl, t, syn, nested, &nlanes, d);
 	if (st)
 		return st;
 	struct dtrack *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
@@ -464,7 +577,7 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, const uint32_t 
 	dt->first_lane = pl->ntracks;
 	dt->nlanes = nlanes;
 	dt->nested = nested;
-	dt->layers = layers;
+	dt->syn = syn;
 	for (size_t l = 0; l < nlanes; l++) {
 		struct tp_sink_track *x = new_track(pl);
 		if (!x)
@@ -611,9 +724,25 @@ static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 	return k;
 }
 
+static int synth_keep(const void *ctx, size_t i)
+{
+	const struct synth *y = ctx;
+	struct tp_layer ly;
+	return synth_has(y, tp_profile_layer(y->p, i, &ly));
+}
+
+static int synth_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const struct synth *s = ctx;
+	struct lkey a = lkey_of(s->p, x), b = lkey_of(s->p, y);
+	return lkey_less(&a, &b);
+}
+
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
- * when no layer has timing. The track holds no slices, only the layers' indices in slice
- * order (4 bytes per layer; dt_slice builds each slice when it is needed). */
+ * when no layer has timing. The track holds no slices (dt_slice builds each slice when it is
+ * needed), and only when the table does not list the core's layers nearly in slice order (a
+ * window of TP_WALK_WINDOW, see tp_walk; the usual case) their indices in slice order (4
+ * bytes per layer). */
 static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
@@ -635,25 +764,21 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	if (!y)
 		return TP_ENOMEM;
 	pl->synth[pl->nsynth++] = y;
-	if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
-		return TP_ENOMEM;
 	y->t.kind = TP_TRACK_LAYER;
 	y->t.device = device;
 	y->t.core = core;
-	int sorted = 1;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (!(l->device == device && l->core == core && l->begin_ns <= l->end_ns))
-			continue;
-		y->layers[y->t.count] = (uint32_t)i;
-		if (y->t.count) {
-			struct lkey a = lkey_of(p, y->layers[y->t.count - 1]), b = lkey_of(p, (uint32_t)i);
-			sorted &= lkey_less(&a, &b);
+	y->t.count = n;
+	y->p = p;
+	tp_walk_start(&y->walk, p->num_layers, synth_keep, synth_before, y);
+	if (!tp_walk_ordered(&y->walk, &n)) { /* a reader's table is usually nearly in order */
+		if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
+			return TP_ENOMEM;
+		n = 0;
+		for (size_t i = 0; i < p->num_layers; i++) {
+			struct tp_layer ly;
+			if (synth_has(y, tp_profile_layer(p, i, &ly)))
+				y->layers[n++] = (uint32_t)i;
 		}
-		y->t.count++;
-	}
-	if (!sorted) { /* a readers' layer table is usually in time order already */
 		struct lkey *k = tp_malloc(n * sizeof *k);
 		if (!k)
 			return TP_ENOMEM;
@@ -714,7 +839,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	uint64_t proc_uuid = proc->uuid;
 
 	/* Cores that have engine or layer tracks, ascending. */
-	int32_t *cores = tp_calloc(p->num_tracks + p->num_layers + 1, sizeof *cores);
+	size_t cap_cores = p->num_tracks + 1; /* grown for the cores only layers have */
+	int32_t *cores = tp_calloc(cap_cores, sizeof *cores);
 	if (!cores)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 	size_t nc = 0;
@@ -736,8 +862,15 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
 		while (k < nc && cores[k] != l->core)
 			k++;
-		if (k == nc)
-			cores[nc++] = l->core;
+		if (k < nc)
+			continue;
+		int32_t *g = tp_grow(cores, sizeof *cores, nc + 1, &cap_cores);
+		if (!g) {
+			tp_free(cores);
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		}
+		cores = g;
+		cores[nc++] = l->core;
 	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
@@ -794,7 +927,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 					proto.core = core;
 					proto.sort_index = rank++;
 					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
-					st = add_dtrack(pl, &lt->t, lt->layers, -1, &proto,
+					st = add_dtrack(pl, &lt->t, lt, -1, &proto,
 					                "Layer", d);
 				}
 			}
@@ -949,7 +1082,6 @@ static long cmdix_find(struct cmdix *c, uint32_t cmd, int64_t before_ns)
 	return best;
 }
 
-static int sort_edges_by_src(struct plan *pl);
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
 
 /* The partner dtrack of a TIU or GDMA dtrack (the first of the other kind on the same device
@@ -988,224 +1120,6 @@ static long enclosing(const struct tp_track *t, int64_t ts)
 	return -1;
 }
 
-static int edge_dst_cmp(const void *x, const void *y)
-{
-	const struct edge *a = x, *b = y;
-	if (a->dst_dt != b->dst_dt)
-		return a->dst_dt < b->dst_dt ? -1 : 1;
-	if (a->dst_idx != b->dst_idx)
-		return a->dst_idx < b->dst_idx ? -1 : 1;
-	if (a->src_dt != b->src_dt)
-		return a->src_dt < b->src_dt ? -1 : 1;
-	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
-}
-
-/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
- * and the target starts after the source. The drive walks edges in destination order and a
- * slice ends at most one flow, so edges are re-sorted by destination and a second flow into
- * the same slice is dropped (counted). */
-static void plan_model_flows(struct plan *pl)
-{
-	const struct tp_profile *p = pl->p;
-	size_t before = pl->nedges;
-	for (size_t i = 0; i < p->num_flows; i++) {
-		const struct tp_flow *f = &p->flows[i];
-		long sdt = -1, ddt = -1;
-		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
-			if (pl->dts[k].model_track < 0)
-				continue;
-			if (pl->dts[k].model_track == f->from_track)
-				sdt = (long)k;
-			if (pl->dts[k].model_track == f->to_track)
-				ddt = (long)k;
-		}
-		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
-		    pl->dts[ddt].t->count > UINT32_MAX) {
-			pl->flows_skipped++;
-			continue;
-		}
-		long si = enclosing(pl->dts[sdt].t, f->from_ns);
-		long di = enclosing(pl->dts[ddt].t, f->to_ns);
-		if (si < 0 || di < 0 ||
-		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
-			pl->flows_skipped++;
-			continue;
-		}
-		pl->edges[pl->nedges++] =
-		    (struct edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di, 0};
-	}
-	if (pl->nedges == before)
-		return;
-	qsort(pl->edges, pl->nedges, sizeof *pl->edges, edge_dst_cmp);
-	for (size_t i = 1; i < pl->nedges; i++)
-		if (pl->edges[i].dst_dt == pl->edges[i - 1].dst_dt &&
-		    pl->edges[i].dst_idx == pl->edges[i - 1].dst_idx &&
-		    pl->edges[i].flow_id != EDGE_DROPPED) {
-			pl->edges[i].flow_id = EDGE_DROPPED;
-			pl->flows_dropped++;
-		}
-}
-
-static int plan_flows(struct plan *pl, struct tp_diag *d)
-{
-	/* Edges are stored in 32-bit fields (by_src: source slice id in 32 bits); allocate
-	 * once for the most there can be. */
-	size_t most = 0;
-	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
-		return TP_OK;
-	for (size_t i = 0; i < pl->ndts; i++)
-		if (partner(pl, i) >= 0 && pl->dts[i].t->count <= UINT32_MAX &&
-		    pl->dts[partner(pl, i)].t->count <= UINT32_MAX)
-			for (size_t k = 0; k < pl->dts[i].t->count; k++)
-				most += pl->dts[i].t->slices[k].dep_id != 0;
-	most += pl->p->num_flows;
-	if (!most)
-		return TP_OK;
-	pl->edges = tp_malloc(most * sizeof *pl->edges);
-	if (!pl->edges)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	pl->cap_edges = most;
-	for (size_t i = 0; i < pl->ndts; i++) {
-		const struct dtrack *w = &pl->dts[i];
-		long pi = partner(pl, i);
-		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		int any = 0;
-		for (size_t k = 0; k < w->t->count && !any; k++)
-			any = w->t->slices[k].dep_id != 0;
-		if (!any)
-			continue;
-		struct cmdix cx;
-		if (build_cmdix(&cx, pl->dts[pi].t))
-			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-		for (size_t k = 0; k < w->t->count; k++) {
-			const struct tp_slice *s = &w->t->slices[k];
-			if (!s->dep_id)
-				continue;
-			long src = cmdix_find(&cx, s->dep_id, s->start_ns);
-			if (src < 0)
-				continue;
-			/* A command cannot wait for one that starts with or after it; such a match
-			 * is an id collision, and drawing it would pair flow ends wrongly. */
-			int64_t src_ns = pl->dts[pi].t->slices[src].start_ns;
-			if (src_ns >= s->start_ns) {
-				pl->flows_skipped++;
-				continue;
-			}
-			pl->edges[pl->nedges++] =
-			    (struct edge){(uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0};
-		}
-		tp_free(cx.key);
-	}
-	plan_model_flows(pl);
-	if (!pl->nedges)
-		return TP_OK;
-	pl->by_src = tp_malloc(pl->nedges * sizeof *pl->by_src);
-	if (!pl->by_src)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	int st = sort_edges_by_src(pl);
-	return st ? st : assign_flow_ids(pl, d);
-}
-
-static int u64_less(const uint64_t *x, const uint64_t *y)
-{
-	return *x < *y;
-}
-
-/* by_src order: source slice id (dtrack, then index), then edge index; keys are unique. */
-DEFINE_SORT(src_sort, uint64_t, u64_less)
-
-static uint64_t src_key(const struct plan *pl, size_t i)
-{
-	const struct edge *e = &pl->edges[i];
-	return (pl->dts[e->src_dt].base_id + e->src_idx) << 32 | (uint64_t)i;
-}
-
-#define SRC_RUNS 256
-
-/* A run of edges (in destination order) whose sources lie on one track. */
-struct srun {
-	uint64_t first; /* by_src key of its first edge */
-	size_t from, to;
-};
-
-static int srun_less(const struct srun *x, const struct srun *y)
-{
-	return x->first < y->first;
-}
-
-DEFINE_SORT(srun_sort, struct srun, srun_less)
-
-/* Fills by_src in source order. The edges come in destination order: a few long runs, one per
- * waiting track, each with all its sources on the partner track and nearly always ascending.
- * Laying those runs out by their first key gives nearly sorted keys, which an insertion sort
- * finishes in O(n); the full sort is only the fallback. The result is the same either way, as
- * the keys are unique. */
-static int sort_edges_by_src(struct plan *pl)
-{
-	struct srun runs[SRC_RUNS];
-	size_t nruns = 0, at = 0;
-	for (size_t i = 0; i < pl->nedges && nruns <= SRC_RUNS; i++) {
-		if (i && pl->edges[i].src_dt == pl->edges[i - 1].src_dt)
-			continue;
-		if (nruns < SRC_RUNS)
-			runs[nruns] = (struct srun){src_key(pl, i), i, i};
-		if (nruns)
-			runs[nruns - 1].to = i;
-		nruns++;
-	}
-	if (nruns && nruns <= SRC_RUNS) {
-		runs[nruns - 1].to = pl->nedges;
-		srun_sort(runs, nruns);
-		for (size_t r = 0; r < nruns; r++)
-			for (size_t i = runs[r].from; i < runs[r].to; i++)
-				pl->by_src[at++] = src_key(pl, i);
-	} else {
-		for (size_t i = 0; i < pl->nedges; i++)
-			pl->by_src[i] = src_key(pl, i);
-	}
-	/* Dependencies that do not quite ascend leave a few keys out of place (g200k: 890 of
-	 * 307 k): an insertion sort moving at most 8 keys per key on average puts them right in
-	 * O(n); past that budget the keys (still a permutation) get the full sort. */
-	uint64_t *a = pl->by_src;
-	size_t budget = 8 * pl->nedges;
-	int done = 1;
-	for (size_t i = 1; i < pl->nedges && done; i++) {
-		uint64_t x = a[i];
-		size_t j = i;
-		while (j && a[j - 1] > x) {
-			if (!budget--) {
-				done = 0;
-				break;
-			}
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = x;
-	}
-	if (!done)
-		src_sort(pl->by_src, pl->nedges);
-	/* Keep at most TP_SINK_MAX_FLOWS outgoing flows per source slice. */
-	size_t run = 0;
-	for (size_t i = 0; i < pl->nedges; i++) {
-		struct edge *e = src_edge(pl, i);
-		run = i && pl->by_src[i] >> 32 == pl->by_src[i - 1] >> 32 ? run + 1 : 0;
-		if (run >= TP_SINK_MAX_FLOWS) {
-			e->flow_id = EDGE_DROPPED;
-			pl->flows_dropped++;
-		}
-	}
-	return TP_OK;
-}
-
-/* Min-heap of (key, id) pairs. */
-struct heap {
-	struct hent {
-		int64_t key;
-		uint64_t id;
-	} * a;
-	size_t n, cap;
-};
 
 static int hless(const struct hent *x, const struct hent *y)
 {
@@ -1286,30 +1200,416 @@ static uint64_t idset_take(struct idset *f)
 	return (uint64_t)f->lo * 64 + b + 1;
 }
 
+/* Whether a track's cmd ids never decrease (then its commands are searched without an
+ * index). */
+static int cmd_ascending(const struct tp_track *t)
+{
+	for (size_t k = 1; k < t->count; k++)
+		if (t->slices[k].cmd_id < t->slices[k - 1].cmd_id)
+			return 0;
+	return 1;
+}
+
+/* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
+ * command with that cmd id that started no later; -1 when there is none, -2 when it does not
+ * start before s (an id collision: drawing it would pair flow ends wrongly). */
+static long dep_match(struct cmdix *cx, const struct tp_slice *s)
+{
+	long src = cmdix_find(cx, s->dep_id, s->start_ns);
+	if (src < 0)
+		return -1;
+	return cx->t->slices[src].start_ns >= s->start_ns ? -2 : src;
+}
+
+static void ewalk_start(const struct erun *r, struct ewalk *w)
+{
+	w->e = r->from;
+	w->k = 0;
+	w->hint = 0;
+}
+
+/* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
+ * source and waiting dtracks), 0 past the run's end. Without stored ends it matches the
+ * waiting track's dep_ids from where the walk stopped, as plan_flows did (only runs of
+ * dependencies on a partner in cmd id order exist then). */
+static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w,
+                      uint32_t *src, uint32_t *dst)
+{
+	if (w->e >= r->to)
+		return 0;
+	if (pl->edges) {
+		*src = pl->edges[w->e].src_idx;
+		*dst = pl->edges[w->e].dst_idx;
+		w->e++;
+		return 1;
+	}
+	const struct tp_track *t = pl->dts[r->dst_dt].t;
+	struct cmdix cx = {pl->dts[r->src_dt].t, NULL, w->hint};
+	while (w->k < t->count) {
+		size_t k = w->k++;
+		const struct tp_slice *s = &t->slices[k];
+		long m = s->dep_id ? dep_match(&cx, s) : -1;
+		if (m >= 0) {
+			*src = (uint32_t)m;
+			*dst = (uint32_t)k;
+			w->hint = cx.hint;
+			w->e++;
+			return 1;
+		}
+	}
+	return 0; /* not reached: the run has that many matches */
+}
+
+/* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
+static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
+                    uint32_t flow_id)
+{
+	struct erun *r = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
+	if (!r || r->src_dt != sdt || r->dst_dt != ddt) {
+		struct erun *n = tp_grow(pl->runs, sizeof *pl->runs, pl->nruns + 1, &pl->cap_runs);
+		if (!n)
+			return TP_ENOMEM;
+		pl->runs = n;
+		r = &pl->runs[pl->nruns++];
+		memset(r, 0, sizeof *r);
+		r->src_dt = sdt;
+		r->dst_dt = ddt;
+		r->from = r->to = (uint32_t)pl->nedges;
+		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
+	}
+	if ((r->to - r->from) % EBLK == 0) {
+		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
+		if (!g)
+			return TP_ENOMEM;
+		pl->blkmin = g;
+		pl->blkmin[pl->nblk++] = si;
+	} else if (si < pl->blkmin[pl->nblk - 1]) {
+		pl->blkmin[pl->nblk - 1] = si;
+	}
+	if (pl->edges)
+		pl->edges[pl->nedges] = (struct edge){si, di};
+	if (flow_set(pl, pl->nedges, flow_id))
+		return TP_ENOMEM;
+	pl->nedges++;
+	r->to = (uint32_t)pl->nedges;
+	return TP_OK;
+}
+
+/* An edge with both its dtracks: only while the model's flows are sorted in. */
+struct wedge {
+	uint32_t src_dt, src_idx, dst_dt, dst_idx;
+};
+
+static int wedge_dst_cmp(const void *x, const void *y)
+{
+	const struct wedge *a = x, *b = y;
+	if (a->dst_dt != b->dst_dt)
+		return a->dst_dt < b->dst_dt ? -1 : 1;
+	if (a->dst_idx != b->dst_idx)
+		return a->dst_idx < b->dst_idx ? -1 : 1;
+	if (a->src_dt != b->src_dt)
+		return a->src_dt < b->src_dt ? -1 : 1;
+	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
+}
+
+/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
+ * and the target starts after the source. The drive walks edges in destination order and a
+ * slice ends at most one flow, so all edges are re-sorted by destination (through a
+ * temporary list of 16 bytes per edge, only when the model has flows; the ends are stored
+ * then) and a second flow into the same slice is dropped (counted). */
+static int plan_model_flows(struct plan *pl)
+{
+	const struct tp_profile *p = pl->p;
+	if (!p->num_flows || !pl->edges)
+		return TP_OK;
+	struct wedge *w = tp_malloc((pl->nedges + p->num_flows) * sizeof *w);
+	if (!w)
+		return TP_ENOMEM;
+	size_t n = 0;
+	for (size_t r = 0; r < pl->nruns; r++)
+		for (uint32_t i = pl->runs[r].from; i < pl->runs[r].to; i++)
+			w[n++] = (struct wedge){pl->runs[r].src_dt, pl->edges[i].src_idx,
+			                        pl->runs[r].dst_dt, pl->edges[i].dst_idx};
+	size_t before = n;
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		long sdt = -1, ddt = -1;
+		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
+			if (pl->dts[k].model_track < 0)
+				continue;
+			if (pl->dts[k].model_track == f->from_track)
+				sdt = (long)k;
+			if (pl->dts[k].model_track == f->to_track)
+				ddt = (long)k;
+		}
+		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
+		    pl->dts[ddt].t->count > UINT32_MAX) {
+			pl->flows_skipped++;
+			continue;
+		}
+		long si = enclosing(pl->dts[sdt].t, f->from_ns);
+		long di = enclosing(pl->dts[ddt].t, f->to_ns);
+		if (si < 0 || di < 0 ||
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
+			pl->flows_skipped++;
+			continue;
+		}
+		w[n++] = (struct wedge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di};
+	}
+	int st = TP_OK;
+	if (n > before) {
+		qsort(w, n, sizeof *w, wedge_dst_cmp);
+		pl->nedges = 0;
+		pl->nruns = 0;
+		pl->nblk = 0;
+		for (size_t i = 0; i < n && !st; i++) {
+			uint32_t id = 0;
+			if (i && w[i].dst_dt == w[i - 1].dst_dt && w[i].dst_idx == w[i - 1].dst_idx) {
+				id = EDGE_DROPPED;
+				pl->flows_dropped++;
+			}
+			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx, id);
+		}
+	}
+	tp_free(w);
+	return st;
+}
+
+/* Turns blkmin (per run and block of EBLK edges: the smallest source index in the block, from
+ * add_edge) into the smallest from that block to the run's end, and groups the runs by source
+ * dtrack (srcruns, srcoff). */
+static int index_edges(struct plan *pl)
+{
+	pl->srcoff = tp_calloc(pl->ndts + 1, sizeof *pl->srcoff);
+	pl->srcruns = tp_malloc(pl->nruns * sizeof *pl->srcruns);
+	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
+	if (!pl->srcoff || !pl->srcruns || !fill) {
+		tp_free(fill);
+		return TP_ENOMEM;
+	}
+	for (size_t r = 0; r < pl->nruns; r++) {
+		const struct erun *x = &pl->runs[r];
+		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 1;)
+			if (pl->blkmin[x->blk + b] < pl->blkmin[x->blk + b - 1])
+				pl->blkmin[x->blk + b - 1] = pl->blkmin[x->blk + b];
+		pl->srcoff[x->src_dt + 1]++;
+	}
+	for (size_t dt = 0; dt < pl->ndts; dt++)
+		pl->srcoff[dt + 1] += pl->srcoff[dt];
+	memcpy(fill, pl->srcoff, (pl->ndts + 1) * sizeof *fill);
+	for (size_t r = 0; r < pl->nruns; r++)
+		pl->srcruns[fill[pl->runs[r].src_dt]++] = (uint32_t)r;
+	tp_free(fill);
+	return TP_OK;
+}
+
+static int pless(const struct pent *x, const struct pent *y)
+{
+	return x->src < y->src || (x->src == y->src && x->e < y->e);
+}
+
+static int ppush(struct pheap *h, const struct pent *x)
+{
+	struct pent *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);
+	if (!na)
+		return TP_ENOMEM;
+	h->a = na;
+	size_t i = h->n++;
+	h->a[i] = *x;
+	while (i && pless(&h->a[i], &h->a[(i - 1) / 2])) {
+		struct pent t = h->a[i];
+		h->a[i] = h->a[(i - 1) / 2];
+		h->a[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return TP_OK;
+}
+
+static struct pent ppop(struct pheap *h)
+{
+	struct pent top = h->a[0];
+	h->a[0] = h->a[--h->n];
+	size_t i = 0;
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < h->n && pless(&h->a[l], &h->a[m]))
+			m = l;
+		if (r < h->n && pless(&h->a[r], &h->a[m]))
+			m = r;
+		if (m == i)
+			break;
+		struct pent t = h->a[i];
+		h->a[i] = h->a[m];
+		h->a[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* Starts walking the edges whose source lies on dtrack dt in source order. */
+static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
+{
+	it->runs.n = 0;
+	it->pend.n = 0;
+	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
+		struct erun *r = &pl->runs[pl->srcruns[k]];
+		ewalk_start(r, &r->w);
+		if (heap_push(&it->runs, pl->blkmin[r->blk], pl->srcruns[k]))
+			return TP_ENOMEM;
+	}
+	return TP_OK;
+}
+
+/* The next edge of the walk started by srcit_start, in (source index, edge index) order:
+ * returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
+ * edge that could precede it has been pulled: when the heap's head has a smaller source
+ * index than any run's edges still to pull (blkmin). */
+static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
+{
+	for (;;) {
+		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
+			*x = ppop(&it->pend);
+			return 1;
+		}
+		if (!it->runs.n)
+			return 0;
+		struct hent h = heap_pop(&it->runs);
+		struct erun *r = &pl->runs[h.id];
+		for (int j = 0; j < EBLK; j++) {
+			struct pent y = {0, 0, r->w.e, (uint32_t)h.id};
+			if (!ewalk_next(pl, r, &r->w, &y.src, &y.dst))
+				break;
+			if (ppush(&it->pend, &y))
+				return TP_ENOMEM;
+		}
+		if (r->w.e < r->to &&
+		    heap_push(&it->runs, pl->blkmin[r->blk + (r->w.e - r->from) / EBLK], h.id))
+			return TP_ENOMEM;
+	}
+}
+
+static void srcit_free(struct srcit *it)
+{
+	tp_free(it->runs.a);
+	tp_free(it->pend.a);
+	memset(it, 0, sizeof *it);
+}
+
+static int plan_flows(struct plan *pl, struct tp_diag *d)
+{
+	/* Edges are counted in 32 bits (slice and edge indices); the flow ids are allocated
+	 * once for the most there can be. */
+	size_t most = 0;
+	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
+		return TP_OK;
+	int stored = pl->p->num_flows != 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		long pi = partner(pl, i);
+		if (pi < 0 || pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		size_t n = 0;
+		for (size_t k = 0; k < pl->dts[i].t->count; k++)
+			n += pl->dts[i].t->slices[k].dep_id != 0;
+		if (n && !stored && !cmd_ascending(pl->dts[pi].t))
+			stored = 1;
+		most += n;
+	}
+	most += pl->p->num_flows;
+	if (!most || most >= UINT32_MAX)
+		return TP_OK;
+	pl->flow = tp_calloc(most, 1);
+	pl->fw = 1;
+	pl->cap_flow = most;
+	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	for (size_t i = 0; i < pl->ndts; i++) {
+		const struct dtrack *w = &pl->dts[i];
+		long pi = partner(pl, i);
+		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		int any = 0;
+		for (size_t k = 0; k < w->t->count && !any; k++)
+			any = w->t->slices[k].dep_id != 0;
+		if (!any)
+			continue;
+		struct cmdix cx;
+		if (build_cmdix(&cx, pl->dts[pi].t))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+		for (size_t k = 0; k < w->t->count; k++) {
+			const struct tp_slice *s = &w->t->slices[k];
+			if (!s->dep_id)
+				continue;
+			long src = dep_match(&cx, s);
+			if (src == -2)
+				pl->flows_skipped++;
+			if (src < 0)
+				continue;
+			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0)) {
+				tp_free(cx.key);
+				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+			}
+		}
+		tp_free(cx.key);
+	}
+	if (plan_model_flows(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	if (!pl->nedges)
+		return TP_OK;
+	if (index_edges(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	return assign_flow_ids(pl, d);
+}
+
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
  * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
  * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
  * sequences (whose order the reader does not promise) can never pair the wrong ends.
- * Flows are taken in source-start order by merging the runs of by_src (one run per source
- * track, already in start order) through a heap of run heads, ties broken by position in
- * by_src: memory O(tracks + open flows), no copy of the edge list. */
+ * Flows are taken in source-start order by merging the source-order walks of the source
+ * dtracks (srcit; each in start order, as a track's slices are) through a heap of their
+ * heads, ties broken by source dtrack, then source index and edge index (the walk's order);
+ * a source slice keeps its first TP_SINK_MAX_FLOWS flows in that order. Memory O(tracks +
+ * open flows + the walks' heaps), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct heap runs = {0}, busy = {0};
+	struct heap heads = {0}, busy = {0};
 	struct idset freed = {0};
-	int st = TP_OK;
-	for (size_t i = 0; i < pl->nedges && !st; i++)
-		if (i == 0 || src_edge(pl, i)->src_dt != src_edge(pl, i - 1)->src_dt)
-			st = heap_push(&runs, edge_src_ns(pl, src_edge(pl, i)), i);
+	struct srcit *it = tp_calloc(pl->ndts, sizeof *it);
+	struct head {
+		struct pent cur; /* the walk's current edge */
+		uint32_t last;   /* source index of the edge before it */
+		uint32_t same;   /* edges before it with that source (0: none or a new source) */
+	} *hd = tp_calloc(pl->ndts, sizeof *hd);
+	int st = it && hd ? TP_OK : TP_ENOMEM;
+	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
+		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
+			continue;
+		hd[dt].last = UINT32_MAX;
+		int k = srcit_start(pl, &it[dt], (uint32_t)dt);
+		if (!k)
+			k = srcit_next(pl, &it[dt], &hd[dt].cur);
+		if (k < 0)
+			st = k;
+		else if (k)
+			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, hd[dt].cur.src), dt);
+	}
 	uint64_t next = 0;
-	while (runs.n && !st) {
-		struct hent h = heap_pop(&runs);
+	while (heads.n && !st) {
+		struct hent h = heap_pop(&heads);
+		uint32_t dt = (uint32_t)h.id;
+		struct head *x = &hd[dt];
 		for (;;) {
-			size_t pos = (size_t)h.id;
-			struct edge *e = src_edge(pl, pos);
-			if (e->flow_id != EDGE_DROPPED) {
+			uint32_t flow = flow_get(pl, x->cur.e);
+			x->same = x->cur.src == x->last ? x->same + 1 : 0;
+			x->last = x->cur.src;
+			if (x->same >= TP_SINK_MAX_FLOWS) {
+				flow = EDGE_DROPPED;
+				pl->flows_dropped++;
+				if ((st = flow_set(pl, x->cur.e, flow)))
+					break;
+			}
+			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
 					struct hent done = heap_pop(&busy);
@@ -1318,27 +1618,55 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				if (st)
 					break;
 				uint64_t id = idset_take(&freed);
-				e->flow_id = (uint32_t)(id ? id : ++next);
-				if ((st = heap_push(&busy, edge_dst_ns(pl, e), e->flow_id)))
+				flow = (uint32_t)(id ? id : ++next);
+				if ((st = flow_set(pl, x->cur.e, flow)) ||
+				    (st = heap_push(&busy,
+				                    slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
+				                    flow)))
 					break;
 			}
-			/* The run's next edge: taken at once while it still precedes every other
-			 * run's head (the same order as pushing it and popping the minimum). */
-			if (pos + 1 >= pl->nedges || src_edge(pl, pos + 1)->src_dt != e->src_dt)
+			/* The walk's next edge: taken at once while it still precedes every other
+			 * walk's head (the same order as pushing it and popping the minimum). */
+			int k = srcit_next(pl, &it[dt], &x->cur);
+			if (k <= 0) {
+				st = k;
 				break;
-			struct hent nx = {edge_src_ns(pl, src_edge(pl, pos + 1)),
-			                  (uint64_t)pos + 1};
-			if (runs.n && !hless(&nx, &runs.a[0])) {
-				st = heap_push(&runs, nx.key, nx.id);
+			}
+			struct hent nx = {slice_ns(pl, dt, x->cur.src), dt};
+			if (heads.n && !hless(&nx, &heads.a[0])) {
+				st = heap_push(&heads, nx.key, nx.id);
 				break;
 			}
 			h = nx;
 		}
 	}
-	tp_free(runs.a);
+	for (size_t dt = 0; it && dt < pl->ndts; dt++)
+		srcit_free(&it[dt]);
+	tp_free(it);
+	tp_free(hd);
+	tp_free(heads.a);
 	tp_free(busy.a);
 	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
+}
+
+/* The next edge in destination order over all runs (walk w on run *ri): returns 1 with the
+ * waiting slice's id and the edge index, 0 after the last. */
+static int dst_next(const struct plan *pl, size_t *ri, struct ewalk *w, uint64_t *dst_id,
+                    uint32_t *e)
+{
+	while (*ri < pl->nruns) {
+		const struct erun *r = &pl->runs[*ri];
+		uint32_t at = w->e, src, dst;
+		if (ewalk_next(pl, r, w, &src, &dst)) {
+			*dst_id = slice_id(pl, r->dst_dt, dst);
+			*e = at;
+			return 1;
+		}
+		if (++*ri < pl->nruns)
+			ewalk_start(&pl->runs[*ri], w);
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1440,8 +1768,13 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->tracks);
 	tp_free(pl->dts);
 	tp_free(pl->der);
+	tp_free(pl->flow);
 	tp_free(pl->edges);
-	tp_free(pl->by_src);
+	tp_free(pl->runs);
+	tp_free(pl->blkmin);
+	tp_free(pl->srcruns);
+	tp_free(pl->srcoff);
+	srcit_free(&pl->dit);
 	tp_arena_free(&pl->arena);
 }
 
@@ -1449,8 +1782,14 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
                    struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
-	size_t ei = 0; /* next edge in dst order */
-	size_t si = 0; /* next edge in src order */
+	/* Edges in destination order: the next one ends at slice in_id (edge in_e). */
+	size_t ri = 0;
+	struct ewalk iw = {0};
+	uint64_t in_id = 0;
+	uint32_t in_e = 0;
+	if (pl->nruns)
+		ewalk_start(&pl->runs[0], &iw);
+	int have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
 	struct tp_slice tmp;
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct dtrack *dt = &pl->dts[ti];
@@ -1461,10 +1800,18 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		while (si < pl->nedges && src_edge(pl, si)->src_dt < ti)
-			si++;
+		/* This track's outgoing edges in source order: oe is the next. */
+		struct pent oe = {0, 0, 0, 0};
+		int have = 0;
+		if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
+			have = srcit_start(pl, &pl->dit, (uint32_t)ti);
+			if (!have)
+				have = srcit_next(pl, &pl->dit, &oe);
+			if (have < 0)
+				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+		}
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = dt_slice(p, t, dt->layers, k, &tmp);
+			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
@@ -1482,19 +1829,18 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->parent_id = parent;
 			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
 			ss->flow_in = 0;
-			while (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) < id)
-				ei++;
-			if (ei < pl->nedges && edge_dst_id(pl, &pl->edges[ei]) == id &&
-			    pl->edges[ei].flow_id != EDGE_DROPPED)
-				ss->flow_in = pl->edges[ei].flow_id;
+			while (have_in && in_id < id)
+				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
+			if (have_in && in_id == id && flow_get(pl, in_e) != EDGE_DROPPED)
+				ss->flow_in = flow_get(pl, in_e);
 			ss->num_flows_out = 0;
-			while (si < pl->nedges) {
-				const struct edge *e = src_edge(pl, si);
-				if (e->src_dt != ti || e->src_idx > k)
-					break;
-				if (e->src_idx == k && e->flow_id != EDGE_DROPPED)
-					ss->flows_out[ss->num_flows_out++] = e->flow_id;
-				si++;
+			while (have > 0 && oe.src <= k) {
+				uint32_t f = flow_get(pl, oe.e);
+				if (oe.src == k && f != EDGE_DROPPED &&
+				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
+					ss->flows_out[ss->num_flows_out++] = f;
+				if ((have = srcit_next(pl, &pl->dit, &oe)) < 0)
+					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
@@ -1556,12 +1902,15 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		for (size_t k = 0; k < c->count && !st; k++)
 			st = sink->counter(sink->ctx, t, c->samples[k].ts_ns, c->samples[k].value);
 	}
-	for (size_t i = 0; i < pl->nedges && !st; i++) {
-		const struct edge *e = &pl->edges[i];
-		if (e->flow_id == EDGE_DROPPED || !sink->flow)
-			continue;
-		st = sink->flow(sink->ctx, e->flow_id, pl->dts[e->src_dt].base_id + e->src_idx + 1,
-		                edge_dst_id(pl, e));
+	for (size_t r = 0; r < pl->nruns && !st && sink->flow; r++) {
+		const struct erun *x = &pl->runs[r];
+		struct ewalk w;
+		ewalk_start(x, &w);
+		uint32_t at = w.e, src, dst;
+		for (; !st && ewalk_next(pl, x, &w, &src, &dst); at = w.e)
+			if (flow_get(pl, at) != EDGE_DROPPED)
+				st = sink->flow(sink->ctx, flow_get(pl, at), slice_id(pl, x->src_dt, src),
+				                slice_id(pl, x->dst_dt, dst));
 	}
 out:
 	if (begun && sink->end) {

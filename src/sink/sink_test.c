@@ -18,7 +18,7 @@
 #include "sink/sink_fixture.h"
 
 #define MAXT 64
-#define MAXS 64
+#define MAXS 128
 #define MAXC 64
 
 struct rec_slice {
@@ -428,6 +428,7 @@ struct flowrec {
 	uint64_t *in;   /* by slice id */
 	uint64_t *outs; /* by slice id: up to 2 ids */
 	size_t n, flows, bad;
+	uint64_t max_id;
 };
 
 static int f_slice(void *ctx, const struct tp_sink_slice *s)
@@ -445,6 +446,8 @@ static int f_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct flowrec *f = ctx;
 	f->flows++;
+	if (id > f->max_id)
+		f->max_id = id;
 	if (from >= f->n || to >= f->n || f->in[to] != id ||
 	    (f->outs[2 * from] != id && f->outs[2 * from + 1] != id))
 		f->bad++;
@@ -454,8 +457,10 @@ static int f_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 static void test_many_flows(void **state)
 {
 	(void)state;
-	enum { N = 3000 };
-	for (int pattern = 0; pattern < 2; pattern++) {
+	/* Pattern 2: 70 000 flows all open at once (every waiter after every source): ids
+	 * 1..70 000, past what 1 and 2 bytes per stored id hold. */
+	for (int pattern = 0; pattern < 3; pattern++) {
+		const int N = pattern == 2 ? 70000 : 3000;
 		struct tp_profile *p = tp_profile_new();
 		assert_non_null(p);
 		int dev = tp_profile_add_device(p, "d", 0, 1);
@@ -467,10 +472,13 @@ static void test_many_flows(void **state)
 			struct tp_slice *s =
 			    fx_cmd(p, tiu, "mm", "sMM", N * 10 + k * 10, N * 10 + k * 10 + 5,
 			           (uint32_t)k + 1);
-			s->dep_id = pattern == 0 ? (uint32_t)(N - k) : (uint32_t)((k ^ 1) + 1);
+			s->dep_id = pattern == 0   ? (uint32_t)(N - k)
+			            : pattern == 1 ? (uint32_t)((k ^ 1) + 1)
+			                           : (uint32_t)k + 1;
 		}
 		assert_int_equal(tp_profile_finish(p), TP_OK);
-		struct flowrec f = {calloc(2 * N + 2, 8), calloc(4 * N + 4, 8), 2 * N + 2, 0, 0};
+		struct flowrec f = {calloc(2 * (size_t)N + 2, 8), calloc(4 * (size_t)N + 4, 8),
+		                    2 * (size_t)N + 2, 0, 0, 0};
 		assert_non_null(f.in);
 		assert_non_null(f.outs);
 		struct tp_sink sink = {&f, NULL, NULL, f_slice, NULL, f_flow, NULL, 0};
@@ -478,6 +486,8 @@ static void test_many_flows(void **state)
 		assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
 		assert_int_equal(f.flows, N);
 		assert_int_equal(f.bad, 0);
+		if (pattern != 1) /* every flow is open when the last source starts */
+			assert_int_equal(f.max_id, N);
 		size_t waiters = 0;
 		for (size_t id = 1; id < f.n; id++)
 			waiters += f.in[id] != 0;
@@ -488,13 +498,314 @@ static void test_many_flows(void **state)
 	}
 }
 
+/* Flows against a reference written from the documented rules (docs/trace-outputs.md), on
+ * two cores whose TIU and GDMA wait for each other with repeated cmd ids (so the partner
+ * lookup needs its index), sources far out of order (more than a block of the source-order
+ * walk), hot sources with more than TP_SINK_MAX_FLOWS waiters, and model flows between the
+ * cores' TIU tracks that compete with dependencies for the same waiting slice (and the same
+ * without model flows, also with cmd ids in order):
+ *   - a waiter's source is the partner's latest command with its dep_id that started no
+ *     later; no flow when that one starts at the same time;
+ *   - a slice ends at most one flow: of the edges into it, the first by source slice id;
+ *   - a source keeps its first TP_SINK_MAX_FLOWS edges by waiting slice id;
+ *   - in order of (source start, source id, waiter id), a flow takes the smallest id not
+ *     held by a flow whose waiter starts at or after its source's start.
+ * The sink must report exactly these flows (in waiter order), flow_in and flows_out. */
+#define RN 3000 /* commands per track */
+#define RT 4    /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
+#define RF 40   /* model flows */
+
+struct rslice {
+	int track, idx;
+	uint64_t flow_in, out[TP_SINK_MAX_FLOWS];
+	size_t nout;
+};
+
+struct rref {
+	const struct tp_profile *p;
+	uint64_t ids[RT][RN]; /* slice id by model track and index */
+	struct rslice *by_id; /* RT * RN + 1 */
+	uint64_t (*flows)[3];
+	size_t nflows;
+};
+
+static int rr_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct rref *r = ctx;
+	int t = s->track->model_track;
+	assert_true(t >= 0 && t < RT && s->id >= 1 && s->id <= RT * RN);
+	int idx = (int)(s->slice - r->p->tracks[t].slices);
+	r->ids[t][idx] = s->id;
+	struct rslice *x = &r->by_id[s->id];
+	x->track = t;
+	x->idx = idx;
+	x->flow_in = s->flow_in;
+	x->nout = s->num_flows_out;
+	memcpy(x->out, s->flows_out, s->num_flows_out * sizeof *x->out);
+	return TP_OK;
+}
+
+static int rr_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
+{
+	struct rref *r = ctx;
+	r->flows[r->nflows][0] = id;
+	r->flows[r->nflows][1] = from;
+	r->flows[r->nflows][2] = to;
+	r->nflows++;
+	return TP_OK;
+}
+
+struct redge {
+	uint64_t src, dst, id;
+	int64_t src_ns, dst_ns;
+	int dropped;
+};
+
+static int redge_dst_cmp(const void *x, const void *y)
+{
+	const struct redge *a = x, *b = y;
+	if (a->dst != b->dst)
+		return a->dst < b->dst ? -1 : 1;
+	return a->src < b->src ? -1 : a->src > b->src;
+}
+
+static int redge_src_cmp(const void *x, const void *y)
+{
+	const struct redge *a = *(const struct redge *const *)x, *b = *(const struct redge *const *)y;
+	if (a->src_ns != b->src_ns)
+		return a->src_ns < b->src_ns ? -1 : 1;
+	if (a->src != b->src)
+		return a->src < b->src ? -1 : 1;
+	return a->dst < b->dst ? -1 : a->dst > b->dst;
+}
+
+static void flows_reference(int mode)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "d", 0, 2);
+	int tr[RT];
+	for (int c = 0; c < 2; c++) {
+		tr[2 * c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, "TIU", 1000);
+		tr[2 * c + 1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, "GDMA", 1000);
+	}
+	uint32_t seed = 12345;
+#define RND() (seed = seed * 1103515245u + 12345u, (seed >> 8) % 1000003u)
+	for (int t = 0; t < RT; t++)
+		for (int j = 0; j < RN; j++) {
+			/* Non-overlapping, start ties across tracks; cmd ids repeat every 700
+			 * (mode 1: ascending, so the plan finds the edges again instead of
+			 * storing their ends). */
+			int64_t b = (int64_t)j * 10 + (int64_t)(RND() % 3);
+			uint32_t m = mode == 1 ? RN + 1 : 700;
+			struct tp_slice *s = fx_cmd(p, tr[t], t % 2 ? "ld" : "mm", "x", b, b + 5,
+			                            (uint32_t)(j % (int)m) + 1);
+			uint32_t r = (uint32_t)RND() % 100;
+			if (r < 60 && j > 0) /* a recent command of the partner */
+				s->dep_id = (uint32_t)((j - 1 - (int)(RND() % 4)) % (int)m + (int)m) %
+				                m +
+				            1;
+			else if (r < 70) /* far back, or ahead (then an older command or none) */
+				s->dep_id = (uint32_t)(RND() % m) + 1;
+			else if (r < 80) /* a hot source */
+				s->dep_id = 5;
+		}
+	for (int i = 0; i < (mode == 0 ? RF : 0); i++) {
+		int a = (int)(RND() % RN), b = (int)(RND() % RN);
+		struct tp_flow f = {tr[i % 2 ? 0 : 2], tr[i % 2 ? 2 : 0], 0, 0};
+		f.from_ns = (int64_t)a * 10 + 3; /* inside slice a (starts at most 2 later) */
+		f.to_ns = (int64_t)b * 10 + 3;
+		assert_int_equal(tp_profile_add_flow(p, &f), TP_OK);
+	}
+#undef RND
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+
+	struct rref r = {p, {{0}}, calloc(RT * RN + 1, sizeof(struct rslice)),
+	                 calloc(2 * RT * RN + RF, sizeof *r.flows), 0};
+	assert_non_null(r.by_id);
+	assert_non_null(r.flows);
+	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+
+	/* The reference edges. */
+	struct redge *e = calloc(RT * RN + RF, sizeof *e);
+	assert_non_null(e);
+	size_t ne = 0;
+	for (int t = 0; t < RT; t++) {
+		const struct tp_track *w = &p->tracks[tr[t]], *q = &p->tracks[tr[t ^ 1]];
+		for (size_t k = 0; k < w->count; k++) {
+			const struct tp_slice *s = &w->slices[k];
+			if (!s->dep_id)
+				continue;
+			long best = -1;
+			for (size_t j = 0; j < q->count; j++)
+				if (q->slices[j].cmd_id == s->dep_id && q->slices[j].start_ns <= s->start_ns)
+					best = (long)j;
+			if (best < 0 || q->slices[best].start_ns == s->start_ns)
+				continue;
+			e[ne++] = (struct redge){r.ids[t ^ 1][best], r.ids[t][k], 0,
+			                         q->slices[best].start_ns, s->start_ns, 0};
+		}
+	}
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		int ft = f->from_track == tr[0] ? 0 : 2, tt = f->to_track == tr[0] ? 0 : 2;
+		size_t a = (size_t)(f->from_ns / 10), b = (size_t)(f->to_ns / 10);
+		const struct tp_slice *x = &p->tracks[tr[ft]].slices[a],
+		                      *y = &p->tracks[tr[tt]].slices[b];
+		assert_true(x->start_ns <= f->from_ns && x->end_ns >= f->from_ns);
+		if (x->start_ns < y->start_ns)
+			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0, x->start_ns,
+			                         y->start_ns, 0};
+	}
+	qsort(e, ne, sizeof *e, redge_dst_cmp);
+	size_t hot = 0, dup = 0;
+	for (size_t i = 1; i < ne; i++)
+		if (e[i].dst == e[i - 1].dst)
+			e[i].dropped = 1, dup++;
+	size_t *seen = calloc(RT * RN + 1, sizeof *seen); /* edges so far by source id */
+	assert_non_null(seen);
+	for (size_t i = 0; i < ne; i++)
+		if (seen[e[i].src]++ >= TP_SINK_MAX_FLOWS)
+			e[i].dropped = 1, hot++;
+	assert_true(hot > 0 && (mode != 0 || dup > 0)); /* the cases are exercised */
+	struct redge **o = calloc(ne, sizeof *o);
+	assert_non_null(o);
+	size_t no = 0;
+	for (size_t i = 0; i < ne; i++)
+		if (!e[i].dropped)
+			o[no++] = &e[i];
+	qsort(o, no, sizeof *o, redge_src_cmp);
+	/* Flows come in source order, so an id is held only by the last flow given it. */
+	int64_t *until = calloc(no + 2, sizeof *until); /* by id: the last holder's waiter start */
+	assert_non_null(until);
+	for (size_t i = 0; i < no; i++) {
+		uint64_t id = 1;
+		while (until[id] && until[id] >= o[i]->src_ns)
+			id++;
+		o[i]->id = id;
+		until[id] = o[i]->dst_ns;
+	}
+	free(until);
+
+	/* What the sink reported. */
+	size_t k = 0;
+	for (size_t i = 0; i < ne; i++) {
+		if (e[i].dropped)
+			continue;
+		assert_true(k < r.nflows);
+		assert_int_equal(r.flows[k][0], e[i].id);
+		assert_int_equal(r.flows[k][1], e[i].src);
+		assert_int_equal(r.flows[k][2], e[i].dst);
+		assert_int_equal(r.by_id[e[i].dst].flow_in, e[i].id);
+		k++;
+	}
+	assert_int_equal(k, r.nflows);
+	memset(seen, 0, (RT * RN + 1) * sizeof *seen);
+	for (size_t i = 0; i < ne; i++) {
+		if (e[i].dropped)
+			continue;
+		size_t n = seen[e[i].src]++;
+		assert_true(n < r.by_id[e[i].src].nout);
+		assert_int_equal(r.by_id[e[i].src].out[n], e[i].id);
+	}
+	size_t ins = 0;
+	for (uint64_t id = 1; id <= RT * RN; id++) {
+		ins += r.by_id[id].flow_in != 0;
+		assert_int_equal(seen[id], r.by_id[id].nout);
+	}
+	assert_int_equal(ins, k);
+	free(seen);
+	free(o);
+	free(e);
+	free(r.by_id);
+	free(r.flows);
+	tp_profile_free(p);
+}
+
+static void test_flows_reference(void **state)
+{
+	(void)state;
+	flows_reference(0); /* repeated cmd ids, model flows: ends stored */
+	flows_reference(1); /* ascending cmd ids, no model flows: ends found again */
+	flows_reference(2); /* repeated cmd ids, no model flows: ends stored */
+}
+
+/* Layer tracks synthesised from the layer table come out in (begin, later end first) order
+ * per core, whether the table lists each core's layers in that order (mode 0) or nearly
+ * (mode 2: pairs swapped; no index is kept, the table is walked) or not at all (mode 1:
+ * reversed, past tp_walk's window; an index is sorted), with two cores' layers interleaved,
+ * layers that overlap (extra lanes) and an untimed layer left out. */
+#define NJ 40 /* layers per core */
+
+static void layer_table(struct rec *r, int mode)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "d", 0, 2);
+	enum { NL = 2 * NJ };
+	struct tp_layer ls[NL];
+	for (int j = 0; j < NJ; j++)
+		for (int c = 0; c < 2; c++) {
+			struct tp_layer *l = &ls[2 * j + c];
+			memset(l, 0, sizeof *l);
+			l->id = c * 100 + j;
+			l->type = tp_profile_str(p, "Conv2D");
+			l->name = tp_profile_str(p, "x");
+			l->device = dev;
+			l->core = c;
+			l->subnet = l->group = -1;
+			l->begin_ns = j * 100 + (j % 3) * 10 + c;
+			l->end_ns = j == 4 ? l->begin_ns - 1 : l->begin_ns + 50 + (j % 2) * 200;
+		}
+	for (int i = 0; i < NL; i++)
+		assert_int_equal(tp_profile_add_layer(p, &ls[mode == 1 ? NL - 1 - i
+		                                               : mode == 2 ? i ^ 2
+		                                                           : i]),
+		                 i);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	memset(r, 0, sizeof *r);
+	assert_int_equal(drive(p, r, 0), TP_OK);
+	tp_profile_free(p);
+}
+
+static void test_layer_tracks(void **state)
+{
+	(void)state;
+	static struct rec a, b;
+	layer_table(&a, 0);
+	for (int mode = 1; mode < 3; mode++) {
+		layer_table(&b, mode);
+		assert_int_equal(a.ns, 2 * (NJ - 1));
+		assert_int_equal(b.ns, a.ns);
+		for (size_t i = 0; i < a.ns; i++) {
+			const struct rec_slice *x = &a.s[i], *y = &b.s[i];
+			int core = strncmp(a.fnames[x->track], "Core 1", 6) == 0;
+			assert_string_equal(a.fnames[x->track], b.fnames[y->track]);
+			assert_int_equal(x->ts, y->ts);
+			assert_int_equal(x->dur, y->dur);
+			assert_string_equal(x->args, y->args);
+			/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left out). */
+			size_t k = i % (NJ - 1);
+			int j = (int)k < 4 ? (int)k : (int)k + 1;
+			assert_int_equal(x->ts, j * 100 + (j % 3) * 10 + core);
+			assert_int_equal(x->dur, 50 + (j % 2) * 200);
+			char want[64];
+			snprintf(want, sizeof want, "Layer Id=%d;", core * 100 + j);
+			assert_non_null(strstr(x->args, want));
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_tracks), cmocka_unit_test(test_slices_lanes_nesting_flows),
 	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
 	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
-	    cmocka_unit_test(test_many_flows),
+	    cmocka_unit_test(test_many_flows), cmocka_unit_test(test_flows_reference),
+	    cmocka_unit_test(test_layer_tracks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
