@@ -94,11 +94,11 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 		const struct tp_slice *s = &t->slices[i];
 		uint64_t c = s->cycles;
 		e->total_cycle += c;
-		if (s->kind != TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			e->sys_cycle += c;
-		if (s->kind == TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t, s) == TP_CMD_SYS_WAIT)
 			e->wait_cycle += c;
-		if (s->kind == TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) == TP_CMD_NORMAL)
 			e->busy_cycle += c;
 		e->stall_cycle += s->stall;
 		if (t->kind == TP_TRACK_TIU && t->cost) {
@@ -116,9 +116,9 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->init_cycle += k->init_cycle;
 			e->bank_cycle += k->bank_cycle;
 		}
-		if (t->kind == TP_TRACK_TIU || s->kind != TP_CMD_NORMAL || s->bytes == 0)
+		if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL || s->bytes == 0)
 			continue;
-		enum tp_dir d = (enum tp_dir)s->dir;
+		enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
 		if (tp_dir_touches_ddr(d)) {
 			e->ddr_bytes += s->bytes;
 			e->ddr_cycle += c;
@@ -379,10 +379,10 @@ static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_
 }
 
 /* The layer a TIU cost entry counts for (valid, normal command, known layer), else -1. */
-static int32_t cost_layer(const struct tp_profile *p, const struct tp_slice *s,
-                          const struct tp_cost *k)
+static int32_t cost_layer(const struct tp_profile *p, const struct tp_track *t,
+                          const struct tp_slice *s, const struct tp_cost *k)
 {
-	return k->valid && s->kind == TP_CMD_NORMAL && s->layer >= 0 &&
+	return k->valid && tp_slice_kind(t, s) == TP_CMD_NORMAL && s->layer >= 0 &&
 	               (size_t)s->layer < p->num_layers
 	           ? s->layer
 	           : -1;
@@ -411,7 +411,7 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 			int32_t l = -1;
 			if (i < t->count) {
 				tp_track_get_cost(t, i, &k);
-				l = cost_layer(p, &t->slices[i], &k);
+				l = cost_layer(p, t, &t->slices[i], &k);
 				if (l < 0 || l == cur) {
 					if (l >= 0) {
 						acc.alg_ops += k.alg_ops;
@@ -449,7 +449,7 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 		for (size_t i = 0; i < t->count; i++) {
 			struct tp_cost k;
 			tp_track_get_cost(t, i, &k);
-			int32_t l = cost_layer(p, &t->slices[i], &k);
+			int32_t l = cost_layer(p, t, &t->slices[i], &k);
 			if (l < 0)
 				continue;
 			lsum[l].alg_ops += k.alg_ops;
@@ -475,7 +475,7 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 		tp_track_get_cost(t, i, &kv);
 		const struct tp_cost *k = &kv;
 		const struct tp_slice *s = &t->slices[i];
-		if (!k->valid || s->kind != TP_CMD_NORMAL)
+		if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			continue;
 		struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
 		                        .core = t->core, .alg_ops = k->alg_ops,
@@ -519,7 +519,7 @@ static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_tra
 	}
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (s->kind != TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			continue;
 		struct ival *nv = tp_grow(*v, sizeof *nv, *n + 1, cap);
 		if (!nv)
@@ -616,7 +616,7 @@ static int ustream_peek(struct ustream *u, size_t *k)
 	int found = 0;
 	for (size_t j = 0; j < u->nt; j++) {
 		const struct tp_track *t = u->t[j];
-		while (u->pos[j] < t->count && t->slices[u->pos[j]].kind != TP_CMD_NORMAL)
+		while (u->pos[j] < t->count && tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
 			u->pos[j]++;
 		if (u->pos[j] < t->count &&
 		    (!found || t->slices[u->pos[j]].start_ns < u->t[*k]->slices[u->pos[*k]].start_ns)) {
@@ -807,7 +807,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		finish_engine(&c->eng[t->kind], t->freq_mhz, a->total_time_ns);
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			struct tp_rank *r = rank_get(&cmds, t->core, t->name, s->name);
+			struct tp_rank *r = rank_get(&cmds, t->core, t->name, tp_slice_name(t, s));
 			if (!r) {
 				st = TP_ENOMEM;
 				goto out;
@@ -943,7 +943,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			for (size_t k = 0; k < t->count; k++) {
 				struct tp_cost kv;
 				tp_track_get_cost(t, k, &kv);
-				st = ftype_add(c, &cap, &last, t->slices[k].type, t->slices[k].cycles,
+				st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]), t->slices[k].cycles,
 				               t->cost ? &kv : NULL);
 				if (st != TP_OK)
 					goto out;
@@ -1023,10 +1023,10 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			const struct tp_track *t = &p->tracks[i];
 			for (size_t k = 0; k < t->count; k++) {
 				const struct tp_slice *s = &t->slices[k];
-				if (s->type != op_type_str)
+				if (tp_slice_type(t, s) != op_type_str)
 					continue;
 				const struct tp_arg *ot = have_key ? tp_args_find(p, s->args, op_key) : NULL;
-				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : s->name;
+				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : tp_slice_name(t, s);
 				struct tp_rank *r = rank_get(&ops, -1, 0, ty);
 				if (!r) {
 					st = TP_ENOMEM;

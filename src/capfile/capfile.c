@@ -830,8 +830,8 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		s->end_ns = rel_ns(r, end_tick);
 		if (s->end_ns < s->start_ns)
 			s->end_ns = s->start_ns;
-		s->name = tp_profile_str(p, name[0] ? name : type);
-		s->type = tp_profile_str(p, type);
+		tp_slice_set_name(p, &p->tracks[x->track], s, tp_profile_str(p, name[0] ? name : type));
+		tp_slice_set_type(p, &p->tracks[x->track], s, tp_profile_str(p, type));
 		s->args = tp_args_end(p);
 	}
 out:
@@ -1016,8 +1016,8 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 		s->start_ns = q->start;
 		s->end_ns = q->end;
 		const char *nm = tp_str(p, q->b->name);
-		s->name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC);
-		s->type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		tp_slice_set_name(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC));
+		tp_slice_set_type(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC));
 		s->args = tp_args_end(p);
 	}
 out:

@@ -37,8 +37,8 @@ static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
 	s->end_ns = *t + dur;
-	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_OP));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 	*t += dur + 10;
 }
@@ -53,8 +53,8 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
 	s->end_ns = *t + dur;
-	s->type = tp_profile_str(p, TP_CAP_TYPE_ACTIVITY);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 	*t += dur + 10;
 }
@@ -77,8 +77,8 @@ static void misc(struct tp_profile *p, int tr, const char *type, const char *nam
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = start;
 	s->end_ns = start + dur;
-	s->type = tp_profile_str(p, type);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 }
 
@@ -108,8 +108,8 @@ static struct tp_profile *build_capture(void)
 		uint32_t args = tp_args_end(p);
 		size_t idx = p->tracks[tr].count;
 		struct tp_slice *s = tp_track_push(p, tr);
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "bert");
+		tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, "bert"));
 		s->args = args;
 		t += 10;
 		op(p, tr, &t, "l0/qkv", "MatMul", step, warm, warm ? 500000 : 100000 * step, "qkv",
@@ -384,8 +384,8 @@ static void test_drops_and_cut(void **state)
 	tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, 0);
-	s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-	s->name = tp_profile_str(p, "bert");
+	tp_slice_set_type(p, &p->tracks[0], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+	tp_slice_set_name(p, &p->tracks[0], s, tp_profile_str(p, "bert"));
 	s->args = args;
 	s->start_ns = 100000000;
 	s->end_ns = 1100000000;
@@ -483,8 +483,8 @@ static void test_worker_thread_op(void **state)
 		struct tp_slice *s = tp_track_push(p, main_tr);
 		s->start_ns = step * 1000;
 		s->end_ns = step * 1000 + 900;
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "g");
+		tp_slice_set_type(p, &p->tracks[main_tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[main_tr], s, tp_profile_str(p, "g"));
 		s->args = args;
 		int64_t t = step * 1000 + 100;
 		op(p, worker, &t, "conv", "Conv", step, 0, 200 + step, "y", "1x2", "fp32", 8);

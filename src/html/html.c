@@ -377,11 +377,19 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->end_ns = y->end_ns;
-	tmp->name = y->type;
-	tmp->type = y->name;
 	tmp->layer = (int32_t)l->lay[i];
-	tmp->kind = TP_CMD_NORMAL;
 	return tmp;
+}
+
+/* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
+ * the layer's type as name and its name as type, a normal command. */
+static struct tp_label lane_label(const struct tp_profile *p, const struct lane *l,
+                                  const struct tp_slice *s)
+{
+	if (!l->lay)
+		return *tp_slice_label(&p->tracks[l->track], s);
+	const struct tp_layer *y = &p->layers[s->layer];
+	return (struct tp_label){.name = y->type, .type = y->name, .kind = TP_CMD_NORMAL};
 }
 
 /* Layer x before layer y on a lane made from layers: start ascending, end descending, then
@@ -503,14 +511,14 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 	double h = 1;
 	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
 		h = bw_scale > 0 ? slice_gbps(s, l->mhz) / bw_scale : 1;
-		if (s->kind != TP_CMD_NORMAL)
+		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
 		/* Bar height = uArch rate when known; full height (and "n/a" in the tooltip)
 		 * when the dump has no descriptors. */
 		double u = tiu_util(p, k, l, s);
 		h = u >= 0 ? u : 1;
-		if (s->kind != TP_CMD_NORMAL)
+		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15;
 	} else if (l->kind == TP_TRACK_LAYER) {
 		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
@@ -553,22 +561,22 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 {
 	switch (col) {
 	case C_DUR: return s->end_ns - s->start_ns;
-	case C_NAME: return smap(&c->sm, s->name);
-	case C_TYPE: return smap(&c->sm, s->type);
+	case C_NAME: return smap(&c->sm, lane_label(c->p, l, s).name);
+	case C_TYPE: return smap(&c->sm, lane_label(c->p, l, s).type);
 	case C_CMD: return s->cmd_id;
 	case C_CYC: return s->cycles;
 	case C_BYTES: return s->bytes;
 	case C_LAYER: return (int64_t)s->layer + 1;
 	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
-	case C_DIR: return s->dir;
-	case C_DT: return s->dtype;
+	case C_DIR: return lane_label(c->p, l, s).dir;
+	case C_DT: return lane_label(c->p, l, s).dtype;
 	case C_STALL: return s->stall;
 	case C_DEP: return s->dep_id;
 	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
-	case C_KIND: return s->kind;
-	case C_DEPTH: return s->depth;
+	case C_KIND: return lane_label(c->p, l, s).kind;
+	case C_DEPTH: return lane_label(c->p, l, s).depth;
 	case C_UA: {
-		if (l->kind != TP_TRACK_TIU || s->kind != TP_CMD_NORMAL)
+		if (l->kind != TP_TRACK_TIU || lane_label(c->p, l, s).kind != TP_CMD_NORMAL)
 			return 0;
 		double u = tiu_util(c->p, &c->k, l, s);
 		return u >= 0 ? (int64_t)llround(u * 10000) + 1 : 0;
@@ -633,7 +641,8 @@ static int lane_rows(const struct tp_profile *p, const struct lane *l)
 	}
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tp_slice *s = lane_at(p, l, i, &tmp);
-		int d = s->depth > 15 ? 15 : s->depth;
+		unsigned depth = lane_label(p, l, s).depth;
+		int d = depth > 15 ? 15 : (int)depth;
 		if (d + 1 > rows)
 			rows = d + 1;
 	}
@@ -680,7 +689,8 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 			continue;
 		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
 		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
-		int32_t col = s->kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, s->name);
+		struct tp_label lb = lane_label(c->p, l, s);
+		int32_t col = lb.kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, lb.name);
 		for (size_t k = b0; k <= b1; k++)
 			if (hv > h[k]) {
 				h[k] = (uint16_t)hv;
@@ -1507,7 +1517,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind) || !lanes[i].s)
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
-			if (lanes[i].s[j].kind == TP_CMD_NORMAL) {
+			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
 				double g = slice_gbps(&lanes[i].s[j], lanes[i].mhz);
 				if (g > seen)
 					seen = g;

@@ -44,7 +44,7 @@ static struct tp_profile *make(void)
 		s->end_ns = s->start_ns + 200;
 		s->cycles = 180;
 		s->cmd_id = (uint32_t)i + 1;
-		s->name = tp_profile_str(p, i == 1 ? EVIL : "conv.normal");
+		tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, i == 1 ? EVIL : "conv.normal"));
 		s->layer = 0;
 		tp_args_begin(p);
 		tp_args_add_str(p, "uArch Rate", "50.0%");
@@ -55,8 +55,8 @@ static struct tp_profile *make(void)
 		s->cycles = 75;
 		s->bytes = 1600; /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
 		s->cmd_id = (uint32_t)i + 1;
-		s->name = tp_profile_str(p, "tensorLd");
-		s->dir = TP_DIR_DDR_TO_LMEM;
+		tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
+		tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
@@ -258,7 +258,7 @@ static void test_cost_heights(void **state)
 			s->end_ns = s->start_ns + 200;
 			s->cycles = 180;
 			s->cmd_id = (uint32_t)i + 1;
-			s->name = tp_profile_str(p, "conv.normal");
+			tp_slice_set_name(p, &p->tracks[tr ? t1 : t0], s, tp_profile_str(p, "conv.normal"));
 		}
 		assert_int_equal(tp_track_set_cost(p, t0, (size_t)i,
 		                                   &(struct tp_cost){.alg_ops = alg[i],
@@ -305,8 +305,8 @@ static void test_cmd_lmem(void **state)
 	s->cycles = 375;
 	s->cmd_id = 7;
 	s->bytes = 50176;
-	s->dir = TP_DIR_DDR_TO_LMEM;
-	s->name = tp_profile_str(p, "tensorLd");
+	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
+	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
 	tp_args_begin(p);
 	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
 	tp_args_add_uint(p, "dst_nsize", 1);
@@ -418,7 +418,7 @@ static void test_layer_lane_order(void **state)
 	struct tp_slice *s = tp_track_push(p, tiu);
 	s->start_ns = 0;
 	s->end_ns = 1000;
-	s->name = tp_profile_str(p, "conv.normal");
+	tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, "conv.normal"));
 	enum { N = 40 };
 	uint32_t x = 12345;
 	for (int i = 0; i < N; i++) {

@@ -113,6 +113,8 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].cost_big);
 		tp_free(p->tracks[i].cost_dict);
 		tp_free(p->tracks[i].cost_slots);
+		tp_free(p->tracks[i].labels);
+		tp_free(p->tracks[i].label_slots);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -209,7 +211,18 @@ int tp_profile_add_track(struct tp_profile *p, int32_t device, int32_t core,
 	                     .device = device,
 	                     .core = core,
 	                     .freq_mhz = freq_mhz};
-	return (int)PUSH(p, tracks, num_tracks, cap_tracks, t);
+	/* Label 0, the all-zero one, is what tp_track_push gives every slice. */
+	uint32_t id;
+	if (tp_track_label(&t, &(struct tp_label){0}, &id) != TP_OK) {
+		p->oom = 1;
+		return -1;
+	}
+	int i = (int)PUSH(p, tracks, num_tracks, cap_tracks, t);
+	if (i < 0) {
+		tp_free(t.labels);
+		tp_free(t.label_slots);
+	}
+	return i;
 }
 
 int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t core,
@@ -257,6 +270,88 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	memset(s, 0, sizeof *s);
 	s->layer = -1;
 	return s;
+}
+
+static uint32_t label_hash(const struct tp_label *l)
+{
+	uint64_t a = l->name | (uint64_t)l->type << 32;
+	uint64_t b = l->kind | (uint64_t)l->dir << 8 | (uint64_t)l->dtype << 16 | (uint64_t)l->depth << 24;
+	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 32);
+}
+
+static int label_eq(const struct tp_label *x, const struct tp_label *y)
+{
+	return x->name == y->name && x->type == y->type && x->kind == y->kind && x->dir == y->dir &&
+	       x->dtype == y->dtype && x->depth == y->depth;
+}
+
+/* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
+static int label_rehash(struct tp_track *t, uint32_t n)
+{
+	uint32_t *slots = tp_calloc(n, sizeof *slots);
+	if (!slots)
+		return TP_ENOMEM;
+	for (uint32_t k = 0; k < t->num_labels; k++) {
+		uint32_t h = label_hash(&t->labels[k]) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = k + 1;
+	}
+	tp_free(t->label_slots);
+	t->label_slots = slots;
+	t->num_label_slots = n;
+	return TP_OK;
+}
+
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+{
+	*id = 0;
+	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
+		*id = t->label_last;
+		return TP_OK;
+	}
+	if (t->num_labels >= UINT32_MAX / 4)
+		return TP_ENOMEM;
+	if ((t->num_labels + 1) * 2 > t->num_label_slots) {
+		uint32_t n = t->num_label_slots ? t->num_label_slots : 16;
+		while ((t->num_labels + 1) * 2 > n)
+			n *= 2;
+		if (label_rehash(t, n) != TP_OK)
+			return TP_ENOMEM;
+	}
+	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
+	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+		uint32_t k = t->label_slots[h] - 1;
+		if (label_eq(&t->labels[k], l)) {
+			*id = t->label_last = k;
+			return TP_OK;
+		}
+	}
+	size_t cap = t->cap_labels;
+	struct tp_label *v = tp_grow(t->labels, sizeof *v, (size_t)t->num_labels + 1, &cap);
+	if (!v)
+		return TP_ENOMEM;
+	t->labels = v;
+	t->cap_labels = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_labels] = *l;
+	t->label_slots[h] = t->num_labels + 1;
+	*id = t->label_last = t->num_labels++;
+	return TP_OK;
+}
+
+int tp_slice_set_label(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                       const struct tp_label *l)
+{
+	uint32_t id;
+	if (label_eq(&t->labels[s->label], l))
+		return TP_OK;
+	if (tp_track_label(t, l, &id) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	s->label = id;
+	return TP_OK;
 }
 
 /* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
@@ -712,7 +807,8 @@ int tp_profile_finish(struct tp_profile *p)
 				struct tp_slice *s = &t->slices[k];
 				while (depth && stack[depth - 1] <= s->start_ns)
 					depth--;
-				s->depth = (uint8_t)(depth < 255 ? depth : 255);
+				if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
+					return TP_ENOMEM;
 				if (depth < 256)
 					stack[depth++] = s->end_ns;
 			}
@@ -811,6 +907,8 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->cost_big);
 			tp_free(t->cost_dict);
 			tp_free(t->cost_slots);
+			tp_free(t->labels);
+			tp_free(t->label_slots);
 			map[i] = -1;
 			continue;
 		}

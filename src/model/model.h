@@ -4,8 +4,9 @@
  *
  * Shape: a profile holds devices (Perfetto "processes"); each device has tracks (Perfetto
  * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
- * tpuprof captures. A track holds slices in a compact 64-byte record (tens of millions of
- * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish.
+ * tpuprof captures. A track holds slices in a compact 56-byte record (tens of millions of
+ * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish;
+ * what repeats across slices (names, command class, depth) is a per-track label table.
  * Side tables hold layers, subnets, tensors, memory allocations, counters, free-form
  * metadata and per-slice argument sets.
  *
@@ -117,27 +118,39 @@ enum tp_dtype {
 const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for NONE */
 unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
 
-/* One command / event / operator on a track. Exactly 64 bytes. */
+/*
+ * What a slice is, apart from its times and ids: names, command class and nesting depth. A
+ * track stores each distinct combination once (a net has a few hundred over millions of
+ * commands) and its slices hold the combination's id; read them with tp_slice_name & co. and
+ * set them with tp_slice_set_label / tp_slice_set_name & co.
+ */
+struct tp_label {
+	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
+	uint32_t type;        /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
+	uint8_t kind;         /* enum tp_cmd_kind */
+	uint8_t dir;          /* enum tp_dir */
+	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
+	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
+};
+typedef struct tp_label tp_label;
+_Static_assert(sizeof(struct tp_label) == 12, "tp_label must stay 12 bytes");
+
+/* One command / event / operator on a track. Exactly 56 bytes. */
 struct tp_slice {
 	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
 	int64_t end_ns;       /* >= start_ns */
 	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
 	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
-	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
-	uint32_t type;        /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
+	uint32_t label;       /* index into its track's labels (struct tp_label); 0 = all zero */
 	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
 	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
 	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
 	uint32_t stall;       /* stall cycles */
 	int32_t layer;        /* index into profile->layers, -1 = none */
 	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
-	uint8_t kind;         /* enum tp_cmd_kind */
-	uint8_t dir;          /* enum tp_dir */
-	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
-	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
 };
 typedef struct tp_slice tp_slice;
-_Static_assert(sizeof(struct tp_slice) == 64, "tp_slice must stay 64 bytes");
+_Static_assert(sizeof(struct tp_slice) == 56, "tp_slice must stay 56 bytes");
 
 static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
 {
@@ -192,8 +205,52 @@ struct tp_track {
 	uint32_t num_cost_slots;
 	struct tp_cost *cost_big; /* owned; the entries that do not fit 16 bytes */
 	size_t num_cost_big, cap_cost_big;
+	/* owned; the distinct labels of the slices (struct tp_slice.label indexes it); [0] is the
+	 * all-zero label, present from tp_profile_add_track on (or the first tp_track_label) */
+	struct tp_label *labels;
+	uint32_t num_labels, cap_labels;
+	uint32_t *label_slots;    /* owned; hash of labels (index + 1) */
+	uint32_t num_label_slots;
+	uint32_t label_last;      /* the last label interned (a cache for runs of equal labels) */
 };
 typedef struct tp_track tp_track;
+
+/* The label of slice s of track t (s must be one of t's slices, or a slice whose label was
+ * interned in t). Inline: these are read in every per-slice loop. */
+static inline const struct tp_label *tp_slice_label(const struct tp_track *t,
+                                                    const struct tp_slice *s)
+{
+	return &t->labels[s->label];
+}
+static inline uint32_t tp_slice_name(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].name;
+}
+static inline uint32_t tp_slice_type(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].type;
+}
+static inline enum tp_cmd_kind tp_slice_kind(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_cmd_kind)t->labels[s->label].kind;
+}
+static inline enum tp_dir tp_slice_dir(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_dir)t->labels[s->label].dir;
+}
+static inline enum tp_dtype tp_slice_dtype(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_dtype)t->labels[s->label].dtype;
+}
+static inline unsigned tp_slice_depth(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].depth;
+}
+
+/* Interns label l in track t and stores its index in *id. For readers (through
+ * tp_slice_set_label) and for writers that build slices of their own tracks. TP_OK /
+ * TP_ENOMEM (*id = 0). Touches only t: calls for different tracks may run in parallel. */
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id);
 
 struct tp_device {
 	uint32_t name;   /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
@@ -423,6 +480,28 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+
+/* Sets the label of slice s of track t (interning it in t). TP_OK; TP_ENOMEM on out of memory
+ * (sets p's sticky oom flag; s keeps its label). Touches only t (and p->oom on failure): calls
+ * for different tracks may run in parallel. The tp_slice_set_<field> forms change one field of
+ * the slice's label. */
+int tp_slice_set_label(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                       const struct tp_label *l);
+#define TP_SLICE_SETTER(field, T)                                                                \
+	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
+	                                       struct tp_slice *s, T v)                           \
+	{                                                                                          \
+		struct tp_label l = t->labels[s->label];                                           \
+		l.field = v;                                                                       \
+		return tp_slice_set_label(p, t, s, &l);                                            \
+	}
+TP_SLICE_SETTER(name, uint32_t)
+TP_SLICE_SETTER(type, uint32_t)
+TP_SLICE_SETTER(kind, uint8_t)
+TP_SLICE_SETTER(dir, uint8_t)
+TP_SLICE_SETTER(dtype, uint8_t)
+TP_SLICE_SETTER(depth, uint8_t)
+#undef TP_SLICE_SETTER
 
 /* Sets the cost entry of slice `index` of a track (index < count), creating the track's cost
  * array (zeroed: valid 0) on first use. TP_OK; TP_ERANGE past the end; TP_ENOMEM on out of

@@ -29,10 +29,10 @@ static void test_build_and_finish(void **state)
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_track *t = &p->tracks[tr];
 	assert_int_equal(t->slices[0].start_ns, 10);
-	assert_int_equal(t->slices[0].depth, 0);
-	assert_int_equal(t->slices[1].depth, 1);
-	assert_int_equal(t->slices[2].depth, 1);
-	assert_int_equal(t->slices[3].depth, 0); /* starts exactly at the parent's end */
+	assert_int_equal(tp_slice_depth(t, &t->slices[0]), 0);
+	assert_int_equal(tp_slice_depth(t, &t->slices[1]), 1);
+	assert_int_equal(tp_slice_depth(t, &t->slices[2]), 1);
+	assert_int_equal(tp_slice_depth(t, &t->slices[3]), 0); /* starts exactly at the parent's end */
 	assert_int_equal(p->span_begin_ns, 10);
 	assert_int_equal(p->span_end_ns, 120);
 	assert_int_equal(tp_profile_slice_count(p), 4);

@@ -68,8 +68,8 @@ static struct tp_profile *build_small(enum warm_mode mode, int nsteps, int first
 		int warm = step < first_warm;
 		struct tp_slice *s = tp_track_push(p, tr);
 		s->start_ns = t;
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "bert");
+		tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, "bert"));
 		tp_args_begin(p);
 		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
 		tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
@@ -103,8 +103,8 @@ static struct tp_profile *build_small(enum warm_mode mode, int nsteps, int first
 			struct tp_slice *op = tp_track_push(p, tr);
 			op->start_ns = t;
 			op->end_ns = t + d;
-			op->type = tp_profile_str(p, TP_CAP_TYPE_OP);
-			op->name = tp_profile_str(p, o->name);
+			tp_slice_set_type(p, &p->tracks[tr], op, tp_profile_str(p, TP_CAP_TYPE_OP));
+			tp_slice_set_name(p, &p->tracks[tr], op, tp_profile_str(p, o->name));
 			op->args = args;
 			t += d + 5;
 		}
@@ -210,7 +210,7 @@ static void test_table_no_ops(void **state)
 	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->end_ns = 5;
-	s->type = tp_profile_str(p, "sCONV");
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, "sCONV"));
 	tp_profile_finish(p);
 	struct tp_op_table t;
 	assert_int_equal(tp_op_table_build(p, &t), TP_OK);

@@ -182,16 +182,17 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 		 * §7.2). Fields that change slowly from one command to the next come first and the
 		 * ones that change every command last: in the compressed Perfetto trace a run of
 		 * unchanged annotations then costs one back-reference instead of one per field. */
-		int sys = s->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
-		enum tp_dir dir = (enum tp_dir)s->dir;
+		const struct tp_label *lb = tp_slice_label(t, s);
+		int sys = lb->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
+		enum tp_dir dir = (enum tp_dir)lb->dir;
 		if (full)
-			arg_str(out, "Function Name", tp_str(p, s->name));
-		if (s->type)
-			arg_str(out, "Function Type", tp_str(p, s->type));
+			arg_str(out, "Function Name", tp_str(p, lb->name));
+		if (lb->type)
+			arg_str(out, "Function Type", tp_str(p, lb->type));
 		if (dma && !sys && dir != TP_DIR_NONE)
 			arg_str(out, "Direction", tp_dir_name(dir));
-		if (s->dtype)
-			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)s->dtype));
+		if (lb->dtype)
+			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)lb->dtype));
 		if (l) {
 			arg_int(out, "Layer Id", l->id);
 			if (full && l->type)
@@ -413,10 +414,19 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
 	tmp->end_ns = l->end_ns;
-	tmp->name = l->type ? l->type : l->name;
-	tmp->type = l->type;
 	tmp->layer = (int32_t)layers[k];
 	return tmp;
+}
+
+/* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
+ * layer's type (its name when it has no type) as name and its type as type. */
+static struct tp_label dt_label(const struct tp_profile *p, const struct tp_track *t,
+                                const uint32_t *layers, const struct tp_slice *s)
+{
+	if (!layers)
+		return *tp_slice_label(t, s);
+	const struct tp_layer *l = &p->layers[s->layer];
+	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
 }
 
 /* Counts the lanes a track needs. */
@@ -1363,11 +1373,11 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 			continue;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			if (s->kind != TP_CMD_NORMAL || s->end_ns <= s->start_ns)
+			if (tp_slice_kind(t, s) != TP_CMD_NORMAL || s->end_ns <= s->start_ns)
 				continue;
 			double amount; /* per ns of the slice */
 			if (dv->what == 1) {
-				enum tp_dir dir = (enum tp_dir)s->dir;
+				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
 				if (!s->bytes || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
 					continue;
 				amount = (double)s->bytes / (double)(s->end_ns - s->start_ns);
@@ -1466,8 +1476,9 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
 			ss->slice = s;
 			ss->id = id;
-			ss->name = tp_str(p, s->name);
-			ss->category = cat ? cat : tp_str(p, s->type);
+			struct tp_label lb = dt_label(p, t, dt->layers, s);
+			ss->name = tp_str(p, lb.name);
+			ss->category = cat ? cat : tp_str(p, lb.type);
 			ss->ts_ns = s->start_ns;
 			ss->dur_ns = s->end_ns - s->start_ns;
 			ss->depth = depth;

@@ -32,8 +32,8 @@ static struct tp_slice *fx_cmd(struct tp_profile *p, int tr, const char *name, c
 	s->end_ns = e;
 	s->start_cycle = (uint64_t)b;
 	s->cycles = (uint32_t)(e - b + 1);
-	s->name = tp_profile_str(p, name);
-	s->type = tp_profile_str(p, type);
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
 	s->cmd_id = cmd;
 	return s;
 }
@@ -52,7 +52,7 @@ static struct tp_profile *fx_profile(void)
 	int tiu1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, "TIU", 1000);
 	struct tp_slice *s;
 	s = fx_cmd(p, tiu0, "conv.normal", "sCONV", 100, 400, 1);
-	s->dtype = TP_DT_INT8;
+	tp_slice_set_dtype(p, &p->tracks[tiu0], s, TP_DT_INT8);
 	s->dep_id = 3; /* GDMA cmd 3 starts later: a false match, no flow */
 	s->layer = 0;
 	s = fx_cmd(p, tiu0, "mm.normal", "sMM", 400, 900, 2);
@@ -61,18 +61,18 @@ static struct tp_profile *fx_profile(void)
 	s = fx_cmd(p, tiu0, "mm.normal", "sMM", 900, 1000, 3);
 	s->layer = 1;
 	s = fx_cmd(p, tiu0, "system.wait_msg", "SYS", 1000, 1100, 4);
-	s->kind = TP_CMD_SYS_WAIT;
+	tp_slice_set_kind(p, &p->tracks[tiu0], s, TP_CMD_SYS_WAIT);
 	s = fx_cmd(p, gdma0, "tensorLd", "DMA_tensor", 0, 100, 1);
 	s->bytes = 4096;
-	s->dir = TP_DIR_DDR_TO_LMEM;
-	s->dtype = TP_DT_INT8;
+	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);
+	tp_slice_set_dtype(p, &p->tracks[gdma0], s, TP_DT_INT8);
 	s->stall = 5;
 	s = fx_cmd(p, gdma0, "tensorLd", "DMA_tensor", 50, 400, 2);
 	s->bytes = 8192;
-	s->dir = TP_DIR_DDR_TO_LMEM;
+	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);
 	s = fx_cmd(p, gdma0, "tensorSt", "DMA_tensor", 950, 1000, 3);
 	s->bytes = 512;
-	s->dir = TP_DIR_LMEM_TO_DDR;
+	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_LMEM_TO_DDR);
 	s->dep_id = 3;
 	tp_args_begin(p);
 	tp_args_add_str(p, "uArch Rate", "37.5%");
@@ -102,8 +102,8 @@ static struct tp_profile *fx_profile(void)
 	s = tp_track_push(p, th);
 	s->start_ns = 0;
 	s->end_ns = 1000;
-	s->name = tp_profile_str(p, "step 0");
-	s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "step 0"));
+	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
 	tp_args_begin(p);
 	tp_args_add_int(p, TP_CAP_KEY_STEP, 0);
 	tp_args_add_str(p, TP_CAP_KEY_GRAPH, "g\"1\"");
@@ -111,8 +111,8 @@ static struct tp_profile *fx_profile(void)
 	s = tp_track_push(p, th);
 	s->start_ns = 100;
 	s->end_ns = 600;
-	s->name = tp_profile_str(p, "MatMul\n<\x01>");
-	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "MatMul\n<\x01>"));
+	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	tp_args_begin(p);
 	tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, "MatMul");
 	tp_args_add_str(p, "attr.path", "C:\\tmp\\x</script>");
@@ -123,13 +123,13 @@ static struct tp_profile *fx_profile(void)
 	s = tp_track_push(p, th);
 	s->start_ns = 200;
 	s->end_ns = 300;
-	s->name = tp_profile_str(p, "launch\\kernel");
-	s->type = tp_profile_str(p, TP_CAP_TYPE_RUNTIME);
+	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "launch\\kernel"));
+	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_RUNTIME));
 	s = tp_track_push(p, th);
 	s->start_ns = 600;
 	s->end_ns = 700;
-	s->name = tp_profile_str(p, "Softmax");
-	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "Softmax"));
+	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	int c = tp_profile_add_counter(p, app, th, "queue", "items");
 	tp_counter_push(p, c, 0, 0);
 	tp_counter_push(p, c, 100, 3);

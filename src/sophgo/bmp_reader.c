@@ -512,14 +512,14 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 	struct bmp_cmd c;
 	struct tp_slice *s = &r->p->tracks[t].slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
-		s->name = tp_profile_str(r->p, "cmd_type_-1_0");
-		s->type = tp_profile_str(r->p, "cmd_type_-1");
+		struct tp_label l = {.name = tp_profile_str(r->p, "cmd_type_-1_0"),
+		                     .type = tp_profile_str(r->p, "cmd_type_-1")};
+		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 		return;
 	}
-	name_of(r, &c, &s->name, &s->type);
-	s->kind = c.kind;
-	s->dir = c.dir;
-	s->dtype = c.dtype;
+	struct tp_label l = {.kind = c.kind, .dir = c.dir, .dtype = c.dtype};
+	name_of(r, &c, &l.name, &l.type);
+	tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
 	if (engine == BMP_ENG_TIU && c.have_desc) {
@@ -862,9 +862,9 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 			snprintf(tyn, sizeof tyn, "DYN_%u", ty);
 			break;
 		}
-		s->name = tp_profile_str(r->p, nm);
-		s->type = tp_profile_str(r->p, tyn);
-		s->kind = TP_CMD_NORMAL;
+		struct tp_label l = {.name = tp_profile_str(r->p, nm), .type = tp_profile_str(r->p, tyn),
+		                     .kind = TP_CMD_NORMAL};
+		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 		if (!r->detail)
 			continue;
 		tp_args_begin(r->p);
@@ -1006,12 +1006,10 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			struct bmp_cmd c;
 			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-				s->name = NAME_NONE;
+				tp_slice_set_name(r->p, &r->p->tracks[t], s, NAME_NONE);
 			} else {
-				s->name = c.key;
-				s->kind = c.kind;
-				s->dir = c.dir;
-				s->dtype = c.dtype;
+				struct tp_label l = {.name = c.key, .kind = c.kind, .dir = c.dir, .dtype = c.dtype};
+				tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
@@ -1034,27 +1032,33 @@ static void name_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
 		for (size_t i = 0; i < n; i++) {
-			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
-			if (s->name == NAME_NONE) {
-				s->name = tp_profile_str(r->p, "cmd_type_-1_0");
-				s->type = tp_profile_str(r->p, "cmd_type_-1");
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			/* fill_core left the name-cache key in the label's name. */
+			struct tp_label l = *tp_slice_label(tr, s);
+			if (l.name == NAME_NONE) {
+				l.name = tp_profile_str(r->p, "cmd_type_-1_0");
+				l.type = tp_profile_str(r->p, "cmd_type_-1");
+				tp_slice_set_label(r->p, tr, s, &l);
 				continue;
 			}
-			struct name_slot *ns = &r->cache[s->name % NAME_CACHE];
+			struct name_slot *ns = &r->cache[l.name % NAME_CACHE];
 			if (!ns->set) {
 				/* First use of this cache slot: the command's own names. */
 				struct bmp_cmd c;
 				if (!bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-					s->name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
-					s->type = tp_profile_str(r->p, "cmd_type_-1");
+					l.name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
+					l.type = tp_profile_str(r->p, "cmd_type_-1");
+					tp_slice_set_label(r->p, tr, s, &l);
 					continue;
 				}
 				ns->name = tp_profile_str(r->p, c.name);
 				ns->type = tp_profile_str(r->p, c.type);
 				ns->set = 1;
 			}
-			s->name = ns->name;
-			s->type = ns->type;
+			l.name = ns->name;
+			l.type = ns->type;
+			tp_slice_set_label(r->p, tr, s, &l);
 		}
 	}
 }
@@ -1423,8 +1427,8 @@ static void attach_nodes(struct rd *r)
 						continue;
 					/* BM1684X descriptors are decoded without addresses; the compiler's
 					 * gdma_dir gives the direction. */
-					if (e == BMP_ENG_GDMA && s->dir == TP_DIR_NONE && s->kind == TP_CMD_NORMAL)
-						s->dir = nd->dir[ni];
+					if (e == BMP_ENG_GDMA && tp_slice_dir(t, s) == TP_DIR_NONE && tp_slice_kind(t, s) == TP_CMD_NORMAL)
+						tp_slice_set_dir(r->p, t, s, nd->dir[ni]);
 				}
 				int32_t L = nd->layer[ni];
 				if (L < 0 || (size_t)L >= r->p->num_layers)

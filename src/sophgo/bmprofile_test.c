@@ -900,22 +900,22 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->cycles, 899);
 	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
 	assert_int_equal(s->end_ns, 2331);   /* int(2098 / 0.9) */
-	assert_string_equal(tp_str(p, s->name), "conv.normal");
-	assert_string_equal(tp_str(p, s->type), "sCONV");
-	assert_int_equal(s->dtype, TP_DT_INT8);
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
+	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
 	assert_int_equal(s->dep_id, 1);
-	assert_int_equal(s->kind, TP_CMD_NORMAL);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_NORMAL);
 	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
 	s = by_cmd(t0, 2);
 	assert_int_equal(s->start_cycle, 2200); /* 2445 ns */
 	assert_int_equal(s->cycles, 10);
-	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_SYS_WAIT);
 	assert_int_equal(s->layer, -1);
 	int found;
 	assert_int_equal(arg_int(p, s->args, "Msg Id", &found), 3);
 	assert_true(found);
 	s = by_cmd(t0, 3);
-	assert_string_equal(tp_str(p, s->name), "system.end");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "system.end");
 	assert_int_equal(s->layer, -1); /* the final end command has no node line */
 
 	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA);
@@ -925,21 +925,21 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
 	assert_int_equal(s->bytes, 48);
 	assert_int_equal(s->stall, 7);
-	assert_string_equal(tp_str(p, s->name), "tensorLd");
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(s->layer, 0);
 	assert_int_equal(arg_int(p, s->args, "src_start_addr", &found), INT64_C(0x8000001000));
 	s = by_cmd(g0, 2);
-	assert_string_equal(tp_str(p, s->name), "chain end"); /* the vendor's name */
-	assert_string_equal(tp_str(p, s->type), "chain end");
-	assert_int_equal(s->kind, TP_CMD_SYS);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "chain end"); /* the vendor's name */
+	assert_string_equal(tp_str(p, tp_slice_type(g0, s)), "chain end");
+	assert_int_equal(tp_slice_kind(g0, s), TP_CMD_SYS);
 	assert_int_equal(s->start_cycle, 1000); /* 1334 ns */
 
 	const struct tp_track *t1 = track(p, 1, TP_TRACK_TIU);
 	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
 	s = by_cmd(t1, 2);
 	assert_int_equal(s->start_cycle, 2200); /* aligned onto core 0's wait */
-	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(tp_slice_kind(t1, s), TP_CMD_SYS_WAIT);
 
 	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
 	assert_int_equal(p->num_layers, 2);
@@ -957,7 +957,7 @@ static void test_a2_small(void **state)
 	assert_int_equal(m0->count, 2);
 	assert_int_equal(m0->slices[0].start_ns, 334);
 	assert_int_equal(m0->slices[0].end_ns, 334);
-	assert_string_equal(tp_str(p, m0->slices[0].name), "set_GDMA");
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[0])), "set_GDMA");
 	assert_string_equal(arg_str(p, m0->slices[0].args, "extra"), "hello");
 	assert_int_equal(m0->slices[1].start_ns, 1334);
 	assert_int_equal(m0->slices[1].end_ns, 3334);
@@ -1003,22 +1003,22 @@ static void test_x_small(void **state)
 	assert_int_equal(s->cycles, 100);
 	assert_int_equal(s->start_ns, 1299);
 	assert_int_equal(s->end_ns, 1398);
-	assert_string_equal(tp_str(p, s->name), "arith.add");
-	assert_string_equal(tp_str(p, s->type), "sAR");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
 	assert_int_equal(s->layer, 1);
 	assert_int_equal(by_cmd(t0, 2)->start_cycle, 1499);
 	s = by_cmd(g0, 1);
 	assert_int_equal(s->start_cycle, 1000);
 	assert_int_equal(s->cycles, 300);
 	assert_int_equal(s->bytes, 123); /* d0_wr + d1_wr + gif_wr */
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
 	assert_int_equal(s->layer, 0);
-	assert_string_equal(tp_str(p, by_cmd(g0, 2)->name), "dma.sys.chain_end");
+	assert_string_equal(tp_str(p, tp_slice_name(g0, by_cmd(g0, 2))), "dma.sys.chain_end");
 	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
 	assert_int_equal(m0->count, 2);
 	assert_int_equal(m0->slices[0].start_ns, 0);    /* FUNC at the legacy time base */
 	assert_int_equal(m0->slices[1].start_ns, 1000); /* NODE_SET */
-	assert_string_equal(tp_str(p, m0->slices[1].name), "set_GDMA");
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[1])), "set_GDMA");
 	assert_int_equal(p->stats.records_dropped, 1);
 	assert_int_equal(p->stats.files_read, 4);
 	tp_profile_free(p);
@@ -1333,14 +1333,14 @@ static void test_real_bm1688(void **state)
 	assert_int_equal(g1->count, 21);
 	/* First conv: raw 452448533 .. 452760563 = 312031 cycles, unchanged by the round trip. */
 	const struct tp_slice *s = by_cmd(t0, 2);
-	assert_string_equal(tp_str(p, s->name), "conv.normal");
-	assert_string_equal(tp_str(p, s->type), "sCONV");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
 	assert_int_equal(s->cycles, 312031);
 	/* GDMA core 0 cmd 2: 101376 bytes in 3377 cycles (= 22.5147 GB/s at 750 MHz). */
 	s = by_cmd(g0, 2);
 	assert_int_equal(s->bytes, 101376);
 	assert_int_equal(s->cycles, 3377);
-	assert_string_equal(tp_str(p, s->name), "tensorLd");
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
 	/* Total span, with the GDMA "end" taken as the last record's end (§10.2 quirk). */
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	const struct tp_track *all[4] = {t0, t1, g0, g1};
@@ -1369,14 +1369,14 @@ static void test_real_bm1688(void **state)
 	for (int c = 0; c < 2; c++) {
 		const struct tp_track *t = c ? t1 : t0, *g = c ? g1 : g0;
 		for (size_t i = 0; i < t->count; i++)
-			if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+			if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
 				tiu[c] += t->slices[i].cycles;
 		for (size_t i = 0; i < g->count; i++) {
 			gdma[c] += g->slices[i].cycles;
-			if (g->slices[i].kind == TP_CMD_SYS_WAIT)
+			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_SYS_WAIT)
 				gwait[c] += g->slices[i].cycles;
-			if (g->slices[i].kind == TP_CMD_NORMAL &&
-			    tp_dir_touches_ddr((enum tp_dir)g->slices[i].dir))
+			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_NORMAL &&
+			    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g, &g->slices[i])))
 				ddr[c] += g->slices[i].bytes;
 		}
 	}
@@ -1391,7 +1391,7 @@ static void test_real_bm1688(void **state)
 	assert_int_equal(by_cmd(g0, 1)->layer, 0);
 	assert_string_equal(tp_str(p, p->layers[0].type), "Load");
 	assert_int_equal(by_cmd(t0, 257)->layer, -1); /* system.end */
-	assert_string_equal(tp_str(p, by_cmd(t0, 257)->name), "system.end");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, by_cmd(t0, 257))), "system.end");
 	assert_int_equal(p->num_mems, 14);
 	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "1872297");
 	assert_string_equal(tp_profile_get_meta(p, "sim_flops"), "7743042536");
@@ -1507,14 +1507,14 @@ static void check_against_ref(const struct tp_profile *p, const struct tp_track 
 			         ref[i].cmd_id, (unsigned long long)s->start_cycle,
 			         (unsigned long long)(s->start_cycle + s->cycles - 1), ref[i].start,
 			         ref[i].end);
-		if (strcmp(tp_str(p, s->name), ref[i].name) != 0)
+		if (strcmp(tp_str(p, tp_slice_name(t, s)), ref[i].name) != 0)
 			fail_msg("%s: Cmd Id %lld: name %s, reference %s", path, ref[i].cmd_id,
-			         tp_str(p, s->name), ref[i].name);
+			         tp_str(p, tp_slice_name(t, s)), ref[i].name);
 		/* The reference prints LMEM->LMEM for sys commands (their addresses are zeroed);
 		 * tpuprof says they have no direction. */
-		if (dma && s->kind == TP_CMD_NORMAL && strcmp(dir_text(s->dir), ref[i].dir) != 0)
+		if (dma && tp_slice_kind(t, s) == TP_CMD_NORMAL && strcmp(dir_text(tp_slice_dir(t, s)), ref[i].dir) != 0)
 			fail_msg("%s: Cmd Id %lld: direction %s, reference %s", path, ref[i].cmd_id,
-			         dir_text(s->dir), ref[i].dir);
+			         dir_text(tp_slice_dir(t, s)), ref[i].dir);
 		checked++;
 	}
 	assert_int_equal(checked, n);
@@ -1546,13 +1546,13 @@ static void test_real_cv184x(void **state)
 	/* PROVENANCE.txt: totalTiuCycle 591160, totalGdmaCycle 724000, DDR avg 4.39 GB/s. */
 	uint64_t tiu = 0, gdma = 0, ddr = 0, ddr_cyc = 0;
 	for (size_t i = 0; i < t0->count; i++)
-		if (t0->slices[i].kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t0, &t0->slices[i]) != TP_CMD_SYS_WAIT)
 			tiu += t0->slices[i].cycles;
 	for (size_t i = 0; i < g0->count; i++) {
 		const struct tp_slice *s = &g0->slices[i];
-		if (s->kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(g0, s) != TP_CMD_SYS_WAIT)
 			gdma += s->cycles;
-		if (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir)) {
+		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
 			ddr += s->bytes;
 			ddr_cyc += s->cycles;
 		}
@@ -1563,8 +1563,8 @@ static void test_real_cv184x(void **state)
 	/* GDMA Cmd 1 (tdmaRegInfo): tensorLd of 70656 bytes, stall 0, FP32. */
 	const struct tp_slice *s = by_cmd(g0, 1);
 	assert_int_equal(s->bytes, 70656);
-	assert_int_equal(s->dtype, TP_DT_FP32);
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tp_slice_dtype(g0, s), TP_DT_FP32);
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	tp_profile_free(p);
 }
 

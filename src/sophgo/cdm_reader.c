@@ -227,7 +227,7 @@ static int load(struct rd *r, const char *name, struct tp_file *f, char **path)
 
 /* ---- names ----------------------------------------------------------------------------- */
 
-static void set_names(struct rd *r, struct tp_slice *s, const struct cdm_cmd *c)
+static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 {
 	uint32_t key = 0;
 	if (c && c->known)
@@ -314,7 +314,7 @@ static void reorder(struct rd *r, struct tp_track *t)
 	for (size_t i = 1; i < t->count; i++) {
 		struct tp_slice *a = &t->slices[i - 1], *b = &t->slices[i];
 		if (b->cmd_id < a->cmd_id &&
-		    (a->depth == 1 || (a->cmd_id == b->cmd_id + 1 && b->cmd_id != 0))) {
+		    (tp_slice_depth(t, a) == 1 || (a->cmd_id == b->cmd_id + 1 && b->cmd_id != 0))) {
 			struct tp_slice x = *a;
 			*a = *b;
 			*b = x;
@@ -568,7 +568,14 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct tp_slice *s = &r->p->tracks[t].slices[index];
 	uint32_t pos = s->args;
 	s->args = 0;
-	set_names(r, s, c);
+	struct tp_label lb = *tp_slice_label(&r->p->tracks[t], s);
+	set_names(r, &lb, c);
+	if (c) {
+		lb.kind = c->kind;
+		lb.dir = c->dir;
+		lb.dtype = c->dtype;
+	}
+	tp_slice_set_label(r->p, &r->p->tracks[t], s, &lb);
 	if ((!c || !c->cls) && r->dec && r->mode == 3 && r->p->tracks[t].kind == TP_TRACK_TIU) {
 		/* A TIU record without a descriptor in a dump that has them (the profiler's and the
 		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
@@ -580,9 +587,6 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	}
 	if (!c)
 		return;
-	s->kind = c->kind;
-	s->dir = c->dir;
-	s->dtype = c->dtype;
 	s->dep_id = c->dep;
 	if (!c->cls || !r->dec)
 		return;
@@ -663,9 +667,9 @@ out:
 static void omit_sys(struct rd *r, struct tp_track *t)
 {
 	size_t lo = 0, hi = t->count;
-	while (lo < hi && t->slices[lo].kind != TP_CMD_NORMAL)
+	while (lo < hi && tp_slice_kind(t, &t->slices[lo]) != TP_CMD_NORMAL)
 		lo++;
-	while (hi > lo && t->slices[hi - 1].kind != TP_CMD_NORMAL)
+	while (hi > lo && tp_slice_kind(t, &t->slices[hi - 1]) != TP_CMD_NORMAL)
 		hi--;
 	if (lo == 0 && hi == t->count)
 		return;
@@ -710,7 +714,7 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			s->cmd_id = m.id;
 			s->bytes = m.bytes;
 			s->stall = m.stall;
-			s->depth = m.thread;
+			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
 		}
 	}
 	r->p->stats.records_read += total;
@@ -971,7 +975,7 @@ static int all_tracks_of(struct rd *r, size_t core, int *out)
 	return n;
 }
 
-static void finalize_track(struct tp_track *t, int64_t zero)
+static void finalize_track(struct tp_profile *p, struct tp_track *t, int64_t zero)
 {
 	double mhz = t->freq_mhz;
 	for (size_t i = 0; i < t->count; i++) {
@@ -985,7 +989,7 @@ static void finalize_track(struct tp_track *t, int64_t zero)
 		/* "Cmd Id" = inst_id + 1, except CDMA whose ids already start at 1 (§8.3). */
 		if (t->kind != TP_TRACK_CDMA)
 			s->cmd_id += 1;
-		s->depth = 0;
+		tp_slice_set_depth(p, t, s, 0);
 	}
 }
 
@@ -1026,7 +1030,7 @@ static size_t dep_ends(struct rd *r, size_t c, struct id_end **out)
 	size_t m = 0;
 	int in_order = 1;
 	for (size_t i = 0; i < g->count; i++)
-		if (g->slices[i].name != unknown) {
+		if (tp_slice_name(g, &g->slices[i]) != unknown) {
 			v[m] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
 			if (m && v[m - 1].id > v[m].id)
 				in_order = 0;
@@ -1052,7 +1056,7 @@ static void dep_check(struct rd *r, size_t c, const struct id_end *v, size_t m,
 	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (!s->dep_id || s->name == unknown)
+		if (!s->dep_id || tp_slice_name(t, s) == unknown)
 			continue;
 		struct id_end key = {s->dep_id - 1, 0};
 		const struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
@@ -1144,7 +1148,7 @@ static int align_all(struct rd *r)
 	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
 		return nomem(r);
 	for (size_t t = 0; t < r->p->num_tracks; t++) {
-		finalize_track(&r->p->tracks[t], zero);
+		finalize_track(r->p, &r->p->tracks[t], zero);
 		omit_sys(r, &r->p->tracks[t]);
 	}
 	return TP_OK;
@@ -1164,9 +1168,9 @@ static double vendor_gbps(struct rd *r, size_t c, int e, int l2)
 	uint64_t bytes = 0, cyc = 0;
 	for (size_t i = 0; i < g->count; i++) {
 		const struct tp_slice *s = &g->slices[i];
-		enum tp_dir d = s->name == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)s->dir;
+		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)tp_slice_dir(g, s);
 		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
-		if (in && (s->name == unknown || s->kind == TP_CMD_NORMAL)) {
+		if (in && (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
 			bytes += s->bytes;
 			cyc += s->cycles;
 		}
@@ -1180,7 +1184,7 @@ static uint64_t working_cycles(const struct tp_track *t)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < t->count; i++)
-		if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
 			n += t->slices[i].cycles;
 	return n;
 }

@@ -365,7 +365,7 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
 		int32_t L = owner[s->cmd_id];
-		if (L < 0 || (skip_type && s->type == skip_type))
+		if (L < 0 || (skip_type && tp_slice_type(t, s) == skip_type))
 			continue;
 		s->layer = L;
 		struct tp_layer *ly = &p->layers[L];

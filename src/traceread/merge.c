@@ -79,12 +79,12 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		int used = 0;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty_op || !ty_op)
+			if (tp_slice_type(tr, s) != ty_op || !ty_op)
 				continue;
 			used = 1;
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
 				continue;
-			if (strcmp(tp_str(host, s->name), "disable_profile") == 0 &&
+			if (strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") == 0 &&
 			    (!have_disable || s->end_ns > disable_end)) {
 				disable_end = s->end_ns;
 				have_disable = 1;
@@ -157,9 +157,9 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		const struct tp_track *tr = &host->tracks[t];
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty_op || !ty_op)
+			if (tp_slice_type(tr, s) != ty_op || !ty_op)
 				continue;
-			const char *name = tp_str(host, s->name);
+			const char *name = tp_str(host, tp_slice_name(tr, s));
 			int drop = 0;
 			for (size_t n = 0; n < sizeof dropped_names / sizeof *dropped_names; n++)
 				drop |= strcmp(name, dropped_names[n]) == 0;
@@ -192,8 +192,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 			}
 			x->start_ns = s->start_ns + host_shift;
 			x->end_ns = s->end_ns + host_shift;
-			x->name = tp_profile_str(dev, name);
-			x->type = tp_profile_str(dev, cat[0] ? cat : "host");
+			tp_slice_set_name(dev, &dev->tracks[*slot], x, tp_profile_str(dev, name));
+			tp_slice_set_type(dev, &dev->tracks[*slot], x, tp_profile_str(dev, cat[0] ? cat : "host"));
 			x->args = args;
 			copied++;
 		}

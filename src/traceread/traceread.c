@@ -1229,8 +1229,8 @@ static int add_slice(struct rd *r, int track, int64_t ts, int64_t end, uint32_t 
 		return TP_ENOMEM;
 	s->start_ns = ts;
 	s->end_ns = end < ts ? ts : end;
-	s->name = name;
-	s->type = type;
+	tp_slice_set_name(r->p, &r->p->tracks[track], s, name);
+	tp_slice_set_type(r->p, &r->p->tracks[track], s, type);
 	s->args = args;
 	return TP_OK;
 }

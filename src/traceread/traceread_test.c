@@ -63,7 +63,7 @@ static size_t count_type(const struct tp_profile *p, const char *type)
 	size_t n = 0;
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++)
-			n += ty && p->tracks[t].slices[k].type == ty;
+			n += ty && tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty;
 	return n;
 }
 
@@ -75,8 +75,8 @@ static const struct tp_slice *find_typed(const struct tp_profile *p, const char 
 	uint32_t ty = type ? tp_profile_find_str(p, type) : 0;
 	for (size_t t = 0; t < p->num_tracks && id; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++)
-			if (p->tracks[t].slices[k].name == id &&
-			    (!type || p->tracks[t].slices[k].type == ty)) {
+			if (tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k]) == id &&
+			    (!type || tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty)) {
 				if (tr)
 					*tr = &p->tracks[t];
 				return &p->tracks[t].slices[k];
@@ -213,15 +213,16 @@ static void test_onnxruntime(void **state)
 	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 235);
 	assert_int_equal(p->num_devices, 1);
 	assert_int_equal(base_ns(p), 4000);
-	const struct tp_slice *s = find_slice(p, "gpu_0/data_0_QuantizeLinear_kernel_time", NULL);
+	const struct tp_track *st = NULL, *rt = NULL;
+	const struct tp_slice *s = find_slice(p, "gpu_0/data_0_QuantizeLinear_kernel_time", &st);
 	assert_int_equal(s->start_ns, 902583000 - 4000);
 	assert_int_equal(s->end_ns - s->start_ns, 4068000);
 	assert_string_equal(arg_str(p, s, TP_CAP_KEY_OP_TYPE), "QuantizeLinear");
 	assert_string_equal(arg_str(p, s, "provider"), "CPUExecutionProvider");
 	/* Parents written after their children still nest: model_run is depth 0 and encloses. */
-	const struct tp_slice *run = find_slice(p, "model_run", NULL);
-	assert_int_equal(run->depth, 0);
-	assert_int_equal(s->depth, 2);
+	const struct tp_slice *run = find_slice(p, "model_run", &rt);
+	assert_int_equal(tp_slice_depth(rt, run), 0);
+	assert_int_equal(tp_slice_depth(st, s), 2);
 	tp_profile_free(p);
 }
 
@@ -341,7 +342,7 @@ static void test_quirks(void **state)
 	uint32_t async = tp_profile_find_str(p, "async");
 	const struct tp_track *t = &p->tracks[0];
 	assert_int_equal(t->count, 2);
-	assert_true(t->slices[0].type == async && t->slices[0].end_ns == 4000);
+	assert_true(tp_slice_type(t, &t->slices[0]) == async && t->slices[0].end_ns == 4000);
 	assert_true(t->slices[1].start_ns == 1000 && t->slices[1].end_ns == 2000);
 	tp_profile_free(p);
 }
@@ -429,8 +430,8 @@ static void test_stream(void **state)
 		assert_int_equal(p->tracks[t].count, q->tracks[t].count);
 		for (size_t k = 0; k < p->tracks[t].count; k++) {
 			assert_int_equal(p->tracks[t].slices[k].start_ns, q->tracks[t].slices[k].start_ns);
-			assert_string_equal(tp_str(p, p->tracks[t].slices[k].name),
-			                    tp_str(q, q->tracks[t].slices[k].name));
+			assert_string_equal(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k])),
+			                    tp_str(q, tp_slice_name(&q->tracks[t], &q->tracks[t].slices[k])));
 		}
 	}
 	/* The first "op16" in track order is on tid 0: event 33 at 33.033 µs (base 0). */

@@ -1085,7 +1085,7 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
 		if ((i & 2047) == 0)
 			tp_progress_report(x->prog_done + (i - pt->first), x->prog_total);
-		int sys = sl->kind != TP_CMD_NORMAL;
+		int sys = tp_slice_kind(t, sl) != TP_CMD_NORMAL;
 		struct tp_cmd_cost cc;
 		int costed = tiu && tp_slice_cost(t, i, &cc);
 		const struct tp_arg *g;
@@ -1119,10 +1119,10 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				       NULL);
 				break;
 			case E_FTYPE:
-				xl_str(x, &s, row, col, tp_str(p, sl->type), NULL);
+				xl_str(x, &s, row, col, tp_str(p, tp_slice_type(t, sl)), NULL);
 				break;
 			case E_FNAME:
-				xl_str(x, &s, row, col, tp_str(p, sl->name), NULL);
+				xl_str(x, &s, row, col, tp_str(p, tp_slice_name(t, sl)), NULL);
 				break;
 			case E_DMA_SIZE:
 				xl_num(x, &s, row, col, sl->bytes, x->f.cyc);
@@ -1217,20 +1217,20 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, sl->stall, x->f.cyc);
 				break;
 			case E_DDR_BW:
-				if (!sys && tp_dir_touches_ddr((enum tp_dir)sl->dir))
+				if (!sys && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, sl)))
 					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_L2_BW:
-				if (!sys && tp_dir_touches_l2((enum tp_dir)sl->dir))
+				if (!sys && tp_dir_touches_l2((enum tp_dir)tp_slice_dir(t, sl)))
 					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_DIR:
 				xl_str(x, &s, row, col,
-				       sys ? "-" : tp_dir_name((enum tp_dir)sl->dir), NULL);
+				       sys ? "-" : tp_dir_name((enum tp_dir)tp_slice_dir(t, sl)), NULL);
 				break;
 			case E_DTYPE:
 				/* The decoder's "A -> B" (TIU operand -> result) when it gave one. */
@@ -1239,9 +1239,9 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 					xl_str(x, &s, row, col, tp_str(p, g->v.s), NULL);
 				else
 					xl_str(x, &s, row, col,
-					       sl->dtype == TP_DT_NONE
+					       tp_slice_dtype(t, sl) == TP_DT_NONE
 					           ? "None"
-					           : tp_dtype_name((enum tp_dtype)sl->dtype),
+					           : tp_dtype_name((enum tp_dtype)tp_slice_dtype(t, sl)),
 					       NULL);
 				break;
 			case E_DEP:
@@ -1401,9 +1401,9 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		xl_num(x, &s, row, 1, ns_to_us(sl->start_ns), x->f.us);
 		xl_num(x, &s, row, 2, ns_to_us(sl->end_ns), x->f.us);
 		xl_num(x, &s, row, 3, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 4, sl->depth, x->f.cyc);
-		xl_str(x, &s, row, 5, tp_str(p, sl->type), NULL);
-		xl_str(x, &s, row, 6, tp_str(p, sl->name), NULL);
+		xl_num(x, &s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
+		xl_str(x, &s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
+		xl_str(x, &s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
 		if (cyc) {
 			xl_num(x, &s, row, 7, sl->cmd_id, x->f.cyc);
 			xl_num(x, &s, row, 8, (double)sl->start_cycle, x->f.cyc);
@@ -1532,8 +1532,8 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			xl_num(x, &s, row, c++, t->core, x->f.cyc);
 			xl_num(x, &s, row, c++, (double)gi, x->f.cyc);
 			xl_num(x, &s, row, c++, sl->cmd_id, x->f.cyc);
-			xl_str(x, &s, row, c++, tp_str(p, sl->type), NULL);
-			xl_str(x, &s, row, c++, tp_str(p, sl->name), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, tp_slice_type(t, sl)), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, tp_slice_name(t, sl)), NULL);
 			if (layers)
 				xl_str(x, &s, row, c++,
 				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
