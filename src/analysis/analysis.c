@@ -100,7 +100,7 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->wait_cycle += c;
 		if (tp_slice_kind(t, s) == TP_CMD_NORMAL)
 			e->busy_cycle += c;
-		e->stall_cycle += s->stall;
+		e->stall_cycle += tp_slice_stall(t, s);
 		if (t->kind == TP_TRACK_TIU && t->cost) {
 			struct tp_cost kv;
 			tp_track_get_cost(t, i, &kv);

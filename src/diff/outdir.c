@@ -379,7 +379,7 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 		else if (strcmp(k, "Asic Cycle") == 0)
 			s->cycles = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Stall Cycle") == 0)
-			s->stall = (uint32_t)av_int(&av[i]);
+			tp_slice_set_stall(p, &p->tracks[track], s, (uint32_t)av_int(&av[i]));
 		else if (strcmp(k, "Layer Id") == 0) {
 			layer_id = av_int(&av[i]);
 			have_layer = 1;

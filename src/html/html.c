@@ -570,7 +570,7 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
 	case C_DIR: return lane_label(c->p, l, s).dir;
 	case C_DT: return lane_label(c->p, l, s).dtype;
-	case C_STALL: return s->stall;
+	case C_STALL: return lane_label(c->p, l, s).stall;
 	case C_DEP: return s->dep_id;
 	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
 	case C_KIND: return lane_label(c->p, l, s).kind;

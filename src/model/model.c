@@ -275,7 +275,8 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 static uint32_t label_hash(const struct tp_label *l)
 {
 	uint64_t a = l->name | (uint64_t)l->type << 32;
-	uint64_t b = l->kind | (uint64_t)l->dir << 8 | (uint64_t)l->dtype << 16 | (uint64_t)l->depth << 24;
+	uint64_t b = l->kind | (uint64_t)l->dir << 8 | (uint64_t)l->dtype << 16 |
+	             (uint64_t)l->depth << 24 | (uint64_t)l->stall << 32;
 	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
 	return (uint32_t)(h >> 32);
 }
@@ -283,7 +284,7 @@ static uint32_t label_hash(const struct tp_label *l)
 static int label_eq(const struct tp_label *x, const struct tp_label *y)
 {
 	return x->name == y->name && x->type == y->type && x->kind == y->kind && x->dir == y->dir &&
-	       x->dtype == y->dtype && x->depth == y->depth;
+	       x->dtype == y->dtype && x->depth == y->depth && x->stall == y->stall;
 }
 
 /* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */

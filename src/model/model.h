@@ -119,10 +119,11 @@ const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for 
 unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
 
 /*
- * What a slice is, apart from its times and ids: names, command class and nesting depth. A
- * track stores each distinct combination once (a net has a few hundred over millions of
- * commands) and its slices hold the combination's id; read them with tp_slice_name & co. and
- * set them with tp_slice_set_label / tp_slice_set_name & co.
+ * What a slice is, apart from its times and ids: names, command class, nesting depth and
+ * stall cycles. A track stores each distinct combination once (a net has a few hundred over
+ * millions of commands: stall is 0 on TIU and on most DMA commands, and takes few values
+ * where it is not) and its slices hold the combination's id; read them with tp_slice_name &
+ * co. and set them with tp_slice_set_label / tp_slice_set_name & co.
  */
 struct tp_label {
 	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
@@ -131,9 +132,10 @@ struct tp_label {
 	uint8_t dir;          /* enum tp_dir */
 	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
 	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
+	uint32_t stall;       /* stall cycles */
 };
 typedef struct tp_label tp_label;
-_Static_assert(sizeof(struct tp_label) == 12, "tp_label must stay 12 bytes");
+_Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes");
 
 /* One command / event / operator on a track. Exactly 56 bytes. */
 struct tp_slice {
@@ -145,7 +147,6 @@ struct tp_slice {
 	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
 	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
 	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
-	uint32_t stall;       /* stall cycles */
 	int32_t layer;        /* index into profile->layers, -1 = none */
 	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 };
@@ -245,6 +246,10 @@ static inline enum tp_dtype tp_slice_dtype(const struct tp_track *t, const struc
 static inline unsigned tp_slice_depth(const struct tp_track *t, const struct tp_slice *s)
 {
 	return t->labels[s->label].depth;
+}
+static inline uint32_t tp_slice_stall(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].stall;
 }
 
 /* Interns label l in track t and stores its index in *id. For readers (through
@@ -501,6 +506,7 @@ TP_SLICE_SETTER(kind, uint8_t)
 TP_SLICE_SETTER(dir, uint8_t)
 TP_SLICE_SETTER(dtype, uint8_t)
 TP_SLICE_SETTER(depth, uint8_t)
+TP_SLICE_SETTER(stall, uint32_t)
 #undef TP_SLICE_SETTER
 
 /* Sets the cost entry of slice `index` of a track (index < count), creating the track's cost

@@ -222,8 +222,8 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 			if (tp_dir_touches_l2(dir))
 				arg_real(out, "L2M Bandwidth(GB/s)", bw);
 		}
-		if (s->stall && (dma ? !sys : 1))
-			arg_uint(out, "Stall Cycle", s->stall);
+		if (lb->stall && (dma ? !sys : 1))
+			arg_uint(out, "Stall Cycle", lb->stall);
 	} else if (l) {
 		/* Layer slices (and captured slices tied to a layer) name their layer fully. */
 		arg_int(out, "Layer Id", l->id);

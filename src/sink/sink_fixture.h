@@ -66,7 +66,7 @@ static struct tp_profile *fx_profile(void)
 	s->bytes = 4096;
 	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_dtype(p, &p->tracks[gdma0], s, TP_DT_INT8);
-	s->stall = 5;
+	tp_slice_set_stall(p, &p->tracks[gdma0], s, 5);
 	s = fx_cmd(p, gdma0, "tensorLd", "DMA_tensor", 50, 400, 2);
 	s->bytes = 8192;
 	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);

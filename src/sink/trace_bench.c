@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 			s->bytes = 512u << rnd(8);
 			tp_slice_set_dir(p, &p->tracks[tr[c][k]], s, rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_FP16);
-			s->stall = rnd(3) ? 0 : rnd(100);
+			tp_slice_set_stall(p, &p->tracks[tr[c][k]], s, rnd(3) ? 0 : rnd(100));
 		}
 		s->layer = -1;
 	}

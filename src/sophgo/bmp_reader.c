@@ -444,7 +444,8 @@ static double round4(double x)
 /* GDMA PMU figures per command (costmodel §5 steps 6, 7, 9): BM1688 counts bytes only and
  * the transactions are bytes / 16 (xact NULL); CV184X counts transactions (xact = DDR side |
  * LMEM side << 32). Bandwidths are bytes per GDMA cycle times the GDMA clock in GHz. */
-static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, uint64_t lmem,
+static void add_gdma_pmu(struct rd *r, const struct tp_track *tr, const struct tp_slice *s,
+                         uint64_t gmem, uint64_t lmem,
                          const uint64_t *xact)
 {
 	struct tp_profile *p = r->p;
@@ -452,7 +453,7 @@ static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, 
 	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
 	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
 	uint64_t gx = xact ? (*xact & 0xFFFFFFFFu) : gmem / xa, lx = xact ? *xact >> 32 : lmem / xa;
-	tp_args_add_uint(p, "Stall Cycle", s->stall);
+	tp_args_add_uint(p, "Stall Cycle", tp_slice_stall(tr, s));
 	tp_args_add_uint(p, "gmem_xfer_bytes(B)", gmem);
 	tp_args_add_real(p, "gmem_bandwidth", gbw);
 	tp_args_add_uint(p, "gmem_dma_data_size(B)", gmem);
@@ -512,12 +513,16 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 	struct bmp_cmd c;
 	struct tp_slice *s = &r->p->tracks[t].slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
-		struct tp_label l = {.name = tp_profile_str(r->p, "cmd_type_-1_0"),
-		                     .type = tp_profile_str(r->p, "cmd_type_-1")};
+		struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+		l.name = tp_profile_str(r->p, "cmd_type_-1_0");
+		l.type = tp_profile_str(r->p, "cmd_type_-1");
 		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 		return;
 	}
-	struct tp_label l = {.kind = c.kind, .dir = c.dir, .dtype = c.dtype};
+	struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+	l.kind = c.kind;
+	l.dir = c.dir;
+	l.dtype = c.dtype;
 	name_of(r, &c, &l.name, &l.type);
 	tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 	s->dep_id = c.dep;
@@ -547,7 +552,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
 	}
 	if (engine == BMP_ENG_GDMA && c.have_desc && r->gd_gmem[core] && rel < r->gd_cap[core])
-		add_gdma_pmu(r, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
+		add_gdma_pmu(r, &r->p->tracks[t], s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
 		             r->gd_xact[core] ? &r->gd_xact[core][rel] : NULL);
 	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
 	if (c.has_msg) {
@@ -743,7 +748,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			if (r->gd_xact[core])
 				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 		}
-		s->stall = rec.stall;
+		tp_slice_set_stall(r->p, &r->p->tracks[t], s, rec.stall);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		s->end_ns = rec.end;
 		if ((i & 0x3FFF) == 0x3FFF) {
@@ -862,8 +867,10 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 			snprintf(tyn, sizeof tyn, "DYN_%u", ty);
 			break;
 		}
-		struct tp_label l = {.name = tp_profile_str(r->p, nm), .type = tp_profile_str(r->p, tyn),
-		                     .kind = TP_CMD_NORMAL};
+		struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+		l.name = tp_profile_str(r->p, nm);
+		l.type = tp_profile_str(r->p, tyn);
+		l.kind = TP_CMD_NORMAL;
 		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 		if (!r->detail)
 			continue;
@@ -1008,7 +1015,11 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
 				tp_slice_set_name(r->p, &r->p->tracks[t], s, NAME_NONE);
 			} else {
-				struct tp_label l = {.name = c.key, .kind = c.kind, .dir = c.dir, .dtype = c.dtype};
+				struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+				l.name = c.key;
+				l.kind = c.kind;
+				l.dir = c.dir;
+				l.dtype = c.dtype;
 				tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {

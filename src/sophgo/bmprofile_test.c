@@ -924,7 +924,7 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->start_cycle, 0);
 	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
 	assert_int_equal(s->bytes, 48);
-	assert_int_equal(s->stall, 7);
+	assert_int_equal(tp_slice_stall(g0, s), 7);
 	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(s->layer, 0);

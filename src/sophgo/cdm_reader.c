@@ -713,7 +713,7 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			s->end_ns = m.end;
 			s->cmd_id = m.id;
 			s->bytes = m.bytes;
-			s->stall = m.stall;
+			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
 			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
 		}
 	}

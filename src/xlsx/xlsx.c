@@ -1214,7 +1214,7 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			}
 			case E_STALL:
-				xl_num(x, &s, row, col, sl->stall, x->f.cyc);
+				xl_num(x, &s, row, col, tp_slice_stall(t, sl), x->f.cyc);
 				break;
 			case E_DDR_BW:
 				if (!sys && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, sl)))

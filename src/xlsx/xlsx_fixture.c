@@ -59,7 +59,7 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		if (kind != TP_TRACK_TIU && !wait) {
 			tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dirs[i % 4]);
 			s->bytes = 1024 + lcg(&seed) % 65536;
-			s->stall = i % 7 == 0 ? lcg(&seed) % 100 : 0;
+			tp_slice_set_stall(p, &p->tracks[track], s, i % 7 == 0 ? lcg(&seed) % 100 : 0);
 		}
 		s->layer = layers ? (int32_t)(i * 4 / (n ? n : 1)) : -1;
 		tp_args_begin(p);

@@ -123,7 +123,7 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 			s->bytes = 4096 + rnd(120000);
 			tp_slice_set_dir(p, &p->tracks[track], s, strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
-			s->stall = rnd(4) ? 0 : rnd(50);
+			tp_slice_set_stall(p, &p->tracks[track], s, rnd(4) ? 0 : rnd(50));
 			if (with_args && core == 0) {
 				/* Descriptor fields of the LMEM side (the vendor's names): the page's
 				 * LOCAL chart draws these commands over the compiler's tensors. */
