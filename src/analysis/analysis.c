@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-double tp_slice_gbps(const struct tp_slice *s, double freq_mhz)
+double tp_slice_gbps(const struct tp_track *t, const struct tp_slice *s, double freq_mhz)
 {
 	/* bytes / (cycles / MHz * 1000 ns) without truncation, as the reference's per-command
 	 * figure (bytes / Asic Cycle × MHz / 1000). */
 	double ns = s->cycles && freq_mhz > 0 ? (double)s->cycles * 1000.0 / freq_mhz
-	                                      : (double)(s->end_ns - s->start_ns);
+	                                      : (double)tp_slice_dur(t, s);
 	return ns > 0 ? (double)s->bytes / ns : 0.0;
 }
 
@@ -525,7 +525,7 @@ static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_tra
 		if (!nv)
 			return TP_ENOMEM;
 		*v = nv;
-		nv[(*n)++] = (struct ival){s->start_ns, s->end_ns};
+		nv[(*n)++] = (struct ival){s->start_ns, tp_slice_end(t, s)};
 	}
 	return TP_OK;
 }
@@ -633,13 +633,13 @@ static int ustream_next(struct ustream *u, struct ival *out)
 	if (!ustream_peek(u, &k))
 		return 0;
 	const struct tp_slice *s = &u->t[k]->slices[u->pos[k]++];
-	*out = (struct ival){s->start_ns, s->end_ns};
+	*out = (struct ival){s->start_ns, tp_slice_end(u->t[k], s)};
 	while (ustream_peek(u, &k)) {
 		s = &u->t[k]->slices[u->pos[k]];
 		if (s->start_ns > out->e)
 			break;
-		if (s->end_ns > out->e)
-			out->e = s->end_ns;
+		if (tp_slice_end(u->t[k], s) > out->e)
+			out->e = tp_slice_end(u->t[k], s);
 		u->pos[k]++;
 	}
 	return 1;
@@ -793,8 +793,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		if (t->slices[0].start_ns < lo)
 			lo = t->slices[0].start_ns;
 		for (size_t k = 0; k < t->count; k++)
-			if (t->slices[k].end_ns > hi)
-				hi = t->slices[k].end_ns;
+			if (tp_slice_end(t, &t->slices[k]) > hi)
+				hi = tp_slice_end(t, &t->slices[k]);
 	}
 	a->total_time_ns = lo <= hi ? hi - lo : 0;
 
@@ -812,7 +812,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 				st = TP_ENOMEM;
 				goto out;
 			}
-			rank_add(r, s->end_ns - s->start_ns);
+			rank_add(r, tp_slice_end(t, s) - s->start_ns);
 		}
 	}
 
@@ -1032,7 +1032,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 					st = TP_ENOMEM;
 					goto out;
 				}
-				rank_add(r, s->end_ns - s->start_ns);
+				rank_add(r, tp_slice_end(t, s) - s->start_ns);
 			}
 		}
 		int64_t span = p->span_end_ns - p->span_begin_ns;

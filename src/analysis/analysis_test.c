@@ -23,7 +23,7 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
 	s->start_cycle = start;
 	s->cycles = cycles;
 	s->start_ns = tp_cycles_to_ns(start, mhz);
-	s->end_ns = tp_cycles_to_ns(start + cycles - 1, mhz);
+	tp_slice_set_end(p, &p->tracks[tr], s, tp_cycles_to_ns(start + cycles - 1, mhz));
 	tp_slice_set_kind(p, &p->tracks[tr], s, (uint8_t)kind);
 	tp_slice_set_dir(p, &p->tracks[tr], s, (uint8_t)dir);
 	s->bytes = bytes;
@@ -131,7 +131,12 @@ static void test_gbps(void **state)
 	(void)state;
 	/* R core 0 GDMA cmd 2: 101 376 B over 3377 cycles at 750 MHz = 22.5147 GB/s. */
 	struct tp_slice s = {.cycles = 3377, .bytes = 101376};
-	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
+	struct tp_track t = {0};
+	assert_true(fabs(tp_slice_gbps(&t, &s, 750) - 22.5147) < 5e-4);
+	/* Without cycles: bytes over the duration, 101 376 B in 4000 ns. */
+	s.cycles = 0;
+	s.dur = 4000;
+	assert_true(fabs(tp_slice_gbps(&t, &s, 750) - 25.344) < 1e-9);
 }
 
 /* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
@@ -322,7 +327,7 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 				s->start_cycle = r.start;
 				s->cycles = (uint32_t)r.asic;
 				s->start_ns = (int64_t)r.start;
-				s->end_ns = (int64_t)(r.start + r.asic - 1);
+				tp_slice_set_end(p, &p->tracks[tr], s, (int64_t)(r.start + r.asic - 1));
 				tp_slice_set_kind(p, &p->tracks[tr], s,
 				                  r.tsk == 15 && r.eu == 9       ? TP_CMD_SYS_WAIT
 				                  : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS

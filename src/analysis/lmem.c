@@ -108,7 +108,7 @@ static int push(struct tp_lmem_recs *out, size_t *cap, size_t max, const struct 
 	struct tp_lmem_rec *r = &v[out->n++];
 	const struct tp_slice *s = &t->slices[i];
 	r->begin_ns = s->start_ns;
-	r->end_ns = s->end_ns;
+	r->end_ns = tp_slice_end(t, s);
 	r->lane_offset = (uint32_t)(addr % lane);
 	r->bytes = bytes > lane ? lane : (uint32_t)bytes;
 	r->write = (uint8_t)write;

@@ -827,9 +827,9 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 			goto out;
 		}
 		s->start_ns = rel_ns(r, o->ts);
-		s->end_ns = rel_ns(r, end_tick);
-		if (s->end_ns < s->start_ns)
-			s->end_ns = s->start_ns;
+		tp_slice_set_end(p, &p->tracks[x->track], s, rel_ns(r, end_tick));
+		if (tp_slice_end(&p->tracks[x->track], s) < s->start_ns)
+			tp_slice_set_end(p, &p->tracks[x->track], s, s->start_ns);
 		tp_slice_set_name(p, &p->tracks[x->track], s, tp_profile_str(p, name[0] ? name : type));
 		tp_slice_set_type(p, &p->tracks[x->track], s, tp_profile_str(p, type));
 		s->args = tp_args_end(p);
@@ -1014,7 +1014,7 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 			goto out;
 		}
 		s->start_ns = q->start;
-		s->end_ns = q->end;
+		tp_slice_set_end(p, &p->tracks[lane_track[lane]], s, q->end);
 		const char *nm = tp_str(p, q->b->name);
 		tp_slice_set_name(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC));
 		tp_slice_set_type(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC));

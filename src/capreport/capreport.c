@@ -300,7 +300,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			c->kind = is_async ? TP_CAPFILE_TYPE_ASYNC : TP_CAPFILE_TYPE_RANGE;
 			c->name = tp_str(p, tp_slice_name(tr, s));
 			c->category = cat;
-			c->dur_ns = s->end_ns - s->start_ns;
+			c->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			c->count = 1;
 			const struct tp_arg *cu = k_cut ? tp_args_find(p, s->args, k_cut) : NULL;
 			c->cut = cu && as_int(cu) != 0;
@@ -409,7 +409,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 			st->warmup = w && as_int(w) != 0;
 			st->graph = ga ? as_str(p, ga) : tp_str(p, tp_slice_name(tr, s));
 			st->start_ns = s->start_ns;
-			st->dur_ns = s->end_ns - s->start_ns;
+			st->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 		}
 	}
 	if (r->nsteps)
@@ -436,7 +436,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 			}
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			int inside =
-			    cur && s->start_ns >= cur->start_ns && s->end_ns <= cur->end_ns;
+			    cur && s->start_ns >= cur->start_ns && tp_slice_end(tr, s) <= tp_slice_end(tr, cur);
 			int has_step = 0;
 			int64_t step = 0;
 			const char *graph = "";
@@ -462,7 +462,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 				a->name = tp_str(p, tp_slice_name(tr, s));
 				a->meta = as_str(p, tp_args_find(p, s->args, k_meta));
 				a->start_ns = s->start_ns;
-				a->dur_ns = s->end_ns - s->start_ns;
+				a->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 				a->count = 1;
 				continue;
 			}
@@ -496,7 +496,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 			nd->has_step = has_step;
 			nd->args = s->args;
 			nd->start_ns = s->start_ns;
-			nd->dur_ns = s->end_ns - s->start_ns;
+			nd->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			nd->count = 1;
 			const struct tp_arg *b = tp_args_find(p, s->args, k_bytes);
 			nd->bytes = b && as_int(b) > 0 ? (uint64_t)as_int(b) : 0;

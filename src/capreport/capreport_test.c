@@ -36,7 +36,7 @@ static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
+	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
@@ -52,7 +52,7 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
+	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
@@ -76,7 +76,7 @@ static void misc(struct tp_profile *p, int tr, const char *type, const char *nam
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = start;
-	s->end_ns = start + dur;
+	tp_slice_set_end(p, &p->tracks[tr], s, start + dur);
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
@@ -121,7 +121,7 @@ static struct tp_profile *build_capture(void)
 		op(p, tr, &t, "a|b<script>", "Add", step, warm, 3000, "x;y", "8x?;1x2", "fp32;int8",
 		   0);
 		p->tracks[tr].slices[idx].start_ns = start;
-		p->tracks[tr].slices[idx].end_ns = start + step_dur[step];
+		tp_slice_set_end(p, &p->tracks[tr], &p->tracks[tr].slices[idx], start + step_dur[step]);
 		t = start + step_dur[step] + 10;
 		activity(p, tr, &t, "postprocess", step, "top-1 | <b>", 2000 + step);
 	}
@@ -388,7 +388,7 @@ static void test_drops_and_cut(void **state)
 	tp_slice_set_name(p, &p->tracks[0], s, tp_profile_str(p, "bert"));
 	s->args = args;
 	s->start_ns = 100000000;
-	s->end_ns = 1100000000;
+	tp_slice_set_end(p, &p->tracks[0], s, 1100000000);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_buf b;
 	tp_buf_init(&b);
@@ -482,7 +482,7 @@ static void test_worker_thread_op(void **state)
 		uint32_t args = tp_args_end(p);
 		struct tp_slice *s = tp_track_push(p, main_tr);
 		s->start_ns = step * 1000;
-		s->end_ns = step * 1000 + 900;
+		tp_slice_set_end(p, &p->tracks[main_tr], s, step * 1000 + 900);
 		tp_slice_set_type(p, &p->tracks[main_tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		tp_slice_set_name(p, &p->tracks[main_tr], s, tp_profile_str(p, "g"));
 		s->args = args;

@@ -136,8 +136,8 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 			if (!w2)
 				return TP_ENOMEM;
 			*iv = w2;
-			w2[*n] = (struct stepiv){s->start_ns, s->end_ns};
-			v[(*n)++] = s->end_ns - s->start_ns;
+			w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
+			v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
 		}
 	}
 	if (*n) {
@@ -314,7 +314,7 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			int64_t dur = s->end_ns - s->start_ns;
+			int64_t dur = tp_slice_end(tr, s) - s->start_ns;
 			int st = TP_OK;
 			if (engine) {
 				snprintf(key, sizeof key, "%s %s", tp_track_kind_name((enum tp_track_kind)tr->kind),
@@ -513,7 +513,7 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 			uint32_t li;
 			if ((st = intern_label(d, sd, &labels, lab, &li)) ||
 			    (st = add_item(sd, &cap_items, s->start_ns - p->span_begin_ns,
-			                   s->end_ns - s->start_ns, lane_ix, li)))
+			                   tp_slice_end(tr, s) - s->start_ns, lane_ix, li)))
 				break;
 		}
 	}

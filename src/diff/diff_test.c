@@ -33,7 +33,7 @@ static struct tp_profile *make(const int64_t *steps, size_t nsteps, const struct
 	for (size_t s = 0; s < nsteps; s++) {
 		struct tp_slice *x = tp_track_push(p, tr);
 		x->start_ns = t;
-		x->end_ns = t + steps[s];
+		tp_slice_set_end(p, &p->tracks[tr], x, t + steps[s]);
 		tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "step"));
 		tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		int64_t o = t;
@@ -43,7 +43,7 @@ static struct tp_profile *make(const int64_t *steps, size_t nsteps, const struct
 			uint32_t args = tp_args_end(p);
 			x = tp_track_push(p, tr);
 			x->start_ns = o;
-			x->end_ns = o + ops[k].dur_ns;
+			tp_slice_set_end(p, &p->tracks[tr], x, o + ops[k].dur_ns);
 			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, ops[k].name));
 			tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 			x->args = args;
@@ -131,7 +131,7 @@ static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_
 		uint32_t wa = tp_args_end(p);
 		struct tp_slice *x = tp_track_push(p, tr);
 		x->start_ns = t;
-		x->end_ns = t + c + f + 100;
+		tp_slice_set_end(p, &p->tracks[tr], x, t + c + f + 100);
 		tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "step"));
 		tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		x->args = wa;
@@ -140,7 +140,7 @@ static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_
 		for (int k = 0; k < 2; k++) {
 			x = tp_track_push(p, tr);
 			x->start_ns = o;
-			x->end_ns = o + durs[k];
+			tp_slice_set_end(p, &p->tracks[tr], x, o + durs[k]);
 			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, names[k]));
 			tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 			o += durs[k];
@@ -150,7 +150,7 @@ static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_
 	/* An op outside every step (set-up after the last one): in no per-step sum. */
 	struct tp_slice *x = tp_track_push(p, tr);
 	x->start_ns = t + 10;
-	x->end_ns = t + 500000;
+	tp_slice_set_end(p, &p->tracks[tr], x, t + 500000);
 	tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "conv"));
 	tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -229,7 +229,7 @@ static void test_layers_and_escaping(void **state)
 			int li = tp_profile_add_layer(p, &l);
 			struct tp_slice *x = tp_track_push(p, tr);
 			x->start_ns = l.begin_ns;
-			x->end_ns = l.end_ns;
+			tp_slice_set_end(p, &p->tracks[tr], x, l.end_ns);
 			x->cycles = (uint32_t)(l.end_ns - l.begin_ns);
 			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "conv.normal"));
 			x->layer = li;

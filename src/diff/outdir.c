@@ -341,7 +341,7 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 	if (!s)
 		return TP_ENOMEM;
 	s->start_ns = ts;
-	s->end_ns = ts + dur;
+	tp_slice_set_end(p, &p->tracks[track], s, ts + dur);
 	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
 	s->cmd_id = cmd_id;
 	if (t->kind == TP_TRACK_THREAD) {

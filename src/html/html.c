@@ -376,9 +376,14 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	const struct tp_layer *y = &p->layers[l->lay[i]];
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
-	tmp->end_ns = y->end_ns;
 	tmp->layer = (int32_t)l->lay[i];
 	return tmp;
+}
+
+/* The end of slice s of lane l (from lane_at): its track's, or its layer's. */
+static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const struct tp_slice *s)
+{
+	return l->lay ? p->layers[s->layer].end_ns : tp_slice_end(&p->tracks[l->track], s);
 }
 
 /* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
@@ -498,10 +503,10 @@ static double tiu_util(const struct tp_profile *p, const struct keys *k, const s
 }
 
 /* Bytes per ns = GB/s over the command's engine cycles (its duration if it has none). */
-static double slice_gbps(const struct tp_slice *s, double mhz)
+static double slice_gbps(const struct tp_slice *s, int64_t end, double mhz)
 {
 	double ns = s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz
-	                                 : (double)(s->end_ns - s->start_ns);
+	                                 : (double)(end - s->start_ns);
 	return ns > 0 ? (double)s->bytes / ns : 0;
 }
 
@@ -510,7 +515,7 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 {
 	double h = 1;
 	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
-		h = bw_scale > 0 ? slice_gbps(s, l->mhz) / bw_scale : 1;
+		h = bw_scale > 0 ? slice_gbps(s, lane_end(p, l, s), l->mhz) / bw_scale : 1;
 		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
@@ -560,7 +565,7 @@ struct ctx {
 static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
 {
 	switch (col) {
-	case C_DUR: return s->end_ns - s->start_ns;
+	case C_DUR: return lane_end(c->p, l, s) - s->start_ns;
 	case C_NAME: return smap(&c->sm, lane_label(c->p, l, s).name);
 	case C_TYPE: return smap(&c->sm, lane_label(c->p, l, s).type);
 	case C_CMD: return s->cmd_id;
@@ -606,7 +611,7 @@ static int64_t lane_col(void *u, size_t i)
 	struct tp_slice tmp, tprev;
 	const struct tp_slice *s = lane_at(g->c->p, g->l, i, &tmp);
 	if (g->col == C_TS)
-		return s->start_ns - (i ? lane_at(g->c->p, g->l, i - 1, &tprev)->end_ns : g->c->t0);
+		return s->start_ns - (i ? lane_end(g->c->p, g->l, lane_at(g->c->p, g->l, i - 1, &tprev)) : g->c->t0);
 	int64_t v = col_val(g->c, g->l, s, g->col);
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
@@ -633,9 +638,9 @@ static int lane_rows(const struct tp_profile *p, const struct lane *l)
 			if (r >= LAYER_ROWS)
 				r = LAYER_ROWS - 1;
 			if (r == used)
-				row_end[used++] = s->end_ns;
-			else if (s->end_ns > row_end[r])
-				row_end[r] = s->end_ns;
+				row_end[used++] = lane_end(p, l, s);
+			else if (lane_end(p, l, s) > row_end[r])
+				row_end[r] = lane_end(p, l, s);
 		}
 		return used > 1 ? used : 1;
 	}
@@ -684,7 +689,7 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tp_slice *s = lane_at(c->p, l, i, &tmp);
 		double a = floor((double)(s->start_ns - c->t0) / bw);
-		double e = floor((double)(s->end_ns - c->t0) / bw);
+		double e = floor((double)(lane_end(c->p, l, s) - c->t0) / bw);
 		if (e < 0 || a >= LOD_BUCKETS)
 			continue;
 		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
@@ -1518,7 +1523,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
 			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
-				double g = slice_gbps(&lanes[i].s[j], lanes[i].mhz);
+				double g = slice_gbps(&lanes[i].s[j], lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
 				if (g > seen)
 					seen = g;
 			}

@@ -115,6 +115,7 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].cost_slots);
 		tp_free(p->tracks[i].labels);
 		tp_free(p->tracks[i].label_slots);
+		tp_free(p->tracks[i].long_dur);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -338,6 +339,32 @@ int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
 	v[t->num_labels] = *l;
 	t->label_slots[h] = t->num_labels + 1;
 	*id = t->label_last = t->num_labels++;
+	return TP_OK;
+}
+
+int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                     int64_t end_ns)
+{
+	uint64_t d = (uint64_t)end_ns - (uint64_t)s->start_ns;
+	if (d < TP_SLICE_LONG_DUR) {
+		s->dur = (uint32_t)d;
+		return TP_OK;
+	}
+	/* Rare (host activities, raw counters before unwrapping): an entry of the side table.
+	 * Entries are only added, never reused: a slice copied from elsewhere may carry an
+	 * index that is not this track's. */
+	size_t cap = t->cap_long_dur;
+	uint64_t *v = t->num_long_dur < TP_SLICE_LONG_DUR - 1
+	                  ? tp_grow(t->long_dur, sizeof *v, (size_t)t->num_long_dur + 1, &cap)
+	                  : NULL;
+	if (!v) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	t->long_dur = v;
+	t->cap_long_dur = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_long_dur] = d;
+	s->dur = TP_SLICE_LONG_DUR | t->num_long_dur++;
 	return TP_OK;
 }
 
@@ -684,12 +711,13 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
 	return NULL;
 }
 
-static int slice_cmp(const struct tp_slice *x, const struct tp_slice *y)
+static int slice_cmp(const struct tp_track *t, const struct tp_slice *x, const struct tp_slice *y)
 {
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns > y->end_ns ? -1 : 1;
+	int64_t xe = tp_slice_end(t, x), ye = tp_slice_end(t, y);
+	if (xe != ye)
+		return xe > ye ? -1 : 1;
 	if (x->start_cycle != y->start_cycle)
 		return x->start_cycle < y->start_cycle ? -1 : 1;
 	if (x->cmd_id != y->cmd_id)
@@ -706,18 +734,19 @@ static int sample_cmp(const void *a, const void *b)
 /* Stable-enough sort: the comparators above are total on everything a reader distinguishes,
  * and readers append in source order, so we first check whether a track is already sorted
  * (the common case for PMU streams) and only sort when needed. */
-static int sorted(const struct tp_slice *s, size_t n)
+static int sorted(const struct tp_track *t)
 {
-	for (size_t i = 1; i < n; i++)
-		if (slice_cmp(&s[i - 1], &s[i]) > 0)
+	const struct tp_slice *s = t->slices;
+	for (size_t i = 1; i < t->count; i++)
+		if (slice_cmp(t, &s[i - 1], &s[i]) > 0)
 			return 0;
 	return 1;
 }
 
 static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 {
-	const struct tp_slice *s = ctx;
-	return slice_cmp(&s[x], &s[y]) < 0;
+	const struct tp_track *t = ctx;
+	return slice_cmp(t, &t->slices[x], &t->slices[y]) < 0;
 }
 
 /* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
@@ -737,7 +766,7 @@ static int sort_track(struct tp_track *t)
 	}
 	for (size_t k = 0; k < n; k++)
 		perm[k] = (uint32_t)k;
-	tp_sort_index(perm, tmp, n, slice_before, t->slices);
+	tp_sort_index(perm, tmp, n, slice_before, t);
 	tp_free(tmp);
 	/* perm[k] = old index of the slice that goes to k. Each cycle k -> perm[k] -> ... is
 	 * rotated once; a placed position is marked by perm[k] = k. */
@@ -798,7 +827,7 @@ int tp_profile_finish(struct tp_profile *p)
 		tp_free(t->cost_slots);
 		t->cost_slots = NULL;
 		t->num_cost_slots = 0;
-		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
+		if (!sorted(t) && sort_track(t) != TP_OK)
 			return TP_ENOMEM;
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
 			/* Nesting depth from a stack of open ends. */
@@ -811,14 +840,14 @@ int tp_profile_finish(struct tp_profile *p)
 				if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
 					return TP_ENOMEM;
 				if (depth < 256)
-					stack[depth++] = s->end_ns;
+					stack[depth++] = tp_slice_end(t, s);
 			}
 		}
 		for (size_t k = 0; k < t->count; k++) {
 			if (t->slices[k].start_ns < lo)
 				lo = t->slices[k].start_ns;
-			if (t->slices[k].end_ns > hi)
-				hi = t->slices[k].end_ns;
+			if (tp_slice_end(t, &t->slices[k]) > hi)
+				hi = tp_slice_end(t, &t->slices[k]);
 		}
 	}
 	for (size_t i = 0; i < p->num_counters; i++) {
@@ -910,6 +939,7 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->cost_slots);
 			tp_free(t->labels);
 			tp_free(t->label_slots);
+			tp_free(t->long_dur);
 			map[i] = -1;
 			continue;
 		}

@@ -137,12 +137,16 @@ struct tp_label {
 typedef struct tp_label tp_label;
 _Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes");
 
-/* One command / event / operator on a track. Exactly 56 bytes. */
+/* One command / event / operator on a track. Exactly 48 bytes. */
 struct tp_slice {
 	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
-	int64_t end_ns;       /* >= start_ns */
 	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
 	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
+	/* end_ns - start_ns when below TP_SLICE_LONG_DUR; else TP_SLICE_LONG_DUR | the index of
+	 * the duration in its track's long_dur. Read with tp_slice_end / tp_slice_dur, write with
+	 * tp_slice_set_end (after start_ns: the end is kept relative to the start, so moving
+	 * start_ns moves the end with it) */
+	uint32_t dur;
 	uint32_t label;       /* index into its track's labels (struct tp_label); 0 = all zero */
 	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
 	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
@@ -151,7 +155,8 @@ struct tp_slice {
 	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 };
 typedef struct tp_slice tp_slice;
-_Static_assert(sizeof(struct tp_slice) == 56, "tp_slice must stay 56 bytes");
+_Static_assert(sizeof(struct tp_slice) == 48, "tp_slice must stay 48 bytes");
+#define TP_SLICE_LONG_DUR 0x80000000u
 
 static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
 {
@@ -213,6 +218,10 @@ struct tp_track {
 	uint32_t *label_slots;    /* owned; hash of labels (index + 1) */
 	uint32_t num_label_slots;
 	uint32_t label_last;      /* the last label interned (a cache for runs of equal labels) */
+	/* owned; durations (end - start, modulo 2^64) of the slices whose dur has
+	 * TP_SLICE_LONG_DUR set: those of 2^31 ns (2.1 s) and more, or negative */
+	uint64_t *long_dur;
+	uint32_t num_long_dur, cap_long_dur;
 };
 typedef struct tp_track tp_track;
 
@@ -250,6 +259,19 @@ static inline unsigned tp_slice_depth(const struct tp_track *t, const struct tp_
 static inline uint32_t tp_slice_stall(const struct tp_track *t, const struct tp_slice *s)
 {
 	return t->labels[s->label].stall;
+}
+
+/* The end of slice s of track t (s must be one of t's slices): start_ns plus its duration.
+ * tp_slice_dur is end - start. Inline: read in every per-slice loop. */
+static inline int64_t tp_slice_dur(const struct tp_track *t, const struct tp_slice *s)
+{
+	return s->dur & TP_SLICE_LONG_DUR ? (int64_t)t->long_dur[s->dur & ~TP_SLICE_LONG_DUR]
+	                                  : (int64_t)s->dur;
+}
+static inline int64_t tp_slice_end(const struct tp_track *t, const struct tp_slice *s)
+{
+	/* Modulo 2^64: exact whenever the end fits an int64, as it did when it was set. */
+	return (int64_t)((uint64_t)s->start_ns + (uint64_t)tp_slice_dur(t, s));
 }
 
 /* Interns label l in track t and stores its index in *id. For readers (through
@@ -485,6 +507,14 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+
+/* Sets the end of slice s of track t to end_ns, relative to its current start_ns (set that
+ * first). Durations of 2^31 ns and more (or negative ones, which readers may hold while they
+ * unwrap counters) go to the track's long_dur table; nothing is ever truncated. TP_OK;
+ * TP_ENOMEM (sets p's sticky oom flag; s keeps its old end). Touches only t (and p->oom):
+ * calls for different tracks may run in parallel. */
+int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                     int64_t end_ns);
 
 /* Sets the label of slice s of track t (interning it in t). TP_OK; TP_ENOMEM on out of memory
  * (sets p's sticky oom flag; s keeps its label). Touches only t (and p->oom on failure): calls

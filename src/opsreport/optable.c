@@ -233,7 +233,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				}
 				warm = hit ? hit->warmup : 0;
 			} else if (cur_step && s->start_ns >= cur_step->start_ns &&
-			           s->end_ns <= cur_step->end_ns) {
+			           tp_slice_end(tr, s) <= tp_slice_end(tr, cur_step)) {
 				const struct tp_arg *cw = tp_args_find(p, cur_step->args, k_warm);
 				warm = cw && arg_int(cw) != 0;
 			}
@@ -279,7 +279,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				continue;
 			if (!r->desc)
 				r->desc = ex[k].s;
-			int64_t d = ex[k].s->end_ns - ex[k].s->start_ns;
+			int64_t d = tp_slice_dur(&p->tracks[ex[k].track], ex[k].s);
 			durs[nd++] = d;
 			r->total_ns += d;
 		}

@@ -327,7 +327,7 @@ static void test_long_strings(void **state)
 	for (int i = 0; i < 3; i++) {
 		struct tp_slice *s = tp_track_push(p, th);
 		s->start_ns = i * 10;
-		s->end_ns = i * 10 + 5;
+		tp_slice_set_end(p, &p->tracks[th], s, i * 10 + 5);
 		tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "op"));
 		tp_args_begin(p);
 		for (int k = 0; k < 20; k++) {

@@ -29,7 +29,7 @@ static struct tp_slice *fx_cmd(struct tp_profile *p, int tr, const char *name, c
 {
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = b;
-	s->end_ns = e;
+	tp_slice_set_end(p, &p->tracks[tr], s, e);
 	s->start_cycle = (uint64_t)b;
 	s->cycles = (uint32_t)(e - b + 1);
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
@@ -101,7 +101,7 @@ static struct tp_profile *fx_profile(void)
 	p->tracks[th].tid = 4243;
 	s = tp_track_push(p, th);
 	s->start_ns = 0;
-	s->end_ns = 1000;
+	tp_slice_set_end(p, &p->tracks[th], s, 1000);
 	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "step 0"));
 	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
 	tp_args_begin(p);
@@ -110,7 +110,7 @@ static struct tp_profile *fx_profile(void)
 	s->args = tp_args_end(p);
 	s = tp_track_push(p, th);
 	s->start_ns = 100;
-	s->end_ns = 600;
+	tp_slice_set_end(p, &p->tracks[th], s, 600);
 	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "MatMul\n<\x01>"));
 	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	tp_args_begin(p);
@@ -122,12 +122,12 @@ static struct tp_profile *fx_profile(void)
 	s->args = tp_args_end(p);
 	s = tp_track_push(p, th);
 	s->start_ns = 200;
-	s->end_ns = 300;
+	tp_slice_set_end(p, &p->tracks[th], s, 300);
 	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "launch\\kernel"));
 	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_RUNTIME));
 	s = tp_track_push(p, th);
 	s->start_ns = 600;
-	s->end_ns = 700;
+	tp_slice_set_end(p, &p->tracks[th], s, 700);
 	tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "Softmax"));
 	tp_slice_set_type(p, &p->tracks[th], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	int c = tp_profile_add_counter(p, app, th, "queue", "items");

@@ -142,8 +142,8 @@ int main(int argc, char **argv)
 		struct tp_slice *s = tp_track_push(p, tr[c][k]);
 		int64_t gap = rnd(40), dur = 20 + rnd(400);
 		s->start_ns = t[c][k] + gap;
-		s->end_ns = s->start_ns + dur;
-		t[c][k] = s->end_ns;
+		tp_slice_set_end(p, &p->tracks[tr[c][k]], s, s->start_ns + dur);
+		t[c][k] = tp_slice_end(&p->tracks[tr[c][k]], s);
 		s->start_cycle = (uint64_t)s->start_ns;
 		s->cycles = (uint32_t)dur + 1;
 		s->cmd_id = ++id[c][k];

@@ -602,7 +602,7 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 	int a2 = r->perfai;
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
-		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)s->end_ns;
+		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)tp_slice_end(tr, s);
 		if (i > first) {
 			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
 			                 : (st < ls || en < le);
@@ -618,10 +618,10 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 			e64 += UINT64_C(1) << 32; /* the end wrapped, the start did not */
 		if (a2) {
 			s->start_ns = tp_cycles_to_ns(s64, mhz);
-			s->end_ns = tp_cycles_to_ns(e64, mhz);
+			tp_slice_set_end(r->p, tr, s, tp_cycles_to_ns(e64, mhz));
 		} else {
 			s->start_ns = (int64_t)s64;
-			s->end_ns = (int64_t)e64;
+			tp_slice_set_end(r->p, tr, s, (int64_t)e64);
 		}
 	}
 	if (wraps)
@@ -675,7 +675,7 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 		struct tp_slice *s = tp_track_push(r->p, t);
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		s->end_ns = rec.end;
+		tp_slice_set_end(r->p, &r->p->tracks[t], s, rec.end);
 		if ((i & 0xFFFF) == 0xFFFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x10000 * rs);
@@ -750,7 +750,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		}
 		tp_slice_set_stall(r->p, &r->p->tracks[t], s, rec.stall);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		s->end_ns = rec.end;
+		tp_slice_set_end(r->p, &r->p->tracks[t], s, rec.end);
 		if ((i & 0x3FFF) == 0x3FFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x4000 * rs);
@@ -829,15 +829,15 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 		s->start_ns = (int64_t)((d.begin - tbase) * tick) + shift_ns;
 		if (d.end == 0 || d.end == UINT64_MAX || d.end < d.begin ||
 		    (d.end - tbase) > (uint64_t)INT64_MAX / tick)
-			s->end_ns = s->start_ns;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, s->start_ns);
 		else
-			s->end_ns = (int64_t)((d.end - tbase) * tick) + shift_ns;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, (int64_t)((d.end - tbase) * tick) + shift_ns);
 		if (s->start_ns < 0) {
 			/* The firmware starts work before the first PMU record (the timeline's zero);
 			 * such records are pinned to 0 so the axis stays non-negative. */
+			int64_t e = tp_slice_end(&r->p->tracks[t], s);
 			s->start_ns = 0;
-			if (s->end_ns < 0)
-				s->end_ns = 0;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, e < 0 ? 0 : e);
 			early++;
 		}
 		s->cmd_id = d.profile_id;
@@ -921,7 +921,8 @@ struct core_range {
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
  * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
  * offset. */
-static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, int64_t offset_ns)
+static void set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
+                       int64_t ce, double mhz, int64_t offset_ns)
 {
 	uint64_t cyc = (uint64_t)(ce - cs) + 1;
 	s->start_cycle = (uint64_t)cs;
@@ -931,7 +932,7 @@ static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, i
 	 * cycles at 900 MHz are 2055890 ns, not 2055889). The alignment above keeps the vendor's
 	 * float arithmetic, which its cycles depend on. */
 	s->start_ns = tp_cycles_to_ns_exact((uint64_t)cs, mhz) + offset_ns;
-	s->end_ns = tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns;
+	tp_slice_set_end(p, t, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
 }
 
 static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
@@ -942,14 +943,14 @@ static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mh
 	struct tp_slice *s = r->p->tracks[t].slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
-		int64_t ce = bmp_ns_to_cycles(s->end_ns - sub, mhz);
+		int64_t ce = bmp_ns_to_cycles(tp_slice_end(&r->p->tracks[t], s) - sub, mhz);
 		if (cs < 0) {
 			cs = 0;
 			(*clamped)++;
 		}
 		if (ce < cs)
 			ce = cs;
-		set_cycles(s, cs, ce, mhz, offset_ns);
+		set_cycles(r->p, &r->p->tracks[t], s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -1167,15 +1168,11 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		}
 		delta[k] = anchor[k] - anchor[0];
 		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
-			s[i].start_ns -= delta[k];
-			s[i].end_ns -= delta[k];
-		}
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
+			s[i].start_ns -= delta[k]; /* the end moves with the start */
 		s = r->p->tracks[r->gdma_track[k]].slices;
-		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++) {
+		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
 			s[i].start_ns -= delta[k];
-			s[i].end_ns -= delta[k];
-		}
 	}
 	/* Global zero: min over cores of the first TIU and first GDMA start. */
 	int64_t zero = INT64_MAX;
@@ -1261,8 +1258,8 @@ static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mh
 	struct tp_slice *s = r->p->tracks[t].slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
-		int64_t ce = s->end_ns < cs ? cs : s->end_ns;
-		set_cycles(s, cs, ce, mhz, offset_ns);
+		int64_t ce = tp_slice_end(&r->p->tracks[t], s) < cs ? cs : tp_slice_end(&r->p->tracks[t], s);
+		set_cycles(r->p, &r->p->tracks[t], s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -1325,14 +1322,10 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		 * offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
 		int64_t toff = tp_f64_to_i64_clamp(start_us * r->tiu_mhz, 0, INT64_C(1) << 53),
 		        goff = tp_f64_to_i64_clamp(start_us * r->gdma_mhz, 0, INT64_C(1) << 53);
-		for (size_t i = 0; i < tn; i++) {
+		for (size_t i = 0; i < tn; i++) /* the ends move with the starts */
 			ts[i].start_ns = ts[i].start_ns - t0 + toff;
-			ts[i].end_ns = ts[i].end_ns - t0 + toff;
-		}
-		for (size_t i = 0; i < gn; i++) {
+		for (size_t i = 0; i < gn; i++)
 			gs[i].start_ns = gs[i].start_ns - g0 + goff;
-			gs[i].end_ns = gs[i].end_ns - g0 + goff;
-		}
 		/* TIU re-anchoring: the first static GDMA node with a PMU record ends where the TIU
 		 * node that depends on it (bd_id + 1, same gdma_id) starts. */
 		int anchored = 0;
@@ -1350,13 +1343,11 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 							continue;
 						for (size_t j = 0; j < tn; j++)
 							if ((ts[j].cmd_id & mask) == (want_bd & mask)) {
-								int64_t gend = (int64_t)((double)gs[i].end_ns * r->tiu_mhz /
+								int64_t gend = (int64_t)((double)tp_slice_end(&r->p->tracks[r->gdma_track[k]], &gs[i]) * r->tiu_mhz /
 								                         r->gdma_mhz);
 								int64_t sh = gend - ts[j].start_ns;
-								for (size_t q = 0; q < tn; q++) {
+								for (size_t q = 0; q < tn; q++)
 									ts[q].start_ns += sh;
-									ts[q].end_ns += sh;
-								}
 								anchored = 1;
 								break;
 							}
@@ -1397,7 +1388,8 @@ out:
 /* Layers.                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static void layer_touch(struct tp_layer *ly, int engine, uint32_t cmd_id, const struct tp_slice *s)
+static void layer_touch(struct tp_layer *ly, int engine, uint32_t cmd_id, const struct tp_track *t,
+                        const struct tp_slice *s)
 {
 	uint32_t *first = engine == BMP_ENG_TIU ? &ly->tiu_first : &ly->gdma_first;
 	uint32_t *last = engine == BMP_ENG_TIU ? &ly->tiu_last : &ly->gdma_last;
@@ -1407,12 +1399,12 @@ static void layer_touch(struct tp_layer *ly, int engine, uint32_t cmd_id, const 
 		*last = cmd_id;
 	if (ly->begin_ns > ly->end_ns) {
 		ly->begin_ns = s->start_ns;
-		ly->end_ns = s->end_ns;
+		ly->end_ns = tp_slice_end(t, s);
 	} else {
 		if (s->start_ns < ly->begin_ns)
 			ly->begin_ns = s->start_ns;
-		if (s->end_ns > ly->end_ns)
-			ly->end_ns = s->end_ns;
+		if (tp_slice_end(t, s) > ly->end_ns)
+			ly->end_ns = tp_slice_end(t, s);
 	}
 }
 
@@ -1445,7 +1437,7 @@ static void attach_nodes(struct rd *r)
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;
-				layer_touch(&r->p->layers[L], e, s->cmd_id, s);
+				layer_touch(&r->p->layers[L], e, s->cmd_id, t, s);
 			}
 		}
 }

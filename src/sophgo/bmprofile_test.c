@@ -807,13 +807,13 @@ static void test_json_variants(void **state)
 		struct tp_slice *s = tp_track_push(p, tt);
 		s->cmd_id = i;
 		s->start_ns = i * 100;
-		s->end_ns = i * 100 + 50;
+		tp_slice_set_end(p, &p->tracks[tt], s, i * 100 + 50);
 		s->layer = -1;
 	}
 	struct tp_slice *s = tp_track_push(p, gt);
 	s->cmd_id = 1;
 	s->start_ns = 10;
-	s->end_ns = 20;
+	tp_slice_set_end(p, &p->tracks[gt], s, 20);
 	s->layer = -1;
 	struct sg_layers L = {0};
 	assert_int_equal(sg_layers_parse_json(p, (const uint8_t *)js, sizeof js - 1, "t.json", &L),
@@ -899,7 +899,7 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->start_cycle, 1200);
 	assert_int_equal(s->cycles, 899);
 	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
-	assert_int_equal(s->end_ns, 2331);   /* int(2098 / 0.9) */
+	assert_int_equal(tp_slice_end(t0, s), 2331);   /* int(2098 / 0.9) */
 	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
 	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
 	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
@@ -956,11 +956,11 @@ static void test_a2_small(void **state)
 	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
 	assert_int_equal(m0->count, 2);
 	assert_int_equal(m0->slices[0].start_ns, 334);
-	assert_int_equal(m0->slices[0].end_ns, 334);
+	assert_int_equal(tp_slice_end(m0, &m0->slices[0]), 334);
 	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[0])), "set_GDMA");
 	assert_string_equal(arg_str(p, m0->slices[0].args, "extra"), "hello");
 	assert_int_equal(m0->slices[1].start_ns, 1334);
-	assert_int_equal(m0->slices[1].end_ns, 3334);
+	assert_int_equal(tp_slice_end(m0, &m0->slices[1]), 3334);
 
 	assert_int_equal(p->stats.files_read, 5);
 	assert_int_equal(p->stats.blocks_read, 8);
@@ -1002,7 +1002,7 @@ static void test_x_small(void **state)
 	assert_int_equal(s->start_cycle, 1299);
 	assert_int_equal(s->cycles, 100);
 	assert_int_equal(s->start_ns, 1299);
-	assert_int_equal(s->end_ns, 1398);
+	assert_int_equal(tp_slice_end(t0, s), 1398);
 	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
 	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
 	assert_int_equal(s->layer, 1);
@@ -1349,8 +1349,8 @@ static void test_real_bm1688(void **state)
 		for (size_t i = 0; i < t->count; i++) {
 			if (t->slices[i].start_ns < lo)
 				lo = t->slices[i].start_ns;
-			if (t->kind == TP_TRACK_TIU && t->slices[i].end_ns > hi)
-				hi = t->slices[i].end_ns;
+			if (t->kind == TP_TRACK_TIU && tp_slice_end(t, &t->slices[i]) > hi)
+				hi = tp_slice_end(t, &t->slices[i]);
 		}
 		if (t->kind == TP_TRACK_GDMA && t->count) {
 			/* tracks are sorted by start; the last record in PMU order has the top cmd id */
@@ -1358,8 +1358,8 @@ static void test_real_bm1688(void **state)
 			for (size_t i = 0; i < t->count; i++)
 				if (t->slices[i].cmd_id > last->cmd_id)
 					last = &t->slices[i];
-			if (last->end_ns > hi)
-				hi = last->end_ns;
+			if (tp_slice_end(t, last) > hi)
+				hi = tp_slice_end(t, last);
 		}
 	}
 	assert_int_equal(lo, 0);

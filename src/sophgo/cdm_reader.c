@@ -286,7 +286,7 @@ static void unwrap_times(struct rd *r, struct tp_track *t, int cdma)
 	int64_t off = 0, prev_s = 0, prev_e = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
-		int64_t st = s->start_ns + off, en = s->end_ns + off;
+		int64_t st = s->start_ns + off, en = tp_slice_end(t, s) + off;
 		if (i) {
 			int back = cdma ? (prev_s - st > WRAP / 2 && prev_e - en > WRAP / 2)
 			                : prev_e - st > WRAP / 2;
@@ -300,7 +300,7 @@ static void unwrap_times(struct rd *r, struct tp_track *t, int cdma)
 		if (en < st)
 			en += WRAP;
 		s->start_ns = st;
-		s->end_ns = en;
+		tp_slice_set_end(r->p, t, s, en);
 		prev_s = st;
 		prev_e = en;
 	}
@@ -447,7 +447,8 @@ static double round4(double x)
  * uArch Ops is 0); GDMA/SDMA the mask and joined address fields, the data type and, from the
  * PMU record `m` (NULL = none), the byte / bandwidth / transaction counters with no clock
  * factor, the bandwidth under DDR or L2M by the direction. */
-static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_cmd *c,
+static void add_detail(struct rd *r, const struct tp_track *t, const struct tp_slice *s,
+                       const struct cdm_cmd *c,
                        const struct sg_desc *d, const struct tp_cost *k, const struct cdm_pmu *m)
 {
 	struct tp_profile *p = r->p;
@@ -505,7 +506,8 @@ static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_
 		return;
 	/* Slices still hold raw cycles here (finalize() converts them): Asic = end - start + 1. */
 	uint64_t x = m->bytes;
-	double asic = s->end_ns >= s->start_ns ? (double)(s->end_ns - s->start_ns + 1) : 1.0;
+	int64_t end = tp_slice_end(t, s);
+	double asic = end >= s->start_ns ? (double)(end - s->start_ns + 1) : 1.0;
 	double bw = round4((double)x / asic);
 	int ddr = tp_dir_touches_ddr((enum tp_dir)c->dir);
 	int l2 = !ddr && tp_dir_touches_l2((enum tp_dir)c->dir); /* DDR wins, as the printer's */
@@ -607,7 +609,7 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct cdm_pmu m;
 	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
 	tp_args_begin(r->p);
-	add_detail(r, s, c, &d, &k, have_m ? &m : NULL);
+	add_detail(r, &r->p->tracks[t], s, c, &d, &k, have_m ? &m : NULL);
 	s->args = tp_args_end(r->p);
 }
 
@@ -710,7 +712,7 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			if (stash)
 				s->args = pos;
 			s->start_ns = m.start;
-			s->end_ns = m.end;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, m.end);
 			s->cmd_id = m.id;
 			s->bytes = m.bytes;
 			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
@@ -804,10 +806,10 @@ static int read_core(struct rd *r, size_t core)
 			                (unsigned long long)(want - 1));
 		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
 		if (tr->count >= 2) {
-			ci->init_end[e] = tr->slices[1].end_ns;
+			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
 			ci->have_init[e] = 1;
 			if (e == CDM_TIU) {
-				ci->anchor = tr->slices[1].end_ns;
+				ci->anchor = tp_slice_end(tr, &tr->slices[1]);
 				ci->have_anchor = 1;
 			}
 		}
@@ -919,10 +921,8 @@ static void shift_track(struct tp_profile *p, int t, int64_t by)
 	if (t < 0 || by == 0)
 		return;
 	struct tp_track *tr = &p->tracks[t];
-	for (size_t i = 0; i < tr->count; i++) {
-		tr->slices[i].start_ns -= by;
-		tr->slices[i].end_ns -= by;
-	}
+	for (size_t i = 0; i < tr->count; i++)
+		tr->slices[i].start_ns -= by; /* the end moves with the start */
 }
 
 /* Step 5: each CDMA port onto its owner's first SDMA record (a vSDMA send). */
@@ -936,7 +936,7 @@ static int align_cdma(struct rd *r)
 		struct tp_track *tr = &r->p->tracks[pi->track];
 		int st = r->ci[pi->owner].track[CDM_SDMA];
 		if (tr->count && st >= 0 && r->p->tracks[st].count) {
-			int64_t off = tr->slices[0].end_ns - r->p->tracks[st].slices[0].end_ns;
+			int64_t off = tp_slice_end(tr, &tr->slices[0]) - tp_slice_end(&r->p->tracks[st], &r->p->tracks[st].slices[0]);
 			shift_track(r->p, pi->track, off);
 			used_sdma = st;
 		} else if (tr->count) {
@@ -980,12 +980,12 @@ static void finalize_track(struct tp_profile *p, struct tp_track *t, int64_t zer
 	double mhz = t->freq_mhz;
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
-		int64_t cs = s->start_ns - zero, ce = s->end_ns - zero;
+		int64_t cs = s->start_ns - zero, ce = tp_slice_end(t, s) - zero;
 		uint64_t cyc = (uint64_t)(ce - cs) + 1;
 		s->start_cycle = (uint64_t)cs;
 		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz);
-		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz);
+		tp_slice_set_end(p, t, s, tp_cycles_to_ns((uint64_t)ce, mhz));
 		/* "Cmd Id" = inst_id + 1, except CDMA whose ids already start at 1 (§8.3). */
 		if (t->kind != TP_TRACK_CDMA)
 			s->cmd_id += 1;
@@ -1031,7 +1031,7 @@ static size_t dep_ends(struct rd *r, size_t c, struct id_end **out)
 	int in_order = 1;
 	for (size_t i = 0; i < g->count; i++)
 		if (tp_slice_name(g, &g->slices[i]) != unknown) {
-			v[m] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
+			v[m] = (struct id_end){g->slices[i].cmd_id, tp_slice_end(g, &g->slices[i])};
 			if (m && v[m - 1].id > v[m].id)
 				in_order = 0;
 			m++;
@@ -1090,12 +1090,12 @@ static void vendor_timeline(struct rd *r, size_t c)
 		for (size_t i = 0; i < x->count; i++) {
 			const struct tp_slice *s = &x->slices[i];
 			vz = s->start_ns + sh < vz ? s->start_ns + sh : vz;
-			vt = s->end_ns + sh > vt ? s->end_ns + sh : vt;
+			vt = tp_slice_end(x, s) + sh > vt ? tp_slice_end(x, s) + sh : vt;
 			oz = s->start_ns < oz ? s->start_ns : oz;
-			ot = s->end_ns > ot ? s->end_ns : ot;
+			ot = tp_slice_end(x, s) > ot ? tp_slice_end(x, s) : ot;
 		}
 		if (x->count)
-			last_listed = x->slices[x->count - 1].end_ns + sh;
+			last_listed = tp_slice_end(x, &x->slices[x->count - 1]) + sh;
 	}
 	if (vz == INT64_MAX)
 		return;
@@ -1136,8 +1136,8 @@ static int align_all(struct rd *r)
 		for (size_t i = 0; i < x->count; i++) {
 			if (x->slices[i].start_ns < zero)
 				zero = x->slices[i].start_ns;
-			if (x->slices[i].end_ns > tail)
-				tail = x->slices[i].end_ns;
+			if (tp_slice_end(x, &x->slices[i]) > tail)
+				tail = tp_slice_end(x, &x->slices[i]);
 		}
 	}
 	if (zero == INT64_MAX)

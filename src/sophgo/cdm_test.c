@@ -287,7 +287,7 @@ static void test_read_small(void **state)
 	assert_string_equal(tp_str(p, tp_slice_name(gt, &gt->slices[0])), "tensorLd");
 	assert_int_equal(tp_slice_dir(gt, &gt->slices[0]), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(tt->slices[0].start_ns, 200);
-	assert_int_equal(tt->slices[0].end_ns, 300);
+	assert_int_equal(tp_slice_end(tt, &tt->slices[0]), 300);
 	assert_int_equal(tt->slices[0].cmd_id, 1);
 	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[0])), "conv.normal");
 	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[1])), "arith.add");

@@ -371,12 +371,12 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 		struct tp_layer *ly = &p->layers[L];
 		if (ly->begin_ns > ly->end_ns) {
 			ly->begin_ns = s->start_ns;
-			ly->end_ns = s->end_ns;
+			ly->end_ns = tp_slice_end(t, s);
 		} else {
 			if (s->start_ns < ly->begin_ns)
 				ly->begin_ns = s->start_ns;
-			if (s->end_ns > ly->end_ns)
-				ly->end_ns = s->end_ns;
+			if (tp_slice_end(t, s) > ly->end_ns)
+				ly->end_ns = tp_slice_end(t, s);
 		}
 	}
 	tp_free(owner);

@@ -200,7 +200,7 @@ static void test_batches(void **state)
 			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 			assert_int_equal(sqlite3_column_int64(st, 0), ++id);
 			assert_int_equal(sqlite3_column_int64(st, 1), m->start_ns);
-			assert_int_equal(sqlite3_column_int64(st, 2), m->end_ns - m->start_ns);
+			assert_int_equal(sqlite3_column_int64(st, 2), tp_slice_end(t, m) - m->start_ns);
 			const char *want = tp_slice_name(t, m) == bad ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx" : tp_str(p, tp_slice_name(t, m));
 			assert_string_equal((const char *)sqlite3_column_text(st, 3), want);
 			assert_int_equal(sqlite3_column_int64(st, 4), m->cmd_id);

@@ -85,13 +85,13 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
 				continue;
 			if (strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") == 0 &&
-			    (!have_disable || s->end_ns > disable_end)) {
-				disable_end = s->end_ns;
+			    (!have_disable || tp_slice_end(tr, s) > disable_end)) {
+				disable_end = tp_slice_end(tr, s);
 				have_disable = 1;
 			}
 			if (!have_first || s->start_ns < first_start) {
 				first_start = s->start_ns;
-				first_end = s->end_ns;
+				first_end = tp_slice_end(tr, s);
 				have_first = 1;
 			}
 		}
@@ -133,8 +133,7 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 
 	for (size_t t = 0; t < dev->num_tracks; t++)
 		for (size_t k = 0; k < dev->tracks[t].count; k++) {
-			dev->tracks[t].slices[k].start_ns += shift;
-			dev->tracks[t].slices[k].end_ns += shift;
+			dev->tracks[t].slices[k].start_ns += shift; /* the end moves with the start */
 		}
 	for (size_t i = 0; i < dev->num_layers; i++)
 		if (dev->layers[i].begin_ns <= dev->layers[i].end_ns) {
@@ -191,7 +190,7 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 				break;
 			}
 			x->start_ns = s->start_ns + host_shift;
-			x->end_ns = s->end_ns + host_shift;
+			tp_slice_set_end(dev, &dev->tracks[*slot], x, tp_slice_end(tr, s) + host_shift);
 			tp_slice_set_name(dev, &dev->tracks[*slot], x, tp_profile_str(dev, name));
 			tp_slice_set_type(dev, &dev->tracks[*slot], x, tp_profile_str(dev, cat[0] ? cat : "host"));
 			x->args = args;

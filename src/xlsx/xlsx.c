@@ -1140,10 +1140,10 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, ns_to_us(sl->start_ns), x->f.us);
 				break;
 			case E_END_US:
-				xl_num(x, &s, row, col, ns_to_us(sl->end_ns), x->f.us);
+				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl)), x->f.us);
 				break;
 			case E_DUR_US:
-				xl_num(x, &s, row, col, ns_to_us(sl->end_ns - sl->start_ns),
+				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl) - sl->start_ns),
 				       x->f.us);
 				break;
 			case E_AVG200: {
@@ -1218,13 +1218,13 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			case E_DDR_BW:
 				if (!sys && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, sl)))
-					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_L2_BW:
 				if (!sys && tp_dir_touches_l2((enum tp_dir)tp_slice_dir(t, sl)))
-					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
@@ -1399,8 +1399,8 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
 		xl_num(x, &s, row, 0, (double)i, x->f.cyc);
 		xl_num(x, &s, row, 1, ns_to_us(sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 2, ns_to_us(sl->end_ns), x->f.us);
-		xl_num(x, &s, row, 3, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
+		xl_num(x, &s, row, 2, ns_to_us(tp_slice_end(t, sl)), x->f.us);
+		xl_num(x, &s, row, 3, ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
 		xl_num(x, &s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
 		xl_str(x, &s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
 		xl_str(x, &s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
@@ -1432,8 +1432,8 @@ out:
 /* Orders by duration, longest first, then by Global Idx. */
 static int longer(const struct tp_track *t, size_t a, size_t b)
 {
-	int64_t da = t->slices[a].end_ns - t->slices[a].start_ns;
-	int64_t db = t->slices[b].end_ns - t->slices[b].start_ns;
+	int64_t da = tp_slice_end(t, &t->slices[a]) - t->slices[a].start_ns;
+	int64_t db = tp_slice_end(t, &t->slices[b]) - t->slices[b].start_ns;
 	return da != db ? da > db : a < b;
 }
 
@@ -1541,10 +1541,10 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 				           : "-",
 				       NULL);
 			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
-			xl_num(x, &s, row, c++, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
 			xl_num(x, &s, row, c++, sl->cycles, x->f.cyc);
 			xl_num(x, &s, row, c++,
-			       e->busy_ns > 0 ? (double)(sl->end_ns - sl->start_ns) / (double)e->busy_ns
+			       e->busy_ns > 0 ? (double)(tp_slice_end(t, sl) - sl->start_ns) / (double)e->busy_ns
 			                      : 0,
 			       x->f.pct);
 			const char *on = "-";

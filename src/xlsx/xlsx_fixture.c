@@ -43,7 +43,7 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		s->start_cycle = cyc;
 		s->cycles = len;
 		s->start_ns = tp_cycles_to_ns(cyc, mhz);
-		s->end_ns = tp_cycles_to_ns(cyc + len - 1, mhz);
+		tp_slice_set_end(p, &p->tracks[track], s, tp_cycles_to_ns(cyc + len - 1, mhz));
 		cyc += len;
 		/* Core 1's TIU ids start at 2, as on the real BM1688 dump (its leading send_msg
 		 * is dropped), so "Avg Cycle Last 200" must divide by Cmd Id, not the row. */
@@ -169,7 +169,7 @@ static int add_op(struct tp_profile *p, int track, int64_t *t, const char *name,
 	if (!s)
 		return -1;
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
+	tp_slice_set_end(p, &p->tracks[track], s, *t + dur);
 	*t += dur + 100;
 	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
 	tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, TP_CAP_TYPE_OP));
@@ -235,7 +235,7 @@ struct tp_profile *fx_capture(unsigned steps)
 		    add_op(p, t1, &t, "sm", "Softmax", NULL, 0, 7000 + 10 * k, warm, (int)st))
 			goto fail;
 		p->tracks[t1].slices[idx].start_ns = begin;
-		p->tracks[t1].slices[idx].end_ns = t;
+		tp_slice_set_end(p, &p->tracks[t1], &p->tracks[t1].slices[idx], t);
 		t += 1000;
 	}
 	int64_t w = 2000;
@@ -244,7 +244,7 @@ struct tp_profile *fx_capture(unsigned steps)
 		if (!s)
 			goto fail;
 		s->start_ns = w;
-		s->end_ns = w + 20000;
+		tp_slice_set_end(p, &p->tracks[t2], s, w + 20000);
 		w += 50000;
 		tp_slice_set_name(p, &p->tracks[t2], s, tp_profile_str(p, "prefetch"));
 		tp_slice_set_type(p, &p->tracks[t2], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));

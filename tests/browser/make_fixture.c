@@ -112,9 +112,9 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		int64_t gap = (int64_t)rnd(400);
 		s->start_ns = g->t[core][eng] + gap;
 		s->cycles = cyc;
-		s->end_ns = s->start_ns + tp_cycles_to_ns(cyc, mhz);
+		tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
 		s->start_cycle = tp_ns_to_cycles(s->start_ns, mhz);
-		g->t[core][eng] = s->end_ns;
+		g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 		s->cmd_id = (uint32_t)p->tracks[track].count;
 		s->layer = li;
 		if (data_move) {
@@ -167,7 +167,7 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 				s->args = tp_args_end(p);
 			}
 		}
-		add_layer_span(p, li, s->start_ns, s->end_ns);
+		add_layer_span(p, li, s->start_ns, tp_slice_end(&p->tracks[track], s));
 	}
 }
 
@@ -181,8 +181,8 @@ static void sys_cmd(struct gen *g, int core, int eng, const char *name, int kind
 	double mhz = eng ? 750 : 900;
 	s->start_ns = g->t[core][eng];
 	s->cycles = cyc;
-	s->end_ns = s->start_ns + tp_cycles_to_ns(cyc, mhz);
-	g->t[core][eng] = s->end_ns;
+	tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
+	g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 	s->cmd_id = (uint32_t)p->tracks[track].count;
 	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
 	tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, eng ? "DMA_sys" : "SYS"));
@@ -243,7 +243,7 @@ static void build(struct tp_profile *p, int hostile, long big)
 	for (int i = 0; i < 6; i++) {
 		struct tp_slice *s = tp_track_push(p, sdma);
 		s->start_ns = 2000 + i * 9000;
-		s->end_ns = s->start_ns + 3000;
+		tp_slice_set_end(p, &p->tracks[sdma], s, s->start_ns + 3000);
 		s->cycles = 2250;
 		s->cmd_id = (uint32_t)i + 1;
 		s->bytes = 65536;
@@ -252,7 +252,7 @@ static void build(struct tp_profile *p, int hostile, long big)
 		tp_slice_set_type(p, &p->tracks[sdma], s, tp_profile_str(p, "DMA_general"));
 		s = tp_track_push(p, mcu);
 		s->start_ns = 1000 + i * 9000;
-		s->end_ns = s->start_ns + 500;
+		tp_slice_set_end(p, &p->tracks[mcu], s, s->start_ns + 500);
 		tp_slice_set_name(p, &p->tracks[mcu], s, tp_profile_str(p, "set_GDMA"));
 		tp_slice_set_type(p, &p->tracks[mcu], s, tp_profile_str(p, "NODE_SET"));
 	}
