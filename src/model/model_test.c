@@ -1,6 +1,7 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span) and the reference cycle<->ns conversions.
+ * nesting depth, span), slice labels and long durations, and the reference cycle<->ns
+ * conversions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -266,6 +267,135 @@ static void test_oom_is_reported(void **state)
 	tp_profile_free(p);
 }
 
+/* Labels: equal labels share one id, a setter changes one field of one slice only, the
+ * table grows past its first hash, and an allocation failure leaves the slice as it was. */
+static void test_labels(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	struct tp_track *t = &p->tracks[tr];
+	struct tp_slice *s[3];
+	for (int i = 0; i < 3; i++)
+		s[i] = tp_track_push(p, tr);
+	assert_int_equal(tp_slice_name(t, s[0]), 0); /* pushed: the all-zero label */
+	assert_int_equal(tp_slice_kind(t, s[0]), TP_CMD_NORMAL);
+	struct tp_label l = {.name = tp_profile_str(p, "tensorLd"), .type = tp_profile_str(p, "DMA"),
+	                     .kind = TP_CMD_SYS, .dir = TP_DIR_DDR_TO_LMEM, .dtype = TP_DT_INT8};
+	assert_int_equal(tp_slice_set_label(p, t, s[0], &l), TP_OK);
+	assert_int_equal(tp_slice_set_label(p, t, s[1], &l), TP_OK);
+	assert_int_equal(s[0]->label, s[1]->label);
+	assert_int_equal(tp_slice_set_stall(p, t, s[0], 7), TP_OK);
+	assert_int_not_equal(s[0]->label, s[1]->label);
+	assert_int_equal(tp_slice_stall(t, s[0]), 7);
+	assert_int_equal(tp_slice_stall(t, s[1]), 0);
+	assert_int_equal(tp_slice_set_label(p, t, s[2], tp_slice_label(t, s[1])), TP_OK);
+	assert_int_equal(tp_slice_set_name(p, t, s[2], tp_profile_str(p, "tensorSt")), TP_OK);
+	assert_string_equal(tp_str(p, tp_slice_name(t, s[2])), "tensorSt");
+	assert_string_equal(tp_str(p, tp_slice_name(t, s[1])), "tensorLd");
+	assert_string_equal(tp_str(p, tp_slice_type(t, s[2])), "DMA");
+	assert_int_equal(tp_slice_kind(t, s[2]), TP_CMD_SYS);
+	assert_int_equal(tp_slice_dir(t, s[2]), TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tp_slice_dtype(t, s[2]), TP_DT_INT8);
+	assert_int_equal(t->num_labels, 4); /* zero, l, l + stall 7, l named tensorSt */
+	/* 1000 distinct stalls: the hash is rebuilt several times, every label reads back. */
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct tp_slice *x = tp_track_push(p, tr);
+		assert_int_equal(tp_slice_set_stall(p, &p->tracks[tr], x, 1000 + i), TP_OK);
+	}
+	t = &p->tracks[tr];
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(tp_slice_stall(t, &t->slices[3 + i]), 1000 + i);
+	assert_int_equal(t->num_labels, 1004);
+	/* Out of memory on a new label (the first one that needs the table to grow): reported,
+	 * sticky, the slice keeps its label. */
+	struct tp_slice *y = &t->slices[0];
+	uint32_t before = y->label, v = 5000;
+	int rc = TP_OK;
+	tp_alloc_fail_after(0);
+	while (rc == TP_OK && v < 100000)
+		rc = tp_slice_set_stall(p, t, y, v++);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(rc, TP_ENOMEM);
+	assert_int_equal(tp_slice_stall(t, y), v - 2); /* the last one that fitted */
+	assert_int_not_equal(y->label, before);
+	assert_int_equal(p->oom, 1);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
+/* Durations: exact at and past the 2^31 ns inline limit, negative and up to INT64_MAX ends;
+ * the end moves with the start; the sort orders equal starts by the exact end. */
+static void test_long_durations(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "h", 0);
+	const int64_t lim = INT64_C(0x80000000);
+	struct {
+		int64_t start, end;
+		int escaped;
+	} c[] = {
+	    {0, lim - 1, 0},       {5, 5 + lim, 1},   {-10, INT64_MAX, 1},
+	    {INT64_MIN, 0, 1},     {100, 50, 1},      {7, 7, 0},
+	};
+	size_t n = sizeof c / sizeof *c;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->start_ns = c[i].start;
+		assert_int_equal(tp_slice_set_end(p, &p->tracks[tr], s, c[i].end), TP_OK);
+	}
+	struct tp_track *t = &p->tracks[tr];
+	for (size_t i = 0; i < n; i++) {
+		assert_true(tp_slice_end(t, &t->slices[i]) == c[i].end);
+		assert_int_equal(!!(t->slices[i].dur & TP_SLICE_LONG_DUR), c[i].escaped);
+	}
+	assert_true(tp_slice_dur(t, &t->slices[4]) == -50);
+	/* Moving the start moves the end, inline or not. */
+	t->slices[1].start_ns += 1000;
+	assert_true(tp_slice_end(t, &t->slices[1]) == 1005 + lim);
+	t->slices[0].start_ns -= 1;
+	assert_true(tp_slice_end(t, &t->slices[0]) == lim - 2);
+	/* Re-setting a long end to a short one goes back inline. */
+	assert_int_equal(tp_slice_set_end(p, t, &t->slices[4], 150), TP_OK);
+	assert_int_equal(t->slices[4].dur, 50);
+	/* Out of memory on a new long entry (the first one that needs the table to grow):
+	 * reported, sticky, the slice keeps its end. */
+	int rc = TP_OK;
+	int64_t e = 7 + 3 * lim;
+	tp_alloc_fail_after(0);
+	while (rc == TP_OK && e < 1000 * lim)
+		rc = tp_slice_set_end(p, t, &t->slices[5], e += lim);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(rc, TP_ENOMEM);
+	assert_true(tp_slice_end(t, &t->slices[5]) == e - lim);
+	assert_int_equal(p->oom, 1);
+	tp_profile_free(p);
+
+	/* Equal starts sort by end descending, ends past 2^31 ns included. */
+	p = tp_profile_new();
+	dev = tp_profile_add_device(p, "d", 0, 1);
+	tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int64_t ends[] = {10, 3 * lim, 20, 5 * lim, lim};
+	for (uint32_t i = 0; i < 5; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->cmd_id = i;
+		tp_slice_set_end(p, &p->tracks[tr], s, ends[i]);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	t = &p->tracks[tr];
+	uint32_t want[] = {3, 1, 4, 2, 0};
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(t->slices[i].cmd_id, want[i]);
+		assert_true(tp_slice_end(t, &t->slices[i]) == ends[want[i]]);
+		assert_int_equal(tp_slice_depth(t, &t->slices[i]), i); /* each inside the previous */
+	}
+	assert_true(p->span_end_ns == 5 * lim);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +406,8 @@ int main(void)
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
 		cmocka_unit_test(test_vendor_rows),
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_long_durations),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
