@@ -4,9 +4,10 @@
  *
  * Shape: a profile holds devices (Perfetto "processes"); each device has tracks (Perfetto
  * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
- * tpuprof captures. A track holds slices in a compact 56-byte record (tens of millions of
+ * tpuprof captures. A track holds slices in a compact 48-byte record (tens of millions of
  * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish;
- * what repeats across slices (names, command class, depth) is a per-track label table.
+ * what repeats across slices (names, command class, depth, stall) is a per-track label
+ * table, and the rare durations of 2^31 ns or more a per-track side table.
  * Side tables hold layers, subnets, tensors, memory allocations, counters, free-form
  * metadata and per-slice argument sets.
  *

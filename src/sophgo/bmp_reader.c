@@ -13,7 +13,7 @@
  *
  * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
  * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
- * the 64-byte slice, plus argument sets and tensors only while the dump is small (enum
+ * the 48-byte slice, plus argument sets and tensors only while the dump is small (enum
  * tp_bmprofile_detail), plus the layers unless skip_layers. Slices first hold the raw 32-bit
  * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
  * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
