@@ -830,8 +830,9 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		tp_slice_set_end(p, &p->tracks[x->track], s, rel_ns(r, end_tick));
 		if (tp_slice_end(&p->tracks[x->track], s) < s->start_ns)
 			tp_slice_set_end(p, &p->tracks[x->track], s, s->start_ns);
-		tp_slice_set_name(p, &p->tracks[x->track], s, tp_profile_str(p, name[0] ? name : type));
-		tp_slice_set_type(p, &p->tracks[x->track], s, tp_profile_str(p, type));
+		struct tp_label lb = {.name = tp_profile_str(p, name[0] ? name : type)};
+		lb.type = tp_profile_str(p, type);
+		tp_slice_set_label(p, &p->tracks[x->track], s, &lb);
 		s->args = tp_args_end(p);
 	}
 out:
@@ -1016,8 +1017,9 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 		s->start_ns = q->start;
 		tp_slice_set_end(p, &p->tracks[lane_track[lane]], s, q->end);
 		const char *nm = tp_str(p, q->b->name);
-		tp_slice_set_name(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC));
-		tp_slice_set_type(p, &p->tracks[lane_track[lane]], s, tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC));
+		struct tp_label lb = {.name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC)};
+		lb.type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		tp_slice_set_label(p, &p->tracks[lane_track[lane]], s, &lb);
 		s->args = tp_args_end(p);
 	}
 out:

@@ -795,6 +795,46 @@ static int sort_track(struct tp_track *t)
 	return TP_OK;
 }
 
+/* Drops the labels no slice uses any more (readers and the depth pass leave some behind:
+ * intermediate combinations, scratch marks), renumbers the rest in order, gives back the
+ * growth slack and frees the hash (tp_track_label rebuilds it if a label is added later), so
+ * a track whose slices all differ costs one 16-byte label per slice, not more. Label 0 stays
+ * the all-zero one. TP_OK / TP_ENOMEM. */
+static int labels_compact(struct tp_track *t)
+{
+	tp_free(t->label_slots);
+	t->label_slots = NULL;
+	t->num_label_slots = 0;
+	t->label_last = 0;
+	if (!t->num_labels)
+		return TP_OK;
+	uint32_t *map = tp_calloc(t->num_labels, sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	for (size_t k = 0; k < t->count; k++)
+		map[t->slices[k].label] = 1;
+	map[0] = 0;
+	uint32_t n = 1; /* label 0 is kept */
+	for (uint32_t i = 1; i < t->num_labels; i++)
+		if (map[i]) {
+			t->labels[n] = t->labels[i];
+			map[i] = n++;
+		}
+	if (n < t->num_labels)
+		for (size_t k = 0; k < t->count; k++)
+			t->slices[k].label = map[t->slices[k].label];
+	tp_free(map);
+	t->num_labels = n;
+	if (t->cap_labels > n) {
+		struct tp_label *v = tp_realloc(t->labels, n * sizeof *v);
+		if (v) {
+			t->labels = v;
+			t->cap_labels = n;
+		}
+	}
+	return TP_OK;
+}
+
 int tp_profile_finish(struct tp_profile *p)
 {
 	if (p->oom)
@@ -843,6 +883,8 @@ int tp_profile_finish(struct tp_profile *p)
 					stack[depth++] = tp_slice_end(t, s);
 			}
 		}
+		if (labels_compact(t) != TP_OK)
+			return TP_ENOMEM;
 		for (size_t k = 0; k < t->count; k++) {
 			if (t->slices[k].start_ns < lo)
 				lo = t->slices[k].start_ns;

@@ -396,6 +396,49 @@ static void test_long_durations(void **state)
 	tp_profile_free(p);
 }
 
+/* tp_profile_finish drops the labels no slice uses (here "x", replaced, and the depth-0
+ * label of a nested slice) and renumbers the rest; label 0 stays the all-zero one. */
+static void test_labels_compact(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	struct tp_slice *a = tp_track_push(p, tr);
+	tp_slice_set_end(p, &p->tracks[tr], a, 100);
+	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "x"));
+	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "y"));
+	struct tp_slice *b = tp_track_push(p, tr); /* inside a, keeps the zero label */
+	b->start_ns = 10;
+	tp_slice_set_end(p, &p->tracks[tr], b, 20);
+	struct tp_slice *c = tp_track_push(p, tr); /* inside a, named "z" */
+	c->start_ns = 30;
+	tp_slice_set_end(p, &p->tracks[tr], c, 40);
+	tp_slice_set_name(p, &p->tracks[tr], c, tp_profile_str(p, "z"));
+	struct tp_slice *e = tp_track_push(p, tr); /* after a, depth 0: keeps label 0 */
+	e->start_ns = 200;
+	tp_slice_set_end(p, &p->tracks[tr], e, 210);
+	assert_int_equal(p->tracks[tr].num_labels, 4); /* zero, x, y, z */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *t = &p->tracks[tr];
+	/* zero; y; depth 1 zero (b); depth 1 z (c): "x" and depth 0 "z" are gone */
+	assert_int_equal(t->num_labels, 4);
+	assert_string_equal(tp_str(p, tp_slice_name(t, &t->slices[0])), "y");
+	assert_int_equal(tp_slice_name(t, &t->slices[1]), 0);
+	assert_int_equal(tp_slice_depth(t, &t->slices[1]), 1);
+	assert_string_equal(tp_str(p, tp_slice_name(t, &t->slices[2])), "z");
+	assert_int_equal(tp_slice_depth(t, &t->slices[2]), 1);
+	assert_int_equal(t->slices[3].label, 0);
+	for (uint32_t i = 1; i < t->num_labels; i++)
+		assert_true(t->labels[i].name || t->labels[i].depth); /* only label 0 is all zero */
+	assert_null(t->label_slots);
+	/* A label added after finish still interns (the hash is rebuilt). */
+	struct tp_slice *d = tp_track_push(p, tr);
+	assert_int_equal(tp_slice_set_name(p, &p->tracks[tr], d, tp_profile_str(p, "y")), TP_OK);
+	assert_int_equal(d->label, p->tracks[tr].slices[0].label);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -408,6 +451,7 @@ int main(void)
 		cmocka_unit_test(test_vendor_rows),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_long_durations),
+		cmocka_unit_test(test_labels_compact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

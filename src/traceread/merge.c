@@ -191,8 +191,9 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 			}
 			x->start_ns = s->start_ns + host_shift;
 			tp_slice_set_end(dev, &dev->tracks[*slot], x, tp_slice_end(tr, s) + host_shift);
-			tp_slice_set_name(dev, &dev->tracks[*slot], x, tp_profile_str(dev, name));
-			tp_slice_set_type(dev, &dev->tracks[*slot], x, tp_profile_str(dev, cat[0] ? cat : "host"));
+			struct tp_label lb = {.name = tp_profile_str(dev, name)};
+			lb.type = tp_profile_str(dev, cat[0] ? cat : "host");
+			tp_slice_set_label(dev, &dev->tracks[*slot], x, &lb);
 			x->args = args;
 			copied++;
 		}

@@ -1229,8 +1229,7 @@ static int add_slice(struct rd *r, int track, int64_t ts, int64_t end, uint32_t 
 		return TP_ENOMEM;
 	s->start_ns = ts;
 	tp_slice_set_end(r->p, &r->p->tracks[track], s, end < ts ? ts : end);
-	tp_slice_set_name(r->p, &r->p->tracks[track], s, name);
-	tp_slice_set_type(r->p, &r->p->tracks[track], s, type);
+	tp_slice_set_label(r->p, &r->p->tracks[track], s, &(struct tp_label){.name = name, .type = type});
 	s->args = args;
 	return TP_OK;
 }
