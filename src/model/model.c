@@ -273,19 +273,27 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
+/* A label is 16 bytes without padding (static assert in model.h): compared and hashed as two
+ * 64-bit words. */
+static void label_words(const struct tp_label *l, uint64_t w[2])
+{
+	memcpy(w, l, 2 * sizeof *w);
+}
+
 static uint32_t label_hash(const struct tp_label *l)
 {
-	uint64_t a = l->name | (uint64_t)l->type << 32;
-	uint64_t b = l->kind | (uint64_t)l->dir << 8 | (uint64_t)l->dtype << 16 |
-	             (uint64_t)l->depth << 24 | (uint64_t)l->stall << 32;
-	uint64_t h = (a ^ (b * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	uint64_t w[2];
+	label_words(l, w);
+	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
 	return (uint32_t)(h >> 32);
 }
 
 static int label_eq(const struct tp_label *x, const struct tp_label *y)
 {
-	return x->name == y->name && x->type == y->type && x->kind == y->kind && x->dir == y->dir &&
-	       x->dtype == y->dtype && x->depth == y->depth && x->stall == y->stall;
+	uint64_t a[2], b[2];
+	label_words(x, a);
+	label_words(y, b);
+	return a[0] == b[0] && a[1] == b[1];
 }
 
 /* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
@@ -342,14 +350,9 @@ int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
 	return TP_OK;
 }
 
-int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
-                     int64_t end_ns)
+int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                          uint64_t d)
 {
-	uint64_t d = (uint64_t)end_ns - (uint64_t)s->start_ns;
-	if (d < TP_SLICE_LONG_DUR) {
-		s->dur = (uint32_t)d;
-		return TP_OK;
-	}
 	/* Rare (host activities, raw counters before unwrapping): an entry of the side table.
 	 * Entries are only added, never reused: a slice copied from elsewhere may carry an
 	 * index that is not this track's. */
@@ -365,20 +368,6 @@ int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *
 	t->cap_long_dur = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
 	v[t->num_long_dur] = d;
 	s->dur = TP_SLICE_LONG_DUR | t->num_long_dur++;
-	return TP_OK;
-}
-
-int tp_slice_set_label(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
-                       const struct tp_label *l)
-{
-	uint32_t id;
-	if (label_eq(&t->labels[s->label], l))
-		return TP_OK;
-	if (tp_track_label(t, l, &id) != TP_OK) {
-		p->oom = 1;
-		return TP_ENOMEM;
-	}
-	s->label = id;
 	return TP_OK;
 }
 

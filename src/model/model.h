@@ -19,6 +19,8 @@
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
 
+#include <string.h>
+
 #include "common/common.h"
 
 /* Architectures known to the readers. */
@@ -136,7 +138,8 @@ struct tp_label {
 	uint32_t stall;       /* stall cycles */
 };
 typedef struct tp_label tp_label;
-_Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes");
+_Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes (no padding: it is "
+                                              "compared and hashed as bytes)");
 
 /* One command / event / operator on a track. Exactly 48 bytes. */
 struct tp_slice {
@@ -514,15 +517,36 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track);
  * unwrap counters) go to the track's long_dur table; nothing is ever truncated. TP_OK;
  * TP_ENOMEM (sets p's sticky oom flag; s keeps its old end). Touches only t (and p->oom):
  * calls for different tracks may run in parallel. */
-int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
-                     int64_t end_ns);
+int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                          uint64_t dur);
+static inline int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                                   int64_t end_ns)
+{
+	uint64_t d = (uint64_t)end_ns - (uint64_t)s->start_ns;
+	if (d < TP_SLICE_LONG_DUR) {
+		s->dur = (uint32_t)d;
+		return TP_OK;
+	}
+	return tp_slice_set_long_dur(p, t, s, d); /* the rare case, out of line */
+}
 
 /* Sets the label of slice s of track t (interning it in t). TP_OK; TP_ENOMEM on out of memory
  * (sets p's sticky oom flag; s keeps its label). Touches only t (and p->oom on failure): calls
  * for different tracks may run in parallel. The tp_slice_set_<field> forms change one field of
  * the slice's label. */
-int tp_slice_set_label(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
-                       const struct tp_label *l);
+static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
+                                     struct tp_slice *s, const struct tp_label *l)
+{
+	uint32_t id;
+	if (memcmp(&t->labels[s->label], l, sizeof *l) == 0)
+		return TP_OK; /* unchanged (16 bytes without padding: see tp_label) */
+	if (tp_track_label(t, l, &id) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	s->label = id;
+	return TP_OK;
+}
 #define TP_SLICE_SETTER(field, T)                                                                \
 	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
 	                                       struct tp_slice *s, T v)                           \

@@ -511,20 +511,21 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
                      unsigned core, size_t rel)
 {
 	struct bmp_cmd c;
-	struct tp_slice *s = &r->p->tracks[t].slices[index];
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = &tr->slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
-		struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+		struct tp_label l = *tp_slice_label(tr, s);
 		l.name = tp_profile_str(r->p, "cmd_type_-1_0");
 		l.type = tp_profile_str(r->p, "cmd_type_-1");
-		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
+		tp_slice_set_label(r->p, tr, s, &l);
 		return;
 	}
-	struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+	struct tp_label l = *tp_slice_label(tr, s);
 	l.kind = c.kind;
 	l.dir = c.dir;
 	l.dtype = c.dtype;
 	name_of(r, &c, &l.name, &l.type);
-	tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
+	tp_slice_set_label(r->p, tr, s, &l);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
 	if (engine == BMP_ENG_TIU && c.have_desc) {
@@ -552,7 +553,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
 	}
 	if (engine == BMP_ENG_GDMA && c.have_desc && r->gd_gmem[core] && rel < r->gd_cap[core])
-		add_gdma_pmu(r, &r->p->tracks[t], s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
+		add_gdma_pmu(r, tr, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
 		             r->gd_xact[core] ? &r->gd_xact[core][rel] : NULL);
 	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
 	if (c.has_msg) {
@@ -673,9 +674,10 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 			bmp_tiu_decode(base + i * rs, &rec);
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
+		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		tp_slice_set_end(r->p, &r->p->tracks[t], s, rec.end);
+		tp_slice_set_end(r->p, tr, s, rec.end);
 		if ((i & 0xFFFF) == 0xFFFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x10000 * rs);
@@ -740,6 +742,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		}
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
+		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
 		s->bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
 		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
@@ -748,9 +751,9 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			if (r->gd_xact[core])
 				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 		}
-		tp_slice_set_stall(r->p, &r->p->tracks[t], s, rec.stall);
+		tp_slice_set_stall(r->p, tr, s, rec.stall);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		tp_slice_set_end(r->p, &r->p->tracks[t], s, rec.end);
+		tp_slice_set_end(r->p, tr, s, rec.end);
 		if ((i & 0x3FFF) == 0x3FFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x4000 * rs);
@@ -940,17 +943,18 @@ static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mh
 {
 	if (!n)
 		return; /* (no slices: the array may be NULL) */
-	struct tp_slice *s = r->p->tracks[t].slices + first;
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = tr->slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
-		int64_t ce = bmp_ns_to_cycles(tp_slice_end(&r->p->tracks[t], s) - sub, mhz);
+		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
 		if (cs < 0) {
 			cs = 0;
 			(*clamped)++;
 		}
 		if (ce < cs)
 			ce = cs;
-		set_cycles(r->p, &r->p->tracks[t], s, cs, ce, mhz, offset_ns);
+		set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -1012,16 +1016,17 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
 		for (size_t i = 0; i < n; i++) {
 			struct bmp_cmd c;
-			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-				tp_slice_set_name(r->p, &r->p->tracks[t], s, NAME_NONE);
+				tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			} else {
-				struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+				struct tp_label l = *tp_slice_label(tr, s);
 				l.name = c.key;
 				l.kind = c.kind;
 				l.dir = c.dir;
 				l.dtype = c.dtype;
-				tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
+				tp_slice_set_label(r->p, tr, s, &l);
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
@@ -1255,11 +1260,12 @@ static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mh
 {
 	if (!n)
 		return; /* (no slices: the array may be NULL) */
-	struct tp_slice *s = r->p->tracks[t].slices + first;
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = tr->slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
-		int64_t ce = tp_slice_end(&r->p->tracks[t], s) < cs ? cs : tp_slice_end(&r->p->tracks[t], s);
-		set_cycles(r->p, &r->p->tracks[t], s, cs, ce, mhz, offset_ns);
+		int64_t ce = tp_slice_end(tr, s) < cs ? cs : tp_slice_end(tr, s);
+		set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
 	}
 }
 
