@@ -215,6 +215,8 @@ int tp_profile_add_track(struct tp_profile *p, int32_t device, int32_t core,
 	/* Label 0, the all-zero one, is what tp_track_push gives every slice. */
 	uint32_t id;
 	if (tp_track_label(&t, &(struct tp_label){0}, &id) != TP_OK) {
+		tp_free(t.labels);
+		tp_free(t.label_slots);
 		p->oom = 1;
 		return -1;
 	}
