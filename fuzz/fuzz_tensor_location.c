@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			s->cmd_id = i;
 			s->start_ns = i * 10;
-			s->end_ns = i * 10 + 5;
+			tp_slice_set_end(p, &p->tracks[t ? gdma : tiu], s, i * 10 + 5);
 		}
 	struct sg_layers L = {0};
 	int rc = sg_layers_parse_json(p, data, size, "tensor_location.json", &L);

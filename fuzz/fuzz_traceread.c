@@ -20,9 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t t = 0; t < p->num_tracks; t++)
 			for (size_t i = 0; i < p->tracks[t].count; i++) {
 				const struct tp_slice *s = &p->tracks[t].slices[i];
-				if (s->end_ns < s->start_ns)
+				if (tp_slice_end(&p->tracks[t], s) < s->start_ns)
 					abort();
-				const unsigned char *n = (const unsigned char *)tp_str(p, s->name);
+				const unsigned char *n = (const unsigned char *)tp_str(p, tp_slice_name(&p->tracks[t], s));
 				for (; *n; n++)
 					if (*n == 0xFF || *n == 0xFE || *n == 0xC0 || *n == 0xC1)
 						abort(); /* never a valid UTF-8 byte: should have been replaced */

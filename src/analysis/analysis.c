@@ -16,12 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-double tp_slice_gbps(const struct tp_slice *s, double freq_mhz)
+double tp_slice_gbps(const struct tp_track *t, const struct tp_slice *s, double freq_mhz)
 {
 	/* bytes / (cycles / MHz * 1000 ns) without truncation, as the reference's per-command
 	 * figure (bytes / Asic Cycle × MHz / 1000). */
 	double ns = s->cycles && freq_mhz > 0 ? (double)s->cycles * 1000.0 / freq_mhz
-	                                      : (double)(s->end_ns - s->start_ns);
+	                                      : (double)tp_slice_dur(t, s);
 	return ns > 0 ? (double)s->bytes / ns : 0.0;
 }
 
@@ -94,13 +94,13 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 		const struct tp_slice *s = &t->slices[i];
 		uint64_t c = s->cycles;
 		e->total_cycle += c;
-		if (s->kind != TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			e->sys_cycle += c;
-		if (s->kind == TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t, s) == TP_CMD_SYS_WAIT)
 			e->wait_cycle += c;
-		if (s->kind == TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) == TP_CMD_NORMAL)
 			e->busy_cycle += c;
-		e->stall_cycle += s->stall;
+		e->stall_cycle += tp_slice_stall(t, s);
 		if (t->kind == TP_TRACK_TIU && t->cost) {
 			struct tp_cost kv;
 			tp_track_get_cost(t, i, &kv);
@@ -116,9 +116,9 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->init_cycle += k->init_cycle;
 			e->bank_cycle += k->bank_cycle;
 		}
-		if (t->kind == TP_TRACK_TIU || s->kind != TP_CMD_NORMAL || s->bytes == 0)
+		if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL || s->bytes == 0)
 			continue;
-		enum tp_dir d = (enum tp_dir)s->dir;
+		enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
 		if (tp_dir_touches_ddr(d)) {
 			e->ddr_bytes += s->bytes;
 			e->ddr_cycle += c;
@@ -380,10 +380,10 @@ static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_
 }
 
 /* The layer a TIU cost entry counts for (valid, normal command, known layer), else -1. */
-static int32_t cost_layer(const struct tp_profile *p, const struct tp_slice *s,
-                          const struct tp_cost *k)
+static int32_t cost_layer(const struct tp_profile *p, const struct tp_track *t,
+                          const struct tp_slice *s, const struct tp_cost *k)
 {
-	return k->valid && s->kind == TP_CMD_NORMAL && s->layer >= 0 &&
+	return k->valid && tp_slice_kind(t, s) == TP_CMD_NORMAL && s->layer >= 0 &&
 	               (size_t)s->layer < p->num_layers
 	           ? s->layer
 	           : -1;
@@ -412,7 +412,7 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 			int32_t l = -1;
 			if (i < t->count) {
 				tp_track_get_cost(t, i, &k);
-				l = cost_layer(p, &t->slices[i], &k);
+				l = cost_layer(p, t, &t->slices[i], &k);
 				if (l < 0 || l == cur) {
 					if (l >= 0) {
 						acc.alg_ops += k.alg_ops;
@@ -450,7 +450,7 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 		for (size_t i = 0; i < t->count; i++) {
 			struct tp_cost k;
 			tp_track_get_cost(t, i, &k);
-			int32_t l = cost_layer(p, &t->slices[i], &k);
+			int32_t l = cost_layer(p, t, &t->slices[i], &k);
 			if (l < 0)
 				continue;
 			lsum[l].alg_ops += k.alg_ops;
@@ -476,7 +476,7 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 		tp_track_get_cost(t, i, &kv);
 		const struct tp_cost *k = &kv;
 		const struct tp_slice *s = &t->slices[i];
-		if (!k->valid || s->kind != TP_CMD_NORMAL)
+		if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			continue;
 		struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
 		                        .core = t->core, .alg_ops = k->alg_ops,
@@ -520,13 +520,13 @@ static int ival_add(struct ival **v, size_t *n, size_t *cap, const struct tp_tra
 	}
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (s->kind != TP_CMD_NORMAL)
+		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			continue;
 		struct ival *nv = tp_grow(*v, sizeof *nv, *n + 1, cap);
 		if (!nv)
 			return TP_ENOMEM;
 		*v = nv;
-		nv[(*n)++] = (struct ival){s->start_ns, s->end_ns};
+		nv[(*n)++] = (struct ival){s->start_ns, tp_slice_end(t, s)};
 	}
 	return TP_OK;
 }
@@ -617,7 +617,7 @@ static int ustream_peek(struct ustream *u, size_t *k)
 	int found = 0;
 	for (size_t j = 0; j < u->nt; j++) {
 		const struct tp_track *t = u->t[j];
-		while (u->pos[j] < t->count && t->slices[u->pos[j]].kind != TP_CMD_NORMAL)
+		while (u->pos[j] < t->count && tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
 			u->pos[j]++;
 		if (u->pos[j] < t->count &&
 		    (!found || t->slices[u->pos[j]].start_ns < u->t[*k]->slices[u->pos[*k]].start_ns)) {
@@ -634,13 +634,13 @@ static int ustream_next(struct ustream *u, struct ival *out)
 	if (!ustream_peek(u, &k))
 		return 0;
 	const struct tp_slice *s = &u->t[k]->slices[u->pos[k]++];
-	*out = (struct ival){s->start_ns, s->end_ns};
+	*out = (struct ival){s->start_ns, tp_slice_end(u->t[k], s)};
 	while (ustream_peek(u, &k)) {
 		s = &u->t[k]->slices[u->pos[k]];
 		if (s->start_ns > out->e)
 			break;
-		if (s->end_ns > out->e)
-			out->e = s->end_ns;
+		if (tp_slice_end(u->t[k], s) > out->e)
+			out->e = tp_slice_end(u->t[k], s);
 		u->pos[k]++;
 	}
 	return 1;
@@ -794,8 +794,8 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		if (t->slices[0].start_ns < lo)
 			lo = t->slices[0].start_ns;
 		for (size_t k = 0; k < t->count; k++)
-			if (t->slices[k].end_ns > hi)
-				hi = t->slices[k].end_ns;
+			if (tp_slice_end(t, &t->slices[k]) > hi)
+				hi = tp_slice_end(t, &t->slices[k]);
 	}
 	a->total_time_ns = lo <= hi ? hi - lo : 0;
 
@@ -808,12 +808,12 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		finish_engine(&c->eng[t->kind], t->freq_mhz, a->total_time_ns);
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			struct tp_rank *r = rank_get(&cmds, t->core, t->name, s->name);
+			struct tp_rank *r = rank_get(&cmds, t->core, t->name, tp_slice_name(t, s));
 			if (!r) {
 				st = TP_ENOMEM;
 				goto out;
 			}
-			rank_add(r, s->end_ns - s->start_ns);
+			rank_add(r, tp_slice_end(t, s) - s->start_ns);
 		}
 	}
 
@@ -944,7 +944,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			for (size_t k = 0; k < t->count; k++) {
 				struct tp_cost kv;
 				tp_track_get_cost(t, k, &kv);
-				st = ftype_add(c, &cap, &last, t->slices[k].type, t->slices[k].cycles,
+				st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]), t->slices[k].cycles,
 				               t->cost ? &kv : NULL);
 				if (st != TP_OK)
 					goto out;
@@ -1025,16 +1025,16 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 			const struct tp_track *t = &p->tracks[i];
 			for (size_t k = 0; k < t->count; k++) {
 				const struct tp_slice *s = &t->slices[k];
-				if (s->type != op_type_str)
+				if (tp_slice_type(t, s) != op_type_str)
 					continue;
 				const struct tp_arg *ot = have_key ? tp_args_find(p, s->args, op_key) : NULL;
-				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : s->name;
+				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : tp_slice_name(t, s);
 				struct tp_rank *r = rank_get(&ops, -1, 0, ty);
 				if (!r) {
 					st = TP_ENOMEM;
 					goto out;
 				}
-				rank_add(r, s->end_ns - s->start_ns);
+				rank_add(r, tp_slice_end(t, s) - s->start_ns);
 			}
 		}
 		int64_t span = p->span_end_ns - p->span_begin_ns;

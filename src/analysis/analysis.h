@@ -182,6 +182,6 @@ const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_
 
 /* Per-command derived bandwidth in GB/s: bytes / ns(cycles at the track clock); 0 if no
  * cycles. (Reference PerfAI rounds to 4 decimals.) */
-double tp_slice_gbps(const struct tp_slice *s, double freq_mhz);
+double tp_slice_gbps(const struct tp_track *t, const struct tp_slice *s, double freq_mhz);
 
 #endif /* TP_ANALYSIS_H */

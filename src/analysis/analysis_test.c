@@ -23,11 +23,11 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
 	s->start_cycle = start;
 	s->cycles = cycles;
 	s->start_ns = tp_cycles_to_ns(start, mhz);
-	s->end_ns = tp_cycles_to_ns(start + cycles - 1, mhz);
-	s->kind = (uint8_t)kind;
-	s->dir = (uint8_t)dir;
+	tp_slice_set_end(p, &p->tracks[tr], s, tp_cycles_to_ns(start + cycles - 1, mhz));
+	tp_slice_set_kind(p, &p->tracks[tr], s, (uint8_t)kind);
+	tp_slice_set_dir(p, &p->tracks[tr], s, (uint8_t)dir);
 	s->bytes = bytes;
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 }
 
 static void test_two_cores(void **state)
@@ -131,7 +131,12 @@ static void test_gbps(void **state)
 	(void)state;
 	/* R core 0 GDMA cmd 2: 101 376 B over 3377 cycles at 750 MHz = 22.5147 GB/s. */
 	struct tp_slice s = {.cycles = 3377, .bytes = 101376};
-	assert_true(fabs(tp_slice_gbps(&s, 750) - 22.5147) < 5e-4);
+	struct tp_track t = {0};
+	assert_true(fabs(tp_slice_gbps(&t, &s, 750) - 22.5147) < 5e-4);
+	/* Without cycles: bytes over the duration, 101 376 B in 4000 ns. */
+	s.cycles = 0;
+	s.dur = 4000;
+	assert_true(fabs(tp_slice_gbps(&t, &s, 750) - 25.344) < 1e-9);
 }
 
 /* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
@@ -244,7 +249,7 @@ static void test_cost(void **state)
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
 		at += cmds[i].cycles;
-		p->tracks[t0].slices[i].type = tp_profile_str(p, cmds[i].type);
+		tp_slice_set_type(p, &p->tracks[t0], &p->tracks[t0].slices[i], tp_profile_str(p, cmds[i].type));
 		struct tp_cost c = {.alg_ops = cmds[i].alg, .uarch_ops = cmds[i].uarch,
 		                    .alg_cycle = cmds[i].alg_cycle, .init_cycle = cmds[i].init,
 		                    .valid = cmds[i].valid};
@@ -322,10 +327,12 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 				s->start_cycle = r.start;
 				s->cycles = (uint32_t)r.asic;
 				s->start_ns = (int64_t)r.start;
-				s->end_ns = (int64_t)(r.start + r.asic - 1);
-				s->kind = r.tsk == 15 && r.eu == 9 ? TP_CMD_SYS_WAIT
-				          : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS : TP_CMD_NORMAL;
-				s->type = tp_profile_str(p, type);
+				tp_slice_set_end(p, &p->tracks[tr], s, (int64_t)(r.start + r.asic - 1));
+				tp_slice_set_kind(p, &p->tracks[tr], s,
+				                  r.tsk == 15 && r.eu == 9       ? TP_CMD_SYS_WAIT
+				                  : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS
+				                                               : TP_CMD_NORMAL);
+				tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
 				struct tp_cost c = {.alg_ops = r.alg, .uarch_ops = r.uarch,
 				                    .alg_cycle = (uint32_t)r.cyc, .valid = 1};
 				assert_int_equal(tp_track_set_cost(p, tr, (size_t)n, &c), TP_OK);

@@ -108,7 +108,7 @@ static int push(struct tp_lmem_recs *out, size_t *cap, size_t max, const struct 
 	struct tp_lmem_rec *r = &v[out->n++];
 	const struct tp_slice *s = &t->slices[i];
 	r->begin_ns = s->start_ns;
-	r->end_ns = s->end_ns;
+	r->end_ns = tp_slice_end(t, s);
 	r->lane_offset = (uint32_t)(addr % lane);
 	r->bytes = bytes > lane ? lane : (uint32_t)bytes;
 	r->write = (uint8_t)write;
@@ -141,7 +141,7 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 			continue;
 		for (size_t i = 0; i < t->count; i++) {
 			const struct tp_slice *s = &t->slices[i];
-			if (s->kind != TP_CMD_NORMAL || !s->args)
+			if (tp_slice_kind(t, s) != TP_CMD_NORMAL || !s->args)
 				continue;
 			read_vals(p, &k, s->args, &v);
 			int st = TP_OK;
@@ -165,13 +165,13 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 				}
 			} else {
 				/* The LMEM side of the transfer: its address and shape. */
-				enum tp_dir d = (enum tp_dir)s->dir;
+				enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
 				int to = d == TP_DIR_DDR_TO_LMEM || d == TP_DIR_L2_TO_LMEM ||
 				         d == TP_DIR_LMEM_TO_LMEM;
 				int from = d == TP_DIR_LMEM_TO_DDR || d == TP_DIR_LMEM_TO_L2 ||
 				           d == TP_DIR_LMEM_TO_LMEM;
 				unsigned eb = v.have[K_FMT] ? prec_bytes(v.v[K_FMT])
-				                            : tp_dtype_size((enum tp_dtype)s->dtype);
+				                            : tp_dtype_size((enum tp_dtype)tp_slice_dtype(t, s));
 				for (int side = 0; side < 2 && st == TP_OK; side++) {
 					if (!(side ? to : from))
 						continue;

@@ -827,11 +827,12 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 			goto out;
 		}
 		s->start_ns = rel_ns(r, o->ts);
-		s->end_ns = rel_ns(r, end_tick);
-		if (s->end_ns < s->start_ns)
-			s->end_ns = s->start_ns;
-		s->name = tp_profile_str(p, name[0] ? name : type);
-		s->type = tp_profile_str(p, type);
+		tp_slice_set_end(p, &p->tracks[x->track], s, rel_ns(r, end_tick));
+		if (tp_slice_end(&p->tracks[x->track], s) < s->start_ns)
+			tp_slice_set_end(p, &p->tracks[x->track], s, s->start_ns);
+		struct tp_label lb = {.name = tp_profile_str(p, name[0] ? name : type)};
+		lb.type = tp_profile_str(p, type);
+		tp_slice_set_label(p, &p->tracks[x->track], s, &lb);
 		s->args = tp_args_end(p);
 	}
 out:
@@ -1014,10 +1015,11 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 			goto out;
 		}
 		s->start_ns = q->start;
-		s->end_ns = q->end;
+		tp_slice_set_end(p, &p->tracks[lane_track[lane]], s, q->end);
 		const char *nm = tp_str(p, q->b->name);
-		s->name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC);
-		s->type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		struct tp_label lb = {.name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC)};
+		lb.type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		tp_slice_set_label(p, &p->tracks[lane_track[lane]], s, &lb);
 		s->args = tp_args_end(p);
 	}
 out:

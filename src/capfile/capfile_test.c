@@ -194,7 +194,7 @@ static size_t count_type(const struct tp_profile *p, const struct tp_track *t, c
 {
 	size_t n = 0;
 	for (size_t i = 0; i < t->count; i++)
-		n += strcmp(tp_str(p, t->slices[i].type), type) == 0;
+		n += strcmp(tp_str(p, tp_slice_type(t, &t->slices[i])), type) == 0;
 	return n;
 }
 
@@ -222,16 +222,16 @@ static void test_mode2_details(void **state)
 	int seen_mm = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		assert_true(s->end_ns >= s->start_ns);
-		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_STEP) == 0) {
-			assert_string_equal(tp_str(p, s->name), "bert");
+		assert_true(tp_slice_end(t, s) >= s->start_ns);
+		if (strcmp(tp_str(p, tp_slice_type(t, s)), TP_CAP_TYPE_STEP) == 0) {
+			assert_string_equal(tp_str(p, tp_slice_name(t, s)), "bert");
 			assert_string_equal(arg_str(p, s, TP_CAP_KEY_GRAPH), "bert");
 			int64_t step = arg(p, s, TP_CAP_KEY_STEP)->v.i;
 			assert_int_equal(arg(p, s, TP_CAP_KEY_WARMUP)->v.i, step == 0);
 		}
-		if (strcmp(tp_str(p, s->name), "encoder.0.qkv") == 0) {
+		if (strcmp(tp_str(p, tp_slice_name(t, s)), "encoder.0.qkv") == 0) {
 			seen_mm++;
-			assert_int_equal(s->depth, 1);
+			assert_int_equal(tp_slice_depth(t, s), 1);
 			assert_string_equal(arg_str(p, s, TP_CAP_KEY_OP_TYPE), "MatMul");
 			assert_string_equal(arg_str(p, s, TP_CAP_KEY_POST_OP), "gelu");
 			assert_string_equal(arg_str(p, s, TP_CAP_KEY_INPUT_SHAPES), "1x128x256");
@@ -245,7 +245,7 @@ static void test_mode2_details(void **state)
 			assert_true(step >= 0 && step <= 2);
 			assert_int_equal(arg(p, s, TP_CAP_KEY_WARMUP)->v.i, step == 0);
 		}
-		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_ACTIVITY) == 0) {
+		if (strcmp(tp_str(p, tp_slice_type(t, s)), TP_CAP_TYPE_ACTIVITY) == 0) {
 			char want[32];
 			snprintf(want, sizeof want, "batch %lld",
 			         (long long)arg(p, s, TP_CAP_KEY_STEP)->v.i);
@@ -290,14 +290,14 @@ static void test_hwcounters(void **state)
 	size_t ops = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_OP) != 0)
+		if (strcmp(tp_str(p, tp_slice_type(t, s)), TP_CAP_TYPE_OP) != 0)
 			continue;
 		ops++;
 		const struct tp_arg *a = arg(p, s, first);
 		assert_non_null(a);
 		assert_non_null(arg(p, s, second));
 		/* the matmul loop runs for microseconds: the first counter cannot be 0 */
-		if (strcmp(tp_str(p, s->name), "encoder.0.qkv") == 0)
+		if (strcmp(tp_str(p, tp_slice_name(t, s)), "encoder.0.qkv") == 0)
 			assert_true(a->v.u > 0);
 	}
 	assert_int_equal(ops, 6);
@@ -316,7 +316,7 @@ static void test_mode0_mode1(void **state)
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		/* Mode 0: times only — names fall back to the slice type, no op_type. */
-		assert_string_equal(tp_str(p, s->name), tp_str(p, s->type));
+		assert_string_equal(tp_str(p, tp_slice_name(t, s)), tp_str(p, tp_slice_type(t, s)));
 		assert_null(arg(p, s, TP_CAP_KEY_OP_TYPE));
 		assert_null(arg(p, s, TP_CAP_KEY_META));
 	}
@@ -329,7 +329,7 @@ static void test_mode0_mode1(void **state)
 	assert_int_equal(t->count, 15);
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (strcmp(tp_str(p, s->type), TP_CAP_TYPE_OP) != 0)
+		if (strcmp(tp_str(p, tp_slice_type(t, s)), TP_CAP_TYPE_OP) != 0)
 			continue;
 		assert_non_null(arg_str(p, s, TP_CAP_KEY_OP_TYPE));
 		assert_null(arg(p, s, TP_CAP_KEY_INPUT_SHAPES)); /* mode 2 only */
@@ -356,11 +356,11 @@ static void test_overflow_drops(void **state)
 	assert_false(has_note(p, "dump truncated"));
 	/* nothing corrupted: every op sits inside the step and carries its index */
 	const struct tp_slice *step = &t->slices[0];
-	assert_string_equal(tp_str(p, step->type), TP_CAP_TYPE_STEP);
+	assert_string_equal(tp_str(p, tp_slice_type(t, step)), TP_CAP_TYPE_STEP);
 	for (size_t i = 1; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		assert_string_equal(tp_str(p, s->name), "encoder.0.softmax");
-		assert_true(s->start_ns >= step->start_ns && s->end_ns <= step->end_ns);
+		assert_string_equal(tp_str(p, tp_slice_name(t, s)), "encoder.0.softmax");
+		assert_true(s->start_ns >= step->start_ns && tp_slice_end(t, s) <= tp_slice_end(t, step));
 		assert_int_equal(arg(p, s, TP_CAP_KEY_STEP)->v.i, 0);
 	}
 	tp_profile_free(p);
@@ -485,7 +485,7 @@ static void test_fork_and_sessions(void **state)
 		/* the child never re-writes the parent's records, and vice versa */
 		assert_int_equal(t->count, is_child ? 1 : 2);
 		for (size_t i = 0; i < t->count; i++)
-			assert_string_equal(tp_str(p, t->slices[i].name),
+			assert_string_equal(tp_str(p, tp_slice_name(t, &t->slices[i])),
 			                    is_child ? "child_op" : "parent_op");
 		tp_profile_free(p);
 	}
@@ -640,7 +640,7 @@ static void test_recovery(void **state)
 	/* the dynamic names (one reused buffer) came out by value: call_0 .. call_7 */
 	int seen[8] = {0};
 	for (size_t i = 0; i < p->tracks[0].count; i++) {
-		const char *nm = tp_str(p, p->tracks[0].slices[i].name);
+		const char *nm = tp_str(p, tp_slice_name(&p->tracks[0], &p->tracks[0].slices[i]));
 		int k;
 		if (sscanf(nm, "call_%d", &k) == 1 && k >= 0 && k < 8)
 			seen[k] = 1;
@@ -707,7 +707,7 @@ static const struct tp_slice *find_slice(const struct tp_profile *p, const char 
 {
 	for (size_t k = 0; k < p->num_tracks; k++)
 		for (size_t i = 0; i < p->tracks[k].count; i++)
-			if (strcmp(tp_str(p, p->tracks[k].slices[i].name), name) == 0) {
+			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[k], &p->tracks[k].slices[i])), name) == 0) {
 				if (tr)
 					*tr = &p->tracks[k];
 				return &p->tracks[k].slices[i];
@@ -785,8 +785,8 @@ static void test_api(void **state)
 	const struct tp_slice *m = find_slice(p, "start", &tr);
 	assert_non_null(m);
 	assert_string_equal(tp_str(p, tr->name), "main-\xc3\xa9-a-very-"); /* 15 bytes */
-	assert_string_equal(tp_str(p, m->type), TP_CAPFILE_TYPE_MARK);
-	assert_int_equal(m->end_ns, m->start_ns);
+	assert_string_equal(tp_str(p, tp_slice_type(tr, m)), TP_CAPFILE_TYPE_MARK);
+	assert_int_equal(tp_slice_end(tr, m), m->start_ns);
 	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_CATEGORY), "io");
 	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_COLOR), "#ff0000");
 	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FILE), "probe.c");
@@ -796,10 +796,10 @@ static void test_api(void **state)
 	assert_non_null(sm);
 	assert_string_equal(arg_str(p, sm, TP_CAPFILE_KEY_COLOR), "#0000ff");
 	assert_null(arg(p, sm, TP_CAPFILE_KEY_CATEGORY));
-	const struct tp_slice *rg = find_slice(p, "load", NULL);
+	const struct tp_slice *rg = find_slice(p, "load", &tr);
 	assert_non_null(rg);
-	assert_string_equal(tp_str(p, rg->type), TP_CAPFILE_TYPE_RANGE);
-	assert_true(rg->end_ns > rg->start_ns);
+	assert_string_equal(tp_str(p, tp_slice_type(tr, rg)), TP_CAPFILE_TYPE_RANGE);
+	assert_true(tp_slice_end(tr, rg) > rg->start_ns);
 	assert_null(arg(p, rg, TP_CAPFILE_KEY_CUT));
 	/* async: 42 begun on main, ended on "ender"; 43 overlaps it (second lane); 7 cut */
 	int seen42 = 0, seen43 = 0, seen7 = 0;
@@ -810,7 +810,7 @@ static void test_api(void **state)
 		lanes++;
 		for (size_t i = 0; i < p->tracks[k].count; i++) {
 			const struct tp_slice *s = &p->tracks[k].slices[i];
-			assert_string_equal(tp_str(p, s->type), TP_CAPFILE_TYPE_ASYNC);
+			assert_string_equal(tp_str(p, tp_slice_type(&p->tracks[k], s)), TP_CAPFILE_TYPE_ASYNC);
 			int64_t id = arg_int(p, s, TP_CAPFILE_KEY_ASYNC_ID);
 			if (id == 42) {
 				seen42 = 1;
@@ -903,15 +903,15 @@ static void test_fixture(void **state)
 	assert_int_equal(t->count, 2);
 	const struct tp_slice *step = &t->slices[0], *op = &t->slices[1];
 	assert_int_equal(step->start_ns, 0); /* earliest event (tick 2000) */
-	assert_int_equal(step->end_ns, 4000);
-	assert_string_equal(tp_str(p, step->type), TP_CAP_TYPE_STEP);
+	assert_int_equal(tp_slice_end(t, step), 4000);
+	assert_string_equal(tp_str(p, tp_slice_type(t, step)), TP_CAP_TYPE_STEP);
 	assert_string_equal(arg_str(p, step, TP_CAP_KEY_GRAPH), "bert");
 	assert_int_equal(arg(p, step, TP_CAP_KEY_STEP)->v.i, 5);
 	assert_int_equal(arg(p, step, TP_CAP_KEY_WARMUP)->v.i, 1);
 	assert_int_equal(op->start_ns, 500);
-	assert_int_equal(op->end_ns, 2500);
-	assert_int_equal(op->depth, 1);
-	assert_string_equal(tp_str(p, op->name), "encoder.0.qkv");
+	assert_int_equal(tp_slice_end(t, op), 2500);
+	assert_int_equal(tp_slice_depth(t, op), 1);
+	assert_string_equal(tp_str(p, tp_slice_name(t, op)), "encoder.0.qkv");
 	assert_string_equal(arg_str(p, op, TP_CAP_KEY_OP_TYPE), "MatMul");
 	assert_string_equal(arg_str(p, op, TP_CAP_KEY_POST_OP), "gelu");
 	assert_int_equal(arg(p, op, TP_CAP_KEY_STEP)->v.i, 5);
@@ -938,7 +938,7 @@ static void test_fixture(void **state)
 	assert_int_equal(p->stats.records_read, 7);
 	assert_int_equal(p->stats.records_dropped, 3 + 3);
 	/* the step never ended in the file: it ends at the dump time (tick 9000) */
-	assert_int_equal(p->tracks[0].slices[0].end_ns, 7000);
+	assert_int_equal(tp_slice_end(&p->tracks[0], &p->tracks[0].slices[0]), 7000);
 	assert_true(has_note(p, "1 scopes were still open"));
 	tp_profile_free(p);
 	free(b);

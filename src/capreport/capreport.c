@@ -275,9 +275,9 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			continue;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			int is_mark = ty_mark && s->type == ty_mark;
-			int is_range = ty_range && s->type == ty_range;
-			int is_async = ty_async && s->type == ty_async;
+			int is_mark = ty_mark && tp_slice_type(tr, s) == ty_mark;
+			int is_range = ty_range && tp_slice_type(tr, s) == ty_range;
+			int is_async = ty_async && tp_slice_type(tr, s) == ty_async;
 			if (!is_mark && !is_range && !is_async)
 				continue;
 			const struct tp_arg *ca = k_cat ? tp_args_find(p, s->args, k_cat) : NULL;
@@ -287,7 +287,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 				if (!g)
 					return TP_ENOMEM;
 				r->marks = g;
-				r->marks[r->nmarks++] = (struct cmark){tp_str(p, s->name), cat, 1};
+				r->marks[r->nmarks++] = (struct cmark){tp_str(p, tp_slice_name(tr, s)), cat, 1};
 				r->n_marks++;
 				continue;
 			}
@@ -298,9 +298,9 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			struct crange *c = &r->ranges[r->nranges++];
 			memset(c, 0, sizeof *c);
 			c->kind = is_async ? TP_CAPFILE_TYPE_ASYNC : TP_CAPFILE_TYPE_RANGE;
-			c->name = tp_str(p, s->name);
+			c->name = tp_str(p, tp_slice_name(tr, s));
 			c->category = cat;
-			c->dur_ns = s->end_ns - s->start_ns;
+			c->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			c->count = 1;
 			const struct tp_arg *cu = k_cut ? tp_args_find(p, s->args, k_cut) : NULL;
 			c->cut = cu && as_int(cu) != 0;
@@ -389,7 +389,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 		r->events_dropped += tr->dropped;
 		for (size_t k = 0; k < tr->count && ty_step; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty_step)
+			if (tp_slice_type(tr, s) != ty_step)
 				continue;
 			if (k_cut && tp_args_find(p, s->args, k_cut)) {
 				r->cut++; /* its end is the dump time, not a measured end */
@@ -407,9 +407,9 @@ static int collect(const struct tp_profile *p, struct report *r)
 			st->step = sa ? as_int(sa) : ordinal;
 			ordinal++;
 			st->warmup = w && as_int(w) != 0;
-			st->graph = ga ? as_str(p, ga) : tp_str(p, s->name);
+			st->graph = ga ? as_str(p, ga) : tp_str(p, tp_slice_name(tr, s));
 			st->start_ns = s->start_ns;
-			st->dur_ns = s->end_ns - s->start_ns;
+			st->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 		}
 	}
 	if (r->nsteps)
@@ -423,11 +423,11 @@ static int collect(const struct tp_profile *p, struct report *r)
 		const struct tp_slice *cur = NULL;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (ty_step && s->type == ty_step) {
+			if (ty_step && tp_slice_type(tr, s) == ty_step) {
 				cur = s;
 				continue;
 			}
-			int is_act = ty_act && s->type == ty_act, is_op = ty_op && s->type == ty_op;
+			int is_act = ty_act && tp_slice_type(tr, s) == ty_act, is_op = ty_op && tp_slice_type(tr, s) == ty_op;
 			if (!is_act && !is_op)
 				continue;
 			if (k_cut && tp_args_find(p, s->args, k_cut)) {
@@ -436,7 +436,7 @@ static int collect(const struct tp_profile *p, struct report *r)
 			}
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			int inside =
-			    cur && s->start_ns >= cur->start_ns && s->end_ns <= cur->end_ns;
+			    cur && s->start_ns >= cur->start_ns && tp_slice_end(tr, s) <= tp_slice_end(tr, cur);
 			int has_step = 0;
 			int64_t step = 0;
 			const char *graph = "";
@@ -459,16 +459,16 @@ static int collect(const struct tp_profile *p, struct report *r)
 				struct cact *a = &r->acts[r->nacts++];
 				a->has_step = has_step;
 				a->step = step;
-				a->name = tp_str(p, s->name);
+				a->name = tp_str(p, tp_slice_name(tr, s));
 				a->meta = as_str(p, tp_args_find(p, s->args, k_meta));
 				a->start_ns = s->start_ns;
-				a->dur_ns = s->end_ns - s->start_ns;
+				a->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 				a->count = 1;
 				continue;
 			}
 			if (inside) {
 				const struct tp_arg *cg = tp_args_find(p, cur->args, k_graph);
-				graph = cg ? as_str(p, cg) : tp_str(p, cur->name);
+				graph = cg ? as_str(p, cg) : tp_str(p, tp_slice_name(tr, cur));
 			} else if (has_step && r->nsteps) {
 				struct cstep key = {"", step, 0, INT64_MIN, 0};
 				/* First step with this index: lower bound by (step, start). */
@@ -490,13 +490,13 @@ static int collect(const struct tp_profile *p, struct report *r)
 			r->nodes = g;
 			struct cnode *nd = &r->nodes[r->nnodes++];
 			nd->graph = graph;
-			nd->name = tp_str(p, s->name);
+			nd->name = tp_str(p, tp_slice_name(tr, s));
 			nd->type = as_str(p, tp_args_find(p, s->args, k_type));
 			nd->step = step;
 			nd->has_step = has_step;
 			nd->args = s->args;
 			nd->start_ns = s->start_ns;
-			nd->dur_ns = s->end_ns - s->start_ns;
+			nd->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			nd->count = 1;
 			const struct tp_arg *b = tp_args_find(p, s->args, k_bytes);
 			nd->bytes = b && as_int(b) > 0 ? (uint64_t)as_int(b) : 0;

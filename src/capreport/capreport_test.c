@@ -36,9 +36,9 @@ static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
-	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_OP));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 	*t += dur + 10;
 }
@@ -52,9 +52,9 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
-	s->type = tp_profile_str(p, TP_CAP_TYPE_ACTIVITY);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 	*t += dur + 10;
 }
@@ -76,9 +76,9 @@ static void misc(struct tp_profile *p, int tr, const char *type, const char *nam
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = start;
-	s->end_ns = start + dur;
-	s->type = tp_profile_str(p, type);
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_end(p, &p->tracks[tr], s, start + dur);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	s->args = args;
 }
 
@@ -108,8 +108,8 @@ static struct tp_profile *build_capture(void)
 		uint32_t args = tp_args_end(p);
 		size_t idx = p->tracks[tr].count;
 		struct tp_slice *s = tp_track_push(p, tr);
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "bert");
+		tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, "bert"));
 		s->args = args;
 		t += 10;
 		op(p, tr, &t, "l0/qkv", "MatMul", step, warm, warm ? 500000 : 100000 * step, "qkv",
@@ -121,7 +121,7 @@ static struct tp_profile *build_capture(void)
 		op(p, tr, &t, "a|b<script>", "Add", step, warm, 3000, "x;y", "8x?;1x2", "fp32;int8",
 		   0);
 		p->tracks[tr].slices[idx].start_ns = start;
-		p->tracks[tr].slices[idx].end_ns = start + step_dur[step];
+		tp_slice_set_end(p, &p->tracks[tr], &p->tracks[tr].slices[idx], start + step_dur[step]);
 		t = start + step_dur[step] + 10;
 		activity(p, tr, &t, "postprocess", step, "top-1 | <b>", 2000 + step);
 	}
@@ -384,11 +384,11 @@ static void test_drops_and_cut(void **state)
 	tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, 0);
-	s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-	s->name = tp_profile_str(p, "bert");
+	tp_slice_set_type(p, &p->tracks[0], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+	tp_slice_set_name(p, &p->tracks[0], s, tp_profile_str(p, "bert"));
 	s->args = args;
 	s->start_ns = 100000000;
-	s->end_ns = 1100000000;
+	tp_slice_set_end(p, &p->tracks[0], s, 1100000000);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_buf b;
 	tp_buf_init(&b);
@@ -482,9 +482,9 @@ static void test_worker_thread_op(void **state)
 		uint32_t args = tp_args_end(p);
 		struct tp_slice *s = tp_track_push(p, main_tr);
 		s->start_ns = step * 1000;
-		s->end_ns = step * 1000 + 900;
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "g");
+		tp_slice_set_end(p, &p->tracks[main_tr], s, step * 1000 + 900);
+		tp_slice_set_type(p, &p->tracks[main_tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[main_tr], s, tp_profile_str(p, "g"));
 		s->args = args;
 		int64_t t = step * 1000 + 100;
 		op(p, worker, &t, "conv", "Conv", step, 0, 200 + step, "y", "1x2", "fp32", 8);

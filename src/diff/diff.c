@@ -123,7 +123,7 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 			continue;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty)
+			if (tp_slice_type(tr, s) != ty)
 				continue;
 			const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
 			if (w && ((w->type == TP_ARG_INT && w->v.i) || (w->type == TP_ARG_UINT && w->v.u)))
@@ -136,8 +136,8 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 			if (!w2)
 				return TP_ENOMEM;
 			*iv = w2;
-			w2[*n] = (struct stepiv){s->start_ns, s->end_ns};
-			v[(*n)++] = s->end_ns - s->start_ns;
+			w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
+			v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
 		}
 	}
 	if (*n) {
@@ -315,23 +315,23 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			int64_t dur = s->end_ns - s->start_ns;
+			int64_t dur = tp_slice_end(tr, s) - s->start_ns;
 			int st = TP_OK;
 			if (engine) {
 				snprintf(key, sizeof key, "%s %s", tp_track_kind_name((enum tp_track_kind)tr->kind),
-				         tp_str(p, s->name));
+				         tp_str(p, tp_slice_name(tr, s)));
 				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_CMD], key);
 				if (!r)
 					return TP_ENOMEM;
 				st = add_at(c, TP_DIFF_CMD, &c->rows[TP_DIFF_CMD], r, s->start_ns, dur, 1);
-			} else if (host && ty_op && s->type == ty_op && !p->num_layers) {
-				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP], tp_str(p, s->name));
+			} else if (host && ty_op && tp_slice_type(tr, s) == ty_op && !p->num_layers) {
+				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP], tp_str(p, tp_slice_name(tr, s)));
 				if (!r)
 					return TP_ENOMEM;
 				if ((st = add_at(c, TP_DIFF_OP, &c->rows[TP_DIFF_OP], r, s->start_ns, dur, 1)))
 					return st;
 				const struct tp_arg *a = k_type ? tp_args_find(p, s->args, k_type) : NULL;
-				const char *ot = a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : tp_str(p, s->name);
+				const char *ot = a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : tp_str(p, tp_slice_name(tr, s));
 				r = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], ot);
 				if (!r)
 					return TP_ENOMEM;
@@ -502,20 +502,20 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 			break;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (host && s->depth > 1)
+			if (host && tp_slice_depth(tr, s) > 1)
 				continue;
 			if (sd->nitems >= TP_DIFF_MAX_ITEMS) {
 				sd->items_dropped++;
 				continue;
 			}
-			const char *lab = tp_str(p, s->name);
+			const char *lab = tp_str(p, tp_slice_name(tr, s));
 			if (s->layer >= 0 && (size_t)s->layer < p->num_layers && c->layer_key &&
 			    c->layer_key[s->layer])
 				lab = c->layer_key[s->layer];
 			uint32_t li;
 			if ((st = intern_label(d, sd, &labels, lab, &li)) ||
 			    (st = add_item(sd, &cap_items, s->start_ns - p->span_begin_ns,
-			                   s->end_ns - s->start_ns, lane_ix, li)))
+			                   tp_slice_end(tr, s) - s->start_ns, lane_ix, li)))
 				break;
 		}
 	}

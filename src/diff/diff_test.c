@@ -33,9 +33,9 @@ static struct tp_profile *make(const int64_t *steps, size_t nsteps, const struct
 	for (size_t s = 0; s < nsteps; s++) {
 		struct tp_slice *x = tp_track_push(p, tr);
 		x->start_ns = t;
-		x->end_ns = t + steps[s];
-		x->name = tp_profile_str(p, "step");
-		x->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		tp_slice_set_end(p, &p->tracks[tr], x, t + steps[s]);
+		tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "step"));
+		tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		int64_t o = t;
 		for (size_t k = 0; k < nops; k++) {
 			tp_args_begin(p);
@@ -43,9 +43,9 @@ static struct tp_profile *make(const int64_t *steps, size_t nsteps, const struct
 			uint32_t args = tp_args_end(p);
 			x = tp_track_push(p, tr);
 			x->start_ns = o;
-			x->end_ns = o + ops[k].dur_ns;
-			x->name = tp_profile_str(p, ops[k].name);
-			x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+			tp_slice_set_end(p, &p->tracks[tr], x, o + ops[k].dur_ns);
+			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, ops[k].name));
+			tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 			x->args = args;
 			o += ops[k].dur_ns;
 		}
@@ -131,18 +131,18 @@ static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_
 		uint32_t wa = tp_args_end(p);
 		struct tp_slice *x = tp_track_push(p, tr);
 		x->start_ns = t;
-		x->end_ns = t + c + f + 100;
-		x->name = tp_profile_str(p, "step");
-		x->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		tp_slice_set_end(p, &p->tracks[tr], x, t + c + f + 100);
+		tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "step"));
+		tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		x->args = wa;
 		const char *names[2] = {"conv", "fc"};
 		int64_t durs[2] = {c, f}, o = t;
 		for (int k = 0; k < 2; k++) {
 			x = tp_track_push(p, tr);
 			x->start_ns = o;
-			x->end_ns = o + durs[k];
-			x->name = tp_profile_str(p, names[k]);
-			x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+			tp_slice_set_end(p, &p->tracks[tr], x, o + durs[k]);
+			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, names[k]));
+			tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 			o += durs[k];
 		}
 		t += c + f + 100;
@@ -150,9 +150,9 @@ static struct tp_profile *make_var(const int64_t *conv, const int64_t *fc, size_
 	/* An op outside every step (set-up after the last one): in no per-step sum. */
 	struct tp_slice *x = tp_track_push(p, tr);
 	x->start_ns = t + 10;
-	x->end_ns = t + 500000;
-	x->name = tp_profile_str(p, "conv");
-	x->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	tp_slice_set_end(p, &p->tracks[tr], x, t + 500000);
+	tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "conv"));
+	tp_slice_set_type(p, &p->tracks[tr], x, tp_profile_str(p, TP_CAP_TYPE_OP));
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
 }
@@ -229,9 +229,9 @@ static void test_layers_and_escaping(void **state)
 			int li = tp_profile_add_layer(p, &l);
 			struct tp_slice *x = tp_track_push(p, tr);
 			x->start_ns = l.begin_ns;
-			x->end_ns = l.end_ns;
+			tp_slice_set_end(p, &p->tracks[tr], x, l.end_ns);
 			x->cycles = (uint32_t)(l.end_ns - l.begin_ns);
-			x->name = tp_profile_str(p, "conv.normal");
+			tp_slice_set_name(p, &p->tracks[tr], x, tp_profile_str(p, "conv.normal"));
 			x->layer = li;
 		}
 		assert_int_equal(tp_profile_finish(p), TP_OK);

@@ -341,11 +341,11 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 	if (!s)
 		return TP_ENOMEM;
 	s->start_ns = ts;
-	s->end_ns = ts + dur;
-	s->name = tp_profile_str(p, name);
+	tp_slice_set_end(p, &p->tracks[track], s, ts + dur);
+	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
 	s->cmd_id = cmd_id;
 	if (t->kind == TP_TRACK_THREAD) {
-		s->type = cat[0] ? tp_profile_str(p, cat) : 0;
+		tp_slice_set_type(p, &p->tracks[track], s, cat[0] ? tp_profile_str(p, cat) : 0);
 		if (!nav)
 			return TP_OK;
 		tp_args_begin(p);
@@ -371,7 +371,7 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 		else if (strcmp(k, "Direction") == 0 && av[i].type == 3) {
 			for (int dir = 1; dir < TP_DIR_COUNT; dir++)
 				if (strcmp(av[i].s, tp_dir_name((enum tp_dir)dir)) == 0)
-					s->dir = (uint8_t)dir;
+					tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dir);
 		} else if (strcmp(k, "DMA data size(B)") == 0)
 			s->bytes = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Start Cycle") == 0)
@@ -379,17 +379,18 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 		else if (strcmp(k, "Asic Cycle") == 0)
 			s->cycles = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Stall Cycle") == 0)
-			s->stall = (uint32_t)av_int(&av[i]);
+			tp_slice_set_stall(p, &p->tracks[track], s, (uint32_t)av_int(&av[i]));
 		else if (strcmp(k, "Layer Id") == 0) {
 			layer_id = av_int(&av[i]);
 			have_layer = 1;
 		}
 	}
-	s->type = ftype[0] ? tp_profile_str(p, ftype) : 0;
+	tp_slice_set_type(p, &p->tracks[track], s, ftype[0] ? tp_profile_str(p, ftype) : 0);
 	if (strncmp(ftype, "SYS", 3) == 0 || strcmp(ftype, "DMA_sys") == 0)
-		s->kind = strstr(name, "wait_msg")   ? TP_CMD_SYS_WAIT
-		          : strstr(name, "send_msg") ? TP_CMD_SYS_SEND
-		                                     : TP_CMD_SYS;
+		tp_slice_set_kind(p, &p->tracks[track], s,
+		                  strstr(name, "wait_msg")   ? TP_CMD_SYS_WAIT
+		                  : strstr(name, "send_msg") ? TP_CMD_SYS_SEND
+		                                             : TP_CMD_SYS);
 	if (have_layer)
 		s->layer = find_layer(r, t->device, t->core, (int32_t)layer_id);
 	return TP_OK;

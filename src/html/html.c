@@ -439,12 +439,29 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	const struct tp_layer *y = tp_profile_layer(p, li, &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
-	tmp->end_ns = y->end_ns;
-	tmp->name = y->type;
-	tmp->type = y->name;
 	tmp->layer = (int32_t)li;
-	tmp->kind = TP_CMD_NORMAL;
 	return tmp;
+}
+
+/* The end of slice s of lane l (from lane_at): its track's, or its layer's. */
+static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const struct tp_slice *s)
+{
+	if (!l->lay && !l->walk)
+		return tp_slice_end(&p->tracks[l->track], s);
+	struct tp_layer ly;
+	return tp_profile_layer(p, (size_t)s->layer, &ly)->end_ns;
+}
+
+/* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
+ * the layer's type as name and its name as type, a normal command. */
+static struct tp_label lane_label(const struct tp_profile *p, const struct lane *l,
+                                  const struct tp_slice *s)
+{
+	if (!l->lay && !l->walk)
+		return *tp_slice_label(&p->tracks[l->track], s);
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_layer(p, (size_t)s->layer, &ly);
+	return (struct tp_label){.name = y->type, .type = y->name, .kind = TP_CMD_NORMAL};
 }
 
 /* Layer x before layer y on a lane made from layers: start ascending, end descending, then
@@ -578,10 +595,10 @@ static double tiu_util(const struct tp_profile *p, const struct keys *k, const s
 }
 
 /* Bytes per ns = GB/s over the command's engine cycles (its duration if it has none). */
-static double slice_gbps(const struct tp_slice *s, double mhz)
+static double slice_gbps(const struct tp_slice *s, int64_t end, double mhz)
 {
 	double ns = s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz
-	                                 : (double)(s->end_ns - s->start_ns);
+	                                 : (double)(end - s->start_ns);
 	return ns > 0 ? (double)s->bytes / ns : 0;
 }
 
@@ -590,15 +607,15 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 {
 	double h = 1;
 	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
-		h = bw_scale > 0 ? slice_gbps(s, l->mhz) / bw_scale : 1;
-		if (s->kind != TP_CMD_NORMAL)
+		h = bw_scale > 0 ? slice_gbps(s, lane_end(p, l, s), l->mhz) / bw_scale : 1;
+		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
 		/* Bar height = uArch rate when known; full height (and "n/a" in the tooltip)
 		 * when the dump has no descriptors. */
 		double u = tiu_util(p, k, l, s);
 		h = u >= 0 ? u : 1;
-		if (s->kind != TP_CMD_NORMAL)
+		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15;
 	} else if (l->kind == TP_TRACK_LAYER) {
 		struct tp_layer ly;
@@ -641,23 +658,23 @@ struct ctx {
 static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
 {
 	switch (col) {
-	case C_DUR: return s->end_ns - s->start_ns;
-	case C_NAME: return smap(&c->sm, s->name);
-	case C_TYPE: return smap(&c->sm, s->type);
+	case C_DUR: return lane_end(c->p, l, s) - s->start_ns;
+	case C_NAME: return smap(&c->sm, lane_label(c->p, l, s).name);
+	case C_TYPE: return smap(&c->sm, lane_label(c->p, l, s).type);
 	case C_CMD: return s->cmd_id;
 	case C_CYC: return s->cycles;
 	case C_BYTES: return s->bytes;
 	case C_LAYER: return (int64_t)s->layer + 1;
 	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
-	case C_DIR: return s->dir;
-	case C_DT: return s->dtype;
-	case C_STALL: return s->stall;
+	case C_DIR: return lane_label(c->p, l, s).dir;
+	case C_DT: return lane_label(c->p, l, s).dtype;
+	case C_STALL: return lane_label(c->p, l, s).stall;
 	case C_DEP: return s->dep_id;
 	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
-	case C_KIND: return s->kind;
-	case C_DEPTH: return s->depth;
+	case C_KIND: return lane_label(c->p, l, s).kind;
+	case C_DEPTH: return lane_label(c->p, l, s).depth;
 	case C_UA: {
-		if (l->kind != TP_TRACK_TIU || s->kind != TP_CMD_NORMAL)
+		if (l->kind != TP_TRACK_TIU || lane_label(c->p, l, s).kind != TP_CMD_NORMAL)
 			return 0;
 		double u = tiu_util(c->p, &c->k, l, s);
 		return u >= 0 ? (int64_t)llround(u * 10000) + 1 : 0;
@@ -687,7 +704,7 @@ static int64_t lane_col(void *u, size_t i)
 	struct tp_slice tmp, tprev;
 	const struct tp_slice *s = lane_at(g->c->p, g->l, i, &tmp);
 	if (g->col == C_TS)
-		return s->start_ns - (i ? lane_at(g->c->p, g->l, i - 1, &tprev)->end_ns : g->c->t0);
+		return s->start_ns - (i ? lane_end(g->c->p, g->l, lane_at(g->c->p, g->l, i - 1, &tprev)) : g->c->t0);
 	int64_t v = col_val(g->c, g->l, s, g->col);
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
@@ -714,15 +731,16 @@ static int lane_rows(const struct tp_profile *p, const struct lane *l)
 			if (r >= LAYER_ROWS)
 				r = LAYER_ROWS - 1;
 			if (r == used)
-				row_end[used++] = s->end_ns;
-			else if (s->end_ns > row_end[r])
-				row_end[r] = s->end_ns;
+				row_end[used++] = lane_end(p, l, s);
+			else if (lane_end(p, l, s) > row_end[r])
+				row_end[r] = lane_end(p, l, s);
 		}
 		return used > 1 ? used : 1;
 	}
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tp_slice *s = lane_at(p, l, i, &tmp);
-		int d = s->depth > 15 ? 15 : s->depth;
+		unsigned depth = lane_label(p, l, s).depth;
+		int d = depth > 15 ? 15 : (int)depth;
 		if (d + 1 > rows)
 			rows = d + 1;
 	}
@@ -764,12 +782,13 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tp_slice *s = lane_at(c->p, l, i, &tmp);
 		double a = floor((double)(s->start_ns - c->t0) / bw);
-		double e = floor((double)(s->end_ns - c->t0) / bw);
+		double e = floor((double)(lane_end(c->p, l, s) - c->t0) / bw);
 		if (e < 0 || a >= LOD_BUCKETS)
 			continue;
 		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
 		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
-		int32_t col = s->kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, s->name);
+		struct tp_label lb = lane_label(c->p, l, s);
+		int32_t col = lb.kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, lb.name);
 		for (size_t k = b0; k <= b1; k++)
 			if (hv > h[k]) {
 				h[k] = (uint16_t)hv;
@@ -1600,8 +1619,8 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind) || !lanes[i].s)
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
-			if (lanes[i].s[j].kind == TP_CMD_NORMAL) {
-				double g = slice_gbps(&lanes[i].s[j], lanes[i].mhz);
+			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
+				double g = slice_gbps(&lanes[i].s[j], lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
 				if (g > seen)
 					seen = g;
 			}

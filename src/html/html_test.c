@@ -41,22 +41,22 @@ static struct tp_profile *make(void)
 	for (int i = 0; i < 3; i++) {
 		struct tp_slice *s = tp_track_push(p, tiu);
 		s->start_ns = 100 + i * 300;
-		s->end_ns = s->start_ns + 200;
+		tp_slice_set_end(p, &p->tracks[tiu], s, s->start_ns + 200);
 		s->cycles = 180;
 		s->cmd_id = (uint32_t)i + 1;
-		s->name = tp_profile_str(p, i == 1 ? EVIL : "conv.normal");
+		tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, i == 1 ? EVIL : "conv.normal"));
 		s->layer = 0;
 		tp_args_begin(p);
 		tp_args_add_str(p, "uArch Rate", "50.0%");
 		s->args = tp_args_end(p);
 		s = tp_track_push(p, gdma);
 		s->start_ns = 50 + i * 300;
-		s->end_ns = s->start_ns + 100;
+		tp_slice_set_end(p, &p->tracks[gdma], s, s->start_ns + 100);
 		s->cycles = 75;
 		s->bytes = 1600; /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
 		s->cmd_id = (uint32_t)i + 1;
-		s->name = tp_profile_str(p, "tensorLd");
-		s->dir = TP_DIR_DDR_TO_LMEM;
+		tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
+		tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
@@ -255,10 +255,10 @@ static void test_cost_heights(void **state)
 		for (int tr = 0; tr < 2; tr++) {
 			struct tp_slice *s = tp_track_push(p, tr ? t1 : t0);
 			s->start_ns = 100 + i * 300;
-			s->end_ns = s->start_ns + 200;
+			tp_slice_set_end(p, &p->tracks[tr ? t1 : t0], s, s->start_ns + 200);
 			s->cycles = 180;
 			s->cmd_id = (uint32_t)i + 1;
-			s->name = tp_profile_str(p, "conv.normal");
+			tp_slice_set_name(p, &p->tracks[tr ? t1 : t0], s, tp_profile_str(p, "conv.normal"));
 		}
 		assert_int_equal(tp_track_set_cost(p, t0, (size_t)i,
 		                                   &(struct tp_cost){.alg_ops = alg[i],
@@ -301,12 +301,12 @@ static void test_cmd_lmem(void **state)
 	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
 	struct tp_slice *s = tp_track_push(p, g);
 	s->start_ns = 1000;
-	s->end_ns = 1500;
+	tp_slice_set_end(p, &p->tracks[g], s, 1500);
 	s->cycles = 375;
 	s->cmd_id = 7;
 	s->bytes = 50176;
-	s->dir = TP_DIR_DDR_TO_LMEM;
-	s->name = tp_profile_str(p, "tensorLd");
+	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
+	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
 	tp_args_begin(p);
 	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
 	tp_args_add_uint(p, "dst_nsize", 1);
@@ -387,7 +387,7 @@ static void test_max_cores(void **state)
 	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, t1);
 	s->start_ns = 200;
-	s->end_ns = 300;
+	tp_slice_set_end(p, &p->tracks[t1], s, 300);
 	struct tp_diag d = {0};
 	size_t n;
 	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
@@ -419,8 +419,8 @@ static void layer_lane_order(int mode)
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, tiu);
 	s->start_ns = 0;
-	s->end_ns = 1000;
-	s->name = tp_profile_str(p, "conv.normal");
+	tp_slice_set_end(p, &p->tracks[tiu], s, 1000);
+	tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, "conv.normal"));
 	enum { N = 40 };
 	uint32_t x = 12345;
 	for (int i = 0, at = 0; i < N; i++) {

@@ -115,6 +115,9 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].cost_big);
 		tp_free(p->tracks[i].cost_dict);
 		tp_free(p->tracks[i].cost_slots);
+		tp_free(p->tracks[i].labels);
+		tp_free(p->tracks[i].label_slots);
+		tp_free(p->tracks[i].long_dur);
 	}
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
@@ -211,7 +214,20 @@ int tp_profile_add_track(struct tp_profile *p, int32_t device, int32_t core,
 	                     .device = device,
 	                     .core = core,
 	                     .freq_mhz = freq_mhz};
-	return (int)PUSH(p, tracks, num_tracks, cap_tracks, t);
+	/* Label 0, the all-zero one, is what tp_track_push gives every slice. */
+	uint32_t id;
+	if (tp_track_label(&t, &(struct tp_label){0}, &id) != TP_OK) {
+		tp_free(t.labels);
+		tp_free(t.label_slots);
+		p->oom = 1;
+		return -1;
+	}
+	int i = (int)PUSH(p, tracks, num_tracks, cap_tracks, t);
+	if (i < 0) {
+		tp_free(t.labels);
+		tp_free(t.label_slots);
+	}
+	return i;
 }
 
 int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t core,
@@ -259,6 +275,104 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	memset(s, 0, sizeof *s);
 	s->layer = -1;
 	return s;
+}
+
+/* A label is 16 bytes without padding (static assert in model.h): compared and hashed as two
+ * 64-bit words. */
+static void label_words(const struct tp_label *l, uint64_t w[2])
+{
+	memcpy(w, l, 2 * sizeof *w);
+}
+
+static uint32_t label_hash(const struct tp_label *l)
+{
+	uint64_t w[2];
+	label_words(l, w);
+	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 32);
+}
+
+static int label_eq(const struct tp_label *x, const struct tp_label *y)
+{
+	uint64_t a[2], b[2];
+	label_words(x, a);
+	label_words(y, b);
+	return a[0] == b[0] && a[1] == b[1];
+}
+
+/* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
+static int label_rehash(struct tp_track *t, uint32_t n)
+{
+	uint32_t *slots = tp_calloc(n, sizeof *slots);
+	if (!slots)
+		return TP_ENOMEM;
+	for (uint32_t k = 0; k < t->num_labels; k++) {
+		uint32_t h = label_hash(&t->labels[k]) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = k + 1;
+	}
+	tp_free(t->label_slots);
+	t->label_slots = slots;
+	t->num_label_slots = n;
+	return TP_OK;
+}
+
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+{
+	*id = 0;
+	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
+		*id = t->label_last;
+		return TP_OK;
+	}
+	if (t->num_labels >= UINT32_MAX / 4)
+		return TP_ENOMEM;
+	if ((t->num_labels + 1) * 2 > t->num_label_slots) {
+		uint32_t n = t->num_label_slots ? t->num_label_slots : 16;
+		while ((t->num_labels + 1) * 2 > n)
+			n *= 2;
+		if (label_rehash(t, n) != TP_OK)
+			return TP_ENOMEM;
+	}
+	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
+	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+		uint32_t k = t->label_slots[h] - 1;
+		if (label_eq(&t->labels[k], l)) {
+			*id = t->label_last = k;
+			return TP_OK;
+		}
+	}
+	size_t cap = t->cap_labels;
+	struct tp_label *v = tp_grow(t->labels, sizeof *v, (size_t)t->num_labels + 1, &cap);
+	if (!v)
+		return TP_ENOMEM;
+	t->labels = v;
+	t->cap_labels = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_labels] = *l;
+	t->label_slots[h] = t->num_labels + 1;
+	*id = t->label_last = t->num_labels++;
+	return TP_OK;
+}
+
+int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                          uint64_t d)
+{
+	/* Rare (host activities, raw counters before unwrapping): an entry of the side table.
+	 * Entries are only added, never reused: a slice copied from elsewhere may carry an
+	 * index that is not this track's. */
+	size_t cap = t->cap_long_dur;
+	uint64_t *v = t->num_long_dur < TP_SLICE_LONG_DUR - 1
+	                  ? tp_grow(t->long_dur, sizeof *v, (size_t)t->num_long_dur + 1, &cap)
+	                  : NULL;
+	if (!v) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	t->long_dur = v;
+	t->cap_long_dur = (uint32_t)(cap < UINT32_MAX ? cap : UINT32_MAX);
+	v[t->num_long_dur] = d;
+	s->dur = TP_SLICE_LONG_DUR | t->num_long_dur++;
+	return TP_OK;
 }
 
 /* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
@@ -956,12 +1070,13 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
 	return NULL;
 }
 
-static int slice_cmp(const struct tp_slice *x, const struct tp_slice *y)
+static int slice_cmp(const struct tp_track *t, const struct tp_slice *x, const struct tp_slice *y)
 {
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
-	if (x->end_ns != y->end_ns)
-		return x->end_ns > y->end_ns ? -1 : 1;
+	int64_t xe = tp_slice_end(t, x), ye = tp_slice_end(t, y);
+	if (xe != ye)
+		return xe > ye ? -1 : 1;
 	if (x->start_cycle != y->start_cycle)
 		return x->start_cycle < y->start_cycle ? -1 : 1;
 	if (x->cmd_id != y->cmd_id)
@@ -978,18 +1093,19 @@ static int sample_cmp(const void *a, const void *b)
 /* Stable-enough sort: the comparators above are total on everything a reader distinguishes,
  * and readers append in source order, so we first check whether a track is already sorted
  * (the common case for PMU streams) and only sort when needed. */
-static int sorted(const struct tp_slice *s, size_t n)
+static int sorted(const struct tp_track *t)
 {
-	for (size_t i = 1; i < n; i++)
-		if (slice_cmp(&s[i - 1], &s[i]) > 0)
+	const struct tp_slice *s = t->slices;
+	for (size_t i = 1; i < t->count; i++)
+		if (slice_cmp(t, &s[i - 1], &s[i]) > 0)
 			return 0;
 	return 1;
 }
 
 static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 {
-	const struct tp_slice *s = ctx;
-	return slice_cmp(&s[x], &s[y]) < 0;
+	const struct tp_track *t = ctx;
+	return slice_cmp(t, &t->slices[x], &t->slices[y]) < 0;
 }
 
 /* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
@@ -1009,7 +1125,7 @@ static int sort_track(struct tp_track *t)
 	}
 	for (size_t k = 0; k < n; k++)
 		perm[k] = (uint32_t)k;
-	tp_sort_index(perm, tmp, n, slice_before, t->slices);
+	tp_sort_index(perm, tmp, n, slice_before, t);
 	tp_free(tmp);
 	/* perm[k] = old index of the slice that goes to k. Each cycle k -> perm[k] -> ... is
 	 * rotated once; a placed position is marked by perm[k] = k. */
@@ -1035,6 +1151,46 @@ static int sort_track(struct tp_track *t)
 		}
 	}
 	tp_free(perm);
+	return TP_OK;
+}
+
+/* Drops the labels no slice uses any more (readers and the depth pass leave some behind:
+ * intermediate combinations, scratch marks), renumbers the rest in order, gives back the
+ * growth slack and frees the hash (tp_track_label rebuilds it if a label is added later), so
+ * a track whose slices all differ costs one 16-byte label per slice, not more. Label 0 stays
+ * the all-zero one. TP_OK / TP_ENOMEM. */
+static int labels_compact(struct tp_track *t)
+{
+	tp_free(t->label_slots);
+	t->label_slots = NULL;
+	t->num_label_slots = 0;
+	t->label_last = 0;
+	if (!t->num_labels)
+		return TP_OK;
+	uint32_t *map = tp_calloc(t->num_labels, sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	for (size_t k = 0; k < t->count; k++)
+		map[t->slices[k].label] = 1;
+	map[0] = 0;
+	uint32_t n = 1; /* label 0 is kept */
+	for (uint32_t i = 1; i < t->num_labels; i++)
+		if (map[i]) {
+			t->labels[n] = t->labels[i];
+			map[i] = n++;
+		}
+	if (n < t->num_labels)
+		for (size_t k = 0; k < t->count; k++)
+			t->slices[k].label = map[t->slices[k].label];
+	tp_free(map);
+	t->num_labels = n;
+	if (t->cap_labels > n) {
+		struct tp_label *v = tp_realloc(t->labels, n * sizeof *v);
+		if (v) {
+			t->labels = v;
+			t->cap_labels = n;
+		}
+	}
 	return TP_OK;
 }
 
@@ -1064,7 +1220,7 @@ int tp_profile_finish(struct tp_profile *p)
 		tp_free(t->cost_slots);
 		t->cost_slots = NULL;
 		t->num_cost_slots = 0;
-		if (!sorted(t->slices, t->count) && sort_track(t) != TP_OK)
+		if (!sorted(t) && sort_track(t) != TP_OK)
 			return TP_ENOMEM;
 		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
 			/* Nesting depth from a stack of open ends. */
@@ -1074,16 +1230,19 @@ int tp_profile_finish(struct tp_profile *p)
 				struct tp_slice *s = &t->slices[k];
 				while (depth && stack[depth - 1] <= s->start_ns)
 					depth--;
-				s->depth = (uint8_t)(depth < 255 ? depth : 255);
+				if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
+					return TP_ENOMEM;
 				if (depth < 256)
-					stack[depth++] = s->end_ns;
+					stack[depth++] = tp_slice_end(t, s);
 			}
 		}
+		if (labels_compact(t) != TP_OK)
+			return TP_ENOMEM;
 		for (size_t k = 0; k < t->count; k++) {
 			if (t->slices[k].start_ns < lo)
 				lo = t->slices[k].start_ns;
-			if (t->slices[k].end_ns > hi)
-				hi = t->slices[k].end_ns;
+			if (tp_slice_end(t, &t->slices[k]) > hi)
+				hi = tp_slice_end(t, &t->slices[k]);
 		}
 	}
 	for (size_t i = 0; i < p->num_counters; i++) {
@@ -1173,6 +1332,9 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->cost_big);
 			tp_free(t->cost_dict);
 			tp_free(t->cost_slots);
+			tp_free(t->labels);
+			tp_free(t->label_slots);
+			tp_free(t->long_dur);
 			map[i] = -1;
 			continue;
 		}

@@ -4,8 +4,10 @@
  *
  * Shape: a profile holds devices (Perfetto "processes"); each device has tracks (Perfetto
  * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
- * tpuprof captures. A track holds slices in a compact 64-byte record (tens of millions of
- * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish.
+ * tpuprof captures. A track holds slices in a compact 48-byte record (tens of millions of
+ * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish;
+ * what repeats across slices (names, command class, depth, stall) is a per-track label
+ * table, and the rare durations of 2^31 ns or more a per-track side table.
  * Side tables hold layers (a compact 40-byte record each, read and written through
  * tp_profile_layer / tp_profile_set_layer), subnets, tensors, memory allocations, counters,
  * free-form metadata and per-slice argument sets.
@@ -17,6 +19,8 @@
  */
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
+
+#include <string.h>
 
 #include "common/common.h"
 
@@ -118,27 +122,46 @@ enum tp_dtype {
 const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for NONE */
 unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
 
-/* One command / event / operator on a track. Exactly 64 bytes. */
-struct tp_slice {
-	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
-	int64_t end_ns;       /* >= start_ns */
-	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
-	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
+/*
+ * What a slice is, apart from its times and ids: names, command class, nesting depth and
+ * stall cycles. A track stores each distinct combination once (a net has a few hundred over
+ * millions of commands: stall is 0 on TIU and on most DMA commands, and takes few values
+ * where it is not) and its slices hold the combination's id; read them with tp_slice_name &
+ * co. and set them with tp_slice_set_label / tp_slice_set_name & co.
+ */
+struct tp_label {
 	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
 	uint32_t type;        /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
-	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
-	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
-	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
-	uint32_t stall;       /* stall cycles */
-	int32_t layer;        /* index into profile->layers, -1 = none */
-	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 	uint8_t kind;         /* enum tp_cmd_kind */
 	uint8_t dir;          /* enum tp_dir */
 	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
 	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
+	uint32_t stall;       /* stall cycles */
+};
+typedef struct tp_label tp_label;
+_Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes (no padding: it is "
+                                              "compared and hashed as bytes)");
+
+/* One command / event / operator on a track. Exactly 48 bytes. */
+struct tp_slice {
+	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
+	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
+	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
+	/* end_ns - start_ns when below TP_SLICE_LONG_DUR; else TP_SLICE_LONG_DUR | the index of
+	 * the duration in its track's long_dur. Read with tp_slice_end / tp_slice_dur, write with
+	 * tp_slice_set_end (after start_ns: the end is kept relative to the start, so moving
+	 * start_ns moves the end with it) */
+	uint32_t dur;
+	uint32_t label;       /* index into its track's labels (struct tp_label); 0 = all zero */
+	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
+	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
+	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
+	int32_t layer;        /* index into profile->layers, -1 = none */
+	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 };
 typedef struct tp_slice tp_slice;
-_Static_assert(sizeof(struct tp_slice) == 64, "tp_slice must stay 64 bytes");
+_Static_assert(sizeof(struct tp_slice) == 48, "tp_slice must stay 48 bytes");
+#define TP_SLICE_LONG_DUR 0x80000000u
 
 static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
 {
@@ -193,8 +216,73 @@ struct tp_track {
 	uint32_t num_cost_slots;
 	struct tp_cost *cost_big; /* owned; the entries that do not fit 16 bytes */
 	size_t num_cost_big, cap_cost_big;
+	/* owned; the distinct labels of the slices (struct tp_slice.label indexes it); [0] is the
+	 * all-zero label, present from tp_profile_add_track on (or the first tp_track_label) */
+	struct tp_label *labels;
+	uint32_t num_labels, cap_labels;
+	uint32_t *label_slots;    /* owned; hash of labels (index + 1) */
+	uint32_t num_label_slots;
+	uint32_t label_last;      /* the last label interned (a cache for runs of equal labels) */
+	/* owned; durations (end - start, modulo 2^64) of the slices whose dur has
+	 * TP_SLICE_LONG_DUR set: those of 2^31 ns (2.1 s) and more, or negative */
+	uint64_t *long_dur;
+	uint32_t num_long_dur, cap_long_dur;
 };
 typedef struct tp_track tp_track;
+
+/* The label of slice s of track t (s must be one of t's slices, or a slice whose label was
+ * interned in t). Inline: these are read in every per-slice loop. */
+static inline const struct tp_label *tp_slice_label(const struct tp_track *t,
+                                                    const struct tp_slice *s)
+{
+	return &t->labels[s->label];
+}
+static inline uint32_t tp_slice_name(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].name;
+}
+static inline uint32_t tp_slice_type(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].type;
+}
+static inline enum tp_cmd_kind tp_slice_kind(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_cmd_kind)t->labels[s->label].kind;
+}
+static inline enum tp_dir tp_slice_dir(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_dir)t->labels[s->label].dir;
+}
+static inline enum tp_dtype tp_slice_dtype(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (enum tp_dtype)t->labels[s->label].dtype;
+}
+static inline unsigned tp_slice_depth(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].depth;
+}
+static inline uint32_t tp_slice_stall(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].stall;
+}
+
+/* The end of slice s of track t (s must be one of t's slices): start_ns plus its duration.
+ * tp_slice_dur is end - start. Inline: read in every per-slice loop. */
+static inline int64_t tp_slice_dur(const struct tp_track *t, const struct tp_slice *s)
+{
+	return s->dur & TP_SLICE_LONG_DUR ? (int64_t)t->long_dur[s->dur & ~TP_SLICE_LONG_DUR]
+	                                  : (int64_t)s->dur;
+}
+static inline int64_t tp_slice_end(const struct tp_track *t, const struct tp_slice *s)
+{
+	/* Modulo 2^64: exact whenever the end fits an int64, as it did when it was set. */
+	return (int64_t)((uint64_t)s->start_ns + (uint64_t)tp_slice_dur(t, s));
+}
+
+/* Interns label l in track t and stores its index in *id. For readers (through
+ * tp_slice_set_label) and for writers that build slices of their own tracks. TP_OK /
+ * TP_ENOMEM (*id = 0). Touches only t: calls for different tracks may run in parallel. */
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id);
 
 struct tp_device {
 	uint32_t name;   /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
@@ -454,6 +542,58 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+
+/* Sets the end of slice s of track t to end_ns, relative to its current start_ns (set that
+ * first). Durations of 2^31 ns and more (or negative ones, which readers may hold while they
+ * unwrap counters) go to the track's long_dur table; nothing is ever truncated. TP_OK;
+ * TP_ENOMEM (sets p's sticky oom flag; s keeps its old end). Touches only t (and p->oom):
+ * calls for different tracks may run in parallel. */
+int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                          uint64_t dur);
+static inline int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                                   int64_t end_ns)
+{
+	uint64_t d = (uint64_t)end_ns - (uint64_t)s->start_ns;
+	if (d < TP_SLICE_LONG_DUR) {
+		s->dur = (uint32_t)d;
+		return TP_OK;
+	}
+	return tp_slice_set_long_dur(p, t, s, d); /* the rare case, out of line */
+}
+
+/* Sets the label of slice s of track t (interning it in t). TP_OK; TP_ENOMEM on out of memory
+ * (sets p's sticky oom flag; s keeps its label). Touches only t (and p->oom on failure): calls
+ * for different tracks may run in parallel. The tp_slice_set_<field> forms change one field of
+ * the slice's label. */
+static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
+                                     struct tp_slice *s, const struct tp_label *l)
+{
+	uint32_t id;
+	if (memcmp(&t->labels[s->label], l, sizeof *l) == 0)
+		return TP_OK; /* unchanged (16 bytes without padding: see tp_label) */
+	if (tp_track_label(t, l, &id) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	s->label = id;
+	return TP_OK;
+}
+#define TP_SLICE_SETTER(field, T)                                                                \
+	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
+	                                       struct tp_slice *s, T v)                           \
+	{                                                                                          \
+		struct tp_label l = t->labels[s->label];                                           \
+		l.field = v;                                                                       \
+		return tp_slice_set_label(p, t, s, &l);                                            \
+	}
+TP_SLICE_SETTER(name, uint32_t)
+TP_SLICE_SETTER(type, uint32_t)
+TP_SLICE_SETTER(kind, uint8_t)
+TP_SLICE_SETTER(dir, uint8_t)
+TP_SLICE_SETTER(dtype, uint8_t)
+TP_SLICE_SETTER(depth, uint8_t)
+TP_SLICE_SETTER(stall, uint32_t)
+#undef TP_SLICE_SETTER
 
 /* Sets the cost entry of slice `index` of a track (index < count), creating the track's cost
  * array (zeroed: valid 0) on first use. TP_OK; TP_ERANGE past the end; TP_ENOMEM on out of

@@ -1,6 +1,7 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span), the compact layer table and the reference cycle<->ns conversions.
+ * nesting depth, span), the compact layer table, slice labels and long durations, and the
+ * reference cycle<->ns conversions.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,15 +26,15 @@ static void test_build_and_finish(void **state)
 	for (int i = 0; i < 4; i++) {
 		struct tp_slice *s = tp_track_push(p, tr);
 		s->start_ns = spans[i][0];
-		s->end_ns = spans[i][1];
+		tp_slice_set_end(p, &p->tracks[tr], s, spans[i][1]);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_track *t = &p->tracks[tr];
 	assert_int_equal(t->slices[0].start_ns, 10);
-	assert_int_equal(t->slices[0].depth, 0);
-	assert_int_equal(t->slices[1].depth, 1);
-	assert_int_equal(t->slices[2].depth, 1);
-	assert_int_equal(t->slices[3].depth, 0); /* starts exactly at the parent's end */
+	assert_int_equal(tp_slice_depth(t, &t->slices[0]), 0);
+	assert_int_equal(tp_slice_depth(t, &t->slices[1]), 1);
+	assert_int_equal(tp_slice_depth(t, &t->slices[2]), 1);
+	assert_int_equal(tp_slice_depth(t, &t->slices[3]), 0); /* starts exactly at the parent's end */
 	assert_int_equal(p->span_begin_ns, 10);
 	assert_int_equal(p->span_end_ns, 120);
 	assert_int_equal(tp_profile_slice_count(p), 4);
@@ -112,7 +113,7 @@ static void test_cost_follows_sort(void **state)
 	for (int k = 0; k < 3; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
 		s->start_ns = starts[k];
-		s->end_ns = starts[k] + 5;
+		tp_slice_set_end(p, &p->tracks[t], s, starts[k] + 5);
 		s->cmd_id = (uint32_t)k + 1;
 		if (k < 2) {
 			struct tp_cost c = {.alg_ops = 100u * ((uint64_t)k + 1), .valid = 1};
@@ -171,7 +172,7 @@ static void test_cost_pack_and_sort(void **state)
 	for (int k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
 		s->start_ns = (int64_t)(rnd(&x) % 50);
-		s->end_ns = s->start_ns + (int64_t)(rnd(&x) % 3);
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + (int64_t)(rnd(&x) % 3));
 		s->cmd_id = (uint32_t)(rnd(&x) % 4);  /* many slices equal on every sort key */
 		s->args = (uint32_t)k;                 /* push order, to check stability */
 		const uint64_t lim[] = {(uint64_t)1 << 40, (uint64_t)1 << 40, (uint64_t)1 << 32, 256,
@@ -209,7 +210,7 @@ static void test_cost_pack_and_sort(void **state)
 		if (k) {
 			const struct tp_slice *a = &tr->slices[k - 1];
 			int ord = a->start_ns != s->start_ns ? a->start_ns < s->start_ns
-			          : a->end_ns != s->end_ns   ? a->end_ns > s->end_ns
+			          : tp_slice_end(tr, a) != tp_slice_end(tr, s)   ? tp_slice_end(tr, a) > tp_slice_end(tr, s)
 			          : a->cmd_id != s->cmd_id   ? a->cmd_id < s->cmd_id
 			                                     : a->args < s->args;
 			assert_true(ord);
@@ -232,7 +233,7 @@ static void test_vendor_rows(void **state)
 	for (int32_t c = 0; c < 3; c++) {
 		int tr = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
 		struct tp_slice *s = tp_track_push(p, tr);
-		s->end_ns = 10 * (c + 1);
+		tp_slice_set_end(p, &p->tracks[tr], s, 10 * (c + 1));
 		struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool.py", 0, c);
 		assert_non_null(v);
 		assert_int_equal(v->tiu_cycle, 0);
@@ -474,6 +475,178 @@ static void test_oom_is_reported(void **state)
 	tp_profile_free(p);
 }
 
+/* Labels: equal labels share one id, a setter changes one field of one slice only, the
+ * table grows past its first hash, and an allocation failure leaves the slice as it was. */
+static void test_labels(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	struct tp_track *t = &p->tracks[tr];
+	struct tp_slice *s[3];
+	for (int i = 0; i < 3; i++)
+		s[i] = tp_track_push(p, tr);
+	assert_int_equal(tp_slice_name(t, s[0]), 0); /* pushed: the all-zero label */
+	assert_int_equal(tp_slice_kind(t, s[0]), TP_CMD_NORMAL);
+	struct tp_label l = {.name = tp_profile_str(p, "tensorLd"), .type = tp_profile_str(p, "DMA"),
+	                     .kind = TP_CMD_SYS, .dir = TP_DIR_DDR_TO_LMEM, .dtype = TP_DT_INT8};
+	assert_int_equal(tp_slice_set_label(p, t, s[0], &l), TP_OK);
+	assert_int_equal(tp_slice_set_label(p, t, s[1], &l), TP_OK);
+	assert_int_equal(s[0]->label, s[1]->label);
+	assert_int_equal(tp_slice_set_stall(p, t, s[0], 7), TP_OK);
+	assert_int_not_equal(s[0]->label, s[1]->label);
+	assert_int_equal(tp_slice_stall(t, s[0]), 7);
+	assert_int_equal(tp_slice_stall(t, s[1]), 0);
+	assert_int_equal(tp_slice_set_label(p, t, s[2], tp_slice_label(t, s[1])), TP_OK);
+	assert_int_equal(tp_slice_set_name(p, t, s[2], tp_profile_str(p, "tensorSt")), TP_OK);
+	assert_string_equal(tp_str(p, tp_slice_name(t, s[2])), "tensorSt");
+	assert_string_equal(tp_str(p, tp_slice_name(t, s[1])), "tensorLd");
+	assert_string_equal(tp_str(p, tp_slice_type(t, s[2])), "DMA");
+	assert_int_equal(tp_slice_kind(t, s[2]), TP_CMD_SYS);
+	assert_int_equal(tp_slice_dir(t, s[2]), TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tp_slice_dtype(t, s[2]), TP_DT_INT8);
+	assert_int_equal(t->num_labels, 4); /* zero, l, l + stall 7, l named tensorSt */
+	/* 1000 distinct stalls: the hash is rebuilt several times, every label reads back. */
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct tp_slice *x = tp_track_push(p, tr);
+		assert_int_equal(tp_slice_set_stall(p, &p->tracks[tr], x, 1000 + i), TP_OK);
+	}
+	t = &p->tracks[tr];
+	for (uint32_t i = 0; i < 1000; i++)
+		assert_int_equal(tp_slice_stall(t, &t->slices[3 + i]), 1000 + i);
+	assert_int_equal(t->num_labels, 1004);
+	/* Out of memory on a new label (the first one that needs the table to grow): reported,
+	 * sticky, the slice keeps its label. */
+	struct tp_slice *y = &t->slices[0];
+	uint32_t before = y->label, v = 5000;
+	int rc = TP_OK;
+	tp_alloc_fail_after(0);
+	while (rc == TP_OK && v < 100000)
+		rc = tp_slice_set_stall(p, t, y, v++);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(rc, TP_ENOMEM);
+	assert_int_equal(tp_slice_stall(t, y), v - 2); /* the last one that fitted */
+	assert_int_not_equal(y->label, before);
+	assert_int_equal(p->oom, 1);
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
+/* Durations: exact at and past the 2^31 ns inline limit, negative and up to INT64_MAX ends;
+ * the end moves with the start; the sort orders equal starts by the exact end. */
+static void test_long_durations(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "h", 0);
+	const int64_t lim = INT64_C(0x80000000);
+	struct {
+		int64_t start, end;
+		int escaped;
+	} c[] = {
+	    {0, lim - 1, 0},       {5, 5 + lim, 1},   {-10, INT64_MAX, 1},
+	    {INT64_MIN, 0, 1},     {100, 50, 1},      {7, 7, 0},
+	};
+	size_t n = sizeof c / sizeof *c;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->start_ns = c[i].start;
+		assert_int_equal(tp_slice_set_end(p, &p->tracks[tr], s, c[i].end), TP_OK);
+	}
+	struct tp_track *t = &p->tracks[tr];
+	for (size_t i = 0; i < n; i++) {
+		assert_true(tp_slice_end(t, &t->slices[i]) == c[i].end);
+		assert_int_equal(!!(t->slices[i].dur & TP_SLICE_LONG_DUR), c[i].escaped);
+	}
+	assert_true(tp_slice_dur(t, &t->slices[4]) == -50);
+	/* Moving the start moves the end, inline or not. */
+	t->slices[1].start_ns += 1000;
+	assert_true(tp_slice_end(t, &t->slices[1]) == 1005 + lim);
+	t->slices[0].start_ns -= 1;
+	assert_true(tp_slice_end(t, &t->slices[0]) == lim - 2);
+	/* Re-setting a long end to a short one goes back inline. */
+	assert_int_equal(tp_slice_set_end(p, t, &t->slices[4], 150), TP_OK);
+	assert_int_equal(t->slices[4].dur, 50);
+	/* Out of memory on a new long entry (the first one that needs the table to grow):
+	 * reported, sticky, the slice keeps its end. */
+	int rc = TP_OK;
+	int64_t e = 7 + 3 * lim;
+	tp_alloc_fail_after(0);
+	while (rc == TP_OK && e < 1000 * lim)
+		rc = tp_slice_set_end(p, t, &t->slices[5], e += lim);
+	tp_alloc_fail_after(-1);
+	assert_int_equal(rc, TP_ENOMEM);
+	assert_true(tp_slice_end(t, &t->slices[5]) == e - lim);
+	assert_int_equal(p->oom, 1);
+	tp_profile_free(p);
+
+	/* Equal starts sort by end descending, ends past 2^31 ns included. */
+	p = tp_profile_new();
+	dev = tp_profile_add_device(p, "d", 0, 1);
+	tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int64_t ends[] = {10, 3 * lim, 20, 5 * lim, lim};
+	for (uint32_t i = 0; i < 5; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->cmd_id = i;
+		tp_slice_set_end(p, &p->tracks[tr], s, ends[i]);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	t = &p->tracks[tr];
+	uint32_t want[] = {3, 1, 4, 2, 0};
+	for (size_t i = 0; i < 5; i++) {
+		assert_int_equal(t->slices[i].cmd_id, want[i]);
+		assert_true(tp_slice_end(t, &t->slices[i]) == ends[want[i]]);
+		assert_int_equal(tp_slice_depth(t, &t->slices[i]), i); /* each inside the previous */
+	}
+	assert_true(p->span_end_ns == 5 * lim);
+	tp_profile_free(p);
+}
+
+/* tp_profile_finish drops the labels no slice uses (here "x", replaced, and the depth-0
+ * label of a nested slice) and renumbers the rest; label 0 stays the all-zero one. */
+static void test_labels_compact(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	struct tp_slice *a = tp_track_push(p, tr);
+	tp_slice_set_end(p, &p->tracks[tr], a, 100);
+	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "x"));
+	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "y"));
+	struct tp_slice *b = tp_track_push(p, tr); /* inside a, keeps the zero label */
+	b->start_ns = 10;
+	tp_slice_set_end(p, &p->tracks[tr], b, 20);
+	struct tp_slice *c = tp_track_push(p, tr); /* inside a, named "z" */
+	c->start_ns = 30;
+	tp_slice_set_end(p, &p->tracks[tr], c, 40);
+	tp_slice_set_name(p, &p->tracks[tr], c, tp_profile_str(p, "z"));
+	struct tp_slice *e = tp_track_push(p, tr); /* after a, depth 0: keeps label 0 */
+	e->start_ns = 200;
+	tp_slice_set_end(p, &p->tracks[tr], e, 210);
+	assert_int_equal(p->tracks[tr].num_labels, 4); /* zero, x, y, z */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *t = &p->tracks[tr];
+	/* zero; y; depth 1 zero (b); depth 1 z (c): "x" and depth 0 "z" are gone */
+	assert_int_equal(t->num_labels, 4);
+	assert_string_equal(tp_str(p, tp_slice_name(t, &t->slices[0])), "y");
+	assert_int_equal(tp_slice_name(t, &t->slices[1]), 0);
+	assert_int_equal(tp_slice_depth(t, &t->slices[1]), 1);
+	assert_string_equal(tp_str(p, tp_slice_name(t, &t->slices[2])), "z");
+	assert_int_equal(tp_slice_depth(t, &t->slices[2]), 1);
+	assert_int_equal(t->slices[3].label, 0);
+	for (uint32_t i = 1; i < t->num_labels; i++)
+		assert_true(t->labels[i].name || t->labels[i].depth); /* only label 0 is all zero */
+	assert_null(t->label_slots);
+	/* A label added after finish still interns (the hash is rebuilt). */
+	struct tp_slice *d = tp_track_push(p, tr);
+	assert_int_equal(tp_slice_set_name(p, &p->tracks[tr], d, tp_profile_str(p, "y")), TP_OK);
+	assert_int_equal(d->label, p->tracks[tr].slices[0].label);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -486,6 +659,9 @@ int main(void)
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
 		cmocka_unit_test(test_vendor_rows),
+		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_long_durations),
+		cmocka_unit_test(test_labels_compact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

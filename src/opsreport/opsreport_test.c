@@ -68,8 +68,8 @@ static struct tp_profile *build_small(enum warm_mode mode, int nsteps, int first
 		int warm = step < first_warm;
 		struct tp_slice *s = tp_track_push(p, tr);
 		s->start_ns = t;
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
-		s->name = tp_profile_str(p, "bert");
+		tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
+		tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, "bert"));
 		tp_args_begin(p);
 		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
 		tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
@@ -102,13 +102,13 @@ static struct tp_profile *build_small(enum warm_mode mode, int nsteps, int first
 			uint32_t args = tp_args_end(p);
 			struct tp_slice *op = tp_track_push(p, tr);
 			op->start_ns = t;
-			op->end_ns = t + d;
-			op->type = tp_profile_str(p, TP_CAP_TYPE_OP);
-			op->name = tp_profile_str(p, o->name);
+			tp_slice_set_end(p, &p->tracks[tr], op, t + d);
+			tp_slice_set_type(p, &p->tracks[tr], op, tp_profile_str(p, TP_CAP_TYPE_OP));
+			tp_slice_set_name(p, &p->tracks[tr], op, tp_profile_str(p, o->name));
 			op->args = args;
 			t += d + 5;
 		}
-		p->tracks[tr].slices[step_idx].end_ns = t;
+		tp_slice_set_end(p, &p->tracks[tr], &p->tracks[tr].slices[step_idx], t);
 		t += 100;
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -163,7 +163,12 @@ static void check_small_table(enum warm_mode mode)
 		assert_non_null(st);
 		assert_int_equal(st->v.i, 1);
 	}
-	assert_int_equal(q->desc->end_ns - q->desc->start_ns, 10000);
+	const struct tp_track *dt = NULL;
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (q->desc >= p->tracks[i].slices && q->desc < p->tracks[i].slices + p->tracks[i].count)
+			dt = &p->tracks[i];
+	assert_non_null(dt);
+	assert_int_equal(tp_slice_dur(dt, q->desc), 10000);
 	tp_op_table_free(&t);
 	tp_op_table_free(&t); /* idempotent */
 	tp_profile_free(p);
@@ -209,8 +214,8 @@ static void test_table_no_ops(void **state)
 	int dev = tp_profile_add_device(p, "d", 0, 1);
 	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, tr);
-	s->end_ns = 5;
-	s->type = tp_profile_str(p, "sCONV");
+	tp_slice_set_end(p, &p->tracks[tr], s, 5);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, "sCONV"));
 	tp_profile_finish(p);
 	struct tp_op_table t;
 	assert_int_equal(tp_op_table_build(p, &t), TP_OK);

@@ -182,7 +182,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
 			const struct tp_arg *sa;
-			if (s->type != ty_step || !(sa = tp_args_find(p, s->args, k_step)))
+			if (tp_slice_type(tr, s) != ty_step || !(sa = tp_args_find(p, s->args, k_step)))
 				continue;
 			struct stepflag *g = tp_grow(steps, sizeof *steps, nsteps + 1, &cap_steps);
 			if (!g)
@@ -205,11 +205,11 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 		const struct tp_slice *cur_step = NULL; /* latest step slice on this track */
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (ty_step && s->type == ty_step) {
+			if (ty_step && tp_slice_type(tr, s) == ty_step) {
 				cur_step = s;
 				continue;
 			}
-			if (s->type != ty_op)
+			if (tp_slice_type(tr, s) != ty_op)
 				continue;
 			if (k_cut && tp_args_find(p, s->args, k_cut)) {
 				/* Cut short by the end of the capture (a kill): its end is not measured. */
@@ -233,7 +233,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				}
 				warm = hit ? hit->warmup : 0;
 			} else if (cur_step && s->start_ns >= cur_step->start_ns &&
-			           s->end_ns <= cur_step->end_ns) {
+			           tp_slice_end(tr, s) <= tp_slice_end(tr, cur_step)) {
 				const struct tp_arg *cw = tp_args_find(p, cur_step->args, k_warm);
 				warm = cw && arg_int(cw) != 0;
 			}
@@ -242,7 +242,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				goto out;
 			ex = g;
 			const struct tp_arg *ot = tp_args_find(p, s->args, k_type);
-			ex[nex].name = s->name;
+			ex[nex].name = tp_slice_name(tr, s);
 			ex[nex].op_type = ot && ot->type == TP_ARG_STR ? ot->v.s : 0;
 			ex[nex].track = (uint32_t)ti;
 			ex[nex].warmup = warm;
@@ -279,7 +279,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				continue;
 			if (!r->desc)
 				r->desc = ex[k].s;
-			int64_t d = ex[k].s->end_ns - ex[k].s->start_ns;
+			int64_t d = tp_slice_dur(&p->tracks[ex[k].track], ex[k].s);
 			durs[nd++] = d;
 			r->total_ns += d;
 		}

@@ -230,7 +230,7 @@ static void test_many_chunks(void **state)
 		struct tp_slice *s = fx_cmd(p, tr, i % 3 ? "tensorLd" : "tensorSt", "DMA_tensor",
 		                            i * 100, i * 100 + 40 + i % 50, (uint32_t)i + 1);
 		s->bytes = 256u << (i % 5);
-		s->dir = TP_DIR_DDR_TO_LMEM;
+		tp_slice_set_dir(p, &p->tracks[tr], s, TP_DIR_DDR_TO_LMEM);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	char *a = tmp("inline.pftrace"), *b = tmp("thread.pftrace"), *c = tmp("plain.pftrace");
@@ -327,8 +327,8 @@ static void test_long_strings(void **state)
 	for (int i = 0; i < 3; i++) {
 		struct tp_slice *s = tp_track_push(p, th);
 		s->start_ns = i * 10;
-		s->end_ns = i * 10 + 5;
-		s->name = tp_profile_str(p, "op");
+		tp_slice_set_end(p, &p->tracks[th], s, i * 10 + 5);
+		tp_slice_set_name(p, &p->tracks[th], s, tp_profile_str(p, "op"));
 		tp_args_begin(p);
 		for (int k = 0; k < 20; k++) {
 			size_t n = 1000 * (size_t)(k + 1) - 1;
@@ -517,7 +517,7 @@ static void test_text_and_limits(void **state)
 	assert_int_equal(tp_strtab_intern(&p->strs, "bad\xff\xed\xa0\x80name", 11, &bad), TP_OK);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		if (p->tracks[t].count)
-			p->tracks[t].slices[0].name = bad;
+			tp_slice_set_name(p, &p->tracks[t], &p->tracks[t].slices[0], bad);
 	char *path = tmp("text.pftrace");
 	struct tp_diag d = {0};
 	struct tp_perfetto_opts o = {1, 0, 0, 0};

@@ -289,16 +289,17 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 		 * §7.2). Fields that change slowly from one command to the next come first and the
 		 * ones that change every command last: in the compressed Perfetto trace a run of
 		 * unchanged annotations then costs one back-reference instead of one per field. */
-		int sys = s->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
-		enum tp_dir dir = (enum tp_dir)s->dir;
+		const struct tp_label *lb = tp_slice_label(t, s);
+		int sys = lb->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
+		enum tp_dir dir = (enum tp_dir)lb->dir;
 		if (full)
-			arg_str(out, "Function Name", tp_str(p, s->name));
-		if (s->type)
-			arg_str(out, "Function Type", tp_str(p, s->type));
+			arg_str(out, "Function Name", tp_str(p, lb->name));
+		if (lb->type)
+			arg_str(out, "Function Type", tp_str(p, lb->type));
 		if (dma && !sys && dir != TP_DIR_NONE)
 			arg_str(out, "Direction", tp_dir_name(dir));
-		if (s->dtype)
-			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)s->dtype));
+		if (lb->dtype)
+			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)lb->dtype));
 		if (l) {
 			arg_int(out, "Layer Id", l->id);
 			if (full && l->type)
@@ -319,7 +320,7 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 			arg_uint(out, "Asic Cycle", s->cycles);
 		}
 		if (dma && !sys) {
-			double bw = round4(tp_slice_gbps(s, t->freq_mhz));
+			double bw = round4(tp_slice_gbps(t, s, t->freq_mhz));
 			arg_uint(out, "DMA data size(B)", s->bytes);
 			/* Mode-1 data has no direction: the reference then reports the bandwidth as
 			 * DDR bandwidth. */
@@ -328,8 +329,8 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 			if (tp_dir_touches_l2(dir))
 				arg_real(out, "L2M Bandwidth(GB/s)", bw);
 		}
-		if (s->stall && (dma ? !sys : 1))
-			arg_uint(out, "Stall Cycle", s->stall);
+		if (lb->stall && (dma ? !sys : 1))
+			arg_uint(out, "Stall Cycle", lb->stall);
 	} else if (l) {
 		/* Layer slices (and captured slices tied to a layer) name their layer fully. */
 		arg_int(out, "Layer Id", l->id);
@@ -463,7 +464,7 @@ static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, cons
  * a lane accepts a slice only when nothing is open on it; on a nesting track also when the
  * slice lies inside the innermost open slice. Deterministic, so the counting pass and the
  * delivery pass agree. Returns the lane or -1 when MAX_LANES would be exceeded. */
-static long lane_assign(struct plan *pl, const struct tp_slice *s, int nested, uint64_t id,
+static long lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested, uint64_t id,
                         uint32_t *depth, uint64_t *parent)
 {
 	size_t l;
@@ -471,7 +472,7 @@ static long lane_assign(struct plan *pl, const struct tp_slice *s, int nested, u
 		struct lane *ln = &pl->lanes[l];
 		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
 			ln->depth--;
-		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= s->end_ns))
+		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= end))
 			break;
 	}
 	if (l == pl->nlanes_used) {
@@ -496,7 +497,7 @@ static long lane_assign(struct plan *pl, const struct tp_slice *s, int nested, u
 	}
 	*depth = (uint32_t)ln->depth;
 	*parent = ln->depth ? ln->ids[ln->depth - 1] : 0;
-	ln->ends[ln->depth] = s->end_ns;
+	ln->ends[ln->depth] = end;
 	ln->ids[ln->depth] = id;
 	ln->depth++;
 	return (long)l;
@@ -528,11 +529,30 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 	const struct tp_layer *l = tp_profile_layer(p, i, &ly);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
-	tmp->end_ns = l->end_ns;
-	tmp->name = l->type ? l->type : l->name;
-	tmp->type = l->type;
 	tmp->layer = (int32_t)i;
 	return tmp;
+}
+
+/* The end of slice s from dt_slice: its track's, or the layer's for a synthesised Layer track. */
+static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
+                      const struct synth *syn, const struct tp_slice *s)
+{
+	if (!syn)
+		return tp_slice_end(t, s);
+	struct tp_layer ly;
+	return tp_profile_layer(p, (size_t)s->layer, &ly)->end_ns;
+}
+
+/* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
+ * layer's type (its name when it has no type) as name and its type as type. */
+static struct tp_label dt_label(const struct tp_profile *p, const struct tp_track *t,
+                                const struct synth *syn, const struct tp_slice *s)
+{
+	if (!syn)
+		return *tp_slice_label(t, s);
+	struct tp_layer ly;
+	const struct tp_layer *l = tp_profile_layer(p, (size_t)s->layer, &ly);
+	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
 }
 
 /* Counts the lanes a track needs. */
@@ -545,7 +565,7 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 		uint64_t parent;
 		struct tp_slice tmp;
 		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
-		long l = lane_assign(pl, s, nested, k + 1, &depth, &parent);
+		long l = lane_assign(pl, s, dt_end(pl->p, t, syn, s), nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -1115,7 +1135,7 @@ static long enclosing(const struct tp_track *t, int64_t ts)
 	 * parents, so the first that still covers ts is the innermost. A bounded walk keeps a
 	 * pathological track from costing O(n) per flow. */
 	for (size_t k = lo, steps = 0; k-- > 0 && steps < 64; steps++)
-		if (t->slices[k].end_ns >= ts)
+		if (tp_slice_end(t, &t->slices[k]) >= ts)
 			return (long)k;
 	return -1;
 }
@@ -1699,18 +1719,18 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 			continue;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			if (s->kind != TP_CMD_NORMAL || s->end_ns <= s->start_ns)
+			if (tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_end(t, s) <= s->start_ns)
 				continue;
 			double amount; /* per ns of the slice */
 			if (dv->what == 1) {
-				enum tp_dir dir = (enum tp_dir)s->dir;
+				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
 				if (!s->bytes || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
 					continue;
-				amount = (double)s->bytes / (double)(s->end_ns - s->start_ns);
+				amount = (double)s->bytes / (double)(tp_slice_end(t, s) - s->start_ns);
 			} else {
 				amount = 1.0;
 			}
-			int64_t a = s->start_ns - begin, b = s->end_ns - begin;
+			int64_t a = s->start_ns - begin, b = tp_slice_end(t, s) - begin;
 			size_t k0 = (size_t)(a / w), k1 = (size_t)((b - 1) / w);
 			if (k1 >= nb)
 				k1 = nb - 1;
@@ -1815,16 +1835,18 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
-			long lane = lane_assign(pl, s, dt->nested, id, &depth, &parent);
+			int64_t end = dt_end(p, t, dt->syn, s);
+			long lane = lane_assign(pl, s, end, dt->nested, id, &depth, &parent);
 			if (lane < 0 || (size_t)lane >= dt->nlanes)
 				return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
 			ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
 			ss->slice = s;
 			ss->id = id;
-			ss->name = tp_str(p, s->name);
-			ss->category = cat ? cat : tp_str(p, s->type);
+			struct tp_label lb = dt_label(p, t, dt->syn, s);
+			ss->name = tp_str(p, lb.name);
+			ss->category = cat ? cat : tp_str(p, lb.type);
 			ss->ts_ns = s->start_ns;
-			ss->dur_ns = s->end_ns - s->start_ns;
+			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
 			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);

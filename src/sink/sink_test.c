@@ -654,7 +654,7 @@ static void flows_reference(int mode)
 		size_t a = (size_t)(f->from_ns / 10), b = (size_t)(f->to_ns / 10);
 		const struct tp_slice *x = &p->tracks[tr[ft]].slices[a],
 		                      *y = &p->tracks[tr[tt]].slices[b];
-		assert_true(x->start_ns <= f->from_ns && x->end_ns >= f->from_ns);
+		assert_true(x->start_ns <= f->from_ns && tp_slice_end(&p->tracks[tr[ft]], x) >= f->from_ns);
 		if (x->start_ns < y->start_ns)
 			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0, x->start_ns,
 			                         y->start_ns, 0};

@@ -142,24 +142,24 @@ int main(int argc, char **argv)
 		struct tp_slice *s = tp_track_push(p, tr[c][k]);
 		int64_t gap = rnd(40), dur = 20 + rnd(400);
 		s->start_ns = t[c][k] + gap;
-		s->end_ns = s->start_ns + dur;
-		t[c][k] = s->end_ns;
+		tp_slice_set_end(p, &p->tracks[tr[c][k]], s, s->start_ns + dur);
+		t[c][k] = tp_slice_end(&p->tracks[tr[c][k]], s);
 		s->start_cycle = (uint64_t)s->start_ns;
 		s->cycles = (uint32_t)dur + 1;
 		s->cmd_id = ++id[c][k];
 		if (k == 0) {
-			s->name = tp_profile_str(p, tiu_names[rnd(8)]);
-			s->type = tp_profile_str(p, "sCONV");
-			s->dtype = TP_DT_INT8;
+			tp_slice_set_name(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, tiu_names[rnd(8)]));
+			tp_slice_set_type(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, "sCONV"));
+			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_INT8);
 			if (rnd(4) == 0 && id[c][1])
 				s->dep_id = id[c][1];
 		} else {
-			s->name = tp_profile_str(p, dma_names[rnd(4)]);
-			s->type = tp_profile_str(p, "DMA_tensor");
+			tp_slice_set_name(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, dma_names[rnd(4)]));
+			tp_slice_set_type(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, "DMA_tensor"));
 			s->bytes = 512u << rnd(8);
-			s->dir = rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR;
-			s->dtype = TP_DT_FP16;
-			s->stall = rnd(3) ? 0 : rnd(100);
+			tp_slice_set_dir(p, &p->tracks[tr[c][k]], s, rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_FP16);
+			tp_slice_set_stall(p, &p->tracks[tr[c][k]], s, rnd(3) ? 0 : rnd(100));
 		}
 		s->layer = -1;
 	}

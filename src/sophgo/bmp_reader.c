@@ -13,7 +13,7 @@
  *
  * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
  * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
- * the 64-byte slice, plus argument sets and tensors only while the dump is small (enum
+ * the 48-byte slice, plus argument sets and tensors only while the dump is small (enum
  * tp_bmprofile_detail), plus the layers unless skip_layers. Slices first hold the raw 32-bit
  * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
  * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
@@ -444,7 +444,8 @@ static double round4(double x)
 /* GDMA PMU figures per command (costmodel §5 steps 6, 7, 9): BM1688 counts bytes only and
  * the transactions are bytes / 16 (xact NULL); CV184X counts transactions (xact = DDR side |
  * LMEM side << 32). Bandwidths are bytes per GDMA cycle times the GDMA clock in GHz. */
-static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, uint64_t lmem,
+static void add_gdma_pmu(struct rd *r, const struct tp_track *tr, const struct tp_slice *s,
+                         uint64_t gmem, uint64_t lmem,
                          const uint64_t *xact)
 {
 	struct tp_profile *p = r->p;
@@ -452,7 +453,7 @@ static void add_gdma_pmu(struct rd *r, const struct tp_slice *s, uint64_t gmem, 
 	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
 	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
 	uint64_t gx = xact ? (*xact & 0xFFFFFFFFu) : gmem / xa, lx = xact ? *xact >> 32 : lmem / xa;
-	tp_args_add_uint(p, "Stall Cycle", s->stall);
+	tp_args_add_uint(p, "Stall Cycle", tp_slice_stall(tr, s));
 	tp_args_add_uint(p, "gmem_xfer_bytes(B)", gmem);
 	tp_args_add_real(p, "gmem_bandwidth", gbw);
 	tp_args_add_uint(p, "gmem_dma_data_size(B)", gmem);
@@ -510,16 +511,21 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
                      unsigned core, size_t rel)
 {
 	struct bmp_cmd c;
-	struct tp_slice *s = &r->p->tracks[t].slices[index];
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = &tr->slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
-		s->name = tp_profile_str(r->p, "cmd_type_-1_0");
-		s->type = tp_profile_str(r->p, "cmd_type_-1");
+		struct tp_label l = *tp_slice_label(tr, s);
+		l.name = tp_profile_str(r->p, "cmd_type_-1_0");
+		l.type = tp_profile_str(r->p, "cmd_type_-1");
+		tp_slice_set_label(r->p, tr, s, &l);
 		return;
 	}
-	name_of(r, &c, &s->name, &s->type);
-	s->kind = c.kind;
-	s->dir = c.dir;
-	s->dtype = c.dtype;
+	struct tp_label l = *tp_slice_label(tr, s);
+	l.kind = c.kind;
+	l.dir = c.dir;
+	l.dtype = c.dtype;
+	name_of(r, &c, &l.name, &l.type);
+	tp_slice_set_label(r->p, tr, s, &l);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
 	if (engine == BMP_ENG_TIU && c.have_desc) {
@@ -547,7 +553,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 		tp_args_add_uint(p, key_names[K_SRC], c.src_addr);
 	}
 	if (engine == BMP_ENG_GDMA && c.have_desc && r->gd_gmem[core] && rel < r->gd_cap[core])
-		add_gdma_pmu(r, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
+		add_gdma_pmu(r, tr, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
 		             r->gd_xact[core] ? &r->gd_xact[core][rel] : NULL);
 	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
 	if (c.has_msg) {
@@ -597,7 +603,7 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 	int a2 = r->perfai;
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
-		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)s->end_ns;
+		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)tp_slice_end(tr, s);
 		if (i > first) {
 			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
 			                 : (st < ls || en < le);
@@ -613,10 +619,10 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 			e64 += UINT64_C(1) << 32; /* the end wrapped, the start did not */
 		if (a2) {
 			s->start_ns = tp_cycles_to_ns(s64, mhz);
-			s->end_ns = tp_cycles_to_ns(e64, mhz);
+			tp_slice_set_end(r->p, tr, s, tp_cycles_to_ns(e64, mhz));
 		} else {
 			s->start_ns = (int64_t)s64;
-			s->end_ns = (int64_t)e64;
+			tp_slice_set_end(r->p, tr, s, (int64_t)e64);
 		}
 	}
 	if (wraps)
@@ -668,9 +674,10 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 			bmp_tiu_decode(base + i * rs, &rec);
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
+		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		s->end_ns = rec.end;
+		tp_slice_set_end(r->p, tr, s, rec.end);
 		if ((i & 0xFFFF) == 0xFFFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x10000 * rs);
@@ -735,6 +742,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		}
 		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
 		struct tp_slice *s = tp_track_push(r->p, t);
+		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
 		s->bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
 		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
@@ -743,9 +751,9 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			if (r->gd_xact[core])
 				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 		}
-		s->stall = rec.stall;
+		tp_slice_set_stall(r->p, tr, s, rec.stall);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		s->end_ns = rec.end;
+		tp_slice_set_end(r->p, tr, s, rec.end);
 		if ((i & 0x3FFF) == 0x3FFF) {
 			drop_pages(f, sp->off, sp->off + i * rs);
 			iter_progress(r, (uint64_t)0x4000 * rs);
@@ -824,15 +832,15 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 		s->start_ns = (int64_t)((d.begin - tbase) * tick) + shift_ns;
 		if (d.end == 0 || d.end == UINT64_MAX || d.end < d.begin ||
 		    (d.end - tbase) > (uint64_t)INT64_MAX / tick)
-			s->end_ns = s->start_ns;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, s->start_ns);
 		else
-			s->end_ns = (int64_t)((d.end - tbase) * tick) + shift_ns;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, (int64_t)((d.end - tbase) * tick) + shift_ns);
 		if (s->start_ns < 0) {
 			/* The firmware starts work before the first PMU record (the timeline's zero);
 			 * such records are pinned to 0 so the axis stays non-negative. */
+			int64_t e = tp_slice_end(&r->p->tracks[t], s);
 			s->start_ns = 0;
-			if (s->end_ns < 0)
-				s->end_ns = 0;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, e < 0 ? 0 : e);
 			early++;
 		}
 		s->cmd_id = d.profile_id;
@@ -862,9 +870,11 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 			snprintf(tyn, sizeof tyn, "DYN_%u", ty);
 			break;
 		}
-		s->name = tp_profile_str(r->p, nm);
-		s->type = tp_profile_str(r->p, tyn);
-		s->kind = TP_CMD_NORMAL;
+		struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
+		l.name = tp_profile_str(r->p, nm);
+		l.type = tp_profile_str(r->p, tyn);
+		l.kind = TP_CMD_NORMAL;
+		tp_slice_set_label(r->p, &r->p->tracks[t], s, &l);
 		if (!r->detail)
 			continue;
 		tp_args_begin(r->p);
@@ -914,7 +924,8 @@ struct core_range {
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
  * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
  * offset. */
-static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, int64_t offset_ns)
+static void set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
+                       int64_t ce, double mhz, int64_t offset_ns)
 {
 	uint64_t cyc = (uint64_t)(ce - cs) + 1;
 	s->start_cycle = (uint64_t)cs;
@@ -924,7 +935,7 @@ static void set_cycles(struct tp_slice *s, int64_t cs, int64_t ce, double mhz, i
 	 * cycles at 900 MHz are 2055890 ns, not 2055889). The alignment above keeps the vendor's
 	 * float arithmetic, which its cycles depend on. */
 	s->start_ns = tp_cycles_to_ns_exact((uint64_t)cs, mhz) + offset_ns;
-	s->end_ns = tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns;
+	tp_slice_set_end(p, t, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
 }
 
 static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
@@ -932,17 +943,18 @@ static void finish_slices(struct rd *r, int t, size_t first, size_t n, double mh
 {
 	if (!n)
 		return; /* (no slices: the array may be NULL) */
-	struct tp_slice *s = r->p->tracks[t].slices + first;
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = tr->slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
-		int64_t ce = bmp_ns_to_cycles(s->end_ns - sub, mhz);
+		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
 		if (cs < 0) {
 			cs = 0;
 			(*clamped)++;
 		}
 		if (ce < cs)
 			ce = cs;
-		set_cycles(s, cs, ce, mhz, offset_ns);
+		set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -1004,14 +1016,17 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
 		for (size_t i = 0; i < n; i++) {
 			struct bmp_cmd c;
-			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-				s->name = NAME_NONE;
+				tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			} else {
-				s->name = c.key;
-				s->kind = c.kind;
-				s->dir = c.dir;
-				s->dtype = c.dtype;
+				struct tp_label l = *tp_slice_label(tr, s);
+				l.name = c.key;
+				l.kind = c.kind;
+				l.dir = c.dir;
+				l.dtype = c.dtype;
+				tp_slice_set_label(r->p, tr, s, &l);
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
@@ -1034,27 +1049,33 @@ static void name_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
 		for (size_t i = 0; i < n; i++) {
-			struct tp_slice *s = &r->p->tracks[t].slices[first + i];
-			if (s->name == NAME_NONE) {
-				s->name = tp_profile_str(r->p, "cmd_type_-1_0");
-				s->type = tp_profile_str(r->p, "cmd_type_-1");
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			/* fill_core left the name-cache key in the label's name. */
+			struct tp_label l = *tp_slice_label(tr, s);
+			if (l.name == NAME_NONE) {
+				l.name = tp_profile_str(r->p, "cmd_type_-1_0");
+				l.type = tp_profile_str(r->p, "cmd_type_-1");
+				tp_slice_set_label(r->p, tr, s, &l);
 				continue;
 			}
-			struct name_slot *ns = &r->cache[s->name % NAME_CACHE];
+			struct name_slot *ns = &r->cache[l.name % NAME_CACHE];
 			if (!ns->set) {
 				/* First use of this cache slot: the command's own names. */
 				struct bmp_cmd c;
 				if (!bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-					s->name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
-					s->type = tp_profile_str(r->p, "cmd_type_-1");
+					l.name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
+					l.type = tp_profile_str(r->p, "cmd_type_-1");
+					tp_slice_set_label(r->p, tr, s, &l);
 					continue;
 				}
 				ns->name = tp_profile_str(r->p, c.name);
 				ns->type = tp_profile_str(r->p, c.type);
 				ns->set = 1;
 			}
-			s->name = ns->name;
-			s->type = ns->type;
+			l.name = ns->name;
+			l.type = ns->type;
+			tp_slice_set_label(r->p, tr, s, &l);
 		}
 	}
 }
@@ -1152,15 +1173,11 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		}
 		delta[k] = anchor[k] - anchor[0];
 		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
-			s[i].start_ns -= delta[k];
-			s[i].end_ns -= delta[k];
-		}
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
+			s[i].start_ns -= delta[k]; /* the end moves with the start */
 		s = r->p->tracks[r->gdma_track[k]].slices;
-		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++) {
+		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
 			s[i].start_ns -= delta[k];
-			s[i].end_ns -= delta[k];
-		}
 	}
 	/* Global zero: min over cores of the first TIU and first GDMA start. */
 	int64_t zero = INT64_MAX;
@@ -1243,11 +1260,12 @@ static void finish_cycles(struct rd *r, int t, size_t first, size_t n, double mh
 {
 	if (!n)
 		return; /* (no slices: the array may be NULL) */
-	struct tp_slice *s = r->p->tracks[t].slices + first;
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = tr->slices + first;
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
-		int64_t ce = s->end_ns < cs ? cs : s->end_ns;
-		set_cycles(s, cs, ce, mhz, offset_ns);
+		int64_t ce = tp_slice_end(tr, s) < cs ? cs : tp_slice_end(tr, s);
+		set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -1310,14 +1328,10 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		 * offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
 		int64_t toff = tp_f64_to_i64_clamp(start_us * r->tiu_mhz, 0, INT64_C(1) << 53),
 		        goff = tp_f64_to_i64_clamp(start_us * r->gdma_mhz, 0, INT64_C(1) << 53);
-		for (size_t i = 0; i < tn; i++) {
+		for (size_t i = 0; i < tn; i++) /* the ends move with the starts */
 			ts[i].start_ns = ts[i].start_ns - t0 + toff;
-			ts[i].end_ns = ts[i].end_ns - t0 + toff;
-		}
-		for (size_t i = 0; i < gn; i++) {
+		for (size_t i = 0; i < gn; i++)
 			gs[i].start_ns = gs[i].start_ns - g0 + goff;
-			gs[i].end_ns = gs[i].end_ns - g0 + goff;
-		}
 		/* TIU re-anchoring: the first static GDMA node with a PMU record ends where the TIU
 		 * node that depends on it (bd_id + 1, same gdma_id) starts. */
 		int anchored = 0;
@@ -1335,13 +1349,11 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 							continue;
 						for (size_t j = 0; j < tn; j++)
 							if ((ts[j].cmd_id & mask) == (want_bd & mask)) {
-								int64_t gend = (int64_t)((double)gs[i].end_ns * r->tiu_mhz /
+								int64_t gend = (int64_t)((double)tp_slice_end(&r->p->tracks[r->gdma_track[k]], &gs[i]) * r->tiu_mhz /
 								                         r->gdma_mhz);
 								int64_t sh = gend - ts[j].start_ns;
-								for (size_t q = 0; q < tn; q++) {
+								for (size_t q = 0; q < tn; q++)
 									ts[q].start_ns += sh;
-									ts[q].end_ns += sh;
-								}
 								anchored = 1;
 								break;
 							}
@@ -1405,14 +1417,14 @@ static void attach_nodes(struct rd *r)
 						continue;
 					/* BM1684X descriptors are decoded without addresses; the compiler's
 					 * gdma_dir gives the direction. */
-					if (e == BMP_ENG_GDMA && s->dir == TP_DIR_NONE && s->kind == TP_CMD_NORMAL)
-						s->dir = nd->dir[ni];
+					if (e == BMP_ENG_GDMA && tp_slice_dir(t, s) == TP_DIR_NONE && tp_slice_kind(t, s) == TP_CMD_NORMAL)
+						tp_slice_set_dir(r->p, t, s, nd->dir[ni]);
 				}
 				int32_t L = bmp_nodes_layer(nd, ni, &cur);
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;
-				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns, s->end_ns,
+				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns, tp_slice_end(t, s),
 				                           e == BMP_ENG_TIU, s->cmd_id) != TP_OK)
 					return; /* the sticky oom flag fails tp_profile_finish */
 			}

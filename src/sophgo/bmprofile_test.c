@@ -892,13 +892,13 @@ static void test_json_variants(void **state)
 		struct tp_slice *s = tp_track_push(p, tt);
 		s->cmd_id = i;
 		s->start_ns = i * 100;
-		s->end_ns = i * 100 + 50;
+		tp_slice_set_end(p, &p->tracks[tt], s, i * 100 + 50);
 		s->layer = -1;
 	}
 	struct tp_slice *s = tp_track_push(p, gt);
 	s->cmd_id = 1;
 	s->start_ns = 10;
-	s->end_ns = 20;
+	tp_slice_set_end(p, &p->tracks[gt], s, 20);
 	s->layer = -1;
 	struct sg_layers L = {0};
 	assert_int_equal(sg_layers_parse_json(p, (const uint8_t *)js, sizeof js - 1, "t.json", &L),
@@ -984,23 +984,23 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->start_cycle, 1200);
 	assert_int_equal(s->cycles, 899);
 	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
-	assert_int_equal(s->end_ns, 2331);   /* int(2098 / 0.9) */
-	assert_string_equal(tp_str(p, s->name), "conv.normal");
-	assert_string_equal(tp_str(p, s->type), "sCONV");
-	assert_int_equal(s->dtype, TP_DT_INT8);
+	assert_int_equal(tp_slice_end(t0, s), 2331);   /* int(2098 / 0.9) */
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
+	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
 	assert_int_equal(s->dep_id, 1);
-	assert_int_equal(s->kind, TP_CMD_NORMAL);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_NORMAL);
 	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
 	s = by_cmd(t0, 2);
 	assert_int_equal(s->start_cycle, 2200); /* 2445 ns */
 	assert_int_equal(s->cycles, 10);
-	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_SYS_WAIT);
 	assert_int_equal(s->layer, -1);
 	int found;
 	assert_int_equal(arg_int(p, s->args, "Msg Id", &found), 3);
 	assert_true(found);
 	s = by_cmd(t0, 3);
-	assert_string_equal(tp_str(p, s->name), "system.end");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "system.end");
 	assert_int_equal(s->layer, -1); /* the final end command has no node line */
 
 	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA);
@@ -1009,22 +1009,22 @@ static void test_a2_small(void **state)
 	assert_int_equal(s->start_cycle, 0);
 	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
 	assert_int_equal(s->bytes, 48);
-	assert_int_equal(s->stall, 7);
-	assert_string_equal(tp_str(p, s->name), "tensorLd");
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tp_slice_stall(g0, s), 7);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(s->layer, 0);
 	assert_int_equal(arg_int(p, s->args, "src_start_addr", &found), INT64_C(0x8000001000));
 	s = by_cmd(g0, 2);
-	assert_string_equal(tp_str(p, s->name), "chain end"); /* the vendor's name */
-	assert_string_equal(tp_str(p, s->type), "chain end");
-	assert_int_equal(s->kind, TP_CMD_SYS);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "chain end"); /* the vendor's name */
+	assert_string_equal(tp_str(p, tp_slice_type(g0, s)), "chain end");
+	assert_int_equal(tp_slice_kind(g0, s), TP_CMD_SYS);
 	assert_int_equal(s->start_cycle, 1000); /* 1334 ns */
 
 	const struct tp_track *t1 = track(p, 1, TP_TRACK_TIU);
 	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
 	s = by_cmd(t1, 2);
 	assert_int_equal(s->start_cycle, 2200); /* aligned onto core 0's wait */
-	assert_int_equal(s->kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(tp_slice_kind(t1, s), TP_CMD_SYS_WAIT);
 
 	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
 	assert_int_equal(p->num_layers, 2);
@@ -1041,11 +1041,11 @@ static void test_a2_small(void **state)
 	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
 	assert_int_equal(m0->count, 2);
 	assert_int_equal(m0->slices[0].start_ns, 334);
-	assert_int_equal(m0->slices[0].end_ns, 334);
-	assert_string_equal(tp_str(p, m0->slices[0].name), "set_GDMA");
+	assert_int_equal(tp_slice_end(m0, &m0->slices[0]), 334);
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[0])), "set_GDMA");
 	assert_string_equal(arg_str(p, m0->slices[0].args, "extra"), "hello");
 	assert_int_equal(m0->slices[1].start_ns, 1334);
-	assert_int_equal(m0->slices[1].end_ns, 3334);
+	assert_int_equal(tp_slice_end(m0, &m0->slices[1]), 3334);
 
 	assert_int_equal(p->stats.files_read, 5);
 	assert_int_equal(p->stats.blocks_read, 8);
@@ -1087,23 +1087,23 @@ static void test_x_small(void **state)
 	assert_int_equal(s->start_cycle, 1299);
 	assert_int_equal(s->cycles, 100);
 	assert_int_equal(s->start_ns, 1299);
-	assert_int_equal(s->end_ns, 1398);
-	assert_string_equal(tp_str(p, s->name), "arith.add");
-	assert_string_equal(tp_str(p, s->type), "sAR");
+	assert_int_equal(tp_slice_end(t0, s), 1398);
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
 	assert_int_equal(s->layer, 1);
 	assert_int_equal(by_cmd(t0, 2)->start_cycle, 1499);
 	s = by_cmd(g0, 1);
 	assert_int_equal(s->start_cycle, 1000);
 	assert_int_equal(s->cycles, 300);
 	assert_int_equal(s->bytes, 123); /* d0_wr + d1_wr + gif_wr */
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
 	assert_int_equal(s->layer, 0);
-	assert_string_equal(tp_str(p, by_cmd(g0, 2)->name), "dma.sys.chain_end");
+	assert_string_equal(tp_str(p, tp_slice_name(g0, by_cmd(g0, 2))), "dma.sys.chain_end");
 	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
 	assert_int_equal(m0->count, 2);
 	assert_int_equal(m0->slices[0].start_ns, 0);    /* FUNC at the legacy time base */
 	assert_int_equal(m0->slices[1].start_ns, 1000); /* NODE_SET */
-	assert_string_equal(tp_str(p, m0->slices[1].name), "set_GDMA");
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[1])), "set_GDMA");
 	assert_int_equal(p->stats.records_dropped, 1);
 	assert_int_equal(p->stats.files_read, 4);
 	tp_profile_free(p);
@@ -1418,14 +1418,14 @@ static void test_real_bm1688(void **state)
 	assert_int_equal(g1->count, 21);
 	/* First conv: raw 452448533 .. 452760563 = 312031 cycles, unchanged by the round trip. */
 	const struct tp_slice *s = by_cmd(t0, 2);
-	assert_string_equal(tp_str(p, s->name), "conv.normal");
-	assert_string_equal(tp_str(p, s->type), "sCONV");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
 	assert_int_equal(s->cycles, 312031);
 	/* GDMA core 0 cmd 2: 101376 bytes in 3377 cycles (= 22.5147 GB/s at 750 MHz). */
 	s = by_cmd(g0, 2);
 	assert_int_equal(s->bytes, 101376);
 	assert_int_equal(s->cycles, 3377);
-	assert_string_equal(tp_str(p, s->name), "tensorLd");
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
 	/* Total span, with the GDMA "end" taken as the last record's end (§10.2 quirk). */
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	const struct tp_track *all[4] = {t0, t1, g0, g1};
@@ -1434,8 +1434,8 @@ static void test_real_bm1688(void **state)
 		for (size_t i = 0; i < t->count; i++) {
 			if (t->slices[i].start_ns < lo)
 				lo = t->slices[i].start_ns;
-			if (t->kind == TP_TRACK_TIU && t->slices[i].end_ns > hi)
-				hi = t->slices[i].end_ns;
+			if (t->kind == TP_TRACK_TIU && tp_slice_end(t, &t->slices[i]) > hi)
+				hi = tp_slice_end(t, &t->slices[i]);
 		}
 		if (t->kind == TP_TRACK_GDMA && t->count) {
 			/* tracks are sorted by start; the last record in PMU order has the top cmd id */
@@ -1443,8 +1443,8 @@ static void test_real_bm1688(void **state)
 			for (size_t i = 0; i < t->count; i++)
 				if (t->slices[i].cmd_id > last->cmd_id)
 					last = &t->slices[i];
-			if (last->end_ns > hi)
-				hi = last->end_ns;
+			if (tp_slice_end(t, last) > hi)
+				hi = tp_slice_end(t, last);
 		}
 	}
 	assert_int_equal(lo, 0);
@@ -1454,14 +1454,14 @@ static void test_real_bm1688(void **state)
 	for (int c = 0; c < 2; c++) {
 		const struct tp_track *t = c ? t1 : t0, *g = c ? g1 : g0;
 		for (size_t i = 0; i < t->count; i++)
-			if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+			if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
 				tiu[c] += t->slices[i].cycles;
 		for (size_t i = 0; i < g->count; i++) {
 			gdma[c] += g->slices[i].cycles;
-			if (g->slices[i].kind == TP_CMD_SYS_WAIT)
+			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_SYS_WAIT)
 				gwait[c] += g->slices[i].cycles;
-			if (g->slices[i].kind == TP_CMD_NORMAL &&
-			    tp_dir_touches_ddr((enum tp_dir)g->slices[i].dir))
+			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_NORMAL &&
+			    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g, &g->slices[i])))
 				ddr[c] += g->slices[i].bytes;
 		}
 	}
@@ -1476,7 +1476,7 @@ static void test_real_bm1688(void **state)
 	assert_int_equal(by_cmd(g0, 1)->layer, 0);
 	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "Load");
 	assert_int_equal(by_cmd(t0, 257)->layer, -1); /* system.end */
-	assert_string_equal(tp_str(p, by_cmd(t0, 257)->name), "system.end");
+	assert_string_equal(tp_str(p, tp_slice_name(t0, by_cmd(t0, 257))), "system.end");
 	assert_int_equal(p->num_mems, 14);
 	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "1872297");
 	assert_string_equal(tp_profile_get_meta(p, "sim_flops"), "7743042536");
@@ -1592,14 +1592,14 @@ static void check_against_ref(const struct tp_profile *p, const struct tp_track 
 			         ref[i].cmd_id, (unsigned long long)s->start_cycle,
 			         (unsigned long long)(s->start_cycle + s->cycles - 1), ref[i].start,
 			         ref[i].end);
-		if (strcmp(tp_str(p, s->name), ref[i].name) != 0)
+		if (strcmp(tp_str(p, tp_slice_name(t, s)), ref[i].name) != 0)
 			fail_msg("%s: Cmd Id %lld: name %s, reference %s", path, ref[i].cmd_id,
-			         tp_str(p, s->name), ref[i].name);
+			         tp_str(p, tp_slice_name(t, s)), ref[i].name);
 		/* The reference prints LMEM->LMEM for sys commands (their addresses are zeroed);
 		 * tpuprof says they have no direction. */
-		if (dma && s->kind == TP_CMD_NORMAL && strcmp(dir_text(s->dir), ref[i].dir) != 0)
+		if (dma && tp_slice_kind(t, s) == TP_CMD_NORMAL && strcmp(dir_text(tp_slice_dir(t, s)), ref[i].dir) != 0)
 			fail_msg("%s: Cmd Id %lld: direction %s, reference %s", path, ref[i].cmd_id,
-			         dir_text(s->dir), ref[i].dir);
+			         dir_text(tp_slice_dir(t, s)), ref[i].dir);
 		checked++;
 	}
 	assert_int_equal(checked, n);
@@ -1631,13 +1631,13 @@ static void test_real_cv184x(void **state)
 	/* PROVENANCE.txt: totalTiuCycle 591160, totalGdmaCycle 724000, DDR avg 4.39 GB/s. */
 	uint64_t tiu = 0, gdma = 0, ddr = 0, ddr_cyc = 0;
 	for (size_t i = 0; i < t0->count; i++)
-		if (t0->slices[i].kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t0, &t0->slices[i]) != TP_CMD_SYS_WAIT)
 			tiu += t0->slices[i].cycles;
 	for (size_t i = 0; i < g0->count; i++) {
 		const struct tp_slice *s = &g0->slices[i];
-		if (s->kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(g0, s) != TP_CMD_SYS_WAIT)
 			gdma += s->cycles;
-		if (s->kind == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)s->dir)) {
+		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
 			ddr += s->bytes;
 			ddr_cyc += s->cycles;
 		}
@@ -1648,8 +1648,8 @@ static void test_real_cv184x(void **state)
 	/* GDMA Cmd 1 (tdmaRegInfo): tensorLd of 70656 bytes, stall 0, FP32. */
 	const struct tp_slice *s = by_cmd(g0, 1);
 	assert_int_equal(s->bytes, 70656);
-	assert_int_equal(s->dtype, TP_DT_FP32);
-	assert_int_equal(s->dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tp_slice_dtype(g0, s), TP_DT_FP32);
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	tp_profile_free(p);
 }
 

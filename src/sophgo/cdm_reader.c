@@ -227,7 +227,7 @@ static int load(struct rd *r, const char *name, struct tp_file *f, char **path)
 
 /* ---- names ----------------------------------------------------------------------------- */
 
-static void set_names(struct rd *r, struct tp_slice *s, const struct cdm_cmd *c)
+static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 {
 	uint32_t key = 0;
 	if (c && c->known)
@@ -286,7 +286,7 @@ static void unwrap_times(struct rd *r, struct tp_track *t, int cdma)
 	int64_t off = 0, prev_s = 0, prev_e = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
-		int64_t st = s->start_ns + off, en = s->end_ns + off;
+		int64_t st = s->start_ns + off, en = tp_slice_end(t, s) + off;
 		if (i) {
 			int back = cdma ? (prev_s - st > WRAP / 2 && prev_e - en > WRAP / 2)
 			                : prev_e - st > WRAP / 2;
@@ -300,7 +300,7 @@ static void unwrap_times(struct rd *r, struct tp_track *t, int cdma)
 		if (en < st)
 			en += WRAP;
 		s->start_ns = st;
-		s->end_ns = en;
+		tp_slice_set_end(r->p, t, s, en);
 		prev_s = st;
 		prev_e = en;
 	}
@@ -314,7 +314,7 @@ static void reorder(struct rd *r, struct tp_track *t)
 	for (size_t i = 1; i < t->count; i++) {
 		struct tp_slice *a = &t->slices[i - 1], *b = &t->slices[i];
 		if (b->cmd_id < a->cmd_id &&
-		    (a->depth == 1 || (a->cmd_id == b->cmd_id + 1 && b->cmd_id != 0))) {
+		    (tp_slice_depth(t, a) == 1 || (a->cmd_id == b->cmd_id + 1 && b->cmd_id != 0))) {
 			struct tp_slice x = *a;
 			*a = *b;
 			*b = x;
@@ -447,7 +447,8 @@ static double round4(double x)
  * uArch Ops is 0); GDMA/SDMA the mask and joined address fields, the data type and, from the
  * PMU record `m` (NULL = none), the byte / bandwidth / transaction counters with no clock
  * factor, the bandwidth under DDR or L2M by the direction. */
-static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_cmd *c,
+static void add_detail(struct rd *r, const struct tp_track *t, const struct tp_slice *s,
+                       const struct cdm_cmd *c,
                        const struct sg_desc *d, const struct tp_cost *k, const struct cdm_pmu *m)
 {
 	struct tp_profile *p = r->p;
@@ -505,7 +506,8 @@ static void add_detail(struct rd *r, const struct tp_slice *s, const struct cdm_
 		return;
 	/* Slices still hold raw cycles here (finalize() converts them): Asic = end - start + 1. */
 	uint64_t x = m->bytes;
-	double asic = s->end_ns >= s->start_ns ? (double)(s->end_ns - s->start_ns + 1) : 1.0;
+	int64_t end = tp_slice_end(t, s);
+	double asic = end >= s->start_ns ? (double)(end - s->start_ns + 1) : 1.0;
 	double bw = round4((double)x / asic);
 	int ddr = tp_dir_touches_ddr((enum tp_dir)c->dir);
 	int l2 = !ddr && tp_dir_touches_l2((enum tp_dir)c->dir); /* DDR wins, as the printer's */
@@ -568,7 +570,14 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct tp_slice *s = &r->p->tracks[t].slices[index];
 	uint32_t pos = s->args;
 	s->args = 0;
-	set_names(r, s, c);
+	struct tp_label lb = *tp_slice_label(&r->p->tracks[t], s);
+	set_names(r, &lb, c);
+	if (c) {
+		lb.kind = c->kind;
+		lb.dir = c->dir;
+		lb.dtype = c->dtype;
+	}
+	tp_slice_set_label(r->p, &r->p->tracks[t], s, &lb);
 	if ((!c || !c->cls) && r->dec && r->mode == 3 && r->p->tracks[t].kind == TP_TRACK_TIU) {
 		/* A TIU record without a descriptor in a dump that has them (the profiler's and the
 		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
@@ -580,9 +589,6 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	}
 	if (!c)
 		return;
-	s->kind = c->kind;
-	s->dir = c->dir;
-	s->dtype = c->dtype;
 	s->dep_id = c->dep;
 	if (!c->cls || !r->dec)
 		return;
@@ -603,7 +609,7 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	struct cdm_pmu m;
 	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
 	tp_args_begin(r->p);
-	add_detail(r, s, c, &d, &k, have_m ? &m : NULL);
+	add_detail(r, &r->p->tracks[t], s, c, &d, &k, have_m ? &m : NULL);
 	s->args = tp_args_end(r->p);
 }
 
@@ -663,9 +669,9 @@ out:
 static void omit_sys(struct rd *r, struct tp_track *t)
 {
 	size_t lo = 0, hi = t->count;
-	while (lo < hi && t->slices[lo].kind != TP_CMD_NORMAL)
+	while (lo < hi && tp_slice_kind(t, &t->slices[lo]) != TP_CMD_NORMAL)
 		lo++;
-	while (hi > lo && t->slices[hi - 1].kind != TP_CMD_NORMAL)
+	while (hi > lo && tp_slice_kind(t, &t->slices[hi - 1]) != TP_CMD_NORMAL)
 		hi--;
 	if (lo == 0 && hi == t->count)
 		return;
@@ -706,11 +712,11 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			if (stash)
 				s->args = pos;
 			s->start_ns = m.start;
-			s->end_ns = m.end;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, m.end);
 			s->cmd_id = m.id;
 			s->bytes = m.bytes;
-			s->stall = m.stall;
-			s->depth = m.thread;
+			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
+			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
 		}
 	}
 	r->p->stats.records_read += total;
@@ -800,10 +806,10 @@ static int read_core(struct rd *r, size_t core)
 			                (unsigned long long)(want - 1));
 		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
 		if (tr->count >= 2) {
-			ci->init_end[e] = tr->slices[1].end_ns;
+			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
 			ci->have_init[e] = 1;
 			if (e == CDM_TIU) {
-				ci->anchor = tr->slices[1].end_ns;
+				ci->anchor = tp_slice_end(tr, &tr->slices[1]);
 				ci->have_anchor = 1;
 			}
 		}
@@ -915,10 +921,8 @@ static void shift_track(struct tp_profile *p, int t, int64_t by)
 	if (t < 0 || by == 0)
 		return;
 	struct tp_track *tr = &p->tracks[t];
-	for (size_t i = 0; i < tr->count; i++) {
-		tr->slices[i].start_ns -= by;
-		tr->slices[i].end_ns -= by;
-	}
+	for (size_t i = 0; i < tr->count; i++)
+		tr->slices[i].start_ns -= by; /* the end moves with the start */
 }
 
 /* Step 5: each CDMA port onto its owner's first SDMA record (a vSDMA send). */
@@ -932,7 +936,7 @@ static int align_cdma(struct rd *r)
 		struct tp_track *tr = &r->p->tracks[pi->track];
 		int st = r->ci[pi->owner].track[CDM_SDMA];
 		if (tr->count && st >= 0 && r->p->tracks[st].count) {
-			int64_t off = tr->slices[0].end_ns - r->p->tracks[st].slices[0].end_ns;
+			int64_t off = tp_slice_end(tr, &tr->slices[0]) - tp_slice_end(&r->p->tracks[st], &r->p->tracks[st].slices[0]);
 			shift_track(r->p, pi->track, off);
 			used_sdma = st;
 		} else if (tr->count) {
@@ -971,21 +975,21 @@ static int all_tracks_of(struct rd *r, size_t core, int *out)
 	return n;
 }
 
-static void finalize_track(struct tp_track *t, int64_t zero)
+static void finalize_track(struct tp_profile *p, struct tp_track *t, int64_t zero)
 {
 	double mhz = t->freq_mhz;
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
-		int64_t cs = s->start_ns - zero, ce = s->end_ns - zero;
+		int64_t cs = s->start_ns - zero, ce = tp_slice_end(t, s) - zero;
 		uint64_t cyc = (uint64_t)(ce - cs) + 1;
 		s->start_cycle = (uint64_t)cs;
 		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz);
-		s->end_ns = tp_cycles_to_ns((uint64_t)ce, mhz);
+		tp_slice_set_end(p, t, s, tp_cycles_to_ns((uint64_t)ce, mhz));
 		/* "Cmd Id" = inst_id + 1, except CDMA whose ids already start at 1 (§8.3). */
 		if (t->kind != TP_TRACK_CDMA)
 			s->cmd_id += 1;
-		s->depth = 0;
+		tp_slice_set_depth(p, t, s, 0);
 	}
 }
 
@@ -1026,8 +1030,8 @@ static size_t dep_ends(struct rd *r, size_t c, struct id_end **out)
 	size_t m = 0;
 	int in_order = 1;
 	for (size_t i = 0; i < g->count; i++)
-		if (g->slices[i].name != unknown) {
-			v[m] = (struct id_end){g->slices[i].cmd_id, g->slices[i].end_ns};
+		if (tp_slice_name(g, &g->slices[i]) != unknown) {
+			v[m] = (struct id_end){g->slices[i].cmd_id, tp_slice_end(g, &g->slices[i])};
 			if (m && v[m - 1].id > v[m].id)
 				in_order = 0;
 			m++;
@@ -1052,7 +1056,7 @@ static void dep_check(struct rd *r, size_t c, const struct id_end *v, size_t m,
 	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
 	for (size_t i = 0; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
-		if (!s->dep_id || s->name == unknown)
+		if (!s->dep_id || tp_slice_name(t, s) == unknown)
 			continue;
 		struct id_end key = {s->dep_id - 1, 0};
 		const struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
@@ -1086,12 +1090,12 @@ static void vendor_timeline(struct rd *r, size_t c)
 		for (size_t i = 0; i < x->count; i++) {
 			const struct tp_slice *s = &x->slices[i];
 			vz = s->start_ns + sh < vz ? s->start_ns + sh : vz;
-			vt = s->end_ns + sh > vt ? s->end_ns + sh : vt;
+			vt = tp_slice_end(x, s) + sh > vt ? tp_slice_end(x, s) + sh : vt;
 			oz = s->start_ns < oz ? s->start_ns : oz;
-			ot = s->end_ns > ot ? s->end_ns : ot;
+			ot = tp_slice_end(x, s) > ot ? tp_slice_end(x, s) : ot;
 		}
 		if (x->count)
-			last_listed = x->slices[x->count - 1].end_ns + sh;
+			last_listed = tp_slice_end(x, &x->slices[x->count - 1]) + sh;
 	}
 	if (vz == INT64_MAX)
 		return;
@@ -1132,8 +1136,8 @@ static int align_all(struct rd *r)
 		for (size_t i = 0; i < x->count; i++) {
 			if (x->slices[i].start_ns < zero)
 				zero = x->slices[i].start_ns;
-			if (x->slices[i].end_ns > tail)
-				tail = x->slices[i].end_ns;
+			if (tp_slice_end(x, &x->slices[i]) > tail)
+				tail = tp_slice_end(x, &x->slices[i]);
 		}
 	}
 	if (zero == INT64_MAX)
@@ -1144,7 +1148,7 @@ static int align_all(struct rd *r)
 	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
 		return nomem(r);
 	for (size_t t = 0; t < r->p->num_tracks; t++) {
-		finalize_track(&r->p->tracks[t], zero);
+		finalize_track(r->p, &r->p->tracks[t], zero);
 		omit_sys(r, &r->p->tracks[t]);
 	}
 	return TP_OK;
@@ -1164,9 +1168,9 @@ static double vendor_gbps(struct rd *r, size_t c, int e, int l2)
 	uint64_t bytes = 0, cyc = 0;
 	for (size_t i = 0; i < g->count; i++) {
 		const struct tp_slice *s = &g->slices[i];
-		enum tp_dir d = s->name == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)s->dir;
+		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)tp_slice_dir(g, s);
 		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
-		if (in && (s->name == unknown || s->kind == TP_CMD_NORMAL)) {
+		if (in && (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
 			bytes += s->bytes;
 			cyc += s->cycles;
 		}
@@ -1180,7 +1184,7 @@ static uint64_t working_cycles(const struct tp_track *t)
 {
 	uint64_t n = 0;
 	for (size_t i = 0; i < t->count; i++)
-		if (t->slices[i].kind != TP_CMD_SYS_WAIT)
+		if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
 			n += t->slices[i].cycles;
 	return n;
 }

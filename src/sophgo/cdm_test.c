@@ -284,13 +284,13 @@ static void test_read_small(void **state)
 	assert_int_equal(gt->slices[0].start_ns, 0);
 	assert_int_equal(gt->slices[0].cycles, 191);
 	assert_int_equal(gt->slices[0].bytes, 4096);
-	assert_string_equal(tp_str(p, gt->slices[0].name), "tensorLd");
-	assert_int_equal(gt->slices[0].dir, TP_DIR_DDR_TO_LMEM);
+	assert_string_equal(tp_str(p, tp_slice_name(gt, &gt->slices[0])), "tensorLd");
+	assert_int_equal(tp_slice_dir(gt, &gt->slices[0]), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(tt->slices[0].start_ns, 200);
-	assert_int_equal(tt->slices[0].end_ns, 300);
+	assert_int_equal(tp_slice_end(tt, &tt->slices[0]), 300);
 	assert_int_equal(tt->slices[0].cmd_id, 1);
-	assert_string_equal(tp_str(p, tt->slices[0].name), "conv.normal");
-	assert_string_equal(tp_str(p, tt->slices[1].name), "arith.add");
+	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[0])), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[1])), "arith.add");
 	assert_int_equal(tt->slices[1].cmd_id, 2);
 	/* pmu_tail_cycle: last end (TIU 4300) - zero (3800). */
 	assert_string_equal(tp_profile_get_meta(p, "pmu_tail_cycle"), "500");

@@ -366,10 +366,10 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
 		int32_t L = owner[s->cmd_id];
-		if (L < 0 || (skip_type && s->type == skip_type))
+		if (L < 0 || (skip_type && tp_slice_type(t, s) == skip_type))
 			continue;
 		s->layer = L;
-		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, s->end_ns, tiu, 0) != TP_OK) {
+		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, tp_slice_end(t, s), tiu, 0) != TP_OK) {
 			tp_free(owner);
 			return TP_ENOMEM;
 		}

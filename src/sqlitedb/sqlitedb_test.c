@@ -116,8 +116,8 @@ static void test_invalid_utf8_name(void **state)
 	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t i = 0; i < p->tracks[t].count; i++)
-			if (strcmp(tp_str(p, p->tracks[t].slices[i].name), "mm.normal") == 0)
-				p->tracks[t].slices[i].name = bad;
+			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[i])), "mm.normal") == 0)
+				tp_slice_set_name(p, &p->tracks[t], &p->tracks[t].slices[i], bad);
 	struct tp_diag d = {0};
 	assert_int_equal(tp_sqlitedb_write(p, NULL, path, 0, &d), TP_OK);
 	sqlite3 *db;
@@ -169,12 +169,12 @@ static void test_batches(void **state)
 			                            (uint32_t)i + 1);
 			if (k) {
 				s->bytes = 512u * (uint32_t)(i + 1);
-				s->dir = TP_DIR_DDR_TO_LMEM;
+				tp_slice_set_dir(p, &p->tracks[tr[k]], s, TP_DIR_DDR_TO_LMEM);
 			}
 		}
 	uint32_t bad;
 	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
-	p->tracks[tr[0]].slices[100].name = bad;
+	tp_slice_set_name(p, &p->tracks[tr[0]], &p->tracks[tr[0]].slices[100], bad);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_diag d = {0};
 	assert_int_equal(tp_sqlitedb_write(p, NULL, path, 1, &d), TP_OK);
@@ -200,8 +200,8 @@ static void test_batches(void **state)
 			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 			assert_int_equal(sqlite3_column_int64(st, 0), ++id);
 			assert_int_equal(sqlite3_column_int64(st, 1), m->start_ns);
-			assert_int_equal(sqlite3_column_int64(st, 2), m->end_ns - m->start_ns);
-			const char *want = m->name == bad ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx" : tp_str(p, m->name);
+			assert_int_equal(sqlite3_column_int64(st, 2), tp_slice_end(t, m) - m->start_ns);
+			const char *want = tp_slice_name(t, m) == bad ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx" : tp_str(p, tp_slice_name(t, m));
 			assert_string_equal((const char *)sqlite3_column_text(st, 3), want);
 			assert_int_equal(sqlite3_column_int64(st, 4), m->cmd_id);
 			assert_int_equal(sqlite3_column_int64(st, 5), id);

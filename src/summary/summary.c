@@ -422,7 +422,7 @@ static void hot_name(const struct tp_profile *p, const struct tp_cost_hot *h, ch
 		return;
 	}
 	const struct tp_slice *s = &p->tracks[h->track].slices[h->slice];
-	snprintf(buf, n, "core %d TIU cmd %u %s%s", h->core, s->cmd_id, tp_str(p, s->name), ly);
+	snprintf(buf, n, "core %d TIU cmd %u %s%s", h->core, s->cmd_id, tp_str(p, tp_slice_name(&p->tracks[h->track], s)), ly);
 }
 
 static void hot_notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
@@ -788,7 +788,7 @@ static void hot_json(struct tp_buf *b, const struct tp_profile *p, const struct 
 		if (h[i].track >= 0) {
 			const struct tp_slice *s = &p->tracks[h[i].track].slices[h[i].slice];
 			jint(b, &f, "cmd_id", s->cmd_id);
-			jstr(b, &f, "name", tp_str(p, s->name));
+			jstr(b, &f, "name", tp_str(p, tp_slice_name(&p->tracks[h[i].track], s)));
 		}
 		if (h[i].layer >= 0 && (size_t)h[i].layer < p->num_layers) {
 			struct tp_layer lv;

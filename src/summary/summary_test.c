@@ -19,16 +19,16 @@ static struct tp_profile *build(void)
 	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 1500;
-	s->end_ns = 1499;
-	s->name = tp_profile_str(p, "conv.normal");
+	tp_slice_set_end(p, &p->tracks[t], s, 1499);
+	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv.normal"));
 	s = tp_track_push(p, g);
 	s->start_ns = 100;
 	s->start_cycle = 100;
 	s->cycles = 1000;
-	s->end_ns = 1099;
+	tp_slice_set_end(p, &p->tracks[g], s, 1099);
 	s->bytes = 20000;
-	s->dir = TP_DIR_DDR_TO_LMEM;
-	s->name = tp_profile_str(p, "tensorLd \"quoted\"");
+	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
+	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd \"quoted\""));
 	p->net_name = tp_profile_str(p, "net</script>");
 	tp_profile_note(p, "a note");
 	tp_profile_finish(p);
@@ -148,7 +148,7 @@ static void test_cost_columns(void **state)
 	l.type = tp_profile_str(p, "Conv2D");
 	int li = tp_profile_add_layer(p, &l);
 	struct tp_slice *s = &p->tracks[t].slices[0];
-	s->type = tp_profile_str(p, "sCONV");
+	tp_slice_set_type(p, &p->tracks[t], s, tp_profile_str(p, "sCONV"));
 	s->cmd_id = 2;
 	s->layer = li;
 	/* init_cycle 300 does not fit the packed entry: it goes through the track's cost_big. */
@@ -198,8 +198,8 @@ static void test_text_controls(void **state)
 	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 10;
-	s->end_ns = 9;
-	s->name = tp_profile_str(p, "conv\x1b]0;pwned\x07\xc2\x9b" "2J\xff");
+	tp_slice_set_end(p, &p->tracks[t], s, 9);
+	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv\x1b]0;pwned\x07\xc2\x9b" "2J\xff"));
 	tp_profile_note(p, "note \x1b[2J with \x08 controls\r");
 	tp_profile_finish(p);
 	struct tp_analysis a;

@@ -79,19 +79,19 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		int used = 0;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty_op || !ty_op)
+			if (tp_slice_type(tr, s) != ty_op || !ty_op)
 				continue;
 			used = 1;
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
 				continue;
-			if (strcmp(tp_str(host, s->name), "disable_profile") == 0 &&
-			    (!have_disable || s->end_ns > disable_end)) {
-				disable_end = s->end_ns;
+			if (strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") == 0 &&
+			    (!have_disable || tp_slice_end(tr, s) > disable_end)) {
+				disable_end = tp_slice_end(tr, s);
 				have_disable = 1;
 			}
 			if (!have_first || s->start_ns < first_start) {
 				first_start = s->start_ns;
-				first_end = s->end_ns;
+				first_end = tp_slice_end(tr, s);
 				have_first = 1;
 			}
 		}
@@ -133,8 +133,7 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 
 	for (size_t t = 0; t < dev->num_tracks; t++)
 		for (size_t k = 0; k < dev->tracks[t].count; k++) {
-			dev->tracks[t].slices[k].start_ns += shift;
-			dev->tracks[t].slices[k].end_ns += shift;
+			dev->tracks[t].slices[k].start_ns += shift; /* the end moves with the start */
 		}
 	for (size_t i = 0; i < dev->num_layers; i++) {
 		struct tp_layer ly;
@@ -161,9 +160,9 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		const struct tp_track *tr = &host->tracks[t];
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (s->type != ty_op || !ty_op)
+			if (tp_slice_type(tr, s) != ty_op || !ty_op)
 				continue;
-			const char *name = tp_str(host, s->name);
+			const char *name = tp_str(host, tp_slice_name(tr, s));
 			int drop = 0;
 			for (size_t n = 0; n < sizeof dropped_names / sizeof *dropped_names; n++)
 				drop |= strcmp(name, dropped_names[n]) == 0;
@@ -195,9 +194,10 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 				break;
 			}
 			x->start_ns = s->start_ns + host_shift;
-			x->end_ns = s->end_ns + host_shift;
-			x->name = tp_profile_str(dev, name);
-			x->type = tp_profile_str(dev, cat[0] ? cat : "host");
+			tp_slice_set_end(dev, &dev->tracks[*slot], x, tp_slice_end(tr, s) + host_shift);
+			struct tp_label lb = {.name = tp_profile_str(dev, name)};
+			lb.type = tp_profile_str(dev, cat[0] ? cat : "host");
+			tp_slice_set_label(dev, &dev->tracks[*slot], x, &lb);
 			x->args = args;
 			copied++;
 		}

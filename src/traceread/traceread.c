@@ -1228,9 +1228,8 @@ static int add_slice(struct rd *r, int track, int64_t ts, int64_t end, uint32_t 
 	if (!s)
 		return TP_ENOMEM;
 	s->start_ns = ts;
-	s->end_ns = end < ts ? ts : end;
-	s->name = name;
-	s->type = type;
+	tp_slice_set_end(r->p, &r->p->tracks[track], s, end < ts ? ts : end);
+	tp_slice_set_label(r->p, &r->p->tracks[track], s, &(struct tp_label){.name = name, .type = type});
 	s->args = args;
 	return TP_OK;
 }
@@ -1875,8 +1874,7 @@ static int finish(struct rd *r)
 		                  (long long)r->min_ns, (long long)r->max_ns);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++) {
-			p->tracks[t].slices[k].start_ns -= base;
-			p->tracks[t].slices[k].end_ns -= base;
+			p->tracks[t].slices[k].start_ns -= base; /* the end moves with the start */
 		}
 	for (size_t c = 0; c < p->num_counters; c++)
 		for (size_t k = 0; k < p->counters[c].count; k++)

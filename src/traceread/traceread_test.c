@@ -63,7 +63,7 @@ static size_t count_type(const struct tp_profile *p, const char *type)
 	size_t n = 0;
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++)
-			n += ty && p->tracks[t].slices[k].type == ty;
+			n += ty && tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty;
 	return n;
 }
 
@@ -75,8 +75,8 @@ static const struct tp_slice *find_typed(const struct tp_profile *p, const char 
 	uint32_t ty = type ? tp_profile_find_str(p, type) : 0;
 	for (size_t t = 0; t < p->num_tracks && id; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++)
-			if (p->tracks[t].slices[k].name == id &&
-			    (!type || p->tracks[t].slices[k].type == ty)) {
+			if (tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k]) == id &&
+			    (!type || tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty)) {
 				if (tr)
 					*tr = &p->tracks[t];
 				return &p->tracks[t].slices[k];
@@ -132,7 +132,8 @@ static void test_kineto(void **state)
 	const struct tp_track *tr = NULL;
 	const struct tp_slice *s = find_slice(p, "[param|cuda]", &tr);
 	assert_int_equal(s->start_ns + base_ns(p), INT64_C(1695835542514261000));
-	assert_int_equal(s->end_ns - s->start_ns, INT64_C(43425283000));
+	assert_int_equal(tp_slice_dur(tr, s), INT64_C(43425283000)); /* a long_dur entry */
+	assert_true(s->dur & TP_SLICE_LONG_DUR);
 	assert_string_equal(arg_str(p, s, "cat"), "user_annotation");
 	/* Named by the M events: process python3.10. */
 	assert_string_equal(tp_str(p, p->devices[tr->device].name), "python3.10");
@@ -213,15 +214,16 @@ static void test_onnxruntime(void **state)
 	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 235);
 	assert_int_equal(p->num_devices, 1);
 	assert_int_equal(base_ns(p), 4000);
-	const struct tp_slice *s = find_slice(p, "gpu_0/data_0_QuantizeLinear_kernel_time", NULL);
+	const struct tp_track *st = NULL, *rt = NULL;
+	const struct tp_slice *s = find_slice(p, "gpu_0/data_0_QuantizeLinear_kernel_time", &st);
 	assert_int_equal(s->start_ns, 902583000 - 4000);
-	assert_int_equal(s->end_ns - s->start_ns, 4068000);
+	assert_int_equal(tp_slice_dur(st, s), 4068000);
 	assert_string_equal(arg_str(p, s, TP_CAP_KEY_OP_TYPE), "QuantizeLinear");
 	assert_string_equal(arg_str(p, s, "provider"), "CPUExecutionProvider");
 	/* Parents written after their children still nest: model_run is depth 0 and encloses. */
-	const struct tp_slice *run = find_slice(p, "model_run", NULL);
-	assert_int_equal(run->depth, 0);
-	assert_int_equal(s->depth, 2);
+	const struct tp_slice *run = find_slice(p, "model_run", &rt);
+	assert_int_equal(tp_slice_depth(rt, run), 0);
+	assert_int_equal(tp_slice_depth(st, s), 2);
 	tp_profile_free(p);
 }
 
@@ -245,7 +247,7 @@ static void test_mxnet(void **state)
 	/* The b/e pair with id 10352009933853062329 (> INT64_MAX) on pid 3060606181218273969. */
 	s = find_typed(p, "_backward_mean", "async", &tr);
 	assert_int_equal(s->start_ns + base_ns(p), INT64_C(1559670489349517000));
-	assert_int_equal(s->end_ns - s->start_ns, 868000);
+	assert_int_equal(tp_slice_dur(tr, s), 868000);
 	assert_string_equal(tp_str(p, p->devices[tr->device].name), "operator");
 	assert_string_equal(tp_str(p, tr->name), "async operator");
 	assert_false(has_note(p, "without a matching"));
@@ -301,19 +303,20 @@ static void test_quirks(void **state)
 	    "]",
 	    TP_OK, NULL);
 	assert_int_equal(p->num_tracks, 1); /* tid 1 and "1" are one thread */
-	const struct tp_slice *a = find_slice(p, "a", NULL);
+	const struct tp_track *at = NULL, *ndt = NULL, *opt = NULL;
+	const struct tp_slice *a = find_slice(p, "a", &at);
 	assert_int_equal(a->start_ns, 0);
-	assert_int_equal(a->end_ns, 2002); /* 2001.5 ns rounds half up */
+	assert_int_equal(tp_slice_end(at, a), 2002); /* 2001.5 ns rounds half up */
 	assert_int_equal(base_ns(p), 1500);
 	const struct tp_arg *n = tp_args_find(p, a->args, tp_profile_find_str(p, "n"));
 	assert_non_null(n);
 	assert_int_equal(n->type, TP_ARG_UINT);
 	assert_true(n->v.u == UINT64_MAX);
 	assert_string_equal(arg_str(p, a, "o"), "{\"x\":[1,2]}");
-	const struct tp_slice *nd = find_slice(p, "nodur", NULL);
-	assert_int_equal(nd->end_ns, nd->start_ns);
-	const struct tp_slice *op = find_slice(p, "open", NULL);
-	assert_int_equal(op->end_ns, 13000 - 1500); /* closed at the last timestamp */
+	const struct tp_slice *nd = find_slice(p, "nodur", &ndt);
+	assert_int_equal(tp_slice_end(ndt, nd), nd->start_ns);
+	const struct tp_slice *op = find_slice(p, "open", &opt);
+	assert_int_equal(tp_slice_end(opt, op), 13000 - 1500); /* closed at the last timestamp */
 	find_slice(p, "bad\xEF\xBF\xBD\xC3\xA9\xEF\xBF\xBDx", NULL);
 	assert_true(has_note(p, "1 'E' events without a matching 'B'"));
 	assert_true(has_note(p, "1 'B' events never closed"));
@@ -341,8 +344,8 @@ static void test_quirks(void **state)
 	uint32_t async = tp_profile_find_str(p, "async");
 	const struct tp_track *t = &p->tracks[0];
 	assert_int_equal(t->count, 2);
-	assert_true(t->slices[0].type == async && t->slices[0].end_ns == 4000);
-	assert_true(t->slices[1].start_ns == 1000 && t->slices[1].end_ns == 2000);
+	assert_true(tp_slice_type(t, &t->slices[0]) == async && tp_slice_end(t, &t->slices[0]) == 4000);
+	assert_true(t->slices[1].start_ns == 1000 && tp_slice_end(t, &t->slices[1]) == 2000);
 	tp_profile_free(p);
 }
 
@@ -429,8 +432,8 @@ static void test_stream(void **state)
 		assert_int_equal(p->tracks[t].count, q->tracks[t].count);
 		for (size_t k = 0; k < p->tracks[t].count; k++) {
 			assert_int_equal(p->tracks[t].slices[k].start_ns, q->tracks[t].slices[k].start_ns);
-			assert_string_equal(tp_str(p, p->tracks[t].slices[k].name),
-			                    tp_str(q, q->tracks[t].slices[k].name));
+			assert_string_equal(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k])),
+			                    tp_str(q, tp_slice_name(&q->tracks[t], &q->tracks[t].slices[k])));
 		}
 	}
 	/* The first "op16" in track order is on tid 0: event 33 at 33.033 µs (base 0). */
@@ -481,10 +484,10 @@ static void test_merge_tail(void **state)
 	int tiu = tp_profile_add_track(dev, dv, 0, TP_TRACK_TIU, "TIU", 1000);
 	struct tp_slice *x = tp_track_push(dev, tiu);
 	x->start_ns = 0;
-	x->end_ns = 5000;
+	tp_slice_set_end(dev, &dev->tracks[tiu], x, 5000);
 	x = tp_track_push(dev, tiu);
 	x->start_ns = 5000;
-	x->end_ns = 9000;
+	tp_slice_set_end(dev, &dev->tracks[tiu], x, 9000);
 	tp_profile_set_meta(dev, TP_META_TAIL_OFFSET_NS, "2000");
 	tp_profile_set_meta(dev, TP_META_PMU_TAIL_CYCLE, "9000");
 	assert_int_equal(tp_profile_finish(dev), TP_OK);
@@ -504,7 +507,7 @@ static void test_merge_tail(void **state)
 	assert_string_equal(tp_profile_get_meta(dev, "host_trace.device_offset_ns"), "49000");
 	const struct tp_track *t = &dev->tracks[tiu];
 	assert_int_equal(t->slices[0].start_ns, 49000);
-	assert_int_equal(t->slices[1].end_ns, 58000);
+	assert_int_equal(tp_slice_end(t, &t->slices[1]), 58000);
 	const struct tp_track *tr = NULL;
 	const struct tp_slice *s = find_slice(dev, "aten::add", &tr);
 	assert_int_equal(s->start_ns, 0);

@@ -1086,7 +1086,7 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
 		if ((i & 2047) == 0)
 			tp_progress_report(x->prog_done + (i - pt->first), x->prog_total);
-		int sys = sl->kind != TP_CMD_NORMAL;
+		int sys = tp_slice_kind(t, sl) != TP_CMD_NORMAL;
 		struct tp_cmd_cost cc;
 		int costed = tiu && tp_slice_cost(t, i, &cc);
 		const struct tp_arg *g;
@@ -1122,10 +1122,10 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				       NULL);
 				break;
 			case E_FTYPE:
-				xl_str(x, &s, row, col, tp_str(p, sl->type), NULL);
+				xl_str(x, &s, row, col, tp_str(p, tp_slice_type(t, sl)), NULL);
 				break;
 			case E_FNAME:
-				xl_str(x, &s, row, col, tp_str(p, sl->name), NULL);
+				xl_str(x, &s, row, col, tp_str(p, tp_slice_name(t, sl)), NULL);
 				break;
 			case E_DMA_SIZE:
 				xl_num(x, &s, row, col, sl->bytes, x->f.cyc);
@@ -1143,10 +1143,10 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, ns_to_us(sl->start_ns), x->f.us);
 				break;
 			case E_END_US:
-				xl_num(x, &s, row, col, ns_to_us(sl->end_ns), x->f.us);
+				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl)), x->f.us);
 				break;
 			case E_DUR_US:
-				xl_num(x, &s, row, col, ns_to_us(sl->end_ns - sl->start_ns),
+				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl) - sl->start_ns),
 				       x->f.us);
 				break;
 			case E_AVG200: {
@@ -1217,23 +1217,23 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			}
 			case E_STALL:
-				xl_num(x, &s, row, col, sl->stall, x->f.cyc);
+				xl_num(x, &s, row, col, tp_slice_stall(t, sl), x->f.cyc);
 				break;
 			case E_DDR_BW:
-				if (!sys && tp_dir_touches_ddr((enum tp_dir)sl->dir))
-					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
+				if (!sys && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, sl)))
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_L2_BW:
-				if (!sys && tp_dir_touches_l2((enum tp_dir)sl->dir))
-					xl_num(x, &s, row, col, tp_slice_gbps(sl, freq), x->f.gbps);
+				if (!sys && tp_dir_touches_l2((enum tp_dir)tp_slice_dir(t, sl)))
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_DIR:
 				xl_str(x, &s, row, col,
-				       sys ? "-" : tp_dir_name((enum tp_dir)sl->dir), NULL);
+				       sys ? "-" : tp_dir_name((enum tp_dir)tp_slice_dir(t, sl)), NULL);
 				break;
 			case E_DTYPE:
 				/* The decoder's "A -> B" (TIU operand -> result) when it gave one. */
@@ -1242,9 +1242,9 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 					xl_str(x, &s, row, col, tp_str(p, g->v.s), NULL);
 				else
 					xl_str(x, &s, row, col,
-					       sl->dtype == TP_DT_NONE
+					       tp_slice_dtype(t, sl) == TP_DT_NONE
 					           ? "None"
-					           : tp_dtype_name((enum tp_dtype)sl->dtype),
+					           : tp_dtype_name((enum tp_dtype)tp_slice_dtype(t, sl)),
 					       NULL);
 				break;
 			case E_DEP:
@@ -1402,11 +1402,11 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
 		xl_num(x, &s, row, 0, (double)i, x->f.cyc);
 		xl_num(x, &s, row, 1, ns_to_us(sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 2, ns_to_us(sl->end_ns), x->f.us);
-		xl_num(x, &s, row, 3, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 4, sl->depth, x->f.cyc);
-		xl_str(x, &s, row, 5, tp_str(p, sl->type), NULL);
-		xl_str(x, &s, row, 6, tp_str(p, sl->name), NULL);
+		xl_num(x, &s, row, 2, ns_to_us(tp_slice_end(t, sl)), x->f.us);
+		xl_num(x, &s, row, 3, ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
+		xl_num(x, &s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
+		xl_str(x, &s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
+		xl_str(x, &s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
 		if (cyc) {
 			xl_num(x, &s, row, 7, sl->cmd_id, x->f.cyc);
 			xl_num(x, &s, row, 8, (double)sl->start_cycle, x->f.cyc);
@@ -1435,8 +1435,8 @@ out:
 /* Orders by duration, longest first, then by Global Idx. */
 static int longer(const struct tp_track *t, size_t a, size_t b)
 {
-	int64_t da = t->slices[a].end_ns - t->slices[a].start_ns;
-	int64_t db = t->slices[b].end_ns - t->slices[b].start_ns;
+	int64_t da = tp_slice_end(t, &t->slices[a]) - t->slices[a].start_ns;
+	int64_t db = tp_slice_end(t, &t->slices[b]) - t->slices[b].start_ns;
 	return da != db ? da > db : a < b;
 }
 
@@ -1536,8 +1536,8 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			xl_num(x, &s, row, c++, t->core, x->f.cyc);
 			xl_num(x, &s, row, c++, (double)gi, x->f.cyc);
 			xl_num(x, &s, row, c++, sl->cmd_id, x->f.cyc);
-			xl_str(x, &s, row, c++, tp_str(p, sl->type), NULL);
-			xl_str(x, &s, row, c++, tp_str(p, sl->name), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, tp_slice_type(t, sl)), NULL);
+			xl_str(x, &s, row, c++, tp_str(p, tp_slice_name(t, sl)), NULL);
 			if (layers)
 				xl_str(x, &s, row, c++,
 				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
@@ -1545,10 +1545,10 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 				           : "-",
 				       NULL);
 			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
-			xl_num(x, &s, row, c++, ns_to_us(sl->end_ns - sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
 			xl_num(x, &s, row, c++, sl->cycles, x->f.cyc);
 			xl_num(x, &s, row, c++,
-			       e->busy_ns > 0 ? (double)(sl->end_ns - sl->start_ns) / (double)e->busy_ns
+			       e->busy_ns > 0 ? (double)(tp_slice_end(t, sl) - sl->start_ns) / (double)e->busy_ns
 			                      : 0,
 			       x->f.pct);
 			const char *on = "-";

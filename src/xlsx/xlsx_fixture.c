@@ -43,23 +43,23 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		s->start_cycle = cyc;
 		s->cycles = len;
 		s->start_ns = tp_cycles_to_ns(cyc, mhz);
-		s->end_ns = tp_cycles_to_ns(cyc + len - 1, mhz);
+		tp_slice_set_end(p, &p->tracks[track], s, tp_cycles_to_ns(cyc + len - 1, mhz));
 		cyc += len;
 		/* Core 1's TIU ids start at 2, as on the real BM1688 dump (its leading send_msg
 		 * is dropped), so "Avg Cycle Last 200" must divide by Cmd Id, not the row. */
 		s->cmd_id = (uint32_t)i + 1 + (kind == TP_TRACK_TIU && core == 1);
 		int wait = i % 10 == 9;
-		s->kind = wait ? TP_CMD_SYS_WAIT : TP_CMD_NORMAL;
-		s->name = wait ? t_wait : (i % 3 ? t_conv : t_ar);
-		s->type = wait ? t_sys : t_conv_ty;
+		tp_slice_set_kind(p, &p->tracks[track], s, wait ? TP_CMD_SYS_WAIT : TP_CMD_NORMAL);
+		tp_slice_set_name(p, &p->tracks[track], s, wait ? t_wait : (i % 3 ? t_conv : t_ar));
+		tp_slice_set_type(p, &p->tracks[track], s, wait ? t_sys : t_conv_ty);
 		if (bad && i == 1)
-			s->name = t_bad;
-		s->dtype = wait ? TP_DT_NONE : i % 4 == 0 ? TP_DT_FP32 : TP_DT_INT8;
+			tp_slice_set_name(p, &p->tracks[track], s, t_bad);
+		tp_slice_set_dtype(p, &p->tracks[track], s, wait ? TP_DT_NONE : i % 4 == 0 ? TP_DT_FP32 : TP_DT_INT8);
 		s->dep_id = i > 2 ? (uint32_t)i - 2 : 0;
 		if (kind != TP_TRACK_TIU && !wait) {
-			s->dir = (uint8_t)dirs[i % 4];
+			tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dirs[i % 4]);
 			s->bytes = 1024 + lcg(&seed) % 65536;
-			s->stall = i % 7 == 0 ? lcg(&seed) % 100 : 0;
+			tp_slice_set_stall(p, &p->tracks[track], s, i % 7 == 0 ? lcg(&seed) % 100 : 0);
 		}
 		s->layer = layers ? (int32_t)(i * 4 / (n ? n : 1)) : -1;
 		tp_args_begin(p);
@@ -169,10 +169,10 @@ static int add_op(struct tp_profile *p, int track, int64_t *t, const char *name,
 	if (!s)
 		return -1;
 	s->start_ns = *t;
-	s->end_ns = *t + dur;
+	tp_slice_set_end(p, &p->tracks[track], s, *t + dur);
 	*t += dur + 100;
-	s->name = tp_profile_str(p, name);
-	s->type = tp_profile_str(p, TP_CAP_TYPE_OP);
+	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
+	tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, TP_CAP_TYPE_OP));
 	tp_args_begin(p);
 	tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, type);
 	tp_args_add_str(p, TP_CAP_KEY_POST_OP, !strcmp(type, "MatMul") ? "gelu" : "");
@@ -215,8 +215,8 @@ struct tp_profile *fx_capture(unsigned steps)
 		if (!s)
 			goto fail;
 		int64_t begin = t;
-		s->name = tp_profile_str(p, "graph");
-		s->type = tp_profile_str(p, TP_CAP_TYPE_STEP);
+		tp_slice_set_name(p, &p->tracks[t1], s, tp_profile_str(p, "graph"));
+		tp_slice_set_type(p, &p->tracks[t1], s, tp_profile_str(p, TP_CAP_TYPE_STEP));
 		tp_args_begin(p);
 		tp_args_add_int(p, TP_CAP_KEY_STEP, st);
 		tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
@@ -235,7 +235,7 @@ struct tp_profile *fx_capture(unsigned steps)
 		    add_op(p, t1, &t, "sm", "Softmax", NULL, 0, 7000 + 10 * k, warm, (int)st))
 			goto fail;
 		p->tracks[t1].slices[idx].start_ns = begin;
-		p->tracks[t1].slices[idx].end_ns = t;
+		tp_slice_set_end(p, &p->tracks[t1], &p->tracks[t1].slices[idx], t);
 		t += 1000;
 	}
 	int64_t w = 2000;
@@ -244,10 +244,10 @@ struct tp_profile *fx_capture(unsigned steps)
 		if (!s)
 			goto fail;
 		s->start_ns = w;
-		s->end_ns = w + 20000;
+		tp_slice_set_end(p, &p->tracks[t2], s, w + 20000);
 		w += 50000;
-		s->name = tp_profile_str(p, "prefetch");
-		s->type = tp_profile_str(p, TP_CAP_TYPE_ACTIVITY);
+		tp_slice_set_name(p, &p->tracks[t2], s, tp_profile_str(p, "prefetch"));
+		tp_slice_set_type(p, &p->tracks[t2], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));
 	}
 	if (tp_profile_finish(p) != TP_OK)
 		goto fail;

@@ -24,7 +24,7 @@ int xl_ops_present(const struct tp_profile *p)
 		return 0;
 	for (size_t i = 0; i < p->num_tracks; i++)
 		for (size_t k = 0; k < p->tracks[i].count; k++)
-			if (p->tracks[i].slices[k].type == op)
+			if (tp_slice_type(&p->tracks[i], &p->tracks[i].slices[k]) == op)
 				return 1;
 	return 0;
 }

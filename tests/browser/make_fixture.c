@@ -118,22 +118,22 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		int64_t gap = (int64_t)rnd(400);
 		s->start_ns = g->t[core][eng] + gap;
 		s->cycles = cyc;
-		s->end_ns = s->start_ns + tp_cycles_to_ns(cyc, mhz);
+		tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
 		s->start_cycle = tp_ns_to_cycles(s->start_ns, mhz);
-		g->t[core][eng] = s->end_ns;
+		g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 		s->cmd_id = (uint32_t)p->tracks[track].count;
 		s->layer = li;
 		if (data_move) {
-			s->name = tp_profile_str(p, strcmp(type, "Store") ? "tensorLd" : "tensorSt");
-			s->type = tp_profile_str(p, "DMA_tensor");
+			tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, strcmp(type, "Store") ? "tensorLd" : "tensorSt"));
+			tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, "DMA_tensor"));
 			s->bytes = 4096 + rnd(120000);
-			s->dir = strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR;
-			s->dtype = TP_DT_INT8;
-			s->stall = rnd(4) ? 0 : rnd(50);
+			tp_slice_set_dir(p, &p->tracks[track], s, strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
+			tp_slice_set_stall(p, &p->tracks[track], s, rnd(4) ? 0 : rnd(50));
 			if (with_args && core == 0) {
 				/* Descriptor fields of the LMEM side (the vendor's names): the page's
 				 * LOCAL chart draws these commands over the compiler's tensors. */
-				int load = s->dir == TP_DIR_DDR_TO_LMEM;
+				int load = tp_slice_dir(&p->tracks[track], s) == TP_DIR_DDR_TO_LMEM;
 				tp_args_begin(p);
 				tp_args_add_uint(p, load ? "dst_start_addr" : "src_start_addr",
 				                 (uint64_t)(idx % 8) * 8192 + (uint64_t)i * 512);
@@ -147,9 +147,9 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		} else {
 			static const char *const fn[] = {"conv.normal", "arith.add", "pord.maxpooling",
 			                                 "mm2.nn"};
-			s->name = tp_profile_str(p, fn[rnd(4)]);
-			s->type = tp_profile_str(p, "sCONV");
-			s->dtype = TP_DT_INT8;
+			tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, fn[rnd(4)]));
+			tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, "sCONV"));
+			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
 			s->dep_id = rnd(3) ? 0 : (uint32_t)rnd(100) + 1;
 			if (with_args) {
 				char rate[16];
@@ -173,7 +173,7 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 				s->args = tp_args_end(p);
 			}
 		}
-		add_layer_span(p, li, s->start_ns, s->end_ns);
+		add_layer_span(p, li, s->start_ns, tp_slice_end(&p->tracks[track], s));
 	}
 }
 
@@ -187,12 +187,12 @@ static void sys_cmd(struct gen *g, int core, int eng, const char *name, int kind
 	double mhz = eng ? 750 : 900;
 	s->start_ns = g->t[core][eng];
 	s->cycles = cyc;
-	s->end_ns = s->start_ns + tp_cycles_to_ns(cyc, mhz);
-	g->t[core][eng] = s->end_ns;
+	tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
+	g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 	s->cmd_id = (uint32_t)p->tracks[track].count;
-	s->name = tp_profile_str(p, name);
-	s->type = tp_profile_str(p, eng ? "DMA_sys" : "SYS");
-	s->kind = (uint8_t)kind;
+	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
+	tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, eng ? "DMA_sys" : "SYS"));
+	tp_slice_set_kind(p, &p->tracks[track], s, (uint8_t)kind);
 }
 
 static void build(struct tp_profile *p, int hostile, long big)
@@ -249,18 +249,18 @@ static void build(struct tp_profile *p, int hostile, long big)
 	for (int i = 0; i < 6; i++) {
 		struct tp_slice *s = tp_track_push(p, sdma);
 		s->start_ns = 2000 + i * 9000;
-		s->end_ns = s->start_ns + 3000;
+		tp_slice_set_end(p, &p->tracks[sdma], s, s->start_ns + 3000);
 		s->cycles = 2250;
 		s->cmd_id = (uint32_t)i + 1;
 		s->bytes = 65536;
-		s->dir = TP_DIR_DDR_TO_DDR;
-		s->name = tp_profile_str(p, "dma.general");
-		s->type = tp_profile_str(p, "DMA_general");
+		tp_slice_set_dir(p, &p->tracks[sdma], s, TP_DIR_DDR_TO_DDR);
+		tp_slice_set_name(p, &p->tracks[sdma], s, tp_profile_str(p, "dma.general"));
+		tp_slice_set_type(p, &p->tracks[sdma], s, tp_profile_str(p, "DMA_general"));
 		s = tp_track_push(p, mcu);
 		s->start_ns = 1000 + i * 9000;
-		s->end_ns = s->start_ns + 500;
-		s->name = tp_profile_str(p, "set_GDMA");
-		s->type = tp_profile_str(p, "NODE_SET");
+		tp_slice_set_end(p, &p->tracks[mcu], s, s->start_ns + 500);
+		tp_slice_set_name(p, &p->tracks[mcu], s, tp_profile_str(p, "set_GDMA"));
+		tp_slice_set_type(p, &p->tracks[mcu], s, tp_profile_str(p, "NODE_SET"));
 	}
 	struct tp_mem m = {1, 0x125ADA000ull, 25997312, 10, 0, tp_profile_str(p, "coeff")};
 	tp_profile_add_mem(p, &m);
