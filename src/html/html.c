@@ -354,6 +354,9 @@ struct lane {
 	                                order (4 bytes a layer; lane_at builds each slice) ... */
 	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
 	                                owned: lane_at's walk of the table (tp_walk) */
+	struct lmemo *memo;          /* lane made from layers: owned, its last two layers decoded
+	                                (lane_at, lane_end and lane_label of one slice, and the
+	                                previous slice's end, decode each layer once) */
 	double mhz;
 	const char *label;
 };
@@ -427,6 +430,27 @@ static size_t lane_layer(const struct lane *l, size_t i)
 	return l->lay ? l->lay[i] : tp_walk_at(&l->walk->w, i);
 }
 
+/* The compact layer table decodes a layer on every read (tp_profile_layer); a column pass asks
+ * for the same layer up to four times in a row, so a lane keeps its last two. */
+struct lmemo {
+	size_t i[2];
+	struct tp_layer l[2];
+	unsigned valid, next;
+};
+
+static const struct tp_layer *lane_rec(const struct tp_profile *p, const struct lane *l, size_t li)
+{
+	struct lmemo *m = l->memo;
+	for (unsigned k = 0; k < 2; k++)
+		if (m->valid >> k & 1 && m->i[k] == li)
+			return &m->l[k];
+	unsigned k = m->next;
+	m->next ^= 1;
+	m->i[k] = li;
+	m->valid |= 1u << k;
+	return tp_profile_layer(p, li, &m->l[k]);
+}
+
 /* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
  * layer's span, named by its type, typed by its name, tied to it). */
 static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
@@ -435,8 +459,7 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	if (!l->lay && !l->walk)
 		return &l->s[i];
 	size_t li = lane_layer(l, i);
-	struct tp_layer ly;
-	const struct tp_layer *y = tp_profile_layer(p, li, &ly);
+	const struct tp_layer *y = lane_rec(p, l, li);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->layer = (int32_t)li;
@@ -448,8 +471,7 @@ static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const 
 {
 	if (!l->lay && !l->walk)
 		return tp_slice_end(&p->tracks[l->track], s);
-	struct tp_layer ly;
-	return tp_profile_layer(p, (size_t)s->layer, &ly)->end_ns;
+	return lane_rec(p, l, (size_t)s->layer)->end_ns;
 }
 
 /* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
@@ -459,8 +481,7 @@ static struct tp_label lane_label(const struct tp_profile *p, const struct lane 
 {
 	if (!l->lay && !l->walk)
 		return *tp_slice_label(&p->tracks[l->track], s);
-	struct tp_layer ly;
-	const struct tp_layer *y = tp_profile_layer(p, (size_t)s->layer, &ly);
+	const struct tp_layer *y = lane_rec(p, l, (size_t)s->layer);
 	return (struct tp_label){.name = y->type, .type = y->name, .kind = TP_CMD_NORMAL};
 }
 
@@ -498,7 +519,7 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	}
 	if (!n)
 		return TP_OK;
-	if (n > UINT32_MAX || p->num_layers > UINT32_MAX)
+	if (n > UINT32_MAX || p->num_layers > UINT32_MAX || !(l->memo = tp_calloc(1, sizeof *l->memo)))
 		return TP_ENOMEM;
 	struct lwalk *w = tp_calloc(1, sizeof *w);
 	if (!w || !(w->bits = tp_calloc(p->num_layers / 64 + 1, sizeof *w->bits))) {
@@ -620,7 +641,8 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 	} else if (l->kind == TP_TRACK_LAYER) {
 		struct tp_layer ly;
 		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
-		            tp_profile_layer(p, (size_t)s->layer, &ly)->is_data_move
+		            (l->memo ? lane_rec(p, l, (size_t)s->layer)
+		                     : tp_profile_layer(p, (size_t)s->layer, &ly))->is_data_move
 		        ? 0.5
 		        : 1;
 	}
@@ -1560,18 +1582,23 @@ static int collect_lanes(const struct tp_profile *p, size_t max_cores, struct la
 		struct lane y;
 		int rc = layer_lane(p, l[i].device, l[i].core, &y);
 		if (rc) {
+			tp_free(y.memo);
 			for (size_t j = 0; j < n; j++) {
 				tp_free(l[j].lay);
 				lwalk_free(l[j].walk);
+				tp_free(l[j].memo);
 			}
 			tp_free(l);
 			return rc;
 		}
-		if (!y.n)
+		if (!y.n) {
+			tp_free(y.memo);
 			continue;
+		}
 		if (n == cap) {
 			tp_free(y.lay);
 			lwalk_free(y.walk);
+			tp_free(y.memo);
 			break;
 		}
 		l[n++] = y;
@@ -1645,6 +1672,7 @@ out:
 	for (size_t i = 0; i < nl; i++) {
 		tp_free(lanes[i].lay);
 		lwalk_free(lanes[i].walk);
+		tp_free(lanes[i].memo);
 	}
 	tp_free(lanes);
 	tp_free(c.argmap);
