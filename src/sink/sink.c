@@ -1146,42 +1146,53 @@ static int hless(const struct hent *x, const struct hent *y)
 	return x->key < y->key || (x->key == y->key && x->id < y->id);
 }
 
+/* A binary min-heap over a growable array of T (fields a, n, cap) ordered by less(x, y):
+ * name##_push copies *x in (TP_ENOMEM when the array cannot grow), name##_pop takes the least
+ * out (n > 0). One definition for the sweeps' heaps of (time, id) and of pulled edges. */
+#define DEFINE_HEAP(name, H, T, less)                                                      \
+	static int name##_push(H *h, const T *x)                                           \
+	{                                                                                  \
+		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                     \
+		if (!na)                                                                   \
+			return TP_ENOMEM;                                                  \
+		h->a = na;                                                                 \
+		size_t i = h->n++;                                                         \
+		h->a[i] = *x;                                                              \
+		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                          \
+			T t = h->a[i];                                                     \
+			h->a[i] = h->a[(i - 1) / 2];                                       \
+			h->a[(i - 1) / 2] = t;                                             \
+			i = (i - 1) / 2;                                                   \
+		}                                                                          \
+		return TP_OK;                                                              \
+	}                                                                                  \
+	static T name##_pop(H *h)                                                          \
+	{                                                                                  \
+		T top = h->a[0];                                                           \
+		h->a[0] = h->a[--h->n];                                                    \
+		size_t i = 0;                                                              \
+		for (;;) {                                                                 \
+			size_t l = 2 * i + 1, r = l + 1, m = i;                            \
+			if (l < h->n && less(&h->a[l], &h->a[m]))                          \
+				m = l;                                                     \
+			if (r < h->n && less(&h->a[r], &h->a[m]))                          \
+				m = r;                                                     \
+			if (m == i)                                                        \
+				break;                                                     \
+			T t = h->a[i];                                                     \
+			h->a[i] = h->a[m];                                                 \
+			h->a[m] = t;                                                       \
+			i = m;                                                             \
+		}                                                                          \
+		return top;                                                                \
+	}
+
+DEFINE_HEAP(hheap, struct heap, struct hent, hless)
+
 static int heap_push(struct heap *h, int64_t key, uint64_t id)
 {
-	struct hent *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);
-	if (!na)
-		return TP_ENOMEM;
-	h->a = na;
-	size_t i = h->n++;
-	h->a[i] = (struct hent){key, id};
-	while (i && hless(&h->a[i], &h->a[(i - 1) / 2])) {
-		struct hent t = h->a[i];
-		h->a[i] = h->a[(i - 1) / 2];
-		h->a[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-	return TP_OK;
-}
-
-static struct hent heap_pop(struct heap *h)
-{
-	struct hent top = h->a[0];
-	h->a[0] = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < h->n && hless(&h->a[l], &h->a[m]))
-			m = l;
-		if (r < h->n && hless(&h->a[r], &h->a[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct hent t = h->a[i];
-		h->a[i] = h->a[m];
-		h->a[m] = t;
-		i = m;
-	}
-	return top;
+	struct hent x = {key, id};
+	return hheap_push(h, &x);
 }
 
 /* The smallest free flow id: a bitmap of freed ids (bit k = id k + 1) with every word below
@@ -1428,43 +1439,7 @@ static int pless(const struct pent *x, const struct pent *y)
 	return x->src < y->src || (x->src == y->src && x->e < y->e);
 }
 
-static int ppush(struct pheap *h, const struct pent *x)
-{
-	struct pent *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);
-	if (!na)
-		return TP_ENOMEM;
-	h->a = na;
-	size_t i = h->n++;
-	h->a[i] = *x;
-	while (i && pless(&h->a[i], &h->a[(i - 1) / 2])) {
-		struct pent t = h->a[i];
-		h->a[i] = h->a[(i - 1) / 2];
-		h->a[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-	return TP_OK;
-}
-
-static struct pent ppop(struct pheap *h)
-{
-	struct pent top = h->a[0];
-	h->a[0] = h->a[--h->n];
-	size_t i = 0;
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < h->n && pless(&h->a[l], &h->a[m]))
-			m = l;
-		if (r < h->n && pless(&h->a[r], &h->a[m]))
-			m = r;
-		if (m == i)
-			break;
-		struct pent t = h->a[i];
-		h->a[i] = h->a[m];
-		h->a[m] = t;
-		i = m;
-	}
-	return top;
-}
+DEFINE_HEAP(pheap, struct pheap, struct pent, pless)
 
 /* Starts walking the edges whose source lies on dtrack dt in source order. */
 static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
@@ -1488,18 +1463,18 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 {
 	for (;;) {
 		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
-			*x = ppop(&it->pend);
+			*x = pheap_pop(&it->pend);
 			return 1;
 		}
 		if (!it->runs.n)
 			return 0;
-		struct hent h = heap_pop(&it->runs);
+		struct hent h = hheap_pop(&it->runs);
 		struct erun *r = &pl->runs[h.id];
 		for (int j = 0; j < EBLK; j++) {
 			struct pent y = {0, 0, r->w.e, (uint32_t)h.id};
 			if (!ewalk_next(pl, r, &r->w, &y.src, &y.dst))
 				break;
-			if (ppush(&it->pend, &y))
+			if (pheap_push(&it->pend, &y))
 				return TP_ENOMEM;
 		}
 		if (r->w.e < r->to &&
@@ -1616,7 +1591,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	}
 	uint64_t next = 0;
 	while (heads.n && !st) {
-		struct hent h = heap_pop(&heads);
+		struct hent h = hheap_pop(&heads);
 		uint32_t dt = (uint32_t)h.id;
 		struct head *x = &hd[dt];
 		for (;;) {
@@ -1632,7 +1607,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				while (busy.n && busy.a[0].key < src_ns && !st) {
-					struct hent done = heap_pop(&busy);
+					struct hent done = hheap_pop(&busy);
 					st = idset_put(&freed, done.id);
 				}
 				if (st)
