@@ -156,7 +156,7 @@ struct tp_slice {
 	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
 	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
 	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
-	int32_t layer;        /* index into profile->layers, -1 = none */
+	int32_t layer;        /* index into the profile's layer table (tp_profile_layer), -1 = none */
 	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 };
 typedef struct tp_slice tp_slice;
@@ -341,7 +341,7 @@ struct tp_layer_table {
 #define TP_MAX_DIMS 8
 struct tp_tensor {
 	int64_t id;          /* tensor_id; negative for block arguments */
-	int32_t layer;       /* index into profile->layers */
+	int32_t layer;       /* index into the profile's layer table (tp_profile_layer) */
 	uint8_t is_in, is_const, dtype, ndim;
 	int64_t shape[TP_MAX_DIMS];
 	uint64_t gaddr, gsize; /* DDR address and size (0 if local) */

@@ -11,7 +11,7 @@
  *     extra same-named lane tracks; on thread tracks properly nested slices stay on one lane;
  *   - uuids, pids and tids (small, unique, never 0), slice ids (1-based in drive order),
  *     nesting depth and parent slice per lane, and dependency flows (dep_id);
- *   - a Layer track per core synthesised from profile->layers when the reader made none.
+ *   - a Layer track per core synthesised from the profile's layer table when the reader made none.
  *
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +

@@ -69,7 +69,7 @@ struct tp_sink_arg {
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
 	const struct tp_slice *slice;   /* the model record; for a Layer track the driver builds
-	                                 * from profile->layers, a copy valid during the call */
+	                                 * from the profile's layer table, a copy valid during the call */
 	uint64_t id;                    /* unique slice id (1-based, in drive order) */
 	const char *name;
 	const char *category;           /* engine / function type */

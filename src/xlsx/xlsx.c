@@ -248,7 +248,7 @@ struct plan {
 	uint32_t max_rows; /* effective rows per sheet */
 	uint64_t row_cap;  /* records shown per track (never 0) */
 	size_t capped;     /* tracks cut by row_cap */
-	size_t *layer_idx; /* kept layers (indices into p->layers) when capped, else NULL */
+	size_t *layer_idx; /* kept layers (indices into the layer table) when capped, else NULL */
 	size_t nlayer_idx;
 	int layers_capped;
 };
