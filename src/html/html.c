@@ -354,9 +354,9 @@ struct lane {
 	                                order (4 bytes a layer; lane_at builds each slice) ... */
 	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
 	                                owned: lane_at's walk of the table (tp_walk) */
-	struct lmemo *memo;          /* lane made from layers: owned, its last two layers decoded
-	                                (lane_at, lane_end and lane_label of one slice, and the
-	                                previous slice's end, decode each layer once) */
+	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_at, lane_end and
+	                                lane_label of one slice, and the previous slice's end,
+	                                decode each layer once) */
 	double mhz;
 	const char *label;
 };
@@ -430,27 +430,6 @@ static size_t lane_layer(const struct lane *l, size_t i)
 	return l->lay ? l->lay[i] : tp_walk_at(&l->walk->w, i);
 }
 
-/* The compact layer table decodes a layer on every read (tp_profile_layer); a column pass asks
- * for the same layer up to four times in a row, so a lane keeps its last two. */
-struct lmemo {
-	size_t i[2];
-	struct tp_layer l[2];
-	unsigned valid, next;
-};
-
-static const struct tp_layer *lane_rec(const struct tp_profile *p, const struct lane *l, size_t li)
-{
-	struct lmemo *m = l->memo;
-	for (unsigned k = 0; k < 2; k++)
-		if (m->valid >> k & 1 && m->i[k] == li)
-			return &m->l[k];
-	unsigned k = m->next;
-	m->next ^= 1;
-	m->i[k] = li;
-	m->valid |= 1u << k;
-	return tp_profile_layer(p, li, &m->l[k]);
-}
-
 /* Slice i of a lane: the track's own, or for a lane made from layers one built into *tmp (the
  * layer's span, named by its type, typed by its name, tied to it). */
 static const struct tp_slice *lane_at(const struct tp_profile *p, const struct lane *l, size_t i,
@@ -459,7 +438,7 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	if (!l->lay && !l->walk)
 		return &l->s[i];
 	size_t li = lane_layer(l, i);
-	const struct tp_layer *y = lane_rec(p, l, li);
+	const struct tp_layer *y = tp_layer_memo_get(p, l->memo, li);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = y->begin_ns;
 	tmp->layer = (int32_t)li;
@@ -471,7 +450,7 @@ static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const 
 {
 	if (!l->lay && !l->walk)
 		return tp_slice_end(&p->tracks[l->track], s);
-	return lane_rec(p, l, (size_t)s->layer)->end_ns;
+	return tp_layer_memo_get(p, l->memo, (size_t)s->layer)->end_ns;
 }
 
 /* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
@@ -481,7 +460,7 @@ static struct tp_label lane_label(const struct tp_profile *p, const struct lane 
 {
 	if (!l->lay && !l->walk)
 		return *tp_slice_label(&p->tracks[l->track], s);
-	const struct tp_layer *y = lane_rec(p, l, (size_t)s->layer);
+	const struct tp_layer *y = tp_layer_memo_get(p, l->memo, (size_t)s->layer);
 	return (struct tp_label){.name = y->type, .type = y->name, .kind = TP_CMD_NORMAL};
 }
 
@@ -641,7 +620,7 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 	} else if (l->kind == TP_TRACK_LAYER) {
 		struct tp_layer ly;
 		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
-		            (l->memo ? lane_rec(p, l, (size_t)s->layer)
+		            (l->memo ? tp_layer_memo_get(p, l->memo, (size_t)s->layer)
 		                     : tp_profile_layer(p, (size_t)s->layer, &ly))->is_data_move
 		        ? 0.5
 		        : 1;

@@ -788,6 +788,19 @@ const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, st
 	return out;
 }
 
+const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_layer_memo *m,
+                                         size_t i)
+{
+	for (unsigned k = 0; k < 2; k++)
+		if (m->valid >> k & 1 && m->i[k] == i)
+			return &m->l[k];
+	unsigned k = m->next;
+	m->next ^= 1;
+	m->i[k] = i;
+	m->valid |= 1u << k;
+	return tp_profile_layer(p, i, &m->l[k]);
+}
+
 int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end)
 {
 	*begin = 0;

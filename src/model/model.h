@@ -610,6 +610,17 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l);
  * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
  * on a finished profile. */
 const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out);
+/* Writers that read the same layer several times in a row (a slice's start, end and label,
+ * then the next slice of the same layer) keep a tp_layer_memo: tp_layer_memo_get returns
+ * layer i from its last two decodes or decodes it (tp_profile_layer). Zero-initialise it; one
+ * per thread; valid while the profile is not changed. */
+struct tp_layer_memo {
+	size_t i[2];
+	struct tp_layer l[2];
+	unsigned valid, next;
+};
+const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_layer_memo *m,
+                                         size_t i);
 /* The span of layer i: sets *begin and *end (0 and -1 when untimed or past the end) and
  * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for sorts. */
 int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end);

@@ -302,6 +302,32 @@ static void assert_layer_is(const struct tp_profile *p, size_t i, const struct t
 	assert_int_equal(e, want->end_ns);
 }
 
+/* The layer memo hands back the layer asked for, whichever of its two slots holds it, and
+ * decodes again once a third layer has pushed it out. */
+static void test_layer_memo(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	for (int i = 0; i < 3; i++) {
+		struct tp_layer l = {.id = 100 + i, .subnet = -1, .group = -1,
+		                     .begin_ns = 10 * i, .end_ns = 10 * i + 5};
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+	}
+	struct tp_layer_memo m = {0};
+	static const size_t order[] = {0, 1, 0, 2, 1, 0, 0, 2, 7};
+	for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+		const struct tp_layer *l = tp_layer_memo_get(p, &m, order[k]);
+		if (order[k] < 3) {
+			assert_int_equal(l->id, 100 + (int)order[k]);
+			assert_int_equal(l->end_ns, 10 * (int64_t)order[k] + 5);
+		} else {
+			assert_int_equal(l->id, -1); /* past the end, as tp_profile_layer */
+		}
+	}
+	tp_profile_free(p);
+}
+
 static void test_layer_table(void **state)
 {
 	(void)state;
@@ -655,6 +681,7 @@ int main(void)
 		cmocka_unit_test(test_cycle_conversion),
 		cmocka_unit_test(test_oom_is_reported),
 		cmocka_unit_test(test_layer_table),
+		cmocka_unit_test(test_layer_memo),
 		cmocka_unit_test(test_layer_touch),
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),

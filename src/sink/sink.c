@@ -117,6 +117,7 @@ struct derived {
 
 struct plan {
 	const struct tp_profile *p;
+	struct tp_layer_memo memo;    /* the commands' layers while driving (fill_args) */
 	struct tp_arena arena;        /* names */
 	struct tp_sink_track *tracks; /* announced in this order */
 	size_t ntracks, cap_tracks;
@@ -128,6 +129,7 @@ struct plan {
 		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
 		                      the table has this core's layers nearly in that order ... */
 		struct tp_walk walk; /* ... and walk finds slice k (dt_slice) */
+		struct tp_layer_memo memo; /* dt_slice, dt_end and dt_label decode a layer once */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -275,15 +277,18 @@ void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
 	tp_sink_fill_args_ex(p, t, s, 0, out);
 }
 
-void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
-                          const struct tp_slice *s, int full, struct tp_sink_slice *out)
+/* tp_sink_fill_args_ex; with a memo (tp_sink_drive's: consecutive commands mostly share their
+ * layer) the slice's layer is decoded once per run of commands, else on every call. */
+static void fill_args(const struct tp_profile *p, const struct tp_track *t,
+                      const struct tp_slice *s, int full, struct tp_sink_slice *out,
+                      struct tp_layer_memo *memo)
 {
 	out->num_args = 0;
 	enum tp_track_kind k = (enum tp_track_kind)t->kind;
 	struct tp_layer ly;
-	const struct tp_layer *l = s->layer >= 0 && (size_t)s->layer < p->num_layers
-	                               ? tp_profile_layer(p, (size_t)s->layer, &ly)
-	                               : NULL;
+	const struct tp_layer *l = s->layer < 0 || (size_t)s->layer >= p->num_layers ? NULL
+	                           : memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
+	                                  : tp_profile_layer(p, (size_t)s->layer, &ly);
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
 		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md
 		 * §7.2). Fields that change slowly from one command to the next come first and the
@@ -381,6 +386,12 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 			break;
 		}
 	}
+}
+
+void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
+                          const struct tp_slice *s, int full, struct tp_sink_slice *out)
+{
+	fill_args(p, t, s, full, out, NULL);
 }
 
 size_t tp_sink_fmt_real(char *out, size_t n, double v)
@@ -525,8 +536,7 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 	if (!syn)
 		return &t->slices[k];
 	size_t i = syn->layers ? syn->layers[k] : tp_walk_at(&syn->walk, k);
-	struct tp_layer ly;
-	const struct tp_layer *l = tp_profile_layer(p, i, &ly);
+	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, i);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
 	tmp->layer = (int32_t)i;
@@ -535,23 +545,21 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 
 /* The end of slice s from dt_slice: its track's, or the layer's for a synthesised Layer track. */
 static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
-                      const struct synth *syn, const struct tp_slice *s)
+                      struct synth *syn, const struct tp_slice *s)
 {
 	if (!syn)
 		return tp_slice_end(t, s);
-	struct tp_layer ly;
-	return tp_profile_layer(p, (size_t)s->layer, &ly)->end_ns;
+	return tp_layer_memo_get(p, &syn->memo, (size_t)s->layer)->end_ns;
 }
 
 /* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
  * layer's type (its name when it has no type) as name and its type as type. */
 static struct tp_label dt_label(const struct tp_profile *p, const struct tp_track *t,
-                                const struct synth *syn, const struct tp_slice *s)
+                                struct synth *syn, const struct tp_slice *s)
 {
 	if (!syn)
 		return *tp_slice_label(t, s);
-	struct tp_layer ly;
-	const struct tp_layer *l = tp_profile_layer(p, (size_t)s->layer, &ly);
+	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, (size_t)s->layer);
 	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
 }
 
@@ -1824,7 +1832,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
-			tp_sink_fill_args_ex(p, t, s, sink->full_args, ss);
+			fill_args(p, t, s, sink->full_args, ss, &pl->memo);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
