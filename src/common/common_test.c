@@ -9,6 +9,8 @@
 
 #include "common/common.h"
 
+#include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -190,6 +192,30 @@ static void test_buf_format(void **state)
 	tp_buf_free(&b);
 }
 
+/* Reads up to n bytes of a small file; returns the count or -1. */
+static int read_small(const char *path, char *out, size_t n)
+{
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return -1;
+	size_t got = fread(out, 1, n, fp);
+	fclose(fp);
+	return (int)got;
+}
+
+/* Entries of a directory other than . and .. */
+static int count_entries(const char *dir)
+{
+	DIR *dp = opendir(dir);
+	if (!dp)
+		return -1;
+	int n = 0;
+	for (struct dirent *e; (e = readdir(dp));)
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(dp);
+	return n;
+}
+
 static void test_atomic_file(void **state)
 {
 	(void)state;
@@ -205,6 +231,33 @@ static void test_atomic_file(void **state)
 	assert_int_equal(access(path, F_OK), -1); /* not visible before commit */
 	assert_int_equal(tp_afile_commit(&f, &d), TP_OK);
 	assert_int_equal(access(path, F_OK), 0);
+	/* Replacing it (by an exchange where the filesystem has one): readers see the old bytes
+	 * until the commit, a hard link to the old file keeps them, nothing else is left behind. */
+	char *link_path = tp_path_join(dir, "old-link");
+	assert_int_equal(link(path, link_path), 0);
+	assert_int_equal(tp_afile_open(&f, path, &d), TP_OK);
+	fputs("world!", f.fp);
+	char got[16];
+	assert_int_equal(read_small(path, got, sizeof got), 5);
+	assert_memory_equal(got, "hello", 5);
+	assert_int_equal(tp_afile_commit(&f, &d), TP_OK);
+	assert_int_equal(read_small(path, got, sizeof got), 6);
+	assert_memory_equal(got, "world!", 6);
+	assert_int_equal(read_small(link_path, got, sizeof got), 5);
+	assert_memory_equal(got, "hello", 5);
+	assert_int_equal(count_entries(sub), 1);
+	unlink(link_path);
+	tp_free(link_path);
+	/* A directory in the way: a clear error, and the temporary is gone. */
+	char *in_way = tp_path_join(sub, "dir.txt");
+	assert_int_equal(mkdir(in_way, 0755), 0);
+	assert_int_equal(tp_afile_open(&f, in_way, &d), TP_OK);
+	fputs("x", f.fp);
+	assert_int_equal(tp_afile_commit(&f, &d), TP_EOUTPUT);
+	assert_non_null(strstr(d.msg, "cannot rename into place"));
+	assert_int_equal(count_entries(sub), 2);
+	rmdir(in_way);
+	tp_free(in_way);
 	/* Aborted files leave nothing behind. */
 	char *p2 = tp_path_join(sub, "gone.txt");
 	assert_int_equal(tp_afile_open(&f, p2, &d), TP_OK);
