@@ -22,7 +22,8 @@
 # Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
-# rows (json_bench).
+# rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
+# dd baseline.
 # `bench.sh BUILD html` runs only the result.html cases (headless chromium).
 set -euo pipefail
 
@@ -158,7 +159,13 @@ row_wall() { # NAME -> wall ns of the last row of that name in $rows ("" if none
 # Chrome JSON (issue 10; target >= 3 M events/s by wall time): "gen-N json" (default --jobs:
 # events formatted on worker threads) and "gen-N json --jobs 1" (the writer's thread alone),
 # both on top of reader+summary, each after a `sync` (the previous file's writeback would
-# otherwise be charged to it) and deleted after its checksum. Prints the trace's events (one per
+# otherwise be charged to it) and an idle pause, and deleted after its checksum.
+# The pause (BENCH_IDLE_S, default 5 s) puts the json rows and their dd baseline in the same
+# memory state. On this kind of VM (virtio_balloon free page reporting, 2 MiB blocks after ~2 s)
+# memory the guest freed is handed back to the host, and the first touch of each page costs a
+# host fault: writing 1.1 GB into the page cache takes 0.5 s right after another 1.1 GB file
+# was deleted but 5-8 s after 3-10 s idle (a 1.1 GB write() loop, measured 2026-11-24). A dd run
+# straight after the json rows reused their just-freed pages and was no baseline for them. Prints the trace's events (one per
 # line) and bytes, whether the two files are the same bytes (they must not depend on --jobs),
 # and the writer's events/s by wall and by CPU time: events / (row - "gen-N reader+summary").
 json_bench() {
@@ -166,6 +173,7 @@ json_bench() {
   for name in "gen-$s json" "gen-$s json --jobs 1"; do
     dir=$data/out/$(echo "$name" | tr -c 'A-Za-z0-9._-' '_')
     sync
+    sleep "${BENCH_IDLE_S:-5}"
     if [ "$name" = "gen-$s json" ]; then
       BENCH_KEEP_OUT=1 bench_case "$name" "$data/gen-$s" --disable_web --disable_doc \
         --disable_perfetto --json
@@ -187,12 +195,13 @@ json_bench() {
   local same="identical"
   [ "${sums[0]}" = "${sums[1]}" ] || same="DIFFERENT (bug)"
   echo "   trace.json: $events events, $bytes bytes; default --jobs vs --jobs 1: $same"
-  # Baseline (group io): writing as many bytes with dd into the same directory, i.e. what the
-  # file system takes for the file alone.
+  # Baseline (group io): writing as many bytes with dd into the same directory after the same
+  # sync and idle pause, i.e. what the file system and the VM's memory take for the file alone.
   local mib dd_name
   mib=$(( (bytes + 1048575) / 1048576 ))
   dd_name="dd ${mib} MiB like gen-$s trace.json"
   sync
+  sleep "${BENCH_IDLE_S:-5}"
   "$tpbench" run --out "$rows" --name "$dd_name" --group io --cmds "$events" --cores 1 -- \
     dd if=/dev/zero of="$data/out/dd-json" bs=1M count="$mib" status=none ||
     echo "   (dd exited with status $?)"
