@@ -277,27 +277,28 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
-/* A label is 16 bytes without padding (static assert in model.h): compared and hashed as two
+/* A label is 24 bytes without padding (static assert in model.h): compared and hashed as three
  * 64-bit words. */
-static void label_words(const struct tp_label *l, uint64_t w[2])
+static void label_words(const struct tp_label *l, uint64_t w[3])
 {
-	memcpy(w, l, 2 * sizeof *w);
+	memcpy(w, l, 3 * sizeof *w);
 }
 
 static uint32_t label_hash(const struct tp_label *l)
 {
-	uint64_t w[2];
+	uint64_t w[3];
 	label_words(l, w);
-	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull) ^ (w[2] * 0xFF51AFD7ED558CCDull)) *
+	             0xC2B2AE3D27D4EB4Full;
 	return (uint32_t)(h >> 32);
 }
 
 static int label_eq(const struct tp_label *x, const struct tp_label *y)
 {
-	uint64_t a[2], b[2];
+	uint64_t a[3], b[3];
 	label_words(x, a);
 	label_words(y, b);
-	return a[0] == b[0] && a[1] == b[1];
+	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
 }
 
 /* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
@@ -1090,8 +1091,9 @@ static int slice_cmp(const struct tp_track *t, const struct tp_slice *x, const s
 	int64_t xe = tp_slice_end(t, x), ye = tp_slice_end(t, y);
 	if (xe != ye)
 		return xe > ye ? -1 : 1;
-	if (x->start_cycle != y->start_cycle)
-		return x->start_cycle < y->start_cycle ? -1 : 1;
+	uint64_t xc = tp_slice_start_cycle(t, x), yc = tp_slice_start_cycle(t, y);
+	if (xc != yc)
+		return xc < yc ? -1 : 1;
 	if (x->cmd_id != y->cmd_id)
 		return x->cmd_id < y->cmd_id ? -1 : 1;
 	return 0;
@@ -1170,7 +1172,7 @@ static int sort_track(struct tp_track *t)
 /* Drops the labels no slice uses any more (readers and the depth pass leave some behind:
  * intermediate combinations, scratch marks), renumbers the rest in order, gives back the
  * growth slack and frees the hash (tp_track_label rebuilds it if a label is added later), so
- * a track whose slices all differ costs one 16-byte label per slice, not more. Label 0 stays
+ * a track whose slices all differ costs one 24-byte label per slice, not more. Label 0 stays
  * the all-zero one. TP_OK / TP_ENOMEM. */
 static int labels_compact(struct tp_track *t)
 {

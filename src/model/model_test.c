@@ -673,6 +673,58 @@ static void test_labels_compact(void **state)
 	tp_profile_free(p);
 }
 
+/* Start cycles keep their high half in the label: exact at, below and past 2^32 (and at
+ * UINT64_MAX), a label per distinct high half, not per slice; the DMA size lives in the label
+ * too; equal start and end times sort by the full start cycle; tp_slice_end_cycle adds the
+ * cycles across the 2^32 boundary. */
+static void test_start_cycle_and_bytes(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	const uint64_t hi = UINT64_C(1) << 32;
+	uint64_t cyc[] = {hi + 5, 7, hi - 1, 3 * hi + 2, hi, UINT64_MAX, 3 * hi + 1, 0};
+	size_t n = sizeof cyc / sizeof *cyc;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->cmd_id = (uint32_t)i;
+		s->cycles = 10;
+		tp_slice_set_end(p, &p->tracks[tr], s, 100); /* all equal: the cycle decides */
+		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, i % 2 ? 4096 : 512), TP_OK);
+		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, cyc[i]), TP_OK);
+	}
+	struct tp_track *t = &p->tracks[tr];
+	for (size_t i = 0; i < n; i++) {
+		assert_true(tp_slice_start_cycle(t, &t->slices[i]) == cyc[i]);
+		assert_int_equal(tp_slice_bytes(t, &t->slices[i]), i % 2 ? 4096 : 512);
+	}
+	assert_true(tp_slice_end_cycle(t, &t->slices[2]) == hi + 8);
+	/* Labels once compacted: the zero one and the (bytes, high half) pairs that occur. */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	t = &p->tracks[tr];
+	uint32_t want[] = {7, 1, 2, 4, 0, 6, 3, 5}; /* cmd ids by start cycle */
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(t->slices[i].cmd_id, want[i]);
+		assert_true(tp_slice_start_cycle(t, &t->slices[i]) == cyc[want[i]]);
+	}
+	/* zero, (512, 0) (4096, 0) (512, 1) (4096, 3) (512, 3) (4096, 2^32 - 1) */
+	assert_int_equal(t->num_labels, 7);
+	/* Thousands of slices over a few high halves and sizes: the label table stays small. */
+	for (uint32_t i = 0; i < 5000; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, 1024u << (i % 3)), TP_OK);
+		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, i * (hi / 1000)), TP_OK);
+	}
+	t = &p->tracks[tr];
+	for (uint32_t i = 0; i < 5000; i++) {
+		assert_true(tp_slice_start_cycle(t, &t->slices[n + i]) == i * (hi / 1000));
+		assert_int_equal(tp_slice_bytes(t, &t->slices[n + i]), 1024u << (i % 3));
+	}
+	assert_true(t->num_labels <= 7 + 3 * 5); /* at most high halves 0..4 by three sizes more */
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -689,6 +741,7 @@ int main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_long_durations),
 		cmocka_unit_test(test_labels_compact),
+		cmocka_unit_test(test_start_cycle_and_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
