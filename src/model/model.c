@@ -277,28 +277,27 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
-/* A label is 24 bytes without padding (static assert in model.h): compared and hashed as three
- * 64-bit words. */
-static void label_words(const struct tp_label *l, uint64_t w[3])
+/* A label is 24 bytes without padding (static assert in model.h): compared as bytes and hashed
+ * as three 64-bit words (read one by one: an array copy goes through the stack). */
+static uint64_t label_word(const struct tp_label *l, size_t i)
 {
-	memcpy(w, l, 3 * sizeof *w);
+	uint64_t w;
+	memcpy(&w, (const char *)l + 8 * i, sizeof w);
+	return w;
 }
 
 static uint32_t label_hash(const struct tp_label *l)
 {
-	uint64_t w[3];
-	label_words(l, w);
-	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull) ^ (w[2] * 0xFF51AFD7ED558CCDull)) *
+	uint64_t h = (label_word(l, 0) ^ (label_word(l, 1) * 0x9E3779B97F4A7C15ull) ^
+	              (label_word(l, 2) * 0xFF51AFD7ED558CCDull)) *
 	             0xC2B2AE3D27D4EB4Full;
 	return (uint32_t)(h >> 32);
 }
 
 static int label_eq(const struct tp_label *x, const struct tp_label *y)
 {
-	uint64_t a[3], b[3];
-	label_words(x, a);
-	label_words(y, b);
-	return a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
+	return ((label_word(x, 0) ^ label_word(y, 0)) | (label_word(x, 1) ^ label_word(y, 1)) |
+	        (label_word(x, 2) ^ label_word(y, 2))) == 0;
 }
 
 /* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */

@@ -601,6 +601,8 @@ static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
 	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
 	                                       struct tp_slice *s, T v)                           \
 	{                                                                                          \
+		if (t->labels[s->label].field == v)                                                \
+			return TP_OK; /* unchanged: no copy, no compare */                         \
 		struct tp_label l = t->labels[s->label];                                           \
 		l.field = v;                                                                       \
 		return tp_slice_set_label(p, t, s, &l);                                            \
