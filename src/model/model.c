@@ -375,18 +375,63 @@ int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_sl
 	return TP_OK;
 }
 
-/* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
+/* The cost id of slice i of t (i < cost_cap), whatever the array's width. */
+static uint32_t cost_at(const struct tp_track *t, size_t i)
+{
+	switch (t->cost_width) {
+	case 1: return ((const uint8_t *)t->cost)[i];
+	case 2: return ((const uint16_t *)t->cost)[i];
+	default: return ((const uint32_t *)t->cost)[i];
+	}
+}
+
+/* Stores id v for slice i (v must fit cost_width: see cost_fit). */
+static void cost_put(struct tp_track *t, size_t i, uint32_t v)
+{
+	switch (t->cost_width) {
+	case 1: ((uint8_t *)t->cost)[i] = (uint8_t)v; break;
+	case 2: ((uint16_t *)t->cost)[i] = (uint16_t)v; break;
+	default: ((uint32_t *)t->cost)[i] = v; break;
+	}
+}
+
+/* Gives track t a zeroed cost entry for each slice it has room for (1 byte each on first
+ * use). TP_OK / TP_ENOMEM. */
 static int cost_grow(struct tp_track *t)
 {
 	size_t n = t->cap > t->count ? t->cap : t->count;
-	if (n > SIZE_MAX / sizeof *t->cost)
+	if (!t->cost_width)
+		t->cost_width = 1;
+	if (n > SIZE_MAX / t->cost_width)
 		return TP_ENOMEM;
-	uint32_t *c = tp_realloc(t->cost, n * sizeof *c);
+	char *c = tp_realloc(t->cost, n * t->cost_width);
 	if (!c)
 		return TP_ENOMEM;
-	memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
+	memset(c + t->cost_cap * t->cost_width, 0, (n - t->cost_cap) * t->cost_width);
 	t->cost = c;
 	t->cost_cap = n;
+	return TP_OK;
+}
+
+/* Widens t's cost array until id v fits (1 -> 2 -> 4 bytes per entry), converting the
+ * entries in place from the last one down (an entry's new place never overlaps an earlier
+ * entry's old one). TP_OK / TP_ENOMEM (the array is unchanged). */
+static int cost_fit(struct tp_track *t, uint32_t v)
+{
+	unsigned w = v <= UINT8_MAX ? 1 : v <= UINT16_MAX ? 2 : 4;
+	if (w <= t->cost_width)
+		return TP_OK;
+	if (t->cost_cap > SIZE_MAX / w)
+		return TP_ENOMEM;
+	void *c = tp_realloc(t->cost, t->cost_cap * w);
+	if (!c)
+		return TP_ENOMEM;
+	struct tp_track old = *t;
+	old.cost = c;
+	t->cost = c;
+	t->cost_width = (uint8_t)w;
+	for (size_t i = t->cost_cap; i-- > 0;)
+		cost_put(t, i, cost_at(&old, i));
 	return TP_OK;
 }
 
@@ -484,11 +529,11 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		e.w[1] = PK_BIG;
 	}
 	uint32_t id = dict_put(t, &e);
-	if (!id) {
+	if (!id || cost_fit(t, id) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
-	t->cost[index] = id;
+	cost_put(t, index, id);
 	return TP_OK;
 }
 
@@ -498,11 +543,12 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 		*out = (struct tp_cost){0};
 		return 0;
 	}
-	if (!t->cost[i]) {
+	uint32_t id = cost_at(t, i);
+	if (!id) {
 		*out = (struct tp_cost){0};
 		return 0;
 	}
-	const struct tp_cost_pk *e = &t->cost_dict[t->cost[i] - 1];
+	const struct tp_cost_pk *e = &t->cost_dict[id - 1];
 	if (e->w[1] & PK_BIG) {
 		*out = t->cost_big[e->w[0]];
 		return out->valid;
@@ -1147,7 +1193,7 @@ static int sort_track(struct tp_track *t)
 		if (perm[k] == k)
 			continue;
 		struct tp_slice s = t->slices[k];
-		uint32_t c = t->cost ? t->cost[k] : 0;
+		uint32_t c = t->cost ? cost_at(t, k) : 0;
 		size_t j = k;
 		for (;;) {
 			size_t from = perm[j];
@@ -1155,12 +1201,12 @@ static int sort_track(struct tp_track *t)
 			if (from == k) {
 				t->slices[j] = s;
 				if (t->cost)
-					t->cost[j] = c;
+					cost_put(t, j, c);
 				break;
 			}
 			t->slices[j] = t->slices[from];
 			if (t->cost)
-				t->cost[j] = t->cost[from];
+				cost_put(t, j, cost_at(t, from));
 			j = from;
 		}
 	}

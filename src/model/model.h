@@ -209,10 +209,13 @@ struct tp_track {
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
 	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
-	/* owned; NULL (no cost model) or one entry per slice: 0 = none, else 1 + its index in
-	 * cost_dict (see struct tp_cost_pk; read with tp_track_get_cost) */
-	uint32_t *cost;
+	/* owned; NULL (no cost model) or one entry per slice of cost_width bytes (1, 2 or 4: the
+	 * narrowest that holds every id so far; a net has a few dozen distinct entries): 0 =
+	 * none, else 1 + its index in cost_dict (see struct tp_cost_pk; read with
+	 * tp_track_get_cost) */
+	void *cost;
 	size_t cost_cap;
+	uint8_t cost_width;
 	struct tp_cost_pk *cost_dict; /* owned; the distinct entries */
 	uint32_t num_cost_dict, cap_cost_dict;
 	uint32_t *cost_slots;     /* owned; hash of cost_dict (index + 1), freed by finish */

@@ -169,6 +169,10 @@ static void test_cost_pack_and_sort(void **state)
 	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
 	enum { N = 5000 };
 	uint64_t x = 7;
+	/* Each slice's cost by push order, kept as set (the array widens from 1 to 2 bytes per
+	 * entry on the way: every entry must survive it). */
+	struct tp_cost *want = calloc(N, sizeof *want);
+	assert_non_null(want);
 	for (int k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
 		s->start_ns = (int64_t)(rnd(&x) % 50);
@@ -188,20 +192,18 @@ static void test_cost_pack_and_sort(void **state)
 		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
 		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
 		                    .valid = (uint8_t)(k % 11 != 0)};
-		if (k % 7 != 6)
+		if (k % 7 != 6) {
 			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
+			want[k] = c;
+		}
 		struct tp_cost back;
 		assert_int_equal(tp_track_get_cost(&p->tracks[t], (size_t)k, &back),
 		                 k % 7 != 6 ? c.valid : 0);
 		if (k % 7 != 6)
 			assert_memory_equal(&back, &c, sizeof c);
 	}
-	/* Remember each slice's cost by push order, then sort. */
-	struct tp_cost *want = calloc(N, sizeof *want);
-	assert_non_null(want);
-	for (int k = 0; k < N; k++)
-		tp_track_get_cost(&p->tracks[t], (size_t)k, &want[k]);
 	assert_true(p->tracks[t].num_cost_big > 0);
+	assert_int_equal(p->tracks[t].cost_width, 2); /* over 255 entries, under 65536 */
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	const struct tp_track *tr = &p->tracks[t];
 	assert_int_equal(tr->count, N);
@@ -220,6 +222,42 @@ static void test_cost_pack_and_sort(void **state)
 		assert_memory_equal(&c, &want[s->args], sizeof c);
 	}
 	free(want);
+	tp_profile_free(p);
+}
+
+/* The per-slice cost ids take 1 byte while the dictionary has at most 255 entries, then 2,
+ * then 4; every entry reads back through each widening and through the sort. */
+static void test_cost_width(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	enum { N = 140000 }; /* about 75000 distinct entries */
+	for (uint32_t k = 0; k < N; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = N - k; /* reversed: the sort moves every slice */
+		s->cmd_id = k;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 1);
+		struct tp_cost c = {.alg_ops = k % 3 ? k : 0, .valid = 1}; /* k % 3 == 0 share one */
+		if (k % 5 != 4)
+			assert_int_equal(tp_track_set_cost(p, t, k, &c), TP_OK);
+		/* Distinct entries so far: about 8/15 of k, plus the shared one. */
+		if (k == 300)
+			assert_int_equal(p->tracks[t].cost_width, 1);
+		if (k == 600)
+			assert_int_equal(p->tracks[t].cost_width, 2);
+	}
+	assert_int_equal(p->tracks[t].cost_width, 4);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	for (size_t i = 0; i < N; i++) {
+		uint32_t k = tr->slices[i].cmd_id;
+		assert_int_equal(k, N - 1 - i);
+		struct tp_cost c;
+		assert_int_equal(tp_track_get_cost(tr, i, &c), k % 5 != 4);
+		assert_true(c.alg_ops == (k % 5 != 4 && k % 3 ? k : 0));
+	}
 	tp_profile_free(p);
 }
 
@@ -737,6 +775,7 @@ int main(void)
 		cmocka_unit_test(test_layer_touch),
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
+		cmocka_unit_test(test_cost_width),
 		cmocka_unit_test(test_vendor_rows),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_long_durations),
