@@ -318,28 +318,27 @@ static int label_rehash(struct tp_track *t, uint32_t n)
 	return TP_OK;
 }
 
-int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+/* Appends l (not yet in t) at hash slot h, or when h is UINT32_MAX first grows the hash and
+ * finds l's slot. Out of line: the lookups that find their label (nearly all) then need few
+ * registers. TP_OK / TP_ENOMEM. */
+static __attribute__((noinline)) int label_add(struct tp_track *t, const struct tp_label *l,
+                                               uint32_t h, uint32_t *id)
 {
-	*id = 0;
-	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
-		*id = t->label_last;
-		return TP_OK;
-	}
 	if (t->num_labels >= UINT32_MAX / 4)
 		return TP_ENOMEM;
-	if ((t->num_labels + 1) * 2 > t->num_label_slots) {
+	if (h == UINT32_MAX) {
 		uint32_t n = t->num_label_slots ? t->num_label_slots : 16;
 		while ((t->num_labels + 1) * 2 > n)
 			n *= 2;
 		if (label_rehash(t, n) != TP_OK)
 			return TP_ENOMEM;
-	}
-	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
-	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
-		uint32_t k = t->label_slots[h] - 1;
-		if (label_eq(&t->labels[k], l)) {
-			*id = t->label_last = k;
-			return TP_OK;
+		h = label_hash(l) & (t->num_label_slots - 1);
+		for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+			uint32_t k = t->label_slots[h] - 1;
+			if (label_eq(&t->labels[k], l)) {
+				*id = t->label_last = k;
+				return TP_OK;
+			}
 		}
 	}
 	size_t cap = t->cap_labels;
@@ -352,6 +351,26 @@ int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
 	t->label_slots[h] = t->num_labels + 1;
 	*id = t->label_last = t->num_labels++;
 	return TP_OK;
+}
+
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+{
+	*id = 0;
+	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
+		*id = t->label_last;
+		return TP_OK;
+	}
+	if ((t->num_labels + 1) * 2 > t->num_label_slots)
+		return label_add(t, l, UINT32_MAX, id); /* the hash must grow first */
+	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
+	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+		uint32_t k = t->label_slots[h] - 1;
+		if (label_eq(&t->labels[k], l)) {
+			*id = t->label_last = k;
+			return TP_OK;
+		}
+	}
+	return label_add(t, l, h, id);
 }
 
 int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
