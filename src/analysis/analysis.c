@@ -22,7 +22,7 @@ double tp_slice_gbps(const struct tp_track *t, const struct tp_slice *s, double 
 	 * figure (bytes / Asic Cycle × MHz / 1000). */
 	double ns = s->cycles && freq_mhz > 0 ? (double)s->cycles * 1000.0 / freq_mhz
 	                                      : (double)tp_slice_dur(t, s);
-	return ns > 0 ? (double)s->bytes / ns : 0.0;
+	return ns > 0 ? (double)tp_slice_bytes(t, s) / ns : 0.0;
 }
 
 static double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
@@ -116,22 +116,22 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->init_cycle += k->init_cycle;
 			e->bank_cycle += k->bank_cycle;
 		}
-		if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL || s->bytes == 0)
+		if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_bytes(t, s) == 0)
 			continue;
 		enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
 		if (tp_dir_touches_ddr(d)) {
-			e->ddr_bytes += s->bytes;
+			e->ddr_bytes += tp_slice_bytes(t, s);
 			e->ddr_cycle += c;
 		} else if (tp_dir_touches_l2(d)) {
-			e->l2_bytes += s->bytes;
+			e->l2_bytes += tp_slice_bytes(t, s);
 			e->l2_cycle += c;
 		}
 		if (tp_dir_reads_ddr(d)) {
-			e->ddr_read_bytes += s->bytes;
+			e->ddr_read_bytes += tp_slice_bytes(t, s);
 			e->ddr_read_cycle += c;
 		}
 		if (tp_dir_writes_ddr(d)) {
-			e->ddr_write_bytes += s->bytes;
+			e->ddr_write_bytes += tp_slice_bytes(t, s);
 			e->ddr_write_cycle += c;
 		}
 	}

@@ -20,13 +20,13 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
                 enum tp_cmd_kind kind, enum tp_dir dir, uint32_t bytes, const char *name)
 {
 	struct tp_slice *s = tp_track_push(p, tr);
-	s->start_cycle = start;
+	tp_slice_set_start_cycle(p, &p->tracks[tr], s, start);
 	s->cycles = cycles;
 	s->start_ns = tp_cycles_to_ns(start, mhz);
 	tp_slice_set_end(p, &p->tracks[tr], s, tp_cycles_to_ns(start + cycles - 1, mhz));
 	tp_slice_set_kind(p, &p->tracks[tr], s, (uint8_t)kind);
 	tp_slice_set_dir(p, &p->tracks[tr], s, (uint8_t)dir);
-	s->bytes = bytes;
+	tp_slice_set_bytes(p, &p->tracks[tr], s, bytes);
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 }
 
@@ -130,8 +130,9 @@ static void test_gbps(void **state)
 {
 	(void)state;
 	/* R core 0 GDMA cmd 2: 101 376 B over 3377 cycles at 750 MHz = 22.5147 GB/s. */
-	struct tp_slice s = {.cycles = 3377, .bytes = 101376};
-	struct tp_track t = {0};
+	struct tp_slice s = {.cycles = 3377};
+	struct tp_label lb = {.bytes = 101376};
+	struct tp_track t = {.labels = &lb, .num_labels = 1};
 	assert_true(fabs(tp_slice_gbps(&t, &s, 750) - 22.5147) < 5e-4);
 	/* Without cycles: bytes over the duration, 101 376 B in 4000 ns. */
 	s.cycles = 0;
@@ -324,7 +325,7 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 		if (eof || !strncmp(line, "__TIU_REG_INFO__", 16)) {
 			if (open) {
 				struct tp_slice *s = tp_track_push(p, tr);
-				s->start_cycle = r.start;
+				tp_slice_set_start_cycle(p, &p->tracks[tr], s, r.start);
 				s->cycles = (uint32_t)r.asic;
 				s->start_ns = (int64_t)r.start;
 				tp_slice_set_end(p, &p->tracks[tr], s, (int64_t)(r.start + r.asic - 1));

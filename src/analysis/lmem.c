@@ -186,7 +186,7 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 						bytes = per_lane(v.v[o], v.v[o + 1], v.v[o + 2], v.v[o + 3], eb,
 						                 lanes);
 					if (!bytes) {
-						uint64_t all = v.have[K_LMEM_BYTES] ? v.v[K_LMEM_BYTES] : s->bytes;
+						uint64_t all = v.have[K_LMEM_BYTES] ? v.v[K_LMEM_BYTES] : tp_slice_bytes(t, s);
 						bytes = (all + lanes - 1) / lanes;
 					}
 					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[a] % lmem, bytes,

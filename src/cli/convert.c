@@ -54,7 +54,7 @@ void tp_cli_usage(FILE *f)
 	        "  --detail MODE        per-command detail of Sophgo dumps (decoded registers, DMA\n"
 	        "                       counters, LOCAL memory from the commands): auto (default: all\n"
 	        "                       up to 1 M commands, registers up to 200 k), full (always; ~1 KB\n"
-	        "                       per command), none (48 bytes per command)\n"
+	        "                       per command), none (40 bytes per command)\n"
 	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
 	        "                       compact: drop the ones derivable from the slice itself (Function\n"
 	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"

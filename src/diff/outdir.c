@@ -373,9 +373,9 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 				if (strcmp(av[i].s, tp_dir_name((enum tp_dir)dir)) == 0)
 					tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dir);
 		} else if (strcmp(k, "DMA data size(B)") == 0)
-			s->bytes = (uint32_t)av_int(&av[i]);
+			tp_slice_set_bytes(p, &p->tracks[track], s, (uint32_t)av_int(&av[i]));
 		else if (strcmp(k, "Start Cycle") == 0)
-			s->start_cycle = (uint64_t)av_int(&av[i]);
+			tp_slice_set_start_cycle(p, &p->tracks[track], s, (uint64_t)av_int(&av[i]));
 		else if (strcmp(k, "Asic Cycle") == 0)
 			s->cycles = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Stall Cycle") == 0)

@@ -595,11 +595,11 @@ static double tiu_util(const struct tp_profile *p, const struct keys *k, const s
 }
 
 /* Bytes per ns = GB/s over the command's engine cycles (its duration if it has none). */
-static double slice_gbps(const struct tp_slice *s, int64_t end, double mhz)
+static double slice_gbps(const struct tp_slice *s, uint32_t bytes, int64_t end, double mhz)
 {
 	double ns = s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz
 	                                 : (double)(end - s->start_ns);
-	return ns > 0 ? (double)s->bytes / ns : 0;
+	return ns > 0 ? (double)bytes / ns : 0;
 }
 
 static int height_of(const struct tp_profile *p, const struct keys *k, const struct lane *l,
@@ -607,7 +607,7 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 {
 	double h = 1;
 	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
-		h = bw_scale > 0 ? slice_gbps(s, lane_end(p, l, s), l->mhz) / bw_scale : 1;
+		h = bw_scale > 0 ? slice_gbps(s, lane_label(p, l, s).bytes, lane_end(p, l, s), l->mhz) / bw_scale : 1;
 		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
@@ -664,7 +664,7 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 	case C_TYPE: return smap(&c->sm, lane_label(c->p, l, s).type);
 	case C_CMD: return s->cmd_id;
 	case C_CYC: return s->cycles;
-	case C_BYTES: return s->bytes;
+	case C_BYTES: return lane_label(c->p, l, s).bytes;
 	case C_LAYER: return (int64_t)s->layer + 1;
 	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
 	case C_DIR: return lane_label(c->p, l, s).dir;
@@ -1626,7 +1626,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
 			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
-				double g = slice_gbps(&lanes[i].s[j], lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
+				double g = slice_gbps(&lanes[i].s[j], lane_label(p, &lanes[i], &lanes[i].s[j]).bytes, lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
 				if (g > seen)
 					seen = g;
 			}

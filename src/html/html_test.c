@@ -53,7 +53,7 @@ static struct tp_profile *make(void)
 		s->start_ns = 50 + i * 300;
 		tp_slice_set_end(p, &p->tracks[gdma], s, s->start_ns + 100);
 		s->cycles = 75;
-		s->bytes = 1600; /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
+		tp_slice_set_bytes(p, &p->tracks[gdma], s, 1600); /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
 		s->cmd_id = (uint32_t)i + 1;
 		tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
 		tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
@@ -304,7 +304,7 @@ static void test_cmd_lmem(void **state)
 	tp_slice_set_end(p, &p->tracks[g], s, 1500);
 	s->cycles = 375;
 	s->cmd_id = 7;
-	s->bytes = 50176;
+	tp_slice_set_bytes(p, &p->tracks[g], s, 50176);
 	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
 	tp_args_begin(p);

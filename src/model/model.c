@@ -277,27 +277,27 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 	return s;
 }
 
-/* A label is 16 bytes without padding (static assert in model.h): compared and hashed as two
- * 64-bit words. */
-static void label_words(const struct tp_label *l, uint64_t w[2])
+/* A label is 24 bytes without padding (static assert in model.h): compared as bytes and hashed
+ * as three 64-bit words (read one by one: an array copy goes through the stack). */
+static uint64_t label_word(const struct tp_label *l, size_t i)
 {
-	memcpy(w, l, 2 * sizeof *w);
+	uint64_t w;
+	memcpy(&w, (const char *)l + 8 * i, sizeof w);
+	return w;
 }
 
 static uint32_t label_hash(const struct tp_label *l)
 {
-	uint64_t w[2];
-	label_words(l, w);
-	uint64_t h = (w[0] ^ (w[1] * 0x9E3779B97F4A7C15ull)) * 0xC2B2AE3D27D4EB4Full;
+	uint64_t h = (label_word(l, 0) ^ (label_word(l, 1) * 0x9E3779B97F4A7C15ull) ^
+	              (label_word(l, 2) * 0xFF51AFD7ED558CCDull)) *
+	             0xC2B2AE3D27D4EB4Full;
 	return (uint32_t)(h >> 32);
 }
 
 static int label_eq(const struct tp_label *x, const struct tp_label *y)
 {
-	uint64_t a[2], b[2];
-	label_words(x, a);
-	label_words(y, b);
-	return a[0] == b[0] && a[1] == b[1];
+	return ((label_word(x, 0) ^ label_word(y, 0)) | (label_word(x, 1) ^ label_word(y, 1)) |
+	        (label_word(x, 2) ^ label_word(y, 2))) == 0;
 }
 
 /* Rebuilds the label hash with n slots (a power of two). TP_OK / TP_ENOMEM. */
@@ -318,28 +318,27 @@ static int label_rehash(struct tp_track *t, uint32_t n)
 	return TP_OK;
 }
 
-int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+/* Appends l (not yet in t) at hash slot h, or when h is UINT32_MAX first grows the hash and
+ * finds l's slot. Out of line: the lookups that find their label (nearly all) then need few
+ * registers. TP_OK / TP_ENOMEM. */
+static __attribute__((noinline)) int label_add(struct tp_track *t, const struct tp_label *l,
+                                               uint32_t h, uint32_t *id)
 {
-	*id = 0;
-	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
-		*id = t->label_last;
-		return TP_OK;
-	}
 	if (t->num_labels >= UINT32_MAX / 4)
 		return TP_ENOMEM;
-	if ((t->num_labels + 1) * 2 > t->num_label_slots) {
+	if (h == UINT32_MAX) {
 		uint32_t n = t->num_label_slots ? t->num_label_slots : 16;
 		while ((t->num_labels + 1) * 2 > n)
 			n *= 2;
 		if (label_rehash(t, n) != TP_OK)
 			return TP_ENOMEM;
-	}
-	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
-	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
-		uint32_t k = t->label_slots[h] - 1;
-		if (label_eq(&t->labels[k], l)) {
-			*id = t->label_last = k;
-			return TP_OK;
+		h = label_hash(l) & (t->num_label_slots - 1);
+		for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+			uint32_t k = t->label_slots[h] - 1;
+			if (label_eq(&t->labels[k], l)) {
+				*id = t->label_last = k;
+				return TP_OK;
+			}
 		}
 	}
 	size_t cap = t->cap_labels;
@@ -352,6 +351,26 @@ int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
 	t->label_slots[h] = t->num_labels + 1;
 	*id = t->label_last = t->num_labels++;
 	return TP_OK;
+}
+
+int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
+{
+	*id = 0;
+	if (t->num_labels && label_eq(&t->labels[t->label_last], l)) {
+		*id = t->label_last;
+		return TP_OK;
+	}
+	if ((t->num_labels + 1) * 2 > t->num_label_slots)
+		return label_add(t, l, UINT32_MAX, id); /* the hash must grow first */
+	uint32_t h = label_hash(l) & (t->num_label_slots - 1);
+	for (; t->label_slots[h]; h = (h + 1) & (t->num_label_slots - 1)) {
+		uint32_t k = t->label_slots[h] - 1;
+		if (label_eq(&t->labels[k], l)) {
+			*id = t->label_last = k;
+			return TP_OK;
+		}
+	}
+	return label_add(t, l, h, id);
 }
 
 int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
@@ -375,18 +394,63 @@ int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_sl
 	return TP_OK;
 }
 
-/* Gives track t a zeroed cost entry for each slice it has room for. TP_OK / TP_ENOMEM. */
+/* The cost id of slice i of t (i < cost_cap), whatever the array's width. */
+static uint32_t cost_at(const struct tp_track *t, size_t i)
+{
+	switch (t->cost_width) {
+	case 1: return ((const uint8_t *)t->cost)[i];
+	case 2: return ((const uint16_t *)t->cost)[i];
+	default: return ((const uint32_t *)t->cost)[i];
+	}
+}
+
+/* Stores id v for slice i (v must fit cost_width: see cost_fit). */
+static void cost_put(struct tp_track *t, size_t i, uint32_t v)
+{
+	switch (t->cost_width) {
+	case 1: ((uint8_t *)t->cost)[i] = (uint8_t)v; break;
+	case 2: ((uint16_t *)t->cost)[i] = (uint16_t)v; break;
+	default: ((uint32_t *)t->cost)[i] = v; break;
+	}
+}
+
+/* Gives track t a zeroed cost entry for each slice it has room for (1 byte each on first
+ * use). TP_OK / TP_ENOMEM. */
 static int cost_grow(struct tp_track *t)
 {
 	size_t n = t->cap > t->count ? t->cap : t->count;
-	if (n > SIZE_MAX / sizeof *t->cost)
+	if (!t->cost_width)
+		t->cost_width = 1;
+	if (n > SIZE_MAX / t->cost_width)
 		return TP_ENOMEM;
-	uint32_t *c = tp_realloc(t->cost, n * sizeof *c);
+	char *c = tp_realloc(t->cost, n * t->cost_width);
 	if (!c)
 		return TP_ENOMEM;
-	memset(c + t->cost_cap, 0, (n - t->cost_cap) * sizeof *c);
+	memset(c + t->cost_cap * t->cost_width, 0, (n - t->cost_cap) * t->cost_width);
 	t->cost = c;
 	t->cost_cap = n;
+	return TP_OK;
+}
+
+/* Widens t's cost array until id v fits (1 -> 2 -> 4 bytes per entry), converting the
+ * entries in place from the last one down (an entry's new place never overlaps an earlier
+ * entry's old one). TP_OK / TP_ENOMEM (the array is unchanged). */
+static int cost_fit(struct tp_track *t, uint32_t v)
+{
+	unsigned w = v <= UINT8_MAX ? 1 : v <= UINT16_MAX ? 2 : 4;
+	if (w <= t->cost_width)
+		return TP_OK;
+	if (t->cost_cap > SIZE_MAX / w)
+		return TP_ENOMEM;
+	void *c = tp_realloc(t->cost, t->cost_cap * w);
+	if (!c)
+		return TP_ENOMEM;
+	struct tp_track old = *t;
+	old.cost = c;
+	t->cost = c;
+	t->cost_width = (uint8_t)w;
+	for (size_t i = t->cost_cap; i-- > 0;)
+		cost_put(t, i, cost_at(&old, i));
 	return TP_OK;
 }
 
@@ -484,11 +548,11 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		e.w[1] = PK_BIG;
 	}
 	uint32_t id = dict_put(t, &e);
-	if (!id) {
+	if (!id || cost_fit(t, id) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
-	t->cost[index] = id;
+	cost_put(t, index, id);
 	return TP_OK;
 }
 
@@ -498,11 +562,12 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 		*out = (struct tp_cost){0};
 		return 0;
 	}
-	if (!t->cost[i]) {
+	uint32_t id = cost_at(t, i);
+	if (!id) {
 		*out = (struct tp_cost){0};
 		return 0;
 	}
-	const struct tp_cost_pk *e = &t->cost_dict[t->cost[i] - 1];
+	const struct tp_cost_pk *e = &t->cost_dict[id - 1];
 	if (e->w[1] & PK_BIG) {
 		*out = t->cost_big[e->w[0]];
 		return out->valid;
@@ -1090,8 +1155,9 @@ static int slice_cmp(const struct tp_track *t, const struct tp_slice *x, const s
 	int64_t xe = tp_slice_end(t, x), ye = tp_slice_end(t, y);
 	if (xe != ye)
 		return xe > ye ? -1 : 1;
-	if (x->start_cycle != y->start_cycle)
-		return x->start_cycle < y->start_cycle ? -1 : 1;
+	uint64_t xc = tp_slice_start_cycle(t, x), yc = tp_slice_start_cycle(t, y);
+	if (xc != yc)
+		return xc < yc ? -1 : 1;
 	if (x->cmd_id != y->cmd_id)
 		return x->cmd_id < y->cmd_id ? -1 : 1;
 	return 0;
@@ -1146,7 +1212,7 @@ static int sort_track(struct tp_track *t)
 		if (perm[k] == k)
 			continue;
 		struct tp_slice s = t->slices[k];
-		uint32_t c = t->cost ? t->cost[k] : 0;
+		uint32_t c = t->cost ? cost_at(t, k) : 0;
 		size_t j = k;
 		for (;;) {
 			size_t from = perm[j];
@@ -1154,12 +1220,12 @@ static int sort_track(struct tp_track *t)
 			if (from == k) {
 				t->slices[j] = s;
 				if (t->cost)
-					t->cost[j] = c;
+					cost_put(t, j, c);
 				break;
 			}
 			t->slices[j] = t->slices[from];
 			if (t->cost)
-				t->cost[j] = t->cost[from];
+				cost_put(t, j, cost_at(t, from));
 			j = from;
 		}
 	}
@@ -1170,7 +1236,7 @@ static int sort_track(struct tp_track *t)
 /* Drops the labels no slice uses any more (readers and the depth pass leave some behind:
  * intermediate combinations, scratch marks), renumbers the rest in order, gives back the
  * growth slack and frees the hash (tp_track_label rebuilds it if a label is added later), so
- * a track whose slices all differ costs one 16-byte label per slice, not more. Label 0 stays
+ * a track whose slices all differ costs one 24-byte label per slice, not more. Label 0 stays
  * the all-zero one. TP_OK / TP_ENOMEM. */
 static int labels_compact(struct tp_track *t)
 {

@@ -4,10 +4,11 @@
  *
  * Shape: a profile holds devices (Perfetto "processes"); each device has tracks (Perfetto
  * "threads"/tracks): one per (core, engine) for accelerator dumps, one per OS thread for
- * tpuprof captures. A track holds slices in a compact 48-byte record (tens of millions of
+ * tpuprof captures. A track holds slices in a compact 40-byte record (tens of millions of
  * commands must fit in RAM), sorted by start time once the reader calls tp_profile_finish;
- * what repeats across slices (names, command class, depth, stall) is a per-track label
- * table, and the rare durations of 2^31 ns or more a per-track side table.
+ * what repeats across slices (names, command class, depth, stall, DMA size, the high half of
+ * the start cycle) is a per-track label table, and the rare durations of 2^31 ns or more a
+ * per-track side table.
  * Side tables hold layers (a compact 40-byte record each, read and written through
  * tp_profile_layer / tp_profile_set_layer), subnets, tensors, memory allocations, counters,
  * free-form metadata and per-slice argument sets.
@@ -123,11 +124,13 @@ const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for 
 unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
 
 /*
- * What a slice is, apart from its times and ids: names, command class, nesting depth and
- * stall cycles. A track stores each distinct combination once (a net has a few hundred over
- * millions of commands: stall is 0 on TIU and on most DMA commands, and takes few values
- * where it is not) and its slices hold the combination's id; read them with tp_slice_name &
- * co. and set them with tp_slice_set_label / tp_slice_set_name & co.
+ * What a slice is, apart from its times and ids: names, command class, nesting depth, stall
+ * cycles and DMA size, plus the high half of its start cycle (a storage split, see
+ * tp_slice_start_cycle). A track stores each distinct combination once (a net has a few
+ * hundred to a few thousand over millions of commands: stall is 0 on TIU and on most DMA
+ * commands, DMA sizes repeat, TIU commands have none, and cycle_hi changes once every 2^32
+ * cycles, seconds of run time) and its slices hold the combination's id; read them with
+ * tp_slice_name & co. and set them with tp_slice_set_label / tp_slice_set_name & co.
  */
 struct tp_label {
 	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
@@ -137,15 +140,21 @@ struct tp_label {
 	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
 	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
 	uint32_t stall;       /* stall cycles */
+	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none
+	                         (read with tp_slice_bytes) */
+	uint32_t cycle_hi;    /* start_cycle >> 32 of its slices (read with tp_slice_start_cycle) */
 };
 typedef struct tp_label tp_label;
-_Static_assert(sizeof(struct tp_label) == 16, "tp_label must stay 16 bytes (no padding: it is "
+_Static_assert(sizeof(struct tp_label) == 24, "tp_label must stay 24 bytes (no padding: it is "
                                               "compared and hashed as bytes)");
 
-/* One command / event / operator on a track. Exactly 48 bytes. */
+/* One command / event / operator on a track. Exactly 40 bytes. */
 struct tp_slice {
 	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
-	uint64_t start_cycle; /* aligned engine cycles (0-based); 0 when the source has none */
+	/* the low half of the start in aligned engine cycles (0-based; 0 when the source has
+	 * none); the high half is in its label. Read with tp_slice_start_cycle, write with
+	 * tp_slice_set_start_cycle */
+	uint32_t start_cycle_lo;
 	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
 	/* end_ns - start_ns when below TP_SLICE_LONG_DUR; else TP_SLICE_LONG_DUR | the index of
 	 * the duration in its track's long_dur. Read with tp_slice_end / tp_slice_dur, write with
@@ -155,18 +164,12 @@ struct tp_slice {
 	uint32_t label;       /* index into its track's labels (struct tp_label); 0 = all zero */
 	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
 	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
-	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none */
 	int32_t layer;        /* index into the profile's layer table (tp_profile_layer), -1 = none */
 	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
 };
 typedef struct tp_slice tp_slice;
-_Static_assert(sizeof(struct tp_slice) == 48, "tp_slice must stay 48 bytes");
+_Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
 #define TP_SLICE_LONG_DUR 0x80000000u
-
-static inline uint64_t tp_slice_end_cycle(const struct tp_slice *s)
-{
-	return s->cycles ? s->start_cycle + s->cycles - 1 : s->start_cycle;
-}
 
 /*
  * Per-command figures of a TIU cost model (for Sophgo: the vendor's, sophgo-costmodel.md §3),
@@ -206,10 +209,13 @@ struct tp_track {
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
 	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
-	/* owned; NULL (no cost model) or one entry per slice: 0 = none, else 1 + its index in
-	 * cost_dict (see struct tp_cost_pk; read with tp_track_get_cost) */
-	uint32_t *cost;
+	/* owned; NULL (no cost model) or one entry per slice of cost_width bytes (1, 2 or 4: the
+	 * narrowest that holds every id so far; a net has a few dozen distinct entries): 0 =
+	 * none, else 1 + its index in cost_dict (see struct tp_cost_pk; read with
+	 * tp_track_get_cost) */
+	void *cost;
 	size_t cost_cap;
+	uint8_t cost_width;
 	struct tp_cost_pk *cost_dict; /* owned; the distinct entries */
 	uint32_t num_cost_dict, cap_cost_dict;
 	uint32_t *cost_slots;     /* owned; hash of cost_dict (index + 1), freed by finish */
@@ -264,6 +270,22 @@ static inline unsigned tp_slice_depth(const struct tp_track *t, const struct tp_
 static inline uint32_t tp_slice_stall(const struct tp_track *t, const struct tp_slice *s)
 {
 	return t->labels[s->label].stall;
+}
+static inline uint32_t tp_slice_bytes(const struct tp_track *t, const struct tp_slice *s)
+{
+	return t->labels[s->label].bytes;
+}
+/* The start of slice s of track t in aligned engine cycles: the label's high half and the
+ * slice's low half (set both with tp_slice_set_start_cycle). */
+static inline uint64_t tp_slice_start_cycle(const struct tp_track *t, const struct tp_slice *s)
+{
+	return (uint64_t)t->labels[s->label].cycle_hi << 32 | s->start_cycle_lo;
+}
+/* The last engine cycle of slice s (start + cycles - 1; the start when cycles is 0). */
+static inline uint64_t tp_slice_end_cycle(const struct tp_track *t, const struct tp_slice *s)
+{
+	uint64_t c = tp_slice_start_cycle(t, s);
+	return s->cycles ? c + s->cycles - 1 : c;
 }
 
 /* The end of slice s of track t (s must be one of t's slices): start_ns plus its duration.
@@ -570,7 +592,7 @@ static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
 {
 	uint32_t id;
 	if (memcmp(&t->labels[s->label], l, sizeof *l) == 0)
-		return TP_OK; /* unchanged (16 bytes without padding: see tp_label) */
+		return TP_OK; /* unchanged (24 bytes without padding: see tp_label) */
 	if (tp_track_label(t, l, &id) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
@@ -582,6 +604,8 @@ static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
 	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
 	                                       struct tp_slice *s, T v)                           \
 	{                                                                                          \
+		if (t->labels[s->label].field == v)                                                \
+			return TP_OK; /* unchanged: no copy, no compare */                         \
 		struct tp_label l = t->labels[s->label];                                           \
 		l.field = v;                                                                       \
 		return tp_slice_set_label(p, t, s, &l);                                            \
@@ -593,7 +617,18 @@ TP_SLICE_SETTER(dir, uint8_t)
 TP_SLICE_SETTER(dtype, uint8_t)
 TP_SLICE_SETTER(depth, uint8_t)
 TP_SLICE_SETTER(stall, uint32_t)
+TP_SLICE_SETTER(bytes, uint32_t)
+TP_SLICE_SETTER(cycle_hi, uint32_t)
 #undef TP_SLICE_SETTER
+/* Sets the start cycle of slice s of track t: the low half in s, the high half in its label
+ * (interned in t: a new label only when the high half changes). TP_OK / TP_ENOMEM as
+ * tp_slice_set_label. */
+static inline int tp_slice_set_start_cycle(struct tp_profile *p, struct tp_track *t,
+                                           struct tp_slice *s, uint64_t cycle)
+{
+	s->start_cycle_lo = (uint32_t)cycle;
+	return tp_slice_set_cycle_hi(p, t, s, (uint32_t)(cycle >> 32));
+}
 
 /* Sets the cost entry of slice `index` of a track (index < count), creating the track's cost
  * array (zeroed: valid 0) on first use. TP_OK; TP_ERANGE past the end; TP_ENOMEM on out of

@@ -169,6 +169,10 @@ static void test_cost_pack_and_sort(void **state)
 	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
 	enum { N = 5000 };
 	uint64_t x = 7;
+	/* Each slice's cost by push order, kept as set (the array widens from 1 to 2 bytes per
+	 * entry on the way: every entry must survive it). */
+	struct tp_cost *want = calloc(N, sizeof *want);
+	assert_non_null(want);
 	for (int k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
 		s->start_ns = (int64_t)(rnd(&x) % 50);
@@ -188,20 +192,18 @@ static void test_cost_pack_and_sort(void **state)
 		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
 		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
 		                    .valid = (uint8_t)(k % 11 != 0)};
-		if (k % 7 != 6)
+		if (k % 7 != 6) {
 			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
+			want[k] = c;
+		}
 		struct tp_cost back;
 		assert_int_equal(tp_track_get_cost(&p->tracks[t], (size_t)k, &back),
 		                 k % 7 != 6 ? c.valid : 0);
 		if (k % 7 != 6)
 			assert_memory_equal(&back, &c, sizeof c);
 	}
-	/* Remember each slice's cost by push order, then sort. */
-	struct tp_cost *want = calloc(N, sizeof *want);
-	assert_non_null(want);
-	for (int k = 0; k < N; k++)
-		tp_track_get_cost(&p->tracks[t], (size_t)k, &want[k]);
 	assert_true(p->tracks[t].num_cost_big > 0);
+	assert_int_equal(p->tracks[t].cost_width, 2); /* over 255 entries, under 65536 */
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	const struct tp_track *tr = &p->tracks[t];
 	assert_int_equal(tr->count, N);
@@ -220,6 +222,42 @@ static void test_cost_pack_and_sort(void **state)
 		assert_memory_equal(&c, &want[s->args], sizeof c);
 	}
 	free(want);
+	tp_profile_free(p);
+}
+
+/* The per-slice cost ids take 1 byte while the dictionary has at most 255 entries, then 2,
+ * then 4; every entry reads back through each widening and through the sort. */
+static void test_cost_width(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	enum { N = 140000 }; /* about 75000 distinct entries */
+	for (uint32_t k = 0; k < N; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = N - k; /* reversed: the sort moves every slice */
+		s->cmd_id = k;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 1);
+		struct tp_cost c = {.alg_ops = k % 3 ? k : 0, .valid = 1}; /* k % 3 == 0 share one */
+		if (k % 5 != 4)
+			assert_int_equal(tp_track_set_cost(p, t, k, &c), TP_OK);
+		/* Distinct entries so far: about 8/15 of k, plus the shared one. */
+		if (k == 300)
+			assert_int_equal(p->tracks[t].cost_width, 1);
+		if (k == 600)
+			assert_int_equal(p->tracks[t].cost_width, 2);
+	}
+	assert_int_equal(p->tracks[t].cost_width, 4);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	for (size_t i = 0; i < N; i++) {
+		uint32_t k = tr->slices[i].cmd_id;
+		assert_int_equal(k, N - 1 - i);
+		struct tp_cost c;
+		assert_int_equal(tp_track_get_cost(tr, i, &c), k % 5 != 4);
+		assert_true(c.alg_ops == (k % 5 != 4 && k % 3 ? k : 0));
+	}
 	tp_profile_free(p);
 }
 
@@ -673,6 +711,58 @@ static void test_labels_compact(void **state)
 	tp_profile_free(p);
 }
 
+/* Start cycles keep their high half in the label: exact at, below and past 2^32 (and at
+ * UINT64_MAX), a label per distinct high half, not per slice; the DMA size lives in the label
+ * too; equal start and end times sort by the full start cycle; tp_slice_end_cycle adds the
+ * cycles across the 2^32 boundary. */
+static void test_start_cycle_and_bytes(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	const uint64_t hi = UINT64_C(1) << 32;
+	uint64_t cyc[] = {hi + 5, 7, hi - 1, 3 * hi + 2, hi, UINT64_MAX, 3 * hi + 1, 0};
+	size_t n = sizeof cyc / sizeof *cyc;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		s->cmd_id = (uint32_t)i;
+		s->cycles = 10;
+		tp_slice_set_end(p, &p->tracks[tr], s, 100); /* all equal: the cycle decides */
+		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, i % 2 ? 4096 : 512), TP_OK);
+		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, cyc[i]), TP_OK);
+	}
+	struct tp_track *t = &p->tracks[tr];
+	for (size_t i = 0; i < n; i++) {
+		assert_true(tp_slice_start_cycle(t, &t->slices[i]) == cyc[i]);
+		assert_int_equal(tp_slice_bytes(t, &t->slices[i]), i % 2 ? 4096 : 512);
+	}
+	assert_true(tp_slice_end_cycle(t, &t->slices[2]) == hi + 8);
+	/* Labels once compacted: the zero one and the (bytes, high half) pairs that occur. */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	t = &p->tracks[tr];
+	uint32_t want[] = {7, 1, 2, 4, 0, 6, 3, 5}; /* cmd ids by start cycle */
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(t->slices[i].cmd_id, want[i]);
+		assert_true(tp_slice_start_cycle(t, &t->slices[i]) == cyc[want[i]]);
+	}
+	/* zero, (512, 0) (4096, 0) (512, 1) (4096, 3) (512, 3) (4096, 2^32 - 1) */
+	assert_int_equal(t->num_labels, 7);
+	/* Thousands of slices over a few high halves and sizes: the label table stays small. */
+	for (uint32_t i = 0; i < 5000; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, 1024u << (i % 3)), TP_OK);
+		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, i * (hi / 1000)), TP_OK);
+	}
+	t = &p->tracks[tr];
+	for (uint32_t i = 0; i < 5000; i++) {
+		assert_true(tp_slice_start_cycle(t, &t->slices[n + i]) == i * (hi / 1000));
+		assert_int_equal(tp_slice_bytes(t, &t->slices[n + i]), 1024u << (i % 3));
+	}
+	assert_true(t->num_labels <= 7 + 3 * 5); /* at most high halves 0..4 by three sizes more */
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,10 +775,12 @@ int main(void)
 		cmocka_unit_test(test_layer_touch),
 		cmocka_unit_test(test_cost_follows_sort),
 		cmocka_unit_test(test_cost_pack_and_sort),
+		cmocka_unit_test(test_cost_width),
 		cmocka_unit_test(test_vendor_rows),
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_long_durations),
 		cmocka_unit_test(test_labels_compact),
+		cmocka_unit_test(test_start_cycle_and_bytes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,7 +229,7 @@ static void test_many_chunks(void **state)
 	for (int i = 0; i < 60000; i++) {
 		struct tp_slice *s = fx_cmd(p, tr, i % 3 ? "tensorLd" : "tensorSt", "DMA_tensor",
 		                            i * 100, i * 100 + 40 + i % 50, (uint32_t)i + 1);
-		s->bytes = 256u << (i % 5);
+		tp_slice_set_bytes(p, &p->tracks[tr], s, 256u << (i % 5));
 		tp_slice_set_dir(p, &p->tracks[tr], s, TP_DIR_DDR_TO_LMEM);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);

@@ -320,13 +320,13 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		if (full && s >= t->slices && s < t->slices + t->count)
 			arg_uint(out, "Global Idx", (uint64_t)(s - t->slices));
 		if (full && s->cycles) {
-			arg_uint(out, "Start Cycle", s->start_cycle);
-			arg_uint(out, "End Cycle", tp_slice_end_cycle(s));
+			arg_uint(out, "Start Cycle", tp_slice_start_cycle(t, s));
+			arg_uint(out, "End Cycle", tp_slice_end_cycle(t, s));
 			arg_uint(out, "Asic Cycle", s->cycles);
 		}
 		if (dma && !sys) {
 			double bw = round4(tp_slice_gbps(t, s, t->freq_mhz));
-			arg_uint(out, "DMA data size(B)", s->bytes);
+			arg_uint(out, "DMA data size(B)", tp_slice_bytes(t, s));
 			/* Mode-1 data has no direction: the reference then reports the bandwidth as
 			 * DDR bandwidth. */
 			arg_real(out, "DDR Bandwidth(GB/s)",
@@ -1707,9 +1707,9 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 			double amount; /* per ns of the slice */
 			if (dv->what == 1) {
 				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
-				if (!s->bytes || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
+				if (!tp_slice_bytes(t, s) || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
 					continue;
-				amount = (double)s->bytes / (double)(tp_slice_end(t, s) - s->start_ns);
+				amount = (double)tp_slice_bytes(t, s) / (double)(tp_slice_end(t, s) - s->start_ns);
 			} else {
 				amount = 1.0;
 			}

@@ -30,7 +30,7 @@ static struct tp_slice *fx_cmd(struct tp_profile *p, int tr, const char *name, c
 	struct tp_slice *s = tp_track_push(p, tr);
 	s->start_ns = b;
 	tp_slice_set_end(p, &p->tracks[tr], s, e);
-	s->start_cycle = (uint64_t)b;
+	tp_slice_set_start_cycle(p, &p->tracks[tr], s, (uint64_t)b);
 	s->cycles = (uint32_t)(e - b + 1);
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
@@ -63,15 +63,15 @@ static struct tp_profile *fx_profile(void)
 	s = fx_cmd(p, tiu0, "system.wait_msg", "SYS", 1000, 1100, 4);
 	tp_slice_set_kind(p, &p->tracks[tiu0], s, TP_CMD_SYS_WAIT);
 	s = fx_cmd(p, gdma0, "tensorLd", "DMA_tensor", 0, 100, 1);
-	s->bytes = 4096;
+	tp_slice_set_bytes(p, &p->tracks[gdma0], s, 4096);
 	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_dtype(p, &p->tracks[gdma0], s, TP_DT_INT8);
 	tp_slice_set_stall(p, &p->tracks[gdma0], s, 5);
 	s = fx_cmd(p, gdma0, "tensorLd", "DMA_tensor", 50, 400, 2);
-	s->bytes = 8192;
+	tp_slice_set_bytes(p, &p->tracks[gdma0], s, 8192);
 	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_DDR_TO_LMEM);
 	s = fx_cmd(p, gdma0, "tensorSt", "DMA_tensor", 950, 1000, 3);
-	s->bytes = 512;
+	tp_slice_set_bytes(p, &p->tracks[gdma0], s, 512);
 	tp_slice_set_dir(p, &p->tracks[gdma0], s, TP_DIR_LMEM_TO_DDR);
 	s->dep_id = 3;
 	tp_args_begin(p);

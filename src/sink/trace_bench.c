@@ -144,7 +144,7 @@ int main(int argc, char **argv)
 		s->start_ns = t[c][k] + gap;
 		tp_slice_set_end(p, &p->tracks[tr[c][k]], s, s->start_ns + dur);
 		t[c][k] = tp_slice_end(&p->tracks[tr[c][k]], s);
-		s->start_cycle = (uint64_t)s->start_ns;
+		tp_slice_set_start_cycle(p, &p->tracks[tr[c][k]], s, (uint64_t)s->start_ns);
 		s->cycles = (uint32_t)dur + 1;
 		s->cmd_id = ++id[c][k];
 		if (k == 0) {
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 		} else {
 			tp_slice_set_name(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, dma_names[rnd(4)]));
 			tp_slice_set_type(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, "DMA_tensor"));
-			s->bytes = 512u << rnd(8);
+			tp_slice_set_bytes(p, &p->tracks[tr[c][k]], s, 512u << rnd(8));
 			tp_slice_set_dir(p, &p->tracks[tr[c][k]], s, rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_FP16);
 			tp_slice_set_stall(p, &p->tracks[tr[c][k]], s, rnd(3) ? 0 : rnd(100));

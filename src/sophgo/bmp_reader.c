@@ -13,7 +13,7 @@
  *
  * Memory: every input is mapped (tp_file_load) and its pages are released (madvise) as soon
  * as they are parsed, so even multi-GB dumps are never resident; the per-command storage is
- * the 48-byte slice, plus argument sets and tensors only while the dump is small (enum
+ * the 40-byte slice, plus argument sets and tensors only while the dump is small (enum
  * tp_bmprofile_detail), plus the layers unless skip_layers. Slices first hold the raw 32-bit
  * counter values in start_ns / end_ns and the unwrapped inst_id + 1 in cmd_id; the passes of
  * §9.1/§9.2 then rewrite them in place. Reentrant: no global state.
@@ -744,7 +744,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		struct tp_slice *s = tp_track_push(r->p, t);
 		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
-		s->bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
+		tp_slice_set_bytes(r->p, tr, s, rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes);
 		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
 			r->gd_gmem[core][i] = rec.gmem;
 			r->gd_lmem[core][i] = rec.lmem;
@@ -928,7 +928,7 @@ static void set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice
                        int64_t ce, double mhz, int64_t offset_ns)
 {
 	uint64_t cyc = (uint64_t)(ce - cs) + 1;
-	s->start_cycle = (uint64_t)cs;
+	tp_slice_set_start_cycle(p, t, s, (uint64_t)cs);
 	s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 	/* Exact integer conversion: the vendor's timeline is cycles / MHz x 1000 to 0.01 ns, and
 	 * the truncated float division put 16 of the real dump's 940 times 1 ns low (1850301

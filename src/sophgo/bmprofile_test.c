@@ -981,7 +981,7 @@ static void test_a2_small(void **state)
 	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
 	assert_int_equal(t0->count, 3);
 	const struct tp_slice *s = by_cmd(t0, 1);
-	assert_int_equal(s->start_cycle, 1200);
+	assert_int_equal(tp_slice_start_cycle(t0, s), 1200);
 	assert_int_equal(s->cycles, 899);
 	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
 	assert_int_equal(tp_slice_end(t0, s), 2331);   /* int(2098 / 0.9) */
@@ -992,7 +992,7 @@ static void test_a2_small(void **state)
 	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_NORMAL);
 	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
 	s = by_cmd(t0, 2);
-	assert_int_equal(s->start_cycle, 2200); /* 2445 ns */
+	assert_int_equal(tp_slice_start_cycle(t0, s), 2200); /* 2445 ns */
 	assert_int_equal(s->cycles, 10);
 	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_SYS_WAIT);
 	assert_int_equal(s->layer, -1);
@@ -1006,9 +1006,9 @@ static void test_a2_small(void **state)
 	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA);
 	assert_int_equal(g0->count, 2);
 	s = by_cmd(g0, 1);
-	assert_int_equal(s->start_cycle, 0);
+	assert_int_equal(tp_slice_start_cycle(g0, s), 0);
 	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
-	assert_int_equal(s->bytes, 48);
+	assert_int_equal(tp_slice_bytes(g0, s), 48);
 	assert_int_equal(tp_slice_stall(g0, s), 7);
 	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
@@ -1018,12 +1018,12 @@ static void test_a2_small(void **state)
 	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "chain end"); /* the vendor's name */
 	assert_string_equal(tp_str(p, tp_slice_type(g0, s)), "chain end");
 	assert_int_equal(tp_slice_kind(g0, s), TP_CMD_SYS);
-	assert_int_equal(s->start_cycle, 1000); /* 1334 ns */
+	assert_int_equal(tp_slice_start_cycle(g0, s), 1000); /* 1334 ns */
 
 	const struct tp_track *t1 = track(p, 1, TP_TRACK_TIU);
 	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
 	s = by_cmd(t1, 2);
-	assert_int_equal(s->start_cycle, 2200); /* aligned onto core 0's wait */
+	assert_int_equal(tp_slice_start_cycle(t1, s), 2200); /* aligned onto core 0's wait */
 	assert_int_equal(tp_slice_kind(t1, s), TP_CMD_SYS_WAIT);
 
 	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
@@ -1084,18 +1084,18 @@ static void test_x_small(void **state)
 	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *g0 = track(p, 0, TP_TRACK_GDMA);
 	assert_int_equal(t0->count, 2); /* the 0xFF-filled record ends the valid data */
 	const struct tp_slice *s = by_cmd(t0, 1);
-	assert_int_equal(s->start_cycle, 1299);
+	assert_int_equal(tp_slice_start_cycle(t0, s), 1299);
 	assert_int_equal(s->cycles, 100);
 	assert_int_equal(s->start_ns, 1299);
 	assert_int_equal(tp_slice_end(t0, s), 1398);
 	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
 	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
 	assert_int_equal(s->layer, 1);
-	assert_int_equal(by_cmd(t0, 2)->start_cycle, 1499);
+	assert_int_equal(tp_slice_start_cycle(t0, by_cmd(t0, 2)), 1499);
 	s = by_cmd(g0, 1);
-	assert_int_equal(s->start_cycle, 1000);
+	assert_int_equal(tp_slice_start_cycle(g0, s), 1000);
 	assert_int_equal(s->cycles, 300);
-	assert_int_equal(s->bytes, 123); /* d0_wr + d1_wr + gif_wr */
+	assert_int_equal(tp_slice_bytes(g0, s), 123); /* d0_wr + d1_wr + gif_wr */
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
 	assert_int_equal(s->layer, 0);
 	assert_string_equal(tp_str(p, tp_slice_name(g0, by_cmd(g0, 2))), "dma.sys.chain_end");
@@ -1116,7 +1116,7 @@ static void test_x_small(void **state)
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
 	assert_int_equal(track(p, 0, TP_TRACK_GDMA)->count, 0);
 	assert_int_equal(p->stats.blocks_skipped, 1);
-	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_TIU), 1)->start_cycle, 1000);
+	assert_int_equal(tp_slice_start_cycle(track(p, 0, TP_TRACK_TIU), by_cmd(track(p, 0, TP_TRACK_TIU), 1)), 1000);
 	tp_profile_free(p);
 }
 
@@ -1423,7 +1423,7 @@ static void test_real_bm1688(void **state)
 	assert_int_equal(s->cycles, 312031);
 	/* GDMA core 0 cmd 2: 101376 bytes in 3377 cycles (= 22.5147 GB/s at 750 MHz). */
 	s = by_cmd(g0, 2);
-	assert_int_equal(s->bytes, 101376);
+	assert_int_equal(tp_slice_bytes(g0, s), 101376);
 	assert_int_equal(s->cycles, 3377);
 	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
 	/* Total span, with the GDMA "end" taken as the last record's end (§10.2 quirk). */
@@ -1462,7 +1462,7 @@ static void test_real_bm1688(void **state)
 				gwait[c] += g->slices[i].cycles;
 			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_NORMAL &&
 			    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g, &g->slices[i])))
-				ddr[c] += g->slices[i].bytes;
+				ddr[c] += tp_slice_bytes(g, &g->slices[i]);
 		}
 	}
 	assert_int_equal(tiu[0], 1304643);
@@ -1586,11 +1586,11 @@ static void check_against_ref(const struct tp_profile *p, const struct tp_track 
 		const struct tp_slice *s = by_cmd(t, (uint32_t)ref[i].cmd_id);
 		if (!s)
 			fail_msg("%s: Cmd Id %lld has no slice", path, ref[i].cmd_id);
-		if ((long long)s->start_cycle != ref[i].start ||
-		    (long long)(s->start_cycle + s->cycles - 1) != ref[i].end)
+		if ((long long)tp_slice_start_cycle(t, s) != ref[i].start ||
+		    (long long)tp_slice_end_cycle(t, s) != ref[i].end)
 			fail_msg("%s: Cmd Id %lld: cycles %llu..%llu, reference %lld..%lld", path,
-			         ref[i].cmd_id, (unsigned long long)s->start_cycle,
-			         (unsigned long long)(s->start_cycle + s->cycles - 1), ref[i].start,
+			         ref[i].cmd_id, (unsigned long long)tp_slice_start_cycle(t, s),
+			         (unsigned long long)tp_slice_end_cycle(t, s), ref[i].start,
 			         ref[i].end);
 		if (strcmp(tp_str(p, tp_slice_name(t, s)), ref[i].name) != 0)
 			fail_msg("%s: Cmd Id %lld: name %s, reference %s", path, ref[i].cmd_id,
@@ -1638,7 +1638,7 @@ static void test_real_cv184x(void **state)
 		if (tp_slice_kind(g0, s) != TP_CMD_SYS_WAIT)
 			gdma += s->cycles;
 		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
-			ddr += s->bytes;
+			ddr += tp_slice_bytes(g0, s);
 			ddr_cyc += s->cycles;
 		}
 	}
@@ -1647,7 +1647,7 @@ static void test_real_cv184x(void **state)
 	assert_int_equal((int)((double)ddr * 650.0 / 1000.0 / (double)ddr_cyc * 100 + 0.5), 439);
 	/* GDMA Cmd 1 (tdmaRegInfo): tensorLd of 70656 bytes, stall 0, FP32. */
 	const struct tp_slice *s = by_cmd(g0, 1);
-	assert_int_equal(s->bytes, 70656);
+	assert_int_equal(tp_slice_bytes(g0, s), 70656);
 	assert_int_equal(tp_slice_dtype(g0, s), TP_DT_FP32);
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
 	tp_profile_free(p);

@@ -654,7 +654,7 @@ static int match(struct rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unm
 			s = &r->p->tracks[t].slices[k];
 			if (!c) {
 				(*unmatched)++;
-				*unmatched_bytes += s->bytes;
+				*unmatched_bytes += tp_slice_bytes(&r->p->tracks[t], s);
 			}
 		}
 	}
@@ -714,7 +714,7 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			s->start_ns = m.start;
 			tp_slice_set_end(r->p, &r->p->tracks[t], s, m.end);
 			s->cmd_id = m.id;
-			s->bytes = m.bytes;
+			tp_slice_set_bytes(r->p, &r->p->tracks[t], s, m.bytes);
 			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
 			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
 		}
@@ -982,7 +982,7 @@ static void finalize_track(struct tp_profile *p, struct tp_track *t, int64_t zer
 		struct tp_slice *s = &t->slices[i];
 		int64_t cs = s->start_ns - zero, ce = tp_slice_end(t, s) - zero;
 		uint64_t cyc = (uint64_t)(ce - cs) + 1;
-		s->start_cycle = (uint64_t)cs;
+		tp_slice_set_start_cycle(p, t, s, (uint64_t)cs);
 		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 		s->start_ns = tp_cycles_to_ns((uint64_t)cs, mhz);
 		tp_slice_set_end(p, t, s, tp_cycles_to_ns((uint64_t)ce, mhz));
@@ -1171,7 +1171,7 @@ static double vendor_gbps(struct rd *r, size_t c, int e, int l2)
 		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)tp_slice_dir(g, s);
 		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
 		if (in && (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
-			bytes += s->bytes;
+			bytes += tp_slice_bytes(g, s);
 			cyc += s->cycles;
 		}
 	}

@@ -283,7 +283,7 @@ static void test_read_small(void **state)
 	/* Zero = the earliest kept start (GDMA 3800); TIU 4000..4100 -> 200..300. */
 	assert_int_equal(gt->slices[0].start_ns, 0);
 	assert_int_equal(gt->slices[0].cycles, 191);
-	assert_int_equal(gt->slices[0].bytes, 4096);
+	assert_int_equal(tp_slice_bytes(gt, &gt->slices[0]), 4096);
 	assert_string_equal(tp_str(p, tp_slice_name(gt, &gt->slices[0])), "tensorLd");
 	assert_int_equal(tp_slice_dir(gt, &gt->slices[0]), TP_DIR_DDR_TO_LMEM);
 	assert_int_equal(tt->slices[0].start_ns, 200);

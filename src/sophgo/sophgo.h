@@ -22,7 +22,7 @@ enum tp_bmprofile_detail {
 	TP_BMPROFILE_DETAIL_AUTO = 0,  /* default: args while the dump has at most
 	                                  TP_BMPROFILE_DETAIL_AUTO_LIMIT commands, then none */
 	TP_BMPROFILE_DETAIL_ON = 1,    /* args for every command, whatever the size */
-	TP_BMPROFILE_DETAIL_OFF = -1,  /* no args: 48 bytes per command */
+	TP_BMPROFILE_DETAIL_OFF = -1,  /* no args: 40 bytes per command */
 };
 #define TP_BMPROFILE_DETAIL_AUTO_LIMIT 1000000u
 /* AUTO keeps the decoded descriptor fields (des_*, DMA sizes/strides: 20-100 arguments per
@@ -35,7 +35,7 @@ struct tp_bmprofile_opts {
 	double gdma_freq_mhz;       /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
 	int detail;                 /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
 	int skip_layers;            /* 1 = no layers/tensors (global.profile node matching and
-	                               tensor_location.json skipped): only the 48-byte slices per
+	                               tensor_location.json skipped): only the 40-byte slices per
 	                               command stay in memory, for the largest dumps */
 	int jobs;                   /* threads the reader may use (0 or 1 = the calling thread
 	                               only); the profile is the same for every value */

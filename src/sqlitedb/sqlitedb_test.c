@@ -168,7 +168,7 @@ static void test_batches(void **state)
 			                            k ? "DMA_tensor" : "sCONV", b, b + 100 + i,
 			                            (uint32_t)i + 1);
 			if (k) {
-				s->bytes = 512u * (uint32_t)(i + 1);
+				tp_slice_set_bytes(p, &p->tracks[tr[k]], s, 512u * (uint32_t)(i + 1));
 				tp_slice_set_dir(p, &p->tracks[tr[k]], s, TP_DIR_DDR_TO_LMEM);
 			}
 		}

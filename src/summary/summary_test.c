@@ -23,10 +23,10 @@ static struct tp_profile *build(void)
 	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv.normal"));
 	s = tp_track_push(p, g);
 	s->start_ns = 100;
-	s->start_cycle = 100;
+	tp_slice_set_start_cycle(p, &p->tracks[g], s, 100);
 	s->cycles = 1000;
 	tp_slice_set_end(p, &p->tracks[g], s, 1099);
-	s->bytes = 20000;
+	tp_slice_set_bytes(p, &p->tracks[g], s, 20000);
 	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd \"quoted\""));
 	p->net_name = tp_profile_str(p, "net</script>");

@@ -1128,16 +1128,16 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_str(x, &s, row, col, tp_str(p, tp_slice_name(t, sl)), NULL);
 				break;
 			case E_DMA_SIZE:
-				xl_num(x, &s, row, col, sl->bytes, x->f.cyc);
+				xl_num(x, &s, row, col, tp_slice_bytes(t, sl), x->f.cyc);
 				break;
 			case E_ASIC:
 				xl_num(x, &s, row, col, sl->cycles, x->f.cyc);
 				break;
 			case E_START_CYC:
-				xl_num(x, &s, row, col, (double)sl->start_cycle, x->f.cyc);
+				xl_num(x, &s, row, col, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
 				break;
 			case E_END_CYC:
-				xl_num(x, &s, row, col, (double)tp_slice_end_cycle(sl), x->f.cyc);
+				xl_num(x, &s, row, col, (double)tp_slice_end_cycle(t, sl), x->f.cyc);
 				break;
 			case E_START_US:
 				xl_num(x, &s, row, col, ns_to_us(sl->start_ns), x->f.us);
@@ -1156,10 +1156,10 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				double v;
 				double id = sl->cmd_id ? (double)sl->cmd_id : (double)(i + 1);
 				if (i < 199)
-					v = (double)tp_slice_end_cycle(sl) / id;
+					v = (double)tp_slice_end_cycle(t, sl) / id;
 				else
-					v = ((double)tp_slice_end_cycle(sl) -
-					     (double)t->slices[i - 199].start_cycle) /
+					v = ((double)tp_slice_end_cycle(t, sl) -
+					     (double)tp_slice_start_cycle(t, &t->slices[i - 199])) /
 					    200.0;
 				xl_num(x, &s, row, col, v, x->f.gbps);
 				break;
@@ -1409,7 +1409,7 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		xl_str(x, &s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
 		if (cyc) {
 			xl_num(x, &s, row, 7, sl->cmd_id, x->f.cyc);
-			xl_num(x, &s, row, 8, (double)sl->start_cycle, x->f.cyc);
+			xl_num(x, &s, row, 8, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
 			xl_num(x, &s, row, 9, sl->cycles, x->f.cyc);
 		}
 		write_args(x, &s, row, p, sl, &ac, other_col, &ob);

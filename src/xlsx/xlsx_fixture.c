@@ -40,7 +40,7 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		struct tp_slice *s = tp_track_push(p, track);
 		if (!s)
 			return -1;
-		s->start_cycle = cyc;
+		tp_slice_set_start_cycle(p, &p->tracks[track], s, cyc);
 		s->cycles = len;
 		s->start_ns = tp_cycles_to_ns(cyc, mhz);
 		tp_slice_set_end(p, &p->tracks[track], s, tp_cycles_to_ns(cyc + len - 1, mhz));
@@ -58,7 +58,7 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		s->dep_id = i > 2 ? (uint32_t)i - 2 : 0;
 		if (kind != TP_TRACK_TIU && !wait) {
 			tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dirs[i % 4]);
-			s->bytes = 1024 + lcg(&seed) % 65536;
+			tp_slice_set_bytes(p, &p->tracks[track], s, 1024 + lcg(&seed) % 65536);
 			tp_slice_set_stall(p, &p->tracks[track], s, i % 7 == 0 ? lcg(&seed) % 100 : 0);
 		}
 		s->layer = layers ? (int32_t)(i * 4 / (n ? n : 1)) : -1;

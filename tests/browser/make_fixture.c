@@ -119,14 +119,14 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		s->start_ns = g->t[core][eng] + gap;
 		s->cycles = cyc;
 		tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
-		s->start_cycle = tp_ns_to_cycles(s->start_ns, mhz);
+		tp_slice_set_start_cycle(p, &p->tracks[track], s, tp_ns_to_cycles(s->start_ns, mhz));
 		g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 		s->cmd_id = (uint32_t)p->tracks[track].count;
 		s->layer = li;
 		if (data_move) {
 			tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, strcmp(type, "Store") ? "tensorLd" : "tensorSt"));
 			tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, "DMA_tensor"));
-			s->bytes = 4096 + rnd(120000);
+			tp_slice_set_bytes(p, &p->tracks[track], s, 4096 + rnd(120000));
 			tp_slice_set_dir(p, &p->tracks[track], s, strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
 			tp_slice_set_stall(p, &p->tracks[track], s, rnd(4) ? 0 : rnd(50));
@@ -252,7 +252,7 @@ static void build(struct tp_profile *p, int hostile, long big)
 		tp_slice_set_end(p, &p->tracks[sdma], s, s->start_ns + 3000);
 		s->cycles = 2250;
 		s->cmd_id = (uint32_t)i + 1;
-		s->bytes = 65536;
+		tp_slice_set_bytes(p, &p->tracks[sdma], s, 65536);
 		tp_slice_set_dir(p, &p->tracks[sdma], s, TP_DIR_DDR_TO_DDR);
 		tp_slice_set_name(p, &p->tracks[sdma], s, tp_profile_str(p, "dma.general"));
 		tp_slice_set_type(p, &p->tracks[sdma], s, tp_profile_str(p, "DMA_general"));

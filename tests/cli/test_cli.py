@@ -347,7 +347,7 @@ class RealDump(unittest.TestCase):
 
     @need_real
     def test_detail_levels(self):
-        # --detail none keeps 48 bytes per command: no per-command annotations in the trace;
+        # --detail none keeps 40 bytes per command: no per-command annotations in the trace;
         # the default (auto) on this small dump keeps the decoded registers and the cost model.
         # A bad value is a usage error.
         self.assertEqual(run(REAL, "/nonexistent-out", "--detail", "most")[0], 1)
