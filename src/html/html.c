@@ -33,6 +33,8 @@ extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
 
 #define FLUSH_AT (1u << 20)
+/* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
+#define VALS_MIN ((size_t)1 << 16)
 #define TOP_MAX 200
 /* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
  * dump with a private argument set per command must not turn the page into gigabytes. */
@@ -654,6 +656,11 @@ struct ctx {
 	size_t num_argsets_out, args_dropped;
 	double bw_scale;
 	int64_t t0;         /* span start: page times are relative to it */
+	int64_t *vals;      /* owned, cap_vals entries (NULL if none): one column of a lane or of
+	                       the layer table, computed once for the "same value" check and
+	                       put_col's two passes (8 bytes a layer: sized for the layer table,
+	                       used for every lane that fits) */
+	size_t cap_vals;
 };
 
 static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
@@ -806,10 +813,59 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 	tp_free(sv);
 }
 
-static void emit_lane(struct ctx *c, const struct lane *l)
+/* A column of a lane made from layers whose value is the same for every slice: lane_at builds
+ * each slice zeroed but for its start and layer, so only these columns can differ. */
+static int layer_col_varies(int col)
+{
+	return col == C_TS || col == C_DUR || col == C_NAME || col == C_TYPE || col == C_LAYER ||
+	       col == C_H;
+}
+
+/* put_col's getter for a column computed once into an array. */
+static int64_t vals_col(void *u, size_t i)
+{
+	return ((const int64_t *)u)[i];
+}
+
+/* A lane made from layers, prepared for emit_lane: its layer indexes in slice order (one walk
+ * of the table when the lane has none, instead of one per pass) in *ord (owned by the caller,
+ * NULL when the lane has its own) and a copy of the lane that reads them. 4 bytes a layer of
+ * this lane, freed after it. TP_OK / TP_ENOMEM. */
+static int layer_lane_view(const struct lane *l, struct lane *view, uint32_t **ord)
+{
+	*view = *l;
+	*ord = NULL;
+	if (!l->walk)
+		return TP_OK;
+	uint32_t *o = tp_malloc((l->n ? l->n : 1) * sizeof *o);
+	if (!o)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		o[i] = tp_walk_at(&l->walk->w, i);
+	view->lay = *ord = o;
+	view->walk = NULL;
+	return TP_OK;
+}
+
+static void emit_lane(struct ctx *c, const struct lane *lane)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
+	/* A lane made from layers is read many times over (rows, level of detail, each column):
+	 * it reads its layer indexes from an array (layer_lane_view). Each column of a lane that
+	 * fits c->vals is computed once into it for the "same value" check and put_col. */
+	struct lane view;
+	uint32_t *ord = NULL;
+	const struct lane *l = lane;
+	int64_t *vals = lane->n && lane->n <= c->cap_vals ? c->vals : NULL;
+	int from_layers = lane->track < 0 && lane->n;
+	if (from_layers) {
+		if (layer_lane_view(lane, &view, &ord) != TP_OK) {
+			c->o.err = TP_ENOMEM;
+			return;
+		}
+		l = &view;
+	}
 	tp_buf_puts(b, "{\"kind\":");
 	put_str(b, tp_track_kind_name((enum tp_track_kind)l->kind));
 	tp_buf_puts(b, ",\"label\":");
@@ -847,11 +903,21 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 		g.col = col;
 		int same = col != C_TS;
 		int64_t first = 0;
-		for (size_t i = 0; i < l->n && same; i++) {
-			int64_t v = lane_col(&g, i);
-			if (i == 0)
-				first = v;
-			same = v == first;
+		if (from_layers && !layer_col_varies(col)) {
+			first = lane_col(&g, 0);
+		} else if (vals) {
+			for (size_t i = 0; i < l->n; i++) {
+				vals[i] = lane_col(&g, i);
+				same = same && vals[i] == vals[0];
+			}
+			first = vals[0];
+		} else {
+			for (size_t i = 0; i < l->n && same; i++) {
+				int64_t v = lane_col(&g, i);
+				if (i == 0)
+					first = v;
+				same = v == first;
+			}
 		}
 		if (same) {
 			if (first) {
@@ -860,10 +926,14 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 			}
 			continue;
 		}
-		put_col(&c->o, col_key[col], l->n, lane_col, &g);
+		if (vals)
+			put_col(&c->o, col_key[col], l->n, vals_col, vals);
+		else
+			put_col(&c->o, col_key[col], l->n, lane_col, &g);
 	}
 	tp_buf_putc(b, '}');
 	flush_out(&c->o, 0);
+	tp_free(ord);
 }
 
 static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
@@ -1206,9 +1276,16 @@ static void emit_layers(struct ctx *c)
 	tp_buf_puts(b, ",\"layers\":{\"n\":");
 	put_i64(b, (int64_t)c->p->num_layers);
 	struct layer_get g = {c, 0};
+	size_t n = c->p->num_layers;
 	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
 		g.col = (int)col;
-		put_col(&c->o, cols[col], c->p->num_layers, layer_col, &g);
+		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+			for (size_t i = 0; i < n; i++)
+				c->vals[i] = layer_col(&g, i);
+			put_col(&c->o, cols[col], n, vals_col, c->vals);
+		} else {
+			put_col(&c->o, cols[col], n, layer_col, &g);
+		}
 	}
 	tp_buf_putc(b, '}');
 }
@@ -1634,6 +1711,11 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.bw_scale = facts_of(p->chip).ddr_max_gbps;
 	if (seen > c.bw_scale)
 		c.bw_scale = seen;
+	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN; lanes
+	 * longer than that recompute their columns instead (same bytes). No buffer: the same. */
+	c.cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
+	if (!(c.vals = tp_malloc(c.cap_vals * sizeof *c.vals)))
+		c.cap_vals = 0;
 
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
@@ -1655,6 +1737,7 @@ out:
 	}
 	tp_free(lanes);
 	tp_free(c.argmap);
+	tp_free(c.vals);
 	tp_free(c.sm.idx);
 	tp_buf_free(&c.o.b);
 	return rc;
