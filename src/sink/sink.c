@@ -126,10 +126,12 @@ struct plan {
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
 		const struct tp_profile *p;
-		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
-		                      the table has this core's layers nearly in that order ... */
-		struct tp_walk walk; /* ... and walk finds slice k (dt_slice) */
-		struct tp_layer_memo memo; /* dt_slice, dt_end and dt_label decode a layer once */
+		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order (4 bytes a
+		                      layer; the passes over the track read it instead of walking
+		                      the whole table each time) */
+		uint64_t *bits;    /* while synth_layers runs: bit i = layer i is on the track */
+		struct tp_layer_memo memo; /* dt_slice, dt_end, dt_label and fill_args decode a
+		                              layer once */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -521,21 +523,14 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-static int synth_has(const struct synth *y, const struct tp_layer *l)
-{
-	return l->device == y->t.device && l->core == y->t.core && l->begin_ns <= l->end_ns;
-}
-
 /* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). A synthesised track
- * without an index finds its layer with tp_walk: the callers ask for k = 0, 1, 2, ... in
- * turn, so a pass costs one walk of the table. */
+ * *tmp from its layer (valid until the next call with the same tmp). */
 static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
                                        struct synth *syn, size_t k, struct tp_slice *tmp)
 {
 	if (!syn)
 		return &t->slices[k];
-	size_t i = syn->layers ? syn->layers[k] : tp_walk_at(&syn->walk, k);
+	size_t i = syn->layers[k];
 	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, i);
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = l->begin_ns;
@@ -755,8 +750,7 @@ static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 static int synth_keep(const void *ctx, size_t i)
 {
 	const struct synth *y = ctx;
-	struct tp_layer ly;
-	return synth_has(y, tp_profile_layer(y->p, i, &ly));
+	return (int)(y->bits[i / 64] >> (i % 64) & 1);
 }
 
 static int synth_before(const void *ctx, uint32_t x, uint32_t y)
@@ -768,55 +762,81 @@ static int synth_before(const void *ctx, uint32_t x, uint32_t y)
 
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
  * when no layer has timing. The track holds no slices (dt_slice builds each slice when it is
- * needed), and only when the table does not list the core's layers nearly in slice order (a
- * window of TP_WALK_WINDOW, see tp_walk; the usual case) their indices in slice order (4
- * bytes per layer). */
+ * needed), only its layers' indices in slice order (4 bytes per layer): one tp_walk of the
+ * table when it lists the core's layers nearly in that order (a window of TP_WALK_WINDOW; the
+ * usual case), else a sort. */
 static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
+	if (p->num_layers > UINT32_MAX)
+		return TP_OK;
+	uint64_t *bits = tp_calloc(p->num_layers / 64 + 1, sizeof *bits);
+	if (!bits)
+		return TP_ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer ly;
 		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
+		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns) {
+			bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
+		}
 	}
-	if (!n || p->num_layers > UINT32_MAX)
+	if (!n) {
+		tp_free(bits);
 		return TP_OK;
+	}
 	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
-	if (!ns)
+	struct synth *y = ns ? tp_calloc(1, sizeof *y) : NULL;
+	if (ns)
+		pl->synth = ns;
+	if (!y) {
+		tp_free(bits);
 		return TP_ENOMEM;
-	pl->synth = ns;
-	struct synth *y = tp_calloc(1, sizeof *y);
-	if (!y)
-		return TP_ENOMEM;
+	}
 	pl->synth[pl->nsynth++] = y;
 	y->t.kind = TP_TRACK_LAYER;
 	y->t.device = device;
 	y->t.core = core;
 	y->t.count = n;
 	y->p = p;
-	tp_walk_start(&y->walk, p->num_layers, synth_keep, synth_before, y);
-	if (!tp_walk_ordered(&y->walk, &n)) { /* a reader's table is usually nearly in order */
-		if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
-			return TP_ENOMEM;
-		n = 0;
-		for (size_t i = 0; i < p->num_layers; i++) {
-			struct tp_layer ly;
-			if (synth_has(y, tp_profile_layer(p, i, &ly)))
-				y->layers[n++] = (uint32_t)i;
-		}
-		struct lkey *k = tp_malloc(n * sizeof *k);
-		if (!k)
-			return TP_ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			k[i] = lkey_of(p, y->layers[i]);
-		lkey_sort(k, n);
-		for (size_t i = 0; i < n; i++)
-			y->layers[i] = k[i].layer;
-		tp_free(k);
+	y->bits = bits;
+	if (!(y->layers = tp_malloc(n * sizeof *y->layers))) {
+		tp_free(bits);
+		y->bits = NULL;
+		return TP_ENOMEM;
 	}
+	struct tp_walk w;
+	tp_walk_start(&w, p->num_layers, synth_keep, synth_before, y);
+	size_t k = 0;
+	int ordered = 1;
+	uint32_t x;
+	while (k < n && tp_walk_next(&w, &x)) {
+		if (k && !synth_before(y, y->layers[k - 1], x))
+			ordered = 0;
+		y->layers[k++] = x;
+	}
+	if (!ordered || k != n) { /* not nearly in order: sort this core's layers */
+		n = 0;
+		for (size_t i = 0; i < p->num_layers; i++)
+			if (bits[i / 64] >> (i % 64) & 1)
+				y->layers[n++] = (uint32_t)i;
+		struct lkey *kv = tp_malloc(n * sizeof *kv);
+		if (!kv) {
+			tp_free(bits);
+			y->bits = NULL;
+			return TP_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			kv[i] = lkey_of(p, y->layers[i]);
+		lkey_sort(kv, n);
+		for (size_t i = 0; i < n; i++)
+			y->layers[i] = kv[i].layer;
+		tp_free(kv);
+	}
+	tp_free(bits);
+	y->bits = NULL;
 	*out = y;
 	return TP_OK;
 }
@@ -1832,7 +1852,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
-			fill_args(p, t, s, sink->full_args, ss, &pl->memo);
+			fill_args(p, t, s, sink->full_args, ss, dt->syn ? &dt->syn->memo : &pl->memo);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
