@@ -151,12 +151,8 @@ static uint64_t zigzag(int64_t v)
 
 static size_t varint_len(uint64_t z)
 {
-	size_t n = 1;
-	while (z >= 0x80) {
-		z >>= 7;
-		n++;
-	}
-	return n;
+	/* 7 bits a byte: 1 + (bit length - 1) / 7 (z = 0 takes one byte). */
+	return z ? (size_t)(70 - __builtin_clzll(z)) / 7 : 1;
 }
 
 static int64_t col_clamp(int64_t v)
@@ -164,50 +160,66 @@ static int64_t col_clamp(int64_t v)
 	return v > COL_LIM ? COL_LIM : v < -COL_LIM ? -COL_LIM : v;
 }
 
+/* The base64 of a byte stream, staged: bytes gather in `in` and go out 3 at a time as 4
+ * characters, B64_STAGE bytes (a multiple of 3) per tp_buf_put, so the characters are those
+ * of one encoding of the whole stream. */
+#define B64_STAGE 768
 struct b64w {
 	struct out *o;
-	uint32_t acc;
-	int nb;
+	size_t n;
+	unsigned char in[B64_STAGE];
 };
 
 static const char b64_abc[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static void b64_byte(struct b64w *w, unsigned c)
+/* Encodes the staged whole triplets (all of them when n is a multiple of 3) and keeps the
+ * rest (0..2 bytes) staged. */
+static void b64_flush(struct b64w *w)
 {
-	w->acc = w->acc << 8 | (c & 0xff);
-	if (++w->nb < 3)
-		return;
-	char q[4] = {b64_abc[w->acc >> 18 & 63], b64_abc[w->acc >> 12 & 63],
-	             b64_abc[w->acc >> 6 & 63], b64_abc[w->acc & 63]};
-	tp_buf_put(&w->o->b, q, 4);
-	w->acc = 0;
-	w->nb = 0;
+	char q[B64_STAGE / 3 * 4];
+	size_t whole = w->n / 3 * 3, k = 0;
+	for (size_t i = 0; i < whole; i += 3) {
+		uint32_t a = (uint32_t)w->in[i] << 16 | (uint32_t)w->in[i + 1] << 8 | w->in[i + 2];
+		q[k++] = b64_abc[a >> 18 & 63];
+		q[k++] = b64_abc[a >> 12 & 63];
+		q[k++] = b64_abc[a >> 6 & 63];
+		q[k++] = b64_abc[a & 63];
+	}
+	if (k)
+		tp_buf_put(&w->o->b, q, k);
+	memmove(w->in, w->in + whole, w->n - whole);
+	w->n -= whole;
 }
 
 static void b64_end(struct b64w *w)
 {
-	if (!w->nb)
+	b64_flush(w);
+	if (!w->n)
 		return;
-	uint32_t a = w->acc << (w->nb == 1 ? 16 : 8);
+	uint32_t a = (uint32_t)w->in[0] << 16 | (w->n == 2 ? (uint32_t)w->in[1] << 8 : 0u);
 	char q[4] = {b64_abc[a >> 18 & 63], b64_abc[a >> 12 & 63],
-	             w->nb == 2 ? b64_abc[a >> 6 & 63] : '=', '='};
+	             w->n == 2 ? b64_abc[a >> 6 & 63] : '=', '='};
 	tp_buf_put(&w->o->b, q, 4);
-	w->nb = 0;
+	w->n = 0;
 }
 
-static void b64_varint(struct b64w *w, int64_t v)
+static inline void b64_varint(struct b64w *w, int64_t v)
 {
+	if (w->n > B64_STAGE - 10) /* a varint takes at most 10 bytes */
+		b64_flush(w);
 	uint64_t z = zigzag(v);
 	while (z >= 0x80) {
-		b64_byte(w, (unsigned)(z & 0x7f) | 0x80);
+		w->in[w->n++] = (unsigned char)((z & 0x7f) | 0x80);
 		z >>= 7;
 	}
-	b64_byte(w, (unsigned)z);
+	w->in[w->n++] = (unsigned char)z;
 }
 
-/* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1). */
-static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+/* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1): the body of put_col and
+ * put_col_vals (inlined into each, so the array reader's get is a load). */
+static inline __attribute__((always_inline)) void
+put_col_with(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
 {
 	size_t len[4] = {0, 0, 0, 0}; /* plain, delta, runs of values, runs of differences */
 	int wide = 0;
@@ -239,7 +251,9 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 		if (len[k] < len[mode])
 			mode = k;
 	tp_buf_printf(&o->b, ",\"%s\":\"%c", key, (wide ? "RDLM" : "rdlm")[mode]);
-	struct b64w w = {o, 0, 0};
+	struct b64w w;
+	w.o = o;
+	w.n = 0;
 	int d = mode & 1;
 	prev = 0;
 	int64_t cur = 0;
@@ -270,6 +284,22 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 	b64_end(&w);
 	tp_buf_putc(&o->b, '"');
 	flush_out(o, 0);
+}
+
+static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+{
+	put_col_with(o, key, n, get, u);
+}
+
+static inline int64_t vals_col(void *u, size_t i)
+{
+	return ((const int64_t *)u)[i];
+}
+
+/* put_col of the values v[0..n-1]. */
+static void put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v)
+{
+	put_col_with(o, key, n, vals_col, (void *)(uintptr_t)v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -356,9 +386,9 @@ struct lane {
 	                                order (4 bytes a layer; lane_at builds each slice) ... */
 	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
 	                                owned: lane_at's walk of the table (tp_walk) */
-	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_at, lane_end and
-	                                lane_label of one slice, and the previous slice's end,
-	                                decode each layer once) */
+	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_label and height_of
+	                                of one slice decode its layer once; lane_at and lane_end
+	                                read only the span) */
 	double mhz;
 	const char *label;
 };
@@ -440,9 +470,10 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	if (!l->lay && !l->walk)
 		return &l->s[i];
 	size_t li = lane_layer(l, i);
-	const struct tp_layer *y = tp_layer_memo_get(p, l->memo, li);
+	int64_t begin, end;
+	tp_profile_layer_span(p, li, &begin, &end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
-	tmp->start_ns = y->begin_ns;
+	tmp->start_ns = begin;
 	tmp->layer = (int32_t)li;
 	return tmp;
 }
@@ -452,7 +483,9 @@ static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const 
 {
 	if (!l->lay && !l->walk)
 		return tp_slice_end(&p->tracks[l->track], s);
-	return tp_layer_memo_get(p, l->memo, (size_t)s->layer)->end_ns;
+	int64_t begin, end;
+	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
+	return end;
 }
 
 /* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
@@ -492,15 +525,7 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	l->core = core;
 	l->label = "Layer";
 	size_t n = 0;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *y = tp_profile_layer(p, i, &ly);
-		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
-			n++;
-	}
-	if (!n)
-		return TP_OK;
-	if (n > UINT32_MAX || p->num_layers > UINT32_MAX || !(l->memo = tp_calloc(1, sizeof *l->memo)))
+	if (p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
 	struct lwalk *w = tp_calloc(1, sizeof *w);
 	if (!w || !(w->bits = tp_calloc(p->num_layers / 64 + 1, sizeof *w->bits))) {
@@ -512,8 +537,18 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	w->core = core;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer ly;
-		if (lane_has(w, tp_profile_layer(p, i, &ly)))
+		if (lane_has(w, tp_profile_layer(p, i, &ly))) {
 			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
+			n++;
+		}
+	}
+	if (!n) {
+		lwalk_free(w);
+		return TP_OK;
+	}
+	if (!(l->memo = tp_calloc(1, sizeof *l->memo))) {
+		lwalk_free(w);
+		return TP_ENOMEM;
 	}
 	tp_walk_start(&w->w, p->num_layers, lwalk_keep, lwalk_before, w);
 	if (tp_walk_ordered(&w->w, &n)) { /* the usual case: walk the table, no index */
@@ -821,12 +856,6 @@ static int layer_col_varies(int col)
 	       col == C_H;
 }
 
-/* put_col's getter for a column computed once into an array. */
-static int64_t vals_col(void *u, size_t i)
-{
-	return ((const int64_t *)u)[i];
-}
-
 /* A lane made from layers, prepared for emit_lane: its layer indexes in slice order (one walk
  * of the table when the lane has none, instead of one per pass) in *ord (owned by the caller,
  * NULL when the lane has its own) and a copy of the lane that reads them. 4 bytes a layer of
@@ -927,7 +956,7 @@ static void emit_lane(struct ctx *c, const struct lane *lane)
 			continue;
 		}
 		if (vals)
-			put_col(&c->o, col_key[col], l->n, vals_col, vals);
+			put_col_vals(&c->o, col_key[col], l->n, vals);
 		else
 			put_col(&c->o, col_key[col], l->n, lane_col, &g);
 	}
@@ -1282,7 +1311,7 @@ static void emit_layers(struct ctx *c)
 		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
 			for (size_t i = 0; i < n; i++)
 				c->vals[i] = layer_col(&g, i);
-			put_col(&c->o, cols[col], n, vals_col, c->vals);
+			put_col_vals(&c->o, cols[col], n, c->vals);
 		} else {
 			put_col(&c->o, cols[col], n, layer_col, &g);
 		}
