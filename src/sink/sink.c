@@ -80,6 +80,8 @@ struct erun {
 	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
 	uint32_t from, to;       /* edges [from, to) */
 	uint32_t blk;            /* its first entry in plan.blkmin */
+	uint32_t last_src;       /* source index of its last edge (add_edge) */
+	int src_sorted;          /* its sources never decrease along the run (add_edge) */
 	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
 };
 
@@ -107,6 +109,9 @@ struct pheap {
 struct srcit {
 	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
 	struct pheap pend; /* pulled edges */
+	int single;        /* the dtrack's edges are one run whose sources never decrease (the
+	                      usual case): walked in its own order, no heaps ... */
+	uint32_t run;      /* ... and this is the run */
 };
 
 struct derived {
@@ -1335,7 +1340,11 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		r->dst_dt = ddt;
 		r->from = r->to = (uint32_t)pl->nedges;
 		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
+		r->src_sorted = 1;
+	} else if (si < r->last_src) {
+		r->src_sorted = 0;
 	}
+	r->last_src = si;
 	if ((r->to - r->from) % EBLK == 0) {
 		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
 		if (!g)
@@ -1474,6 +1483,14 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 {
 	it->runs.n = 0;
 	it->pend.n = 0;
+	it->single = 0;
+	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 && pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
+		/* In (source index, edge index) order already: the run's own. */
+		it->single = 1;
+		it->run = pl->srcruns[pl->srcoff[dt]];
+		ewalk_start(&pl->runs[it->run], &pl->runs[it->run].w);
+		return TP_OK;
+	}
 	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
 		struct erun *r = &pl->runs[pl->srcruns[k]];
 		ewalk_start(r, &r->w);
@@ -1489,6 +1506,12 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
  * index than any run's edges still to pull (blkmin). */
 static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 {
+	if (it->single) {
+		struct erun *r = &pl->runs[it->run];
+		x->e = r->w.e;
+		x->run = it->run;
+		return ewalk_next(pl, r, &r->w, &x->src, &x->dst);
+	}
 	for (;;) {
 		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
 			*x = pheap_pop(&it->pend);
