@@ -431,11 +431,6 @@ struct lwalk {
 	                   at every layer of the table, a page writes ~40 of them) */
 };
 
-static int lane_has(const struct lwalk *l, const struct tp_layer *y)
-{
-	return y->device == l->device && y->core == l->core && y->begin_ns <= y->end_ns;
-}
-
 static int lwalk_keep(const void *ctx, size_t i)
 {
 	const struct lwalk *l = ctx;
@@ -536,8 +531,8 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	w->device = device;
 	w->core = core;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		if (lane_has(w, tp_profile_layer(p, i, &ly))) {
+		int32_t ldev, lcore;
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device && lcore == core) {
 			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
 		}

@@ -135,8 +135,8 @@ struct plan {
 		                      layer; the passes over the track read it instead of walking
 		                      the whole table each time) */
 		uint64_t *bits;    /* while synth_layers runs: bit i = layer i is on the track */
-		struct tp_layer_memo memo; /* dt_slice, dt_end, dt_label and fill_args decode a
-		                              layer once */
+		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
+		                              and dt_end read only its span) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -536,9 +536,10 @@ static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct 
 	if (!syn)
 		return &t->slices[k];
 	size_t i = syn->layers[k];
-	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, i);
+	int64_t begin, end;
+	tp_profile_layer_span(p, i, &begin, &end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
-	tmp->start_ns = l->begin_ns;
+	tmp->start_ns = begin;
 	tmp->layer = (int32_t)i;
 	return tmp;
 }
@@ -549,7 +550,9 @@ static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
 {
 	if (!syn)
 		return tp_slice_end(t, s);
-	return tp_layer_memo_get(p, &syn->memo, (size_t)s->layer)->end_ns;
+	int64_t begin, end;
+	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
+	return end;
 }
 
 /* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
@@ -781,9 +784,8 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 		return TP_ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns) {
+		int32_t ldev, lcore;
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device && lcore == core) {
 			bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
 		}
@@ -907,13 +909,13 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	 * sort and the duplicate skip below still cover a list that outgrows the lookup). */
 	int32_t last = -1;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->device != dev || l->core < 0 || l->begin_ns > l->end_ns || l->core == last)
+		int32_t ldev, lcore;
+		if (!tp_profile_layer_place(p, i, &ldev, &lcore) || ldev != dev || lcore < 0 ||
+		    lcore == last)
 			continue;
-		last = l->core;
+		last = lcore;
 		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
-		while (k < nc && cores[k] != l->core)
+		while (k < nc && cores[k] != lcore)
 			k++;
 		if (k < nc)
 			continue;
@@ -923,7 +925,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		}
 		cores = g;
-		cores[nc++] = l->core;
+		cores[nc++] = lcore;
 	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
