@@ -1602,11 +1602,24 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			emit_memory(c, max_cores);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
-			strmap_invert(&c->sm);
+			/* Page index -> string: into the free column buffer when it holds them
+			 * (independent stores, not strmap_invert's chain of dependent ones), else
+			 * in place. */
+			const uint32_t *inv;
+			if (c->vals && c->sm.n <= c->cap_vals * 2) {
+				uint32_t *v = (uint32_t *)(void *)c->vals;
+				for (size_t i = 0; i < c->sm.nprof; i++)
+					if (c->sm.idx[i])
+						v[c->sm.idx[i] - 1] = (uint32_t)i;
+				inv = v;
+			} else {
+				strmap_invert(&c->sm);
+				inv = c->sm.idx;
+			}
 			for (size_t i = 0; i < c->sm.n; i++) {
 				if (i)
 					tp_buf_putc(b, ',');
-				put_str(b, tp_str(c->p, c->sm.idx[i] & ~STR_DONE));
+				put_str(b, tp_str(c->p, inv[i] & ~STR_DONE));
 				flush_out(&c->o, 0);
 			}
 			tp_buf_puts(b, "]}");
