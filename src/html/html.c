@@ -749,6 +749,20 @@ static int64_t lane_col(void *u, size_t i)
 	return v;
 }
 
+/* Column g->col of lane g->l into v[0..n-1]: lane_col of each slice, the slices of a track's
+ * lane taken straight from its array. */
+static void fill_col(struct lane_get *g, int64_t *v)
+{
+	const struct lane *l = g->l;
+	if (!l->s || g->col == C_TS || (g->col == C_DUR && g->residual)) {
+		for (size_t i = 0; i < l->n; i++)
+			v[i] = lane_col(g, i);
+		return;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		v[i] = col_val(g->c, l, &l->s[i], g->col);
+}
+
 /* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go
  * greedily into the first row whose last block has ended (at most LAYER_ROWS rows, the last
  * one shared); thread lanes use their nesting depth (at most 16 rows). */
@@ -930,10 +944,9 @@ static void emit_lane(struct ctx *c, const struct lane *lane)
 		if (from_layers && !layer_col_varies(col)) {
 			first = lane_col(&g, 0);
 		} else if (vals) {
-			for (size_t i = 0; i < l->n; i++) {
-				vals[i] = lane_col(&g, i);
-				same = same && vals[i] == vals[0];
-			}
+			fill_col(&g, vals);
+			for (size_t i = 1; i < l->n && same; i++)
+				same = vals[i] == vals[0];
 			first = vals[0];
 		} else {
 			for (size_t i = 0; i < l->n && same; i++) {
