@@ -15,6 +15,9 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
+ * Memory beyond the profile and the output buffer: a column buffer of 8 bytes per layer (each
+ * column computed once, see struct ctx.vals) and, while a Layer lane made from the layer table
+ * is written, 4 bytes per layer of that lane (its slice order).
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
@@ -426,9 +429,8 @@ static int lane_cmp(const void *x, const void *y)
 struct lwalk {
 	struct tp_walk w;
 	const struct tp_profile *p;
-	int32_t device, core;
-	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: the walks look
-	                   at every layer of the table, a page writes ~40 of them) */
+	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: a walk looks at
+	                   every layer of the table) */
 };
 
 static int lwalk_keep(const void *ctx, size_t i)
@@ -528,8 +530,6 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		return TP_ENOMEM;
 	}
 	w->p = p;
-	w->device = device;
-	w->core = core;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		int32_t ldev, lcore;
 		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device && lcore == core) {
