@@ -532,7 +532,8 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	w->p = p;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		int32_t ldev, lcore;
-		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device && lcore == core) {
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
+		    lcore == core) {
 			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
 		}

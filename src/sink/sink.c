@@ -786,7 +786,8 @@ static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct sy
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		int32_t ldev, lcore;
-		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device && lcore == core) {
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
+		    lcore == core) {
 			bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
 		}
@@ -1487,7 +1488,8 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 	it->runs.n = 0;
 	it->pend.n = 0;
 	it->single = 0;
-	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 && pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
+	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
+	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
 		/* In (source index, edge index) order already: the run's own. */
 		it->single = 1;
 		it->run = pl->srcruns[pl->srcoff[dt]];
@@ -1878,7 +1880,8 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
-			fill_args(p, t, s, sink->full_args, ss, dt->syn ? &dt->syn->memo : &pl->memo);
+			fill_args(p, t, s, sink->full_args, ss,
+			          dt->syn ? &dt->syn->memo : &pl->memo);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
