@@ -221,8 +221,8 @@ static inline void b64_varint(struct b64w *w, int64_t v)
 
 /* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1): the body of put_col and
  * put_col_vals (inlined into each, so the array reader's get is a load). */
-static inline __attribute__((always_inline)) void
-put_col_with(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+static inline __attribute__((always_inline)) void put_col_with(struct out *o, const char *key,
+                                                               size_t n, col_get_fn get, void *u)
 {
 	size_t len[4] = {0, 0, 0, 0}; /* plain, delta, runs of values, runs of differences */
 	int wide = 0;

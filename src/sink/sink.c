@@ -132,10 +132,10 @@ struct plan {
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
 		const struct tp_profile *p;
-		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order (4 bytes a
-		                      layer; the passes over the track read it instead of walking
-		                      the whole table each time) */
-		uint64_t *bits;    /* while synth_layers runs: bit i = layer i is on the track */
+		uint32_t *layers; /* owned: layer indices in (begin, -end, index) order (4 bytes a
+		                     layer; the passes over the track read it instead of walking
+		                     the whole table each time) */
+		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
 		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
 		                              and dt_end read only its span) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
