@@ -392,6 +392,8 @@ fi
 # counted by `tpuprof check`), and the writers in process on a synthetic profile
 # (src/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
 for s in $sizes; do
+  # result.html alone on top of reader+summary (the page writer's cost, as for the traces).
+  bench_case "gen-$s html" "$data/gen-$s" --disable_perfetto --disable_doc
   bench_case "gen-$s perfetto" "$data/gen-$s" --disable_web --disable_doc
   bench_case "gen-$s perfetto compact" "$data/gen-$s" --disable_web --disable_doc \
     --trace_args compact

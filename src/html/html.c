@@ -15,6 +15,9 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
+ * Memory beyond the profile and the output buffer: a column buffer of 8 bytes per layer (each
+ * column computed once, see struct ctx.vals) and, while a Layer lane made from the layer table
+ * is written, 4 bytes per layer of that lane (its slice order).
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
@@ -33,6 +36,8 @@ extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
 
 #define FLUSH_AT (1u << 20)
+/* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
+#define VALS_MIN ((size_t)1 << 16)
 #define TOP_MAX 200
 /* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
  * dump with a private argument set per command must not turn the page into gigabytes. */
@@ -149,12 +154,8 @@ static uint64_t zigzag(int64_t v)
 
 static size_t varint_len(uint64_t z)
 {
-	size_t n = 1;
-	while (z >= 0x80) {
-		z >>= 7;
-		n++;
-	}
-	return n;
+	/* 7 bits a byte: 1 + (bit length - 1) / 7 (z = 0 takes one byte). */
+	return z ? (size_t)(70 - __builtin_clzll(z)) / 7 : 1;
 }
 
 static int64_t col_clamp(int64_t v)
@@ -162,50 +163,66 @@ static int64_t col_clamp(int64_t v)
 	return v > COL_LIM ? COL_LIM : v < -COL_LIM ? -COL_LIM : v;
 }
 
+/* The base64 of a byte stream, staged: bytes gather in `in` and go out 3 at a time as 4
+ * characters, B64_STAGE bytes (a multiple of 3) per tp_buf_put, so the characters are those
+ * of one encoding of the whole stream. */
+#define B64_STAGE 768
 struct b64w {
 	struct out *o;
-	uint32_t acc;
-	int nb;
+	size_t n;
+	unsigned char in[B64_STAGE];
 };
 
 static const char b64_abc[] =
 	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-static void b64_byte(struct b64w *w, unsigned c)
+/* Encodes the staged whole triplets (all of them when n is a multiple of 3) and keeps the
+ * rest (0..2 bytes) staged. */
+static void b64_flush(struct b64w *w)
 {
-	w->acc = w->acc << 8 | (c & 0xff);
-	if (++w->nb < 3)
-		return;
-	char q[4] = {b64_abc[w->acc >> 18 & 63], b64_abc[w->acc >> 12 & 63],
-	             b64_abc[w->acc >> 6 & 63], b64_abc[w->acc & 63]};
-	tp_buf_put(&w->o->b, q, 4);
-	w->acc = 0;
-	w->nb = 0;
+	char q[B64_STAGE / 3 * 4];
+	size_t whole = w->n / 3 * 3, k = 0;
+	for (size_t i = 0; i < whole; i += 3) {
+		uint32_t a = (uint32_t)w->in[i] << 16 | (uint32_t)w->in[i + 1] << 8 | w->in[i + 2];
+		q[k++] = b64_abc[a >> 18 & 63];
+		q[k++] = b64_abc[a >> 12 & 63];
+		q[k++] = b64_abc[a >> 6 & 63];
+		q[k++] = b64_abc[a & 63];
+	}
+	if (k)
+		tp_buf_put(&w->o->b, q, k);
+	memmove(w->in, w->in + whole, w->n - whole);
+	w->n -= whole;
 }
 
 static void b64_end(struct b64w *w)
 {
-	if (!w->nb)
+	b64_flush(w);
+	if (!w->n)
 		return;
-	uint32_t a = w->acc << (w->nb == 1 ? 16 : 8);
+	uint32_t a = (uint32_t)w->in[0] << 16 | (w->n == 2 ? (uint32_t)w->in[1] << 8 : 0u);
 	char q[4] = {b64_abc[a >> 18 & 63], b64_abc[a >> 12 & 63],
-	             w->nb == 2 ? b64_abc[a >> 6 & 63] : '=', '='};
+	             w->n == 2 ? b64_abc[a >> 6 & 63] : '=', '='};
 	tp_buf_put(&w->o->b, q, 4);
-	w->nb = 0;
+	w->n = 0;
 }
 
-static void b64_varint(struct b64w *w, int64_t v)
+static inline void b64_varint(struct b64w *w, int64_t v)
 {
+	if (w->n > B64_STAGE - 10) /* a varint takes at most 10 bytes */
+		b64_flush(w);
 	uint64_t z = zigzag(v);
 	while (z >= 0x80) {
-		b64_byte(w, (unsigned)(z & 0x7f) | 0x80);
+		w->in[w->n++] = (unsigned char)((z & 0x7f) | 0x80);
 		z >>= 7;
 	}
-	b64_byte(w, (unsigned)z);
+	w->in[w->n++] = (unsigned char)z;
 }
 
-/* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1). */
-static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+/* Writes ,"KEY":"<mode><base64>" for values get(u, 0..n-1): the body of put_col and
+ * put_col_vals (inlined into each, so the array reader's get is a load). */
+static inline __attribute__((always_inline)) void put_col_with(struct out *o, const char *key,
+                                                               size_t n, col_get_fn get, void *u)
 {
 	size_t len[4] = {0, 0, 0, 0}; /* plain, delta, runs of values, runs of differences */
 	int wide = 0;
@@ -237,7 +254,9 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 		if (len[k] < len[mode])
 			mode = k;
 	tp_buf_printf(&o->b, ",\"%s\":\"%c", key, (wide ? "RDLM" : "rdlm")[mode]);
-	struct b64w w = {o, 0, 0};
+	struct b64w w;
+	w.o = o;
+	w.n = 0;
 	int d = mode & 1;
 	prev = 0;
 	int64_t cur = 0;
@@ -268,6 +287,22 @@ static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, vo
 	b64_end(&w);
 	tp_buf_putc(&o->b, '"');
 	flush_out(o, 0);
+}
+
+static void put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u)
+{
+	put_col_with(o, key, n, get, u);
+}
+
+static inline int64_t vals_col(void *u, size_t i)
+{
+	return ((const int64_t *)u)[i];
+}
+
+/* put_col of the values v[0..n-1]. */
+static void put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v)
+{
+	put_col_with(o, key, n, vals_col, (void *)(uintptr_t)v);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -354,9 +389,9 @@ struct lane {
 	                                order (4 bytes a layer; lane_at builds each slice) ... */
 	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
 	                                owned: lane_at's walk of the table (tp_walk) */
-	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_at, lane_end and
-	                                lane_label of one slice, and the previous slice's end,
-	                                decode each layer once) */
+	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_label and height_of
+	                                of one slice decode its layer once; lane_at and lane_end
+	                                read only the span) */
 	double mhz;
 	const char *label;
 };
@@ -394,15 +429,9 @@ static int lane_cmp(const void *x, const void *y)
 struct lwalk {
 	struct tp_walk w;
 	const struct tp_profile *p;
-	int32_t device, core;
-	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: the walks look
-	                   at every layer of the table, a page writes ~40 of them) */
+	uint64_t *bits; /* owned: bit i = layer i is on the lane (1 bit a layer: a walk looks at
+	                   every layer of the table) */
 };
-
-static int lane_has(const struct lwalk *l, const struct tp_layer *y)
-{
-	return y->device == l->device && y->core == l->core && y->begin_ns <= y->end_ns;
-}
 
 static int lwalk_keep(const void *ctx, size_t i)
 {
@@ -438,9 +467,10 @@ static const struct tp_slice *lane_at(const struct tp_profile *p, const struct l
 	if (!l->lay && !l->walk)
 		return &l->s[i];
 	size_t li = lane_layer(l, i);
-	const struct tp_layer *y = tp_layer_memo_get(p, l->memo, li);
+	int64_t begin, end;
+	tp_profile_layer_span(p, li, &begin, &end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
-	tmp->start_ns = y->begin_ns;
+	tmp->start_ns = begin;
 	tmp->layer = (int32_t)li;
 	return tmp;
 }
@@ -450,7 +480,9 @@ static int64_t lane_end(const struct tp_profile *p, const struct lane *l, const 
 {
 	if (!l->lay && !l->walk)
 		return tp_slice_end(&p->tracks[l->track], s);
-	return tp_layer_memo_get(p, l->memo, (size_t)s->layer)->end_ns;
+	int64_t begin, end;
+	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
+	return end;
 }
 
 /* The label of slice s of lane l (from lane_at): its track's, or for a lane made from layers
@@ -490,15 +522,7 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 	l->core = core;
 	l->label = "Layer";
 	size_t n = 0;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *y = tp_profile_layer(p, i, &ly);
-		if (y->device == device && y->core == core && y->begin_ns <= y->end_ns)
-			n++;
-	}
-	if (!n)
-		return TP_OK;
-	if (n > UINT32_MAX || p->num_layers > UINT32_MAX || !(l->memo = tp_calloc(1, sizeof *l->memo)))
+	if (p->num_layers > UINT32_MAX)
 		return TP_ENOMEM;
 	struct lwalk *w = tp_calloc(1, sizeof *w);
 	if (!w || !(w->bits = tp_calloc(p->num_layers / 64 + 1, sizeof *w->bits))) {
@@ -506,12 +530,21 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 		return TP_ENOMEM;
 	}
 	w->p = p;
-	w->device = device;
-	w->core = core;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		if (lane_has(w, tp_profile_layer(p, i, &ly)))
+		int32_t ldev, lcore;
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
+		    lcore == core) {
 			w->bits[i / 64] |= (uint64_t)1 << (i % 64);
+			n++;
+		}
+	}
+	if (!n) {
+		lwalk_free(w);
+		return TP_OK;
+	}
+	if (!(l->memo = tp_calloc(1, sizeof *l->memo))) {
+		lwalk_free(w);
+		return TP_ENOMEM;
 	}
 	tp_walk_start(&w->w, p->num_layers, lwalk_keep, lwalk_before, w);
 	if (tp_walk_ordered(&w->w, &n)) { /* the usual case: walk the table, no index */
@@ -654,6 +687,11 @@ struct ctx {
 	size_t num_argsets_out, args_dropped;
 	double bw_scale;
 	int64_t t0;         /* span start: page times are relative to it */
+	int64_t *vals;      /* owned, cap_vals entries (NULL if none): one column of a lane or of
+	                       the layer table, computed once for the "same value" check and
+	                       put_col's two passes (8 bytes a layer: sized for the layer table,
+	                       used for every lane that fits) */
+	size_t cap_vals;
 };
 
 static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
@@ -710,6 +748,20 @@ static int64_t lane_col(void *u, size_t i)
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
 	return v;
+}
+
+/* Column g->col of lane g->l into v[0..n-1]: lane_col of each slice, the slices of a track's
+ * lane taken straight from its array. */
+static void fill_col(struct lane_get *g, int64_t *v)
+{
+	const struct lane *l = g->l;
+	if (!l->s || g->col == C_TS || (g->col == C_DUR && g->residual)) {
+		for (size_t i = 0; i < l->n; i++)
+			v[i] = lane_col(g, i);
+		return;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		v[i] = col_val(g->c, l, &l->s[i], g->col);
 }
 
 /* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go
@@ -806,10 +858,53 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 	tp_free(sv);
 }
 
-static void emit_lane(struct ctx *c, const struct lane *l)
+/* A column of a lane made from layers whose value is the same for every slice: lane_at builds
+ * each slice zeroed but for its start and layer, so only these columns can differ. */
+static int layer_col_varies(int col)
+{
+	return col == C_TS || col == C_DUR || col == C_NAME || col == C_TYPE || col == C_LAYER ||
+	       col == C_H;
+}
+
+/* A lane made from layers, prepared for emit_lane: its layer indexes in slice order (one walk
+ * of the table when the lane has none, instead of one per pass) in *ord (owned by the caller,
+ * NULL when the lane has its own) and a copy of the lane that reads them. 4 bytes a layer of
+ * this lane, freed after it. TP_OK / TP_ENOMEM. */
+static int layer_lane_view(const struct lane *l, struct lane *view, uint32_t **ord)
+{
+	*view = *l;
+	*ord = NULL;
+	if (!l->walk)
+		return TP_OK;
+	uint32_t *o = tp_malloc((l->n ? l->n : 1) * sizeof *o);
+	if (!o)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		o[i] = tp_walk_at(&l->walk->w, i);
+	view->lay = *ord = o;
+	view->walk = NULL;
+	return TP_OK;
+}
+
+static void emit_lane(struct ctx *c, const struct lane *lane)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
+	/* A lane made from layers is read many times over (rows, level of detail, each column):
+	 * it reads its layer indexes from an array (layer_lane_view). Each column of a lane that
+	 * fits c->vals is computed once into it for the "same value" check and put_col. */
+	struct lane view;
+	uint32_t *ord = NULL;
+	const struct lane *l = lane;
+	int64_t *vals = lane->n && lane->n <= c->cap_vals ? c->vals : NULL;
+	int from_layers = lane->track < 0 && lane->n;
+	if (from_layers) {
+		if (layer_lane_view(lane, &view, &ord) != TP_OK) {
+			c->o.err = TP_ENOMEM;
+			return;
+		}
+		l = &view;
+	}
 	tp_buf_puts(b, "{\"kind\":");
 	put_str(b, tp_track_kind_name((enum tp_track_kind)l->kind));
 	tp_buf_puts(b, ",\"label\":");
@@ -847,11 +942,20 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 		g.col = col;
 		int same = col != C_TS;
 		int64_t first = 0;
-		for (size_t i = 0; i < l->n && same; i++) {
-			int64_t v = lane_col(&g, i);
-			if (i == 0)
-				first = v;
-			same = v == first;
+		if (from_layers && !layer_col_varies(col)) {
+			first = lane_col(&g, 0);
+		} else if (vals) {
+			fill_col(&g, vals);
+			for (size_t i = 1; i < l->n && same; i++)
+				same = vals[i] == vals[0];
+			first = vals[0];
+		} else {
+			for (size_t i = 0; i < l->n && same; i++) {
+				int64_t v = lane_col(&g, i);
+				if (i == 0)
+					first = v;
+				same = v == first;
+			}
 		}
 		if (same) {
 			if (first) {
@@ -860,10 +964,14 @@ static void emit_lane(struct ctx *c, const struct lane *l)
 			}
 			continue;
 		}
-		put_col(&c->o, col_key[col], l->n, lane_col, &g);
+		if (vals)
+			put_col_vals(&c->o, col_key[col], l->n, vals);
+		else
+			put_col(&c->o, col_key[col], l->n, lane_col, &g);
 	}
 	tp_buf_putc(b, '}');
 	flush_out(&c->o, 0);
+	tp_free(ord);
 }
 
 static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
@@ -1206,9 +1314,16 @@ static void emit_layers(struct ctx *c)
 	tp_buf_puts(b, ",\"layers\":{\"n\":");
 	put_i64(b, (int64_t)c->p->num_layers);
 	struct layer_get g = {c, 0};
+	size_t n = c->p->num_layers;
 	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
 		g.col = (int)col;
-		put_col(&c->o, cols[col], c->p->num_layers, layer_col, &g);
+		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+			for (size_t i = 0; i < n; i++)
+				c->vals[i] = layer_col(&g, i);
+			put_col_vals(&c->o, cols[col], n, c->vals);
+		} else {
+			put_col(&c->o, cols[col], n, layer_col, &g);
+		}
 	}
 	tp_buf_putc(b, '}');
 }
@@ -1501,11 +1616,24 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			emit_memory(c, max_cores);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
-			strmap_invert(&c->sm);
+			/* Page index -> string: into the free column buffer when it holds them
+			 * (independent stores, not strmap_invert's chain of dependent ones), else
+			 * in place. */
+			const uint32_t *inv;
+			if (c->vals && c->sm.n <= c->cap_vals * 2) {
+				uint32_t *v = (uint32_t *)(void *)c->vals;
+				for (size_t i = 0; i < c->sm.nprof; i++)
+					if (c->sm.idx[i])
+						v[c->sm.idx[i] - 1] = (uint32_t)i;
+				inv = v;
+			} else {
+				strmap_invert(&c->sm);
+				inv = c->sm.idx;
+			}
 			for (size_t i = 0; i < c->sm.n; i++) {
 				if (i)
 					tp_buf_putc(b, ',');
-				put_str(b, tp_str(c->p, c->sm.idx[i] & ~STR_DONE));
+				put_str(b, tp_str(c->p, inv[i] & ~STR_DONE));
 				flush_out(&c->o, 0);
 			}
 			tp_buf_puts(b, "]}");
@@ -1634,6 +1762,11 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.bw_scale = facts_of(p->chip).ddr_max_gbps;
 	if (seen > c.bw_scale)
 		c.bw_scale = seen;
+	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN; lanes
+	 * longer than that recompute their columns instead (same bytes). No buffer: the same. */
+	c.cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
+	if (!(c.vals = tp_malloc(c.cap_vals * sizeof *c.vals)))
+		c.cap_vals = 0;
 
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
@@ -1655,6 +1788,7 @@ out:
 	}
 	tp_free(lanes);
 	tp_free(c.argmap);
+	tp_free(c.vals);
 	tp_free(c.sm.idx);
 	tp_buf_free(&c.o.b);
 	return rc;

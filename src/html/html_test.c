@@ -402,6 +402,65 @@ static void test_max_cores(void **state)
 	tp_profile_free(p);
 }
 
+/* Columns are computed once into a buffer as long as the layer table (at least 65536 values)
+ * when the lane fits it, and recomputed per pass when it does not: a 70 000-command lane on a
+ * profile without layers (past the buffer) and a 1000-command lane (in it) must both carry
+ * their values: "cmd" i + 1 (varying), "ts" the gaps (0, then 5 each), "by" one number. */
+static void lane_columns(int track_kind, const char *kind, size_t n)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	tp_profile_add_device(p, "dev", 0, 1);
+	int t = tp_profile_add_track(p, 0, 0, (enum tp_track_kind)track_kind, kind, 900);
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		assert_non_null(s);
+		s->start_ns = 10 * (int64_t)i;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 5);
+		s->cmd_id = (uint32_t)i + 1;
+		s->bytes = 64;
+		tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "op"));
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	size_t len;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *text = tp_test_slurp(path, &len);
+	assert_non_null(text);
+	char pat[64];
+	snprintf(pat, sizeof pat, "{\"kind\":\"%s\"", kind);
+	const char *lane = strstr(text, pat);
+	assert_non_null(lane);
+	const char *end = lane_end(lane);
+	assert_non_null(end);
+	int64_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+	assert_non_null(got);
+	assert_non_null(want);
+	for (size_t i = 0; i < n; i++)
+		want[i] = (int64_t)i + 1;
+	assert_int_equal(column(lane, end, "cmd", got, n), 1);
+	assert_memory_equal(got, want, n * sizeof *got);
+	for (size_t i = 0; i < n; i++)
+		want[i] = i ? 5 : 0;
+	assert_int_equal(column(lane, end, "ts", got, n), 1);
+	assert_memory_equal(got, want, n * sizeof *got);
+	const char *by = strstr(lane, "\"by\":64");
+	assert_true(by && by < end);
+	free(got);
+	free(want);
+	free(text);
+	tp_profile_free(p);
+}
+
+static void test_lane_columns(void **state)
+{
+	(void)state;
+	lane_columns(TP_TRACK_TIU, "TIU", 70000); /* longer than the column buffer */
+	lane_columns(TP_TRACK_GDMA, "GDMA", 1000);
+}
+
 /* A Layer lane made from the layer table lists its layers by start, then longest first, then
  * layer index (the expected order computed here by insertion sort over the finished table):
  * 40 layers with many equal starts and ends take the writer's merge sort through several
@@ -526,6 +585,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
 		cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

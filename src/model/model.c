@@ -887,6 +887,25 @@ int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, 
 	return 1;
 }
 
+int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device, int32_t *core)
+{
+	*device = 0;
+	*core = 0;
+	if (i >= p->num_layers)
+		return 0;
+	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
+	if (r->bits & LR_WIDE) {
+		struct tp_layer l;
+		tp_profile_layer(p, i, &l);
+		*device = l.device;
+		*core = l.core;
+		return l.begin_ns <= l.end_ns;
+	}
+	*device = (int32_t)(r->bits >> LR_DEV_SHIFT & LR_DEV_MAX);
+	*core = (int32_t)(r->bits >> LR_CORE_SHIFT & 0x3F) - 1;
+	return (r->bits & LR_TIMED) != 0;
+}
+
 /* The edit of tp_profile_layer_touch on a whole layer. */
 static void touch_layer(struct tp_layer *l, int64_t begin, int64_t end, int tiu, uint32_t cmd_id)
 {

@@ -659,6 +659,10 @@ const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_l
 /* The span of layer i: sets *begin and *end (0 and -1 when untimed or past the end) and
  * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for sorts. */
 int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end);
+/* Where layer i runs: sets *device and *core (0 and 0 past the end, as tp_profile_layer) and
+ * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for writers
+ * that pick one core's layers out of the whole table. */
+int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device, int32_t *core);
 /* Replaces layer i (< num_layers) with *l. TP_OK; TP_ERANGE past the end; TP_ENOMEM (sets the
  * sticky oom flag) when a side-table entry cannot be allocated. */
 int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *l);

@@ -338,6 +338,10 @@ static void assert_layer_is(const struct tp_profile *p, size_t i, const struct t
 	assert_int_equal(tp_profile_layer_span(p, i, &b, &e), want->begin_ns <= want->end_ns);
 	assert_int_equal(b, want->begin_ns);
 	assert_int_equal(e, want->end_ns);
+	int32_t dev = -7, core = -7;
+	assert_int_equal(tp_profile_layer_place(p, i, &dev, &core), want->begin_ns <= want->end_ns);
+	assert_int_equal(dev, want->device);
+	assert_int_equal(core, want->core);
 }
 
 /* The layer memo hands back the layer asked for, whichever of its two slots holds it, and
@@ -363,6 +367,10 @@ static void test_layer_memo(void **state)
 			assert_int_equal(l->id, -1); /* past the end, as tp_profile_layer */
 		}
 	}
+	int32_t dev = 5, core = 5;
+	assert_int_equal(tp_profile_layer_place(p, 3, &dev, &core), 0); /* past the end */
+	assert_int_equal(dev, 0);
+	assert_int_equal(core, 0);
 	tp_profile_free(p);
 }
 

@@ -16,8 +16,9 @@
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
  * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
- * while ids stay below 255; 8 more with its ends stored, see struct edge), and edges in
- * source order are walked, not stored.
+ * while ids stay below 255; 8 more with its ends stored, see struct edge), edges in source
+ * order are walked, not stored, and a synthesised Layer track keeps its layers' indexes in
+ * slice order (4 bytes a layer).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -80,6 +81,8 @@ struct erun {
 	uint32_t src_dt, dst_dt; /* dtracks of the sources and the waiting slices */
 	uint32_t from, to;       /* edges [from, to) */
 	uint32_t blk;            /* its first entry in plan.blkmin */
+	uint32_t last_src;       /* source index of its last edge (add_edge) */
+	int src_sorted;          /* its sources never decrease along the run (add_edge) */
 	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
 };
 
@@ -107,6 +110,9 @@ struct pheap {
 struct srcit {
 	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
 	struct pheap pend; /* pulled edges */
+	int single;        /* the dtrack's edges are one run whose sources never decrease (the
+	                      usual case): walked in its own order, no heaps ... */
+	uint32_t run;      /* ... and this is the run */
 };
 
 struct derived {
@@ -126,10 +132,12 @@ struct plan {
 	struct synth {
 		struct tp_track t; /* kind, device, core, count; no slices */
 		const struct tp_profile *p;
-		uint32_t *layers;  /* owned: layer indices in (begin, -end, index) order; NULL when
-		                      the table has this core's layers nearly in that order ... */
-		struct tp_walk walk; /* ... and walk finds slice k (dt_slice) */
-		struct tp_layer_memo memo; /* dt_slice, dt_end and dt_label decode a layer once */
+		uint32_t *layers; /* owned: layer indices in (begin, -end, index) order (4 bytes a
+		                     layer; the passes over the track read it instead of walking
+		                     the whole table each time) */
+		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
+		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
+		                              and dt_end read only its span) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -521,24 +529,18 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-static int synth_has(const struct synth *y, const struct tp_layer *l)
-{
-	return l->device == y->t.device && l->core == y->t.core && l->begin_ns <= l->end_ns;
-}
-
 /* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). A synthesised track
- * without an index finds its layer with tp_walk: the callers ask for k = 0, 1, 2, ... in
- * turn, so a pass costs one walk of the table. */
+ * *tmp from its layer (valid until the next call with the same tmp). */
 static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
                                        struct synth *syn, size_t k, struct tp_slice *tmp)
 {
 	if (!syn)
 		return &t->slices[k];
-	size_t i = syn->layers ? syn->layers[k] : tp_walk_at(&syn->walk, k);
-	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, i);
+	size_t i = syn->layers[k];
+	int64_t begin, end;
+	tp_profile_layer_span(p, i, &begin, &end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
-	tmp->start_ns = l->begin_ns;
+	tmp->start_ns = begin;
 	tmp->layer = (int32_t)i;
 	return tmp;
 }
@@ -549,7 +551,9 @@ static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
 {
 	if (!syn)
 		return tp_slice_end(t, s);
-	return tp_layer_memo_get(p, &syn->memo, (size_t)s->layer)->end_ns;
+	int64_t begin, end;
+	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
+	return end;
 }
 
 /* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
@@ -755,8 +759,7 @@ static struct lkey lkey_of(const struct tp_profile *p, uint32_t i)
 static int synth_keep(const void *ctx, size_t i)
 {
 	const struct synth *y = ctx;
-	struct tp_layer ly;
-	return synth_has(y, tp_profile_layer(y->p, i, &ly));
+	return (int)(y->bits[i / 64] >> (i % 64) & 1);
 }
 
 static int synth_before(const void *ctx, uint32_t x, uint32_t y)
@@ -768,55 +771,81 @@ static int synth_before(const void *ctx, uint32_t x, uint32_t y)
 
 /* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
  * when no layer has timing. The track holds no slices (dt_slice builds each slice when it is
- * needed), and only when the table does not list the core's layers nearly in slice order (a
- * window of TP_WALK_WINDOW, see tp_walk; the usual case) their indices in slice order (4
- * bytes per layer). */
+ * needed), only its layers' indices in slice order (4 bytes per layer): one tp_walk of the
+ * table when it lists the core's layers nearly in that order (a window of TP_WALK_WINDOW; the
+ * usual case), else a sort. */
 static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
 {
 	const struct tp_profile *p = pl->p;
 	*out = NULL;
+	if (p->num_layers > UINT32_MAX)
+		return TP_OK;
+	uint64_t *bits = tp_calloc(p->num_layers / 64 + 1, sizeof *bits);
+	if (!bits)
+		return TP_ENOMEM;
 	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->device == device && l->core == core && l->begin_ns <= l->end_ns)
+		int32_t ldev, lcore;
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
+		    lcore == core) {
+			bits[i / 64] |= (uint64_t)1 << (i % 64);
 			n++;
+		}
 	}
-	if (!n || p->num_layers > UINT32_MAX)
+	if (!n) {
+		tp_free(bits);
 		return TP_OK;
+	}
 	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
-	if (!ns)
+	struct synth *y = ns ? tp_calloc(1, sizeof *y) : NULL;
+	if (ns)
+		pl->synth = ns;
+	if (!y) {
+		tp_free(bits);
 		return TP_ENOMEM;
-	pl->synth = ns;
-	struct synth *y = tp_calloc(1, sizeof *y);
-	if (!y)
-		return TP_ENOMEM;
+	}
 	pl->synth[pl->nsynth++] = y;
 	y->t.kind = TP_TRACK_LAYER;
 	y->t.device = device;
 	y->t.core = core;
 	y->t.count = n;
 	y->p = p;
-	tp_walk_start(&y->walk, p->num_layers, synth_keep, synth_before, y);
-	if (!tp_walk_ordered(&y->walk, &n)) { /* a reader's table is usually nearly in order */
-		if (!(y->layers = tp_malloc(n * sizeof *y->layers)))
-			return TP_ENOMEM;
-		n = 0;
-		for (size_t i = 0; i < p->num_layers; i++) {
-			struct tp_layer ly;
-			if (synth_has(y, tp_profile_layer(p, i, &ly)))
-				y->layers[n++] = (uint32_t)i;
-		}
-		struct lkey *k = tp_malloc(n * sizeof *k);
-		if (!k)
-			return TP_ENOMEM;
-		for (size_t i = 0; i < n; i++)
-			k[i] = lkey_of(p, y->layers[i]);
-		lkey_sort(k, n);
-		for (size_t i = 0; i < n; i++)
-			y->layers[i] = k[i].layer;
-		tp_free(k);
+	y->bits = bits;
+	if (!(y->layers = tp_malloc(n * sizeof *y->layers))) {
+		tp_free(bits);
+		y->bits = NULL;
+		return TP_ENOMEM;
 	}
+	struct tp_walk w;
+	tp_walk_start(&w, p->num_layers, synth_keep, synth_before, y);
+	size_t k = 0;
+	int ordered = 1;
+	uint32_t x;
+	while (k < n && tp_walk_next(&w, &x)) {
+		if (k && !synth_before(y, y->layers[k - 1], x))
+			ordered = 0;
+		y->layers[k++] = x;
+	}
+	if (!ordered || k != n) { /* not nearly in order: sort this core's layers */
+		n = 0;
+		for (size_t i = 0; i < p->num_layers; i++)
+			if (bits[i / 64] >> (i % 64) & 1)
+				y->layers[n++] = (uint32_t)i;
+		struct lkey *kv = tp_malloc(n * sizeof *kv);
+		if (!kv) {
+			tp_free(bits);
+			y->bits = NULL;
+			return TP_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			kv[i] = lkey_of(p, y->layers[i]);
+		lkey_sort(kv, n);
+		for (size_t i = 0; i < n; i++)
+			y->layers[i] = kv[i].layer;
+		tp_free(kv);
+	}
+	tp_free(bits);
+	y->bits = NULL;
 	*out = y;
 	return TP_OK;
 }
@@ -882,13 +911,13 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	 * sort and the duplicate skip below still cover a list that outgrows the lookup). */
 	int32_t last = -1;
 	for (size_t i = 0; i < p->num_layers; i++) {
-		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->device != dev || l->core < 0 || l->begin_ns > l->end_ns || l->core == last)
+		int32_t ldev, lcore;
+		if (!tp_profile_layer_place(p, i, &ldev, &lcore) || ldev != dev || lcore < 0 ||
+		    lcore == last)
 			continue;
-		last = l->core;
+		last = lcore;
 		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
-		while (k < nc && cores[k] != l->core)
+		while (k < nc && cores[k] != lcore)
 			k++;
 		if (k < nc)
 			continue;
@@ -898,7 +927,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		}
 		cores = g;
-		cores[nc++] = l->core;
+		cores[nc++] = lcore;
 	}
 	qsort(cores, nc, sizeof *cores, int_cmp);
 	int st = TP_OK;
@@ -1315,7 +1344,11 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		r->dst_dt = ddt;
 		r->from = r->to = (uint32_t)pl->nedges;
 		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
+		r->src_sorted = 1;
+	} else if (si < r->last_src) {
+		r->src_sorted = 0;
 	}
+	r->last_src = si;
 	if ((r->to - r->from) % EBLK == 0) {
 		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
 		if (!g)
@@ -1454,6 +1487,15 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 {
 	it->runs.n = 0;
 	it->pend.n = 0;
+	it->single = 0;
+	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
+	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
+		/* In (source index, edge index) order already: the run's own. */
+		it->single = 1;
+		it->run = pl->srcruns[pl->srcoff[dt]];
+		ewalk_start(&pl->runs[it->run], &pl->runs[it->run].w);
+		return TP_OK;
+	}
 	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
 		struct erun *r = &pl->runs[pl->srcruns[k]];
 		ewalk_start(r, &r->w);
@@ -1469,6 +1511,12 @@ static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
  * index than any run's edges still to pull (blkmin). */
 static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 {
+	if (it->single) {
+		struct erun *r = &pl->runs[it->run];
+		x->e = r->w.e;
+		x->run = it->run;
+		return ewalk_next(pl, r, &r->w, &x->src, &x->dst);
+	}
 	for (;;) {
 		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
 			*x = pheap_pop(&it->pend);
@@ -1832,7 +1880,8 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
-			fill_args(p, t, s, sink->full_args, ss, &pl->memo);
+			fill_args(p, t, s, sink->full_args, ss,
+			          dt->syn ? &dt->syn->memo : &pl->memo);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);

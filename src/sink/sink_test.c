@@ -734,8 +734,8 @@ static void test_flows_reference(void **state)
 
 /* Layer tracks synthesised from the layer table come out in (begin, later end first) order
  * per core, whether the table lists each core's layers in that order (mode 0) or nearly
- * (mode 2: pairs swapped; no index is kept, the table is walked) or not at all (mode 1:
- * reversed, past tp_walk's window; an index is sorted), with two cores' layers interleaved,
+ * (mode 2: pairs swapped; the order comes from one tp_walk of the table) or not at all (mode
+ * 1: reversed, past tp_walk's window; the indexes are sorted), with two cores' layers interleaved,
  * layers that overlap (extra lanes) and an untimed layer left out. */
 #define NJ 40 /* layers per core */
 
