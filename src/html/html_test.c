@@ -420,7 +420,7 @@ static void lane_columns(int track_kind, const char *kind, size_t n)
 		s->start_ns = 10 * (int64_t)i;
 		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 5);
 		s->cmd_id = (uint32_t)i + 1;
-		s->bytes = 64;
+		tp_slice_set_bytes(p, &p->tracks[t], s, 64);
 		tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "op"));
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
