@@ -10,9 +10,16 @@
  *
  * Owns the arrays inside struct tp_analysis (cores, their Function Type tables, rankings);
  * freed by tp_analysis_free.
+ *
+ * Threads (tp_analyze_jobs): the passes over the slices that belong to one core (engine
+ * statistics, command ranks, TIU/DMA overlap, Function Type table) run one core per thread
+ * on the read-only profile (core_work); everything that combines cores runs afterwards on the
+ * calling thread in core order, so the result does not depend on the thread count.
  */
 #include "analysis/analysis.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -756,12 +763,118 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 	return st;
 }
 
+/* ---- Per-core work (any thread) ---------------------------------------------------------- */
+
+/* What one core's pass over its engine tracks yields beside its tp_core_stats: its command
+ * ranks (merged into the analysis in core order afterwards; rank_cmp is a total order and the
+ * sums are exact, so the ranking is the same whatever thread ran which core), the earliest
+ * first start and the latest end of its tracks, and a status. */
+struct core_work {
+	struct tp_core_stats *c;
+	struct rank_map cmds;
+	int64_t lo, hi;
+	int st;
+};
+
+/* Core w->c's engine statistics (accumulate, in track order), command ranks, measured
+ * overlap and Function Type table. Reads the profile only and writes only w and *w->c, so
+ * different cores may run on different threads. */
+static void core_work(const struct tp_profile *p, struct core_work *w)
+{
+	struct tp_core_stats *c = w->c;
+	w->lo = INT64_MAX;
+	w->hi = INT64_MIN;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (!is_engine(t->kind) || t->device != c->device || t->core != c->core)
+			continue;
+		if (t->count && t->slices[0].start_ns < w->lo)
+			w->lo = t->slices[0].start_ns;
+		accumulate(t, &c->eng[t->kind]);
+		for (size_t k = 0; k < t->count; k++) {
+			const struct tp_slice *s = &t->slices[k];
+			int64_t e = tp_slice_end(t, s);
+			if (e > w->hi)
+				w->hi = e;
+			struct tp_rank *r = rank_get(&w->cmds, t->core, t->name, tp_slice_name(t, s));
+			if (!r) {
+				w->st = TP_ENOMEM;
+				return;
+			}
+			rank_add(r, e - s->start_ns);
+		}
+	}
+	if ((w->st = core_overlap(p, c)) != TP_OK)
+		return;
+	/* The per-Function-Type TIU table. */
+	size_t cap = 0, last = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
+			continue;
+		for (size_t k = 0; k < t->count; k++) {
+			struct tp_cost kv;
+			tp_track_get_cost(t, k, &kv);
+			w->st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]),
+			                  t->slices[k].cycles, t->cost ? &kv : NULL);
+			if (w->st != TP_OK)
+				return;
+		}
+	}
+	sort_ftypes(p, c);
+}
+
+/* Runs core_work on w[0..n) with up to `threads` threads (the caller is one of them). */
+struct core_pool {
+	const struct tp_profile *p;
+	struct core_work *w;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *core_pool_main(void *v)
+{
+	struct core_pool *cp = v;
+	size_t k;
+	while ((k = atomic_fetch_add(&cp->next, 1)) < cp->n)
+		core_work(cp->p, &cp->w[k]);
+	return NULL;
+}
+
+static void core_pool_run(const struct tp_profile *p, struct core_work *w, size_t n,
+                          unsigned threads)
+{
+	struct core_pool cp = {.p = p, .w = w, .n = n};
+	atomic_init(&cp.next, 0);
+	enum { MAX_THREADS = 64 };
+	pthread_t th[MAX_THREADS];
+	unsigned started = 0;
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&th[started], NULL, core_pool_main, &cp) != 0)
+			break; /* the calling thread does the rest */
+		started++;
+	}
+	core_pool_main(&cp);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
+{
+	return tp_analyze_jobs(p, a, 1);
+}
+
+int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs)
 {
 	memset(a, 0, sizeof *a);
 	a->profile = p;
 	int st = TP_OK;
 	struct rank_map cmds = {0}, ops = {0};
+	struct core_work *work = NULL;
 
 	/* Cores: one entry per (device, core) that owns an engine track, in track order. */
 	for (size_t i = 0; i < p->num_tracks; i++) {
@@ -782,40 +895,56 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		a->num_cores++;
 	}
 
+	/* The per-core passes over the slices (statistics, ranks, overlap, Function Types), one
+	 * core per thread. */
+	if (a->num_cores) {
+		work = tp_calloc(a->num_cores, sizeof *work);
+		if (!work) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < a->num_cores; i++)
+			work[i].c = &a->cores[i];
+		core_pool_run(p, work, a->num_cores, jobs ? jobs : 1);
+		for (size_t i = 0; i < a->num_cores; i++)
+			if ((st = work[i].st) != TP_OK)
+				goto out;
+	}
+
 	/* Total time: max end - min start over every engine record (PerfWeb). The reference takes
 	 * the GDMA "end" as the last record's end rather than the maximum; records are in start
 	 * order, and for PMU streams the last record also ends last, so both agree unless a DMA
 	 * overtakes a later one — then we keep the true maximum. */
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (!is_engine(t->kind) || t->count == 0)
-			continue;
-		if (t->slices[0].start_ns < lo)
-			lo = t->slices[0].start_ns;
-		for (size_t k = 0; k < t->count; k++)
-			if (tp_slice_end(t, &t->slices[k]) > hi)
-				hi = tp_slice_end(t, &t->slices[k]);
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (work[i].lo < lo)
+			lo = work[i].lo;
+		if (work[i].hi > hi)
+			hi = work[i].hi;
 	}
 	a->total_time_ns = lo <= hi ? hi - lo : 0;
 
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
-		if (!is_engine(t->kind))
-			continue;
-		struct tp_core_stats *c = &a->cores[find_core(a, t->device, t->core)];
-		accumulate(t, &c->eng[t->kind]);
-		finish_engine(&c->eng[t->kind], t->freq_mhz, a->total_time_ns);
-		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
-			struct tp_rank *r = rank_get(&cmds, t->core, t->name, tp_slice_name(t, s));
+		if (is_engine(t->kind))
+			finish_engine(&a->cores[find_core(a, t->device, t->core)].eng[t->kind],
+			              t->freq_mhz, a->total_time_ns);
+	}
+	for (size_t i = 0; i < a->num_cores; i++)
+		for (size_t j = 0; j < work[i].cmds.n; j++) {
+			const struct tp_rank *x = &work[i].cmds.v[j];
+			struct tp_rank *r = rank_get(&cmds, x->core, x->type, x->name);
 			if (!r) {
 				st = TP_ENOMEM;
 				goto out;
 			}
-			rank_add(r, tp_slice_end(t, s) - s->start_ns);
+			r->count += x->count;
+			r->total_ns += x->total_ns;
+			if (x->min_ns < r->min_ns)
+				r->min_ns = x->min_ns;
+			if (x->max_ns > r->max_ns)
+				r->max_ns = x->max_ns;
 		}
-	}
 
 	double total = (double)a->total_time_ns;
 	double sum_num = 0, sum_tiu = 0;
@@ -831,9 +960,6 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		double mn = tiu_ns < gdma_ns ? tiu_ns : gdma_ns;
 		double bound = tiu_ns > 0 && gdma_ns > 0 ? (tiu_ns + gdma_ns - total) / mn : 0;
 		c->concurrency_bound = bound > 0 ? bound : 0;
-		st = core_overlap(p, c);
-		if (st != TP_OK)
-			goto out;
 		double dma_busy = (double)(gdma->busy_ns + sdma->busy_ns + cdma->busy_ns);
 		c->compute_share = ratio((double)tiu->busy_ns, (double)tiu->busy_ns + dma_busy);
 		/* PerfDoc adds TIU ns to raw GDMA cycles (sophgo-analysis.md §5.4). */
@@ -933,25 +1059,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		a->overall.concurrency_bound = bound > 0 ? bound : 0;
 	}
 
-	/* Per-Function-Type TIU tables per core, and the Overall one merged from them. */
-	for (size_t ci = 0; ci < a->num_cores; ci++) {
-		struct tp_core_stats *c = &a->cores[ci];
-		size_t cap = 0, last = 0;
-		for (size_t i = 0; i < p->num_tracks; i++) {
-			const struct tp_track *t = &p->tracks[i];
-			if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
-				continue;
-			for (size_t k = 0; k < t->count; k++) {
-				struct tp_cost kv;
-				tp_track_get_cost(t, k, &kv);
-				st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]), t->slices[k].cycles,
-				               t->cost ? &kv : NULL);
-				if (st != TP_OK)
-					goto out;
-			}
-		}
-		sort_ftypes(p, c);
-	}
+	/* The Overall Function Type table, merged from the cores' (core_work). */
 	{
 		size_t cap = 0, last = 0;
 		for (size_t ci = 0; ci < a->num_cores; ci++)
@@ -1047,6 +1155,11 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		ops.v = NULL;
 	}
 out:
+	for (size_t i = 0; work && i < a->num_cores; i++) {
+		tp_free(work[i].cmds.v);
+		tp_free(work[i].cmds.slots);
+	}
+	tp_free(work);
 	tp_free(cmds.v);
 	tp_free(cmds.slots);
 	tp_free(ops.v);

@@ -428,6 +428,84 @@ static void check_reference(const char *dump, int cores, const char *const *rate
 /* PROVENANCE.txt: BM1688 74.87 % / 100.00 %, Overall 76.28 %; CV184X 69.27 % with
  * totalAlgCycle 182787, totalAlgOps 61947009, totalUArchOps 89427201; BM1690 19.66 % with
  * 11808 / 175461253 / 892557317. */
+/* tp_analyze_jobs spreads the per-core passes over threads: every number must be the one a
+ * single thread gets, and the per-core command ranks merged into the global ranking must keep
+ * their sums, minima and maxima. Three cores (one with two GDMA tracks of the same name, so
+ * its ranks are shared by two tracks) and names repeated across cores and tracks. */
+static void test_jobs_same(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 3);
+	static const char *const names[] = {"conv.normal", "mm.normal", "tensorLd", "sys.nop"};
+	uint64_t seed = 7;
+	int tracks[3][3];
+	for (int c = 0; c < 3; c++) {
+		tracks[c][0] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
+		tracks[c][1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750);
+		tracks[c][2] = c == 1 ? tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750) : -1;
+	}
+	for (int c = 0; c < 3; c++)
+		for (int k = 0; k < 3; k++) {
+			if (tracks[c][k] < 0)
+				continue;
+			uint64_t at = (uint64_t)c * 37;
+			for (int i = 0; i < 500; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				uint32_t cyc = (uint32_t)(seed >> 40) % 300 + 1;
+				int nm = (int)((seed >> 20) % 4);
+				add(p, tracks[c][k], at, cyc, k ? 750 : 1000,
+				    nm == 3 ? TP_CMD_SYS : TP_CMD_NORMAL,
+				    k ? TP_DIR_DDR_TO_LMEM : TP_DIR_NONE, k ? cyc * 16 : 0, names[nm]);
+				at += cyc / 2 + 1;
+			}
+		}
+	/* Hand-checked rank: core 2's two known slices of a new name on its TIU track. */
+	add(p, tracks[2][0], 1000000, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "solo");
+	add(p, tracks[2][0], 1000200, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "solo");
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a1, a4;
+	assert_int_equal(tp_analyze_jobs(p, &a1, 1), TP_OK);
+	assert_int_equal(tp_analyze_jobs(p, &a4, 4), TP_OK);
+	assert_int_equal(a1.num_cores, 3);
+	assert_int_equal(a4.num_cores, 3);
+	assert_int_equal(a1.total_time_ns, a4.total_time_ns);
+	for (size_t i = 0; i < 3; i++) {
+		const struct tp_core_stats *x = &a1.cores[i], *y = &a4.cores[i];
+		assert_memory_equal(x->eng, y->eng, sizeof x->eng);
+		assert_int_equal(x->overlap_ns, y->overlap_ns);
+		assert_true(x->concurrency == y->concurrency);
+		assert_true(x->parallelism == y->parallelism);
+		assert_int_equal(x->num_ftypes, y->num_ftypes);
+		assert_memory_equal(x->ftypes, y->ftypes, x->num_ftypes * sizeof *x->ftypes);
+	}
+	/* Core 1's two GDMA tracks count into one engine entry. */
+	assert_int_equal(a1.cores[1].eng[TP_TRACK_GDMA].records, 1000);
+	assert_memory_equal(&a1.overall.eng, &a4.overall.eng, sizeof a1.overall.eng);
+	assert_int_equal(a1.num_top_cmds, a4.num_top_cmds);
+	assert_memory_equal(a1.top_cmds, a4.top_cmds, a1.num_top_cmds * sizeof *a1.top_cmds);
+	uint32_t solo = tp_profile_str(p, "solo");
+	int found = 0;
+	for (size_t i = 0; i < a4.num_top_cmds; i++) {
+		const struct tp_rank *r = &a4.top_cmds[i];
+		if (r->name != solo)
+			continue;
+		found++;
+		assert_int_equal(r->core, 2);
+		assert_int_equal(r->count, 2);
+		assert_int_equal(r->total_ns, 99 + 299); /* end - start: cycles - 1 at 1 GHz */
+		assert_int_equal(r->min_ns, 99);
+		assert_int_equal(r->max_ns, 299);
+	}
+	assert_int_equal(found, 1);
+	/* Each of the 3 x 4 names of a core's TIU track, plus core 2's "solo", plus the DMA
+	 * tracks' (core, GDMA, name): one rank per (core, track name, slice name). */
+	assert_int_equal(a1.num_top_cmds, 3 * 4 + 1 + 3 * 4);
+	tp_analysis_free(&a1);
+	tp_analysis_free(&a4);
+	tp_profile_free(p);
+}
+
 static void test_reference_uarch(void **state)
 {
 	(void)state;
@@ -572,6 +650,7 @@ int main(void)
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_layer_hot),
 		cmocka_unit_test(test_overlap_orders),
+		cmocka_unit_test(test_jobs_same),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};
