@@ -8,7 +8,6 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 
 static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690",
                                          "CPU",     "CV184X", "SG2260E"};
@@ -241,26 +240,6 @@ int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t co
 	return -1;
 }
 
-/* Asks for transparent huge pages on the whole 2 MiB pages inside a large array that is about
- * to be filled front to back (a reader's reserved slices): one page fault per 2 MiB instead of
- * one per 4 KiB (the 2 M slices of a 1 M-command-per-core dump took ~23 k faults). Only a hint:
- * ignored where THP is off; the memory is written in full, so nothing more becomes resident. */
-static void huge_pages(void *ptr, size_t bytes)
-{
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	if (bytes < 4 * huge)
-		return;
-	uintptr_t b = ((uintptr_t)ptr + huge - 1) & ~(huge - 1);
-	uintptr_t e = ((uintptr_t)ptr + bytes) & ~(huge - 1);
-#ifdef MADV_HUGEPAGE
-	if (e > b)
-		madvise((void *)b, e - b, MADV_HUGEPAGE);
-#else
-	(void)b;
-	(void)e;
-#endif
-}
-
 int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 {
 	struct tp_track *t = &p->tracks[track];
@@ -278,7 +257,6 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 	}
 	t->slices = s;
 	t->cap = need;
-	huge_pages(s, need * sizeof *s);
 	return TP_OK;
 }
 
