@@ -922,6 +922,14 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 		return oom(c);
 	for (size_t i = 0; i < ch->nev; i++) {
 		const struct gev *ev = &ch->ev[i];
+		/* Another thread wrote the events and scanned the text, so neither is in this
+		 * core's cache: the events further ahead, and the text of a layer line a few events
+		 * ahead, whose type and name are read here (add_layer waited on that load for most
+		 * of its time). */
+		if (i + 32 < ch->nev)
+			__builtin_prefetch(&ch->ev[i + 32]);
+		if (i + 8 < ch->nev && ch->ev[i + 8].kind == EV_LAYER)
+			__builtin_prefetch(text + ch->ev[i + 8].off);
 		struct line l;
 		l.no = first_no + ev->lno;
 		l.parsed = 0;
