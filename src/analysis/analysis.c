@@ -472,8 +472,14 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 	return TP_OK;
 }
 
-/* Cost hot spots (commands) of one TIU track. */
-static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti)
+/* The two command hot lists (a core's while core_work runs, then the analysis'). */
+struct hot_lists {
+	struct tp_cost_hot low[TP_ANALYSIS_HOT], high[TP_ANALYSIS_HOT];
+	size_t nlow, nhigh;
+};
+
+/* Cost hot spots (commands) of one TIU track, offered to the lists of `a`. */
+static void cost_hot(struct hot_lists *a, const struct tp_profile *p, size_t ti)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	if (t->kind != TP_TRACK_TIU || !t->cost)
@@ -492,14 +498,39 @@ static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t t
 		if (k->uarch_ops > k->alg_ops) {
 			h.lost_cycles = (double)s->cycles *
 			                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
-			hot_offer(a->low_uarch, &a->num_low_uarch, &h);
+			hot_offer(a->low, &a->nlow, &h);
 		}
 		/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
 		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
 			h.lost_cycles = (double)k->init_cycle;
-			hot_offer(a->high_init, &a->num_high_init, &h);
+			hot_offer(a->high, &a->nhigh, &h);
 		}
 	}
+}
+
+/* hot_offer keeps, of the entries offered, the first TP_ANALYSIS_HOT of a stable sort by
+ * lost cycles (worst first); the cores' lists are offered in (track, slice) order, so this
+ * order — lost cycles, then track, then slice — picks the same entries from their union. */
+static int hot_cmp(const void *x, const void *y)
+{
+	const struct tp_cost_hot *a = x, *b = y;
+	if (a->lost_cycles != b->lost_cycles)
+		return a->lost_cycles > b->lost_cycles ? -1 : 1;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->slice > b->slice) - (a->slice < b->slice);
+}
+
+/* dst[0..*n) = the worst TP_ANALYSIS_HOT of all[0..nall) (the cores' hot lists together;
+ * sorted in place): what one hot list offered every command in track order would hold. */
+static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *all,
+                      size_t nall)
+{
+	if (nall)
+		qsort(all, nall, sizeof *all, hot_cmp);
+	*n = nall < TP_ANALYSIS_HOT ? nall : TP_ANALYSIS_HOT;
+	if (*n)
+		memcpy(dst, all, *n * sizeof *dst);
 }
 
 /* ---- Overlap of TIU and DMA work --------------------------------------------------------- */
@@ -772,12 +803,13 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 struct core_work {
 	struct tp_core_stats *c;
 	struct rank_map cmds;
+	struct hot_lists hot; /* the core's cost hot spots (commands) */
 	int64_t lo, hi;
 	int st;
 };
 
-/* Core w->c's engine statistics (accumulate, in track order), command ranks, measured
- * overlap and Function Type table. Reads the profile only and writes only w and *w->c, so
+/* Core w->c's engine statistics (accumulate, in track order), command ranks, cost hot
+ * spots, measured overlap and Function Type table. Reads the profile only and writes only w and *w->c, so
  * different cores may run on different threads. */
 static void core_work(const struct tp_profile *p, struct core_work *w)
 {
@@ -791,6 +823,7 @@ static void core_work(const struct tp_profile *p, struct core_work *w)
 		if (t->count && t->slices[0].start_ns < w->lo)
 			w->lo = t->slices[0].start_ns;
 		accumulate(t, &c->eng[t->kind]);
+		cost_hot(&w->hot, p, i);
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
 			int64_t e = tp_slice_end(t, s);
@@ -1081,8 +1114,22 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		for (size_t i = 0; i < p->num_tracks; i++)
-			cost_hot(a, p, i);
+		struct tp_cost_hot *all = tp_malloc(a->num_cores * TP_ANALYSIS_HOT * sizeof *all);
+		if (!all) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		size_t nall = 0;
+		for (size_t i = 0; i < a->num_cores; i++)
+			for (size_t j = 0; j < work[i].hot.nlow; j++)
+				all[nall++] = work[i].hot.low[j];
+		hot_merge(a->low_uarch, &a->num_low_uarch, all, nall);
+		nall = 0;
+		for (size_t i = 0; i < a->num_cores; i++)
+			for (size_t j = 0; j < work[i].hot.nhigh; j++)
+				all[nall++] = work[i].hot.high[j];
+		hot_merge(a->high_init, &a->num_high_init, all, nall);
+		tp_free(all);
 		if ((st = layer_hot(a, p)) != TP_OK)
 			goto out;
 	}

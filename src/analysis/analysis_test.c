@@ -506,6 +506,80 @@ static void test_jobs_same(void **state)
 	tp_profile_free(p);
 }
 
+/* The cost hot lists are kept per core (tp_analyze_jobs) and merged: they must hold what one
+ * list offered every TIU command in track order holds, ties included (equal lost cycles keep
+ * the earlier track and slice). Tracks are created interleaved across cores (TIU 0, TIU 1,
+ * TIU 2, then the DMA tracks), so a core's commands are not one run of the track order. */
+static void test_hot_merge(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 3);
+	int tiu[3];
+	for (int c = 0; c < 3; c++)
+		tiu[c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
+	for (int c = 0; c < 3; c++)
+		tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 1000);
+	uint64_t seed = 3;
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < 40; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t cyc = 100 * (uint32_t)((seed >> 33) % 3 + 1); /* many equal keys */
+			add(p, tiu[c], (uint64_t)i * 400, cyc, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0,
+			    "conv.normal");
+			struct tp_cost k = {.alg_ops = 1, .uarch_ops = 2, .alg_cycle = 1,
+			                    .init_cycle = cyc / 50 * (uint32_t)((seed >> 40) % 2), .valid = 1};
+			assert_int_equal(tp_track_set_cost(p, tiu[c], (size_t)i, &k), TP_OK);
+		}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	/* The oracle: every command's keys in track order, stable-sorted worst first. */
+	struct ent {
+		double lost;
+		int32_t track;
+		size_t slice;
+	} lo[120], hi[120];
+	size_t nlo = 0, nhi = 0;
+	for (int c = 0; c < 3; c++) {
+		const struct tp_track *t = &p->tracks[tiu[c]];
+		for (size_t i = 0; i < t->count; i++) {
+			struct tp_cost k;
+			tp_track_get_cost(t, i, &k);
+			double cyc = (double)t->slices[i].cycles;
+			lo[nlo++] = (struct ent){cyc * 0.5, tiu[c], i};
+			if ((double)k.init_cycle / (cyc + 1e-4) > 0.01)
+				hi[nhi++] = (struct ent){(double)k.init_cycle, tiu[c], i};
+		}
+	}
+	for (int l = 0; l < 2; l++) { /* insertion sort: stable */
+		struct ent *v = l ? hi : lo;
+		size_t n = l ? nhi : nlo;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && v[j - 1].lost < v[j].lost; j--) {
+				struct ent x = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = x;
+			}
+	}
+	assert_true(nhi > TP_ANALYSIS_HOT);
+	static const unsigned jobs[] = {1, 4};
+	for (size_t j = 0; j < 2; j++) {
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze_jobs(p, &a, jobs[j]), TP_OK);
+		assert_int_equal(a.num_low_uarch, TP_ANALYSIS_HOT);
+		assert_int_equal(a.num_high_init, TP_ANALYSIS_HOT);
+		for (size_t i = 0; i < TP_ANALYSIS_HOT; i++) {
+			assert_int_equal(a.low_uarch[i].track, lo[i].track);
+			assert_int_equal(a.low_uarch[i].slice, lo[i].slice);
+			assert_true(a.low_uarch[i].lost_cycles == lo[i].lost);
+			assert_int_equal(a.high_init[i].track, hi[i].track);
+			assert_int_equal(a.high_init[i].slice, hi[i].slice);
+			assert_true(a.high_init[i].lost_cycles == hi[i].lost);
+		}
+		tp_analysis_free(&a);
+	}
+	tp_profile_free(p);
+}
+
 static void test_reference_uarch(void **state)
 {
 	(void)state;
@@ -651,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_layer_hot),
 		cmocka_unit_test(test_overlap_orders),
 		cmocka_unit_test(test_jobs_same),
+		cmocka_unit_test(test_hot_merge),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};
