@@ -1879,7 +1879,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 out:
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
-	if (rc == TP_OK && (rc = tp_profile_finish(p)) != TP_OK)
+	if (rc == TP_OK && (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
 		rc = nomem(r);
 	tp_free(r);
 	tp_free(iters);
