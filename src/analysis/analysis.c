@@ -478,6 +478,20 @@ struct hot_lists {
 	size_t nlow, nhigh;
 };
 
+/* layer_hot on its own thread (tp_analyze_jobs). */
+struct layer_hot_job {
+	struct tp_analysis *a;
+	const struct tp_profile *p;
+	int st;
+};
+
+static void *layer_hot_main(void *v)
+{
+	struct layer_hot_job *j = v;
+	j->st = layer_hot(j->a, j->p);
+	return NULL;
+}
+
 /* Cost hot spots (commands) of one TIU track, offered to the lists of `a`. */
 static void cost_hot(struct hot_lists *a, const struct tp_profile *p, size_t ti)
 {
@@ -908,6 +922,9 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	int st = TP_OK;
 	struct rank_map cmds = {0}, ops = {0};
 	struct core_work *work = NULL;
+	struct layer_hot_job lh = {0};
+	pthread_t lh_thread;
+	int lh_started = 0;
 
 	/* Cores: one entry per (device, core) that owns an engine track, in track order. */
 	for (size_t i = 0; i < p->num_tracks; i++) {
@@ -1130,7 +1147,13 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 				all[nall++] = work[i].hot.high[j];
 		hot_merge(a->high_init, &a->num_high_init, all, nall);
 		tp_free(all);
-		if ((st = layer_hot(a, p)) != TP_OK)
+		/* The worst layers on a thread of their own while the rankings below are made
+		 * (they write different fields of a). */
+		lh.a = a;
+		lh.p = p;
+		if (jobs > 1 && pthread_create(&lh_thread, NULL, layer_hot_main, &lh) == 0)
+			lh_started = 1;
+		else if ((st = layer_hot(a, p)) != TP_OK)
 			goto out;
 	}
 
@@ -1202,6 +1225,11 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		ops.v = NULL;
 	}
 out:
+	if (lh_started) {
+		pthread_join(lh_thread, NULL);
+		if (st == TP_OK)
+			st = lh.st;
+	}
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
 		tp_free(work[i].cmds.slots);

@@ -140,8 +140,9 @@ static void test_gbps(void **state)
 }
 
 /* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
- * whether each layer's commands are one run of slices or interleaved with other layers'. */
-static void layer_hot_case(int interleave)
+ * whether each layer's commands are one run of slices or interleaved with other layers', and
+ * whether it is made on the calling thread or (jobs 2) on a thread of its own. */
+static void layer_hot_case(int interleave, unsigned jobs)
 {
 	struct tp_profile *p = tp_profile_new();
 	int dev = tp_profile_add_device(p, "dev", 0, 1);
@@ -166,7 +167,7 @@ static void layer_hot_case(int interleave)
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	assert_int_equal(tp_analyze_jobs(p, &a, jobs), TP_OK);
 	static const int want[10] = {0, 5, 10, 1, 6, 11, 2, 7, 12, 3};
 	assert_int_equal(a.num_low_uarch_layers, 10);
 	for (int i = 0; i < 10; i++) {
@@ -185,8 +186,10 @@ static void layer_hot_case(int interleave)
 static void test_layer_hot(void **state)
 {
 	(void)state;
-	layer_hot_case(0);
-	layer_hot_case(1);
+	layer_hot_case(0, 1);
+	layer_hot_case(1, 1);
+	layer_hot_case(0, 2);
+	layer_hot_case(1, 2);
 }
 
 /* TIU/DMA overlap: the same union and overlap whether the tracks are in start order (streamed)
