@@ -492,33 +492,26 @@ static void *layer_hot_main(void *v)
 	return NULL;
 }
 
-/* Cost hot spots (commands) of one TIU track, offered to the lists of `a`. */
-static void cost_hot(struct hot_lists *a, const struct tp_profile *p, size_t ti)
+/* Offers TIU command i of track ti (cost k) to the cost hot lists of `a`. */
+static void cost_hot(struct hot_lists *a, const struct tp_track *t, size_t ti, size_t i,
+                     const struct tp_cost *k)
 {
-	const struct tp_track *t = &p->tracks[ti];
-	if (t->kind != TP_TRACK_TIU || !t->cost)
+	const struct tp_slice *s = &t->slices[i];
+	if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
 		return;
-	for (size_t i = 0; i < t->count; i++) {
-		struct tp_cost kv;
-		tp_track_get_cost(t, i, &kv);
-		const struct tp_cost *k = &kv;
-		const struct tp_slice *s = &t->slices[i];
-		if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
-			continue;
-		struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
-		                        .core = t->core, .alg_ops = k->alg_ops,
-		                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
-		                        .init_cycle = k->init_cycle};
-		if (k->uarch_ops > k->alg_ops) {
-			h.lost_cycles = (double)s->cycles *
-			                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
-			hot_offer(a->low, &a->nlow, &h);
-		}
-		/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
-		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
-			h.lost_cycles = (double)k->init_cycle;
-			hot_offer(a->high, &a->nhigh, &h);
-		}
+	struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
+	                        .core = t->core, .alg_ops = k->alg_ops,
+	                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
+	                        .init_cycle = k->init_cycle};
+	if (k->uarch_ops > k->alg_ops) {
+		h.lost_cycles = (double)s->cycles *
+		                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
+		hot_offer(a->low, &a->nlow, &h);
+	}
+	/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
+	if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
+		h.lost_cycles = (double)k->init_cycle;
+		hot_offer(a->high, &a->nhigh, &h);
 	}
 }
 
@@ -837,23 +830,30 @@ static void core_work(const struct tp_profile *p, struct core_work *w)
 		if (t->count && t->slices[0].start_ns < w->lo)
 			w->lo = t->slices[0].start_ns;
 		accumulate(t, &c->eng[t->kind]);
-		cost_hot(&w->hot, p, i);
+		/* Consecutive commands often share a name: the last one's rank is reused. */
+		size_t last = SIZE_MAX;
+		uint32_t last_name = 0;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
 			int64_t e = tp_slice_end(t, s);
 			if (e > w->hi)
 				w->hi = e;
-			struct tp_rank *r = rank_get(&w->cmds, t->core, t->name, tp_slice_name(t, s));
-			if (!r) {
-				w->st = TP_ENOMEM;
-				return;
+			uint32_t name = tp_slice_name(t, s);
+			if (last == SIZE_MAX || name != last_name) {
+				struct tp_rank *r = rank_get(&w->cmds, t->core, t->name, name);
+				if (!r) {
+					w->st = TP_ENOMEM;
+					return;
+				}
+				last = (size_t)(r - w->cmds.v);
+				last_name = name;
 			}
-			rank_add(r, e - s->start_ns);
+			rank_add(&w->cmds.v[last], e - s->start_ns);
 		}
 	}
 	if ((w->st = core_overlap(p, c)) != TP_OK)
 		return;
-	/* The per-Function-Type TIU table. */
+	/* The per-Function-Type TIU table and the cost hot spots. */
 	size_t cap = 0, last = 0;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
@@ -866,6 +866,8 @@ static void core_work(const struct tp_profile *p, struct core_work *w)
 			                  t->slices[k].cycles, t->cost ? &kv : NULL);
 			if (w->st != TP_OK)
 				return;
+			if (t->cost)
+				cost_hot(&w->hot, t, i, k, &kv);
 		}
 	}
 	sort_ftypes(p, c);
