@@ -10,9 +10,16 @@
  *
  * Owns the arrays inside struct tp_analysis (cores, their Function Type tables, rankings);
  * freed by tp_analysis_free.
+ *
+ * Threads (tp_analyze_jobs): the passes over the slices that belong to one core (engine
+ * statistics, command ranks, TIU/DMA overlap, Function Type table) run one core per thread
+ * on the read-only profile (core_work); everything that combines cores runs afterwards on the
+ * calling thread in core order, so the result does not depend on the thread count.
  */
 #include "analysis/analysis.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -465,34 +472,72 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 	return TP_OK;
 }
 
-/* Cost hot spots (commands) of one TIU track. */
-static void cost_hot(struct tp_analysis *a, const struct tp_profile *p, size_t ti)
+/* The two command hot lists (a core's while core_work runs, then the analysis'). */
+struct hot_lists {
+	struct tp_cost_hot low[TP_ANALYSIS_HOT], high[TP_ANALYSIS_HOT];
+	size_t nlow, nhigh;
+};
+
+/* layer_hot on its own thread (tp_analyze_jobs). */
+struct layer_hot_job {
+	struct tp_analysis *a;
+	const struct tp_profile *p;
+	int st;
+};
+
+static void *layer_hot_main(void *v)
 {
-	const struct tp_track *t = &p->tracks[ti];
-	if (t->kind != TP_TRACK_TIU || !t->cost)
+	struct layer_hot_job *j = v;
+	j->st = layer_hot(j->a, j->p);
+	return NULL;
+}
+
+/* Offers TIU command i of track ti (cost k) to the cost hot lists of `a`. */
+static void cost_hot(struct hot_lists *a, const struct tp_track *t, size_t ti, size_t i,
+                     const struct tp_cost *k)
+{
+	const struct tp_slice *s = &t->slices[i];
+	if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
 		return;
-	for (size_t i = 0; i < t->count; i++) {
-		struct tp_cost kv;
-		tp_track_get_cost(t, i, &kv);
-		const struct tp_cost *k = &kv;
-		const struct tp_slice *s = &t->slices[i];
-		if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
-			continue;
-		struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
-		                        .core = t->core, .alg_ops = k->alg_ops,
-		                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
-		                        .init_cycle = k->init_cycle};
-		if (k->uarch_ops > k->alg_ops) {
-			h.lost_cycles = (double)s->cycles *
-			                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
-			hot_offer(a->low_uarch, &a->num_low_uarch, &h);
-		}
-		/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
-		if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
-			h.lost_cycles = (double)k->init_cycle;
-			hot_offer(a->high_init, &a->num_high_init, &h);
-		}
+	struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
+	                        .core = t->core, .alg_ops = k->alg_ops,
+	                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
+	                        .init_cycle = k->init_cycle};
+	if (k->uarch_ops > k->alg_ops) {
+		h.lost_cycles = (double)s->cycles *
+		                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
+		hot_offer(a->low, &a->nlow, &h);
 	}
+	/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
+	if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
+		h.lost_cycles = (double)k->init_cycle;
+		hot_offer(a->high, &a->nhigh, &h);
+	}
+}
+
+/* hot_offer keeps, of the entries offered, the first TP_ANALYSIS_HOT of a stable sort by
+ * lost cycles (worst first); the cores' lists are offered in (track, slice) order, so this
+ * order — lost cycles, then track, then slice — picks the same entries from their union. */
+static int hot_cmp(const void *x, const void *y)
+{
+	const struct tp_cost_hot *a = x, *b = y;
+	if (a->lost_cycles != b->lost_cycles)
+		return a->lost_cycles > b->lost_cycles ? -1 : 1;
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	return (a->slice > b->slice) - (a->slice < b->slice);
+}
+
+/* dst[0..*n) = the worst TP_ANALYSIS_HOT of all[0..nall) (the cores' hot lists together;
+ * sorted in place): what one hot list offered every command in track order would hold. */
+static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *all,
+                      size_t nall)
+{
+	if (nall)
+		qsort(all, nall, sizeof *all, hot_cmp);
+	*n = nall < TP_ANALYSIS_HOT ? nall : TP_ANALYSIS_HOT;
+	if (*n)
+		memcpy(dst, all, *n * sizeof *dst);
 }
 
 /* ---- Overlap of TIU and DMA work --------------------------------------------------------- */
@@ -756,12 +801,132 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 	return st;
 }
 
+/* ---- Per-core work (any thread) ---------------------------------------------------------- */
+
+/* What one core's pass over its engine tracks yields beside its tp_core_stats: its command
+ * ranks (merged into the analysis in core order afterwards; rank_cmp is a total order and the
+ * sums are exact, so the ranking is the same whatever thread ran which core), the earliest
+ * first start and the latest end of its tracks, and a status. */
+struct core_work {
+	struct tp_core_stats *c;
+	struct rank_map cmds;
+	struct hot_lists hot; /* the core's cost hot spots (commands) */
+	int64_t lo, hi;
+	int st;
+};
+
+/* Core w->c's engine statistics (accumulate, in track order), command ranks, cost hot
+ * spots, measured overlap and Function Type table. Reads the profile only and writes only w and *w->c, so
+ * different cores may run on different threads. */
+static void core_work(const struct tp_profile *p, struct core_work *w)
+{
+	struct tp_core_stats *c = w->c;
+	w->lo = INT64_MAX;
+	w->hi = INT64_MIN;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (!is_engine(t->kind) || t->device != c->device || t->core != c->core)
+			continue;
+		if (t->count && t->slices[0].start_ns < w->lo)
+			w->lo = t->slices[0].start_ns;
+		accumulate(t, &c->eng[t->kind]);
+		/* Consecutive commands often share a name: the last one's rank is reused. */
+		size_t last = SIZE_MAX;
+		uint32_t last_name = 0;
+		for (size_t k = 0; k < t->count; k++) {
+			const struct tp_slice *s = &t->slices[k];
+			int64_t e = tp_slice_end(t, s);
+			if (e > w->hi)
+				w->hi = e;
+			uint32_t name = tp_slice_name(t, s);
+			if (last == SIZE_MAX || name != last_name) {
+				struct tp_rank *r = rank_get(&w->cmds, t->core, t->name, name);
+				if (!r) {
+					w->st = TP_ENOMEM;
+					return;
+				}
+				last = (size_t)(r - w->cmds.v);
+				last_name = name;
+			}
+			rank_add(&w->cmds.v[last], e - s->start_ns);
+		}
+	}
+	if ((w->st = core_overlap(p, c)) != TP_OK)
+		return;
+	/* The per-Function-Type TIU table and the cost hot spots. */
+	size_t cap = 0, last = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
+			continue;
+		for (size_t k = 0; k < t->count; k++) {
+			struct tp_cost kv;
+			tp_track_get_cost(t, k, &kv);
+			w->st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]),
+			                  t->slices[k].cycles, t->cost ? &kv : NULL);
+			if (w->st != TP_OK)
+				return;
+			if (t->cost)
+				cost_hot(&w->hot, t, i, k, &kv);
+		}
+	}
+	sort_ftypes(p, c);
+}
+
+/* Runs core_work on w[0..n) with up to `threads` threads (the caller is one of them). */
+struct core_pool {
+	const struct tp_profile *p;
+	struct core_work *w;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *core_pool_main(void *v)
+{
+	struct core_pool *cp = v;
+	size_t k;
+	while ((k = atomic_fetch_add(&cp->next, 1)) < cp->n)
+		core_work(cp->p, &cp->w[k]);
+	return NULL;
+}
+
+static void core_pool_run(const struct tp_profile *p, struct core_work *w, size_t n,
+                          unsigned threads)
+{
+	struct core_pool cp = {.p = p, .w = w, .n = n};
+	atomic_init(&cp.next, 0);
+	enum { MAX_THREADS = 64 };
+	pthread_t th[MAX_THREADS];
+	unsigned started = 0;
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&th[started], NULL, core_pool_main, &cp) != 0)
+			break; /* the calling thread does the rest */
+		started++;
+	}
+	core_pool_main(&cp);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
+{
+	return tp_analyze_jobs(p, a, 1);
+}
+
+int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs)
 {
 	memset(a, 0, sizeof *a);
 	a->profile = p;
 	int st = TP_OK;
 	struct rank_map cmds = {0}, ops = {0};
+	struct core_work *work = NULL;
+	struct layer_hot_job lh = {0};
+	pthread_t lh_thread;
+	int lh_started = 0;
 
 	/* Cores: one entry per (device, core) that owns an engine track, in track order. */
 	for (size_t i = 0; i < p->num_tracks; i++) {
@@ -782,40 +947,56 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		a->num_cores++;
 	}
 
+	/* The per-core passes over the slices (statistics, ranks, overlap, Function Types), one
+	 * core per thread. */
+	if (a->num_cores) {
+		work = tp_calloc(a->num_cores, sizeof *work);
+		if (!work) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < a->num_cores; i++)
+			work[i].c = &a->cores[i];
+		core_pool_run(p, work, a->num_cores, jobs ? jobs : 1);
+		for (size_t i = 0; i < a->num_cores; i++)
+			if ((st = work[i].st) != TP_OK)
+				goto out;
+	}
+
 	/* Total time: max end - min start over every engine record (PerfWeb). The reference takes
 	 * the GDMA "end" as the last record's end rather than the maximum; records are in start
 	 * order, and for PMU streams the last record also ends last, so both agree unless a DMA
 	 * overtakes a later one — then we keep the true maximum. */
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (!is_engine(t->kind) || t->count == 0)
-			continue;
-		if (t->slices[0].start_ns < lo)
-			lo = t->slices[0].start_ns;
-		for (size_t k = 0; k < t->count; k++)
-			if (tp_slice_end(t, &t->slices[k]) > hi)
-				hi = tp_slice_end(t, &t->slices[k]);
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (work[i].lo < lo)
+			lo = work[i].lo;
+		if (work[i].hi > hi)
+			hi = work[i].hi;
 	}
 	a->total_time_ns = lo <= hi ? hi - lo : 0;
 
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
-		if (!is_engine(t->kind))
-			continue;
-		struct tp_core_stats *c = &a->cores[find_core(a, t->device, t->core)];
-		accumulate(t, &c->eng[t->kind]);
-		finish_engine(&c->eng[t->kind], t->freq_mhz, a->total_time_ns);
-		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
-			struct tp_rank *r = rank_get(&cmds, t->core, t->name, tp_slice_name(t, s));
+		if (is_engine(t->kind))
+			finish_engine(&a->cores[find_core(a, t->device, t->core)].eng[t->kind],
+			              t->freq_mhz, a->total_time_ns);
+	}
+	for (size_t i = 0; i < a->num_cores; i++)
+		for (size_t j = 0; j < work[i].cmds.n; j++) {
+			const struct tp_rank *x = &work[i].cmds.v[j];
+			struct tp_rank *r = rank_get(&cmds, x->core, x->type, x->name);
 			if (!r) {
 				st = TP_ENOMEM;
 				goto out;
 			}
-			rank_add(r, tp_slice_end(t, s) - s->start_ns);
+			r->count += x->count;
+			r->total_ns += x->total_ns;
+			if (x->min_ns < r->min_ns)
+				r->min_ns = x->min_ns;
+			if (x->max_ns > r->max_ns)
+				r->max_ns = x->max_ns;
 		}
-	}
 
 	double total = (double)a->total_time_ns;
 	double sum_num = 0, sum_tiu = 0;
@@ -831,9 +1012,6 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		double mn = tiu_ns < gdma_ns ? tiu_ns : gdma_ns;
 		double bound = tiu_ns > 0 && gdma_ns > 0 ? (tiu_ns + gdma_ns - total) / mn : 0;
 		c->concurrency_bound = bound > 0 ? bound : 0;
-		st = core_overlap(p, c);
-		if (st != TP_OK)
-			goto out;
 		double dma_busy = (double)(gdma->busy_ns + sdma->busy_ns + cdma->busy_ns);
 		c->compute_share = ratio((double)tiu->busy_ns, (double)tiu->busy_ns + dma_busy);
 		/* PerfDoc adds TIU ns to raw GDMA cycles (sophgo-analysis.md §5.4). */
@@ -933,25 +1111,7 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		a->overall.concurrency_bound = bound > 0 ? bound : 0;
 	}
 
-	/* Per-Function-Type TIU tables per core, and the Overall one merged from them. */
-	for (size_t ci = 0; ci < a->num_cores; ci++) {
-		struct tp_core_stats *c = &a->cores[ci];
-		size_t cap = 0, last = 0;
-		for (size_t i = 0; i < p->num_tracks; i++) {
-			const struct tp_track *t = &p->tracks[i];
-			if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
-				continue;
-			for (size_t k = 0; k < t->count; k++) {
-				struct tp_cost kv;
-				tp_track_get_cost(t, k, &kv);
-				st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]), t->slices[k].cycles,
-				               t->cost ? &kv : NULL);
-				if (st != TP_OK)
-					goto out;
-			}
-		}
-		sort_ftypes(p, c);
-	}
+	/* The Overall Function Type table, merged from the cores' (core_work). */
 	{
 		size_t cap = 0, last = 0;
 		for (size_t ci = 0; ci < a->num_cores; ci++)
@@ -973,9 +1133,29 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 
 	/* Cost hot spots: commands, and layers by their summed ops. */
 	if (a->overall.eng[TP_TRACK_TIU].has_cost) {
-		for (size_t i = 0; i < p->num_tracks; i++)
-			cost_hot(a, p, i);
-		if ((st = layer_hot(a, p)) != TP_OK)
+		struct tp_cost_hot *all = tp_malloc(a->num_cores * TP_ANALYSIS_HOT * sizeof *all);
+		if (!all) {
+			st = TP_ENOMEM;
+			goto out;
+		}
+		size_t nall = 0;
+		for (size_t i = 0; i < a->num_cores; i++)
+			for (size_t j = 0; j < work[i].hot.nlow; j++)
+				all[nall++] = work[i].hot.low[j];
+		hot_merge(a->low_uarch, &a->num_low_uarch, all, nall);
+		nall = 0;
+		for (size_t i = 0; i < a->num_cores; i++)
+			for (size_t j = 0; j < work[i].hot.nhigh; j++)
+				all[nall++] = work[i].hot.high[j];
+		hot_merge(a->high_init, &a->num_high_init, all, nall);
+		tp_free(all);
+		/* The worst layers on a thread of their own while the rankings below are made
+		 * (they write different fields of a). */
+		lh.a = a;
+		lh.p = p;
+		if (jobs > 1 && pthread_create(&lh_thread, NULL, layer_hot_main, &lh) == 0)
+			lh_started = 1;
+		else if ((st = layer_hot(a, p)) != TP_OK)
 			goto out;
 	}
 
@@ -1047,6 +1227,16 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 		ops.v = NULL;
 	}
 out:
+	if (lh_started) {
+		pthread_join(lh_thread, NULL);
+		if (st == TP_OK)
+			st = lh.st;
+	}
+	for (size_t i = 0; work && i < a->num_cores; i++) {
+		tp_free(work[i].cmds.v);
+		tp_free(work[i].cmds.slots);
+	}
+	tp_free(work);
 	tp_free(cmds.v);
 	tp_free(cmds.slots);
 	tp_free(ops.v);

@@ -141,8 +141,9 @@ static void test_gbps(void **state)
 }
 
 /* The worst layers by summed cost: the same list (lost cycles, then layer index, for ties)
- * whether each layer's commands are one run of slices or interleaved with other layers'. */
-static void layer_hot_case(int interleave)
+ * whether each layer's commands are one run of slices or interleaved with other layers', and
+ * whether it is made on the calling thread or (jobs 2) on a thread of its own. */
+static void layer_hot_case(int interleave, unsigned jobs)
 {
 	struct tp_profile *p = tp_profile_new();
 	int dev = tp_profile_add_device(p, "dev", 0, 1);
@@ -167,7 +168,7 @@ static void layer_hot_case(int interleave)
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	assert_int_equal(tp_analyze_jobs(p, &a, jobs), TP_OK);
 	static const int want[10] = {0, 5, 10, 1, 6, 11, 2, 7, 12, 3};
 	assert_int_equal(a.num_low_uarch_layers, 10);
 	for (int i = 0; i < 10; i++) {
@@ -186,8 +187,10 @@ static void layer_hot_case(int interleave)
 static void test_layer_hot(void **state)
 {
 	(void)state;
-	layer_hot_case(0);
-	layer_hot_case(1);
+	layer_hot_case(0, 1);
+	layer_hot_case(1, 1);
+	layer_hot_case(0, 2);
+	layer_hot_case(1, 2);
 }
 
 /* TIU/DMA overlap: the same union and overlap whether the tracks are in start order (streamed)
@@ -429,6 +432,158 @@ static void check_reference(const char *dump, int cores, const char *const *rate
 /* PROVENANCE.txt: BM1688 74.87 % / 100.00 %, Overall 76.28 %; CV184X 69.27 % with
  * totalAlgCycle 182787, totalAlgOps 61947009, totalUArchOps 89427201; BM1690 19.66 % with
  * 11808 / 175461253 / 892557317. */
+/* tp_analyze_jobs spreads the per-core passes over threads: every number must be the one a
+ * single thread gets, and the per-core command ranks merged into the global ranking must keep
+ * their sums, minima and maxima. Three cores (one with two GDMA tracks of the same name, so
+ * its ranks are shared by two tracks) and names repeated across cores and tracks. */
+static void test_jobs_same(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 3);
+	static const char *const names[] = {"conv.normal", "mm.normal", "tensorLd", "sys.nop"};
+	uint64_t seed = 7;
+	int tracks[3][3];
+	for (int c = 0; c < 3; c++) {
+		tracks[c][0] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
+		tracks[c][1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750);
+		tracks[c][2] = c == 1 ? tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750) : -1;
+	}
+	for (int c = 0; c < 3; c++)
+		for (int k = 0; k < 3; k++) {
+			if (tracks[c][k] < 0)
+				continue;
+			uint64_t at = (uint64_t)c * 37;
+			for (int i = 0; i < 500; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				uint32_t cyc = (uint32_t)(seed >> 40) % 300 + 1;
+				int nm = (int)((seed >> 20) % 4);
+				add(p, tracks[c][k], at, cyc, k ? 750 : 1000,
+				    nm == 3 ? TP_CMD_SYS : TP_CMD_NORMAL,
+				    k ? TP_DIR_DDR_TO_LMEM : TP_DIR_NONE, k ? cyc * 16 : 0, names[nm]);
+				at += cyc / 2 + 1;
+			}
+		}
+	/* Hand-checked rank: core 2's two known slices of a new name on its TIU track. */
+	add(p, tracks[2][0], 1000000, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "solo");
+	add(p, tracks[2][0], 1000200, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "solo");
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a1, a4;
+	assert_int_equal(tp_analyze_jobs(p, &a1, 1), TP_OK);
+	assert_int_equal(tp_analyze_jobs(p, &a4, 4), TP_OK);
+	assert_int_equal(a1.num_cores, 3);
+	assert_int_equal(a4.num_cores, 3);
+	assert_int_equal(a1.total_time_ns, a4.total_time_ns);
+	for (size_t i = 0; i < 3; i++) {
+		const struct tp_core_stats *x = &a1.cores[i], *y = &a4.cores[i];
+		assert_memory_equal(x->eng, y->eng, sizeof x->eng);
+		assert_int_equal(x->overlap_ns, y->overlap_ns);
+		assert_true(x->concurrency == y->concurrency);
+		assert_true(x->parallelism == y->parallelism);
+		assert_int_equal(x->num_ftypes, y->num_ftypes);
+		assert_memory_equal(x->ftypes, y->ftypes, x->num_ftypes * sizeof *x->ftypes);
+	}
+	/* Core 1's two GDMA tracks count into one engine entry. */
+	assert_int_equal(a1.cores[1].eng[TP_TRACK_GDMA].records, 1000);
+	assert_memory_equal(&a1.overall.eng, &a4.overall.eng, sizeof a1.overall.eng);
+	assert_int_equal(a1.num_top_cmds, a4.num_top_cmds);
+	assert_memory_equal(a1.top_cmds, a4.top_cmds, a1.num_top_cmds * sizeof *a1.top_cmds);
+	uint32_t solo = tp_profile_str(p, "solo");
+	int found = 0;
+	for (size_t i = 0; i < a4.num_top_cmds; i++) {
+		const struct tp_rank *r = &a4.top_cmds[i];
+		if (r->name != solo)
+			continue;
+		found++;
+		assert_int_equal(r->core, 2);
+		assert_int_equal(r->count, 2);
+		assert_int_equal(r->total_ns, 99 + 299); /* end - start: cycles - 1 at 1 GHz */
+		assert_int_equal(r->min_ns, 99);
+		assert_int_equal(r->max_ns, 299);
+	}
+	assert_int_equal(found, 1);
+	/* Each of the 3 x 4 names of a core's TIU track, plus core 2's "solo", plus the DMA
+	 * tracks' (core, GDMA, name): one rank per (core, track name, slice name). */
+	assert_int_equal(a1.num_top_cmds, 3 * 4 + 1 + 3 * 4);
+	tp_analysis_free(&a1);
+	tp_analysis_free(&a4);
+	tp_profile_free(p);
+}
+
+/* The cost hot lists are kept per core (tp_analyze_jobs) and merged: they must hold what one
+ * list offered every TIU command in track order holds, ties included (equal lost cycles keep
+ * the earlier track and slice). Tracks are created interleaved across cores (TIU 0, TIU 1,
+ * TIU 2, then the DMA tracks), so a core's commands are not one run of the track order. */
+static void test_hot_merge(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 3);
+	int tiu[3];
+	for (int c = 0; c < 3; c++)
+		tiu[c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
+	for (int c = 0; c < 3; c++)
+		tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 1000);
+	uint64_t seed = 3;
+	for (int c = 0; c < 3; c++)
+		for (int i = 0; i < 40; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			uint32_t cyc = 100 * (uint32_t)((seed >> 33) % 3 + 1); /* many equal keys */
+			add(p, tiu[c], (uint64_t)i * 400, cyc, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0,
+			    "conv.normal");
+			struct tp_cost k = {.alg_ops = 1, .uarch_ops = 2, .alg_cycle = 1,
+			                    .init_cycle = cyc / 50 * (uint32_t)((seed >> 40) % 2), .valid = 1};
+			assert_int_equal(tp_track_set_cost(p, tiu[c], (size_t)i, &k), TP_OK);
+		}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	/* The oracle: every command's keys in track order, stable-sorted worst first. */
+	struct ent {
+		double lost;
+		int32_t track;
+		size_t slice;
+	} lo[120], hi[120];
+	size_t nlo = 0, nhi = 0;
+	for (int c = 0; c < 3; c++) {
+		const struct tp_track *t = &p->tracks[tiu[c]];
+		for (size_t i = 0; i < t->count; i++) {
+			struct tp_cost k;
+			tp_track_get_cost(t, i, &k);
+			double cyc = (double)t->slices[i].cycles;
+			lo[nlo++] = (struct ent){cyc * 0.5, tiu[c], i};
+			if ((double)k.init_cycle / (cyc + 1e-4) > 0.01)
+				hi[nhi++] = (struct ent){(double)k.init_cycle, tiu[c], i};
+		}
+	}
+	for (int l = 0; l < 2; l++) { /* insertion sort: stable */
+		struct ent *v = l ? hi : lo;
+		size_t n = l ? nhi : nlo;
+		for (size_t i = 1; i < n; i++)
+			for (size_t j = i; j > 0 && v[j - 1].lost < v[j].lost; j--) {
+				struct ent x = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = x;
+			}
+	}
+	assert_true(nhi > TP_ANALYSIS_HOT);
+	static const unsigned jobs[] = {1, 4};
+	for (size_t j = 0; j < 2; j++) {
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze_jobs(p, &a, jobs[j]), TP_OK);
+		assert_int_equal(a.num_low_uarch, TP_ANALYSIS_HOT);
+		assert_int_equal(a.num_high_init, TP_ANALYSIS_HOT);
+		for (size_t i = 0; i < TP_ANALYSIS_HOT; i++) {
+			assert_int_equal(a.low_uarch[i].track, lo[i].track);
+			assert_int_equal(a.low_uarch[i].slice, lo[i].slice);
+			assert_true(a.low_uarch[i].lost_cycles == lo[i].lost);
+			assert_int_equal(a.high_init[i].track, hi[i].track);
+			assert_int_equal(a.high_init[i].slice, hi[i].slice);
+			assert_true(a.high_init[i].lost_cycles == hi[i].lost);
+		}
+		tp_analysis_free(&a);
+	}
+	tp_profile_free(p);
+}
+
 static void test_reference_uarch(void **state)
 {
 	(void)state;
@@ -573,6 +728,8 @@ int main(void)
 		cmocka_unit_test(test_cost),
 		cmocka_unit_test(test_layer_hot),
 		cmocka_unit_test(test_overlap_orders),
+		cmocka_unit_test(test_jobs_same),
+		cmocka_unit_test(test_hot_merge),
 		cmocka_unit_test(test_reference_uarch),
 		cmocka_unit_test(test_lmem_from_commands),
 	};

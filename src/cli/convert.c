@@ -610,7 +610,7 @@ static int convert_main(int argc, char **argv)
 	double t1 = now_s();
 	tp_progress_phase(TP_PHASE_ANALYZE);
 	struct tp_analysis an;
-	rc = tp_analyze(p, &an);
+	rc = tp_analyze_jobs(p, &an, (unsigned)o.jobs);
 	if (rc != TP_OK) {
 		fprintf(stderr, "tpuprof: analysis: %s\n", tp_strerror(rc));
 		tp_profile_free(p);

@@ -8,6 +8,8 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690",
                                          "CPU",     "CV184X", "SG2260E"};
@@ -1292,7 +1294,102 @@ static int labels_compact(struct tp_track *t)
 	return TP_OK;
 }
 
+/* tp_profile_finish's work on one track: cost array to full length, sort, nesting depths,
+ * labels compacted, and the track's earliest start / latest end. Touches only t (and, for
+ * THREAD/HOST tracks, p's oom flag). */
+struct finish_job {
+	struct tp_profile *p;
+	struct tp_track *t;
+	int64_t lo, hi;
+	int rc;
+};
+
+static void finish_track(struct finish_job *j)
+{
+	struct tp_profile *p = j->p;
+	struct tp_track *t = j->t;
+	j->lo = INT64_MAX;
+	j->hi = INT64_MIN;
+	j->rc = TP_ENOMEM;
+	if (t->cost && t->cost_cap < t->count) {
+		/* Slices pushed after the last cost entry have none. */
+		if (cost_grow(t) != TP_OK)
+			return;
+	}
+	/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
+	tp_free(t->cost_slots);
+	t->cost_slots = NULL;
+	t->num_cost_slots = 0;
+	if (!sorted(t) && sort_track(t) != TP_OK)
+		return;
+	if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
+		/* Nesting depth from a stack of open ends. */
+		int64_t stack[256];
+		unsigned depth = 0;
+		for (size_t k = 0; k < t->count; k++) {
+			struct tp_slice *s = &t->slices[k];
+			while (depth && stack[depth - 1] <= s->start_ns)
+				depth--;
+			if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
+				return;
+			if (depth < 256)
+				stack[depth++] = tp_slice_end(t, s);
+		}
+	}
+	if (labels_compact(t) != TP_OK)
+		return;
+	for (size_t k = 0; k < t->count; k++) {
+		if (t->slices[k].start_ns < j->lo)
+			j->lo = t->slices[k].start_ns;
+		if (tp_slice_end(t, &t->slices[k]) > j->hi)
+			j->hi = tp_slice_end(t, &t->slices[k]);
+	}
+	j->rc = TP_OK;
+}
+
+/* Runs finish_track on j[0..n) with up to `threads` threads (the caller is one of them). */
+struct finish_pool {
+	struct finish_job *j;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *finish_main(void *v)
+{
+	struct finish_pool *fp = v;
+	size_t k;
+	while ((k = atomic_fetch_add(&fp->next, 1)) < fp->n)
+		finish_track(&fp->j[k]);
+	return NULL;
+}
+
+static void finish_run(struct finish_job *j, size_t n, unsigned threads)
+{
+	struct finish_pool fp = {.j = j, .n = n};
+	atomic_init(&fp.next, 0);
+	enum { MAX_THREADS = 64 };
+	pthread_t th[MAX_THREADS];
+	unsigned started = 0;
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads > MAX_THREADS)
+		threads = MAX_THREADS;
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&th[started], NULL, finish_main, &fp) != 0)
+			break; /* the calling thread does the rest */
+		started++;
+	}
+	finish_main(&fp);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
+
 int tp_profile_finish(struct tp_profile *p)
+{
+	return tp_profile_finish_jobs(p, 1);
+}
+
+int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 {
 	if (p->oom)
 		return TP_ENOMEM;
@@ -1307,42 +1404,34 @@ int tp_profile_finish(struct tp_profile *p)
 		}
 	}
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	/* One track per thread when asked, unless a track needs nesting depths (their labels
+	 * may set the profile's shared oom flag; captures and traces have few slices anyway). */
+	int par = jobs > 1 && p->num_tracks > 1;
+	for (size_t i = 0; i < p->num_tracks && par; i++)
+		if (p->tracks[i].kind == TP_TRACK_THREAD || p->tracks[i].kind == TP_TRACK_HOST)
+			par = 0;
+	struct finish_job *fj = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *fj);
+	if (!fj)
+		return TP_ENOMEM;
 	for (size_t i = 0; i < p->num_tracks; i++) {
-		struct tp_track *t = &p->tracks[i];
-		if (t->cost && t->cost_cap < t->count) {
-			/* Slices pushed after the last cost entry have none. */
-			if (cost_grow(t) != TP_OK)
-				return TP_ENOMEM;
-		}
-		/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
-		tp_free(t->cost_slots);
-		t->cost_slots = NULL;
-		t->num_cost_slots = 0;
-		if (!sorted(t) && sort_track(t) != TP_OK)
-			return TP_ENOMEM;
-		if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
-			/* Nesting depth from a stack of open ends. */
-			int64_t stack[256];
-			unsigned depth = 0;
-			for (size_t k = 0; k < t->count; k++) {
-				struct tp_slice *s = &t->slices[k];
-				while (depth && stack[depth - 1] <= s->start_ns)
-					depth--;
-				if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
-					return TP_ENOMEM;
-				if (depth < 256)
-					stack[depth++] = tp_slice_end(t, s);
-			}
-		}
-		if (labels_compact(t) != TP_OK)
-			return TP_ENOMEM;
-		for (size_t k = 0; k < t->count; k++) {
-			if (t->slices[k].start_ns < lo)
-				lo = t->slices[k].start_ns;
-			if (tp_slice_end(t, &t->slices[k]) > hi)
-				hi = tp_slice_end(t, &t->slices[k]);
-		}
+		fj[i].p = p;
+		fj[i].t = &p->tracks[i];
 	}
+	if (par)
+		finish_run(fj, p->num_tracks, jobs);
+	int rc = TP_OK;
+	for (size_t i = 0; i < p->num_tracks && rc == TP_OK; i++) {
+		if (!par)
+			finish_track(&fj[i]);
+		rc = fj[i].rc;
+		if (fj[i].lo < lo)
+			lo = fj[i].lo;
+		if (fj[i].hi > hi)
+			hi = fj[i].hi;
+	}
+	tp_free(fj);
+	if (rc != TP_OK)
+		return rc;
 	for (size_t i = 0; i < p->num_counters; i++) {
 		struct tp_counter *c = &p->counters[i];
 		for (size_t k = 1; k < c->count; k++)

@@ -722,6 +722,10 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
  * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns
  * TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
 int tp_profile_finish(struct tp_profile *p);
+/* tp_profile_finish with the per-track work (sort, labels, span) spread over up to `jobs`
+ * threads (0 or 1: the calling thread only; profiles with THREAD/HOST tracks always use
+ * one). The profile is the same for every `jobs`. */
+int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs);
 
 /* Removes every accelerator track (and its slices, cost and counters) of cores >= `keep`
  * (host tracks, core -1, stay), clamps each device's num_cores to `keep`, remaps the counters'

@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -771,6 +772,69 @@ static void test_start_cycle_and_bytes(void **state)
 	tp_profile_free(p);
 }
 
+/* A profile of five tracks, slices out of order, labels that become unused (compacted) and
+ * cost entries on some slices, built the same way twice. */
+static struct tp_profile *finish_input(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 5);
+	uint64_t seed = 11;
+	for (int c = 0; c < 5; c++) {
+		int t = tp_profile_add_track(p, dev, c, c % 2 ? TP_TRACK_GDMA : TP_TRACK_TIU, NULL, 1000);
+		for (int i = 0; i < 3000; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			struct tp_slice *s = tp_track_push(p, t);
+			s->start_ns = (int64_t)((seed >> 20) % 100000) + c * 7;
+			s->cmd_id = (uint32_t)i + 1;
+			tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + (int64_t)((seed >> 50) % 500));
+			char nm[16];
+			snprintf(nm, sizeof nm, "n%u", (unsigned)((seed >> 8) % 9));
+			/* A first label that a second one replaces: the first becomes unused. */
+			tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "tmp"));
+			tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, nm));
+			if (c % 2 == 0 && i % 3 == 0) {
+				struct tp_cost k = {.alg_ops = (uint64_t)i, .uarch_ops = (uint64_t)i + 1,
+				                    .valid = 1};
+				assert_int_equal(tp_track_set_cost(p, t, (size_t)i, &k), TP_OK);
+			}
+		}
+	}
+	return p;
+}
+
+/* tp_profile_finish_jobs sorts and compacts one track per thread: the profile must be the one
+ * a single thread makes (slices, labels, cost entries, span). */
+static void test_finish_jobs(void **state)
+{
+	(void)state;
+	struct tp_profile *a = finish_input(), *b = finish_input();
+	assert_int_equal(tp_profile_finish(a), TP_OK);
+	assert_int_equal(tp_profile_finish_jobs(b, 3), TP_OK);
+	assert_int_equal(a->span_begin_ns, b->span_begin_ns);
+	assert_int_equal(a->span_end_ns, b->span_end_ns);
+	assert_true(a->span_end_ns > a->span_begin_ns);
+	assert_int_equal(a->num_tracks, b->num_tracks);
+	for (size_t i = 0; i < a->num_tracks; i++) {
+		const struct tp_track *x = &a->tracks[i], *y = &b->tracks[i];
+		assert_int_equal(x->count, y->count);
+		assert_memory_equal(x->slices, y->slices, x->count * sizeof *x->slices);
+		for (size_t k = 1; k < x->count; k++)
+			assert_true(x->slices[k - 1].start_ns <= x->slices[k].start_ns);
+		assert_int_equal(x->num_labels, y->num_labels);
+		assert_memory_equal(x->labels, y->labels, x->num_labels * sizeof *x->labels);
+		assert_int_equal(x->num_labels, 1 + 9); /* label 0 and the nine names: "tmp" gone */
+		for (size_t k = 0; k < x->count; k++) {
+			struct tp_cost cx, cy;
+			int hx = tp_track_get_cost(x, k, &cx), hy = tp_track_get_cost(y, k, &cy);
+			assert_int_equal(hx, hy);
+			if (hx)
+				assert_memory_equal(&cx, &cy, sizeof cx);
+		}
+	}
+	tp_profile_free(a);
+	tp_profile_free(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -789,6 +853,7 @@ int main(void)
 		cmocka_unit_test(test_long_durations),
 		cmocka_unit_test(test_labels_compact),
 		cmocka_unit_test(test_start_cycle_and_bytes),
+		cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

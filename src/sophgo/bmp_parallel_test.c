@@ -284,12 +284,51 @@ static void test_chunk_edges(void **state)
 	free(t.s);
 }
 
+/* Line ends (bmp_global.c finds them 64 bytes at a time): lines of every length from 0 to 200
+ * bytes, so each falls at every offset of a 64-byte block, runs of empty lines, then a damaged
+ * line whose number must be exact, and a valid text whose line count must be. */
+static void test_line_lengths(void **state)
+{
+	(void)state;
+	struct text t = {0};
+	put(&t, "[bmprofile] arch=4\n");
+	unsigned long want = 1;
+	for (int len = 0; len <= 200; len++) {
+		char line[256];
+		memset(line, len % 3 ? 'x' : '\r', (size_t)len);
+		line[len] = 0;
+		put(&t, "%s\n", line);
+		want++;
+		if (len % 17 == 0) {
+			put(&t, "\n\n\n");
+			want += 3;
+		}
+	}
+	put(&t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=5 bd_func=1 core=2"); /* no newline */
+	want++;
+	struct result r;
+	parse(&t, 1, 1, &r);
+	assert_int_equal(r.rc, TP_OK);
+	assert_int_equal(r.g.lines, want);
+	assert_int_equal(r.g.nodes[2][BMP_ENG_TIU].n, 1);
+	done(&r);
+	put(&t, "\n[bmprofile] mtype=1 addr=zz\n");
+	char msg[128];
+	snprintf(msg, sizeof msg, "d/global.profile:%lu: bad addr value \"zz\"", want + 1);
+	parse(&t, 2, 1, &r);
+	assert_int_equal(r.rc, TP_EFORMAT);
+	assert_string_equal(r.d.msg, msg);
+	done(&r);
+	free(t.s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_same_for_every_thread_count),
 		cmocka_unit_test(test_first_error_wins),
 		cmocka_unit_test(test_chunk_edges),
+		cmocka_unit_test(test_line_lengths),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

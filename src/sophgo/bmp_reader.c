@@ -1000,13 +1000,13 @@ static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
 	return TP_OK;
 }
 
-/* Slice name marks left by fill_core for name_core: a command with no descriptor, or the
+/* Slice name marks left by fill_core for name_discover and name_apply: a command with no descriptor, or the
  * descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
 /* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
  * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
- * NAME_NONE) for name_core, which interns the names in slice order afterwards. Touches only
+ * NAME_NONE) for name_discover, which interns the names in slice order afterwards. Touches only
  * core k's tracks and cc: safe on a worker thread. */
 static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
 {
@@ -1040,9 +1040,13 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 	}
 }
 
-/* Names of core k's slices from the marks fill_core left, in the order fill_cmd interns them
- * (TIU then GDMA, slice order), so string ids are the same as with one thread. */
-static void name_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
+/* The names core k's slices need, interned in the order fill_cmd interns them (TIU then
+ * GDMA, slice order) so string ids are the same as with one thread: a name-cache slot's
+ * names at its first use, the names of a command without descriptor (none[], at the first
+ * such slice). Reads the marks fill_core left; the labels are set by name_apply afterwards.
+ * Interns strings: calling thread only. */
+static void name_discover(struct rd *r, struct core_cmds *cc, unsigned k,
+                          const struct core_range *cr, uint32_t none[2], int *have_none)
 {
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
@@ -1052,29 +1056,51 @@ static void name_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
 			/* fill_core left the name-cache key in the label's name. */
-			struct tp_label l = *tp_slice_label(tr, s);
-			if (l.name == NAME_NONE) {
-				l.name = tp_profile_str(r->p, "cmd_type_-1_0");
-				l.type = tp_profile_str(r->p, "cmd_type_-1");
-				tp_slice_set_label(r->p, tr, s, &l);
+			uint32_t key = tp_slice_label(tr, s)->name;
+			struct bmp_cmd c;
+			if (key != NAME_NONE && r->cache[key % NAME_CACHE].set)
 				continue;
-			}
-			struct name_slot *ns = &r->cache[l.name % NAME_CACHE];
-			if (!ns->set) {
+			if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c))
+				tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
+			else if (key != NAME_NONE) {
 				/* First use of this cache slot: the command's own names. */
-				struct bmp_cmd c;
-				if (!bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-					l.name = tp_profile_str(r->p, "cmd_type_-1_0"); /* cannot happen */
-					l.type = tp_profile_str(r->p, "cmd_type_-1");
-					tp_slice_set_label(r->p, tr, s, &l);
-					continue;
-				}
+				struct name_slot *ns = &r->cache[key % NAME_CACHE];
 				ns->name = tp_profile_str(r->p, c.name);
 				ns->type = tp_profile_str(r->p, c.type);
 				ns->set = 1;
+				continue;
 			}
-			l.name = ns->name;
-			l.type = ns->type;
+			if (!*have_none) {
+				none[0] = tp_profile_str(r->p, "cmd_type_-1_0");
+				none[1] = tp_profile_str(r->p, "cmd_type_-1");
+				*have_none = 1;
+			}
+		}
+	}
+}
+
+/* Sets the names of core k's slices from the marks fill_core left, once name_discover has
+ * interned them all (none[] for NAME_NONE). Reads the name cache, writes only core k's
+ * tracks: safe on a worker thread. */
+static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
+                       const uint32_t none[2])
+{
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			struct tp_label l = *tp_slice_label(tr, s);
+			if (l.name == NAME_NONE) {
+				l.name = none[0];
+				l.type = none[1];
+			} else {
+				const struct name_slot *ns = &r->cache[l.name % NAME_CACHE];
+				l.name = ns->name;
+				l.type = ns->type;
+			}
 			tp_slice_set_label(r->p, tr, s, &l);
 		}
 	}
@@ -1092,6 +1118,7 @@ struct a2_par {
 	struct core_job *job;
 	int64_t zero, offset_ns, *delta;
 	uint64_t *clamped;
+	uint32_t none[2]; /* name_apply's names of a command without descriptor */
 };
 
 static void a2_par_read(void *v, unsigned k)
@@ -1113,6 +1140,12 @@ static void a2_par_fill(void *v, unsigned k)
 	finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n, r->gdma_mhz,
 	              a->zero, a->offset_ns, &a->clamped[k]);
 	fill_core(r, &a->cc[k], k, &a->cr[k]);
+}
+
+static void a2_par_name(void *v, unsigned k)
+{
+	struct a2_par *a = v;
+	name_apply(a->r, k, &a->cr[k], a->none);
 }
 
 static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
@@ -1204,10 +1237,11 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		ap.offset_ns = offset_ns;
 		par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
 	}
+	int have_none = 0;
 	for (unsigned k = 0; k < nc; k++) {
 		if (par) {
 			clamped += clamped_k[k];
-			name_core(r, &cc[k], k, &cr[k]);
+			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
 		} else {
 			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz, zero,
 			              offset_ns, &clamped);
@@ -1234,6 +1268,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		}
 		core_cmds_free(&cc[k]);
 	}
+	if (par)
+		par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
 	if (clamped)
 		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
@@ -1879,7 +1915,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 out:
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
-	if (rc == TP_OK && (rc = tp_profile_finish(p)) != TP_OK)
+	if (rc == TP_OK && (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
 		rc = nomem(r);
 	tp_free(r);
 	tp_free(iters);

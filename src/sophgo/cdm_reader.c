@@ -1485,7 +1485,8 @@ out:
 		tp_free(r->keys[e]);
 	}
 	sg_decoder_free(r->dec);
-	if (rc == TP_OK && tp_profile_finish(p) != TP_OK)
+	if (rc == TP_OK &&
+	    tp_profile_finish_jobs(p, o && o->jobs > 1 ? (unsigned)o->jobs : 1) != TP_OK)
 		rc = nomem(r);
 	tp_free(r);
 	if (rc != TP_OK) {
