@@ -19,7 +19,6 @@
 #include "analysis/analysis.h"
 
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -761,7 +760,7 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 		return st;
 	struct ival *tv = NULL, *dv = NULL;
 	size_t tn = 0, tc = 0, dn = 0, dc = 0;
-	size_t truns[8], druns[8], ntr = 0, ndr = 0; /* where each track's run starts */
+	size_t truns[8] = {0}, druns[8] = {0}, ntr = 0, ndr = 0; /* where each track's run starts */
 	for (size_t i = 0; i < p->num_tracks && st == TP_OK; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (t->device != c->device || t->core != c->core || !is_engine(t->kind))
@@ -873,43 +872,16 @@ static void core_work(const struct tp_profile *p, struct core_work *w)
 	sort_ftypes(p, c);
 }
 
-/* Runs core_work on w[0..n) with up to `threads` threads (the caller is one of them). */
+/* tp_par_run's call: core_work on one core's work item. */
 struct core_pool {
 	const struct tp_profile *p;
 	struct core_work *w;
-	size_t n;
-	atomic_size_t next;
 };
 
-static void *core_pool_main(void *v)
+static void core_pool_one(void *v, size_t k)
 {
 	struct core_pool *cp = v;
-	size_t k;
-	while ((k = atomic_fetch_add(&cp->next, 1)) < cp->n)
-		core_work(cp->p, &cp->w[k]);
-	return NULL;
-}
-
-static void core_pool_run(const struct tp_profile *p, struct core_work *w, size_t n,
-                          unsigned threads)
-{
-	struct core_pool cp = {.p = p, .w = w, .n = n};
-	atomic_init(&cp.next, 0);
-	enum { MAX_THREADS = 64 };
-	pthread_t th[MAX_THREADS];
-	unsigned started = 0;
-	if (threads > n)
-		threads = (unsigned)n;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	for (unsigned i = 1; i < threads; i++) {
-		if (pthread_create(&th[started], NULL, core_pool_main, &cp) != 0)
-			break; /* the calling thread does the rest */
-		started++;
-	}
-	core_pool_main(&cp);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	core_work(cp->p, &cp->w[k]);
 }
 
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
@@ -957,7 +929,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		}
 		for (size_t i = 0; i < a->num_cores; i++)
 			work[i].c = &a->cores[i];
-		core_pool_run(p, work, a->num_cores, jobs ? jobs : 1);
+		struct core_pool cp = {.p = p, .w = work};
+		tp_par_run(jobs ? jobs : 1, a->num_cores, core_pool_one, &cp);
 		for (size_t i = 0; i < a->num_cores; i++)
 			if ((st = work[i].st) != TP_OK)
 				goto out;

@@ -82,6 +82,11 @@ void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
 char *tp_strdup(const char *s);
 void tp_free(void *p);
 
+/* Calls fn(arg, k) once for each k in [0, n), on up to `threads` threads (the caller is one of
+ * them; at most 64; fewer when threads cannot start). Returns when every call has returned.
+ * Calls run concurrently in any order: fn must only touch what index k owns. */
+void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg);
+
 /* Sorts the indexes v[0..n) stably by `before` (nonzero: index x goes before index y; two
  * indexes neither of which goes first keep their input order) with a bottom-up merge sort through the caller's tmp[0..n); runs
  * already in order are copied, not merged. The result is in v. */

@@ -8,8 +8,6 @@
 #include <math.h>
 #include <string.h>
 #include <strings.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690",
                                          "CPU",     "CV184X", "SG2260E"};
@@ -1347,41 +1345,10 @@ static void finish_track(struct finish_job *j)
 	j->rc = TP_OK;
 }
 
-/* Runs finish_track on j[0..n) with up to `threads` threads (the caller is one of them). */
-struct finish_pool {
-	struct finish_job *j;
-	size_t n;
-	atomic_size_t next;
-};
-
-static void *finish_main(void *v)
+/* tp_par_run's call: finish_track on job k. */
+static void finish_one(void *v, size_t k)
 {
-	struct finish_pool *fp = v;
-	size_t k;
-	while ((k = atomic_fetch_add(&fp->next, 1)) < fp->n)
-		finish_track(&fp->j[k]);
-	return NULL;
-}
-
-static void finish_run(struct finish_job *j, size_t n, unsigned threads)
-{
-	struct finish_pool fp = {.j = j, .n = n};
-	atomic_init(&fp.next, 0);
-	enum { MAX_THREADS = 64 };
-	pthread_t th[MAX_THREADS];
-	unsigned started = 0;
-	if (threads > n)
-		threads = (unsigned)n;
-	if (threads > MAX_THREADS)
-		threads = MAX_THREADS;
-	for (unsigned i = 1; i < threads; i++) {
-		if (pthread_create(&th[started], NULL, finish_main, &fp) != 0)
-			break; /* the calling thread does the rest */
-		started++;
-	}
-	finish_main(&fp);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
+	finish_track(&((struct finish_job *)v)[k]);
 }
 
 int tp_profile_finish(struct tp_profile *p)
@@ -1418,7 +1385,7 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		fj[i].t = &p->tracks[i];
 	}
 	if (par)
-		finish_run(fj, p->num_tracks, jobs);
+		tp_par_run(jobs, p->num_tracks, finish_one, fj);
 	int rc = TP_OK;
 	for (size_t i = 0; i < p->num_tracks && rc == TP_OK; i++) {
 		if (!par)

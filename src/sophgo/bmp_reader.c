@@ -35,7 +35,6 @@
 #include "common/progress.h"
 
 #include <dirent.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <errno.h>
@@ -156,41 +155,6 @@ static void job_merge(struct rd *r, struct core_job *j)
 	a->bytes_missing += j->stats.bytes_missing;
 	if (j->oom)
 		r->p->oom = 1;
-}
-
-/* Runs fn(arg, k) for k in [0, n) on up to `threads` threads (the caller is one of them). */
-struct par {
-	void (*fn)(void *, unsigned);
-	void *arg;
-	unsigned n;
-	atomic_uint next;
-};
-static void *par_main(void *v)
-{
-	struct par *pp = v;
-	unsigned k;
-	while ((k = atomic_fetch_add(&pp->next, 1)) < pp->n)
-		pp->fn(pp->arg, k);
-	return NULL;
-}
-static void par_run(unsigned threads, unsigned n, void (*fn)(void *, unsigned), void *arg)
-{
-	struct par pp = {.fn = fn, .arg = arg, .n = n};
-	atomic_init(&pp.next, 0);
-	pthread_t th[BMP_MAX_CORES];
-	unsigned started = 0;
-	if (threads > n)
-		threads = n;
-	if (threads > BMP_MAX_CORES)
-		threads = BMP_MAX_CORES;
-	for (unsigned i = 1; i < threads; i++) {
-		if (pthread_create(&th[started], NULL, par_main, &pp) != 0)
-			break;
-		started++;
-	}
-	par_main(&pp);
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(th[i], NULL);
 }
 
 /* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
@@ -1121,9 +1085,10 @@ struct a2_par {
 	uint32_t none[2]; /* name_apply's names of a command without descriptor */
 };
 
-static void a2_par_read(void *v, unsigned k)
+static void a2_par_read(void *v, size_t kk)
 {
 	struct a2_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
 	struct rd rk = *a->r; /* the worker's view: notes, stats and errors kept in its job */
 	rk.job = &a->job[k];
 	rk.d = &a->job[k].d;
@@ -1131,9 +1096,10 @@ static void a2_par_read(void *v, unsigned k)
 	                       &a->have_anchor[k]);
 }
 
-static void a2_par_fill(void *v, unsigned k)
+static void a2_par_fill(void *v, size_t kk)
 {
 	struct a2_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
 	struct rd *r = a->r;
 	finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz, a->zero,
 	              a->offset_ns, &a->clamped[k]);
@@ -1142,9 +1108,10 @@ static void a2_par_fill(void *v, unsigned k)
 	fill_core(r, &a->cc[k], k, &a->cr[k]);
 }
 
-static void a2_par_name(void *v, unsigned k)
+static void a2_par_name(void *v, size_t kk)
 {
 	struct a2_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
 	name_apply(a->r, k, &a->cr[k], a->none);
 }
 
@@ -1178,7 +1145,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			goto out;
 		}
 		ap.job = job;
-		par_run((unsigned)r->jobs, nc, a2_par_read, &ap);
+		tp_par_run((unsigned)r->jobs, nc, a2_par_read, &ap);
 		/* In core order: the first core that failed reports (as one thread would). */
 		for (unsigned k = 0; k < nc; k++) {
 			if (job[k].rc) {
@@ -1235,7 +1202,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	if (par) {
 		ap.zero = zero;
 		ap.offset_ns = offset_ns;
-		par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
+		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
 	}
 	int have_none = 0;
 	for (unsigned k = 0; k < nc; k++) {
@@ -1269,7 +1236,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		core_cmds_free(&cc[k]);
 	}
 	if (par)
-		par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
+		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
 	if (clamped)
 		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);

@@ -1,0 +1,48 @@
+/*
+ * par.c — tp_par_run: a fixed piece of work fn(arg, k) for k in [0, n) spread over a few
+ * threads that take the next k from a shared counter; the reader's per-core passes, the
+ * model's per-track finish and the analysis's per-core passes use it. Owns nothing beyond
+ * the call: threads are started and joined inside it.
+ */
+#include "common.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define PAR_MAX_THREADS 64
+
+struct par {
+	void (*fn)(void *arg, size_t k);
+	void *arg;
+	size_t n;
+	atomic_size_t next;
+};
+
+static void *par_main(void *v)
+{
+	struct par *pp = v;
+	size_t k;
+	while ((k = atomic_fetch_add(&pp->next, 1)) < pp->n)
+		pp->fn(pp->arg, k);
+	return NULL;
+}
+
+void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg)
+{
+	struct par pp = {.fn = fn, .arg = arg, .n = n};
+	atomic_init(&pp.next, 0);
+	pthread_t th[PAR_MAX_THREADS];
+	unsigned started = 0;
+	if (threads > n)
+		threads = (unsigned)n;
+	if (threads > PAR_MAX_THREADS)
+		threads = PAR_MAX_THREADS;
+	for (unsigned i = 1; i < threads; i++) {
+		if (pthread_create(&th[started], NULL, par_main, &pp) != 0)
+			break; /* the calling thread does the rest */
+		started++;
+	}
+	par_main(&pp);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(th[i], NULL);
+}
