@@ -411,7 +411,7 @@ static void write_ready(struct cw *w)
 			pthread_mutex_unlock(&w->mu);
 		if (!st && bt->b.oom)
 			st = TP_ENOMEM;
-		if (!st && bt->b.len && fwrite(bt->b.data, 1, bt->b.len, w->f.fp) != bt->b.len)
+		if (!st && tp_afile_write(&w->f, bt->b.data, bt->b.len) != 0)
 			st = TP_EOUTPUT;
 		bt->b.len = 0;
 		if (w->nthreads)
@@ -487,7 +487,7 @@ static int write_bytes(struct cw *w, const void *p, size_t n)
 {
 	if (w->status)
 		return w->status;
-	if (n && fwrite(p, 1, n, w->f.fp) != n)
+	if (tp_afile_write(&w->f, p, n) != 0)
 		return fail(w, TP_EOUTPUT);
 	return TP_OK;
 }

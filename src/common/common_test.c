@@ -258,6 +258,29 @@ static void test_atomic_file(void **state)
 	assert_int_equal(count_entries(sub), 2);
 	rmdir(in_way);
 	tp_free(in_way);
+	/* tp_afile_write cuts a large write into pieces: every byte arrives, in order. */
+	size_t big = 2 * TP_WRITE_PIECE + TP_WRITE_PIECE / 2 + 3;
+	unsigned char *pat = tp_malloc(big), *back = tp_malloc(big);
+	assert_non_null(pat);
+	assert_non_null(back);
+	for (size_t i = 0; i < big; i++)
+		pat[i] = (unsigned char)(i * 131 + (i >> 16));
+	char *bigpath = tp_path_join(sub, "big.bin");
+	assert_int_equal(tp_afile_open(&f, bigpath, &d), TP_OK);
+	fputs("<", f.fp); /* a partly filled stdio buffer before the pieces */
+	assert_int_equal(tp_afile_write(&f, pat, big), 0);
+	assert_int_equal(tp_afile_commit(&f, &d), TP_OK);
+	FILE *bf = fopen(bigpath, "rb");
+	assert_non_null(bf);
+	assert_int_equal(fgetc(bf), '<');
+	assert_int_equal(fread(back, 1, big, bf), big);
+	assert_int_equal(fgetc(bf), EOF);
+	fclose(bf);
+	assert_memory_equal(pat, back, big);
+	unlink(bigpath);
+	tp_free(bigpath);
+	tp_free(pat);
+	tp_free(back);
 	/* Aborted files leave nothing behind. */
 	char *p2 = tp_path_join(sub, "gone.txt");
 	assert_int_equal(tp_afile_open(&f, p2, &d), TP_OK);

@@ -276,6 +276,19 @@ int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d)
 	return TP_OK;
 }
 
+int tp_afile_write(struct tp_afile *f, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		size_t k = n < TP_WRITE_PIECE ? n : TP_WRITE_PIECE;
+		if (fwrite(c, 1, k, f->fp) != k)
+			return -1;
+		c += k;
+		n -= k;
+	}
+	return 0;
+}
+
 int tp_afile_commit(struct tp_afile *f, struct tp_diag *d)
 {
 	int st = TP_OK;
@@ -373,7 +386,7 @@ int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
 	struct tp_afile f;
 	int st = tp_afile_open(&f, path, d);
 	if (st == TP_OK) {
-		if (b->len && fwrite(b->data, 1, b->len, f.fp) != b->len) {
+		if (tp_afile_write(&f, b->data, b->len) != 0) {
 			int e = errno;
 			tp_afile_abort(&f);
 			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
