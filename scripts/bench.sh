@@ -161,13 +161,12 @@ row_wall() { # NAME -> wall ns of the last row of that name in $rows ("" if none
 # both on top of reader+summary, each after a `sync` (the previous file's writeback would
 # otherwise be charged to it) and an idle pause, and deleted after its checksum.
 # The pause (BENCH_IDLE_S, default 5 s) puts the json rows and their dd baseline in the same
-# memory state. On this kind of VM (virtio_balloon free page reporting, 2 MiB blocks after ~2 s)
-# memory the guest freed is handed back to the host, and the first touch of each page costs a
-# host fault: writing 1.1 GB into the page cache takes 0.5 s right after another 1.1 GB file
-# was deleted but 5-8 s after 3-10 s idle (a 1.1 GB write() loop, measured 2026-11-24). A dd run
-# straight after the json rows reused their just-freed pages and was no baseline for them. Prints the trace's events (one per
-# line) and bytes, whether the two files are the same bytes (they must not depend on --jobs),
-# and the writer's events/s by wall and by CPU time: events / (row - "gen-N reader+summary").
+# memory state. On this kind of VM (virtio_balloon free page reporting of 2 MiB blocks, ext4 with
+# large folios on Linux 6.18) a write(2) of 2 MiB or more fills the page cache with 2 MiB folios
+# from memory the host has reclaimed, and the first touch of each page costs a host fault:
+# 1.1 GB took 1.7-4.2 s in 4 MiB writes and 0.28-0.38 s in 1 MiB writes, each after sync and a
+# 5 s pause (measured 2026-11-24). dd here writes 1 MiB blocks, and so do tpuprof's outputs
+# (tp_afile_write).
 json_bench() {
   local s=$1 name dir events="" bytes="" sums=() rw rc
   for name in "gen-$s json" "gen-$s json --jobs 1"; do
