@@ -253,7 +253,7 @@ void tp_file_release(struct tp_file *f);
 /* An output file written under a temporary name in the same directory and renamed into
  * place by tp_afile_commit, so a failed run never leaves a file that looks complete. */
 struct tp_afile {
-	FILE *fp;        /* write through this */
+	FILE *fp;        /* write through this (buffers larger than 1 MiB: tp_afile_write) */
 	char *path;      /* final path (owned) */
 	char *tmp_path;  /* temporary path (owned) */
 };
