@@ -218,6 +218,105 @@ static void test_fixture_plain_and_compressed(void **state)
 	tp_profile_free(p);
 }
 
+/* Reads the fields of one message into keys[] (field << 3 | wire type) and their value
+ * spans; returns how many, or -1 on a parse error. */
+static int pb_fields(const uint8_t *p, const uint8_t *e, uint64_t *keys, const uint8_t **vb,
+                     const uint8_t **ve, int max)
+{
+	int n = 0;
+	while (p < e && n < max) {
+		uint64_t key = 0, v = 0;
+		if (tp_pb_read_varint(&p, e, &key))
+			return -1;
+		const uint8_t *b = p;
+		switch (key & 7) {
+		case TP_PB_VARINT:
+			if (tp_pb_read_varint(&p, e, &v))
+				return -1;
+			break;
+		case TP_PB_I64:
+			p += 8;
+			break;
+		case TP_PB_LEN:
+			if (tp_pb_read_varint(&p, e, &v) || v > (uint64_t)(e - p))
+				return -1;
+			b = p;
+			p += v;
+			break;
+		default:
+			return -1;
+		}
+		keys[n] = key;
+		vb[n] = b;
+		ve[n++] = p;
+	}
+	return p == e ? n : -1;
+}
+
+/* The field order of event packets, chosen for the compressor (put_packet_parts, pw_slice):
+ * the sequence id first, the timestamp last, and in a SLICE_BEGIN the flow ids right after
+ * the type, before category, name and annotations. Protobuf readers do not care; a change that
+ * moves them costs compressed bytes silently, so it is pinned here. */
+static void test_event_field_order(void **state)
+{
+	(void)state;
+	struct tp_profile *p = fx_profile();
+	assert_non_null(p);
+	struct tp_diag d = {0};
+	char *plain = tmp("order.pftrace");
+	struct tp_perfetto_opts o = {1, 0, 0, 0};
+	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
+	size_t np;
+	uint8_t *bp = slurp(plain, &np);
+	uint64_t k[64], ek[64];
+	const uint8_t *vb[64], *ve[64], *evb[64], *eve[64];
+	int n;
+	int begins = 0, ends = 0, flowed = 0;
+	const uint8_t *q = bp;
+	while (q < bp + np) { /* each Trace.packet */
+		uint64_t key = 0, len = 0;
+		assert_int_equal(tp_pb_read_varint(&q, bp + np, &key), 0);
+		assert_int_equal(key, F_TRACE_PACKET << 3 | TP_PB_LEN);
+		assert_int_equal(tp_pb_read_varint(&q, bp + np, &len), 0);
+		n = pb_fields(q, q + len, k, vb, ve, 64);
+		assert_true(n > 0);
+		q += len;
+		int te = -1;
+		for (int i = 0; i < n; i++)
+			if (k[i] == (F_PKT_TRACK_EVENT << 3 | TP_PB_LEN))
+				te = i;
+		if (te < 0 || k[0] != (F_PKT_SEQ_ID << 3 | TP_PB_VARINT) || n < 3)
+			continue; /* descriptors and each sequence's first packet */
+		assert_int_equal(k[n - 1], F_PKT_TIMESTAMP << 3 | TP_PB_VARINT);
+		assert_int_equal(te, 1);
+		int m = pb_fields(vb[te], ve[te], ek, evb, eve, 64);
+		assert_true(m > 0);
+		assert_int_equal(ek[0], F_TE_TYPE << 3 | TP_PB_VARINT);
+		if (*evb[0] == TE_SLICE_END) {
+			ends++;
+			assert_int_equal(m, 1);
+			continue;
+		}
+		if (*evb[0] != TE_SLICE_BEGIN)
+			continue;
+		begins++;
+		int j = 1;
+		while (j < m && ((ek[j] >> 3) == F_TE_FLOW_IDS || (ek[j] >> 3) == F_TE_TERM_FLOW_IDS))
+			j++;
+		flowed += j > 1;
+		assert_true(j < m);
+		assert_int_equal(ek[j], F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT);
+		for (int i = j; i < m; i++) /* no flow id after the names */
+			assert_true((ek[i] >> 3) != F_TE_FLOW_IDS && (ek[i] >> 3) != F_TE_TERM_FLOW_IDS);
+	}
+	assert_int_equal(begins, 14);
+	assert_int_equal(ends, 14);
+	assert_true(flowed >= 2); /* the fixture's flow: its start and its end */
+	free(bp);
+	tp_free(plain);
+	tp_profile_free(p);
+}
+
 /* A profile big enough for many chunks: inline and threaded compression give the same
  * bytes, the checker accepts them, and inflating every chunk gives the plain file. */
 static void test_many_chunks(void **state)
@@ -678,6 +777,7 @@ int main(void)
 	    cmocka_unit_test(test_nested_lengths),
 	    cmocka_unit_test(test_fixture_plain_and_compressed),
 	    cmocka_unit_test(test_many_chunks),
+	    cmocka_unit_test(test_event_field_order),
 	    cmocka_unit_test(test_long_strings),
 	    cmocka_unit_test(test_intern_map_reset),
 	    cmocka_unit_test(test_checker_rejects),
