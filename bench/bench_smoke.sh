@@ -32,4 +32,10 @@ awk -F'\t' 'NR == 2 && $7 >= 65536 { exit 1 }' "$d/rows" || fail "RSS of 'false'
 "$b/tp-bench" table "$d/rows" > "$d/table"
 grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"; }
 grep -q 'CPU s  *CPU/wall' "$d/table" || { cat "$d/table"; fail "table CPU columns"; }
+# The text-scan baselines run over a real global.profile, the parser rows included.
+if [ -x "$b/textscan_bench" ]; then
+  "$b/textscan_bench" "$d/dump/global.profile" 1 > "$d/scan" || { cat "$d/scan"; fail "textscan"; }
+  [ "$(grep -c 'GB/s per core' "$d/scan")" = 5 ] || { cat "$d/scan"; fail "textscan rows"; }
+  if "$b/textscan_bench" "$d/nothing" 1 > /dev/null 2>&1; then fail "textscan of a missing file"; fi
+fi
 echo "bench_smoke: ok"

@@ -296,6 +296,14 @@ for s in $sizes; do
   BENCH_GROUP=io bench_case "gen-$s reader+summary --jobs 1 (vs cat)" "$data/gen-$s" \
     "${reader_flags[@]}" --jobs 1
   echo "   gen-$s input: $(du -sb "$data/gen-$s" | cut -f1) bytes"
+  # The text half of the reader against bare scalar scans of the same global.profile, in
+  # process from memory (bench/textscan_bench.c): how close the parser is to the machine.
+  if [ -x "$build/textscan_bench" ]; then
+    echo "== gen-$s global.profile: bare scans vs the reader's parser (textscan_bench)"
+    "$build/textscan_bench" "$data/gen-$s/global.profile" 3
+  else
+    echo "== gen-$s textscan: SKIPPED: $build/textscan_bench not built"
+  fi
 done
 # The first convert row is the baseline of the ratios and of bytes/command.
 baseline=""
