@@ -34,6 +34,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,9 +94,67 @@ struct rd {
 	int pmu_eng;
 	size_t pmu_k, pmu_base;
 	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
+	unsigned jobs;          /* threads for the core files (read_cores); 1 = the caller only */
+	struct core_read *job;  /* the core being read: notes and statistics go there (rnote,
+	                         * RSTATS) until read_cores applies them in core order */
 };
 
+/* One core file in read_cores: its file and walk, the core's own settings, and what reading
+ * it produces that the calling thread applies afterwards in core order (notes, statistics,
+ * wrap counters, the first error, the names it needs), so the profile is the same for every
+ * thread count. */
+struct core_read {
+	size_t core;
+	struct tp_file f;
+	char *path;
+	struct cdm_walk w;
+	int loaded, walked;
+	size_t have[CDM_NENG]; /* PMU records per engine */
+	int cmode;    /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
+	int mode;     /* r->mode once this core is read (the highest source so far) */
+	int detail;   /* argument sets for this core's commands (then read on the calling thread) */
+	int keyed;    /* no detail: names are left as name-cache keys in the labels, each key's
+	               * first command kept in first[] (set_names), and core_names interns them */
+	int rc;
+	struct tp_diag d;
+	char **notes;
+	size_t nnotes, cap_notes;
+	int oom;
+	struct tp_read_stats stats;
+	uint64_t id_wraps, ts_wraps, reordered;
+	uint8_t *seen;            /* keyed: bitmap of the name-cache keys met (owned) */
+	struct cdm_cmd *first;    /* keyed: each key's first command, in order of first use (owned) */
+	size_t nfirst, cap_first;
+};
+
+/* The statistics a reader adds to: the core's while it is read, else the profile's. */
+#define RSTATS(r) ((r)->job ? &(r)->job->stats : &(r)->p->stats)
+
 static int nomem(struct rd *r) { return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir); }
+
+/* tp_profile_note, or kept in the core being read (the same 1024-byte formatting). */
+__attribute__((format(printf, 2, 3))) static void rnote(struct rd *r, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	struct core_read *j = r->job;
+	if (!j) {
+		tp_profile_note(r->p, "%s", buf);
+		return;
+	}
+	char *c = tp_strdup(buf);
+	char **v = c ? tp_grow(j->notes, sizeof *v, j->nnotes + 1, &j->cap_notes) : NULL;
+	if (!v) {
+		tp_free(c);
+		j->oom = 1;
+		return;
+	}
+	j->notes = v;
+	v[j->nnotes++] = c;
+}
 
 /* ---- directory ------------------------------------------------------------------------- */
 
@@ -234,7 +293,25 @@ static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 		key = 1u | (uint32_t)(c->engine & 3u) << 1 | (uint32_t)(c->is_short & 1u) << 3 |
 		      (uint32_t)(c->op & 31u) << 4 | (uint32_t)(c->sub & 31u) << 9 |
 		      (uint32_t)(c->dir & 15u) << 14;
-	uint32_t *e = r->cache[key & ((1u << NAME_CACHE_BITS) - 1)];
+	key &= (1u << NAME_CACHE_BITS) - 1;
+	struct core_read *j = r->job;
+	if (j && j->keyed) {
+		/* Names later (core_names): the key stands in the label meanwhile. */
+		if (!(j->seen[key >> 3] & (1u << (key & 7)))) {
+			struct cdm_cmd *v = tp_grow(j->first, sizeof *v, j->nfirst + 1, &j->cap_first);
+			if (!v) {
+				j->oom = 1;
+				return;
+			}
+			j->first = v;
+			v[j->nfirst++] = c ? *c : (struct cdm_cmd){0};
+			j->seen[key >> 3] |= (uint8_t)(1u << (key & 7));
+		}
+		s->name = key;
+		s->type = 0;
+		return;
+	}
+	uint32_t *e = r->cache[key];
 	if (!e[0]) {
 		const char *type, *name;
 		char buf[96];
@@ -331,7 +408,7 @@ static void drop_front(struct rd *r, struct tp_track *t, size_t n)
 		return;
 	memmove(t->slices, t->slices + n, (t->count - n) * sizeof *t->slices);
 	t->count -= n;
-	r->p->stats.records_dropped += n;
+	RSTATS(r)->records_dropped += n;
 }
 
 /* Sections: maximal runs of strictly increasing ids (§8.3). */
@@ -719,66 +796,94 @@ static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm
 			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
 		}
 	}
-	r->p->stats.records_read += total;
+	RSTATS(r)->records_read += total;
 	return TP_OK;
 }
 
-static int read_core(struct rd *r, size_t core)
+/* Opens core file cr->core and walks it (any thread: errors go to d). */
+static int core_open(const struct rd *r, struct core_read *cr, struct tp_diag *d)
 {
-	struct tp_file f;
-	char *path = NULL;
-	int rc = load(r, r->cores[core], &f, &path);
-	if (rc) {
-		tp_free(path);
-		return rc;
-	}
-	struct cdm_walk w;
-	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
+	cr->path = tp_path_join(r->dir, r->cores[cr->core]);
+	if (!cr->path)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", r->dir);
+	int rc = tp_file_load(&cr->f, cr->path, d);
 	if (rc)
-		goto out_file;
-	r->pmu_w = NULL; /* a new walk (possibly at the same address) */
-	r->p->stats.files_read++;
-	r->p->stats.blocks_read += w.blocks_read;
-	r->p->stats.blocks_skipped += w.blocks_skipped;
-	struct core_info *ci = &r->ci[core];
-	size_t have[CDM_NENG] = {0};
-	for (size_t k = 0; k < w.npmu; k++)
-		have[w.pmu[k].engine] += w.pmu[k].count;
+		return rc;
+	cr->loaded = 1;
+	rc = cdm_walk_dec(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, &cr->w, d);
+	cr->walked = rc == TP_OK;
+	return rc;
+}
+
+static void core_close(struct core_read *cr)
+{
+	if (cr->walked)
+		cdm_walk_free(&cr->w);
+	if (cr->loaded)
+		tp_file_release(&cr->f);
+	tp_free(cr->path);
+	for (size_t i = 0; i < cr->nnotes; i++)
+		tp_free(cr->notes[i]);
+	tp_free(cr->notes);
+	tp_free(cr->seen);
+	tp_free(cr->first);
+	memset(cr, 0, sizeof *cr);
+}
+
+/* What a walked core file says before its records are read: statistics, notes, its command
+ * source, whether it keeps argument sets; creates its TIU / GDMA / SDMA tracks. Calling
+ * thread, core order (r->job = cr). */
+static int core_setup(struct rd *r, struct core_read *cr)
+{
+	const struct cdm_walk *w = &cr->w;
+	size_t core = cr->core;
+	RSTATS(r)->files_read++;
+	RSTATS(r)->blocks_read += w->blocks_read;
+	RSTATS(r)->blocks_skipped += w->blocks_skipped;
+	size_t *have = cr->have;
+	for (size_t k = 0; k < w->npmu; k++)
+		have[w->pmu[k].engine] += w->pmu[k].count;
 	/* Argument sets: always with DETAIL_ON, never with OFF, and by default while the core
 	 * file holds at most TP_BMPROFILE_DETAIL_AUTO_LIMIT records. */
-	r->detail = r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
-	            (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
-	             have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <=
-	                 TP_BMPROFILE_DETAIL_AUTO_LIMIT);
+	cr->detail = r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
+	             (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
+	              have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <=
+	                  TP_BMPROFILE_DETAIL_AUTO_LIMIT);
+	if (!cr->detail) {
+		cr->keyed = 1;
+		if (!(cr->seen = tp_calloc((1u << NAME_CACHE_BITS) / 8, 1)))
+			return nomem(r);
+	}
 	if (have[CDM_CDMA])
-		tp_profile_note(r->p, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU "
-		                      "records come from cdma*_N.profile)", r->cores[core]);
+		rnote(r, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU records come "
+		         "from cdma*_N.profile)", r->cores[core]);
 	/* 3 = the bmodel's descriptor streams (also without the "bmodel" line), 2 = DYN_EXTRA,
 	 * 1 = DYN_DATA, 0 = PMU only. */
-	int mode = w.have_des && r->g.bmodel ? 3
-	           : w.have_extra            ? 2
-	           : w.have_dyn              ? 1
-	           : w.have_des              ? 3
-	                                     : 0;
-	if (mode > r->mode)
-		r->mode = mode;
-	if (w.dyn_v2)
-		tp_profile_note(r->p, "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile "
-		                      "0.3.x); command names were not read, the PMU timing was",
-		                r->cores[core]);
-	if (w.partial_bytes)
-		tp_profile_note(r->p, "%s: %llu bytes of partial records at block ends were ignored",
-		                r->cores[core], (unsigned long long)w.partial_bytes);
-	if (w.des_kv_blocks)
-		tp_profile_note(r->p, "%s: %llu BLOCK_DES_KV blocks (DES-mode dispatch) are not decoded",
-		                r->cores[core], (unsigned long long)w.des_kv_blocks);
+	cr->cmode = w->have_des && r->g.bmodel ? 3
+	            : w->have_extra            ? 2
+	            : w->have_dyn              ? 1
+	            : w->have_des              ? 3
+	                                       : 0;
+	if (cr->cmode > r->mode)
+		r->mode = cr->cmode;
+	cr->mode = r->mode;
+	if (w->dyn_v2)
+		rnote(r, "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile 0.3.x); command "
+		         "names were not read, the PMU timing was", r->cores[core]);
+	if (w->partial_bytes)
+		rnote(r, "%s: %llu bytes of partial records at block ends were ignored",
+		      r->cores[core], (unsigned long long)w->partial_bytes);
+	if (w->des_kv_blocks)
+		rnote(r, "%s: %llu BLOCK_DES_KV blocks (DES-mode dispatch) are not decoded",
+		      r->cores[core], (unsigned long long)w->des_kv_blocks);
 	for (int e = 0; e < CDM_NENG; e++)
-		if (w.des_stop_off[e]) {
+		if (w->des_stop_off[e]) {
 			r->des_unknown++;
-			tp_profile_note(r->p, "%s@0x%llx: descriptor decoding stopped at a header the "
-			                      "BM1690 table does not know; later commands are unnamed",
-			                r->cores[core], (unsigned long long)w.des_stop_off[e]);
+			rnote(r, "%s@0x%llx: descriptor decoding stopped at a header the BM1690 table "
+			         "does not know; later commands are unnamed",
+			      r->cores[core], (unsigned long long)w->des_stop_off[e]);
 		}
+	struct core_info *ci = &r->ci[core];
 	for (int e = 0; e < 3; e++) {
 		ci->track[e] = -1;
 		if (!have[e] && !(e < 2 && (have[CDM_TIU] || have[CDM_GDMA])))
@@ -787,13 +892,29 @@ static int read_core(struct rd *r, size_t core)
 		snprintf(name, sizeof name, "%s", tp_track_kind_name(kind_of[e]));
 		int t = tp_profile_add_track(r->p, r->device, (int32_t)core, kind_of[e], name,
 		                             e == CDM_TIU ? r->tiu_mhz : r->dma_mhz);
-		if (t < 0) {
-			rc = nomem(r);
-			goto out_walk;
-		}
+		if (t < 0)
+			return nomem(r);
 		ci->track[e] = t;
-		if ((rc = fill_track(r, t, f.data, &w, e)))
-			goto out_walk;
+	}
+	return TP_OK;
+}
+
+/* Reads the records of core cr->core onto its tracks (core_setup made them): PMU records,
+ * steps 1-4 of the pipeline and the commands (§8.3). Touches only the core's tracks, its
+ * core_info and cr when cr->keyed: then any thread may run it, on a copy of the reader with
+ * r->job = cr, r->d = &cr->d, r->detail and r->mode the core's. */
+static int core_records(struct rd *r, struct core_read *cr)
+{
+	struct cdm_walk *w = &cr->w;
+	size_t core = cr->core;
+	struct core_info *ci = &r->ci[core];
+	int rc = TP_OK;
+	for (int e = 0; e < 3; e++) {
+		int t = ci->track[e];
+		if (t < 0)
+			continue;
+		if ((rc = fill_track(r, t, cr->f.data, w, e)))
+			return rc;
 		struct tp_track *tr = &r->p->tracks[t];
 		unwrap_ids(r, tr);
 		unwrap_times(r, tr, 0);
@@ -801,9 +922,8 @@ static int read_core(struct rd *r, size_t core)
 			reorder(r, tr);
 		uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
 		if (want && want - 1 != tr->count)
-			tp_profile_note(r->p, "%s: %zu %s PMU records, global.profile says %llu",
-			                r->cores[core], tr->count, tp_track_kind_name(kind_of[e]),
-			                (unsigned long long)(want - 1));
+			rnote(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core],
+			      tr->count, tp_track_kind_name(kind_of[e]), (unsigned long long)(want - 1));
 		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
 		if (tr->count >= 2) {
 			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
@@ -817,10 +937,10 @@ static int read_core(struct rd *r, size_t core)
 		/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own
 		 * first two commands are the init sync). */
 		struct cdm_cmds *cmds = NULL;
-		if (mode == 3) {
-			cmds = &w.des[e];
-		} else if (w.have_dyn && !w.dyn_v2) {
-			cmds = &w.dyn[e];
+		if (cr->cmode == 3) {
+			cmds = &w->des[e];
+		} else if (w->have_dyn && !w->dyn_v2) {
+			cmds = &w->dyn[e];
 			size_t k = cmds->n < 2 ? cmds->n : 2;
 			if (k) {
 				memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
@@ -830,34 +950,198 @@ static int read_core(struct rd *r, size_t core)
 		}
 		struct cdm_cmds none = {0};
 		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e],
-		                f.data, &w)))
-			goto out_walk;
+		                cr->f.data, w)))
+			return rc;
 	}
-	if (!ci->have_anchor && (have[CDM_TIU] || have[CDM_GDMA]))
-		tp_profile_note(r->p, "%s: fewer than 2 TIU PMU records: no init handshake, the core "
-		                      "is not aligned with the others", r->cores[core]);
-	/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5). */
-	struct cdm_cmds *cd = &w.dyn[CDM_CDMA];
-	if (cd->n && !w.dyn_v2) {
-		r->cdma_owner = (int)core;
-		for (size_t i = 0; i < cd->n; i++) {
-			struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
-			if (l->n == l->cap) {
-				struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
-				if (!v) {
-					rc = nomem(r);
-					goto out_walk;
-				}
-				l->v = v;
+	if (!ci->have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
+		rnote(r, "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
+		         "with the others", r->cores[core]);
+	if (cr->keyed && cr->oom)
+		return nomem(r);
+	return TP_OK;
+}
+
+/* Interns the names a keyed core's commands need, in the order set_names would have at their
+ * first use (the core's TIU, GDMA, SDMA records in order). Calling thread, core order. */
+static void core_names(struct rd *r, struct core_read *cr)
+{
+	for (size_t i = 0; i < cr->nfirst; i++) {
+		const struct cdm_cmd *c = &cr->first[i];
+		struct tp_label l = {0};
+		cr->keyed = 0; /* set_names' own path now */
+		set_names(r, &l, c);
+		cr->keyed = 1;
+	}
+}
+
+/* Gives a keyed core's slices their names (core_names interned them): each label of its
+ * tracks maps to the label with the key's names, then every slice follows the map. Reads the
+ * name cache, writes the core's tracks: any thread. */
+static int core_relabel(struct rd *r, struct core_read *cr)
+{
+	for (int e = 0; e < 3; e++) {
+		int t = r->ci[cr->core].track[e];
+		if (t < 0)
+			continue;
+		struct tp_track *tr = &r->p->tracks[t];
+		uint32_t n = tr->num_labels;
+		uint32_t *map = tp_malloc((size_t)n * sizeof *map);
+		if (!map)
+			return TP_ENOMEM;
+		for (uint32_t i = 0; i < n; i++) {
+			struct tp_label l = tr->labels[i];
+			const uint32_t *names = r->cache[l.name & ((1u << NAME_CACHE_BITS) - 1)];
+			l.name = names[0];
+			l.type = names[1];
+			if (tp_track_label(tr, &l, &map[i]) != TP_OK) {
+				tp_free(map);
+				return TP_ENOMEM;
 			}
-			l->v[l->n++] = cd->v[i];
 		}
+		for (size_t k = 0; k < tr->count; k++)
+			tr->slices[k].label = map[tr->slices[k].label];
+		tp_free(map);
 	}
-out_walk:
-	cdm_walk_free(&w);
-out_file:
-	tp_file_release(&f);
-	tp_free(path);
+	return TP_OK;
+}
+/* tp_par_run's calls of read_cores: step 0 opens and walks core k's file, step 1 reads a
+ * keyed core's records, step 2 relabels them; each on a copy of the reader whose notes,
+ * statistics and errors stay in the core's struct core_read. */
+struct cores_par {
+	struct rd *r;
+	struct core_read *cr;
+	int step;
+};
+
+static void cores_par_one(void *v, size_t k)
+{
+	struct cores_par *a = v;
+	struct core_read *cr = &a->cr[k];
+	if (a->step == 0) {
+		cr->rc = core_open(a->r, cr, &cr->d);
+		return;
+	}
+	if (!cr->keyed || cr->rc)
+		return;
+	struct rd rk = *a->r;
+	rk.job = cr;
+	rk.d = &cr->d;
+	rk.detail = cr->detail;
+	rk.mode = cr->mode;
+	rk.pmu_w = NULL;
+	rk.id_wraps = rk.ts_wraps = rk.reordered = 0;
+	if (a->step == 1) {
+		cr->rc = core_records(&rk, cr);
+		cr->id_wraps = rk.id_wraps;
+		cr->ts_wraps = rk.ts_wraps;
+		cr->reordered = rk.reordered;
+	} else if (core_relabel(&rk, cr) != TP_OK) {
+		cr->rc = nomem(&rk);
+	}
+}
+
+/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
+ * then on the calling thread in core order their statistics, notes and tracks (core_setup);
+ * their records at once (core_records; a core that keeps argument sets is read afterwards on
+ * the calling thread, in its turn, as the argument store is shared); the names in core order
+ * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
+ * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
+ * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
+ * walks) are held at a time. */
+static int read_cores(struct rd *r)
+{
+	size_t wave = r->jobs > 1 ? r->jobs : 1;
+	struct core_read *cr = tp_calloc(wave, sizeof *cr);
+	if (!cr)
+		return nomem(r);
+	int rc = TP_OK;
+	for (size_t c0 = 0; c0 < r->ncores && rc == TP_OK; c0 += wave) {
+		size_t n = r->ncores - c0 < wave ? r->ncores - c0 : wave;
+		for (size_t k = 0; k < n; k++)
+			cr[k].core = c0 + k;
+		struct cores_par a = {.r = r, .cr = cr, .step = 0};
+		tp_par_run((unsigned)wave, n, cores_par_one, &a);
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			if (cr[k].rc) {
+				*r->d = cr[k].d;
+				rc = cr[k].rc;
+				break;
+			}
+			r->job = &cr[k];
+			rc = core_setup(r, &cr[k]);
+			r->job = NULL;
+		}
+		if (rc == TP_OK) {
+			a.step = 1;
+			tp_par_run((unsigned)wave, n, cores_par_one, &a);
+		}
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			struct core_read *x = &cr[k];
+			r->job = x;
+			if (!x->keyed) {
+				int mode = r->mode;
+				r->mode = x->mode;
+				r->detail = x->detail;
+				r->pmu_w = NULL; /* a new walk (possibly at the same address) */
+				rc = core_records(r, x);
+				r->mode = mode;
+			} else if (x->rc) {
+				*r->d = x->d;
+				rc = x->rc;
+			} else {
+				core_names(r, x);
+				r->id_wraps += x->id_wraps;
+				r->ts_wraps += x->ts_wraps;
+				r->reordered += x->reordered;
+			}
+			r->job = NULL;
+			if (rc)
+				break;
+			struct tp_read_stats *st = &r->p->stats;
+			st->files_read += x->stats.files_read;
+			st->blocks_read += x->stats.blocks_read;
+			st->blocks_skipped += x->stats.blocks_skipped;
+			st->records_read += x->stats.records_read;
+			st->records_dropped += x->stats.records_dropped;
+			st->bytes_missing += x->stats.bytes_missing;
+			for (size_t i = 0; i < x->nnotes; i++)
+				tp_profile_note(r->p, "%s", x->notes[i]);
+			if (x->oom)
+				rc = nomem(r);
+			r->detail = x->detail; /* read_cdma's, as the last core file's */
+		}
+		if (rc == TP_OK) {
+			a.step = 2;
+			tp_par_run((unsigned)wave, n, cores_par_one, &a);
+			for (size_t k = 0; k < n && rc == TP_OK; k++)
+				if (cr[k].rc) {
+					*r->d = cr[k].d;
+					rc = cr[k].rc;
+				}
+		}
+		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5). */
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			const struct cdm_cmds *cd = &cr[k].w.dyn[CDM_CDMA];
+			if (!cd->n || cr[k].w.dyn_v2)
+				continue;
+			r->cdma_owner = (int)cr[k].core;
+			for (size_t i = 0; i < cd->n && rc == TP_OK; i++) {
+				struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
+				if (l->n == l->cap) {
+					struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+					if (!v) {
+						rc = nomem(r);
+						break;
+					}
+					l->v = v;
+				}
+				l->v[l->n++] = cd->v[i];
+			}
+		}
+		for (size_t k = 0; k < n; k++)
+			core_close(&cr[k]);
+	}
+	tp_free(cr);
 	return rc;
 }
 
@@ -1426,9 +1710,8 @@ static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 		return nomem(r);
 	if (!(r->ci = tp_calloc(r->ncores, sizeof *r->ci)))
 		return nomem(r);
-	for (size_t c = 0; c < r->ncores; c++)
-		if ((rc = read_core(r, c)) != TP_OK)
-			return rc;
+	if ((rc = read_cores(r)) != TP_OK)
+		return rc;
 	for (size_t k = 0; k < r->ncdma; k++)
 		if ((rc = read_cdma(r, k)) != TP_OK)
 			return rc;
@@ -1455,6 +1738,7 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 	r->dir = dir;
 	r->p = p;
 	r->d = d;
+	r->jobs = o && o->jobs > 1 ? (unsigned)o->jobs : 1;
 	r->cdma_owner = -1;
 	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
 		r->port[i].track = -1;

@@ -325,6 +325,142 @@ static void test_read_small_oom(void **state)
 	assert_true(ok);
 }
 
+/* ---- read_cores: the same profile for every thread count -------------------------------- */
+
+/* The ThreadSanitizer build (TP_TEST_TSAN=1) runs ~20x slower: smaller dumps there. */
+static int tsan(void)
+{
+	const char *e = getenv("TP_TEST_TSAN");
+	return e && *e == '1';
+}
+
+/* Writes a generated cdm dump (tools/gendump) into tmpdir/name; returns its path. */
+static const char *gen_dir(const char *name, const char *args)
+{
+	static char dir[4096];
+	char cmd[8192];
+	const char *bin = getenv("TP_BINARY_DIR");
+	snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+	snprintf(cmd, sizeof cmd, "rm -rf '%s' && '%s/tpuprof-gendump' --format cdm --arch BM1690 "
+	         "--quiet %s '%s'", dir, bin ? bin : ".", args, dir);
+	assert_int_equal(system(cmd), 0);
+	return dir;
+}
+
+static struct tp_profile *read_jobs(const char *dir, int detail, int jobs, struct tp_diag *d,
+                                    int *rc)
+{
+	struct tp_cdm_opts o = {.detail = detail, .jobs = jobs};
+	struct tp_profile *p = NULL;
+	memset(d, 0, sizeof *d);
+	*rc = tp_cdm_read(dir, &o, &p, d);
+	return p;
+}
+
+/* Everything read_cores decides: tracks, every slice with its label's strings, cost, the
+ * notes in order, the statistics; with `strings`, the string table's size too (argument
+ * sets add their keys). */
+static void same_profile(const struct tp_profile *a, const struct tp_profile *b, int strings)
+{
+	assert_int_equal(a->num_tracks, b->num_tracks);
+	for (size_t i = 0; i < a->num_tracks; i++) {
+		const struct tp_track *x = &a->tracks[i], *y = &b->tracks[i];
+		assert_string_equal(tp_str(a, x->name), tp_str(b, y->name));
+		assert_int_equal(x->core, y->core);
+		assert_int_equal(x->count, y->count);
+		for (size_t k = 0; k < x->count; k++) {
+			const struct tp_slice *s = &x->slices[k], *u = &y->slices[k];
+			assert_int_equal(s->start_ns, u->start_ns);
+			assert_int_equal(tp_slice_end(x, s), tp_slice_end(y, u));
+			assert_int_equal(s->cmd_id, u->cmd_id);
+			assert_int_equal(s->dep_id, u->dep_id);
+			assert_int_equal(s->cycles, u->cycles);
+			const struct tp_label *l = tp_slice_label(x, s), *m = tp_slice_label(y, u);
+			assert_string_equal(tp_str(a, l->name), tp_str(b, m->name));
+			assert_string_equal(tp_str(a, l->type), tp_str(b, m->type));
+			assert_int_equal(l->kind, m->kind);
+			assert_int_equal(l->dir, m->dir);
+			assert_int_equal(l->bytes, m->bytes);
+			struct tp_cost c1, c2;
+			tp_track_get_cost(x, k, &c1);
+			tp_track_get_cost(y, k, &c2);
+			assert_memory_equal(&c1, &c2, sizeof c1);
+		}
+	}
+	assert_int_equal(a->num_notes, b->num_notes);
+	for (size_t i = 0; i < a->num_notes; i++)
+		assert_string_equal(tp_str(a, a->notes[i].text), tp_str(b, b->notes[i].text));
+	assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+	if (strings)
+		assert_int_equal(a->strs.count, b->strs.count);
+}
+
+static void test_read_jobs_same(void **state)
+{
+	(void)state;
+	int n = tsan() ? 1500 : 6000;
+	char args[3][128];
+	snprintf(args[0], sizeof args[0], "--cores 5 --cmds %d --mode 1 --cdma-ports 2 --seed 7", n);
+	snprintf(args[1], sizeof args[1], "--cores 3 --cmds %d --mode bmodel --seed 8", n);
+	snprintf(args[2], sizeof args[2], "--cores 4 --cmds %d --mode 2 --seed 9", n);
+	static const int jobs[] = {2, 3, 8};
+	for (int g = 0; g < 3; g++) {
+		const char *dir = gen_dir("jobs", args[g]);
+		/* OFF: names through core_names / core_relabel; AUTO: argument sets, the records of
+		 * each core read on the calling thread, names set directly. Both give the same
+		 * slices. */
+		struct tp_profile *off = NULL;
+		for (int det = 0; det < 2; det++) {
+			int detail = det ? TP_BMPROFILE_DETAIL_AUTO : TP_BMPROFILE_DETAIL_OFF, rc;
+			struct tp_diag d;
+			struct tp_profile *one = read_jobs(dir, detail, 1, &d, &rc);
+			assert_int_equal(rc, TP_OK);
+			assert_true(one->num_tracks >= 6);
+			for (size_t j = 0; j < (tsan() ? 1 : sizeof jobs / sizeof *jobs); j++) {
+				struct tp_profile *many = read_jobs(dir, detail, jobs[j], &d, &rc);
+				assert_int_equal(rc, TP_OK);
+				same_profile(one, many, 1);
+				tp_profile_free(many);
+			}
+			if (!det) {
+				off = one;
+				continue;
+			}
+			same_profile(off, one, 0);
+			tp_profile_free(off);
+			tp_profile_free(one);
+		}
+	}
+}
+
+/* Two damaged core files: the first in core order is reported, whatever the thread count. */
+static void test_read_jobs_first_error(void **state)
+{
+	(void)state;
+	const char *dir = gen_dir("jobs_err", "--cores 4 --cmds 2000 --mode 1 --seed 3");
+	char p1[4200], p3[4200];
+	snprintf(p1, sizeof p1, "%s/cdmlib0_1.profile", dir);
+	snprintf(p3, sizeof p3, "%s/cdmlib0_3.profile", dir);
+	struct stat st;
+	assert_int_equal(stat(p3, &st), 0);
+	assert_int_equal(truncate(p3, st.st_size - 7), 0);
+	static const int jobs[] = {1, 2, 4};
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) { /* core 1 as well: it comes first */
+			assert_int_equal(stat(p1, &st), 0);
+			assert_int_equal(truncate(p1, st.st_size - 5), 0);
+		}
+		for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+			int rc;
+			struct tp_diag d;
+			struct tp_profile *p = read_jobs(dir, TP_BMPROFILE_DETAIL_OFF, jobs[j], &d, &rc);
+			assert_int_equal(rc, TP_ETRUNC);
+			assert_null(p);
+			assert_non_null(strstr(d.msg, pass ? "cdmlib0_1.profile@0x" : "cdmlib0_3.profile@0x"));
+		}
+	}
+}
+
 int main(void)
 {
 	setup_paths();
@@ -333,6 +469,7 @@ int main(void)
 		cmocka_unit_test(test_desc_headers),    cmocka_unit_test(test_desc_table_matches_headers),
 		cmocka_unit_test(test_walk_fixture),
 		cmocka_unit_test(test_read_small),      cmocka_unit_test(test_read_small_oom),
+		cmocka_unit_test(test_read_jobs_same),  cmocka_unit_test(test_read_jobs_first_error),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
