@@ -26,6 +26,11 @@
  * (vendor_timeline, vendor_rows) and handed over in profile->vendor, with one note per figure
  * that differs; docs/input-cdm.md "The vendor's figures beside tpuprof's" says how.
  *
+ * Threads (opts.jobs > 1): read_cores reads the core files that many at a time, one per
+ * thread, each on a copy of the reader state whose notes and statistics stay in its struct
+ * core_read; names, notes, statistics and the track list change only on the calling thread,
+ * in core order, so the profile is the same for every thread count.
+ *
  * Slices are built in place: until the end of the pipeline start_ns/end_ns hold raw cycles,
  * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
  * model's fields.
