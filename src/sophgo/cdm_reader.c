@@ -748,7 +748,8 @@ out:
 }
 
 /* Step 9: profiler-inserted sync commands at the head and tail of an engine's list. */
-static void omit_sys(struct rd *r, struct tp_track *t)
+/* Returns how many records it omitted. Touches only t: any thread. */
+static size_t omit_sys(struct tp_track *t)
 {
 	size_t lo = 0, hi = t->count;
 	while (lo < hi && tp_slice_kind(t, &t->slices[lo]) != TP_CMD_NORMAL)
@@ -756,11 +757,14 @@ static void omit_sys(struct rd *r, struct tp_track *t)
 	while (hi > lo && tp_slice_kind(t, &t->slices[hi - 1]) != TP_CMD_NORMAL)
 		hi--;
 	if (lo == 0 && hi == t->count)
-		return;
-	r->sys_omitted += lo + (t->count - hi);
-	r->p->stats.records_dropped += lo + (t->count - hi);
+		return 0;
 	memmove(t->slices, t->slices + lo, (hi - lo) * sizeof *t->slices);
+	/* The per-slice cost ids (TIU, set by match) follow their slices. */
+	if (t->cost && lo)
+		memmove(t->cost, (char *)t->cost + lo * t->cost_width, (hi - lo) * t->cost_width);
+	size_t n = t->count - (hi - lo);
 	t->count = hi - lo;
+	return n;
 }
 
 /* ---- files ----------------------------------------------------------------------------- */
@@ -1400,6 +1404,44 @@ static void vendor_timeline(struct rd *r, size_t c)
 	tp_free(v);
 }
 
+/* tp_par_run's calls of align_all: step 0 shifts track k (step 6) and finds its first start
+ * and last end; step 1 is core k's vendor timeline; step 2 finalizes track k at `zero` and
+ * omits its leading and trailing sys commands (steps 7-9). Each touches only its own track
+ * or core (and p->oom). */
+struct track_par {
+	struct rd *r;
+	int step;
+	int64_t zero;
+	int64_t *shift, *lo, *hi; /* per track */
+	size_t *omitted;          /* per track */
+};
+
+static void track_par_one(void *v, size_t k)
+{
+	struct track_par *a = v;
+	struct tp_profile *p = a->r->p;
+	if (a->step == 1) {
+		vendor_timeline(a->r, k);
+		return;
+	}
+	struct tp_track *x = &p->tracks[k];
+	if (a->step == 2) {
+		finalize_track(p, x, a->zero);
+		a->omitted[k] = omit_sys(x);
+		return;
+	}
+	shift_track(p, (int)k, a->shift[k]);
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	for (size_t i = 0; i < x->count; i++) {
+		if (x->slices[i].start_ns < lo)
+			lo = x->slices[i].start_ns;
+		if (tp_slice_end(x, &x->slices[i]) > hi)
+			hi = tp_slice_end(x, &x->slices[i]);
+	}
+	a->lo[k] = lo;
+	a->hi[k] = hi;
+}
+
 /* Steps 6-9 plus the notes about them. */
 static int align_all(struct rd *r)
 {
@@ -1410,6 +1452,15 @@ static int align_all(struct rd *r)
 	for (size_t c = 0; c < r->ncores && ref == r->ncores; c++)
 		if (r->ci[c].have_anchor)
 			ref = c;
+	size_t nt = r->p->num_tracks;
+	struct track_par a = {.r = r, .shift = tp_calloc(nt + 1, sizeof *a.shift),
+	                      .lo = tp_malloc((nt + 1) * sizeof *a.lo),
+	                      .hi = tp_malloc((nt + 1) * sizeof *a.hi),
+	                      .omitted = tp_calloc(nt + 1, sizeof *a.omitted)};
+	if (!a.shift || !a.lo || !a.hi || !a.omitted) {
+		rc = nomem(r);
+		goto out;
+	}
 	int tr[3 + CDM_MAX_PORTS];
 	if (ref < r->ncores)
 		for (size_t c = 0; c < r->ncores; c++) {
@@ -1417,30 +1468,42 @@ static int align_all(struct rd *r)
 				continue;
 			int n = all_tracks_of(r, c, tr);
 			for (int i = 0; i < n; i++)
-				shift_track(r->p, tr[i], r->ci[c].anchor - r->ci[ref].anchor);
+				if (tr[i] >= 0)
+					a.shift[tr[i]] = r->ci[c].anchor - r->ci[ref].anchor;
 		}
+	/* Per track at once: the shift, then each track's first start and last end. */
+	a.step = 0;
+	tp_par_run(r->jobs, nt, track_par_one, &a);
 	int64_t zero = INT64_MAX, tail = INT64_MIN;
-	for (size_t t = 0; t < r->p->num_tracks; t++) {
-		const struct tp_track *x = &r->p->tracks[t];
-		for (size_t i = 0; i < x->count; i++) {
-			if (x->slices[i].start_ns < zero)
-				zero = x->slices[i].start_ns;
-			if (tp_slice_end(x, &x->slices[i]) > tail)
-				tail = tp_slice_end(x, &x->slices[i]);
-		}
+	for (size_t t = 0; t < nt; t++) {
+		zero = a.lo[t] < zero ? a.lo[t] : zero;
+		tail = a.hi[t] > tail ? a.hi[t] : tail;
 	}
 	if (zero == INT64_MAX)
 		zero = tail = 0;
-	/* The vendor's timeline, for its figures (vendor_rows). */
-	for (size_t c = 0; c < r->ncores; c++)
-		vendor_timeline(r, c);
-	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK)
-		return nomem(r);
-	for (size_t t = 0; t < r->p->num_tracks; t++) {
-		finalize_track(r->p, &r->p->tracks[t], zero);
-		omit_sys(r, &r->p->tracks[t]);
+	/* The vendor's timeline, for its figures (vendor_rows): per core at once (each writes
+	 * only its core_info). */
+	a.step = 1;
+	tp_par_run(r->jobs, r->ncores, track_par_one, &a);
+	if ((rc = set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK) {
+		rc = nomem(r);
+		goto out;
 	}
-	return TP_OK;
+	a.step = 2;
+	a.zero = zero;
+	tp_par_run(r->jobs, nt, track_par_one, &a);
+	for (size_t t = 0; t < nt; t++) {
+		r->sys_omitted += a.omitted[t];
+		r->p->stats.records_dropped += a.omitted[t];
+	}
+	if (r->p->oom)
+		rc = nomem(r);
+out:
+	tp_free(a.shift);
+	tp_free(a.lo);
+	tp_free(a.hi);
+	tp_free(a.omitted);
+	return rc;
 }
 
 /* Bandwidth of engine e of core c the way tpu-mlir's web summary counts it (costmodel §5 item
