@@ -1544,16 +1544,49 @@ static uint64_t working_cycles(const struct tp_track *t)
 /* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
  * from its timeline and its direction labels, with one note per figure that differs from
  * tpuprof's own and why. Runs after finalize. */
+/* A core's passes over its slices for vendor_rows (working cycles per engine, the three
+ * bandwidths), computed for every core at once: reads only. */
+struct vendor_pass {
+	uint64_t cyc[3];
+	double gbps[3]; /* GDMA DDR, GDMA L2, SDMA DDR */
+};
+
+struct vendor_par {
+	struct rd *r;
+	struct vendor_pass *v;
+};
+
+static void vendor_par_one(void *arg, size_t c)
+{
+	struct vendor_par *a = arg;
+	struct rd *r = a->r;
+	const struct core_info *ci = &r->ci[c];
+	if (!ci->have_v)
+		return;
+	for (int e = 0; e < 3; e++)
+		if (ci->track[e] >= 0)
+			a->v[c].cyc[e] = working_cycles(&r->p->tracks[ci->track[e]]);
+	a->v[c].gbps[0] = vendor_gbps(r, c, CDM_GDMA, 0);
+	a->v[c].gbps[1] = vendor_gbps(r, c, CDM_GDMA, 1);
+	a->v[c].gbps[2] = vendor_gbps(r, c, CDM_SDMA, 0);
+}
+
 static int vendor_rows(struct rd *r)
 {
+	struct vendor_par a = {.r = r, .v = tp_calloc(r->ncores + 1, sizeof *a.v)};
+	if (!a.v)
+		return nomem(r);
+	tp_par_run(r->jobs, r->ncores, vendor_par_one, &a);
 	for (size_t c = 0; c < r->ncores; c++) {
 		const struct core_info *ci = &r->ci[c];
 		if (!ci->have_v)
 			continue;
 		struct tp_vendor_row *v = tp_profile_vendor_row(r->p, "tpu_profile.py", r->device,
 		                                                (int32_t)c);
-		if (!v)
+		if (!v) {
+			tp_free(a.v);
 			return nomem(r);
+		}
 		int64_t ns[3] = {0, 0, 0};
 		uint64_t *cyc[3] = {&v->tiu_cycle, &v->gdma_cycle, &v->sdma_cycle};
 		for (int e = 0; e < 3; e++) {
@@ -1561,7 +1594,7 @@ static int vendor_rows(struct rd *r)
 				continue;
 			const struct tp_track *t = &r->p->tracks[ci->track[e]];
 			v->records[e] = t->count;
-			*cyc[e] = working_cycles(t);
+			*cyc[e] = a.v[c].cyc[e];
 			ns[e] = tp_cycles_to_ns(*cyc[e], t->freq_mhz);
 		}
 		for (unsigned port = 0; port < CDM_MAX_PORTS; port++)
@@ -1571,9 +1604,9 @@ static int vendor_rows(struct rd *r)
 		double total = (double)v->total_time_ns;
 		v->tiu_working_ratio = total > 0 ? (double)ns[0] / total : 0;
 		v->parallelism = total > 0 ? (double)(ns[0] + ns[1] + ns[2]) / total : 0;
-		v->gdma_ddr_gbps = vendor_gbps(r, c, CDM_GDMA, 0);
-		v->gdma_l2_gbps = vendor_gbps(r, c, CDM_GDMA, 1);
-		v->sdma_ddr_gbps = vendor_gbps(r, c, CDM_SDMA, 0);
+		v->gdma_ddr_gbps = a.v[c].gbps[0];
+		v->gdma_l2_gbps = a.v[c].gbps[1];
+		v->sdma_ddr_gbps = a.v[c].gbps[2];
 		if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
 			char ev[160] = "";
 			if (ci->dep_n)
@@ -1616,6 +1649,7 @@ static int vendor_rows(struct rd *r)
 				                col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
 				                (unsigned long long)ci->unmatched_bytes[e]);
 	}
+	tp_free(a.v);
 	return TP_OK;
 }
 
