@@ -1013,6 +1013,7 @@ static int core_relabel(struct rd *r, struct core_read *cr)
 	}
 	return TP_OK;
 }
+
 /* tp_par_run's calls of read_cores: step 0 opens and walks core k's file, step 1 reads a
  * keyed core's records, step 2 relabels them; each on a copy of the reader whose notes,
  * statistics and errors stay in the core's struct core_read. */
