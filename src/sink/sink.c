@@ -16,7 +16,7 @@
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
  * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
- * while ids stay below 255; 8 more with its ends stored, see struct edge), edges in source
+ * while ids stay below 255) and its ends (2 bytes for most, see struct edge), edges in source
  * order are walked, not stored, and a synthesised Layer track keeps its layers' indexes in
  * slice order (4 bytes a layer).
  */
@@ -49,24 +49,25 @@ struct lane {
 };
 
 /* Dependency edges (flows). The plan keeps one flow id per edge (a profile can have one edge
- * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
- * dtrack) pair (struct erun). Where it can, it stores nothing else: an edge's ends are found
- * again by walking its run's waiting track and matching each dep_id on the partner track
- * (ewalk_next; deterministic, so every walk yields the same edges in the same order). The ends
- * are stored (struct edge, 8 more bytes per edge) only when a partner track's cmd ids are not
- * in order (matching would need an index of 8 bytes per partner command for the whole drive)
- * or the model has explicit flows (sorted in among the dependencies). A flow is open from its
- * source's start to its waiter's start. */
+ * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst)
+ * order, in runs of one (source dtrack, waiting dtrack) pair (struct erun). An edge's ends
+ * (slice indices) are kept as varint deltas from the previous edge of its run in one byte
+ * stream (plan.ends; 2 bytes per edge on a generated 2 M-command dump), read back in order by
+ * ewalk_next: matching each waiter's dep_id on the partner track again on every walk (three
+ * walks a drive) was a quarter of the driver's time. They are stored in full (struct edge, 8
+ * bytes per edge) only when the model has explicit flows (sorted in among the dependencies,
+ * plan_model_flows). A flow is open from its source's start to its waiter's start. */
 struct edge {
 	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
 };
 #define EDGE_DROPPED UINT32_MAX /* flow id of an edge that is not drawn */
 
-/* A walk along one run: the next edge, and (ends not stored) the next waiting slice to match
- * and the partner search's hint. */
+/* A walk along one run: the next edge and (ends in the run's byte stream, see plan.ends) the
+ * stream position and the ends of the edge before it. */
 struct ewalk {
 	uint32_t e;
-	size_t k, hint;
+	uint32_t src, dst;
+	size_t pos;
 };
 
 /* Edges in source order are not stored either: struct srcit walks the runs whose sources lie
@@ -82,6 +83,8 @@ struct erun {
 	uint32_t from, to;       /* edges [from, to) */
 	uint32_t blk;            /* its first entry in plan.blkmin */
 	uint32_t last_src;       /* source index of its last edge (add_edge) */
+	uint32_t last_dst;       /* waiting index of its last edge (add_edge) */
+	size_t pos;              /* its first edge's ends in plan.ends (when not in plan.edges) */
 	int src_sorted;          /* its sources never decrease along the run (add_edge) */
 	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
 };
@@ -146,6 +149,8 @@ struct plan {
 	unsigned fw;        /* bytes per flow id: 1, 2 or 4 */
 	size_t cap_flow;    /* flow ids allocated */
 	struct edge *edges; /* their ends, when stored (else NULL: see ewalk_next) */
+	uint8_t *ends;      /* else their ends as varint deltas, per run (add_edge, ewalk_next) */
+	size_t nends, cap_ends;
 	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
 	size_t nruns, cap_runs;
@@ -1268,16 +1273,6 @@ static uint64_t idset_take(struct idset *f)
 	return (uint64_t)f->lo * 64 + b + 1;
 }
 
-/* Whether a track's cmd ids never decrease (then its commands are searched without an
- * index). */
-static int cmd_ascending(const struct tp_track *t)
-{
-	for (size_t k = 1; k < t->count; k++)
-		if (t->slices[k].cmd_id < t->slices[k - 1].cmd_id)
-			return 0;
-	return 1;
-}
-
 /* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
  * command with that cmd id that started no later; -1 when there is none, -2 when it does not
  * start before s (an id collision: drawing it would pair flow ends wrongly). */
@@ -1292,14 +1287,27 @@ static long dep_match(struct cmdix *cx, const struct tp_slice *s)
 static void ewalk_start(const struct erun *r, struct ewalk *w)
 {
 	w->e = r->from;
-	w->k = 0;
-	w->hint = 0;
+	w->src = 0;
+	w->dst = 0;
+	w->pos = r->pos;
+}
+
+/* Reads a varint of at most 5 bytes that add_edge wrote. */
+static uint32_t uvarint_get(const uint8_t *b, size_t *pos)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+	do {
+		c = b[(*pos)++];
+		v |= (uint32_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	return v;
 }
 
 /* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
- * source and waiting dtracks), 0 past the run's end. Without stored ends it matches the
- * waiting track's dep_ids from where the walk stopped, as plan_flows did (only runs of
- * dependencies on a partner in cmd id order exist then). */
+ * source and waiting dtracks), 0 past the run's end. */
 static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w,
                       uint32_t *src, uint32_t *dst)
 {
@@ -1311,21 +1319,15 @@ static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk 
 		w->e++;
 		return 1;
 	}
-	const struct tp_track *t = pl->dts[r->dst_dt].t;
-	struct cmdix cx = {pl->dts[r->src_dt].t, NULL, w->hint};
-	while (w->k < t->count) {
-		size_t k = w->k++;
-		const struct tp_slice *s = &t->slices[k];
-		long m = s->dep_id ? dep_match(&cx, s) : -1;
-		if (m >= 0) {
-			*src = (uint32_t)m;
-			*dst = (uint32_t)k;
-			w->hint = cx.hint;
-			w->e++;
-			return 1;
-		}
-	}
-	return 0; /* not reached: the run has that many matches */
+	/* The deltas from the run's previous edge, modulo 2^32: the waiting index's first
+	 * (never negative), then the source index's, zigzag-coded (add_edge). */
+	w->dst += uvarint_get(pl->ends, &w->pos);
+	uint32_t z = uvarint_get(pl->ends, &w->pos);
+	w->src += (z >> 1) ^ (0u - (z & 1));
+	*src = w->src;
+	*dst = w->dst;
+	w->e++;
+	return 1;
 }
 
 /* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
@@ -1345,9 +1347,11 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		r->from = r->to = (uint32_t)pl->nedges;
 		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
 		r->src_sorted = 1;
+		r->pos = pl->nends;
 	} else if (si < r->last_src) {
 		r->src_sorted = 0;
 	}
+	uint32_t prev_src = r->last_src, prev_dst = r->last_dst; /* 0, 0 in a new run */
 	r->last_src = si;
 	if ((r->to - r->from) % EBLK == 0) {
 		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
@@ -1358,8 +1362,28 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 	} else if (si < pl->blkmin[pl->nblk - 1]) {
 		pl->blkmin[pl->nblk - 1] = si;
 	}
-	if (pl->edges)
+	if (pl->edges) {
 		pl->edges[pl->nedges] = (struct edge){si, di};
+	} else {
+		/* The ends as deltas from the run's previous edge (0, 0 before its first), 2
+		 * bytes for most edges: the waiting index (ascending along a run), then the
+		 * source index zigzag-coded (dependencies mostly ascend). */
+		uint8_t *g = tp_grow(pl->ends, 1, pl->nends + 10, &pl->cap_ends);
+		if (!g)
+			return TP_ENOMEM;
+		pl->ends = g;
+		uint32_t dd = di - prev_dst, ds = si - prev_src;
+		uint32_t z = ds << 1 ^ (0u - (ds >> 31));
+		for (int k = 0; k < 2; k++) {
+			uint32_t v = k ? z : dd;
+			while (v >= 0x80) {
+				pl->ends[pl->nends++] = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			pl->ends[pl->nends++] = (uint8_t)v;
+		}
+	}
+	r->last_dst = di;
 	if (flow_set(pl, pl->nedges, flow_id))
 		return TP_ENOMEM;
 	pl->nedges++;
@@ -1553,6 +1577,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	size_t most = 0;
 	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
+	/* The ends of the edges are stored in full only when the model's flows must be sorted
+	 * in (plan_model_flows), else as a byte stream of deltas (add_edge). */
 	int stored = pl->p->num_flows != 0;
 	for (size_t i = 0; i < pl->ndts; i++) {
 		long pi = partner(pl, i);
@@ -1561,8 +1587,6 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 		size_t n = 0;
 		for (size_t k = 0; k < pl->dts[i].t->count; k++)
 			n += pl->dts[i].t->slices[k].dep_id != 0;
-		if (n && !stored && !cmd_ascending(pl->dts[pi].t))
-			stored = 1;
 		most += n;
 	}
 	most += pl->p->num_flows;
@@ -1571,7 +1595,12 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	pl->flow = tp_calloc(most, 1);
 	pl->fw = 1;
 	pl->cap_flow = most;
-	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))))
+	if (!stored) {
+		pl->cap_ends = 2 * most + 16; /* most edges take 2 bytes; grown if not */
+		pl->ends = tp_malloc(pl->cap_ends);
+	}
+	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))) ||
+	    (!stored && !pl->ends))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	for (size_t i = 0; i < pl->ndts; i++) {
 		const struct dtrack *w = &pl->dts[i];
@@ -1821,6 +1850,7 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->der);
 	tp_free(pl->flow);
 	tp_free(pl->edges);
+	tp_free(pl->ends);
 	tp_free(pl->runs);
 	tp_free(pl->blkmin);
 	tp_free(pl->srcruns);
