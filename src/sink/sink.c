@@ -118,6 +118,16 @@ struct srcit {
 	uint32_t run;      /* ... and this is the run */
 };
 
+/* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
+ * decodes the table's entry on every call (~30 instructions), and a slice needs two to four
+ * of the same few hundred names. The strings are the table's own (same address every time,
+ * which the Perfetto writer's interning relies on). Zero-initialised = empty. */
+#define SCACHE_SLOTS 256
+struct scache {
+	uint32_t id[SCACHE_SLOTS];
+	const char *s[SCACHE_SLOTS];
+};
+
 struct derived {
 	size_t track; /* sink track index */
 	int32_t device, core;
@@ -127,6 +137,7 @@ struct derived {
 struct plan {
 	const struct tp_profile *p;
 	struct tp_layer_memo memo;    /* the commands' layers while driving (fill_args) */
+	struct scache strs;           /* strings while driving (fill_args, deliver) */
 	struct tp_arena arena;        /* names */
 	struct tp_sink_track *tracks; /* announced in this order */
 	size_t ntracks, cap_tracks;
@@ -237,12 +248,7 @@ static struct tp_sink_arg *arg_slot(struct tp_sink_slice *o, const char *key, en
 	if (o->num_args >= TP_SINK_MAX_ARGS)
 		return NULL;
 	struct tp_sink_arg *a = &o->args[o->num_args++];
-	a->key = key;
-	a->type = t;
-	a->i = 0;
-	a->u = 0;
-	a->d = 0;
-	a->s = NULL;
+	*a = (struct tp_sink_arg){.key = key, .type = t};
 	return a;
 }
 
@@ -290,18 +296,33 @@ void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
 	tp_sink_fill_args_ex(p, t, s, 0, out);
 }
 
+static const char *cstr(const struct tp_profile *p, struct scache *c, uint32_t id)
+{
+	if (!c)
+		return tp_str(p, id);
+	size_t k = id & (SCACHE_SLOTS - 1);
+	if (c->s[k] && c->id[k] == id)
+		return c->s[k];
+	c->id[k] = id;
+	return c->s[k] = tp_str(p, id);
+}
+
 /* tp_sink_fill_args_ex; with a memo (tp_sink_drive's: consecutive commands mostly share their
- * layer) the slice's layer is decoded once per run of commands, else on every call. */
+ * layer) the slice's layer is decoded once per run of commands, else on every call; with a
+ * string cache sc (or NULL) strings are looked up through it. */
 static void fill_args(const struct tp_profile *p, const struct tp_track *t,
                       const struct tp_slice *s, int full, struct tp_sink_slice *out,
-                      struct tp_layer_memo *memo)
+                      struct tp_layer_memo *memo, struct scache *sc)
 {
 	out->num_args = 0;
 	enum tp_track_kind k = (enum tp_track_kind)t->kind;
 	struct tp_layer ly;
-	const struct tp_layer *l = s->layer < 0 || (size_t)s->layer >= p->num_layers ? NULL
-	                           : memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
-	                                  : tp_profile_layer(p, (size_t)s->layer, &ly);
+	int has_layer = s->layer >= 0 && (size_t)s->layer < p->num_layers;
+	const struct tp_layer *l = NULL;
+	if (has_layer && (full || k == TP_TRACK_THREAD || k == TP_TRACK_HOST ||
+	                  k == TP_TRACK_LAYER))
+		l = memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
+		         : tp_profile_layer(p, (size_t)s->layer, &ly);
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
 		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md
 		 * §7.2). Fields that change slowly from one command to the next come first and the
@@ -311,19 +332,22 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		int sys = lb->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
 		enum tp_dir dir = (enum tp_dir)lb->dir;
 		if (full)
-			arg_str(out, "Function Name", tp_str(p, lb->name));
+			arg_str(out, "Function Name", cstr(p, sc, lb->name));
 		if (lb->type)
-			arg_str(out, "Function Type", tp_str(p, lb->type));
+			arg_str(out, "Function Type", cstr(p, sc, lb->type));
 		if (dma && !sys && dir != TP_DIR_NONE)
 			arg_str(out, "Direction", tp_dir_name(dir));
 		if (lb->dtype)
 			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)lb->dtype));
 		if (l) {
 			arg_int(out, "Layer Id", l->id);
-			if (full && l->type)
-				arg_str(out, "Layer Type", tp_str(p, l->type));
-			if (full && l->name)
-				arg_str(out, "Layer Name", tp_str(p, l->name));
+			if (l->type)
+				arg_str(out, "Layer Type", cstr(p, sc, l->type));
+			if (l->name)
+				arg_str(out, "Layer Name", cstr(p, sc, l->name));
+		} else if (has_layer) {
+			/* The compact set names the layer by id only: no decode. */
+			arg_int(out, "Layer Id", tp_profile_layer_id(p, (size_t)s->layer));
 		}
 		if (s->cmd_id)
 			arg_uint(out, "Cmd Id", s->cmd_id);
@@ -353,14 +377,14 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		/* Layer slices (and captured slices tied to a layer) name their layer fully. */
 		arg_int(out, "Layer Id", l->id);
 		if (l->type)
-			arg_str(out, "Layer Type", tp_str(p, l->type));
+			arg_str(out, "Layer Type", cstr(p, sc, l->type));
 		if (l->name)
-			arg_str(out, "Layer Name", tp_str(p, l->name));
+			arg_str(out, "Layer Name", cstr(p, sc, l->name));
 	}
 	size_t n = 0, generated = out->num_args;
 	const struct tp_arg *a = tp_args_get(p, s->args, &n);
 	for (size_t i = 0; a && i < n; i++) {
-		const char *key = tp_str(p, a[i].key);
+		const char *key = cstr(p, sc, a[i].key);
 		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. The
 		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4), and so
 		 * are its dependency registers and bandwidth columns (BM1690 puts a DDR<->L2M move under DDR only,
@@ -371,7 +395,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		if (g < generated) {
 			if (a[i].type == TP_ARG_STR && out->args[g].type == TP_ARG_STR &&
 			    strcmp(key, "Data Type") == 0)
-				out->args[g].s = tp_str(p, a[i].v.s);
+				out->args[g].s = cstr(p, sc, a[i].v.s);
 			if (a[i].type == TP_ARG_REAL && out->args[g].type == TP_ARG_REAL &&
 			    (strcmp(key, "DDR Bandwidth(GB/s)") == 0 ||
 			     strcmp(key, "L2M Bandwidth(GB/s)") == 0))
@@ -395,7 +419,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 			arg_real(out, key, a[i].v.d);
 			break;
 		default:
-			arg_str(out, key, tp_str(p, a[i].v.s));
+			arg_str(out, key, cstr(p, sc, a[i].v.s));
 			break;
 		}
 	}
@@ -404,7 +428,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
                           const struct tp_slice *s, int full, struct tp_sink_slice *out)
 {
-	fill_args(p, t, s, full, out, NULL);
+	fill_args(p, t, s, full, out, NULL, NULL);
 }
 
 size_t tp_sink_fmt_real(char *out, size_t n, double v)
@@ -1904,14 +1928,14 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			ss->slice = s;
 			ss->id = id;
 			struct tp_label lb = dt_label(p, t, dt->syn, s);
-			ss->name = tp_str(p, lb.name);
-			ss->category = cat ? cat : tp_str(p, lb.type);
+			ss->name = cstr(p, &pl->strs, lb.name);
+			ss->category = cat ? cat : cstr(p, &pl->strs, lb.type);
 			ss->ts_ns = s->start_ns;
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
 			fill_args(p, t, s, sink->full_args, ss,
-			          dt->syn ? &dt->syn->memo : &pl->memo);
+			          dt->syn ? &dt->syn->memo : &pl->memo, &pl->strs);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
