@@ -109,10 +109,23 @@ struct pheap {
 	size_t n, cap;
 };
 
+/* Priority queues for keys that arrive nearly in order (DEFINE_PQ): a sorted FIFO q[qh, qn)
+ * takes every key not below its last one, the heap the others. */
+struct hpq {
+	struct heap h;
+	struct hent *q;
+	size_t qh, qn, cap;
+};
+struct ppq {
+	struct pheap h;
+	struct pent *q;
+	size_t qh, qn, cap;
+};
+
 /* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
 struct srcit {
 	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
-	struct pheap pend; /* pulled edges */
+	struct ppq pend;   /* pulled edges */
 	int single;        /* the dtrack's edges are one run whose sources never decrease (the
 	                      usual case): walked in its own order, no heaps ... */
 	uint32_t run;      /* ... and this is the run */
@@ -1530,11 +1543,62 @@ static int pless(const struct pent *x, const struct pent *y)
 
 DEFINE_HEAP(pheap, struct pheap, struct pent, pless)
 
+/* DEFINE_PQ(name, P, T, less, heap) defines a priority queue P of T over DEFINE_HEAP's `heap`
+ * for keys that arrive nearly in order (dependencies mostly ascend): name##_push appends a key
+ * not below the FIFO's last to the FIFO (no sift), else pushes it on the heap; name##_min is
+ * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
+ * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
+ * results are those of a plain heap; most keys just pass through the FIFO. */
+#define DEFINE_PQ(name, P, T, less, heap)                                                 \
+	static int name##_push(P *pq, const T *x)                                          \
+	{                                                                                  \
+		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                        \
+			return heap##_push(&pq->h, x);                                     \
+		if (pq->qn == pq->cap && pq->qh >= pq->cap / 2) {                          \
+			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q); \
+			pq->qn -= pq->qh;                                                  \
+			pq->qh = 0;                                                        \
+		}                                                                          \
+		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);               \
+		if (!nq)                                                                   \
+			return TP_ENOMEM;                                                  \
+		pq->q = nq;                                                                \
+		pq->q[pq->qn++] = *x;                                                      \
+		return TP_OK;                                                              \
+	}                                                                                  \
+	static const T *name##_min(const P *pq)                                            \
+	{                                                                                  \
+		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                      \
+		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                               \
+			return &pq->h.a[0];                                                \
+		return f;                                                                  \
+	}                                                                                  \
+	static T name##_pop(P *pq)                                                         \
+	{                                                                                  \
+		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {   \
+			T x = pq->q[pq->qh++];                                             \
+			if (pq->qh == pq->qn)                                              \
+				pq->qh = pq->qn = 0;                                       \
+			return x;                                                          \
+		}                                                                          \
+		return heap##_pop(&pq->h);                                                 \
+	}                                                                                  \
+	static void name##_free(P *pq)                                                     \
+	{                                                                                  \
+		tp_free(pq->h.a);                                                          \
+		tp_free(pq->q);                                                            \
+		memset(pq, 0, sizeof *pq);                                                 \
+	}
+
+DEFINE_PQ(ppq, struct ppq, struct pent, pless, pheap)
+DEFINE_PQ(hpq, struct hpq, struct hent, hless, hheap)
+
 /* Starts walking the edges whose source lies on dtrack dt in source order. */
 static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 {
 	it->runs.n = 0;
-	it->pend.n = 0;
+	it->pend.h.n = 0;
+	it->pend.qh = it->pend.qn = 0;
 	it->single = 0;
 	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
 	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
@@ -1566,8 +1630,9 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 		return ewalk_next(pl, r, &r->w, &x->src, &x->dst);
 	}
 	for (;;) {
-		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
-			*x = pheap_pop(&it->pend);
+		const struct pent *m = ppq_min(&it->pend);
+		if (m && (!it->runs.n || (int64_t)m->src < it->runs.a[0].key)) {
+			*x = ppq_pop(&it->pend);
 			return 1;
 		}
 		if (!it->runs.n)
@@ -1578,7 +1643,7 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 			struct pent y = {0, 0, r->w.e, (uint32_t)h.id};
 			if (!ewalk_next(pl, r, &r->w, &y.src, &y.dst))
 				break;
-			if (pheap_push(&it->pend, &y))
+			if (ppq_push(&it->pend, &y))
 				return TP_ENOMEM;
 		}
 		if (r->w.e < r->to &&
@@ -1590,7 +1655,7 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 static void srcit_free(struct srcit *it)
 {
 	tp_free(it->runs.a);
-	tp_free(it->pend.a);
+	ppq_free(&it->pend);
 	memset(it, 0, sizeof *it);
 }
 
@@ -1677,7 +1742,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
  * open flows + the walks' heaps), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct heap heads = {0}, busy = {0};
+	struct heap heads = {0};
+	struct hpq busy = {0}; /* open flows: (waiter's start, flow id) */
 	struct idset freed = {0};
 	struct srcit *it = tp_calloc(pl->ndts, sizeof *it);
 	struct head {
@@ -1715,8 +1781,9 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 			}
 			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
-				while (busy.n && busy.a[0].key < src_ns && !st) {
-					struct hent done = hheap_pop(&busy);
+				const struct hent *m;
+				while ((m = hpq_min(&busy)) && m->key < src_ns && !st) {
+					struct hent done = hpq_pop(&busy);
 					st = idset_put(&freed, done.id);
 				}
 				if (st)
@@ -1724,9 +1791,10 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				uint64_t id = idset_take(&freed);
 				flow = (uint32_t)(id ? id : ++next);
 				if ((st = flow_set(pl, x->cur.e, flow)) ||
-				    (st = heap_push(&busy,
-				                    slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
-				                    flow)))
+				    (st = hpq_push(&busy,
+				                   &(struct hent){slice_ns(pl, pl->runs[x->cur.run].dst_dt,
+				                                           x->cur.dst),
+				                                  flow})))
 					break;
 			}
 			/* The walk's next edge: taken at once while it still precedes every other
@@ -1749,7 +1817,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	tp_free(it);
 	tp_free(hd);
 	tp_free(heads.a);
-	tp_free(busy.a);
+	hpq_free(&busy);
 	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
 }
