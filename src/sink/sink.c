@@ -564,6 +564,28 @@ static long lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, 
 	return (long)l;
 }
 
+/* lane_assign with its usual case inline: lane 0 exists, has room and is empty once the
+ * slices that ended by s's start are closed, so it takes s at depth 0 (what lane_assign's
+ * first iteration decides too; closing them again there changes nothing). */
+static inline long lane_take(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                             uint64_t id, uint32_t *depth, uint64_t *parent)
+{
+	struct lane *ln = &pl->lanes[0];
+	if (pl->nlanes_used && ln->cap) {
+		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
+			ln->depth--;
+		if (ln->depth == 0) {
+			*depth = 0;
+			*parent = 0;
+			ln->ends[0] = end;
+			ln->ids[0] = id;
+			ln->depth = 1;
+			return 0;
+		}
+	}
+	return lane_assign(pl, s, end, nested, id, depth, parent);
+}
+
 static void lanes_reset(struct plan *pl)
 {
 	for (size_t l = 0; l < pl->nlanes_used; l++)
@@ -619,7 +641,7 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 		uint64_t parent;
 		struct tp_slice tmp;
 		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
-		long l = lane_assign(pl, s, dt_end(pl->p, t, syn, s), nested, k + 1, &depth, &parent);
+		long l = lane_take(pl, s, dt_end(pl->p, t, syn, s), nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -1989,7 +2011,7 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			uint32_t depth;
 			uint64_t parent;
 			int64_t end = dt_end(p, t, dt->syn, s);
-			long lane = lane_assign(pl, s, end, dt->nested, id, &depth, &parent);
+			long lane = lane_take(pl, s, end, dt->nested, id, &depth, &parent);
 			if (lane < 0 || (size_t)lane >= dt->nlanes)
 				return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
 			ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
