@@ -219,7 +219,19 @@ static uint32_t flow_get(const struct plan *pl, size_t e)
 /* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
  * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
  * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
-static int flow_set(struct plan *pl, size_t e, uint32_t id)
+static int flow_widen(struct plan *pl, size_t e, uint32_t id);
+
+static inline int flow_set(struct plan *pl, size_t e, uint32_t id)
+{
+	if (pl->fw == 1 && (id == EDGE_DROPPED || id < UINT8_MAX)) { /* the usual case */
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+		return TP_OK;
+	}
+	return flow_widen(pl, e, id);
+}
+
+/* flow_set past its usual case: widens the array when id needs it, then stores. */
+static int flow_widen(struct plan *pl, size_t e, uint32_t id)
 {
 	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
 	if (need > pl->fw) {
@@ -1427,10 +1439,12 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		/* The ends as deltas from the run's previous edge (0, 0 before its first), 2
 		 * bytes for most edges: the waiting index (ascending along a run), then the
 		 * source index zigzag-coded (dependencies mostly ascend). */
-		uint8_t *g = tp_grow(pl->ends, 1, pl->nends + 10, &pl->cap_ends);
-		if (!g)
-			return TP_ENOMEM;
-		pl->ends = g;
+		if (pl->cap_ends - pl->nends < 10) {
+			uint8_t *g = tp_grow(pl->ends, 1, pl->nends + 10, &pl->cap_ends);
+			if (!g)
+				return TP_ENOMEM;
+			pl->ends = g;
+		}
 		uint32_t dd = di - prev_dst, ds = si - prev_src;
 		uint32_t z = ds << 1 ^ (0u - (ds >> 31));
 		for (int k = 0; k < 2; k++) {
