@@ -70,6 +70,8 @@ struct memo {
 struct tstate {
 	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
 	uint32_t seq;  /* 0 = no events on this track */
+	uint8_t seqv[8]; /* every event packet's trailer head: the sequence id field (key, varint) */
+	uint8_t seqn;    /* its length */
 	int64_t last;  /* last timestamp written on the sequence's incremental clock */
 	int64_t *ends; /* open slices, innermost last */
 	size_t depth, cap;
@@ -556,8 +558,8 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
 	uint8_t *o = w->pkt.p;
-	*o++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
-	o += tp_pb_varint_to(o, t->seq);
+	memcpy(o, t->seqv, sizeof t->seqv); /* seqn bytes of it count */
+	o += t->seqn;
 	*o++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	o += tp_pb_varint_to(o, (uint64_t)(ts - t->last));
 	w->pkt.len = (size_t)(o - w->pkt.p);
@@ -574,13 +576,13 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 		return event_head(w, t, ts); /* reports the error */
 	uint64_t delta = (uint64_t)(ts - t->last);
 	/* track_event { type } (4), sequence id, timestamp: < 128, one length byte. */
-	size_t n = 4 + 1 + tp_pb_varint_size(t->seq) + 1 + tp_pb_varint_size(delta);
+	size_t n = 4 + t->seqn + 1 + tp_pb_varint_size(delta);
 	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
 		int st = flush_chunk(w);
 		if (st)
 			return st;
 	}
-	if (tp_pb_reserve(&w->chunk, n + 2))
+	if (tp_pb_reserve(&w->chunk, n + 2 + sizeof t->seqv)) /* + the seqv copy's slack */
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
 	/* Written in place (no scratch copy: this is half of all packets). */
@@ -591,8 +593,8 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	*q++ = 2;
 	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
 	*q++ = TE_SLICE_END;
-	*q++ = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, t->seq);
+	memcpy(q, t->seqv, sizeof t->seqv); /* seqn bytes of it count */
+	q += t->seqn;
 	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	q += tp_pb_varint_to(q, delta);
 	w->chunk.len += n + 2;
@@ -694,6 +696,8 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 	if (t->uuid > UINT32_MAX)
 		return tp_diag_set(w->d, TP_ERANGE, "%s: too many tracks", w->path);
 	s->seq = (uint32_t)t->uuid;
+	s->seqv[0] = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
+	s->seqn = (uint8_t)(1 + tp_pb_varint_to(s->seqv + 1, s->seq));
 	b->len = 0;
 	tp_pb_uint(b, F_PKT_SEQ_ID, s->seq);
 	tp_pb_uint(b, F_PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
