@@ -16,9 +16,9 @@
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
  * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
- * while ids stay below 255) and its ends (2 bytes for most, see struct edge), edges in source
- * order are walked, not stored, and a synthesised Layer track keeps its layers' indexes in
- * slice order (4 bytes a layer).
+ * while ids stay below 255), its ends (2 bytes for most, see struct edge) and, when drawn, 2
+ * more in its source track's list of outgoing flows (struct dtrack.out); a synthesised Layer
+ * track keeps its layers' indexes in slice order (4 bytes a layer).
  */
 #include <math.h>
 #include <stdlib.h>
