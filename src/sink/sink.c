@@ -171,7 +171,7 @@ struct plan {
 		                     the whole table each time) */
 		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
 		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
-		                              and dt_end read only its span) */
+		                              reads only its span) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -599,31 +599,24 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). */
+/* Slice k of a plan track and its end (*end): the model's record, or for a synthesised Layer
+ * track one built in *tmp from its layer (valid until the next call with the same tmp), whose
+ * span is read once for both. */
 static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
-                                       struct synth *syn, size_t k, struct tp_slice *tmp)
+                                       struct synth *syn, size_t k, struct tp_slice *tmp,
+                                       int64_t *end)
 {
-	if (!syn)
+	if (!syn) {
+		*end = tp_slice_end(t, &t->slices[k]);
 		return &t->slices[k];
+	}
 	size_t i = syn->layers[k];
-	int64_t begin, end;
-	tp_profile_layer_span(p, i, &begin, &end); /* the span alone: no decode */
+	int64_t begin;
+	tp_profile_layer_span(p, i, &begin, end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = begin;
 	tmp->layer = (int32_t)i;
 	return tmp;
-}
-
-/* The end of slice s from dt_slice: its track's, or the layer's for a synthesised Layer track. */
-static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
-                      struct synth *syn, const struct tp_slice *s)
-{
-	if (!syn)
-		return tp_slice_end(t, s);
-	int64_t begin, end;
-	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
-	return end;
 }
 
 /* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
@@ -646,8 +639,9 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
-		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
-		long l = lane_take(pl, s, dt_end(pl->p, t, syn, s), nested, k + 1, &depth, &parent);
+		int64_t end;
+		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp, &end);
+		long l = lane_take(pl, s, end, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -2038,11 +2032,11 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			out_flow = uvarint_get(dt->out, &pos);
 		}
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp);
+			int64_t end;
+			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp, &end);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
-			int64_t end = dt_end(p, t, dt->syn, s);
 			long lane = lane_take(pl, s, end, dt->nested, id, &depth, &parent);
 			if (lane < 0 || (size_t)lane >= dt->nlanes)
 				return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
