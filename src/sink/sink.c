@@ -1579,7 +1579,7 @@ DEFINE_HEAP(pheap, struct pheap, struct pent, pless)
 	{                                                                                  \
 		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                        \
 			return heap##_push(&pq->h, x);                                     \
-		if (pq->qn == pq->cap && pq->qh >= pq->cap / 2) {                          \
+		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                \
 			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q); \
 			pq->qn -= pq->qh;                                                  \
 			pq->qh = 0;                                                        \
