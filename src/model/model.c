@@ -887,6 +887,18 @@ int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, 
 	return 1;
 }
 
+int32_t tp_profile_layer_id(const struct tp_profile *p, size_t i)
+{
+	if (i >= p->num_layers)
+		return -1;
+	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
+	if (r->bits & LR_WIDE) {
+		struct tp_layer l;
+		return tp_profile_layer(p, i, &l)->id;
+	}
+	return r->id;
+}
+
 int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device, int32_t *core)
 {
 	*device = 0;

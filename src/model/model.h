@@ -659,6 +659,9 @@ const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_l
 /* The span of layer i: sets *begin and *end (0 and -1 when untimed or past the end) and
  * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for sorts. */
 int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end);
+/* The id of layer i (tp_layer.id; -1 past the end). Cheaper than tp_profile_layer, for writers
+ * that need only the id of each command's layer. */
+int32_t tp_profile_layer_id(const struct tp_profile *p, size_t i);
 /* Where layer i runs: sets *device and *core (0 and 0 past the end, as tp_profile_layer) and
  * returns 1 when the layer is timed (begin <= end). Cheaper than tp_profile_layer, for writers
  * that pick one core's layers out of the whole table. */

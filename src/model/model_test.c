@@ -343,6 +343,7 @@ static void assert_layer_is(const struct tp_profile *p, size_t i, const struct t
 	assert_int_equal(tp_profile_layer_place(p, i, &dev, &core), want->begin_ns <= want->end_ns);
 	assert_int_equal(dev, want->device);
 	assert_int_equal(core, want->core);
+	assert_int_equal(tp_profile_layer_id(p, i), want->id);
 }
 
 /* The layer memo hands back the layer asked for, whichever of its two slots holds it, and
@@ -369,6 +370,7 @@ static void test_layer_memo(void **state)
 		}
 	}
 	int32_t dev = 5, core = 5;
+	assert_int_equal(tp_profile_layer_id(p, 3), -1); /* past the end, as tp_profile_layer */
 	assert_int_equal(tp_profile_layer_place(p, 3, &dev, &core), 0); /* past the end */
 	assert_int_equal(dev, 0);
 	assert_int_equal(core, 0);

@@ -16,9 +16,9 @@
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
  * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
- * while ids stay below 255; 8 more with its ends stored, see struct edge), edges in source
- * order are walked, not stored, and a synthesised Layer track keeps its layers' indexes in
- * slice order (4 bytes a layer).
+ * while ids stay below 255), its ends (2 bytes for most, see struct edge) and, when drawn, 2
+ * more in its source track's list of outgoing flows (struct dtrack.out); a synthesised Layer
+ * track keeps its layers' indexes in slice order (4 bytes a layer).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,6 +40,13 @@ struct dtrack {
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
 	struct synth *syn; /* synthesised Layer track (t->slices is NULL; see dt_slice), or NULL */
+	/* Its slices' outgoing flows in slice order, written by assign_flow_ids as it gives
+	 * them ids and read back by deliver: per drawn flow, varints of the source index's
+	 * step from the previous entry's and of the flow id (2 bytes for most; walking the
+	 * edges in source order again was 6 % of the drive). */
+	uint8_t *out;
+	size_t nout, cap_out;
+	uint32_t out_last; /* source index of the last entry */
 };
 
 struct lane {
@@ -49,24 +56,25 @@ struct lane {
 };
 
 /* Dependency edges (flows). The plan keeps one flow id per edge (a profile can have one edge
- * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst) order, in runs of one (source dtrack, waiting
- * dtrack) pair (struct erun). Where it can, it stores nothing else: an edge's ends are found
- * again by walking its run's waiting track and matching each dep_id on the partner track
- * (ewalk_next; deterministic, so every walk yields the same edges in the same order). The ends
- * are stored (struct edge, 8 more bytes per edge) only when a partner track's cmd ids are not
- * in order (matching would need an index of 8 bytes per partner command for the whole drive)
- * or the model has explicit flows (sorted in among the dependencies). A flow is open from its
- * source's start to its waiter's start. */
+ * per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice (dst)
+ * order, in runs of one (source dtrack, waiting dtrack) pair (struct erun). An edge's ends
+ * (slice indices) are kept as varint deltas from the previous edge of its run in one byte
+ * stream (plan.ends; 2 bytes per edge on a generated 2 M-command dump), read back in order by
+ * ewalk_next: matching each waiter's dep_id on the partner track again on every walk (three
+ * walks a drive) was a quarter of the driver's time. They are stored in full (struct edge, 8
+ * bytes per edge) only when the model has explicit flows (sorted in among the dependencies,
+ * plan_model_flows). A flow is open from its source's start to its waiter's start. */
 struct edge {
 	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
 };
 #define EDGE_DROPPED UINT32_MAX /* flow id of an edge that is not drawn */
 
-/* A walk along one run: the next edge, and (ends not stored) the next waiting slice to match
- * and the partner search's hint. */
+/* A walk along one run: the next edge and (ends in the run's byte stream, see plan.ends) the
+ * stream position and the ends of the edge before it. */
 struct ewalk {
 	uint32_t e;
-	size_t k, hint;
+	uint32_t src, dst;
+	size_t pos;
 };
 
 /* Edges in source order are not stored either: struct srcit walks the runs whose sources lie
@@ -82,6 +90,8 @@ struct erun {
 	uint32_t from, to;       /* edges [from, to) */
 	uint32_t blk;            /* its first entry in plan.blkmin */
 	uint32_t last_src;       /* source index of its last edge (add_edge) */
+	uint32_t last_dst;       /* waiting index of its last edge (add_edge) */
+	size_t pos;              /* its first edge's ends in plan.ends (when not in plan.edges) */
 	int src_sorted;          /* its sources never decrease along the run (add_edge) */
 	struct ewalk w;          /* srcit's pull cursor (edge from + j * EBLK) */
 };
@@ -106,13 +116,36 @@ struct pheap {
 	size_t n, cap;
 };
 
+/* Priority queues for keys that arrive nearly in order (DEFINE_PQ): a sorted FIFO q[qh, qn)
+ * takes every key not below its last one, the heap the others. */
+struct hpq {
+	struct heap h;
+	struct hent *q;
+	size_t qh, qn, cap;
+};
+struct ppq {
+	struct pheap h;
+	struct pent *q;
+	size_t qh, qn, cap;
+};
+
 /* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
 struct srcit {
 	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
-	struct pheap pend; /* pulled edges */
+	struct ppq pend;   /* pulled edges */
 	int single;        /* the dtrack's edges are one run whose sources never decrease (the
 	                      usual case): walked in its own order, no heaps ... */
 	uint32_t run;      /* ... and this is the run */
+};
+
+/* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
+ * decodes the table's entry on every call (~30 instructions), and a slice needs two to four
+ * of the same few hundred names. The strings are the table's own (same address every time,
+ * which the Perfetto writer's interning relies on). Zero-initialised = empty. */
+#define SCACHE_SLOTS 256
+struct scache {
+	uint32_t id[SCACHE_SLOTS];
+	const char *s[SCACHE_SLOTS];
 };
 
 struct derived {
@@ -124,6 +157,7 @@ struct derived {
 struct plan {
 	const struct tp_profile *p;
 	struct tp_layer_memo memo;    /* the commands' layers while driving (fill_args) */
+	struct scache strs;           /* strings while driving (fill_args, deliver) */
 	struct tp_arena arena;        /* names */
 	struct tp_sink_track *tracks; /* announced in this order */
 	size_t ntracks, cap_tracks;
@@ -137,7 +171,7 @@ struct plan {
 		                     the whole table each time) */
 		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
 		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
-		                              and dt_end read only its span) */
+		                              reads only its span) */
 	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
@@ -146,6 +180,8 @@ struct plan {
 	unsigned fw;        /* bytes per flow id: 1, 2 or 4 */
 	size_t cap_flow;    /* flow ids allocated */
 	struct edge *edges; /* their ends, when stored (else NULL: see ewalk_next) */
+	uint8_t *ends;      /* else their ends as varint deltas, per run (add_edge, ewalk_next) */
+	size_t nends, cap_ends;
 	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
 	size_t nruns, cap_runs;
@@ -154,7 +190,6 @@ struct plan {
 	size_t nblk, cap_blk;
 	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
 	size_t *srcoff;
-	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
@@ -190,7 +225,19 @@ static uint32_t flow_get(const struct plan *pl, size_t e)
 /* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
  * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
  * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
-static int flow_set(struct plan *pl, size_t e, uint32_t id)
+static int flow_widen(struct plan *pl, size_t e, uint32_t id);
+
+static inline int flow_set(struct plan *pl, size_t e, uint32_t id)
+{
+	if (pl->fw == 1 && (id == EDGE_DROPPED || id < UINT8_MAX)) { /* the usual case */
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+		return TP_OK;
+	}
+	return flow_widen(pl, e, id);
+}
+
+/* flow_set past its usual case: widens the array when id needs it, then stores. */
+static int flow_widen(struct plan *pl, size_t e, uint32_t id)
 {
 	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
 	if (need > pl->fw) {
@@ -227,48 +274,31 @@ static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MC
 /* Arguments                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static struct tp_sink_arg *arg_slot(struct tp_sink_slice *o, const char *key, enum tp_arg_type t)
+/* Appends argument x (every field set: a writer may read any) unless the slice is full. */
+static inline void arg_put(struct tp_sink_slice *o, struct tp_sink_arg x)
 {
-	if (o->num_args >= TP_SINK_MAX_ARGS)
-		return NULL;
-	struct tp_sink_arg *a = &o->args[o->num_args++];
-	a->key = key;
-	a->type = t;
-	a->i = 0;
-	a->u = 0;
-	a->d = 0;
-	a->s = NULL;
-	return a;
+	if (o->num_args < TP_SINK_MAX_ARGS)
+		o->args[o->num_args++] = x;
 }
 
 static void arg_uint(struct tp_sink_slice *o, const char *key, uint64_t v)
 {
-	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_UINT);
-	if (a) {
-		a->u = v;
-		a->i = (int64_t)v;
-	}
+	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_UINT, .i = (int64_t)v, .u = v});
 }
 
 static void arg_int(struct tp_sink_slice *o, const char *key, int64_t v)
 {
-	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_INT);
-	if (a)
-		a->i = v;
+	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_INT, .i = v});
 }
 
 static void arg_real(struct tp_sink_slice *o, const char *key, double v)
 {
-	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_REAL);
-	if (a)
-		a->d = v;
+	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_REAL, .d = v});
 }
 
 static void arg_str(struct tp_sink_slice *o, const char *key, const char *v)
 {
-	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_STR);
-	if (a)
-		a->s = v ? v : "";
+	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_STR, .s = v ? v : ""});
 }
 
 /* Reference PerfAI rounds per-command bandwidth to 4 decimals (sophgo-analysis.md §2.3). */
@@ -285,18 +315,33 @@ void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
 	tp_sink_fill_args_ex(p, t, s, 0, out);
 }
 
+static const char *cstr(const struct tp_profile *p, struct scache *c, uint32_t id)
+{
+	if (!c)
+		return tp_str(p, id);
+	size_t k = id & (SCACHE_SLOTS - 1);
+	if (c->s[k] && c->id[k] == id)
+		return c->s[k];
+	c->id[k] = id;
+	return c->s[k] = tp_str(p, id);
+}
+
 /* tp_sink_fill_args_ex; with a memo (tp_sink_drive's: consecutive commands mostly share their
- * layer) the slice's layer is decoded once per run of commands, else on every call. */
+ * layer) the slice's layer is decoded once per run of commands, else on every call; with a
+ * string cache sc (or NULL) strings are looked up through it. */
 static void fill_args(const struct tp_profile *p, const struct tp_track *t,
                       const struct tp_slice *s, int full, struct tp_sink_slice *out,
-                      struct tp_layer_memo *memo)
+                      struct tp_layer_memo *memo, struct scache *sc)
 {
 	out->num_args = 0;
 	enum tp_track_kind k = (enum tp_track_kind)t->kind;
 	struct tp_layer ly;
-	const struct tp_layer *l = s->layer < 0 || (size_t)s->layer >= p->num_layers ? NULL
-	                           : memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
-	                                  : tp_profile_layer(p, (size_t)s->layer, &ly);
+	int has_layer = s->layer >= 0 && (size_t)s->layer < p->num_layers;
+	const struct tp_layer *l = NULL;
+	if (has_layer && (full || k == TP_TRACK_THREAD || k == TP_TRACK_HOST ||
+	                  k == TP_TRACK_LAYER))
+		l = memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
+		         : tp_profile_layer(p, (size_t)s->layer, &ly);
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
 		/* Engine commands, keys spelled as the reference exporter (sophgo-analysis.md
 		 * §7.2). Fields that change slowly from one command to the next come first and the
@@ -306,19 +351,22 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		int sys = lb->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
 		enum tp_dir dir = (enum tp_dir)lb->dir;
 		if (full)
-			arg_str(out, "Function Name", tp_str(p, lb->name));
+			arg_str(out, "Function Name", cstr(p, sc, lb->name));
 		if (lb->type)
-			arg_str(out, "Function Type", tp_str(p, lb->type));
+			arg_str(out, "Function Type", cstr(p, sc, lb->type));
 		if (dma && !sys && dir != TP_DIR_NONE)
 			arg_str(out, "Direction", tp_dir_name(dir));
 		if (lb->dtype)
 			arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)lb->dtype));
 		if (l) {
 			arg_int(out, "Layer Id", l->id);
-			if (full && l->type)
-				arg_str(out, "Layer Type", tp_str(p, l->type));
-			if (full && l->name)
-				arg_str(out, "Layer Name", tp_str(p, l->name));
+			if (l->type)
+				arg_str(out, "Layer Type", cstr(p, sc, l->type));
+			if (l->name)
+				arg_str(out, "Layer Name", cstr(p, sc, l->name));
+		} else if (has_layer) {
+			/* The compact set names the layer by id only: no decode. */
+			arg_int(out, "Layer Id", tp_profile_layer_id(p, (size_t)s->layer));
 		}
 		if (s->cmd_id)
 			arg_uint(out, "Cmd Id", s->cmd_id);
@@ -348,14 +396,14 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		/* Layer slices (and captured slices tied to a layer) name their layer fully. */
 		arg_int(out, "Layer Id", l->id);
 		if (l->type)
-			arg_str(out, "Layer Type", tp_str(p, l->type));
+			arg_str(out, "Layer Type", cstr(p, sc, l->type));
 		if (l->name)
-			arg_str(out, "Layer Name", tp_str(p, l->name));
+			arg_str(out, "Layer Name", cstr(p, sc, l->name));
 	}
 	size_t n = 0, generated = out->num_args;
 	const struct tp_arg *a = tp_args_get(p, s->args, &n);
 	for (size_t i = 0; a && i < n; i++) {
-		const char *key = tp_str(p, a[i].key);
+		const char *key = cstr(p, sc, a[i].key);
 		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. The
 		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4), and so
 		 * are its dependency registers and bandwidth columns (BM1690 puts a DDR<->L2M move under DDR only,
@@ -366,7 +414,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		if (g < generated) {
 			if (a[i].type == TP_ARG_STR && out->args[g].type == TP_ARG_STR &&
 			    strcmp(key, "Data Type") == 0)
-				out->args[g].s = tp_str(p, a[i].v.s);
+				out->args[g].s = cstr(p, sc, a[i].v.s);
 			if (a[i].type == TP_ARG_REAL && out->args[g].type == TP_ARG_REAL &&
 			    (strcmp(key, "DDR Bandwidth(GB/s)") == 0 ||
 			     strcmp(key, "L2M Bandwidth(GB/s)") == 0))
@@ -390,7 +438,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 			arg_real(out, key, a[i].v.d);
 			break;
 		default:
-			arg_str(out, key, tp_str(p, a[i].v.s));
+			arg_str(out, key, cstr(p, sc, a[i].v.s));
 			break;
 		}
 	}
@@ -399,7 +447,7 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
                           const struct tp_slice *s, int full, struct tp_sink_slice *out)
 {
-	fill_args(p, t, s, full, out, NULL);
+	fill_args(p, t, s, full, out, NULL, NULL);
 }
 
 size_t tp_sink_fmt_real(char *out, size_t n, double v)
@@ -522,6 +570,28 @@ static long lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, 
 	return (long)l;
 }
 
+/* lane_assign with its usual case inline: lane 0 exists, has room and is empty once the
+ * slices that ended by s's start are closed, so it takes s at depth 0 (what lane_assign's
+ * first iteration decides too; closing them again there changes nothing). */
+static inline long lane_take(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                             uint64_t id, uint32_t *depth, uint64_t *parent)
+{
+	struct lane *ln = &pl->lanes[0];
+	if (pl->nlanes_used && ln->cap) {
+		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
+			ln->depth--;
+		if (ln->depth == 0) {
+			*depth = 0;
+			*parent = 0;
+			ln->ends[0] = end;
+			ln->ids[0] = id;
+			ln->depth = 1;
+			return 0;
+		}
+	}
+	return lane_assign(pl, s, end, nested, id, depth, parent);
+}
+
 static void lanes_reset(struct plan *pl)
 {
 	for (size_t l = 0; l < pl->nlanes_used; l++)
@@ -529,31 +599,24 @@ static void lanes_reset(struct plan *pl)
 	pl->nlanes_used = 0;
 }
 
-/* Slice k of a plan track: the model's record, or for a synthesised Layer track one built in
- * *tmp from its layer (valid until the next call with the same tmp). */
+/* Slice k of a plan track and its end (*end): the model's record, or for a synthesised Layer
+ * track one built in *tmp from its layer (valid until the next call with the same tmp), whose
+ * span is read once for both. */
 static const struct tp_slice *dt_slice(const struct tp_profile *p, const struct tp_track *t,
-                                       struct synth *syn, size_t k, struct tp_slice *tmp)
+                                       struct synth *syn, size_t k, struct tp_slice *tmp,
+                                       int64_t *end)
 {
-	if (!syn)
+	if (!syn) {
+		*end = tp_slice_end(t, &t->slices[k]);
 		return &t->slices[k];
+	}
 	size_t i = syn->layers[k];
-	int64_t begin, end;
-	tp_profile_layer_span(p, i, &begin, &end); /* the span alone: no decode */
+	int64_t begin;
+	tp_profile_layer_span(p, i, &begin, end); /* the span alone: no decode */
 	memset(tmp, 0, sizeof *tmp);
 	tmp->start_ns = begin;
 	tmp->layer = (int32_t)i;
 	return tmp;
-}
-
-/* The end of slice s from dt_slice: its track's, or the layer's for a synthesised Layer track. */
-static int64_t dt_end(const struct tp_profile *p, const struct tp_track *t,
-                      struct synth *syn, const struct tp_slice *s)
-{
-	if (!syn)
-		return tp_slice_end(t, s);
-	int64_t begin, end;
-	tp_profile_layer_span(p, (size_t)s->layer, &begin, &end);
-	return end;
 }
 
 /* The label of slice s from dt_slice: its track's, or for a synthesised Layer track the
@@ -576,8 +639,9 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
-		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp);
-		long l = lane_assign(pl, s, dt_end(pl->p, t, syn, s), nested, k + 1, &depth, &parent);
+		int64_t end;
+		const struct tp_slice *s = dt_slice(pl->p, t, syn, k, &tmp, &end);
+		long l = lane_take(pl, s, end, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -604,6 +668,7 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *s
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 	pl->dts = n;
 	struct dtrack *dt = &pl->dts[pl->ndts++];
+	memset(dt, 0, sizeof *dt);
 	dt->t = t;
 	dt->model_track = model_track;
 	dt->first_lane = pl->ntracks;
@@ -1268,16 +1333,6 @@ static uint64_t idset_take(struct idset *f)
 	return (uint64_t)f->lo * 64 + b + 1;
 }
 
-/* Whether a track's cmd ids never decrease (then its commands are searched without an
- * index). */
-static int cmd_ascending(const struct tp_track *t)
-{
-	for (size_t k = 1; k < t->count; k++)
-		if (t->slices[k].cmd_id < t->slices[k - 1].cmd_id)
-			return 0;
-	return 1;
-}
-
 /* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
  * command with that cmd id that started no later; -1 when there is none, -2 when it does not
  * start before s (an id collision: drawing it would pair flow ends wrongly). */
@@ -1292,14 +1347,27 @@ static long dep_match(struct cmdix *cx, const struct tp_slice *s)
 static void ewalk_start(const struct erun *r, struct ewalk *w)
 {
 	w->e = r->from;
-	w->k = 0;
-	w->hint = 0;
+	w->src = 0;
+	w->dst = 0;
+	w->pos = r->pos;
+}
+
+/* Reads a varint of at most 5 bytes that add_edge wrote. */
+static uint32_t uvarint_get(const uint8_t *b, size_t *pos)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+	do {
+		c = b[(*pos)++];
+		v |= (uint32_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	return v;
 }
 
 /* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
- * source and waiting dtracks), 0 past the run's end. Without stored ends it matches the
- * waiting track's dep_ids from where the walk stopped, as plan_flows did (only runs of
- * dependencies on a partner in cmd id order exist then). */
+ * source and waiting dtracks), 0 past the run's end. */
 static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w,
                       uint32_t *src, uint32_t *dst)
 {
@@ -1311,21 +1379,15 @@ static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk 
 		w->e++;
 		return 1;
 	}
-	const struct tp_track *t = pl->dts[r->dst_dt].t;
-	struct cmdix cx = {pl->dts[r->src_dt].t, NULL, w->hint};
-	while (w->k < t->count) {
-		size_t k = w->k++;
-		const struct tp_slice *s = &t->slices[k];
-		long m = s->dep_id ? dep_match(&cx, s) : -1;
-		if (m >= 0) {
-			*src = (uint32_t)m;
-			*dst = (uint32_t)k;
-			w->hint = cx.hint;
-			w->e++;
-			return 1;
-		}
-	}
-	return 0; /* not reached: the run has that many matches */
+	/* The deltas from the run's previous edge, modulo 2^32: the waiting index's first
+	 * (never negative), then the source index's, zigzag-coded (add_edge). */
+	w->dst += uvarint_get(pl->ends, &w->pos);
+	uint32_t z = uvarint_get(pl->ends, &w->pos);
+	w->src += (z >> 1) ^ (0u - (z & 1));
+	*src = w->src;
+	*dst = w->dst;
+	w->e++;
+	return 1;
 }
 
 /* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
@@ -1345,9 +1407,11 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		r->from = r->to = (uint32_t)pl->nedges;
 		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
 		r->src_sorted = 1;
+		r->pos = pl->nends;
 	} else if (si < r->last_src) {
 		r->src_sorted = 0;
 	}
+	uint32_t prev_src = r->last_src, prev_dst = r->last_dst; /* 0, 0 in a new run */
 	r->last_src = si;
 	if ((r->to - r->from) % EBLK == 0) {
 		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
@@ -1358,8 +1422,30 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 	} else if (si < pl->blkmin[pl->nblk - 1]) {
 		pl->blkmin[pl->nblk - 1] = si;
 	}
-	if (pl->edges)
+	if (pl->edges) {
 		pl->edges[pl->nedges] = (struct edge){si, di};
+	} else {
+		/* The ends as deltas from the run's previous edge (0, 0 before its first), 2
+		 * bytes for most edges: the waiting index (ascending along a run), then the
+		 * source index zigzag-coded (dependencies mostly ascend). */
+		if (pl->cap_ends - pl->nends < 10) {
+			uint8_t *g = tp_grow(pl->ends, 1, pl->nends + 10, &pl->cap_ends);
+			if (!g)
+				return TP_ENOMEM;
+			pl->ends = g;
+		}
+		uint32_t dd = di - prev_dst, ds = si - prev_src;
+		uint32_t z = ds << 1 ^ (0u - (ds >> 31));
+		for (int k = 0; k < 2; k++) {
+			uint32_t v = k ? z : dd;
+			while (v >= 0x80) {
+				pl->ends[pl->nends++] = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			pl->ends[pl->nends++] = (uint8_t)v;
+		}
+	}
+	r->last_dst = di;
 	if (flow_set(pl, pl->nedges, flow_id))
 		return TP_ENOMEM;
 	pl->nedges++;
@@ -1482,11 +1568,62 @@ static int pless(const struct pent *x, const struct pent *y)
 
 DEFINE_HEAP(pheap, struct pheap, struct pent, pless)
 
+/* DEFINE_PQ(name, P, T, less, heap) defines a priority queue P of T over DEFINE_HEAP's `heap`
+ * for keys that arrive nearly in order (dependencies mostly ascend): name##_push appends a key
+ * not below the FIFO's last to the FIFO (no sift), else pushes it on the heap; name##_min is
+ * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
+ * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
+ * results are those of a plain heap; most keys just pass through the FIFO. */
+#define DEFINE_PQ(name, P, T, less, heap)                                                 \
+	static int name##_push(P *pq, const T *x)                                          \
+	{                                                                                  \
+		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                        \
+			return heap##_push(&pq->h, x);                                     \
+		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                \
+			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q); \
+			pq->qn -= pq->qh;                                                  \
+			pq->qh = 0;                                                        \
+		}                                                                          \
+		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);               \
+		if (!nq)                                                                   \
+			return TP_ENOMEM;                                                  \
+		pq->q = nq;                                                                \
+		pq->q[pq->qn++] = *x;                                                      \
+		return TP_OK;                                                              \
+	}                                                                                  \
+	static const T *name##_min(const P *pq)                                            \
+	{                                                                                  \
+		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                      \
+		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                               \
+			return &pq->h.a[0];                                                \
+		return f;                                                                  \
+	}                                                                                  \
+	static T name##_pop(P *pq)                                                         \
+	{                                                                                  \
+		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {   \
+			T x = pq->q[pq->qh++];                                             \
+			if (pq->qh == pq->qn)                                              \
+				pq->qh = pq->qn = 0;                                       \
+			return x;                                                          \
+		}                                                                          \
+		return heap##_pop(&pq->h);                                                 \
+	}                                                                                  \
+	static void name##_free(P *pq)                                                     \
+	{                                                                                  \
+		tp_free(pq->h.a);                                                          \
+		tp_free(pq->q);                                                            \
+		memset(pq, 0, sizeof *pq);                                                 \
+	}
+
+DEFINE_PQ(ppq, struct ppq, struct pent, pless, pheap)
+DEFINE_PQ(hpq, struct hpq, struct hent, hless, hheap)
+
 /* Starts walking the edges whose source lies on dtrack dt in source order. */
 static int srcit_start(struct plan *pl, struct srcit *it, uint32_t dt)
 {
 	it->runs.n = 0;
-	it->pend.n = 0;
+	it->pend.h.n = 0;
+	it->pend.qh = it->pend.qn = 0;
 	it->single = 0;
 	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
 	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
@@ -1518,8 +1655,9 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 		return ewalk_next(pl, r, &r->w, &x->src, &x->dst);
 	}
 	for (;;) {
-		if (it->pend.n && (!it->runs.n || (int64_t)it->pend.a[0].src < it->runs.a[0].key)) {
-			*x = pheap_pop(&it->pend);
+		const struct pent *m = ppq_min(&it->pend);
+		if (m && (!it->runs.n || (int64_t)m->src < it->runs.a[0].key)) {
+			*x = ppq_pop(&it->pend);
 			return 1;
 		}
 		if (!it->runs.n)
@@ -1530,7 +1668,7 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 			struct pent y = {0, 0, r->w.e, (uint32_t)h.id};
 			if (!ewalk_next(pl, r, &r->w, &y.src, &y.dst))
 				break;
-			if (pheap_push(&it->pend, &y))
+			if (ppq_push(&it->pend, &y))
 				return TP_ENOMEM;
 		}
 		if (r->w.e < r->to &&
@@ -1542,7 +1680,7 @@ static int srcit_next(struct plan *pl, struct srcit *it, struct pent *x)
 static void srcit_free(struct srcit *it)
 {
 	tp_free(it->runs.a);
-	tp_free(it->pend.a);
+	ppq_free(&it->pend);
 	memset(it, 0, sizeof *it);
 }
 
@@ -1553,6 +1691,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	size_t most = 0;
 	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
+	/* The ends of the edges are stored in full only when the model's flows must be sorted
+	 * in (plan_model_flows), else as a byte stream of deltas (add_edge). */
 	int stored = pl->p->num_flows != 0;
 	for (size_t i = 0; i < pl->ndts; i++) {
 		long pi = partner(pl, i);
@@ -1561,8 +1701,6 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 		size_t n = 0;
 		for (size_t k = 0; k < pl->dts[i].t->count; k++)
 			n += pl->dts[i].t->slices[k].dep_id != 0;
-		if (n && !stored && !cmd_ascending(pl->dts[pi].t))
-			stored = 1;
 		most += n;
 	}
 	most += pl->p->num_flows;
@@ -1571,7 +1709,12 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	pl->flow = tp_calloc(most, 1);
 	pl->fw = 1;
 	pl->cap_flow = most;
-	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))))
+	if (!stored) {
+		pl->cap_ends = 2 * most + 16; /* most edges take 2 bytes; grown if not */
+		pl->ends = tp_malloc(pl->cap_ends);
+	}
+	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))) ||
+	    (!stored && !pl->ends))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	for (size_t i = 0; i < pl->ndts; i++) {
 		const struct dtrack *w = &pl->dts[i];
@@ -1611,6 +1754,28 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	return assign_flow_ids(pl, d);
 }
 
+/* Appends source slice src's flow `flow` to dtrack d's outgoing stream (struct dtrack.out);
+ * the entries come in slice order. TP_OK / TP_ENOMEM. */
+static int out_put(struct dtrack *d, uint32_t src, uint32_t flow)
+{
+	if (d->cap_out - d->nout < 10) {
+		uint8_t *g = tp_grow(d->out, 1, d->nout + 10, &d->cap_out);
+		if (!g)
+			return TP_ENOMEM;
+		d->out = g;
+	}
+	uint32_t v[2] = {src - d->out_last, flow};
+	d->out_last = src;
+	for (int k = 0; k < 2; k++) {
+		while (v[k] >= 0x80) {
+			d->out[d->nout++] = (uint8_t)(v[k] | 0x80);
+			v[k] >>= 7;
+		}
+		d->out[d->nout++] = (uint8_t)v[k];
+	}
+	return TP_OK;
+}
+
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
@@ -1624,7 +1789,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
  * open flows + the walks' heaps), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
-	struct heap heads = {0}, busy = {0};
+	struct heap heads = {0};
+	struct hpq busy = {0}; /* open flows: (waiter's start, flow id) */
 	struct idset freed = {0};
 	struct srcit *it = tp_calloc(pl->ndts, sizeof *it);
 	struct head {
@@ -1662,8 +1828,9 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 			}
 			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
-				while (busy.n && busy.a[0].key < src_ns && !st) {
-					struct hent done = hheap_pop(&busy);
+				const struct hent *m;
+				while ((m = hpq_min(&busy)) && m->key < src_ns && !st) {
+					struct hent done = hpq_pop(&busy);
 					st = idset_put(&freed, done.id);
 				}
 				if (st)
@@ -1671,9 +1838,11 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				uint64_t id = idset_take(&freed);
 				flow = (uint32_t)(id ? id : ++next);
 				if ((st = flow_set(pl, x->cur.e, flow)) ||
-				    (st = heap_push(&busy,
-				                    slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
-				                    flow)))
+				    (st = out_put(&pl->dts[dt], x->cur.src, flow)) ||
+				    (st = hpq_push(&busy,
+				                   &(struct hent){slice_ns(pl, pl->runs[x->cur.run].dst_dt,
+				                                           x->cur.dst),
+				                                  flow})))
 					break;
 			}
 			/* The walk's next edge: taken at once while it still precedes every other
@@ -1696,7 +1865,7 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	tp_free(it);
 	tp_free(hd);
 	tp_free(heads.a);
-	tp_free(busy.a);
+	hpq_free(&busy);
 	tp_free(freed.w);
 	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
 }
@@ -1817,15 +1986,17 @@ static void plan_free(struct plan *pl)
 		tp_free(pl->lanes[l].ids);
 	}
 	tp_free(pl->tracks);
+	for (size_t i = 0; i < pl->ndts; i++)
+		tp_free(pl->dts[i].out);
 	tp_free(pl->dts);
 	tp_free(pl->der);
 	tp_free(pl->flow);
 	tp_free(pl->edges);
+	tp_free(pl->ends);
 	tp_free(pl->runs);
 	tp_free(pl->blkmin);
 	tp_free(pl->srcruns);
 	tp_free(pl->srcoff);
-	srcit_free(&pl->dit);
 	tp_arena_free(&pl->arena);
 }
 
@@ -1851,50 +2022,50 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		/* This track's outgoing edges in source order: oe is the next. */
-		struct pent oe = {0, 0, 0, 0};
-		int have = 0;
-		if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
-			have = srcit_start(pl, &pl->dit, (uint32_t)ti);
-			if (!have)
-				have = srcit_next(pl, &pl->dit, &oe);
-			if (have < 0)
-				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+		/* This track's outgoing flows in slice order (assign_flow_ids): the next starts
+		 * at slice out_src with id out_flow, read from out[pos]. */
+		size_t pos = 0;
+		uint32_t out_src = 0, out_flow = 0;
+		int have = dt->nout > 0;
+		if (have) {
+			out_src = uvarint_get(dt->out, &pos);
+			out_flow = uvarint_get(dt->out, &pos);
 		}
 		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp);
+			int64_t end;
+			const struct tp_slice *s = dt_slice(p, t, dt->syn, k, &tmp, &end);
 			uint64_t id = dt->base_id + k + 1;
 			uint32_t depth;
 			uint64_t parent;
-			int64_t end = dt_end(p, t, dt->syn, s);
-			long lane = lane_assign(pl, s, end, dt->nested, id, &depth, &parent);
+			long lane = lane_take(pl, s, end, dt->nested, id, &depth, &parent);
 			if (lane < 0 || (size_t)lane >= dt->nlanes)
 				return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
 			ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
 			ss->slice = s;
 			ss->id = id;
 			struct tp_label lb = dt_label(p, t, dt->syn, s);
-			ss->name = tp_str(p, lb.name);
-			ss->category = cat ? cat : tp_str(p, lb.type);
+			ss->name = cstr(p, &pl->strs, lb.name);
+			ss->category = cat ? cat : cstr(p, &pl->strs, lb.type);
 			ss->ts_ns = s->start_ns;
 			ss->dur_ns = end - s->start_ns;
 			ss->depth = depth;
 			ss->parent_id = parent;
 			fill_args(p, t, s, sink->full_args, ss,
-			          dt->syn ? &dt->syn->memo : &pl->memo);
+			          dt->syn ? &dt->syn->memo : &pl->memo, &pl->strs);
 			ss->flow_in = 0;
 			while (have_in && in_id < id)
 				have_in = dst_next(pl, &ri, &iw, &in_id, &in_e);
 			if (have_in && in_id == id && flow_get(pl, in_e) != EDGE_DROPPED)
 				ss->flow_in = flow_get(pl, in_e);
 			ss->num_flows_out = 0;
-			while (have > 0 && oe.src <= k) {
-				uint32_t f = flow_get(pl, oe.e);
-				if (oe.src == k && f != EDGE_DROPPED &&
-				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
-					ss->flows_out[ss->num_flows_out++] = f;
-				if ((have = srcit_next(pl, &pl->dit, &oe)) < 0)
-					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+			/* The entries are the drawn flows, at most TP_SINK_MAX_FLOWS a source. */
+			while (have && out_src == k) {
+				if (ss->num_flows_out < TP_SINK_MAX_FLOWS)
+					ss->flows_out[ss->num_flows_out++] = out_flow;
+				if ((have = pos < dt->nout)) {
+					out_src += uvarint_get(dt->out, &pos);
+					out_flow = uvarint_get(dt->out, &pos);
+				}
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
