@@ -47,6 +47,7 @@
 
 #define NAME_CACHE 32768
 
+
 struct name_slot {
 	uint32_t name, type;
 	uint8_t set;
@@ -708,14 +709,17 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		struct tp_slice *s = tp_track_push(r->p, t);
 		struct tp_track *tr = &r->p->tracks[t];
 		s->cmd_id = (uint32_t)(id + 1);
-		tp_slice_set_bytes(r->p, tr, s, rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes);
 		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
 			r->gd_gmem[core][i] = rec.gmem;
 			r->gd_lmem[core][i] = rec.lmem;
 			if (r->gd_xact[core])
 				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 		}
-		tp_slice_set_stall(r->p, tr, s, rec.stall);
+		/* Bytes and stall in one label lookup (the slice is new: label 0, all zero). */
+		struct tp_label lb = *tp_slice_label(tr, s);
+		lb.bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
+		lb.stall = rec.stall;
+		tp_slice_set_label(r->p, tr, s, &lb);
 		s->start_ns = rec.start; /* raw counter values until unwrap_times */
 		tp_slice_set_end(r->p, tr, s, rec.end);
 		if ((i & 0x3FFF) == 0x3FFF) {
@@ -968,13 +972,36 @@ static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
  * descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
+/* A memo of label rewrites for fill_core and name_apply: a slice's new label is a function
+ * of its old label id (and, in fill_core, of the command's name key, kind, direction and
+ * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
+ * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
+ * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
+ * (a label equal to an interned one gets that one's id), so the profile is unchanged.
+ * Direct-mapped; `from` is the old id + 1 (0 = empty slot). */
+#define LABEL_MEMO 8192
+
+struct label_memo {
+	uint32_t from, to;
+	uint64_t tup;
+};
+
+static inline size_t memo_slot(uint32_t from, uint64_t tup)
+{
+	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
+}
+
 /* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
  * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
  * NAME_NONE) for name_discover, which interns the names in slice order afterwards. Touches only
  * core k's tracks and cc: safe on a worker thread. */
 static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
 {
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
@@ -985,12 +1012,26 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
 				tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			} else {
-				struct tp_label l = *tp_slice_label(tr, s);
-				l.name = c.key;
-				l.kind = c.kind;
-				l.dir = c.dir;
-				l.dtype = c.dtype;
-				tp_slice_set_label(r->p, tr, s, &l);
+				/* The new label depends only on the old one and these four fields. */
+				uint64_t tup = (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 |
+				               (uint64_t)c.dir << 8 | c.dtype;
+				struct label_memo *m =
+					memo ? &memo[memo_slot(s->label, tup)] : NULL;
+				if (m && m->from == s->label + 1 && m->tup == tup) {
+					s->label = m->to;
+				} else {
+					struct tp_label l = *tp_slice_label(tr, s);
+					l.name = c.key;
+					l.kind = c.kind;
+					l.dir = c.dir;
+					l.dtype = c.dtype;
+					uint32_t from = s->label;
+					if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+						m->from = from + 1;
+						m->tup = tup;
+						m->to = s->label;
+					}
+				}
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
@@ -1002,6 +1043,7 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 				drop_pages(&cc->f[e], 0, cc->cb[e].cur_off);
 		}
 	}
+	tp_free(memo);
 }
 
 /* The names core k's slices need, interned in the order fill_cmd interns them (TIU then
@@ -1049,13 +1091,22 @@ static void name_discover(struct rd *r, struct core_cmds *cc, unsigned k,
 static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
                        const uint32_t none[2])
 {
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
+			/* The new label depends only on the old one (the name cache is fixed now). */
+			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
+			if (m && m->from == s->label + 1) {
+				s->label = m->to;
+				continue;
+			}
 			struct tp_label l = *tp_slice_label(tr, s);
 			if (l.name == NAME_NONE) {
 				l.name = none[0];
@@ -1065,9 +1116,14 @@ static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
 				l.name = ns->name;
 				l.type = ns->type;
 			}
-			tp_slice_set_label(r->p, tr, s, &l);
+			uint32_t from = s->label;
+			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+				m->from = from + 1;
+				m->to = s->label;
+			}
 		}
 	}
+	tp_free(memo);
 }
 
 struct a2_par {
