@@ -1,12 +1,15 @@
 /*
  * alloc.c — the one allocation wrapper. Owns the process-wide fault-injection counter used by
- * tests to make the Nth allocation fail (the only global state outside src/capture/).
+ * tests to make the Nth allocation fail (the only global state outside src/capture/), and the
+ * huge-page hint for large arrays (tp_hint_huge).
  */
 #include "common/common.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Atomic (relaxed) because outputs are written by several threads at once (--jobs); the
  * fault hook itself is used by single-threaded tests only. */
@@ -82,3 +85,19 @@ char *tp_strdup(const char *s)
 }
 
 void tp_free(void *p) { free(p); }
+
+void tp_hint_huge(void *p, size_t n)
+{
+#ifdef MADV_HUGEPAGE
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	if (!p || n < ((size_t)8 << 20))
+		return;
+	uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+	uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
+	if (e > b)
+		madvise((void *)b, e - b, MADV_HUGEPAGE); /* a hint: its failure changes nothing */
+#else
+	(void)p;
+	(void)n;
+#endif
+}
