@@ -8,6 +8,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#if defined(__GLIBC__)
+#include <malloc.h> /* malloc_usable_size */
+#endif
 #include <string.h>
 #include <sys/mman.h>
 
@@ -86,18 +89,21 @@ char *tp_strdup(const char *s)
 
 void tp_free(void *p) { free(p); }
 
-void tp_hint_huge(void *p, size_t n)
+void tp_hint_huge(void *p)
 {
-#ifdef MADV_HUGEPAGE
-	const uintptr_t huge = (uintptr_t)2 << 20;
-	if (!p || n < ((size_t)8 << 20))
+#if defined(MADV_HUGEPAGE) && defined(__GLIBC__)
+	size_t n = p ? malloc_usable_size(p) : 0;
+	if (n < ((size_t)8 << 20))
 		return;
-	uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-	uintptr_t e = ((uintptr_t)p + n) & ~(huge - 1);
-	if (e > b)
-		madvise((void *)b, e - b, MADV_HUGEPAGE); /* a hint: its failure changes nothing */
+	/* The whole block, page-rounded: glibc serves a block this large from a mapping of its
+	 * own that starts in p's page and ends in the page holding p + n, so the advice covers
+	 * the whole mapping. A sub-range would split it in two, and realloc can then no longer
+	 * move or grow the block with mremap: it copies it, with old and new copies resident
+	 * at once. */
+	uintptr_t b = (uintptr_t)p & ~(uintptr_t)4095;
+	uintptr_t e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
+	madvise((void *)b, e - b, MADV_HUGEPAGE); /* a hint: its failure changes nothing */
 #else
 	(void)p;
-	(void)n;
 #endif
 }

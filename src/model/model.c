@@ -256,7 +256,7 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 		return TP_ENOMEM;
 	}
 	/* Readers reserve a whole PMU block and then push into all of it. */
-	tp_hint_huge(s + t->count, n * sizeof *s);
+	tp_hint_huge(s);
 	t->slices = s;
 	t->cap = need;
 	return TP_OK;
