@@ -262,6 +262,18 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 	return TP_OK;
 }
 
+void tp_track_fit(struct tp_profile *p, int track)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (t->cap <= t->count || t->count == 0)
+		return;
+	struct tp_slice *s = tp_realloc(t->slices, t->count * sizeof *s);
+	if (s) {
+		t->slices = s;
+		t->cap = t->count;
+	}
+}
+
 struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 {
 	struct tp_track *t = &p->tracks[track];
