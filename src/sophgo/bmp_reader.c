@@ -537,7 +537,7 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
  * PMU_DROP_BYTES. (Checking the whole block first and decoding it afterwards read every page
  * twice and, since the check released what it read, mapped it twice.) */
 #define PMU_WINDOW_BYTES ((size_t)256 << 10)
-#define PMU_DROP_BYTES ((size_t)4 << 20)
+#define PMU_DROP_BYTES ((size_t)2 << 20)
 
 /* Records per window for records of `rec` bytes (at least 1). */
 static size_t pmu_window(size_t rec)
