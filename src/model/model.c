@@ -255,9 +255,23 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
+	/* Readers reserve a whole PMU block and then push into all of it. */
+	tp_hint_huge(s);
 	t->slices = s;
 	t->cap = need;
 	return TP_OK;
+}
+
+void tp_track_fit(struct tp_profile *p, int track)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (t->cap <= t->count || t->count == 0)
+		return;
+	struct tp_slice *s = tp_realloc(t->slices, t->count * sizeof *s);
+	if (s) {
+		t->slices = s;
+		t->cap = t->count;
+	}
 }
 
 struct tp_slice *tp_track_push(struct tp_profile *p, int track)
@@ -752,12 +766,16 @@ static int side_put(struct tp_profile *p, void **arr, size_t *n, size_t *cap, si
 }
 
 /* Stores l as layer i, whose record (zeroed for a new layer) tells which side entries it
- * has; the side tables are only touched when an entry is needed or goes away. */
-static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l)
+ * has; the side tables are only touched when an entry is needed or goes away. `fresh`: i is
+ * a new layer, whose record is known to be zero and is not read: a read before the first
+ * write of a calloc'd page maps the shared zero page, and the write then takes a second
+ * fault whose TLB flush interrupts every other thread of the process (4.5 % of a g1m
+ * conversion's CPU). */
+static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l, int fresh)
 {
 	struct tp_layer_table *t = &p->layer_tab;
 	struct tp_layer_rec *dst = rec_at(t, i), r;
-	unsigned old = dst->bits;
+	unsigned old = fresh ? 0 : dst->bits;
 	uint32_t ix = (uint32_t)i;
 	if (rec_pack(l, &r)) {
 		if (l->num_tensors) {
@@ -810,7 +828,7 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 		}
 		t->num_chunks++;
 	}
-	if (layer_store(p, i, l) != TP_OK)
+	if (layer_store(p, i, l, 1) != TP_OK)
 		return -1;
 	p->num_layers = i + 1;
 	return (int)i;
@@ -820,7 +838,7 @@ int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *
 {
 	if (i >= p->num_layers)
 		return TP_ERANGE;
-	return layer_store(p, i, l);
+	return layer_store(p, i, l, 0);
 }
 
 const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out)
@@ -978,7 +996,7 @@ int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_
 	struct tp_layer l;
 	tp_profile_layer(p, i, &l);
 	touch_layer(&l, begin, end, tiu, cmd_id);
-	return layer_store(p, i, &l);
+	return layer_store(p, i, &l, 0);
 }
 
 size_t tp_profile_layer_bytes(const struct tp_profile *p)

@@ -561,6 +561,9 @@ int tp_profile_find_track(const struct tp_profile *p, int32_t device, int32_t co
 /* Reserves room for n more slices on a track (readers that know counts call this so the
  * array is allocated once). TP_OK / TP_ENOMEM. */
 int tp_track_reserve(struct tp_profile *p, int track, size_t n);
+/* Gives back the room reserved past the track's last slice (for a reader that reserved by an
+ * estimate). Never fails: if the allocator refuses, the array stays as it is. */
+void tp_track_fit(struct tp_profile *p, int track);
 /* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
  * pointer is valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);

@@ -47,6 +47,7 @@
 
 #define NAME_CACHE 32768
 
+
 struct name_slot {
 	uint32_t name, type;
 	uint8_t set;
@@ -531,24 +532,69 @@ static void fill_cmd(struct rd *r, struct core_cmds *cc, int engine, int t, size
 /* PMU blocks -> raw slices.                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Number of valid records: BM1688/CV184X pre-fill with 0, the legacy arches with 0xFF (§4.5;
- * chip->pmu_fill), and the runtime writes only the valid prefix. `at` is the byte offset of
- * the start word (the end word follows it). Releases the pages it read, so the check does not
- * keep a multi-GB block resident. */
-static size_t valid_prefix(const struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
-                           size_t rec, size_t at)
+/* PMU blocks are read a window at a time: the window's records are checked (valid_end), then
+ * decoded while they are still in the cache, and the pages read are released every
+ * PMU_DROP_BYTES. (Checking the whole block first and decoding it afterwards read every page
+ * twice and, since the check released what it read, mapped it twice.) */
+#define PMU_WINDOW_BYTES ((size_t)256 << 10)
+#define PMU_DROP_BYTES ((size_t)2 << 20)
+
+/* Records per window for records of `rec` bytes (at least 1). */
+static size_t pmu_window(size_t rec)
+{
+	return rec < PMU_WINDOW_BYTES ? PMU_WINDOW_BYTES / rec : 1;
+}
+
+/* The first record in [from, to) that is not valid, or `to`: BM1688/CV184X pre-fill with 0,
+ * the legacy arches with 0xFF (§4.5; chip->pmu_fill), and the runtime writes only the valid
+ * prefix, so the block's records end at the first one whose start or end word is the fill.
+ * `at` is the byte offset of the start word (the end word follows it). */
+static size_t valid_end(const struct rd *r, const uint8_t *base, size_t rec, size_t at,
+                        size_t from, size_t to)
 {
 	uint32_t bad = r->chip->pmu_fill;
-	const uint8_t *p = f->data + sp->off;
-	size_t n = sp->len / rec;
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *q = p + i * rec + at;
+	for (size_t i = from; i < to; i++) {
+		const uint8_t *q = base + i * rec + at;
 		if (tp_le32(q) == bad || tp_le32(q + 4) == bad)
 			return i;
-		if ((i & 0x3FFF) == 0x3FFF)
-			drop_pages(f, sp->off, sp->off + i * rec);
 	}
-	return n;
+	return to;
+}
+
+/* Room on track t for `more` slices of a PMU block that has `left` records from here on
+ * (valid or not). The whole rest of the block when that is under PMU_RESERVE_ALL bytes of
+ * slices, so the array is allocated once (and in huge pages: tp_hint_huge); past that by
+ * doubling what the track holds, so a block of many GB whose records end early does not
+ * reserve (even address space only) for its fill. The reader calls tp_track_fit once the
+ * block is read. TP_OK / TP_ENOMEM (reported). */
+#define PMU_RESERVE_ALL ((size_t)1 << 30)
+
+static int pmu_room(struct rd *r, int t, size_t more, size_t left)
+{
+	const struct tp_track *tr = &r->p->tracks[t];
+	if (tr->cap - tr->count >= more)
+		return TP_OK;
+	size_t want = left;
+	if (left > PMU_RESERVE_ALL / sizeof(struct tp_slice)) {
+		want = tr->count > more ? tr->count : more;
+		if (want > left)
+			want = left;
+		if (want < more)
+			want = more;
+	}
+	return tp_track_reserve(r->p, t, want) == TP_OK ? TP_OK : nomem(r);
+}
+
+/* Releases the pages of PMU block sp read so far (records [0, upto) of `rec` bytes) once
+ * PMU_DROP_BYTES more have been read. *dropped: bytes released. */
+static void pmu_drop(const struct tp_file *f, const struct bmp_span *sp, size_t rec, size_t upto,
+                     size_t *dropped)
+{
+	size_t b = upto * rec;
+	if (b > *dropped && b - *dropped >= PMU_DROP_BYTES) {
+		drop_pages(f, sp->off, sp->off + b);
+		*dropped = b;
+	}
 }
 
 /* Turns the raw 32-bit counter values left in start_ns/end_ns of slices [first, count) into
@@ -605,55 +651,87 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	const uint8_t *base = f->data + sp->off;
 	const size_t rs = r->chip->tiu_pmu_bytes;
 	const int id_first = r->chip->tiu_pmu_id_first;
-	size_t n = sp->len / rs;
-	size_t nv = valid_prefix(r, f, sp, rs, id_first ? 8 : 0);
-	RSTATS(r)->records_read += n;
-	RSTATS(r)->records_dropped += n - nv;
+	size_t n = sp->len / rs, nv = n, win = pmu_window(rs), dropped = 0;
 	*first = r->p->tracks[t].count;
-	if (tp_track_reserve(r->p, t, nv) != TP_OK)
-		return nomem(r);
 	struct bmp_unwrap u = {.width = r->chip->tiu_id_bits};
-	size_t i0 = 0;
-	uint64_t reported = 0;
-	if (r->perfai && nv > 0) {
-		/* §9.2 step 4: a leading system.send_msg record is dropped. */
-		struct bmp_tiu_rec rec;
-		struct bmp_cmd c;
-		if (id_first)
-			bmp_tiu_decode_id_first(base, &rec);
-		else
-			bmp_tiu_decode(base, &rec);
-		if (cc->have[BMP_ENG_TIU] && bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) &&
-		    c.op == 15 && c.sub == 8) {
-			bmp_unwrap_next(&u, rec.inst_id);
-			i0 = 1;
-			RSTATS(r)->records_dropped++;
+	uint64_t dropped_recs = 0;
+	for (size_t w = 0; w < nv; w += win) {
+		size_t we = n - w < win ? n : w + win;
+		size_t j = valid_end(r, base, rs, id_first ? 8 : 0, w, we);
+		if (j < we)
+			nv = j; /* the last window */
+		if (pmu_room(r, t, j - w, n - w) != TP_OK)
+			return TP_ENOMEM;
+		size_t i = w;
+		if (w == 0 && r->perfai && j > 0) {
+			/* §9.2 step 4: a leading system.send_msg record is dropped. */
+			struct bmp_tiu_rec rec;
+			struct bmp_cmd c;
+			if (id_first)
+				bmp_tiu_decode_id_first(base, &rec);
+			else
+				bmp_tiu_decode(base, &rec);
+			if (cc->have[BMP_ENG_TIU] &&
+			    bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) && c.op == 15 &&
+			    c.sub == 8) {
+				bmp_unwrap_next(&u, rec.inst_id);
+				i = 1;
+				dropped_recs++;
+			}
 		}
-	}
-	for (size_t i = i0; i < nv; i++) {
-		struct bmp_tiu_rec rec;
-		if (id_first)
-			bmp_tiu_decode_id_first(base + i * rs, &rec);
-		else
-			bmp_tiu_decode(base + i * rs, &rec);
-		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
-		struct tp_slice *s = tp_track_push(r->p, t);
-		struct tp_track *tr = &r->p->tracks[t];
-		s->cmd_id = (uint32_t)(id + 1);
-		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		tp_slice_set_end(r->p, tr, s, rec.end);
-		if ((i & 0xFFFF) == 0xFFFF) {
-			drop_pages(f, sp->off, sp->off + i * rs);
-			iter_progress(r, (uint64_t)0x10000 * rs);
-			reported += (uint64_t)0x10000 * rs;
+		for (; i < j; i++) {
+			struct bmp_tiu_rec rec;
+			if (id_first)
+				bmp_tiu_decode_id_first(base + i * rs, &rec);
+			else
+				bmp_tiu_decode(base + i * rs, &rec);
+			uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
+			struct tp_slice *s = tp_track_push(r->p, t);
+			struct tp_track *tr = &r->p->tracks[t];
+			s->cmd_id = (uint32_t)(id + 1);
+			s->start_ns = rec.start; /* raw counter values until unwrap_times */
+			tp_slice_set_end(r->p, tr, s, rec.end);
 		}
+		size_t before = dropped;
+		pmu_drop(f, sp, rs, j, &dropped);
+		iter_progress(r, dropped - before);
 	}
-	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
+	tp_track_fit(r->p, t);
+	RSTATS(r)->records_read += n;
+	RSTATS(r)->records_dropped += n - nv + dropped_recs;
+	iter_progress(r, sp->len - dropped);
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
 		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
 		                (unsigned long long)u.wraps, u.width);
 	drop_pages(f, sp->off, sp->off + sp->len);
+	return TP_OK;
+}
+
+/* Grows core k's GDMA PMU counters (detail only) to hold at least `need` records of a block
+ * of `n`, by doubling (never past n). TP_OK / TP_ENOMEM (reported). */
+static int gd_room(struct rd *r, unsigned k, size_t need, size_t n)
+{
+	if (need <= r->gd_cap[k])
+		return TP_OK;
+	size_t want = r->gd_cap[k] * 2;
+	if (want > n)
+		want = n;
+	if (want < need)
+		want = need;
+	int counted_xact = r->arch == TP_ARCH_CV184X;
+	uint64_t *g = tp_realloc(r->gd_gmem[k], want * sizeof *g);
+	if (g)
+		r->gd_gmem[k] = g;
+	uint64_t *l = g ? tp_realloc(r->gd_lmem[k], want * sizeof *l) : NULL;
+	if (l)
+		r->gd_lmem[k] = l;
+	uint64_t *x = l && counted_xact ? tp_realloc(r->gd_xact[k], want * sizeof *x) : NULL;
+	if (x)
+		r->gd_xact[k] = x;
+	if (!g || !l || (counted_xact && !x))
+		return nomem(r);
+	r->gd_cap[k] = want;
 	return TP_OK;
 }
 
@@ -663,68 +741,61 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 	int t = r->gdma_track[core];
 	size_t rs = r->chip->gdma_pmu_bytes;
 	const uint8_t *base = f->data + sp->off;
-	size_t n = sp->len / rs;
-	size_t nv = valid_prefix(r, f, sp, rs, 0);
-	RSTATS(r)->records_read += n;
-	RSTATS(r)->records_dropped += n - nv;
+	size_t n = sp->len / rs, nv = n, win = pmu_window(rs), dropped = 0;
 	*first = r->p->tracks[t].count;
-	if (tp_track_reserve(r->p, t, nv) != TP_OK)
-		return nomem(r);
 	unsigned width = r->chip->gdma_id_bits;
 	struct bmp_unwrap u = {.width = width};
-	int counted_xact = r->arch == TP_ARCH_CV184X;
-	if (r->detail && r->dec && nv > r->gd_cap[core]) {
-		uint64_t *g = tp_realloc(r->gd_gmem[core], nv * sizeof *g);
-		if (g)
-			r->gd_gmem[core] = g;
-		uint64_t *l = g ? tp_realloc(r->gd_lmem[core], nv * sizeof *l) : NULL;
-		if (l)
-			r->gd_lmem[core] = l;
-		uint64_t *x = l && counted_xact ? tp_realloc(r->gd_xact[core], nv * sizeof *x) : NULL;
-		if (x)
-			r->gd_xact[core] = x;
-		if (!g || !l || (counted_xact && !x))
-			return nomem(r);
-		r->gd_cap[core] = nv;
-	}
 	size_t nz = 0, z0 = 0, z1 = 0, zl = 0;
-	uint64_t reported = 0;
 	uint32_t wrap_top = (uint32_t)((1u << width) - 536u);
-	for (size_t i = 0; i < nv; i++) {
-		struct bmp_gdma_rec rec;
-		bmp_gdma_decode(r->arch, base + i * rs, &rec);
-		/* An id 0 that follows the top of the id range is a wrap of the 20-bit counter, not
-		 * the stale-record marker the §9.2 trimming looks for (only matters past 1 Mi
-		 * commands, which the reference cannot handle either). */
-		if (rec.inst_id == 0 && !(i > 0 && u.last > wrap_top)) {
-			if (nz == 0)
-				z0 = i;
-			else if (nz == 1)
-				z1 = i;
-			zl = i;
-			nz++;
+	for (size_t w = 0; w < nv; w += win) {
+		size_t we = n - w < win ? n : w + win;
+		size_t j = valid_end(r, base, rs, 0, w, we);
+		if (j < we)
+			nv = j; /* the last window */
+		if (pmu_room(r, t, j - w, n - w) != TP_OK)
+			return TP_ENOMEM;
+		if (r->detail && r->dec && gd_room(r, core, j, n) != TP_OK)
+			return TP_ENOMEM;
+		for (size_t i = w; i < j; i++) {
+			struct bmp_gdma_rec rec;
+			bmp_gdma_decode(r->arch, base + i * rs, &rec);
+			/* An id 0 that follows the top of the id range is a wrap of the 20-bit counter,
+			 * not the stale-record marker the §9.2 trimming looks for (only matters past 1 Mi
+			 * commands, which the reference cannot handle either). */
+			if (rec.inst_id == 0 && !(i > 0 && u.last > wrap_top)) {
+				if (nz == 0)
+					z0 = i;
+				else if (nz == 1)
+					z1 = i;
+				zl = i;
+				nz++;
+			}
+			uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
+			struct tp_slice *s = tp_track_push(r->p, t);
+			struct tp_track *tr = &r->p->tracks[t];
+			s->cmd_id = (uint32_t)(id + 1);
+			if (r->gd_gmem[core] && i < r->gd_cap[core]) {
+				r->gd_gmem[core][i] = rec.gmem;
+				r->gd_lmem[core][i] = rec.lmem;
+				if (r->gd_xact[core])
+					r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
+			}
+			/* Bytes and stall in one label lookup (the slice is new: label 0, all zero). */
+			struct tp_label lb = *tp_slice_label(tr, s);
+			lb.bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
+			lb.stall = rec.stall;
+			tp_slice_set_label(r->p, tr, s, &lb);
+			s->start_ns = rec.start; /* raw counter values until unwrap_times */
+			tp_slice_set_end(r->p, tr, s, rec.end);
 		}
-		uint64_t id = bmp_unwrap_next(&u, rec.inst_id);
-		struct tp_slice *s = tp_track_push(r->p, t);
-		struct tp_track *tr = &r->p->tracks[t];
-		s->cmd_id = (uint32_t)(id + 1);
-		tp_slice_set_bytes(r->p, tr, s, rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes);
-		if (r->gd_gmem[core] && i < r->gd_cap[core]) {
-			r->gd_gmem[core][i] = rec.gmem;
-			r->gd_lmem[core][i] = rec.lmem;
-			if (r->gd_xact[core])
-				r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
-		}
-		tp_slice_set_stall(r->p, tr, s, rec.stall);
-		s->start_ns = rec.start; /* raw counter values until unwrap_times */
-		tp_slice_set_end(r->p, tr, s, rec.end);
-		if ((i & 0x3FFF) == 0x3FFF) {
-			drop_pages(f, sp->off, sp->off + i * rs);
-			iter_progress(r, (uint64_t)0x4000 * rs);
-			reported += (uint64_t)0x4000 * rs;
-		}
+		size_t before = dropped;
+		pmu_drop(f, sp, rs, j, &dropped);
+		iter_progress(r, dropped - before);
 	}
-	iter_progress(r, sp->len > reported ? sp->len - reported : 0);
+	tp_track_fit(r->p, t);
+	RSTATS(r)->records_read += n;
+	RSTATS(r)->records_dropped += n - nv;
+	iter_progress(r, sp->len - dropped);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	if (r->perfai) {
 		size_t lo, hi;
@@ -968,13 +1039,36 @@ static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
  * descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
+/* A memo of label rewrites for fill_core and name_apply: a slice's new label is a function
+ * of its old label id (and, in fill_core, of the command's name key, kind, direction and
+ * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
+ * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
+ * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
+ * (a label equal to an interned one gets that one's id), so the profile is unchanged.
+ * Direct-mapped; `from` is the old id + 1 (0 = empty slot). */
+#define LABEL_MEMO 8192
+
+struct label_memo {
+	uint32_t from, to;
+	uint64_t tup;
+};
+
+static inline size_t memo_slot(uint32_t from, uint64_t tup)
+{
+	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
+}
+
 /* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
  * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
  * NAME_NONE) for name_discover, which interns the names in slice order afterwards. Touches only
  * core k's tracks and cc: safe on a worker thread. */
 static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const struct core_range *cr)
 {
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
@@ -985,12 +1079,26 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
 				tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			} else {
-				struct tp_label l = *tp_slice_label(tr, s);
-				l.name = c.key;
-				l.kind = c.kind;
-				l.dir = c.dir;
-				l.dtype = c.dtype;
-				tp_slice_set_label(r->p, tr, s, &l);
+				/* The new label depends only on the old one and these four fields. */
+				uint64_t tup = (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 |
+				               (uint64_t)c.dir << 8 | c.dtype;
+				struct label_memo *m =
+					memo ? &memo[memo_slot(s->label, tup)] : NULL;
+				if (m && m->from == s->label + 1 && m->tup == tup) {
+					s->label = m->to;
+				} else {
+					struct tp_label l = *tp_slice_label(tr, s);
+					l.name = c.key;
+					l.kind = c.kind;
+					l.dir = c.dir;
+					l.dtype = c.dtype;
+					uint32_t from = s->label;
+					if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+						m->from = from + 1;
+						m->tup = tup;
+						m->to = s->label;
+					}
+				}
 				s->dep_id = c.dep;
 				if (e == BMP_ENG_TIU && c.have_desc) {
 					struct tp_cost kc = {0};
@@ -1002,6 +1110,7 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 				drop_pages(&cc->f[e], 0, cc->cb[e].cur_off);
 		}
 	}
+	tp_free(memo);
 }
 
 /* The names core k's slices need, interned in the order fill_cmd interns them (TIU then
@@ -1049,13 +1158,22 @@ static void name_discover(struct rd *r, struct core_cmds *cc, unsigned k,
 static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
                        const uint32_t none[2])
 {
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
+			/* The new label depends only on the old one (the name cache is fixed now). */
+			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
+			if (m && m->from == s->label + 1) {
+				s->label = m->to;
+				continue;
+			}
 			struct tp_label l = *tp_slice_label(tr, s);
 			if (l.name == NAME_NONE) {
 				l.name = none[0];
@@ -1065,9 +1183,14 @@ static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
 				l.name = ns->name;
 				l.type = ns->type;
 			}
-			tp_slice_set_label(r->p, tr, s, &l);
+			uint32_t from = s->label;
+			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+				m->from = from + 1;
+				m->to = s->label;
+			}
 		}
 	}
+	tp_free(memo);
 }
 
 struct a2_par {
