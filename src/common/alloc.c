@@ -1,18 +1,13 @@
 /*
  * alloc.c — the one allocation wrapper. Owns the process-wide fault-injection counter used by
- * tests to make the Nth allocation fail (the only global state outside src/capture/), and the
- * huge-page hint for large arrays (tp_hint_huge).
+ * tests to make the Nth allocation fail (the only global state outside src/capture/).
  */
 #include "common/common.h"
 
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
-#if defined(__GLIBC__)
-#include <malloc.h> /* malloc_usable_size */
-#endif
 #include <string.h>
-#include <sys/mman.h>
 
 /* Atomic (relaxed) because outputs are written by several threads at once (--jobs); the
  * fault hook itself is used by single-threaded tests only. */
@@ -88,22 +83,3 @@ char *tp_strdup(const char *s)
 }
 
 void tp_free(void *p) { free(p); }
-
-void tp_hint_huge(void *p)
-{
-#if defined(MADV_HUGEPAGE) && defined(__GLIBC__)
-	size_t n = p ? malloc_usable_size(p) : 0;
-	if (n < ((size_t)8 << 20))
-		return;
-	/* The whole block, page-rounded: glibc serves a block this large from a mapping of its
-	 * own that starts in p's page and ends in the page holding p + n, so the advice covers
-	 * the whole mapping. A sub-range would split it in two, and realloc can then no longer
-	 * move or grow the block with mremap: it copies it, with old and new copies resident
-	 * at once. */
-	uintptr_t b = (uintptr_t)p & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)p + n + 4095) & ~(uintptr_t)4095;
-	madvise((void *)b, e - b, MADV_HUGEPAGE); /* a hint: its failure changes nothing */
-#else
-	(void)p;
-#endif
-}

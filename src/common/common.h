@@ -81,14 +81,6 @@ void *tp_realloc(void *p, size_t n);
 void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
 char *tp_strdup(const char *s);
 void tp_free(void *p);
-/* A hint for a large heap block about to be filled front to back (p from tp_malloc /
- * tp_calloc / tp_realloc, still owned by the caller): when it has 8 MiB or more, its memory
- * may be backed by transparent huge pages (madvise MADV_HUGEPAGE on the block's own mapping,
- * where the system allows it; nothing otherwise). The caller that writes the whole block
- * keeps the same resident size and takes one page fault per 2 MiB instead of 512 (first
- * touches of fresh memory were the reader's largest kernel cost on the bench VM); the block
- * can still be grown in place by tp_realloc. Never fails. */
-void tp_hint_huge(void *p);
 
 /* Calls fn(arg, k) once for each k in [0, n), on up to `threads` threads (the caller is one of
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.

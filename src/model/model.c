@@ -255,8 +255,6 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n)
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
-	/* Readers reserve a whole PMU block and then push into all of it. */
-	tp_hint_huge(s);
 	t->slices = s;
 	t->cap = need;
 	return TP_OK;

@@ -563,7 +563,7 @@ static size_t valid_end(const struct rd *r, const uint8_t *base, size_t rec, siz
 
 /* Room on track t for `more` slices of a PMU block that has `left` records from here on
  * (valid or not). The whole rest of the block when that is under PMU_RESERVE_ALL bytes of
- * slices, so the array is allocated once (and in huge pages: tp_hint_huge); past that by
+ * slices, so the array is allocated once; past that by
  * doubling what the track holds, so a block of many GB whose records end early does not
  * reserve (even address space only) for its fill. The reader calls tp_track_fit once the
  * block is read. TP_OK / TP_ENOMEM (reported). */
