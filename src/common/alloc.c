@@ -5,7 +5,6 @@
 #include "common/common.h"
 
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
