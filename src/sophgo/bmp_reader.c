@@ -95,37 +95,19 @@ struct rd {
 struct core_job {
 	struct tp_diag d;
 	int rc;
-	struct tp_read_stats stats;
-	char **notes;
-	size_t nnotes, cap;
-	int oom;
+	struct sg_aside aside; /* its notes and statistics */
 };
 
 /* The statistics a reader (or a per-core copy of it) adds to. */
-#define RSTATS(r) ((r)->job ? &(r)->job->stats : &(r)->p->stats)
+#define RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
 
-/* tp_profile_note, or kept in the per-core job (same 1024-byte formatting). */
-static void rnote(struct rd *r, const char *fmt, ...)
+/* tp_profile_note, or kept in the per-core job. */
+__attribute__((format(printf, 2, 3))) static void rnote(struct rd *r, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	sg_vnote(r->p, r->job ? &r->job->aside : NULL, fmt, ap);
 	va_end(ap);
-	struct core_job *j = r->job;
-	if (!j) {
-		tp_profile_note(r->p, "%s", buf);
-		return;
-	}
-	char *c = tp_strdup(buf);
-	char **v = c ? tp_grow(j->notes, sizeof *v, j->nnotes + 1, &j->cap) : NULL;
-	if (!v) {
-		tp_free(c);
-		j->oom = 1;
-		return;
-	}
-	j->notes = v;
-	v[j->nnotes++] = c;
 }
 
 /* Counts `bytes` of the current iter file as read (progress line), from any thread. */
@@ -140,21 +122,7 @@ static void iter_progress(struct rd *r, uint64_t bytes)
 /* Adds a finished job's notes and statistics to the profile, and frees them. */
 static void job_merge(struct rd *r, struct core_job *j)
 {
-	for (size_t i = 0; i < j->nnotes; i++) {
-		tp_profile_note(r->p, "%s", j->notes[i]);
-		tp_free(j->notes[i]);
-	}
-	tp_free(j->notes);
-	j->notes = NULL;
-	j->nnotes = j->cap = 0;
-	struct tp_read_stats *a = &r->p->stats;
-	a->files_read += j->stats.files_read;
-	a->blocks_read += j->stats.blocks_read;
-	a->blocks_skipped += j->stats.blocks_skipped;
-	a->records_read += j->stats.records_read;
-	a->records_dropped += j->stats.records_dropped;
-	a->bytes_missing += j->stats.bytes_missing;
-	if (j->oom)
+	if (sg_aside_apply(r->p, &j->aside) != TP_OK)
 		r->p->oom = 1;
 }
 
@@ -1364,11 +1332,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
 out:
-	for (unsigned k = 0; job && k < nc; k++) {
-		for (size_t i = 0; i < job[k].nnotes; i++)
-			tp_free(job[k].notes[i]);
-		tp_free(job[k].notes);
-	}
+	for (unsigned k = 0; job && k < nc; k++)
+		sg_aside_free(&job[k].aside);
 	tp_free(job);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
 		core_cmds_free(&cc[k]);

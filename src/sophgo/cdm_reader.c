@@ -122,10 +122,8 @@ struct core_read {
 	               * first command kept in first[] (set_names), and core_names interns them */
 	int rc;
 	struct tp_diag d;
-	char **notes;
-	size_t nnotes, cap_notes;
-	int oom;
-	struct tp_read_stats stats;
+	struct sg_aside aside;    /* its notes and statistics */
+	int oom;                  /* first[] could not grow */
 	uint64_t id_wraps, ts_wraps, reordered;
 	uint8_t *seen;            /* keyed: bitmap of the name-cache keys met (owned) */
 	struct cdm_cmd *first;    /* keyed: each key's first command, in order of first use (owned) */
@@ -133,32 +131,17 @@ struct core_read {
 };
 
 /* The statistics a reader adds to: the core's while it is read, else the profile's. */
-#define RSTATS(r) ((r)->job ? &(r)->job->stats : &(r)->p->stats)
+#define RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
 
 static int nomem(struct rd *r) { return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir); }
 
-/* tp_profile_note, or kept in the core being read (the same 1024-byte formatting). */
+/* tp_profile_note, or kept in the core being read. */
 __attribute__((format(printf, 2, 3))) static void rnote(struct rd *r, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	sg_vnote(r->p, r->job ? &r->job->aside : NULL, fmt, ap);
 	va_end(ap);
-	struct core_read *j = r->job;
-	if (!j) {
-		tp_profile_note(r->p, "%s", buf);
-		return;
-	}
-	char *c = tp_strdup(buf);
-	char **v = c ? tp_grow(j->notes, sizeof *v, j->nnotes + 1, &j->cap_notes) : NULL;
-	if (!v) {
-		tp_free(c);
-		j->oom = 1;
-		return;
-	}
-	j->notes = v;
-	v[j->nnotes++] = c;
 }
 
 /* ---- directory ------------------------------------------------------------------------- */
@@ -831,9 +814,7 @@ static void core_close(struct core_read *cr)
 	if (cr->loaded)
 		tp_file_release(&cr->f);
 	tp_free(cr->path);
-	for (size_t i = 0; i < cr->nnotes; i++)
-		tp_free(cr->notes[i]);
-	tp_free(cr->notes);
+	sg_aside_free(&cr->aside);
 	tp_free(cr->seen);
 	tp_free(cr->first);
 	memset(cr, 0, sizeof *cr);
@@ -1107,16 +1088,7 @@ static int read_cores(struct rd *r)
 			r->job = NULL;
 			if (rc)
 				break;
-			struct tp_read_stats *st = &r->p->stats;
-			st->files_read += x->stats.files_read;
-			st->blocks_read += x->stats.blocks_read;
-			st->blocks_skipped += x->stats.blocks_skipped;
-			st->records_read += x->stats.records_read;
-			st->records_dropped += x->stats.records_dropped;
-			st->bytes_missing += x->stats.bytes_missing;
-			for (size_t i = 0; i < x->nnotes; i++)
-				tp_profile_note(r->p, "%s", x->notes[i]);
-			if (x->oom)
+			if (sg_aside_apply(r->p, &x->aside) != TP_OK || x->oom)
 				rc = nomem(r);
 			r->detail = x->detail; /* read_cdma's, as the last core file's */
 		}

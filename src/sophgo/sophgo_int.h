@@ -4,8 +4,9 @@
  * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile parser
  * (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of §9.2
  * (bmp_timeline.c); for cdm_profile_data the global.profile parser and block walk (cdm_file.c)
- * and the BM1690 descriptor-header decoder (cdm_hdr.c). Every entry point works on a memory
- * buffer, so tests and fuzzers need no files.
+ * and the BM1690 descriptor-header decoder (cdm_hdr.c); what both readers' per-core workers
+ * keep aside (sg_aside.c). Every entry point works on a memory buffer, so tests and fuzzers
+ * need no files.
  *
  * Nothing here owns global state. Structures that allocate say who frees them.
  */
@@ -762,5 +763,27 @@ struct cdm_pmu {
 };
 /* Decodes record `i` of span s inside data (the caller's file buffer). */
 void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r);
+
+/* ---------------------------------------------------------------------------------------- */
+/* What a reader's per-core worker keeps aside (sg_aside.c).                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The profile notes and read statistics of one core read on a worker thread, kept in order
+ * until the calling thread adds them to the profile in core order (sg_aside_apply), so the
+ * profile is the same for every thread count. Zero-initialised = empty. */
+struct sg_aside {
+	struct tp_read_stats stats;
+	char **notes; /* owned, in the order they were made */
+	size_t nnotes, cap;
+	int oom;      /* a note was lost to out of memory */
+};
+/* Formats a note (as tp_profile_note: at most 1023 bytes) into `a`, or straight into p when
+ * a is NULL. */
+void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+/* Adds a's notes (in order) and statistics to p and empties a. TP_OK, or TP_ENOMEM when a
+ * note had been lost. Calling thread only. */
+int sg_aside_apply(struct tp_profile *p, struct sg_aside *a);
+void sg_aside_free(struct sg_aside *a);
 
 #endif /* TP_SOPHGO_INT_H */
