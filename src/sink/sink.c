@@ -16,9 +16,9 @@
  * Owns: the plan (track list, names, lane stacks, flow edges) for one tp_sink_drive call; all
  * of it is freed before tp_sink_drive returns. Memory beyond the profile: O(tracks + layers +
  * dependency edges + counter windows), never O(output): an edge costs its flow id (1 byte
- * while ids stay below 255), its ends (2 bytes for most, see struct edge) and, when drawn, 2
- * more in its source track's list of outgoing flows (struct dtrack.out); a synthesised Layer
- * track keeps its layers' indexes in slice order (4 bytes a layer).
+ * while ids stay below 255) and its ends (2 bytes for most, see struct edge), edges in source
+ * order are walked, not stored, and a synthesised Layer track keeps its layers' indexes in
+ * slice order (4 bytes a layer).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -40,13 +40,6 @@ struct dtrack {
 	uint64_t base_id; /* slice ids are base_id + index + 1 */
 	int nested;
 	struct synth *syn; /* synthesised Layer track (t->slices is NULL; see dt_slice), or NULL */
-	/* Its slices' outgoing flows in slice order, written by assign_flow_ids as it gives
-	 * them ids and read back by deliver: per drawn flow, varints of the source index's
-	 * step from the previous entry's and of the flow id (2 bytes for most; walking the
-	 * edges in source order again was 6 % of the drive). */
-	uint8_t *out;
-	size_t nout, cap_out;
-	uint32_t out_last; /* source index of the last entry */
 };
 
 struct lane {
@@ -190,6 +183,7 @@ struct plan {
 	size_t nblk, cap_blk;
 	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
 	size_t *srcoff;
+	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
@@ -274,31 +268,43 @@ static const char *const kind_order_name[] = {"TIU", "GDMA", "SDMA", "CDMA", "MC
 /* Arguments                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Appends argument x (every field set: a writer may read any) unless the slice is full. */
-static inline void arg_put(struct tp_sink_slice *o, struct tp_sink_arg x)
+static struct tp_sink_arg *arg_slot(struct tp_sink_slice *o, const char *key, enum tp_arg_type t)
 {
-	if (o->num_args < TP_SINK_MAX_ARGS)
-		o->args[o->num_args++] = x;
+	if (o->num_args >= TP_SINK_MAX_ARGS)
+		return NULL;
+	struct tp_sink_arg *a = &o->args[o->num_args++];
+	*a = (struct tp_sink_arg){.key = key, .type = t};
+	return a;
 }
 
 static void arg_uint(struct tp_sink_slice *o, const char *key, uint64_t v)
 {
-	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_UINT, .i = (int64_t)v, .u = v});
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_UINT);
+	if (a) {
+		a->u = v;
+		a->i = (int64_t)v;
+	}
 }
 
 static void arg_int(struct tp_sink_slice *o, const char *key, int64_t v)
 {
-	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_INT, .i = v});
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_INT);
+	if (a)
+		a->i = v;
 }
 
 static void arg_real(struct tp_sink_slice *o, const char *key, double v)
 {
-	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_REAL, .d = v});
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_REAL);
+	if (a)
+		a->d = v;
 }
 
 static void arg_str(struct tp_sink_slice *o, const char *key, const char *v)
 {
-	arg_put(o, (struct tp_sink_arg){.key = key, .type = TP_ARG_STR, .s = v ? v : ""});
+	struct tp_sink_arg *a = arg_slot(o, key, TP_ARG_STR);
+	if (a)
+		a->s = v ? v : "";
 }
 
 /* Reference PerfAI rounds per-command bandwidth to 4 decimals (sophgo-analysis.md §2.3). */
@@ -668,7 +674,6 @@ static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *s
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 	pl->dts = n;
 	struct dtrack *dt = &pl->dts[pl->ndts++];
-	memset(dt, 0, sizeof *dt);
 	dt->t = t;
 	dt->model_track = model_track;
 	dt->first_lane = pl->ntracks;
@@ -1754,28 +1759,6 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 	return assign_flow_ids(pl, d);
 }
 
-/* Appends source slice src's flow `flow` to dtrack d's outgoing stream (struct dtrack.out);
- * the entries come in slice order. TP_OK / TP_ENOMEM. */
-static int out_put(struct dtrack *d, uint32_t src, uint32_t flow)
-{
-	if (d->cap_out - d->nout < 10) {
-		uint8_t *g = tp_grow(d->out, 1, d->nout + 10, &d->cap_out);
-		if (!g)
-			return TP_ENOMEM;
-		d->out = g;
-	}
-	uint32_t v[2] = {src - d->out_last, flow};
-	d->out_last = src;
-	for (int k = 0; k < 2; k++) {
-		while (v[k] >= 0x80) {
-			d->out[d->nout++] = (uint8_t)(v[k] | 0x80);
-			v[k] >>= 7;
-		}
-		d->out[d->nout++] = (uint8_t)v[k];
-	}
-	return TP_OK;
-}
-
 /* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
  * terminating_flow_ids event, after which the id may start another flow). Giving every flow
  * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
@@ -1838,7 +1821,6 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				uint64_t id = idset_take(&freed);
 				flow = (uint32_t)(id ? id : ++next);
 				if ((st = flow_set(pl, x->cur.e, flow)) ||
-				    (st = out_put(&pl->dts[dt], x->cur.src, flow)) ||
 				    (st = hpq_push(&busy,
 				                   &(struct hent){slice_ns(pl, pl->runs[x->cur.run].dst_dt,
 				                                           x->cur.dst),
@@ -1986,8 +1968,6 @@ static void plan_free(struct plan *pl)
 		tp_free(pl->lanes[l].ids);
 	}
 	tp_free(pl->tracks);
-	for (size_t i = 0; i < pl->ndts; i++)
-		tp_free(pl->dts[i].out);
 	tp_free(pl->dts);
 	tp_free(pl->der);
 	tp_free(pl->flow);
@@ -1997,6 +1977,7 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->blkmin);
 	tp_free(pl->srcruns);
 	tp_free(pl->srcoff);
+	srcit_free(&pl->dit);
 	tp_arena_free(&pl->arena);
 }
 
@@ -2022,14 +2003,15 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 		else
 			cat = kind_order_name[t->kind <= TP_TRACK_LAYER ? t->kind : 0];
 		lanes_reset(pl);
-		/* This track's outgoing flows in slice order (assign_flow_ids): the next starts
-		 * at slice out_src with id out_flow, read from out[pos]. */
-		size_t pos = 0;
-		uint32_t out_src = 0, out_flow = 0;
-		int have = dt->nout > 0;
-		if (have) {
-			out_src = uvarint_get(dt->out, &pos);
-			out_flow = uvarint_get(dt->out, &pos);
+		/* This track's outgoing edges in source order: oe is the next. */
+		struct pent oe = {0, 0, 0, 0};
+		int have = 0;
+		if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
+			have = srcit_start(pl, &pl->dit, (uint32_t)ti);
+			if (!have)
+				have = srcit_next(pl, &pl->dit, &oe);
+			if (have < 0)
+				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 		}
 		for (size_t k = 0; k < t->count; k++) {
 			int64_t end;
@@ -2058,14 +2040,13 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 			if (have_in && in_id == id && flow_get(pl, in_e) != EDGE_DROPPED)
 				ss->flow_in = flow_get(pl, in_e);
 			ss->num_flows_out = 0;
-			/* The entries are the drawn flows, at most TP_SINK_MAX_FLOWS a source. */
-			while (have && out_src == k) {
-				if (ss->num_flows_out < TP_SINK_MAX_FLOWS)
-					ss->flows_out[ss->num_flows_out++] = out_flow;
-				if ((have = pos < dt->nout)) {
-					out_src += uvarint_get(dt->out, &pos);
-					out_flow = uvarint_get(dt->out, &pos);
-				}
+			while (have > 0 && oe.src <= k) {
+				uint32_t f = flow_get(pl, oe.e);
+				if (oe.src == k && f != EDGE_DROPPED &&
+				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
+					ss->flows_out[ss->num_flows_out++] = f;
+				if ((have = srcit_next(pl, &pl->dit, &oe)) < 0)
+					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
