@@ -731,8 +731,8 @@ out:
 }
 
 /* Step 9: profiler-inserted sync commands at the head and tail of an engine's list. */
-/* Returns how many records it omitted. Touches only t: any thread. */
-static size_t omit_sys(struct tp_track *t)
+/* Returns how many records it omitted. Touches only t: any thread. (sophgo_int.h) */
+size_t cdm_omit_sys(struct tp_track *t)
 {
 	size_t lo = 0, hi = t->count;
 	while (lo < hi && tp_slice_kind(t, &t->slices[lo]) != TP_CMD_NORMAL)
@@ -1400,7 +1400,7 @@ static void track_par_one(void *v, size_t k)
 	struct tp_track *x = &p->tracks[k];
 	if (a->step == 2) {
 		finalize_track(p, x, a->zero);
-		a->omitted[k] = omit_sys(x);
+		a->omitted[k] = cdm_omit_sys(x);
 		return;
 	}
 	shift_track(p, (int)k, a->shift[k]);

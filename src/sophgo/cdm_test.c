@@ -325,6 +325,41 @@ static void test_read_small_oom(void **state)
 	assert_true(ok);
 }
 
+/* Step 9 drops the sys commands at both ends of a track after the commands were matched, so
+ * the TIU costs (one id per slice) must move with their slices. */
+static void test_omit_sys_keeps_costs(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int t = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 1000);
+	assert_true(t >= 0);
+	static const uint8_t kinds[6] = {TP_CMD_SYS_SEND, TP_CMD_SYS, TP_CMD_NORMAL, TP_CMD_SYS_WAIT,
+	                                 TP_CMD_NORMAL, TP_CMD_SYS};
+	for (int i = 0; i < 6; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		assert_non_null(s);
+		s->start_ns = 10 * i;
+		s->cmd_id = (uint32_t)i;
+		assert_int_equal(tp_slice_set_kind(p, &p->tracks[t], s, kinds[i]), TP_OK);
+	}
+	for (int i = 0; i < 6; i++) {
+		struct tp_cost c = {.alg_ops = 100u + (uint64_t)i, .uarch_ops = 7, .valid = 1};
+		assert_int_equal(tp_track_set_cost(p, t, (size_t)i, &c), TP_OK);
+	}
+	struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(cdm_omit_sys(tr), 3); /* two at the head, one at the tail */
+	assert_int_equal(tr->count, 3);
+	for (size_t k = 0; k < 3; k++) {
+		struct tp_cost c;
+		assert_int_equal(tp_track_get_cost(tr, k, &c), 1); /* valid */
+		assert_int_equal(tr->slices[k].cmd_id, k + 2);
+		assert_int_equal(c.alg_ops, 100 + k + 2);
+	}
+	assert_int_equal(cdm_omit_sys(tr), 0); /* nothing left to drop */
+	tp_profile_free(p);
+}
+
 /* ---- read_cores: the same profile for every thread count -------------------------------- */
 
 /* The ThreadSanitizer build (TP_TEST_TSAN=1) runs ~20x slower: smaller dumps there. */
@@ -470,6 +505,7 @@ int main(void)
 		cmocka_unit_test(test_walk_fixture),
 		cmocka_unit_test(test_read_small),      cmocka_unit_test(test_read_small_oom),
 		cmocka_unit_test(test_read_jobs_same),  cmocka_unit_test(test_read_jobs_first_error),
+		cmocka_unit_test(test_omit_sys_keeps_costs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

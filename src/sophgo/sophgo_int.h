@@ -763,6 +763,10 @@ struct cdm_pmu {
 };
 /* Decodes record `i` of span s inside data (the caller's file buffer). */
 void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r);
+/* §8.2 step 9 (cdm_reader.c): drops the profiler-inserted sys commands (kind other than
+ * TP_CMD_NORMAL) at the head and tail of track t; the per-slice costs follow their slices.
+ * Returns how many it dropped. Touches only t. */
+size_t cdm_omit_sys(struct tp_track *t);
 
 /* ---------------------------------------------------------------------------------------- */
 /* What a reader's per-core worker keeps aside (sg_aside.c).                                  */
