@@ -160,8 +160,8 @@ int main(int argc, char **argv)
 			bw = w < bw ? w : bw;
 			bc = c < bc ? c : bc;
 		}
-		printf("  %-40s wall %.3f s (%.2f GB/s)  cpu %.3f s (%.2f GB/s per core)%s\n", label[k],
-		       bw, gb / bw, bc, gb / bc, "");
+		printf("  %-40s wall %.3f s (%.2f GB/s)  cpu %.3f s (%.2f GB/s per core)\n", label[k],
+		       bw, gb / bw, bc, gb / bc);
 		if (k == 4)
 			printf("  (--jobs N = %d threads)\n", par);
 	}

@@ -9,23 +9,24 @@
  *     events omit track_uuid and carry the time since the previous event of the sequence;
  *   - event names, categories, annotation names and string values are interned per
  *     sequence (iids are global, each defined once per sequence since its clear);
- *   - END events are only {type, timestamp}; they are written before any BEGIN at the same
- *     timestamp (perfetto.md §3.3), and every track's events are in time order;
+ *   - END events are only {sequence id, type, timestamp}; they are written before any BEGIN
+ *     at the same timestamp (perfetto.md §3.3), and every track's events are in time order;
  *   - event packets carry no sequence_flags (event_head): 82 -> 78 raw bytes per slice on a
  *     generated 2 M-command dump; flow ids stay in the current fixed64 fields (put_flow);
- *   - in an event packet the track_event comes first and the timestamp delta last (protobuf
- *     field order is free): the bytes that change from packet to packet then sit together,
- *     which the compressor rewards (put_packet_parts);
+ *   - in an event packet the sequence id comes first, then the track_event (flow ids right
+ *     after its type), and the timestamp delta last (protobuf field order is free): the bytes
+ *     that change from packet to packet then sit together, which the compressor rewards
+ *     (put_packet_parts, pw_slice);
  *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
  *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
  *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk (and,
- *     when more chunks wait than there are workers, compresses the oldest waiting chunk
- *     itself: zpool_steal); chunks are written in order, so the bytes do not depend on the
- *     number of workers.
+ *     when more than two chunks per worker wait, compresses the oldest waiting chunk itself:
+ *     zpool_steal); chunks are written in order, so the bytes do not depend on the number
+ *     of workers.
  *
  * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
- * their chunk ring (SLOTS_PER_WORKER per worker), per-track state (open-slice stacks, O(depth)) and the
- * intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the number of slices
+ * their chunk ring (SLOTS_PER_WORKER per worker), per-track state (open-slice stacks,
+ * O(depth)) and the intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the number of slices
  * written or of distinct strings.
  */
 #include <libdeflate.h>

@@ -122,8 +122,7 @@ struct core_read {
 	               * first command kept in first[] (set_names), and core_names interns them */
 	int rc;
 	struct tp_diag d;
-	struct sg_aside aside;    /* its notes and statistics */
-	int oom;                  /* first[] could not grow */
+	struct sg_aside aside;    /* its notes and statistics (oom: also first[] could not grow) */
 	uint64_t id_wraps, ts_wraps, reordered;
 	uint8_t *seen;            /* keyed: bitmap of the name-cache keys met (owned) */
 	struct cdm_cmd *first;    /* keyed: each key's first command, in order of first use (owned) */
@@ -274,21 +273,42 @@ static int load(struct rd *r, const char *name, struct tp_file *f, char **path)
 
 /* ---- names ----------------------------------------------------------------------------- */
 
+/* The name-cache key of command c (NULL = none): every field its names depend on. */
+static uint32_t name_key(const struct cdm_cmd *c)
+{
+	if (!c || !c->known)
+		return 0;
+	return 1u | (uint32_t)(c->engine & 3u) << 1 | (uint32_t)(c->is_short & 1u) << 3 |
+	       (uint32_t)(c->op & 31u) << 4 | (uint32_t)(c->sub & 31u) << 9 |
+	       (uint32_t)(c->dir & 15u) << 14; /* < 2^NAME_CACHE_BITS */
+}
+
+/* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
+ * calling thread only. */
+static const uint32_t *cached_names(struct rd *r, uint32_t key, const struct cdm_cmd *c)
+{
+	uint32_t *e = r->cache[key];
+	if (!e[0]) {
+		const char *type, *name;
+		char buf[96];
+		struct cdm_cmd none = {0};
+		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
+		e[0] = tp_profile_str(r->p, name);
+		e[1] = tp_profile_str(r->p, type);
+	}
+	return e;
+}
+
 static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 {
-	uint32_t key = 0;
-	if (c && c->known)
-		key = 1u | (uint32_t)(c->engine & 3u) << 1 | (uint32_t)(c->is_short & 1u) << 3 |
-		      (uint32_t)(c->op & 31u) << 4 | (uint32_t)(c->sub & 31u) << 9 |
-		      (uint32_t)(c->dir & 15u) << 14;
-	key &= (1u << NAME_CACHE_BITS) - 1;
+	uint32_t key = name_key(c);
 	struct core_read *j = r->job;
 	if (j && j->keyed) {
 		/* Names later (core_names): the key stands in the label meanwhile. */
 		if (!(j->seen[key >> 3] & (1u << (key & 7)))) {
 			struct cdm_cmd *v = tp_grow(j->first, sizeof *v, j->nfirst + 1, &j->cap_first);
 			if (!v) {
-				j->oom = 1;
+				j->aside.oom = 1; /* read_cores reports it */
 				return;
 			}
 			j->first = v;
@@ -299,15 +319,7 @@ static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 		s->type = 0;
 		return;
 	}
-	uint32_t *e = r->cache[key];
-	if (!e[0]) {
-		const char *type, *name;
-		char buf[96];
-		struct cdm_cmd none = {0};
-		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
-		e[0] = tp_profile_str(r->p, name);
-		e[1] = tp_profile_str(r->p, type);
-	}
+	const uint32_t *e = cached_names(r, key, c);
 	s->name = e[0];
 	s->type = e[1];
 }
@@ -946,7 +958,7 @@ static int core_records(struct rd *r, struct core_read *cr)
 	if (!ci->have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
 		rnote(r, "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
 		         "with the others", r->cores[core]);
-	if (cr->keyed && cr->oom)
+	if (cr->aside.oom)
 		return nomem(r);
 	return TP_OK;
 }
@@ -955,13 +967,8 @@ static int core_records(struct rd *r, struct core_read *cr)
  * first use (the core's TIU, GDMA, SDMA records in order). Calling thread, core order. */
 static void core_names(struct rd *r, struct core_read *cr)
 {
-	for (size_t i = 0; i < cr->nfirst; i++) {
-		const struct cdm_cmd *c = &cr->first[i];
-		struct tp_label l = {0};
-		cr->keyed = 0; /* set_names' own path now */
-		set_names(r, &l, c);
-		cr->keyed = 1;
-	}
+	for (size_t i = 0; i < cr->nfirst; i++)
+		cached_names(r, name_key(&cr->first[i]), &cr->first[i]);
 }
 
 /* Gives a keyed core's slices their names (core_names interned them): each label of its
@@ -978,6 +985,8 @@ static int core_relabel(struct rd *r, struct core_read *cr)
 		uint32_t *map = tp_malloc((size_t)n * sizeof *map);
 		if (!map)
 			return TP_ENOMEM;
+		/* Every slice's label holds a key now (match gave each slice its command); labels
+		 * no slice uses any more (fill_track's, name 0) map to something unused. */
 		for (uint32_t i = 0; i < n; i++) {
 			struct tp_label l = tr->labels[i];
 			const uint32_t *names = r->cache[l.name & ((1u << NAME_CACHE_BITS) - 1)];
@@ -1088,7 +1097,7 @@ static int read_cores(struct rd *r)
 			r->job = NULL;
 			if (rc)
 				break;
-			if (sg_aside_apply(r->p, &x->aside) != TP_OK || x->oom)
+			if (sg_aside_apply(r->p, &x->aside) != TP_OK)
 				rc = nomem(r);
 			r->detail = x->detail; /* read_cdma's, as the last core file's */
 		}
@@ -1441,8 +1450,7 @@ static int align_all(struct rd *r)
 				continue;
 			int n = all_tracks_of(r, c, tr);
 			for (int i = 0; i < n; i++)
-				if (tr[i] >= 0)
-					a.shift[tr[i]] = r->ci[c].anchor - r->ci[ref].anchor;
+				a.shift[tr[i]] = r->ci[c].anchor - r->ci[ref].anchor;
 		}
 	/* Per track at once: the shift, then each track's first start and last end. */
 	a.step = 0;
@@ -1514,9 +1522,6 @@ static uint64_t working_cycles(const struct tp_track *t)
 	return n;
 }
 
-/* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
- * from its timeline and its direction labels, with one note per figure that differs from
- * tpuprof's own and why. Runs after finalize. */
 /* A core's passes over its slices for vendor_rows (working cycles per engine, the three
  * bandwidths), computed for every core at once: reads only. */
 struct vendor_pass {
@@ -1544,6 +1549,9 @@ static void vendor_par_one(void *arg, size_t c)
 	a->v[c].gbps[2] = vendor_gbps(r, c, CDM_SDMA, 0);
 }
 
+/* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
+ * from its timeline and its direction labels, with one note per figure that differs from
+ * tpuprof's own and why. Runs after finalize. */
 static int vendor_rows(struct rd *r)
 {
 	struct vendor_par a = {.r = r, .v = tp_calloc(r->ncores + 1, sizeof *a.v)};
