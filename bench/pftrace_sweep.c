@@ -4,15 +4,31 @@
  *
  * Reads an uncompressed Perfetto trace (trace_bench's perfetto-plain output, plain.pftrace),
  * cuts its packet stream into chunks of at most CHUNK bytes at packet boundaries, as the
- * writer does, and compresses every chunk on its own with libdeflate (zlib format) at each
- * LEVEL, one thread. Prints per (level, chunk): compressed bytes per slice (with the outer
- * packet header of each chunk, as in the file), compression CPU time (the best of REPEAT
- * runs: the machine is shared), MB/s of raw input and ns per slice.
+ * writer does, and compresses every chunk on its own (zlib format) at each LEVEL, one thread.
+ * Prints per (codec, level, chunk): compressed bytes per slice (with the outer packet header of
+ * each chunk, as in the file), compression CPU time (the best of REPEAT runs: the machine is
+ * shared), MB/s of raw input, ns per slice, and "unstable": how many times a timed run gave a
+ * chunk another compressed size than the first run did (0 for a deterministic codec).
+ * Codecs: libdeflate (the writer's, levels 1-12) and, when the build found Debian's
+ * libisal-dev, Intel's ISA-L igzip (levels 0-3), the fastest deflate encoder Debian ships, as
+ * the "faster codec" baseline: trace_processor reads only zlib-format `compressed_packets`,
+ * so any codec must still write deflate. igzip is not the writer's codec: it takes about half
+ * libdeflate level 1's CPU but misses 16 B/slice on the compact trace, and on this project's
+ * 2-vCPU VMs (Debian's 2.30) its output for the same chunk sometimes differs between
+ * compressor instances, threads and runs (in a few runs in a hundred; always valid deflate;
+ * the cause was not found), which would break the writer's promise of the same bytes for
+ * every --jobs (docs/trace-outputs.md). Every
+ * chunk a codec writes is inflated again by libdeflate and compared, untimed, before the
+ * timed runs: a row is only printed for a codec whose output round-trips.
  * Usage: pftrace_sweep PLAIN.pftrace SLICES|count [LEVELS [CHUNKS_KIB [REPEAT]]]
  *   SLICES: the divisor, or `count` = the SLICE_BEGIN events of the file;
- *   LEVELS, CHUNKS_KIB: comma lists (default 1,2,3,4,6 and 64,128,256,512,1024).
+ *   LEVELS: comma list, N = libdeflate level N, iN = igzip level N (default 1,2,3,i1,i3);
+ *   CHUNKS_KIB: comma list (default 64,128,256,512,1024).
  */
 #include <libdeflate.h>
+#ifdef TP_HAVE_ISAL
+#include <isa-l/igzip_lib.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,6 +128,94 @@ static size_t varint_size(uint64_t v)
 	return n;
 }
 
+/* One compressor of the sweep: libdeflate at a level, or igzip at a level. */
+struct codec {
+	const char *name;
+	int level;
+	struct libdeflate_compressor *z;
+	struct libdeflate_decompressor *check; /* the round-trip check */
+	int isal;
+#ifdef TP_HAVE_ISAL
+	struct isal_zstream *s; /* ~100 KiB: on the heap */
+	uint8_t *lvl_buf;       /* the level's work memory */
+	uint32_t lvl_size;
+#endif
+};
+
+/* Opens the codec a LEVELS entry names ("3" or "i3"); 0 = ok, else prints why not. */
+static int codec_open(struct codec *c, const char *spec)
+{
+	memset(c, 0, sizeof *c);
+	c->isal = spec[0] == 'i';
+	c->level = atoi(spec + c->isal);
+	c->name = c->isal ? "igzip" : "libdeflate";
+	if (!c->isal) {
+		if (!(c->check = libdeflate_alloc_decompressor()) ||
+		    !(c->z = libdeflate_alloc_compressor(c->level))) {
+			fprintf(stderr, "libdeflate level %d: no compressor\n", c->level);
+			return 1;
+		}
+		return 0;
+	}
+#ifdef TP_HAVE_ISAL
+	static const uint32_t sizes[ISAL_DEF_MAX_LEVEL + 1] = {
+	    ISAL_DEF_LVL0_DEFAULT, ISAL_DEF_LVL1_DEFAULT, ISAL_DEF_LVL2_DEFAULT,
+	    ISAL_DEF_LVL3_DEFAULT};
+	if (c->level < 0 || c->level > ISAL_DEF_MAX_LEVEL) {
+		fprintf(stderr, "igzip level %d: levels are 0-%d\n", c->level, ISAL_DEF_MAX_LEVEL);
+		return 1;
+	}
+	c->lvl_size = sizes[c->level];
+	if (!(c->check = libdeflate_alloc_decompressor()) || !(c->s = calloc(1, sizeof *c->s)) ||
+	    (c->lvl_size && !(c->lvl_buf = malloc(c->lvl_size)))) {
+		fprintf(stderr, "igzip level %d: out of memory\n", c->level);
+		return 1;
+	}
+	return 0;
+#else
+	printf("igzip level %d: SKIPPED: built without ISA-L (Debian package libisal-dev)\n",
+	       c->level);
+	return 1;
+#endif
+}
+
+/* Compresses [in, in+n) into out (cap bytes) as one zlib stream; its size, 0 on failure. */
+static size_t codec_run(struct codec *c, const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+	if (!c->isal)
+		return libdeflate_zlib_compress(c->z, in, n, out, cap);
+#ifdef TP_HAVE_ISAL
+	struct isal_zstream *s = c->s;
+	isal_deflate_stateless_init(s);
+	s->level = (uint32_t)c->level;
+	s->level_buf = c->lvl_buf;
+	s->level_buf_size = c->lvl_size;
+	s->gzip_flag = IGZIP_ZLIB;
+	s->next_in = (uint8_t *)(uintptr_t)in;
+	s->avail_in = (uint32_t)n;
+	s->next_out = out;
+	s->avail_out = (uint32_t)cap;
+	s->end_of_stream = 1;
+	s->flush = NO_FLUSH;
+	return isal_deflate_stateless(s) == COMP_OK && !s->avail_in ? s->total_out : 0;
+#else
+	(void)in, (void)n, (void)out, (void)cap;
+	return 0;
+#endif
+}
+
+static void codec_close(struct codec *c)
+{
+	if (c->z)
+		libdeflate_free_compressor(c->z);
+	if (c->check)
+		libdeflate_free_decompressor(c->check);
+#ifdef TP_HAVE_ISAL
+	free(c->s);
+	free(c->lvl_buf);
+#endif
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -150,32 +254,57 @@ int main(int argc, char **argv)
 		fprintf(stderr, "no slices\n");
 		return 2;
 	}
-	const char *levels = argc > 3 ? argv[3] : "1,2,3,4,6";
+	/* The biggest packet: a chunk holds at least one whole packet, so buffers fit it. */
+	size_t biggest = 0;
+	for (size_t pos = 0, n; pos < (size_t)sz; pos += n) {
+		if (!(n = record_len(data + pos, (size_t)sz - pos))) {
+			fprintf(stderr, "malformed record at 0x%zx\n", pos);
+			return 2;
+		}
+		if (n > biggest)
+			biggest = n;
+	}
+	const char *levels = argc > 3 ? argv[3] : "1,2,3,i1,i3";
 	const char *chunks = argc > 4 ? argv[4] : "64,128,256,512,1024";
 	int repeat = argc > 5 ? atoi(argv[5]) : 3;
 	printf("raw %ld bytes, %.0f slices, %.2f raw B/slice\n", sz, slices, (double)sz / slices);
-	printf("%5s %9s %10s %11s %9s %10s\n", "level", "chunk KiB", "B/slice", "cpu s", "MB/s",
-	       "ns/slice");
+	printf("%-10s %5s %9s %10s %11s %9s %10s %8s\n", "codec", "level", "chunk KiB", "B/slice",
+	       "cpu s", "MB/s", "ns/slice", "unstable");
 	char lv_list[256];
 	snprintf(lv_list, sizeof lv_list, "%s", levels);
 	for (char *ls = strtok(lv_list, ","); ls; ls = strtok(NULL, ",")) {
-		int level = atoi(ls);
-		struct libdeflate_compressor *z = libdeflate_alloc_compressor(level);
-		if (!z) {
-			fprintf(stderr, "level %d: no compressor\n", level);
+		struct codec cd;
+		if (codec_open(&cd, ls) != 0)
 			continue;
-		}
 		const char *c = chunks;
 		while (*c) {
 			size_t kib = (size_t)strtoul(c, (char **)&c, 10);
 			if (*c == ',')
 				c++;
-			size_t cap = kib * 1024, bound = libdeflate_zlib_compress_bound(z, cap) + 64;
-			uint8_t *out = malloc(bound);
+			size_t cap = kib * 1024, most = cap > biggest ? cap : biggest;
+			/* Stored blocks at worst (5 bytes per 64 KiB) plus either codec's headers. */
+			size_t bound = most + most / 8 + 4096;
+			uint8_t *out = malloc(bound), *back = malloc(most + 1);
+			/* Each chunk's compressed size in the check pass: a timed pass that gets
+			 * another size for the same chunk counts it as unstable (a codec whose
+			 * bytes are not a function of its input). */
+			size_t nchunks = (size_t)sz / (cap > 1 ? cap / 2 : 1) + 2, ci = 0, unstable = 0;
+			size_t *sizes = calloc(nchunks, sizeof *sizes);
+			if (!out || !back || !sizes) {
+				fprintf(stderr, "out of memory\n");
+				return 2;
+			}
 			double best = 1e30;
 			unsigned long long total = 0;
-			for (int r = 0; r < repeat; r++) {
+			/* r = -1: the untimed round-trip check of every chunk. */
+			for (int r = -1; r < repeat; r++) {
 				total = 0;
+				ci = 0;
+				/* Every pass on a fresh compressor (its own memory): the igzip differences
+				 * showed between instances. */
+				codec_close(&cd);
+				if (codec_open(&cd, ls) != 0)
+					return 2;
 				double t0 = cpu_now();
 				size_t pos = 0;
 				while (pos < (size_t)sz) {
@@ -189,24 +318,46 @@ int main(int argc, char **argv)
 						fprintf(stderr, "malformed record at 0x%zx\n", pos);
 						return 2;
 					}
-					size_t zn = libdeflate_zlib_compress(z, data + pos, end - pos,
-					                                     out, bound);
+					size_t zn = codec_run(&cd, data + pos, end - pos, out, bound);
+					if (!zn) {
+						fprintf(stderr, "%s: compression failed\n", cd.name);
+						return 2;
+					}
+					if (r < 0) {
+						size_t got = 0;
+						if (libdeflate_zlib_decompress(cd.check, out, zn, back, most,
+						                               &got) != LIBDEFLATE_SUCCESS ||
+						    got != end - pos || memcmp(back, data + pos, got)) {
+							fprintf(stderr, "%s: chunk at 0x%zx does not round-trip\n",
+							        cd.name, pos);
+							return 2;
+						}
+					}
+					if (ci < nchunks) {
+						if (r < 0)
+							sizes[ci] = zn;
+						else
+							unstable += sizes[ci] != zn;
+						ci++;
+					}
 					/* 0A len 92 03 zlen: the chunk's packet around it. */
 					size_t inner = 2 + varint_size(zn) + zn;
 					total += 1 + varint_size(inner) + inner;
 					pos = end;
 				}
 				double t = cpu_now() - t0;
-				if (t < best)
+				if (r >= 0 && t < best)
 					best = t;
 			}
 			free(out);
-			printf("%5d %9zu %10.2f %11.3f %9.0f %10.1f\n", level, kib,
-			       (double)total / slices, best, (double)sz / best / 1e6,
-			       best * 1e9 / slices);
+			free(back);
+			free(sizes);
+			printf("%-10s %5d %9zu %10.2f %11.3f %9.0f %10.1f %8zu\n", cd.name, cd.level,
+			       kib, (double)total / slices, best, (double)sz / best / 1e6,
+			       best * 1e9 / slices, unstable);
 			fflush(stdout);
 		}
-		libdeflate_free_compressor(z);
+		codec_close(&cd);
 	}
 	free(data);
 	return 0;

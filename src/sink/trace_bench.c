@@ -6,7 +6,8 @@
  * TIU/GDMA/SDMA on 4 cores, dependencies) or a bmprofile dump read before the clock starts.
  * Usage: trace_bench N|DUMP_DIR OUT_DIR WRITER...
  * WRITER: perfetto (compact args; compression on its own thread), perfetto-1t (compression
- * inline), perfetto-full (every reference arg), perfetto-plain (uncompressed), json, sqlite,
+ * inline), perfetto-full (every reference arg), perfetto-plain (uncompressed), perfetto-full-plain
+ * (every reference arg, uncompressed: full-plain.pftrace, for pftrace_sweep), json, sqlite,
  * drive (the sink driver with no writer: plan, lanes, flows, arguments), deflate (the
  * baseline: libdeflate level 1 alone over the uncompressed trace's bytes in the writer's
  * 256 KiB chunks, one thread; needs perfetto-plain earlier on the line; later rows print
@@ -199,14 +200,17 @@ run:
 		long long zbytes = -1;
 		if (!strncmp(w, "perfetto", 8)) {
 			const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
-			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain"), level,
-			                             !strcmp(w, "perfetto-full"), th ? atoi(th) : 0};
+			int full_plain = !strcmp(w, "perfetto-full-plain");
+			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain") || full_plain, level,
+			                             !strcmp(w, "perfetto-full") || full_plain,
+			                             th ? atoi(th) : 0};
 			if (!strcmp(w, "perfetto-1t"))
 				o.threads = 1;
-			path = tp_path_join(argv[2],
-			                    o.uncompressed ? "plain.pftrace" : "perfetto.pftrace");
+			path = tp_path_join(argv[2], full_plain      ? "full-plain.pftrace"
+			                             : o.uncompressed ? "plain.pftrace"
+			                                              : "perfetto.pftrace");
 			st = tp_perfetto_write(p, NULL, path, &o, &d);
-			if (o.uncompressed && !st) {
+			if (o.uncompressed && !full_plain && !st) {
 				tp_free(plain);
 				plain = tp_path_join(argv[2], "plain.pftrace");
 			}
