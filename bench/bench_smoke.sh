@@ -38,4 +38,24 @@ if [ -x "$b/textscan_bench" ]; then
   [ "$(grep -c 'GB/s per core' "$d/scan")" = 5 ] || { cat "$d/scan"; fail "textscan rows"; }
   if "$b/textscan_bench" "$d/nothing" 1 > /dev/null 2>&1; then fail "textscan of a missing file"; fi
 fi
+# The compression sweep over a generated dump's uncompressed traces (compact and full args):
+# one row per codec and level that round-trips, 0 unstable chunks for libdeflate, the slices
+# counted from the file.
+if [ -x "$b/src/sink/trace_bench" ] && [ -x "$b/pftrace_sweep" ]; then
+  "$b/src/sink/trace_bench" "$d/dump" "$d/tw" perfetto-plain perfetto-full-plain > "$d/tw.log" ||
+    { cat "$d/tw.log"; fail "trace_bench plain traces"; }
+  for f in plain full-plain; do
+    "$b/pftrace_sweep" "$d/tw/$f.pftrace" count 1,i1 64 1 > "$d/sweep" 2>&1 ||
+      { cat "$d/sweep"; fail "pftrace_sweep $f"; }
+    awk '$1 == "libdeflate" && $2 == 1 && $3 == 64 && $4 > 0 && $NF == 0 { ok = 1 } END { exit !ok }' \
+      "$d/sweep" || { cat "$d/sweep"; fail "pftrace_sweep $f: libdeflate row"; }
+    grep -Eq '^igzip +1 +64 |^igzip level 1: SKIPPED' "$d/sweep" ||
+      { cat "$d/sweep"; fail "pftrace_sweep $f: igzip row or SKIPPED"; }
+    slices=$(awk '/^raw/ { print $4 }' "$d/sweep")
+    [ "$slices" -gt 2000 ] || { cat "$d/sweep"; fail "pftrace_sweep $f: $slices slices"; }
+  done
+  if "$b/pftrace_sweep" "$d/dump/global.profile" count 1 64 1 > /dev/null 2>&1; then
+    fail "pftrace_sweep of a file that is not a trace"
+  fi
+fi
 echo "bench_smoke: ok"

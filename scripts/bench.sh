@@ -469,13 +469,16 @@ for s in $sizes; do
   [ -x "$build/src/sink/trace_bench" ] && [ -d "$data/gen-$s" ] || continue
   echo "== gen-$s trace writers in process (trace_bench)"
   "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
-    perfetto perfetto-1t perfetto-full json
-  # The compression level / chunk size sweep over the same raw packet stream (bench/
-  # pftrace_sweep.c: B/slice and compression CPU per level and chunk, one thread; the
-  # writer's default is level 1, 256 KiB chunks).
+    perfetto perfetto-1t perfetto-full json perfetto-full-plain
+  # The compression level / chunk size sweep over the same raw packet streams (bench/
+  # pftrace_sweep.c: B/slice and compression CPU per codec, level and chunk, one thread; the
+  # writer's default is libdeflate level 1, 256 KiB chunks). igzip (ISA-L) rows are the
+  # "faster codec" baseline; "unstable" counts chunks whose size changed between passes.
   if [ -x "$build/pftrace_sweep" ] && [ -f "$data/out/tw-$s/plain.pftrace" ]; then
-    echo "== gen-$s perfetto compression sweep (pftrace_sweep)"
-    "$build/pftrace_sweep" "$data/out/tw-$s/plain.pftrace" count 1,2,3 128,256,512 2
+    echo "== gen-$s perfetto compression sweep, compact args (pftrace_sweep)"
+    "$build/pftrace_sweep" "$data/out/tw-$s/plain.pftrace" count 1,2,3,i1,i2,i3 128,256,512 2
+    echo "== gen-$s perfetto compression sweep, full args, the CLI default (pftrace_sweep)"
+    "$build/pftrace_sweep" "$data/out/tw-$s/full-plain.pftrace" count 1,2,i1,i3 256 2
   fi
   rm -rf "$data/out/tw-$s"
 done
