@@ -26,8 +26,8 @@
  *
  * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
  * their chunk ring (SLOTS_PER_WORKER per worker), per-track state (open-slice stacks,
- * O(depth)) and the intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the number of slices
- * written or of distinct strings.
+ * O(depth)) and the intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the
+ * number of slices written or of distinct strings.
  */
 #include <libdeflate.h>
 #include <pthread.h>

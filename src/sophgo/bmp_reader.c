@@ -47,7 +47,6 @@
 
 #define NAME_CACHE 32768
 
-
 struct name_slot {
 	uint32_t name, type;
 	uint8_t set;
@@ -553,16 +552,30 @@ static int pmu_room(struct rd *r, int t, size_t more, size_t left)
 	return tp_track_reserve(r->p, t, want) == TP_OK ? TP_OK : nomem(r);
 }
 
-/* Releases the pages of PMU block sp read so far (records [0, upto) of `rec` bytes) once
- * PMU_DROP_BYTES more have been read. *dropped: bytes released. */
-static void pmu_drop(const struct tp_file *f, const struct bmp_span *sp, size_t rec, size_t upto,
-                     size_t *dropped)
+/* One window of PMU block sp read (records [0, upto) of `rec` bytes so far): once
+ * PMU_DROP_BYTES more have been read, releases their pages and counts them as read (progress
+ * line). *dropped: bytes released. */
+static void pmu_window_done(struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                            size_t rec, size_t upto, size_t *dropped)
 {
 	size_t b = upto * rec;
 	if (b > *dropped && b - *dropped >= PMU_DROP_BYTES) {
 		drop_pages(f, sp->off, sp->off + b);
+		iter_progress(r, b - *dropped);
 		*dropped = b;
 	}
+}
+
+/* PMU block sp of n records read onto track t: gives back the room reserved past its slices,
+ * counts the n records read and `lost` of them dropped, and the rest of the block's bytes as
+ * read (`dropped` of them were counted window by window). */
+static void pmu_block_done(struct rd *r, int t, const struct bmp_span *sp, size_t n, uint64_t lost,
+                           size_t dropped)
+{
+	tp_track_fit(r->p, t);
+	RSTATS(r)->records_read += n;
+	RSTATS(r)->records_dropped += lost;
+	iter_progress(r, sp->len - dropped);
 }
 
 /* Turns the raw 32-bit counter values left in start_ns/end_ns of slices [first, count) into
@@ -660,14 +673,9 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 			s->start_ns = rec.start; /* raw counter values until unwrap_times */
 			tp_slice_set_end(r->p, tr, s, rec.end);
 		}
-		size_t before = dropped;
-		pmu_drop(f, sp, rs, j, &dropped);
-		iter_progress(r, dropped - before);
+		pmu_window_done(r, f, sp, rs, j, &dropped);
 	}
-	tp_track_fit(r->p, t);
-	RSTATS(r)->records_read += n;
-	RSTATS(r)->records_dropped += n - nv + dropped_recs;
-	iter_progress(r, sp->len - dropped);
+	pmu_block_done(r, t, sp, n, n - nv + dropped_recs, dropped);
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
 		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
@@ -756,14 +764,9 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			s->start_ns = rec.start; /* raw counter values until unwrap_times */
 			tp_slice_set_end(r->p, tr, s, rec.end);
 		}
-		size_t before = dropped;
-		pmu_drop(f, sp, rs, j, &dropped);
-		iter_progress(r, dropped - before);
+		pmu_window_done(r, f, sp, rs, j, &dropped);
 	}
-	tp_track_fit(r->p, t);
-	RSTATS(r)->records_read += n;
-	RSTATS(r)->records_dropped += n - nv;
-	iter_progress(r, sp->len - dropped);
+	pmu_block_done(r, t, sp, n, n - nv, dropped);
 	drop_pages(f, sp->off, sp->off + sp->len);
 	if (r->perfai) {
 		size_t lo, hi;
