@@ -1477,8 +1477,22 @@ int64_t tp_cycles_to_ns_exact(uint64_t cycles, double mhz)
 		return 0;
 	/* ns = floor(cycles × 10^6 / kHz) in integers: 1850301 cycles at 900 MHz are 2055890 ns,
 	 * which the double expression truncates to 2055889 (2055.89 is not representable). Split
-	 * so nothing overflows: cycles = q·k + r, ns = q·10^6 + floor(r·10^6 / k), r < k. */
-	uint64_t k = whole_khz(mhz);
+	 * so nothing overflows when cycles·10^6 would: cycles = q·k + r, ns = q·10^6 +
+	 * floor(r·10^6 / k), r < k. The last clock's kHz is kept per thread: whole_khz's rounding
+	 * and tests cost more than the division, and a reader converts millions of cycle counts
+	 * at one or two clocks. */
+	static _Thread_local double last_mhz;
+	static _Thread_local uint64_t last_k;
+	uint64_t k;
+	if (mhz == last_mhz) {
+		k = last_k;
+	} else {
+		k = whole_khz(mhz);
+		last_mhz = mhz;
+		last_k = k;
+	}
+	if (k && cycles <= (uint64_t)INT64_MAX / 1000000u) /* 2.5 hours at 1 GHz */
+		return (int64_t)(cycles * 1000000u / k);
 	if (k && k <= UINT64_MAX / 1000000u) {
 		uint64_t q = cycles / k, r = cycles % k;
 		if (q > (uint64_t)INT64_MAX / 1000000u)

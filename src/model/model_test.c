@@ -93,6 +93,16 @@ static void test_cycle_conversion(void **state)
 		assert_int_equal(tp_cycles_to_ns_exact(c, 937.5), c * 16 / 15);
 		assert_int_equal(tp_cycles_to_ns_exact(c, 1000), c);
 	}
+	/* Both sides of the one-division path's limit (cycles·10^6 <= INT64_MAX), and a clock
+	 * change between calls of one thread (the per-thread kHz cache). */
+	for (uint64_t c = (uint64_t)INT64_MAX / 1000000u - 2; c < (uint64_t)INT64_MAX / 1000000u + 3;
+	     c++) {
+		assert_int_equal(tp_cycles_to_ns_exact(c, 900), c * 10 / 9);
+		/* 1 kHz: cycles·10^6 ns, saturated past INT64_MAX */
+		assert_int_equal(tp_cycles_to_ns_exact(c, 0.001),
+		                 c <= (uint64_t)INT64_MAX / 1000000u ? c * 1000000u : (uint64_t)INT64_MAX);
+	}
+	assert_int_equal(tp_cycles_to_ns_exact(1850301, 900), 2055890);
 	/* No overflow at the top of the range: 2^63 cycles at 1000 MHz is past INT64_MAX ns. */
 	assert_int_equal(tp_cycles_to_ns_exact(UINT64_MAX, 1000), INT64_MAX);
 	assert_int_equal(tp_cycles_to_ns_exact(9000000000000000000ull, 900), INT64_MAX);
