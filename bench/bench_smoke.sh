@@ -58,4 +58,19 @@ if [ -x "$b/src/sink/trace_bench" ] && [ -x "$b/pftrace_sweep" ]; then
     fail "pftrace_sweep of a file that is not a trace"
   fi
 fi
+# sqlite_bench bare writes its database through a tracked temporary: a finished run leaves the
+# database only, a run stopped by SIGTERM leaves nothing (a multi-GB bench row cut short).
+if [ -x "$b/sqlite_bench" ]; then
+  mkdir "$d/sq"
+  "$b/sqlite_bench" bare "$d/sq/a.db" 1000 5000 > "$d/sq.log" || { cat "$d/sq.log"; fail "sqlite_bench bare"; }
+  [ "$(ls "$d/sq")" = a.db ] || { ls -la "$d/sq"; fail "sqlite_bench bare left $(ls "$d/sq")"; }
+  rm "$d/sq/a.db"
+  "$b/sqlite_bench" bare "$d/sq/b.db" 50000000 500000000 > /dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 100); do [ -n "$(ls "$d/sq")" ] && break; sleep 0.05; done
+  [ -n "$(ls "$d/sq")" ] || fail "sqlite_bench bare made no file in 5 s"
+  kill -TERM "$pid"
+  if wait "$pid"; then fail "sqlite_bench bare finished 550 M rows before SIGTERM"; fi
+  [ -z "$(ls "$d/sq")" ] || { ls -la "$d/sq"; fail "sqlite_bench left files after SIGTERM"; }
+fi
 echo "bench_smoke: ok"

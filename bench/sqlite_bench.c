@@ -131,13 +131,19 @@ static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 	static const char *const strs[] = {"INT8", "FP16", "DDR->LMEM", "conv2d", "sCONV"};
 	struct tp_sqlitedb_stats s;
 	memset(&s, 0, sizeof s);
-	remove(path);
+	/* Written to a tracked temporary and renamed at the end, as the writer does: an
+	 * interrupted run (Ctrl-C during a multi-GB bench row) leaves no database behind. */
+	char *tmp = tp_temp_path_for(path);
+	if (!tmp) {
+		fprintf(stderr, "sqlite_bench: %s: no temporary path\n", path);
+		return 3;
+	}
 	start();
 	tp_sqlitedb_init_once();
 	double t0 = now_s();
 	sqlite3 *db;
 	sqlite3_stmt *ins_slice = NULL, *ins_arg = NULL;
-	if (sqlite3_open_v2(path, &db,
+	if (sqlite3_open_v2(tmp, &db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK ||
 	    run(db, tp_sqlitedb_pragma_sql) || run(db, tp_sqlitedb_schema_sql) ||
@@ -147,10 +153,8 @@ static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 	    sqlite3_prepare_v2(db,
 	                       "INSERT INTO arg_value(id,arg_set_id,key_id,int_value,"
 	                       "string_value,real_value,type) VALUES(?,?,?,?,?,?,?)",
-	                       -1, &ins_arg, NULL) != SQLITE_OK) {
-		fprintf(stderr, "sqlite_bench: %s\n", sqlite3_errmsg(db));
-		return 3;
-	}
+	                       -1, &ins_arg, NULL) != SQLITE_OK)
+		goto fail;
 	uint64_t lcg = 1;
 	double t1 = now_s();
 	for (uint64_t i = 1; i <= nslices; i++) {
@@ -200,8 +204,20 @@ static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 	double t4 = now_s();
 	sqlite3_finalize(ins_slice);
 	sqlite3_finalize(ins_arg);
-	if (sqlite3_close(db) != SQLITE_OK)
+	ins_slice = ins_arg = NULL;
+	struct tp_diag d = {0};
+	if (sqlite3_close(db) != SQLITE_OK) {
+		db = NULL;
+		goto fail;
+	}
+	if (tp_rename_into_place(tmp, path, &d) != TP_OK) {
+		fprintf(stderr, "sqlite_bench: %s\n", d.msg);
+		remove(tmp);
+		tp_temp_forget(tmp);
+		tp_free(tmp);
 		return 3;
+	}
+	tp_free(tmp);
 	s.slices = nslices;
 	s.args = nargs;
 	s.slice_secs = t2 - t1;
@@ -212,15 +228,19 @@ static int bare(const char *path, uint64_t nslices, uint64_t nargs)
 	report("bare sqlite3 loop", path, &s);
 	return 0;
 fail:
-	fprintf(stderr, "sqlite_bench: %s\n", sqlite3_errmsg(db));
+	fprintf(stderr, "sqlite_bench: %s: %s\n", tmp, db ? sqlite3_errmsg(db) : "close failed");
 	sqlite3_finalize(ins_slice);
 	sqlite3_finalize(ins_arg);
 	sqlite3_close(db);
+	remove(tmp);
+	tp_temp_forget(tmp);
+	tp_free(tmp);
 	return 3;
 }
 
 int main(int argc, char **argv)
 {
+	tp_temp_cleanup_on_signals(); /* the writer's and bare's temporaries go on Ctrl-C */
 	if (argc >= 4 && !strcmp(argv[1], "dump"))
 		return dump(argv[2], argv[3], !(argc > 4 && !strcmp(argv[4], "compact")));
 	if (argc == 5 && !strcmp(argv[1], "bare"))
