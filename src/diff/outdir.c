@@ -111,6 +111,9 @@ struct rd {
 	double tiu_mhz, dma_mhz;
 	struct lay *lays;
 	size_t nlays, cap_lays;
+	struct lay *byid; /* lays sorted by (device, core, id, index) once the layers are in time
+	                     order (index_layers), for find_layer; NULL before */
+	size_t nbyid;
 };
 
 static int db_err(struct rd *r, const char *what)
@@ -293,11 +296,52 @@ static int64_t av_int(const struct av *a)
 	return a->type == 2 ? (int64_t)a->d : a->type == 3 ? strtoll(a->s, NULL, 10) : a->i;
 }
 
+static int lay_key_cmp(const struct lay *a, int32_t dev, int32_t core, int32_t id)
+{
+	if (a->device != dev)
+		return a->device < dev ? -1 : 1;
+	if (a->core != core)
+		return a->core < core ? -1 : 1;
+	return a->id < id ? -1 : a->id > id;
+}
+
+static int lay_cmp(const void *x, const void *y)
+{
+	const struct lay *a = x, *b = y;
+	int c = lay_key_cmp(a, b->device, b->core, b->id);
+	return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Sorts a copy of the layers by (device, core, id, index) for find_layer. */
+static int index_layers(struct rd *r)
+{
+	tp_free(r->byid);
+	r->nbyid = 0;
+	if (!r->nlays)
+		return TP_OK;
+	if (!(r->byid = tp_malloc(r->nlays * sizeof *r->byid)))
+		return TP_ENOMEM;
+	memcpy(r->byid, r->lays, r->nlays * sizeof *r->byid);
+	qsort(r->byid, r->nlays, sizeof *r->byid, lay_cmp);
+	r->nbyid = r->nlays;
+	return TP_OK;
+}
+
+/* The layer a command names by Layer Id on its core: when an id repeats (a layer run more than
+ * once), the last one in the layer table. A binary search over index_layers' copy: a linear
+ * scan per command made reading a 400 k-command folder take a minute. */
 static int find_layer(const struct rd *r, int32_t dev, int32_t core, int32_t id)
 {
-	for (size_t i = r->nlays; i-- > 0;)
-		if (r->lays[i].id == id && r->lays[i].core == core && r->lays[i].device == dev)
-			return r->lays[i].index;
+	size_t lo = 0, hi = r->nbyid; /* first entry with a key above (dev, core, id) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (lay_key_cmp(&r->byid[mid], dev, core, id) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && lay_key_cmp(&r->byid[lo - 1], dev, core, id) == 0)
+		return r->byid[lo - 1].index;
 	return -1;
 }
 
@@ -340,12 +384,21 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 	struct tp_slice *s = tp_track_push(p, track);
 	if (!s)
 		return TP_ENOMEM;
+	t = &p->tracks[track];
 	s->start_ns = ts;
-	tp_slice_set_end(p, &p->tracks[track], s, ts + dur);
-	tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, name));
+	if (tp_slice_set_end(p, t, s, ts + dur))
+		return TP_ENOMEM;
 	s->cmd_id = cmd_id;
+	/* The slice's label is composed here and interned once: setting its fields one by one
+	 * (tp_slice_set_name, _type, _dir, ...) would intern every intermediate combination in
+	 * the track's label table, where nothing refers to it again. */
+	struct tp_label lb;
+	memset(&lb, 0, sizeof lb);
+	lb.name = tp_profile_str(p, name);
 	if (t->kind == TP_TRACK_THREAD) {
-		tp_slice_set_type(p, &p->tracks[track], s, cat[0] ? tp_profile_str(p, cat) : 0);
+		lb.type = cat[0] ? tp_profile_str(p, cat) : 0;
+		if (tp_slice_set_label(p, t, s, &lb))
+			return TP_ENOMEM;
 		if (!nav)
 			return TP_OK;
 		tp_args_begin(p);
@@ -364,6 +417,7 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 	const char *ftype = "";
 	int64_t layer_id = -1;
 	int have_layer = 0;
+	uint64_t start_cycle = 0;
 	for (size_t i = 0; i < nav; i++) {
 		const char *k = av[i].key;
 		if (strcmp(k, "Function Type") == 0 && av[i].type == 3)
@@ -371,40 +425,101 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 		else if (strcmp(k, "Direction") == 0 && av[i].type == 3) {
 			for (int dir = 1; dir < TP_DIR_COUNT; dir++)
 				if (strcmp(av[i].s, tp_dir_name((enum tp_dir)dir)) == 0)
-					tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dir);
+					lb.dir = (uint8_t)dir;
 		} else if (strcmp(k, "DMA data size(B)") == 0)
-			tp_slice_set_bytes(p, &p->tracks[track], s, (uint32_t)av_int(&av[i]));
+			lb.bytes = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Start Cycle") == 0)
-			tp_slice_set_start_cycle(p, &p->tracks[track], s, (uint64_t)av_int(&av[i]));
+			start_cycle = (uint64_t)av_int(&av[i]);
 		else if (strcmp(k, "Asic Cycle") == 0)
 			s->cycles = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Stall Cycle") == 0)
-			tp_slice_set_stall(p, &p->tracks[track], s, (uint32_t)av_int(&av[i]));
+			lb.stall = (uint32_t)av_int(&av[i]);
 		else if (strcmp(k, "Layer Id") == 0) {
 			layer_id = av_int(&av[i]);
 			have_layer = 1;
 		}
 	}
-	tp_slice_set_type(p, &p->tracks[track], s, ftype[0] ? tp_profile_str(p, ftype) : 0);
+	lb.type = ftype[0] ? tp_profile_str(p, ftype) : 0;
 	if (strncmp(ftype, "SYS", 3) == 0 || strcmp(ftype, "DMA_sys") == 0)
-		tp_slice_set_kind(p, &p->tracks[track], s,
-		                  strstr(name, "wait_msg")   ? TP_CMD_SYS_WAIT
-		                  : strstr(name, "send_msg") ? TP_CMD_SYS_SEND
-		                                             : TP_CMD_SYS);
+		lb.kind = strstr(name, "wait_msg")   ? TP_CMD_SYS_WAIT
+		          : strstr(name, "send_msg") ? TP_CMD_SYS_SEND
+		                                     : TP_CMD_SYS;
+	s->start_cycle_lo = (uint32_t)start_cycle;
+	lb.cycle_hi = (uint32_t)(start_cycle >> 32);
+	if (tp_slice_set_label(p, t, s, &lb))
+		return TP_ENOMEM;
 	if (have_layer)
 		s->layer = find_layer(r, t->device, t->core, (int32_t)layer_id);
 	return TP_OK;
 }
 
+/* Appends to q the database ids of the tracks of model kind `kind` (want 1) or of the
+ * others (want 0), comma-separated; returns how many. */
+static size_t put_track_ids(const struct rd *r, struct tp_buf *q, enum tp_track_kind kind, int want)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->ntracks; i++) {
+		int m = r->tracks[i].model;
+		if (m >= 0 && (r->p->tracks[m].kind == kind) == want)
+			tp_buf_printf(q, "%s%zu", n++ ? "," : "", i);
+	}
+	return n;
+}
+
+/* Appends the ids of the annotation keys put_slice reads, comma-separated ("-1" when none is
+ * in the database, so the list is never empty). */
+static void put_key_ids(const struct rd *r, struct tp_buf *q, const char *const *names)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < r->nkeys; k++)
+		for (size_t j = 0; r->keys[k] && names[j]; j++)
+			if (strcmp(r->keys[k], names[j]) == 0) {
+				tp_buf_printf(q, "%s%zu", n++ ? "," : "", k);
+				break;
+			}
+	if (!n)
+		tp_buf_puts(q, "-1");
+}
+
 static int load_slices(struct rd *r, int layers_only)
 {
+	/* Each pass reads only its own tracks' slices (the layer tracks, or the others), and of
+	 * their annotations only those put_slice reads (every one for captured threads): the
+	 * layer pass of a 400 k-command folder otherwise walked all 5.5 M annotation rows to keep
+	 * a fifth of the slices, and an engine command has ~10 annotations of which 7 are read.
+	 * Track and key ids are the database's own integers. */
+	static const char *const layer_keys[] = {"Layer Id", "Layer Type", "Layer Name", NULL};
+	static const char *const cmd_keys[] = {"Function Type", "Direction",   "DMA data size(B)",
+	                                       "Start Cycle",   "Asic Cycle",  "Stall Cycle",
+	                                       "Layer Id",      NULL};
+	struct tp_buf q;
+	tp_buf_init(&q);
+	tp_buf_puts(&q, "SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.cmd_id, a.key_id,"
+	                " a.type, a.int_value, a.real_value, a.string_value FROM slice s"
+	                " LEFT JOIN arg_value a ON a.arg_set_id = s.arg_set_id"
+	                " AND s.arg_set_id IS NOT NULL AND (");
+	if (!layers_only) {
+		tp_buf_puts(&q, "s.track_id IN (");
+		put_track_ids(r, &q, TP_TRACK_THREAD, 1);
+		tp_buf_puts(&q, ") OR ");
+	}
+	tp_buf_puts(&q, "a.key_id IN (");
+	put_key_ids(r, &q, layers_only ? layer_keys : cmd_keys);
+	tp_buf_puts(&q, layers_only ? ")) WHERE s.track_id IN (" : ")) WHERE s.track_id NOT IN (");
+	size_t nlayer = put_track_ids(r, &q, TP_TRACK_LAYER, 1);
+	tp_buf_puts(&q, ") ORDER BY s.id, a.id");
+	tp_buf_putc(&q, 0);
+	if (q.oom) {
+		tp_buf_free(&q);
+		return TP_ENOMEM;
+	}
+	if (layers_only && !nlayer) {
+		tp_buf_free(&q);
+		return TP_OK;
+	}
 	sqlite3_stmt *st;
-	const char *sql =
-	    "SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.cmd_id, a.key_id, a.type,"
-	    " a.int_value, a.real_value, a.string_value FROM slice s"
-	    " LEFT JOIN arg_value a ON a.arg_set_id = s.arg_set_id AND s.arg_set_id IS NOT NULL"
-	    " ORDER BY s.id, a.id";
-	int rc = prep(r, sql, &st);
+	int rc = prep(r, q.data, &st);
+	tp_buf_free(&q);
 	if (rc)
 		return rc;
 	struct av *av = NULL;
@@ -580,14 +695,17 @@ int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag
 		r.p->arch = tp_arch_from_name(text);
 	if (json_scalar(sj, "net_name", NULL, text, sizeof text))
 		r.p->net_name = tp_profile_str(r.p, text);
-	if (sqlite3_open_v2(dbp, &r.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	/* One thread uses the connection: no mutex around every column read (a tenth of the
+	 * read-back's time). */
+	if (sqlite3_open_v2(dbp, &r.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
 		rc = db_err(&r, "cannot open");
 		goto out;
 	}
 	/* Layers first, so commands can point at them by Layer Id. */
 	if ((rc = load_keys(&r)) || (rc = load_tracks(&r)) || (rc = load_slices(&r, 1)))
 		goto out;
-	if ((rc = sort_layers(&r)) || (rc = load_slices(&r, 0)))
+	if ((rc = sort_layers(&r)) || (rc = index_layers(&r)) || (rc = load_slices(&r, 0)))
 		goto out;
 	tp_profile_note(r.p, "read back from the tpuprof output folder %s (profile.db)", dir);
 	if ((rc = tp_profile_finish(r.p)))
@@ -605,6 +723,7 @@ out:
 	tp_free(r.tracks);
 	tp_free(r.dev_of_upid);
 	tp_free(r.lays);
+	tp_free(r.byid);
 	tp_free(sj);
 	tp_free(dbp);
 	tp_free(sjp);
