@@ -79,6 +79,9 @@ struct tp_diff_side {
 };
 
 #define TP_DIFF_MAX_ITEMS 50000
+/* Rows per section that diff.html embeds (its tables show the first 200, its waterfall the
+ * first 10): the page stays a few MB for any dump, while diff.json keeps every row. */
+#define TP_DIFF_PAGE_ROWS 1000
 
 struct tp_diff {
 	struct tp_arena arena;

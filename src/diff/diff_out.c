@@ -172,11 +172,12 @@ static void json_side(struct tp_buf *b, const struct tp_diff_side *sd)
 	tp_buf_putc(b, '}');
 }
 
-static void json_rows(struct tp_buf *b, const struct tp_diff *d)
+/* The rows of every section, the first `max` of each (they are ranked by impact). */
+static void json_rows(struct tp_buf *b, const struct tp_diff *d, size_t max)
 {
 	for (int k = 0; k < TP_DIFF_KINDS; k++) {
 		tp_buf_printf(b, ",\n\"%s\":[", tp_diff_kind_name((enum tp_diff_kind)k));
-		for (size_t i = 0; i < d->nrows[k]; i++) {
+		for (size_t i = 0; i < d->nrows[k] && i < max; i++) {
 			const struct tp_diff_row *r = &d->rows[k][i];
 			tp_buf_puts(b, i ? ",\n {\"key\":" : "\n {\"key\":");
 			json_str(b, r->key);
@@ -207,7 +208,7 @@ static void json_rows(struct tp_buf *b, const struct tp_diff *d)
 	}
 }
 
-void tp_diff_json(const struct tp_diff *d, struct tp_buf *b)
+static void json_doc(const struct tp_diff *d, struct tp_buf *b, size_t max_rows)
 {
 	tp_buf_puts(b, "{\"tool\":\"tpuprof diff\",\n\"a\":");
 	json_side(b, &d->a);
@@ -219,7 +220,7 @@ void tp_diff_json(const struct tp_diff *d, struct tp_buf *b)
 	tp_buf_fixed(b, d->total_pct, 3);
 	tp_buf_printf(b, ",\"noise_aware\":%s,\"within_noise\":%s", d->noise_aware ? "true" : "false",
 	              d->noise_aware ? (d->within_noise ? "true" : "false") : "null");
-	json_rows(b, d);
+	json_rows(b, d, max_rows);
 	tp_buf_puts(b, ",\n\"engines\":[");
 	for (size_t i = 0; i < d->nengines; i++) {
 		const struct tp_diff_engine *e = &d->engines[i];
@@ -242,9 +243,60 @@ void tp_diff_json(const struct tp_diff *d, struct tp_buf *b)
 	tp_buf_puts(b, "]}\n");
 }
 
-/* Timeline data of one side for the page: lanes, labels, bars as flat [lane, start, dur,
- * label] quadruples in ns. */
-static void json_timeline(struct tp_buf *b, const struct tp_diff_side *sd)
+void tp_diff_json(const struct tp_diff *d, struct tp_buf *b)
+{
+	json_doc(d, b, SIZE_MAX);
+}
+
+/* Delta of each timeline label (the key of a row of the page's first non-empty section, as
+ * the page's script picks it) for the bar colours, since the page embeds only the top rows.
+ * Labels of both sides are interned in t; delta[id] / has[id] by their id. */
+struct label_deltas {
+	struct tp_strtab t;
+	int64_t *delta;
+	uint8_t *has;
+};
+
+static int label_deltas_init(struct label_deltas *ld, const struct tp_diff *d)
+{
+	memset(ld, 0, sizeof *ld);
+	if (tp_strtab_init(&ld->t) != TP_OK)
+		return TP_ENOMEM;
+	const struct tp_diff_side *sides[2] = {&d->a, &d->b};
+	uint32_t id;
+	for (int s = 0; s < 2; s++)
+		for (size_t i = 0; i < sides[s]->nlabels; i++)
+			if (tp_strtab_intern(&ld->t, sides[s]->labels[i], strlen(sides[s]->labels[i]),
+			                     &id) != TP_OK)
+				return TP_ENOMEM;
+	ld->delta = tp_calloc(ld->t.count ? ld->t.count : 1, sizeof *ld->delta);
+	ld->has = tp_calloc(ld->t.count ? ld->t.count : 1, 1);
+	if (!ld->delta || !ld->has)
+		return TP_ENOMEM;
+	int k = 0;
+	while (k < TP_DIFF_KINDS && !d->nrows[k])
+		k++;
+	for (size_t i = 0; k < TP_DIFF_KINDS && i < d->nrows[k]; i++) {
+		const char *key = d->rows[k][i].key;
+		if (tp_strtab_find(&ld->t, key, strlen(key), &id) && !ld->has[id]) {
+			ld->delta[id] = d->rows[k][i].delta_ns;
+			ld->has[id] = 1;
+		}
+	}
+	return TP_OK;
+}
+
+static void label_deltas_free(struct label_deltas *ld)
+{
+	tp_strtab_free(&ld->t);
+	tp_free(ld->delta);
+	tp_free(ld->has);
+}
+
+/* Timeline data of one side for the page: lanes, labels, each label's delta in µs (null when
+ * no row has it), bars as flat [lane, start, dur, label] quadruples in ns. */
+static void json_timeline(struct tp_buf *b, const struct tp_diff_side *sd,
+                          const struct label_deltas *ld)
 {
 	tp_buf_puts(b, "{\"lanes\":[");
 	for (size_t i = 0; i < sd->nlanes; i++) {
@@ -257,6 +309,16 @@ static void json_timeline(struct tp_buf *b, const struct tp_diff_side *sd)
 		if (i)
 			tp_buf_putc(b, ',');
 		json_str(b, sd->labels[i]);
+	}
+	tp_buf_puts(b, "],\"deltas\":[");
+	for (size_t i = 0; i < sd->nlabels; i++) {
+		uint32_t id;
+		if (i)
+			tp_buf_putc(b, ',');
+		if (tp_strtab_find(&ld->t, sd->labels[i], strlen(sd->labels[i]), &id) && ld->has[id])
+			tp_buf_ns_as_us(b, ld->delta[id]);
+		else
+			tp_buf_puts(b, "null");
 	}
 	tp_buf_printf(b, "],\"dropped\":%llu,\"bars\":[", (unsigned long long)sd->items_dropped);
 	for (size_t i = 0; i < sd->nitems; i++) {
@@ -314,15 +376,15 @@ static const char *const page_tail[] = {
     " var t=document.createElementNS(NS,'title');t.textContent=s.l+': '+(s.abs?'':(s.v>0?'+':''))+us(s.v)+' us';r.appendChild(t);W.appendChild(r);\n",
     " var tx=document.createElementNS(NS,'text');tx.setAttribute('transform','translate('+(i*bw+bw/2)+',258) rotate(30)');tx.setAttribute('font-size','10');var mx=22;tx.textContent=s.l.length>mx?s.l.slice(0,mx-1)+'\\u2026':s.l;W.appendChild(tx);});\n",
     "/* timelines: one view shared by both sides */\n",
-    "var delta={};D.diff[main].forEach(function(r){delta[r.key]=r.delta_us;});\n",
+
     "var hot={};top.forEach(function(r){hot[r.key]=1;});\n",
     "var span=1;['a','b'].forEach(function(k){var b=D.timeline[k].bars;for(var i=0;i<b.length;i+=4)span=Math.max(span,b[i+1]+b[i+2]);});\n",
     "var view={t0:0,t1:span},cvs=[],TL=document.getElementById('tl'),LH=14,WID=1100;\n",
-    "function color(lab){var d=delta[lab];if(d===undefined){var h=0;for(var i=0;i<lab.length;i++)h=(h*31+lab.charCodeAt(i))|0;return 'hsl('+(Math.abs(h)%360)+',35%,70%)';}return d>0?'#e66':d<0?'#6b6':'#aab';}\n",
+    "function color(lab,d){if(d===null||d===undefined){var h=0;for(var i=0;i<lab.length;i++)h=(h*31+lab.charCodeAt(i))|0;return 'hsl('+(Math.abs(h)%360)+',35%,70%)';}return d>0?'#e66':d<0?'#6b6':'#aab';}\n",
     "['a','b'].forEach(function(k){var T=D.timeline[k];TL.appendChild(el('div',k.toUpperCase()+': '+D.diff[k].name+(T.dropped?' ('+T.dropped+' bars not shown)':''),'side'));\n",
     " var c=el('canvas');c.width=WID;c.height=Math.max(1,T.lanes.length)*LH+16;TL.appendChild(c);cvs.push({c:c,T:T});});\n",
     "function draw(){cvs.forEach(function(o){var g=o.c.getContext('2d'),T=o.T,b=T.bars,k=WID/(view.t1-view.t0);g.clearRect(0,0,o.c.width,o.c.height);\n",
-    " for(var i=0;i<b.length;i+=4){var x=(b[i+1]-view.t0)*k,w=Math.max(1,b[i+2]*k);if(x>WID||x+w<0)continue;var lab=T.labels[b[i+3]];g.fillStyle=color(lab);g.fillRect(x,b[i]*LH+1,w,LH-2);if(hot[lab]){g.strokeStyle='#900';g.strokeRect(x,b[i]*LH+1,w,LH-2);}}\n",
+    " for(var i=0;i<b.length;i+=4){var x=(b[i+1]-view.t0)*k,w=Math.max(1,b[i+2]*k);if(x>WID||x+w<0)continue;var lab=T.labels[b[i+3]];g.fillStyle=color(lab,T.deltas[b[i+3]]);g.fillRect(x,b[i]*LH+1,w,LH-2);if(hot[lab]){g.strokeStyle='#900';g.strokeRect(x,b[i]*LH+1,w,LH-2);}}\n",
     " g.fillStyle='#333';g.font='10px sans-serif';T.lanes.forEach(function(l,i){g.fillText(l,2,i*LH+11);});\n",
     " g.fillText(us(view.t0/1000)+' us',2,o.c.height-3);var e=us(view.t1/1000)+' us';g.fillText(e,WID-g.measureText(e).width-2,o.c.height-3);});}\n",
     "cvs.forEach(function(o){var c=o.c,drag=null;\n",
@@ -334,7 +396,7 @@ static const char *const page_tail[] = {
     "draw();\n",
     "/* tables */\n",
     "var TB=document.getElementById('tables');\n",
-    "kinds.forEach(function(k){var rows=D.diff[k];if(!rows.length)return;TB.appendChild(el('h2',titles[k]+' ranked by impact ('+rows.length+')'));\n",
+    "kinds.forEach(function(k){var rows=D.diff[k];if(!rows.length)return;var n=D.rows_total[k];TB.appendChild(el('h2',titles[k]+' ranked by impact ('+n+(n>rows.length?'; the page holds the first '+rows.length+', diff.json all':'')+')'));\n",
     " var t=el('table'),h=el('tr');['rank','delta (us)','delta %','share','A (us)','B (us)','status','name'].forEach(function(x,i){h.appendChild(el('th',x,i==7?'n':''));});t.appendChild(h);\n",
     " rows.slice(0,200).forEach(function(r,i){var tr=el('tr');[String(i+1),(r.delta_us>0?'+':'')+us(r.delta_us),r.status=='both'?r.delta_pct.toFixed(2)+'%':'',(r.share_of_change*100).toFixed(1)+'%',us(r.a_us),us(r.b_us),r.status+(r.within_noise?' (within noise)':'')].forEach(function(x,j){tr.appendChild(el('td',x,j==1?(r.delta_us>0?'up':r.delta_us<0?'down':''):''));});\n",
     "  tr.appendChild(el('td',r.label,'n'));t.appendChild(tr);});TB.appendChild(t);});\n",
@@ -347,13 +409,24 @@ void tp_diff_html(const struct tp_diff *d, struct tp_buf *b)
 {
 	tp_buf_puts(b, page_head);
 	/* tp_buf_json_str escapes "</" and "<!--", so nothing here can close the script. */
+	struct label_deltas ld;
+	if (label_deltas_init(&ld, d) != TP_OK) {
+		label_deltas_free(&ld);
+		b->oom = 1; /* the caller reports it; no page without its colours */
+		return;
+	}
 	tp_buf_puts(b, "{\"diff\":");
-	tp_diff_json(d, b);
-	tp_buf_puts(b, ",\"timeline\":{\"a\":");
-	json_timeline(b, &d->a);
+	json_doc(d, b, TP_DIFF_PAGE_ROWS);
+	tp_buf_puts(b, ",\"rows_total\":{");
+	for (int k = 0; k < TP_DIFF_KINDS; k++)
+		tp_buf_printf(b, "%s\"%s\":%zu", k ? "," : "", tp_diff_kind_name((enum tp_diff_kind)k),
+		              d->nrows[k]);
+	tp_buf_puts(b, "},\"timeline\":{\"a\":");
+	json_timeline(b, &d->a, &ld);
 	tp_buf_puts(b, ",\"b\":");
-	json_timeline(b, &d->b);
+	json_timeline(b, &d->b, &ld);
 	tp_buf_puts(b, "}}");
+	label_deltas_free(&ld);
 	for (size_t i = 0; i < sizeof page_tail / sizeof *page_tail; i++)
 		tp_buf_puts(b, page_tail[i]);
 }

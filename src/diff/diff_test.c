@@ -274,6 +274,56 @@ static void test_layers_and_escaping(void **state)
 	tp_profile_free(ps[1]);
 }
 
+static size_t count_of(const char *hay, const char *needle)
+{
+	size_t n = 0;
+	for (const char *q = hay; (q = strstr(q, needle)) != NULL; q++)
+		n++;
+	return n;
+}
+
+/* diff.html embeds the first TP_DIFF_PAGE_ROWS rows of a section and says how many exist;
+ * diff.json keeps every row. */
+static void test_page_row_cap(void **state)
+{
+	(void)state;
+	enum { NOPS = TP_DIFF_PAGE_ROWS + 200 };
+	static char names[NOPS][16];
+	static struct op oa[NOPS], ob[NOPS];
+	for (int i = 0; i < NOPS; i++) {
+		snprintf(names[i], sizeof names[i], "op%d", i);
+		oa[i] = (struct op){names[i], "Conv", 1000};
+		ob[i] = (struct op){names[i], "Conv", 1000 + i};
+	}
+	static const int64_t steps[] = {2000000};
+	struct tp_profile *a = make(steps, 1, oa, NOPS), *b = make(steps, 1, ob, NOPS);
+	struct tp_diff d;
+	run_diff(a, b, &d);
+	assert_int_equal(d.nrows[TP_DIFF_OP], NOPS);
+	assert_string_equal(d.rows[TP_DIFF_OP][0].key, "op1199"); /* the biggest change first */
+	struct tp_buf js, html;
+	tp_buf_init(&js);
+	tp_buf_init(&html);
+	tp_diff_json(&d, &js);
+	tp_diff_html(&d, &html);
+	assert_false(js.oom || html.oom);
+	/* rows: NOPS ops + 1 op type (+ the step's command type rows, the same in both) */
+	size_t other = d.nrows[TP_DIFF_LAYER] + d.nrows[TP_DIFF_OP_TYPE] + d.nrows[TP_DIFF_CMD];
+	assert_int_equal(count_of(js.data, "{\"key\":"), NOPS + other);
+	assert_int_equal(count_of(html.data, "{\"key\":"), TP_DIFF_PAGE_ROWS + other);
+	char want[64];
+	snprintf(want, sizeof want, "\"ops\":%d", NOPS);
+	assert_non_null(strstr(html.data, want));
+	assert_non_null(strstr(html.data, "\"key\":\"op1199\""));  /* rank 1 is in the page */
+	assert_null(strstr(html.data, "\"key\":\"op0\""));         /* the smallest change is not */
+	assert_non_null(strstr(js.data, "\"key\":\"op0\""));
+	tp_buf_free(&js);
+	tp_buf_free(&html);
+	tp_diff_free(&d);
+	tp_profile_free(a);
+	tp_profile_free(b);
+}
+
 /* Distinct labels that slices of t refer to, label 0 (the empty label every track has)
  * included. */
 static size_t labels_used(const struct tp_track *t)
@@ -376,6 +426,7 @@ int main(void)
 	    cmocka_unit_test(test_row_noise),
 	    cmocka_unit_test(test_layers_and_escaping),
 	    cmocka_unit_test(test_read_output_labels),
+	    cmocka_unit_test(test_page_row_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

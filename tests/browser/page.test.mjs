@@ -10,6 +10,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { decodeColumn, launch, open } from './lib.mjs';
 
 const BIN = process.env.TP_BINARY_DIR;
@@ -338,6 +339,69 @@ test('real BM1688 dump through the tpuprof CLI', async (t) => {
   rmSync(off, { recursive: true, force: true });
   execFileSync(CLI, [dump, off, '-q', '--disable_web'], { encoding: 'utf8', stdio: 'pipe' });
   assert.ok(!existsSync(join(off, 'result.html')), '--disable_web: no result.html');
+  assertClean(rec);
+  await page.close();
+});
+
+// diff.html of two generated dumps with more layers than the page embeds: it loads offline
+// with no errors, its tables say how many rows exist and how many the page holds, the
+// embedded rows are diff.json's first TP_DIFF_PAGE_ROWS, every timeline label carries
+// diff.json's delta for its key (the bar colours), and the timelines are painted in those
+// colours.
+test('diff page: capped rows, every bar coloured by its layer delta', async (t) => {
+  const gen = join(BIN, 'tpuprof-gendump');
+  if (!CLI || !existsSync(CLI) || !existsSync(gen)) {
+    console.log('SKIPPED: tpuprof CLI or tpuprof-gendump not built');
+    t.skip('SKIPPED: tpuprof CLI or tpuprof-gendump not built');
+    return;
+  }
+  const dir = join(OUT, 'diffpage');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  for (const [name, seed] of [['a', '1'], ['b', '2']])
+    execFileSync(gen, ['--quiet', '--cmds', '2000', '--seed', seed, join(dir, name)], { stdio: 'pipe' });
+  execFileSync(CLI, ['diff', join(dir, 'a'), join(dir, 'b'), join(dir, 'out'), '-q'], { stdio: 'pipe' });
+  const full = JSON.parse(readFileSync(join(dir, 'out', 'diff.json'), 'utf8'));
+  const PAGE_ROWS = 1000; // TP_DIFF_PAGE_ROWS (src/diff/diff.h)
+  assert.ok(full.layers.length > PAGE_ROWS, 'the dumps have more layers than the page holds: ' + full.layers.length);
+  const page = await browser.context.newPage();
+  const url = pathToFileURL(join(dir, 'out', 'diff.html')).href;
+  const rec = { page, url, errors: [], requests: [], dialogs: [] };
+  page.on('console', (m) => { if (m.type() === 'error') rec.errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => rec.errors.push('pageerror: ' + e.message));
+  page.on('request', (r) => rec.requests.push(r.url()));
+  page.on('dialog', async (d) => { rec.dialogs.push(d.type() + ': ' + d.message()); await d.dismiss(); });
+  await page.goto(url, { waitUntil: 'load', timeout: 60000 });
+  await page.waitForSelector('#tables table', { timeout: 20000 });
+  const heads = await page.$$eval('#tables h2', (hs) => hs.map((h) => h.textContent));
+  assert.equal(heads[0], 'Layers ranked by impact (' + full.layers.length + '; the page holds the first ' + PAGE_ROWS + ', diff.json all)');
+  assert.equal(await page.$$eval('#tables table', (ts) => ts[0].querySelectorAll('tr').length), 201, 'header + 200 rows');
+  const D = await page.evaluate(() => JSON.parse(document.getElementById('diff-data').textContent));
+  assert.deepEqual(D.diff.layers, full.layers.slice(0, PAGE_ROWS));
+  assert.equal(D.rows_total.layers, full.layers.length);
+  const byKey = new Map(full.layers.map((r) => [r.key, r.delta_us]));
+  let coloured = 0;
+  for (const s of ['a', 'b']) {
+    const T = D.timeline[s];
+    assert.equal(T.deltas.length, T.labels.length);
+    T.labels.forEach((l, i) => {
+      assert.equal(T.deltas[i], byKey.has(l) ? byKey.get(l) : null, s + ' label ' + l);
+      if (T.deltas[i]) coloured++;
+    });
+  }
+  assert.ok(coloured > PAGE_ROWS, 'labels with a delta beyond the embedded rows: ' + coloured);
+  // The first timeline shows slower (#e66) and faster (#6b6) bars.
+  const px = await page.evaluate(() => {
+    const c = document.querySelector('#tl canvas'), d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let red = 0, green = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      if (d[i] === 0xee && d[i + 1] === 0x66 && d[i + 2] === 0x66) red++;
+      if (d[i] === 0x66 && d[i + 1] === 0xbb && d[i + 2] === 0x66) green++;
+    }
+    return { red, green };
+  });
+  assert.ok(px.red > 0 && px.green > 0, 'red and green bars: ' + JSON.stringify(px));
+  await page.screenshot({ path: join(OUT, 'diff.png'), fullPage: true });
   assertClean(rec);
   await page.close();
 });
