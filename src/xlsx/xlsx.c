@@ -247,6 +247,7 @@ struct plan {
 	size_t n, cap;
 	uint32_t max_rows; /* effective rows per sheet */
 	uint64_t row_cap;  /* records shown per track (never 0) */
+	size_t auto_sheets; /* row_cap is the default shared by this many sheets; 0 = given */
 	size_t capped;     /* tracks cut by row_cap */
 	size_t *layer_idx; /* kept layers (indices into the layer table) when capped, else NULL */
 	size_t nlayer_idx;
@@ -983,8 +984,8 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 	int n = 0;
 	if (pt->shown < t->count)
 		n = snprintf(note, sizeof note,
-		             "Showing the first %zu of %zu commands of core %d (--xlsx_rows %zu); "
-		             "rerun with --xlsx_rows all for every row. ",
+		             "Showing the first %zu of %zu commands of core %d (row cap %zu, see the "
+		             "Engine Summary); rerun with --xlsx_rows all for every row. ",
 		             pt->shown, t->count, (int)t->core, pt->shown);
 	int m0 = snprintf(note + n, sizeof note - (size_t)n,
 	                  "Core %d %s at %.0f MHz: cycles in this engine's clock, times in us on "
@@ -1383,7 +1384,7 @@ static int write_events_sheet(struct xl *x, const struct part *pt)
 		              pt->first, pt->first + pt->count - 1);
 	if (pt->shown < t->count && n > 0 && (size_t)n < sizeof note)
 		snprintf(note + n, sizeof note - (size_t)n,
-		         "; showing the first %zu of %zu records (--xlsx_rows %zu); rerun with "
+		         "; showing the first %zu of %zu records (row cap %zu); rerun with "
 		         "--xlsx_rows all for every row",
 		         pt->shown, t->count, pt->shown);
 	xl_str(x, &s, 0, 0, note, pt->shown < t->count ? x->f.cap : x->f.bold);
@@ -1588,7 +1589,7 @@ static void write_layers(struct xl *x, const struct part *pt, const struct plan 
 		char cap[300];
 		snprintf(cap, sizeof cap,
 		         "Showing the first %" PRIu64 " layers of each core (%zu of %zu layers; "
-		         "--xlsx_rows %" PRIu64 "); rerun with --xlsx_rows all for every row.",
+		         "row cap %" PRIu64 "); rerun with --xlsx_rows all for every row.",
 		         pl->row_cap, pl->nlayer_idx, p->num_layers, pl->row_cap);
 		xl_str(x, &s, 1, 0, cap, x->f.cap);
 	}
@@ -1929,7 +1930,7 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	const struct tp_profile *p = x->p;
 	const struct tp_analysis *a = x->a;
 	struct xl_sheet s = {.ws = ws};
-	char buf[512];
+	char buf[768];
 	const char *net = tp_str(p, p->net_name);
 	snprintf(buf, sizeof buf, "tpuprof Engine Summary%s%s (%s)", *net ? ": " : "", net,
 	         tp_arch_name(p->arch));
@@ -2067,15 +2068,21 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 				size_t c = p->tracks[pl->v[i].track].count;
 				largest = c > largest ? c : largest;
 			}
+		char why[160] = "";
+		if (pl->auto_sheets && pl->row_cap < TP_XLSX_DEFAULT_ROWS)
+			snprintf(why, sizeof why,
+			         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
+			         TP_XLSX_ROW_BUDGET, pl->auto_sheets, TP_XLSX_MIN_DEFAULT_ROWS,
+			         TP_XLSX_DEFAULT_ROWS);
 		snprintf(buf, sizeof buf,
 		         "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
-		         " records of their track or core in time (the largest track has %zu; the "
+		         " records of their track or core in time%s (the largest track has %zu; the "
 		         "Sheets table below gives Rows and Track Records per sheet). Rerun with "
 		         "--xlsx_rows all for every row, or --xlsx_rows N. Every figure on this "
 		         "sheet, the per-Function-Type tables, each layer's span and the totals on "
 		         "top of each engine sheet cover all records.",
 		         pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap,
-		         largest);
+		         why, largest);
 		xl_str(x, &s, row++, 0, buf, x->f.cap);
 		for (size_t i = 0; i < pl->n; i++)
 			if (pl->v[i].kind == PK_LONGEST) {
@@ -2268,7 +2275,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	lxw_error ce = LXW_NO_ERROR;
 
 	pl.max_rows = o.max_rows ? o.max_rows : TP_XLSX_EXCEL_MAX_ROWS;
-	pl.row_cap = o.row_cap ? o.row_cap : TP_XLSX_DEFAULT_ROWS;
+	pl.row_cap = tp_xlsx_cap_for(p, o.max_cores, o.row_cap, &pl.auto_sheets);
 	if ((st = make_plan(&pl, p, &o)) != TP_OK)
 		goto out;
 	errno = 0;
@@ -2421,9 +2428,42 @@ uint64_t tp_xlsx_row_cap(uint64_t cap)
 	return cap ? cap : TP_XLSX_DEFAULT_ROWS;
 }
 
+uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t cap,
+                         size_t *nsheets)
+{
+	if (nsheets)
+		*nsheets = 0;
+	if (cap)
+		return cap;
+	/* Per-record sheets: every track with records; the layer sheet holds the cap per core,
+	 * counted once per core that has an engine track (where its layers run). */
+	size_t n = 0, cores = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		int k = sheet_track(t, max_cores);
+		n += k != 0;
+		if (k == 1 && t->kind == TP_TRACK_TIU)
+			cores++;
+	}
+	if (p->num_layers)
+		n += cores ? cores : 1;
+	if (nsheets)
+		*nsheets = n;
+	uint64_t per = n ? TP_XLSX_ROW_BUDGET / n : TP_XLSX_DEFAULT_ROWS;
+	return per > TP_XLSX_DEFAULT_ROWS       ? TP_XLSX_DEFAULT_ROWS
+	       : per < TP_XLSX_MIN_DEFAULT_ROWS ? TP_XLSX_MIN_DEFAULT_ROWS
+	                                        : per;
+}
+
 int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 {
-	const uint64_t row_cap = tp_xlsx_row_cap(cap);
+	size_t nsheets;
+	const uint64_t row_cap = tp_xlsx_cap_for(p, max_cores, cap, &nsheets);
+	char why[160] = "";
+	if (nsheets && row_cap < TP_XLSX_DEFAULT_ROWS)
+		snprintf(why, sizeof why,
+		         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
+		         TP_XLSX_ROW_BUDGET, nsheets, TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS);
 	size_t capped = 0, largest = 0;
 	int big = -1;
 	for (size_t i = 0; i < p->num_tracks; i++) {
@@ -2445,19 +2485,19 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 	if (!capped)
 		return tp_profile_note(p,
 		                       TP_XLSX_NOTE_PREFIX "the layer sheet shows only the first %" PRIu64
-		                                           " layers of each core; every total and every "
+		                                           " layers of each core%s; every total and every "
 		                                           "other output covers all of them; rerun with "
 		                                           "--xlsx_rows all for every row",
-		                       row_cap);
+		                       row_cap, why);
 	char name[128];
 	track_base_name(p, big, multi_device(p), name, sizeof name);
 	return tp_profile_note(
 	    p,
 	    TP_XLSX_NOTE_PREFIX "%zu per-command sheet(s)%s show only the first %" PRIu64
-	                        " commands of their engine and core (largest: %s, %zu); every "
+	                        " commands of their engine and core%s (largest: %s, %zu); every "
 	                        "total and every other output covers all commands; rerun with "
 	                        "--xlsx_rows all for every row",
-	    capped, lp.layers_capped ? " and the layer sheet" : "", row_cap, name, largest);
+	    capped, lp.layers_capped ? " and the layer sheet" : "", row_cap, why, name, largest);
 }
 
 static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
@@ -2466,7 +2506,7 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
-	xo.row_cap = tp_xlsx_row_cap(o ? o->xlsx_rows : 0);
+	xo.row_cap = o ? o->xlsx_rows : 0; /* 0: tp_xlsx_write takes tp_xlsx_cap_for's */
 	const char *env = getenv(TP_XLSX_MAX_ROWS_ENV);
 	if (env && *env) {
 		uint64_t v;
@@ -2509,7 +2549,7 @@ const struct tp_output tp_output_xlsx = {
     .disable_flag = "--disable_doc",
     .default_on = 1,
     .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
-           "by Global Idx; the first 50000 unless --xlsx_rows), layers, operators with live "
-           "sparse what-if formulas",
+           "by Global Idx; up to 50000 rows each unless --xlsx_rows), layers, operators "
+           "with live sparse what-if formulas",
     .write = output_write,
 };

@@ -37,6 +37,11 @@
  * The measured reasoning for the default is in docs/xlsx.md ("Row cap"). */
 #define TP_XLSX_DEFAULT_ROWS 50000u
 #define TP_XLSX_ROWS_ALL UINT64_MAX /* --xlsx_rows all: no cap */
+/* Without --xlsx_rows the per-record sheets share TP_XLSX_ROW_BUDGET rows: each shows at most
+ * TP_XLSX_DEFAULT_ROWS and at least TP_XLSX_MIN_DEFAULT_ROWS, so the workbook (libxlsxwriter:
+ * ~33 us of CPU per row) costs about the same for 2 cores or 8 (docs/xlsx.md, "Row cap"). */
+#define TP_XLSX_ROW_BUDGET 400000u
+#define TP_XLSX_MIN_DEFAULT_ROWS 10000u
 
 /* Environment knob for tests: rows per worksheet (header block included) before a sheet
  * spills over to "<name> (2)". Values below 16 or above the Excel limit are ignored. */
@@ -44,8 +49,8 @@
 
 struct tp_xlsx_opts {
 	uint32_t max_rows;  /* rows per sheet including the header block; 0 = Excel's limit */
-	uint64_t row_cap;   /* records shown per track (first in time); 0 = TP_XLSX_DEFAULT_ROWS,
-	                       TP_XLSX_ROWS_ALL = every record */
+	uint64_t row_cap;   /* records shown per track (first in time); 0 = the default
+	                       (tp_xlsx_cap_for), TP_XLSX_ROWS_ALL = every record */
 	size_t max_cores;   /* only cores < max_cores get detail sheets; 0 = all */
 	const char *tmpdir; /* directory for libxlsxwriter's temporary files; NULL = the
 	                       output file's directory */
@@ -76,6 +81,12 @@ int tp_xlsx_parse_rows(const char *v, uint64_t *cap);
 
 /* The effective cap for a requested one: `cap`, or TP_XLSX_DEFAULT_ROWS when it is 0. */
 uint64_t tp_xlsx_row_cap(uint64_t cap);
+/* The cap the workbook of `p` uses: `cap` when given (--xlsx_rows), else TP_XLSX_ROW_BUDGET
+ * divided by p's per-record sheets (tracks with records, plus one per core of the layer
+ * sheet), within [TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS]. *nsheets (may be NULL)
+ * gets that count, 0 when `cap` was given. `max_cores` as in tp_out_opts. */
+uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t cap,
+                         size_t *nsheets);
 
 /* Notes that start with this prefix are the CLI's cap note (tp_xlsx_note_cap); the Engine
  * Summary writes its own, more detailed text instead of repeating them. */

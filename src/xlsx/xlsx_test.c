@@ -292,6 +292,43 @@ static void test_row_cap(void **state)
 	assert_int_equal(tp_xlsx_note_cap(p, 1, 5), TP_OK);
 	t = tp_str(p, p->notes[notes + 1].text);
 	assert_non_null(strstr(t, "2 per-command sheet(s)"));
+	/* The small profile's default is the per-sheet maximum: 400 000 rows over a few sheets. */
+	size_t ns = 99;
+	assert_true(tp_xlsx_cap_for(p, 0, 0, &ns) == TP_XLSX_DEFAULT_ROWS);
+	assert_true(ns >= 4 && ns <= 8);
+	assert_true(tp_xlsx_cap_for(p, 0, 123, &ns) == 123 && ns == 0);
+	tp_profile_free(p);
+
+	/* Many cores: 30 TIU tracks share the budget (13 333 rows each), and the CLI note says
+	 * the cap is that default, with the count of sheets. 60 tracks would get 6 666: the
+	 * floor of 10 000 holds. */
+	p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 60);
+	for (int c = 0; c < 60; c++) {
+		int tr = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, "TIU", 1000);
+		size_t n = c == 0 ? 13334 : c < 30 ? 1 : 0;
+		for (size_t i = 0; i < n; i++) {
+			struct tp_slice *x = tp_track_push(p, tr);
+			x->start_ns = (int64_t)i * 10;
+			tp_slice_set_end(p, &p->tracks[tr], x, x->start_ns + 5);
+		}
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_true(tp_xlsx_cap_for(p, 0, 0, &ns) == TP_XLSX_ROW_BUDGET / 30 && ns == 30);
+	assert_true(tp_xlsx_cap_for(p, 10, 0, &ns) == 40000 && ns == 10); /* --num_core 10 */
+	assert_true(tp_xlsx_cap_for(p, 6, 0, &ns) == TP_XLSX_DEFAULT_ROWS && ns == 6);
+	notes = p->num_notes;
+	assert_int_equal(tp_xlsx_note_cap(p, 0, 0), TP_OK);
+	assert_int_equal(p->num_notes, notes + 1);
+	t = tp_str(p, p->notes[notes].text);
+	assert_non_null(strstr(t, "1 per-command sheet(s) show only the first 13333 commands"));
+	assert_non_null(strstr(t, "(the default: 400000 rows shared by 30 per-record sheets"));
+	for (int c = 30; c < 60; c++) {
+		struct tp_slice *x = tp_track_push(p, c);
+		x->start_ns = 0;
+		tp_slice_set_end(p, &p->tracks[c], x, 5);
+	}
+	assert_true(tp_xlsx_cap_for(p, 0, 0, &ns) == TP_XLSX_MIN_DEFAULT_ROWS && ns == 60);
 	tp_profile_free(p);
 }
 
