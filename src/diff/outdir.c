@@ -453,14 +453,14 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 	return TP_OK;
 }
 
-/* Appends to q the database ids of the tracks of model kind `kind` (want 1) or of the
- * others (want 0), comma-separated; returns how many. */
-static size_t put_track_ids(const struct rd *r, struct tp_buf *q, enum tp_track_kind kind, int want)
+/* Appends to q the database ids of the tracks whose model track is of `kind`,
+ * comma-separated; returns how many. */
+static size_t put_track_ids(const struct rd *r, struct tp_buf *q, enum tp_track_kind kind)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < r->ntracks; i++) {
 		int m = r->tracks[i].model;
-		if (m >= 0 && (r->p->tracks[m].kind == kind) == want)
+		if (m >= 0 && r->p->tracks[m].kind == kind)
 			tp_buf_printf(q, "%s%zu", n++ ? "," : "", i);
 	}
 	return n;
@@ -500,13 +500,13 @@ static int load_slices(struct rd *r, int layers_only)
 	                " AND s.arg_set_id IS NOT NULL AND (");
 	if (!layers_only) {
 		tp_buf_puts(&q, "s.track_id IN (");
-		put_track_ids(r, &q, TP_TRACK_THREAD, 1);
+		put_track_ids(r, &q, TP_TRACK_THREAD);
 		tp_buf_puts(&q, ") OR ");
 	}
 	tp_buf_puts(&q, "a.key_id IN (");
 	put_key_ids(r, &q, layers_only ? layer_keys : cmd_keys);
 	tp_buf_puts(&q, layers_only ? ")) WHERE s.track_id IN (" : ")) WHERE s.track_id NOT IN (");
-	size_t nlayer = put_track_ids(r, &q, TP_TRACK_LAYER, 1);
+	size_t nlayer = put_track_ids(r, &q, TP_TRACK_LAYER);
 	tp_buf_puts(&q, ") ORDER BY s.id, a.id");
 	tp_buf_putc(&q, 0);
 	if (q.oom) {
