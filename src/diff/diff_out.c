@@ -375,8 +375,7 @@ static const char *const page_tail[] = {
     " var r=document.createElementNS(NS,'rect');r.setAttribute('x',i*bw+4);r.setAttribute('width',bw-8);r.setAttribute('y',Math.min(y0,y1));r.setAttribute('height',Math.max(1,Math.abs(y1-y0)));r.setAttribute('fill',c);\n",
     " var t=document.createElementNS(NS,'title');t.textContent=s.l+': '+(s.abs?'':(s.v>0?'+':''))+us(s.v)+' us';r.appendChild(t);W.appendChild(r);\n",
     " var tx=document.createElementNS(NS,'text');tx.setAttribute('transform','translate('+(i*bw+bw/2)+',258) rotate(30)');tx.setAttribute('font-size','10');var mx=22;tx.textContent=s.l.length>mx?s.l.slice(0,mx-1)+'\\u2026':s.l;W.appendChild(tx);});\n",
-    "/* timelines: one view shared by both sides */\n",
-
+    "/* timelines: one view shared by both sides; bars coloured by T.deltas */\n",
     "var hot={};top.forEach(function(r){hot[r.key]=1;});\n",
     "var span=1;['a','b'].forEach(function(k){var b=D.timeline[k].bars;for(var i=0;i<b.length;i+=4)span=Math.max(span,b[i+1]+b[i+2]);});\n",
     "var view={t0:0,t1:span},cvs=[],TL=document.getElementById('tl'),LH=14,WID=1100;\n",

@@ -415,6 +415,17 @@ static int sheet_track(const struct tp_track *t, size_t max_cores)
 	return 0;
 }
 
+/* " (the default: ... shared by n per-record sheets ...)" when the cap is the shared default
+ * below the per-sheet maximum (nsheets from tp_xlsx_cap_for), else "". */
+static void default_cap_why(char *out, size_t size, size_t nsheets, uint64_t row_cap)
+{
+	out[0] = 0;
+	if (nsheets && row_cap < TP_XLSX_DEFAULT_ROWS)
+		snprintf(out, size,
+		         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
+		         TP_XLSX_ROW_BUDGET, nsheets, TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS);
+}
+
 /* Keeps the first pl->row_cap layers of each (device, core) in the profile's order. Leaves
  * pl->layer_idx NULL when no core has more. */
 static int layer_rows(struct plan *pl, const struct tp_profile *p)
@@ -2068,12 +2079,8 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 				size_t c = p->tracks[pl->v[i].track].count;
 				largest = c > largest ? c : largest;
 			}
-		char why[160] = "";
-		if (pl->auto_sheets && pl->row_cap < TP_XLSX_DEFAULT_ROWS)
-			snprintf(why, sizeof why,
-			         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
-			         TP_XLSX_ROW_BUDGET, pl->auto_sheets, TP_XLSX_MIN_DEFAULT_ROWS,
-			         TP_XLSX_DEFAULT_ROWS);
+		char why[160];
+		default_cap_why(why, sizeof why, pl->auto_sheets, pl->row_cap);
 		snprintf(buf, sizeof buf,
 		         "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
 		         " records of their track or core in time%s (the largest track has %zu; the "
@@ -2423,11 +2430,6 @@ int tp_xlsx_parse_rows(const char *v, uint64_t *cap)
 	return 0;
 }
 
-uint64_t tp_xlsx_row_cap(uint64_t cap)
-{
-	return cap ? cap : TP_XLSX_DEFAULT_ROWS;
-}
-
 uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t cap,
                          size_t *nsheets)
 {
@@ -2459,11 +2461,8 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 {
 	size_t nsheets;
 	const uint64_t row_cap = tp_xlsx_cap_for(p, max_cores, cap, &nsheets);
-	char why[160] = "";
-	if (nsheets && row_cap < TP_XLSX_DEFAULT_ROWS)
-		snprintf(why, sizeof why,
-		         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
-		         TP_XLSX_ROW_BUDGET, nsheets, TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS);
+	char why[160];
+	default_cap_why(why, sizeof why, nsheets, row_cap);
 	size_t capped = 0, largest = 0;
 	int big = -1;
 	for (size_t i = 0; i < p->num_tracks; i++) {

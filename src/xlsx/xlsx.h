@@ -79,8 +79,6 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name);
  * -1 when `v` is neither. */
 int tp_xlsx_parse_rows(const char *v, uint64_t *cap);
 
-/* The effective cap for a requested one: `cap`, or TP_XLSX_DEFAULT_ROWS when it is 0. */
-uint64_t tp_xlsx_row_cap(uint64_t cap);
 /* The cap the workbook of `p` uses: `cap` when given (--xlsx_rows), else TP_XLSX_ROW_BUDGET
  * divided by p's per-record sheets (tracks with records, plus one per core of the layer
  * sheet), within [TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS]. *nsheets (may be NULL)

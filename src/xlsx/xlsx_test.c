@@ -273,8 +273,6 @@ static void test_row_cap(void **state)
 		assert_true(v == 7);
 	}
 	assert_int_equal(tp_xlsx_parse_rows(NULL, &v), -1);
-	assert_true(tp_xlsx_row_cap(0) == TP_XLSX_DEFAULT_ROWS);
-	assert_true(tp_xlsx_row_cap(9) == 9);
 
 	struct tp_profile *p = small_engines(); /* TIU 40/9, GDMA 25/4, SDMA 3/0, layers */
 	size_t notes = p->num_notes;
