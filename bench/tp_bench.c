@@ -12,7 +12,8 @@
  *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
  *       blocks' group counts in its iter*.profile files (0 0 if none), cores = COMMAND blocks
  *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
- *       and cdma* files, cores = cdmlib files.
+ *       and cdma* files, cores = cdmlib files; of a libtpuprof capture directory (capture.tpp,
+ *       docs/capture-format.md): its records (RECORDS blocks), "cores" = its threads.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
  *       busy; rows of older files without CPU show "-"), commands/s, commands/s per core,
@@ -23,6 +24,9 @@
  * Timings are printed, never asserted. Numbers are formatted with integer arithmetic so the
  * output does not depend on the locale.
  */
+#include "capfile/capfile.h"
+#include "capture/capfmt.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -212,8 +216,52 @@ static int count_cdm_file(const char *path, uint64_t *cmds)
 	return 0;
 }
 
+/* A libtpuprof capture (docs/capture-format.md): the records of its RECORDS blocks and the
+ * number of those blocks (one per thread). 0 when the file is not a capture. */
+static int count_capture(const char *path, uint64_t *recs, uint64_t *threads)
+{
+	struct tp_file f;
+	struct tp_diag d = {0};
+	if (tp_file_load(&f, path, &d) != TP_OK)
+		return -1;
+	struct tp_cursor c;
+	tp_cur_init(&c, f.data, f.size, 0);
+	int ok = f.size >= TP_CAPFMT_HEADER_SIZE &&
+	         !memcmp(f.data, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE);
+	if (ok) {
+		tp_cur_skip(&c, TP_CAPFMT_OFF_HEADER_SIZE);
+		uint32_t hs = tp_cur_u32(&c);
+		tp_cur_init(&c, f.data, f.size, 0);
+		ok = tp_cur_skip(&c, hs) == 0;
+	}
+	while (ok && tp_cur_left(&c) >= TP_CAPFMT_BLOCK_HEADER_SIZE) {
+		uint32_t type = tp_cur_u32(&c);
+		tp_cur_u32(&c);
+		uint64_t len = tp_cur_u64(&c);
+		if (len > tp_cur_left(&c))
+			len = tp_cur_left(&c); /* truncated dump: what is there */
+		tp_cur_skip(&c, (size_t)len);
+		if (type == TP_CAPFMT_BLK_RECORDS) {
+			*recs += len / TP_CAPFMT_RECORD_SIZE;
+			(*threads)++;
+		}
+	}
+	tp_file_release(&f);
+	return ok ? 0 : -1;
+}
+
 static int cmd_count(const char *dir)
 {
+	{
+		char *cap = tp_path_join(dir, TP_CAPFILE_NAME);
+		uint64_t recs = 0, threads = 0;
+		int is_cap = cap && count_capture(cap, &recs, &threads) == 0;
+		tp_free(cap);
+		if (is_cap) {
+			printf("%llu %llu\n", (unsigned long long)recs, (unsigned long long)threads);
+			return 0;
+		}
+	}
 	DIR *dp = opendir(dir);
 	if (!dp) {
 		printf("0 0\n");

@@ -23,7 +23,8 @@
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
-# dd baseline.
+# dd baseline; BENCH_ONLY=capture only the capture reader rows (capture_read_bench),
+# BENCH_CAPTURE=0 leaves them out, BENCH_CAPTURE_STEPS sizes their capture.
 # `bench.sh BUILD html` runs only the result.html cases (headless chromium).
 set -euo pipefail
 
@@ -223,6 +224,49 @@ json_bench() {
              ew, ec, e / (w / 1e9) / 1e6 }'
   done
 }
+# ---- reading a libtpuprof capture -----------------------------------------------------------
+# A capture of examples/bert_mini in mode 2 (operators with tensors, attributes, weight
+# sparsity), --no-compute, BENCH_CAPTURE_STEPS steps (default 10 000: 560 k operator slices,
+# 8 M records of 32 bytes, 258 MB), made afresh each run (~1 s). Group "capture": `cat` of
+# capture.tpp (the baseline), the reader with ops.csv only (--disable_summary: summary.json,
+# op_stats per step and operator, is 110 MB here) and every default output. In these rows
+# "commands" are capture records and "cores" its threads. BENCH_CAPTURE=0 skips it;
+# BENCH_ONLY=capture runs only it.
+bert=$build/examples/bert_mini/bert_mini
+capture_read_bench() {
+  [ "${BENCH_CAPTURE:-1}" = 1 ] || return 0
+  if [ ! -x "$bert" ]; then
+    echo "== capture reader: SKIPPED: $bert not built"
+    return 0
+  fi
+  local steps=${BENCH_CAPTURE_STEPS:-10000} root=$data/capture dir count
+  rm -rf "$root"
+  mkdir -p "$root"
+  echo "== capture reader: bert_mini --steps $steps --no-compute, TPUPROF=2"
+  TPUPROF=2 TPUPROF_DIR=$root TPUPROF_RECORD_SIZE=100000000 \
+    "$bert" --steps "$steps" --no-compute --quiet > /dev/null
+  dir=$(find "$root" -mindepth 1 -maxdepth 1 -type d -name 'tpuprof_data_*' | head -1)
+  if [ -z "$dir" ] || [ ! -f "$dir/capture.tpp" ]; then
+    echo "== capture reader: SKIPPED: bert_mini wrote no capture.tpp under $root"
+    rm -rf "$root"
+    return 0
+  fi
+  count=$("$tpbench" count "$dir")
+  echo "   $(stat -c %s "$dir/capture.tpp") bytes, ${count% *} records, ${count#* } thread(s)"
+  "$tpbench" run --out "$rows" --name "capture cat (input bytes)" --group capture \
+    --cmds "${count% *}" --cores "${count#* }" -- sh -c 'cat "$1" > /dev/null' sh \
+    "$dir/capture.tpp"
+  BENCH_GROUP=capture bench_case "capture reader + ops.csv" "$dir" "${reader_flags[@]}" \
+    --disable_summary
+  BENCH_GROUP=capture bench_case "capture all outputs" "$dir"
+  rm -rf "$root"
+}
+if [ "${BENCH_ONLY:-}" = capture ]; then
+  mkdir -p "$data/out"
+  capture_read_bench
+  "$tpbench" table "$rows"
+  exit 0
+fi
 # ---- Chrome-trace JSON reader ------------------------------------------------------------
 # A generated Kineto-like trace of BENCH_TRACE_MIB MiB (bench/gen_trace.py: X with args, B/E,
 # async b/e with 64-bit ids, C, M), read in process by traceread_bench (wall and CPU-time MB/s,
@@ -342,6 +386,7 @@ if [ "${BENCH_CDM:-1}" = 1 ]; then
   bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" "${reader_flags[@]}"
   bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
 fi
+capture_read_bench
 # Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is a row
 # minus the "gen-N reader+summary" row of the same dump (group convert). Group "xlsx":
 #  - "gen-N xlsx": the default job (--xlsx_rows 50000 per engine and core; docs/xlsx.md);
@@ -501,7 +546,6 @@ fi
 # ~60 operators per step) with capture on, TPUPROF=1 and TPUPROF=2, against capture off:
 # interleaved runs, medians (examples/bert_mini/bench_capture.sh). Target: <= 2 % in mode 1.
 # BENCH_BERT_ROUNDS (default 7) sets the runs per mode.
-bert=$build/examples/bert_mini/bert_mini
 if [ -x "$bert" ]; then
   echo "== capture overhead: bert_mini, ${BENCH_BERT_ROUNDS:-7} runs per mode"
   "$here/examples/bert_mini/bench_capture.sh" "$bert" "${BENCH_BERT_ROUNDS:-7}" ||

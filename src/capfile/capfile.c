@@ -27,11 +27,35 @@
 #include "capture/capfmt.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
-#include <unistd.h>
+
+/* The argument keys and slice types the reader writes, each interned on its first use
+ * (struct rd's `key` and `type` memos): every slice needs a handful, and interning a key
+ * from its text (UTF-8 check, hash, compare) cost more than the rest of the slice. */
+enum {
+	K_STEP, K_WARMUP, K_META, K_GRAPH, K_OP_TYPE, K_POST_OP, K_INPUTS, K_INPUT_SHAPES,
+	K_INPUT_DTYPES, K_OUTPUTS, K_OUTPUT_SHAPES, K_OUTPUT_DTYPES, K_WEIGHT_SHAPE,
+	K_WEIGHT_SPARSITY, K_BYTES, K_FLOPS, K_CUT, K_CATEGORY, K_COLOR, K_SRC_FILE, K_SRC_LINE,
+	K_SRC_FUNC, NKEYS
+};
+static const char *const key_text[NKEYS] = {
+	TP_CAP_KEY_STEP, TP_CAP_KEY_WARMUP, TP_CAP_KEY_META, TP_CAP_KEY_GRAPH,
+	TP_CAP_KEY_OP_TYPE, TP_CAP_KEY_POST_OP, TP_CAP_KEY_INPUTS, TP_CAP_KEY_INPUT_SHAPES,
+	TP_CAP_KEY_INPUT_DTYPES, TP_CAP_KEY_OUTPUTS, TP_CAP_KEY_OUTPUT_SHAPES,
+	TP_CAP_KEY_OUTPUT_DTYPES, TP_CAP_KEY_WEIGHT_SHAPE, TP_CAP_KEY_WEIGHT_SPARSITY,
+	TP_CAP_KEY_BYTES, TP_CAP_KEY_FLOPS, TP_CAPFILE_KEY_CUT, TP_CAPFILE_KEY_CATEGORY,
+	TP_CAPFILE_KEY_COLOR, TP_CAPFILE_KEY_SRC_FILE, TP_CAPFILE_KEY_SRC_LINE,
+	TP_CAPFILE_KEY_SRC_FUNC,
+};
+enum { T_ACTIVITY, T_STEP, T_OP, T_RANGE, T_MARK, T_RUNTIME, NTYPES };
+static const char *const type_text[NTYPES] = {
+	TP_CAP_TYPE_ACTIVITY, TP_CAP_TYPE_STEP, TP_CAP_TYPE_OP,
+	TP_CAPFILE_TYPE_RANGE, TP_CAPFILE_TYPE_MARK, TP_CAP_TYPE_RUNTIME,
+};
 
 /* One thread of the dump as found in pass 1. */
 struct thr {
@@ -75,6 +99,10 @@ struct rd {
 	uint64_t unknown_records, unmatched_ends, unclosed, orphan_details;
 	struct async_ev *async;
 	size_t nasync, cap_async;
+	const uint8_t *bytes; /* the dump's bytes */
+	int drop;            /* they are a file mapping: give pages back once read (drop_read) */
+	uint32_t key[NKEYS], type[NTYPES]; /* string ids, 0 until first used */
+	uint32_t hw_key[TP_CAPFMT_MAX_HW];  /* "hw.<counter>" ids, 0 until first used */
 };
 
 /* One async begin or end (tpuprof_async_*), collected over all threads, paired afterwards. */
@@ -436,19 +464,33 @@ struct rec {
 	uint64_t off;
 };
 
+static uint32_t get32(const uint8_t *p);
+static uint64_t get64(const uint8_t *p);
+
+/* Record i of t (i < t->nrec: block_records checked that the bytes are there). */
 static void get_rec(const struct thr *t, uint64_t i, struct rec *x)
 {
-	struct tp_cursor c;
-	tp_cur_init(&c, t->recs + i * TP_CAPFMT_RECORD_SIZE, TP_CAPFMT_RECORD_SIZE,
-	            t->recs_off + i * TP_CAPFMT_RECORD_SIZE);
-	x->off = tp_cur_offset(&c);
-	x->ts = tp_cur_u64(&c);
-	x->kind = tp_cur_u8(&c);
-	x->flags = tp_cur_u8(&c);
-	x->aux = tp_cur_u16(&c);
-	x->name = tp_cur_u32(&c);
-	x->a = tp_cur_u64(&c);
-	x->b = tp_cur_u64(&c);
+	const uint8_t *b = t->recs + i * TP_CAPFMT_RECORD_SIZE;
+	x->off = t->recs_off + i * TP_CAPFMT_RECORD_SIZE;
+	x->ts = get64(b);
+	x->kind = b[8];
+	x->flags = b[9];
+	x->aux = (uint16_t)(b[10] | b[11] << 8);
+	x->name = get32(b + 12);
+	x->a = get64(b + 16);
+	x->b = get64(b + 24);
+}
+
+/* Every DROP_EVERY records a pass gives back the pages it has read (tp_map_drop), so a
+ * large capture is not kept resident whole: records are only ever read forwards. */
+#define DROP_EVERY 32768
+
+/* Gives back the pages of thread t's records before record `upto` (when r->drop). */
+static void drop_read(const struct rd *r, const struct thr *t, uint64_t upto)
+{
+	if (r->drop && t->nrec)
+		tp_map_drop(r->bytes, (size_t)t->recs_off,
+		            (size_t)(t->recs_off + upto * TP_CAPFMT_RECORD_SIZE));
 }
 
 static int timed(uint8_t kind)
@@ -467,10 +509,23 @@ struct open_scope {
 	int64_t src_line;
 };
 
+struct detail {
+	struct tp_buf in_names, in_shapes, in_dtypes, out_names, out_shapes, out_dtypes, wshape;
+	int have_in, have_out, have_w, have_cost, have_sparse; /* detail_reset clears from here */
+	uint64_t bytes, flops;
+	double sparse;
+	uint32_t attr_key[64], attr_val[64]; /* thread string id of the name, profile id of the value */
+	int nattr;
+	uint64_t hw[TP_CAPFMT_MAX_HW];
+	int have_hw[TP_CAPFMT_MAX_HW];
+};
+
 struct tctx {
 	struct rd *r;
 	const struct thr *t;
 	uint32_t *ids;      /* thread string id -> profile string id */
+	uint32_t *attr_ids; /* thread string id -> id of "attr.<it>", 0 until first used */
+	struct detail dt;   /* the operator being closed (buffers reused from op to op) */
 	int track;
 	struct open_scope *stack;
 	size_t depth, cap;
@@ -488,33 +543,113 @@ static int str_id(struct tctx *x, uint32_t id, uint64_t off, uint32_t *out)
 	return TP_OK;
 }
 
-static int str_of(struct tctx *x, uint64_t id, uint64_t off, const char **s)
+/* The profile string id of thread string `id` (a record field of 32 or 64 bits). */
+static int str_sid(struct tctx *x, uint64_t id, uint64_t off, uint32_t *sid)
 {
-	uint32_t pid = 0;
+	*sid = 0;
 	if (id > UINT32_MAX)
 		return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, off,
 		                  "string id %llu out of range", (unsigned long long)id);
-	int rc = str_id(x, (uint32_t)id, off, &pid);
+	return str_id(x, (uint32_t)id, off, sid);
+}
+
+static int str_of(struct tctx *x, uint64_t id, uint64_t off, const char **s)
+{
+	uint32_t pid;
+	int rc = str_sid(x, id, off, &pid);
 	*s = rc == TP_OK ? tp_str(x->r->p, pid) : "";
 	return rc;
 }
 
-static const char *type_of(uint8_t begin_kind)
+static int type_of(uint8_t begin_kind)
 {
 	switch (begin_kind) {
 	case TP_CAPFMT_REC_ACT_BEGIN:
-		return TP_CAP_TYPE_ACTIVITY;
+		return T_ACTIVITY;
 	case TP_CAPFMT_REC_STEP_BEGIN:
-		return TP_CAP_TYPE_STEP;
+		return T_STEP;
 	case TP_CAPFMT_REC_OP_BEGIN:
-		return TP_CAP_TYPE_OP;
+		return T_OP;
 	case TP_CAPFMT_REC_RANGE_BEGIN:
-		return TP_CAPFILE_TYPE_RANGE;
+		return T_RANGE;
 	case TP_CAPFMT_REC_MARK:
-		return TP_CAPFILE_TYPE_MARK;
+		return T_MARK;
 	default:
-		return TP_CAP_TYPE_RUNTIME;
+		return T_RUNTIME;
 	}
+}
+
+static uint32_t type_id(struct rd *r, int t)
+{
+	if (!r->type[t])
+		r->type[t] = tp_profile_str(r->p, type_text[t]);
+	return r->type[t];
+}
+
+/* The id of key K_* `k`. The arg_* helpers below add one argument to the open set; each
+ * interns its key before its value, the order tp_args_add_str used (string ids follow first
+ * use, so the outputs do not change). A failed append sets the profile's sticky oom flag,
+ * which tp_profile_finish reports. */
+static uint32_t key_id(struct rd *r, int k)
+{
+	if (!r->key[k])
+		r->key[k] = tp_profile_str(r->p, key_text[k]);
+	return r->key[k];
+}
+
+static void arg_put(struct rd *r, struct tp_arg *a)
+{
+	(void)tp_args_add(r->p, a);
+}
+
+static void arg_int(struct rd *r, int k, int64_t v)
+{
+	struct tp_arg a = {.key = key_id(r, k), .type = TP_ARG_INT, .v.i = v};
+	arg_put(r, &a);
+}
+
+static void arg_uint_key(struct rd *r, uint32_t key, uint64_t v)
+{
+	struct tp_arg a = {.key = key, .type = TP_ARG_UINT, .v.u = v};
+	arg_put(r, &a);
+}
+
+static void arg_real(struct rd *r, int k, double v)
+{
+	struct tp_arg a = {.key = key_id(r, k), .type = TP_ARG_REAL, .v.d = v};
+	arg_put(r, &a);
+}
+
+/* A string argument whose value is already a profile string (a thread string's id). */
+static void arg_sid(struct rd *r, int k, uint32_t sid)
+{
+	struct tp_arg a = {.key = key_id(r, k), .type = TP_ARG_STR, .v.s = sid};
+	arg_put(r, &a);
+}
+
+/* A string argument made of n bytes of text (interned here, after the key). */
+static void arg_text(struct rd *r, int k, const char *s, size_t n)
+{
+	struct tp_arg a = {.key = key_id(r, k), .type = TP_ARG_STR};
+	a.v.s = tp_profile_strn(r->p, s, n);
+	arg_put(r, &a);
+}
+
+/* Writes v in decimal at o; returns the length (at most 20). */
+static size_t put_i64(char *o, int64_t v)
+{
+	char t[20];
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	size_t n = 0, k = 0;
+	do {
+		t[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		o[k++] = '-';
+	while (n)
+		o[k++] = t[--n];
+	return k;
 }
 
 static void join(struct tp_buf *b, const char *s)
@@ -523,17 +658,6 @@ static void join(struct tp_buf *b, const char *s)
 		tp_buf_putc(b, ';');
 	tp_buf_puts(b, s);
 }
-
-struct detail {
-	struct tp_buf in_names, in_shapes, in_dtypes, out_names, out_shapes, out_dtypes, wshape;
-	int have_in, have_out, have_w, have_cost, have_sparse;
-	uint64_t bytes, flops;
-	double sparse;
-	uint32_t attr_key[64], attr_val[64];
-	int nattr;
-	uint64_t hw[TP_CAPFMT_MAX_HW];
-	int have_hw[TP_CAPFMT_MAX_HW];
-};
 
 static void detail_init(struct detail *dt)
 {
@@ -545,6 +669,17 @@ static void detail_init(struct detail *dt)
 	tp_buf_init(&dt->out_shapes);
 	tp_buf_init(&dt->out_dtypes);
 	tp_buf_init(&dt->wshape);
+}
+
+/* Empties dt for the next operator, keeping its buffers' memory. */
+static void detail_reset(struct detail *dt)
+{
+	struct tp_buf *b[] = {&dt->in_names,   &dt->in_shapes,  &dt->in_dtypes, &dt->out_names,
+	                      &dt->out_shapes, &dt->out_dtypes, &dt->wshape};
+	for (size_t k = 0; k < sizeof b / sizeof *b; k++)
+		b[k]->len = 0; /* oom stays: it is sticky, and reported */
+	size_t from = offsetof(struct detail, have_in);
+	memset((char *)dt + from, 0, sizeof *dt - from);
 }
 
 static void detail_free(struct detail *dt)
@@ -568,7 +703,7 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 		if (q.kind < TP_CAPFMT_REC_TENSOR)
 			break;
 		(*i)++;
-		const char *s1, *s2;
+		const char *s1 = "", *s2 = "";
 		int rc;
 		switch (q.kind) {
 		case TP_CAPFMT_REC_TENSOR: {
@@ -580,10 +715,10 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			if ((rc = str_of(x, q.name, q.off + 12, &s1)) != TP_OK ||
 			    (rc = str_of(x, q.a, q.off + 16, &s2)) != TP_OK)
 				return rc;
-			/* Shape: dims records follow, two dims each. */
-			char shape[8 * 21 + 8];
+			/* Shape: dims records follow, two dims each; "1x128x256" (at most
+			 * TP_CAPFMT_MAX_DIMS numbers of at most 20 characters, and the x's). */
+			char shape[TP_CAPFMT_MAX_DIMS * 21 + 1];
 			size_t sl = 0;
-			shape[0] = 0;
 			uint64_t want = q.b, got = 0;
 			while (got < want && *i + 1 < t->nrec) {
 				struct rec dm;
@@ -592,10 +727,13 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 					break;
 				(*i)++;
 				uint64_t v[2] = {dm.a, dm.b};
-				for (int k = 0; k < 2 && k < dm.aux && got < want; k++, got++)
-					sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld",
-					                       got ? "x" : "", (long long)(int64_t)v[k]);
+				for (int k = 0; k < 2 && k < dm.aux && got < want; k++, got++) {
+					if (got)
+						shape[sl++] = 'x';
+					sl += put_i64(shape + sl, (int64_t)v[k]);
+				}
 			}
+			shape[sl] = 0;
 			if (role == TP_CAPFMT_ROLE_INPUT) {
 				join(&dt->in_names, s1);
 				join(&dt->in_shapes, shape);
@@ -613,18 +751,21 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			}
 			break;
 		}
-		case TP_CAPFMT_REC_ATTR:
-			if ((rc = str_id(x, q.name, q.off + 12, &dt->attr_key[dt->nattr < 64 ? dt->nattr : 63])) != TP_OK)
+		case TP_CAPFMT_REC_ATTR: {
+			uint32_t unused;
+			int at = dt->nattr < 64 ? dt->nattr : 63;
+			if ((rc = str_id(x, q.name, q.off + 12, &unused)) != TP_OK)
 				return rc;
+			dt->attr_key[at] = q.name; /* its key is composed once per name (attr_key) */
 			if (q.a > UINT32_MAX)
 				return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, q.off + 16,
 				                  "attribute value id out of range");
-			if ((rc = str_id(x, (uint32_t)q.a, q.off + 16,
-			                 &dt->attr_val[dt->nattr < 64 ? dt->nattr : 63])) != TP_OK)
+			if ((rc = str_id(x, (uint32_t)q.a, q.off + 16, &dt->attr_val[at])) != TP_OK)
 				return rc;
 			if (dt->nattr < 64)
 				dt->nattr++;
 			break;
+		}
 		case TP_CAPFMT_REC_COST: /* 0 = unknown: not reported */
 			dt->bytes = q.a;
 			dt->flops = q.b;
@@ -651,28 +792,61 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 	return TP_OK;
 }
 
-static void add_step_args(struct tp_profile *p, const struct open_scope *o)
+/* The key "attr.<name>" of thread string `name` (a checked id), made on its first use. */
+static uint32_t attr_key(struct tctx *x, uint32_t name)
+{
+	struct tp_profile *p = x->r->p;
+	if (!x->attr_ids[name]) {
+		struct tp_buf k;
+		tp_buf_init(&k);
+		tp_buf_puts(&k, TP_CAP_KEY_ATTR_PREFIX);
+		tp_buf_puts(&k, tp_str(p, x->ids[name]));
+		if (!k.oom)
+			x->attr_ids[name] = tp_profile_strn(p, k.data, k.len);
+		else
+			p->oom = 1;
+		tp_buf_free(&k);
+	}
+	return x->attr_ids[name];
+}
+
+/* The key "hw.<counter name>" of hardware counter k (< TP_CAPFMT_MAX_HW). */
+static uint32_t hw_key(struct rd *r, uint32_t k)
+{
+	if (!r->hw_key[k]) {
+		char key[64];
+		if (k >= r->hw_n)
+			snprintf(key, sizeof key, "%scounter%u", TP_CAP_KEY_HW_PREFIX, k);
+		else
+			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_HW_PREFIX,
+			         r->hw_names[k][0] ? r->hw_names[k] : "counter");
+		r->hw_key[k] = tp_profile_str(r->p, key);
+	}
+	return r->hw_key[k];
+}
+
+static void add_step_args(struct rd *r, const struct open_scope *o)
 {
 	int in_step = (o->flags & TP_CAPFMT_F_STEP) != 0;
-	tp_args_add_int(p, TP_CAP_KEY_STEP, in_step ? (int64_t)o->a : -1);
-	tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+	arg_int(r, K_STEP, in_step ? (int64_t)o->a : -1);
+	arg_int(r, K_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
 }
 
 /* Category and colour of a mark / range (b = category id | colour << 32). */
 static int add_style(struct tctx *x, uint64_t b, uint64_t off)
 {
-	struct tp_profile *p = x->r->p;
-	const char *cat;
-	int rc = str_of(x, b & 0xffffffffu, off, &cat);
+	struct rd *r = x->r;
+	uint32_t cat;
+	int rc = str_sid(x, b & 0xffffffffu, off, &cat);
 	if (rc != TP_OK)
 		return rc;
-	if (cat[0])
-		tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, cat);
+	if (tp_str(r->p, cat)[0])
+		arg_sid(r, K_CATEGORY, cat);
 	uint32_t color = (uint32_t)(b >> 32);
 	if (color & 0x01000000u) {
 		char c[8];
 		snprintf(c, sizeof c, "#%06x", color & 0xffffffu);
-		tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+		arg_text(r, K_COLOR, c, strlen(c));
 	}
 	return TP_OK;
 }
@@ -681,17 +855,17 @@ static int add_src(struct tctx *x, const struct open_scope *o)
 {
 	if (!o->has_src)
 		return TP_OK;
-	struct tp_profile *p = x->r->p;
-	const char *f, *fn;
+	struct rd *r = x->r;
+	uint32_t f, fn;
 	int rc;
-	if ((rc = str_of(x, o->src_file, o->off + 44, &f)) != TP_OK ||
-	    (rc = str_of(x, o->src_func, o->off + 56, &fn)) != TP_OK)
+	if ((rc = str_sid(x, o->src_file, o->off + 44, &f)) != TP_OK ||
+	    (rc = str_sid(x, o->src_func, o->off + 56, &fn)) != TP_OK)
 		return rc;
-	if (f[0])
-		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, f);
-	tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, o->src_line);
-	if (fn[0])
-		tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, fn);
+	if (tp_str(r->p, f)[0])
+		arg_sid(r, K_SRC_FILE, f);
+	arg_int(r, K_SRC_LINE, o->src_line);
+	if (tp_str(r->p, fn)[0])
+		arg_sid(r, K_SRC_FUNC, fn);
 	return TP_OK;
 }
 
@@ -711,6 +885,15 @@ static void take_src(const struct thr *t, uint64_t *i, struct open_scope *o)
 	o->src_line = (int64_t)q.a;
 }
 
+/* Adds a joined list (names, shapes or dtypes of the tensors) as a string argument. */
+static void arg_list(struct rd *r, int k, const struct tp_buf *b)
+{
+	if (b->oom)
+		r->p->oom = 1; /* tp_profile_finish reports it */
+	else
+		arg_text(r, k, b->len ? b->data : "", b->len);
+}
+
 /* Closes the innermost scope as a slice ending at `end_tick`; `i` points at its end record
  * (or is NULL for scopes still open at the end of the dump). */
 static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_tick,
@@ -718,126 +901,99 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 {
 	struct rd *r = x->r;
 	struct tp_profile *p = r->p;
-	struct detail dt;
-	detail_init(&dt);
+	struct detail *dt = &x->dt;
+	detail_reset(dt);
 	int rc = TP_OK;
 	if (end && o->kind == TP_CAPFMT_REC_OP_BEGIN)
-		rc = read_detail(x, i, &dt);
+		rc = read_detail(x, i, dt);
 	if (rc != TP_OK)
-		goto out;
-	const char *type = type_of(o->kind);
-	const char *name;
-	if ((rc = str_of(x, o->name, o->off + 12, &name)) != TP_OK)
-		goto out;
+		return rc;
+	int type = type_of(o->kind);
+	uint32_t name;
+	if ((rc = str_sid(x, o->name, o->off + 12, &name)) != TP_OK)
+		return rc;
 	uint32_t args = tp_args_begin(p);
 	(void)args;
 	switch (o->kind) {
 	case TP_CAPFMT_REC_ACT_BEGIN: {
-		tp_args_add_int(p, TP_CAP_KEY_STEP, (int64_t)o->a);
-		const char *meta = "";
-		if ((rc = str_of(x, o->b, o->off + 24, &meta)) != TP_OK)
-			goto out;
-		if (!meta[0] && end && (rc = str_of(x, end->b, end->off + 24, &meta)) != TP_OK)
-			goto out;
-		if (meta[0])
-			tp_args_add_str(p, TP_CAP_KEY_META, meta);
+		arg_int(r, K_STEP, (int64_t)o->a);
+		uint32_t meta;
+		if ((rc = str_sid(x, o->b, o->off + 24, &meta)) != TP_OK)
+			return rc;
+		if (!tp_str(p, meta)[0] && end && (rc = str_sid(x, end->b, end->off + 24, &meta)) != TP_OK)
+			return rc;
+		if (tp_str(p, meta)[0])
+			arg_sid(r, K_META, meta);
 		break;
 	}
 	case TP_CAPFMT_REC_STEP_BEGIN:
 		if (r->mode >= 1)
-			tp_args_add_str(p, TP_CAP_KEY_GRAPH, name);
-		tp_args_add_int(p, TP_CAP_KEY_STEP, (int64_t)o->a);
-		tp_args_add_int(p, TP_CAP_KEY_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
+			arg_sid(r, K_GRAPH, name);
+		arg_int(r, K_STEP, (int64_t)o->a);
+		arg_int(r, K_WARMUP, (o->flags & TP_CAPFMT_F_WARMUP) ? 1 : 0);
 		break;
 	case TP_CAPFMT_REC_OP_BEGIN: {
 		if (r->mode >= 1) {
-			const char *ot, *po;
-			if ((rc = str_of(x, o->b & 0xffffffffu, o->off + 24, &ot)) != TP_OK ||
-			    (rc = str_of(x, o->b >> 32, o->off + 28, &po)) != TP_OK)
-				goto out;
-			tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, ot);
-			tp_args_add_str(p, TP_CAP_KEY_POST_OP, po);
+			uint32_t ot, po;
+			if ((rc = str_sid(x, o->b & 0xffffffffu, o->off + 24, &ot)) != TP_OK ||
+			    (rc = str_sid(x, o->b >> 32, o->off + 28, &po)) != TP_OK)
+				return rc;
+			arg_sid(r, K_OP_TYPE, ot);
+			arg_sid(r, K_POST_OP, po);
 		}
-		add_step_args(p, o);
-		if (dt.have_in) {
-			tp_buf_putc(&dt.in_names, 0);
-			tp_buf_putc(&dt.in_shapes, 0);
-			tp_buf_putc(&dt.in_dtypes, 0);
-			if (!dt.in_names.oom && !dt.in_shapes.oom && !dt.in_dtypes.oom) {
-				tp_args_add_str(p, TP_CAP_KEY_INPUTS, dt.in_names.data);
-				tp_args_add_str(p, TP_CAP_KEY_INPUT_SHAPES, dt.in_shapes.data);
-				tp_args_add_str(p, TP_CAP_KEY_INPUT_DTYPES, dt.in_dtypes.data);
-			}
+		add_step_args(r, o);
+		if (dt->have_in) {
+			arg_list(r, K_INPUTS, &dt->in_names);
+			arg_list(r, K_INPUT_SHAPES, &dt->in_shapes);
+			arg_list(r, K_INPUT_DTYPES, &dt->in_dtypes);
 		}
-		if (dt.have_out) {
-			tp_buf_putc(&dt.out_names, 0);
-			tp_buf_putc(&dt.out_shapes, 0);
-			tp_buf_putc(&dt.out_dtypes, 0);
-			if (!dt.out_names.oom && !dt.out_shapes.oom && !dt.out_dtypes.oom) {
-				tp_args_add_str(p, TP_CAP_KEY_OUTPUTS, dt.out_names.data);
-				tp_args_add_str(p, TP_CAP_KEY_OUTPUT_SHAPES, dt.out_shapes.data);
-				tp_args_add_str(p, TP_CAP_KEY_OUTPUT_DTYPES, dt.out_dtypes.data);
-			}
+		if (dt->have_out) {
+			arg_list(r, K_OUTPUTS, &dt->out_names);
+			arg_list(r, K_OUTPUT_SHAPES, &dt->out_shapes);
+			arg_list(r, K_OUTPUT_DTYPES, &dt->out_dtypes);
 		}
-		if (dt.have_w) {
-			tp_buf_putc(&dt.wshape, 0);
-			if (!dt.wshape.oom)
-				tp_args_add_str(p, TP_CAP_KEY_WEIGHT_SHAPE, dt.wshape.data);
+		if (dt->have_w)
+			arg_list(r, K_WEIGHT_SHAPE, &dt->wshape);
+		if (dt->have_sparse)
+			arg_real(r, K_WEIGHT_SPARSITY, dt->sparse);
+		if (dt->have_cost && dt->bytes)
+			arg_uint_key(r, key_id(r, K_BYTES), dt->bytes);
+		if (dt->have_cost && dt->flops)
+			arg_uint_key(r, key_id(r, K_FLOPS), dt->flops);
+		for (int k = 0; k < dt->nattr; k++) {
+			struct tp_arg a = {.key = attr_key(x, dt->attr_key[k]), .type = TP_ARG_STR,
+			                   .v.s = dt->attr_val[k]};
+			arg_put(r, &a);
 		}
-		if (dt.have_sparse)
-			tp_args_add_real(p, TP_CAP_KEY_WEIGHT_SPARSITY, dt.sparse);
-		if (dt.have_cost && dt.bytes)
-			tp_args_add_uint(p, TP_CAP_KEY_BYTES, dt.bytes);
-		if (dt.have_cost && dt.flops)
-			tp_args_add_uint(p, TP_CAP_KEY_FLOPS, dt.flops);
-		for (int k = 0; k < dt.nattr; k++) {
-			char key[300];
-			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_ATTR_PREFIX,
-			         tp_str(p, dt.attr_key[k]));
-			tp_args_add_str(p, key, tp_str(p, dt.attr_val[k]));
-		}
-		for (uint32_t k = 0; k < TP_CAPFMT_MAX_HW; k++) {
-			if (!dt.have_hw[k])
-				continue;
-			char key[64];
-			snprintf(key, sizeof key, "%s%s", TP_CAP_KEY_HW_PREFIX,
-			         k < r->hw_n && r->hw_names[k][0] ? r->hw_names[k] : "counter");
-			if (k >= r->hw_n)
-				snprintf(key, sizeof key, "%scounter%u", TP_CAP_KEY_HW_PREFIX, k);
-			tp_args_add_uint(p, key, dt.hw[k]);
-		}
+		for (uint32_t k = 0; k < TP_CAPFMT_MAX_HW; k++)
+			if (dt->have_hw[k])
+				arg_uint_key(r, hw_key(r, k), dt->hw[k]);
 		break;
 	}
 	case TP_CAPFMT_REC_RANGE_BEGIN:
 	case TP_CAPFMT_REC_MARK:
-		add_step_args(p, o);
+		add_step_args(r, o);
 		if ((rc = add_style(x, o->b, o->off + 24)) != TP_OK || (rc = add_src(x, o)) != TP_OK)
-			goto out;
+			return rc;
 		break;
 	default: /* runtime call */
-		add_step_args(p, o);
+		add_step_args(r, o);
 		break;
 	}
 	if (end == NULL && o->kind != TP_CAPFMT_REC_MARK)
-		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
-	{
-		struct tp_slice *s = tp_track_push(p, x->track);
-		if (s == NULL) {
-			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
-			goto out;
-		}
-		s->start_ns = rel_ns(r, o->ts);
-		tp_slice_set_end(p, &p->tracks[x->track], s, rel_ns(r, end_tick));
-		if (tp_slice_end(&p->tracks[x->track], s) < s->start_ns)
-			tp_slice_set_end(p, &p->tracks[x->track], s, s->start_ns);
-		struct tp_label lb = {.name = tp_profile_str(p, name[0] ? name : type)};
-		lb.type = tp_profile_str(p, type);
-		tp_slice_set_label(p, &p->tracks[x->track], s, &lb);
-		s->args = tp_args_end(p);
-	}
-out:
-	detail_free(&dt);
-	return rc;
+		arg_int(r, K_CUT, 1);
+	struct tp_slice *s = tp_track_push(p, x->track);
+	if (s == NULL)
+		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	s->start_ns = rel_ns(r, o->ts);
+	tp_slice_set_end(p, &p->tracks[x->track], s, rel_ns(r, end_tick));
+	if (tp_slice_end(&p->tracks[x->track], s) < s->start_ns)
+		tp_slice_set_end(p, &p->tracks[x->track], s, s->start_ns);
+	struct tp_label lb = {.name = tp_str(p, name)[0] ? name : type_id(r, type)};
+	lb.type = type_id(r, type);
+	tp_slice_set_label(p, &p->tracks[x->track], s, &lb);
+	s->args = tp_args_end(p);
+	return TP_OK;
 }
 
 static int counter_sample(struct tctx *x, const struct rec *q)
@@ -1038,9 +1194,13 @@ static int read_thread(struct rd *r, const struct thr *t)
 	x.t = t;
 	int rc = TP_OK;
 	/* Intern the thread's strings: exactly nstr NUL-terminated strings fill sbytes. */
+	detail_init(&x.dt);
 	x.ids = tp_calloc((size_t)t->nstr + 1, sizeof *x.ids);
-	if (x.ids == NULL)
-		return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+	x.attr_ids = tp_calloc((size_t)t->nstr + 1, sizeof *x.attr_ids);
+	if (x.ids == NULL || x.attr_ids == NULL) {
+		rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
+		goto out;
+	}
 	{
 		uint32_t pos = 0;
 		for (uint32_t k = 1; k <= t->nstr; k++) {
@@ -1061,6 +1221,8 @@ static int read_thread(struct rd *r, const struct thr *t)
 			                t->sbytes - pos, t->nstr);
 			goto out;
 		}
+		if (r->drop) /* interned: the profile holds copies */
+			tp_map_drop(r->bytes, (size_t)t->strs_off, (size_t)(t->strs_off + t->sbytes));
 	}
 	{
 		char name[64];
@@ -1081,6 +1243,8 @@ static int read_thread(struct rd *r, const struct thr *t)
 	uint64_t last = 0;
 	for (uint64_t i = 0; i < t->nrec; i++) {
 		struct rec q;
+		if (!(i % DROP_EVERY))
+			drop_read(r, t, i);
 		get_rec(t, i, &q);
 		if (timed(q.kind))
 			last = q.ts;
@@ -1160,10 +1324,13 @@ static int read_thread(struct rd *r, const struct thr *t)
 		if ((rc = close_scope(&x, &x.stack[x.depth], end_tick, NULL, NULL)) != TP_OK)
 			goto out;
 	}
+	drop_read(r, t, t->nrec);
 out:
 	tp_free(x.ctr);
 	tp_free(x.stack);
 	tp_free(x.ids);
+	tp_free(x.attr_ids);
+	detail_free(&x.dt);
 	return rc;
 }
 
@@ -1176,22 +1343,27 @@ struct live_info {
 };
 
 static int parse_impl(const uint8_t *data, size_t size, const char *display,
-                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d);
+                      const struct live_info *li, int mapped, struct tp_profile **out,
+                      struct tp_diag *d);
 
 int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
                      struct tp_profile **out, struct tp_diag *d)
 {
-	return parse_impl(data, size, display, NULL, out, d);
+	return parse_impl(data, size, display, NULL, 0, out, d);
 }
 
+/* `mapped`: data is a read-only file mapping whose pages may be given back once read. */
 static int parse_impl(const uint8_t *data, size_t size, const char *display,
-                      const struct live_info *li, struct tp_profile **out, struct tp_diag *d)
+                      const struct live_info *li, int mapped, struct tp_profile **out,
+                      struct tp_diag *d)
 {
 	*out = NULL;
 	struct rd r;
 	memset(&r, 0, sizeof r);
 	r.path = display;
 	r.d = d;
+	r.bytes = data;
+	r.drop = mapped;
 	r.p = tp_profile_new();
 	if (r.p == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);
@@ -1218,6 +1390,8 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 	for (size_t k = 0; k < r.nthr; k++) {
 		for (uint64_t i = 0; i < r.thr[k].nrec; i++) {
 			struct rec q;
+			if (!(i % DROP_EVERY))
+				drop_read(&r, &r.thr[k], i);
 			get_rec(&r.thr[k], i, &q);
 			if (!timed(q.kind))
 				continue;
@@ -1234,6 +1408,7 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 				lo = ns;
 			any = 1;
 		}
+		drop_read(&r, &r.thr[k], r.thr[k].nrec);
 	}
 	r.base = lo;
 	/* Tracks in the order threads first recorded (ties: tid), not the writer's order. */
@@ -1645,7 +1820,7 @@ int tp_capfile_rebuild_parse(const uint8_t *ses, size_t ses_size, const char *di
 	if (rc == TP_OK && img.oom)
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);
 	if (rc == TP_OK)
-		rc = parse_impl((const uint8_t *)img.data, img.len, display, &li, out, d);
+		rc = parse_impl((const uint8_t *)img.data, img.len, display, &li, 0, out, d);
 	tp_buf_free(&img);
 	return rc;
 }
@@ -1679,13 +1854,13 @@ int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 		tp_buf_init(&img);
 		rc = rebuild_live(dir, &img, &li, d);
 		if (rc == TP_OK)
-			rc = parse_impl((const uint8_t *)img.data, img.len, ses, &li, out, d);
+			rc = parse_impl((const uint8_t *)img.data, img.len, ses, &li, 0, out, d);
 		tp_buf_free(&img);
 	} else {
 		struct tp_file f;
 		rc = tp_file_load(&f, path, d);
 		if (rc == TP_OK) {
-			rc = tp_capfile_parse(f.data, f.size, path, out, d);
+			rc = parse_impl(f.data, f.size, path, NULL, f.mapped, out, d);
 			tp_file_release(&f);
 		}
 	}

@@ -929,6 +929,29 @@ static void test_fixture(void **state)
 	assert_true(p->counters[0].samples[0].value == 2.5);
 	tp_profile_free(p);
 
+	/* Shapes are formatted in full for any int64 dimension: the first DIMS record (1, 128)
+	 * becomes (INT64_MIN, -1). */
+	{
+		size_t at = 0;
+		for (size_t o = n - 16 - 16 - 10 * 32; o + 32 <= n - 32; o += 32)
+			if (b[o + 8] == TP_CAPFMT_REC_DIMS) {
+				at = o;
+				break;
+			}
+		assert_true(at != 0);
+		uint8_t keep[16];
+		memcpy(keep, b + at + 16, 16);
+		memset(b + at + 16, 0, 16);
+		b[at + 23] = 0x80;             /* a = INT64_MIN */
+		memset(b + at + 24, 0xff, 8); /* b = -1 */
+		memset(&d, 0, sizeof d);
+		assert_int_equal(tp_capfile_parse(b, n, "dims.tpp", &p, &d), TP_OK);
+		assert_string_equal(arg_str(p, &p->tracks[0].slices[1], TP_CAP_KEY_INPUT_SHAPES),
+		                    "-9223372036854775808x-1x256");
+		tp_profile_free(p);
+		memcpy(b + at + 16, keep, 16);
+	}
+
 	/* Cut inside the RECORDS block after 7 whole records and 5 bytes of the 8th. */
 	size_t recs = n - 16 - 16 - 10 * 32; /* END block and RECORDS payload from the end */
 	size_t cut = recs + 7 * 32 + 5;

@@ -249,6 +249,13 @@ int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d);
  * Not thread-safe on one f (call it from the thread that owns f). */
 void tp_file_progress(struct tp_file *f, size_t upto);
 void tp_file_release(struct tp_file *f);
+/* Gives back the whole pages inside [base + from, base + to) of a read-only file mapping
+ * (MADV_DONTNEED): a reader calls it on bytes it is done with, so reading a multi-GB input
+ * does not keep it resident; a later read of those bytes faults them in again from the file.
+ * Only for file mappings (tp_file_load's when f->mapped): anonymous memory would be zeroed. */
+void tp_map_drop(const void *base, size_t from, size_t to);
+/* tp_map_drop on f's bytes when f is a mapping; nothing otherwise. */
+void tp_file_drop(const struct tp_file *f, size_t from, size_t to);
 
 /* An output file written under a temporary name in the same directory and renamed into
  * place by tp_afile_commit, so a failed run never leaves a file that looks complete. */

@@ -10,6 +10,8 @@
 #include "common/common.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -661,6 +663,76 @@ static void test_open_regular(void **state)
 	rmdir(dir);
 }
 
+/* Resident kB of the mapping that starts at `base` (/proc/self/smaps), -1 if not found. */
+static long mapping_rss_kb(const void *base)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0;
+	long kb = -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) { /* a mapping's first line */
+			in = lo == (unsigned long)(uintptr_t)base;
+			continue;
+		}
+		if (in && sscanf(line, "Rss: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* tp_file_drop gives back exactly the whole pages inside the range, and the bytes read the
+ * same afterwards (they come back from the file). */
+static void test_file_drop(void **state)
+{
+	(void)state;
+	long pg = sysconf(_SC_PAGESIZE);
+	char path[] = "/tmp/tp_common_drop_XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	size_t n = 5 * (size_t)pg;
+	unsigned char *want = malloc(n);
+	assert_non_null(want);
+	for (size_t i = 0; i < n; i++)
+		want[i] = (unsigned char)(i * 7 + i / 4096);
+	assert_int_equal(write(fd, want, n), (ssize_t)n);
+	close(fd);
+	struct tp_file tf;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_file_load(&tf, path, &d), TP_OK);
+	assert_true(tf.mapped);
+	volatile unsigned sum = 0;
+	for (size_t i = 0; i < n; i += (size_t)pg)
+		sum += tf.data[i]; /* every page resident */
+	long before = mapping_rss_kb(tf.data);
+	if (before < 0) {
+		print_message("SKIPPED test_file_drop RSS check: /proc/self/smaps unreadable\n");
+	} else {
+		assert_int_equal(before, 5 * pg / 1024);
+		/* [1, n - 1): pages 1..3 lie wholly inside; 0 and 4 only partly, and stay. */
+		tp_file_drop(&tf, 1, n - 1);
+		assert_int_equal(mapping_rss_kb(tf.data), 2 * pg / 1024);
+		tp_file_drop(&tf, 0, 0); /* empty range: nothing */
+		assert_int_equal(mapping_rss_kb(tf.data), 2 * pg / 1024);
+	}
+	assert_memory_equal(tf.data, want, n);
+	tp_file_release(&tf);
+	/* An empty file is not a mapping: nothing to give back, no crash. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(tp_file_load(&tf, path, &d), TP_OK);
+	assert_false(tf.mapped);
+	tp_file_drop(&tf, 0, 100);
+	tp_file_release(&tf);
+	unlink(path);
+	free(want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -675,6 +747,7 @@ int main(void)
 		cmocka_unit_test(test_sort_index),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
+		cmocka_unit_test(test_file_drop),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

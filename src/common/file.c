@@ -94,6 +94,24 @@ void tp_file_release(struct tp_file *f)
 	memset(f, 0, sizeof *f);
 }
 
+void tp_map_drop(const void *base, size_t from, size_t to)
+{
+	if (to <= from)
+		return;
+	long ps = sysconf(_SC_PAGESIZE); /* called once per MBs released: cheap enough */
+	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
+	uintptr_t b = ((uintptr_t)base + from + page - 1) & ~(page - 1);
+	uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);
+	if (e > b)
+		madvise((void *)b, e - b, MADV_DONTNEED);
+}
+
+void tp_file_drop(const struct tp_file *f, size_t from, size_t to)
+{
+	if (f->mapped)
+		tp_map_drop(f->data, from, to > f->size ? f->size : to);
+}
+
 /* ---- Temporary files an interrupted run must remove -------------------------------------- */
 /* A fixed table of path copies, each published by one atomic flag: the signal handler may run
  * at any moment, reads only slots whose flag is 1 and only calls unlink() (async-signal-

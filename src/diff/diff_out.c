@@ -140,7 +140,7 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 			const struct tp_diff_engine *e = &d->engines[i];
 			tp_buf_printf(b, "  %-22s util %6.2f%% -> %6.2f%% (%+.2f pp)", e->name,
 			              e->a_util * 100, e->b_util * 100, (e->b_util - e->a_util) * 100);
-			if (e->a_gbps || e->b_gbps)
+			if (e->a_gbps != 0 || e->b_gbps != 0)
 				tp_buf_printf(b, "  DDR %.3f -> %.3f GB/s (%+.3f)", e->a_gbps, e->b_gbps,
 				              e->b_gbps - e->a_gbps);
 			tp_buf_putc(b, '\n');

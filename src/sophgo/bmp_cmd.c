@@ -39,7 +39,6 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /* Bits [lo, lo+w) of a little-endian stream, w <= 57, via one unaligned 64-bit load. The
  * caller guarantees p holds byte (lo+w-1)/8 and 8 bytes from lo/8 unless near the end, where
@@ -592,15 +591,6 @@ static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n, const stru
 	return next < cb->len ? next : SIZE_MAX;
 }
 
-/* Releases the pages of [from, to) of a file mapping (whole pages inside the range only). */
-static void release(const uint8_t *from, const uint8_t *to)
-{
-	uintptr_t b = ((uintptr_t)from + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = (uintptr_t)to & ~(uintptr_t)4095;
-	if (e > b)
-		madvise((void *)b, e - b, MADV_DONTNEED);
-}
-
 static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
                 const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
 
@@ -676,7 +666,7 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 		}
 		cb->count = id;
 		if (mapped && (id & 0xFFFF) == 0)
-			release(data, data + off); /* the index pass need not keep what it read */
+			tp_map_drop(data, 0, off); /* the index pass need not keep what it read */
 		off = step(cb, off, n, cb->dec ? &d : NULL);
 		if (off == SIZE_MAX || id == UINT32_MAX)
 			break;

@@ -24,7 +24,6 @@
 
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -959,15 +958,6 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 	return TP_OK;
 }
 
-/* Releases the pages of text[from, to) (a read-only file mapping) once applied. */
-static void drop_text(const char *text, size_t from, size_t to)
-{
-	uintptr_t b = ((uintptr_t)text + from + 4095) & ~(uintptr_t)4095;
-	uintptr_t e = ((uintptr_t)text + to) & ~(uintptr_t)4095;
-	if (e > b)
-		madvise((void *)b, e - b, MADV_DONTNEED);
-}
-
 /* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
  * the calling thread applies them in order. A worker takes chunk k only when k is less than
  * `nslot` chunks ahead of the one being applied, so at most nslot chunks of events (and of
@@ -1077,7 +1067,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
 		if (g->drop_pages)
-			drop_text(text, ch->beg, ch->end);
+			tp_map_drop(text, ch->beg, ch->end);
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
 		if (started) {

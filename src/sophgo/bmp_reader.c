@@ -42,7 +42,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define NAME_CACHE 32768
@@ -143,19 +142,6 @@ static char *path_of(struct rd *r, const char *name)
 static int nomem(struct rd *r)
 {
 	return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir);
-}
-
-/* Releases the pages of a mapped range we are done with, so reading a multi-GB dump does not
- * keep it resident. */
-static void drop_pages(const struct tp_file *f, size_t from, size_t to)
-{
-	if (!f->mapped || to <= from)
-		return;
-	uintptr_t pg = 4096;
-	uintptr_t b = ((uintptr_t)f->data + from + pg - 1) & ~(pg - 1);
-	uintptr_t e = ((uintptr_t)f->data + to) & ~(pg - 1);
-	if (e > b)
-		madvise((void *)b, e - b, MADV_DONTNEED);
 }
 
 /* 1 if dir/name is a regular file, 0 if not, -1 out of memory. */
@@ -287,7 +273,7 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 			return nomem(r);
 		}
 		cc->have[e] = 1;
-		drop_pages(&cc->f[e], 0, cc->f[e].size); /* the index pass touched every page */
+		tp_file_drop(&cc->f[e], 0, cc->f[e].size); /* the index pass touched every page */
 		if (cc->cb[e].stopped)
 			rnote(r, "%s@0x%zx: command decoding stopped at an unknown descriptor "
 			         "after %u commands; later commands are unnamed",
@@ -560,7 +546,7 @@ static void pmu_window_done(struct rd *r, const struct tp_file *f, const struct 
 {
 	size_t b = upto * rec;
 	if (b > *dropped && b - *dropped >= PMU_DROP_BYTES) {
-		drop_pages(f, sp->off, sp->off + b);
+		tp_file_drop(f, sp->off, sp->off + b);
 		iter_progress(r, b - *dropped);
 		*dropped = b;
 	}
@@ -680,7 +666,7 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	if (u.wraps)
 		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
 		                (unsigned long long)u.wraps, u.width);
-	drop_pages(f, sp->off, sp->off + sp->len);
+	tp_file_drop(f, sp->off, sp->off + sp->len);
 	return TP_OK;
 }
 
@@ -767,7 +753,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		pmu_window_done(r, f, sp, rs, j, &dropped);
 	}
 	pmu_block_done(r, t, sp, n, n - nv, dropped);
-	drop_pages(f, sp->off, sp->off + sp->len);
+	tp_file_drop(f, sp->off, sp->off + sp->len);
 	if (r->perfai) {
 		size_t lo, hi;
 		bmp_trim_range(nv, nz, z0, z1, zl, &lo, &hi);
@@ -1078,7 +1064,7 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 				}
 			}
 			if ((i & 0xFFFF) == 0xFFFF && cc->have[e])
-				drop_pages(&cc->f[e], 0, cc->cb[e].cur_off);
+				tp_file_drop(&cc->f[e], 0, cc->cb[e].cur_off);
 		}
 	}
 	tp_free(memo);
@@ -1315,7 +1301,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 				for (size_t i = 0; i < n; i++) {
 					fill_cmd(r, &cc[k], e, t, first + i, k, i);
 					if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
-						drop_pages(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
+						tp_file_drop(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
 				}
 			}
 		}
