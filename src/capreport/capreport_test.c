@@ -513,6 +513,60 @@ static void test_worker_thread_op(void **state)
 	tp_profile_free(p);
 }
 
+/* Executions of one operator name in one step merge into one op_stats node however they
+ * are spread over threads: durations, bytes and the count add up, and the node is described
+ * (outputs) by its earliest execution even when a later-read thread holds it. */
+static void test_op_stats_merge(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_CPU;
+	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int a = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "a", 0);
+	int b2 = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "b", 0);
+	int64_t t = 500;
+	op(p, a, &t, "mm", "MatMul", 3, 0, 100, "late", "1x1", "fp32", 10);
+	op(p, a, &t, "other", "Add", 3, 0, 7, "o", "1", "fp32", 0);
+	op(p, a, &t, "mm", "MatMul", 4, 0, 5, "next step", "2x2", "fp32", 1);
+	t = 100; /* thread b, read second, ran "mm" of step 3 first */
+	op(p, b2, &t, "mm", "MatMul", 3, 0, 20, "early", "3x3", "fp16", 30);
+	t = 800;
+	op(p, b2, &t, "mm", "MatMul", 3, 0, 3, "later still", "4x4", "fp32", 2);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	const cJSON *graph = cJSON_GetObjectItemCaseSensitive(root, "op_stats")->child;
+	assert_non_null(graph);
+	const cJSON *cpu3 = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(graph, "3"),
+	                                     "localhost"),
+	    "CPU");
+	const cJSON *mm = cJSON_GetObjectItemCaseSensitive(cpu3, "mm");
+	assert_non_null(mm);
+	assert_true(near(num(mm, "duration_ms"), 0.000123));
+	assert_true(near(num(mm, "total_bytes"), 42));
+	assert_true(near(num(mm, "count"), 3));
+	char *txt = cJSON_PrintUnformatted(mm);
+	assert_non_null(strstr(txt, "early"));
+	assert_null(strstr(txt, "late"));
+	cJSON_free(txt);
+	assert_non_null(cJSON_GetObjectItemCaseSensitive(cpu3, "other"));
+	const cJSON *mm4 = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(
+	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(graph, "4"),
+	                                         "localhost"),
+	        "CPU"),
+	    "mm");
+	assert_non_null(mm4);
+	assert_true(near(num(mm4, "duration_ms"), 0.000005));
+	cJSON_Delete(root);
+	tp_buf_free(&b);
+	tp_profile_free(p);
+}
+
 static void test_empty_capture(void **state)
 {
 	(void)state;
@@ -563,7 +617,7 @@ int main(void)
 	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
 	    cmocka_unit_test(test_marks_ranges),
 	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op),
+	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op), cmocka_unit_test(test_op_stats_merge),
 	    cmocka_unit_test(test_oom),           cmocka_unit_test(test_drops_and_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
