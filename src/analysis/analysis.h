@@ -130,6 +130,10 @@ struct tp_analysis {
 	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT]; size_t num_low_uarch_layers;
 	struct tp_cost_hot high_init[TP_ANALYSIS_HOT]; size_t num_high_init;     /* commands with
 	                                       initial-cycle ratio > 1 %, by initial cycles */
+	/* Captures: the operator table (opsreport/opsreport.h: tp_op_table_build), attached by
+	 * the caller once per run (the converter does) so that ops.csv, the capture summaries
+	 * and the workbook share one build; not owned here. NULL: each of them builds its own. */
+	const struct tp_op_table *ops;
 };
 typedef struct tp_analysis tp_analysis;
 

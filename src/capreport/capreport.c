@@ -70,7 +70,8 @@ struct report {
 	size_t nacts, cap_acts;
 	struct cnode *nodes;
 	size_t nnodes, cap_nodes;
-	struct tp_op_table ops;
+	const struct tp_op_table *ops; /* the analysis' (tp_op_table_for), or own_ops */
+	struct tp_op_table own_ops;
 	size_t counted_steps;
 	int steps_warmup_counted; /* every step was warm-up, so all were counted */
 	int64_t counted_steps_ns;
@@ -184,7 +185,7 @@ static void report_free(struct report *r)
 	tp_free(r->nodes);
 	tp_free(r->ranges);
 	tp_free(r->marks);
-	tp_op_table_free(&r->ops);
+	tp_op_table_free(&r->own_ops);
 	memset(r, 0, sizeof *r);
 }
 
@@ -434,8 +435,10 @@ static int node_add(struct report *r, struct nodemap *m, const struct cnode *nd)
 	return TP_OK;
 }
 
-/* Gathers the report; `nodes`: also the op_stats leaves (only summary.json prints them). */
-static int collect(const struct tp_profile *p, struct report *r, int nodes)
+/* Gathers the report; `nodes`: also the op_stats leaves (only summary.json prints them).
+ * `a` may be NULL (the operator table is then built here). */
+static int collect(const struct tp_profile *p, const struct tp_analysis *a, struct report *r,
+                   int nodes)
 {
 	memset(r, 0, sizeof *r);
 	r->p = p;
@@ -526,14 +529,14 @@ static int collect(const struct tp_profile *p, struct report *r, int nodes)
 					break;
 				}
 				r->acts = g;
-				struct cact *a = &r->acts[r->nacts++];
-				a->has_step = has_step;
-				a->step = step;
-				a->name = tp_str(p, tp_slice_name(tr, s));
-				a->meta = as_str(p, tp_args_find(p, s->args, k_meta));
-				a->start_ns = s->start_ns;
-				a->dur_ns = tp_slice_end(tr, s) - s->start_ns;
-				a->count = 1;
+				struct cact *ac = &r->acts[r->nacts++];
+				ac->has_step = has_step;
+				ac->step = step;
+				ac->name = tp_str(p, tp_slice_name(tr, s));
+				ac->meta = as_str(p, tp_args_find(p, s->args, k_meta));
+				ac->start_ns = s->start_ns;
+				ac->dur_ns = tp_slice_end(tr, s) - s->start_ns;
+				ac->count = 1;
 				continue;
 			}
 			if (!nodes)
@@ -595,7 +598,7 @@ static int collect(const struct tp_profile *p, struct report *r, int nodes)
 	if (r->nnodes)
 		qsort(r->nodes, r->nnodes, sizeof *r->nodes, cmp_node_out);
 
-	st = tp_op_table_build(p, &r->ops);
+	st = tp_op_table_for(p, a, &r->own_ops, &r->ops);
 	if (st)
 		return st;
 	st = collect_marks_ranges(p, r);
@@ -685,11 +688,11 @@ static int cmp_typeagg(const void *x, const void *y)
 static struct typeagg *type_aggs(const struct report *r, size_t *n)
 {
 	*n = 0;
-	struct typeagg *v = tp_calloc(r->ops.count ? r->ops.count : 1, sizeof *v);
+	struct typeagg *v = tp_calloc(r->ops->count ? r->ops->count : 1, sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < r->ops.count; i++) {
-		const struct tp_op_row *o = &r->ops.rows[i];
+	for (size_t i = 0; i < r->ops->count; i++) {
+		const struct tp_op_row *o = &r->ops->rows[i];
 		const char *ty = tp_str(r->p, o->op_type);
 		size_t k = 0;
 		while (k < *n && strcmp(v[k].type, ty) != 0)
@@ -725,13 +728,13 @@ static int cmp_slow(const void *x, const void *y)
 
 static const struct tp_op_row **slowest(const struct report *r, size_t *n)
 {
-	const struct tp_op_row **v = tp_malloc((r->ops.count ? r->ops.count : 1) * sizeof *v);
+	const struct tp_op_row **v = tp_malloc((r->ops->count ? r->ops->count : 1) * sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < r->ops.count; i++)
-		v[i] = &r->ops.rows[i];
-	qsort(v, r->ops.count, sizeof *v, cmp_slow);
-	*n = r->ops.count < TP_CAPREPORT_TOP_OPS ? r->ops.count : TP_CAPREPORT_TOP_OPS;
+	for (size_t i = 0; i < r->ops->count; i++)
+		v[i] = &r->ops->rows[i];
+	qsort(v, r->ops->count, sizeof *v, cmp_slow);
+	*n = r->ops->count < TP_CAPREPORT_TOP_OPS ? r->ops->count : TP_CAPREPORT_TOP_OPS;
 	return v;
 }
 
@@ -868,11 +871,10 @@ static void step_key(struct tp_buf *b, int has_step, int64_t step)
 int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis *a,
                             struct tp_buf *b)
 {
-	(void)a;
 	struct report r;
 	struct typeagg *ta = NULL;
 	size_t nta = 0;
-	int st = collect(p, &r, 1);
+	int st = collect(p, a, &r, 1);
 	if (st || !(ta = type_aggs(&r, &nta))) {
 		report_free(&r);
 		b->oom = 1;
@@ -1022,9 +1024,9 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 
 	/* operators (the ops.csv rows) */
 	tp_buf_printf(b, "  \"operators_warmup_counted\": %s,\n  \"operators\": [",
-	              r.ops.counted_warmup ? "true" : "false");
-	for (size_t i = 0; i < r.ops.count; i++) {
-		const struct tp_op_row *o = &r.ops.rows[i];
+	              r.ops->counted_warmup ? "true" : "false");
+	for (size_t i = 0; i < r.ops->count; i++) {
+		const struct tp_op_row *o = &r.ops->rows[i];
 		tp_buf_printf(b, "%s\n    {\"name\": \"", i ? "," : "");
 		tp_buf_json_str(b, tp_str(p, o->name));
 		tp_buf_puts(b, "\", \"op_type\": \"");
@@ -1043,7 +1045,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		              (unsigned long long)o->bytes, (unsigned long long)o->flops,
 		              o->sparse_eligible ? "true" : "false");
 	}
-	tp_buf_puts(b, r.ops.count ? "\n  ],\n" : "],\n");
+	tp_buf_puts(b, r.ops->count ? "\n  ],\n" : "],\n");
 
 	/* range_stats: ranges and async ranges per (kind, name, category) */
 	tp_buf_puts(b, "  \"range_stats\": [");
@@ -1157,12 +1159,11 @@ static void md_outputs(struct tp_buf *b, const struct tp_profile *p, uint32_t ar
 
 int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
-	(void)a;
 	struct report r;
 	struct typeagg *ta = NULL;
 	const struct tp_op_row **slow = NULL;
 	size_t nta = 0, nslow = 0;
-	int st = collect(p, &r, 0);
+	int st = collect(p, a, &r, 0);
 	if (st || !(ta = type_aggs(&r, &nta)) || !(slow = slowest(&r, &nslow))) {
 		tp_free(ta);
 		report_free(&r);
@@ -1286,7 +1287,7 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 		tp_buf_printf(b,
 		              "## Slowest operators\n\nThe %zu operators with the highest mean "
 		              "latency (all %zu are in ops.csv).\n\n",
-		              nslow, r.ops.count);
+		              nslow, r.ops->count);
 		tp_buf_puts(b, "| Operator | Type | Mean (ms) | Min (ms) | Max (ms) | P99 (ms) | "
 		               "Executions | Bytes | FLOPs | Outputs |\n"
 		               "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");

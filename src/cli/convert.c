@@ -10,6 +10,7 @@
  */
 #include "cli/cli.h"
 #include "common/progress.h"
+#include "opsreport/opsreport.h"
 #include "summary/summary.h"
 #include "traceread/traceread.h"
 #include "xlsx/xlsx.h"
@@ -611,9 +612,16 @@ static int convert_main(int argc, char **argv)
 	double t1 = now_s();
 	tp_progress_phase(TP_PHASE_ANALYZE);
 	struct tp_analysis an;
+	/* A capture's operator table, built once for ops.csv, the summaries and the workbook. */
+	struct tp_op_table ops;
+	memset(&ops, 0, sizeof ops);
 	rc = tp_analyze_jobs(p, &an, (unsigned)o.jobs);
+	if (rc == TP_OK && (rc = tp_op_table_build(p, &ops)) == TP_OK && ops.count)
+		an.ops = &ops;
 	if (rc != TP_OK) {
 		fprintf(stderr, "tpuprof: analysis: %s\n", tp_strerror(rc));
+		tp_analysis_free(&an);
+		tp_op_table_free(&ops);
 		tp_profile_free(p);
 		mark_stale(o.out_dir, NULL);
 		return tp_status_exit_code(rc);
@@ -715,6 +723,7 @@ out:
 	if (lockfd >= 0)
 		close(lockfd);
 	tp_analysis_free(&an);
+	tp_op_table_free(&ops);
 	tp_profile_free(p);
 	return exit_code;
 }

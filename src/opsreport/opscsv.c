@@ -243,12 +243,12 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
-	(void)a;
 	struct tp_sparse_ratios r;
-	struct tp_op_table t;
+	struct tp_op_table own;
+	const struct tp_op_table *t = &own;
 	struct tp_buf b;
 	int st;
-	memset(&t, 0, sizeof t);
+	memset(&own, 0, sizeof own);
 	tp_buf_init(&b);
 	/* The ratio file is checked even when there is nothing to report: a typo in a user
 	 * option should not pass silently. */
@@ -259,20 +259,20 @@ static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
 			tp_diag_set(d, st, "ops.csv: %s", tp_strerror(st));
 		return st;
 	}
-	if ((st = tp_op_table_build(p, &t))) {
+	if ((st = tp_op_table_for(p, a, &own, &t))) {
 		tp_diag_set(d, st, "ops.csv: %s", tp_strerror(st));
 		goto out;
 	}
-	if (t.count == 0) /* not a capture with operators: nothing to write */
+	if (t->count == 0) /* not a capture with operators: nothing to write */
 		goto out;
-	if ((st = tp_opscsv_render(p, &t, &r, &b))) {
+	if ((st = tp_opscsv_render(p, t, &r, &b))) {
 		tp_diag_set(d, st, "ops.csv: %s", tp_strerror(st));
 		goto out;
 	}
 	st = tp_write_buf_file(o->out_dir, "ops.csv", &b, d);
 out:
 	tp_buf_free(&b);
-	tp_op_table_free(&t);
+	tp_op_table_free(&own);
 	tp_sparse_ratios_free(&r);
 	return st;
 }

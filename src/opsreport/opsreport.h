@@ -65,6 +65,11 @@ struct tp_op_table {
 int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t);
 /* Releases the rows; safe on a zeroed or already freed table. */
 void tp_op_table_free(struct tp_op_table *t);
+/* The operator table a writer should use: the one attached to `a` (a->ops) when there is
+ * one, else a fresh build into `own` (zeroed first; the caller frees it with
+ * tp_op_table_free either way). TP_OK or TP_ENOMEM. */
+int tp_op_table_for(const struct tp_profile *p, const struct tp_analysis *a,
+                    struct tp_op_table *own, const struct tp_op_table **out);
 
 /* The argument `key` of argset `args`, or NULL if absent (key compared as a string). */
 const struct tp_arg *tp_op_arg(const struct tp_profile *p, uint32_t args, const char *key);

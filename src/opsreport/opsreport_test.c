@@ -224,6 +224,72 @@ static void test_table_no_ops(void **state)
 	tp_profile_free(p);
 }
 
+/* One operator spread over five threads, so its executions reach the table as one run per
+ * track: the statistics cover all of them, the row starts at the earliest execution (a
+ * warm-up one here), and it is described by the earliest counted execution, the lower track
+ * winning a tie at the same start. */
+static void test_table_many_threads(void **state)
+{
+	(void)state;
+	struct ex {
+		int track;
+		int64_t start, dur;
+		int warm;
+		const char *name;
+	};
+	static const struct ex v[] = {
+	    {0, 300, 10, 0, "mm"}, {0, 900, 50, 0, "mm"}, {1, 200, 20, 0, "mm"},
+	    {1, 700, 5, 0, "mm"},  {2, 100, 7, 1, "mm"},  {2, 150, 4, 0, "add"},
+	    {3, 200, 30, 0, "mm"}, {4, 250, 1, 0, "mm"},  {4, 260, 2, 0, "mm"},
+	    {4, 1000, 3, 0, "mm"},
+	};
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, "app (pid 1)", 1, 0);
+	int tr[5];
+	for (int k = 0; k < 5; k++) {
+		char name[16];
+		snprintf(name, sizeof name, "t%d", k);
+		tr[k] = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, name, 0);
+	}
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		tp_args_begin(p);
+		tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, strcmp(v[i].name, "mm") ? "Add" : "MatMul");
+		tp_args_add_int(p, TP_CAP_KEY_WARMUP, v[i].warm);
+		tp_args_add_uint(p, TP_CAP_KEY_BYTES, 100 * (uint64_t)v[i].track + i);
+		uint32_t args = tp_args_end(p);
+		struct tp_track *t = &p->tracks[tr[v[i].track]];
+		struct tp_slice *s = tp_track_push(p, tr[v[i].track]);
+		s->start_ns = v[i].start;
+		tp_slice_set_end(p, t, s, v[i].start + v[i].dur);
+		tp_slice_set_type(p, t, s, tp_profile_str(p, TP_CAP_TYPE_OP));
+		tp_slice_set_name(p, t, s, tp_profile_str(p, v[i].name));
+		s->args = args;
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_op_table t;
+	assert_int_equal(tp_op_table_build(p, &t), TP_OK);
+	assert_int_equal(t.count, 2);
+	assert_string_equal(tp_str(p, t.rows[0].name), "mm"); /* first start 100, add 150 */
+	assert_string_equal(tp_str(p, t.rows[1].name), "add");
+	const struct tp_op_row *mm = &t.rows[0];
+	assert_int_equal(mm->first_start_ns, 100);
+	assert_int_equal(mm->runs, 8);
+	assert_int_equal(mm->runs_warmup, 1);
+	assert_int_equal(mm->total_ns, 121);
+	assert_int_equal(mm->min_ns, 1);
+	assert_int_equal(mm->max_ns, 50);
+	assert_int_equal(mm->median_ns, 7); /* (5 + 10) / 2 */
+	assert_int_equal(mm->p99_ns, 50);
+	assert_int_equal(mm->desc->start_ns, 200); /* track 1's, not track 3's at the same start */
+	assert_int_equal(mm->bytes, 102);
+	assert_int_equal(t.rows[1].runs, 1);
+	assert_int_equal(t.rows[1].bytes, 205);
+	assert_int_equal(t.executions, 10);
+	tp_op_table_free(&t);
+	tp_profile_free(p);
+}
+
 static void test_percentiles(void **state)
 {
 	(void)state;
@@ -580,7 +646,7 @@ int main(void)
 	    cmocka_unit_test(test_table_warm_nested),
 	    cmocka_unit_test(test_table_all_warmup_counts_all),
 	    cmocka_unit_test(test_table_no_ops),
-	    cmocka_unit_test(test_percentiles),
+	    cmocka_unit_test(test_table_many_threads), cmocka_unit_test(test_percentiles),
 	    cmocka_unit_test(test_sparse_eligible),
 	    cmocka_unit_test(test_ratios_defaults),
 	    cmocka_unit_test(test_ratios_parse_ok),

@@ -61,27 +61,28 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 {
 	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = ws};
-	struct tp_op_table t;
+	struct tp_op_table own;
+	const struct tp_op_table *t = &own;
 	struct tp_sparse_ratios rt;
 	const char **shapes = NULL;
 	size_t nshapes = 0;
 	int st;
-	memset(&t, 0, sizeof t);
+	memset(&own, 0, sizeof own);
 	st = ratios_path ? tp_sparse_ratios_load(&rt, ratios_path, d)
 	                 : tp_sparse_ratios_defaults(&rt);
 	if (st != TP_OK)
 		return st;
-	if ((st = tp_op_table_build(p, &t)) != TP_OK)
+	if ((st = tp_op_table_for(p, x->a, &own, &t)) != TP_OK)
 		goto out;
-	if (t.count && !(shapes = tp_calloc(t.count, sizeof *shapes))) {
+	if (t->count && !(shapes = tp_calloc(t->count, sizeof *shapes))) {
 		st = TP_ENOMEM;
 		goto out;
 	}
 	/* The ratio table: distinct weight shapes of sparse-eligible operators. */
-	for (size_t i = 0; i < t.count; i++) {
-		if (!t.rows[i].sparse_eligible)
+	for (size_t i = 0; i < t->count; i++) {
+		if (!t->rows[i].sparse_eligible)
 			continue;
-		const char *w = tp_op_arg_str(p, t.rows[i].args, TP_CAP_KEY_WEIGHT_SHAPE);
+		const char *w = tp_op_arg_str(p, t->rows[i].args, TP_CAP_KEY_WEIGHT_SHAPE);
 		int seen = 0;
 		for (size_t k = 0; k < nshapes && !seen; k++)
 			seen = !strcmp(shapes[k], w);
@@ -157,8 +158,8 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 	const uint32_t r0 = hr + 1;
 	char f[512];
 	double sum_m = 0, sum_p = 0, sum_me = 0, sum_pe = 0; /* ms */
-	for (size_t i = 0; i < t.count; i++) {
-		const struct tp_op_row *o = &t.rows[i];
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_op_row *o = &t->rows[i];
 		uint32_t a = o->args, row = r0 + (uint32_t)i;
 		unsigned er = row + 1; /* Excel's 1-based row */
 		xl_str(x, &s, row, 0, tp_str(p, o->op_type), NULL);
@@ -221,7 +222,7 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 			break;
 	}
 	/* Totals as in ops.csv: labels in L and O, values in M and P, "sparse improve" in Q/R. */
-	const uint32_t rl = r0 + (uint32_t)(t.count ? t.count : 1) - 1, tr = rl + 2;
+	const uint32_t rl = r0 + (uint32_t)(t->count ? t->count : 1) - 1, tr = rl + 2;
 	/* constant_memory: the filter must be set before rows below its range are written. */
 	xl_check(x, worksheet_autofilter(ws, hr, 0, rl, (uint16_t)(sizeof oh / sizeof *oh - 1)));
 	const unsigned e0 = r0 + 1, e1 = rl + 1, et = tr + 1;
@@ -252,7 +253,7 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 	xl_sheet_done(x, &s);
 out:
 	tp_free(shapes);
-	tp_op_table_free(&t);
+	tp_op_table_free(&own);
 	tp_sparse_ratios_free(&rt);
 	if (st == TP_OK && x->oom)
 		st = TP_ENOMEM;
