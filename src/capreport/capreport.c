@@ -868,9 +868,37 @@ static void step_key(struct tp_buf *b, int has_step, int64_t step)
 
 /* ---- summary.json -------------------------------------------------------------------------- */
 
+/* The flush point of tp_capreport_stream_json: hands b's bytes to the sink once there are
+ * at least `at` of them. 0, or -1 once the sink has failed (then b is left alone). */
+struct jflush {
+	size_t at;
+	tp_capreport_flush_fn fn;
+	void *ctx;
+	int failed;
+};
+
+static void jflush(struct jflush *f, struct tp_buf *b)
+{
+	if (!f->fn || f->failed || b->oom || b->len < f->at)
+		return;
+	if (f->fn(f->ctx, b->data, b->len) != 0) {
+		f->failed = 1;
+		return;
+	}
+	b->len = 0;
+}
+
 int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis *a,
                             struct tp_buf *b)
 {
+	return tp_capreport_stream_json(p, a, b, 0, NULL, NULL);
+}
+
+int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysis *a,
+                             struct tp_buf *b, size_t flush_at, tp_capreport_flush_fn flush,
+                             void *ctx)
+{
+	struct jflush fl = {flush_at, flush, ctx, 0};
 	struct report r;
 	struct typeagg *ta = NULL;
 	size_t nta = 0;
@@ -935,6 +963,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		              (long long)s->step, s->warmup ? "true" : "false");
 		ms_ns(b, s->dur_ns);
 		tp_buf_putc(b, '}');
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, r.nsteps ? "\n  ],\n" : "],\n");
 
@@ -960,6 +989,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		}
 		tp_buf_putc(b, '}');
 		i = j;
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, r.nacts ? "\n  },\n" : "},\n");
 
@@ -989,6 +1019,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 				json_outputs(b, p, nd->args);
 				tp_buf_printf(b, ", \"total_bytes\": %llu}",
 				              (unsigned long long)nd->bytes);
+				jflush(&fl, b);
 			}
 			tp_buf_puts(b, "}}}");
 			i = j;
@@ -1019,6 +1050,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		                 : 0,
 		             2);
 		tp_buf_putc(b, '}');
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, nta ? "\n  ],\n" : "],\n");
 
@@ -1044,6 +1076,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		tp_buf_printf(b, ", \"bytes\": %llu, \"flops\": %llu, \"sparse_eligible\": %s}",
 		              (unsigned long long)o->bytes, (unsigned long long)o->flops,
 		              o->sparse_eligible ? "true" : "false");
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, r.ops->count ? "\n  ],\n" : "],\n");
 
@@ -1064,6 +1097,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		tp_buf_puts(b, ", \"latency_ms\": ");
 		json_stats(b, &g->lat, g->have, 6);
 		tp_buf_putc(b, '}');
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, r.nranges ? "\n  ],\n" : "],\n");
 
@@ -1075,6 +1109,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 		tp_buf_puts(b, "\", \"category\": \"");
 		tp_buf_json_str(b, r.marks[i].category);
 		tp_buf_printf(b, "\", \"count\": %llu}", (unsigned long long)r.marks[i].count);
+		jflush(&fl, b);
 	}
 	tp_buf_puts(b, r.nmarks ? "\n  ],\n" : "],\n");
 
@@ -1087,7 +1122,7 @@ int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis
 	tp_buf_puts(b, "]\n}\n");
 	tp_free(ta);
 	report_free(&r);
-	return b->oom ? TP_ENOMEM : TP_OK;
+	return fl.failed ? TP_EOUTPUT : b->oom ? TP_ENOMEM : TP_OK;
 }
 
 /* ---- summary.md ---------------------------------------------------------------------------- */

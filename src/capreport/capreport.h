@@ -30,6 +30,20 @@
 int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis *a,
                             struct tp_buf *out);
 
+/* Receives summary.json while it is written: `n` bytes that follow the previous call's.
+ * Returns 0, or nonzero to stop the document (tp_capreport_stream_json then returns
+ * TP_EOUTPUT). */
+typedef int (*tp_capreport_flush_fn)(void *ctx, const char *bytes, size_t n);
+/* tp_capreport_write_json with bounded memory: whenever `out` holds at least `flush_at`
+ * bytes between two entries of the document, they go to `flush` and `out` is emptied; what
+ * is left at the end stays in `out` for the caller to hand over too. The bytes are those
+ * tp_capreport_write_json would write (a capture of many steps writes an op_stats entry per
+ * step and operator: 110 MB for 10 000 steps of a 56-operator model). TP_OK, TP_ENOMEM or
+ * TP_EOUTPUT. */
+int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysis *a,
+                             struct tp_buf *out, size_t flush_at, tp_capreport_flush_fn flush,
+                             void *ctx);
+
 /* Appends the complete summary.md document of capture `p` to `out`. Same contract as
  * tp_capreport_write_json. Every string from the capture is escaped for Markdown tables. */
 int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *a,

@@ -567,6 +567,59 @@ static void test_op_stats_merge(void **state)
 	tp_profile_free(p);
 }
 
+/* What tp_capreport_stream_json hands over, collected; `fail_at` > 0 makes that call fail. */
+struct sink {
+	struct tp_buf got;
+	int calls, fail_at;
+	size_t max_piece;
+};
+
+static int sink_put(void *ctx, const char *bytes, size_t n)
+{
+	struct sink *k = ctx;
+	if (++k->calls == k->fail_at)
+		return -1;
+	tp_buf_put(&k->got, bytes, n);
+	if (k->calls > 1 && n > k->max_piece) /* the first holds the head: overall_stats */
+		k->max_piece = n;
+	return 0;
+}
+
+/* Streaming gives exactly summary.json's bytes, in pieces of about the flush size (one
+ * entry past it at most, after the first, which holds the document's head), and stops with
+ * TP_EOUTPUT when the sink fails. */
+static void test_json_stream(void **state)
+{
+	(void)state;
+	struct tp_profile *p = build_capture();
+	struct tp_buf whole, rest;
+	tp_buf_init(&whole);
+	tp_buf_init(&rest);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &whole), TP_OK);
+	struct sink k = {.calls = 0};
+	tp_buf_init(&k.got);
+	assert_int_equal(tp_capreport_stream_json(p, NULL, &rest, 256, sink_put, &k), TP_OK);
+	assert_true(k.calls > 3);
+	assert_true(k.max_piece < 256 + 512); /* flushed between entries, none is that long */
+	assert_true(rest.len < whole.len);
+	tp_buf_put(&k.got, rest.data, rest.len);
+	assert_int_equal(k.got.len, whole.len);
+	assert_memory_equal(k.got.data, whole.data, whole.len);
+	tp_buf_free(&k.got);
+	tp_buf_free(&rest);
+
+	struct sink bad = {.fail_at = 2};
+	tp_buf_init(&bad.got);
+	tp_buf_init(&rest);
+	assert_int_equal(tp_capreport_stream_json(p, NULL, &rest, 256, sink_put, &bad),
+	                 TP_EOUTPUT);
+	assert_int_equal(bad.calls, 2); /* nothing more was handed over after the failure */
+	tp_buf_free(&bad.got);
+	tp_buf_free(&rest);
+	tp_buf_free(&whole);
+	tp_profile_free(p);
+}
+
 static void test_empty_capture(void **state)
 {
 	(void)state;
@@ -617,7 +670,7 @@ int main(void)
 	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
 	    cmocka_unit_test(test_marks_ranges),
 	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op), cmocka_unit_test(test_op_stats_merge),
+	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op), cmocka_unit_test(test_op_stats_merge), cmocka_unit_test(test_json_stream),
 	    cmocka_unit_test(test_oom),           cmocka_unit_test(test_drops_and_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "summary/summary.h"
 #include "capreport/capreport.h"
 
+#include <errno.h>
 #include <string.h>
 
 /* Column (header, width) of the reference table. */
@@ -927,16 +928,54 @@ static int write_txt(const struct tp_profile *p, const struct tp_analysis *a,
 	return st;
 }
 
+static int afile_put(void *ctx, const char *bytes, size_t n)
+{
+	return tp_afile_write(ctx, bytes, n);
+}
+
+/* A capture's summary.json grows with steps x operators (op_stats): it is streamed to the
+ * file in pieces of 1 MiB (tp_capreport_stream_json) instead of being held whole. */
+static int write_capture_json(const struct tp_profile *p, const struct tp_analysis *a,
+                              const struct tp_out_opts *o, struct tp_diag *d)
+{
+	char *path = tp_path_join(o->out_dir, "summary.json");
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "summary.json: out of memory");
+	struct tp_afile f;
+	int st = tp_afile_open(&f, path, d);
+	if (st != TP_OK) {
+		tp_free(path);
+		return st;
+	}
+	struct tp_buf b;
+	tp_buf_init(&b);
+	st = tp_capreport_stream_json(p, a, &b, TP_WRITE_PIECE, afile_put, &f);
+	if (st == TP_OK && tp_afile_write(&f, b.data, b.len) != 0)
+		st = TP_EOUTPUT;
+	if (st == TP_EOUTPUT) {
+		int e = errno;
+		tp_afile_abort(&f);
+		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
+	} else if (st != TP_OK) {
+		tp_afile_abort(&f);
+		st = tp_diag_set(d, st, "summary.json: %s", tp_strerror(st));
+	} else {
+		st = tp_afile_commit(&f, d);
+	}
+	tp_buf_free(&b);
+	tp_free(path);
+	return st;
+}
+
 static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
                       const struct tp_out_opts *o, struct tp_diag *d)
 {
-	struct tp_buf b;
-	tp_buf_init(&b);
 	/* Captures get the app_stats / op_stats document of the capture reports. */
 	if (p->arch == TP_ARCH_CPU && a->num_cores == 0)
-		tp_capreport_write_json(p, a, &b);
-	else
-		tp_summary_json(p, a, &b);
+		return write_capture_json(p, a, o, d);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_json(p, a, &b);
 	int st = tp_write_buf_file(o->out_dir, "summary.json", &b, d);
 	tp_buf_free(&b);
 	return st;
