@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Concurrent outputs (--jobs) and the live progress line (issue 10).
 
-usage: test_jobs.py TPUPROF GENDUMP
+usage: test_jobs.py TPUPROF GENDUMP PROBE
 
 - A generated BM1688 dump converted with every output on (--sqlite --json) by --jobs 1 and
   --jobs 4, in separate processes: every file is byte-identical (the two processes also differ
   in their address-space layout, so this also checks that no output depends on addresses).
   Run in the ThreadSanitizer build too (label tsan, TSAN_OPTIONS halt_on_error): a data race
   between the writer threads fails the conversion's exit status.
+- A libtpuprof capture (PROBE, src/capture/capture_probe.c, scenario "basic 2": steps,
+  operators with details, activities) converted the same two ways: the writers that share
+  the converter's one operator table (ops.csv, summary.json, summary.md, the workbook's
+  Operators sheet) run at once with --jobs 4, and their files must match --jobs 1.
 - The progress line appears on a terminal (a pty as stderr), with one line per phase and the
   final "done in" line; it is absent when stderr is not a terminal, and with -q.
   TP_PROGRESS_DELAY_MS=0 makes a small conversion show it (the default is ~1 s).
@@ -19,7 +23,7 @@ import sys
 import tempfile
 import unittest
 
-TPUPROF, GENDUMP = sys.argv[1], sys.argv[2]
+TPUPROF, GENDUMP, PROBE = sys.argv[1], sys.argv[2], sys.argv[3]
 TSAN = os.environ.get("TP_TEST_TSAN") == "1"
 
 
@@ -93,6 +97,32 @@ class Jobs(unittest.TestCase):
                   os.path.join("PerfDoc", "PerfAI_output.xlsx"), "result.html", "summary.json"):
             self.assertIn(f, trees[0])
             self.assertGreater(len(trees[0][f]), 1000, f)
+        for f in trees[0]:
+            self.assertTrue(trees[0][f] == trees[1][f], f + " differs between --jobs 1 and 4")
+
+    def test_capture_outputs_identical_for_any_jobs(self):
+        capdir = self.out("cap")
+        os.makedirs(capdir)
+        env = dict(os.environ, TPUPROF_DIR=capdir)
+        env.pop("TPUPROF", None)
+        p = subprocess.run([PROBE, "basic", "2"], capture_output=True, text=True, env=env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        dumps = [d for d in os.listdir(capdir) if d.startswith("tpuprof_data_")]
+        self.assertEqual(len(dumps), 1, dumps)
+        dump = os.path.join(capdir, dumps[0])
+        trees = []
+        for j in ("1", "4"):
+            rc, _, err = run([dump, self.out("capj" + j), "--sqlite", "--json", "-q",
+                              "--jobs", j])
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(err, "")
+            trees.append(tree(self.out("capj" + j)))
+        self.assertEqual(sorted(trees[0]), sorted(trees[1]))
+        for f in ("ops.csv", "summary.json", "summary.md",
+                  os.path.join("PerfDoc", "PerfAI_output.xlsx")):
+            self.assertIn(f, trees[0])
+            self.assertGreater(len(trees[0][f]), 200, f)
+        self.assertIn(b'"op_stats"', trees[0]["summary.json"])
         for f in trees[0]:
             self.assertTrue(trees[0][f] == trees[1][f], f + " differs between --jobs 1 and 4")
 
