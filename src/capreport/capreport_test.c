@@ -464,14 +464,49 @@ static void test_output_entry(void **state)
 	rmdir(dir);
 }
 
+/* An empty capture profile of process "app" (pid 7), its device id in *dev. */
+static struct tp_profile *app_profile(int *dev)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_CPU;
+	*dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	return p;
+}
+
+/* summary.json of p, parsed (cJSON_Delete it). */
+static cJSON *json_of(const struct tp_profile *p)
+{
+	struct tp_buf b;
+	tp_buf_init(&b);
+	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	cJSON *root = cJSON_Parse(b.data);
+	assert_non_null(root);
+	tp_buf_free(&b);
+	return root;
+}
+
+/* op_stats' node `name` under `graph` ("" = the first graph) and step key `step`, or NULL. */
+static const cJSON *op_node(const cJSON *root, const char *graph, const char *step,
+                            const char *name)
+{
+	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "op_stats");
+	const cJSON *g = graph[0] ? cJSON_GetObjectItemCaseSensitive(ops, graph)
+	                          : (ops ? ops->child : NULL);
+	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, step),
+	                                     "localhost"),
+	    "CPU");
+	return cJSON_GetObjectItemCaseSensitive(cpu, name);
+}
+
 /* An operator on a worker thread, outside any step slice on its own track, belongs to the
  * step named by its step argument: op_stats files it under that step's graph. */
 static void test_worker_thread_op(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	p->arch = TP_ARCH_CPU;
-	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int dev;
+	struct tp_profile *p = app_profile(&dev);
 	int main_tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
 	int worker = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
 	for (int step = 0; step < 3; step++) {
@@ -490,26 +525,13 @@ static void test_worker_thread_op(void **state)
 		op(p, worker, &t, "conv", "Conv", step, 0, 200 + step, "y", "1x2", "fp32", 8);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
-	const cJSON *g = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "g");
-	assert_non_null(g);
-	const cJSON *conv = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, "2"),
-	                                         "localhost"),
-	        "CPU"),
-	    "conv");
+	cJSON *root = json_of(p);
+	const cJSON *conv = op_node(root, "g", "2", "conv");
 	assert_non_null(conv);
 	assert_true(near(num(conv, "duration_ms"), 0.000202));
 	assert_null(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "(no graph)"));
 	cJSON_Delete(root);
-	tp_buf_free(&b);
 	tp_profile_free(p);
 }
 
@@ -519,9 +541,8 @@ static void test_worker_thread_op(void **state)
 static void test_op_stats_merge(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	p->arch = TP_ARCH_CPU;
-	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int dev;
+	struct tp_profile *p = app_profile(&dev);
 	int a = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "a", 0);
 	int b2 = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "b", 0);
 	int64_t t = 500;
@@ -533,18 +554,8 @@ static void test_op_stats_merge(void **state)
 	t = 800;
 	op(p, b2, &t, "mm", "MatMul", 3, 0, 3, "later still", "4x4", "fp32", 2);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
-	const cJSON *graph = cJSON_GetObjectItemCaseSensitive(root, "op_stats")->child;
-	assert_non_null(graph);
-	const cJSON *cpu3 = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(graph, "3"),
-	                                     "localhost"),
-	    "CPU");
-	const cJSON *mm = cJSON_GetObjectItemCaseSensitive(cpu3, "mm");
+	cJSON *root = json_of(p);
+	const cJSON *mm = op_node(root, "", "3", "mm");
 	assert_non_null(mm);
 	assert_true(near(num(mm, "duration_ms"), 0.000123));
 	assert_true(near(num(mm, "total_bytes"), 42));
@@ -553,17 +564,11 @@ static void test_op_stats_merge(void **state)
 	assert_non_null(strstr(txt, "early"));
 	assert_null(strstr(txt, "late"));
 	cJSON_free(txt);
-	assert_non_null(cJSON_GetObjectItemCaseSensitive(cpu3, "other"));
-	const cJSON *mm4 = cJSON_GetObjectItemCaseSensitive(
-	    cJSON_GetObjectItemCaseSensitive(
-	        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(graph, "4"),
-	                                         "localhost"),
-	        "CPU"),
-	    "mm");
+	assert_non_null(op_node(root, "", "3", "other"));
+	const cJSON *mm4 = op_node(root, "", "4", "mm");
 	assert_non_null(mm4);
 	assert_true(near(num(mm4, "duration_ms"), 0.000005));
 	cJSON_Delete(root);
-	tp_buf_free(&b);
 	tp_profile_free(p);
 }
 

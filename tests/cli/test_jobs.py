@@ -83,22 +83,29 @@ class Jobs(unittest.TestCase):
     def out(self, name):
         return os.path.join(self.tmp.name, name)
 
-    def test_outputs_identical_for_any_jobs(self):
+    def convert_both_ways(self, dump, prefix, must_have, min_size):
+        """Converts dump with every output by --jobs 1 and --jobs 4; asserts the files are
+        the same and that each of must_have is there with at least min_size bytes (an
+        output that silently vanished would also "match"); returns the files."""
         trees = []
         for j in ("1", "4"):
-            rc, _, err = run([self.dump, self.out("j" + j), "--sqlite", "--json", "-q",
+            rc, _, err = run([dump, self.out(prefix + j), "--sqlite", "--json", "-q",
                               "--jobs", j])
             self.assertEqual(rc, 0, err)
             self.assertEqual(err, "")
-            trees.append(tree(self.out("j" + j)))
+            trees.append(tree(self.out(prefix + j)))
         self.assertEqual(sorted(trees[0]), sorted(trees[1]))
-        # Every heavy writer took part (an output that silently vanished would also "match").
-        for f in ("perfetto.pftrace", "trace.json", "profile.db",
-                  os.path.join("PerfDoc", "PerfAI_output.xlsx"), "result.html", "summary.json"):
+        for f in must_have:
             self.assertIn(f, trees[0])
-            self.assertGreater(len(trees[0][f]), 1000, f)
+            self.assertGreater(len(trees[0][f]), min_size, f)
         for f in trees[0]:
             self.assertTrue(trees[0][f] == trees[1][f], f + " differs between --jobs 1 and 4")
+        return trees[0]
+
+    def test_outputs_identical_for_any_jobs(self):
+        self.convert_both_ways(self.dump, "j", (
+            "perfetto.pftrace", "trace.json", "profile.db",
+            os.path.join("PerfDoc", "PerfAI_output.xlsx"), "result.html", "summary.json"), 1000)
 
     def test_capture_outputs_identical_for_any_jobs(self):
         capdir = self.out("cap")
@@ -109,22 +116,10 @@ class Jobs(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         dumps = [d for d in os.listdir(capdir) if d.startswith("tpuprof_data_")]
         self.assertEqual(len(dumps), 1, dumps)
-        dump = os.path.join(capdir, dumps[0])
-        trees = []
-        for j in ("1", "4"):
-            rc, _, err = run([dump, self.out("capj" + j), "--sqlite", "--json", "-q",
-                              "--jobs", j])
-            self.assertEqual(rc, 0, err)
-            self.assertEqual(err, "")
-            trees.append(tree(self.out("capj" + j)))
-        self.assertEqual(sorted(trees[0]), sorted(trees[1]))
-        for f in ("ops.csv", "summary.json", "summary.md",
-                  os.path.join("PerfDoc", "PerfAI_output.xlsx")):
-            self.assertIn(f, trees[0])
-            self.assertGreater(len(trees[0][f]), 200, f)
-        self.assertIn(b'"op_stats"', trees[0]["summary.json"])
-        for f in trees[0]:
-            self.assertTrue(trees[0][f] == trees[1][f], f + " differs between --jobs 1 and 4")
+        files = self.convert_both_ways(os.path.join(capdir, dumps[0]), "capj", (
+            "ops.csv", "summary.json", "summary.md",
+            os.path.join("PerfDoc", "PerfAI_output.xlsx")), 200)
+        self.assertIn(b'"op_stats"', files["summary.json"])
 
     def test_jobs_errors_keep_registry_order(self):
         # Two outputs fail (their target is a directory); the messages come in registry
