@@ -197,11 +197,22 @@ static void merge_runs(struct exec *v, struct exec *tmp, size_t n)
 	}
 }
 
+/* Rehashes the key table into `cap` slots (a power of two). */
+static size_t *gkey_rehash(const struct gkey *keys, size_t nkeys, size_t cap)
+{
+	size_t *slot = tp_calloc(cap, sizeof *slot);
+	for (size_t g = 0; slot && g < nkeys; g++) {
+		size_t k = gkey_hash(keys[g].name, keys[g].op_type, cap - 1);
+		while (slot[k])
+			k = (k + 1) & (cap - 1);
+		slot[k] = g + 1;
+	}
+	return slot;
+}
+
 static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 {
-	size_t cap = 64;
-	while (cap < 2 * n && cap < ((size_t)1 << 40))
-		cap *= 2;
+	size_t cap = 64; /* at least twice the distinct keys */
 	size_t *slot = tp_calloc(cap, sizeof *slot); /* key index + 1 */
 	struct gkey *keys = NULL;
 	size_t nkeys = 0, cap_keys = 0;
@@ -210,6 +221,14 @@ static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 	if (!slot || !of)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
+		if (2 * (nkeys + 1) > cap) {
+			size_t *grown = gkey_rehash(keys, nkeys, 2 * cap);
+			if (!grown)
+				goto out;
+			tp_free(slot);
+			slot = grown;
+			cap *= 2;
+		}
 		size_t k = gkey_hash(ex[i].name, ex[i].op_type, cap - 1);
 		while (slot[k] && (keys[slot[k] - 1].name != ex[i].name ||
 		                   keys[slot[k] - 1].op_type != ex[i].op_type))
@@ -225,7 +244,8 @@ static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 		of[i] = (uint32_t)(slot[k] - 1);
 		keys[slot[k] - 1].count++;
 	}
-	/* Key ranges in (name, op_type) order; `slot` is reused as key index -> rank. */
+	/* Key ranges in (name, op_type) order; `slot` (cap >= nkeys) is reused as key index ->
+	 * rank. */
 	for (size_t g = 0; g < nkeys; g++)
 		keys[g].at = g;
 	qsort(keys, nkeys, sizeof *keys, cmp_gkey);
