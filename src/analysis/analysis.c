@@ -218,8 +218,7 @@ static void heap_offer(struct tp_rank *h, size_t *n, size_t cap, const struct tp
 struct rank_map {
 	struct tp_rank *v;
 	size_t n, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots;
+	struct tp_ixmap ix;
 };
 
 static uint64_t rkey(int32_t core, uint32_t type, uint32_t name)
@@ -227,29 +226,22 @@ static uint64_t rkey(int32_t core, uint32_t type, uint32_t name)
 	return ((uint64_t)(uint32_t)core * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)type << 40) ^ name;
 }
 
+static size_t rkey_at(const void *ctx, size_t i)
+{
+	const struct tp_rank *r = &((const struct tp_rank *)ctx)[i];
+	return (size_t)rkey(r->core, r->type, r->name);
+}
+
 static struct tp_rank *rank_get(struct rank_map *m, int32_t core, uint32_t type, uint32_t name)
 {
-	if ((m->n + 1) * 2 > m->nslots) {
-		size_t ns = m->nslots ? m->nslots * 2 : 64;
-		uint32_t *slots = tp_calloc(ns, sizeof *slots);
-		if (!slots)
-			return NULL;
-		for (size_t i = 0; i < m->n; i++) {
-			size_t h = rkey(m->v[i].core, m->v[i].type, m->v[i].name) & (ns - 1);
-			while (slots[h])
-				h = (h + 1) & (ns - 1);
-			slots[h] = (uint32_t)i + 1;
-		}
-		tp_free(m->slots);
-		m->slots = slots;
-		m->nslots = ns;
-	}
-	size_t h = rkey(core, type, name) & (m->nslots - 1);
-	while (m->slots[h]) {
-		struct tp_rank *r = &m->v[m->slots[h] - 1];
+	if (tp_ixmap_reserve(&m->ix, m->n, rkey_at, m->v))
+		return NULL;
+	size_t h;
+	for (h = tp_ixmap_start(&m->ix, (size_t)rkey(core, type, name)); m->ix.slot[h];
+	     h = tp_ixmap_next(&m->ix, h)) {
+		struct tp_rank *r = &m->v[m->ix.slot[h] - 1];
 		if (r->core == core && r->type == type && r->name == name)
 			return r;
-		h = (h + 1) & (m->nslots - 1);
 	}
 	struct tp_rank *nv = tp_grow(m->v, sizeof *nv, m->n + 1, &m->cap);
 	if (!nv)
@@ -262,7 +254,7 @@ static struct tp_rank *rank_get(struct rank_map *m, int32_t core, uint32_t type,
 	r->name = name;
 	r->index = -1;
 	r->min_ns = INT64_MAX;
-	m->slots[h] = (uint32_t)++m->n;
+	m->ix.slot[h] = (uint32_t)++m->n;
 	return r;
 }
 
@@ -1207,13 +1199,13 @@ out:
 	}
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
-		tp_free(work[i].cmds.slots);
+		tp_ixmap_free(&work[i].cmds.ix);
 	}
 	tp_free(work);
 	tp_free(cmds.v);
-	tp_free(cmds.slots);
+	tp_ixmap_free(&cmds.ix);
 	tp_free(ops.v);
-	tp_free(ops.slots);
+	tp_ixmap_free(&ops.ix);
 	if (st != TP_OK)
 		tp_analysis_free(a);
 	return st;

@@ -464,21 +464,18 @@ struct rec {
 	uint64_t off;
 };
 
-static uint32_t get32(const uint8_t *p);
-static uint64_t get64(const uint8_t *p);
-
 /* Record i of t (i < t->nrec: block_records checked that the bytes are there). */
 static void get_rec(const struct thr *t, uint64_t i, struct rec *x)
 {
 	const uint8_t *b = t->recs + i * TP_CAPFMT_RECORD_SIZE;
 	x->off = t->recs_off + i * TP_CAPFMT_RECORD_SIZE;
-	x->ts = get64(b);
+	x->ts = tp_le64(b);
 	x->kind = b[8];
 	x->flags = b[9];
 	x->aux = (uint16_t)(b[10] | b[11] << 8);
-	x->name = get32(b + 12);
-	x->a = get64(b + 16);
-	x->b = get64(b + 24);
+	x->name = tp_le32(b + 12);
+	x->a = tp_le64(b + 16);
+	x->b = tp_le64(b + 24);
 }
 
 /* Every DROP_EVERY records a pass gives back the pages it has read (tp_map_drop), so a
@@ -752,11 +749,11 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			break;
 		}
 		case TP_CAPFMT_REC_ATTR: {
-			uint32_t unused;
+			uint32_t name_sid; /* checks the id; the key is made once per name (attr_key) */
 			int at = dt->nattr < 64 ? dt->nattr : 63;
-			if ((rc = str_id(x, q.name, q.off + 12, &unused)) != TP_OK)
+			if ((rc = str_id(x, q.name, q.off + 12, &name_sid)) != TP_OK)
 				return rc;
-			dt->attr_key[at] = q.name; /* its key is composed once per name (attr_key) */
+			dt->attr_key[at] = q.name;
 			if (q.a > UINT32_MAX)
 				return tp_diag_at(x->r->d, TP_EFORMAT, x->r->path, q.off + 16,
 				                  "attribute value id out of range");
@@ -1547,11 +1544,6 @@ int tp_capfile_probe(const char *dir)
 
 /* ---- rebuilding a dump from the live files of a process that died ---- */
 
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-static uint64_t get64(const uint8_t *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 static void b32(struct tp_buf *b, uint32_t v)
 {
 	uint8_t x[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
@@ -1593,16 +1585,16 @@ static int live_thread(const uint8_t *m, size_t size, const char *path, struct l
 	lt->path = path;
 	if (size < TP_CAPFMT_CHUNK_HEADER || memcmp(m, TP_CAPFMT_CHUNK_MAGIC, 8) != 0)
 		return tp_diag_at(d, TP_EFORMAT, path, 0, "not a tpuprof live thread file");
-	uint64_t cap = get64(m + TP_CAPFMT_CK_OFF_REC_CAP);
-	lt->str_off = get64(m + TP_CAPFMT_CK_OFF_STR_OFF);
-	lt->n = get64(m + TP_CAPFMT_CK_OFF_PUB);
-	uint64_t sp = get64(m + TP_CAPFMT_CK_OFF_STR_PUB);
+	uint64_t cap = tp_le64(m + TP_CAPFMT_CK_OFF_REC_CAP);
+	lt->str_off = tp_le64(m + TP_CAPFMT_CK_OFF_STR_OFF);
+	lt->n = tp_le64(m + TP_CAPFMT_CK_OFF_PUB);
+	uint64_t sp = tp_le64(m + TP_CAPFMT_CK_OFF_STR_PUB);
 	lt->scount = (uint32_t)(sp >> 32);
 	lt->sbytes = (uint32_t)sp;
-	lt->dropped = get64(m + TP_CAPFMT_CK_OFF_DROPPED);
-	lt->sdropped = get32(m + TP_CAPFMT_CK_OFF_STR_DROPPED);
-	lt->hw_kind = get32(m + TP_CAPFMT_CK_OFF_HW_KIND);
-	lt->flags = get32(m + TP_CAPFMT_CK_OFF_FLAGS);
+	lt->dropped = tp_le64(m + TP_CAPFMT_CK_OFF_DROPPED);
+	lt->sdropped = tp_le32(m + TP_CAPFMT_CK_OFF_STR_DROPPED);
+	lt->hw_kind = tp_le32(m + TP_CAPFMT_CK_OFF_HW_KIND);
+	lt->flags = tp_le32(m + TP_CAPFMT_CK_OFF_FLAGS);
 	if (lt->n > cap || cap > (UINT64_MAX - TP_CAPFMT_CHUNK_HEADER) / TP_CAPFMT_RECORD_SIZE ||
 	    TP_CAPFMT_CHUNK_HEADER + lt->n * TP_CAPFMT_RECORD_SIZE > size)
 		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_PUB,
@@ -1660,15 +1652,15 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 			li->disk_full++;
 		nlt++;
 	}
-	dropped += get64(m + TP_CAPFMT_SES_OFF_LOST);
+	dropped += tp_le64(m + TP_CAPFMT_SES_OFF_LOST);
 	/* Header: the session's, with the latest calibration point it holds. */
 	uint8_t h[TP_CAPFMT_HEADER_SIZE];
 	memcpy(h, m, sizeof h);
 	memset(h + TP_CAPFMT_OFF_FLAGS, 0, 4);
-	if (get32(h + TP_CAPFMT_OFF_CLOCK) == TP_CAPFMT_CLOCK_TSC &&
-	    (get64(h + TP_CAPFMT_OFF_TICK1) <= get64(h + TP_CAPFMT_OFF_TICK0) ||
-	     get64(h + TP_CAPFMT_OFF_NS1) <= get64(h + TP_CAPFMT_OFF_NS0))) {
-		uint64_t t0 = get64(h + TP_CAPFMT_OFF_TICK0), n0 = get64(h + TP_CAPFMT_OFF_NS0);
+	if (tp_le32(h + TP_CAPFMT_OFF_CLOCK) == TP_CAPFMT_CLOCK_TSC &&
+	    (tp_le64(h + TP_CAPFMT_OFF_TICK1) <= tp_le64(h + TP_CAPFMT_OFF_TICK0) ||
+	     tp_le64(h + TP_CAPFMT_OFF_NS1) <= tp_le64(h + TP_CAPFMT_OFF_NS0))) {
+		uint64_t t0 = tp_le64(h + TP_CAPFMT_OFF_TICK0), n0 = tp_le64(h + TP_CAPFMT_OFF_NS0);
 		for (int i = 0; i < 8; i++) {
 			h[TP_CAPFMT_OFF_TICK1 + i] = (uint8_t)((t0 + 1000000000u) >> (8 * i));
 			h[TP_CAPFMT_OFF_NS1 + i] = (uint8_t)((n0 + 1000000000u) >> (8 * i));
@@ -1676,7 +1668,7 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 		li->no_calib = 1;
 	}
 	tp_buf_put(img, h, sizeof h);
-	uint32_t hwk = get32(m + TP_CAPFMT_SES_OFF_HW), hwn = get32(m + TP_CAPFMT_SES_OFF_HW + 4);
+	uint32_t hwk = tp_le32(m + TP_CAPFMT_SES_OFF_HW), hwn = tp_le32(m + TP_CAPFMT_SES_OFF_HW + 4);
 	if (hwn > TP_CAPFMT_MAX_HW)
 		hwn = 0;
 	bblock(img, TP_CAPFMT_BLK_HWINFO, 8 + (uint64_t)hwn * TP_CAPFMT_HW_NAME_SIZE);
@@ -1689,7 +1681,7 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 	b64(img, total);
 	b64(img, dropped);
 	b64(img, sdropped);
-	uint32_t nmeta = get32(m + TP_CAPFMT_SES_OFF_META);
+	uint32_t nmeta = tp_le32(m + TP_CAPFMT_SES_OFF_META);
 	enum { ENTRY = TP_CAPFMT_META_KEY + TP_CAPFMT_META_VALUE };
 	if (nmeta > TP_CAPFMT_META_MAX)
 		nmeta = 0;
@@ -1701,7 +1693,7 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 		const struct live_thr *t = &lt[k];
 		const uint8_t *c = t->data;
 		bblock(img, TP_CAPFMT_BLK_THREAD, 56 + (uint64_t)t->sbytes);
-		b64(img, get64(c + TP_CAPFMT_CK_OFF_TID));
+		b64(img, tp_le64(c + TP_CAPFMT_CK_OFF_TID));
 		b64(img, t->n);
 		b64(img, t->dropped);
 		b32(img, t->scount);
@@ -1834,7 +1826,7 @@ static int is_final(const char *path)
 		return 0;
 	int ok = fread(h, 1, sizeof h, f) == sizeof h &&
 	         memcmp(h, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) == 0 &&
-	         (get32(h + TP_CAPFMT_OFF_FLAGS) & TP_CAPFMT_HF_FINAL);
+	         (tp_le32(h + TP_CAPFMT_OFF_FLAGS) & TP_CAPFMT_HF_FINAL);
 	fclose(f);
 	return ok;
 }

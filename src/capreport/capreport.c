@@ -359,17 +359,12 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 	return TP_OK;
 }
 
-/* The op_stats leaves merged while they are collected: an open-addressing table of node
- * indices + 1 keyed on (graph, name, step). graph and name are interned profile strings (one
- * address per text; empty texts are given one address, node_str), so addresses compare as
- * the texts do. Merging on the way keeps one entry per (graph, step, name) instead of one per
- * execution: sorting every execution by strcmp was 1.1 G of the 2.6 G instructions of a
- * 32 MiB Chrome trace's summaries, and held two copies of 80 bytes per execution. */
-struct nodemap {
-	uint32_t *slot;
-	size_t cap; /* a power of two, at least twice the entries */
-};
-
+/* The op_stats leaves are merged while they are collected, in a tp_ixmap keyed on (graph,
+ * name, step). graph and name are interned profile strings (one address per text; empty
+ * texts are given one address, node_str), so addresses compare as the texts do. Merging on
+ * the way keeps one entry per (graph, step, name) instead of one per execution: sorting every
+ * execution by strcmp was 1.1 G of the 2.6 G instructions of a 32 MiB Chrome trace's
+ * summaries, and held two copies of 80 bytes per execution. */
 static const char *node_str(const char *s)
 {
 	return s[0] ? s : "";
@@ -383,6 +378,11 @@ static size_t node_hash(const struct cnode *n)
 	return (size_t)(h ^ h >> 29);
 }
 
+static size_t node_hash_at(const void *ctx, size_t i)
+{
+	return node_hash(&((const struct report *)ctx)->nodes[i]);
+}
+
 static int node_same(const struct cnode *a, const struct cnode *b)
 {
 	return a->graph == b->graph && a->name == b->name && a->has_step == b->has_step &&
@@ -390,29 +390,14 @@ static int node_same(const struct cnode *a, const struct cnode *b)
 }
 
 /* Adds one execution: merged into its (graph, step, name) entry, whose representative (type,
- * args, first start) is the earliest execution (ties: the first collected), as the sorted
- * merge this replaces kept; or appended as a new entry. */
-static int node_add(struct report *r, struct nodemap *m, const struct cnode *nd)
+ * args, first start) is the earliest execution (ties: the first collected); or appended as a
+ * new entry. */
+static int node_add(struct report *r, struct tp_ixmap *m, const struct cnode *nd)
 {
-	if (2 * (r->nnodes + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		uint32_t *sl = tp_calloc(cap, sizeof *sl);
-		if (!sl || r->nnodes >= UINT32_MAX - 1) {
-			tp_free(sl);
-			return TP_ENOMEM;
-		}
-		for (size_t i = 0; i < r->nnodes; i++) {
-			size_t k = node_hash(&r->nodes[i]) & (cap - 1);
-			while (sl[k])
-				k = (k + 1) & (cap - 1);
-			sl[k] = (uint32_t)i + 1;
-		}
-		tp_free(m->slot);
-		m->slot = sl;
-		m->cap = cap;
-	}
-	size_t k = node_hash(nd) & (m->cap - 1);
-	for (; m->slot[k]; k = (k + 1) & (m->cap - 1)) {
+	if (tp_ixmap_reserve(m, r->nnodes, node_hash_at, r))
+		return TP_ENOMEM;
+	size_t k;
+	for (k = tp_ixmap_start(m, node_hash(nd)); m->slot[k]; k = tp_ixmap_next(m, k)) {
 		struct cnode *e = &r->nodes[m->slot[k] - 1];
 		if (!node_same(e, nd))
 			continue;
@@ -485,7 +470,7 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 		qsort(r->steps, r->nsteps, sizeof *r->steps, cmp_step_idx);
 
 	/* Pass 2: activities and operators with the step they belong to. */
-	struct nodemap nm = {NULL, 0};
+	struct tp_ixmap nm = {NULL, 0};
 	int st = TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks && !st; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
@@ -574,7 +559,7 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 				break;
 		}
 	}
-	tp_free(nm.slot);
+	tp_ixmap_free(&nm);
 	if (st)
 		return st;
 
@@ -869,7 +854,8 @@ static void step_key(struct tp_buf *b, int has_step, int64_t step)
 /* ---- summary.json -------------------------------------------------------------------------- */
 
 /* The flush point of tp_capreport_stream_json: hands b's bytes to the sink once there are
- * at least `at` of them. 0, or -1 once the sink has failed (then b is left alone). */
+ * at least `at` of them and empties b. Once the sink has failed (`failed`), b keeps the rest
+ * and nothing more is handed over. */
 struct jflush {
 	size_t at;
 	tp_capreport_flush_fn fn;

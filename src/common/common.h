@@ -230,6 +230,37 @@ int tp_strtab_find(const struct tp_strtab *t, const char *s, size_t n, uint32_t 
 /* Files.                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+/* An open-addressing index over an array the caller owns ("find or append" tables): slot
+ * values are element index + 1 (0 = empty), at most half the slots are used, linear probing.
+ * The caller hashes and compares its elements; a lookup walks
+ *     for (k = tp_ixmap_start(m, h); m->slot[k]; k = tp_ixmap_next(m, k))
+ *         if (same(element m->slot[k] - 1)) ...found...
+ * and an append stores its index + 1 in the empty slot the walk ended on. Zero-initialise. */
+struct tp_ixmap {
+	uint32_t *slot;
+	size_t cap; /* 0, or a power of two */
+};
+typedef size_t (*tp_ixmap_hash_fn)(const void *ctx, size_t i);
+int tp_ixmap_grow(struct tp_ixmap *m, size_t n, tp_ixmap_hash_fn hash, const void *ctx);
+/* Makes room for one more element while elements 0..n-1 are in the map: when the table must
+ * grow it is rebuilt (tp_ixmap_grow), hashing each element with hash(ctx, i). Call before
+ * every walk that may end in an append (inline: one compare when there is room). TP_OK, or
+ * TP_ENOMEM (the map is unchanged). */
+static inline int tp_ixmap_reserve(struct tp_ixmap *m, size_t n, tp_ixmap_hash_fn hash,
+                                   const void *ctx)
+{
+	return 2 * (n + 1) <= m->cap ? TP_OK : tp_ixmap_grow(m, n, hash, ctx);
+}
+static inline size_t tp_ixmap_start(const struct tp_ixmap *m, size_t h)
+{
+	return h & (m->cap - 1);
+}
+static inline size_t tp_ixmap_next(const struct tp_ixmap *m, size_t k)
+{
+	return (k + 1) & (m->cap - 1);
+}
+void tp_ixmap_free(struct tp_ixmap *m);
+
 /* A whole input file mapped (or read) into memory. */
 struct tp_file {
 	const uint8_t *data;

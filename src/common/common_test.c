@@ -663,6 +663,44 @@ static void test_open_regular(void **state)
 	rmdir(dir);
 }
 
+/* tp_ixmap: find-or-append over an array of values, with a weak hash (many collisions) and
+ * growth from empty; every value is found at the index it was appended at. */
+static size_t weak_hash(const void *ctx, size_t i)
+{
+	return (size_t)(((const uint32_t *)ctx)[i] % 7);
+}
+
+static size_t ix_find_or_add(struct tp_ixmap *m, uint32_t *v, size_t *n, uint32_t x)
+{
+	assert_int_equal(tp_ixmap_reserve(m, *n, weak_hash, v), TP_OK);
+	assert_true(m->cap >= 2 * (*n + 1));
+	size_t k;
+	for (k = tp_ixmap_start(m, x % 7); m->slot[k]; k = tp_ixmap_next(m, k))
+		if (v[m->slot[k] - 1] == x)
+			return m->slot[k] - 1;
+	v[*n] = x;
+	m->slot[k] = (uint32_t)++*n;
+	return *n - 1;
+}
+
+static void test_ixmap(void **state)
+{
+	(void)state;
+	enum { N = 3000 };
+	static uint32_t v[N];
+	size_t n = 0;
+	struct tp_ixmap m = {NULL, 0};
+	for (uint32_t x = 0; x < N; x++)
+		assert_int_equal(ix_find_or_add(&m, v, &n, x * 13u), x);
+	assert_int_equal(n, N);
+	for (uint32_t x = 0; x < N; x++) /* found again, nothing appended */
+		assert_int_equal(ix_find_or_add(&m, v, &n, x * 13u), x);
+	assert_int_equal(n, N);
+	tp_ixmap_free(&m);
+	assert_null(m.slot);
+	assert_int_equal(m.cap, 0);
+}
+
 /* Resident kB of the mapping that starts at `base` (/proc/self/smaps), -1 if not found. */
 static long mapping_rss_kb(const void *base)
 {
@@ -747,7 +785,7 @@ int main(void)
 		cmocka_unit_test(test_sort_index),
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
-		cmocka_unit_test(test_file_drop),
+		cmocka_unit_test(test_file_drop),   cmocka_unit_test(test_ixmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

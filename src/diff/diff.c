@@ -22,8 +22,7 @@ const char *tp_diff_kind_name(enum tp_diff_kind k)
 struct agg {
 	struct tp_diff_row *v;
 	size_t n, cap;
-	uint32_t *slots; /* row index + 1, 0 = empty */
-	size_t nslots;
+	struct tp_ixmap ix;
 };
 
 static uint32_t fnv(const char *s)
@@ -34,36 +33,24 @@ static uint32_t fnv(const char *s)
 	return h;
 }
 
-static int agg_rehash(struct agg *g, size_t nslots)
+/* Rows are only looked up while they are collected, before rematch_layers clears the keys
+ * of merged rows; a cleared key hashes as "". */
+static size_t fnv_at(const void *ctx, size_t i)
 {
-	uint32_t *sl = tp_calloc(nslots, sizeof *sl);
-	if (!sl)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < g->n; i++) {
-		if (!g->v[i].key)
-			continue;
-		size_t j = fnv(g->v[i].key) & (nslots - 1);
-		while (sl[j])
-			j = (j + 1) & (nslots - 1);
-		sl[j] = (uint32_t)i + 1;
-	}
-	tp_free(g->slots);
-	g->slots = sl;
-	g->nslots = nslots;
-	return TP_OK;
+	const char *k = ((const struct tp_diff_row *)ctx)[i].key;
+	return fnv(k ? k : "");
 }
 
 /* The row with `key`, created (zeroed, key copied into the arena) if absent; NULL on OOM. */
 static struct tp_diff_row *agg_get(struct tp_diff *d, struct agg *g, const char *key)
 {
-	if ((g->n + 1) * 2 > g->nslots && agg_rehash(g, g->nslots ? g->nslots * 2 : 64))
+	if (tp_ixmap_reserve(&g->ix, g->n, fnv_at, g->v))
 		return NULL;
-	size_t j = fnv(key) & (g->nslots - 1);
-	while (g->slots[j]) {
-		struct tp_diff_row *r = &g->v[g->slots[j] - 1];
+	size_t j;
+	for (j = tp_ixmap_start(&g->ix, fnv(key)); g->ix.slot[j]; j = tp_ixmap_next(&g->ix, j)) {
+		struct tp_diff_row *r = &g->v[g->ix.slot[j] - 1];
 		if (strcmp(r->key, key) == 0)
 			return r;
-		j = (j + 1) & (g->nslots - 1);
 	}
 	struct tp_diff_row *v = tp_grow(g->v, sizeof *v, g->n + 1, &g->cap);
 	if (!v)
@@ -74,14 +61,14 @@ static struct tp_diff_row *agg_get(struct tp_diff *d, struct agg *g, const char 
 	r->key = tp_arena_strdup(&d->arena, key);
 	if (!r->key)
 		return NULL;
-	g->slots[j] = (uint32_t)++g->n;
+	g->ix.slot[j] = (uint32_t)++g->n;
 	return r;
 }
 
 static void agg_free(struct agg *g)
 {
 	tp_free(g->v);
-	tp_free(g->slots);
+	tp_ixmap_free(&g->ix);
 	memset(g, 0, sizeof *g);
 }
 

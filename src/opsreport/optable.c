@@ -138,13 +138,7 @@ static int cmp_exec(const void *x, const void *y)
 	return (a->s > b->s) - (a->s < b->s);
 }
 
-/* Puts ex[0..n) in cmp_exec order without comparing every execution with every other: the
- * distinct (name, op_type) keys are found by hashing and sorted (a few hundred at most in
- * practice), the executions are scattered into their key's range in their collected order,
- * and each range, a sequence of runs already in start order (one per track: a track's
- * slices are sorted), is merged run by run. The same order as qsort with cmp_exec (a total
- * order), at a fraction of the cost: sorting 2.5 M executions was most of a 512 MiB Chrome
- * trace's analysis. `tmp` holds n entries. TP_OK or TP_ENOMEM. */
+/* One distinct (name, op_type) of order_execs: its executions and, once sorted, where it was. */
 struct gkey {
 	uint32_t name, op_type;
 	size_t count, at;
@@ -158,10 +152,10 @@ static int cmp_gkey(const void *x, const void *y)
 	return (a->op_type > b->op_type) - (a->op_type < b->op_type);
 }
 
-static size_t gkey_hash(uint32_t name, uint32_t op_type, size_t mask)
+static size_t gkey_hash(uint32_t name, uint32_t op_type)
 {
 	uint64_t h = ((uint64_t)name << 32 | op_type) * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 32) & mask;
+	return (size_t)(h >> 32);
 }
 
 /* Merges the sorted runs of v[0..n) (cmp_exec order) using tmp (n entries). */
@@ -197,60 +191,57 @@ static void merge_runs(struct exec *v, struct exec *tmp, size_t n)
 	}
 }
 
-/* Rehashes the key table into `cap` slots (a power of two). */
-static size_t *gkey_rehash(const struct gkey *keys, size_t nkeys, size_t cap)
+static size_t gkey_hash_at(const void *ctx, size_t i)
 {
-	size_t *slot = tp_calloc(cap, sizeof *slot);
-	for (size_t g = 0; slot && g < nkeys; g++) {
-		size_t k = gkey_hash(keys[g].name, keys[g].op_type, cap - 1);
-		while (slot[k])
-			k = (k + 1) & (cap - 1);
-		slot[k] = g + 1;
-	}
-	return slot;
+	const struct gkey *g = &((const struct gkey *)ctx)[i];
+	return gkey_hash(g->name, g->op_type);
 }
 
+/* Puts ex[0..n) in cmp_exec order without comparing every execution with every other: the
+ * distinct (name, op_type) keys are found by hashing and sorted (a few hundred at most in
+ * practice), the executions are scattered into their key's range in their collected order,
+ * and each range, a sequence of runs already in start order (one per track: a track's
+ * slices are sorted), is merged run by run. The same order as qsort with cmp_exec (a total
+ * order), at a fraction of the cost: sorting 2.5 M executions was most of a 512 MiB Chrome
+ * trace's analysis. `tmp` holds n entries. TP_OK or TP_ENOMEM. */
 static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 {
-	size_t cap = 64; /* at least twice the distinct keys */
-	size_t *slot = tp_calloc(cap, sizeof *slot); /* key index + 1 */
+	struct tp_ixmap map = {NULL, 0};
 	struct gkey *keys = NULL;
-	size_t nkeys = 0, cap_keys = 0;
+	size_t nkeys = 0, cap_keys = 0, *rank = NULL, *next = NULL;
 	uint32_t *of = tp_malloc((n ? n : 1) * sizeof *of); /* execution -> key index */
 	int st = TP_ENOMEM;
-	if (!slot || !of)
+	if (!of)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		if (2 * (nkeys + 1) > cap) {
-			size_t *grown = gkey_rehash(keys, nkeys, 2 * cap);
-			if (!grown)
-				goto out;
-			tp_free(slot);
-			slot = grown;
-			cap *= 2;
+		if (tp_ixmap_reserve(&map, nkeys, gkey_hash_at, keys))
+			goto out;
+		size_t k;
+		for (k = tp_ixmap_start(&map, gkey_hash(ex[i].name, ex[i].op_type)); map.slot[k];
+		     k = tp_ixmap_next(&map, k)) {
+			const struct gkey *g = &keys[map.slot[k] - 1];
+			if (g->name == ex[i].name && g->op_type == ex[i].op_type)
+				break;
 		}
-		size_t k = gkey_hash(ex[i].name, ex[i].op_type, cap - 1);
-		while (slot[k] && (keys[slot[k] - 1].name != ex[i].name ||
-		                   keys[slot[k] - 1].op_type != ex[i].op_type))
-			k = (k + 1) & (cap - 1);
-		if (!slot[k]) {
+		if (!map.slot[k]) {
 			struct gkey *g = tp_grow(keys, sizeof *keys, nkeys + 1, &cap_keys);
 			if (!g)
 				goto out;
 			keys = g;
 			keys[nkeys] = (struct gkey){ex[i].name, ex[i].op_type, 0, 0};
-			slot[k] = ++nkeys;
+			map.slot[k] = (uint32_t)++nkeys;
 		}
-		of[i] = (uint32_t)(slot[k] - 1);
-		keys[slot[k] - 1].count++;
+		of[i] = map.slot[k] - 1;
+		keys[of[i]].count++;
 	}
-	/* Key ranges in (name, op_type) order; `slot` (cap >= nkeys) is reused as key index ->
-	 * rank. */
+	/* Key ranges in (name, op_type) order: rank[key index] = its place, next[place] = where
+	 * its next execution goes. */
 	for (size_t g = 0; g < nkeys; g++)
 		keys[g].at = g;
 	qsort(keys, nkeys, sizeof *keys, cmp_gkey);
-	size_t *rank = slot, *next = tp_malloc((nkeys ? nkeys : 1) * sizeof *next);
-	if (!next)
+	rank = tp_malloc((nkeys ? nkeys : 1) * sizeof *rank);
+	next = tp_malloc((nkeys ? nkeys : 1) * sizeof *next);
+	if (!rank || !next)
 		goto out;
 	size_t at = 0;
 	for (size_t r = 0; r < nkeys; r++) {
@@ -266,10 +257,11 @@ static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 		merge_runs(ex + at, tmp, keys[r].count);
 		at += keys[r].count;
 	}
-	tp_free(next);
 	st = TP_OK;
 out:
-	tp_free(slot);
+	tp_ixmap_free(&map);
+	tp_free(rank);
+	tp_free(next);
 	tp_free(keys);
 	tp_free(of);
 	return st;

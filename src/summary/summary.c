@@ -928,9 +928,20 @@ static int write_txt(const struct tp_profile *p, const struct tp_analysis *a,
 	return st;
 }
 
-static int afile_put(void *ctx, const char *bytes, size_t n)
+/* The summary.json file being streamed, and the errno of its first failed write (the
+ * document goes on being formatted after it, which may change errno). */
+struct jfile {
+	struct tp_afile f;
+	int err;
+};
+
+static int jfile_put(void *ctx, const char *bytes, size_t n)
 {
-	return tp_afile_write(ctx, bytes, n);
+	struct jfile *j = ctx;
+	if (tp_afile_write(&j->f, bytes, n) == 0)
+		return 0;
+	j->err = errno;
+	return -1;
 }
 
 /* A capture's summary.json grows with steps x operators (op_stats): it is streamed to the
@@ -941,26 +952,25 @@ static int write_capture_json(const struct tp_profile *p, const struct tp_analys
 	char *path = tp_path_join(o->out_dir, "summary.json");
 	if (!path)
 		return tp_diag_set(d, TP_ENOMEM, "summary.json: out of memory");
-	struct tp_afile f;
-	int st = tp_afile_open(&f, path, d);
+	struct jfile j = {.err = 0};
+	int st = tp_afile_open(&j.f, path, d);
 	if (st != TP_OK) {
 		tp_free(path);
 		return st;
 	}
 	struct tp_buf b;
 	tp_buf_init(&b);
-	st = tp_capreport_stream_json(p, a, &b, TP_WRITE_PIECE, afile_put, &f);
-	if (st == TP_OK && tp_afile_write(&f, b.data, b.len) != 0)
+	st = tp_capreport_stream_json(p, a, &b, TP_WRITE_PIECE, jfile_put, &j);
+	if (st == TP_OK && jfile_put(&j, b.data, b.len) != 0)
 		st = TP_EOUTPUT;
 	if (st == TP_EOUTPUT) {
-		int e = errno;
-		tp_afile_abort(&f);
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
+		tp_afile_abort(&j.f);
+		st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(j.err));
 	} else if (st != TP_OK) {
-		tp_afile_abort(&f);
+		tp_afile_abort(&j.f);
 		st = tp_diag_set(d, st, "summary.json: %s", tp_strerror(st));
 	} else {
-		st = tp_afile_commit(&f, d);
+		st = tp_afile_commit(&j.f, d);
 	}
 	tp_buf_free(&b);
 	tp_free(path);

@@ -1,0 +1,37 @@
+/*
+ * ixmap.c — an open-addressing index over an array its caller owns (common.h: tp_ixmap):
+ * the table holds element indices + 1 and is kept at most half full; the caller hashes and
+ * compares its own elements, so one mechanism serves every "find or append" table.
+ */
+#include "common/common.h"
+
+int tp_ixmap_grow(struct tp_ixmap *m, size_t n, tp_ixmap_hash_fn hash, const void *ctx)
+{
+	if (2 * (n + 1) <= m->cap)
+		return TP_OK;
+	if (n >= UINT32_MAX - 1)
+		return TP_ENOMEM; /* indices + 1 are 32-bit */
+	size_t cap = m->cap ? 2 * m->cap : 64;
+	while (2 * (n + 1) > cap)
+		cap *= 2;
+	uint32_t *sl = tp_calloc(cap, sizeof *sl);
+	if (!sl)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = hash(ctx, i) & (cap - 1);
+		while (sl[k])
+			k = (k + 1) & (cap - 1);
+		sl[k] = (uint32_t)i + 1;
+	}
+	tp_free(m->slot);
+	m->slot = sl;
+	m->cap = cap;
+	return TP_OK;
+}
+
+void tp_ixmap_free(struct tp_ixmap *m)
+{
+	tp_free(m->slot);
+	m->slot = NULL;
+	m->cap = 0;
+}
