@@ -23,15 +23,44 @@ fi
 awk -F'\t' 'NR == 1 && ($1 != "gen 1k" || $3 != 2000 || $4 != 2 || $8 != 0) { exit 1 }
             NR == 2 && $8 != 1 { exit 1 }
             NR == 3 && ($7 < 65536 || $8 != 0) { exit 1 }
-            NF != 9 || $9 < 0 { exit 1 }' "$d/rows" || { cat "$d/rows"; fail "rows"; }
+            NF != 11 || $9 < 0 || $10 != 1 || $11 != $6 { exit 1 }' "$d/rows" ||
+  { cat "$d/rows"; fail "rows"; }
 # CPU time is the child's: python filling 64 MiB spends some, and never more than a minute.
 awk -F'\t' 'NR == 3 && ($9 < 1000000 || $9 > 60000000000) { exit 1 }' "$d/rows" ||
   { cat "$d/rows"; fail "CPU ns of the rss child"; }
 # tp-bench's own RSS must not leak into the small child's row.
 awk -F'\t' 'NR == 2 && $7 >= 65536 { exit 1 }' "$d/rows" || fail "RSS of 'false' looks inherited"
+# --repeat R: the child runs R times (only the first run's output shows), the row is the
+# fastest run with the median wall beside it; a failing run stops the repeats and is the row.
+"$b/tp-bench" run --out "$d/rows" --name rep --group x --repeat 3 -- \
+  sh -c 'echo run >> "$1"; echo shown; [ "$(wc -l < "$1")" = 2 ] && sleep 0.3; exit 0' sh \
+  "$d/count" > "$d/rep.out"
+[ "$(wc -l < "$d/count")" = 3 ] || fail "--repeat 3 ran the child $(wc -l < "$d/count") times"
+[ "$(cat "$d/rep.out")" = shown ] || { cat "$d/rep.out"; fail "output of the repeats not hidden"; }
+awk -F'\t' 'NR == 4 && ($10 != 3 || $6 >= 300000000 || $11 < $6 || $8 != 0) { exit 1 }' \
+  "$d/rows" || { cat "$d/rows"; fail "--repeat row: runs, best wall, median"; }
+rm -f "$d/count"
+if "$b/tp-bench" run --out "$d/rows" --name repfail --group x --repeat 5 -- \
+  sh -c 'echo run >> "$1"; [ "$(wc -l < "$1")" -lt 2 ]' sh "$d/count"; then
+  fail "--repeat returned 0 although the second run failed"
+fi
+[ "$(wc -l < "$d/count")" = 2 ] || fail "--repeat went on after a failing run"
+awk -F'\t' 'NR == 5 && ($10 != 2 || $8 != 1) { exit 1 }' "$d/rows" ||
+  { cat "$d/rows"; fail "--repeat row of a failing run"; }
+# --clean DIR: removed before every run (a child that refuses an existing DIR runs twice).
+mkdir "$d/cl"
+"$b/tp-bench" run --out "$d/rows.cl" --name clean --repeat 2 --clean "$d/cl" -- \
+  sh -c '[ ! -e "$1" ] && mkdir "$1"' sh "$d/cl" 2> /dev/null ||
+  fail "--clean: the output directory was still there"
+if "$b/tp-bench" run --out "$d/rows.cl" --name noclean --repeat 2 -- \
+  sh -c '[ ! -e "$1" ] && mkdir "$1"' sh "$d/cl" 2> /dev/null; then
+  fail "the --clean check cannot fail"
+fi
 "$b/tp-bench" table "$d/rows" > "$d/table"
 grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"; }
 grep -q 'CPU s  *CPU/wall' "$d/table" || { cat "$d/table"; fail "table CPU columns"; }
+grep -q 'wall s  *runs  *med s' "$d/table" || { cat "$d/table"; fail "table runs columns"; }
+grep -Eq '^rep  +x  +0  +0\.[0-2][0-9][0-9]  +3  ' "$d/table" || { cat "$d/table"; fail "table rep row"; }
 # The text-scan baselines run over a real global.profile, the parser rows included.
 if [ -x "$b/textscan_bench" ]; then
   "$b/textscan_bench" "$d/dump/global.profile" 1 > "$d/scan" || { cat "$d/scan"; fail "textscan"; }
@@ -42,8 +71,10 @@ fi
 # one row per codec and level that round-trips, 0 unstable chunks for libdeflate, the slices
 # counted from the file.
 if [ -x "$b/src/sink/trace_bench" ] && [ -x "$b/pftrace_sweep" ]; then
-  "$b/src/sink/trace_bench" "$d/dump" "$d/tw" perfetto-plain perfetto-full-plain > "$d/tw.log" ||
-    { cat "$d/tw.log"; fail "trace_bench plain traces"; }
+  TP_BENCH_REPEAT=2 "$b/src/sink/trace_bench" "$d/dump" "$d/tw" perfetto-plain \
+    perfetto-full-plain > "$d/tw.log" || { cat "$d/tw.log"; fail "trace_bench plain traces"; }
+  [ "$(grep -c 'best of 2, median wall' "$d/tw.log")" = 2 ] ||
+    { cat "$d/tw.log"; fail "trace_bench TP_BENCH_REPEAT=2 rows"; }
   for f in plain full-plain; do
     "$b/pftrace_sweep" "$d/tw/$f.pftrace" count 1,i1 64 1 > "$d/sweep" 2>&1 ||
       { cat "$d/sweep"; fail "pftrace_sweep $f"; }

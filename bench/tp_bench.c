@@ -2,12 +2,18 @@
  * tp_bench.c — the measuring driver behind `make bench` (scripts/bench.sh). It owns no
  * benchmark policy; it only measures and formats:
  *
- *   tp-bench run --out ROWS --name NAME --group G --cmds N --cores C [--bytes B] -- CMD ARGS...
+ *   tp-bench run --out ROWS --name NAME --group G --cmds N --cores C [--bytes B] [--repeat R]
+ *                [--clean DIR] -- CMD ARGS...
  *       runs CMD as a child (fork + execvp), waits with wait4() and appends one row to the
  *       file ROWS: name, group, commands, cores, input bytes, wall ns, peak RSS KiB
  *       (ru_maxrss of that child alone, getrusage semantics), exit status, CPU ns (user +
- *       system of the child, from the same rusage). The child's stdout
- *       and stderr pass through. Exits with the child's status (128+signal if killed).
+ *       system of the child, from the same rusage), runs, median wall ns. The child's stdout
+ *       and stderr pass through. With --repeat R (at most 15) CMD runs R times back to back
+ *       (the repeats' output goes to /dev/null) and the row is the run with the least wall
+ *       time, plus the median wall of the R runs: on a shared machine the best run is the one
+ *       least disturbed, and the median shows how much the others were; a failing run stops
+ *       the repeats and is the row. --clean DIR removes DIR (rm -rf, untimed) before each
+ *       run, so that every run writes into a fresh output directory. Exits with the row's status (128+signal if killed).
  *   tp-bench count DIR
  *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
  *       blocks' group counts in its iter*.profile files (0 0 if none), cores = COMMAND blocks
@@ -16,7 +22,8 @@
  *       docs/capture-format.md): its records (RECORDS blocks), "cores" = its threads.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
- *       busy; rows of older files without CPU show "-"), commands/s, commands/s per core,
+ *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
+ *       run show "1" and their wall), commands/s, commands/s per core,
  *       ns per command, peak RSS MiB, bytes of RAM per command ((RSS - baseline RSS) /
  *       commands) and ratios of ns/command and RSS to the baseline row of the same group
  *       (default: the group's first row).
@@ -29,6 +36,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,7 +53,7 @@
 static int usage(void)
 {
 	fputs("usage: tp-bench run --out ROWS --name NAME [--group G] [--cmds N] [--cores C] "
-	      "[--bytes B] -- CMD [ARGS...]\n"
+	      "[--bytes B] [--repeat R] [--clean DIR] -- CMD [ARGS...]\n"
 	      "       tp-bench count DIR\n"
 	      "       tp-bench table ROWS [--baseline GROUP=NAME]...\n",
 	      stderr);
@@ -72,11 +80,75 @@ static void clean(char *s)
 			*s = ' ';
 }
 
+#define MAX_REPEAT 15
+
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Runs argv as a child and waits for it: wall ns, wait status and the child's rusage. With
+ * `quiet`, the child's stdout and stderr go to /dev/null (the repeats of a case). Returns 0,
+ * or -1 after printing why. */
+static int run_once(char **argv, int quiet, int64_t *wall, int *status, struct rusage *ru)
+{
+	fflush(NULL);
+	int64_t t0 = now_ns();
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "tp-bench: fork: %s\n", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		if (quiet) {
+			int fd = open("/dev/null", O_WRONLY);
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+				close(fd);
+			}
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "tp-bench: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	memset(ru, 0, sizeof *ru);
+	pid_t w;
+	do {
+		w = wait4(pid, status, 0, ru);
+	} while (w < 0 && errno == EINTR);
+	*wall = now_ns() - t0;
+	if (w < 0) {
+		fprintf(stderr, "tp-bench: wait4: %s\n", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* rm -rf DIR before a run, untimed: every run writes into a fresh directory (deleting a
+ * previous run's large files inside the timed run would be charged to the writer). */
+static int remove_tree(const char *dir)
+{
+	char *argv[] = {"rm", "-rf", "--", (char *)dir, NULL};
+	int64_t wall;
+	int status;
+	struct rusage ru;
+	if (run_once(argv, 0, &wall, &status, &ru))
+		return -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		fprintf(stderr, "tp-bench: rm -rf %s failed\n", dir);
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	const char *out = NULL, *group = "default";
 	char name[256] = "case";
-	uint64_t cmds = 0, cores = 0, bytes = 0;
+	uint64_t cmds = 0, cores = 0, bytes = 0, repeat = 1;
+	const char *clean_dir = NULL;
 	int i = 2;
 	while (i < argc) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -101,6 +173,11 @@ static int cmd_run(int argc, char **argv)
 		} else if (!strcmp(a, "--bytes")) {
 			if (parse_u64(v, &bytes))
 				return usage();
+		} else if (!strcmp(a, "--clean")) {
+			clean_dir = v;
+		} else if (!strcmp(a, "--repeat")) {
+			if (parse_u64(v, &repeat) || !repeat || repeat > MAX_REPEAT)
+				return usage();
 		} else
 			return usage();
 		i += 2;
@@ -112,30 +189,33 @@ static int cmd_run(int argc, char **argv)
 	snprintf(grp, sizeof grp, "%s", group);
 	clean(grp);
 
-	fflush(NULL);
-	int64_t t0 = now_ns();
-	pid_t pid = fork();
-	if (pid < 0) {
-		fprintf(stderr, "tp-bench: fork: %s\n", strerror(errno));
-		return 1;
-	}
-	if (pid == 0) {
-		execvp(argv[i], argv + i);
-		fprintf(stderr, "tp-bench: cannot run %s: %s\n", argv[i], strerror(errno));
-		_exit(127);
-	}
-	int status = 0;
+	int64_t walls[MAX_REPEAT], wall = 0;
 	struct rusage ru;
 	memset(&ru, 0, sizeof ru);
-	pid_t w;
-	do {
-		w = wait4(pid, &status, 0, &ru);
-	} while (w < 0 && errno == EINTR);
-	int64_t wall = now_ns() - t0;
-	if (w < 0) {
-		fprintf(stderr, "tp-bench: wait4: %s\n", strerror(errno));
-		return 1;
+	int status = 0, runs = 0;
+	for (uint64_t r = 0; r < repeat; r++) {
+		struct rusage one;
+		int64_t w1;
+		int st1;
+		if (clean_dir && remove_tree(clean_dir))
+			return 1;
+		if (run_once(argv + i, r > 0, &w1, &st1, &one))
+			return 1;
+		walls[runs++] = w1;
+		if (!r || w1 < wall) {
+			wall = w1;
+			ru = one;
+			status = st1;
+		}
+		if (st1 != 0) { /* a failed run ends the repeats and is the row */
+			wall = w1;
+			ru = one;
+			status = st1;
+			break;
+		}
 	}
+	qsort(walls, (size_t)runs, sizeof *walls, i64_cmp);
+	int64_t median = walls[runs / 2];
 	int code = WIFEXITED(status) ? WEXITSTATUS(status)
 	           : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 	FILE *f = fopen(out, "a");
@@ -146,16 +226,28 @@ static int cmd_run(int argc, char **argv)
 	/* ru_maxrss is in KiB on Linux. */
 	long long cpu = ((long long)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000LL +
 	                ((long long)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000LL;
-	fprintf(f, "%s\t%s\t%llu\t%llu\t%llu\t%lld\t%ld\t%d\t%lld\n", name, grp,
+	fprintf(f, "%s\t%s\t%llu\t%llu\t%llu\t%lld\t%ld\t%d\t%lld\t%d\t%lld\n", name, grp,
 	        (unsigned long long)cmds, (unsigned long long)cores, (unsigned long long)bytes,
-	        (long long)wall, ru.ru_maxrss, code, cpu);
+	        (long long)wall, ru.ru_maxrss, code, cpu, runs, (long long)median);
 	if (fclose(f) != 0) {
 		fprintf(stderr, "tp-bench: write %s failed\n", out);
 		return 1;
 	}
-	fprintf(stderr, "tp-bench: %s: %lld.%03lld s, peak RSS %ld KiB, exit %d\n", name,
-	        (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000), ru.ru_maxrss,
-	        code);
+	if (runs > 1 && code != 0)
+		fprintf(stderr, "tp-bench: %s: run %d of %llu failed after %lld.%03lld s, exit %d\n",
+		        name, runs, (unsigned long long)repeat, (long long)(wall / 1000000000),
+		        (long long)(wall / 1000000 % 1000), code);
+	else if (runs > 1)
+		fprintf(stderr,
+		        "tp-bench: %s: best %lld.%03lld s of %d runs (median %lld.%03lld s), peak RSS "
+		        "%ld KiB, exit %d\n",
+		        name, (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000), runs,
+		        (long long)(median / 1000000000), (long long)(median / 1000000 % 1000),
+		        ru.ru_maxrss, code);
+	else
+		fprintf(stderr, "tp-bench: %s: %lld.%03lld s, peak RSS %ld KiB, exit %d\n", name,
+		        (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000),
+		        ru.ru_maxrss, code);
 	return code;
 }
 
@@ -301,8 +393,9 @@ struct row {
 	char name[256], group[64];
 	uint64_t cmds, cores, bytes;
 	int64_t wall_ns, cpu_ns; /* cpu_ns < 0: not recorded */
+	int64_t median_ns;       /* median wall of the runs (wall_ns is the least) */
 	long rss_kib;
-	int status;
+	int status, runs;
 };
 
 /* v / 10^dec as text with `dec` decimals (v >= 0). */
@@ -351,11 +444,11 @@ static int cmd_table(int argc, char **argv)
 	while (fgets(line, sizeof line, f)) {
 		struct row r;
 		memset(&r, 0, sizeof r);
-		char *fld[9];
+		char *fld[11];
 		int nf = 0;
 		char *s = line;
 		line[strcspn(line, "\n")] = 0;
-		while (nf < 9) {
+		while (nf < 11) {
 			fld[nf++] = s;
 			char *t = strchr(s, '\t');
 			if (!t)
@@ -363,15 +456,17 @@ static int cmd_table(int argc, char **argv)
 			*t = 0;
 			s = t + 1;
 		}
-		if (nf != 8 && nf != 9)
+		if (nf != 8 && nf != 9 && nf != 11)
 			continue;
-		r.cpu_ns = nf == 9 ? strtoll(fld[8], NULL, 10) : -1;
+		r.cpu_ns = nf >= 9 ? strtoll(fld[8], NULL, 10) : -1;
+		r.runs = nf == 11 ? (int)strtol(fld[9], NULL, 10) : 1;
 		snprintf(r.name, sizeof r.name, "%s", fld[0]);
 		snprintf(r.group, sizeof r.group, "%s", fld[1]);
 		r.cmds = strtoull(fld[2], NULL, 10);
 		r.cores = strtoull(fld[3], NULL, 10);
 		r.bytes = strtoull(fld[4], NULL, 10);
 		r.wall_ns = strtoll(fld[5], NULL, 10);
+		r.median_ns = nf == 11 ? strtoll(fld[10], NULL, 10) : r.wall_ns;
 		r.rss_kib = strtol(fld[6], NULL, 10);
 		r.status = (int)strtol(fld[7], NULL, 10);
 		struct row *nr = tp_grow(rows, sizeof *rows, nrows + 1, &cap);
@@ -386,8 +481,8 @@ static int cmd_table(int argc, char **argv)
 	fclose(f);
 
 	/* Baselines: --baseline GROUP=NAME, else each group's first row. */
-	printf("%-34s %-8s %12s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case", "group",
-	       "commands", "wall s", "CPU s", "CPU/wall", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB",
+	printf("%-34s %-8s %12s %9s %4s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case",
+	       "group", "commands", "wall s", "runs", "med s", "CPU s", "CPU/wall", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB",
 	       "B/cmd", "x ns/c", "x RSS", "exit");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i], *base = NULL;
@@ -413,9 +508,10 @@ static int cmd_table(int argc, char **argv)
 			snprintf(cpu, sizeof cpu, "-");
 			snprintf(par, sizeof par, "-");
 		}
-		char cmds[32], wall[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32], xr[32];
+		char cmds[32], wall[32], med[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32], xr[32];
 		snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
 		fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
+		fix(med, sizeof med, (uint64_t)(r->median_ns / 1000000), 3);
 		ratio(cps, sizeof cps, (long double)r->cmds * 1e9L, (long double)r->wall_ns, 0);
 		ratio(cpsc, sizeof cpsc, (long double)r->cmds * 1e9L,
 		      (long double)r->wall_ns * (long double)(r->cores ? r->cores : 1), 0);
@@ -432,8 +528,8 @@ static int cmd_table(int argc, char **argv)
 		else
 			snprintf(xt, sizeof xt, "-");
 		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
-		printf("%-34s %-8s %12s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n", r->name,
-		       r->group, cmds, wall, cpu, par, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
+		printf("%-34s %-8s %12s %9s %4d %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n",
+		       r->name, r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
 	}
 	printf("(B/cmd = (peak RSS - RSS of the group's baseline row) / commands; x = ratio to the "
 	       "baseline row:");

@@ -124,7 +124,8 @@ gen_case() {
   echo "   size: $(human_size "$dir")"
 }
 
-# bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert", or $BENCH_GROUP).
+# bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert", or $BENCH_GROUP;
+# BENCH_CASE_REPEAT=R: the best of R runs, with their median; see repeat_for).
 bench_case() {
   local name=$1 input=$2
   shift 2
@@ -145,9 +146,22 @@ bench_case() {
   mkdir -p "$data/out"
   echo "== $name: tpuprof $input -> $out $*"
   "$tpbench" run --out "$rows" --name "$name" --group "${BENCH_GROUP:-convert}" --cmds "$cmds" \
-    --cores "$cores" -- "$tpuprof" "$input" "$out" "$@" || echo "   (tpuprof exited with status $?)"
+    --cores "$cores" --repeat "${BENCH_CASE_REPEAT:-1}" --clean "$out" -- \
+    "$tpuprof" "$input" "$out" "$@" ||
+    echo "   (tpuprof exited with status $?)"
   echo "   output: $(human_size "$out")"
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
+}
+
+# repeat_for SIZE -> runs per case of that dump: BENCH_REPEAT (default 3) below 10M, 1 at 10M
+# (minutes per run). The machine is shared and noisy (other VMs, memory the host reclaims):
+# one run can be 1.5-2x slower than the next, so a throughput row is the best of R runs, and
+# the table's "med s" column shows how far the others were.
+repeat_for() {
+  case $1 in
+    10M) echo 1 ;;
+    *) echo "${BENCH_REPEAT:-3}" ;;
+  esac
 }
 
 row_cpu() { # NAME -> CPU ns of the last row of that name in $rows ("" if none)
@@ -333,11 +347,12 @@ for s in $sizes; do
   [ -d "$data/gen-$s" ] || continue
   count=$("$tpbench" count "$data/gen-$s")
   "$tpbench" run --out "$rows" --name "cat gen-$s (input bytes)" --group io --cmds "${count% *}" \
-    --cores "${count#* }" -- sh -c 'cat "$1"/* > /dev/null' sh "$data/gen-$s"
-  BENCH_GROUP=io bench_case "gen-$s reader+summary (vs cat)" "$data/gen-$s" "${reader_flags[@]}"
+    --cores "${count#* }" --repeat "$(repeat_for "$s")" -- \
+    sh -c 'cat "$1"/* > /dev/null' sh "$data/gen-$s"
+  BENCH_CASE_REPEAT=$(repeat_for "$s") BENCH_GROUP=io bench_case "gen-$s reader+summary (vs cat)" "$data/gen-$s" "${reader_flags[@]}"
   # One reader thread (the global.profile chunks tokenized by the calling thread only): the
   # gain of the parallel reader; input GB/s per core = dump bytes / CPU s of these rows.
-  BENCH_GROUP=io bench_case "gen-$s reader+summary --jobs 1 (vs cat)" "$data/gen-$s" \
+  BENCH_CASE_REPEAT=$(repeat_for "$s") BENCH_GROUP=io bench_case "gen-$s reader+summary --jobs 1 (vs cat)" "$data/gen-$s" \
     "${reader_flags[@]}" --jobs 1
   echo "   gen-$s input: $(du -sb "$data/gen-$s" | cut -f1) bytes"
   # The text half of the reader against bare scalar scans of the same global.profile, in
@@ -353,19 +368,21 @@ done
 baseline=""
 for s in $sizes; do
   [ -z "$baseline" ] && baseline="gen-$s reader+summary"
-  bench_case "gen-$s reader+summary" "$data/gen-$s" "${reader_flags[@]}"
+  BENCH_CASE_REPEAT=$(repeat_for "$s") bench_case "gen-$s reader+summary" "$data/gen-$s" "${reader_flags[@]}"
 done
 if [ -d "$real" ]; then
-  bench_case "real resnet50 reader+summary" "$real" "${reader_flags[@]}"
-  bench_case "real resnet50 all outputs" "$real"
+  BENCH_CASE_REPEAT=$(repeat_for real) bench_case "real resnet50 reader+summary" "$real" \
+    "${reader_flags[@]}"
+  BENCH_CASE_REPEAT=$(repeat_for real) bench_case "real resnet50 all outputs" "$real"
 else
   echo "== real resnet50: SKIPPED: $real is absent"
 fi
 for s in $sizes; do
   [ "$s" = 10M ] && continue
-  bench_case "gen-$s all outputs" "$data/gen-$s"
+  BENCH_CASE_REPEAT=$(repeat_for "$s") bench_case "gen-$s all outputs" "$data/gen-$s"
   # The same with one thread: the gain of writing the outputs concurrently (--jobs).
-  bench_case "gen-$s all outputs --jobs 1" "$data/gen-$s" --jobs 1
+  BENCH_CASE_REPEAT=$(repeat_for "$s") bench_case "gen-$s all outputs --jobs 1" "$data/gen-$s" \
+    --jobs 1
 done
 # cdm_profile_data (BM1690, 8 cores, mode 1 = DYN_DATA command records) at 1 M commands per
 # core: reader + summary, and every default output. BENCH_CDM=0 skips it; BENCH_CDM_CMDS
@@ -383,8 +400,9 @@ if [ "${BENCH_CDM:-1}" = 1 ]; then
     echo "$cdm_want" > "$cdm_dir/.bench-stamp"
   fi
   echo "   size: $(human_size "$cdm_dir")"
-  bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" "${reader_flags[@]}"
-  bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
+  BENCH_CASE_REPEAT=$(repeat_for cdm) bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" \
+    "${reader_flags[@]}"
+  BENCH_CASE_REPEAT=$(repeat_for cdm) bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
 fi
 capture_read_bench
 # Workbook (PerfDoc/PerfAI_output.xlsx): doc on, web and Perfetto off; its cost is a row
@@ -445,10 +463,11 @@ fi
 # (src/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
 for s in $sizes; do
   # result.html alone on top of reader+summary (the page writer's cost, as for the traces).
-  bench_case "gen-$s html" "$data/gen-$s" --disable_perfetto --disable_doc
-  bench_case "gen-$s perfetto" "$data/gen-$s" --disable_web --disable_doc
-  bench_case "gen-$s perfetto compact" "$data/gen-$s" --disable_web --disable_doc \
-    --trace_args compact
+  r=$(repeat_for "$s")
+  BENCH_CASE_REPEAT=$r bench_case "gen-$s html" "$data/gen-$s" --disable_perfetto --disable_doc
+  BENCH_CASE_REPEAT=$r bench_case "gen-$s perfetto" "$data/gen-$s" --disable_web --disable_doc
+  BENCH_CASE_REPEAT=$r bench_case "gen-$s perfetto compact" "$data/gen-$s" --disable_web \
+    --disable_doc --trace_args compact
   [ "$s" = 10M ] && continue
   json_bench "$s"
 done
@@ -513,7 +532,8 @@ for s in $sizes; do
   [ "$s" = 10M ] && continue
   [ -x "$build/src/sink/trace_bench" ] && [ -d "$data/gen-$s" ] || continue
   echo "== gen-$s trace writers in process (trace_bench)"
-  "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
+  TP_BENCH_REPEAT=$(repeat_for "$s") \
+    "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
     perfetto perfetto-1t perfetto-full json perfetto-full-plain
   # The compression level / chunk size sweep over the same raw packet streams (bench/
   # pftrace_sweep.c: B/slice and compression CPU per codec, level and chunk, one thread; the

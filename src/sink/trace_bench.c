@@ -14,7 +14,9 @@
  * their ratio to it). Slices are the delivered ones (synthesised Layer slices included,
  * counted by an untimed driver pass); JSON rows count events (slices, flow ends, counters).
  * Env: TP_BENCH_LEVEL (compression level), TP_BENCH_THREADS (perfetto threads),
- * TP_BENCH_DETAIL=none|full (reader detail of a dump).
+ * TP_BENCH_DETAIL=none|full (reader detail of a dump), TP_BENCH_REPEAT=N (each writer runs N
+ * times, at most 15, back to back; the row shows the run with the least wall time and adds
+ * the median wall: on a shared machine the best run is the one least disturbed).
  */
 #include <libdeflate.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "chrome/chrome.h"
 #include "perfetto/perfetto.h"
@@ -80,6 +83,8 @@ static long long deflate_pass(const char *path, int level)
 	return total;
 }
 
+#define MAX_REPEAT 15
+
 static uint64_t lcg = 12345;
 static uint32_t rnd(uint32_t n)
 {
@@ -94,6 +99,95 @@ static double now(clockid_t clk)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* One timed run of writer `w`: wall, process CPU and calling-thread CPU seconds, the output's
+ * size in *size. Returns 0, else prints why and sets t->status (the exit code). */
+struct timing {
+	double wall, cpu, mcpu;
+	int status;
+};
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int run_writer(struct tp_profile *p, const char *w, const char *dir, int level,
+                      char **plain, struct timing *t, long long *size)
+{
+	struct tp_diag d = {0};
+	char *path;
+	/* The file this writer writes goes first, untimed: replacing the previous run's would
+	 * charge its deletion (tens of ms for a large file: its page cache freed) to this run. */
+	const char *out = !strcmp(w, "perfetto-full-plain") ? "full-plain.pftrace"
+	                  : !strcmp(w, "perfetto-plain")      ? "plain.pftrace"
+	                  : !strncmp(w, "perfetto", 8)        ? "perfetto.pftrace"
+	                  : !strcmp(w, "json")                ? "trace.json"
+	                  : strcmp(w, "drive") && strcmp(w, "deflate") ? "profile.db"
+	                                                               : NULL;
+	if (out) {
+		char *o = tp_path_join(dir, out);
+		if (o)
+			unlink(o);
+		tp_free(o);
+	}
+	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID),
+	       m0 = now(CLOCK_THREAD_CPUTIME_ID);
+	int st;
+	long long zbytes = -1;
+	if (!strncmp(w, "perfetto", 8)) {
+		const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
+		int full_plain = !strcmp(w, "perfetto-full-plain");
+		struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain") || full_plain, level,
+		                             !strcmp(w, "perfetto-full") || full_plain,
+		                             th ? atoi(th) : 0};
+		if (!strcmp(w, "perfetto-1t"))
+			o.threads = 1;
+		path = tp_path_join(dir, full_plain       ? "full-plain.pftrace"
+		                         : o.uncompressed ? "plain.pftrace"
+		                                          : "perfetto.pftrace");
+		st = tp_perfetto_write(p, NULL, path, &o, &d);
+		if (o.uncompressed && !full_plain && !st) {
+			tp_free(*plain);
+			*plain = tp_path_join(dir, "plain.pftrace");
+		}
+	} else if (!strcmp(w, "drive")) {
+		struct counts count = {0};
+		struct tp_sink sink = {&count, NULL, NULL, null_slice, NULL, NULL, NULL, 0};
+		path = NULL;
+		st = tp_sink_drive(p, NULL, &sink, &d);
+	} else if (!strcmp(w, "deflate")) {
+		path = NULL;
+		if (!*plain) {
+			fprintf(stderr, "deflate: needs perfetto-plain earlier on the line\n");
+			t->status = 1;
+			return -1;
+		}
+		zbytes = deflate_pass(*plain, level ? level : 1);
+		st = zbytes < 0 ? TP_EOUTPUT : TP_OK;
+	} else if (!strcmp(w, "json")) {
+		path = tp_path_join(dir, "trace.json");
+		st = tp_chrome_write(p, NULL, path, 0, &d);
+	} else {
+		path = tp_path_join(dir, "profile.db");
+		st = tp_sqlitedb_write(p, NULL, path, 0, &d);
+	}
+	t->wall = now(CLOCK_MONOTONIC) - t0;
+	t->cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	t->mcpu = now(CLOCK_THREAD_CPUTIME_ID) - m0;
+	t->status = 0;
+	struct stat sb = {0};
+	if (st || (path && stat(path, &sb))) {
+		fprintf(stderr, "%s: %s\n", w, d.msg);
+		tp_free(path);
+		t->status = 3;
+		return -1;
+	}
+	*size = zbytes >= 0 ? zbytes : (long long)sb.st_size;
+	tp_free(path);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -103,6 +197,10 @@ int main(int argc, char **argv)
 	}
 	const char *lv = getenv("TP_BENCH_LEVEL"); /* compression level experiments */
 	int level = lv ? atoi(lv) : 0;
+	const char *rv = getenv("TP_BENCH_REPEAT"); /* runs per writer: best and median */
+	int repeat = rv ? atoi(rv) : 1;
+	if (repeat < 1 || repeat > MAX_REPEAT)
+		repeat = repeat < 1 ? 1 : MAX_REPEAT;
 	struct stat dsb;
 	struct tp_profile *p = NULL;
 	if (stat(argv[1], &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
@@ -190,78 +288,42 @@ run:
 	       maxrss_mib());
 	char *plain = NULL;
 	for (int a = 3; a < argc; a++) {
-		struct tp_diag d = {0};
 		const char *w = argv[a];
-		char *path;
 		double rss0 = maxrss_mib();
-		double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID),
-		       m0 = now(CLOCK_THREAD_CPUTIME_ID);
-		int st;
-		long long zbytes = -1;
-		if (!strncmp(w, "perfetto", 8)) {
-			const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
-			int full_plain = !strcmp(w, "perfetto-full-plain");
-			struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain") || full_plain, level,
-			                             !strcmp(w, "perfetto-full") || full_plain,
-			                             th ? atoi(th) : 0};
-			if (!strcmp(w, "perfetto-1t"))
-				o.threads = 1;
-			path = tp_path_join(argv[2], full_plain      ? "full-plain.pftrace"
-			                             : o.uncompressed ? "plain.pftrace"
-			                                              : "perfetto.pftrace");
-			st = tp_perfetto_write(p, NULL, path, &o, &d);
-			if (o.uncompressed && !full_plain && !st) {
-				tp_free(plain);
-				plain = tp_path_join(argv[2], "plain.pftrace");
-			}
-		} else if (!strcmp(w, "drive")) {
-			struct counts count = {0};
-			struct tp_sink sink = {&count, NULL, NULL, null_slice, NULL, NULL, NULL, 0};
-			path = NULL;
-			st = tp_sink_drive(p, NULL, &sink, &d);
-		} else if (!strcmp(w, "deflate")) {
-			path = NULL;
-			if (!plain) {
-				fprintf(stderr, "deflate: needs perfetto-plain earlier on the line\n");
-				return 1;
-			}
-			zbytes = deflate_pass(plain, level ? level : 1);
-			st = zbytes < 0 ? TP_EOUTPUT : TP_OK;
-		} else if (!strcmp(w, "json")) {
-			path = tp_path_join(argv[2], "trace.json");
-			st = tp_chrome_write(p, NULL, path, 0, &d);
-		} else {
-			path = tp_path_join(argv[2], "profile.db");
-			st = tp_sqlitedb_write(p, NULL, path, 0, &d);
+		struct timing best = {0};
+		double walls[MAX_REPEAT];
+		long long size = 0;
+		for (int r = 0; r < repeat; r++) {
+			struct timing one;
+			if (run_writer(p, w, argv[2], level, &plain, &one, &size))
+				return one.status;
+			walls[r] = one.wall;
+			if (!r || one.wall < best.wall)
+				best = one;
 		}
-		double el = now(CLOCK_MONOTONIC) - t0, cpu = now(CLOCK_PROCESS_CPUTIME_ID) - c0,
-		       mcpu = now(CLOCK_THREAD_CPUTIME_ID) - m0;
-		struct stat sb = {0};
-		if (st || (path && stat(path, &sb))) {
-			fprintf(stderr, "%s: %s\n", w, d.msg);
-			return 3;
-		}
-		if (zbytes >= 0)
-			sb.st_size = (off_t)zbytes;
+		qsort(walls, (size_t)repeat, sizeof *walls, dbl_cmp);
 		/* CPU time too: wall time is meaningless on a loaded machine. Peak RSS: what the
 		 * process peak grew by during this writer (0 = stayed under an earlier peak: the
 		 * driver's own plan is in the "after the driver" figure above). */
 		int json = !strcmp(w, "json");
+		double nev = (double)(json ? cnt.events : slices);
 		printf("%-14s slices %zu  bytes %lld  B/slice %.2f  wall %.3f s  %.2f M %s/s"
 		       "  cpu %.3f s (%.2f M/s)  main-thread cpu %.3f s  peak RSS +%.0f MiB",
-		       w, slices, (long long)sb.st_size, (double)sb.st_size / (double)slices, el,
-		       (double)(json ? cnt.events : slices) / el / 1e6, json ? "events" : "slices",
-		       cpu, (double)(json ? cnt.events : slices) / cpu / 1e6, mcpu,
+		       w, slices, size, (double)size / (double)slices, best.wall, nev / best.wall / 1e6,
+		       json ? "events" : "slices", best.cpu, nev / best.cpu / 1e6, best.mcpu,
 		       maxrss_mib() - rss0);
+		if (repeat > 1)
+			printf("  best of %d, median wall %.3f s (%.2f M/s)", repeat,
+			       walls[repeat / 2], nev / walls[repeat / 2] / 1e6);
 		if (!strcmp(w, "deflate")) {
-			base_wall = el;
-			base_cpu = cpu;
+			base_wall = best.wall;
+			base_cpu = best.cpu;
 		} else if (base_wall > 0) {
-			printf("  x deflate: wall %.2f cpu %.2f", el / base_wall, cpu / base_cpu);
+			printf("  x deflate: wall %.2f cpu %.2f", best.wall / base_wall,
+			       best.cpu / base_cpu);
 		}
 		printf("\n");
 		fflush(stdout);
-		tp_free(path);
 	}
 	tp_free(plain);
 	tp_profile_free(p);
