@@ -15,6 +15,8 @@
 #    xlsx = a bare libxlsxwriter loop writing the same cells (xlsx_gen bare, census of the
 #    workbook by bench/xlsx_census.py), sqlite-SIZE = a bare sqlite3 loop of as many slice and
 #    arg rows into the same schema (sqlite_bench bare).
+# 3. Ends with issue 10's targets: each limit, this run's figure and met / MISSED
+#    (bench/targets.awk over the rows, $data/facts.tsv and trace_bench's 1 M/core output).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
 # file named by $BENCH_EXTRA, sourced there), e.g.
@@ -49,6 +51,10 @@ for t in "$gendump" "$tpbench"; do
 done
 mkdir -p "$data"
 : > "$rows"
+# Figures the issue-10 targets table (the end of the run) needs besides the rows: KEY<TAB>VALUE.
+facts=$data/facts.tsv
+: > "$facts"
+fact() { printf '%s\t%s\n' "$1" "$2" >> "$facts"; }
 
 per_core() { # 10k -> 10000
   case $1 in
@@ -209,6 +215,7 @@ json_bench() {
   local same="identical"
   [ "${sums[0]}" = "${sums[1]}" ] || same="DIFFERENT (bug)"
   echo "   trace.json: $events events, $bytes bytes; default --jobs vs --jobs 1: $same"
+  fact "json-$s events" "$events"
   # Baseline (group io): writing as many bytes with dd into the same directory after the same
   # sync and idle pause, i.e. what the file system and the VM's memory take for the file alone.
   local mib dd_name
@@ -355,6 +362,7 @@ for s in $sizes; do
   BENCH_CASE_REPEAT=$(repeat_for "$s") BENCH_GROUP=io bench_case "gen-$s reader+summary --jobs 1 (vs cat)" "$data/gen-$s" \
     "${reader_flags[@]}" --jobs 1
   echo "   gen-$s input: $(du -sb "$data/gen-$s" | cut -f1) bytes"
+  fact "gen-$s input" "$(du -sb "$data/gen-$s" | cut -f1)"
   # The text half of the reader against bare scalar scans of the same global.profile, in
   # process from memory (bench/textscan_bench.c): how close the parser is to the machine.
   if [ -x "$build/textscan_bench" ]; then
@@ -492,6 +500,8 @@ for s in $sizes; do
       --group "sqlite-$s" --cmds "${count% *}" --cores "${count#* }" -- \
       "$sqlite_bench" dump "$data/gen-$s" "$db" | tee "$data/out/sqlite-$s.txt" ||
       echo "   (sqlite_bench exited with status $?)"
+    fact "sqlite-$s rows/s" \
+      "$(sed -n 's/.* total [0-9.]* s = \([0-9.]*\) M rows\/s.*/\1/p' "$data/out/sqlite-$s.txt")"
     nsl=$(sed -n 's/.* slices \([0-9]*\) in .*/\1/p' "$data/out/sqlite-$s.txt")
     nar=$(sed -n 's/.* args \([0-9]*\) in .*/\1/p' "$data/out/sqlite-$s.txt")
     if [ -n "$nsl" ] && [ -n "$nar" ]; then
@@ -535,7 +545,7 @@ for s in $sizes; do
   echo "== gen-$s trace writers in process (trace_bench)"
   TP_BENCH_REPEAT=$(repeat_for "$s") \
     "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
-    perfetto perfetto-1t perfetto-full json perfetto-full-plain
+    perfetto perfetto-1t perfetto-full json perfetto-full-plain | tee "$data/tw-$s.txt"
   # The compression level / chunk size sweep over the same raw packet streams (bench/
   # pftrace_sweep.c: B/slice and compression CPU per codec, level and chunk, one thread; the
   # writer's default is libdeflate level 1, 256 KiB chunks). igzip (ISA-L) rows are the
@@ -596,5 +606,10 @@ fi
 echo
 echo "== results (wall time and peak RSS of each child process)"
 "$tpbench" table "$rows" --baseline "convert=$baseline" ${sqlite_baselines[@]+"${sqlite_baselines[@]}"}
+echo
+# Issue 10's targets, each with its figure from this run and met / MISSED (bench/targets.awk).
+tw1m=$data/tw-1M.txt
+[ -f "$tw1m" ] || tw1m=/dev/null
+awk -f "$here/bench/targets.awk" "$facts" "$rows" "$tw1m"
 echo
 echo "disk: $(human_size "$data") in $data"

@@ -1,0 +1,92 @@
+# targets.awk — issue 10's targets, each with this run's figure and a verdict, from the files
+# scripts/bench.sh wrote during the run (it prints nothing it did not measure):
+#   awk -f bench/targets.awk FACTS ROWS TRACE_BENCH_1M
+# FACTS: KEY<TAB>VALUE lines ("gen-1M input" bytes, "json-1M events", "sqlite-1M rows/s" in
+# M rows/s); ROWS: tp-bench rows (name, group, commands, cores, bytes, wall ns, peak RSS KiB,
+# exit, CPU ns, runs, median wall ns); TRACE_BENCH_1M: trace_bench's output on the 1 M/core
+# dump (its "perfetto" and "json" lines). A figure whose inputs are missing prints "not run".
+# Verdicts compare with the issue's limits; a figure never decides anything else.
+BEGIN { FS = "\t" }
+FILENAME == ARGV[1] { fact[$1] = $2; next }
+FILENAME == ARGV[2] {
+	wall[$1] = $6 / 1e9; rss[$1] = $7; cmds[$1] = $3; code[$1] = $8
+	cpu[$1] = (NF >= 9) ? $9 / 1e9 : ""
+	runs[$1] = (NF >= 11) ? $10 : 1; med[$1] = (NF >= 11) ? $11 / 1e9 : $6 / 1e9
+	next
+}
+{
+	# trace_bench: "NAME slices N  bytes B  B/slice X  wall W s  R M slices/s ... peak RSS +P MiB
+	# [best of K, median wall M s (Q M/s)]"
+	n = split($0, f, /[ \t]+/)
+	if (f[1] != "perfetto" && f[1] != "json")
+		next
+	for (i = 1; i < n; i++) {
+		if (f[i] == "B/slice") tb[f[1], "bps"] = f[i + 1]
+		if (f[i] == "wall" && f[i + 2] == "s" && !((f[1], "rate") in tb)) tb[f[1], "rate"] = f[i + 3]
+		if (f[i] == "RSS") tb[f[1], "rss"] = f[i + 1]
+		if (f[i] == "median") tb[f[1], "median"] = f[i + 4]
+	}
+	sub(/^\(/, "", tb[f[1], "median"])
+}
+function ok(c) { return c ? "met" : "MISSED" }
+function row(target, figure, verdict) { printf "  %-58s %-34s %s\n", target, figure, verdict }
+function have(name) { return (name in wall) && code[name] == 0 }
+END {
+	base = "gen-10k reader+summary"
+	printf "== issue 10 targets (this run; R = best of R runs, the median in brackets)\n"
+	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"
+	a = "gen-1M all outputs"
+	if (have(a) && (base in rss)) {
+		bpc = (rss[a] - rss[base]) * 1024 / cmds[a]
+		row("all default outputs, 1M/core: <= 20 s", sprintf("%.2f s (%.2f) R=%d", wall[a], med[a], runs[a]), ok(wall[a] <= 20))
+		row("all default outputs, 1M/core: <= 64 B/cmd peak RSS", sprintf("%.1f B/cmd", bpc), ok(bpc <= 64))
+	} else
+		row("all default outputs, 1M/core", "not run", "-")
+	a = "gen-10M all outputs"
+	if (have(a))
+		row("all default outputs, 10M/core: <= 4 min, <= 2 GB", sprintf("%.1f s, %.2f GB", wall[a], rss[a] * 1024 / 1e9),
+		    ok(wall[a] <= 240 && rss[a] * 1024 <= 2e9))
+	else
+		row("all default outputs, 10M/core", "not run", "-")
+	in1 = fact["gen-1M input"]
+	split("gen-1M reader+summary (vs cat)|gen-1M reader+summary --jobs 1 (vs cat)", rn, "|")
+	for (k = 1; k <= 2; k++) {
+		a = rn[k]
+		label = k == 1 ? "reader+summary: >= 2 GB/s of input per core (--jobs N)" : "reader+summary: >= 2 GB/s of input per core (--jobs 1)"
+		if (have(a) && in1 > 0 && cpu[a] > 0)
+			row(label, sprintf("%.2f GB/s/core (%.3f CPU s) R=%d", in1 / cpu[a] / 1e9, cpu[a], runs[a]), ok(in1 / cpu[a] / 1e9 >= 2))
+		else
+			row(label, "not run", "-")
+	}
+	a = "gen-1M reader+summary"
+	if (have(a) && (base in rss)) {
+		bpc = (rss[a] - rss[base]) * 1024 / cmds[a]
+		row("reader+summary: <= 64 B/cmd resident", sprintf("%.1f B/cmd", bpc), ok(bpc <= 64))
+	} else
+		row("reader+summary: <= 64 B/cmd resident", "not run", "-")
+	if (("perfetto", "rate") in tb) {
+		r = tb["perfetto", "rate"]; m = tb["perfetto", "median"]
+		row("Perfetto writer: >= 5 M slices/s (trace_bench, compact)", sprintf("%.2f M/s (%s)", r, m == "" ? "-" : m), ok(r >= 5))
+		row("Perfetto writer: <= 16 B/slice (compact)", sprintf("%.2f B/slice", tb["perfetto", "bps"]), ok(tb["perfetto", "bps"] <= 16))
+		row("Perfetto writer: peak RSS beyond the model", sprintf("%s MiB", tb["perfetto", "rss"]), "(reported)")
+	} else
+		row("Perfetto writer (trace_bench)", "not run", "-")
+	a = "gen-1M json"; rs = "gen-1M reader+summary"; ev = fact["json-1M events"]
+	if (have(a) && have(rs) && ev > 0 && wall[a] > wall[rs]) {
+		r = ev / (wall[a] - wall[rs]) / 1e6
+		row("Chrome JSON: >= 3 M events/s (CLI, over reader+summary)", sprintf("%.2f M events/s", r), ok(r >= 3))
+	} else
+		row("Chrome JSON (CLI)", "not run", "-")
+	if (("json", "rate") in tb)
+		row("Chrome JSON: >= 3 M events/s (trace_bench)", sprintf("%.2f M events/s", tb["json", "rate"]), ok(tb["json", "rate"] >= 3))
+	r = fact["sqlite-1M rows/s"]
+	if (r != "")
+		row("SQLite: >= 1 M rows/s (writer in process)", sprintf("%.2f M rows/s", r), ok(r >= 1))
+	else
+		row("SQLite writer", "not run", "-")
+	a = "gen-1M xlsx --xlsx_rows all"; b = "bare libxlsxwriter, census of gen-1M"
+	if (have(a) && have(b) && wall[b] > 0)
+		row("xlsx: within 1.5x of bare libxlsxwriter (same cells)", sprintf("%.2fx", wall[a] / wall[b]), ok(wall[a] / wall[b] <= 1.5))
+	else
+		row("xlsx vs bare libxlsxwriter", "not run", "-")
+}
