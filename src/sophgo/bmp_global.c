@@ -1066,8 +1066,13 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		}
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
+		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
+		 * before chunk k, and that read maps back the pages around it after chunk k - 1
+		 * was dropped (a whole large folio's worth when the page cache holds the file in
+		 * 2 MiB folios: 150 MB of a 465 MB global.profile stayed resident to the end). The
+		 * pages already released cost nothing to release again. */
 		if (g->drop_pages)
-			tp_map_drop(text, ch->beg, ch->end);
+			tp_map_drop(text, 0, ch->end);
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
 		if (started) {
