@@ -13,7 +13,8 @@
  *       time, plus the median wall of the R runs: on a shared machine the best run is the one
  *       least disturbed, and the median shows how much the others were; a failing run stops
  *       the repeats and is the row. --clean DIR removes DIR (rm -rf, untimed) before each
- *       run, so that every run writes into a fresh output directory. Exits with the row's status (128+signal if killed).
+ *       run, so that every run writes into a fresh output directory. Exits with the row's
+ *       status (128+signal if killed).
  *   tp-bench count DIR
  *       prints "<commands> <cores>" of a bmprofile_data directory: the sum of the COMMAND
  *       blocks' group counts in its iter*.profile files (0 0 if none), cores = COMMAND blocks
@@ -202,17 +203,14 @@ static int cmd_run(int argc, char **argv)
 		if (run_once(argv + i, r > 0, &w1, &st1, &one))
 			return 1;
 		walls[runs++] = w1;
-		if (!r || w1 < wall) {
+		/* The fastest run is the row; a failed run is the row and ends the repeats. */
+		if (!r || w1 < wall || st1 != 0) {
 			wall = w1;
 			ru = one;
 			status = st1;
 		}
-		if (st1 != 0) { /* a failed run ends the repeats and is the row */
-			wall = w1;
-			ru = one;
-			status = st1;
+		if (st1 != 0)
 			break;
-		}
 	}
 	qsort(walls, (size_t)runs, sizeof *walls, i64_cmp);
 	int64_t median = walls[runs / 2];
@@ -234,16 +232,18 @@ static int cmd_run(int argc, char **argv)
 		return 1;
 	}
 	if (runs > 1 && code != 0)
-		fprintf(stderr, "tp-bench: %s: run %d of %llu failed after %lld.%03lld s, exit %d\n",
-		        name, runs, (unsigned long long)repeat, (long long)(wall / 1000000000),
+		fprintf(stderr,
+		        "tp-bench: %s: run %d of %llu failed after %lld.%03lld s, exit %d\n", name,
+		        runs, (unsigned long long)repeat, (long long)(wall / 1000000000),
 		        (long long)(wall / 1000000 % 1000), code);
 	else if (runs > 1)
-		fprintf(stderr,
-		        "tp-bench: %s: best %lld.%03lld s of %d runs (median %lld.%03lld s), peak RSS "
-		        "%ld KiB, exit %d\n",
-		        name, (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000), runs,
-		        (long long)(median / 1000000000), (long long)(median / 1000000 % 1000),
-		        ru.ru_maxrss, code);
+		fprintf(
+		    stderr,
+		    "tp-bench: %s: best %lld.%03lld s of %d runs (median %lld.%03lld s), peak RSS "
+		    "%ld KiB, exit %d\n",
+		    name, (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000), runs,
+		    (long long)(median / 1000000000), (long long)(median / 1000000 % 1000),
+		    ru.ru_maxrss, code);
 	else
 		fprintf(stderr, "tp-bench: %s: %lld.%03lld s, peak RSS %ld KiB, exit %d\n", name,
 		        (long long)(wall / 1000000000), (long long)(wall / 1000000 % 1000),
@@ -482,8 +482,8 @@ static int cmd_table(int argc, char **argv)
 
 	/* Baselines: --baseline GROUP=NAME, else each group's first row. */
 	printf("%-34s %-8s %12s %9s %4s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case",
-	       "group", "commands", "wall s", "runs", "med s", "CPU s", "CPU/wall", "cmd/s", "cmd/s/core", "ns/cmd", "RSS MiB",
-	       "B/cmd", "x ns/c", "x RSS", "exit");
+	       "group", "commands", "wall s", "runs", "med s", "CPU s", "CPU/wall", "cmd/s",
+	       "cmd/s/core", "ns/cmd", "RSS MiB", "B/cmd", "x ns/c", "x RSS", "exit");
 	for (size_t i = 0; i < nrows; i++) {
 		const struct row *r = &rows[i], *base = NULL;
 		for (int a = 3; a + 1 < argc; a += 2) {
@@ -508,7 +508,8 @@ static int cmd_table(int argc, char **argv)
 			snprintf(cpu, sizeof cpu, "-");
 			snprintf(par, sizeof par, "-");
 		}
-		char cmds[32], wall[32], med[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32], xr[32];
+		char cmds[32], wall[32], med[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32],
+		    xt[32], xr[32];
 		snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
 		fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
 		fix(med, sizeof med, (uint64_t)(r->median_ns / 1000000), 3);
@@ -529,7 +530,8 @@ static int cmd_table(int argc, char **argv)
 			snprintf(xt, sizeof xt, "-");
 		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
 		printf("%-34s %-8s %12s %9s %4d %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n",
-		       r->name, r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss, bpc, xt, xr, r->status);
+		       r->name, r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss,
+		       bpc, xt, xr, r->status);
 	}
 	printf("(B/cmd = (peak RSS - RSS of the group's baseline row) / commands; x = ratio to the "
 	       "baseline row:");

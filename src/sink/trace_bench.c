@@ -99,8 +99,8 @@ static double now(clockid_t clk)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* One timed run of writer `w`: wall, process CPU and calling-thread CPU seconds, the output's
- * size in *size. Returns 0, else prints why and sets t->status (the exit code). */
+/* What one timed run took: wall, process CPU and calling-thread CPU seconds; status is the
+ * exit code when the run failed. */
 struct timing {
 	double wall, cpu, mcpu;
 	int status;
@@ -112,52 +112,46 @@ static int dbl_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int run_writer(struct tp_profile *p, const char *w, const char *dir, int level,
-                      char **plain, struct timing *t, long long *size)
+/* One timed run of writer `w` into `dir`: its timing in *t and the output's size in *size
+ * (the compressed bytes for deflate). Returns 0, else prints why and sets t->status. */
+static int run_writer(struct tp_profile *p, const char *w, const char *dir, int level, char **plain,
+                      struct timing *t, long long *size)
 {
 	struct tp_diag d = {0};
-	char *path;
-	/* The file this writer writes goes first, untimed: replacing the previous run's would
-	 * charge its deletion (tens of ms for a large file: its page cache freed) to this run. */
-	const char *out = !strcmp(w, "perfetto-full-plain") ? "full-plain.pftrace"
-	                  : !strcmp(w, "perfetto-plain")      ? "plain.pftrace"
-	                  : !strncmp(w, "perfetto", 8)        ? "perfetto.pftrace"
-	                  : !strcmp(w, "json")                ? "trace.json"
+	int perfetto = !strncmp(w, "perfetto", 8), full_plain = !strcmp(w, "perfetto-full-plain");
+	int uncompressed = full_plain || !strcmp(w, "perfetto-plain");
+	const char *out = full_plain                                   ? "full-plain.pftrace"
+	                  : uncompressed                               ? "plain.pftrace"
+	                  : perfetto                                   ? "perfetto.pftrace"
+	                  : !strcmp(w, "json")                         ? "trace.json"
 	                  : strcmp(w, "drive") && strcmp(w, "deflate") ? "profile.db"
 	                                                               : NULL;
-	if (out) {
-		char *o = tp_path_join(dir, out);
-		if (o)
-			unlink(o);
-		tp_free(o);
-	}
+	char *path = out ? tp_path_join(dir, out) : NULL;
+	/* The file this run writes goes first, untimed: replacing the previous run's would
+	 * charge its deletion (tens of ms for a large file: its page cache freed) to this run. */
+	if (path)
+		unlink(path);
 	double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID),
 	       m0 = now(CLOCK_THREAD_CPUTIME_ID);
 	int st;
 	long long zbytes = -1;
-	if (!strncmp(w, "perfetto", 8)) {
+	if (perfetto) {
 		const char *th = getenv("TP_BENCH_THREADS"); /* 1 = no compression thread */
-		int full_plain = !strcmp(w, "perfetto-full-plain");
-		struct tp_perfetto_opts o = {!strcmp(w, "perfetto-plain") || full_plain, level,
+		struct tp_perfetto_opts o = {uncompressed, level,
 		                             !strcmp(w, "perfetto-full") || full_plain,
 		                             th ? atoi(th) : 0};
 		if (!strcmp(w, "perfetto-1t"))
 			o.threads = 1;
-		path = tp_path_join(dir, full_plain       ? "full-plain.pftrace"
-		                         : o.uncompressed ? "plain.pftrace"
-		                                          : "perfetto.pftrace");
 		st = tp_perfetto_write(p, NULL, path, &o, &d);
-		if (o.uncompressed && !full_plain && !st) {
+		if (uncompressed && !full_plain && !st) {
 			tp_free(*plain);
-			*plain = tp_path_join(dir, "plain.pftrace");
+			*plain = tp_strdup(path);
 		}
 	} else if (!strcmp(w, "drive")) {
 		struct counts count = {0};
 		struct tp_sink sink = {&count, NULL, NULL, null_slice, NULL, NULL, NULL, 0};
-		path = NULL;
 		st = tp_sink_drive(p, NULL, &sink, &d);
 	} else if (!strcmp(w, "deflate")) {
-		path = NULL;
 		if (!*plain) {
 			fprintf(stderr, "deflate: needs perfetto-plain earlier on the line\n");
 			t->status = 1;
@@ -166,10 +160,8 @@ static int run_writer(struct tp_profile *p, const char *w, const char *dir, int 
 		zbytes = deflate_pass(*plain, level ? level : 1);
 		st = zbytes < 0 ? TP_EOUTPUT : TP_OK;
 	} else if (!strcmp(w, "json")) {
-		path = tp_path_join(dir, "trace.json");
 		st = tp_chrome_write(p, NULL, path, 0, &d);
 	} else {
-		path = tp_path_join(dir, "profile.db");
 		st = tp_sqlitedb_write(p, NULL, path, 0, &d);
 	}
 	t->wall = now(CLOCK_MONOTONIC) - t0;
@@ -309,9 +301,9 @@ run:
 		double nev = (double)(json ? cnt.events : slices);
 		printf("%-14s slices %zu  bytes %lld  B/slice %.2f  wall %.3f s  %.2f M %s/s"
 		       "  cpu %.3f s (%.2f M/s)  main-thread cpu %.3f s  peak RSS +%.0f MiB",
-		       w, slices, size, (double)size / (double)slices, best.wall, nev / best.wall / 1e6,
-		       json ? "events" : "slices", best.cpu, nev / best.cpu / 1e6, best.mcpu,
-		       maxrss_mib() - rss0);
+		       w, slices, size, (double)size / (double)slices, best.wall,
+		       nev / best.wall / 1e6, json ? "events" : "slices", best.cpu,
+		       nev / best.cpu / 1e6, best.mcpu, maxrss_mib() - rss0);
 		if (repeat > 1)
 			printf("  best of %d, median wall %.3f s (%.2f M/s)", repeat,
 			       walls[repeat / 2], nev / walls[repeat / 2] / 1e6);

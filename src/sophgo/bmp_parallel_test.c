@@ -331,7 +331,8 @@ static long present_pages(const void *p, size_t n)
 	if (!f)
 		return -1;
 	long ps = sysconf(_SC_PAGESIZE), count = 0;
-	uintptr_t first = (uintptr_t)p / (uintptr_t)ps, last = ((uintptr_t)p + n - 1) / (uintptr_t)ps;
+	uintptr_t first = (uintptr_t)p / (uintptr_t)ps,
+	          last = ((uintptr_t)p + n - 1) / (uintptr_t)ps;
 	if (fseek(f, (long)(first * 8), SEEK_SET) != 0) {
 		fclose(f);
 		return -1;
@@ -385,8 +386,8 @@ static void test_drop_pages(void **state)
 		}
 		/* At most the last, partial page (a drop gives back whole pages only). */
 		if (left > 1)
-			fail_msg("--jobs %d: %ld pages of the %zu-byte file still resident", jobs, left,
-			         f.size);
+			fail_msg("--jobs %d: %ld pages of the %zu-byte file still resident", jobs,
+			         left, f.size);
 		tp_file_release(&f);
 		done(&r);
 	}
@@ -397,11 +398,11 @@ static void test_drop_pages(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_same_for_every_thread_count),
-		cmocka_unit_test(test_first_error_wins),
-		cmocka_unit_test(test_chunk_edges),
-		cmocka_unit_test(test_line_lengths),
-		cmocka_unit_test(test_drop_pages),
+	    cmocka_unit_test(test_same_for_every_thread_count),
+	    cmocka_unit_test(test_first_error_wins),
+	    cmocka_unit_test(test_chunk_edges),
+	    cmocka_unit_test(test_line_lengths),
+	    cmocka_unit_test(test_drop_pages),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
