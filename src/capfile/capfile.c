@@ -632,23 +632,6 @@ static void arg_text(struct rd *r, int k, const char *s, size_t n)
 	arg_put(r, &a);
 }
 
-/* Writes v in decimal at o; returns the length (at most 20). */
-static size_t put_i64(char *o, int64_t v)
-{
-	char t[20];
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-	size_t n = 0, k = 0;
-	do {
-		t[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		o[k++] = '-';
-	while (n)
-		o[k++] = t[--n];
-	return k;
-}
-
 static void join(struct tp_buf *b, const char *s)
 {
 	if (b->len)
@@ -727,7 +710,7 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 				for (int k = 0; k < 2 && k < dm.aux && got < want; k++, got++) {
 					if (got)
 						shape[sl++] = 'x';
-					sl += put_i64(shape + sl, (int64_t)v[k]);
+					sl += tp_fmt_i64(shape + sl, (int64_t)v[k]);
 				}
 			}
 			shape[sl] = 0;

@@ -126,41 +126,8 @@ static char *lit(char *o, const char *s, size_t n)
 }
 #define LIT(o, s) lit((o), (s), sizeof(s) - 1)
 
-static const char digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
-                                 "31323334353637383940414243444546474849505152535455565758596061"
-                                 "62636465666768697071727374757677787980818283848586878889909192"
-                                 "93949596979899";
-
-static char *put_u64(char *o, uint64_t a)
-{
-	unsigned n = 1;
-	for (uint64_t t = a; t >= 10; t /= 10)
-		n++;
-	char *e = o + n, *q = e;
-	while (a >= 100) {
-		unsigned r = (unsigned)(a % 100);
-		a /= 100;
-		q -= 2;
-		q[0] = digits2[2 * r];
-		q[1] = digits2[2 * r + 1];
-	}
-	if (a >= 10) {
-		q[-2] = digits2[2 * a];
-		q[-1] = digits2[2 * a + 1];
-	} else {
-		q[-1] = (char)('0' + a);
-	}
-	return e;
-}
-
-static char *put_i64(char *o, int64_t v)
-{
-	if (v < 0) {
-		*o++ = '-';
-		return put_u64(o, (uint64_t)(-(v + 1)) + 1);
-	}
-	return put_u64(o, (uint64_t)v);
-}
+static char *put_u64(char *o, uint64_t v) { return o + tp_fmt_u64(o, v); }
+static char *put_i64(char *o, int64_t v) { return o + tp_fmt_i64(o, v); }
 
 /* Nanoseconds as microseconds with exactly three decimals (tp_buf_ns_as_us). */
 static char *put_us(char *o, int64_t ns)
@@ -172,8 +139,8 @@ static char *put_us(char *o, int64_t ns)
 	unsigned f = (unsigned)(a % 1000);
 	o[0] = '.';
 	o[1] = (char)('0' + f / 100);
-	o[2] = digits2[2 * (f % 100)];
-	o[3] = digits2[2 * (f % 100) + 1];
+	o[2] = tp_digits2[2 * (f % 100)];
+	o[3] = tp_digits2[2 * (f % 100) + 1];
 	return o + 4;
 }
 

@@ -162,16 +162,21 @@ int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi)
 	return r < lo ? lo : r > hi ? hi : r;
 }
 
-/* Appends the decimal digits of v (no printf: this runs once per timestamp). */
-static void put_u64(struct tp_buf *b, uint64_t v)
+const char tp_digits2[201] = "00010203040506070809101112131415161718192021222324252627282930"
+                             "31323334353637383940414243444546474849505152535455565758596061"
+                             "62636465666768697071727374757677787980818283848586878889909192"
+                             "93949596979899";
+
+void tp_buf_u64(struct tp_buf *b, uint64_t v)
 {
-	char tmp[24];
-	size_t n = sizeof tmp;
-	do {
-		tmp[--n] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	tp_buf_put(b, tmp + n, sizeof tmp - n);
+	char tmp[TP_FMT_INT_MAX];
+	tp_buf_put(b, tmp, tp_fmt_u64(tmp, v));
+}
+
+void tp_buf_i64(struct tp_buf *b, int64_t v)
+{
+	char tmp[TP_FMT_INT_MAX];
+	tp_buf_put(b, tmp, tp_fmt_i64(tmp, v));
 }
 
 void tp_buf_fixed(struct tp_buf *b, double v, int decimals)
@@ -209,7 +214,7 @@ void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns)
 	uint64_t a = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
 	if (ns < 0)
 		tp_buf_putc(b, '-');
-	put_u64(b, a / 1000);
+	tp_buf_u64(b, a / 1000);
 	unsigned f = (unsigned)(a % 1000);
 	char frac[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
 	tp_buf_put(b, frac, 4);

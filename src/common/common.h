@@ -370,6 +370,42 @@ void tp_buf_fixed(struct tp_buf *b, double v, int decimals);
 /* Writes ns as microseconds with exactly 3 decimals, exact to the nanosecond
  * (integer arithmetic, no floating point), e.g. 1234567 -> "1234.567". */
 void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns);
+/* The decimal digits of v (a '-' first for a negative one) at out, which has room for
+ * TP_FMT_INT_MAX bytes; returns how many were written (no NUL). Locale-free, no printf, two
+ * digits per step from tp_digits2 ("00".."99"): the writers format tens of millions of
+ * integers (inline for them). tp_buf_i64 / tp_buf_u64 append them to a buffer. */
+#define TP_FMT_INT_MAX 20
+extern const char tp_digits2[201];
+static inline size_t tp_fmt_u64(char *out, uint64_t v)
+{
+	size_t n = 1;
+	for (uint64_t t = v; t >= 10; t /= 10)
+		n++;
+	char *q = out + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		q -= 2;
+		q[0] = tp_digits2[2 * r];
+		q[1] = tp_digits2[2 * r + 1];
+	}
+	if (v >= 10) {
+		q[-2] = tp_digits2[2 * v];
+		q[-1] = tp_digits2[2 * v + 1];
+	} else {
+		q[-1] = (char)('0' + v);
+	}
+	return n;
+}
+static inline size_t tp_fmt_i64(char *out, int64_t v)
+{
+	if (v >= 0)
+		return tp_fmt_u64(out, (uint64_t)v);
+	out[0] = '-';
+	return 1 + tp_fmt_u64(out + 1, 0 - (uint64_t)v);
+}
+void tp_buf_u64(struct tp_buf *b, uint64_t v);
+void tp_buf_i64(struct tp_buf *b, int64_t v);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Text safety (text.c): every string that came from an input passes through here on its way */

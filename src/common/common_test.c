@@ -194,6 +194,48 @@ static void test_buf_format(void **state)
 	tp_buf_free(&b);
 }
 
+/* tp_fmt_u64 / tp_fmt_i64 write what printf's %llu / %lld would, at every length and at the
+ * extremes (INT64_MIN has no positive twin), and nothing past the digits. */
+static void test_fmt_int(void **state)
+{
+	(void)state;
+	uint64_t x = 0x9E3779B97F4A7C15ull;
+	for (int i = 0; i < 4000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		/* every length: keep the low 4 * (i % 17) bits, then all 64 */
+		int bits = i % 17 * 4;
+		uint64_t u = bits >= 64 ? x : x & ((1ull << bits) - 1);
+		int64_t v = (int64_t)u;
+		if (i < 8) {
+			static const int64_t edge[8] = {0, 9, 10, 99, 100, -1, INT64_MIN, INT64_MAX};
+			v = edge[i];
+			u = i == 6 ? UINT64_MAX : (uint64_t)v;
+		}
+		char want[32], got[TP_FMT_INT_MAX + 2];
+		memset(got, '#', sizeof got);
+		snprintf(want, sizeof want, "%llu", (unsigned long long)u);
+		size_t n = tp_fmt_u64(got, u);
+		assert_int_equal(n, strlen(want));
+		assert_memory_equal(got, want, n);
+		assert_int_equal(got[n], '#');
+		memset(got, '#', sizeof got);
+		snprintf(want, sizeof want, "%lld", (long long)v);
+		n = tp_fmt_i64(got, v);
+		assert_int_equal(n, strlen(want));
+		assert_memory_equal(got, want, n);
+		assert_int_equal(got[n], '#');
+	}
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_buf_i64(&b, INT64_MIN);
+	tp_buf_putc(&b, ' ');
+	tp_buf_u64(&b, UINT64_MAX);
+	assert_string_equal(b.data, "-9223372036854775808 18446744073709551615");
+	tp_buf_free(&b);
+}
+
 /* Reads up to n bytes of a small file; returns the count or -1. */
 static int read_small(const char *path, char *out, size_t n)
 {
@@ -777,7 +819,8 @@ int main(void)
 		cmocka_unit_test(test_status),       cmocka_unit_test(test_diag_keeps_first),
 		cmocka_unit_test(test_cursor_bounds), cmocka_unit_test(test_bits),
 		cmocka_unit_test(test_strtab),       cmocka_unit_test(test_alloc_failure_hook),
-		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_atomic_file),
+		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_fmt_int),
+		cmocka_unit_test(test_atomic_file),
 		cmocka_unit_test(test_temp_path),
 		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
 		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),

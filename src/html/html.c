@@ -60,31 +60,16 @@ static void flush_out(struct out *o, int force)
 	o->b.len = 0;
 }
 
-static void put_i64(struct tp_buf *b, int64_t v)
-{
-	char tmp[24];
-	size_t n = 0;
-	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		tmp[n++] = '-';
-	char out[24];
-	for (size_t i = 0; i < n; i++)
-		out[i] = tmp[n - 1 - i];
-	tp_buf_put(b, out, n);
-}
-
 /* Integers beyond 2^53 would lose digits in JavaScript, so they travel as strings. */
 static void put_u64(struct tp_buf *b, uint64_t v)
 {
 	if (v > ((uint64_t)1 << 53)) {
-		tp_buf_printf(b, "\"%llu\"", (unsigned long long)v);
+		tp_buf_putc(b, '"');
+		tp_buf_u64(b, v);
+		tp_buf_putc(b, '"');
 		return;
 	}
-	put_i64(b, (int64_t)v);
+	tp_buf_u64(b, v);
 }
 
 /* A real in fixed notation with up to 6 decimals, trailing zeros trimmed; null if not finite. */
@@ -912,7 +897,7 @@ static void emit_lane(struct ctx *c, const struct lane *lane)
 	tp_buf_printf(b, ",\"dev\":%d,\"core\":%d,\"mhz\":", (int)l->device, (int)l->core);
 	put_real(b, l->mhz);
 	tp_buf_puts(b, ",\"n\":");
-	put_i64(b, (int64_t)l->n);
+	tp_buf_i64(b, (int64_t)l->n);
 	if (l->track >= 0 && p->tracks[l->track].dropped) {
 		tp_buf_puts(b, ",\"dropped\":");
 		put_u64(b, p->tracks[l->track].dropped);
@@ -960,7 +945,7 @@ static void emit_lane(struct ctx *c, const struct lane *lane)
 		if (same) {
 			if (first) {
 				tp_buf_printf(b, ",\"%s\":", col_key[col]);
-				put_i64(b, first);
+				tp_buf_i64(b, first);
 			}
 			continue;
 		}
@@ -978,7 +963,7 @@ static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
 {
 	struct tp_buf *b = &c->o.b;
 	switch (a->type) {
-	case TP_ARG_INT: put_i64(b, a->v.i); break;
+	case TP_ARG_INT: tp_buf_i64(b, a->v.i); break;
 	case TP_ARG_UINT: put_u64(b, a->v.u); break;
 	case TP_ARG_REAL: put_real(b, a->v.d); break;
 	default: put_str(b, tp_str(c->p, a->v.s)); break;
@@ -1116,7 +1101,7 @@ static void emit_argsets(struct ctx *c)
 		for (size_t i = 0; a && i < n; i++) {
 			if (i)
 				tp_buf_putc(b, ',');
-			put_i64(b, smap(&c->sm, a[i].key));
+			tp_buf_i64(b, smap(&c->sm, a[i].key));
 			tp_buf_putc(b, ',');
 			emit_arg_value(c, &a[i]);
 		}
@@ -1131,7 +1116,7 @@ static void emit_argsets(struct ctx *c)
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				tp_buf_putc(b, ',');
-			put_i64(b, smap(&c->sm, a[i].key));
+			tp_buf_i64(b, smap(&c->sm, a[i].key));
 		}
 		tp_buf_putc(b, ']');
 	}
@@ -1169,11 +1154,11 @@ static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 	tp_buf_puts(b, ",\"busyCycle\":");
 	put_u64(b, e->busy_cycle);
 	tp_buf_puts(b, ",\"busyNs\":");
-	put_i64(b, e->busy_ns);
+	tp_buf_i64(b, e->busy_ns);
 	tp_buf_puts(b, ",\"workingNs\":");
-	put_i64(b, e->working_ns);
+	tp_buf_i64(b, e->working_ns);
 	tp_buf_puts(b, ",\"idleNs\":");
-	put_i64(b, e->idle_ns);
+	tp_buf_i64(b, e->idle_ns);
 	tp_buf_puts(b, ",\"util\":");
 	put_real(b, e->utilization);
 	tp_buf_puts(b, ",\"ddrBytes\":");
@@ -1232,18 +1217,18 @@ static void emit_ranks(struct ctx *c, const char *key, const struct tp_rank *r, 
 		if (i)
 			tp_buf_putc(b, ',');
 		tp_buf_puts(b, "{\"name\":");
-		put_i64(b, smap(&c->sm, r[i].name));
+		tp_buf_i64(b, smap(&c->sm, r[i].name));
 		tp_buf_puts(b, ",\"type\":");
-		put_i64(b, smap(&c->sm, r[i].type));
+		tp_buf_i64(b, smap(&c->sm, r[i].type));
 		tp_buf_printf(b, ",\"layer\":%d,\"core\":%d,\"count\":", (int)r[i].index,
 		              (int)r[i].core);
 		put_u64(b, r[i].count);
 		tp_buf_puts(b, ",\"total\":");
-		put_i64(b, r[i].total_ns);
+		tp_buf_i64(b, r[i].total_ns);
 		tp_buf_puts(b, ",\"min\":");
-		put_i64(b, r[i].min_ns);
+		tp_buf_i64(b, r[i].min_ns);
 		tp_buf_puts(b, ",\"max\":");
-		put_i64(b, r[i].max_ns);
+		tp_buf_i64(b, r[i].max_ns);
 		tp_buf_puts(b, ",\"share\":");
 		put_real(b, r[i].share);
 		tp_buf_putc(b, '}');
@@ -1260,7 +1245,7 @@ static void emit_analysis(struct ctx *c, size_t max_cores)
 		return;
 	}
 	tp_buf_puts(b, ",\"analysis\":{\"totalNs\":");
-	put_i64(b, a->total_time_ns);
+	tp_buf_i64(b, a->total_time_ns);
 	tp_buf_puts(b, ",\"cores\":[");
 	size_t shown = 0;
 	for (size_t i = 0; i < a->num_cores; i++) {
@@ -1312,7 +1297,7 @@ static void emit_layers(struct ctx *c)
 	/* Only what the page shows (layer times are the Layer lanes' blocks). */
 	static const char *const cols[] = {"id", "name", "type"};
 	tp_buf_puts(b, ",\"layers\":{\"n\":");
-	put_i64(b, (int64_t)c->p->num_layers);
+	tp_buf_i64(b, (int64_t)c->p->num_layers);
 	struct layer_get g = {c, 0};
 	size_t n = c->p->num_layers;
 	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
@@ -1507,7 +1492,7 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 		tp_buf_putc(b, ',');
 		put_u64(b, mm->size);
 		tp_buf_putc(b, ',');
-		put_i64(b, smap(&c->sm, mm->desc));
+		tp_buf_i64(b, smap(&c->sm, mm->desc));
 		tp_buf_putc(b, ']');
 	}
 	tp_buf_puts(b, "]}");
@@ -1529,7 +1514,7 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 	tp_buf_puts(b, ",\"gdmaMhz\":");
 	put_real(b, p->gdma_freq_mhz);
 	tp_buf_puts(b, ",\"spanNs\":");
-	put_i64(b, p->span_end_ns - p->span_begin_ns);
+	tp_buf_i64(b, p->span_end_ns - p->span_begin_ns);
 	tp_buf_puts(b, ",\"ddrMaxGbps\":");
 	put_real(b, f.ddr_max_gbps);
 	tp_buf_puts(b, ",\"bwScale\":");
