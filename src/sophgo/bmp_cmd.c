@@ -633,52 +633,118 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 	cb->len = len;
 	cb->arch = arch;
 	cb->engine = engine;
-	if (len == 0 || all_zero(data, len))
-		return TP_OK;
-	size_t cap = 0, off = 0;
-	uint32_t id = 1;
-	for (;;) {
-		struct sg_desc d;
-		size_t n = size_at(cb, off, &d);
-		if (!n) {
+	cb->mapped = mapped;
+	cb->limit = UINT32_MAX;
+	cb->done = len == 0 || all_zero(data, len);
+	return TP_OK;
+}
+
+/* Takes the command at the frontier (cb->scan_off, n > 0 bytes, head *d with a table
+ * decoder) into the index as command count + 1 and moves the frontier past it. 1 if taken; 0
+ * if the stream stopped there (BM1684X id mismatch) or the index could not grow (cb->oom). */
+static int take(struct bmp_cmdbuf *cb, size_t n, const struct sg_desc *d)
+{
+	size_t off = cb->scan_off;
+	uint32_t id = cb->count + 1;
+	if (cb->arch == TP_ARCH_BM1684X) {
+		/* The descriptor carries its own id; a mismatch means we lost the stream. */
+		struct bmp_cmd c;
+		bmp_cmd_decode(cb->arch, cb->engine, cb->data + off, n, &c);
+		if ((c.self_id & 0xFFFFF) != (id & 0xFFFFF)) {
 			cb->stopped = 1;
 			cb->stop_off = off;
-			break;
+			cb->done = 1;
+			return 0;
 		}
-		if (arch == TP_ARCH_BM1684X) {
-			/* The descriptor carries its own id; a mismatch means we lost the stream. */
-			struct bmp_cmd c;
-			bmp_cmd_decode(arch, engine, data + off, n, &c);
-			if ((c.self_id & 0xFFFFF) != (id & 0xFFFFF)) {
-				cb->stopped = 1;
-				cb->stop_off = off;
-				break;
-			}
-		}
-		if ((id - 1) % 1024 == 0) {
-			size_t *ni = tp_grow(cb->index, sizeof *ni, cb->nindex + 1, &cap);
-			if (!ni) {
-				bmp_cmdbuf_free(cb);
-				return TP_ENOMEM;
-			}
-			cb->index = ni;
-			cb->index[cb->nindex++] = off;
-		}
-		cb->count = id;
-		if (mapped && (id & 0xFFFF) == 0)
-			tp_map_drop(data, 0, off); /* the index pass need not keep what it read */
-		off = step(cb, off, n, cb->dec ? &d : NULL);
-		if (off == SIZE_MAX || id == UINT32_MAX)
-			break;
-		id++;
 	}
-	return TP_OK;
+	if ((id - 1) % 1024 == 0) {
+		size_t *ni = tp_grow(cb->index, sizeof *ni, cb->nindex + 1, &cb->cap_index);
+		if (!ni) {
+			cb->oom = 1;
+			cb->done = 1;
+			return 0;
+		}
+		cb->index = ni;
+		cb->index[cb->nindex++] = off;
+	}
+	cb->count = id;
+	if (cb->mapped && (id & 0xFFFF) == 0)
+		tp_map_drop(cb->data, 0, off); /* indexing need not keep what it read */
+	size_t next = step(cb, off, n, cb->dec ? d : NULL);
+	if (next == SIZE_MAX || id == UINT32_MAX)
+		cb->done = 1;
+	else
+		cb->scan_off = next;
+	return 1;
+}
+
+/* Indexes commands until there are `upto` (or the stream ends). */
+static void extend(struct bmp_cmdbuf *cb, uint32_t upto)
+{
+	while (!cb->done && cb->count < upto) {
+		struct sg_desc d;
+		size_t n = size_at(cb, cb->scan_off, &d);
+		if (!n) {
+			cb->stopped = 1;
+			cb->stop_off = cb->scan_off;
+			cb->done = 1;
+			break;
+		}
+		take(cb, n, &d);
+	}
+}
+
+int bmp_cmdbuf_finish(struct bmp_cmdbuf *cb)
+{
+	extend(cb, UINT32_MAX);
+	return cb->oom ? TP_ENOMEM : TP_OK;
+}
+
+void bmp_cmdbuf_limit(struct bmp_cmdbuf *cb, uint32_t limit)
+{
+	cb->limit = limit;
+}
+
+/* Decodes the command at off into *out (1), or 0 if it does not decode; its size in *n. */
+static int decode_at(const struct bmp_cmdbuf *cb, size_t off, struct bmp_cmd *out, size_t *n)
+{
+	if (cb->dec) {
+		int ok =
+		    bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + off, cb->len - off, out);
+		*n = ok ? out->desc.bytes : 0;
+		return ok;
+	}
+	*n = bmp_cmd_size(cb->arch, cb->engine, cb->data + off, cb->len - off);
+	if (!*n)
+		return 0;
+	bmp_cmd_decode(cb->arch, cb->engine, cb->data + off, *n, out);
+	return 1;
 }
 
 int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 {
-	if (cmd_id == 0 || cmd_id > cb->count)
+	if (cmd_id == 0 || cmd_id > cb->limit)
 		return 0;
+	if (cmd_id > cb->count) {
+		/* Past the indexed part: index up to the command before it, then decode it at the
+		 * frontier once, for the caller and for the index (in PMU order, every lookup). */
+		extend(cb, cmd_id - 1);
+		if (cb->done || cb->count != cmd_id - 1)
+			return 0;
+		size_t off = cb->scan_off, n;
+		if (!decode_at(cb, off, out, &n)) {
+			cb->stopped = 1;
+			cb->stop_off = off;
+			cb->done = 1;
+			return 0;
+		}
+		if (!take(cb, n, &out->desc))
+			return 0;
+		cb->cur_id = cmd_id;
+		cb->cur_off = off;
+		cb->cur_n = n;
+		return 1;
+	}
 	if (!cb->cur_id || cmd_id < cb->cur_id || cmd_id - cb->cur_id >= 1024) {
 		size_t i = (cmd_id - 1) / 1024;
 		cb->cur_id = (uint32_t)(i * 1024 + 1);
@@ -696,15 +762,10 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		cb->cur_off = next;
 		cb->cur_id++;
 	}
-	if (cb->dec) {
-		int ok = bmp_cmd_decode_dec(cb->dec, cb->engine, cb->data + cb->cur_off,
-		                            cb->len - cb->cur_off, out);
-		cb->cur_n = ok ? out->desc.bytes : 0; /* the next lookup steps without decoding */
-		return ok;
-	}
-	size_t n = bmp_cmd_size(cb->arch, cb->engine, cb->data + cb->cur_off, cb->len - cb->cur_off);
-	bmp_cmd_decode(cb->arch, cb->engine, cb->data + cb->cur_off, n, out);
-	return 1;
+	size_t n;
+	int ok = decode_at(cb, cb->cur_off, out, &n);
+	cb->cur_n = n; /* the next lookup steps without decoding */
+	return ok;
 }
 
 void bmp_cmdbuf_free(struct bmp_cmdbuf *cb)

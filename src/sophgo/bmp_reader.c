@@ -213,6 +213,9 @@ struct core_cmds {
 	struct tp_file f[2];
 	struct bmp_cmdbuf cb[2];
 	int have[2];
+	char *path[2];      /* the file's path, for close_cmds' notes (owned) */
+	size_t offset[2];   /* the COMMAND block's offset into it */
+	uint64_t expect[2]; /* the COMMAND block's command count */
 };
 
 static void core_cmds_free(struct core_cmds *cc)
@@ -220,12 +223,14 @@ static void core_cmds_free(struct core_cmds *cc)
 	for (int e = 0; e < 2; e++) {
 		bmp_cmdbuf_free(&cc->cb[e]);
 		tp_file_release(&cc->f[e]);
+		tp_free(cc->path[e]);
+		cc->path[e] = NULL;
 		cc->have[e] = 0;
 	}
 }
 
-/* Opens cmd_<base>_<core>_<engine>.dat (legacy arches first try cmd_<base>_<engine>.dat) and
- * indexes it from the COMMAND block's offset. */
+/* Opens cmd_<base>_<core>_<engine>.dat (legacy arches first try cmd_<base>_<engine>.dat) for
+ * lookups from the COMMAND block's offset (indexed as they go: see close_cmds). */
 static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_command *cm,
                      unsigned core, struct core_cmds *cc)
 {
@@ -273,17 +278,36 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 			return nomem(r);
 		}
 		cc->have[e] = 1;
-		tp_file_drop(&cc->f[e], 0, cc->f[e].size); /* the index pass touched every page */
-		if (cc->cb[e].stopped)
-			rnote(r, "%s@0x%zx: command decoding stopped at an unknown descriptor "
-			         "after %u commands; later commands are unnamed",
-			                pth, (size_t)offset + cc->cb[e].stop_off, cc->cb[e].count);
-		if (cc->cb[e].count != expect)
-			rnote(r, "%s: decoded %u commands, the COMMAND block says %llu", pth,
-			                cc->cb[e].count, (unsigned long long)expect);
-		if (r->arch == TP_ARCH_BM1684 && cc->cb[e].count > expect)
-			cc->cb[e].count = (uint32_t)expect; /* fixed slots: trailing padding is not commands */
-		tp_free(pth);
+		cc->path[e] = pth;
+		cc->offset[e] = (size_t)offset;
+		cc->expect[e] = expect;
+		/* BM1684's fixed slots: trailing padding is not commands. */
+		if (r->arch == TP_ARCH_BM1684 && expect < UINT32_MAX)
+			bmp_cmdbuf_limit(&cc->cb[e], (uint32_t)expect);
+	}
+	return TP_OK;
+}
+
+/* After core cc's lookups: indexes what they did not reach, notes where decoding stopped and
+ * a command count that differs from the COMMAND block's, and releases the files' pages. Runs
+ * on the calling thread (notes). TP_OK / TP_ENOMEM. */
+static int close_cmds(struct rd *r, struct core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		if (!cc->have[e])
+			continue;
+		const struct bmp_cmdbuf *cb = &cc->cb[e];
+		if (bmp_cmdbuf_finish(&cc->cb[e]) != TP_OK)
+			return nomem(r);
+		if (cb->stopped)
+			rnote(r,
+			      "%s@0x%zx: command decoding stopped at an unknown descriptor "
+			      "after %u commands; later commands are unnamed",
+			      cc->path[e], cc->offset[e] + cb->stop_off, cb->count);
+		if (cb->count != cc->expect[e])
+			rnote(r, "%s: decoded %u commands, the COMMAND block says %llu",
+			      cc->path[e], cb->count, (unsigned long long)cc->expect[e]);
+		tp_file_drop(&cc->f[e], 0, cc->f[e].size);
 	}
 	return TP_OK;
 }
@@ -976,8 +1000,8 @@ static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
 	if (cc->have[BMP_ENG_TIU]) {
 		struct bmp_cmd c;
 		uint32_t wait_id = 0;
-		for (uint32_t id = 1; id <= cc->cb[BMP_ENG_TIU].count; id++)
-			if (bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c) && c.op == 15 && c.sub == 9) {
+		for (uint32_t id = 1; bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c); id++)
+			if (c.op == 15 && c.sub == 9) {
 				wait_id = id;
 				break;
 			}
@@ -1313,6 +1337,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			if (rc)
 				goto out;
 		}
+		if ((rc = close_cmds(r, &cc[k])) != TP_OK)
+			goto out;
 		core_cmds_free(&cc[k]);
 	}
 	if (par)
@@ -1461,6 +1487,8 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 			if (rc)
 				goto out;
 		}
+		if ((rc = close_cmds(r, &cc[k])) != TP_OK)
+			goto out;
 		core_cmds_free(&cc[k]);
 	}
 out:

@@ -402,6 +402,7 @@ static void test_cmdbuf_end_rule(void **state)
 		b[64 + i] = (uint8_t)(h >> (8 * i));
 	struct bmp_cmdbuf cb;
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b), TP_OK);
+	assert_int_equal(bmp_cmdbuf_finish(&cb), TP_OK);
 	assert_int_equal(cb.count, 2);
 	assert_false(cb.stopped);
 	struct bmp_cmd c;
@@ -413,10 +414,70 @@ static void test_cmdbuf_end_rule(void **state)
 	bmp_cmdbuf_free(&cb);
 	b[80] = 1; /* a short conv after the end command: 3 commands, the last one truncated */
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b), TP_OK);
-	assert_int_equal(cb.count, 2);
+	assert_int_equal(bmp_cmdbuf_get(&cb, 3, &c), 0); /* a lookup finds the stop first */
 	assert_true(cb.stopped); /* 48 bytes cannot hold a 64-byte short conv */
+	assert_int_equal(bmp_cmdbuf_finish(&cb), TP_OK);
+	assert_int_equal(cb.count, 2);
 	assert_int_equal(cb.stop_off, 80);
 	bmp_cmdbuf_free(&cb);
+}
+
+/* Lazy indexing: lookups in any order (forward with skips, backward across 1024-command
+ * blocks, far jumps, past the end) find the same commands as after a full index pass. 5000
+ * BM1688 TIU commands, short convs (64 bytes) and sys sends (16) in a pseudo-random mix, each
+ * with its position in cmd_id_dep. */
+static void test_cmdbuf_lazy(void **state)
+{
+	(void)state;
+	enum { N = 5000 };
+	uint8_t *b = calloc(N, 64);
+	assert_non_null(b);
+	size_t len = 0;
+	uint32_t x = 12345;
+	for (uint32_t i = 1; i <= N; i++) {
+		x = x * 1103515245u + 12345u;
+		/* the last one a conv: the stream ends at len */
+		int sys = i < N && (x >> 16) % 3 == 0;
+		uint64_t h = (uint64_t)i << 17 | (sys ? UINT64_C(15) << 41 | UINT64_C(8) << 45 : 1);
+		for (int k = 0; k < 8; k++)
+			b[len + (size_t)k] = (uint8_t)(h >> (8 * k));
+		len += sys ? 16 : 64;
+	}
+	struct bmp_cmdbuf all, lazy;
+	struct bmp_cmd c;
+	assert_int_equal(bmp_cmdbuf_init(&all, TP_ARCH_BM1688, BMP_ENG_TIU, b, len), TP_OK);
+	assert_int_equal(bmp_cmdbuf_finish(&all), TP_OK);
+	assert_int_equal(all.count, N);
+	assert_false(all.stopped);
+	assert_int_equal(bmp_cmdbuf_init(&lazy, TP_ARCH_BM1688, BMP_ENG_TIU, b, len), TP_OK);
+	assert_int_equal(lazy.count, 0); /* nothing indexed before the first lookup */
+	const uint32_t order[] = {1,    2,    3,    7,    1500, 1499, 1025, 1024, 1,    1026, 2049,
+	                          4000, 4001, 3000, 4999, 5000, 5001, 2,    6000, 4096, 4097};
+	for (size_t k = 0; k < sizeof order / sizeof order[0]; k++) {
+		uint32_t id = order[k];
+		int want = id <= N;
+		assert_int_equal(bmp_cmdbuf_get(&lazy, id, &c), want);
+		if (want) {
+			assert_int_equal(c.dep, id);
+			assert_int_equal(bmp_cmdbuf_get(&all, id, &c), 1);
+			assert_int_equal(c.dep, id);
+		}
+		if (id == 7)
+			assert_int_equal(lazy.count, 7); /* indexed as far as the lookups went */
+	}
+	assert_int_equal(bmp_cmdbuf_finish(&lazy), TP_OK);
+	assert_int_equal(lazy.count, N);
+	assert_int_equal(lazy.nindex, all.nindex);
+	assert_memory_equal(lazy.index, all.index, all.nindex * sizeof *all.index);
+	for (uint32_t i = 1; i <= N; i++) /* every command, in order, after the jumps */
+		if (!bmp_cmdbuf_get(&lazy, i, &c) || c.dep != i)
+			fail_msg("command %u: dep %u", i, c.dep);
+	bmp_cmdbuf_limit(&lazy, 100);
+	assert_int_equal(bmp_cmdbuf_get(&lazy, 100, &c), 1);
+	assert_int_equal(bmp_cmdbuf_get(&lazy, 101, &c), 0);
+	bmp_cmdbuf_free(&lazy);
+	bmp_cmdbuf_free(&all);
+	free(b);
 }
 
 static void test_cmd_1684(void **state)
@@ -458,6 +519,7 @@ static void test_cmd_1684x(void **state)
 	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
 	struct bmp_cmdbuf cb;
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_TIU, b, n), TP_OK);
+	assert_int_equal(bmp_cmdbuf_finish(&cb), TP_OK);
 	assert_int_equal(cb.count, 2);
 	struct bmp_cmd c;
 	assert_int_equal(bmp_cmdbuf_get(&cb, 1, &c), 1);
@@ -472,6 +534,9 @@ static void test_cmd_1684x(void **state)
 	snprintf(path, sizeof path, "%s/cmd_bm1684x_gdma.hex", fixdir);
 	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_GDMA, b, n), TP_OK);
+	assert_int_equal(bmp_cmdbuf_get(&cb, 3, &c), 0); /* lazily: the id check stops it too */
+	assert_true(cb.stopped);
+	assert_int_equal(bmp_cmdbuf_finish(&cb), TP_OK);
 	assert_int_equal(cb.count, 2); /* the third descriptor's id (9) breaks the sequence */
 	assert_true(cb.stopped);
 	assert_int_equal(cb.stop_off, 128);
@@ -1249,6 +1314,45 @@ static void oom_sweep(const char *dir)
 	assert_true(ok);
 }
 
+/* A command buffer whose second descriptor is not one the decoder knows: the read succeeds,
+ * the command is unnamed, and two notes say where decoding stopped and that fewer commands
+ * were decoded than the COMMAND block lists (emitted after the lookups, which index lazily). */
+static void test_a2_cmd_stop(void **state)
+{
+	(void)state;
+	const char *dir = make_fixture("a2_small", "a2_cmd_stop");
+	char path[8448], note1[9000], note2[9000];
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	put_u32(path, 0x60 + 4, 0x0F); /* cmd 2 (sys chain_end): cmd_type 6 -> 15, unknown */
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("%s", d.msg);
+	snprintf(note1, sizeof note1,
+	         "%s@0x60: command decoding stopped at an unknown descriptor "
+	         "after 1 commands; later commands are unnamed",
+	         path);
+	snprintf(note2, sizeof note2, "%s: decoded 1 commands, the COMMAND block says 2", path);
+	int seen1 = 0, seen2 = 0;
+	for (size_t i = 0; i < p->num_notes; i++) {
+		seen1 |= !strcmp(tp_str(p, p->notes[i].text), note1);
+		seen2 |= !strcmp(tp_str(p, p->notes[i].text), note2);
+	}
+	if (!seen1 || !seen2)
+		fail_msg("missing note(s):%s%s%s%s", seen1 ? "" : "\n", seen1 ? "" : note1,
+		         seen2 ? "" : "\n", seen2 ? "" : note2);
+	const struct tp_track *t = track(p, 0, TP_TRACK_GDMA);
+	const struct tp_slice *s1 = by_cmd(t, 1), *s2 = by_cmd(t, 2);
+	assert_non_null(s1);
+	assert_string_equal(tp_str(p, tp_slice_label(t, s1)->name), "tensorLd");
+	assert_non_null(s2);
+	/* the names a command without descriptor gets */
+	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->name), "cmd_type_-1_0");
+	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->type), "cmd_type_-1");
+	tp_profile_free(p);
+}
+
 static void test_a2_small_oom(void **state)
 {
 	(void)state;
@@ -1835,22 +1939,34 @@ int main(void)
 {
 	setup_paths();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hex_parse),     cmocka_unit_test(test_trim_rules),
-		cmocka_unit_test(test_unwrap),        cmocka_unit_test(test_ns_cycles),
-		cmocka_unit_test(test_records_1688),  cmocka_unit_test(test_records_legacy),
-		cmocka_unit_test(test_global_node_layers),
-		cmocka_unit_test(test_cmd_1688),      cmocka_unit_test(test_cmdbuf_end_rule),
-		cmocka_unit_test(test_cmd_1684),      cmocka_unit_test(test_cmd_1684x),
-		cmocka_unit_test(test_global_parse),  cmocka_unit_test(test_global_cut_node_line),  cmocka_unit_test(test_netstat_parse),
-		cmocka_unit_test(test_netstat_variants),
-		cmocka_unit_test(test_global_variants),
-		cmocka_unit_test(test_mlir_parse), cmocka_unit_test(test_json_variants),
-		cmocka_unit_test(test_a2_small),      cmocka_unit_test(test_a2_layers_json),
-		cmocka_unit_test(test_x_small),
-		cmocka_unit_test(test_a2_small_oom),
-		cmocka_unit_test(test_bad_inputs),    cmocka_unit_test(test_real_bm1688),
-		cmocka_unit_test(test_real_cv184x),
-		cmocka_unit_test(test_real_cv184x_layers),
+	    cmocka_unit_test(test_hex_parse),
+	    cmocka_unit_test(test_trim_rules),
+	    cmocka_unit_test(test_unwrap),
+	    cmocka_unit_test(test_ns_cycles),
+	    cmocka_unit_test(test_records_1688),
+	    cmocka_unit_test(test_records_legacy),
+	    cmocka_unit_test(test_global_node_layers),
+	    cmocka_unit_test(test_cmd_1688),
+	    cmocka_unit_test(test_cmdbuf_end_rule),
+	    cmocka_unit_test(test_cmdbuf_lazy),
+	    cmocka_unit_test(test_a2_cmd_stop),
+	    cmocka_unit_test(test_cmd_1684),
+	    cmocka_unit_test(test_cmd_1684x),
+	    cmocka_unit_test(test_global_parse),
+	    cmocka_unit_test(test_global_cut_node_line),
+	    cmocka_unit_test(test_netstat_parse),
+	    cmocka_unit_test(test_netstat_variants),
+	    cmocka_unit_test(test_global_variants),
+	    cmocka_unit_test(test_mlir_parse),
+	    cmocka_unit_test(test_json_variants),
+	    cmocka_unit_test(test_a2_small),
+	    cmocka_unit_test(test_a2_layers_json),
+	    cmocka_unit_test(test_x_small),
+	    cmocka_unit_test(test_a2_small_oom),
+	    cmocka_unit_test(test_bad_inputs),
+	    cmocka_unit_test(test_real_bm1688),
+	    cmocka_unit_test(test_real_cv184x),
+	    cmocka_unit_test(test_real_cv184x_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

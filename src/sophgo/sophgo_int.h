@@ -392,29 +392,38 @@ size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left
 /* Decodes the descriptor at p (size bytes, as returned by bmp_cmd_size). */
 void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size, struct bmp_cmd *c);
 
-/* A command buffer with random access by cmd_id: a first pass counts the descriptors and keeps
- * the offset of every 1024th, so lookups in PMU order are sequential and a jump costs at most
- * 1024 header reads. Memory: 8 bytes per 1024 commands. */
+/* A command buffer with random access by cmd_id. Indexed lazily: a lookup past the indexed
+ * part indexes up to it and decodes the command at the frontier once, for the caller and the
+ * index, so lookups in PMU order read each descriptor once. The index keeps the offset of
+ * every 1024th command, so a backward jump costs at most 1024 header reads. Memory: 8 bytes
+ * per 1024 commands. */
 struct bmp_cmdbuf {
 	const struct sg_decoder *dec; /* table decoder, NULL = the hand-written one (not owned) */
 	const uint8_t *data;
 	size_t len;
 	enum tp_arch arch;
 	int engine;
-	uint32_t count;        /* descriptors decoded */
+	uint32_t count;        /* descriptors indexed so far (all of them after finish) */
+	uint32_t limit;        /* lookups past this id find nothing (bmp_cmdbuf_limit) */
 	size_t *index;         /* offset of command 1 + 1024*i (owned) */
-	size_t nindex;
+	size_t nindex, cap_index;
+	size_t scan_off;       /* offset of command count + 1 while !done */
+	int done;              /* the index reached the stream's end, a stop or out of memory */
+	int mapped;            /* data is a read-only file mapping: indexed pages may be dropped */
+	int oom;               /* the index could not grow */
 	uint32_t cur_id;       /* cmd_id at cur_off (1-based), 0 = none */
 	size_t cur_off;
 	size_t cur_n;          /* size of the command at cur_off when already decoded, else 0 */
 	int stopped;           /* 1 if decoding stopped at an unknown header */
 	size_t stop_off;       /* where */
 };
-/* Indexes data[0..len). TP_OK or TP_ENOMEM. The data must outlive cb. */
+/* Prepares data[0..len) for lookups; reads nothing past the first nonzero byte. TP_OK. The
+ * data must outlive cb. */
 int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
                     size_t len);
-/* Same, for data inside a read-only file mapping: pages already indexed are released as the
- * pass goes (they fault back in from the file when looked up). Never use on heap memory. */
+/* Same, for data inside a read-only file mapping: pages behind the index's frontier are
+ * released as it moves (they fault back in from the file when looked up). Never use on heap
+ * memory. */
 int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
                            const uint8_t *data, size_t len);
 /* Same as the two above (mapped selects which), decoding with the table decoder `dec` (which
@@ -427,8 +436,15 @@ int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
  * matches or it does not fit in `left`. */
 int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
                        struct bmp_cmd *c);
-/* Decodes command `cmd_id` (1-based). Returns 1, or 0 if out of range. */
+/* Decodes command `cmd_id` (1-based). Returns 1, or 0 if the stream has no such command (or
+ * past the limit, or the index could not grow: see bmp_cmdbuf_finish). */
 int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out);
+/* Indexes the rest of the stream: afterwards count, stopped and stop_off describe all of it.
+ * TP_OK, or TP_ENOMEM if the index could not grow (now or in an earlier lookup). */
+int bmp_cmdbuf_finish(struct bmp_cmdbuf *cb);
+/* Lookups of ids above `limit` find nothing (BM1684's fixed slots: trailing padding past the
+ * COMMAND block's count is not commands). Indexing and count are unaffected. */
+void bmp_cmdbuf_limit(struct bmp_cmdbuf *cb, uint32_t limit);
 void bmp_cmdbuf_free(struct bmp_cmdbuf *cb);
 
 /* ---------------------------------------------------------------------------------------- */
