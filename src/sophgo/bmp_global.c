@@ -959,9 +959,10 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 }
 
 /* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
- * the calling thread applies them in order. A worker takes chunk k only when k is less than
- * `nslot` chunks ahead of the one being applied, so at most nslot chunks of events (and of
- * resident text) exist at once. */
+ * the calling thread applies them in order, and scans the next chunk itself when no worker
+ * has taken it (so --jobs N runs N threads, not N + 1). A worker takes chunk k only when k is
+ * less than `nslot` chunks ahead of the one being applied, so at most nslot chunks of events
+ * (and of resident text) exist at once. */
 struct gpool {
 	const char *text;
 	size_t len, nchunks;
@@ -1015,11 +1016,15 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	c.cur_subnet = -1;
 	c.pend_layer = -1;
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs : 1;
-	if (nthreads > 64)
-		nthreads = 64;
-	if (nthreads > nchunks)
-		nthreads = (unsigned)(nchunks ? nchunks : 1);
+	/* jobs - 1 scanning workers: the calling thread applies the chunks in order and scans
+	 * the next one itself when no worker has taken it yet. */
+	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
+	if (nthreads > 63)
+		nthreads = 63;
+	if (nchunks < 2)
+		nthreads = 0;
+	else if (nthreads > nchunks - 1)
+		nthreads = (unsigned)(nchunks - 1);
 	unsigned long no = 0;
 	int rc = TP_OK;
 	struct gpool gp;
@@ -1028,7 +1033,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	gp.len = len;
 	gp.nchunks = nchunks;
 	gp.g = g;
-	gp.nslot = nthreads > 1 ? 2 * (size_t)nthreads + 2 : 1;
+	gp.nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1;
 	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
 	gp.ready = tp_calloc(gp.nslot, 1);
 	if (!gp.slot || !gp.ready) {
@@ -1038,7 +1043,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	}
 	pthread_t th[64];
 	unsigned started = 0;
-	if (nthreads > 1) {
+	if (nthreads) {
 		pthread_mutex_init(&gp.mu, NULL);
 		pthread_cond_init(&gp.cv_work, NULL);
 		pthread_cond_init(&gp.cv_done, NULL);
@@ -1050,13 +1055,20 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	}
 	for (size_t k = 0; k < nchunks; k++) {
 		struct gchunk *ch = &gp.slot[k % gp.nslot];
+		int mine = !started;
 		if (started) {
 			pthread_mutex_lock(&gp.mu);
-			while (!gp.ready[k % gp.nslot])
-				pthread_cond_wait(&gp.cv_done, &gp.mu);
+			if (gp.next == k) {
+				gp.next++; /* no worker has it: scan it here rather than wait */
+				mine = 1;
+			} else {
+				while (!gp.ready[k % gp.nslot])
+					pthread_cond_wait(&gp.cv_done, &gp.mu);
+			}
 			pthread_mutex_unlock(&gp.mu);
-		} else {
-			/* One thread (or no worker could start): scan here, same code. */
+		}
+		if (mine) {
+			/* Scanned here: one thread, or no worker took the chunk (same code). */
 			ch->beg = chunk_start(text, len, k);
 			ch->end = chunk_start(text, len, k + 1);
 			if (ch->end < ch->beg)
@@ -1095,7 +1107,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		for (unsigned i = 0; i < started; i++)
 			pthread_join(th[i], NULL);
 	}
-	if (nthreads > 1) {
+	if (nthreads) {
 		pthread_mutex_destroy(&gp.mu);
 		pthread_cond_destroy(&gp.cv_work);
 		pthread_cond_destroy(&gp.cv_done);
