@@ -90,31 +90,24 @@ const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_
 	return NULL;
 }
 
-static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
+/* Adds slice s of track t (its cost in *k when the track has costs, else k is NULL) to the
+ * engine statistics e. */
+static inline void accumulate(const struct tp_track *t, const struct tp_slice *s,
+                              const struct tp_cost *k, struct tp_engine_stats *e)
 {
-	e->present = t->count > 0;
-	e->records += t->count;
-	if (t->kind == TP_TRACK_TIU && t->cost)
-		e->has_cost = 1;
-	for (size_t i = 0; i < t->count; i++) {
-		const struct tp_slice *s = &t->slices[i];
-		uint64_t c = s->cycles;
-		e->total_cycle += c;
-		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
-			e->sys_cycle += c;
-		if (tp_slice_kind(t, s) == TP_CMD_SYS_WAIT)
-			e->wait_cycle += c;
-		if (tp_slice_kind(t, s) == TP_CMD_NORMAL)
-			e->busy_cycle += c;
-		e->stall_cycle += tp_slice_stall(t, s);
-		if (t->kind == TP_TRACK_TIU && t->cost) {
-			struct tp_cost kv;
-			tp_track_get_cost(t, i, &kv);
-			const struct tp_cost *k = &kv;
-			if (!k->valid) {
-				e->cost_missing++;
-				continue;
-			}
+	uint64_t c = s->cycles;
+	e->total_cycle += c;
+	if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
+		e->sys_cycle += c;
+	if (tp_slice_kind(t, s) == TP_CMD_SYS_WAIT)
+		e->wait_cycle += c;
+	if (tp_slice_kind(t, s) == TP_CMD_NORMAL)
+		e->busy_cycle += c;
+	e->stall_cycle += tp_slice_stall(t, s);
+	if (k) {
+		if (!k->valid) {
+			e->cost_missing++;
+		} else {
 			e->cost_commands++;
 			e->alg_ops += k->alg_ops;
 			e->uarch_ops += k->uarch_ops;
@@ -122,24 +115,25 @@ static void accumulate(const struct tp_track *t, struct tp_engine_stats *e)
 			e->init_cycle += k->init_cycle;
 			e->bank_cycle += k->bank_cycle;
 		}
-		if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_bytes(t, s) == 0)
-			continue;
-		enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
-		if (tp_dir_touches_ddr(d)) {
-			e->ddr_bytes += tp_slice_bytes(t, s);
-			e->ddr_cycle += c;
-		} else if (tp_dir_touches_l2(d)) {
-			e->l2_bytes += tp_slice_bytes(t, s);
-			e->l2_cycle += c;
-		}
-		if (tp_dir_reads_ddr(d)) {
-			e->ddr_read_bytes += tp_slice_bytes(t, s);
-			e->ddr_read_cycle += c;
-		}
-		if (tp_dir_writes_ddr(d)) {
-			e->ddr_write_bytes += tp_slice_bytes(t, s);
-			e->ddr_write_cycle += c;
-		}
+	}
+	if (t->kind == TP_TRACK_TIU || tp_slice_kind(t, s) != TP_CMD_NORMAL ||
+	    tp_slice_bytes(t, s) == 0)
+		return;
+	enum tp_dir d = (enum tp_dir)tp_slice_dir(t, s);
+	if (tp_dir_touches_ddr(d)) {
+		e->ddr_bytes += tp_slice_bytes(t, s);
+		e->ddr_cycle += c;
+	} else if (tp_dir_touches_l2(d)) {
+		e->l2_bytes += tp_slice_bytes(t, s);
+		e->l2_cycle += c;
+	}
+	if (tp_dir_reads_ddr(d)) {
+		e->ddr_read_bytes += tp_slice_bytes(t, s);
+		e->ddr_read_cycle += c;
+	}
+	if (tp_dir_writes_ddr(d)) {
+		e->ddr_write_bytes += tp_slice_bytes(t, s);
+		e->ddr_write_cycle += c;
 	}
 }
 
@@ -807,28 +801,39 @@ struct core_work {
 };
 
 /* Core w->c's engine statistics (accumulate, in track order), command ranks, cost hot
- * spots, measured overlap and Function Type table. Reads the profile only and writes only w and *w->c, so
- * different cores may run on different threads. */
+ * spots, measured overlap and Function Type table, in one pass over each engine track's
+ * slices. Reads the profile only and writes only w and *w->c, so different cores may run on
+ * different threads. */
 static void core_work(const struct tp_profile *p, struct core_work *w)
 {
 	struct tp_core_stats *c = w->c;
 	w->lo = INT64_MAX;
 	w->hi = INT64_MIN;
+	size_t fcap = 0, flast = 0; /* the Function Type table's capacity and last hit */
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (!is_engine(t->kind) || t->device != c->device || t->core != c->core)
 			continue;
 		if (t->count && t->slices[0].start_ns < w->lo)
 			w->lo = t->slices[0].start_ns;
-		accumulate(t, &c->eng[t->kind]);
+		struct tp_engine_stats *e = &c->eng[t->kind];
+		e->present = t->count > 0;
+		e->records += t->count;
+		int tiu = t->kind == TP_TRACK_TIU, costs = tiu && t->cost;
+		if (costs)
+			e->has_cost = 1;
 		/* Consecutive commands often share a name: the last one's rank is reused. */
 		size_t last = SIZE_MAX;
 		uint32_t last_name = 0;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			int64_t e = tp_slice_end(t, s);
-			if (e > w->hi)
-				w->hi = e;
+			struct tp_cost kv;
+			if (costs)
+				tp_track_get_cost(t, k, &kv);
+			accumulate(t, s, costs ? &kv : NULL, e);
+			int64_t end = tp_slice_end(t, s);
+			if (end > w->hi)
+				w->hi = end;
 			uint32_t name = tp_slice_name(t, s);
 			if (last == SIZE_MAX || name != last_name) {
 				struct tp_rank *r = rank_get(&w->cmds, t->core, t->name, name);
@@ -839,28 +844,20 @@ static void core_work(const struct tp_profile *p, struct core_work *w)
 				last = (size_t)(r - w->cmds.v);
 				last_name = name;
 			}
-			rank_add(&w->cmds.v[last], e - s->start_ns);
+			rank_add(&w->cmds.v[last], end - s->start_ns);
+			if (!tiu)
+				continue;
+			/* The per-Function-Type TIU table and the cost hot spots. */
+			w->st = ftype_add(c, &fcap, &flast, tp_slice_type(t, s), s->cycles,
+			                  costs ? &kv : NULL);
+			if (w->st != TP_OK)
+				return;
+			if (costs)
+				cost_hot(&w->hot, t, i, k, &kv);
 		}
 	}
 	if ((w->st = core_overlap(p, c)) != TP_OK)
 		return;
-	/* The per-Function-Type TIU table and the cost hot spots. */
-	size_t cap = 0, last = 0;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (t->kind != TP_TRACK_TIU || t->device != c->device || t->core != c->core)
-			continue;
-		for (size_t k = 0; k < t->count; k++) {
-			struct tp_cost kv;
-			tp_track_get_cost(t, k, &kv);
-			w->st = ftype_add(c, &cap, &last, tp_slice_type(t, &t->slices[k]),
-			                  t->slices[k].cycles, t->cost ? &kv : NULL);
-			if (w->st != TP_OK)
-				return;
-			if (t->cost)
-				cost_hot(&w->hot, t, i, k, &kv);
-		}
-	}
 	sort_ftypes(p, c);
 }
 
