@@ -728,7 +728,8 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 	if (cmd_id > cb->count) {
 		/* Past the indexed part: index up to the command before it, then decode it at the
 		 * frontier once, for the caller and for the index (in PMU order, every lookup). */
-		extend(cb, cmd_id - 1);
+		if (cb->count < cmd_id - 1) /* (a jump: not the sequential lookup's case) */
+			extend(cb, cmd_id - 1);
 		if (cb->done || cb->count != cmd_id - 1)
 			return 0;
 		size_t off = cb->scan_off, n;
