@@ -61,10 +61,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (bmp_cmdbuf_init(&cb, arches[a], e, data, size) != TP_OK)
 				continue;
 			struct bmp_cmd c;
-			/* Forward, then a backwards jump through the index. */
-			for (uint32_t id = 1; id <= cb.count && id <= 4096; id++)
-				if (bmp_cmdbuf_get(&cb, id, &c))
-					sink += c.key + (uint64_t)c.name[0] + (uint64_t)c.type[0];
+			/* Forward lookups (indexing lazily as they go), the rest of the index, then a
+			 * backwards jump through it. The lazy lookups find exactly the commands the
+			 * whole index holds. */
+			uint32_t id = 1;
+			for (; id <= 4096 && bmp_cmdbuf_get(&cb, id, &c); id++)
+				sink += c.key + (uint64_t)c.name[0] + (uint64_t)c.type[0];
+			if (bmp_cmdbuf_finish(&cb) != TP_OK) {
+				bmp_cmdbuf_free(&cb);
+				continue;
+			}
+			if (id - 1 != (cb.count < 4096 ? cb.count : 4096))
+				abort();
 			if (cb.count && bmp_cmdbuf_get(&cb, 1, &c))
 				sink += c.dep;
 			if (bmp_cmdbuf_get(&cb, cb.count + 1, &c))
@@ -88,6 +96,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct bmp_cmdbuf cb;
 			if (bmp_cmdbuf_init_dec(&cb, tarch[a], e, decs[a], data, size, 0) != TP_OK)
 				continue;
+			if (bmp_cmdbuf_finish(&cb) != TP_OK) {
+				bmp_cmdbuf_free(&cb);
+				continue;
+			}
 			struct bmp_cmd c;
 			for (uint32_t id = 1; id <= cb.count && id <= 4096; id++) {
 				if (!bmp_cmdbuf_get(&cb, id, &c) || !c.have_desc)
