@@ -870,7 +870,12 @@ struct core_pool {
 static void core_pool_one(void *v, size_t k)
 {
 	struct core_pool *cp = v;
-	core_work(cp->p, &cp->w[k]);
+	/* On a copy: the work items sit side by side, and the per-slice updates (latest end,
+	 * rank table, hot lists) of one core shared cache lines with the next core's item,
+	 * which another thread was reading. */
+	struct core_work w = cp->w[k];
+	core_work(cp->p, &w);
+	cp->w[k] = w;
 }
 
 int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
