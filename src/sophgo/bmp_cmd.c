@@ -639,6 +639,14 @@ static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 	return TP_OK;
 }
 
+/* The stream stops at off: an unknown or truncated descriptor, or a BM1684X id mismatch. */
+static void stop_at(struct bmp_cmdbuf *cb, size_t off)
+{
+	cb->stopped = 1;
+	cb->stop_off = off;
+	cb->done = 1;
+}
+
 /* Takes the command at the frontier (cb->scan_off, n > 0 bytes, head *d with a table
  * decoder) into the index as command count + 1 and moves the frontier past it. 1 if taken; 0
  * if the stream stopped there (BM1684X id mismatch) or the index could not grow (cb->oom). */
@@ -651,9 +659,7 @@ static int take(struct bmp_cmdbuf *cb, size_t n, const struct sg_desc *d)
 		struct bmp_cmd c;
 		bmp_cmd_decode(cb->arch, cb->engine, cb->data + off, n, &c);
 		if ((c.self_id & 0xFFFFF) != (id & 0xFFFFF)) {
-			cb->stopped = 1;
-			cb->stop_off = off;
-			cb->done = 1;
+			stop_at(cb, off);
 			return 0;
 		}
 	}
@@ -685,9 +691,7 @@ static void extend(struct bmp_cmdbuf *cb, uint32_t upto)
 		struct sg_desc d;
 		size_t n = size_at(cb, cb->scan_off, &d);
 		if (!n) {
-			cb->stopped = 1;
-			cb->stop_off = cb->scan_off;
-			cb->done = 1;
+			stop_at(cb, cb->scan_off);
 			break;
 		}
 		take(cb, n, &d);
@@ -734,9 +738,7 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 			return 0;
 		size_t off = cb->scan_off, n;
 		if (!decode_at(cb, off, out, &n)) {
-			cb->stopped = 1;
-			cb->stop_off = off;
-			cb->done = 1;
+			stop_at(cb, off);
 			return 0;
 		}
 		if (!take(cb, n, &out->desc))

@@ -289,15 +289,16 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 }
 
 /* After core cc's lookups: indexes what they did not reach, notes where decoding stopped and
- * a command count that differs from the COMMAND block's, and releases the files' pages. Runs
- * on the calling thread (notes). TP_OK / TP_ENOMEM. */
+ * a command count that differs from the COMMAND block's, and releases the files' pages (the
+ * command buffers release what lies behind their index as it grows). Runs on the calling
+ * thread (notes). TP_OK / TP_ENOMEM. */
 static int close_cmds(struct rd *r, struct core_cmds *cc)
 {
 	for (int e = 0; e < 2; e++) {
 		if (!cc->have[e])
 			continue;
-		const struct bmp_cmdbuf *cb = &cc->cb[e];
-		if (bmp_cmdbuf_finish(&cc->cb[e]) != TP_OK)
+		struct bmp_cmdbuf *cb = &cc->cb[e];
+		if (bmp_cmdbuf_finish(cb) != TP_OK)
 			return nomem(r);
 		if (cb->stopped)
 			rnote(r,
@@ -1087,8 +1088,6 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 					tp_track_set_cost(r->p, t, first + i, &kc);
 				}
 			}
-			if ((i & 0xFFFF) == 0xFFFF && cc->have[e])
-				tp_file_drop(&cc->f[e], 0, cc->cb[e].cur_off);
 		}
 	}
 	tp_free(memo);
@@ -1240,12 +1239,12 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	 * afterwards. Its fill_core rewrites labels through a memo, which also makes it the
 	 * cheaper path on one thread (gen-1M, --jobs 1: 426 -> 407 ms CPU against fill_cmd per
 	 * slice); with argument sets, fill_cmd on this thread. */
-	int par = !r->detail;
+	int per_core = !r->detail;
 	struct a2_par ap = {.r = r, .ipath = ipath, .f = f, .it = it, .cc = cc, .cr = cr,
 	                    .anchor = anchor, .have_anchor = have_anchor, .clamped = clamped_k};
 	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
 		goto out;
-	if (par) {
+	if (per_core) {
 		job = tp_calloc(nc, sizeof *job);
 		if (!job) {
 			rc = nomem(r);
@@ -1306,14 +1305,14 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
 	}
 	uint64_t clamped = 0;
-	if (par) {
+	if (per_core) {
 		ap.zero = zero;
 		ap.offset_ns = offset_ns;
 		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
 	}
 	int have_none = 0;
 	for (unsigned k = 0; k < nc; k++) {
-		if (par) {
+		if (per_core) {
 			clamped += clamped_k[k];
 			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
 		} else {
@@ -1325,11 +1324,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 				int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 				size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
 				size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
-				for (size_t i = 0; i < n; i++) {
+				for (size_t i = 0; i < n; i++)
 					fill_cmd(r, &cc[k], e, t, first + i, k, i);
-					if ((i & 0xFFFF) == 0xFFFF && cc[k].have[e])
-						tp_file_drop(&cc[k].f[e], 0, cc[k].cb[e].cur_off);
-				}
 			}
 		}
 		if (k < it->n_dyn) {
@@ -1344,7 +1340,7 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			goto out;
 		core_cmds_free(&cc[k]);
 	}
-	if (par)
+	if (per_core)
 		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
 	if (clamped)
 		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",

@@ -1353,6 +1353,79 @@ static void test_a2_cmd_stop(void **state)
 	tp_profile_free(p);
 }
 
+/* The two ways the BM1688 reader names its commands agree: with argument sets (fill_cmd,
+ * one slice at a time) and without them (the per-core path: fill_core with its label memo,
+ * names interned per core afterwards; --jobs 1 runs it on the calling thread). Every engine
+ * slice has the same time, label (name, type, kind, direction, data type, stall, bytes),
+ * dependency and cost either way. */
+static void fill_paths_agree(const char *dir)
+{
+	struct tp_profile *pa = NULL, *pb = NULL;
+	struct tp_diag d = {0};
+	struct tp_bmprofile_opts on = {.detail = TP_BMPROFILE_DETAIL_ON, .jobs = 1};
+	struct tp_bmprofile_opts off = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
+	if (tp_bmprofile_read(dir, &on, &pa, &d) || tp_bmprofile_read(dir, &off, &pb, &d))
+		fail_msg("%s: %s", dir, d.msg);
+	size_t checked = 0;
+	for (int core = 0; core < 2; core++) {
+		for (int k = TP_TRACK_TIU; k <= TP_TRACK_GDMA; k++) {
+			const struct tp_track *ta = track(pa, core, (enum tp_track_kind)k);
+			const struct tp_track *tb = track(pb, core, (enum tp_track_kind)k);
+			if (!ta || !tb) {
+				assert_true(!ta && !tb);
+				continue;
+			}
+			assert_int_equal(ta->count, tb->count);
+			for (size_t i = 0; i < ta->count; i++, checked++) {
+				const struct tp_slice *a = &ta->slices[i], *b = &tb->slices[i];
+				const struct tp_label *la = tp_slice_label(ta, a),
+				                      *lb = tp_slice_label(tb, b);
+				struct tp_cost ca, cb;
+				tp_track_get_cost(ta, i, &ca);
+				tp_track_get_cost(tb, i, &cb);
+				if (a->start_ns != b->start_ns || a->cmd_id != b->cmd_id ||
+				    a->dep_id != b->dep_id ||
+				    tp_slice_end(ta, a) != tp_slice_end(tb, b) ||
+				    strcmp(tp_str(pa, la->name), tp_str(pb, lb->name)) ||
+				    strcmp(tp_str(pa, la->type), tp_str(pb, lb->type)) ||
+				    la->kind != lb->kind || la->dir != lb->dir ||
+				    la->dtype != lb->dtype || la->stall != lb->stall ||
+				    la->bytes != lb->bytes || memcmp(&ca, &cb, sizeof ca))
+					fail_msg("%s: core %d track kind %d slice %zu (cmd %u): "
+					         "%s/%s vs %s/%s",
+					         dir, core, k, i, a->cmd_id, tp_str(pa, la->name),
+					         tp_str(pa, la->type), tp_str(pb, lb->name),
+					         tp_str(pb, lb->type));
+			}
+		}
+	}
+	assert_true(checked > 0);
+	tp_profile_free(pa);
+	tp_profile_free(pb);
+}
+
+static void test_fill_paths_agree(void **state)
+{
+	(void)state;
+	fill_paths_agree(make_fixture("a2_small", "a2_fill_paths"));
+	/* an unknown descriptor: the unnamed commands' names too */
+	const char *dir = make_fixture("a2_small", "a2_fill_paths_stop");
+	char path[8448];
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	put_u32(path, 0x60 + 4, 0x0F);
+	fill_paths_agree(dir);
+	const char *shared = getenv("TP_SHARED_DIR");
+	char real[4096];
+	snprintf(real, sizeof real, "%s/testdata/sophgo/bm1688_resnet50",
+	         shared ? shared : "../shared");
+	struct stat st;
+	if (stat(real, &st) != 0) {
+		printf("SKIPPED: fill paths on the real BM1688 dump: not found at %s\n", real);
+		return;
+	}
+	fill_paths_agree(real);
+}
+
 static void test_a2_small_oom(void **state)
 {
 	(void)state;
@@ -1950,6 +2023,7 @@ int main(void)
 	    cmocka_unit_test(test_cmdbuf_end_rule),
 	    cmocka_unit_test(test_cmdbuf_lazy),
 	    cmocka_unit_test(test_a2_cmd_stop),
+	    cmocka_unit_test(test_fill_paths_agree),
 	    cmocka_unit_test(test_cmd_1684),
 	    cmocka_unit_test(test_cmd_1684x),
 	    cmocka_unit_test(test_global_parse),

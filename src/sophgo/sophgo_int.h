@@ -509,9 +509,9 @@ struct bmp_global {
 /* Parses global.profile text[0..len) into `p` (net_name, meta, layers, tensors, mems) and `g`
  * (arch, clocks, core list, node lines). `g` must be zeroed by the caller except its input
  * fields. With g->jobs > 1 the text is tokenized in 4 MB chunks by that many threads (jobs - 1
- * workers and the calling thread) and applied in file order by the calling thread: the profile, g and the error (the first one in
- * file order) are the same as with one thread. Errors name `path:LINE`. Free g with
- * bmp_global_free. */
+ * workers and the calling thread) and applied in file order by the calling thread: the
+ * profile, g and the error (the first one in file order) are the same as with one thread.
+ * Errors name `path:LINE`. Free g with bmp_global_free. */
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
                      struct bmp_global *g, struct tp_diag *d);
 void bmp_global_free(struct bmp_global *g);

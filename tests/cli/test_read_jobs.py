@@ -3,8 +3,9 @@
 
 usage: test_read_jobs.py TPUPROF GENDUMP SHARED_DIR
 
-For the three real dumps (and with --detail none, where the per-core work of the bmprofile
-reader runs on worker threads too; summaries and trace only there) in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent) and for
+For the three real dumps (and with --detail none, where the bmprofile reader does its per-core
+work through tp_par_run: on worker threads with --jobs 3, on the calling thread with --jobs 1;
+summaries and trace only there) in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent) and for
 generated BM1688 (global.profile of several 4 MB chunks, so the chunked parser runs on more
 than one thread) and BM1690 cdm dumps: summary.json, summary.txt, the --json trace and the
 PerfAI xlsx written with --jobs 1 and --jobs 3 are byte-identical, and a damaged global.profile
