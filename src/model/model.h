@@ -347,7 +347,7 @@ typedef struct tp_layer tp_layer;
  * A layer whose values do not fit is kept whole in `wide`, and a layer with tensors has its
  * tensor range in `tens`; both side tables are sorted by layer index.
  */
-#define TP_LAYER_CHUNK 4096
+#define TP_LAYER_CHUNK 131072
 struct tp_layer_rec;
 struct tp_layer_wide;
 struct tp_layer_tens;
