@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -765,6 +766,79 @@ static long mapping_rss_kb(const void *base)
 	return kb;
 }
 
+/* 1 if the VMA holding address a carries the VmFlag `flag` (/proc/self/smaps), 0 if not, -1
+ * if no mapping holds a or smaps cannot be read. */
+static int vma_has_flag(uintptr_t a, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	if (!f)
+		return -1;
+	char line[512];
+	int in = 0, r = -1;
+	while (fgets(line, sizeof line, f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			r = 0;
+			for (char *w = strtok(line + 8, " \n"); w; w = strtok(NULL, " \n"))
+				if (strcmp(w, flag) == 0)
+					r = 1;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
+/* Blocks of 4 MiB or more (tp_malloc, tp_calloc, tp_realloc) ask for transparent huge pages
+ * over their 2 MiB-aligned interior ("hg" in the mapping's VmFlags); a small block does not
+ * (the hint would mark the heap around it), and the contents are what was written. */
+static void test_alloc_huge_hint(void **state)
+{
+	(void)state;
+	const uintptr_t huge = (uintptr_t)2 << 20;
+	char *small = tp_malloc(64 << 10);
+	assert_non_null(small);
+	int sm = vma_has_flag((uintptr_t)small, "hg");
+	if (sm < 0) {
+		tp_free(small);
+		print_message("SKIPPED test_alloc_huge_hint: /proc/self/smaps has no VmFlags\n");
+		return;
+	}
+	assert_int_equal(sm, 0);
+	char *big = tp_malloc((size_t)6 << 20);
+	assert_non_null(big);
+	uintptr_t in = ((uintptr_t)big + huge - 1) & ~(huge - 1);
+	int hg = vma_has_flag(in, "hg");
+	if (hg == 0 && madvise((void *)in, huge, MADV_HUGEPAGE) != 0) {
+		tp_free(big);
+		tp_free(small);
+		print_message("SKIPPED test_alloc_huge_hint: this kernel has no transparent huge pages\n");
+		return;
+	}
+	assert_int_equal(hg, 1);
+	memset(big, 0x5A, (size_t)6 << 20);
+	/* Grown by tp_realloc past its size: the new interior is hinted too, the bytes kept. */
+	char *grown = tp_realloc(big, (size_t)24 << 20);
+	assert_non_null(grown);
+	uintptr_t last = ((uintptr_t)grown + ((size_t)24 << 20)) / huge * huge - huge;
+	assert_int_equal(vma_has_flag(last, "hg"), 1);
+	assert_int_equal((unsigned char)grown[0], 0x5A);
+	assert_int_equal((unsigned char)grown[((size_t)6 << 20) - 1], 0x5A);
+	tp_free(grown);
+	unsigned char *zero = tp_calloc((size_t)1 << 20, 8);
+	assert_non_null(zero);
+	in = ((uintptr_t)zero + huge - 1) & ~(huge - 1);
+	assert_int_equal(vma_has_flag(in, "hg"), 1);
+	for (size_t i = 0; i < ((size_t)8 << 20); i += 4093)
+		assert_int_equal(zero[i], 0);
+	tp_free(zero);
+	tp_free(small);
+}
+
 /* tp_file_drop gives back exactly the whole pages inside the range, and the bytes read the
  * same afterwards (they come back from the file). */
 static void test_file_drop(void **state)
@@ -819,6 +893,7 @@ int main(void)
 		cmocka_unit_test(test_status),       cmocka_unit_test(test_diag_keeps_first),
 		cmocka_unit_test(test_cursor_bounds), cmocka_unit_test(test_bits),
 		cmocka_unit_test(test_strtab),       cmocka_unit_test(test_alloc_failure_hook),
+		cmocka_unit_test(test_alloc_huge_hint),
 		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_fmt_int),
 		cmocka_unit_test(test_atomic_file),
 		cmocka_unit_test(test_temp_path),
