@@ -282,13 +282,15 @@ int main(int argc, char **argv)
 			if (*c == ',')
 				c++;
 			size_t cap = kib * 1024, most = cap > biggest ? cap : biggest;
-			/* Stored blocks at worst (5 bytes per 64 KiB) plus either codec's headers. */
+			/* Stored blocks at worst (5 bytes per 64 KiB) plus either codec's headers.
+			 */
 			size_t bound = most + most / 8 + 4096;
 			uint8_t *out = malloc(bound), *back = malloc(most + 1);
 			/* Each chunk's compressed size in the check pass: a timed pass that gets
 			 * another size for the same chunk counts it as unstable (a codec whose
 			 * bytes are not a function of its input). */
-			size_t nchunks = (size_t)sz / (cap > 1 ? cap / 2 : 1) + 2, ci = 0, unstable = 0;
+			size_t nchunks = (size_t)sz / (cap > 1 ? cap / 2 : 1) + 2, ci = 0,
+			       unstable = 0;
 			size_t *sizes = calloc(nchunks, sizeof *sizes);
 			if (!out || !back || !sizes) {
 				fprintf(stderr, "out of memory\n");
@@ -300,8 +302,8 @@ int main(int argc, char **argv)
 			for (int r = -1; r < repeat; r++) {
 				total = 0;
 				ci = 0;
-				/* Every pass on a fresh compressor (its own memory): the igzip differences
-				 * showed between instances. */
+				/* Every pass on a fresh compressor (its own memory): the igzip
+				 * differences showed between instances. */
 				codec_close(&cd);
 				if (codec_open(&cd, ls) != 0)
 					return 2;
@@ -318,17 +320,23 @@ int main(int argc, char **argv)
 						fprintf(stderr, "malformed record at 0x%zx\n", pos);
 						return 2;
 					}
-					size_t zn = codec_run(&cd, data + pos, end - pos, out, bound);
+					size_t zn =
+					    codec_run(&cd, data + pos, end - pos, out, bound);
 					if (!zn) {
-						fprintf(stderr, "%s: compression failed\n", cd.name);
+						fprintf(stderr, "%s: compression failed\n",
+						        cd.name);
 						return 2;
 					}
 					if (r < 0) {
 						size_t got = 0;
-						if (libdeflate_zlib_decompress(cd.check, out, zn, back, most,
-						                               &got) != LIBDEFLATE_SUCCESS ||
-						    got != end - pos || memcmp(back, data + pos, got)) {
-							fprintf(stderr, "%s: chunk at 0x%zx does not round-trip\n",
+						if (libdeflate_zlib_decompress(cd.check, out, zn,
+						                               back, most, &got) !=
+						        LIBDEFLATE_SUCCESS ||
+						    got != end - pos ||
+						    memcmp(back, data + pos, got)) {
+							fprintf(stderr,
+							        "%s: chunk at 0x%zx does not "
+							        "round-trip\n",
 							        cd.name, pos);
 							return 2;
 						}
@@ -352,8 +360,8 @@ int main(int argc, char **argv)
 			free(out);
 			free(back);
 			free(sizes);
-			printf("%-10s %5d %9zu %10.2f %11.3f %9.0f %10.1f %8zu\n", cd.name, cd.level,
-			       kib, (double)total / slices, best, (double)sz / best / 1e6,
+			printf("%-10s %5d %9zu %10.2f %11.3f %9.0f %10.1f %8zu\n", cd.name,
+			       cd.level, kib, (double)total / slices, best, (double)sz / best / 1e6,
 			       best * 1e9 / slices, unstable);
 			fflush(stdout);
 		}

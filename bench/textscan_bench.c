@@ -140,12 +140,13 @@ int main(int argc, char **argv)
 		return 2;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int par = cpus > 1 ? (int)cpus : 2;
-	const char *label[] = {"newline scan", "key=value scan", "key=value scan, tensor lines skipped",
-	                       "bmp_global_parse --jobs 1", "bmp_global_parse --jobs N"};
+	const char *label[] = {"newline scan", "key=value scan",
+	                       "key=value scan, tensor lines skipped", "bmp_global_parse --jobs 1",
+	                       "bmp_global_parse --jobs N"};
 	uint64_t sink = 0;
 	double gb = (double)n / 1e9;
-	printf("textscan %s: %.1f MB in memory, %d runs, %ld CPUs\n", argv[1], (double)n / 1e6, runs,
-	       cpus);
+	printf("textscan %s: %.1f MB in memory, %d runs, %ld CPUs\n", argv[1], (double)n / 1e6,
+	       runs, cpus);
 	for (int k = 0; k < 5; k++) {
 		double bw = 1e30, bc = 1e30;
 		for (int r = 0; r < runs; r++) {
@@ -156,12 +157,13 @@ int main(int argc, char **argv)
 				sink += scan_values(t, n, k == 2);
 			else if (parse_once(t, n, k == 3 ? 1 : par))
 				return 2;
-			double w = secs(CLOCK_MONOTONIC) - w0, c = secs(CLOCK_PROCESS_CPUTIME_ID) - c0;
+			double w = secs(CLOCK_MONOTONIC) - w0,
+			       c = secs(CLOCK_PROCESS_CPUTIME_ID) - c0;
 			bw = w < bw ? w : bw;
 			bc = c < bc ? c : bc;
 		}
-		printf("  %-40s wall %.3f s (%.2f GB/s)  cpu %.3f s (%.2f GB/s per core)\n", label[k],
-		       bw, gb / bw, bc, gb / bc);
+		printf("  %-40s wall %.3f s (%.2f GB/s)  cpu %.3f s (%.2f GB/s per core)\n",
+		       label[k], bw, gb / bw, bc, gb / bc);
 		if (k == 4)
 			printf("  (--jobs N = %d threads)\n", par);
 	}

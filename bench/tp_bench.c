@@ -214,8 +214,9 @@ static int cmd_run(int argc, char **argv)
 	}
 	qsort(walls, (size_t)runs, sizeof *walls, i64_cmp);
 	int64_t median = walls[runs / 2];
-	int code = WIFEXITED(status) ? WEXITSTATUS(status)
-	           : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+	int code = WIFEXITED(status)     ? WEXITSTATUS(status)
+	           : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+	                                 : 1;
 	FILE *f = fopen(out, "a");
 	if (!f) {
 		fprintf(stderr, "tp-bench: cannot append to %s: %s\n", out, strerror(errno));
@@ -350,7 +351,8 @@ static int cmd_count(const char *dir)
 		int is_cap = cap && count_capture(cap, &recs, &threads) == 0;
 		tp_free(cap);
 		if (is_cap) {
-			printf("%llu %llu\n", (unsigned long long)recs, (unsigned long long)threads);
+			printf("%llu %llu\n", (unsigned long long)recs,
+			       (unsigned long long)threads);
 			return 0;
 		}
 	}
@@ -494,7 +496,8 @@ static int cmd_table(int argc, char **argv)
 			    strncmp(argv[a + 1], r->group, strlen(r->group)) != 0)
 				continue;
 			for (size_t j = 0; j < nrows; j++)
-				if (!strcmp(rows[j].group, r->group) && !strcmp(rows[j].name, eq + 1))
+				if (!strcmp(rows[j].group, r->group) &&
+				    !strcmp(rows[j].name, eq + 1))
 					base = &rows[j];
 		}
 		for (size_t j = 0; j < nrows && !base; j++)
@@ -528,7 +531,8 @@ static int cmd_table(int argc, char **argv)
 			      (long double)base->wall_ns / (long double)base->cmds, 2);
 		else
 			snprintf(xt, sizeof xt, "-");
-		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
+		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0,
+		      2);
 		printf("%-34s %-8s %12s %9s %4d %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n",
 		       r->name, r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss,
 		       bpc, xt, xr, r->status);

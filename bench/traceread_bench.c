@@ -46,8 +46,8 @@ int main(int argc, char **argv)
 		}
 		slices = tp_profile_slice_count(p);
 		tp_profile_free(p);
-		printf("run %d: %.1f MB, wall %.3f s (%.1f MB/s), cpu %.3f s (%.1f MB/s)\n", r + 1, mb, w,
-		       mb / w, c, mb / c);
+		printf("run %d: %.1f MB, wall %.3f s (%.1f MB/s), cpu %.3f s (%.1f MB/s)\n", r + 1,
+		       mb, w, mb / w, c, mb / c);
 		if (w < best_wall)
 			best_wall = w;
 		if (c < best_cpu)

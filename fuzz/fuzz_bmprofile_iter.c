@@ -61,9 +61,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (bmp_cmdbuf_init(&cb, arches[a], e, data, size) != TP_OK)
 				continue;
 			struct bmp_cmd c;
-			/* Forward lookups (indexing lazily as they go), the rest of the index, then a
-			 * backwards jump through it. The lazy lookups find exactly the commands the
-			 * whole index holds. */
+			/* Forward lookups (indexing lazily as they go), the rest of the index, then
+			 * a backwards jump through it. The lazy lookups find exactly the commands
+			 * the whole index holds. */
 			uint32_t id = 1;
 			for (; id <= 4096 && bmp_cmdbuf_get(&cb, id, &c); id++)
 				sink += c.key + (uint64_t)c.name[0] + (uint64_t)c.type[0];

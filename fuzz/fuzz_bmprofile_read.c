@@ -5,9 +5,9 @@
  * bytes, so the timeline reconstruction, the command lookups and the layer matching all see
  * arbitrary data. The reader must return a profile or an error with a message, never crash.
  */
-#include "sophgo/sophgo_int.h"
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,14 +38,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const int arches[3] = {4, 3, 1};
 	int raw = arches[data[0] % 3];
 	char g[512];
-	int gl = snprintf(g, sizeof g,
-	                  "[bmprofile] arch=%d\n[bmprofile] net_name=fz\n[bmprofile] tpu_freq=0\n"
-	                  "[bmprofile] local_layer: layer_id=1 layer_type=Load layer_name=\n"
-	                  "[bmprofile] gdma cmd_id bd_id=0 gdma_id=1 gdma_dir=0 gdma_func=0 core=0\n"
-	                  "[bmprofile] gdma cmd_id bd_id=1 gdma_id=1 bd_func=0 core=0\n"
-	                  "[bmprofile] bd cmd_id bd_id=1 gdma_id=1 bd_func=0\n"
-	                  "[bmprofile] core_list=0,1,\n",
-	                  raw);
+	int gl =
+	    snprintf(g, sizeof g,
+	             "[bmprofile] arch=%d\n[bmprofile] net_name=fz\n[bmprofile] tpu_freq=0\n"
+	             "[bmprofile] local_layer: layer_id=1 layer_type=Load layer_name=\n"
+	             "[bmprofile] gdma cmd_id bd_id=0 gdma_id=1 gdma_dir=0 gdma_func=0 core=0\n"
+	             "[bmprofile] gdma cmd_id bd_id=1 gdma_id=1 bd_func=0 core=0\n"
+	             "[bmprofile] bd cmd_id bd_id=1 gdma_id=1 bd_func=0\n"
+	             "[bmprofile] core_list=0,1,\n",
+	             raw);
 	put("global.profile", g, (size_t)gl);
 	data++;
 	size--;

@@ -64,7 +64,7 @@ struct files {
 static void split(const uint8_t *data, size_t size, struct files *f)
 {
 	static const char *const names[MAX_THREADS] = {"thread-0.tpc", "thread-1.tpc",
-	                                              "thread-2.tpc", "thread-3.tpc"};
+	                                               "thread-2.tpc", "thread-3.tpc"};
 	memset(f, 0, sizeof *f);
 	int raw = size && (data[0] & 8);
 	f->n = size ? (data[0] & 7u) % (MAX_THREADS + 1) : 0;
@@ -252,8 +252,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!dir || !*dir)
 		return 0;
 	enum { F = TP_CAPFMT_F_STEP };
-	static const char *const s1[] = {"bert", "enc.qkv", "MatMul", "x", "fp32", "tick", "load",
-	                                 "req", "io"};
+	static const char *const s1[] = {"bert", "enc.qkv", "MatMul", "x", "fp32",
+	                                 "tick", "load",    "req",    "io"};
 	/* ids: 1 bert, 2 enc.qkv, 3 MatMul, 4 x, 5 fp32, 6 tick, 7 load, 8 req, 9 io */
 	const struct rec r1[] = {
 	    {1000, TP_CAPFMT_REC_STEP_BEGIN, 0, 0, 1, 0, 0},
@@ -278,10 +278,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	static uint8_t ses[TP_CAPFMT_SES_SIZE], t1[8192], t2[8192];
 	static uint8_t seed[3 * 8192 + TP_CAPFMT_SES_SIZE];
 	make_session(ses);
-	size_t n1 = make_thread(t1, 4242, "main", r1, sizeof r1 / sizeof *r1, s1,
-	                        sizeof s1 / sizeof *s1);
-	size_t n2 = make_thread(t2, 4243, "worker", r2, sizeof r2 / sizeof *r2, s2,
-	                        sizeof s2 / sizeof *s2);
+	size_t n1 =
+	    make_thread(t1, 4242, "main", r1, sizeof r1 / sizeof *r1, s1, sizeof s1 / sizeof *s1);
+	size_t n2 =
+	    make_thread(t2, 4243, "worker", r2, sizeof r2 / sizeof *r2, s2, sizeof s2 / sizeof *s2);
 	size_t n = 0, su = used(ses, sizeof ses);
 	seed[n++] = 1;
 	n += put_part(seed + n, ses, su);

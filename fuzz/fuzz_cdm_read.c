@@ -7,9 +7,9 @@
  * bytes also go through cdm_global_parse as text. The reader must return a profile or an
  * error with a message, never crash, leak or leave end < start.
  */
-#include "sophgo/sophgo_int.h"
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,9 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	(void)cdm_global_parse((const char *)data, size, "fz", &g, &d);
 
 	static const char *const globals[3] = {
-		"bmodel\narch=5\ntpu_freq=1000\n",
-		"arch=8800\ntpu_freq=1000\nmax_record_num=100000\ntail_offset_ns=1000\n",
-		"arch = 140814\r\ntpu_freq=1000\r\n",
+	    "bmodel\narch=5\ntpu_freq=1000\n",
+	    "arch=8800\ntpu_freq=1000\nmax_record_num=100000\ntail_offset_ns=1000\n",
+	    "arch = 140814\r\ntpu_freq=1000\r\n",
 	};
 	const char *gp = globals[size % 3];
 	put("global.profile", gp, strlen(gp));

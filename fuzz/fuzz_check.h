@@ -23,7 +23,8 @@ static inline void fuzz_check_read(int rc, struct tp_profile *p, const struct tp
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t i = 0; i < p->tracks[t].count; i++) {
 			const struct tp_slice *s = &p->tracks[t].slices[i];
-			if (tp_slice_end(&p->tracks[t], s) < s->start_ns || (nonneg && s->start_ns < 0))
+			if (tp_slice_end(&p->tracks[t], s) < s->start_ns ||
+			    (nonneg && s->start_ns < 0))
 				abort();
 		}
 	tp_profile_free(p);

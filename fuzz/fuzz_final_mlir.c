@@ -15,8 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Only a prefix of big inputs is parsed: the real final.mlir files are ~138 KiB, and the shared
-	 * seed corpus also holds ~1 MB binaries that would only slow every run down. */
+	/* Only a prefix of big inputs is parsed: the real final.mlir files are ~138 KiB, and the
+	 * shared seed corpus also holds ~1 MB binaries that would only slow every run down. */
 	if (size > (160 << 10))
 		size = 160 << 10;
 	struct sg_mlir m;
@@ -25,8 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < m.nops; i++) {
 		if (i && m.ops[i].line <= m.ops[i - 1].line)
 			abort();
-		if (m.ops[i].name >= m.nstrs || memchr(m.strs + m.ops[i].name, 0,
-		                                       m.nstrs - m.ops[i].name) == NULL)
+		if (m.ops[i].name >= m.nstrs ||
+		    memchr(m.strs + m.ops[i].name, 0, m.nstrs - m.ops[i].name) == NULL)
 			abort();
 		const char *nm = sg_mlir_name(&m, m.ops[i].line);
 		if (nm != m.strs + m.ops[i].name)
@@ -34,7 +34,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	for (size_t g = 0; g < m.ngroups; g++) {
 		const struct sg_mlir_group *gr = &m.groups[g];
-		if (gr->first && (gr->first <= gr->line || gr->last >= gr->yield || gr->first > gr->last))
+		if (gr->first &&
+		    (gr->first <= gr->line || gr->last >= gr->yield || gr->first > gr->last))
 			abort();
 		if (gr->first) {
 			int k = sg_mlir_group_of(&m, gr->first);

@@ -14,8 +14,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* Only a prefix of big inputs is parsed: the real net_stat.sim files are 50-55 KiB, and the shared
-	 * seed corpus also holds ~1 MB binaries that would only slow every run down. */
+	/* Only a prefix of big inputs is parsed: the real net_stat.sim files are 50-55 KiB, and the
+	 * shared seed corpus also holds ~1 MB binaries that would only slow every run down. */
 	if (size > (64 << 10))
 		size = 64 << 10;
 	struct bmp_netstat ns;

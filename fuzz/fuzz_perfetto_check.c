@@ -10,9 +10,9 @@
  * uncompressed (so mutations reach every packet rule), zlib-compressed, and with the full
  * per-command annotations — before libFuzzer reads the corpus.
  */
+#include "fuzz_scratch.h"
 #include "perfetto/perfetto.h"
 #include "sink/sink_fixture.h"
-#include "fuzz_scratch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,16 +38,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		const char *name;
 		struct tp_perfetto_opts o;
 	} seeds[] = {
-		{"gen_fixture_plain.pftrace", {.uncompressed = 1, .threads = 1}},
-		{"gen_fixture_full_plain.pftrace", {.uncompressed = 1, .full_args = 1, .threads = 1}},
-		{"gen_fixture_zlib.pftrace", {.threads = 1}},
+	    {"gen_fixture_plain.pftrace", {.uncompressed = 1, .threads = 1}},
+	    {"gen_fixture_full_plain.pftrace", {.uncompressed = 1, .full_args = 1, .threads = 1}},
+	    {"gen_fixture_zlib.pftrace", {.threads = 1}},
 	};
 	for (size_t i = 0; i < sizeof seeds / sizeof *seeds; i++) {
 		char *out = tp_path_join(dir, seeds[i].name);
 		struct tp_diag d = {0};
 		if (!out || tp_perfetto_write(p, NULL, out, &seeds[i].o, &d) != TP_OK) {
-			fprintf(stderr, "fuzz_perfetto_check: cannot write seed %s: %s\n", seeds[i].name,
-			        d.msg);
+			fprintf(stderr, "fuzz_perfetto_check: cannot write seed %s: %s\n",
+			        seeds[i].name, d.msg);
 			abort();
 		}
 		tp_free(out);

@@ -51,7 +51,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const struct tp_track *tr = &p->tracks[t ? gdma : tiu];
 		for (size_t i = 0; i < tr->count; i++)
 			if (tr->slices[i].layer < -1 ||
-			    (tr->slices[i].layer >= 0 && (size_t)tr->slices[i].layer >= p->num_layers))
+			    (tr->slices[i].layer >= 0 &&
+			     (size_t)tr->slices[i].layer >= p->num_layers))
 				abort();
 	}
 	for (size_t i = 0; rc == TP_OK && i < p->num_layers; i++) {

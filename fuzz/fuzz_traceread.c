@@ -22,10 +22,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const struct tp_slice *s = &p->tracks[t].slices[i];
 				if (tp_slice_end(&p->tracks[t], s) < s->start_ns)
 					abort();
-				const unsigned char *n = (const unsigned char *)tp_str(p, tp_slice_name(&p->tracks[t], s));
+				const unsigned char *n = (const unsigned char *)tp_str(
+				    p, tp_slice_name(&p->tracks[t], s));
 				for (; *n; n++)
 					if (*n == 0xFF || *n == 0xFE || *n == 0xC0 || *n == 0xC1)
-						abort(); /* never a valid UTF-8 byte: should have been replaced */
+						abort(); /* never a valid UTF-8 byte: should have
+						            been replaced */
 			}
 		tp_profile_free(p);
 	} else if (p != NULL || d.msg[0] == 0) {

@@ -146,9 +146,11 @@ struct tpuprof_op_detail {
 	uint64_t flops; /* floating point operations, 0 if unknown */
 };
 /* An initialiser for the three size fields, the rest zero (C). */
-#define TPUPROF_OP_DETAIL_INIT                                                                 \
-	{sizeof(struct tpuprof_op_detail), sizeof(struct tpuprof_tensor), sizeof(struct tpuprof_attr), \
-	 NULL, 0, NULL, 0, NULL, 0, -1.0, NULL, 0, 0, 0}
+#define TPUPROF_OP_DETAIL_INIT                                                                     \
+	{                                                                                          \
+		sizeof(struct tpuprof_op_detail), sizeof(struct tpuprof_tensor),                   \
+		    sizeof(struct tpuprof_attr), NULL, 0, NULL, 0, NULL, 0, -1.0, NULL, 0, 0, 0    \
+	}
 /* Zeroes *d and sets its size fields (C and C++). */
 static inline void tpuprof_op_detail_init(struct tpuprof_op_detail *d)
 {
@@ -220,7 +222,8 @@ TPUPROF_API void tpuprof_step_end(const char *graph, int64_t step);
  * thread starts, is subtracted from every delta, so the library's own system calls are not
  * counted in the operator. */
 TPUPROF_API void tpuprof_op_begin(const struct tpuprof_op *op);
-TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op, const struct tpuprof_op_detail *detail);
+TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op,
+                                const struct tpuprof_op_detail *detail);
 
 /* A runtime / driver call (memcpy to device, kernel launch, sync, ...). */
 TPUPROF_API void tpuprof_runtime_begin(const char *name);
@@ -246,8 +249,12 @@ struct tpuprof_event_attr {
 	int line;
 	const char *function;
 };
-#define TPUPROF_RGB(r, g, b) (0x01000000u | ((uint32_t)(r) << 16) | ((uint32_t)(g) << 8) | (uint32_t)(b))
-#define TPUPROF_EVENT_ATTR_INIT {sizeof(struct tpuprof_event_attr), 0, NULL, NULL, 0, NULL}
+#define TPUPROF_RGB(r, g, b)                                                                       \
+	(0x01000000u | ((uint32_t)(r) << 16) | ((uint32_t)(g) << 8) | (uint32_t)(b))
+#define TPUPROF_EVENT_ATTR_INIT                                                                    \
+	{                                                                                          \
+		sizeof(struct tpuprof_event_attr), 0, NULL, NULL, 0, NULL                          \
+	}
 
 /* An instant mark (zero duration) at the current time; `attr` may be NULL. */
 TPUPROF_API void tpuprof_mark(const char *name, const struct tpuprof_event_attr *attr);
@@ -284,25 +291,25 @@ TPUPROF_API extern uint32_t tpuprof_active;
 #else
 #define TPUPROF_ON() (*(volatile uint32_t *)&tpuprof_active != 0)
 #endif
-#define TPUPROF_OP_BEGIN(op)                                                                   \
-	do {                                                                                   \
-		if (TPUPROF_ON())                                                              \
-			tpuprof_op_begin(op);                                                  \
+#define TPUPROF_OP_BEGIN(op)                                                                       \
+	do {                                                                                       \
+		if (TPUPROF_ON())                                                                  \
+			tpuprof_op_begin(op);                                                      \
 	} while (0)
-#define TPUPROF_OP_END(op, detail)                                                             \
-	do {                                                                                   \
-		if (TPUPROF_ON())                                                              \
-			tpuprof_op_end(op, detail);                                            \
+#define TPUPROF_OP_END(op, detail)                                                                 \
+	do {                                                                                       \
+		if (TPUPROF_ON())                                                                  \
+			tpuprof_op_end(op, detail);                                                \
 	} while (0)
-#define TPUPROF_RUNTIME_BEGIN(name)                                                            \
-	do {                                                                                   \
-		if (TPUPROF_ON())                                                              \
-			tpuprof_runtime_begin(name);                                           \
+#define TPUPROF_RUNTIME_BEGIN(name)                                                                \
+	do {                                                                                       \
+		if (TPUPROF_ON())                                                                  \
+			tpuprof_runtime_begin(name);                                               \
 	} while (0)
-#define TPUPROF_RUNTIME_END(name)                                                              \
-	do {                                                                                   \
-		if (TPUPROF_ON())                                                              \
-			tpuprof_runtime_end(name);                                             \
+#define TPUPROF_RUNTIME_END(name)                                                                  \
+	do {                                                                                       \
+		if (TPUPROF_ON())                                                                  \
+			tpuprof_runtime_end(name);                                                 \
 	} while (0)
 
 #ifdef __cplusplus
@@ -312,47 +319,68 @@ TPUPROF_API extern uint32_t tpuprof_active;
 /* C++ only: RAII scopes. { tpuprof::Op op(&desc); ... } records op_begin / op_end;          */
 /* tpuprof::Range and TPUPROF_SCOPE(name) record a range with the source location.           */
 /* ---------------------------------------------------------------------------------------- */
-namespace tpuprof {
-class Op {
-public:
+namespace tpuprof
+{
+class Op
+{
+      public:
 	explicit Op(const struct tpuprof_op *op, const struct tpuprof_op_detail *detail = nullptr)
-	    : op_(op), detail_(detail) { TPUPROF_OP_BEGIN(op_); }
+	    : op_(op), detail_(detail)
+	{
+		TPUPROF_OP_BEGIN(op_);
+	}
 	~Op() { TPUPROF_OP_END(op_, detail_); }
 	void set_detail(const struct tpuprof_op_detail *d) { detail_ = d; }
 	Op(const Op &) = delete;
 	Op &operator=(const Op &) = delete;
-private:
+
+      private:
 	const struct tpuprof_op *op_;
 	const struct tpuprof_op_detail *detail_;
 };
-class Range {
-public:
+class Range
+{
+      public:
 	explicit Range(const char *name, const struct tpuprof_event_attr *attr = nullptr)
-	    : name_(name) { if (TPUPROF_ON()) tpuprof_range_begin(name_, attr); }
-	~Range() { if (TPUPROF_ON()) tpuprof_range_end(name_); }
+	    : name_(name)
+	{
+		if (TPUPROF_ON())
+			tpuprof_range_begin(name_, attr);
+	}
+	~Range()
+	{
+		if (TPUPROF_ON())
+			tpuprof_range_end(name_);
+	}
 	Range(const Range &) = delete;
 	Range &operator=(const Range &) = delete;
-private:
+
+      private:
 	const char *name_;
 };
-class Step {
-public:
+class Step
+{
+      public:
 	Step(const char *graph, int64_t step, bool warmup = false) : graph_(graph), step_(step)
-	{ tpuprof_step_begin(graph_, step_, warmup ? 1 : 0); }
+	{
+		tpuprof_step_begin(graph_, step_, warmup ? 1 : 0);
+	}
 	~Step() { tpuprof_step_end(graph_, step_); }
 	Step(const Step &) = delete;
 	Step &operator=(const Step &) = delete;
-private:
+
+      private:
 	const char *graph_;
 	int64_t step_;
 };
 } // namespace tpuprof
 #define TPUPROF_CAT2_(a, b) a##b
 #define TPUPROF_CAT_(a, b) TPUPROF_CAT2_(a, b)
-#define TPUPROF_SCOPE(name)                                                                    \
-	const struct tpuprof_event_attr TPUPROF_CAT_(tpuprof_attr_, __LINE__) = {                \
-	    sizeof(struct tpuprof_event_attr), 0, nullptr, __FILE__, __LINE__, __func__};        \
-	tpuprof::Range TPUPROF_CAT_(tpuprof_range_, __LINE__)(name, &TPUPROF_CAT_(tpuprof_attr_, __LINE__))
+#define TPUPROF_SCOPE(name)                                                                        \
+	const struct tpuprof_event_attr TPUPROF_CAT_(tpuprof_attr_, __LINE__) = {                  \
+	    sizeof(struct tpuprof_event_attr), 0, nullptr, __FILE__, __LINE__, __func__};          \
+	tpuprof::Range TPUPROF_CAT_(tpuprof_range_,                                                \
+	                            __LINE__)(name, &TPUPROF_CAT_(tpuprof_attr_, __LINE__))
 #endif
 
 #endif /* TPUPROF_TPUPROF_H */

@@ -31,7 +31,10 @@ double tp_slice_gbps(const struct tp_track *t, const struct tp_slice *s, double 
 	return ns > 0 ? (double)tp_slice_bytes(t, s) / ns : 0.0;
 }
 
-static double ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+static double ratio(double num, double den)
+{
+	return den > 0 ? num / den : 0.0;
+}
 
 int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate)
 {
@@ -71,7 +74,10 @@ void tp_fmt_pct(char *buf, size_t n, double v, int dec)
 }
 
 /* Engine kinds that carry hardware commands (TIU, GDMA, SDMA, CDMA). */
-static int is_engine(uint8_t kind) { return kind < TP_ENGINES; }
+static int is_engine(uint8_t kind)
+{
+	return kind < TP_ENGINES;
+}
 
 static int find_core(struct tp_analysis *a, int32_t device, int32_t core)
 {
@@ -137,8 +143,7 @@ static inline void accumulate(const struct tp_track *t, const struct tp_slice *s
 	}
 }
 
-static void finish_engine(struct tp_engine_stats *e, double mhz,
-                          int64_t total_ns)
+static void finish_engine(struct tp_engine_stats *e, double mhz, int64_t total_ns)
 {
 	/* PerfWeb: TIU excludes only wait_msg; DMA working = total - sys wait. Both are the same
 	 * expression with our kinds. */
@@ -150,9 +155,9 @@ static void finish_engine(struct tp_engine_stats *e, double mhz,
 	e->ddr_avg_gbps = ratio((double)e->ddr_bytes, (double)tp_cycles_to_ns(e->ddr_cycle, mhz));
 	e->l2_avg_gbps = ratio((double)e->l2_bytes, (double)tp_cycles_to_ns(e->l2_cycle, mhz));
 	e->ddr_read_gbps =
-		ratio((double)e->ddr_read_bytes, (double)tp_cycles_to_ns(e->ddr_read_cycle, mhz));
+	    ratio((double)e->ddr_read_bytes, (double)tp_cycles_to_ns(e->ddr_read_cycle, mhz));
 	e->ddr_write_gbps =
-		ratio((double)e->ddr_write_bytes, (double)tp_cycles_to_ns(e->ddr_write_cycle, mhz));
+	    ratio((double)e->ddr_write_bytes, (double)tp_cycles_to_ns(e->ddr_write_cycle, mhz));
 }
 
 static int rank_cmp(const void *x, const void *y)
@@ -355,8 +360,9 @@ static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_
 		return;
 	struct tp_cost_hot *v = a->low_uarch_layers;
 	size_t *n = &a->num_low_uarch_layers;
-#define LAYER_BEFORE(x, y) ((x)->lost_cycles > (y)->lost_cycles || \
-                            ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
+#define LAYER_BEFORE(x, y)                                                                         \
+	((x)->lost_cycles > (y)->lost_cycles ||                                                    \
+	 ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
 	size_t k = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
 	if (k == TP_ANALYSIS_HOT) {
 		if (!LAYER_BEFORE(&h, &v[TP_ANALYSIS_HOT - 1]))
@@ -425,7 +431,8 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 			}
 			seen[l >> 3] |= (uint8_t)(1u << (l & 7));
 			cur = l;
-			acc = (struct lacc){k.alg_ops, k.uarch_ops, t->slices[i].cycles, k.init_cycle};
+			acc = (struct lacc){k.alg_ops, k.uarch_ops, t->slices[i].cycles,
+			                    k.init_cycle};
 		}
 	}
 	tp_free(seen);
@@ -484,13 +491,17 @@ static void cost_hot(struct hot_lists *a, const struct tp_track *t, size_t ti, s
 	const struct tp_slice *s = &t->slices[i];
 	if (!k->valid || tp_slice_kind(t, s) != TP_CMD_NORMAL)
 		return;
-	struct tp_cost_hot h = {.track = (int32_t)ti, .layer = s->layer, .slice = i,
-	                        .core = t->core, .alg_ops = k->alg_ops,
-	                        .uarch_ops = k->uarch_ops, .asic_cycle = s->cycles,
+	struct tp_cost_hot h = {.track = (int32_t)ti,
+	                        .layer = s->layer,
+	                        .slice = i,
+	                        .core = t->core,
+	                        .alg_ops = k->alg_ops,
+	                        .uarch_ops = k->uarch_ops,
+	                        .asic_cycle = s->cycles,
 	                        .init_cycle = k->init_cycle};
 	if (k->uarch_ops > k->alg_ops) {
-		h.lost_cycles = (double)s->cycles *
-		                (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
+		h.lost_cycles =
+		    (double)s->cycles * (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
 		hot_offer(a->low, &a->nlow, &h);
 	}
 	/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
@@ -515,8 +526,7 @@ static int hot_cmp(const void *x, const void *y)
 
 /* dst[0..*n) = the worst TP_ANALYSIS_HOT of all[0..nall) (the cores' hot lists together;
  * sorted in place): what one hot list offered every command in track order would hold. */
-static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *all,
-                      size_t nall)
+static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *all, size_t nall)
 {
 	if (nall)
 		qsort(all, nall, sizeof *all, hot_cmp);
@@ -647,10 +657,11 @@ static int ustream_peek(struct ustream *u, size_t *k)
 	int found = 0;
 	for (size_t j = 0; j < u->nt; j++) {
 		const struct tp_track *t = u->t[j];
-		while (u->pos[j] < t->count && tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
+		while (u->pos[j] < t->count &&
+		       tp_slice_kind(t, &t->slices[u->pos[j]]) != TP_CMD_NORMAL)
 			u->pos[j]++;
-		if (u->pos[j] < t->count &&
-		    (!found || t->slices[u->pos[j]].start_ns < u->t[*k]->slices[u->pos[*k]].start_ns)) {
+		if (u->pos[j] < t->count && (!found || t->slices[u->pos[j]].start_ns <
+		                                           u->t[*k]->slices[u->pos[*k]].start_ns)) {
 			*k = j;
 			found = 1;
 		}
@@ -763,7 +774,8 @@ static int core_overlap(const struct tp_profile *p, struct tp_core_stats *c)
 			st = ival_add(&dv, &dn, &dc, t);
 		}
 	}
-	/* More than 8 tracks of a kind on one core (not a layout any reader makes): sorted whole. */
+	/* More than 8 tracks of a kind on one core (not a layout any reader makes): sorted whole.
+	 */
 	if (st == TP_OK && tn && ntr > 8)
 		qsort(tv, tn, sizeof *tv, ival_cmp);
 	else if (st == TP_OK)
@@ -970,7 +982,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	for (size_t i = 0; i < a->num_cores; i++) {
 		struct tp_core_stats *c = &a->cores[i];
 		struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU], *gdma = &c->eng[TP_TRACK_GDMA],
-		                       *sdma = &c->eng[TP_TRACK_SDMA], *cdma = &c->eng[TP_TRACK_CDMA];
+		                       *sdma = &c->eng[TP_TRACK_SDMA],
+		                       *cdma = &c->eng[TP_TRACK_CDMA];
 		double tiu_ns = (double)tiu->working_ns, gdma_ns = (double)gdma->working_ns;
 		double num = tiu_ns + gdma_ns + (double)sdma->working_ns;
 		c->tiu_working_ratio = ratio(tiu_ns, total);
@@ -1051,16 +1064,18 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		a->overall.tiu_working_ratio_max = ratio((double)a->overall_tiu_max_ns, total);
 		for (int e = 0; e < TP_ENGINES; e++) {
 			struct tp_engine_stats *o = &a->overall.eng[e];
-			/* Overall bandwidth: Σ bytes / ns(Σ cycles) at the engine's clock (all cores of
-			 * one device share a clock). */
+			/* Overall bandwidth: Σ bytes / ns(Σ cycles) at the engine's clock (all
+			 * cores of one device share a clock). */
 			double mhz = 0;
 			for (size_t i = 0; i < p->num_tracks; i++)
 				if (p->tracks[i].kind == e) {
 					mhz = p->tracks[i].freq_mhz;
 					break;
 				}
-			o->ddr_avg_gbps = ratio((double)o->ddr_bytes, (double)tp_cycles_to_ns(o->ddr_cycle, mhz));
-			o->l2_avg_gbps = ratio((double)o->l2_bytes, (double)tp_cycles_to_ns(o->l2_cycle, mhz));
+			o->ddr_avg_gbps =
+			    ratio((double)o->ddr_bytes, (double)tp_cycles_to_ns(o->ddr_cycle, mhz));
+			o->l2_avg_gbps =
+			    ratio((double)o->l2_bytes, (double)tp_cycles_to_ns(o->l2_cycle, mhz));
 			o->ddr_read_gbps = ratio((double)o->ddr_read_bytes,
 			                         (double)tp_cycles_to_ns(o->ddr_read_cycle, mhz));
 			o->ddr_write_gbps = ratio((double)o->ddr_write_bytes,
@@ -1138,7 +1153,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	/* Layers by span (begin..end of their matched commands): the top TP_ANALYSIS_TOP_LAYERS,
 	 * selected with a bounded heap so a dump with millions of layers is not sorted whole. */
 	if (p->num_layers) {
-		size_t cap = p->num_layers < TP_ANALYSIS_TOP_LAYERS ? p->num_layers : TP_ANALYSIS_TOP_LAYERS;
+		size_t cap =
+		    p->num_layers < TP_ANALYSIS_TOP_LAYERS ? p->num_layers : TP_ANALYSIS_TOP_LAYERS;
 		a->top_layers = tp_calloc(cap, sizeof *a->top_layers);
 		if (!a->top_layers) {
 			st = TP_ENOMEM;
@@ -1154,8 +1170,12 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 			r.type = l->type;
 			r.index = (int32_t)i;
 			r.core = l->core;
-			r.count = (uint64_t)(l->tiu_last >= l->tiu_first && l->tiu_last ? l->tiu_last - l->tiu_first + 1 : 0) +
-			          (uint64_t)(l->gdma_last >= l->gdma_first && l->gdma_last ? l->gdma_last - l->gdma_first + 1 : 0);
+			r.count = (uint64_t)(l->tiu_last >= l->tiu_first && l->tiu_last
+			                         ? l->tiu_last - l->tiu_first + 1
+			                         : 0) +
+			          (uint64_t)(l->gdma_last >= l->gdma_first && l->gdma_last
+			                         ? l->gdma_last - l->gdma_first + 1
+			                         : 0);
 			r.total_ns = r.min_ns = r.max_ns = l->end_ns - l->begin_ns;
 			r.share = ratio((double)r.total_ns, total);
 			heap_offer(a->top_layers, &a->num_top_layers, cap, &r);
@@ -1166,7 +1186,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 
 	/* Captures: operator slices grouped by op_type (falling back to the slice name). */
 	uint32_t op_key, op_type_str;
-	int have_key = tp_strtab_find(&p->strs, TP_CAP_KEY_OP_TYPE, strlen(TP_CAP_KEY_OP_TYPE), &op_key);
+	int have_key =
+	    tp_strtab_find(&p->strs, TP_CAP_KEY_OP_TYPE, strlen(TP_CAP_KEY_OP_TYPE), &op_key);
 	if (tp_strtab_find(&p->strs, TP_CAP_TYPE_OP, strlen(TP_CAP_TYPE_OP), &op_type_str)) {
 		for (size_t i = 0; i < p->num_tracks; i++) {
 			const struct tp_track *t = &p->tracks[i];
@@ -1174,8 +1195,10 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 				const struct tp_slice *s = &t->slices[k];
 				if (tp_slice_type(t, s) != op_type_str)
 					continue;
-				const struct tp_arg *ot = have_key ? tp_args_find(p, s->args, op_key) : NULL;
-				uint32_t ty = ot && ot->type == TP_ARG_STR ? ot->v.s : tp_slice_name(t, s);
+				const struct tp_arg *ot =
+				    have_key ? tp_args_find(p, s->args, op_key) : NULL;
+				uint32_t ty =
+				    ot && ot->type == TP_ARG_STR ? ot->v.s : tp_slice_name(t, s);
 				struct tp_rank *r = rank_get(&ops, -1, 0, ty);
 				if (!r) {
 					st = TP_ENOMEM;

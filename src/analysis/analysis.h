@@ -14,58 +14,58 @@
 
 /* Per (device, core, engine) statistics. Cycle sums are in that engine's clock. */
 struct tp_engine_stats {
-	int present;             /* the engine has at least one record on this core */
-	uint64_t records;        /* slices on the track */
-	uint64_t total_cycle;    /* Σ Asic Cycle of every record */
-	uint64_t sys_cycle;      /* Σ over sys records (any TP_CMD_SYS*) */
-	uint64_t wait_cycle;     /* Σ over wait_msg records */
-	uint64_t working_cycle;  /* reference "totalXCycle": TIU excludes wait_msg only;
-	                            DMA = total - wait (sophgo-bmprofile.md §10.2) */
-	uint64_t busy_cycle;     /* §4.4: Σ Asic Cycle of non-sys records */
-	int64_t busy_ns;         /* ns(busy_cycle) */
-	int64_t working_ns;      /* ns(working_cycle) */
-	int64_t idle_ns;         /* span - busy */
-	double utilization;      /* busy_ns / total_time_ns (0..1) */
+	int present;            /* the engine has at least one record on this core */
+	uint64_t records;       /* slices on the track */
+	uint64_t total_cycle;   /* Σ Asic Cycle of every record */
+	uint64_t sys_cycle;     /* Σ over sys records (any TP_CMD_SYS*) */
+	uint64_t wait_cycle;    /* Σ over wait_msg records */
+	uint64_t working_cycle; /* reference "totalXCycle": TIU excludes wait_msg only;
+	                           DMA = total - wait (sophgo-bmprofile.md §10.2) */
+	uint64_t busy_cycle;    /* §4.4: Σ Asic Cycle of non-sys records */
+	int64_t busy_ns;        /* ns(busy_cycle) */
+	int64_t working_ns;     /* ns(working_cycle) */
+	int64_t idle_ns;        /* span - busy */
+	double utilization;     /* busy_ns / total_time_ns (0..1) */
 	/* DMA only */
-	uint64_t ddr_bytes, ddr_cycle;   /* non-sys records touching DDR with bytes > 0 */
-	uint64_t l2_bytes, l2_cycle;     /* else-if touching L2 */
+	uint64_t ddr_bytes, ddr_cycle; /* non-sys records touching DDR with bytes > 0 */
+	uint64_t l2_bytes, l2_cycle;   /* else-if touching L2 */
 	uint64_t ddr_read_bytes, ddr_write_bytes;
 	uint64_t ddr_read_cycle, ddr_write_cycle;
-	double ddr_avg_gbps;     /* ddr_bytes / ns(ddr_cycle) */
+	double ddr_avg_gbps; /* ddr_bytes / ns(ddr_cycle) */
 	double l2_avg_gbps;
 	double ddr_read_gbps, ddr_write_gbps;
 	uint64_t stall_cycle;
 	/* TIU only: the cost model (track->cost; sophgo-costmodel.md §4). has_cost = 0 when the
 	 * dump has no descriptors: every figure below is then "n/a", never 0 or 100 %. */
 	int has_cost;
-	uint64_t alg_ops, uarch_ops; /* Σ "Alg Ops" / "uArch Ops" over modelled commands */
-	uint64_t alg_cycle;          /* Σ "Alg Cycle" ("totalAlgCycle") */
+	uint64_t alg_ops, uarch_ops;     /* Σ "Alg Ops" / "uArch Ops" over modelled commands */
+	uint64_t alg_cycle;              /* Σ "Alg Cycle" ("totalAlgCycle") */
 	uint64_t init_cycle, bank_cycle; /* Σ initial / bank-conflict cycles */
-	uint64_t cost_commands;      /* commands the model covers (valid) */
-	uint64_t cost_missing;       /* commands of a costed track the model does not cover */
+	uint64_t cost_commands;          /* commands the model covers (valid) */
+	uint64_t cost_missing;           /* commands of a costed track the model does not cover */
 	/* Time TIU and DMA (GDMA/SDMA/CDMA) of the same core are both busy, from the union of
 	 * their command intervals (TIU stats only; see tp_core_stats.concurrency). */
-	int64_t union_ns;            /* length of the union of this engine's busy intervals */
+	int64_t union_ns; /* length of the union of this engine's busy intervals */
 };
 
 /* One row of the per-Function-Type TIU table (PerfDoc TIU_c sheet; sophgo-costmodel.md §4):
  * Asic Cycle includes wait_msg, the Asic Cycle Ratio's denominator (tiu working) does not. */
 struct tp_ftype_stats {
-	uint32_t type;        /* strtab id of the Function Type (sCONV, SYS, ...) */
-	uint64_t instr;       /* Instr Num: commands of this type */
+	uint32_t type;  /* strtab id of the Function Type (sCONV, SYS, ...) */
+	uint64_t instr; /* Instr Num: commands of this type */
 	uint64_t alg_ops, uarch_ops, alg_cycle; /* Σ over the modelled ones */
-	uint64_t asic_cycle;  /* Σ Asic Cycle, wait_msg included */
+	uint64_t asic_cycle;                    /* Σ Asic Cycle, wait_msg included */
 };
 
 /* A command or layer flagged by the cost model (summary notes "low uArch rate" / "high
  * initial-cycle ratio"). */
 struct tp_cost_hot {
-	int32_t track;        /* profile track index; -1 for a layer entry */
-	int32_t layer;        /* profile layer index or -1 */
-	size_t slice;         /* slice index on the track (commands) */
+	int32_t track; /* profile track index; -1 for a layer entry */
+	int32_t layer; /* profile layer index or -1 */
+	size_t slice;  /* slice index on the track (commands) */
 	int32_t core;
 	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
-	double lost_cycles;   /* ranking key: asic × (1 - rate), or init cycles */
+	double lost_cycles; /* ranking key: asic × (1 - rate), or init cycles */
 };
 #define TP_ANALYSIS_HOT 10 /* entries kept per hot list */
 
@@ -77,23 +77,24 @@ struct tp_cost_hot {
 struct tp_core_stats {
 	int32_t device, core;
 	struct tp_engine_stats eng[TP_ENGINES];
-	double tiu_working_ratio;   /* ns(tiu working) / total_time; Overall: Σ / (total × cores)
-	                               (PerfWeb); tiu_working_ratio_max = ns(max tiu) / total
-	                               (PerfDoc Engine Summary) */
+	double tiu_working_ratio; /* ns(tiu working) / total_time; Overall: Σ / (total × cores)
+	                             (PerfWeb); tiu_working_ratio_max = ns(max tiu) / total
+	                             (PerfDoc Engine Summary) */
 	double tiu_working_ratio_max;
-	double parallelism;         /* (tiu + gdma_working + sdma_working) ns / total_time; Overall:
-	                               (max tiu + max gdma + max sdma) / total (the vendor's) */
-	double mean_parallelism;    /* Overall only: Σ core numerators / (total × cores), tpuprof's
-	                               per-core average ("MeanCoreParallelism") */
-	double concurrency;         /* measured overlap: time TIU and some DMA engine of the core
-	                               are both busy / min(TIU busy union, DMA busy union); 0..1,
-	                               0 if either is idle. Overall: the maximum over cores. */
-	int64_t overlap_ns;         /* that overlap time */
-	double concurrency_bound;   /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
-	                               overlap the totals force at least; clamped at 0 */
-	struct tp_ftype_stats *ftypes; size_t num_ftypes; /* TIU table, sorted by Function Type
-	                                                     name; owned by the analysis */
-	double compute_share;       /* tiu busy / (tiu busy + dma busy) */
+	double parallelism;       /* (tiu + gdma_working + sdma_working) ns / total_time; Overall:
+	                             (max tiu + max gdma + max sdma) / total (the vendor's) */
+	double mean_parallelism;  /* Overall only: Σ core numerators / (total × cores), tpuprof's
+	                             per-core average ("MeanCoreParallelism") */
+	double concurrency;       /* measured overlap: time TIU and some DMA engine of the core
+	                             are both busy / min(TIU busy union, DMA busy union); 0..1,
+	                             0 if either is idle. Overall: the maximum over cores. */
+	int64_t overlap_ns;       /* that overlap time */
+	double concurrency_bound; /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
+	                             overlap the totals force at least; clamped at 0 */
+	struct tp_ftype_stats *ftypes;
+	size_t num_ftypes;    /* TIU table, sorted by Function Type
+	                         name; owned by the analysis */
+	double compute_share; /* tiu busy / (tiu busy + dma busy) */
 	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
 	 * compare with PerfAI_output.xlsx; see the note in the report). */
 	double perfdoc_parallelism, perfdoc_concurrency;
@@ -101,35 +102,41 @@ struct tp_core_stats {
 
 /* Ranked entries (layers, command names, operator types). */
 struct tp_rank {
-	uint32_t name;     /* strtab id */
-	uint32_t type;     /* strtab id (layer type / engine name) */
-	int32_t index;     /* layer index or -1 */
+	uint32_t name; /* strtab id */
+	uint32_t type; /* strtab id (layer type / engine name) */
+	int32_t index; /* layer index or -1 */
 	int32_t core;
 	uint64_t count;
 	int64_t total_ns;
 	int64_t min_ns, max_ns;
-	double share;      /* total_ns / total_time (per core where applicable) */
+	double share; /* total_ns / total_time (per core where applicable) */
 };
 
 struct tp_analysis {
 	const struct tp_profile *profile;
-	int64_t total_time_ns;     /* max end - min start over every engine record */
+	int64_t total_time_ns; /* max end - min start over every engine record */
 	size_t num_cores;
-	struct tp_core_stats *cores; /* num_cores entries, device-major, core order */
+	struct tp_core_stats *cores;  /* num_cores entries, device-major, core order */
 	struct tp_core_stats overall; /* Overall row (parallelism etc. over cores) */
 	int64_t overall_tiu_max_ns, overall_gdma_max_ns, overall_sdma_max_ns;
 	uint64_t overall_tiu_max_cycle, overall_gdma_max_cycle, overall_sdma_max_cycle;
-	struct tp_rank *top_layers;  size_t num_top_layers;  /* by time, descending; at most
-	                                                        TP_ANALYSIS_TOP_LAYERS */
-	struct tp_rank *top_cmds;    size_t num_top_cmds;    /* by (engine, name), descending */
-	struct tp_rank *op_types;    size_t num_op_types;    /* captures: per operator type */
+	struct tp_rank *top_layers;
+	size_t num_top_layers; /* by time, descending; at most
+	                          TP_ANALYSIS_TOP_LAYERS */
+	struct tp_rank *top_cmds;
+	size_t num_top_cmds; /* by (engine, name), descending */
+	struct tp_rank *op_types;
+	size_t num_op_types;                          /* captures: per operator type */
 	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */
 	/* Cost-model hot spots, worst first (empty without cost data). */
-	struct tp_cost_hot low_uarch[TP_ANALYSIS_HOT]; size_t num_low_uarch;     /* commands by
-	                                                       cycles lost to padding */
-	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT]; size_t num_low_uarch_layers;
-	struct tp_cost_hot high_init[TP_ANALYSIS_HOT]; size_t num_high_init;     /* commands with
-	                                       initial-cycle ratio > 1 %, by initial cycles */
+	struct tp_cost_hot low_uarch[TP_ANALYSIS_HOT];
+	size_t num_low_uarch; /* commands by
+	    cycles lost to padding */
+	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT];
+	size_t num_low_uarch_layers;
+	struct tp_cost_hot high_init[TP_ANALYSIS_HOT];
+	size_t num_high_init; /* commands with
+initial-cycle ratio > 1 %, by initial cycles */
 	/* Captures: the operator table (opsreport/opsreport.h: tp_op_table_build), attached by
 	 * the caller once per run (the converter does) so that ops.csv, the capture summaries
 	 * and the workbook share one build; not owned here. NULL: each of them builds its own. */
@@ -167,17 +174,17 @@ void tp_fmt_pct(char *buf, size_t n, double v, int dec);
 /* LOCAL memory use derived from the commands (lmem.c): one record per DMA LMEM side and per
  * TIU operand / result, on one lane. */
 struct tp_lmem_rec {
-	int64_t begin_ns, end_ns;  /* the command's time span */
-	uint32_t lane_offset;      /* local address mod the lane size */
-	uint32_t bytes;            /* bytes per lane (capped at the lane size) */
-	uint8_t write;             /* 1 data into LMEM (DMA load, TIU result), 0 out of it */
-	int32_t track;             /* profile track of the command */
-	size_t slice;              /* its index on the track */
+	int64_t begin_ns, end_ns; /* the command's time span */
+	uint32_t lane_offset;     /* local address mod the lane size */
+	uint32_t bytes;           /* bytes per lane (capped at the lane size) */
+	uint8_t write;            /* 1 data into LMEM (DMA load, TIU result), 0 out of it */
+	int32_t track;            /* profile track of the command */
+	size_t slice;             /* its index on the track */
 };
 struct tp_lmem_recs {
-	struct tp_lmem_rec *v;     /* owned; tp_free */
+	struct tp_lmem_rec *v; /* owned; tp_free */
 	size_t n;
-	size_t dropped;            /* records past the caller's maximum, counted only */
+	size_t dropped; /* records past the caller's maximum, counted only */
 };
 /* Builds the records from the commands' descriptor arguments (vendor field names) for cores
  * below max_cores (0 = all), keeping at most `max` (in command order) and counting the rest.

@@ -7,6 +7,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
@@ -39,14 +41,16 @@ static void test_two_cores(void **state)
 	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
 	int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
 	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
-	add(p, t0, 0, 400, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");      /* 0..399 */
+	add(p, t0, 0, 400, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal"); /* 0..399 */
 	add(p, t0, 400, 100, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "system.wait_msg");
-	add(p, t0, 500, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");    /* ..799 */
+	add(p, t0, 500, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal"); /* ..799 */
 	add(p, t0, 800, 1, 1000, TP_CMD_SYS, TP_DIR_NONE, 0, "sys.tr_acc");
-	add(p, g0, 100, 200, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 4000, "tensorLd"); /* 20 B/cyc */
+	add(p, g0, 100, 200, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 4000,
+	    "tensorLd"); /* 20 B/cyc */
 	add(p, g0, 300, 50, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "sys_wait");
 	add(p, g0, 600, 200, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 2000, "tensorSt");
-	add(p, g0, 850, 150, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 999, "tensorMv"); /* ends 999 */
+	add(p, g0, 850, 150, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 999,
+	    "tensorMv"); /* ends 999 */
 	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal");
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 
@@ -150,8 +154,8 @@ static void layer_hot_case(int interleave, unsigned jobs)
 	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
 	enum { NL = 14 };
 	for (int i = 0; i < NL; i++) {
-		struct tp_layer l = {.id = i, .core = 0, .subnet = -1, .group = -1,
-		                     .begin_ns = 1, .end_ns = 0};
+		struct tp_layer l = {
+		    .id = i, .core = 0, .subnet = -1, .group = -1, .begin_ns = 1, .end_ns = 0};
 		assert_int_equal(tp_profile_add_layer(p, &l), i);
 	}
 	/* Layer i: two commands of 100 cycles, alg (i % 5 + 1) * 10 of 100 uArch ops each, so
@@ -162,8 +166,8 @@ static void layer_hot_case(int interleave, unsigned jobs)
 		add(p, t0, at, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
 		at += 100;
 		p->tracks[t0].slices[k].layer = layer;
-		struct tp_cost c = {.alg_ops = (uint64_t)(layer % 5 + 1) * 10, .uarch_ops = 100,
-		                    .valid = 1};
+		struct tp_cost c = {
+		    .alg_ops = (uint64_t)(layer % 5 + 1) * 10, .uarch_ops = 100, .valid = 1};
 		assert_int_equal(tp_track_set_cost(p, t0, (size_t)k, &c), TP_OK);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -243,19 +247,22 @@ static void test_cost(void **state)
 		uint32_t alg_cycle, init;
 		uint8_t valid;
 	} cmds[] = {
-		{"conv.normal", "sCONV", 1000, TP_CMD_NORMAL, 300, 1000, 100, 50, 1},  /* 30 % */
-		{"arith.add", "sAR", 200, TP_CMD_NORMAL, 100, 100, 20, 1, 1},          /* 100 % */
-		{"system.wait_msg", "SYS", 500, TP_CMD_SYS_WAIT, 1, 1, 0, 0, 1},
-		{"conv.normal", "sCONV", 400, TP_CMD_NORMAL, 50, 100, 10, 2, 1},       /* 50 % */
-		{"mystery", "sX", 10, TP_CMD_NORMAL, 0, 0, 0, 0, 0},                   /* not modelled */
+	    {"conv.normal", "sCONV", 1000, TP_CMD_NORMAL, 300, 1000, 100, 50, 1}, /* 30 % */
+	    {"arith.add", "sAR", 200, TP_CMD_NORMAL, 100, 100, 20, 1, 1},         /* 100 % */
+	    {"system.wait_msg", "SYS", 500, TP_CMD_SYS_WAIT, 1, 1, 0, 0, 1},
+	    {"conv.normal", "sCONV", 400, TP_CMD_NORMAL, 50, 100, 10, 2, 1}, /* 50 % */
+	    {"mystery", "sX", 10, TP_CMD_NORMAL, 0, 0, 0, 0, 0},             /* not modelled */
 	};
 	uint64_t at = 0;
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 		add(p, t0, at, cmds[i].cycles, 1000, cmds[i].kind, TP_DIR_NONE, 0, cmds[i].name);
 		at += cmds[i].cycles;
-		tp_slice_set_type(p, &p->tracks[t0], &p->tracks[t0].slices[i], tp_profile_str(p, cmds[i].type));
-		struct tp_cost c = {.alg_ops = cmds[i].alg, .uarch_ops = cmds[i].uarch,
-		                    .alg_cycle = cmds[i].alg_cycle, .init_cycle = cmds[i].init,
+		tp_slice_set_type(p, &p->tracks[t0], &p->tracks[t0].slices[i],
+		                  tp_profile_str(p, cmds[i].type));
+		struct tp_cost c = {.alg_ops = cmds[i].alg,
+		                    .uarch_ops = cmds[i].uarch,
+		                    .alg_cycle = cmds[i].alg_cycle,
+		                    .init_cycle = cmds[i].init,
 		                    .valid = cmds[i].valid};
 		assert_int_equal(tp_track_set_cost(p, t0, i, &c), TP_OK);
 	}
@@ -321,7 +328,9 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 	int tr = tp_profile_add_track(p, dev, core, TP_TRACK_TIU, NULL, 1000);
 	char line[512], type[64] = "";
 	int n = 0;
-	struct { uint64_t start, asic, alg, uarch, cyc, tsk, eu; } r = {0};
+	struct {
+		uint64_t start, asic, alg, uarch, cyc, tsk, eu;
+	} r = {0};
 	int open = 0;
 	for (;;) {
 		int eof = !fgets(line, sizeof line, f);
@@ -331,14 +340,17 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 				tp_slice_set_start_cycle(p, &p->tracks[tr], s, r.start);
 				s->cycles = (uint32_t)r.asic;
 				s->start_ns = (int64_t)r.start;
-				tp_slice_set_end(p, &p->tracks[tr], s, (int64_t)(r.start + r.asic - 1));
+				tp_slice_set_end(p, &p->tracks[tr], s,
+				                 (int64_t)(r.start + r.asic - 1));
 				tp_slice_set_kind(p, &p->tracks[tr], s,
-				                  r.tsk == 15 && r.eu == 9       ? TP_CMD_SYS_WAIT
+				                  r.tsk == 15 && r.eu == 9     ? TP_CMD_SYS_WAIT
 				                  : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS
 				                                               : TP_CMD_NORMAL);
 				tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
-				struct tp_cost c = {.alg_ops = r.alg, .uarch_ops = r.uarch,
-				                    .alg_cycle = (uint32_t)r.cyc, .valid = 1};
+				struct tp_cost c = {.alg_ops = r.alg,
+				                    .uarch_ops = r.uarch,
+				                    .alg_cycle = (uint32_t)r.cyc,
+				                    .valid = 1};
 				assert_int_equal(tp_track_set_cost(p, tr, (size_t)n, &c), TP_OK);
 				n++;
 			}
@@ -447,7 +459,8 @@ static void test_jobs_same(void **state)
 	for (int c = 0; c < 3; c++) {
 		tracks[c][0] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
 		tracks[c][1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750);
-		tracks[c][2] = c == 1 ? tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750) : -1;
+		tracks[c][2] =
+		    c == 1 ? tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 750) : -1;
 	}
 	for (int c = 0; c < 3; c++)
 		for (int k = 0; k < 3; k++) {
@@ -460,7 +473,8 @@ static void test_jobs_same(void **state)
 				int nm = (int)((seed >> 20) % 4);
 				add(p, tracks[c][k], at, cyc, k ? 750 : 1000,
 				    nm == 3 ? TP_CMD_SYS : TP_CMD_NORMAL,
-				    k ? TP_DIR_DDR_TO_LMEM : TP_DIR_NONE, k ? cyc * 16 : 0, names[nm]);
+				    k ? TP_DIR_DDR_TO_LMEM : TP_DIR_NONE, k ? cyc * 16 : 0,
+				    names[nm]);
 				at += cyc / 2 + 1;
 			}
 		}
@@ -531,8 +545,11 @@ static void test_hot_merge(void **state)
 			uint32_t cyc = 100 * (uint32_t)((seed >> 33) % 3 + 1); /* many equal keys */
 			add(p, tiu[c], (uint64_t)i * 400, cyc, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0,
 			    "conv.normal");
-			struct tp_cost k = {.alg_ops = 1, .uarch_ops = 2, .alg_cycle = 1,
-			                    .init_cycle = cyc / 50 * (uint32_t)((seed >> 40) % 2), .valid = 1};
+			struct tp_cost k = {.alg_ops = 1,
+			                    .uarch_ops = 2,
+			                    .alg_cycle = 1,
+			                    .init_cycle = cyc / 50 * (uint32_t)((seed >> 40) % 2),
+			                    .valid = 1};
 			assert_int_equal(tp_track_set_cost(p, tiu[c], (size_t)i, &k), TP_OK);
 		}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -600,8 +617,11 @@ static void test_reference_uarch(void **state)
 static void test_lmem_from_commands(void **state)
 {
 	(void)state;
-	static const struct tp_chip chip = {.name = "test", .npu_num = 32, .lane_bytes = 131072,
-	                                    .lmem_bytes = 4u << 20, .banks = 16};
+	static const struct tp_chip chip = {.name = "test",
+	                                    .npu_num = 32,
+	                                    .lane_bytes = 131072,
+	                                    .lmem_bytes = 4u << 20,
+	                                    .banks = 16};
 	struct tp_profile *p = tp_profile_new();
 	p->chip = &chip;
 	int dev = tp_profile_add_device(p, "dev", 0, 1);
@@ -722,16 +742,16 @@ static void test_lmem_from_commands(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_two_cores),
-		cmocka_unit_test(test_empty_and_oom),
-		cmocka_unit_test(test_gbps),
-		cmocka_unit_test(test_cost),
-		cmocka_unit_test(test_layer_hot),
-		cmocka_unit_test(test_overlap_orders),
-		cmocka_unit_test(test_jobs_same),
-		cmocka_unit_test(test_hot_merge),
-		cmocka_unit_test(test_reference_uarch),
-		cmocka_unit_test(test_lmem_from_commands),
+	    cmocka_unit_test(test_two_cores),
+	    cmocka_unit_test(test_empty_and_oom),
+	    cmocka_unit_test(test_gbps),
+	    cmocka_unit_test(test_cost),
+	    cmocka_unit_test(test_layer_hot),
+	    cmocka_unit_test(test_overlap_orders),
+	    cmocka_unit_test(test_jobs_same),
+	    cmocka_unit_test(test_hot_merge),
+	    cmocka_unit_test(test_reference_uarch),
+	    cmocka_unit_test(test_lmem_from_commands),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,25 +33,52 @@ static unsigned prec_bytes(uint64_t code)
 }
 
 enum {
-	K_SRC_ADDR, K_DST_ADDR, K_SRC_N, K_SRC_C, K_SRC_H, K_SRC_W, K_DST_N, K_DST_C, K_DST_H,
-	K_DST_W, K_FMT, K_LMEM_BYTES,
-	K_RES_ADDR, K_RES_N, K_RES_C, K_RES_H, K_RES_W, K_RES_PREC,
-	K_O0_ADDR, K_O0_N, K_O0_C, K_O0_H, K_O0_W, K_O0_PREC, K_O0_CONST,
-	K_O1_ADDR, K_O1_N, K_O1_C, K_O1_H, K_O1_W, K_O1_PREC, K_O1_CONST,
+	K_SRC_ADDR,
+	K_DST_ADDR,
+	K_SRC_N,
+	K_SRC_C,
+	K_SRC_H,
+	K_SRC_W,
+	K_DST_N,
+	K_DST_C,
+	K_DST_H,
+	K_DST_W,
+	K_FMT,
+	K_LMEM_BYTES,
+	K_RES_ADDR,
+	K_RES_N,
+	K_RES_C,
+	K_RES_H,
+	K_RES_W,
+	K_RES_PREC,
+	K_O0_ADDR,
+	K_O0_N,
+	K_O0_C,
+	K_O0_H,
+	K_O0_W,
+	K_O0_PREC,
+	K_O0_CONST,
+	K_O1_ADDR,
+	K_O1_N,
+	K_O1_C,
+	K_O1_H,
+	K_O1_W,
+	K_O1_PREC,
+	K_O1_CONST,
 	K_COUNT
 };
 struct keys {
 	uint32_t k[K_COUNT];
 };
 static const char *const key_names[K_COUNT] = {
-	"src_start_addr", "dst_start_addr", "src_nsize", "src_csize", "src_hsize", "src_wsize",
-	"dst_nsize", "dst_csize", "dst_hsize", "dst_wsize", "src_data_format", "lmem_xfer_bytes",
-	"des_res0_addr", "des_res0_n", "des_res0_c", "des_res0_h", "des_res0_w",
-	"des_opt_res0_prec",
-	"des_opd0_addr", "des_opd0_n", "des_opd0_c", "des_opd0_h", "des_opd0_w",
-	"des_opt_opd0_prec", "des_opt_opd0_const",
-	"des_opd1_addr", "des_opd1_n", "des_opd1_c", "des_opd1_h", "des_opd1_w",
-	"des_opt_opd1_prec", "des_opt_opd1_const",
+    "src_start_addr",     "dst_start_addr",    "src_nsize",         "src_csize",
+    "src_hsize",          "src_wsize",         "dst_nsize",         "dst_csize",
+    "dst_hsize",          "dst_wsize",         "src_data_format",   "lmem_xfer_bytes",
+    "des_res0_addr",      "des_res0_n",        "des_res0_c",        "des_res0_h",
+    "des_res0_w",         "des_opt_res0_prec", "des_opd0_addr",     "des_opd0_n",
+    "des_opd0_c",         "des_opd0_h",        "des_opd0_w",        "des_opt_opd0_prec",
+    "des_opt_opd0_const", "des_opd1_addr",     "des_opd1_n",        "des_opd1_c",
+    "des_opd1_h",         "des_opd1_w",        "des_opt_opd1_prec", "des_opt_opd1_const",
 };
 
 /* The argument values of one slice, by key index; have[] says which exist. */
@@ -137,7 +164,8 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 	struct vals v;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *t = &p->tracks[ti];
-		if (t->kind >= TP_ENGINES || (max_cores && t->core >= 0 && (size_t)t->core >= max_cores))
+		if (t->kind >= TP_ENGINES ||
+		    (max_cores && t->core >= 0 && (size_t)t->core >= max_cores))
 			continue;
 		for (size_t i = 0; i < t->count; i++) {
 			const struct tp_slice *s = &t->slices[i];
@@ -146,21 +174,27 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 			read_vals(p, &k, s->args, &v);
 			int st = TP_OK;
 			if (t->kind == TP_TRACK_TIU) {
-				/* Result written, operands read; addresses past LMEM are not local. */
+				/* Result written, operands read; addresses past LMEM are not local.
+				 */
 				uint64_t n = v.v[K_RES_N];
 				unsigned rb = prec_bytes(v.v[K_RES_PREC]);
 				if (v.have[K_RES_ADDR] && v.v[K_RES_ADDR] < lmem)
-					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[K_RES_ADDR],
-					          per_lane(n, v.v[K_RES_C], v.v[K_RES_H], v.v[K_RES_W], rb, lanes),
-					          lane, 1);
+					st =
+					    push(out, &cap, max, t, i, (int32_t)ti, v.v[K_RES_ADDR],
+					         per_lane(n, v.v[K_RES_C], v.v[K_RES_H],
+					                  v.v[K_RES_W], rb, lanes),
+					         lane, 1);
 				for (int o = 0; o < 2 && st == TP_OK; o++) {
 					int b = o ? K_O1_ADDR : K_O0_ADDR;
-					if (!v.have[b] || !v.have[b + 2] || v.v[b + 6] || v.v[b] >= lmem)
-						continue; /* absent, no channel count, or a constant */
+					if (!v.have[b] || !v.have[b + 2] || v.v[b + 6] ||
+					    v.v[b] >= lmem)
+						continue; /* absent, no channel count, or a constant
+						           */
 					unsigned eb = v.have[b + 5] ? prec_bytes(v.v[b + 5]) : rb;
 					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[b],
-					          per_lane(v.have[b + 1] ? v.v[b + 1] : n, v.v[b + 2],
-					                   v.v[b + 3], v.v[b + 4], eb, lanes),
+					          per_lane(v.have[b + 1] ? v.v[b + 1] : n,
+					                   v.v[b + 2], v.v[b + 3], v.v[b + 4], eb,
+					                   lanes),
 					          lane, 0);
 				}
 			} else {
@@ -170,27 +204,33 @@ int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t m
 				         d == TP_DIR_LMEM_TO_LMEM;
 				int from = d == TP_DIR_LMEM_TO_DDR || d == TP_DIR_LMEM_TO_L2 ||
 				           d == TP_DIR_LMEM_TO_LMEM;
-				unsigned eb = v.have[K_FMT] ? prec_bytes(v.v[K_FMT])
-				                            : tp_dtype_size((enum tp_dtype)tp_slice_dtype(t, s));
+				unsigned eb =
+				    v.have[K_FMT]
+				        ? prec_bytes(v.v[K_FMT])
+				        : tp_dtype_size((enum tp_dtype)tp_slice_dtype(t, s));
 				for (int side = 0; side < 2 && st == TP_OK; side++) {
 					if (!(side ? to : from))
 						continue;
-					int a = side ? K_DST_ADDR : K_SRC_ADDR, sh = side ? K_DST_N : K_SRC_N;
+					int a = side ? K_DST_ADDR : K_SRC_ADDR,
+					    sh = side ? K_DST_N : K_SRC_N;
 					if (!v.have[a])
 						continue;
 					uint64_t bytes = per_lane(v.v[sh], v.v[sh + 1], v.v[sh + 2],
 					                          v.v[sh + 3], eb, lanes);
-					/* nchw_copy leaves one side's sizes 0: the other side's shape. */
+					/* nchw_copy leaves one side's sizes 0: the other side's
+					 * shape. */
 					int o = side ? K_SRC_N : K_DST_N;
 					if (!bytes)
-						bytes = per_lane(v.v[o], v.v[o + 1], v.v[o + 2], v.v[o + 3], eb,
-						                 lanes);
+						bytes = per_lane(v.v[o], v.v[o + 1], v.v[o + 2],
+						                 v.v[o + 3], eb, lanes);
 					if (!bytes) {
-						uint64_t all = v.have[K_LMEM_BYTES] ? v.v[K_LMEM_BYTES] : tp_slice_bytes(t, s);
+						uint64_t all = v.have[K_LMEM_BYTES]
+						                   ? v.v[K_LMEM_BYTES]
+						                   : tp_slice_bytes(t, s);
 						bytes = (all + lanes - 1) / lanes;
 					}
-					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[a] % lmem, bytes,
-					          lane, side);
+					st = push(out, &cap, max, t, i, (int32_t)ti, v.v[a] % lmem,
+					          bytes, lane, side);
 				}
 			}
 			if (st != TP_OK) {

@@ -30,48 +30,68 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 #include <string.h>
+#include <unistd.h>
 
 /* The argument keys and slice types the reader writes, each interned on its first use
  * (struct rd's `key` and `type` memos): every slice needs a handful, and interning a key
  * from its text (UTF-8 check, hash, compare) cost more than the rest of the slice. */
 enum {
-	K_STEP, K_WARMUP, K_META, K_GRAPH, K_OP_TYPE, K_POST_OP, K_INPUTS, K_INPUT_SHAPES,
-	K_INPUT_DTYPES, K_OUTPUTS, K_OUTPUT_SHAPES, K_OUTPUT_DTYPES, K_WEIGHT_SHAPE,
-	K_WEIGHT_SPARSITY, K_BYTES, K_FLOPS, K_CUT, K_CATEGORY, K_COLOR, K_SRC_FILE, K_SRC_LINE,
-	K_SRC_FUNC, NKEYS
+	K_STEP,
+	K_WARMUP,
+	K_META,
+	K_GRAPH,
+	K_OP_TYPE,
+	K_POST_OP,
+	K_INPUTS,
+	K_INPUT_SHAPES,
+	K_INPUT_DTYPES,
+	K_OUTPUTS,
+	K_OUTPUT_SHAPES,
+	K_OUTPUT_DTYPES,
+	K_WEIGHT_SHAPE,
+	K_WEIGHT_SPARSITY,
+	K_BYTES,
+	K_FLOPS,
+	K_CUT,
+	K_CATEGORY,
+	K_COLOR,
+	K_SRC_FILE,
+	K_SRC_LINE,
+	K_SRC_FUNC,
+	NKEYS
 };
 static const char *const key_text[NKEYS] = {
-	TP_CAP_KEY_STEP, TP_CAP_KEY_WARMUP, TP_CAP_KEY_META, TP_CAP_KEY_GRAPH,
-	TP_CAP_KEY_OP_TYPE, TP_CAP_KEY_POST_OP, TP_CAP_KEY_INPUTS, TP_CAP_KEY_INPUT_SHAPES,
-	TP_CAP_KEY_INPUT_DTYPES, TP_CAP_KEY_OUTPUTS, TP_CAP_KEY_OUTPUT_SHAPES,
-	TP_CAP_KEY_OUTPUT_DTYPES, TP_CAP_KEY_WEIGHT_SHAPE, TP_CAP_KEY_WEIGHT_SPARSITY,
-	TP_CAP_KEY_BYTES, TP_CAP_KEY_FLOPS, TP_CAPFILE_KEY_CUT, TP_CAPFILE_KEY_CATEGORY,
-	TP_CAPFILE_KEY_COLOR, TP_CAPFILE_KEY_SRC_FILE, TP_CAPFILE_KEY_SRC_LINE,
-	TP_CAPFILE_KEY_SRC_FUNC,
+    TP_CAP_KEY_STEP,         TP_CAP_KEY_WARMUP,          TP_CAP_KEY_META,
+    TP_CAP_KEY_GRAPH,        TP_CAP_KEY_OP_TYPE,         TP_CAP_KEY_POST_OP,
+    TP_CAP_KEY_INPUTS,       TP_CAP_KEY_INPUT_SHAPES,    TP_CAP_KEY_INPUT_DTYPES,
+    TP_CAP_KEY_OUTPUTS,      TP_CAP_KEY_OUTPUT_SHAPES,   TP_CAP_KEY_OUTPUT_DTYPES,
+    TP_CAP_KEY_WEIGHT_SHAPE, TP_CAP_KEY_WEIGHT_SPARSITY, TP_CAP_KEY_BYTES,
+    TP_CAP_KEY_FLOPS,        TP_CAPFILE_KEY_CUT,         TP_CAPFILE_KEY_CATEGORY,
+    TP_CAPFILE_KEY_COLOR,    TP_CAPFILE_KEY_SRC_FILE,    TP_CAPFILE_KEY_SRC_LINE,
+    TP_CAPFILE_KEY_SRC_FUNC,
 };
 enum { T_ACTIVITY, T_STEP, T_OP, T_RANGE, T_MARK, T_RUNTIME, NTYPES };
 static const char *const type_text[NTYPES] = {
-	TP_CAP_TYPE_ACTIVITY, TP_CAP_TYPE_STEP, TP_CAP_TYPE_OP,
-	TP_CAPFILE_TYPE_RANGE, TP_CAPFILE_TYPE_MARK, TP_CAP_TYPE_RUNTIME,
+    TP_CAP_TYPE_ACTIVITY,  TP_CAP_TYPE_STEP,     TP_CAP_TYPE_OP,
+    TP_CAPFILE_TYPE_RANGE, TP_CAPFILE_TYPE_MARK, TP_CAP_TYPE_RUNTIME,
 };
 
 /* One thread of the dump as found in pass 1. */
 struct thr {
-	uint64_t off;          /* file offset of the THREAD block (messages) */
+	uint64_t off; /* file offset of the THREAD block (messages) */
 	int64_t tid;
-	uint64_t declared;     /* records the THREAD block announces */
+	uint64_t declared; /* records the THREAD block announces */
 	uint64_t dropped;
 	uint32_t nstr, sbytes, str_dropped, hw_kind;
 	char name[TP_CAPFMT_COMM_SIZE + 1];
 	const uint8_t *strs;
 	uint64_t strs_off;
 	int have_recs;
-	const uint8_t *recs;   /* whole records present */
+	const uint8_t *recs; /* whole records present */
 	uint64_t nrec;
 	uint64_t recs_off;
-	uint64_t first;        /* tick of its first timed record (track order) */
+	uint64_t first; /* tick of its first timed record (track order) */
 };
 
 static int thr_cmp(const void *a, const void *b)
@@ -88,7 +108,7 @@ struct rd {
 	struct tp_profile *p;
 	int mode, clock;
 	uint64_t tick0, ns0, tick1, ns1;
-	int64_t base;          /* absolute ns of the earliest event */
+	int64_t base; /* absolute ns of the earliest event */
 	struct thr *thr;
 	size_t nthr, cap_thr;
 	uint32_t hw_kind, hw_n;
@@ -100,9 +120,9 @@ struct rd {
 	struct async_ev *async;
 	size_t nasync, cap_async;
 	const uint8_t *bytes; /* the dump's bytes */
-	int drop;            /* they are a file mapping: give pages back once read (drop_read) */
+	int drop;             /* they are a file mapping: give pages back once read (drop_read) */
 	uint32_t key[NKEYS], type[NTYPES]; /* string ids, 0 until first used */
-	uint32_t hw_key[TP_CAPFMT_MAX_HW];  /* "hw.<counter>" ids, 0 until first used */
+	uint32_t hw_key[TP_CAPFMT_MAX_HW]; /* "hw.<counter>" ids, 0 until first used */
 };
 
 /* One async begin or end (tpuprof_async_*), collected over all threads, paired afterwards. */
@@ -210,7 +230,8 @@ static int read_header(struct rd *r, struct tp_cursor *c, size_t size)
 {
 	if (size < TP_CAPFMT_MAGIC_SIZE ||
 	    memcmp(c->base, TP_CAPFMT_MAGIC, TP_CAPFMT_MAGIC_SIZE) != 0)
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, 0, "not a tpuprof capture (bad magic)");
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, 0,
+		                  "not a tpuprof capture (bad magic)");
 	if (size < TP_CAPFMT_HEADER_SIZE)
 		return tp_diag_at(r->d, TP_ETRUNC, r->path, size,
 		                  "header truncated: %zu of %d bytes present", size,
@@ -291,8 +312,8 @@ static int block_hwinfo(struct rd *r, struct tp_cursor *b, uint64_t off)
 	uint32_t kind = tp_cur_u32(b), n = tp_cur_u32(b);
 	if (b->bad || kind > TP_CAPFMT_HW_SOFTWARE || n > TP_CAPFMT_MAX_HW ||
 	    (uint64_t)n * TP_CAPFMT_HW_NAME_SIZE > tp_cur_left(b))
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "bad HWINFO block (kind %u, %u names)",
-		                  kind, n);
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off,
+		                  "bad HWINFO block (kind %u, %u names)", kind, n);
 	r->hw_kind = kind;
 	r->hw_n = n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -320,9 +341,11 @@ static int block_meta(struct rd *r, struct tp_cursor *b, uint64_t off)
 		memcpy(val, e + TP_CAPFMT_META_KEY, TP_CAPFMT_META_VALUE);
 		val[TP_CAPFMT_META_VALUE] = 0;
 		if (!key[0])
-			return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 16 + 8 + (uint64_t)i * ENTRY,
+			return tp_diag_at(r->d, TP_EFORMAT, r->path,
+			                  off + 16 + 8 + (uint64_t)i * ENTRY,
 			                  "META entry %u has an empty key", i);
-		if (tp_profile_set_meta(r->p, clean_cstr(r->p, key), clean_cstr(r->p, val)) != TP_OK)
+		if (tp_profile_set_meta(r->p, clean_cstr(r->p, key), clean_cstr(r->p, val)) !=
+		    TP_OK)
 			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
 	}
 	return TP_OK;
@@ -331,7 +354,8 @@ static int block_meta(struct rd *r, struct tp_cursor *b, uint64_t off)
 static int block_summary(struct rd *r, struct tp_cursor *b, uint64_t off)
 {
 	if (tp_cur_left(b) < 32)
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "SUMMARY block shorter than 32 bytes");
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off,
+		                  "SUMMARY block shorter than 32 bytes");
 	tp_cur_u32(b);
 	tp_cur_u32(b);
 	r->sum_records = tp_cur_u64(b);
@@ -344,7 +368,8 @@ static int block_summary(struct rd *r, struct tp_cursor *b, uint64_t off)
 static int block_thread(struct rd *r, struct tp_cursor *b, uint64_t off)
 {
 	if (tp_cur_left(b) < 56)
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "THREAD block shorter than 56 bytes");
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off,
+		                  "THREAD block shorter than 56 bytes");
 	struct thr t;
 	memset(&t, 0, sizeof t);
 	t.off = off;
@@ -363,8 +388,8 @@ static int block_thread(struct rd *r, struct tp_cursor *b, uint64_t off)
 		                  (long long)t.tid, t.sbytes, tp_cur_left(b));
 	if (t.nstr > t.sbytes)
 		return tp_diag_at(r->d, TP_EFORMAT, r->path, off + TP_CAPFMT_BLOCK_HEADER_SIZE + 24,
-		                  "thread %lld: %u strings cannot fit in %u bytes", (long long)t.tid,
-		                  t.nstr, t.sbytes);
+		                  "thread %lld: %u strings cannot fit in %u bytes",
+		                  (long long)t.tid, t.nstr, t.sbytes);
 	t.strs_off = tp_cur_offset(b);
 	t.strs = tp_cur_bytes(b, t.sbytes);
 	if (t.sbytes == 0)
@@ -383,12 +408,13 @@ static int block_records(struct rd *r, struct tp_cursor *b, uint64_t off, uint64
 {
 	struct thr *t = r->nthr ? &r->thr[r->nthr - 1] : NULL;
 	if (t == NULL || t->have_recs)
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off, "RECORDS block without its THREAD block");
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off,
+		                  "RECORDS block without its THREAD block");
 	if (len % TP_CAPFMT_RECORD_SIZE != 0 || len / TP_CAPFMT_RECORD_SIZE != t->declared)
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off + 8,
-		                  "RECORDS block of %llu bytes does not hold the %llu records of thread %lld",
-		                  (unsigned long long)len, (unsigned long long)t->declared,
-		                  (long long)t->tid);
+		return tp_diag_at(
+		    r->d, TP_EFORMAT, r->path, off + 8,
+		    "RECORDS block of %llu bytes does not hold the %llu records of thread %lld",
+		    (unsigned long long)len, (unsigned long long)t->declared, (long long)t->tid);
 	t->have_recs = 1;
 	t->nrec = avail / TP_CAPFMT_RECORD_SIZE;
 	t->recs_off = tp_cur_offset(b);
@@ -500,8 +526,8 @@ struct open_scope {
 	uint32_t name;
 	uint64_t a, b;
 	uint64_t ts;
-	uint64_t off; /* file offset of the begin record */
-	int has_src;  /* a SRCLOC record followed the begin */
+	uint64_t off;                /* file offset of the begin record */
+	int has_src;                 /* a SRCLOC record followed the begin */
 	uint32_t src_file, src_func; /* thread string ids */
 	int64_t src_line;
 };
@@ -511,7 +537,8 @@ struct detail {
 	int have_in, have_out, have_w, have_cost, have_sparse; /* detail_reset clears from here */
 	uint64_t bytes, flops;
 	double sparse;
-	uint32_t attr_key[64], attr_val[64]; /* thread string id of the name, profile id of the value */
+	uint32_t attr_key[64],
+	    attr_val[64]; /* thread string id of the name, profile id of the value */
 	int nattr;
 	uint64_t hw[TP_CAPFMT_MAX_HW];
 	int have_hw[TP_CAPFMT_MAX_HW];
@@ -526,7 +553,10 @@ struct tctx {
 	int track;
 	struct open_scope *stack;
 	size_t depth, cap;
-	struct { uint32_t name; int counter; } *ctr;
+	struct {
+		uint32_t name;
+		int counter;
+	} * ctr;
 	size_t nctr, cap_ctr;
 };
 
@@ -732,7 +762,8 @@ static int read_detail(struct tctx *x, uint64_t *i, struct detail *dt)
 			break;
 		}
 		case TP_CAPFMT_REC_ATTR: {
-			uint32_t name_sid; /* checks the id; the key is made once per name (attr_key) */
+			uint32_t
+			    name_sid; /* checks the id; the key is made once per name (attr_key) */
 			int at = dt->nattr < 64 ? dt->nattr : 63;
 			if ((rc = str_id(x, q.name, q.off + 12, &name_sid)) != TP_OK)
 				return rc;
@@ -900,7 +931,8 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		uint32_t meta;
 		if ((rc = str_sid(x, o->b, o->off + 24, &meta)) != TP_OK)
 			return rc;
-		if (!tp_str(p, meta)[0] && end && (rc = str_sid(x, end->b, end->off + 24, &meta)) != TP_OK)
+		if (!tp_str(p, meta)[0] && end &&
+		    (rc = str_sid(x, end->b, end->off + 24, &meta)) != TP_OK)
 			return rc;
 		if (tp_str(p, meta)[0])
 			arg_sid(r, K_META, meta);
@@ -941,7 +973,8 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 		if (dt->have_cost && dt->flops)
 			arg_uint_key(r, key_id(r, K_FLOPS), dt->flops);
 		for (int k = 0; k < dt->nattr; k++) {
-			struct tp_arg a = {.key = attr_key(x, dt->attr_key[k]), .type = TP_ARG_STR,
+			struct tp_arg a = {.key = attr_key(x, dt->attr_key[k]),
+			                   .type = TP_ARG_STR,
 			                   .v.s = dt->attr_val[k]};
 			arg_put(r, &a);
 		}
@@ -953,7 +986,8 @@ static int close_scope(struct tctx *x, const struct open_scope *o, uint64_t end_
 	case TP_CAPFMT_REC_RANGE_BEGIN:
 	case TP_CAPFMT_REC_MARK:
 		add_step_args(r, o);
-		if ((rc = add_style(x, o->b, o->off + 24)) != TP_OK || (rc = add_src(x, o)) != TP_OK)
+		if ((rc = add_style(x, o->b, o->off + 24)) != TP_OK ||
+		    (rc = add_src(x, o)) != TP_OK)
 			return rc;
 		break;
 	default: /* runtime call */
@@ -988,7 +1022,8 @@ static int counter_sample(struct tctx *x, const struct rec *q)
 		if (x->ctr[k].name == name)
 			idx = x->ctr[k].counter;
 	if (idx < 0) {
-		idx = tp_profile_add_counter(r->p, 0, x->track, name ? tp_str(r->p, name) : "counter", "");
+		idx = tp_profile_add_counter(r->p, 0, x->track,
+		                             name ? tp_str(r->p, name) : "counter", "");
 		void *n = tp_grow(x->ctr, sizeof *x->ctr, x->nctr + 1, &x->cap_ctr);
 		if (idx < 0 || n == NULL)
 			return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
@@ -1019,7 +1054,8 @@ static int collect_async(struct tctx *x, const struct open_scope *o)
 	e->begin = o->kind == TP_CAPFMT_REC_ASYNC_BEGIN;
 	if (e->begin) {
 		if (o->b & 0xffffffffu) {
-			if ((rc = str_id(x, (uint32_t)(o->b & 0xffffffffu), o->off + 24, &e->category)) != TP_OK)
+			if ((rc = str_id(x, (uint32_t)(o->b & 0xffffffffu), o->off + 24,
+			                 &e->category)) != TP_OK)
 				return rc;
 		}
 		e->color = (uint32_t)(o->b >> 32);
@@ -1138,10 +1174,12 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 		}
 		if (q->b->has_src) {
 			if (tp_str(p, q->b->src_file)[0])
-				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE, tp_str(p, q->b->src_file));
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE,
+				                tp_str(p, q->b->src_file));
 			tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, q->b->src_line);
 			if (tp_str(p, q->b->src_func)[0])
-				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC, tp_str(p, q->b->src_func));
+				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC,
+				                tp_str(p, q->b->src_func));
 		}
 		if (q->e == NULL)
 			tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
@@ -1153,7 +1191,8 @@ static int pair_async(struct rd *r, uint64_t end_tick)
 		s->start_ns = q->start;
 		tp_slice_set_end(p, &p->tracks[lane_track[lane]], s, q->end);
 		const char *nm = tp_str(p, q->b->name);
-		struct tp_label lb = {.name = tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC)};
+		struct tp_label lb = {.name =
+		                          tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC)};
 		lb.type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
 		tp_slice_set_label(p, &p->tracks[lane_track[lane]], s, &lb);
 		s->args = tp_args_end(p);
@@ -1197,12 +1236,13 @@ static int read_thread(struct rd *r, const struct thr *t)
 		}
 		if (pos != t->sbytes) {
 			rc = tp_diag_at(r->d, TP_EFORMAT, r->path, t->strs_off + pos,
-			                "thread %lld: %u bytes after its %u strings", (long long)t->tid,
-			                t->sbytes - pos, t->nstr);
+			                "thread %lld: %u bytes after its %u strings",
+			                (long long)t->tid, t->sbytes - pos, t->nstr);
 			goto out;
 		}
 		if (r->drop) /* interned: the profile holds copies */
-			tp_map_drop(r->bytes, (size_t)t->strs_off, (size_t)(t->strs_off + t->sbytes));
+			tp_map_drop(r->bytes, (size_t)t->strs_off,
+			            (size_t)(t->strs_off + t->sbytes));
 	}
 	{
 		char name[64];
@@ -1240,14 +1280,16 @@ static int read_thread(struct rd *r, const struct thr *t)
 				goto out;
 			}
 			x.stack = n;
-			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts,
+			                       q.off,  0,       0,      0,   0};
 			if (q.kind == TP_CAPFMT_REC_RANGE_BEGIN)
 				take_src(t, &i, &o);
 			x.stack[x.depth++] = o;
 			break;
 		}
 		case TP_CAPFMT_REC_MARK: {
-			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts,
+			                       q.off,  0,       0,      0,   0};
 			take_src(t, &i, &o);
 			if ((rc = close_scope(&x, &o, q.ts, NULL, NULL)) != TP_OK)
 				goto out;
@@ -1255,7 +1297,8 @@ static int read_thread(struct rd *r, const struct thr *t)
 		}
 		case TP_CAPFMT_REC_ASYNC_BEGIN:
 		case TP_CAPFMT_REC_ASYNC_END: {
-			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts, q.off, 0, 0, 0, 0};
+			struct open_scope o = {q.kind, q.flags, q.name, q.a, q.b, q.ts,
+			                       q.off,  0,       0,      0,   0};
 			if (q.kind == TP_CAPFMT_REC_ASYNC_BEGIN)
 				take_src(t, &i, &o);
 			if ((rc = collect_async(&x, &o)) != TP_OK)
@@ -1326,8 +1369,8 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
                       const struct live_info *li, int mapped, struct tp_profile **out,
                       struct tp_diag *d);
 
-int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
-                     struct tp_profile **out, struct tp_diag *d)
+int tp_capfile_parse(const uint8_t *data, size_t size, const char *display, struct tp_profile **out,
+                     struct tp_diag *d)
 {
 	return parse_impl(data, size, display, NULL, 0, out, d);
 }
@@ -1377,10 +1420,12 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 				continue;
 			if (!any && r.clock == TP_CAPFMT_CLOCK_TSC &&
 			    (r.tick1 <= r.tick0 || r.ns1 <= r.ns0)) {
-				rc = tp_diag_at(d, TP_EFORMAT, display, TP_CAPFMT_OFF_TICK0,
-				                "clock calibration (%llu, %llu) .. (%llu, %llu) is not increasing",
-				                (unsigned long long)r.tick0, (unsigned long long)r.ns0,
-				                (unsigned long long)r.tick1, (unsigned long long)r.ns1);
+				rc = tp_diag_at(
+				    d, TP_EFORMAT, display, TP_CAPFMT_OFF_TICK0,
+				    "clock calibration (%llu, %llu) .. (%llu, %llu) is not "
+				    "increasing",
+				    (unsigned long long)r.tick0, (unsigned long long)r.ns0,
+				    (unsigned long long)r.tick1, (unsigned long long)r.ns1);
 				goto out;
 			}
 			int64_t ns = tick_ns(&r, q.ts);
@@ -1428,49 +1473,64 @@ static int parse_impl(const uint8_t *data, size_t size, const char *display,
 			tp_profile_note(p, "dump truncated: %llu records lost",
 			                (unsigned long long)(r.sum_records - read_total));
 		else if (r.tick1 == 0)
-			tp_profile_note(p, "dump truncated: the process ended before tpuprof wrote any "
-			                   "records (number of records lost unknown)");
+			tp_profile_note(
+			    p, "dump truncated: the process ended before tpuprof wrote any "
+			       "records (number of records lost unknown)");
 		else
 			tp_profile_note(p, "dump truncated: an unknown number of records lost");
 		if (r.have_summary && r.sum_records >= read_total)
 			p->stats.records_dropped += r.sum_records - read_total;
 	}
 	if (r.have_summary && r.sum_dropped)
-		tp_profile_note(p, "capture dropped %llu records: a thread's buffer was full "
-		                   "(raise TPUPROF_RECORD_SIZE or tpuprof_enable's max_records)",
+		tp_profile_note(p,
+		                "capture dropped %llu records: a thread's buffer was full "
+		                "(raise TPUPROF_RECORD_SIZE or tpuprof_enable's max_records)",
 		                (unsigned long long)r.sum_dropped);
 	if (r.have_summary && r.sum_str_dropped)
-		tp_profile_note(p, "capture could not keep %llu strings (string storage full); "
-		                   "their names are empty", (unsigned long long)r.sum_str_dropped);
+		tp_profile_note(p,
+		                "capture could not keep %llu strings (string storage full); "
+		                "their names are empty",
+		                (unsigned long long)r.sum_str_dropped);
 	if (r.unclosed)
-		tp_profile_note(p, "%llu scopes were still open when the dump was written: they end "
-		                   "at the dump time, are marked " TP_CAPFILE_KEY_CUT "=1 and are left "
-		                   "out of latency and operator statistics",
+		tp_profile_note(p,
+		                "%llu scopes were still open when the dump was written: they end "
+		                "at the dump time, are marked " TP_CAPFILE_KEY_CUT
+		                "=1 and are left "
+		                "out of latency and operator statistics",
 		                (unsigned long long)r.unclosed);
 	if (r.unmatched_ends)
 		tp_profile_note(p, "%llu end records without a matching begin were ignored",
 		                (unsigned long long)r.unmatched_ends);
 	if (r.unknown_records || r.orphan_details)
-		tp_profile_note(p, "%llu records of unknown kinds and %llu detail records without "
-		                   "an operator were skipped", (unsigned long long)r.unknown_records,
+		tp_profile_note(p,
+		                "%llu records of unknown kinds and %llu detail records without "
+		                "an operator were skipped",
+		                (unsigned long long)r.unknown_records,
 		                (unsigned long long)r.orphan_details);
 	if (p->stats.blocks_skipped)
 		tp_profile_note(p, "%llu blocks of unknown types were skipped",
 		                (unsigned long long)p->stats.blocks_skipped);
 	if (li) {
-		tp_profile_note(p, "process died before the capture was finalised: %llu records of "
-		                   "%u threads recovered from the live files (session.tpc, thread-*.tpc)",
-		                (unsigned long long)li->records, li->threads);
+		tp_profile_note(
+		    p,
+		    "process died before the capture was finalised: %llu records of "
+		    "%u threads recovered from the live files (session.tpc, thread-*.tpc)",
+		    (unsigned long long)li->records, li->threads);
 		if (li->disk_full)
-			tp_profile_note(p, "%u threads could not grow their live file (disk full): "
-			                   "their later records were dropped and are counted",
+			tp_profile_note(p,
+			                "%u threads could not grow their live file (disk full): "
+			                "their later records were dropped and are counted",
 			                li->disk_full);
 		if (li->blank)
-			tp_profile_note(p, "%u live thread files were empty (their threads were starting "
-			                   "when the process died) and were skipped", li->blank);
+			tp_profile_note(
+			    p,
+			    "%u live thread files were empty (their threads were starting "
+			    "when the process died) and were skipped",
+			    li->blank);
 		if (li->no_calib)
-			tp_profile_note(p, "the process died before the clock was calibrated: times "
-			                   "assume 1 tick = 1 ns");
+			tp_profile_note(p,
+			                "the process died before the clock was calibrated: times "
+			                "assume 1 tick = 1 ns");
 		tp_profile_set_meta(p, "capture_recovered", "1");
 	}
 	rc = tp_profile_finish(p);
@@ -1586,8 +1646,8 @@ static int live_thread(const uint8_t *m, size_t size, const char *path, struct l
 	if (lt->str_off < TP_CAPFMT_CHUNK_HEADER + cap * TP_CAPFMT_RECORD_SIZE ||
 	    lt->str_off > size || lt->sbytes > size - lt->str_off)
 		return tp_diag_at(d, TP_EFORMAT, path, TP_CAPFMT_CK_OFF_STR_PUB,
-		                  "string table (%u bytes at 0x%llx) lies outside the file", lt->sbytes,
-		                  (unsigned long long)lt->str_off);
+		                  "string table (%u bytes at 0x%llx) lies outside the file",
+		                  lt->sbytes, (unsigned long long)lt->str_off);
 	return TP_OK;
 }
 
@@ -1601,8 +1661,9 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 {
 	memset(li, 0, sizeof *li);
 	if (msize < TP_CAPFMT_SES_SIZE)
-		return tp_diag_at(d, TP_ETRUNC, ses_path, msize, "session file of %zu bytes (expected %d)",
-		                  msize, TP_CAPFMT_SES_SIZE);
+		return tp_diag_at(d, TP_ETRUNC, ses_path, msize,
+		                  "session file of %zu bytes (expected %d)", msize,
+		                  TP_CAPFMT_SES_SIZE);
 	struct live_thr *lt = tp_calloc(nth ? nth : 1, sizeof *lt);
 	if (lt == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", ses_path);
@@ -1612,9 +1673,9 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 	for (size_t k = 0; k < nth; k++) {
 		struct live_thr *cur = &lt[nlt];
 		if ((rc = live_thread(th[k].data, th[k].size, th[k].path, cur, d)) != TP_OK) {
-			int blank = rc == TP_EFORMAT &&
-			            (th[k].size < TP_CAPFMT_CHUNK_HEADER ||
-			             memcmp(th[k].data, "\0\0\0\0\0\0\0\0", 8) == 0);
+			int blank =
+			    rc == TP_EFORMAT && (th[k].size < TP_CAPFMT_CHUNK_HEADER ||
+			                         memcmp(th[k].data, "\0\0\0\0\0\0\0\0", 8) == 0);
 			memset(cur, 0, sizeof *cur);
 			if (!blank)
 				goto out;
@@ -1651,7 +1712,8 @@ static int rebuild_mem(const uint8_t *m, size_t msize, const char *ses_path,
 		li->no_calib = 1;
 	}
 	tp_buf_put(img, h, sizeof h);
-	uint32_t hwk = tp_le32(m + TP_CAPFMT_SES_OFF_HW), hwn = tp_le32(m + TP_CAPFMT_SES_OFF_HW + 4);
+	uint32_t hwk = tp_le32(m + TP_CAPFMT_SES_OFF_HW),
+	         hwn = tp_le32(m + TP_CAPFMT_SES_OFF_HW + 4);
 	if (hwn > TP_CAPFMT_MAX_HW)
 		hwn = 0;
 	bblock(img, TP_CAPFMT_BLK_HWINFO, 8 + (uint64_t)hwn * TP_CAPFMT_HW_NAME_SIZE);

@@ -21,17 +21,17 @@
 #define TP_CAPFILE_KEY_CUT "cut_short"
 
 /* Slice types and argument keys of the mark / range / async API (tpuprof_mark, ...). */
-#define TP_CAPFILE_TYPE_MARK "mark"          /* zero-length slice */
-#define TP_CAPFILE_TYPE_RANGE "range"        /* tpuprof_range_begin/end on its thread */
-#define TP_CAPFILE_TYPE_ASYNC "async"        /* tpuprof_async_*, on "async ranges" tracks */
-#define TP_CAPFILE_KEY_CATEGORY "category"   /* str */
-#define TP_CAPFILE_KEY_COLOR "color"         /* str "#rrggbb" */
-#define TP_CAPFILE_KEY_SRC_FILE "src_file"   /* str */
-#define TP_CAPFILE_KEY_SRC_LINE "src_line"   /* int */
+#define TP_CAPFILE_TYPE_MARK "mark"            /* zero-length slice */
+#define TP_CAPFILE_TYPE_RANGE "range"          /* tpuprof_range_begin/end on its thread */
+#define TP_CAPFILE_TYPE_ASYNC "async"          /* tpuprof_async_*, on "async ranges" tracks */
+#define TP_CAPFILE_KEY_CATEGORY "category"     /* str */
+#define TP_CAPFILE_KEY_COLOR "color"           /* str "#rrggbb" */
+#define TP_CAPFILE_KEY_SRC_FILE "src_file"     /* str */
+#define TP_CAPFILE_KEY_SRC_LINE "src_line"     /* int */
 #define TP_CAPFILE_KEY_SRC_FUNC "src_function" /* str */
-#define TP_CAPFILE_KEY_ASYNC_ID "async_id"   /* uint */
-#define TP_CAPFILE_KEY_BEGIN_TID "begin_tid" /* int: thread that began an async range */
-#define TP_CAPFILE_KEY_END_TID "end_tid"     /* int: thread that ended it (-1: cut short) */
+#define TP_CAPFILE_KEY_ASYNC_ID "async_id"     /* uint */
+#define TP_CAPFILE_KEY_BEGIN_TID "begin_tid"   /* int: thread that began an async range */
+#define TP_CAPFILE_KEY_END_TID "end_tid"       /* int: thread that ended it (-1: cut short) */
 
 /* The dump file name inside a dump directory. */
 #define TP_CAPFILE_NAME "capture.tpp"
@@ -48,8 +48,8 @@ int tp_capfile_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 
 /* Parses a dump held in memory (`data`, `size` bytes); `display` names it in messages.
  * Same results as tp_capfile_read. Used by tp_capfile_read, the tests and the fuzzer. */
-int tp_capfile_parse(const uint8_t *data, size_t size, const char *display,
-                     struct tp_profile **out, struct tp_diag *d);
+int tp_capfile_parse(const uint8_t *data, size_t size, const char *display, struct tp_profile **out,
+                     struct tp_diag *d);
 
 /* One live thread file (thread-K.tpc of a dump directory) held in memory; `path` names it in
  * messages. */

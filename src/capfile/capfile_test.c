@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "capfile/capfile.h"
@@ -37,9 +39,9 @@
 extern char **environ;
 
 struct run {
-	char dir[256];     /* TPUPROF_DIR of this run */
-	char out[300];     /* stdout file */
-	char err[300];     /* stderr file */
+	char dir[256]; /* TPUPROF_DIR of this run */
+	char out[300]; /* stdout file */
+	char err[300]; /* stderr file */
 	pid_t pid;
 	int status;
 };
@@ -360,7 +362,8 @@ static void test_overflow_drops(void **state)
 	for (size_t i = 1; i < t->count; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		assert_string_equal(tp_str(p, tp_slice_name(t, s)), "encoder.0.softmax");
-		assert_true(s->start_ns >= step->start_ns && tp_slice_end(t, s) <= tp_slice_end(t, step));
+		assert_true(s->start_ns >= step->start_ns &&
+		            tp_slice_end(t, s) <= tp_slice_end(t, step));
 		assert_int_equal(arg(p, s, TP_CAP_KEY_STEP)->v.i, 0);
 	}
 	tp_profile_free(p);
@@ -564,8 +567,8 @@ static void test_truncated(void **state)
 			int found = 0;
 			for (size_t i = 0; i < p->num_notes; i++) {
 				unsigned long long lost;
-				if (sscanf(tp_str(p, p->notes[i].text), "dump truncated: %llu records lost",
-				           &lost) == 1) {
+				if (sscanf(tp_str(p, p->notes[i].text),
+				           "dump truncated: %llu records lost", &lost) == 1) {
 					assert_int_equal(lost + p->stats.records_read, total);
 					found = 1;
 				}
@@ -707,7 +710,8 @@ static const struct tp_slice *find_slice(const struct tp_profile *p, const char 
 {
 	for (size_t k = 0; k < p->num_tracks; k++)
 		for (size_t i = 0; i < p->tracks[k].count; i++)
-			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[k], &p->tracks[k].slices[i])), name) == 0) {
+			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[k], &p->tracks[k].slices[i])),
+			           name) == 0) {
 				if (tr)
 					*tr = &p->tracks[k];
 				return &p->tracks[k].slices[i];
@@ -779,7 +783,8 @@ static void test_api(void **state)
 	(void)state;
 	struct run r;
 	run_probe(&r, NULL, "api", NULL);
-	assert_non_null(strstr(slurp(r.out), "version " "0.2.0"));
+	assert_non_null(strstr(slurp(r.out), "version "
+	                                     "0.2.0"));
 	struct tp_profile *p = read_only_dump(&r);
 	const struct tp_track *tr = NULL;
 	const struct tp_slice *m = find_slice(p, "start", &tr);
@@ -810,7 +815,8 @@ static void test_api(void **state)
 		lanes++;
 		for (size_t i = 0; i < p->tracks[k].count; i++) {
 			const struct tp_slice *s = &p->tracks[k].slices[i];
-			assert_string_equal(tp_str(p, tp_slice_type(&p->tracks[k], s)), TP_CAPFILE_TYPE_ASYNC);
+			assert_string_equal(tp_str(p, tp_slice_type(&p->tracks[k], s)),
+			                    TP_CAPFILE_TYPE_ASYNC);
 			int64_t id = arg_int(p, s, TP_CAPFILE_KEY_ASYNC_ID);
 			if (id == 42) {
 				seen42 = 1;
@@ -942,7 +948,7 @@ static void test_fixture(void **state)
 		uint8_t keep[16];
 		memcpy(keep, b + at + 16, 16);
 		memset(b + at + 16, 0, 16);
-		b[at + 23] = 0x80;             /* a = INT64_MIN */
+		b[at + 23] = 0x80;            /* a = INT64_MIN */
 		memset(b + at + 24, 0xff, 8); /* b = -1 */
 		memset(&d, 0, sizeof d);
 		assert_int_equal(tp_capfile_parse(b, n, "dims.tpp", &p, &d), TP_OK);
@@ -1016,17 +1022,15 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_hwcounters),
-		cmocka_unit_test(test_mode0_mode1),
-		cmocka_unit_test(test_overflow_drops), cmocka_unit_test(test_banana),
-		cmocka_unit_test(test_unwritable_dir), cmocka_unit_test(test_sigterm),
-		cmocka_unit_test(test_fork_and_sessions), cmocka_unit_test(test_threads),
-		cmocka_unit_test(test_truncated), cmocka_unit_test(test_fixture),
-		cmocka_unit_test(test_truncated_drops), cmocka_unit_test(test_recovery),
-		cmocka_unit_test(test_api),
-		cmocka_unit_test(test_detail_abi), cmocka_unit_test(test_not_crashsafe),
-		cmocka_unit_test(test_reader_utf8),
-		cmocka_unit_test(test_bad_input),
+	    cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_hwcounters),
+	    cmocka_unit_test(test_mode0_mode1),   cmocka_unit_test(test_overflow_drops),
+	    cmocka_unit_test(test_banana),        cmocka_unit_test(test_unwritable_dir),
+	    cmocka_unit_test(test_sigterm),       cmocka_unit_test(test_fork_and_sessions),
+	    cmocka_unit_test(test_threads),       cmocka_unit_test(test_truncated),
+	    cmocka_unit_test(test_fixture),       cmocka_unit_test(test_truncated_drops),
+	    cmocka_unit_test(test_recovery),      cmocka_unit_test(test_api),
+	    cmocka_unit_test(test_detail_abi),    cmocka_unit_test(test_not_crashsafe),
+	    cmocka_unit_test(test_reader_utf8),   cmocka_unit_test(test_bad_input),
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	if (failed == 0)

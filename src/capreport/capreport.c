@@ -80,7 +80,7 @@ struct report {
 	uint64_t batch;
 	int batch_from_meta;
 	uint64_t events_dropped;
-	uint64_t cut; /* scopes cut short by the end of the capture, left out */
+	uint64_t cut;          /* scopes cut short by the end of the capture, left out */
 	struct crange *ranges; /* grouped, most total time first */
 	size_t nranges, cap_ranges;
 	struct cmark *marks; /* grouped, most frequent first */
@@ -273,15 +273,18 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			const struct tp_arg *ca = k_cat ? tp_args_find(p, s->args, k_cat) : NULL;
 			const char *cat = ca ? as_str(p, ca) : "";
 			if (is_mark) {
-				struct cmark *g = tp_grow(r->marks, sizeof *g, r->nmarks + 1, &r->cap_marks);
+				struct cmark *g =
+				    tp_grow(r->marks, sizeof *g, r->nmarks + 1, &r->cap_marks);
 				if (!g)
 					return TP_ENOMEM;
 				r->marks = g;
-				r->marks[r->nmarks++] = (struct cmark){tp_str(p, tp_slice_name(tr, s)), cat, 1};
+				r->marks[r->nmarks++] =
+				    (struct cmark){tp_str(p, tp_slice_name(tr, s)), cat, 1};
 				r->n_marks++;
 				continue;
 			}
-			struct crange *g = tp_grow(r->ranges, sizeof *g, r->nranges + 1, &r->cap_ranges);
+			struct crange *g =
+			    tp_grow(r->ranges, sizeof *g, r->nranges + 1, &r->cap_ranges);
 			if (!g)
 				return TP_ENOMEM;
 			r->ranges = g;
@@ -295,8 +298,10 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			const struct tp_arg *cu = k_cut ? tp_args_find(p, s->args, k_cut) : NULL;
 			c->cut = cu && as_int(cu) != 0;
 			if (is_async && !c->cut) {
-				const struct tp_arg *bt = k_btid ? tp_args_find(p, s->args, k_btid) : NULL;
-				const struct tp_arg *et = k_etid ? tp_args_find(p, s->args, k_etid) : NULL;
+				const struct tp_arg *bt =
+				    k_btid ? tp_args_find(p, s->args, k_btid) : NULL;
+				const struct tp_arg *et =
+				    k_etid ? tp_args_find(p, s->args, k_etid) : NULL;
 				c->cross = bt && et && as_int(et) >= 0 && as_int(bt) != as_int(et);
 			}
 			*(is_async ? &r->n_async : &r->n_ranges) += 1;
@@ -427,11 +432,15 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 {
 	memset(r, 0, sizeof *r);
 	r->p = p;
-	uint32_t ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP), ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
+	uint32_t ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP),
+	         ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
 	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
-	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	uint32_t k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH), k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
-	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP),
+	         k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	uint32_t k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH),
+	         k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
+	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE),
+	         k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
 	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
 
 	/* Pass 1: steps (so operators outside their step's thread can find its graph). */
@@ -483,7 +492,8 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 				cur = s;
 				continue;
 			}
-			int is_act = ty_act && tp_slice_type(tr, s) == ty_act, is_op = ty_op && tp_slice_type(tr, s) == ty_op;
+			int is_act = ty_act && tp_slice_type(tr, s) == ty_act,
+			    is_op = ty_op && tp_slice_type(tr, s) == ty_op;
 			if (!is_act && !is_op)
 				continue;
 			if (k_cut && tp_args_find(p, s->args, k_cut)) {
@@ -491,8 +501,8 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 				continue;
 			}
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
-			int inside =
-			    cur && s->start_ns >= cur->start_ns && tp_slice_end(tr, s) <= tp_slice_end(tr, cur);
+			int inside = cur && s->start_ns >= cur->start_ns &&
+			             tp_slice_end(tr, s) <= tp_slice_end(tr, cur);
 			int has_step = 0;
 			int64_t step = 0;
 			const char *graph = "";
@@ -934,7 +944,8 @@ int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysi
 	              "    \"scopes_cut_short\": %llu,\n"
 	              "    \"marks\": %llu,\n    \"ranges\": %llu,\n    \"async_ranges\": %llu,\n"
 	              "    \"ranges_cut_short\": %llu\n  },\n",
-	              (unsigned long long)p->stats.records_read, (unsigned long long)r.events_dropped,
+	              (unsigned long long)p->stats.records_read,
+	              (unsigned long long)r.events_dropped,
 	              (unsigned long long)p->stats.records_dropped, (unsigned long long)r.cut,
 	              (unsigned long long)r.n_marks, (unsigned long long)r.n_ranges,
 	              (unsigned long long)r.n_async, (unsigned long long)r.ranges_cut);
@@ -1216,14 +1227,17 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 	tp_buf_puts(b, " |\n| Counted steps time (ms) | ");
 	ms_ns(b, r.counted_steps_ns);
 	/* records_dropped already includes every track's drops: count them once. */
-	tp_buf_printf(b, " |\n| Events dropped | %llu |\n", (unsigned long long)p->stats.records_dropped);
+	tp_buf_printf(b, " |\n| Events dropped | %llu |\n",
+	              (unsigned long long)p->stats.records_dropped);
 	if (r.cut)
-		tp_buf_printf(b, "| Scopes cut short by the end of the capture (excluded) | %llu |\n",
+		tp_buf_printf(b,
+		              "| Scopes cut short by the end of the capture (excluded) | %llu |\n",
 		              (unsigned long long)r.cut);
 	if (r.n_marks || r.n_ranges || r.n_async)
-		tp_buf_printf(b, "| Marks / ranges / async ranges | %llu / %llu / %llu (%llu cut short) |\n",
-		              (unsigned long long)r.n_marks, (unsigned long long)r.n_ranges,
-		              (unsigned long long)r.n_async, (unsigned long long)r.ranges_cut);
+		tp_buf_printf(
+		    b, "| Marks / ranges / async ranges | %llu / %llu / %llu (%llu cut short) |\n",
+		    (unsigned long long)r.n_marks, (unsigned long long)r.n_ranges,
+		    (unsigned long long)r.n_async, (unsigned long long)r.ranges_cut);
 	tp_buf_putc(b, '\n');
 	if (r.have_lat) {
 		tp_buf_puts(b, "| Statistic | Min | Mean | Median | P99 | Max |\n"
@@ -1333,15 +1347,17 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 		tp_buf_putc(b, '\n');
 	}
 	if (r.nranges) {
-		tp_buf_printf(b,
-		              "## Ranges\n\n%llu ranges and %llu async ranges; statistics over the "
-		              "measured ones (%llu cut short by the end of the capture are counted, "
-		              "not measured).\n\n",
-		              (unsigned long long)r.n_ranges, (unsigned long long)r.n_async,
-		              (unsigned long long)r.ranges_cut);
-		tp_buf_puts(b, "| Kind | Name | Category | Count | Cut short | Cross-thread | "
-		               "Total (ms) | Mean (ms) | Median (ms) | P99 (ms) | Min (ms) | Max (ms) |\n"
-		               "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+		tp_buf_printf(
+		    b,
+		    "## Ranges\n\n%llu ranges and %llu async ranges; statistics over the "
+		    "measured ones (%llu cut short by the end of the capture are counted, "
+		    "not measured).\n\n",
+		    (unsigned long long)r.n_ranges, (unsigned long long)r.n_async,
+		    (unsigned long long)r.ranges_cut);
+		tp_buf_puts(
+		    b, "| Kind | Name | Category | Count | Cut short | Cross-thread | "
+		       "Total (ms) | Mean (ms) | Median (ms) | P99 (ms) | Min (ms) | Max (ms) |\n"
+		       "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
 		for (size_t i = 0; i < r.nranges; i++) {
 			const struct crange *g = &r.ranges[i];
 			tp_buf_printf(b, "| %s | ", g->kind);
@@ -1365,8 +1381,9 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 		tp_buf_putc(b, '\n');
 	}
 	if (r.nmarks) {
-		tp_buf_printf(b, "## Marks\n\n%llu instant marks.\n\n| Name | Category | Count |\n"
-		                 "|---|---|---:|\n",
+		tp_buf_printf(b,
+		              "## Marks\n\n%llu instant marks.\n\n| Name | Category | Count |\n"
+		              "|---|---|---:|\n",
 		              (unsigned long long)r.n_marks);
 		for (size_t i = 0; i < r.nmarks; i++) {
 			tp_buf_puts(b, "| ");

@@ -9,10 +9,11 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h> /* after the three headers it needs */
 
-#include "capreport/capreport.h"
 #include "capfile/capfile.h"
+#include "capreport/capreport.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -61,8 +62,8 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 
 /* One slice of type `type` (a mark, range or async range of capfile.h) with optional
  * category, cut flag and async begin/end threads (end -1: not written). */
-static void misc(struct tp_profile *p, int tr, const char *type, const char *name,
-                 const char *cat, int64_t start, int64_t dur, int cut, int64_t btid, int64_t etid)
+static void misc(struct tp_profile *p, int tr, const char *type, const char *name, const char *cat,
+                 int64_t start, int64_t dur, int cut, int64_t btid, int64_t etid)
 {
 	tp_args_begin(p);
 	if (cat)
@@ -121,7 +122,8 @@ static struct tp_profile *build_capture(void)
 		op(p, tr, &t, "a|b<script>", "Add", step, warm, 3000, "x;y", "8x?;1x2", "fp32;int8",
 		   0);
 		p->tracks[tr].slices[idx].start_ns = start;
-		tp_slice_set_end(p, &p->tracks[tr], &p->tracks[tr].slices[idx], start + step_dur[step]);
+		tp_slice_set_end(p, &p->tracks[tr], &p->tracks[tr].slices[idx],
+		                 start + step_dur[step]);
 		t = start + step_dur[step] + 10;
 		activity(p, tr, &t, "postprocess", step, "top-1 | <b>", 2000 + step);
 	}
@@ -130,7 +132,8 @@ static struct tp_profile *build_capture(void)
 	 * async "request": 10 us begun on 1 and ended on 2 (cross-thread), 30 us on 1 alone,
 	 * one cut short (end -1); marks "tick" x3 (no category), "ckpt" (io) x1. */
 	int w = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
-	const char *R = TP_CAPFILE_TYPE_RANGE, *A = TP_CAPFILE_TYPE_ASYNC, *M = TP_CAPFILE_TYPE_MARK;
+	const char *R = TP_CAPFILE_TYPE_RANGE, *A = TP_CAPFILE_TYPE_ASYNC,
+	           *M = TP_CAPFILE_TYPE_MARK;
 	misc(p, w, M, "tick", NULL, 100, 0, 0, 0, 0);
 	misc(p, w, R, "load", "io", 1000, 1000, 0, 0, 0);
 	misc(p, w, M, "tick", NULL, 2500, 0, 0, 0, 0);
@@ -333,12 +336,14 @@ static void test_marks_ranges(void **state)
 	assert_true(near(num(ll, "max"), 0.003));
 	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "mark_stats");
 	assert_int_equal(cJSON_GetArraySize(ms), 2);
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 0), "name")->valuestring,
-	                    "tick"); /* most frequent first */
+	assert_string_equal(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 0), "name")->valuestring,
+	    "tick"); /* most frequent first */
 	assert_true(near(num(find_named(ms, "tick"), "count"), 3));
 	assert_true(near(num(find_named(ms, "ckpt"), "count"), 1));
 	assert_string_equal(
-	    cJSON_GetObjectItemCaseSensitive(find_named(ms, "ckpt"), "category")->valuestring, "io");
+	    cJSON_GetObjectItemCaseSensitive(find_named(ms, "ckpt"), "category")->valuestring,
+	    "io");
 	cJSON_Delete(root);
 	/* summary.md: the two tables. */
 	tp_buf_free(&b);
@@ -348,7 +353,8 @@ static void test_marks_ranges(void **state)
 	                               "0.020000 | 0.030000 | 0.010000 | 0.030000 |"));
 	assert_non_null(strstr(b.data, "| range | load | io | 4 | 1 | 0 | 0.006000 |"));
 	assert_non_null(strstr(b.data, "| tick | - | 3 |"));
-	assert_non_null(strstr(b.data, "| Marks / ranges / async ranges | 4 / 4 / 3 (2 cut short) |"));
+	assert_non_null(
+	    strstr(b.data, "| Marks / ranges / async ranges | 4 / 4 / 3 (2 cut short) |"));
 	tp_buf_free(&b);
 	tp_profile_free(p);
 }
@@ -394,7 +400,8 @@ static void test_drops_and_cut(void **state)
 	tp_buf_init(&b);
 	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
 	assert_non_null(strstr(b.data, "| Events dropped | 7 |"));
-	assert_non_null(strstr(b.data, "| Scopes cut short by the end of the capture (excluded) | 1 |"));
+	assert_non_null(
+	    strstr(b.data, "| Scopes cut short by the end of the capture (excluded) | 1 |"));
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
 	tp_buf_free(&b);
@@ -491,8 +498,8 @@ static const cJSON *op_node(const cJSON *root, const char *graph, const char *st
                             const char *name)
 {
 	const cJSON *ops = cJSON_GetObjectItemCaseSensitive(root, "op_stats");
-	const cJSON *g = graph[0] ? cJSON_GetObjectItemCaseSensitive(ops, graph)
-	                          : (ops ? ops->child : NULL);
+	const cJSON *g =
+	    graph[0] ? cJSON_GetObjectItemCaseSensitive(ops, graph) : (ops ? ops->child : NULL);
 	const cJSON *cpu = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(g, step),
 	                                     "localhost"),
@@ -616,8 +623,7 @@ static void test_json_stream(void **state)
 	struct sink bad = {.fail_at = 2};
 	tp_buf_init(&bad.got);
 	tp_buf_init(&rest);
-	assert_int_equal(tp_capreport_stream_json(p, NULL, &rest, 256, sink_put, &bad),
-	                 TP_EOUTPUT);
+	assert_int_equal(tp_capreport_stream_json(p, NULL, &rest, 256, sink_put, &bad), TP_EOUTPUT);
 	assert_int_equal(bad.calls, 2); /* nothing more was handed over after the failure */
 	tp_buf_free(&bad.got);
 	tp_buf_free(&rest);
@@ -672,11 +678,17 @@ static void test_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_json),          cmocka_unit_test(test_md),
+	    cmocka_unit_test(test_json),
+	    cmocka_unit_test(test_md),
 	    cmocka_unit_test(test_marks_ranges),
-	    cmocka_unit_test(test_md_escaping),   cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture), cmocka_unit_test(test_worker_thread_op), cmocka_unit_test(test_op_stats_merge), cmocka_unit_test(test_json_stream),
-	    cmocka_unit_test(test_oom),           cmocka_unit_test(test_drops_and_cut),
+	    cmocka_unit_test(test_md_escaping),
+	    cmocka_unit_test(test_output_entry),
+	    cmocka_unit_test(test_empty_capture),
+	    cmocka_unit_test(test_worker_thread_op),
+	    cmocka_unit_test(test_op_stats_merge),
+	    cmocka_unit_test(test_json_stream),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_drops_and_cut),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,15 +33,15 @@
 #include "capture/capfmt.h"
 #include "capture/env_table.h"
 
+#include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,13 +68,13 @@
 #define NOINLINE __attribute__((noinline))
 
 #define PAGE_SZ 4096u
-#define REC_EXTENT (1u << 15)  /* records mapped (and pre-faulted) per growth step: 1 MiB */
-#define STR_EXTENT (1u << 18)  /* string bytes mapped per growth step */
-#define STR_CAP (1u << 26)     /* string storage per thread and session (64 MiB, virtual) */
-#define CACHE_MIN (1u << 10)   /* initial intern cache slots (power of two) */
-#define CACHE_MAX (1u << 20)   /* the cache stops growing here (strings are still stored) */
+#define REC_EXTENT (1u << 15) /* records mapped (and pre-faulted) per growth step: 1 MiB */
+#define STR_EXTENT (1u << 18) /* string bytes mapped per growth step */
+#define STR_CAP (1u << 26)    /* string storage per thread and session (64 MiB, virtual) */
+#define CACHE_MIN (1u << 10)  /* initial intern cache slots (power of two) */
+#define CACHE_MAX (1u << 20)  /* the cache stops growing here (strings are still stored) */
 #define MAX_STR_LEN TP_CAPFMT_MAX_STR
-#define STEP_MAX (1 << 20)     /* deeper step nesting keeps the innermost known context */
+#define STEP_MAX (1 << 20) /* deeper step nesting keeps the innermost known context */
 #define HW_STACK 64
 #define MAX_RECORDS (1u << 28) /* 8 GiB of records per thread at most */
 
@@ -136,11 +136,11 @@ struct cap_thread {
 	 * strings; pages are mapped from the file as they are needed. */
 	unsigned char *base;
 	size_t vsize;
-	char *path;             /* the live file, NULL if the buffer is anonymous memory */
+	char *path; /* the live file, NULL if the buffer is anonymous memory */
 	struct chunk_hdr *h;
 	struct cap_rec *recs;
-	uint32_t cap, lim, n;   /* session limit, records mapped, records written */
-	uint32_t reserved;      /* slots held for the ends of open scopes */
+	uint32_t cap, lim, n; /* session limit, records mapped, records written */
+	uint32_t reserved;    /* slots held for the ends of open scopes */
 	uint32_t dropped_open;
 
 	char *str;
@@ -156,7 +156,7 @@ struct cap_thread {
 	int step_cap, step_depth;
 	uint64_t step_word; /* the process-wide word this thread published, 0 if none */
 
-	int hw_fd;          /* perf group leader, -1 if none */
+	int hw_fd; /* perf group leader, -1 if none */
 	int hw_fds[TP_CAPFMT_MAX_HW];
 	uint32_t hw_kind, hw_n;
 	uint64_t hw_self[TP_CAPFMT_MAX_HW]; /* the counters' own cost per read, subtracted */
@@ -177,12 +177,12 @@ struct cap_thread {
 
 /* ---- global state (src/capture is the one place allowed to have it) ---- */
 
-static _Atomic uint32_t g_state;         /* gen << 2 | (mode + 1); 0 = off */
+static _Atomic uint32_t g_state; /* gen << 2 | (mode + 1); 0 = off */
 /* The public mirror of g_state != 0 for the inline TPUPROF_ON() test (tpuprof.h). */
 TPUPROF_API uint32_t tpuprof_active;
 static _Atomic(struct cap_thread *) g_threads; /* lock-free push-only registry */
-static _Atomic uint64_t g_step_word;     /* process-wide open step: step<<2 | warm<<1 | 1 */
-static _Atomic int g_flush_owner;        /* tid of the flushing thread, 0 = free */
+static _Atomic uint64_t g_step_word;           /* process-wide open step: step<<2 | warm<<1 | 1 */
+static _Atomic int g_flush_owner;              /* tid of the flushing thread, 0 = free */
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static pthread_key_t g_key;
@@ -199,29 +199,29 @@ static struct {
 } g_env;
 
 static struct {
-	uint32_t gen;        /* last generation used */
-	uint32_t sessions;   /* N of the next session */
-	int device;          /* D of the next session */
+	uint32_t gen;      /* last generation used */
+	uint32_t sessions; /* N of the next session */
+	int device;        /* D of the next session */
 	int mode;
 	uint32_t max_records;
-	_Atomic int made;    /* the session directory and session.tpc exist */
-	int lazy;            /* fork child: the directory is made by the first record */
-	uint32_t session;    /* N of the active session */
-	int device_active;   /* D of the active session */
+	_Atomic int made;  /* the session directory and session.tpc exist */
+	int lazy;          /* fork child: the directory is made by the first record */
+	uint32_t session;  /* N of the active session */
+	int device_active; /* D of the active session */
 	uint32_t flushes;
-	uint32_t nchunks;    /* thread files made in this session */
-	unsigned char *ses;  /* shared mapping of session.tpc (TP_CAPFMT_SES_SIZE), or NULL */
+	uint32_t nchunks;   /* thread files made in this session */
+	unsigned char *ses; /* shared mapping of session.tpc (TP_CAPFMT_SES_SIZE), or NULL */
 	char dir[4240];
-	char path[4264];     /* capture.tpp */
-	char tmp[4264];      /* capture.tpp.tmp */
-	char sespath[4264];  /* session.tpc */
+	char path[4264];    /* capture.tpp */
+	char tmp[4264];     /* capture.tpp.tmp */
+	char sespath[4264]; /* session.tpc */
 } g_ses;
 static pthread_mutex_t g_dir_mu = PTHREAD_MUTEX_INITIALIZER; /* session dir / thread files */
 static pthread_mutex_t g_calib_mu = PTHREAD_MUTEX_INITIALIZER;
 static int g_warned_anon;
 
 static int g_use_tsc;
-static uint64_t g_tick0, g_ns0; /* calibration point taken at initialisation */
+static uint64_t g_tick0, g_ns0;    /* calibration point taken at initialisation */
 static _Atomic int g_hw_kind = -1; /* process-wide counter kind, -1 = not probed yet */
 static pthread_mutex_t g_hw_mu = PTHREAD_MUTEX_INITIALIZER;
 static char g_hw_names[TP_CAPFMT_MAX_HW][TP_CAPFMT_HW_NAME_SIZE];
@@ -292,7 +292,10 @@ static void put64(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-static int64_t gettid_(void) { return (int64_t)syscall(SYS_gettid); }
+static int64_t gettid_(void)
+{
+	return (int64_t)syscall(SYS_gettid);
+}
 
 /* Parses a decimal unsigned integer; 0 on success. */
 static int parse_u32(const char *s, uint32_t *out)
@@ -319,13 +322,13 @@ enum env_id {
 #define ENV_ENUM(id, name, type, def, doc) id,
 	TPUPROF_ENV_TABLE(ENV_ENUM)
 #undef ENV_ENUM
-	ENV_COUNT
+	    ENV_COUNT
 };
 static const struct {
 	const char *name, *def;
 } env_spec[ENV_COUNT] = {
 #define ENV_SPEC(id, name, type, def, doc) [id] = {name, def},
-	TPUPROF_ENV_TABLE(ENV_SPEC)
+    TPUPROF_ENV_TABLE(ENV_SPEC)
 #undef ENV_SPEC
 };
 
@@ -358,8 +361,8 @@ static void read_env(void)
 	uint32_t rs = 0;
 	const char *r = env_get(ENV_RECORD_SIZE);
 	if (parse_u32(r, &rs) != 0 || rs < 16 || rs > MAX_RECORDS) {
-		warn("TPUPROF_RECORD_SIZE=%.64s is not a count in [16, %u]; using %s", r, MAX_RECORDS,
-		     env_spec[ENV_RECORD_SIZE].def);
+		warn("TPUPROF_RECORD_SIZE=%.64s is not a count in [16, %u]; using %s", r,
+		     MAX_RECORDS, env_spec[ENV_RECORD_SIZE].def);
 		parse_u32(env_spec[ENV_RECORD_SIZE].def, &rs);
 	}
 	g_env.record_size = rs;
@@ -427,7 +430,10 @@ static void init_once(void)
 	prctl(PR_GET_NAME, g_comm, 0, 0, 0);
 }
 
-static void ensure_init(void) { pthread_once(&g_once, init_once); }
+static void ensure_init(void)
+{
+	pthread_once(&g_once, init_once);
+}
 
 __attribute__((constructor)) static void lib_load(void)
 {
@@ -457,14 +463,14 @@ struct hw_event {
 	const char *name;
 };
 static const struct hw_event hw_set[3] = {
-	{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"},
-	{PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions"},
-	{PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "cache_misses"},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles"},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "instructions"},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES, "cache_misses"},
 };
 static const struct hw_event sw_set[3] = {
-	{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task_clock_ns"},
-	{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page_faults"},
-	{PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context_switches"},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "task_clock_ns"},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "page_faults"},
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context_switches"},
 };
 
 static int open_set(const struct hw_event *set, int *fds)
@@ -479,7 +485,8 @@ static int open_set(const struct hw_event *set, int *fds)
 		at.exclude_kernel = 1;
 		at.exclude_hv = 1;
 		at.read_format = PERF_FORMAT_GROUP;
-		int fd = (int)syscall(SYS_perf_event_open, &at, 0, -1, leader, PERF_FLAG_FD_CLOEXEC);
+		int fd =
+		    (int)syscall(SYS_perf_event_open, &at, 0, -1, leader, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			for (int j = 0; j < i; j++)
 				close(fds[j]);
@@ -585,7 +592,10 @@ static int hw_read(struct cap_thread *t, uint64_t *vals)
 #define MADV_POPULATE_WRITE_ 23 /* Linux 5.14; older kernels answer EINVAL */
 #endif
 
-static size_t round_page(size_t n) { return (n + PAGE_SZ - 1) & ~(size_t)(PAGE_SZ - 1); }
+static size_t round_page(size_t n)
+{
+	return (n + PAGE_SZ - 1) & ~(size_t)(PAGE_SZ - 1);
+}
 
 /* Maps [off, off+len) of the file at `path` over the reservation at `base`, after making sure
  * the file has disk space for it (so a later store can never raise SIGBUS). */
@@ -798,7 +808,8 @@ static void ses_lost(uint64_t n)
 	pthread_mutex_lock(&g_calib_mu);
 	unsigned char *m = __atomic_load_n(&g_ses.ses, __ATOMIC_ACQUIRE);
 	if (m)
-		__atomic_fetch_add((uint64_t *)(void *)(m + TP_CAPFMT_SES_OFF_LOST), n, __ATOMIC_RELAXED);
+		__atomic_fetch_add((uint64_t *)(void *)(m + TP_CAPFMT_SES_OFF_LOST), n,
+		                   __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&g_calib_mu);
 }
 
@@ -826,8 +837,8 @@ static int chunk_create(struct cap_thread *t, uint32_t cap)
 	size_t rec_bytes = round_page((size_t)cap * TP_CAPFMT_RECORD_SIZE);
 	size_t str_off = TP_CAPFMT_CHUNK_HEADER + rec_bytes;
 	size_t vsize = str_off + STR_CAP;
-	unsigned char *base = mmap(NULL, vsize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-	                           -1, 0);
+	unsigned char *base =
+	    mmap(NULL, vsize, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (base == MAP_FAILED)
 		return -1;
 	char path[4300];
@@ -839,8 +850,8 @@ static int chunk_create(struct cap_thread *t, uint32_t cap)
 	}
 	pthread_mutex_unlock(&g_dir_mu);
 	int ok = fd >= 0 && posix_fallocate(fd, 0, TP_CAPFMT_CHUNK_HEADER) == 0 &&
-	         mmap(base, TP_CAPFMT_CHUNK_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd,
-	              0) != MAP_FAILED;
+	         mmap(base, TP_CAPFMT_CHUNK_HEADER, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+	              fd, 0) != MAP_FAILED;
 	if (fd >= 0)
 		close(fd);
 	t->path = ok ? strdup(path) : NULL;
@@ -851,13 +862,16 @@ static int chunk_create(struct cap_thread *t, uint32_t cap)
 			unlink(path);
 		/* Anonymous memory for the whole buffer (pages are touched only when used). */
 		if (mmap(base, vsize, PROT_READ | PROT_WRITE,
-		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+		         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+		         0) == MAP_FAILED) {
 			munmap(base, vsize);
 			return -1;
 		}
 		if (g_env.crashsafe && !__atomic_exchange_n(&g_warned_anon, 1, __ATOMIC_RELAXED))
-			warn("cannot create a per-thread file in \"%s\"; records are kept in memory and "
-			     "written only when the session ends normally", g_ses.dir);
+			warn("cannot create a per-thread file in \"%s\"; records are kept in "
+			     "memory and "
+			     "written only when the session ends normally",
+			     g_ses.dir);
 	}
 	t->base = base;
 	t->vsize = vsize;
@@ -890,7 +904,8 @@ static NOINLINE int grow_recs(struct cap_thread *t, uint32_t k)
 		size_t len = round_page((size_t)ext * TP_CAPFMT_RECORD_SIZE);
 		if (!pf_take(t, off) && map_extent(t->path, t->base, off, len, 1) != 0) {
 			t->cap = t->lim;
-			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
+			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL,
+			                         memory_order_relaxed);
 			return 0;
 		}
 		t->lim += ext;
@@ -913,7 +928,8 @@ static int grow_str(struct cap_thread *t, size_t need)
 			return 0;
 		size_t off = (size_t)((unsigned char *)t->str - t->base) + t->str_lim;
 		if (map_extent(t->path, t->base, off, STR_EXTENT, 1) != 0) {
-			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL, memory_order_relaxed);
+			atomic_fetch_or_explicit(&t->h->flags, TP_CAPFMT_CKF_DISK_FULL,
+			                         memory_order_relaxed);
 			return 0;
 		}
 		t->str_lim += STR_EXTENT;
@@ -960,8 +976,8 @@ static __attribute__((noinline)) struct cap_thread *attach(uint32_t s)
 	uint32_t cap = g_ses.max_records;
 	if (t == NULL) {
 		/* Reuse a buffer whose thread exited and whose data was already written. */
-		for (struct cap_thread *c = atomic_load_explicit(&g_threads, memory_order_acquire); c;
-		     c = c->next) {
+		for (struct cap_thread *c = atomic_load_explicit(&g_threads, memory_order_acquire);
+		     c; c = c->next) {
 			int one = 1;
 			if (atomic_load_explicit(&c->state, memory_order_relaxed) != s &&
 			    atomic_compare_exchange_strong(&c->gone, &one, 0)) {
@@ -1202,8 +1218,8 @@ static int cache_grow(struct cap_thread *t)
 /* Finds the entry (tag, key or content) or the free slot where it belongs (growing the
  * cache when it is half full or a neighbourhood is crowded). NULL: no slot (cache at its
  * limit) — the caller then stores without caching. */
-static struct cache_ent *cache_find(struct cap_thread *t, uint64_t h, uint32_t tag,
-                                    const void *key, const char *text, size_t len, int *found)
+static struct cache_ent *cache_find(struct cap_thread *t, uint64_t h, uint32_t tag, const void *key,
+                                    const char *text, size_t len, int *found)
 {
 	*found = 0;
 	if (t->cache == NULL)
@@ -1220,7 +1236,8 @@ static struct cache_ent *cache_find(struct cap_thread *t, uint64_t h, uint32_t t
 			}
 			if (e->tag != tag || e->hash != h)
 				continue;
-			if (tag == 3 ? memcmp(t->str + e->off[0], text, len + 1) == 0 : e->key == key) {
+			if (tag == 3 ? memcmp(t->str + e->off[0], text, len + 1) == 0
+			             : e->key == key) {
 				*found = 1;
 				return e;
 			}
@@ -1360,7 +1377,10 @@ static inline const uint32_t *intern_op(struct cap_thread *t, const struct tpupr
 }
 
 /* A name given as a string (activity, graph, runtime call, counter): kept by value. */
-static inline uint32_t intern_ptr(struct cap_thread *t, const char *s) { return intern_text(t, s); }
+static inline uint32_t intern_ptr(struct cap_thread *t, const char *s)
+{
+	return intern_text(t, s);
+}
 
 /* ---- step context ---- */
 
@@ -1389,16 +1409,19 @@ static inline void step_ctx(struct cap_thread *t, struct cap_rec *r)
 
 /* The public functions test the session word inline and call these (never inlined) workers
  * only when capture is on, so the off path is a load, a test and a return. */
-#define OFF_RETURN(s)                                                                          \
-	uint32_t s = atomic_load_explicit(&g_state, memory_order_relaxed);                    \
-	if (LIKELY(s == 0))                                                                    \
-		return
-#define THREAD_OR_RETURN(s, t)                                                                 \
-	struct cap_thread *t = cur_thread(s);                                                  \
-	if (UNLIKELY(t == NULL))                                                               \
-		return
+#define OFF_RETURN(s)                                                                              \
+	uint32_t s = atomic_load_explicit(&g_state, memory_order_relaxed);                         \
+	if (LIKELY(s == 0))                                                                        \
+	return
+#define THREAD_OR_RETURN(s, t)                                                                     \
+	struct cap_thread *t = cur_thread(s);                                                      \
+	if (UNLIKELY(t == NULL))                                                                   \
+	return
 
-static inline int mode_of(uint32_t s) { return (int)(s & 3u) - 1; }
+static inline int mode_of(uint32_t s)
+{
+	return (int)(s & 3u) - 1;
+}
 
 static NOINLINE void scope_begin(uint32_t s, uint8_t kind, const char *name, int64_t step,
                                  const char *meta, int with_ctx)
@@ -1628,9 +1651,11 @@ static void tensor_view(struct tpuprof_tensor *x, const struct tpuprof_tensor *s
 		x->name = NULL;
 }
 
-static const struct tpuprof_tensor *tensor_at(const struct tpuprof_tensor *base, size_t esize, int i)
+static const struct tpuprof_tensor *tensor_at(const struct tpuprof_tensor *base, size_t esize,
+                                              int i)
 {
-	return (const struct tpuprof_tensor *)(const void *)((const char *)base + (size_t)i * esize);
+	return (const struct tpuprof_tensor *)(const void *)((const char *)base +
+	                                                     (size_t)i * esize);
 }
 
 /* Copies the part of the caller's detail that its `size` covers into *v; fields it does not
@@ -1659,11 +1684,11 @@ static int detail_view(struct tpuprof_op_detail *v, const struct tpuprof_op_deta
 		return 0;
 	if (n > sizeof *v)
 		n = sizeof *v;
-	/* Field by field, so a field the size cuts in the middle stays absent. */
-#define TAKE(f)                                                                                \
-	do {                                                                                   \
-		if (FIELD_IN(D, f, n))                                                         \
-			v->f = d->f;                                                           \
+		/* Field by field, so a field the size cuts in the middle stays absent. */
+#define TAKE(f)                                                                                    \
+	do {                                                                                       \
+		if (FIELD_IN(D, f, n))                                                             \
+			v->f = d->f;                                                               \
 	} while (0)
 	TAKE(size);
 	TAKE(tensor_size);
@@ -1739,7 +1764,8 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *cal
 			put_tensor(t, TP_CAPFMT_ROLE_OUTPUT, i, &x, x.shape, x.ndim);
 		}
 		if (d->weight_shape)
-			put_tensor(t, TP_CAPFMT_ROLE_WEIGHT, 0, NULL, d->weight_shape, d->weight_ndim);
+			put_tensor(t, TP_CAPFMT_ROLE_WEIGHT, 0, NULL, d->weight_shape,
+			           d->weight_ndim);
 		for (int i = 0; i < na; i++) {
 			const struct tpuprof_attr *at =
 			    (const struct tpuprof_attr *)(const void *)((const char *)d->attrs +
@@ -1807,8 +1833,9 @@ static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op
 		/* The slice takes its name from the begin record; the end's name only helps a
 		 * human reading raw records, so the descriptor's cached id is taken unverified. */
 		struct cache_ent *home = t->cache ? home_of(t, ptr_hash(op)) : NULL;
-		r->name = home && home->tag == 2 && home->key == (const void *)op ? home->id[0]
-		                                                                   : intern_op(t, op)[0];
+		r->name = home && home->tag == 2 && home->key == (const void *)op
+		              ? home->id[0]
+		              : intern_op(t, op)[0];
 	}
 	t->n++;
 	if (mode >= TPUPROF_MODE_DETAILED)
@@ -1955,7 +1982,8 @@ void tpuprof_async_end(const char *name, uint64_t id)
 	mark_rec(s, TP_CAPFMT_REC_ASYNC_END, name, id, NULL);
 }
 
-static NOINLINE void range_begin(uint32_t s, const char *name, const struct tpuprof_event_attr *attr)
+static NOINLINE void range_begin(uint32_t s, const char *name,
+                                 const struct tpuprof_event_attr *attr)
 {
 	THREAD_OR_RETURN(s, t);
 	struct cap_rec *r = begin_rec(t);
@@ -2013,7 +2041,8 @@ void tpuprof_thread_name(const char *name)
 #define VSTR(x) VSTR_(x)
 const char *tpuprof_version(void)
 {
-	return VSTR(TPUPROF_VERSION_MAJOR) "." VSTR(TPUPROF_VERSION_MINOR) "." VSTR(TPUPROF_VERSION_PATCH);
+	return VSTR(TPUPROF_VERSION_MAJOR) "." VSTR(TPUPROF_VERSION_MINOR) "." VSTR(
+	    TPUPROF_VERSION_PATCH);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2087,7 +2116,8 @@ static int write_dump(uint32_t s, int final)
 		t->snap_n = (uint32_t)atomic_load_explicit(&t->h->pub, memory_order_acquire);
 		t->snap_str = atomic_load_explicit(&t->h->str_pub, memory_order_acquire);
 		t->snap_dropped = atomic_load_explicit(&t->h->dropped, memory_order_relaxed);
-		t->snap_str_dropped = atomic_load_explicit(&t->h->str_dropped, memory_order_relaxed);
+		t->snap_str_dropped =
+		    atomic_load_explicit(&t->h->str_dropped, memory_order_relaxed);
 		nthreads++;
 		total += t->snap_n;
 		dropped += t->snap_dropped;
@@ -2208,7 +2238,10 @@ static int flush_lock(int from_signal)
 	}
 }
 
-static void flush_unlock(void) { atomic_store(&g_flush_owner, 0); }
+static void flush_unlock(void)
+{
+	atomic_store(&g_flush_owner, 0);
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Sessions and signals                                                                      */
@@ -2246,8 +2279,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 			__atomic_store_n(&tpuprof_active, 0u, __ATOMIC_RELEASE);
 		}
 		if (write_dump(s, fatal) != 0) {
-			static const char msg[] = "tpuprof: warning: could not write the dump on signal "
-			                          "(the live files keep the records)\n";
+			static const char msg[] =
+			    "tpuprof: warning: could not write the dump on signal "
+			    "(the live files keep the records)\n";
 			ssize_t w = write(2, msg, sizeof msg - 1);
 			(void)w;
 		} else if (fatal) {
@@ -2272,7 +2306,8 @@ static void install_one(int sig, struct sigaction *saved)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = on_signal;
 	sa.sa_mask = old.sa_mask;
-	sa.sa_flags = SA_SIGINFO | (old.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER | SA_RESETHAND));
+	sa.sa_flags =
+	    SA_SIGINFO | (old.sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER | SA_RESETHAND));
 	sigaction(sig, &sa, NULL);
 }
 
@@ -2324,7 +2359,8 @@ static int ses_make(void)
 	snprintf(g_ses.dir, sizeof g_ses.dir, "%s", base);
 	for (int k = 1; mkdir(g_ses.dir, 0777) != 0; k++) {
 		if (errno != EEXIST || k > 1000) {
-			warn("cannot create \"%s\": %s; capture stays off", g_ses.dir, strerror(errno));
+			warn("cannot create \"%s\": %s; capture stays off", g_ses.dir,
+			     strerror(errno));
 			return -1;
 		}
 		snprintf(g_ses.dir, sizeof g_ses.dir, "%s.%d", base, k);
@@ -2337,7 +2373,8 @@ static int ses_make(void)
 	int err = 0;
 	if (fd >= 0) {
 		if ((err = posix_fallocate(fd, 0, TP_CAPFMT_SES_SIZE)) == 0)
-			m = mmap(NULL, TP_CAPFMT_SES_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+			m = mmap(NULL, TP_CAPFMT_SES_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			         0);
 		else
 			errno = err;
 		err = errno;
@@ -2404,7 +2441,8 @@ static int start_session(uint32_t max_records, int mode, int lazy)
 	if (g_ses.gen == 0)
 		g_ses.gen = 1;
 	atomic_store_explicit(&g_step_word, 0, memory_order_relaxed);
-	atomic_store_explicit(&g_state, g_ses.gen << 2 | (uint32_t)(mode + 1), memory_order_release);
+	atomic_store_explicit(&g_state, g_ses.gen << 2 | (uint32_t)(mode + 1),
+	                      memory_order_release);
 	__atomic_store_n(&tpuprof_active, 1u, __ATOMIC_RELEASE);
 	return TPUPROF_OK;
 }
@@ -2421,7 +2459,8 @@ static int finish_session(int warn_on_error)
 		rc = TPUPROF_EIO;
 		if (warn_on_error)
 			warn("cannot write \"%s\": %s; the records stay in the live files of that "
-			     "directory, which tpuprof converts", g_ses.path, strerror(errno));
+			     "directory, which tpuprof converts",
+			     g_ses.path, strerror(errno));
 	} else {
 		remove_live(s);
 	}
@@ -2555,7 +2594,7 @@ static void fork_child(void)
 	for (struct cap_thread *t = atomic_load(&g_threads); t; t = t->next) {
 		t->pf_state = PF_IDLE;
 		atomic_store(&t->state, 0);
-		hw_close(t); /* the parent's counters do not count the child */
+		hw_close(t);               /* the parent's counters do not count the child */
 		atomic_store(&t->gone, 1); /* its mapping is the parent's: released on reuse */
 	}
 	tls_thread = NULL;

@@ -40,15 +40,15 @@
  */
 #include "tpuprof/tpuprof.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <dirent.h>
-#include <stddef.h>
-#include <errno.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,8 +63,18 @@ static void one_matmul(int64_t m)
 	struct tpuprof_tensor ins[1] = {{"x", "fp32", in0, 3}};
 	struct tpuprof_tensor outs[1] = {{"y", "fp32", out0, 3}};
 	struct tpuprof_attr attrs[2] = {{"transpose_b", "1"}, {"alpha", "1.0"}};
-	struct tpuprof_op_detail d = {sizeof d, sizeof ins[0], sizeof attrs[0], ins, 1, outs, 1,
-	                              w, 2, 0.25, attrs, 2,
+	struct tpuprof_op_detail d = {sizeof d,
+	                              sizeof ins[0],
+	                              sizeof attrs[0],
+	                              ins,
+	                              1,
+	                              outs,
+	                              1,
+	                              w,
+	                              2,
+	                              0.25,
+	                              attrs,
+	                              2,
 	                              (uint64_t)(m * 256 * 4 * 2 + 256 * 256 * 4),
 	                              (uint64_t)(2 * m * 256 * 256)};
 	tpuprof_op_begin(&op_matmul);
@@ -167,7 +177,10 @@ static void *sigint_later(void *arg)
 	return NULL;
 }
 
-static void eintr_handler(int sig) { (void)sig; }
+static void eintr_handler(int sig)
+{
+	(void)sig;
+}
 
 static int g_read_done;
 
@@ -368,7 +381,8 @@ static int fault_main(const char *sc, int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(sc, "api") == 0) {
-		tpuprof_thread_name("main-\xc3\xa9-a-very-long-name"); /* 15 bytes kept: "main-é-a-very-" */
+		tpuprof_thread_name(
+		    "main-\xc3\xa9-a-very-long-name"); /* 15 bytes kept: "main-é-a-very-" */
 		tpuprof_enable(0, TPUPROF_MODE_DETAILED);
 		struct tpuprof_event_attr at = TPUPROF_EVENT_ATTR_INIT;
 		at.category = "io";
@@ -382,7 +396,11 @@ static int fault_main(const char *sc, int argc, char **argv)
 		tpuprof_async_begin("request", 43, NULL);
 		/* An older caller's smaller struct: only `size` and `color` are read. */
 		struct tpuprof_event_attr small = {offsetof(struct tpuprof_event_attr, category),
-		                                   TPUPROF_RGB(0, 0, 255), (const char *)1, NULL, 0, NULL};
+		                                   TPUPROF_RGB(0, 0, 255),
+		                                   (const char *)1,
+		                                   NULL,
+		                                   0,
+		                                   NULL};
 		tpuprof_mark("small", &small);
 		tpuprof_range_end("load");
 		pthread_t th;
@@ -421,8 +439,18 @@ static int fault_main(const char *sc, int argc, char **argv)
 		struct tpuprof_tensor in1[1] = {{"a", "int8", s1, 2}};
 		unsigned char *buf = malloc(sizeof(struct tpuprof_op_detail) + 64);
 		memset(buf, 0xff, sizeof(struct tpuprof_op_detail) + 64); /* what follows it */
-		struct old_detail od = {sizeof od, sizeof in1[0], sizeof(struct tpuprof_attr),
-		                        in1, 1, NULL, 0, NULL, 0, -1, NULL, 0};
+		struct old_detail od = {sizeof od,
+		                        sizeof in1[0],
+		                        sizeof(struct tpuprof_attr),
+		                        in1,
+		                        1,
+		                        NULL,
+		                        0,
+		                        NULL,
+		                        0,
+		                        -1,
+		                        NULL,
+		                        0};
 		memcpy(buf, &od, sizeof od);
 		tpuprof_op_begin(&op_old);
 		tpuprof_op_end(&op_old, (const struct tpuprof_op_detail *)(void *)buf);

@@ -22,20 +22,20 @@
 
 #define BATCH_EVENTS 8192     /* events per batch by default */
 #define BATCH_ARGS (1u << 17) /* a batch is also full at this many arguments */
-#define MAX_WORKERS 8 /* like Perfetto's compression workers; 17 batches of ~5 MB at most */
+#define MAX_WORKERS 8         /* like Perfetto's compression workers; 17 batches of ~5 MB at most */
 
 /* One recorded event. */
 enum { EV_SLICE, EV_COUNTER, EV_META_STR, EV_META_INT };
 struct ev {
 	uint8_t kind;
-	uint8_t nflows;      /* slice: flows out */
+	uint8_t nflows; /* slice: flows out */
 	int32_t pid, tid;
-	int64_t ts, dur;     /* META_INT: dur is the value */
-	const char *name;    /* slice name; counter: track name; meta: the metadata key */
-	const char *cat;     /* slice category; counter: unit key; META_STR: the value */
-	double value;        /* counter */
-	uint64_t flow_in;    /* slice */
-	size_t arg0, flow0;  /* first argument / flow of this event in the batch */
+	int64_t ts, dur;    /* META_INT: dur is the value */
+	const char *name;   /* slice name; counter: track name; meta: the metadata key */
+	const char *cat;    /* slice category; counter: unit key; META_STR: the value */
+	double value;       /* counter */
+	uint64_t flow_in;   /* slice */
+	size_t arg0, flow0; /* first argument / flow of this event in the batch */
 	uint32_t nargs;
 };
 
@@ -60,8 +60,8 @@ struct batch {
 	size_t nargs, cap_args;
 	uint64_t *flows;
 	size_t nflows, cap_flows;
-	int first;        /* the batch holds the trace's first event (no leading comma) */
-	struct tp_buf b;  /* the formatted text */
+	int first;       /* the batch holds the trace's first event (no leading comma) */
+	struct tp_buf b; /* the formatted text */
 	int state;
 };
 
@@ -70,8 +70,8 @@ struct cw {
 	const char *path;
 	struct tp_diag *d;
 	size_t batch_events;
-	int first; /* no event recorded yet */
-	int status; /* first error (TP_ENOMEM / TP_EOUTPUT), reported once (the sink's thread) */
+	int first;   /* no event recorded yet */
+	int status;  /* first error (TP_ENOMEM / TP_EOUTPUT), reported once (the sink's thread) */
 	int wstatus; /* first error of a batch write (under mu) */
 	int writing; /* a thread is writing the head batch (under mu) */
 	/* Ring of batches: head = next to write, tail = next to queue; slot i % nslots. */
@@ -126,8 +126,14 @@ static char *lit(char *o, const char *s, size_t n)
 }
 #define LIT(o, s) lit((o), (s), sizeof(s) - 1)
 
-static char *put_u64(char *o, uint64_t v) { return o + tp_fmt_u64(o, v); }
-static char *put_i64(char *o, int64_t v) { return o + tp_fmt_i64(o, v); }
+static char *put_u64(char *o, uint64_t v)
+{
+	return o + tp_fmt_u64(o, v);
+}
+static char *put_i64(char *o, int64_t v)
+{
+	return o + tp_fmt_i64(o, v);
+}
 
 /* Nanoseconds as microseconds with exactly three decimals (tp_buf_ns_as_us). */
 static char *put_us(char *o, int64_t ns)
@@ -533,8 +539,8 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 		bt->args = g;
 	}
 	if (bt->nflows + nflows > bt->cap_flows) {
-		uint64_t *g = tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows,
-		                      &bt->cap_flows);
+		uint64_t *g =
+		    tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows, &bt->cap_flows);
 		if (!g)
 			goto oom;
 		bt->flows = g;
@@ -624,10 +630,18 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 		ca->key = a->key;
 		ca->type = (int)a->type;
 		switch (a->type) {
-		case TP_ARG_INT: ca->v.i = a->i; break;
-		case TP_ARG_UINT: ca->v.u = a->u; break;
-		case TP_ARG_REAL: ca->v.d = a->d; break;
-		default: ca->v.s = a->s; break;
+		case TP_ARG_INT:
+			ca->v.i = a->i;
+			break;
+		case TP_ARG_UINT:
+			ca->v.u = a->u;
+			break;
+		case TP_ARG_REAL:
+			ca->v.d = a->d;
+			break;
+		default:
+			ca->v.s = a->s;
+			break;
 		}
 		bt->nargs++;
 	}

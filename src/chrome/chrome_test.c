@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "chrome/chrome.h"
@@ -24,7 +26,7 @@
 struct write_ctx {
 	struct tp_profile *p;
 	const char *path;
-	int jobs;         /* 0: tp_chrome_write */
+	int jobs; /* 0: tp_chrome_write */
 	size_t batch;
 };
 
@@ -132,9 +134,10 @@ static void test_same_bytes_any_jobs(void **state)
 				char *got = tp_test_slurp(path, &len);
 				assert_non_null(got);
 				if (len != ref_len || memcmp(got, ref, len) != 0)
-					fail_msg("jobs %d batch %zu full %d: %zu bytes differ from the "
-					         "single-threaded %zu",
-					         jobs[j], batch[b], full, len, ref_len);
+					fail_msg(
+					    "jobs %d batch %zu full %d: %zu bytes differ from the "
+					    "single-threaded %zu",
+					    jobs[j], batch[b], full, len, ref_len);
 				free(got);
 			}
 		free(ref);

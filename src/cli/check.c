@@ -7,7 +7,6 @@
 
 #include <string.h>
 
-
 int tp_cli_check(int argc, char **argv)
 {
 	if (argc != 2 || argv[1][0] == '-') {
@@ -19,7 +18,8 @@ int tp_cli_check(int argc, char **argv)
 	int st = tp_perfetto_check(argv[1], &r, &d);
 	if (st != TP_OK) {
 		fputs("tpuprof: ", stderr);
-		tp_text_fputs(stderr, d.msg[0] ? d.msg : tp_strerror(st), TP_TEXT_CTRL | TP_TEXT_LINE);
+		tp_text_fputs(stderr, d.msg[0] ? d.msg : tp_strerror(st),
+		              TP_TEXT_CTRL | TP_TEXT_LINE);
 		fputc('\n', stderr);
 		return tp_status_exit_code(st);
 	}

@@ -1,6 +1,6 @@
 /*
- * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c, diff.c), the registries of
- * readers and outputs (registry.c) and the shared option helpers. main.c dispatches.
+ * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c, diff.c), the registries
+ * of readers and outputs (registry.c) and the shared option helpers. main.c dispatches.
  */
 #ifndef TP_CLI_H
 #define TP_CLI_H
@@ -11,18 +11,19 @@
 struct tp_cli_opts {
 	const char *in_dir;
 	const char *out_dir;
-	enum tp_arch arch;       /* --arch, TP_ARCH_UNKNOWN = detect */
-	double tiu_freq_mhz;     /* --tiu_freq, 0 = arch default */
-	double gdma_freq_mhz;    /* --gdma_freq */
-	int num_core;            /* --num_core: cores shown (tracks of higher cores dropped), 0 all */
+	enum tp_arch arch;    /* --arch, TP_ARCH_UNKNOWN = detect */
+	double tiu_freq_mhz;  /* --tiu_freq, 0 = arch default */
+	double gdma_freq_mhz; /* --gdma_freq */
+	int num_core;         /* --num_core: cores shown (tracks of higher cores dropped), 0 all */
 	int quiet, verbose;
 	const char *sparse_ratios;
-	int trace_args_compact;  /* --trace_args compact */
-	const char *trace_file;  /* --trace_file: host Chrome trace merged onto the device timeline */
-	unsigned char *enabled;  /* per registry output: 1 = write */
-	int jobs;                /* --jobs: outputs written at once, 0 = the online CPUs */
-	int detail;              /* --detail: enum tp_cli_detail */
-	uint64_t xlsx_rows;      /* --xlsx_rows: 0 = the workbook's default cap */
+	int trace_args_compact; /* --trace_args compact */
+	const char
+	    *trace_file; /* --trace_file: host Chrome trace merged onto the device timeline */
+	unsigned char *enabled; /* per registry output: 1 = write */
+	int jobs;               /* --jobs: outputs written at once, 0 = the online CPUs */
+	int detail;             /* --detail: enum tp_cli_detail */
+	uint64_t xlsx_rows;     /* --xlsx_rows: 0 = the workbook's default cap */
 };
 /* --detail: how much per-command detail readers keep (the Sophgo readers' argument sets). */
 enum tp_cli_detail { TP_CLI_DETAIL_AUTO = 0, TP_CLI_DETAIL_FULL = 1, TP_CLI_DETAIL_NONE = -1 };
@@ -33,7 +34,7 @@ struct tp_cli_reader {
 	const char *doc;
 	int (*probe)(const char *dir);
 	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
-	int takes_file;   /* 1: the input is a file (in_dir names it), not a directory */
+	int takes_file; /* 1: the input is a file (in_dir names it), not a directory */
 };
 
 /* Registries (registry.c): set *out to a static array and return its length. */

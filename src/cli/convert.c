@@ -15,8 +15,8 @@
 #include "traceread/traceread.h"
 #include "xlsx/xlsx.h"
 
-#include <errno.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -29,49 +29,60 @@
 
 void tp_cli_usage(FILE *f)
 {
-	fprintf(f,
-	        "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory, a Chrome-trace\n"
-	        "                                              file or a capture.tpp (OUT_DIR: profile_out)\n"
-	        "       tpuprof check FILE.pftrace             validate a Perfetto trace written by tpuprof\n"
-	        "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof diff --help)\n"
-	        "\n"
-	        "Inputs (detected from the content):\n");
+	fprintf(f, "usage: tpuprof IN [OUT_DIR] [options]         convert a profile directory, a "
+	           "Chrome-trace\n"
+	           "                                              file or a capture.tpp (OUT_DIR: "
+	           "profile_out)\n"
+	           "       tpuprof check FILE.pftrace             validate a Perfetto trace "
+	           "written by tpuprof\n"
+	           "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof "
+	           "diff --help)\n"
+	           "\n"
+	           "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
 	size_t nr = tp_cli_readers(&rd);
 	for (size_t i = 0; i < nr; i++)
 		fprintf(f, "  %-20s %s\n", rd[i]->name, rd[i]->doc);
-	fprintf(f,
-	        "\nOptions:\n"
-	        "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, A2,\n"
-	        "                       CV184X, BM1690, SG2260, SG2260E)\n"
-	        "  --num_core N         show cores 0..N-1 only: tracks of higher cores are dropped after\n"
-	        "                       reading (alignment still uses every core), so no output has them\n"
-	        "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
-	        "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
-	        "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
-	        "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
-	        "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / first\n"
-	        "                       tpudnn event)\n"
-	        "  --detail MODE        per-command detail of Sophgo dumps (decoded registers, DMA\n"
-	        "                       counters, LOCAL memory from the commands): auto (default: all\n"
-	        "                       up to 1 M commands, registers up to 200 k), full (always; ~1 KB\n"
-	        "                       per command), none (40 bytes per command)\n"
-	        "  --trace_args MODE    full (default): every reference annotation on each trace slice;\n"
-	        "                       compact: drop the ones derivable from the slice itself (Function\n"
-	        "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
-	        "                       smaller traces of huge dumps\n"
-	        "  --xlsx_rows N|all    rows per engine and core in PerfAI_output.xlsx: the first N\n"
-	        "                       commands in time (default: 400000 rows shared by the\n"
-	        "                       sheets, 10000 to 50000 each; totals always cover all;\n"
-	        "                       a cut sheet and the summary notes say so); all = every row\n"
-	        "  -j, --jobs N         threads for reading the Sophgo dumps and writing up to N\n"
-	        "                       outputs at once (default: the online CPUs); the files are\n"
-	        "                       identical for every N\n"
-	        "  -q, --quiet          print nothing but errors (and no progress line)\n"
-	        "  -v, --verbose        print reader statistics and timings\n"
-	        "  -h, --help           this text\n"
-	        "  --version            print the version\n"
-	        "\nOutputs (written into OUT_DIR):\n");
+	fprintf(
+	    f,
+	    "\nOptions:\n"
+	    "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, "
+	    "A2,\n"
+	    "                       CV184X, BM1690, SG2260, SG2260E)\n"
+	    "  --num_core N         show cores 0..N-1 only: tracks of higher cores are dropped "
+	    "after\n"
+	    "                       reading (alignment still uses every core), so no output has "
+	    "them\n"
+	    "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
+	    "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
+	    "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
+	    "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
+	    "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / "
+	    "first\n"
+	    "                       tpudnn event)\n"
+	    "  --detail MODE        per-command detail of Sophgo dumps (decoded registers, DMA\n"
+	    "                       counters, LOCAL memory from the commands): auto (default: all\n"
+	    "                       up to 1 M commands, registers up to 200 k), full (always; ~1 "
+	    "KB\n"
+	    "                       per command), none (40 bytes per command)\n"
+	    "  --trace_args MODE    full (default): every reference annotation on each trace "
+	    "slice;\n"
+	    "                       compact: drop the ones derivable from the slice itself "
+	    "(Function\n"
+	    "                       Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name) for\n"
+	    "                       smaller traces of huge dumps\n"
+	    "  --xlsx_rows N|all    rows per engine and core in PerfAI_output.xlsx: the first N\n"
+	    "                       commands in time (default: 400000 rows shared by the\n"
+	    "                       sheets, 10000 to 50000 each; totals always cover all;\n"
+	    "                       a cut sheet and the summary notes say so); all = every row\n"
+	    "  -j, --jobs N         threads for reading the Sophgo dumps and writing up to N\n"
+	    "                       outputs at once (default: the online CPUs); the files are\n"
+	    "                       identical for every N\n"
+	    "  -q, --quiet          print nothing but errors (and no progress line)\n"
+	    "  -v, --verbose        print reader statistics and timings\n"
+	    "  -h, --help           this text\n"
+	    "  --version            print the version\n"
+	    "\nOutputs (written into OUT_DIR):\n");
 	const struct tp_output *const *outs;
 	size_t n = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < n; i++) {
@@ -81,8 +92,8 @@ void tp_cli_usage(FILE *f)
 		if (outs[i]->disable_flag)
 			snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s",
 			         flags[0] ? ", " : "", outs[i]->disable_flag);
-		fprintf(f, "  %-28s %-3s %-36s %s\n", outs[i]->file, outs[i]->default_on ? "on" : "off",
-		        flags, outs[i]->doc);
+		fprintf(f, "  %-28s %-3s %-36s %s\n", outs[i]->file,
+		        outs[i]->default_on ? "on" : "off", flags, outs[i]->doc);
 	}
 	fprintf(f, "\nExit codes: 0 ok, 1 usage error, 2 bad input, 3 cannot write output.\n");
 }
@@ -144,7 +155,6 @@ static int parse_mhz(const char *s, double *out)
 	return 0;
 }
 
-
 /* ---- Output-directory discipline ----------------------------------------------------------- */
 
 #define LOCK_NAME ".tpuprof.lock"
@@ -174,15 +184,17 @@ static int lock_out_dir(const char *dir, int quiet, struct tp_diag *d)
 		pid[strcspn(pid, "\n")] = 0;
 		if (!quiet) {
 			char msg[TP_DIAG_MAX];
-			snprintf(msg, sizeof msg,
-			         "%s is being written by tpuprof process %s (lock %s); waiting for it "
-			         "to finish",
-			         dir, pid[0] ? pid : "?", path);
+			snprintf(
+			    msg, sizeof msg,
+			    "%s is being written by tpuprof process %s (lock %s); waiting for it "
+			    "to finish",
+			    dir, pid[0] ? pid : "?", path);
 			err_line(msg);
 		}
 		while (flock(fd, LOCK_EX) != 0) {
 			if (errno != EINTR) {
-				tp_diag_set(d, TP_EOUTPUT, "%s: cannot lock: %s", path, strerror(errno));
+				tp_diag_set(d, TP_EOUTPUT, "%s: cannot lock: %s", path,
+				            strerror(errno));
 				close(fd);
 				tp_free(path);
 				return -1;
@@ -244,9 +256,11 @@ static void mark_stale(const char *dir, const struct out_id *before)
 		if (fresh)
 			continue;
 		if (!nstale++)
-			tp_buf_puts(&b, "These files in this directory were NOT written by the latest tpuprof "
-			                "run into it (it failed, or did not produce them); they are left "
-			                "over from an earlier run:\n");
+			tp_buf_puts(
+			    &b,
+			    "These files in this directory were NOT written by the latest tpuprof "
+			    "run into it (it failed, or did not produce them); they are left "
+			    "over from an earlier run:\n");
 		tp_buf_printf(&b, "%s\n", outs[i]->file);
 	}
 	char *marker = tp_path_join(dir, STALE_NAME);
@@ -271,7 +285,7 @@ static double now_s(void)
 /* ---- Writing the outputs concurrently (--jobs) ----------------------------------------- */
 
 struct out_job {
-	size_t idx;      /* registry index (also the progress slot) */
+	size_t idx; /* registry index (also the progress slot) */
 	int status;
 	struct tp_diag d;
 	double secs;
@@ -414,8 +428,9 @@ static int convert_main(int argc, char **argv)
 			char *end = NULL;
 			long n = err ? 0 : strtol(v, &end, 10);
 			if (err || end == v || *end || n < 1 || n > 64)
-				return usage_error("--jobs needs a thread count from 1 to 64, got '%s'",
-				                   err ? "" : v);
+				return usage_error(
+				    "--jobs needs a thread count from 1 to 64, got '%s'",
+				    err ? "" : v);
 			o.jobs = (int)n;
 			continue;
 		}
@@ -429,29 +444,35 @@ static int convert_main(int argc, char **argv)
 		}
 		if (opt_value(argc, argv, &i, "--tiu_freq", &v, &err)) {
 			if (err || parse_mhz(v, &o.tiu_freq_mhz))
-				return usage_error("--tiu_freq needs a clock in MHz between 1 and 100000, "
-				                   "got '%s'", err ? "" : v);
+				return usage_error(
+				    "--tiu_freq needs a clock in MHz between 1 and 100000, "
+				    "got '%s'",
+				    err ? "" : v);
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--gdma_freq", &v, &err)) {
 			if (err || parse_mhz(v, &o.gdma_freq_mhz))
-				return usage_error("--gdma_freq needs a clock in MHz between 1 and 100000, "
-				                   "got '%s'", err ? "" : v);
+				return usage_error(
+				    "--gdma_freq needs a clock in MHz between 1 and 100000, "
+				    "got '%s'",
+				    err ? "" : v);
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--num_core", &v, &err)) {
 			char *end = NULL;
 			long n = err ? 0 : strtol(v, &end, 10);
 			if (err || end == v || *end || n < 1 || n > 1024)
-				return usage_error("--num_core needs a core count >= 1, got '%s'", err ? "" : v);
+				return usage_error("--num_core needs a core count >= 1, got '%s'",
+				                   err ? "" : v);
 			o.num_core = (int)n;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--detail", &v, &err)) {
 			if (err || (strcmp(v, "auto") != 0 && strcmp(v, "full") != 0 &&
 			            strcmp(v, "none") != 0))
-				return usage_error("--detail takes 'auto', 'full' or 'none', got '%s'",
-				                   err ? "" : v);
+				return usage_error(
+				    "--detail takes 'auto', 'full' or 'none', got '%s'",
+				    err ? "" : v);
 			o.detail = strcmp(v, "full") == 0   ? TP_CLI_DETAIL_FULL
 			           : strcmp(v, "none") == 0 ? TP_CLI_DETAIL_NONE
 			                                    : TP_CLI_DETAIL_AUTO;
@@ -459,16 +480,18 @@ static int convert_main(int argc, char **argv)
 		}
 		if (opt_value(argc, argv, &i, "--trace_args", &v, &err)) {
 			if (err || (strcmp(v, "full") != 0 && strcmp(v, "compact") != 0))
-				return usage_error("--trace_args takes 'full' or 'compact', got '%s'",
-				                   err ? "" : v);
+				return usage_error(
+				    "--trace_args takes 'full' or 'compact', got '%s'",
+				    err ? "" : v);
 			o.trace_args_compact = strcmp(v, "compact") == 0;
 			continue;
 		}
 		if (opt_value(argc, argv, &i, "--xlsx_rows", &v, &err)) {
 			uint64_t cap;
 			if (err || tp_xlsx_parse_rows(v, &cap))
-				return usage_error("--xlsx_rows takes a row count >= 1 or 'all', got '%s'",
-				                   err ? "" : v);
+				return usage_error(
+				    "--xlsx_rows takes a row count >= 1 or 'all', got '%s'",
+				    err ? "" : v);
 			o.xlsx_rows = cap;
 			continue;
 		}
@@ -516,7 +539,7 @@ static int convert_main(int argc, char **argv)
 	if (stat(o.in_dir, &st) != 0) {
 		int e = errno;
 		snprintf(d.msg, sizeof d.msg, "%s: %s", o.in_dir,
-		         e == ELOOP ? "symbolic link loop (too many levels of symbolic links)"
+		         e == ELOOP    ? "symbolic link loop (too many levels of symbolic links)"
 		         : e == ENOENT ? "no such file or directory"
 		                       : strerror(e));
 		err_line(d.msg);
@@ -525,9 +548,10 @@ static int convert_main(int argc, char **argv)
 	/* A directory, or a capture file given directly (docs/capture-format.md); never open a
 	 * FIFO or device (it would block or never end). */
 	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-		snprintf(d.msg, sizeof d.msg,
-		         "%s: not a directory or a regular file (expected a profile data directory)",
-		         o.in_dir);
+		snprintf(
+		    d.msg, sizeof d.msg,
+		    "%s: not a directory or a regular file (expected a profile data directory)",
+		    o.in_dir);
 		err_line(d.msg);
 		return 2;
 	}
@@ -538,13 +562,14 @@ static int convert_main(int argc, char **argv)
 		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
 			reader = rd[i];
 	if (!reader) {
-		snprintf(d.msg, sizeof d.msg,
-		         S_ISDIR(st.st_mode)
-		             ? "%s: no profile data found (expected global.profile / iter*.profile, "
-		               "cdmlib*.profile, or a tpuprof capture)"
-		             : "%s: not a directory (expected a profile data directory, a tpuprof "
-		               "capture.tpp file or a Chrome-trace JSON file)",
-		         o.in_dir);
+		snprintf(
+		    d.msg, sizeof d.msg,
+		    S_ISDIR(st.st_mode)
+		        ? "%s: no profile data found (expected global.profile / iter*.profile, "
+		          "cdmlib*.profile, or a tpuprof capture)"
+		        : "%s: not a directory (expected a profile data directory, a tpuprof "
+		          "capture.tpp file or a Chrome-trace JSON file)",
+		    o.in_dir);
 		err_line(d.msg);
 		return 2;
 	}
@@ -641,7 +666,8 @@ static int convert_main(int argc, char **argv)
 
 	int exit_code = 0, lockfd = -1;
 	struct out_id before[32];
-	if (tp_mkdirs(o.out_dir, &d) != TP_OK || (lockfd = lock_out_dir(o.out_dir, o.quiet, &d)) < 0) {
+	if (tp_mkdirs(o.out_dir, &d) != TP_OK ||
+	    (lockfd = lock_out_dir(o.out_dir, o.quiet, &d)) < 0) {
 		err_line(d.msg);
 		exit_code = 3;
 		goto out;
@@ -703,7 +729,8 @@ static int convert_main(int argc, char **argv)
 		tp_buf_free(&b);
 		for (size_t i = 0; i < p->num_notes && i < 8; i++) {
 			fputs("note: ", stdout);
-			tp_text_fputs(stdout, tp_str(p, p->notes[i].text), TP_TEXT_CTRL | TP_TEXT_LINE);
+			tp_text_fputs(stdout, tp_str(p, p->notes[i].text),
+			              TP_TEXT_CTRL | TP_TEXT_LINE);
 			fputc('\n', stdout);
 		}
 		fputs("outputs in ", stdout);

@@ -6,8 +6,8 @@
  * diff_out); the top of diff.txt goes to the console. Exit 0, or 4 when --fail-if-slower is
  * given and B's total time grew by more than PCT percent (1 usage, 2 bad input, 3 output).
  */
-#include "cli/cli.h"
 #include "diff/diff.h"
+#include "cli/cli.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +55,13 @@ int tp_cli_diff(int argc, char **argv)
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
-			       "Compares two runs (any inputs tpuprof converts, or earlier output folders\n"
+			       "Compares two runs (any inputs tpuprof converts, or earlier output "
+			       "folders\n"
 			       "written with --sqlite) and writes diff.txt,\n"
-			       "diff.json and diff.html into OUT_DIR (default diff_out). Exit 0, or 4\n"
-			       "with --fail-if-slower when B's total time grew by more than PCT %%.\n");
+			       "diff.json and diff.html into OUT_DIR (default diff_out). Exit 0, "
+			       "or 4\n"
+			       "with --fail-if-slower when B's total time grew by more than PCT "
+			       "%%.\n");
 			return 0;
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
@@ -72,7 +75,8 @@ int tp_cli_diff(int argc, char **argv)
 				return usage("%s needs a percentage", a);
 			fail_pct = strtod(v, &end);
 			if (end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
-				return usage("--fail-if-slower needs a percentage >= 0, got '%s'", v);
+				return usage("--fail-if-slower needs a percentage >= 0, got '%s'",
+				             v);
 			have_fail = 1;
 			continue;
 		}
@@ -137,7 +141,8 @@ int tp_cli_diff(int argc, char **argv)
 	}
 	if (have_fail && df.total_pct > fail_pct) {
 		if (!quiet)
-			printf("FAIL: total time grew by %.2f%% (limit %.2f%%)\n", df.total_pct, fail_pct);
+			printf("FAIL: total time grew by %.2f%% (limit %.2f%%)\n", df.total_pct,
+			       fail_pct);
 		code = 4;
 	}
 out:

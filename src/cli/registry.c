@@ -4,18 +4,17 @@
  */
 #include "cli/cli.h"
 
-#include "sophgo/sophgo.h"
 #include "capfile/capfile.h"
 #include "capreport/capreport.h"
 #include "chrome/chrome.h"
 #include "html/html.h"
 #include "opsreport/opsreport.h"
 #include "perfetto/perfetto.h"
+#include "sophgo/sophgo.h"
 #include "sqlitedb/sqlitedb.h"
 #include "summary/summary.h"
 #include "traceread/traceread.h"
 #include "xlsx/xlsx.h"
-
 
 static int sophgo_detail(int cli)
 {
@@ -55,34 +54,34 @@ static int read_trace(const struct tp_cli_opts *o, struct tp_profile **out, stru
 }
 
 static const struct tp_cli_reader bmprofile_reader = {
-	.name = "sophgo-bmprofile",
-	.doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X, CV184X)",
-	.probe = tp_bmprofile_probe,
-	.read = read_bmprofile,
+    .name = "sophgo-bmprofile",
+    .doc = "Sophgo bmprofile_data-N/ (BM1684, BM1684X, BM1688/CV186X, CV184X)",
+    .probe = tp_bmprofile_probe,
+    .read = read_bmprofile,
 };
 
 /* Tried before bmprofile: a cdm directory also holds a global.profile. */
 static const struct tp_cli_reader cdm_reader = {
-	.name = "sophgo-cdm",
-	.doc = "Sophgo cdm_profile_data_dev{D}[-{N}]/ (BM1690/SG2260, SG2260E)",
-	.probe = tp_cdm_probe,
-	.read = read_cdm,
+    .name = "sophgo-cdm",
+    .doc = "Sophgo cdm_profile_data_dev{D}[-{N}]/ (BM1690/SG2260, SG2260E)",
+    .probe = tp_cdm_probe,
+    .read = read_cdm,
 };
 
 static const struct tp_cli_reader capfile_reader = {
-	.name = "tpuprof-capture",
-	.doc = "tpuprof_data_dev{D}-{N}/ written by libtpuprof",
-	.probe = tp_capfile_probe,
-	.read = read_capfile,
-	.takes_file = 1, /* capture.tpp given directly */
+    .name = "tpuprof-capture",
+    .doc = "tpuprof_data_dev{D}-{N}/ written by libtpuprof",
+    .probe = tp_capfile_probe,
+    .read = read_capfile,
+    .takes_file = 1, /* capture.tpp given directly */
 };
 
 static const struct tp_cli_reader trace_reader = {
-	.name = "chrome-trace",
-	.doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
-	.probe = tp_traceread_probe,
-	.read = read_trace,
-	.takes_file = 1,
+    .name = "chrome-trace",
+    .doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
+    .probe = tp_traceread_probe,
+    .read = read_trace,
+    .takes_file = 1,
 };
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
@@ -97,9 +96,9 @@ size_t tp_cli_outputs(const struct tp_output *const **out)
 {
 	/* Written in this order; the console summary comes last. */
 	static const struct tp_output *const list[] = {
-		&tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,
-		&tp_output_opscsv,      &tp_output_html,         &tp_output_perfetto,
-		&tp_output_chrome,      &tp_output_sqlite,       &tp_output_xlsx,
+	    &tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,
+	    &tp_output_opscsv,      &tp_output_html,         &tp_output_perfetto,
+	    &tp_output_chrome,      &tp_output_sqlite,       &tp_output_xlsx,
 	};
 	*out = list;
 	return sizeof list / sizeof *list;

@@ -111,4 +111,7 @@ char *tp_strdup(const char *s)
 	return r;
 }
 
-void tp_free(void *p) { free(p); }
+void tp_free(void *p)
+{
+	free(p);
+}

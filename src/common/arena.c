@@ -73,7 +73,10 @@ char *tp_arena_strndup(struct tp_arena *a, const char *s, size_t n)
 	return r;
 }
 
-char *tp_arena_strdup(struct tp_arena *a, const char *s) { return tp_arena_strndup(a, s, strlen(s)); }
+char *tp_arena_strdup(struct tp_arena *a, const char *s)
+{
+	return tp_arena_strndup(a, s, strlen(s));
+}
 
 void tp_arena_free(struct tp_arena *a)
 {

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-void tp_buf_init(struct tp_buf *b) { memset(b, 0, sizeof *b); }
+void tp_buf_init(struct tp_buf *b)
+{
+	memset(b, 0, sizeof *b);
+}
 
 void tp_buf_free(struct tp_buf *b)
 {
@@ -46,7 +49,10 @@ void tp_buf_put(struct tp_buf *b, const void *p, size_t n)
 	b->data[b->len] = 0;
 }
 
-void tp_buf_puts(struct tp_buf *b, const char *s) { tp_buf_put(b, s, strlen(s)); }
+void tp_buf_puts(struct tp_buf *b, const char *s)
+{
+	tp_buf_put(b, s, strlen(s));
+}
 
 void tp_buf_putc(struct tp_buf *b, char c)
 {
@@ -81,19 +87,28 @@ void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
  * characters, '"', '\\', DEL, '<' (escaped only before '/' or '!') and every byte >= 0x80
  * (decoded: invalid UTF-8 becomes \ufffd, U+2028/U+2029 are escaped for old JavaScript).
  * NUL ends the string. */
-static const unsigned char json_special[256] = {
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x00-0x0f */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x10-0x1f */
-	['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1,
-	[0x80] =
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x80-0x8f */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x90-0x9f */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xa0-0xaf */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xb0-0xbf */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xc0-0xcf */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xd0-0xdf */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xe0-0xef */
-	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0xf0-0xff */
+static const unsigned char json_special[256] =
+    {
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0x00-0x0f */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0x10-0x1f */
+        ['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1, [0x80] = 1, 1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1, /* 0x80-0x8f */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0x90-0x9f */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xa0-0xaf */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xb0-0xbf */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xc0-0xcf */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xd0-0xdf */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xe0-0xef */
+        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
+        1,         1,          1,         1,          1,          1, /* 0xf0-0xff */
 };
 
 void tp_buf_json_str(struct tp_buf *b, const char *s)
@@ -128,11 +143,21 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 		if (c == 0)
 			break;
 		switch (c) {
-		case '"': tp_buf_put(b, "\\\"", 2); break;
-		case '\\': tp_buf_put(b, "\\\\", 2); break;
-		case '\n': tp_buf_put(b, "\\n", 2); break;
-		case '\r': tp_buf_put(b, "\\r", 2); break;
-		case '\t': tp_buf_put(b, "\\t", 2); break;
+		case '"':
+			tp_buf_put(b, "\\\"", 2);
+			break;
+		case '\\':
+			tp_buf_put(b, "\\\\", 2);
+			break;
+		case '\n':
+			tp_buf_put(b, "\\n", 2);
+			break;
+		case '\r':
+			tp_buf_put(b, "\\r", 2);
+			break;
+		case '\t':
+			tp_buf_put(b, "\\t", 2);
+			break;
 		default: {
 			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			tp_buf_put(b, u, 6);
@@ -216,7 +241,8 @@ void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns)
 		tp_buf_putc(b, '-');
 	tp_buf_u64(b, a / 1000);
 	unsigned f = (unsigned)(a % 1000);
-	char frac[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
+	char frac[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10),
+	                (char)('0' + f % 10)};
 	tp_buf_put(b, frac, 4);
 }
 

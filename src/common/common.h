@@ -19,16 +19,16 @@
 /* usage errors -> 1, input errors -> 2, output errors -> 3.                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-#define TP_STATUS_TABLE(X)                                                              \
-	X(TP_OK, 0, "success")                                                              \
-	X(TP_ENOMEM, -1, "out of memory")                                                   \
-	X(TP_EUSAGE, -2, "invalid usage")                                                   \
-	X(TP_EIO, -3, "cannot read input")                                                  \
-	X(TP_EFORMAT, -4, "malformed input")                                                \
-	X(TP_ETRUNC, -5, "truncated input")                                                 \
-	X(TP_ENOTFOUND, -6, "input not found")                                              \
-	X(TP_EUNSUPPORTED, -7, "unsupported input")                                         \
-	X(TP_EOUTPUT, -8, "cannot write output")                                            \
+#define TP_STATUS_TABLE(X)                                                                         \
+	X(TP_OK, 0, "success")                                                                     \
+	X(TP_ENOMEM, -1, "out of memory")                                                          \
+	X(TP_EUSAGE, -2, "invalid usage")                                                          \
+	X(TP_EIO, -3, "cannot read input")                                                         \
+	X(TP_EFORMAT, -4, "malformed input")                                                       \
+	X(TP_ETRUNC, -5, "truncated input")                                                        \
+	X(TP_ENOTFOUND, -6, "input not found")                                                     \
+	X(TP_EUNSUPPORTED, -7, "unsupported input")                                                \
+	X(TP_EOUTPUT, -8, "cannot write output")                                                   \
 	X(TP_ERANGE, -9, "value out of range")
 
 enum tp_status {
@@ -51,7 +51,7 @@ int tp_status_exit_code(int status);
 #define TP_DIAG_MAX 1024
 
 struct tp_diag {
-	int status;           /* the status of the first error recorded, TP_OK if none */
+	int status;            /* the status of the first error recorded, TP_OK if none */
 	char msg[TP_DIAG_MAX]; /* one line, no trailing newline */
 };
 typedef struct tp_diag tp_diag;
@@ -66,7 +66,7 @@ int tp_diag_line(struct tp_diag *d, int status, const char *path, unsigned long 
                  const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* Records "message" with no location (paths given inside the message if needed). */
 int tp_diag_set(struct tp_diag *d, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 /* ---------------------------------------------------------------------------------------- */
 /* Allocation. Every heap allocation in the project goes through these, so tests can make   */
@@ -88,8 +88,8 @@ void tp_free(void *p);
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg);
 
 /* Sorts the indexes v[0..n) stably by `before` (nonzero: index x goes before index y; two
- * indexes neither of which goes first keep their input order) with a bottom-up merge sort through the caller's tmp[0..n); runs
- * already in order are copied, not merged. The result is in v. */
+ * indexes neither of which goes first keep their input order) with a bottom-up merge sort through
+ * the caller's tmp[0..n); runs already in order are copied, not merged. The result is in v. */
 void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
 /* A walk over the indexes i < n of a table that `keep` accepts, in `before` order (a strict
@@ -164,8 +164,14 @@ struct tp_cursor {
 typedef struct tp_cursor tp_cursor;
 
 void tp_cur_init(struct tp_cursor *c, const void *base, size_t len, uint64_t origin);
-static inline size_t tp_cur_left(const struct tp_cursor *c) { return c->bad ? 0 : c->len - c->pos; }
-static inline uint64_t tp_cur_offset(const struct tp_cursor *c) { return c->origin + c->pos; }
+static inline size_t tp_cur_left(const struct tp_cursor *c)
+{
+	return c->bad ? 0 : c->len - c->pos;
+}
+static inline uint64_t tp_cur_offset(const struct tp_cursor *c)
+{
+	return c->origin + c->pos;
+}
 uint8_t tp_cur_u8(struct tp_cursor *c);
 uint16_t tp_cur_u16(struct tp_cursor *c);
 uint32_t tp_cur_u32(struct tp_cursor *c);
@@ -201,13 +207,13 @@ uint64_t tp_bits(const uint8_t *p, unsigned lo, unsigned width);
 #define TP_STRTAB_BLOCK_BITS 20
 #define TP_STRTAB_MAX_LEN ((size_t)1 << 31)
 struct tp_strtab {
-	char **blocks;          /* owned; each (at least) 2^TP_STRTAB_BLOCK_BITS bytes */
+	char **blocks; /* owned; each (at least) 2^TP_STRTAB_BLOCK_BITS bytes */
 	uint32_t nblocks, cap_blocks;
-	size_t used;            /* bytes used in the last block */
-	uint32_t *locs;         /* owned; id -> location of its varint header, bytes, NUL */
+	size_t used;    /* bytes used in the last block */
+	uint32_t *locs; /* owned; id -> location of its varint header, bytes, NUL */
 	uint32_t count, cap;
-	uint32_t nfind;         /* ids linked into the hash */
-	uint32_t *slots;        /* open-addressing hash: id+1, 0 = empty */
+	uint32_t nfind;  /* ids linked into the hash */
+	uint32_t *slots; /* open-addressing hash: id+1, 0 = empty */
 	uint32_t nslots;
 };
 typedef struct tp_strtab tp_strtab;
@@ -291,14 +297,14 @@ void tp_file_drop(const struct tp_file *f, size_t from, size_t to);
 /* An output file written under a temporary name in the same directory and renamed into
  * place by tp_afile_commit, so a failed run never leaves a file that looks complete. */
 struct tp_afile {
-	FILE *fp;        /* write through this (buffers larger than 1 MiB: tp_afile_write) */
-	char *path;      /* final path (owned) */
-	char *tmp_path;  /* temporary path (owned) */
+	FILE *fp;       /* write through this (buffers larger than 1 MiB: tp_afile_write) */
+	char *path;     /* final path (owned) */
+	char *tmp_path; /* temporary path (owned) */
 };
 typedef struct tp_afile tp_afile;
 
-/* Opens `path`.tmp-PID.N (a fresh name) for writing (binary). TP_ENOMEM when out of memory, TP_EOUTPUT
- * when the file cannot be created. */
+/* Opens `path`.tmp-PID.N (a fresh name) for writing (binary). TP_ENOMEM when out of memory,
+ * TP_EOUTPUT when the file cannot be created. */
 int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d);
 /* Writes n bytes through f->fp in pieces of at most TP_WRITE_PIECE, so no single write(2)
  * is larger. Returns 0, or -1 with errno set when the stream fails (the caller reports it).
@@ -332,8 +338,7 @@ void tp_temp_forget(const char *tmp_path);
 struct tp_buf; /* below */
 /* Writes b's bytes to dir/name atomically (temporary + rename). A buffer that ran out of
  * memory is TP_ENOMEM and writes nothing. TP_OK / TP_ENOMEM / TP_EOUTPUT. */
-int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
-                      struct tp_diag *d);
+int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b, struct tp_diag *d);
 
 /* mkdir -p. TP_OK if it exists or was created, TP_EOUTPUT otherwise. */
 int tp_mkdirs(const char *path, struct tp_diag *d);
@@ -415,12 +420,12 @@ void tp_buf_i64(struct tp_buf *b, int64_t v);
 
 #define TP_UTF8_REPLACEMENT "\xEF\xBF\xBD" /* U+FFFD */
 enum tp_text_flags {
-	TP_TEXT_UTF8 = 0,      /* only repair invalid UTF-8 (JSON, SQLite, Perfetto: they escape) */
+	TP_TEXT_UTF8 = 0, /* only repair invalid UTF-8 (JSON, SQLite, Perfetto: they escape) */
 	TP_TEXT_CTRL = 1u << 0, /* also replace C0 controls but \t \n \r, DEL and C1 controls
 	                          (U+0080..U+009F) with U+FFFD (ops.csv, whose quoting keeps
 	                          \t \n \r) */
 	TP_TEXT_LINE = 1u << 1, /* with TP_TEXT_CTRL: \t \n \r too (one-line fields, table cells) */
-	TP_TEXT_XML = 1u << 2,  /* XML 1.0 (xlsx): C0 but \t \n \r replaced, U+FFFE/U+FFFF dropped */
+	TP_TEXT_XML = 1u << 2, /* XML 1.0 (xlsx): C0 but \t \n \r replaced, U+FFFE/U+FFFF dropped */
 	TP_TEXT_NOCR = 1u << 3, /* with TP_TEXT_CTRL: \r too (a CR can overwrite a terminal line) */
 	TP_TEXT_TERM = TP_TEXT_CTRL | TP_TEXT_NOCR, /* terminals, summary.txt, summary.md */
 };

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "common/common.h"
@@ -39,8 +41,8 @@ static void test_diag_keeps_first(void **state)
 	                            "GDMA block length %u exceeds the %u bytes left", 4096u, 312u),
 	                 TP_EFORMAT);
 	tp_diag_line(&d, TP_EIO, "global.profile", 17, "second error");
-	assert_string_equal(d.msg,
-	                    "iter0.profile@0x2214: GDMA block length 4096 exceeds the 312 bytes left");
+	assert_string_equal(
+	    d.msg, "iter0.profile@0x2214: GDMA block length 4096 exceeds the 312 bytes left");
 	assert_int_equal(d.status, TP_EFORMAT);
 	struct tp_diag e = {0};
 	tp_diag_line(&e, TP_EFORMAT, "global.profile", 17, "bad arch");
@@ -210,7 +212,8 @@ static void test_fmt_int(void **state)
 		uint64_t u = bits >= 64 ? x : x & ((1ull << bits) - 1);
 		int64_t v = (int64_t)u;
 		if (i < 8) {
-			static const int64_t edge[8] = {0, 9, 10, 99, 100, -1, INT64_MIN, INT64_MAX};
+			static const int64_t edge[8] = {0,   9,  10,        99,
+			                                100, -1, INT64_MIN, INT64_MAX};
 			v = edge[i];
 			u = i == 6 ? UINT64_MAX : (uint64_t)v;
 		}
@@ -408,7 +411,6 @@ static void test_parse(void **state)
 	assert_int_equal(tp_parse_u64("", 0, &u), -1);
 }
 
-
 /* ---- text safety (text.c) ------------------------------------------------------------------ */
 
 static const char *clean_str(struct tp_buf *b, const char *s, unsigned flags, size_t maxb)
@@ -463,10 +465,17 @@ static void test_text_destinations(void **state)
 	struct tp_buf b;
 	tp_buf_init(&b);
 	/* Repair only: controls kept (JSON/SQLite/Perfetto escape them themselves). */
-	assert_string_equal(clean_str(&b, "a\xC0\xAF" "b\xED\xA0\x80" "c\x1b", TP_TEXT_UTF8, 0),
+	assert_string_equal(clean_str(&b,
+	                              "a\xC0\xAF"
+	                              "b\xED\xA0\x80"
+	                              "c\x1b",
+	                              TP_TEXT_UTF8, 0),
 	                    "a" FFFD FFFD "b" FFFD FFFD FFFD "c\x1b");
 	/* Terminal / summary.txt: ESC, BEL, DEL and C1 CSI (U+009B) never pass; \n and \t do. */
-	assert_string_equal(clean_str(&b, "x\x1b[31mred\x07\x7f\xC2\x9B" "1m\n\tok", TP_TEXT_CTRL, 0),
+	assert_string_equal(clean_str(&b,
+	                              "x\x1b[31mred\x07\x7f\xC2\x9B"
+	                              "1m\n\tok",
+	                              TP_TEXT_CTRL, 0),
 	                    "x" FFFD "[31mred" FFFD FFFD FFFD "1m\n\tok");
 	/* Terminal text: CR too (it could overwrite what the line showed). */
 	assert_string_equal(clean_str(&b, "ok\rFAKE\n", TP_TEXT_TERM, 0), "ok" FFFD "FAKE\n");
@@ -475,7 +484,10 @@ static void test_text_destinations(void **state)
 	assert_string_equal(clean_str(&b, "a\nb\rc\td", TP_TEXT_CTRL | TP_TEXT_LINE, 0),
 	                    "a" FFFD "b" FFFD "c" FFFD "d");
 	/* XML: U+FFFE/U+FFFF dropped, C0 but tab/newline replaced, > U+10FFFF replaced. */
-	assert_string_equal(clean_str(&b, "a\xEF\xBF\xBE" "b\xEF\xBF\xBF" "c\x01\t\n\xF7\xBF\xBF\xBF",
+	assert_string_equal(clean_str(&b,
+	                              "a\xEF\xBF\xBE"
+	                              "b\xEF\xBF\xBF"
+	                              "c\x01\t\n\xF7\xBF\xBF\xBF",
 	                              TP_TEXT_XML, 0),
 	                    "abc" FFFD "\t\n" FFFD FFFD FFFD FFFD);
 	/* Length limits cut on character boundaries: "é" is 2 bytes, never split. */
@@ -531,8 +543,9 @@ static void test_sort_index(void **state)
 			size_t n = sizes[si];
 			for (size_t i = 0; i < n; i++) {
 				seed = seed * 1103515245u + 12345u;
-				key[i] = pattern == 0 ? (int)(seed >> 16) % 5 : pattern == 1 ? (int)i / 3
-				                                                            : (int)(n - i) / 2;
+				key[i] = pattern == 0   ? (int)(seed >> 16) % 5
+				         : pattern == 1 ? (int)i / 3
+				                        : (int)(n - i) / 2;
 				v[i] = want[i] = (uint32_t)i;
 			}
 			for (size_t i = 1; i < n; i++)
@@ -641,10 +654,16 @@ static void test_json_str_utf8(void **state)
 	tp_buf_init(&b);
 	/* Invalid UTF-8 (bad lead, overlong, surrogate, > U+10FFFF, truncated at the end) becomes
 	 * \ufffd; valid multibyte text passes as is; U+2028/2029 are escaped for <script>. */
-	tp_buf_json_str(&b, "\xFF" "a\xC0\x80" "\xED\xB0\x80" "\xF4\x90\x80\x80" "\xE2\x80\xA8\xE2\x80\xA9"
-	                    "\xE6\x97\xA5\xF0\x9F\x98\x80" "\xE2\x82");
-	assert_string_equal(b.data, "\\ufffda\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
-	                            "\\ufffd\\u2028\\u2029\xE6\x97\xA5\xF0\x9F\x98\x80\\ufffd");
+	tp_buf_json_str(&b, "\xFF"
+	                    "a\xC0\x80"
+	                    "\xED\xB0\x80"
+	                    "\xF4\x90\x80\x80"
+	                    "\xE2\x80\xA8\xE2\x80\xA9"
+	                    "\xE6\x97\xA5\xF0\x9F\x98\x80"
+	                    "\xE2\x82");
+	assert_string_equal(b.data,
+	                    "\\ufffda\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+	                    "\\ufffd\\u2028\\u2029\xE6\x97\xA5\xF0\x9F\x98\x80\\ufffd");
 	tp_buf_free(&b);
 }
 
@@ -722,7 +741,7 @@ static size_t ix_find_or_add(struct tp_ixmap *m, uint32_t *v, size_t *n, uint32_
 		if (v[m->slot[k] - 1] == x)
 			return m->slot[k] - 1;
 	v[*n] = x;
-	m->slot[k] = (uint32_t)++*n;
+	m->slot[k] = (uint32_t)++ * n;
 	return *n - 1;
 }
 
@@ -816,7 +835,8 @@ static void test_alloc_huge_hint(void **state)
 	if (hg == 0 && madvise((void *)in, huge, MADV_HUGEPAGE) != 0) {
 		tp_free(big);
 		tp_free(small);
-		print_message("SKIPPED test_alloc_huge_hint: this kernel has no transparent huge pages\n");
+		print_message(
+		    "SKIPPED test_alloc_huge_hint: this kernel has no transparent huge pages\n");
 		return;
 	}
 	assert_int_equal(hg, 1);
@@ -890,20 +910,17 @@ static void test_file_drop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_status),       cmocka_unit_test(test_diag_keeps_first),
-		cmocka_unit_test(test_cursor_bounds), cmocka_unit_test(test_bits),
-		cmocka_unit_test(test_strtab),       cmocka_unit_test(test_alloc_failure_hook),
-		cmocka_unit_test(test_alloc_huge_hint),
-		cmocka_unit_test(test_buf_format),   cmocka_unit_test(test_fmt_int),
-		cmocka_unit_test(test_atomic_file),
-		cmocka_unit_test(test_temp_path),
-		cmocka_unit_test(test_parse),        cmocka_unit_test(test_utf8_decode),
-		cmocka_unit_test(test_text_destinations), cmocka_unit_test(test_json_str_utf8),
-		cmocka_unit_test(test_text_safe_word_positions),
-		cmocka_unit_test(test_sort_index),
-		cmocka_unit_test(test_walk),
-		cmocka_unit_test(test_f64_to_i64),   cmocka_unit_test(test_open_regular),
-		cmocka_unit_test(test_file_drop),   cmocka_unit_test(test_ixmap),
+	    cmocka_unit_test(test_status),          cmocka_unit_test(test_diag_keeps_first),
+	    cmocka_unit_test(test_cursor_bounds),   cmocka_unit_test(test_bits),
+	    cmocka_unit_test(test_strtab),          cmocka_unit_test(test_alloc_failure_hook),
+	    cmocka_unit_test(test_alloc_huge_hint), cmocka_unit_test(test_buf_format),
+	    cmocka_unit_test(test_fmt_int),         cmocka_unit_test(test_atomic_file),
+	    cmocka_unit_test(test_temp_path),       cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_utf8_decode),     cmocka_unit_test(test_text_destinations),
+	    cmocka_unit_test(test_json_str_utf8),   cmocka_unit_test(test_text_safe_word_positions),
+	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
+	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
+	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -56,9 +56,15 @@ uint64_t tp_cur_u64(struct tp_cursor *c)
 	return p ? tp_le64(p) : 0;
 }
 
-const uint8_t *tp_cur_bytes(struct tp_cursor *c, size_t n) { return take(c, n); }
+const uint8_t *tp_cur_bytes(struct tp_cursor *c, size_t n)
+{
+	return take(c, n);
+}
 
-int tp_cur_skip(struct tp_cursor *c, size_t n) { return take(c, n) ? 0 : -1; }
+int tp_cur_skip(struct tp_cursor *c, size_t n)
+{
+	return take(c, n) ? 0 : -1;
+}
 
 int tp_cur_sub(struct tp_cursor *c, size_t n, struct tp_cursor *sub)
 {

@@ -27,8 +27,10 @@ int tp_open_regular(const char *path, struct tp_diag *d)
 	if (fd < 0) {
 		int e = errno;
 		if (e == ELOOP)
-			return tp_diag_set(d, TP_EIO, "%s: symbolic link loop (too many levels of "
-			                   "symbolic links)", path);
+			return tp_diag_set(d, TP_EIO,
+			                   "%s: symbolic link loop (too many levels of "
+			                   "symbolic links)",
+			                   path);
 		return tp_diag_set(d, e == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", path,
 		                   strerror(e));
 	}
@@ -39,7 +41,10 @@ int tp_open_regular(const char *path, struct tp_diag *d)
 		    isdev = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode);
 		close(fd);
 		return tp_diag_set(d, TP_EIO, "%s: not a regular file (%s)", path,
-		                   isdir ? "a directory" : isfifo ? "a FIFO" : isdev ? "a device" : "a special file");
+		                   isdir    ? "a directory"
+		                   : isfifo ? "a FIFO"
+		                   : isdev  ? "a device"
+		                            : "a special file");
 	}
 	int fl = fcntl(fd, F_GETFL);
 	if (fl >= 0)
@@ -137,9 +142,15 @@ static void tmp_track_as(const char *path, int kind)
 	}
 }
 
-static void tmp_track(const char *path) { tmp_track_as(path, 1); }
+static void tmp_track(const char *path)
+{
+	tmp_track_as(path, 1);
+}
 
-void tp_temp_track_dir(const char *dir) { tmp_track_as(dir, 3); }
+void tp_temp_track_dir(const char *dir)
+{
+	tmp_track_as(dir, 3);
+}
 
 static void tmp_untrack(const char *path)
 {
@@ -150,7 +161,10 @@ static void tmp_untrack(const char *path)
 		}
 }
 
-void tp_temp_forget(const char *tmp_path) { tmp_untrack(tmp_path); }
+void tp_temp_forget(const char *tmp_path)
+{
+	tmp_untrack(tmp_path);
+}
 
 static void on_fatal_signal(int sig)
 {
@@ -233,7 +247,8 @@ char *tp_temp_path_for(const char *path)
  * allocation and starts writeback of the whole new file inside the rename, in the caller's
  * thread: renaming a fresh 800 MB file over another took 0.45-0.5 s on the bench machine, the
  * exchange plus the unlink 0.03-0.05 s. An exchange is not a rename over a file, so the new
- * file's pages are written back later by the kernel as usual. Readers of `path` still see the old or the new file, never none.
+ * file's pages are written back later by the kernel as usual. Readers of `path` still see the old
+ * or the new file, never none.
  */
 static int exchange_into_place(const char *tmp_path, const char *path)
 {
@@ -262,7 +277,8 @@ int tp_rename_into_place(const char *tmp_path, const char *path, struct tp_diag 
 		int e = errno;
 		unlink(tmp_path);
 		tmp_untrack(tmp_path);
-		return tp_diag_set(d, TP_EOUTPUT, "%s: cannot rename into place: %s", path, strerror(e));
+		return tp_diag_set(d, TP_EOUTPUT, "%s: cannot rename into place: %s", path,
+		                   strerror(e));
 	}
 	tmp_untrack(tmp_path);
 	return TP_OK;
@@ -372,8 +388,8 @@ int tp_mkdirs(const char *path, struct tp_diag *d)
 			char c = *s;
 			*s = 0;
 			if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-				st = tp_diag_set(d, TP_EOUTPUT, "%s: cannot create directory: %s", p,
-				                 strerror(errno));
+				st = tp_diag_set(d, TP_EOUTPUT, "%s: cannot create directory: %s",
+				                 p, strerror(errno));
 				break;
 			}
 			*s = c;
@@ -401,8 +417,7 @@ char *tp_path_join(const char *dir, const char *name)
 	return r;
 }
 
-int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
-                      struct tp_diag *d)
+int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b, struct tp_diag *d)
 {
 	if (b->oom)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 struct slot {
-	const char *name;          /* set before state becomes 1 */
-	atomic_int state;          /* 0 unused, 1 running, 2 done */
+	const char *name; /* set before state becomes 1 */
+	atomic_int state; /* 0 unused, 1 running, 2 done */
 	atomic_uint_least64_t done, total;
-	atomic_llong t0, t1;       /* ns */
+	atomic_llong t0, t1; /* ns */
 };
 
 static struct {
@@ -33,8 +33,8 @@ static struct {
 	long long t_start, delay;
 	uint64_t input_total;
 	atomic_uint_least64_t input_done;
-	int phase;                              /* under mu */
-	atomic_size_t noutputs;                 /* tp_progress_outputs */
+	int phase;              /* under mu */
+	atomic_size_t noutputs; /* tp_progress_outputs */
 	long long ph_t0[TP_PHASE_COUNT], ph_t1[TP_PHASE_COUNT];
 	struct slot slots[TP_PROGRESS_SLOTS];
 } g = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
@@ -48,7 +48,10 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-static double secs(long long ns) { return (double)ns * 1e-9; }
+static double secs(long long ns)
+{
+	return (double)ns * 1e-9;
+}
 
 void tp_progress_input_done(uint64_t bytes)
 {
@@ -237,7 +240,10 @@ void tp_progress_phase(enum tp_progress_phase ph)
 	pthread_mutex_unlock(&g.mu);
 }
 
-void tp_progress_outputs(size_t n) { atomic_store(&g.noutputs, n); }
+void tp_progress_outputs(size_t n)
+{
+	atomic_store(&g.noutputs, n);
+}
 
 void tp_progress_slot_begin(size_t slot, const char *name)
 {
@@ -271,7 +277,10 @@ void tp_progress_lock(void)
 	}
 }
 
-void tp_progress_unlock(void) { pthread_mutex_unlock(&g.mu); }
+void tp_progress_unlock(void)
+{
+	pthread_mutex_unlock(&g.mu);
+}
 
 void tp_progress_finish(int mode)
 {
@@ -296,7 +305,8 @@ void tp_progress_finish(int mode)
 			if (!g.ph_t0[i])
 				continue;
 			long long t1 = g.ph_t1[i] ? g.ph_t1[i] : now;
-			cat(line, "%s %s %.2f s", first ? "" : ",", names[i], secs(t1 - g.ph_t0[i]));
+			cat(line, "%s %s %.2f s", first ? "" : ",", names[i],
+			    secs(t1 - g.ph_t0[i]));
 			first = 0;
 			if (i != TP_PHASE_WRITE)
 				continue;

@@ -66,7 +66,8 @@ int tp_diag_at(struct tp_diag *d, int status, const char *path, uint64_t offset,
                ...)
 {
 	char prefix[600];
-	snprintf(prefix, sizeof prefix, "%s@0x%llx: ", path ? path : "?", (unsigned long long)offset);
+	snprintf(prefix, sizeof prefix, "%s@0x%llx: ", path ? path : "?",
+	         (unsigned long long)offset);
 	va_list ap;
 	va_start(ap, fmt);
 	int r = vdiag(d, status, prefix, fmt, ap);

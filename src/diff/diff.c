@@ -113,7 +113,8 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 			if (tp_slice_type(tr, s) != ty)
 				continue;
 			const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
-			if (w && ((w->type == TP_ARG_INT && w->v.i) || (w->type == TP_ARG_UINT && w->v.u)))
+			if (w && ((w->type == TP_ARG_INT && w->v.i) ||
+			          (w->type == TP_ARG_UINT && w->v.u)))
 				continue;
 			int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
 			if (!v)
@@ -148,8 +149,8 @@ struct acc {
 struct ctx {
 	struct tp_diff *d;
 	struct agg rows[TP_DIFF_KINDS];
-	int side;        /* 0 = A, 1 = B */
-	int64_t div;     /* per-step normalisation (1 without steps) */
+	int side;               /* 0 = A, 1 = B */
+	int64_t div;            /* per-step normalisation (1 without steps) */
 	const char **layer_key; /* per layer of the current side: its row key (timeline labels) */
 	/* Noise-aware only: the current side's step intervals, the step counts of both sides. */
 	const struct stepiv *iv;
@@ -305,24 +306,33 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 			int64_t dur = tp_slice_end(tr, s) - s->start_ns;
 			int st = TP_OK;
 			if (engine) {
-				snprintf(key, sizeof key, "%s %s", tp_track_kind_name((enum tp_track_kind)tr->kind),
+				snprintf(key, sizeof key, "%s %s",
+				         tp_track_kind_name((enum tp_track_kind)tr->kind),
 				         tp_str(p, tp_slice_name(tr, s)));
 				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_CMD], key);
 				if (!r)
 					return TP_ENOMEM;
-				st = add_at(c, TP_DIFF_CMD, &c->rows[TP_DIFF_CMD], r, s->start_ns, dur, 1);
-			} else if (host && ty_op && tp_slice_type(tr, s) == ty_op && !p->num_layers) {
-				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP], tp_str(p, tp_slice_name(tr, s)));
+				st = add_at(c, TP_DIFF_CMD, &c->rows[TP_DIFF_CMD], r, s->start_ns,
+				            dur, 1);
+			} else if (host && ty_op && tp_slice_type(tr, s) == ty_op &&
+			           !p->num_layers) {
+				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_OP],
+				                                tp_str(p, tp_slice_name(tr, s)));
 				if (!r)
 					return TP_ENOMEM;
-				if ((st = add_at(c, TP_DIFF_OP, &c->rows[TP_DIFF_OP], r, s->start_ns, dur, 1)))
+				if ((st = add_at(c, TP_DIFF_OP, &c->rows[TP_DIFF_OP], r,
+				                 s->start_ns, dur, 1)))
 					return st;
-				const struct tp_arg *a = k_type ? tp_args_find(p, s->args, k_type) : NULL;
-				const char *ot = a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : tp_str(p, tp_slice_name(tr, s));
+				const struct tp_arg *a =
+				    k_type ? tp_args_find(p, s->args, k_type) : NULL;
+				const char *ot = a && a->type == TP_ARG_STR
+				                     ? tp_str(p, a->v.s)
+				                     : tp_str(p, tp_slice_name(tr, s));
 				r = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], ot);
 				if (!r)
 					return TP_ENOMEM;
-				st = add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], r, s->start_ns, dur, 1);
+				st = add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], r,
+				            s->start_ns, dur, 1);
 			}
 			if (st)
 				return st;
@@ -343,8 +353,8 @@ static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
 				continue;
 			char name[48];
 			if (multi)
-				snprintf(name, sizeof name, "device %d core %d %s", cs->device, cs->core,
-				         tp_track_kind_name((enum tp_track_kind)e));
+				snprintf(name, sizeof name, "device %d core %d %s", cs->device,
+				         cs->core, tp_track_kind_name((enum tp_track_kind)e));
 			else
 				snprintf(name, sizeof name, "core %d %s", cs->core,
 				         tp_track_kind_name((enum tp_track_kind)e));
@@ -363,7 +373,8 @@ static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
 				memset(x, 0, sizeof *x);
 				snprintf(x->name, sizeof x->name, "%s", name);
 			}
-			double gbps = tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
+			double gbps =
+			    tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
 			if (side == 0) {
 				x->a_util = es->utilization;
 				x->a_gbps = gbps;
@@ -426,8 +437,8 @@ static int add_lane(struct tp_diff *d, struct tp_diff_side *sd, const char *name
 	return TP_OK;
 }
 
-static int add_item(struct tp_diff_side *sd, size_t *cap, int64_t start, int64_t dur,
-                    uint32_t lane, uint32_t label)
+static int add_item(struct tp_diff_side *sd, size_t *cap, int64_t start, int64_t dur, uint32_t lane,
+                    uint32_t label)
 {
 	struct tp_diff_item *iv = tp_grow(sd->items, sizeof *iv, sd->nitems + 1, cap);
 	if (!iv)
@@ -523,7 +534,8 @@ static int row_cmp(const void *x, const void *y)
 	int64_t db = b->delta_ns < 0 ? -b->delta_ns : b->delta_ns;
 	if (da != db)
 		return da > db ? -1 : 1;
-	int64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns, mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
+	int64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns,
+	        mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
 	if (ma != mb)
 		return ma > mb ? -1 : 1;
 	return strcmp(a->key, b->key);
@@ -544,12 +556,14 @@ static void rematch_layers(struct agg *g, struct acc *acc, size_t na, size_t nb)
 				continue;
 			a->b_ns = b->b_ns;
 			a->b_count = b->b_count;
-			b->key = NULL; /* merged into a */
+			b->key = NULL;                               /* merged into a */
 			if (i < acc->n && acc->v[i] && k < acc->n) { /* acc_fit made k < n */
 				if (acc->v[k])
-					memcpy(acc->v[k] + na, acc->v[i] + na, nb * sizeof **acc->v);
+					memcpy(acc->v[k] + na, acc->v[i] + na,
+					       nb * sizeof **acc->v);
 				else {
-					/* a had no time inside A's steps: take b's array (its A part is 0). */
+					/* a had no time inside A's steps: take b's array (its A
+					 * part is 0). */
 					acc->v[k] = acc->v[i];
 					acc->v[i] = NULL;
 				}
@@ -584,7 +598,8 @@ static void row_noise(struct tp_diff *d, struct agg *g, struct acc *acc, size_t 
 			med_spread(v + na, nb, &r->b_ns, &r->b_spread_ns);
 		}
 		int64_t delta = r->b_ns - r->a_ns, ad = delta < 0 ? -delta : delta;
-		r->within_noise = ad <= (r->a_spread_ns > r->b_spread_ns ? r->a_spread_ns : r->b_spread_ns);
+		r->within_noise =
+		    ad <= (r->a_spread_ns > r->b_spread_ns ? r->a_spread_ns : r->b_spread_ns);
 	}
 }
 
@@ -598,7 +613,9 @@ static void finish_rows(struct tp_diff *d, struct agg *g, enum tp_diff_kind kind
 		r->delta_ns = r->b_ns - r->a_ns;
 		r->pct = r->a_ns ? (double)r->delta_ns * 100.0 / (double)r->a_ns : 0;
 		r->share = d->total_delta_ns ? (double)r->delta_ns / (double)d->total_delta_ns : 0;
-		r->status = !r->a_count ? TP_DIFF_APPEARED : !r->b_count ? TP_DIFF_VANISHED : TP_DIFF_BOTH;
+		r->status = !r->a_count   ? TP_DIFF_APPEARED
+		            : !r->b_count ? TP_DIFF_VANISHED
+		                          : TP_DIFF_BOTH;
 		if (!r->label)
 			r->label = r->key;
 		g->v[n++] = *r;
@@ -644,7 +661,8 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 		if (out->noise_aware) {
 			size_t n = nsteps[s];
 			int64_t *v = steps[s];
-			sd->total_ns = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+			sd->total_ns =
+			    n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 			sd->step_min_ns = v[0];
 			sd->step_max_ns = v[n - 1];
 			sd->spread_ns = (v[n - 1] - v[0]) / 2;
@@ -655,9 +673,11 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 		}
 	}
 	out->total_delta_ns = out->b.total_ns - out->a.total_ns;
-	out->total_pct = out->a.total_ns ? (double)out->total_delta_ns * 100.0 / (double)out->a.total_ns : 0;
+	out->total_pct =
+	    out->a.total_ns ? (double)out->total_delta_ns * 100.0 / (double)out->a.total_ns : 0;
 	if (out->noise_aware) {
-		int64_t spread = out->a.spread_ns > out->b.spread_ns ? out->a.spread_ns : out->b.spread_ns;
+		int64_t spread =
+		    out->a.spread_ns > out->b.spread_ns ? out->a.spread_ns : out->b.spread_ns;
 		int64_t ad = out->total_delta_ns < 0 ? -out->total_delta_ns : out->total_delta_ns;
 		out->within_noise = ad <= spread;
 	}

@@ -37,44 +37,47 @@ const char *tp_diff_kind_name(enum tp_diff_kind k); /* "layers", "op_types", "op
 enum tp_diff_status { TP_DIFF_BOTH = 0, TP_DIFF_APPEARED, TP_DIFF_VANISHED };
 
 struct tp_diff_row {
-	const char *key;       /* match key, unique within its kind */
-	const char *label;     /* what the user reads ("Conv2D #3 (layer 73, core 0)") */
-	int64_t a_ns, b_ns;    /* time on each side (0 when absent) */
+	const char *key;    /* match key, unique within its kind */
+	const char *label;  /* what the user reads ("Conv2D #3 (layer 73, core 0)") */
+	int64_t a_ns, b_ns; /* time on each side (0 when absent) */
 	uint64_t a_count, b_count;
-	int64_t delta_ns;      /* b - a */
-	double pct;            /* delta / a * 100; 0 when a is 0 */
-	double share;          /* delta / total delta; 0 when the total did not change */
-	uint8_t status;        /* enum tp_diff_status */
-	const char *alt_key;   /* layers: the (core, type, position) key used when names do
-	                          not match; NULL otherwise */
+	int64_t delta_ns;    /* b - a */
+	double pct;          /* delta / a * 100; 0 when a is 0 */
+	double share;        /* delta / total delta; 0 when the total did not change */
+	uint8_t status;      /* enum tp_diff_status */
+	const char *alt_key; /* layers: the (core, type, position) key used when names do
+	                        not match; NULL otherwise */
 	int64_t a_spread_ns, b_spread_ns; /* noise-aware: half-range of the per-step sums */
-	int8_t within_noise;   /* noise-aware: 1 if |delta| <= the larger spread, else 0;
-	                          -1 without steps */
+	int8_t within_noise;              /* noise-aware: 1 if |delta| <= the larger spread, else 0;
+	                                     -1 without steps */
 };
 
-struct tp_diff_engine {    /* one (device, core, engine) present on either side */
+struct tp_diff_engine {        /* one (device, core, engine) present on either side */
 	char name[48];         /* "core 0 TIU" */
 	double a_util, b_util; /* busy / total time, 0..1 */
 	double a_gbps, b_gbps; /* DMA: DDR average bandwidth; 0 for TIU */
 	int64_t a_busy_ns, b_busy_ns;
 };
 
-struct tp_diff_item {      /* one bar of a side's timeline (diff.html) */
+struct tp_diff_item { /* one bar of a side's timeline (diff.html) */
 	int64_t start_ns, dur_ns;
-	uint32_t lane, label;  /* indexes into the side's lanes / labels */
+	uint32_t lane, label; /* indexes into the side's lanes / labels */
 };
 
 struct tp_diff_side {
-	const char *name;      /* what the user passed (path) */
-	const char *source;    /* reader name */
-	int64_t total_ns;      /* total time, or median step time */
-	size_t steps;          /* non-warm-up steps found (0 or 1: no noise estimate) */
+	const char *name;   /* what the user passed (path) */
+	const char *source; /* reader name */
+	int64_t total_ns;   /* total time, or median step time */
+	size_t steps;       /* non-warm-up steps found (0 or 1: no noise estimate) */
 	int64_t step_min_ns, step_max_ns;
-	int64_t spread_ns;     /* half-range of step times; 0 without steps */
+	int64_t spread_ns; /* half-range of step times; 0 without steps */
 	/* Timeline for diff.html: lanes, bar labels, bars sorted by start. */
-	const char **lanes; size_t nlanes;
-	const char **labels; size_t nlabels;
-	struct tp_diff_item *items; size_t nitems;
+	const char **lanes;
+	size_t nlanes;
+	const char **labels;
+	size_t nlabels;
+	struct tp_diff_item *items;
+	size_t nitems;
 	uint64_t items_dropped; /* bars past TP_DIFF_MAX_ITEMS */
 };
 
@@ -88,7 +91,7 @@ struct tp_diff {
 	struct tp_diff_side a, b;
 	int64_t total_delta_ns;
 	double total_pct;
-	int noise_aware;       /* both sides have >= 2 steps */
+	int noise_aware; /* both sides have >= 2 steps */
 	int within_noise;
 	struct tp_diff_row *rows[TP_DIFF_KINDS];
 	size_t nrows[TP_DIFF_KINDS];

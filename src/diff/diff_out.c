@@ -90,7 +90,8 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 		tp_buf_puts(b, d->within_noise ? "  within noise" : "  beyond noise");
 	tp_buf_putc(b, '\n');
 
-	static const char *const titles[] = {"Layers", "Operator types", "Operators", "Command types"};
+	static const char *const titles[] = {"Layers", "Operator types", "Operators",
+	                                     "Command types"};
 	for (int k = 0; k < TP_DIFF_KINDS; k++) {
 		size_t n = d->nrows[k];
 		if (!n)
@@ -100,7 +101,8 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 			appeared += d->rows[k][i].status == TP_DIFF_APPEARED;
 			vanished += d->rows[k][i].status == TP_DIFF_VANISHED;
 		}
-		tp_buf_printf(b, "\n%s, ranked by impact (%zu of %zu; %zu appeared, %zu vanished)%s\n",
+		tp_buf_printf(b,
+		              "\n%s, ranked by impact (%zu of %zu; %zu appeared, %zu vanished)%s\n",
 		              titles[k], n < top ? n : top, n, appeared, vanished,
 		              d->noise_aware ? ", per-step medians (~ = within noise: |delta| <= "
 		                               "the larger half-range of the per-step times)"
@@ -116,8 +118,10 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 				snprintf(pct, sizeof pct, "%+.2f%%", r->pct);
 				tp_buf_printf(b, " %9s", pct);
 			} else
-				tp_buf_printf(b, " %9s", r->status == TP_DIFF_APPEARED ? "new" :
-				                         r->status == TP_DIFF_VANISHED ? "gone" : "-");
+				tp_buf_printf(b, " %9s",
+				              r->status == TP_DIFF_APPEARED   ? "new"
+				              : r->status == TP_DIFF_VANISHED ? "gone"
+				                                              : "-");
 			char share[32];
 			snprintf(share, sizeof share, "%.1f%%", r->share * 100);
 			tp_buf_printf(b, " %8s ", d->total_delta_ns ? share : "-");
@@ -129,20 +133,24 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 			if (r->within_noise == 1)
 				tp_buf_puts(b, "  ~");
 			if (r->a_count != r->b_count && r->status == TP_DIFF_BOTH)
-				tp_buf_printf(b, "  [count %llu -> %llu]", (unsigned long long)r->a_count,
+				tp_buf_printf(b, "  [count %llu -> %llu]",
+				              (unsigned long long)r->a_count,
 				              (unsigned long long)r->b_count);
 			tp_buf_putc(b, '\n');
 		}
 	}
 	if (d->nengines) {
-		tp_buf_puts(b, "\nEngines (utilisation = busy / total time; DDR = average DMA bandwidth)\n");
+		tp_buf_puts(
+		    b,
+		    "\nEngines (utilisation = busy / total time; DDR = average DMA bandwidth)\n");
 		for (size_t i = 0; i < d->nengines; i++) {
 			const struct tp_diff_engine *e = &d->engines[i];
 			tp_buf_printf(b, "  %-22s util %6.2f%% -> %6.2f%% (%+.2f pp)", e->name,
-			              e->a_util * 100, e->b_util * 100, (e->b_util - e->a_util) * 100);
+			              e->a_util * 100, e->b_util * 100,
+			              (e->b_util - e->a_util) * 100);
 			if (e->a_gbps != 0 || e->b_gbps != 0)
-				tp_buf_printf(b, "  DDR %.3f -> %.3f GB/s (%+.3f)", e->a_gbps, e->b_gbps,
-				              e->b_gbps - e->a_gbps);
+				tp_buf_printf(b, "  DDR %.3f -> %.3f GB/s (%+.3f)", e->a_gbps,
+				              e->b_gbps, e->b_gbps - e->a_gbps);
 			tp_buf_putc(b, '\n');
 		}
 	}
@@ -194,15 +202,18 @@ static void json_rows(struct tp_buf *b, const struct tp_diff *d, size_t max)
 			tp_buf_puts(b, ",\"share_of_change\":");
 			tp_buf_fixed(b, r->share, 4);
 			tp_buf_printf(b, ",\"a_count\":%llu,\"b_count\":%llu",
-			              (unsigned long long)r->a_count, (unsigned long long)r->b_count);
+			              (unsigned long long)r->a_count,
+			              (unsigned long long)r->b_count);
 			if (r->within_noise >= 0) {
 				tp_buf_puts(b, ",\"a_spread_us\":");
 				tp_buf_ns_as_us(b, r->a_spread_ns);
 				tp_buf_puts(b, ",\"b_spread_us\":");
 				tp_buf_ns_as_us(b, r->b_spread_ns);
-				tp_buf_printf(b, ",\"within_noise\":%s}", r->within_noise ? "true" : "false");
+				tp_buf_printf(b, ",\"within_noise\":%s}",
+				              r->within_noise ? "true" : "false");
 			} else
-				tp_buf_puts(b, ",\"a_spread_us\":null,\"b_spread_us\":null,\"within_noise\":null}");
+				tp_buf_puts(b, ",\"a_spread_us\":null,\"b_spread_us\":null,"
+				               "\"within_noise\":null}");
 		}
 		tp_buf_puts(b, "]");
 	}
@@ -218,7 +229,8 @@ static void json_doc(const struct tp_diff *d, struct tp_buf *b, size_t max_rows)
 	tp_buf_ns_as_us(b, d->total_delta_ns);
 	tp_buf_puts(b, ",\"total_delta_pct\":");
 	tp_buf_fixed(b, d->total_pct, 3);
-	tp_buf_printf(b, ",\"noise_aware\":%s,\"within_noise\":%s", d->noise_aware ? "true" : "false",
+	tp_buf_printf(b, ",\"noise_aware\":%s,\"within_noise\":%s",
+	              d->noise_aware ? "true" : "false",
 	              d->noise_aware ? (d->within_noise ? "true" : "false") : "null");
 	json_rows(b, d, max_rows);
 	tp_buf_puts(b, ",\n\"engines\":[");
@@ -266,8 +278,8 @@ static int label_deltas_init(struct label_deltas *ld, const struct tp_diff *d)
 	uint32_t id;
 	for (int s = 0; s < 2; s++)
 		for (size_t i = 0; i < sides[s]->nlabels; i++)
-			if (tp_strtab_intern(&ld->t, sides[s]->labels[i], strlen(sides[s]->labels[i]),
-			                     &id) != TP_OK)
+			if (tp_strtab_intern(&ld->t, sides[s]->labels[i],
+			                     strlen(sides[s]->labels[i]), &id) != TP_OK)
 				return TP_ENOMEM;
 	ld->delta = tp_calloc(ld->t.count ? ld->t.count : 1, sizeof *ld->delta);
 	ld->has = tp_calloc(ld->t.count ? ld->t.count : 1, 1);
@@ -315,7 +327,8 @@ static void json_timeline(struct tp_buf *b, const struct tp_diff_side *sd,
 		uint32_t id;
 		if (i)
 			tp_buf_putc(b, ',');
-		if (tp_strtab_find(&ld->t, sd->labels[i], strlen(sd->labels[i]), &id) && ld->has[id])
+		if (tp_strtab_find(&ld->t, sd->labels[i], strlen(sd->labels[i]), &id) &&
+		    ld->has[id])
 			tp_buf_ns_as_us(b, ld->delta[id]);
 		else
 			tp_buf_puts(b, "null");
@@ -323,8 +336,8 @@ static void json_timeline(struct tp_buf *b, const struct tp_diff_side *sd,
 	tp_buf_printf(b, "],\"dropped\":%llu,\"bars\":[", (unsigned long long)sd->items_dropped);
 	for (size_t i = 0; i < sd->nitems; i++) {
 		const struct tp_diff_item *it = &sd->items[i];
-		tp_buf_printf(b, "%s%u,%lld,%lld,%u", i ? "," : "", it->lane, (long long)it->start_ns,
-		              (long long)it->dur_ns, it->label);
+		tp_buf_printf(b, "%s%u,%lld,%lld,%u", i ? "," : "", it->lane,
+		              (long long)it->start_ns, (long long)it->dur_ns, it->label);
 	}
 	tp_buf_puts(b, "]}");
 }
@@ -336,15 +349,19 @@ static const char page_head[] =
     "<title>tpuprof diff</title>\n<style>\n"
     "body{font:13px system-ui,sans-serif;margin:16px;color:#222}\n"
     "h1{font-size:18px}h2{font-size:15px;margin-top:22px}\n"
-    "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}\n"
-    "td.n,th.n{text-align:left;max-width:480px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap}\n"
+    "table{border-collapse:collapse}td,th{padding:2px 8px;border-bottom:1px solid "
+    "#ddd;text-align:right}\n"
+    "td.n,th.n{text-align:left;max-width:480px;overflow:hidden;text-overflow:ellipsis;white-space:"
+    "nowrap}\n"
     ".up{color:#b00}.down{color:#070}\n"
     "canvas{display:block;border:1px solid #ccc;margin:2px 0;cursor:grab}\n"
     "#tl .side{font-weight:600;margin-top:6px}\n"
     "</style></head><body>\n"
     "<h1>tpuprof diff</h1><div id=\"summary\"></div>\n"
-    "<h2>Biggest contributors (waterfall from A's total to B's)</h2><svg id=\"wf\" width=\"960\" height=\"340\"></svg>\n"
-    "<h2>Timelines (same scale; wheel to zoom, drag to pan, double-click to reset)</h2><div id=\"tl\"></div>\n"
+    "<h2>Biggest contributors (waterfall from A's total to B's)</h2><svg id=\"wf\" width=\"960\" "
+    "height=\"340\"></svg>\n"
+    "<h2>Timelines (same scale; wheel to zoom, drag to pan, double-click to reset)</h2><div "
+    "id=\"tl\"></div>\n"
     "<div id=\"tables\"></div>\n"
     "<script type=\"application/json\" id=\"diff-data\">";
 
@@ -353,54 +370,104 @@ static const char *const page_tail[] = {
     "</script>\n<script>\n",
     "(function(){'use strict';\n",
     "var D=JSON.parse(document.getElementById('diff-data').textContent);\n",
-    "function el(t,txt,cls){var e=document.createElement(t);if(txt!==undefined)e.textContent=txt;if(cls)e.className=cls;return e;}\n",
+    "function el(t,txt,cls){var "
+    "e=document.createElement(t);if(txt!==undefined)e.textContent=txt;if(cls)e.className=cls;"
+    "return e;}\n",
     "function us(v){return Number(v).toFixed(3);}\n",
     "var S=document.getElementById('summary');\n",
-    "['a','b'].forEach(function(k){var s=D.diff[k];S.appendChild(el('div',k.toUpperCase()+': '+s.name+' ('+s.source+')  total '+us(s.total_us)+' us'+(s.steps>1?' (median of '+s.steps+' steps)':'')));});\n",
-    "var tc=el('div','total change: '+(D.diff.total_delta_us>0?'+':'')+us(D.diff.total_delta_us)+' us ('+D.diff.total_delta_pct.toFixed(2)+'%)'+(D.diff.noise_aware?(D.diff.within_noise?'  within noise':'  beyond noise'):''),D.diff.total_delta_us>0?'up':'down');\n",
+    "['a','b'].forEach(function(k){var s=D.diff[k];S.appendChild(el('div',k.toUpperCase()+': "
+    "'+s.name+' ('+s.source+')  total '+us(s.total_us)+' us'+(s.steps>1?' (median of '+s.steps+' "
+    "steps)':'')));});\n",
+    "var tc=el('div','total change: '+(D.diff.total_delta_us>0?'+':'')+us(D.diff.total_delta_us)+' "
+    "us ('+D.diff.total_delta_pct.toFixed(2)+'%)'+(D.diff.noise_aware?(D.diff.within_noise?'  "
+    "within noise':'  beyond noise'):''),D.diff.total_delta_us>0?'up':'down');\n",
     "S.appendChild(tc);\n",
-    "var kinds=['layers','op_types','ops','cmd_types'],titles={layers:'Layers',op_types:'Operator types',ops:'Operators',cmd_types:'Command types'};\n",
+    "var kinds=['layers','op_types','ops','cmd_types'],titles={layers:'Layers',op_types:'Operator "
+    "types',ops:'Operators',cmd_types:'Command types'};\n",
     "var main=kinds.filter(function(k){return D.diff[k].length;})[0]||'layers';\n",
     "var top=D.diff[main].filter(function(r){return r.delta_us!=0;}).slice(0,10);\n",
     "/* waterfall */\n",
     "var W=document.getElementById('wf'),NS='http://www.w3.org/2000/svg';\n",
     "var steps=[{l:'A total',v:D.diff.a.total_us,abs:1}],run=D.diff.a.total_us,shown=0;\n",
     "top.forEach(function(r){steps.push({l:r.label,v:r.delta_us});shown+=r.delta_us;});\n",
-    "steps.push({l:'other / overlap',v:D.diff.total_delta_us-shown});steps.push({l:'B total',v:D.diff.b.total_us,abs:1});\n",
-    "/* Bars float between running totals; the axis starts just below the smallest total so small deltas stay visible. */\n",
-    "var lo=Infinity,hi=-Infinity,acc=0;steps.forEach(function(s){if(s.abs){acc=s.v;}else{acc+=s.v;}lo=Math.min(lo,acc,s.abs?acc:acc-s.v);hi=Math.max(hi,acc,s.abs?acc:acc-s.v);});\n",
+    "steps.push({l:'other / overlap',v:D.diff.total_delta_us-shown});steps.push({l:'B "
+    "total',v:D.diff.b.total_us,abs:1});\n",
+    "/* Bars float between running totals; the axis starts just below the smallest total so small "
+    "deltas stay visible. */\n",
+    "var "
+    "lo=Infinity,hi=-Infinity,acc=0;steps.forEach(function(s){if(s.abs){acc=s.v;}else{acc+=s.v;}lo="
+    "Math.min(lo,acc,s.abs?acc:acc-s.v);hi=Math.max(hi,acc,s.abs?acc:acc-s.v);});\n",
     "var pad=Math.max((hi-lo)*0.15,Math.abs(hi)*0.001,0.001);lo-=pad;hi+=pad/3;\n",
     "var bw=900/steps.length,sc=function(v){return 250-(v-lo)/((hi-lo)||1)*240;};acc=0;\n",
-    "steps.forEach(function(s,i){var y0,y1,c;if(s.abs){y0=250;y1=sc(s.v);acc=s.v;c='#889';}else{y0=sc(acc);y1=sc(acc+s.v);acc+=s.v;c=s.v>0?'#d55':'#5a5';}\n",
-    " var r=document.createElementNS(NS,'rect');r.setAttribute('x',i*bw+4);r.setAttribute('width',bw-8);r.setAttribute('y',Math.min(y0,y1));r.setAttribute('height',Math.max(1,Math.abs(y1-y0)));r.setAttribute('fill',c);\n",
-    " var t=document.createElementNS(NS,'title');t.textContent=s.l+': '+(s.abs?'':(s.v>0?'+':''))+us(s.v)+' us';r.appendChild(t);W.appendChild(r);\n",
-    " var tx=document.createElementNS(NS,'text');tx.setAttribute('transform','translate('+(i*bw+bw/2)+',258) rotate(30)');tx.setAttribute('font-size','10');var mx=22;tx.textContent=s.l.length>mx?s.l.slice(0,mx-1)+'\\u2026':s.l;W.appendChild(tx);});\n",
+    "steps.forEach(function(s,i){var "
+    "y0,y1,c;if(s.abs){y0=250;y1=sc(s.v);acc=s.v;c='#889';}else{y0=sc(acc);y1=sc(acc+s.v);acc+=s.v;"
+    "c=s.v>0?'#d55':'#5a5';}\n",
+    " var "
+    "r=document.createElementNS(NS,'rect');r.setAttribute('x',i*bw+4);r.setAttribute('width',bw-8);"
+    "r.setAttribute('y',Math.min(y0,y1));r.setAttribute('height',Math.max(1,Math.abs(y1-y0)));r."
+    "setAttribute('fill',c);\n",
+    " var t=document.createElementNS(NS,'title');t.textContent=s.l+': "
+    "'+(s.abs?'':(s.v>0?'+':''))+us(s.v)+' us';r.appendChild(t);W.appendChild(r);\n",
+    " var "
+    "tx=document.createElementNS(NS,'text');tx.setAttribute('transform','translate('+(i*bw+bw/"
+    "2)+',258) rotate(30)');tx.setAttribute('font-size','10');var "
+    "mx=22;tx.textContent=s.l.length>mx?s.l.slice(0,mx-1)+'\\u2026':s.l;W.appendChild(tx);});\n",
     "/* timelines: one view shared by both sides; bars coloured by T.deltas */\n",
     "var hot={};top.forEach(function(r){hot[r.key]=1;});\n",
-    "var span=1;['a','b'].forEach(function(k){var b=D.timeline[k].bars;for(var i=0;i<b.length;i+=4)span=Math.max(span,b[i+1]+b[i+2]);});\n",
+    "var span=1;['a','b'].forEach(function(k){var b=D.timeline[k].bars;for(var "
+    "i=0;i<b.length;i+=4)span=Math.max(span,b[i+1]+b[i+2]);});\n",
     "var view={t0:0,t1:span},cvs=[],TL=document.getElementById('tl'),LH=14,WID=1100;\n",
-    "function color(lab,d){if(d===null||d===undefined){var h=0;for(var i=0;i<lab.length;i++)h=(h*31+lab.charCodeAt(i))|0;return 'hsl('+(Math.abs(h)%360)+',35%,70%)';}return d>0?'#e66':d<0?'#6b6':'#aab';}\n",
-    "['a','b'].forEach(function(k){var T=D.timeline[k];TL.appendChild(el('div',k.toUpperCase()+': '+D.diff[k].name+(T.dropped?' ('+T.dropped+' bars not shown)':''),'side'));\n",
-    " var c=el('canvas');c.width=WID;c.height=Math.max(1,T.lanes.length)*LH+16;TL.appendChild(c);cvs.push({c:c,T:T});});\n",
-    "function draw(){cvs.forEach(function(o){var g=o.c.getContext('2d'),T=o.T,b=T.bars,k=WID/(view.t1-view.t0);g.clearRect(0,0,o.c.width,o.c.height);\n",
-    " for(var i=0;i<b.length;i+=4){var x=(b[i+1]-view.t0)*k,w=Math.max(1,b[i+2]*k);if(x>WID||x+w<0)continue;var lab=T.labels[b[i+3]];g.fillStyle=color(lab,T.deltas[b[i+3]]);g.fillRect(x,b[i]*LH+1,w,LH-2);if(hot[lab]){g.strokeStyle='#900';g.strokeRect(x,b[i]*LH+1,w,LH-2);}}\n",
-    " g.fillStyle='#333';g.font='10px sans-serif';T.lanes.forEach(function(l,i){g.fillText(l,2,i*LH+11);});\n",
-    " g.fillText(us(view.t0/1000)+' us',2,o.c.height-3);var e=us(view.t1/1000)+' us';g.fillText(e,WID-g.measureText(e).width-2,o.c.height-3);});}\n",
+    "function color(lab,d){if(d===null||d===undefined){var h=0;for(var "
+    "i=0;i<lab.length;i++)h=(h*31+lab.charCodeAt(i))|0;return "
+    "'hsl('+(Math.abs(h)%360)+',35%,70%)';}return d>0?'#e66':d<0?'#6b6':'#aab';}\n",
+    "['a','b'].forEach(function(k){var T=D.timeline[k];TL.appendChild(el('div',k.toUpperCase()+': "
+    "'+D.diff[k].name+(T.dropped?' ('+T.dropped+' bars not shown)':''),'side'));\n",
+    " var "
+    "c=el('canvas');c.width=WID;c.height=Math.max(1,T.lanes.length)*LH+16;TL.appendChild(c);cvs."
+    "push({c:c,T:T});});\n",
+    "function draw(){cvs.forEach(function(o){var "
+    "g=o.c.getContext('2d'),T=o.T,b=T.bars,k=WID/"
+    "(view.t1-view.t0);g.clearRect(0,0,o.c.width,o.c.height);\n",
+    " for(var i=0;i<b.length;i+=4){var "
+    "x=(b[i+1]-view.t0)*k,w=Math.max(1,b[i+2]*k);if(x>WID||x+w<0)continue;var "
+    "lab=T.labels[b[i+3]];g.fillStyle=color(lab,T.deltas[b[i+3]]);g.fillRect(x,b[i]*LH+1,w,LH-2);"
+    "if(hot[lab]){g.strokeStyle='#900';g.strokeRect(x,b[i]*LH+1,w,LH-2);}}\n",
+    " g.fillStyle='#333';g.font='10px "
+    "sans-serif';T.lanes.forEach(function(l,i){g.fillText(l,2,i*LH+11);});\n",
+    " g.fillText(us(view.t0/1000)+' us',2,o.c.height-3);var e=us(view.t1/1000)+' "
+    "us';g.fillText(e,WID-g.measureText(e).width-2,o.c.height-3);});}\n",
     "cvs.forEach(function(o){var c=o.c,drag=null;\n",
-    " c.addEventListener('wheel',function(ev){ev.preventDefault();var f=ev.deltaY>0?1.25:0.8,m=view.t0+(view.t1-view.t0)*ev.offsetX/WID;view.t0=m-(m-view.t0)*f;view.t1=m+(view.t1-m)*f;draw();});\n",
+    " c.addEventListener('wheel',function(ev){ev.preventDefault();var "
+    "f=ev.deltaY>0?1.25:0.8,m=view.t0+(view.t1-view.t0)*ev.offsetX/"
+    "WID;view.t0=m-(m-view.t0)*f;view.t1=m+(view.t1-m)*f;draw();});\n",
     " c.addEventListener('mousedown',function(ev){drag={x:ev.clientX,t0:view.t0,t1:view.t1};});\n",
     " window.addEventListener('mouseup',function(){drag=null;});\n",
-    " c.addEventListener('mousemove',function(ev){if(!drag)return;var d=(ev.clientX-drag.x)*(drag.t1-drag.t0)/WID;view.t0=drag.t0-d;view.t1=drag.t1-d;draw();});\n",
+    " c.addEventListener('mousemove',function(ev){if(!drag)return;var "
+    "d=(ev.clientX-drag.x)*(drag.t1-drag.t0)/WID;view.t0=drag.t0-d;view.t1=drag.t1-d;draw();});\n",
     " c.addEventListener('dblclick',function(){view={t0:0,t1:span};draw();});});\n",
     "draw();\n",
     "/* tables */\n",
     "var TB=document.getElementById('tables');\n",
-    "kinds.forEach(function(k){var rows=D.diff[k];if(!rows.length)return;var n=D.rows_total[k];TB.appendChild(el('h2',titles[k]+' ranked by impact ('+n+(n>rows.length?'; the page holds the first '+rows.length+', diff.json all':'')+')'));\n",
-    " var t=el('table'),h=el('tr');['rank','delta (us)','delta %','share','A (us)','B (us)','status','name'].forEach(function(x,i){h.appendChild(el('th',x,i==7?'n':''));});t.appendChild(h);\n",
-    " rows.slice(0,200).forEach(function(r,i){var tr=el('tr');[String(i+1),(r.delta_us>0?'+':'')+us(r.delta_us),r.status=='both'?r.delta_pct.toFixed(2)+'%':'',(r.share_of_change*100).toFixed(1)+'%',us(r.a_us),us(r.b_us),r.status+(r.within_noise?' (within noise)':'')].forEach(function(x,j){tr.appendChild(el('td',x,j==1?(r.delta_us>0?'up':r.delta_us<0?'down':''):''));});\n",
+    "kinds.forEach(function(k){var rows=D.diff[k];if(!rows.length)return;var "
+    "n=D.rows_total[k];TB.appendChild(el('h2',titles[k]+' ranked by impact ('+n+(n>rows.length?'; "
+    "the page holds the first '+rows.length+', diff.json all':'')+')'));\n",
+    " var t=el('table'),h=el('tr');['rank','delta (us)','delta %','share','A (us)','B "
+    "(us)','status','name'].forEach(function(x,i){h.appendChild(el('th',x,i==7?'n':''));});t."
+    "appendChild(h);\n",
+    " rows.slice(0,200).forEach(function(r,i){var "
+    "tr=el('tr');[String(i+1),(r.delta_us>0?'+':'')+us(r.delta_us),r.status=='both'?r.delta_pct."
+    "toFixed(2)+'%':'',(r.share_of_change*100).toFixed(1)+'%',us(r.a_us),us(r.b_us),r.status+(r."
+    "within_noise?' (within "
+    "noise)':'')].forEach(function(x,j){tr.appendChild(el('td',x,j==1?(r.delta_us>0?'up':r.delta_"
+    "us<0?'down':''):''));});\n",
     "  tr.appendChild(el('td',r.label,'n'));t.appendChild(tr);});TB.appendChild(t);});\n",
-    "if(D.diff.engines.length){TB.appendChild(el('h2','Engines'));var t=el('table'),h=el('tr');['engine','util A','util B','DDR A (GB/s)','DDR B (GB/s)'].forEach(function(x,i){h.appendChild(el('th',x,i?'':'n'));});t.appendChild(h);\n",
-    " D.diff.engines.forEach(function(e){var tr=el('tr');tr.appendChild(el('td',e.name,'n'));[(e.a_util*100).toFixed(2)+'%',(e.b_util*100).toFixed(2)+'%',e.a_ddr_gbps.toFixed(3),e.b_ddr_gbps.toFixed(3)].forEach(function(x){tr.appendChild(el('td',x));});t.appendChild(tr);});TB.appendChild(t);}\n",
+    "if(D.diff.engines.length){TB.appendChild(el('h2','Engines'));var "
+    "t=el('table'),h=el('tr');['engine','util A','util B','DDR A (GB/s)','DDR B "
+    "(GB/s)'].forEach(function(x,i){h.appendChild(el('th',x,i?'':'n'));});t.appendChild(h);\n",
+    " D.diff.engines.forEach(function(e){var "
+    "tr=el('tr');tr.appendChild(el('td',e.name,'n'));[(e.a_util*100).toFixed(2)+'%',(e.b_util*100)."
+    "toFixed(2)+'%',e.a_ddr_gbps.toFixed(3),e.b_ddr_gbps.toFixed(3)].forEach(function(x){tr."
+    "appendChild(el('td',x));});t.appendChild(tr);});TB.appendChild(t);}\n",
     "})();\n</script></body></html>\n",
 };
 
@@ -418,8 +485,8 @@ void tp_diff_html(const struct tp_diff *d, struct tp_buf *b)
 	json_doc(d, b, TP_DIFF_PAGE_ROWS);
 	tp_buf_puts(b, ",\"rows_total\":{");
 	for (int k = 0; k < TP_DIFF_KINDS; k++)
-		tp_buf_printf(b, "%s\"%s\":%zu", k ? "," : "", tp_diff_kind_name((enum tp_diff_kind)k),
-		              d->nrows[k]);
+		tp_buf_printf(b, "%s\"%s\":%zu", k ? "," : "",
+		              tp_diff_kind_name((enum tp_diff_kind)k), d->nrows[k]);
 	tp_buf_puts(b, "},\"timeline\":{\"a\":");
 	json_timeline(b, &d->a, &ld);
 	tp_buf_puts(b, ",\"b\":");

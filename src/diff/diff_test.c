@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "diff/diff.h"
@@ -83,10 +85,10 @@ static void test_ops_and_noise(void **state)
 	(void)state;
 	static const int64_t sa[] = {100000, 104000, 98000, 101000, 99000};
 	static const int64_t sb[] = {101000, 103000, 99000, 100000, 102000};
-	static const struct op oa[] = {{"conv1", "Conv", 50000}, {"relu1", "Relu", 5000},
-	                               {"fc", "MatMul", 20000}};
-	static const struct op ob[] = {{"conv1", "Conv", 60000}, {"gelu1", "Gelu", 7000},
-	                               {"fc", "MatMul", 19000}};
+	static const struct op oa[] = {
+	    {"conv1", "Conv", 50000}, {"relu1", "Relu", 5000}, {"fc", "MatMul", 20000}};
+	static const struct op ob[] = {
+	    {"conv1", "Conv", 60000}, {"gelu1", "Gelu", 7000}, {"fc", "MatMul", 19000}};
 	struct tp_profile *a = make(sa, 5, oa, 3), *b = make(sb, 5, ob, 3);
 	struct tp_diff d;
 	run_diff(a, b, &d);
@@ -95,7 +97,7 @@ static void test_ops_and_noise(void **state)
 	assert_true(d.noise_aware);
 	assert_int_equal(d.a.total_ns, 100000); /* median */
 	assert_int_equal(d.b.total_ns, 101000);
-	assert_int_equal(d.a.spread_ns, 3000);  /* (104 - 98) / 2 µs */
+	assert_int_equal(d.a.spread_ns, 3000); /* (104 - 98) / 2 µs */
 	assert_int_equal(d.total_delta_ns, 1000);
 	assert_true(d.within_noise);
 	/* Ops by name, per-step medians, ranked by |delta|: conv1 +10, gelu1 +7 (new), relu1 -5
@@ -201,7 +203,8 @@ static void test_row_noise(void **state)
 	assert_non_null(strstr(t.data, "conv  ~"));
 	assert_null(strstr(t.data, "fc  ~"));
 	assert_non_null(strstr(j.data, "\"key\":\"conv\""));
-	assert_non_null(strstr(j.data, "\"a_spread_us\":2.000,\"b_spread_us\":2.000,\"within_noise\":true"));
+	assert_non_null(
+	    strstr(j.data, "\"a_spread_us\":2.000,\"b_spread_us\":2.000,\"within_noise\":true"));
 	tp_buf_free(&t);
 	tp_buf_free(&j);
 	tp_diff_free(&d);
@@ -224,7 +227,8 @@ static void test_layers_and_escaping(void **state)
 		int64_t durs[2][4] = {{10, 20, 30, 40}, {15, 20, 90, 40}};
 		int64_t t = 0;
 		for (int i = 0; i < 4; i++) {
-			struct tp_layer l = {.id = 10 + i, .device = 0, .core = 0, .subnet = -1, .group = -1};
+			struct tp_layer l = {
+			    .id = 10 + i, .device = 0, .core = 0, .subnet = -1, .group = -1};
 			l.type = tp_profile_str(p, types[i]);
 			l.name = tp_profile_str(p, names[s][i]);
 			l.begin_ns = t;
@@ -314,8 +318,8 @@ static void test_page_row_cap(void **state)
 	char want[64];
 	snprintf(want, sizeof want, "\"ops\":%d", NOPS);
 	assert_non_null(strstr(html.data, want));
-	assert_non_null(strstr(html.data, "\"key\":\"op1199\""));  /* rank 1 is in the page */
-	assert_null(strstr(html.data, "\"key\":\"op0\""));         /* the smallest change is not */
+	assert_non_null(strstr(html.data, "\"key\":\"op1199\"")); /* rank 1 is in the page */
+	assert_null(strstr(html.data, "\"key\":\"op0\""));        /* the smallest change is not */
 	assert_non_null(strstr(js.data, "\"key\":\"op0\""));
 	tp_buf_free(&js);
 	tp_buf_free(&html);
@@ -377,8 +381,8 @@ static void test_read_output_labels(void **state)
 		l.bytes = 4096 + (uint32_t)(i % 3) * 4096 * (uint32_t)(i % 2 + 1); /* 3 per name */
 		l.stall = (uint32_t)i * 7; /* a new value on every command */
 		assert_int_equal(tp_slice_set_label(p, t, x, &l), TP_OK);
-		assert_int_equal(tp_slice_set_start_cycle(p, t, x, ((uint64_t)(i >= N / 2) << 32) +
-		                                                       (uint64_t)i * 750),
+		assert_int_equal(tp_slice_set_start_cycle(
+		                     p, t, x, ((uint64_t)(i >= N / 2) << 32) + (uint64_t)i * 750),
 		                 TP_OK);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -422,10 +426,8 @@ static void test_read_output_labels(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ops_and_noise),
-	    cmocka_unit_test(test_row_noise),
-	    cmocka_unit_test(test_layers_and_escaping),
-	    cmocka_unit_test(test_read_output_labels),
+	    cmocka_unit_test(test_ops_and_noise),       cmocka_unit_test(test_row_noise),
+	    cmocka_unit_test(test_layers_and_escaping), cmocka_unit_test(test_read_output_labels),
 	    cmocka_unit_test(test_page_row_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -89,22 +89,22 @@ static int json_scalar(const char *s, const char *key, double *num, char *str, s
 /* profile.db                                                                                */
 /* ---------------------------------------------------------------------------------------- */
 
-struct trk {              /* one row of the track table */
-	int model;            /* model track index, -1 = not a slice track */
+struct trk {       /* one row of the track table */
+	int model; /* model track index, -1 = not a slice track */
 };
 
-struct lay {              /* (device, core, layer id) -> layer index, for commands' Layer Id */
+struct lay { /* (device, core, layer id) -> layer index, for commands' Layer Id */
 	int32_t device, core, id, index;
 };
 
 struct rd {
 	sqlite3 *db;
-	const char *path;     /* profile.db path, for messages */
+	const char *path; /* profile.db path, for messages */
 	struct tp_profile *p;
 	struct tp_diag *d;
-	char **keys;          /* arg_key id -> key without "debug." */
+	char **keys; /* arg_key id -> key without "debug." */
 	size_t nkeys;
-	struct trk *tracks;   /* by track id */
+	struct trk *tracks; /* by track id */
 	size_t ntracks;
 	int *dev_of_upid;
 	size_t nupid;
@@ -145,8 +145,8 @@ static int load_keys(struct rd *r)
 		int64_t id = sqlite3_column_int64(st, 0);
 		if (id < 0 || id > 10000000) {
 			sqlite3_finalize(st);
-			return tp_diag_set(r->d, TP_EFORMAT, "%s: arg_key id %lld out of range", r->path,
-			                   (long long)id);
+			return tp_diag_set(r->d, TP_EFORMAT, "%s: arg_key id %lld out of range",
+			                   r->path, (long long)id);
 		}
 		if ((size_t)id >= r->nkeys) {
 			size_t cap = r->nkeys;
@@ -229,8 +229,8 @@ static int load_tracks(struct rd *r)
 		const char *name = col_text(st, 1), *type = col_text(st, 2);
 		if (id < 0 || id > 100000000) {
 			sqlite3_finalize(st);
-			return tp_diag_set(r->d, TP_EFORMAT, "%s: track id %lld out of range", r->path,
-			                   (long long)id);
+			return tp_diag_set(r->d, TP_EFORMAT, "%s: track id %lld out of range",
+			                   r->path, (long long)id);
 		}
 		if ((size_t)id >= r->ntracks) {
 			size_t cap = r->ntracks;
@@ -254,10 +254,11 @@ static int load_tracks(struct rd *r)
 		               : (int)sqlite3_column_int64(st, 4);
 		if (is_slice && kind != TP_TRACK_KIND_COUNT && core >= 0) {
 			int t = tp_profile_find_track(p, dev, core, kind);
-			double mhz = kind == TP_TRACK_TIU ? r->tiu_mhz
+			double mhz = kind == TP_TRACK_TIU         ? r->tiu_mhz
 			             : tp_track_kind_is_dma(kind) ? r->dma_mhz
-			                                         : 0;
-			if (t < 0 && (t = tp_profile_add_track(p, dev, core, kind, name, mhz)) < 0) {
+			                                          : 0;
+			if (t < 0 &&
+			    (t = tp_profile_add_track(p, dev, core, kind, name, mhz)) < 0) {
 				sqlite3_finalize(st);
 				return TP_ENOMEM;
 			}
@@ -265,13 +266,15 @@ static int load_tracks(struct rd *r)
 				p->devices[dev].num_cores = core + 1;
 			r->tracks[id].model = t;
 		} else if (is_thread || is_slice) {
-			/* Host lanes: one model track per (device, name); lanes of a thread share it. */
+			/* Host lanes: one model track per (device, name); lanes of a thread share
+			 * it. */
 			int t = -1;
 			for (size_t k = 0; k < p->num_tracks && t < 0; k++)
 				if (p->tracks[k].core < 0 && p->tracks[k].device == dev &&
 				    strcmp(tp_str(p, p->tracks[k].name), name) == 0)
 					t = (int)k;
-			if (t < 0 && (t = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, name, 0)) < 0) {
+			if (t < 0 &&
+			    (t = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, name, 0)) < 0) {
 				sqlite3_finalize(st);
 				return TP_ENOMEM;
 			}
@@ -285,7 +288,7 @@ static int load_tracks(struct rd *r)
 /* One annotation of the slice being read. */
 struct av {
 	const char *key;
-	int type;             /* 0 int, 1 uint (in int_value's bits), 2 real, 3 string */
+	int type; /* 0 int, 1 uint (in int_value's bits), 2 real, 3 string */
 	int64_t i;
 	double d;
 	const char *s;
@@ -405,8 +408,9 @@ static int put_slice(struct rd *r, int track, int64_t ts, int64_t dur, const cha
 		for (size_t i = 0; i < nav; i++) {
 			int rc = av[i].type == 3   ? tp_args_add_str(p, av[i].key, av[i].s)
 			         : av[i].type == 2 ? tp_args_add_real(p, av[i].key, av[i].d)
-			         : av[i].type == 1 ? tp_args_add_uint(p, av[i].key, (uint64_t)av[i].i)
-			                           : tp_args_add_int(p, av[i].key, av[i].i);
+			         : av[i].type == 1
+			             ? tp_args_add_uint(p, av[i].key, (uint64_t)av[i].i)
+			             : tp_args_add_int(p, av[i].key, av[i].i);
 			if (rc)
 				return rc;
 		}
@@ -489,15 +493,16 @@ static int load_slices(struct rd *r, int layers_only)
 	 * a fifth of the slices, and an engine command has ~10 annotations of which 7 are read.
 	 * Track and key ids are the database's own integers. */
 	static const char *const layer_keys[] = {"Layer Id", "Layer Type", "Layer Name", NULL};
-	static const char *const cmd_keys[] = {"Function Type", "Direction",   "DMA data size(B)",
-	                                       "Start Cycle",   "Asic Cycle",  "Stall Cycle",
+	static const char *const cmd_keys[] = {"Function Type", "Direction",  "DMA data size(B)",
+	                                       "Start Cycle",   "Asic Cycle", "Stall Cycle",
 	                                       "Layer Id",      NULL};
 	struct tp_buf q;
 	tp_buf_init(&q);
-	tp_buf_puts(&q, "SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.cmd_id, a.key_id,"
-	                " a.type, a.int_value, a.real_value, a.string_value FROM slice s"
-	                " LEFT JOIN arg_value a ON a.arg_set_id = s.arg_set_id"
-	                " AND s.arg_set_id IS NOT NULL AND (");
+	tp_buf_puts(&q,
+	            "SELECT s.id, s.ts, s.dur, s.track_id, s.category, s.name, s.cmd_id, a.key_id,"
+	            " a.type, a.int_value, a.real_value, a.string_value FROM slice s"
+	            " LEFT JOIN arg_value a ON a.arg_set_id = s.arg_set_id"
+	            " AND s.arg_set_id IS NOT NULL AND (");
 	if (!layers_only) {
 		tp_buf_puts(&q, "s.track_id IN (");
 		put_track_ids(r, &q, TP_TRACK_THREAD);
@@ -538,8 +543,8 @@ static int load_slices(struct rd *r, int layers_only)
 		if (cur != INT64_MIN && (!row || id != cur)) {
 			int is_layer = track >= 0 && r->p->tracks[track].kind == TP_TRACK_LAYER;
 			if (track >= 0 && is_layer == layers_only)
-				err = put_slice(r, track, ts, dur, cat ? cat : "", name ? name : "", cmd, av,
-				                nav);
+				err = put_slice(r, track, ts, dur, cat ? cat : "", name ? name : "",
+				                cmd, av, nav);
 			nav = 0;
 			for (size_t i = 0; i < nstrs; i++)
 				tp_free(strs[i]);
@@ -660,11 +665,12 @@ int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag
 	}
 	struct stat stt;
 	if (stat(dbp, &stt) != 0) {
-		int rc = tp_diag_set(d, TP_EUNSUPPORTED,
-		                     "%s: a tpuprof output folder without profile.db: comparing output "
-		                     "folders needs the per-slice tables of profile.db (convert with "
-		                     "--sqlite), or pass the inputs they were made from",
-		                     dir);
+		int rc =
+		    tp_diag_set(d, TP_EUNSUPPORTED,
+		                "%s: a tpuprof output folder without profile.db: comparing output "
+		                "folders needs the per-slice tables of profile.db (convert with "
+		                "--sqlite), or pass the inputs they were made from",
+		                dir);
 		tp_free(dbp);
 		tp_free(sjp);
 		return rc;

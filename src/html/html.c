@@ -106,12 +106,23 @@ static void html_text(struct tp_buf *b, const char *s)
 	s = t.data && !t.oom ? t.data : "";
 	for (; *s; s++) {
 		switch (*s) {
-		case '&': tp_buf_puts(b, "&amp;"); break;
-		case '<': tp_buf_puts(b, "&lt;"); break;
-		case '>': tp_buf_puts(b, "&gt;"); break;
-		case '"': tp_buf_puts(b, "&quot;"); break;
-		case '\'': tp_buf_puts(b, "&#39;"); break;
-		default: tp_buf_putc(b, *s);
+		case '&':
+			tp_buf_puts(b, "&amp;");
+			break;
+		case '<':
+			tp_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			tp_buf_puts(b, "&gt;");
+			break;
+		case '"':
+			tp_buf_puts(b, "&quot;");
+			break;
+		case '\'':
+			tp_buf_puts(b, "&#39;");
+			break;
+		default:
+			tp_buf_putc(b, *s);
 		}
 	}
 	tp_buf_free(&t);
@@ -158,8 +169,7 @@ struct b64w {
 	unsigned char in[B64_STAGE];
 };
 
-static const char b64_abc[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* Encodes the staged whole triplets (all of them when n is a multiple of 3) and keeps the
  * rest (0..2 bytes) staged. */
@@ -295,8 +305,8 @@ static void put_col_vals(struct out *o, const char *key, size_t n, const int64_t
 /* ------------------------------------------------------------------------------------------ */
 
 struct strmap {
-	uint32_t *idx;  /* profile string id -> page index + 1, 0 = not yet used (turned into
-	                   page index -> profile string id by strmap_invert, at the end) */
+	uint32_t *idx; /* profile string id -> page index + 1, 0 = not yet used (turned into
+	                  page index -> profile string id by strmap_invert, at the end) */
 	size_t n, nprof;
 };
 
@@ -341,10 +351,10 @@ static void strmap_invert(struct strmap *m)
 /* ------------------------------------------------------------------------------------------ */
 
 struct arch_facts {
-	double ddr_max_gbps;   /* per-core DDR peak, scale of DMA block heights; 0 = use max seen */
-	uint32_t lane_bytes;   /* local memory of one NPU lane */
-	uint32_t banks;        /* banks per lane */
-	uint32_t npus;         /* lanes */
+	double ddr_max_gbps; /* per-core DDR peak, scale of DMA block heights; 0 = use max seen */
+	uint32_t lane_bytes; /* local memory of one NPU lane */
+	uint32_t banks;      /* banks per lane */
+	uint32_t npus;       /* lanes */
 };
 
 static struct arch_facts facts_of(const struct tp_chip *c)
@@ -365,18 +375,18 @@ static struct arch_facts facts_of(const struct tp_chip *c)
 /* ------------------------------------------------------------------------------------------ */
 
 struct lane {
-	int track;                   /* profile track index, -1 for a lane made from layers */
-	int kind;                    /* enum tp_track_kind */
+	int track; /* profile track index, -1 for a lane made from layers */
+	int kind;  /* enum tp_track_kind */
 	int32_t device, core;
-	const struct tp_slice *s;    /* the track's slices, or NULL for a lane made from layers */
+	const struct tp_slice *s; /* the track's slices, or NULL for a lane made from layers */
 	size_t n;
-	uint32_t *lay;               /* lane made from layers: owned layer indexes in slice
-	                                order (4 bytes a layer; lane_at builds each slice) ... */
-	struct lwalk *walk;          /* ... or, when the table lists them nearly in that order,
-	                                owned: lane_at's walk of the table (tp_walk) */
-	struct tp_layer_memo *memo;  /* lane made from layers: owned (lane_label and height_of
-	                                of one slice decode its layer once; lane_at and lane_end
-	                                read only the span) */
+	uint32_t *lay;              /* lane made from layers: owned layer indexes in slice
+	                               order (4 bytes a layer; lane_at builds each slice) ... */
+	struct lwalk *walk;         /* ... or, when the table lists them nearly in that order,
+	                               owned: lane_at's walk of the table (tp_walk) */
+	struct tp_layer_memo *memo; /* lane made from layers: owned (lane_label and height_of
+	                               of one slice decode its layer once; lane_at and lane_end
+	                               read only the span) */
 	double mhz;
 	const char *label;
 };
@@ -384,13 +394,20 @@ struct lane {
 static int kind_order(int k)
 {
 	switch (k) {
-	case TP_TRACK_LAYER: return 0;
-	case TP_TRACK_MCU: return 1;
-	case TP_TRACK_GDMA: return 2;
-	case TP_TRACK_SDMA: return 3;
-	case TP_TRACK_CDMA: return 4;
-	case TP_TRACK_TIU: return 5;
-	default: return 6;
+	case TP_TRACK_LAYER:
+		return 0;
+	case TP_TRACK_MCU:
+		return 1;
+	case TP_TRACK_GDMA:
+		return 2;
+	case TP_TRACK_SDMA:
+		return 3;
+	case TP_TRACK_CDMA:
+		return 4;
+	case TP_TRACK_TIU:
+		return 5;
+	default:
+		return 6;
 	}
 }
 
@@ -568,10 +585,14 @@ struct keys {
 static double arg_num(const struct tp_profile *p, const struct tp_arg *a)
 {
 	switch (a->type) {
-	case TP_ARG_INT: return (double)a->v.i;
-	case TP_ARG_UINT: return (double)a->v.u;
-	case TP_ARG_REAL: return a->v.d;
-	default: return strtod(tp_str(p, a->v.s), NULL); /* "74.9%" -> 74.9 */
+	case TP_ARG_INT:
+		return (double)a->v.i;
+	case TP_ARG_UINT:
+		return (double)a->v.u;
+	case TP_ARG_REAL:
+		return a->v.d;
+	default:
+		return strtod(tp_str(p, a->v.s), NULL); /* "74.9%" -> 74.9 */
 	}
 }
 
@@ -615,8 +636,8 @@ static double tiu_util(const struct tp_profile *p, const struct keys *k, const s
 /* Bytes per ns = GB/s over the command's engine cycles (its duration if it has none). */
 static double slice_gbps(const struct tp_slice *s, uint32_t bytes, int64_t end, double mhz)
 {
-	double ns = s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz
-	                                 : (double)(end - s->start_ns);
+	double ns =
+	    s->cycles && mhz > 0 ? (double)s->cycles * 1000.0 / mhz : (double)(end - s->start_ns);
 	return ns > 0 ? (double)bytes / ns : 0;
 }
 
@@ -625,7 +646,10 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 {
 	double h = 1;
 	if (tp_track_kind_is_dma((enum tp_track_kind)l->kind)) {
-		h = bw_scale > 0 ? slice_gbps(s, lane_label(p, l, s).bytes, lane_end(p, l, s), l->mhz) / bw_scale : 1;
+		h = bw_scale > 0
+		        ? slice_gbps(s, lane_label(p, l, s).bytes, lane_end(p, l, s), l->mhz) /
+		              bw_scale
+		        : 1;
 		if (lane_label(p, l, s).kind != TP_CMD_NORMAL)
 			h = 0.15; /* sys commands: a thin marker, they move no data */
 	} else if (l->kind == TP_TRACK_TIU) {
@@ -639,7 +663,8 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 		struct tp_layer ly;
 		h = s->layer >= 0 && (size_t)s->layer < p->num_layers &&
 		            (l->memo ? tp_layer_memo_get(p, l->memo, (size_t)s->layer)
-		                     : tp_profile_layer(p, (size_t)s->layer, &ly))->is_data_move
+		                     : tp_profile_layer(p, (size_t)s->layer, &ly))
+		                ->is_data_move
 		        ? 0.5
 		        : 1;
 	}
@@ -656,11 +681,31 @@ static int height_of(const struct tp_profile *p, const struct keys *k, const str
 
 /* "ua" = TIU uArch rate in 0.01 % steps + 1 (0 = unknown), "ao" / "uo" = Alg / uArch Ops
  * (0 = unknown). */
-enum col { C_TS, C_DUR, C_NAME, C_TYPE, C_CMD, C_CYC, C_BYTES, C_LAYER, C_H, C_DIR, C_DT,
-	   C_STALL, C_DEP, C_ARGS, C_KIND, C_DEPTH, C_UA, C_AO, C_UO, C_COUNT };
-static const char *const col_key[C_COUNT] = {"ts", "dur", "nm", "ty", "cmd", "cyc", "by", "ly",
-                                             "h", "dir", "dt", "st", "dep", "ar", "ck", "dp",
-                                             "ua", "ao", "uo"};
+enum col {
+	C_TS,
+	C_DUR,
+	C_NAME,
+	C_TYPE,
+	C_CMD,
+	C_CYC,
+	C_BYTES,
+	C_LAYER,
+	C_H,
+	C_DIR,
+	C_DT,
+	C_STALL,
+	C_DEP,
+	C_ARGS,
+	C_KIND,
+	C_DEPTH,
+	C_UA,
+	C_AO,
+	C_UO,
+	C_COUNT
+};
+static const char *const col_key[C_COUNT] = {"ts", "dur", "nm",  "ty", "cmd", "cyc", "by",
+                                             "ly", "h",   "dir", "dt", "st",  "dep", "ar",
+                                             "ck", "dp",  "ua",  "ao", "uo"};
 
 struct ctx {
 	const struct tp_profile *p;
@@ -668,35 +713,50 @@ struct ctx {
 	struct out o;
 	struct strmap sm;
 	struct keys k;
-	uint32_t *argmap;   /* profile argset id -> page index + 1 (0 = not embedded) */
+	uint32_t *argmap; /* profile argset id -> page index + 1 (0 = not embedded) */
 	size_t num_argsets_out, args_dropped;
 	double bw_scale;
-	int64_t t0;         /* span start: page times are relative to it */
-	int64_t *vals;      /* owned, cap_vals entries (NULL if none): one column of a lane or of
-	                       the layer table, computed once for the "same value" check and
-	                       put_col's two passes (8 bytes a layer: sized for the layer table,
-	                       used for every lane that fits) */
+	int64_t t0;    /* span start: page times are relative to it */
+	int64_t *vals; /* owned, cap_vals entries (NULL if none): one column of a lane or of
+	                  the layer table, computed once for the "same value" check and
+	                  put_col's two passes (8 bytes a layer: sized for the layer table,
+	                  used for every lane that fits) */
 	size_t cap_vals;
 };
 
 static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slice *s, int col)
 {
 	switch (col) {
-	case C_DUR: return lane_end(c->p, l, s) - s->start_ns;
-	case C_NAME: return smap(&c->sm, lane_label(c->p, l, s).name);
-	case C_TYPE: return smap(&c->sm, lane_label(c->p, l, s).type);
-	case C_CMD: return s->cmd_id;
-	case C_CYC: return s->cycles;
-	case C_BYTES: return lane_label(c->p, l, s).bytes;
-	case C_LAYER: return (int64_t)s->layer + 1;
-	case C_H: return height_of(c->p, &c->k, l, s, c->bw_scale);
-	case C_DIR: return lane_label(c->p, l, s).dir;
-	case C_DT: return lane_label(c->p, l, s).dtype;
-	case C_STALL: return lane_label(c->p, l, s).stall;
-	case C_DEP: return s->dep_id;
-	case C_ARGS: return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
-	case C_KIND: return lane_label(c->p, l, s).kind;
-	case C_DEPTH: return lane_label(c->p, l, s).depth;
+	case C_DUR:
+		return lane_end(c->p, l, s) - s->start_ns;
+	case C_NAME:
+		return smap(&c->sm, lane_label(c->p, l, s).name);
+	case C_TYPE:
+		return smap(&c->sm, lane_label(c->p, l, s).type);
+	case C_CMD:
+		return s->cmd_id;
+	case C_CYC:
+		return s->cycles;
+	case C_BYTES:
+		return lane_label(c->p, l, s).bytes;
+	case C_LAYER:
+		return (int64_t)s->layer + 1;
+	case C_H:
+		return height_of(c->p, &c->k, l, s, c->bw_scale);
+	case C_DIR:
+		return lane_label(c->p, l, s).dir;
+	case C_DT:
+		return lane_label(c->p, l, s).dtype;
+	case C_STALL:
+		return lane_label(c->p, l, s).stall;
+	case C_DEP:
+		return s->dep_id;
+	case C_ARGS:
+		return c->argmap && s->args < c->p->num_argsets ? c->argmap[s->args] : 0;
+	case C_KIND:
+		return lane_label(c->p, l, s).kind;
+	case C_DEPTH:
+		return lane_label(c->p, l, s).depth;
 	case C_UA: {
 		if (l->kind != TP_TRACK_TIU || lane_label(c->p, l, s).kind != TP_CMD_NORMAL)
 			return 0;
@@ -710,7 +770,8 @@ static int64_t col_val(struct ctx *c, const struct lane *l, const struct tp_slic
 		uint64_t v = !k ? 0 : col == C_AO ? k->alg_ops : k->uarch_ops;
 		return v < ((uint64_t)1 << 53) ? (int64_t)v : 0;
 	}
-	default: return 0;
+	default:
+		return 0;
 	}
 }
 
@@ -718,8 +779,8 @@ struct lane_get {
 	struct ctx *c;
 	const struct lane *l;
 	int col;
-	double mhz;     /* the lane clock exactly as printed */
-	int residual;   /* "dur" is the difference from trunc(cycles / mhz * 1000) */
+	double mhz;   /* the lane clock exactly as printed */
+	int residual; /* "dur" is the difference from trunc(cycles / mhz * 1000) */
 };
 
 static int64_t lane_col(void *u, size_t i)
@@ -728,7 +789,9 @@ static int64_t lane_col(void *u, size_t i)
 	struct tp_slice tmp, tprev;
 	const struct tp_slice *s = lane_at(g->c->p, g->l, i, &tmp);
 	if (g->col == C_TS)
-		return s->start_ns - (i ? lane_end(g->c->p, g->l, lane_at(g->c->p, g->l, i - 1, &tprev)) : g->c->t0);
+		return s->start_ns -
+		       (i ? lane_end(g->c->p, g->l, lane_at(g->c->p, g->l, i - 1, &tprev))
+		          : g->c->t0);
 	int64_t v = col_val(g->c, g->l, s, g->col);
 	if (g->col == C_DUR && g->residual)
 		v -= (int64_t)((double)s->cycles / g->mhz * 1000.0);
@@ -823,7 +886,8 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 		double e = floor((double)(lane_end(c->p, l, s) - c->t0) / bw);
 		if (e < 0 || a >= LOD_BUCKETS)
 			continue;
-		size_t b0 = a < 0 ? 0 : (size_t)a, b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
+		size_t b0 = a < 0 ? 0 : (size_t)a,
+		       b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
 		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
 		struct tp_label lb = lane_label(c->p, l, s);
 		int32_t col = lb.kind != TP_CMD_NORMAL ? -1 : (int32_t)smap(&c->sm, lb.name);
@@ -963,10 +1027,18 @@ static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
 {
 	struct tp_buf *b = &c->o.b;
 	switch (a->type) {
-	case TP_ARG_INT: tp_buf_i64(b, a->v.i); break;
-	case TP_ARG_UINT: put_u64(b, a->v.u); break;
-	case TP_ARG_REAL: put_real(b, a->v.d); break;
-	default: put_str(b, tp_str(c->p, a->v.s)); break;
+	case TP_ARG_INT:
+		tp_buf_i64(b, a->v.i);
+		break;
+	case TP_ARG_UINT:
+		put_u64(b, a->v.u);
+		break;
+	case TP_ARG_REAL:
+		put_real(b, a->v.d);
+		break;
+	default:
+		put_str(b, tp_str(c->p, a->v.s));
+		break;
 	}
 }
 
@@ -1009,8 +1081,8 @@ static int plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
 #define ARG_SHAPES_MAX 64
 
 struct argshape {
-	uint32_t set;    /* a profile argset id with this shape (its keys) */
-	uint32_t *ids;   /* profile argset ids of this shape, page order */
+	uint32_t set;  /* a profile argset id with this shape (its keys) */
+	uint32_t *ids; /* profile argset ids of this shape, page order */
 	size_t n, cap;
 };
 
@@ -1085,7 +1157,8 @@ static void emit_argsets(struct ctx *c)
 				shapes[nshapes++].set = (uint32_t)id;
 			if (k < nshapes) {
 				struct argshape *sh = &shapes[k];
-				uint32_t *g = tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
+				uint32_t *g =
+				    tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
 				if (!g) {
 					c->o.err = TP_ENOMEM;
 					break;
@@ -1260,8 +1333,10 @@ static void emit_analysis(struct ctx *c, size_t max_cores)
 	/* Rankings are for reading: the first TOP_MAX rows are plenty. */
 	emit_ranks(c, "topLayers", a->top_layers,
 	           a->num_top_layers < TOP_MAX ? a->num_top_layers : TOP_MAX);
-	emit_ranks(c, "topCmds", a->top_cmds, a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
-	emit_ranks(c, "opTypes", a->op_types, a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
+	emit_ranks(c, "topCmds", a->top_cmds,
+	           a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
+	emit_ranks(c, "opTypes", a->op_types,
+	           a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
 	tp_buf_putc(b, '}');
 }
 
@@ -1277,16 +1352,26 @@ static int64_t layer_col(void *u, size_t i)
 	const struct tp_layer *y = tp_profile_layer(g->c->p, i, &ly);
 	int timed = y->begin_ns <= y->end_ns;
 	switch (g->col) {
-	case 0: return y->id;
-	case 1: return smap(&g->c->sm, y->name);
-	case 2: return smap(&g->c->sm, y->type);
-	case 3: return y->core;
-	case 4: return y->is_local;
-	case 5: return y->is_data_move;
-	case 6: return y->group;
-	case 7: return y->subnet;
-	case 8: return timed ? y->begin_ns - g->c->t0 : -1;
-	default: return timed ? y->end_ns - g->c->t0 : -1;
+	case 0:
+		return y->id;
+	case 1:
+		return smap(&g->c->sm, y->name);
+	case 2:
+		return smap(&g->c->sm, y->type);
+	case 3:
+		return y->core;
+	case 4:
+		return y->is_local;
+	case 5:
+		return y->is_data_move;
+	case 6:
+		return y->group;
+	case 7:
+		return y->subnet;
+	case 8:
+		return timed ? y->begin_ns - g->c->t0 : -1;
+	default:
+		return timed ? y->end_ns - g->c->t0 : -1;
 	}
 }
 
@@ -1371,15 +1456,24 @@ static int64_t memrec_get(void *u, size_t i)
 	struct memrec_get *g = u;
 	const struct memrec *r = &g->m->v[i];
 	switch (g->col) {
-	case 0: return r->b;
-	case 1: return r->e;
-	case 2: return r->a;
-	case 3: return r->sz;
-	case 4: return r->w;
-	case 5: return r->ly;
-	case 6: return r->co;
-	case 7: return r->id;
-	default: return r->en;
+	case 0:
+		return r->b;
+	case 1:
+		return r->e;
+	case 2:
+		return r->a;
+	case 3:
+		return r->sz;
+	case 4:
+		return r->w;
+	case 5:
+		return r->ly;
+	case 6:
+		return r->co;
+	case 7:
+		return r->id;
+	default:
+		return r->en;
 	}
 }
 
@@ -1411,8 +1505,15 @@ static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m)
 		const struct tp_lmem_rec *x = &r.v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
-		struct memrec q = {x->begin_ns - c->t0, x->end_ns - c->t0, x->lane_offset, x->bytes,
-		                   s->layer, t->core, s->cmd_id, x->write, (int)t->kind + 1};
+		struct memrec q = {x->begin_ns - c->t0,
+		                   x->end_ns - c->t0,
+		                   x->lane_offset,
+		                   x->bytes,
+		                   s->layer,
+		                   t->core,
+		                   s->cmd_id,
+		                   x->write,
+		                   (int)t->kind + 1};
 		memrec_add(m, &q);
 	}
 	tp_free(r.v);
@@ -1427,8 +1528,8 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
 	struct arch_facts f = facts_of(p->chip);
-	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,",
-	              f.lane_bytes, f.banks, f.npus);
+	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,", f.lane_bytes,
+	              f.banks, f.npus);
 	struct memrecs m = {0};
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
@@ -1454,7 +1555,8 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 					dsz = 1;
 				uint64_t addr, size;
 				if (pass == 0) {
-					/* Local: no DDR address and a slice shape from the layer group. */
+					/* Local: no DDR address and a slice shape from the layer
+					 * group. */
 					if (t->gaddr || !t->nslice || !f.lane_bytes)
 						continue;
 					addr = t->loffset;
@@ -1465,15 +1567,22 @@ static void emit_memory(struct ctx *c, size_t max_cores)
 					addr = t->gaddr;
 					size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
 				}
-				if (size != UINT64_MAX && size <= UINT64_MAX / dsz && !(pass == 1 && t->gsize))
+				if (size != UINT64_MAX && size <= UINT64_MAX / dsz &&
+				    !(pass == 1 && t->gsize))
 					size *= dsz;
 				if (addr > (uint64_t)COL_LIM)
 					addr = (uint64_t)COL_LIM;
 				if (size > (uint64_t)COL_LIM)
 					size = (uint64_t)COL_LIM;
-				struct memrec q = {y->begin_ns - c->t0, y->end_ns - c->t0, (int64_t)addr,
-				                   (int64_t)size, (int64_t)li, y->core, t->id,
-				                   t->is_in ? 0 : 1, 0};
+				struct memrec q = {y->begin_ns - c->t0,
+				                   y->end_ns - c->t0,
+				                   (int64_t)addr,
+				                   (int64_t)size,
+				                   (int64_t)li,
+				                   y->core,
+				                   t->id,
+				                   t->is_in ? 0 : 1,
+				                   0};
 				memrec_add(&m, &q);
 			}
 		}
@@ -1739,7 +1848,9 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 			continue;
 		for (size_t j = 0; j < lanes[i].n; j++)
 			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
-				double g = slice_gbps(&lanes[i].s[j], lane_label(p, &lanes[i], &lanes[i].s[j]).bytes, lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
+				double g = slice_gbps(
+				    &lanes[i].s[j], lane_label(p, &lanes[i], &lanes[i].s[j]).bytes,
+				    lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
 				if (g > seen)
 					seen = g;
 			}
@@ -1791,11 +1902,11 @@ static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_html = {
-	.name = "html",
-	.file = "result.html",
-	.enable_flag = NULL,
-	.disable_flag = "--disable_web",
-	.default_on = 1,
-	.doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
-	.write = html_write,
+    .name = "html",
+    .file = "result.html",
+    .enable_flag = NULL,
+    .disable_flag = "--disable_web",
+    .default_on = 1,
+    .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
+    .write = html_write,
 };

@@ -7,13 +7,15 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "sophgo/sophgo_int.h"
 #include "html/html.h"
+#include "sophgo/sophgo_int.h"
 #include "testutil.h"
 
 #define EVIL "</script><img src=x onerror=alert(1)><!--"
@@ -44,7 +46,8 @@ static struct tp_profile *make(void)
 		tp_slice_set_end(p, &p->tracks[tiu], s, s->start_ns + 200);
 		s->cycles = 180;
 		s->cmd_id = (uint32_t)i + 1;
-		tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, i == 1 ? EVIL : "conv.normal"));
+		tp_slice_set_name(p, &p->tracks[tiu], s,
+		                  tp_profile_str(p, i == 1 ? EVIL : "conv.normal"));
 		s->layer = 0;
 		tp_args_begin(p);
 		tp_args_add_str(p, "uArch Rate", "50.0%");
@@ -53,7 +56,8 @@ static struct tp_profile *make(void)
 		s->start_ns = 50 + i * 300;
 		tp_slice_set_end(p, &p->tracks[gdma], s, s->start_ns + 100);
 		s->cycles = 75;
-		tp_slice_set_bytes(p, &p->tracks[gdma], s, 1600); /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
+		tp_slice_set_bytes(p, &p->tracks[gdma], s,
+		                   1600); /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
 		s->cmd_id = (uint32_t)i + 1;
 		tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
 		tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
@@ -95,7 +99,8 @@ static int column(const char *obj, const char *end, const char *key, int64_t *ou
 		return 1;
 	}
 	char mode = (char)(k[1] | 32);
-	static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	uint64_t acc = 0, vals[64];
 	unsigned shift = 0, bits = 0, nbits = 0;
 	size_t nv = 0;
@@ -144,12 +149,12 @@ static const char *lane_end(const char *lane)
 	return e ? e : strstr(lane, "],\"argsets\"");
 }
 
-#define ASSERT_COL(obj, end, key, ...)                                                       \
-	do {                                                                                   \
-		static const int64_t want_[] = {__VA_ARGS__};                                  \
-		int64_t got_[sizeof want_ / sizeof *want_];                                    \
-		assert_int_equal(column(obj, end, key, got_, sizeof want_ / sizeof *want_), 1); \
-		assert_memory_equal(got_, want_, sizeof want_);                                \
+#define ASSERT_COL(obj, end, key, ...)                                                             \
+	do {                                                                                       \
+		static const int64_t want_[] = {__VA_ARGS__};                                      \
+		int64_t got_[sizeof want_ / sizeof *want_];                                        \
+		assert_int_equal(column(obj, end, key, got_, sizeof want_ / sizeof *want_), 1);    \
+		assert_memory_equal(got_, want_, sizeof want_);                                    \
 	} while (0)
 
 static char path[256];
@@ -191,7 +196,8 @@ static void test_escaping(void **state)
 	assert_non_null(strstr(s, "<title>tpuprof: &lt;/script&gt;&lt;img src=x "
 	                          "onerror=alert(1)&gt;&lt;!-- on BM1688</title>"));
 	/* In the JSON the name is there, with "</" and "<!--" escaped. */
-	assert_non_null(strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
+	assert_non_null(
+	    strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
 	free(s);
 	tp_profile_free(p);
 }
@@ -258,12 +264,14 @@ static void test_cost_heights(void **state)
 			tp_slice_set_end(p, &p->tracks[tr ? t1 : t0], s, s->start_ns + 200);
 			s->cycles = 180;
 			s->cmd_id = (uint32_t)i + 1;
-			tp_slice_set_name(p, &p->tracks[tr ? t1 : t0], s, tp_profile_str(p, "conv.normal"));
+			tp_slice_set_name(p, &p->tracks[tr ? t1 : t0], s,
+			                  tp_profile_str(p, "conv.normal"));
 		}
-		assert_int_equal(tp_track_set_cost(p, t0, (size_t)i,
-		                                   &(struct tp_cost){.alg_ops = alg[i],
-		                                                     .uarch_ops = uarch[i], .valid = 1}),
-		                 TP_OK);
+		assert_int_equal(
+		    tp_track_set_cost(
+		        p, t0, (size_t)i,
+		        &(struct tp_cost){.alg_ops = alg[i], .uarch_ops = uarch[i], .valid = 1}),
+		    TP_OK);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_diag d = {0};
@@ -519,7 +527,8 @@ static void layer_lane_order(int mode)
 			continue;
 		size_t k = nl++;
 		while (k > 0) {
-			const struct tp_layer *b = tp_profile_layer(p, (size_t)want_ly[k - 1] - 1, &bv);
+			const struct tp_layer *b =
+			    tp_profile_layer(p, (size_t)want_ly[k - 1] - 1, &bv);
 			int after = b->begin_ns < a->begin_ns ||
 			            (b->begin_ns == a->begin_ns && b->end_ns >= a->end_ns);
 			if (after)
@@ -577,16 +586,16 @@ static void test_output_entry(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_content, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
-		cmocka_unit_test(test_output_entry),
+	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
+	    cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

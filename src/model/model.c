@@ -4,13 +4,13 @@
  */
 #include "model/model.h"
 
-#include <stdlib.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688", "BM1690",
-                                         "CPU",     "CV184X", "SG2260E"};
+static const char *const arch_names[] = {"unknown", "BM1684", "BM1684X", "BM1688",
+                                         "BM1690",  "CPU",    "CV184X",  "SG2260E"};
 _Static_assert(sizeof arch_names / sizeof *arch_names == TP_ARCH_COUNT, "one name per arch");
 
 const char *tp_arch_name(enum tp_arch a)
@@ -23,12 +23,11 @@ enum tp_arch tp_arch_from_name(const char *name)
 	static const struct {
 		const char *n;
 		enum tp_arch a;
-	} alias[] = {{"BM1684", TP_ARCH_BM1684},   {"BM1684X", TP_ARCH_BM1684X},
-	             {"BM1688", TP_ARCH_BM1688},   {"A2", TP_ARCH_BM1688},
-	             {"CV186X", TP_ARCH_BM1688},   {"CV186AH", TP_ARCH_BM1688},
-	             {"BM1690", TP_ARCH_BM1690},   {"SG2260", TP_ARCH_BM1690},
-	             {"CV184X", TP_ARCH_CV184X},   {"SG2260E", TP_ARCH_SG2260E},
-	             {"BM1690E", TP_ARCH_SG2260E}, {"CPU", TP_ARCH_CPU}};
+	} alias[] = {
+	    {"BM1684", TP_ARCH_BM1684},   {"BM1684X", TP_ARCH_BM1684X}, {"BM1688", TP_ARCH_BM1688},
+	    {"A2", TP_ARCH_BM1688},       {"CV186X", TP_ARCH_BM1688},   {"CV186AH", TP_ARCH_BM1688},
+	    {"BM1690", TP_ARCH_BM1690},   {"SG2260", TP_ARCH_BM1690},   {"CV184X", TP_ARCH_CV184X},
+	    {"SG2260E", TP_ARCH_SG2260E}, {"BM1690E", TP_ARCH_SG2260E}, {"CPU", TP_ARCH_CPU}};
 	for (size_t i = 0; i < sizeof alias / sizeof *alias; i++)
 		if (strcasecmp(name, alias[i].n) == 0)
 			return alias[i].a;
@@ -37,15 +36,16 @@ enum tp_arch tp_arch_from_name(const char *name)
 
 const char *tp_track_kind_name(enum tp_track_kind k)
 {
-	static const char *const n[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer", "Thread", "Host"};
+	static const char *const n[] = {"TIU", "GDMA",  "SDMA",   "CDMA",
+	                                "MCU", "Layer", "Thread", "Host"};
 	return (unsigned)k < TP_TRACK_KIND_COUNT ? n[k] : "?";
 }
 
 const char *tp_dir_name(enum tp_dir d)
 {
-	static const char *const n[] = {"-",         "DDR->LMEM", "LMEM->DDR", "DDR->DDR",
+	static const char *const n[] = {"-",          "DDR->LMEM", "LMEM->DDR", "DDR->DDR",
 	                                "LMEM->LMEM", "DDR->L2M",  "L2M->DDR",  "L2M->LMEM",
-	                                "LMEM->L2M", "L2M->L2M"};
+	                                "LMEM->L2M",  "L2M->L2M"};
 	return (unsigned)d < TP_DIR_COUNT ? n[d] : "-";
 }
 
@@ -67,9 +67,9 @@ int tp_dir_touches_l2(enum tp_dir d)
 
 const char *tp_dtype_name(enum tp_dtype t)
 {
-	static const char *const n[] = {"",      "FP32",   "FP16", "INT8", "UINT8",
+	static const char *const n[] = {"",      "FP32",   "FP16",  "INT8",   "UINT8",
 	                                "INT16", "UINT16", "INT32", "UINT32", "BF16",
-	                                "FP8",   "INT4",   "FP64", "INT64", "BOOL"};
+	                                "FP8",   "INT4",   "FP64",  "INT64",  "BOOL"};
 	return (unsigned)t < TP_DT_COUNT ? n[t] : "";
 }
 
@@ -198,7 +198,8 @@ static long push(struct tp_profile *p, void *arrp, size_t elem, size_t *num, siz
 	memcpy((char *)np + *num * elem, val, elem);
 	return (long)(*num)++;
 }
-#define PUSH(p, arr, num, cap, val) push((p), &(p)->arr, sizeof *(p)->arr, &(p)->num, &(p)->cap, &(val))
+#define PUSH(p, arr, num, cap, val)                                                                \
+	push((p), &(p)->arr, sizeof *(p)->arr, &(p)->num, &(p)->cap, &(val))
 
 int tp_profile_add_device(struct tp_profile *p, const char *name, int32_t id, int32_t num_cores)
 {
@@ -385,8 +386,7 @@ int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id)
 	return label_add(t, l, h, id);
 }
 
-int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
-                          uint64_t d)
+int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, uint64_t d)
 {
 	/* Rare (host activities, raw counters before unwrapping): an entry of the side table.
 	 * Entries are only added, never reused: a slice copied from elsewhere may carry an
@@ -410,9 +410,12 @@ int tp_slice_set_long_dur(struct tp_profile *p, struct tp_track *t, struct tp_sl
 static uint32_t cost_at(const struct tp_track *t, size_t i)
 {
 	switch (t->cost_width) {
-	case 1: return ((const uint8_t *)t->cost)[i];
-	case 2: return ((const uint16_t *)t->cost)[i];
-	default: return ((const uint32_t *)t->cost)[i];
+	case 1:
+		return ((const uint8_t *)t->cost)[i];
+	case 2:
+		return ((const uint16_t *)t->cost)[i];
+	default:
+		return ((const uint32_t *)t->cost)[i];
 	}
 }
 
@@ -420,9 +423,15 @@ static uint32_t cost_at(const struct tp_track *t, size_t i)
 static void cost_put(struct tp_track *t, size_t i, uint32_t v)
 {
 	switch (t->cost_width) {
-	case 1: ((uint8_t *)t->cost)[i] = (uint8_t)v; break;
-	case 2: ((uint16_t *)t->cost)[i] = (uint16_t)v; break;
-	default: ((uint32_t *)t->cost)[i] = v; break;
+	case 1:
+		((uint8_t *)t->cost)[i] = (uint8_t)v;
+		break;
+	case 2:
+		((uint16_t *)t->cost)[i] = (uint16_t)v;
+		break;
+	default:
+		((uint32_t *)t->cost)[i] = v;
+		break;
 	}
 }
 
@@ -549,7 +558,8 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		         (uint64_t)c->valid << 62;
 	} else {
 		/* Rare (absurd dimensions): the whole entry goes to the side array. */
-		struct tp_cost *v = tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
+		struct tp_cost *v =
+		    tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
 		if (!v) {
 			p->oom = 1;
 			return TP_ENOMEM;
@@ -586,12 +596,12 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 	}
 	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
 	*out = (struct tp_cost){
-		.alg_ops = e->w[0] & ops_max,
-		.uarch_ops = e->w[0] >> PK_OPS_BITS | (e->w[1] & 0xFFFF) << (64 - PK_OPS_BITS),
-		.alg_cycle = (uint32_t)(e->w[1] >> 16),
-		.init_cycle = (uint32_t)(e->w[1] >> 48 & 0xFF),
-		.bank_cycle = (uint32_t)(e->w[1] >> 56 & 0x3F),
-		.valid = (uint8_t)(e->w[1] >> 62 & 1),
+	    .alg_ops = e->w[0] & ops_max,
+	    .uarch_ops = e->w[0] >> PK_OPS_BITS | (e->w[1] & 0xFFFF) << (64 - PK_OPS_BITS),
+	    .alg_cycle = (uint32_t)(e->w[1] >> 16),
+	    .init_cycle = (uint32_t)(e->w[1] >> 48 & 0xFF),
+	    .bank_cycle = (uint32_t)(e->w[1] >> 56 & 0x3F),
+	    .valid = (uint8_t)(e->w[1] >> 62 & 1),
 	};
 	return out->valid;
 }
@@ -603,10 +613,10 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 /* One layer in 40 bytes. Fields hold a struct tp_layer exactly when rec_pack says it fits;
  * otherwise only LR_WIDE is set and the layer lives in the wide side table. */
 struct tp_layer_rec {
-	uint32_t begin_lo;   /* begin_ns bits 0..31 (timed layers) */
-	uint16_t begin_hi;   /* begin_ns bits 32..47 */
-	uint16_t bits;       /* LR_* flags, core + 1 and device (below) */
-	uint32_t dur;        /* end_ns - begin_ns */
+	uint32_t begin_lo; /* begin_ns bits 0..31 (timed layers) */
+	uint16_t begin_hi; /* begin_ns bits 32..47 */
+	uint16_t bits;     /* LR_* flags, core + 1 and device (below) */
+	uint32_t dur;      /* end_ns - begin_ns */
 	int32_t id;
 	uint32_t type, name; /* strtab ids */
 	uint32_t tiu_first, gdma_first;
@@ -631,9 +641,9 @@ enum {
 	LR_TIMED = 1u << 2,
 	LR_WIDE = 1u << 3,
 	LR_TENS = 1u << 4,
-	LR_CORE_SHIFT = 5,  /* 6 bits: core + 1, so -1..62 */
+	LR_CORE_SHIFT = 5, /* 6 bits: core + 1, so -1..62 */
 	LR_CORE_MAX = 62,
-	LR_DEV_SHIFT = 11,  /* 5 bits: device 0..31 */
+	LR_DEV_SHIFT = 11, /* 5 bits: device 0..31 */
 	LR_DEV_MAX = 31,
 };
 #define LR_BEGIN_MAX ((int64_t)1 << 48)
@@ -651,7 +661,8 @@ static int rec_pack(const struct tp_layer *l, struct tp_layer_rec *r)
 	    l->subnet < -1 || l->subnet > 0xFFFE || l->group < -1 || l->group > 0xFFFE ||
 	    l->is_local > 1 || l->is_data_move > 1)
 		return 0;
-	unsigned bits = (unsigned)(l->core + 1) << LR_CORE_SHIFT | (unsigned)l->device << LR_DEV_SHIFT;
+	unsigned bits = (unsigned)(l->core + 1) << LR_CORE_SHIFT | (unsigned)l->device
+	                                                               << LR_DEV_SHIFT;
 	bits |= l->is_local ? LR_LOCAL : 0u;
 	bits |= l->is_data_move ? LR_DATA_MOVE : 0u;
 	if (l->begin_ns <= l->end_ns) {
@@ -663,7 +674,8 @@ static int rec_pack(const struct tp_layer *l, struct tp_layer_rec *r)
 		r->begin_hi = (uint16_t)((uint64_t)l->begin_ns >> 32);
 		r->dur = (uint32_t)(l->end_ns - l->begin_ns);
 	}
-	const uint32_t first[2] = {l->tiu_first, l->gdma_first}, last[2] = {l->tiu_last, l->gdma_last};
+	const uint32_t first[2] = {l->tiu_first, l->gdma_first},
+	               last[2] = {l->tiu_last, l->gdma_last};
 	uint16_t span[2] = {0, 0};
 	for (int e = 0; e < 2; e++) {
 		if (first[e] == 0 && last[e] == 0)
@@ -778,25 +790,25 @@ static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l,
 	if (rec_pack(l, &r)) {
 		if (l->num_tensors) {
 			struct tp_layer_tens te = {ix, l->first_tensor, l->num_tensors};
-			if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof te, ix, 1,
-			             &te) != TP_OK)
+			if (side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof te,
+			             ix, 1, &te) != TP_OK)
 				return TP_ENOMEM;
 			r.bits |= LR_TENS;
 		} else if (old & LR_TENS) {
-			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens, ix, 0,
-			         NULL);
+			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens,
+			         ix, 0, NULL);
 		}
 		if (old & LR_WIDE)
-			side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof *t->wide, ix, 0,
-			         NULL);
+			side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof *t->wide,
+			         ix, 0, NULL);
 	} else {
 		struct tp_layer_wide w = {ix, *l};
-		if (side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof w, ix, 1, &w) !=
-		    TP_OK)
+		if (side_put(p, (void **)&t->wide, &t->num_wide, &t->cap_wide, sizeof w, ix, 1,
+		             &w) != TP_OK)
 			return TP_ENOMEM;
 		if (old & LR_TENS)
-			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens, ix, 0,
-			         NULL);
+			side_put(p, (void **)&t->tens, &t->num_tens, &t->cap_tens, sizeof *t->tens,
+			         ix, 0, NULL);
 		memset(&r, 0, sizeof r);
 		r.bits = LR_WIDE;
 	}
@@ -813,7 +825,8 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 		return -1;
 	}
 	if (i == t->num_chunks * TP_LAYER_CHUNK) {
-		struct tp_layer_rec **c = tp_grow(t->chunks, sizeof *c, t->num_chunks + 1, &t->cap_chunks);
+		struct tp_layer_rec **c =
+		    tp_grow(t->chunks, sizeof *c, t->num_chunks + 1, &t->cap_chunks);
 		if (!c) {
 			p->oom = 1;
 			return -1;
@@ -1116,12 +1129,12 @@ int tp_args_add_real(struct tp_profile *p, const char *key, double v)
 	return add_arg(p, a);
 }
 
-struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool,
-                                            int32_t device, int32_t core)
+struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool, int32_t device,
+                                            int32_t core)
 {
 	uint32_t name = tp_profile_str(p, tool);
 	struct tp_vendor_row *v =
-		tp_grow(p->vendor.rows, sizeof *v, p->vendor.num_rows + 1, &p->vendor.cap_rows);
+	    tp_grow(p->vendor.rows, sizeof *v, p->vendor.num_rows + 1, &p->vendor.cap_rows);
 	if (!v || !name) {
 		p->oom = 1;
 		return NULL;
@@ -1154,7 +1167,8 @@ int tp_args_add(struct tp_profile *p, const struct tp_arg *a)
 
 int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)
 {
-	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};
+	struct tp_arg a = {
+	    .key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};
 	return add_arg(p, a);
 }
 
@@ -1356,7 +1370,8 @@ static void finish_track(struct finish_job *j)
 			struct tp_slice *s = &t->slices[k];
 			while (depth && stack[depth - 1] <= s->start_ns)
 				depth--;
-			if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) != TP_OK)
+			if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) !=
+			    TP_OK)
 				return;
 			if (depth < 256)
 				stack[depth++] = tp_slice_end(t, s);
@@ -1431,7 +1446,8 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		struct tp_counter *c = &p->counters[i];
 		for (size_t k = 1; k < c->count; k++)
 			if (c->samples[k - 1].ts_ns > c->samples[k].ts_ns) {
-				/* qsort is not stable; samples at equal times keep no promised order. */
+				/* qsort is not stable; samples at equal times keep no promised
+				 * order. */
 				qsort(c->samples, c->count, sizeof *c->samples, sample_cmp);
 				break;
 			}

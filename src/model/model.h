@@ -15,8 +15,8 @@
  *
  * Ownership: everything hangs off one struct tp_profile. Strings live in its string table's
  * blocks and small objects in its arena; the growable arrays (tracks' slices, tables) are heap
- * blocks owned by the profile and released by tp_profile_free. Not thread-safe: one thread builds a profile, then any number of
- * threads may read it.
+ * blocks owned by the profile and released by tp_profile_free. Not thread-safe: one thread builds a
+ * profile, then any number of threads may read it.
  */
 #ifndef TP_MODEL_H
 #define TP_MODEL_H
@@ -37,8 +37,8 @@ enum tp_arch {
 	TP_ARCH_SG2260E, /* 4-core BM1690 variant ("AKSV") */
 	TP_ARCH_COUNT
 };
-const char *tp_arch_name(enum tp_arch a);           /* "BM1688", "unknown", ... */
-enum tp_arch tp_arch_from_name(const char *name);    /* case-insensitive; A2/CV186X -> BM1688 */
+const char *tp_arch_name(enum tp_arch a);         /* "BM1688", "unknown", ... */
+enum tp_arch tp_arch_from_name(const char *name); /* case-insensitive; A2/CV186X -> BM1688 */
 
 /*
  * What the analysis and the writers may know about the accelerator a profile came from: its
@@ -47,22 +47,22 @@ enum tp_arch tp_arch_from_name(const char *name);    /* case-insensitive; A2/CV1
  * nothing is known (captures, foreign traces). Zero means "unknown" for every field.
  */
 struct tp_chip {
-	const char *name;        /* "BM1688", as the vendor spells it in __CHIP_ARCH_ARGS__ */
+	const char *name; /* "BM1688", as the vendor spells it in __CHIP_ARCH_ARGS__ */
 	enum tp_arch arch;
-	unsigned cores;          /* TPU cores per device */
-	double tiu_mhz, dma_mhz; /* default clocks */
-	unsigned npu_num;        /* lanes */
-	unsigned eu_base;        /* int8 execution units per lane */
-	unsigned cube_base;      /* int8 cube IC parallelism */
-	unsigned ohow_align;     /* CubeOutputHeightWidthAlignNum */
-	unsigned exec_units;     /* ExecutionUnitNumber (total) */
+	unsigned cores;             /* TPU cores per device */
+	double tiu_mhz, dma_mhz;    /* default clocks */
+	unsigned npu_num;           /* lanes */
+	unsigned eu_base;           /* int8 execution units per lane */
+	unsigned cube_base;         /* int8 cube IC parallelism */
+	unsigned ohow_align;        /* CubeOutputHeightWidthAlignNum */
+	unsigned exec_units;        /* ExecutionUnitNumber (total) */
 	unsigned vector_ohow_align; /* "Vector OHOW Align(8bits)" */
-	uint64_t lmem_bytes;     /* local memory, all lanes */
-	uint32_t lane_bytes;     /* local memory of one lane */
-	unsigned banks;          /* banks per lane */
-	double ddr_max_gbps;     /* per-core DDR peak bandwidth; 0 unknown */
-	double l2_max_gbps;      /* L2 SRAM peak; 0 none */
-	double ddr_mhz;          /* DDR frequency */
+	uint64_t lmem_bytes;        /* local memory, all lanes */
+	uint32_t lane_bytes;        /* local memory of one lane */
+	unsigned banks;             /* banks per lane */
+	double ddr_max_gbps;        /* per-core DDR peak bandwidth; 0 unknown */
+	double l2_max_gbps;         /* L2 SRAM peak; 0 none */
+	double ddr_mhz;             /* DDR frequency */
 	unsigned bus_max_burst, l2_max_burst, bus_bandwidth;
 };
 
@@ -72,10 +72,10 @@ enum tp_track_kind {
 	TP_TRACK_GDMA,
 	TP_TRACK_SDMA,
 	TP_TRACK_CDMA,
-	TP_TRACK_MCU,     /* firmware / DYN_DATA records */
-	TP_TRACK_LAYER,   /* layers as slices (filled by the reader or by tp_profile_layer_track) */
-	TP_TRACK_THREAD,  /* a host thread of a capture: activities, steps, operators nested */
-	TP_TRACK_HOST,    /* host API lanes imported from other traces */
+	TP_TRACK_MCU,    /* firmware / DYN_DATA records */
+	TP_TRACK_LAYER,  /* layers as slices (filled by the reader or by tp_profile_layer_track) */
+	TP_TRACK_THREAD, /* a host thread of a capture: activities, steps, operators nested */
+	TP_TRACK_HOST,   /* host API lanes imported from other traces */
 	TP_TRACK_KIND_COUNT
 };
 const char *tp_track_kind_name(enum tp_track_kind k); /* "TIU", "GDMA", ..., "Layer", "Thread" */
@@ -95,10 +95,10 @@ enum tp_cmd_kind {
 /* DMA direction between memories. */
 enum tp_dir {
 	TP_DIR_NONE = 0,
-	TP_DIR_DDR_TO_LMEM, /* S2L, "DDR->LMEM" */
-	TP_DIR_LMEM_TO_DDR, /* L2S */
-	TP_DIR_DDR_TO_DDR,  /* S2S */
-	TP_DIR_LMEM_TO_LMEM,/* L2L */
+	TP_DIR_DDR_TO_LMEM,  /* S2L, "DDR->LMEM" */
+	TP_DIR_LMEM_TO_DDR,  /* L2S */
+	TP_DIR_DDR_TO_DDR,   /* S2S */
+	TP_DIR_LMEM_TO_LMEM, /* L2L */
 	TP_DIR_DDR_TO_L2,
 	TP_DIR_L2_TO_DDR,
 	TP_DIR_L2_TO_LMEM,
@@ -106,22 +106,36 @@ enum tp_dir {
 	TP_DIR_L2_TO_L2,
 	TP_DIR_COUNT
 };
-const char *tp_dir_name(enum tp_dir d);          /* "DDR->LMEM", ...; "-" for NONE */
-int tp_dir_reads_ddr(enum tp_dir d);             /* source is DDR */
-int tp_dir_writes_ddr(enum tp_dir d);            /* destination is DDR */
-static inline int tp_dir_touches_ddr(enum tp_dir d) { return tp_dir_reads_ddr(d) || tp_dir_writes_ddr(d); }
+const char *tp_dir_name(enum tp_dir d); /* "DDR->LMEM", ...; "-" for NONE */
+int tp_dir_reads_ddr(enum tp_dir d);    /* source is DDR */
+int tp_dir_writes_ddr(enum tp_dir d);   /* destination is DDR */
+static inline int tp_dir_touches_ddr(enum tp_dir d)
+{
+	return tp_dir_reads_ddr(d) || tp_dir_writes_ddr(d);
+}
 int tp_dir_touches_l2(enum tp_dir d);
 
 /* Element data types (global.profile DataType order, §3.3 of the bmprofile spec). */
 enum tp_dtype {
 	TP_DT_NONE = 0,
-	TP_DT_FP32, TP_DT_FP16, TP_DT_INT8, TP_DT_UINT8, TP_DT_INT16, TP_DT_UINT16,
-	TP_DT_INT32, TP_DT_UINT32, TP_DT_BF16, TP_DT_FP8, TP_DT_INT4, TP_DT_FP64, TP_DT_INT64,
+	TP_DT_FP32,
+	TP_DT_FP16,
+	TP_DT_INT8,
+	TP_DT_UINT8,
+	TP_DT_INT16,
+	TP_DT_UINT16,
+	TP_DT_INT32,
+	TP_DT_UINT32,
+	TP_DT_BF16,
+	TP_DT_FP8,
+	TP_DT_INT4,
+	TP_DT_FP64,
+	TP_DT_INT64,
 	TP_DT_BOOL,
 	TP_DT_COUNT
 };
-const char *tp_dtype_name(enum tp_dtype t);      /* "FP32", "INT8", ...; "" for NONE */
-unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NONE */
+const char *tp_dtype_name(enum tp_dtype t); /* "FP32", "INT8", ...; "" for NONE */
+unsigned tp_dtype_size(enum tp_dtype t);    /* bytes per element, 0 for NONE */
 
 /*
  * What a slice is, apart from its times and ids: names, command class, nesting depth, stall
@@ -133,16 +147,16 @@ unsigned tp_dtype_size(enum tp_dtype t);         /* bytes per element, 0 for NON
  * tp_slice_name & co. and set them with tp_slice_set_label / tp_slice_set_name & co.
  */
 struct tp_label {
-	uint32_t name;        /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
-	uint32_t type;        /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
-	uint8_t kind;         /* enum tp_cmd_kind */
-	uint8_t dir;          /* enum tp_dir */
-	uint8_t dtype;        /* enum tp_dtype (DMA source format / TIU result precision) */
-	uint8_t depth;        /* nesting depth on its track (captures); 0 for commands */
-	uint32_t stall;       /* stall cycles */
-	uint32_t bytes;       /* DMA data size in bytes (max of DDR and LMEM side); 0 = none
-	                         (read with tp_slice_bytes) */
-	uint32_t cycle_hi;    /* start_cycle >> 32 of its slices (read with tp_slice_start_cycle) */
+	uint32_t name;     /* strtab id: function name (conv.normal, tensorLd, op name, ...) */
+	uint32_t type;     /* strtab id: function type / category (sCONV, DMA_tensor, ...) */
+	uint8_t kind;      /* enum tp_cmd_kind */
+	uint8_t dir;       /* enum tp_dir */
+	uint8_t dtype;     /* enum tp_dtype (DMA source format / TIU result precision) */
+	uint8_t depth;     /* nesting depth on its track (captures); 0 for commands */
+	uint32_t stall;    /* stall cycles */
+	uint32_t bytes;    /* DMA data size in bytes (max of DDR and LMEM side); 0 = none
+	                      (read with tp_slice_bytes) */
+	uint32_t cycle_hi; /* start_cycle >> 32 of its slices (read with tp_slice_start_cycle) */
 };
 typedef struct tp_label tp_label;
 _Static_assert(sizeof(struct tp_label) == 24, "tp_label must stay 24 bytes (no padding: it is "
@@ -150,22 +164,22 @@ _Static_assert(sizeof(struct tp_label) == 24, "tp_label must stay 24 bytes (no p
 
 /* One command / event / operator on a track. Exactly 40 bytes. */
 struct tp_slice {
-	int64_t start_ns;     /* on the profile's common time axis (0 = earliest event) */
+	int64_t start_ns; /* on the profile's common time axis (0 = earliest event) */
 	/* the low half of the start in aligned engine cycles (0-based; 0 when the source has
 	 * none); the high half is in its label. Read with tp_slice_start_cycle, write with
 	 * tp_slice_set_start_cycle */
 	uint32_t start_cycle_lo;
-	uint32_t cycles;      /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
+	uint32_t cycles; /* "Asic Cycle" = end - start + 1 in engine cycles; 0 if none */
 	/* end_ns - start_ns when below TP_SLICE_LONG_DUR; else TP_SLICE_LONG_DUR | the index of
 	 * the duration in its track's long_dur. Read with tp_slice_end / tp_slice_dur, write with
 	 * tp_slice_set_end (after start_ns: the end is kept relative to the start, so moving
 	 * start_ns moves the end with it) */
 	uint32_t dur;
-	uint32_t label;       /* index into its track's labels (struct tp_label); 0 = all zero */
-	uint32_t cmd_id;      /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
-	uint32_t dep_id;      /* cmd id on the partner engine this command waits for; 0 = none */
-	int32_t layer;        /* index into the profile's layer table (tp_profile_layer), -1 = none */
-	uint32_t args;        /* argument set id (tp_profile_args), 0 = none */
+	uint32_t label;  /* index into its track's labels (struct tp_label); 0 = all zero */
+	uint32_t cmd_id; /* hardware command id (1-based, PMU inst_id + 1); 0 = none */
+	uint32_t dep_id; /* cmd id on the partner engine this command waits for; 0 = none */
+	int32_t layer;   /* index into the profile's layer table (tp_profile_layer), -1 = none */
+	uint32_t args;   /* argument set id (tp_profile_args), 0 = none */
 };
 typedef struct tp_slice tp_slice;
 _Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
@@ -178,12 +192,12 @@ _Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
  * not cover has valid == 0. Analysis derives uArch rate = alg_ops / uarch_ops from it.
  */
 struct tp_cost {
-	uint64_t alg_ops;     /* "Alg Ops": operations the algorithm needs */
-	uint64_t uarch_ops;   /* "uArch Ops": operations the hardware spends (alignment padding) */
-	uint32_t alg_cycle;   /* "Alg Cycle": ideal cycles at full throughput */
-	uint32_t init_cycle;  /* fixed start-up cycles of the op class */
-	uint32_t bank_cycle;  /* bank-conflict cycles */
-	uint8_t valid;        /* 1 = modelled */
+	uint64_t alg_ops;    /* "Alg Ops": operations the algorithm needs */
+	uint64_t uarch_ops;  /* "uArch Ops": operations the hardware spends (alignment padding) */
+	uint32_t alg_cycle;  /* "Alg Cycle": ideal cycles at full throughput */
+	uint32_t init_cycle; /* fixed start-up cycles of the op class */
+	uint32_t bank_cycle; /* bank-conflict cycles */
+	uint8_t valid;       /* 1 = modelled */
 	uint8_t pad[3];
 };
 _Static_assert(sizeof(struct tp_cost) == 32, "tp_cost must stay 32 bytes");
@@ -200,15 +214,15 @@ struct tp_cost_pk {
 _Static_assert(sizeof(struct tp_cost_pk) == 16, "tp_cost_pk must stay 16 bytes");
 
 struct tp_track {
-	uint32_t name;          /* strtab id: "TIU", "GDMA", thread name, ... */
-	uint8_t kind;           /* enum tp_track_kind */
-	int32_t device;         /* index into profile->devices */
-	int32_t core;           /* core index inside the device, -1 for host tracks */
-	int64_t tid;            /* OS thread id for THREAD tracks (captures), else 0 */
-	double freq_mhz;        /* engine clock for cycle<->time conversion; 0 if unknown */
+	uint32_t name;           /* strtab id: "TIU", "GDMA", thread name, ... */
+	uint8_t kind;            /* enum tp_track_kind */
+	int32_t device;          /* index into profile->devices */
+	int32_t core;            /* core index inside the device, -1 for host tracks */
+	int64_t tid;             /* OS thread id for THREAD tracks (captures), else 0 */
+	double freq_mhz;         /* engine clock for cycle<->time conversion; 0 if unknown */
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
-	uint64_t dropped;       /* events the source lost on this track (captures, PMU overflow) */
+	uint64_t dropped; /* events the source lost on this track (captures, PMU overflow) */
 	/* owned; NULL (no cost model) or one entry per slice of cost_width bytes (1, 2 or 4: the
 	 * narrowest that holds every id so far; a net has a few dozen distinct entries): 0 =
 	 * none, else 1 + its index in cost_dict (see struct tp_cost_pk; read with
@@ -218,7 +232,7 @@ struct tp_track {
 	uint8_t cost_width;
 	struct tp_cost_pk *cost_dict; /* owned; the distinct entries */
 	uint32_t num_cost_dict, cap_cost_dict;
-	uint32_t *cost_slots;     /* owned; hash of cost_dict (index + 1), freed by finish */
+	uint32_t *cost_slots; /* owned; hash of cost_dict (index + 1), freed by finish */
 	uint32_t num_cost_slots;
 	struct tp_cost *cost_big; /* owned; the entries that do not fit 16 bytes */
 	size_t num_cost_big, cap_cost_big;
@@ -226,9 +240,9 @@ struct tp_track {
 	 * all-zero label, present from tp_profile_add_track on (or the first tp_track_label) */
 	struct tp_label *labels;
 	uint32_t num_labels, cap_labels;
-	uint32_t *label_slots;    /* owned; hash of labels (index + 1) */
+	uint32_t *label_slots; /* owned; hash of labels (index + 1) */
 	uint32_t num_label_slots;
-	uint32_t label_last;      /* the last label interned (a cache for runs of equal labels) */
+	uint32_t label_last; /* the last label interned (a cache for runs of equal labels) */
 	/* owned; durations (end - start, modulo 2^64) of the slices whose dur has
 	 * TP_SLICE_LONG_DUR set: those of 2^31 ns (2.1 s) and more, or negative */
 	uint64_t *long_dur;
@@ -307,8 +321,8 @@ static inline int64_t tp_slice_end(const struct tp_track *t, const struct tp_sli
 int tp_track_label(struct tp_track *t, const struct tp_label *l, uint32_t *id);
 
 struct tp_device {
-	uint32_t name;   /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
-	int32_t id;      /* device id / process id as recorded */
+	uint32_t name; /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
+	int32_t id;    /* device id / process id as recorded */
 	int32_t num_cores;
 };
 typedef struct tp_device tp_device;
@@ -322,18 +336,18 @@ typedef struct tp_device tp_device;
  * when num_tensors is 0.
  */
 struct tp_layer {
-	int32_t id;          /* layer_id as recorded (line in final.mlir), -1 if none */
-	uint32_t type;       /* strtab id: Conv2D, Load, Store, ... */
-	uint32_t name;       /* strtab id: layer name (may be "") */
+	int32_t id;    /* layer_id as recorded (line in final.mlir), -1 if none */
+	uint32_t type; /* strtab id: Conv2D, Load, Store, ... */
+	uint32_t name; /* strtab id: layer name (may be "") */
 	int32_t device, core;
-	int32_t subnet;      /* subnet id, -1 if none */
-	int32_t group;       /* layer-group / parallel block index, -1 if none */
-	uint8_t is_local;    /* 1 local (layer group) op, 0 global */
-	uint8_t is_data_move;/* Load/Store-like: drawn half height */
-	uint32_t tiu_first, tiu_last;   /* member TIU cmd ids [first,last], 0,0 = none */
-	uint32_t gdma_first, gdma_last; /* member GDMA cmd ids, 0,0 = none */
+	int32_t subnet;                     /* subnet id, -1 if none */
+	int32_t group;                      /* layer-group / parallel block index, -1 if none */
+	uint8_t is_local;                   /* 1 local (layer group) op, 0 global */
+	uint8_t is_data_move;               /* Load/Store-like: drawn half height */
+	uint32_t tiu_first, tiu_last;       /* member TIU cmd ids [first,last], 0,0 = none */
+	uint32_t gdma_first, gdma_last;     /* member GDMA cmd ids, 0,0 = none */
 	uint32_t first_tensor, num_tensors; /* range in profile->tensors */
-	int64_t begin_ns, end_ns;        /* from matched commands; begin > end = no timing */
+	int64_t begin_ns, end_ns;           /* from matched commands; begin > end = no timing */
 };
 typedef struct tp_layer tp_layer;
 
@@ -357,16 +371,16 @@ struct tp_layer_tens;
 struct tp_layer_table {
 	struct tp_layer_rec **chunks; /* owned; each TP_LAYER_CHUNK records */
 	size_t num_chunks, cap_chunks;
-	struct tp_layer_wide *wide;   /* owned; layers that do not fit the record */
+	struct tp_layer_wide *wide; /* owned; layers that do not fit the record */
 	size_t num_wide, cap_wide;
-	struct tp_layer_tens *tens;   /* owned; tensor ranges of layers with tensors */
+	struct tp_layer_tens *tens; /* owned; tensor ranges of layers with tensors */
 	size_t num_tens, cap_tens;
 };
 
 #define TP_MAX_DIMS 8
 struct tp_tensor {
-	int64_t id;          /* tensor_id; negative for block arguments */
-	int32_t layer;       /* index into the profile's layer table (tp_profile_layer) */
+	int64_t id;    /* tensor_id; negative for block arguments */
+	int32_t layer; /* index into the profile's layer table (tp_profile_layer) */
 	uint8_t is_in, is_const, dtype, ndim;
 	int64_t shape[TP_MAX_DIMS];
 	uint64_t gaddr, gsize; /* DDR address and size (0 if local) */
@@ -378,7 +392,7 @@ typedef struct tp_tensor tp_tensor;
 
 struct tp_subnet {
 	int32_t id, iteration;
-	int32_t type;         /* 0 TPU, 1 CPU, 2 MERGE, 3 SWITCH */
+	int32_t type; /* 0 TPU, 1 CPU, 2 MERGE, 3 SWITCH */
 	int32_t is_dynamic;
 	uint64_t begin_usec, end_usec; /* host wall clock as recorded */
 };
@@ -386,10 +400,10 @@ typedef struct tp_subnet tp_subnet;
 
 /* One device-memory allocation (global.profile mtype lines). */
 struct tp_mem {
-	int32_t mtype;        /* 0 CPU, 1 GLOBAL (DDR), 2 LOCAL, 3 ARM */
+	int32_t mtype; /* 0 CPU, 1 GLOBAL (DDR), 2 LOCAL, 3 ARM */
 	uint64_t addr, size;
 	uint64_t alloc_usec, free_usec; /* free 0 = never freed */
-	uint32_t desc;        /* strtab id */
+	uint32_t desc;                  /* strtab id */
 };
 typedef struct tp_mem tp_mem;
 
@@ -399,10 +413,10 @@ struct tp_counter_sample {
 	double value;
 };
 struct tp_counter {
-	uint32_t name;      /* strtab id */
-	uint32_t unit;      /* strtab id, "" if none */
+	uint32_t name; /* strtab id */
+	uint32_t unit; /* strtab id, "" if none */
 	int32_t device;
-	int32_t track;      /* owning thread track or -1 for a device-level counter */
+	int32_t track; /* owning thread track or -1 for a device-level counter */
 	struct tp_counter_sample *samples; /* owned, sorted by ts after finish */
 	size_t count, cap;
 };
@@ -411,8 +425,8 @@ typedef struct tp_counter tp_counter;
 /* Argument values attached to slices (tensor details, descriptor fields, ...). */
 enum tp_arg_type { TP_ARG_INT = 0, TP_ARG_UINT, TP_ARG_REAL, TP_ARG_STR };
 struct tp_arg {
-	uint32_t key;   /* strtab id; writers print it verbatim ("Function Name", "in0.shape") */
-	uint8_t type;   /* enum tp_arg_type */
+	uint32_t key; /* strtab id; writers print it verbatim ("Function Name", "in0.shape") */
+	uint8_t type; /* enum tp_arg_type */
 	union {
 		int64_t i;
 		uint64_t u;
@@ -431,28 +445,28 @@ struct tp_argset {
  *   type = one of the TP_CAP_TYPE_* strings, name = the activity / graph / operator name.
  * Its argument set uses these keys (absent when the capture mode did not record them):
  */
-#define TP_CAP_TYPE_ACTIVITY "activity" /* application layer: data prep, post-processing */
-#define TP_CAP_TYPE_STEP "step"         /* one iteration of a graph */
-#define TP_CAP_TYPE_OP "op"             /* one operator execution */
-#define TP_CAP_TYPE_RUNTIME "runtime"   /* a runtime / driver call */
-#define TP_CAP_KEY_OP_TYPE "op_type"          /* str: MatMul, Softmax, ... */
-#define TP_CAP_KEY_POST_OP "post_op"          /* str: fused post op ("gelu"), may be "" */
-#define TP_CAP_KEY_STEP "step"                /* int: step index the slice belongs to */
-#define TP_CAP_KEY_GRAPH "graph"              /* str: graph name of a step */
-#define TP_CAP_KEY_WARMUP "warmup"            /* int: 1 if inside a warm-up step */
-#define TP_CAP_KEY_INPUTS "input_names"       /* str: names joined with ';' */
+#define TP_CAP_TYPE_ACTIVITY "activity"        /* application layer: data prep, post-processing */
+#define TP_CAP_TYPE_STEP "step"                /* one iteration of a graph */
+#define TP_CAP_TYPE_OP "op"                    /* one operator execution */
+#define TP_CAP_TYPE_RUNTIME "runtime"          /* a runtime / driver call */
+#define TP_CAP_KEY_OP_TYPE "op_type"           /* str: MatMul, Softmax, ... */
+#define TP_CAP_KEY_POST_OP "post_op"           /* str: fused post op ("gelu"), may be "" */
+#define TP_CAP_KEY_STEP "step"                 /* int: step index the slice belongs to */
+#define TP_CAP_KEY_GRAPH "graph"               /* str: graph name of a step */
+#define TP_CAP_KEY_WARMUP "warmup"             /* int: 1 if inside a warm-up step */
+#define TP_CAP_KEY_INPUTS "input_names"        /* str: names joined with ';' */
 #define TP_CAP_KEY_INPUT_SHAPES "input_shapes" /* str: "1x128x256;256x256" */
 #define TP_CAP_KEY_INPUT_DTYPES "input_dtypes" /* str: "fp32;fp32" */
 #define TP_CAP_KEY_OUTPUTS "output_names"
 #define TP_CAP_KEY_OUTPUT_SHAPES "output_shapes"
 #define TP_CAP_KEY_OUTPUT_DTYPES "output_dtypes"
-#define TP_CAP_KEY_WEIGHT_SHAPE "weight_shape"   /* str: "256x256" or "" */
+#define TP_CAP_KEY_WEIGHT_SHAPE "weight_shape"           /* str: "256x256" or "" */
 #define TP_CAP_KEY_WEIGHT_SPARSITY "weight_sparse_ratio" /* real: fraction of zero weights */
-#define TP_CAP_KEY_BYTES "bytes"              /* uint: bytes moved */
-#define TP_CAP_KEY_FLOPS "flops"              /* uint: floating point operations */
-#define TP_CAP_KEY_ATTR_PREFIX "attr."        /* str: operator attributes, "attr.<name>" */
-#define TP_CAP_KEY_META "meta"                /* str: free text given to activities/steps */
-#define TP_CAP_KEY_HW_PREFIX "hw."            /* uint: per-op counters, "hw.cycles", ... */
+#define TP_CAP_KEY_BYTES "bytes"                         /* uint: bytes moved */
+#define TP_CAP_KEY_FLOPS "flops"                         /* uint: floating point operations */
+#define TP_CAP_KEY_ATTR_PREFIX "attr." /* str: operator attributes, "attr.<name>" */
+#define TP_CAP_KEY_META "meta"         /* str: free text given to activities/steps */
+#define TP_CAP_KEY_HW_PREFIX "hw."     /* uint: per-op counters, "hw.cycles", ... */
 
 /* Free-form metadata, printed in reports in insertion order ("arch", "net_name", ...). */
 struct tp_meta {
@@ -481,16 +495,16 @@ struct tp_flow {
  */
 struct tp_vendor_row {
 	int32_t device, core;
-	int64_t total_time_ns;               /* the vendor's "totalTime" */
-	double parallelism;                  /* "Parallelism" */
-	double tiu_working_ratio;            /* "TiuWorkingRatio" */
+	int64_t total_time_ns;                      /* the vendor's "totalTime" */
+	double parallelism;                         /* "Parallelism" */
+	double tiu_working_ratio;                   /* "TiuWorkingRatio" */
 	uint64_t tiu_cycle, gdma_cycle, sdma_cycle; /* "totalTiuCycle", "totalGdmaCycle", ... */
 	double gdma_ddr_gbps, gdma_l2_gbps, sdma_ddr_gbps; /* "GdmaDdrAvgBW", ... */
 	uint64_t records[TP_TRACK_CDMA + 1]; /* record counts: TIU, GDMA, SDMA, CDMA */
 };
 struct tp_vendor {
-	uint32_t tool;                       /* strtab id of the tool's name; 0 = no rows */
-	struct tp_vendor_row *rows;          /* owned; one per core, in core order */
+	uint32_t tool;              /* strtab id of the tool's name; 0 = no rows */
+	struct tp_vendor_row *rows; /* owned; one per core, in core order */
 	size_t num_rows, cap_rows;
 };
 
@@ -498,10 +512,10 @@ struct tp_vendor {
 struct tp_read_stats {
 	uint64_t files_read;
 	uint64_t blocks_read;
-	uint64_t blocks_skipped;   /* unknown block types skipped by length */
-	uint64_t records_read;     /* PMU / capture records decoded */
-	uint64_t records_dropped;  /* records trimmed or lost (counted, never silent) */
-	uint64_t bytes_missing;    /* truncated inputs: bytes the file promised but lacked */
+	uint64_t blocks_skipped;  /* unknown block types skipped by length */
+	uint64_t records_read;    /* PMU / capture records decoded */
+	uint64_t records_dropped; /* records trimmed or lost (counted, never silent) */
+	uint64_t bytes_missing;   /* truncated inputs: bytes the file promised but lacked */
 };
 
 struct tp_profile {
@@ -510,27 +524,39 @@ struct tp_profile {
 
 	enum tp_arch arch;
 	const struct tp_chip *chip; /* static chip constants, NULL if unknown */
-	uint32_t net_name;    /* strtab id */
-	double tiu_freq_mhz;  /* clocks used for cycle<->ns (after CLI overrides) */
+	uint32_t net_name;          /* strtab id */
+	double tiu_freq_mhz;        /* clocks used for cycle<->ns (after CLI overrides) */
 	double gdma_freq_mhz;
-	uint32_t source;      /* strtab id: reader name, e.g. "sophgo-bmprofile" */
+	uint32_t source; /* strtab id: reader name, e.g. "sophgo-bmprofile" */
 
-	struct tp_device *devices; size_t num_devices, cap_devices;
-	struct tp_track *tracks;   size_t num_tracks, cap_tracks;
-	struct tp_layer_table layer_tab; size_t num_layers; /* tp_profile_layer(p, i, &tmp) */
-	struct tp_tensor *tensors; size_t num_tensors, cap_tensors;
-	struct tp_subnet *subnets; size_t num_subnets, cap_subnets;
-	struct tp_mem *mems;       size_t num_mems, cap_mems;
-	struct tp_counter *counters; size_t num_counters, cap_counters;
-	struct tp_arg *args;       size_t num_args, cap_args;
-	struct tp_argset *argsets; size_t num_argsets, cap_argsets; /* [0] unused: id 0 = none */
-	struct tp_meta *meta;      size_t num_meta, cap_meta;
-	struct tp_note *notes;     size_t num_notes, cap_notes;
-	struct tp_flow *flows;     size_t num_flows, cap_flows;
+	struct tp_device *devices;
+	size_t num_devices, cap_devices;
+	struct tp_track *tracks;
+	size_t num_tracks, cap_tracks;
+	struct tp_layer_table layer_tab;
+	size_t num_layers; /* tp_profile_layer(p, i, &tmp) */
+	struct tp_tensor *tensors;
+	size_t num_tensors, cap_tensors;
+	struct tp_subnet *subnets;
+	size_t num_subnets, cap_subnets;
+	struct tp_mem *mems;
+	size_t num_mems, cap_mems;
+	struct tp_counter *counters;
+	size_t num_counters, cap_counters;
+	struct tp_arg *args;
+	size_t num_args, cap_args;
+	struct tp_argset *argsets;
+	size_t num_argsets, cap_argsets; /* [0] unused: id 0 = none */
+	struct tp_meta *meta;
+	size_t num_meta, cap_meta;
+	struct tp_note *notes;
+	size_t num_notes, cap_notes;
+	struct tp_flow *flows;
+	size_t num_flows, cap_flows;
 
 	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
-	int oom;             /* sticky: an insertion ran out of memory */
+	int oom;                            /* sticky: an insertion ran out of memory */
 	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
 };
 typedef struct tp_profile tp_profile;
@@ -593,8 +619,8 @@ static inline int tp_slice_set_end(struct tp_profile *p, struct tp_track *t, str
  * (sets p's sticky oom flag; s keeps its label). Touches only t (and p->oom on failure): calls
  * for different tracks may run in parallel. The tp_slice_set_<field> forms change one field of
  * the slice's label. */
-static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
-                                     struct tp_slice *s, const struct tp_label *l)
+static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t, struct tp_slice *s,
+                                     const struct tp_label *l)
 {
 	uint32_t id;
 	if (memcmp(&t->labels[s->label], l, sizeof *l) == 0)
@@ -606,9 +632,9 @@ static inline int tp_slice_set_label(struct tp_profile *p, struct tp_track *t,
 	s->label = id;
 	return TP_OK;
 }
-#define TP_SLICE_SETTER(field, T)                                                                \
-	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,          \
-	                                       struct tp_slice *s, T v)                           \
+#define TP_SLICE_SETTER(field, T)                                                                  \
+	static inline int tp_slice_set_##field(struct tp_profile *p, struct tp_track *t,           \
+	                                       struct tp_slice *s, T v)                            \
 	{                                                                                          \
 		if (t->labels[s->label].field == v)                                                \
 			return TP_OK; /* unchanged: no copy, no compare */                         \
@@ -698,13 +724,14 @@ const char *tp_profile_get_meta(const struct tp_profile *p, const char *key); /*
 /* Adds an explicit flow (see struct tp_flow). TP_OK / TP_ENOMEM. */
 int tp_profile_add_flow(struct tp_profile *p, const struct tp_flow *f);
 /* Adds a user-facing note (printf-style). */
-int tp_profile_note(struct tp_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int tp_profile_note(struct tp_profile *p, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 /* Appends a zeroed vendor row for (device, core) and names the tool (the same for every row
  * of a profile); returns it or NULL on out of memory (sets the sticky oom flag). The pointer is
  * valid until the next call. tp_profile_drop_cores drops the rows of dropped cores. */
-struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool,
-                                            int32_t device, int32_t core);
+struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *tool, int32_t device,
+                                            int32_t core);
 
 /* The id of a string the profile already holds, or 0 if it has never seen it (id 0 is "",
  * which no key or name uses, so 0 reads as "absent"). Does not add anything. */

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "model/model.h"
@@ -35,7 +37,8 @@ static void test_build_and_finish(void **state)
 	assert_int_equal(tp_slice_depth(t, &t->slices[0]), 0);
 	assert_int_equal(tp_slice_depth(t, &t->slices[1]), 1);
 	assert_int_equal(tp_slice_depth(t, &t->slices[2]), 1);
-	assert_int_equal(tp_slice_depth(t, &t->slices[3]), 0); /* starts exactly at the parent's end */
+	assert_int_equal(tp_slice_depth(t, &t->slices[3]),
+	                 0); /* starts exactly at the parent's end */
 	assert_int_equal(p->span_begin_ns, 10);
 	assert_int_equal(p->span_end_ns, 120);
 	assert_int_equal(tp_profile_slice_count(p), 4);
@@ -95,12 +98,13 @@ static void test_cycle_conversion(void **state)
 	}
 	/* Both sides of the one-division path's limit (cycles·10^6 <= INT64_MAX), and a clock
 	 * change between calls of one thread (the per-thread kHz cache). */
-	for (uint64_t c = (uint64_t)INT64_MAX / 1000000u - 2; c < (uint64_t)INT64_MAX / 1000000u + 3;
-	     c++) {
+	for (uint64_t c = (uint64_t)INT64_MAX / 1000000u - 2;
+	     c < (uint64_t)INT64_MAX / 1000000u + 3; c++) {
 		assert_int_equal(tp_cycles_to_ns_exact(c, 900), c * 10 / 9);
 		/* 1 kHz: cycles·10^6 ns, saturated past INT64_MAX */
 		assert_int_equal(tp_cycles_to_ns_exact(c, 0.001),
-		                 c <= (uint64_t)INT64_MAX / 1000000u ? c * 1000000u : (uint64_t)INT64_MAX);
+		                 c <= (uint64_t)INT64_MAX / 1000000u ? c * 1000000u
+		                                                     : (uint64_t)INT64_MAX);
 	}
 	assert_int_equal(tp_cycles_to_ns_exact(1850301, 900), 2055890);
 	/* No overflow at the top of the range: 2^63 cycles at 1000 MHz is past INT64_MAX ns. */
@@ -188,18 +192,24 @@ static void test_cost_pack_and_sort(void **state)
 		struct tp_slice *s = tp_track_push(p, t);
 		s->start_ns = (int64_t)(rnd(&x) % 50);
 		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + (int64_t)(rnd(&x) % 3));
-		s->cmd_id = (uint32_t)(rnd(&x) % 4);  /* many slices equal on every sort key */
-		s->args = (uint32_t)k;                 /* push order, to check stability */
-		const uint64_t lim[] = {(uint64_t)1 << 40, (uint64_t)1 << 40, (uint64_t)1 << 32, 256,
-		                        64};
+		s->cmd_id = (uint32_t)(rnd(&x) % 4); /* many slices equal on every sort key */
+		s->args = (uint32_t)k;               /* push order, to check stability */
+		const uint64_t lim[] = {(uint64_t)1 << 40, (uint64_t)1 << 40, (uint64_t)1 << 32,
+		                        256, 64};
 		uint64_t v[5];
 		for (int f = 0; f < 5; f++) {
 			uint64_t r = rnd(&x) % 8;
-			/* 0: zero, 1: the largest packed, 2: the first unpacked, 3: the largest value, */
-			v[f] = r == 0 ? 0 : r == 1 ? lim[f] - 1 : r == 2 ? lim[f] : r == 3 ? ~(uint64_t)0
-			                                                                   : rnd(&x) % lim[f];
+			/* 0: zero, 1: the largest packed, 2: the first unpacked, 3: the largest
+			 * value, */
+			v[f] = r == 0   ? 0
+			       : r == 1 ? lim[f] - 1
+			       : r == 2 ? lim[f]
+			       : r == 3 ? ~(uint64_t)0
+			                : rnd(&x) % lim[f];
 		}
-		struct tp_cost c = {.alg_ops = v[0], .uarch_ops = v[1], .alg_cycle = (uint32_t)v[2],
+		struct tp_cost c = {.alg_ops = v[0],
+		                    .uarch_ops = v[1],
+		                    .alg_cycle = (uint32_t)v[2],
 		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
 		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
 		                    .valid = (uint8_t)(k % 11 != 0)};
@@ -223,9 +233,10 @@ static void test_cost_pack_and_sort(void **state)
 		if (k) {
 			const struct tp_slice *a = &tr->slices[k - 1];
 			int ord = a->start_ns != s->start_ns ? a->start_ns < s->start_ns
-			          : tp_slice_end(tr, a) != tp_slice_end(tr, s)   ? tp_slice_end(tr, a) > tp_slice_end(tr, s)
-			          : a->cmd_id != s->cmd_id   ? a->cmd_id < s->cmd_id
-			                                     : a->args < s->args;
+			          : tp_slice_end(tr, a) != tp_slice_end(tr, s)
+			              ? tp_slice_end(tr, a) > tp_slice_end(tr, s)
+			          : a->cmd_id != s->cmd_id ? a->cmd_id < s->cmd_id
+			                                   : a->args < s->args;
 			assert_true(ord);
 		}
 		struct tp_cost c;
@@ -250,7 +261,8 @@ static void test_cost_width(void **state)
 		s->start_ns = N - k; /* reversed: the sort moves every slice */
 		s->cmd_id = k;
 		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 1);
-		struct tp_cost c = {.alg_ops = k % 3 ? k : 0, .valid = 1}; /* k % 3 == 0 share one */
+		struct tp_cost c = {.alg_ops = k % 3 ? k : 0,
+		                    .valid = 1}; /* k % 3 == 0 share one */
 		if (k % 5 != 4)
 			assert_int_equal(tp_track_set_cost(p, t, k, &c), TP_OK);
 		/* Distinct entries so far: about 8/15 of k, plus the shared one. */
@@ -364,8 +376,11 @@ static void test_layer_memo(void **state)
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	for (int i = 0; i < 3; i++) {
-		struct tp_layer l = {.id = 100 + i, .subnet = -1, .group = -1,
-		                     .begin_ns = 10 * i, .end_ns = 10 * i + 5};
+		struct tp_layer l = {.id = 100 + i,
+		                     .subnet = -1,
+		                     .group = -1,
+		                     .begin_ns = 10 * i,
+		                     .end_ns = 10 * i + 5};
 		assert_int_equal(tp_profile_add_layer(p, &l), i);
 	}
 	struct tp_layer_memo m = {0};
@@ -411,9 +426,10 @@ static void test_layer_table(void **state)
 	assert_true(tp_profile_layer_bytes(p) <= 3 * TP_LAYER_CHUNK * 40 + 16 * tens + 4096);
 
 	/* Each value just outside the record's range is kept whole, and reads back exactly. */
-	struct tp_layer odd[] = {plain_layer(1), plain_layer(2), plain_layer(4), plain_layer(8),
-	                         plain_layer(10), plain_layer(11), plain_layer(12), plain_layer(14),
-	                         plain_layer(16), plain_layer(19), plain_layer(21), plain_layer(22)};
+	struct tp_layer odd[] = {plain_layer(1),  plain_layer(2),  plain_layer(4),
+	                         plain_layer(8),  plain_layer(10), plain_layer(11),
+	                         plain_layer(12), plain_layer(14), plain_layer(16),
+	                         plain_layer(19), plain_layer(21), plain_layer(22)};
 	odd[0].core = 63;
 	odd[1].core = INT32_MAX; /* tensor_location.json's "no core" */
 	odd[2].device = 32;
@@ -574,8 +590,11 @@ static void test_labels(void **state)
 		s[i] = tp_track_push(p, tr);
 	assert_int_equal(tp_slice_name(t, s[0]), 0); /* pushed: the all-zero label */
 	assert_int_equal(tp_slice_kind(t, s[0]), TP_CMD_NORMAL);
-	struct tp_label l = {.name = tp_profile_str(p, "tensorLd"), .type = tp_profile_str(p, "DMA"),
-	                     .kind = TP_CMD_SYS, .dir = TP_DIR_DDR_TO_LMEM, .dtype = TP_DT_INT8};
+	struct tp_label l = {.name = tp_profile_str(p, "tensorLd"),
+	                     .type = tp_profile_str(p, "DMA"),
+	                     .kind = TP_CMD_SYS,
+	                     .dir = TP_DIR_DDR_TO_LMEM,
+	                     .dtype = TP_DT_INT8};
 	assert_int_equal(tp_slice_set_label(p, t, s[0], &l), TP_OK);
 	assert_int_equal(tp_slice_set_label(p, t, s[1], &l), TP_OK);
 	assert_int_equal(s[0]->label, s[1]->label);
@@ -631,8 +650,8 @@ static void test_long_durations(void **state)
 		int64_t start, end;
 		int escaped;
 	} c[] = {
-	    {0, lim - 1, 0},       {5, 5 + lim, 1},   {-10, INT64_MAX, 1},
-	    {INT64_MIN, 0, 1},     {100, 50, 1},      {7, 7, 0},
+	    {0, lim - 1, 0},   {5, 5 + lim, 1}, {-10, INT64_MAX, 1},
+	    {INT64_MIN, 0, 1}, {100, 50, 1},    {7, 7, 0},
 	};
 	size_t n = sizeof c / sizeof *c;
 	for (size_t i = 0; i < n; i++) {
@@ -683,7 +702,8 @@ static void test_long_durations(void **state)
 	for (size_t i = 0; i < 5; i++) {
 		assert_int_equal(t->slices[i].cmd_id, want[i]);
 		assert_true(tp_slice_end(t, &t->slices[i]) == ends[want[i]]);
-		assert_int_equal(tp_slice_depth(t, &t->slices[i]), i); /* each inside the previous */
+		assert_int_equal(tp_slice_depth(t, &t->slices[i]),
+		                 i); /* each inside the previous */
 	}
 	assert_true(p->span_end_ns == 5 * lim);
 	tp_profile_free(p);
@@ -750,7 +770,8 @@ static void test_start_cycle_and_bytes(void **state)
 		s->cmd_id = (uint32_t)i;
 		s->cycles = 10;
 		tp_slice_set_end(p, &p->tracks[tr], s, 100); /* all equal: the cycle decides */
-		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, i % 2 ? 4096 : 512), TP_OK);
+		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, i % 2 ? 4096 : 512),
+		                 TP_OK);
 		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, cyc[i]), TP_OK);
 	}
 	struct tp_track *t = &p->tracks[tr];
@@ -773,7 +794,8 @@ static void test_start_cycle_and_bytes(void **state)
 	for (uint32_t i = 0; i < 5000; i++) {
 		struct tp_slice *s = tp_track_push(p, tr);
 		assert_int_equal(tp_slice_set_bytes(p, &p->tracks[tr], s, 1024u << (i % 3)), TP_OK);
-		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, i * (hi / 1000)), TP_OK);
+		assert_int_equal(tp_slice_set_start_cycle(p, &p->tracks[tr], s, i * (hi / 1000)),
+		                 TP_OK);
 	}
 	t = &p->tracks[tr];
 	for (uint32_t i = 0; i < 5000; i++) {
@@ -792,20 +814,23 @@ static struct tp_profile *finish_input(void)
 	int dev = tp_profile_add_device(p, "d", 0, 5);
 	uint64_t seed = 11;
 	for (int c = 0; c < 5; c++) {
-		int t = tp_profile_add_track(p, dev, c, c % 2 ? TP_TRACK_GDMA : TP_TRACK_TIU, NULL, 1000);
+		int t = tp_profile_add_track(p, dev, c, c % 2 ? TP_TRACK_GDMA : TP_TRACK_TIU, NULL,
+		                             1000);
 		for (int i = 0; i < 3000; i++) {
 			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 			struct tp_slice *s = tp_track_push(p, t);
 			s->start_ns = (int64_t)((seed >> 20) % 100000) + c * 7;
 			s->cmd_id = (uint32_t)i + 1;
-			tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + (int64_t)((seed >> 50) % 500));
+			tp_slice_set_end(p, &p->tracks[t], s,
+			                 s->start_ns + (int64_t)((seed >> 50) % 500));
 			char nm[16];
 			snprintf(nm, sizeof nm, "n%u", (unsigned)((seed >> 8) % 9));
 			/* A first label that a second one replaces: the first becomes unused. */
 			tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "tmp"));
 			tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, nm));
 			if (c % 2 == 0 && i % 3 == 0) {
-				struct tp_cost k = {.alg_ops = (uint64_t)i, .uarch_ops = (uint64_t)i + 1,
+				struct tp_cost k = {.alg_ops = (uint64_t)i,
+				                    .uarch_ops = (uint64_t)i + 1,
 				                    .valid = 1};
 				assert_int_equal(tp_track_set_cost(p, t, (size_t)i, &k), TP_OK);
 			}
@@ -850,22 +875,14 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_build_and_finish),
-		cmocka_unit_test(test_args_and_meta),
-		cmocka_unit_test(test_cycle_conversion),
-		cmocka_unit_test(test_oom_is_reported),
-		cmocka_unit_test(test_layer_table),
-		cmocka_unit_test(test_layer_memo),
-		cmocka_unit_test(test_layer_touch),
-		cmocka_unit_test(test_cost_follows_sort),
-		cmocka_unit_test(test_cost_pack_and_sort),
-		cmocka_unit_test(test_cost_width),
-		cmocka_unit_test(test_vendor_rows),
-		cmocka_unit_test(test_labels),
-		cmocka_unit_test(test_long_durations),
-		cmocka_unit_test(test_labels_compact),
-		cmocka_unit_test(test_start_cycle_and_bytes),
-		cmocka_unit_test(test_finish_jobs),
+	    cmocka_unit_test(test_build_and_finish),      cmocka_unit_test(test_args_and_meta),
+	    cmocka_unit_test(test_cycle_conversion),      cmocka_unit_test(test_oom_is_reported),
+	    cmocka_unit_test(test_layer_table),           cmocka_unit_test(test_layer_memo),
+	    cmocka_unit_test(test_layer_touch),           cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_cost_pack_and_sort),    cmocka_unit_test(test_cost_width),
+	    cmocka_unit_test(test_vendor_rows),           cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_long_durations),        cmocka_unit_test(test_labels_compact),
+	    cmocka_unit_test(test_start_cycle_and_bytes), cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

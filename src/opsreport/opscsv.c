@@ -229,7 +229,8 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 
 	/* Section 4: what the table does not contain. Always present for a capture, so a table
 	 * built from a lossy capture never looks complete. */
-	tp_buf_printf(out, "\nrecords dropped,%llu\n", (unsigned long long)p->stats.records_dropped);
+	tp_buf_printf(out, "\nrecords dropped,%llu\n",
+	              (unsigned long long)p->stats.records_dropped);
 	tp_buf_printf(out, "executions cut short (excluded),%llu\n",
 	              (unsigned long long)t->cut_executions);
 	for (size_t i = 0; i < p->num_notes; i++) {

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h> /* after the three headers it needs */
 
 #include "opsreport/opsreport.h"
@@ -165,7 +166,8 @@ static void check_small_table(enum warm_mode mode)
 	}
 	const struct tp_track *dt = NULL;
 	for (size_t i = 0; i < p->num_tracks; i++)
-		if (q->desc >= p->tracks[i].slices && q->desc < p->tracks[i].slices + p->tracks[i].count)
+		if (q->desc >= p->tracks[i].slices &&
+		    q->desc < p->tracks[i].slices + p->tracks[i].count)
 			dt = &p->tracks[i];
 	assert_non_null(dt);
 	assert_int_equal(tp_slice_dur(dt, q->desc), 10000);
@@ -469,7 +471,8 @@ static void test_csv_escaping(void **state)
 	check_cell("=1+1", 1, "'=1+1");
 	/* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
 	 * control byte is still guarded. */
-	check_cell("a\x1b[31mb\x07\x7f\xc2\x9b", 1, "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+	check_cell("a\x1b[31mb\x07\x7f\xc2\x9b", 1,
+	           "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
 	check_cell("=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0");
 	check_cell("\x01,=x", 1, "\"\xEF\xBF\xBD,=x\"");
 	check_cell("+cmd", 1, "'+cmd");
@@ -646,7 +649,8 @@ int main(void)
 	    cmocka_unit_test(test_table_warm_nested),
 	    cmocka_unit_test(test_table_all_warmup_counts_all),
 	    cmocka_unit_test(test_table_no_ops),
-	    cmocka_unit_test(test_table_many_threads), cmocka_unit_test(test_percentiles),
+	    cmocka_unit_test(test_table_many_threads),
+	    cmocka_unit_test(test_percentiles),
 	    cmocka_unit_test(test_sparse_eligible),
 	    cmocka_unit_test(test_ratios_defaults),
 	    cmocka_unit_test(test_ratios_parse_ok),

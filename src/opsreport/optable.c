@@ -306,9 +306,12 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	size_t nex = 0, nsteps = 0, cap_ex = 0, cap_steps = 0, nkeys = 0;
 	memset(t, 0, sizeof *t);
 
-	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP), ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE), k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP), k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP),
+	         ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
+	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE),
+	         k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP),
+	         k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
 	uint32_t k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS),
 	         k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
 	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
@@ -323,7 +326,8 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
 			const struct tp_arg *sa;
-			if (tp_slice_type(tr, s) != ty_step || !(sa = tp_args_find(p, s->args, k_step)))
+			if (tp_slice_type(tr, s) != ty_step ||
+			    !(sa = tp_args_find(p, s->args, k_step)))
 				continue;
 			struct stepflag *g = tp_grow(steps, sizeof *steps, nsteps + 1, &cap_steps);
 			if (!g)
@@ -353,7 +357,8 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			if (tp_slice_type(tr, s) != ty_op)
 				continue;
 			if (k_cut && tp_args_find(p, s->args, k_cut)) {
-				/* Cut short by the end of the capture (a kill): its end is not measured. */
+				/* Cut short by the end of the capture (a kill): its end is not
+				 * measured. */
 				t->cut_executions++;
 				continue;
 			}

@@ -357,7 +357,6 @@ static int need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, con
 	return TP_OK;
 }
 
-
 static int defaults(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 {
 	const uint8_t *e = p + n;
@@ -567,8 +566,10 @@ static int annotation(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 		} else if (f.num == F_DA_INT || f.num == F_DA_UINT || f.num == F_DA_BOOL ||
 		           f.num == 7 /* pointer_value */) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation integer value");
-			a.type = f.num == F_DA_INT ? 'i' : f.num == F_DA_UINT ? 'u'
-			                                 : f.num == F_DA_BOOL ? 'b' : 'p';
+			a.type = f.num == F_DA_INT    ? 'i'
+			         : f.num == F_DA_UINT ? 'u'
+			         : f.num == F_DA_BOOL ? 'b'
+			                              : 'p';
 			a.v = f.v;
 		}
 	}
@@ -643,8 +644,9 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 			EXPECT_WT(c, f, TP_PB_VARINT,
 			          "TrackEvent.category_iids (must not be packed)");
 			/* The visitor sees the first category (tpuprof writes one). */
-			if ((st = need_iid_str(c, s, IK_CAT, f.v, "event category",
-			                       ev.category ? NULL : &ev.category, &ev.category_len)))
+			if ((st =
+			         need_iid_str(c, s, IK_CAT, f.v, "event category",
+			                      ev.category ? NULL : &ev.category, &ev.category_len)))
 				return st;
 			break;
 		case F_TE_DEBUG:
@@ -655,7 +657,8 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 		case F_TE_FLOW_IDS_OLD:
 		case F_TE_TERM_FLOW_IDS_OLD:
 			/* The varint twins of 47/48 (what tpuprof writes, perfetto.c put_flow). */
-			EXPECT_WT(c, f, TP_PB_VARINT, "flow id in field 36/42 (varint, not packed)");
+			EXPECT_WT(c, f, TP_PB_VARINT,
+			          "flow id in field 36/42 (varint, not packed)");
 			if ((st = flow_id(c,
 			                  f.num == F_TE_FLOW_IDS_OLD ? &c->flows_started
 			                                             : &c->flows_ended,
@@ -689,12 +692,12 @@ static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, cons
 	if (r < 0)
 		return bad(c, "malformed TrackEvent");
 	/* trace_processor reads the varint form only when the fixed64 one is absent. */
-	if ((flow_forms & 1u << (F_TE_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
-	     flow_forms & 1u << 0) ||
+	if ((flow_forms & 1u << (F_TE_FLOW_IDS - F_TE_FLOW_IDS_OLD) && flow_forms & 1u << 0) ||
 	    (flow_forms & 1u << (F_TE_TERM_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
 	     flow_forms & 1u << (F_TE_TERM_FLOW_IDS_OLD - F_TE_FLOW_IDS_OLD)))
-		return bad(c, "event carries flow ids in both the fixed64 and the varint field (the "
-		              "varint ones are ignored on import)");
+		return bad(c,
+		           "event carries flow ids in both the fixed64 and the varint field (the "
+		           "varint ones are ignored on import)");
 	if (!has_ts)
 		return bad(c, "track event without timestamp");
 	if (!has_uuid && s && s->has_def_track) {
@@ -809,12 +812,17 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 			if (len > TP_PERFETTO_CHECK_MAX_CHUNK ||
 			    total > TP_PERFETTO_CHECK_MAX_TOTAL(c->file_size)) {
 				inflateEnd(&z);
-				return bad(c, "compressed_packets inflates beyond the checker's limit (%u MiB "
-				           "per chunk, %llu MiB for this %llu-byte file): refusing a "
-				           "decompression bomb",
-				           (unsigned)(TP_PERFETTO_CHECK_MAX_CHUNK >> 20),
-				           (unsigned long long)(TP_PERFETTO_CHECK_MAX_TOTAL(c->file_size) >> 20),
-				           (unsigned long long)c->file_size);
+				return bad(
+				    c,
+				    "compressed_packets inflates beyond the checker's limit (%u "
+				    "MiB "
+				    "per chunk, %llu MiB for this %llu-byte file): refusing a "
+				    "decompression bomb",
+				    (unsigned)(TP_PERFETTO_CHECK_MAX_CHUNK >> 20),
+				    (unsigned long long)(TP_PERFETTO_CHECK_MAX_TOTAL(
+				                             c->file_size) >>
+				                         20),
+				    (unsigned long long)c->file_size);
 			}
 		}
 	} while (zr == Z_OK);
@@ -996,7 +1004,8 @@ int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r
 	tp_buf_init(&c.pool);
 	if (file.size == 0) {
 		tp_file_release(&file);
-		return tp_diag_at(d, TP_ETRUNC, path, 0, "empty file: a trace holds at least one packet");
+		return tp_diag_at(d, TP_ETRUNC, path, 0,
+		                  "empty file: a trace holds at least one packet");
 	}
 	const uint8_t *p = file.data, *e = file.data + file.size;
 	while (p < e && !st) {

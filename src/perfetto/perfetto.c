@@ -70,11 +70,11 @@ struct memo {
 
 struct tstate {
 	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
-	uint32_t seq;  /* 0 = no events on this track */
+	uint32_t seq;    /* 0 = no events on this track */
 	uint8_t seqv[8]; /* every event packet's first field: the sequence id (key, varint) */
 	uint8_t seqn;    /* its length */
-	int64_t last;  /* last timestamp written on the sequence's incremental clock */
-	int64_t *ends; /* open slices, innermost last */
+	int64_t last;    /* last timestamp written on the sequence's incremental clock */
+	int64_t *ends;   /* open slices, innermost last */
 	size_t depth, cap;
 	size_t group; /* index of lane 0 of this track's model track */
 	int32_t lane;
@@ -103,7 +103,7 @@ struct zpool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv_job, cv_done;
 	struct zslot slot[ZSLOTS];
-	size_t nslots;     /* ring size in use: SLOTS_PER_WORKER per worker */
+	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker */
 	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
 	int quit;
 	struct pw *w;
@@ -271,8 +271,8 @@ static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct
 /* intern() through a two-entry memo of the track; hits are inlined: on the latest (most
  * calls) and on the other (which then becomes the latest; a third of the calls on g200k:
  * keys and values alternating at one argument position). */
-static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
-                                   struct tstate *t, struct memo *mo, const char *s)
+static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
+                                   struct memo *mo, const char *s)
 {
 	if (mo && mo->s[0] == s)
 		return mo->iid[0];
@@ -341,8 +341,8 @@ static void *zworker_main(void *arg)
 		}
 		job->state = ZS_BUSY;
 		pthread_mutex_unlock(&zp->mu);
-		size_t zn =
-		    libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p, job->out.cap);
+		size_t zn = libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p,
+		                                     job->out.cap);
 		pthread_mutex_lock(&zp->mu);
 		job->zn = zn;
 		job->state = ZS_DONE;

@@ -57,7 +57,7 @@ struct tp_perfetto_check_report {
  * located error instead of inflating a decompression bomb (1 MB of zlib can hold 1 GiB). An
  * empty file is an error, not "ok: 0 packets". */
 #define TP_PERFETTO_CHECK_MAX_CHUNK ((uint64_t)16 << 20)
-#define TP_PERFETTO_CHECK_MAX_TOTAL(file_size) (((uint64_t)64 << 20) + (uint64_t)(file_size) * 64u)
+#define TP_PERFETTO_CHECK_MAX_TOTAL(file_size) (((uint64_t)64 << 20) + (uint64_t)(file_size)*64u)
 
 /* Validates the Perfetto file at `path` against the rules tpuprof's writer follows:
  *   every packet (and every packet inside a compressed chunk) parses with valid wire types;
@@ -98,7 +98,7 @@ struct tp_perfetto_event {
 	const struct tp_perfetto_arg *args;
 	size_t num_flows, num_term_flows; /* flow_ids (36 or 47), terminating_flow_ids (42/48) */
 	const uint64_t *flows, *term_flows;
-	int has_double;          /* counter: double_counter_value (else counter_value) */
+	int has_double; /* counter: double_counter_value (else counter_value) */
 	double counter_value;
 	int64_t int_counter_value;
 };

@@ -66,7 +66,7 @@ enum {
 	F_TE_NAME = 23,
 	F_TE_COUNTER_VALUE = 30,
 	F_TE_DOUBLE_COUNTER = 44,
-	F_TE_FLOW_IDS_OLD = 36,      /* varint twins of 47/48, read the same way (perfetto.c) */
+	F_TE_FLOW_IDS_OLD = 36, /* varint twins of 47/48, read the same way (perfetto.c) */
 	F_TE_TERM_FLOW_IDS_OLD = 42,
 	F_TE_FLOW_IDS = 47,
 	F_TE_TERM_FLOW_IDS = 48,

@@ -11,12 +11,13 @@
 #include <unistd.h>
 #include <zlib.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "perfetto/perfetto.h"
-#include "testutil.h"
 #include "perfetto/perfetto_int.h"
 #include "sink/sink_fixture.h"
+#include "testutil.h"
 
 static char tmpdir[256];
 
@@ -301,13 +302,15 @@ static void test_event_field_order(void **state)
 			continue;
 		begins++;
 		int j = 1;
-		while (j < m && ((ek[j] >> 3) == F_TE_FLOW_IDS || (ek[j] >> 3) == F_TE_TERM_FLOW_IDS))
+		while (j < m &&
+		       ((ek[j] >> 3) == F_TE_FLOW_IDS || (ek[j] >> 3) == F_TE_TERM_FLOW_IDS))
 			j++;
 		flowed += j > 1;
 		assert_true(j < m);
 		assert_int_equal(ek[j], F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT);
 		for (int i = j; i < m; i++) /* no flow id after the names */
-			assert_true((ek[i] >> 3) != F_TE_FLOW_IDS && (ek[i] >> 3) != F_TE_TERM_FLOW_IDS);
+			assert_true((ek[i] >> 3) != F_TE_FLOW_IDS &&
+			            (ek[i] >> 3) != F_TE_TERM_FLOW_IDS);
 	}
 	assert_int_equal(begins, 14);
 	assert_int_equal(ends, 14);
@@ -545,7 +548,9 @@ static int write_case(const char *path, int which)
 		put_packet(f, &b);
 	} else {
 		event(&b, 10, 1, first_flags, TE_SLICE_BEGIN, track,
-		      which == BAD_VARINT_FLOW ? 1 : which == BAD_BOTH_FLOWS ? 2 : 0);
+		      which == BAD_VARINT_FLOW  ? 1
+		      : which == BAD_BOTH_FLOWS ? 2
+		                                : 0);
 		put_packet(f, &b);
 		if (which != BAD_UNCLOSED) {
 			event(&b, which == BAD_TIME_BACK ? 5 : 20, 1, 2, TE_SLICE_END, track, 0);

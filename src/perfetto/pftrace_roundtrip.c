@@ -31,7 +31,7 @@
 /* One event reduced to a hash of its canonical form (duration excluded) and its duration. */
 struct rec {
 	uint64_t h;
-	int64_t dur; /* slices; -1 = counter */
+	int64_t dur;          /* slices; -1 = counter */
 	uint64_t nargs_flows; /* args << 32 | flows: for the totals */
 };
 
@@ -63,8 +63,8 @@ static void c_str(struct canon *c, const char *label, const char *s, size_t n)
 		tp_buf_printf(c->txt, " %s=\"%.*s\"", label, (int)(n > 200 ? 200 : n), s);
 }
 
-static void c_arg(struct canon *c, const char *key, size_t kn, int type, uint64_t v,
-                  const char *s, size_t sn)
+static void c_arg(struct canon *c, const char *key, size_t kn, int type, uint64_t v, const char *s,
+                  size_t sn)
 {
 	uint64_t len = kn; /* (an empty key: the caller rendered it) */
 	c_bytes(c, &len, sizeof len);
@@ -356,8 +356,8 @@ static int one(const char *in, const struct opts *o)
 		fprintf(stderr, "%s: out of memory\n", in);
 		goto out;
 	}
-	if ((st = tp_perfetto_write(p, NULL, path, &po, &d)) || (st = run_model(p, o->full, &m, &d)) ||
-	    (st = run_file(path, &f, &r, &d))) {
+	if ((st = tp_perfetto_write(p, NULL, path, &po, &d)) ||
+	    (st = run_model(p, o->full, &m, &d)) || (st = run_file(path, &f, &r, &d))) {
 		fprintf(stderr, "%s: %s\n", in, d.msg[0] ? d.msg : tp_strerror(st));
 		goto out;
 	}
@@ -393,8 +393,8 @@ static int one(const char *in, const struct opts *o)
 	printf("%s (%s args%s): %zu events compared: %llu slices, %llu counter samples, %llu args, "
 	       "%llu flow ends; %zu differ\n",
 	       in, o->full ? "full" : "compact", o->plain ? ", plain" : "", n,
-	       (unsigned long long)slices, (unsigned long long)counters,
-	       (unsigned long long)args, (unsigned long long)flows, diffs);
+	       (unsigned long long)slices, (unsigned long long)counters, (unsigned long long)args,
+	       (unsigned long long)flows, diffs);
 	bad = diffs != 0 || n == 0;
 out:
 	side_free(&m);
@@ -432,8 +432,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i == argc) {
-		fprintf(stderr, "usage: %s [--full] [--plain] [--jobs N] [--detail none|auto|full] "
-		                "[--out FILE] INPUT...\n",
+		fprintf(stderr,
+		        "usage: %s [--full] [--plain] [--jobs N] [--detail none|auto|full] "
+		        "[--out FILE] INPUT...\n",
 		        argv[0]);
 		return 1;
 	}

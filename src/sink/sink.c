@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink/sink.h"
 #include "common/progress.h"
+#include "sink/sink.h"
 
 #define MAX_LANES 1024
 #define COUNTER_WINDOWS 4000 /* derived counters: at most this many windows over the span */
@@ -124,11 +124,11 @@ struct ppq {
 
 /* A walk over the edges whose sources lie on one dtrack, in source order (srcit_next). */
 struct srcit {
-	struct heap runs;  /* runs with edges still to pull: (blkmin of their next block, run) */
-	struct ppq pend;   /* pulled edges */
-	int single;        /* the dtrack's edges are one run whose sources never decrease (the
-	                      usual case): walked in its own order, no heaps ... */
-	uint32_t run;      /* ... and this is the run */
+	struct heap runs; /* runs with edges still to pull: (blkmin of their next block, run) */
+	struct ppq pend;  /* pulled edges */
+	int single;       /* the dtrack's edges are one run whose sources never decrease (the
+	                     usual case): walked in its own order, no heaps ... */
+	uint32_t run;     /* ... and this is the run */
 };
 
 /* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
@@ -165,7 +165,7 @@ struct plan {
 		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
 		struct tp_layer_memo memo; /* dt_label and fill_args decode a layer once (dt_slice
 		                              reads only its span) */
-	} **synth;         /* synthesised layer tracks, each allocated on its own (stable) */
+	} * *synth; /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
@@ -178,17 +178,17 @@ struct plan {
 	size_t nedges;
 	struct erun *runs; /* edges in runs of one (source, waiting) dtrack pair, in edge order */
 	size_t nruns, cap_runs;
-	uint32_t *blkmin;   /* per run and block: smallest src_idx in the block (add_edge), then
-	                       from the block to the run's end (index_edges) */
+	uint32_t *blkmin; /* per run and block: smallest src_idx in the block (add_edge), then
+	                     from the block to the run's end (index_edges) */
 	size_t nblk, cap_blk;
-	uint32_t *srcruns;  /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
+	uint32_t *srcruns; /* run indices grouped by source dtrack (srcoff[dt] .. srcoff[dt + 1]) */
 	size_t *srcoff;
 	struct srcit dit; /* deliver's walk of the current track's outgoing edges */
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
-	uint64_t total_slices; /* slices delivered in all, for the progress line */
+	uint64_t total_slices;  /* slices delivered in all, for the progress line */
 };
 
 static uint64_t slice_id(const struct plan *pl, uint32_t dt, uint32_t idx)
@@ -344,8 +344,8 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 	struct tp_layer ly;
 	int has_layer = s->layer >= 0 && (size_t)s->layer < p->num_layers;
 	const struct tp_layer *l = NULL;
-	if (has_layer && (full || k == TP_TRACK_THREAD || k == TP_TRACK_HOST ||
-	                  k == TP_TRACK_LAYER))
+	if (has_layer &&
+	    (full || k == TP_TRACK_THREAD || k == TP_TRACK_HOST || k == TP_TRACK_LAYER))
 		l = memo ? tp_layer_memo_get(p, memo, (size_t)s->layer)
 		         : tp_profile_layer(p, (size_t)s->layer, &ly);
 	if (k != TP_TRACK_THREAD && k != TP_TRACK_HOST && k != TP_TRACK_LAYER) {
@@ -412,8 +412,8 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 		const char *key = cstr(p, sc, a[i].key);
 		/* A reader may record a field we also derive (e.g. cmd_id_dep): keep one. The
 		 * reader's "Data Type" is the more precise one (TIU "A -> B", costmodel §4), and so
-		 * are its dependency registers and bandwidth columns (BM1690 puts a DDR<->L2M move under DDR only,
-		 * bm1690_defs.py::get_dma_info). */
+		 * are its dependency registers and bandwidth columns (BM1690 puts a DDR<->L2M move
+		 * under DDR only, bm1690_defs.py::get_dma_info). */
 		size_t g = 0;
 		while (g < generated && strcmp(out->args[g].key, key) != 0)
 			g++;
@@ -427,7 +427,8 @@ static void fill_args(const struct tp_profile *p, const struct tp_track *t,
 				out->args[g].d = a[i].v.d;
 			/* The register's full value (BM1690 sets bit 20 above the partner's id). */
 			if (a[i].type == TP_ARG_UINT && out->args[g].type == TP_ARG_UINT &&
-			    (strcmp(key, "des_cmd_id_dep") == 0 || strcmp(key, "cmd_id_dep") == 0)) {
+			    (strcmp(key, "des_cmd_id_dep") == 0 ||
+			     strcmp(key, "cmd_id_dep") == 0)) {
 				out->args[g].u = a[i].v.u;
 				out->args[g].i = (int64_t)a[i].v.u;
 			}
@@ -537,8 +538,8 @@ static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, cons
  * a lane accepts a slice only when nothing is open on it; on a nesting track also when the
  * slice lies inside the innermost open slice. Deterministic, so the counting pass and the
  * delivery pass agree. Returns the lane or -1 when MAX_LANES would be exceeded. */
-static long lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested, uint64_t id,
-                        uint32_t *depth, uint64_t *parent)
+static long lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                        uint64_t id, uint32_t *depth, uint64_t *parent)
 {
 	size_t l;
 	for (l = 0; l < pl->nlanes_used; l++) {
@@ -637,8 +638,8 @@ static struct tp_label dt_label(const struct tp_profile *p, const struct tp_trac
 }
 
 /* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn,
-                       int nested, size_t *nlanes, struct tp_diag *d)
+static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn, int nested,
+                       size_t *nlanes, struct tp_diag *d)
 {
 	lanes_reset(pl);
 	for (size_t k = 0; k < t->count; k++) {
@@ -660,9 +661,8 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 	return TP_OK;
 }
 
-static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *syn,
-                      int model_track, const struct tp_sink_track *proto, const char *lane_name,
-                      struct tp_diag *d)
+static int add_dtrack(struct plan *pl, const struct tp_track *t, struct synth *syn, int model_track,
+                      const struct tp_sink_track *proto, const char *lane_name, struct tp_diag *d)
 {
 	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 	size_t nlanes = 1;
@@ -725,81 +725,81 @@ static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, 
  * less(const T *, const T *) for unique keys (stability does not matter): quicksort (median
  * of three) that needs no scratch copy, heapsort when the recursion gets deep, insertion sort
  * for short runs. The comparison is inlined, unlike qsort's function pointer. */
-#define DEFINE_SORT(name, T, less)                                                         \
-	static void name##_sift(T *a, size_t n, size_t i)                                   \
-	{                                                                                   \
-		for (;;) {                                                                  \
-			size_t l = 2 * i + 1, m = i;                                        \
-			if (l < n && less(&a[m], &a[l]))                                    \
-				m = l;                                                      \
-			if (l + 1 < n && less(&a[m], &a[l + 1]))                            \
-				m = l + 1;                                                  \
-			if (m == i)                                                         \
-				return;                                                     \
-			T t_ = a[i];                                                        \
-			a[i] = a[m];                                                        \
-			a[m] = t_;                                                          \
-			i = m;                                                              \
-		}                                                                           \
-	}                                                                                   \
-	static void name##_rec(T *a, size_t n, unsigned depth)                              \
-	{                                                                                   \
-		T t_;                                                                       \
-		while (n > 16) {                                                            \
-			if (depth-- == 0) {                                                 \
-				for (size_t i = n / 2; i-- > 0;)                            \
-					name##_sift(a, n, i);                               \
-				for (size_t i = n; i-- > 1;) {                              \
-					t_ = a[0], a[0] = a[i], a[i] = t_;                  \
-					name##_sift(a, i, 0);                               \
-				}                                                           \
-				return;                                                     \
-			}                                                                   \
-			size_t mid = n / 2;                                                 \
-			if (less(&a[mid], &a[0]))                                           \
-				t_ = a[mid], a[mid] = a[0], a[0] = t_;                      \
-			if (less(&a[n - 1], &a[0]))                                         \
-				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                  \
-			if (less(&a[n - 1], &a[mid]))                                       \
-				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;              \
-			T piv = a[mid];                                                     \
-			size_t i = 0, j = n - 1;                                            \
-			for (;;) {                                                          \
-				while (less(&a[i], &piv))                                   \
-					i++;                                                \
-				while (less(&piv, &a[j]))                                   \
-					j--;                                                \
-				if (i >= j)                                                 \
-					break;                                              \
-				t_ = a[i], a[i] = a[j], a[j] = t_;                          \
-				i++;                                                        \
-				j--;                                                        \
-			}                                                                   \
-			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */          \
-			size_t left = j + 1;                                                \
-			if (left < n - left) {                                              \
-				name##_rec(a, left, depth);                                 \
-				a += left;                                                  \
-				n -= left;                                                  \
-			} else {                                                            \
-				name##_rec(a + left, n - left, depth);                      \
-				n = left;                                                   \
-			}                                                                   \
-		}                                                                           \
-		for (size_t i = 1; i < n; i++) {                                            \
-			T v_ = a[i];                                                        \
-			size_t j = i;                                                       \
-			for (; j > 0 && less(&v_, &a[j - 1]); j--)                          \
-				a[j] = a[j - 1];                                            \
-			a[j] = v_;                                                          \
-		}                                                                           \
-	}                                                                                   \
-	static void name(T *a, size_t n)                                                    \
-	{                                                                                   \
-		unsigned depth = 0;                                                         \
-		for (size_t k = n; k; k >>= 1)                                              \
-			depth += 2;                                                         \
-		name##_rec(a, n, depth);                                                    \
+#define DEFINE_SORT(name, T, less)                                                                 \
+	static void name##_sift(T *a, size_t n, size_t i)                                          \
+	{                                                                                          \
+		for (;;) {                                                                         \
+			size_t l = 2 * i + 1, m = i;                                               \
+			if (l < n && less(&a[m], &a[l]))                                           \
+				m = l;                                                             \
+			if (l + 1 < n && less(&a[m], &a[l + 1]))                                   \
+				m = l + 1;                                                         \
+			if (m == i)                                                                \
+				return;                                                            \
+			T t_ = a[i];                                                               \
+			a[i] = a[m];                                                               \
+			a[m] = t_;                                                                 \
+			i = m;                                                                     \
+		}                                                                                  \
+	}                                                                                          \
+	static void name##_rec(T *a, size_t n, unsigned depth)                                     \
+	{                                                                                          \
+		T t_;                                                                              \
+		while (n > 16) {                                                                   \
+			if (depth-- == 0) {                                                        \
+				for (size_t i = n / 2; i-- > 0;)                                   \
+					name##_sift(a, n, i);                                      \
+				for (size_t i = n; i-- > 1;) {                                     \
+					t_ = a[0], a[0] = a[i], a[i] = t_;                         \
+					name##_sift(a, i, 0);                                      \
+				}                                                                  \
+				return;                                                            \
+			}                                                                          \
+			size_t mid = n / 2;                                                        \
+			if (less(&a[mid], &a[0]))                                                  \
+				t_ = a[mid], a[mid] = a[0], a[0] = t_;                             \
+			if (less(&a[n - 1], &a[0]))                                                \
+				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                         \
+			if (less(&a[n - 1], &a[mid]))                                              \
+				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;                     \
+			T piv = a[mid];                                                            \
+			size_t i = 0, j = n - 1;                                                   \
+			for (;;) {                                                                 \
+				while (less(&a[i], &piv))                                          \
+					i++;                                                       \
+				while (less(&piv, &a[j]))                                          \
+					j--;                                                       \
+				if (i >= j)                                                        \
+					break;                                                     \
+				t_ = a[i], a[i] = a[j], a[j] = t_;                                 \
+				i++;                                                               \
+				j--;                                                               \
+			}                                                                          \
+			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */                 \
+			size_t left = j + 1;                                                       \
+			if (left < n - left) {                                                     \
+				name##_rec(a, left, depth);                                        \
+				a += left;                                                         \
+				n -= left;                                                         \
+			} else {                                                                   \
+				name##_rec(a + left, n - left, depth);                             \
+				n = left;                                                          \
+			}                                                                          \
+		}                                                                                  \
+		for (size_t i = 1; i < n; i++) {                                                   \
+			T v_ = a[i];                                                               \
+			size_t j = i;                                                              \
+			for (; j > 0 && less(&v_, &a[j - 1]); j--)                                 \
+				a[j] = a[j - 1];                                                   \
+			a[j] = v_;                                                                 \
+		}                                                                                  \
+	}                                                                                          \
+	static void name(T *a, size_t n)                                                           \
+	{                                                                                          \
+		unsigned depth = 0;                                                                \
+		for (size_t k = n; k; k >>= 1)                                                     \
+			depth += 2;                                                                \
+		name##_rec(a, n, depth);                                                           \
 	}
 
 /* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
@@ -1054,8 +1054,7 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 					proto.core = core;
 					proto.sort_index = rank++;
 					proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
-					st = add_dtrack(pl, &lt->t, lt, -1, &proto,
-					                "Layer", d);
+					st = add_dtrack(pl, &lt->t, lt, -1, &proto, "Layer", d);
 				}
 			}
 		}
@@ -1247,7 +1246,6 @@ static long enclosing(const struct tp_track *t, int64_t ts)
 	return -1;
 }
 
-
 static int hless(const struct hent *x, const struct hent *y)
 {
 	return x->key < y->key || (x->key == y->key && x->id < y->id);
@@ -1256,42 +1254,42 @@ static int hless(const struct hent *x, const struct hent *y)
 /* A binary min-heap over a growable array of T (fields a, n, cap) ordered by less(x, y):
  * name##_push copies *x in (TP_ENOMEM when the array cannot grow), name##_pop takes the least
  * out (n > 0). One definition for the sweeps' heaps of (time, id) and of pulled edges. */
-#define DEFINE_HEAP(name, H, T, less)                                                      \
-	static int name##_push(H *h, const T *x)                                           \
-	{                                                                                  \
-		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                     \
-		if (!na)                                                                   \
-			return TP_ENOMEM;                                                  \
-		h->a = na;                                                                 \
-		size_t i = h->n++;                                                         \
-		h->a[i] = *x;                                                              \
-		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                          \
-			T t = h->a[i];                                                     \
-			h->a[i] = h->a[(i - 1) / 2];                                       \
-			h->a[(i - 1) / 2] = t;                                             \
-			i = (i - 1) / 2;                                                   \
-		}                                                                          \
-		return TP_OK;                                                              \
-	}                                                                                  \
-	static T name##_pop(H *h)                                                          \
-	{                                                                                  \
-		T top = h->a[0];                                                           \
-		h->a[0] = h->a[--h->n];                                                    \
-		size_t i = 0;                                                              \
-		for (;;) {                                                                 \
-			size_t l = 2 * i + 1, r = l + 1, m = i;                            \
-			if (l < h->n && less(&h->a[l], &h->a[m]))                          \
-				m = l;                                                     \
-			if (r < h->n && less(&h->a[r], &h->a[m]))                          \
-				m = r;                                                     \
-			if (m == i)                                                        \
-				break;                                                     \
-			T t = h->a[i];                                                     \
-			h->a[i] = h->a[m];                                                 \
-			h->a[m] = t;                                                       \
-			i = m;                                                             \
-		}                                                                          \
-		return top;                                                                \
+#define DEFINE_HEAP(name, H, T, less)                                                              \
+	static int name##_push(H *h, const T *x)                                                   \
+	{                                                                                          \
+		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                            \
+		if (!na)                                                                           \
+			return TP_ENOMEM;                                                          \
+		h->a = na;                                                                         \
+		size_t i = h->n++;                                                                 \
+		h->a[i] = *x;                                                                      \
+		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                                  \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[(i - 1) / 2];                                               \
+			h->a[(i - 1) / 2] = t;                                                     \
+			i = (i - 1) / 2;                                                           \
+		}                                                                                  \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static T name##_pop(H *h)                                                                  \
+	{                                                                                          \
+		T top = h->a[0];                                                                   \
+		h->a[0] = h->a[--h->n];                                                            \
+		size_t i = 0;                                                                      \
+		for (;;) {                                                                         \
+			size_t l = 2 * i + 1, r = l + 1, m = i;                                    \
+			if (l < h->n && less(&h->a[l], &h->a[m]))                                  \
+				m = l;                                                             \
+			if (r < h->n && less(&h->a[r], &h->a[m]))                                  \
+				m = r;                                                             \
+			if (m == i)                                                                \
+				break;                                                             \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[m];                                                         \
+			h->a[m] = t;                                                               \
+			i = m;                                                                     \
+		}                                                                                  \
+		return top;                                                                        \
 	}
 
 DEFINE_HEAP(hheap, struct heap, struct hent, hless)
@@ -1373,8 +1371,8 @@ static uint32_t uvarint_get(const uint8_t *b, size_t *pos)
 
 /* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
  * source and waiting dtracks), 0 past the run's end. */
-static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w,
-                      uint32_t *src, uint32_t *dst)
+static int ewalk_next(const struct plan *pl, const struct erun *r, struct ewalk *w, uint32_t *src,
+                      uint32_t *dst)
 {
 	if (w->e >= r->to)
 		return 0;
@@ -1527,7 +1525,8 @@ static int plan_model_flows(struct plan *pl)
 		pl->nblk = 0;
 		for (size_t i = 0; i < n && !st; i++) {
 			uint32_t id = 0;
-			if (i && w[i].dst_dt == w[i - 1].dst_dt && w[i].dst_idx == w[i - 1].dst_idx) {
+			if (i && w[i].dst_dt == w[i - 1].dst_dt &&
+			    w[i].dst_idx == w[i - 1].dst_idx) {
 				id = EDGE_DROPPED;
 				pl->flows_dropped++;
 			}
@@ -1579,45 +1578,45 @@ DEFINE_HEAP(pheap, struct pheap, struct pent, pless)
  * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
  * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
  * results are those of a plain heap; most keys just pass through the FIFO. */
-#define DEFINE_PQ(name, P, T, less, heap)                                                 \
-	static int name##_push(P *pq, const T *x)                                          \
-	{                                                                                  \
-		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                        \
-			return heap##_push(&pq->h, x);                                     \
-		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                \
-			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q); \
-			pq->qn -= pq->qh;                                                  \
-			pq->qh = 0;                                                        \
-		}                                                                          \
-		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);               \
-		if (!nq)                                                                   \
-			return TP_ENOMEM;                                                  \
-		pq->q = nq;                                                                \
-		pq->q[pq->qn++] = *x;                                                      \
-		return TP_OK;                                                              \
-	}                                                                                  \
-	static const T *name##_min(const P *pq)                                            \
-	{                                                                                  \
-		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                      \
-		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                               \
-			return &pq->h.a[0];                                                \
-		return f;                                                                  \
-	}                                                                                  \
-	static T name##_pop(P *pq)                                                         \
-	{                                                                                  \
-		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {   \
-			T x = pq->q[pq->qh++];                                             \
-			if (pq->qh == pq->qn)                                              \
-				pq->qh = pq->qn = 0;                                       \
-			return x;                                                          \
-		}                                                                          \
-		return heap##_pop(&pq->h);                                                 \
-	}                                                                                  \
-	static void name##_free(P *pq)                                                     \
-	{                                                                                  \
-		tp_free(pq->h.a);                                                          \
-		tp_free(pq->q);                                                            \
-		memset(pq, 0, sizeof *pq);                                                 \
+#define DEFINE_PQ(name, P, T, less, heap)                                                          \
+	static int name##_push(P *pq, const T *x)                                                  \
+	{                                                                                          \
+		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                                \
+			return heap##_push(&pq->h, x);                                             \
+		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                        \
+			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q);         \
+			pq->qn -= pq->qh;                                                          \
+			pq->qh = 0;                                                                \
+		}                                                                                  \
+		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);                       \
+		if (!nq)                                                                           \
+			return TP_ENOMEM;                                                          \
+		pq->q = nq;                                                                        \
+		pq->q[pq->qn++] = *x;                                                              \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static const T *name##_min(const P *pq)                                                    \
+	{                                                                                          \
+		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                              \
+		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                                       \
+			return &pq->h.a[0];                                                        \
+		return f;                                                                          \
+	}                                                                                          \
+	static T name##_pop(P *pq)                                                                 \
+	{                                                                                          \
+		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {          \
+			T x = pq->q[pq->qh++];                                                     \
+			if (pq->qh == pq->qn)                                                      \
+				pq->qh = pq->qn = 0;                                               \
+			return x;                                                                  \
+		}                                                                                  \
+		return heap##_pop(&pq->h);                                                         \
+	}                                                                                          \
+	static void name##_free(P *pq)                                                             \
+	{                                                                                          \
+		tp_free(pq->h.a);                                                                  \
+		tp_free(pq->q);                                                                    \
+		memset(pq, 0, sizeof *pq);                                                         \
 	}
 
 DEFINE_PQ(ppq, struct ppq, struct pent, pless, pheap)
@@ -1743,7 +1742,8 @@ static int plan_flows(struct plan *pl, struct tp_diag *d)
 				pl->flows_skipped++;
 			if (src < 0)
 				continue;
-			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k, 0)) {
+			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k,
+			             0)) {
 				tp_free(cx.key);
 				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 			}
@@ -1821,10 +1821,11 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 				uint64_t id = idset_take(&freed);
 				flow = (uint32_t)(id ? id : ++next);
 				if ((st = flow_set(pl, x->cur.e, flow)) ||
-				    (st = hpq_push(&busy,
-				                   &(struct hent){slice_ns(pl, pl->runs[x->cur.run].dst_dt,
-				                                           x->cur.dst),
-				                                  flow})))
+				    (st = hpq_push(
+				         &busy,
+				         &(struct hent){
+				             slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
+				             flow})))
 					break;
 			}
 			/* The walk's next edge: taken at once while it still precedes every other
@@ -1901,14 +1902,17 @@ static int emit_derived(struct plan *pl, const struct derived *dv, struct tp_sin
 			continue;
 		for (size_t k = 0; k < t->count; k++) {
 			const struct tp_slice *s = &t->slices[k];
-			if (tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_end(t, s) <= s->start_ns)
+			if (tp_slice_kind(t, s) != TP_CMD_NORMAL ||
+			    tp_slice_end(t, s) <= s->start_ns)
 				continue;
 			double amount; /* per ns of the slice */
 			if (dv->what == 1) {
 				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
-				if (!tp_slice_bytes(t, s) || !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
+				if (!tp_slice_bytes(t, s) ||
+				    !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
 					continue;
-				amount = (double)tp_slice_bytes(t, s) / (double)(tp_slice_end(t, s) - s->start_ns);
+				amount = (double)tp_slice_bytes(t, s) /
+				         (double)(tp_slice_end(t, s) - s->start_ns);
 			} else {
 				amount = 1.0;
 			}
@@ -2046,7 +2050,8 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 				    ss->num_flows_out < TP_SINK_MAX_FLOWS)
 					ss->flows_out[ss->num_flows_out++] = f;
 				if ((have = srcit_next(pl, &pl->dit, &oe)) < 0)
-					return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+					return tp_diag_set(d, TP_ENOMEM,
+					                   "out of memory writing flows");
 			}
 			int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
 			if (st)
@@ -2115,7 +2120,8 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		uint32_t at = w.e, src, dst;
 		for (; !st && ewalk_next(pl, x, &w, &src, &dst); at = w.e)
 			if (flow_get(pl, at) != EDGE_DROPPED)
-				st = sink->flow(sink->ctx, flow_get(pl, at), slice_id(pl, x->src_dt, src),
+				st = sink->flow(sink->ctx, flow_get(pl, at),
+				                slice_id(pl, x->src_dt, src),
 				                slice_id(pl, x->dst_dt, dst));
 	}
 out:

@@ -17,39 +17,39 @@
 
 /* Options shared by outputs (set by the CLI). */
 struct tp_out_opts {
-	const char *out_dir;  /* existing directory */
+	const char *out_dir; /* existing directory */
 	int quiet, verbose;
-	size_t max_cores;     /* --num_core: cap on per-core outputs, 0 = all */
+	size_t max_cores;               /* --num_core: cap on per-core outputs, 0 = all */
 	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
-	int trace_args_full;  /* trace writers: also the derivable per-command args (Function
-	                         Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
-	                         tp_sink_fill_args_ex */
-	int jobs;             /* --jobs: threads the conversion may use in all (an output may use
-	                         up to this many for itself, e.g. Perfetto's compression
-	                         workers); 0 = the online CPUs */
-	uint64_t xlsx_rows;   /* --xlsx_rows: records per per-command sheet of the workbook; 0 =
-	                         TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
+	int trace_args_full; /* trace writers: also the derivable per-command args (Function
+	                        Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
+	                        tp_sink_fill_args_ex */
+	int jobs;            /* --jobs: threads the conversion may use in all (an output may use
+	                        up to this many for itself, e.g. Perfetto's compression
+	                        workers); 0 = the online CPUs */
+	uint64_t xlsx_rows;  /* --xlsx_rows: records per per-command sheet of the workbook; 0 =
+	                        TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
 };
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
 struct tp_sink_track {
 	uint64_t uuid;
-	uint64_t parent_uuid;   /* 0 = root */
+	uint64_t parent_uuid; /* 0 = root */
 	const char *name;
-	int is_process;         /* a device / process container */
-	int is_counter;         /* a counter track */
-	const char *unit;       /* counter unit or NULL */
-	int32_t pid, tid;       /* Perfetto/Chrome ids, never 0 */
-	int32_t sort_index;     /* display order among siblings (lower first) */
-	int model_track;        /* index into profile->tracks, or -1 */
-	int counter;            /* index into profile->counters, or -1 (derived counters) */
-	int32_t core;           /* -1 if none */
+	int is_process;     /* a device / process container */
+	int is_counter;     /* a counter track */
+	const char *unit;   /* counter unit or NULL */
+	int32_t pid, tid;   /* Perfetto/Chrome ids, never 0 */
+	int32_t sort_index; /* display order among siblings (lower first) */
+	int model_track;    /* index into profile->tracks, or -1 */
+	int counter;        /* index into profile->counters, or -1 (derived counters) */
+	int32_t core;       /* -1 if none */
 	/* Added for the trace writers (issue 3): */
-	size_t index;           /* position in drive order (0-based), for per-track writer state */
-	int32_t lane;           /* lane of a model track whose slices overlap: 0 = main lane */
-	int nested;             /* slices may nest (captures' thread tracks); else one level */
-	const char *full_name;  /* flat display name ("Core 0 TIU", thread name, device name) */
-	int is_container;       /* groups child tracks ("Core N"); never carries events */
+	size_t index;          /* position in drive order (0-based), for per-track writer state */
+	int32_t lane;          /* lane of a model track whose slices overlap: 0 = main lane */
+	int nested;            /* slices may nest (captures' thread tracks); else one level */
+	const char *full_name; /* flat display name ("Core 0 TIU", thread name, device name) */
+	int is_container;      /* groups child tracks ("Core N"); never carries events */
 };
 
 /* One argument as seen by a sink, key spelled as the reference tools spell it. */
@@ -63,27 +63,28 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
-#define TP_SINK_MAX_FLOWS 8 /* outgoing flows kept per slice; more are counted, not drawn */
+#define TP_SINK_MAX_FLOWS 8  /* outgoing flows kept per slice; more are counted, not drawn */
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
-	const struct tp_slice *slice;   /* the model record; for a Layer track the driver builds
-	                                 * from the profile's layer table, a copy valid during the call */
-	uint64_t id;                    /* unique slice id (1-based, in drive order) */
+	const struct tp_slice
+	    *slice;  /* the model record; for a Layer track the driver builds
+	              * from the profile's layer table, a copy valid during the call */
+	uint64_t id; /* unique slice id (1-based, in drive order) */
 	const char *name;
-	const char *category;           /* engine / function type */
+	const char *category; /* engine / function type */
 	int64_t ts_ns, dur_ns;
 	size_t num_args;
 	struct tp_sink_arg args[TP_SINK_MAX_ARGS];
 	/* Added for the trace writers (issue 3): nesting and dependency flows, so a streaming
 	 * writer can emit everything about a slice when it sees it. */
-	uint32_t depth;                 /* nesting depth on its (lane) track */
-	uint64_t parent_id;             /* id of the enclosing slice, 0 = none */
-	uint64_t flow_in;               /* flow id ending at this slice (it waits), 0 = none.
-	                                 * Flow ids are small and reused once a flow has ended
-	                                 * (they identify a flow only while it is open). */
-	size_t num_flows_out;           /* flows starting at this slice (others wait for it) */
+	uint32_t depth;       /* nesting depth on its (lane) track */
+	uint64_t parent_id;   /* id of the enclosing slice, 0 = none */
+	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none.
+	                       * Flow ids are small and reused once a flow has ended
+	                       * (they identify a flow only while it is open). */
+	size_t num_flows_out; /* flows starting at this slice (others wait for it) */
 	uint64_t flows_out[TP_SINK_MAX_FLOWS];
 };
 
@@ -142,12 +143,12 @@ void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
 
 /* An output the CLI can produce. */
 struct tp_output {
-	const char *name;        /* "perfetto" */
-	const char *file;        /* relative path inside OUT_DIR: "perfetto.pftrace" */
-	const char *enable_flag; /* "--perfetto" or NULL */
-	const char *disable_flag;/* "--disable_perfetto" or NULL */
+	const char *name;         /* "perfetto" */
+	const char *file;         /* relative path inside OUT_DIR: "perfetto.pftrace" */
+	const char *enable_flag;  /* "--perfetto" or NULL */
+	const char *disable_flag; /* "--disable_perfetto" or NULL */
 	int default_on;
-	const char *doc;         /* one line for --help and the README */
+	const char *doc; /* one line for --help and the README */
 	int (*write)(const struct tp_profile *p, const struct tp_analysis *a,
 	             const struct tp_out_opts *o, struct tp_diag *d);
 };

@@ -21,8 +21,8 @@
 #ifndef TP_SINK_FIXTURE_H
 #define TP_SINK_FIXTURE_H
 
-#include "sophgo/sophgo_int.h"
 #include "model/model.h"
+#include "sophgo/sophgo_int.h"
 
 static struct tp_slice *fx_cmd(struct tp_profile *p, int tr, const char *name, const char *type,
                                int64_t b, int64_t e, uint32_t cmd)

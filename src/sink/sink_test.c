@@ -4,14 +4,15 @@
  * overlapping commands, nesting, dependency flows, arguments, derived counters, error
  * propagation and out-of-memory behaviour.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "sink/sink.h"
@@ -469,16 +470,19 @@ static void test_many_flows(void **state)
 		for (int j = 0; j < N; j++)
 			fx_cmd(p, gdma, "ld", "DMA_tensor", j * 10, j * 10 + 5, (uint32_t)j + 1);
 		for (int k = 0; k < N; k++) {
-			struct tp_slice *s =
-			    fx_cmd(p, tiu, "mm", "sMM", N * 10 + k * 10, N * 10 + k * 10 + 5,
-			           (uint32_t)k + 1);
+			struct tp_slice *s = fx_cmd(p, tiu, "mm", "sMM", N * 10 + k * 10,
+			                            N * 10 + k * 10 + 5, (uint32_t)k + 1);
 			s->dep_id = pattern == 0   ? (uint32_t)(N - k)
 			            : pattern == 1 ? (uint32_t)((k ^ 1) + 1)
 			                           : (uint32_t)k + 1;
 		}
 		assert_int_equal(tp_profile_finish(p), TP_OK);
-		struct flowrec f = {calloc(2 * (size_t)N + 2, 8), calloc(4 * (size_t)N + 4, 8),
-		                    2 * (size_t)N + 2, 0, 0, 0};
+		struct flowrec f = {calloc(2 * (size_t)N + 2, 8),
+		                    calloc(4 * (size_t)N + 4, 8),
+		                    2 * (size_t)N + 2,
+		                    0,
+		                    0,
+		                    0};
 		assert_non_null(f.in);
 		assert_non_null(f.outs);
 		struct tp_sink sink = {&f, NULL, NULL, f_slice, NULL, f_flow, NULL, 0};
@@ -571,7 +575,8 @@ static int redge_dst_cmp(const void *x, const void *y)
 
 static int redge_src_cmp(const void *x, const void *y)
 {
-	const struct redge *a = *(const struct redge *const *)x, *b = *(const struct redge *const *)y;
+	const struct redge *a = *(const struct redge *const *)x,
+	                   *b = *(const struct redge *const *)y;
 	if (a->src_ns != b->src_ns)
 		return a->src_ns < b->src_ns ? -1 : 1;
 	if (a->src != b->src)
@@ -602,9 +607,9 @@ static void flows_reference(int mode)
 			                            (uint32_t)(j % (int)m) + 1);
 			uint32_t r = (uint32_t)RND() % 100;
 			if (r < 60 && j > 0) /* a recent command of the partner */
-				s->dep_id = (uint32_t)((j - 1 - (int)(RND() % 4)) % (int)m + (int)m) %
-				                m +
-				            1;
+				s->dep_id =
+				    (uint32_t)((j - 1 - (int)(RND() % 4)) % (int)m + (int)m) % m +
+				    1;
 			else if (r < 70) /* far back, or ahead (then an older command or none) */
 				s->dep_id = (uint32_t)(RND() % m) + 1;
 			else if (r < 80) /* a hot source */
@@ -620,8 +625,11 @@ static void flows_reference(int mode)
 #undef RND
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 
-	struct rref r = {p, {{0}}, calloc(RT * RN + 1, sizeof(struct rslice)),
-	                 calloc(2 * RT * RN + RF, sizeof *r.flows), 0};
+	struct rref r = {p,
+	                 {{0}},
+	                 calloc(RT * RN + 1, sizeof(struct rslice)),
+	                 calloc(2 * RT * RN + RF, sizeof *r.flows),
+	                 0};
 	assert_non_null(r.by_id);
 	assert_non_null(r.flows);
 	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
@@ -640,11 +648,12 @@ static void flows_reference(int mode)
 				continue;
 			long best = -1;
 			for (size_t j = 0; j < q->count; j++)
-				if (q->slices[j].cmd_id == s->dep_id && q->slices[j].start_ns <= s->start_ns)
+				if (q->slices[j].cmd_id == s->dep_id &&
+				    q->slices[j].start_ns <= s->start_ns)
 					best = (long)j;
 			if (best < 0 || q->slices[best].start_ns == s->start_ns)
 				continue;
-			e[ne++] = (struct redge){r.ids[t ^ 1][best], r.ids[t][k], 0,
+			e[ne++] = (struct redge){r.ids[t ^ 1][best],       r.ids[t][k], 0,
 			                         q->slices[best].start_ns, s->start_ns, 0};
 		}
 	}
@@ -654,10 +663,11 @@ static void flows_reference(int mode)
 		size_t a = (size_t)(f->from_ns / 10), b = (size_t)(f->to_ns / 10);
 		const struct tp_slice *x = &p->tracks[tr[ft]].slices[a],
 		                      *y = &p->tracks[tr[tt]].slices[b];
-		assert_true(x->start_ns <= f->from_ns && tp_slice_end(&p->tracks[tr[ft]], x) >= f->from_ns);
+		assert_true(x->start_ns <= f->from_ns &&
+		            tp_slice_end(&p->tracks[tr[ft]], x) >= f->from_ns);
 		if (x->start_ns < y->start_ns)
-			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0, x->start_ns,
-			                         y->start_ns, 0};
+			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0,
+			                         x->start_ns,  y->start_ns,  0};
 	}
 	qsort(e, ne, sizeof *e, redge_dst_cmp);
 	size_t hot = 0, dup = 0;
@@ -760,9 +770,9 @@ static void layer_table(struct rec *r, int mode)
 			l->end_ns = j == 4 ? l->begin_ns - 1 : l->begin_ns + 50 + (j % 2) * 200;
 		}
 	for (int i = 0; i < NL; i++)
-		assert_int_equal(tp_profile_add_layer(p, &ls[mode == 1 ? NL - 1 - i
-		                                               : mode == 2 ? i ^ 2
-		                                                           : i]),
+		assert_int_equal(tp_profile_add_layer(p, &ls[mode == 1   ? NL - 1 - i
+		                                             : mode == 2 ? i ^ 2
+		                                                         : i]),
 		                 i);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	memset(r, 0, sizeof *r);
@@ -786,7 +796,8 @@ static void test_layer_tracks(void **state)
 			assert_int_equal(x->ts, y->ts);
 			assert_int_equal(x->dur, y->dur);
 			assert_string_equal(x->args, y->args);
-			/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left out). */
+			/* Per core: slice k is the k-th layer by begin (the untimed j = 4 left
+			 * out). */
 			size_t k = i % (NJ - 1);
 			int j = (int)k < 4 ? (int)k : (int)k + 1;
 			assert_int_equal(x->ts, j * 100 + (j % 3) * 10 + core);
@@ -801,10 +812,10 @@ static void test_layer_tracks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tracks), cmocka_unit_test(test_slices_lanes_nesting_flows),
-	    cmocka_unit_test(test_args),   cmocka_unit_test(test_counters),
-	    cmocka_unit_test(test_errors), cmocka_unit_test(test_fmt_real),
-	    cmocka_unit_test(test_many_flows), cmocka_unit_test(test_flows_reference),
+	    cmocka_unit_test(test_tracks),       cmocka_unit_test(test_slices_lanes_nesting_flows),
+	    cmocka_unit_test(test_args),         cmocka_unit_test(test_counters),
+	    cmocka_unit_test(test_errors),       cmocka_unit_test(test_fmt_real),
+	    cmocka_unit_test(test_many_flows),   cmocka_unit_test(test_flows_reference),
 	    cmocka_unit_test(test_layer_tracks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -239,16 +239,20 @@ int main(int argc, char **argv)
 		s->cycles = (uint32_t)dur + 1;
 		s->cmd_id = ++id[c][k];
 		if (k == 0) {
-			tp_slice_set_name(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, tiu_names[rnd(8)]));
+			tp_slice_set_name(p, &p->tracks[tr[c][k]], s,
+			                  tp_profile_str(p, tiu_names[rnd(8)]));
 			tp_slice_set_type(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, "sCONV"));
 			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_INT8);
 			if (rnd(4) == 0 && id[c][1])
 				s->dep_id = id[c][1];
 		} else {
-			tp_slice_set_name(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, dma_names[rnd(4)]));
-			tp_slice_set_type(p, &p->tracks[tr[c][k]], s, tp_profile_str(p, "DMA_tensor"));
+			tp_slice_set_name(p, &p->tracks[tr[c][k]], s,
+			                  tp_profile_str(p, dma_names[rnd(4)]));
+			tp_slice_set_type(p, &p->tracks[tr[c][k]], s,
+			                  tp_profile_str(p, "DMA_tensor"));
 			tp_slice_set_bytes(p, &p->tracks[tr[c][k]], s, 512u << rnd(8));
-			tp_slice_set_dir(p, &p->tracks[tr[c][k]], s, rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+			tp_slice_set_dir(p, &p->tracks[tr[c][k]], s,
+			                 rnd(2) ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[tr[c][k]], s, TP_DT_FP16);
 			tp_slice_set_stall(p, &p->tracks[tr[c][k]], s, rnd(3) ? 0 : rnd(100));
 		}

@@ -57,49 +57,68 @@ static uint64_t bits(const uint8_t *p, size_t size, unsigned lo, unsigned w)
 
 static const char *const conv_eu[32] = {[0] = "conv.normal"};
 static const char *const pord_eu[32] = {
-	[0] = "pord.depthwise",      [1] = "pord.avgpooling",     [3] = "pord.minpooling",
-	[4] = "pord.maxpooling",     [5] = "pord.roi_depthwise",  [6] = "pord.roi_avgpooling",
-	[7] = "pord.roi_maxpooling", [8] = "pord.roi_minpooling"};
-static const char *const mm_eu[32] = {[1] = "mm.normal", [4] = "mm2.nn", [5] = "mm2.nt",
-                                      [6] = "mm2.tt"};
-static const char *const ar_eu[32] = {
-	[0] = "arith.mul",          [1] = "arith.not",           [2] = "arith.add",
-	[3] = "arith.sub",          [4] = "arith.max",           [5] = "arith.min",
-	[6] = "arith.logic_shift",  [7] = "arith.and",           [8] = "arith.or",
-	[9] = "arith.xor",          [10] = "arith.select_great", [11] = "arith.select_equal",
-	[12] = "arith.div",         [13] = "arith.select_less",  [14] = "arith.cast",
-	[15] = "arith.add_satu",    [16] = "arith.sub_satu",     [18] = "arith.mac",
-	[19] = "arith.copy",        [20] = "arith.mul_satu",     [21] = "arith.arith_shift",
-	[22] = "arith.rotate_shift", [26] = "arith.abs",         [27] = "arith.fsub_abs",
-	[29] = "arith.get_first_one", [30] = "arith.get_first_zero"};
-static const char *const rqdq_eu[32] = {[0] = "quant.rq0", [1] = "quant.rq1", [3] = "quant.dq0",
-                                        [4] = "quant.dq1"};
-static const char *const tsbc_eu[32] = {[0] = "tsbc.cw_ts", [1] = "tsbc.wc_ts",
-                                        [2] = "tsbc.l_copy", [3] = "tsbc.l_bc",
-                                        [4] = "tsbc.s_bc", [5] = "tsbc.s_distribute"};
+    [0] = "pord.depthwise",      [1] = "pord.avgpooling",    [3] = "pord.minpooling",
+    [4] = "pord.maxpooling",     [5] = "pord.roi_depthwise", [6] = "pord.roi_avgpooling",
+    [7] = "pord.roi_maxpooling", [8] = "pord.roi_minpooling"};
+static const char *const mm_eu[32] = {
+    [1] = "mm.normal", [4] = "mm2.nn", [5] = "mm2.nt", [6] = "mm2.tt"};
+static const char *const ar_eu[32] = {[0] = "arith.mul",
+                                      [1] = "arith.not",
+                                      [2] = "arith.add",
+                                      [3] = "arith.sub",
+                                      [4] = "arith.max",
+                                      [5] = "arith.min",
+                                      [6] = "arith.logic_shift",
+                                      [7] = "arith.and",
+                                      [8] = "arith.or",
+                                      [9] = "arith.xor",
+                                      [10] = "arith.select_great",
+                                      [11] = "arith.select_equal",
+                                      [12] = "arith.div",
+                                      [13] = "arith.select_less",
+                                      [14] = "arith.cast",
+                                      [15] = "arith.add_satu",
+                                      [16] = "arith.sub_satu",
+                                      [18] = "arith.mac",
+                                      [19] = "arith.copy",
+                                      [20] = "arith.mul_satu",
+                                      [21] = "arith.arith_shift",
+                                      [22] = "arith.rotate_shift",
+                                      [26] = "arith.abs",
+                                      [27] = "arith.fsub_abs",
+                                      [29] = "arith.get_first_one",
+                                      [30] = "arith.get_first_zero"};
+static const char *const rqdq_eu[32] = {
+    [0] = "quant.rq0", [1] = "quant.rq1", [3] = "quant.dq0", [4] = "quant.dq1"};
+static const char *const tsbc_eu[32] = {
+    [0] = "tsbc.cw_ts", [1] = "tsbc.wc_ts", [2] = "tsbc.l_copy",
+    [3] = "tsbc.l_bc",  [4] = "tsbc.s_bc",  [5] = "tsbc.s_distribute"};
 static const char *const sg_eu[32] = {
-	[0] = "sg.pl_gather_d1coor",   [1] = "sg.pl_gather_d2coor",   [2] = "sg.pl_gather_rec",
-	[3] = "sg.pl_scatter_d1coor",  [4] = "sg.pl_scatter_d2coor",  [5] = "sg.pe_s_gather_d1coor",
-	[6] = "sg.pe_s_scatter_d1coor", [8] = "sg.pe_s_mask_select",  [9] = "sg.pe_s_nonzero",
-	[13] = "sg.pe_s_gather_hzd",   [14] = "sg.pe_s_scatter_hzd",  [15] = "sg.pe_s_mask_selhzd",
-	[16] = "sg.pe_s_nonzero_hzd",  [17] = "sgl.pe_s_gather_line", [18] = "sgl.pe_s_scatter_line"};
-static const char *const sfu_eu[32] = {[12] = "sfu.taylor_4x", [13] = "sfu.taylor",
-                                       [15] = "sfu.normalize", [17] = "sfu.rsqrt"};
-static const char *const lin_eu[32] = {[1] = "lin.mac", [20] = "lin.square_sum",
-                                       [21] = "lin.square_diff"};
+    [0] = "sg.pl_gather_d1coor",    [1] = "sg.pl_gather_d2coor",   [2] = "sg.pl_gather_rec",
+    [3] = "sg.pl_scatter_d1coor",   [4] = "sg.pl_scatter_d2coor",  [5] = "sg.pe_s_gather_d1coor",
+    [6] = "sg.pe_s_scatter_d1coor", [8] = "sg.pe_s_mask_select",   [9] = "sg.pe_s_nonzero",
+    [13] = "sg.pe_s_gather_hzd",    [14] = "sg.pe_s_scatter_hzd",  [15] = "sg.pe_s_mask_selhzd",
+    [16] = "sg.pe_s_nonzero_hzd",   [17] = "sgl.pe_s_gather_line", [18] = "sgl.pe_s_scatter_line"};
+static const char *const sfu_eu[32] = {
+    [12] = "sfu.taylor_4x", [13] = "sfu.taylor", [15] = "sfu.normalize", [17] = "sfu.rsqrt"};
+static const char *const lin_eu[32] = {
+    [1] = "lin.mac", [20] = "lin.square_sum", [21] = "lin.square_diff"};
 static const char *const tracc_eu[32] = {[0] = "system_tr_wr.wr_imm"};
-static const char *const cmp_eu[32] = {[22] = "cmp.gt_and_sel_gt", [23] = "cmp.sel_gt",
-                                       [24] = "cmp.sel_eq", [25] = "cmp.lt_and_sel_lt",
+static const char *const cmp_eu[32] = {[22] = "cmp.gt_and_sel_gt",
+                                       [23] = "cmp.sel_gt",
+                                       [24] = "cmp.sel_eq",
+                                       [25] = "cmp.lt_and_sel_lt",
                                        [26] = "cmp.sel_lt"};
 static const char *const vc_eu[32] = {
-	[0] = "vc.mul",        [2] = "vc.add",        [3] = "vc.sub",       [4] = "vc.max",
-	[5] = "vc.min",        [7] = "vc.and",        [8] = "vc.or",        [9] = "vc.xor",
-	[10] = "vc.select_gt", [11] = "vc.select_eq", [12] = "vc.div",      [13] = "vc.select_lt",
-	[15] = "vc.add_satu",  [16] = "vc.sub_satu",  [20] = "vc.mul_satu", [23] = "vc.mulDHR"};
+    [0] = "vc.mul",        [2] = "vc.add",        [3] = "vc.sub",       [4] = "vc.max",
+    [5] = "vc.min",        [7] = "vc.and",        [8] = "vc.or",        [9] = "vc.xor",
+    [10] = "vc.select_gt", [11] = "vc.select_eq", [12] = "vc.div",      [13] = "vc.select_lt",
+    [15] = "vc.add_satu",  [16] = "vc.sub_satu",  [20] = "vc.mul_satu", [23] = "vc.mulDHR"};
 static const char *const sys_eu[32] = {
-	[1] = "system.spb",           [2] = "system.swr",       [3] = "system.swr_from_lmm",
-	[4] = "system.swr_collect_from_lmm", [8] = "system.send_msg", [9] = "system.wait_msg",
-	[30] = "system.nop",          [31] = "system.end"};
+    [1] = "system.spb",          [2] = "system.swr",
+    [3] = "system.swr_from_lmm", [4] = "system.swr_collect_from_lmm",
+    [8] = "system.send_msg",     [9] = "system.wait_msg",
+    [30] = "system.nop",         [31] = "system.end"};
 
 struct tiu_group {
 	const char *long_type, *short_type, *prefix;
@@ -107,20 +126,20 @@ struct tiu_group {
 };
 /* Indexed by tsk_typ. MM and SG are split further by eu below. */
 static const struct tiu_group tiu_groups[16] = {
-	[0] = {"CONV", "sCONV", "conv", conv_eu},
-	[1] = {"PorD", "sPorD", "pord", pord_eu},
-	[2] = {"MM", "sMM", "mm", mm_eu},
-	[3] = {"AR", "sAR", "arith", ar_eu},
-	[4] = {"RQ&DQ", "sRQ&sDQ", "quant", rqdq_eu},
-	[5] = {"CW&BC", "sCW&sBC", "tsbc", tsbc_eu},
-	[6] = {"SG", "sSG", "sg", sg_eu},
-	[7] = {"LAR", "LAR", "lar", NULL},
-	[9] = {"SFU", "sSFU", "sfu", sfu_eu},
-	[10] = {"LIN", "sLIN", "lin", lin_eu},
-	[12] = {"SYS_TR_ACC", "SYS_TR_ACC", "system_tr_wr", tracc_eu},
-	[13] = {"CMP", "sCMP", "cmp", cmp_eu},
-	[14] = {"VC", "sVC", "vc", vc_eu},
-	[15] = {"SYS", "SYS", "system", sys_eu},
+    [0] = {"CONV", "sCONV", "conv", conv_eu},
+    [1] = {"PorD", "sPorD", "pord", pord_eu},
+    [2] = {"MM", "sMM", "mm", mm_eu},
+    [3] = {"AR", "sAR", "arith", ar_eu},
+    [4] = {"RQ&DQ", "sRQ&sDQ", "quant", rqdq_eu},
+    [5] = {"CW&BC", "sCW&sBC", "tsbc", tsbc_eu},
+    [6] = {"SG", "sSG", "sg", sg_eu},
+    [7] = {"LAR", "LAR", "lar", NULL},
+    [9] = {"SFU", "sSFU", "sfu", sfu_eu},
+    [10] = {"LIN", "sLIN", "lin", lin_eu},
+    [12] = {"SYS_TR_ACC", "SYS_TR_ACC", "system_tr_wr", tracc_eu},
+    [13] = {"CMP", "sCMP", "cmp", cmp_eu},
+    [14] = {"VC", "sVC", "vc", vc_eu},
+    [15] = {"SYS", "SYS", "system", sys_eu},
 };
 
 static void tiu_names(struct bmp_cmd *c)
@@ -150,26 +169,26 @@ static void tiu_names(struct bmp_cmd *c)
 	}
 }
 
-static const char *const dma_types[16] = {
-	"DMA_tensor", "DMA_matrix",  "DMA_masked_select", "DMA_general", "DMA_cw_transpose",
-	"DMA_nonzero", "DMA_sys",    "DMA_gather",        "DMA_scatter", "DMA_reverse",
-	"DMA_compress", "DMA_decompress"};
+static const char *const dma_types[16] = {"DMA_tensor",  "DMA_matrix",       "DMA_masked_select",
+                                          "DMA_general", "DMA_cw_transpose", "DMA_nonzero",
+                                          "DMA_sys",     "DMA_gather",       "DMA_scatter",
+                                          "DMA_reverse", "DMA_compress",     "DMA_decompress"};
 /* Function names by (cmd_type, special function) as the reference prints them; tensor and
  * matrix with function 0 are named by direction instead (tensorLd/St/Mv). */
 static const char *const dma_funcs[12][8] = {
-	[0] = {NULL, "NC trans", "collect", "broadcast", "distribute", "lmem 4 bank copy",
-	       "lmem 4 bank broadcast"},
-	[1] = {NULL, "matrix transpose"},
-	[2] = {"DMA_masked_select", "ncw mode"},
-	[3] = {"DMA_general", "broadcast"},
-	[4] = {"cw transpose"},
-	[5] = {"DMA_nonzero"},
-	[6] = {"dma.sys.chain_end", "sys_nop", "sys_tr_wr", "sys_send", "sys_wait"},
-	[7] = {"DMA_gather"},
-	[8] = {"DMA_scatter"},
-	[9] = {"w reverse", "h reverse", "c reverse", "n reverse"},
-	[10] = {"non-random-access", "random-access"},
-	[11] = {"non-random-access", "random-access"},
+    [0] = {NULL, "NC trans", "collect", "broadcast", "distribute", "lmem 4 bank copy",
+           "lmem 4 bank broadcast"},
+    [1] = {NULL, "matrix transpose"},
+    [2] = {"DMA_masked_select", "ncw mode"},
+    [3] = {"DMA_general", "broadcast"},
+    [4] = {"cw transpose"},
+    [5] = {"DMA_nonzero"},
+    [6] = {"dma.sys.chain_end", "sys_nop", "sys_tr_wr", "sys_send", "sys_wait"},
+    [7] = {"DMA_gather"},
+    [8] = {"DMA_scatter"},
+    [9] = {"w reverse", "h reverse", "c reverse", "n reverse"},
+    [10] = {"non-random-access", "random-access"},
+    [11] = {"non-random-access", "random-access"},
 };
 
 static void dma_names(struct bmp_cmd *c)
@@ -181,10 +200,18 @@ static void dma_names(struct bmp_cmd *c)
 		if (!c->name && (t == 0 || t == 1) && sp == 0) {
 			switch (c->dir) {
 			case TP_DIR_DDR_TO_LMEM:
-			case TP_DIR_DDR_TO_DDR: c->name = "tensorLd"; break;
-			case TP_DIR_LMEM_TO_DDR: c->name = "tensorSt"; break;
-			case TP_DIR_LMEM_TO_LMEM: c->name = "tensorMv"; break;
-			default: c->name = "tensor"; break;
+			case TP_DIR_DDR_TO_DDR:
+				c->name = "tensorLd";
+				break;
+			case TP_DIR_LMEM_TO_DDR:
+				c->name = "tensorSt";
+				break;
+			case TP_DIR_LMEM_TO_LMEM:
+				c->name = "tensorMv";
+				break;
+			default:
+				c->name = "tensor";
+				break;
 			}
 		}
 		if (!c->name) {
@@ -226,21 +253,29 @@ static uint8_t dir_from_tags(unsigned src_h8, unsigned dst_h8)
 
 static size_t tiu_size_a2(uint64_t h)
 {
-	unsigned sh = (unsigned)(h & 1), typ = (unsigned)(h >> 41) & 15, eu = (unsigned)(h >> 45) & 31;
+	unsigned sh = (unsigned)(h & 1), typ = (unsigned)(h >> 41) & 15,
+	         eu = (unsigned)(h >> 45) & 31;
 	switch (typ) {
 	case 7:
 	case 12:
 	case 15:
 		return 16;
-	case 0: case 1: case 3:
+	case 0:
+	case 1:
+	case 3:
 		return sh ? 64 : 128;
 	case 2:
 		if (!sh)
 			return 128;
 		return eu >= 4 && eu <= 6 ? 32 : 48;
-	case 4: case 5: case 9: case 10:
+	case 4:
+	case 5:
+	case 9:
+	case 10:
 		return sh ? 32 : 128;
-	case 6: case 13: case 14:
+	case 6:
+	case 13:
+	case 14:
 		return sh ? 48 : 128;
 	default:
 		return 0;
@@ -294,7 +329,9 @@ static void key_of(struct bmp_cmd *c)
 static void tiu_kind(struct bmp_cmd *c)
 {
 	if (c->op == 15)
-		c->kind = c->sub == 9 ? TP_CMD_SYS_WAIT : c->sub == 8 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+		c->kind = c->sub == 9   ? TP_CMD_SYS_WAIT
+		          : c->sub == 8 ? TP_CMD_SYS_SEND
+		                        : TP_CMD_SYS;
 	else if (c->op == 12)
 		c->kind = TP_CMD_SYS;
 	else
@@ -327,8 +364,8 @@ static void decode_tiu_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 			c->msg_cnt = (uint32_t)((imm >> 16) & 7);
 		}
 	} else if (c->op != 12 && c->op != 7) {
-		/* opt_res0_prec: one place in every long layout, per op in the short ones (those not
-		 * listed here are not known and get no data type). */
+		/* opt_res0_prec: one place in every long layout, per op in the short ones (those
+		 * not listed here are not known and get no data type). */
 		unsigned at = 0;
 		if (!c->is_short)
 			at = 72;
@@ -359,7 +396,9 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	if (size >= 16 && arch == TP_ARCH_BM1688)
 		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFFF);
 	if (c->op == 6) {
-		c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+		c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
+		          : c->sub == 3 ? TP_CMD_SYS_SEND
+		                        : TP_CMD_SYS;
 		c->dir = TP_DIR_NONE;
 		c->dtype = TP_DT_NONE;
 	} else {
@@ -378,10 +417,21 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	dma_names(c);
 }
 
-static const char *const bm1684_bd_funcs[16] = {
-	"CONV_NEURON", "DEPTHWISE_OR_POOLING", "FC",     "TENSOR_ARITHMETIC", "FC2",
-	"CONV_CORRELATION", "TABLE_LOOKUP",   "MD_SUM", "MD_SCALAR",         "MD_SFU",
-	"MD_LINEAR",   "LOCALMEM_ARANGE",      "DECOMPRESS", "MD_CMP",       "VECTOR_CORRELATION"};
+static const char *const bm1684_bd_funcs[16] = {"CONV_NEURON",
+                                                "DEPTHWISE_OR_POOLING",
+                                                "FC",
+                                                "TENSOR_ARITHMETIC",
+                                                "FC2",
+                                                "CONV_CORRELATION",
+                                                "TABLE_LOOKUP",
+                                                "MD_SUM",
+                                                "MD_SCALAR",
+                                                "MD_SFU",
+                                                "MD_LINEAR",
+                                                "LOCALMEM_ARANGE",
+                                                "DECOMPRESS",
+                                                "MD_CMP",
+                                                "VECTOR_CORRELATION"};
 static const char *const bm1684_gdma_funcs[8] = {"NORMAL",   "TRANS",    "LRN_SHIFT", "FORMAT",
                                                  "CONSTANT", "CW_TRANS", "WINOGRAD",  "FILTER"};
 
@@ -389,8 +439,8 @@ static void decode_bm1684(int engine, const uint8_t *p, struct bmp_cmd *c)
 {
 	c->kind = TP_CMD_NORMAL;
 	if (engine == BMP_ENG_TIU) {
-		/* Undo the word reversal for the first 16 logical bytes: logical word j is file word
-		 * 31 - j. */
+		/* Undo the word reversal for the first 16 logical bytes: logical word j is file
+		 * word 31 - j. */
 		uint8_t h[16];
 		for (int j = 0; j < 4; j++)
 			memcpy(h + 4 * j, p + 4 * (31 - j), 4);
@@ -465,9 +515,9 @@ static int mem_space(enum tp_arch arch, uint64_t l32, uint64_t h)
 static uint8_t dma_dir(enum tp_arch arch, uint64_t sl, uint64_t sh, uint64_t dl, uint64_t dh)
 {
 	static const uint8_t m[3][3] = {
-		/* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
-		/* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
-		/* src L2M */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
+	    /* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
+	    /* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
+	    /* src L2M */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
 	};
 	return m[mem_space(arch, sl, sh)][mem_space(arch, dl, dh)];
 }
@@ -485,10 +535,17 @@ static void dma_table_names(const struct sg_decoder *dec, const struct sg_desc *
 	if (d->op <= 1 && d->sub == 0 && c->kind == TP_CMD_NORMAL) {
 		switch (c->dir) {
 		case TP_DIR_DDR_TO_LMEM:
-		case TP_DIR_DDR_TO_DDR: c->name = "tensorLd"; break;
-		case TP_DIR_LMEM_TO_DDR: c->name = "tensorSt"; break;
-		case TP_DIR_LMEM_TO_LMEM: c->name = "tensorMv"; break;
-		default: break;
+		case TP_DIR_DDR_TO_DDR:
+			c->name = "tensorLd";
+			break;
+		case TP_DIR_LMEM_TO_DDR:
+			c->name = "tensorSt";
+			break;
+		case TP_DIR_LMEM_TO_LMEM:
+			c->name = "tensorMv";
+			break;
+		default:
+			break;
 		}
 	}
 	if (!c->name) {
@@ -530,7 +587,9 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 	} else {
 		enum tp_arch arch = dec->isa->arch;
 		if (c->op == 6) {
-			c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+			c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
+			          : c->sub == 3 ? TP_CMD_SYS_SEND
+			                        : TP_CMD_SYS;
 			c->dir = TP_DIR_NONE;
 			c->dtype = TP_DT_NONE;
 		} else {
@@ -591,8 +650,8 @@ static size_t step(const struct bmp_cmdbuf *cb, size_t off, size_t n, const stru
 	return next < cb->len ? next : SIZE_MAX;
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
-                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const struct sg_decoder *dec,
+                const uint8_t *data, size_t len, int mapped);
 
 int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
                     size_t len)
@@ -607,8 +666,7 @@ int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 }
 
 int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
-                        const struct sg_decoder *dec, const uint8_t *data, size_t len,
-                        int mapped)
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped)
 {
 	return init(cb, arch, engine, dec, data, len, mapped);
 }
@@ -624,8 +682,8 @@ static size_t size_at(const struct bmp_cmdbuf *cb, size_t off, struct sg_desc *d
 	return bmp_cmd_size(cb->arch, cb->engine, cb->data + off, cb->len - off);
 }
 
-static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
-                const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped)
+static int init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const struct sg_decoder *dec,
+                const uint8_t *data, size_t len, int mapped)
 {
 	memset(cb, 0, sizeof *cb);
 	cb->dec = dec;

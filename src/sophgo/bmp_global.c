@@ -40,7 +40,7 @@ struct line {
 	const char *s; /* body (after "[bmprofile]" and blanks) */
 	size_t n;
 	unsigned long no;
-	int parsed;    /* key=value pairs below are valid */
+	int parsed;         /* key=value pairs below are valid */
 	unsigned nkv, hint; /* pairs; where the next lookup starts (keys come in order) */
 	struct {
 		const char *k, *v;
@@ -65,7 +65,8 @@ static int starts(const struct line *l, const char *p)
 
 static int is_word(char c)
 {
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
 }
 
 /* Splits the line once into key=value pairs: a key is the run of word characters right
@@ -228,12 +229,11 @@ static inline int eqn(const char *a, const char *b, size_t k)
 
 /* Reads `key` + '=' + decimal digits (at most 18) at *p, then one blank or the end. Returns 1
  * if so. Always inlined: every call passes a literal key, so the key test becomes one or two
- * word compares (memcmp of a constant size) and the digit loop has a single bound (the per-line hot path of the
- * tokenizer; the numbers are short, so a word-at-a-time digit reader costs more than it
+ * word compares (memcmp of a constant size) and the digit loop has a single bound (the per-line hot
+ * path of the tokenizer; the numbers are short, so a word-at-a-time digit reader costs more than it
  * saves here). */
 static inline __attribute__((always_inline)) int fast_num(const char **p, const char *end,
-                                                          const char *key, size_t kn,
-                                                          uint64_t *out)
+                                                          const char *key, size_t kn, uint64_t *out)
 {
 	const char *q = *p;
 	if (q >= end || (size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
@@ -256,8 +256,8 @@ static inline __attribute__((always_inline)) int fast_num(const char **p, const 
 /* The runtime's layer layout "layer_id=N layer_type=T layer_name=REST", read without the
  * generic key search. Returns 1 and the fields, or 0 to let the generic path (and its
  * messages) handle the line. Pure: safe from the chunk workers. */
-static int fast_layer(const struct line *l, int is_local, int64_t *id, const char **tv,
-                      size_t *tn, const char **nv, size_t *nn)
+static int fast_layer(const struct line *l, int is_local, int64_t *id, const char **tv, size_t *tn,
+                      const char **nv, size_t *nn)
 {
 	size_t skip = is_local ? 12 : 13;
 	if (l->n < skip)
@@ -344,8 +344,8 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	ly.subnet = c->cur_subnet;
 	ly.group = -1;
 	ly.is_local = (uint8_t)is_local;
-	ly.is_data_move = (tn == 4 && memcmp(tv, "Load", 4) == 0) ||
-	                  (tn == 5 && memcmp(tv, "Store", 5) == 0);
+	ly.is_data_move =
+	    (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
 	ly.first_tensor = (uint32_t)c->p->num_tensors;
 	ly.begin_ns = 0;
 	ly.end_ns = -1;
@@ -412,17 +412,19 @@ static int do_tensor(struct ctx *c, struct line *l)
 	t.layer = c->cur_layer;
 	if (tp_profile_add_tensor(c->p, &t) < 0)
 		return oom(c);
-	if (c->cur_layer >= 0 && c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
+	if (c->cur_layer >= 0 &&
+	    c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
 		c->pend.num_tensors++;
 	return TP_OK;
 }
 
-static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core,
-                     uint64_t bd_id, uint64_t gdma_id, uint8_t dir)
+static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core, uint64_t bd_id,
+                            uint64_t gdma_id, uint8_t dir)
 {
 	if (core < 0 || core >= BMP_MAX_CORES)
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "core %lld out of range 0..%d",
-		                    (long long)core, BMP_MAX_CORES - 1);
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+		                    "core %lld out of range 0..%d", (long long)core,
+		                    BMP_MAX_CORES - 1);
 	if (c->g->no_nodes)
 		return TP_OK;
 	struct bmp_nodes *nd = &c->g->nodes[core][engine];
@@ -498,7 +500,8 @@ static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *
 		return 0;
 	if (fast_num(&p, end, "bd_func=", 8, &f)) {
 		*tiu = 1;
-	} else if (fast_num(&p, end, "gdma_dir=", 9, dir) && fast_num(&p, end, "gdma_func=", 10, &f)) {
+	} else if (fast_num(&p, end, "gdma_dir=", 9, dir) &&
+	           fast_num(&p, end, "gdma_func=", 10, &f)) {
 		*tiu = 0;
 	} else {
 		return 0;
@@ -516,7 +519,8 @@ static int do_node(struct ctx *c, struct line *l, int bd_prefix)
 	{
 		uint64_t fb, fg, fd = 99, fc;
 		int ftiu;
-		if (fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) && fc < BMP_MAX_CORES)
+		if (fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) &&
+		    fc < BMP_MAX_CORES)
 			return push_node(c, l, (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA,
 			                 (int64_t)fc, fb, fg, fd < 4 ? dirs[fd] : TP_DIR_NONE);
 	}
@@ -539,7 +543,8 @@ static int do_node(struct ctx *c, struct line *l, int bd_prefix)
 	/* gdma_dir (§3.3): 0 S2L, 1 L2S, 2 S2S, 3 L2L. */
 	int64_t gd;
 	uint8_t dir = TP_DIR_NONE;
-	if (!tiu && kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 && gd >= 0 && gd < 4)
+	if (!tiu && kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 && gd >= 0 &&
+	    gd < 4)
 		dir = dirs[gd];
 	return push_node(c, l, tiu ? BMP_ENG_TIU : BMP_ENG_GDMA, core, bd_id, gdma_id, dir);
 }
@@ -550,7 +555,8 @@ static int do_mem(struct ctx *c, struct line *l)
 	int64_t mt;
 	int rc;
 	if ((rc = need_i64(c, l, "mtype", &mt)) || (rc = need_u64(c, l, "addr", &m.addr)) ||
-	    (rc = need_u64(c, l, "size", &m.size)) || (rc = need_u64(c, l, "alloc", &m.alloc_usec)) ||
+	    (rc = need_u64(c, l, "size", &m.size)) ||
+	    (rc = need_u64(c, l, "alloc", &m.alloc_usec)) ||
 	    (rc = need_u64(c, l, "free", &m.free_usec)))
 		return rc;
 	m.mtype = (int32_t)mt;
@@ -579,11 +585,13 @@ static int do_core_list(struct ctx *c, struct line *l)
 		if (e > i) {
 			int64_t core;
 			if (tp_parse_i64(v + i, e - i, &core) != 0 || core < 0 || core > 4096)
-				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad core_list \"%.*s\"",
+				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+				                    "bad core_list \"%.*s\"",
 				                    (int)(n > 40 ? 40 : n), v);
 			if (g->n_cores >= BMP_MAX_CORES)
 				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
-				                    "core_list has more than %d cores", BMP_MAX_CORES);
+				                    "core_list has more than %d cores",
+				                    BMP_MAX_CORES);
 			g->cores[g->n_cores++] = (int)core;
 		}
 		i = e + 1;
@@ -683,16 +691,16 @@ enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR };
 
 struct gev {
 	uint8_t kind;
-	uint8_t eng, dir, core;  /* EV_NODE; EV_LAYER: eng = is_local */
-	uint32_t lno;            /* line index inside the chunk (0-based) */
-	uint64_t a, b;           /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
-	                            EV_LINE body offset, body length */
-	uint64_t off;            /* EV_LAYER type offset */
-	uint32_t n, n2;          /* EV_LAYER type length, name length */
+	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local */
+	uint32_t lno;           /* line index inside the chunk (0-based) */
+	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
+	                           EV_LINE body offset, body length */
+	uint64_t off;           /* EV_LAYER type offset */
+	uint32_t n, n2;         /* EV_LAYER type length, name length */
 };
 
 struct gchunk {
-	size_t beg, end;         /* [beg, end) of the text */
+	size_t beg, end; /* [beg, end) of the text */
 	unsigned long lines;
 	struct gev *ev;
 	size_t nev, cap;
@@ -734,10 +742,10 @@ static struct gev *push_ev(struct gchunk *ch)
  * Without SSE2 it is memchr. */
 struct nlfind {
 	const char *text;
-	size_t end;      /* search limit (the chunk's end) */
-	size_t base;     /* the block in `mask` is [base, base + 64) */
-	uint64_t mask;   /* bit i: text[base + i] == '\n' (bits at or past end are 0) */
-	int have;        /* mask holds a block */
+	size_t end;    /* search limit (the chunk's end) */
+	size_t base;   /* the block in `mask` is [base, base + 64) */
+	uint64_t mask; /* bit i: text[base + i] == '\n' (bits at or past end are 0) */
+	int have;      /* mask holds a block */
 };
 
 /* Offset of the first '\n' in text[pos, end), or end if there is none. */
@@ -759,13 +767,13 @@ static inline size_t nl_next(struct nlfind *f, size_t pos)
 		if (f->end - pos >= 64) {
 			const __m128i nl = _mm_set1_epi8('\n');
 			uint64_t m0 = (unsigned)_mm_movemask_epi8(
-				_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), nl));
-			uint64_t m1 = (unsigned)_mm_movemask_epi8(
-				_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 16)), nl));
-			uint64_t m2 = (unsigned)_mm_movemask_epi8(
-				_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 32)), nl));
-			uint64_t m3 = (unsigned)_mm_movemask_epi8(
-				_mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)(q + 48)), nl));
+			    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), nl));
+			uint64_t m1 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 16)), nl));
+			uint64_t m2 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 32)), nl));
+			uint64_t m3 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 48)), nl));
 			f->mask = m0 | m1 << 16 | m2 << 32 | m3 << 48;
 		} else {
 			uint64_t m = 0;
@@ -799,7 +807,8 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 		uint32_t lno = no++;
 		size_t end = e;
 		/* CRLF and trailing blanks are harmless variants. */
-		while (end > pos && (text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
+		while (end > pos &&
+		       (text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
 			end--;
 		const char *s = text + pos;
 		size_t n = end - pos;
@@ -812,7 +821,8 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 		} else {
 			const char *q = s;
 			while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
-				if ((size_t)(s + n - q) >= sizeof tag - 1 && !memcmp(q, tag, sizeof tag - 1)) {
+				if ((size_t)(s + n - q) >= sizeof tag - 1 &&
+				    !memcmp(q, tag, sizeof tag - 1)) {
 					tp = q;
 					break;
 				}
@@ -856,7 +866,8 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 			if (!fast_node(&l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) ||
 			    fc >= BMP_MAX_CORES)
 				goto generic;
-			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing */
+			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing
+			                  */
 				continue;
 			if (!(ev = push_ev(ch)))
 				return;
@@ -955,8 +966,8 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 			rc = push_node(c, &l, ev->eng, ev->core, ev->a, ev->b, ev->dir);
 			break;
 		case EV_LAYER:
-			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b, ev->n2,
-			               ev->eng);
+			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
+			               ev->n2, ev->eng);
 			break;
 		case EV_ENDPAR:
 			c->cur_layer = -1;
@@ -986,9 +997,9 @@ struct gpool {
 	size_t nslot;
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work, cv_done;
-	size_t next;       /* next chunk to scan */
-	size_t applied;    /* chunks applied so far */
-	uint8_t *ready;    /* per slot: 1 = scanned, waiting to be applied */
+	size_t next;    /* next chunk to scan */
+	size_t applied; /* chunks applied so far */
+	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
 	int stop;
 };
 

@@ -44,13 +44,21 @@ size_t bmp_tiu_rec_size(enum tp_arch arch)
 static const char *block_name(uint32_t type, char *buf, size_t n)
 {
 	switch (type) {
-	case BMP_BLK_SUMMARY: return "SUMMARY block";
-	case BMP_BLK_MONITOR_BD: return "TIU block";
-	case BMP_BLK_MONITOR_GDMA: return "GDMA block";
-	case BMP_BLK_DYN_DATA: return "DYN_DATA block";
-	case BMP_BLK_DYN_EXTRA: return "DYN_EXTRA block";
-	case BMP_BLK_COMMAND: return "COMMAND block";
-	default: snprintf(buf, n, "block type %u", type); return buf;
+	case BMP_BLK_SUMMARY:
+		return "SUMMARY block";
+	case BMP_BLK_MONITOR_BD:
+		return "TIU block";
+	case BMP_BLK_MONITOR_GDMA:
+		return "GDMA block";
+	case BMP_BLK_DYN_DATA:
+		return "DYN_DATA block";
+	case BMP_BLK_DYN_EXTRA:
+		return "DYN_EXTRA block";
+	case BMP_BLK_COMMAND:
+		return "COMMAND block";
+	default:
+		snprintf(buf, n, "block type %u", type);
+		return buf;
 	}
 }
 
@@ -60,22 +68,22 @@ static int add_span(struct bmp_span *arr, unsigned *n, uint64_t off, size_t len,
 {
 	if (*n >= BMP_MAX_CORES)
 		return tp_diag_at(d, TP_EFORMAT, path, hdr_off,
-		                  "more than %d blocks of type %u (one per core expected)", BMP_MAX_CORES,
-		                  type);
+		                  "more than %d blocks of type %u (one per core expected)",
+		                  BMP_MAX_CORES, type);
 	arr[*n].off = off;
 	arr[*n].len = len;
 	(*n)++;
 	return TP_OK;
 }
 
-static int walk_extra(struct tp_cursor *c, const char *path, struct bmp_iter *it,
-                      struct tp_diag *d)
+static int walk_extra(struct tp_cursor *c, const char *path, struct bmp_iter *it, struct tp_diag *d)
 {
 	while (tp_cur_left(c) > 0) {
 		uint64_t at = tp_cur_offset(c);
 		if (tp_cur_left(c) < 12)
 			return tp_diag_at(d, TP_EFORMAT, path, at,
-			                  "DYN_EXTRA item header needs 12 bytes, %zu left", tp_cur_left(c));
+			                  "DYN_EXTRA item header needs 12 bytes, %zu left",
+			                  tp_cur_left(c));
 		(void)tp_cur_u32(c);
 		uint32_t type = tp_cur_u32(c);
 		uint32_t n = tp_cur_u32(c);
@@ -113,7 +121,8 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 		uint32_t blen = tp_cur_u32(&c);
 		if (blen > tp_cur_left(&c)) {
 			char nb[32];
-			return tp_diag_at(d, TP_ETRUNC, path, hdr, "%s length %u exceeds the %zu bytes left",
+			return tp_diag_at(d, TP_ETRUNC, path, hdr,
+			                  "%s length %u exceeds the %zu bytes left",
 			                  block_name(type, nb, sizeof nb), blen, tp_cur_left(&c));
 		}
 		struct tp_cursor b;
@@ -138,12 +147,13 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			break;
 		case BMP_BLK_COMMAND: {
 			if (blen < BMP_COMMAND_HDR_SIZE)
-				return tp_diag_at(d, TP_EFORMAT, path, hdr,
-				                  "COMMAND block length %u is shorter than its %d-byte header",
-				                  blen, BMP_COMMAND_HDR_SIZE);
+				return tp_diag_at(
+				    d, TP_EFORMAT, path, hdr,
+				    "COMMAND block length %u is shorter than its %d-byte header",
+				    blen, BMP_COMMAND_HDR_SIZE);
 			if (it->n_cmd >= BMP_MAX_CORES)
-				return tp_diag_at(d, TP_EFORMAT, path, hdr, "more than %d COMMAND blocks",
-				                  BMP_MAX_CORES);
+				return tp_diag_at(d, TP_EFORMAT, path, hdr,
+				                  "more than %d COMMAND blocks", BMP_MAX_CORES);
 			struct bmp_command *cm = &it->cmd[it->n_cmd];
 			cm->gdma_base = tp_cur_u64(&b);
 			cm->gdma_offset = tp_cur_u64(&b);
@@ -151,9 +161,10 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			cm->bd_offset = tp_cur_u64(&b);
 			cm->group_num = tp_cur_u32(&b);
 			if (cm->group_num != tp_cur_left(&b) / 8 || tp_cur_left(&b) % 8)
-				return tp_diag_at(d, TP_EFORMAT, path, poff + 32,
-				                  "COMMAND group_num %u does not fit the %zu bytes that follow",
-				                  cm->group_num, tp_cur_left(&b));
+				return tp_diag_at(
+				    d, TP_EFORMAT, path, poff + 32,
+				    "COMMAND group_num %u does not fit the %zu bytes that follow",
+				    cm->group_num, tp_cur_left(&b));
 			for (uint32_t g = 0; g < cm->group_num; g++) {
 				cm->gdma_count += tp_cur_u32(&b);
 				cm->bd_count += tp_cur_u32(&b);
@@ -163,30 +174,34 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 		}
 		case BMP_BLK_MONITOR_BD:
 			if (blen % tsize)
-				return tp_diag_at(d, TP_EFORMAT, path, hdr,
-				                  "TIU block length %u is not a multiple of the %zu-byte record",
-				                  blen, tsize);
+				return tp_diag_at(
+				    d, TP_EFORMAT, path, hdr,
+				    "TIU block length %u is not a multiple of the %zu-byte record",
+				    blen, tsize);
 			rc = add_span(it->bd, &it->n_bd, poff, blen, type, path, hdr, d);
 			break;
 		case BMP_BLK_MONITOR_GDMA:
 			if (blen % gsize)
-				return tp_diag_at(d, TP_EFORMAT, path, hdr,
-				                  "GDMA block length %u is not a multiple of the %zu-byte record",
-				                  blen, gsize);
+				return tp_diag_at(
+				    d, TP_EFORMAT, path, hdr,
+				    "GDMA block length %u is not a multiple of the %zu-byte record",
+				    blen, gsize);
 			rc = add_span(it->gdma, &it->n_gdma, poff, blen, type, path, hdr, d);
 			break;
 		case BMP_BLK_DYN_DATA:
 			if (blen % BMP_DYN_REC_SIZE)
-				return tp_diag_at(d, TP_EFORMAT, path, hdr,
-				                  "DYN_DATA block length %u is not a multiple of the %d-byte "
-				                  "record",
-				                  blen, BMP_DYN_REC_SIZE);
+				return tp_diag_at(
+				    d, TP_EFORMAT, path, hdr,
+				    "DYN_DATA block length %u is not a multiple of the %d-byte "
+				    "record",
+				    blen, BMP_DYN_REC_SIZE);
 			rc = add_span(it->dyn, &it->n_dyn, poff, blen, type, path, hdr, d);
 			break;
 		case BMP_BLK_DYN_EXTRA:
 			rc = walk_extra(&b, path, it, d);
 			if (rc == TP_OK)
-				rc = add_span(it->extra, &it->n_extra, poff, blen, type, path, hdr, d);
+				rc = add_span(it->extra, &it->n_extra, poff, blen, type, path, hdr,
+				              d);
 			break;
 		default:
 			it->blocks_skipped++;
@@ -222,7 +237,8 @@ void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r
 		/* 64-byte layout (cv184x_defs.py GDMAProfileFormat): start, end, inst_id, {thread,
 		 * latencies}, gif_wr_rd_stall 0x10, axi_d0_w 0x14, axi_d0_ar 0x18, axi_d0_aw 0x1C,
 		 * axi_d0_wr/rd_stall 0x20/0x24, gif_mem_w 0x28, gif_mem_ar 0x2C, valid counters
-		 * 0x30..0x3C. Bytes moved = gif_mem_w + axi_d0_w on both sides (costmodel §5 item 7). */
+		 * 0x30..0x3C. Bytes moved = gif_mem_w + axi_d0_w on both sides (costmodel §5 item
+		 * 7). */
 		r->inst_id = tp_le32(p + 8) & 0xFFFFFu;
 		r->gmem = r->lmem = r->bytes = (uint64_t)tp_le32(p + 0x28) + tp_le32(p + 0x14);
 		r->stall = tp_le32(p + 0x10);

@@ -71,8 +71,7 @@ static int num_after(const char *s, size_t n, const char *key, uint64_t *out)
 	return 0;
 }
 
-static void bad(struct bmp_netstat *ns, unsigned long no, const char *what, const char *s,
-                size_t n)
+static void bad(struct bmp_netstat *ns, unsigned long no, const char *what, const char *s, size_t n)
 {
 	if (ns->bad_lines++)
 		return;
@@ -98,9 +97,11 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns)
 				return 0;
 			size_t kn = colon - i;
 			const char *k = s + i;
-			int known = (kn == 1 && strchr("sbget", k[0])) || (kn == 2 && !memcmp(k, "dr", 2)) ||
+			int known = (kn == 1 && strchr("sbget", k[0])) ||
+			            (kn == 2 && !memcmp(k, "dr", 2)) ||
 			            (kn == 2 && (!memcmp(k, "sz", 2) || !memcmp(k, "bw", 2)));
-			/* Known keys must carry numbers; other keys (a newer compiler's) are ignored. */
+			/* Known keys must carry numbers; other keys (a newer compiler's) are
+			 * ignored. */
 			if (known && !is_num(s + colon + 1, e - colon - 1, kn == 2 && k[0] == 'b'))
 				return 0;
 			if (kn == 2 && !memcmp(k, "dr", 2))
@@ -194,10 +195,11 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 				}
 			if (r) {
 				size_t rn = 0;
-				while (r + rn < s + n && ((r[rn] >= '0' && r[rn] <= '9') || r[rn] == '.'))
+				while (r + rn < s + n &&
+				       ((r[rn] >= '0' && r[rn] <= '9') || r[rn] == '.'))
 					rn++;
-				snprintf(ns->runtime_ms, sizeof ns->runtime_ms, "%.*s", (int)(rn > 30 ? 30 : rn),
-				         r);
+				snprintf(ns->runtime_ms, sizeof ns->runtime_ms, "%.*s",
+				         (int)(rn > 30 ? 30 : rn), r);
 			}
 			continue;
 		}

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +29,6 @@ static const struct tp_layer *layer_at(const struct tp_profile *p, size_t i)
 	static unsigned next;
 	return tp_profile_layer(p, i, &buf[next++ % 8]);
 }
-
 
 struct text {
 	char *s;
@@ -72,32 +72,43 @@ static void gen(struct text *t, size_t mb, unsigned seed)
 			    r & 1 ? "local" : "global", layer, r & 2 ? "Load" : "Conv2D", layer);
 			layer++;
 		} else if (r < 30) {
-			put(t, "[bmprofile] tensor_id=%u is_in=%u shape=[1x%ux3] dtype=%u is_const=0 "
-			       "gaddr=%u gsize=0 loffset=4 nslice=1 hslice=2 l2addr=0\n",
+			put(t,
+			    "[bmprofile] tensor_id=%u is_in=%u shape=[1x%ux3] dtype=%u is_const=0 "
+			    "gaddr=%u gsize=0 loffset=4 nslice=1 hslice=2 l2addr=0\n",
 			    x % 1000, x & 1, (x >> 4) % 50 + 1, (x >> 9) % 9, x);
 		} else if (r < 55) {
-			put(t, "[bmprofile] gdma cmd_id bd_id=%u gdma_id=%u gdma_dir=%u gdma_func=0 core=%u\n",
+			put(t,
+			    "[bmprofile] gdma cmd_id bd_id=%u gdma_id=%u gdma_dir=%u gdma_func=0 "
+			    "core=%u\n",
 			    x % 70000, (x >> 3) % 70000, (x >> 5) % 5, (x >> 11) % 4);
 		} else if (r < 80) {
 			put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%u bd_func=%u core=%u\n",
 			    (x >> 3) % 70000, x % 13, (x >> 11) % 4);
 		} else if (r < 83) {
-			put(t, "[bmprofile] bd cmd_id bd_id=%u gdma_id=%u bd_func=1\n", x % 500, x % 7);
+			put(t, "[bmprofile] bd cmd_id bd_id=%u gdma_id=%u bd_func=1\n", x % 500,
+			    x % 7);
 		} else if (r < 86) {
-			/* Variants only the generic path takes: keys in another order, blanks, CRLF. */
-			put(t, "[bmprofile] gdma cmd_id core=%u gdma_func=2 bd_id=%u  gdma_id=%u\r\n",
+			/* Variants only the generic path takes: keys in another order, blanks,
+			 * CRLF. */
+			put(t,
+			    "[bmprofile] gdma cmd_id core=%u gdma_func=2 bd_id=%u  gdma_id=%u\r\n",
 			    (x >> 11) % 4, x % 9, x % 11);
 		} else if (r < 88) {
-			put(t, "  noise [bmprofile] local_layer:  layer_type=Store layer_id=%d layer_name=S\n",
+			put(t,
+			    "  noise [bmprofile] local_layer:  layer_type=Store layer_id=%d "
+			    "layer_name=S\n",
 			    layer++);
 		} else if (r < 92) {
 			put(t, "[bmprofile] end parallel.\n[bmprofile] start parallel.\n");
 		} else if (r < 93) {
-			put(t, "[bmprofile] end to run subnet_id=%d\n[bmprofile] start to run subnet_id=%d\n",
+			put(t,
+			    "[bmprofile] end to run subnet_id=%d\n[bmprofile] start to run "
+			    "subnet_id=%d\n",
 			    subnet, subnet + 1);
 			subnet++;
 		} else if (r < 94) {
-			put(t, "[bmprofile] mtype=%u addr=%u size=64 alloc=1 free=2 desc=m %u\n", x % 3, x, x);
+			put(t, "[bmprofile] mtype=%u addr=%u size=64 alloc=1 free=2 desc=m %u\n",
+			    x % 3, x, x);
 		} else if (r < 96) {
 			put(t, "\n");
 		} else {
@@ -142,7 +153,8 @@ static void same(const struct result *a, const struct result *b)
 	assert_int_equal(a->g.n_cores, b->g.n_cores);
 	assert_int_equal(a->p->num_layers, b->p->num_layers);
 	for (size_t i = 0; i < a->p->num_layers; i++) {
-		const struct tp_layer *x = layer_at(a->p, (size_t)i), *y = layer_at(b->p, (size_t)i);
+		const struct tp_layer *x = layer_at(a->p, (size_t)i),
+		                      *y = layer_at(b->p, (size_t)i);
 		assert_int_equal(x->id, y->id);
 		assert_string_equal(tp_str(a->p, x->name), tp_str(b->p, y->name));
 		assert_string_equal(tp_str(a->p, x->type), tp_str(b->p, y->type));
@@ -159,7 +171,8 @@ static void same(const struct result *a, const struct result *b)
 	assert_int_equal(a->p->num_mems, b->p->num_mems);
 	for (size_t i = 0; i < a->p->num_mems; i++) {
 		assert_int_equal(a->p->mems[i].addr, b->p->mems[i].addr);
-		assert_string_equal(tp_str(a->p, a->p->mems[i].desc), tp_str(b->p, b->p->mems[i].desc));
+		assert_string_equal(tp_str(a->p, a->p->mems[i].desc),
+		                    tp_str(b->p, b->p->mems[i].desc));
 	}
 	for (int c = 0; c < BMP_MAX_CORES; c++)
 		for (int e = 0; e < 2; e++) {
@@ -169,7 +182,8 @@ static void same(const struct result *a, const struct result *b)
 				continue;
 			struct bmp_node_cursor cx = {0, 0, 0}, cy = {0, 0, 0};
 			for (size_t i = 0; i < x->n; i++)
-				assert_int_equal(bmp_nodes_layer(x, i, &cx), bmp_nodes_layer(y, i, &cy));
+				assert_int_equal(bmp_nodes_layer(x, i, &cx),
+				                 bmp_nodes_layer(y, i, &cy));
 			assert_memory_equal(x->bd_id, y->bd_id, x->n * sizeof *x->bd_id);
 			assert_memory_equal(x->gdma_id, y->gdma_id, x->n * sizeof *x->gdma_id);
 			assert_memory_equal(x->dir, y->dir, x->n * sizeof *x->dir);
@@ -266,9 +280,11 @@ static void test_chunk_edges(void **state)
 {
 	(void)state;
 	struct text t = {0};
-	put(&t, "[bmprofile] arch=4\n[bmprofile] global_layer: layer_id=1 layer_type=A layer_name=");
+	put(&t,
+	    "[bmprofile] arch=4\n[bmprofile] global_layer: layer_id=1 layer_type=A layer_name=");
 	while (t.n < ((size_t)9 << 20))
-		put(&t, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		put(&t, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+		        "xxxxxx");
 	put(&t, "\n[bmprofile] gdma cmd_id bd_id=0 gdma_id=5 bd_func=1 core=2\n");
 	struct result one, many;
 	parse(&t, 1, 1, &one);

@@ -31,14 +31,14 @@
  * markers of the trimming; 32-bit cycle counters that wrap (drop by more than 2^31) are
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
-#include "sophgo/sophgo_int.h"
 #include "common/progress.h"
+#include "sophgo/sophgo_int.h"
 
 #include <dirent.h>
-#include <stdarg.h>
-#include <stdatomic.h>
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,22 +65,22 @@ struct rd {
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
 	unsigned ncores;
 	struct name_slot *cache;
-	int json; /* tensor_location.json present, parsed and wanted */
+	int json;                /* tensor_location.json present, parsed and wanted */
 	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
-	struct sg_decoder *dec;      /* owned: table decoder for arches with register tables */
+	struct sg_decoder *dec;  /* owned: table decoder for arches with register tables */
 	/* GDMA PMU counters per slice of the current iteration (detail only, arches with a table
 	 * decoder), aligned with the core's GDMA slices from its first new one: DDR side, LMEM
 	 * side bytes and (CV184X, which counts them; NULL on BM1688) transactions, DDR side in
 	 * the low 32 bits, LMEM side in the high 32. */
 	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES], *gd_xact[BMP_MAX_CORES];
 	size_t gd_cap[BMP_MAX_CORES];
-	int fields;                  /* keep the decoded descriptor fields as args */
+	int fields; /* keep the decoded descriptor fields as args */
 	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
 	 * class repeats), built the first time a class is seen. Owned. */
 	uint32_t **keys[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
-	int jobs;                    /* threads for the per-core work (opts.jobs) */
+	int jobs; /* threads for the per-core work (opts.jobs) */
 	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
 	 * statistics are kept there and added to the profile in core order afterwards, so the
 	 * profile (notes are interned strings) is the same as with one thread. */
@@ -127,8 +127,8 @@ static void job_merge(struct rd *r, struct core_job *j)
 /* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
 enum { K_SRC, K_DST, K_DEP, K_MSG, K_CNT, K_GDMA_ID, K_BD_ID, K_RAW_ID, K_PID, K_EXTRA, K_NKEYS };
 static const char *const key_names[K_NKEYS] = {
-	"src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id", "Sd\\Wt Count",
-	"gdma_id",        "bd_id",          "id",         "profile_id", "extra"};
+    "src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id",     "Sd\\Wt Count",
+    "gdma_id",        "bd_id",          "id",         "profile_id", "extra"};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers.                                                                           */
@@ -192,10 +192,10 @@ static int ensure_tracks(struct rd *r, unsigned core)
 		return TP_EFORMAT;
 	while (r->ncores <= core) {
 		unsigned k = r->ncores;
-		r->tiu_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_TIU, NULL,
-		                                       r->tiu_mhz);
-		r->gdma_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_GDMA, NULL,
-		                                        r->gdma_mhz);
+		r->tiu_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_TIU,
+		                                       NULL, r->tiu_mhz);
+		r->gdma_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_GDMA,
+		                                        NULL, r->gdma_mhz);
 		r->mcu_track[k] = -1;
 		if (r->tiu_track[k] < 0 || r->gdma_track[k] < 0)
 			return nomem(r);
@@ -247,15 +247,17 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 			found = exists(r, name);
 		}
 		if (!found) {
-			snprintf(name, sizeof name, "cmd_%llx_%u_%d.dat", (unsigned long long)base, core, e);
+			snprintf(name, sizeof name, "cmd_%llx_%u_%d.dat", (unsigned long long)base,
+			         core, e);
 			found = exists(r, name);
 		}
 		if (found < 0)
 			return nomem(r);
 		if (!found)
-			return tp_diag_set(r->d, TP_ENOTFOUND,
-			                   "%s: COMMAND block %u names %s, which is missing from %s", iter_path,
-			                   core, name, r->dir);
+			return tp_diag_set(
+			    r->d, TP_ENOTFOUND,
+			    "%s: COMMAND block %u names %s, which is missing from %s", iter_path,
+			    core, name, r->dir);
 		char *pth = NULL;
 		int rc = load(r, name, &cc->f[e], &pth);
 		if (rc)
@@ -271,8 +273,9 @@ static int open_cmds(struct rd *r, const char *iter_path, const struct bmp_comma
 		size_t len = cc->f[e].size - (size_t)offset;
 		int irc = r->dec ? bmp_cmdbuf_init_dec(&cc->cb[e], r->arch, e, r->dec, data, len,
 		                                       cc->f[e].mapped)
-		          : cc->f[e].mapped ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
-		                            : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
+		          : cc->f[e].mapped
+		              ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
+		              : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
 		if (irc != TP_OK) {
 			tp_free(pth);
 			return nomem(r);
@@ -346,8 +349,10 @@ static void add_fields(struct rd *r, int engine, const struct bmp_cmd *c)
 	}
 	for (uint16_t i = 0; i < dc->rc->nfields; i++)
 		if (keys[i])
-			tp_args_add(r->p, &(struct tp_arg){.key = keys[i], .type = TP_ARG_UINT,
-			                                    .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
+			tp_args_add(r->p, &(struct tp_arg){
+			                      .key = keys[i],
+			                      .type = TP_ARG_UINT,
+			                      .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
 }
 
 /* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
@@ -388,8 +393,7 @@ static double round4(double x)
  * the transactions are bytes / 16 (xact NULL); CV184X counts transactions (xact = DDR side |
  * LMEM side << 32). Bandwidths are bytes per GDMA cycle times the GDMA clock in GHz. */
 static void add_gdma_pmu(struct rd *r, const struct tp_track *tr, const struct tp_slice *s,
-                         uint64_t gmem, uint64_t lmem,
-                         const uint64_t *xact)
+                         uint64_t gmem, uint64_t lmem, const uint64_t *xact)
 {
 	struct tp_profile *p = r->p;
 	double ghz = r->gdma_mhz / 1000.0, asic = s->cycles ? (double)s->cycles : 1.0;
@@ -407,11 +411,10 @@ static void add_gdma_pmu(struct rd *r, const struct tp_track *tr, const struct t
 	tp_args_add_uint(p, "lmem_xact_cnt", lx);
 	tp_args_add_uint(p, "DMA data size(B)", gmem > lmem ? gmem : lmem);
 	tp_args_add_real(p, "DDR Bandwidth(GB/s)", gbw > lbw ? gbw : lbw);
-	static const char *const zero[] = {"gmem_bl_sum",     "gmem_avg_burst_length",
-	                                   "lmem_bl_sum",     "lmem_avg_burst_length",
-	                                   "L2M Bandwidth(GB/s)", "lmem_msk_wr_cnt",
-	                                   "gmem_msk_wr_cnt", "lmem_n32Ba_sa_cnt",
-	                                   "gmem_n32Ba_sa_cnt"};
+	static const char *const zero[] = {
+	    "gmem_bl_sum",           "gmem_avg_burst_length", "lmem_bl_sum",
+	    "lmem_avg_burst_length", "L2M Bandwidth(GB/s)",   "lmem_msk_wr_cnt",
+	    "gmem_msk_wr_cnt",       "lmem_n32Ba_sa_cnt",     "gmem_n32Ba_sa_cnt"};
 	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
 		tp_args_add_uint(p, zero[i], 0);
 }
@@ -527,8 +530,8 @@ static size_t pmu_window(size_t rec)
  * the legacy arches with 0xFF (§4.5; chip->pmu_fill), and the runtime writes only the valid
  * prefix, so the block's records end at the first one whose start or end word is the fill.
  * `at` is the byte offset of the start word (the end word follows it). */
-static size_t valid_end(const struct rd *r, const uint8_t *base, size_t rec, size_t at,
-                        size_t from, size_t to)
+static size_t valid_end(const struct rd *r, const uint8_t *base, size_t rec, size_t at, size_t from,
+                        size_t to)
 {
 	uint32_t bad = r->chip->pmu_fill;
 	for (size_t i = from; i < to; i++) {
@@ -607,8 +610,8 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 		struct tp_slice *s = &tr->slices[i];
 		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)tp_slice_end(tr, s);
 		if (i > first) {
-			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
-			                 : (st < ls || en < le);
+			int wrapped =
+			    a2 ? (st < ls && ls - st > 0x80000000u) : (st < ls || en < le);
 			if (wrapped) {
 				hi += UINT64_C(1) << 32;
 				wraps++;
@@ -628,9 +631,10 @@ static void unwrap_times(struct rd *r, int t, size_t first, double mhz, unsigned
 		}
 	}
 	if (wraps)
-		rnote(r, "core %u %s: the 32-bit cycle counter wrapped %llu time(s); "
-		         "unwrapped",
-		                core, eng, (unsigned long long)wraps);
+		rnote(r,
+		      "core %u %s: the 32-bit cycle counter wrapped %llu time(s); "
+		      "unwrapped",
+		      core, eng, (unsigned long long)wraps);
 }
 
 /* Decodes the TIU records of one core into raw slices (start_ns/end_ns = raw cycles as ns
@@ -664,8 +668,8 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 			else
 				bmp_tiu_decode(base, &rec);
 			if (cc->have[BMP_ENG_TIU] &&
-			    bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) && c.op == 15 &&
-			    c.sub == 8) {
+			    bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], rec.inst_id + 1, &c) &&
+			    c.op == 15 && c.sub == 8) {
 				bmp_unwrap_next(&u, rec.inst_id);
 				i = 1;
 				dropped_recs++;
@@ -690,7 +694,7 @@ static int read_tiu(struct rd *r, const struct tp_file *f, const struct bmp_span
 	unwrap_times(r, t, *first, r->tiu_mhz, core, "TIU");
 	if (u.wraps)
 		rnote(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)", core,
-		                (unsigned long long)u.wraps, u.width);
+		      (unsigned long long)u.wraps, u.width);
 	tp_file_drop(f, sp->off, sp->off + sp->len);
 	return TP_OK;
 }
@@ -746,9 +750,9 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 		for (size_t i = w; i < j; i++) {
 			struct bmp_gdma_rec rec;
 			bmp_gdma_decode(r->arch, base + i * rs, &rec);
-			/* An id 0 that follows the top of the id range is a wrap of the 20-bit counter,
-			 * not the stale-record marker the §9.2 trimming looks for (only matters past 1 Mi
-			 * commands, which the reference cannot handle either). */
+			/* An id 0 that follows the top of the id range is a wrap of the 20-bit
+			 * counter, not the stale-record marker the §9.2 trimming looks for (only
+			 * matters past 1 Mi commands, which the reference cannot handle either). */
 			if (rec.inst_id == 0 && !(i > 0 && u.last > wrap_top)) {
 				if (nz == 0)
 					z0 = i;
@@ -767,7 +771,8 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 				if (r->gd_xact[core])
 					r->gd_xact[core][i] = (uint64_t)rec.lxact << 32 | rec.gxact;
 			}
-			/* Bytes and stall in one label lookup (the slice is new: label 0, all zero). */
+			/* Bytes and stall in one label lookup (the slice is new: label 0, all
+			 * zero). */
 			struct tp_label lb = *tp_slice_label(tr, s);
 			lb.bytes = rec.bytes > UINT32_MAX ? UINT32_MAX : (uint32_t)rec.bytes;
 			lb.stall = rec.stall;
@@ -787,8 +792,10 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 			memmove(tr->slices + *first, tr->slices + *first + lo,
 			        (hi - lo) * sizeof *tr->slices);
 			if (r->gd_gmem[core] && hi <= r->gd_cap[core]) {
-				memmove(r->gd_gmem[core], r->gd_gmem[core] + lo, (hi - lo) * sizeof(uint64_t));
-				memmove(r->gd_lmem[core], r->gd_lmem[core] + lo, (hi - lo) * sizeof(uint64_t));
+				memmove(r->gd_gmem[core], r->gd_gmem[core] + lo,
+				        (hi - lo) * sizeof(uint64_t));
+				memmove(r->gd_lmem[core], r->gd_lmem[core] + lo,
+				        (hi - lo) * sizeof(uint64_t));
 				if (r->gd_xact[core])
 					memmove(r->gd_xact[core], r->gd_xact[core] + lo,
 					        (hi - lo) * sizeof(uint64_t));
@@ -804,8 +811,7 @@ static int read_gdma(struct rd *r, const struct tp_file *f, const struct bmp_spa
 /* MCU (DYN_DATA) records of one core -> slices on an MCU track. `shift_ns` maps the MCU
  * timer's ns (since its base) onto the profile's axis. */
 static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span *sp,
-                    const struct bmp_span *extra, unsigned core, int legacy_base,
-                    int64_t shift_ns)
+                    const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns)
 {
 	const uint8_t *base = f->data + sp->off;
 	size_t n = sp->len / BMP_DYN_REC_SIZE;
@@ -816,15 +822,16 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 	bmp_dyn_decode(base + BMP_DYN_REC_SIZE, &r1);
 	r->p->stats.records_read += n;
 	if (r0.type != UINT32_MAX || r0.end == 0 || r0.end > 1000000) {
-		tp_profile_note(r->p, "core %u DYN_DATA has no timer record; MCU records skipped", core);
+		tp_profile_note(r->p, "core %u DYN_DATA has no timer record; MCU records skipped",
+		                core);
 		r->p->stats.records_dropped += n;
 		return TP_OK;
 	}
 	uint64_t tick = r0.end;
 	uint64_t tbase = legacy_base ? r1.begin : r0.begin;
 	if (r->mcu_track[core] < 0) {
-		r->mcu_track[core] = tp_profile_add_track(r->p, r->device, (int32_t)core, TP_TRACK_MCU,
-		                                          NULL, 1000.0 / (double)tick);
+		r->mcu_track[core] = tp_profile_add_track(
+		    r->p, r->device, (int32_t)core, TP_TRACK_MCU, NULL, 1000.0 / (double)tick);
 		if (r->mcu_track[core] < 0)
 			return nomem(r);
 	}
@@ -851,10 +858,11 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 		    (d.end - tbase) > (uint64_t)INT64_MAX / tick)
 			tp_slice_set_end(r->p, &r->p->tracks[t], s, s->start_ns);
 		else
-			tp_slice_set_end(r->p, &r->p->tracks[t], s, (int64_t)((d.end - tbase) * tick) + shift_ns);
+			tp_slice_set_end(r->p, &r->p->tracks[t], s,
+			                 (int64_t)((d.end - tbase) * tick) + shift_ns);
 		if (s->start_ns < 0) {
-			/* The firmware starts work before the first PMU record (the timeline's zero);
-			 * such records are pinned to 0 so the axis stays non-negative. */
+			/* The firmware starts work before the first PMU record (the timeline's
+			 * zero); such records are pinned to 0 so the axis stays non-negative. */
 			int64_t e = tp_slice_end(&r->p->tracks[t], s);
 			s->start_ns = 0;
 			tp_slice_set_end(r->p, &r->p->tracks[t], s, e < 0 ? 0 : e);
@@ -866,7 +874,8 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 		unsigned eng = is_1684 ? (unsigned)(d.id >> 48) & 15 : (unsigned)(d.id >> 40) & 7;
 		uint64_t gid = is_1684 ? (d.id >> 16) & 0xFFFF : (d.id >> 20) & 0xFFFFF;
 		uint64_t bid = is_1684 ? d.id & 0xFFFF : d.id & 0xFFFFF;
-		static const char *const engs[8] = {"BD", "GDMA", "GDE", "SORT", "NMS", "CDMA", "6", "7"};
+		static const char *const engs[8] = {"BD",  "GDMA", "GDE", "SORT",
+		                                    "NMS", "CDMA", "6",   "7"};
 		static const char *const engs1684[4] = {"BD", "GDMA", "CDMA", "GDE"};
 		switch (ty) {
 		case 0:
@@ -874,8 +883,8 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 			snprintf(tyn, sizeof tyn, "FUNC");
 			break;
 		case 1:
-			snprintf(nm, sizeof nm, "set_%s", is_1684 ? (eng < 4 ? engs1684[eng] : "UNKNOWN")
-			                                          : engs[eng]);
+			snprintf(nm, sizeof nm, "set_%s",
+			         is_1684 ? (eng < 4 ? engs1684[eng] : "UNKNOWN") : engs[eng]);
 			snprintf(tyn, sizeof tyn, "NODE_SET");
 			break;
 		case 2:
@@ -923,8 +932,9 @@ static int read_dyn(struct rd *r, const struct tp_file *f, const struct bmp_span
 		s->args = tp_args_end(r->p);
 	}
 	if (early)
-		tp_profile_note(r->p, "core %u: %llu MCU records began before the first PMU record; "
-		                      "their start is shown at 0",
+		tp_profile_note(r->p,
+		                "core %u: %llu MCU records began before the first PMU record; "
+		                "their start is shown at 0",
 		                core, (unsigned long long)early);
 	return TP_OK;
 }
@@ -1017,8 +1027,8 @@ static int a2_core(struct rd *r, const char *ipath, const struct tp_file *f,
 	return TP_OK;
 }
 
-/* Slice name marks left by fill_core for name_discover and name_apply: a command with no descriptor, or the
- * descriptor's name-cache key. */
+/* Slice name marks left by fill_core for name_discover and name_apply: a command with no
+ * descriptor, or the descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
 /* A memo of label rewrites for fill_core and name_apply: a slice's new label is a function
@@ -1061,11 +1071,12 @@ static void fill_core(struct rd *r, struct core_cmds *cc, unsigned k, const stru
 			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
 				tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			} else {
-				/* The new label depends only on the old one and these four fields. */
+				/* The new label depends only on the old one and these four fields.
+				 */
 				uint64_t tup = (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 |
 				               (uint64_t)c.dir << 8 | c.dtype;
 				struct label_memo *m =
-					memo ? &memo[memo_slot(s->label, tup)] : NULL;
+				    memo ? &memo[memo_slot(s->label, tup)] : NULL;
 				if (m && m->from == s->label + 1 && m->tup == tup) {
 					s->label = m->to;
 				} else {
@@ -1148,7 +1159,8 @@ static void name_apply(struct rd *r, unsigned k, const struct core_range *cr,
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
-			/* The new label depends only on the old one (the name cache is fixed now). */
+			/* The new label depends only on the old one (the name cache is fixed now).
+			 */
 			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
 			if (m && m->from == s->label + 1) {
 				s->label = m->to;
@@ -1192,7 +1204,7 @@ static void a2_par_read(void *v, size_t kk)
 {
 	struct a2_par *a = v;
 	unsigned k = (unsigned)kk; /* < the core count */
-	struct rd rk = *a->r; /* the worker's view: notes, stats and errors kept in its job */
+	struct rd rk = *a->r;      /* the worker's view: notes, stats and errors kept in its job */
 	rk.job = &a->job[k];
 	rk.d = &a->job[k].d;
 	a->job[k].rc = a2_core(&rk, a->ipath, a->f, a->it, k, &a->cc[k], &a->cr[k], &a->anchor[k],
@@ -1240,8 +1252,15 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	 * cheaper path on one thread (gen-1M, --jobs 1: 426 -> 407 ms CPU against fill_cmd per
 	 * slice); with argument sets, fill_cmd on this thread. */
 	int per_core = !r->detail;
-	struct a2_par ap = {.r = r, .ipath = ipath, .f = f, .it = it, .cc = cc, .cr = cr,
-	                    .anchor = anchor, .have_anchor = have_anchor, .clamped = clamped_k};
+	struct a2_par ap = {.r = r,
+	                    .ipath = ipath,
+	                    .f = f,
+	                    .it = it,
+	                    .cc = cc,
+	                    .cr = cr,
+	                    .anchor = anchor,
+	                    .have_anchor = have_anchor,
+	                    .clamped = clamped_k};
 	if ((rc = ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
 		goto out;
 	if (per_core) {
@@ -1273,8 +1292,9 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	for (unsigned k = 1; k < nc; k++) {
 		if (!have_anchor[0] || !have_anchor[k]) {
 			if (cr[k].tiu_n || cr[k].gdma_n)
-				tp_profile_note(r->p, "%s: core %u has no wait_msg anchor; left unaligned", ipath,
-				                k);
+				tp_profile_note(
+				    r->p, "%s: core %u has no wait_msg anchor; left unaligned",
+				    ipath, k);
 			continue;
 		}
 		delta[k] = anchor[k] - anchor[0];
@@ -1288,7 +1308,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	/* Global zero: min over cores of the first TIU and first GDMA start. */
 	int64_t zero = INT64_MAX;
 	for (unsigned k = 0; k < nc; k++) {
-		if (cr[k].tiu_n && r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
+		if (cr[k].tiu_n &&
+		    r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
 			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
 		if (cr[k].gdma_n &&
 		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
@@ -1316,23 +1337,24 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 			clamped += clamped_k[k];
 			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
 		} else {
-			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz, zero,
-			              offset_ns, &clamped);
-			finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n, r->gdma_mhz,
+			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz,
 			              zero, offset_ns, &clamped);
+			finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n,
+			              r->gdma_mhz, zero, offset_ns, &clamped);
 			for (int e = 0; e < 2; e++) {
 				int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-				size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
+				size_t first =
+				    e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
 				size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
 				for (size_t i = 0; i < n; i++)
 					fill_cmd(r, &cc[k], e, t, first + i, k, i);
 			}
 		}
 		if (k < it->n_dyn) {
-			/* The MCU timer counts from record 0's base in the PMU counters' epoch (§4.9), so
-			 * it takes the same zero and core shift. */
-			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 0,
-			              -zero - delta[k] + offset_ns);
+			/* The MCU timer counts from record 0's base in the PMU counters' epoch
+			 * (§4.9), so it takes the same zero and core shift. */
+			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k,
+			              0, -zero - delta[k] + offset_ns);
 			if (rc)
 				goto out;
 		}
@@ -1343,7 +1365,8 @@ static int iter_a2(struct rd *r, const char *ipath, const struct tp_file *f,
 	if (per_core)
 		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
 	if (clamped)
-		tp_profile_note(r->p, "%s: %llu records started before the global zero; clamped to 0",
+		tp_profile_note(r->p,
+		                "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
 out:
 	for (unsigned k = 0; job && k < nc; k++)
@@ -1391,7 +1414,8 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		r->have_first_begin = 1;
 	} else if (it->summary.begin_usec > r->first_begin_usec && it->n_dyn &&
 	           it->dyn[0].len / BMP_DYN_REC_SIZE >= 2) {
-		/* §9.1: the iteration's begin relative to the first one, only with >= 2 DYN records. */
+		/* §9.1: the iteration's begin relative to the first one, only with >= 2 DYN
+		 * records. */
 		iter_off_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
 	}
 	for (unsigned k = 0; k < nc; k++) {
@@ -1408,7 +1432,8 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 				goto out;
 			gn = r->p->tracks[r->gdma_track[k]].count - gf;
 		}
-		/* start_offset: the first NODE_SET's time (µs since DYN record 1) in engine cycles. */
+		/* start_offset: the first NODE_SET's time (µs since DYN record 1) in engine cycles.
+		 */
 		double start_us = 0;
 		uint64_t tick = 0, dbase = 0;
 		if (k < it->n_dyn && it->dyn[k].len / BMP_DYN_REC_SIZE >= 2) {
@@ -1420,8 +1445,10 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 			dbase = d.begin;
 			for (size_t i = 1; i < it->dyn[k].len / BMP_DYN_REC_SIZE; i++) {
 				bmp_dyn_decode(db + i * BMP_DYN_REC_SIZE, &d);
-				if ((d.type & 0xFF) == 1 && d.begin >= dbase && tick && tick < 1000000) {
-					start_us = (double)(d.begin - dbase) * (double)tick / 1000.0;
+				if ((d.type & 0xFF) == 1 && d.begin >= dbase && tick &&
+				    tick < 1000000) {
+					start_us =
+					    (double)(d.begin - dbase) * (double)tick / 1000.0;
 					break;
 				}
 			}
@@ -1429,8 +1456,8 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 		struct tp_slice *ts = tn ? r->p->tracks[r->tiu_track[k]].slices + tf : NULL;
 		struct tp_slice *gs = gn ? r->p->tracks[r->gdma_track[k]].slices + gf : NULL;
 		int64_t t0 = ts ? ts[0].start_ns : 0, g0 = gs ? gs[0].start_ns : 0;
-		/* start_us comes from file data: a garbled DYN record must not overflow the cast (UB);
-		 * offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
+		/* start_us comes from file data: a garbled DYN record must not overflow the cast
+		 * (UB); offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
 		int64_t toff = tp_f64_to_i64_clamp(start_us * r->tiu_mhz, 0, INT64_C(1) << 53),
 		        goff = tp_f64_to_i64_clamp(start_us * r->gdma_mhz, 0, INT64_C(1) << 53);
 		for (size_t i = 0; i < tn; i++) /* the ends move with the starts */
@@ -1448,14 +1475,23 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 				for (size_t a = 0; a < gnod->n && !anchored; a++) {
 					if (gnod->gdma_id[a] != gid)
 						continue;
-					uint32_t want_bd = gnod->bd_id[a] + 1, want_g = gnod->gdma_id[a];
+					uint32_t want_bd = gnod->bd_id[a] + 1,
+					         want_g = gnod->gdma_id[a];
 					for (size_t b = 0; b < tnod->n && !anchored; b++) {
-						if (tnod->bd_id[b] != want_bd || tnod->gdma_id[b] != want_g)
+						if (tnod->bd_id[b] != want_bd ||
+						    tnod->gdma_id[b] != want_g)
 							continue;
 						for (size_t j = 0; j < tn; j++)
-							if ((ts[j].cmd_id & mask) == (want_bd & mask)) {
-								int64_t gend = (int64_t)((double)tp_slice_end(&r->p->tracks[r->gdma_track[k]], &gs[i]) * r->tiu_mhz /
-								                         r->gdma_mhz);
+							if ((ts[j].cmd_id & mask) ==
+							    (want_bd & mask)) {
+								int64_t gend =
+								    (int64_t)((double)tp_slice_end(
+								                  &r->p->tracks
+								                       [r->gdma_track
+								                            [k]],
+								                  &gs[i]) *
+								              r->tiu_mhz /
+								              r->gdma_mhz);
 								int64_t sh = gend - ts[j].start_ns;
 								for (size_t q = 0; q < tn; q++)
 									ts[q].start_ns += sh;
@@ -1469,8 +1505,9 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 			}
 		}
 		if (tn && gn && !anchored)
-			tp_profile_note(r->p, "%s: core %u: cannot determine tiu start time (no GDMA/TIU "
-			                      "node pair with PMU records)",
+			tp_profile_note(r->p,
+			                "%s: core %u: cannot determine tiu start time (no GDMA/TIU "
+			                "node pair with PMU records)",
 			                ipath, k);
 		finish_cycles(r, r->tiu_track[k], tf, tn, r->tiu_mhz, iter_off_ns);
 		finish_cycles(r, r->gdma_track[k], gf, gn, r->gdma_mhz, iter_off_ns);
@@ -1481,8 +1518,8 @@ static int iter_legacy(struct rd *r, const char *ipath, const struct tp_file *f,
 				fill_cmd(r, &cc[k], e, t, first + i, k, i);
 		}
 		if (k < it->n_dyn && tick) {
-			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 1,
-			              iter_off_ns);
+			rc = read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k,
+			              1, iter_off_ns);
 			if (rc)
 				goto out;
 		}
@@ -1511,7 +1548,8 @@ static void attach_nodes(struct rd *r)
 			const struct bmp_nodes *nd = &r->g.nodes[k][e];
 			if (!nd->n)
 				continue;
-			struct tp_track *t = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+			struct tp_track *t =
+			    &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
 			struct bmp_node_cursor cur = {0, 0, 0};
 			for (size_t i = 0; i < t->count; i++) {
 				struct tp_slice *s = &t->slices[i];
@@ -1519,20 +1557,24 @@ static void attach_nodes(struct rd *r)
 					continue;
 				size_t ni = s->cmd_id - 1;
 				if (!r->perfai && nd->bd_id) {
-					uint32_t own = e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
+					uint32_t own =
+					    e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
 					if (own != s->cmd_id)
 						continue;
-					/* BM1684X descriptors are decoded without addresses; the compiler's
-					 * gdma_dir gives the direction. */
-					if (e == BMP_ENG_GDMA && tp_slice_dir(t, s) == TP_DIR_NONE && tp_slice_kind(t, s) == TP_CMD_NORMAL)
+					/* BM1684X descriptors are decoded without addresses; the
+					 * compiler's gdma_dir gives the direction. */
+					if (e == BMP_ENG_GDMA &&
+					    tp_slice_dir(t, s) == TP_DIR_NONE &&
+					    tp_slice_kind(t, s) == TP_CMD_NORMAL)
 						tp_slice_set_dir(r->p, t, s, nd->dir[ni]);
 				}
 				int32_t L = bmp_nodes_layer(nd, ni, &cur);
 				if (L < 0 || (size_t)L >= r->p->num_layers)
 					continue;
 				s->layer = L;
-				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns, tp_slice_end(t, s),
-				                           e == BMP_ENG_TIU, s->cmd_id) != TP_OK)
+				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns,
+				                           tp_slice_end(t, s), e == BMP_ENG_TIU,
+				                           s->cmd_id) != TP_OK)
 					return; /* the sticky oom flag fails tp_profile_finish */
 			}
 		}
@@ -1580,8 +1622,8 @@ static int scan_dir(const char *dir, unsigned long **iters, size_t *n, int *has_
 		return tp_diag_set(d, errno == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", dir,
 		                   strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return tp_diag_set(d, TP_EIO, "%s: not a directory (expected a bmprofile_data directory)",
-		                   dir);
+		return tp_diag_set(
+		    d, TP_EIO, "%s: not a directory (expected a bmprofile_data directory)", dir);
 	DIR *dp = opendir(dir);
 	if (!dp)
 		return tp_diag_set(d, TP_EIO, "%s: %s", dir, strerror(errno));
@@ -1655,8 +1697,9 @@ static int setup_clocks(struct rd *r, const struct tp_bmprofile_opts *o)
 	if (r->arch == TP_ARCH_BM1684X && r->g.have_freq && r->g.tpu_freq > 0)
 		tiu = gdma = (double)r->g.tpu_freq;
 	if (r->g.have_freq && r->g.tpu_freq <= 0)
-		tp_profile_note(r->p, "global.profile has tpu_freq=%lld; using the %s default clocks "
-		                      "(TIU %.0f MHz, GDMA %.0f MHz)",
+		tp_profile_note(r->p,
+		                "global.profile has tpu_freq=%lld; using the %s default clocks "
+		                "(TIU %.0f MHz, GDMA %.0f MHz)",
 		                (long long)r->g.tpu_freq, tp_arch_name(r->arch), tiu, gdma);
 	if (o && o->tiu_freq_mhz > 0)
 		tiu = o->tiu_freq_mhz;
@@ -1700,9 +1743,9 @@ static int read_netstat(struct rd *r)
 	struct {
 		const char *k;
 		uint64_t v;
-	} kv[] = {{"sim_total_cycle", ns.total_cycle}, {"sim_bdc_cycle", ns.bdc_cycle},
-	          {"sim_gdma_cycle", ns.gdma_cycle},   {"sim_flops", ns.flops},
-	          {"sim_bd_cmds", ns.bd_items},        {"sim_gdma_cmds", ns.gdma_items},
+	} kv[] = {{"sim_total_cycle", ns.total_cycle},    {"sim_bdc_cycle", ns.bdc_cycle},
+	          {"sim_gdma_cycle", ns.gdma_cycle},      {"sim_flops", ns.flops},
+	          {"sim_bd_cmds", ns.bd_items},           {"sim_gdma_cmds", ns.gdma_items},
 	          {"sim_gdma_s2l_bytes", ns.dr_bytes[0]}, {"sim_gdma_l2s_bytes", ns.dr_bytes[1]}};
 	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++) {
 		snprintf(buf, sizeof buf, "%llu", (unsigned long long)kv[i].v);
@@ -1740,13 +1783,15 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
 		r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
 		if (!r->detail)
-			tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
-			                      "message ids), LOCAL memory records and tensors are not "
-			                      "kept; convert with --detail full to keep them");
+			tp_profile_note(
+			    r->p, "large dump: per-command details (addresses, dependency and "
+			          "message ids), LOCAL memory records and tensors are not "
+			          "kept; convert with --detail full to keep them");
 		else if (!r->fields)
-			tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
-			                      "strides) are not kept; convert with --detail full to keep "
-			                      "them");
+			tp_profile_note(
+			    r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
+			          "strides) are not kept; convert with --detail full to keep "
+			          "them");
 	} else {
 		r->detail = want == TP_BMPROFILE_DETAIL_ON;
 		r->fields = r->detail;
@@ -1798,15 +1843,17 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 		} else {
 			r->arch = r->g.arch;
 			if (r->arch == TP_ARCH_UNKNOWN) {
-				static const char *const known[] = {"BM1682", NULL, "BM1880", NULL, NULL,
-				                                    "BM1690", "MARS3", "SG2380", "CV184X"};
+				static const char *const known[] = {"BM1682", NULL,     "BM1880",
+				                                    NULL,     NULL,     "BM1690",
+				                                    "MARS3",  "SG2380", "CV184X"};
 				int a = r->g.arch_raw;
 				if (a >= 0 && a <= 8 && known[a])
-					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
-					                  "arch %d (%s) is not supported", a, known[a]);
+					rc = tp_diag_line(
+					    r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+					    "arch %d (%s) is not supported", a, known[a]);
 				else
-					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
-					                  "unknown arch %d", a);
+					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath,
+					                  r->g.arch_line, "unknown arch %d", a);
 			}
 		}
 		r->chip = sg_chip_by_arch(r->arch);
@@ -1816,8 +1863,9 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 				                  "arch %d (%s) is not supported", r->g.arch_raw,
 				                  tp_arch_name(r->arch));
 			else
-				rc = tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: arch %s is not supported",
-				                 gpath, tp_arch_name(r->arch));
+				rc = tp_diag_set(r->d, TP_EUNSUPPORTED,
+				                 "%s: arch %s is not supported", gpath,
+				                 tp_arch_name(r->arch));
 		}
 	}
 	tp_free(gpath);
@@ -1831,14 +1879,14 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 	 * tables. BM1684X keeps the hand-written decoder: its GDMA directions come from the
 	 * node lines (§8.2) and its stream pads SYS commands to 128 bytes. */
 	const struct sg_isa *isa =
-		r->chip && r->chip->bmp_timeline == SG_TL_PERFAI ? sg_isa_for_arch(r->arch) : NULL;
+	    r->chip && r->chip->bmp_timeline == SG_TL_PERFAI ? sg_isa_for_arch(r->arch) : NULL;
 	if (isa && r->chip) {
 		rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec);
 		if (rc == TP_ENOMEM)
 			return nomem(r);
 		if (rc != TP_OK)
-			return tp_diag_set(r->d, rc, "%s: the %s register tables are inconsistent", r->dir,
-			                   tp_arch_name(r->arch));
+			return tp_diag_set(r->d, rc, "%s: the %s register tables are inconsistent",
+			                   r->dir, tp_arch_name(r->arch));
 	}
 	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
 		return nomem(r);
@@ -1879,15 +1927,15 @@ static int read_all(struct rd *r, const struct tp_bmprofile_opts *o, const unsig
 			struct tp_subnet sn = {.id = it->summary.subnet_id,
 			                       .iteration = it->summary.iteration,
 			                       .type = it->summary.subnet_type,
-			                       .is_dynamic = it->summary.subnet_type == 0 && it->summary.extra,
+			                       .is_dynamic = it->summary.subnet_type == 0 &&
+			                                     it->summary.extra,
 			                       .begin_usec = it->summary.begin_usec,
 			                       .end_usec = it->summary.end_usec};
 			if (tp_profile_add_subnet(r->p, &sn) < 0)
 				rc = nomem(r);
 		}
 		if (rc == TP_OK)
-			rc = r->perfai ? iter_a2(r, ipath, &f, it)
-			                               : iter_legacy(r, ipath, &f, it);
+			rc = r->perfai ? iter_a2(r, ipath, &f, it) : iter_legacy(r, ipath, &f, it);
 		tp_free(it);
 		r->iter_done = NULL;
 		uint64_t told = atomic_load(&done);
@@ -1943,7 +1991,8 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
                       struct tp_diag *d)
 {
 	*out = NULL;
-	/* The profile is created first, so its allocations come first (the OOM test relies on it). */
+	/* The profile is created first, so its allocations come first (the OOM test relies on it).
+	 */
 	struct tp_profile *p = tp_profile_new();
 	if (!p)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
@@ -1959,12 +2008,13 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		tp_free(iters);
 		tp_profile_free(p);
 		if (niters)
-			return tp_diag_set(d, TP_ENOTFOUND, "%s/global.profile: missing (the directory has "
-			                                    "iter*.profile files but no global.profile)",
+			return tp_diag_set(d, TP_ENOTFOUND,
+			                   "%s/global.profile: missing (the directory has "
+			                   "iter*.profile files but no global.profile)",
 			                   dir);
-		return tp_diag_set(d, TP_ENOTFOUND,
-		                   "%s: no global.profile or iter*.profile: not a bmprofile_data directory",
-		                   dir);
+		return tp_diag_set(
+		    d, TP_ENOTFOUND,
+		    "%s: no global.profile or iter*.profile: not a bmprofile_data directory", dir);
 	}
 	struct rd *r = tp_calloc(1, sizeof *r);
 	if (!r) {
@@ -1986,7 +2036,8 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 out:
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
-	if (rc == TP_OK && (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
+	if (rc == TP_OK &&
+	    (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
 		rc = nomem(r);
 	tp_free(r);
 	tp_free(iters);

@@ -6,8 +6,8 @@
  */
 #include "sophgo/sophgo_int.h"
 
-void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last,
-                    size_t *lo, size_t *hi)
+void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last, size_t *lo,
+                    size_t *hi)
 {
 	/* §9.2 step 2, verified on the real BM1688 dump (zeros at 0, 1, 146 -> keep 1..145):
 	 *   no zero        keep everything

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -18,9 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hexfile.h"
 #include "sophgo/sophgo.h"
 #include "sophgo/sophgo_int.h"
-#include "hexfile.h"
 #include "testutil.h"
 
 /* The layer of node i, read without a cursor. */
@@ -37,7 +38,6 @@ static const struct tp_layer *layer_at(const struct tp_profile *p, size_t i)
 	static unsigned next;
 	return tp_profile_layer(p, i, &buf[next++ % 8]);
 }
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers.                                                                                 */
@@ -218,9 +218,9 @@ static void test_ns_cycles(void **state)
 	(void)state;
 	/* ns = int(cycles / MHz * 1000): the worked record of §4.9. */
 	assert_int_equal(tp_cycles_to_ns(452437360, 900), 502708177);
-	assert_int_equal(bmp_ns_to_cycles(1334, 900), 1200);  /* int(1200.6) */
-	assert_int_equal(bmp_ns_to_cycles(-5, 900), -4);      /* truncation toward zero */
-	assert_int_equal(bmp_ns_to_cycles(999, 750), 749);    /* int(749.25) */
+	assert_int_equal(bmp_ns_to_cycles(1334, 900), 1200); /* int(1200.6) */
+	assert_int_equal(bmp_ns_to_cycles(-5, 900), -4);     /* truncation toward zero */
+	assert_int_equal(bmp_ns_to_cycles(999, 750), 749);   /* int(749.25) */
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -556,8 +556,9 @@ static void test_cmd_1684x(void **state)
 static void test_global_cut_node_line(void **state)
 {
 	(void)state;
-	static const char *const tails[] = {"[bmprofile] bd cmd_id", "[bmprofile] gdma cmd_id",
-	                                    "[bmprofile] gdma cmd_id bd_id=", "[bmprofile] bd cmd_id "};
+	static const char *const tails[] = {
+	    "[bmprofile] bd cmd_id", "[bmprofile] gdma cmd_id",
+	    "[bmprofile] gdma cmd_id bd_id=", "[bmprofile] bd cmd_id "};
 	for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
 		char text[256];
 		int n = snprintf(text, sizeof text,
@@ -600,10 +601,11 @@ static void test_global_node_layers(void **state)
 		unsigned r = (unsigned)(rng >> 33);
 		int nlay = r % 50 == 0 ? 300 : r % 7 == 0 ? 2 : 1; /* layers in a row */
 		for (int j = 0; j < nlay; j++) {
-			len += (size_t)snprintf(txt + len, cap - len,
-			                        "[bmprofile] local_layer: layer_id=%d layer_type=Conv2D "
-			                        "layer_name=l%d\n",
-			                        layers, layers);
+			len += (size_t)snprintf(
+			    txt + len, cap - len,
+			    "[bmprofile] local_layer: layer_id=%d layer_type=Conv2D "
+			    "layer_name=l%d\n",
+			    layers, layers);
 			cur = layers++;
 		}
 		if (r % 23 == 0) {
@@ -612,10 +614,11 @@ static void test_global_node_layers(void **state)
 			cur = -1;
 		}
 		for (unsigned j = 0; j < r % 8; j++) {
-			len += (size_t)snprintf(txt + len, cap - len,
-			                        "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%zu bd_func=0 "
-			                        "core=0\n",
-			                        nn);
+			len += (size_t)snprintf(
+			    txt + len, cap - len,
+			    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%zu bd_func=0 "
+			    "core=0\n",
+			    nn);
 			want[nn++] = cur;
 		}
 	}
@@ -652,20 +655,20 @@ static void test_global_parse(void **state)
 {
 	(void)state;
 	static const char txt[] =
-		"[bmprofile] arch=4\n"
-		"[bmprofile] net_name=my net\n"
-		"[bmprofile] tpu_freq=0\n"
-		"...Start Profile Log...\n"
-		"[bmprofile] start to run subnet_id=3\n"
-		"[bmprofile] global_layer: layer_id=7 layer_type=MatMul layer_name=fc 1\n"
-		"[bmprofile] tensor_id=-2 is_in=1 shape=[2x3] dtype=6 is_const=1 gaddr=5 gsize=6 "
-		"loffset=0 nslice=0 hslice=0\n"
-		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=163840 bd_func=12 core=1\n"
-		"[bmprofile] gdma cmd_id bd_id=1 gdma_id=0 gdma_dir=0 gdma_func=0 core=1\n"
-		"[bmprofile] end parallel.\n"
-		"[bmprofile] bd cmd_id bd_id=2 gdma_id=1 bd_func=3\n"
-		"[bmprofile] core_list=0,1,\n"
-		"[bmprofile] mtype=1 addr=10 size=20 alloc=30 free=0 desc=dyn profile\n";
+	    "[bmprofile] arch=4\n"
+	    "[bmprofile] net_name=my net\n"
+	    "[bmprofile] tpu_freq=0\n"
+	    "...Start Profile Log...\n"
+	    "[bmprofile] start to run subnet_id=3\n"
+	    "[bmprofile] global_layer: layer_id=7 layer_type=MatMul layer_name=fc 1\n"
+	    "[bmprofile] tensor_id=-2 is_in=1 shape=[2x3] dtype=6 is_const=1 gaddr=5 gsize=6 "
+	    "loffset=0 nslice=0 hslice=0\n"
+	    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=163840 bd_func=12 core=1\n"
+	    "[bmprofile] gdma cmd_id bd_id=1 gdma_id=0 gdma_dir=0 gdma_func=0 core=1\n"
+	    "[bmprofile] end parallel.\n"
+	    "[bmprofile] bd cmd_id bd_id=2 gdma_id=1 bd_func=3\n"
+	    "[bmprofile] core_list=0,1,\n"
+	    "[bmprofile] mtype=1 addr=10 size=20 alloc=30 free=0 desc=dyn profile\n";
 	struct tp_profile *p = tp_profile_new();
 	struct bmp_global g;
 	memset(&g, 0, sizeof g);
@@ -716,16 +719,16 @@ static void test_netstat_parse(void **state)
 {
 	(void)state;
 	static const char txt[] =
-		"-----\n"
-		"s: start time, b: bd_id, g: gdma_id, e: end time\n"
-		"ENGINE_BD     ENGINE_GDMA\n"
-		"              Load_16|GDMA_TENSOR|s:0|b:0|g:1|e:5840|t:5841|dr:0|sz:150528|bw:24.00\n"
-		"Conv2D_18|CONV|s:9774|b:2|g:2|e:317101|t:307328\n"
-		"|BD_SEND_MSG|s:363306|b:8|g:6|e:363305|t:0\n"
-		"API_END total_cycle:1872297|b:256|g:157\n"
-		"TCYC : 1872297. (bdc_cycle:1297280, gdma_cycle:1206884)\n"
-		"GDMA SUMMARY : |dr[0] S2L:28536736|dr[1] L2S:2210792|dr[2] S2S:0|dr[3] L2L:0\n"
-		"flops: 7743042536, runtime: 2.080330ms, ComputationAbility: 3.722026T\n";
+	    "-----\n"
+	    "s: start time, b: bd_id, g: gdma_id, e: end time\n"
+	    "ENGINE_BD     ENGINE_GDMA\n"
+	    "              Load_16|GDMA_TENSOR|s:0|b:0|g:1|e:5840|t:5841|dr:0|sz:150528|bw:24.00\n"
+	    "Conv2D_18|CONV|s:9774|b:2|g:2|e:317101|t:307328\n"
+	    "|BD_SEND_MSG|s:363306|b:8|g:6|e:363305|t:0\n"
+	    "API_END total_cycle:1872297|b:256|g:157\n"
+	    "TCYC : 1872297. (bdc_cycle:1297280, gdma_cycle:1206884)\n"
+	    "GDMA SUMMARY : |dr[0] S2L:28536736|dr[1] L2S:2210792|dr[2] S2S:0|dr[3] L2L:0\n"
+	    "flops: 7743042536, runtime: 2.080330ms, ComputationAbility: 3.722026T\n";
 	struct bmp_netstat ns;
 	struct tp_diag d = {0};
 	assert_int_equal(bmp_netstat_parse(txt, sizeof txt - 1, "n", &ns, &d), TP_OK);
@@ -738,8 +741,9 @@ static void test_netstat_parse(void **state)
 	assert_int_equal(ns.dr_bytes[1], 2210792);
 	assert_string_equal(ns.runtime_ms, "2.080330");
 	/* A malformed item is skipped and counted, never an error (net_stat.sim is a side file). */
-	static const char bad[] = "ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\nA|CONV|s:1|b:1|g:2|e:3|t:3\n"
-	                          "API_END total_cycle:7|b:1|g:1\n";
+	static const char bad[] =
+	    "ENGINE_BD\nConv|CONV|s:1|b:x|g:2|e:3|t:3\nA|CONV|s:1|b:1|g:2|e:3|t:3\n"
+	    "API_END total_cycle:7|b:1|g:1\n";
 	assert_int_equal(bmp_netstat_parse(bad, sizeof bad - 1, "d/net_stat.sim", &ns, &d), TP_OK);
 	assert_int_equal(ns.bad_lines, 1);
 	assert_int_equal(ns.first_bad_line, 2);
@@ -756,29 +760,32 @@ static void test_netstat_variants(void **state)
 	static const struct {
 		const char *what, *text;
 	} v[] = {
-		{"spaces around ':' (the real case that rejected a whole dump)",
-		 "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
-		 "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n"},
-		{"CRLF line ends", "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
-		                   "gdma_cycle:2)\r\nflops: 5, runtime: 1.5ms\r\nGDMA SUMMARY : |dr[0] "
-		                   "S2L:7|dr[1] L2S:8\r\n"},
-		{"trailing blanks and indentation",
-		 "  API_END total_cycle:100|b:1|g:1   \nTCYC : 224969.\t\n  flops: 5, runtime: 1.5ms  \n"
-		 "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n"},
-		{"reordered lines", "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
-		                    "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n"},
-		{"unknown item keys and extra columns",
-		 "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
-		 "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
-		 "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
-		 "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n"},
+	    {"spaces around ':' (the real case that rejected a whole dump)",
+	     "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
+	     "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n"},
+	    {"CRLF line ends", "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
+	                       "gdma_cycle:2)\r\nflops: 5, runtime: 1.5ms\r\nGDMA SUMMARY : |dr[0] "
+	                       "S2L:7|dr[1] L2S:8\r\n"},
+	    {"trailing blanks and indentation", "  API_END total_cycle:100|b:1|g:1   \nTCYC : "
+	                                        "224969.\t\n  flops: 5, runtime: 1.5ms  \n"
+	                                        "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n"},
+	    {"reordered lines",
+	     "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
+	     "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n"},
+	    {"unknown item keys and extra columns",
+	     "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
+	     "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
+	     "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
+	     "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n"},
 	};
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
 		struct bmp_netstat ns;
-		assert_int_equal(bmp_netstat_parse(v[i].text, strlen(v[i].text), "n", &ns, NULL), TP_OK);
+		assert_int_equal(bmp_netstat_parse(v[i].text, strlen(v[i].text), "n", &ns, NULL),
+		                 TP_OK);
 		if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
 		    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
-			fail_msg("variant %zu (%s): bad %lu, total %llu, flops %llu, S2L %llu, L2S %llu, "
+			fail_msg("variant %zu (%s): bad %lu, total %llu, flops %llu, S2L %llu, L2S "
+			         "%llu, "
 			         "runtime %s",
 			         i, v[i].what, ns.bad_lines, (unsigned long long)ns.total_cycle,
 			         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
@@ -799,42 +806,42 @@ static void test_global_variants(void **state)
 {
 	(void)state;
 	static const char *const v[] = {
-		/* canonical */
-		"[bmprofile] arch=8\n[bmprofile] net_name=net a\n[bmprofile] tpu_freq=1000\n"
-		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\n"
-		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
-		"loffset=64 nslice=1 hslice=4 l2addr=0\n"
-		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\n"
-		"[bmprofile] core_list=0,\n",
-		/* CRLF */
-		"[bmprofile] arch=8\r\n[bmprofile] net_name=net a\r\n[bmprofile] tpu_freq=1000\r\n"
-		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\r\n"
-		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
-		"loffset=64 nslice=1 hslice=4 l2addr=0\r\n"
-		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\r\n"
-		"[bmprofile] core_list=0,\r\n",
-		/* trailing blanks */
-		"[bmprofile] arch=8  \n[bmprofile] net_name=net a \t\n[bmprofile] tpu_freq=1000 \n"
-		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=  \n"
-		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
-		"loffset=64 nslice=1 hslice=4 l2addr=0 \n"
-		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0   \n"
-		"[bmprofile] core_list=0, \n",
-		/* blanks around '=' */
-		"[bmprofile] arch = 8\n[bmprofile] net_name = net a\n[bmprofile] tpu_freq =1000\n"
-		"[bmprofile] local_layer: layer_id = 15 layer_type= Load layer_name=\n"
-		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype = 0 is_const=0 gaddr=0 gsize=0 "
-		"loffset= 64 nslice=1 hslice=4 l2addr=0\n"
-		"[bmprofile] gdma cmd_id bd_id = 0 gdma_id=0 gdma_dir=0 gdma_func=0 core = 0\n"
-		"[bmprofile] core_list = 0,\n",
-		/* unknown keys and lines, reordered header */
-		"[bmprofile] tpu_freq=1000\n[bmprofile] new_header=1\n[bmprofile] net_name=net a\n"
-		"[bmprofile] arch=8\nsome other tool's line\n"
-		"[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name= \n"
-		"[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
-		"loffset=64 nslice=1 hslice=4 l2addr=0 new_key=7\n"
-		"[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0 extra=1\n"
-		"[bmprofile] core_list=0,\n",
+	    /* canonical */
+	    "[bmprofile] arch=8\n[bmprofile] net_name=net a\n[bmprofile] tpu_freq=1000\n"
+	    "[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\n"
+	    "[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+	    "loffset=64 nslice=1 hslice=4 l2addr=0\n"
+	    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\n"
+	    "[bmprofile] core_list=0,\n",
+	    /* CRLF */
+	    "[bmprofile] arch=8\r\n[bmprofile] net_name=net a\r\n[bmprofile] tpu_freq=1000\r\n"
+	    "[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=\r\n"
+	    "[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+	    "loffset=64 nslice=1 hslice=4 l2addr=0\r\n"
+	    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0\r\n"
+	    "[bmprofile] core_list=0,\r\n",
+	    /* trailing blanks */
+	    "[bmprofile] arch=8  \n[bmprofile] net_name=net a \t\n[bmprofile] tpu_freq=1000 \n"
+	    "[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name=  \n"
+	    "[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+	    "loffset=64 nslice=1 hslice=4 l2addr=0 \n"
+	    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0   \n"
+	    "[bmprofile] core_list=0, \n",
+	    /* blanks around '=' */
+	    "[bmprofile] arch = 8\n[bmprofile] net_name = net a\n[bmprofile] tpu_freq =1000\n"
+	    "[bmprofile] local_layer: layer_id = 15 layer_type= Load layer_name=\n"
+	    "[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype = 0 is_const=0 gaddr=0 gsize=0 "
+	    "loffset= 64 nslice=1 hslice=4 l2addr=0\n"
+	    "[bmprofile] gdma cmd_id bd_id = 0 gdma_id=0 gdma_dir=0 gdma_func=0 core = 0\n"
+	    "[bmprofile] core_list = 0,\n",
+	    /* unknown keys and lines, reordered header */
+	    "[bmprofile] tpu_freq=1000\n[bmprofile] new_header=1\n[bmprofile] net_name=net a\n"
+	    "[bmprofile] arch=8\nsome other tool's line\n"
+	    "[bmprofile] local_layer: layer_id=15 layer_type=Load layer_name= \n"
+	    "[bmprofile] tensor_id=15 is_in=0 shape=[1x3x4x5] dtype=0 is_const=0 gaddr=0 gsize=0 "
+	    "loffset=64 nslice=1 hslice=4 l2addr=0 new_key=7\n"
+	    "[bmprofile] gdma cmd_id bd_id=0 gdma_id=0 gdma_dir=0 gdma_func=0 core=0 extra=1\n"
+	    "[bmprofile] core_list=0,\n",
 	};
 	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
 		struct tp_profile *p = tp_profile_new();
@@ -846,10 +853,12 @@ static void test_global_variants(void **state)
 			fail_msg("variant %zu: %s", i, d.msg);
 		if (!g->have_arch || g->arch != TP_ARCH_CV184X || g->tpu_freq != 1000 ||
 		    strcmp(tp_str(p, p->net_name), "net a") != 0 || p->num_layers != 1 ||
-		    layer_at(p, 0)->id != 15 || strcmp(tp_str(p, layer_at(p, 0)->type), "Load") != 0 ||
-		    p->num_tensors != 1 || p->tensors[0].loffset != 64 || p->tensors[0].shape[3] != 5 ||
+		    layer_at(p, 0)->id != 15 ||
+		    strcmp(tp_str(p, layer_at(p, 0)->type), "Load") != 0 || p->num_tensors != 1 ||
+		    p->tensors[0].loffset != 64 || p->tensors[0].shape[3] != 5 ||
 		    g->nodes[0][BMP_ENG_GDMA].n != 1 || g->n_cores != 1)
-			fail_msg("variant %zu differs: arch %d freq %lld net \"%s\" layers %zu tensors %zu",
+			fail_msg("variant %zu differs: arch %d freq %lld net \"%s\" layers %zu "
+			         "tensors %zu",
 			         i, (int)g->arch, (long long)g->tpu_freq, tp_str(p, p->net_name),
 			         p->num_layers, p->num_tensors);
 		bmp_global_free(g);
@@ -865,20 +874,22 @@ static void test_mlir_parse(void **state)
 {
 	(void)state;
 	static const char base[] =
-		"#loc = loc(unknown)\n"                                                   /* 1 */
-		"module @net attributes {module.FLOPs = 42 : i64, module.chip = \"cv184x\", "
-		"module.mode = \"F16\", module.cores = 1 : i64} {\n"                     /* 2 */
-		"  %0 = \"top.Weight\"() : () -> tensor<1xf32> loc(#loc1)\n"              /* 3 */
-		"  %1 = \"tpu.Group\"(%0) ({\n"                                           /* 4 */
-		"    %2 = \"tpu.Load\"(%0) {a = 1} : (tensor<1xf32>) -> tensor<1xf32> loc(#loc2)\n" /* 5 */
-		"    %3 = \"tpu.Conv2D\"(%2) : (tensor<1xf32>) -> tensor<1xf32> loc(\"direct\")\n" /* 6 */
-		"    \"tpu.Yield\"(%3) : (tensor<1xf32>) -> () loc(#loc)\n"              /* 7 */
-		"  }) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc3)\n"                   /* 8 */
-		"  %4 = \"tpu.Add\"(%1, %1) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc9)\n" /* 9 */
-		"#loc1 = loc(\"w\")\n"
-		"#loc2 = loc(\"load_0\")\n"
-		"#loc3 = loc(fused[#loc1, #loc2])\n"
-		"#loc9 = loc(\"quote\\\"d\")\n";
+	    "#loc = loc(unknown)\n" /* 1 */
+	    "module @net attributes {module.FLOPs = 42 : i64, module.chip = \"cv184x\", "
+	    "module.mode = \"F16\", module.cores = 1 : i64} {\n"         /* 2 */
+	    "  %0 = \"top.Weight\"() : () -> tensor<1xf32> loc(#loc1)\n" /* 3 */
+	    "  %1 = \"tpu.Group\"(%0) ({\n"                              /* 4 */
+	    "    %2 = \"tpu.Load\"(%0) {a = 1} : (tensor<1xf32>) -> tensor<1xf32> loc(#loc2)\n" /* 5
+	                                                                                         */
+	    "    %3 = \"tpu.Conv2D\"(%2) : (tensor<1xf32>) -> tensor<1xf32> loc(\"direct\")\n"  /* 6
+	                                                                                         */
+	    "    \"tpu.Yield\"(%3) : (tensor<1xf32>) -> () loc(#loc)\n"                  /* 7 */
+	    "  }) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc3)\n"                       /* 8 */
+	    "  %4 = \"tpu.Add\"(%1, %1) : (tensor<1xf32>) -> tensor<1xf32> loc(#loc9)\n" /* 9 */
+	    "#loc1 = loc(\"w\")\n"
+	    "#loc2 = loc(\"load_0\")\n"
+	    "#loc3 = loc(fused[#loc1, #loc2])\n"
+	    "#loc9 = loc(\"quote\\\"d\")\n";
 	char crlf[4096], blanks[4096];
 	size_t k = 0, b = 0;
 	for (const char *c = base; *c; c++) {
@@ -917,8 +928,9 @@ static void test_mlir_parse(void **state)
 		sg_mlir_free(&m);
 	}
 	/* Broken lines: an unterminated loc( and an alias cycle (ends, no name). */
-	static const char broken[] = "%0 = \"tpu.A\"() loc(\"open\n%1 = \"tpu.B\"() loc(#loc4)\n"
-	                             "#loc4 = loc(#loc5)\n#loc5 = loc(fused[#loc4])\n#loc6 = loc(\n";
+	static const char broken[] =
+	    "%0 = \"tpu.A\"() loc(\"open\n%1 = \"tpu.B\"() loc(#loc4)\n"
+	    "#loc4 = loc(#loc5)\n#loc5 = loc(fused[#loc4])\n#loc6 = loc(\n";
 	struct sg_mlir m;
 	assert_int_equal(sg_mlir_parse(broken, sizeof broken - 1, &m), TP_OK);
 	assert_int_equal(m.bad_lines, 2);
@@ -934,21 +946,26 @@ static void test_json_variants(void **state)
 {
 	(void)state;
 	static const char js[] =
-		"[\r\n {\"new_key\": {\"x\": [1]}, \"tiu_dma_id(after)\": [2, 1], \"opcode\": \"tpu.Conv2D\","
-		" \"tiu_dma_id(before)\": [0, 0], \"file-line\": 7, \"core_id\": 0, \"is_local\": false,"
-		" \"operands\": [{\"name\": \"in\", \"memory_type\": \"<1x8x4x4xbf16>\", \"address\": 4096,"
-		" \"type\": \"tensor<1x8x4x4xbf16, 4096 : i64>\", \"slice\": \"[0:1, 0:8, 0:1, 0:4, 0:4]\"},"
-		" {}], \"results\": [{\"name\": \"out\", \"shape\": [1, 8, 4, 4], \"memory_type\": "
-		"\"<1x8x2x4xsi8>\", \"address\": 64, \"slice\": \"[0:1, 0:8, 0:1, 0:2, 0:4]\", \"type\": "
-		"\"tensor<1x8x4x4xsi8>\"}]} ,\r\n"
-		" {\"file-line\": 9, \"tiu_dma_id(before)\": [2], \"tiu_dma_id(after)\": [3, 1]},\r\n"
-		" 17,\r\n"
-		" {\"file-line\": 1e300, \"core_id\": -5e300, \"opcode\": \"tpu.Add\", "
-		"\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
-		" \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
-		" \"operands\": [{\"name\": \"out\"}]},\r\n"
-		" {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
-		"\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
+	    "[\r\n {\"new_key\": {\"x\": [1]}, \"tiu_dma_id(after)\": [2, 1], \"opcode\": "
+	    "\"tpu.Conv2D\","
+	    " \"tiu_dma_id(before)\": [0, 0], \"file-line\": 7, \"core_id\": 0, \"is_local\": "
+	    "false,"
+	    " \"operands\": [{\"name\": \"in\", \"memory_type\": \"<1x8x4x4xbf16>\", \"address\": "
+	    "4096,"
+	    " \"type\": \"tensor<1x8x4x4xbf16, 4096 : i64>\", \"slice\": \"[0:1, 0:8, 0:1, 0:4, "
+	    "0:4]\"},"
+	    " {}], \"results\": [{\"name\": \"out\", \"shape\": [1, 8, 4, 4], \"memory_type\": "
+	    "\"<1x8x2x4xsi8>\", \"address\": 64, \"slice\": \"[0:1, 0:8, 0:1, 0:2, 0:4]\", "
+	    "\"type\": "
+	    "\"tensor<1x8x4x4xsi8>\"}]} ,\r\n"
+	    " {\"file-line\": 9, \"tiu_dma_id(before)\": [2], \"tiu_dma_id(after)\": [3, 1]},\r\n"
+	    " 17,\r\n"
+	    " {\"file-line\": 1e300, \"core_id\": -5e300, \"opcode\": \"tpu.Add\", "
+	    "\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
+	    " \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
+	    " \"operands\": [{\"name\": \"out\"}]},\r\n"
+	    " {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
+	    "\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
 	struct tp_profile *p = tp_profile_new();
 	int dev = tp_profile_add_device(p, "t", 0, 1);
 	int tt = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
@@ -995,17 +1012,18 @@ static void test_json_variants(void **state)
 	assert_int_equal(out->hslice, 2);
 	assert_int_equal(out->id, 7);
 	const struct tp_layer *a = layer_at(p, 1);
-	assert_int_equal(a->id, -1);           /* 1e300 is no line */
-	assert_int_equal(a->gdma_first, 0);    /* dma 1 -> 1: no DMA command */
+	assert_int_equal(a->id, -1);        /* 1e300 is no line */
+	assert_int_equal(a->gdma_first, 0); /* dma 1 -> 1: no DMA command */
 	assert_int_equal(a->tiu_first, 3);
 	/* core_id -5e300 is no number: treated as absent, i.e. core 0 */
 	assert_int_equal(by_cmd(&p->tracks[tt], 3)->layer, 1);
 	assert_int_equal(p->tensors[a->first_tensor].id, 7); /* operand "out" made by line 7 */
 	int noted = 0;
 	for (size_t i = 0; i < p->num_notes; i++)
-		noted |= strstr(tp_str(p, p->notes[i].text),
-		                "t.json: 3 entries without a tiu_dma_id(before)/(after) pair skipped "
-		                "(first: entry 2)") != NULL;
+		noted |=
+		    strstr(tp_str(p, p->notes[i].text),
+		           "t.json: 3 entries without a tiu_dma_id(before)/(after) pair skipped "
+		           "(first: entry 2)") != NULL;
 	assert_true(noted);
 	sg_layers_free(&L);
 	tp_profile_free(p);
@@ -1048,8 +1066,8 @@ static void test_a2_small(void **state)
 	const struct tp_slice *s = by_cmd(t0, 1);
 	assert_int_equal(tp_slice_start_cycle(t0, s), 1200);
 	assert_int_equal(s->cycles, 899);
-	assert_int_equal(s->start_ns, 1333); /* int(1200 / 0.9) */
-	assert_int_equal(tp_slice_end(t0, s), 2331);   /* int(2098 / 0.9) */
+	assert_int_equal(s->start_ns, 1333);         /* int(1200 / 0.9) */
+	assert_int_equal(tp_slice_end(t0, s), 2331); /* int(2098 / 0.9) */
 	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
 	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
 	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
@@ -1120,8 +1138,8 @@ static void test_a2_small(void **state)
 	tp_profile_free(p);
 
 	/* Clock overrides replace the arch constants; detail off means no args. */
-	struct tp_bmprofile_opts o = {.tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000,
-	                              .detail = TP_BMPROFILE_DETAIL_OFF};
+	struct tp_bmprofile_opts o = {
+	    .tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000, .detail = TP_BMPROFILE_DETAIL_OFF};
 	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
 	assert_true(p->tiu_freq_mhz == 1000);
 	assert_true(track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
@@ -1160,7 +1178,7 @@ static void test_x_small(void **state)
 	s = by_cmd(g0, 1);
 	assert_int_equal(tp_slice_start_cycle(g0, s), 1000);
 	assert_int_equal(s->cycles, 300);
-	assert_int_equal(tp_slice_bytes(g0, s), 123); /* d0_wr + d1_wr + gif_wr */
+	assert_int_equal(tp_slice_bytes(g0, s), 123);              /* d0_wr + d1_wr + gif_wr */
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
 	assert_int_equal(s->layer, 0);
 	assert_string_equal(tp_str(p, tp_slice_name(g0, by_cmd(g0, 2))), "dma.sys.chain_end");
@@ -1181,7 +1199,9 @@ static void test_x_small(void **state)
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
 	assert_int_equal(track(p, 0, TP_TRACK_GDMA)->count, 0);
 	assert_int_equal(p->stats.blocks_skipped, 1);
-	assert_int_equal(tp_slice_start_cycle(track(p, 0, TP_TRACK_TIU), by_cmd(track(p, 0, TP_TRACK_TIU), 1)), 1000);
+	assert_int_equal(
+	    tp_slice_start_cycle(track(p, 0, TP_TRACK_TIU), by_cmd(track(p, 0, TP_TRACK_TIU), 1)),
+	    1000);
 	tp_profile_free(p);
 }
 
@@ -1193,12 +1213,12 @@ static void test_a2_layers_json(void **state)
 	char path[8448];
 	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
 	static const char js[] =
-		"[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
-		"\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
-		"\"operands\": [], \"results\": [{\"name\": \"in_ld\"}]},\n"
-		" {\"file-line\": 12, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
-		"\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
-		"\"operands\": [], \"results\": []}]";
+	    "[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
+	    "\"operands\": [], \"results\": [{\"name\": \"in_ld\"}]},\n"
+	    " {\"file-line\": 12, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
+	    "\"operands\": [], \"results\": []}]";
 	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
@@ -1206,7 +1226,8 @@ static void test_a2_layers_json(void **state)
 	if (rc)
 		fail_msg("read failed: %s", d.msg);
 	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
-	assert_int_equal(p->num_tensors, 1); /* the Load's result (operands and results become tensors) */
+	assert_int_equal(p->num_tensors,
+	                 1); /* the Load's result (operands and results become tensors) */
 	assert_int_equal(p->tensors[0].layer, 0);
 	assert_int_equal(p->tensors[0].is_in, 0);
 	assert_int_equal(p->tensors[0].id, 10);
@@ -1234,13 +1255,15 @@ static void test_a2_layers_json(void **state)
 	size_t global_layers = p->num_layers;
 	assert_true(global_layers > 0);
 	tp_profile_free(p);
-	static const char *const bad_json[] = {"{\"x\": 1}", "[1,2", "{\"garbage\":", "\n\n[{\"a\"::}]"};
+	static const char *const bad_json[] = {"{\"x\": 1}", "[1,2",
+	                                       "{\"garbage\":", "\n\n[{\"a\"::}]"};
 	static const char *const bad_note[] = {":1: not a JSON array of layer entries",
 	                                       ":1: not valid JSON", ":1: not valid JSON",
 	                                       ":3: not valid JSON (near \":}]\")"};
 	for (size_t k = 0; k < 5; k++) {
 		if (k < 4) {
-			assert_int_equal(tp_test_write_file(path, bad_json[k], strlen(bad_json[k])), 0);
+			assert_int_equal(tp_test_write_file(path, bad_json[k], strlen(bad_json[k])),
+			                 0);
 		} else { /* 100 000 nested '[' (cJSON's nesting limit, not the stack) */
 			size_t n = 100000;
 			char *deep = malloc(n);
@@ -1254,7 +1277,8 @@ static void test_a2_layers_json(void **state)
 		if (rc)
 			fail_msg("variant %zu: %s", k, d.msg);
 		assert_int_equal(p->num_layers, global_layers);
-		snprintf(note, sizeof note, "%s%s", path, k < 4 ? bad_note[k] : ":1: not valid JSON");
+		snprintf(note, sizeof note, "%s%s", path,
+		         k < 4 ? bad_note[k] : ":1: not valid JSON");
 		int found = 0;
 		for (size_t i = 0; i < p->num_notes; i++)
 			found |= strncmp(tp_str(p, p->notes[i].text), note, strlen(note)) == 0;
@@ -1269,8 +1293,10 @@ static void test_a2_layers_json(void **state)
 	assert_int_equal(tp_test_write_file(path, ns_bad, sizeof ns_bad - 1), 0);
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
 	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "5");
-	snprintf(note, sizeof note, "%s:2: malformed item \"Conv|CONV|s:q|b:1|g:1|e:1|t:1\"; 2 line(s) "
-	         "of this side file skipped", path);
+	snprintf(note, sizeof note,
+	         "%s:2: malformed item \"Conv|CONV|s:q|b:1|g:1|e:1|t:1\"; 2 line(s) "
+	         "of this side file skipped",
+	         path);
 	int seen = 0;
 	for (size_t i = 0; i < p->num_notes; i++)
 		seen |= !strcmp(tp_str(p, p->notes[i].text), note);
@@ -1434,13 +1460,13 @@ static void test_a2_small_oom(void **state)
 	const char *dir = make_fixture("a2_small", "a2_oom_side");
 	char path[8448];
 	static const char js[] =
-		"[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
-		"\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
-		"\"operands\": [{\"name\": \"x\", \"memory_type\": \"<1x2xf32>\", \"shape\": [1, 2]}], "
-		"\"results\": [{\"name\": \"ld\", \"memory_type\": \"<1x2xf32>\"}]},\n"
-		" {\"file-line\": 3, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
-		"\"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
-		"\"operands\": [{\"name\": \"ld\"}], \"results\": [{\"name\": \"c\"}]}]";
+	    "[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
+	    "\"operands\": [{\"name\": \"x\", \"memory_type\": \"<1x2xf32>\", \"shape\": [1, 2]}], "
+	    "\"results\": [{\"name\": \"ld\", \"memory_type\": \"<1x2xf32>\"}]},\n"
+	    " {\"file-line\": 3, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
+	    "\"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
+	    "\"operands\": [{\"name\": \"ld\"}], \"results\": [{\"name\": \"c\"}]}]";
 	static const char mlir[] = "module @m attributes {module.FLOPs = 9 : i64} {\n"
 	                           "  %0 = \"tpu.Load\"(%a) : () -> () loc(#loc1)\n"
 	                           "  %1 = \"tpu.Conv2D\"(%0) : () -> () loc(#loc2)\n"
@@ -1488,8 +1514,8 @@ static void test_bad_inputs(void **state)
 	dir = make_fixture("a2_small", "bad_trunc");
 	snprintf(path, sizeof path, "%s/iter0.profile", dir);
 	assert_int_equal(truncate(path, 1519), 0);
-	snprintf(want, sizeof want, "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left",
-	         dir);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left", dir);
 	expect_error(dir, TP_ETRUNC, want);
 
 	dir = make_fixture("a2_small", "bad_hdr");
@@ -1503,14 +1529,16 @@ static void test_bad_inputs(void **state)
 	snprintf(path, sizeof path, "%s/iter0.profile", dir);
 	put_u32(path, 0x585 + 4, 4096);
 	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left", dir);
+	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left",
+	         dir);
 	expect_error(dir, TP_ETRUNC, want);
 
 	dir = make_fixture("a2_small", "bad_count");
 	snprintf(path, sizeof path, "%s/iter0.profile", dir);
 	put_u32(path, 44 + 8 + 32, 5); /* COMMAND group_num 5, but only one group follows */
 	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow", dir);
+	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow",
+	         dir);
 	expect_error(dir, TP_EFORMAT, want);
 
 	dir = make_fixture("a2_small", "bad_garbled");
@@ -1531,9 +1559,10 @@ static void test_bad_inputs(void **state)
 	dir = make_fixture("a2_small", "bad_nocmd");
 	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
 	assert_int_equal(unlink(path), 0);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile: COMMAND block 0 names cmd_20000_0_1.dat, which is missing from %s",
-	         dir, dir);
+	snprintf(
+	    want, sizeof want,
+	    "%s/iter0.profile: COMMAND block 0 names cmd_20000_0_1.dat, which is missing from %s",
+	    dir, dir);
 	expect_error(dir, TP_ENOTFOUND, want);
 
 	dir = make_fixture("a2_small", "bad_arch");
@@ -1558,7 +1587,8 @@ static void test_bad_inputs(void **state)
 	snprintf(path, sizeof path, "%s/a2_small/global.profile", tmpdir);
 	make_fixture("a2_small", "a2_small");
 	assert_int_equal(tp_bmprofile_probe(path), 0);
-	snprintf(want, sizeof want, "%s: not a directory (expected a bmprofile_data directory)", path);
+	snprintf(want, sizeof want, "%s: not a directory (expected a bmprofile_data directory)",
+	         path);
 	expect_error(path, TP_EIO, want);
 
 	snprintf(path, sizeof path, "%s/does_not_exist", tmpdir);
@@ -1575,7 +1605,8 @@ static void test_real_bm1688(void **state)
 	(void)state;
 	const char *shared = getenv("TP_SHARED_DIR");
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/testdata/sophgo/bm1688_resnet50", shared ? shared : "../shared");
+	snprintf(dir, sizeof dir, "%s/testdata/sophgo/bm1688_resnet50",
+	         shared ? shared : "../shared");
 	struct stat st;
 	if (stat(dir, &st) != 0) {
 		printf("SKIPPED: real BM1688 dump not found at %s\n", dir);
@@ -1615,7 +1646,8 @@ static void test_real_bm1688(void **state)
 				hi = tp_slice_end(t, &t->slices[i]);
 		}
 		if (t->kind == TP_TRACK_GDMA && t->count) {
-			/* tracks are sorted by start; the last record in PMU order has the top cmd id */
+			/* tracks are sorted by start; the last record in PMU order has the top cmd
+			 * id */
 			const struct tp_slice *last = &t->slices[0];
 			for (size_t i = 0; i < t->count; i++)
 				if (t->slices[i].cmd_id > last->cmd_id)
@@ -1714,7 +1746,7 @@ static size_t ref_records(const char *path, const char *marker, struct ref_rec *
 	size_t n = 0, cap = 0;
 	*out = NULL;
 	size_t ml = strlen(marker);
-	for (char *b = strstr(txt, marker); b; ) {
+	for (char *b = strstr(txt, marker); b;) {
 		char *e = strstr(b + ml, marker);
 		char *end = e ? e : txt + len;
 		if (n == cap) {
@@ -1742,11 +1774,16 @@ static size_t ref_records(const char *path, const char *marker, struct ref_rec *
 static const char *dir_text(enum tp_dir d)
 {
 	switch (d) {
-	case TP_DIR_DDR_TO_LMEM: return "DDR->LMEM";
-	case TP_DIR_LMEM_TO_DDR: return "LMEM->DDR";
-	case TP_DIR_DDR_TO_DDR: return "DDR->DDR";
-	case TP_DIR_LMEM_TO_LMEM: return "LMEM->LMEM";
-	default: return "-";
+	case TP_DIR_DDR_TO_LMEM:
+		return "DDR->LMEM";
+	case TP_DIR_LMEM_TO_DDR:
+		return "LMEM->DDR";
+	case TP_DIR_DDR_TO_DDR:
+		return "DDR->DDR";
+	case TP_DIR_LMEM_TO_LMEM:
+		return "LMEM->LMEM";
+	default:
+		return "-";
 	}
 }
 
@@ -1774,7 +1811,8 @@ static void check_against_ref(const struct tp_profile *p, const struct tp_track 
 			         tp_str(p, tp_slice_name(t, s)), ref[i].name);
 		/* The reference prints LMEM->LMEM for sys commands (their addresses are zeroed);
 		 * tpuprof says they have no direction. */
-		if (dma && tp_slice_kind(t, s) == TP_CMD_NORMAL && strcmp(dir_text(tp_slice_dir(t, s)), ref[i].dir) != 0)
+		if (dma && tp_slice_kind(t, s) == TP_CMD_NORMAL &&
+		    strcmp(dir_text(tp_slice_dir(t, s)), ref[i].dir) != 0)
 			fail_msg("%s: Cmd Id %lld: direction %s, reference %s", path, ref[i].cmd_id,
 			         dir_text(tp_slice_dir(t, s)), ref[i].dir);
 		checked++;
@@ -1814,7 +1852,8 @@ static void test_real_cv184x(void **state)
 		const struct tp_slice *s = &g0->slices[i];
 		if (tp_slice_kind(g0, s) != TP_CMD_SYS_WAIT)
 			gdma += s->cycles;
-		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
+		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL &&
+		    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
 			ddr += tp_slice_bytes(g0, s);
 			ddr_cyc += s->cycles;
 		}
@@ -1846,12 +1885,14 @@ static int js_rows(const char *path, struct js_row **out)
 	assert_non_null(txt);
 	int n = 0, cap = 0;
 	*out = NULL;
-	for (char *l = txt; l && *l; ) {
+	for (char *l = txt; l && *l;) {
 		char *nl = strchr(l, '\n');
 		if (nl)
 			*nl = 0;
 		char *row = strstr(l, "time_data0 = [[");
-		row = row ? row + 14 : (l[0] == '[' && l[1] >= '0' && l[1] <= '3' && l[2] == ',') ? l : NULL;
+		row = row                                                          ? row + 14
+		      : (l[0] == '[' && l[1] >= '0' && l[1] <= '3' && l[2] == ',') ? l
+		                                                                   : NULL;
 		if (row) {
 			if (n == cap) {
 				cap = cap ? cap * 2 : 512;
@@ -1914,23 +1955,25 @@ static void test_real_cv184x_layers(void **state)
 		if (r->cat <= 1) {
 			const struct tp_slice *s = by_cmd(tr[r->cat], (uint32_t)atoi(r->f[7]));
 			assert_non_null(s);
-			if (!strcmp(r->f[9], "-")) { /* the vendor's "no layer" (system.end, chain end) */
+			if (!strcmp(r->f[9],
+			            "-")) { /* the vendor's "no layer" (system.end, chain end) */
 				assert_int_equal(s->layer, -1);
 				cmds++;
 				continue;
 			}
 			if (s->layer < 0)
-				fail_msg("%s cmd %s: no layer, vendor %s", r->cat ? "GDMA" : "TIU", r->f[7],
-				         r->f[9]);
+				fail_msg("%s cmd %s: no layer, vendor %s", r->cat ? "GDMA" : "TIU",
+				         r->f[7], r->f[9]);
 			const struct tp_layer *ly = layer_at(p, (size_t)(s->layer));
 			if (ly->id != atoi(r->f[9]) || strcmp(tp_str(p, ly->type), r->f[10]) != 0)
-				fail_msg("%s cmd %s: layer %d %s, vendor %s %s", r->cat ? "GDMA" : "TIU",
-				         r->f[7], ly->id, tp_str(p, ly->type), r->f[9], r->f[10]);
+				fail_msg("%s cmd %s: layer %d %s, vendor %s %s",
+				         r->cat ? "GDMA" : "TIU", r->f[7], ly->id,
+				         tp_str(p, ly->type), r->f[9], r->f[10]);
 			cmds++;
 		} else if (r->cat == 2) {
-			/* The vendor merges a layer's commands into display rows (PerfAI_web js_prep.py
-			 * merge_layer_data); each row lies inside the span of our layers with that id
-			 * and type, and a global layer's row is exactly its span. */
+			/* The vendor merges a layer's commands into display rows (PerfAI_web
+			 * js_prep.py merge_layer_data); each row lies inside the span of our layers
+			 * with that id and type, and a global layer's row is exactly its span. */
 			int64_t lo = INT64_MAX, hi = INT64_MIN;
 			int global = 0, found = 0;
 			for (size_t L = 0; L < p->num_layers; L++) {
@@ -1945,11 +1988,11 @@ static void test_real_cv184x_layers(void **state)
 			}
 			assert_true(found);
 			if ((int64_t)r->begin < lo || (int64_t)r->end > hi)
-				fail_msg("layer row %s %s %.0f..%.0f outside %lld..%lld", r->f[9], r->f[10],
-				         r->begin, r->end, (long long)lo, (long long)hi);
+				fail_msg("layer row %s %s %.0f..%.0f outside %lld..%lld", r->f[9],
+				         r->f[10], r->begin, r->end, (long long)lo, (long long)hi);
 			if (global && ((int64_t)r->begin != lo || (int64_t)r->end != hi))
-				fail_msg("global layer %s: %.0f..%.0f, ours %lld..%lld", r->f[9], r->begin,
-				         r->end, (long long)lo, (long long)hi);
+				fail_msg("global layer %s: %.0f..%.0f, ours %lld..%lld", r->f[9],
+				         r->begin, r->end, (long long)lo, (long long)hi);
 			layer_rows++;
 		} else {
 			/* "Group<k>  L<line - 1>": the span of the group's member layers. */
@@ -1975,8 +2018,8 @@ static void test_real_cv184x_layers(void **state)
 				hi = ly->end_ns > hi ? ly->end_ns : hi;
 			}
 			if ((int64_t)r->begin != lo || (int64_t)r->end != hi)
-				fail_msg("group row %s: %.0f..%.0f, ours %lld..%lld", r->f[5], r->begin, r->end,
-				         (long long)lo, (long long)hi);
+				fail_msg("group row %s: %.0f..%.0f, ours %lld..%lld", r->f[5],
+				         r->begin, r->end, (long long)lo, (long long)hi);
 			sg_mlir_free(&m);
 			free(mt);
 			group_rows++;

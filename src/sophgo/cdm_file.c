@@ -55,7 +55,10 @@
 
 /* ---- global.profile -------------------------------------------------------------------- */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
 
 static int parse_int(const char *s, size_t n, long long *out)
 {
@@ -168,7 +171,8 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 		int known = 1;
 		if (kn == 4 && memcmp(l, "arch", 4) == 0) {
 			if (parse_int(v, vn, &val))
-				return tp_diag_line(d, TP_EFORMAT, path, line, "arch '%.*s' is not a number",
+				return tp_diag_line(d, TP_EFORMAT, path, line,
+				                    "arch '%.*s' is not a number",
 				                    (int)(vn > 40 ? 40 : vn), v);
 			g->have_arch = 1;
 			g->arch_raw = val;
@@ -190,8 +194,9 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 			continue;
 		}
 		if (parse_int(v, vn, &val))
-			return tp_diag_line(d, TP_EFORMAT, path, line, "%.*s: '%.*s' is not an integer",
-			                    (int)kn, l, (int)(vn > 40 ? 40 : vn), v);
+			return tp_diag_line(d, TP_EFORMAT, path, line,
+			                    "%.*s: '%.*s' is not an integer", (int)kn, l,
+			                    (int)(vn > 40 ? 40 : vn), v);
 		switch (known) {
 		case 1:
 			g->have_freq = 1;
@@ -199,7 +204,8 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 			break;
 		case 2:
 			if (val <= 0)
-				return tp_diag_line(d, TP_EFORMAT, path, line, "max_record_num %lld", val);
+				return tp_diag_line(d, TP_EFORMAT, path, line,
+				                    "max_record_num %lld", val);
 			g->have_max = 1;
 			g->max_record_num = (uint64_t)val;
 			break;
@@ -209,10 +215,11 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 			break;
 		default:
 			if (val < 0 || val == 1)
-				return tp_diag_line(d, TP_EFORMAT, path, line,
-				                    "%.*s=%lld: profile raw data is invalid (a recording "
-				                    "holds at least the 2 init records)",
-				                    (int)kn, l, val);
+				return tp_diag_line(
+				    d, TP_EFORMAT, path, line,
+				    "%.*s=%lld: profile raw data is invalid (a recording "
+				    "holds at least the 2 init records)",
+				    (int)kn, l, val);
 			if (known == 4 && c < CDM_MAX_CORES)
 				g->rec[c][e] = (uint64_t)val + 1;
 			else if (known == 5 && c < CDM_MAX_PORTS)
@@ -227,9 +234,10 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 	g->lines = line;
 	(void)rec_line[1];
 	if (g->have_max && rec_line[0] && rec_max >= g->max_record_num)
-		return tp_diag_line(d, TP_EFORMAT, path, rec_line[0],
-		                    "%llu records exceed max_record_num=%llu: the PMU buffer overflowed",
-		                    (unsigned long long)rec_max, (unsigned long long)g->max_record_num);
+		return tp_diag_line(
+		    d, TP_EFORMAT, path, rec_line[0],
+		    "%llu records exceed max_record_num=%llu: the PMU buffer overflowed",
+		    (unsigned long long)rec_max, (unsigned long long)g->max_record_num);
 	if (!g->have_arch)
 		return tp_diag_set(d, TP_EFORMAT, "%s: no arch= line", path);
 	return TP_OK;
@@ -261,7 +269,7 @@ void cdm_walk_free(struct cdm_walk *w)
 
 void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r)
 {
-	size_t rs = s->engine == CDM_TIU ? CDM_TIU_REC_SIZE
+	size_t rs = s->engine == CDM_TIU    ? CDM_TIU_REC_SIZE
 	            : s->engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
 	                                    : CDM_DMA_REC_SIZE;
 	const uint8_t *p = data + s->off + i * rs;
@@ -279,7 +287,8 @@ void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, str
 	r->thread = (uint8_t)(p[12] & 1u);
 	if (s->engine != CDM_TIU) {
 		r->stall = tp_le32(p + 16);
-		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap. */
+		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap.
+		 */
 		uint64_t b = (uint64_t)tp_le32(p + 20) + tp_le32(p + 40);
 		r->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
 		r->gxact = tp_le32(p + 48) + tp_le32(p + 52);
@@ -399,9 +408,10 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		uint32_t type = tp_cur_u32(&c), blen = tp_cur_u32(&c);
 		struct tp_cursor b;
 		if (blen > tp_cur_left(&c)) {
-			rc = tp_diag_at(d, TP_ETRUNC, path, at,
-			                "block type %u declares %u bytes, only %zu left in the file", type,
-			                blen, tp_cur_left(&c));
+			rc =
+			    tp_diag_at(d, TP_ETRUNC, path, at,
+			               "block type %u declares %u bytes, only %zu left in the file",
+			               type, blen, tp_cur_left(&c));
 			goto out;
 		}
 		tp_cur_sub(&c, blen, &b);
@@ -409,16 +419,30 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		int eng = -1;
 		size_t rs = 0;
 		switch (type) {
-		case CDM_BLK_MONITOR_BD: eng = CDM_TIU; rs = CDM_TIU_REC_SIZE; break;
-		case CDM_BLK_MONITOR_GDMA: eng = CDM_GDMA; rs = CDM_DMA_REC_SIZE; break;
-		case CDM_BLK_MONITOR_SDMA: eng = CDM_SDMA; rs = CDM_DMA_REC_SIZE; break;
-		case CDM_BLK_MONITOR_CDMA: eng = CDM_CDMA; rs = CDM_CDMA_REC_SIZE; break;
-		default: break;
+		case CDM_BLK_MONITOR_BD:
+			eng = CDM_TIU;
+			rs = CDM_TIU_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_GDMA:
+			eng = CDM_GDMA;
+			rs = CDM_DMA_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_SDMA:
+			eng = CDM_SDMA;
+			rs = CDM_DMA_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_CDMA:
+			eng = CDM_CDMA;
+			rs = CDM_CDMA_REC_SIZE;
+			break;
+		default:
+			break;
 		}
 		if (eng >= 0) {
 			size_t count = blen / rs;
 			w->partial_bytes += blen % rs;
-			/* The writer stops at the first all-zero record; anything after it is padding. */
+			/* The writer stops at the first all-zero record; anything after it is
+			 * padding. */
 			for (size_t i = 0; i < count; i++)
 				if (all_zero(b.base + i * rs, rs)) {
 					count = i;
@@ -426,15 +450,16 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 				}
 			if (count) {
 				if (w->npmu == w->cap_pmu) {
-					struct cdm_span *v = tp_grow(w->pmu, sizeof *v, w->npmu + 1, &w->cap_pmu);
+					struct cdm_span *v =
+					    tp_grow(w->pmu, sizeof *v, w->npmu + 1, &w->cap_pmu);
 					if (!v) {
 						rc = TP_ENOMEM;
 						goto out;
 					}
 					w->pmu = v;
 				}
-				w->pmu[w->npmu++] = (struct cdm_span){.engine = (uint8_t)eng,
-				                                      .off = b.origin, .count = count};
+				w->pmu[w->npmu++] = (struct cdm_span){
+				    .engine = (uint8_t)eng, .off = b.origin, .count = count};
 			}
 			continue;
 		}
@@ -460,7 +485,8 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		case CDM_BLK_DES_SDMA:
 		case CDM_BLK_DES_CDMA:
 			w->have_des = 1;
-			if ((rc = decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b.base, b.len, b.origin)))
+			if ((rc = decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b.base, b.len,
+			                     b.origin)))
 				goto out;
 			break;
 		case CDM_BLK_DES_KV:
@@ -479,18 +505,20 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		while (tp_cur_left(e) > 0) {
 			uint64_t at = tp_cur_offset(e);
 			if (tp_cur_left(e) < 12) {
-				rc = tp_diag_at(d, TP_ETRUNC, path, at,
-				                "truncated DYN_EXTRA entry header: %zu bytes left, need 12",
-				                tp_cur_left(e));
+				rc = tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "truncated DYN_EXTRA entry header: %zu bytes left, need 12",
+				    tp_cur_left(e));
 				goto out;
 			}
 			(void)tp_cur_u32(e);
 			(void)tp_cur_u32(e);
 			uint32_t n = tp_cur_u32(e);
 			if (n > tp_cur_left(e)) {
-				rc = tp_diag_at(d, TP_ETRUNC, path, at,
-				                "DYN_EXTRA entry of %u bytes, only %zu left in its block", n,
-				                tp_cur_left(e));
+				rc = tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "DYN_EXTRA entry of %u bytes, only %zu left in its block", n,
+				    tp_cur_left(e));
 				goto out;
 			}
 			if (nent == cap_ent) {
@@ -538,9 +566,13 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 				w->dyn_other++;
 				continue;
 			}
-			unsigned op = (w0 >> 11) & 31u, sub = (w0 >> 16) & 31u, extra_info = w0 >> 21;
-			struct cdm_cmd cmd = {.id = id, .engine = (uint8_t)e, .op = (uint8_t)op,
-			                      .sub = (uint8_t)sub, .known = 1};
+			unsigned op = (w0 >> 11) & 31u, sub = (w0 >> 16) & 31u,
+			         extra_info = w0 >> 21;
+			struct cdm_cmd cmd = {.id = id,
+			                      .engine = (uint8_t)e,
+			                      .op = (uint8_t)op,
+			                      .sub = (uint8_t)sub,
+			                      .known = 1};
 			cmd.kind = cdm_kind(e, op, sub);
 			if (e == CDM_TIU) {
 				if (cmd.kind == TP_CMD_NORMAL)
@@ -548,18 +580,20 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 			} else if (e == CDM_CDMA) {
 				cmd.port = (uint8_t)((extra_info >> 7) & (CDM_MAX_PORTS - 1));
 				if (cmd.kind == TP_CMD_NORMAL)
-					cmd.dir = TP_DIR_DDR_TO_DDR; /* mode 1 CDMA: forced DDR->DDR (analysis §2.3) */
+					cmd.dir = TP_DIR_DDR_TO_DDR; /* mode 1 CDMA: forced DDR->DDR
+					                                (analysis §2.3) */
 			} else if (cmd.kind == TP_CMD_NORMAL) {
-				static const uint8_t dirs[8] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR,
-				                                TP_DIR_DDR_TO_DDR, TP_DIR_LMEM_TO_LMEM};
+				static const uint8_t dirs[8] = {
+				    TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+				    TP_DIR_LMEM_TO_LMEM};
 				cmd.dtype = cdm_dtype(extra_info & 0xFu);
 				cmd.dir = dirs[(extra_info >> 4) & 7u];
 			}
 			/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
 			if (rec_index - 1 < nent) {
 				struct cdm_cmd full;
-				size_t used = cdm_desc_decode(e, ent[rec_index - 1].p, ent[rec_index - 1].n,
-				                              &full);
+				size_t used = cdm_desc_decode(e, ent[rec_index - 1].p,
+				                              ent[rec_index - 1].n, &full);
 				if (used) {
 					full.id = cmd.id;
 					full.port = cmd.port;

@@ -27,14 +27,14 @@
  * does not exist). sophgo-costmodel.md §1.2, BM1690 column; cdm §6.1. MM (eu 1) and MM2
  * (eu 4..7) share tsk_typ 2 and differ in their short length. */
 static const struct {
-	const char *type;  /* OP_NAME of the long form; the short form is "s" + type */
+	const char *type; /* OP_NAME of the long form; the short form is "s" + type */
 	uint16_t long_bits, short_bits;
 } tiu_class[16] = {
-	[0] = {"CONV", 1024, 512},   [1] = {"PorD", 1024, 512},   [2] = {"MM", 1024, 384},
-	[3] = {"AR", 1024, 512},     [4] = {"RQ&DQ", 1024, 256},  [5] = {"CW&BC", 1024, 256},
-	[6] = {"SG", 1024, 384},     [7] = {"LAR", 128, 128},     [8] = {"RAND", 1024, 0},
-	[9] = {"SFU", 1024, 256},    [10] = {"LIN", 1024, 288},   [12] = {"SYS_TR_ACC", 128, 128},
-	[13] = {"CMP", 1024, 384},   [14] = {"VC", 1024, 384},    [15] = {"SYS", 128, 128},
+    [0] = {"CONV", 1024, 512}, [1] = {"PorD", 1024, 512},  [2] = {"MM", 1024, 384},
+    [3] = {"AR", 1024, 512},   [4] = {"RQ&DQ", 1024, 256}, [5] = {"CW&BC", 1024, 256},
+    [6] = {"SG", 1024, 384},   [7] = {"LAR", 128, 128},    [8] = {"RAND", 1024, 0},
+    [9] = {"SFU", 1024, 256},  [10] = {"LIN", 1024, 288},  [12] = {"SYS_TR_ACC", 128, 128},
+    [13] = {"CMP", 1024, 384}, [14] = {"VC", 1024, 384},   [15] = {"SYS", 128, 128},
 };
 
 struct code_name {
@@ -44,79 +44,151 @@ struct code_name {
 
 /* (tsk_typ, tsk_eu_typ) -> Function Name (costmodel §1.4, with the BM1690 additions). */
 static const struct code_name tiu_names[] = {
-	{0, 0, "conv.normal"}, {0, 1, "conv.bw"}, {0, 2, "conv.tf32"}, {0, 4, "conv.bw.tf32"},
-	{1, 0, "pord.depthwise"}, {1, 1, "pord.avgpooling"}, {1, 3, "pord.minpooling"},
-	{1, 4, "pord.maxpooling"}, {1, 5, "pord.roi_depthwise"}, {1, 6, "pord.roi_avgpooling"},
-	{1, 7, "pord.roi_maxpooling"}, {1, 8, "pord.roi_minpooling"},
-	{2, 1, "mm.normal"}, {2, 4, "mm2.nn"}, {2, 5, "mm2.nt"}, {2, 6, "mm2.tt"}, {2, 7, "mm2.tf32"},
-	{3, 0, "arith.mul"}, {3, 1, "arith.not"}, {3, 2, "arith.add"}, {3, 3, "arith.sub"},
-	{3, 4, "arith.max"}, {3, 5, "arith.min"}, {3, 6, "arith.logic_shift"}, {3, 7, "arith.and"},
-	{3, 8, "arith.or"}, {3, 9, "arith.xor"}, {3, 10, "arith.select_great"},
-	{3, 11, "arith.select_equal"}, {3, 12, "arith.div"}, {3, 13, "arith.select_less"},
-	{3, 14, "arith.cast"}, {3, 15, "arith.add_satu"}, {3, 16, "arith.sub_satu"},
-	{3, 18, "arith.mac"}, {3, 19, "arith.copy"}, {3, 20, "arith.mul_satu"},
-	{3, 21, "arith.arith_shift"}, {3, 22, "arith.rotate_shift"}, {3, 23, "arith.mulDHR"},
-	{3, 26, "arith.abs"}, {3, 27, "arith.fsub_abs"}, {3, 28, "arith.copy_mb"},
-	{4, 0, "quant.rq0"}, {4, 1, "quant.rq1"}, {4, 3, "quant.dq0"}, {4, 4, "quant.dq1"},
-	{5, 0, "tsbc.cw_ts"}, {5, 1, "tsbc.wc_ts"}, {5, 2, "tsbc.l_copy"}, {5, 3, "tsbc.l_bc"},
-	{5, 4, "tsbc.s_bc"}, {5, 5, "tsbc.s_distribute"},
-	{6, 17, "sgl.pe_s_gather_line"}, {6, 18, "sgl.pe_s_scatter_line"},
-	{9, 12, "sfu.taylor_4x"}, {9, 13, "sfu.taylor"}, {9, 15, "sfu.normalize"}, {9, 17, "sfu.rsqrt"},
-	{10, 1, "lin.mac"}, {10, 20, "lin.square_sum"}, {10, 21, "lin.square_diff"},
-	{12, 0, "system_tr_wr.wr_imm"},
-	{13, 22, "cmp.gt_and_sel_gt"}, {13, 23, "cmp.sel_gt"}, {13, 24, "cmp.sel_eq"},
-	{13, 25, "cmp.lt_and_sel_lt"}, {13, 26, "cmp.sel_lt"}, {13, 27, "cmp.srch_bin"},
-	{14, 0, "vc.mul"}, {14, 2, "vc.add"}, {14, 3, "vc.sub"}, {14, 4, "vc.max"}, {14, 5, "vc.min"},
-	{14, 7, "vc.and"}, {14, 8, "vc.or"}, {14, 9, "vc.xor"}, {14, 10, "vc.select_gt"},
-	{14, 11, "vc.select_eq"}, {14, 12, "vc.div"}, {14, 13, "vc.select_lt"},
-	{14, 15, "vc.add_satu"}, {14, 16, "vc.sub_satu"}, {14, 20, "vc.mul_satu"},
-	{14, 23, "vc.mulDHR"},
-	{15, 1, "system.spb"}, {15, 2, "system.swr"}, {15, 3, "system.swr_from_lmm"},
-	{15, 4, "system.swr_collect_from_lmm"}, {15, 8, "system.send_msg"},
-	{15, 9, "system.wait_msg"}, {15, 30, "system.nop"}, {15, 31, "system.end"},
+    {0, 0, "conv.normal"},
+    {0, 1, "conv.bw"},
+    {0, 2, "conv.tf32"},
+    {0, 4, "conv.bw.tf32"},
+    {1, 0, "pord.depthwise"},
+    {1, 1, "pord.avgpooling"},
+    {1, 3, "pord.minpooling"},
+    {1, 4, "pord.maxpooling"},
+    {1, 5, "pord.roi_depthwise"},
+    {1, 6, "pord.roi_avgpooling"},
+    {1, 7, "pord.roi_maxpooling"},
+    {1, 8, "pord.roi_minpooling"},
+    {2, 1, "mm.normal"},
+    {2, 4, "mm2.nn"},
+    {2, 5, "mm2.nt"},
+    {2, 6, "mm2.tt"},
+    {2, 7, "mm2.tf32"},
+    {3, 0, "arith.mul"},
+    {3, 1, "arith.not"},
+    {3, 2, "arith.add"},
+    {3, 3, "arith.sub"},
+    {3, 4, "arith.max"},
+    {3, 5, "arith.min"},
+    {3, 6, "arith.logic_shift"},
+    {3, 7, "arith.and"},
+    {3, 8, "arith.or"},
+    {3, 9, "arith.xor"},
+    {3, 10, "arith.select_great"},
+    {3, 11, "arith.select_equal"},
+    {3, 12, "arith.div"},
+    {3, 13, "arith.select_less"},
+    {3, 14, "arith.cast"},
+    {3, 15, "arith.add_satu"},
+    {3, 16, "arith.sub_satu"},
+    {3, 18, "arith.mac"},
+    {3, 19, "arith.copy"},
+    {3, 20, "arith.mul_satu"},
+    {3, 21, "arith.arith_shift"},
+    {3, 22, "arith.rotate_shift"},
+    {3, 23, "arith.mulDHR"},
+    {3, 26, "arith.abs"},
+    {3, 27, "arith.fsub_abs"},
+    {3, 28, "arith.copy_mb"},
+    {4, 0, "quant.rq0"},
+    {4, 1, "quant.rq1"},
+    {4, 3, "quant.dq0"},
+    {4, 4, "quant.dq1"},
+    {5, 0, "tsbc.cw_ts"},
+    {5, 1, "tsbc.wc_ts"},
+    {5, 2, "tsbc.l_copy"},
+    {5, 3, "tsbc.l_bc"},
+    {5, 4, "tsbc.s_bc"},
+    {5, 5, "tsbc.s_distribute"},
+    {6, 17, "sgl.pe_s_gather_line"},
+    {6, 18, "sgl.pe_s_scatter_line"},
+    {9, 12, "sfu.taylor_4x"},
+    {9, 13, "sfu.taylor"},
+    {9, 15, "sfu.normalize"},
+    {9, 17, "sfu.rsqrt"},
+    {10, 1, "lin.mac"},
+    {10, 20, "lin.square_sum"},
+    {10, 21, "lin.square_diff"},
+    {12, 0, "system_tr_wr.wr_imm"},
+    {13, 22, "cmp.gt_and_sel_gt"},
+    {13, 23, "cmp.sel_gt"},
+    {13, 24, "cmp.sel_eq"},
+    {13, 25, "cmp.lt_and_sel_lt"},
+    {13, 26, "cmp.sel_lt"},
+    {13, 27, "cmp.srch_bin"},
+    {14, 0, "vc.mul"},
+    {14, 2, "vc.add"},
+    {14, 3, "vc.sub"},
+    {14, 4, "vc.max"},
+    {14, 5, "vc.min"},
+    {14, 7, "vc.and"},
+    {14, 8, "vc.or"},
+    {14, 9, "vc.xor"},
+    {14, 10, "vc.select_gt"},
+    {14, 11, "vc.select_eq"},
+    {14, 12, "vc.div"},
+    {14, 13, "vc.select_lt"},
+    {14, 15, "vc.add_satu"},
+    {14, 16, "vc.sub_satu"},
+    {14, 20, "vc.mul_satu"},
+    {14, 23, "vc.mulDHR"},
+    {15, 1, "system.spb"},
+    {15, 2, "system.swr"},
+    {15, 3, "system.swr_from_lmm"},
+    {15, 4, "system.swr_collect_from_lmm"},
+    {15, 8, "system.send_msg"},
+    {15, 9, "system.wait_msg"},
+    {15, 30, "system.nop"},
+    {15, 31, "system.end"},
 };
 
 /* Prefix of the fallback name "<prefix>.<eu>" for sub-ops the table does not list. */
-static const char *const tiu_prefix[16] = {"conv", "pord", "mm", "arith", "quant", "tsbc", "sg",
-                                           "lar", "rand", "sfu", "lin", "tiu11", "system_tr_wr",
-                                           "cmp", "vc", "system"};
+static const char *const tiu_prefix[16] = {
+    "conv", "pord", "mm",  "arith", "quant",        "tsbc", "sg", "lar",
+    "rand", "sfu",  "lin", "tiu11", "system_tr_wr", "cmp",  "vc", "system"};
 
 /* ---- GDMA / SDMA ----------------------------------------------------------------------- */
 
 /* cmd_type -> Function Type (sophgo-analysis.md §2.3; costmodel §1.4 BM1690 additions). */
 static const char *const dma_types[17] = {
-	"DMA_tensor", "DMA_matrix", "DMA_masked_select", "DMA_general", "DMA_cw_transpose",
-	"DMA_nonzero", "DMA_sys", "DMA_gather", "DMA_scatter", "DMA_reverse", "DMA_compress",
-	"DMA_decompress", "DMA_lossy_compress", "DMA_lossy_decompress", "DMA_randmask",
-	"DMA_randmask", "DMA_transfer"};
+    "DMA_tensor",         "DMA_matrix",           "DMA_masked_select", "DMA_general",
+    "DMA_cw_transpose",   "DMA_nonzero",          "DMA_sys",           "DMA_gather",
+    "DMA_scatter",        "DMA_reverse",          "DMA_compress",      "DMA_decompress",
+    "DMA_lossy_compress", "DMA_lossy_decompress", "DMA_randmask",      "DMA_randmask",
+    "DMA_transfer"};
 /* DMA sys special functions (cmd_type 6): 0 chain_end prints as the type name, as tpu-mlir's
  * tdmaRegInfo does. */
 static const char *const dma_sys_names[5] = {"DMA_sys", "nop", "sys_tr_wr", "sys_send", "sys_wait"};
 
 /* ---- CDMA ------------------------------------------------------------------------------ */
 
-static const char *const cdma_types[10] = {"cdma.send",    "cdma.read",  "cdma.write",
-                                           "cdma.general", "cdma.receive", "cdma.lossy_compress",
-                                           "cdma.lossy_decompress", "cdma.sys", "cdma.tcp_send",
+static const char *const cdma_types[10] = {"cdma.send",
+                                           "cdma.read",
+                                           "cdma.write",
+                                           "cdma.general",
+                                           "cdma.receive",
+                                           "cdma.lossy_compress",
+                                           "cdma.lossy_decompress",
+                                           "cdma.sys",
+                                           "cdma.tcp_send",
                                            "cdma.tcp_receive"};
-static const char *const cdma_sys_names[7] = {"cdma.sys.end",     "cdma.sys.nop",
-                                              "cdma.sys.sys_tr_wr", "cdma.sys.tx_send",
-                                              "cdma.sys.tx_wait", "cdma.sys.rx_send",
-                                              "cdma.sys.rx_wait"};
+static const char *const cdma_sys_names[7] = {
+    "cdma.sys.end",     "cdma.sys.nop",     "cdma.sys.sys_tr_wr", "cdma.sys.tx_send",
+    "cdma.sys.tx_wait", "cdma.sys.rx_send", "cdma.sys.rx_wait"};
 /* CDMA descriptor lengths in bits by cmd_type (cdm §6.1). */
 static const uint16_t cdma_bits[10] = {256, 512, 512, 256, 256, 256, 256, 128, 128, 128};
 
 /* Memory-space tag = address bits 40..44 (the top 5 of the 13-bit high part): below 30 DDR,
  * 30 L2M, 31 LMEM. */
 enum { MEM_DDR = 0, MEM_L2 = 1, MEM_LMEM = 2 };
-static int mem_of_tag(unsigned tag) { return tag < 30 ? MEM_DDR : tag == 30 ? MEM_L2 : MEM_LMEM; }
+static int mem_of_tag(unsigned tag)
+{
+	return tag < 30 ? MEM_DDR : tag == 30 ? MEM_L2 : MEM_LMEM;
+}
 
 static uint8_t dir_of(int src, int dst)
 {
 	static const uint8_t t[3][3] = {
-		[MEM_DDR] = {TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2, TP_DIR_DDR_TO_LMEM},
-		[MEM_L2] = {TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2, TP_DIR_L2_TO_LMEM},
-		[MEM_LMEM] = {TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2, TP_DIR_LMEM_TO_LMEM},
+	    [MEM_DDR] = {TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2, TP_DIR_DDR_TO_LMEM},
+	    [MEM_L2] = {TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2, TP_DIR_L2_TO_LMEM},
+	    [MEM_LMEM] = {TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2, TP_DIR_LMEM_TO_LMEM},
 	};
 	return t[src][dst];
 }
@@ -144,7 +216,7 @@ uint8_t cdm_kind(int engine, unsigned op, unsigned sub)
 	if (engine == CDM_CDMA) {
 		if (op != 7)
 			return TP_CMD_NORMAL;
-		return sub == 3 || sub == 5 ? TP_CMD_SYS_SEND
+		return sub == 3 || sub == 5   ? TP_CMD_SYS_SEND
 		       : sub == 4 || sub == 6 ? TP_CMD_SYS_WAIT
 		                              : TP_CMD_SYS;
 	}
@@ -240,8 +312,9 @@ void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name
 				t = "MM2";
 			if (c->op == 6 && c->sub >= 17)
 				t = "SGL";
-			/* The class of a short descriptor is "s" + the long name; LAR, RAND and the SYS
-			 * classes have one form (mode-1 records carry no short bit: long names). */
+			/* The class of a short descriptor is "s" + the long name; LAR, RAND and the
+			 * SYS classes have one form (mode-1 records carry no short bit: long
+			 * names). */
 			if (c->is_short && c->op != 7 && c->op != 8 && c->op != 12 && c->op != 15) {
 				snprintf(tb, half, "s%s", t);
 				t = tb;
@@ -260,7 +333,8 @@ void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name
 	if (c->engine == CDM_CDMA) {
 		if (c->op < sizeof cdma_types / sizeof *cdma_types) {
 			*type = cdma_types[c->op];
-			*name = c->op == 7 && c->sub < 7 ? cdma_sys_names[c->sub] : cdma_types[c->op];
+			*name =
+			    c->op == 7 && c->sub < 7 ? cdma_sys_names[c->sub] : cdma_types[c->op];
 		} else {
 			snprintf(buf, bufsz, "cdma.type_%u", c->op);
 			*type = *name = buf;
@@ -282,18 +356,26 @@ void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name
 		 * plain "tensor". */
 		switch (c->dir) {
 		case TP_DIR_DDR_TO_LMEM:
-		case TP_DIR_DDR_TO_DDR: *name = "tensorLd"; break;
-		case TP_DIR_LMEM_TO_DDR: *name = "tensorSt"; break;
-		case TP_DIR_LMEM_TO_LMEM: *name = "tensorMv"; break;
-		default: *name = "tensor"; break;
+		case TP_DIR_DDR_TO_DDR:
+			*name = "tensorLd";
+			break;
+		case TP_DIR_LMEM_TO_DDR:
+			*name = "tensorSt";
+			break;
+		case TP_DIR_LMEM_TO_LMEM:
+			*name = "tensorMv";
+			break;
+		default:
+			*name = "tensor";
+			break;
 		}
 	}
 }
 
 /* ---- table decoder ------------------------------------------------------------------------ */
 
-size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p,
-                           size_t left, struct cdm_cmd *c)
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                           struct cdm_cmd *c)
 {
 	memset(c, 0, sizeof *c);
 	c->engine = (uint8_t)engine;

@@ -48,25 +48,25 @@
 #define NAME_CACHE_BITS 18
 
 struct core_info {
-	int track[3];           /* TIU, GDMA, SDMA track or -1 */
+	int track[3]; /* TIU, GDMA, SDMA track or -1 */
 	int have_anchor;
-	int64_t anchor;         /* raw end of TIU PMU record #1 (§8.2 step 4) */
-	int64_t init_end[3];    /* raw end of each engine's record #1, for the vendor note */
+	int64_t anchor;      /* raw end of TIU PMU record #1 (§8.2 step 4) */
+	int64_t init_end[3]; /* raw end of each engine's record #1, for the vendor note */
 	int have_init[3];
 	uint64_t unmatched[3], unmatched_bytes[3];
 	/* The vendor's timeline of this core (vendor_timeline), raw cycles: */
-	int have_v;             /* 1 when the core has an anchor and records */
-	int64_t v_sh[3];        /* shift of each engine onto the TIU anchor */
-	int64_t v_span;         /* first start to the end of the last record listed */
-	int64_t v_latest;       /* first start to the latest end (the workbook's) */
-	int64_t hw_span;        /* the same core as recorded */
+	int have_v;       /* 1 when the core has an anchor and records */
+	int64_t v_sh[3];  /* shift of each engine onto the TIU anchor */
+	int64_t v_span;   /* first start to the end of the last record listed */
+	int64_t v_latest; /* first start to the latest end (the workbook's) */
+	int64_t hw_span;  /* the same core as recorded */
 	uint64_t dep_n, dep_bad_rec, dep_bad_shift; /* dep_check evidence */
 };
 
 struct port_info {
-	int track;              /* -1 none */
-	int owner;              /* core index */
-	struct cdm_cmds cmds;   /* CDMA commands of this port from the owner's DYN_DATA */
+	int track;            /* -1 none */
+	int owner;            /* core index */
+	struct cdm_cmds cmds; /* CDMA commands of this port from the owner's DYN_DATA */
 	uint64_t unmatched;
 };
 
@@ -78,9 +78,9 @@ struct rd {
 	double tiu_mhz, dma_mhz;
 	int device;
 	struct cdm_global g;
-	char **cores;           /* cdmlib file names in core order (owned) */
+	char **cores; /* cdmlib file names in core order (owned) */
 	size_t ncores;
-	char **cdma;            /* cdma file names (owned) */
+	char **cdma; /* cdma file names (owned) */
 	unsigned *cdma_port;
 	size_t ncdma;
 	struct core_info *ci;
@@ -99,9 +99,9 @@ struct rd {
 	int pmu_eng;
 	size_t pmu_k, pmu_base;
 	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
-	unsigned jobs;          /* threads for the core files (read_cores); 1 = the caller only */
-	struct core_read *job;  /* the core being read: notes and statistics go there (rnote,
-	                         * RSTATS) until read_cores applies them in core order */
+	unsigned jobs;         /* threads for the core files (read_cores); 1 = the caller only */
+	struct core_read *job; /* the core being read: notes and statistics go there (rnote,
+	                        * RSTATS) until read_cores applies them in core order */
 };
 
 /* One core file in read_cores: its file and walk, the core's own settings, and what reading
@@ -115,24 +115,27 @@ struct core_read {
 	struct cdm_walk w;
 	int loaded, walked;
 	size_t have[CDM_NENG]; /* PMU records per engine */
-	int cmode;    /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
-	int mode;     /* r->mode once this core is read (the highest source so far) */
-	int detail;   /* argument sets for this core's commands (then read on the calling thread) */
-	int keyed;    /* no detail: names are left as name-cache keys in the labels, each key's
-	               * first command kept in first[] (set_names), and core_names interns them */
+	int cmode;  /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
+	int mode;   /* r->mode once this core is read (the highest source so far) */
+	int detail; /* argument sets for this core's commands (then read on the calling thread) */
+	int keyed;  /* no detail: names are left as name-cache keys in the labels, each key's
+	             * first command kept in first[] (set_names), and core_names interns them */
 	int rc;
 	struct tp_diag d;
-	struct sg_aside aside;    /* its notes and statistics (oom: also first[] could not grow) */
+	struct sg_aside aside; /* its notes and statistics (oom: also first[] could not grow) */
 	uint64_t id_wraps, ts_wraps, reordered;
-	uint8_t *seen;            /* keyed: bitmap of the name-cache keys met (owned) */
-	struct cdm_cmd *first;    /* keyed: each key's first command, in order of first use (owned) */
+	uint8_t *seen;         /* keyed: bitmap of the name-cache keys met (owned) */
+	struct cdm_cmd *first; /* keyed: each key's first command, in order of first use (owned) */
 	size_t nfirst, cap_first;
 };
 
 /* The statistics a reader adds to: the core's while it is read, else the profile's. */
 #define RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
 
-static int nomem(struct rd *r) { return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir); }
+static int nomem(struct rd *r)
+{
+	return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir);
+}
 
 /* tp_profile_note, or kept in the core being read. */
 __attribute__((format(printf, 2, 3))) static void rnote(struct rd *r, const char *fmt, ...)
@@ -155,7 +158,8 @@ static int cmp_int_tuple(const char *a, const char *b)
 			b++;
 		if (!*a || !*b)
 			return *a ? 1 : *b ? -1 : 0;
-		unsigned long long x = strtoull(a, (char **)&a, 10), y = strtoull(b, (char **)&b, 10);
+		unsigned long long x = strtoull(a, (char **)&a, 10),
+		                   y = strtoull(b, (char **)&b, 10);
 		if (x != y)
 			return x < y ? -1 : 1;
 	}
@@ -245,8 +249,9 @@ static int scan(struct rd *r)
 	if (!r->ncores)
 		return tp_diag_set(r->d, TP_ENOTFOUND, "%s: no cdmlib*.profile file", r->dir);
 	if (r->ncores > CDM_MAX_CORES)
-		return tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: %zu cdmlib*.profile files; at most %d "
-		                                          "cores are supported",
+		return tp_diag_set(r->d, TP_EUNSUPPORTED,
+		                   "%s: %zu cdmlib*.profile files; at most %d "
+		                   "cores are supported",
 		                   r->dir, r->ncores, CDM_MAX_CORES);
 	qsort(r->cores, r->ncores, sizeof *r->cores, qcmp_names);
 	if (r->ncdma)
@@ -256,8 +261,9 @@ static int scan(struct rd *r)
 	for (size_t i = 0; i < r->ncdma; i++) {
 		long pt = last_int(r->cdma[i]);
 		if (pt < 0 || pt >= CDM_MAX_PORTS)
-			return tp_diag_set(r->d, TP_EFORMAT, "%s/%s: CDMA port %ld out of range 0..%d",
-			                   r->dir, r->cdma[i], pt, CDM_MAX_PORTS - 1);
+			return tp_diag_set(r->d, TP_EFORMAT,
+			                   "%s/%s: CDMA port %ld out of range 0..%d", r->dir,
+			                   r->cdma[i], pt, CDM_MAX_PORTS - 1);
 		r->cdma_port[i] = (unsigned)pt;
 	}
 	return TP_OK;
@@ -306,7 +312,8 @@ static void set_names(struct rd *r, struct tp_label *s, const struct cdm_cmd *c)
 	if (j && j->keyed) {
 		/* Names later (core_names): the key stands in the label meanwhile. */
 		if (!(j->seen[key >> 3] & (1u << (key & 7)))) {
-			struct cdm_cmd *v = tp_grow(j->first, sizeof *v, j->nfirst + 1, &j->cap_first);
+			struct cdm_cmd *v =
+			    tp_grow(j->first, sizeof *v, j->nfirst + 1, &j->cap_first);
 			if (!v) {
 				j->aside.oom = 1; /* read_cores reports it */
 				return;
@@ -424,7 +431,8 @@ static int sections_of(const uint32_t *ids, size_t n, size_t stride, struct sect
 	struct section *v = NULL;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t id = *(const uint32_t *)((const uint8_t *)ids + i * stride);
-		uint32_t prev = i ? *(const uint32_t *)((const uint8_t *)ids + (i - 1) * stride) : 0;
+		uint32_t prev =
+		    i ? *(const uint32_t *)((const uint8_t *)ids + (i - 1) * stride) : 0;
 		if (i == 0 || id <= prev) {
 			if (ns == cap) {
 				struct section *nv = tp_grow(v, sizeof *nv, ns + 1, &cap);
@@ -437,7 +445,8 @@ static int sections_of(const uint32_t *ids, size_t n, size_t stride, struct sect
 			v[ns++] = (struct section){.first = i, .count = 0};
 		}
 		v[ns - 1].count++;
-		uint32_t first = *(const uint32_t *)((const uint8_t *)ids + v[ns - 1].first * stride);
+		uint32_t first =
+		    *(const uint32_t *)((const uint8_t *)ids + v[ns - 1].first * stride);
 		v[ns - 1].len = (uint64_t)id - first + 1;
 	}
 	*out = v;
@@ -449,8 +458,8 @@ static int sections_of(const uint32_t *ids, size_t n, size_t stride, struct sect
  * (match 0 when equal, insertion/deletion 1, substitution 2) and writes pair[i] = command
  * section of PMU section i or -1. Falls back to pairing in order when the table would be
  * larger than 16 M cells. */
-static int align_sections(const struct section *ps, size_t np, const struct section *cs,
-                          size_t nc, long *pair)
+static int align_sections(const struct section *ps, size_t np, const struct section *cs, size_t nc,
+                          long *pair)
 {
 	for (size_t i = 0; i < np; i++)
 		pair[i] = -1;
@@ -469,7 +478,8 @@ static int align_sections(const struct section *ps, size_t np, const struct sect
 		dp[j] = (uint32_t)j;
 	for (size_t i = 1; i <= np; i++)
 		for (size_t j = 1; j <= nc; j++) {
-			uint32_t sub = dp[(i - 1) * w + j - 1] + (ps[i - 1].len == cs[j - 1].len ? 0 : 2);
+			uint32_t sub =
+			    dp[(i - 1) * w + j - 1] + (ps[i - 1].len == cs[j - 1].len ? 0 : 2);
 			uint32_t del = dp[(i - 1) * w + j] + 1, ins = dp[i * w + j - 1] + 1;
 			uint32_t m = sub < del ? sub : del;
 			dp[i * w + j] = m < ins ? m : ins;
@@ -525,12 +535,13 @@ static double round4(double x)
  * PMU record `m` (NULL = none), the byte / bandwidth / transaction counters with no clock
  * factor, the bandwidth under DDR or L2M by the direction. */
 static void add_detail(struct rd *r, const struct tp_track *t, const struct tp_slice *s,
-                       const struct cdm_cmd *c,
-                       const struct sg_desc *d, const struct tp_cost *k, const struct cdm_pmu *m)
+                       const struct cdm_cmd *c, const struct sg_desc *d, const struct tp_cost *k,
+                       const struct cdm_pmu *m)
 {
 	struct tp_profile *p = r->p;
-	int eng = c->engine == CDM_TIU ? SG_ENG_TIU : c->engine == CDM_CDMA ? SG_ENG_CDMA
-	                                                                   : SG_ENG_DMA;
+	int eng = c->engine == CDM_TIU    ? SG_ENG_TIU
+	          : c->engine == CDM_CDMA ? SG_ENG_CDMA
+	                                  : SG_ENG_DMA;
 	const struct sg_dclass *dc = d->cls;
 	const uint32_t *keys = class_keys(r, eng, dc);
 	if (!keys) {
@@ -539,8 +550,10 @@ static void add_detail(struct rd *r, const struct tp_track *t, const struct tp_s
 	}
 	for (uint16_t i = 0; i < dc->rc->nfields; i++)
 		if (keys[i])
-			tp_args_add(p, &(struct tp_arg){.key = keys[i], .type = TP_ARG_UINT,
-			                              .v.u = sg_field(d, c->raw, dc->dict_src[i])});
+			tp_args_add(p,
+			            &(struct tp_arg){.key = keys[i],
+			                             .type = TP_ARG_UINT,
+			                             .v.u = sg_field(d, c->raw, dc->dict_src[i])});
 	char buf[40];
 	if (eng == SG_ENG_TIU) {
 		const char *b = sg_has(d, SG_F_OPT_RES0_PREC)
@@ -657,9 +670,10 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	tp_slice_set_label(r->p, &r->p->tracks[t], s, &lb);
 	if ((!c || !c->cls) && r->dec && r->mode == 3 && r->p->tracks[t].kind == TP_TRACK_TIU) {
 		/* A TIU record without a descriptor in a dump that has them (the profiler's and the
-		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with no
-		 * cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook totals
-		 * include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the commands'). */
+		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with
+		 * no cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook
+		 * totals include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the
+		 * commands'). */
 		tp_track_set_cost(r->p, t, index,
 		                  &(struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1});
 		s = &r->p->tracks[t].slices[index];
@@ -669,12 +683,17 @@ static void apply_cmd(struct rd *r, int t, size_t index, const struct cdm_cmd *c
 	s->dep_id = c->dep;
 	if (!c->cls || !r->dec)
 		return;
-	int eng = c->engine == CDM_TIU ? SG_ENG_TIU : c->engine == CDM_CDMA ? SG_ENG_CDMA
-	                                                                   : SG_ENG_DMA;
-	struct sg_desc d = {.cls = c->cls, .is_short = c->is_short, .op = c->op, .sub = c->sub,
+	int eng = c->engine == CDM_TIU    ? SG_ENG_TIU
+	          : c->engine == CDM_CDMA ? SG_ENG_CDMA
+	                                  : SG_ENG_DMA;
+	struct sg_desc d = {.cls = c->cls,
+	                    .is_short = c->is_short,
+	                    .op = c->op,
+	                    .sub = c->sub,
 	                    .bytes = c->cls->bytes};
-	d.sub_name = eng == SG_ENG_TIU ? r->dec->tiu_sub[c->op & 15][c->sub & 31]
-	                               : r->dec->dma_sub[eng == SG_ENG_CDMA][c->op & 31][c->sub & 7];
+	d.sub_name = eng == SG_ENG_TIU
+	                 ? r->dec->tiu_sub[c->op & 15][c->sub & 31]
+	                 : r->dec->dma_sub[eng == SG_ENG_CDMA][c->op & 31][c->sub & 7];
 	struct tp_cost k = {0};
 	if (eng == SG_ENG_TIU) {
 		sg_tiu_cost(r->chip, &d, c->raw, &k);
@@ -765,10 +784,9 @@ size_t cdm_omit_sys(struct tp_track *t)
 /* ---- files ----------------------------------------------------------------------------- */
 
 static const enum tp_track_kind kind_of[CDM_NENG] = {TP_TRACK_TIU, TP_TRACK_GDMA, TP_TRACK_SDMA,
-                                                      TP_TRACK_CDMA};
+                                                     TP_TRACK_CDMA};
 
-static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm_walk *w,
-                      int eng)
+static int fill_track(struct rd *r, int t, const uint8_t *data, const struct cdm_walk *w, int eng)
 {
 	size_t total = 0;
 	for (size_t k = 0; k < w->npmu; k++)
@@ -847,18 +865,20 @@ static int core_setup(struct rd *r, struct core_read *cr)
 		have[w->pmu[k].engine] += w->pmu[k].count;
 	/* Argument sets: always with DETAIL_ON, never with OFF, and by default while the core
 	 * file holds at most TP_BMPROFILE_DETAIL_AUTO_LIMIT records. */
-	cr->detail = r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
-	             (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
-	              have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <=
-	                  TP_BMPROFILE_DETAIL_AUTO_LIMIT);
+	cr->detail =
+	    r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
+	    (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
+	     have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <= TP_BMPROFILE_DETAIL_AUTO_LIMIT);
 	if (!cr->detail) {
 		cr->keyed = 1;
 		if (!(cr->seen = tp_calloc((1u << NAME_CACHE_BITS) / 8, 1)))
 			return nomem(r);
 	}
 	if (have[CDM_CDMA])
-		rnote(r, "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU records come "
-		         "from cdma*_N.profile)", r->cores[core]);
+		rnote(r,
+		      "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU records come "
+		      "from cdma*_N.profile)",
+		      r->cores[core]);
 	/* 3 = the bmodel's descriptor streams (also without the "bmodel" line), 2 = DYN_EXTRA,
 	 * 1 = DYN_DATA, 0 = PMU only. */
 	cr->cmode = w->have_des && r->g.bmodel ? 3
@@ -870,8 +890,10 @@ static int core_setup(struct rd *r, struct core_read *cr)
 		r->mode = cr->cmode;
 	cr->mode = r->mode;
 	if (w->dyn_v2)
-		rnote(r, "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile 0.3.x); command "
-		         "names were not read, the PMU timing was", r->cores[core]);
+		rnote(r,
+		      "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile 0.3.x); command "
+		      "names were not read, the PMU timing was",
+		      r->cores[core]);
 	if (w->partial_bytes)
 		rnote(r, "%s: %llu bytes of partial records at block ends were ignored",
 		      r->cores[core], (unsigned long long)w->partial_bytes);
@@ -881,8 +903,9 @@ static int core_setup(struct rd *r, struct core_read *cr)
 	for (int e = 0; e < CDM_NENG; e++)
 		if (w->des_stop_off[e]) {
 			r->des_unknown++;
-			rnote(r, "%s@0x%llx: descriptor decoding stopped at a header the BM1690 table "
-			         "does not know; later commands are unnamed",
+			rnote(r,
+			      "%s@0x%llx: descriptor decoding stopped at a header the BM1690 table "
+			      "does not know; later commands are unnamed",
 			      r->cores[core], (unsigned long long)w->des_stop_off[e]);
 		}
 	struct core_info *ci = &r->ci[core];
@@ -925,7 +948,8 @@ static int core_records(struct rd *r, struct core_read *cr)
 		uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
 		if (want && want - 1 != tr->count)
 			rnote(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core],
-			      tr->count, tp_track_kind_name(kind_of[e]), (unsigned long long)(want - 1));
+			      tr->count, tp_track_kind_name(kind_of[e]),
+			      (unsigned long long)(want - 1));
 		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
 		if (tr->count >= 2) {
 			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
@@ -951,13 +975,16 @@ static int core_records(struct rd *r, struct core_read *cr)
 			unwrap_cmd_ids(cmds);
 		}
 		struct cdm_cmds none = {0};
-		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e],
-		                cr->f.data, w)))
+		if ((rc = match(r, t, cmds ? cmds : &none, &ci->unmatched[e],
+		                &ci->unmatched_bytes[e], cr->f.data, w)))
 			return rc;
 	}
 	if (!ci->have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
-		rnote(r, "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
-		         "with the others", r->cores[core]);
+		rnote(
+		    r,
+		    "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
+		    "with the others",
+		    r->cores[core]);
 	if (cr->aside.oom)
 		return nomem(r);
 	return TP_OK;
@@ -1110,7 +1137,8 @@ static int read_cores(struct rd *r)
 					rc = cr[k].rc;
 				}
 		}
-		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5). */
+		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5).
+		 */
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
 			const struct cdm_cmds *cd = &cr[k].w.dyn[CDM_CDMA];
 			if (!cd->n || cr[k].w.dyn_v2)
@@ -1119,7 +1147,8 @@ static int read_cores(struct rd *r)
 			for (size_t i = 0; i < cd->n && rc == TP_OK; i++) {
 				struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
 				if (l->n == l->cap) {
-					struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+					struct cdm_cmd *v =
+					    tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
 					if (!v) {
 						rc = nomem(r);
 						break;
@@ -1161,7 +1190,8 @@ static int read_cdma(struct rd *r, size_t k)
 	if (!have)
 		goto out_walk;
 	if (pi->track >= 0) {
-		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: a second file for CDMA port %u", path, port);
+		rc =
+		    tp_diag_set(r->d, TP_EFORMAT, "%s: a second file for CDMA port %u", path, port);
 		goto out_walk;
 	}
 	/* Owner: the core whose DYN_DATA carries CDMA commands; tpu-mlir's default is the last
@@ -1211,16 +1241,19 @@ static int align_cdma(struct rd *r)
 		struct tp_track *tr = &r->p->tracks[pi->track];
 		int st = r->ci[pi->owner].track[CDM_SDMA];
 		if (tr->count && st >= 0 && r->p->tracks[st].count) {
-			int64_t off = tp_slice_end(tr, &tr->slices[0]) - tp_slice_end(&r->p->tracks[st], &r->p->tracks[st].slices[0]);
+			int64_t off = tp_slice_end(tr, &tr->slices[0]) -
+			              tp_slice_end(&r->p->tracks[st], &r->p->tracks[st].slices[0]);
 			shift_track(r->p, pi->track, off);
 			used_sdma = st;
 		} else if (tr->count) {
-			tp_profile_note(r->p, "CDMA port %u: core %d has no SDMA record to align with; "
-			                      "left on its own clock",
+			tp_profile_note(r->p,
+			                "CDMA port %u: core %d has no SDMA record to align with; "
+			                "left on its own clock",
 			                port, pi->owner);
 		}
 		drop_front(r, tr, 2);
-		/* CDMA ids start at 1 (§4.4); the commands of the port follow its 2 init records. */
+		/* CDMA ids start at 1 (§4.4); the commands of the port follow its 2 init records.
+		 */
 		struct cdm_cmds *l = &pi->cmds;
 		size_t k = l->n < 2 ? l->n : 2;
 		if (l->n) {
@@ -1335,7 +1368,8 @@ static void dep_check(struct rd *r, size_t c, const struct id_end *v, size_t m,
 			continue;
 		struct id_end key = {s->dep_id - 1, 0};
 		const struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
-		if (!hit || (hit > v && hit[-1].id == key.id) || (hit + 1 < v + m && hit[1].id == key.id))
+		if (!hit || (hit > v && hit[-1].id == key.id) ||
+		    (hit + 1 < v + m && hit[1].id == key.id))
 			continue;
 		(*n)++;
 		if (s->start_ns + shift[CDM_TIU] < hit->end + shift[CDM_GDMA])
@@ -1435,7 +1469,8 @@ static int align_all(struct rd *r)
 		if (r->ci[c].have_anchor)
 			ref = c;
 	size_t nt = r->p->num_tracks;
-	struct track_par a = {.r = r, .shift = tp_calloc(nt + 1, sizeof *a.shift),
+	struct track_par a = {.r = r,
+	                      .shift = tp_calloc(nt + 1, sizeof *a.shift),
 	                      .lo = tp_malloc((nt + 1) * sizeof *a.lo),
 	                      .hi = tp_malloc((nt + 1) * sizeof *a.hi),
 	                      .omitted = tp_calloc(nt + 1, sizeof *a.omitted)};
@@ -1501,9 +1536,11 @@ static double vendor_gbps(struct rd *r, size_t c, int e, int l2)
 	uint64_t bytes = 0, cyc = 0;
 	for (size_t i = 0; i < g->count; i++) {
 		const struct tp_slice *s = &g->slices[i];
-		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)tp_slice_dir(g, s);
+		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM
+		                                               : (enum tp_dir)tp_slice_dir(g, s);
 		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
-		if (in && (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
+		if (in &&
+		    (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
 			bytes += tp_slice_bytes(g, s);
 			cyc += s->cycles;
 		}
@@ -1562,8 +1599,8 @@ static int vendor_rows(struct rd *r)
 		const struct core_info *ci = &r->ci[c];
 		if (!ci->have_v)
 			continue;
-		struct tp_vendor_row *v = tp_profile_vendor_row(r->p, "tpu_profile.py", r->device,
-		                                                (int32_t)c);
+		struct tp_vendor_row *v =
+		    tp_profile_vendor_row(r->p, "tpu_profile.py", r->device, (int32_t)c);
 		if (!v) {
 			tp_free(a.v);
 			return nomem(r);
@@ -1580,7 +1617,8 @@ static int vendor_rows(struct rd *r)
 		}
 		for (unsigned port = 0; port < CDM_MAX_PORTS; port++)
 			if (r->port[port].track >= 0 && r->port[port].owner == (int)c)
-				v->records[TP_TRACK_CDMA] += r->p->tracks[r->port[port].track].count;
+				v->records[TP_TRACK_CDMA] +=
+				    r->p->tracks[r->port[port].track].count;
 		v->total_time_ns = tp_cycles_to_ns((uint64_t)ci->v_span, r->tiu_mhz);
 		double total = (double)v->total_time_ns;
 		v->tiu_working_ratio = total > 0 ? (double)ns[0] / total : 0;
@@ -1591,44 +1629,52 @@ static int vendor_rows(struct rd *r)
 		if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
 			char ev[160] = "";
 			if (ci->dep_n)
-				snprintf(ev, sizeof ev,
-				         " (then %llu of %llu TIU commands would start before the GDMA "
-				         "command they wait on (cmd_id_dep) ends; as recorded, %llu do)",
-				         (unsigned long long)ci->dep_bad_shift,
-				         (unsigned long long)ci->dep_n, (unsigned long long)ci->dep_bad_rec);
-			double us_hw = (double)tp_cycles_to_ns((uint64_t)ci->hw_span, r->tiu_mhz) / 1e3;
-			double us_wb = (double)tp_cycles_to_ns((uint64_t)ci->v_latest, r->tiu_mhz) / 1e3;
-			tp_profile_note(r->p,
-			                "totalTime, core %zu: tpuprof keeps the engines on the one cycle "
-			                "counter they share (core span %.3f us as recorded); "
-			                "tpu_profile.py's %.3f us shifts GDMA by %+lld and SDMA by %+lld "
-			                "cycles onto the TIU init handshake%s and ends at the last record "
-			                "of its last engine list, not the latest end; its workbook's "
-			                "%.3f us is that shifted span to the latest end",
-			                c, us_hw, total / 1e3, (long long)ci->v_sh[1],
-			                (long long)ci->v_sh[2], ev, us_wb);
-			tp_profile_note(r->p,
-			                "TiuWorkingRatio, core %zu: tpu_profile.py's %.2f%% is the same "
-			                "totalTiuCycle over its totalTime (see totalTime)",
-			                c, v->tiu_working_ratio * 100);
-			tp_profile_note(r->p,
-			                "Parallelism, core %zu: tpu_profile.py's %.2f%% is the same TIU + "
-			                "GDMA + SDMA working cycles over its totalTime (see totalTime)",
-			                c, v->parallelism * 100);
+				snprintf(
+				    ev, sizeof ev,
+				    " (then %llu of %llu TIU commands would start before the GDMA "
+				    "command they wait on (cmd_id_dep) ends; as recorded, %llu do)",
+				    (unsigned long long)ci->dep_bad_shift,
+				    (unsigned long long)ci->dep_n,
+				    (unsigned long long)ci->dep_bad_rec);
+			double us_hw =
+			    (double)tp_cycles_to_ns((uint64_t)ci->hw_span, r->tiu_mhz) / 1e3;
+			double us_wb =
+			    (double)tp_cycles_to_ns((uint64_t)ci->v_latest, r->tiu_mhz) / 1e3;
+			tp_profile_note(
+			    r->p,
+			    "totalTime, core %zu: tpuprof keeps the engines on the one cycle "
+			    "counter they share (core span %.3f us as recorded); "
+			    "tpu_profile.py's %.3f us shifts GDMA by %+lld and SDMA by %+lld "
+			    "cycles onto the TIU init handshake%s and ends at the last record "
+			    "of its last engine list, not the latest end; its workbook's "
+			    "%.3f us is that shifted span to the latest end",
+			    c, us_hw, total / 1e3, (long long)ci->v_sh[1], (long long)ci->v_sh[2],
+			    ev, us_wb);
+			tp_profile_note(
+			    r->p,
+			    "TiuWorkingRatio, core %zu: tpu_profile.py's %.2f%% is the same "
+			    "totalTiuCycle over its totalTime (see totalTime)",
+			    c, v->tiu_working_ratio * 100);
+			tp_profile_note(
+			    r->p,
+			    "Parallelism, core %zu: tpu_profile.py's %.2f%% is the same TIU + "
+			    "GDMA + SDMA working cycles over its totalTime (see totalTime)",
+			    c, v->parallelism * 100);
 		}
 		static const char *const col[3] = {"", "GdmaDdrAvgBW", "SdmaDdrAvgBW"};
 		const double bw[3] = {0, v->gdma_ddr_gbps, v->sdma_ddr_gbps};
 		for (int e = CDM_GDMA; e <= CDM_SDMA; e++)
 			if (ci->unmatched[e] && ci->unmatched_bytes[e] && r->mode != 0)
-				tp_profile_note(r->p,
-				                "%s, core %zu: tpuprof counts the commands with a descriptor "
-				                "only; tpu_profile.py's %.2f GB/s also counts the %llu PMU "
-				                "records outside the command stream (runtime input/output "
-				                "copies, profiler sync; %llu bytes) as DDR->LMEM, although "
-				                "their counters show no local-memory write: tpuprof names "
-				                "them unknown, with no direction",
-				                col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
-				                (unsigned long long)ci->unmatched_bytes[e]);
+				tp_profile_note(
+				    r->p,
+				    "%s, core %zu: tpuprof counts the commands with a descriptor "
+				    "only; tpu_profile.py's %.2f GB/s also counts the %llu PMU "
+				    "records outside the command stream (runtime input/output "
+				    "copies, profiler sync; %llu bytes) as DDR->LMEM, although "
+				    "their counters show no local-memory write: tpuprof names "
+				    "them unknown, with no direction",
+				    col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
+				    (unsigned long long)ci->unmatched_bytes[e]);
 	}
 	tp_free(a.v);
 	return TP_OK;
@@ -1645,30 +1691,34 @@ static int notes(struct rd *r)
 				continue;
 			if (e != CDM_TIU && ci->unmatched_bytes[e] && ci->have_v)
 				continue; /* vendor_rows' bandwidth note says it */
-			tp_profile_note(r->p, "core %zu %s: %llu PMU records outside the command "
-			                      "stream (the runtime's and the profiler's sync) are "
-			                      "named unknown",
+			tp_profile_note(r->p,
+			                "core %zu %s: %llu PMU records outside the command "
+			                "stream (the runtime's and the profiler's sync) are "
+			                "named unknown",
 			                c, en[e], (unsigned long long)ci->unmatched[e]);
 		}
 	if ((rc = vendor_rows(r)) != TP_OK)
 		return rc;
 	if (r->mode == 0)
-		tp_profile_note(r->p, "PMU-only profile (mode 0): commands have no names, directions "
-		                      "or data types");
+		tp_profile_note(r->p,
+		                "PMU-only profile (mode 0): commands have no names, directions "
+		                "or data types");
 	if (r->id_wraps)
 		tp_profile_note(r->p, "inst_id wrapped its 16-bit counter %llu times (unwrapped)",
 		                (unsigned long long)r->id_wraps);
 	if (r->ts_wraps)
-		tp_profile_note(r->p, "the 32-bit cycle counter wrapped %llu times (unwrapped with "
-		                      "2^32; the vendor tools add 2^32-1)",
+		tp_profile_note(r->p,
+		                "the 32-bit cycle counter wrapped %llu times (unwrapped with "
+		                "2^32; the vendor tools add 2^32-1)",
 		                (unsigned long long)r->ts_wraps);
 	if (r->sys_omitted)
-		tp_profile_note(r->p, "%llu profiler-inserted sys commands at the head/tail of engine "
-		                      "lists were omitted",
+		tp_profile_note(r->p,
+		                "%llu profiler-inserted sys commands at the head/tail of engine "
+		                "lists were omitted",
 		                (unsigned long long)r->sys_omitted);
 	if (r->ncores > r->chip->c.cores)
-		tp_profile_note(r->p, "%zu core files for a %u-core %s", r->ncores, r->chip->c.cores,
-		                r->chip->c.name);
+		tp_profile_note(r->p, "%zu core files for a %u-core %s", r->ncores,
+		                r->chip->c.cores, r->chip->c.name);
 	static const char *const mode_name[4] = {"0 (PMU only)", "1 (DYN_DATA)", "2 (DYN_EXTRA)",
 	                                         "bmodel (BLOCK_DES)"};
 	if (tp_profile_set_meta(r->p, "cdm_mode", mode_name[r->mode]) != TP_OK)
@@ -1750,17 +1800,19 @@ static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 		if (o && o->arch_override) {
 			r->chip = sg_chip_by_arch(o->arch_override);
 			if (!r->chip || !r->chip->cdma_pmu_bytes)
-				rc = tp_diag_set(r->d, TP_EUNSUPPORTED,
-				                 "%s: --arch %s: cdm_profile_data is read for BM1690/SG2260 "
-				                 "and SG2260E only",
-				                 r->dir, tp_arch_name(o->arch_override));
+				rc = tp_diag_set(
+				    r->d, TP_EUNSUPPORTED,
+				    "%s: --arch %s: cdm_profile_data is read for BM1690/SG2260 "
+				    "and SG2260E only",
+				    r->dir, tp_arch_name(o->arch_override));
 		} else {
 			r->chip = sg_chip_by_cdm_arch((long)r->g.arch_raw);
 			if (!r->chip)
-				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
-				                  "arch %lld is not a cdm_profile_data chip (5/8800 BM1690, "
-				                  "6/140814 SG2260E)",
-				                  r->g.arch_raw);
+				rc = tp_diag_line(
+				    r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+				    "arch %lld is not a cdm_profile_data chip (5/8800 BM1690, "
+				    "6/140814 SG2260E)",
+				    r->g.arch_raw);
 		}
 	}
 	tp_free(gpath);
@@ -1772,8 +1824,10 @@ static int read_all(struct rd *r, const struct tp_cdm_opts *o)
 	const struct sg_isa *isa = sg_isa_for_arch(TP_ARCH_BM1690);
 	if (isa && (rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec)) != TP_OK)
 		return rc == TP_ENOMEM ? nomem(r)
-		                       : tp_diag_set(r->d, rc, "%s: the BM1690 register tables are "
-		                                               "inconsistent", r->dir);
+		                       : tp_diag_set(r->d, rc,
+		                                     "%s: the BM1690 register tables are "
+		                                     "inconsistent",
+		                                     r->dir);
 	r->detail_opt = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
 	r->tiu_mhz = o && o->tiu_freq_mhz > 0 ? o->tiu_freq_mhz : r->chip->c.tiu_mhz;
 	r->dma_mhz = o && o->gdma_freq_mhz > 0 ? o->gdma_freq_mhz : r->chip->c.dma_mhz;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hexfile.h"
 #include "sophgo/sophgo.h"
 #include "sophgo/sophgo_int.h"
-#include "hexfile.h"
 
 static char fixture[2048], tmpdir[2048];
 
@@ -57,7 +58,10 @@ static void test_global_tolerant(void **state)
 	assert_int_equal(g.cdma_rec[2], 1);
 	assert_int_equal(g.tail_offset_ns, -5);
 	assert_int_equal(g.unknown_keys, 1);
-	assert_int_equal(parse("\xef\xbb\xbf" "arch=6\n", &g, &d), TP_OK);
+	assert_int_equal(parse("\xef\xbb\xbf"
+	                       "arch=6\n",
+	                       &g, &d),
+	                 TP_OK);
 	assert_int_equal(g.arch_raw, 6);
 }
 
@@ -72,7 +76,7 @@ static void test_global_errors(void **state)
 	assert_string_equal(d.msg, "global.profile:2: tpu_freq: 'fast' is not an integer");
 	assert_int_equal(parse("arch=5\ncore0_tiu_record=1\n", &g, &d), TP_EFORMAT);
 	assert_non_null(
-		strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
+	    strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
 	assert_int_equal(parse("arch=5\ncore1_sdma_record=64\nmax_record_num=64\n", &g, &d),
 	                 TP_EFORMAT);
 	assert_string_equal(d.msg, "global.profile:2: 64 records exceed max_record_num=64: the PMU "
@@ -334,8 +338,8 @@ static void test_omit_sys_keeps_costs(void **state)
 	assert_non_null(p);
 	int t = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 1000);
 	assert_true(t >= 0);
-	static const uint8_t kinds[6] = {TP_CMD_SYS_SEND, TP_CMD_SYS, TP_CMD_NORMAL, TP_CMD_SYS_WAIT,
-	                                 TP_CMD_NORMAL, TP_CMD_SYS};
+	static const uint8_t kinds[6] = {TP_CMD_SYS_SEND, TP_CMD_SYS,    TP_CMD_NORMAL,
+	                                 TP_CMD_SYS_WAIT, TP_CMD_NORMAL, TP_CMD_SYS};
 	for (int i = 0; i < 6; i++) {
 		struct tp_slice *s = tp_track_push(p, t);
 		assert_non_null(s);
@@ -376,8 +380,10 @@ static const char *gen_dir(const char *name, const char *args)
 	char cmd[8192];
 	const char *bin = getenv("TP_BINARY_DIR");
 	snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
-	snprintf(cmd, sizeof cmd, "rm -rf '%s' && '%s/tpuprof-gendump' --format cdm --arch BM1690 "
-	         "--quiet %s '%s'", dir, bin ? bin : ".", args, dir);
+	snprintf(cmd, sizeof cmd,
+	         "rm -rf '%s' && '%s/tpuprof-gendump' --format cdm --arch BM1690 "
+	         "--quiet %s '%s'",
+	         dir, bin ? bin : ".", args, dir);
 	assert_int_equal(system(cmd), 0);
 	return dir;
 }
@@ -435,7 +441,8 @@ static void test_read_jobs_same(void **state)
 	(void)state;
 	int n = tsan() ? 1500 : 6000;
 	char args[3][128];
-	snprintf(args[0], sizeof args[0], "--cores 5 --cmds %d --mode 1 --cdma-ports 2 --seed 7", n);
+	snprintf(args[0], sizeof args[0], "--cores 5 --cmds %d --mode 1 --cdma-ports 2 --seed 7",
+	         n);
 	snprintf(args[1], sizeof args[1], "--cores 3 --cmds %d --mode bmodel --seed 8", n);
 	snprintf(args[2], sizeof args[2], "--cores 4 --cmds %d --mode 2 --seed 9", n);
 	static const int jobs[] = {2, 3, 8};
@@ -488,10 +495,12 @@ static void test_read_jobs_first_error(void **state)
 		for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
 			int rc;
 			struct tp_diag d;
-			struct tp_profile *p = read_jobs(dir, TP_BMPROFILE_DETAIL_OFF, jobs[j], &d, &rc);
+			struct tp_profile *p =
+			    read_jobs(dir, TP_BMPROFILE_DETAIL_OFF, jobs[j], &d, &rc);
 			assert_int_equal(rc, TP_ETRUNC);
 			assert_null(p);
-			assert_non_null(strstr(d.msg, pass ? "cdmlib0_1.profile@0x" : "cdmlib0_3.profile@0x"));
+			assert_non_null(
+			    strstr(d.msg, pass ? "cdmlib0_1.profile@0x" : "cdmlib0_3.profile@0x"));
 		}
 	}
 }
@@ -500,12 +509,16 @@ int main(void)
 {
 	setup_paths();
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_global_tolerant), cmocka_unit_test(test_global_errors),
-		cmocka_unit_test(test_desc_headers),    cmocka_unit_test(test_desc_table_matches_headers),
-		cmocka_unit_test(test_walk_fixture),
-		cmocka_unit_test(test_read_small),      cmocka_unit_test(test_read_small_oom),
-		cmocka_unit_test(test_read_jobs_same),  cmocka_unit_test(test_read_jobs_first_error),
-		cmocka_unit_test(test_omit_sys_keeps_costs),
+	    cmocka_unit_test(test_global_tolerant),
+	    cmocka_unit_test(test_global_errors),
+	    cmocka_unit_test(test_desc_headers),
+	    cmocka_unit_test(test_desc_table_matches_headers),
+	    cmocka_unit_test(test_walk_fixture),
+	    cmocka_unit_test(test_read_small),
+	    cmocka_unit_test(test_read_small_oom),
+	    cmocka_unit_test(test_read_jobs_same),
+	    cmocka_unit_test(test_read_jobs_first_error),
+	    cmocka_unit_test(test_omit_sys_keeps_costs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,35 +41,55 @@ static uint64_t align(uint64_t x, uint64_t a)
 static uint64_t eu_num(const struct tp_chip *k, unsigned prec)
 {
 	switch (prec) {
-	case 1: case 3: case 5: return k->eu_base / 2;
-	case 2: case 4: return k->eu_base / 4;
-	case 6: return k->eu_base * 2;
-	default: return k->eu_base;
+	case 1:
+	case 3:
+	case 5:
+		return k->eu_base / 2;
+	case 2:
+	case 4:
+		return k->eu_base / 4;
+	case 6:
+		return k->eu_base * 2;
+	default:
+		return k->eu_base;
 	}
 }
 
 static uint64_t cube_num(const struct tp_chip *k, unsigned prec)
 {
 	switch (prec) {
-	case 1: case 3: case 5: return k->cube_base / 2;
-	case 2: case 4: return 1;
-	case 6: return k->cube_base * 2;
-	default: return k->cube_base;
+	case 1:
+	case 3:
+	case 5:
+		return k->cube_base / 2;
+	case 2:
+	case 4:
+		return 1;
+	case 6:
+		return k->cube_base * 2;
+	default:
+		return k->cube_base;
 	}
 }
 
 static uint64_t item_bytes(unsigned prec)
 {
 	switch (prec) {
-	case 1: case 3: case 5: return 2;
-	case 2: case 4: return 4;
-	default: return 1; /* INT8, FP8, INT4 (0.5 rounded up) */
+	case 1:
+	case 3:
+	case 5:
+		return 2;
+	case 2:
+	case 4:
+		return 4;
+	default:
+		return 1; /* INT8, FP8, INT4 (0.5 rounded up) */
 	}
 }
 
 const char *sg_prec_name(unsigned code)
 {
-	static const char *const names[10] = {"INT8", "FP16", "FP32",  "INT16", "INT32",
+	static const char *const names[10] = {"INT8",  "FP16", "FP32", "INT16", "INT32",
 	                                      "BFP16", "INT4", "FP8",  "FP20",  "TF32"};
 	return code < 10 ? names[code] : "None";
 }
@@ -91,14 +111,14 @@ static uint64_t dim(const struct sg_desc *c, const uint8_t *p, enum sg_fid f)
 
 static unsigned opd0_prec(const struct sg_desc *c, const uint8_t *p)
 {
-	return (unsigned)sg_get(c, p, sg_has(c, SG_F_OPT_OPD0_PREC) ? SG_F_OPT_OPD0_PREC
-	                                                            : SG_F_OPT_RES0_PREC);
+	return (unsigned)sg_get(
+	    c, p, sg_has(c, SG_F_OPT_OPD0_PREC) ? SG_F_OPT_OPD0_PREC : SG_F_OPT_RES0_PREC);
 }
 
 static unsigned res0_prec(const struct sg_desc *c, const uint8_t *p)
 {
-	return (unsigned)sg_get(c, p, sg_has(c, SG_F_OPT_RES0_PREC) ? SG_F_OPT_RES0_PREC
-	                                                            : SG_F_OPT_OPD0_PREC);
+	return (unsigned)sg_get(
+	    c, p, sg_has(c, SG_F_OPT_RES0_PREC) ? SG_F_OPT_RES0_PREC : SG_F_OPT_OPD0_PREC);
 }
 
 void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint8_t *p,
@@ -127,7 +147,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 	switch (c->op) {
 	case 0: { /* CONV: conv_op */
 		if (b1690 && (c->sub == 1 || c->sub == 4))
-			break; /* conv.bw / conv.bw.tf32: ops 0, alg_cycle 0 (target_1690 conv_op) */
+			break; /* conv.bw / conv.bw.tf32: ops 0, alg_cycle 0 (target_1690 conv_op)
+			        */
 		if (c->sub != 0)
 			return;
 		uint64_t ic = sg_get(c, p, SG_F_OPD0_C), kh = sg_get(c, p, SG_F_OPD1_H),
@@ -162,15 +183,19 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		uint64_t per = f * kh * kw - 1;
 		alg = n * ch * h * w * per;
 		arch = n * align(ch, npu) * align(h * w, eu) * per;
-		uint64_t s = c->sub == 0 ? 2 : c->sub == 1 ? 1 : c->sub == 2 ? 3 : c->sub == 4 ? 1 : 7;
+		uint64_t s = c->sub == 0   ? 2
+		             : c->sub == 1 ? 1
+		             : c->sub == 2 ? 3
+		             : c->sub == 4 ? 1
+		                           : 7;
 		cyc = div_up(alg, s * eu * npu);
 		init = 10;
 		break;
 	}
 	case 2:
 		if (c->sub == 1) { /* MM: mm_op; BM1688's converter always gives 3 operands */
-			uint64_t m = sg_get(c, p, SG_F_OPD0_N), kk = sg_get(c, p, SG_F_OPD0_W) *
-			                                               sg_get(c, p, SG_F_OPD0_C);
+			uint64_t m = sg_get(c, p, SG_F_OPD0_N),
+			         kk = sg_get(c, p, SG_F_OPD0_W) * sg_get(c, p, SG_F_OPD0_C);
 			uint64_t nn = sg_get(c, p, SG_F_RES0_W) * sg_get(c, p, SG_F_RES0_C);
 			if (sg_get(c, p, SG_F_OPT_LEFT_TRAN)) {
 				uint64_t x = kk;
@@ -198,8 +223,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 			}
 			alg = 2 * m * nn * kk;
 			/* BM1690 aligns n to EU(res), BM1688/CV184X to CUBE(res). */
-			arch = 2 * align(m, npu) * align(nn, b1690 ? eu_num(k, tr) : cube_num(k, tr)) *
-			       align(kk, ohow);
+			arch = 2 * align(m, npu) *
+			       align(nn, b1690 ? eu_num(k, tr) : cube_num(k, tr)) * align(kk, ohow);
 			cyc = div_up(alg, cube_num(k, t) * ohow * npu * 2);
 			init = c->sub == 4 ? 81 : c->sub == 5 ? 56 : 37;
 		} else {
@@ -222,7 +247,7 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		bank = sg_get(c, p, SG_F_RES0_ADDR) * 2 == sg_get(c, p, SG_F_OPD0_ADDR) ? 2 : 1;
 		break;
 	case 5: { /* CW&BC: transbc_op; result shape per sCW_sBC_converter: s_bc (1,c,1,w),
-	           * s_distribute (1,c,1,1) */
+		   * s_distribute (1,c,1,1) */
 		uint64_t rn = n, rh = h, rw = w;
 		if (c->sub == 4 || c->sub == 5)
 			rn = rh = 1;
@@ -284,7 +309,7 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		init = 12;
 		break;
 	case 13: { /* CMP: cmp_op; result 0 has operand 0's type, or opt_opd2_prec's for the
-	            * select-only codes 23, 24, 26 (sCMP_converter) */
+		    * select-only codes 23, 24, 26 (sCMP_converter) */
 		unsigned rt = t;
 		if (c->sub == 23 || c->sub == 24 || c->sub == 26)
 			rt = (unsigned)sg_get(c, p, SG_F_OPT_OPD2_PREC);
@@ -295,7 +320,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 		break;
 	}
 	case 14: { /* VC: vc_op; the vendor's results[1] is res0 here (one result). sVC's result
-	            * shape is ((opd0_c - 1) * opd0_w + opd1_w, res0_c, 1, res0_w) (sVC_converter) */
+		    * shape is ((opd0_c - 1) * opd0_w + opd1_w, res0_c, 1, res0_w) (sVC_converter)
+		    */
 		uint64_t vn = n;
 		if (!sg_has(c, SG_F_RES0_N)) {
 			uint64_t oc = sg_get(c, p, SG_F_OPD0_C);
@@ -304,7 +330,8 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 			vn = (oc - 1) * sg_get(c, p, SG_F_OPD0_W) + sg_get(c, p, SG_F_OPD1_W);
 		}
 		alg = vn * ch * h * w;
-		uint64_t b = item_bytes(t), b1 = item_bytes((unsigned)sg_get(c, p, SG_F_OPT_OPD1_PREC)),
+		uint64_t b = item_bytes(t),
+		         b1 = item_bytes((unsigned)sg_get(c, p, SG_F_OPT_OPD1_PREC)),
 		         br = item_bytes(tr);
 		if (b1 > b)
 			b = b1;

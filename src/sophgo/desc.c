@@ -19,42 +19,42 @@
 
 /* Names each well-known field may have in a table (first match wins). */
 static const char *const known_names[SG_F_COUNT][3] = {
-	[SG_F_CMD_SHORT] = {"cmd_short"},
-	[SG_F_CMD_ID_DEP] = {"cmd_id_dep"},
-	[SG_F_TSK_TYP] = {"tsk_typ"},
-	[SG_F_TSK_EU_TYP] = {"tsk_eu_typ"},
-	[SG_F_TSK_OPD_NUM] = {"tsk_opd_num"},
-	[SG_F_OPT_RES0_PREC] = {"opt_res0_prec"},
-	[SG_F_OPT_OPD0_PREC] = {"opt_opd0_prec"},
-	[SG_F_OPT_OPD1_PREC] = {"opt_opd1_prec"},
-	[SG_F_OPT_OPD2_PREC] = {"opt_opd2_prec"},
-	[SG_F_OPT_OPD0_SIGN] = {"opt_opd0_sign"},
-	[SG_F_OPT_OPD2_CONST] = {"opt_opd2_const"},
-	[SG_F_OPT_LEFT_TRAN] = {"opt_left_tran"},
-	[SG_F_RES0_N] = {"res0_n"},
-	[SG_F_RES0_C] = {"res0_c"},
-	[SG_F_RES0_H] = {"res0_h"},
-	[SG_F_RES0_W] = {"res0_w"},
-	[SG_F_OPD0_N] = {"opd0_n"},
-	[SG_F_OPD0_C] = {"opd0_c"},
-	[SG_F_OPD0_H] = {"opd0_h"},
-	[SG_F_OPD0_W] = {"opd0_w"},
-	[SG_F_OPD1_N] = {"opd1_n"},
-	[SG_F_OPD1_C] = {"opd1_c"},
-	[SG_F_OPD1_H] = {"opd1_h"},
-	[SG_F_OPD1_W] = {"opd1_w"},
-	[SG_F_RES0_ADDR] = {"res0_addr"},
-	[SG_F_OPD0_ADDR] = {"opd0_addr"},
-	[SG_F_IMM] = {"imm"},
-	[SG_F_RSVD1] = {"rsvd1"},
-	[SG_F_CMD_TYPE] = {"cmd_type"},
-	[SG_F_SPECIAL] = {"cmd_special_function"},
-	[SG_F_SRC_FMT] = {"src_data_format"},
-	[SG_F_RESERVED0] = {"reserved0"},
-	[SG_F_SRC_L32] = {"src_start_addr_l32", "src_start_addr_h32"},
-	[SG_F_SRC_H8] = {"src_start_addr_h8", "src_start_addr_l8", "src_start_addr_h13"},
-	[SG_F_DST_L32] = {"dst_start_addr_l32", "dst_start_addr_h32"},
-	[SG_F_DST_H8] = {"dst_start_addr_h8", "dst_start_addr_l8", "dst_start_addr_h13"},
+    [SG_F_CMD_SHORT] = {"cmd_short"},
+    [SG_F_CMD_ID_DEP] = {"cmd_id_dep"},
+    [SG_F_TSK_TYP] = {"tsk_typ"},
+    [SG_F_TSK_EU_TYP] = {"tsk_eu_typ"},
+    [SG_F_TSK_OPD_NUM] = {"tsk_opd_num"},
+    [SG_F_OPT_RES0_PREC] = {"opt_res0_prec"},
+    [SG_F_OPT_OPD0_PREC] = {"opt_opd0_prec"},
+    [SG_F_OPT_OPD1_PREC] = {"opt_opd1_prec"},
+    [SG_F_OPT_OPD2_PREC] = {"opt_opd2_prec"},
+    [SG_F_OPT_OPD0_SIGN] = {"opt_opd0_sign"},
+    [SG_F_OPT_OPD2_CONST] = {"opt_opd2_const"},
+    [SG_F_OPT_LEFT_TRAN] = {"opt_left_tran"},
+    [SG_F_RES0_N] = {"res0_n"},
+    [SG_F_RES0_C] = {"res0_c"},
+    [SG_F_RES0_H] = {"res0_h"},
+    [SG_F_RES0_W] = {"res0_w"},
+    [SG_F_OPD0_N] = {"opd0_n"},
+    [SG_F_OPD0_C] = {"opd0_c"},
+    [SG_F_OPD0_H] = {"opd0_h"},
+    [SG_F_OPD0_W] = {"opd0_w"},
+    [SG_F_OPD1_N] = {"opd1_n"},
+    [SG_F_OPD1_C] = {"opd1_c"},
+    [SG_F_OPD1_H] = {"opd1_h"},
+    [SG_F_OPD1_W] = {"opd1_w"},
+    [SG_F_RES0_ADDR] = {"res0_addr"},
+    [SG_F_OPD0_ADDR] = {"opd0_addr"},
+    [SG_F_IMM] = {"imm"},
+    [SG_F_RSVD1] = {"rsvd1"},
+    [SG_F_CMD_TYPE] = {"cmd_type"},
+    [SG_F_SPECIAL] = {"cmd_special_function"},
+    [SG_F_SRC_FMT] = {"src_data_format"},
+    [SG_F_RESERVED0] = {"reserved0"},
+    [SG_F_SRC_L32] = {"src_start_addr_l32", "src_start_addr_h32"},
+    [SG_F_SRC_H8] = {"src_start_addr_h8", "src_start_addr_l8", "src_start_addr_h13"},
+    [SG_F_DST_L32] = {"dst_start_addr_l32", "dst_start_addr_h32"},
+    [SG_F_DST_H8] = {"dst_start_addr_h8", "dst_start_addr_l8", "dst_start_addr_h13"},
 };
 
 /* Up to 8 little-endian bytes at p[0..avail), zero-extended. */
@@ -192,8 +192,9 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 			struct sg_dclass *dc = &d->cls[eng][ci];
 			if (!dc->op)
 				dc->op = o;
-			/* Sub-op codes this op lists (codes >= 32 address no slot). The names are set
-			 * in pass 0 only: pass 1 would repeat the same assignments in the same order. */
+			/* Sub-op codes this op lists (codes >= 32 address no slot). The names are
+			 * set in pass 0 only: pass 1 would repeat the same assignments in the same
+			 * order. */
 			uint32_t listed = 0;
 			for (uint16_t s = 0; s < o->nsubs; s++)
 				if (o->subs[s].code < 32)
@@ -209,12 +210,14 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 					if (pass == 0)
 						for (uint16_t s = 0; s < o->nsubs; s++)
 							if (o->subs[s].code < neu)
-								d->tiu_sub[o->op][o->subs[s].code] = o->subs[s].name;
+								d->tiu_sub[o->op][o->subs[s].code] =
+								    o->subs[s].name;
 					for (unsigned eu = 0; eu < neu; eu++) {
 						if (pass == 0 && !(listed >> eu & 1))
 							continue;
-						int16_t *slot = three ? &d->tiu_key3[o->op << 3 | eu]
-						                      : &d->tiu_key[sh << 9 | o->op << 5 | eu];
+						int16_t *slot =
+						    three ? &d->tiu_key3[o->op << 3 | eu]
+						          : &d->tiu_key[sh << 9 | o->op << 5 | eu];
 						if (*slot < 0)
 							*slot = (int16_t)ci;
 					}
@@ -225,11 +228,14 @@ static int index_ops(struct sg_decoder *d, int eng, const struct sg_opclass *ops
 					if (pass == 0)
 						for (uint16_t s = 0; s < o->nsubs; s++)
 							if (o->subs[s].code < 8)
-								d->dma_sub[k][o->op][o->subs[s].code] = o->subs[s].name;
+								d->dma_sub[k][o->op]
+								          [o->subs[s].code] =
+								    o->subs[s].name;
 					for (unsigned sp = 0; sp < 8; sp++) {
 						if (pass == 0 && !(listed >> sp & 1))
 							continue;
-						int16_t *slot = &d->dma_key[k][sh << 8 | o->op << 3 | sp];
+						int16_t *slot =
+						    &d->dma_key[k][sh << 8 | o->op << 3 | sp];
 						if (*slot < 0)
 							*slot = (int16_t)ci;
 					}

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@ static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)
 		if ((v >> i) & 1)
 			b[bit / 8] |= (uint8_t)(1u << (bit % 8));
 		else
-			b[bit / 8] &= (uint8_t)~(1u << (bit % 8));
+			b[bit / 8] &= (uint8_t) ~(1u << (bit % 8));
 	}
 }
 
@@ -56,12 +57,13 @@ static void test_tables_consistent(void **state)
 		for (uint16_t i = 0; i < n[e]; i++) {
 			unsigned sum = 0;
 			for (uint16_t f = 0; f < sets[e][i].nfields; f++) {
-				assert_true(sets[e][i].fields[f].width >= 1 && sets[e][i].fields[f].width <= 64);
+				assert_true(sets[e][i].fields[f].width >= 1 &&
+				            sets[e][i].fields[f].width <= 64);
 				sum += sets[e][i].fields[f].width;
 			}
 			if (sum != sets[e][i].length)
-				fail_msg("%s: widths add up to %u, length %u", sets[e][i].op_name, sum,
-				         sets[e][i].length);
+				fail_msg("%s: widths add up to %u, length %u", sets[e][i].op_name,
+				         sum, sets[e][i].length);
 		}
 	assert_ptr_equal(sg_isa_for_arch(TP_ARCH_BM1688), &sg_isa_bm1688);
 	assert_ptr_equal(sg_isa_for_arch(TP_ARCH_CV184X), &sg_isa_cv184x);
@@ -89,8 +91,8 @@ static void test_bad_table(void **state)
 	static const struct sg_field f[] = {{"a", 3}, {"b", 4}};
 	static const struct sg_regclass rc[] = {{"X", 8, f, 2}};
 	static const struct sg_opclass ops[] = {{"X", 0, 0, NULL, 0}};
-	struct sg_isa isa = {.arch = TP_ARCH_BM1688, .tiu = rc, .ntiu = 1, .tiu_ops = ops,
-	                     .ntiu_ops = 1};
+	struct sg_isa isa = {
+	    .arch = TP_ARCH_BM1688, .tiu = rc, .ntiu = 1, .tiu_ops = ops, .ntiu_ops = 1};
 	struct sg_decoder *d = NULL;
 	assert_int_equal(sg_decoder_new(&isa, 4, &d), TP_EFORMAT);
 	assert_null(d);
@@ -137,8 +139,8 @@ static void test_sconv(void **state)
 	put(b, 224, 16, 3);   /* opd0_c */
 	put(b, 240, 16, 224);
 	put(b, 256, 16, 224);
-	put(b, 272, 16, 7);   /* opd1_h */
-	put(b, 288, 16, 7);   /* opd1_w */
+	put(b, 272, 16, 7); /* opd1_h */
+	put(b, 288, 16, 7); /* opd1_w */
 	struct sg_desc c;
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "sCONV");
@@ -504,7 +506,8 @@ static void test_names_match_legacy(void **state)
 			assert_int_equal(bmp_cmd_decode_dec(d, BMP_ENG_GDMA, b, sizeof b, &t), 1);
 			assert_int_equal(t.desc.bytes, n);
 			/* Names follow the vendor's printer (the op index), not the hand-written
-			 * decoder: Function Type = the name of sp 0, tensor/matrix sp 0 by direction. */
+			 * decoder: Function Type = the name of sp 0, tensor/matrix sp 0 by
+			 * direction. */
 			assert_string_equal(t.type, o->subs[0].name);
 			if (o->op <= 1 && o->subs[s].code == 0)
 				assert_string_equal(t.name, "tensorLd");
@@ -525,11 +528,16 @@ static void test_names_match_legacy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tables_consistent), cmocka_unit_test(test_bad_table),
-	    cmocka_unit_test(test_bits),              cmocka_unit_test(test_sconv),
-	    cmocka_unit_test(test_smm),               cmocka_unit_test(test_sar_srq),
-	    cmocka_unit_test(test_sys_heads_and_end), cmocka_unit_test(test_dma),
-	    cmocka_unit_test(test_names_match_legacy), cmocka_unit_test(test_cost_unverified_classes),
+	    cmocka_unit_test(test_tables_consistent),
+	    cmocka_unit_test(test_bad_table),
+	    cmocka_unit_test(test_bits),
+	    cmocka_unit_test(test_sconv),
+	    cmocka_unit_test(test_smm),
+	    cmocka_unit_test(test_sar_srq),
+	    cmocka_unit_test(test_sys_heads_and_end),
+	    cmocka_unit_test(test_dma),
+	    cmocka_unit_test(test_names_match_legacy),
+	    cmocka_unit_test(test_cost_unverified_classes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

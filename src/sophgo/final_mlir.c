@@ -84,7 +84,8 @@ static const char *find(const char *s, size_t n, const char *pat)
 {
 	size_t k = strlen(pat);
 	const char *end = s + n, *q = s;
-	while (k <= (size_t)(end - q) && (q = memchr(q, pat[0], (size_t)(end - q) - k + 1)) != NULL) {
+	while (k <= (size_t)(end - q) &&
+	       (q = memchr(q, pat[0], (size_t)(end - q) - k + 1)) != NULL) {
 		if (!memcmp(q, pat, k))
 			return q;
 		q++;
@@ -339,17 +340,20 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 				bad(m, no);
 				continue;
 			}
-			if (!grow((void **)&ps.alias, sizeof *ps.alias, ps.nalias + 1, &ps.cap_alias)) {
+			if (!grow((void **)&ps.alias, sizeof *ps.alias, ps.nalias + 1,
+			          &ps.cap_alias)) {
 				rc = TP_ENOMEM;
 				break;
 			}
-			ps.alias[ps.nalias] = (struct alias){.key = key, .order = ps.nalias, .sp = sp};
+			ps.alias[ps.nalias] =
+			    (struct alias){.key = key, .order = ps.nalias, .sp = sp};
 			ps.nalias++;
 			continue;
 		}
 		module_line(m, s, n);
 		if (find(s, n, "Group") && !find(s, n, "Parallel")) {
-			if (!grow((void **)&m->groups, sizeof *m->groups, m->ngroups + 1, &cap_groups)) {
+			if (!grow((void **)&m->groups, sizeof *m->groups, m->ngroups + 1,
+			          &cap_groups)) {
 				rc = TP_ENOMEM;
 				break;
 			}

@@ -28,37 +28,49 @@
 #include <stddef.h>
 
 #define N(a) ((uint16_t)(sizeof(a) / sizeof((a)[0])))
-#define CLS(name, len, f) {name, len, f, N(f)}
-#define OP(cls, sh, op, s) {cls, sh, op, s, N(s)}
+#define CLS(name, len, f)                                                                          \
+	{                                                                                          \
+		name, len, f, N(f)                                                                 \
+	}
+#define OP(cls, sh, op, s)                                                                         \
+	{                                                                                          \
+		cls, sh, op, s, N(s)                                                               \
+	}
 
 /* ---------------------------------------------------------------------------------------- */
 /* TIU (cmd_id bits 1..20, cmd_id_dep 21..40, tsk_typ 41..44, tsk_eu_typ 45..49)            */
 /* ---------------------------------------------------------------------------------------- */
 
 /* The first 50 bits of every TIU class that starts with cmd_short. */
-#define T_HEAD {"cmd_short", 1}, {"cmd_id", 20}, {"cmd_id_dep", 20}, {"tsk_typ", 4}, \
-	{"tsk_eu_typ", 5}
+#define T_HEAD                                                                                     \
+	{"cmd_short", 1}, {"cmd_id", 20}, {"cmd_id_dep", 20}, {"tsk_typ", 4},                      \
+	{                                                                                          \
+		"tsk_eu_typ", 5                                                                    \
+	}
 /* Every 1024-bit (long) class of regdef.py has this one layout. */
-#define L_ALL T_HEAD, {"eu_half_en", 1}, {"tsk_opd_num", 2}, {"pad_mode", 2}, {"cmd_id_en", 4}, \
-	{"pwr_step", 4}, {"intr_en", 1}, {"res_add", 1}, {"relu", 1}, {"left_tran", 1}, \
-	{"rsvd1", 1}, {"kernel_rotate", 1}, {"opd0_sign", 1}, {"opd1_sign", 1}, \
-	{"opd2_sign", 1}, {"res0_prec", 3}, {"opd0_prec", 3}, {"opd1_prec", 3}, \
-	{"opd2_prec", 3}, {"opd0_const", 1}, {"opd1_const", 1}, {"opd2_const", 1}, \
-	{"res0_str", 3}, {"opd0_str", 3}, {"opd1_str", 3}, {"opd2_str", 3}, \
-	{"res_add_sign", 1}, {"rsvd2", 25}, {"rsvd3", 1}, {"opd3_const", 1}, {"rsvd4", 1}, \
-	{"opd0_x_ins0", 4}, {"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, {"opd1_y_ins0", 4}, \
-	{"opd0_up_pad", 4}, {"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, {"opd0_rt_pad", 4}, \
-	{"res_op_x_str", 4}, {"res_op_y_str", 4}, {"res0_h_shift", 4}, {"res0_w_shift", 4}, \
-	{"opd0_h_shift", 4}, {"opd0_w_shift", 4}, {"opd1_h_shift", 4}, {"opd1_w_shift", 4}, \
-	{"tsk_lane_num", 64}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, \
-	{"opd0_n", 16}, {"opd0_c", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_n", 16}, \
-	{"opd1_c", 16}, {"opd1_h", 16}, {"opd1_w", 16}, {"res0_n_str", 16}, \
-	{"res0_c_str", 16}, {"opd0_n_str", 16}, {"opd0_c_str", 16}, {"opd1_n_str", 16}, \
-	{"opd1_c_str", 16}, {"opd2_n_str", 16}, {"opd2_c_str", 16}, {"res0_addr", 32}, \
-	{"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32}, {"res0_h_str", 32}, \
-	{"res0_w_str", 32}, {"opd0_h_str", 32}, {"opd0_w_str", 32}, {"opd1_h_str", 32}, \
-	{"opd1_w_str", 32}, {"opd2_h_str", 32}, {"opd2_w_str", 32}, {"res1_addr", 32}, \
-	{"opd3_addr", 32}
+#define L_ALL                                                                                      \
+	T_HEAD, {"eu_half_en", 1}, {"tsk_opd_num", 2}, {"pad_mode", 2}, {"cmd_id_en", 4},          \
+	    {"pwr_step", 4}, {"intr_en", 1}, {"res_add", 1}, {"relu", 1}, {"left_tran", 1},        \
+	    {"rsvd1", 1}, {"kernel_rotate", 1}, {"opd0_sign", 1}, {"opd1_sign", 1},                \
+	    {"opd2_sign", 1}, {"res0_prec", 3}, {"opd0_prec", 3}, {"opd1_prec", 3},                \
+	    {"opd2_prec", 3}, {"opd0_const", 1}, {"opd1_const", 1}, {"opd2_const", 1},             \
+	    {"res0_str", 3}, {"opd0_str", 3}, {"opd1_str", 3}, {"opd2_str", 3},                    \
+	    {"res_add_sign", 1}, {"rsvd2", 25}, {"rsvd3", 1}, {"opd3_const", 1}, {"rsvd4", 1},     \
+	    {"opd0_x_ins0", 4}, {"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, {"opd1_y_ins0", 4},        \
+	    {"opd0_up_pad", 4}, {"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, {"opd0_rt_pad", 4},        \
+	    {"res_op_x_str", 4}, {"res_op_y_str", 4}, {"res0_h_shift", 4}, {"res0_w_shift", 4},    \
+	    {"opd0_h_shift", 4}, {"opd0_w_shift", 4}, {"opd1_h_shift", 4}, {"opd1_w_shift", 4},    \
+	    {"tsk_lane_num", 64}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16},  \
+	    {"opd0_n", 16}, {"opd0_c", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_n", 16},        \
+	    {"opd1_c", 16}, {"opd1_h", 16}, {"opd1_w", 16}, {"res0_n_str", 16},                    \
+	    {"res0_c_str", 16}, {"opd0_n_str", 16}, {"opd0_c_str", 16}, {"opd1_n_str", 16},        \
+	    {"opd1_c_str", 16}, {"opd2_n_str", 16}, {"opd2_c_str", 16}, {"res0_addr", 32},         \
+	    {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32}, {"res0_h_str", 32},           \
+	    {"res0_w_str", 32}, {"opd0_h_str", 32}, {"opd0_w_str", 32}, {"opd1_h_str", 32},        \
+	    {"opd1_w_str", 32}, {"opd2_h_str", 32}, {"opd2_w_str", 32}, {"res1_addr", 32},         \
+	{                                                                                          \
+		"opd3_addr", 32                                                                    \
+	}
 
 static const struct sg_field f_AR[] = {L_ALL};
 static const struct sg_field f_CMP[] = {L_ALL};
@@ -77,231 +89,489 @@ static const struct sg_field f_VC[] = {L_ALL};
 
 /* LAR has no cmd_short bit: bit 0 is opd0_w_str. */
 static const struct sg_field f_LAR[] = {
-	{"opd0_w_str", 1}, {"opd1_w_str", 1}, {"opd2_const", 1}, {"res0_prec", 3},
-	{"opd0_prec", 3}, {"opd1_prec", 3}, {"opd2_n_str", 3}, {"opd0_sign", 1},
-	{"opd1_sign", 1}, {"start_tid", 6}, {"res0_c", 8}, {"res0_w", 8}, {"rsvd0", 2},
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"rsvd1", 1}, {"tsk_opd_num", 2}, {"rsvd2", 6},
-	{"pwr_step", 4}, {"rsvd3", 1}, {"res0_addr", 16}, {"opd0_addr", 16}, {"opd1_addr", 16},
-	{"opd2_addr", 16},
+    {"opd0_w_str", 1}, {"opd1_w_str", 1},  {"opd2_const", 1}, {"res0_prec", 3},  {"opd0_prec", 3},
+    {"opd1_prec", 3},  {"opd2_n_str", 3},  {"opd0_sign", 1},  {"opd1_sign", 1},  {"start_tid", 6},
+    {"res0_c", 8},     {"res0_w", 8},      {"rsvd0", 2},      {"tsk_typ", 4},    {"tsk_eu_typ", 5},
+    {"rsvd1", 1},      {"tsk_opd_num", 2}, {"rsvd2", 6},      {"pwr_step", 4},   {"rsvd3", 1},
+    {"res0_addr", 16}, {"opd0_addr", 16},  {"opd1_addr", 16}, {"opd2_addr", 16},
 };
 static const struct sg_field f_SYSID[] = {
-	{"rsvd0", 1}, {"cmd_id", 20}, {"cmd_id_dep", 20}, {"tsk_typ", 4}, {"tsk_eu_typ", 5},
-	{"rsvd1", 5}, {"cmd_id_en", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"cmd_id_eng1", 20},
-	{"cmd_id_eng2", 20}, {"cmd_id_eng3", 20}, {"rsvd3", 4},
+    {"rsvd0", 1},      {"cmd_id", 20},      {"cmd_id_dep", 20},  {"tsk_typ", 4},
+    {"tsk_eu_typ", 5}, {"rsvd1", 5},        {"cmd_id_en", 4},    {"pwr_step", 4},
+    {"intr_en", 1},    {"cmd_id_eng1", 20}, {"cmd_id_eng2", 20}, {"cmd_id_eng3", 20},
+    {"rsvd3", 4},
 };
 static const struct sg_field f_sAR[] = {
-	T_HEAD, {"opd0_const", 1}, {"opd1_const", 1}, {"opd2_const", 1}, {"tsk_opd_num", 2},
-	{"cmd_id_en", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"res0_prec", 3}, {"opd0_prec", 3},
-	{"opd1_prec", 3}, {"opd2_prec", 3}, {"opd0_sign", 1}, {"opd1_sign", 1}, {"res0_str", 3},
-	{"opd0_str", 3}, {"opd1_str", 3}, {"opd2_n_str", 3}, {"rsvd0", 6}, {"res0_n", 16},
-	{"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"res0_addr", 32}, {"opd0_addr", 32},
-	{"opd1_addr", 32}, {"opd2_addr", 32}, {"res0_n_str", 16}, {"res0_c_str", 16},
-	{"opd0_n_str", 16}, {"opd0_c_str", 16}, {"opd1_n_str", 16}, {"opd1_c_str", 16},
-	{"res0_h_str", 20}, {"res0_w_str", 20}, {"opd0_h_str", 20}, {"opd2_sign", 1},
-	{"rsvd1", 3}, {"opd0_w_str", 20}, {"opd1_h_str", 20}, {"opd1_w_str", 20}, {"rsvd2", 4},
+    T_HEAD,
+    {"opd0_const", 1},
+    {"opd1_const", 1},
+    {"opd2_const", 1},
+    {"tsk_opd_num", 2},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"intr_en", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd1_prec", 3},
+    {"opd2_prec", 3},
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"res0_str", 3},
+    {"opd0_str", 3},
+    {"opd1_str", 3},
+    {"opd2_n_str", 3},
+    {"rsvd0", 6},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"res0_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"res0_n_str", 16},
+    {"res0_c_str", 16},
+    {"opd0_n_str", 16},
+    {"opd0_c_str", 16},
+    {"opd1_n_str", 16},
+    {"opd1_c_str", 16},
+    {"res0_h_str", 20},
+    {"res0_w_str", 20},
+    {"opd0_h_str", 20},
+    {"opd2_sign", 1},
+    {"rsvd1", 3},
+    {"opd0_w_str", 20},
+    {"opd1_h_str", 20},
+    {"opd1_w_str", 20},
+    {"rsvd2", 4},
 };
 static const struct sg_field f_sCMP[] = {
-	T_HEAD, {"opd0_const", 1}, {"opd1_const", 1}, {"opd2_const", 1}, {"opd3_const", 1},
-	{"rsvd0", 1}, {"cmd_id_en", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"opd0_prec", 3},
-	{"opd2_prec", 3}, {"opd0_str", 3}, {"opd1_str", 3}, {"rsvd1", 51}, {"opd0_sign", 1},
-	{"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"res0_addr", 32},
-	{"res1_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32},
-	{"opd3_addr", 32},
+    T_HEAD,
+    {"opd0_const", 1},
+    {"opd1_const", 1},
+    {"opd2_const", 1},
+    {"opd3_const", 1},
+    {"rsvd0", 1},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"intr_en", 1},
+    {"opd0_prec", 3},
+    {"opd2_prec", 3},
+    {"opd0_str", 3},
+    {"opd1_str", 3},
+    {"rsvd1", 51},
+    {"opd0_sign", 1},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"res0_addr", 32},
+    {"res1_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"opd3_addr", 32},
 };
 static const struct sg_field f_sCONV[] = {
-	T_HEAD, {"opd0_sign", 1}, {"opd1_sign", 1}, {"opd2_sign", 1}, {"pad_mode", 2},
-	{"cmd_id_en", 4}, {"pwr_step", 4}, {"res_add", 1}, {"kernel_rotate", 1},
-	{"res0_prec", 3}, {"opd0_prec", 3}, {"opd1_const", 1}, {"opd2_const", 1},
-	{"opd0_up_pad", 4}, {"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, {"opd0_rt_pad", 4},
-	{"res_op_x_str", 4}, {"res_op_y_str", 4}, {"opd3_const", 1}, {"opd0_str", 3},
-	{"res0_addr", 26}, {"intr_en", 1}, {"opd0_x_ins0", 4}, {"opd0_y_ins0", 4},
-	{"opd1_x_ins0", 4}, {"opd1_y_ins0", 4}, {"opd0_n_str", 16}, {"res0_n", 16},
-	{"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd0_c", 16}, {"opd0_h", 16},
-	{"opd0_w", 16}, {"opd1_h", 16}, {"opd1_w", 16}, {"opd0_c_str", 16}, {"opd0_addr", 32},
-	{"opd1_addr", 32}, {"opd2_addr", 32}, {"res1_addr", 32}, {"opd3_addr", 32},
-	{"opd0_h_str", 16}, {"opd0_w_str", 16},
+    T_HEAD,
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"opd2_sign", 1},
+    {"pad_mode", 2},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"res_add", 1},
+    {"kernel_rotate", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd1_const", 1},
+    {"opd2_const", 1},
+    {"opd0_up_pad", 4},
+    {"opd0_dn_pad", 4},
+    {"opd0_lf_pad", 4},
+    {"opd0_rt_pad", 4},
+    {"res_op_x_str", 4},
+    {"res_op_y_str", 4},
+    {"opd3_const", 1},
+    {"opd0_str", 3},
+    {"res0_addr", 26},
+    {"intr_en", 1},
+    {"opd0_x_ins0", 4},
+    {"opd0_y_ins0", 4},
+    {"opd1_x_ins0", 4},
+    {"opd1_y_ins0", 4},
+    {"opd0_n_str", 16},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd0_c", 16},
+    {"opd0_h", 16},
+    {"opd0_w", 16},
+    {"opd1_h", 16},
+    {"opd1_w", 16},
+    {"opd0_c_str", 16},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"res1_addr", 32},
+    {"opd3_addr", 32},
+    {"opd0_h_str", 16},
+    {"opd0_w_str", 16},
 };
 static const struct sg_field f_sLIN[] = {
-	T_HEAD, {"opd1_const", 1}, {"opd2_const", 1}, {"res0_prec", 3}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"intr_en", 1}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16},
-	{"res0_w", 16}, {"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32},
+    T_HEAD,          {"opd1_const", 1}, {"opd2_const", 1}, {"res0_prec", 3},  {"cmd_id_en", 4},
+    {"pwr_step", 4}, {"intr_en", 1},    {"res0_n", 16},    {"res0_c", 16},    {"res0_h", 16},
+    {"res0_w", 16},  {"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32},
 };
 static const struct sg_field f_sMM[] = {
-	T_HEAD, {"res_add", 1}, {"left_tran", 1}, {"opd0_const", 1}, {"opd2_const", 1},
-	{"rsvd0", 1}, {"cmd_id_en", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"opd0_sign", 1},
-	{"opd1_sign", 1}, {"opd2_sign", 1}, {"res0_prec", 3}, {"opd0_prec", 3},
-	{"opd2_n_str", 3}, {"rsvd1", 20}, {"rsvd2", 16}, {"res0_c", 16}, {"res0_w", 16},
-	{"opd0_n", 16}, {"opd0_c", 16}, {"opd0_w", 16}, {"rsvd3", 16}, {"opd1_w", 16},
-	{"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32},
-	{"opd3_addr", 32},
+    T_HEAD,
+    {"res_add", 1},
+    {"left_tran", 1},
+    {"opd0_const", 1},
+    {"opd2_const", 1},
+    {"rsvd0", 1},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"intr_en", 1},
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"opd2_sign", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd2_n_str", 3},
+    {"rsvd1", 20},
+    {"rsvd2", 16},
+    {"res0_c", 16},
+    {"res0_w", 16},
+    {"opd0_n", 16},
+    {"opd0_c", 16},
+    {"opd0_w", 16},
+    {"rsvd3", 16},
+    {"opd1_w", 16},
+    {"res0_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"opd3_addr", 32},
 };
 static const struct sg_field f_sMM2[] = {
-	T_HEAD, {"opd0_sign", 1}, {"opd1_sign", 1}, {"res0_prec", 3}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"opd2_const", 1}, {"res0_c", 16}, {"res0_w", 16}, {"opd1_c", 16},
-	{"opd1_w", 16}, {"opd0_prec", 3}, {"opd0_const", 1}, {"opd1_const", 1}, {"res_add", 1},
-	{"res0_addr", 25}, {"intr_en", 1}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32},
+    T_HEAD,
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"res0_prec", 3},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"opd2_const", 1},
+    {"res0_c", 16},
+    {"res0_w", 16},
+    {"opd1_c", 16},
+    {"opd1_w", 16},
+    {"opd0_prec", 3},
+    {"opd0_const", 1},
+    {"opd1_const", 1},
+    {"res_add", 1},
+    {"res0_addr", 25},
+    {"intr_en", 1},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
 };
 static const struct sg_field f_sPorD[] = {
-	T_HEAD, {"kernel_rotate", 1}, {"opd0_sign", 1}, {"opd1_sign", 1}, {"pad_mode", 2},
-	{"cmd_id_en", 4}, {"pwr_step", 4}, {"opd1_const", 1}, {"opd2_const", 1},
-	{"opd3_const", 1}, {"res0_prec", 3}, {"opd0_prec", 3}, {"opd0_x_ins0", 4},
-	{"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, {"opd1_y_ins0", 4}, {"opd0_up_pad", 4},
-	{"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, {"opd0_rt_pad", 4}, {"res_op_x_str", 4},
-	{"res_op_y_str", 4}, {"opd2_n_str", 3}, {"rsvd5", 11}, {"opd2_sign", 1}, {"intr_en", 1},
-	{"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd0_h", 16},
-	{"opd0_w", 16}, {"opd1_h", 16}, {"opd1_w", 16}, {"res0_addr", 32}, {"opd0_addr", 32},
-	{"opd1_addr", 32}, {"opd2_addr", 32}, {"res1_addr", 32}, {"opd3_addr", 32},
-	{"rsvd6", 64},
+    T_HEAD,
+    {"kernel_rotate", 1},
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"pad_mode", 2},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"opd1_const", 1},
+    {"opd2_const", 1},
+    {"opd3_const", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd0_x_ins0", 4},
+    {"opd0_y_ins0", 4},
+    {"opd1_x_ins0", 4},
+    {"opd1_y_ins0", 4},
+    {"opd0_up_pad", 4},
+    {"opd0_dn_pad", 4},
+    {"opd0_lf_pad", 4},
+    {"opd0_rt_pad", 4},
+    {"res_op_x_str", 4},
+    {"res_op_y_str", 4},
+    {"opd2_n_str", 3},
+    {"rsvd5", 11},
+    {"opd2_sign", 1},
+    {"intr_en", 1},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd0_h", 16},
+    {"opd0_w", 16},
+    {"opd1_h", 16},
+    {"opd1_w", 16},
+    {"res0_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"res1_addr", 32},
+    {"opd3_addr", 32},
+    {"rsvd6", 64},
 };
 static const struct sg_field f_sRQ_sDQ[] = {
-	T_HEAD, {"opd0_sign", 1}, {"opd2_sign", 1}, {"res0_prec", 3}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"opd1_const", 1}, {"opd0_prec", 3}, {"opd2_n_str", 6},
-	{"res0_addr", 27}, {"opd0_addr", 27}, {"intr_en", 1}, {"res0_n", 16}, {"res0_c", 16},
-	{"res0_h", 16}, {"res0_w", 16}, {"opd1_addr", 32}, {"opd2_addr", 32},
+    T_HEAD,
+    {"opd0_sign", 1},
+    {"opd2_sign", 1},
+    {"res0_prec", 3},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"opd1_const", 1},
+    {"opd0_prec", 3},
+    {"opd2_n_str", 6},
+    {"res0_addr", 27},
+    {"opd0_addr", 27},
+    {"intr_en", 1},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
 };
 static const struct sg_field f_sSEG[] = {
-	T_HEAD, {"rsvd0", 2}, {"res0_prec", 3}, {"cmd_id_en", 4}, {"pwr_step", 4},
-	{"intr_en", 1}, {"res0_c", 16}, {"res0_w", 16}, {"res0_addr", 32},
+    T_HEAD,         {"rsvd0", 2},   {"res0_prec", 3}, {"cmd_id_en", 4},  {"pwr_step", 4},
+    {"intr_en", 1}, {"res0_c", 16}, {"res0_w", 16},   {"res0_addr", 32},
 };
 static const struct sg_field f_sSFU[] = {
-	T_HEAD, {"rsvd0", 5}, {"cmd_id_en", 4}, {"pwr_step", 4}, {"intr_en", 1},
-	{"res0_prec", 3}, {"opd0_prec", 3}, {"opd2_n_str", 2}, {"rsvd3", 8}, {"res0_n", 16},
-	{"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd1_n", 16}, {"res0_addr", 32},
-	{"opd0_addr", 32}, {"opd1_addr", 32},
+    T_HEAD,
+    {"rsvd0", 5},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"intr_en", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd2_n_str", 2},
+    {"rsvd3", 8},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd1_n", 16},
+    {"res0_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
 };
 static const struct sg_field f_sSG[] = {
-	T_HEAD, {"opd3_const", 1}, {"intr_en", 1}, {"opd0_str", 3}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"opd2_const", 1}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16},
-	{"res0_w", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_c", 16}, {"opd1_w", 16},
-	{"res0_prec", 3}, {"res0_addr", 29}, {"opd0_prec", 3}, {"opd0_addr", 29},
-	{"opd1_prec", 3}, {"opd1_addr", 29}, {"opd2_addr", 32}, {"res1_addr", 32},
-	{"opd3_addr", 32},
+    T_HEAD,
+    {"opd3_const", 1},
+    {"intr_en", 1},
+    {"opd0_str", 3},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"opd2_const", 1},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd0_h", 16},
+    {"opd0_w", 16},
+    {"opd1_c", 16},
+    {"opd1_w", 16},
+    {"res0_prec", 3},
+    {"res0_addr", 29},
+    {"opd0_prec", 3},
+    {"opd0_addr", 29},
+    {"opd1_prec", 3},
+    {"opd1_addr", 29},
+    {"opd2_addr", 32},
+    {"res1_addr", 32},
+    {"opd3_addr", 32},
 };
 static const struct sg_field f_sSGL[] = {
-	T_HEAD, {"rsvd0", 3}, {"opd3_const", 1}, {"intr_en", 1}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"opd2_const", 1}, {"res0_prec", 3}, {"opd1_prec", 3}, {"opd0_str", 3},
-	{"rsvd1", 7}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16},
-	{"opd0_h", 16}, {"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32}, {"res1_addr", 32}, {"rsvd2", 64},
+    T_HEAD,
+    {"rsvd0", 3},
+    {"opd3_const", 1},
+    {"intr_en", 1},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"opd2_const", 1},
+    {"res0_prec", 3},
+    {"opd1_prec", 3},
+    {"opd0_str", 3},
+    {"rsvd1", 7},
+    {"res0_n", 16},
+    {"res0_c", 16},
+    {"res0_h", 16},
+    {"res0_w", 16},
+    {"opd0_h", 16},
+    {"res0_addr", 32},
+    {"opd0_addr", 32},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"res1_addr", 32},
+    {"rsvd2", 64},
 };
 static const struct sg_field f_sTRANS_sBC[] = {
-	T_HEAD, {"res0_prec", 3}, {"rsvd0", 2}, {"cmd_id_en", 4}, {"pwr_step", 4},
-	{"intr_en", 1}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16},
-	{"opd0_c", 16}, {"opd0_w", 16}, {"rsvd2", 32}, {"res0_addr", 32}, {"opd0_addr", 32},
+    T_HEAD,         {"res0_prec", 3}, {"rsvd0", 2},   {"cmd_id_en", 4},  {"pwr_step", 4},
+    {"intr_en", 1}, {"res0_n", 16},   {"res0_c", 16}, {"res0_h", 16},    {"res0_w", 16},
+    {"opd0_c", 16}, {"opd0_w", 16},   {"rsvd2", 32},  {"res0_addr", 32}, {"opd0_addr", 32},
 };
 static const struct sg_field f_sVC[] = {
-	T_HEAD, {"opd0_sign", 1}, {"opd1_sign", 1}, {"opd2_n_str", 3}, {"cmd_id_en", 4},
-	{"pwr_step", 4}, {"intr_en", 1}, {"res0_prec", 3}, {"opd0_prec", 3}, {"opd1_prec", 3},
-	{"res0_addr", 32}, {"rsvd1", 23}, {"opd0_addr", 32}, {"rsvd2", 16}, {"res0_c", 16},
-	{"res0_w", 16}, {"opd0_c", 16}, {"opd0_w", 16}, {"opd1_w", 16}, {"opd1_addr", 32},
-	{"opd2_addr", 32}, {"rsvd3", 64},
+    T_HEAD,
+    {"opd0_sign", 1},
+    {"opd1_sign", 1},
+    {"opd2_n_str", 3},
+    {"cmd_id_en", 4},
+    {"pwr_step", 4},
+    {"intr_en", 1},
+    {"res0_prec", 3},
+    {"opd0_prec", 3},
+    {"opd1_prec", 3},
+    {"res0_addr", 32},
+    {"rsvd1", 23},
+    {"opd0_addr", 32},
+    {"rsvd2", 16},
+    {"res0_c", 16},
+    {"res0_w", 16},
+    {"opd0_c", 16},
+    {"opd0_w", 16},
+    {"opd1_w", 16},
+    {"opd1_addr", 32},
+    {"opd2_addr", 32},
+    {"rsvd3", 64},
 };
 
 /* In regdef.py's order (op_class_dic). */
 static const struct sg_regclass tiu[] = {
-	CLS("AR", 1024, f_AR), CLS("CMP", 1024, f_CMP), CLS("CONV", 1024, f_CONV),
-	CLS("LAR", 128, f_LAR), CLS("LIN", 1024, f_LIN), CLS("MM", 1024, f_MM),
-	CLS("MM2", 1024, f_MM2), CLS("PorD", 1024, f_PorD), CLS("RQ&DQ", 1024, f_RQ_DQ),
-	CLS("SEG", 1024, f_SEG), CLS("SFU", 1024, f_SFU), CLS("SG", 1024, f_SG),
-	CLS("SGL", 1024, f_SGL), CLS("SYSID", 128, f_SYSID),
-	CLS("TRANS&BC", 1024, f_TRANS_BC), CLS("VC", 1024, f_VC),
-	CLS("sAR", 512, f_sAR), CLS("sCMP", 384, f_sCMP), CLS("sCONV", 512, f_sCONV),
-	CLS("sLIN", 256, f_sLIN), CLS("sMM", 384, f_sMM), CLS("sMM2", 256, f_sMM2),
-	CLS("sPorD", 512, f_sPorD), CLS("sRQ&sDQ", 256, f_sRQ_sDQ), CLS("sSEG", 128, f_sSEG),
-	CLS("sSFU", 256, f_sSFU), CLS("sSG", 384, f_sSG), CLS("sSGL", 384, f_sSGL),
-	CLS("sTRANS&sBC", 256, f_sTRANS_sBC), CLS("sVC", 384, f_sVC),
+    CLS("AR", 1024, f_AR),
+    CLS("CMP", 1024, f_CMP),
+    CLS("CONV", 1024, f_CONV),
+    CLS("LAR", 128, f_LAR),
+    CLS("LIN", 1024, f_LIN),
+    CLS("MM", 1024, f_MM),
+    CLS("MM2", 1024, f_MM2),
+    CLS("PorD", 1024, f_PorD),
+    CLS("RQ&DQ", 1024, f_RQ_DQ),
+    CLS("SEG", 1024, f_SEG),
+    CLS("SFU", 1024, f_SFU),
+    CLS("SG", 1024, f_SG),
+    CLS("SGL", 1024, f_SGL),
+    CLS("SYSID", 128, f_SYSID),
+    CLS("TRANS&BC", 1024, f_TRANS_BC),
+    CLS("VC", 1024, f_VC),
+    CLS("sAR", 512, f_sAR),
+    CLS("sCMP", 384, f_sCMP),
+    CLS("sCONV", 512, f_sCONV),
+    CLS("sLIN", 256, f_sLIN),
+    CLS("sMM", 384, f_sMM),
+    CLS("sMM2", 256, f_sMM2),
+    CLS("sPorD", 512, f_sPorD),
+    CLS("sRQ&sDQ", 256, f_sRQ_sDQ),
+    CLS("sSEG", 128, f_sSEG),
+    CLS("sSFU", 256, f_sSFU),
+    CLS("sSG", 384, f_sSG),
+    CLS("sSGL", 384, f_sSGL),
+    CLS("sTRANS&sBC", 256, f_sTRANS_sBC),
+    CLS("sVC", 384, f_sVC),
 };
 
 /* tsk_eu_typ names (opdef_1684x.py eu_type). */
-static const struct sg_subname e_conv[] = {{0, "conv.normal"}, {1, "conv.wrq"}, {2, "conv.wrqrelu"}};
+static const struct sg_subname e_conv[] = {
+    {0, "conv.normal"}, {1, "conv.wrq"}, {2, "conv.wrqrelu"}};
 static const struct sg_subname e_mm[] = {{1, "mm.normal"}, {2, "mm.wrq"}, {3, "mm.wrqrelu"}};
 static const struct sg_subname e_mm2[] = {{4, "mm2.nn"}, {5, "mm2.nt"}, {6, "mm2.tt"}};
 static const struct sg_subname e_cmp[] = {
-	{22, "cmp.gt_and_sel"}, {23, "cmp.sel_gt"}, {24, "cmp.sel_eq"}, {25, "cmp.lt_and_sel"},
-	{26, "cmp.sel_lt"},
+    {22, "cmp.gt_and_sel"}, {23, "cmp.sel_gt"}, {24, "cmp.sel_eq"},
+    {25, "cmp.lt_and_sel"}, {26, "cmp.sel_lt"},
 };
 static const struct sg_subname e_sfu[] = {
-	{12, "sfu.taylor_4x"}, {13, "sfu.taylor"}, {15, "sfu.normalize"}, {17, "sfu.rsqrt"},
+    {12, "sfu.taylor_4x"},
+    {13, "sfu.taylor"},
+    {15, "sfu.normalize"},
+    {17, "sfu.rsqrt"},
 };
 static const struct sg_subname e_vc[] = {
-	{0, "vc.mul"}, {2, "vc.add"}, {3, "vc.sub"}, {4, "vc.max"}, {5, "vc.min"}, {7, "vc.and"},
-	{8, "vc.or"}, {9, "vc.xor"}, {10, "vc.select_gt"}, {11, "vc.select_eq"}, {12, "vc.div"},
-	{13, "vc.select_lt"}, {15, "vc.add_satu"}, {16, "vc.sub_satu"}, {20, "vc.mul_satu"},
-	{23, "vc.mulDHR"},
+    {0, "vc.mul"},        {2, "vc.add"},        {3, "vc.sub"},       {4, "vc.max"},
+    {5, "vc.min"},        {7, "vc.and"},        {8, "vc.or"},        {9, "vc.xor"},
+    {10, "vc.select_gt"}, {11, "vc.select_eq"}, {12, "vc.div"},      {13, "vc.select_lt"},
+    {15, "vc.add_satu"},  {16, "vc.sub_satu"},  {20, "vc.mul_satu"}, {23, "vc.mulDHR"},
 };
 static const struct sg_subname e_lin[] = {
-	{1, "lin.mac"}, {20, "lin.square_sum"}, {21, "lin.square_diff"},
+    {1, "lin.mac"},
+    {20, "lin.square_sum"},
+    {21, "lin.square_diff"},
 };
 static const struct sg_subname e_ar[] = {
-	{0, "arith.mul"}, {1, "arith.not"}, {2, "arith.add"}, {3, "arith.sub"},
-	{4, "arith.max"}, {5, "arith.min"}, {6, "arith.logicShift"}, {7, "arith.and"},
-	{8, "arith.or"}, {9, "arith.xor"}, {10, "arith.selectGreat"}, {11, "arith.selectEqual"},
-	{12, "arith.div"}, {13, "arith.selectLess"}, {14, "arith.cast"}, {15, "arith.adds"},
-	{16, "arith.subs"}, {18, "arith.mac"}, {19, "arith.copy"}, {20, "arith.muls"},
-	{21, "arith.ashift"}, {22, "arith.cshift"}, {23, "arith.mulDHR"},
-	{24, "arith.euIdxGen"}, {25, "arith.npuIdxGen"}, {26, "arith.abs"},
-	{27, "arith.fsubabs"}, {28, "arith.copyMb"}, {29, "arith.getFirstOne"},
-	{30, "arith.getFirstZero"},
+    {0, "arith.mul"},        {1, "arith.not"},          {2, "arith.add"},
+    {3, "arith.sub"},        {4, "arith.max"},          {5, "arith.min"},
+    {6, "arith.logicShift"}, {7, "arith.and"},          {8, "arith.or"},
+    {9, "arith.xor"},        {10, "arith.selectGreat"}, {11, "arith.selectEqual"},
+    {12, "arith.div"},       {13, "arith.selectLess"},  {14, "arith.cast"},
+    {15, "arith.adds"},      {16, "arith.subs"},        {18, "arith.mac"},
+    {19, "arith.copy"},      {20, "arith.muls"},        {21, "arith.ashift"},
+    {22, "arith.cshift"},    {23, "arith.mulDHR"},      {24, "arith.euIdxGen"},
+    {25, "arith.npuIdxGen"}, {26, "arith.abs"},         {27, "arith.fsubabs"},
+    {28, "arith.copyMb"},    {29, "arith.getFirstOne"}, {30, "arith.getFirstZero"},
 };
 static const struct sg_subname e_pord[] = {
-	{0, "pord.depthwise"}, {1, "pord.avgpooling"}, {2, "pord.depthwiserelu"},
-	{4, "pord.maxpooling"}, {5, "pord.roiDepthwise"}, {6, "pord.roiavgpooling"},
-	{7, "pord.roimaxpooling"},
+    {0, "pord.depthwise"},     {1, "pord.avgpooling"},   {2, "pord.depthwiserelu"},
+    {4, "pord.maxpooling"},    {5, "pord.roiDepthwise"}, {6, "pord.roiavgpooling"},
+    {7, "pord.roimaxpooling"},
 };
 static const struct sg_subname e_rqdq[] = {
-	{0, "quant.rq0"}, {1, "quant.rq1"}, {2, "quant.rq2"}, {3, "quant.dq0"},
-	{4, "quant.dq1"}, {5, "quant.dq2"},
+    {0, "quant.rq0"}, {1, "quant.rq1"}, {2, "quant.rq2"},
+    {3, "quant.dq0"}, {4, "quant.dq1"}, {5, "quant.dq2"},
 };
 static const struct sg_subname e_sg[] = {
-	{0, "sg.pl_gather_d1coor"}, {1, "sg.pl_gather_d2coor"}, {2, "sg.pl_gather_rec"},
-	{3, "sg.pl_scatter_d1coor"}, {4, "sg.pl_scatter_d2coor"}, {5, "sg.pe_s_gather_d1coor"},
-	{6, "sg.pe_s_scatter_d1coor"}, {7, "sg.pe_m_gather_d1coor"}, {8, "sg.pe_s_mask_select"},
-	{9, "sg.pe_s_nonzero"}, {10, "sg.pe_s_scatter_pp_d1coor"}, {11, "sg.pl_gather_perw"},
-	{12, "sg.pl_scatter_perw"}, {13, "sg.pe_s_gather_hzd"}, {14, "sg.pe_s_scatter_hzd"},
-	{15, "sg.pe_s_mask_selhzd"}, {16, "sg.pe_s_nonzero_hzd"},
+    {0, "sg.pl_gather_d1coor"},    {1, "sg.pl_gather_d2coor"},        {2, "sg.pl_gather_rec"},
+    {3, "sg.pl_scatter_d1coor"},   {4, "sg.pl_scatter_d2coor"},       {5, "sg.pe_s_gather_d1coor"},
+    {6, "sg.pe_s_scatter_d1coor"}, {7, "sg.pe_m_gather_d1coor"},      {8, "sg.pe_s_mask_select"},
+    {9, "sg.pe_s_nonzero"},        {10, "sg.pe_s_scatter_pp_d1coor"}, {11, "sg.pl_gather_perw"},
+    {12, "sg.pl_scatter_perw"},    {13, "sg.pe_s_gather_hzd"},        {14, "sg.pe_s_scatter_hzd"},
+    {15, "sg.pe_s_mask_selhzd"},   {16, "sg.pe_s_nonzero_hzd"},
 };
 static const struct sg_subname e_sgl[] = {
-	{17, "sgl.pe_s_gather_line"}, {18, "sgl.pe_s_scatter_line"},
+    {17, "sgl.pe_s_gather_line"},
+    {18, "sgl.pe_s_scatter_line"},
 };
 static const struct sg_subname e_tsbc[] = {
-	{0, "tsbc.cw_ts"}, {1, "tsbc.wc_ts"}, {2, "tsbc.l_copy"}, {3, "tsbc.l_bc"},
-	{4, "tsbc.s_bc"}, {5, "tsbc.s_distribute"},
+    {0, "tsbc.cw_ts"}, {1, "tsbc.wc_ts"}, {2, "tsbc.l_copy"},
+    {3, "tsbc.l_bc"},  {4, "tsbc.s_bc"},  {5, "tsbc.s_distribute"},
 };
 /* quirk: LAR's eu_type is range(31), so every eu code 0..30 selects it and its name is the
  * code itself. */
 static const struct sg_subname e_lar[] = {
-	{0, "0"}, {1, "1"}, {2, "2"}, {3, "3"}, {4, "4"}, {5, "5"}, {6, "6"}, {7, "7"}, {8, "8"},
-	{9, "9"}, {10, "10"}, {11, "11"}, {12, "12"}, {13, "13"}, {14, "14"}, {15, "15"},
-	{16, "16"}, {17, "17"}, {18, "18"}, {19, "19"}, {20, "20"}, {21, "21"}, {22, "22"},
-	{23, "23"}, {24, "24"}, {25, "25"}, {26, "26"}, {27, "27"}, {28, "28"}, {29, "29"},
-	{30, "30"},
+    {0, "0"},   {1, "1"},   {2, "2"},   {3, "3"},   {4, "4"},   {5, "5"},   {6, "6"},   {7, "7"},
+    {8, "8"},   {9, "9"},   {10, "10"}, {11, "11"}, {12, "12"}, {13, "13"}, {14, "14"}, {15, "15"},
+    {16, "16"}, {17, "17"}, {18, "18"}, {19, "19"}, {20, "20"}, {21, "21"}, {22, "22"}, {23, "23"},
+    {24, "24"}, {25, "25"}, {26, "26"}, {27, "27"}, {28, "28"}, {29, "29"}, {30, "30"},
 };
 static const struct sg_subname e_sys[] = {
-	{0, "sys.intr_barrier"}, {1, "sys.spb"}, {2, "sys.swr"}, {3, "sys.swr_from_lmem"},
-	{4, "sys.swr_collect_from_lmem"}, {5, "sys.data_barrier"}, {30, "sys.nop"},
-	{31, "sys.end"},
+    {0, "sys.intr_barrier"},
+    {1, "sys.spb"},
+    {2, "sys.swr"},
+    {3, "sys.swr_from_lmem"},
+    {4, "sys.swr_collect_from_lmem"},
+    {5, "sys.data_barrier"},
+    {30, "sys.nop"},
+    {31, "sys.end"},
 };
 
 /* SEG/sSEG are commented out of both opdef files: listed above, not indexed. LAR and SYSID
  * are registered for both cmd_short values (short_cmd = None). */
 static const struct sg_opclass tiu_ops[] = {
-	OP("CONV", 0, 0, e_conv), OP("sCONV", 1, 0, e_conv),
-	OP("MM", 0, 2, e_mm), OP("sMM", 1, 2, e_mm),
-	OP("MM2", 0, 2, e_mm2), OP("sMM2", 1, 2, e_mm2),
-	OP("CMP", 0, 13, e_cmp), OP("sCMP", 1, 13, e_cmp),
-	OP("SFU", 0, 9, e_sfu), OP("sSFU", 1, 9, e_sfu),
-	OP("VC", 0, 14, e_vc), OP("sVC", 1, 14, e_vc),
-	OP("LIN", 0, 10, e_lin), OP("sLIN", 1, 10, e_lin),
-	OP("AR", 0, 3, e_ar), OP("sAR", 1, 3, e_ar),
-	OP("PorD", 0, 1, e_pord), OP("sPorD", 1, 1, e_pord),
-	OP("RQ&DQ", 0, 4, e_rqdq), OP("sRQ&sDQ", 1, 4, e_rqdq),
-	OP("SG", 0, 6, e_sg), OP("sSG", 1, 6, e_sg),
-	OP("SGL", 0, 6, e_sgl), OP("sSGL", 1, 6, e_sgl),
-	OP("TRANS&BC", 0, 5, e_tsbc), OP("sTRANS&sBC", 1, 5, e_tsbc),
-	OP("LAR", -1, 7, e_lar),
-	OP("SYSID", -1, 15, e_sys),
+    OP("CONV", 0, 0, e_conv),     OP("sCONV", 1, 0, e_conv),      OP("MM", 0, 2, e_mm),
+    OP("sMM", 1, 2, e_mm),        OP("MM2", 0, 2, e_mm2),         OP("sMM2", 1, 2, e_mm2),
+    OP("CMP", 0, 13, e_cmp),      OP("sCMP", 1, 13, e_cmp),       OP("SFU", 0, 9, e_sfu),
+    OP("sSFU", 1, 9, e_sfu),      OP("VC", 0, 14, e_vc),          OP("sVC", 1, 14, e_vc),
+    OP("LIN", 0, 10, e_lin),      OP("sLIN", 1, 10, e_lin),       OP("AR", 0, 3, e_ar),
+    OP("sAR", 1, 3, e_ar),        OP("PorD", 0, 1, e_pord),       OP("sPorD", 1, 1, e_pord),
+    OP("RQ&DQ", 0, 4, e_rqdq),    OP("sRQ&sDQ", 1, 4, e_rqdq),    OP("SG", 0, 6, e_sg),
+    OP("sSG", 1, 6, e_sg),        OP("SGL", 0, 6, e_sgl),         OP("sSGL", 1, 6, e_sgl),
+    OP("TRANS&BC", 0, 5, e_tsbc), OP("sTRANS&sBC", 1, 5, e_tsbc), OP("LAR", -1, 7, e_lar),
+    OP("SYSID", -1, 15, e_sys),
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -309,104 +579,217 @@ static const struct sg_opclass tiu_ops[] = {
 /* ---------------------------------------------------------------------------------------- */
 
 /* The first 44 bits of every DMA class, up to src_data_format. */
-#define D_HEAD {"intr_en", 1}, {"stride_enable", 1}, {"nchw_copy", 1}, {"cmd_short", 1}, \
-	{"decompress_enable", 1}, {"cmd_id_en", 4}, {"cmd_id", 20}, {"Reserved", 3}, \
-	{"cmd_type", 4}, {"cmd_special_function", 3}, {"fill_constant_en", 1}, \
-	{"src_data_format", 3}
-#define D_DEP {"cmd_id_dep", 20}, {"reserved", 12}
-#define D_STRIDES(sc, dn) {"src_nstride", 32}, {sc, 32}, {"src_hstride", 32}, \
-	{"src_wstride", 32}, {dn, 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, \
-	{"dst_wstride", 32}
-#define D_SIZES {"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16}, {"src_wsize", 16}, \
-	{"dst_nsize", 16}, {"dst_csize", 16}, {"dst_hsize", 16}, {"dst_wsize", 16}
-#define D_ADDR(p) {p "_start_addr_l32", 32}, {p "_start_addr_h8", 8}, {"reserved", 24}
-#define D_LMASK {"localmem_mask_l32", 32}, {"localmem_mask_h32", 32}
-#define D_PLAIN(sc) D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32}, \
-	D_STRIDES(sc, "dst_nstride"), D_SIZES, D_ADDR("src"), D_ADDR("dst"), {"Reserved", 32}, \
-	{"Reserved", 32}, D_LMASK
+#define D_HEAD                                                                                     \
+	{"intr_en", 1}, {"stride_enable", 1}, {"nchw_copy", 1}, {"cmd_short", 1},                  \
+	    {"decompress_enable", 1}, {"cmd_id_en", 4}, {"cmd_id", 20}, {"Reserved", 3},           \
+	    {"cmd_type", 4}, {"cmd_special_function", 3}, {"fill_constant_en", 1},                 \
+	{                                                                                          \
+		"src_data_format", 3                                                               \
+	}
+#define D_DEP                                                                                      \
+	{"cmd_id_dep", 20},                                                                        \
+	{                                                                                          \
+		"reserved", 12                                                                     \
+	}
+#define D_STRIDES(sc, dn)                                                                          \
+	{"src_nstride", 32}, {sc, 32}, {"src_hstride", 32}, {"src_wstride", 32}, {dn, 32},         \
+	    {"dst_cstride", 32}, {"dst_hstride", 32},                                              \
+	{                                                                                          \
+		"dst_wstride", 32                                                                  \
+	}
+#define D_SIZES                                                                                    \
+	{"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16}, {"src_wsize", 16},                \
+	    {"dst_nsize", 16}, {"dst_csize", 16}, {"dst_hsize", 16},                               \
+	{                                                                                          \
+		"dst_wsize", 16                                                                    \
+	}
+#define D_ADDR(p)                                                                                  \
+	{p "_start_addr_l32", 32}, {p "_start_addr_h8", 8},                                        \
+	{                                                                                          \
+		"reserved", 24                                                                     \
+	}
+#define D_LMASK                                                                                    \
+	{"localmem_mask_l32", 32},                                                                 \
+	{                                                                                          \
+		"localmem_mask_h32", 32                                                            \
+	}
+#define D_PLAIN(sc)                                                                                \
+	D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32}, D_STRIDES(sc, "dst_nstride"),     \
+	    D_SIZES, D_ADDR("src"), D_ADDR("dst"), {"Reserved", 32}, {"Reserved", 32}, D_LMASK
 
 static const struct sg_field f_DMA_cw_transpose[] = {D_PLAIN("src_cstride")};
-#define D_GATHER D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32}, {"src_cstride", 32}, \
-	{"src_hstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, {"index_cstride", 32}, \
-	{"index_hstride", 32}, {"reserved", 16}, {"src_csize", 16}, {"src_hsize", 32}, \
-	{"src_wsize", 16}, {"dst_csize", 16}, {"dst_hsize", 32}, {"dst_wsize", 16}, \
-	{"index_csize", 16}, {"index_hsize", 32}, D_ADDR("src"), D_ADDR("dst"), \
-	{"index_start_addr_l32", 32}, {"index_start_addr_h8", 8}, {"reserve", 24}, D_LMASK
+#define D_GATHER                                                                                   \
+	D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32}, {"src_cstride", 32},              \
+	    {"src_hstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, {"index_cstride", 32},  \
+	    {"index_hstride", 32}, {"reserved", 16}, {"src_csize", 16}, {"src_hsize", 32},         \
+	    {"src_wsize", 16}, {"dst_csize", 16}, {"dst_hsize", 32}, {"dst_wsize", 16},            \
+	    {"index_csize", 16}, {"index_hsize", 32}, D_ADDR("src"), D_ADDR("dst"),                \
+	    {"index_start_addr_l32", 32}, {"index_start_addr_h8", 8}, {"reserve", 24}, D_LMASK
 static const struct sg_field f_DMA_gather[] = {D_GATHER};
 static const struct sg_field f_DMA_general[] = {D_PLAIN("src_cstride(move length)")};
 static const struct sg_field f_DMA_masked_select[] = {
-	D_HEAD, {"mask_data_format", 3}, {"reserved", 18}, D_DEP, {"constant_value", 32},
-	D_STRIDES("src_cstride", "dst_nstride"), D_SIZES, D_ADDR("src"), D_ADDR("dst"),
-	{"mask_start_addr_l32", 32}, {"mask_start_addr_h8", 32}, D_LMASK,
+    D_HEAD,
+    {"mask_data_format", 3},
+    {"reserved", 18},
+    D_DEP,
+    {"constant_value", 32},
+    D_STRIDES("src_cstride", "dst_nstride"),
+    D_SIZES,
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"mask_start_addr_l32", 32},
+    {"mask_start_addr_h8", 32},
+    D_LMASK,
 };
 /* quirk: DMA_matrix alone names its address words *_h32 / *_l8 (the profilers rename them to
  * *_l32 / *_h8 before printing, costmodel §5.1). */
 static const struct sg_field f_DMA_matrix[] = {
-	D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32},
-	D_STRIDES("src_cstride", "dst_nstride"), D_SIZES, {"src_start_addr_h32", 32},
-	{"src_start_addr_l8", 8}, {"reserved", 24}, {"dst_start_addr_h32", 32},
-	{"dst_start_addr_l8", 8}, {"reserved", 24}, {"Reserved", 32}, {"Reserved", 32}, D_LMASK,
+    D_HEAD,
+    {"reserved", 21},
+    D_DEP,
+    {"constant_value", 32},
+    D_STRIDES("src_cstride", "dst_nstride"),
+    D_SIZES,
+    {"src_start_addr_h32", 32},
+    {"src_start_addr_l8", 8},
+    {"reserved", 24},
+    {"dst_start_addr_h32", 32},
+    {"dst_start_addr_l8", 8},
+    {"reserved", 24},
+    {"Reserved", 32},
+    {"Reserved", 32},
+    D_LMASK,
 };
 /* The fullwidth parentheses of "dst_nstride（base_i）" are in the vendor's name. */
 static const struct sg_field f_DMA_nonzero[] = {
-	D_HEAD, {"index_data_format", 3}, {"reserved", 18}, D_DEP, {"constant_value", 32},
-	D_STRIDES("src_cstride", "dst_nstride（base_i）"), D_SIZES, D_ADDR("src"), D_ADDR("dst"),
-	{"Reserved", 32}, {"Reserved", 32}, D_LMASK,
+    D_HEAD,
+    {"index_data_format", 3},
+    {"reserved", 18},
+    D_DEP,
+    {"constant_value", 32},
+    D_STRIDES("src_cstride", "dst_nstride（base_i）"),
+    D_SIZES,
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"Reserved", 32},
+    {"Reserved", 32},
+    D_LMASK,
 };
 static const struct sg_field f_DMA_scatter[] = {D_GATHER};
 static const struct sg_field f_DMA_tensor[] = {D_PLAIN("src_cstride")};
 static const struct sg_field f_sDMA_general[] = {
-	D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32}, {"src_cstride(move length)", 32},
-	{"dst_csize", 16}, {"reserved", 16}, D_ADDR("src"), D_ADDR("dst"), D_LMASK,
+    D_HEAD,
+    {"reserved", 21},
+    D_DEP,
+    {"constant_value", 32},
+    {"src_cstride(move length)", 32},
+    {"dst_csize", 16},
+    {"reserved", 16},
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    D_LMASK,
 };
 /* quirk: the short masked select calls its sp field "cmd_special_function(mask_mem)". */
 static const struct sg_field f_sDMA_masked_select[] = {
-	{"intr_en", 1}, {"stride_enable", 1}, {"nchw_copy", 1}, {"cmd_short", 1},
-	{"decompress_enable", 1}, {"cmd_id_en", 4}, {"cmd_id", 20}, {"Reserved", 3},
-	{"cmd_type", 4}, {"cmd_special_function(mask_mem)", 3}, {"fill_constant_en", 1},
-	{"src_data_format", 3}, {"mask_data_format", 3}, {"reserved", 18}, D_DEP, D_SIZES,
-	D_ADDR("src"), D_ADDR("dst"), {"mask_start_addr_l32", 32}, {"mask_start_addr_h8", 32},
-	{"reserved", 32}, {"reserved", 32}, {"reserved", 32},
+    {"intr_en", 1},
+    {"stride_enable", 1},
+    {"nchw_copy", 1},
+    {"cmd_short", 1},
+    {"decompress_enable", 1},
+    {"cmd_id_en", 4},
+    {"cmd_id", 20},
+    {"Reserved", 3},
+    {"cmd_type", 4},
+    {"cmd_special_function(mask_mem)", 3},
+    {"fill_constant_en", 1},
+    {"src_data_format", 3},
+    {"mask_data_format", 3},
+    {"reserved", 18},
+    D_DEP,
+    D_SIZES,
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"mask_start_addr_l32", 32},
+    {"mask_start_addr_h8", 32},
+    {"reserved", 32},
+    {"reserved", 32},
+    {"reserved", 32},
 };
 static const struct sg_field f_sDMA_matrix[] = {
-	D_HEAD, {"reserved", 21}, D_DEP, {"src_hstride/dst_hstride", 32},
-	{"dst_nstride/src_nstride", 32}, {"dst_cstride/src_cstride", 32},
-	{"src_hsize/dst_hsize", 16}, {"src_wsize/dst_wsize", 16}, {"dst_nsize/src_nsize", 16},
-	{"dst_csize/src_csize", 16}, {"dst_wsize/src_wsize", 16}, {"reserved", 16},
-	D_ADDR("src"), D_ADDR("dst"), {"reserved", 32}, D_LMASK,
+    D_HEAD,
+    {"reserved", 21},
+    D_DEP,
+    {"src_hstride/dst_hstride", 32},
+    {"dst_nstride/src_nstride", 32},
+    {"dst_cstride/src_cstride", 32},
+    {"src_hsize/dst_hsize", 16},
+    {"src_wsize/dst_wsize", 16},
+    {"dst_nsize/src_nsize", 16},
+    {"dst_csize/src_csize", 16},
+    {"dst_wsize/src_wsize", 16},
+    {"reserved", 16},
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"reserved", 32},
+    D_LMASK,
 };
 static const struct sg_field f_sDMA_nonzero[] = {
-	D_HEAD, {"index_data_format", 3}, {"reserved", 18}, D_DEP, {"dst_nstride（base_i）", 32},
-	{"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16}, {"src_wsize", 16},
-	D_ADDR("src"), D_ADDR("dst"), {"reserved", 32}, {"reserved", 32},
+    D_HEAD,
+    {"index_data_format", 3},
+    {"reserved", 18},
+    D_DEP,
+    {"dst_nstride（base_i）", 32},
+    {"src_nsize", 16},
+    {"src_csize", 16},
+    {"src_hsize", 16},
+    {"src_wsize", 16},
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"reserved", 32},
+    {"reserved", 32},
 };
 static const struct sg_field f_sDMA_sys[] = {
-	D_HEAD, {"reserved", 21}, D_DEP, {"constant_value", 32},
+    D_HEAD,
+    {"reserved", 21},
+    D_DEP,
+    {"constant_value", 32},
 };
 
 /* Class names are the regdef OP_NAMEs, except: "DMA_tensor（0x000）" → "DMA_tensor" and
  * "sDMA_masked_select " (trailing blank) → "sDMA_masked_select". */
 static const struct sg_regclass dma[] = {
-	CLS("DMA_cw_transpose", 768, f_DMA_cw_transpose), CLS("DMA_gather", 768, f_DMA_gather),
-	CLS("DMA_general", 768, f_DMA_general),
-	CLS("DMA_masked_select", 768, f_DMA_masked_select),
-	CLS("DMA_matrix", 768, f_DMA_matrix), CLS("DMA_nonzero", 768, f_DMA_nonzero),
-	CLS("DMA_scatter", 768, f_DMA_scatter), CLS("DMA_tensor", 768, f_DMA_tensor),
-	CLS("sDMA_general", 384, f_sDMA_general),
-	CLS("sDMA_masked_select", 512, f_sDMA_masked_select),
-	CLS("sDMA_matrix", 512, f_sDMA_matrix), CLS("sDMA_nonzero", 384, f_sDMA_nonzero),
-	CLS("sDMA_sys", 128, f_sDMA_sys),
+    CLS("DMA_cw_transpose", 768, f_DMA_cw_transpose),
+    CLS("DMA_gather", 768, f_DMA_gather),
+    CLS("DMA_general", 768, f_DMA_general),
+    CLS("DMA_masked_select", 768, f_DMA_masked_select),
+    CLS("DMA_matrix", 768, f_DMA_matrix),
+    CLS("DMA_nonzero", 768, f_DMA_nonzero),
+    CLS("DMA_scatter", 768, f_DMA_scatter),
+    CLS("DMA_tensor", 768, f_DMA_tensor),
+    CLS("sDMA_general", 384, f_sDMA_general),
+    CLS("sDMA_masked_select", 512, f_sDMA_masked_select),
+    CLS("sDMA_matrix", 512, f_sDMA_matrix),
+    CLS("sDMA_nonzero", 384, f_sDMA_nonzero),
+    CLS("sDMA_sys", 128, f_sDMA_sys),
 };
 
 /* cmd_special_function names (opdef_1684x.py sp_fun). The classes without an sp_fun table
  * accept every sp value (dma_base._is_comp) and carry one fixed name (their op_name). */
 static const struct sg_subname d_tensor[] = {
-	{0, "dma.tensor"}, {1, "dma.tensor.transpose"}, {2, "dma.tensor.collect"},
-	{3, "dma.tensor.broadcast"}, {4, "dma.tensor.distribute"},
-	{5, "dma.tensor.4bank_copy"}, {6, "dma.tensor.4bank_broadcast"},
+    {0, "dma.tensor"},
+    {1, "dma.tensor.transpose"},
+    {2, "dma.tensor.collect"},
+    {3, "dma.tensor.broadcast"},
+    {4, "dma.tensor.distribute"},
+    {5, "dma.tensor.4bank_copy"},
+    {6, "dma.tensor.4bank_broadcast"},
 };
 static const struct sg_subname d_matrix[] = {{0, "dma.matrix"}, {1, "dma.matrix.transpose"}};
-#define ANY_SP(n) {0, n}, {1, n}, {2, n}, {3, n}, {4, n}, {5, n}, {6, n}, {7, n}
+#define ANY_SP(n)                                                                                  \
+	{0, n}, {1, n}, {2, n}, {3, n}, {4, n}, {5, n}, {6, n},                                    \
+	{                                                                                          \
+		7, n                                                                               \
+	}
 static const struct sg_subname d_masked[] = {ANY_SP("dma.masked_select")};
 static const struct sg_subname d_general[] = {{0, "dma.general"}, {1, "dma.general.broadcast"}};
 static const struct sg_subname d_cw[] = {ANY_SP("dma.cw_transpose")};
@@ -416,19 +799,31 @@ static const struct sg_subname d_gather[] = {ANY_SP("gdma.gather")};
 static const struct sg_subname d_scatter[] = {ANY_SP("gdma.scatter")};
 
 static const struct sg_opclass dma_ops[] = {
-	OP("DMA_tensor", 0, 0, d_tensor),
-	OP("DMA_matrix", 0, 1, d_matrix), OP("sDMA_matrix", 1, 1, d_matrix),
-	OP("DMA_masked_select", 0, 2, d_masked), OP("sDMA_masked_select", 1, 2, d_masked),
-	OP("DMA_general", 0, 3, d_general), OP("sDMA_general", 1, 3, d_general),
-	OP("DMA_cw_transpose", 0, 4, d_cw),
-	OP("DMA_nonzero", 0, 5, d_nonzero), OP("sDMA_nonzero", 1, 5, d_nonzero),
-	OP("sDMA_sys", 1, 6, d_sys),
-	OP("DMA_gather", 0, 7, d_gather), OP("DMA_scatter", 0, 8, d_scatter),
+    OP("DMA_tensor", 0, 0, d_tensor),
+    OP("DMA_matrix", 0, 1, d_matrix),
+    OP("sDMA_matrix", 1, 1, d_matrix),
+    OP("DMA_masked_select", 0, 2, d_masked),
+    OP("sDMA_masked_select", 1, 2, d_masked),
+    OP("DMA_general", 0, 3, d_general),
+    OP("sDMA_general", 1, 3, d_general),
+    OP("DMA_cw_transpose", 0, 4, d_cw),
+    OP("DMA_nonzero", 0, 5, d_nonzero),
+    OP("sDMA_nonzero", 1, 5, d_nonzero),
+    OP("sDMA_sys", 1, 6, d_sys),
+    OP("DMA_gather", 0, 7, d_gather),
+    OP("DMA_scatter", 0, 8, d_scatter),
 };
 
 const struct sg_isa sg_isa_bm1684x = {
-	.arch = TP_ARCH_BM1684X,
-	.source = "tpu-mlir python/debugger/target_1684x/regdef.py @73a1ffd37e9b9c8977d4a4a341551be37028b192",
-	.tiu = tiu, .ntiu = N(tiu), .tiu_ops = tiu_ops, .ntiu_ops = N(tiu_ops),
-	.dma = dma, .ndma = N(dma), .dma_ops = dma_ops, .ndma_ops = N(dma_ops),
+    .arch = TP_ARCH_BM1684X,
+    .source =
+        "tpu-mlir python/debugger/target_1684x/regdef.py @73a1ffd37e9b9c8977d4a4a341551be37028b192",
+    .tiu = tiu,
+    .ntiu = N(tiu),
+    .tiu_ops = tiu_ops,
+    .ntiu_ops = N(tiu_ops),
+    .dma = dma,
+    .ndma = N(dma),
+    .dma_ops = dma_ops,
+    .ndma_ops = N(dma_ops),
 };

@@ -29,8 +29,14 @@
 #include <stddef.h>
 
 #define N(a) ((uint16_t)(sizeof(a) / sizeof((a)[0])))
-#define CLS(name, len, f) {name, len, f, N(f)}
-#define OP(cls, sh, op, s) {cls, sh, op, s, N(s)}
+#define CLS(name, len, f)                                                                          \
+	{                                                                                          \
+		name, len, f, N(f)                                                                 \
+	}
+#define OP(cls, sh, op, s)                                                                         \
+	{                                                                                          \
+		cls, sh, op, s, N(s)                                                               \
+	}
 
 /* ---------------------------------------------------------------------------------------- */
 /* TIU                                                                                      */
@@ -38,36 +44,51 @@
 
 /* Every 1024-bit (long) TIU class of regdef.py repeats one layout; they differ only in the
  * three fields between tsk_opd_num and pwr_step (bits 53..58), spelled out per class. */
-#define L_HEAD {"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, \
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"opt_rq", 1}, {"tsk_opd_num", 2}
-#define L_MID {"pad_mode", 2}, {"opt_res0_sign", 1}, {"rsvd0", 3}
-#define L_TAIL {"pwr_step", 4}, {"intr_en", 1}, {"opt_res_add", 1}, {"opt_relu", 1}, \
-	{"opt_left_tran", 1}, {"opt_opd4_const", 1}, {"opt_kernel_rotate", 1}, \
-	{"opt_opd0_sign", 1}, {"opt_opd1_sign", 1}, {"opt_opd2_sign", 1}, {"opt_res0_prec", 3}, \
-	{"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"opt_opd2_prec", 3}, {"opt_opd0_const", 1}, \
-	{"opt_opd1_const", 1}, {"opt_opd2_const", 1}, {"short_res0_str", 3}, \
-	{"short_opd0_str", 3}, {"short_opd1_str", 3}, {"short_opd2_str", 3}, \
-	{"opt_res_add_sign", 1}, {"rsvd2", 25}, {"sym_range", 1}, {"opt_opd3_const", 1}, \
-	{"opt_opd5_const", 1}, {"opd0_x_ins0", 4}, {"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, \
-	{"opd1_y_ins0", 4}, {"opd0_up_pad", 4}, {"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, \
-	{"opd0_rt_pad", 4}, {"res_op_x_str", 4}, {"res_op_y_str", 4}, {"res0_h_shift", 4}, \
-	{"res0_w_shift", 4}, {"opd0_h_shift", 4}, {"opd0_w_shift", 4}, {"opd1_h_shift", 4}, \
-	{"opd1_w_shift", 4}, {"tsk_lane_num", 64}, {"res0_n", 16}, {"res0_c", 16}, \
-	{"res0_h", 16}, {"res0_w", 16}, {"opd0_n", 16}, {"opd0_c", 16}, {"opd0_h", 16}, \
-	{"opd0_w", 16}, {"opd1_n", 16}, {"opd1_c", 16}, {"opd1_h", 16}, {"opd1_w", 16}, \
-	{"res0_n_str", 16}, {"res0_c_str", 16}, {"opd0_n_str", 16}, {"opd0_c_str", 16}, \
-	{"opd1_n_str", 16}, {"opd1_c_str", 16}, {"opd2_n_str", 16}, {"opd2_c_str", 16}, \
-	{"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32}, \
-	{"res0_h_str", 32}, {"res0_w_str", 32}, {"opd0_h_str", 32}, {"opd0_w_str", 32}, \
-	{"opd1_h_str", 32}, {"opd1_w_str", 32}, {"opd2_h_str", 32}, {"opd2_w_str", 32}, \
-	{"res1_addr", 32}, {"opd3_addr", 32}
+#define L_HEAD                                                                                     \
+	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},    \
+	    {"tsk_eu_typ", 5}, {"opt_rq", 1},                                                      \
+	{                                                                                          \
+		"tsk_opd_num", 2                                                                   \
+	}
+#define L_MID                                                                                      \
+	{"pad_mode", 2}, {"opt_res0_sign", 1},                                                     \
+	{                                                                                          \
+		"rsvd0", 3                                                                         \
+	}
+#define L_TAIL                                                                                     \
+	{"pwr_step", 4}, {"intr_en", 1}, {"opt_res_add", 1}, {"opt_relu", 1},                      \
+	    {"opt_left_tran", 1}, {"opt_opd4_const", 1}, {"opt_kernel_rotate", 1},                 \
+	    {"opt_opd0_sign", 1}, {"opt_opd1_sign", 1}, {"opt_opd2_sign", 1},                      \
+	    {"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opt_opd1_prec", 3},                      \
+	    {"opt_opd2_prec", 3}, {"opt_opd0_const", 1}, {"opt_opd1_const", 1},                    \
+	    {"opt_opd2_const", 1}, {"short_res0_str", 3}, {"short_opd0_str", 3},                   \
+	    {"short_opd1_str", 3}, {"short_opd2_str", 3}, {"opt_res_add_sign", 1}, {"rsvd2", 25},  \
+	    {"sym_range", 1}, {"opt_opd3_const", 1}, {"opt_opd5_const", 1}, {"opd0_x_ins0", 4},    \
+	    {"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, {"opd1_y_ins0", 4}, {"opd0_up_pad", 4},        \
+	    {"opd0_dn_pad", 4}, {"opd0_lf_pad", 4}, {"opd0_rt_pad", 4}, {"res_op_x_str", 4},       \
+	    {"res_op_y_str", 4}, {"res0_h_shift", 4}, {"res0_w_shift", 4}, {"opd0_h_shift", 4},    \
+	    {"opd0_w_shift", 4}, {"opd1_h_shift", 4}, {"opd1_w_shift", 4}, {"tsk_lane_num", 64},   \
+	    {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd0_n", 16},        \
+	    {"opd0_c", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_n", 16}, {"opd1_c", 16},        \
+	    {"opd1_h", 16}, {"opd1_w", 16}, {"res0_n_str", 16}, {"res0_c_str", 16},                \
+	    {"opd0_n_str", 16}, {"opd0_c_str", 16}, {"opd1_n_str", 16}, {"opd1_c_str", 16},        \
+	    {"opd2_n_str", 16}, {"opd2_c_str", 16}, {"res0_addr", 32}, {"opd0_addr", 32},          \
+	    {"opd1_addr", 32}, {"opd2_addr", 32}, {"res0_h_str", 32}, {"res0_w_str", 32},          \
+	    {"opd0_h_str", 32}, {"opd0_w_str", 32}, {"opd1_h_str", 32}, {"opd1_w_str", 32},        \
+	    {"opd2_h_str", 32}, {"opd2_w_str", 32}, {"res1_addr", 32},                             \
+	{                                                                                          \
+		"opd3_addr", 32                                                                    \
+	}
 
 static const struct sg_field f_CONV[] = {L_HEAD, L_MID, L_TAIL};
-static const struct sg_field f_MM[] = {L_HEAD, {"rsvd1", 2}, {"opt_res0_sign", 1}, {"rsvd0", 3}, L_TAIL};
+static const struct sg_field f_MM[] = {
+    L_HEAD, {"rsvd1", 2}, {"opt_res0_sign", 1}, {"rsvd0", 3}, L_TAIL};
 static const struct sg_field f_MM2[] = {L_HEAD, L_MID, L_TAIL};
 /* quirk: CMP and SFU name two adjacent fields "rsvd0". */
-static const struct sg_field f_CMP[] = {L_HEAD, {"pad_mode", 2}, {"rsvd0", 1}, {"rsvd0", 3}, L_TAIL};
-static const struct sg_field f_SFU[] = {L_HEAD, {"pad_mode", 2}, {"rsvd0", 1}, {"rsvd0", 3}, L_TAIL};
+static const struct sg_field f_CMP[] = {
+    L_HEAD, {"pad_mode", 2}, {"rsvd0", 1}, {"rsvd0", 3}, L_TAIL};
+static const struct sg_field f_SFU[] = {
+    L_HEAD, {"pad_mode", 2}, {"rsvd0", 1}, {"rsvd0", 3}, L_TAIL};
 static const struct sg_field f_VC[] = {L_HEAD, {"pad_mode", 2}, {"rsvd1", 1}, {"rsvd0", 3}, L_TAIL};
 static const struct sg_field f_LIN[] = {L_HEAD, L_MID, L_TAIL};
 static const struct sg_field f_AR[] = {L_HEAD, L_MID, L_TAIL};
@@ -78,250 +99,296 @@ static const struct sg_field f_SGL[] = {L_HEAD, L_MID, L_TAIL};
 static const struct sg_field f_CW_BC[] = {L_HEAD, L_MID, L_TAIL};
 
 static const struct sg_field f_sCONV[] = {
-	{"cmd_short", 1}, {"sym_range", 1}, {"opt_opd4_const", 1}, {"opt_opd5_const", 1},
-	{"opt_relu", 1}, {"opt_rq", 1}, {"opd2_n_str", 3}, {"opt_opd1_prec", 3}, {"op_code", 5},
-	{"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4}, {"tsk_eu_typ", 5},
-	{"opt_opd0_sign", 1}, {"opt_opd1_sign", 1}, {"opt_opd2_sign", 1}, {"pad_mode", 2},
-	{"opt_res0_sign", 1}, {"rsvd0", 3}, {"pwr_step", 4}, {"opt_res_add", 1},
-	{"opt_kernel_rotate", 1}, {"opt_res0_prec", 3}, {"opt_opd0_prec", 3},
-	{"opt_opd1_const", 1}, {"opt_opd2_const", 1}, {"opd0_up_pad", 4}, {"opd0_dn_pad", 4},
-	{"opd0_lf_pad", 4}, {"opd0_rt_pad", 4}, {"res_op_x_str", 4}, {"res_op_y_str", 4},
-	{"opt_opd3_const", 1}, {"short_opd0_str", 3}, {"res0_addr", 26}, {"intr_en", 1},
-	{"opd0_x_ins0", 4}, {"opd0_y_ins0", 4}, {"opd1_x_ins0", 4}, {"opd1_y_ins0", 4},
-	{"opd0_n_str", 16}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16},
-	{"opd0_c", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_h", 16}, {"opd1_w", 16},
-	{"opd0_c_str", 16}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32},
-	{"res1_addr", 32}, {"opd3_addr", 32}, {"opd0_h_str", 16}, {"opd0_w_str", 16},
+    {"cmd_short", 1},      {"sym_range", 1},
+    {"opt_opd4_const", 1}, {"opt_opd5_const", 1},
+    {"opt_relu", 1},       {"opt_rq", 1},
+    {"opd2_n_str", 3},     {"opt_opd1_prec", 3},
+    {"op_code", 5},        {"cmd_id_dep", 23},
+    {"dbg_mode", 1},       {"tsk_typ", 4},
+    {"tsk_eu_typ", 5},     {"opt_opd0_sign", 1},
+    {"opt_opd1_sign", 1},  {"opt_opd2_sign", 1},
+    {"pad_mode", 2},       {"opt_res0_sign", 1},
+    {"rsvd0", 3},          {"pwr_step", 4},
+    {"opt_res_add", 1},    {"opt_kernel_rotate", 1},
+    {"opt_res0_prec", 3},  {"opt_opd0_prec", 3},
+    {"opt_opd1_const", 1}, {"opt_opd2_const", 1},
+    {"opd0_up_pad", 4},    {"opd0_dn_pad", 4},
+    {"opd0_lf_pad", 4},    {"opd0_rt_pad", 4},
+    {"res_op_x_str", 4},   {"res_op_y_str", 4},
+    {"opt_opd3_const", 1}, {"short_opd0_str", 3},
+    {"res0_addr", 26},     {"intr_en", 1},
+    {"opd0_x_ins0", 4},    {"opd0_y_ins0", 4},
+    {"opd1_x_ins0", 4},    {"opd1_y_ins0", 4},
+    {"opd0_n_str", 16},    {"res0_n", 16},
+    {"res0_c", 16},        {"res0_h", 16},
+    {"res0_w", 16},        {"opd0_c", 16},
+    {"opd0_h", 16},        {"opd0_w", 16},
+    {"opd1_h", 16},        {"opd1_w", 16},
+    {"opd0_c_str", 16},    {"opd0_addr", 32},
+    {"opd1_addr", 32},     {"opd2_addr", 32},
+    {"res1_addr", 32},     {"opd3_addr", 32},
+    {"opd0_h_str", 16},    {"opd0_w_str", 16},
 };
 static const struct sg_field f_sMM[] = {
-	{"cmd_short", 1}, {"sym_range", 1}, {"rsvd0", 1}, {"rsvd1", 1}, {"opt_relu", 1},
-	{"opt_rq", 1}, {"rsvd2", 3}, {"rsvd3", 8}, {"cmd_id_dep", 23}, {"dbg_mode", 1},
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"opt_res_add", 1}, {"opt_left_tran", 1},
-	{"opt_opd0_const", 1}, {"opt_opd2_const", 1}, {"rsvd4", 1}, {"opt_res0_sign", 1},
-	{"rsvd5", 3}, {"pwr_step", 4}, {"intr_en", 1}, {"opt_opd0_sign", 1},
-	{"opt_opd1_sign", 1}, {"opt_opd2_sign", 1}, {"opt_res0_prec", 3}, {"opt_opd0_prec", 3},
-	{"opd2_n_str", 3}, {"rsvd6", 20}, {"rsvd7", 16}, {"res0_c", 16}, {"res0_w", 16},
-	{"opd0_n", 16}, {"opd0_c", 16}, {"opd0_w", 16}, {"rsvd8", 16}, {"opd1_w", 16},
-	{"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32},
-	{"rsvd9", 32},
+    {"cmd_short", 1},     {"sym_range", 1},     {"rsvd0", 1},          {"rsvd1", 1},
+    {"opt_relu", 1},      {"opt_rq", 1},        {"rsvd2", 3},          {"rsvd3", 8},
+    {"cmd_id_dep", 23},   {"dbg_mode", 1},      {"tsk_typ", 4},        {"tsk_eu_typ", 5},
+    {"opt_res_add", 1},   {"opt_left_tran", 1}, {"opt_opd0_const", 1}, {"opt_opd2_const", 1},
+    {"rsvd4", 1},         {"opt_res0_sign", 1}, {"rsvd5", 3},          {"pwr_step", 4},
+    {"intr_en", 1},       {"opt_opd0_sign", 1}, {"opt_opd1_sign", 1},  {"opt_opd2_sign", 1},
+    {"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opd2_n_str", 3},     {"rsvd6", 20},
+    {"rsvd7", 16},        {"res0_c", 16},       {"res0_w", 16},        {"opd0_n", 16},
+    {"opd0_c", 16},       {"opd0_w", 16},       {"rsvd8", 16},         {"opd1_w", 16},
+    {"res0_addr", 32},    {"opd0_addr", 32},    {"opd1_addr", 32},     {"opd2_addr", 32},
+    {"rsvd9", 32},
 };
 static const struct sg_field f_sMM2[] = {
-	{"cmd_short", 1}, {"sym_range", 1}, {"opt_opd4_const", 1}, {"opt_opd5_const", 1},
-	{"opt_relu", 1}, {"opt_rq", 1}, {"rsvd0", 3}, {"opt_opd1_prec", 3}, {"rsvd1", 2},
-	{"opt_opd2_sign", 1}, {"op_code", 2}, {"cmd_id_dep", 23}, {"dbg_mode", 1},
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"opt_opd0_sign", 1}, {"opt_opd1_sign", 1},
-	{"opt_res0_prec", 3}, {"opt_res0_sign", 1}, {"opd2_n_str", 3}, {"pwr_step", 4},
-	{"opt_opd2_const", 1}, {"res0_c", 16}, {"res0_w", 16}, {"opd1_c", 16}, {"opd1_w", 16},
-	{"opt_opd0_prec", 3}, {"opt_opd0_const", 1}, {"opt_opd1_const", 1}, {"opt_res_add", 1},
-	{"res0_addr", 25}, {"intr_en", 1}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32},
+    {"cmd_short", 1},      {"sym_range", 1},      {"opt_opd4_const", 1}, {"opt_opd5_const", 1},
+    {"opt_relu", 1},       {"opt_rq", 1},         {"rsvd0", 3},          {"opt_opd1_prec", 3},
+    {"rsvd1", 2},          {"opt_opd2_sign", 1},  {"op_code", 2},        {"cmd_id_dep", 23},
+    {"dbg_mode", 1},       {"tsk_typ", 4},        {"tsk_eu_typ", 5},     {"opt_opd0_sign", 1},
+    {"opt_opd1_sign", 1},  {"opt_res0_prec", 3},  {"opt_res0_sign", 1},  {"opd2_n_str", 3},
+    {"pwr_step", 4},       {"opt_opd2_const", 1}, {"res0_c", 16},        {"res0_w", 16},
+    {"opd1_c", 16},        {"opd1_w", 16},        {"opt_opd0_prec", 3},  {"opt_opd0_const", 1},
+    {"opt_opd1_const", 1}, {"opt_res_add", 1},    {"res0_addr", 25},     {"intr_en", 1},
+    {"opd0_addr", 32},     {"opd1_addr", 32},     {"opd2_addr", 32},
 };
 static const struct sg_field f_sCMP[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_opd0_const", 1}, {"opt_opd1_const", 1}, {"opt_opd2_const", 1},
-	{"opt_opd3_const", 1}, {"rsvd0", 2}, {"rsvd1", 3}, {"pwr_step", 4}, {"intr_en", 1},
-	{"opt_opd0_prec", 3}, {"opt_opd2_prec", 3}, {"short_opd0_str", 3},
-	{"short_opd1_str", 3}, {"rsvd2", 51}, {"opt_opd0_sign", 1}, {"res0_n", 16},
-	{"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"res0_addr", 32}, {"res1_addr", 32},
-	{"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32}, {"opd3_addr", 32},
+    {"cmd_short", 1},      {"op_code", 16},       {"cmd_id_dep", 23},    {"dbg_mode", 1},
+    {"tsk_typ", 4},        {"tsk_eu_typ", 5},     {"opt_opd0_const", 1}, {"opt_opd1_const", 1},
+    {"opt_opd2_const", 1}, {"opt_opd3_const", 1}, {"rsvd0", 2},          {"rsvd1", 3},
+    {"pwr_step", 4},       {"intr_en", 1},        {"opt_opd0_prec", 3},  {"opt_opd2_prec", 3},
+    {"short_opd0_str", 3}, {"short_opd1_str", 3}, {"rsvd2", 51},         {"opt_opd0_sign", 1},
+    {"res0_n", 16},        {"res0_c", 16},        {"res0_h", 16},        {"res0_w", 16},
+    {"res0_addr", 32},     {"res1_addr", 32},     {"opd0_addr", 32},     {"opd1_addr", 32},
+    {"opd2_addr", 32},     {"opd3_addr", 32},
 };
 static const struct sg_field f_sSFU[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"rsvd0", 6}, {"rsvd1", 3}, {"pwr_step", 4}, {"intr_en", 1},
-	{"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opd2_n_str", 2}, {"rsvd2", 8},
-	{"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd1_n", 16},
-	{"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32},
+    {"cmd_short", 1},  {"op_code", 16},   {"cmd_id_dep", 23},   {"dbg_mode", 1},
+    {"tsk_typ", 4},    {"tsk_eu_typ", 5}, {"rsvd0", 6},         {"rsvd1", 3},
+    {"pwr_step", 4},   {"intr_en", 1},    {"opt_res0_prec", 3}, {"opt_opd0_prec", 3},
+    {"opd2_n_str", 2}, {"rsvd2", 8},      {"res0_n", 16},       {"res0_c", 16},
+    {"res0_h", 16},    {"res0_w", 16},    {"opd1_n", 16},       {"res0_addr", 32},
+    {"opd0_addr", 32}, {"opd1_addr", 32},
 };
 static const struct sg_field f_sVC[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_opd0_sign", 1}, {"opt_opd1_sign", 1}, {"opd2_n_str", 3},
-	{"rsvd0", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"opt_res0_prec", 3},
-	{"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"res0_addr", 32}, {"rsvd1", 23},
-	{"opd0_addr", 32}, {"rsvd2", 16}, {"res0_c", 16}, {"res0_w", 16}, {"opd0_c", 16},
-	{"opd0_w", 16}, {"opd1_w", 16}, {"opd1_addr", 32}, {"opd2_addr", 32}, {"rsvd3", 64},
+    {"cmd_short", 1},     {"op_code", 16},      {"cmd_id_dep", 23},   {"dbg_mode", 1},
+    {"tsk_typ", 4},       {"tsk_eu_typ", 5},    {"opt_opd0_sign", 1}, {"opt_opd1_sign", 1},
+    {"opd2_n_str", 3},    {"rsvd0", 4},         {"pwr_step", 4},      {"intr_en", 1},
+    {"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"res0_addr", 32},
+    {"rsvd1", 23},        {"opd0_addr", 32},    {"rsvd2", 16},        {"res0_c", 16},
+    {"res0_w", 16},       {"opd0_c", 16},       {"opd0_w", 16},       {"opd1_w", 16},
+    {"opd1_addr", 32},    {"opd2_addr", 32},    {"rsvd3", 64},
 };
 static const struct sg_field f_sLIN[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_opd1_const", 1}, {"opt_opd2_const", 1}, {"opt_res0_prec", 3},
-	{"rsvd0", 4}, {"pwr_step", 4}, {"intr_en", 1}, {"res0_n", 16}, {"res0_c", 16},
-	{"res0_h", 16}, {"res0_w", 16}, {"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32},
+    {"cmd_short", 1},     {"op_code", 16},   {"cmd_id_dep", 23},    {"dbg_mode", 1},
+    {"tsk_typ", 4},       {"tsk_eu_typ", 5}, {"opt_opd1_const", 1}, {"opt_opd2_const", 1},
+    {"opt_res0_prec", 3}, {"rsvd0", 4},      {"pwr_step", 4},       {"intr_en", 1},
+    {"res0_n", 16},       {"res0_c", 16},    {"res0_h", 16},        {"res0_w", 16},
+    {"res0_addr", 32},    {"opd0_addr", 32}, {"opd1_addr", 32},     {"opd2_addr", 32},
 };
 static const struct sg_field f_sAR[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_opd0_const", 1}, {"opt_opd1_const", 1}, {"opt_opd2_const", 1},
-	{"tsk_opd_num", 2}, {"sym_range", 1}, {"rsvd0", 3}, {"pwr_step", 4}, {"intr_en", 1},
-	{"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"opt_opd2_prec", 3},
-	{"opt_opd0_sign", 1}, {"opt_opd1_sign", 1}, {"short_res0_str", 3},
-	{"short_opd0_str", 3}, {"short_opd1_str", 3}, {"opd2_n_str", 3}, {"rsvd1", 6},
-	{"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"res0_addr", 32},
-	{"opd0_addr", 32}, {"opd1_addr", 32}, {"opd2_addr", 32}, {"res0_n_str", 16},
-	{"res0_c_str", 16}, {"opd0_n_str", 16}, {"opd0_c_str", 16}, {"opd1_n_str", 16},
-	{"opd1_c_str", 16}, {"res0_h_str", 20}, {"res0_w_str", 20}, {"opd0_h_str", 20},
-	{"opt_opd2_sign", 1}, {"rsvd2", 3}, {"opd0_w_str", 20}, {"opd1_h_str", 20},
-	{"opd1_w_str", 20}, {"rsvd3", 4},
+    {"cmd_short", 1},      {"op_code", 16},       {"cmd_id_dep", 23},    {"dbg_mode", 1},
+    {"tsk_typ", 4},        {"tsk_eu_typ", 5},     {"opt_opd0_const", 1}, {"opt_opd1_const", 1},
+    {"opt_opd2_const", 1}, {"tsk_opd_num", 2},    {"sym_range", 1},      {"rsvd0", 3},
+    {"pwr_step", 4},       {"intr_en", 1},        {"opt_res0_prec", 3},  {"opt_opd0_prec", 3},
+    {"opt_opd1_prec", 3},  {"opt_opd2_prec", 3},  {"opt_opd0_sign", 1},  {"opt_opd1_sign", 1},
+    {"short_res0_str", 3}, {"short_opd0_str", 3}, {"short_opd1_str", 3}, {"opd2_n_str", 3},
+    {"rsvd1", 6},          {"res0_n", 16},        {"res0_c", 16},        {"res0_h", 16},
+    {"res0_w", 16},        {"res0_addr", 32},     {"opd0_addr", 32},     {"opd1_addr", 32},
+    {"opd2_addr", 32},     {"res0_n_str", 16},    {"res0_c_str", 16},    {"opd0_n_str", 16},
+    {"opd0_c_str", 16},    {"opd1_n_str", 16},    {"opd1_c_str", 16},    {"res0_h_str", 20},
+    {"res0_w_str", 20},    {"opd0_h_str", 20},    {"opt_opd2_sign", 1},  {"rsvd2", 3},
+    {"opd0_w_str", 20},    {"opd1_h_str", 20},    {"opd1_w_str", 20},    {"rsvd3", 4},
 };
 static const struct sg_field f_sPorD[] = {
-	{"cmd_short", 1}, {"sym_range", 1}, {"rsvd0", 1}, {"opt_opd5_const", 1}, {"opt_relu", 1},
-	{"opt_rq", 1}, {"op_code", 11}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_kernel_rotate", 1}, {"opt_opd0_sign", 1},
-	{"opt_opd1_sign", 1}, {"pad_mode", 2}, {"opt_res0_sign", 1}, {"rsvd1", 3},
-	{"pwr_step", 4}, {"opt_opd1_const", 1}, {"opt_opd2_const", 1}, {"opt_opd3_const", 1},
-	{"opt_res0_prec", 3}, {"opt_opd0_prec", 3}, {"opd0_x_ins0", 4}, {"opd0_y_ins0", 4},
-	{"opd1_x_ins0", 4}, {"opd1_y_ins0", 4}, {"opd0_up_pad", 4}, {"opd0_dn_pad", 4},
-	{"opd0_lf_pad", 4}, {"opd0_rt_pad", 4}, {"res_op_x_str", 4}, {"res_op_y_str", 4},
-	{"opd2_n_str", 3}, {"rsvd2", 11}, {"opt_opd2_sign", 1}, {"intr_en", 1}, {"res0_n", 16},
-	{"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd0_h", 16}, {"opd0_w", 16},
-	{"opd1_h", 16}, {"opd1_w", 16}, {"res0_addr", 32}, {"opd0_addr", 32},
-	{"opd1_addr", 32}, {"opd2_addr", 32}, {"res1_addr", 32}, {"opd3_addr", 32},
-	{"rsvd3", 64},
+    {"cmd_short", 1},      {"sym_range", 1},     {"rsvd0", 1},          {"opt_opd5_const", 1},
+    {"opt_relu", 1},       {"opt_rq", 1},        {"op_code", 11},       {"cmd_id_dep", 23},
+    {"dbg_mode", 1},       {"tsk_typ", 4},       {"tsk_eu_typ", 5},     {"opt_kernel_rotate", 1},
+    {"opt_opd0_sign", 1},  {"opt_opd1_sign", 1}, {"pad_mode", 2},       {"opt_res0_sign", 1},
+    {"rsvd1", 3},          {"pwr_step", 4},      {"opt_opd1_const", 1}, {"opt_opd2_const", 1},
+    {"opt_opd3_const", 1}, {"opt_res0_prec", 3}, {"opt_opd0_prec", 3},  {"opd0_x_ins0", 4},
+    {"opd0_y_ins0", 4},    {"opd1_x_ins0", 4},   {"opd1_y_ins0", 4},    {"opd0_up_pad", 4},
+    {"opd0_dn_pad", 4},    {"opd0_lf_pad", 4},   {"opd0_rt_pad", 4},    {"res_op_x_str", 4},
+    {"res_op_y_str", 4},   {"opd2_n_str", 3},    {"rsvd2", 11},         {"opt_opd2_sign", 1},
+    {"intr_en", 1},        {"res0_n", 16},       {"res0_c", 16},        {"res0_h", 16},
+    {"res0_w", 16},        {"opd0_h", 16},       {"opd0_w", 16},        {"opd1_h", 16},
+    {"opd1_w", 16},        {"res0_addr", 32},    {"opd0_addr", 32},     {"opd1_addr", 32},
+    {"opd2_addr", 32},     {"res1_addr", 32},    {"opd3_addr", 32},     {"rsvd3", 64},
 };
 static const struct sg_field f_sRQ_sDQ[] = {
-	{"cmd_short", 1}, {"sym_range", 1}, {"op_code", 15}, {"cmd_id_dep", 23}, {"dbg_mode", 1},
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"opt_opd0_sign", 1}, {"opt_opd2_sign", 1},
-	{"opt_res0_prec", 3}, {"rsvd0", 4}, {"pwr_step", 4}, {"opt_opd1_const", 1},
-	{"opt_opd0_prec", 3}, {"opd2_n_str", 6}, {"rsvd1", 1}, {"res0_addr", 26},
-	{"opd0_addr", 27}, {"intr_en", 1}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16},
-	{"res0_w", 16}, {"opd1_addr", 32}, {"opd2_addr", 32},
+    {"cmd_short", 1},      {"sym_range", 1},     {"op_code", 15},   {"cmd_id_dep", 23},
+    {"dbg_mode", 1},       {"tsk_typ", 4},       {"tsk_eu_typ", 5}, {"opt_opd0_sign", 1},
+    {"opt_opd2_sign", 1},  {"opt_res0_prec", 3}, {"rsvd0", 4},      {"pwr_step", 4},
+    {"opt_opd1_const", 1}, {"opt_opd0_prec", 3}, {"opd2_n_str", 6}, {"rsvd1", 1},
+    {"res0_addr", 26},     {"opd0_addr", 27},    {"intr_en", 1},    {"res0_n", 16},
+    {"res0_c", 16},        {"res0_h", 16},       {"res0_w", 16},    {"opd1_addr", 32},
+    {"opd2_addr", 32},
 };
 static const struct sg_field f_sSG[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_opd3_const", 1}, {"intr_en", 1}, {"short_opd0_str", 3},
-	{"rsvd0", 4}, {"pwr_step", 4}, {"opt_opd2_const", 1}, {"res0_n", 16}, {"res0_c", 16},
-	{"res0_h", 16}, {"res0_w", 16}, {"opd0_h", 16}, {"opd0_w", 16}, {"opd1_c", 16},
-	{"opd1_w", 16}, {"opt_res0_prec", 3}, {"res0_addr", 29}, {"opt_opd0_prec", 3},
-	{"opd0_addr", 29}, {"opt_opd1_prec", 3}, {"opd1_addr", 29}, {"opd2_addr", 32},
-	{"res1_addr", 32}, {"opd3_addr", 32},
+    {"cmd_short", 1},      {"op_code", 16},   {"cmd_id_dep", 23},    {"dbg_mode", 1},
+    {"tsk_typ", 4},        {"tsk_eu_typ", 5}, {"opt_opd3_const", 1}, {"intr_en", 1},
+    {"short_opd0_str", 3}, {"rsvd0", 4},      {"pwr_step", 4},       {"opt_opd2_const", 1},
+    {"res0_n", 16},        {"res0_c", 16},    {"res0_h", 16},        {"res0_w", 16},
+    {"opd0_h", 16},        {"opd0_w", 16},    {"opd1_c", 16},        {"opd1_w", 16},
+    {"opt_res0_prec", 3},  {"res0_addr", 29}, {"opt_opd0_prec", 3},  {"opd0_addr", 29},
+    {"opt_opd1_prec", 3},  {"opd1_addr", 29}, {"opd2_addr", 32},     {"res1_addr", 32},
+    {"opd3_addr", 32},
 };
 static const struct sg_field f_sSGL[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"rsvd0", 3}, {"opt_opd3_const", 1}, {"intr_en", 1}, {"rsvd1", 4},
-	{"pwr_step", 4}, {"opt_opd2_const", 1}, {"opt_res0_prec", 3}, {"opt_opd1_prec", 3},
-	{"short_opd0_str", 3}, {"rsvd2", 7}, {"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16},
-	{"res0_w", 16}, {"opd0_h", 16}, {"res0_addr", 32}, {"opd0_addr", 32}, {"opd1_addr", 32},
-	{"opd2_addr", 32}, {"res1_addr", 32}, {"rsvd3", 64},
+    {"cmd_short", 1},     {"op_code", 16},      {"cmd_id_dep", 23},    {"dbg_mode", 1},
+    {"tsk_typ", 4},       {"tsk_eu_typ", 5},    {"rsvd0", 3},          {"opt_opd3_const", 1},
+    {"intr_en", 1},       {"rsvd1", 4},         {"pwr_step", 4},       {"opt_opd2_const", 1},
+    {"opt_res0_prec", 3}, {"opt_opd1_prec", 3}, {"short_opd0_str", 3}, {"rsvd2", 7},
+    {"res0_n", 16},       {"res0_c", 16},       {"res0_h", 16},        {"res0_w", 16},
+    {"opd0_h", 16},       {"res0_addr", 32},    {"opd0_addr", 32},     {"opd1_addr", 32},
+    {"opd2_addr", 32},    {"res1_addr", 32},    {"rsvd3", 64},
 };
 static const struct sg_field f_sCW_sBC[] = {
-	{"cmd_short", 1}, {"op_code", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"opt_res0_prec", 3}, {"rsvd0", 6}, {"pwr_step", 4}, {"intr_en", 1},
-	{"res0_n", 16}, {"res0_c", 16}, {"res0_h", 16}, {"res0_w", 16}, {"opd0_c", 16},
-	{"opd0_w", 16}, {"rsvd1", 32}, {"res0_addr", 32}, {"opd0_addr", 32},
+    {"cmd_short", 1},  {"op_code", 16},      {"cmd_id_dep", 23}, {"dbg_mode", 1},   {"tsk_typ", 4},
+    {"tsk_eu_typ", 5}, {"opt_res0_prec", 3}, {"rsvd0", 6},       {"pwr_step", 4},   {"intr_en", 1},
+    {"res0_n", 16},    {"res0_c", 16},       {"res0_h", 16},     {"res0_w", 16},    {"opd0_c", 16},
+    {"opd0_w", 16},    {"rsvd1", 32},        {"res0_addr", 32},  {"opd0_addr", 32},
 };
 /* LAR has no cmd_short bit: bit 0 is opd0_w_str. */
 static const struct sg_field f_LAR[] = {
-	{"opd0_w_str", 1}, {"opd1_w_str", 1}, {"opt_opd2_const", 1}, {"opt_res0_prec", 3},
-	{"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"opd2_n_str", 3}, {"opt_opd0_sign", 1},
-	{"opt_opd1_sign", 1}, {"start_tid", 6}, {"res0_c", 8}, {"res0_w", 8}, {"rsvd0", 2},
-	{"tsk_typ", 4}, {"tsk_eu_typ", 5}, {"rsvd1", 1}, {"tsk_opd_num", 2}, {"rsvd2", 6},
-	{"pwr_step", 4}, {"rsvd3", 1}, {"res0_addr", 16}, {"opd0_addr", 16}, {"opd1_addr", 16},
-	{"opd2_addr", 16},
+    {"opd0_w_str", 1},    {"opd1_w_str", 1},    {"opt_opd2_const", 1}, {"opt_res0_prec", 3},
+    {"opt_opd0_prec", 3}, {"opt_opd1_prec", 3}, {"opd2_n_str", 3},     {"opt_opd0_sign", 1},
+    {"opt_opd1_sign", 1}, {"start_tid", 6},     {"res0_c", 8},         {"res0_w", 8},
+    {"rsvd0", 2},         {"tsk_typ", 4},       {"tsk_eu_typ", 5},     {"rsvd1", 1},
+    {"tsk_opd_num", 2},   {"rsvd2", 6},         {"pwr_step", 4},       {"rsvd3", 1},
+    {"res0_addr", 16},    {"opd0_addr", 16},    {"opd1_addr", 16},     {"opd2_addr", 16},
 };
 /* CV184X's SYS is 64 bits: no imm word, so send/wait carry no message id here. */
 static const struct sg_field f_SYS[] = {
-	{"rsvd0", 1}, {"rsvd1", 16}, {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
-	{"tsk_eu_typ", 5}, {"reg_vld", 2}, {"reg_idx", 7}, {"pwr_step", 4}, {"intr_en", 1},
+    {"rsvd0", 1},      {"rsvd1", 16},  {"cmd_id_dep", 23}, {"dbg_mode", 1}, {"tsk_typ", 4},
+    {"tsk_eu_typ", 5}, {"reg_vld", 2}, {"reg_idx", 7},     {"pwr_step", 4}, {"intr_en", 1},
 };
 static const struct sg_field f_SYS_TR_ACC[] = {
-	{"imm0", 32}, {"reg_idx0", 8}, {"intr_en", 1}, {"tsk_typ", 4}, {"tsk_eu_typ", 3},
-	{"reg_idx1", 8}, {"reg_idx2", 8}, {"imm1", 64},
+    {"imm0", 32},      {"reg_idx0", 8}, {"intr_en", 1},  {"tsk_typ", 4},
+    {"tsk_eu_typ", 3}, {"reg_idx1", 8}, {"reg_idx2", 8}, {"imm1", 64},
 };
 
 static const struct sg_regclass tiu[] = {
-	CLS("CONV", 1024, f_CONV), CLS("sCONV", 512, f_sCONV),
-	CLS("MM", 1024, f_MM), CLS("sMM", 384, f_sMM),
-	CLS("MM2", 1024, f_MM2), CLS("sMM2", 256, f_sMM2),
-	CLS("CMP", 1024, f_CMP), CLS("sCMP", 384, f_sCMP),
-	CLS("SFU", 1024, f_SFU), CLS("sSFU", 256, f_sSFU),
-	CLS("VC", 1024, f_VC), CLS("sVC", 384, f_sVC),
-	CLS("LIN", 1024, f_LIN), CLS("sLIN", 256, f_sLIN),
-	CLS("AR", 1024, f_AR), CLS("sAR", 512, f_sAR),
-	CLS("PorD", 1024, f_PorD), CLS("sPorD", 512, f_sPorD),
-	CLS("RQ&DQ", 1024, f_RQ_DQ), CLS("sRQ&sDQ", 256, f_sRQ_sDQ),
-	CLS("SG", 1024, f_SG), CLS("sSG", 384, f_sSG),
-	CLS("SGL", 1024, f_SGL), CLS("sSGL", 384, f_sSGL),
-	CLS("CW&BC", 1024, f_CW_BC), CLS("sCW&sBC", 256, f_sCW_sBC),
-	CLS("LAR", 128, f_LAR), CLS("SYS", 64, f_SYS), CLS("SYS_TR_ACC", 128, f_SYS_TR_ACC),
+    CLS("CONV", 1024, f_CONV),
+    CLS("sCONV", 512, f_sCONV),
+    CLS("MM", 1024, f_MM),
+    CLS("sMM", 384, f_sMM),
+    CLS("MM2", 1024, f_MM2),
+    CLS("sMM2", 256, f_sMM2),
+    CLS("CMP", 1024, f_CMP),
+    CLS("sCMP", 384, f_sCMP),
+    CLS("SFU", 1024, f_SFU),
+    CLS("sSFU", 256, f_sSFU),
+    CLS("VC", 1024, f_VC),
+    CLS("sVC", 384, f_sVC),
+    CLS("LIN", 1024, f_LIN),
+    CLS("sLIN", 256, f_sLIN),
+    CLS("AR", 1024, f_AR),
+    CLS("sAR", 512, f_sAR),
+    CLS("PorD", 1024, f_PorD),
+    CLS("sPorD", 512, f_sPorD),
+    CLS("RQ&DQ", 1024, f_RQ_DQ),
+    CLS("sRQ&sDQ", 256, f_sRQ_sDQ),
+    CLS("SG", 1024, f_SG),
+    CLS("sSG", 384, f_sSG),
+    CLS("SGL", 1024, f_SGL),
+    CLS("sSGL", 384, f_sSGL),
+    CLS("CW&BC", 1024, f_CW_BC),
+    CLS("sCW&sBC", 256, f_sCW_sBC),
+    CLS("LAR", 128, f_LAR),
+    CLS("SYS", 64, f_SYS),
+    CLS("SYS_TR_ACC", 128, f_SYS_TR_ACC),
 };
 
 /* tsk_eu_typ names (target_1688/opdef.py eu_type plus the CV184X additions above). */
 static const struct sg_subname e_conv[] = {{0, "conv.normal"}};
 static const struct sg_subname e_mm[] = {{1, "mm.normal"}};
 static const struct sg_subname e_mm2[] = {
-	{4, "mm2.nn"}, {5, "mm2.nt"}, {6, "mm2.tt"}, {7, "mm2.tf32"},
+    {4, "mm2.nn"},
+    {5, "mm2.nt"},
+    {6, "mm2.tt"},
+    {7, "mm2.tf32"},
 };
 static const struct sg_subname e_cmp[] = {
-	{22, "cmp.gt_and_sel_gt"}, {23, "cmp.sel_gt"}, {24, "cmp.sel_eq"},
-	{25, "cmp.lt_and_sel_lt"}, {26, "cmp.sel_lt"}, {27, "cmp.srch_bin"},
+    {22, "cmp.gt_and_sel_gt"}, {23, "cmp.sel_gt"}, {24, "cmp.sel_eq"},
+    {25, "cmp.lt_and_sel_lt"}, {26, "cmp.sel_lt"}, {27, "cmp.srch_bin"},
 };
 static const struct sg_subname e_sfu[] = {
-	{12, "sfu.taylor_4x"}, {13, "sfu.taylor"}, {15, "sfu.normalize"}, {17, "sfu.rsqrt"},
+    {12, "sfu.taylor_4x"},
+    {13, "sfu.taylor"},
+    {15, "sfu.normalize"},
+    {17, "sfu.rsqrt"},
 };
 static const struct sg_subname e_lin[] = {
-	{1, "lin.mac"}, {20, "lin.square_sum"}, {21, "lin.square_diff"},
+    {1, "lin.mac"},
+    {20, "lin.square_sum"},
+    {21, "lin.square_diff"},
 };
 static const struct sg_subname e_vc[] = {
-	{0, "vc.mul"}, {2, "vc.add"}, {3, "vc.sub"}, {4, "vc.max"}, {5, "vc.min"}, {7, "vc.and"},
-	{8, "vc.or"}, {9, "vc.xor"}, {10, "vc.select_gt"}, {11, "vc.select_eq"}, {12, "vc.div"},
-	{13, "vc.select_lt"}, {15, "vc.add_satu"}, {16, "vc.sub_satu"}, {20, "vc.mul_satu"},
-	{23, "vc.mulDHR"},
+    {0, "vc.mul"},        {2, "vc.add"},        {3, "vc.sub"},       {4, "vc.max"},
+    {5, "vc.min"},        {7, "vc.and"},        {8, "vc.or"},        {9, "vc.xor"},
+    {10, "vc.select_gt"}, {11, "vc.select_eq"}, {12, "vc.div"},      {13, "vc.select_lt"},
+    {15, "vc.add_satu"},  {16, "vc.sub_satu"},  {20, "vc.mul_satu"}, {23, "vc.mulDHR"},
 };
 static const struct sg_subname e_ar[] = {
-	{0, "arith.mul"}, {1, "arith.not"}, {2, "arith.add"}, {3, "arith.sub"},
-	{4, "arith.max"}, {5, "arith.min"}, {6, "arith.logic_shift"}, {7, "arith.and"},
-	{8, "arith.or"}, {9, "arith.xor"}, {10, "arith.select_great"},
-	{11, "arith.select_equal"}, {12, "arith.div"}, {13, "arith.select_less"},
-	{14, "arith.cast"}, {15, "arith.add_satu"}, {16, "arith.sub_satu"}, {18, "arith.mac"},
-	{19, "arith.copy"}, {20, "arith.mul_satu"}, {21, "arith.arith_shift"},
-	{22, "arith.rotate_shift"}, {23, "arith.mulDHR"}, {26, "arith.abs"},
-	{27, "arith.fsub_abs"}, {28, "arith.copy_mb"},
+    {0, "arith.mul"},           {1, "arith.not"},           {2, "arith.add"},
+    {3, "arith.sub"},           {4, "arith.max"},           {5, "arith.min"},
+    {6, "arith.logic_shift"},   {7, "arith.and"},           {8, "arith.or"},
+    {9, "arith.xor"},           {10, "arith.select_great"}, {11, "arith.select_equal"},
+    {12, "arith.div"},          {13, "arith.select_less"},  {14, "arith.cast"},
+    {15, "arith.add_satu"},     {16, "arith.sub_satu"},     {18, "arith.mac"},
+    {19, "arith.copy"},         {20, "arith.mul_satu"},     {21, "arith.arith_shift"},
+    {22, "arith.rotate_shift"}, {23, "arith.mulDHR"},       {26, "arith.abs"},
+    {27, "arith.fsub_abs"},     {28, "arith.copy_mb"},
 };
 static const struct sg_subname e_pord[] = {
-	{0, "pord.depthwise"}, {1, "pord.avgpooling"}, {3, "pord.minpooling"},
-	{4, "pord.maxpooling"}, {5, "pord.roi_depthwise"}, {6, "pord.roi_avgpooling"},
-	{7, "pord.roi_maxpooling"}, {8, "pord.roi_minpooling"},
+    {0, "pord.depthwise"},      {1, "pord.avgpooling"},     {3, "pord.minpooling"},
+    {4, "pord.maxpooling"},     {5, "pord.roi_depthwise"},  {6, "pord.roi_avgpooling"},
+    {7, "pord.roi_maxpooling"}, {8, "pord.roi_minpooling"},
 };
 static const struct sg_subname e_rqdq[] = {
-	{0, "quant.rq0"}, {1, "quant.rq1"}, {3, "quant.dq0"}, {4, "quant.dq1"},
+    {0, "quant.rq0"},
+    {1, "quant.rq1"},
+    {3, "quant.dq0"},
+    {4, "quant.dq1"},
 };
 static const struct sg_subname e_sg[] = {
-	{0, "sg.pl_gather_d1coor"}, {1, "sg.pl_gather_d2coor"}, {2, "sg.pl_gather_rec"},
-	{3, "sg.pl_scatter_d1coor"}, {4, "sg.pl_scatter_d2coor"}, {5, "sg.pe_s_gather_d1coor"},
-	{6, "sg.pe_s_scatter_d1coor"}, {8, "sg.pe_s_mask_select"}, {9, "sg.pe_s_nonzero"},
-	{13, "sg.pe_s_gather_hzd"}, {14, "sg.pe_s_scatter_hzd"}, {15, "sg.pe_s_mask_selhzd"},
-	{16, "sg.pe_s_nonzero_hzd"},
+    {0, "sg.pl_gather_d1coor"},    {1, "sg.pl_gather_d2coor"},  {2, "sg.pl_gather_rec"},
+    {3, "sg.pl_scatter_d1coor"},   {4, "sg.pl_scatter_d2coor"}, {5, "sg.pe_s_gather_d1coor"},
+    {6, "sg.pe_s_scatter_d1coor"}, {8, "sg.pe_s_mask_select"},  {9, "sg.pe_s_nonzero"},
+    {13, "sg.pe_s_gather_hzd"},    {14, "sg.pe_s_scatter_hzd"}, {15, "sg.pe_s_mask_selhzd"},
+    {16, "sg.pe_s_nonzero_hzd"},
 };
 static const struct sg_subname e_sgl[] = {
-	{17, "sgl.pe_s_gather_line"}, {18, "sgl.pe_s_scatter_line"},
+    {17, "sgl.pe_s_gather_line"},
+    {18, "sgl.pe_s_scatter_line"},
 };
 static const struct sg_subname e_tsbc[] = {
-	{0, "tsbc.cw_ts"}, {1, "tsbc.wc_ts"}, {2, "tsbc.l_copy"}, {3, "tsbc.l_bc"},
-	{4, "tsbc.s_bc"}, {5, "tsbc.s_distribute"},
+    {0, "tsbc.cw_ts"}, {1, "tsbc.wc_ts"}, {2, "tsbc.l_copy"},
+    {3, "tsbc.l_bc"},  {4, "tsbc.s_bc"},  {5, "tsbc.s_distribute"},
 };
 static const struct sg_subname e_sys_tr_acc[] = {{0, "system_tr_wr.wr_imm"}};
 static const struct sg_subname e_sys[] = {
-	{1, "system.spb"}, {2, "system.swr"}, {3, "system.swr_from_lmm"},
-	{4, "system.swr_collect_from_lmm"}, {8, "system.send_msg"}, {9, "system.wait_msg"},
-	{30, "system.nop"}, {31, "system.end"},
+    {1, "system.spb"},          {2, "system.swr"},
+    {3, "system.swr_from_lmm"}, {4, "system.swr_collect_from_lmm"},
+    {8, "system.send_msg"},     {9, "system.wait_msg"},
+    {30, "system.nop"},         {31, "system.end"},
 };
 
 /* (cmd_short, tsk_typ) and the eu codes listed select the class; SYS and SYS_TR_ACC are
  * registered for both cmd_short values (short_cmd = None). */
 static const struct sg_opclass tiu_ops[] = {
-	OP("CONV", 0, 0, e_conv), OP("sCONV", 1, 0, e_conv),
-	OP("MM", 0, 2, e_mm), OP("sMM", 1, 2, e_mm),
-	OP("MM2", 0, 2, e_mm2), OP("sMM2", 1, 2, e_mm2),
-	OP("CMP", 0, 13, e_cmp), OP("sCMP", 1, 13, e_cmp),
-	OP("SFU", 0, 9, e_sfu), OP("sSFU", 1, 9, e_sfu),
-	OP("LIN", 0, 10, e_lin), OP("sLIN", 1, 10, e_lin),
-	OP("VC", 0, 14, e_vc), OP("sVC", 1, 14, e_vc),
-	OP("AR", 0, 3, e_ar), OP("sAR", 1, 3, e_ar),
-	OP("PorD", 0, 1, e_pord), OP("sPorD", 1, 1, e_pord),
-	OP("RQ&DQ", 0, 4, e_rqdq), OP("sRQ&sDQ", 1, 4, e_rqdq),
-	OP("SG", 0, 6, e_sg), OP("sSG", 1, 6, e_sg),
-	OP("SGL", 0, 6, e_sgl), OP("sSGL", 1, 6, e_sgl),
-	OP("CW&BC", 0, 5, e_tsbc), OP("sCW&sBC", 1, 5, e_tsbc),
-	OP("SYS_TR_ACC", -1, 12, e_sys_tr_acc),
-	OP("SYS", -1, 15, e_sys),
+    OP("CONV", 0, 0, e_conv),  OP("sCONV", 1, 0, e_conv),   OP("MM", 0, 2, e_mm),
+    OP("sMM", 1, 2, e_mm),     OP("MM2", 0, 2, e_mm2),      OP("sMM2", 1, 2, e_mm2),
+    OP("CMP", 0, 13, e_cmp),   OP("sCMP", 1, 13, e_cmp),    OP("SFU", 0, 9, e_sfu),
+    OP("sSFU", 1, 9, e_sfu),   OP("LIN", 0, 10, e_lin),     OP("sLIN", 1, 10, e_lin),
+    OP("VC", 0, 14, e_vc),     OP("sVC", 1, 14, e_vc),      OP("AR", 0, 3, e_ar),
+    OP("sAR", 1, 3, e_ar),     OP("PorD", 0, 1, e_pord),    OP("sPorD", 1, 1, e_pord),
+    OP("RQ&DQ", 0, 4, e_rqdq), OP("sRQ&sDQ", 1, 4, e_rqdq), OP("SG", 0, 6, e_sg),
+    OP("sSG", 1, 6, e_sg),     OP("SGL", 0, 6, e_sgl),      OP("sSGL", 1, 6, e_sgl),
+    OP("CW&BC", 0, 5, e_tsbc), OP("sCW&sBC", 1, 5, e_tsbc), OP("SYS_TR_ACC", -1, 12, e_sys_tr_acc),
+    OP("SYS", -1, 15, e_sys),
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -329,95 +396,209 @@ static const struct sg_opclass tiu_ops[] = {
 /* ---------------------------------------------------------------------------------------- */
 
 /* The first 41 bits of every DMA class, up to fill_constant_en (cmd_type is 5 bits). */
-#define D_HEAD {"intr_en", 1}, {"stride_enable", 1}, {"nchw_copy", 1}, {"cmd_short", 1}, \
-	{"cache_en", 1}, {"cache_flush", 1}, {"reserved", 2}, {"bid_in_order", 1}, \
-	{"bw_lmt_rd", 1}, {"bw_lmt_wr", 1}, {"early_resp_dis", 1}, {"Reserved", 20}, \
-	{"cmd_type", 5}, {"cmd_special_function", 3}, {"fill_constant_en", 1}
-#define D_DEP {"cmd_id_dep", 21}, {"reserved", 2}, {"break_point", 1}, {"reserved", 8}, \
-	{"constant_value", 32}
-#define D_STRIDES(sc) {"src_nstride", 32}, {sc, 32}, {"src_hstride", 32}, {"src_wstride", 32}, \
-	{"dst_nstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, {"dst_wstride", 32}
-#define D_SIZES {"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16}, {"src_wsize", 16}, \
-	{"dst_nsize", 16}, {"dst_csize", 16}, {"dst_hsize", 16}, {"dst_wsize", 16}
-#define D_ADDR(p) {p "_start_addr_l32", 32}, {p "_start_addr_h13", 13}, {"reserved", 19}
-#define D_LMASK {"localmem_mask_l32", 32}, {"localmem_mask_h32", 32}
+#define D_HEAD                                                                                     \
+	{"intr_en", 1}, {"stride_enable", 1}, {"nchw_copy", 1}, {"cmd_short", 1}, {"cache_en", 1}, \
+	    {"cache_flush", 1}, {"reserved", 2}, {"bid_in_order", 1}, {"bw_lmt_rd", 1},            \
+	    {"bw_lmt_wr", 1}, {"early_resp_dis", 1}, {"Reserved", 20}, {"cmd_type", 5},            \
+	    {"cmd_special_function", 3},                                                           \
+	{                                                                                          \
+		"fill_constant_en", 1                                                              \
+	}
+#define D_DEP                                                                                      \
+	{"cmd_id_dep", 21}, {"reserved", 2}, {"break_point", 1}, {"reserved", 8},                  \
+	{                                                                                          \
+		"constant_value", 32                                                               \
+	}
+#define D_STRIDES(sc)                                                                              \
+	{"src_nstride", 32}, {sc, 32}, {"src_hstride", 32}, {"src_wstride", 32},                   \
+	    {"dst_nstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32},                         \
+	{                                                                                          \
+		"dst_wstride", 32                                                                  \
+	}
+#define D_SIZES                                                                                    \
+	{"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16}, {"src_wsize", 16},                \
+	    {"dst_nsize", 16}, {"dst_csize", 16}, {"dst_hsize", 16},                               \
+	{                                                                                          \
+		"dst_wsize", 16                                                                    \
+	}
+#define D_ADDR(p)                                                                                  \
+	{p "_start_addr_l32", 32}, {p "_start_addr_h13", 13},                                      \
+	{                                                                                          \
+		"reserved", 19                                                                     \
+	}
+#define D_LMASK                                                                                    \
+	{"localmem_mask_l32", 32},                                                                 \
+	{                                                                                          \
+		"localmem_mask_h32", 32                                                            \
+	}
 /* The common 768-bit body (matrix, general, cw_transpose, reverse). */
-#define D_PLAIN(sc) D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, D_STRIDES(sc), \
-	D_SIZES, D_ADDR("src"), D_ADDR("dst"), {"Reserved", 32}, {"Reserved", 32}, D_LMASK
+#define D_PLAIN(sc)                                                                                \
+	D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, D_STRIDES(sc), D_SIZES,           \
+	    D_ADDR("src"), D_ADDR("dst"), {"Reserved", 32}, {"Reserved", 32}, D_LMASK
 
 static const struct sg_field f_DMA_tensor[] = {
-	D_HEAD, {"src_data_format", 4}, {"reserved", 3}, {"reserved", 16}, D_DEP,
-	D_STRIDES("src_cstride"), D_SIZES, D_ADDR("src"), D_ADDR("dst"), {"all_reduce_code", 16},
-	{"Reserved", 16}, {"Reserved", 16}, {"Reserved", 16}, D_LMASK,
+    D_HEAD,
+    {"src_data_format", 4},
+    {"reserved", 3},
+    {"reserved", 16},
+    D_DEP,
+    D_STRIDES("src_cstride"),
+    D_SIZES,
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"all_reduce_code", 16},
+    {"Reserved", 16},
+    {"Reserved", 16},
+    {"Reserved", 16},
+    D_LMASK,
 };
 static const struct sg_field f_DMA_matrix[] = {D_PLAIN("src_cstride")};
 static const struct sg_field f_DMA_masked_select[] = {
-	D_HEAD, {"src_data_format", 4}, {"mask_data_format", 4}, {"reserved", 15}, D_DEP,
-	D_STRIDES("src_cstride"), {"src_nsize", 16}, {"src_csize", 16},
-	{"src_hsize/src_wsize_high", 16}, {"src_wsize", 16}, {"dst_nsize", 16},
-	{"dst_csize", 16}, {"dst_hsize/dst_wsize_high", 16}, {"dst_wsize", 16}, D_ADDR("src"),
-	D_ADDR("dst"), {"mask_start_addr_l32", 32}, {"mask_start_addr_h8", 32}, D_LMASK,
+    D_HEAD,
+    {"src_data_format", 4},
+    {"mask_data_format", 4},
+    {"reserved", 15},
+    D_DEP,
+    D_STRIDES("src_cstride"),
+    {"src_nsize", 16},
+    {"src_csize", 16},
+    {"src_hsize/src_wsize_high", 16},
+    {"src_wsize", 16},
+    {"dst_nsize", 16},
+    {"dst_csize", 16},
+    {"dst_hsize/dst_wsize_high", 16},
+    {"dst_wsize", 16},
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"mask_start_addr_l32", 32},
+    {"mask_start_addr_h8", 32},
+    D_LMASK,
 };
 static const struct sg_field f_DMA_general[] = {D_PLAIN("src_cstride(move length)")};
 static const struct sg_field f_DMA_cw_transpose[] = {D_PLAIN("src_cstride")};
 /* The fullwidth parentheses of "dst_nstride（base_i）" are in the vendor's name. */
 static const struct sg_field f_DMA_nonzero[] = {
-	D_HEAD, {"src_data_format", 4}, {"index_data_format", 4}, {"reserved", 15}, D_DEP,
-	{"src_nstride", 32}, {"src_cstride", 32}, {"src_hstride", 32}, {"src_wstride", 32},
-	{"dst_nstride（base_i）", 32}, {"dst_cstride", 32}, {"dst_hstride", 32},
-	{"dst_wstride", 32}, D_SIZES, D_ADDR("src"), D_ADDR("dst"), {"Reserved", 32},
-	{"Reserved", 32}, D_LMASK,
+    D_HEAD,
+    {"src_data_format", 4},
+    {"index_data_format", 4},
+    {"reserved", 15},
+    D_DEP,
+    {"src_nstride", 32},
+    {"src_cstride", 32},
+    {"src_hstride", 32},
+    {"src_wstride", 32},
+    {"dst_nstride（base_i）", 32},
+    {"dst_cstride", 32},
+    {"dst_hstride", 32},
+    {"dst_wstride", 32},
+    D_SIZES,
+    D_ADDR("src"),
+    D_ADDR("dst"),
+    {"Reserved", 32},
+    {"Reserved", 32},
+    D_LMASK,
 };
 static const struct sg_field f_sDMA_sys[] = {
-	D_HEAD, {"src_data_format", 4}, {"reserved", 19}, {"cmd_id_dep", 21}, {"reserved", 2},
-	{"break_point", 1}, {"index", 8}, {"constant_value", 32},
+    D_HEAD,          {"src_data_format", 4}, {"reserved", 19}, {"cmd_id_dep", 21},
+    {"reserved", 2}, {"break_point", 1},     {"index", 8},     {"constant_value", 32},
 };
 /* quirk: gather/scatter list index_hstride, which the BM1688/BM1690 tables do not have; the
  * fields then add up to 800 bits while `length` is 768 (regdef_test lists the exception). */
-#define D_GATHER D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, \
-	{"src_cstride", 32}, {"src_hstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, \
-	{"index_cstride", 32}, {"index_hstride", 32}, {"start_pos", 32}, {"reserved", 16}, \
-	{"src_csize", 16}, {"src_hsize", 32}, {"src_wsize", 16}, {"dst_csize", 16}, \
-	{"dst_hsize", 32}, {"dst_wsize", 16}, {"index_csize", 16}, {"index_hsize", 32}, \
-	D_ADDR("src"), D_ADDR("dst"), {"index_start_addr_l32", 32}, \
-	{"index_start_addr_h13", 13}, {"reserve", 19}, D_LMASK
+#define D_GATHER                                                                                   \
+	D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, {"src_cstride", 32},              \
+	    {"src_hstride", 32}, {"dst_cstride", 32}, {"dst_hstride", 32}, {"index_cstride", 32},  \
+	    {"index_hstride", 32}, {"start_pos", 32}, {"reserved", 16}, {"src_csize", 16},         \
+	    {"src_hsize", 32}, {"src_wsize", 16}, {"dst_csize", 16}, {"dst_hsize", 32},            \
+	    {"dst_wsize", 16}, {"index_csize", 16}, {"index_hsize", 32}, D_ADDR("src"),            \
+	    D_ADDR("dst"), {"index_start_addr_l32", 32}, {"index_start_addr_h13", 13},             \
+	    {"reserve", 19}, D_LMASK
 static const struct sg_field f_DMA_gather[] = {D_GATHER};
 static const struct sg_field f_DMA_scatter[] = {D_GATHER};
 static const struct sg_field f_DMA_reverse[] = {D_PLAIN("src_cstride")};
 static const struct sg_field f_DMA_compress[] = {
-	D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, {"src_nstride", 32},
-	{"src_cstride", 32}, {"src_hstride", 32}, {"racu_nstride", 32},
-	{"racu_lanecstride", 32}, {"racu_hstride", 32}, {"meta_nstride", 32},
-	{"meta_lanecstride", 32}, {"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16},
-	{"src_wsize", 16}, {"meta_hstride", 32}, {"bias0", 8}, {"bias1", 8}, {"is_sign", 1},
-	{"zguard", 1}, {"reserved", 14}, D_ADDR("src"), D_ADDR("racu"), D_ADDR("meta"), D_LMASK,
+    D_HEAD,
+    {"src_data_format", 4},
+    {"reserved", 19},
+    D_DEP,
+    {"src_nstride", 32},
+    {"src_cstride", 32},
+    {"src_hstride", 32},
+    {"racu_nstride", 32},
+    {"racu_lanecstride", 32},
+    {"racu_hstride", 32},
+    {"meta_nstride", 32},
+    {"meta_lanecstride", 32},
+    {"src_nsize", 16},
+    {"src_csize", 16},
+    {"src_hsize", 16},
+    {"src_wsize", 16},
+    {"meta_hstride", 32},
+    {"bias0", 8},
+    {"bias1", 8},
+    {"is_sign", 1},
+    {"zguard", 1},
+    {"reserved", 14},
+    D_ADDR("src"),
+    D_ADDR("racu"),
+    D_ADDR("meta"),
+    D_LMASK,
 };
 static const struct sg_field f_DMA_decompress[] = {
-	D_HEAD, {"src_data_format", 4}, {"reserved", 19}, D_DEP, {"racu_nstride", 32},
-	{"racu_lanecstride", 32}, {"racu_hstride", 32}, {"dst_nstride", 32},
-	{"dst_cstride", 32}, {"dst_hstride", 32}, {"meta_nstride", 32},
-	{"meta_lanecstride", 32}, {"src_nsize", 16}, {"src_csize", 16}, {"src_hsize", 16},
-	{"src_wsize", 16}, {"meta_hstride", 32}, {"bias0", 8}, {"bias1", 8}, {"is_sign", 1},
-	{"zguard", 1}, {"reserved", 14}, D_ADDR("racu"), D_ADDR("dst"), D_ADDR("meta"), D_LMASK,
+    D_HEAD,
+    {"src_data_format", 4},
+    {"reserved", 19},
+    D_DEP,
+    {"racu_nstride", 32},
+    {"racu_lanecstride", 32},
+    {"racu_hstride", 32},
+    {"dst_nstride", 32},
+    {"dst_cstride", 32},
+    {"dst_hstride", 32},
+    {"meta_nstride", 32},
+    {"meta_lanecstride", 32},
+    {"src_nsize", 16},
+    {"src_csize", 16},
+    {"src_hsize", 16},
+    {"src_wsize", 16},
+    {"meta_hstride", 32},
+    {"bias0", 8},
+    {"bias1", 8},
+    {"is_sign", 1},
+    {"zguard", 1},
+    {"reserved", 14},
+    D_ADDR("racu"),
+    D_ADDR("dst"),
+    D_ADDR("meta"),
+    D_LMASK,
 };
 
 /* Class names are the regdef OP_NAMEs, except: "DMA_tensor（0x000）" → "DMA_tensor" and
  * "DMA_decompress " (trailing blank) → "DMA_decompress". */
 static const struct sg_regclass dma[] = {
-	CLS("DMA_tensor", 768, f_DMA_tensor), CLS("DMA_matrix", 768, f_DMA_matrix),
-	CLS("DMA_masked_select", 768, f_DMA_masked_select),
-	CLS("DMA_general", 768, f_DMA_general), CLS("DMA_cw_transpose", 768, f_DMA_cw_transpose),
-	CLS("DMA_nonzero", 768, f_DMA_nonzero), CLS("sDMA_sys", 128, f_sDMA_sys),
-	CLS("DMA_gather", 768, f_DMA_gather), CLS("DMA_scatter", 768, f_DMA_scatter),
-	CLS("DMA_reverse", 768, f_DMA_reverse), CLS("DMA_compress", 768, f_DMA_compress),
-	CLS("DMA_decompress", 768, f_DMA_decompress),
+    CLS("DMA_tensor", 768, f_DMA_tensor),
+    CLS("DMA_matrix", 768, f_DMA_matrix),
+    CLS("DMA_masked_select", 768, f_DMA_masked_select),
+    CLS("DMA_general", 768, f_DMA_general),
+    CLS("DMA_cw_transpose", 768, f_DMA_cw_transpose),
+    CLS("DMA_nonzero", 768, f_DMA_nonzero),
+    CLS("sDMA_sys", 128, f_sDMA_sys),
+    CLS("DMA_gather", 768, f_DMA_gather),
+    CLS("DMA_scatter", 768, f_DMA_scatter),
+    CLS("DMA_reverse", 768, f_DMA_reverse),
+    CLS("DMA_compress", 768, f_DMA_compress),
+    CLS("DMA_decompress", 768, f_DMA_decompress),
 };
 
 /* cmd_special_function codes: those target_1688/opdef.py's sp_fun accepts, which are also
  * exactly the keys of cv184x_defs.py::getDmaFunctionName; names as that function prints them. */
 static const struct sg_subname d_tensor[] = {
-	{0, "DMA_tensor"}, {1, "NC trans"}, {2, "collect"}, {3, "broadcast"}, {4, "distribute"},
-	{5, "lmem 4 bank copy"}, {6, "lmem 4 bank broadcast"},
+    {0, "DMA_tensor"},
+    {1, "NC trans"},
+    {2, "collect"},
+    {3, "broadcast"},
+    {4, "distribute"},
+    {5, "lmem 4 bank copy"},
+    {6, "lmem 4 bank broadcast"},
 };
 static const struct sg_subname d_matrix[] = {{0, "DMA_matrix"}, {1, "matrix transpose"}};
 static const struct sg_subname d_masked[] = {{0, "DMA_masked_select"}, {1, "ncw mode"}};
@@ -426,12 +607,15 @@ static const struct sg_subname d_cw[] = {{0, "cw transpose"}};
 static const struct sg_subname d_nonzero[] = {{0, "DMA_nonzero"}};
 /* quirk: the profiler names sys sp 0 "chain end" and prints that as the Function Type too. */
 static const struct sg_subname d_sys[] = {
-	{0, "chain end"}, {1, "nop"}, {2, "sys_tr_wr"}, {3, "sys_send"}, {4, "sys_wait"},
+    {0, "chain end"}, {1, "nop"}, {2, "sys_tr_wr"}, {3, "sys_send"}, {4, "sys_wait"},
 };
 static const struct sg_subname d_gather[] = {{0, "DMA_gather"}};
 static const struct sg_subname d_scatter[] = {{0, "DMA_scatter"}};
 static const struct sg_subname d_reverse[] = {
-	{0, "w reverse"}, {1, "h reverse"}, {2, "c reverse"}, {3, "n reverse"},
+    {0, "w reverse"},
+    {1, "h reverse"},
+    {2, "c reverse"},
+    {3, "n reverse"},
 };
 /* quirk: compress and decompress print the same names. */
 static const struct sg_subname d_compress[] = {{0, "non-random-access"}, {1, "random-access"}};
@@ -439,17 +623,30 @@ static const struct sg_subname d_decompress[] = {{0, "non-random-access"}, {1, "
 
 /* Only sDMA_sys is a short command (cmd_short = 1); the others require cmd_short = 0. */
 static const struct sg_opclass dma_ops[] = {
-	OP("DMA_tensor", 0, 0, d_tensor), OP("DMA_matrix", 0, 1, d_matrix),
-	OP("DMA_masked_select", 0, 2, d_masked), OP("DMA_general", 0, 3, d_general),
-	OP("DMA_cw_transpose", 0, 4, d_cw), OP("DMA_nonzero", 0, 5, d_nonzero),
-	OP("sDMA_sys", 1, 6, d_sys), OP("DMA_gather", 0, 7, d_gather),
-	OP("DMA_scatter", 0, 8, d_scatter), OP("DMA_reverse", 0, 9, d_reverse),
-	OP("DMA_compress", 0, 10, d_compress), OP("DMA_decompress", 0, 11, d_decompress),
+    OP("DMA_tensor", 0, 0, d_tensor),
+    OP("DMA_matrix", 0, 1, d_matrix),
+    OP("DMA_masked_select", 0, 2, d_masked),
+    OP("DMA_general", 0, 3, d_general),
+    OP("DMA_cw_transpose", 0, 4, d_cw),
+    OP("DMA_nonzero", 0, 5, d_nonzero),
+    OP("sDMA_sys", 1, 6, d_sys),
+    OP("DMA_gather", 0, 7, d_gather),
+    OP("DMA_scatter", 0, 8, d_scatter),
+    OP("DMA_reverse", 0, 9, d_reverse),
+    OP("DMA_compress", 0, 10, d_compress),
+    OP("DMA_decompress", 0, 11, d_decompress),
 };
 
 const struct sg_isa sg_isa_cv184x = {
-	.arch = TP_ARCH_CV184X,
-	.source = "tpu-mlir python/debugger/target_cv184x/regdef.py @6fed9a3279b86511c1bc18e38b53b7bc56e5afc3",
-	.tiu = tiu, .ntiu = N(tiu), .tiu_ops = tiu_ops, .ntiu_ops = N(tiu_ops),
-	.dma = dma, .ndma = N(dma), .dma_ops = dma_ops, .ndma_ops = N(dma_ops),
+    .arch = TP_ARCH_CV184X,
+    .source = "tpu-mlir python/debugger/target_cv184x/regdef.py "
+              "@6fed9a3279b86511c1bc18e38b53b7bc56e5afc3",
+    .tiu = tiu,
+    .ntiu = N(tiu),
+    .tiu_ops = tiu_ops,
+    .ntiu_ops = N(tiu_ops),
+    .dma = dma,
+    .ndma = N(dma),
+    .dma_ops = dma_ops,
+    .ndma_ops = N(dma_ops),
 };

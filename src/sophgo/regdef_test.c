@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,10 +22,10 @@
 #include "sophgo/sophgo_int.h"
 
 static const struct sg_isa *const isas[] = {
-	&sg_isa_bm1688,
-	&sg_isa_bm1690,
-	&sg_isa_cv184x,
-	&sg_isa_bm1684x,
+    &sg_isa_bm1688,
+    &sg_isa_bm1690,
+    &sg_isa_cv184x,
+    &sg_isa_bm1684x,
 };
 
 enum { ENG_TIU, ENG_DMA, ENG_CDMA };
@@ -94,7 +95,7 @@ static const struct crossing {
 	enum tp_arch arch;
 	const char *cls, *field;
 } crossings[] = {
-	{TP_ARCH_BM1690, "sLIN", "opt_rsv0"}, /* bits 55..83 (regdef.py sLIN_reg, 288 bits) */
+    {TP_ARCH_BM1690, "sLIN", "opt_rsv0"}, /* bits 55..83 (regdef.py sLIN_reg, 288 bits) */
 };
 static int crossings_hit[sizeof crossings / sizeof crossings[0]];
 
@@ -117,10 +118,10 @@ static const struct overlong {
 	const char *cls;
 	unsigned sum;
 } overlongs[] = {
-	/* target_cv184x/regdef.py lists index_hstride (absent from the BM1688/BM1690 tables):
-	 * 800 bits of fields in a 768-bit descriptor. */
-	{TP_ARCH_CV184X, "DMA_gather", 800},
-	{TP_ARCH_CV184X, "DMA_scatter", 800},
+    /* target_cv184x/regdef.py lists index_hstride (absent from the BM1688/BM1690 tables):
+     * 800 bits of fields in a 768-bit descriptor. */
+    {TP_ARCH_CV184X, "DMA_gather", 800},
+    {TP_ARCH_CV184X, "DMA_scatter", 800},
 };
 static int overlongs_hit[sizeof overlongs / sizeof overlongs[0]];
 
@@ -146,9 +147,9 @@ static void check_widths(const struct sg_isa *isa, int eng, const struct sg_regc
 		if (w == 0 || w > 64)
 			report(isa, eng, r->op_name, "field %s has width %u", r->fields[i].name, w);
 		else if (off / 64 != (off + w - 1) / 64 &&
-			 !known_crossing(isa, r->op_name, r->fields[i].name))
+		         !known_crossing(isa, r->op_name, r->fields[i].name))
 			report(isa, eng, r->op_name, "field %s (bits %u..%u) crosses a 64-bit word",
-			     r->fields[i].name, off, off + w - 1);
+			       r->fields[i].name, off, off + w - 1);
 		if (r->fields[i].name == NULL || r->fields[i].name[0] == '\0')
 			report(isa, eng, r->op_name, "field %zu has no name", i);
 		off += w;
@@ -170,15 +171,17 @@ static unsigned spec_length(enum tp_arch arch, int eng, const char *name)
 {
 	/* SEG/sSEG (BM1684X) are not in §1.2; their lengths are regdef.py's, in line with the
 	 * table's "TIU long (all classes) 1024". */
-	static const char *const tiu_long[] = {"CONV", "CONV_BW", "MM", "MM2", "CMP", "SFU", "VC",
-		"LIN", "AR", "PorD", "RQ&DQ", "SG", "SGL", "CW&BC", "TRANS&BC", "RAND", "SEG", NULL};
+	static const char *const tiu_long[] = {
+	    "CONV", "CONV_BW", "MM", "MM2", "CMP",   "SFU",      "VC",   "LIN", "AR",
+	    "PorD", "RQ&DQ",   "SG", "SGL", "CW&BC", "TRANS&BC", "RAND", "SEG", NULL};
 	static const char *const tiu_512[] = {"sCONV", "sCONV_BW", "sPorD", "sAR", NULL};
 	static const char *const tiu_384[] = {"sMM", "sCMP", "sVC", "sSG", "sSGL", NULL};
-	static const char *const tiu_256[] = {"sMM2", "sSFU", "sRQ&sDQ", "sCW&sBC", "sTRANS&sBC",
-		NULL};
+	static const char *const tiu_256[] = {"sMM2",    "sSFU",       "sRQ&sDQ",
+	                                      "sCW&sBC", "sTRANS&sBC", NULL};
 	static const char *const tiu_128[] = {"SYS_TR_ACC", "LAR", "SYSID", "sSEG", NULL};
-	static const char *const cdma_256[] = {"CDMA_send", "CDMA_general", "CDMA_receive",
-		"CDMA_lossy_compress", "CDMA_lossy_decompress", NULL};
+	static const char *const cdma_256[] = {
+	    "CDMA_send",           "CDMA_general",          "CDMA_receive",
+	    "CDMA_lossy_compress", "CDMA_lossy_decompress", NULL};
 	static const char *const cdma_512[] = {"CDMA_read", "CDMA_write", NULL};
 	static const char *const cdma_128[] = {"sCDMA_sys", "CDMA_tcp_send", "CDMA_tcp_rcv", NULL};
 	static const char *const x_dma_384[] = {"sDMA_general", "sDMA_nonzero", NULL};
@@ -229,24 +232,26 @@ static void check_header(const struct sg_isa *isa, int eng, const struct sg_regc
 	if (eng == ENG_TIU) {
 		/* SYS_TR_ACC (and BM1690's SYSID, same layout) carry a 3-bit tsk_eu_typ. */
 		int sys_acc = strcmp(r->op_name, "SYS_TR_ACC") == 0 ||
-			      (strcmp(r->op_name, "SYSID") == 0 && isa->arch == TP_ARCH_BM1690);
+		              (strcmp(r->op_name, "SYSID") == 0 && isa->arch == TP_ARCH_BM1690);
 		if (field_at(r, "cmd_short", &off, &w) && (off != 0 || w != 1))
 			report(isa, eng, r->op_name, "cmd_short at %u width %u, want 0/1", off, w);
 		if (!field_at(r, "tsk_typ", &off, &w) || off != 41 || w != 4)
 			report(isa, eng, r->op_name, "tsk_typ not at bits 41..44");
 		if (!field_at(r, "tsk_eu_typ", &off, &w) || off != 45 || w != (sys_acc ? 3u : 5u))
 			report(isa, eng, r->op_name, "tsk_eu_typ not at bit 45 with width %u",
-			     sys_acc ? 3u : 5u);
+			       sys_acc ? 3u : 5u);
 	} else if (eng == ENG_DMA) {
 		unsigned tb = chip ? chip->dma_cmd_type_bits : 0;
 		if (field_at(r, "cmd_short", &off, &w) && (off != 3 || w != 1))
 			report(isa, eng, r->op_name, "cmd_short at %u width %u, want 3/1", off, w);
 		if (!field_at(r, "cmd_type", &off, &w) || off != 32 || w != tb)
-			report(isa, eng, r->op_name, "cmd_type not at bit 32 with the chip's width %u", tb);
+			report(isa, eng, r->op_name,
+			       "cmd_type not at bit 32 with the chip's width %u", tb);
 		/* BM1684X's sDMA_masked_select names it "cmd_special_function(mask_mem)". */
 		const char *sp = field_named_at(r, 32 + tb, &w);
 		if (sp == NULL || strncmp(sp, "cmd_special_function", 20) != 0 || w != 3)
-			report(isa, eng, r->op_name, "cmd_special_function not right after cmd_type");
+			report(isa, eng, r->op_name,
+			       "cmd_special_function not right after cmd_type");
 	} else {
 		if (!field_at(r, "cmd_type", &off, &w) || off != 4 || w != 4)
 			report(isa, eng, r->op_name, "cmd_type not at bits 4..7");
@@ -268,7 +273,8 @@ static void check_classes(const struct sg_isa *isa, int eng)
 		if (want == 0)
 			report(isa, eng, r->op_name, "class not covered by costmodel §1.2");
 		else if (r->length != want)
-			report(isa, eng, r->op_name, "length %u, costmodel §1.2 says %u", r->length, want);
+			report(isa, eng, r->op_name, "length %u, costmodel §1.2 says %u", r->length,
+			       want);
 		for (size_t j = 0; j < i; j++)
 			if (strcmp(cls[j].op_name, r->op_name) == 0)
 				report(isa, eng, r->op_name, "class listed twice");
@@ -316,12 +322,14 @@ static void check_ops(const struct sg_isa *isa, int eng)
 			if (o->subs[s].name == NULL || o->subs[s].name[0] == '\0')
 				report(isa, eng, o->op_name, "sub %u has no name", o->subs[s].code);
 			if (s > 0 && o->subs[s].code <= o->subs[s - 1].code)
-				report(isa, eng, o->op_name, "sub codes not ascending at %u", o->subs[s].code);
+				report(isa, eng, o->op_name, "sub codes not ascending at %u",
+				       o->subs[s].code);
 		}
 		for (size_t j = 0; j < i; j++)
 			if (keys_clash(o, &ops[j]))
-				report(isa, eng, o->op_name, "header key (short %d, op %u) also selects %s",
-				     o->is_short, o->op, ops[j].op_name);
+				report(isa, eng, o->op_name,
+				       "header key (short %d, op %u) also selects %s", o->is_short,
+				       o->op, ops[j].op_name);
 	}
 }
 
@@ -353,9 +361,10 @@ static void test_tables(void **state)
 		size_t nf = 0;
 		for (size_t k = 0; k < isas[i]->ntiu; k++)
 			nf += isas[i]->tiu[k].nfields;
-		printf("%s: %u TIU, %u DMA, %u CDMA classes (%zu TIU fields), %u+%u+%u op entries\n",
-		       sg_chip_by_arch(isas[i]->arch)->c.name, isas[i]->ntiu, isas[i]->ndma,
-		       isas[i]->ncdma, nf, isas[i]->ntiu_ops, isas[i]->ndma_ops, isas[i]->ncdma_ops);
+		printf(
+		    "%s: %u TIU, %u DMA, %u CDMA classes (%zu TIU fields), %u+%u+%u op entries\n",
+		    sg_chip_by_arch(isas[i]->arch)->c.name, isas[i]->ntiu, isas[i]->ndma,
+		    isas[i]->ncdma, nf, isas[i]->ntiu_ops, isas[i]->ndma_ops, isas[i]->ncdma_ops);
 		check_isa(isas[i]);
 	}
 	for (size_t i = 0; i < sizeof crossings / sizeof crossings[0]; i++) {
@@ -363,15 +372,18 @@ static void test_tables(void **state)
 		       sg_chip_by_arch(crossings[i].arch)->c.name, crossings[i].cls,
 		       crossings[i].field);
 		if (crossings_hit[i] != 1) {
-			printf("FAIL the exception above matched %d fields, want 1\n", crossings_hit[i]);
+			printf("FAIL the exception above matched %d fields, want 1\n",
+			       crossings_hit[i]);
 			fails++;
 		}
 	}
 	for (size_t i = 0; i < sizeof overlongs / sizeof overlongs[0]; i++) {
 		printf("%s %s: fields add up to %u bits (listed exception)\n",
-		       sg_chip_by_arch(overlongs[i].arch)->c.name, overlongs[i].cls, overlongs[i].sum);
+		       sg_chip_by_arch(overlongs[i].arch)->c.name, overlongs[i].cls,
+		       overlongs[i].sum);
 		if (overlongs_hit[i] != 1) {
-			printf("FAIL the exception above matched %d classes, want 1\n", overlongs_hit[i]);
+			printf("FAIL the exception above matched %d classes, want 1\n",
+			       overlongs_hit[i]);
 			fails++;
 		}
 	}
@@ -381,26 +393,39 @@ static void test_tables(void **state)
 /* The checkers must catch each kind of mistake: a broken BM1690-like table. */
 static void test_checkers_fail(void **state)
 {
-	static const struct sg_field bad_sum[] = {{"cmd_short", 1}, {"x", 40}, {"tsk_typ", 4},
-		{"tsk_eu_typ", 5}, {"rest", 13}};                     /* 63 bits, tsk_typ at 41 */
-	static const struct sg_field cross[] = {{"cmd_short", 1}, {"a", 40}, {"tsk_typ", 4},
-		{"tsk_eu_typ", 5}, {"b", 10}, {"c", 8}, {"d", 60}};    /* c crosses bit 64 */
-	static const struct sg_field zero[] = {{"cmd_short", 1}, {"a", 40}, {"tsk_typ", 4},
-		{"tsk_eu_typ", 5}, {"z", 0}, {"rest", 78}};
-	static const struct sg_field hdr[] = {{"cmd_short", 1}, {"a", 39}, {"tsk_typ", 4},
-		{"tsk_eu_typ", 5}, {"rest", 79}};                      /* tsk_typ at 40 */
+	static const struct sg_field bad_sum[] = {{"cmd_short", 1},
+	                                          {"x", 40},
+	                                          {"tsk_typ", 4},
+	                                          {"tsk_eu_typ", 5},
+	                                          {"rest", 13}}; /* 63 bits, tsk_typ at 41 */
+	static const struct sg_field cross[] = {{"cmd_short", 1},  {"a", 40}, {"tsk_typ", 4},
+	                                        {"tsk_eu_typ", 5}, {"b", 10}, {"c", 8},
+	                                        {"d", 60}}; /* c crosses bit 64 */
+	static const struct sg_field zero[] = {{"cmd_short", 1},  {"a", 40}, {"tsk_typ", 4},
+	                                       {"tsk_eu_typ", 5}, {"z", 0},  {"rest", 78}};
+	static const struct sg_field hdr[] = {{"cmd_short", 1},
+	                                      {"a", 39},
+	                                      {"tsk_typ", 4},
+	                                      {"tsk_eu_typ", 5},
+	                                      {"rest", 79}}; /* tsk_typ at 40 */
 	static const struct sg_regclass tiu[] = {
-		{"sLIN", 288, bad_sum, 5}, {"SYS", 128, cross, 7}, {"SYS_TR_ACC", 128, zero, 6},
-		{"LAR", 128, hdr, 5}, {"NOPE", 128, hdr, 5},
+	    {"sLIN", 288, bad_sum, 5}, {"SYS", 128, cross, 7}, {"SYS_TR_ACC", 128, zero, 6},
+	    {"LAR", 128, hdr, 5},      {"NOPE", 128, hdr, 5},
 	};
 	static const struct sg_subname s1[] = {{1, "a"}, {2, "b"}}, s2[] = {{2, "c"}},
-				       s3[] = {{3, "x"}, {3, "y"}};
+	                               s3[] = {{3, "x"}, {3, "y"}};
 	static const struct sg_opclass ops[] = {
-		{"SYS", -1, 15, s1, 2}, {"LAR", 1, 15, s2, 1}, {"GONE", 0, 1, NULL, 0},
-		{"sLIN", 0, 10, s3, 2},
+	    {"SYS", -1, 15, s1, 2},
+	    {"LAR", 1, 15, s2, 1},
+	    {"GONE", 0, 1, NULL, 0},
+	    {"sLIN", 0, 10, s3, 2},
 	};
-	static const struct sg_isa broken = {.arch = TP_ARCH_BM1690, .source = "nowhere",
-		.tiu = tiu, .ntiu = 5, .tiu_ops = ops, .ntiu_ops = 4};
+	static const struct sg_isa broken = {.arch = TP_ARCH_BM1690,
+	                                     .source = "nowhere",
+	                                     .tiu = tiu,
+	                                     .ntiu = 5,
+	                                     .tiu_ops = ops,
+	                                     .ntiu_ops = 4};
 	(void)state;
 	fails = 0;
 	printf("-- the following failures are expected --\n");
@@ -415,8 +440,8 @@ static void test_checkers_fail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_tables),
-		cmocka_unit_test(test_checkers_fail),
+	    cmocka_unit_test(test_tables),
+	    cmocka_unit_test(test_checkers_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

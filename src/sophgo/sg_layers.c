@@ -47,8 +47,8 @@ static void excerpt(const uint8_t *data, size_t size, size_t at, char *out, size
 	out[k] = 0;
 }
 
-int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
-                         const char *path, struct sg_layers *L)
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size, const char *path,
+                         struct sg_layers *L)
 {
 	const char *end = NULL;
 	/* ParseWithLengthOpts reports the error position through `end` instead of the global
@@ -66,16 +66,19 @@ int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
 			line += data[i] == '\n';
 		char near[128];
 		excerpt(data, size, at, near, sizeof near);
-		tp_profile_note(p, "%s:%lu: not valid JSON (near \"%s\"); layer information from it "
-		                   "skipped",
+		tp_profile_note(p,
+		                "%s:%lu: not valid JSON (near \"%s\"); layer information from it "
+		                "skipped",
 		                path, line, near);
 		return TP_OK;
 	}
 	if (!cJSON_IsArray(root)) {
 		cJSON_Delete(root);
-		tp_profile_note(p, "%s:1: not a JSON array of layer entries; layer information from it "
-		                   "skipped",
-		                path);
+		tp_profile_note(
+		    p,
+		    "%s:1: not a JSON array of layer entries; layer information from it "
+		    "skipped",
+		    path);
 		return TP_OK;
 	}
 	cJSON_Delete((cJSON *)L->json);
@@ -116,7 +119,8 @@ static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L
 		return rc;
 	L->have_mlir = 1;
 	if (L->mlir.bad_lines)
-		tp_profile_note(p, "%s:%lu: unreadable loc() or alias line; %lu such line(s) skipped",
+		tp_profile_note(p,
+		                "%s:%lu: unreadable loc() or alias line; %lu such line(s) skipped",
 		                path, L->mlir.first_bad_line, L->mlir.bad_lines);
 	char buf[64];
 	if (L->mlir.have_flops) {
@@ -165,7 +169,8 @@ static int num_of(const cJSON *v, int64_t *out)
 		*out = cJSON_IsTrue(v);
 		return 1;
 	}
-	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || fabs(v->valuedouble) > 9007199254740992.0)
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) ||
+	    fabs(v->valuedouble) > 9007199254740992.0)
 		return 0;
 	*out = (int64_t)v->valuedouble;
 	return 1;
@@ -196,13 +201,13 @@ static uint8_t mlir_dtype(const char *s, size_t n)
 	static const struct {
 		const char *k;
 		uint8_t t;
-	} m[] = {{"f32", TP_DT_FP32},   {"f16", TP_DT_FP16},   {"bf16", TP_DT_BF16},
-	         {"i8", TP_DT_INT8},    {"si8", TP_DT_INT8},   {"ui8", TP_DT_UINT8},
-	         {"i16", TP_DT_INT16},  {"si16", TP_DT_INT16}, {"ui16", TP_DT_UINT16},
-	         {"i32", TP_DT_INT32},  {"si32", TP_DT_INT32}, {"ui32", TP_DT_UINT32},
-	         {"i64", TP_DT_INT64},  {"si64", TP_DT_INT64}, {"f64", TP_DT_FP64},
-	         {"i4", TP_DT_INT4},    {"si4", TP_DT_INT4},   {"ui4", TP_DT_INT4},
-	         {"i1", TP_DT_BOOL},    {"f8E4M3FN", TP_DT_FP8}, {"f8E5M2", TP_DT_FP8}};
+	} m[] = {{"f32", TP_DT_FP32},  {"f16", TP_DT_FP16},     {"bf16", TP_DT_BF16},
+	         {"i8", TP_DT_INT8},   {"si8", TP_DT_INT8},     {"ui8", TP_DT_UINT8},
+	         {"i16", TP_DT_INT16}, {"si16", TP_DT_INT16},   {"ui16", TP_DT_UINT16},
+	         {"i32", TP_DT_INT32}, {"si32", TP_DT_INT32},   {"ui32", TP_DT_UINT32},
+	         {"i64", TP_DT_INT64}, {"si64", TP_DT_INT64},   {"f64", TP_DT_FP64},
+	         {"i4", TP_DT_INT4},   {"si4", TP_DT_INT4},     {"ui4", TP_DT_INT4},
+	         {"i1", TP_DT_BOOL},   {"f8E4M3FN", TP_DT_FP8}, {"f8E5M2", TP_DT_FP8}};
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
 		if (strlen(m[i].k) == n && !memcmp(m[i].k, s, n))
 			return m[i].t;
@@ -281,8 +286,8 @@ static int cmp_prod(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-static int add_tensor(struct tp_profile *p, const cJSON *t, int is_in, int32_t layer,
-                      int32_t line, const struct producer *prod, size_t nprod)
+static int add_tensor(struct tp_profile *p, const cJSON *t, int is_in, int32_t layer, int32_t line,
+                      const struct producer *prod, size_t nprod)
 {
 	if (!cJSON_IsObject(t) || !t->child)
 		return 0; /* {} = no tensor (e.g. a `none` operand) */
@@ -369,7 +374,8 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 		if (L < 0 || (skip_type && tp_slice_type(t, s) == skip_type))
 			continue;
 		s->layer = L;
-		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, tp_slice_end(t, s), tiu, 0) != TP_OK) {
+		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, tp_slice_end(t, s), tiu, 0) !=
+		    TP_OK) {
 			tp_free(owner);
 			return TP_ENOMEM;
 		}
@@ -411,7 +417,8 @@ int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char 
 					return TP_ENOMEM;
 				}
 				prod = np;
-				prod[nprod++] = (struct producer){tp_profile_str(p, nm), (int32_t)line};
+				prod[nprod++] =
+				    (struct producer){tp_profile_str(p, nm), (int32_t)line};
 			}
 		}
 		if (nprod)
@@ -507,18 +514,22 @@ int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char 
 	if (rc != TP_OK)
 		return rc;
 	if (skipped)
-		tp_profile_note(p, "%s: %llu entr%s without a tiu_dma_id(before)/(after) pair skipped "
-		                   "(first: entry %llu)",
+		tp_profile_note(p,
+		                "%s: %llu entr%s without a tiu_dma_id(before)/(after) pair skipped "
+		                "(first: entry %llu)",
 		                json_path, (unsigned long long)skipped, skipped == 1 ? "y" : "ies",
 		                (unsigned long long)first_skip);
 	for (unsigned k = 0; k < ncores; k++) {
-		if ((rc = join_track(p, tiu_track[k], (int32_t)k, 1, base, skip_type, &dups)) != TP_OK ||
-		    (rc = join_track(p, gdma_track[k], (int32_t)k, 0, base, skip_type, &dups)) != TP_OK)
+		if ((rc = join_track(p, tiu_track[k], (int32_t)k, 1, base, skip_type, &dups)) !=
+		        TP_OK ||
+		    (rc = join_track(p, gdma_track[k], (int32_t)k, 0, base, skip_type, &dups)) !=
+		        TP_OK)
 			return rc;
 	}
 	if (dups)
-		tp_profile_note(p, "%s: %llu command id(s) claimed by more than one entry; each stays "
-		                   "with the first",
+		tp_profile_note(p,
+		                "%s: %llu command id(s) claimed by more than one entry; each stays "
+		                "with the first",
 		                json_path, (unsigned long long)dups);
 	return TP_OK;
 }
@@ -540,7 +551,8 @@ void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, s
 		const char *nm = sg_mlir_name(&L->mlir, (uint32_t)ly->id);
 		if ((!cur || !*cur) && nm && *nm)
 			ly->name = tp_profile_str(p, nm);
-		if ((ly->group != group || ly->name != name) && tp_profile_set_layer(p, i, ly) != TP_OK)
+		if ((ly->group != group || ly->name != name) &&
+		    tp_profile_set_layer(p, i, ly) != TP_OK)
 			return; /* the sticky oom flag fails tp_profile_finish */
 	}
 }

@@ -1,9 +1,10 @@
 /*
- * sophgo.h — the Sophgo TPU family's readers (bmprofile and cdm_profile_data). bmprofile: Sophgo TPU runtime profiles ("bmprofile_data" directories written by
- * bmruntime with BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and
- * net_stat.sim, for BM1684, BM1684X, BM1688/CV186X and CV184X (specs/sophgo-bmprofile.md
- * §1–§9), with layer information from the compiler's tensor_location.json and final.mlir
- * (side files: problems with them, or with net_stat.sim, are notes, never errors).
+ * sophgo.h — the Sophgo TPU family's readers (bmprofile and cdm_profile_data). bmprofile: Sophgo
+ * TPU runtime profiles ("bmprofile_data" directories written by bmruntime with
+ * BMRUNTIME_ENABLE_PROFILE=1): global.profile, iter<N>.profile, cmd_*.dat and net_stat.sim, for
+ * BM1684, BM1684X, BM1688/CV186X and CV184X (specs/sophgo-bmprofile.md §1–§9), with layer
+ * information from the compiler's tensor_location.json and final.mlir (side files: problems with
+ * them, or with net_stat.sim, are notes, never errors).
  *
  * The reader fills one struct tp_profile: one device, per core a TIU and a GDMA track (and an
  * MCU track when the firmware trace has records), one slice per PMU record with the timeline
@@ -19,10 +20,10 @@
 
 /* How much per-command detail to keep as argument sets (tp_slice.args). */
 enum tp_bmprofile_detail {
-	TP_BMPROFILE_DETAIL_AUTO = 0,  /* default: args while the dump has at most
-	                                  TP_BMPROFILE_DETAIL_AUTO_LIMIT commands, then none */
-	TP_BMPROFILE_DETAIL_ON = 1,    /* args for every command, whatever the size */
-	TP_BMPROFILE_DETAIL_OFF = -1,  /* no args: 40 bytes per command */
+	TP_BMPROFILE_DETAIL_AUTO = 0, /* default: args while the dump has at most
+	                                 TP_BMPROFILE_DETAIL_AUTO_LIMIT commands, then none */
+	TP_BMPROFILE_DETAIL_ON = 1,   /* args for every command, whatever the size */
+	TP_BMPROFILE_DETAIL_OFF = -1, /* no args: 40 bytes per command */
 };
 #define TP_BMPROFILE_DETAIL_AUTO_LIMIT 1000000u
 /* AUTO keeps the decoded descriptor fields (des_*, DMA sizes/strides: 20-100 arguments per
@@ -31,14 +32,14 @@ enum tp_bmprofile_detail {
 
 struct tp_bmprofile_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */
-	double tiu_freq_mhz;        /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
-	double gdma_freq_mhz;       /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
-	int detail;                 /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
-	int skip_layers;            /* 1 = no layers/tensors (global.profile node matching and
-	                               tensor_location.json skipped): only the 40-byte slices per
-	                               command stay in memory, for the largest dumps */
-	int jobs;                   /* threads the reader may use (0 or 1 = the calling thread
-	                               only); the profile is the same for every value */
+	double tiu_freq_mhz;  /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
+	double gdma_freq_mhz; /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
+	int detail;           /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
+	int skip_layers;      /* 1 = no layers/tensors (global.profile node matching and
+	                         tensor_location.json skipped): only the 40-byte slices per
+	                         command stay in memory, for the largest dumps */
+	int jobs;             /* threads the reader may use (0 or 1 = the calling thread
+	                         only); the profile is the same for every value */
 };
 
 /* Returns 1 if `dir` is a directory that looks like bmprofile data (it holds global.profile or

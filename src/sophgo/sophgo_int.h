@@ -1,9 +1,9 @@
 /*
  * sophgo_int.h — the Sophgo module's internal pieces, shared by its own files, its unit
  * tests and its fuzz targets: the iter<N>.profile block walk and PMU/MCU record decoders
- * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile parser
- * (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of §9.2
- * (bmp_timeline.c); for cdm_profile_data the global.profile parser and block walk (cdm_file.c)
+ * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile
+ * parser (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of
+ * §9.2 (bmp_timeline.c); for cdm_profile_data the global.profile parser and block walk (cdm_file.c)
  * and the BM1690 descriptor-header decoder (cdm_hdr.c); what both readers' per-core workers
  * keep aside (sg_aside.c). Every entry point works on a memory buffer, so tests and fuzzers
  * need no files.
@@ -22,16 +22,16 @@
 /* ---------------------------------------------------------------------------------------- */
 
 struct sg_chip {
-	struct tp_chip c;         /* what analysis and writers may see (tp_profile.chip = &c) */
-	int bmp_arch;             /* global.profile "arch=" value of bmprofile_data, -1 none */
-	long cdm_arch[2];         /* cdm_profile_data "arch=" values (old, new writers), 0 none */
-	unsigned tiu_pmu_bytes;   /* TIU PMU record size */
-	unsigned gdma_pmu_bytes;  /* GDMA (and SDMA) PMU record size */
-	unsigned cdma_pmu_bytes;  /* CDMA PMU record size, 0 = no CDMA */
+	struct tp_chip c;           /* what analysis and writers may see (tp_profile.chip = &c) */
+	int bmp_arch;               /* global.profile "arch=" value of bmprofile_data, -1 none */
+	long cdm_arch[2];           /* cdm_profile_data "arch=" values (old, new writers), 0 none */
+	unsigned tiu_pmu_bytes;     /* TIU PMU record size */
+	unsigned gdma_pmu_bytes;    /* GDMA (and SDMA) PMU record size */
+	unsigned cdma_pmu_bytes;    /* CDMA PMU record size, 0 = no CDMA */
 	unsigned dma_cmd_type_bits; /* DMA descriptor cmd_type width: 4 or 5 */
-	unsigned tiu_sys_bits;    /* TIU SYS descriptor length in bits (CV184X: 64) */
-	unsigned cdma_ports;      /* CDMA ports per device */
-	uint32_t id_wrap;         /* command-id wrap value (SG2260E 0x3FFFF), 0 none */
+	unsigned tiu_sys_bits;      /* TIU SYS descriptor length in bits (CV184X: 64) */
+	unsigned cdma_ports;        /* CDMA ports per device */
+	uint32_t id_wrap;           /* command-id wrap value (SG2260E 0x3FFFF), 0 none */
 	/* bmprofile_data reader (sophgo-bmprofile.md §4.5, §4.6, §8.1, §9, §11): */
 	uint8_t bmp_timeline;     /* enum sg_timeline: how iter<N>.profile becomes a timeline */
 	uint8_t tiu_pmu_id_first; /* TIU PMU record starts with inst_id (CV184X: id, conflict,
@@ -62,13 +62,13 @@ size_t sg_chips(const struct sg_chip **out);
 /* ---------------------------------------------------------------------------------------- */
 
 struct sg_field {
-	const char *name;  /* regdef name without the "des_" prefix: "cmd_short", "res0_n" */
-	uint16_t width;    /* bits, 1..64 */
+	const char *name; /* regdef name without the "des_" prefix: "cmd_short", "res0_n" */
+	uint16_t width;   /* bits, 1..64 */
 };
 
 struct sg_regclass {
-	const char *op_name;          /* regdef OP_NAME: "sCONV", "CONV", "DMA_tensor", "sDMA_sys" */
-	uint16_t length;              /* descriptor length in bits (regdef `length`) */
+	const char *op_name; /* regdef OP_NAME: "sCONV", "CONV", "DMA_tensor", "sDMA_sys" */
+	uint16_t length;     /* descriptor length in bits (regdef `length`) */
 	const struct sg_field *fields;
 	uint16_t nfields;
 };
@@ -76,14 +76,14 @@ struct sg_regclass {
 /* Names of the sub-operations of one class: TIU tsk_eu_typ / DMA cmd_special_function. */
 struct sg_subname {
 	uint8_t code;
-	const char *name;             /* Function Name: "conv.normal", "arith.add", "dma.tensor" */
+	const char *name; /* Function Name: "conv.normal", "arith.add", "dma.tensor" */
 };
 
 /* One entry of the op index: the header key that selects a class. */
 struct sg_opclass {
-	const char *op_name;          /* the sg_regclass it selects */
-	int8_t is_short;              /* cmd_short value, -1 = either (1688 SYS_TR_ACC) */
-	uint8_t op;                   /* TIU tsk_typ / DMA cmd_type */
+	const char *op_name; /* the sg_regclass it selects */
+	int8_t is_short;     /* cmd_short value, -1 = either (1688 SYS_TR_ACC) */
+	uint8_t op;          /* TIU tsk_typ / DMA cmd_type */
 	const struct sg_subname *subs;
 	uint16_t nsubs;
 };
@@ -91,13 +91,19 @@ struct sg_opclass {
 /* A chip's instruction-set tables. */
 struct sg_isa {
 	enum tp_arch arch;
-	const char *source;           /* "tpu-mlir python/debugger/target_1688 @<commit>" */
-	const struct sg_regclass *tiu; uint16_t ntiu;
-	const struct sg_opclass *tiu_ops; uint16_t ntiu_ops;
-	const struct sg_regclass *dma; uint16_t ndma;   /* GDMA; SDMA uses the same encoding */
-	const struct sg_opclass *dma_ops; uint16_t ndma_ops;
-	const struct sg_regclass *cdma; uint16_t ncdma; /* BM1690 only */
-	const struct sg_opclass *cdma_ops; uint16_t ncdma_ops;
+	const char *source; /* "tpu-mlir python/debugger/target_1688 @<commit>" */
+	const struct sg_regclass *tiu;
+	uint16_t ntiu;
+	const struct sg_opclass *tiu_ops;
+	uint16_t ntiu_ops;
+	const struct sg_regclass *dma;
+	uint16_t ndma; /* GDMA; SDMA uses the same encoding */
+	const struct sg_opclass *dma_ops;
+	uint16_t ndma_ops;
+	const struct sg_regclass *cdma;
+	uint16_t ncdma; /* BM1690 only */
+	const struct sg_opclass *cdma_ops;
+	uint16_t ncdma_ops;
 };
 
 /* The chips' tables (regdef_<chip>.c; static data, thread-safe). */
@@ -125,54 +131,81 @@ enum sg_engine { SG_ENG_TIU = 0, SG_ENG_DMA = 1, SG_ENG_CDMA = 2, SG_ENG_COUNT }
  * named by what they hold: SRC_L32 is BM1688's `src_start_addr_h32` in the matrix layout
  * (the vendor renames it to _l32 when printing; §5 step 1), SRC_H8 its `_l8`. */
 enum sg_fid {
-	SG_F_CMD_SHORT, SG_F_CMD_ID_DEP, SG_F_TSK_TYP, SG_F_TSK_EU_TYP, SG_F_TSK_OPD_NUM,
-	SG_F_OPT_RES0_PREC, SG_F_OPT_OPD0_PREC, SG_F_OPT_OPD1_PREC, SG_F_OPT_OPD2_PREC,
-	SG_F_OPT_OPD0_SIGN, SG_F_OPT_OPD2_CONST, SG_F_OPT_LEFT_TRAN,
-	SG_F_RES0_N, SG_F_RES0_C, SG_F_RES0_H, SG_F_RES0_W,
-	SG_F_OPD0_N, SG_F_OPD0_C, SG_F_OPD0_H, SG_F_OPD0_W,
-	SG_F_OPD1_N, SG_F_OPD1_C, SG_F_OPD1_H, SG_F_OPD1_W,
-	SG_F_RES0_ADDR, SG_F_OPD0_ADDR, SG_F_IMM, SG_F_RSVD1,
-	SG_F_CMD_TYPE, SG_F_SPECIAL, SG_F_SRC_FMT, SG_F_RESERVED0,
-	SG_F_SRC_L32, SG_F_SRC_H8, SG_F_DST_L32, SG_F_DST_H8,
+	SG_F_CMD_SHORT,
+	SG_F_CMD_ID_DEP,
+	SG_F_TSK_TYP,
+	SG_F_TSK_EU_TYP,
+	SG_F_TSK_OPD_NUM,
+	SG_F_OPT_RES0_PREC,
+	SG_F_OPT_OPD0_PREC,
+	SG_F_OPT_OPD1_PREC,
+	SG_F_OPT_OPD2_PREC,
+	SG_F_OPT_OPD0_SIGN,
+	SG_F_OPT_OPD2_CONST,
+	SG_F_OPT_LEFT_TRAN,
+	SG_F_RES0_N,
+	SG_F_RES0_C,
+	SG_F_RES0_H,
+	SG_F_RES0_W,
+	SG_F_OPD0_N,
+	SG_F_OPD0_C,
+	SG_F_OPD0_H,
+	SG_F_OPD0_W,
+	SG_F_OPD1_N,
+	SG_F_OPD1_C,
+	SG_F_OPD1_H,
+	SG_F_OPD1_W,
+	SG_F_RES0_ADDR,
+	SG_F_OPD0_ADDR,
+	SG_F_IMM,
+	SG_F_RSVD1,
+	SG_F_CMD_TYPE,
+	SG_F_SPECIAL,
+	SG_F_SRC_FMT,
+	SG_F_RESERVED0,
+	SG_F_SRC_L32,
+	SG_F_SRC_H8,
+	SG_F_DST_L32,
+	SG_F_DST_H8,
 	SG_F_COUNT
 };
 
 /* One class, resolved. off[i] is the bit offset of rc->fields[i]. */
 struct sg_dclass {
 	const struct sg_regclass *rc;
-	const struct sg_opclass *op;  /* the op-index entry that selects it (first one) */
+	const struct sg_opclass *op; /* the op-index entry that selects it (first one) */
 	const uint16_t *off;
 	/* Dict view of the fields, as the vendor's printers build it (name -> value): for field i
 	 * the index whose value shows at i's position (the last field of that name), or
 	 * UINT16_MAX when i repeats an earlier name. */
 	const uint16_t *dict_src;
-	uint16_t bytes;               /* rc->length / 8, rounded up */
-	uint16_t kofs[SG_F_COUNT];    /* bit offset of each well-known field */
-	uint8_t kw[SG_F_COUNT];       /* its width; 0 = the class has no such field */
+	uint16_t bytes;            /* rc->length / 8, rounded up */
+	uint16_t kofs[SG_F_COUNT]; /* bit offset of each well-known field */
+	uint8_t kw[SG_F_COUNT];    /* its width; 0 = the class has no such field */
 };
 
-#define SG_TIU_KEYS 1024  /* cmd_short(1) tsk_typ(4) tsk_eu_typ(5) */
-#define SG_TIU3_KEYS 128  /* tsk_typ(4) tsk_eu_typ(3): SYS_TR_ACC-style heads */
-#define SG_DMA_KEYS 512   /* cmd_short(1) cmd_type(up to 5) special function(3) */
+#define SG_TIU_KEYS 1024 /* cmd_short(1) tsk_typ(4) tsk_eu_typ(5) */
+#define SG_TIU3_KEYS 128 /* tsk_typ(4) tsk_eu_typ(3): SYS_TR_ACC-style heads */
+#define SG_DMA_KEYS 512  /* cmd_short(1) cmd_type(up to 5) special function(3) */
 
 struct sg_decoder {
 	const struct sg_isa *isa;
-	unsigned dma_type_bits;       /* 4 (BM1688, BM1684X) or 5 (CV184X, BM1690) */
+	unsigned dma_type_bits; /* 4 (BM1688, BM1684X) or 5 (CV184X, BM1690) */
 	struct sg_dclass *cls[SG_ENG_COUNT];
 	uint16_t ncls[SG_ENG_COUNT];
 	int16_t tiu_key[SG_TIU_KEYS]; /* class index or -1 */
 	int16_t tiu_key3[SG_TIU3_KEYS];
 	int16_t dma_key[2][SG_DMA_KEYS]; /* [0] DMA, [1] CDMA */
-	const char *tiu_sub[16][32];  /* Function Name by (tsk_typ, tsk_eu_typ), NULL unknown */
+	const char *tiu_sub[16][32];     /* Function Name by (tsk_typ, tsk_eu_typ), NULL unknown */
 	const char *dma_sub[2][32][8];
-	uint16_t *pool;               /* owned: every class's off[] */
+	uint16_t *pool; /* owned: every class's off[] */
 };
 
 /* A decoded command head: which class, its sub-operation, its size. */
 struct sg_desc {
 	const struct sg_dclass *cls;
-	const char *sub_name;         /* op-index Function Name, NULL if the code is not listed */
-	uint8_t is_short, op, sub;    /* cmd_short, tsk_typ / cmd_type, eu / special function */
+	const char *sub_name;      /* op-index Function Name, NULL if the code is not listed */
+	uint8_t is_short, op, sub; /* cmd_short, tsk_typ / cmd_type, eu / special function */
 	uint16_t bytes;
 };
 
@@ -288,7 +321,7 @@ struct bmp_iter {
 	struct bmp_summary summary;
 	struct bmp_command cmd[BMP_MAX_CORES];
 	struct bmp_span bd[BMP_MAX_CORES], gdma[BMP_MAX_CORES], dyn[BMP_MAX_CORES],
-		extra[BMP_MAX_CORES];
+	    extra[BMP_MAX_CORES];
 	unsigned n_cmd, n_bd, n_gdma, n_dyn, n_extra;
 	uint64_t blocks_read, blocks_skipped;
 	uint64_t extra_items, extra_strings; /* DYN_EXTRA items seen (all, STRING) */
@@ -330,12 +363,12 @@ static inline void bmp_tiu_decode_id_first(const uint8_t *p, struct bmp_tiu_rec 
 /* One GDMA PMU record (§4.6). */
 struct bmp_gdma_rec {
 	uint32_t start, end;
-	uint32_t inst_id;   /* 20 bits (BM1688, BM1684X) or 16 bits (BM1684) */
-	uint64_t gmem, lmem; /* BM1688: DDR-side (d0/d1 aw+ar) and LMEM-side (fmem aw+ar) bytes */
-	uint64_t bytes;     /* DMA data size: BM1688 max(gmem, lmem) (§10.1); legacy
-	                       d0_wr + d1_wr + gif_wr (§10.3), 0 if a counter is 0xFFFFFFFF */
-	uint32_t stall;     /* BM1688 fmem_wr_stall + fmem_rd_stall; CV184X gif_wr_rd_stall;
-	                       0 on legacy arches */
+	uint32_t inst_id;      /* 20 bits (BM1688, BM1684X) or 16 bits (BM1684) */
+	uint64_t gmem, lmem;   /* BM1688: DDR-side (d0/d1 aw+ar) and LMEM-side (fmem aw+ar) bytes */
+	uint64_t bytes;        /* DMA data size: BM1688 max(gmem, lmem) (§10.1); legacy
+	                          d0_wr + d1_wr + gif_wr (§10.3), 0 if a counter is 0xFFFFFFFF */
+	uint32_t stall;        /* BM1688 fmem_wr_stall + fmem_rd_stall; CV184X gif_wr_rd_stall;
+	                          0 on legacy arches */
 	uint32_t gxact, lxact; /* CV184X transaction counts (costmodel §5 item 7): AXI d0
 	                          wr+rd valid (DDR side), GIF wr+rd valid (LMEM side); else 0 */
 };
@@ -363,21 +396,21 @@ enum { BMP_ENG_TIU = 0, BMP_ENG_GDMA = 1 };
 
 /* What the reader needs from one decoded descriptor. */
 struct bmp_cmd {
-	uint8_t engine;      /* BMP_ENG_* */
-	uint8_t kind;        /* enum tp_cmd_kind */
-	uint8_t dir;         /* enum tp_dir (DMA) */
-	uint8_t dtype;       /* enum tp_dtype */
+	uint8_t engine; /* BMP_ENG_* */
+	uint8_t kind;   /* enum tp_cmd_kind */
+	uint8_t dir;    /* enum tp_dir (DMA) */
+	uint8_t dtype;  /* enum tp_dtype */
 	uint8_t is_short;
-	uint8_t op;          /* TIU tsk_typ / DMA cmd_type (BM1684: func) */
-	uint8_t sub;         /* TIU tsk_eu_typ / DMA special function */
-	uint8_t has_msg;     /* SYS send/wait: msg_id and msg_cnt valid */
-	uint16_t key;        /* compact (engine, short, op, sub, dir) for name caching */
-	uint32_t dep;        /* cmd_id_dep (the partner engine's id this command waits for) */
-	uint32_t self_id;    /* id stored in the descriptor (BM1684/BM1684X), 0 if none */
+	uint8_t op;       /* TIU tsk_typ / DMA cmd_type (BM1684: func) */
+	uint8_t sub;      /* TIU tsk_eu_typ / DMA special function */
+	uint8_t has_msg;  /* SYS send/wait: msg_id and msg_cnt valid */
+	uint16_t key;     /* compact (engine, short, op, sub, dir) for name caching */
+	uint32_t dep;     /* cmd_id_dep (the partner engine's id this command waits for) */
+	uint32_t self_id; /* id stored in the descriptor (BM1684/BM1684X), 0 if none */
 	uint32_t msg_id, msg_cnt;
 	uint64_t src_addr, dst_addr;
-	const char *name;    /* function name ("conv.normal", "tensorLd", ...) */
-	const char *type;    /* function type ("sCONV", "DMA_tensor", ...) */
+	const char *name; /* function name ("conv.normal", "tensorLd", ...) */
+	const char *type; /* function type ("sCONV", "DMA_tensor", ...) */
 	/* Set when a table decoder (sg_decoder) decoded the command: its class and the raw
 	 * descriptor bytes (valid while the command buffer's data is), for field access. */
 	int have_desc;
@@ -390,7 +423,8 @@ struct bmp_cmd {
  * the decoder knows or the descriptor does not fit. */
 size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left);
 /* Decodes the descriptor at p (size bytes, as returned by bmp_cmd_size). */
-void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size, struct bmp_cmd *c);
+void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size,
+                    struct bmp_cmd *c);
 
 /* A command buffer with random access by cmd_id. Indexed lazily: a lookup past the indexed
  * part indexes up to it and decodes the command at the frontier once, for the caller and the
@@ -403,19 +437,19 @@ struct bmp_cmdbuf {
 	size_t len;
 	enum tp_arch arch;
 	int engine;
-	uint32_t count;        /* descriptors indexed so far (all of them after finish) */
-	uint32_t limit;        /* lookups past this id find nothing (bmp_cmdbuf_limit) */
-	size_t *index;         /* offset of command 1 + 1024*i (owned) */
+	uint32_t count; /* descriptors indexed so far (all of them after finish) */
+	uint32_t limit; /* lookups past this id find nothing (bmp_cmdbuf_limit) */
+	size_t *index;  /* offset of command 1 + 1024*i (owned) */
 	size_t nindex, cap_index;
-	size_t scan_off;       /* offset of command count + 1 while !done */
-	int done;              /* the index reached the stream's end, a stop or out of memory */
-	int mapped;            /* data is a read-only file mapping: indexed pages may be dropped */
-	int oom;               /* the index could not grow */
-	uint32_t cur_id;       /* cmd_id at cur_off (1-based), 0 = none */
+	size_t scan_off; /* offset of command count + 1 while !done */
+	int done;        /* the index reached the stream's end, a stop or out of memory */
+	int mapped;      /* data is a read-only file mapping: indexed pages may be dropped */
+	int oom;         /* the index could not grow */
+	uint32_t cur_id; /* cmd_id at cur_off (1-based), 0 = none */
 	size_t cur_off;
-	size_t cur_n;          /* size of the command at cur_off when already decoded, else 0 */
-	int stopped;           /* 1 if decoding stopped at an unknown header */
-	size_t stop_off;       /* where */
+	size_t cur_n;    /* size of the command at cur_off when already decoded, else 0 */
+	int stopped;     /* 1 if decoding stopped at an unknown header */
+	size_t stop_off; /* where */
 };
 /* Prepares data[0..len) for lookups; reads nothing past the first nonzero byte. TP_OK. The
  * data must outlive cb. */
@@ -429,8 +463,7 @@ int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
 /* Same as the two above (mapped selects which), decoding with the table decoder `dec` (which
  * must outlive cb): sizes, class, every field; stream end per §1.4. */
 int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
-                        const struct sg_decoder *dec, const uint8_t *data, size_t len,
-                        int mapped);
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
 /* Decodes the descriptor at p with a table decoder: 1 and *c filled (names, kind, dtype,
  * direction, dependency, message id, addresses, have_desc/desc/raw), or 0 if no class
  * matches or it does not fit in `left`. */
@@ -469,16 +502,16 @@ struct bmp_nodes {
 	size_t cap_ld, nmark, cap_mark, nesc, cap_esc;
 	int32_t last;              /* layer of node n - 1 */
 	uint32_t *bd_id, *gdma_id; /* NULL unless keep_ids */
-	uint8_t *dir;              /* enum tp_dir from gdma_dir= (GDMA nodes), NULL unless keep_ids */
-	size_t n, cap;             /* nodes; capacity of the keep_ids arrays */
+	uint8_t *dir;  /* enum tp_dir from gdma_dir= (GDMA nodes), NULL unless keep_ids */
+	size_t n, cap; /* nodes; capacity of the keep_ids arrays */
 };
 
 /* Where bmp_nodes_layer last stopped, so reading nodes in order costs one step each. Zero it
  * before the first call (and for another struct bmp_nodes). */
 struct bmp_node_cursor {
-	size_t pos;   /* 1 + the node whose layer is v; 0 = none */
+	size_t pos; /* 1 + the node whose layer is v; 0 = none */
 	int32_t v;
-	size_t esc;   /* first esc entry past that node */
+	size_t esc; /* first esc entry past that node */
 };
 /* The layer of node i (< nd->n), -1 for none. */
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur);
@@ -493,14 +526,14 @@ struct bmp_global {
 	int have_core_list;
 	int cores[BMP_MAX_CORES];
 	unsigned n_cores;
-	int keep_ids;      /* input: store node ids (legacy arches) */
-	int no_layers;     /* input: do not create layers/tensors (tensor_location.json wins) */
-	int no_tensors;    /* input: skip tensor lines (huge dumps) */
-	int no_nodes;      /* input: do not store node lines (layers not wanted) */
-	int drop_pages;    /* input: the text is a file mapping whose pages may be released
-	                      (madvise) once parsed; never set for heap buffers */
-	int jobs;          /* input: threads that tokenize chunks of the text (0 or 1 = the
-	                      calling thread only); the result is the same for every value */
+	int keep_ids;        /* input: store node ids (legacy arches) */
+	int no_layers;       /* input: do not create layers/tensors (tensor_location.json wins) */
+	int no_tensors;      /* input: skip tensor lines (huge dumps) */
+	int no_nodes;        /* input: do not store node lines (layers not wanted) */
+	int drop_pages;      /* input: the text is a file mapping whose pages may be released
+	                        (madvise) once parsed; never set for heap buffers */
+	int jobs;            /* input: threads that tokenize chunks of the text (0 or 1 = the
+	                        calling thread only); the result is the same for every value */
 	struct tp_file *src; /* input: the file the text is, for per-chunk progress; NULL none */
 	struct bmp_nodes nodes[BMP_MAX_CORES][2]; /* [core][BMP_ENG_*] */
 	unsigned long lines;
@@ -526,10 +559,10 @@ struct bmp_netstat {
 	int have_total;
 	uint64_t total_cycle, bdc_cycle, gdma_cycle, flops;
 	uint64_t bd_items, gdma_items;
-	uint64_t dr_bytes[4]; /* GDMA SUMMARY S2L, L2S, S2S, L2L */
-	char runtime_ms[32];  /* as printed */
+	uint64_t dr_bytes[4];                    /* GDMA SUMMARY S2L, L2S, S2S, L2L */
+	char runtime_ms[32];                     /* as printed */
 	unsigned long bad_lines, first_bad_line; /* lines skipped, and the first one */
-	char bad_what[96];    /* what was wrong with the first one */
+	char bad_what[96];                       /* what was wrong with the first one */
 };
 /* Parses net_stat.sim text[0..len). Tolerant (a side file): never fails; lines that do not
  * parse are skipped and counted in ns (path and d are unused, kept for the callers). */
@@ -550,14 +583,17 @@ struct sg_mlir_group {
 	uint32_t first, last; /* member lines [first, last] (strictly between), 0,0 = none */
 };
 struct sg_mlir {
-	struct sg_mlir_op *ops; size_t nops;          /* in line order */
-	struct sg_mlir_group *groups; size_t ngroups; /* in line order */
-	char *strs; size_t nstrs, cap_strs;           /* NUL-terminated names */
+	struct sg_mlir_op *ops;
+	size_t nops; /* in line order */
+	struct sg_mlir_group *groups;
+	size_t ngroups; /* in line order */
+	char *strs;
+	size_t nstrs, cap_strs; /* NUL-terminated names */
 	int have_module, have_flops, have_cores;
-	char module[128], chip[32], mode[32];         /* module @<name>, module.chip, module.mode */
+	char module[128], chip[32], mode[32]; /* module @<name>, module.chip, module.mode */
 	int64_t flops, cores;
 	unsigned long lines;
-	unsigned long bad_lines, first_bad_line;      /* loc()/alias lines that did not parse */
+	unsigned long bad_lines, first_bad_line; /* loc()/alias lines that did not parse */
 };
 /* Parses text[0..len) into m (zeroed first). Never fails on content: malformed lines are
  * skipped and counted. TP_OK or TP_ENOMEM (m left empty). Free with sg_mlir_free. */
@@ -585,8 +621,8 @@ int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir
                    struct sg_layers *L);
 /* The JSON half of sg_layers_load on a buffer (for tests and fuzzers): parses
  * tensor_location.json text data[0..size) into L->json, or leaves it NULL with a note. */
-int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
-                         const char *path, struct sg_layers *L);
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size, const char *path,
+                         struct sg_layers *L);
 /* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
  * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
  * setting slice.layer and the layers' begin/end. Slices whose type is the string id
@@ -607,8 +643,8 @@ void sg_layers_free(struct sg_layers *L);
 
 /* GDMA trimming by inst_id==0 positions: n records, nz zeros at positions z_first, z_second,
  * z_last. Sets the kept range [*lo, *hi). */
-void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last,
-                    size_t *lo, size_t *hi);
+void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last, size_t *lo,
+                    size_t *hi);
 /* inst_id unwrapping: `width` id bits; a drop from above 2^width-536 to below 1000 adds
  * 2^width (for 16 bits: the reference's "> 65000 then < 1000" rule). */
 struct bmp_unwrap {
@@ -696,8 +732,8 @@ size_t cdm_desc_decode(int engine, const uint8_t *p, size_t left, struct cdm_cmd
  * encoding, CDMA): length from the matched class, op/sub/short/dep/dtype/direction from its
  * fields (directions by the address tags h13 >> 8: 0..29 DDR, 30 L2M, 31 LMEM; costmodel §5
  * item 2), and c->cls/c->raw set (raw = p). 0 when no class matches or it does not fit. */
-size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p,
-                           size_t left, struct cdm_cmd *c);
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                           struct cdm_cmd *c);
 /* 1 if c is the engine's sys class (TIU tsk_typ 15, DMA cmd_type 6, CDMA cmd_type 7). */
 int cdm_desc_is_sys(int engine, const struct cdm_cmd *c);
 /* enum tp_cmd_kind of (op, sub) on an engine; the model's dtype of a DATATYPE code. */
@@ -711,7 +747,7 @@ void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name
 
 /* global.profile of a cdm dump (§3). */
 struct cdm_global {
-	int bmodel;              /* a line holding "bmodel": the model-runtime path (§7.2) */
+	int bmodel; /* a line holding "bmodel": the model-runtime path (§7.2) */
 	int have_arch;
 	long long arch_raw;
 	unsigned long arch_line;
@@ -742,14 +778,14 @@ struct cdm_span {
 
 /* What the block walk of one cdmlib / cdma file found. */
 struct cdm_walk {
-	struct cdm_span *pmu;          /* PMU blocks in file order (owned) */
+	struct cdm_span *pmu; /* PMU blocks in file order (owned) */
 	size_t npmu, cap_pmu;
 	struct cdm_cmds des[CDM_NENG]; /* BLOCK_DES_* streams decoded, ids 1..N per engine */
 	struct cdm_cmds dyn[CDM_NENG]; /* DYN_DATA NODE_SET commands (init record skipped) */
 	int have_des, have_dyn, have_extra;
-	int dyn_v2;                    /* DYN_DATA matched layout v2 only: refused, not used */
+	int dyn_v2; /* DYN_DATA matched layout v2 only: refused, not used */
 	uint64_t blocks_read, blocks_skipped, des_kv_blocks;
-	uint64_t partial_bytes;        /* bytes of trailing partial records left out */
+	uint64_t partial_bytes;          /* bytes of trailing partial records left out */
 	uint64_t dyn_records, dyn_other; /* DYN_DATA records, non-command records among them */
 	uint64_t extra_entries, extra_used;
 	uint64_t des_stop_off[CDM_NENG]; /* !=0: decoding stopped at this file offset */
@@ -771,8 +807,8 @@ void cdm_walk_free(struct cdm_walk *w);
 /* One decoded PMU record. */
 struct cdm_pmu {
 	uint32_t start, end, id;
-	uint32_t bytes;  /* GDMA/SDMA gif_mem_w_cntr + axi_d0_w_cntr; CDMA m0_data_aw_cntr */
-	uint32_t stall;  /* GDMA/SDMA gif_wr_rd_stall_cntr */
+	uint32_t bytes;        /* GDMA/SDMA gif_mem_w_cntr + axi_d0_w_cntr; CDMA m0_data_aw_cntr */
+	uint32_t stall;        /* GDMA/SDMA gif_wr_rd_stall_cntr */
 	uint32_t gxact, lxact; /* GDMA/SDMA axi_d0_wr+rd valid, gif_wr+rd valid (costmodel §5
 	                          items 7-8); 0 on TIU/CDMA */
 	uint8_t thread;
@@ -795,7 +831,7 @@ struct sg_aside {
 	struct tp_read_stats stats;
 	char **notes; /* owned, in the order they were made */
 	size_t nnotes, cap;
-	int oom;      /* a note was lost to out of memory */
+	int oom; /* a note was lost to out of memory */
 };
 /* Formats a note (as tp_profile_note: at most 1023 bytes) into `a`, or straight into p when
  * a is NULL. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 #include <sqlite3.h>
 
@@ -113,10 +114,15 @@ static void test_invalid_utf8_name(void **state)
 	char *path = tp_path_join(dir, "profile.db");
 	struct tp_profile *p = fx_profile();
 	uint32_t bad;
-	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
+	assert_int_equal(tp_strtab_intern(&p->strs,
+	                                  "mm\xc0\xaf"
+	                                  "x",
+	                                  5, &bad),
+	                 TP_OK);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t i = 0; i < p->tracks[t].count; i++)
-			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[i])), "mm.normal") == 0)
+			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[i])),
+			           "mm.normal") == 0)
 				tp_slice_set_name(p, &p->tracks[t], &p->tracks[t].slices[i], bad);
 	struct tp_diag d = {0};
 	assert_int_equal(tp_sqlitedb_write(p, NULL, path, 0, &d), TP_OK);
@@ -164,16 +170,21 @@ static void test_batches(void **state)
 	for (int k = 0; k < 2; k++)
 		for (int i = 0; i < per_track; i++) {
 			int64_t b = 1000 * i + 7 * k;
-			struct tp_slice *s = fx_cmd(p, tr[k], k ? "tensorLd" : names[i % 3],
-			                            k ? "DMA_tensor" : "sCONV", b, b + 100 + i,
-			                            (uint32_t)i + 1);
+			struct tp_slice *s =
+			    fx_cmd(p, tr[k], k ? "tensorLd" : names[i % 3],
+			           k ? "DMA_tensor" : "sCONV", b, b + 100 + i, (uint32_t)i + 1);
 			if (k) {
-				tp_slice_set_bytes(p, &p->tracks[tr[k]], s, 512u * (uint32_t)(i + 1));
+				tp_slice_set_bytes(p, &p->tracks[tr[k]], s,
+				                   512u * (uint32_t)(i + 1));
 				tp_slice_set_dir(p, &p->tracks[tr[k]], s, TP_DIR_DDR_TO_LMEM);
 			}
 		}
 	uint32_t bad;
-	assert_int_equal(tp_strtab_intern(&p->strs, "mm\xc0\xaf" "x", 5, &bad), TP_OK);
+	assert_int_equal(tp_strtab_intern(&p->strs,
+	                                  "mm\xc0\xaf"
+	                                  "x",
+	                                  5, &bad),
+	                 TP_OK);
 	tp_slice_set_name(p, &p->tracks[tr[0]], &p->tracks[tr[0]].slices[100], bad);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_diag d = {0};
@@ -181,12 +192,13 @@ static void test_batches(void **state)
 	sqlite3 *db;
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	sqlite3_stmt *st;
-	assert_int_equal(sqlite3_prepare_v2(db,
-	                                    "select s.id, s.ts, s.dur, s.name, s.cmd_id, s.arg_set_id,"
-	                                    " (select count(*) from args a where a.arg_set_id ="
-	                                    " s.arg_set_id) from slice s order by s.id",
-	                                    -1, &st, NULL),
-	                 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_prepare_v2(db,
+	                       "select s.id, s.ts, s.dur, s.name, s.cmd_id, s.arg_set_id,"
+	                       " (select count(*) from args a where a.arg_set_id ="
+	                       " s.arg_set_id) from slice s order by s.id",
+	                       -1, &st, NULL),
+	    SQLITE_OK);
 	static struct tp_sink_slice out; /* large: TP_SINK_MAX_ARGS arguments */
 	int64_t id = 0, nargs = 0;
 	for (int k = 0; k < 2; k++) {
@@ -200,8 +212,11 @@ static void test_batches(void **state)
 			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
 			assert_int_equal(sqlite3_column_int64(st, 0), ++id);
 			assert_int_equal(sqlite3_column_int64(st, 1), m->start_ns);
-			assert_int_equal(sqlite3_column_int64(st, 2), tp_slice_end(t, m) - m->start_ns);
-			const char *want = tp_slice_name(t, m) == bad ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx" : tp_str(p, tp_slice_name(t, m));
+			assert_int_equal(sqlite3_column_int64(st, 2),
+			                 tp_slice_end(t, m) - m->start_ns);
+			const char *want = tp_slice_name(t, m) == bad
+			                       ? "mm\xEF\xBF\xBD\xEF\xBF\xBDx"
+			                       : tp_str(p, tp_slice_name(t, m));
 			assert_string_equal((const char *)sqlite3_column_text(st, 3), want);
 			assert_int_equal(sqlite3_column_int64(st, 4), m->cmd_id);
 			assert_int_equal(sqlite3_column_int64(st, 5), id);
@@ -218,17 +233,20 @@ static void test_batches(void **state)
 	assert_int_equal(one_int(db, "select count(*) from arg_value v left join arg_key k on"
 	                             " k.id = v.key_id where k.key is null"),
 	                 0);
-	assert_int_equal(one_int(db, "select count(*) from args where key = 'debug.DMA data size(B)'"
-	                             " and int_value = 512 * 301"),
+	assert_int_equal(one_int(db,
+	                         "select count(*) from args where key = 'debug.DMA data size(B)'"
+	                         " and int_value = 512 * 301"),
 	                 1);
 	/* The set lookup reads the clustered table (no sort, no scan); a range on real values
 	 * uses the partial (key, real_value) index. */
-	assert_non_null(strstr(one(db, "explain query plan select * from args where arg_set_id = 5"),
-	                       "PRIMARY KEY (arg_set_id=?)"));
-	assert_non_null(strstr(one(db, "explain query plan select s.name from slice s join args a"
-	                               " using(arg_set_id) where a.key = 'debug.DDR Bandwidth(GB/s)'"
-	                               " and a.real_value between 5 and 20"),
-	                       "arg_value_key_real (key_id=? AND real_value>? AND real_value<?)"));
+	assert_non_null(
+	    strstr(one(db, "explain query plan select * from args where arg_set_id = 5"),
+	           "PRIMARY KEY (arg_set_id=?)"));
+	assert_non_null(
+	    strstr(one(db, "explain query plan select s.name from slice s join args a"
+	                   " using(arg_set_id) where a.key = 'debug.DDR Bandwidth(GB/s)'"
+	                   " and a.real_value between 5 and 20"),
+	           "arg_value_key_real (key_id=? AND real_value>? AND real_value<?)"));
 	sqlite3_close(db);
 	unlink(path);
 	rmdir(dir);

@@ -20,10 +20,10 @@ static const struct {
 	const char *name;
 	int width;
 } cols[] = {
-	{"CoreId", 7},          {"Parallelism(%)", 14},     {"totalTime(us)", 14},
-	{"TiuWorkingRatio", 15}, {"totalTiuCycle", 14},     {"uArchURate", 10},
-	{"totalGdmaCycle", 16},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 18},
-	{"totalSdmaCycle", 16},  {"SdmaDdrAvgBW(GB/s)", 18},
+    {"CoreId", 7},           {"Parallelism(%)", 14},     {"totalTime(us)", 14},
+    {"TiuWorkingRatio", 15}, {"totalTiuCycle", 14},      {"uArchURate", 10},
+    {"totalGdmaCycle", 16},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 18},
+    {"totalSdmaCycle", 16},  {"SdmaDdrAvgBW(GB/s)", 18},
 };
 #define NCOLS (sizeof cols / sizeof *cols)
 
@@ -103,7 +103,10 @@ static void uarch(char *dst, size_t n, const struct tp_engine_stats *tiu)
 		snprintf(dst, n, "n/a");
 }
 
-static int has_sdma(const struct tp_analysis *a) { return a->overall.eng[TP_TRACK_SDMA].present; }
+static int has_sdma(const struct tp_analysis *a)
+{
+	return a->overall.eng[TP_TRACK_SDMA].present;
+}
 
 static void reference_table(const struct tp_profile *p, const struct tp_analysis *a, int console,
                             struct tp_buf *b)
@@ -125,7 +128,8 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		if (overall)
 			rule(b, '-', width);
 		const struct tp_core_stats *c = overall ? &a->overall : &a->cores[i];
-		const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU], *gdma = &c->eng[TP_TRACK_GDMA],
+		const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU],
+		                             *gdma = &c->eng[TP_TRACK_GDMA],
 		                             *sdma = &c->eng[TP_TRACK_SDMA];
 		if (overall)
 			snprintf(v, sizeof v, "Overall");
@@ -151,7 +155,8 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		fmt_fixed(v, sizeof v, gdma->l2_avg_gbps, 2);
 		cell(b, 8, ncols, v);
 		if (ncols == NCOLS) {
-			fmt_cycles(v, sizeof v, overall, a->overall_sdma_max_ns, sdma->working_cycle);
+			fmt_cycles(v, sizeof v, overall, a->overall_sdma_max_ns,
+			           sdma->working_cycle);
 			cell(b, 9, ncols, v);
 			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);
 			cell(b, 10, ncols, v);
@@ -167,11 +172,21 @@ static const struct {
 	const char *name;
 	int width;
 } vcols[] = {
-	{"Figures of", 24},      {"CoreId", 6},           {"Parallelism(%)", 14},
-	{"totalTime(us)", 13},   {"TiuWorkingRatio", 15}, {"totalTiuCycle", 13},
-	{"totalGdmaCycle", 14},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 17},
-	{"totalSdmaCycle", 14},  {"SdmaDdrAvgBW(GB/s)", 18}, {"TIU", 6}, {"GDMA", 6}, {"SDMA", 6},
-	{"CDMA", 6},
+    {"Figures of", 24},
+    {"CoreId", 6},
+    {"Parallelism(%)", 14},
+    {"totalTime(us)", 13},
+    {"TiuWorkingRatio", 15},
+    {"totalTiuCycle", 13},
+    {"totalGdmaCycle", 14},
+    {"GdmaDdrAvgBW(GB/s)", 18},
+    {"GdmaL2AvgBW(GB/s)", 17},
+    {"totalSdmaCycle", 14},
+    {"SdmaDdrAvgBW(GB/s)", 18},
+    {"TIU", 6},
+    {"GDMA", 6},
+    {"SDMA", 6},
+    {"CDMA", 6},
 };
 #define NVCOLS (sizeof vcols / sizeof *vcols)
 
@@ -184,8 +199,7 @@ static void vcell(struct tp_buf *b, size_t col, const char *text)
 	tp_buf_printf(b, "%*s%s", vcols[col].width, text, col + 1 < NVCOLS ? " | " : "\n");
 }
 
-static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a,
-                         struct tp_buf *b)
+static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
 	if (!p->vendor.num_rows)
 		return;
@@ -193,8 +207,9 @@ static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a
 	size_t width = 0;
 	for (size_t i = 0; i < NVCOLS; i++)
 		width += (size_t)vcols[i].width + (i + 1 < NVCOLS ? 3 : 0);
-	tp_buf_printf(b, "\nVendor comparison: tpuprof's figures (hardware timeline, above) and "
-	                 "%s's (its own timeline and labels; see Notes)\n",
+	tp_buf_printf(b,
+	              "\nVendor comparison: tpuprof's figures (hardware timeline, above) and "
+	              "%s's (its own timeline and labels; see Notes)\n",
 	              tp_str(p, p->vendor.tool));
 	for (size_t i = 0; i < NVCOLS; i++)
 		vcell(b, i, vcols[i].name);
@@ -215,14 +230,17 @@ static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a
 				rec[e] = who ? x->records[e] : es->records;
 				if (e == 3)
 					break;
-				cyc[e] = who ? (e == 0 ? x->tiu_cycle : e == 1 ? x->gdma_cycle : x->sdma_cycle)
+				cyc[e] = who ? (e == 0   ? x->tiu_cycle
+				                : e == 1 ? x->gdma_cycle
+				                         : x->sdma_cycle)
 				             : es->working_cycle;
 			}
 			bw[0] = who ? x->gdma_ddr_gbps : c->eng[TP_TRACK_GDMA].ddr_avg_gbps;
 			bw[1] = who ? x->gdma_l2_gbps : c->eng[TP_TRACK_GDMA].l2_avg_gbps;
 			bw[2] = who ? x->sdma_ddr_gbps : c->eng[TP_TRACK_SDMA].ddr_avg_gbps;
 			if (who)
-				snprintf(label, sizeof label, "vendor (%.14s)", tp_str(p, p->vendor.tool));
+				snprintf(label, sizeof label, "vendor (%.14s)",
+				         tp_str(p, p->vendor.tool));
 			else
 				snprintf(label, sizeof label, "tpuprof (hardware)");
 			vcell(b, 0, label);
@@ -276,10 +294,10 @@ static void engine_table(const struct tp_analysis *a, struct tp_buf *b)
 			fmt_fixed(util, sizeof util, x->utilization * 100, 2);
 			fmt_fixed(rd, sizeof rd, x->ddr_read_gbps, 2);
 			fmt_fixed(wr, sizeof wr, x->ddr_write_gbps, 2);
-			tp_buf_printf(b, "%7d | %6s | %8llu | %12s | %12s | %7s | %11s | %11s\n", c->core,
-			              tp_track_kind_name((enum tp_track_kind)e),
-			              (unsigned long long)x->records, busy, idle, util, dma ? rd : "-",
-			              dma ? wr : "-");
+			tp_buf_printf(b, "%7d | %6s | %8llu | %12s | %12s | %7s | %11s | %11s\n",
+			              c->core, tp_track_kind_name((enum tp_track_kind)e),
+			              (unsigned long long)x->records, busy, idle, util,
+			              dma ? rd : "-", dma ? wr : "-");
 		}
 	}
 }
@@ -299,10 +317,11 @@ static void dma_bytes(const struct tp_analysis *a, struct tp_buf *b)
 			char share[32];
 			fmt_fixed(share, sizeof share, c->compute_share * 100, 2);
 			strcat(share, "% TIU");
-			tp_buf_printf(b, "%7d | %6s | %14llu | %14llu | %14llu | %12llu | %22s\n", c->core,
-			              tp_track_kind_name((enum tp_track_kind)e),
+			tp_buf_printf(b, "%7d | %6s | %14llu | %14llu | %14llu | %12llu | %22s\n",
+			              c->core, tp_track_kind_name((enum tp_track_kind)e),
 			              (unsigned long long)x->ddr_read_bytes,
-			              (unsigned long long)x->ddr_write_bytes, (unsigned long long)x->l2_bytes,
+			              (unsigned long long)x->ddr_write_bytes,
+			              (unsigned long long)x->l2_bytes,
 			              (unsigned long long)x->stall_cycle, share);
 		}
 	}
@@ -336,10 +355,12 @@ static void ftype_block(const struct tp_profile *p, const struct tp_core_stats *
 		} else
 			f = c->ftypes[i];
 		if (cost) {
-			fmt_pct(v[0], 32, tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0);
+			fmt_pct(v[0], 32,
+			        tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0);
 			fmt_pct(v[1], 32,
 			        tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0);
-			fmt_pct(v[2], 32, f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0);
+			fmt_pct(v[2], 32,
+			        f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0);
 			fmt_pct(v[3], 32,
 			        tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0);
 			snprintf(ops[0], 32, "%llu", (unsigned long long)f.alg_ops);
@@ -353,12 +374,12 @@ static void ftype_block(const struct tp_profile *p, const struct tp_core_stats *
 		}
 		fmt_pct(v[4], 32,
 		        tiu->working_cycle ? (double)f.asic_cycle / (double)tiu->working_cycle : 0);
-		tp_buf_printf(b,
-		              "%-16s | %9llu | %14s | %8s | %12s | %8s | %14s | %10s | %8s | %12llu | "
-		              "%8s\n",
-		              total ? "Overall" : tp_str(p, f.type), (unsigned long long)f.instr, ops[0],
-		              v[0], ops[1], v[1], ops[2], v[2], v[3], (unsigned long long)f.asic_cycle,
-		              v[4]);
+		tp_buf_printf(
+		    b,
+		    "%-16s | %9llu | %14s | %8s | %12s | %8s | %14s | %10s | %8s | %12llu | "
+		    "%8s\n",
+		    total ? "Overall" : tp_str(p, f.type), (unsigned long long)f.instr, ops[0],
+		    v[0], ops[1], v[1], ops[2], v[2], v[3], (unsigned long long)f.asic_cycle, v[4]);
 	}
 }
 
@@ -380,8 +401,8 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 	char t[32], sh[32];
 	if (a->num_top_layers) {
 		tp_buf_puts(b, "\nTop layers by time\n");
-		tp_buf_printf(b, "%7s | %8s | %-16s | %12s | %7s | %s\n", "CoreId", "LayerId", "Type",
-		              "Time(us)", "Share", "Name");
+		tp_buf_printf(b, "%7s | %8s | %-16s | %12s | %7s | %s\n", "CoreId", "LayerId",
+		              "Type", "Time(us)", "Share", "Name");
 		for (size_t i = 0; i < a->num_top_layers && i < 10; i++) {
 			const struct tp_rank *r = &a->top_layers[i];
 			struct tp_layer lv;
@@ -394,15 +415,15 @@ static void rankings(const struct tp_profile *p, const struct tp_analysis *a, st
 	}
 	if (a->num_top_cmds) {
 		tp_buf_puts(b, "\nTop command types by time\n");
-		tp_buf_printf(b, "%7s | %6s | %-24s | %8s | %12s | %7s\n", "CoreId", "Engine", "Name",
-		              "Count", "Time(us)", "Share");
+		tp_buf_printf(b, "%7s | %6s | %-24s | %8s | %12s | %7s\n", "CoreId", "Engine",
+		              "Name", "Count", "Time(us)", "Share");
 		for (size_t i = 0; i < a->num_top_cmds && i < 12; i++) {
 			const struct tp_rank *r = &a->top_cmds[i];
 			fmt_us(t, sizeof t, r->total_ns, "");
 			fmt_pct(sh, sizeof sh, r->share);
 			tp_buf_printf(b, "%7d | %6s | %-24s | %8llu | %12s | %7s\n", r->core,
-			              tp_str(p, r->type), tp_str(p, r->name), (unsigned long long)r->count,
-			              t, sh);
+			              tp_str(p, r->type), tp_str(p, r->name),
+			              (unsigned long long)r->count, t, sh);
 		}
 	}
 }
@@ -423,7 +444,8 @@ static void hot_name(const struct tp_profile *p, const struct tp_cost_hot *h, ch
 		return;
 	}
 	const struct tp_slice *s = &p->tracks[h->track].slices[h->slice];
-	snprintf(buf, n, "core %d TIU cmd %u %s%s", h->core, s->cmd_id, tp_str(p, tp_slice_name(&p->tracks[h->track], s)), ly);
+	snprintf(buf, n, "core %d TIU cmd %u %s%s", h->core, s->cmd_id,
+	         tp_str(p, tp_slice_name(&p->tracks[h->track], s)), ly);
 }
 
 static void hot_notes(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
@@ -438,7 +460,9 @@ static void hot_notes(const struct tp_profile *p, const struct tp_analysis *a, s
 			hot_name(p, h, nm, sizeof nm);
 			fmt_pct(r, sizeof r, (double)h->alg_ops / (double)h->uarch_ops);
 			fmt_pct(x, sizeof x,
-			        tiu->working_cycle ? (double)h->asic_cycle / (double)tiu->working_cycle : 0);
+			        tiu->working_cycle
+			            ? (double)h->asic_cycle / (double)tiu->working_cycle
+			            : 0);
 			tp_buf_printf(b, "%s %s at %s (%s of TIU cycles)", i ? ";" : "", nm, r, x);
 		}
 		tp_buf_puts(b, ".\n");
@@ -455,20 +479,25 @@ static void hot_notes(const struct tp_profile *p, const struct tp_analysis *a, s
 		tp_buf_puts(b, ".\n");
 	}
 	if (a->num_high_init) {
-		tp_buf_puts(b, "- High initial-cycle ratio (fixed start-up cycles / Asic Cycle above the "
-		               "vendor's 1 % mark; short commands of a costly class), worst by cycles:");
+		tp_buf_puts(
+		    b, "- High initial-cycle ratio (fixed start-up cycles / Asic Cycle above the "
+		       "vendor's 1 % mark; short commands of a costly class), worst by cycles:");
 		for (size_t i = 0; i < a->num_high_init && i < 5; i++) {
 			const struct tp_cost_hot *h = &a->high_init[i];
 			hot_name(p, h, nm, sizeof nm);
-			fmt_pct(r, sizeof r, (double)h->init_cycle / ((double)h->asic_cycle + 1e-4));
+			fmt_pct(r, sizeof r,
+			        (double)h->init_cycle / ((double)h->asic_cycle + 1e-4));
 			tp_buf_printf(b, "%s %s at %s (%llu cycles)", i ? ";" : "", nm, r,
 			              (unsigned long long)h->init_cycle);
 		}
 		tp_buf_puts(b, ".\n");
 	}
 	if (tiu->cost_missing)
-		tp_buf_printf(b, "- %llu TIU commands have no cost model and are left out of the uArch "
-		                 "sums.\n", (unsigned long long)tiu->cost_missing);
+		tp_buf_printf(
+		    b,
+		    "- %llu TIU commands have no cost model and are left out of the uArch "
+		    "sums.\n",
+		    (unsigned long long)tiu->cost_missing);
 }
 
 static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
@@ -485,17 +514,20 @@ static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, 
 		char x[32], y[32];
 		fmt_pct(x, sizeof x, a->overall.parallelism);
 		fmt_pct(y, sizeof y, a->overall.mean_parallelism);
-		tp_buf_printf(b, "- Overall Parallelism %s is the vendor's: (max TIU + max GDMA + max "
-		                 "SDMA working time over cores) / total time. tpuprof's mean over cores, "
-		                 "sum / (total time x %zu cores), is %s (MeanCoreParallelism).\n",
-		              x, a->num_cores, y);
+		tp_buf_printf(
+		    b,
+		    "- Overall Parallelism %s is the vendor's: (max TIU + max GDMA + max "
+		    "SDMA working time over cores) / total time. tpuprof's mean over cores, "
+		    "sum / (total time x %zu cores), is %s (MeanCoreParallelism).\n",
+		    x, a->num_cores, y);
 	}
 	if (a->num_cores)
-		tp_buf_puts(b, "- Concurrency (summary.json concurrency_pct) is measured: the time TIU "
-		               "and a DMA engine of the core are both busy / the shorter of their busy "
-		               "times (0-100 %). The vendor's (TIU + GDMA - total) / min(TIU, GDMA) "
-		               "only bounds it from below and goes negative on idle cores; it is "
-		               "kept, clamped at 0, as concurrency_lower_bound_pct.\n");
+		tp_buf_puts(
+		    b, "- Concurrency (summary.json concurrency_pct) is measured: the time TIU "
+		       "and a DMA engine of the core are both busy / the shorter of their busy "
+		       "times (0-100 %). The vendor's (TIU + GDMA - total) / min(TIU, GDMA) "
+		       "only bounds it from below and goes negative on idle cores; it is "
+		       "kept, clamped at 0, as concurrency_lower_bound_pct.\n");
 	for (size_t i = 0; i < a->num_cores; i++) {
 		const struct tp_core_stats *c = &a->cores[i];
 		/* Only when the clocks differ does PerfDoc's unit mix change the figure. */
@@ -512,8 +544,9 @@ static void note_lines(const struct tp_profile *p, const struct tp_analysis *a, 
 		              c->core, x, y, z);
 	}
 	if (p->stats.records_dropped)
-		tp_buf_printf(b, "- %llu records were dropped or trimmed while reading (see summary.json).\n",
-		              (unsigned long long)p->stats.records_dropped);
+		tp_buf_printf(
+		    b, "- %llu records were dropped or trimmed while reading (see summary.json).\n",
+		    (unsigned long long)p->stats.records_dropped);
 	if (p->stats.blocks_skipped)
 		tp_buf_printf(b, "- %llu blocks of unknown type were skipped.\n",
 		              (unsigned long long)p->stats.blocks_skipped);
@@ -537,9 +570,11 @@ static void notes(const struct tp_profile *p, const struct tp_analysis *a, struc
 static void capture_text(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
 	char t[32], mn[32], mx[32], sh[32];
-	tp_buf_puts(b, "==========================================================================\n");
+	tp_buf_puts(b,
+	            "==========================================================================\n");
 	tp_buf_puts(b, "Summary (capture)\n");
-	tp_buf_puts(b, "==========================================================================\n");
+	tp_buf_puts(b,
+	            "==========================================================================\n");
 	fmt_us(t, sizeof t, p->span_end_ns - p->span_begin_ns, "");
 	tp_buf_printf(b, "span(us): %s   threads: %zu   slices: %zu\n", t, p->num_tracks,
 	              tp_profile_slice_count(p));
@@ -655,8 +690,9 @@ static void engine_json(struct tp_buf *b, const struct tp_engine_stats *x, enum 
 			tp_buf_fixed(b, 100.0 * r, 4);
 		else
 			tp_buf_puts(b, "null");
-		static const char *const k[] = {"total_alg_cycle", "total_alg_ops", "total_uarch_ops",
-		                                "total_init_cycle", "total_bank_conflict_cycle"};
+		static const char *const k[] = {"total_alg_cycle", "total_alg_ops",
+		                                "total_uarch_ops", "total_init_cycle",
+		                                "total_bank_conflict_cycle"};
 		const uint64_t v[] = {x->alg_cycle, x->alg_ops, x->uarch_ops, x->init_cycle,
 		                      x->bank_cycle};
 		for (size_t i = 0; i < sizeof k / sizeof *k; i++) {
@@ -688,7 +724,8 @@ static void ftype_json(struct tp_buf *b, const struct tp_profile *p, const struc
 			jint(b, &f, "uarch_ops", x->uarch_ops);
 			jint(b, &f, "alg_cycle", x->alg_cycle);
 			jnum(b, &f, "uarch_rate_pct",
-			     x->uarch_ops ? 100.0 * (double)x->alg_ops / (double)x->uarch_ops : 0, 4);
+			     x->uarch_ops ? 100.0 * (double)x->alg_ops / (double)x->uarch_ops : 0,
+			     4);
 		}
 		tp_buf_putc(b, '}');
 	}
@@ -836,7 +873,8 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 		core_json(b, a, &a->overall, 1);
 	}
 	if (p->vendor.num_rows) {
-		/* The vendor tool's figures under its names, tpuprof's stay in "cores"/"overall". */
+		/* The vendor tool's figures under its names, tpuprof's stay in "cores"/"overall".
+		 */
 		jkey(b, &f, "vendor");
 		tp_buf_putc(b, '{');
 		int h = 1;
@@ -863,7 +901,8 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 			tp_buf_putc(b, '{');
 			int m = 1;
 			for (int e = 0; e <= TP_TRACK_CDMA; e++)
-				jint(b, &m, tp_track_kind_name((enum tp_track_kind)e), x->records[e]);
+				jint(b, &m, tp_track_kind_name((enum tp_track_kind)e),
+				     x->records[e]);
 			tp_buf_puts(b, "}}");
 		}
 		tp_buf_puts(b, "]}");
@@ -873,7 +912,8 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	int g = 1;
 	for (int k = 0; k < TP_TRACK_KIND_COUNT; k++)
 		if (a->engine_records[k])
-			jint(b, &g, tp_track_kind_name((enum tp_track_kind)k), a->engine_records[k]);
+			jint(b, &g, tp_track_kind_name((enum tp_track_kind)k),
+			     a->engine_records[k]);
 	tp_buf_putc(b, '}');
 	jkey(b, &f, "read_stats");
 	g = 1;
@@ -992,20 +1032,20 @@ static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_summary_txt = {
-	.name = "summary",
-	.file = "summary.txt",
-	.disable_flag = "--disable_summary",
-	.default_on = 1,
-	.doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
-	       "read/write bandwidth, top layers and command types, notes",
-	.write = write_txt,
+    .name = "summary",
+    .file = "summary.txt",
+    .disable_flag = "--disable_summary",
+    .default_on = 1,
+    .doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
+           "read/write bandwidth, top layers and command types, notes",
+    .write = write_txt,
 };
 
 const struct tp_output tp_output_summary_json = {
-	.name = "summary-json",
-	.file = "summary.json",
-	.disable_flag = "--disable_summary",
-	.default_on = 1,
-	.doc = "the summary numbers as JSON (units in key names), record counts, rankings",
-	.write = write_json,
+    .name = "summary-json",
+    .file = "summary.json",
+    .disable_flag = "--disable_summary",
+    .default_on = 1,
+    .doc = "the summary numbers as JSON (units in key names), record counts, rankings",
+    .write = write_json,
 };

@@ -5,6 +5,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include "summary/summary.h"
@@ -44,13 +46,15 @@ static void test_text_layout(void **state)
 	struct tp_buf b;
 	tp_buf_init(&b);
 	tp_summary_text(p, &a, 0, &b);
-	const char *hdr = " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
-	                  "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
-	                  "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
+	const char *hdr =
+	    " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
+	    "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
+	    "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
 	assert_non_null(strstr(b.data, hdr));
 	/* total 1499 ns; parallelism (1500 + 1000) / 1499; DDR 20000 B / 1000 ns = 20 GB/s */
-	assert_non_null(strstr(b.data, "      0 |        166.78% |          1.499 |         100.07% |"
-	                               "           1500 |        n/a |             1000 |              20.00 |"));
+	assert_non_null(strstr(
+	    b.data, "      0 |        166.78% |          1.499 |         100.07% |"
+	            "           1500 |        n/a |             1000 |              20.00 |"));
 	assert_non_null(strstr(b.data, "Overall |"));
 	assert_non_null(strstr(b.data, "1.500(us)"));
 	assert_non_null(strstr(b.data, "- a note\n"));
@@ -111,7 +115,8 @@ static void test_vendor_rows(void **state)
 	tp_summary_json(p, &a, &b);
 	assert_non_null(strstr(b.data, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
 	                               "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
-	assert_non_null(strstr(b.data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
+	assert_non_null(
+	    strstr(b.data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
 	tp_buf_free(&b);
 	tp_analysis_free(&a);
 	tp_profile_free(p);
@@ -142,8 +147,13 @@ static void test_cost_columns(void **state)
 	(void)state;
 	struct tp_profile *p = build();
 	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
-	struct tp_layer l = {.id = 7, .device = 0, .core = 0, .subnet = -1, .group = -1,
-	                     .begin_ns = 0, .end_ns = 1499};
+	struct tp_layer l = {.id = 7,
+	                     .device = 0,
+	                     .core = 0,
+	                     .subnet = -1,
+	                     .group = -1,
+	                     .begin_ns = 0,
+	                     .end_ns = 1499};
 	l.name = tp_profile_str(p, "conv<1>");
 	l.type = tp_profile_str(p, "Conv2D");
 	int li = tp_profile_add_layer(p, &l);
@@ -152,8 +162,11 @@ static void test_cost_columns(void **state)
 	s->cmd_id = 2;
 	s->layer = li;
 	/* init_cycle 300 does not fit the packed entry: it goes through the track's cost_big. */
-	struct tp_cost c = {.alg_ops = 235225088, .uarch_ops = 2516828160u, .alg_cycle = 28714,
-	                    .init_cycle = 300, .valid = 1};
+	struct tp_cost c = {.alg_ops = 235225088,
+	                    .uarch_ops = 2516828160u,
+	                    .alg_cycle = 28714,
+	                    .init_cycle = 300,
+	                    .valid = 1};
 	assert_int_equal(tp_track_set_cost(p, t, 0, &c), TP_OK);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
@@ -180,9 +193,9 @@ static void test_cost_columns(void **state)
 	assert_non_null(strstr(b.data, "\"uarch_rate_pct\":9.3461,\"total_alg_cycle\":28714,"));
 	assert_non_null(strstr(b.data, "\"tiu_function_types\":[{\"function_type\":\"sCONV\","));
 	assert_non_null(strstr(b.data, "\"low_uarch_rate_commands\":[{\"core\":0,\"cmd_id\":2,"));
-	assert_non_null(strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"") ?
-	                strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"") :
-	                strstr(b.data, "\"layer_name\":\"conv<1>\""));
+	assert_non_null(strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"")
+	                    ? strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"")
+	                    : strstr(b.data, "\"layer_name\":\"conv<1>\""));
 	tp_buf_free(&b);
 	tp_analysis_free(&a);
 	tp_profile_free(p);
@@ -199,7 +212,9 @@ static void test_text_controls(void **state)
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 10;
 	tp_slice_set_end(p, &p->tracks[t], s, 9);
-	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv\x1b]0;pwned\x07\xc2\x9b" "2J\xff"));
+	tp_slice_set_name(p, &p->tracks[t], s,
+	                  tp_profile_str(p, "conv\x1b]0;pwned\x07\xc2\x9b"
+	                                    "2J\xff"));
 	tp_profile_note(p, "note \x1b[2J with \x08 controls\r");
 	tp_profile_finish(p);
 	struct tp_analysis a;
@@ -214,7 +229,8 @@ static void test_text_controls(void **state)
 		assert_null(strstr(b.data, "\xc2\x9b"));
 		assert_true(tp_text_is_safe(b.data, b.len, TP_TEXT_TERM));
 		if (!console)
-			assert_non_null(strstr(b.data, "note \xEF\xBF\xBD[2J with \xEF\xBF\xBD controls\xEF\xBF\xBD"));
+			assert_non_null(strstr(
+			    b.data, "note \xEF\xBF\xBD[2J with \xEF\xBF\xBD controls\xEF\xBF\xBD"));
 		tp_buf_free(&b);
 	}
 	tp_analysis_free(&a);
@@ -224,11 +240,9 @@ static void test_text_controls(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_text_layout),
-		cmocka_unit_test(test_json_escapes),
-		cmocka_unit_test(test_vendor_rows),
-		cmocka_unit_test(test_cost_columns),
-		cmocka_unit_test(test_text_controls),
+	    cmocka_unit_test(test_text_layout),   cmocka_unit_test(test_json_escapes),
+	    cmocka_unit_test(test_vendor_rows),   cmocka_unit_test(test_cost_columns),
+	    cmocka_unit_test(test_text_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,8 @@
 
 /* Host events the spec drops: the profiler's own bracket events (sophgo-cdm.md §10 step 5). */
 static const char *const dropped_names[] = {
-    "PyTorch Profiler (0)", "enable_profile", "my_ops::enable_profile", "disable_profile",
-    "my_ops::disable_profile",
+    "PyTorch Profiler (0)", "enable_profile",          "my_ops::enable_profile",
+    "disable_profile",      "my_ops::disable_profile",
 };
 
 static const char *arg_s(const struct tp_profile *p, const struct tp_slice *s, uint32_t key)
@@ -49,10 +49,18 @@ static uint32_t copy_args(struct tp_profile *dev, const struct tp_profile *host,
 	for (size_t i = 0; i < n; i++) {
 		const char *k = tp_str(host, a[i].key);
 		switch (a[i].type) {
-		case TP_ARG_INT: tp_args_add_int(dev, k, a[i].v.i); break;
-		case TP_ARG_UINT: tp_args_add_uint(dev, k, a[i].v.u); break;
-		case TP_ARG_REAL: tp_args_add_real(dev, k, a[i].v.d); break;
-		default: tp_args_add_str(dev, k, tp_str(host, a[i].v.s)); break;
+		case TP_ARG_INT:
+			tp_args_add_int(dev, k, a[i].v.i);
+			break;
+		case TP_ARG_UINT:
+			tp_args_add_uint(dev, k, a[i].v.u);
+			break;
+		case TP_ARG_REAL:
+			tp_args_add_real(dev, k, a[i].v.d);
+			break;
+		default:
+			tp_args_add_str(dev, k, tp_str(host, a[i].v.s));
+			break;
 		}
 	}
 	return tp_args_end(dev);
@@ -62,7 +70,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
                             const char *host_path, struct tp_diag *d)
 {
 	if (!dev->num_devices)
-		return tp_diag_set(d, TP_EUSAGE, "%s: no device to merge the host trace into", host_path);
+		return tp_diag_set(d, TP_EUSAGE, "%s: no device to merge the host trace into",
+		                   host_path);
 	int64_t host_base = 0;
 	const char *hb = tp_profile_get_meta(host, TP_TRACEREAD_META_BASE_NS);
 	if (hb)
@@ -108,8 +117,10 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		int64_t anchor;
 		if (add3(host_base, disable_end, tail_off, &anchor) ||
 		    __builtin_sub_overflow(anchor, tail_ns, &dev0))
-			return tp_diag_set(d, TP_ERANGE, "%s: host and device clocks do not fit in "
-			                   "64-bit nanoseconds", host_path);
+			return tp_diag_set(d, TP_ERANGE,
+			                   "%s: host and device clocks do not fit in "
+			                   "64-bit nanoseconds",
+			                   host_path);
 		how = "tail";
 	} else if (have_first) {
 		if (__builtin_add_overflow(host_base, first_end, &dev0))
@@ -133,7 +144,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 
 	for (size_t t = 0; t < dev->num_tracks; t++)
 		for (size_t k = 0; k < dev->tracks[t].count; k++) {
-			dev->tracks[t].slices[k].start_ns += shift; /* the end moves with the start */
+			dev->tracks[t].slices[k].start_ns +=
+			    shift; /* the end moves with the start */
 		}
 	for (size_t i = 0; i < dev->num_layers; i++) {
 		struct tp_layer ly;
@@ -141,7 +153,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 			ly.begin_ns += shift;
 			ly.end_ns += shift;
 			if (tp_profile_set_layer(dev, i, &ly) != TP_OK)
-				return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);
+				return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s",
+				                   host_path);
 		}
 	}
 	for (size_t c = 0; c < dev->num_counters; c++)
@@ -177,7 +190,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 				char tname[300];
 				const char *base_name = cls == 0 ? "tpudnn op" : "cpu op";
 				if (host_threads > 1)
-					snprintf(tname, sizeof tname, "%s (%s)", base_name, tp_str(host, tr->name));
+					snprintf(tname, sizeof tname, "%s (%s)", base_name,
+					         tp_str(host, tr->name));
 				else
 					snprintf(tname, sizeof tname, "%s", base_name);
 				*slot = tp_profile_add_track(dev, 0, -1, TP_TRACK_HOST, tname, 0);
@@ -194,7 +208,8 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 				break;
 			}
 			x->start_ns = s->start_ns + host_shift;
-			tp_slice_set_end(dev, &dev->tracks[*slot], x, tp_slice_end(tr, s) + host_shift);
+			tp_slice_set_end(dev, &dev->tracks[*slot], x,
+			                 tp_slice_end(tr, s) + host_shift);
 			struct tp_label lb = {.name = tp_profile_str(dev, name)};
 			lb.type = tp_profile_str(dev, cat[0] ? cat : "host");
 			tp_slice_set_label(dev, &dev->tracks[*slot], x, &lb);
@@ -209,17 +224,18 @@ int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *hos
 		snprintf(num, sizeof num, "%lld", (long long)shift);
 		tp_profile_set_meta(dev, "host_trace.device_offset_ns", num);
 		if (strcmp(how, "none") == 0)
-			tp_profile_note(dev, "host trace %s has no tpudnn event: the device timeline is "
-			                     "placed at the start of the host trace, not aligned",
+			tp_profile_note(dev,
+			                "host trace %s has no tpudnn event: the device timeline is "
+			                "placed at the start of the host trace, not aligned",
 			                host_path);
 		else
-			tp_profile_note(dev, "host trace %s merged: %llu host events (%llu profiler "
-			                     "events dropped), aligned by %s",
-			                host_path, (unsigned long long)copied,
-			                (unsigned long long)dropped,
-			                strcmp(how, "tail") == 0
-			                    ? "disable_profile's end minus tail_offset_ns"
-			                    : "the end of the first tpudnn event");
+			tp_profile_note(
+			    dev,
+			    "host trace %s merged: %llu host events (%llu profiler "
+			    "events dropped), aligned by %s",
+			    host_path, (unsigned long long)copied, (unsigned long long)dropped,
+			    strcmp(how, "tail") == 0 ? "disable_profile's end minus tail_offset_ns"
+			                             : "the end of the first tpudnn event");
 		st = tp_profile_finish(dev);
 	}
 	if (st)

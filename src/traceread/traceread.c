@@ -25,11 +25,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CHUNK (1u << 20)           /* read size of the streaming source */
-#define MAX_VALUE (1ull << 30)     /* one event (or skipped top-level value) at most 1 GiB */
-#define MAX_ARGS 64                /* args kept per event; more are counted */
-#define MAX_RAW_ARG 256            /* nested args values kept as (truncated) JSON text */
-#define MAX_DEPTH 64               /* nesting accepted inside one event */
+#define CHUNK (1u << 20)       /* read size of the streaming source */
+#define MAX_VALUE (1ull << 30) /* one event (or skipped top-level value) at most 1 GiB */
+#define MAX_ARGS 64            /* args kept per event; more are counted */
+#define MAX_RAW_ARG 256        /* nested args values kept as (truncated) JSON text */
+#define MAX_DEPTH 64           /* nesting accepted inside one event */
 
 /* ---------------------------------------------------------------------------------------- */
 /* u64 -> int32 open-addressing map                                                          */
@@ -161,7 +161,7 @@ static long more(struct src *s)
 /* Reader state                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-struct open_ev {          /* an open B (per track) or b (per async key) */
+struct open_ev { /* an open B (per track) or b (per async key) */
 	int64_t ts;
 	uint32_t name, cat, id;
 	uint32_t args;
@@ -169,11 +169,11 @@ struct open_ev {          /* an open B (per track) or b (per async key) */
 	uint32_t pid;
 };
 
-struct jv {               /* one JSON value inside the current event */
-	const char *p;        /* strings: content without quotes; others: the raw text */
+struct jv {            /* one JSON value inside the current event */
+	const char *p; /* strings: content without quotes; others: the raw text */
 	size_t n;
-	char kind;            /* 's' string, 'n' number, 'l' literal, 'o' object, 'a' array, 0 none */
-	int esc;              /* string holds escapes or non-ASCII bytes */
+	char kind; /* 's' string, 'n' number, 'l' literal, 'o' object, 'a' array, 0 none */
+	int esc;   /* string holds escapes or non-ASCII bytes */
 };
 
 struct rd {
@@ -181,12 +181,12 @@ struct rd {
 	struct tp_diag *d;
 	struct tp_profile *p;
 	struct src s;
-	struct tp_buf tmp;             /* decoded strings */
+	struct tp_buf tmp; /* decoded strings */
 	struct map tracks, devices, async_tracks, counters, pname, tname;
-	struct stack {                 /* per track: open B events */
+	struct stack { /* per track: open B events */
 		struct open_ev *v;
 		size_t n, cap;
-	} *stk;
+	} * stk;
 	size_t nstk, capstk;
 	struct open_ev *async_open;
 	size_t nasync, capasync;
@@ -197,21 +197,21 @@ struct rd {
 	uint64_t no_ph, no_ts, unknown_ph, bad_ts, utf8_fixed, args_dropped, meta_ignored;
 	int truncated;
 	uint64_t trunc_off;
-	int64_t cur_ts;                /* ts of the C event being read (counter_member) */
-	struct fpt {                   /* a flow point: s / t (start) or t / f (end) */
-		uint64_t key;              /* cat id << 32 | id id */
+	int64_t cur_ts;       /* ts of the C event being read (counter_member) */
+	struct fpt {          /* a flow point: s / t (start) or t / f (end) */
+		uint64_t key; /* cat id << 32 | id id */
 		int32_t track;
 		int64_t ts;
-	} *fstart, *fend;
+	} * fstart, *fend;
 	size_t nfstart, capfstart, nfend, capfend;
 	uint64_t flows_matched, flows_unmatched, flows_corr;
-	struct {                       /* direct-mapped cache of recent pid/tid/name/cat ids */
+	struct { /* direct-mapped cache of recent pid/tid/name/cat ids */
 		uint32_t id, n;
 		uint64_t h;
-		const char *s;             /* the string of id (arena-owned, stable) */
+		const char *s; /* the string of id (arena-owned, stable) */
 	} icache[512];
-	struct {                       /* arg keys by position in the previous event's args */
-		const char *s;             /* the key's string (arena-owned) */
+	struct {               /* arg keys by position in the previous event's args */
+		const char *s; /* the key's string (arena-owned) */
 		uint32_t n, id;
 	} kcache[16];
 	uint32_t k_cat, k_optype, ty_op, ty_step, ty_instant, ty_async;
@@ -226,7 +226,10 @@ static uint64_t off_of(const struct rd *r, const char *q)
 /* Top-level scanning                                                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-static int is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static int is_ws(int c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
 
 /* The byte at pos + i, refilling as needed; -1 at end of input, -2 on out of memory. */
 static int peek(struct src *s, size_t i)
@@ -416,22 +419,38 @@ static int decode_str(struct rd *r, const struct jv *v)
 			char c = (char)p[1];
 			p += 2;
 			switch (c) {
-			case '"': tp_buf_putc(b, '"'); break;
-			case '\\': tp_buf_putc(b, '\\'); break;
-			case '/': tp_buf_putc(b, '/'); break;
-			case 'b': tp_buf_putc(b, '\b'); break;
-			case 'f': tp_buf_putc(b, '\f'); break;
-			case 'n': tp_buf_putc(b, '\n'); break;
-			case 'r': tp_buf_putc(b, '\r'); break;
-			case 't': tp_buf_putc(b, '\t'); break;
+			case '"':
+				tp_buf_putc(b, '"');
+				break;
+			case '\\':
+				tp_buf_putc(b, '\\');
+				break;
+			case '/':
+				tp_buf_putc(b, '/');
+				break;
+			case 'b':
+				tp_buf_putc(b, '\b');
+				break;
+			case 'f':
+				tp_buf_putc(b, '\f');
+				break;
+			case 'n':
+				tp_buf_putc(b, '\n');
+				break;
+			case 'r':
+				tp_buf_putc(b, '\r');
+				break;
+			case 't':
+				tp_buf_putc(b, '\t');
+				break;
 			case 'u': {
 				uint32_t cp, lo;
 				if (e - p < 4 || hex4((const char *)p, &cp))
 					return -1;
 				p += 4;
 				if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
-				    p[1] == 'u' && !hex4((const char *)p + 2, &lo) && lo >= 0xDC00 &&
-				    lo <= 0xDFFF) {
+				    p[1] == 'u' && !hex4((const char *)p + 2, &lo) &&
+				    lo >= 0xDC00 && lo <= 0xDFFF) {
 					p += 6;
 					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 				} else if (cp >= 0xD800 && cp <= 0xDFFF) {
@@ -558,8 +577,8 @@ int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns)
 	if (i < n && (s[i] == '-' || s[i] == '+'))
 		neg = s[i++] == '-';
 	uint64_t mant = 0;
-	int sig = 0;       /* significant digits held in mant */
-	long exp10 = 3;    /* µs -> ns */
+	int sig = 0;    /* significant digits held in mant */
+	long exp10 = 3; /* µs -> ns */
 	int digits = 0, dot = 0;
 	for (; i < n; i++) {
 		char c = s[i];
@@ -658,14 +677,14 @@ struct jp {
 	const char *p, *e;
 	const char *err; /* first error message */
 	const char *err_at;
-	int short_;      /* the error is "ran out of bytes": more input may complete the value */
-	int lazy;        /* skip nested objects / arrays by bracket counting (validated later) */
+	int short_; /* the error is "ran out of bytes": more input may complete the value */
+	int lazy;   /* skip nested objects / arrays by bracket counting (validated later) */
 };
 
 /* Characters that may continue a JSON number (digits, sign, point, exponent). */
 static const unsigned char num_char[256] = {
-    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1,
-    ['7'] = 1, ['8'] = 1, ['9'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, ['+'] = 1, ['-'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
 };
 
 /* Skips whitespace. Most calls find none: one compare rules out every byte above ' '. */
@@ -749,7 +768,8 @@ static int jp_skip(struct jp *j, struct jv *v)
 		if (!cls)
 			continue;
 		if (cls == 1) {
-			/* To the closing quote, eight bytes per step while no '"' or '\\' is near. */
+			/* To the closing quote, eight bytes per step while no '"' or '\\' is near.
+			 */
 			while (j->e - q >= 8) {
 				uint64_t w;
 				memcpy(&w, q, 8);
@@ -855,7 +875,12 @@ static int jp_value(struct jp *j, struct jv *v, int depth)
 	} else {
 		static const char *const lits[] = {"true", "false", "null", "NaN", "Infinity"};
 		static const unsigned char lit_len[] = {4, 5, 4, 3, 8};
-		size_t k = c == 't' ? 0 : c == 'f' ? 1 : c == 'n' ? 2 : c == 'N' ? 3 : c == 'I' ? 4 : 5;
+		size_t k = c == 't'   ? 0
+		           : c == 'f' ? 1
+		           : c == 'n' ? 2
+		           : c == 'N' ? 3
+		           : c == 'I' ? 4
+		                      : 5;
 		if (k < 5) {
 			size_t l = lit_len[k], have = (size_t)(j->e - q);
 			if (have < l && memcmp(q, lits[k], have) == 0) {
@@ -1124,8 +1149,8 @@ static const char *find_op_name(const char *p, size_t n)
 }
 
 /* Builds the argument set of an event: "cat", "op_type", then the event's args. */
-static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t name,
-                     uint32_t cat, int with_optype, uint32_t *out)
+static int make_args(struct rd *r, struct jp *j, const struct ev *e, uint32_t name, uint32_t cat,
+                     int with_optype, uint32_t *out)
 {
 	tp_args_begin(r->p);
 	if (cat) {
@@ -1221,15 +1246,16 @@ static int get_async_track(struct rd *r, uint32_t pid, uint32_t cat)
 	return tr;
 }
 
-static int add_slice(struct rd *r, int track, int64_t ts, int64_t end, uint32_t name,
-                     uint32_t type, uint32_t args)
+static int add_slice(struct rd *r, int track, int64_t ts, int64_t end, uint32_t name, uint32_t type,
+                     uint32_t args)
 {
 	struct tp_slice *s = tp_track_push(r->p, track);
 	if (!s)
 		return TP_ENOMEM;
 	s->start_ns = ts;
 	tp_slice_set_end(r->p, &r->p->tracks[track], s, end < ts ? ts : end);
-	tp_slice_set_label(r->p, &r->p->tracks[track], s, &(struct tp_label){.name = name, .type = type});
+	tp_slice_set_label(r->p, &r->p->tracks[track], s,
+	                   &(struct tp_label){.name = name, .type = type});
 	s->args = args;
 	return TP_OK;
 }
@@ -1469,7 +1495,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 	uint32_t pid = 0, tid = 0, name = 0, cat = 0;
 	if (intern_val(r, &e.pid, &pid) || intern_val(r, &e.tid, &tid) ||
 	    intern_val(r, &e.name, &name) || intern_val(r, &e.cat, &cat))
-		return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q), "bad string escape in trace event");
+		return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q),
+		                  "bad string escape in trace event");
 	if (r->p->oom)
 		return TP_ENOMEM;
 
@@ -1530,7 +1557,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 			return TP_ENOMEM;
 		int st = make_args(r, &j, &e, name, cat, 1, &args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at),
+			                  "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1549,7 +1577,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		struct open_ev o = {ts, name, cat, 0, 0, tr, pid};
 		int st = make_args(r, &j, &e, name, cat, 1, &o.args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at),
+			                  "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1586,7 +1615,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		uint32_t args;
 		int st = make_args(r, &j, &e, name, cat, 0, &args);
 		if (st == TP_EFORMAT)
-			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
+			return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at),
+			                  "bad JSON in trace event: %s", j.err);
 		if (st)
 			return st;
 		see_ts(r, ts);
@@ -1601,7 +1631,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		}
 		uint32_t id = 0;
 		if (intern_val(r, &e.id, &id))
-			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q), "bad string escape in event id");
+			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q),
+			                  "bad string escape in event id");
 		see_ts(r, ts);
 		if (ph == 'b') {
 			int tr = get_async_track(r, pid, cat);
@@ -1610,10 +1641,12 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 			struct open_ev o = {ts, name, cat, id, 0, tr, pid};
 			int st = make_args(r, &j, &e, name, cat, 0, &o.args);
 			if (st == TP_EFORMAT)
-				return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at), "bad JSON in trace event: %s", j.err);
+				return tp_diag_at(r->d, st, r->path, off_of(r, j.err_at),
+				                  "bad JSON in trace event: %s", j.err);
 			if (st)
 				return st;
-			struct open_ev *a = tp_grow(r->async_open, sizeof *a, r->nasync + 1, &r->capasync);
+			struct open_ev *a =
+			    tp_grow(r->async_open, sizeof *a, r->nasync + 1, &r->capasync);
 			if (!a)
 				return TP_ENOMEM;
 			r->async_open = a;
@@ -1623,7 +1656,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		/* e: the latest open b with the same pid, cat and id (and name when given). */
 		for (size_t k = r->nasync; k-- > 0;) {
 			struct open_ev *o = &r->async_open[k];
-			if (o->pid != pid || o->cat != cat || o->id != id || (name && o->name != name))
+			if (o->pid != pid || o->cat != cat || o->id != id ||
+			    (name && o->name != name))
 				continue;
 			struct open_ev x = *o;
 			memmove(o, o + 1, (r->nasync - k - 1) * sizeof *o);
@@ -1666,7 +1700,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 		}
 		uint32_t id = 0;
 		if (intern_val(r, &e.id, &id))
-			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q), "bad string escape in event id");
+			return tp_diag_at(r->d, TP_EFORMAT, r->path, off_of(r, q),
+			                  "bad string escape in event id");
 		int tr = get_track(r, pid, tid);
 		if (tr < 0)
 			return TP_ENOMEM;
@@ -1681,7 +1716,8 @@ static int do_event(struct rd *r, const char *q, size_t n, const struct ev *ev)
 			v[r->nfend++] = pt;
 		}
 		if (ph != 'f') {
-			struct fpt *v = tp_grow(r->fstart, sizeof *v, r->nfstart + 1, &r->capfstart);
+			struct fpt *v =
+			    tp_grow(r->fstart, sizeof *v, r->nfstart + 1, &r->capfstart);
 			if (!v)
 				return TP_ENOMEM;
 			r->fstart = v;
@@ -1912,11 +1948,12 @@ static int finish(struct rd *r)
 
 	p->stats.files_read = 1;
 	p->stats.records_read = r->events;
-	p->stats.records_dropped = r->no_ph + r->no_ts + r->unknown_ph + r->unmatched_e +
-	                           r->unmatched_async;
+	p->stats.records_dropped =
+	    r->no_ph + r->no_ts + r->unknown_ph + r->unmatched_e + r->unmatched_async;
 	if (r->truncated)
-		tp_profile_note(p, "trace truncated at byte %llu (the writing tool was probably "
-		                   "killed): events up to there were read",
+		tp_profile_note(p,
+		                "trace truncated at byte %llu (the writing tool was probably "
+		                "killed): events up to there were read",
 		                (unsigned long long)r->trunc_off);
 	if (r->unmatched_e)
 		tp_profile_note(p, "%llu 'E' events without a matching 'B' ignored",
@@ -1928,7 +1965,8 @@ static int finish(struct rd *r)
 		tp_profile_note(p, "%llu async 'e' events without a matching 'b' ignored",
 		                (unsigned long long)r->unmatched_async);
 	if (r->unclosed_async)
-		tp_profile_note(p, "%llu async 'b' events never closed: ended at the last timestamp",
+		tp_profile_note(p,
+		                "%llu async 'b' events never closed: ended at the last timestamp",
 		                (unsigned long long)r->unclosed_async);
 	if (r->x_no_dur)
 		tp_profile_note(p, "%llu 'X' events without a usable dur read as 0 long",
@@ -1937,19 +1975,22 @@ static int finish(struct rd *r)
 		tp_profile_note(p, "%llu events with a negative dur read as 0 long",
 		                (unsigned long long)r->neg_dur);
 	if (r->no_ph || r->no_ts || r->bad_ts)
-		tp_profile_note(p, "%llu events without a phase and %llu without a usable ts skipped",
+		tp_profile_note(p,
+		                "%llu events without a phase and %llu without a usable ts skipped",
 		                (unsigned long long)r->no_ph, (unsigned long long)r->no_ts);
 	if (r->unknown_ph)
 		tp_profile_note(p, "%llu events of unsupported phases skipped",
 		                (unsigned long long)r->unknown_ph);
 	if (r->n_flow)
-		tp_profile_note(p, "%llu flow events (s/t/f) read: %llu flows paired by id, %llu ends "
-		                   "without a start",
+		tp_profile_note(p,
+		                "%llu flow events (s/t/f) read: %llu flows paired by id, %llu ends "
+		                "without a start",
 		                (unsigned long long)r->n_flow, (unsigned long long)r->flows_matched,
 		                (unsigned long long)r->flows_unmatched);
 	if (r->flows_corr)
-		tp_profile_note(p, "%llu launch flows from args.correlation (runtime call -> device "
-		                   "activity without an s/f flow)",
+		tp_profile_note(p,
+		                "%llu launch flows from args.correlation (runtime call -> device "
+		                "activity without an s/f flow)",
 		                (unsigned long long)r->flows_corr);
 	if (r->utf8_fixed)
 		tp_profile_note(p, "%llu invalid UTF-8 sequences replaced by U+FFFD",

@@ -21,10 +21,10 @@
  *   - pid/tid/id as numbers or strings of any size (64-bit hashes above INT64_MAX included).
  * Tolerated with a counted note: trailing commas, a truncated file (the writing tool was
  * killed), `E` without `B`, `B` never closed (closed at the last timestamp), `X` without
- * `dur`, events without `ph`/`ts`, unknown phases, flow events (s/t/f: paired by cat + id into model flows),
- * invalid UTF-8 (replaced by U+FFFD). Rejected with `path@0xOFFSET: message` (TP_EFORMAT):
- * anything that is not a JSON array or an object with "traceEvents", an event that is not an
- * object or is not valid JSON, and a file holding no event at all.
+ * `dur`, events without `ph`/`ts`, unknown phases, flow events (s/t/f: paired by cat + id into
+ * model flows), invalid UTF-8 (replaced by U+FFFD). Rejected with `path@0xOFFSET: message`
+ * (TP_EFORMAT): anything that is not a JSON array or an object with "traceEvents", an event that is
+ * not an object or is not valid JSON, and a file holding no event at all.
  */
 #ifndef TP_TRACEREAD_H
 #define TP_TRACEREAD_H

@@ -10,10 +10,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
-#include "traceread/traceread.h"
 #include "testutil.h"
+#include "traceread/traceread.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +78,8 @@ static const struct tp_slice *find_typed(const struct tp_profile *p, const char 
 	for (size_t t = 0; t < p->num_tracks && id; t++)
 		for (size_t k = 0; k < p->tracks[t].count; k++)
 			if (tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k]) == id &&
-			    (!type || tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty)) {
+			    (!type ||
+			     tp_slice_type(&p->tracks[t], &p->tracks[t].slices[k]) == ty)) {
 				if (tr)
 					*tr = &p->tracks[t];
 				return &p->tracks[t].slices[k];
@@ -151,31 +154,43 @@ static void test_kineto(void **state)
 static void test_correlation(void **state)
 {
 	(void)state;
-	struct tp_profile *p = parse(
-	    "{\"traceEvents\":["
-	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,\"ts\":0,\"dur\":50,"
-	    "\"args\":{\"External id\":7}},"
-	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
-	    "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":100,\"External id\":7}},"
-	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,\"tid\":1,"
-	    "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":\"101\"}},"
-	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
-	    "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":102}},"
-	    "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,\"tid\":1,"
-	    "\"ts\":40,\"dur\":5,\"args\":{\"correlation\":103}},"
-	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":60,\"dur\":10,"
-	    "\"args\":{\"correlation\":100,\"External id\":7}},"
-	    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"pid\":0,\"tid\":8,\"ts\":70,"
-	    "\"dur\":10,\"args\":{\"correlation\":101}},"
-	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":80,\"dur\":10,"
-	    "\"args\":{\"correlation\":102}},"
-	    "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":1,\"tid\":1,\"ts\":30},"
-	    "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":0,\"tid\":7,\"ts\":80,\"bp\":\"e\"},"
-	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"early\",\"pid\":0,\"tid\":7,\"ts\":35,\"dur\":1,"
-	    "\"args\":{\"correlation\":103}},"
-	    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,\"ts\":95,\"dur\":1,"
-	    "\"args\":{\"correlation\":999}}]}",
-	    TP_OK, NULL);
+	struct tp_profile *p =
+	    parse("{\"traceEvents\":["
+	          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::mm\",\"pid\":1,\"tid\":1,"
+	          "\"ts\":0,\"dur\":50,"
+	          "\"args\":{\"External id\":7}},"
+	          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+	          "\"tid\":1,"
+	          "\"ts\":10,\"dur\":5,\"args\":{\"correlation\":100,\"External id\":7}},"
+	          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaMemcpyAsync\",\"pid\":1,"
+	          "\"tid\":1,"
+	          "\"ts\":20,\"dur\":5,\"args\":{\"correlation\":\"101\"}},"
+	          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+	          "\"tid\":1,"
+	          "\"ts\":30,\"dur\":5,\"args\":{\"correlation\":102}},"
+	          "{\"ph\":\"X\",\"cat\":\"cuda_runtime\",\"name\":\"cudaLaunchKernel\",\"pid\":1,"
+	          "\"tid\":1,"
+	          "\"ts\":40,\"dur\":5,\"args\":{\"correlation\":103}},"
+	          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"gemm\",\"pid\":0,\"tid\":7,\"ts\":"
+	          "60,\"dur\":10,"
+	          "\"args\":{\"correlation\":100,\"External id\":7}},"
+	          "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy "
+	          "HtoD\",\"pid\":0,\"tid\":8,\"ts\":70,"
+	          "\"dur\":10,\"args\":{\"correlation\":101}},"
+	          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"relu\",\"pid\":0,\"tid\":7,\"ts\":"
+	          "80,\"dur\":10,"
+	          "\"args\":{\"correlation\":102}},"
+	          "{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":1,\"tid\":1,"
+	          "\"ts\":30},"
+	          "{\"ph\":\"f\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":102,\"pid\":0,\"tid\":7,"
+	          "\"ts\":80,\"bp\":\"e\"},"
+	          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"early\",\"pid\":0,\"tid\":7,\"ts\":"
+	          "35,\"dur\":1,"
+	          "\"args\":{\"correlation\":103}},"
+	          "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"orphan\",\"pid\":0,\"tid\":7,\"ts\":"
+	          "95,\"dur\":1,"
+	          "\"args\":{\"correlation\":999}}]}",
+	          TP_OK, NULL);
 	/* 1 s/f flow (102) + 2 by correlation (100, 101); 102 not doubled; 103 starts after its
 	 * kernel; 999 names no runtime call. */
 	assert_int_equal(p->num_flows, 3);
@@ -298,7 +313,8 @@ static void test_quirks(void **state)
 	    "{\"ph\":\"X\",\"name\":\"nodur\",\"ts\":10,\"pid\":\"p\",\"tid\":\"1\"},\n"
 	    "{\"ph\":\"E\",\"ts\":11,\"pid\":\"p\",\"tid\":1},\n"
 	    "{\"ph\":\"B\",\"name\":\"open\",\"ts\":12,\"pid\":\"p\",\"tid\":1},\n"
-	    "{\"ph\":\"i\",\"name\":\"bad\xff\\u00e9\\ud800x\",\"ts\":13,\"pid\":\"p\",\"tid\":1},\n"
+	    "{\"ph\":\"i\",\"name\":\"bad\xff\\u00e9\\ud800x\",\"ts\":13,\"pid\":\"p\",\"tid\":1},"
+	    "\n"
 	    "{\"ph\":\"Z\",\"ts\":13},{\"name\":\"noph\"},\n"
 	    "]",
 	    TP_OK, NULL);
@@ -327,15 +343,21 @@ static void test_quirks(void **state)
 	tp_profile_free(p);
 
 	/* Async pairs with ids past INT64_MAX and nesting by id; counters with string values. */
-	p = parse("{\"traceEvents\":[\n"
-	          "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551615,\"ts\":1,\"pid\":1},\n"
-	          "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551614,\"ts\":2,\"pid\":1},\n"
-	          "{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551615,\"ts\":5,\"pid\":1},\n"
-	          "{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551614,\"ts\":3,\"pid\":1},\n"
-	          "{\"ph\":\"C\",\"name\":\"mem\",\"ts\":4,\"pid\":1,\"args\":{\"used\":\"12.5\",\"free\":3}},\n"
-	          "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"gpu<0>\"}}\n"
-	          "],\"displayTimeUnit\":\"ns\"}",
-	          TP_OK, NULL);
+	p = parse(
+	    "{\"traceEvents\":[\n"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551615,\"ts\":1,"
+	    "\"pid\":1},\n"
+	    "{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551614,\"ts\":2,"
+	    "\"pid\":1},\n"
+	    "{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551615,\"ts\":5,"
+	    "\"pid\":1},\n"
+	    "{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"x\",\"id\":18446744073709551614,\"ts\":3,"
+	    "\"pid\":1},\n"
+	    "{\"ph\":\"C\",\"name\":\"mem\",\"ts\":4,\"pid\":1,\"args\":{\"used\":\"12.5\","
+	    "\"free\":3}},\n"
+	    "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"gpu<0>\"}}\n"
+	    "],\"displayTimeUnit\":\"ns\"}",
+	    TP_OK, NULL);
 	assert_int_equal(count_type(p, "async"), 2);
 	assert_int_equal(p->num_counters, 2);
 	assert_string_equal(tp_str(p, p->counters[0].name), "mem used");
@@ -344,7 +366,8 @@ static void test_quirks(void **state)
 	uint32_t async = tp_profile_find_str(p, "async");
 	const struct tp_track *t = &p->tracks[0];
 	assert_int_equal(t->count, 2);
-	assert_true(tp_slice_type(t, &t->slices[0]) == async && tp_slice_end(t, &t->slices[0]) == 4000);
+	assert_true(tp_slice_type(t, &t->slices[0]) == async &&
+	            tp_slice_end(t, &t->slices[0]) == 4000);
 	assert_true(t->slices[1].start_ns == 1000 && tp_slice_end(t, &t->slices[1]) == 2000);
 	tp_profile_free(p);
 }
@@ -355,12 +378,14 @@ static void test_rejects(void **state)
 	parse("{\"foo\":[1,2]}", TP_EFORMAT,
 	      "t.json@0xc: not a Chrome trace: the object has no \"traceEvents\" array");
 	parse("  [1,2]", TP_EFORMAT, "t.json@0x3: expected a trace event object, found '1'");
-	parse("[{\"ph\":X}]", TP_EFORMAT, "t.json@0x7: bad JSON in trace event: unexpected character");
+	parse("[{\"ph\":X}]", TP_EFORMAT,
+	      "t.json@0x7: bad JSON in trace event: unexpected character");
 	parse("[{\"ph\":\"X\",\"ts\":1,\"args\":{\"a\" 1}}]", TP_EFORMAT,
 	      "t.json@0x1e: bad JSON in trace event: expected ':' after a member name");
 	parse("hello", TP_EFORMAT, "t.json@0x0: not a Chrome trace: expected '[' or '{'");
 	parse("{\"traceEvents\":{}}", TP_EFORMAT, "t.json@0xf: \"traceEvents\" is not an array");
-	parse("[]", TP_EFORMAT, "t.json@0x2: no trace events (0 read, none with a usable phase and time)");
+	parse("[]", TP_EFORMAT,
+	      "t.json@0x2: no trace events (0 read, none with a usable phase and time)");
 	parse("[{\"ph\":\"i\",\"ts\":-9000000000000000},{\"ph\":\"i\",\"ts\":9000000000000000}]",
 	      TP_ERANGE,
 	      "t.json@0x44: timestamps span more than 2^63 ns (-9000000000000000000 .. "
@@ -374,10 +399,11 @@ static void test_rejects(void **state)
 static void test_truncation(void **state)
 {
 	(void)state;
-	const char *full =
-	    "{\"otherData\":{\"v\":\"1\"},\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":2},"
-	    "{\"ph\":\"X\",\"name\":\"b\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,\"args\":{\"k\":\"v\"}},"
-	    "{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2}]}";
+	const char *full = "{\"otherData\":{\"v\":\"1\"},\"traceEvents\":[{\"ph\":\"B\",\"name\":"
+	                   "\"a\",\"ts\":1,\"pid\":1,\"tid\":2},"
+	                   "{\"ph\":\"X\",\"name\":\"b\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,"
+	                   "\"args\":{\"k\":\"v\"}},"
+	                   "{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2}]}";
 	size_t n = strlen(full), ok = 0;
 	for (size_t cut = 0; cut <= n; cut++) {
 		struct tp_profile *p = NULL;
@@ -395,7 +421,8 @@ static void test_truncation(void **state)
 		}
 	}
 	/* Every cut after the first complete event reads it. */
-	assert_true(ok >= n - strlen("{\"otherData\":{\"v\":\"1\"},\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":2}"));
+	assert_true(ok >= n - strlen("{\"otherData\":{\"v\":\"1\"},\"traceEvents\":[{\"ph\":\"B\","
+	                             "\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":2}"));
 }
 
 /* The streaming file reader gives what the in-memory parser gives, across chunk refills and
@@ -409,9 +436,12 @@ static void test_stream(void **state)
 	FILE *f = fdopen(fd, "w");
 	fprintf(f, "{\"traceEvents\":[");
 	for (int i = 0; i < 40000; i++)
-		fprintf(f, "{\"ph\":\"X\",\"name\":\"op%d\",\"cat\":\"k\",\"ts\":%d.%03d,\"dur\":1,\"pid\":7,\"tid\":%d},\n",
+		fprintf(f,
+		        "{\"ph\":\"X\",\"name\":\"op%d\",\"cat\":\"k\",\"ts\":%d.%03d,\"dur\":1,"
+		        "\"pid\":7,\"tid\":%d},\n",
 		        i % 17, i, i % 1000, i % 3);
-	fprintf(f, "{\"ph\":\"X\",\"name\":\"big\",\"ts\":1,\"dur\":1,\"pid\":7,\"tid\":0,\"args\":{\"s\":\"");
+	fprintf(f, "{\"ph\":\"X\",\"name\":\"big\",\"ts\":1,\"dur\":1,\"pid\":7,\"tid\":0,\"args\":"
+	           "{\"s\":\"");
 	for (int i = 0; i < 1500000; i++)
 		fputc('a' + i % 26, f);
 	fprintf(f, "\"}}]}");
@@ -431,9 +461,11 @@ static void test_stream(void **state)
 	for (size_t t = 0; t < p->num_tracks; t++) {
 		assert_int_equal(p->tracks[t].count, q->tracks[t].count);
 		for (size_t k = 0; k < p->tracks[t].count; k++) {
-			assert_int_equal(p->tracks[t].slices[k].start_ns, q->tracks[t].slices[k].start_ns);
-			assert_string_equal(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k])),
-			                    tp_str(q, tp_slice_name(&q->tracks[t], &q->tracks[t].slices[k])));
+			assert_int_equal(p->tracks[t].slices[k].start_ns,
+			                 q->tracks[t].slices[k].start_ns);
+			assert_string_equal(
+			    tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[k])),
+			    tp_str(q, tp_slice_name(&q->tracks[t], &q->tracks[t].slices[k])));
 		}
 	}
 	/* The first "op16" in track order is on tid 0: event 33 at 33.033 µs (base 0). */
@@ -446,9 +478,12 @@ static void test_stream(void **state)
 }
 
 static const char *oom_text =
-    "{\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":2,\"args\":{\"x\":1}},"
-    "{\"ph\":\"X\",\"name\":\"b\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,\"args\":{\"op_name\":\"Conv\"}},"
-    "{\"ph\":\"b\",\"cat\":\"c\",\"id\":1,\"ts\":2,\"pid\":1},{\"ph\":\"e\",\"cat\":\"c\",\"id\":1,\"ts\":3,\"pid\":1},"
+    "{\"traceEvents\":[{\"ph\":\"B\",\"name\":\"a\",\"ts\":1,\"pid\":1,\"tid\":2,\"args\":{\"x\":1}"
+    "},"
+    "{\"ph\":\"X\",\"name\":\"b\",\"ts\":2,\"dur\":1,\"pid\":1,\"tid\":2,\"args\":{\"op_name\":"
+    "\"Conv\"}},"
+    "{\"ph\":\"b\",\"cat\":\"c\",\"id\":1,\"ts\":2,\"pid\":1},{\"ph\":\"e\",\"cat\":\"c\",\"id\":1,"
+    "\"ts\":3,\"pid\":1},"
     "{\"ph\":\"C\",\"name\":\"c\",\"ts\":3,\"pid\":1,\"args\":{\"v\":1}},"
     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"main\"}},"
     "{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2}]}";
@@ -491,13 +526,17 @@ static void test_merge_tail(void **state)
 	tp_profile_set_meta(dev, TP_META_TAIL_OFFSET_NS, "2000");
 	tp_profile_set_meta(dev, TP_META_PMU_TAIL_CYCLE, "9000");
 	assert_int_equal(tp_profile_finish(dev), TP_OK);
-	struct tp_profile *host = parse(
-	    "{\"traceEvents\":[\n"
-	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"ts\":50,\"dur\":5,\"pid\":1,\"tid\":1},\n"
-	    "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"launch\",\"ts\":95,\"dur\":2,\"pid\":1,\"tid\":1},\n"
-	    "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"disable_profile\",\"ts\":100,\"dur\":10,\"pid\":1,\"tid\":1},\n"
-	    "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"PyTorch Profiler (0)\",\"ts\":50,\"dur\":70,\"pid\":1,\"tid\":1}]}",
-	    TP_OK, NULL);
+	struct tp_profile *host =
+	    parse("{\"traceEvents\":[\n"
+	          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"aten::add\",\"ts\":50,\"dur\":5,"
+	          "\"pid\":1,\"tid\":1},\n"
+	          "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"launch\",\"ts\":95,\"dur\":2,"
+	          "\"pid\":1,\"tid\":1},\n"
+	          "{\"ph\":\"X\",\"cat\":\"tpudnn\",\"name\":\"disable_profile\",\"ts\":100,"
+	          "\"dur\":10,\"pid\":1,\"tid\":1},\n"
+	          "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"PyTorch Profiler "
+	          "(0)\",\"ts\":50,\"dur\":70,\"pid\":1,\"tid\":1}]}",
+	          TP_OK, NULL);
 	struct tp_diag d = {0};
 	assert_int_equal(tp_traceread_merge_host(dev, host, "host.json", &d), TP_OK);
 	tp_profile_free(host);
@@ -525,12 +564,12 @@ static void test_merge_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kineto),     cmocka_unit_test(test_onnxruntime),
-	    cmocka_unit_test(test_correlation),
-	    cmocka_unit_test(test_mxnet),      cmocka_unit_test(test_us_to_ns),
-	    cmocka_unit_test(test_quirks),     cmocka_unit_test(test_rejects),
-	    cmocka_unit_test(test_truncation), cmocka_unit_test(test_stream),
-	    cmocka_unit_test(test_oom),        cmocka_unit_test(test_merge_tail),
+	    cmocka_unit_test(test_kineto),      cmocka_unit_test(test_onnxruntime),
+	    cmocka_unit_test(test_correlation), cmocka_unit_test(test_mxnet),
+	    cmocka_unit_test(test_us_to_ns),    cmocka_unit_test(test_quirks),
+	    cmocka_unit_test(test_rejects),     cmocka_unit_test(test_truncation),
+	    cmocka_unit_test(test_stream),      cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_merge_tail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,8 +14,8 @@
  * Owns nothing beyond one call: the workbook, sheet plan and scratch buffers are freed before
  * tp_xlsx_write returns. No process state: the row cap comes in tp_out_opts.xlsx_rows.
  */
-#include "xlsx/xlsx_int.h"
 #include "common/progress.h"
+#include "xlsx/xlsx_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -229,7 +229,7 @@ void tp_xlsx_sheet_name(char *buf, size_t size, const char *name)
 }
 
 enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS };
-#define XL_LONGEST 100 /* rows per engine and core on the "Longest commands" sheet */
+#define XL_LONGEST 100   /* rows per engine and core on the "Longest commands" sheet */
 #define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
 struct part {
@@ -245,11 +245,11 @@ struct part {
 struct plan {
 	struct part *v;
 	size_t n, cap;
-	uint32_t max_rows; /* effective rows per sheet */
-	uint64_t row_cap;  /* records shown per track (never 0) */
+	uint32_t max_rows;  /* effective rows per sheet */
+	uint64_t row_cap;   /* records shown per track (never 0) */
 	size_t auto_sheets; /* row_cap is the default shared by this many sheets; 0 = given */
-	size_t capped;     /* tracks cut by row_cap */
-	size_t *layer_idx; /* kept layers (indices into the layer table) when capped, else NULL */
+	size_t capped;      /* tracks cut by row_cap */
+	size_t *layer_idx;  /* kept layers (indices into the layer table) when capped, else NULL */
 	size_t nlayer_idx;
 	int layers_capped;
 };
@@ -423,7 +423,8 @@ static void default_cap_why(char *out, size_t size, size_t nsheets, uint64_t row
 	if (nsheets && row_cap < TP_XLSX_DEFAULT_ROWS)
 		snprintf(out, size,
 		         " (the default: %u rows shared by %zu per-record sheets, %u to %u each)",
-		         TP_XLSX_ROW_BUDGET, nsheets, TP_XLSX_MIN_DEFAULT_ROWS, TP_XLSX_DEFAULT_ROWS);
+		         TP_XLSX_ROW_BUDGET, nsheets, TP_XLSX_MIN_DEFAULT_ROWS,
+		         TP_XLSX_DEFAULT_ROWS);
 }
 
 /* Keeps the first pl->row_cap layers of each (device, core) in the profile's order. Leaves
@@ -443,7 +444,8 @@ static int layer_rows(struct plan *pl, const struct tp_profile *p)
 			struct tp_layer lv;
 			const struct tp_layer *l = tp_profile_layer(p, i, &lv);
 			size_t k = 0;
-			while (k < nseen && (seen[k].device != l->device || seen[k].core != l->core))
+			while (k < nseen &&
+			       (seen[k].device != l->device || seen[k].core != l->core))
 				k++;
 			if (k == nseen && nseen < sizeof seen / sizeof *seen) {
 				seen[nseen].device = l->device;
@@ -499,7 +501,8 @@ static int make_plan(struct plan *pl, const struct tp_profile *p, const struct t
 			if (k == 0)
 				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
 			else
-				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info (%zu)", k + 1);
+				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info (%zu)",
+				         k + 1);
 		}
 	}
 	if (xl_ops_present(p)) {
@@ -577,8 +580,8 @@ static void cond_cell(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1,
                       uint8_t criteria, double value, lxw_format *fmt)
 {
 	cond_apply(x, ws, r0, r1, col,
-	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_CELL, .criteria = criteria,
-	                                    .value = value},
+	           (lxw_conditional_format){
+	               .type = LXW_CONDITIONAL_TYPE_CELL, .criteria = criteria, .value = value},
 	           fmt);
 }
 
@@ -898,22 +901,41 @@ enum ecol {
 };
 
 static const char *const ecol_name[E_NCOLS] = {
-    "Engine Id",        "Core Id",      "Global Idx",          "Cmd Id",
-    "Layer Id",         "Layer Name",   "Function Type",       "Function Name",
-    "DMA data size(B)", "Asic Cycle",   "Start Cycle",         "End Cycle",
-    "Start Time(us)",   "End Time(us)", "Duration(us)",        "Avg Cycle Last 200",
-    "Alg Cycle",        "Alg Ops",      "uArch Ops",           "uArch Rate",
-    "Bank Conflict Ratio", "Initial Cycle Ratio",
-    "Stall Cycle",      "DDR Bandwidth(GB/s)", "L2M Bandwidth(GB/s)",
-    "Direction",        "Data Type",    "cmd_id_dep",
+    "Engine Id",
+    "Core Id",
+    "Global Idx",
+    "Cmd Id",
+    "Layer Id",
+    "Layer Name",
+    "Function Type",
+    "Function Name",
+    "DMA data size(B)",
+    "Asic Cycle",
+    "Start Cycle",
+    "End Cycle",
+    "Start Time(us)",
+    "End Time(us)",
+    "Duration(us)",
+    "Avg Cycle Last 200",
+    "Alg Cycle",
+    "Alg Ops",
+    "uArch Ops",
+    "uArch Rate",
+    "Bank Conflict Ratio",
+    "Initial Cycle Ratio",
+    "Stall Cycle",
+    "DDR Bandwidth(GB/s)",
+    "L2M Bandwidth(GB/s)",
+    "Direction",
+    "Data Type",
+    "cmd_id_dep",
 };
 
 /* Column order per engine (sophgo-analysis.md §5.2 TIU, §5.3 DMA; µs columns are ours). */
 static const enum ecol tiu_cols[] = {
-    E_ENGINE_ID, E_CORE_ID, E_GIDX,     E_CMD_ID,    E_LAYER_ID,  E_LAYER_NAME,
-    E_FTYPE,     E_FNAME,   E_ALG_CYCLE, E_ASIC,     E_START_CYC, E_END_CYC,
-    E_START_US,  E_END_US,  E_DUR_US,   E_AVG200,    E_ALG_OPS,   E_UARCH_OPS,
-    E_UARCH,     E_BANK,    E_INIT,     E_DTYPE,     E_DEP,
+    E_ENGINE_ID, E_CORE_ID,   E_GIDX,      E_CMD_ID,  E_LAYER_ID, E_LAYER_NAME, E_FTYPE,  E_FNAME,
+    E_ALG_CYCLE, E_ASIC,      E_START_CYC, E_END_CYC, E_START_US, E_END_US,     E_DUR_US, E_AVG200,
+    E_ALG_OPS,   E_UARCH_OPS, E_UARCH,     E_BANK,    E_INIT,     E_DTYPE,      E_DEP,
 };
 static const enum ecol dma_cols[] = {
     E_ENGINE_ID, E_CORE_ID,  E_GIDX,      E_CMD_ID,  E_LAYER_ID, E_LAYER_NAME, E_FTYPE,
@@ -994,10 +1016,11 @@ static void engine_summary_block(struct xl *x, struct xl_sheet *s, const struct 
 	}
 	int n = 0;
 	if (pt->shown < t->count)
-		n = snprintf(note, sizeof note,
-		             "Showing the first %zu of %zu commands of core %d (row cap %zu, see the "
-		             "Engine Summary); rerun with --xlsx_rows all for every row. ",
-		             pt->shown, t->count, (int)t->core, pt->shown);
+		n = snprintf(
+		    note, sizeof note,
+		    "Showing the first %zu of %zu commands of core %d (row cap %zu, see the "
+		    "Engine Summary); rerun with --xlsx_rows all for every row. ",
+		    pt->shown, t->count, (int)t->core, pt->shown);
 	int m0 = snprintf(note + n, sizeof note - (size_t)n,
 	                  "Core %d %s at %.0f MHz: cycles in this engine's clock, times in us on "
 	                  "the common time axis. Totals above cover %sthe whole core. ",
@@ -1121,17 +1144,20 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			case E_LAYER_ID:
 				if (sl->layer >= 0 && (size_t)sl->layer < p->num_layers)
-					xl_num(x, &s, row, col, tp_profile_layer(p, (size_t)sl->layer, &lv)->id,
+					xl_num(x, &s, row, col,
+					       tp_profile_layer(p, (size_t)sl->layer, &lv)->id,
 					       x->f.cyc);
 				else
 					xl_str(x, &s, row, col, "-", NULL);
 				break;
 			case E_LAYER_NAME:
-				xl_str(x, &s, row, col,
-				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
-				           ? tp_str(p, tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
-				           : "-",
-				       NULL);
+				xl_str(
+				    x, &s, row, col,
+				    sl->layer >= 0 && (size_t)sl->layer < p->num_layers
+				        ? tp_str(p,
+				                 tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
+				        : "-",
+				    NULL);
 				break;
 			case E_FTYPE:
 				xl_str(x, &s, row, col, tp_str(p, tp_slice_type(t, sl)), NULL);
@@ -1146,10 +1172,12 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, sl->cycles, x->f.cyc);
 				break;
 			case E_START_CYC:
-				xl_num(x, &s, row, col, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
+				xl_num(x, &s, row, col, (double)tp_slice_start_cycle(t, sl),
+				       x->f.cyc);
 				break;
 			case E_END_CYC:
-				xl_num(x, &s, row, col, (double)tp_slice_end_cycle(t, sl), x->f.cyc);
+				xl_num(x, &s, row, col, (double)tp_slice_end_cycle(t, sl),
+				       x->f.cyc);
 				break;
 			case E_START_US:
 				xl_num(x, &s, row, col, ns_to_us(sl->start_ns), x->f.us);
@@ -1158,8 +1186,8 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl)), x->f.us);
 				break;
 			case E_DUR_US:
-				xl_num(x, &s, row, col, ns_to_us(tp_slice_end(t, sl) - sl->start_ns),
-				       x->f.us);
+				xl_num(x, &s, row, col,
+				       ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
 				break;
 			case E_AVG200: {
 				/* §5.2: End/CmdId for the first 199 records — the vendor divides by
@@ -1201,7 +1229,7 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				/* Ratios: the cost model's (sophgo-costmodel.md §3), else the
 				 * reader's argument ("74.9%" or a percentage number), else Alg /
 				 * uArch Ops arguments; never the old 100.0 % placeholder. */
-				uint32_t key = map[c] == E_UARCH ? k_uarch
+				uint32_t key = map[c] == E_UARCH  ? k_uarch
 				               : map[c] == E_BANK ? k_bank
 				                                  : k_init;
 				double v = map[c] == E_UARCH  ? cc.uarch_rate
@@ -1215,7 +1243,8 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 					const struct tp_arg *gu = arg_by_key(p, sl, k_uops);
 					int o1 = 0, o2 = 0;
 					if (ga && gu) {
-						double av = arg_num(p, ga, &o1), uv = arg_num(p, gu, &o2);
+						double av = arg_num(p, ga, &o1),
+						       uv = arg_num(p, gu, &o2);
 						if (o1 && o2) {
 							v = uv > 0 ? av / uv : 0;
 							ok = 1;
@@ -1233,22 +1262,26 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 				break;
 			case E_DDR_BW:
 				if (!sys && tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, sl)))
-					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq),
+					       x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_L2_BW:
 				if (!sys && tp_dir_touches_l2((enum tp_dir)tp_slice_dir(t, sl)))
-					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq), x->f.gbps);
+					xl_num(x, &s, row, col, tp_slice_gbps(t, sl, freq),
+					       x->f.gbps);
 				else if (!sys)
 					xl_num(x, &s, row, col, 0, x->f.gbps);
 				break;
 			case E_DIR:
 				xl_str(x, &s, row, col,
-				       sys ? "-" : tp_dir_name((enum tp_dir)tp_slice_dir(t, sl)), NULL);
+				       sys ? "-" : tp_dir_name((enum tp_dir)tp_slice_dir(t, sl)),
+				       NULL);
 				break;
 			case E_DTYPE:
-				/* The decoder's "A -> B" (TIU operand -> result) when it gave one. */
+				/* The decoder's "A -> B" (TIU operand -> result) when it gave one.
+				 */
 				if (k_dtype && (g = arg_by_key(p, sl, k_dtype)) &&
 				    g->type == TP_ARG_STR)
 					xl_str(x, &s, row, col, tp_str(p, g->v.s), NULL);
@@ -1256,12 +1289,13 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 					xl_str(x, &s, row, col,
 					       tp_slice_dtype(t, sl) == TP_DT_NONE
 					           ? "None"
-					           : tp_dtype_name((enum tp_dtype)tp_slice_dtype(t, sl)),
+					           : tp_dtype_name(
+					                 (enum tp_dtype)tp_slice_dtype(t, sl)),
 					       NULL);
 				break;
 			case E_DEP:
-				/* The register when the decoder has it; else the reader's dependency;
-				 * blank for a command without one (not a made-up 0). */
+				/* The register when the decoder has it; else the reader's
+				 * dependency; blank for a command without one (not a made-up 0). */
 				if (k_dep && (g = arg_by_key(p, sl, k_dep)))
 					write_arg(x, &s, row, col, p, g);
 				else if (sl->dep_id)
@@ -1304,8 +1338,8 @@ static int write_engine_sheet(struct xl *x, const struct part *pt, const struct 
 			if (pc < 0)
 				continue;
 			xl_col_name((uint16_t)pc, c1);
-			snprintf(f, sizeof f, "=AND(ISNUMBER(%s%u),%s%u>%g)", c1, r0 + 1, c1, r0 + 1,
-			         ratio_rules[k].above);
+			snprintf(f, sizeof f, "=AND(ISNUMBER(%s%u),%s%u>%g)", c1, r0 + 1, c1,
+			         r0 + 1, ratio_rules[k].above);
 			cond_formula(x, s.ws, r0, r1, (uint16_t)pc, f, x->f.yellow);
 		}
 		if (pos[E_AVG200] >= 0)
@@ -1551,16 +1585,20 @@ static void write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			xl_str(x, &s, row, c++, tp_str(p, tp_slice_type(t, sl)), NULL);
 			xl_str(x, &s, row, c++, tp_str(p, tp_slice_name(t, sl)), NULL);
 			if (layers)
-				xl_str(x, &s, row, c++,
-				       sl->layer >= 0 && (size_t)sl->layer < p->num_layers
-				           ? tp_str(p, tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
-				           : "-",
-				       NULL);
+				xl_str(
+				    x, &s, row, c++,
+				    sl->layer >= 0 && (size_t)sl->layer < p->num_layers
+				        ? tp_str(p,
+				                 tp_profile_layer(p, (size_t)sl->layer, &lv)->name)
+				        : "-",
+				    NULL);
 			xl_num(x, &s, row, c++, ns_to_us(sl->start_ns), x->f.us);
-			xl_num(x, &s, row, c++, ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
+			xl_num(x, &s, row, c++, ns_to_us(tp_slice_end(t, sl) - sl->start_ns),
+			       x->f.us);
 			xl_num(x, &s, row, c++, sl->cycles, x->f.cyc);
 			xl_num(x, &s, row, c++,
-			       e->busy_ns > 0 ? (double)(tp_slice_end(t, sl) - sl->start_ns) / (double)e->busy_ns
+			       e->busy_ns > 0 ? (double)(tp_slice_end(t, sl) - sl->start_ns) /
+			                            (double)e->busy_ns
 			                      : 0,
 			       x->f.pct);
 			const char *on = "-";
@@ -1892,10 +1930,10 @@ static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
 	double rate;
 	int cost = tp_uarch_rate(tiu, &rate);
 	xl_str(x, s, row++, 0, title, x->f.bold);
-	static const char *const h[] = {"Function Type",   "Instr Num",  "Alg Ops",
-	                                "Alg Ops Ratio",   "Alg Cycle",  "Alg Cycle Ratio",
-	                                "uArch Ops",       "uArch URate", "uArch Ops Ratio",
-	                                "Asic Cycle",      "Asic Cycle Ratio"};
+	static const char *const h[] = {"Function Type", "Instr Num",       "Alg Ops",
+	                                "Alg Ops Ratio", "Alg Cycle",       "Alg Cycle Ratio",
+	                                "uArch Ops",     "uArch URate",     "uArch Ops Ratio",
+	                                "Asic Cycle",    "Asic Cycle Ratio"};
 	header_row(x, s, row++, h, sizeof h / sizeof *h);
 	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
 		int total = i == c->num_ftypes;
@@ -1910,20 +1948,24 @@ static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
 			f.alg_cycle = tiu->alg_cycle;
 		} else
 			f = c->ftypes[i];
-		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type), total ? x->f.bold : NULL);
+		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type),
+		       total ? x->f.bold : NULL);
 		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);
 		if (cost) {
 			xl_num(x, s, row, 2, (double)f.alg_ops, x->f.cyc);
-			xl_num(x, s, row, 3, tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0,
+			xl_num(x, s, row, 3,
+			       tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0,
 			       x->f.pct);
 			xl_num(x, s, row, 4, (double)f.alg_cycle, x->f.cyc);
 			xl_num(x, s, row, 5,
-			       tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0, x->f.pct);
-			xl_num(x, s, row, 6, (double)f.uarch_ops, x->f.cyc);
-			xl_num(x, s, row, 7, f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0,
+			       tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0,
 			       x->f.pct);
+			xl_num(x, s, row, 6, (double)f.uarch_ops, x->f.cyc);
+			xl_num(x, s, row, 7,
+			       f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0, x->f.pct);
 			xl_num(x, s, row, 8,
-			       tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0, x->f.pct);
+			       tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0,
+			       x->f.pct);
 		} else {
 			for (uint16_t k = 2; k <= 8; k++)
 				xl_str(x, s, row, k, "n/a", NULL);
@@ -2037,25 +2079,28 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	    "for comparison.",
 	    x->f.note);
 	if (a->num_cores) {
-		snprintf(
-		    buf, sizeof buf,
-		    "Overall row as the vendor's: cycle columns are the busiest core's working time "
-		    "(shown in us), TiuWorkingRatio is that TIU time / total time, Parallelism = (max "
-		    "TIU + max GDMA + max SDMA) / total time, Concurrency the best core's; "
-		    "MeanCoreParallelism and the utilisation columns are over total time x %zu cores; "
-		    "busy, idle and byte columns are sums over cores. Busiest core: TIU %.3f us (%" PRIu64
-		    " cycles), GDMA %.3f us (%" PRIu64 " cycles).",
-		    a->num_cores, ns_to_us(a->overall_tiu_max_ns), a->overall_tiu_max_cycle,
-		    ns_to_us(a->overall_gdma_max_ns), a->overall_gdma_max_cycle);
+		snprintf(buf, sizeof buf,
+		         "Overall row as the vendor's: cycle columns are the busiest core's "
+		         "working time "
+		         "(shown in us), TiuWorkingRatio is that TIU time / total time, "
+		         "Parallelism = (max "
+		         "TIU + max GDMA + max SDMA) / total time, Concurrency the best core's; "
+		         "MeanCoreParallelism and the utilisation columns are over total time x "
+		         "%zu cores; "
+		         "busy, idle and byte columns are sums over cores. Busiest core: TIU %.3f "
+		         "us (%" PRIu64 " cycles), GDMA %.3f us (%" PRIu64 " cycles).",
+		         a->num_cores, ns_to_us(a->overall_tiu_max_ns), a->overall_tiu_max_cycle,
+		         ns_to_us(a->overall_gdma_max_ns), a->overall_gdma_max_cycle);
 		xl_str(x, &s, row++, 0, buf, x->f.note);
 		double rate;
 		if (a->overall.eng[TP_TRACK_TIU].present &&
 		    !tp_uarch_rate(&a->overall.eng[TP_TRACK_TIU], &rate))
-			xl_str(x, &s, row++, 0,
-			       "uArchURate, totalAlgCycle, totalAlgOps, totalUArchOps n/a: this dump "
-			       "carries no TIU descriptors to model, so the TIU sheets say n/a "
-			       "rather than invent a figure.",
-			       x->f.note);
+			xl_str(
+			    x, &s, row++, 0,
+			    "uArchURate, totalAlgCycle, totalAlgOps, totalUArchOps n/a: this dump "
+			    "carries no TIU descriptors to model, so the TIU sheets say n/a "
+			    "rather than invent a figure.",
+			    x->f.note);
 	}
 	int spilled = 0;
 	for (size_t i = 0; i < pl->n; i++)
@@ -2081,22 +2126,24 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 			}
 		char why[160];
 		default_cap_why(why, sizeof why, pl->auto_sheets, pl->row_cap);
-		snprintf(buf, sizeof buf,
-		         "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
-		         " records of their track or core in time%s (the largest track has %zu; the "
-		         "Sheets table below gives Rows and Track Records per sheet). Rerun with "
-		         "--xlsx_rows all for every row, or --xlsx_rows N. Every figure on this "
-		         "sheet, the per-Function-Type tables, each layer's span and the totals on "
-		         "top of each engine sheet cover all records.",
-		         pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap,
-		         why, largest);
+		snprintf(
+		    buf, sizeof buf,
+		    "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
+		    " records of their track or core in time%s (the largest track has %zu; the "
+		    "Sheets table below gives Rows and Track Records per sheet). Rerun with "
+		    "--xlsx_rows all for every row, or --xlsx_rows N. Every figure on this "
+		    "sheet, the per-Function-Type tables, each layer's span and the totals on "
+		    "top of each engine sheet cover all records.",
+		    pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap, why,
+		    largest);
 		xl_str(x, &s, row++, 0, buf, x->f.cap);
 		for (size_t i = 0; i < pl->n; i++)
 			if (pl->v[i].kind == PK_LONGEST) {
-				snprintf(buf, sizeof buf,
-				         "The 'Longest commands' sheet lists the %d longest commands of "
-				         "each cut engine sheet, chosen among all its commands.",
-				         XL_LONGEST);
+				snprintf(
+				    buf, sizeof buf,
+				    "The 'Longest commands' sheet lists the %d longest commands of "
+				    "each cut engine sheet, chosen among all its commands.",
+				    XL_LONGEST);
 				xl_str(x, &s, row++, 0, buf, x->f.cap);
 			}
 	}
@@ -2125,9 +2172,9 @@ static void write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl
 	}
 
 	/* Sheets table with links. */
-	static const char *const sh[] = {"Sheet",           "Engine",          "Device",
-	                                 "Core Id",         "Part",            "Rows",
-	                                 "First Global Idx", "Last Global Idx", "Track Records"};
+	static const char *const sh[] = {
+	    "Sheet", "Engine",           "Device",          "Core Id",      "Part",
+	    "Rows",  "First Global Idx", "Last Global Idx", "Track Records"};
 	header_row(x, &s, row++, sh, sizeof sh / sizeof *sh);
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct part *pt = &pl->v[i];
@@ -2315,7 +2362,8 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	char title[256], subject[128], comments[256], net[256], full[300];
 	/* net_name comes from the input: one line of valid XML text, cut on a character
 	 * boundary to Excel's 255-byte limit on document and custom properties. */
-	tp_text_copy(net, sizeof net, tp_str(p, p->net_name), TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
+	tp_text_copy(net, sizeof net, tp_str(p, p->net_name),
+	             TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
 	snprintf(full, sizeof full, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
 	tp_text_copy(title, sizeof title, full, TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
 	snprintf(subject, sizeof subject, "%s profile", tp_arch_name(p->arch));
@@ -2483,10 +2531,11 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 		return TP_OK;
 	if (!capped)
 		return tp_profile_note(p,
-		                       TP_XLSX_NOTE_PREFIX "the layer sheet shows only the first %" PRIu64
-		                                           " layers of each core%s; every total and every "
-		                                           "other output covers all of them; rerun with "
-		                                           "--xlsx_rows all for every row",
+		                       TP_XLSX_NOTE_PREFIX
+		                       "the layer sheet shows only the first %" PRIu64
+		                       " layers of each core%s; every total and every "
+		                       "other output covers all of them; rerun with "
+		                       "--xlsx_rows all for every row",
 		                       row_cap, why);
 	char name[128];
 	track_base_name(p, big, multi_device(p), name, sizeof name);

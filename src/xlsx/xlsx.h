@@ -8,8 +8,8 @@
  *
  * The workbook is written with libxlsxwriter in constant_memory mode, so rows stream to disk
  * and a dump with tens of millions of commands never needs the workbook in RAM. Per-record
- * sheets are capped (TP_XLSX_DEFAULT_ROWS per engine and core, --xlsx_rows), never silently. A sheet that
- * would pass Excel's 1 048 576-row limit continues on "TIU_0 (2)", "TIU_0 (3)", ...; the
+ * sheets are capped (TP_XLSX_DEFAULT_ROWS per engine and core, --xlsx_rows), never silently. A
+ * sheet that would pass Excel's 1 048 576-row limit continues on "TIU_0 (2)", "TIU_0 (3)", ...; the
  * Engine Summary lists every sheet with the Global Idx range it holds.
  *
  * Ownership: nothing is retained between calls; the writer only reads the profile and the

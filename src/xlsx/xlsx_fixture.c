@@ -3,8 +3,8 @@
  * (see xlsx_fixture.h). Commands are laid out back to back per engine with lengths from a
  * fixed linear congruential sequence, so every run builds the same profile.
  */
-#include "sophgo/sophgo_int.h"
 #include "xlsx/xlsx_fixture.h"
+#include "sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -54,12 +54,16 @@ static int fill_engine(struct tp_profile *p, int track, enum tp_track_kind kind,
 		tp_slice_set_type(p, &p->tracks[track], s, wait ? t_sys : t_conv_ty);
 		if (bad && i == 1)
 			tp_slice_set_name(p, &p->tracks[track], s, t_bad);
-		tp_slice_set_dtype(p, &p->tracks[track], s, wait ? TP_DT_NONE : i % 4 == 0 ? TP_DT_FP32 : TP_DT_INT8);
+		tp_slice_set_dtype(p, &p->tracks[track], s,
+		                   wait         ? TP_DT_NONE
+		                   : i % 4 == 0 ? TP_DT_FP32
+		                                : TP_DT_INT8);
 		s->dep_id = i > 2 ? (uint32_t)i - 2 : 0;
 		if (kind != TP_TRACK_TIU && !wait) {
 			tp_slice_set_dir(p, &p->tracks[track], s, (uint8_t)dirs[i % 4]);
 			tp_slice_set_bytes(p, &p->tracks[track], s, 1024 + lcg(&seed) % 65536);
-			tp_slice_set_stall(p, &p->tracks[track], s, i % 7 == 0 ? lcg(&seed) % 100 : 0);
+			tp_slice_set_stall(p, &p->tracks[track], s,
+			                   i % 7 == 0 ? lcg(&seed) % 100 : 0);
 		}
 		s->layer = layers ? (int32_t)(i * 4 / (n ? n : 1)) : -1;
 		tp_args_begin(p);

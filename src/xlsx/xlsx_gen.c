@@ -61,8 +61,8 @@ static void print_expect(const struct tp_profile *p, const struct tp_analysis *a
 }
 
 /* The census-driven variant: same cell types and sizes as the workbook measured. */
-static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_pm,
-                       size_t str_len, unsigned frac_pm)
+static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_pm, size_t str_len,
+                       unsigned frac_pm)
 {
 	char path[4096];
 	snprintf(path, sizeof path, "%s/bare.xlsx", dir);
@@ -107,7 +107,8 @@ static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_
 		}
 		for (size_t c = 0; c < cells; c++) {
 			if (is_str[c]) {
-				e = worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7], NULL);
+				e = worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7],
+				                           NULL);
 				continue;
 			}
 			facc += frac_pm;
@@ -116,8 +117,8 @@ static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_
 				e = worksheet_write_number(ws, r, (lxw_col_t)c,
 				                           (double)(i * 31 + c) / 1000.0, freal);
 			} else {
-				e = worksheet_write_number(ws, r, (lxw_col_t)c, (double)(i * 977 + c * 13),
-				                           fint);
+				e = worksheet_write_number(ws, r, (lxw_col_t)c,
+				                           (double)(i * 977 + c * 13), fint);
 			}
 		}
 	}
@@ -136,8 +137,8 @@ static int bare_census(const char *dir, size_t rows, size_t cells, unsigned str_
 
 static int bare(const char *dir, size_t rows, size_t cells)
 {
-	static const char *const words[] = {"conv2d", "TIU", "GDMA", "DDR->LMEM", "INT8",
-	                                    "matmul", "L2M", "FP16"};
+	static const char *const words[] = {"conv2d", "TIU",    "GDMA", "DDR->LMEM",
+	                                    "INT8",   "matmul", "L2M",  "FP16"};
 	char path[4096];
 	snprintf(path, sizeof path, "%s/bare.xlsx", dir);
 	lxw_workbook_options wo = {.constant_memory = LXW_TRUE};
@@ -156,10 +157,11 @@ static int bare(const char *dir, size_t rows, size_t cells)
 		}
 		for (size_t c = 0; c < cells; c++) {
 			if (c % 3 == 1)
-				worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7], NULL);
-			else
-				worksheet_write_number(ws, r, (lxw_col_t)c, (double)i * 1.25 + (double)c,
+				worksheet_write_string(ws, r, (lxw_col_t)c, words[(i + c) & 7],
 				                       NULL);
+			else
+				worksheet_write_number(ws, r, (lxw_col_t)c,
+				                       (double)i * 1.25 + (double)c, NULL);
 		}
 	}
 	lxw_error e = workbook_close(wb);
@@ -190,11 +192,10 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!strcmp(mode, "bare") && argc == 8)
-		return bare_census(argv[2], (size_t)strtoull(argv[3], NULL, 10),
-		                   (size_t)strtoull(argv[4], NULL, 10),
-		                   (unsigned)strtoul(argv[5], NULL, 10),
-		                   (size_t)strtoull(argv[6], NULL, 10),
-		                   (unsigned)strtoul(argv[7], NULL, 10));
+		return bare_census(
+		    argv[2], (size_t)strtoull(argv[3], NULL, 10),
+		    (size_t)strtoull(argv[4], NULL, 10), (unsigned)strtoul(argv[5], NULL, 10),
+		    (size_t)strtoull(argv[6], NULL, 10), (unsigned)strtoul(argv[7], NULL, 10));
 	if (!strcmp(mode, "bare"))
 		return bare(argv[2], argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 1000000,
 		            argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : 22);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include <dirent.h>
@@ -16,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xlsx/xlsx.h"
 #include "testutil.h"
+#include "xlsx/xlsx.h"
 #include "xlsx/xlsx_fixture.h"
 
 static char tmpdir[512];
@@ -103,7 +104,10 @@ static void test_sheet_name(void **state)
 	tp_xlsx_sheet_name(b, sizeof b, "ab\xe2\x82");
 	assert_string_equal(b, "ab_");
 	/* Surrogates, overlong forms, control characters and U+FFFF never reach workbook.xml. */
-	tp_xlsx_sheet_name(b, sizeof b, "s\xed\xa0\x80o\xc0\xaf" "c\x1b\xc2\x9b" "n\xef\xbf\xbf");
+	tp_xlsx_sheet_name(b, sizeof b,
+	                   "s\xed\xa0\x80o\xc0\xaf"
+	                   "c\x1b\xc2\x9b"
+	                   "n\xef\xbf\xbf");
 	assert_string_equal(b, "s___o__c__n_");
 	/* A lead byte followed by a non-continuation byte is not copied either. */
 	tp_xlsx_sheet_name(b, sizeof b,
@@ -265,8 +269,8 @@ static void test_row_cap(void **state)
 	assert_true(v == TP_XLSX_ROWS_ALL);
 	assert_int_equal(tp_xlsx_parse_rows("123", &v), 0);
 	assert_true(v == 123);
-	static const char *const bad[] = {"0", "-1", "", "12k", "ALL", " 5", "1e3",
-	                                  "99999999999999999999999"};
+	static const char *const bad[] = {"0",   "-1", "",    "12k",
+	                                  "ALL", " 5", "1e3", "99999999999999999999999"};
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		v = 7;
 		assert_int_equal(tp_xlsx_parse_rows(bad[i], &v), -1);

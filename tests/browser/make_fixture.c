@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sophgo/sophgo_int.h"
 #include "html/html.h"
+#include "sophgo/sophgo_int.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)>"
 
@@ -99,13 +99,16 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		return;
 	if (data_move) {
 		int st = !strcmp(type, "Store");
-		add_tensor(p, li, idx * 10 + 1, 1, 64, 28, st ? 0 : 0x9000000000ull + (uint64_t)idx * 0x20000,
+		add_tensor(p, li, idx * 10 + 1, 1, 64, 28,
+		           st ? 0 : 0x9000000000ull + (uint64_t)idx * 0x20000,
 		           st ? (uint64_t)(idx % 8) * 8192 : 0);
-		add_tensor(p, li, idx * 10 + 2, 0, 64, 28, st ? 0xA000000000ull + (uint64_t)idx * 0x10000 : 0,
+		add_tensor(p, li, idx * 10 + 2, 0, 64, 28,
+		           st ? 0xA000000000ull + (uint64_t)idx * 0x10000 : 0,
 		           st ? 0 : (uint64_t)(idx % 8) * 8192);
 	} else {
 		add_tensor(p, li, idx * 10 + 1, 1, 64, 28, 0, (uint64_t)(idx % 8) * 8192);
-		add_tensor(p, li, idx * 10 + 2, 0, 64, 28, 0, (uint64_t)((idx + 4) % 8) * 8192 + 4096);
+		add_tensor(p, li, idx * 10 + 2, 0, 64, 28, 0,
+		           (uint64_t)((idx + 4) % 8) * 8192 + 4096);
 	}
 	int eng = data_move ? 1 : 0;
 	int track = data_move ? g->gdma[core] : g->tiu[core];
@@ -119,20 +122,26 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 		s->start_ns = g->t[core][eng] + gap;
 		s->cycles = cyc;
 		tp_slice_set_end(p, &p->tracks[track], s, s->start_ns + tp_cycles_to_ns(cyc, mhz));
-		tp_slice_set_start_cycle(p, &p->tracks[track], s, tp_ns_to_cycles(s->start_ns, mhz));
+		tp_slice_set_start_cycle(p, &p->tracks[track], s,
+		                         tp_ns_to_cycles(s->start_ns, mhz));
 		g->t[core][eng] = tp_slice_end(&p->tracks[track], s);
 		s->cmd_id = (uint32_t)p->tracks[track].count;
 		s->layer = li;
 		if (data_move) {
-			tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, strcmp(type, "Store") ? "tensorLd" : "tensorSt"));
+			tp_slice_set_name(
+			    p, &p->tracks[track], s,
+			    tp_profile_str(p, strcmp(type, "Store") ? "tensorLd" : "tensorSt"));
 			tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, "DMA_tensor"));
 			tp_slice_set_bytes(p, &p->tracks[track], s, 4096 + rnd(120000));
-			tp_slice_set_dir(p, &p->tracks[track], s, strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+			tp_slice_set_dir(p, &p->tracks[track], s,
+			                 strcmp(type, "Store") ? TP_DIR_DDR_TO_LMEM
+			                                       : TP_DIR_LMEM_TO_DDR);
 			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
 			tp_slice_set_stall(p, &p->tracks[track], s, rnd(4) ? 0 : rnd(50));
 			if (with_args && core == 0) {
-				/* Descriptor fields of the LMEM side (the vendor's names): the page's
-				 * LOCAL chart draws these commands over the compiler's tensors. */
+				/* Descriptor fields of the LMEM side (the vendor's names): the
+				 * page's LOCAL chart draws these commands over the compiler's
+				 * tensors. */
 				int load = tp_slice_dir(&p->tracks[track], s) == TP_DIR_DDR_TO_LMEM;
 				tp_args_begin(p);
 				tp_args_add_uint(p, load ? "dst_start_addr" : "src_start_addr",
@@ -145,8 +154,8 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 				s->args = tp_args_end(p);
 			}
 		} else {
-			static const char *const fn[] = {"conv.normal", "arith.add", "pord.maxpooling",
-			                                 "mm2.nn"};
+			static const char *const fn[] = {"conv.normal", "arith.add",
+			                                 "pord.maxpooling", "mm2.nn"};
 			tp_slice_set_name(p, &p->tracks[track], s, tp_profile_str(p, fn[rnd(4)]));
 			tp_slice_set_type(p, &p->tracks[track], s, tp_profile_str(p, "sCONV"));
 			tp_slice_set_dtype(p, &p->tracks[track], s, TP_DT_INT8);
@@ -162,8 +171,8 @@ static void gen_layer(struct gen *g, int core, int idx, const char *type, const 
 					                    .uarch_ops = 1000,
 					                    .alg_cycle = cyc / 2,
 					                    .valid = 1};
-					if (tp_track_set_cost(p, track, p->tracks[track].count - 1, &c) !=
-					    TP_OK)
+					if (tp_track_set_cost(p, track, p->tracks[track].count - 1,
+					                      &c) != TP_OK)
 						return;
 				}
 				tp_args_begin(p);
@@ -214,7 +223,8 @@ static void build(struct tp_profile *p, int hostile, long big)
 		g.gdma[c] = tp_profile_add_track(p, 0, c, TP_TRACK_GDMA, "GDMA", 750);
 	}
 	if (big) {
-		/* N commands: per core half; layers of ~40 commands alternating Load / Conv / Store. */
+		/* N commands: per core half; layers of ~40 commands alternating Load / Conv /
+		 * Store. */
 		long per_core = big / 2;
 		for (int c = 0; c < 2; c++) {
 			long made = 0;
@@ -240,7 +250,10 @@ static void build(struct tp_profile *p, int hostile, long big)
 		int nl = c == 0 ? 12 : 4;
 		for (int i = 0; i < nl; i++) {
 			int k = i % 3;
-			gen_layer(&g, c, c * 100 + i, k == 0 ? "Load" : k == 1 ? "Conv2D" : "Store",
+			gen_layer(&g, c, c * 100 + i,
+			          k == 0   ? "Load"
+			          : k == 1 ? "Conv2D"
+			                   : "Store",
 			          k == 1 ? lname : "", k != 1, c == 0 ? 12 : 5, 1);
 		}
 		sys_cmd(&g, c, 0, hostile ? HOSTILE : "system.send_msg", TP_CMD_SYS_SEND, 10);

@@ -76,7 +76,8 @@ int tp_test_hex_parse(const char *text, size_t len, const char *name, uint8_t **
 			continue;
 		}
 		size_t b = i;
-		while (i < len && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' && text[i] != '\r')
+		while (i < len && text[i] != ' ' && text[i] != '\t' && text[i] != '\n' &&
+		       text[i] != '\r')
 			i++;
 		const char *t = text + b;
 		size_t tn = i - b;

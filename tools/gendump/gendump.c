@@ -178,7 +178,10 @@ static void gw_u64(struct gw *w, uint64_t v)
 	gw_put(w, b, 8);
 }
 
-static void gw_str(struct gw *w, const char *s) { gw_put(w, s, strlen(s)); }
+static void gw_str(struct gw *w, const char *s)
+{
+	gw_put(w, s, strlen(s));
+}
 
 static void gw_dec(struct gw *w, uint64_t v)
 {
@@ -292,7 +295,7 @@ struct core {
 	/* running state */
 	uint64_t tiu_id, gdma_id; /* last issued 1-based command ids */
 	uint64_t tiu_done, gdma_done, grec_done;
-	int64_t epoch;            /* global ps at which this core's counters read 0 */
+	int64_t epoch; /* global ps at which this core's counters read 0 */
 	int64_t tiu_free, gdma_free;
 	int64_t tiu_end[RING], gdma_end[RING];
 	int64_t first_start, last_end;
@@ -322,7 +325,7 @@ struct gen {
 	int a1688;
 	unsigned ncores;
 	uint64_t nsync;
-	int64_t cap_ps;       /* max (gap + length) of one command, 0 = no cap */
+	int64_t cap_ps;                 /* max (gap + length) of one command, 0 = no cap */
 	uint64_t tiu_limit, gdma_limit; /* the cap in cycles, 0 = none */
 	uint32_t gdma_rec_size;
 	int dtype;
@@ -344,13 +347,13 @@ struct gen {
 static const char *const kind_names[GD_NKIND] = {"conv", "pool", "add", "matmul", "load", "store"};
 
 static const char *const hostile_names[] = {
-	"</script><img src=x onerror=alert(1)>",
-	"quote\"d 'single' \"double\"",
-	"back\\slash\\n\\u0000\\",
-	"<b>&amp;&lt;</b> & <!-- x -->",
-	"unicode \xe5\xb1\x82-\xc3\xb1-\xf0\x9f\x98\x80-\xe2\x80\xae-rtl",
-	"'); DROP TABLE layers;--",
-	"tab\tand,comma;semi ${x} {{y}} `z`",
+    "</script><img src=x onerror=alert(1)>",
+    "quote\"d 'single' \"double\"",
+    "back\\slash\\n\\u0000\\",
+    "<b>&amp;&lt;</b> & <!-- x -->",
+    "unicode \xe5\xb1\x82-\xc3\xb1-\xf0\x9f\x98\x80-\xe2\x80\xae-rtl",
+    "'); DROP TABLE layers;--",
+    "tab\tand,comma;semi ${x} {{y}} `z`",
 };
 static const char *const hostile_types[] = {"Conv2D</script>", "\"Add\"", "Mat\\Mul", "Pool<&>"};
 
@@ -372,21 +375,24 @@ int gd_parse_mix(struct gd_opts *o, const char *spec, struct tp_diag *d)
 	while (*p) {
 		const char *eq = strchr(p, '=');
 		if (!eq)
-			return tp_diag_set(d, TP_EUSAGE, "--layers: expected kind=weight in '%s'", p);
+			return tp_diag_set(d, TP_EUSAGE, "--layers: expected kind=weight in '%s'",
+			                   p);
 		size_t klen = (size_t)(eq - p);
 		int k = -1;
 		for (int i = 0; i < GD_NKIND; i++)
 			if (strlen(kind_names[i]) == klen && memcmp(kind_names[i], p, klen) == 0)
 				k = i;
 		if (k < 0)
-			return tp_diag_set(d, TP_EUSAGE,
-			                   "--layers: unknown kind '%.*s' (conv pool add matmul load store)",
-			                   (int)klen, p);
+			return tp_diag_set(
+			    d, TP_EUSAGE,
+			    "--layers: unknown kind '%.*s' (conv pool add matmul load store)",
+			    (int)klen, p);
 		const char *v = eq + 1;
 		size_t vlen = strcspn(v, ",");
 		uint64_t w;
 		if (tp_parse_u64(v, vlen, &w) != 0 || w > 1000000)
-			return tp_diag_set(d, TP_EUSAGE, "--layers: bad weight '%.*s'", (int)vlen, v);
+			return tp_diag_set(d, TP_EUSAGE, "--layers: bad weight '%.*s'", (int)vlen,
+			                   v);
 		mix[k] = (unsigned)w;
 		p = v + vlen;
 		if (*p == ',')
@@ -412,7 +418,8 @@ static uint64_t nsync_for(const struct gd_opts *o)
 int gd_check(const struct gd_opts *o, uint64_t *min_cmds, struct tp_diag *d)
 {
 	if (o->arch != ARCH_BM1688 && o->arch != ARCH_BM1684X)
-		return tp_diag_set(d, TP_EUSAGE, "unsupported arch %d (BM1688=4, BM1684X=3)", o->arch);
+		return tp_diag_set(d, TP_EUSAGE, "unsupported arch %d (BM1688=4, BM1684X=3)",
+		                   o->arch);
 	if (o->arch == ARCH_BM1688 && (o->cores < 1 || o->cores > 2))
 		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 or 2 for BM1688");
 	if (o->arch == ARCH_BM1684X && o->cores != 1)
@@ -486,8 +493,15 @@ static uint64_t cap_cycles(struct gen *g, uint64_t cyc, uint64_t limit)
 /* Descriptors (§6).                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-enum { TSK_CONV = 0, TSK_PD = 1, TSK_MM = 2, TSK_AR = 3, TSK_RQDQ = 4, TSK_TR_ACC = 12,
-       TSK_SYS = 15 };
+enum {
+	TSK_CONV = 0,
+	TSK_PD = 1,
+	TSK_MM = 2,
+	TSK_AR = 3,
+	TSK_RQDQ = 4,
+	TSK_TR_ACC = 12,
+	TSK_SYS = 15
+};
 enum { SYS_SEND = 8, SYS_WAIT = 9, SYS_END = 31 };
 enum { GSYS_CHAIN_END = 0, GSYS_SEND = 3, GSYS_WAIT = 4 };
 
@@ -534,8 +548,8 @@ static size_t tiu_desc(uint8_t *b, unsigned typ, unsigned eu, int shortf, uint64
 }
 
 /* GDMA descriptor: 96-byte tensor/matrix command or 16-byte sys command (§6). */
-static size_t gdma_desc(uint8_t *b, unsigned cmd_type, unsigned sp, uint64_t dep,
-                        uint64_t src, uint64_t dst, unsigned fmt, unsigned msg)
+static size_t gdma_desc(uint8_t *b, unsigned cmd_type, unsigned sp, uint64_t dep, uint64_t src,
+                        uint64_t dst, unsigned fmt, unsigned msg)
 {
 	memset(b, 0, 96);
 	if (cmd_type == 6) {
@@ -585,9 +599,8 @@ static void sim_tiu(struct gen *g, struct core *c, const char *op, uint64_t s, u
 
 /* Issues one TIU command. `not_before` (0 = none) delays the start; `end_at` (0 = none)
  * makes the command end exactly then (wait_msg). Returns the start time. */
-static int64_t tiu_cmd(struct gen *g, struct core *c, uint8_t *desc, size_t dlen,
-                       uint64_t dep, uint64_t dur, int64_t not_before, int64_t end_at,
-                       const char *op)
+static int64_t tiu_cmd(struct gen *g, struct core *c, uint8_t *desc, size_t dlen, uint64_t dep,
+                       uint64_t dur, int64_t not_before, int64_t end_at, const char *op)
 {
 	c->tiu_id++;
 	int64_t t = c->tiu_free;
@@ -661,7 +674,8 @@ static void gdma_record(struct gen *g, struct core *c, uint64_t sc, uint64_t ec,
 	put_le32(r, (uint32_t)sc);
 	put_le32(r + 4, (uint32_t)ec);
 	put_le32(r + 8, inst & 0xFFFFFu);
-	uint32_t s1 = (uint32_t)skip_marks(sc + 4), e1 = (uint32_t)skip_marks(ec > sc + 40 ? ec - 30 : ec);
+	uint32_t s1 = (uint32_t)skip_marks(sc + 4),
+	         e1 = (uint32_t)skip_marks(ec > sc + 40 ? ec - 30 : ec);
 	if (g->a1688) {
 		if (dir == 0) {
 			put_le32(r + 0x14, h0); /* axi_d0_ar_bytes */
@@ -738,8 +752,8 @@ static void sim_gdma(struct gen *g, struct core *c, uint64_t s, uint64_t e, uint
 }
 
 /* Issues one non-sys GDMA transfer of `bytes` (dir 0 DDR->LMEM, 1 LMEM->DDR). */
-static void gdma_xfer(struct gen *g, struct core *c, unsigned cmd_type, unsigned dir,
-                      uint64_t dep, uint64_t ddr, uint32_t lmem, uint64_t bytes)
+static void gdma_xfer(struct gen *g, struct core *c, unsigned cmd_type, unsigned dir, uint64_t dep,
+                      uint64_t ddr, uint32_t lmem, uint64_t bytes)
 {
 	c->gdma_id++;
 	/* Bytes per GDMA cycle 20..40 (R: 150 528 B in 5 808 cycles); a fixed setup cost. */
@@ -887,9 +901,9 @@ static void layer_line(struct gen *g, int global, const char *type, uint64_t id)
 	g->cur_layer = id;
 }
 
-static void tensor_line(struct gen *g, int64_t id, int is_in, unsigned n, unsigned ch,
-                        unsigned h, unsigned wd, int dtype, int is_const, uint64_t gaddr,
-                        uint32_t loff, unsigned nslice, unsigned hslice)
+static void tensor_line(struct gen *g, int64_t id, int is_in, unsigned n, unsigned ch, unsigned h,
+                        unsigned wd, int dtype, int is_const, uint64_t gaddr, uint32_t loff,
+                        unsigned nslice, unsigned hslice)
 {
 	struct gw *w = &g->prof;
 	gw_str(w, "[bmprofile] tensor_id=");
@@ -938,7 +952,10 @@ static uint64_t ddr_act(struct gen *g, uint64_t bytes)
 	return a;
 }
 
-static uint32_t lmem_off(struct gen *g) { return (uint32_t)(rnd(&g->rng) % 64) * 4096u; }
+static uint32_t lmem_off(struct gen *g)
+{
+	return (uint32_t)(rnd(&g->rng) % 64) * 4096u;
+}
 
 static uint64_t next_layer_id(struct gen *g)
 {
@@ -1009,7 +1026,8 @@ static void layer_store(struct gen *g, struct core *c, uint64_t *left)
 	uint64_t slices = *left < 2 ? 1 : rrange(&g->rng, 1, 2);
 	for (uint64_t i = 0; i < slices; i++) {
 		gdma_line(g, c, dep, 1, 0);
-		gdma_xfer(g, c, 0, 1, dep, ga + i * (bytes / slices), c->act_loff, bytes / slices + 32);
+		gdma_xfer(g, c, 0, 1, dep, ga + i * (bytes / slices), c->act_loff,
+		          bytes / slices + 32);
 		(*left)--;
 	}
 }
@@ -1034,18 +1052,21 @@ static void layer_conv(struct gen *g, struct core *c, uint64_t *left)
 	new_act(g, c, id, 0);
 	/* A layer group slices big convolutions along H: 1-4 (SYS_TR_ACC + CONV) pairs. */
 	uint64_t slices = rrange(&g->rng, 1, 4);
-	for (uint64_t i = 0; i < slices && *left > 0; i++) {
+	for (uint64_t i = 0; i<slices && * left> 0; i++) {
 		uint8_t b[128];
 		if (g->a1688 && *left >= 2) {
-			size_t n = tiu_desc(b, TSK_TR_ACC, 0, 0, TR_ACC_DEP, (rnd(&g->rng) % 8) * 0x4000, 0);
+			size_t n = tiu_desc(b, TSK_TR_ACC, 0, 0, TR_ACC_DEP,
+			                    (rnd(&g->rng) % 8) * 0x4000, 0);
 			tiu_line(g, c, TR_ACC_DEP, 12);
 			tiu_cmd(g, c, b, n, 0, 5, 0, 0, "BD_SYS_TRWR");
 			(*left)--;
 		}
 		int shortf = rnd(&g->rng) % 8 != 0;
-		size_t n = tiu_desc(b, TSK_CONV, 0, shortf, c->gdma_id, 0, g->dtype == DT_FP16 ? 1 : 0);
+		size_t n =
+		    tiu_desc(b, TSK_CONV, 0, shortf, c->gdma_id, 0, g->dtype == DT_FP16 ? 1 : 0);
 		tiu_line(g, c, c->gdma_id, 0);
-		tiu_cmd(g, c, b, n, c->gdma_id, tiu_dur(g, 2000, 320000) / slices + 1, 0, 0, "CONV");
+		tiu_cmd(g, c, b, n, c->gdma_id, tiu_dur(g, 2000, 320000) / slices + 1, 0, 0,
+		        "CONV");
 		(*left)--;
 	}
 }
@@ -1074,7 +1095,7 @@ static void layer_add(struct gen *g, struct core *c, uint64_t *left)
 	new_act(g, c, id, 0);
 	uint64_t k = rrange(&g->rng, 1, 4);
 	static const unsigned eus[] = {20, 15, 14, 19};
-	for (uint64_t i = 0; i < k && *left > 0; i++) {
+	for (uint64_t i = 0; i<k && * left> 0; i++) {
 		uint8_t b[128];
 		size_t n = tiu_desc(b, TSK_AR, eus[rnd(&g->rng) % 4], 1, c->gdma_id, 0, 0);
 		tiu_line(g, c, c->gdma_id, 3);
@@ -1085,12 +1106,13 @@ static void layer_add(struct gen *g, struct core *c, uint64_t *left)
 
 static void mm_cmds(struct gen *g, struct core *c, uint64_t *left, uint64_t k)
 {
-	for (uint64_t i = 0; i < k && *left > 0; i++) {
+	for (uint64_t i = 0; i<k && * left> 0; i++) {
 		uint8_t b[128];
 		unsigned eu = rnd(&g->rng) % 3 == 0 ? 1 : (unsigned)rrange(&g->rng, 4, 6);
 		size_t n = tiu_desc(b, TSK_MM, eu, 1, c->gdma_id, 0, 0);
 		tiu_line(g, c, c->gdma_id, 2);
-		tiu_cmd(g, c, b, n, c->gdma_id, tiu_dur(g, 1000, 100000), 0, 0, eu == 1 ? "MM" : "MM2");
+		tiu_cmd(g, c, b, n, c->gdma_id, tiu_dur(g, 1000, 100000), 0, 0,
+		        eu == 1 ? "MM" : "MM2");
 		(*left)--;
 	}
 }
@@ -1117,19 +1139,22 @@ static void layer_matmul(struct gen *g, struct core *c, uint64_t *tleft, uint64_
 		 * their own parallel blocks, outside any layer group. */
 		par_close(g, c);
 		uint64_t id = next_layer_id(g);
-		unsigned k = (unsigned)rrange(&g->rng, 256, 2048), nout = (unsigned)rrange(&g->rng, 10, 1000);
+		unsigned k = (unsigned)rrange(&g->rng, 256, 2048),
+		         nout = (unsigned)rrange(&g->rng, 10, 1000);
 		layer_line(g, 1, "MatMul", id);
 		tensor_line(g, c->act_id, 1, 1, k, 1, 1, g->dtype, 0, ddr_act(g, k), 0, 0, 0);
 		uint64_t wbytes = (uint64_t)k * nout;
 		uint64_t wa = ddr_const(g, wbytes);
 		tensor_line(g, (int64_t)id - 2, 1, k, nout, 1, 1, g->dtype, 1, wa, 0, 0, 0);
-		tensor_line(g, (int64_t)id, 0, 1, nout, 1, 1, g->dtype, 0, ddr_act(g, nout), 0, 0, 0);
+		tensor_line(g, (int64_t)id, 0, 1, nout, 1, 1, g->dtype, 0, ddr_act(g, nout), 0, 0,
+		            0);
 		par_open(g, c);
 		uint64_t m = rrange(&g->rng, 1, 3);
-		for (uint64_t i = 0; i < m && *gleft > 0; i++) {
+		for (uint64_t i = 0; i<m && * gleft> 0; i++) {
 			uint64_t dep = c->tiu_id;
 			gdma_line(g, c, dep, 0, 1);
-			gdma_xfer(g, c, 1, 0, dep, wa + i * (wbytes / m), lmem_off(g), wbytes / m + 32);
+			gdma_xfer(g, c, 1, 0, dep, wa + i * (wbytes / m), lmem_off(g),
+			          wbytes / m + 32);
 			(*gleft)--;
 		}
 		mm_cmds(g, c, tleft, 1);
@@ -1266,7 +1291,10 @@ static void sync_point(struct gen *g, uint64_t s)
 /* Planning.                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) / a * a;
+}
 
 static void plan(struct gen *g)
 {
@@ -1316,8 +1344,7 @@ static void plan(struct gen *g)
 /* Closing blocks: DYN_DATA, DYN_EXTRA, SUMMARY, COMMAND.                                      */
 /* ---------------------------------------------------------------------------------------- */
 
-static void dyn_rec(struct gw *w, uint32_t pid, uint32_t type, uint64_t id, uint64_t b,
-                    uint64_t e)
+static void dyn_rec(struct gw *w, uint32_t pid, uint32_t type, uint64_t id, uint64_t b, uint64_t e)
 {
 	gw_u32(w, pid);
 	gw_u32(w, type);
@@ -1333,7 +1360,8 @@ static void write_dyn(struct gen *g, struct core *c, uint64_t base, struct gw *w
 	gw_u32(w, (uint32_t)(c->dyn_recs * 32));
 	uint64_t t0 = base + ps_to_tick(g, c, c->first_start);
 	uint64_t t1 = base + ps_to_tick(g, c, c->last_end);
-	uint64_t tg = base + ps_to_tick(g, c, c->first_gdma_end ? c->first_gdma_end : c->first_start);
+	uint64_t tg =
+	    base + ps_to_tick(g, c, c->first_gdma_end ? c->first_gdma_end : c->first_start);
 	/* NODE_WAIT for the whole subnet: gdma id in bits 20-39, bd id in bits 0-19 (§4.7). */
 	uint64_t all = (c->n_gdma & 0xFFFFF) << 20 | (c->n_tiu & 0xFFFFF);
 	uint32_t pid = 0;
@@ -1424,7 +1452,8 @@ static void write_tail_lines(struct gen *g, int64_t span_ps)
 		gw_put(w, ",", 1);
 	}
 	gw_put(w, "\n", 1);
-	uint64_t h = g->host_base - 100000, fr = g->host_base + (uint64_t)span_ps / 1000000 + 1590000;
+	uint64_t h = g->host_base - 100000,
+	         fr = g->host_base + (uint64_t)span_ps / 1000000 + 1590000;
 	mem_line(g, 0x125800000ull, 2158592, h, fr, "neuron_mem0");
 	mem_line(g, 0x123F00000ull, 25997312, h + 38, 0, "coeff");
 	for (unsigned i = 0; i < g->ncores; i++) {
@@ -1434,12 +1463,14 @@ static void write_tail_lines(struct gen *g, int64_t span_ps)
 		mem_line(g, c->gdma_base, c->cmd_g.total, h + 5863 + i * 9000, fr + 25 + i * 30,
 		         "gdma_cmd_mem");
 	}
-	uint64_t taddr = align_up(g->core[g->ncores - 1].gdma_base + g->core[g->ncores - 1].cmd_g.total, 4096);
+	uint64_t taddr =
+	    align_up(g->core[g->ncores - 1].gdma_base + g->core[g->ncores - 1].cmd_g.total, 4096);
 	mem_line(g, taddr, 1000, h + 12618, 0, "tensor");
 	mem_line(g, taddr + 4096, 150528, h + 12682, 0, "tensor");
 	uint64_t a = align_up(taddr + 4096 + 150528, 4096);
 	for (unsigned i = 0; i < g->ncores; i++) {
-		mem_line(g, a, 16777216, h + 16668 + i * 43000, fr - 94912 + i * 93000, "dyn_profile");
+		mem_line(g, a, 16777216, h + 16668 + i * 43000, fr - 94912 + i * 93000,
+		         "dyn_profile");
 		a += 16777216;
 		mem_line(g, a, 33554432, h + 21327 + i * 43000, fr - 102438 + i * 19000,
 		         "bdc_perf_monitor");
@@ -1478,23 +1509,26 @@ static int write_sim(struct gen *g, const char *dir, int64_t span_ps, struct tp_
 		if (take_t) {
 			const struct sim_item *it = &g->tsim[ti++];
 			snprintf(item, sizeof item, "%s_%llu|%s|s:%llu|b:%llu|g:%llu|e:%llu|t:%llu",
-			         it->ltype ? it->ltype : "Sys", (unsigned long long)it->layer_id, it->op,
-			         (unsigned long long)it->s, (unsigned long long)it->bd,
+			         it->ltype ? it->ltype : "Sys", (unsigned long long)it->layer_id,
+			         it->op, (unsigned long long)it->s, (unsigned long long)it->bd,
 			         (unsigned long long)it->gd, (unsigned long long)it->e,
 			         (unsigned long long)(it->e - it->s + 1));
 			snprintf(col, sizeof col, "%-93s%-93s", item, "");
 		} else {
 			const struct sim_item *it = &g->gsim[gi++];
 			uint64_t t = it->e - it->s + 1;
-			/* bandwidth in GB/s at the 750 MHz GDMA clock, two decimals, integer maths */
+			/* bandwidth in GB/s at the 750 MHz GDMA clock, two decimals, integer maths
+			 */
 			uint64_t bw100 = t ? it->bytes * 75 / t : 0;
 			snprintf(item, sizeof item,
-			         "%s_%llu|%s|s:%llu|b:%llu|g:%llu|e:%llu|t:%llu|dr:%u|sz:%llu|bw:%llu.%02llu",
-			         it->ltype ? it->ltype : "Sys", (unsigned long long)it->layer_id, it->op,
-			         (unsigned long long)it->s, (unsigned long long)it->bd,
+			         "%s_%llu|%s|s:%llu|b:%llu|g:%llu|e:%llu|t:%llu|dr:%u|sz:%llu|bw:%"
+			         "llu.%02llu",
+			         it->ltype ? it->ltype : "Sys", (unsigned long long)it->layer_id,
+			         it->op, (unsigned long long)it->s, (unsigned long long)it->bd,
 			         (unsigned long long)it->gd, (unsigned long long)it->e,
 			         (unsigned long long)t, it->dir, (unsigned long long)it->bytes,
-			         (unsigned long long)(bw100 / 100), (unsigned long long)(bw100 % 100));
+			         (unsigned long long)(bw100 / 100),
+			         (unsigned long long)(bw100 % 100));
 			snprintf(col, sizeof col, "%-93s%-93s", "", item);
 		}
 		gw_str(&w, col);
@@ -1590,11 +1624,13 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 	for (unsigned i = 0; i < g->ncores; i++) {
 		/* Block lengths and COMMAND counts are u32 fields. */
 		const struct core *c = &g->core[i];
-		if (c->gdma_recs * g->gdma_rec_size > 0xFFFFFFFFull || c->tiu_recs * 32 > 0xFFFFFFFFull) {
-			rc = tp_diag_set(d, TP_EUSAGE,
-			                 "--cmds %llu is too large: a MONITOR block would exceed the 4 GiB "
-			                 "that its u32 length can describe",
-			                 (unsigned long long)o->cmds);
+		if (c->gdma_recs * g->gdma_rec_size > 0xFFFFFFFFull ||
+		    c->tiu_recs * 32 > 0xFFFFFFFFull) {
+			rc = tp_diag_set(
+			    d, TP_EUSAGE,
+			    "--cmds %llu is too large: a MONITOR block would exceed the 4 GiB "
+			    "that its u32 length can describe",
+			    (unsigned long long)o->cmds);
 			tp_free(g);
 			return rc;
 		}
@@ -1610,7 +1646,8 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 		snprintf(name, sizeof name, "cmd_%llx_%u_0.dat", (unsigned long long)c->bd_base, i);
 		rc = gf_open(&c->ft, outdir, name, d);
 		if (rc == TP_OK) {
-			snprintf(name, sizeof name, "cmd_%llx_%u_1.dat", (unsigned long long)c->gdma_base, i);
+			snprintf(name, sizeof name, "cmd_%llx_%u_1.dat",
+			         (unsigned long long)c->gdma_base, i);
 			rc = gf_open(&c->fg, outdir, name, d);
 		}
 	}
@@ -1642,7 +1679,8 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 		struct core *c = &g->core[i];
 		if (i > 0)
 			c->epoch = g->t_start - (int64_t)rrange(&g->rng, 80000000, 100000000);
-		c->tiu_free = c->gdma_free = g->t_start + (int64_t)(i * rrange(&g->rng, 1000000, 2000000));
+		c->tiu_free = c->gdma_free =
+		    g->t_start + (int64_t)(i * rrange(&g->rng, 1000000, 2000000));
 		c->stale_pending = g->a1688 && i == 0;
 		c->ch = 3;
 		c->hw = 224;
@@ -1655,7 +1693,8 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 	}
 	if (!o->wrap) {
 		/* Worst case every command of every core runs back to back; keep that below the
-		 * first 32-bit wrap of the fastest counter (TIU, 900 MHz) with a 1 M-cycle margin. */
+		 * first 32-bit wrap of the fastest counter (TIU, 900 MHz) with a 1 M-cycle margin.
+		 */
 		uint64_t budget_cyc = 0xFFFFFFFFull - start_cyc - 1000000;
 		int64_t budget_ps = (int64_t)(budget_cyc * 10000 / 9) - (int64_t)g->nsync * 400000;
 		g->cap_ps = budget_ps / (int64_t)(g->ncores * o->cmds);
@@ -1671,11 +1710,14 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 		gw_str(w, "[bmprofile] arch=");
 		gw_dec(w, (uint64_t)o->arch);
 		gw_str(w, "\n[bmprofile] net_name=");
-		const char *net = o->net ? o->net
-		                  : o->hostile ? "net</script><img src=x onerror=alert(1)> \"q\" \\b &amp; \xc3\xbc"
-		                               : "gen_net";
+		const char *net =
+		    o->net ? o->net
+		    : o->hostile
+		        ? "net</script><img src=x onerror=alert(1)> \"q\" \\b &amp; \xc3\xbc"
+		        : "gen_net";
 		gw_str(w, net);
-		gw_str(w, g->a1688 ? "\n[bmprofile] tpu_freq=0\n" : "\n[bmprofile] tpu_freq=1000\n");
+		gw_str(w,
+		       g->a1688 ? "\n[bmprofile] tpu_freq=0\n" : "\n[bmprofile] tpu_freq=1000\n");
 		gw_str(w, "[bmprofile] is_mlir=1\n...Start Profile Log...\n");
 		line(g, "start to run subnet_id=0");
 		line(g, "start parallel.");
@@ -1736,14 +1778,16 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 	/* Consistency of the plan (an internal error if violated). */
 	for (unsigned i = 0; i < g->ncores; i++) {
 		struct core *c = &g->core[i];
-		if (c->tiu_done != c->n_tiu || c->gdma_done != c->n_gdma || c->grec_done != c->gdma_recs ||
-		    c->tiu_id != c->n_tiu || c->gdma_id != c->n_gdma) {
-			rc = tp_diag_set(d, TP_ERANGE,
-			                 "internal: core %u generated %llu/%llu TIU, %llu/%llu GDMA, %llu/%llu "
-			                 "GDMA records",
-			                 i, (unsigned long long)c->tiu_done, (unsigned long long)c->n_tiu,
-			                 (unsigned long long)c->gdma_done, (unsigned long long)c->n_gdma,
-			                 (unsigned long long)c->grec_done, (unsigned long long)c->gdma_recs);
+		if (c->tiu_done != c->n_tiu || c->gdma_done != c->n_gdma ||
+		    c->grec_done != c->gdma_recs || c->tiu_id != c->n_tiu ||
+		    c->gdma_id != c->n_gdma) {
+			rc = tp_diag_set(
+			    d, TP_ERANGE,
+			    "internal: core %u generated %llu/%llu TIU, %llu/%llu GDMA, %llu/%llu "
+			    "GDMA records",
+			    i, (unsigned long long)c->tiu_done, (unsigned long long)c->n_tiu,
+			    (unsigned long long)c->gdma_done, (unsigned long long)c->n_gdma,
+			    (unsigned long long)c->grec_done, (unsigned long long)c->gdma_recs);
 			goto out;
 		}
 	}
@@ -1759,7 +1803,8 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 				tp_diag_set(d, rc, "out of memory");
 				goto out;
 			}
-			write_dyn(g, c, tick_base + (uint64_t)(c->epoch - g->core[0].epoch) / 20000, &w);
+			write_dyn(g, c, tick_base + (uint64_t)(c->epoch - g->core[0].epoch) / 20000,
+			          &w);
 			gw_flush(&w);
 			if (w.err)
 				c->rec_t.err = w.err;
@@ -1807,8 +1852,9 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 	}
 	if (rc == TP_OK && res) {
 		memset(res, 0, sizeof *res);
-		uint64_t iter_size = g->core[g->ncores - 1].off_extra +
-		                     (g->core[g->ncores - 1].extra_len ? 8 + g->core[g->ncores - 1].extra_len : 0);
+		uint64_t iter_size =
+		    g->core[g->ncores - 1].off_extra +
+		    (g->core[g->ncores - 1].extra_len ? 8 + g->core[g->ncores - 1].extra_len : 0);
 		res->bytes_total = g->prof.total + iter_size;
 		for (unsigned i = 0; i < g->ncores; i++) {
 			struct core *c = &g->core[i];

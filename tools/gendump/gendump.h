@@ -70,20 +70,20 @@ int gd_generate(const struct gd_opts *o, const char *outdir, struct gd_result *r
 enum gd_cdm_mode { GD_CDM_MODE0 = 0, GD_CDM_MODE1 = 1, GD_CDM_MODE2 = 2, GD_CDM_BMODEL = 3 };
 
 struct gd_cdm_opts {
-	int sg2260e;          /* 0 BM1690/SG2260 (8 cores max), 1 SG2260E (4 cores max) */
-	unsigned cores;       /* cdmlib files */
-	uint64_t cmds;        /* commands per core (TIU 45 %, GDMA 50 %, SDMA the rest) */
+	int sg2260e;    /* 0 BM1690/SG2260 (8 cores max), 1 SG2260E (4 cores max) */
+	unsigned cores; /* cdmlib files */
+	uint64_t cmds;  /* commands per core (TIU 45 %, GDMA 50 %, SDMA the rest) */
 	uint64_t seed;
-	int mode;             /* enum gd_cdm_mode */
-	unsigned cdma_ports;  /* cdma0_{port}.profile files (modes 1 and 2) */
-	int wrap;             /* start the cycle counters just below 2^32 */
+	int mode;            /* enum gd_cdm_mode */
+	unsigned cdma_ports; /* cdma0_{port}.profile files (modes 1 and 2) */
+	int wrap;            /* start the cycle counters just below 2^32 */
 };
 
 struct gd_cdm_result {
-	uint64_t cmds[8][3];       /* TIU, GDMA, SDMA commands per core after the init pair */
-	uint64_t cdma_cmds[16];    /* per port */
-	uint64_t bytes_total;      /* all files */
-	uint64_t span_cycles;      /* real cycles from 0 to the last end */
+	uint64_t cmds[8][3];    /* TIU, GDMA, SDMA commands per core after the init pair */
+	uint64_t cdma_cmds[16]; /* per port */
+	uint64_t bytes_total;   /* all files */
+	uint64_t span_cycles;   /* real cycles from 0 to the last end */
 };
 
 /* Writes a cdm dump into `outdir` (created if missing); files appear under temporary names

@@ -59,7 +59,7 @@ struct gcmd {
 
 /* TIU classes used (tsk_typ, eu, short length in bytes): conv.normal, pord.depthwise,
  * mm2.nn, arith.add, arith.max, arith.cast, sfu.taylor. */
-static const unsigned tiu_ops[7][3] = {{0, 0, 64}, {1, 0, 64}, {2, 4, 32}, {3, 2, 64},
+static const unsigned tiu_ops[7][3] = {{0, 0, 64}, {1, 0, 64},  {2, 4, 32}, {3, 2, 64},
                                        {3, 4, 64}, {3, 14, 64}, {9, 13, 32}};
 /* DMA directions: mode 1 codes 0 DDR->LMEM, 1 LMEM->DDR, 2 DDR->DDR, 3 LMEM->LMEM; the
  * descriptor forms add 4 DDR->L2M and 5 L2M->LMEM. Tags: DDR 2, L2M 30, LMEM 31. */
@@ -163,8 +163,8 @@ static void block_hdr(struct out *w, uint32_t type, uint64_t len)
 
 /* Counts of one core. */
 struct counts {
-	uint64_t n[3];   /* TIU, GDMA, SDMA commands (after the init pair) */
-	int owner;       /* this core carries the CDMA commands */
+	uint64_t n[3]; /* TIU, GDMA, SDMA commands (after the init pair) */
+	int owner;     /* this core carries the CDMA commands */
 };
 
 static void core_counts(const struct gd_cdm_opts *o, unsigned core, struct counts *c)
@@ -220,8 +220,8 @@ static void pmu_block(struct out *w, const struct gd_cdm_opts *o, unsigned core,
 	block_hdr(w, eng == E_TIU ? 3 : eng == E_GDMA ? 4 : 11, total * (eng == E_TIU ? 16u : 64u));
 	uint32_t ep = epoch(o, core);
 	/* Init pair: DMA sends, [A-300, A-265]; TIU waits end at A-400 and A. */
-	static const uint32_t dma_init[2][2] = {{600, 589}, {300, 265}}, tiu_init[2][2] = {{406, 400},
-	                                                                               {35, 0}};
+	static const uint32_t dma_init[2][2] = {{600, 589}, {300, 265}},
+	                      tiu_init[2][2] = {{406, 400}, {35, 0}};
 	for (unsigned i = 0; i < 2; i++) {
 		const uint32_t *t = eng == E_TIU ? tiu_init[i] : dma_init[i];
 		pmu(w, eng, ep + ANCHOR - t[0], ep + ANCHOR - t[1], i, NULL);
@@ -282,7 +282,7 @@ static uint32_t dyn_w0(const struct gd_cdm_opts *o, unsigned eng, unsigned op, u
 
 struct dyn_rec {
 	unsigned eng;
-	uint64_t k;   /* command index, or init index when init */
+	uint64_t k; /* command index, or init index when init */
 	int init;
 	unsigned port;
 };
@@ -300,7 +300,8 @@ static void dyn_walk(const struct gd_cdm_opts *o, const struct counts *cn, dyn_f
 	if (cn->owner)
 		for (unsigned p = 0; p < o->cdma_ports; p++) {
 			for (unsigned i = 0; i < 2; i++)
-				fn(ctx, &(struct dyn_rec){.eng = E_CDMA, .k = i, .init = 1, .port = p});
+				fn(ctx,
+				   &(struct dyn_rec){.eng = E_CDMA, .k = i, .init = 1, .port = p});
 			for (uint64_t k = 0; k < cdma_cmds(o, p); k++)
 				fn(ctx, &(struct dyn_rec){.eng = E_CDMA, .k = k, .port = p});
 		}
@@ -428,7 +429,8 @@ static int write_port(const struct gd_cdm_opts *o, const char *dir, unsigned por
 	for (uint64_t k = 0; k < n; k++) {
 		struct gcmd c;
 		gen(o, owner, E_CDMA, (uint64_t)port << 32 | k, &c);
-		pmu(&w, E_CDMA, (uint32_t)(pe + at), (uint32_t)(pe + at + c.dur), (uint32_t)(k + 3), &c);
+		pmu(&w, E_CDMA, (uint32_t)(pe + at), (uint32_t)(pe + at + c.dur), (uint32_t)(k + 3),
+		    &c);
 		at += c.dur + 5;
 	}
 	res->cdma_cmds[port] = n;
@@ -452,9 +454,11 @@ int gd_generate_cdm(const struct gd_cdm_opts *o, const char *outdir, struct gd_c
 		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1..%u for %s", max,
 		                   o->sg2260e ? "SG2260E" : "BM1690");
 	if (o->cdma_ports > (o->sg2260e ? 10u : 11u))
-		return tp_diag_set(d, TP_EUSAGE, "--cdma-ports must be 0..%u", o->sg2260e ? 10 : 11);
+		return tp_diag_set(d, TP_EUSAGE, "--cdma-ports must be 0..%u",
+		                   o->sg2260e ? 10 : 11);
 	if (o->cdma_ports && o->mode == GD_CDM_BMODEL)
-		return tp_diag_set(d, TP_EUSAGE, "CDMA ports exist on the tpuDNN path (modes 0-2) only");
+		return tp_diag_set(d, TP_EUSAGE,
+		                   "CDMA ports exist on the tpuDNN path (modes 0-2) only");
 	if (o->cdma_ports && o->mode == GD_CDM_MODE0)
 		return tp_diag_set(d, TP_EUSAGE, "CDMA ports need command records (mode 1 or 2)");
 	if (o->cmds > (uint64_t)1 << 32)
@@ -478,15 +482,18 @@ int gd_generate_cdm(const struct gd_cdm_opts *o, const char *outdir, struct gd_c
 		for (unsigned c = 0; c < o->cores; c++) {
 			struct counts cn;
 			core_counts(o, c, &cn);
-			fprintf(gf.fp, "core%u_tiu_record=%llu\ncore%u_gdma_record=%llu\n"
-			               "core%u_sdma_record=%llu\n",
-			        c, (unsigned long long)cn.n[0] + 2, c, (unsigned long long)cn.n[1] + 2, c,
+			fprintf(gf.fp,
+			        "core%u_tiu_record=%llu\ncore%u_gdma_record=%llu\n"
+			        "core%u_sdma_record=%llu\n",
+			        c, (unsigned long long)cn.n[0] + 2, c,
+			        (unsigned long long)cn.n[1] + 2, c,
 			        (unsigned long long)cn.n[2] + 2);
 		}
 		for (unsigned p = 0; p < o->cdma_ports; p++)
 			fprintf(gf.fp, "cdma_port%u_record=%llu\n", p,
 			        (unsigned long long)cdma_cmds(o, p) + 2);
-		fprintf(gf.fp, "tail_offset_ns=%llu\n", (unsigned long long)(o->seed % 100000 + 5000));
+		fprintf(gf.fp, "tail_offset_ns=%llu\n",
+		        (unsigned long long)(o->seed % 100000 + 5000));
 	}
 	if (ferror(gf.fp)) {
 		tp_afile_abort(&gf);

@@ -11,6 +11,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
 #include <dirent.h>
@@ -98,12 +100,12 @@ static size_t walk(const struct tp_file *f, struct blk *b, size_t max)
 /* Decoded cmd file: command count, sys kinds seen, tail. */
 struct cmds {
 	uint64_t n;
-	uint64_t nonsys;      /* GDMA: commands other than cmd_type 6 */
+	uint64_t nonsys; /* GDMA: commands other than cmd_type 6 */
 	unsigned first_typ, first_eu;
 	unsigned last_typ, last_eu;
-	uint64_t first_wait;  /* 1-based index of the first TIU wait_msg, 0 if none */
-	size_t tail;          /* bytes after the last command */
-	uint64_t *deps;       /* cmd_id_dep of every command (tp_malloc'ed) */
+	uint64_t first_wait; /* 1-based index of the first TIU wait_msg, 0 if none */
+	size_t tail;         /* bytes after the last command */
+	uint64_t *deps;      /* cmd_id_dep of every command (tp_malloc'ed) */
 };
 
 /* TIU descriptor length from its header, by the §6 table; 0 = unknown. */
@@ -121,11 +123,23 @@ static size_t tiu_len(const uint8_t *p, unsigned *typ, unsigned *eu)
 	if (!shortf)
 		return 128;
 	switch (*typ) {
-	case 0: case 1: case 3: return 64;
-	case 2: return *eu == 1 ? 48 : 32;
-	case 4: case 5: case 9: case 10: return 32;
-	case 6: case 13: case 14: return 48;
-	default: return 0;
+	case 0:
+	case 1:
+	case 3:
+		return 64;
+	case 2:
+		return *eu == 1 ? 48 : 32;
+	case 4:
+	case 5:
+	case 9:
+	case 10:
+		return 32;
+	case 6:
+	case 13:
+	case 14:
+		return 48;
+	default:
+		return 0;
 	}
 }
 
@@ -201,8 +215,8 @@ static uint64_t count_lines(const struct tp_file *f, const char *needle, const c
 
 /* The value of `key` (e.g. "gdma_id=") in each BM1688 node line of `core` that contains
  * `kind` ("bd_func=" for TIU, "gdma_func=" for GDMA), in file order. Returns the count. */
-static uint64_t line_deps(const struct tp_file *f, const char *kind, const char *key,
-                          unsigned core, uint64_t *out, uint64_t max)
+static uint64_t line_deps(const struct tp_file *f, const char *kind, const char *key, unsigned core,
+                          uint64_t *out, uint64_t max)
 {
 	char core_kv[32];
 	snprintf(core_kv, sizeof core_kv, " core=%u", core);
@@ -301,7 +315,8 @@ static void check_dump(const struct gd_opts *o, const char *dir, const struct gd
 		assert_int_equal(dg.last_eu, 0); /* chain_end */
 		assert_int_equal(ft.size, r->tiu_bytes[c]);
 		if (a1688 && c > 0) {
-			assert_int_equal(dt.first_typ, 15); /* core >0 starts with system.send_msg */
+			assert_int_equal(dt.first_typ,
+			                 15); /* core >0 starts with system.send_msg */
 			assert_int_equal(dt.first_eu, 8);
 		}
 		if (a1688 && nc > 1)
@@ -361,8 +376,10 @@ static void check_dump(const struct gd_opts *o, const char *dir, const struct gd
 			assert_int_equal(count_lines(&gp, "bd_func=", core_kv), cmd_tiu[c] - 1);
 			assert_int_equal(count_lines(&gp, "gdma_func=", core_kv), cmd_gdma[c] - 1);
 		} else {
-			assert_int_equal(count_lines(&gp, "] bd cmd_id bd_id=", NULL), cmd_tiu[c] - 1);
-			assert_int_equal(count_lines(&gp, "] gdma cmd_id bd_id=", NULL), cmd_gdma[c] - 1);
+			assert_int_equal(count_lines(&gp, "] bd cmd_id bd_id=", NULL),
+			                 cmd_tiu[c] - 1);
+			assert_int_equal(count_lines(&gp, "] gdma cmd_id bd_id=", NULL),
+			                 cmd_gdma[c] - 1);
 		}
 		if (a1688) {
 			/* Node lines and descriptors agree on every dependency, in order: TIU lines
@@ -589,10 +606,10 @@ static void test_one_sided_mix(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_bm1688_two_cores), cmocka_unit_test(test_bm1688_one_core),
-		cmocka_unit_test(test_bm1684x),          cmocka_unit_test(test_deterministic),
-		cmocka_unit_test(test_hostile),          cmocka_unit_test(test_wrap),
-		cmocka_unit_test(test_bad_options),      cmocka_unit_test(test_one_sided_mix),
+	    cmocka_unit_test(test_bm1688_two_cores), cmocka_unit_test(test_bm1688_one_core),
+	    cmocka_unit_test(test_bm1684x),          cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_hostile),          cmocka_unit_test(test_wrap),
+	    cmocka_unit_test(test_bad_options),      cmocka_unit_test(test_one_sided_mix),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

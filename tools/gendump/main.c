@@ -18,25 +18,26 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: tpuprof-gendump [options] OUTDIR\n"
-	      "Writes a synthetic Sophgo bmprofile_data directory (same options -> same bytes).\n"
-	      "  --arch BM1688|BM1684X   layout to write (default BM1688)\n"
-	      "  --cores N               cores (BM1688: 1..2, default 2; BM1684X: 1)\n"
-	      "  --cmds N                commands per core, TIU + GDMA (default 10000)\n"
-	      "  --seed S                random seed (default 1)\n"
-	      "  --layers MIX            layer weights, e.g. conv=30,pool=8,add=12,matmul=10,"
-	      "load=28,store=12\n"
-	      "  --net NAME              net_name (default gen_net)\n"
-	      "  --hostile               layer/net names with HTML, quotes, backslashes, unicode\n"
-	      "  --wrap                  start the 32-bit TIU counter just below 2^32 so it wraps\n"
-	      "  --no-sim                do not write net_stat.sim\n"
-	      "  --quiet                 print nothing on success\n"
-	      "  --format cdm            write a cdm_profile_data directory instead (BM1690/SG2260,\n"
-	      "                          SG2260E): --arch BM1690|SG2260|SG2260E, --cores (8 / 4 by\n"
-	      "                          default), --cmds per core, --seed, --wrap and\n"
-	      "  --mode 0|1|2|bmodel     cdm: PMU only, DYN_DATA, DYN_EXTRA, bmodel descriptors (1)\n"
-	      "  --cdma-ports P          cdm: CDMA port files (modes 1 and 2; default 0)\n",
-	      f);
+	fputs(
+	    "usage: tpuprof-gendump [options] OUTDIR\n"
+	    "Writes a synthetic Sophgo bmprofile_data directory (same options -> same bytes).\n"
+	    "  --arch BM1688|BM1684X   layout to write (default BM1688)\n"
+	    "  --cores N               cores (BM1688: 1..2, default 2; BM1684X: 1)\n"
+	    "  --cmds N                commands per core, TIU + GDMA (default 10000)\n"
+	    "  --seed S                random seed (default 1)\n"
+	    "  --layers MIX            layer weights, e.g. conv=30,pool=8,add=12,matmul=10,"
+	    "load=28,store=12\n"
+	    "  --net NAME              net_name (default gen_net)\n"
+	    "  --hostile               layer/net names with HTML, quotes, backslashes, unicode\n"
+	    "  --wrap                  start the 32-bit TIU counter just below 2^32 so it wraps\n"
+	    "  --no-sim                do not write net_stat.sim\n"
+	    "  --quiet                 print nothing on success\n"
+	    "  --format cdm            write a cdm_profile_data directory instead (BM1690/SG2260,\n"
+	    "                          SG2260E): --arch BM1690|SG2260|SG2260E, --cores (8 / 4 by\n"
+	    "                          default), --cmds per core, --seed, --wrap and\n"
+	    "  --mode 0|1|2|bmodel     cdm: PMU only, DYN_DATA, DYN_EXTRA, bmodel descriptors (1)\n"
+	    "  --cdma-ports P          cdm: CDMA port files (modes 1 and 2; default 0)\n",
+	    f);
 }
 
 static int num(const char *opt, const char *s, uint64_t *v)
@@ -66,8 +67,10 @@ static int main_cdm(int argc, char **argv)
 			else if (!strcasecmp(next, "SG2260E"))
 				o.sg2260e = 1;
 			else {
-				fprintf(stderr, "tpuprof-gendump: --format cdm: --arch must be BM1690, SG2260 "
-				                "or SG2260E\n");
+				fprintf(
+				    stderr,
+				    "tpuprof-gendump: --format cdm: --arch must be BM1690, SG2260 "
+				    "or SG2260E\n");
 				return 1;
 			}
 			i++;
@@ -90,7 +93,8 @@ static int main_cdm(int argc, char **argv)
 			else if (next[0] >= '0' && next[0] <= '2' && !next[1])
 				o.mode = next[0] - '0';
 			else {
-				fprintf(stderr, "tpuprof-gendump: --mode must be 0, 1, 2 or bmodel\n");
+				fprintf(stderr,
+				        "tpuprof-gendump: --mode must be 0, 1, 2 or bmodel\n");
 				return 1;
 			}
 			i++;
@@ -99,8 +103,10 @@ static int main_cdm(int argc, char **argv)
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = 1;
 		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "tpuprof-gendump: unknown or incomplete option '%s' for --format "
-			                "cdm\n", a);
+			fprintf(stderr,
+			        "tpuprof-gendump: unknown or incomplete option '%s' for --format "
+			        "cdm\n",
+			        a);
 			return 1;
 		} else if (!out) {
 			out = a;
@@ -145,7 +151,8 @@ int main(int argc, char **argv)
 			if (!strcmp(argv[i + 1], "cdm"))
 				return main_cdm(argc, argv);
 			if (strcmp(argv[i + 1], "bmprofile") != 0) {
-				fprintf(stderr, "tpuprof-gendump: --format must be bmprofile or cdm\n");
+				fprintf(stderr,
+				        "tpuprof-gendump: --format must be bmprofile or cdm\n");
 				return 1;
 			}
 		}
@@ -167,7 +174,8 @@ int main(int argc, char **argv)
 			else if (!strcmp(next, "BM1684X") || !strcmp(next, "bm1684x"))
 				o.arch = 3;
 			else {
-				fprintf(stderr, "tpuprof-gendump: --arch must be BM1688 or BM1684X\n");
+				fprintf(stderr,
+				        "tpuprof-gendump: --arch must be BM1688 or BM1684X\n");
 				return 1;
 			}
 			i++;
@@ -233,10 +241,11 @@ int main(int argc, char **argv)
 		uint64_t cmds = 0;
 		for (unsigned i = 0; i < o.cores; i++)
 			cmds += r.tiu_cmds[i] + r.gdma_cmds[i];
-		printf("tpuprof-gendump: %s: %u core(s), %llu commands, %llu bytes, %llu.%03llu us of "
-		       "device time\n",
-		       out, o.cores, (unsigned long long)cmds, (unsigned long long)r.bytes_total,
-		       (unsigned long long)(r.span_ns / 1000), (unsigned long long)(r.span_ns % 1000));
+		printf(
+		    "tpuprof-gendump: %s: %u core(s), %llu commands, %llu bytes, %llu.%03llu us of "
+		    "device time\n",
+		    out, o.cores, (unsigned long long)cmds, (unsigned long long)r.bytes_total,
+		    (unsigned long long)(r.span_ns / 1000), (unsigned long long)(r.span_ns % 1000));
 	}
 	return 0;
 }
