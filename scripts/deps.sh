@@ -4,7 +4,7 @@
 # fails, so a user knows exactly what to install.
 set -euo pipefail
 build_pkgs="cmake ninja-build pkg-config gcc make libsqlite3-dev libxlsxwriter-dev libcmocka-dev libopenblas-dev libcjson-dev zlib1g-dev libdeflate-dev libisal-dev"
-test_pkgs="clang libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl python3-pil chromium firefox-esr libreoffice-calc-nogui"
+test_pkgs="clang clang-format libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl python3-pil chromium firefox-esr libreoffice-calc-nogui"
 want="$build_pkgs"
 [ "${1:-build}" = test ] && want="$build_pkgs $test_pkgs"
 missing=""

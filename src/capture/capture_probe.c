@@ -1,6 +1,6 @@
 /*
  * capture_probe.c — a small program that drives libtpuprof through one scenario per run, for
- * the capture tests (capture_test.c spawns it with different environments and checks the
+ * the capture tests (capfile_test.c spawns it with different environments and checks the
  * dumps it leaves) and the TSan test. It links the static libtpuprof only, like a user
  * program would.
  *

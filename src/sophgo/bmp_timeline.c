@@ -1,8 +1,8 @@
 /*
  * bmp_timeline.c — the pure rules of the PerfAI timeline reconstruction (sophgo-bmprofile.md
  * §9.2) that do not need the model: which GDMA records survive the trimming by inst_id == 0
- * positions. The unwrapping and the cycle/ns conversions are inline in bmprofile_int.h; the
- * reader (reader.c) applies them to the slices.
+ * positions. The unwrapping and the cycle/ns conversions are inline in sophgo_int.h; the
+ * reader (bmp_reader.c) applies them to the slices.
  */
 #include "sophgo/sophgo_int.h"
 
