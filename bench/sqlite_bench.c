@@ -29,8 +29,8 @@
 
 #include <sqlite3.h>
 
-#include "sophgo/sophgo.h"
-#include "sqlitedb/sqlitedb.h"
+#include "readers/sophgo/sophgo.h"
+#include "writers/sqlitedb/sqlitedb.h"
 
 /* CPU seconds of this thread (the phase timings), of the whole process (SQLite's sorter
  * threads included) and wall seconds. */

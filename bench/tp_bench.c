@@ -32,8 +32,8 @@
  * Timings are printed, never asserted. Numbers are formatted with integer arithmetic so the
  * output does not depend on the locale.
  */
-#include "capfile/capfile.h"
 #include "capture/capfmt.h"
+#include "readers/capfile/capfile.h"
 
 #include <dirent.h>
 #include <errno.h>

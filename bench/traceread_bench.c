@@ -1,11 +1,11 @@
 /*
  * traceread_bench.c — `traceread_bench FILE [RUNS]`: reads a Chrome-trace JSON file with the
- * streaming reader (src/traceread) RUNS times (default 3) and prints, per run and as the best
- * run, wall time, process CPU time, MB/s by each (MB = 10^6 bytes), slices, and the peak RSS of
- * the process. CPU-time throughput is the figure to compare on a shared machine, where wall
- * time measures the neighbours as much as the reader.
+ * streaming reader (src/readers/traceread) RUNS times (default 3) and prints, per run and as the
+ * best run, wall time, process CPU time, MB/s by each (MB = 10^6 bytes), slices, and the peak RSS
+ * of the process. CPU-time throughput is the figure to compare on a shared machine, where wall time
+ * measures the neighbours as much as the reader.
  */
-#include "traceread/traceread.h"
+#include "readers/traceread/traceread.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,9 +1,9 @@
 /*
- * fuzz_bmprofile_global.c — libFuzzer target for the bmprofile text parsers (src/sophgo):
+ * fuzz_bmprofile_global.c — libFuzzer target for the bmprofile text parsers (src/readers/sophgo):
  * global.profile (layers, tensors, node lines, memory lines) and net_stat.sim. Any bytes must
  * give a status (with a `path:LINE:` message on error), never a crash or leak.
  */
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,12 +1,12 @@
 /*
- * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/sophgo):
+ * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/readers/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
  * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 (and CV184X, which has
  * no hand-written decoder any more), plus the table decoder (desc.c) of BM1688, CV184X and
  * BM1690 with every field and the TIU cost model of each command. Any bytes
  * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

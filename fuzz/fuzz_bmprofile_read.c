@@ -1,5 +1,5 @@
 /*
- * fuzz_bmprofile_read.c — libFuzzer target for the whole bmprofile reader (src/sophgo):
+ * fuzz_bmprofile_read.c — libFuzzer target for the whole bmprofile reader (src/readers/sophgo):
  * the input becomes iter0.profile of a scratch directory whose global.profile names the arch
  * chosen by the first byte; every cmd_*.dat a COMMAND block names is written with the same
  * bytes, so the timeline reconstruction, the command lookups and the layer matching all see
@@ -7,7 +7,7 @@
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

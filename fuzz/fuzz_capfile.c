@@ -1,10 +1,10 @@
 /*
- * fuzz_capfile.c — libFuzzer target for the capture dump reader (src/capfile): any bytes go
+ * fuzz_capfile.c — libFuzzer target for the capture dump reader (src/readers/capfile): any bytes go
  * through tp_capfile_parse, which must return a status (never crash, leak or read out of
  * bounds) and, on success, leave a profile whose slices are well-formed.
  */
-#include "capfile/capfile.h"
 #include "fuzz_check.h"
+#include "readers/capfile/capfile.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /*
  * fuzz_capfile_live.c — libFuzzer target for the converter's recovery of a dead process's
- * capture (src/capfile: tp_capfile_rebuild_parse, the path tp_capfile_read takes when a dump
- * directory still holds session.tpc and per-thread thread-K.tpc files). The input is split
+ * capture (src/readers/capfile: tp_capfile_rebuild_parse, the path tp_capfile_read takes when a
+ * dump directory still holds session.tpc and per-thread thread-K.tpc files). The input is split
  * into those files (parts: u16 little-endian length L, then L bytes, cut to what is left; a
  * missing part is empty):
  *   byte 0            bits 0-2: number of thread files (% 5); bit 3: sizes are raw (no padding)
@@ -22,9 +22,9 @@
  * their real sizes, unpadded), so a format change cannot leave the target
  * fuzzing only the rejection paths.
  */
-#include "capfile/capfile.h"
 #include "capture/capfmt.h"
 #include "fuzz_check.h"
+#include "readers/capfile/capfile.h"
 
 #include <stdint.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * fuzz_cdm_read.c — libFuzzer target for the whole cdm_profile_data reader (src/sophgo
+ * fuzz_cdm_read.c — libFuzzer target for the whole cdm_profile_data reader (src/readers/sophgo
  * cdm_*.c): the input becomes cdmlib0_0.profile of a scratch directory — so the real BM1690
  * file and tests/fixtures/cdm/cdmlib_small.hex are seeds as they are — and, for odd sizes,
  * also cdma0_1.profile (the CDMA path). The input's size picks global.profile: the bmodel
@@ -9,7 +9,7 @@
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

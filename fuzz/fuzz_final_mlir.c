@@ -1,11 +1,11 @@
 /*
- * fuzz_final_mlir.c — libFuzzer target for the final.mlir parser (src/sophgo/final_mlir.c).
+ * fuzz_final_mlir.c — libFuzzer target for the final.mlir parser (src/readers/sophgo/final_mlir.c).
  * Any bytes must parse (malformed lines are counted, never fatal) into ops in strictly
  * increasing line order whose names lie inside the name buffer, and groups whose member
  * ranges sit strictly between their Group and Yield lines; lookups must agree with them.
  * Seeds: the real dumps' final.mlir files (copied by scripts/fuzz.sh at run time).
  */
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
- * fuzz_netstat.c — libFuzzer target for the net_stat.sim parser (src/sophgo/bmp_netstat.c),
- * a side file: any bytes must parse with TP_OK, and a skipped line must be reported with a
- * line number inside the text and a NUL-terminated description. Seeds: the real dumps'
- * net_stat.sim files (copied by scripts/fuzz.sh at run time).
+ * fuzz_netstat.c — libFuzzer target for the net_stat.sim parser
+ * (src/readers/sophgo/bmprofile/bmp_netstat.c), a side file: any bytes must parse with TP_OK, and a
+ * skipped line must be reported with a line number inside the text and a NUL-terminated
+ * description. Seeds: the real dumps' net_stat.sim files (copied by scripts/fuzz.sh at run time).
  */
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

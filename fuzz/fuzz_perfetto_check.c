@@ -1,18 +1,18 @@
 /*
  * fuzz_perfetto_check.c — libFuzzer target for `tpuprof check`'s Perfetto reader
- * (src/perfetto/check.c): the input becomes a .pftrace file that tp_perfetto_check must
+ * (src/writers/perfetto/check.c): the input becomes a .pftrace file that tp_perfetto_check must
  * accept or reject with a located message, never crash, leak, hang or inflate a
  * decompression bomb past its documented limit.
  *
  * Seeds are real traces made at run time by tpuprof's own writer: when TP_FUZZ_SEED_DIR is
  * set (scripts/fuzz.sh sets it to the corpus directory), LLVMFuzzerInitialize writes the
- * trace writers' fixture profile (src/sink/sink_fixture.h) there as perfetto traces —
+ * trace writers' fixture profile (src/writers/sink/sink_fixture.h) there as perfetto traces —
  * uncompressed (so mutations reach every packet rule), zlib-compressed, and with the full
  * per-command annotations — before libFuzzer reads the corpus.
  */
 #include "fuzz_scratch.h"
-#include "perfetto/perfetto.h"
-#include "sink/sink_fixture.h"
+#include "writers/perfetto/perfetto.h"
+#include "writers/sink/sink_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>

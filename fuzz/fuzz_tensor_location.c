@@ -1,12 +1,13 @@
 /*
- * fuzz_tensor_location.c — libFuzzer target for tensor_location.json (src/sophgo/sg_layers.c):
- * the bytes are parsed as the side file and applied to a small profile (one core, a TIU and a
- * GDMA track with commands 1..64), as the reader does. Any bytes must give TP_OK (a note for
- * what was skipped) with every slice's layer pointing at a real layer and every layer's
- * tensors inside the tensor table, never a crash, leak or sanitizer report. Seeds: the real
- * dumps' tensor_location.json files (scripts/fuzz.sh copies ../shared/testdata at run time).
+ * fuzz_tensor_location.c — libFuzzer target for tensor_location.json
+ * (src/readers/sophgo/sg_layers.c): the bytes are parsed as the side file and applied to a small
+ * profile (one core, a TIU and a GDMA track with commands 1..64), as the reader does. Any bytes
+ * must give TP_OK (a note for what was skipped) with every slice's layer pointing at a real layer
+ * and every layer's tensors inside the tensor table, never a crash, leak or sanitizer report.
+ * Seeds: the real dumps' tensor_location.json files (scripts/fuzz.sh copies ../shared/testdata at
+ * run time).
  */
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,10 +1,10 @@
 /*
- * fuzz_traceread.c — libFuzzer target for the Chrome-trace JSON reader (src/traceread): any bytes
- * go through tp_traceread_parse, which must return a status (never crash, leak or read out of
+ * fuzz_traceread.c — libFuzzer target for the Chrome-trace JSON reader (src/readers/traceread): any
+ * bytes go through tp_traceread_parse, which must return a status (never crash, leak or read out of
  * bounds) and, on success, leave a profile whose slices are well-formed and whose strings are
  * valid UTF-8 as far as the first byte of each multi-byte sequence says.
  */
-#include "traceread/traceread.h"
+#include "readers/traceread/traceread.h"
 
 #include <stdint.h>
 #include <stdlib.h>

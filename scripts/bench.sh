@@ -453,7 +453,7 @@ for s in $sizes; do
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 done
 # One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
-# 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/xlsx/xlsx_gen.c prints rows/s).
+# 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/writers/xlsx/xlsx_gen.c prints rows/s).
 if [ -x "$xlsx_gen" ]; then
   rm -rf "$data/out/xlsx-spill"
   echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
@@ -469,7 +469,7 @@ fi
 # Trace writers (issue 3), each alone on top of reader+summary: a row minus the reader+summary
 # row of the same dump is that writer's cost. Then the Perfetto file's bytes per slice (slices
 # counted by `tpuprof check`), and the writers in process on a synthetic profile
-# (src/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
+# (src/writers/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
 for s in $sizes; do
   # result.html alone on top of reader+summary (the page writer's cost, as for the traces).
   r=$(repeat_for "$s")
@@ -532,7 +532,7 @@ for s in $sizes; do
   done
   rm -rf "$pf"
 done
-# The trace writers alone on a generated dump (read once, untimed; src/sink/trace_bench),
+# The trace writers alone on a generated dump (read once, untimed; src/writers/sink/trace_bench),
 # issue 10: each row prints slices/s (JSON: events/s) by wall and CPU, bytes/slice, the CPU
 # of the encoding thread, the peak RSS added over the model, and its ratio to the baseline
 # row `deflate` measured in the same run: libdeflate level 1 alone, one thread, over the

@@ -17,7 +17,7 @@ fi
 # (grep exits at the first match, the CLI then dies of SIGPIPE) and made this test skip.
 help=$("$cli" --help 2>&1 || true)
 if [[ $help != *tpuprof-capture* ]]; then
-  echo "SKIPPED: this tpuprof CLI ($cli) has no capture reader (src/capfile not built yet)"
+  echo "SKIPPED: this tpuprof CLI ($cli) has no capture reader (src/readers/capfile not built yet)"
   exit 77
 fi
 tmp=$(mktemp -d /tmp/bert_mini_e2e.XXXXXX)

@@ -3,7 +3,7 @@
  * (sequence flags, declared tracks, interning, balanced slices) and prints what it found.
  */
 #include "cli/cli.h"
-#include "perfetto/perfetto.h"
+#include "writers/perfetto/perfetto.h"
 
 #include <string.h>
 

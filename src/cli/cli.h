@@ -5,7 +5,7 @@
 #ifndef TP_CLI_H
 #define TP_CLI_H
 
-#include "sink/sink.h"
+#include "writers/sink/sink.h"
 
 /* Options of the convert (default) subcommand. */
 struct tp_cli_opts {

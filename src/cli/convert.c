@@ -10,10 +10,10 @@
  */
 #include "cli/cli.h"
 #include "common/progress.h"
-#include "opsreport/opsreport.h"
-#include "summary/summary.h"
-#include "traceread/traceread.h"
-#include "xlsx/xlsx.h"
+#include "readers/traceread/traceread.h"
+#include "writers/opsreport/opsreport.h"
+#include "writers/summary/summary.h"
+#include "writers/xlsx/xlsx.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -4,17 +4,17 @@
  */
 #include "cli/cli.h"
 
-#include "capfile/capfile.h"
-#include "capreport/capreport.h"
-#include "chrome/chrome.h"
-#include "html/html.h"
-#include "opsreport/opsreport.h"
-#include "perfetto/perfetto.h"
-#include "sophgo/sophgo.h"
-#include "sqlitedb/sqlitedb.h"
-#include "summary/summary.h"
-#include "traceread/traceread.h"
-#include "xlsx/xlsx.h"
+#include "readers/capfile/capfile.h"
+#include "readers/sophgo/sophgo.h"
+#include "readers/traceread/traceread.h"
+#include "writers/capreport/capreport.h"
+#include "writers/chrome/chrome.h"
+#include "writers/html/html.h"
+#include "writers/opsreport/opsreport.h"
+#include "writers/perfetto/perfetto.h"
+#include "writers/sqlitedb/sqlitedb.h"
+#include "writers/summary/summary.h"
+#include "writers/xlsx/xlsx.h"
 
 static int sophgo_detail(int cli)
 {

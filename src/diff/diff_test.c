@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "diff/diff.h"
-#include "sqlitedb/sqlitedb.h"
+#include "writers/sqlitedb/sqlitedb.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,15 +3,15 @@
  * compares output folders (and an output folder against a dump) with the same code as two
  * inputs (contract in diff.h, format in docs/diff.md "Output folders").
  *
- * Source: the folder's profile.db (written with --sqlite; schema in src/sqlitedb/sqlitedb.h),
- * which holds every slice with its annotations — summary.json only keeps the top 20 rows.
- * Rebuilt from it: devices (process rows), one track per (process, core, engine) or per
- * (process, thread name) (the database splits a track into lanes for overlapping slices; they
- * are joined again), slices with what the analysis and the diff read (name, category as type,
- * command fields from the reference annotations "Function Type", "Direction", "DMA data
- * size(B)", "Start Cycle", "Asic Cycle", "Stall Cycle", "Cmd Id", "Layer Id"), host slices'
- * annotations as arguments, and the layer table from the Layer tracks' slices ("Layer Id",
- * "Layer Type", "Layer Name"). Clocks, source, architecture and network name come from
+ * Source: the folder's profile.db (written with --sqlite; schema in
+ * src/writers/sqlitedb/sqlitedb.h), which holds every slice with its annotations — summary.json
+ * only keeps the top 20 rows. Rebuilt from it: devices (process rows), one track per (process,
+ * core, engine) or per (process, thread name) (the database splits a track into lanes for
+ * overlapping slices; they are joined again), slices with what the analysis and the diff read
+ * (name, category as type, command fields from the reference annotations "Function Type",
+ * "Direction", "DMA data size(B)", "Start Cycle", "Asic Cycle", "Stall Cycle", "Cmd Id", "Layer
+ * Id"), host slices' annotations as arguments, and the layer table from the Layer tracks' slices
+ * ("Layer Id", "Layer Type", "Layer Name"). Clocks, source, architecture and network name come from
  * summary.json when present. Command kinds (sys / send / wait) are not stored in the database
  * and are recovered from the function type and name (TIU "SYS*", DMA "DMA_sys", "send_msg",
  * "wait_msg"). Counters, flows, tensors and memory charts are not read (the diff uses none).

@@ -43,8 +43,8 @@ enum tp_arch tp_arch_from_name(const char *name); /* case-insensitive; A2/CV186X
 /*
  * What the analysis and the writers may know about the accelerator a profile came from: its
  * constants, independent of the file format. Readers point tp_profile.chip at a static table
- * row (the Sophgo rows live in src/sophgo/chip.c, each constant citing its source); NULL when
- * nothing is known (captures, foreign traces). Zero means "unknown" for every field.
+ * row (the Sophgo rows live in src/readers/sophgo/chip.c, each constant citing its source); NULL
+ * when nothing is known (captures, foreign traces). Zero means "unknown" for every field.
  */
 struct tp_chip {
 	const char *name; /* "BM1688", as the vendor spells it in __CHIP_ARCH_ARGS__ */

@@ -44,7 +44,7 @@ export async function open(context, file, opts = {}) {
   return rec;
 }
 
-// An independent decoder of the page's binary integer columns (src/html/html.c put_col):
+// An independent decoder of the page's binary integer columns (src/writers/html/html.c put_col):
 // mode letter r/d/l/m (R/D/L/M: values beyond int32), then base64 of zigzag LEB128 varints;
 // d = differences, l/m = (value, run length) pairs of values/differences. A number stands for
 // the same value n times; undefined for 0. Returns a plain array of n numbers.

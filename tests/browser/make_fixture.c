@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "html/html.h"
-#include "sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo_int.h"
+#include "writers/html/html.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)>"
 

@@ -19,7 +19,8 @@
  *     end / chain_end and zero padding to a multiple of 128 bytes (R's file lengths).
  *     BM1684X uses the same size table; its descriptors also carry their own cmd_id (TIU
  *     bits 1-20 with the dependency in 21-40, GDMA bits 9-28) — an assumption shared with
- *     src/sophgo/bmp_cmd.c, not a fact from the spec, which has no BM1684X field table.
+ *     src/readers/sophgo/bmprofile/bmp_cmd.c, not a fact from the spec, which has no BM1684X field
+ * table.
  *   - net_stat.sim: a small two-column sample of core 0 in the §7 layout.
  *
  * Streaming: every output region has a small buffered writer that pwrite()s at its own file

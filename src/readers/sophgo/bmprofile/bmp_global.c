@@ -1,0 +1,1200 @@
+/*
+ * bmp_global.c — parser for global.profile (sophgo-bmprofile.md §3): the runtime header (arch,
+ * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
+ * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
+ * node lines go to struct bmp_global for the layer matching done by the reader.
+ *
+ * Grammar: lines end with '\n' (trailing '\r' and blanks are ignored, and blanks around a
+ * key's '=' are accepted: harmless variants); meaningful lines contain
+ * "[bmprofile]" followed by a body. Bodies recognised (others are ignored, as the reference
+ * does):
+ *   arch=<int> | tpu_freq=<int> | net_name=<rest> | is_mlir=<int> | core_list=<a,b,>
+ *   start to run subnet_id=<n> | end to run subnet_id=<n> | start parallel. | end parallel.
+ *   global_layer: / local_layer: layer_id=<n> layer_type=<str> layer_name=<rest>
+ *   tensor_id=<n> is_in= shape=[AxB..] dtype= is_const= gaddr= gsize= loffset= nslice= hslice=
+ *     [l2addr=]
+ *   gdma cmd_id bd_id= gdma_id= gdma_dir= gdma_func= [core=]     (GDMA node)
+ *   gdma cmd_id bd_id=0 gdma_id=<dep> bd_func= core=            (TIU node, BM1688 quirk §3.1)
+ *   bd cmd_id bd_id= gdma_id= bd_func= [core=]                  (TIU node, BM1684X)
+ *   mtype=<n> addr= size= alloc= free= desc=<rest>
+ * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
+ * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
+ */
+#include "readers/sophgo/sophgo_int.h"
+
+#include <pthread.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+enum tp_arch bmp_arch_from_raw(int raw)
+{
+	const struct sg_chip *c = sg_chip_by_bmp_arch(raw);
+	return c ? c->c.arch : TP_ARCH_UNKNOWN;
+}
+
+#define MAX_KV 24
+
+struct line {
+	const char *s; /* body (after "[bmprofile]" and blanks) */
+	size_t n;
+	unsigned long no;
+	int parsed;         /* key=value pairs below are valid */
+	unsigned nkv, hint; /* pairs; where the next lookup starts (keys come in order) */
+	struct {
+		const char *k, *v;
+		size_t kn, vn;
+	} kv[MAX_KV];
+};
+
+/* The body starts with p. A p ending in '=' also matches with blanks before and after the
+ * '=' ("arch = 8", a harmless variant). */
+static int starts(const struct line *l, const char *p)
+{
+	size_t k = strlen(p);
+	if (l->n >= k && memcmp(l->s, p, k) == 0)
+		return 1;
+	if (!k || p[k - 1] != '=' || l->n < k || memcmp(l->s, p, k - 1) != 0)
+		return 0;
+	size_t i = k - 1;
+	while (i < l->n && (l->s[i] == ' ' || l->s[i] == '\t'))
+		i++;
+	return i < l->n && l->s[i] == '=';
+}
+
+static int is_word(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_';
+}
+
+/* Splits the line once into key=value pairs: a key is the run of word characters right
+ * before a '=', its value the run of non-blank characters after it. Harmless variant: blanks
+ * around the '=' ("arch = 8"); after the '=' they are skipped only when the next token is not
+ * itself a key=value pair (so "gsize= loffset=0" still gives an empty gsize). */
+static void split_kv(struct line *l)
+{
+	l->parsed = 1;
+	l->nkv = 0;
+	for (size_t i = 0; i < l->n && l->nkv < MAX_KV; i++) {
+		if (l->s[i] != '=')
+			continue;
+		size_t ke = i;
+		while (ke > 0 && (l->s[ke - 1] == ' ' || l->s[ke - 1] == '\t'))
+			ke--;
+		size_t kb = ke;
+		while (kb > 0 && is_word(l->s[kb - 1]))
+			kb--;
+		if (kb == ke)
+			continue;
+		size_t vb = i + 1;
+		if (vb < l->n && (l->s[vb] == ' ' || l->s[vb] == '\t')) {
+			size_t t = vb;
+			while (t < l->n && (l->s[t] == ' ' || l->s[t] == '\t'))
+				t++;
+			size_t te = t;
+			while (te < l->n && l->s[te] != ' ' && l->s[te] != '\t' && l->s[te] != '=')
+				te++;
+			if (t < l->n && (te == l->n || l->s[te] != '='))
+				vb = t;
+		}
+		size_t e = vb;
+		while (e < l->n && l->s[e] != ' ' && l->s[e] != '\t')
+			e++;
+		l->kv[l->nkv].k = l->s + kb;
+		l->kv[l->nkv].kn = ke - kb;
+		l->kv[l->nkv].v = l->s + vb;
+		l->kv[l->nkv].vn = e - vb;
+		l->nkv++;
+		i = e > i ? e - 1 : i;
+	}
+}
+
+/* Finds `key=` (as a whole word) and returns its value: a run of non-blank characters, or the
+ * rest of the line when `rest` is set. Returns 1 if found. */
+static int kv(struct line *l, const char *key, int rest, const char **v, size_t *vn)
+{
+	if (!l->parsed) {
+		split_kv(l);
+		l->hint = 0;
+	}
+	size_t k = strlen(key);
+	for (unsigned j = 0; j < l->nkv; j++) {
+		unsigned i = (l->hint + j) % l->nkv;
+		if (l->kv[i].kn != k || memcmp(l->kv[i].k, key, k) != 0)
+			continue;
+		*v = l->kv[i].v;
+		*vn = rest ? (size_t)(l->s + l->n - l->kv[i].v) : l->kv[i].vn;
+		l->hint = i + 1;
+		return 1;
+	}
+	return 0;
+}
+
+struct ctx {
+	const char *path;
+	struct tp_profile *p;
+	struct bmp_global *g;
+	struct tp_diag *d;
+	int32_t cur_layer;
+	int32_t cur_subnet;
+	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
+	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
+	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
+	int32_t pend_layer;
+	struct tp_layer pend;
+	uint32_t type_id[8]; /* recently seen layer types */
+	const char *type_str[8];
+	size_t type_len[8];
+	unsigned type_next;
+};
+
+static int need_i64(struct ctx *c, struct line *l, const char *key, int64_t *out)
+{
+	const char *v;
+	size_t n;
+	if (!kv(l, key, 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
+	if (tp_parse_i64(v, n, out) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
+		                    (int)(n > 40 ? 40 : n), v);
+	return TP_OK;
+}
+
+static int need_u64(struct ctx *c, struct line *l, const char *key, uint64_t *out)
+{
+	const char *v;
+	size_t n;
+	if (!kv(l, key, 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
+	if (tp_parse_u64(v, n, out) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
+		                    (int)(n > 40 ? 40 : n), v);
+	return TP_OK;
+}
+
+static int oom(struct ctx *c)
+{
+	return tp_diag_set(c->d, TP_ENOMEM, "%s: out of memory", c->path);
+}
+
+/* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
+ * call per key costs more than the compare on these short keys). A tail after whole words is
+ * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each. */
+static inline int eqn(const char *a, const char *b, size_t k)
+{
+	uint64_t x, y;
+	if (k >= 8) {
+		while (k >= 8) {
+			memcpy(&x, a, 8);
+			memcpy(&y, b, 8);
+			if (x != y)
+				return 0;
+			a += 8;
+			b += 8;
+			k -= 8;
+		}
+		if (!k)
+			return 1;
+		memcpy(&x, a + k - 8, 8);
+		memcpy(&y, b + k - 8, 8);
+		return x == y;
+	}
+	if (k >= 4) {
+		uint32_t u, v;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		if (u != v)
+			return 0;
+		a += 4;
+		b += 4;
+		k -= 4;
+	}
+	if (k >= 2) {
+		uint16_t u, v;
+		memcpy(&u, a, 2);
+		memcpy(&v, b, 2);
+		if (u != v)
+			return 0;
+		a += 2;
+		b += 2;
+		k -= 2;
+	}
+	return !k || *a == *b;
+}
+
+/* Body l starts with the literal `lit` (no '=' variant: for keys without '='). */
+#define LIT(l, lit) ((l)->n >= sizeof(lit) - 1 && eqn((l)->s, lit, sizeof(lit) - 1))
+
+/* Reads `key` + '=' + decimal digits (at most 18) at *p, then one blank or the end. Returns 1
+ * if so. Always inlined: every call passes a literal key, so the key test becomes one or two
+ * word compares (memcmp of a constant size) and the digit loop has a single bound (the per-line hot
+ * path of the tokenizer; the numbers are short, so a word-at-a-time digit reader costs more than it
+ * saves here). */
+static inline __attribute__((always_inline)) int fast_num(const char **p, const char *end,
+                                                          const char *key, size_t kn, uint64_t *out)
+{
+	const char *q = *p;
+	if (q >= end || (size_t)(end - q) <= kn || memcmp(q, key, kn) != 0)
+		return 0;
+	q += kn;
+	const char *d0 = q, *top = end - q > 18 ? q + 18 : end;
+	uint64_t v = 0;
+	unsigned dg;
+	while (q < top && (dg = (unsigned)(unsigned char)*q - '0') < 10) {
+		v = v * 10 + dg;
+		q++;
+	}
+	if (q == d0 || (q < end && *q != ' '))
+		return 0;
+	*out = v;
+	*p = q < end ? q + 1 : q;
+	return 1;
+}
+
+/* The runtime's layer layout "layer_id=N layer_type=T layer_name=REST", read without the
+ * generic key search. Returns 1 and the fields, or 0 to let the generic path (and its
+ * messages) handle the line. Pure: safe from the chunk workers. */
+static int fast_layer(const struct line *l, int is_local, int64_t *id, const char **tv, size_t *tn,
+                      const char **nv, size_t *nn)
+{
+	size_t skip = is_local ? 12 : 13;
+	if (l->n < skip)
+		return 0;
+	const char *p = l->s + skip, *end = l->s + l->n;
+	while (p < end && *p == ' ')
+		p++;
+	uint64_t uid;
+	if (!fast_num(&p, end, "layer_id=", 9, &uid) || uid > INT32_MAX ||
+	    (size_t)(end - p) <= 11 || !eqn(p, "layer_type=", 11))
+		return 0;
+	const char *t = p + 11, *te = t;
+	while (te < end && *te != ' ')
+		te++;
+	if (te >= end || (size_t)(end - te) < 12 || !eqn(te + 1, "layer_name=", 11))
+		return 0;
+	*tv = t;
+	*tn = (size_t)(te - t);
+	*nv = te + 12;
+	*nn = (size_t)(end - *nv);
+	*id = (int64_t)uid;
+	return 1;
+}
+
+static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local);
+
+static int do_layer(struct ctx *c, struct line *l, int is_local)
+{
+	int64_t id;
+	const char *tv, *nv;
+	size_t tn, nn;
+	if (fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn))
+		return add_layer(c, id, tv, tn, nv, nn, is_local);
+	int rc = need_i64(c, l, "layer_id", &id);
+	if (rc)
+		return rc;
+	if (!kv(l, "layer_type", 0, &tv, &tn))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing layer_type=");
+	if (!kv(l, "layer_name", 1, &nv, &nn)) {
+		nv = "";
+		nn = 0;
+	}
+	return add_layer(c, id, tv, tn, nv, nn, is_local);
+}
+
+/* Appends the pending layer to the table (see struct ctx): it gets the index it was given. */
+static int flush_layer(struct ctx *c)
+{
+	if (c->pend_layer < 0)
+		return TP_OK;
+	int32_t i = c->pend_layer;
+	c->pend_layer = -1;
+	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : oom(c);
+}
+
+static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local)
+{
+	if (c->g->no_layers)
+		return TP_OK;
+	int rc = flush_layer(c);
+	if (rc)
+		return rc;
+	struct tp_layer ly = {0};
+	ly.id = (int32_t)id;
+	/* Layer types repeat: remember the last few instead of hashing every time. */
+	ly.type = 0;
+	for (int i = 0; i < 8; i++)
+		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
+			ly.type = c->type_id[i];
+			break;
+		}
+	if (!ly.type) {
+		ly.type = tp_profile_strn(c->p, tv, tn);
+		int slot = c->type_next++ & 7;
+		c->type_id[slot] = ly.type;
+		c->type_str[slot] = tp_str(c->p, ly.type);
+		c->type_len[slot] = tn;
+	}
+	ly.name = tp_profile_strn_unique(c->p, nv, nn); /* layer names are unique */
+	ly.device = 0;
+	ly.core = -1;
+	ly.subnet = c->cur_subnet;
+	ly.group = -1;
+	ly.is_local = (uint8_t)is_local;
+	ly.is_data_move =
+	    (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
+	ly.first_tensor = (uint32_t)c->p->num_tensors;
+	ly.begin_ns = 0;
+	ly.end_ns = -1;
+	/* Nothing else adds layers during the parse, so the next index is this layer's. */
+	if (c->p->num_layers >= INT32_MAX)
+		return oom(c);
+	c->cur_layer = c->pend_layer = (int32_t)c->p->num_layers;
+	c->pend = ly;
+	return TP_OK;
+}
+
+static int do_tensor(struct ctx *c, struct line *l)
+{
+	struct tp_tensor t = {0};
+	int64_t v;
+	uint64_t u;
+	int rc;
+	if ((rc = need_i64(c, l, "tensor_id", &t.id)))
+		return rc;
+	if ((rc = need_i64(c, l, "is_in", &v)))
+		return rc;
+	t.is_in = v != 0;
+	if ((rc = need_i64(c, l, "dtype", &v)))
+		return rc;
+	/* global.profile DataType 0..8 (§3.3) maps onto tp_dtype 1..9. */
+	t.dtype = v >= 0 && v <= 8 ? (uint8_t)(v + 1) : TP_DT_NONE;
+	if ((rc = need_i64(c, l, "is_const", &v)))
+		return rc;
+	t.is_const = v != 0;
+	if ((rc = need_u64(c, l, "gaddr", &t.gaddr)) || (rc = need_u64(c, l, "gsize", &t.gsize)) ||
+	    (rc = need_u64(c, l, "loffset", &t.loffset)))
+		return rc;
+	if ((rc = need_u64(c, l, "nslice", &u)))
+		return rc;
+	t.nslice = (uint32_t)u;
+	if ((rc = need_u64(c, l, "hslice", &u)))
+		return rc;
+	t.hslice = (uint32_t)u;
+	const char *sv;
+	size_t sn;
+	if (kv(l, "l2addr", 0, &sv, &sn) && tp_parse_u64(sv, sn, &t.l2addr) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad l2addr value");
+	if (!kv(l, "shape", 0, &sv, &sn))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing shape=");
+	if (sn < 2 || sv[0] != '[' || sv[sn - 1] != ']')
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
+		                    (int)(sn > 40 ? 40 : sn), sv);
+	size_t i = 1;
+	while (i < sn - 1) {
+		size_t e = i;
+		while (e < sn - 1 && sv[e] != 'x' && sv[e] != ',')
+			e++;
+		if (t.ndim >= TP_MAX_DIMS)
+			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+			                    "shape has more than %d dimensions", TP_MAX_DIMS);
+		if (tp_parse_i64(sv + i, e - i, &t.shape[t.ndim]) != 0)
+			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
+			                    (int)(sn > 40 ? 40 : sn), sv);
+		t.ndim++;
+		i = e + 1;
+	}
+	if (c->g->no_layers || c->g->no_tensors)
+		return TP_OK;
+	t.layer = c->cur_layer;
+	if (tp_profile_add_tensor(c->p, &t) < 0)
+		return oom(c);
+	if (c->cur_layer >= 0 &&
+	    c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
+		c->pend.num_tensors++;
+	return TP_OK;
+}
+
+static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core, uint64_t bd_id,
+                            uint64_t gdma_id, uint8_t dir)
+{
+	if (core < 0 || core >= BMP_MAX_CORES)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+		                    "core %lld out of range 0..%d", (long long)core,
+		                    BMP_MAX_CORES - 1);
+	if (c->g->no_nodes)
+		return TP_OK;
+	struct bmp_nodes *nd = &c->g->nodes[core][engine];
+	if (nd->n == nd->cap_ld) {
+		uint8_t *ld = tp_grow(nd->ld, 1, nd->n + 1, &nd->cap_ld);
+		if (!ld)
+			return oom(c);
+		nd->ld = ld;
+	}
+	if (nd->n >= UINT32_MAX)
+		return oom(c);
+	if (c->g->keep_ids && nd->n == nd->cap) {
+		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
+		uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap);
+		if (!b)
+			return oom(c);
+		nd->bd_id = b;
+		uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap2);
+		if (!g)
+			return oom(c);
+		nd->gdma_id = g;
+		uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap3);
+		if (!dr)
+			return oom(c);
+		nd->dir = dr;
+		if (cap2 < cap)
+			cap = cap2;
+		if (cap3 < cap)
+			cap = cap3;
+		nd->cap = cap;
+	}
+	int32_t cur = c->cur_layer, prev = nd->n ? nd->last : -1;
+	if (nd->n % BMP_NODE_MARK == 0) {
+		int32_t *m = tp_grow(nd->mark, sizeof *m, nd->nmark + 1, &nd->cap_mark);
+		if (!m)
+			return oom(c);
+		nd->mark = m;
+		m[nd->nmark++] = cur;
+	}
+	if (cur >= prev && (int64_t)cur - prev < 255) {
+		nd->ld[nd->n] = (uint8_t)(cur - prev);
+	} else {
+		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
+		if (!x)
+			return oom(c);
+		nd->esc = x;
+		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)nd->n, cur};
+		nd->ld[nd->n] = 255;
+	}
+	nd->last = cur;
+	if (c->g->keep_ids) {
+		nd->bd_id[nd->n] = (uint32_t)bd_id;
+		nd->gdma_id[nd->n] = (uint32_t)gdma_id;
+		nd->dir[nd->n] = dir;
+	}
+	nd->n++;
+	if (c->cur_layer >= 0 && c->pend.core < 0)
+		c->pend.core = (int32_t)core;
+	return TP_OK;
+}
+
+/* Node lines exactly as the runtime writes them, without the generic key search:
+ *   bd_id=N gdma_id=N (bd_func=N | gdma_dir=N gdma_func=N) [core=N]
+ * Returns 1 and the fields, or 0 to let the generic path (and its messages) handle it. */
+static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *gd, int *tiu,
+                     uint64_t *dir, uint64_t *core)
+{
+	if (skip >= l->n) /* a line cut right after its prefix (fuzzer finding) */
+		return 0;
+	const char *p = l->s + skip, *end = l->s + l->n;
+	uint64_t f;
+	if (!fast_num(&p, end, "bd_id=", 6, bd) || !fast_num(&p, end, "gdma_id=", 8, gd))
+		return 0;
+	if (fast_num(&p, end, "bd_func=", 8, &f)) {
+		*tiu = 1;
+	} else if (fast_num(&p, end, "gdma_dir=", 9, dir) &&
+	           fast_num(&p, end, "gdma_func=", 10, &f)) {
+		*tiu = 0;
+	} else {
+		return 0;
+	}
+	*core = 0;
+	if (p < end && !fast_num(&p, end, "core=", 5, core))
+		return 0;
+	return p == end;
+}
+
+static int do_node(struct ctx *c, struct line *l, int bd_prefix)
+{
+	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+	                                TP_DIR_LMEM_TO_LMEM};
+	{
+		uint64_t fb, fg, fd = 99, fc;
+		int ftiu;
+		if (fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) &&
+		    fc < BMP_MAX_CORES)
+			return push_node(c, l, (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA,
+			                 (int64_t)fc, fb, fg, fd < 4 ? dirs[fd] : TP_DIR_NONE);
+	}
+	uint64_t bd_id, gdma_id;
+	int64_t core = 0;
+	int rc;
+	if ((rc = need_u64(c, l, "bd_id", &bd_id)) || (rc = need_u64(c, l, "gdma_id", &gdma_id)))
+		return rc;
+	const char *v;
+	size_t n;
+	if (kv(l, "core", 0, &v, &n) && tp_parse_i64(v, n, &core) != 0)
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad core value \"%.*s\"",
+		                    (int)(n > 40 ? 40 : n), v);
+	/* A `bd_func=` key makes it a TIU node, whatever the prefix (BM1688 writes TIU nodes as
+	 * `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=<n> core=<n>`, §3.1). */
+	int tiu = bd_prefix || kv(l, "bd_func", 0, &v, &n);
+	if (!tiu && !kv(l, "gdma_func", 0, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+		                    "node line without bd_func= or gdma_func=");
+	/* gdma_dir (§3.3): 0 S2L, 1 L2S, 2 S2S, 3 L2L. */
+	int64_t gd;
+	uint8_t dir = TP_DIR_NONE;
+	if (!tiu && kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 && gd >= 0 &&
+	    gd < 4)
+		dir = dirs[gd];
+	return push_node(c, l, tiu ? BMP_ENG_TIU : BMP_ENG_GDMA, core, bd_id, gdma_id, dir);
+}
+
+static int do_mem(struct ctx *c, struct line *l)
+{
+	struct tp_mem m = {0};
+	int64_t mt;
+	int rc;
+	if ((rc = need_i64(c, l, "mtype", &mt)) || (rc = need_u64(c, l, "addr", &m.addr)) ||
+	    (rc = need_u64(c, l, "size", &m.size)) ||
+	    (rc = need_u64(c, l, "alloc", &m.alloc_usec)) ||
+	    (rc = need_u64(c, l, "free", &m.free_usec)))
+		return rc;
+	m.mtype = (int32_t)mt;
+	const char *v;
+	size_t n;
+	if (!kv(l, "desc", 1, &v, &n))
+		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing desc=");
+	m.desc = tp_profile_strn(c->p, v, n);
+	if (tp_profile_add_mem(c->p, &m) < 0)
+		return oom(c);
+	return TP_OK;
+}
+
+static int do_core_list(struct ctx *c, struct line *l)
+{
+	const char *v;
+	size_t n;
+	kv(l, "core_list", 0, &v, &n);
+	struct bmp_global *g = c->g;
+	g->n_cores = 0;
+	size_t i = 0;
+	while (i < n) {
+		size_t e = i;
+		while (e < n && v[e] != ',')
+			e++;
+		if (e > i) {
+			int64_t core;
+			if (tp_parse_i64(v + i, e - i, &core) != 0 || core < 0 || core > 4096)
+				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+				                    "bad core_list \"%.*s\"",
+				                    (int)(n > 40 ? 40 : n), v);
+			if (g->n_cores >= BMP_MAX_CORES)
+				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
+				                    "core_list has more than %d cores",
+				                    BMP_MAX_CORES);
+			g->cores[g->n_cores++] = (int)core;
+		}
+		i = e + 1;
+	}
+	g->have_core_list = 1;
+	char buf[256];
+	snprintf(buf, sizeof buf, "%.*s", (int)(n > 255 ? 255 : n), v);
+	return tp_profile_set_meta(c->p, "core_list", buf) == TP_OK ? TP_OK : oom(c);
+}
+
+static int do_line(struct ctx *c, struct line *l)
+{
+	struct bmp_global *g = c->g;
+	const char *v;
+	size_t n;
+	int64_t x;
+	char buf[512];
+	/* Most lines are tensor and node lines: test them first. */
+	if (l->n && l->s[0] == 't' && starts(l, "tensor_id=")) {
+		/* Huge dumps keep no tensors: skip their lines unparsed (the one place where a
+		 * malformed line may go unreported, to keep multi-GB logs fast). */
+		if (g->no_tensors || g->no_layers)
+			return TP_OK;
+		return do_tensor(c, l);
+	}
+	if (l->n && l->s[0] == 'g' && starts(l, "gdma cmd_id"))
+		return g->no_nodes ? TP_OK : do_node(c, l, 0);
+	if (g->no_nodes && g->no_layers && l->n &&
+	    (starts(l, "local_layer:") || starts(l, "global_layer:") || starts(l, "bd cmd_id")))
+		return TP_OK; /* nothing of them is kept: do not parse them */
+	if (starts(l, "arch=")) {
+		if (g->have_arch)
+			return TP_OK; /* the first arch= line fixes the arch (§3.2) */
+		int rc = need_i64(c, l, "arch", &x);
+		if (rc)
+			return rc;
+		g->have_arch = 1;
+		g->arch_raw = x < -1000000 || x > 1000000 ? -1 : (int)x;
+		g->arch = bmp_arch_from_raw(g->arch_raw);
+		g->arch_line = l->no;
+		return TP_OK;
+	}
+	if (starts(l, "tpu_freq=") || starts(l, "freq=")) {
+		int rc = need_i64(c, l, starts(l, "freq=") ? "freq" : "tpu_freq", &x);
+		if (rc)
+			return rc;
+		g->have_freq = 1;
+		g->tpu_freq = x;
+		snprintf(buf, sizeof buf, "%lld", (long long)x);
+		return tp_profile_set_meta(c->p, "tpu_freq", buf) == TP_OK ? TP_OK : oom(c);
+	}
+	if (starts(l, "net_name=")) {
+		kv(l, "net_name", 1, &v, &n);
+		c->p->net_name = tp_profile_strn(c->p, v, n);
+		snprintf(buf, sizeof buf, "%.*s", (int)(n > 511 ? 511 : n), v);
+		return tp_profile_set_meta(c->p, "net_name", buf) == TP_OK ? TP_OK : oom(c);
+	}
+	if (starts(l, "start to run subnet_id=") || starts(l, "end to run subnet_id=")) {
+		int rc = need_i64(c, l, "subnet_id", &x);
+		if (rc)
+			return rc;
+		c->cur_subnet = starts(l, "start") ? (int32_t)x : -1;
+		c->cur_layer = -1;
+		return TP_OK;
+	}
+	if (starts(l, "end parallel")) {
+		c->cur_layer = -1;
+		return TP_OK;
+	}
+	if (starts(l, "global_layer:"))
+		return do_layer(c, l, 0);
+	if (starts(l, "local_layer:"))
+		return do_layer(c, l, 1);
+	if (starts(l, "bd cmd_id"))
+		return do_node(c, l, 1);
+	if (starts(l, "core_list="))
+		return do_core_list(c, l);
+	if (starts(l, "mtype="))
+		return do_mem(c, l);
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Chunked parse. The text is cut into chunks of GCHUNK bytes, each extended to the end of   */
+/* its last line. A chunk is tokenized on its own (any thread): every line is split off,     */
+/* its tag found and its kind decided; the runtime's common lines (node, layer, "end         */
+/* parallel.") become compact events with their numbers already read, lines that nothing    */
+/* keeps are dropped, and every other line becomes an EV_LINE event that the generic parser  */
+/* (do_line) handles. The events of the chunks are then applied to the model in file order   */
+/* by one thread (apply_chunk): layers, nodes and every error message come from there, so    */
+/* the result and the first error reported are the same whatever the thread count.           */
+/* ---------------------------------------------------------------------------------------- */
+
+#define GCHUNK ((size_t)4 << 20)
+
+enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR };
+
+struct gev {
+	uint8_t kind;
+	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local */
+	uint32_t lno;           /* line index inside the chunk (0-based) */
+	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
+	                           EV_LINE body offset, body length */
+	uint64_t off;           /* EV_LAYER type offset */
+	uint32_t n, n2;         /* EV_LAYER type length, name length */
+};
+
+struct gchunk {
+	size_t beg, end; /* [beg, end) of the text */
+	unsigned long lines;
+	struct gev *ev;
+	size_t nev, cap;
+	int oom;
+};
+
+/* Start of chunk k: after the first '\n' at or after k*GCHUNK - 1 (so a chunk never splits a
+ * line), 0 for the first chunk, len when no line ends there. */
+static size_t chunk_start(const char *text, size_t len, size_t k)
+{
+	if (k == 0)
+		return 0;
+	size_t x = k * GCHUNK - 1;
+	if (x >= len)
+		return len;
+	const char *nl = memchr(text + x, '\n', len - x);
+	return nl ? (size_t)(nl - text) + 1 : len;
+}
+
+static struct gev *push_ev(struct gchunk *ch)
+{
+	if (ch->nev == ch->cap) {
+		size_t cap = ch->cap;
+		struct gev *v = tp_grow(ch->ev, sizeof *v, ch->nev + 1, &cap);
+		if (!v) {
+			ch->oom = 1;
+			return NULL;
+		}
+		ch->ev = v;
+		ch->cap = cap;
+	}
+	return &ch->ev[ch->nev++];
+}
+
+/* The line ends of a chunk, found 64 bytes at a time: the block's '\n' bytes as a bit mask
+ * (SSE2 compares), so the next line end costs a count of trailing zeros instead of a memchr
+ * call per line (global.profile lines are ~80 bytes, and the call's setup was most of the
+ * tokenizer's newline search). Gives exactly memchr's answers; never reads at or past `end`.
+ * Without SSE2 it is memchr. */
+struct nlfind {
+	const char *text;
+	size_t end;    /* search limit (the chunk's end) */
+	size_t base;   /* the block in `mask` is [base, base + 64) */
+	uint64_t mask; /* bit i: text[base + i] == '\n' (bits at or past end are 0) */
+	int have;      /* mask holds a block */
+};
+
+/* Offset of the first '\n' in text[pos, end), or end if there is none. */
+static inline size_t nl_next(struct nlfind *f, size_t pos)
+{
+#if defined(__SSE2__)
+	for (;;) {
+		if (f->have && pos >= f->base && pos - f->base < 64) {
+			uint64_t m = f->mask & (~(uint64_t)0 << (pos - f->base));
+			if (m)
+				return f->base + (size_t)__builtin_ctzll(m);
+			pos = f->base + 64;
+		}
+		if (pos >= f->end)
+			return f->end;
+		f->base = pos;
+		f->have = 1;
+		const char *q = f->text + pos;
+		if (f->end - pos >= 64) {
+			const __m128i nl = _mm_set1_epi8('\n');
+			uint64_t m0 = (unsigned)_mm_movemask_epi8(
+			    _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)q), nl));
+			uint64_t m1 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 16)), nl));
+			uint64_t m2 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 32)), nl));
+			uint64_t m3 = (unsigned)_mm_movemask_epi8(_mm_cmpeq_epi8(
+			    _mm_loadu_si128((const __m128i *)(const void *)(q + 48)), nl));
+			f->mask = m0 | m1 << 16 | m2 << 32 | m3 << 48;
+		} else {
+			uint64_t m = 0;
+			for (size_t i = 0; i < f->end - pos; i++)
+				if (q[i] == '\n')
+					m |= (uint64_t)1 << i;
+			f->mask = m;
+		}
+	}
+#else
+	const char *nl = memchr(f->text + pos, '\n', f->end - pos);
+	return nl ? (size_t)(nl - f->text) : f->end;
+#endif
+}
+
+/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
+ * text and the input flags of g only. Decides exactly as do_line would: a line the fast
+ * forms do not cover goes to do_line unchanged. */
+static void scan_chunk_into(const char *text, const struct bmp_global *g, struct gchunk *ch)
+{
+	static const char tag[] = "[bmprofile]";
+	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+	                                TP_DIR_LMEM_TO_LMEM};
+	size_t pos = ch->beg, len = ch->end;
+	uint32_t no = 0;
+	struct nlfind nf = {.text = text, .end = len};
+	ch->nev = 0;
+	ch->oom = 0;
+	while (pos < len) {
+		size_t e = nl_next(&nf, pos);
+		uint32_t lno = no++;
+		size_t end = e;
+		/* CRLF and trailing blanks are harmless variants. */
+		while (end > pos &&
+		       (text[end - 1] == '\r' || text[end - 1] == ' ' || text[end - 1] == '\t'))
+			end--;
+		const char *s = text + pos;
+		size_t n = end - pos;
+		pos = e + 1;
+		/* Find the tag anywhere in the line, as the reference's patterns do (it is at the
+		 * start of every line the runtime writes). */
+		const char *tp = NULL;
+		if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
+			tp = s;
+		} else {
+			const char *q = s;
+			while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
+				if ((size_t)(s + n - q) >= sizeof tag - 1 &&
+				    !memcmp(q, tag, sizeof tag - 1)) {
+					tp = q;
+					break;
+				}
+				q++;
+			}
+		}
+		if (!tp)
+			continue;
+		size_t b = (size_t)(tp - s) + sizeof tag - 1;
+		if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
+			b++;
+		else
+			while (b < n && (s[b] == ' ' || s[b] == '\t'))
+				b++;
+		struct line l;
+		l.s = s + b;
+		l.n = n - b;
+		l.no = 0;
+		l.parsed = 0;
+		char c0 = l.n ? l.s[0] : 0;
+		struct gev *ev;
+		if (c0 == 't' && (LIT(&l, "tensor_id=") || starts(&l, "tensor_id="))) {
+			if (g->no_tensors || g->no_layers)
+				continue;
+			goto generic;
+		}
+		int node = 0, bd_prefix = 0;
+		if (c0 == 'g' && LIT(&l, "gdma cmd_id")) {
+			if (g->no_nodes)
+				continue;
+			node = 1;
+		} else if (c0 == 'b' && LIT(&l, "bd cmd_id")) {
+			if (g->no_nodes && g->no_layers)
+				continue;
+			node = 1;
+			bd_prefix = 1;
+		}
+		if (node) {
+			uint64_t fb, fg, fd = 99, fc;
+			int ftiu;
+			if (!fast_node(&l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) ||
+			    fc >= BMP_MAX_CORES)
+				goto generic;
+			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing
+			                  */
+				continue;
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_NODE;
+			ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
+			ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
+			ev->core = (uint8_t)fc;
+			ev->lno = lno;
+			ev->a = fb;
+			ev->b = fg;
+			continue;
+		}
+		if (c0 == 'e' && LIT(&l, "end parallel")) {
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_ENDPAR;
+			ev->lno = lno;
+			continue;
+		}
+		int is_local = c0 == 'l' && LIT(&l, "local_layer:");
+		if (is_local || (c0 == 'g' && LIT(&l, "global_layer:"))) {
+			if (g->no_nodes && g->no_layers)
+				continue;
+			int64_t id;
+			const char *tv, *nv;
+			size_t tn, nn;
+			if (!fast_layer(&l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX ||
+			    tn > UINT32_MAX)
+				goto generic;
+			if (g->no_layers)
+				continue;
+			if (!(ev = push_ev(ch)))
+				return;
+			ev->kind = EV_LAYER;
+			ev->eng = (uint8_t)is_local;
+			ev->lno = lno;
+			ev->a = (uint64_t)id;
+			ev->off = (uint64_t)(tv - text);
+			ev->n = (uint32_t)tn;
+			ev->b = (uint64_t)(nv - text);
+			ev->n2 = (uint32_t)nn;
+			continue;
+		}
+		if (c0 == 's' && LIT(&l, "start parallel"))
+			continue; /* no body of do_line starts so */
+	generic:
+		if (!(ev = push_ev(ch)))
+			return;
+		ev->kind = EV_LINE;
+		ev->lno = lno;
+		ev->a = (uint64_t)(l.s - text);
+		ev->b = l.n;
+	}
+	ch->lines = no;
+}
+
+/* scan_chunk_into on a copy of the slot: the slots sit side by side in one array, and the
+ * event count a worker bumps per event shared a cache line with the slot the applying thread
+ * reads at the same time (the slot is written back once, when the chunk is done). */
+static void scan_chunk(const char *text, const struct bmp_global *g, struct gchunk *ch)
+{
+	struct gchunk w = *ch;
+	scan_chunk_into(text, g, &w);
+	*ch = w;
+}
+
+/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
+static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
+                       unsigned long first_no)
+{
+	if (ch->oom)
+		return oom(c);
+	for (size_t i = 0; i < ch->nev; i++) {
+		const struct gev *ev = &ch->ev[i];
+		/* Another thread wrote the events and scanned the text, so neither is in this
+		 * core's cache: the events further ahead, and the type and the whole name of a
+		 * layer line 16 events ahead, which add_layer reads here (with only the type
+		 * prefetched, checking the name's UTF-8 waited on its load: tp_text_is_safe 0.8% of
+		 * the --jobs 1 profile, 4.0% of --jobs 2's). */
+		if (i + 32 < ch->nev)
+			__builtin_prefetch(&ch->ev[i + 32]);
+		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER) {
+			const struct gev *f = &ch->ev[i + 16];
+			__builtin_prefetch(text + f->off);
+			__builtin_prefetch(text + f->b);
+			__builtin_prefetch(text + f->b + (f->n2 ? f->n2 - 1 : 0));
+		}
+		struct line l;
+		l.no = first_no + ev->lno;
+		l.parsed = 0;
+		int rc = TP_OK;
+		switch (ev->kind) {
+		case EV_NODE:
+			l.s = "";
+			l.n = 0;
+			rc = push_node(c, &l, ev->eng, ev->core, ev->a, ev->b, ev->dir);
+			break;
+		case EV_LAYER:
+			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
+			               ev->n2, ev->eng);
+			break;
+		case EV_ENDPAR:
+			c->cur_layer = -1;
+			break;
+		default:
+			l.s = text + ev->a;
+			l.n = (size_t)ev->b;
+			rc = do_line(c, &l);
+			break;
+		}
+		if (rc)
+			return rc;
+	}
+	return TP_OK;
+}
+
+/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
+ * the calling thread applies them in order, and scans the next chunk itself when no worker
+ * has taken it (so --jobs N runs N threads, not N + 1). A worker takes chunk k only when k is
+ * less than `nslot` chunks ahead of the one being applied, so at most nslot chunks of events
+ * (and of resident text) exist at once. */
+struct gpool {
+	const char *text;
+	size_t len, nchunks;
+	const struct bmp_global *g;
+	struct gchunk *slot;
+	size_t nslot;
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done;
+	size_t next;    /* next chunk to scan */
+	size_t applied; /* chunks applied so far */
+	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
+	int stop;
+};
+
+static void *gworker(void *arg)
+{
+	struct gpool *gp = arg;
+	pthread_mutex_lock(&gp->mu);
+	for (;;) {
+		while (!gp->stop && gp->next < gp->nchunks && gp->next >= gp->applied + gp->nslot)
+			pthread_cond_wait(&gp->cv_work, &gp->mu);
+		if (gp->stop || gp->next >= gp->nchunks)
+			break;
+		size_t k = gp->next++;
+		struct gchunk *ch = &gp->slot[k % gp->nslot];
+		pthread_mutex_unlock(&gp->mu);
+		ch->beg = chunk_start(gp->text, gp->len, k);
+		ch->end = chunk_start(gp->text, gp->len, k + 1);
+		if (ch->end < ch->beg)
+			ch->end = ch->beg;
+		ch->lines = 0;
+		scan_chunk(gp->text, gp->g, ch);
+		pthread_mutex_lock(&gp->mu);
+		gp->ready[k % gp->nslot] = 1;
+		pthread_cond_broadcast(&gp->cv_done);
+	}
+	pthread_mutex_unlock(&gp->mu);
+	return NULL;
+}
+
+int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
+                     struct bmp_global *g, struct tp_diag *d)
+{
+	struct ctx c;
+	memset(&c, 0, sizeof c);
+	c.path = path;
+	c.p = p;
+	c.g = g;
+	c.d = d;
+	c.cur_layer = -1;
+	c.cur_subnet = -1;
+	c.pend_layer = -1;
+	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
+	/* jobs - 1 scanning workers: the calling thread applies the chunks in order and scans
+	 * the next one itself when no worker has taken it yet. */
+	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
+	if (nthreads > 63)
+		nthreads = 63;
+	if (nchunks < 2)
+		nthreads = 0;
+	else if (nthreads > nchunks - 1)
+		nthreads = (unsigned)(nchunks - 1);
+	unsigned long no = 0;
+	int rc = TP_OK;
+	struct gpool gp;
+	memset(&gp, 0, sizeof gp);
+	gp.text = text;
+	gp.len = len;
+	gp.nchunks = nchunks;
+	gp.g = g;
+	gp.nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1;
+	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
+	gp.ready = tp_calloc(gp.nslot, 1);
+	if (!gp.slot || !gp.ready) {
+		tp_free(gp.slot);
+		tp_free(gp.ready);
+		return oom(&c);
+	}
+	pthread_t th[64];
+	unsigned started = 0;
+	if (nthreads) {
+		pthread_mutex_init(&gp.mu, NULL);
+		pthread_cond_init(&gp.cv_work, NULL);
+		pthread_cond_init(&gp.cv_done, NULL);
+		for (unsigned i = 0; i < nthreads; i++) {
+			if (pthread_create(&th[i], NULL, gworker, &gp) != 0)
+				break;
+			started++;
+		}
+	}
+	for (size_t k = 0; k < nchunks; k++) {
+		struct gchunk *ch = &gp.slot[k % gp.nslot];
+		int mine = !started;
+		if (started) {
+			pthread_mutex_lock(&gp.mu);
+			if (gp.next == k) {
+				gp.next++; /* no worker has it: scan it here rather than wait */
+				mine = 1;
+			} else {
+				while (!gp.ready[k % gp.nslot])
+					pthread_cond_wait(&gp.cv_done, &gp.mu);
+			}
+			pthread_mutex_unlock(&gp.mu);
+		}
+		if (mine) {
+			/* Scanned here: one thread, or no worker took the chunk (same code). */
+			ch->beg = chunk_start(text, len, k);
+			ch->end = chunk_start(text, len, k + 1);
+			if (ch->end < ch->beg)
+				ch->end = ch->beg;
+			ch->lines = 0;
+			scan_chunk(text, g, ch);
+		}
+		rc = apply_chunk(&c, text, ch, no + 1);
+		no += ch->lines;
+		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
+		 * before chunk k, and that read maps back the pages around it after chunk k - 1
+		 * was dropped (a whole large folio's worth when the page cache holds the file in
+		 * 2 MiB folios: 150 MB of a 465 MB global.profile stayed resident to the end). The
+		 * pages already released cost nothing to release again. */
+		if (g->drop_pages)
+			tp_map_drop(text, 0, ch->end);
+		if (g->src)
+			tp_file_progress(g->src, ch->end);
+		if (started) {
+			pthread_mutex_lock(&gp.mu);
+			gp.ready[k % gp.nslot] = 0;
+			gp.applied = k + 1;
+			if (rc)
+				gp.stop = 1;
+			pthread_cond_broadcast(&gp.cv_work);
+			pthread_mutex_unlock(&gp.mu);
+		}
+		if (rc)
+			break;
+	}
+	if (started) {
+		pthread_mutex_lock(&gp.mu);
+		gp.stop = 1;
+		pthread_cond_broadcast(&gp.cv_work);
+		pthread_mutex_unlock(&gp.mu);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+	}
+	if (nthreads) {
+		pthread_mutex_destroy(&gp.mu);
+		pthread_cond_destroy(&gp.cv_work);
+		pthread_cond_destroy(&gp.cv_done);
+	}
+	for (size_t i = 0; i < gp.nslot; i++)
+		tp_free(gp.slot[i].ev);
+	tp_free(gp.slot);
+	tp_free(gp.ready);
+	/* Even after an error (keeping its message), so that no tensor or node names a layer the
+	 * table lacks. */
+	if (!rc)
+		rc = flush_layer(&c);
+	else if (c.pend_layer >= 0)
+		tp_profile_add_layer(p, &c.pend); /* out of memory here sets p's sticky flag */
+	if (rc)
+		return rc;
+	g->lines = no;
+	if (p->oom)
+		return oom(&c);
+	return TP_OK;
+}
+
+int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)
+{
+	/* Walk on from the cursor when node i is at most one mark ahead; else restart at i's
+	 * mark. */
+	if (!cur->pos || i + 1 < cur->pos || i + 1 - cur->pos > BMP_NODE_MARK) {
+		size_t m = i / BMP_NODE_MARK, at = m * BMP_NODE_MARK;
+		size_t lo = 0, hi = nd->nesc;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (nd->esc[mid].node <= at)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		cur->pos = at + 1;
+		cur->v = nd->mark[m];
+		cur->esc = lo;
+	}
+	while (cur->pos <= i) {
+		uint8_t d = nd->ld[cur->pos];
+		if (d == 255 && cur->esc < nd->nesc && nd->esc[cur->esc].node == cur->pos)
+			cur->v = nd->esc[cur->esc++].layer;
+		else
+			cur->v += d;
+		cur->pos++;
+	}
+	return cur->v;
+}
+
+void bmp_global_free(struct bmp_global *g)
+{
+	for (int i = 0; i < BMP_MAX_CORES; i++)
+		for (int e = 0; e < 2; e++) {
+			tp_free(g->nodes[i][e].ld);
+			tp_free(g->nodes[i][e].mark);
+			tp_free(g->nodes[i][e].esc);
+			tp_free(g->nodes[i][e].bd_id);
+			tp_free(g->nodes[i][e].gdma_id);
+			tp_free(g->nodes[i][e].dir);
+			memset(&g->nodes[i][e], 0, sizeof g->nodes[i][e]);
+		}
+}

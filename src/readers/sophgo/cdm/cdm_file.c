@@ -1,0 +1,619 @@
+/*
+ * cdm_file.c — parsers of the two file kinds of a `cdm_profile_data_dev{D}[-{N}]/` directory
+ * (BM1690/SG2260 and SG2260E multi-core profiles; specs/sophgo-cdm.md): global.profile and
+ * the TLV block files cdmlib0_{core}.profile / cdma*_{port}.profile. Pure functions over
+ * memory buffers (the reader, unit tests and the fuzz target share them); they own nothing
+ * but the arrays inside struct cdm_walk.
+ *
+ * global.profile (§3): text, one `key=value` per line. Read: arch (required), tpu_freq,
+ * max_record_num, tail_offset_ns, core{c}_{tiu,gdma,sdma}_record, cdma_port{p}_record; a line
+ * containing `bmodel` marks the model-runtime path. Tolerated: spaces/tabs around key and
+ * value, CRLF, a UTF-8 BOM, blank lines, lines without '=', unknown keys (counted), a
+ * "[bmprofile] " prefix.
+ * Rejected (path:LINE): a known key whose value is not an integer, a *_record value of 1 or
+ * >= max_record_num (the vendor's "profile raw data is invalid" / "exceed max_record_num"; 0 is
+ * accepted as "this engine recorded nothing"), no arch line.
+ *
+ * Block files (§4), little-endian, no header, blocks until EOF:
+ *
+ *   OFFSET  SIZE  FIELD
+ *   0       4     block type
+ *   4       4     payload length L
+ *   8       L     payload
+ *
+ *   type  payload                                    handling
+ *   3     MONITOR_BD: N x 16 B TIU PMU record        span kept (engine TIU)
+ *   4     MONITOR_GDMA: N x 64 B GDMA PMU record     span kept (GDMA)
+ *   11    MONITOR_SDMA: N x 64 B (GDMA layout)       span kept (SDMA)
+ *   12    MONITOR_CDMA: N x 128 B CDMA PMU record    span kept (CDMA)
+ *   5     DYN_DATA: N x 8 B command records          decoded (layout v1, below)
+ *   6     DYN_EXTRA: nested {u32 profile_id, u32 type, u32 n, n bytes descriptor}
+ *                                                    joined to DYN_DATA commands (mode 2)
+ *   13-16 BLOCK_DES_BDC/GDMA/SDMA/CDMA: raw descriptor stream, decoded with cdm_desc_decode
+ *   17    BLOCK_DES_KV, 1, 2, 7-10, anything else    skipped by length and counted
+ *
+ *   TIU PMU record (16 B): 0 u32 inst_start_time, 4 u32 inst_end_time, 8 u32 inst_id,
+ *     12 u32 bit 0 thread_id, bits 1..31 bank_conflict.
+ *   GDMA/SDMA PMU record (64 B): 0 start, 4 end, 8 inst_id, 12 bit 0 thread_id,
+ *     16 gif_wr_rd_stall_cntr, 20 axi_d0_w_cntr, 40 gif_mem_w_cntr (others unused here).
+ *   CDMA PMU record (128 B): 0 start, 4 end, 8 bits 0..23 inst_id, bit 24 thread_id,
+ *     16 m0_data_aw_cntr (upstream's "data size").
+ *   DYN_DATA record v1 (8 B): word0 bits 0..7 type, 8..10 engine, 11..15 tsk_typ/cmd_type,
+ *     16..20 eu_typ/special function, 21..31 extra_info; word1 inst_id. Record 0 is the init
+ *     record (skipped); type 1 NODE_SET is a command. extra_info: DMA bits 0..3 data type,
+ *     4..6 direction (0 DDR->LMEM, 1 LMEM->DDR, 2 DDR->DDR, 3 LMEM->LMEM); CDMA port >> 7.
+ *
+ * A block running past the end of the file is an error (TP_ETRUNC, `path@0xOFF`); a payload
+ * that is not a whole number of records keeps the whole records (the rest is counted in
+ * partial_bytes); a PMU block ends at its first all-zero record (the writer stops there).
+ * DYN_DATA that fits layout v2 (bigTpuProfile ≈0.3.x, bits 0..6 type, 7..9 engine) but not v1
+ * is refused (dyn_v2 = 1, the PMU records still convert): v2 is unverified (§5).
+ */
+#include "readers/sophgo/sophgo_int.h"
+
+#include <string.h>
+
+/* ---- global.profile -------------------------------------------------------------------- */
+
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r';
+}
+
+static int parse_int(const char *s, size_t n, long long *out)
+{
+	int64_t v;
+	if (tp_parse_i64(s, n, &v) != 0)
+		return -1;
+	*out = (long long)v;
+	return 0;
+}
+
+/* "core12_tiu_record" -> core 12, engine 0; returns 1 if the key has that shape. */
+static int core_record_key(const char *k, size_t n, unsigned *core, unsigned *eng)
+{
+	static const char *const suf[3] = {"_tiu_record", "_gdma_record", "_sdma_record"};
+	if (n < 5 || memcmp(k, "core", 4) != 0)
+		return 0;
+	size_t i = 4;
+	unsigned c = 0;
+	while (i < n && k[i] >= '0' && k[i] <= '9' && c < 100000)
+		c = c * 10 + (unsigned)(k[i++] - '0');
+	if (i == 4)
+		return 0;
+	for (unsigned e = 0; e < 3; e++) {
+		size_t sl = strlen(suf[e]);
+		if (n - i == sl && memcmp(k + i, suf[e], sl) == 0) {
+			*core = c;
+			*eng = e;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int cdma_record_key(const char *k, size_t n, unsigned *port)
+{
+	static const char pre[] = "cdma_port", suf[] = "_record";
+	size_t pl = sizeof pre - 1, sl = sizeof suf - 1;
+	if (n <= pl + sl || memcmp(k, pre, pl) != 0 || memcmp(k + n - sl, suf, sl) != 0)
+		return 0;
+	unsigned p = 0;
+	for (size_t i = pl; i < n - sl; i++) {
+		if (k[i] < '0' || k[i] > '9' || p > 100000)
+			return 0;
+		p = p * 10 + (unsigned)(k[i] - '0');
+	}
+	*port = p;
+	return 1;
+}
+
+int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_global *g,
+                     struct tp_diag *d)
+{
+	memset(g, 0, sizeof *g);
+	/* Record-count lines are checked against max_record_num after the whole file is read
+	 * (the key may come after them); remember the worst line. */
+	unsigned long rec_line[2] = {0, 0};
+	uint64_t rec_max = 0;
+	size_t pos = 0;
+	unsigned long line = 0;
+	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+		pos = 3; /* a UTF-8 byte-order mark written by a Windows editor */
+	while (pos < len) {
+		size_t end = pos;
+		while (end < len && text[end] != '\n')
+			end++;
+		line++;
+		size_t a = pos, b = end;
+		pos = end < len ? end + 1 : end;
+		while (a < b && is_space(text[a]))
+			a++;
+		while (b > a && is_space(text[b - 1]))
+			b--;
+		if (a == b)
+			continue;
+		const char *l = text + a;
+		size_t n = b - a;
+		for (size_t i = 0; i + 6 <= n; i++)
+			if (memcmp(l + i, "bmodel", 6) == 0) {
+				g->bmodel = 1;
+				break;
+			}
+		/* Older writers prefix lines with "[bmprofile] ". */
+		if (l[0] == '[') {
+			size_t i = 1;
+			while (i < n && l[i] != ']')
+				i++;
+			if (i < n) {
+				l += i + 1;
+				n -= i + 1;
+				while (n && is_space(*l)) {
+					l++;
+					n--;
+				}
+			}
+		}
+		const char *eq = memchr(l, '=', n);
+		if (!eq)
+			continue;
+		size_t kn = (size_t)(eq - l);
+		while (kn && is_space(l[kn - 1]))
+			kn--;
+		const char *v = eq + 1;
+		size_t vn = n - (size_t)(v - l);
+		while (vn && is_space(*v)) {
+			v++;
+			vn--;
+		}
+		long long val;
+		unsigned c, e;
+		int known = 1;
+		if (kn == 4 && memcmp(l, "arch", 4) == 0) {
+			if (parse_int(v, vn, &val))
+				return tp_diag_line(d, TP_EFORMAT, path, line,
+				                    "arch '%.*s' is not a number",
+				                    (int)(vn > 40 ? 40 : vn), v);
+			g->have_arch = 1;
+			g->arch_raw = val;
+			g->arch_line = line;
+			continue;
+		}
+		if (kn == 8 && memcmp(l, "tpu_freq", 8) == 0) {
+			known = 1;
+		} else if (kn == 14 && memcmp(l, "max_record_num", 14) == 0) {
+			known = 2;
+		} else if (kn == 14 && memcmp(l, "tail_offset_ns", 14) == 0) {
+			known = 3;
+		} else if (core_record_key(l, kn, &c, &e)) {
+			known = 4;
+		} else if (cdma_record_key(l, kn, &c)) {
+			known = 5;
+		} else {
+			g->unknown_keys++;
+			continue;
+		}
+		if (parse_int(v, vn, &val))
+			return tp_diag_line(d, TP_EFORMAT, path, line,
+			                    "%.*s: '%.*s' is not an integer", (int)kn, l,
+			                    (int)(vn > 40 ? 40 : vn), v);
+		switch (known) {
+		case 1:
+			g->have_freq = 1;
+			g->tpu_freq = val;
+			break;
+		case 2:
+			if (val <= 0)
+				return tp_diag_line(d, TP_EFORMAT, path, line,
+				                    "max_record_num %lld", val);
+			g->have_max = 1;
+			g->max_record_num = (uint64_t)val;
+			break;
+		case 3:
+			g->have_tail = 1;
+			g->tail_offset_ns = val;
+			break;
+		default:
+			if (val < 0 || val == 1)
+				return tp_diag_line(
+				    d, TP_EFORMAT, path, line,
+				    "%.*s=%lld: profile raw data is invalid (a recording "
+				    "holds at least the 2 init records)",
+				    (int)kn, l, val);
+			if (known == 4 && c < CDM_MAX_CORES)
+				g->rec[c][e] = (uint64_t)val + 1;
+			else if (known == 5 && c < CDM_MAX_PORTS)
+				g->cdma_rec[c] = (uint64_t)val + 1;
+			if ((uint64_t)val >= rec_max) {
+				rec_max = (uint64_t)val;
+				rec_line[0] = line;
+			}
+			break;
+		}
+	}
+	g->lines = line;
+	(void)rec_line[1];
+	if (g->have_max && rec_line[0] && rec_max >= g->max_record_num)
+		return tp_diag_line(
+		    d, TP_EFORMAT, path, rec_line[0],
+		    "%llu records exceed max_record_num=%llu: the PMU buffer overflowed",
+		    (unsigned long long)rec_max, (unsigned long long)g->max_record_num);
+	if (!g->have_arch)
+		return tp_diag_set(d, TP_EFORMAT, "%s: no arch= line", path);
+	return TP_OK;
+}
+
+/* ---- block files ----------------------------------------------------------------------- */
+
+static int push_cmd(struct cdm_cmds *l, const struct cdm_cmd *c)
+{
+	if (l->n == l->cap) {
+		struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+		if (!v)
+			return TP_ENOMEM;
+		l->v = v;
+	}
+	l->v[l->n++] = *c;
+	return TP_OK;
+}
+
+void cdm_walk_free(struct cdm_walk *w)
+{
+	tp_free(w->pmu);
+	for (int e = 0; e < CDM_NENG; e++) {
+		tp_free(w->des[e].v);
+		tp_free(w->dyn[e].v);
+	}
+	memset(w, 0, sizeof *w);
+}
+
+void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r)
+{
+	size_t rs = s->engine == CDM_TIU    ? CDM_TIU_REC_SIZE
+	            : s->engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
+	                                    : CDM_DMA_REC_SIZE;
+	const uint8_t *p = data + s->off + i * rs;
+	r->start = tp_le32(p);
+	r->end = tp_le32(p + 4);
+	r->bytes = r->stall = r->gxact = r->lxact = 0;
+	if (s->engine == CDM_CDMA) {
+		uint32_t w = tp_le32(p + 8);
+		r->id = w & 0xFFFFFFu;
+		r->thread = (uint8_t)((w >> 24) & 1u);
+		r->bytes = tp_le32(p + 16);
+		return;
+	}
+	r->id = tp_le32(p + 8);
+	r->thread = (uint8_t)(p[12] & 1u);
+	if (s->engine != CDM_TIU) {
+		r->stall = tp_le32(p + 16);
+		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap.
+		 */
+		uint64_t b = (uint64_t)tp_le32(p + 20) + tp_le32(p + 40);
+		r->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+		r->gxact = tp_le32(p + 48) + tp_le32(p + 52);
+		r->lxact = tp_le32(p + 56) + tp_le32(p + 60);
+	}
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/* Decodes one BLOCK_DES_* stream into w->des[engine], ids continuing the engine's count. A
+ * stream ends at its sys command when only zero bytes follow (costmodel §1.4). */
+static int decode_des(struct cdm_walk *w, const struct sg_decoder *dec, int engine,
+                      const uint8_t *p, size_t len, uint64_t origin)
+{
+	/* The last non-zero byte bounds "only zeros follow" in O(1) per sys command. */
+	size_t last_nz = len;
+	while (last_nz > 0 && p[last_nz - 1] == 0)
+		last_nz--;
+	size_t off = 0;
+	while (off < last_nz) {
+		struct cdm_cmd c;
+		size_t n = dec ? cdm_desc_decode_dec(dec, engine, p + off, len - off, &c)
+		               : cdm_desc_decode(engine, p + off, len - off, &c);
+		if (n == 0) {
+			if (!w->des_stop_off[engine])
+				w->des_stop_off[engine] = origin + off;
+			return TP_OK;
+		}
+		c.id = (uint32_t)(w->des[engine].n + 1);
+		if (push_cmd(&w->des[engine], &c) != TP_OK)
+			return TP_ENOMEM;
+		off += n;
+		if (cdm_desc_is_sys(engine, &c) && off >= last_nz)
+			return TP_OK;
+	}
+	return TP_OK;
+}
+
+/* Engine of a DYN_DATA engine code: AKS BD 0, GDMA 1, HAU 2, SDMA 3, CDMA 4, VSDMA 5; AKSV
+ * (4 cores) BD 0, GDMA 1, SDMA 2, CDMA 3, VSDMA 4 (§4.5). VSDMA merges into SDMA. -1 = none. */
+static int dyn_engine(const struct sg_chip *chip, unsigned code)
+{
+	static const int aks[6] = {CDM_TIU, CDM_GDMA, -1, CDM_SDMA, CDM_CDMA, CDM_SDMA};
+	static const int aksv[5] = {CDM_TIU, CDM_GDMA, CDM_SDMA, CDM_CDMA, CDM_SDMA};
+	if (chip && chip->c.arch == TP_ARCH_SG2260E)
+		return code < 5 ? aksv[code] : -1;
+	return code < 6 ? aks[code] : -1;
+}
+
+static unsigned dyn_max_engine(const struct sg_chip *chip)
+{
+	return chip && chip->c.arch == TP_ARCH_SG2260E ? 4u : 5u;
+}
+
+/* 1 if every record (after the init record) is a plausible layout-v1 record. Sets *bad to
+ * the index of the first that is not. */
+static int dyn_is_v1(const uint8_t *p, size_t n, const struct sg_chip *chip, size_t *bad)
+{
+	for (size_t i = 1; i < n; i++) {
+		uint32_t w0 = tp_le32(p + i * CDM_DYN_REC_SIZE);
+		unsigned type = w0 & 0xFFu, eng = (w0 >> 8) & 7u;
+		if ((type > 9 && type != 100) || eng > dyn_max_engine(chip)) {
+			*bad = i;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static int dyn_is_v2(const uint8_t *p, size_t n, const struct sg_chip *chip)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t w0 = tp_le32(p + i * CDM_DYN_REC_SIZE);
+		if ((w0 & 0x7Fu) > 15 || ((w0 >> 7) & 7u) > dyn_max_engine(chip))
+			return 0;
+	}
+	return 1;
+}
+
+struct extra_entry {
+	const uint8_t *p;
+	size_t n;
+};
+
+int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+             struct cdm_walk *w, struct tp_diag *d)
+{
+	return cdm_walk_dec(data, len, path, chip, NULL, w, d);
+}
+
+int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d)
+{
+	memset(w, 0, sizeof *w);
+	struct tp_cursor c;
+	tp_cur_init(&c, data, len, 0);
+	/* DYN_DATA and DYN_EXTRA may come in any order and more than once: gather first. */
+	struct tp_cursor *dyn = NULL, *extra = NULL;
+	size_t ndyn = 0, cap_dyn = 0, nextra = 0, cap_extra = 0;
+	struct extra_entry *ent = NULL;
+	size_t nent = 0, cap_ent = 0;
+	int rc = TP_OK;
+	while (tp_cur_left(&c) > 0) {
+		uint64_t at = tp_cur_offset(&c);
+		if (tp_cur_left(&c) < 8) {
+			rc = tp_diag_at(d, TP_ETRUNC, path, at,
+			                "truncated block header: %zu bytes left, a header is 8",
+			                tp_cur_left(&c));
+			goto out;
+		}
+		uint32_t type = tp_cur_u32(&c), blen = tp_cur_u32(&c);
+		struct tp_cursor b;
+		if (blen > tp_cur_left(&c)) {
+			rc =
+			    tp_diag_at(d, TP_ETRUNC, path, at,
+			               "block type %u declares %u bytes, only %zu left in the file",
+			               type, blen, tp_cur_left(&c));
+			goto out;
+		}
+		tp_cur_sub(&c, blen, &b);
+		w->blocks_read++;
+		int eng = -1;
+		size_t rs = 0;
+		switch (type) {
+		case CDM_BLK_MONITOR_BD:
+			eng = CDM_TIU;
+			rs = CDM_TIU_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_GDMA:
+			eng = CDM_GDMA;
+			rs = CDM_DMA_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_SDMA:
+			eng = CDM_SDMA;
+			rs = CDM_DMA_REC_SIZE;
+			break;
+		case CDM_BLK_MONITOR_CDMA:
+			eng = CDM_CDMA;
+			rs = CDM_CDMA_REC_SIZE;
+			break;
+		default:
+			break;
+		}
+		if (eng >= 0) {
+			size_t count = blen / rs;
+			w->partial_bytes += blen % rs;
+			/* The writer stops at the first all-zero record; anything after it is
+			 * padding. */
+			for (size_t i = 0; i < count; i++)
+				if (all_zero(b.base + i * rs, rs)) {
+					count = i;
+					break;
+				}
+			if (count) {
+				if (w->npmu == w->cap_pmu) {
+					struct cdm_span *v =
+					    tp_grow(w->pmu, sizeof *v, w->npmu + 1, &w->cap_pmu);
+					if (!v) {
+						rc = TP_ENOMEM;
+						goto out;
+					}
+					w->pmu = v;
+				}
+				w->pmu[w->npmu++] = (struct cdm_span){
+				    .engine = (uint8_t)eng, .off = b.origin, .count = count};
+			}
+			continue;
+		}
+		switch (type) {
+		case CDM_BLK_DYN_DATA:
+		case CDM_BLK_DYN_EXTRA: {
+			struct tp_cursor **arr = type == CDM_BLK_DYN_DATA ? &dyn : &extra;
+			size_t *n = type == CDM_BLK_DYN_DATA ? &ndyn : &nextra;
+			size_t *cap = type == CDM_BLK_DYN_DATA ? &cap_dyn : &cap_extra;
+			if (*n == *cap) {
+				struct tp_cursor *v = tp_grow(*arr, sizeof *v, *n + 1, cap);
+				if (!v) {
+					rc = TP_ENOMEM;
+					goto out;
+				}
+				*arr = v;
+			}
+			(*arr)[(*n)++] = b;
+			break;
+		}
+		case CDM_BLK_DES_BDC:
+		case CDM_BLK_DES_GDMA:
+		case CDM_BLK_DES_SDMA:
+		case CDM_BLK_DES_CDMA:
+			w->have_des = 1;
+			if ((rc = decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b.base, b.len,
+			                     b.origin)))
+				goto out;
+			break;
+		case CDM_BLK_DES_KV:
+			w->des_kv_blocks++;
+			w->blocks_skipped++;
+			break;
+		default:
+			w->blocks_skipped++;
+			break;
+		}
+	}
+	/* DYN_EXTRA entries, in order (§6). */
+	for (size_t k = 0; k < nextra; k++) {
+		struct tp_cursor *e = &extra[k];
+		w->have_extra = 1;
+		while (tp_cur_left(e) > 0) {
+			uint64_t at = tp_cur_offset(e);
+			if (tp_cur_left(e) < 12) {
+				rc = tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "truncated DYN_EXTRA entry header: %zu bytes left, need 12",
+				    tp_cur_left(e));
+				goto out;
+			}
+			(void)tp_cur_u32(e);
+			(void)tp_cur_u32(e);
+			uint32_t n = tp_cur_u32(e);
+			if (n > tp_cur_left(e)) {
+				rc = tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "DYN_EXTRA entry of %u bytes, only %zu left in its block", n,
+				    tp_cur_left(e));
+				goto out;
+			}
+			if (nent == cap_ent) {
+				struct extra_entry *v = tp_grow(ent, sizeof *v, nent + 1, &cap_ent);
+				if (!v) {
+					rc = TP_ENOMEM;
+					goto out;
+				}
+				ent = v;
+			}
+			ent[nent].p = tp_cur_bytes(e, n);
+			ent[nent++].n = n;
+		}
+	}
+	w->extra_entries = nent;
+	/* DYN_DATA: the blocks form one stream; record 0 is the init record. */
+	size_t rec_index = 0;
+	for (size_t k = 0; k < ndyn; k++) {
+		struct tp_cursor *dc = &dyn[k];
+		size_t n = dc->len / CDM_DYN_REC_SIZE;
+		w->partial_bytes += dc->len % CDM_DYN_REC_SIZE;
+		w->have_dyn = 1;
+		size_t bad = 0;
+		if (!dyn_is_v1(dc->base, n, chip, &bad)) {
+			if (dyn_is_v2(dc->base, n, chip)) {
+				w->dyn_v2 = 1;
+				continue;
+			}
+			uint32_t w0 = tp_le32(dc->base + bad * CDM_DYN_REC_SIZE);
+			rc = tp_diag_at(d, TP_EFORMAT, path, dc->origin + bad * CDM_DYN_REC_SIZE,
+			                "DYN_DATA record %zu has type %u / engine %u, not a known "
+			                "command record (layout v1 or v2)",
+			                bad, w0 & 0xFFu, (w0 >> 8) & 7u);
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++, rec_index++) {
+			w->dyn_records++;
+			if (rec_index == 0)
+				continue; /* init record */
+			const uint8_t *p = dc->base + i * CDM_DYN_REC_SIZE;
+			uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
+			unsigned type = w0 & 0xFFu;
+			int e = dyn_engine(chip, (w0 >> 8) & 7u);
+			if (type != 1 || e < 0) {
+				w->dyn_other++;
+				continue;
+			}
+			unsigned op = (w0 >> 11) & 31u, sub = (w0 >> 16) & 31u,
+			         extra_info = w0 >> 21;
+			struct cdm_cmd cmd = {.id = id,
+			                      .engine = (uint8_t)e,
+			                      .op = (uint8_t)op,
+			                      .sub = (uint8_t)sub,
+			                      .known = 1};
+			cmd.kind = cdm_kind(e, op, sub);
+			if (e == CDM_TIU) {
+				if (cmd.kind == TP_CMD_NORMAL)
+					cmd.dtype = cdm_dtype(extra_info & 0xFu);
+			} else if (e == CDM_CDMA) {
+				cmd.port = (uint8_t)((extra_info >> 7) & (CDM_MAX_PORTS - 1));
+				if (cmd.kind == TP_CMD_NORMAL)
+					cmd.dir = TP_DIR_DDR_TO_DDR; /* mode 1 CDMA: forced DDR->DDR
+					                                (analysis §2.3) */
+			} else if (cmd.kind == TP_CMD_NORMAL) {
+				static const uint8_t dirs[8] = {
+				    TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
+				    TP_DIR_LMEM_TO_LMEM};
+				cmd.dtype = cdm_dtype(extra_info & 0xFu);
+				cmd.dir = dirs[(extra_info >> 4) & 7u];
+			}
+			/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
+			if (rec_index - 1 < nent) {
+				struct cdm_cmd full;
+				size_t used = cdm_desc_decode(e, ent[rec_index - 1].p,
+				                              ent[rec_index - 1].n, &full);
+				if (used) {
+					full.id = cmd.id;
+					full.port = cmd.port;
+					if (e == CDM_TIU && !full.dtype)
+						full.dtype = cmd.dtype;
+					cmd = full;
+					w->extra_used++;
+				}
+			}
+			if ((rc = push_cmd(&w->dyn[e], &cmd)) != TP_OK)
+				goto out;
+		}
+	}
+out:
+	tp_free(dyn);
+	tp_free(extra);
+	tp_free(ent);
+	if (rc == TP_ENOMEM)
+		tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
+	if (rc != TP_OK)
+		cdm_walk_free(w);
+	return rc;
+}

@@ -1,0 +1,524 @@
+/*
+ * cdm_test.c — unit tests of the cdm_profile_data reader (cdm_file.c, cdm_hdr.c,
+ * cdm_reader.c): the global.profile parser's tolerance and its errors, the BM1690 descriptor
+ * header decoder, the block walk over the commented fixture tests/fixtures/cdm/
+ * cdmlib_small.hex, a tiny directory read end to end, and out-of-memory at every allocation.
+ * The real dump and generated 8-core dumps are tested end to end in tests/cli/test_cdm.py.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hexfile.h"
+#include "readers/sophgo/sophgo.h"
+#include "readers/sophgo/sophgo_int.h"
+
+static char fixture[2048], tmpdir[2048];
+
+static void setup_paths(void)
+{
+	const char *src = getenv("TP_SOURCE_DIR");
+	const char *bin = getenv("TP_BINARY_DIR");
+	snprintf(fixture, sizeof fixture, "%s/tests/fixtures/cdm/cdmlib_small.hex",
+	         src ? src : "../..");
+	snprintf(tmpdir, sizeof tmpdir, "%s/cdm_test_tmp", bin ? bin : "/tmp");
+	mkdir(tmpdir, 0777);
+}
+
+static int parse(const char *text, struct cdm_global *g, struct tp_diag *d)
+{
+	memset(d, 0, sizeof *d);
+	return cdm_global_parse(text, strlen(text), "global.profile", g, d);
+}
+
+static void test_global_tolerant(void **state)
+{
+	(void)state;
+	struct cdm_global g;
+	struct tp_diag d;
+	assert_int_equal(parse("bmodel\r\n  arch = 8800 \r\n\r\n[bmprofile] tpu_freq=1000\r\n"
+	                       "new_key=whatever\nline without equals\ncore3_gdma_record = 17\n"
+	                       "cdma_port2_record=0\ntail_offset_ns=-5\n",
+	                       &g, &d),
+	                 TP_OK);
+	assert_true(g.bmodel);
+	assert_int_equal(g.arch_raw, 8800);
+	assert_int_equal(g.arch_line, 2);
+	assert_int_equal(g.tpu_freq, 1000);
+	assert_int_equal(g.rec[3][1], 18); /* value + 1 */
+	assert_int_equal(g.cdma_rec[2], 1);
+	assert_int_equal(g.tail_offset_ns, -5);
+	assert_int_equal(g.unknown_keys, 1);
+	assert_int_equal(parse("\xef\xbb\xbf"
+	                       "arch=6\n",
+	                       &g, &d),
+	                 TP_OK);
+	assert_int_equal(g.arch_raw, 6);
+}
+
+static void test_global_errors(void **state)
+{
+	(void)state;
+	struct cdm_global g;
+	struct tp_diag d;
+	assert_int_equal(parse("tpu_freq=1000\n", &g, &d), TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile: no arch= line");
+	assert_int_equal(parse("arch=5\ntpu_freq=fast\n", &g, &d), TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile:2: tpu_freq: 'fast' is not an integer");
+	assert_int_equal(parse("arch=5\ncore0_tiu_record=1\n", &g, &d), TP_EFORMAT);
+	assert_non_null(
+	    strstr(d.msg, "global.profile:2: core0_tiu_record=1: profile raw data is invalid"));
+	assert_int_equal(parse("arch=5\ncore1_sdma_record=64\nmax_record_num=64\n", &g, &d),
+	                 TP_EFORMAT);
+	assert_string_equal(d.msg, "global.profile:2: 64 records exceed max_record_num=64: the PMU "
+	                           "buffer overflowed");
+	assert_int_equal(parse("arch=5\ncore1_sdma_record=63\nmax_record_num=64\n", &g, &d), TP_OK);
+}
+
+/* Decodes b with the header decoder and the table decoder (regdef_bm1690.c) and checks they
+ * agree on size, class codes, kind, direction, DMA data type and dependency; the table path
+ * also points at the class and the bytes. Returns the size. */
+static size_t both(const struct sg_decoder *dec, int engine, const uint8_t *b, size_t n)
+{
+	struct cdm_cmd h, t;
+	size_t nh = cdm_desc_decode(engine, b, n, &h);
+	size_t nt = cdm_desc_decode_dec(dec, engine, b, n, &t);
+	assert_int_equal(nh, nt);
+	if (!nt) {
+		assert_null(t.cls);
+		return 0;
+	}
+	assert_int_equal(h.op, t.op);
+	assert_int_equal(h.sub, t.sub);
+	assert_int_equal(h.kind, t.kind);
+	assert_int_equal(h.dir, t.dir);
+	assert_int_equal(h.dep, t.dep);
+	if (engine != CDM_TIU)
+		assert_int_equal(h.dtype, t.dtype);
+	assert_non_null(t.cls);
+	assert_ptr_equal(t.raw, b);
+	assert_int_equal(t.cls->bytes, nt);
+	return nt;
+}
+
+static void test_desc_table_matches_headers(void **state)
+{
+	(void)state;
+	struct sg_decoder *dec = NULL;
+	assert_int_equal(sg_decoder_new(&sg_isa_bm1690, 5, &dec), TP_OK);
+	uint8_t b[128];
+	/* TIU: short AR add (512 bits), long CONV with a dependency, SYS wait_msg, sMM2.nt. */
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(3 << 1 | 2 << 5);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 64);
+	assert_int_equal(both(dec, CDM_TIU, b, 40), 0); /* does not fit */
+	memset(b, 0, sizeof b);
+	b[2] = 5 << 1; /* cmd_id_dep (bit 17) = 5 */
+	b[4] = 0x20;   /* bit 37 = cmd_id_dep bit 20: kept in the register, not in the id */
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 128);
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(15 << 1 | (9 & 7) << 5);
+	b[6] = (uint8_t)(9 >> 3);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 16);
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(2 << 1 | (5 & 7) << 5);
+	assert_int_equal(both(dec, CDM_TIU, b, sizeof b), 32);
+	/* GDMA tensor L2M -> LMEM and DDR -> LMEM, FP16; SDMA sys_wait; CDMA read. */
+	memset(b, 0, sizeof b);
+	b[5] = 1 << 1;
+	b[69] = 30;
+	b[77] = 31;
+	assert_int_equal(both(dec, CDM_GDMA, b, sizeof b), 96);
+	b[69] = 2;
+	assert_int_equal(both(dec, CDM_GDMA, b, sizeof b), 96);
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 3; /* cmd_short */
+	b[4] = (uint8_t)(6 | 4 << 5);
+	assert_int_equal(both(dec, CDM_SDMA, b, sizeof b), 16);
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 4;
+	assert_int_equal(both(dec, CDM_CDMA, b, sizeof b), 64);
+	sg_decoder_free(dec);
+}
+
+static void test_desc_headers(void **state)
+{
+	(void)state;
+	uint8_t b[128];
+	struct cdm_cmd c;
+	const char *type, *name;
+	char buf[96];
+	/* TIU short AR arith.add: cmd_short 1, tsk_typ 3 @41, eu 2 @45 -> 512 bits. */
+	memset(b, 0, sizeof b);
+	b[0] = 1;
+	b[5] = (uint8_t)(3 << 1 | 2 << 5);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 64);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(type, "sAR");
+	assert_string_equal(name, "arith.add");
+	assert_int_equal(c.kind, TP_CMD_NORMAL);
+	/* Does not fit: 64 bytes needed. */
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, 40, &c), 0);
+	/* SYS wait_msg (15/9), 128 bits, a wait. */
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(15 << 1 | (9 & 7) << 5);
+	b[6] = (uint8_t)(9 >> 3);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 16);
+	assert_int_equal(c.kind, TP_CMD_SYS_WAIT);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "system.wait_msg");
+	/* tsk_typ 11 is no BM1690 class: unknown. */
+	memset(b, 0, sizeof b);
+	b[5] = (uint8_t)(11 << 1);
+	assert_int_equal(cdm_desc_decode(CDM_TIU, b, sizeof b, &c), 0);
+	/* GDMA tensor, src tag 30 (L2M) at bits 552.., dst tag 31 (LMEM) at 616..: 768 bits. */
+	memset(b, 0, sizeof b);
+	b[5] = 1 << 1; /* src_data_format FP16 at bit 41 */
+	b[69] = 30;    /* bits 552..559 = src_start_addr_h13 >> 8 */
+	b[77] = 31;    /* bits 616..623 = dst_start_addr_h13 >> 8 */
+	assert_int_equal(cdm_desc_decode(CDM_GDMA, b, sizeof b, &c), 96);
+	assert_int_equal(c.dir, TP_DIR_L2_TO_LMEM);
+	assert_int_equal(c.dtype, TP_DT_FP16);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(type, "DMA_tensor");
+	assert_string_equal(name, "tensor");
+	b[69] = 2; /* DDR */
+	cdm_desc_decode(CDM_GDMA, b, sizeof b, &c);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "tensorLd");
+	/* sDMA_sys sys_wait: cmd_type 6 @32, sp 4 @37 -> 128 bits, a wait. */
+	memset(b, 0, sizeof b);
+	b[4] = (uint8_t)(6 | 4 << 5);
+	assert_int_equal(cdm_desc_decode(CDM_SDMA, b, sizeof b, &c), 16);
+	assert_int_equal(c.kind, TP_CMD_SYS_WAIT);
+	/* CDMA read: cmd_type 1 @4 -> 512 bits. */
+	memset(b, 0, sizeof b);
+	b[0] = 1 << 4;
+	assert_int_equal(cdm_desc_decode(CDM_CDMA, b, sizeof b, &c), 64);
+	cdm_cmd_names(&c, &type, &name, buf, sizeof buf);
+	assert_string_equal(name, "cdma.read");
+}
+
+static void test_walk_fixture(void **state)
+{
+	(void)state;
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
+	struct cdm_walk w;
+	struct tp_diag d = {0};
+	assert_int_equal(cdm_walk(b, n, "f", sg_chip_by_arch(TP_ARCH_BM1690), &w, &d), TP_OK);
+	assert_int_equal(w.blocks_read, 5);
+	assert_int_equal(w.blocks_skipped, 1);
+	assert_int_equal(w.npmu, 2);
+	assert_int_equal(w.pmu[0].engine, CDM_TIU);
+	assert_int_equal(w.pmu[0].count, 4);
+	assert_int_equal(w.pmu[1].count, 3);
+	struct cdm_pmu r;
+	cdm_pmu_decode(b, &w.pmu[1], 2, &r);
+	assert_int_equal(r.start, 3800);
+	assert_int_equal(r.bytes, 4096);
+	assert_int_equal(r.stall, 2);
+	assert_int_equal(w.dyn_records, 8);
+	assert_int_equal(w.dyn[CDM_TIU].n, 4);
+	assert_int_equal(w.dyn[CDM_GDMA].n, 3);
+	assert_int_equal(w.extra_used, 1);
+	assert_int_equal(w.dyn[CDM_TIU].v[0].kind, TP_CMD_SYS_WAIT);
+	assert_int_equal(w.dyn[CDM_GDMA].v[2].dir, TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(w.dyn[CDM_GDMA].v[2].dtype, TP_DT_FP16);
+	cdm_walk_free(&w);
+	/* Every prefix either walks or fails with a located message. */
+	for (size_t k = 0; k < n; k++) {
+		memset(&d, 0, sizeof d);
+		int rc = cdm_walk(b, k, "f", sg_chip_by_arch(TP_ARCH_BM1690), &w, &d);
+		if (rc == TP_OK)
+			cdm_walk_free(&w);
+		else
+			assert_true(strncmp(d.msg, "f@0x", 4) == 0);
+	}
+	free(b);
+}
+
+static const char *make_dir(const char *name)
+{
+	static char dir[4096];
+	snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+	mkdir(dir, 0777);
+	char p[4200];
+	snprintf(p, sizeof p, "%s/global.profile", dir);
+	static const char g[] = "arch=8800\ntpu_freq=1000\ntail_offset_ns=777\n";
+	assert_int_equal(tp_test_write_file(p, g, sizeof g - 1), 0);
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
+	snprintf(p, sizeof p, "%s/cdmlib0_0.profile", dir);
+	assert_int_equal(tp_test_write_file(p, b, n), 0);
+	free(b);
+	return dir;
+}
+
+static void test_read_small(void **state)
+{
+	(void)state;
+	const char *dir = make_dir("small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_cdm_read(dir, NULL, &p, &d), TP_OK);
+	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1690");
+	assert_string_equal(tp_profile_get_meta(p, "tail_offset_ns"), "777");
+	assert_string_equal(tp_profile_get_meta(p, "cdm_mode"), "2 (DYN_EXTRA)");
+	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
+	int g = tp_profile_find_track(p, 0, 0, TP_TRACK_GDMA);
+	assert_true(t >= 0 && g >= 0);
+	const struct tp_track *tt = &p->tracks[t], *gt = &p->tracks[g];
+	assert_int_equal(tt->count, 2);
+	assert_int_equal(gt->count, 1);
+	/* Zero = the earliest kept start (GDMA 3800); TIU 4000..4100 -> 200..300. */
+	assert_int_equal(gt->slices[0].start_ns, 0);
+	assert_int_equal(gt->slices[0].cycles, 191);
+	assert_int_equal(tp_slice_bytes(gt, &gt->slices[0]), 4096);
+	assert_string_equal(tp_str(p, tp_slice_name(gt, &gt->slices[0])), "tensorLd");
+	assert_int_equal(tp_slice_dir(gt, &gt->slices[0]), TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(tt->slices[0].start_ns, 200);
+	assert_int_equal(tp_slice_end(tt, &tt->slices[0]), 300);
+	assert_int_equal(tt->slices[0].cmd_id, 1);
+	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[0])), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_name(tt, &tt->slices[1])), "arith.add");
+	assert_int_equal(tt->slices[1].cmd_id, 2);
+	/* pmu_tail_cycle: last end (TIU 4300) - zero (3800). */
+	assert_string_equal(tp_profile_get_meta(p, "pmu_tail_cycle"), "500");
+	assert_int_equal(p->stats.records_dropped, 4);
+	tp_profile_free(p);
+}
+
+static void test_read_small_oom(void **state)
+{
+	(void)state;
+	const char *dir = make_dir("oom");
+	tp_alloc_fail_after(-1);
+	struct tp_profile *q = tp_profile_new();
+	long first = tp_alloc_fail_after(-1);
+	tp_profile_free(q);
+	int ok = 0;
+	for (long n = first; n < 5000 && !ok; n++) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		tp_alloc_fail_after(n);
+		int rc = tp_cdm_read(dir, NULL, &p, &d);
+		tp_alloc_fail_after(-1);
+		if (rc == TP_OK) {
+			ok = 1;
+			tp_profile_free(p);
+		} else {
+			assert_int_equal(rc, TP_ENOMEM);
+			assert_null(p);
+			assert_true(d.msg[0] != 0);
+		}
+	}
+	assert_true(ok);
+}
+
+/* Step 9 drops the sys commands at both ends of a track after the commands were matched, so
+ * the TIU costs (one id per slice) must move with their slices. */
+static void test_omit_sys_keeps_costs(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int t = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 1000);
+	assert_true(t >= 0);
+	static const uint8_t kinds[6] = {TP_CMD_SYS_SEND, TP_CMD_SYS,    TP_CMD_NORMAL,
+	                                 TP_CMD_SYS_WAIT, TP_CMD_NORMAL, TP_CMD_SYS};
+	for (int i = 0; i < 6; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		assert_non_null(s);
+		s->start_ns = 10 * i;
+		s->cmd_id = (uint32_t)i;
+		assert_int_equal(tp_slice_set_kind(p, &p->tracks[t], s, kinds[i]), TP_OK);
+	}
+	for (int i = 0; i < 6; i++) {
+		struct tp_cost c = {.alg_ops = 100u + (uint64_t)i, .uarch_ops = 7, .valid = 1};
+		assert_int_equal(tp_track_set_cost(p, t, (size_t)i, &c), TP_OK);
+	}
+	struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(cdm_omit_sys(tr), 3); /* two at the head, one at the tail */
+	assert_int_equal(tr->count, 3);
+	for (size_t k = 0; k < 3; k++) {
+		struct tp_cost c;
+		assert_int_equal(tp_track_get_cost(tr, k, &c), 1); /* valid */
+		assert_int_equal(tr->slices[k].cmd_id, k + 2);
+		assert_int_equal(c.alg_ops, 100 + k + 2);
+	}
+	assert_int_equal(cdm_omit_sys(tr), 0); /* nothing left to drop */
+	tp_profile_free(p);
+}
+
+/* ---- read_cores: the same profile for every thread count -------------------------------- */
+
+/* The ThreadSanitizer build (TP_TEST_TSAN=1) runs ~20x slower: smaller dumps there. */
+static int tsan(void)
+{
+	const char *e = getenv("TP_TEST_TSAN");
+	return e && *e == '1';
+}
+
+/* Writes a generated cdm dump (tools/gendump) into tmpdir/name; returns its path. */
+static const char *gen_dir(const char *name, const char *args)
+{
+	static char dir[4096];
+	char cmd[8192];
+	const char *bin = getenv("TP_BINARY_DIR");
+	snprintf(dir, sizeof dir, "%s/%s", tmpdir, name);
+	snprintf(cmd, sizeof cmd,
+	         "rm -rf '%s' && '%s/tpuprof-gendump' --format cdm --arch BM1690 "
+	         "--quiet %s '%s'",
+	         dir, bin ? bin : ".", args, dir);
+	assert_int_equal(system(cmd), 0);
+	return dir;
+}
+
+static struct tp_profile *read_jobs(const char *dir, int detail, int jobs, struct tp_diag *d,
+                                    int *rc)
+{
+	struct tp_cdm_opts o = {.detail = detail, .jobs = jobs};
+	struct tp_profile *p = NULL;
+	memset(d, 0, sizeof *d);
+	*rc = tp_cdm_read(dir, &o, &p, d);
+	return p;
+}
+
+/* Everything read_cores decides: tracks, every slice with its label's strings, cost, the
+ * notes in order, the statistics; with `strings`, the string table's size too (argument
+ * sets add their keys). */
+static void same_profile(const struct tp_profile *a, const struct tp_profile *b, int strings)
+{
+	assert_int_equal(a->num_tracks, b->num_tracks);
+	for (size_t i = 0; i < a->num_tracks; i++) {
+		const struct tp_track *x = &a->tracks[i], *y = &b->tracks[i];
+		assert_string_equal(tp_str(a, x->name), tp_str(b, y->name));
+		assert_int_equal(x->core, y->core);
+		assert_int_equal(x->count, y->count);
+		for (size_t k = 0; k < x->count; k++) {
+			const struct tp_slice *s = &x->slices[k], *u = &y->slices[k];
+			assert_int_equal(s->start_ns, u->start_ns);
+			assert_int_equal(tp_slice_end(x, s), tp_slice_end(y, u));
+			assert_int_equal(s->cmd_id, u->cmd_id);
+			assert_int_equal(s->dep_id, u->dep_id);
+			assert_int_equal(s->cycles, u->cycles);
+			const struct tp_label *l = tp_slice_label(x, s), *m = tp_slice_label(y, u);
+			assert_string_equal(tp_str(a, l->name), tp_str(b, m->name));
+			assert_string_equal(tp_str(a, l->type), tp_str(b, m->type));
+			assert_int_equal(l->kind, m->kind);
+			assert_int_equal(l->dir, m->dir);
+			assert_int_equal(l->bytes, m->bytes);
+			struct tp_cost c1, c2;
+			tp_track_get_cost(x, k, &c1);
+			tp_track_get_cost(y, k, &c2);
+			assert_memory_equal(&c1, &c2, sizeof c1);
+		}
+	}
+	assert_int_equal(a->num_notes, b->num_notes);
+	for (size_t i = 0; i < a->num_notes; i++)
+		assert_string_equal(tp_str(a, a->notes[i].text), tp_str(b, b->notes[i].text));
+	assert_memory_equal(&a->stats, &b->stats, sizeof a->stats);
+	if (strings)
+		assert_int_equal(a->strs.count, b->strs.count);
+}
+
+static void test_read_jobs_same(void **state)
+{
+	(void)state;
+	int n = tsan() ? 1500 : 6000;
+	char args[3][128];
+	snprintf(args[0], sizeof args[0], "--cores 5 --cmds %d --mode 1 --cdma-ports 2 --seed 7",
+	         n);
+	snprintf(args[1], sizeof args[1], "--cores 3 --cmds %d --mode bmodel --seed 8", n);
+	snprintf(args[2], sizeof args[2], "--cores 4 --cmds %d --mode 2 --seed 9", n);
+	static const int jobs[] = {2, 3, 8};
+	for (int g = 0; g < 3; g++) {
+		const char *dir = gen_dir("jobs", args[g]);
+		/* OFF: names through core_names / core_relabel; AUTO: argument sets, the records of
+		 * each core read on the calling thread, names set directly. Both give the same
+		 * slices. */
+		struct tp_profile *off = NULL;
+		for (int det = 0; det < 2; det++) {
+			int detail = det ? TP_BMPROFILE_DETAIL_AUTO : TP_BMPROFILE_DETAIL_OFF, rc;
+			struct tp_diag d;
+			struct tp_profile *one = read_jobs(dir, detail, 1, &d, &rc);
+			assert_int_equal(rc, TP_OK);
+			assert_true(one->num_tracks >= 6);
+			for (size_t j = 0; j < (tsan() ? 1 : sizeof jobs / sizeof *jobs); j++) {
+				struct tp_profile *many = read_jobs(dir, detail, jobs[j], &d, &rc);
+				assert_int_equal(rc, TP_OK);
+				same_profile(one, many, 1);
+				tp_profile_free(many);
+			}
+			if (!det) {
+				off = one;
+				continue;
+			}
+			same_profile(off, one, 0);
+			tp_profile_free(off);
+			tp_profile_free(one);
+		}
+	}
+}
+
+/* Two damaged core files: the first in core order is reported, whatever the thread count. */
+static void test_read_jobs_first_error(void **state)
+{
+	(void)state;
+	const char *dir = gen_dir("jobs_err", "--cores 4 --cmds 2000 --mode 1 --seed 3");
+	char p1[4200], p3[4200];
+	snprintf(p1, sizeof p1, "%s/cdmlib0_1.profile", dir);
+	snprintf(p3, sizeof p3, "%s/cdmlib0_3.profile", dir);
+	struct stat st;
+	assert_int_equal(stat(p3, &st), 0);
+	assert_int_equal(truncate(p3, st.st_size - 7), 0);
+	static const int jobs[] = {1, 2, 4};
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) { /* core 1 as well: it comes first */
+			assert_int_equal(stat(p1, &st), 0);
+			assert_int_equal(truncate(p1, st.st_size - 5), 0);
+		}
+		for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+			int rc;
+			struct tp_diag d;
+			struct tp_profile *p =
+			    read_jobs(dir, TP_BMPROFILE_DETAIL_OFF, jobs[j], &d, &rc);
+			assert_int_equal(rc, TP_ETRUNC);
+			assert_null(p);
+			assert_non_null(
+			    strstr(d.msg, pass ? "cdmlib0_1.profile@0x" : "cdmlib0_3.profile@0x"));
+		}
+	}
+}
+
+int main(void)
+{
+	setup_paths();
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_global_tolerant),
+	    cmocka_unit_test(test_global_errors),
+	    cmocka_unit_test(test_desc_headers),
+	    cmocka_unit_test(test_desc_table_matches_headers),
+	    cmocka_unit_test(test_walk_fixture),
+	    cmocka_unit_test(test_read_small),
+	    cmocka_unit_test(test_read_small_oom),
+	    cmocka_unit_test(test_read_jobs_same),
+	    cmocka_unit_test(test_read_jobs_first_error),
+	    cmocka_unit_test(test_omit_sys_keeps_costs),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,217 @@
+/*
+ * chip.c — the Sophgo chip table: one row per chip the specs name, holding every constant the
+ * readers, the cost model and the writers use (clocks, lanes, execution units, local memory,
+ * PMU record sizes, arch ids as the runtimes write them). Adding a chip is adding a row.
+ *
+ * Sources (facts only, no code): specs/sophgo-bmprofile.md §2 (arch ids), §4.5/§4.6 and §11
+ * (PMU record sizes), §8.1 (clocks); specs/sophgo-costmodel.md §2 (NPU_NUM, EU/CUBE bases,
+ * alignment, local memory, banks, DDR/L2 peaks: tpu-mlir profile_helper/<chip>_defs.py
+ * DMA_ARCH/TIU_ARCH and debugger/target_<chip>/memmap.py); specs/sophgo-cdm.md §3/§4.5 (cdm
+ * arch ids, cores, CDMA ports). The reference dumps' __CHIP_ARCH_ARGS__ headers agree with
+ * the BM1688, CV184X and BM1690 rows.
+ */
+#include "readers/sophgo/sophgo_int.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+static const struct sg_chip chips[] = {
+    {
+        .c = {.name = "BM1684",
+              .arch = TP_ARCH_BM1684,
+              .cores = 1,
+              .tiu_mhz = 550, /* EU unknown */
+              .dma_mhz = 575,
+              .npu_num = 64,
+              .lane_bytes = 8 * 65536,
+              .banks = 8,
+              .lmem_bytes = (uint64_t)64 * 8 * 65536},
+        .bmp_arch = 1,
+        .tiu_pmu_bytes = 32,
+        .gdma_pmu_bytes = 192,
+        .dma_cmd_type_bits = 4,
+        .tiu_sys_bits = 128,
+        .bmp_timeline = SG_TL_LEGACY,
+        .tiu_id_bits = 16,
+        .gdma_id_bits = 16,
+        .pmu_fill = UINT32_MAX,
+    },
+    {
+        .c = {.name = "BM1684X",
+              .arch = TP_ARCH_BM1684X,
+              .cores = 1,
+              .tiu_mhz = 1000,
+              .dma_mhz = 1000,
+              .npu_num = 64,
+              .eu_base = 16,
+              .lane_bytes = 16 * 16384,
+              .banks = 16,
+              .lmem_bytes = (uint64_t)64 * 262144},
+        .bmp_arch = 3,
+        .tiu_pmu_bytes = 32,
+        .gdma_pmu_bytes = 192,
+        .dma_cmd_type_bits = 4,
+        .tiu_sys_bits = 128,
+        .bmp_timeline = SG_TL_LEGACY,
+        .tiu_id_bits = 16,
+        .gdma_id_bits = 20,
+        .pmu_fill = UINT32_MAX,
+    },
+    {
+        /* "sg2260"'s little sibling: Chip Arch A2; CV186X is the same silicon. */
+        .c = {.name = "BM1688",
+              .arch = TP_ARCH_BM1688,
+              .cores = 2,
+              .tiu_mhz = 900,
+              .dma_mhz = 750,
+              .npu_num = 32,
+              .eu_base = 16,
+              .cube_base = 32,
+              .ohow_align = 4,
+              .exec_units = 32 * 256 / 2 / 8,
+              .vector_ohow_align = 16,
+              .lmem_bytes = 4u << 20,
+              .lane_bytes = 1u << 17,
+              .banks = 16,
+              .ddr_max_gbps = 32,
+              .ddr_mhz = 4266,
+              .bus_max_burst = 16,
+              .bus_bandwidth = 64},
+        .bmp_arch = 4,
+        .tiu_pmu_bytes = 32,
+        .gdma_pmu_bytes = 256,
+        .dma_cmd_type_bits = 4,
+        .tiu_sys_bits = 128,
+        .bmp_timeline = SG_TL_PERFAI,
+        .tiu_id_bits = 16,
+        .gdma_id_bits = 20,
+        .pmu_fill = 0,
+    },
+    {
+        /* Clocks for compute ability 0.75 (the default); 0.5 and 0.35 run TIU 500/375 MHz,
+         * DMA 500 MHz (sophgo-bmprofile.md §8.1), selectable with --tiu_freq/--gdma_freq. */
+        .c = {.name = "CV184X",
+              .arch = TP_ARCH_CV184X,
+              .cores = 1,
+              .tiu_mhz = 750,
+              .dma_mhz = 650,
+              .npu_num = 8,
+              .eu_base = 16,
+              .cube_base = 16,
+              .ohow_align = 4,
+              .exec_units = 32 * 256 / 2 / 8,
+              .vector_ohow_align = 8,
+              .lmem_bytes = 512u << 10,
+              .lane_bytes = 1u << 16,
+              .banks = 16,
+              .ddr_max_gbps = 4,
+              .ddr_mhz = 2133,
+              .bus_max_burst = 32,
+              .bus_bandwidth = 64},
+        .bmp_arch = 8,
+        .tiu_pmu_bytes = 16,
+        .gdma_pmu_bytes = 64,
+        .dma_cmd_type_bits = 5,
+        .tiu_sys_bits = 64,
+        /* PMU layouts: tpu-mlir profile_helper/cv184x_defs.py (BDProfileFormat,
+         * GDMAProfileFormat) @6ea894e9; the runtime pre-fills with 0 as on BM1688. */
+        .bmp_timeline = SG_TL_PERFAI,
+        .tiu_pmu_id_first = 1,
+        .tiu_id_bits = 20,
+        .gdma_id_bits = 20,
+        .pmu_fill = 0,
+    },
+    {
+        .c = {.name = "BM1690",
+              .arch = TP_ARCH_BM1690,
+              .cores = 8,
+              .tiu_mhz = 1000,
+              .dma_mhz = 1000,
+              .npu_num = 64,
+              .eu_base = 64,
+              .cube_base = 64,
+              .ohow_align = 4,
+              .exec_units = 64 * 256 / 2 / 8,
+              .vector_ohow_align = 64,
+              .lmem_bytes = 16u << 20,
+              .lane_bytes = 1u << 18,
+              .banks = 16,
+              .ddr_max_gbps = 68.264,
+              .l2_max_gbps = 128,
+              .ddr_mhz = 8533,
+              .bus_max_burst = 2,
+              .l2_max_burst = 1,
+              .bus_bandwidth = 128},
+        .bmp_arch = 5,
+        .cdm_arch = {5, 8800},
+        .tiu_pmu_bytes = 16,
+        .gdma_pmu_bytes = 64,
+        .cdma_pmu_bytes = 128,
+        .dma_cmd_type_bits = 5,
+        .tiu_sys_bits = 128,
+        .cdma_ports = 11,
+    },
+    {
+        /* AKSV: PMU layouts assumed identical to AKS (sophgo-cdm.md §4.5, [I]). */
+        .c = {.name = "SG2260E",
+              .arch = TP_ARCH_SG2260E,
+              .cores = 4,
+              .tiu_mhz = 1000,
+              .dma_mhz = 1000,
+              .npu_num = 64,
+              .eu_base = 64,
+              .cube_base = 64,
+              .ohow_align = 4,
+              .exec_units = 64 * 256 / 2 / 8,
+              .vector_ohow_align = 64,
+              .lmem_bytes = 16u << 20,
+              .lane_bytes = 1u << 18,
+              .banks = 16,
+              .ddr_max_gbps = 68.264,
+              .l2_max_gbps = 128,
+              .ddr_mhz = 8533,
+              .bus_max_burst = 2,
+              .l2_max_burst = 1,
+              .bus_bandwidth = 128},
+        .bmp_arch = -1,
+        .cdm_arch = {6, 140814},
+        .tiu_pmu_bytes = 16,
+        .gdma_pmu_bytes = 64,
+        .cdma_pmu_bytes = 128,
+        .dma_cmd_type_bits = 5,
+        .tiu_sys_bits = 128,
+        .cdma_ports = 10,
+        .id_wrap = 0x3FFFF,
+    },
+};
+
+const struct sg_chip *sg_chip_by_arch(enum tp_arch a)
+{
+	for (size_t i = 0; i < sizeof chips / sizeof *chips; i++)
+		if (chips[i].c.arch == a)
+			return &chips[i];
+	return NULL;
+}
+
+const struct sg_chip *sg_chip_by_bmp_arch(int raw)
+{
+	for (size_t i = 0; i < sizeof chips / sizeof *chips; i++)
+		if (chips[i].bmp_arch == raw && raw >= 0)
+			return &chips[i];
+	return NULL;
+}
+
+const struct sg_chip *sg_chip_by_cdm_arch(long raw)
+{
+	for (size_t i = 0; i < sizeof chips / sizeof *chips; i++)
+		for (size_t k = 0; k < sizeof chips[i].cdm_arch / sizeof *chips[i].cdm_arch; k++)
+			if (chips[i].cdm_arch[k] == raw && raw > 0)
+				return &chips[i];
+	return NULL;
+}
+
+size_t sg_chips(const struct sg_chip **out)
+{
+	*out = chips;
+	return sizeof chips / sizeof *chips;
+}

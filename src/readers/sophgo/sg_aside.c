@@ -1,0 +1,52 @@
+/*
+ * sg_aside.c — what a Sophgo reader's per-core worker keeps aside (struct sg_aside: profile
+ * notes and read statistics) until the calling thread adds it to the profile in core order,
+ * so that the profile (notes are interned strings) is the same for every thread count. Used
+ * by bmp_reader.c (iter_a2's core jobs) and cdm_reader.c (read_cores).
+ */
+#include "readers/sophgo/sophgo_int.h"
+
+#include <stdio.h>
+
+void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list ap)
+{
+	char buf[1024]; /* tp_profile_note's own limit */
+	vsnprintf(buf, sizeof buf, fmt, ap);
+	if (!a) {
+		tp_profile_note(p, "%s", buf);
+		return;
+	}
+	char *c = tp_strdup(buf);
+	char **v = c ? tp_grow(a->notes, sizeof *v, a->nnotes + 1, &a->cap) : NULL;
+	if (!v) {
+		tp_free(c);
+		a->oom = 1;
+		return;
+	}
+	a->notes = v;
+	v[a->nnotes++] = c;
+}
+
+int sg_aside_apply(struct tp_profile *p, struct sg_aside *a)
+{
+	for (size_t i = 0; i < a->nnotes; i++)
+		tp_profile_note(p, "%s", a->notes[i]);
+	struct tp_read_stats *s = &p->stats;
+	s->files_read += a->stats.files_read;
+	s->blocks_read += a->stats.blocks_read;
+	s->blocks_skipped += a->stats.blocks_skipped;
+	s->records_read += a->stats.records_read;
+	s->records_dropped += a->stats.records_dropped;
+	s->bytes_missing += a->stats.bytes_missing;
+	int oom = a->oom;
+	sg_aside_free(a);
+	return oom ? TP_ENOMEM : TP_OK;
+}
+
+void sg_aside_free(struct sg_aside *a)
+{
+	for (size_t i = 0; i < a->nnotes; i++)
+		tp_free(a->notes[i]);
+	tp_free(a->notes);
+	memset(a, 0, sizeof *a);
+}

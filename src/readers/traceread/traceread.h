@@ -1,0 +1,88 @@
+/*
+ * traceread.h — the reader of Chrome-trace JSON files (chrome://tracing "Trace Event Format":
+ * PyTorch profiler / Kineto, ONNX Runtime, MXNet, TensorFlow timelines, ...) into the profile
+ * model. Not to be confused with src/writers/chrome, the Chrome JSON *writer*.
+ *
+ * The file is streamed: a small tokenizer finds one event object at a time in a bounded
+ * buffer (grown only for a single event larger than it), so a file of gigabytes never sits in
+ * memory as a whole and no DOM is built. What it fills (docs/input-chrome-trace.md):
+ *   - arch TP_ARCH_CPU, source "chrome-trace"; one device per `pid` (named by the `M`
+ *     process_name event, else "pid N"), one TP_TRACK_HOST track per (pid, tid) (named by
+ *     thread_name, else "tid N"), one "async <cat>" host track per (pid, cat) for b/e/n events;
+ *   - `X` complete events and matched `B`/`E` pairs (a per-track stack) as slices of type
+ *     TP_CAP_TYPE_OP with args "cat", TP_CAP_KEY_OP_TYPE (args.op_name when present, else the
+ *     event name) and the event's own args (PyTorch's "ProfilerStep#N" annotations are
+ *     TP_CAP_TYPE_STEP slices instead); `i`/`I` instants as zero-length slices of type
+ *     "instant"; async `b`/`e` pairs (matched by cat + id + name) as slices of type "async";
+ *   - `C` counters as one tp_counter series per (pid, name, args key);
+ *   - timestamps in exact nanoseconds (µs decimals parsed as integers, never through a
+ *     double), re-based so the earliest event is at 0; the base is kept in the meta key
+ *     TP_TRACEREAD_META_BASE_NS (absolute ns as a decimal string);
+ *   - pid/tid/id as numbers or strings of any size (64-bit hashes above INT64_MAX included).
+ * Tolerated with a counted note: trailing commas, a truncated file (the writing tool was
+ * killed), `E` without `B`, `B` never closed (closed at the last timestamp), `X` without
+ * `dur`, events without `ph`/`ts`, unknown phases, flow events (s/t/f: paired by cat + id into
+ * model flows), invalid UTF-8 (replaced by U+FFFD). Rejected with `path@0xOFFSET: message`
+ * (TP_EFORMAT): anything that is not a JSON array or an object with "traceEvents", an event that is
+ * not an object or is not valid JSON, and a file holding no event at all.
+ */
+#ifndef TP_TRACEREAD_H
+#define TP_TRACEREAD_H
+
+#include "model/model.h"
+
+/* Meta key holding the absolute time (ns, decimal) of the profile's time 0. */
+#define TP_TRACEREAD_META_BASE_NS "chrome_trace.ts_base_ns"
+
+/* Returns 1 if `path` is a regular file that looks like a Chrome trace (starts, after
+ * whitespace and an optional UTF-8 BOM, with '[' or with '{' and names "traceEvents" in its
+ * first 64 KiB), else 0. Reads at most 64 KiB; never fails loudly. */
+int tp_traceread_probe(const char *path);
+
+/* Reads the trace file `path` into a new profile stored in *out (caller frees with
+ * tp_profile_free). Returns TP_OK (possibly with notes), or TP_ENOTFOUND / TP_EIO /
+ * TP_EFORMAT / TP_ERANGE / TP_ENOMEM with `d` filled and *out NULL. */
+int tp_traceread_read(const char *path, struct tp_profile **out, struct tp_diag *d);
+
+/* Same, for a trace held in memory (`data`, `size` bytes); `display` names it in messages.
+ * Used by the tests and the fuzzer. */
+int tp_traceread_parse(const uint8_t *data, size_t size, const char *display,
+                       struct tp_profile **out, struct tp_diag *d);
+
+/* Parses a JSON number (optionally inside a string: pass the string's content) given in
+ * microseconds, e.g. "1559670489324232", "12.3456", "1.23457e+06", into exact nanoseconds
+ * (digits past the nanosecond are rounded half away from zero). Returns 0, or -1 if the text
+ * is not a number or the result does not fit in int64. */
+int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns);
+
+/* Device-profile meta keys used for host alignment (written by the BM1690 cdm reader; see
+ * ../shared/specs/sophgo-cdm.md §8.2 step 8 and §10). Decimal integers. */
+#define TP_META_TAIL_OFFSET_NS "tail_offset_ns"
+#define TP_META_PMU_TAIL_CYCLE "pmu_tail_cycle"
+
+/*
+ * Merges a host trace `host` (as returned by tp_traceread_read / _parse) into the finished
+ * device profile `dev` (`--trace_file`, sophgo-cdm.md §10), on one time axis:
+ *   1. disable_end = max end over host events with cat "tpudnn" named "disable_profile";
+ *   2. when that exists and dev has the meta keys TP_META_TAIL_OFFSET_NS and
+ *      TP_META_PMU_TAIL_CYCLE: device time 0 = disable_end - tail_offset_ns -
+ *      ns(pmu_tail_cycle) (the last PMU event ends tail_offset_ns before the host saw
+ *      disable_profile finish; ns at dev->tiu_freq_mhz, 1 GHz when unset);
+ *   3. else device time 0 = the end of the earliest "tpudnn" event;
+ *   4. else (no tpudnn event at all) device time 0 = the start of the host trace (noted);
+ *   5. host complete events (X, and B/E pairs) except those named "PyTorch Profiler (0)",
+ *      "enable_profile", "my_ops::enable_profile", "disable_profile",
+ *      "my_ops::disable_profile" become slices on TP_TRACK_HOST tracks of device 0 named
+ *      "tpudnn op" (cat tpudnn) and "cpu op" (others; " (<thread>)" appended when the host
+ *      trace has several threads), typed by their cat, with their args.
+ * Device slices, layers and counters are shifted so the earliest event of either side is at
+ * 0; the meta keys "host_trace.alignment" ("tail", "first tpudnn event" or "none") and
+ * "host_trace.device_offset_ns" (where device time 0 now lies) record what was done, and a
+ * note says it. dev must have at least one device. Returns TP_OK, TP_ENOMEM, or TP_ERANGE
+ * (d filled, naming host_path) when the clocks are too far apart for int64 ns. dev is
+ * finished again (tp_profile_finish) on success.
+ */
+int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *host,
+                            const char *host_path, struct tp_diag *d);
+
+#endif /* TP_TRACEREAD_H */

@@ -1,0 +1,61 @@
+/*
+ * capreport.h — summary.json and summary.md of tpuprof captures (host programs instrumented
+ * with libtpuprof): the Cambricon profiler's app_stats / op_stats structure
+ * (neural-engine-cambricon.md §B.3) with units in every key name, overall latency and
+ * throughput statistics over the non-warm-up steps, per-operator-type aggregates and the
+ * slowest operators (§B.4 recommended tables). The layout is documented in
+ * docs/capture-reports.md.
+ *
+ * The summary output (src/writers/summary) calls tp_capreport_write_json for captures
+ * (profile->arch == TP_ARCH_CPU); tp_output_capmd writes summary.md on its own.
+ * Everything is deterministic: stable orders with ties broken by name, no clock, host name or
+ * pid other than what the capture itself recorded. No global state; thread-safe on distinct
+ * buffers.
+ */
+#ifndef TP_CAPREPORT_H
+#define TP_CAPREPORT_H
+
+#include "writers/sink/sink.h"
+
+/* Number of operators listed in the "slowest operators" tables. */
+#define TP_CAPREPORT_TOP_OPS 20
+/* Per-step activity rows printed in summary.md before the table is cut (summary.json has
+ * them all). */
+#define TP_CAPREPORT_MD_ACTIVITY_ROWS 100
+
+/* Appends the complete summary.json document of capture `p` to `out`. `a` is not needed
+ * and may be NULL (the statistics come from the profile's operator, step and activity
+ * slices). Returns TP_OK or TP_ENOMEM (then `out` holds a partial document and has oom
+ * set). */
+int tp_capreport_write_json(const struct tp_profile *p, const struct tp_analysis *a,
+                            struct tp_buf *out);
+
+/* Receives summary.json while it is written: `n` bytes that follow the previous call's.
+ * Returns 0, or nonzero to stop the document (tp_capreport_stream_json then returns
+ * TP_EOUTPUT). */
+typedef int (*tp_capreport_flush_fn)(void *ctx, const char *bytes, size_t n);
+/* tp_capreport_write_json with bounded memory: whenever `out` holds at least `flush_at`
+ * bytes between two entries of the document, they go to `flush` and `out` is emptied; what
+ * is left at the end stays in `out` for the caller to hand over too. The bytes are those
+ * tp_capreport_write_json would write (a capture of many steps writes an op_stats entry per
+ * step and operator: 110 MB for 10 000 steps of a 56-operator model). TP_OK, TP_ENOMEM or
+ * TP_EOUTPUT. */
+int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysis *a,
+                             struct tp_buf *out, size_t flush_at, tp_capreport_flush_fn flush,
+                             void *ctx);
+
+/* Appends the complete summary.md document of capture `p` to `out`. Same contract as
+ * tp_capreport_write_json. Every string from the capture is escaped for Markdown tables. */
+int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *a,
+                          struct tp_buf *out);
+
+/* Appends `s` escaped for one Markdown table cell: '|' and Markdown punctuation are
+ * backslash-escaped, '&', '<', '>' become entities, CR / LF / TAB become spaces. */
+void tp_md_cell(struct tp_buf *b, const char *s);
+
+/* Output "summary-md" -> OUT_DIR/summary.md, default on; writes only for captures
+ * (arch == TP_ARCH_CPU), otherwise writes nothing and returns TP_OK. Disabled together
+ * with the other summaries by --disable_summary. */
+extern const struct tp_output tp_output_capmd;
+
+#endif /* TP_CAPREPORT_H */

@@ -1,0 +1,601 @@
+/*
+ * html_test.c — unit tests of the result.html writer: hostile strings cannot leave the JSON
+ * data element, the title is HTML-escaped, output is deterministic, the data holds the lanes
+ * and columns that were built, and out-of-memory at any allocation leaves no file behind.
+ * (The page's behaviour in a browser is tested by tests/browser/.)
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
+#include <cmocka.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "readers/sophgo/sophgo_int.h"
+#include "testutil.h"
+#include "writers/html/html.h"
+
+#define EVIL "</script><img src=x onerror=alert(1)><!--"
+
+extern const unsigned char tp_html_app_js[];
+extern const unsigned char tp_html_app_css[];
+
+static struct tp_profile *make(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->net_name = tp_profile_str(p, EVIL);
+	tp_profile_add_device(p, "dev", 0, 1);
+	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	int gdma = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
+	struct tp_layer l;
+	memset(&l, 0, sizeof l);
+	l.type = tp_profile_str(p, "Conv2D");
+	l.name = tp_profile_str(p, EVIL);
+	l.begin_ns = 100;
+	l.end_ns = 900;
+	assert_int_equal(tp_profile_add_layer(p, &l), 0);
+	for (int i = 0; i < 3; i++) {
+		struct tp_slice *s = tp_track_push(p, tiu);
+		s->start_ns = 100 + i * 300;
+		tp_slice_set_end(p, &p->tracks[tiu], s, s->start_ns + 200);
+		s->cycles = 180;
+		s->cmd_id = (uint32_t)i + 1;
+		tp_slice_set_name(p, &p->tracks[tiu], s,
+		                  tp_profile_str(p, i == 1 ? EVIL : "conv.normal"));
+		s->layer = 0;
+		tp_args_begin(p);
+		tp_args_add_str(p, "uArch Rate", "50.0%");
+		s->args = tp_args_end(p);
+		s = tp_track_push(p, gdma);
+		s->start_ns = 50 + i * 300;
+		tp_slice_set_end(p, &p->tracks[gdma], s, s->start_ns + 100);
+		s->cycles = 75;
+		tp_slice_set_bytes(p, &p->tracks[gdma], s,
+		                   1600); /* 16 GB/s over 100 ns = half of BM1688's 32 GB/s */
+		s->cmd_id = (uint32_t)i + 1;
+		tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
+		tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t c = 0;
+	for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+		c++;
+	return c;
+}
+
+/* Decodes the binary column "KEY" of the JSON object starting at `obj` (searched up to `end`,
+ * after a nested "lod" object) into out[0..n-1], independently of html.c: mode letter r/d/l/m
+ * (upper case: wide), base64, zigzag LEB128 varints, d/m differences, l/m (value, run) pairs.
+ * A plain number is that value n times. Returns 0 when the key is absent (all zero), 1 when
+ * found, -1 when malformed. */
+static int column(const char *obj, const char *end, const char *key, int64_t *out, size_t n)
+{
+	char pat[64];
+	const char *lod = strstr(obj, "\"lod\":{");
+	if (lod && lod < end)
+		obj = strchr(lod, '}');
+	snprintf(pat, sizeof pat, "\"%s\":", key);
+	const char *k = strstr(obj, pat);
+	for (size_t i = 0; i < n; i++)
+		out[i] = 0;
+	if (!k || k >= end)
+		return 0;
+	k += strlen(pat);
+	if (*k != '"') {
+		long long v = strtoll(k, NULL, 10);
+		for (size_t i = 0; i < n; i++)
+			out[i] = v;
+		return 1;
+	}
+	char mode = (char)(k[1] | 32);
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint64_t acc = 0, vals[64];
+	unsigned shift = 0, bits = 0, nbits = 0;
+	size_t nv = 0;
+	for (const char *q = k + 2; *q && *q != '"'; q++) {
+		const char *at = *q == '=' ? NULL : strchr(abc, *q);
+		if (!at)
+			continue;
+		bits = bits << 6 | (unsigned)(at - abc);
+		nbits += 6;
+		if (nbits < 8)
+			continue;
+		nbits -= 8;
+		unsigned byte = bits >> nbits & 255;
+		bits &= (1u << nbits) - 1;
+		acc |= (uint64_t)(byte & 127) << shift;
+		shift += 7;
+		if (byte & 128)
+			continue;
+		if (nv == 64)
+			return -1;
+		vals[nv++] = acc;
+		acc = 0;
+		shift = 0;
+	}
+	size_t o = 0;
+	int64_t prev = 0;
+	int runs = mode == 'l' || mode == 'm', delta = mode == 'd' || mode == 'm';
+	for (size_t i = 0; i < nv; i += runs ? 2 : 1) {
+		int64_t v = (int64_t)(vals[i] >> 1) ^ -(int64_t)(vals[i] & 1);
+		/* Run lengths are zigzag varints too (b64_varint; app.js decCol). */
+		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] >> 1 : 0) : 1;
+		for (uint64_t t = 0; t < times; t++) {
+			if (o == n)
+				return -1;
+			prev = delta ? prev + v : v;
+			out[o++] = prev;
+		}
+	}
+	return o == n ? 1 : -1;
+}
+
+/* The end of the lane object starting at `lane`: the next lane or the end of the lanes. */
+static const char *lane_end(const char *lane)
+{
+	const char *e = strstr(lane + 1, "{\"kind\":");
+	return e ? e : strstr(lane, "],\"argsets\"");
+}
+
+#define ASSERT_COL(obj, end, key, ...)                                                             \
+	do {                                                                                       \
+		static const int64_t want_[] = {__VA_ARGS__};                                      \
+		int64_t got_[sizeof want_ / sizeof *want_];                                        \
+		assert_int_equal(column(obj, end, key, got_, sizeof want_ / sizeof *want_), 1);    \
+		assert_memory_equal(got_, want_, sizeof want_);                                    \
+	} while (0)
+
+static char path[256];
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(path, sizeof path, "/tmp/tp_html_test_%d.html", (int)getpid());
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static void test_escaping(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = tp_test_slurp(path, &n);
+	assert_non_null(s);
+	/* Exactly the two script elements of the template end: the data and the page script. */
+	assert_int_equal(count(s, "</script"), 2);
+	/* Raw "<img" may only appear inside the JSON data element (where it is inert text). */
+	char *data = strstr(s, "id=\"tp-data\">");
+	assert_non_null(data);
+	char *data_end = strstr(data, "</script");
+	assert_non_null(data_end);
+	for (char *q = strstr(s, "<img"); q; q = strstr(q + 1, "<img"))
+		assert_true(q > data && q < data_end);
+	assert_int_equal(count(s, "<!--"), 1); /* the template's own comment */
+	/* The title carries the net name as escaped text. */
+	assert_non_null(strstr(s, "<title>tpuprof: &lt;/script&gt;&lt;img src=x "
+	                          "onerror=alert(1)&gt;&lt;!-- on BM1688</title>"));
+	/* In the JSON the name is there, with "</" and "<!--" escaped. */
+	assert_non_null(
+	    strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
+	free(s);
+	tp_profile_free(p);
+}
+
+static void test_content(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = tp_test_slurp(path, &n);
+	assert_non_null(s);
+	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
+	char *layer = strstr(s, "{\"kind\":\"Layer\"");
+	char *gdma = strstr(s, "{\"kind\":\"GDMA\"");
+	char *tiu = strstr(s, "{\"kind\":\"TIU\"");
+	assert_non_null(layer);
+	assert_non_null(gdma);
+	assert_non_null(tiu);
+	assert_true(layer < gdma && gdma < tiu);
+	/* GDMA (starts 50, 350, 650; 100 ns each): "ts" = gaps from the previous end, "dur" left
+	 * out because every duration equals its 75 cycles at 750 MHz, heights = 16 GB/s of 32 =
+	 * 500 for every command, so one number. */
+	const char *gdma_end = lane_end(gdma), *tiu_end = lane_end(tiu);
+	int64_t v[3];
+	ASSERT_COL(gdma, gdma_end, "ts", 0, 200, 200);
+	assert_int_equal(column(gdma, gdma_end, "dur", v, 3), 0);
+	/* Heights are derived by the page for DMA and TIU lanes ("hd":1, no "h" column) from
+	 * the bytes (one number: 1600 for all) and cycles (75) over "bwScale" 32. */
+	assert_non_null(strstr(gdma, "\"hd\":1"));
+	assert_int_equal(column(gdma, gdma_end, "h", v, 3), 0);
+	assert_non_null(strstr(gdma, "\"by\":1600,"));
+	assert_non_null(strstr(gdma, "\"cyc\":75"));
+	assert_non_null(strstr(s, "\"bwScale\":32,"));
+	/* TIU: uArch Rate 50% -> "ua" 5001 (the page's height 500); all-zero columns (bytes,
+	 * dir) left out. */
+	ASSERT_COL(tiu, tiu_end, "ua", 5001);
+	assert_int_equal(column(tiu, tiu_end, "by", v, 1), 0);
+	assert_int_equal(column(tiu, tiu_end, "dir", v, 1), 0);
+	/* The page's own assets never close their element early. */
+	assert_null(strstr((const char *)tp_html_app_js, "</script"));
+	assert_null(strstr((const char *)tp_html_app_css, "</style"));
+	free(s);
+	tp_profile_free(p);
+}
+
+/* TIU bars from the cost model: height = Alg Ops / uArch Ops, the rate and ops travel in the
+ * "ua" / "ao" / "uo" columns; a track without descriptors says unknown (ua 0), not 100 %. */
+static void test_cost_heights(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	tp_profile_add_device(p, "dev", 0, 2);
+	int t0 = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
+	static const uint64_t alg[] = {235225088, 300, 100};
+	static const uint64_t uarch[] = {2516828160u, 1000, 100};
+	for (int i = 0; i < 3; i++) {
+		for (int tr = 0; tr < 2; tr++) {
+			struct tp_slice *s = tp_track_push(p, tr ? t1 : t0);
+			s->start_ns = 100 + i * 300;
+			tp_slice_set_end(p, &p->tracks[tr ? t1 : t0], s, s->start_ns + 200);
+			s->cycles = 180;
+			s->cmd_id = (uint32_t)i + 1;
+			tp_slice_set_name(p, &p->tracks[tr ? t1 : t0], s,
+			                  tp_profile_str(p, "conv.normal"));
+		}
+		assert_int_equal(
+		    tp_track_set_cost(
+		        p, t0, (size_t)i,
+		        &(struct tp_cost){.alg_ops = alg[i], .uarch_ops = uarch[i], .valid = 1}),
+		    TP_OK);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *s = tp_test_slurp(path, &n);
+	assert_non_null(s);
+	char *c0 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":0");
+	char *c1 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":1");
+	assert_non_null(c0);
+	assert_non_null(c1);
+	const char *e0 = lane_end(c0), *e1 = lane_end(c1);
+	/* 9.35 % (the first resnet50 conv), 30 %, 100 %: the page's heights 93, 300, 1000 */
+	ASSERT_COL(c0, e0, "ua", 936, 3001, 10001);
+	ASSERT_COL(c0, e0, "ao", 235225088, 300, 100);
+	ASSERT_COL(c0, e0, "uo", 2516828160, 1000, 100);
+	/* The coarse level of detail carries the tallest height per bucket: 1000 somewhere. */
+	assert_non_null(strstr(c0, "\"lod\":{\"n\":4096,\"h\":\""));
+	/* Core 1: no descriptors, rate unknown (the column is left out: all 0, full height). */
+	int64_t v[3];
+	assert_int_equal(column(c1, e1, "ua", v, 3), 0);
+	free(s);
+	tp_profile_free(p);
+}
+
+/* The LOCAL memory chart gets records from the commands (9 elements, engine last) next to the
+ * compiler's tensor records. */
+static void test_cmd_lmem(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c; /* 32 lanes of 128 KiB */
+	tp_profile_add_device(p, "dev", 0, 1);
+	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
+	struct tp_slice *s = tp_track_push(p, g);
+	s->start_ns = 1000;
+	tp_slice_set_end(p, &p->tracks[g], s, 1500);
+	s->cycles = 375;
+	s->cmd_id = 7;
+	tp_slice_set_bytes(p, &p->tracks[g], s, 50176);
+	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
+	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
+	tp_args_begin(p);
+	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
+	tp_args_add_uint(p, "dst_nsize", 1);
+	tp_args_add_uint(p, "dst_csize", 64);
+	tp_args_add_uint(p, "dst_hsize", 28);
+	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_args_add_uint(p, "src_data_format", 0);
+	s->args = tp_args_end(p);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	size_t n;
+	char *page = tp_test_slurp(path, &n);
+	assert_non_null(page);
+	/* begin 0 (span start), end 500, lane offset 8192, 1568 bytes per lane, write, no layer,
+	 * core 0, cmd 7, engine GDMA (2) */
+	const char *lm = strstr(page, "\"lmem\":{");
+	assert_non_null(lm);
+	const char *lm_end = strstr(lm, "\"gmem\"");
+	assert_non_null(strstr(lm, "\"recs\":{\"n\":1,"));
+	ASSERT_COL(lm, lm_end, "b", 0);
+	ASSERT_COL(lm, lm_end, "e", 500);
+	ASSERT_COL(lm, lm_end, "a", 8192);
+	ASSERT_COL(lm, lm_end, "sz", 1568);
+	ASSERT_COL(lm, lm_end, "w", 1);
+	ASSERT_COL(lm, lm_end, "ly", -1);
+	ASSERT_COL(lm, lm_end, "co", 0);
+	ASSERT_COL(lm, lm_end, "id", 7);
+	ASSERT_COL(lm, lm_end, "en", 2);
+	assert_non_null(strstr(lm, "\"cmdDropped\":0}"));
+	free(page);
+	tp_profile_free(p);
+}
+
+static void test_deterministic(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct tp_diag d = {0};
+	size_t n1, n2;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *a = tp_test_slurp(path, &n1);
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *b = tp_test_slurp(path, &n2);
+	assert_int_equal(n1, n2);
+	assert_memory_equal(a, b, n1);
+	free(a);
+	free(b);
+	tp_profile_free(p);
+}
+
+/* The writer as tp_test_oom_sweep calls it. */
+struct write_ctx {
+	struct tp_profile *p;
+	const char *path;
+};
+
+static int write_page(void *ctx, struct tp_diag *d)
+{
+	struct write_ctx *w = ctx;
+	return tp_html_write_file(w->p, NULL, w->path, 0, d);
+}
+
+static void test_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	struct write_ctx w = {p, path};
+	/* More than zero allocations means the sweep really exercised failing runs. */
+	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
+	tp_profile_free(p);
+}
+
+static void test_max_cores(void **state)
+{
+	(void)state;
+	struct tp_profile *p = make();
+	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
+	struct tp_slice *s = tp_track_push(p, t1);
+	s->start_ns = 200;
+	tp_slice_set_end(p, &p->tracks[t1], s, 300);
+	struct tp_diag d = {0};
+	size_t n;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *all = tp_test_slurp(path, &n);
+	assert_non_null(strstr(all, "\"dev\":0,\"core\":1,"));
+	assert_int_equal(tp_html_write_file(p, NULL, path, 1, &d), TP_OK);
+	char *one = tp_test_slurp(path, &n);
+	assert_null(strstr(one, "\"dev\":0,\"core\":1,"));
+	assert_non_null(strstr(one, "\"dev\":0,\"core\":0,"));
+	free(all);
+	free(one);
+	tp_profile_free(p);
+}
+
+/* Columns are computed once into a buffer as long as the layer table (at least 65536 values)
+ * when the lane fits it, and recomputed per pass when it does not: a 70 000-command lane on a
+ * profile without layers (past the buffer) and a 1000-command lane (in it) must both carry
+ * their values: "cmd" i + 1 (varying), "ts" the gaps (0, then 5 each), "by" one number. */
+static void lane_columns(int track_kind, const char *kind, size_t n)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	tp_profile_add_device(p, "dev", 0, 1);
+	int t = tp_profile_add_track(p, 0, 0, (enum tp_track_kind)track_kind, kind, 900);
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		assert_non_null(s);
+		s->start_ns = 10 * (int64_t)i;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 5);
+		s->cmd_id = (uint32_t)i + 1;
+		tp_slice_set_bytes(p, &p->tracks[t], s, 64);
+		tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "op"));
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_diag d = {0};
+	size_t len;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *text = tp_test_slurp(path, &len);
+	assert_non_null(text);
+	char pat[64];
+	snprintf(pat, sizeof pat, "{\"kind\":\"%s\"", kind);
+	const char *lane = strstr(text, pat);
+	assert_non_null(lane);
+	const char *end = lane_end(lane);
+	assert_non_null(end);
+	int64_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+	assert_non_null(got);
+	assert_non_null(want);
+	for (size_t i = 0; i < n; i++)
+		want[i] = (int64_t)i + 1;
+	assert_int_equal(column(lane, end, "cmd", got, n), 1);
+	assert_memory_equal(got, want, n * sizeof *got);
+	for (size_t i = 0; i < n; i++)
+		want[i] = i ? 5 : 0;
+	assert_int_equal(column(lane, end, "ts", got, n), 1);
+	assert_memory_equal(got, want, n * sizeof *got);
+	const char *by = strstr(lane, "\"by\":64");
+	assert_true(by && by < end);
+	free(got);
+	free(want);
+	free(text);
+	tp_profile_free(p);
+}
+
+static void test_lane_columns(void **state)
+{
+	(void)state;
+	lane_columns(TP_TRACK_TIU, "TIU", 70000); /* longer than the column buffer */
+	lane_columns(TP_TRACK_GDMA, "GDMA", 1000);
+}
+
+/* A Layer lane made from the layer table lists its layers by start, then longest first, then
+ * layer index (the expected order computed here by insertion sort over the finished table):
+ * 40 layers with many equal starts and ends take the writer's merge sort through several
+ * passes; "ly" is layer index + 1, "dur" each layer's length and "ts" the gap from the
+ * previous one's end. Mode 1: the table lists core 0's layers in that order already,
+ * interleaved with core 1's and an untimed one (the writer walks the table, no index);
+ * mode 2: in reverse (past the walk's window: an index is sorted). */
+static void layer_lane_order(int mode)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_BM1688;
+	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	tp_profile_add_device(p, "dev", 0, 1);
+	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
+	struct tp_slice *s = tp_track_push(p, tiu);
+	s->start_ns = 0;
+	tp_slice_set_end(p, &p->tracks[tiu], s, 1000);
+	tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, "conv.normal"));
+	enum { N = 40 };
+	uint32_t x = 12345;
+	for (int i = 0, at = 0; i < N; i++) {
+		struct tp_layer l;
+		memset(&l, 0, sizeof l);
+		x = x * 1103515245u + 12345u;
+		l.type = tp_profile_str(p, "Conv2D");
+		l.name = tp_profile_str(p, "layer");
+		l.begin_ns = (int64_t)(x >> 16) % 5 * 100;
+		l.end_ns = l.begin_ns + (int64_t)(x >> 8) % 3 * 50;
+		if (mode == 1) {
+			l.begin_ns = i / 2 * 100;
+			l.end_ns = l.begin_ns + 300 - i % 2 * 100;
+		}
+		if (mode == 2) {
+			l.begin_ns = (N - i) * 100;
+			l.end_ns = l.begin_ns + 50;
+		}
+		assert_int_equal(tp_profile_add_layer(p, &l), at++);
+		if (mode == 1) { /* another core's layer, and one without timing */
+			l.core = 1;
+			l.begin_ns = 7;
+			assert_int_equal(tp_profile_add_layer(p, &l), at++);
+			l.core = 0;
+			l.begin_ns = l.end_ns + 1;
+			if (i == 10)
+				assert_int_equal(tp_profile_add_layer(p, &l), at++);
+		}
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	size_t nl = 0;
+	int64_t want_ly[N], want_dur[N], want_ts[N], got[N];
+	for (size_t i = 0; i < p->num_layers; i++) {
+		struct tp_layer av, bv;
+		const struct tp_layer *a = tp_profile_layer(p, i, &av);
+		if (a->core != 0 || a->begin_ns > a->end_ns)
+			continue;
+		size_t k = nl++;
+		while (k > 0) {
+			const struct tp_layer *b =
+			    tp_profile_layer(p, (size_t)want_ly[k - 1] - 1, &bv);
+			int after = b->begin_ns < a->begin_ns ||
+			            (b->begin_ns == a->begin_ns && b->end_ns >= a->end_ns);
+			if (after)
+				break;
+			want_ly[k] = want_ly[k - 1];
+			k--;
+		}
+		want_ly[k] = (int64_t)i + 1;
+	}
+	assert_int_equal(nl, N);
+	for (size_t i = 0; i < nl; i++) {
+		struct tp_layer av;
+		const struct tp_layer *a = tp_profile_layer(p, (size_t)want_ly[i] - 1, &av);
+		want_dur[i] = a->end_ns - a->begin_ns;
+		struct tp_layer prev;
+		want_ts[i] = a->begin_ns -
+		             (i ? tp_profile_layer(p, (size_t)want_ly[i - 1] - 1, &prev)->end_ns
+		                : p->span_begin_ns);
+	}
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
+	char *text = tp_test_slurp(path, NULL);
+	assert_non_null(text);
+	char *layer = strstr(text, "{\"kind\":\"Layer\"");
+	assert_non_null(layer);
+	const char *end = lane_end(layer);
+	assert_non_null(strstr(layer, "\"n\":40,"));
+	assert_int_equal(column(layer, end, "ly", got, N), 1);
+	assert_memory_equal(got, want_ly, sizeof want_ly);
+	assert_int_equal(column(layer, end, "dur", got, N), 1);
+	assert_memory_equal(got, want_dur, sizeof want_dur);
+	assert_int_equal(column(layer, end, "ts", got, N), 1);
+	assert_memory_equal(got, want_ts, sizeof want_ts);
+	free(text);
+	tp_profile_free(p);
+}
+
+static void test_layer_lane_order(void **state)
+{
+	(void)state;
+	layer_lane_order(0);
+	layer_lane_order(1);
+	layer_lane_order(2);
+}
+
+static void test_output_entry(void **state)
+{
+	(void)state;
+	assert_string_equal(tp_output_html.file, "result.html");
+	assert_string_equal(tp_output_html.disable_flag, "--disable_web");
+	assert_null(tp_output_html.enable_flag);
+	assert_int_equal(tp_output_html.default_on, 1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_content, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
+	    cmocka_unit_test(test_output_entry),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
