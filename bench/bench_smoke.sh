@@ -71,8 +71,8 @@ fi
 # The compression sweep over a generated dump's uncompressed traces (compact and full args):
 # one row per codec and level that round-trips, 0 unstable chunks for libdeflate, the slices
 # counted from the file.
-if [ -x "$b/src/sink/trace_bench" ] && [ -x "$b/pftrace_sweep" ]; then
-  TP_BENCH_REPEAT=2 "$b/src/sink/trace_bench" "$d/dump" "$d/tw" perfetto-plain \
+if [ -x "$b/bench/trace_bench" ] && [ -x "$b/pftrace_sweep" ]; then
+  TP_BENCH_REPEAT=2 "$b/bench/trace_bench" "$d/dump" "$d/tw" perfetto-plain \
     perfetto-full-plain > "$d/tw.log" || { cat "$d/tw.log"; fail "trace_bench plain traces"; }
   [ "$(grep -c 'best of 2, median wall' "$d/tw.log")" = 2 ] ||
     { cat "$d/tw.log"; fail "trace_bench TP_BENCH_REPEAT=2 rows"; }

@@ -6,13 +6,13 @@
  *
  * Seeds are real traces made at run time by tpuprof's own writer: when TP_FUZZ_SEED_DIR is
  * set (scripts/fuzz.sh sets it to the corpus directory), LLVMFuzzerInitialize writes the
- * trace writers' fixture profile (src/writers/sink/sink_fixture.h) there as perfetto traces —
+ * trace writers' fixture profile (tests/fixtures/c/sink_fixture.h) there as perfetto traces —
  * uncompressed (so mutations reach every packet rule), zlib-compressed, and with the full
  * per-command annotations — before libFuzzer reads the corpus.
  */
+#include "fixtures/c/sink_fixture.h"
 #include "fuzz_scratch.h"
 #include "writers/perfetto/perfetto.h"
-#include "writers/sink/sink_fixture.h"
 
 #include <stdio.h>
 #include <stdlib.h>

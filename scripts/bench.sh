@@ -423,7 +423,7 @@ capture_read_bench
 #    bare writes them), i.e. the library's own ceiling for the same cells.
 # The line "xlsx writer vs bare" then prints (CPU of the all-rows row - CPU of reader+summary)
 # / CPU of the bare row: tpuprof's per-cell overhead over the library's (target <= 1.5).
-xlsx_gen=$build/src/xlsx/xlsx_gen
+xlsx_gen=$build/tests/tools/xlsx_gen
 for s in $sizes; do
   BENCH_GROUP=xlsx bench_case "gen-$s xlsx" "$data/gen-$s" --disable_web --disable_perfetto
   [ "$s" = 10M ] && continue
@@ -453,7 +453,7 @@ for s in $sizes; do
   [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
 done
 # One workbook past Excel's 1,048,576-row limit, in process: 1.6 M synthetic commands, of which
-# 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (src/writers/xlsx/xlsx_gen.c prints rows/s).
+# 1.12 M on TIU core 0, so TIU_0 continues on "TIU_0 (2)" (tests/tools/xlsx_gen.c prints rows/s).
 if [ -x "$xlsx_gen" ]; then
   rm -rf "$data/out/xlsx-spill"
   echo "== xlsx_gen 1.6M commands (TIU_0 spills past 1,048,576 rows)"
@@ -541,10 +541,10 @@ done
 # compression inline, perfetto-full = every reference arg, drive = the sink driver alone.
 for s in $sizes; do
   [ "$s" = 10M ] && continue
-  [ -x "$build/src/sink/trace_bench" ] && [ -d "$data/gen-$s" ] || continue
+  [ -x "$build/bench/trace_bench" ] && [ -d "$data/gen-$s" ] || continue
   echo "== gen-$s trace writers in process (trace_bench)"
   TP_BENCH_REPEAT=$(repeat_for "$s") \
-    "$build/src/sink/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
+    "$build/bench/trace_bench" "$data/gen-$s" "$data/out/tw-$s" perfetto-plain deflate drive \
     perfetto perfetto-1t perfetto-full json perfetto-full-plain | tee "$data/tw-$s.txt"
   # The compression level / chunk size sweep over the same raw packet streams (bench/
   # pftrace_sweep.c: B/slice and compression CPU per codec, level and chunk, one thread; the
@@ -558,13 +558,13 @@ for s in $sizes; do
   fi
   rm -rf "$data/out/tw-$s"
 done
-if [ -x "$build/src/sink/trace_bench" ]; then
+if [ -x "$build/bench/trace_bench" ]; then
   echo "== trace writers in process, synthetic profile (4 cores, TIU/GDMA/SDMA)"
-  "$build/src/sink/trace_bench" 2000000 "$data/out/trace-bench" perfetto perfetto-plain json
-  "$build/src/sink/trace_bench" 200000 "$data/out/trace-bench" sqlite
+  "$build/bench/trace_bench" 2000000 "$data/out/trace-bench" perfetto perfetto-plain json
+  "$build/bench/trace_bench" 200000 "$data/out/trace-bench" sqlite
   rm -rf "$data/out/trace-bench"
 else
-  echo "== trace writers in process: SKIPPED: $build/src/sink/trace_bench not built"
+  echo "== trace writers in process: SKIPPED: $build/bench/trace_bench not built"
 fi
 traceread_bench
 if [ -n "${BENCH_EXTRA:-}" ]; then
@@ -589,17 +589,17 @@ fi
 html_bench
 
 # ---- capture runtime (libtpuprof): ns per op begin/end pair, off and on (modes 0/1/2) ----
-if [ -x "$build/src/capture/capture_bench" ]; then
+if [ -x "$build/bench/capture_bench" ]; then
   echo "== libtpuprof capture overhead (crash-safe, next extent pre-faulted in the background)"
-  "$build/src/capture/capture_bench"
+  "$build/bench/capture_bench"
   # The same with the recording thread mapping its own extents (the cost the pre-fault takes
   # off it; compare the "ns/pair min" and "thread cpu" columns) and with private memory.
   echo "== libtpuprof capture overhead, TPUPROF_PREFAULT=0 (each thread maps its extents)"
-  TPUPROF_PREFAULT=0 "$build/src/capture/capture_bench"
+  TPUPROF_PREFAULT=0 "$build/bench/capture_bench"
   echo "== libtpuprof capture overhead, TPUPROF_CRASHSAFE=0 (private memory, not crash-safe)"
-  TPUPROF_CRASHSAFE=0 "$build/src/capture/capture_bench"
+  TPUPROF_CRASHSAFE=0 "$build/bench/capture_bench"
 else
-  echo "== libtpuprof capture overhead: SKIPPED: $build/src/capture/capture_bench not built"
+  echo "== libtpuprof capture overhead: SKIPPED: $build/bench/capture_bench not built"
 fi
 
 # ---- results -----------------------------------------------------------------------------

@@ -8,7 +8,7 @@ usage: test_jobs.py TPUPROF GENDUMP PROBE
   in their address-space layout, so this also checks that no output depends on addresses).
   Run in the ThreadSanitizer build too (label tsan, TSAN_OPTIONS halt_on_error): a data race
   between the writer threads fails the conversion's exit status.
-- A libtpuprof capture (PROBE, src/capture/capture_probe.c, scenario "basic 2": steps,
+- A libtpuprof capture (PROBE, tests/tools/capture_probe.c, scenario "basic 2": steps,
   operators with details, activities) converted the same two ways: the writers that share
   the converter's one operator table (ops.csv, summary.json, summary.md, the workbook's
   Operators sheet) run at once with --jobs 4, and their files must match --jobs 1.

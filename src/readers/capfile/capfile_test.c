@@ -1,6 +1,6 @@
 /*
  * capfile_test.c — end-to-end tests of libtpuprof and its reader: each test runs the
- * tpuprof_probe program (src/capture/capture_probe.c, linked with the static libtpuprof)
+ * tpuprof_probe program (tests/tools/capture_probe.c, linked with the static libtpuprof)
  * with a chosen environment in a fresh TPUPROF_DIR, then reads the dump it left with
  * tp_capfile_read and checks what came back. Also: the bad-input and truncation behaviour of
  * the reader on dumps cut at every length, and its error messages for malformed headers.

@@ -3,7 +3,7 @@
  * libcjson and strings round-trip byte for byte; failures (unwritable path, out of memory)
  * return an error and leave no file behind; the file is the same bytes for every --jobs value
  * and batch size (events are formatted in batches on worker threads and written in order).
- * (Counts, flows and nesting are checked end to end by src/writers/sink/trace_outputs_test.py.)
+ * (Counts, flows and nesting are checked end to end by tests/trace/trace_outputs_test.py.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,9 +18,9 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "testutil.h"
 #include "writers/chrome/chrome.h"
-#include "writers/sink/sink_fixture.h"
 
 /* The writer as tp_test_oom_sweep calls it. */
 struct write_ctx {

@@ -14,10 +14,10 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "testutil.h"
 #include "writers/perfetto/perfetto.h"
 #include "writers/perfetto/perfetto_int.h"
-#include "writers/sink/sink_fixture.h"
 
 static char tmpdir[256];
 

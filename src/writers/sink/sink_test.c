@@ -15,8 +15,8 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "writers/sink/sink.h"
-#include "writers/sink/sink_fixture.h"
 
 #define MAXT 64
 #define MAXS 128

@@ -15,8 +15,8 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "testutil.h"
-#include "writers/sink/sink_fixture.h"
 #include "writers/sqlitedb/sqlitedb.h"
 
 static char *one(sqlite3 *db, const char *sql)

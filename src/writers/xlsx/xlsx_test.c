@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixtures/c/xlsx_fixture.h"
 #include "testutil.h"
 #include "writers/xlsx/xlsx.h"
-#include "writers/xlsx/xlsx_fixture.h"
 
 static char tmpdir[512];
 

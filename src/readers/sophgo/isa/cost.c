@@ -8,7 +8,7 @@
  * Source of every formula: tpu-mlir python/debugger/target_1688/opdef.py
  * <class>.ops / alg_cycle / initial_cycle / bank_conflict_cycle, as transcribed in the spec
  * (conv, mm, arith, pooling and rq checked there against the reference on 189 commands;
- * src/readers/sophgo/refcheck.py checks all 304 TIU commands of the BM1688 dump). Where a short
+ * tests/sophgo/refcheck.py checks all 304 TIU commands of the BM1688 dump). Where a short
  * layout lacks a register a formula reads (classes absent from the reference dump):
  *   - operand-0 precision absent (sCW&sBC, sLIN, sSGL): the result precision;
  *   - result precision absent (sCMP): operand 0's, or opt_opd2_prec for eu 23/24/26;

@@ -2,7 +2,7 @@
  * pftrace_roundtrip.c — TEST TOOL: does the Perfetto trace show what the model holds?
  *
  * For each INPUT (a bmprofile or cdm dump directory, or `fixture` =
- * src/writers/sink/sink_fixture.h) it writes perfetto.pftrace with the writer's options, decodes it
+ * tests/fixtures/c/sink_fixture.h) it writes perfetto.pftrace with the writer's options, decodes it
  * with the checker's visitor (tp_perfetto_check_visit: interned strings resolved, incremental
  * timestamps summed, BEGIN and END paired per track) and compares, event by event in file order,
  * with what the sink driver delivers from the model: every slice's track, begin, duration, name,
@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "readers/sophgo/sophgo.h"
 #include "writers/perfetto/perfetto.h"
-#include "writers/sink/sink_fixture.h"
 
 /* One event reduced to a hash of its canonical form (duration excluded) and its duration. */
 struct rec {

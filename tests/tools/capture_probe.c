@@ -14,7 +14,7 @@
  *   fork           records, forks a child that records, both end normally
  *   threads N      N threads x 20000 op pairs at once
  *   sessions       device 3, two sessions
- * Fault scenarios (src/capture/fault_suite.py drives them):
+ * Fault scenarios (tests/capture/fault_suite.py drives them):
  *   die HOW N      mode 1: N steps of dynamically named ops, prints "recorded R" (records
  *                  written), then dies: abort, segv, hup, quit, kill, _exit, or exit (normal)
  *   loop FLUSH     records until killed; prints "ready" once 2000 steps are recorded, and

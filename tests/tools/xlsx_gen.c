@@ -23,8 +23,8 @@
  * The environment variable XLSX_GEN_ROWS (a count or "all") sets the row cap as the CLI's
  * --xlsx_rows does.
  */
+#include "fixtures/c/xlsx_fixture.h"
 #include "writers/xlsx/xlsx.h"
-#include "writers/xlsx/xlsx_fixture.h"
 
 #include <xlsxwriter.h>
 

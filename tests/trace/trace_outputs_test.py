@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """trace_outputs_test.py — end-to-end test of the three trace writers on the fixture profile
-(src/writers/sink/sink_fixture.h), written by the trace_fixture_write tool:
+(tests/fixtures/c/sink_fixture.h), written by the trace_fixture_write tool:
 
   * perfetto: protoc decodes both files (plain and compressed); the plain file's text form
     equals the reviewed golden tests/golden/trace_fixture/perfetto.txtpb;

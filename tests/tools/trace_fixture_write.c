@@ -5,9 +5,9 @@
  */
 #include <stdio.h>
 
+#include "fixtures/c/sink_fixture.h"
 #include "writers/chrome/chrome.h"
 #include "writers/perfetto/perfetto.h"
-#include "writers/sink/sink_fixture.h"
 #include "writers/sqlitedb/sqlitedb.h"
 
 int main(int argc, char **argv)

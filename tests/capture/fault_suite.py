@@ -4,7 +4,7 @@ release, ASan+UBSan and ThreadSanitizer builds).
 
 Usage: fault_suite.py PROBE TPUPROF WORKDIR [SEED]
 
-Each case runs tpuprof_probe (src/capture/capture_probe.c) through one fault -- a kill by a
+Each case runs tpuprof_probe (tests/tools/capture_probe.c) through one fault -- a kill by a
 signal at a random point of recording or of flushing, a full disk, an unwritable directory,
 fork, fork+exec, threads exiting with open scopes, 10 000 distinct names, deep and unmatched
 step nesting, SIGINT during tpuprof_disable, the host's signal flags, per-thread counter fds --
