@@ -7,7 +7,7 @@
  * Seeds: the real dumps' tensor_location.json files (scripts/fuzz.sh copies ../shared/testdata at
  * run time).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

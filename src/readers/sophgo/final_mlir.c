@@ -21,7 +21,7 @@
  * skipped and counted (bad_lines, first_bad_line) for the caller to warn about. CRLF line
  * ends, trailing blanks and indentation are accepted; unknown attributes are ignored.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
  * so that the profile (notes are interned strings) is the same for every thread count. Used
  * by bmp_reader.c (iter_a2's core jobs) and cdm_reader.c (read_cores).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdio.h>
 

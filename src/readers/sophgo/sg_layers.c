@@ -21,7 +21,7 @@
  * entries without their id pair are skipped and counted; unknown keys are ignored; numbers
  * outside ±2^53 are treated as absent (never cast unchecked). Owns: struct sg_layers.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo.h"
 #include "testutil.h"
 #include "writers/html/html.h"
 
@@ -28,7 +28,7 @@ static struct tp_profile *make(void)
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	p->net_name = tp_profile_str(p, EVIL);
 	tp_profile_add_device(p, "dev", 0, 1);
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
@@ -304,7 +304,7 @@ static void test_cmd_lmem(void **state)
 	(void)state;
 	struct tp_profile *p = tp_profile_new();
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c; /* 32 lanes of 128 KiB */
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688); /* 32 lanes of 128 KiB */
 	tp_profile_add_device(p, "dev", 0, 1);
 	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
 	struct tp_slice *s = tp_track_push(p, g);
@@ -419,7 +419,7 @@ static void lane_columns(int track_kind, const char *kind, size_t n)
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	tp_profile_add_device(p, "dev", 0, 1);
 	int t = tp_profile_add_track(p, 0, 0, (enum tp_track_kind)track_kind, kind, 900);
 	for (size_t i = 0; i < n; i++) {
@@ -481,7 +481,7 @@ static void layer_lane_order(int mode)
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	tp_profile_add_device(p, "dev", 0, 1);
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, tiu);

@@ -161,7 +161,7 @@ static void test_batches(void **state)
 	char *path = tp_path_join(dir, "profile.db");
 	struct tp_profile *p = tp_profile_new();
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
 	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 1);
 	int tr[2] = {tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000),

@@ -17,7 +17,7 @@
  * A line that still does not parse is skipped and counted (bad_lines, first_bad_line,
  * bad_what) for the caller's one warning; the parse itself never fails.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -32,7 +32,7 @@
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "common/progress.h"
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
 #include <errno.h>

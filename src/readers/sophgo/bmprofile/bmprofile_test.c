@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "hexfile.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 #include "readers/sophgo/sophgo.h"
-#include "readers/sophgo/sophgo_int.h"
 #include "testutil.h"
 
 /* The layer of node i, read without a cursor. */

@@ -35,7 +35,7 @@
  * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
  * model's fields.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/cdm/cdm_int.h"
 
 #include <dirent.h>
 #include <math.h>
@@ -762,7 +762,7 @@ out:
 }
 
 /* Step 9: profiler-inserted sync commands at the head and tail of an engine's list. */
-/* Returns how many records it omitted. Touches only t: any thread. (sophgo_int.h) */
+/* Returns how many records it omitted. Touches only t: any thread. (cdm_int.h) */
 size_t cdm_omit_sys(struct tp_track *t)
 {
 	size_t lo = 0, hi = t->count;
