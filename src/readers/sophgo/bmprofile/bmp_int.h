@@ -14,6 +14,8 @@
 #include "readers/sophgo/isa/sg_isa.h"
 #include "readers/sophgo/sg_int.h"
 
+#include <stdatomic.h>
+
 #define BMP_MAX_CORES 64
 
 /* iter<N>.profile block types (§4.2). */
@@ -336,5 +338,129 @@ static inline int64_t bmp_ns_to_cycles(int64_t ns, double mhz)
 {
 	return (int64_t)((double)ns * mhz / 1000.0);
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* The reader (bmp_reader.c: directory, clocks, layers, read_all; bmp_args.c, bmp_pmu.c,     */
+/* bmp_perfai.c, bmp_legacy.c). One struct bmp_rd per tp_bmprofile_read call.                */
+/* ---------------------------------------------------------------------------------------- */
+
+#define NAME_CACHE 32768
+
+struct name_slot {
+	uint32_t name, type;
+	uint8_t set;
+};
+
+struct bmp_rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	enum tp_arch arch;
+	const struct sg_chip *chip; /* the arch's row of the chip table (never NULL once set) */
+	int perfai;                 /* chip->bmp_timeline == SG_TL_PERFAI */
+	double tiu_mhz, gdma_mhz;
+	int detail;
+	int device;
+	struct bmp_global g;
+	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
+	unsigned ncores;
+	struct name_slot *cache;
+	int json;                /* tensor_location.json present, parsed and wanted */
+	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
+	struct sg_decoder *dec;  /* owned: table decoder for arches with register tables */
+	/* GDMA PMU counters per slice of the current iteration (detail only, arches with a table
+	 * decoder), aligned with the core's GDMA slices from its first new one: DDR side, LMEM
+	 * side bytes and (CV184X, which counts them; NULL on BM1688) transactions, DDR side in
+	 * the low 32 bits, LMEM side in the high 32. */
+	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES], *gd_xact[BMP_MAX_CORES];
+	size_t gd_cap[BMP_MAX_CORES];
+	int fields; /* keep the decoded descriptor fields as args */
+	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
+	 * class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[2];
+	uint64_t first_begin_usec;
+	int have_first_begin;
+	int jobs; /* threads for the per-core work (opts.jobs) */
+	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
+	 * statistics are kept there and added to the profile in core order afterwards, so the
+	 * profile (notes are interned strings) is the same as with one thread. */
+	struct bmp_core_job *job;
+	/* Bytes of the iter file being read that were counted for the progress line (per PMU
+	 * chunk, from any thread); read_all tells the file so its release counts the rest. */
+	_Atomic uint64_t *iter_done;
+};
+
+struct bmp_core_job {
+	struct tp_diag d;
+	int rc;
+	struct sg_aside aside; /* its notes and statistics */
+};
+
+/* The statistics a reader (or a per-core copy of it) adds to. */
+#define BMP_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
+
+/* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
+enum {
+	BMP_K_SRC,
+	BMP_K_DST,
+	BMP_K_DEP,
+	BMP_K_MSG,
+	BMP_K_CNT,
+	BMP_K_GDMA_ID,
+	BMP_K_BD_ID,
+	BMP_K_RAW_ID,
+	BMP_K_PID,
+	BMP_K_EXTRA,
+	BMP_K_NKEYS
+};
+extern const char *const bmp_key_names[BMP_K_NKEYS];
+
+/* The command files of one core (bmp_args.c). */
+struct bmp_core_cmds {
+	struct tp_file f[2];
+	struct bmp_cmdbuf cb[2];
+	int have[2];
+	char *path[2];      /* the file's path, for close_cmds' notes (owned) */
+	size_t offset[2];   /* the COMMAND block's offset into it */
+	uint64_t expect[2]; /* the COMMAND block's command count */
+};
+
+/* tp_profile_note, or kept in the per-core job. */
+void bmp_note(struct bmp_rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Counts `bytes` of the current iter file as read (progress line), from any thread. */
+void bmp_iter_progress(struct bmp_rd *r, uint64_t bytes);
+/* "dir: out of memory" in r->d; returns TP_ENOMEM. */
+int bmp_nomem(struct bmp_rd *r);
+/* 1 if dir/name is a regular file, 0 if not, -1 out of memory. */
+int bmp_exists(struct bmp_rd *r, const char *name);
+/* Maps dir/name into f (counted in the read statistics); its path in *pathp when not NULL
+ * (caller frees). */
+int bmp_load(struct bmp_rd *r, const char *name, struct tp_file *f, char **pathp);
+/* Adds the TIU and GDMA tracks of cores up to `core`. TP_EFORMAT past BMP_MAX_CORES. */
+int bmp_ensure_tracks(struct bmp_rd *r, unsigned core);
+
+/* bmp_args.c */
+void bmp_cmds_free(struct bmp_core_cmds *cc);
+int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_command *cm,
+                  unsigned core, struct bmp_core_cmds *cc);
+int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc);
+void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t, size_t index,
+                  unsigned core, size_t rel);
+
+/* bmp_pmu.c */
+int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                 struct bmp_core_cmds *cc, unsigned core, size_t *first);
+int bmp_read_gdma(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                  unsigned core, size_t *first);
+int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                 const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns);
+
+/* bmp_perfai.c, bmp_legacy.c: one iteration's timeline. */
+void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
+                    int64_t ce, double mhz, int64_t offset_ns);
+int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                    const struct bmp_iter *it);
+int bmp_iter_legacy(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                    const struct bmp_iter *it);
 
 #endif /* TP_BMP_INT_H */
