@@ -25,7 +25,7 @@ const char *const bmp_key_names[BMP_K_NKEYS] = {
 
 static void name_of(struct bmp_rd *r, const struct bmp_cmd *c, uint32_t *name, uint32_t *type)
 {
-	struct name_slot *s = &r->cache[c->key % NAME_CACHE];
+	struct bmp_name_slot *s = &r->cache[c->key % BMP_NAME_CACHE];
 	if (!s->set) {
 		s->name = tp_profile_str(r->p, c->name);
 		s->type = tp_profile_str(r->p, c->type);

@@ -344,9 +344,9 @@ static inline int64_t bmp_ns_to_cycles(int64_t ns, double mhz)
 /* bmp_perfai.c, bmp_legacy.c). One struct bmp_rd per tp_bmprofile_read call.                */
 /* ---------------------------------------------------------------------------------------- */
 
-#define NAME_CACHE 32768
+#define BMP_NAME_CACHE 32768
 
-struct name_slot {
+struct bmp_name_slot {
 	uint32_t name, type;
 	uint8_t set;
 };
@@ -364,7 +364,7 @@ struct bmp_rd {
 	struct bmp_global g;
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
 	unsigned ncores;
-	struct name_slot *cache;
+	struct bmp_name_slot *cache;
 	int json;                /* tensor_location.json present, parsed and wanted */
 	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
 	struct sg_decoder *dec;  /* owned: table decoder for arches with register tables */

@@ -202,13 +202,13 @@ static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k
 			/* fill_core left the name-cache key in the label's name. */
 			uint32_t key = tp_slice_label(tr, s)->name;
 			struct bmp_cmd c;
-			if (key != NAME_NONE && r->cache[key % NAME_CACHE].set)
+			if (key != NAME_NONE && r->cache[key % BMP_NAME_CACHE].set)
 				continue;
 			if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c))
 				tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
 			else if (key != NAME_NONE) {
 				/* First use of this cache slot: the command's own names. */
-				struct name_slot *ns = &r->cache[key % NAME_CACHE];
+				struct bmp_name_slot *ns = &r->cache[key % BMP_NAME_CACHE];
 				ns->name = tp_profile_str(r->p, c.name);
 				ns->type = tp_profile_str(r->p, c.type);
 				ns->set = 1;
@@ -251,7 +251,7 @@ static void name_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr
 				l.name = none[0];
 				l.type = none[1];
 			} else {
-				const struct name_slot *ns = &r->cache[l.name % NAME_CACHE];
+				const struct bmp_name_slot *ns = &r->cache[l.name % BMP_NAME_CACHE];
 				l.name = ns->name;
 				l.type = ns->type;
 			}

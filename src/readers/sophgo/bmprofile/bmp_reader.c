@@ -619,7 +619,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 	r->dir = dir;
 	r->p = p;
 	r->d = d;
-	r->cache = tp_calloc(NAME_CACHE, sizeof *r->cache);
+	r->cache = tp_calloc(BMP_NAME_CACHE, sizeof *r->cache);
 	if (!r->cache) {
 		rc = bmp_nomem(r);
 		goto out;

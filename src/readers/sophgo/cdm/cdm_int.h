@@ -2,7 +2,8 @@
  * cdm_int.h — the cdm_profile_data reader's internal pieces, shared by its own files, its unit
  * test and its fuzz target: the global.profile key=value parser and the TLV block walk of
  * cdmlib*.profile / cdma*_N.profile (cdm_file.c), the BM1690 descriptor-header decoder
- * (cdm_hdr.c) and the reader's step that cdm_test checks on its own (cdm_reader.c).
+ * (cdm_hdr.c), the sys-command omission cdm_test checks on its own (cdm_match.c), and the
+ * reader's state and steps shared by its files.
  *
  * Nothing here owns global state. Structures that allocate say who frees them.
  */
@@ -158,9 +159,155 @@ struct cdm_pmu {
 };
 /* Decodes record `i` of span s inside data (the caller's file buffer). */
 void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r);
-/* §8.2 step 9 (cdm_reader.c): drops the profiler-inserted sys commands (kind other than
+/* §8.2 step 9 (cdm_match.c): drops the profiler-inserted sys commands (kind other than
  * TP_CMD_NORMAL) at the head and tail of track t; the per-slice costs follow their slices.
  * Returns how many it dropped. Touches only t. */
 size_t cdm_omit_sys(struct tp_track *t);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The reader (cdm_reader.c: directory, notes, layers, read_all; cdm_cores.c, cdm_norm.c,    */
+/* cdm_match.c, cdm_vendor.c). One struct cdm_rd per tp_cdm_read call.                       */
+/* ---------------------------------------------------------------------------------------- */
+
+#define CDM_NAME_CACHE_BITS 18
+
+struct cdm_core_info {
+	int track[3]; /* TIU, GDMA, SDMA track or -1 */
+	int have_anchor;
+	int64_t anchor;      /* raw end of TIU PMU record #1 (§8.2 step 4) */
+	int64_t init_end[3]; /* raw end of each engine's record #1, for the vendor note */
+	int have_init[3];
+	uint64_t unmatched[3], unmatched_bytes[3];
+	/* The vendor's timeline of this core (vendor_timeline), raw cycles: */
+	int have_v;       /* 1 when the core has an anchor and records */
+	int64_t v_sh[3];  /* shift of each engine onto the TIU anchor */
+	int64_t v_span;   /* first start to the end of the last record listed */
+	int64_t v_latest; /* first start to the latest end (the workbook's) */
+	int64_t hw_span;  /* the same core as recorded */
+	uint64_t dep_n, dep_bad_rec, dep_bad_shift; /* dep_check evidence */
+};
+
+struct cdm_port_info {
+	int track;            /* -1 none */
+	int owner;            /* core index */
+	struct cdm_cmds cmds; /* CDMA commands of this port from the owner's DYN_DATA */
+	uint64_t unmatched;
+};
+
+struct cdm_rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	const struct sg_chip *chip;
+	double tiu_mhz, dma_mhz;
+	int device;
+	struct cdm_global g;
+	char **cores; /* cdmlib file names in core order (owned) */
+	size_t ncores;
+	char **cdma; /* cdma file names (owned) */
+	unsigned *cdma_port;
+	size_t ncdma;
+	struct cdm_core_info *ci;
+	struct cdm_port_info port[CDM_MAX_PORTS];
+	int cdma_owner;         /* core whose DYN_DATA holds CDMA commands, -1 none */
+	uint32_t (*cache)[2];   /* (name, type) string ids by command key */
+	int mode;               /* 0 PMU only, 1 DYN_DATA, 2 DYN_EXTRA, 3 bmodel descriptors */
+	struct sg_decoder *dec; /* owned: BM1690 register tables (regdef_bm1690.c) */
+	int detail_opt;         /* enum tp_bmprofile_detail from the options */
+	int detail;             /* argument sets for the commands of the core being read */
+	/* Interned argument keys of each class's fields ([table engine][class][field], 0 = a
+	 * name the class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[SG_ENG_COUNT];
+	/* pmu_of's last hit: walk, engine, PMU span and the engine's records before it. */
+	const struct cdm_walk *pmu_w;
+	int pmu_eng;
+	size_t pmu_k, pmu_base;
+	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
+	unsigned jobs; /* threads for the core files (read_cores); 1 = the caller only */
+	struct cdm_core_read *job; /* the core being read: notes and statistics go there (rnote,
+	                            * CDM_RSTATS) until read_cores applies them in core order */
+};
+
+/* One core file in read_cores: its file and walk, the core's own settings, and what reading
+ * it produces that the calling thread applies afterwards in core order (notes, statistics,
+ * wrap counters, the first error, the names it needs), so the profile is the same for every
+ * thread count. */
+struct cdm_core_read {
+	size_t core;
+	struct tp_file f;
+	char *path;
+	struct cdm_walk w;
+	int loaded, walked;
+	size_t have[CDM_NENG]; /* PMU records per engine */
+	int cmode;  /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
+	int mode;   /* r->mode once this core is read (the highest source so far) */
+	int detail; /* argument sets for this core's commands (then read on the calling thread) */
+	int keyed;  /* no detail: names are left as name-cache keys in the labels, each key's
+	             * first command kept in first[] (set_names), and core_names interns them */
+	int rc;
+	struct tp_diag d;
+	struct sg_aside aside; /* its notes and statistics (oom: also first[] could not grow) */
+	uint64_t id_wraps, ts_wraps, reordered;
+	uint8_t *seen;         /* keyed: bitmap of the name-cache keys met (owned) */
+	struct cdm_cmd *first; /* keyed: each key's first command, in order of first use (owned) */
+	size_t nfirst, cap_first;
+};
+
+/* The statistics a reader adds to: the core's while it is read, else the profile's. */
+#define CDM_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
+
+/* "dir: out of memory" in r->d; returns TP_ENOMEM. */
+int cdm_nomem(struct cdm_rd *r);
+/* tp_profile_note, or kept in the core being read. */
+void cdm_note(struct cdm_rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Maps dir/name into f (counted in the read statistics) and its path into *path (caller
+ * frees). */
+int cdm_load(struct cdm_rd *r, const char *name, struct tp_file *f, char **path);
+/* The name-cache key of command c (NULL = none): every field its names depend on. */
+uint32_t cdm_name_key(const struct cdm_cmd *c);
+/* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
+ * calling thread only. */
+const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c);
+/* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
+int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
+              uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);
+/* Step 1: ids that fall from above 65000 to below 1000 wrapped their 16-bit counter. */
+void cdm_unwrap_ids(struct cdm_rd *r, struct tp_track *t);
+/* The same rule over a command list (DYN_DATA ids are the firmware's 16-bit ids). */
+void cdm_unwrap_cmd_ids(struct cdm_cmds *l);
+/* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
+ * wrap; CDMA: only when start and end both went back. */
+void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma);
+/* Step 3: the two threads of SDMA/CDMA retire out of order; put a record back before its
+ * predecessor when its id is smaller and the predecessor ran on thread 1, or when the
+ * predecessor's id is exactly one larger. */
+void cdm_reorder(struct cdm_rd *r, struct tp_track *t);
+/* Drops the first n slices of t (the init records, step 4), counted as dropped. */
+void cdm_drop_front(struct cdm_rd *r, struct tp_track *t, size_t n);
+/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
+ * then on the calling thread in core order their statistics, notes and tracks (core_setup);
+ * their records at once (core_records; a core that keeps argument sets is read afterwards on
+ * the calling thread, in its turn, as the argument store is shared); the names in core order
+ * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
+ * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
+ * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
+ * walks) are held at a time. */
+int cdm_read_cores(struct cdm_rd *r);
+/* Reads CDMA port file k onto its port's track on the owning core and matches it to the
+ * port's commands. Calling thread. */
+int cdm_read_cdma(struct cdm_rd *r, size_t k);
+/* Sets profile meta key k to the integer v. TP_OK or TP_ENOMEM (through cdm_nomem). */
+int cdm_set_meta_i64(struct cdm_rd *r, const char *k, long long v);
+/* The vendor's timeline of core c (tpu-mlir PerfAI / tpu_profile.py, sophgo-cdm.md §8.2 step
+ * 4, the April-2025 variant): each DMA stream shifted so that its second init record ends at
+ * the TIU anchor. Records its span the two ways the vendor's outputs take it and the
+ * dependency evidence for the note; runs on raw cycles before the sys commands are omitted. */
+void cdm_vendor_timeline(struct cdm_rd *r, size_t c);
+/* Steps 6-9 plus the notes about them. */
+int cdm_align_all(struct cdm_rd *r);
+/* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
+ * from its timeline and its direction labels, with one note per figure that differs from
+ * tpuprof's own and why. Runs after finalize. */
+int cdm_vendor_rows(struct cdm_rd *r);
 
 #endif /* TP_CDM_INT_H */
