@@ -81,6 +81,23 @@ void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, s
 void sg_layers_free(struct sg_layers *L);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Argument sets in the vendor's spelling (sg_args.c).                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The DMA PMU figures of one command (costmodel §5 steps 6-9): bytes and transactions on the
+ * DDR (gmem) and local-memory (lmem) sides, bandwidths in GB/s. */
+struct sg_dma_figs {
+	uint64_t stall, gmem, lmem, gxact, lxact, size;
+	double gbw, lbw, ddr_bw, l2m_bw;
+};
+/* Which vendor printer's key order (and types): PerfAI (bmprofile_data; its L2M bandwidth is
+ * an integer 0 among the zero counters) or BM1690's (cdm_profile_data; l2m_bw as given). */
+enum sg_dma_printer { SG_DMA_PERFAI, SG_DMA_BM1690 };
+/* Adds the figures, then the burst, mask and alignment counters the PMU does not have (as 0),
+ * to the argument set being built in p (between tp_args_begin and tp_args_end). */
+void sg_add_dma_args(struct tp_profile *p, const struct sg_dma_figs *f, enum sg_dma_printer pr);
+
+/* ---------------------------------------------------------------------------------------- */
 /* What a reader's per-core worker keeps aside (sg_aside.c).                                  */
 /* ---------------------------------------------------------------------------------------- */
 

@@ -16,7 +16,7 @@
  *   tensor = {"address": int, "layout": str, "memory_type": "<1x3x46x128xf32>", "name": str,
  *             "reshape": str, "shape": [int...], "slice": "[0:1, 0:3, 0:1, 0:46, 0:128]",
  *             "type": "tensor<1x3x128x128xf32[, <ddr address> : i64]>"}   ({} = none)
- * Both files are side files (issue 9 item 5): nothing here fails a conversion except out of
+ * Both files are side files: nothing here fails a conversion except out of
  * memory. A file that cannot be read or parsed is skipped with one note naming `path:LINE`;
  * entries without their id pair are skipped and counted; unknown keys are ignored; numbers
  * outside ±2^53 are treated as absent (never cast unchecked). Owns: struct sg_layers.
@@ -162,7 +162,7 @@ void sg_layers_free(struct sg_layers *L)
 /* ---------------------------------------------------------------------------------------- */
 
 /* A JSON number (or bool) that fits an int64 exactly; 0 if absent, not a number or out of
- * ±2^53 (no unchecked double -> int64 cast, issue 13 item 7). */
+ * ±2^53 (no unchecked double -> int64 cast). */
 static int num_of(const cJSON *v, int64_t *out)
 {
 	if (cJSON_IsBool(v)) {

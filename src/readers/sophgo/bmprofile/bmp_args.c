@@ -220,23 +220,16 @@ static void add_gdma_pmu(struct bmp_rd *r, const struct tp_track *tr, const stru
 	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
 	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
 	uint64_t gx = xact ? (*xact & 0xFFFFFFFFu) : gmem / xa, lx = xact ? *xact >> 32 : lmem / xa;
-	tp_args_add_uint(p, "Stall Cycle", tp_slice_stall(tr, s));
-	tp_args_add_uint(p, "gmem_xfer_bytes(B)", gmem);
-	tp_args_add_real(p, "gmem_bandwidth", gbw);
-	tp_args_add_uint(p, "gmem_dma_data_size(B)", gmem);
-	tp_args_add_uint(p, "gmem_xact_cnt", gx);
-	tp_args_add_uint(p, "lmem_xfer_bytes", lmem);
-	tp_args_add_real(p, "lmem_bandwidth", lbw);
-	tp_args_add_uint(p, "lmem_dma_data_size(B)", lmem);
-	tp_args_add_uint(p, "lmem_xact_cnt", lx);
-	tp_args_add_uint(p, "DMA data size(B)", gmem > lmem ? gmem : lmem);
-	tp_args_add_real(p, "DDR Bandwidth(GB/s)", gbw > lbw ? gbw : lbw);
-	static const char *const zero[] = {
-	    "gmem_bl_sum",           "gmem_avg_burst_length", "lmem_bl_sum",
-	    "lmem_avg_burst_length", "L2M Bandwidth(GB/s)",   "lmem_msk_wr_cnt",
-	    "gmem_msk_wr_cnt",       "lmem_n32Ba_sa_cnt",     "gmem_n32Ba_sa_cnt"};
-	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
-		tp_args_add_uint(p, zero[i], 0);
+	struct sg_dma_figs fg = {.stall = tp_slice_stall(tr, s),
+	                         .gmem = gmem,
+	                         .lmem = lmem,
+	                         .gxact = gx,
+	                         .lxact = lx,
+	                         .size = gmem > lmem ? gmem : lmem,
+	                         .gbw = gbw,
+	                         .lbw = lbw,
+	                         .ddr_bw = gbw > lbw ? gbw : lbw};
+	sg_add_dma_args(p, &fg, SG_DMA_PERFAI);
 }
 
 /* What the vendor's DMA printer adds after the decoded fields (costmodel §5 steps 1, 2, 4):

@@ -11,7 +11,7 @@
  *   TCYC : <n>. (bdc_cycle:<n>, gdma_cycle:<n>)
  *   GDMA SUMMARY : |dr[0] S2L:<n>|dr[1] L2S:<n>|dr[2] S2S:<n>|dr[3] L2L:<n>
  *   flops: <n>, runtime: <x>ms, ComputationAbility: <x>T      (summed over sections)
- * Tolerance (a side file, issue 9 item 5): blanks around every ':' separator ("TCYC : 224969",
+ * Tolerance (a side file): blanks around every ':' separator ("TCYC : 224969",
  * "total_cycle : 5"), CRLF, trailing blanks, lines in any order, unknown item keys and extra
  * columns are accepted; TCYC without its (bdc_cycle, gdma_cycle) part gives the total alone.
  * A line that still does not parse is skipped and counted (bad_lines, first_bad_line,

@@ -336,8 +336,8 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	 * when no argument sets are built (they share the profile's argument arena): each core
 	 * only touches its own tracks; notes, statistics and names are added in core order
 	 * afterwards. Its fill_core rewrites labels through a memo, which also makes it the
-	 * cheaper path on one thread (gen-1M, --jobs 1: 426 -> 407 ms CPU against fill_cmd per
-	 * slice); with argument sets, fill_cmd on this thread. */
+	 * cheaper path on one thread (docs/perf-notes/sophgo.md); with argument sets, fill_cmd
+	 * on this thread. */
 	int per_core = !r->detail;
 	struct perfai_par ap = {.r = r,
 	                        .ipath = ipath,

@@ -401,7 +401,7 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 	}
 	int skip = o && o->skip_layers;
 	/* Side files first: a tensor_location.json that does not parse is skipped with a note and
-	 * the global.profile layers are used instead (issue 9 item 5). */
+	 * the global.profile layers are used instead. */
 	if (!skip && (js || mj)) {
 		char *jp = js ? path_of(r, "tensor_location.json") : NULL;
 		char *mp = mj ? path_of(r, "final.mlir") : NULL;

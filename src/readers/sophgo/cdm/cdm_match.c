@@ -253,24 +253,17 @@ static void add_detail(struct cdm_rd *r, const struct tp_track *t, const struct 
 	double bw = round4((double)x / asic);
 	int ddr = tp_dir_touches_ddr((enum tp_dir)c->dir);
 	int l2 = !ddr && tp_dir_touches_l2((enum tp_dir)c->dir); /* DDR wins, as the printer's */
-	tp_args_add_uint(p, "Stall Cycle", m->stall);
-	tp_args_add_uint(p, "gmem_xfer_bytes(B)", x);
-	tp_args_add_real(p, "gmem_bandwidth", bw);
-	tp_args_add_uint(p, "gmem_dma_data_size(B)", x);
-	tp_args_add_uint(p, "lmem_xfer_bytes", x);
-	tp_args_add_real(p, "lmem_bandwidth", bw);
-	tp_args_add_uint(p, "lmem_dma_data_size(B)", x);
-	tp_args_add_uint(p, "DMA data size(B)", x);
-	tp_args_add_uint(p, "lmem_xact_cnt", m->lxact);
-	tp_args_add_uint(p, "gmem_xact_cnt", m->gxact);
-	tp_args_add_real(p, "DDR Bandwidth(GB/s)", ddr ? bw : 0.0);
-	tp_args_add_real(p, "L2M Bandwidth(GB/s)", l2 ? bw : 0.0);
-	static const char *const zero[] = {"gmem_bl_sum",       "gmem_avg_burst_length",
-	                                   "lmem_bl_sum",       "lmem_avg_burst_length",
-	                                   "lmem_msk_wr_cnt",   "gmem_msk_wr_cnt",
-	                                   "lmem_n32Ba_sa_cnt", "gmem_n32Ba_sa_cnt"};
-	for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
-		tp_args_add_uint(p, zero[i], 0);
+	struct sg_dma_figs fg = {.stall = m->stall,
+	                         .gmem = x,
+	                         .lmem = x,
+	                         .gxact = m->gxact,
+	                         .lxact = m->lxact,
+	                         .size = x,
+	                         .gbw = bw,
+	                         .lbw = bw,
+	                         .ddr_bw = ddr ? bw : 0.0,
+	                         .l2m_bw = l2 ? bw : 0.0};
+	sg_add_dma_args(p, &fg, SG_DMA_BM1690);
 }
 
 /* The PMU record of a GDMA/SDMA slice: fill_track leaves its position among the core file's
