@@ -11,6 +11,28 @@
 #include "readers/sophgo/sg_chip.h"
 
 #include <stdarg.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text side files.                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The next line of text[0..len) from *pos: 1 with [*s, *s + *n) holding it without its '\n'
+ * and trailing '\r', spaces and tabs, *pos moved past it; 0 when *pos reached len. */
+static inline int sg_lines_next(const char *text, size_t len, size_t *pos, const char **s,
+                                size_t *n)
+{
+	if (*pos >= len)
+		return 0;
+	const char *nl = memchr(text + *pos, '\n', len - *pos);
+	size_t e = nl ? (size_t)(nl - text) : len;
+	*s = text + *pos;
+	*n = e - *pos;
+	*pos = e + 1;
+	while (*n && ((*s)[*n - 1] == '\r' || (*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+		(*n)--;
+	return 1;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* final.mlir (final_mlir.c; sophgo-cdm.md §9): loc names per line, layer groups, module.    */

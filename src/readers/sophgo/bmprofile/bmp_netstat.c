@@ -131,15 +131,10 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 	unsigned long no = 0;
 	uint64_t tcyc = 0;
 	int have_tcyc = 0;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t e = nl ? (size_t)(nl - text) : len;
+	const char *s;
+	size_t n;
+	while (sg_lines_next(text, len, &pos, &s, &n)) {
 		no++;
-		const char *s = text + pos;
-		size_t n = e - pos;
-		pos = e + 1;
-		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
 		while (n && (*s == ' ' || *s == '\t')) {
 			s++; /* indentation (item lines are split on blanks anyway) */
 			n--;
