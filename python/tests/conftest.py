@@ -16,11 +16,6 @@ import pytest
 import tpuprof
 
 
-def pytest_configure(config: Any) -> None:
-    config.addinivalue_line("markers", "torch: needs python3-torch (ctest python_torch)")
-    config.addinivalue_line("markers", "install: installs the package (ctest python_install)")
-
-
 @pytest.fixture(autouse=True)
 def _clean_session(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """A fresh directory per test; no session left active by a failing test."""
