@@ -159,8 +159,18 @@ static PyObject *shape_tuple(PyObject *shape, const char *what, uint64_t *numel)
  * nbytes), else elements x itemsize (0 when the itemsize is unknown). */
 static int tensor_nbytes(PyObject *t, uint64_t numel, PyObject *info, uint64_t *out)
 {
+	/* Types seen without `nbytes` (torch tensors before 2.1): not asked again, since a
+	 * failed attribute lookup raises and clears an exception every time. */
+	static PyObject *without;
+	if (without == NULL && (without = PySet_New(NULL)) == NULL)
+		return -1;
 	PyObject *nb = NULL;
-	if (tpx_getattr_opt(t, "nbytes", &nb) < 0)
+	int known = PySet_Contains(without, (PyObject *)Py_TYPE(t));
+	if (known < 0)
+		return -1;
+	if (!known && tpx_getattr_opt(t, "nbytes", &nb) < 0)
+		return -1;
+	if (!known && nb == NULL && PySet_Add(without, (PyObject *)Py_TYPE(t)) != 0)
 		return -1;
 	if (nb && nb != Py_None) {
 		int64_t v;
