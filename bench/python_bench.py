@@ -12,7 +12,10 @@ figures, never asserts on them).
 2. tpuprof.torch on torchvision ResNet-18 CPU training steps (random weights and data):
    rounds of STEPS steps without profiling, with tpuprof.torch in mode 1 and in mode 2
    (tensors and attributes), interleaved; the median per-step wall time and thread CPU time
-   of each and the slowdown against no profiling. Goals: <= 3 % in mode 1, <= 10 % in mode 2.
+   of each and the slowdown against no profiling; then the extra thread CPU time per aten
+   operator measured on a tiny model (where the hooks are most of the step) and the slowdown
+   it gives for ResNet-18's operators per step: on a loaded machine the whole-step rows
+   swing by more than the effect. Goals: <= 3 % in mode 1, <= 10 % in mode 2.
    Skipped (printed) without torch / torchvision.
 
 Usage: python_bench.py [--chunks N] [--iters N] [--rounds R] [--steps S] [--batch B]
@@ -128,6 +131,60 @@ def _resnet(batch: int, image: int):
     return model, opt, step
 
 
+def _count_ops(step) -> int:
+    """aten operators per call of `step` (as tpuprof.torch sees them)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    n = [0]
+
+    class Count(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            n[0] += func.namespace != "profiler"
+            return func(*args, **(kwargs or {}))
+
+    with Count():
+        step()
+    return n[0]
+
+
+def _per_op_cost(rounds: int):
+    """Extra thread CPU time per aten operator of tpuprof.torch (hooks with capture off, mode
+    1, mode 2) on a tiny model whose operators cost a few microseconds, so the hooks are most
+    of the step: the figure a busy machine distorts least."""
+    import torch
+
+    import tpuprof.torch as tt
+
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    x, y = torch.randn(2, 4), torch.tensor([0, 1])
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(m(x), y).backward()
+        opt.step()
+
+    nops = _count_ops(step)
+    res = {c: [] for c in ("bare", "capture off", "mode 1", "mode 2")}
+    for _ in range(rounds):
+        for case in res:
+            if case.startswith("mode"):
+                tpuprof.enable(max_records=10 ** 7, mode=int(case[-1]))
+            prof = tt.profile(m, opt) if case != "bare" else None
+            step()
+            c0 = time.thread_time()
+            for _ in range(200):
+                step()
+            res[case].append((time.thread_time() - c0) / 200)
+            if prof is not None:
+                prof.stop()
+            if case.startswith("mode"):
+                tpuprof.disable()
+    base = statistics.median(res["bare"])
+    return {c: (statistics.median(v) - base) / nops for c, v in res.items() if c != "bare"}
+
+
 def bench_torch(rounds: int, steps: int, batch: int, image: int) -> None:
     try:
         import torch  # noqa: F401
@@ -161,7 +218,12 @@ def bench_torch(rounds: int, steps: int, batch: int, image: int) -> None:
                 prof.stop()
                 tpuprof.disable()
     base_w, base_c = (statistics.median(v) for v in res["off"])
+    nops = _count_ops(step)
+    per_op = _per_op_cost(max(rounds, 3))
     goals = {"mode 1": 3.0, "mode 2": 10.0}
+    print(f"   {nops} aten operators per step; tpuprof.torch's thread CPU per operator "
+          "(tiny model, 200 steps): " +
+          ", ".join(f"{c} {v * 1e6:.1f} us" for c, v in per_op.items()))
     print(f"{'case':<8} {'wall ms':>9} {'slowdown':>9} {'cpu ms':>9} {'slowdown':>9}  goal")
     for case, (w, c) in res.items():
         mw, mc = statistics.median(w), statistics.median(c)
@@ -172,6 +234,12 @@ def bench_torch(rounds: int, steps: int, batch: int, image: int) -> None:
                 " (cpu)"
         print(f"{case:<8} {mw * 1e3:9.1f} {sw:8.2f}% {mc * 1e3:9.1f} {sc:8.2f}%  {goal}",
               flush=True)
+    # The same slowdown from the per-operator cost: what the whole-step rows would show on
+    # an idle machine (where they and this agree, the rows are to be trusted).
+    for case in goals:
+        est = per_op[case] * nops / base_c * 100
+        print(f"   {case}: per-operator cost x {nops} operators / step cpu = {est:.2f} % "
+              f"(<= {goals[case]:.0f} %: {'met' if est <= goals[case] else 'MISSED'})")
 
 
 def main() -> int:
