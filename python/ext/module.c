@@ -43,6 +43,19 @@ void tpx_raise_status(int rc, const char *what)
 
 /* ---- control ---- */
 
+/* Runs a control call without the GIL (it may write the dump); raises on failure. */
+static PyObject *control(int rc_only, int (*fn)(void), uint32_t maxr, int mode, const char *what)
+{
+	PyThreadState *ts = PyEval_SaveThread();
+	int rc = rc_only ? fn() : tpuprof_enable(maxr, mode);
+	PyEval_RestoreThread(ts);
+	if (rc != TPUPROF_OK) {
+		tpx_raise_status(rc, what);
+		return NULL;
+	}
+	Py_RETURN_NONE;
+}
+
 static PyObject *py_enable(PyObject *m, PyObject *const *args, Py_ssize_t n, PyObject *kw)
 {
 	(void)m;
@@ -53,42 +66,21 @@ static PyObject *py_enable(PyObject *m, PyObject *const *args, Py_ssize_t n, PyO
 	    tpx_i64(a[0], "max_records", 0, UINT32_MAX, 0, &maxr) != 0 ||
 	    tpx_i64(a[1], "mode", 0, 2, 1, &mode) != 0)
 		return NULL;
-	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = tpuprof_enable((uint32_t)maxr, (int)mode);
-	Py_END_ALLOW_THREADS if (rc != TPUPROF_OK)
-	{
-		tpx_raise_status(rc, "enable");
-		return NULL;
-	}
-	Py_RETURN_NONE;
+	return control(0, NULL, (uint32_t)maxr, (int)mode, "enable");
 }
 
 static PyObject *py_disable(PyObject *m, PyObject *unused)
 {
 	(void)m;
 	(void)unused;
-	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = tpuprof_disable();
-	Py_END_ALLOW_THREADS if (rc != TPUPROF_OK)
-	{
-		tpx_raise_status(rc, "disable");
-		return NULL;
-	}
-	Py_RETURN_NONE;
+	return control(1, tpuprof_disable, 0, 0, "disable");
 }
 
 static PyObject *py_flush(PyObject *m, PyObject *unused)
 {
 	(void)m;
 	(void)unused;
-	int rc;
-	Py_BEGIN_ALLOW_THREADS rc = tpuprof_flush();
-	Py_END_ALLOW_THREADS if (rc != TPUPROF_OK)
-	{
-		tpx_raise_status(rc, "flush");
-		return NULL;
-	}
-	Py_RETURN_NONE;
+	return control(1, tpuprof_flush, 0, 0, "flush");
 }
 
 static PyObject *py_mode(PyObject *m, PyObject *unused)
