@@ -602,6 +602,17 @@ else
   echo "== libtpuprof capture overhead: SKIPPED: $build/bench/capture_bench not built"
 fi
 
+# ---- the tpuprof Python package (python/, bench/python_bench.py) ----------------------------
+# ns per begin/end pair from Python in each mode (goal <= 150 ns in modes 0-1) and
+# tpuprof.torch's slowdown on ResNet-18 CPU training steps (goals <= 3 % in mode 1, <= 10 %
+# in mode 2). BENCH_TORCH_ROUNDS / _STEPS / _BATCH / _IMAGE size the ResNet-18 part.
+if [ -d "$build/python/tpuprof" ]; then
+  PYTHONPATH="$build/python" /usr/bin/python3 "$here/bench/python_bench.py" ||
+    echo "   (python_bench.py exited with status $?)"
+else
+  echo "== tpuprof Python package: SKIPPED: $build/python/tpuprof not built (python3-dev)"
+fi
+
 # ---- results -----------------------------------------------------------------------------
 echo
 echo "== results (wall time and peak RSS of each child process)"
