@@ -138,44 +138,18 @@ struct async_ev {
 	uint64_t seq; /* order of collection (stable sort) */
 };
 
-/* Text from a dump enters the model as valid UTF-8 of at most TP_CAPFMT_MAX_STR bytes: each
- * invalid byte becomes U+FFFD and the text is cut on a character boundary (the capture
- * library does the same when recording; this protects against other writers and damage). */
-static size_t utf8_seq(const uint8_t *s, size_t n)
-{
-	unsigned c = s[0];
-	if (c < 0x80)
-		return 1;
-	size_t len;
-	unsigned lo = 0x80, hi = 0xBF;
-	if (c >= 0xC2 && c <= 0xDF)
-		len = 2;
-	else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		lo = c == 0xE0 ? 0xA0 : 0x80;
-		hi = c == 0xED ? 0x9F : 0xBF;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		lo = c == 0xF0 ? 0x90 : 0x80;
-		hi = c == 0xF4 ? 0x8F : 0xBF;
-	} else
-		return 0;
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xBF)
-			return 0;
-	return len;
-}
-
-/* Interns `len` bytes of dump text cleaned as above; returns the string id. */
+/* Interns `len` bytes of dump text; returns the string id. Text from a dump enters the model
+ * as valid UTF-8 of at most TP_CAPFMT_MAX_STR bytes: each invalid byte and each NUL becomes
+ * U+FFFD and the text is cut on a character boundary (the capture library does the same when
+ * recording; this protects against other writers and damage). */
 static uint32_t clean_str(struct tp_profile *p, const char *s, size_t len)
 {
 	const uint8_t *u = (const uint8_t *)s;
 	size_t i = 0;
 	while (i < len && i < TP_CAPFMT_MAX_STR) {
-		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
-		if (k == 0 || i + k > TP_CAPFMT_MAX_STR)
+		int32_t cp;
+		size_t k = tp_utf8_decode(u + i, len - i, &cp);
+		if (cp <= 0 || i + k > TP_CAPFMT_MAX_STR) /* NUL or invalid */
 			break;
 		i += k;
 	}
@@ -184,7 +158,10 @@ static uint32_t clean_str(struct tp_profile *p, const char *s, size_t len)
 	char out[TP_CAPFMT_MAX_STR + 1];
 	size_t o = 0;
 	for (i = 0; i < len;) {
-		size_t k = u[i] ? utf8_seq(u + i, len - i) : 0;
+		int32_t cp;
+		size_t k = tp_utf8_decode(u + i, len - i, &cp);
+		if (cp <= 0) /* NUL or invalid: replaced */
+			k = 0;
 		const char *piece = k ? s + i : "\xEF\xBF\xBD";
 		size_t plen = k ? k : 3;
 		if (o + plen > TP_CAPFMT_MAX_STR)

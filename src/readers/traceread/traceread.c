@@ -353,38 +353,6 @@ static void put_utf8(struct tp_buf *b, uint32_t cp)
 	tp_buf_put(b, u, n);
 }
 
-/* Length of a valid UTF-8 sequence at p (n bytes left), 0 if invalid. */
-static size_t utf8_len(const uint8_t *p, size_t n)
-{
-	uint8_t c = p[0];
-	if (c < 0x80)
-		return 1;
-	size_t len;
-	uint32_t cp;
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		cp = c & 0x1Fu;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		cp = c & 0x0Fu;
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		cp = c & 0x07u;
-	} else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xC0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3Fu);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-		return 0;
-	return len;
-}
-
 static int hex4(const char *p, uint32_t *v)
 {
 	uint32_t x = 0;
@@ -466,8 +434,9 @@ static int decode_str(struct rd *r, const struct jv *v)
 			}
 			continue;
 		}
-		size_t l = utf8_len(p, (size_t)(e - p));
-		if (!l) {
+		int32_t cp;
+		size_t l = tp_utf8_decode(p, (size_t)(e - p), &cp);
+		if (cp < 0) {
 			put_utf8(b, 0xFFFD);
 			r->utf8_fixed++;
 			p++;
@@ -1110,8 +1079,9 @@ static int arg_member(void *ctx, const struct jv *k, const struct jv *v)
 				q += run;
 				continue;
 			}
-			size_t l = utf8_len((const uint8_t *)v->p + q, n - q);
-			if (!l) {
+			int32_t cp;
+			size_t l = tp_utf8_decode((const uint8_t *)v->p + q, n - q, &cp);
+			if (cp < 0) {
 				if (v->p[q])
 					put_utf8(b, 0xFFFD);
 				q++;
