@@ -10,6 +10,7 @@
  */
 #include "cli/cli.h"
 #include "common/progress.h"
+#include "model/merge.h"
 #include "readers/traceread/traceread.h"
 #include "writers/opsreport/opsreport.h"
 #include "writers/summary/summary.h"
@@ -604,7 +605,7 @@ static int convert_main(int argc, char **argv)
 		struct tp_profile *host = NULL;
 		rc = tp_traceread_read(o.trace_file, &host, &d);
 		if (rc == TP_OK)
-			rc = tp_traceread_merge_host(p, host, o.trace_file, &d);
+			rc = tp_profile_merge_host(p, host, o.trace_file, &d);
 		tp_profile_free(host);
 		if (rc != TP_OK) {
 			err_line(d.msg[0] ? d.msg : tp_strerror(rc));

@@ -17,6 +17,8 @@
  */
 #include "readers/traceread/traceread_int.h"
 
+#include "model/merge.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -302,7 +304,7 @@ static int finish(struct trace_rd *r)
 		return TP_ENOMEM;
 	char num[32];
 	snprintf(num, sizeof num, "%lld", (long long)base);
-	tp_profile_set_meta(p, TP_TRACEREAD_META_BASE_NS, num);
+	tp_profile_set_meta(p, TP_META_TRACE_BASE_NS, num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->events);
 	tp_profile_set_meta(p, "chrome_trace.events", num);
 	write_notes(r);

@@ -14,6 +14,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "model/merge.h"
 #include "readers/traceread/traceread.h"
 #include "testutil.h"
 
@@ -96,7 +97,7 @@ static const struct tp_slice *find_slice(const struct tp_profile *p, const char 
 
 static int64_t base_ns(const struct tp_profile *p)
 {
-	const char *b = tp_profile_get_meta(p, TP_TRACEREAD_META_BASE_NS);
+	const char *b = tp_profile_get_meta(p, TP_META_TRACE_BASE_NS);
 	assert_non_null(b);
 	return strtoll(b, NULL, 10);
 }
@@ -538,7 +539,7 @@ static void test_merge_tail(void **state)
 	          "(0)\",\"ts\":50,\"dur\":70,\"pid\":1,\"tid\":1}]}",
 	          TP_OK, NULL);
 	struct tp_diag d = {0};
-	assert_int_equal(tp_traceread_merge_host(dev, host, "host.json", &d), TP_OK);
+	assert_int_equal(tp_profile_merge_host(dev, host, "host.json", &d), TP_OK);
 	tp_profile_free(host);
 	/* Host time 0 = 50 µs; disable_profile ends at 60 µs on the merged axis, so the last PMU
 	 * event ends at 58 µs and device time 0 is at 58 - 9 = 49 µs. */
