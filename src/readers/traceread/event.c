@@ -333,42 +333,44 @@ static int get_device(struct trace_rd *r, uint32_t pid)
 	return dev;
 }
 
-static int get_track(struct trace_rd *r, uint32_t pid, uint32_t tid)
+/* The host track keyed (pid, sid) in m, made on first use on pid's device and named
+ * "<prefix> <sid's string>" (at most `max` bytes of it; *made set to 1). -1 out of memory. */
+static int host_track(struct trace_rd *r, struct trace_map *m, uint32_t pid, uint32_t sid,
+                      const char *prefix, int max, int *made)
 {
 	int32_t v;
-	uint64_t key = (uint64_t)pid << 32 | tid;
-	if (trace_map_get(&r->tracks, key, &v))
-		return v;
-	int dev = get_device(r, pid);
-	if (dev < 0)
-		return -1;
-	char name[96];
-	const char *ts = tp_str(r->p, tid);
-	snprintf(name, sizeof name, "tid %.80s", ts);
-	int tr = tp_profile_add_track(r->p, dev, -1, TP_TRACK_HOST, name, 0);
-	if (tr < 0 || trace_map_put(&r->tracks, key, tr))
-		return -1;
-	int64_t num;
-	if (tp_parse_i64(ts, strlen(ts), &num) == 0)
-		r->p->tracks[tr].tid = num;
-	return tr;
-}
-
-static int get_async_track(struct trace_rd *r, uint32_t pid, uint32_t cat)
-{
-	int32_t v;
-	uint64_t key = (uint64_t)pid << 32 | cat;
-	if (trace_map_get(&r->async_tracks, key, &v))
+	uint64_t key = (uint64_t)pid << 32 | sid;
+	if (trace_map_get(m, key, &v))
 		return v;
 	int dev = get_device(r, pid);
 	if (dev < 0)
 		return -1;
 	char name[128];
-	snprintf(name, sizeof name, "async %.100s", tp_str(r->p, cat));
+	snprintf(name, sizeof name, "%s %.*s", prefix, max, tp_str(r->p, sid));
 	int tr = tp_profile_add_track(r->p, dev, -1, TP_TRACK_HOST, name, 0);
-	if (tr < 0 || trace_map_put(&r->async_tracks, key, tr))
+	if (tr < 0 || trace_map_put(m, key, tr))
 		return -1;
+	*made = 1;
 	return tr;
+}
+
+static int get_track(struct trace_rd *r, uint32_t pid, uint32_t tid)
+{
+	int made = 0;
+	int tr = host_track(r, &r->tracks, pid, tid, "tid", 80, &made);
+	if (tr >= 0 && made) {
+		const char *ts = tp_str(r->p, tid);
+		int64_t num;
+		if (tp_parse_i64(ts, strlen(ts), &num) == 0)
+			r->p->tracks[tr].tid = num;
+	}
+	return tr;
+}
+
+static int get_async_track(struct trace_rd *r, uint32_t pid, uint32_t cat)
+{
+	int made = 0;
+	return host_track(r, &r->async_tracks, pid, cat, "async", 100, &made);
 }
 
 int trace_add_slice(struct trace_rd *r, int track, int64_t ts, int64_t end, uint32_t name,

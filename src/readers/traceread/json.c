@@ -342,6 +342,20 @@ static int json_string(struct json_cur *j, struct json_val *v)
 	return 0;
 }
 
+/* The member name at j->p into *k, and the ':' after it. Returns 0 or -1 (j->err set). */
+static inline int json_member_name(struct json_cur *j, struct json_val *k)
+{
+	if (j->p >= j->e || *j->p != '"')
+		return json_fail(j, "expected a member name");
+	if (json_string(j, k))
+		return -1;
+	json_ws(j);
+	if (j->p >= j->e || *j->p != ':')
+		return json_fail(j, "expected ':' after a member name");
+	j->p++;
+	return 0;
+}
+
 /* The extent of the object / array at j->p by bracket counting with string awareness (the
  * first pass over an event; its args are parsed strictly by the second). */
 static const unsigned char skip_class[256] = {
@@ -402,16 +416,8 @@ static int json_container(struct json_cur *j, struct json_val *v, int depth)
 		for (;;) {
 			struct json_val k, x;
 			json_ws(j);
-			if (obj) {
-				if (j->p >= j->e || *j->p != '"')
-					return json_fail(j, "expected a member name");
-				if (json_string(j, &k))
-					return -1;
-				json_ws(j);
-				if (j->p >= j->e || *j->p != ':')
-					return json_fail(j, "expected ':' after a member name");
-				j->p++;
-			}
+			if (obj && json_member_name(j, &k))
+				return -1;
 			if (trace_json_value(j, &x, depth + 1))
 				return -1;
 			json_ws(j);
@@ -509,15 +515,7 @@ static int parse_object(struct json_cur *j,
 			return 0;
 		}
 		struct json_val k, v;
-		if (*j->p != '"')
-			return json_fail(j, "expected a member name");
-		if (json_string(j, &k))
-			return -1;
-		json_ws(j);
-		if (j->p >= j->e || *j->p != ':')
-			return json_fail(j, "expected ':' after a member name");
-		j->p++;
-		if (trace_json_value(j, &v, 1))
+		if (json_member_name(j, &k) || trace_json_value(j, &v, 1))
 			return -1;
 		int st = cb(ctx, &k, &v);
 		if (st)

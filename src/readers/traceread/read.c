@@ -234,25 +234,21 @@ static void write_notes(struct trace_rd *r)
 		                "trace truncated at byte %llu (the writing tool was probably "
 		                "killed): events up to there were read",
 		                (unsigned long long)r->trunc_off);
-	if (r->unmatched_e)
-		tp_profile_note(p, "%llu 'E' events without a matching 'B' ignored",
-		                (unsigned long long)r->unmatched_e);
-	if (r->unclosed_b)
-		tp_profile_note(p, "%llu 'B' events never closed: ended at the last timestamp",
-		                (unsigned long long)r->unclosed_b);
-	if (r->unmatched_async)
-		tp_profile_note(p, "%llu async 'e' events without a matching 'b' ignored",
-		                (unsigned long long)r->unmatched_async);
-	if (r->unclosed_async)
-		tp_profile_note(p,
-		                "%llu async 'b' events never closed: ended at the last timestamp",
-		                (unsigned long long)r->unclosed_async);
-	if (r->x_no_dur)
-		tp_profile_note(p, "%llu 'X' events without a usable dur read as 0 long",
-		                (unsigned long long)r->x_no_dur);
-	if (r->neg_dur)
-		tp_profile_note(p, "%llu events with a negative dur read as 0 long",
-		                (unsigned long long)r->neg_dur);
+	/* The counts with a note of their own, in the order the notes are written. */
+	const struct {
+		uint64_t n;
+		const char *fmt;
+	} counted[] = {
+	    {r->unmatched_e, "%llu 'E' events without a matching 'B' ignored"},
+	    {r->unclosed_b, "%llu 'B' events never closed: ended at the last timestamp"},
+	    {r->unmatched_async, "%llu async 'e' events without a matching 'b' ignored"},
+	    {r->unclosed_async, "%llu async 'b' events never closed: ended at the last timestamp"},
+	    {r->x_no_dur, "%llu 'X' events without a usable dur read as 0 long"},
+	    {r->neg_dur, "%llu events with a negative dur read as 0 long"},
+	};
+	for (size_t i = 0; i < sizeof counted / sizeof *counted; i++)
+		if (counted[i].n)
+			tp_profile_note(p, counted[i].fmt, (unsigned long long)counted[i].n);
 	if (r->no_ph || r->no_ts || r->bad_ts)
 		tp_profile_note(p,
 		                "%llu events without a phase and %llu without a usable ts skipped",
