@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 /* ---------------------------------------------------------------------------------------- */
 /* Top level                                                                                */
@@ -311,13 +312,37 @@ static int finish(struct trace_rd *r)
 /* Entry points                                                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-static int run(struct trace_rd *r, struct tp_profile **out)
+/* The input's error when the gzip layer failed: it replaces whatever the parse made of the
+ * early end of the inflated text. */
+static int gzip_error(struct trace_rd *r, const char *path)
+{
+	if (r->d)
+		memset(r->d, 0, sizeof *r->d);
+	return tp_diag_at(r->d, r->s.zerr, path, r->s.zoff, "%s", r->s.zmsg);
+}
+
+/* Reads the trace from r->s (set up) into *out; `path` names the input. The offsets in the
+ * JSON layer's messages are into the text it reads, so for gzip input they name the input
+ * "<path> (gunzipped)"; the gzip layer's own errors give offsets into the file. */
+static int run(struct trace_rd *r, const char *path, struct tp_profile **out)
 {
 	int st = TP_OK;
+	char *gz_name = NULL;
 	*out = NULL;
+	r->path = path;
+	if (r->s.gz) {
+		size_t n = strlen(path) + sizeof " (gunzipped)";
+		gz_name = tp_malloc(n);
+		if (!gz_name)
+			return tp_diag_set(r->d, TP_ENOMEM, "out of memory");
+		snprintf(gz_name, n, "%s (gunzipped)", path);
+		r->path = gz_name;
+	}
 	r->p = tp_profile_new();
-	if (!r->p)
+	if (!r->p) {
+		tp_free(gz_name);
 		return tp_diag_set(r->d, TP_ENOMEM, "out of memory");
+	}
 	r->p->arch = TP_ARCH_CPU;
 	r->p->source = tp_profile_str(r->p, "chrome-trace");
 	r->ty_op = tp_profile_str(r->p, TP_CAP_TYPE_OP);
@@ -328,7 +353,13 @@ static int run(struct trace_rd *r, struct tp_profile **out)
 	r->ty_async = tp_profile_str(r->p, "async");
 	tp_buf_init(&r->tmp);
 	st = read_top(r);
-	if (!st && r->s.ioerr)
+	if (!st)
+		trace_src_drain(&r->s);
+	if (r->s.zerr)
+		st = gzip_error(r, path);
+	else if (!st && r->s.ioerr && r->s.gz)
+		st = tp_diag_set(r->d, TP_EIO, "%s: read error", path);
+	else if (!st && r->s.ioerr)
 		st = tp_diag_at(r->d, TP_EIO, r->path, r->s.base + r->s.len, "read error");
 	if (!st)
 		st = finish(r);
@@ -349,6 +380,7 @@ static int run(struct trace_rd *r, struct tp_profile **out)
 	tp_free(r->async_open);
 	tp_free(r->fstart);
 	tp_free(r->fend);
+	tp_free(gz_name);
 	if (st) {
 		tp_profile_free(r->p);
 		return st;
@@ -362,63 +394,56 @@ int tp_traceread_parse(const uint8_t *data, size_t size, const char *display,
 {
 	struct trace_rd r;
 	memset(&r, 0, sizeof r);
-	r.path = display;
 	r.d = d;
-	r.s.buf = data;
-	r.s.len = size;
-	r.s.eof = 1;
-	return run(&r, out);
+	*out = NULL;
+	int st = trace_src_init_mem(&r.s, data, size);
+	if (st)
+		st = tp_diag_set(d, st, "out of memory");
+	else
+		st = run(&r, display, out);
+	trace_src_free(&r.s);
+	return st;
 }
 
 int tp_traceread_read(const char *path, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
-	FILE *fp = fopen(path, "rb");
+	int std_in = strcmp(path, "-") == 0;
+	FILE *fp = std_in ? stdin : fopen(path, "rb");
 	if (!fp)
 		return tp_diag_set(d, errno == ENOENT ? TP_ENOTFOUND : TP_EIO, "%s: %s", path,
 		                   strerror(errno));
 	struct trace_rd r;
 	memset(&r, 0, sizeof r);
-	r.path = path;
 	r.d = d;
-	r.s.fp = fp;
-	r.s.cap = CHUNK;
-	r.s.own = tp_malloc(CHUNK);
-	if (!r.s.own) {
+	int st = trace_src_init_file(&r.s, fp);
+	if (st)
+		st = tp_diag_set(d, st, "out of memory");
+	else
+		st = run(&r, std_in ? "<stdin>" : path, out);
+	trace_src_free(&r.s);
+	if (!std_in)
 		fclose(fp);
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	}
-	r.s.buf = r.s.own;
-	int st = run(&r, out);
-	tp_free(r.s.own);
-	fclose(fp);
 	return st;
 }
 
-static int probe_text(char *buf, size_t n);
+/* ---------------------------------------------------------------------------------------- */
+/* Probe                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
 
-int tp_traceread_probe(const char *path)
+enum { PROBE = 65536 }; /* bytes looked at: of the file, and of the text a gzip file holds */
+
+/* Writes "<prefix><what>" into why[0..n) (when why) and returns 0. */
+static int say(char *why, size_t n, const char *prefix, const char *what)
 {
-	struct stat st;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0;
-	FILE *fp = fopen(path, "rb");
-	if (!fp)
-		return 0;
-	enum { PROBE = 65536 };
-	char *buf = tp_malloc(PROBE);
-	if (!buf) {
-		fclose(fp);
-		return 0;
-	}
-	size_t n = fread(buf, 1, PROBE - 1, fp);
-	fclose(fp);
-	int yes = probe_text(buf, n);
-	tp_free(buf);
-	return yes;
+	if (why && n)
+		snprintf(why, n, "%s%s", prefix, what);
+	return 0;
 }
 
-static int probe_text(char *buf, size_t n)
+/* Whether the text buf[0..n) starts like a Chrome trace: after whitespace and an optional
+ * UTF-8 BOM, '[' or '{' with "traceEvents" named within it. Else 0 with why filled. */
+static int probe_text(char *buf, size_t n, const char *prefix, char *why, size_t wn)
 {
 	buf[n] = 0;
 	size_t i = 0;
@@ -428,13 +453,82 @@ static int probe_text(char *buf, size_t n)
 	while (i < n && is_ws((unsigned char)buf[i]))
 		i++;
 	if (i >= n)
-		return 0;
+		return say(why, wn, prefix, n ? "holds only white space" : "is empty");
 	if (buf[i] == '[')
 		return 1;
-	if (buf[i] != '{')
-		return 0;
+	if (buf[i] != '{') {
+		char what[80];
+		unsigned char c = (unsigned char)buf[i];
+		if (c > 0x20 && c < 0x7f)
+			snprintf(what, sizeof what, "starts with '%c', not '[' or '{'", c);
+		else
+			snprintf(what, sizeof what, "starts with byte 0x%02x, not '[' or '{'", c);
+		return say(why, wn, prefix, what);
+	}
 	for (size_t k = i; k + 13 <= n; k++)
 		if (buf[k] == '"' && memcmp(buf + k, "\"traceEvents\"", 13) == 0)
 			return 1;
-	return 0;
+	return say(why, wn, prefix, "is a JSON object without \"traceEvents\" in its first 64 KiB");
+}
+
+/* The first text of the gzip data raw[0..n) into text (at most PROBE - 1 bytes); -1 when not
+ * even that inflates (zlib's reason in *msg). */
+static long probe_inflate(const uint8_t *raw, size_t n, char *text, const char **msg)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+		*msg = "out of memory";
+		return -1;
+	}
+	z.next_in = (Bytef *)(uintptr_t)raw;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)text;
+	z.avail_out = PROBE - 1;
+	int zr = inflate(&z, Z_SYNC_FLUSH);
+	long got = (long)(PROBE - 1 - z.avail_out);
+	if (got == 0 && zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+		*msg = z.msg ? z.msg : "inflate failed";
+		got = -1;
+	}
+	inflateEnd(&z);
+	return got;
+}
+
+int tp_traceread_sniff(const char *path, char *why, size_t n)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return say(why, n, "", "is not a regular file");
+	FILE *fp = fopen(path, "rb");
+	if (!fp)
+		return say(why, n, "cannot be opened: ", strerror(errno));
+	char *raw = tp_malloc(PROBE), *text = tp_malloc(PROBE);
+	int yes = 0;
+	if (!raw || !text) {
+		say(why, n, "", "cannot be looked at (out of memory)");
+		goto out;
+	}
+	size_t got = fread(raw, 1, PROBE - 1, fp);
+	if (got < 2 || (unsigned char)raw[0] != 0x1f || (unsigned char)raw[1] != 0x8b) {
+		yes = probe_text(raw, got, "it ", why, n);
+		goto out;
+	}
+	const char *msg = NULL;
+	long len = probe_inflate((const uint8_t *)raw, got, text, &msg);
+	if (len < 0)
+		say(why, n, "it is gzip data that does not inflate: ", msg);
+	else
+		yes = probe_text(text, (size_t)len, "it is gzip data, and the text it holds ", why,
+		                 n);
+out:
+	fclose(fp);
+	tp_free(raw);
+	tp_free(text);
+	return yes;
+}
+
+int tp_traceread_probe(const char *path)
+{
+	return tp_traceread_sniff(path, NULL, 0);
 }

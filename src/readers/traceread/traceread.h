@@ -34,16 +34,26 @@
 
 /* Returns 1 if `path` is a regular file that looks like a Chrome trace (starts, after
  * whitespace and an optional UTF-8 BOM, with '[' or with '{' and names "traceEvents" in its
- * first 64 KiB), else 0. Reads at most 64 KiB; never fails loudly. */
+ * first 64 KiB; for gzip data, the text it inflates to), else 0. Reads at most 64 KiB;
+ * never fails loudly. */
 int tp_traceread_probe(const char *path);
 
-/* Reads the trace file `path` into a new profile stored in *out (caller frees with
- * tp_profile_free). Returns TP_OK (possibly with notes), or TP_ENOTFOUND / TP_EIO /
- * TP_EFORMAT / TP_ERANGE / TP_ENOMEM with `d` filled and *out NULL. */
+/* tp_traceread_probe that also says why not: when it returns 0 and `why` is not NULL, why
+ * (n bytes) holds a phrase for "<path> ...", e.g. "it starts with byte 0x7f, not '[' or '{'"
+ * or "it is gzip data, and the text it holds starts with 'P', not '[' or '{'". */
+int tp_traceread_sniff(const char *path, char *why, size_t n);
+
+/* Reads the trace file `path` ("-": standard input, named "<stdin>" in messages) into a new
+ * profile stored in *out (caller frees with tp_profile_free). Input that starts with the gzip
+ * magic (1f 8b) is inflated as it is read, whatever its name; it may inflate to at most
+ * 64 MiB + 256 times its compressed size (a larger ratio is refused as a decompression bomb),
+ * and a gzip stream that is corrupt or cut short is an error (TP_EFORMAT, at its offset in
+ * the file). Returns TP_OK (possibly with notes), or TP_ENOTFOUND / TP_EIO / TP_EFORMAT /
+ * TP_ERANGE / TP_ENOMEM with `d` filled and *out NULL. */
 int tp_traceread_read(const char *path, struct tp_profile **out, struct tp_diag *d);
 
-/* Same, for a trace held in memory (`data`, `size` bytes); `display` names it in messages.
- * Used by the tests and the fuzzer. */
+/* Same, for a trace held in memory (`data`, `size` bytes, plain or gzip); `display` names it
+ * in messages. Used by the tests and the fuzzer. */
 int tp_traceread_parse(const uint8_t *data, size_t size, const char *display,
                        struct tp_profile **out, struct tp_diag *d);
 

@@ -51,11 +51,27 @@ void trace_map_free(struct trace_map *m);
 struct trace_src {
 	FILE *fp;             /* NULL: memory source */
 	const uint8_t *buf;   /* valid bytes [0, len) */
-	uint8_t *own;         /* the buffer when reading a file */
+	uint8_t *own;         /* the buffer when reading a file or inflating */
 	size_t len, cap, pos; /* pos: first unconsumed byte */
-	uint64_t base;        /* file offset of buf[0] */
+	uint64_t base;        /* offset of buf[0] in the (inflated) input */
 	int eof, ioerr;
+	struct trace_gz *gz; /* the inflater of gzip input, else NULL */
+	int zerr;            /* gzip input: an error of the compressed data (TP_*), else 0 */
+	uint64_t zoff;       /* its offset in the compressed input */
+	char zmsg[200];      /* and its message */
 };
+
+/* Sets up s over `size` bytes at `data` (not copied; gzip data is inflated as it is read).
+ * TP_OK or TP_ENOMEM; trace_src_free releases s either way. */
+int trace_src_init_mem(struct trace_src *s, const uint8_t *data, size_t size);
+/* Sets up s over the stream fp (read from its current position; not closed). TP_OK or
+ * TP_ENOMEM; trace_src_free releases s either way. */
+int trace_src_init_file(struct trace_src *s, FILE *fp);
+void trace_src_free(struct trace_src *s);
+/* Reads what is left of a gzip input, discarding it, so that its end marker and checksum are
+ * checked even when the JSON ended before them (s->zerr says how that went; the window, base
+ * and pos are left as they were). No-op for plain input. */
+void trace_src_drain(struct trace_src *s);
 
 /* Makes more bytes available after buf[len) keeping buf[pos..len) (indices relative to pos
  * stay valid). Returns the number of new bytes, 0 at end of input, -1 out of memory / too big. */
