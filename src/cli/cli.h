@@ -34,7 +34,8 @@ struct tp_cli_reader {
 	const char *doc;
 	int (*probe)(const char *dir);
 	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
-	int takes_file; /* 1: the input is a file (in_dir names it), not a directory */
+	int takes_file;  /* 1: the input is a file (in_dir names it), not a directory */
+	int takes_stdin; /* 1: reads the input "-" (standard input); the first such reader does */
 };
 
 /* Registries (registry.c): set *out to a static array and return its length. */

@@ -10,6 +10,7 @@
  */
 #include "cli/cli.h"
 #include "common/progress.h"
+#include "model/merge.h"
 #include "readers/traceread/traceread.h"
 #include "writers/opsreport/opsreport.h"
 #include "writers/summary/summary.h"
@@ -536,7 +537,8 @@ static int convert_main(int argc, char **argv)
 
 	struct tp_diag d = {0};
 	struct stat st;
-	if (stat(o.in_dir, &st) != 0) {
+	int std_in = strcmp(o.in_dir, "-") == 0; /* a Chrome trace on standard input */
+	if (!std_in && stat(o.in_dir, &st) != 0) {
 		int e = errno;
 		snprintf(d.msg, sizeof d.msg, "%s: %s", o.in_dir,
 		         e == ELOOP    ? "symbolic link loop (too many levels of symbolic links)"
@@ -547,7 +549,7 @@ static int convert_main(int argc, char **argv)
 	}
 	/* A directory, or a capture file given directly (docs/capture-format.md); never open a
 	 * FIFO or device (it would block or never end). */
-	if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+	if (!std_in && !S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
 		snprintf(
 		    d.msg, sizeof d.msg,
 		    "%s: not a directory or a regular file (expected a profile data directory)",
@@ -559,17 +561,24 @@ static int convert_main(int argc, char **argv)
 	size_t nr = tp_cli_readers(&rd);
 	const struct tp_cli_reader *reader = NULL;
 	for (size_t i = 0; i < nr && !reader; i++)
-		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
+		if (std_in ? rd[i]->takes_stdin
+		           : (S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(o.in_dir))
 			reader = rd[i];
+	if (!reader && !std_in && S_ISDIR(st.st_mode)) {
+		snprintf(d.msg, sizeof d.msg,
+		         "%s: no profile data found (expected global.profile / iter*.profile, "
+		         "cdmlib*.profile, or a tpuprof capture)",
+		         o.in_dir);
+		err_line(d.msg);
+		return 2;
+	}
 	if (!reader) {
-		snprintf(
-		    d.msg, sizeof d.msg,
-		    S_ISDIR(st.st_mode)
-		        ? "%s: no profile data found (expected global.profile / iter*.profile, "
-		          "cdmlib*.profile, or a tpuprof capture)"
-		        : "%s: not a directory (expected a profile data directory, a tpuprof "
-		          "capture.tpp file or a Chrome-trace JSON file)",
-		    o.in_dir);
+		char why[200];
+		tp_traceread_sniff(o.in_dir, why, sizeof why);
+		snprintf(d.msg, sizeof d.msg,
+		         "%s: a file, but not one tpuprof reads: not a tpuprof capture.tpp (no "
+		         "capture magic), and not a Chrome-trace JSON file, plain or gzip'd (%s)",
+		         o.in_dir, why);
 		err_line(d.msg);
 		return 2;
 	}
@@ -604,7 +613,7 @@ static int convert_main(int argc, char **argv)
 		struct tp_profile *host = NULL;
 		rc = tp_traceread_read(o.trace_file, &host, &d);
 		if (rc == TP_OK)
-			rc = tp_traceread_merge_host(p, host, o.trace_file, &d);
+			rc = tp_profile_merge_host(p, host, o.trace_file, &d);
 		tp_profile_free(host);
 		if (rc != TP_OK) {
 			err_line(d.msg[0] ? d.msg : tp_strerror(rc));

@@ -78,10 +78,12 @@ static const struct tp_cli_reader capfile_reader = {
 
 static const struct tp_cli_reader trace_reader = {
     .name = "chrome-trace",
-    .doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
+    .doc = "Chrome-trace JSON file, plain or gzip'd, or - for standard input (PyTorch/Kineto, "
+           "ONNX Runtime, MXNet, TensorFlow timeline)",
     .probe = tp_traceread_probe,
     .read = read_trace,
     .takes_file = 1,
+    .takes_stdin = 1,
 };
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)

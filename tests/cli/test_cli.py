@@ -66,7 +66,10 @@ class BadInput(unittest.TestCase):
             open(f, "w").close()
             rc, _, err = run(f, os.path.join(t, "out"))
             self.assertEqual(rc, 2)
-            self.assertIn("not a directory", err)
+            # What was found and what was not: an empty file, no capture, no Chrome trace.
+            self.assertIn("a file, but not one tpuprof reads", err)
+            self.assertIn("not a tpuprof capture.tpp", err)
+            self.assertIn("(it is empty)", err)
             self.assertFalse(os.path.exists(os.path.join(t, "out")))
 
     def test_empty_dir(self):
