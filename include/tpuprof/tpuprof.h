@@ -217,10 +217,10 @@ TPUPROF_API void tpuprof_step_end(const char *graph, int64_t step);
  * strings are read at op_begin, by value, and may change between calls. `detail` (op_end
  * only, may be NULL) is recorded in mode 2 only. With TPUPROF_HWCOUNTERS=1 in mode 2, the
  * counters' deltas over the operator are recorded too: each begin and end costs one read()
- * system call (measured: about 6 µs per operator with the software fallback on a loaded
- * 2-core VM, against 0.04 µs without counters), and the cost of that read, measured when the
- * thread starts, is subtracted from every delta, so the library's own system calls are not
- * counted in the operator. */
+ * system call (microseconds per operator, against tens of nanoseconds without counters; see
+ * docs/libtpuprof.md), and the cost of that read, measured when the thread starts, is
+ * subtracted from every delta, so the library's own system calls are not counted in the
+ * operator. */
 TPUPROF_API void tpuprof_op_begin(const struct tpuprof_op *op);
 TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op,
                                 const struct tpuprof_op_detail *detail);

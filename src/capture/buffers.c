@@ -58,17 +58,17 @@ static int map_extent(const char *path, unsigned char *base, size_t off, size_t 
 }
 
 /* ---- background pre-fault of record extents ----
- * Mapping an extent of a live file costs the kernel ~1-2 µs per page (disk space, page cache
- * page, zeroing, the first-store fault that marks it dirty): ~0.4 ms per 1 MiB extent, which
- * the recording thread used to pay every REC_EXTENT records. So when a thread starts using an
- * extent (from its second on) it asks one background thread (started on first use, all
- * signals blocked) to map and touch the NEXT one (map_extent); when the thread reaches it,
- * it only advances its limit. If the worker has not got to it yet, the thread takes the
- * request back and maps the extent itself; if the worker is busy with it (late: a loaded
- * machine), the thread does not wait for it but maps the extent itself too (harmless, see
- * map_extent) and leaves the request abandoned; if the worker failed (disk full), the thread
- * retries itself and takes the usual disk-full path. Crash safety is unchanged: the extent is
- * fallocated and mapped from the same file, only earlier.
+ * Mapping an extent of a live file is the costliest thing recording does (per page: disk
+ * space, a page-cache page, zeroing, the first-store fault that marks it dirty), and a thread
+ * would pay it every REC_EXTENT records (figures: docs/perf-notes/capture.md). So when a
+ * thread starts using an extent (from its second on) it asks one background thread (started
+ * on first use, all signals blocked) to map and touch the NEXT one (map_extent); when the
+ * thread reaches it, it only advances its limit. If the worker has not got to it yet, the
+ * thread takes the request back and maps the extent itself; if the worker is busy with it
+ * (late: a loaded machine), the thread does not wait for it but maps the extent itself too
+ * (harmless, see map_extent) and leaves the request abandoned; if the worker failed (disk
+ * full), the thread retries itself and takes the usual disk-full path. Crash safety is the
+ * same either way: the extent is fallocated and mapped from the same file, only earlier.
  * g_pf_mu guards the queue and every cap_thread's pf_* fields. */
 static pthread_mutex_t g_pf_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_pf_work = PTHREAD_COND_INITIALIZER; /* a request was queued */
