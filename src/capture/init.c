@@ -109,6 +109,17 @@ static const char *env_get(enum env_id id)
 	return v ? v : env_spec[id].def;
 }
 
+/* A 0/1 switch that is on unless set to "0"; a value other than "", "0" or "1" warns. */
+static int env_on_unless_0(enum env_id id)
+{
+	const char *v = env_get(id);
+	if (strcmp(v, "0") == 0)
+		return 0;
+	if (v[0] && strcmp(v, "1") != 0)
+		tp_cap_warn("%s=%.64s is not 0 or 1; using 1", env_spec[id].name, v);
+	return 1;
+}
+
 static void read_env(void)
 {
 	const char *m = env_get(ENV_MODE);
@@ -138,19 +149,8 @@ static void read_env(void)
 	}
 	tp_cap_env.record_size = rs;
 
-	const char *cs = env_get(ENV_CRASHSAFE);
-	tp_cap_env.crashsafe = 1;
-	if (strcmp(cs, "0") == 0)
-		tp_cap_env.crashsafe = 0;
-	else if (cs[0] && strcmp(cs, "1") != 0)
-		tp_cap_warn("TPUPROF_CRASHSAFE=%.64s is not 0 or 1; using 1", cs);
-
-	const char *pf = env_get(ENV_PREFAULT);
-	tp_cap_env.prefault = 1;
-	if (strcmp(pf, "0") == 0)
-		tp_cap_env.prefault = 0;
-	else if (pf[0] && strcmp(pf, "1") != 0)
-		tp_cap_warn("TPUPROF_PREFAULT=%.64s is not 0 or 1; using 1", pf);
+	tp_cap_env.crashsafe = env_on_unless_0(ENV_CRASHSAFE);
+	tp_cap_env.prefault = env_on_unless_0(ENV_PREFAULT);
 
 	const char *h = env_get(ENV_HWCOUNTERS);
 	if (h[0] == 0 || strcmp(h, "0") == 0)

@@ -103,14 +103,29 @@ static inline void step_ctx(struct cap_thread *t, struct cap_rec *r)
 	struct cap_thread *t = cur_thread(s);                                                      \
 	if (UNLIKELY(t == NULL))                                                                   \
 	return
+/* The record a begin or end writes; none when it was dropped (and counted). */
+#define REC_OR_RETURN(r, get)                                                                      \
+	struct cap_rec *r = (get);                                                                 \
+	if (r == NULL)                                                                             \
+	return
+
+/* The fields of an end record other than its name, which starts as 0 (no name). */
+static inline void end_fields(struct cap_rec *r, uint64_t ts, uint8_t kind, uint64_t a)
+{
+	r->ts = ts;
+	r->kind = kind;
+	r->flags = 0;
+	r->aux = 0;
+	r->name = 0;
+	r->a = a;
+	r->b = 0;
+}
 
 static NOINLINE void scope_begin(uint32_t s, uint8_t kind, const char *name, int64_t step,
                                  const char *meta, int with_ctx)
 {
 	THREAD_OR_RETURN(s, t);
-	struct cap_rec *r = begin_rec(t);
-	if (r == NULL)
-		return;
+	REC_OR_RETURN(r, begin_rec(t));
 	int mode = mode_of(s);
 	r->kind = kind;
 	r->aux = 0;
@@ -135,16 +150,8 @@ static NOINLINE void scope_end(uint32_t s, uint64_t ts, uint8_t kind, const char
                                int64_t step, const char *meta)
 {
 	THREAD_OR_RETURN(s, t);
-	struct cap_rec *r = end_rec(t);
-	if (r == NULL)
-		return;
-	r->ts = ts;
-	r->kind = kind;
-	r->flags = 0;
-	r->aux = 0;
-	r->a = (uint64_t)step;
-	r->b = 0;
-	r->name = 0;
+	REC_OR_RETURN(r, end_rec(t));
+	end_fields(r, ts, kind, (uint64_t)step);
 	if (mode_of(s) >= TPUPROF_MODE_CONDENSED) {
 		r->name = intern_ptr(t, name);
 		if (meta)
@@ -190,9 +197,7 @@ static NOINLINE void step_begin(uint32_t s, const char *graph, int64_t step, int
 	uint64_t w = ((uint64_t)step << 2) | (warmup ? 2u : 0u) | 1u;
 	atomic_store_explicit(&tp_cap_step_word, w, memory_order_relaxed);
 	t->step_word = w;
-	struct cap_rec *r = begin_rec(t);
-	if (r == NULL)
-		return;
+	REC_OR_RETURN(r, begin_rec(t));
 	r->kind = TP_CAPFMT_REC_STEP_BEGIN;
 	r->flags = warmup ? TP_CAPFMT_F_WARMUP : 0;
 	r->aux = 0;
@@ -221,15 +226,8 @@ static NOINLINE void step_end(uint32_t s, uint64_t ts, const char *graph, int64_
 		atomic_compare_exchange_strong(&tp_cap_step_word, &w, 0);
 		t->step_word = 0;
 	}
-	struct cap_rec *r = end_rec(t);
-	if (r == NULL)
-		return;
-	r->ts = ts;
-	r->kind = TP_CAPFMT_REC_STEP_END;
-	r->flags = 0;
-	r->aux = 0;
-	r->a = (uint64_t)step;
-	r->b = 0;
+	REC_OR_RETURN(r, end_rec(t));
+	end_fields(r, ts, TP_CAPFMT_REC_STEP_END, (uint64_t)step);
 	r->name = mode_of(s) >= TPUPROF_MODE_CONDENSED ? intern_ptr(t, graph) : 0;
 	t->n++;
 	publish(t);
@@ -244,16 +242,13 @@ void tpuprof_step_end(const char *graph, int64_t step)
 static NOINLINE void op_begin(uint32_t s, const struct tpuprof_op *op)
 {
 	THREAD_OR_RETURN(s, t);
-	struct cap_rec *r = begin_rec(t);
-	if (r == NULL)
-		return;
-	int mode = mode_of(s);
+	REC_OR_RETURN(r, begin_rec(t));
 	r->kind = TP_CAPFMT_REC_OP_BEGIN;
 	r->aux = 0;
 	r->b = 0;
 	step_ctx(t, r);
 	r->name = 0;
-	if (mode >= TPUPROF_MODE_CONDENSED && op) {
+	if (mode_of(s) >= TPUPROF_MODE_CONDENSED && op) {
 		const uint32_t *id = tp_cap_intern_op(t, op);
 		r->name = id[0];
 		r->b = (uint64_t)id[1] | (uint64_t)id[2] << 32;
@@ -499,17 +494,9 @@ static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op
 			hw_n = t->hw_n;
 		}
 	}
-	struct cap_rec *r = end_rec(t);
-	if (r == NULL)
-		return;
+	REC_OR_RETURN(r, end_rec(t));
 	int mode = mode_of(s);
-	r->ts = ts;
-	r->kind = TP_CAPFMT_REC_OP_END;
-	r->flags = 0;
-	r->aux = 0;
-	r->a = 0;
-	r->b = 0;
-	r->name = 0;
+	end_fields(r, ts, TP_CAPFMT_REC_OP_END, 0);
 	if (mode >= TPUPROF_MODE_CONDENSED && op) {
 		/* The slice takes its name from the begin record; the end's name only helps a
 		 * human reading raw records, so the descriptor's cached id is taken unverified. */
@@ -667,9 +654,7 @@ static NOINLINE void range_begin(uint32_t s, const char *name,
                                  const struct tpuprof_event_attr *attr)
 {
 	THREAD_OR_RETURN(s, t);
-	struct cap_rec *r = begin_rec(t);
-	if (r == NULL)
-		return;
+	REC_OR_RETURN(r, begin_rec(t));
 	int mode = mode_of(s);
 	struct attr_view v;
 	attr_read(attr, &v);

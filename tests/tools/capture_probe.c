@@ -57,6 +57,13 @@ static const struct tpuprof_op op_softmax = {"Softmax", "encoder.0.softmax", NUL
 static const struct tpuprof_op op_child = {"Add", "child_op", NULL};
 static const struct tpuprof_op op_parent = {"Add", "parent_op", NULL};
 
+/* One operator with no detail: its begin and its end. */
+static void op_pair(const struct tpuprof_op *op)
+{
+	tpuprof_op_begin(op);
+	tpuprof_op_end(op, NULL);
+}
+
 static void one_matmul(int64_t m)
 {
 	int64_t in0[3] = {1, m, 256}, w[2] = {256, 256}, out0[3] = {1, m, 256};
@@ -95,8 +102,7 @@ static void workload(int steps)
 		tpuprof_activity_end("data_prep", s, NULL);
 		tpuprof_step_begin("bert", s, s == 0);
 		one_matmul(128);
-		tpuprof_op_begin(&op_softmax);
-		tpuprof_op_end(&op_softmax, NULL);
+		op_pair(&op_softmax);
 		tpuprof_counter("queue_depth", (double)s + 0.5);
 		tpuprof_step_end("bert", s);
 	}
@@ -114,8 +120,7 @@ static void *thread_main(void *arg)
 	(void)arg;
 	tpuprof_step_begin("g", 7, 0);
 	for (int i = 0; i < 20000; i++) {
-		tpuprof_op_begin(&op_matmul);
-		tpuprof_op_end(&op_matmul, NULL);
+		op_pair(&op_matmul);
 	}
 	tpuprof_step_end("g", 7);
 	return NULL;
@@ -133,8 +138,7 @@ static void dyn_step(long i)
 	tpuprof_step_begin("loop", i, i < 2);
 	tpuprof_runtime_begin(name);
 	tpuprof_runtime_end(name);
-	tpuprof_op_begin(&op);
-	tpuprof_op_end(&op, NULL);
+	op_pair(&op);
 	tpuprof_step_end("loop", i);
 }
 
@@ -153,8 +157,7 @@ static int count_fds(void)
 static void *hw_thread(void *arg)
 {
 	(void)arg;
-	tpuprof_op_begin(&op_softmax);
-	tpuprof_op_end(&op_softmax, NULL);
+	op_pair(&op_softmax);
 	return NULL;
 }
 
@@ -162,8 +165,7 @@ static void *open_scopes_thread(void *arg)
 {
 	(void)arg;
 	tpuprof_activity_begin("left_open", 1, NULL);
-	tpuprof_op_begin(&op_softmax);
-	tpuprof_op_end(&op_softmax, NULL);
+	op_pair(&op_softmax);
 	tpuprof_op_begin(&op_matmul);
 	return NULL; /* exits with two scopes open */
 }
@@ -220,9 +222,19 @@ static void *async_ender(void *arg)
 	return NULL;
 }
 
-static int sc_basic(int argc, char **argv)
+/* The command line, for the scenarios' arguments (argv[1] is the scenario's name). */
+static int g_argc;
+static char **g_argv;
+
+/* Argument i as a number, or `def` when it is absent. */
+static long arg_long(int i, long def)
 {
-	int mode = argc > 2 ? atoi(argv[2]) : 1;
+	return g_argc > i ? atol(g_argv[i]) : def;
+}
+
+static int sc_basic(void)
+{
+	int mode = (int)arg_long(2, 1);
 	/* Run metadata: a replaced key, and two rejected calls that must change nothing. */
 	if (tpuprof_meta("batch_size", "4") != TPUPROF_OK ||
 	    tpuprof_meta("batch_size", "8") != TPUPROF_OK ||
@@ -240,33 +252,27 @@ static int sc_basic(int argc, char **argv)
 	return 0;
 }
 
-static int sc_auto(int argc, char **argv)
+static int sc_auto(void)
 {
-	(void)argc;
-	(void)argv;
 	workload(2);
 	return 0;
 }
 
-static int sc_overflow(int argc, char **argv)
+static int sc_overflow(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(100, TPUPROF_MODE_CONDENSED);
 	tpuprof_step_begin("g", 0, 0);
 	for (int i = 0; i < 1000; i++) {
-		tpuprof_op_begin(&op_softmax);
-		tpuprof_op_end(&op_softmax, NULL);
+		op_pair(&op_softmax);
 	}
 	tpuprof_step_end("g", 0);
 	tpuprof_disable();
 	return 0;
 }
 
-static int sc_sigterm(int argc, char **argv)
+static int sc_sigterm(void)
 {
-	(void)argc;
-	int app = strcmp(argv[1], "sigterm_app") == 0;
+	int app = strcmp(g_argv[1], "sigterm_app") == 0;
 	if (app)
 		signal(SIGTERM, app_handler);
 	if (tpuprof_mode() < 0)
@@ -290,31 +296,26 @@ static int sc_sigterm(int argc, char **argv)
 	return 0;
 }
 
-static int sc_fork(int argc, char **argv)
+static int sc_fork(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
-	tpuprof_op_begin(&op_parent);
-	tpuprof_op_end(&op_parent, NULL);
+	op_pair(&op_parent);
 	pid_t pid = fork();
 	if (pid == 0) {
-		tpuprof_op_begin(&op_child);
-		tpuprof_op_end(&op_child, NULL);
+		op_pair(&op_child);
 		exit(0); /* the child's own session is written at exit */
 	}
 	int st;
 	waitpid(pid, &st, 0);
-	tpuprof_op_begin(&op_parent);
-	tpuprof_op_end(&op_parent, NULL);
+	op_pair(&op_parent);
 	tpuprof_disable();
 	printf("child %d\n", (int)pid);
 	return 0;
 }
 
-static int sc_threads(int argc, char **argv)
+static int sc_threads(void)
 {
-	int n = argc > 2 ? atoi(argv[2]) : 8;
+	int n = (int)arg_long(2, 8);
 	if (n < 1 || n > 64)
 		n = 8;
 	pthread_t th[64];
@@ -329,24 +330,21 @@ static int sc_threads(int argc, char **argv)
 	return 0;
 }
 
-static int sc_sessions(int argc, char **argv)
+static int sc_sessions(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_set_device(3);
 	for (int k = 0; k < 2; k++) {
 		tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
-		tpuprof_op_begin(&op_softmax);
-		tpuprof_op_end(&op_softmax, NULL);
+		op_pair(&op_softmax);
 		tpuprof_disable();
 	}
 	return 0;
 }
 
-static int sc_die(int argc, char **argv)
+static int sc_die(void)
 {
-	const char *how = argc > 2 ? argv[2] : "abort";
-	long n = argc > 3 ? atol(argv[3]) : 1000;
+	const char *how = g_argc > 2 ? g_argv[2] : "abort";
+	long n = arg_long(3, 1000);
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	for (long i = 0; i < n; i++)
 		dyn_step(i);
@@ -367,9 +365,9 @@ static int sc_die(int argc, char **argv)
 	return 0; /* exit: the destructor writes the final dump */
 }
 
-static int sc_loop(int argc, char **argv)
+static int sc_loop(void)
 {
-	int fl = argc > 2 && atoi(argv[2]) == 1;
+	int fl = arg_long(2, 0) == 1;
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	for (long i = 0;; i++) {
 		dyn_step(i);
@@ -383,14 +381,11 @@ static int sc_loop(int argc, char **argv)
 	return 0; /* not reached: the test kills the process */
 }
 
-static int sc_sigint_disable(int argc, char **argv)
+static int sc_sigint_disable(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	for (long i = 0; i < 200000; i++) {
-		tpuprof_op_begin(&op_softmax);
-		tpuprof_op_end(&op_softmax, NULL);
+		op_pair(&op_softmax);
 	}
 	printf("recorded %d\n", 400000);
 	fflush(stdout);
@@ -401,10 +396,8 @@ static int sc_sigint_disable(int argc, char **argv)
 	return 0; /* the SIGINT may have arrived after disable: then the process lives */
 }
 
-static int sc_fill(int argc, char **argv)
+static int sc_fill(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(1u << 22, TPUPROF_MODE_CONDENSED);
 	long i = 0;
 	for (; i < 200000; i++)
@@ -415,58 +408,51 @@ static int sc_fill(int argc, char **argv)
 	return 0;
 }
 
-static int sc_names(int argc, char **argv)
+static int sc_names(void)
 {
-	long n = argc > 2 ? atol(argv[2]) : 10000;
+	long n = arg_long(2, 10000);
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	char buf[64];
 	for (long i = 0; i < n; i++) {
 		snprintf(buf, sizeof buf, "call_%ld", i);
 		struct tpuprof_op op = {"Dyn", buf, NULL};
-		tpuprof_op_begin(&op);
-		tpuprof_op_end(&op, NULL);
+		op_pair(&op);
 		tpuprof_runtime_begin(buf);
 		tpuprof_runtime_end(buf);
 	}
 	/* Invalid UTF-8 and an over-long name (cut on a character boundary). */
 	static const struct tpuprof_op bad = {"Bad\xff", "caf\xc3\xa9\xc3", NULL};
-	tpuprof_op_begin(&bad);
-	tpuprof_op_end(&bad, NULL);
+	op_pair(&bad);
 	static char longname[3000];
 	for (int k = 0; k + 2 < (int)sizeof longname; k += 2)
 		memcpy(longname + k, "\xc3\xa9", 2);
 	struct tpuprof_op lop = {"Long", longname, NULL};
-	tpuprof_op_begin(&lop);
-	tpuprof_op_end(&lop, NULL);
+	op_pair(&lop);
 	tpuprof_disable();
 	return 0;
 }
 
-static int sc_nest(int argc, char **argv)
+static int sc_nest(void)
 {
-	long n = argc > 2 ? atol(argv[2]) : 100000;
+	long n = arg_long(2, 100000);
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	for (long i = 0; i < n; i++) {
 		tpuprof_step_begin("open", i, 0);
-		tpuprof_op_begin(&op_softmax);
-		tpuprof_op_end(&op_softmax, NULL);
+		op_pair(&op_softmax);
 	}
 	tpuprof_disable();
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	for (long i = 0; i < 1000; i++)
 		tpuprof_step_begin("nested", i, 0);
-	tpuprof_op_begin(&op_softmax);
-	tpuprof_op_end(&op_softmax, NULL);
+	op_pair(&op_softmax);
 	for (long i = 999; i >= 0; i--)
 		tpuprof_step_end("nested", i);
 	tpuprof_disable();
 	return 0;
 }
 
-static int sc_thread_exit(int argc, char **argv)
+static int sc_thread_exit(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	pthread_t th[4];
 	for (int i = 0; i < 4; i++)
@@ -477,10 +463,8 @@ static int sc_thread_exit(int argc, char **argv)
 	return 0;
 }
 
-static int sc_forkexec(int argc, char **argv)
+static int sc_forkexec(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_enable(0, TPUPROF_MODE_CONDENSED);
 	dyn_step(0);
 	pid_t a = fork();
@@ -499,10 +483,8 @@ static int sc_forkexec(int argc, char **argv)
 	return 0;
 }
 
-static int sc_eintr(int argc, char **argv)
+static int sc_eintr(void)
 {
-	(void)argc;
-	(void)argv;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = eintr_handler; /* no SA_RESTART */
@@ -530,10 +512,8 @@ static int sc_eintr(int argc, char **argv)
 	return 0;
 }
 
-static int sc_api(int argc, char **argv)
+static int sc_api(void)
 {
-	(void)argc;
-	(void)argv;
 	tpuprof_thread_name("main-\xc3\xa9-a-very-long-name"); /* 15 bytes kept: "main-é-a-very-" */
 	tpuprof_enable(0, TPUPROF_MODE_DETAILED);
 	struct tpuprof_event_attr at = TPUPROF_EVENT_ATTR_INIT;
@@ -569,10 +549,8 @@ static int sc_api(int argc, char **argv)
 	return 0;
 }
 
-static int sc_detail_abi(int argc, char **argv)
+static int sc_detail_abi(void)
 {
-	(void)argc;
-	(void)argv;
 	static const struct tpuprof_op op_old = {"Old", "old_caller", NULL};
 	static const struct tpuprof_op op_new = {"New", "new_caller", NULL};
 	static const struct tpuprof_op op_short = {"Short", "short_tensors", NULL};
@@ -649,9 +627,9 @@ static int sc_detail_abi(int argc, char **argv)
 	return 0;
 }
 
-static int sc_hwfds(int argc, char **argv)
+static int sc_hwfds(void)
 {
-	int n = argc > 2 ? atoi(argv[2]) : 50;
+	int n = (int)arg_long(2, 50);
 	tpuprof_enable(0, TPUPROF_MODE_DETAILED);
 	hw_thread(NULL); /* the main thread's counters stay open while it lives */
 	int before = count_fds();
@@ -670,7 +648,7 @@ static int sc_hwfds(int argc, char **argv)
  * or the process's exit status. */
 static const struct {
 	const char *name;
-	int (*run)(int argc, char **argv);
+	int (*run)(void);
 } scenarios[] = {
     {"basic", sc_basic},
     {"auto", sc_auto},
@@ -700,7 +678,9 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++) {
 		if (strcmp(sc, scenarios[i].name) != 0)
 			continue;
-		int rc = scenarios[i].run(argc, argv);
+		g_argc = argc;
+		g_argv = argv;
+		int rc = scenarios[i].run();
 		if (rc != 0)
 			return rc;
 		printf("done\n");
