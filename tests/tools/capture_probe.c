@@ -36,8 +36,13 @@
  *                  and one whose tensors stop before `shape` (see test_detail_abi)
  *   hwfds N        mode 2 with TPUPROF_HWCOUNTERS=1: N short-lived threads each record one
  *                  op; prints "fds B A" (open descriptors before and after)
+ *   toggle T S MS R  T threads record without pause while the main thread runs S sessions of
+ *                  MS ms (R records per thread), then every session's dump is checked
+ *                  against what each thread attempted (capture_toggle.c)
  * Prints "done" on stdout when the scenario ran to its end.
  */
+#include "capture_probe.h"
+
 #include "tpuprof/tpuprof.h"
 
 #include <dirent.h>
@@ -644,6 +649,11 @@ static int sc_hwfds(void)
 	return 0;
 }
 
+static int sc_toggle(void)
+{
+	return probe_toggle(g_argc, g_argv);
+}
+
 /* The scenarios by name. Each returns 0 when it ran to its end (main then prints "done"),
  * or the process's exit status. */
 static const struct {
@@ -670,6 +680,7 @@ static const struct {
     {"api", sc_api},
     {"detail_abi", sc_detail_abi},
     {"hwfds", sc_hwfds},
+    {"toggle", sc_toggle},
 };
 
 int main(int argc, char **argv)
