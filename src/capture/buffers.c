@@ -399,43 +399,47 @@ static void reset_thread(struct cap_thread *t)
 		prctl(PR_GET_NAME, h->name, 0, 0, 0);
 }
 
-/* Slow path: gives this thread a buffer for session word `s`. Returns NULL (the event is lost
- * and counted in session.tpc) only if no buffer can be had at all. */
-__attribute__((noinline)) struct cap_thread *tp_cap_attach(uint32_t s)
+/* Slow path of a thread's first event: its cap_thread, from the registry (one whose thread
+ * exited and whose buffer finish_session released: state 0) or a new one pushed onto it.
+ * Reads nothing of the session, so it runs before the thread announces itself (enter in
+ * record.c). NULL (the event is lost and counted in session.tpc) if memory is short. */
+NOINLINE struct cap_thread *tp_cap_thread_new(void)
 {
-	struct cap_thread *t = tp_cap_tls_thread;
-	int mode = (int)(s & 3u) - 1;
-	/* The session parameters were published with the release store of tp_cap_state. */
-	if (atomic_load_explicit(&tp_cap_state, memory_order_acquire) != s)
-		return NULL;
-	uint32_t cap = tp_cap_ses.max_records;
-	if (t == NULL) {
-		/* Reuse a buffer whose thread exited and whose data was already written. */
-		for (struct cap_thread *c =
-		         atomic_load_explicit(&tp_cap_threads, memory_order_acquire);
-		     c; c = c->next) {
-			int one = 1;
-			if (atomic_load_explicit(&c->state, memory_order_relaxed) != s &&
-			    atomic_compare_exchange_strong(&c->gone, &one, 0)) {
-				t = c;
-				break;
-			}
+	struct cap_thread *t = NULL;
+	for (struct cap_thread *c = atomic_load_explicit(&tp_cap_threads, memory_order_acquire); c;
+	     c = c->next) {
+		int one = 1;
+		if (atomic_load_explicit(&c->state, memory_order_acquire) == 0 &&
+		    atomic_compare_exchange_strong(&c->gone, &one, 0)) {
+			t = c;
+			break;
 		}
-		if (t == NULL) {
-			t = calloc(1, sizeof *t);
-			if (t == NULL) {
-				ses_lost(1);
-				return NULL;
-			}
-			t->hw_fd = -1;
-			struct cap_thread *head = atomic_load(&tp_cap_threads);
-			do
-				t->next = head;
-			while (!atomic_compare_exchange_weak(&tp_cap_threads, &head, t));
-		}
-		tp_cap_tls_thread = t;
-		pthread_setspecific(tp_cap_key, t);
 	}
+	if (t == NULL) {
+		t = calloc(1, sizeof *t);
+		if (t == NULL) {
+			ses_lost(1);
+			return NULL;
+		}
+		t->hw_fd = -1;
+		struct cap_thread *head = atomic_load(&tp_cap_threads);
+		do
+			t->next = head;
+		while (!atomic_compare_exchange_weak(&tp_cap_threads, &head, t));
+	}
+	tp_cap_tls_thread = t;
+	pthread_setspecific(tp_cap_key, t);
+	return t;
+}
+
+/* Slow path: gives `t` (the calling thread's) a buffer for session word `s`. Called inside a
+ * recording call that has announced `s` in t->busy and seen it still current, so the session
+ * cannot end (finish_session waits for t) and its parameters are stable. 0, or -1 when no
+ * buffer can be had at all (the event is lost and counted in session.tpc). */
+NOINLINE int tp_cap_attach(struct cap_thread *t, uint32_t s)
+{
+	int mode = (int)(s & 3u) - 1;
+	uint32_t cap = tp_cap_ses.max_records;
 	/* Stop the flusher from looking at this buffer while it is replaced. */
 	atomic_store_explicit(&t->state, 0, memory_order_release);
 	tp_cap_hw_close(t);
@@ -451,7 +455,7 @@ __attribute__((noinline)) struct cap_thread *tp_cap_attach(uint32_t s)
 	}
 	if (t->base == NULL && chunk_create(t, cap) != 0) {
 		ses_lost(1);
-		return NULL;
+		return -1;
 	}
 	reset_thread(t);
 	/* Pre-fault the first extents here, outside the recording fast path. */
@@ -462,5 +466,5 @@ __attribute__((noinline)) struct cap_thread *tp_cap_attach(uint32_t s)
 		tp_cap_hw_open(t);
 	t->h->hw_kind = t->hw_kind;
 	atomic_store_explicit(&t->state, s, memory_order_release);
-	return t;
+	return 0;
 }

@@ -6,10 +6,12 @@
  * of a program that links libtpuprof.a, so they must not collide with the program's own.
  *
  * Hot path (one event): load the session word; if 0 return. Otherwise fetch this thread's
- * buffer (thread-local pointer), check that it belongs to the current session, check space,
- * write one 32-byte record and publish the new count with a release store. No lock, no
- * allocation, no system call (except the opt-in hardware counters), no log. When the mapped
- * part of the buffer is used up, a slow path maps (and pre-faults) the next extent.
+ * buffer (thread-local pointer), announce the call in its busy word and read the session word
+ * again (enter in record.c: how a session's end waits for the calls inside it), check that
+ * the buffer belongs to the current session, check space, write one 32-byte record, publish
+ * the new count with a release store and clear busy. No lock, no allocation, no system call
+ * (except the opt-in hardware counters), no log. When the mapped part of the buffer is used
+ * up, a slow path maps (and pre-faults) the next extent.
  *
  * Crash safety (TPUPROF_CRASHSAFE=1, the default): a thread's buffer is a reservation whose
  * pages are mapped MAP_SHARED from thread-K.tpc in the dump directory, disk space reserved
@@ -119,6 +121,7 @@ struct cache_ent {
 struct cap_thread {
 	struct cap_thread *next; /* registry link, written once before publication */
 	_Atomic uint32_t state;  /* session word this buffer records for (0 = none) */
+	_Atomic uint32_t busy;   /* session word of the recording call in progress, 0 = none */
 	_Atomic int gone;        /* owner thread exited (or fork child): buffer reusable */
 
 	/* The live file: one reservation of `vsize` bytes at `base`: header page, records,
@@ -158,6 +161,7 @@ struct cap_thread {
 	size_t pf_off, pf_len;      /* the extent asked for */
 
 	/* flusher snapshot (written only by the flusher holding the flush lock) */
+	uint32_t snap_s; /* the buffer's session word when the counts were taken */
 	uint32_t snap_n;
 	uint64_t snap_str;
 	uint64_t snap_dropped;
@@ -212,6 +216,7 @@ extern struct cap_ses tp_cap_ses;
 extern pthread_mutex_t tp_cap_dir_mu; /* session dir / thread files */
 extern pthread_mutex_t tp_cap_calib_mu;
 extern int tp_cap_use_tsc;
+extern int tp_cap_membarrier;             /* membarrier command quiescing uses; 0 = threads fence */
 extern uint64_t tp_cap_tick0, tp_cap_ns0; /* calibration point taken at initialisation */
 extern _Atomic int tp_cap_hw_kind;        /* process-wide counter kind, -1 = not probed yet */
 extern pthread_mutex_t tp_cap_hw_mu;
@@ -226,6 +231,7 @@ extern _Atomic uint32_t tp_cap_meta_n;
 /* ---- init.c: initialisation, warnings, clock ---- */
 
 void tp_cap_ensure_init(void);
+void tp_cap_membarrier_setup(void);
 void tp_cap_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A (tick, ns) pair read close together: the tick is bracketed by two clock reads. */
 void tp_cap_calib_point(uint64_t *tick, uint64_t *ns);
@@ -240,7 +246,8 @@ void tp_cap_ses_put_hw(void);
 
 /* ---- buffers.c: thread buffers, their live files and the pre-fault worker ---- */
 
-struct cap_thread *tp_cap_attach(uint32_t s);
+struct cap_thread *tp_cap_thread_new(void);
+int tp_cap_attach(struct cap_thread *t, uint32_t s);
 int tp_cap_grow_recs(struct cap_thread *t, uint32_t k);
 int tp_cap_grow_str(struct cap_thread *t, size_t need);
 void tp_cap_chunk_release(struct cap_thread *t);

@@ -80,7 +80,8 @@ int tp_cap_write_dump(uint32_t s, int final)
 	uint64_t total = 0, dropped = 0, sdropped = 0;
 	struct cap_thread *head = atomic_load_explicit(&tp_cap_threads, memory_order_acquire);
 	for (struct cap_thread *t = head; t; t = t->next) {
-		if (atomic_load_explicit(&t->state, memory_order_acquire) != s)
+		t->snap_s = atomic_load_explicit(&t->state, memory_order_acquire);
+		if (t->snap_s != s)
 			continue;
 		t->snap_n = (uint32_t)atomic_load_explicit(&t->h->pub, memory_order_acquire);
 		t->snap_str = atomic_load_explicit(&t->h->str_pub, memory_order_acquire);
@@ -135,7 +136,7 @@ int tp_cap_write_dump(uint32_t s, int final)
 		goto out;
 
 	for (struct cap_thread *t = head; t; t = t->next) {
-		if (atomic_load_explicit(&t->state, memory_order_acquire) != s)
+		if (t->snap_s != s) /* attached after the snapshot: in the next dump */
 			continue;
 		uint32_t scount = (uint32_t)(t->snap_str >> 32), sbytes = (uint32_t)t->snap_str;
 		p = block(h, TP_CAPFMT_BLK_THREAD, 56 + (uint64_t)sbytes);

@@ -7,6 +7,7 @@
 #include "capture/capture_int.h"
 #include "capture/env_table.h"
 
+#include <linux/membarrier.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@ struct cap_ses tp_cap_ses;
 pthread_mutex_t tp_cap_dir_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t tp_cap_calib_mu = PTHREAD_MUTEX_INITIALIZER;
 int tp_cap_use_tsc;
+int tp_cap_membarrier;
 uint64_t tp_cap_tick0, tp_cap_ns0;
 _Atomic int tp_cap_hw_kind = -1;
 pthread_mutex_t tp_cap_hw_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -180,7 +182,24 @@ static void thread_gone(void *p)
 {
 	struct cap_thread *t = p;
 	tp_cap_hw_close(t);
+	atomic_store_explicit(&t->busy, 0, memory_order_release); /* cancelled inside a call */
 	atomic_store_explicit(&t->gone, 1, memory_order_release);
+}
+
+/* The barrier finish_session forces on recording threads (see enter in record.c):
+ * MEMBARRIER_CMD_PRIVATE_EXPEDITED (Linux 4.14) once the process is registered for it, else
+ * MEMBARRIER_CMD_GLOBAL (slower, Linux 4.3), else none: recording calls then fence
+ * themselves. Also run in a fork child, whose registration is its own. */
+void tp_cap_membarrier_setup(void)
+{
+	long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+	if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+		tp_cap_membarrier = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+	else if (cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL))
+		tp_cap_membarrier = MEMBARRIER_CMD_GLOBAL;
+	else
+		tp_cap_membarrier = 0;
 }
 
 static void init_once(void)
@@ -188,6 +207,7 @@ static void init_once(void)
 	read_env();
 	tp_cap_use_tsc = tsc_usable();
 	tp_cap_calib_point(&tp_cap_tick0, &tp_cap_ns0);
+	tp_cap_membarrier_setup();
 	pthread_key_create(&tp_cap_key, thread_gone);
 	pthread_atfork(tp_cap_fork_prepare, tp_cap_fork_parent, tp_cap_fork_child);
 	prctl(PR_GET_NAME, tp_cap_comm, 0, 0, 0);

@@ -9,11 +9,35 @@
 #include <stdlib.h>
 #include <string.h>
 
-static inline struct cap_thread *cur_thread(uint32_t s)
+static inline void leave(struct cap_thread *t)
+{
+	atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+/* The start of a recording call on session word `s`: the thread announces `s` in t->busy,
+ * then reads the session word again. finish_session stores 0 into the word, makes every
+ * thread of the process pass a full memory barrier (membarrier: tp_cap_quiesce) and then
+ * waits while a thread's busy still holds the ending word. So either this second read sees
+ * the session over (the event came after its end and is not recorded), or finish_session
+ * sees the announcement and waits for leave(): a session's dump holds every event that saw
+ * it, and the session's parameters (read by tp_cap_attach) cannot change under a recording
+ * call. Without membarrier the thread fences itself. NULL: nothing to record. */
+static inline struct cap_thread *enter(uint32_t s)
 {
 	struct cap_thread *t = tp_cap_tls_thread;
-	if (UNLIKELY(t == NULL || atomic_load_explicit(&t->state, memory_order_relaxed) != s))
-		t = tp_cap_attach(s);
+	if (UNLIKELY(t == NULL) && (t = tp_cap_thread_new()) == NULL)
+		return NULL;
+	atomic_store_explicit(&t->busy, s, memory_order_relaxed);
+	if (UNLIKELY(!tp_cap_membarrier))
+		atomic_thread_fence(memory_order_seq_cst);
+	else
+		atomic_signal_fence(memory_order_seq_cst);
+	if (UNLIKELY(atomic_load_explicit(&tp_cap_state, memory_order_acquire) != s ||
+	             (atomic_load_explicit(&t->state, memory_order_relaxed) != s &&
+	              tp_cap_attach(t, s) != 0))) {
+		leave(t);
+		return NULL;
+	}
 	return t;
 }
 
@@ -99,15 +123,18 @@ static inline void step_ctx(struct cap_thread *t, struct cap_rec *r)
 	uint32_t s = atomic_load_explicit(&tp_cap_state, memory_order_relaxed);                    \
 	if (LIKELY(s == 0))                                                                        \
 	return
-#define THREAD_OR_RETURN(s, t)                                                                     \
-	struct cap_thread *t = cur_thread(s);                                                      \
+/* Every worker starts with ENTER_OR_RETURN and leaves (leave(t)) on each way out. */
+#define ENTER_OR_RETURN(s, t)                                                                      \
+	struct cap_thread *t = enter(s);                                                           \
 	if (UNLIKELY(t == NULL))                                                                   \
 	return
 /* The record a begin or end writes; none when it was dropped (and counted). */
-#define REC_OR_RETURN(r, get)                                                                      \
+#define REC_OR_LEAVE(t, r, get)                                                                    \
 	struct cap_rec *r = (get);                                                                 \
-	if (r == NULL)                                                                             \
-	return
+	if (r == NULL) {                                                                           \
+		leave(t);                                                                          \
+		return;                                                                            \
+	}
 
 /* The fields of an end record other than its name, which starts as 0 (no name). */
 static inline void end_fields(struct cap_rec *r, uint64_t ts, uint8_t kind, uint64_t a)
@@ -124,8 +151,8 @@ static inline void end_fields(struct cap_rec *r, uint64_t ts, uint8_t kind, uint
 static NOINLINE void scope_begin(uint32_t s, uint8_t kind, const char *name, int64_t step,
                                  const char *meta, int with_ctx)
 {
-	THREAD_OR_RETURN(s, t);
-	REC_OR_RETURN(r, begin_rec(t));
+	ENTER_OR_RETURN(s, t);
+	REC_OR_LEAVE(t, r, begin_rec(t))
 	int mode = mode_of(s);
 	r->kind = kind;
 	r->aux = 0;
@@ -144,13 +171,14 @@ static NOINLINE void scope_begin(uint32_t s, uint8_t kind, const char *name, int
 	r->ts = now_ticks();
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 static NOINLINE void scope_end(uint32_t s, uint64_t ts, uint8_t kind, const char *name,
                                int64_t step, const char *meta)
 {
-	THREAD_OR_RETURN(s, t);
-	REC_OR_RETURN(r, end_rec(t));
+	ENTER_OR_RETURN(s, t);
+	REC_OR_LEAVE(t, r, end_rec(t))
 	end_fields(r, ts, kind, (uint64_t)step);
 	if (mode_of(s) >= TPUPROF_MODE_CONDENSED) {
 		r->name = intern_ptr(t, name);
@@ -159,6 +187,7 @@ static NOINLINE void scope_end(uint32_t s, uint64_t ts, uint8_t kind, const char
 	}
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_activity_begin(const char *name, int64_t step, const char *meta)
@@ -175,7 +204,7 @@ void tpuprof_activity_end(const char *name, int64_t step, const char *meta)
 
 static NOINLINE void step_begin(uint32_t s, const char *graph, int64_t step, int warmup)
 {
-	THREAD_OR_RETURN(s, t);
+	ENTER_OR_RETURN(s, t);
 	/* The step context is kept even when the record itself is dropped. */
 	if (t->step_depth >= t->step_cap && t->step_cap < STEP_MAX) {
 		int nc = t->step_cap ? t->step_cap * 2 : 16;
@@ -197,7 +226,7 @@ static NOINLINE void step_begin(uint32_t s, const char *graph, int64_t step, int
 	uint64_t w = ((uint64_t)step << 2) | (warmup ? 2u : 0u) | 1u;
 	atomic_store_explicit(&tp_cap_step_word, w, memory_order_relaxed);
 	t->step_word = w;
-	REC_OR_RETURN(r, begin_rec(t));
+	REC_OR_LEAVE(t, r, begin_rec(t))
 	r->kind = TP_CAPFMT_REC_STEP_BEGIN;
 	r->flags = warmup ? TP_CAPFMT_F_WARMUP : 0;
 	r->aux = 0;
@@ -207,6 +236,7 @@ static NOINLINE void step_begin(uint32_t s, const char *graph, int64_t step, int
 	r->ts = now_ticks();
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_step_begin(const char *graph, int64_t step, int warmup)
@@ -217,7 +247,7 @@ void tpuprof_step_begin(const char *graph, int64_t step, int warmup)
 
 static NOINLINE void step_end(uint32_t s, uint64_t ts, const char *graph, int64_t step)
 {
-	THREAD_OR_RETURN(s, t);
+	ENTER_OR_RETURN(s, t);
 	if (t->step_depth > 0)
 		t->step_depth--;
 	if (t->step_word) {
@@ -226,11 +256,12 @@ static NOINLINE void step_end(uint32_t s, uint64_t ts, const char *graph, int64_
 		atomic_compare_exchange_strong(&tp_cap_step_word, &w, 0);
 		t->step_word = 0;
 	}
-	REC_OR_RETURN(r, end_rec(t));
+	REC_OR_LEAVE(t, r, end_rec(t))
 	end_fields(r, ts, TP_CAPFMT_REC_STEP_END, (uint64_t)step);
 	r->name = mode_of(s) >= TPUPROF_MODE_CONDENSED ? intern_ptr(t, graph) : 0;
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_step_end(const char *graph, int64_t step)
@@ -241,8 +272,8 @@ void tpuprof_step_end(const char *graph, int64_t step)
 
 static NOINLINE void op_begin(uint32_t s, const struct tpuprof_op *op)
 {
-	THREAD_OR_RETURN(s, t);
-	REC_OR_RETURN(r, begin_rec(t));
+	ENTER_OR_RETURN(s, t);
+	REC_OR_LEAVE(t, r, begin_rec(t))
 	r->kind = TP_CAPFMT_REC_OP_BEGIN;
 	r->aux = 0;
 	r->b = 0;
@@ -261,6 +292,7 @@ static NOINLINE void op_begin(uint32_t s, const struct tpuprof_op *op)
 	r->ts = now_ticks();
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_op_begin(const struct tpuprof_op *op)
@@ -479,7 +511,7 @@ static void put_detail(struct cap_thread *t, const struct tpuprof_op_detail *cal
 static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op,
                             const struct tpuprof_op_detail *detail)
 {
-	THREAD_OR_RETURN(s, t);
+	ENTER_OR_RETURN(s, t);
 	uint64_t delta[TP_CAPFMT_MAX_HW];
 	uint32_t hw_n = 0;
 	if (UNLIKELY(t->hw_fd >= 0) && t->hw_depth > 0) {
@@ -494,7 +526,7 @@ static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op
 			hw_n = t->hw_n;
 		}
 	}
-	REC_OR_RETURN(r, end_rec(t));
+	REC_OR_LEAVE(t, r, end_rec(t))
 	int mode = mode_of(s);
 	end_fields(r, ts, TP_CAPFMT_REC_OP_END, 0);
 	if (mode >= TPUPROF_MODE_CONDENSED && op) {
@@ -509,6 +541,7 @@ static NOINLINE void op_end(uint32_t s, uint64_t ts, const struct tpuprof_op *op
 	if (mode >= TPUPROF_MODE_DETAILED)
 		put_detail(t, detail, delta, hw_n);
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_op_end(const struct tpuprof_op *op, const struct tpuprof_op_detail *detail)
@@ -534,9 +567,10 @@ void tpuprof_counter(const char *name, double value)
 	OFF_RETURN(s);
 	if (mode_of(s) < TPUPROF_MODE_CONDENSED) /* a sample needs its name */
 		return;
-	THREAD_OR_RETURN(s, t);
+	ENTER_OR_RETURN(s, t);
 	if (!room(t, 1)) {
 		drop(t, 1);
+		leave(t);
 		return;
 	}
 	struct cap_rec *r = &t->recs[t->n];
@@ -549,6 +583,7 @@ void tpuprof_counter(const char *name, double value)
 	r->ts = now_ticks();
 	t->n++;
 	publish(t);
+	leave(t);
 }
 
 /* ---- marks, ranges, async ranges, thread names ---- */
@@ -608,9 +643,10 @@ static void put_srcloc(struct cap_thread *t, int mode, const struct attr_view *v
 static NOINLINE void mark_rec(uint32_t s, uint8_t kind, const char *name, uint64_t a,
                               const struct tpuprof_event_attr *attr)
 {
-	THREAD_OR_RETURN(s, t);
+	ENTER_OR_RETURN(s, t);
 	if (!room(t, 1)) {
 		drop(t, 1);
+		leave(t);
 		return;
 	}
 	int mode = mode_of(s);
@@ -630,6 +666,7 @@ static NOINLINE void mark_rec(uint32_t s, uint8_t kind, const char *name, uint64
 	if (kind != TP_CAPFMT_REC_ASYNC_END)
 		put_srcloc(t, mode, &v);
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_mark(const char *name, const struct tpuprof_event_attr *attr)
@@ -653,8 +690,8 @@ void tpuprof_async_end(const char *name, uint64_t id)
 static NOINLINE void range_begin(uint32_t s, const char *name,
                                  const struct tpuprof_event_attr *attr)
 {
-	THREAD_OR_RETURN(s, t);
-	REC_OR_RETURN(r, begin_rec(t));
+	ENTER_OR_RETURN(s, t);
+	REC_OR_LEAVE(t, r, begin_rec(t))
 	int mode = mode_of(s);
 	struct attr_view v;
 	attr_read(attr, &v);
@@ -667,6 +704,7 @@ static NOINLINE void range_begin(uint32_t s, const char *name,
 	t->n++;
 	put_srcloc(t, mode, &v);
 	publish(t);
+	leave(t);
 }
 
 void tpuprof_range_begin(const char *name, const struct tpuprof_event_attr *attr)

@@ -41,6 +41,31 @@ static void chain(int sig, siginfo_t *si, void *uc)
 	}
 }
 
+/* After the session word `s` was replaced by 0: waits until no thread is inside a recording
+ * call for `s` (enter and leave in record.c). The barrier makes every thread's announcement
+ * visible here, or its own second read of the word see the end. The calling thread is skipped
+ * (a signal handler may have interrupted its recording call); `bounded` (signal handler):
+ * gives up after about 2 s, as a recording thread could be waiting for a lock the
+ * interrupted thread holds. */
+static void quiesce(uint32_t s, int bounded)
+{
+	if (tp_cap_membarrier)
+		syscall(SYS_membarrier, tp_cap_membarrier, 0, 0);
+	atomic_thread_fence(memory_order_seq_cst);
+	struct cap_thread *self = tp_cap_tls_thread;
+	for (struct cap_thread *t = atomic_load_explicit(&tp_cap_threads, memory_order_acquire); t;
+	     t = t->next) {
+		for (long spins = 0;
+		     t != self && atomic_load_explicit(&t->busy, memory_order_acquire) == s;
+		     spins++) {
+			if (bounded && spins > 2000)
+				return;
+			struct timespec ts = {0, spins < 100 ? 10000 : 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+}
+
 /* SIGINT / SIGTERM: write the dump, then do what the host's action does. When that action
  * is to die, recording stops first and the dump is the final one (the live files go). */
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -53,6 +78,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		if (fatal) {
 			atomic_store(&tp_cap_state, 0);
 			__atomic_store_n(&tpuprof_active, 0u, __ATOMIC_RELEASE);
+			quiesce(s, 1);
 		}
 		if (tp_cap_write_dump(s, fatal) != 0) {
 			static const char msg[] =
@@ -232,6 +258,7 @@ int tp_cap_finish_session(int warn_on_error)
 	uint32_t s = atomic_load(&tp_cap_state);
 	atomic_store(&tp_cap_state, 0);
 	__atomic_store_n(&tpuprof_active, 0u, __ATOMIC_RELEASE);
+	quiesce(s, 0);
 	int rc = TPUPROF_OK;
 	tp_cap_flush_lock(0);
 	if (tp_cap_write_dump(s, 1) != 0) {
@@ -244,11 +271,13 @@ int tp_cap_finish_session(int warn_on_error)
 	} else {
 		tp_cap_remove_live(s);
 	}
-	/* Buffers of exited threads: nobody writes them any more. */
+	/* Buffers of exited threads (in this session or after an earlier one ended): nobody
+	 * writes them any more. Released first, then marked free (state 0) for
+	 * tp_cap_thread_new, which may claim them at once. */
 	for (struct cap_thread *t = atomic_load(&tp_cap_threads); t; t = t->next)
-		if (atomic_load(&t->state) == s && atomic_load(&t->gone)) {
-			atomic_store(&t->state, 0);
+		if (atomic_load(&t->gone) && atomic_load(&t->state) != 0) {
 			tp_cap_chunk_release(t);
+			atomic_store_explicit(&t->state, 0, memory_order_release);
 		}
 	pthread_mutex_lock(&tp_cap_dir_mu);
 	ses_unmap(1);
@@ -370,12 +399,14 @@ void tp_cap_fork_child(void)
 	for (struct cap_thread *t = atomic_load(&tp_cap_threads); t; t = t->next) {
 		t->pf_state = PF_IDLE;
 		atomic_store(&t->state, 0);
+		atomic_store(&t->busy, 0);
 		tp_cap_hw_close(t);        /* the parent's counters do not count the child */
 		atomic_store(&t->gone, 1); /* its mapping is the parent's: released on reuse */
 	}
 	tp_cap_tls_thread = NULL;
 	ses_unmap(1);
 	tp_cap_hw_kind = -1;
+	tp_cap_membarrier_setup(); /* the registration belongs to the parent's process */
 	prctl(PR_GET_NAME, tp_cap_comm, 0, 0, 0);
 	tp_cap_flush_unlock();
 	pthread_mutex_unlock(&tp_cap_ctl);
