@@ -221,6 +221,19 @@ static void ses_unmap(int unmap)
 	atomic_store(&tp_cap_ses.made, 0);
 }
 
+/* Buffers of exited threads whose session has ended (written by its final dump, or the
+ * thread exited after it): nobody writes them any more. Each is released first, then marked
+ * free (state 0) for tp_cap_thread_new, which may claim it at once. Called with tp_cap_ctl
+ * held and no session active (or the ending one quiesced). */
+static void release_gone(void)
+{
+	for (struct cap_thread *t = atomic_load(&tp_cap_threads); t; t = t->next)
+		if (atomic_load(&t->gone) && atomic_load(&t->state) != 0) {
+			tp_cap_chunk_release(t);
+			atomic_store_explicit(&t->state, 0, memory_order_release);
+		}
+}
+
 /* Called with tp_cap_ctl held and no active session. `lazy`: the directory is made by the first
  * record (fork children: a child that records nothing, or execs, writes nothing). */
 int tp_cap_start_session(uint32_t max_records, int mode, int lazy)
@@ -238,6 +251,7 @@ int tp_cap_start_session(uint32_t max_records, int mode, int lazy)
 	tp_cap_ses.flushes = 0;
 	tp_cap_ses.lazy = lazy;
 	atomic_store(&tp_cap_ses.made, 0);
+	release_gone(); /* threads that exited after the last session ended */
 	if (!lazy && tp_cap_ses_make() != 0)
 		return TPUPROF_EIO;
 	tp_cap_ses.sessions++;
@@ -271,14 +285,7 @@ int tp_cap_finish_session(int warn_on_error)
 	} else {
 		tp_cap_remove_live(s);
 	}
-	/* Buffers of exited threads (in this session or after an earlier one ended): nobody
-	 * writes them any more. Released first, then marked free (state 0) for
-	 * tp_cap_thread_new, which may claim them at once. */
-	for (struct cap_thread *t = atomic_load(&tp_cap_threads); t; t = t->next)
-		if (atomic_load(&t->gone) && atomic_load(&t->state) != 0) {
-			tp_cap_chunk_release(t);
-			atomic_store_explicit(&t->state, 0, memory_order_release);
-		}
+	release_gone();
 	pthread_mutex_lock(&tp_cap_dir_mu);
 	ses_unmap(1);
 	tp_cap_ses.lazy = 0;
