@@ -352,7 +352,7 @@ struct tp_layer {
 typedef struct tp_layer tp_layer;
 
 /*
- * The layer table's storage (private to model.c; read and write layers only through the
+ * The layer table's storage (private to layers.c; read and write layers only through the
  * functions below). Dumps carry about one layer per 2.6 commands, so at 10 M commands per
  * core the table holds millions of layers: each is a 40-byte record in fixed chunks of
  * TP_LAYER_CHUNK records (no reallocation copy while a reader appends, slack under one chunk),
@@ -360,9 +360,9 @@ typedef struct tp_layer tp_layer;
  * first + 16-bit span, subnet and group as 16 bits, begin in 48 bits and the duration in 32).
  * A layer whose values do not fit is kept whole in `wide`, and a layer with tensors has its
  * tensor range in `tens`; both side tables are sorted by layer index. A chunk is 5.2 MB, so
- * the allocator's huge-page hint (common/alloc.c) covers most of it: with 160 KiB chunks the
- * records' first touch was 7 400 page faults on gen-1M, with these 2 900. A chunk's untouched
- * part is never backed, so a small profile does not pay for it.
+ * that the allocator's huge-page hint (common/alloc.c) covers most of it and the records'
+ * first touch takes few page faults; a chunk's untouched part is never backed, so a small
+ * profile does not pay for it.
  */
 #define TP_LAYER_CHUNK 131072
 struct tp_layer_rec;
