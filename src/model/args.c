@@ -5,6 +5,7 @@
 #include "model/model.h"
 #include "model/model_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 uint32_t tp_args_begin(struct tp_profile *p)
@@ -89,4 +90,39 @@ const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uin
 		if (a[i].key == key)
 			return &a[i];
 	return NULL;
+}
+
+int64_t tp_arg_as_i64(const struct tp_arg *a)
+{
+	switch (a->type) {
+	case TP_ARG_INT:
+		return a->v.i;
+	case TP_ARG_UINT:
+		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
+	case TP_ARG_REAL:
+		return a->v.d != a->v.d ? 0 : tp_f64_to_i64_clamp(a->v.d, INT64_MIN, INT64_MAX);
+	default:
+		return 0;
+	}
+}
+
+int tp_arg_as_double(const struct tp_profile *p, const struct tp_arg *a, double *out)
+{
+	switch (a->type) {
+	case TP_ARG_INT:
+		*out = (double)a->v.i;
+		return 1;
+	case TP_ARG_UINT:
+		*out = (double)a->v.u;
+		return 1;
+	case TP_ARG_REAL:
+		*out = a->v.d;
+		return 1;
+	default: {
+		const char *s = tp_str(p, a->v.s);
+		char *end;
+		*out = strtod(s, &end);
+		return end != s;
+	}
+	}
 }

@@ -753,6 +753,13 @@ uint32_t tp_args_end(struct tp_profile *p);
 const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n);
 /* The argument whose key has string id `key` in set `args`; NULL if absent or key is 0. */
 const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key);
+/* An argument's value as an integer: INT as is, UINT saturated at INT64_MAX, REAL truncated
+ * toward zero and saturated; 0 for a NaN and for a string. */
+int64_t tp_arg_as_i64(const struct tp_arg *a);
+/* An argument's value as a double into *out. A string reads as the number it starts with
+ * (strtod: "74.9%" reads 74.9), for arguments that came from a text source; returns 0 when it
+ * does not start with one (*out is then 0), else 1. */
+int tp_arg_as_double(const struct tp_profile *p, const struct tp_arg *a, double *out);
 
 /* Sorts every track's slices by (start_ns asc, end_ns desc, cmd_id asc) and counters by
  * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns

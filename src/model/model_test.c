@@ -72,6 +72,44 @@ static void test_args_and_meta(void **state)
 	tp_profile_free(p);
 }
 
+/* Numbers out of arguments of every type: saturation at the int64 range, truncation toward
+ * zero, strings as 0 (integer) or as the number they start with (double). */
+static void test_arg_numbers(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	tp_args_begin(p);
+	tp_args_add_int(p, "i", -5);
+	tp_args_add_uint(p, "u", UINT64_MAX);
+	tp_args_add_real(p, "r", -2.75);
+	tp_args_add_real(p, "big", 1e30);
+	tp_args_add_real(p, "nan", 0.0 / 0.0);
+	tp_args_add_str(p, "pct", "74.9%");
+	tp_args_add_str(p, "text", "n/a");
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, tp_args_end(p), &n);
+	assert_int_equal(n, 7);
+	assert_true(tp_arg_as_i64(&a[0]) == -5);
+	assert_true(tp_arg_as_i64(&a[1]) == INT64_MAX);
+	assert_true(tp_arg_as_i64(&a[2]) == -2);
+	assert_true(tp_arg_as_i64(&a[3]) == INT64_MAX);
+	assert_true(tp_arg_as_i64(&a[4]) == 0);
+	assert_true(tp_arg_as_i64(&a[5]) == 0);
+	double d = -1;
+	assert_int_equal(tp_arg_as_double(p, &a[0], &d), 1);
+	assert_true(d == -5.0);
+	assert_int_equal(tp_arg_as_double(p, &a[1], &d), 1);
+	assert_true(d == 18446744073709551615.0);
+	assert_int_equal(tp_arg_as_double(p, &a[2], &d), 1);
+	assert_true(d == -2.75);
+	assert_int_equal(tp_arg_as_double(p, &a[5], &d), 1);
+	assert_true(d == 74.9);
+	assert_int_equal(tp_arg_as_double(p, &a[6], &d), 0);
+	assert_true(d == 0);
+	tp_profile_free(p);
+}
+
 static void test_cycle_conversion(void **state)
 {
 	(void)state;
@@ -875,14 +913,23 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),      cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_cycle_conversion),      cmocka_unit_test(test_oom_is_reported),
-	    cmocka_unit_test(test_layer_table),           cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),           cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_vendor_rows),           cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),        cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes), cmocka_unit_test(test_finish_jobs),
+	    cmocka_unit_test(test_build_and_finish),
+	    cmocka_unit_test(test_args_and_meta),
+	    cmocka_unit_test(test_arg_numbers),
+	    cmocka_unit_test(test_cycle_conversion),
+	    cmocka_unit_test(test_oom_is_reported),
+	    cmocka_unit_test(test_layer_table),
+	    cmocka_unit_test(test_layer_memo),
+	    cmocka_unit_test(test_layer_touch),
+	    cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_cost_pack_and_sort),
+	    cmocka_unit_test(test_cost_width),
+	    cmocka_unit_test(test_vendor_rows),
+	    cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_long_durations),
+	    cmocka_unit_test(test_labels_compact),
+	    cmocka_unit_test(test_start_cycle_and_bytes),
+	    cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,20 +88,6 @@ struct report {
 	uint64_t n_ranges, n_async, n_marks, ranges_cut;
 };
 
-static int64_t as_int(const struct tp_arg *a)
-{
-	switch (a->type) {
-	case TP_ARG_INT:
-		return a->v.i;
-	case TP_ARG_UINT:
-		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
-	case TP_ARG_REAL:
-		return (int64_t)a->v.d;
-	default:
-		return 0;
-	}
-}
-
 static const char *as_str(const struct tp_profile *p, const struct tp_arg *a)
 {
 	return a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : "";
@@ -296,13 +282,14 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			c->dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			c->count = 1;
 			const struct tp_arg *cu = k_cut ? tp_args_find(p, s->args, k_cut) : NULL;
-			c->cut = cu && as_int(cu) != 0;
+			c->cut = cu && tp_arg_as_i64(cu) != 0;
 			if (is_async && !c->cut) {
 				const struct tp_arg *bt =
 				    k_btid ? tp_args_find(p, s->args, k_btid) : NULL;
 				const struct tp_arg *et =
 				    k_etid ? tp_args_find(p, s->args, k_etid) : NULL;
-				c->cross = bt && et && as_int(et) >= 0 && as_int(bt) != as_int(et);
+				c->cross = bt && et && tp_arg_as_i64(et) >= 0 &&
+				           tp_arg_as_i64(bt) != tp_arg_as_i64(et);
 			}
 			*(is_async ? &r->n_async : &r->n_ranges) += 1;
 			r->ranges_cut += c->cut;
@@ -467,9 +454,9 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
 			const struct tp_arg *ga = tp_args_find(p, s->args, k_graph);
 			struct cstep *st = &r->steps[r->nsteps++];
-			st->step = sa ? as_int(sa) : ordinal;
+			st->step = sa ? tp_arg_as_i64(sa) : ordinal;
 			ordinal++;
-			st->warmup = w && as_int(w) != 0;
+			st->warmup = w && tp_arg_as_i64(w) != 0;
 			st->graph = ga ? as_str(p, ga) : tp_str(p, tp_slice_name(tr, s));
 			st->start_ns = s->start_ns;
 			st->dur_ns = tp_slice_end(tr, s) - s->start_ns;
@@ -506,14 +493,14 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 			int has_step = 0;
 			int64_t step = 0;
 			const char *graph = "";
-			if (sa && as_int(sa) >= 0) {
+			if (sa && tp_arg_as_i64(sa) >= 0) {
 				has_step = 1;
-				step = as_int(sa);
+				step = tp_arg_as_i64(sa);
 			} else if (inside && !sa) {
 				const struct tp_arg *ca = tp_args_find(p, cur->args, k_step);
 				if (ca) {
 					has_step = 1;
-					step = as_int(ca);
+					step = tp_arg_as_i64(ca);
 				}
 			}
 			if (is_act) {
@@ -564,7 +551,7 @@ static int collect(const struct tp_profile *p, const struct tp_analysis *a, stru
 			nd.dur_ns = tp_slice_end(tr, s) - s->start_ns;
 			nd.count = 1;
 			const struct tp_arg *b = tp_args_find(p, s->args, k_bytes);
-			nd.bytes = b && as_int(b) > 0 ? (uint64_t)as_int(b) : 0;
+			nd.bytes = b && tp_arg_as_i64(b) > 0 ? (uint64_t)tp_arg_as_i64(b) : 0;
 			if ((st = node_add(r, &nm, &nd)))
 				break;
 		}

@@ -37,28 +37,13 @@ const char *tp_op_arg_str(const struct tp_profile *p, uint32_t args, const char 
 	return a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : "";
 }
 
-/* Integer view of a numeric argument; 0 for strings. */
-static int64_t arg_int(const struct tp_arg *a)
-{
-	switch (a->type) {
-	case TP_ARG_INT:
-		return a->v.i;
-	case TP_ARG_UINT:
-		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
-	case TP_ARG_REAL:
-		return (int64_t)a->v.d;
-	default:
-		return 0;
-	}
-}
-
 static uint64_t arg_uint(const struct tp_arg *a)
 {
 	if (!a)
 		return 0;
 	if (a->type == TP_ARG_UINT)
 		return a->v.u;
-	int64_t v = arg_int(a);
+	int64_t v = tp_arg_as_i64(a);
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
@@ -334,8 +319,8 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 				goto out;
 			steps = g;
 			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
-			steps[nsteps].step = arg_int(sa);
-			steps[nsteps].warmup = w && arg_int(w) != 0;
+			steps[nsteps].step = tp_arg_as_i64(sa);
+			steps[nsteps].warmup = w && tp_arg_as_i64(w) != 0;
 			nsteps++;
 		}
 	}
@@ -366,9 +351,9 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
 			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
 			if (w) {
-				warm = arg_int(w) != 0;
+				warm = tp_arg_as_i64(w) != 0;
 			} else if (sa && nsteps) {
-				struct stepflag key = {arg_int(sa), 1}, *hit;
+				struct stepflag key = {tp_arg_as_i64(sa), 1}, *hit;
 				/* The comparator orders warm-up first inside one index; search for
 				 * the exact step with either flag. */
 				hit = bsearch(&key, steps, nsteps, sizeof *steps, cmp_stepflag);
@@ -381,7 +366,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 			} else if (cur_step && s->start_ns >= cur_step->start_ns &&
 			           tp_slice_end(tr, s) <= tp_slice_end(tr, cur_step)) {
 				const struct tp_arg *cw = tp_args_find(p, cur_step->args, k_warm);
-				warm = cw && arg_int(cw) != 0;
+				warm = cw && tp_arg_as_i64(cw) != 0;
 			}
 			struct exec *g = tp_grow(ex, sizeof *ex, nex + 1, &cap_ex);
 			if (!g)
