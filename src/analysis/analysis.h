@@ -92,8 +92,7 @@ struct tp_core_stats {
 	double concurrency_bound; /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
 	                             overlap the totals force at least; clamped at 0 */
 	struct tp_ftype_stats *ftypes;
-	size_t num_ftypes;    /* TIU table, sorted by Function Type
-	                         name; owned by the analysis */
+	size_t num_ftypes;    /* TIU table, sorted by Function Type name; owned by the analysis */
 	double compute_share; /* tiu busy / (tiu busy + dma busy) */
 	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
 	 * compare with PerfAI_output.xlsx; see the note in the report). */
@@ -121,8 +120,7 @@ struct tp_analysis {
 	int64_t overall_tiu_max_ns, overall_gdma_max_ns, overall_sdma_max_ns;
 	uint64_t overall_tiu_max_cycle, overall_gdma_max_cycle, overall_sdma_max_cycle;
 	struct tp_rank *top_layers;
-	size_t num_top_layers; /* by time, descending; at most
-	                          TP_ANALYSIS_TOP_LAYERS */
+	size_t num_top_layers; /* by time, descending; at most TP_ANALYSIS_TOP_LAYERS */
 	struct tp_rank *top_cmds;
 	size_t num_top_cmds; /* by (engine, name), descending */
 	struct tp_rank *op_types;
@@ -130,16 +128,14 @@ struct tp_analysis {
 	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */
 	/* Cost-model hot spots, worst first (empty without cost data). */
 	struct tp_cost_hot low_uarch[TP_ANALYSIS_HOT];
-	size_t num_low_uarch; /* commands by
-	    cycles lost to padding */
+	size_t num_low_uarch; /* commands by cycles lost to padding */
 	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT];
 	size_t num_low_uarch_layers;
 	struct tp_cost_hot high_init[TP_ANALYSIS_HOT];
-	size_t num_high_init; /* commands with
-initial-cycle ratio > 1 %, by initial cycles */
-	/* Captures: the operator table (opsreport/opsreport.h: tp_op_table_build), attached by
-	 * the caller once per run (the converter does) so that ops.csv, the capture summaries
-	 * and the workbook share one build; not owned here. NULL: each of them builds its own. */
+	size_t num_high_init; /* commands with initial-cycle ratio > 1 %, by initial cycles */
+	/* Captures: the operator table (optable.h: tp_op_table_build), attached by the caller
+	 * once per run (the converter does) so that ops.csv, the capture summaries and the
+	 * workbook share one build; not owned here. NULL: each of them builds its own. */
 	const struct tp_op_table *ops;
 };
 typedef struct tp_analysis tp_analysis;

@@ -9,7 +9,7 @@
 
 #include "readers/capfile/capfile.h"
 
-#include "writers/opsreport/opsreport.h"
+#include "analysis/optable.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  * the execution count as extra columns), and every string escaped for CSV. The layout is
  * documented column by column in docs/ops-csv.md. Owns nothing beyond one call.
  */
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <stdlib.h>
 #include <string.h>

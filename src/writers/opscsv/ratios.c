@@ -4,7 +4,7 @@
  * --sparse-ratios. The file format is documented in docs/sparse-ratios.md; every parse error
  * says "FILE:LINE: message". Owns the table's rows array.
  */
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * p99) over the non-warm-up executions. Owns nothing beyond the table's rows array; the
  * rows point into the profile.
  */
-#include "writers/opsreport/opsreport.h"
+#include "analysis/optable.h"
 
 #include "readers/capfile/capfile.h"
 
