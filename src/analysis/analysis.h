@@ -92,7 +92,10 @@ struct tp_core_stats {
 	double concurrency_bound; /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
 	                             overlap the totals force at least; clamped at 0 */
 	struct tp_ftype_stats *ftypes;
-	size_t num_ftypes;    /* TIU table, sorted by Function Type name; owned by the analysis */
+	size_t num_ftypes; /* TIU table, sorted by Function Type name; owned by the analysis */
+	/* The TIU table's total row ("Overall"; type 0): instr and asic_cycle summed over the
+	 * rows, alg_ops / uarch_ops / alg_cycle those of the TIU engine (eng[TP_TRACK_TIU]). */
+	struct tp_ftype_stats ftype_total;
 	double compute_share; /* tiu busy / (tiu busy + dma busy) */
 	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
 	 * compare with PerfAI_output.xlsx; see the note in the report). */

@@ -144,7 +144,9 @@ struct tp_core_work {
 /* engines.c: every core's ratios against the total time and the Overall row of the engine
  * statistics (a->overall, a->overall_*_max_*). */
 void tp_analysis_engine_ratios(const struct tp_profile *p, struct tp_analysis *a);
-/* ftype.c: the Overall Function Type table, merged from the cores'. TP_OK / TP_ENOMEM. */
+/* ftype.c: the Overall Function Type table, merged from the cores', and the total row of
+ * every table (after tp_analysis_engine_ratios: the Overall one needs its engine sums). TP_OK /
+ * TP_ENOMEM. */
 int tp_analysis_ftype_overall(const struct tp_profile *p, struct tp_analysis *a);
 /* layer_hot on its own thread (tp_analyze_jobs). */
 struct tp_layer_hot_job {

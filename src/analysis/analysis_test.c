@@ -298,6 +298,18 @@ static void test_cost(void **state)
 	assert_int_equal(c0->ftypes[2].asic_cycle, 1400);
 	/* Overall table merges core 1's type. */
 	assert_int_equal(a.overall.num_ftypes, 5);
+	/* Total rows: instr and Asic Cycle over the rows, ops and Alg Cycle of the engine. */
+	const struct tp_ftype_stats *ft = &c0->ftype_total;
+	assert_int_equal(ft->type, 0);
+	assert_int_equal(ft->instr, 5);
+	assert_int_equal(ft->asic_cycle, 2110);
+	assert_int_equal(ft->alg_ops, 451);
+	assert_int_equal(ft->uarch_ops, 1201);
+	assert_int_equal(ft->alg_cycle, 130);
+	ft = &a.overall.ftype_total;
+	assert_int_equal(ft->instr, 6);
+	assert_int_equal(ft->asic_cycle, 2210);
+	assert_int_equal(ft->alg_ops, 451);
 	/* Hot spots: conv #0 loses 1000 × 0.7 = 700 cycles, conv #3 400 × 0.5 = 200. */
 	assert_int_equal(a.num_low_uarch, 2);
 	assert_int_equal(a.low_uarch[0].slice, 0);
@@ -496,6 +508,7 @@ static void test_jobs_same(void **state)
 		assert_true(x->parallelism == y->parallelism);
 		assert_int_equal(x->num_ftypes, y->num_ftypes);
 		assert_memory_equal(x->ftypes, y->ftypes, x->num_ftypes * sizeof *x->ftypes);
+		assert_memory_equal(&x->ftype_total, &y->ftype_total, sizeof x->ftype_total);
 	}
 	/* Core 1's two GDMA tracks count into one engine entry. */
 	assert_int_equal(a1.cores[1].eng[TP_TRACK_GDMA].records, 1000);

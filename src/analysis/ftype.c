@@ -1,8 +1,8 @@
 /*
  * ftype.c — the per-Function-Type TIU table (PerfDoc TIU_c sheet; sophgo-costmodel.md §4):
  * one table per core, built during the driver's per-core passes, and the Overall one merged
- * from them. Owns the tables' arrays (struct tp_core_stats.ftypes), freed by
- * tp_analysis_free.
+ * from them, each with its total row. Owns the tables' arrays (struct tp_core_stats.ftypes), freed
+ * by tp_analysis_free.
  */
 #include "analysis/analysis_int.h"
 
@@ -54,6 +54,21 @@ void tp_analysis_sort_ftypes(const struct tp_profile *p, struct tp_core_stats *c
 	}
 }
 
+/* The total row of c's Function Type table (struct tp_core_stats.ftype_total). */
+static void total_row(struct tp_core_stats *c)
+{
+	const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU];
+	struct tp_ftype_stats f = {0};
+	for (size_t k = 0; k < c->num_ftypes; k++) {
+		f.instr += c->ftypes[k].instr;
+		f.asic_cycle += c->ftypes[k].asic_cycle;
+	}
+	f.alg_ops = tiu->alg_ops;
+	f.uarch_ops = tiu->uarch_ops;
+	f.alg_cycle = tiu->alg_cycle;
+	c->ftype_total = f;
+}
+
 int tp_analysis_ftype_overall(const struct tp_profile *p, struct tp_analysis *a)
 {
 	size_t cap = 0, last = 0;
@@ -72,5 +87,8 @@ int tp_analysis_ftype_overall(const struct tp_profile *p, struct tp_analysis *a)
 			o->alg_cycle += f->alg_cycle;
 		}
 	tp_analysis_sort_ftypes(p, &a->overall);
+	for (size_t ci = 0; ci < a->num_cores; ci++)
+		total_row(&a->cores[ci]);
+	total_row(&a->overall);
 	return TP_OK;
 }

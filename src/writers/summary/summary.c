@@ -343,17 +343,7 @@ static void ftype_block(const struct tp_profile *p, const struct tp_core_stats *
 	char v[6][32], ops[3][32];
 	for (size_t i = 0; i <= c->num_ftypes; i++) {
 		int total = i == c->num_ftypes;
-		struct tp_ftype_stats f = {0};
-		if (total) {
-			for (size_t k = 0; k < c->num_ftypes; k++) {
-				f.instr += c->ftypes[k].instr;
-				f.asic_cycle += c->ftypes[k].asic_cycle;
-			}
-			f.alg_ops = tiu->alg_ops;
-			f.uarch_ops = tiu->uarch_ops;
-			f.alg_cycle = tiu->alg_cycle;
-		} else
-			f = c->ftypes[i];
+		const struct tp_ftype_stats f = total ? c->ftype_total : c->ftypes[i];
 		if (cost) {
 			fmt_pct(v[0], 32,
 			        tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0);
