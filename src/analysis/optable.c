@@ -187,8 +187,8 @@ static size_t gkey_hash_at(const void *ctx, size_t i)
  * practice), the executions are scattered into their key's range in their collected order,
  * and each range, a sequence of runs already in start order (one per track: a track's
  * slices are sorted), is merged run by run. The same order as qsort with cmp_exec (a total
- * order), at a fraction of the cost: sorting 2.5 M executions was most of a 512 MiB Chrome
- * trace's analysis. `tmp` holds n entries. TP_OK or TP_ENOMEM. */
+ * order), at a fraction of the cost of sorting every execution (docs/perf-notes/analysis.md).
+ * `tmp` holds n entries. TP_OK or TP_ENOMEM. */
 static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 {
 	struct tp_ixmap map = {NULL, 0};

@@ -177,8 +177,7 @@ static int side_put(struct tp_profile *p, void **arr, size_t *n, size_t *cap, si
  * has; the side tables are only touched when an entry is needed or goes away. `fresh`: i is
  * a new layer, whose record is known to be zero and is not read: a read before the first
  * write of a calloc'd page maps the shared zero page, and the write then takes a second
- * fault whose TLB flush interrupts every other thread of the process (4.5 % of a g1m
- * conversion's CPU). */
+ * fault whose TLB flush interrupts every other thread of the process. */
 static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l, int fresh)
 {
 	struct tp_layer_table *t = &p->layer_tab;
