@@ -440,30 +440,11 @@ static void test_layer_memo(void **state)
 	tp_profile_free(p);
 }
 
-static void test_layer_table(void **state)
+/* Each value just outside the record's range is kept whole, and reads back exactly; setting
+ * values that fit again empties the wide table. p holds plain_layer(i) at every index up to
+ * 1 300 at least, `tens` of them with tensors. */
+static void check_wide_layers(struct tp_profile *p, size_t tens)
 {
-	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	/* Three chunks' worth of layers whose values fit the record: exact round trip, 40 bytes
-	 * each, nothing in the wide table. */
-	const uint32_t n = 2 * TP_LAYER_CHUNK + 123;
-	for (uint32_t i = 0; i < n; i++) {
-		struct tp_layer l = plain_layer(i);
-		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
-	}
-	assert_int_equal(p->num_layers, n);
-	for (uint32_t i = 0; i < n; i++) {
-		struct tp_layer l = plain_layer(i);
-		assert_layer_is(p, i, &l);
-	}
-	assert_int_equal(p->layer_tab.num_wide, 0);
-	size_t tens = 0;
-	for (uint32_t i = 0; i < n; i++)
-		tens += i % 6 == 0;
-	assert_int_equal(p->layer_tab.num_tens, tens);
-	assert_true(tp_profile_layer_bytes(p) <= 3 * TP_LAYER_CHUNK * 40 + 16 * tens + 4096);
-
-	/* Each value just outside the record's range is kept whole, and reads back exactly. */
 	struct tp_layer odd[] = {plain_layer(1),  plain_layer(2),  plain_layer(4),
 	                         plain_layer(8),  plain_layer(10), plain_layer(11),
 	                         plain_layer(12), plain_layer(14), plain_layer(16),
@@ -503,6 +484,32 @@ static void test_layer_table(void **state)
 	}
 	assert_int_equal(p->layer_tab.num_wide, 0);
 	assert_int_equal(p->layer_tab.num_tens, tens);
+}
+
+static void test_layer_table(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	/* Three chunks' worth of layers whose values fit the record: exact round trip, 40 bytes
+	 * each, nothing in the wide table. */
+	const uint32_t n = 2 * TP_LAYER_CHUNK + 123;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
+	}
+	assert_int_equal(p->num_layers, n);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_layer_is(p, i, &l);
+	}
+	assert_int_equal(p->layer_tab.num_wide, 0);
+	size_t tens = 0;
+	for (uint32_t i = 0; i < n; i++)
+		tens += i % 6 == 0;
+	assert_int_equal(p->layer_tab.num_tens, tens);
+	assert_true(tp_profile_layer_bytes(p) <= 3 * TP_LAYER_CHUNK * 40 + 16 * tens + 4096);
+
+	check_wide_layers(p, tens);
 
 	/* Normalised "don't care" values: an untimed layer reads as (0, -1) and first_tensor is
 	 * 0 without tensors. */
@@ -527,14 +534,19 @@ static void test_layer_table(void **state)
 
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	tp_profile_free(p);
+}
 
-	/* Out of memory while a layer needs its first side entry (or a new chunk) is sticky, and
-	 * leaves the layer as it was. */
-	p = tp_profile_new();
-	struct tp_layer l7 = plain_layer(7);
+/* Out of memory while a layer needs its first side entry (or a new chunk) is sticky, and
+ * leaves the layer as it was. */
+static void test_layer_table_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	struct tp_layer l7 = plain_layer(7), wide = plain_layer(1);
+	wide.core = 63; /* past the record's core bits */
 	assert_int_equal(tp_profile_add_layer(p, &l7), 0);
 	tp_alloc_fail_after(0);
-	int st = tp_profile_set_layer(p, 0, &odd[0]);
+	int st = tp_profile_set_layer(p, 0, &wide);
 	tp_alloc_fail_after(-1);
 	assert_int_equal(st, TP_ENOMEM);
 	assert_layer_is(p, 0, &l7);
@@ -913,23 +925,15 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),
-	    cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_arg_numbers),
-	    cmocka_unit_test(test_cycle_conversion),
-	    cmocka_unit_test(test_oom_is_reported),
-	    cmocka_unit_test(test_layer_table),
-	    cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),
-	    cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),
-	    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_vendor_rows),
-	    cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),
-	    cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes),
-	    cmocka_unit_test(test_finish_jobs),
+	    cmocka_unit_test(test_build_and_finish),      cmocka_unit_test(test_args_and_meta),
+	    cmocka_unit_test(test_arg_numbers),           cmocka_unit_test(test_cycle_conversion),
+	    cmocka_unit_test(test_oom_is_reported),       cmocka_unit_test(test_layer_table),
+	    cmocka_unit_test(test_layer_table_oom),       cmocka_unit_test(test_layer_memo),
+	    cmocka_unit_test(test_layer_touch),           cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_cost_pack_and_sort),    cmocka_unit_test(test_cost_width),
+	    cmocka_unit_test(test_vendor_rows),           cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_long_durations),        cmocka_unit_test(test_labels_compact),
+	    cmocka_unit_test(test_start_cycle_and_bytes), cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
