@@ -98,6 +98,12 @@ static int cmp_i64(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
+void tp_sort_ns(int64_t *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof *v, cmp_i64);
+}
+
 static int cmp_stepflag(const void *x, const void *y)
 {
 	const struct stepflag *a = x, *b = y;
@@ -433,7 +439,7 @@ static void fill_row(const struct tp_profile *p, const struct okeys *k, const st
 	r->args = r->desc->args;
 	r->runs = nd;
 	if (nd) {
-		qsort(durs, nd, sizeof *durs, cmp_i64);
+		tp_sort_ns(durs, nd);
 		r->min_ns = durs[0];
 		r->max_ns = durs[nd - 1];
 		r->median_ns = tp_median_ns(durs, nd);

@@ -75,6 +75,8 @@ int tp_op_sparse_eligible(const char *op_type, const char *weight_shape);
 /* Nearest-rank percentile of a sorted ascending array: the value at rank ceil(pct/100 * n)
  * (1-based). pct in (0, 100]; n == 0 returns 0. p99 of 1..100 is 99, of 1..10 is 10. */
 int64_t tp_percentile_ns(const int64_t *sorted, size_t n, unsigned pct);
+/* Sorts v[0..n) ascending, for tp_percentile_ns and tp_median_ns. */
+void tp_sort_ns(int64_t *v, size_t n);
 /* Median of a sorted ascending array (mean of the two middle values for even n, rounded
  * toward zero); 0 when n == 0. */
 int64_t tp_median_ns(const int64_t *sorted, size_t n);

@@ -292,16 +292,27 @@ const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_l
 	return tp_profile_layer(p, i, &m->l[k]);
 }
 
+/* The record of layer i (< num_layers) when it holds the layer, else NULL with the layer read
+ * whole into *wide. */
+static const struct tp_layer_rec *narrow_rec(const struct tp_profile *p, size_t i,
+                                             struct tp_layer *wide)
+{
+	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
+	if (!(r->bits & LR_WIDE))
+		return r;
+	tp_profile_layer(p, i, wide);
+	return NULL;
+}
+
 int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end)
 {
 	*begin = 0;
 	*end = -1;
 	if (i >= p->num_layers)
 		return 0;
-	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
-	if (r->bits & LR_WIDE) {
-		struct tp_layer l;
-		tp_profile_layer(p, i, &l);
+	struct tp_layer l;
+	const struct tp_layer_rec *r = narrow_rec(p, i, &l);
+	if (!r) {
 		*begin = l.begin_ns;
 		*end = l.end_ns;
 		return l.begin_ns <= l.end_ns;
@@ -317,12 +328,9 @@ int32_t tp_profile_layer_id(const struct tp_profile *p, size_t i)
 {
 	if (i >= p->num_layers)
 		return -1;
-	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
-	if (r->bits & LR_WIDE) {
-		struct tp_layer l;
-		return tp_profile_layer(p, i, &l)->id;
-	}
-	return r->id;
+	struct tp_layer l;
+	const struct tp_layer_rec *r = narrow_rec(p, i, &l);
+	return r ? r->id : l.id;
 }
 
 int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device, int32_t *core)
@@ -331,10 +339,9 @@ int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device
 	*core = 0;
 	if (i >= p->num_layers)
 		return 0;
-	const struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
-	if (r->bits & LR_WIDE) {
-		struct tp_layer l;
-		tp_profile_layer(p, i, &l);
+	struct tp_layer l;
+	const struct tp_layer_rec *r = narrow_rec(p, i, &l);
+	if (!r) {
 		*device = l.device;
 		*core = l.core;
 		return l.begin_ns <= l.end_ns;

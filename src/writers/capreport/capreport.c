@@ -49,6 +49,12 @@ struct typeagg *tp_capreport_type_aggs(const struct report *r, size_t *n)
 		v[k].runs += o->runs;
 		v[k].total_ns += o->total_ns;
 	}
+	for (size_t k = 0; k < *n; k++) {
+		v[k].mean_ms = v[k].runs ? (double)v[k].total_ns / (double)v[k].runs / 1e6 : 0;
+		v[k].step_share_pct = r->counted_steps_ns ? 100.0 * (double)v[k].total_ns /
+		                                                (double)r->counted_steps_ns
+		                                          : 0;
+	}
 	qsort(v, *n, sizeof *v, cmp_typeagg);
 	return v;
 }

@@ -103,6 +103,8 @@ struct typeagg {
 	const char *type;
 	uint64_t runs;
 	int64_t total_ns, min_ns, max_ns;
+	double mean_ms;        /* total / runs, 0 without runs */
+	double step_share_pct; /* total / the counted steps' time, in %; 0 without steps */
 };
 /* The per-type aggregates of r's operator table, most total time first, in *n entries;
  * NULL on out of memory. The caller frees the array. */

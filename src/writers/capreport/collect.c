@@ -27,12 +27,6 @@ static int cmp_step_idx(const void *x, const void *y)
 	return strcmp(a->graph, b->graph);
 }
 
-static int cmp_i64(const void *x, const void *y)
-{
-	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
-	return (a > b) - (a < b);
-}
-
 static int cmp_dbl(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -599,7 +593,7 @@ static int step_stats(const struct tp_profile *p, struct report *r)
 		}
 		r->counted_steps = n;
 		if (n) {
-			qsort(lat, n, sizeof *lat, cmp_i64);
+			tp_sort_ns(lat, n);
 			r->have_lat = 1;
 			r->lat_ms.min = (double)lat[0] / 1e6;
 			r->lat_ms.max = (double)lat[n - 1] / 1e6;

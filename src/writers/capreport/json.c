@@ -278,8 +278,7 @@ static void json_op_stats(struct tp_buf *b, struct jflush *fl, const struct repo
 }
 
 /* summary.json: op_type_stats. */
-static void json_op_types(struct tp_buf *b, struct jflush *fl, const struct report *r,
-                          const struct typeagg *ta, size_t nta)
+static void json_op_types(struct tp_buf *b, struct jflush *fl, const struct typeagg *ta, size_t nta)
 {
 	tp_buf_puts(b, "  \"op_type_stats\": [");
 	for (size_t i = 0; i < nta; i++) {
@@ -289,18 +288,13 @@ static void json_op_types(struct tp_buf *b, struct jflush *fl, const struct repo
 		    b, "\", \"executions\": %llu, \"total_ms\": ", (unsigned long long)ta[i].runs);
 		tp_capreport_ms(b, ta[i].total_ns);
 		tp_buf_puts(b, ", \"mean_ms\": ");
-		tp_buf_fixed(b, ta[i].runs ? (double)ta[i].total_ns / (double)ta[i].runs / 1e6 : 0,
-		             6);
+		tp_buf_fixed(b, ta[i].mean_ms, 6);
 		tp_buf_puts(b, ", \"min_ms\": ");
 		tp_capreport_ms(b, ta[i].min_ns);
 		tp_buf_puts(b, ", \"max_ms\": ");
 		tp_capreport_ms(b, ta[i].max_ns);
 		tp_buf_puts(b, ", \"share_of_step_time_pct\": ");
-		tp_buf_fixed(b,
-		             r->counted_steps_ns
-		                 ? 100.0 * (double)ta[i].total_ns / (double)r->counted_steps_ns
-		                 : 0,
-		             2);
+		tp_buf_fixed(b, ta[i].step_share_pct, 2);
 		tp_buf_putc(b, '}');
 		jflush(fl, b);
 	}
@@ -407,7 +401,7 @@ int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysi
 	json_steps(b, &fl, &r);
 	json_app_stats(b, &fl, &r);
 	json_op_stats(b, &fl, &r);
-	json_op_types(b, &fl, &r, ta, nta);
+	json_op_types(b, &fl, ta, nta);
 	json_operators(b, &fl, &r);
 	json_ranges(b, &fl, &r);
 	json_marks(b, &fl, &r);

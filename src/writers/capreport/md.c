@@ -225,19 +225,13 @@ static void md_operators(struct tp_buf *b, const struct report *r, const struct 
 			tp_buf_printf(b, " | %llu | ", (unsigned long long)ta[i].runs);
 			tp_capreport_ms(b, ta[i].total_ns);
 			tp_buf_puts(b, " | ");
-			tp_buf_fixed(
-			    b, ta[i].runs ? (double)ta[i].total_ns / (double)ta[i].runs / 1e6 : 0,
-			    6);
+			tp_buf_fixed(b, ta[i].mean_ms, 6);
 			tp_buf_puts(b, " | ");
 			tp_capreport_ms(b, ta[i].min_ns);
 			tp_buf_puts(b, " | ");
 			tp_capreport_ms(b, ta[i].max_ns);
 			tp_buf_puts(b, " | ");
-			tp_buf_fixed(b,
-			             r->counted_steps_ns ? 100.0 * (double)ta[i].total_ns /
-			                                       (double)r->counted_steps_ns
-			                                 : 0,
-			             2);
+			tp_buf_fixed(b, ta[i].step_share_pct, 2);
 			tp_buf_puts(b, " |\n");
 		}
 		tp_buf_putc(b, '\n');

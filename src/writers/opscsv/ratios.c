@@ -131,22 +131,17 @@ static void split_fields(const char *ln, size_t n, struct fields *x)
 static int parse_aim(struct tp_sparse_ratios *r, const struct fields *x, unsigned long *aim_line,
                      struct tp_diag *d)
 {
-	const char *const *f = x->f;
-	const size_t *fl = x->fl;
-	size_t nf = x->nf;
-	const char *path = x->path;
-	unsigned long line = x->line;
 	int64_t v;
-	size_t al = nf == 2 ? fl[1] : 0;
-	if (al && f[1][al - 1] == '%')
+	size_t al = x->nf == 2 ? x->fl[1] : 0;
+	if (al && x->f[1][al - 1] == '%')
 		al--;
-	if (nf != 2 || tp_parse_i64(f[1], al, &v) || v < 1 || v > 99)
-		return tp_diag_line(d, TP_EFORMAT, path, line,
+	if (x->nf != 2 || tp_parse_i64(x->f[1], al, &v) || v < 1 || v > 99)
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
 		                    "expected 'aim PERCENT' with a whole percent from 1 to 99");
 	if (*aim_line)
-		return tp_diag_line(d, TP_EFORMAT, path, line, "aim already given on line %lu",
-		                    *aim_line);
-	*aim_line = line;
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+		                    "aim already given on line %lu", *aim_line);
+	*aim_line = x->line;
 	r->aim_pct = (int)v;
 	return TP_OK;
 }
@@ -156,59 +151,54 @@ static int parse_aim(struct tp_sparse_ratios *r, const struct fields *x, unsigne
 static int parse_row(struct tp_sparse_ratios *r, const struct fields *x, unsigned long *star_line,
                      struct tp_diag *d)
 {
-	const char *const *f = x->f;
-	const size_t *fl = x->fl;
-	size_t nf = x->nf;
-	const char *path = x->path;
-	unsigned long line = x->line;
 	int st;
 	struct tp_sparse_ratio_row row;
 	memset(&row, 0, sizeof row);
-	row.line = line;
-	int is_star = fl[0] == 1 && f[0][0] == '*';
+	row.line = x->line;
+	int is_star = x->fl[0] == 1 && x->f[0][0] == '*';
 	if (is_star) {
 		row.shape[0] = '*';
-	} else if (canon_shape(f[0], fl[0], row.shape)) {
+	} else if (canon_shape(x->f[0], x->fl[0], row.shape)) {
 		return tp_diag_line(
-		    d, TP_EFORMAT, path, line,
+		    d, TP_EFORMAT, x->path, x->line,
 		    "bad weight shape '%.*s': expected positive dims joined by 'x', "
 		    "e.g. 256x1024",
-		    (int)(fl[0] > 40 ? 40 : fl[0]), f[0]);
+		    (int)(x->fl[0] > 40 ? 40 : x->fl[0]), x->f[0]);
 	}
-	if (nf != 5) {
-		return tp_diag_line(d, TP_EFORMAT, path, line,
+	if (x->nf != 5) {
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
 		                    "expected 5 fields (weight shape and ratios for 90%%, 80%%, "
 		                    "70%% and others), found %s%zu",
-		                    nf > MAX_FIELDS ? "more than " : "",
-		                    nf > MAX_FIELDS ? MAX_FIELDS : nf);
+		                    x->nf > MAX_FIELDS ? "more than " : "",
+		                    x->nf > MAX_FIELDS ? MAX_FIELDS : x->nf);
 	}
 	for (int k = 0; k < 4; k++)
-		if (parse_ratio(f[k + 1], fl[k + 1], &row.ratio[k])) {
+		if (parse_ratio(x->f[k + 1], x->fl[k + 1], &row.ratio[k])) {
 			static const char *const col[] = {"90%", "80%", "70%", "others"};
 			return tp_diag_line(
-			    d, TP_EFORMAT, path, line,
+			    d, TP_EFORMAT, x->path, x->line,
 			    "bad %s ratio '%.*s': expected a decimal number greater than "
 			    "0 and at most 1000, e.g. 2.5",
-			    col[k], (int)(fl[k + 1] > 40 ? 40 : fl[k + 1]), f[k + 1]);
+			    col[k], (int)(x->fl[k + 1] > 40 ? 40 : x->fl[k + 1]), x->f[k + 1]);
 		}
 	if (is_star) {
 		if (*star_line) {
-			return tp_diag_line(d, TP_EFORMAT, path, line,
+			return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
 			                    "fallback row '*' already given on line %lu",
 			                    *star_line);
 		}
-		*star_line = line;
+		*star_line = x->line;
 		r->fallback = row;
 		return TP_OK;
 	}
 	for (size_t i = 0; i < r->count; i++)
 		if (strcmp(r->rows[i].shape, row.shape) == 0) {
-			return tp_diag_line(d, TP_EFORMAT, path, line,
+			return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
 			                    "weight shape %s already given on line %lu", row.shape,
 			                    r->rows[i].line);
 		}
 	if ((st = push_row(r, &row))) {
-		tp_diag_set(d, st, "%s: %s", path, tp_strerror(st));
+		tp_diag_set(d, st, "%s: %s", x->path, tp_strerror(st));
 		return st;
 	}
 	return TP_OK;
