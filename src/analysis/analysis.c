@@ -48,14 +48,12 @@ int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out)
 	struct tp_cost k;
 	if (!tp_track_get_cost(t, i, &k))
 		return 0;
-	const struct tp_cost *c = &k;
-	double asic = (double)t->slices[i].cycles + 1e-4;
-	out->alg_ops = c->alg_ops;
-	out->uarch_ops = c->uarch_ops;
-	out->alg_cycle = c->alg_cycle;
-	out->uarch_rate = c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
-	out->init_ratio = (double)c->init_cycle / asic;
-	out->bank_ratio = (double)c->bank_cycle / asic;
+	out->alg_ops = k.alg_ops;
+	out->uarch_ops = k.uarch_ops;
+	out->alg_cycle = k.alg_cycle;
+	out->uarch_rate = k.uarch_rate;
+	out->init_ratio = k.init_ratio;
+	out->bank_ratio = k.bank_ratio;
 	return 1;
 }
 

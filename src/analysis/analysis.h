@@ -158,8 +158,9 @@ void tp_analysis_free(struct tp_analysis *a);
 int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate);
 
 /* Per-command cost figures of slice i of track t in the vendor's definitions; 0 when the
- * command has no cost entry. uarch_rate = alg/uarch (0 if uarch is 0), init_ratio =
- * init_cycle / (Asic Cycle + 1e-4), bank_ratio likewise (sophgo-costmodel.md §3). */
+ * command has no valid cost entry. The figures and ratios of struct tp_cost
+ * (tp_track_get_cost), which new code reads directly; this copy stays while the workbook
+ * reads it. */
 struct tp_cmd_cost {
 	uint64_t alg_ops, uarch_ops;
 	uint32_t alg_cycle;

@@ -111,7 +111,8 @@ struct tp_hot_lists {
 	size_t nlow, nhigh;
 };
 
-/* Offers TIU command i of track ti (cost k) to the cost hot lists of `a`. */
+/* Offers TIU command i of track ti (cost k, ratios filled: tp_track_get_cost) to the cost hot
+ * lists of `a`. */
 void tp_analysis_cost_hot(struct tp_hot_lists *a, const struct tp_track *t, size_t ti, size_t i,
                           const struct tp_cost *k);
 

@@ -173,12 +173,11 @@ void tp_analysis_cost_hot(struct tp_hot_lists *a, const struct tp_track *t, size
 	                        .asic_cycle = s->cycles,
 	                        .init_cycle = k->init_cycle};
 	if (k->uarch_ops > k->alg_ops) {
-		h.lost_cycles =
-		    (double)s->cycles * (1.0 - (double)k->alg_ops / (double)k->uarch_ops);
+		h.lost_cycles = (double)s->cycles * (1.0 - k->uarch_rate);
 		hot_offer(a->low, &a->nlow, &h);
 	}
 	/* The vendor highlights an Initial Cycle Ratio above 1 % (sophgo-analysis.md §5.2). */
-	if ((double)k->init_cycle / ((double)s->cycles + 1e-4) > 0.01) {
+	if (k->init_ratio > 0.01) {
 		h.lost_cycles = (double)k->init_cycle;
 		hot_offer(a->high, &a->nhigh, &h);
 	}

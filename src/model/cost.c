@@ -149,21 +149,23 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 	return TP_OK;
 }
 
-int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
+void tp_cost_ratios(struct tp_cost *c, uint64_t asic_cycle)
 {
-	if (!t->cost || i >= t->count || i >= t->cost_cap) {
-		*out = (struct tp_cost){0};
-		return 0;
-	}
-	uint32_t id = tp_model_cost_at(t, i);
-	if (!id) {
-		*out = (struct tp_cost){0};
-		return 0;
-	}
+	/* The vendor's expressions (get_tiu_info): no guard on the Asic Cycle, which the 1e-4
+	 * keeps from being a zero denominator. */
+	double asic = (double)asic_cycle + 1e-4;
+	c->uarch_rate = c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
+	c->init_ratio = (double)c->init_cycle / asic;
+	c->bank_ratio = (double)c->bank_cycle / asic;
+}
+
+/* The figures of entry id (1 + its dictionary index) of t, ratios not yet filled. */
+static void entry_at(const struct tp_track *t, uint32_t id, struct tp_cost *out)
+{
 	const struct tp_cost_pk *e = &t->cost_dict[id - 1];
 	if (e->w[1] & PK_BIG) {
 		*out = t->cost_big[e->w[0]];
-		return out->valid;
+		return;
 	}
 	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
 	*out = (struct tp_cost){
@@ -174,5 +176,16 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 	    .bank_cycle = (uint32_t)(e->w[1] >> 56 & 0x3F),
 	    .valid = (uint8_t)(e->w[1] >> 62 & 1),
 	};
+}
+
+int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
+{
+	uint32_t id = t->cost && i < t->count && i < t->cost_cap ? tp_model_cost_at(t, i) : 0;
+	if (!id) {
+		*out = (struct tp_cost){0};
+		return 0;
+	}
+	entry_at(t, id, out);
+	tp_cost_ratios(out, t->slices[i].cycles);
 	return out->valid;
 }

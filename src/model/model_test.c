@@ -13,6 +13,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "model/argkeys.h"
 #include "model/model.h"
 
 static void test_build_and_finish(void **state)
@@ -251,6 +252,8 @@ static void test_cost_pack_and_sort(void **state)
 		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
 		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
 		                    .valid = (uint8_t)(k % 11 != 0)};
+		/* What reading gives back: the ratios derived from the slice's cycles. */
+		tp_cost_ratios(&c, p->tracks[t].slices[k].cycles);
 		if (k % 7 != 6) {
 			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
 			want[k] = c;
@@ -287,6 +290,85 @@ static void test_cost_pack_and_sort(void **state)
 
 /* The per-slice cost ids take 1 byte while the dictionary has at most 255 entries, then 2,
  * then 4; every entry reads back through each widening and through the sort. */
+/* The ratios a cost entry reads back with are the vendor's, from the entry's figures and the
+ * slice's Asic Cycle (sophgo-costmodel.md §3): the BM1688 reference commands print "9.3%" /
+ * "0.0%" (CONV, ref cmd 0) and "12.5%" (sMM, cmd 192). Packed and whole ("big") entries give
+ * the same numbers; the figures' text under TP_KEY_* is what a reader writes from them. */
+static void test_cost_ratios(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	static const struct {
+		uint64_t alg, uarch;
+		uint32_t init, bank, cycles;
+	} v[] = {
+	    {235225088, 2516828160u, 23, 0, 312031},               /* CONV */
+	    {131072, 1048576, 32, 3, 200},                         /* sMM */
+	    {(uint64_t)1 << 41, (uint64_t)1 << 42, 300, 70, 1000}, /* kept whole */
+	    {5, 0, 0, 0, 0},                                       /* no uArch ops, no cycles */
+	};
+	size_t n = sizeof v / sizeof *v;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = (int64_t)i * 10;
+		s->cycles = v[i].cycles;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 5);
+		struct tp_cost c = {.alg_ops = v[i].alg,
+		                    .uarch_ops = v[i].uarch,
+		                    .init_cycle = v[i].init,
+		                    .bank_cycle = v[i].bank,
+		                    .valid = 1,
+		                    .uarch_rate = 7, /* ignored: derived on reading */
+		                    .init_ratio = 7};
+		assert_int_equal(tp_track_set_cost(p, t, i, &c), TP_OK);
+	}
+	tp_track_push(p, t)->start_ns = 1000; /* a slice without cost, last */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(tr->num_cost_big, 1);
+	struct tp_cost c;
+	char buf[32];
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(tp_track_get_cost(tr, i, &c), 1);
+		double asic = (double)v[i].cycles + 1e-4;
+		assert_true(c.uarch_rate ==
+		            (v[i].uarch ? (double)v[i].alg / (double)v[i].uarch : 0));
+		assert_true(c.init_ratio == (double)v[i].init / asic);
+		assert_true(c.bank_ratio == (double)v[i].bank / asic);
+	}
+	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
+	snprintf(buf, sizeof buf, "%.1f%%", c.uarch_rate * 100.0);
+	assert_string_equal(buf, "9.3%");
+	snprintf(buf, sizeof buf, "%.1f%%", c.init_ratio * 100.0);
+	assert_string_equal(buf, "0.0%");
+	tp_track_get_cost(tr, 1, &c);
+	snprintf(buf, sizeof buf, "%.1f%%", c.uarch_rate * 100.0);
+	assert_string_equal(buf, "12.5%");
+	snprintf(buf, sizeof buf, "%.1f%%", c.bank_ratio * 100.0);
+	assert_string_equal(buf, "1.5%");
+	assert_int_equal(tp_track_get_cost(tr, n, &c), 0);
+	assert_true(c.uarch_rate == 0 && c.init_ratio == 0 && c.bank_ratio == 0);
+	/* tp_cost_ratios gives a reader the same numbers before the entry is stored. */
+	struct tp_cost k = {
+	    .alg_ops = 131072, .uarch_ops = 1048576, .init_cycle = 32, .bank_cycle = 3, .valid = 1};
+	tp_cost_ratios(&k, 200);
+	tp_track_get_cost(tr, 1, &c);
+	assert_memory_equal(&k, &c, sizeof k);
+	/* The reference spellings a reader files them under. */
+	tp_args_begin(p);
+	snprintf(buf, sizeof buf, "%.1f%%", k.uarch_rate * 100.0);
+	tp_args_add_str(p, TP_KEY_UARCH_RATE, buf);
+	uint32_t args = tp_args_end(p);
+	double d;
+	assert_int_equal(
+	    tp_arg_as_double(p, tp_args_find(p, args, tp_profile_find_str(p, "uArch Rate")), &d),
+	    1);
+	assert_true(d == 12.5);
+	tp_profile_free(p);
+}
+
 static void test_cost_width(void **state)
 {
 	(void)state;
@@ -925,15 +1007,25 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),      cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_arg_numbers),           cmocka_unit_test(test_cycle_conversion),
-	    cmocka_unit_test(test_oom_is_reported),       cmocka_unit_test(test_layer_table),
-	    cmocka_unit_test(test_layer_table_oom),       cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),           cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_vendor_rows),           cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),        cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes), cmocka_unit_test(test_finish_jobs),
+	    cmocka_unit_test(test_build_and_finish),
+	    cmocka_unit_test(test_args_and_meta),
+	    cmocka_unit_test(test_arg_numbers),
+	    cmocka_unit_test(test_cycle_conversion),
+	    cmocka_unit_test(test_oom_is_reported),
+	    cmocka_unit_test(test_layer_table),
+	    cmocka_unit_test(test_layer_table_oom),
+	    cmocka_unit_test(test_layer_memo),
+	    cmocka_unit_test(test_layer_touch),
+	    cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_cost_pack_and_sort),
+	    cmocka_unit_test(test_cost_width),
+	    cmocka_unit_test(test_cost_ratios),
+	    cmocka_unit_test(test_vendor_rows),
+	    cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_long_durations),
+	    cmocka_unit_test(test_labels_compact),
+	    cmocka_unit_test(test_start_cycle_and_bytes),
+	    cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
