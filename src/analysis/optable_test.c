@@ -231,26 +231,26 @@ static void test_sparse_eligible(void **state)
 	assert_false(tp_op_sparse_eligible("Conv", "256x256"));
 }
 
-/* Every allocation failure of a build is reported as TP_ENOMEM, never a crash or a leak (the
- * ASan build checks the leaks), and the sweep reaches a build that succeeds. */
+/* A build as tp_test_oom_sweep calls it (ctx: the profile); a success has every row. */
+static int build_table(void *ctx, struct tp_diag *d)
+{
+	const struct tp_profile *p = ctx;
+	struct tp_op_table t;
+	int st = tp_op_table_build(p, &t);
+	if (st)
+		return tp_diag_set(d, st, "operator table: %s", tp_strerror(st));
+	assert_int_equal(t.count, NSMALL);
+	tp_op_table_free(&t);
+	return TP_OK;
+}
+
+/* Every allocation failure of a build is TP_ENOMEM, never a crash or a leak (the ASan build
+ * checks the leaks), and the sweep reaches a build that succeeds. */
 static void test_table_oom(void **state)
 {
 	(void)state;
 	struct tp_profile *p = build_small(WARM_BY_STEP, 4, 1);
-	int ok = 0;
-	for (long n = 0; n < 200 && !ok; n++) {
-		struct tp_op_table t;
-		tp_alloc_fail_after(n);
-		int st = tp_op_table_build(p, &t);
-		tp_alloc_fail_after(-1);
-		assert_true(st == TP_OK || st == TP_ENOMEM);
-		ok = st == TP_OK;
-		if (ok) {
-			assert_int_equal(t.count, NSMALL);
-			tp_op_table_free(&t);
-		}
-	}
-	assert_true(ok);
+	assert_true(tp_test_oom_sweep(build_table, p, NULL, 200) > 0);
 	tp_profile_free(p);
 }
 
