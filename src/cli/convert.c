@@ -8,11 +8,11 @@
  * the same bytes whatever N is, and messages are printed in registry order after the join.
  * The live progress line (common/progress.h) runs while stderr is a terminal and not -q.
  */
+#include "analysis/optable.h"
 #include "cli/cli.h"
 #include "common/progress.h"
 #include "model/merge.h"
 #include "readers/traceread/traceread.h"
-#include "writers/opsreport/opsreport.h"
 #include "writers/summary/summary.h"
 #include "writers/xlsx/xlsx.h"
 

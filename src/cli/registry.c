@@ -10,7 +10,7 @@
 #include "writers/capreport/capreport.h"
 #include "writers/chrome/chrome.h"
 #include "writers/html/html.h"
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 #include "writers/perfetto/perfetto.h"
 #include "writers/sqlitedb/sqlitedb.h"
 #include "writers/summary/summary.h"

@@ -4,7 +4,7 @@
  * --sparse-ratios. The file format is documented in docs/sparse-ratios.md; every parse error
  * says "FILE:LINE: message". Owns the table's rows array.
  */
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <string.h>
 
@@ -96,6 +96,114 @@ static int parse_ratio(const char *s, size_t n, double *out)
 
 #define MAX_FIELDS 6
 
+/* One line of a ratio file split into fields (at most MAX_FIELDS; nf = MAX_FIELDS + 1 when
+ * there are more), with where it is for messages. */
+struct fields {
+	const char *path;
+	unsigned long line;
+	const char *f[MAX_FIELDS];
+	size_t fl[MAX_FIELDS], nf;
+};
+
+/* Splits ln[0..n) on blanks and commas (so rows pasted from a CSV also parse). */
+static void split_fields(const char *ln, size_t n, struct fields *x)
+{
+	x->nf = 0;
+	for (size_t i = 0; i < n;) {
+		while (i < n && (ln[i] == ' ' || ln[i] == '\t' || ln[i] == '\r' || ln[i] == ','))
+			i++;
+		if (i == n)
+			break;
+		size_t b = i;
+		while (i < n && !(ln[i] == ' ' || ln[i] == '\t' || ln[i] == '\r' || ln[i] == ','))
+			i++;
+		if (x->nf == MAX_FIELDS) {
+			x->nf++;
+			break;
+		}
+		x->f[x->nf] = ln + b;
+		x->fl[x->nf++] = i - b;
+	}
+}
+
+/* An "aim PERCENT" line; *aim_line is the line of an earlier one (0: none). TP_OK or
+ * TP_EFORMAT with d set. */
+static int parse_aim(struct tp_sparse_ratios *r, const struct fields *x, unsigned long *aim_line,
+                     struct tp_diag *d)
+{
+	int64_t v;
+	size_t al = x->nf == 2 ? x->fl[1] : 0;
+	if (al && x->f[1][al - 1] == '%')
+		al--;
+	if (x->nf != 2 || tp_parse_i64(x->f[1], al, &v) || v < 1 || v > 99)
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+		                    "expected 'aim PERCENT' with a whole percent from 1 to 99");
+	if (*aim_line)
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+		                    "aim already given on line %lu", *aim_line);
+	*aim_line = x->line;
+	r->aim_pct = (int)v;
+	return TP_OK;
+}
+
+/* A row "SHAPE R90 R80 R70 ROTHERS" (SHAPE '*': the fallback row; *star_line is the line of an
+ * earlier one, 0: none). TP_OK, TP_EFORMAT or TP_ENOMEM with d set. */
+static int parse_row(struct tp_sparse_ratios *r, const struct fields *x, unsigned long *star_line,
+                     struct tp_diag *d)
+{
+	int st;
+	struct tp_sparse_ratio_row row;
+	memset(&row, 0, sizeof row);
+	row.line = x->line;
+	int is_star = x->fl[0] == 1 && x->f[0][0] == '*';
+	if (is_star) {
+		row.shape[0] = '*';
+	} else if (canon_shape(x->f[0], x->fl[0], row.shape)) {
+		return tp_diag_line(
+		    d, TP_EFORMAT, x->path, x->line,
+		    "bad weight shape '%.*s': expected positive dims joined by 'x', "
+		    "e.g. 256x1024",
+		    (int)(x->fl[0] > 40 ? 40 : x->fl[0]), x->f[0]);
+	}
+	if (x->nf != 5) {
+		return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+		                    "expected 5 fields (weight shape and ratios for 90%%, 80%%, "
+		                    "70%% and others), found %s%zu",
+		                    x->nf > MAX_FIELDS ? "more than " : "",
+		                    x->nf > MAX_FIELDS ? MAX_FIELDS : x->nf);
+	}
+	for (int k = 0; k < 4; k++)
+		if (parse_ratio(x->f[k + 1], x->fl[k + 1], &row.ratio[k])) {
+			static const char *const col[] = {"90%", "80%", "70%", "others"};
+			return tp_diag_line(
+			    d, TP_EFORMAT, x->path, x->line,
+			    "bad %s ratio '%.*s': expected a decimal number greater than "
+			    "0 and at most 1000, e.g. 2.5",
+			    col[k], (int)(x->fl[k + 1] > 40 ? 40 : x->fl[k + 1]), x->f[k + 1]);
+		}
+	if (is_star) {
+		if (*star_line) {
+			return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+			                    "fallback row '*' already given on line %lu",
+			                    *star_line);
+		}
+		*star_line = x->line;
+		r->fallback = row;
+		return TP_OK;
+	}
+	for (size_t i = 0; i < r->count; i++)
+		if (strcmp(r->rows[i].shape, row.shape) == 0) {
+			return tp_diag_line(d, TP_EFORMAT, x->path, x->line,
+			                    "weight shape %s already given on line %lu", row.shape,
+			                    r->rows[i].line);
+		}
+	if ((st = push_row(r, &row))) {
+		tp_diag_set(d, st, "%s: %s", x->path, tp_strerror(st));
+		return st;
+	}
+	return TP_OK;
+}
+
 int tp_sparse_ratios_parse(struct tp_sparse_ratios *r, const char *text, size_t len,
                            const char *path, struct tp_diag *d)
 {
@@ -106,119 +214,33 @@ int tp_sparse_ratios_parse(struct tp_sparse_ratios *r, const char *text, size_t 
 	 * until the file gives its own. */
 	r->count = 0;
 	r->from_file = 1;
-	unsigned long line = 0, aim_line = 0, star_line = 0;
+	unsigned long aim_line = 0, star_line = 0;
+	struct fields x = {.path = path, .line = 0};
 	size_t pos = 0;
 	while (pos < len) {
 		size_t eol = pos;
 		while (eol < len && text[eol] != '\n')
 			eol++;
-		line++;
+		x.line++;
 		const char *ln = text + pos;
 		size_t n = eol - pos;
 		pos = eol + 1;
 		if (memchr(ln, '\0', n)) {
-			st = tp_diag_line(d, TP_EFORMAT, path, line, "NUL byte in a text file");
+			st = tp_diag_line(d, TP_EFORMAT, path, x.line, "NUL byte in a text file");
 			goto fail;
 		}
 		const char *hash = memchr(ln, '#', n);
 		if (hash)
 			n = (size_t)(hash - ln);
-		/* Split on blanks and commas (so rows pasted from a CSV also parse). */
-		const char *f[MAX_FIELDS];
-		size_t fl[MAX_FIELDS], nf = 0;
-		for (size_t i = 0; i < n;) {
-			while (i < n &&
-			       (ln[i] == ' ' || ln[i] == '\t' || ln[i] == '\r' || ln[i] == ','))
-				i++;
-			if (i == n)
-				break;
-			size_t b = i;
-			while (i < n &&
-			       !(ln[i] == ' ' || ln[i] == '\t' || ln[i] == '\r' || ln[i] == ','))
-				i++;
-			if (nf == MAX_FIELDS) {
-				nf++;
-				break;
-			}
-			f[nf] = ln + b;
-			fl[nf++] = i - b;
-		}
-		if (nf == 0)
+		split_fields(ln, n, &x);
+		if (x.nf == 0)
 			continue;
-		if (fl[0] == 3 && memcmp(f[0], "aim", 3) == 0) {
-			int64_t v;
-			size_t al = nf == 2 ? fl[1] : 0;
-			if (al && f[1][al - 1] == '%')
-				al--;
-			if (nf != 2 || tp_parse_i64(f[1], al, &v) || v < 1 || v > 99) {
-				st = tp_diag_line(
-				    d, TP_EFORMAT, path, line,
-				    "expected 'aim PERCENT' with a whole percent from 1 to 99");
-				goto fail;
-			}
-			if (aim_line) {
-				st = tp_diag_line(d, TP_EFORMAT, path, line,
-				                  "aim already given on line %lu", aim_line);
-				goto fail;
-			}
-			aim_line = line;
-			r->aim_pct = (int)v;
-			continue;
-		}
-		struct tp_sparse_ratio_row row;
-		memset(&row, 0, sizeof row);
-		row.line = line;
-		int is_star = fl[0] == 1 && f[0][0] == '*';
-		if (is_star) {
-			row.shape[0] = '*';
-		} else if (canon_shape(f[0], fl[0], row.shape)) {
-			st = tp_diag_line(
-			    d, TP_EFORMAT, path, line,
-			    "bad weight shape '%.*s': expected positive dims joined by 'x', "
-			    "e.g. 256x1024",
-			    (int)(fl[0] > 40 ? 40 : fl[0]), f[0]);
+		if (x.fl[0] == 3 && memcmp(x.f[0], "aim", 3) == 0)
+			st = parse_aim(r, &x, &aim_line, d);
+		else
+			st = parse_row(r, &x, &star_line, d);
+		if (st)
 			goto fail;
-		}
-		if (nf != 5) {
-			st = tp_diag_line(
-			    d, TP_EFORMAT, path, line,
-			    "expected 5 fields (weight shape and ratios for 90%%, 80%%, "
-			    "70%% and others), found %s%zu",
-			    nf > MAX_FIELDS ? "more than " : "", nf > MAX_FIELDS ? MAX_FIELDS : nf);
-			goto fail;
-		}
-		for (int k = 0; k < 4; k++)
-			if (parse_ratio(f[k + 1], fl[k + 1], &row.ratio[k])) {
-				static const char *const col[] = {"90%", "80%", "70%", "others"};
-				st = tp_diag_line(
-				    d, TP_EFORMAT, path, line,
-				    "bad %s ratio '%.*s': expected a decimal number greater than "
-				    "0 and at most 1000, e.g. 2.5",
-				    col[k], (int)(fl[k + 1] > 40 ? 40 : fl[k + 1]), f[k + 1]);
-				goto fail;
-			}
-		if (is_star) {
-			if (star_line) {
-				st = tp_diag_line(d, TP_EFORMAT, path, line,
-				                  "fallback row '*' already given on line %lu",
-				                  star_line);
-				goto fail;
-			}
-			star_line = line;
-			r->fallback = row;
-			continue;
-		}
-		for (size_t i = 0; i < r->count; i++)
-			if (strcmp(r->rows[i].shape, row.shape) == 0) {
-				st = tp_diag_line(d, TP_EFORMAT, path, line,
-				                  "weight shape %s already given on line %lu",
-				                  row.shape, r->rows[i].line);
-				goto fail;
-			}
-		if ((st = push_row(r, &row))) {
-			tp_diag_set(d, st, "%s: %s", path, tp_strerror(st));
-			goto fail;
-		}
 	}
 	return TP_OK;
 fail:

@@ -6,7 +6,7 @@
  * the execution count as extra columns), and every string escaped for CSV. The layout is
  * documented column by column in docs/ops-csv.md. Owns nothing beyond one call.
  */
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -102,15 +102,15 @@ static void put_str(struct tp_buf *b, const char *s)
 	tp_csv_cell(b, s, 1);
 }
 
-int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
-                     const struct tp_sparse_ratios *r, struct tp_buf *out)
+/* Section 1: the distinct weight shapes of sparse-eligible operators, in numeric order, with
+ * the ratios that apply to them. TP_OK / TP_ENOMEM. */
+static int ratio_section(const struct tp_profile *p, const struct tp_op_table *t,
+                         const struct tp_sparse_ratios *r, struct tp_buf *out)
 {
 	struct shape_key *shapes = NULL;
 	size_t nshapes = 0;
 	if (t->count && !(shapes = tp_calloc(t->count, sizeof *shapes)))
 		return TP_ENOMEM;
-
-	/* Section 1: the distinct weight shapes of sparse-eligible operators. */
 	for (size_t i = 0; i < t->count; i++) {
 		if (!t->rows[i].sparse_eligible)
 			continue;
@@ -139,96 +139,103 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 			tp_buf_printf(out, ",built-in%s\n", star ? " (*)" : "");
 	}
 	tp_free(shapes);
+	return TP_OK;
+}
 
-	/* Section 2: the operator table. */
-	tp_buf_puts(out, "operator type,post op,operator name,input tensor name,input shape,"
-	                 "input dtype,output tensor name,output shape,output dtype,weight shape,"
-	                 "weight sparse ratio,sparse support,operator latency mean(ms),"
-	                 "aim to weight sparse ratio,sparse kernel pref ratio,"
-	                 "aim to sparse latency(ms),operator latency min(ms),"
-	                 "operator latency max(ms),operator latency p99(ms),executions\n");
-	double sum_m = 0, sum_p = 0, sum_me = 0, sum_pe = 0; /* ns */
-	for (size_t i = 0; i < t->count; i++) {
-		const struct tp_op_row *o = &t->rows[i];
-		uint32_t a = o->args;
-		tp_csv_cell(out, tp_str(p, o->op_type), 1);
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_POST_OP));
-		put_str(out, tp_str(p, o->name));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUTS));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUT_SHAPES));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUT_DTYPES));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUTS));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUT_SHAPES));
-		put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUT_DTYPES));
-		const char *ws = tp_op_arg_str(p, a, TP_CAP_KEY_WEIGHT_SHAPE);
-		put_str(out, ws);
-		/* K: percent of zero weights, as the capture measured it. */
-		const struct tp_arg *sp = tp_op_arg(p, a, TP_CAP_KEY_WEIGHT_SPARSITY);
-		double sparsity = 0;
-		tp_buf_putc(out, ',');
-		if (sp && sp->type == TP_ARG_REAL && ws[0]) {
-			sparsity = sp->v.d;
-			tp_buf_fixed(out, sparsity * 100.0, 2);
-			tp_buf_putc(out, '%');
-		}
-		tp_buf_puts(out, o->sparse_eligible ? ",true" : ",");
-		/* M and the what-if columns N, O, P. An operator already at least half sparse
-		 * gains nothing from the what-if (reference rule, §A.2), so it keeps P = M. */
-		int have = o->runs > 0;
-		double m = o->mean_ns, pv = m;
-		tp_buf_putc(out, ',');
-		if (have)
-			tp_buf_fixed(out, m / 1e6, 6);
-		if (o->sparse_eligible && sparsity < 0.5) {
-			double ratio =
-			    tp_sparse_ratio_at(tp_sparse_ratios_lookup(r, ws), r->aim_pct);
-			pv = m / ratio;
-			tp_buf_printf(out, ",%d%%", r->aim_pct);
-			ratio_cell(out, ratio);
-		} else {
-			tp_buf_puts(out, ",,");
-		}
-		tp_buf_putc(out, ',');
-		if (have) {
-			tp_buf_fixed(out, pv / 1e6, 6);
-			tp_buf_putc(out, ',');
-			ns_as_ms(out, o->min_ns);
-			tp_buf_putc(out, ',');
-			ns_as_ms(out, o->max_ns);
-			tp_buf_putc(out, ',');
-			ns_as_ms(out, o->p99_ns);
-			sum_m += m;
-			sum_p += pv;
-			if (o->sparse_eligible) {
-				sum_me += m;
-				sum_pe += pv;
-			}
-		} else {
-			tp_buf_puts(out, ",,,");
-		}
-		tp_buf_printf(out, ",%llu\n", (unsigned long long)o->runs);
+/* Latency sums over the rows of section 2, in ns: every operator (m: measured, p: with the
+ * what-if) and the sparse-eligible ones (me, pe). */
+struct sums {
+	double m, p, me, pe;
+};
+
+/* One row of section 2: operator o with its what-if columns, added to *sum. */
+static void op_row(const struct tp_profile *p, const struct tp_op_row *o,
+                   const struct tp_sparse_ratios *r, struct sums *sum, struct tp_buf *out)
+{
+	uint32_t a = o->args;
+	tp_csv_cell(out, tp_str(p, o->op_type), 1);
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_POST_OP));
+	put_str(out, tp_str(p, o->name));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUTS));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUT_SHAPES));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_INPUT_DTYPES));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUTS));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUT_SHAPES));
+	put_str(out, tp_op_arg_str(p, a, TP_CAP_KEY_OUTPUT_DTYPES));
+	const char *ws = tp_op_arg_str(p, a, TP_CAP_KEY_WEIGHT_SHAPE);
+	put_str(out, ws);
+	/* K: percent of zero weights, as the capture measured it. */
+	const struct tp_arg *sp = tp_op_arg(p, a, TP_CAP_KEY_WEIGHT_SPARSITY);
+	double sparsity = 0;
+	tp_buf_putc(out, ',');
+	if (sp && sp->type == TP_ARG_REAL && ws[0]) {
+		sparsity = sp->v.d;
+		tp_buf_fixed(out, sparsity * 100.0, 2);
+		tp_buf_putc(out, '%');
 	}
+	tp_buf_puts(out, o->sparse_eligible ? ",true" : ",");
+	/* M and the what-if columns N, O, P. An operator already at least half sparse
+	 * gains nothing from the what-if (reference rule, §A.2), so it keeps P = M. */
+	int have = o->runs > 0;
+	double m = o->mean_ns, pv = m;
+	tp_buf_putc(out, ',');
+	if (have)
+		tp_buf_fixed(out, m / 1e6, 6);
+	if (o->sparse_eligible && sparsity < 0.5) {
+		double ratio = tp_sparse_ratio_at(tp_sparse_ratios_lookup(r, ws), r->aim_pct);
+		pv = m / ratio;
+		tp_buf_printf(out, ",%d%%", r->aim_pct);
+		ratio_cell(out, ratio);
+	} else {
+		tp_buf_puts(out, ",,");
+	}
+	tp_buf_putc(out, ',');
+	if (have) {
+		tp_buf_fixed(out, pv / 1e6, 6);
+		tp_buf_putc(out, ',');
+		ns_as_ms(out, o->min_ns);
+		tp_buf_putc(out, ',');
+		ns_as_ms(out, o->max_ns);
+		tp_buf_putc(out, ',');
+		ns_as_ms(out, o->p99_ns);
+		sum->m += m;
+		sum->p += pv;
+		if (o->sparse_eligible) {
+			sum->me += m;
+			sum->pe += pv;
+		}
+	} else {
+		tp_buf_puts(out, ",,,");
+	}
+	tp_buf_printf(out, ",%llu\n", (unsigned long long)o->runs);
+}
 
-	/* Section 3: totals, labels in L and O, values in M and P (and R), as in §A.2. */
+/* Section 3: totals, labels in L and O, values in M and P (and R), as in §A.2. */
+static void totals_section(const struct sums *sum, struct tp_buf *out)
+{
 	static const char pad[] = ",,,,,,,,,,,"; /* A..K empty */
 	tp_buf_printf(out, "%stotal latency(ms),", pad);
-	tp_buf_fixed(out, sum_m / 1e6, 6);
+	tp_buf_fixed(out, sum->m / 1e6, 6);
 	tp_buf_puts(out, ",,total aim to sparse latency(ms),");
-	tp_buf_fixed(out, sum_p / 1e6, 6);
+	tp_buf_fixed(out, sum->p / 1e6, 6);
 	tp_buf_puts(out, ",sparse improve,");
-	tp_buf_fixed(out, sum_p > 0 ? sum_m / sum_p : 0, 3);
+	tp_buf_fixed(out, sum->p > 0 ? sum->m / sum->p : 0, 3);
 	tp_buf_printf(out, "\n%ssparse support latency(ms),", pad);
-	tp_buf_fixed(out, sum_me / 1e6, 6);
+	tp_buf_fixed(out, sum->me / 1e6, 6);
 	tp_buf_puts(out, ",,aim to sparse support latency(ms),");
-	tp_buf_fixed(out, sum_pe / 1e6, 6);
+	tp_buf_fixed(out, sum->pe / 1e6, 6);
 	tp_buf_printf(out, "\n%ssparse support latency ratio,", pad);
-	tp_buf_fixed(out, sum_m > 0 ? sum_me / sum_m : 0, 3);
+	tp_buf_fixed(out, sum->m > 0 ? sum->me / sum->m : 0, 3);
 	tp_buf_puts(out, ",,aim to sparse support latency ratio,");
-	tp_buf_fixed(out, sum_p > 0 ? sum_pe / sum_p : 0, 3);
+	tp_buf_fixed(out, sum->p > 0 ? sum->pe / sum->p : 0, 3);
 	tp_buf_putc(out, '\n');
+}
 
-	/* Section 4: what the table does not contain. Always present for a capture, so a table
-	 * built from a lossy capture never looks complete. */
+/* Section 4: what the table does not contain. Always present for a capture, so a table built
+ * from a lossy capture never looks complete. */
+static void losses_section(const struct tp_profile *p, const struct tp_op_table *t,
+                           struct tp_buf *out)
+{
 	tp_buf_printf(out, "\nrecords dropped,%llu\n",
 	              (unsigned long long)p->stats.records_dropped);
 	tp_buf_printf(out, "executions cut short (excluded),%llu\n",
@@ -238,6 +245,25 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 		tp_csv_cell(out, tp_str(p, p->notes[i].text), 1);
 		tp_buf_putc(out, '\n');
 	}
+}
+
+int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
+                     const struct tp_sparse_ratios *r, struct tp_buf *out)
+{
+	if (ratio_section(p, t, r, out) != TP_OK)
+		return TP_ENOMEM;
+	/* Section 2: the operator table. */
+	tp_buf_puts(out, "operator type,post op,operator name,input tensor name,input shape,"
+	                 "input dtype,output tensor name,output shape,output dtype,weight shape,"
+	                 "weight sparse ratio,sparse support,operator latency mean(ms),"
+	                 "aim to weight sparse ratio,sparse kernel pref ratio,"
+	                 "aim to sparse latency(ms),operator latency min(ms),"
+	                 "operator latency max(ms),operator latency p99(ms),executions\n");
+	struct sums sum = {0, 0, 0, 0};
+	for (size_t i = 0; i < t->count; i++)
+		op_row(p, &t->rows[i], r, &sum, out);
+	totals_section(&sum, out);
+	losses_section(p, t, out);
 	return out->oom ? TP_ENOMEM : TP_OK;
 }
 

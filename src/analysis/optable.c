@@ -4,7 +4,7 @@
  * p99) over the non-warm-up executions. Owns nothing beyond the table's rows array; the
  * rows point into the profile.
  */
-#include "writers/opsreport/opsreport.h"
+#include "analysis/optable.h"
 
 #include "readers/capfile/capfile.h"
 
@@ -37,28 +37,13 @@ const char *tp_op_arg_str(const struct tp_profile *p, uint32_t args, const char 
 	return a && a->type == TP_ARG_STR ? tp_str(p, a->v.s) : "";
 }
 
-/* Integer view of a numeric argument; 0 for strings. */
-static int64_t arg_int(const struct tp_arg *a)
-{
-	switch (a->type) {
-	case TP_ARG_INT:
-		return a->v.i;
-	case TP_ARG_UINT:
-		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
-	case TP_ARG_REAL:
-		return (int64_t)a->v.d;
-	default:
-		return 0;
-	}
-}
-
 static uint64_t arg_uint(const struct tp_arg *a)
 {
 	if (!a)
 		return 0;
 	if (a->type == TP_ARG_UINT)
 		return a->v.u;
-	int64_t v = arg_int(a);
+	int64_t v = tp_arg_as_i64(a);
 	return v < 0 ? 0 : (uint64_t)v;
 }
 
@@ -111,6 +96,12 @@ static int cmp_i64(const void *x, const void *y)
 {
 	int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
 	return (a > b) - (a < b);
+}
+
+void tp_sort_ns(int64_t *v, size_t n)
+{
+	if (n)
+		qsort(v, n, sizeof *v, cmp_i64);
 }
 
 static int cmp_stepflag(const void *x, const void *y)
@@ -202,8 +193,8 @@ static size_t gkey_hash_at(const void *ctx, size_t i)
  * practice), the executions are scattered into their key's range in their collected order,
  * and each range, a sequence of runs already in start order (one per track: a track's
  * slices are sorted), is merged run by run. The same order as qsort with cmp_exec (a total
- * order), at a fraction of the cost: sorting 2.5 M executions was most of a 512 MiB Chrome
- * trace's analysis. `tmp` holds n entries. TP_OK or TP_ENOMEM. */
+ * order), at a fraction of the cost of sorting every execution (docs/perf-notes/analysis.md).
+ * `tmp` holds n entries. TP_OK or TP_ENOMEM. */
 static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 {
 	struct tp_ixmap map = {NULL, 0};
@@ -296,6 +287,174 @@ int tp_op_table_for(const struct tp_profile *p, const struct tp_analysis *a,
 	return tp_op_table_build(p, own);
 }
 
+/* The interned ids of the slice types and argument keys the table reads (0: absent). */
+struct okeys {
+	uint32_t ty_op, ty_step;
+	uint32_t k_type, k_warm, k_step, k_bytes, k_flops, k_wshape, k_cut;
+};
+
+static void keys_of(const struct tp_profile *p, struct okeys *k)
+{
+	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
+	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
+	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
+	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
+	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	k->k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS);
+	k->k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
+	k->k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
+}
+
+/* Pass 1: the warm-up flag of every step index, in *steps (*n entries, sorted by
+ * cmp_stepflag; the caller frees the array, also on failure). TP_OK / TP_ENOMEM. */
+static int step_flags(const struct tp_profile *p, const struct okeys *k, struct stepflag **steps,
+                      size_t *n)
+{
+	size_t cap = 0;
+	for (size_t ti = 0; ti < p->num_tracks && k->ty_step; ti++) {
+		const struct tp_track *tr = &p->tracks[ti];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		for (size_t i = 0; i < tr->count; i++) {
+			const struct tp_slice *s = &tr->slices[i];
+			const struct tp_arg *sa;
+			if (tp_slice_type(tr, s) != k->ty_step ||
+			    !(sa = tp_args_find(p, s->args, k->k_step)))
+				continue;
+			struct stepflag *g = tp_grow(*steps, sizeof **steps, *n + 1, &cap);
+			if (!g)
+				return TP_ENOMEM;
+			*steps = g;
+			const struct tp_arg *w = tp_args_find(p, s->args, k->k_warm);
+			g[*n].step = tp_arg_as_i64(sa);
+			g[*n].warmup = w && tp_arg_as_i64(w) != 0;
+			(*n)++;
+		}
+	}
+	if (*n)
+		qsort(*steps, *n, sizeof **steps, cmp_stepflag);
+	return TP_OK;
+}
+
+/* Whether operator execution s of track tr is warm-up: its own flag, else that of the step
+ * its step argument names, else that of cur_step, the step slice enclosing it on its track. */
+static int exec_warm(const struct tp_profile *p, const struct okeys *k, const struct tp_track *tr,
+                     const struct tp_slice *s, const struct tp_slice *cur_step,
+                     const struct stepflag *steps, size_t nsteps)
+{
+	const struct tp_arg *w = tp_args_find(p, s->args, k->k_warm);
+	const struct tp_arg *sa = tp_args_find(p, s->args, k->k_step);
+	if (w)
+		return tp_arg_as_i64(w) != 0;
+	if (sa && nsteps) {
+		struct stepflag key = {tp_arg_as_i64(sa), 1};
+		/* The comparator orders warm-up first inside one index; search for the exact
+		 * step with either flag. */
+		const struct stepflag *hit =
+		    bsearch(&key, steps, nsteps, sizeof *steps, cmp_stepflag);
+		if (!hit) {
+			key.warmup = 0;
+			hit = bsearch(&key, steps, nsteps, sizeof *steps, cmp_stepflag);
+		}
+		return hit ? hit->warmup : 0;
+	}
+	if (cur_step && s->start_ns >= cur_step->start_ns &&
+	    tp_slice_end(tr, s) <= tp_slice_end(tr, cur_step)) {
+		const struct tp_arg *cw = tp_args_find(p, cur_step->args, k->k_warm);
+		return cw && tp_arg_as_i64(cw) != 0;
+	}
+	return 0;
+}
+
+/* Pass 2: every operator execution with its warm-up flag, in *ex (*n entries; the caller frees
+ * the array, also on failure); counts them in t. TP_OK / TP_ENOMEM. */
+static int gather_execs(const struct tp_profile *p, const struct okeys *k,
+                        const struct stepflag *steps, size_t nsteps, struct tp_op_table *t,
+                        struct exec **ex, size_t *n)
+{
+	size_t cap = 0;
+	for (size_t ti = 0; ti < p->num_tracks; ti++) {
+		const struct tp_track *tr = &p->tracks[ti];
+		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+			continue;
+		const struct tp_slice *cur_step = NULL; /* latest step slice on this track */
+		for (size_t i = 0; i < tr->count; i++) {
+			const struct tp_slice *s = &tr->slices[i];
+			if (k->ty_step && tp_slice_type(tr, s) == k->ty_step) {
+				cur_step = s;
+				continue;
+			}
+			if (tp_slice_type(tr, s) != k->ty_op)
+				continue;
+			if (k->k_cut && tp_args_find(p, s->args, k->k_cut)) {
+				/* Cut short by the end of the capture (a kill): its end is not
+				 * measured. */
+				t->cut_executions++;
+				continue;
+			}
+			int warm = exec_warm(p, k, tr, s, cur_step, steps, nsteps);
+			struct exec *g = tp_grow(*ex, sizeof **ex, *n + 1, &cap);
+			if (!g)
+				return TP_ENOMEM;
+			*ex = g;
+			const struct tp_arg *ot = tp_args_find(p, s->args, k->k_type);
+			g[*n].name = tp_slice_name(tr, s);
+			g[*n].op_type = ot && ot->type == TP_ARG_STR ? ot->v.s : 0;
+			g[*n].track = (uint32_t)ti;
+			g[*n].warmup = warm;
+			g[*n].s = s;
+			(*n)++;
+			t->executions++;
+			t->warmup_executions += (uint64_t)warm;
+		}
+	}
+	return TP_OK;
+}
+
+/* Fills row rk from the executions ex[i..j) of one operator (in start order); durs is scratch
+ * for j - i durations. */
+static void fill_row(const struct tp_profile *p, const struct okeys *k, const struct tp_op_table *t,
+                     const struct exec *ex, size_t i, size_t j, int64_t *durs, struct rowkey *rk)
+{
+	struct tp_op_row *r = &rk->row;
+	r->name = ex[i].name;
+	r->op_type = ex[i].op_type;
+	r->first_start_ns = ex[i].s->start_ns; /* group sorted by start */
+	size_t nd = 0;
+	for (size_t e = i; e < j; e++) {
+		int counted = !ex[e].warmup || t->counted_warmup;
+		if (ex[e].warmup)
+			r->runs_warmup++;
+		if (!counted)
+			continue;
+		if (!r->desc)
+			r->desc = ex[e].s;
+		int64_t d = tp_slice_dur(&p->tracks[ex[e].track], ex[e].s);
+		durs[nd++] = d;
+		r->total_ns += d;
+	}
+	if (!r->desc) /* only warm-up executions: describe the row by its first one */
+		r->desc = ex[i].s;
+	r->args = r->desc->args;
+	r->runs = nd;
+	if (nd) {
+		tp_sort_ns(durs, nd);
+		r->min_ns = durs[0];
+		r->max_ns = durs[nd - 1];
+		r->median_ns = tp_median_ns(durs, nd);
+		r->p99_ns = tp_percentile_ns(durs, nd, 99);
+		r->mean_ns = (double)r->total_ns / (double)nd;
+	}
+	r->bytes = arg_uint(tp_args_find(p, r->args, k->k_bytes));
+	r->flops = arg_uint(tp_args_find(p, r->args, k->k_flops));
+	const struct tp_arg *ws = tp_args_find(p, r->args, k->k_wshape);
+	rk->name = tp_str(p, r->name);
+	rk->type = tp_str(p, r->op_type);
+	r->sparse_eligible =
+	    tp_op_sparse_eligible(rk->type, ws && ws->type == TP_ARG_STR ? tp_str(p, ws->v.s) : "");
+}
+
 int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 {
 	int st = TP_ENOMEM;
@@ -303,101 +462,15 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	struct stepflag *steps = NULL;
 	int64_t *durs = NULL;
 	struct rowkey *keys = NULL;
-	size_t nex = 0, nsteps = 0, cap_ex = 0, cap_steps = 0, nkeys = 0;
+	size_t nex = 0, nsteps = 0, nkeys = 0;
 	memset(t, 0, sizeof *t);
-
-	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP),
-	         ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE),
-	         k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	uint32_t k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP),
-	         k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	uint32_t k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS),
-	         k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
-	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
-	if (!ty_op) /* no slice can have type "op" */
+	struct okeys k;
+	keys_of(p, &k);
+	if (!k.ty_op) /* no slice can have type "op" */
 		return TP_OK;
-
-	/* Pass 1: the warm-up flag of every step index. */
-	for (size_t ti = 0; ti < p->num_tracks && ty_step; ti++) {
-		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
-			continue;
-		for (size_t k = 0; k < tr->count; k++) {
-			const struct tp_slice *s = &tr->slices[k];
-			const struct tp_arg *sa;
-			if (tp_slice_type(tr, s) != ty_step ||
-			    !(sa = tp_args_find(p, s->args, k_step)))
-				continue;
-			struct stepflag *g = tp_grow(steps, sizeof *steps, nsteps + 1, &cap_steps);
-			if (!g)
-				goto out;
-			steps = g;
-			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
-			steps[nsteps].step = arg_int(sa);
-			steps[nsteps].warmup = w && arg_int(w) != 0;
-			nsteps++;
-		}
-	}
-	if (nsteps)
-		qsort(steps, nsteps, sizeof *steps, cmp_stepflag);
-
-	/* Pass 2: every operator execution with its warm-up flag. */
-	for (size_t ti = 0; ti < p->num_tracks; ti++) {
-		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
-			continue;
-		const struct tp_slice *cur_step = NULL; /* latest step slice on this track */
-		for (size_t k = 0; k < tr->count; k++) {
-			const struct tp_slice *s = &tr->slices[k];
-			if (ty_step && tp_slice_type(tr, s) == ty_step) {
-				cur_step = s;
-				continue;
-			}
-			if (tp_slice_type(tr, s) != ty_op)
-				continue;
-			if (k_cut && tp_args_find(p, s->args, k_cut)) {
-				/* Cut short by the end of the capture (a kill): its end is not
-				 * measured. */
-				t->cut_executions++;
-				continue;
-			}
-			int warm = 0;
-			const struct tp_arg *w = tp_args_find(p, s->args, k_warm);
-			const struct tp_arg *sa = tp_args_find(p, s->args, k_step);
-			if (w) {
-				warm = arg_int(w) != 0;
-			} else if (sa && nsteps) {
-				struct stepflag key = {arg_int(sa), 1}, *hit;
-				/* The comparator orders warm-up first inside one index; search for
-				 * the exact step with either flag. */
-				hit = bsearch(&key, steps, nsteps, sizeof *steps, cmp_stepflag);
-				if (!hit) {
-					key.warmup = 0;
-					hit = bsearch(&key, steps, nsteps, sizeof *steps,
-					              cmp_stepflag);
-				}
-				warm = hit ? hit->warmup : 0;
-			} else if (cur_step && s->start_ns >= cur_step->start_ns &&
-			           tp_slice_end(tr, s) <= tp_slice_end(tr, cur_step)) {
-				const struct tp_arg *cw = tp_args_find(p, cur_step->args, k_warm);
-				warm = cw && arg_int(cw) != 0;
-			}
-			struct exec *g = tp_grow(ex, sizeof *ex, nex + 1, &cap_ex);
-			if (!g)
-				goto out;
-			ex = g;
-			const struct tp_arg *ot = tp_args_find(p, s->args, k_type);
-			ex[nex].name = tp_slice_name(tr, s);
-			ex[nex].op_type = ot && ot->type == TP_ARG_STR ? ot->v.s : 0;
-			ex[nex].track = (uint32_t)ti;
-			ex[nex].warmup = warm;
-			ex[nex].s = s;
-			nex++;
-			t->executions++;
-			t->warmup_executions += (uint64_t)warm;
-		}
-	}
+	if (step_flags(p, &k, &steps, &nsteps) != TP_OK ||
+	    gather_execs(p, &k, steps, nsteps, t, &ex, &nex) != TP_OK)
+		goto out;
 	if (nex == 0) {
 		st = TP_OK;
 		goto out;
@@ -412,48 +485,11 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	}
 	if (!(durs = tp_malloc(nex * sizeof *durs)) || !(keys = tp_calloc(nex, sizeof *keys)))
 		goto out;
-
 	for (size_t i = 0; i < nex;) {
 		size_t j = i;
 		while (j < nex && ex[j].name == ex[i].name && ex[j].op_type == ex[i].op_type)
 			j++;
-		struct rowkey *rk = &keys[nkeys++];
-		struct tp_op_row *r = &rk->row;
-		r->name = ex[i].name;
-		r->op_type = ex[i].op_type;
-		r->first_start_ns = ex[i].s->start_ns; /* group sorted by start */
-		size_t nd = 0;
-		for (size_t k = i; k < j; k++) {
-			int counted = !ex[k].warmup || t->counted_warmup;
-			if (ex[k].warmup)
-				r->runs_warmup++;
-			if (!counted)
-				continue;
-			if (!r->desc)
-				r->desc = ex[k].s;
-			int64_t d = tp_slice_dur(&p->tracks[ex[k].track], ex[k].s);
-			durs[nd++] = d;
-			r->total_ns += d;
-		}
-		if (!r->desc) /* only warm-up executions: describe the row by its first one */
-			r->desc = ex[i].s;
-		r->args = r->desc->args;
-		r->runs = nd;
-		if (nd) {
-			qsort(durs, nd, sizeof *durs, cmp_i64);
-			r->min_ns = durs[0];
-			r->max_ns = durs[nd - 1];
-			r->median_ns = tp_median_ns(durs, nd);
-			r->p99_ns = tp_percentile_ns(durs, nd, 99);
-			r->mean_ns = (double)r->total_ns / (double)nd;
-		}
-		r->bytes = arg_uint(tp_args_find(p, r->args, k_bytes));
-		r->flops = arg_uint(tp_args_find(p, r->args, k_flops));
-		const struct tp_arg *ws = tp_args_find(p, r->args, k_wshape);
-		rk->name = tp_str(p, r->name);
-		rk->type = tp_str(p, r->op_type);
-		r->sparse_eligible = tp_op_sparse_eligible(
-		    rk->type, ws && ws->type == TP_ARG_STR ? tp_str(p, ws->v.s) : "");
+		fill_row(p, &k, t, ex, i, j, durs, &keys[nkeys++]);
 		i = j;
 	}
 	qsort(keys, nkeys, sizeof *keys, cmp_rowkey);
