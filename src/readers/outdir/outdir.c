@@ -1,7 +1,7 @@
 /*
  * outdir.c — reads an earlier tpuprof output folder back into a profile, so `tpuprof diff`
  * compares output folders (and an output folder against a dump) with the same code as two
- * inputs (contract in diff.h, format in docs/diff.md "Output folders").
+ * inputs (contract in outdir.h, format in docs/diff.md "Output folders").
  *
  * Source: the folder's profile.db (written with --sqlite; schema in
  * src/writers/sqlitedb/sqlitedb.h), which holds every slice with its annotations — summary.json
@@ -17,14 +17,14 @@
  * "wait_msg"). Counters, flows, tensors and memory charts are not read (the diff uses none).
  * Owns nothing past the call; the profile is the caller's.
  */
-#include "diff/diff.h"
+#include "readers/outdir/outdir.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-int tp_diff_is_output(const char *dir)
+int tp_outdir_probe(const char *dir)
 {
 	struct stat st;
 	if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -654,7 +654,7 @@ static int sort_layers(struct rd *r)
 	return st;
 }
 
-int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag *d)
+int tp_outdir_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
 	char *dbp = tp_path_join(dir, "profile.db"), *sjp = tp_path_join(dir, "summary.json");
