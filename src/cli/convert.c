@@ -507,7 +507,8 @@ static int run_convert(struct tp_cli_opts *o)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o->jobs = n < 1 ? 1 : n > 64 ? 64 : (int)n;
 	}
-	tp_progress_start(!o->quiet && isatty(STDERR_FILENO), input_size(o->in_dir));
+	tp_progress_start(!o->quiet && isatty(STDERR_FILENO), input_size(o->in_dir),
+	                  o->progress_delay_ms);
 	struct tp_out_opts oo = {.out_dir = o->out_dir,
 	                         .quiet = o->quiet,
 	                         .verbose = o->verbose,

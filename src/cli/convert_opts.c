@@ -6,6 +6,7 @@
  * Owns nothing: the options point into argv and into the caller's `enabled` array.
  */
 #include "cli/cli.h"
+#include "common/progress.h"
 #include "writers/xlsx/xlsx.h"
 
 #include <stdlib.h>
@@ -63,6 +64,8 @@ void tp_cli_usage(FILE *f)
 	    "                       outputs at once (default: the online CPUs); the files are\n"
 	    "                       identical for every N\n"
 	    "  -q, --quiet          print nothing but errors (and no progress line)\n"
+	    "  --progress-delay MS  on a terminal, show the progress line once the conversion\n"
+	    "                       has run MS milliseconds (default 1000; 0 = at once)\n"
 	    "  -v, --verbose        print reader statistics and timings\n"
 	    "  -h, --help           this text\n"
 	    "  --version            print the version\n"
@@ -196,6 +199,16 @@ static int set_xlsx_rows(struct tp_cli_opts *o, const char *v)
 	return 0;
 }
 
+static int set_progress_delay(struct tp_cli_opts *o, const char *v)
+{
+	char *end = NULL;
+	long n = strtol(v, &end, 10);
+	if (end == v || *end || n < 0 || n > 86400000)
+		return -1;
+	o->progress_delay_ms = n;
+	return 0;
+}
+
 static int set_trace_file(struct tp_cli_opts *o, const char *v)
 {
 	o->trace_file = v;
@@ -230,6 +243,8 @@ static const struct value_opt value_opts[] = {
      "--trace_args takes 'full' or 'compact', got '%s'"},
     {"--xlsx_rows", NULL, set_xlsx_rows, NULL,
      "--xlsx_rows takes a row count >= 1 or 'all', got '%s'"},
+    {"--progress-delay", NULL, set_progress_delay, NULL,
+     "--progress-delay needs milliseconds from 0 to 86400000, got '%s'"},
     {"--trace_file", NULL, set_trace_file, "%s needs a Chrome-trace JSON file", NULL},
     {"--sparse-ratios", NULL, set_sparse_ratios, "%s needs a file", NULL},
 };
@@ -280,7 +295,9 @@ int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned c
 	size_t nout = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < nout; i++)
 		enabled[i] = (unsigned char)outs[i]->default_on;
-	*o = (struct tp_cli_opts){.out_dir = "profile_out", .enabled = enabled};
+	*o = (struct tp_cli_opts){.out_dir = "profile_out",
+	                          .enabled = enabled,
+	                          .progress_delay_ms = TP_PROGRESS_DELAY_DEFAULT_MS};
 	const char *pos[2] = {0};
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {

@@ -92,6 +92,10 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
  * the caller's tmp[0..n); runs already in order are copied, not merged. The result is in v. */
 void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
+/* Binary search over a sorted table of n entries: the first index i < n whose entry sorts
+ * after the caller's key (`after(ctx, i)` nonzero), or n when none does. `after` must be zero
+ * for a prefix of the table and nonzero from there on; ctx holds the table and the key. */
+size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const void *ctx);
 /* A walk over the indexes i < n of a table that `keep` accepts, in `before` order (a strict
  * total order), without a sorted index: for a table nearly in that order already, a window of
  * the next TP_WALK_WINDOW accepted indexes is kept sorted and its first one handed out.

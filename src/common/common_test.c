@@ -560,6 +560,33 @@ static void test_sort_index(void **state)
 		}
 }
 
+struct ub_key {
+	const int *v;
+	int key;
+};
+
+static int ub_after(const void *ctx, size_t i)
+{
+	const struct ub_key *k = ctx;
+	return k->v[i] > k->key;
+}
+
+/* tp_upper_bound on sorted tables with runs of equal keys, every key from below the first
+ * entry to above the last, against a linear scan; sizes 0 and 1 included. */
+static void test_upper_bound(void **state)
+{
+	(void)state;
+	static const int v[] = {1, 1, 2, 4, 4, 4, 7, 9, 9, 12};
+	for (size_t n = 0; n <= sizeof v / sizeof *v; n++)
+		for (int key = -1; key <= 13; key++) {
+			struct ub_key k = {v, key};
+			size_t want = 0;
+			while (want < n && v[want] <= key)
+				want++;
+			assert_int_equal(tp_upper_bound(n, ub_after, &k), want);
+		}
+}
+
 /* tp_walk over a table whose kept entries (odd keys are dropped) are displaced by at most
  * `d` places: within the window it hands out exactly the sorted order, with the last two
  * and forward steps by tp_walk_at; past the window tp_walk_ordered says no. */
@@ -921,6 +948,7 @@ int main(void)
 	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
 	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
 	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
+	    cmocka_unit_test(test_upper_bound),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,17 +169,22 @@ static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
 	}
 }
 
+struct step_key {
+	const struct stepiv *iv;
+	int64_t t;
+};
+
+static int step_after(const void *ctx, size_t i)
+{
+	const struct step_key *k = ctx;
+	return k->iv[i].start > k->t;
+}
+
 /* The step whose interval holds t (the latest-starting one), or -1. */
 static long step_of(const struct ctx *c, int64_t t)
 {
-	size_t lo = 0, hi = c->niv;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->iv[mid].start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	struct step_key key = {c->iv, t};
+	size_t lo = tp_upper_bound(c->niv, step_after, &key);
 	for (size_t i = lo; i-- > 0;)
 		if (t < c->iv[i].end || (t == c->iv[i].start && t == c->iv[i].end))
 			return (long)i;

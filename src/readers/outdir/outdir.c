@@ -333,16 +333,21 @@ static int index_layers(struct rd *r)
 /* The layer a command names by Layer Id on its core: when an id repeats (a layer run more than
  * once), the last one in the layer table. A binary search over index_layers' copy: a linear
  * scan per command made reading a 400 k-command folder take a minute. */
+struct lay_key {
+	const struct lay *byid;
+	int32_t device, core, id;
+};
+
+static int lay_after(const void *ctx, size_t i)
+{
+	const struct lay_key *k = ctx;
+	return lay_key_cmp(&k->byid[i], k->device, k->core, k->id) > 0;
+}
+
 static int find_layer(const struct rd *r, int32_t dev, int32_t core, int32_t id)
 {
-	size_t lo = 0, hi = r->nbyid; /* first entry with a key above (dev, core, id) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (lay_key_cmp(&r->byid[mid], dev, core, id) <= 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	struct lay_key key = {r->byid, dev, core, id};
+	size_t lo = tp_upper_bound(r->nbyid, lay_after, &key);
 	if (lo && lay_key_cmp(&r->byid[lo - 1], dev, core, id) == 0)
 		return r->byid[lo - 1].index;
 	return -1;
