@@ -9,6 +9,8 @@
 #include "common/progress.h"
 #include "writers/xlsx/xlsx.h"
 
+#include <tpuprof/tpuprof_version.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,7 +309,7 @@ int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned c
 			return 0;
 		}
 		if (strcmp(a, "--version") == 0) {
-			printf("tpuprof %s\n", TP_VERSION);
+			printf("tpuprof %s\n", TPUPROF_VERSION_STRING);
 			return 0;
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
