@@ -22,6 +22,22 @@ static int usage(const char *msg, const char *arg)
 	return 1;
 }
 
+/* 1 when v is a plain decimal number: digits with at most one '.', nothing else (strtod
+ * would also take hex, exponents, inf and nan). */
+static int decimal(const char *v)
+{
+	int digits = 0, dots = 0;
+	for (; *v; v++) {
+		if (*v >= '0' && *v <= '9')
+			digits++;
+		else if (*v == '.' && !dots)
+			dots++;
+		else
+			return 0;
+	}
+	return digits > 0;
+}
+
 int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profile **out,
                 struct tp_diag *d)
 {
@@ -74,8 +90,8 @@ int tp_cli_diff(int argc, char **argv)
 			char *end = NULL;
 			if (!v)
 				return usage("%s needs a percentage", a);
-			fail_pct = strtod(v, &end);
-			if (end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
+			fail_pct = decimal(v) ? strtod(v, &end) : -1;
+			if (!end || end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
 				return usage("--fail-if-slower needs a percentage >= 0, got '%s'",
 				             v);
 			have_fail = 1;
