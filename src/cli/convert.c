@@ -2,10 +2,11 @@
  * convert.c — `tpuprof IN_DIR [OUT_DIR] [options]`: detect the input format (a directory, or a
  * capture.tpp file given directly), read it into the model, analyse, and write the enabled
  * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
- * OUT_DIR, the stale-output marker, and installing the signal cleanup of temporaries. Once the
- * model is built the enabled outputs are written concurrently by --jobs N threads (default:
- * the online CPUs); each output reads the finished model and analysis only, so the files are
- * the same bytes whatever N is, and messages are printed in registry order after the join.
+ * OUT_DIR, the stale-output marker, removing the temporaries a killed run left, and installing
+ * the signal cleanup of temporaries. Once the model is built the enabled outputs are written
+ * concurrently by --jobs N threads (default: the online CPUs); each output reads the finished
+ * model and analysis only, so the files are the same bytes whatever N is, and messages are
+ * printed in registry order after the join.
  * The live progress line (common/progress.h) runs while stderr is a terminal and not -q.
  */
 #include "cli/cli.h"
@@ -155,6 +156,71 @@ static void mark_stale(const char *dir, const struct out_id *before)
 	}
 	tp_free(marker);
 	tp_buf_free(&b);
+}
+
+/* `name` is a temporary of `base` (tp_temp_path_for's "BASE.tmp-HEXPID.N"). */
+static int is_temp_of(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+	if (strncmp(name, base, n) != 0 || strncmp(name + n, ".tmp-", 5) != 0)
+		return 0;
+	const char *p = name + n + 5, *dot = strchr(p, '.');
+	if (!dot || dot == p || !dot[1])
+		return 0;
+	return strspn(p, "0123456789abcdef") == (size_t)(dot - p) &&
+	       strspn(dot + 1, "0123456789") == strlen(dot + 1);
+}
+
+/* Removes from the directory of OUT_DIR/`file` the temporaries of `file` that a killed run
+ * left (SIGKILL, a crash, power loss: no handler removed them). Called under OUT_DIR's lock,
+ * which every run holds while it writes, so no temporary there belongs to a live run. Each
+ * removal is said on stderr (unless quiet); one that fails names the file and the reason. */
+static void remove_dead_temps(const char *out_dir, const char *file, int quiet)
+{
+	char *path = tp_path_join(out_dir, file);
+	char *slash = path ? strrchr(path, '/') : NULL;
+	if (!slash) {
+		tp_free(path);
+		return;
+	}
+	*slash = 0;
+	const char *base = slash + 1;
+	DIR *dir = opendir(path);
+	struct dirent *e;
+	while (dir && (e = readdir(dir)) != NULL) {
+		if (!is_temp_of(e->d_name, base))
+			continue;
+		struct stat st;
+		int have = fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		           S_ISREG(st.st_mode);
+		if (!have)
+			continue;
+		char msg[TP_DIAG_MAX];
+		if (unlinkat(dirfd(dir), e->d_name, 0) != 0)
+			snprintf(msg, sizeof msg,
+			         "%s/%s: cannot remove this temporary of an interrupted run: %s",
+			         path, e->d_name, strerror(errno));
+		else if (!quiet)
+			snprintf(msg, sizeof msg,
+			         "removed %s/%s (%llu bytes), a temporary an interrupted run left",
+			         path, e->d_name, (unsigned long long)st.st_size);
+		else
+			continue;
+		err_line(msg);
+	}
+	if (dir)
+		closedir(dir);
+	tp_free(path);
+}
+
+/* remove_dead_temps for every output file and the stale marker. */
+static void remove_dead_outputs(const char *out_dir, int quiet)
+{
+	const struct tp_output *const *outs;
+	size_t n = tp_cli_outputs(&outs);
+	for (size_t i = 0; i < n; i++)
+		remove_dead_temps(out_dir, outs[i]->file, quiet);
+	remove_dead_temps(out_dir, STALE_NAME, quiet);
 }
 
 static double now_s(void)
@@ -477,6 +543,7 @@ static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
 		err_line(d.msg);
 		return 3;
 	}
+	remove_dead_outputs(o->out_dir, o->quiet);
 	out_ids(o->out_dir, before, nout, outs);
 	tp_progress_phase(TP_PHASE_WRITE);
 	struct out_job jobs[32];

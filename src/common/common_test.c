@@ -12,13 +12,17 @@
 #include "common/common.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_status(void **state)
@@ -262,6 +266,49 @@ static int count_entries(const char *dir)
 		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(dp);
 	return n;
+}
+
+/* A write that the system refuses (here: past RLIMIT_FSIZE, in a child process) is reported
+ * by tp_afile_fail and tp_afile_commit with the final path and the system's reason, never the
+ * temporary's name; the temporary is gone afterwards. */
+static void test_afile_fail(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_afile_fail.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/out.bin", dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {4096, 4096};
+		static char big[3 << 20];
+		struct tp_afile f;
+		struct tp_diag d = {0}, dc = {0};
+		int ok =
+		    setrlimit(RLIMIT_FSIZE, &rl) == 0 && tp_afile_open(&f, path, &d) == TP_OK &&
+		    tp_afile_write(&f, big, sizeof big) != 0 &&
+		    tp_afile_fail(&f, &d) == TP_EOUTPUT && tp_afile_commit(&f, &dc) == TP_EOUTPUT;
+		ok = ok && strncmp(d.msg, path, strlen(path)) == 0 &&
+		     strstr(d.msg, "write failed: ") && strstr(d.msg, strerror(EFBIG)) &&
+		     !strstr(d.msg, ".tmp-") && strstr(dc.msg, strerror(EFBIG)) &&
+		     !strstr(dc.msg, ".tmp-");
+		if (!ok)
+			fprintf(stderr, "test_afile_fail: '%s' / '%s'\n", d.msg, dc.msg);
+		_exit(ok ? 0 : 1);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	DIR *dd = opendir(dir);
+	assert_non_null(dd);
+	struct dirent *e;
+	int left = 0;
+	while ((e = readdir(dd)) != NULL)
+		left += e->d_name[0] != '.';
+	closedir(dd);
+	assert_int_equal(left, 0);
+	rmdir(dir);
 }
 
 static void test_atomic_file(void **state)
@@ -948,7 +995,7 @@ int main(void)
 	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
 	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
 	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
-	    cmocka_unit_test(test_upper_bound),
+	    cmocka_unit_test(test_upper_bound),     cmocka_unit_test(test_afile_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
