@@ -191,7 +191,7 @@ def main():
              " NULL FROM r" % n,
           "INSERT INTO slice(id, ts, dur, track_id, category, name, cmd_id)"
           " SELECT 10000000 + id, 1000, 10, id, 'cpu', 'op', 0 FROM track WHERE id > 1000000")
-    case("%d thread tracks" % n, diff(d, base, "tracks"), "ok", max_s=60 if SAN else 15)
+    case("%d thread tracks" % n, diff(d, base, "tracks"), "ok", max_s=40 if SAN else 15)
 
     # --fail-if-slower takes a decimal percentage.
     for v in ("0x10", "1e", "inf", "nan", "-1"):
