@@ -268,9 +268,8 @@ static int count_entries(const char *dir)
 	return n;
 }
 
-/* A write that the system refuses (here: past RLIMIT_FSIZE, in a child process) is reported
- * by tp_afile_fail and tp_afile_commit with the final path and the system's reason, never the
- * temporary's name; the temporary is gone afterwards. */
+/* A write refused by the system (past RLIMIT_FSIZE, in a child): tp_afile_fail and
+ * tp_afile_commit name the final path and the reason, never the temporary, which is gone. */
 static void test_afile_fail(void **state)
 {
 	(void)state;
@@ -618,8 +617,7 @@ static int ub_after(const void *ctx, size_t i)
 	return k->v[i] > k->key;
 }
 
-/* tp_upper_bound on sorted tables with runs of equal keys, every key from below the first
- * entry to above the last, against a linear scan; sizes 0 and 1 included. */
+/* tp_upper_bound against a linear scan: runs of equal keys, every key, sizes 0 to 10. */
 static void test_upper_bound(void **state)
 {
 	(void)state;
