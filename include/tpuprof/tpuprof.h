@@ -68,12 +68,12 @@ extern "C" {
 #define TPUPROF_API
 #endif
 
-/* The version of this header. The library's own is tpuprof_version(). TPUPROF_ABI_VERSION is
- * the shared library's SONAME number (libtpuprof.so.N): it changes only when a program built
- * against an older header could break, not with the project version. */
-#define TPUPROF_VERSION_MAJOR 0
-#define TPUPROF_VERSION_MINOR 2
-#define TPUPROF_VERSION_PATCH 0
+/* The version of this header: TPUPROF_VERSION_MAJOR, _MINOR, _PATCH and TPUPROF_VERSION_STRING,
+ * generated from the project version and installed next to this file. The library's own is
+ * tpuprof_version(). TPUPROF_ABI_VERSION is the shared library's SONAME number
+ * (libtpuprof.so.N): it changes only when a program built against an older header could
+ * break, not with the project version. */
+#include <tpuprof/tpuprof_version.h>
 /* ABI 2: struct tpuprof_op_detail starts with size fields (ABI 1 had none). */
 #define TPUPROF_ABI_VERSION 2
 

@@ -1,6 +1,7 @@
 /*
  * registry.c — the readers and outputs the CLI knows, in the order they are tried / written.
- * Adding a reader or an output is one line here.
+ * Adding a reader or an output is one line here (plus a prepare step, for the rare output that
+ * must touch the profile before the analysis).
  */
 #include "cli/cli.h"
 
@@ -104,4 +105,25 @@ size_t tp_cli_outputs(const struct tp_output *const **out)
 	};
 	*out = list;
 	return sizeof list / sizeof *list;
+}
+
+/* A workbook cut at --xlsx_rows says so in every summary too (never a silent cut). */
+static int prepare_xlsx(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
+{
+	(void)d;
+	return tp_xlsx_note_cap(p, o->max_cores, o->xlsx_rows);
+}
+
+int tp_cli_prepare_output(const struct tp_output *out, struct tp_profile *p,
+                          const struct tp_out_opts *o, struct tp_diag *d)
+{
+	static const struct {
+		const struct tp_output *out;
+		int (*prepare)(struct tp_profile *p, const struct tp_out_opts *o,
+		               struct tp_diag *d);
+	} steps[] = {{&tp_output_xlsx, prepare_xlsx}};
+	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+		if (steps[i].out == out)
+			return steps[i].prepare(p, o, d);
+	return TP_OK;
 }
