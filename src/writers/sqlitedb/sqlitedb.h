@@ -28,7 +28,7 @@
 /* Writes the profile into a new SQLite database at `path` (built under a temporary name and
  * renamed into place; an existing file is replaced). `a` may be NULL. Returns TP_OK,
  * TP_ENOMEM, TP_EOUTPUT (message carries SQLite's) or an error of tp_sink_drive. */
-/* full_args: see tp_sink_fill_args_ex. */
+/* full_args: see tp_sink_fill_args. */
 int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                       int full_args, struct tp_diag *d);
 
