@@ -11,7 +11,10 @@
 #include "cli/cli.h"
 #include "common/progress.h"
 #include "readers/traceread/traceread.h"
+#include "writers/chrome/chrome.h"
 #include "writers/opsreport/opsreport.h"
+#include "writers/perfetto/perfetto.h"
+#include "writers/sqlitedb/sqlitedb.h"
 #include "writers/summary/summary.h"
 #include "writers/xlsx/xlsx.h"
 
@@ -633,6 +636,16 @@ static int convert_main(int argc, char **argv)
 		    tp_xlsx_note_cap(p, 0, o.xlsx_rows) != TP_OK) {
 			tp_profile_free(p);
 			return tp_status_exit_code(TP_ENOMEM);
+		}
+	/* Flows the trace outputs cannot draw are noted once, whichever of them are written. */
+	for (size_t i = 0; i < nout; i++)
+		if (enabled[i] && (outs[i] == &tp_output_perfetto || outs[i] == &tp_output_chrome ||
+		                   outs[i] == &tp_output_sqlite)) {
+			if (tp_sink_note_flows(p) != TP_OK) {
+				tp_profile_free(p);
+				return tp_status_exit_code(TP_ENOMEM);
+			}
+			break;
 		}
 	double t1 = now_s();
 	tp_progress_phase(TP_PHASE_ANALYZE);

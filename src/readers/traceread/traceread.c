@@ -1868,6 +1868,56 @@ static int read_top(struct rd *r)
 }
 
 /* Closes what is still open, names devices/tracks, re-bases time and writes the notes. */
+/* Orders flow starts by (key, ts, file order): the starts of one id in time order. */
+static int fpt_cmp(const void *x, const void *y)
+{
+	const struct fpt *a = *(const struct fpt *const *)x, *b = *(const struct fpt *const *)y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* Pairs every flow end with its start (see finish) and adds the flows, re-based by base.
+ * TP_OK or TP_ENOMEM. */
+static int pair_flows(struct rd *r, int64_t base)
+{
+	struct tp_profile *p = r->p;
+	const struct fpt **st = tp_malloc((r->nfstart + 1) * sizeof *st);
+	if (!st)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < r->nfstart; i++)
+		st[i] = &r->fstart[i];
+	qsort(st, r->nfstart, sizeof *st, fpt_cmp);
+	for (size_t i = 0; i < r->nfend; i++) {
+		const struct fpt *e = &r->fend[i];
+		/* The last start with e's key and a ts not after e's: an upper bound. */
+		size_t lo = 0, hi = r->nfstart;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (st[mid]->key < e->key ||
+			    (st[mid]->key == e->key && st[mid]->ts <= e->ts))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || st[lo - 1]->key != e->key) {
+			r->flows_unmatched++;
+			continue;
+		}
+		struct tp_flow fl = {st[lo - 1]->track, e->track, st[lo - 1]->ts - base,
+		                     e->ts - base};
+		if (tp_profile_add_flow(p, &fl)) {
+			tp_free(st);
+			return TP_ENOMEM;
+		}
+		r->flows_matched++;
+	}
+	tp_free(st);
+	return TP_OK;
+}
+
 static int finish(struct rd *r)
 {
 	struct tp_profile *p = r->p;
@@ -1916,28 +1966,10 @@ static int finish(struct rd *r)
 		for (size_t k = 0; k < p->counters[c].count; k++)
 			p->counters[c].samples[k].ts_ns -= base;
 	/* Flows: each end (f, t) pairs with the latest start (s, t) of the same cat and id that
-	 * is not later than it; in file order a start may come after its end. */
-	struct map fm = {0};
-	for (size_t i = 0; i < r->nfstart; i++)
-		if (map_put(&fm, r->fstart[i].key, (int32_t)i)) {
-			map_free(&fm);
-			return TP_ENOMEM;
-		}
-	for (size_t i = 0; i < r->nfend; i++) {
-		int32_t si;
-		if (!map_get(&fm, r->fend[i].key, &si) || r->fstart[si].ts > r->fend[i].ts) {
-			r->flows_unmatched++;
-			continue;
-		}
-		struct tp_flow fl = {r->fstart[si].track, r->fend[i].track, r->fstart[si].ts - base,
-		                     r->fend[i].ts - base};
-		if (tp_profile_add_flow(p, &fl)) {
-			map_free(&fm);
-			return TP_ENOMEM;
-		}
-		r->flows_matched++;
-	}
-	map_free(&fm);
+	 * is not later than it (the later one in the file on a tie); in file order a start may
+	 * come after its end, and an id may be used again once its flow has ended. */
+	if (pair_flows(r, base))
+		return TP_ENOMEM;
 	if (link_correlations(r))
 		return TP_ENOMEM;
 	char num[32];

@@ -490,10 +490,9 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 			break;
 		}
 		/* First use: the string inline. Make room for it and, as the caller did, for
-		 * every annotation and flow that may follow. */
+		 * every annotation that may follow (the flows come before the annotations). */
 		size_t n = strlen(str), off = (size_t)(o - w->ev.p);
-		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS +
-		                              12 * (TP_SINK_MAX_FLOWS + 1))) {
+		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS + 12)) {
 			w->in.oom = 1; /* reported by the caller */
 			return o;
 		}

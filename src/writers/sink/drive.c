@@ -100,6 +100,58 @@ static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *
 	return TP_OK;
 }
 
+/* The plan of p: tracks of every device, slice ids, flows. */
+static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_diag *d)
+{
+	pl->p = p;
+	tp_arena_init(&pl->arena, 16384);
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices)
+			return tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
+			                   tp_str(p, p->tracks[i].name));
+	int st = TP_OK;
+	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
+		st = tp_sink_plan_device(pl, (int32_t)dev, d);
+	if (st)
+		return st;
+	uint64_t id = 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		pl->dts[i].base_id = id;
+		id += pl->dts[i].t->count;
+	}
+	pl->total_slices = id;
+	return tp_sink_plan_flows(pl, d);
+}
+
+int tp_sink_note_flows(struct tp_profile *p)
+{
+	if (!p->num_flows)
+		return TP_OK;
+	struct plan *pl = tp_calloc(1, sizeof *pl);
+	if (!pl)
+		return TP_ENOMEM;
+	struct tp_diag d = {0};
+	int st = build_plan(pl, p, &d);
+	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
+	plan_free(pl);
+	tp_free(pl);
+	if (st == TP_ENOMEM)
+		return st;
+	if (!st && dropped)
+		st = tp_profile_note(
+		    p,
+		    "trace outputs: %llu flows not drawn: each ends at a slice that "
+		    "another flow already ends at (a slice ends at most one flow)",
+		    (unsigned long long)dropped);
+	if (!st && skipped)
+		st = tp_profile_note(
+		    p,
+		    "trace outputs: %llu flows not drawn: an end binds to no slice, "
+		    "or the source does not start before the target",
+		    (unsigned long long)skipped);
+	return st == TP_ENOMEM ? st : TP_OK;
+}
+
 int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
                   struct tp_diag *d)
 {
@@ -110,25 +162,7 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory starting a trace writer");
 		goto out;
 	}
-	pl->p = p;
-	tp_arena_init(&pl->arena, 16384);
-	for (size_t i = 0; i < p->num_tracks; i++)
-		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices) {
-			st = tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
-			                 tp_str(p, p->tracks[i].name));
-			goto out;
-		}
-	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
-		st = tp_sink_plan_device(pl, (int32_t)dev, d);
-	if (st)
-		goto out;
-	uint64_t id = 0;
-	for (size_t i = 0; i < pl->ndts; i++) {
-		pl->dts[i].base_id = id;
-		id += pl->dts[i].t->count;
-	}
-	pl->total_slices = id;
-	if ((st = tp_sink_plan_flows(pl, d)))
+	if ((st = build_plan(pl, p, d)))
 		goto out;
 
 	if (sink->begin && (st = sink->begin(sink->ctx, p, a)))

@@ -198,6 +198,22 @@ static long enclosing(const struct tp_track *t, int64_t ts)
 	return -1;
 }
 
+/* A flow that starts exactly where one slice ends and the next begins (a producer hands its
+ * result over at its end, as TensorFlow's flows do, and the thread's next op starts at that
+ * instant) binds by enclosing() to the slice that begins there, which cannot be its source
+ * when the target starts at that instant too. Returns the slice ending at ts instead, found
+ * walking back from k (the enclosing slice, which starts at ts) with the same bound as
+ * enclosing(); k when there is none. */
+static long ending_at(const struct tp_track *t, int64_t ts, long k)
+{
+	if (t->slices[k].start_ns != ts)
+		return k;
+	for (size_t j = (size_t)k, steps = 0; j-- > 0 && steps < 64; steps++)
+		if (t->slices[j].start_ns < ts && tp_slice_end(t, &t->slices[j]) == ts)
+			return (long)j;
+	return k;
+}
+
 static int item_less(const struct heap_item *x, const struct heap_item *y)
 {
 	return x->key < y->key || (x->key == y->key && x->id < y->id);
@@ -463,6 +479,9 @@ static int plan_model_flows(struct plan *pl)
 		}
 		long si = enclosing(pl->dts[sdt].t, f->from_ns);
 		long di = enclosing(pl->dts[ddt].t, f->to_ns);
+		if (si >= 0 && di >= 0 &&
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns)
+			si = ending_at(pl->dts[sdt].t, f->from_ns, si);
 		if (si < 0 || di < 0 ||
 		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
 			pl->flows_skipped++;
@@ -722,7 +741,7 @@ int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d)
  * Flows are taken in source-start order by merging the source-order walks of the source
  * plan tracks (source_iter; each in start order, as a track's slices are) through a heap of their
  * heads, ties broken by source plan track, then source index and edge index (the walk's order);
- * a source slice keeps its first TP_SINK_MAX_FLOWS flows in that order. Memory O(tracks +
+ * a source slice keeps all its flows, in that order. Memory O(tracks +
  * open flows + the walks' heaps), no copy of the edge list. */
 static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 {
@@ -732,14 +751,11 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 	struct source_iter *it = tp_calloc(pl->ndts, sizeof *it);
 	struct head {
 		struct pulled_edge cur; /* the walk's current edge */
-		uint32_t last;          /* source index of the edge before it */
-		uint32_t same; /* edges before it with that source (0: none or a new source) */
 	} *hd = tp_calloc(pl->ndts, sizeof *hd);
 	int st = it && hd ? TP_OK : TP_ENOMEM;
 	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
 		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
 			continue;
-		hd[dt].last = UINT32_MAX;
 		int k = source_iter_start(pl, &it[dt], (uint32_t)dt);
 		if (!k)
 			k = source_iter_next(pl, &it[dt], &hd[dt].cur);
@@ -755,14 +771,6 @@ static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
 		struct head *x = &hd[dt];
 		for (;;) {
 			uint32_t flow = flow_get(pl, x->cur.e);
-			x->same = x->cur.src == x->last ? x->same + 1 : 0;
-			x->last = x->cur.src;
-			if (x->same >= TP_SINK_MAX_FLOWS) {
-				flow = EDGE_DROPPED;
-				pl->flows_dropped++;
-				if ((st = flow_set(pl, x->cur.e, flow)))
-					break;
-			}
 			if (flow != EDGE_DROPPED) {
 				int64_t src_ns = h.key;
 				const struct heap_item *m;
@@ -857,14 +865,21 @@ int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k, struc
 		fc->have_in = dst_next(pl, &fc->run, &fc->in, &fc->in_id, &fc->in_e);
 	if (fc->have_in && fc->in_id == ss->id && flow_get(pl, fc->in_e) != EDGE_DROPPED)
 		ss->flow_in = flow_get(pl, fc->in_e);
-	ss->num_flows_out = 0;
+	size_t n = 0;
 	while (fc->have_out > 0 && fc->out.src <= k) {
 		uint32_t f = flow_get(pl, fc->out.e);
-		if (fc->out.src == k && f != EDGE_DROPPED && ss->num_flows_out < TP_SINK_MAX_FLOWS)
-			ss->flows_out[ss->num_flows_out++] = f;
+		if (fc->out.src == k && f != EDGE_DROPPED) {
+			uint64_t *g = tp_grow(pl->out_ids, sizeof *g, n + 1, &pl->cap_out_ids);
+			if (!g)
+				return TP_ENOMEM;
+			pl->out_ids = g;
+			pl->out_ids[n++] = f;
+		}
 		if ((fc->have_out = source_iter_next(pl, &pl->out_walk, &fc->out)) < 0)
 			return TP_ENOMEM;
 	}
+	ss->num_flows_out = n;
+	ss->flows_out = pl->out_ids;
 	return TP_OK;
 }
 
@@ -894,5 +909,6 @@ void tp_sink_flows_free(struct plan *pl)
 	tp_free(pl->blkmin);
 	tp_free(pl->srcruns);
 	tp_free(pl->srcoff);
+	tp_free(pl->out_ids);
 	source_iter_free(&pl->out_walk);
 }

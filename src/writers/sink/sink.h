@@ -45,7 +45,6 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
-#define TP_SINK_MAX_FLOWS 8  /* outgoing flows kept per slice; more are counted, not drawn */
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
@@ -63,11 +62,12 @@ struct tp_sink_slice {
 	 * when it sees it. */
 	uint32_t depth;       /* nesting depth on its (lane) track */
 	uint64_t parent_id;   /* id of the enclosing slice, 0 = none */
-	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none.
-	                       * Flow ids are small and reused once a flow has ended
-	                       * (they identify a flow only while it is open). */
-	size_t num_flows_out; /* flows starting at this slice (others wait for it) */
-	uint64_t flows_out[TP_SINK_MAX_FLOWS];
+	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none: a slice ends
+	                       * at most one flow (a second one into it is counted and noted,
+	                       * tp_sink_note_flows). Flow ids are small and reused once a flow
+	                       * has ended (they identify a flow only while it is open). */
+	size_t num_flows_out; /* flows starting at this slice (others wait for it), all of them */
+	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
 };
 
 struct tp_sink {
@@ -102,6 +102,12 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
  * at most n bytes including the NUL into out (n >= 32 is always enough); returns the length.
  * Shared by the text writers so JSON and SQLite display values agree. */
 size_t tp_sink_fmt_real(char *out, size_t n, double v);
+
+/* Adds a note to p when some of its flows cannot be drawn in the trace outputs: a second flow
+ * into the same slice (a slice ends at most one flow), or a flow whose ends do not bind to
+ * slices or whose source does not start before its target. Costs a flow plan only when the
+ * profile has model flows (imported traces). TP_OK or TP_ENOMEM. */
+int tp_sink_note_flows(struct tp_profile *p);
 
 /* Fills out->args with the reference-named arguments of model slice s on track t (keys
  * spelled as the reference tools spell them). full = 0 (what the trace writers use by

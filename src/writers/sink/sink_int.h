@@ -186,6 +186,8 @@ struct plan {
 	                      srcoff[dt + 1]) */
 	size_t *srcoff;
 	struct source_iter out_walk; /* the delivery's walk of the current track's outgoing edges */
+	uint64_t *out_ids; /* the current slice's outgoing flow ids (tp_sink_slice.flows_out) */
+	size_t cap_out_ids;
 	struct lane lanes[MAX_LANES];
 	size_t nlanes_used;
 	uint64_t flows_dropped;

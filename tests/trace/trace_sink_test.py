@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""trace_sink_test.py — the trace driver's rules on generated Chrome traces, through the CLI
+(`tpuprof TRACE OUT --json --sqlite`), counted in all three trace outputs: Perfetto (the
+`tpuprof check` report), trace.json (flow events) and profile.db (the flow table).
+
+  flows: one call launching 500 kernels keeps all 500 arrows; a flow that starts exactly at
+         its producer's end, where the thread's next op starts, leaves the producer; a flow
+         id used again after its flow ended pairs again.
+
+Usage: trace_sink_test.py TPUPROF.
+"""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+TPUPROF = sys.argv[1] if len(sys.argv) > 1 else "tpuprof"
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def convert(tmp, name, events, *extra):
+    """Writes {"traceEvents": events} and converts it; returns (exit code, out dir, stdout)."""
+    src = os.path.join(tmp, name + ".json")
+    with open(src, "w") as f:
+        json.dump({"traceEvents": events}, f)
+    out = os.path.join(tmp, name)
+    r = subprocess.run([TPUPROF, src, out, "--json", "--sqlite", "--disable_web",
+                        "--disable_doc", *extra], capture_output=True, text=True)
+    check(r.returncode == 0, f"{name}: exit {r.returncode}: {r.stderr}")
+    return r.returncode, out, r.stdout
+
+
+def flows_of(out):
+    """Flow counts per output: Perfetto (check report), trace.json ('s' and 'f'), profile.db;
+    and the database's flows as (source name, target name) pairs."""
+    c = subprocess.run([TPUPROF, "check", os.path.join(out, "perfetto.pftrace")],
+                       capture_output=True, text=True)
+    m = re.search(r"(\d+) flows", c.stdout)
+    pf = int(m.group(1)) if c.returncode == 0 and m else None
+    ev = json.load(open(os.path.join(out, "trace.json")))["traceEvents"]
+    js = sum(1 for e in ev if e.get("ph") == "s")
+    jf = sum(1 for e in ev if e.get("ph") == "f")
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+    pairs = db.execute("select a.name, b.name from flow f join slice a on a.id = f.slice_out"
+                       " join slice b on b.id = f.slice_in order by f.id").fetchall()
+    db.close()
+    return pf, js, jf, pairs
+
+
+def x(name, pid, tid, ts, dur, **args):
+    e = {"ph": "X", "name": name, "cat": "op", "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def flow(ph, fid, pid, tid, ts, **kw):
+    e = {"ph": ph, "name": "launch", "cat": "ac2g", "id": fid, "pid": pid, "tid": tid,
+         "ts": ts}
+    e.update(kw)
+    return e
+
+
+def test_flows(tmp):
+    # One cudaGraphLaunch-like call (tid 1) launching 500 kernels on a stream (tid 2).
+    n = 500
+    ev = [x("graphLaunch", 1, 1, 0, 10)]
+    for i in range(n):
+        ev.append(flow("s", i + 1, 1, 1, 5))
+        ev.append(x(f"kernel{i}", 1, 2, 20 + 3 * i, 2))
+        ev.append(flow("f", i + 1, 1, 2, 20 + 3 * i, bp="e"))
+    rc, out, _ = convert(tmp, "launch500", ev)
+    if rc == 0:
+        pf, js, jf, pairs = flows_of(out)
+        check(pf == n and js == n and jf == n and len(pairs) == n and
+              all(a == "graphLaunch" for a, _ in pairs) and
+              len({b for _, b in pairs}) == n,
+              f"500 launches: perfetto {pf}, trace.json s {js} f {jf}, db {len(pairs)}")
+
+    # A producer (tid 1, [0, 10]) whose flow starts at its end, where the thread's next op
+    # starts too; the consumer (tid 2) starts at that instant.
+    ev = [x("producer", 1, 1, 0, 10), x("next_op", 1, 1, 10, 5), x("consumer", 1, 2, 10, 4),
+          flow("s", 7, 1, 1, 10), flow("f", 7, 1, 2, 10, bp="e")]
+    rc, out, _ = convert(tmp, "at_end", ev)
+    if rc == 0:
+        pf, js, jf, pairs = flows_of(out)
+        check(pf == 1 and js == 1 and jf == 1 and pairs == [("producer", "consumer")],
+              f"flow at the producer's end: perfetto {pf}, json {js}/{jf}, db {pairs}")
+
+    # Flow id 3 used twice: a -> b, then (after b) c -> d.
+    ev = [x("a", 1, 1, 0, 5), x("b", 1, 2, 10, 5), x("c", 1, 1, 20, 5), x("d", 1, 2, 30, 5),
+          flow("s", 3, 1, 1, 1), flow("f", 3, 1, 2, 10, bp="e"),
+          flow("s", 3, 1, 1, 21), flow("f", 3, 1, 2, 30, bp="e")]
+    rc, out, _ = convert(tmp, "reused_id", ev)
+    if rc == 0:
+        pf, js, jf, pairs = flows_of(out)
+        check(pf == 2 and js == 2 and jf == 2 and pairs == [("a", "b"), ("c", "d")],
+              f"reused flow id: perfetto {pf}, json {js}/{jf}, db {pairs}")
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        test_flows(tmp)
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("trace_sink_test: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
