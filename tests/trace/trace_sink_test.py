@@ -6,6 +6,9 @@
   flows: one call launching 500 kernels keeps all 500 arrows; a flow that starts exactly at
          its producer's end, where the thread's next op starts, leaves the producer; a flow
          id used again after its flow ended pairs again.
+  scale: 200 000 counter series in one process and 50 000 threads convert (the driver's
+         planning is linear in the tracks; no time limit is asserted, the run just has to
+         finish), with every counter track and thread in Perfetto and profile.db.
 
 Usage: trace_sink_test.py TPUPROF.
 """
@@ -107,9 +110,42 @@ def test_flows(tmp):
               f"reused flow id: perfetto {pf}, json {js}/{jf}, db {pairs}")
 
 
+def check_report(out):
+    """The `tpuprof check` report of out/perfetto.pftrace as a dict of its counts."""
+    c = subprocess.run([TPUPROF, "check", os.path.join(out, "perfetto.pftrace")],
+                       capture_output=True, text=True)
+    check(c.returncode == 0, f"tpuprof check {out}: {c.stdout} {c.stderr}")
+    return {k: int(v) for v, k in re.findall(r"(\d+) (threads|counter tracks|slices)", c.stdout)}
+
+
+def test_scale(tmp):
+    n = 200000
+    ev = [{"ph": "C", "name": f"series{i}", "pid": 1, "ts": i % 1000, "args": {"v": i % 7}}
+          for i in range(n)]
+    rc, out, _ = convert(tmp, "counters200k", ev, "-q")
+    if rc == 0:
+        rep = check_report(out)
+        db = sqlite3.connect(os.path.join(out, "profile.db"))
+        got = db.execute("select count(*) from track where type = 'counter'").fetchone()[0]
+        db.close()
+        check(rep.get("counter tracks") == n and got == n,
+              f"200 000 counter series: perfetto {rep}, profile.db {got}")
+    n = 50000
+    ev = [x("op", 1, i + 1, i % 1000, 5) for i in range(n)]
+    rc, out, _ = convert(tmp, "threads50k", ev, "-q")
+    if rc == 0:
+        rep = check_report(out)
+        db = sqlite3.connect(os.path.join(out, "profile.db"))
+        got = db.execute("select count(distinct tid) from thread").fetchone()[0]
+        db.close()
+        check(rep.get("threads") == n and rep.get("slices") == n and got == n,
+              f"50 000 threads: perfetto {rep}, profile.db {got} distinct tids")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_flows(tmp)
+        test_scale(tmp)
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1

@@ -33,6 +33,7 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->tracks);
 	tp_free(pl->dts);
 	tp_free(pl->der);
+	tp_sink_plan_tracks_free(pl);
 	tp_sink_flows_free(pl);
 	tp_arena_free(&pl->arena);
 }
@@ -109,9 +110,7 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_dia
 		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices)
 			return tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
 			                   tp_str(p, p->tracks[i].name));
-	int st = TP_OK;
-	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
-		st = tp_sink_plan_device(pl, (int32_t)dev, d);
+	int st = tp_sink_plan_tracks(pl, d);
 	if (st)
 		return st;
 	uint64_t id = 0;

@@ -461,17 +461,25 @@ static int plan_model_flows(struct plan *pl)
 			w[n++] = (struct track_edge){pl->runs[r].src_dt, pl->edges[i].src_idx,
 			                             pl->runs[r].dst_dt, pl->edges[i].dst_idx};
 	size_t before = n;
+	/* The plan track of each model track (its first). */
+	long *dt_of = tp_malloc((p->num_tracks + 1) * sizeof *dt_of);
+	if (!dt_of) {
+		tp_free(w);
+		return TP_ENOMEM;
+	}
+	for (size_t t = 0; t < p->num_tracks; t++)
+		dt_of[t] = -1;
+	for (size_t k = pl->ndts; k-- > 0;)
+		if (pl->dts[k].model_track >= 0)
+			dt_of[pl->dts[k].model_track] = (long)k;
 	for (size_t i = 0; i < p->num_flows; i++) {
 		const struct tp_flow *f = &p->flows[i];
-		long sdt = -1, ddt = -1;
-		for (size_t k = 0; k < pl->ndts && (sdt < 0 || ddt < 0); k++) {
-			if (pl->dts[k].model_track < 0)
-				continue;
-			if (pl->dts[k].model_track == f->from_track)
-				sdt = (long)k;
-			if (pl->dts[k].model_track == f->to_track)
-				ddt = (long)k;
-		}
+		long sdt = f->from_track >= 0 && (size_t)f->from_track < p->num_tracks
+		               ? dt_of[f->from_track]
+		               : -1;
+		long ddt = f->to_track >= 0 && (size_t)f->to_track < p->num_tracks
+		               ? dt_of[f->to_track]
+		               : -1;
 		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
 		    pl->dts[ddt].t->count > UINT32_MAX) {
 			pl->flows_skipped++;
@@ -490,6 +498,7 @@ static int plan_model_flows(struct plan *pl)
 		w[n++] =
 		    (struct track_edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di};
 	}
+	tp_free(dt_of);
 	int st = TP_OK;
 	if (n > before) {
 		qsort(w, n, sizeof *w, track_edge_cmp);

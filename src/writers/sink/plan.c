@@ -386,20 +386,84 @@ static int int_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int pid_used(const struct plan *pl, int32_t pid)
+static size_t intset_slot(const struct intset *s, int32_t x)
 {
-	for (size_t i = 0; i < pl->ntracks; i++)
-		if (pl->tracks[i].is_process && pl->tracks[i].pid == pid)
-			return 1;
-	return 0;
+	uint64_t h = (uint64_t)(uint32_t)x * 0x9e3779b97f4a7c15ull;
+	size_t k = (size_t)(h >> 32) & (s->cap - 1);
+	while (s->v[k] && s->v[k] != x)
+		k = (k + 1) & (s->cap - 1);
+	return k;
 }
 
-static int tid_used(const struct plan *pl, size_t from, int32_t tid)
+static int intset_has(const struct intset *s, int32_t x)
 {
-	for (size_t i = from; i < pl->ntracks; i++)
-		if (pl->tracks[i].tid == tid)
-			return 1;
-	return 0;
+	return s->cap && s->v[intset_slot(s, x)] == x;
+}
+
+/* Adds x (nonzero). TP_OK or TP_ENOMEM. */
+static int intset_add(struct intset *s, int32_t x)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		struct intset g = {tp_calloc(s->cap ? 2 * s->cap : 64, sizeof *g.v),
+		                   s->cap ? 2 * s->cap : 64, 0};
+		if (!g.v)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->v[i]) {
+				g.v[intset_slot(&g, s->v[i])] = s->v[i];
+				g.n++;
+			}
+		tp_free(s->v);
+		*s = g;
+	}
+	size_t k = intset_slot(s, x);
+	if (!s->v[k]) {
+		s->v[k] = x;
+		s->n++;
+	}
+	return TP_OK;
+}
+
+static void intset_clear(struct intset *s)
+{
+	if (s->cap)
+		memset(s->v, 0, s->cap * sizeof *s->v);
+	s->n = 0;
+}
+
+/* Groups n items by device (device_of(p, i)) into *idx, in item order, with offsets *at
+ * (num_devices + 1). TP_OK or TP_ENOMEM. */
+static int by_device(const struct tp_profile *p, size_t n,
+                     int32_t (*device_of)(const struct tp_profile *, size_t), uint32_t **idx,
+                     size_t **at)
+{
+	*at = tp_calloc(p->num_devices + 2, sizeof **at);
+	*idx = tp_malloc((n + 1) * sizeof **idx);
+	if (!*at || !*idx)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int32_t dv = device_of(p, i);
+		if (dv >= 0 && (size_t)dv < p->num_devices)
+			(*at)[dv + 2]++;
+	}
+	for (size_t dv = 0; dv < p->num_devices; dv++)
+		(*at)[dv + 2] += (*at)[dv + 1];
+	for (size_t i = 0; i < n; i++) {
+		int32_t dv = device_of(p, i);
+		if (dv >= 0 && (size_t)dv < p->num_devices)
+			(*idx)[(*at)[dv + 1]++] = (uint32_t)i;
+	}
+	return TP_OK;
+}
+
+static int32_t track_device(const struct tp_profile *p, size_t i)
+{
+	return p->tracks[i].device;
+}
+
+static int32_t counter_device(const struct tp_profile *p, size_t i)
+{
+	return p->counters[i].device;
 }
 
 /* The process track of device dev, with a pid unique among the plan's processes: capture
@@ -414,8 +478,10 @@ static struct tp_sink_track *plan_process(struct plan *pl, int32_t dev)
 		return NULL;
 	size_t first = proc->index;
 	int32_t pid = dv->id > 0 ? dv->id : 1000 + dev;
-	while (pid_used(pl, pid))
+	while (intset_has(&pl->pids, pid))
 		pid++;
+	if (intset_add(&pl->pids, pid))
+		return NULL;
 	proc = &pl->tracks[first];
 	proc->pid = pid;
 	proc->is_process = 1;
@@ -429,15 +495,17 @@ static struct tp_sink_track *plan_process(struct plan *pl, int32_t dev)
 
 /* The cores of device dev that have engine or layer tracks, ascending (possibly repeated),
  * in *out (owned by the caller) and their number in *n. TP_OK or TP_ENOMEM. */
-static int device_cores(const struct tp_profile *p, int32_t dev, int32_t **out, size_t *n)
+static int device_cores(const struct plan *pl, int32_t dev, int32_t **out, size_t *n)
 {
-	size_t cap_cores = p->num_tracks + 1; /* grown for the cores only layers have */
+	const struct tp_profile *p = pl->p;
+	size_t from = pl->dev_track_at[dev], to = pl->dev_track_at[dev + 1];
+	size_t cap_cores = to - from + 1; /* grown for the cores only layers have */
 	int32_t *cores = tp_calloc(cap_cores, sizeof *cores);
 	if (!cores)
 		return TP_ENOMEM;
 	size_t nc = 0;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
+	for (size_t j = from; j < to; j++) {
+		const struct tp_track *t = &p->tracks[pl->dev_track[j]];
 		if (t->device == dev && t->core >= 0 && t->kind <= TP_TRACK_LAYER)
 			cores[nc++] = t->core;
 	}
@@ -511,7 +579,8 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 	int32_t rank = 0;
 	int has_tiu = 0, has_dma = 0, has_layer_track = 0, st = TP_OK;
 	for (int k = TP_TRACK_TIU; k <= TP_TRACK_LAYER && !st; k++) {
-		for (size_t i = 0; i < p->num_tracks && !st; i++) {
+		for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1] && !st; j++) {
+			size_t i = pl->dev_track[j];
 			const struct tp_track *t = &p->tracks[i];
 			if (t->device != dev || t->core != core || t->kind != k)
 				continue;
@@ -542,13 +611,15 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 }
 
 /* Thread, host and core-less tracks of device dev, in model order; a thread keeps its tid
- * when it is positive and no earlier track of the device uses it. */
-static int plan_threads(struct plan *pl, int32_t dev, size_t first, int32_t pid, uint64_t proc_uuid,
+ * when it is positive and no earlier track of the device uses it (pl->tids). */
+static int plan_threads(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc_uuid,
                         int32_t *sort, struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
 	int st = TP_OK;
-	for (size_t i = 0; i < p->num_tracks && !st; i++) {
+	intset_clear(&pl->tids);
+	for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1] && !st; j++) {
+		size_t i = pl->dev_track[j];
 		const struct tp_track *t = &p->tracks[i];
 		if (t->device != dev || (t->core >= 0 && t->kind <= TP_TRACK_LAYER))
 			continue;
@@ -562,9 +633,11 @@ static int plan_threads(struct plan *pl, int32_t dev, size_t first, int32_t pid,
 			nm = tp_track_kind_name((enum tp_track_kind)t->kind);
 		proto.full_name = nm;
 		int64_t tid = t->tid;
-		proto.tid = tid > 0 && tid <= INT32_MAX && !tid_used(pl, first, (int32_t)tid)
+		proto.tid = tid > 0 && tid <= INT32_MAX && !intset_has(&pl->tids, (int32_t)tid)
 		                ? (int32_t)tid
 		                : 0;
+		if (proto.tid && intset_add(&pl->tids, proto.tid))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		st = add_plan_track(pl, t, NULL, (int)i, &proto, nm, d);
 	}
 	return st;
@@ -575,10 +648,9 @@ static int plan_counters(struct plan *pl, int32_t dev, int32_t pid, uint64_t pro
                          int32_t *sort, struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
-	for (size_t i = 0; i < p->num_counters; i++) {
+	for (size_t j = pl->dev_counter_at[dev]; j < pl->dev_counter_at[dev + 1]; j++) {
+		size_t i = pl->dev_counter[j];
 		const struct tp_counter *c = &p->counters[i];
-		if (c->device != dev)
-			continue;
 		struct tp_sink_track *x = new_track(pl);
 		if (!x)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
@@ -598,7 +670,8 @@ static int plan_counters(struct plan *pl, int32_t dev, int32_t pid, uint64_t pro
 
 /* Synthetic tids for every track of the device from `first` (its process track) on that has
  * none (engine lanes, containers, counters, tid-less threads): unique in the process, never
- * 0, never a tid a captured thread already uses. The process track itself uses its pid. */
+ * 0, never a tid a captured thread already uses (pl->tids holds those; a synthetic tid is
+ * always above the ones given before it). The process track itself uses its pid. */
 static void assign_tids(struct plan *pl, size_t first, int32_t pid)
 {
 	pl->tracks[first].tid = pid;
@@ -607,13 +680,13 @@ static void assign_tids(struct plan *pl, size_t first, int32_t pid)
 		struct tp_sink_track *x = &pl->tracks[i];
 		if (x->tid > 0)
 			continue;
-		while (tid_used(pl, first + 1, next))
+		while (intset_has(&pl->tids, next))
 			next++;
 		x->tid = next++;
 	}
 }
 
-int tp_sink_plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
+static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 {
 	struct tp_sink_track *proc = plan_process(pl, dev);
 	if (!proc)
@@ -623,7 +696,7 @@ int tp_sink_plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	uint64_t proc_uuid = proc->uuid;
 	int32_t *cores;
 	size_t nc;
-	if (device_cores(pl->p, dev, &cores, &nc))
+	if (device_cores(pl, dev, &cores, &nc))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 	int st = TP_OK;
 	int32_t sort = 0;
@@ -632,13 +705,35 @@ int tp_sink_plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 			st = plan_core(pl, dev, cores[ci], pid, proc_uuid, sort++, d);
 	tp_free(cores);
 	if (!st)
-		st = plan_threads(pl, dev, first, pid, proc_uuid, &sort, d);
+		st = plan_threads(pl, dev, pid, proc_uuid, &sort, d);
 	if (!st)
 		st = plan_counters(pl, dev, pid, proc_uuid, &sort, d);
 	if (st)
 		return st;
 	assign_tids(pl, first, pid);
 	return TP_OK;
+}
+
+int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	if (by_device(p, p->num_tracks, track_device, &pl->dev_track, &pl->dev_track_at) ||
+	    by_device(p, p->num_counters, counter_device, &pl->dev_counter, &pl->dev_counter_at))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	int st = TP_OK;
+	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
+		st = plan_device(pl, (int32_t)dev, d);
+	return st;
+}
+
+void tp_sink_plan_tracks_free(struct plan *pl)
+{
+	tp_free(pl->dev_track);
+	tp_free(pl->dev_track_at);
+	tp_free(pl->dev_counter);
+	tp_free(pl->dev_counter_at);
+	tp_free(pl->pids.v);
+	tp_free(pl->tids.v);
 }
 
 /* ---------------------------------------------------------------------------------------- */

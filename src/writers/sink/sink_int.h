@@ -147,11 +147,23 @@ struct derived {
 	int what; /* 1 DDR bandwidth, 2 TIU utilisation */
 };
 
+/* A set of nonzero int32 values (pids, tids): open addressing, at most half full. */
+struct intset {
+	int32_t *v; /* 0 = empty slot */
+	size_t cap, n;
+};
+
 struct plan {
 	const struct tp_profile *p;
-	struct tp_layer_memo memo;    /* the commands' layers while delivering (refnames.c) */
-	struct scache strs;           /* strings while delivering (refnames.c, drive.c) */
-	struct tp_arena arena;        /* names */
+	struct tp_layer_memo memo; /* the commands' layers while delivering (refnames.c) */
+	struct scache strs;        /* strings while delivering (refnames.c, drive.c) */
+	struct tp_arena arena;     /* names */
+	uint32_t *dev_track;       /* model track indices grouped by device, in model order ... */
+	size_t *dev_track_at;      /* ... device dev's from dev_track_at[dev] to [dev + 1] */
+	uint32_t *dev_counter;     /* the same for the source's counters */
+	size_t *dev_counter_at;
+	struct intset pids; /* the process tracks' pids */
+	struct intset tids; /* the current device's tids > 0 (plan_threads, assign_tids) */
 	struct tp_sink_track *tracks; /* announced in this order */
 	size_t ntracks, cap_tracks;
 	struct plan_track *dts;
@@ -284,11 +296,15 @@ static inline struct tp_label pt_label(const struct tp_profile *p, const struct 
 	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
 }
 
-/* Adds the tracks of device dev to the plan: its process, per core a "Core N" container with
- * the engine tracks, a Layer track and the derived counters, then the thread tracks and the
- * source's counters, with their pids and tids. TP_OK, TP_ENOMEM or TP_ERANGE (too many
- * overlapping slices), with the diagnostic set. */
-int tp_sink_plan_device(struct plan *pl, int32_t dev, struct tp_diag *d);
+/* Adds the tracks of every device to the plan, device after device: its process, per core a
+ * "Core N" container with the engine tracks, a Layer track and the derived counters, then the
+ * thread tracks and the source's counters, with their pids and tids. Time and memory linear
+ * in the tracks and counters (plus, per device, its layers). TP_OK, TP_ENOMEM or TP_ERANGE
+ * (too many overlapping slices), with the diagnostic set. */
+int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
+
+/* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
+void tp_sink_plan_tracks_free(struct plan *pl);
 
 /* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink. */
 int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink);
