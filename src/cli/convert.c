@@ -637,11 +637,12 @@ static int convert_main(int argc, char **argv)
 			tp_profile_free(p);
 			return tp_status_exit_code(TP_ENOMEM);
 		}
-	/* Flows the trace outputs cannot draw are noted once, whichever of them are written. */
+	/* What the trace outputs cannot show as read (cut strings, flows they cannot draw) is
+	 * noted once, whichever of them are written. */
 	for (size_t i = 0; i < nout; i++)
 		if (enabled[i] && (outs[i] == &tp_output_perfetto || outs[i] == &tp_output_chrome ||
 		                   outs[i] == &tp_output_sqlite)) {
-			if (tp_sink_note_flows(p) != TP_OK) {
+			if (tp_sink_note(p) != TP_OK) {
 				tp_profile_free(p);
 				return tp_status_exit_code(TP_ENOMEM);
 			}

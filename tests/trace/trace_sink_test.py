@@ -6,6 +6,8 @@
   flows: one call launching 500 kernels keeps all 500 arrows; a flow that starts exactly at
          its producer's end, where the thread's next op starts, leaves the producer; a flow
          id used again after its flow ended pairs again.
+  names: a name of 4 MB is cut at 65 536 bytes (at a character boundary, ending in "…") in
+         all three trace outputs, which stay far below the name's size, with a note.
   scale: 200 000 counter series in one process and 50 000 threads convert (the driver's
          planning is linear in the tracks; no time limit is asserted, the run just has to
          finish), with every counter track and thread in Perfetto and profile.db.
@@ -142,9 +144,34 @@ def test_scale(tmp):
               f"50 000 threads: perfetto {rep}, profile.db {got} distinct tids")
 
 
+def test_long_name(tmp):
+    # 4 MB of a 3-byte character after one ASCII byte: the cut must back up to a boundary.
+    name = "a" + "\u20ac" * (4 * 1024 * 1024 // 3)
+    ev = [x(name, 1, 1, 0, 5), x("short", 1, 1, 10, 5)]
+    rc, out, stdout = convert(tmp, "long_name", ev)
+    if rc:
+        return
+    check("strings longer than 65536 bytes cut" in stdout,
+          f"long name: no note in the {len(stdout)}-character summary")
+    for f in ("perfetto.pftrace", "trace.json", "profile.db"):
+        size = os.path.getsize(os.path.join(out, f))
+        check(size < 1024 * 1024, f"long name: {f} is {size} bytes")
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+    got = [r[0] for r in db.execute("select name from slice order by ts")]
+    db.close()
+    # The first 65 533 bytes without a split character, then U+2026 (3 bytes).
+    want = name.encode()[:65536 - 3].decode("utf-8", errors="ignore") + "\u2026"
+    check(len(got) == 2 and got[0] == want and got[1] == "short" and
+          len(got[0].encode()) <= 65536, f"long name: db names {[len(g) for g in got]}")
+    ev = json.load(open(os.path.join(out, "trace.json")))["traceEvents"]
+    xs = [e["name"] for e in ev if e.get("ph") == "X"]
+    check(xs and xs[0] == want, "long name: trace.json name not cut as profile.db's")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_flows(tmp)
+        test_long_name(tmp)
         test_scale(tmp)
     if failures:
         print(f"{len(failures)} failure(s)")

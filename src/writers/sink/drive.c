@@ -34,6 +34,7 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->dts);
 	tp_free(pl->der);
 	tp_sink_plan_tracks_free(pl);
+	tp_sink_scache_free(&pl->strs);
 	tp_sink_flows_free(pl);
 	tp_arena_free(&pl->arena);
 }
@@ -122,7 +123,8 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_dia
 	return tp_sink_plan_flows(pl, d);
 }
 
-int tp_sink_note_flows(struct tp_profile *p)
+/* Notes the flows the trace outputs will not draw (tp_sink_note). */
+static int note_flows(struct tp_profile *p)
 {
 	if (!p->num_flows)
 		return TP_OK;
@@ -149,6 +151,19 @@ int tp_sink_note_flows(struct tp_profile *p)
 		    "or the source does not start before the target",
 		    (unsigned long long)skipped);
 	return st == TP_ENOMEM ? st : TP_OK;
+}
+
+int tp_sink_note(struct tp_profile *p)
+{
+	uint64_t cut = 0;
+	for (uint32_t id = 1; id < p->strs.count; id++)
+		cut += strnlen(tp_str(p, id), TP_SINK_MAX_STR + 1) > TP_SINK_MAX_STR;
+	if (cut && tp_profile_note(p,
+	                           "trace outputs: %llu strings longer than %d bytes cut there "
+	                           "(ending in \"\xe2\x80\xa6\")",
+	                           (unsigned long long)cut, TP_SINK_MAX_STR))
+		return TP_ENOMEM;
+	return note_flows(p);
 }
 
 int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,

@@ -486,7 +486,7 @@ static struct tp_sink_track *plan_process(struct plan *pl, int32_t dev)
 	proc->pid = pid;
 	proc->is_process = 1;
 	proc->sort_index = dev;
-	proc->name = dv->name ? tp_str(p, dv->name) : "";
+	proc->name = dv->name ? cstr(p, &pl->strs, dv->name) : "";
 	if (!*proc->name)
 		proc->name = fmt_name(pl, "Device %d%s", dv->id, "");
 	proc->full_name = proc->name;
@@ -596,7 +596,7 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 			 * their own names ("CDMA port 3"). */
 			const char *kn = kind_order_name(k);
 			if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
-				kn = tp_str(p, t->name);
+				kn = cstr(p, &pl->strs, t->name);
 			proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
 			st = add_plan_track(pl, t, NULL, (int)i, &proto, kn, d);
 		}
@@ -628,7 +628,7 @@ static int plan_threads(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc
 		proto.pid = pid;
 		proto.core = t->core;
 		proto.sort_index = (*sort)++;
-		const char *nm = tp_str(p, t->name);
+		const char *nm = cstr(p, &pl->strs, t->name);
 		if (!*nm)
 			nm = tp_track_kind_name((enum tp_track_kind)t->kind);
 		proto.full_name = nm;
@@ -655,10 +655,10 @@ static int plan_counters(struct plan *pl, int32_t dev, int32_t pid, uint64_t pro
 		if (!x)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		x->parent_uuid = proc_uuid;
-		x->name = tp_str(p, c->name);
+		x->name = cstr(p, &pl->strs, c->name);
 		x->full_name = x->name;
 		x->is_counter = 1;
-		x->unit = c->unit ? tp_str(p, c->unit) : NULL;
+		x->unit = c->unit ? cstr(p, &pl->strs, c->unit) : NULL;
 		x->pid = pid;
 		x->sort_index = (*sort)++;
 		x->counter = (int)i;

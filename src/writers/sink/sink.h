@@ -45,6 +45,10 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
+/* Names and string values longer than this many bytes are cut in the trace outputs (at a
+ * character boundary, ending in "…"): the longest real names seen are templated kernel names
+ * of a few KiB, and a name of hundreds of MB would otherwise be written many times over. */
+#define TP_SINK_MAX_STR 65536
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
@@ -64,7 +68,7 @@ struct tp_sink_slice {
 	uint64_t parent_id;   /* id of the enclosing slice, 0 = none */
 	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none: a slice ends
 	                       * at most one flow (a second one into it is counted and noted,
-	                       * tp_sink_note_flows). Flow ids are small and reused once a flow
+	                       * tp_sink_note). Flow ids are small and reused once a flow
 	                       * has ended (they identify a flow only while it is open). */
 	size_t num_flows_out; /* flows starting at this slice (others wait for it), all of them */
 	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
@@ -103,11 +107,13 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
  * Shared by the text writers so JSON and SQLite display values agree. */
 size_t tp_sink_fmt_real(char *out, size_t n, double v);
 
-/* Adds a note to p when some of its flows cannot be drawn in the trace outputs: a second flow
- * into the same slice (a slice ends at most one flow), or a flow whose ends do not bind to
- * slices or whose source does not start before its target. Costs a flow plan only when the
- * profile has model flows (imported traces). TP_OK or TP_ENOMEM. */
-int tp_sink_note_flows(struct tp_profile *p);
+/* Adds notes to p for what the trace outputs will not show as read: strings cut at
+ * TP_SINK_MAX_STR bytes, and flows that cannot be drawn (a second flow into the same slice: a
+ * slice ends at most one flow; a flow whose ends do not bind to slices or whose source does
+ * not start before its target). Call once before writing the trace outputs. Costs a pass over
+ * the string table, and a flow plan only when the profile has model flows (imported traces).
+ * TP_OK or TP_ENOMEM. */
+int tp_sink_note(struct tp_profile *p);
 
 /* Fills out->args with the reference-named arguments of model slice s on track t (keys
  * spelled as the reference tools spell them). full = 0 (what the trace writers use by
