@@ -8,6 +8,8 @@
          id used again after its flow ended pairs again.
   names: a name of 4 MB is cut at 65 536 bytes (at a character boundary, ending in "…") in
          all three trace outputs, which stay far below the name's size, with a note.
+  ids:   profile.db's input_pid / input_tid are the trace's own: a pid 0, a negative tid and
+         a thread whose overlapping slices take two lanes are each found by those ids.
   scale: 200 000 counter series in one process and 50 000 threads convert (the driver's
          planning is linear in the tracks; no time limit is asserted, the run just has to
          finish), with every counter track and thread in Perfetto and profile.db.
@@ -168,9 +170,35 @@ def test_long_name(tmp):
     check(xs and xs[0] == want, "long name: trace.json name not cut as profile.db's")
 
 
+def test_input_ids(tmp):
+    ev = [x("p0a", 0, 7, 0, 10), x("neg1", 5, -3, 0, 10), x("neg2", 5, -3, 20, 10),
+          x("ov1", 1, 1, 0, 10), x("ov2", 1, 1, 5, 10), x("txt", "Python", 1, 0, 10)]
+    rc, out, _ = convert(tmp, "ids", ev, "-q")
+    if rc:
+        return
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+
+    def names(pid, tid):
+        return sorted(r[0] for r in db.execute(
+            "select s.name from slice s join track k on k.id = s.track_id join thread t on"
+            " t.utid = k.utid where t.input_pid = ? and t.input_tid = ?", (pid, tid)))
+
+    got = {(0, 7): names(0, 7), (5, -3): names(5, -3), (1, 1): names(1, 1)}
+    lanes = db.execute("select count(*) from thread where input_pid = 1 and input_tid = 1"
+                       ).fetchone()[0]
+    viewer = db.execute("select pid from process where input_pid = 0").fetchone()
+    txt = db.execute("select s.name from slice s join track k on k.id = s.track_id join"
+                     " process p on p.upid = k.upid where p.name = 'pid Python'").fetchall()
+    db.close()
+    check(got == {(0, 7): ["p0a"], (5, -3): ["neg1", "neg2"], (1, 1): ["ov1", "ov2"]} and
+          lanes == 2 and viewer and viewer[0] != 0 and txt == [("txt",)],
+          f"input ids: {got}, lanes {lanes}, viewer pid {viewer}, text pid {txt}")
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_flows(tmp)
+        test_input_ids(tmp)
         test_long_name(tmp)
         test_scale(tmp)
     if failures:

@@ -636,6 +636,8 @@ static int plan_threads(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc
 		proto.tid = tid > 0 && tid <= INT32_MAX && !intset_has(&pl->tids, (int32_t)tid)
 		                ? (int32_t)tid
 		                : 0;
+		proto.input_tid = t->tid;
+		proto.has_input_tid = 1;
 		if (proto.tid && intset_add(&pl->tids, proto.tid))
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		st = add_plan_track(pl, t, NULL, (int)i, &proto, nm, d);
@@ -711,6 +713,8 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	if (st)
 		return st;
 	assign_tids(pl, first, pid);
+	for (size_t i = first; i < pl->ntracks; i++)
+		pl->tracks[i].input_pid = pl->p->devices[dev].id;
 	return TP_OK;
 }
 

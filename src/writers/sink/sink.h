@@ -32,6 +32,13 @@ struct tp_sink_track {
 	int nested;            /* slices may nest (captures' thread tracks); else one level */
 	const char *full_name; /* flat display name ("Core 0 TIU", thread name, device name) */
 	int is_container;      /* groups child tracks ("Core N"); never carries events */
+	/* The ids as the input recorded them, which pid/tid above may not be (they are made
+	 * unique and nonzero for the viewers: a pid 0, a negative or repeated tid, the lanes of
+	 * overlapping slices get others): input_pid is the device's id (tp_device.id) on every
+	 * track; input_tid the model track's tid on thread and host tracks and every one of their
+	 * lanes (has_input_tid), else 0. */
+	int64_t input_pid, input_tid;
+	int has_input_tid;
 };
 
 /* One argument as seen by a sink, key spelled as the reference tools spell it. */

@@ -26,8 +26,12 @@
 #include "writers/sqlitedb/sqlitedb.h"
 
 const char tp_sqlitedb_schema_sql[] =
-    "CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER);"
-    "CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER);"
+    /* pid and tid are the viewers' (unique, nonzero, one per lane); input_pid and input_tid
+     * the input's own, so that a query by the ids of the source finds every slice. */
+    "CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER,"
+    " input_pid INTEGER);"
+    "CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER,"
+    " input_pid INTEGER, input_tid INTEGER);"
     "CREATE TABLE track(id INTEGER PRIMARY KEY, name TEXT, type TEXT, parent_id INTEGER,"
     " upid INTEGER, utid INTEGER, core INTEGER, lane INTEGER, unit TEXT, sort_index INTEGER);"
     "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,"
@@ -98,8 +102,8 @@ void tp_sqlitedb_init_once(void)
 
 enum { S_PROC, S_THREAD, S_TRACK, S_KEY, S_COUNT };
 static const char *const stmt_sql[S_COUNT] = {
-    "INSERT INTO process VALUES(?,?,?,?)",
-    "INSERT INTO thread VALUES(?,?,?,?)",
+    "INSERT INTO process VALUES(?,?,?,?,?)",
+    "INSERT INTO thread VALUES(?,?,?,?,?,?)",
     "INSERT INTO track VALUES(?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO arg_key(key) VALUES(?) ON CONFLICT(key) DO UPDATE SET key = key RETURNING id",
 };
@@ -374,6 +378,7 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->pid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, t->sort_index);
+		sqlite3_bind_int64(s, 5, t->input_pid);
 		if ((st = step(w, S_PROC)))
 			return st;
 	} else if (t->nested && !t->is_counter) {
@@ -383,6 +388,9 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->tid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, w->cur_upid);
+		sqlite3_bind_int64(s, 5, t->input_pid);
+		if (t->has_input_tid)
+			sqlite3_bind_int64(s, 6, t->input_tid);
 		if ((st = step(w, S_THREAD)))
 			return st;
 	}
