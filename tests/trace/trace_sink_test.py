@@ -24,14 +24,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for tracetest
+from tracetest import check, failures
+
 TPUPROF = sys.argv[1] if len(sys.argv) > 1 else "tpuprof"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def convert(tmp, name, events, *extra):
