@@ -43,11 +43,12 @@ struct tp_cli_reader {
 /* Registries (registry.c): set *out to a static array and return its length. */
 size_t tp_cli_outputs(const struct tp_output *const **out);
 size_t tp_cli_readers(const struct tp_cli_reader *const **out);
-/* The step an enabled output needs before the analysis, run once on the calling thread after
- * the input is read (the workbook's cap note, which the summaries repeat); TP_OK for outputs
- * without one. An error status with d set otherwise. */
-int tp_cli_prepare_output(const struct tp_output *out, struct tp_profile *p,
-                          const struct tp_out_opts *o, struct tp_diag *d);
+/* Runs the steps the enabled outputs (enabled[i] for the registry's output i) need before the
+ * analysis, once each, on the calling thread after the input is read: the notes the summaries
+ * repeat (the workbook's row cap, what the trace outputs cut or cannot draw). TP_OK, or an
+ * error status with d set. */
+int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
+                           const struct tp_out_opts *o, struct tp_diag *d);
 
 int tp_cli_convert(int argc, char **argv);
 /* tp_cli_convert_opts's "go on and convert" (every other return value is an exit code). */

@@ -435,16 +435,10 @@ static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *r
 			return tp_status_exit_code(TP_ENOMEM);
 		}
 	}
-	const struct tp_output *const *outs;
-	size_t nout = tp_cli_outputs(&outs);
-	for (size_t i = 0; i < nout; i++) {
-		if (!o->enabled[i])
-			continue;
-		if ((rc = tp_cli_prepare_output(outs[i], p, oo, &d)) != TP_OK) {
-			err_line(d.msg[0] ? d.msg : tp_strerror(rc));
-			tp_profile_free(p);
-			return tp_status_exit_code(rc);
-		}
+	if ((rc = tp_cli_prepare_outputs(o->enabled, p, oo, &d)) != TP_OK) {
+		err_line(d.msg[0] ? d.msg : tp_strerror(rc));
+		tp_profile_free(p);
+		return tp_status_exit_code(rc);
 	}
 	*pp = p;
 	return 0;

@@ -13,6 +13,7 @@
 #include "writers/html/html.h"
 #include "writers/opscsv/opscsv.h"
 #include "writers/perfetto/perfetto.h"
+#include "writers/sink/sink.h"
 #include "writers/sqlitedb/sqlitedb.h"
 #include "writers/summary/summary.h"
 #include "writers/xlsx/xlsx.h"
@@ -114,16 +115,46 @@ static int prepare_xlsx(struct tp_profile *p, const struct tp_out_opts *o, struc
 	return tp_xlsx_note_cap(p, o->max_cores, o->xlsx_rows);
 }
 
-int tp_cli_prepare_output(const struct tp_output *out, struct tp_profile *p,
-                          const struct tp_out_opts *o, struct tp_diag *d)
+/* What the trace outputs cannot show as read (strings they cut, flows they cannot draw) is
+ * noted once, whichever of them are written. */
+static int prepare_trace(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
 {
+	(void)o;
+	int rc = tp_sink_note(p);
+	return rc == TP_OK ? rc
+	                   : tp_diag_set(d, rc, "out of memory noting the trace outputs' cuts");
+}
+
+int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
+                           const struct tp_out_opts *o, struct tp_diag *d)
+{
+	typedef int (*prepare_fn)(struct tp_profile * p, const struct tp_out_opts *o,
+	                          struct tp_diag *d);
+	/* In the order their notes appear; a step shared by several outputs runs once. */
 	static const struct {
 		const struct tp_output *out;
-		int (*prepare)(struct tp_profile *p, const struct tp_out_opts *o,
-		               struct tp_diag *d);
-	} steps[] = {{&tp_output_xlsx, prepare_xlsx}};
-	for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
-		if (steps[i].out == out)
-			return steps[i].prepare(p, o, d);
+		prepare_fn prepare;
+	} steps[] = {{&tp_output_xlsx, prepare_xlsx},
+	             {&tp_output_perfetto, prepare_trace},
+	             {&tp_output_chrome, prepare_trace},
+	             {&tp_output_sqlite, prepare_trace}};
+	enum { NSTEPS = sizeof steps / sizeof *steps };
+	prepare_fn done[NSTEPS];
+	size_t ndone = 0;
+	const struct tp_output *const *outs;
+	size_t nout = tp_cli_outputs(&outs);
+	for (size_t i = 0; i < NSTEPS; i++) {
+		int on = 0, seen = 0;
+		for (size_t k = 0; k < nout; k++)
+			on |= outs[k] == steps[i].out && enabled[k];
+		for (size_t k = 0; k < ndone; k++)
+			seen |= done[k] == steps[i].prepare;
+		if (!on || seen)
+			continue;
+		done[ndone++] = steps[i].prepare;
+		int rc = steps[i].prepare(p, o, d);
+		if (rc != TP_OK)
+			return rc;
+	}
 	return TP_OK;
 }

@@ -19,15 +19,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for tracetest
+from tracetest import check, failures, pb_varint
+
 TPUPROF, SHARED = sys.argv[1], sys.argv[2]
 TRACES = os.path.join(SHARED, "testdata", "traces")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -432,17 +428,6 @@ def pb_fields(b):
         else:
             raise ValueError("wire type %d" % w)
         yield f, w, v
-
-
-def pb_varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        r |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return r, i
 
 
 def perfetto_slices(path):

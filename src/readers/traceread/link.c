@@ -11,32 +11,54 @@
 /* Flow events (s, t, f)                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Orders flow starts by (key, ts, file order): the starts of one id in time order. */
+static int fpt_cmp(const void *x, const void *y)
+{
+	const struct fpt *a = *(const struct fpt *const *)x, *b = *(const struct fpt *const *)y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 /* Each end (f, t) pairs with the latest start (s, t) of the same cat and id that is not later
- * than it; in file order a start may come after its end. */
+ * than it (the later one in the file on a tie); in file order a start may come after its end,
+ * and an id may be used again once its flow has ended. */
 int trace_pair_flows(struct trace_rd *r, int64_t base)
 {
 	struct tp_profile *p = r->p;
-	struct trace_map fm = {0};
+	const struct fpt **st = tp_malloc((r->nfstart + 1) * sizeof *st);
+	if (!st)
+		return TP_ENOMEM;
 	for (size_t i = 0; i < r->nfstart; i++)
-		if (trace_map_put(&fm, r->fstart[i].key, (int32_t)i)) {
-			trace_map_free(&fm);
-			return TP_ENOMEM;
-		}
+		st[i] = &r->fstart[i];
+	qsort(st, r->nfstart, sizeof *st, fpt_cmp);
 	for (size_t i = 0; i < r->nfend; i++) {
-		int32_t si;
-		if (!trace_map_get(&fm, r->fend[i].key, &si) || r->fstart[si].ts > r->fend[i].ts) {
+		const struct fpt *e = &r->fend[i];
+		/* The last start with e's key and a ts not after e's: an upper bound. */
+		size_t lo = 0, hi = r->nfstart;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (st[mid]->key < e->key ||
+			    (st[mid]->key == e->key && st[mid]->ts <= e->ts))
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (!lo || st[lo - 1]->key != e->key) {
 			r->flows_unmatched++;
 			continue;
 		}
-		struct tp_flow fl = {r->fstart[si].track, r->fend[i].track, r->fstart[si].ts - base,
-		                     r->fend[i].ts - base};
+		struct tp_flow fl = {st[lo - 1]->track, e->track, st[lo - 1]->ts - base,
+		                     e->ts - base};
 		if (tp_profile_add_flow(p, &fl)) {
-			trace_map_free(&fm);
+			tp_free(st);
 			return TP_ENOMEM;
 		}
 		r->flows_matched++;
 	}
-	trace_map_free(&fm);
+	tp_free(st);
 	return TP_OK;
 }
 

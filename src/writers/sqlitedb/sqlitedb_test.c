@@ -149,7 +149,7 @@ static int64_t one_int(sqlite3 *db, const char *sql)
 
 /* Hundreds of slices, so rows go through the multi-row INSERTs (64 rows a statement) and the
  * one-row tail: every slice row equals its model slice in drive order (TIU then GDMA of core
- * 0), every slice has exactly the args tp_sink_fill_args_ex gives it, arg ids are 1..N with
+ * 0), every slice has exactly the args tp_sink_fill_args gives it, arg ids are 1..N with
  * no gap, a name with invalid UTF-8 inside a full batch is repaired, and the set lookup and
  * the README queries use the indexes. */
 static void test_batches(void **state)
@@ -206,7 +206,7 @@ static void test_batches(void **state)
 		for (size_t i = 0; i < t->count; i++) {
 			const struct tp_slice *m = &t->slices[i];
 			memset(&out, 0, sizeof out);
-			tp_sink_fill_args_ex(p, t, m, 1, &out);
+			tp_sink_fill_args(p, t, m, 1, &out);
 			assert_true(out.num_args > 0);
 			nargs += (int64_t)out.num_args;
 			assert_int_equal(sqlite3_step(st), SQLITE_ROW);
