@@ -20,6 +20,7 @@ void tp_job_init(struct tp_job *j, const char *title)
 void tp_job_free(struct tp_job *j)
 {
 	tp_free(j->e);
+	tp_free(j->notes);
 	tp_arena_free(&j->arena);
 	memset(j, 0, sizeof *j);
 }
@@ -39,6 +40,20 @@ struct tp_job_entry *tp_job_add(struct tp_job *j)
 	memset(e, 0, sizeof *e);
 	e->name = e->out = e->kind = e->device = e->error = e->source = e->arch = e->net = "";
 	return e;
+}
+
+int tp_job_note(struct tp_job *j, const char *text)
+{
+	const char **n = tp_grow(j->notes, sizeof *j->notes, j->nnotes + 1, &j->cap_notes);
+	const char *c = tp_job_str(j, text);
+	if (!n || !c) {
+		if (n)
+			j->notes = n;
+		return TP_ENOMEM;
+	}
+	j->notes = n;
+	j->notes[j->nnotes++] = c;
+	return TP_OK;
 }
 
 const char *tp_job_anchor_name(int anchor)

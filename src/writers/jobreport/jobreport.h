@@ -84,8 +84,10 @@ struct tp_job_entry {
 	/* Derived over the whole job by tp_job_finish. */
 	double dev_share;   /* this call's total / the mean total of its call number's siblings
 	                       on the other devices; 0 = no sibling */
-	double sibling_dev; /* |total - median of the siblings| / median, the siblings being the
-	                       same call number on other devices, else the device's other calls */
+	double sibling_dev; /* (total - median of the siblings) / median, the siblings being the
+	                       same call number on other devices, else the device's other calls
+	                       (calls of the same chip only) */
+	size_t siblings;    /* how many; 0 = none (sibling_dev is then 0 and means nothing) */
 };
 
 struct tp_job {
@@ -93,6 +95,8 @@ struct tp_job {
 	const char *title; /* what the report calls the job (JOB_DIR as given) */
 	struct tp_job_entry *e;
 	size_t n, cap;
+	const char **notes; /* what the report should say besides the calls (dumps skipped) */
+	size_t nnotes, cap_notes;
 	/* Derived by tp_job_finish. */
 	size_t ndevices;
 	size_t nfailed;
@@ -110,6 +114,8 @@ void tp_job_free(struct tp_job *j);
 /* Appends a zeroed entry (ok = 0) and returns it, or NULL on out of memory. The pointer is
  * valid until the next append. Strings set on it must live in j->arena (tp_job_str). */
 struct tp_job_entry *tp_job_add(struct tp_job *j);
+/* Appends a note (copied). TP_OK or TP_ENOMEM. */
+int tp_job_note(struct tp_job *j, const char *text);
 /* A copy of s in the job's arena ("" for NULL); NULL on out of memory. */
 const char *tp_job_str(struct tp_job *j, const char *s);
 

@@ -57,6 +57,7 @@ static const char *const page_js[] = {
     "['Time alignment',D.aligned?'devices aligned on the '+D.anchor.replace(/_/g,' ')+"
     "' every call records':'not aligned: no shared clock in the data; each device\\u2019s "
     "calls are shown from 0, one after the other']];"
+    "D.notes.forEach(function(n){rows.push(['Note',n]);});"
     "rows.forEach(function(r){var tr=el('tr');tr.appendChild(el('th',null,r[0]));"
     "tr.appendChild(el('td',null,String(r[1])));t.appendChild(tr);});}", /* The sortable table. */
     "var COLS=[['Device','device','s'],['Call','call','n'],['Chip','arch','s'],"
@@ -68,7 +69,7 @@ static const char *const page_js[] = {
     "function val(c,k){if(k==='total_us')return c.ok?c.total_ns/1000:null;"
     "if(/^u\\d$/.test(k)){var i=+k[1];return c.has[i]?c.util[i]*100:null;}"
     "if(k==='uarch')return c.uarch===null?null:c.uarch*100;"
-    "if(k==='imb')return c.imb>0?c.imb:null;if(k==='sib')return c.sib?c.sib*100:null;"
+    "if(k==='imb')return c.imb>0?c.imb:null;if(k==='sib')return c.sib===null?null:c.sib*100;"
     "return c[k];}"
     "function table(){var t=document.getElementById('calls');t.textContent='';"
     "var tr=el('tr');COLS.forEach(function(c){var th=el('th',{'data-key':c[1],"
@@ -186,7 +187,10 @@ static void put_call(struct tp_buf *b, const struct tp_job_entry *e, int with_st
 	else
 		tp_buf_puts(b, ",\"uarch\":null");
 	tp_jr_json_num(b, &f, "imb", e->imbalance);
-	tp_jr_json_num(b, &f, "sib", e->sibling_dev);
+	if (e->siblings)
+		tp_jr_json_num(b, &f, "sib", e->sibling_dev);
+	else
+		tp_buf_puts(b, ",\"sib\":null");
 	if (with_strips && e->ncores)
 		put_strips(b, e);
 	tp_buf_putc(b, '}');
@@ -221,7 +225,13 @@ static void put_data(const struct tp_job *j, struct tp_buf *b)
 			tp_buf_putc(b, ',');
 		put_call(b, &j->e[i], with);
 	}
-	tp_buf_printf(b, "],\"strips_cut\":%zu}", cut);
+	tp_buf_printf(b, "],\"strips_cut\":%zu,\"notes\":[", cut);
+	for (size_t i = 0; i < j->nnotes; i++) {
+		tp_buf_puts(b, i ? ",\"" : "\"");
+		tp_buf_json_str(b, j->notes[i]);
+		tp_buf_putc(b, '"');
+	}
+	tp_buf_puts(b, "]}");
 }
 
 void tp_job_page(const struct tp_job *j, struct tp_buf *b)

@@ -61,14 +61,15 @@ static int cmp_entry(const void *x, const void *y)
 }
 
 /* Totals of the other converted calls that are e's siblings: the same call number on other
- * devices when there are any (want_devices), else the other calls of e's device. */
+ * devices when there are any (want_devices), else the other calls of e's device; only calls
+ * of the same chip compare (a CPU trace is no sibling of a BM1690 call). */
 static size_t siblings(const struct tp_job *j, const struct tp_job_entry *e, int want_devices,
                        double *out)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		const struct tp_job_entry *s = &j->e[i];
-		if (s == e || !s->ok)
+		if (s == e || !s->ok || strcmp(s->arch, e->arch) != 0)
 			continue;
 		int same_dev = strcmp(s->device, e->device) == 0;
 		if (want_devices ? (!same_dev && s->call == e->call) : same_dev)
@@ -92,12 +93,13 @@ static void sibling_figures(struct tp_job *j, double *tmp)
 		} else {
 			n = siblings(j, e, 0, tmp);
 		}
+		e->siblings = n;
 		double med = tp_jr_median(tmp, n);
 		e->sibling_dev = med > 0 ? ((double)e->total_ns - med) / med : 0;
 	}
 }
 
-/* Per call number: max / mean of the converted calls' totals across devices. */
+/* Per call number and chip: max / mean of the converted calls' totals across devices. */
 static void device_imbalance(struct tp_job *j)
 {
 	for (size_t i = 0; i < j->n; i++) {
@@ -107,7 +109,7 @@ static void device_imbalance(struct tp_job *j)
 		size_t n = 0;
 		for (size_t k = 0; k < j->n; k++) {
 			const struct tp_job_entry *s = &j->e[k];
-			if (!s->ok || s->call != j->e[i].call)
+			if (!s->ok || s->call != j->e[i].call || strcmp(s->arch, j->e[i].arch) != 0)
 				continue;
 			sum += (double)s->total_ns;
 			max = (double)s->total_ns > max ? (double)s->total_ns : max;

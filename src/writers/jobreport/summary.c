@@ -16,7 +16,7 @@ static size_t outliers(const struct tp_job *j, size_t *idx, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < j->n; i++) {
-		if (!j->e[i].ok || j->e[i].sibling_dev == 0)
+		if (!j->e[i].ok || !j->e[i].siblings)
 			continue;
 		size_t k = n < max ? n++ : max - 1;
 		if (k == max - 1 && n == max &&
@@ -45,13 +45,23 @@ static void pct_cell(struct tp_buf *b, int present, double v)
 	tp_buf_printf(b, " %6s", s);
 }
 
-static void text_row(struct tp_buf *b, const struct tp_job *j, size_t i)
+/* Width of the Device column: the longest label, 6 to 40 bytes. */
+static int dev_width(const struct tp_job *j)
+{
+	size_t w = 6;
+	for (size_t i = 0; i < j->n; i++)
+		if (strlen(j->e[i].device) > w)
+			w = strlen(j->e[i].device);
+	return w > 40 ? 40 : (int)w;
+}
+
+static void text_row(struct tp_buf *b, const struct tp_job *j, size_t i, int w)
 {
 	const struct tp_job_entry *e = &j->e[i];
 	char dev[48], call[24];
-	tp_text_copy(dev, sizeof dev, e->device, TP_TEXT_TERM | TP_TEXT_LINE);
+	tp_text_copy(dev, (size_t)w + 1, e->device, TP_TEXT_TERM | TP_TEXT_LINE);
 	snprintf(call, sizeof call, "%lld", (long long)e->call);
-	tp_buf_printf(b, "%-16s %5s ", dev, call);
+	tp_buf_printf(b, "%-*s %5s ", w, dev, call);
 	if (!e->ok) {
 		char f[32];
 		snprintf(f, sizeof f, "FAILED (exit %d)", e->exit_code);
@@ -75,7 +85,7 @@ static void text_row(struct tp_buf *b, const struct tp_job *j, size_t i)
 			tp_buf_printf(b, " %7.2f", e->imbalance);
 		else
 			tp_buf_printf(b, " %7s", "-");
-		if (e->sibling_dev != 0)
+		if (e->siblings)
 			tp_buf_printf(b, " %+8.1f%%", e->sibling_dev * 100);
 		else
 			tp_buf_printf(b, " %9s", "-");
@@ -86,10 +96,10 @@ static void text_row(struct tp_buf *b, const struct tp_job *j, size_t i)
 	tp_buf_putc(b, '\n');
 }
 
-static void text_devices(struct tp_buf *b, const struct tp_job *j)
+static void text_devices(struct tp_buf *b, const struct tp_job *j, int w)
 {
-	tp_buf_puts(b, "\nPer device (converted calls)\nDevice            Calls   Total(us)    "
-	               "Mean(us)\n");
+	tp_buf_printf(b, "\nPer device (converted calls)\n%-*s  Calls   Total(us)    Mean(us)\n", w,
+	              "Device");
 	for (size_t i = 0; i < j->n;) {
 		size_t k = i, n = 0;
 		int64_t sum = 0;
@@ -99,8 +109,8 @@ static void text_devices(struct tp_buf *b, const struct tp_job *j)
 				n++;
 			}
 		char dev[48];
-		tp_text_copy(dev, sizeof dev, j->e[i].device, TP_TEXT_TERM | TP_TEXT_LINE);
-		tp_buf_printf(b, "%-16s %6zu %11.3f %11.3f\n", dev, n, (double)sum / 1000,
+		tp_text_copy(dev, (size_t)w + 1, j->e[i].device, TP_TEXT_TERM | TP_TEXT_LINE);
+		tp_buf_printf(b, "%-*s %6zu %11.3f %11.3f\n", w, dev, n, (double)sum / 1000,
 		              n ? (double)sum / 1000 / (double)n : 0.0);
 		i = k;
 	}
@@ -136,6 +146,10 @@ static void text_findings(struct tp_buf *b, const struct tp_job *j)
 		              k + 1, e->device, (long long)e->call, (double)e->total_ns / 1000,
 		              e->sibling_dev * 100);
 	}
+	if (j->nnotes)
+		tp_buf_printf(b, "\nNotes (%zu)\n", j->nnotes);
+	for (size_t i = 0; i < j->nnotes; i++)
+		tp_buf_printf(b, "  %s\n", j->notes[i]);
 	if (!j->nfailed)
 		return;
 	tp_buf_printf(b, "\nFailed (%zu)\n", j->nfailed);
@@ -157,12 +171,13 @@ void tp_job_summary_text(const struct tp_job *j, struct tp_buf *b)
 	else
 		tp_buf_puts(b, "Devices not aligned: not every call records a shared clock; each "
 		               "device's calls run back to back from 0 in job.pftrace.\n");
-	tp_buf_printf(b, "\n%-16s %5s %-8s %5s %12s %6s %6s %6s %6s %9s %6s %7s %9s  Dump\n",
-	              "Device", "Call", "Chip", "Cores", "Total(us)", "TIU%", "GDMA%", "SDMA%",
+	int w = dev_width(j);
+	tp_buf_printf(b, "\n%-*s %5s %-8s %5s %12s %6s %6s %6s %6s %9s %6s %7s %9s  Dump\n",
+	              w, "Device", "Call", "Chip", "Cores", "Total(us)", "TIU%", "GDMA%", "SDMA%",
 	              "CDMA%", "DDR(GB/s)", "uArch%", "CoreImb", "vsSibl");
 	for (size_t i = 0; i < j->n; i++)
-		text_row(b, j, i);
-	text_devices(b, j);
+		text_row(b, j, i, w);
+	text_devices(b, j, w);
 	text_findings(b, j);
 	tp_buf_clean(b, from, TP_TEXT_TERM);
 }
@@ -185,6 +200,7 @@ static void json_calls(struct tp_buf *b, const struct tp_job *j)
 		}
 		tp_buf_putc(b, '}');
 		tp_jr_json_num(b, &f, "dev_share", e->dev_share);
+		tp_jr_json_int(b, &f, "siblings", (int64_t)e->siblings);
 		tp_jr_json_num(b, &f, "sibling_dev", e->sibling_dev);
 		tp_jr_json_int(b, &f, "slowest", i == j->slowest);
 		tp_jr_json_int(b, &f, "most_imbalanced", i == j->imbalanced);
@@ -249,6 +265,12 @@ void tp_job_summary_json(const struct tp_job *j, struct tp_buf *b)
 		tp_jr_json_int(b, &g, "call", j->e[idx[k]].call);
 		tp_jr_json_num(b, &g, "sibling_dev", j->e[idx[k]].sibling_dev);
 		tp_buf_putc(b, '}');
+	}
+	tp_buf_puts(b, "],\"notes\":[");
+	for (size_t i = 0; i < j->nnotes; i++) {
+		tp_buf_puts(b, i ? ",\"" : "\"");
+		tp_buf_json_str(b, j->notes[i]);
+		tp_buf_putc(b, '"');
 	}
 	tp_buf_puts(b, "]}\n");
 }
