@@ -1,5 +1,5 @@
 /*
- * xlsx_ops.c — the Operators sheet of the workbook for tpuprof captures. It mirrors ops.csv
+ * ops.c — the Operators sheet of the workbook for tpuprof captures. It mirrors ops.csv
  * (src/writers/opsreport, docs/ops-csv.md): the same operator table (tp_op_table_build: one row per
  * (name, op_type), mean latency over non-warm-up executions), the same perf-ratio table
  * (built-in or --sparse-ratios) and the same eligibility rule — but the sparse what-if of the

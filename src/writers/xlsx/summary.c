@@ -1,0 +1,573 @@
+/*
+ * summary.c — the Engine Summary sheet: one row per core and an Overall row as the vendor's
+ * PerfDoc computes it (sophgo-analysis.md §5.4), the notes on units and cuts, the profile's
+ * notes and metadata, the per-Function-Type TIU table of each core, the table of every sheet
+ * with links, and the utilisation chart.
+ *
+ * Owns nothing beyond one call.
+ */
+#include "writers/xlsx/xlsx_int.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+enum sval { SV_PCT, SV_US, SV_CYC, SV_GBPS, SV_BYTES, SV_US_TAG };
+
+struct scol {
+	char name[48];
+	int eng;  /* engine index or -1 */
+	int what; /* field selector */
+	enum sval fmt;
+};
+
+enum swhat {
+	W_TIU_RATIO,
+	W_PAR,
+	W_CONC,
+	W_COMPUTE,
+	W_TOTAL_US,
+	W_DDR_TOTAL,
+	W_CYC,
+	W_BUSY_US,
+	W_IDLE_US,
+	W_UTIL,
+	W_UARCH,
+	W_ALG_CYCLE,
+	W_ALG_OPS,
+	W_UARCH_OPS,
+	W_MEAN_PAR,
+	W_DDR_BYTES,
+	W_L2_BYTES,
+	W_DDR_BW,
+	W_L2_BW,
+	W_DDR_RD,
+	W_DDR_WR,
+	W_STALL,
+	W_PD_PAR,
+	W_PD_CONC
+};
+
+static double ddr_total_gbps(const struct tp_core_stats *c, int64_t total_ns)
+{
+	uint64_t b = 0;
+	for (int e = TP_TRACK_GDMA; e < TP_ENGINES; e++)
+		b += c->eng[e].ddr_bytes;
+	return total_ns > 0 ? (double)b / (double)total_ns : 0;
+}
+
+/* The Overall row's cycle cells: the busiest core's working cycles of engine e, shown as its
+ * time in µs with a "(us)" tag, as PerfDoc's Engine Summary (sophgo-analysis.md §5.4). */
+static double max_core_us(const struct tp_analysis *a, int e)
+{
+	int64_t mx = 0;
+	for (size_t i = 0; i < a->num_cores; i++)
+		if (a->cores[i].eng[e].working_ns > mx)
+			mx = a->cores[i].eng[e].working_ns;
+	return xl_ns_to_us(mx);
+}
+
+/* A cell value; returns 0 for "n/a", and sets *f to a cell-specific format (or NULL). */
+static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
+                      const struct tp_analysis *a, int overall, double *v, enum sval *f)
+{
+	const struct tp_engine_stats *e = c->eng >= 0 ? &cs->eng[c->eng] : NULL;
+	double rate;
+	*f = c->fmt;
+	switch ((enum swhat)c->what) {
+	case W_TIU_RATIO:
+		/* PerfDoc Overall: the busiest core's TIU time / total time. */
+		*v = overall ? cs->tiu_working_ratio_max : cs->tiu_working_ratio;
+		return 1;
+	case W_MEAN_PAR:
+		*v = overall ? cs->mean_parallelism : cs->parallelism;
+		return 1;
+	case W_PAR:
+		*v = cs->parallelism;
+		return 1;
+	case W_CONC:
+		*v = cs->concurrency;
+		return 1;
+	case W_COMPUTE:
+		*v = cs->compute_share;
+		return 1;
+	case W_TOTAL_US:
+		*v = xl_ns_to_us(a->total_time_ns);
+		return 1;
+	case W_DDR_TOTAL:
+		/* §4.4 "total DDR BW": every DMA engine's DDR bytes over the total time (the
+		 * Overall row adds all cores: the chip's aggregate). */
+		*v = ddr_total_gbps(cs, a->total_time_ns);
+		return 1;
+	case W_CYC:
+		if (overall) {
+			*v = max_core_us(a, c->eng);
+			*f = SV_US_TAG;
+			return 1;
+		}
+		*v = (double)e->working_cycle;
+		return 1;
+	case W_BUSY_US:
+		*v = xl_ns_to_us(e->busy_ns);
+		return 1;
+	case W_IDLE_US:
+		*v = xl_ns_to_us(e->idle_ns);
+		return 1;
+	case W_UTIL:
+		*v = e->utilization;
+		return 1;
+	case W_UARCH:
+		if (!tp_uarch_rate(e, &rate))
+			return 0;
+		*v = rate;
+		return 1;
+	case W_ALG_CYCLE:
+	case W_ALG_OPS:
+	case W_UARCH_OPS:
+		if (!tp_uarch_rate(e, &rate))
+			return 0;
+		*v = (double)(c->what == W_ALG_CYCLE ? e->alg_cycle
+		              : c->what == W_ALG_OPS ? e->alg_ops
+		                                     : e->uarch_ops);
+		return 1;
+	case W_DDR_BYTES:
+		*v = (double)e->ddr_bytes;
+		return 1;
+	case W_L2_BYTES:
+		*v = (double)e->l2_bytes;
+		return 1;
+	case W_DDR_BW:
+		*v = e->ddr_avg_gbps;
+		return 1;
+	case W_L2_BW:
+		*v = e->l2_avg_gbps;
+		return 1;
+	case W_DDR_RD:
+		*v = e->ddr_read_gbps;
+		return 1;
+	case W_DDR_WR:
+		*v = e->ddr_write_gbps;
+		return 1;
+	case W_STALL:
+		*v = (double)e->stall_cycle;
+		return 1;
+	case W_PD_PAR:
+		if (overall)
+			return 0;
+		*v = cs->perfdoc_parallelism;
+		return 1;
+	case W_PD_CONC:
+		if (overall)
+			return 0;
+		*v = cs->perfdoc_concurrency;
+		return 1;
+	}
+	return 0;
+}
+
+static size_t summary_columns(const struct tp_analysis *a, struct scol *cols, size_t max)
+{
+	size_t n = 0;
+#define ADD(nm, e, w, f)                                                                           \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			snprintf(cols[n].name, sizeof cols[n].name, "%s", nm);                     \
+			cols[n].eng = e;                                                           \
+			cols[n].what = w;                                                          \
+			cols[n].fmt = f;                                                           \
+			n++;                                                                       \
+		}                                                                                  \
+	} while (0)
+	ADD("TiuWorkingRatio", -1, W_TIU_RATIO, SV_PCT);
+	ADD("Parallelism", -1, W_PAR, SV_PCT);
+	ADD("MeanCoreParallelism", -1, W_MEAN_PAR, SV_PCT);
+	ADD("Concurrency", -1, W_CONC, SV_PCT);
+	ADD("ComputeShare", -1, W_COMPUTE, SV_PCT);
+	ADD("totalTime(us)", -1, W_TOTAL_US, SV_US);
+	ADD("ddrTotalBandwidth(GB/s)", -1, W_DDR_TOTAL, SV_GBPS);
+	static const char *const pre[TP_ENGINES] = {"Tiu", "Gdma", "Sdma", "Cdma"};
+	static const char *const low[TP_ENGINES] = {"tiu", "gdma", "sdma", "cdma"};
+	char b[48];
+	for (int e = 0; e < TP_ENGINES; e++) {
+		if (!a->overall.eng[e].present)
+			continue;
+		snprintf(b, sizeof b, "total%sCycle", pre[e]);
+		ADD(b, e, W_CYC, SV_CYC);
+		snprintf(b, sizeof b, "%sBusy(us)", low[e]);
+		ADD(b, e, W_BUSY_US, SV_US);
+		snprintf(b, sizeof b, "%sIdle(us)", low[e]);
+		ADD(b, e, W_IDLE_US, SV_US);
+		snprintf(b, sizeof b, "%sUtilisation", low[e]);
+		ADD(b, e, W_UTIL, SV_PCT);
+		if (e == TP_TRACK_TIU) {
+			ADD("totalAlgCycle", e, W_ALG_CYCLE, SV_CYC);
+			ADD("totalAlgOps", e, W_ALG_OPS, SV_CYC);
+			ADD("totalUArchOps", e, W_UARCH_OPS, SV_CYC);
+			ADD("uArchURate", e, W_UARCH, SV_PCT);
+			continue;
+		}
+		snprintf(b, sizeof b, "%sDdrDataSize(B)", low[e]);
+		ADD(b, e, W_DDR_BYTES, SV_BYTES);
+		snprintf(b, sizeof b, "%sL2DataSize(B)", low[e]);
+		ADD(b, e, W_L2_BYTES, SV_BYTES);
+		snprintf(b, sizeof b, "%sDdrAvgBandwidth(GB/s)", low[e]);
+		ADD(b, e, W_DDR_BW, SV_GBPS);
+		snprintf(b, sizeof b, "%sL2AvgBandwidth(GB/s)", low[e]);
+		ADD(b, e, W_L2_BW, SV_GBPS);
+		snprintf(b, sizeof b, "%sDdrReadBandwidth(GB/s)", low[e]);
+		ADD(b, e, W_DDR_RD, SV_GBPS);
+		snprintf(b, sizeof b, "%sDdrWriteBandwidth(GB/s)", low[e]);
+		ADD(b, e, W_DDR_WR, SV_GBPS);
+		snprintf(b, sizeof b, "%sStallCycle", low[e]);
+		ADD(b, e, W_STALL, SV_CYC);
+	}
+	ADD("PerfDocParallelism", -1, W_PD_PAR, SV_PCT);
+	ADD("PerfDocConcurrency", -1, W_PD_CONC, SV_PCT);
+#undef ADD
+	return n;
+}
+
+static lxw_format *sval_fmt(struct xl *x, enum sval f)
+{
+	switch (f) {
+	case SV_PCT:
+		return x->f.pct;
+	case SV_US:
+		return x->f.us;
+	case SV_GBPS:
+		return x->f.gbps;
+	case SV_US_TAG:
+		return x->f.us_tag;
+	default:
+		return x->f.cyc;
+	}
+}
+
+/* The per-Function-Type TIU table of one core (PerfDoc TIU_c, sophgo-costmodel.md §4):
+ * ratios against the core's totals; Asic Cycle includes wait_msg, its ratio's denominator
+ * (totalTiuCycle) does not. Returns the next free row. */
+static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
+                            const struct tp_core_stats *c, const char *title)
+{
+	const struct tp_profile *p = x->p;
+	const struct tp_engine_stats *tiu = &c->eng[TP_TRACK_TIU];
+	double rate;
+	int cost = tp_uarch_rate(tiu, &rate);
+	xl_str(x, s, row++, 0, title, x->f.bold);
+	static const char *const h[] = {"Function Type", "Instr Num",       "Alg Ops",
+	                                "Alg Ops Ratio", "Alg Cycle",       "Alg Cycle Ratio",
+	                                "uArch Ops",     "uArch URate",     "uArch Ops Ratio",
+	                                "Asic Cycle",    "Asic Cycle Ratio"};
+	xl_header_row(x, s, row++, h, sizeof h / sizeof *h);
+	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
+		int total = i == c->num_ftypes;
+		struct tp_ftype_stats f = {0};
+		if (total) {
+			for (size_t k = 0; k < c->num_ftypes; k++) {
+				f.instr += c->ftypes[k].instr;
+				f.asic_cycle += c->ftypes[k].asic_cycle;
+			}
+			f.alg_ops = tiu->alg_ops;
+			f.uarch_ops = tiu->uarch_ops;
+			f.alg_cycle = tiu->alg_cycle;
+		} else
+			f = c->ftypes[i];
+		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type),
+		       total ? x->f.bold : NULL);
+		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);
+		if (cost) {
+			xl_num(x, s, row, 2, (double)f.alg_ops, x->f.cyc);
+			xl_num(x, s, row, 3,
+			       tiu->alg_ops ? (double)f.alg_ops / (double)tiu->alg_ops : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 4, (double)f.alg_cycle, x->f.cyc);
+			xl_num(x, s, row, 5,
+			       tiu->alg_cycle ? (double)f.alg_cycle / (double)tiu->alg_cycle : 0,
+			       x->f.pct);
+			xl_num(x, s, row, 6, (double)f.uarch_ops, x->f.cyc);
+			xl_num(x, s, row, 7,
+			       f.uarch_ops ? (double)f.alg_ops / (double)f.uarch_ops : 0, x->f.pct);
+			xl_num(x, s, row, 8,
+			       tiu->uarch_ops ? (double)f.uarch_ops / (double)tiu->uarch_ops : 0,
+			       x->f.pct);
+		} else {
+			for (uint16_t k = 2; k <= 8; k++)
+				xl_str(x, s, row, k, "n/a", NULL);
+		}
+		xl_num(x, s, row, 9, (double)f.asic_cycle, x->f.cyc);
+		xl_num(x, s, row, 10,
+		       tiu->working_cycle ? (double)f.asic_cycle / (double)tiu->working_cycle : 0,
+		       x->f.pct);
+	}
+	return row + 1;
+}
+
+void xl_write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
+{
+	const struct tp_profile *p = x->p;
+	const struct tp_analysis *a = x->a;
+	struct xl_sheet s = {.ws = ws};
+	char buf[768];
+	const char *net = tp_str(p, p->net_name);
+	snprintf(buf, sizeof buf, "tpuprof Engine Summary%s%s (%s)", *net ? ": " : "", net,
+	         tp_arch_name(p->arch));
+	xl_str(x, &s, 0, 0, buf, x->f.title);
+	snprintf(buf, sizeof buf,
+	         "Source: %s. TIU clock %.0f MHz, GDMA clock %.0f MHz. Total time %.3f us.",
+	         *tp_str(p, p->source) ? tp_str(p, p->source) : "unknown", p->tiu_freq_mhz,
+	         p->gdma_freq_mhz, xl_ns_to_us(a->total_time_ns));
+	xl_str(x, &s, 1, 0, buf, NULL);
+	if (s.wcap)
+		s.width[0] = 0;
+
+	struct scol cols[96];
+	size_t nc = summary_columns(a, cols, sizeof cols / sizeof *cols);
+	int md = xl_multi_device(p);
+	const uint32_t hr = 3;
+	xl_str(x, &s, hr, 0, "CoreId", x->f.hdr);
+	for (size_t c = 0; c < nc; c++)
+		xl_str(x, &s, hr, (uint16_t)(c + 1), cols[c].name, x->f.hdr);
+	uint32_t row = hr + 1;
+	for (size_t i = 0; i <= a->num_cores && a->num_cores; i++, row++) {
+		int overall = i == a->num_cores;
+		const struct tp_core_stats *cs = overall ? &a->overall : &a->cores[i];
+		if (overall)
+			xl_str(x, &s, row, 0, "Overall", x->f.bold);
+		else if (md) {
+			snprintf(buf, sizeof buf, "D%d C%d", (int)cs->device, (int)cs->core);
+			xl_str(x, &s, row, 0, buf, NULL);
+		} else
+			xl_num(x, &s, row, 0, cs->core, x->f.cyc);
+		for (size_t c = 0; c < nc; c++) {
+			double v;
+			enum sval f;
+			if (scol_value(&cols[c], cs, a, overall, &v, &f))
+				xl_num(x, &s, row, (uint16_t)(c + 1), v, sval_fmt(x, f));
+			else
+				xl_str(x, &s, row, (uint16_t)(c + 1), "n/a", NULL);
+		}
+	}
+	uint32_t first_core_row = hr + 1, last_core_row = hr + (uint32_t)a->num_cores;
+	if (!a->num_cores) {
+		xl_str(x, &s, row++, 0,
+		       "No accelerator engine records in this profile; see the "
+		       "Operators and thread sheets.",
+		       x->f.note);
+	}
+	/* Highlights of §5.4 on the per-core rows. */
+	if (a->num_cores) {
+		for (size_t c = 0; c < nc; c++) {
+			uint16_t col = (uint16_t)(c + 1);
+			if (cols[c].what == W_TIU_RATIO) {
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.15, x->f.red);
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.30, x->f.yellow);
+			} else if (cols[c].what == W_PAR) {
+				int pair = p->arch == TP_ARCH_BM1688 || p->arch == TP_ARCH_BM1690;
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN, pair ? 2.05 : 1.05,
+				             pair ? x->f.yellow : x->f.red);
+			} else if (cols[c].what == W_UARCH) {
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.5, x->f.red);
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN, 0.75, x->f.yellow);
+			} else if (cols[c].what == W_DDR_BW && xl_ddr_max_bw(p) > 0) {
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN,
+				             0.5 * xl_ddr_max_bw(p), x->f.red);
+				xl_cond_cell(x, ws, first_core_row, last_core_row, col,
+				             LXW_CONDITIONAL_CRITERIA_LESS_THAN,
+				             0.75 * xl_ddr_max_bw(p), x->f.yellow);
+			}
+		}
+	}
+
+	/* Notes. */
+	row++;
+	xl_str(x, &s, row++, 0, "Notes", x->f.bold);
+	snprintf(
+	    buf, sizeof buf,
+	    "Units: times are us on the common time axis; cycle columns are in each engine's own "
+	    "clock (TIU %.0f MHz, GDMA %.0f MHz). Parallelism = (TIU + GDMA + SDMA working time) "
+	    "/ total time, all in time. Concurrency is measured: the time TIU and a DMA engine "
+	    "are both busy / the shorter busy time (0-100 %%); the vendor's (TIU + GDMA - total) / "
+	    "min(TIU, GDMA) only bounds it from below and goes negative on idle cores.",
+	    p->tiu_freq_mhz, p->gdma_freq_mhz);
+	xl_str(x, &s, row++, 0, buf, x->f.note);
+	xl_str(
+	    x, &s, row++, 0,
+	    "The reference PerfAI_output.xlsx adds TIU nanoseconds to raw GDMA cycles, which is "
+	    "right only at 1 GHz; its figures are kept in PerfDocParallelism / PerfDocConcurrency "
+	    "for comparison.",
+	    x->f.note);
+	if (a->num_cores) {
+		snprintf(buf, sizeof buf,
+		         "Overall row as the vendor's: cycle columns are the busiest core's "
+		         "working time "
+		         "(shown in us), TiuWorkingRatio is that TIU time / total time, "
+		         "Parallelism = (max "
+		         "TIU + max GDMA + max SDMA) / total time, Concurrency the best core's; "
+		         "MeanCoreParallelism and the utilisation columns are over total time x "
+		         "%zu cores; "
+		         "busy, idle and byte columns are sums over cores. Busiest core: TIU %.3f "
+		         "us (%" PRIu64 " cycles), GDMA %.3f us (%" PRIu64 " cycles).",
+		         a->num_cores, xl_ns_to_us(a->overall_tiu_max_ns), a->overall_tiu_max_cycle,
+		         xl_ns_to_us(a->overall_gdma_max_ns), a->overall_gdma_max_cycle);
+		xl_str(x, &s, row++, 0, buf, x->f.note);
+		double rate;
+		if (a->overall.eng[TP_TRACK_TIU].present &&
+		    !tp_uarch_rate(&a->overall.eng[TP_TRACK_TIU], &rate))
+			xl_str(
+			    x, &s, row++, 0,
+			    "uArchURate, totalAlgCycle, totalAlgOps, totalUArchOps n/a: this dump "
+			    "carries no TIU descriptors to model, so the TIU sheets say n/a "
+			    "rather than invent a figure.",
+			    x->f.note);
+	}
+	int spilled = 0;
+	for (size_t i = 0; i < pl->n; i++)
+		if (pl->v[i].nparts > 1)
+			spilled = 1;
+	if (spilled) {
+		snprintf(
+		    buf, sizeof buf,
+		    "Some engine sheets pass the row limit (%u rows per sheet) and continue on "
+		    "'<sheet> (2)', '<sheet> (3)', ...; the Sheets table below gives each part's "
+		    "Global Idx range.",
+		    (unsigned)pl->max_rows);
+		xl_str(x, &s, row++, 0, buf, x->f.note);
+	}
+	if (pl->capped || pl->layers_capped) {
+		/* Never a silent cut: which sheets hold fewer rows than their track, and how to
+		 * get every row; the figures on this sheet cover every record. */
+		size_t largest = 0;
+		for (size_t i = 0; i < pl->n; i++)
+			if (pl->v[i].kind == PK_ENGINE || pl->v[i].kind == PK_EVENTS) {
+				size_t c = p->tracks[pl->v[i].track].count;
+				largest = c > largest ? c : largest;
+			}
+		char why[160];
+		xl_default_cap_why(why, sizeof why, pl->auto_sheets, pl->row_cap);
+		snprintf(
+		    buf, sizeof buf,
+		    "Row cap: %zu per-record sheet(s)%s show only the first %" PRIu64
+		    " records of their track or core in time%s (the largest track has %zu; the "
+		    "Sheets table below gives Rows and Track Records per sheet). Rerun with "
+		    "--xlsx_rows all for every row, or --xlsx_rows N. Every figure on this "
+		    "sheet, the per-Function-Type tables, each layer's span and the totals on "
+		    "top of each engine sheet cover all records.",
+		    pl->capped, pl->layers_capped ? " and the layer sheet" : "", pl->row_cap, why,
+		    largest);
+		xl_str(x, &s, row++, 0, buf, x->f.cap);
+		for (size_t i = 0; i < pl->n; i++)
+			if (pl->v[i].kind == PK_LONGEST) {
+				snprintf(
+				    buf, sizeof buf,
+				    "The 'Longest commands' sheet lists the %d longest commands of "
+				    "each cut engine sheet, chosen among all its commands.",
+				    XL_LONGEST);
+				xl_str(x, &s, row++, 0, buf, x->f.cap);
+			}
+	}
+	for (size_t i = 0; i < p->num_notes; i++) {
+		const char *nt = tp_str(p, p->notes[i].text);
+		if (strncmp(nt, TP_XLSX_NOTE_PREFIX, strlen(TP_XLSX_NOTE_PREFIX)) != 0)
+			xl_str(x, &s, row++, 0, nt, x->f.note);
+	}
+	if (p->num_meta) {
+		row++;
+		xl_str(x, &s, row, 0, "Key", x->f.hdr);
+		xl_str(x, &s, row++, 1, "Value", x->f.hdr);
+		for (size_t i = 0; i < p->num_meta; i++, row++) {
+			xl_str(x, &s, row, 0, tp_str(p, p->meta[i].key), NULL);
+			xl_str(x, &s, row, 1, tp_str(p, p->meta[i].value), NULL);
+		}
+	}
+
+	/* Per-Function-Type TIU tables, one per core. */
+	row++;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (!a->cores[i].eng[TP_TRACK_TIU].present)
+			continue;
+		snprintf(buf, sizeof buf, "TIU function types, core %d", (int)a->cores[i].core);
+		row = ftype_table(x, &s, row, &a->cores[i], buf);
+	}
+
+	/* Sheets table with links. */
+	static const char *const sh[] = {
+	    "Sheet", "Engine",           "Device",          "Core Id",      "Part",
+	    "Rows",  "First Global Idx", "Last Global Idx", "Track Records"};
+	xl_header_row(x, &s, row++, sh, sizeof sh / sizeof *sh);
+	for (size_t i = 0; i < pl->n; i++) {
+		const struct part *pt = &pl->v[i];
+		if (pt->kind != PK_ENGINE && pt->kind != PK_EVENTS)
+			continue;
+		const struct tp_track *t = &p->tracks[pt->track];
+		/* Inside a quoted sheet reference an apostrophe is doubled. */
+		char url[300], quoted[260];
+		size_t q = 0;
+		for (const char *c = pt->name; *c && q + 2 < sizeof quoted; c++) {
+			if (*c == '\'')
+				quoted[q++] = '\'';
+			quoted[q++] = *c;
+		}
+		quoted[q] = '\0';
+		snprintf(url, sizeof url, "internal:'%s'!A1", quoted);
+		xl_check(x, worksheet_write_url_opt(ws, row, 0, url, x->f.link, pt->name, NULL));
+		xl_width(x, &s, 0, strlen(pt->name));
+		xl_str(x, &s, row, 1, tp_track_kind_name((enum tp_track_kind)t->kind), NULL);
+		xl_num(x, &s, row, 2, t->device, x->f.cyc);
+		xl_num(x, &s, row, 3, t->core, x->f.cyc);
+		xl_num(x, &s, row, 4, (double)(pt->index + 1), x->f.cyc);
+		xl_num(x, &s, row, 5, (double)pt->count, x->f.cyc);
+		xl_num(x, &s, row, 6, (double)pt->first, x->f.cyc);
+		xl_num(x, &s, row, 7, (double)(pt->first + pt->count - 1), x->f.cyc);
+		xl_num(x, &s, row, 8, (double)t->count, x->f.cyc);
+		row++;
+	}
+
+	/* Bar chart: per-core utilisation of each engine. A chart needs at least one series
+	 * (libxlsxwriter refuses it otherwise, failing the whole workbook): a dump without a
+	 * timeline (no iter*.profile) has no utilisation column, so no chart. */
+	size_t nseries = 0;
+	for (size_t c = 0; c < nc; c++)
+		nseries += cols[c].what == W_UTIL;
+	if (a->num_cores && nseries) {
+		lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_COLUMN);
+		if (ch) {
+			char cat[160], val[160], nm[160], cn[4], sn[4];
+			xl_col_name(0, cn);
+			snprintf(cat, sizeof cat, "='Engine Summary'!$%s$%u:$%s$%u", cn,
+			         first_core_row + 1, cn, last_core_row + 1);
+			for (size_t c = 0; c < nc; c++) {
+				if (cols[c].what != W_UTIL)
+					continue;
+				xl_col_name((uint16_t)(c + 1), sn);
+				snprintf(val, sizeof val, "='Engine Summary'!$%s$%u:$%s$%u", sn,
+				         first_core_row + 1, sn, last_core_row + 1);
+				snprintf(nm, sizeof nm, "='Engine Summary'!$%s$%u", sn, hr + 1);
+				lxw_chart_series *se = chart_add_series(ch, cat, val);
+				if (se)
+					chart_series_set_name(se, nm);
+			}
+			chart_title_set_name(ch, "Engine utilisation per core");
+			chart_axis_set_name(ch->x_axis, "Core");
+			chart_axis_set_name(ch->y_axis, "Busy / total time");
+			chart_axis_set_num_format(ch->y_axis, "0%");
+			chart_axis_set_min(ch->y_axis, 0);
+			chart_axis_set_max(ch->y_axis, 1);
+			lxw_chart_options co;
+			memset(&co, 0, sizeof co);
+			co.x_scale = 1.5;
+			co.y_scale = 1.2;
+			xl_check(x, worksheet_insert_chart_opt(ws, row + 1, 0, ch, &co));
+		}
+	}
+	worksheet_freeze_panes(ws, hr + 1, 1);
+	worksheet_set_tab_color(ws, 0xFFC7CE);
+	for (uint16_t c = 1; c < s.ncols && c < s.wcap; c++)
+		if (s.width[c] < 10)
+			s.width[c] = 10;
+	xl_sheet_done(x, &s);
+}
