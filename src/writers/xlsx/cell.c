@@ -188,25 +188,29 @@ void xl_cond_cell(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uin
 	           fmt);
 }
 
+/* A rule of `type` whose operand is the string `str`. */
+static void cond_str(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                     uint8_t type, uint8_t criteria, const char *str, lxw_format *fmt)
+{
+	cond_apply(x, ws, r0, r1, col,
+	           (lxw_conditional_format){
+	               .type = type, .criteria = criteria, .value_string = (char *)str},
+	           fmt);
+}
+
 /* A rule for cells containing `text`. */
 void xl_cond_text(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
                   const char *text, lxw_format *fmt)
 {
-	cond_apply(x, ws, r0, r1, col,
-	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_TEXT,
-	                                    .criteria = LXW_CONDITIONAL_CRITERIA_TEXT_CONTAINING,
-	                                    .value_string = (char *)text},
-	           fmt);
+	cond_str(x, ws, r0, r1, col, LXW_CONDITIONAL_TYPE_TEXT,
+	         LXW_CONDITIONAL_CRITERIA_TEXT_CONTAINING, text, fmt);
 }
 
 /* A formula rule; `formula` is written for the first cell (row r0) and Excel shifts it. */
 void xl_cond_formula(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
                      const char *formula, lxw_format *fmt)
 {
-	cond_apply(x, ws, r0, r1, col,
-	           (lxw_conditional_format){.type = LXW_CONDITIONAL_TYPE_FORMULA,
-	                                    .value_string = (char *)formula},
-	           fmt);
+	cond_str(x, ws, r0, r1, col, LXW_CONDITIONAL_TYPE_FORMULA, 0, formula, fmt);
 }
 
 /* Peak bandwidths for the highlight rules: the chip table's "DDR Max BW(GB/s/Core)" and "L2

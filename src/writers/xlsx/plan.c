@@ -75,6 +75,18 @@ static struct part *plan_add(struct plan *pl, enum part_kind k)
 	return &v[pl->n++];
 }
 
+/* `base` then `suffix` into out, the base cut (never inside a UTF-8 sequence) so the whole
+ * keeps within Excel's 31 characters. */
+static void name_with_suffix(char *out, size_t size, const char *base, const char *suffix)
+{
+	size_t keep = strlen(base);
+	while (keep && keep + strlen(suffix) > 31)
+		keep--;
+	while (keep && ((unsigned char)base[keep] & 0xC0) == 0x80)
+		keep--;
+	snprintf(out, size, "%.*s%s", (int)keep, base, suffix);
+}
+
 /* Gives parts unique names (Excel compares sheet names case-insensitively). */
 static void unique_name(struct plan *pl, struct part *me)
 {
@@ -90,13 +102,7 @@ static void unique_name(struct plan *pl, struct part *me)
 			return;
 		char suffix[16];
 		snprintf(suffix, sizeof suffix, " ~%u", n);
-		/* Keep within 31 characters: cut the base (ASCII-safe cut; names are sanitised). */
-		size_t keep = strlen(base);
-		while (keep && keep + strlen(suffix) > 31)
-			keep--;
-		while (keep && ((unsigned char)base[keep] & 0xC0) == 0x80)
-			keep--;
-		snprintf(me->name, sizeof me->name, "%.*s%s", (int)keep, base, suffix);
+		name_with_suffix(me->name, sizeof me->name, base, suffix);
 	}
 }
 
@@ -167,6 +173,34 @@ static void track_base_name(const struct tp_profile *p, int ti, int md, char *bu
 	tp_xlsx_sheet_name(buf, size, raw);
 }
 
+/* Adds `parts` parts of `per` rows for `shown` records: "<base>", "<base> (2)", ...; a
+ * track's parts (track >= 0) get names unique in the plan. */
+static int add_parts(struct plan *pl, enum part_kind kind, int track, size_t shown, size_t parts,
+                     size_t per, const char *base)
+{
+	for (size_t k = 0; k < parts; k++) {
+		struct part *pt = plan_add(pl, kind);
+		if (!pt)
+			return TP_ENOMEM;
+		pt->track = track;
+		pt->index = k;
+		pt->nparts = parts;
+		pt->first = k * per;
+		pt->count = shown - pt->first < per ? shown - pt->first : per;
+		pt->shown = shown;
+		if (k == 0) {
+			snprintf(pt->name, sizeof pt->name, "%s", base);
+		} else {
+			char suffix[24];
+			snprintf(suffix, sizeof suffix, " (%zu)", k + 1);
+			name_with_suffix(pt->name, sizeof pt->name, base, suffix);
+		}
+		if (track >= 0)
+			unique_name(pl, pt);
+	}
+	return TP_OK;
+}
+
 static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, int md,
                            uint32_t max_rows, enum part_kind kind)
 {
@@ -177,32 +211,7 @@ static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, 
 	size_t cap = (max_rows ? max_rows : TP_XLSX_EXCEL_MAX_ROWS) - TP_XLSX_DATA_ROW;
 	char base[128];
 	track_base_name(p, ti, md, base, sizeof base);
-	for (size_t k = 0; k < parts; k++) {
-		struct part *pt = plan_add(pl, kind);
-		if (!pt)
-			return TP_ENOMEM;
-		pt->track = ti;
-		pt->index = k;
-		pt->nparts = parts;
-		pt->first = k * cap;
-		pt->count = shown - pt->first < cap ? shown - pt->first : cap;
-		pt->shown = shown;
-		if (k == 0) {
-			snprintf(pt->name, sizeof pt->name, "%s", base);
-		} else {
-			/* "TIU_0 (2)": cut the base so the suffix fits in 31 characters. */
-			char suffix[24];
-			snprintf(suffix, sizeof suffix, " (%zu)", k + 1);
-			size_t keep = strlen(base);
-			while (keep && keep + strlen(suffix) > 31)
-				keep--;
-			while (keep && ((unsigned char)base[keep] & 0xC0) == 0x80)
-				keep--;
-			snprintf(pt->name, sizeof pt->name, "%.*s%s", (int)keep, base, suffix);
-		}
-		unique_name(pl, pt);
-	}
-	return TP_OK;
+	return add_parts(pl, kind, ti, shown, parts, cap, base);
 }
 
 /* Which tracks get sheets: 1 = engine and firmware tracks (ordered by device, core, kind),
@@ -293,20 +302,9 @@ int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xl
 		uint32_t rows = xo->max_rows ? xo->max_rows : TP_XLSX_EXCEL_MAX_ROWS;
 		size_t cap = rows - LAYER_DATA_ROW;
 		size_t parts = (shown + cap - 1) / cap;
-		for (size_t k = 0; k < parts; k++) {
-			if (!(pt = plan_add(pl, PK_LAYERS)))
-				return TP_ENOMEM;
-			pt->index = k;
-			pt->nparts = parts;
-			pt->first = k * cap;
-			pt->count = shown - pt->first < cap ? shown - pt->first : cap;
-			pt->shown = shown;
-			if (k == 0)
-				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info");
-			else
-				snprintf(pt->name, sizeof pt->name, "Layer by Layer Info (%zu)",
-				         k + 1);
-		}
+		if ((st = add_parts(pl, PK_LAYERS, -1, shown, parts, cap, "Layer by Layer Info")) !=
+		    TP_OK)
+			return st;
 	}
 	if (xl_ops_present(p)) {
 		if (!(pt = plan_add(pl, PK_OPS)))

@@ -92,6 +92,78 @@ static char *dir_of(const char *path)
 	return d;
 }
 
+/* Document properties, without a wall-clock creation time. */
+static void doc_properties(struct xl *x)
+{
+	const struct tp_profile *p = x->p;
+	char title[256], subject[128], comments[256], net[256], full[300];
+	/* net_name comes from the input: one line of valid XML text, cut on a character
+	 * boundary to Excel's 255-byte limit on document and custom properties. */
+	tp_text_copy(net, sizeof net, tp_str(p, p->net_name),
+	             TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
+	snprintf(full, sizeof full, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
+	tp_text_copy(title, sizeof title, full, TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
+	snprintf(subject, sizeof subject, "%s profile", tp_arch_name(p->arch));
+	snprintf(comments, sizeof comments, "Written by tpuprof %s from %s input", TP_VERSION,
+	         *tp_str(p, p->source) ? tp_str(p, p->source) : "unknown");
+	lxw_doc_properties props;
+	memset(&props, 0, sizeof props);
+	props.title = title;
+	props.subject = subject;
+	props.author = "tpuprof";
+	props.category = "Profile";
+	props.keywords = (char *)tp_arch_name(p->arch);
+	props.comments = comments;
+	props.created = XL_CREATED;
+	xl_check(x, workbook_set_properties(x->wb, &props));
+	xl_check(x, workbook_set_custom_property_string(x->wb, "arch", tp_arch_name(p->arch)));
+	if (*net)
+		xl_check(x, workbook_set_custom_property_string(x->wb, "net_name", net));
+}
+
+/* Writes every planned sheet in plan order, reporting progress. TP_OK, TP_ENOMEM or an
+ * Operators sheet error (with `d` set); stops at the first libxlsxwriter error (x->err). */
+static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts *o,
+                        struct tp_diag *d)
+{
+	int st = TP_OK;
+	for (size_t i = 0; i < pl->n; i++)
+		x->prog_total += pl->v[i].count;
+	/* workbook_close deflates every sheet into the zip, about half the time of a large
+	 * workbook, so it counts as many units as the rows. */
+	x->prog_total *= 2;
+	for (size_t i = 0; i < pl->n && st == TP_OK; i++) {
+		struct part *pt = &pl->v[i];
+		tp_progress_report(x->prog_done, x->prog_total);
+		switch (pt->kind) {
+		case PK_SUMMARY:
+			xl_write_summary(x, pt->ws, pl);
+			break;
+		case PK_LAYERS:
+			xl_write_layers(x, pt, pl);
+			break;
+		case PK_OPS:
+			st = xl_ops_write(x, pt->ws, o->sparse_ratios_path, d);
+			break;
+		case PK_LONGEST:
+			xl_write_longest(x, pt->ws, pl);
+			break;
+		case PK_ENGINE:
+			st = xl_write_engine_sheet(x, pt, pl);
+			break;
+		case PK_EVENTS:
+			st = xl_write_events_sheet(x, pt);
+			break;
+		}
+		x->prog_done += pt->count;
+		if (x->oom)
+			st = TP_ENOMEM;
+		if (x->err != LXW_NO_ERROR)
+			break;
+	}
+	return st;
+}
+
 int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                   const struct tp_xlsx_opts *xo, struct tp_diag *d)
 {
@@ -137,30 +209,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	}
 	make_formats(&x);
 
-	/* Document properties, without a wall-clock creation time. */
-	char title[256], subject[128], comments[256], net[256], full[300];
-	/* net_name comes from the input: one line of valid XML text, cut on a character
-	 * boundary to Excel's 255-byte limit on document and custom properties. */
-	tp_text_copy(net, sizeof net, tp_str(p, p->net_name),
-	             TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
-	snprintf(full, sizeof full, "tpuprof PerfAI_output%s%s", *net ? ": " : "", net);
-	tp_text_copy(title, sizeof title, full, TP_TEXT_XML | TP_TEXT_CTRL | TP_TEXT_LINE);
-	snprintf(subject, sizeof subject, "%s profile", tp_arch_name(p->arch));
-	snprintf(comments, sizeof comments, "Written by tpuprof %s from %s input", TP_VERSION,
-	         *tp_str(p, p->source) ? tp_str(p, p->source) : "unknown");
-	lxw_doc_properties props;
-	memset(&props, 0, sizeof props);
-	props.title = title;
-	props.subject = subject;
-	props.author = "tpuprof";
-	props.category = "Profile";
-	props.keywords = (char *)tp_arch_name(p->arch);
-	props.comments = comments;
-	props.created = XL_CREATED;
-	xl_check(&x, workbook_set_properties(x.wb, &props));
-	xl_check(&x, workbook_set_custom_property_string(x.wb, "arch", tp_arch_name(p->arch)));
-	if (*net)
-		xl_check(&x, workbook_set_custom_property_string(x.wb, "net_name", net));
+	doc_properties(&x);
 
 	for (size_t i = 0; i < pl.n; i++) {
 		pl.v[i].ws = workbook_add_worksheet(x.wb, pl.v[i].name);
@@ -170,40 +219,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < pl.n; i++)
-		x.prog_total += pl.v[i].count;
-	/* workbook_close deflates every sheet into the zip: about half the time of a large
-	 * workbook (measured, issue 10), so it counts as many units as the rows. */
-	x.prog_total *= 2;
-	for (size_t i = 0; i < pl.n && st == TP_OK; i++) {
-		struct part *pt = &pl.v[i];
-		tp_progress_report(x.prog_done, x.prog_total);
-		switch (pt->kind) {
-		case PK_SUMMARY:
-			xl_write_summary(&x, pt->ws, &pl);
-			break;
-		case PK_LAYERS:
-			xl_write_layers(&x, pt, &pl);
-			break;
-		case PK_OPS:
-			st = xl_ops_write(&x, pt->ws, o.sparse_ratios_path, d);
-			break;
-		case PK_LONGEST:
-			xl_write_longest(&x, pt->ws, &pl);
-			break;
-		case PK_ENGINE:
-			st = xl_write_engine_sheet(&x, pt, &pl);
-			break;
-		case PK_EVENTS:
-			st = xl_write_events_sheet(&x, pt);
-			break;
-		}
-		x.prog_done += pt->count;
-		if (x.oom)
-			st = TP_ENOMEM;
-		if (x.err != LXW_NO_ERROR)
-			break;
-	}
+	st = write_sheets(&x, &pl, &o, d);
 	if (st != TP_OK)
 		goto out;
 	if (x.err != LXW_NO_ERROR) {
