@@ -265,13 +265,6 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
 	xo.row_cap = o ? o->xlsx_rows : 0; /* 0: tp_xlsx_write takes tp_xlsx_cap_for's */
-	const char *env = getenv(TP_XLSX_MAX_ROWS_ENV);
-	if (env && *env) {
-		uint64_t v;
-		if (tp_parse_u64(env, strlen(env), &v) == 0 && v >= 16 &&
-		    v <= TP_XLSX_EXCEL_MAX_ROWS)
-			xo.max_rows = (uint32_t)v;
-	}
 	const char *out = o && o->out_dir ? o->out_dir : ".";
 	char *dir = tp_path_join(out, "PerfDoc");
 	char *path = tp_path_join(out, TP_XLSX_FILE);
