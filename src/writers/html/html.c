@@ -5,10 +5,10 @@
  * the document's head and string table and drives the sections of html_lanes.c and
  * html_data.c, which encode through html_cols.c.
  *
- * Data layout (read by web/app.js, version 2): small things (arch, clocks, per-core engine
- * statistics, rankings, notes) as plain JSON; everything per command, per layer or per memory
- * record as binary integer columns (html_put_col: base64 of zigzag varints, plain / delta / runs,
- * whichever is shortest; about 20 bytes per command in all). Each timeline lane has "ts" (gap
+ * Data layout (read by the page script in web/, version 2): small things (arch, clocks, per-core
+ * engine statistics, rankings, notes) as plain JSON; everything per command, per layer or per
+ * memory record as binary integer columns (html_put_col: base64 of zigzag varints, plain / delta /
+ * runs, whichever is shortest; about 20 bytes per command in all). Each timeline lane has "ts" (gap
  * from the previous command's end, ns), "dur" (with "durRes":1 the difference from
  * trunc(cyc / mhz * 1000)), name/type as indexes into one string table of the strings
  * actually used, cmd id, cycles, bytes, layer index + 1, height 0..1000 (only for lanes

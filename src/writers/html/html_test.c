@@ -130,7 +130,7 @@ static int column(const char *obj, const char *end, const char *key, int64_t *ou
 	int runs = mode == 'l' || mode == 'm', delta = mode == 'd' || mode == 'm';
 	for (size_t i = 0; i < nv; i += runs ? 2 : 1) {
 		int64_t v = (int64_t)(vals[i] >> 1) ^ -(int64_t)(vals[i] & 1);
-		/* Run lengths are zigzag varints too (b64_varint; app.js decCol). */
+		/* Run lengths are zigzag varints too (b64_varint; web/lanes.js decCol). */
 		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] >> 1 : 0) : 1;
 		for (uint64_t t = 0; t < times; t++) {
 			if (o == n)
