@@ -1,8 +1,10 @@
 /*
- * app.js — the script of tpuprof's result.html (embedded into the page at build time).
+ * The script of tpuprof's result.html (embedded into the page at build time): one function in
+ * parts, src/writers/html/web/{util,lanes,overview,timeline,table,search,memory,main}.js in that
+ * order. This first part opens it and holds the DOM helpers and colours.
  *
  * Reads the profile from <script type="application/json" id="tp-data"> (layout documented in
- * src/html/html.c), builds typed arrays per lane, and draws: summary cards, a canvas timeline
+ * src/writers/html/html.c), builds typed arrays per lane, and draws: summary cards, a canvas timeline
  * with level-of-detail rendering (commands narrower than a pixel are merged per pixel column,
  * keeping the tallest), overview tables (sortable) and local/global memory charts.
  *
