@@ -95,7 +95,8 @@ int xl_collect_args(const struct tp_profile *p, const struct tp_track *t, size_t
 		const struct tp_arg *args = tp_args_get(p, t->slices[i].args, &n);
 		for (size_t k = 0; k < n && st == TP_OK; k++) {
 			uint32_t key = args[k].key;
-			if (argcols_find(&seen, key) != UINT16_MAX)
+			if (argcols_find(&seen, key) != UINT16_MAX ||
+			    argcols_find(ac, key) != UINT16_MAX)
 				continue;
 			st = argcols_add(&seen, key, 0);
 			if (st != TP_OK)
@@ -222,4 +223,26 @@ double xl_arg_num(const struct tp_profile *p, const struct tp_arg *g, int *ok)
 		return d;
 	}
 	}
+}
+
+/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
+ * TP_OK and an allocation failed. */
+int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st)
+{
+	int oom = ob->oom;
+	tp_buf_free(ob);
+	xl_argcols_free(ac);
+	return st == TP_OK && (x->oom || oom) ? TP_ENOMEM : st;
+}
+
+/* Writes the header row: the fixed columns, the argument columns, "Other Args" when some
+ * keys did not get a column. */
+void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *const *names,
+                    size_t nc, const struct argcols *ac, uint16_t other_col)
+{
+	xl_header_row(x, s, hr, names, nc);
+	for (size_t i = 0; i < ac->n; i++)
+		xl_str(x, s, hr, (uint16_t)(nc + i), tp_str(x->p, ac->keys[i]), x->f.hdr);
+	if (ac->other)
+		xl_str(x, s, hr, other_col, "Other Args", x->f.hdr);
 }

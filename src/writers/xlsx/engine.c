@@ -539,28 +539,6 @@ static void engine_highlights(struct xl *x, lxw_worksheet *ws, const int16_t *po
 			bw_highlights(x, ws, r0, r1, bwcol[b], pos[E_ASIC], maxbw[b]);
 }
 
-/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
- * TP_OK and an allocation failed. */
-static int sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st)
-{
-	int oom = ob->oom;
-	tp_buf_free(ob);
-	xl_argcols_free(ac);
-	return st == TP_OK && (x->oom || oom) ? TP_ENOMEM : st;
-}
-
-/* Writes the header row: the fixed columns, the argument columns, "Other Args" when some
- * keys did not get a column. */
-static void args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *const *names,
-                        size_t nc, const struct argcols *ac, uint16_t other_col)
-{
-	xl_header_row(x, s, hr, names, nc);
-	for (size_t i = 0; i < ac->n; i++)
-		xl_str(x, s, hr, (uint16_t)(nc + i), tp_str(x->p, ac->keys[i]), x->f.hdr);
-	if (ac->other)
-		xl_str(x, s, hr, other_col, "Other Args", x->f.hdr);
-}
-
 int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl)
 {
 	const struct tp_profile *p = x->p;
@@ -588,7 +566,7 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 
 	engine_summary_block(x, &s, t, pt, pl);
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	args_header(x, &s, hr, ec.names, ec.n, &ac, other_col);
+	xl_args_header(x, &s, hr, ec.names, ec.n, &ac, other_col);
 	const struct ekeys k = {
 	    .uarch = tp_profile_find_str(p, "uArch Rate"),
 	    .alg = tp_profile_find_str(p, "Alg Ops"),
@@ -627,7 +605,7 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 		engine_highlights(x, s.ws, ec.pos, r0, r1);
 	xl_sheet_done(x, &s);
 out:
-	return sheet_end(x, &ac, &ob, st);
+	return xl_sheet_end(x, &ac, &ob, st);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -677,7 +655,7 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	if (s.wcap)
 		s.width[0] = 10;
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	args_header(x, &s, hr, names, nc, &ac, other_col);
+	xl_args_header(x, &s, hr, names, nc, &ac, other_col);
 	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
 		const struct tp_slice *sl = &t->slices[i];
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
@@ -702,7 +680,7 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	xl_check(x, worksheet_autofilter(s.ws, hr, 0, hr + (uint32_t)pt->count, last_col));
 	xl_sheet_done(x, &s);
 out:
-	return sheet_end(x, &ac, &ob, st);
+	return xl_sheet_end(x, &ac, &ob, st);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -201,13 +201,48 @@ static int add_parts(struct plan *pl, enum part_kind kind, int track, size_t sho
 	return TP_OK;
 }
 
+/* Puts track `ti` (shown records) on the "Other tracks" sheet. */
+static int fold_track(struct plan *pl, int ti, size_t shown)
+{
+	int *v = tp_grow(pl->fold, sizeof *v, pl->nfold + 1, &pl->fold_cap);
+	if (!v)
+		return TP_ENOMEM;
+	pl->fold = v;
+	pl->fold[pl->nfold++] = ti;
+	pl->fold_records += shown;
+	return TP_OK;
+}
+
+/* The "Other tracks" sheet: the folded tracks' records within the row cap, as many as one
+ * sheet holds. */
+static int add_fold_part(struct plan *pl)
+{
+	struct part *pt = plan_add(pl, PK_FOLD);
+	if (!pt)
+		return TP_ENOMEM;
+	uint64_t room = pl->max_rows - TP_XLSX_DATA_ROW;
+	if (pl->row_cap < room)
+		room = pl->row_cap;
+	pt->nparts = 1;
+	pt->count = (size_t)(pl->fold_records < room ? pl->fold_records : room);
+	pt->shown = pt->count;
+	snprintf(pt->name, sizeof pt->name, "Other tracks");
+	unique_name(pl, pt);
+	return TP_OK;
+}
+
 static int add_track_parts(struct plan *pl, const struct tp_profile *p, int ti, int md,
                            uint32_t max_rows, enum part_kind kind)
 {
 	const struct tp_track *t = &p->tracks[ti];
 	size_t shown = shown_of(t->count, pl->row_cap);
-	pl->capped += shown < t->count;
 	size_t parts = tp_xlsx_parts(shown, max_rows);
+	/* libxlsxwriter's constant_memory mode keeps a temporary file open per worksheet until
+	 * the workbook is closed: past the budget (one sheet kept for "Other tracks"), this
+	 * track and every later one fold onto that sheet. */
+	if (pl->nfold || pl->n + parts >= TP_XLSX_MAX_SHEETS)
+		return fold_track(pl, ti, shown);
+	pl->capped += shown < t->count;
 	size_t cap = (max_rows ? max_rows : TP_XLSX_EXCEL_MAX_ROWS) - TP_XLSX_DATA_ROW;
 	char base[128];
 	track_base_name(p, ti, md, base, sizeof base);
@@ -349,6 +384,8 @@ int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xl
 			st = add_track_parts(pl, p, (int)i, md, xo->max_rows, PK_EVENTS);
 	}
 	tp_free(order);
+	if (st == TP_OK && pl->nfold)
+		st = add_fold_part(pl);
 	return st;
 }
 
@@ -390,6 +427,8 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
 	}
 	if (p->num_layers)
 		n += cores ? cores : 1;
+	if (n > TP_XLSX_MAX_SHEETS)
+		n = TP_XLSX_MAX_SHEETS; /* the rest fold onto one sheet */
 	if (nsheets)
 		*nsheets = n;
 	uint64_t per = n ? TP_XLSX_ROW_BUDGET / n : TP_XLSX_DEFAULT_ROWS;
@@ -398,7 +437,8 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
 	                                        : per;
 }
 
-int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
+/* The note on rows past the cap (see tp_xlsx_note_cap). */
+static int cap_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
 {
 	size_t nsheets;
 	const uint64_t row_cap = tp_xlsx_cap_for(p, max_cores, cap, &nsheets);
@@ -439,4 +479,30 @@ int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 	                        "total and every other output covers all commands; rerun with "
 	                        "--xlsx_rows all for every row",
 	    capped, lp.layers_capped ? " and the layer sheet" : "", row_cap, why, name, largest);
+}
+
+/* The note on tracks without a sheet of their own (see tp_xlsx_note_cap). */
+static int fold_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
+{
+	struct plan pl = {.max_rows = TP_XLSX_EXCEL_MAX_ROWS};
+	struct tp_xlsx_opts xo = {.max_cores = max_cores};
+	pl.row_cap = tp_xlsx_cap_for(p, max_cores, cap, NULL);
+	int st = xl_make_plan(&pl, p, &xo);
+	size_t nfold = pl.nfold;
+	tp_free(pl.v);
+	tp_free(pl.layer_idx);
+	tp_free(pl.fold);
+	if (st != TP_OK || !nfold)
+		return st;
+	return tp_profile_note(p,
+	                       TP_XLSX_NOTE_PREFIX "%zu tracks have no sheet of their own (a "
+	                                           "workbook holds at most %u sheets); their "
+	                                           "records are on the 'Other tracks' sheet",
+	                       nfold, TP_XLSX_MAX_SHEETS);
+}
+
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
+{
+	int st = cap_note(p, max_cores, cap);
+	return st == TP_OK ? fold_note(p, max_cores, cap) : st;
 }

@@ -450,6 +450,15 @@ static uint32_t cut_notes(struct xl *x, struct xl_sheet *s, uint32_t row, const 
 		    (unsigned)pl->max_rows);
 		xl_str(x, s, row++, 0, buf, x->f.note);
 	}
+	if (pl->nfold) {
+		snprintf(
+		    buf, sizeof buf,
+		    "%zu tracks have no sheet of their own: a workbook holds at most %u sheets "
+		    "(tracks in the order of the Sheets table below, engines first); their "
+		    "records are on the 'Other tracks' sheet, one row per record with its track.",
+		    pl->nfold, TP_XLSX_MAX_SHEETS);
+		xl_str(x, s, row++, 0, buf, x->f.cap);
+	}
 	if (!pl->capped && !pl->layers_capped)
 		return row;
 	/* Never a silent cut: which sheets hold fewer rows than their track, and how to get

@@ -154,6 +154,9 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 		case PK_EVENTS:
 			st = xl_write_events_sheet(x, pt);
 			break;
+		case PK_FOLD:
+			st = xl_write_fold_sheet(x, pt, pl);
+			break;
 		}
 		x->prog_done += pt->count;
 		if (x->oom)
@@ -251,6 +254,7 @@ out:
 	tp_free(x.scratch);
 	tp_free(pl.v);
 	tp_free(pl.layer_idx);
+	tp_free(pl.fold);
 	return st;
 }
 

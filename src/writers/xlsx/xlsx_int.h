@@ -92,7 +92,7 @@ const struct tp_engine_stats *xl_stats_of(const struct tp_analysis *a, const str
 
 /* ---- Sheet plan (plan.c) ---- */
 
-enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS };
+enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS, PK_FOLD };
 #define XL_LONGEST 100   /* rows per engine and core on the "Longest commands" sheet */
 #define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
@@ -116,6 +116,11 @@ struct plan {
 	size_t *layer_idx;  /* kept layers (indices into the layer table) when capped, else NULL */
 	size_t nlayer_idx;
 	int layers_capped;
+	/* Tracks past the sheet budget (TP_XLSX_MAX_SHEETS), in plan order: their records go on
+	 * one "Other tracks" sheet (PK_FOLD, whose count is the rows it shows). */
+	int *fold;
+	size_t nfold, fold_cap;
+	uint64_t fold_records; /* records of the folded tracks within the row cap */
 };
 
 /* Plans every sheet of the workbook of `p` into `pl` (pl->max_rows and pl->row_cap set by the
@@ -142,8 +147,9 @@ struct argcols {
 	int other; /* some keys did not fit: "Other Args" column */
 };
 
-/* Collects into `ac` the argument keys of slices [first, first + count) of `t` that are not
- * among `fixed`, numbering their columns from col0. TP_OK or TP_ENOMEM. */
+/* Adds to `ac` the argument keys of slices [first, first + count) of `t` that are neither
+ * among `fixed` nor in `ac` already, numbering their columns from col0 + ac->n. TP_OK or
+ * TP_ENOMEM. */
 int xl_collect_args(const struct tp_profile *p, const struct tp_track *t, size_t first,
                     size_t count, const char *const *fixed, size_t nfixed, uint16_t col0,
                     struct argcols *ac);
@@ -156,6 +162,13 @@ void xl_write_arg(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col,
 void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct tp_profile *p,
                    const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col,
                    struct tp_buf *ob);
+/* The header row: the fixed columns names[0..nc), the argument columns, "Other Args" when
+ * some keys did not get a column. */
+void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *const *names,
+                    size_t nc, const struct argcols *ac, uint16_t other_col);
+/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
+ * TP_OK and an allocation failed. */
+int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st);
 /* The slice's argument with key id `key`; NULL if absent. */
 const struct tp_arg *xl_arg_by_key(const struct tp_profile *p, const struct tp_slice *sl,
                                    uint32_t key);
@@ -168,6 +181,8 @@ double xl_arg_num(const struct tp_profile *p, const struct tp_arg *g, int *ok);
 int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
 /* Host thread, host lane, firmware or layer-track sheet part `pt` (engine.c). */
 int xl_write_events_sheet(struct xl *x, const struct part *pt);
+/* The "Other tracks" sheet of the folded tracks (fold.c). */
+int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
 /* The "Longest commands" sheet (engine.c). */
 void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl);
 /* Layer by Layer Info part `pt` (layers.c). */
