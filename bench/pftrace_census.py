@@ -9,7 +9,7 @@ in tpuprof's writer). Prints bytes per field path, per slice (SLICE_BEGIN events
 first, and the total raw bytes per slice.
 
 Usage: pftrace_census.py FILE.pftrace [--max-packets N]
-Only the schema subset tpuprof writes is named (src/writers/perfetto/perfetto_int.h); other fields
+Only the schema subset tpuprof writes is named (src/writers/perfetto/pb.h); other fields
 show as `#NUMBER`.
 """
 import sys

@@ -16,7 +16,7 @@
  * The scans are deliberately simple scalar loops: they bound what a straightforward tokenizer
  * does on this machine, not what SIMD could.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -180,37 +180,10 @@ static int run_writer(struct tp_profile *p, const char *w, const char *dir, int 
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* A generated BM1688-like profile of n commands over 4 cores (TIU, GDMA, SDMA each). */
+static struct tp_profile *generate(size_t n)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...\n",
-		        argv[0]);
-		return 1;
-	}
-	const char *lv = getenv("TP_BENCH_LEVEL"); /* compression level experiments */
-	int level = lv ? atoi(lv) : 0;
-	const char *rv = getenv("TP_BENCH_REPEAT"); /* runs per writer: best and median */
-	int repeat = rv ? atoi(rv) : 1;
-	if (repeat < 1 || repeat > MAX_REPEAT)
-		repeat = repeat < 1 ? 1 : MAX_REPEAT;
-	struct stat dsb;
-	struct tp_profile *p = NULL;
-	if (stat(argv[1], &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
-		struct tp_diag d = {0};
-		struct tp_bmprofile_opts bo = {0};
-		const char *det = getenv("TP_BENCH_DETAIL"); /* none|full, default auto */
-		if (det)
-			bo.detail = !strcmp(det, "none")   ? TP_BMPROFILE_DETAIL_OFF
-			            : !strcmp(det, "full") ? TP_BMPROFILE_DETAIL_ON
-			                                   : TP_BMPROFILE_DETAIL_AUTO;
-		if (tp_bmprofile_read(argv[1], &bo, &p, &d)) {
-			fprintf(stderr, "%s\n", d.msg);
-			return 2;
-		}
-		goto run;
-	}
-	size_t n = (size_t)strtoull(argv[1], NULL, 10);
-	p = tp_profile_new();
+	struct tp_profile *p = tp_profile_new();
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
 	static const char *tiu_names[] = {"conv.normal", "mm.normal", "mm2.nn",
 	                                  "arith.add",   "arith.mul", "pord.maxpooling",
@@ -260,9 +233,51 @@ int main(int argc, char **argv)
 	}
 	if (tp_profile_finish(p)) {
 		fprintf(stderr, "finish failed\n");
+		tp_profile_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+/* Reads the dump directory dir (TP_BENCH_DETAIL=none|full chooses the argument sets). */
+static struct tp_profile *read_dump(const char *dir)
+{
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	struct tp_bmprofile_opts bo = {0};
+	const char *det = getenv("TP_BENCH_DETAIL"); /* none|full, default auto */
+	if (det)
+		bo.detail = !strcmp(det, "none")   ? TP_BMPROFILE_DETAIL_OFF
+		            : !strcmp(det, "full") ? TP_BMPROFILE_DETAIL_ON
+		                                   : TP_BMPROFILE_DETAIL_AUTO;
+	if (tp_bmprofile_read(dir, &bo, &p, &d)) {
+		fprintf(stderr, "%s\n", d.msg);
+		return NULL;
+	}
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s N OUT_DIR [perfetto|perfetto-plain|json|sqlite]...\n",
+		        argv[0]);
+		return 1;
+	}
+	const char *lv = getenv("TP_BENCH_LEVEL"); /* compression level experiments */
+	int level = lv ? atoi(lv) : 0;
+	const char *rv = getenv("TP_BENCH_REPEAT"); /* runs per writer: best and median */
+	int repeat = rv ? atoi(rv) : 1;
+	if (repeat < 1 || repeat > MAX_REPEAT)
+		repeat = repeat < 1 ? 1 : MAX_REPEAT;
+	struct stat dsb;
+	struct tp_profile *p;
+	if (stat(argv[1], &dsb) == 0 && S_ISDIR(dsb.st_mode)) {
+		if (!(p = read_dump(argv[1])))
+			return 2;
+	} else if (!(p = generate((size_t)strtoull(argv[1], NULL, 10)))) {
 		return 3;
 	}
-run:
 	mkdir(argv[2], 0777);
 	/* Count what the writers get (slices including synthesised Layer slices, JSON events)
 	 * with one untimed pass of the driver. */

@@ -3,7 +3,7 @@
  * global.profile (layers, tensors, node lines, memory lines) and net_stat.sim. Any bytes must
  * give a status (with a `path:LINE:` message on error), never a crash or leak.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * BM1690 with every field and the TIU cost model of each command. Any bytes
  * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

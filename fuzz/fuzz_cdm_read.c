@@ -4,12 +4,15 @@
  * file and tests/fixtures/cdm/cdmlib_small.hex are seeds as they are — and, for odd sizes,
  * also cdma0_1.profile (the CDMA path). The input's size picks global.profile: the bmodel
  * path of BM1690, the tpuDNN path of BM1690 (arch 8800) or SG2260E (arch 140814). The same
- * bytes also go through cdm_global_parse as text. The reader must return a profile or an
- * error with a message, never crash, leak or leave end < start.
+ * bytes also go through cdm_global_parse as text. Every run also has a small
+ * tensor_location.json whose entries claim command ids on core 0 up to 2^32 - 1, so the layer
+ * join sees the fuzzed PMU ids: no allocation may follow their size (libFuzzer's malloc
+ * limit reports one that does). The reader must return a profile or an error with a message,
+ * never crash, leak or leave end < start.
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/cdm/cdm_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +54,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *gp = globals[size % 3];
 	put("global.profile", gp, strlen(gp));
 	put("cdmlib0_0.profile", data, size);
+	static const char json[] =
+	    "[{\"file-line\": 1, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\",\n"
+	    "  \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [3, 3]},\n"
+	    " {\"file-line\": 2, \"core_id\": 0, \"opcode\": \"tpu.Load\",\n"
+	    "  \"tiu_dma_id(before)\": [2, 2], \"tiu_dma_id(after)\": [4294967295, 4294967295]}]\n";
+	put("tensor_location.json", json, sizeof json - 1);
 	int port = size % 2 == 1;
 	if (port)
 		put("cdma0_1.profile", data, size);

@@ -5,7 +5,7 @@
  * ranges sit strictly between their Group and Yield lines; lookups must agree with them.
  * Seeds: the real dumps' final.mlir files (copied by scripts/fuzz.sh at run time).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * skipped line must be reported with a line number inside the text and a NUL-terminated
  * description. Seeds: the real dumps' net_stat.sim files (copied by scripts/fuzz.sh at run time).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,11 +1,11 @@
 /*
  * fuzz_sparse_ratios.c — libFuzzer target for the --sparse-ratios file parser
- * (src/writers/opsreport/ratios.c): any bytes go through tp_sparse_ratios_parse, which must return
+ * (src/writers/opscsv/ratios.c): any bytes go through tp_sparse_ratios_parse, which must return
  * a status (never crash, leak or read out of bounds); an error must carry a "FILE:LINE:" message
  * and leave nothing allocated, and a success must give ratios in (0, 1000] and an aim in 1..99 that
  * lookups can use.
  */
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <stdint.h>
 #include <stdlib.h>

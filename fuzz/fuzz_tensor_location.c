@@ -1,13 +1,15 @@
 /*
  * fuzz_tensor_location.c — libFuzzer target for tensor_location.json
  * (src/readers/sophgo/sg_layers.c): the bytes are parsed as the side file and applied to a small
- * profile (one core, a TIU and a GDMA track with commands 1..64), as the reader does. Any bytes
+ * profile (one core, a TIU and a GDMA track with commands 1..64, the last TIU command's id taken
+ * from the input's last four bytes, as a PMU id would be), as the reader does. Any bytes
  * must give TP_OK (a note for what was skipped) with every slice's layer pointing at a real layer
- * and every layer's tensors inside the tensor table, never a crash, leak or sanitizer report.
+ * and every layer's tensors inside the tensor table, never a crash, leak or sanitizer report,
+ * and no allocation sized by an id (libFuzzer's malloc limit reports one).
  * Seeds: the real dumps' tensor_location.json files (scripts/fuzz.sh copies ../shared/testdata at
  * run time).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -37,6 +39,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (!s)
 				break;
 			s->cmd_id = i;
+			if (!t && i == 64 && size >= 4)
+				s->cmd_id = tp_le32(data + size - 4) | 1u;
 			s->start_ns = i * 10;
 			tp_slice_set_end(p, &p->tracks[t ? gdma : tiu], s, i * 10 + 5);
 		}

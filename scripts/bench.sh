@@ -602,6 +602,42 @@ else
   echo "== libtpuprof capture overhead: SKIPPED: $build/bench/capture_bench not built"
 fi
 
+# ---- the tpuprof Python package (python/, bench/python_bench.py) ----------------------------
+# ns per begin/end pair from Python in each mode (goal <= 150 ns in modes 0-1) and
+# tpuprof.torch's slowdown on ResNet-18 CPU training steps (goals <= 3 % in mode 1, <= 10 %
+# in mode 2). BENCH_TORCH_ROUNDS / _STEPS / _BATCH / _IMAGE size the ResNet-18 part.
+if [ -d "$build/python/tpuprof" ]; then
+  PYTHONPATH="$build/python" /usr/bin/python3 "$here/bench/python_bench.py" ||
+    echo "   (python_bench.py exited with status $?)"
+else
+  echo "== tpuprof Python package: SKIPPED: $build/python/tpuprof not built (python3-dev)"
+fi
+
+# ---- Chrome-trace JSON, gzip'd ---------------------------------------------------------------
+# The traceread case's generated trace gzip'd (-6), converted by tpuprof (reader + summary; the
+# reader inflates as it reads) against zcat of the same file, both under tp-bench (compare their
+# CPU s: the same text, decompressed alone vs decompressed and read), then the reader alone in
+# process (traceread_bench; its MB/s are of the compressed file). Separate from the rows above.
+tracegz_bench() {
+  local mib=${BENCH_TRACE_MIB:-512}
+  local trace=$data/trace-${mib}M.json gz=$data/trace-${mib}M.json.gz out=$data/out/tracegz
+  if [ ! -f "$trace" ] || [ ! -x "$build/traceread_bench" ]; then
+    echo "== chrome trace .json.gz: SKIPPED: $trace or $build/traceread_bench missing"
+    return 0
+  fi
+  [ -f "$gz" ] && [ "$gz" -nt "$trace" ] || gzip -6 -c "$trace" > "$gz"
+  echo "== chrome trace .json.gz: $(human_size "$gz") gzip -6 of the $(human_size "$trace") trace"
+  "$tpbench" run --out "$rows" --name "chrome trace ${mib}MiB .json.gz: zcat" --group tracegz \
+    --cmds 0 --cores 1 -- sh -c 'zcat "$1" > /dev/null' sh "$gz"
+  rm -rf "$out"
+  "$tpbench" run --out "$rows" --name "chrome trace ${mib}MiB .json.gz reader+summary" \
+    --group tracegz --cmds 0 --cores 1 -- "$tpuprof" "$gz" "$out" "${reader_flags[@]}" -q ||
+    echo "   (tpuprof exited with status $?)"
+  rm -rf "$out"
+  "$build/traceread_bench" "$gz" 3
+}
+tracegz_bench
+
 # ---- results -----------------------------------------------------------------------------
 echo
 echo "== results (wall time and peak RSS of each child process)"

@@ -43,7 +43,9 @@
  * it; TPUPROF_PREFAULT=0 does without it (each thread then maps its own extents).
  *
  * Thread-safety: every recording function may be called from any number of threads at
- * once. tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised internally.
+ * once, also while another thread calls tpuprof_enable or tpuprof_disable (docs/libtpuprof.md,
+ * "Sessions"). tpuprof_enable, tpuprof_disable and tpuprof_set_device are serialised
+ * internally.
  * Every function is cheap when capture is off (one load and a branch).
  * Signals: no function is async-signal-safe. Do not record from a signal handler: a thread's
  * record being written when the signal lands would be overwritten, and at an extent
@@ -66,12 +68,12 @@ extern "C" {
 #define TPUPROF_API
 #endif
 
-/* The version of this header. The library's own is tpuprof_version(). TPUPROF_ABI_VERSION is
- * the shared library's SONAME number (libtpuprof.so.N): it changes only when a program built
- * against an older header could break, not with the project version. */
-#define TPUPROF_VERSION_MAJOR 0
-#define TPUPROF_VERSION_MINOR 2
-#define TPUPROF_VERSION_PATCH 0
+/* The version of this header: TPUPROF_VERSION_MAJOR, _MINOR, _PATCH and TPUPROF_VERSION_STRING,
+ * generated from the project version and installed next to this file. The library's own is
+ * tpuprof_version(). TPUPROF_ABI_VERSION is the shared library's SONAME number
+ * (libtpuprof.so.N): it changes only when a program built against an older header could
+ * break, not with the project version. */
+#include <tpuprof/tpuprof_version.h>
 /* ABI 2: struct tpuprof_op_detail starts with size fields (ABI 1 had none). */
 #define TPUPROF_ABI_VERSION 2
 
@@ -172,8 +174,11 @@ static inline void tpuprof_op_detail_init(struct tpuprof_op_detail *d)
 TPUPROF_API int tpuprof_enable(uint32_t max_records, int mode);
 
 /* Ends the active session and writes its dump; returns TPUPROF_OK, TPUPROF_EOFF if no
- * session was active, or TPUPROF_EIO if writing failed (one warning on stderr). Events that
- * other threads record while the dump is being written may be left out. Thread-safe. */
+ * session was active, or TPUPROF_EIO if writing failed (one warning on stderr). Other threads
+ * may go on recording: a recording call that started before the end finishes into the
+ * session first (disable waits for it), so each of the session's events is in the dump or
+ * counted there as dropped; calls after the end record nothing. Thread-safe; not from inside
+ * a signal handler. */
 TPUPROF_API int tpuprof_disable(void);
 
 /* Returns the active session's mode (0..2), or -1 when capture is off. Thread-safe. */
@@ -217,10 +222,10 @@ TPUPROF_API void tpuprof_step_end(const char *graph, int64_t step);
  * strings are read at op_begin, by value, and may change between calls. `detail` (op_end
  * only, may be NULL) is recorded in mode 2 only. With TPUPROF_HWCOUNTERS=1 in mode 2, the
  * counters' deltas over the operator are recorded too: each begin and end costs one read()
- * system call (measured: about 6 µs per operator with the software fallback on a loaded
- * 2-core VM, against 0.04 µs without counters), and the cost of that read, measured when the
- * thread starts, is subtracted from every delta, so the library's own system calls are not
- * counted in the operator. */
+ * system call (microseconds per operator, against tens of nanoseconds without counters; see
+ * docs/libtpuprof.md), and the cost of that read, measured when the thread starts, is
+ * subtracted from every delta, so the library's own system calls are not counted in the
+ * operator. */
 TPUPROF_API void tpuprof_op_begin(const struct tpuprof_op *op);
 TPUPROF_API void tpuprof_op_end(const struct tpuprof_op *op,
                                 const struct tpuprof_op_detail *detail);

@@ -92,8 +92,10 @@ struct tp_core_stats {
 	double concurrency_bound; /* the vendor's (tiu + gdma - total) / min(tiu, gdma), the
 	                             overlap the totals force at least; clamped at 0 */
 	struct tp_ftype_stats *ftypes;
-	size_t num_ftypes;    /* TIU table, sorted by Function Type
-	                         name; owned by the analysis */
+	size_t num_ftypes; /* TIU table, sorted by Function Type name; owned by the analysis */
+	/* The TIU table's total row ("Overall"; type 0): instr and asic_cycle summed over the
+	 * rows, alg_ops / uarch_ops / alg_cycle those of the TIU engine (eng[TP_TRACK_TIU]). */
+	struct tp_ftype_stats ftype_total;
 	double compute_share; /* tiu busy / (tiu busy + dma busy) */
 	/* The reference PerfDoc figures that mix TIU ns with raw GDMA cycles (kept for users who
 	 * compare with PerfAI_output.xlsx; see the note in the report). */
@@ -121,8 +123,7 @@ struct tp_analysis {
 	int64_t overall_tiu_max_ns, overall_gdma_max_ns, overall_sdma_max_ns;
 	uint64_t overall_tiu_max_cycle, overall_gdma_max_cycle, overall_sdma_max_cycle;
 	struct tp_rank *top_layers;
-	size_t num_top_layers; /* by time, descending; at most
-	                          TP_ANALYSIS_TOP_LAYERS */
+	size_t num_top_layers; /* by time, descending; at most TP_ANALYSIS_TOP_LAYERS */
 	struct tp_rank *top_cmds;
 	size_t num_top_cmds; /* by (engine, name), descending */
 	struct tp_rank *op_types;
@@ -130,16 +131,14 @@ struct tp_analysis {
 	uint64_t engine_records[TP_TRACK_KIND_COUNT]; /* record counts per track kind */
 	/* Cost-model hot spots, worst first (empty without cost data). */
 	struct tp_cost_hot low_uarch[TP_ANALYSIS_HOT];
-	size_t num_low_uarch; /* commands by
-	    cycles lost to padding */
+	size_t num_low_uarch; /* commands by cycles lost to padding */
 	struct tp_cost_hot low_uarch_layers[TP_ANALYSIS_HOT];
 	size_t num_low_uarch_layers;
 	struct tp_cost_hot high_init[TP_ANALYSIS_HOT];
-	size_t num_high_init; /* commands with
-initial-cycle ratio > 1 %, by initial cycles */
-	/* Captures: the operator table (opsreport/opsreport.h: tp_op_table_build), attached by
-	 * the caller once per run (the converter does) so that ops.csv, the capture summaries
-	 * and the workbook share one build; not owned here. NULL: each of them builds its own. */
+	size_t num_high_init; /* commands with initial-cycle ratio > 1 %, by initial cycles */
+	/* Captures: the operator table (optable.h: tp_op_table_build), attached by the caller
+	 * once per run (the converter does) so that ops.csv, the capture summaries and the
+	 * workbook share one build; not owned here. NULL: each of them builds its own. */
 	const struct tp_op_table *ops;
 };
 typedef struct tp_analysis tp_analysis;
@@ -159,8 +158,9 @@ void tp_analysis_free(struct tp_analysis *a);
 int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate);
 
 /* Per-command cost figures of slice i of track t in the vendor's definitions; 0 when the
- * command has no cost entry. uarch_rate = alg/uarch (0 if uarch is 0), init_ratio =
- * init_cycle / (Asic Cycle + 1e-4), bank_ratio likewise (sophgo-costmodel.md §3). */
+ * command has no valid cost entry. The figures and ratios of struct tp_cost
+ * (tp_track_get_cost), which new code reads directly; this copy stays while the workbook
+ * reads it. */
 struct tp_cmd_cost {
 	uint64_t alg_ops, uarch_ops;
 	uint32_t alg_cycle;

@@ -298,6 +298,18 @@ static void test_cost(void **state)
 	assert_int_equal(c0->ftypes[2].asic_cycle, 1400);
 	/* Overall table merges core 1's type. */
 	assert_int_equal(a.overall.num_ftypes, 5);
+	/* Total rows: instr and Asic Cycle over the rows, ops and Alg Cycle of the engine. */
+	const struct tp_ftype_stats *ft = &c0->ftype_total;
+	assert_int_equal(ft->type, 0);
+	assert_int_equal(ft->instr, 5);
+	assert_int_equal(ft->asic_cycle, 2110);
+	assert_int_equal(ft->alg_ops, 451);
+	assert_int_equal(ft->uarch_ops, 1201);
+	assert_int_equal(ft->alg_cycle, 130);
+	ft = &a.overall.ftype_total;
+	assert_int_equal(ft->instr, 6);
+	assert_int_equal(ft->asic_cycle, 2210);
+	assert_int_equal(ft->alg_ops, 451);
 	/* Hot spots: conv #0 loses 1000 × 0.7 = 700 cycles, conv #3 400 × 0.5 = 200. */
 	assert_int_equal(a.num_low_uarch, 2);
 	assert_int_equal(a.low_uarch[0].slice, 0);
@@ -496,6 +508,7 @@ static void test_jobs_same(void **state)
 		assert_true(x->parallelism == y->parallelism);
 		assert_int_equal(x->num_ftypes, y->num_ftypes);
 		assert_memory_equal(x->ftypes, y->ftypes, x->num_ftypes * sizeof *x->ftypes);
+		assert_memory_equal(&x->ftype_total, &y->ftype_total, sizeof x->ftype_total);
 	}
 	/* Core 1's two GDMA tracks count into one engine entry. */
 	assert_int_equal(a1.cores[1].eng[TP_TRACK_GDMA].records, 1000);
@@ -614,16 +627,17 @@ static void test_reference_uarch(void **state)
 
 /* LOCAL memory from the commands: lane offset = address mod lane, bytes per lane from the
  * LMEM-side shape (lmem.c). */
-static void test_lmem_from_commands(void **state)
+static const struct tp_chip lmem_chip = {
+    .name = "test", .npu_num = 32, .lane_bytes = 131072, .lmem_bytes = 4u << 20, .banks = 16};
+
+/* A finished profile with LOCAL-memory traffic in the commands' descriptor arguments (the
+ * vendor's field names): four GDMA commands (a load, a store without shape, an nchw_copy load
+ * shaped by its src sizes, a sys command) and two TIU commands (one with a result and two
+ * operands, one whose result is past LMEM), on the chip constants of lmem_chip. */
+static struct tp_profile *lmem_profile(void)
 {
-	(void)state;
-	static const struct tp_chip chip = {.name = "test",
-	                                    .npu_num = 32,
-	                                    .lane_bytes = 131072,
-	                                    .lmem_bytes = 4u << 20,
-	                                    .banks = 16};
 	struct tp_profile *p = tp_profile_new();
-	p->chip = &chip;
+	p->chip = &lmem_chip;
 	int dev = tp_profile_add_device(p, "dev", 0, 1);
 	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
 	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
@@ -695,6 +709,15 @@ static void test_lmem_from_commands(void **state)
 	tp_args_add_uint(p, "des_res0_w", 1);
 	p->tracks[t].slices[1].args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static void test_lmem_from_commands(void **state)
+{
+	(void)state;
+	struct tp_profile *p = lmem_profile();
+	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
+	assert_true(t >= 0);
 	struct tp_lmem_recs r;
 	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
 	assert_int_equal(r.n, 5);
@@ -731,7 +754,7 @@ static void test_lmem_from_commands(void **state)
 	p->chip = NULL;
 	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
 	assert_int_equal(r.n, 0);
-	p->chip = &chip;
+	p->chip = &lmem_chip;
 	tp_alloc_fail_after(0);
 	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_ENOMEM);
 	tp_alloc_fail_after(-1);

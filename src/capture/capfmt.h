@@ -1,7 +1,8 @@
 /*
  * capfmt.h — the on-disk constants of a libtpuprof capture dump (capture.tpp), shared by the
- * writer (src/capture/capture.c) and the reader (src/readers/capfile/capfile.c). The layout is
- * documented field by field in docs/capture-format.md; this header only names the numbers.
+ * writer (src/capture/: dump.c, buffers.c, session.c) and the reader
+ * (src/readers/capfile/capfile.c). The layout is documented field by field in
+ * docs/capture-format.md; this header only names the numbers.
  * It depends on nothing but <stdint.h> so the capture library stays free of tpcore.
  *
  * Summary (all integers little-endian on the hosts tpuprof supports):

@@ -1,6 +1,6 @@
 /*
  * env_table.h — the one table of libtpuprof's environment switches: name, type, default and a
- * one-line doc. capture.c reads the switches once at initialisation from this table, and
+ * one-line doc. init.c reads the switches once at initialisation from this table, and
  * gen_envdoc.c turns the same table into docs/env.md (a ctest checks the committed page is up
  * to date). Add a switch here and nowhere else.
  *

@@ -1,6 +1,7 @@
 /*
- * cli.h — the tpuprof command: one file per subcommand (convert.c, check.c, diff.c), the registries
- * of readers and outputs (registry.c) and the shared option helpers. main.c dispatches.
+ * cli.h — the tpuprof command: one file per subcommand (convert.c with its options in
+ * convert_opts.c, check.c, diff.c) and the registries of readers and outputs (registry.c).
+ * main.c dispatches.
  */
 #ifndef TP_CLI_H
 #define TP_CLI_H
@@ -24,6 +25,7 @@ struct tp_cli_opts {
 	int jobs;               /* --jobs: outputs written at once, 0 = the online CPUs */
 	int detail;             /* --detail: enum tp_cli_detail */
 	uint64_t xlsx_rows;     /* --xlsx_rows: 0 = the workbook's default cap */
+	long progress_delay_ms; /* --progress-delay: ms before the progress line shows */
 };
 /* --detail: how much per-command detail readers keep (the Sophgo readers' argument sets). */
 enum tp_cli_detail { TP_CLI_DETAIL_AUTO = 0, TP_CLI_DETAIL_FULL = 1, TP_CLI_DETAIL_NONE = -1 };
@@ -34,14 +36,28 @@ struct tp_cli_reader {
 	const char *doc;
 	int (*probe)(const char *dir);
 	int (*read)(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d);
-	int takes_file; /* 1: the input is a file (in_dir names it), not a directory */
+	int takes_file;  /* 1: the input is a file (in_dir names it), not a directory */
+	int takes_stdin; /* 1: reads the input "-" (standard input); the first such reader does */
 };
 
 /* Registries (registry.c): set *out to a static array and return its length. */
 size_t tp_cli_outputs(const struct tp_output *const **out);
 size_t tp_cli_readers(const struct tp_cli_reader *const **out);
+/* Runs the steps the enabled outputs (enabled[i] for the registry's output i) need before the
+ * analysis, once each, on the calling thread after the input is read: the notes the summaries
+ * repeat (the workbook's row cap, what the trace outputs cut or cannot draw). TP_OK, or an
+ * error status with d set. */
+int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
+                           const struct tp_out_opts *o, struct tp_diag *d);
 
 int tp_cli_convert(int argc, char **argv);
+/* tp_cli_convert_opts's "go on and convert" (every other return value is an exit code). */
+#define TP_CLI_RUN (-1)
+/* Parses the convert subcommand's argv into *o (overwritten); `enabled` (one per registry
+ * output, at least 32) gets the outputs to write and o->enabled points at it. Prints --help,
+ * --version or a usage error itself. Returns TP_CLI_RUN, or the exit code (0 after --help or
+ * --version, 1 on a usage error). */
+int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned char *enabled);
 /* `tpuprof diff A B [OUT_DIR]` (diff.c). Returns the exit code (0, 1, 2, 3, or 4 = slower). */
 int tp_cli_diff(int argc, char **argv);
 /* Reads `in` (directory or file) with the first registry reader whose probe accepts it, using

@@ -1,13 +1,14 @@
 /*
  * diff.c — `tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]`: reads two inputs with the
  * readers of the registry (any dump, capture or trace file tpuprof converts) or from an earlier
- * tpuprof output folder (its profile.db, src/diff/outdir.c), analyses both,
+ * tpuprof output folder (its profile.db, src/readers/outdir), analyses both,
  * compares them (src/diff) and writes diff.txt, diff.json and diff.html into OUT_DIR (default
  * diff_out); the top of diff.txt goes to the console. Exit 0, or 4 when --fail-if-slower is
  * given and B's total time grew by more than PCT percent (1 usage, 2 bad input, 3 output).
  */
 #include "diff/diff.h"
 #include "cli/cli.h"
+#include "readers/outdir/outdir.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,22 @@ static int usage(const char *msg, const char *arg)
 	fprintf(stderr, msg, arg);
 	fprintf(stderr, "\nusage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n");
 	return 1;
+}
+
+/* 1 when v is a plain decimal number: digits with at most one '.', nothing else (strtod
+ * would also take hex, exponents, inf and nan). */
+static int decimal(const char *v)
+{
+	int digits = 0, dots = 0;
+	for (; *v; v++) {
+		if (*v >= '0' && *v <= '9')
+			digits++;
+		else if (*v == '.' && !dots)
+			dots++;
+		else
+			return 0;
+	}
+	return digits > 0;
 }
 
 int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profile **out,
@@ -38,8 +55,8 @@ int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profil
 		return rd[i]->read(&o, out, d);
 	}
 	/* An earlier tpuprof output folder: read back from its profile.db. */
-	if (tp_diff_is_output(in))
-		return tp_diff_read_output(in, out, d);
+	if (tp_outdir_probe(in))
+		return tp_outdir_read(in, out, d);
 	return tp_diag_set(d, TP_ENOTFOUND,
 	                   "%s: no profile data found (a bmprofile dump, a tpuprof capture or a "
 	                   "Chrome-trace JSON file)",
@@ -73,8 +90,8 @@ int tp_cli_diff(int argc, char **argv)
 			char *end = NULL;
 			if (!v)
 				return usage("%s needs a percentage", a);
-			fail_pct = strtod(v, &end);
-			if (end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
+			fail_pct = decimal(v) ? strtod(v, &end) : -1;
+			if (!end || end == v || *end || !(fail_pct >= 0) || fail_pct > 1e9)
 				return usage("--fail-if-slower needs a percentage >= 0, got '%s'",
 				             v);
 			have_fail = 1;

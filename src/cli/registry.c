@@ -1,6 +1,7 @@
 /*
  * registry.c — the readers and outputs the CLI knows, in the order they are tried / written.
- * Adding a reader or an output is one line here.
+ * Adding a reader or an output is one line here (plus a prepare step, for the rare output that
+ * must touch the profile before the analysis).
  */
 #include "cli/cli.h"
 
@@ -10,8 +11,9 @@
 #include "writers/capreport/capreport.h"
 #include "writers/chrome/chrome.h"
 #include "writers/html/html.h"
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 #include "writers/perfetto/perfetto.h"
+#include "writers/sink/sink.h"
 #include "writers/sqlitedb/sqlitedb.h"
 #include "writers/summary/summary.h"
 #include "writers/xlsx/xlsx.h"
@@ -78,10 +80,12 @@ static const struct tp_cli_reader capfile_reader = {
 
 static const struct tp_cli_reader trace_reader = {
     .name = "chrome-trace",
-    .doc = "Chrome-trace JSON file (PyTorch/Kineto, ONNX Runtime, MXNet, TensorFlow timeline)",
+    .doc = "Chrome-trace JSON file, plain or gzip'd, or - for standard input (PyTorch/Kineto, "
+           "ONNX Runtime, MXNet, TensorFlow timeline)",
     .probe = tp_traceread_probe,
     .read = read_trace,
     .takes_file = 1,
+    .takes_stdin = 1,
 };
 
 size_t tp_cli_readers(const struct tp_cli_reader *const **out)
@@ -102,4 +106,55 @@ size_t tp_cli_outputs(const struct tp_output *const **out)
 	};
 	*out = list;
 	return sizeof list / sizeof *list;
+}
+
+/* A workbook cut at --xlsx_rows says so in every summary too (never a silent cut). */
+static int prepare_xlsx(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
+{
+	(void)d;
+	return tp_xlsx_note_cap(p, o->max_cores, o->xlsx_rows);
+}
+
+/* What the trace outputs cannot show as read (strings they cut, flows they cannot draw) is
+ * noted once, whichever of them are written. */
+static int prepare_trace(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
+{
+	(void)o;
+	int rc = tp_sink_note(p);
+	return rc == TP_OK ? rc
+	                   : tp_diag_set(d, rc, "out of memory noting the trace outputs' cuts");
+}
+
+int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
+                           const struct tp_out_opts *o, struct tp_diag *d)
+{
+	typedef int (*prepare_fn)(struct tp_profile * p, const struct tp_out_opts *o,
+	                          struct tp_diag *d);
+	/* In the order their notes appear; a step shared by several outputs runs once. */
+	static const struct {
+		const struct tp_output *out;
+		prepare_fn prepare;
+	} steps[] = {{&tp_output_xlsx, prepare_xlsx},
+	             {&tp_output_perfetto, prepare_trace},
+	             {&tp_output_chrome, prepare_trace},
+	             {&tp_output_sqlite, prepare_trace}};
+	enum { NSTEPS = sizeof steps / sizeof *steps };
+	prepare_fn done[NSTEPS];
+	size_t ndone = 0;
+	const struct tp_output *const *outs;
+	size_t nout = tp_cli_outputs(&outs);
+	for (size_t i = 0; i < NSTEPS; i++) {
+		int on = 0, seen = 0;
+		for (size_t k = 0; k < nout; k++)
+			on |= outs[k] == steps[i].out && enabled[k];
+		for (size_t k = 0; k < ndone; k++)
+			seen |= done[k] == steps[i].prepare;
+		if (!on || seen)
+			continue;
+		done[ndone++] = steps[i].prepare;
+		int rc = steps[i].prepare(p, o, d);
+		if (rc != TP_OK)
+			return rc;
+	}
+	return TP_OK;
 }

@@ -92,6 +92,10 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
  * the caller's tmp[0..n); runs already in order are copied, not merged. The result is in v. */
 void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
+/* Binary search over a sorted table of n entries: the first index i < n whose entry sorts
+ * after the caller's key (`after(ctx, i)` nonzero), or n when none does. `after` must be zero
+ * for a prefix of the table and nonzero from there on; ctx holds the table and the key. */
+size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const void *ctx);
 /* A walk over the indexes i < n of a table that `keep` accepts, in `before` order (a strict
  * total order), without a sorted index: for a table nearly in that order already, a window of
  * the next TP_WALK_WINDOW accepted indexes is kept sorted and its first one handed out.
@@ -300,6 +304,7 @@ struct tp_afile {
 	FILE *fp;       /* write through this (buffers larger than 1 MiB: tp_afile_write) */
 	char *path;     /* final path (owned) */
 	char *tmp_path; /* temporary path (owned) */
+	int err;        /* errno of the first failed tp_afile_write, 0 if none */
 };
 typedef struct tp_afile tp_afile;
 
@@ -316,6 +321,11 @@ int tp_afile_open(struct tp_afile *f, const char *path, struct tp_diag *d);
 int tp_afile_write(struct tp_afile *f, const void *p, size_t n);
 /* Flushes, closes and renames into place. On any failure the temporary is removed. */
 int tp_afile_commit(struct tp_afile *f, struct tp_diag *d);
+/* The error of a failed write through f (tp_afile_write, or f->fp directly just before):
+ * sets d to "PATH: write failed: REASON", naming the final file (never the temporary) with
+ * the operating system's reason (the failed write's errno, else errno now, else "I/O
+ * error"), and returns TP_EOUTPUT. Writers report every write failure through it. */
+int tp_afile_fail(struct tp_afile *f, struct tp_diag *d);
 /* Closes and removes the temporary. Safe on a never-opened or committed tp_afile. */
 void tp_afile_abort(struct tp_afile *f);
 /* For writers whose library insists on opening the file itself (SQLite, libxlsxwriter):

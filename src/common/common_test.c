@@ -12,13 +12,17 @@
 #include "common/common.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void test_status(void **state)
@@ -262,6 +266,48 @@ static int count_entries(const char *dir)
 		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(dp);
 	return n;
+}
+
+/* A write refused by the system (past RLIMIT_FSIZE, in a child): tp_afile_fail and
+ * tp_afile_commit name the final path and the reason, never the temporary, which is gone. */
+static void test_afile_fail(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/tp_afile_fail.XXXXXX", path[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/out.bin", dir);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		signal(SIGXFSZ, SIG_IGN);
+		struct rlimit rl = {4096, 4096};
+		static char big[3 << 20];
+		struct tp_afile f;
+		struct tp_diag d = {0}, dc = {0};
+		int ok =
+		    setrlimit(RLIMIT_FSIZE, &rl) == 0 && tp_afile_open(&f, path, &d) == TP_OK &&
+		    tp_afile_write(&f, big, sizeof big) != 0 &&
+		    tp_afile_fail(&f, &d) == TP_EOUTPUT && tp_afile_commit(&f, &dc) == TP_EOUTPUT;
+		ok = ok && strncmp(d.msg, path, strlen(path)) == 0 &&
+		     strstr(d.msg, "write failed: ") && strstr(d.msg, strerror(EFBIG)) &&
+		     !strstr(d.msg, ".tmp-") && strstr(dc.msg, strerror(EFBIG)) &&
+		     !strstr(dc.msg, ".tmp-");
+		if (!ok)
+			fprintf(stderr, "test_afile_fail: '%s' / '%s'\n", d.msg, dc.msg);
+		_exit(ok ? 0 : 1);
+	}
+	int status = 0;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	DIR *dd = opendir(dir);
+	assert_non_null(dd);
+	struct dirent *e;
+	int left = 0;
+	while ((e = readdir(dd)) != NULL)
+		left += e->d_name[0] != '.';
+	closedir(dd);
+	assert_int_equal(left, 0);
+	rmdir(dir);
 }
 
 static void test_atomic_file(void **state)
@@ -557,6 +603,32 @@ static void test_sort_index(void **state)
 			tp_sort_index(v, tmp, n, key_before, key);
 			for (size_t i = 0; i < n; i++)
 				assert_int_equal(v[i], want[i]);
+		}
+}
+
+struct ub_key {
+	const int *v;
+	int key;
+};
+
+static int ub_after(const void *ctx, size_t i)
+{
+	const struct ub_key *k = ctx;
+	return k->v[i] > k->key;
+}
+
+/* tp_upper_bound against a linear scan: runs of equal keys, every key, sizes 0 to 10. */
+static void test_upper_bound(void **state)
+{
+	(void)state;
+	static const int v[] = {1, 1, 2, 4, 4, 4, 7, 9, 9, 12};
+	for (size_t n = 0; n <= sizeof v / sizeof *v; n++)
+		for (int key = -1; key <= 13; key++) {
+			struct ub_key k = {v, key};
+			size_t want = 0;
+			while (want < n && v[want] <= key)
+				want++;
+			assert_int_equal(tp_upper_bound(n, ub_after, &k), want);
 		}
 }
 
@@ -921,6 +993,7 @@ int main(void)
 	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
 	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
 	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
+	    cmocka_unit_test(test_upper_bound),     cmocka_unit_test(test_afile_fail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -323,8 +323,11 @@ int tp_afile_write(struct tp_afile *f, const void *p, size_t n)
 	const char *c = p;
 	while (n) {
 		size_t k = n < TP_WRITE_PIECE ? n : TP_WRITE_PIECE;
-		if (fwrite(c, 1, k, f->fp) != k)
+		if (fwrite(c, 1, k, f->fp) != k) {
+			if (!f->err)
+				f->err = errno ? errno : EIO;
 			return -1;
+		}
 		c += k;
 		n -= k;
 	}
@@ -337,9 +340,10 @@ int tp_afile_commit(struct tp_afile *f, struct tp_diag *d)
 	if (!f->fp)
 		return tp_diag_set(d, TP_EOUTPUT, "%s: not open", f->path ? f->path : "?");
 	int bad = ferror(f->fp);
-	/* errno still holds the failed write's error when the stream went bad earlier (fclose
-	 * reports its own); either way the message names the final file, not the temporary. */
-	int e = errno;
+	/* The failed write's errno (recorded, or still in errno when the stream went bad
+	 * earlier; fclose reports its own); the message names the final file, not the
+	 * temporary. */
+	int e = f->err ? f->err : errno;
 	int closed = fclose(f->fp);
 	if (closed != 0)
 		e = errno;
@@ -356,6 +360,13 @@ int tp_afile_commit(struct tp_afile *f, struct tp_diag *d)
 	tp_free(f->path);
 	f->tmp_path = f->path = NULL;
 	return st;
+}
+
+int tp_afile_fail(struct tp_afile *f, struct tp_diag *d)
+{
+	int e = f->err ? f->err : errno;
+	return tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", f->path ? f->path : "?",
+	                   e ? strerror(e) : "I/O error");
 }
 
 void tp_afile_abort(struct tp_afile *f)

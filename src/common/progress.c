@@ -11,7 +11,6 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
@@ -203,14 +202,11 @@ static void *ticker(void *arg)
 	return NULL;
 }
 
-int tp_progress_start(int show, uint64_t input_total)
+int tp_progress_start(int show, uint64_t input_total, long delay_ms)
 {
 	pthread_mutex_lock(&g.mu);
 	g.t_start = now_ns();
-	g.delay = 1000000000LL;
-	const char *env = getenv("TP_PROGRESS_DELAY_MS");
-	if (env && *env)
-		g.delay = atoll(env) * 1000000LL;
+	g.delay = (long long)delay_ms * 1000000LL;
 	g.input_total = input_total;
 	g.phase = TP_PHASE_READ;
 	g.ph_t0[TP_PHASE_READ] = g.t_start;

@@ -1,10 +1,11 @@
 /*
- * progress.h — live progress of a conversion on a terminal (issue 10), and the hooks through
+ * progress.h — live progress of a conversion on a terminal, and the hooks through
  * which readers and writers report how far they are.
  *
  * The CLI owns one process-wide progress display: tp_progress_start() (only when stderr is a
  * TTY and not -q) starts a ticker thread that redraws one line on stderr every ~100 ms once
- * the conversion has run longer than the start delay (~1 s), so short conversions print
+ * the conversion has run longer than the start delay (~1 s, the CLI's --progress-delay), so
+ * short conversions print
  * nothing. Phases follow each other (reading, analysis, writing); each gets its own line,
  * which is finished with its time when the next phase begins. tp_progress_finish() prints the
  * final line with the time per phase.
@@ -25,10 +26,11 @@
 enum tp_progress_phase { TP_PHASE_READ, TP_PHASE_ANALYZE, TP_PHASE_WRITE, TP_PHASE_COUNT };
 
 /* Starts the display. `show` = 0 records phase times only (for the -v final line) and never
- * draws. `input_total` is the input size in bytes (0 = unknown). Delay before the first draw:
- * 1000 ms, or TP_PROGRESS_DELAY_MS from the environment (tests). Returns 0, or -1 when the
- * ticker thread cannot start (progress is then simply not shown). */
-int tp_progress_start(int show, uint64_t input_total);
+ * draws. `input_total` is the input size in bytes (0 = unknown). `delay_ms` is the time
+ * before the first draw (TP_PROGRESS_DELAY_DEFAULT_MS unless the user chose). Returns 0, or
+ * -1 when the ticker thread cannot start (progress is then simply not shown). */
+#define TP_PROGRESS_DELAY_DEFAULT_MS 1000
+int tp_progress_start(int show, uint64_t input_total, long delay_ms);
 /* Ends the current phase (its live line becomes "PHASE ... in S s") and begins `ph`. */
 void tp_progress_phase(enum tp_progress_phase ph);
 /* Output slots of the write phase: `slot` < TP_PROGRESS_SLOTS, `name` static. Call begin from

@@ -3,7 +3,8 @@
  * large to copy while they sort: the model's tracks (slices and their costs permuted after the
  * sort) and the page's layer lanes. Owns nothing; the caller passes the scratch array.
  * Also tp_walk: the same order without an index, for tables nearly in order already (the
- * trace's and the page's layer lanes built from a layer table).
+ * trace's and the page's layer lanes built from a layer table), and tp_upper_bound, the
+ * binary search over a sorted table.
  */
 #include "common.h"
 
@@ -35,6 +36,19 @@ void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
 	}
 	if (src != v)
 		memcpy(v, src, n * sizeof *v);
+}
+
+size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const void *ctx)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (after(ctx, mid))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
 static void walk_reset(struct tp_walk *w)

@@ -169,17 +169,22 @@ static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
 	}
 }
 
+struct step_key {
+	const struct stepiv *iv;
+	int64_t t;
+};
+
+static int step_after(const void *ctx, size_t i)
+{
+	const struct step_key *k = ctx;
+	return k->iv[i].start > k->t;
+}
+
 /* The step whose interval holds t (the latest-starting one), or -1. */
 static long step_of(const struct ctx *c, int64_t t)
 {
-	size_t lo = 0, hi = c->niv;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->iv[mid].start <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	struct step_key key = {c->iv, t};
+	size_t lo = tp_upper_bound(c->niv, step_after, &key);
 	for (size_t i = lo; i-- > 0;)
 		if (t < c->iv[i].end || (t == c->iv[i].start && t == c->iv[i].end))
 			return (long)i;
@@ -393,15 +398,15 @@ static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
 /* Timeline of one side                                                                      */
 /* ---------------------------------------------------------------------------------------- */
 
-static int intern_label(struct tp_diff *d, struct tp_diff_side *sd, struct agg *labels,
+/* The index of label s among sd->labels, added when new; *cap is the capacity of sd->labels. */
+static int intern_label(struct tp_diff *d, struct tp_diff_side *sd, size_t *cap, struct agg *labels,
                         const char *s, uint32_t *out)
 {
 	struct tp_diff_row *r = agg_get(d, labels, s);
 	if (!r)
 		return TP_ENOMEM;
 	if (!r->a_count) {
-		size_t cap = sd->nlabels;
-		const char **v = tp_grow(sd->labels, sizeof *v, sd->nlabels + 1, &cap);
+		const char **v = tp_grow(sd->labels, sizeof *v, sd->nlabels + 1, cap);
 		if (!v)
 			return TP_ENOMEM;
 		sd->labels = v;
@@ -422,10 +427,12 @@ static int item_cmp(const void *x, const void *y)
 	return a->dur_ns > b->dur_ns ? -1 : a->dur_ns < b->dur_ns;
 }
 
-static int add_lane(struct tp_diff *d, struct tp_diff_side *sd, const char *name, uint32_t *ix)
+/* Appends lane `name`; *cap is the capacity of sd->lanes (grown by tp_grow's factor, so adding
+ * n lanes copies O(n) pointers in all). */
+static int add_lane(struct tp_diff *d, struct tp_diff_side *sd, size_t *cap, const char *name,
+                    uint32_t *ix)
 {
-	size_t cap = sd->nlanes;
-	const char **lv = tp_grow(sd->lanes, sizeof *lv, sd->nlanes + 1, &cap);
+	const char **lv = tp_grow(sd->lanes, sizeof *lv, sd->nlanes + 1, cap);
 	if (!lv)
 		return TP_ENOMEM;
 	sd->lanes = lv;
@@ -456,7 +463,7 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 	struct tp_diff *d = c->d;
 	struct agg labels = {0};
 	int st = TP_OK;
-	size_t cap_items = 0;
+	size_t cap_items = 0, cap_lanes = sd->nlanes, cap_labels = sd->nlabels;
 	char lane[256];
 	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++) {
 		struct tp_layer ly;
@@ -469,14 +476,14 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 		for (size_t k = 0; k < sd->nlanes; k++)
 			if (strcmp(sd->lanes[k], lane) == 0)
 				ix = (uint32_t)k;
-		if (ix == sd->nlanes && (st = add_lane(d, sd, lane, &ix)))
+		if (ix == sd->nlanes && (st = add_lane(d, sd, &cap_lanes, lane, &ix)))
 			break;
 		if (sd->nitems >= TP_DIFF_MAX_ITEMS) {
 			sd->items_dropped++;
 			continue;
 		}
 		uint32_t li;
-		if ((st = intern_label(d, sd, &labels, c->layer_key[i], &li)) ||
+		if ((st = intern_label(d, sd, &cap_labels, &labels, c->layer_key[i], &li)) ||
 		    (st = add_item(sd, &cap_items, l->begin_ns - p->span_begin_ns,
 		                   l->end_ns - l->begin_ns, ix, li)))
 			break;
@@ -496,7 +503,7 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 		else
 			snprintf(lane, sizeof lane, "%s / %s", dev, tp_str(p, tr->name));
 		uint32_t lane_ix;
-		if ((st = add_lane(d, sd, lane, &lane_ix)))
+		if ((st = add_lane(d, sd, &cap_lanes, lane, &lane_ix)))
 			break;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
@@ -511,7 +518,7 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 			    c->layer_key[s->layer])
 				lab = c->layer_key[s->layer];
 			uint32_t li;
-			if ((st = intern_label(d, sd, &labels, lab, &li)) ||
+			if ((st = intern_label(d, sd, &cap_labels, &labels, lab, &li)) ||
 			    (st = add_item(sd, &cap_items, s->start_ns - p->span_begin_ns,
 			                   tp_slice_end(tr, s) - s->start_ns, lane_ix, li)))
 				break;

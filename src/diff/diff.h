@@ -108,16 +108,6 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
                     struct tp_diff *out);
 void tp_diff_free(struct tp_diff *d);
 
-/* An earlier tpuprof output folder as an input (outdir.c): 1 when `dir` is a directory
- * holding profile.db or summary.json. */
-int tp_diff_is_output(const char *dir);
-/* Reads an output folder's profile.db (written with --sqlite) back into a new profile (*out,
- * caller frees): devices, engine and host tracks, slices with the fields the analysis and the
- * diff use, host slices' annotations, and the layer table; clocks and source from
- * summary.json. TP_EUNSUPPORTED when the folder has no profile.db, TP_EFORMAT when the
- * database is not one tpuprof wrote (d names the file), TP_ENOMEM. */
-int tp_diff_read_output(const char *dir, struct tp_profile **out, struct tp_diag *d);
-
 /* The outputs, appended to b (check b->oom). Every string that came from an input is escaped
  * for its destination: control characters and escape sequences are shown as \xNN in diff.txt
  * (terminal-safe), JSON-escaped in diff.json, and inserted as text by diff.html's script.

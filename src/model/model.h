@@ -189,7 +189,14 @@ _Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
  * Per-command figures of a TIU cost model (for Sophgo: the vendor's, sophgo-costmodel.md §3),
  * kept beside a track's slices: cost[i] belongs to slices[i] (tp_profile_finish keeps them in
  * step when it sorts). A track without descriptors has cost == NULL; a command the model does
- * not cover has valid == 0. Analysis derives uArch rate = alg_ops / uarch_ops from it.
+ * not cover has valid == 0.
+ *
+ * The three ratios are numbers, never the vendor's "74.9%" text: they are derived from the
+ * figures and the slice's Asic Cycle (struct tp_slice.cycles) in the vendor's definitions
+ * (sophgo-costmodel.md §3, get_tiu_info), so they are not stored. tp_track_get_cost fills
+ * them; tp_track_set_cost ignores them; tp_cost_ratios fills them for a record a reader holds.
+ * A writer that prints the vendor's column formats ratio × 100 with one decimal and '%'
+ * (argument keys TP_KEY_UARCH_RATE & co. in model/argkeys.h).
  */
 struct tp_cost {
 	uint64_t alg_ops;    /* "Alg Ops": operations the algorithm needs */
@@ -199,13 +206,21 @@ struct tp_cost {
 	uint32_t bank_cycle; /* bank-conflict cycles */
 	uint8_t valid;       /* 1 = modelled */
 	uint8_t pad[3];
+	double uarch_rate; /* "uArch Rate": alg_ops / uarch_ops, 0 when uarch_ops is 0 */
+	double init_ratio; /* "Initial Cycle Ratio": init_cycle / (Asic Cycle + 1e-4) */
+	double bank_ratio; /* "Bank Conflict Ratio": bank_cycle / (Asic Cycle + 1e-4) */
 };
-_Static_assert(sizeof(struct tp_cost) == 32, "tp_cost must stay 32 bytes");
+_Static_assert(sizeof(struct tp_cost) == 56, "tp_cost must stay 56 bytes");
+
+/* Fills the ratios of c (uarch_rate, init_ratio, bank_ratio) from its figures for a command of
+ * `asic_cycle` Asic Cycles. */
+void tp_cost_ratios(struct tp_cost *c, uint64_t asic_cycle);
 
 /* How a track stores its cost entries: a u32 per slice indexing a dictionary of the distinct
  * entries (a net repeats a few dozen shapes over millions of commands), each packed in 16
- * bytes (half a tp_cost). Bits: w[0] = alg_ops (40) | uarch_ops low 24 << 40; w[1] =
- * uarch_ops high 16 | alg_cycle << 16 | init_cycle (8) << 48 | bank_cycle (6) << 56 | valid
+ * bytes (the figures of a tp_cost; its ratios are derived on reading). Bits: w[0] = alg_ops (40) |
+ * uarch_ops low 24 << 40; w[1] = uarch_ops high 16 | alg_cycle << 16 | init_cycle (8) << 48 |
+ * bank_cycle (6) << 56 | valid
  * << 62 | 1 << 63 when the entry did not fit: then w[0] indexes the track's cost_big. Read
  * and write them only with tp_track_get_cost / tp_track_set_cost. */
 struct tp_cost_pk {
@@ -352,7 +367,7 @@ struct tp_layer {
 typedef struct tp_layer tp_layer;
 
 /*
- * The layer table's storage (private to model.c; read and write layers only through the
+ * The layer table's storage (private to layers.c; read and write layers only through the
  * functions below). Dumps carry about one layer per 2.6 commands, so at 10 M commands per
  * core the table holds millions of layers: each is a 40-byte record in fixed chunks of
  * TP_LAYER_CHUNK records (no reallocation copy while a reader appends, slack under one chunk),
@@ -360,9 +375,9 @@ typedef struct tp_layer tp_layer;
  * first + 16-bit span, subnet and group as 16 bits, begin in 48 bits and the duration in 32).
  * A layer whose values do not fit is kept whole in `wide`, and a layer with tensors has its
  * tensor range in `tens`; both side tables are sorted by layer index. A chunk is 5.2 MB, so
- * the allocator's huge-page hint (common/alloc.c) covers most of it: with 160 KiB chunks the
- * records' first touch was 7 400 page faults on gen-1M, with these 2 900. A chunk's untouched
- * part is never backed, so a small profile does not pay for it.
+ * that the allocator's huge-page hint (common/alloc.c) covers most of it and the records'
+ * first touch takes few page faults; a chunk's untouched part is never backed, so a small
+ * profile does not pay for it.
  */
 #define TP_LAYER_CHUNK 131072
 struct tp_layer_rec;
@@ -666,8 +681,9 @@ static inline int tp_slice_set_start_cycle(struct tp_profile *p, struct tp_track
  * array (zeroed: valid 0) on first use. TP_OK; TP_ERANGE past the end; TP_ENOMEM on out of
  * memory (sets the sticky oom flag). Calls for different tracks may run in parallel. */
 int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c);
-/* Reads the cost entry of slice i into *out (all zero when the track has none or i is past
- * the end) and returns out->valid. */
+/* Reads the cost entry of slice i into *out, ratios included (tp_cost_ratios with the slice's
+ * Asic Cycle; all zero when the track has none or i is past the end), and returns
+ * out->valid. */
 int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out);
 
 /* Appends a layer (copied); returns its index or -1 on out of memory (sets the sticky oom
@@ -753,6 +769,13 @@ uint32_t tp_args_end(struct tp_profile *p);
 const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n);
 /* The argument whose key has string id `key` in set `args`; NULL if absent or key is 0. */
 const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key);
+/* An argument's value as an integer: INT as is, UINT saturated at INT64_MAX, REAL truncated
+ * toward zero and saturated; 0 for a NaN and for a string. */
+int64_t tp_arg_as_i64(const struct tp_arg *a);
+/* An argument's value as a double into *out. A string reads as the number it starts with
+ * (strtod: "74.9%" reads 74.9), for arguments that came from a text source; returns 0 when it
+ * does not start with one (*out is then 0), else 1. */
+int tp_arg_as_double(const struct tp_profile *p, const struct tp_arg *a, double *out);
 
 /* Sorts every track's slices by (start_ns asc, end_ns desc, cmd_id asc) and counters by
  * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns

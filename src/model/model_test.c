@@ -1,7 +1,7 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span), the compact layer table, slice labels and long durations, and the
- * reference cycle<->ns conversions.
+ * nesting depth, span), cost entries, slice labels and long durations, and the reference
+ * cycle<->ns conversions (the layer table: model_layers_test.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "model/argkeys.h"
 #include "model/model.h"
 
 static void test_build_and_finish(void **state)
@@ -72,6 +73,44 @@ static void test_args_and_meta(void **state)
 	tp_profile_free(p);
 }
 
+/* Numbers out of arguments of every type: saturation at the int64 range, truncation toward
+ * zero, strings as 0 (integer) or as the number they start with (double). */
+static void test_arg_numbers(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	tp_args_begin(p);
+	tp_args_add_int(p, "i", -5);
+	tp_args_add_uint(p, "u", UINT64_MAX);
+	tp_args_add_real(p, "r", -2.75);
+	tp_args_add_real(p, "big", 1e30);
+	tp_args_add_real(p, "nan", 0.0 / 0.0);
+	tp_args_add_str(p, "pct", "74.9%");
+	tp_args_add_str(p, "text", "n/a");
+	size_t n;
+	const struct tp_arg *a = tp_args_get(p, tp_args_end(p), &n);
+	assert_int_equal(n, 7);
+	assert_true(tp_arg_as_i64(&a[0]) == -5);
+	assert_true(tp_arg_as_i64(&a[1]) == INT64_MAX);
+	assert_true(tp_arg_as_i64(&a[2]) == -2);
+	assert_true(tp_arg_as_i64(&a[3]) == INT64_MAX);
+	assert_true(tp_arg_as_i64(&a[4]) == 0);
+	assert_true(tp_arg_as_i64(&a[5]) == 0);
+	double d = -1;
+	assert_int_equal(tp_arg_as_double(p, &a[0], &d), 1);
+	assert_true(d == -5.0);
+	assert_int_equal(tp_arg_as_double(p, &a[1], &d), 1);
+	assert_true(d == 18446744073709551615.0);
+	assert_int_equal(tp_arg_as_double(p, &a[2], &d), 1);
+	assert_true(d == -2.75);
+	assert_int_equal(tp_arg_as_double(p, &a[5], &d), 1);
+	assert_true(d == 74.9);
+	assert_int_equal(tp_arg_as_double(p, &a[6], &d), 0);
+	assert_true(d == 0);
+	tp_profile_free(p);
+}
+
 static void test_cycle_conversion(void **state)
 {
 	(void)state;
@@ -80,7 +119,7 @@ static void test_cycle_conversion(void **state)
 	assert_int_equal(tp_cycles_to_ns(100, 0), 0);
 	assert_int_equal(tp_ns_to_cycles(1000, 750), 750);
 	assert_int_equal(tp_ns_to_cycles(1, 900), 0);
-	/* Exact conversion (issue 15): 1850301 cycles at 900 MHz are 2055890 ns, as on the
+	/* Exact conversion: 1850301 cycles at 900 MHz are 2055890 ns, as on the
 	 * vendor's timeline; the truncated float division gives 2055889. */
 	assert_int_equal(tp_cycles_to_ns_exact(1850301, 900), 2055890);
 	assert_int_equal(tp_cycles_to_ns(1850301, 900), 2055889);
@@ -213,6 +252,8 @@ static void test_cost_pack_and_sort(void **state)
 		                    .init_cycle = (uint32_t)(k % 5 ? v[3] % 256 : v[3]),
 		                    .bank_cycle = (uint32_t)(k % 5 ? v[4] % 64 : v[4]),
 		                    .valid = (uint8_t)(k % 11 != 0)};
+		/* What reading gives back: the ratios derived from the slice's cycles. */
+		tp_cost_ratios(&c, p->tracks[t].slices[k].cycles);
 		if (k % 7 != 6) {
 			assert_int_equal(tp_track_set_cost(p, t, (size_t)k, &c), TP_OK);
 			want[k] = c;
@@ -249,6 +290,85 @@ static void test_cost_pack_and_sort(void **state)
 
 /* The per-slice cost ids take 1 byte while the dictionary has at most 255 entries, then 2,
  * then 4; every entry reads back through each widening and through the sort. */
+/* The ratios a cost entry reads back with are the vendor's, from the entry's figures and the
+ * slice's Asic Cycle (sophgo-costmodel.md §3): the BM1688 reference commands print "9.3%" /
+ * "0.0%" (CONV, ref cmd 0) and "12.5%" (sMM, cmd 192). Packed and whole ("big") entries give
+ * the same numbers; the figures' text under TP_KEY_* is what a reader writes from them. */
+static void test_cost_ratios(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	static const struct {
+		uint64_t alg, uarch;
+		uint32_t init, bank, cycles;
+	} v[] = {
+	    {235225088, 2516828160u, 23, 0, 312031},               /* CONV */
+	    {131072, 1048576, 32, 3, 200},                         /* sMM */
+	    {(uint64_t)1 << 41, (uint64_t)1 << 42, 300, 70, 1000}, /* kept whole */
+	    {5, 0, 0, 0, 0},                                       /* no uArch ops, no cycles */
+	};
+	size_t n = sizeof v / sizeof *v;
+	for (size_t i = 0; i < n; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = (int64_t)i * 10;
+		s->cycles = v[i].cycles;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 5);
+		struct tp_cost c = {.alg_ops = v[i].alg,
+		                    .uarch_ops = v[i].uarch,
+		                    .init_cycle = v[i].init,
+		                    .bank_cycle = v[i].bank,
+		                    .valid = 1,
+		                    .uarch_rate = 7, /* ignored: derived on reading */
+		                    .init_ratio = 7};
+		assert_int_equal(tp_track_set_cost(p, t, i, &c), TP_OK);
+	}
+	tp_track_push(p, t)->start_ns = 1000; /* a slice without cost, last */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(tr->num_cost_big, 1);
+	struct tp_cost c;
+	char buf[32];
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(tp_track_get_cost(tr, i, &c), 1);
+		double asic = (double)v[i].cycles + 1e-4;
+		assert_true(c.uarch_rate ==
+		            (v[i].uarch ? (double)v[i].alg / (double)v[i].uarch : 0));
+		assert_true(c.init_ratio == (double)v[i].init / asic);
+		assert_true(c.bank_ratio == (double)v[i].bank / asic);
+	}
+	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
+	snprintf(buf, sizeof buf, "%.1f%%", c.uarch_rate * 100.0);
+	assert_string_equal(buf, "9.3%");
+	snprintf(buf, sizeof buf, "%.1f%%", c.init_ratio * 100.0);
+	assert_string_equal(buf, "0.0%");
+	tp_track_get_cost(tr, 1, &c);
+	snprintf(buf, sizeof buf, "%.1f%%", c.uarch_rate * 100.0);
+	assert_string_equal(buf, "12.5%");
+	snprintf(buf, sizeof buf, "%.1f%%", c.bank_ratio * 100.0);
+	assert_string_equal(buf, "1.5%");
+	assert_int_equal(tp_track_get_cost(tr, n, &c), 0);
+	assert_true(c.uarch_rate == 0 && c.init_ratio == 0 && c.bank_ratio == 0);
+	/* tp_cost_ratios gives a reader the same numbers before the entry is stored. */
+	struct tp_cost k = {
+	    .alg_ops = 131072, .uarch_ops = 1048576, .init_cycle = 32, .bank_cycle = 3, .valid = 1};
+	tp_cost_ratios(&k, 200);
+	tp_track_get_cost(tr, 1, &c);
+	assert_memory_equal(&k, &c, sizeof k);
+	/* The reference spellings a reader files them under. */
+	tp_args_begin(p);
+	snprintf(buf, sizeof buf, "%.1f%%", k.uarch_rate * 100.0);
+	tp_args_add_str(p, TP_KEY_UARCH_RATE, buf);
+	uint32_t args = tp_args_end(p);
+	double d;
+	assert_int_equal(
+	    tp_arg_as_double(p, tp_args_find(p, args, tp_profile_find_str(p, "uArch Rate")), &d),
+	    1);
+	assert_true(d == 12.5);
+	tp_profile_free(p);
+}
+
 static void test_cost_width(void **state)
 {
 	(void)state;
@@ -313,253 +433,6 @@ static void test_vendor_rows(void **state)
 	tp_alloc_fail_after(-1);
 	assert_int_equal(p->vendor.num_rows, 0);
 	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
-}
-
-/* A layer with every field set to a value the compact record holds. */
-static struct tp_layer plain_layer(uint32_t i)
-{
-	struct tp_layer l;
-	memset(&l, 0, sizeof l);
-	l.id = (int32_t)i * 3 - 7;
-	l.type = 1 + i % 5;
-	l.name = 100 + i;
-	l.device = (int32_t)(i % 32);
-	l.core = (int32_t)(i % 64) - 1;
-	l.subnet = (int32_t)(i % 65536) - 1;
-	l.group = 65534 - (int32_t)(i % 65536);
-	l.is_local = (uint8_t)(i & 1);
-	l.is_data_move = (uint8_t)(i >> 1 & 1);
-	if (i % 3) {
-		l.tiu_first = 1 + i;
-		l.tiu_last = l.tiu_first + (i % 7 == 0 ? 65535 : i % 11);
-	}
-	if (i % 4) {
-		l.gdma_first = 2 * i + 1;
-		l.gdma_last = l.gdma_first + i % 5;
-	}
-	if (i % 5) {
-		l.begin_ns = i % 13 == 0 ? ((int64_t)1 << 48) - 1 : (int64_t)i * 1000;
-		l.end_ns = l.begin_ns + (i % 17 == 0 ? (int64_t)UINT32_MAX : (int64_t)i);
-	} else {
-		l.begin_ns = 0;
-		l.end_ns = -1;
-	}
-	if (i % 6 == 0) {
-		l.first_tensor = i;
-		l.num_tensors = 1 + i % 3;
-	}
-	return l;
-}
-
-static void assert_layer_is(const struct tp_profile *p, size_t i, const struct tp_layer *want)
-{
-	struct tp_layer got;
-	assert_ptr_equal(tp_profile_layer(p, i, &got), &got);
-	assert_memory_equal(&got, want, sizeof got);
-	int64_t b, e;
-	assert_int_equal(tp_profile_layer_span(p, i, &b, &e), want->begin_ns <= want->end_ns);
-	assert_int_equal(b, want->begin_ns);
-	assert_int_equal(e, want->end_ns);
-	int32_t dev = -7, core = -7;
-	assert_int_equal(tp_profile_layer_place(p, i, &dev, &core), want->begin_ns <= want->end_ns);
-	assert_int_equal(dev, want->device);
-	assert_int_equal(core, want->core);
-	assert_int_equal(tp_profile_layer_id(p, i), want->id);
-}
-
-/* The layer memo hands back the layer asked for, whichever of its two slots holds it, and
- * decodes again once a third layer has pushed it out. */
-static void test_layer_memo(void **state)
-{
-	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	assert_non_null(p);
-	for (int i = 0; i < 3; i++) {
-		struct tp_layer l = {.id = 100 + i,
-		                     .subnet = -1,
-		                     .group = -1,
-		                     .begin_ns = 10 * i,
-		                     .end_ns = 10 * i + 5};
-		assert_int_equal(tp_profile_add_layer(p, &l), i);
-	}
-	struct tp_layer_memo m = {0};
-	static const size_t order[] = {0, 1, 0, 2, 1, 0, 0, 2, 7};
-	for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
-		const struct tp_layer *l = tp_layer_memo_get(p, &m, order[k]);
-		if (order[k] < 3) {
-			assert_int_equal(l->id, 100 + (int)order[k]);
-			assert_int_equal(l->end_ns, 10 * (int64_t)order[k] + 5);
-		} else {
-			assert_int_equal(l->id, -1); /* past the end, as tp_profile_layer */
-		}
-	}
-	int32_t dev = 5, core = 5;
-	assert_int_equal(tp_profile_layer_id(p, 3), -1); /* past the end, as tp_profile_layer */
-	assert_int_equal(tp_profile_layer_place(p, 3, &dev, &core), 0); /* past the end */
-	assert_int_equal(dev, 0);
-	assert_int_equal(core, 0);
-	tp_profile_free(p);
-}
-
-static void test_layer_table(void **state)
-{
-	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	/* Three chunks' worth of layers whose values fit the record: exact round trip, 40 bytes
-	 * each, nothing in the wide table. */
-	const uint32_t n = 2 * TP_LAYER_CHUNK + 123;
-	for (uint32_t i = 0; i < n; i++) {
-		struct tp_layer l = plain_layer(i);
-		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
-	}
-	assert_int_equal(p->num_layers, n);
-	for (uint32_t i = 0; i < n; i++) {
-		struct tp_layer l = plain_layer(i);
-		assert_layer_is(p, i, &l);
-	}
-	assert_int_equal(p->layer_tab.num_wide, 0);
-	size_t tens = 0;
-	for (uint32_t i = 0; i < n; i++)
-		tens += i % 6 == 0;
-	assert_int_equal(p->layer_tab.num_tens, tens);
-	assert_true(tp_profile_layer_bytes(p) <= 3 * TP_LAYER_CHUNK * 40 + 16 * tens + 4096);
-
-	/* Each value just outside the record's range is kept whole, and reads back exactly. */
-	struct tp_layer odd[] = {plain_layer(1),  plain_layer(2),  plain_layer(4),
-	                         plain_layer(8),  plain_layer(10), plain_layer(11),
-	                         plain_layer(12), plain_layer(14), plain_layer(16),
-	                         plain_layer(19), plain_layer(21), plain_layer(22)};
-	odd[0].core = 63;
-	odd[1].core = INT32_MAX; /* tensor_location.json's "no core" */
-	odd[2].device = 32;
-	odd[3].subnet = 65535;
-	odd[4].group = -2;
-	odd[5].is_local = 2;
-	odd[6].begin_ns = -5; /* timed, before the axis */
-	odd[7].end_ns = odd[7].begin_ns + (int64_t)UINT32_MAX + 1;
-	odd[8].begin_ns = (int64_t)1 << 48;
-	odd[8].end_ns = odd[8].begin_ns;
-	odd[9].tiu_first = 0; /* a last without a first */
-	odd[10].gdma_last = odd[10].gdma_first - 1;
-	odd[11].tiu_last = odd[11].tiu_first + 65536;
-	size_t nodd = sizeof odd / sizeof *odd;
-	for (size_t k = 0; k < nodd; k++) {
-		/* Set in descending index order so the side tables insert before their end. */
-		size_t at = 100 * (nodd - k);
-		assert_int_equal(tp_profile_set_layer(p, at, &odd[k]), TP_OK);
-	}
-	assert_int_equal(p->layer_tab.num_wide, nodd);
-	for (size_t k = 0; k < nodd; k++)
-		assert_layer_is(p, 100 * (nodd - k), &odd[k]);
-	/* Neighbours are untouched. */
-	for (size_t k = 0; k < nodd; k++) {
-		struct tp_layer l = plain_layer((uint32_t)(100 * (nodd - k) + 1));
-		assert_layer_is(p, 100 * (nodd - k) + 1, &l);
-	}
-	/* Back to values that fit: the wide entries go away. */
-	for (size_t k = 0; k < nodd; k++) {
-		struct tp_layer l = plain_layer((uint32_t)(100 * (nodd - k)));
-		assert_int_equal(tp_profile_set_layer(p, 100 * (nodd - k), &l), TP_OK);
-		assert_layer_is(p, 100 * (nodd - k), &l);
-	}
-	assert_int_equal(p->layer_tab.num_wide, 0);
-	assert_int_equal(p->layer_tab.num_tens, tens);
-
-	/* Normalised "don't care" values: an untimed layer reads as (0, -1) and first_tensor is
-	 * 0 without tensors. */
-	struct tp_layer u = plain_layer(5);
-	u.begin_ns = 9;
-	u.end_ns = 3;
-	u.first_tensor = 77;
-	u.num_tensors = 0;
-	assert_int_equal(tp_profile_set_layer(p, 5, &u), TP_OK);
-	u.begin_ns = 0;
-	u.end_ns = -1;
-	u.first_tensor = 0;
-	assert_layer_is(p, 5, &u);
-
-	/* Past the end: a zeroed untimed layer, and set refuses. */
-	struct tp_layer none;
-	memset(&none, 0, sizeof none);
-	none.id = -1;
-	none.end_ns = -1;
-	assert_layer_is(p, n, &none);
-	assert_int_equal(tp_profile_set_layer(p, n, &u), TP_ERANGE);
-
-	assert_int_equal(tp_profile_finish(p), TP_OK);
-	tp_profile_free(p);
-
-	/* Out of memory while a layer needs its first side entry (or a new chunk) is sticky, and
-	 * leaves the layer as it was. */
-	p = tp_profile_new();
-	struct tp_layer l7 = plain_layer(7);
-	assert_int_equal(tp_profile_add_layer(p, &l7), 0);
-	tp_alloc_fail_after(0);
-	int st = tp_profile_set_layer(p, 0, &odd[0]);
-	tp_alloc_fail_after(-1);
-	assert_int_equal(st, TP_ENOMEM);
-	assert_layer_is(p, 0, &l7);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
-
-	p = tp_profile_new();
-	struct tp_layer l0 = plain_layer(0);
-	tp_alloc_fail_after(0);
-	int ix = tp_profile_add_layer(p, &l0);
-	tp_alloc_fail_after(-1);
-	assert_int_equal(ix, -1);
-	assert_int_equal(p->num_layers, 0);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
-}
-
-/* tp_profile_layer_touch against the edit written out here on a copy, from layers of every
- * kind (untimed, timed, without and with cmd ranges, kept whole), with touches that keep them
- * in the record and ones that push the span, duration or cmd-id range out of it. */
-static void test_layer_touch(void **state)
-{
-	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	enum { N = 40 };
-	struct tp_layer want[N];
-	for (uint32_t i = 0; i < N; i++) {
-		want[i] = plain_layer(i);
-		if (i == 39)
-			want[i].core = 100; /* kept whole from the start */
-		assert_int_equal(tp_profile_add_layer(p, &want[i]), (int)i);
-	}
-	uint64_t rng = 12345;
-	for (int k = 0; k < 20000; k++) {
-		rng = rng * 6364136223846793005u + 1442695040888963407u;
-		uint32_t i = (uint32_t)(rng >> 33) % N;
-		int tiu = (int)(rng >> 20 & 1);
-		uint32_t cmd = (rng >> 21 & 3) == 0 ? 0 : (uint32_t)(rng >> 40 & 0x1FFFF) + 1;
-		int64_t b = (int64_t)(rng >> 24 & 0xFFFFF) * ((rng >> 60) == 0 ? 100000 : 1);
-		int64_t e = b + (int64_t)(rng >> 44 & 0xFFF);
-		assert_int_equal(tp_profile_layer_touch(p, i, b, e, tiu, cmd), TP_OK);
-		struct tp_layer *l = &want[i];
-		if (cmd) {
-			uint32_t *first = tiu ? &l->tiu_first : &l->gdma_first;
-			uint32_t *last = tiu ? &l->tiu_last : &l->gdma_last;
-			if (*first == 0 || cmd < *first)
-				*first = cmd;
-			if (cmd > *last)
-				*last = cmd;
-		}
-		if (l->begin_ns > l->end_ns) {
-			l->begin_ns = b;
-			l->end_ns = e;
-		} else {
-			l->begin_ns = b < l->begin_ns ? b : l->begin_ns;
-			l->end_ns = e > l->end_ns ? e : l->end_ns;
-		}
-		assert_layer_is(p, i, l);
-	}
-	/* The random cmd ids (up to 2^17) and spans (up to 2^20 * 10^5 ns) pushed layers out of the
-	 * record and into the wide table. */
-	assert_true(p->layer_tab.num_wide > 1);
-	assert_int_equal(tp_profile_layer_touch(p, N, 0, 1, 1, 1), TP_ERANGE);
 	tp_profile_free(p);
 }
 
@@ -875,14 +748,21 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),      cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_cycle_conversion),      cmocka_unit_test(test_oom_is_reported),
-	    cmocka_unit_test(test_layer_table),           cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),           cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_vendor_rows),           cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),        cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes), cmocka_unit_test(test_finish_jobs),
+	    cmocka_unit_test(test_build_and_finish),
+	    cmocka_unit_test(test_args_and_meta),
+	    cmocka_unit_test(test_arg_numbers),
+	    cmocka_unit_test(test_cycle_conversion),
+	    cmocka_unit_test(test_oom_is_reported),
+	    cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_cost_pack_and_sort),
+	    cmocka_unit_test(test_cost_width),
+	    cmocka_unit_test(test_cost_ratios),
+	    cmocka_unit_test(test_vendor_rows),
+	    cmocka_unit_test(test_labels),
+	    cmocka_unit_test(test_long_durations),
+	    cmocka_unit_test(test_labels_compact),
+	    cmocka_unit_test(test_start_cycle_and_bytes),
+	    cmocka_unit_test(test_finish_jobs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo.h"
 #include "writers/html/html.h"
 
 #define HOSTILE "</script><img src=x onerror=alert(1)>"
@@ -210,7 +210,7 @@ static void build(struct tp_profile *p, int hostile, long big)
 	memset(&g, 0, sizeof g);
 	g.p = p;
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	p->net_name = tp_profile_str(p, hostile ? HOSTILE : big ? "generated_1m" : "fixture_net");
 	p->source = tp_profile_str(p, "html_fixture");
 	p->tiu_freq_mhz = 900;

@@ -10,9 +10,12 @@ usage: test_cdm.py TPUPROF SHARED_DIR SOURCE_DIR [GENDUMP]
   command is compared with the vendor's tiuRegInfo_0.txt / tdmaRegInfo_0.txt.
 - Bad inputs (truncated, garbled, oversized cdm files) exit 2 with `file@0xOFFSET: message`
   and write nothing.
+- Hostile ids (copies of the real dump with one PMU command id raised): the layer join's memory
+  stays bounded by the file, under a 2 GiB address-space limit.
 When the real dump is absent, its tests print a loud SKIPPED.
 """
 import json
+import resource
 import os
 import shutil
 import struct
@@ -30,6 +33,18 @@ REF = os.path.join(SHARED, "testdata", "sophgo", "reference", "bm1690_blazeface_
 def run(*args):
     p = subprocess.run([TPUPROF, *args], capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_limited(args, limit=2 << 30):
+    """tpuprof under an address-space limit: (exit status, stderr, peak RSS in bytes)."""
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([TPUPROF, *args], stdout=subprocess.DEVNULL, stderr=err,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                                   (limit, limit)))
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return p.returncode, err.read().decode(errors="replace"), ru.ru_maxrss * 1024
 
 
 def blocks(data):
@@ -380,6 +395,43 @@ class RealBM1690(unittest.TestCase):
                     self.assertEqual(a["Data Type"], r["Data Type"], where)
                 else:
                     self.assertNotIn("Direction", a, where)
+
+
+class HostileIds(unittest.TestCase):
+    """A PMU record's command id is a value from the file: raising one (one byte) must not size
+    an allocation. The layer join (tensor_location.json + final.mlir present) once sized an
+    array by the largest id: 13.5 GB, or "out of memory" (exit 3) under a limit."""
+
+    def convert_raised(self, btype, size):
+        with tempfile.TemporaryDirectory() as t:
+            d = os.path.join(t, "cdm_profile_data_dev0-0")
+            shutil.copytree(REAL, d)
+            for name in os.listdir(d):
+                os.chmod(os.path.join(d, name), 0o644)
+            path = os.path.join(d, "cdmlib0_0.profile")
+            with open(path, "rb") as f:
+                data = bytearray(f.read())
+            blk = [(o, n) for t_, o, n in blocks(data) if t_ == btype][0]
+            rec = blk[0] + (blk[1] // size // 2) * size
+            data[rec + 11] = 0xC8  # inst_id's top byte: id >= 0xC8000000
+            with open(path, "wb") as f:
+                f.write(data)
+            rc, err, rss = run_limited(["-q", d, os.path.join(t, "out")])
+            self.assertIn(rc, (0, 2), err)
+            if rc == 2:
+                self.assertIn("cdmlib0_0.profile@0x", err)
+            self.assertLess(rss, 256 << 20, f"peak RSS {rss >> 20} MiB")
+            if rc == 0:
+                with open(os.path.join(t, "out", "summary.json")) as f:
+                    self.assertTrue(json.load(f)["cores"])
+
+    @need_real
+    def test_raised_tiu_id(self):
+        self.convert_raised(3, 16)
+
+    @need_real
+    def test_raised_gdma_id(self):
+        self.convert_raised(4, 64)
 
 
 class BadInput(unittest.TestCase):

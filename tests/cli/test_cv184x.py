@@ -10,11 +10,16 @@ usage: test_cv184x.py TPUPROF SHARED_DIR
    tensor_location.json or final.mlir is malformed or of another version, or that holds an
    unknown extra file, still converts (exit 0) and names what was skipped as `path:LINE` in
    the summary notes; a damaged timeline file (iter0.profile) still fails with exit 2.
+3. Hostile ids: TIU inst_ids that wrap at every other record unwrap to command ids of
+   (records / 2) x 2^20; the layer join's memory stays bounded by the file, under a 2 GiB
+   address-space limit.
 When the dump is absent every test prints a loud SKIPPED.
 """
 import json
+import resource
 import os
 import shutil
+import struct
 import sqlite3
 import subprocess
 import sys
@@ -28,6 +33,18 @@ REAL = os.path.join(SHARED, "testdata", "sophgo", "cv184x_blazeface")
 def run(*args):
     p = subprocess.run([TPUPROF, *args], capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
+
+
+def run_limited(args, limit=2 << 30):
+    """tpuprof under an address-space limit: (exit status, stderr, peak RSS in bytes)."""
+    with tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([TPUPROF, *args], stdout=subprocess.DEVNULL, stderr=err,
+                             preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS,
+                                                                   (limit, limit)))
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        return p.returncode, err.read().decode(errors="replace"), ru.ru_maxrss * 1024
 
 
 def need_real(test):
@@ -208,6 +225,39 @@ class SideFiles(unittest.TestCase):
         rc, err, s, dump = self.convert(change)
         self.assertEqual(rc, 2)
         self.assertIn(os.path.join(dump, "iter0.profile") + "@0x", err)
+
+
+class HostileIds(unittest.TestCase):
+    """Command ids are values from the file (inst_id plus 2^20 per wrap): they must not size
+    an allocation. The layer join once sized an array by the largest id: 4 MiB per wrap."""
+
+    @need_real
+    def test_wrapping_tiu_ids(self):
+        with tempfile.TemporaryDirectory() as t:
+            dump = os.path.join(t, "bmprofile_data-1")
+            shutil.copytree(REAL, dump)
+            for name in os.listdir(dump):
+                os.chmod(os.path.join(dump, name), 0o644)
+            path = os.path.join(dump, "iter0.profile")
+            with open(path, "rb") as f:
+                data = bytearray(f.read())
+            off, changed = 0, 0
+            while off < len(data):
+                btype, n = struct.unpack_from("<II", data, off)
+                if btype == 3:  # MONITOR_BD, 16-byte records, inst_id in bits 0-19
+                    for i in range(0, n // 16, 2):
+                        w = struct.unpack_from("<I", data, off + 8 + i * 16)[0]
+                        struct.pack_into("<I", data, off + 8 + i * 16, w | 0xFFFFF)
+                        changed += 1
+                off += 8 + n
+            self.assertGreater(changed, 40)
+            with open(path, "wb") as f:
+                f.write(data)
+            rc, err, rss = run_limited(["-q", dump, os.path.join(t, "out")])
+            self.assertIn(rc, (0, 2), err)
+            if rc == 2:
+                self.assertIn("iter0.profile@0x", err)
+            self.assertLess(rss, 128 << 20, f"peak RSS {rss >> 20} MiB")
 
 
 if __name__ == "__main__":

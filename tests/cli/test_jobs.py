@@ -14,7 +14,7 @@ usage: test_jobs.py TPUPROF GENDUMP PROBE
   Operators sheet) run at once with --jobs 4, and their files must match --jobs 1.
 - The progress line appears on a terminal (a pty as stderr), with one line per phase and the
   final "done in" line; it is absent when stderr is not a terminal, and with -q.
-  TP_PROGRESS_DELAY_MS=0 makes a small conversion show it (the default is ~1 s).
+  --progress-delay 0 makes a small conversion show it (the default is 1 s).
 """
 import os
 import pty
@@ -141,8 +141,7 @@ class Jobs(unittest.TestCase):
         self.assertEqual(rc, 1)
 
     def test_progress_on_a_terminal(self):
-        rc, err = run_pty([self.dump, self.out("pty"), "--jobs", "2"],
-                          {"TP_PROGRESS_DELAY_MS": "0"})
+        rc, err = run_pty([self.dump, self.out("pty"), "--jobs", "2", "--progress-delay", "0"])
         self.assertEqual(rc, 0, err)
         self.assertIn("\rtpuprof: ", err)  # a live line, redrawn in place
         # Every enabled output is counted from the start (7 by default on a bmprofile dump:
@@ -156,17 +155,17 @@ class Jobs(unittest.TestCase):
         self.assertTrue(err.endswith("\n"), repr(err[-200:]))
 
     def test_no_progress_with_quiet(self):
-        rc, err = run_pty([self.dump, self.out("ptyq"), "-q"], {"TP_PROGRESS_DELAY_MS": "0"})
+        rc, err = run_pty([self.dump, self.out("ptyq"), "-q", "--progress-delay", "0"])
         self.assertEqual(rc, 0, err)
         self.assertEqual(err, "")
 
     def test_no_progress_without_terminal(self):
-        rc, _, err = run([self.dump, self.out("pipe")], {"TP_PROGRESS_DELAY_MS": "0"})
+        rc, _, err = run([self.dump, self.out("pipe"), "--progress-delay", "0"])
         self.assertEqual(rc, 0, err)
         self.assertEqual(err, "")
 
     def test_verbose_final_line_without_terminal(self):
-        rc, _, err = run([self.dump, self.out("verb"), "-v"], {"TP_PROGRESS_DELAY_MS": "0"})
+        rc, _, err = run([self.dump, self.out("verb"), "-v", "--progress-delay", "0"])
         self.assertEqual(rc, 0, err)
         self.assertNotIn("\r", err)
         self.assertIn("wrote ", err)  # -v keeps its details
@@ -177,7 +176,7 @@ class Jobs(unittest.TestCase):
         # above any build's run time (the default ~1 s is not: a sanitizer build on a loaded
         # machine took 1.2 s here and drew the line).
         rc, err = run_pty([self.dump, self.out("short"), "--disable_doc", "--disable_web",
-                           "--disable_perfetto"], {"TP_PROGRESS_DELAY_MS": "600000"})
+                           "--disable_perfetto", "--progress-delay", "600000"])
         self.assertEqual(rc, 0, err)
         self.assertEqual(err, "")
 

@@ -4,9 +4,11 @@
 Converts the three real traces of SHARED_DIR/testdata/traces with every output and checks what
 came out against facts read independently from the JSON with Python's json module (event counts
 per phase, an exact timestamp), validates the Perfetto trace with `tpuprof check`, and checks
-the exit code and `path@0xOFFSET` message of malformed and truncated files. Prints SKIPPED
-loudly for inputs that are absent.
+the exit code and `path@0xOFFSET` message of malformed and truncated files; reads the gzip'd
+H200 traces (as .json.gz, under another name and on standard input) and checks cut, garbled
+and bomb gzip files. Prints SKIPPED loudly for inputs that are absent.
 """
+import gzip
 import json
 import os
 import re
@@ -17,15 +19,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for tracetest
+from tracetest import check, failures, pb_varint
+
 TPUPROF, SHARED = sys.argv[1], sys.argv[2]
 TRACES = os.path.join(SHARED, "testdata", "traces")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -110,6 +108,98 @@ def test_bad(tmp):
         r = run(p, os.path.join(tmp, "cut_out"))
         check(r.returncode == 0, "cut: exit %d %s" % (r.returncode, r.stderr))
         check("note: trace truncated at byte" in r.stdout, "cut: truncation note")
+
+
+def slices_in_text(ev):
+    """Slices as Python counts them: X + i/I + B/E pairs + b/e pairs."""
+    return sum(1 for e in ev if e.get("ph") in ("X", "i", "I", "E", "e"))
+
+
+def db_slices(out):
+    db = sqlite3.connect(os.path.join(out, "profile.db"))
+    n = db.execute("select count(*) from slice").fetchone()[0]
+    db.close()
+    return n
+
+
+def same_outputs(a, b):
+    """The files of two output directories, byte for byte (the lock file aside)."""
+    names = lambda d: sorted(os.path.relpath(os.path.join(r, f), d) for r, _, fs in os.walk(d)
+                             for f in fs if f != ".tpuprof.lock")
+    if names(a) != names(b):
+        return False
+    return all(open(os.path.join(a, f), "rb").read() == open(os.path.join(b, f), "rb").read()
+               for f in names(a))
+
+
+def test_gzip(tmp):
+    """gzip'd traces (.json.gz, another name, standard input) read as their text; a cut, a
+    garbled and a bomb gzip are exit 2 with path@0xOFFSET and leave no output."""
+    h200 = os.path.join(TRACES, "h200")
+    names = ("torch_resnet50_fp32_bs64.pt.trace.json.gz", "torch_resnet50_bf16cl_bs64.pt.trace.json.gz",
+             "torch_bert_base_fp16_infer.pt.trace.json.gz", "ort_resnet18_cpu_profile.json.gz")
+    first = None
+    for name in names:
+        path = os.path.join(h200, name)
+        if not os.path.exists(path):
+            print("SKIPPED: %s is absent" % path)
+            continue
+        text = gzip.decompress(open(path, "rb").read())
+        ev = json.loads(text)
+        ev = ev if isinstance(ev, list) else ev["traceEvents"]
+        out = os.path.join(tmp, "gz_" + name)
+        r = run(path, out, "--sqlite", "--json", "-q")
+        check(r.returncode == 0, "%s: exit %d %s" % (name, r.returncode, r.stderr))
+        got, want = db_slices(out), slices_in_text(ev)
+        check(got == want, "%s: %d slices in profile.db, want %d (the gunzipped JSON's)" % (name, got, want))
+        # The text itself converts to the same files.
+        plain = os.path.join(tmp, name[:-3])
+        open(plain, "wb").write(text)
+        out_plain = os.path.join(tmp, "plain_" + name)
+        r = run(plain, out_plain, "--sqlite", "--json", "-q")
+        check(r.returncode == 0 and same_outputs(out, out_plain), "%s: gzip and text give the same outputs" % name)
+        first = first or (path, out)
+    if first is None:
+        return
+    path, out = first
+    data = open(path, "rb").read()
+    # Under a name that says nothing, and on standard input.
+    other = os.path.join(tmp, "trace.bin")
+    open(other, "wb").write(data)
+    r = run(other, os.path.join(tmp, "gz_other"), "--sqlite", "--json", "-q")
+    check(r.returncode == 0 and same_outputs(out, os.path.join(tmp, "gz_other")),
+          "gzip under another name: exit %d %s" % (r.returncode, r.stderr))
+    r = subprocess.run([TPUPROF, "-", os.path.join(tmp, "gz_stdin"), "--sqlite", "--json", "-q"],
+                       input=data, capture_output=True)
+    check(r.returncode == 0 and same_outputs(out, os.path.join(tmp, "gz_stdin")),
+          "gzip on stdin: exit %d %s" % (r.returncode, r.stderr))
+    plain = gzip.decompress(data)
+    r = subprocess.run([TPUPROF, "-", os.path.join(tmp, "text_stdin"), "--sqlite", "--json", "-q"],
+                       input=plain, capture_output=True)
+    check(r.returncode == 0 and same_outputs(out, os.path.join(tmp, "text_stdin")),
+          "text on stdin: exit %d %s" % (r.returncode, r.stderr))
+    # Cut, garbled (a byte of the deflate data changed), trailing junk, a bomb: exit 2, no output.
+    bomb = gzip.compress(b"[" + b" " * (160 << 20), 6)  # 160 KiB, stopped near 90 MB
+    bad = {"cut.json.gz": (data[:len(data) // 2], "@0x%x: gzip data cut short" % (len(data) // 2)),
+           "garbled.json.gz": (data[:len(data) // 3] + bytes([data[len(data) // 3] ^ 0xff]) + data[len(data) // 3 + 1:],
+                               "gzip data corrupt"),
+           "junk.json.gz": (data + b"junk", "not another gzip member"),
+           "bomb.json.gz": (bomb, "refusing a decompression bomb")}
+    for name, (content, msg) in bad.items():
+        p = os.path.join(tmp, name)
+        open(p, "wb").write(content)
+        o = os.path.join(tmp, "out_" + name)
+        r = run(p, o)
+        check(r.returncode == 2 and r.stderr.startswith("tpuprof: " + p + "@0x") and msg in r.stderr,
+              "%s: exit %d %r" % (name, r.returncode, r.stderr))
+        check(not os.path.exists(o) or not any(f != ".tpuprof.lock" for f in os.listdir(o)),
+              "%s: nothing written" % name)
+    # gzip that holds something else: says what was recognised.
+    p = os.path.join(tmp, "zip.json.gz")
+    open(p, "wb").write(gzip.compress(b"PK\x03\x04 not json"))
+    r = run(p, os.path.join(tmp, "out_zip"))
+    check(r.returncode == 2 and "it is gzip data, and the text it holds starts with 'P'" in r.stderr,
+          "gzip of something else: exit %d %r" % (r.returncode, r.stderr))
 
 
 DUMP = os.path.join(SHARED, "testdata", "sophgo", "bm1688_resnet50")
@@ -340,17 +430,6 @@ def pb_fields(b):
         yield f, w, v
 
 
-def pb_varint(b, i):
-    r = s = 0
-    while True:
-        c = b[i]
-        i += 1
-        r |= (c & 0x7F) << s
-        s += 7
-        if c < 0x80:
-            return r, i
-
-
 def perfetto_slices(path):
     """Decodes a .pftrace with protoc (after inflating its compressed_packets chunks into a
     plain Trace) and returns [(track name, slice name, begin ns, end ns)], resolving interned
@@ -508,6 +587,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_real(tmp)
         test_bad(tmp)
+        test_gzip(tmp)
         test_diff(tmp)
         test_trace_file(tmp)
         test_diff_steps(tmp)

@@ -23,16 +23,12 @@ import sys
 import tempfile
 import zlib
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for tracetest
+from tracetest import check, failures, pb_varint
+
 SRC = os.environ.get("TP_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 SHARED = os.environ.get("TP_SHARED_DIR", os.path.join(SRC, "..", "shared"))
 UPDATE = os.environ.get("TP_UPDATE_GOLDEN") == "1"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def sql(db, q):
@@ -116,24 +112,14 @@ def perfetto_text(path, proto):
     plain = bytearray()
     pos = 0
 
-    def varint(b, p):
-        v = s = 0
-        while True:
-            c = b[p]
-            p += 1
-            v |= (c & 0x7F) << s
-            s += 7
-            if c < 0x80:
-                return v, p
-
     while pos < len(data):
         start = pos
         check(data[pos] == 0x0A, "top-level record is not Trace.packet")
-        n, p = varint(data, pos + 1)
+        n, p = pb_varint(data, pos + 1)
         body = data[p:p + n]
         pos = p + n
         if body[:2] == b"\x92\x03":  # compressed_packets (field 50, LEN)
-            zn, q = varint(body, 2)
+            zn, q = pb_varint(body, 2)
             plain += zlib.decompress(body[q:q + zn])
         else:
             plain += data[start:pos]

@@ -21,17 +21,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree for tracetest
+from tracetest import check, failures
+
 SRC = os.environ.get("TP_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
 SHARED = os.environ.get("TP_SHARED_DIR", os.path.join(SRC, "..", "shared"))
 GOLDEN = os.path.join(SRC, "tests", "golden", "trace_fixture")
 UPDATE = os.environ.get("TP_UPDATE_GOLDEN") == "1"
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def golden(name, text):

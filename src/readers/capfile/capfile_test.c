@@ -4,9 +4,8 @@
  * with a chosen environment in a fresh TPUPROF_DIR, then reads the dump it left with
  * tp_capfile_read and checks what came back. Also: the bad-input and truncation behaviour of
  * the reader on dumps cut at every length, and its error messages for malformed headers.
- * The probe's path comes from TP_PROBE (set by CMake).
+ * Running the probe and finding its dumps: capfile_test_run.c.
  */
-#define _XOPEN_SOURCE 700 /* nftw */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,154 +17,15 @@
 #include "capture/capfmt.h"
 #include "hexfile.h"
 #include "readers/capfile/capfile.h"
+#include "readers/capfile/capfile_test.h"
+#include "testutil.h"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-#ifndef TP_PROBE
-#error "TP_PROBE must name the tpuprof_probe binary"
-#endif
-
-extern char **environ;
-
-struct run {
-	char dir[256]; /* TPUPROF_DIR of this run */
-	char out[300]; /* stdout file */
-	char err[300]; /* stderr file */
-	pid_t pid;
-	int status;
-};
-
-/* Every directory made, removed at the end when all tests passed (kept for a look if not). */
-static char g_made[64][256];
-static int g_nmade;
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static void fresh_dir(struct run *r)
-{
-	const char *base = getenv("TP_BINARY_DIR");
-	snprintf(r->dir, sizeof r->dir, "%s/capfile_test.XXXXXX", base ? base : "/tmp");
-	assert_non_null(mkdtemp(r->dir));
-	if (g_nmade < 64)
-		snprintf(g_made[g_nmade++], sizeof g_made[0], "%s", r->dir);
-	snprintf(r->out, sizeof r->out, "%s/stdout.txt", r->dir);
-	snprintf(r->err, sizeof r->err, "%s/stderr.txt", r->dir);
-}
-
-/* Starts the probe with `env` (NULL-terminated "K=V" list, added to a clean copy of the
- * environment without TPUPROF* variables) and TPUPROF_DIR = r->dir unless env sets it. */
-static void start(struct run *r, const char *const *env, const char *a1, const char *a2)
-{
-	char *envp[64];
-	size_t n = 0;
-	static char dirvar[300];
-	for (char **e = environ; *e && n < 40; e++)
-		if (strncmp(*e, "TPUPROF", 7) != 0)
-			envp[n++] = *e;
-	int has_dir = 0;
-	for (const char *const *e = env; e && *e; e++) {
-		envp[n++] = (char *)*e;
-		has_dir |= strncmp(*e, "TPUPROF_DIR=", 12) == 0;
-	}
-	if (!has_dir) {
-		snprintf(dirvar, sizeof dirvar, "TPUPROF_DIR=%s", r->dir);
-		envp[n++] = dirvar;
-	}
-	envp[n] = NULL;
-	char *argv[] = {(char *)TP_PROBE, (char *)a1, (char *)a2, NULL};
-	posix_spawn_file_actions_t fa;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 1, r->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_addopen(&fa, 2, r->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	assert_int_equal(posix_spawn(&r->pid, TP_PROBE, &fa, NULL, argv, envp), 0);
-	posix_spawn_file_actions_destroy(&fa);
-}
-
-static void finish(struct run *r)
-{
-	assert_int_equal(waitpid(r->pid, &r->status, 0), r->pid);
-}
-
-static void run_probe(struct run *r, const char *const *env, const char *a1, const char *a2)
-{
-	fresh_dir(r);
-	start(r, env, a1, a2);
-	finish(r);
-}
-
-static char *slurp(const char *path)
-{
-	static char buf[65536];
-	FILE *f = fopen(path, "rb");
-	size_t n = 0;
-	if (f) {
-		n = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-	}
-	buf[n] = 0;
-	return buf;
-}
-
-static int count_lines(const char *s)
-{
-	int n = 0;
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
-/* The k-th dump directory (sorted by name) under r->dir, or "" if none. */
-static int dump_dirs(const struct run *r, char out[][512], int max)
-{
-	DIR *d = opendir(r->dir);
-	int n = 0;
-	struct dirent *e;
-	while (d && (e = readdir(d)) != NULL)
-		if (strncmp(e->d_name, "tpuprof_data_dev", 16) == 0 && n < max)
-			snprintf(out[n++], 512, "%s/%s", r->dir, e->d_name);
-	if (d)
-		closedir(d);
-	/* sort by name */
-	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++)
-			if (strcmp(out[i], out[j]) > 0) {
-				char t[512];
-				memcpy(t, out[i], 512);
-				memcpy(out[i], out[j], 512);
-				memcpy(out[j], t, 512);
-			}
-	return n;
-}
-
-static struct tp_profile *read_only_dump(const struct run *r)
-{
-	char dirs[4][512];
-	assert_int_equal(dump_dirs(r, dirs, 4), 1);
-	assert_true(tp_capfile_probe(dirs[0]));
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_capfile_read(dirs[0], &p, &d);
-	if (rc != TP_OK)
-		fail_msg("read failed: %s", d.msg);
-	return p;
-}
 
 static const struct tp_arg *arg(const struct tp_profile *p, const struct tp_slice *s,
                                 const char *key)
@@ -208,7 +68,7 @@ static void test_mode2_details(void **state)
 	struct run r;
 	run_probe(&r, NULL, "basic", "2");
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-	assert_string_equal(slurp(r.out), "done\n");
+	assert_string_equal(read_text(r.out), "done\n");
 	struct tp_profile *p = read_only_dump(&r);
 	assert_int_equal(p->arch, TP_ARCH_CPU);
 	assert_int_equal(p->num_devices, 1);
@@ -376,8 +236,8 @@ static void test_banana(void **state)
 	static const char *const env[] = {"TPUPROF=banana", NULL};
 	run_probe(&r, env, "auto", NULL);
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-	assert_string_equal(slurp(r.out), "done\n");
-	const char *err = slurp(r.err);
+	assert_string_equal(read_text(r.out), "done\n");
+	const char *err = read_text(r.err);
 	assert_int_equal(count_lines(err), 1);
 	assert_non_null(strstr(err, "TPUPROF=banana"));
 	char dirs[2][512];
@@ -387,11 +247,11 @@ static void test_banana(void **state)
 	 * (the numbers mean the same in both); TPUPROF=1 is mode 1. */
 	static const char *const envoff[] = {"TPUPROF=off", NULL};
 	run_probe(&r, envoff, "auto", NULL);
-	assert_string_equal(slurp(r.err), "");
+	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
 	static const char *const env0[] = {"TPUPROF=0", NULL};
 	run_probe(&r, env0, "auto", NULL);
-	assert_string_equal(slurp(r.err), "");
+	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 	struct tp_profile *p0 = read_only_dump(&r);
 	assert_string_equal(tp_profile_get_meta(p0, "capture_mode"), "0 (timing)");
@@ -405,7 +265,7 @@ static void test_unwritable_dir(void **state)
 {
 	(void)state;
 	struct run r;
-	fresh_dir(&r);
+	probe_dir(&r);
 	/* A path below a regular file cannot be created, even by root. */
 	char file[300], var[400];
 	snprintf(file, sizeof file, "%s/plainfile", r.dir);
@@ -414,38 +274,27 @@ static void test_unwritable_dir(void **state)
 	fclose(f);
 	snprintf(var, sizeof var, "TPUPROF_DIR=%s/sub", file);
 	const char *env[] = {var, "TPUPROF=1", NULL};
-	start(&r, env, "basic", "1");
-	finish(&r);
+	probe_start(&r, env, "basic", "1");
+	probe_wait(&r);
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-	const char *out = slurp(r.out);
+	const char *out = read_text(r.out);
 	/* the program kept running to its end */
 	assert_non_null(strstr(out, "done\n"));
-	const char *err = slurp(r.err);
+	const char *err = read_text(r.err);
 	assert_int_equal(count_lines(err), 1);
 	assert_non_null(strstr(err, "cannot create TPUPROF_DIR"));
-}
-
-static void wait_ready(const struct run *r)
-{
-	for (int i = 0; i < 2000; i++) {
-		if (strstr(slurp(r->out), "ready"))
-			return;
-		struct timespec ts = {0, 5000000};
-		nanosleep(&ts, NULL);
-	}
-	fail_msg("probe never got ready");
 }
 
 static void test_sigterm(void **state)
 {
 	(void)state;
 	struct run r;
-	fresh_dir(&r);
+	probe_dir(&r);
 	static const char *const env[] = {"TPUPROF=1", NULL};
-	start(&r, env, "sigterm", NULL);
+	probe_start(&r, env, "sigterm", NULL);
 	wait_ready(&r);
 	kill(r.pid, SIGTERM);
-	finish(&r);
+	probe_wait(&r);
 	/* the default action still happens after the dump is written */
 	assert_true(WIFSIGNALED(r.status));
 	assert_int_equal(WTERMSIG(r.status), SIGTERM);
@@ -456,13 +305,13 @@ static void test_sigterm(void **state)
 	tp_profile_free(p);
 
 	/* The application's own handler is still called (and here ends the program). */
-	fresh_dir(&r);
-	start(&r, NULL, "sigterm_app", NULL);
+	probe_dir(&r);
+	probe_start(&r, NULL, "sigterm_app", NULL);
 	wait_ready(&r);
 	kill(r.pid, SIGTERM);
-	finish(&r);
+	probe_wait(&r);
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
-	assert_non_null(strstr(slurp(r.out), "handler called\ndone\n"));
+	assert_non_null(strstr(read_text(r.out), "handler called\ndone\n"));
 	p = read_only_dump(&r);
 	assert_false(has_note(p, "dump truncated"));
 	assert_true(count_type(p, &p->tracks[0], TP_CAP_TYPE_STEP) >= 50);
@@ -477,7 +326,7 @@ static void test_fork_and_sessions(void **state)
 	char dirs[4][512];
 	assert_int_equal(dump_dirs(&r, dirs, 4), 2);
 	int child = 0;
-	assert_int_equal(sscanf(slurp(r.out), "child %d", &child), 1);
+	assert_int_equal(sscanf(read_text(r.out), "child %d", &child), 1);
 	for (int k = 0; k < 2; k++) {
 		struct tp_profile *p = NULL;
 		struct tp_diag d = {0};
@@ -522,30 +371,11 @@ static void test_threads(void **state)
 
 /* ---- reader robustness on bytes ---- */
 
-static uint8_t *load(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)len);
-	assert_int_equal(fread(b, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	*n = (size_t)len;
-	return b;
-}
-
 static void test_truncated(void **state)
 {
 	(void)state;
-	struct run r;
-	run_probe(&r, NULL, "basic", "2");
-	char dirs[2][512], path[600];
-	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
-	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
 	size_t n;
-	uint8_t *full = load(path, &n);
+	uint8_t *full = probe_capture(NULL, "basic", "2", &n);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	assert_int_equal(tp_capfile_parse(full, n, "x", &p, &d), TP_OK);
@@ -598,14 +428,9 @@ static void test_truncated(void **state)
 static void test_truncated_drops(void **state)
 {
 	(void)state;
-	struct run r;
 	static const char *const env[] = {NULL};
-	run_probe(&r, env, "overflow", NULL);
-	char dirs[2][512], path[600];
-	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
-	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
 	size_t n;
-	uint8_t *full = load(path, &n);
+	uint8_t *full = probe_capture(env, "overflow", NULL, &n);
 	for (size_t cut = TP_CAPFMT_HEADER_SIZE; cut <= n; cut++) {
 		struct tp_profile *p = NULL;
 		struct tp_diag d = {0};
@@ -630,14 +455,11 @@ static void test_recovery(void **state)
 	(void)state;
 	struct run r;
 	run_probe(&r, NULL, "die", "abort");
+	struct tp_profile *p = read_only_dump(&r);
 	char dirs[2][512], path[600];
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
-	assert_true(tp_capfile_probe(dirs[0]));
-	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
-	int rc = tp_capfile_read(dirs[0], &p, &d);
-	if (rc != TP_OK)
-		fail_msg("%s", d.msg);
+	int rc;
 	assert_true(has_note(p, "process died before the capture was finalised: 6000 records"));
 	assert_int_equal(p->stats.records_read, 6000);
 	/* the dynamic names (one reused buffer) came out by value: call_0 .. call_7 */
@@ -655,9 +477,9 @@ static void test_recovery(void **state)
 	 * session file cut short is an error with path@offset. */
 	size_t nses = 0, nthr = 0;
 	snprintf(path, sizeof path, "%s/session.tpc", dirs[0]);
-	uint8_t *ses = load(path, &nses);
+	uint8_t *ses = load_file(path, &nses);
 	snprintf(path, sizeof path, "%s/thread-0.tpc", dirs[0]);
-	uint8_t *thr = load(path, &nthr);
+	uint8_t *thr = load_file(path, &nthr);
 	struct tp_capfile_live live = {"thread-0.tpc", thr, nthr};
 	memset(&d, 0, sizeof d);
 	rc = tp_capfile_rebuild_parse(ses, nses, "session.tpc", &live, 1, &p, &d);
@@ -731,13 +553,8 @@ static int64_t arg_int(const struct tp_profile *p, const struct tp_slice *s, con
 static void test_reader_utf8(void **state)
 {
 	(void)state;
-	struct run r;
-	run_probe(&r, NULL, "basic", "1");
-	char dirs[2][512], path[600];
-	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
-	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
 	size_t n;
-	uint8_t *b = load(path, &n);
+	uint8_t *b = probe_capture(NULL, "basic", "1", &n);
 	uint8_t *hit = NULL;
 	for (size_t i = 0; i + 9 < n && !hit; i++)
 		if (memcmp(b + i, "data_prep", 10) == 0)
@@ -783,8 +600,8 @@ static void test_api(void **state)
 	(void)state;
 	struct run r;
 	run_probe(&r, NULL, "api", NULL);
-	assert_non_null(strstr(slurp(r.out), "version "
-	                                     "0.2.0"));
+	assert_non_null(strstr(read_text(r.out), "version "
+	                                         "0.2.0"));
 	struct tp_profile *p = read_only_dump(&r);
 	const struct tp_track *tr = NULL;
 	const struct tp_slice *m = find_slice(p, "start", &tr);
@@ -851,7 +668,7 @@ static void test_detail_abi(void **state)
 	(void)state;
 	struct run r;
 	run_probe(&r, NULL, "detail_abi", NULL);
-	assert_string_equal(slurp(r.out), "done\n");
+	assert_string_equal(read_text(r.out), "done\n");
 	struct tp_profile *p = read_only_dump(&r);
 	const struct tp_slice *o = find_slice(p, "old_caller", NULL);
 	assert_non_null(o);
@@ -976,13 +793,8 @@ static void test_fixture(void **state)
 static void test_bad_input(void **state)
 {
 	(void)state;
-	struct run r;
-	run_probe(&r, NULL, "basic", "1");
-	char dirs[2][512], path[600];
-	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
-	snprintf(path, sizeof path, "%s/capture.tpp", dirs[0]);
 	size_t n;
-	uint8_t *b = load(path, &n);
+	uint8_t *b = probe_capture(NULL, "basic", "1", &n);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 
@@ -1034,7 +846,6 @@ int main(void)
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	if (failed == 0)
-		for (int i = 0; i < g_nmade; i++)
-			nftw(g_made[i], rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		probe_cleanup();
 	return failed;
 }

@@ -10,7 +10,7 @@
  * arch ids, cores, CDMA ports). The reference dumps' __CHIP_ARCH_ARGS__ headers agree with
  * the BM1688, CV184X and BM1690 rows.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_chip.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -191,6 +191,12 @@ const struct sg_chip *sg_chip_by_arch(enum tp_arch a)
 		if (chips[i].c.arch == a)
 			return &chips[i];
 	return NULL;
+}
+
+const struct tp_chip *tp_chip_by_arch(enum tp_arch a)
+{
+	const struct sg_chip *c = sg_chip_by_arch(a);
+	return c ? &c->c : NULL;
 }
 
 const struct sg_chip *sg_chip_by_bmp_arch(int raw)

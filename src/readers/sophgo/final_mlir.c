@@ -21,7 +21,7 @@
  * skipped and counted (bad_lines, first_bad_line) for the caller to warn about. CRLF line
  * ends, trailing blanks and indentation are accepted; unknown attributes are ignored.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -317,15 +317,10 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 	size_t pos = 0;
 	unsigned long no = 0;
 	int rc = TP_OK;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t e = nl ? (size_t)(nl - text) : len;
+	const char *s;
+	size_t n;
+	while (sg_lines_next(text, len, &pos, &s, &n)) {
 		no++;
-		const char *s = text + pos;
-		size_t n = e - pos;
-		pos = e + 1;
-		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
 		size_t ind = 0;
 		while (ind < n && (s[ind] == ' ' || s[ind] == '\t'))
 			ind++;

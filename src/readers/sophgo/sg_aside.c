@@ -2,9 +2,9 @@
  * sg_aside.c — what a Sophgo reader's per-core worker keeps aside (struct sg_aside: profile
  * notes and read statistics) until the calling thread adds it to the profile in core order,
  * so that the profile (notes are interned strings) is the same for every thread count. Used
- * by bmp_reader.c (iter_a2's core jobs) and cdm_reader.c (read_cores).
+ * by bmp_perfai.c (bmp_iter_perfai's core jobs) and cdm_cores.c (cdm_read_cores).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <stdio.h>
 

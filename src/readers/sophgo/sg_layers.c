@@ -16,12 +16,12 @@
  *   tensor = {"address": int, "layout": str, "memory_type": "<1x3x46x128xf32>", "name": str,
  *             "reshape": str, "shape": [int...], "slice": "[0:1, 0:3, 0:1, 0:46, 0:128]",
  *             "type": "tensor<1x3x128x128xf32[, <ddr address> : i64]>"}   ({} = none)
- * Both files are side files (issue 9 item 5): nothing here fails a conversion except out of
+ * Both files are side files: nothing here fails a conversion except out of
  * memory. A file that cannot be read or parsed is skipped with one note naming `path:LINE`;
  * entries without their id pair are skipped and counted; unknown keys are ignored; numbers
  * outside ±2^53 are treated as absent (never cast unchecked). Owns: struct sg_layers.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sg_int.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -162,7 +162,7 @@ void sg_layers_free(struct sg_layers *L)
 /* ---------------------------------------------------------------------------------------- */
 
 /* A JSON number (or bool) that fits an int64 exactly; 0 if absent, not a number or out of
- * ±2^53 (no unchecked double -> int64 cast, issue 13 item 7). */
+ * ±2^53 (no unchecked double -> int64 cast). */
 static int num_of(const cJSON *v, int64_t *out)
 {
 	if (cJSON_IsBool(v)) {
@@ -336,6 +336,123 @@ static int add_tensor(struct tp_profile *p, const cJSON *t, int is_in, int32_t l
 	return tp_profile_add_tensor(p, &tt) < 0 ? -1 : 1;
 }
 
+/* The join of one (core, engine) track. The layers' id ranges come from the JSON and the
+ * slices' ids from the PMU records, so neither may size an array: the ranges are cut into
+ * elementary segments at their bounds (at most two per layer), each segment owned by the
+ * first layer that claims it, and a slice finds its segment by binary search. */
+struct claims {
+	uint64_t *bound; /* sorted distinct segment bounds; segment i = [bound[i], bound[i+1]) */
+	int32_t *owner;  /* layer of segment i, -1 none */
+	uint32_t *next;  /* first unowned segment at or after i (path-compressed) */
+	size_t nbound;
+};
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+	return a < b ? -1 : a > b;
+}
+
+/* Index of bound v (present by construction). */
+static size_t bound_at(const struct claims *c, uint64_t v)
+{
+	size_t lo = 0, hi = c->nbound;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->bound[mid] <= v)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static uint32_t next_free(struct claims *c, uint32_t i)
+{
+	while (c->next[i] != i) {
+		c->next[i] = c->next[c->next[i]];
+		i = c->next[i];
+	}
+	return i;
+}
+
+/* The range [lo, hi] of layer L: it owns the segments no earlier layer owns; the ids it
+ * claims that an earlier layer already owns are counted in *dups. */
+static void claim(struct claims *c, uint32_t lo, uint32_t hi, int32_t L, uint64_t *dups)
+{
+	uint32_t first = (uint32_t)bound_at(c, lo), end = (uint32_t)bound_at(c, (uint64_t)hi + 1);
+	uint64_t fresh = 0;
+	for (uint32_t i = next_free(c, first); i < end; i = next_free(c, i)) {
+		c->owner[i] = L;
+		fresh += c->bound[i + 1] - c->bound[i];
+		c->next[i] = i + 1;
+	}
+	*dups += (uint64_t)hi - lo + 1 - fresh;
+}
+
+/* The range of layer L on this track clipped to [1, maxid]; 0 when it claims nothing here. */
+static int layer_range(struct tp_profile *p, size_t L, int32_t core, int tiu, uint32_t maxid,
+                       uint32_t *lo, uint32_t *hi)
+{
+	struct tp_layer lyv;
+	const struct tp_layer *ly = tp_profile_layer(p, L, &lyv);
+	if (ly->core != core)
+		return 0;
+	*lo = tiu ? ly->tiu_first : ly->gdma_first;
+	*hi = tiu ? ly->tiu_last : ly->gdma_last;
+	if (*hi > maxid)
+		*hi = maxid;
+	return *lo && *lo <= *hi;
+}
+
+/* Builds the segments of the layers [first_layer, num_layers) on this track. TP_OK or
+ * TP_ENOMEM; c is empty (nbound 0) when no layer claims an id here. */
+static int claims_build(struct tp_profile *p, int32_t core, int tiu, size_t first_layer,
+                        uint32_t maxid, struct claims *c, uint64_t *dups)
+{
+	size_t n = 0;
+	uint32_t lo, hi;
+	for (size_t L = first_layer; L < p->num_layers; L++)
+		n += (size_t)layer_range(p, L, core, tiu, maxid, &lo, &hi);
+	if (!n)
+		return TP_OK;
+	c->bound = tp_malloc(2 * n * sizeof *c->bound);
+	c->owner = tp_malloc(2 * n * sizeof *c->owner);
+	c->next = tp_malloc(2 * n * sizeof *c->next);
+	if (!c->bound || !c->owner || !c->next)
+		return TP_ENOMEM;
+	for (size_t L = first_layer; L < p->num_layers; L++)
+		if (layer_range(p, L, core, tiu, maxid, &lo, &hi)) {
+			c->bound[c->nbound++] = lo;
+			c->bound[c->nbound++] = (uint64_t)hi + 1;
+		}
+	qsort(c->bound, c->nbound, sizeof *c->bound, cmp_u64);
+	size_t k = 1;
+	for (size_t i = 1; i < c->nbound; i++)
+		if (c->bound[i] != c->bound[k - 1])
+			c->bound[k++] = c->bound[i];
+	c->nbound = k;
+	for (size_t i = 0; i < k; i++) {
+		c->owner[i] = -1;
+		c->next[i] = (uint32_t)i;
+	}
+	for (size_t L = first_layer; L < p->num_layers; L++)
+		if (layer_range(p, L, core, tiu, maxid, &lo, &hi))
+			claim(c, lo, hi, (int32_t)L, dups);
+	return TP_OK;
+}
+
+/* The layer owning cmd id `id`, -1 none. *seg is the last segment found (slices mostly come
+ * in id order, so it is tried first). */
+static int32_t owner_of(const struct claims *c, uint32_t id, size_t *seg)
+{
+	if (c->nbound < 2 || id < c->bound[0] || id >= c->bound[c->nbound - 1])
+		return -1;
+	if (!(c->bound[*seg] <= id && id < c->bound[*seg + 1]))
+		*seg = bound_at(c, id);
+	return c->owner[*seg];
+}
+
 /* Gives the layers of one (core, engine) track their commands, and the commands their layer. */
 static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, size_t first_layer,
                       uint32_t skip_type, uint64_t *dups)
@@ -349,39 +466,21 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 			maxid = t->slices[i].cmd_id;
 	if (!maxid)
 		return TP_OK;
-	int32_t *owner = tp_malloc(((size_t)maxid + 1) * sizeof *owner);
-	if (!owner)
-		return TP_ENOMEM;
-	for (size_t i = 0; i <= maxid; i++)
-		owner[i] = -1;
-	for (size_t L = first_layer; L < p->num_layers; L++) {
-		struct tp_layer lyv;
-		const struct tp_layer *ly = tp_profile_layer(p, L, &lyv);
-		if (ly->core != core)
-			continue;
-		uint32_t lo = tiu ? ly->tiu_first : ly->gdma_first;
-		uint32_t hi = tiu ? ly->tiu_last : ly->gdma_last;
-		for (uint32_t id = lo; lo && id <= hi && id <= maxid; id++) {
-			if (owner[id] < 0)
-				owner[id] = (int32_t)L;
-			else
-				(*dups)++;
-		}
-	}
-	for (size_t i = 0; i < t->count; i++) {
+	struct claims c = {0};
+	int rc = claims_build(p, core, tiu, first_layer, maxid, &c, dups);
+	size_t seg = 0;
+	for (size_t i = 0; rc == TP_OK && c.nbound && i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
-		int32_t L = owner[s->cmd_id];
+		int32_t L = owner_of(&c, s->cmd_id, &seg);
 		if (L < 0 || (skip_type && tp_slice_type(t, s) == skip_type))
 			continue;
 		s->layer = L;
-		if (tp_profile_layer_touch(p, (size_t)L, s->start_ns, tp_slice_end(t, s), tiu, 0) !=
-		    TP_OK) {
-			tp_free(owner);
-			return TP_ENOMEM;
-		}
+		rc = tp_profile_layer_touch(p, (size_t)L, s->start_ns, tp_slice_end(t, s), tiu, 0);
 	}
-	tp_free(owner);
-	return TP_OK;
+	tp_free(c.bound);
+	tp_free(c.owner);
+	tp_free(c.next);
+	return rc == TP_OK ? TP_OK : TP_ENOMEM;
 }
 
 int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,

@@ -42,6 +42,11 @@ struct tp_bmprofile_opts {
 	                         only); the profile is the same for every value */
 };
 
+/* The chip table's constants for `a` (clocks, lanes, memory sizes; model.h struct tp_chip),
+ * or NULL when no Sophgo chip has that arch. Static data, valid for the program's life;
+ * thread-safe. */
+const struct tp_chip *tp_chip_by_arch(enum tp_arch a);
+
 /* Returns 1 if `dir` is a directory that looks like bmprofile data (it holds global.profile or
  * an iter<N>.profile file), else 0. Never fails loudly; thread-safe. */
 int tp_bmprofile_probe(const char *dir);

@@ -17,7 +17,8 @@
  *   - `C` counters as one tp_counter series per (pid, name, args key);
  *   - timestamps in exact nanoseconds (µs decimals parsed as integers, never through a
  *     double), re-based so the earliest event is at 0; the base is kept in the meta key
- *     TP_TRACEREAD_META_BASE_NS (absolute ns as a decimal string);
+ *     TP_META_TRACE_BASE_NS of model/merge.h (absolute ns as a decimal string), which
+ *     tp_profile_merge_host reads;
  *   - pid/tid/id as numbers or strings of any size (64-bit hashes above INT64_MAX included).
  * Tolerated with a counted note: trailing commas, a truncated file (the writing tool was
  * killed), `E` without `B`, `B` never closed (closed at the last timestamp), `X` without
@@ -31,21 +32,28 @@
 
 #include "model/model.h"
 
-/* Meta key holding the absolute time (ns, decimal) of the profile's time 0. */
-#define TP_TRACEREAD_META_BASE_NS "chrome_trace.ts_base_ns"
-
 /* Returns 1 if `path` is a regular file that looks like a Chrome trace (starts, after
  * whitespace and an optional UTF-8 BOM, with '[' or with '{' and names "traceEvents" in its
- * first 64 KiB), else 0. Reads at most 64 KiB; never fails loudly. */
+ * first 64 KiB; for gzip data, the text it inflates to), else 0. Reads at most 64 KiB;
+ * never fails loudly. */
 int tp_traceread_probe(const char *path);
 
-/* Reads the trace file `path` into a new profile stored in *out (caller frees with
- * tp_profile_free). Returns TP_OK (possibly with notes), or TP_ENOTFOUND / TP_EIO /
- * TP_EFORMAT / TP_ERANGE / TP_ENOMEM with `d` filled and *out NULL. */
+/* tp_traceread_probe that also says why not: when it returns 0 and `why` is not NULL, why
+ * (n bytes) holds a phrase for "<path> ...", e.g. "it starts with byte 0x7f, not '[' or '{'"
+ * or "it is gzip data, and the text it holds starts with 'P', not '[' or '{'". */
+int tp_traceread_sniff(const char *path, char *why, size_t n);
+
+/* Reads the trace file `path` ("-": standard input, named "<stdin>" in messages) into a new
+ * profile stored in *out (caller frees with tp_profile_free). Input that starts with the gzip
+ * magic (1f 8b) is inflated as it is read, whatever its name; it may inflate to at most
+ * 64 MiB + 256 times its compressed size (a larger ratio is refused as a decompression bomb),
+ * and a gzip stream that is corrupt or cut short is an error (TP_EFORMAT, at its offset in
+ * the file). Returns TP_OK (possibly with notes), or TP_ENOTFOUND / TP_EIO / TP_EFORMAT /
+ * TP_ERANGE / TP_ENOMEM with `d` filled and *out NULL. */
 int tp_traceread_read(const char *path, struct tp_profile **out, struct tp_diag *d);
 
-/* Same, for a trace held in memory (`data`, `size` bytes); `display` names it in messages.
- * Used by the tests and the fuzzer. */
+/* Same, for a trace held in memory (`data`, `size` bytes, plain or gzip); `display` names it
+ * in messages. Used by the tests and the fuzzer. */
 int tp_traceread_parse(const uint8_t *data, size_t size, const char *display,
                        struct tp_profile **out, struct tp_diag *d);
 
@@ -54,35 +62,5 @@ int tp_traceread_parse(const uint8_t *data, size_t size, const char *display,
  * (digits past the nanosecond are rounded half away from zero). Returns 0, or -1 if the text
  * is not a number or the result does not fit in int64. */
 int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns);
-
-/* Device-profile meta keys used for host alignment (written by the BM1690 cdm reader; see
- * ../shared/specs/sophgo-cdm.md §8.2 step 8 and §10). Decimal integers. */
-#define TP_META_TAIL_OFFSET_NS "tail_offset_ns"
-#define TP_META_PMU_TAIL_CYCLE "pmu_tail_cycle"
-
-/*
- * Merges a host trace `host` (as returned by tp_traceread_read / _parse) into the finished
- * device profile `dev` (`--trace_file`, sophgo-cdm.md §10), on one time axis:
- *   1. disable_end = max end over host events with cat "tpudnn" named "disable_profile";
- *   2. when that exists and dev has the meta keys TP_META_TAIL_OFFSET_NS and
- *      TP_META_PMU_TAIL_CYCLE: device time 0 = disable_end - tail_offset_ns -
- *      ns(pmu_tail_cycle) (the last PMU event ends tail_offset_ns before the host saw
- *      disable_profile finish; ns at dev->tiu_freq_mhz, 1 GHz when unset);
- *   3. else device time 0 = the end of the earliest "tpudnn" event;
- *   4. else (no tpudnn event at all) device time 0 = the start of the host trace (noted);
- *   5. host complete events (X, and B/E pairs) except those named "PyTorch Profiler (0)",
- *      "enable_profile", "my_ops::enable_profile", "disable_profile",
- *      "my_ops::disable_profile" become slices on TP_TRACK_HOST tracks of device 0 named
- *      "tpudnn op" (cat tpudnn) and "cpu op" (others; " (<thread>)" appended when the host
- *      trace has several threads), typed by their cat, with their args.
- * Device slices, layers and counters are shifted so the earliest event of either side is at
- * 0; the meta keys "host_trace.alignment" ("tail", "first tpudnn event" or "none") and
- * "host_trace.device_offset_ns" (where device time 0 now lies) record what was done, and a
- * note says it. dev must have at least one device. Returns TP_OK, TP_ENOMEM, or TP_ERANGE
- * (d filled, naming host_path) when the clocks are too far apart for int64 ns. dev is
- * finished again (tp_profile_finish) on success.
- */
-int tp_traceread_merge_host(struct tp_profile *dev, const struct tp_profile *host,
-                            const char *host_path, struct tp_diag *d);
 
 #endif /* TP_TRACEREAD_H */

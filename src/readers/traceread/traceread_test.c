@@ -14,6 +14,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "model/merge.h"
 #include "readers/traceread/traceread.h"
 #include "testutil.h"
 
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const char *shared_dir(void)
 {
@@ -96,7 +98,7 @@ static const struct tp_slice *find_slice(const struct tp_profile *p, const char 
 
 static int64_t base_ns(const struct tp_profile *p)
 {
-	const char *b = tp_profile_get_meta(p, TP_TRACEREAD_META_BASE_NS);
+	const char *b = tp_profile_get_meta(p, TP_META_TRACE_BASE_NS);
 	assert_non_null(b);
 	return strtoll(b, NULL, 10);
 }
@@ -488,11 +490,246 @@ static const char *oom_text =
     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"main\"}},"
     "{\"ph\":\"E\",\"ts\":5,\"pid\":1,\"tid\":2}]}";
 
+/* ---- gzip input ---- */
+
+/* text[0..n) as one gzip member (malloc'd, *out bytes). */
+static uint8_t *gzip_of(const void *text, size_t n, size_t *out)
+{
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	assert_int_equal(deflateInit2(&z, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY),
+	                 Z_OK);
+	size_t cap = deflateBound(&z, (uLong)n);
+	uint8_t *b = malloc(cap);
+	z.next_in = (Bytef *)(uintptr_t)text;
+	z.avail_in = (uInt)n;
+	z.next_out = b;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(deflate(&z, Z_FINISH), Z_STREAM_END);
+	*out = cap - z.avail_out;
+	deflateEnd(&z);
+	return b;
+}
+
+static struct tp_profile *parse_n(const void *data, size_t n, const char *name, int want,
+                                  struct tp_diag *d)
+{
+	struct tp_profile *p = NULL;
+	memset(d, 0, sizeof *d);
+	int rc = tp_traceread_parse(data, n, name, &p, d);
+	if (rc != want)
+		fail_msg("%s: status %d (want %d): %s", name, rc, want, d->msg);
+	if (rc != TP_OK)
+		assert_null(p);
+	return p;
+}
+
+/* gzip input reads as its text does (same slices, times and names); two members read as
+ * their concatenation; an error in the JSON names the text's offset "(gunzipped)". */
+static void test_gzip(void **state)
+{
+	(void)state;
+	const char *text = oom_text;
+	size_t n = strlen(text), gn;
+	uint8_t *g = gzip_of(text, n, &gn);
+	struct tp_diag d;
+	struct tp_profile *p = parse_n(text, n, "t.json", TP_OK, &d);
+	struct tp_profile *q = parse_n(g, gn, "t.json.gz", TP_OK, &d);
+	assert_int_equal(tp_profile_slice_count(q), tp_profile_slice_count(p));
+	assert_int_equal(q->num_tracks, p->num_tracks);
+	assert_int_equal(q->num_counters, p->num_counters);
+	assert_int_equal(base_ns(q), base_ns(p));
+	assert_string_equal(tp_str(q, q->tracks[0].name), "main");
+	tp_profile_free(q);
+	/* The text cut in two, each half its own member. */
+	size_t g1n, g2n;
+	uint8_t *g1 = gzip_of(text, n / 2, &g1n), *g2 = gzip_of(text + n / 2, n - n / 2, &g2n);
+	uint8_t *two = malloc(g1n + g2n);
+	memcpy(two, g1, g1n);
+	memcpy(two + g1n, g2, g2n);
+	q = parse_n(two, g1n + g2n, "two.json.gz", TP_OK, &d);
+	assert_int_equal(tp_profile_slice_count(q), tp_profile_slice_count(p));
+	tp_profile_free(q);
+	tp_profile_free(p);
+	/* Bytes after the last member that are not another member are an error. */
+	uint8_t *junk = malloc(gn + 4);
+	memcpy(junk, g, gn);
+	memcpy(junk + gn, "junk", 4);
+	parse_n(junk, gn + 4, "junk.json.gz", TP_EFORMAT, &d);
+	assert_non_null(strstr(d.msg, "junk.json.gz@0x"));
+	assert_non_null(strstr(d.msg, "not another gzip member"));
+	/* Bad JSON inside good gzip: the offset is the text's. */
+	const char *bad =
+	    "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"pid\":1,\"tid\":1,\"name\":\"a\"},{\"ph\"]";
+	size_t bn;
+	uint8_t *gb = gzip_of(bad, strlen(bad), &bn);
+	parse_n(gb, bn, "b.json.gz", TP_EFORMAT, &d);
+	assert_string_equal(d.msg, "b.json.gz (gunzipped)@0x3b: bad JSON in trace event: "
+	                           "expected ':' after a member name");
+	free(gb);
+	free(junk);
+	free(two);
+	free(g1);
+	free(g2);
+	free(g);
+}
+
+/* A gzip stream cut at any length is an error at an offset in the file, never a trace read
+ * as far as it went; a changed byte is an error too (the deflate data or the CRC says so). */
+static void test_gzip_damaged(void **state)
+{
+	(void)state;
+	size_t n = strlen(oom_text), gn;
+	uint8_t *g = gzip_of(oom_text, n, &gn);
+	struct tp_diag d;
+	for (size_t cut = 2; cut < gn; cut++) {
+		uint8_t *b =
+		    malloc(cut); /* a heap copy of its own: ASan sees a read past the cut */
+		memcpy(b, g, cut);
+		parse_n(b, cut, "cut.json.gz", TP_EFORMAT, &d);
+		if (!strstr(d.msg, "cut.json.gz@0x") || !strstr(d.msg, "gzip data cut short"))
+			fail_msg("cut at %zu: %s", cut, d.msg);
+		free(b);
+	}
+	/* Past the 10-byte header; only the unused bits of the last deflate byte may change
+	 * and still read as the same trace. */
+	int corrupt = 0;
+	for (size_t at = 10; at < gn; at++) {
+		g[at] ^= 0x20;
+		struct tp_profile *p = NULL;
+		memset(&d, 0, sizeof d);
+		int rc = tp_traceread_parse(g, gn, "flip.json.gz", &p, &d);
+		if (rc == TP_OK)
+			assert_int_equal(tp_profile_slice_count(p), 3); /* B/E, X, b/e */
+		else
+			assert_int_equal(rc, TP_EFORMAT);
+		corrupt += strstr(d.msg, "gzip data corrupt") != NULL;
+		tp_profile_free(p);
+		g[at] ^= 0x20;
+	}
+	assert_true(corrupt > (int)(gn - 10) / 2);
+	free(g);
+}
+
+/* Members of 1 MiB of white space each, 1 KiB compressed: the reader stops at the bound on the
+ * inflated size (64 MiB + 256 times the compressed bytes), at an offset in the file. */
+static void test_gzip_bomb(void **state)
+{
+	(void)state;
+	size_t mib = 1 << 20, one, open_n;
+	char *spaces = malloc(mib);
+	memset(spaces, ' ', mib);
+	uint8_t *m = gzip_of(spaces, mib, &one), *o = gzip_of("[", 1, &open_n);
+	assert_true(one < 4096);
+	size_t count = 200, n = open_n + count * one;
+	uint8_t *b = malloc(n);
+	memcpy(b, o, open_n);
+	for (size_t i = 0; i < count; i++)
+		memcpy(b + open_n + i * one, m, one);
+	struct tp_diag d;
+	parse_n(b, n, "bomb.json.gz", TP_EFORMAT, &d);
+	assert_non_null(strstr(d.msg, "bomb.json.gz@0x"));
+	assert_non_null(strstr(d.msg, "refusing a decompression bomb"));
+	/* Below the bound: 20 such members (20 MiB) read, and hold no event. */
+	parse_n(b, open_n + 20 * one, "ok.json.gz", TP_EFORMAT, &d);
+	assert_non_null(strstr(d.msg, "trace truncated before its first complete event"));
+	free(b);
+	free(m);
+	free(o);
+	free(spaces);
+}
+
+/* The real H200 traces, gzip'd as their profilers wrote them: the file reader inflates them
+ * and reads what their text holds; the probe looks through the gzip. */
+static void test_gzip_real(void **state)
+{
+	(void)state;
+	static const char *const names[] = {"ort_resnet18_cpu_profile.json.gz",
+	                                    "torch_bert_base_fp16_infer.pt.trace.json.gz",
+	                                    "torch_resnet50_bf16cl_bs64.pt.trace.json.gz",
+	                                    "torch_resnet50_fp32_bs64.pt.trace.json.gz"};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+		char path[1024];
+		snprintf(path, sizeof path, "%s/testdata/traces/h200/%s", shared_dir(), names[i]);
+		if (access(path, R_OK) != 0) {
+			printf("SKIPPED: %s is absent\n", path);
+			continue;
+		}
+		assert_true(tp_traceread_probe(path));
+		struct tp_profile *p = NULL, *q = NULL;
+		struct tp_diag d = {0};
+		if (tp_traceread_read(path, &p, &d))
+			fail_msg("%s", d.msg);
+		/* The text, inflated here with zlib's own gz reader. */
+		gzFile gf = gzopen(path, "rb");
+		assert_non_null(gf);
+		size_t n = 0, cap = 1 << 20;
+		char *text = malloc(cap);
+		int got;
+		while ((got = gzread(gf, text + n, (unsigned)(cap - n))) > 0)
+			if ((n += (size_t)got) == cap)
+				text = realloc(text, cap *= 2);
+		gzclose(gf);
+		q = parse_n(text, n, names[i], TP_OK, &d);
+		assert_true(tp_profile_slice_count(p) > 200);
+		assert_int_equal(tp_profile_slice_count(p), tp_profile_slice_count(q));
+		assert_int_equal(p->num_tracks, q->num_tracks);
+		assert_int_equal(p->num_flows, q->num_flows);
+		assert_int_equal(base_ns(p), base_ns(q));
+		free(text);
+		tp_profile_free(p);
+		tp_profile_free(q);
+	}
+}
+
+/* What the probe says of files that are not traces. */
+static void test_sniff(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/traceread_sniffXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	char why[200];
+	size_t gn;
+	uint8_t *g = gzip_of("PK\003\004", 4, &gn);
+	struct {
+		const void *data;
+		size_t n;
+		int yes;
+		const char *why;
+	} c[] = {
+	    {"", 0, 0, "it is empty"},
+	    {"\x7f"
+	     "ELF",
+	     4, 0, "it starts with byte 0x7f, not '[' or '{'"},
+	    {"{\"a\":1}", 7, 0, "it is a JSON object without \"traceEvents\" in its first 64 KiB"},
+	    {g, gn, 0, "it is gzip data, and the text it holds starts with 'P', not '[' or '{'"},
+	    {"\x1f\x8b\x07\x00garbage", 11, 0, "it is gzip data that does not inflate: "},
+	    {" [", 2, 1, NULL},
+	};
+	for (size_t i = 0; i < sizeof c / sizeof *c; i++) {
+		assert_int_equal(ftruncate(fd, 0), 0);
+		assert_int_equal(pwrite(fd, c[i].data, c[i].n, 0), (ssize_t)c[i].n);
+		why[0] = 0;
+		assert_int_equal(tp_traceread_sniff(path, why, sizeof why), c[i].yes);
+		if (c[i].why && strncmp(why, c[i].why, strlen(c[i].why)) != 0)
+			fail_msg("case %zu: \"%s\", want \"%s\"", i, why, c[i].why);
+	}
+	close(fd);
+	unlink(path);
+	free(g);
+}
+
+struct oom_input {
+	const uint8_t *data;
+	size_t n;
+};
+
 static int oom_run(void *ctx, struct tp_diag *d)
 {
-	(void)ctx;
+	const struct oom_input *in = ctx;
 	struct tp_profile *p = NULL;
-	int rc = tp_traceread_parse((const uint8_t *)oom_text, strlen(oom_text), "oom.json", &p, d);
+	int rc = tp_traceread_parse(in->data, in->n, "oom.json", &p, d);
 	if (rc == TP_OK) {
 		assert_string_equal(tp_str(p, p->tracks[0].name), "main");
 		tp_profile_free(p);
@@ -504,7 +741,13 @@ static int oom_run(void *ctx, struct tp_diag *d)
 static void test_oom(void **state)
 {
 	(void)state;
-	tp_test_oom_sweep(oom_run, NULL, NULL, 2000);
+	struct oom_input plain = {(const uint8_t *)oom_text, strlen(oom_text)}, gz;
+	tp_test_oom_sweep(oom_run, &plain, NULL, 2000);
+	/* The same through the inflater (zlib allocates through tp_malloc too). */
+	uint8_t *g = gzip_of(oom_text, strlen(oom_text), &gz.n);
+	gz.data = g;
+	tp_test_oom_sweep(oom_run, &gz, NULL, 2000);
+	free(g);
 }
 
 /* --trace_file alignment, tail path (sophgo-cdm.md §10 step 2) on a device profile built
@@ -538,7 +781,7 @@ static void test_merge_tail(void **state)
 	          "(0)\",\"ts\":50,\"dur\":70,\"pid\":1,\"tid\":1}]}",
 	          TP_OK, NULL);
 	struct tp_diag d = {0};
-	assert_int_equal(tp_traceread_merge_host(dev, host, "host.json", &d), TP_OK);
+	assert_int_equal(tp_profile_merge_host(dev, host, "host.json", &d), TP_OK);
 	tp_profile_free(host);
 	/* Host time 0 = 50 µs; disable_profile ends at 60 µs on the merged axis, so the last PMU
 	 * event ends at 58 µs and device time 0 is at 58 - 9 = 49 µs. */
@@ -564,12 +807,14 @@ static void test_merge_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kineto),      cmocka_unit_test(test_onnxruntime),
-	    cmocka_unit_test(test_correlation), cmocka_unit_test(test_mxnet),
-	    cmocka_unit_test(test_us_to_ns),    cmocka_unit_test(test_quirks),
-	    cmocka_unit_test(test_rejects),     cmocka_unit_test(test_truncation),
-	    cmocka_unit_test(test_stream),      cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_merge_tail),
+	    cmocka_unit_test(test_kineto),       cmocka_unit_test(test_onnxruntime),
+	    cmocka_unit_test(test_correlation),  cmocka_unit_test(test_mxnet),
+	    cmocka_unit_test(test_us_to_ns),     cmocka_unit_test(test_quirks),
+	    cmocka_unit_test(test_rejects),      cmocka_unit_test(test_truncation),
+	    cmocka_unit_test(test_stream),       cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_merge_tail),   cmocka_unit_test(test_gzip),
+	    cmocka_unit_test(test_gzip_damaged), cmocka_unit_test(test_gzip_bomb),
+	    cmocka_unit_test(test_gzip_real),    cmocka_unit_test(test_sniff),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,8 +38,7 @@ typedef int (*tp_capreport_flush_fn)(void *ctx, const char *bytes, size_t n);
  * bytes between two entries of the document, they go to `flush` and `out` is emptied; what
  * is left at the end stays in `out` for the caller to hand over too. The bytes are those
  * tp_capreport_write_json would write (a capture of many steps writes an op_stats entry per
- * step and operator: 110 MB for 10 000 steps of a 56-operator model). TP_OK, TP_ENOMEM or
- * TP_EOUTPUT. */
+ * step and operator, which can reach a hundred megabytes). TP_OK, TP_ENOMEM or TP_EOUTPUT. */
 int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysis *a,
                              struct tp_buf *out, size_t flush_at, tp_capreport_flush_fn flush,
                              void *ctx);

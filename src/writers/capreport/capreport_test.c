@@ -22,6 +22,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Appends a slice of `type` named `name` spanning [start, start + dur] with argument set args
+ * to track tr. */
+static void push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
+                       int64_t start, int64_t dur, uint32_t args)
+{
+	struct tp_slice *s = tp_track_push(p, tr);
+	s->start_ns = start;
+	tp_slice_set_end(p, &p->tracks[tr], s, start + dur);
+	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
+	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
+	s->args = args;
+}
+
 static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const char *type,
                int64_t step, int warm, int64_t dur, const char *outs, const char *oshapes,
                const char *odt, uint64_t bytes)
@@ -34,13 +47,7 @@ static void op(struct tp_profile *p, int tr, int64_t *t, const char *name, const
 	tp_args_add_str(p, TP_CAP_KEY_OUTPUT_SHAPES, oshapes);
 	tp_args_add_str(p, TP_CAP_KEY_OUTPUT_DTYPES, odt);
 	tp_args_add_uint(p, TP_CAP_KEY_BYTES, bytes);
-	uint32_t args = tp_args_end(p);
-	struct tp_slice *s = tp_track_push(p, tr);
-	s->start_ns = *t;
-	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
-	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_OP));
-	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
-	s->args = args;
+	push_slice(p, tr, TP_CAP_TYPE_OP, name, *t, dur, tp_args_end(p));
 	*t += dur + 10;
 }
 
@@ -50,13 +57,7 @@ static void activity(struct tp_profile *p, int tr, int64_t *t, const char *name,
 	tp_args_begin(p);
 	tp_args_add_int(p, TP_CAP_KEY_STEP, step);
 	tp_args_add_str(p, TP_CAP_KEY_META, meta);
-	uint32_t args = tp_args_end(p);
-	struct tp_slice *s = tp_track_push(p, tr);
-	s->start_ns = *t;
-	tp_slice_set_end(p, &p->tracks[tr], s, *t + dur);
-	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, TP_CAP_TYPE_ACTIVITY));
-	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
-	s->args = args;
+	push_slice(p, tr, TP_CAP_TYPE_ACTIVITY, name, *t, dur, tp_args_end(p));
 	*t += dur + 10;
 }
 
@@ -74,13 +75,7 @@ static void misc(struct tp_profile *p, int tr, const char *type, const char *nam
 		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, btid);
 		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, etid);
 	}
-	uint32_t args = tp_args_end(p);
-	struct tp_slice *s = tp_track_push(p, tr);
-	s->start_ns = start;
-	tp_slice_set_end(p, &p->tracks[tr], s, start + dur);
-	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
-	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
-	s->args = args;
+	push_slice(p, tr, type, name, start, dur, tp_args_end(p));
 }
 
 /* Steps 0 (warm-up) .. 4; step latencies (ns) of the counted steps 1..4 come out as
@@ -653,24 +648,30 @@ static void test_empty_capture(void **state)
 	tp_profile_free(p);
 }
 
+/* One summary as tp_test_oom_sweep calls it: ctx is {profile, which (0 JSON, 1 Markdown)}. */
+struct oom_run {
+	const struct tp_profile *p;
+	int which;
+};
+
+static int write_summary(void *ctx, struct tp_diag *d)
+{
+	const struct oom_run *w = ctx;
+	struct tp_buf b;
+	tp_buf_init(&b);
+	int st = w->which ? tp_capreport_write_md(w->p, NULL, &b)
+	                  : tp_capreport_write_json(w->p, NULL, &b);
+	tp_buf_free(&b);
+	return st ? tp_diag_set(d, st, "summary: %s", tp_strerror(st)) : TP_OK;
+}
+
 static void test_oom(void **state)
 {
 	(void)state;
 	struct tp_profile *p = build_capture();
 	for (int which = 0; which < 2; which++) {
-		int ok = 0;
-		for (long n = 0; n < 400 && !ok; n++) {
-			struct tp_buf b;
-			tp_buf_init(&b);
-			tp_alloc_fail_after(n);
-			int st = which ? tp_capreport_write_md(p, NULL, &b)
-			               : tp_capreport_write_json(p, NULL, &b);
-			tp_alloc_fail_after(-1);
-			assert_true(st == TP_OK || st == TP_ENOMEM);
-			ok = st == TP_OK;
-			tp_buf_free(&b);
-		}
-		assert_true(ok);
+		struct oom_run w = {p, which};
+		assert_true(tp_test_oom_sweep(write_summary, &w, NULL, 400) > 0);
 	}
 	tp_profile_free(p);
 }

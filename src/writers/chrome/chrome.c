@@ -28,7 +28,7 @@
 enum { EV_SLICE, EV_COUNTER, EV_META_STR, EV_META_INT };
 struct ev {
 	uint8_t kind;
-	uint8_t nflows; /* slice: flows out */
+	uint32_t nflows; /* slice: flows out */
 	int32_t pid, tid;
 	int64_t ts, dur;    /* META_INT: dur is the value */
 	const char *name;   /* slice name; counter: track name; meta: the metadata key */
@@ -610,7 +610,7 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 {
 	struct cw *w = ctx;
 	struct batch *bt;
-	size_t nf = s->num_flows_out < TP_SINK_MAX_FLOWS ? s->num_flows_out : TP_SINK_MAX_FLOWS;
+	size_t nf = s->num_flows_out;
 	struct ev *e = new_ev(w, &bt, s->num_args, nf);
 	if (!e)
 		return w->status;
@@ -646,7 +646,7 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 		bt->nargs++;
 	}
 	e->flow0 = bt->nflows;
-	e->nflows = (uint8_t)nf;
+	e->nflows = (uint32_t)nf;
 	for (size_t i = 0; i < nf; i++)
 		bt->flows[bt->nflows++] = s->flows_out[i];
 	return TP_OK;

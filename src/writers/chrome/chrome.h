@@ -17,13 +17,13 @@
 
 /* Writes the profile to `path` (temporary file + rename). `a` may be NULL. Returns TP_OK,
  * TP_ENOMEM, TP_EOUTPUT or an error of tp_sink_drive; d says what and where. full_args: see
- * tp_sink_fill_args_ex. Formats on the calling thread only (jobs = 1). */
+ * tp_sink_fill_args. Formats on the calling thread only (jobs = 1). */
 int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                     int full_args, struct tp_diag *d);
 
 /* Options of tp_chrome_write_ex. */
 struct tp_chrome_opts {
-	int full_args;       /* see tp_sink_fill_args_ex */
+	int full_args;       /* see tp_sink_fill_args */
 	int jobs;            /* threads formatting events, the caller's included; 0 = the online
 	                        CPUs, 1 = none besides the caller. The file's bytes do not depend
 	                        on it. */

@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/sophgo.h"
 #include "testutil.h"
 #include "writers/html/html.h"
 
@@ -33,7 +33,7 @@ static struct tp_profile *bm1688(int cores, int chip)
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
 	if (chip)
-		p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+		p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	tp_profile_add_device(p, "dev", 0, cores);
 	return p;
 }

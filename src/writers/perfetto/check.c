@@ -29,12 +29,6 @@
 /* Small hash set / map of uint64 keys.                                                      */
 /* ---------------------------------------------------------------------------------------- */
 
-struct hset {
-	uint64_t *k;
-	size_t *v; /* value + 1; 0 = empty slot */
-	size_t cap, n;
-};
-
 static size_t hs_hash(uint64_t k, size_t cap)
 {
 	k ^= k >> 33;
@@ -45,7 +39,7 @@ static size_t hs_hash(uint64_t k, size_t cap)
 
 /* Returns the slot of k (inserting with value v if absent and `insert`), or NULL when absent
  * (or out of memory, reported through *oom). */
-static size_t *hs_find(struct hset *h, uint64_t k, int insert, size_t v, int *oom)
+size_t *tp_ck_hs_find(struct hset *h, uint64_t k, int insert, size_t v, int *oom)
 {
 	if (insert && (h->n + 1) * 2 > h->cap) {
 		size_t ncap = h->cap ? h->cap * 2 : 64;
@@ -106,63 +100,7 @@ static void hs_free(struct hset *h)
 /* State                                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
-enum { IK_CAT, IK_NAME, IK_KEY, IK_STR, IK_COUNT };
-
-struct seq {
-	uint32_t id;
-	int cleared;
-	uint32_t def_clock;
-	uint64_t def_track;
-	int has_def_track;
-	struct hset interned[IK_COUNT];
-	/* One sequence-scoped clock is enough for the writers we check. */
-	uint32_t clk_id;
-	int clk_incremental;
-	uint64_t clk_value, clk_boot; /* snapshot pair */
-	uint64_t clk_last;            /* last value on an incremental clock */
-};
-
-enum { TK_PLAIN, TK_PROCESS, TK_THREAD, TK_COUNTER };
-
-struct track {
-	uint64_t uuid;
-	int kind;
-	int64_t last_ts;
-	int64_t *open; /* begin timestamps */
-	size_t depth, cap;
-};
-
-struct ck {
-	const char *path;
-	struct tp_diag *d;
-	struct tp_perfetto_check_report *r;
-	struct seq *seqs;
-	size_t nseqs, cap_seqs;
-	struct hset seq_ix;
-	struct track *tracks;
-	size_t ntracks, cap_tracks;
-	struct hset track_ix;
-	struct hset flows_started, flows_ended;
-	uint64_t off;       /* file offset of the current top-level record */
-	uint64_t inner_off; /* offset inside the decompressed chunk, or UINT64_MAX */
-	int oom;
-	int have_ts;
-	uint8_t *zbuf;
-	size_t zcap;
-	uint64_t file_size;      /* input bytes, for the decompression limit */
-	uint64_t inflated_total; /* bytes inflated from every compressed chunk so far */
-	/* Visitor (tp_perfetto_check_visit): interned strings, stored as a 4-byte length and
-	 * the bytes at the offset an intern set maps the iid to; the event being decoded. */
-	tp_perfetto_visit_fn fn;
-	void *ctx;
-	struct tp_buf pool;
-	struct tp_perfetto_arg *args;
-	size_t nargs, cap_args;
-	uint64_t *flows[2];
-	size_t nflows[2], cap_flows[2];
-};
-
-__attribute__((format(printf, 2, 3))) static int bad(struct ck *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) int tp_ck_bad(struct ck *c, const char *fmt, ...)
 {
 	char msg[600];
 	va_list ap;
@@ -176,7 +114,7 @@ __attribute__((format(printf, 2, 3))) static int bad(struct ck *c, const char *f
 	return tp_diag_at(c->d, TP_EFORMAT, c->path, c->off, "%s", msg);
 }
 
-static int nomem(struct ck *c)
+int tp_ck_nomem(struct ck *c)
 {
 	return tp_diag_set(c->d, TP_ENOMEM, "%s: out of memory checking the trace", c->path);
 }
@@ -184,7 +122,7 @@ static int nomem(struct ck *c)
 static struct seq *get_seq(struct ck *c, uint32_t id, int *is_new)
 {
 	*is_new = 0;
-	size_t *v = hs_find(&c->seq_ix, id, 0, 0, &c->oom);
+	size_t *v = tp_ck_hs_find(&c->seq_ix, id, 0, 0, &c->oom);
 	if (v)
 		return &c->seqs[*v - 1];
 	struct seq *n = tp_grow(c->seqs, sizeof *c->seqs, c->nseqs + 1, &c->cap_seqs);
@@ -193,7 +131,7 @@ static struct seq *get_seq(struct ck *c, uint32_t id, int *is_new)
 		return NULL;
 	}
 	c->seqs = n;
-	if (!hs_find(&c->seq_ix, id, 1, c->nseqs, &c->oom))
+	if (!tp_ck_hs_find(&c->seq_ix, id, 1, c->nseqs, &c->oom))
 		return NULL;
 	struct seq *s = &c->seqs[c->nseqs++];
 	memset(s, 0, sizeof *s);
@@ -203,9 +141,9 @@ static struct seq *get_seq(struct ck *c, uint32_t id, int *is_new)
 	return s;
 }
 
-static struct track *find_track(struct ck *c, uint64_t uuid)
+struct track *tp_ck_find_track(struct ck *c, uint64_t uuid)
 {
-	size_t *v = hs_find(&c->track_ix, uuid, 0, 0, &c->oom);
+	size_t *v = tp_ck_hs_find(&c->track_ix, uuid, 0, 0, &c->oom);
 	return v ? &c->tracks[*v - 1] : NULL;
 }
 
@@ -213,15 +151,7 @@ static struct track *find_track(struct ck *c, uint64_t uuid)
 /* Field iteration                                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-struct fld {
-	unsigned num, wt;
-	uint64_t v;       /* varint / fixed value */
-	const uint8_t *p; /* LEN payload */
-	size_t n;
-};
-
-/* 1 = a field was read, 0 = end of message, -1 = malformed. */
-static int next_field(const uint8_t **p, const uint8_t *end, struct fld *f)
+int tp_ck_next_field(const uint8_t **p, const uint8_t *end, struct fld *f)
 {
 	if (*p == end)
 		return 0;
@@ -266,16 +196,10 @@ static int well_formed(const uint8_t *p, size_t n)
 	const uint8_t *e = p + n;
 	struct fld f;
 	int r;
-	while ((r = next_field(&p, e, &f)) == 1)
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1)
 		;
 	return r == 0;
 }
-
-#define EXPECT_WT(c, f, w, what)                                                                   \
-	do {                                                                                       \
-		if ((f).wt != (w))                                                                 \
-			return bad((c), "%s has wire type %u, expected %u", (what), (f).wt, (w));  \
-	} while (0)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Messages                                                                                  */
@@ -289,7 +213,7 @@ static int interned_entry(struct ck *c, struct seq *s, int kind, const uint8_t *
 	uint64_t iid = 0;
 	const uint8_t *str = NULL;
 	size_t str_n = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		if (f.num == F_IE_IID) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "interned iid");
 			iid = f.v;
@@ -300,9 +224,9 @@ static int interned_entry(struct ck *c, struct seq *s, int kind, const uint8_t *
 		}
 	}
 	if (r < 0)
-		return bad(c, "malformed interned entry");
+		return tp_ck_bad(c, "malformed interned entry");
 	if (!has_iid || iid == 0)
-		return bad(c, "interned entry without a non-zero iid");
+		return tp_ck_bad(c, "interned entry without a non-zero iid");
 	size_t off = 0;
 	if (c->fn) {
 		uint32_t len = (uint32_t)str_n;
@@ -310,10 +234,10 @@ static int interned_entry(struct ck *c, struct seq *s, int kind, const uint8_t *
 		tp_buf_put(&c->pool, &len, sizeof len);
 		tp_buf_put(&c->pool, str ? (const void *)str : "", str_n);
 		if (c->pool.oom)
-			return nomem(c);
+			return tp_ck_nomem(c);
 	}
-	if (!hs_find(&s->interned[kind], iid, 1, off, &c->oom))
-		return nomem(c);
+	if (!tp_ck_hs_find(&s->interned[kind], iid, 1, off, &c->oom))
+		return tp_ck_nomem(c);
 	c->r->interned++;
 	return TP_OK;
 }
@@ -323,7 +247,7 @@ static int interned_data(struct ck *c, struct seq *s, const uint8_t *p, size_t n
 	const uint8_t *e = p + n;
 	struct fld f;
 	int r, st;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		int kind = f.num == F_ID_CATEGORIES         ? IK_CAT
 		           : f.num == F_ID_EVENT_NAMES      ? IK_NAME
 		           : f.num == F_ID_ANNOTATION_NAMES ? IK_KEY
@@ -335,19 +259,19 @@ static int interned_data(struct ck *c, struct seq *s, const uint8_t *p, size_t n
 		if ((st = interned_entry(c, s, kind, f.p, f.n)))
 			return st;
 	}
-	return r < 0 ? bad(c, "malformed interned_data") : TP_OK;
+	return r < 0 ? tp_ck_bad(c, "malformed interned_data") : TP_OK;
 }
 
 /* Checks that iid is interned on s; with a visitor, *str / *n get its string. */
-static int need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, const char *what,
-                        const char **str, size_t *n)
+int tp_ck_need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, const char *what,
+                       const char **str, size_t *n)
 {
 	if (iid == 0)
-		return bad(c, "%s iid is 0 (unset)", what);
-	size_t *v = s ? hs_find(&s->interned[kind], iid, 0, 0, &c->oom) : NULL;
+		return tp_ck_bad(c, "%s iid is 0 (unset)", what);
+	size_t *v = s ? tp_ck_hs_find(&s->interned[kind], iid, 0, 0, &c->oom) : NULL;
 	if (!v)
-		return bad(c, "%s iid %llu used before it is interned on sequence %u", what,
-		           (unsigned long long)iid, s ? s->id : 0);
+		return tp_ck_bad(c, "%s iid %llu used before it is interned on sequence %u", what,
+		                 (unsigned long long)iid, s ? s->id : 0);
 	if (c->fn && str) {
 		uint32_t len;
 		memcpy(&len, c->pool.data + (*v - 1), sizeof len);
@@ -364,7 +288,7 @@ static int defaults(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 	int r;
 	s->has_def_track = 0;
 	s->def_clock = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		if (f.num == F_DEF_TS_CLOCK_ID) {
 			EXPECT_WT(c, f, TP_PB_VARINT, "default timestamp_clock_id");
 			s->def_clock = (uint32_t)f.v;
@@ -373,16 +297,16 @@ static int defaults(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 			const uint8_t *q = f.p, *qe = f.p + f.n;
 			struct fld g;
 			int r2;
-			while ((r2 = next_field(&q, qe, &g)) == 1)
+			while ((r2 = tp_ck_next_field(&q, qe, &g)) == 1)
 				if (g.num == F_TED_TRACK_UUID && g.wt == TP_PB_VARINT) {
 					s->def_track = g.v;
 					s->has_def_track = 1;
 				}
 			if (r2 < 0)
-				return bad(c, "malformed track_event_defaults");
+				return tp_ck_bad(c, "malformed track_event_defaults");
 		}
 	}
-	return r < 0 ? bad(c, "malformed trace_packet_defaults") : TP_OK;
+	return r < 0 ? tp_ck_bad(c, "malformed trace_packet_defaults") : TP_OK;
 }
 
 static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
@@ -395,7 +319,7 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 	uint32_t uid = 0;
 	uint64_t uval = 0;
 	int uincr = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		if (f.num != F_CS_CLOCKS)
 			continue;
 		EXPECT_WT(c, f, TP_PB_LEN, "ClockSnapshot.clocks");
@@ -405,7 +329,7 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 		uint32_t id = 0;
 		uint64_t ts = 0;
 		int incr = 0;
-		while ((r2 = next_field(&q, qe, &g)) == 1) {
+		while ((r2 = tp_ck_next_field(&q, qe, &g)) == 1) {
 			if (g.wt != TP_PB_VARINT)
 				continue;
 			if (g.num == F_CLK_ID)
@@ -416,7 +340,7 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 				incr = g.v != 0;
 		}
 		if (r2 < 0)
-			return bad(c, "malformed ClockSnapshot.Clock");
+			return tp_ck_bad(c, "malformed ClockSnapshot.Clock");
 		if (id >= 64 && id < 128) {
 			uid = id;
 			uval = ts;
@@ -428,13 +352,14 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 		}
 	}
 	if (r < 0)
-		return bad(c, "malformed clock_snapshot");
+		return tp_ck_bad(c, "malformed clock_snapshot");
 	if (have_user) {
 		if (!s)
-			return bad(c, "sequence-scoped clock %u in a packet without sequence id",
-			           uid);
+			return tp_ck_bad(
+			    c, "sequence-scoped clock %u in a packet without sequence id", uid);
 		if (!have_boot)
-			return bad(c, "clock snapshot relates clock %u to no global clock", uid);
+			return tp_ck_bad(c, "clock snapshot relates clock %u to no global clock",
+			                 uid);
 		s->clk_id = uid;
 		s->clk_incremental = uincr;
 		s->clk_value = uval;
@@ -451,7 +376,7 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 	int r;
 	int has_uuid = 0, has_parent = 0, kind = TK_PLAIN;
 	uint64_t uuid = 0, parent = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		switch (f.num) {
 		case F_TD_UUID:
 			EXPECT_WT(c, f, TP_PB_VARINT, "TrackDescriptor.uuid");
@@ -470,7 +395,7 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 			struct fld g;
 			int r2, has_pid = 0, has_tid = 0;
 			int64_t pid = 0, tid = 0;
-			while ((r2 = next_field(&q, qe, &g)) == 1) {
+			while ((r2 = tp_ck_next_field(&q, qe, &g)) == 1) {
 				if (g.num == 1 && g.wt == TP_PB_VARINT) {
 					pid = (int64_t)g.v;
 					has_pid = 1;
@@ -481,22 +406,23 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 				}
 			}
 			if (r2 < 0)
-				return bad(c, "malformed process/thread descriptor");
+				return tp_ck_bad(c, "malformed process/thread descriptor");
 			if (!has_pid || pid == 0)
-				return bad(c, "track %llu: %s descriptor with pid %s",
-				           (unsigned long long)uuid,
-				           f.num == F_TD_PROCESS ? "process" : "thread",
-				           has_pid ? "0" : "missing");
+				return tp_ck_bad(c, "track %llu: %s descriptor with pid %s",
+				                 (unsigned long long)uuid,
+				                 f.num == F_TD_PROCESS ? "process" : "thread",
+				                 has_pid ? "0" : "missing");
 			if (f.num == F_TD_THREAD && (!has_tid || tid == 0))
-				return bad(c, "track %llu: thread descriptor with tid %s",
-				           (unsigned long long)uuid, has_tid ? "0" : "missing");
+				return tp_ck_bad(c, "track %llu: thread descriptor with tid %s",
+				                 (unsigned long long)uuid,
+				                 has_tid ? "0" : "missing");
 			kind = f.num == F_TD_PROCESS ? TK_PROCESS : TK_THREAD;
 			break;
 		}
 		case F_TD_COUNTER:
 			EXPECT_WT(c, f, TP_PB_LEN, "CounterDescriptor");
 			if (!well_formed(f.p, f.n))
-				return bad(c, "malformed CounterDescriptor");
+				return tp_ck_bad(c, "malformed CounterDescriptor");
 			kind = TK_COUNTER;
 			break;
 		default:
@@ -504,20 +430,20 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 		}
 	}
 	if (r < 0)
-		return bad(c, "malformed TrackDescriptor");
+		return tp_ck_bad(c, "malformed TrackDescriptor");
 	if (!has_uuid)
-		return bad(c, "TrackDescriptor without uuid");
-	if (find_track(c, uuid))
-		return bad(c, "track uuid %llu declared twice", (unsigned long long)uuid);
-	if (has_parent && !find_track(c, parent))
-		return bad(c, "track %llu: parent_uuid %llu is not declared before it",
-		           (unsigned long long)uuid, (unsigned long long)parent);
+		return tp_ck_bad(c, "TrackDescriptor without uuid");
+	if (tp_ck_find_track(c, uuid))
+		return tp_ck_bad(c, "track uuid %llu declared twice", (unsigned long long)uuid);
+	if (has_parent && !tp_ck_find_track(c, parent))
+		return tp_ck_bad(c, "track %llu: parent_uuid %llu is not declared before it",
+		                 (unsigned long long)uuid, (unsigned long long)parent);
 	struct track *nt = tp_grow(c->tracks, sizeof *c->tracks, c->ntracks + 1, &c->cap_tracks);
 	if (!nt)
-		return nomem(c);
+		return tp_ck_nomem(c);
 	c->tracks = nt;
-	if (!hs_find(&c->track_ix, uuid, 1, c->ntracks, &c->oom))
-		return nomem(c);
+	if (!tp_ck_hs_find(&c->track_ix, uuid, 1, c->ntracks, &c->oom))
+		return tp_ck_nomem(c);
 	struct track *t = &c->tracks[c->ntracks++];
 	memset(t, 0, sizeof *t);
 	t->uuid = uuid;
@@ -530,254 +456,6 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 	return TP_OK;
 }
 
-static int annotation(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
-{
-	const uint8_t *e = p + n;
-	struct fld f;
-	int r, st, named = 0;
-	struct tp_perfetto_arg a = {0};
-	while ((r = next_field(&p, e, &f)) == 1) {
-		if (f.num == F_DA_NAME_IID) {
-			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation.name_iid");
-			if ((st = need_iid_str(c, s, IK_KEY, f.v, "debug annotation name", &a.key,
-			                       &a.key_len)))
-				return st;
-			named = 1;
-		} else if (f.num == F_DA_NAME) {
-			EXPECT_WT(c, f, TP_PB_LEN, "DebugAnnotation.name");
-			a.key = (const char *)f.p;
-			a.key_len = f.n;
-			named = 1;
-		} else if (f.num == F_DA_STRING_IID) {
-			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation.string_value_iid");
-			if ((st = need_iid_str(c, s, IK_STR, f.v, "debug annotation string value",
-			                       &a.s, &a.n)))
-				return st;
-			a.type = 's';
-		} else if (f.num == F_DA_STRING) {
-			EXPECT_WT(c, f, TP_PB_LEN, "DebugAnnotation.string_value");
-			a.s = (const char *)f.p;
-			a.n = f.n;
-			a.type = 's';
-		} else if (f.num == F_DA_DOUBLE) {
-			EXPECT_WT(c, f, TP_PB_I64, "DebugAnnotation.double_value");
-			a.type = 'd';
-			a.v = f.v;
-		} else if (f.num == F_DA_INT || f.num == F_DA_UINT || f.num == F_DA_BOOL ||
-		           f.num == 7 /* pointer_value */) {
-			EXPECT_WT(c, f, TP_PB_VARINT, "DebugAnnotation integer value");
-			a.type = f.num == F_DA_INT    ? 'i'
-			         : f.num == F_DA_UINT ? 'u'
-			         : f.num == F_DA_BOOL ? 'b'
-			                              : 'p';
-			a.v = f.v;
-		}
-	}
-	if (r < 0)
-		return bad(c, "malformed DebugAnnotation");
-	if (!named)
-		return bad(c, "debug annotation without a name");
-	c->r->annotations++;
-	if (c->fn) {
-		struct tp_perfetto_arg *na =
-		    tp_grow(c->args, sizeof *c->args, c->nargs + 1, &c->cap_args);
-		if (!na)
-			return nomem(c);
-		c->args = na;
-		c->args[c->nargs++] = a;
-	}
-	return TP_OK;
-}
-
-static int flow_id(struct ck *c, struct hset *h, uint64_t id)
-{
-	if (!hs_find(h, id, 1, 0, &c->oom))
-		return nomem(c);
-	if (c->fn) {
-		int k = h == &c->flows_ended;
-		uint64_t *nf = tp_grow(c->flows[k], sizeof *nf, c->nflows[k] + 1, &c->cap_flows[k]);
-		if (!nf)
-			return nomem(c);
-		c->flows[k] = nf;
-		c->flows[k][c->nflows[k]++] = id;
-	}
-	return TP_OK;
-}
-
-static int track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, const uint8_t *p,
-                       size_t n)
-{
-	const uint8_t *e = p + n;
-	struct fld f;
-	int r, st;
-	uint64_t type = 0, uuid = 0;
-	int has_uuid = 0, has_value = 0;
-	unsigned flow_forms = 0; /* bit (field - 36): which flow fields the event carries */
-	struct tp_perfetto_event ev = {0};
-	c->nargs = c->nflows[0] = c->nflows[1] = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
-		if (f.num == F_TE_FLOW_IDS_OLD || f.num == F_TE_TERM_FLOW_IDS_OLD ||
-		    f.num == F_TE_FLOW_IDS || f.num == F_TE_TERM_FLOW_IDS)
-			flow_forms |= 1u << (f.num - F_TE_FLOW_IDS_OLD);
-		switch (f.num) {
-		case F_TE_TYPE:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.type");
-			type = f.v;
-			break;
-		case F_TE_TRACK_UUID:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.track_uuid");
-			uuid = f.v;
-			has_uuid = 1;
-			break;
-		case F_TE_NAME_IID:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.name_iid");
-			if ((st = need_iid_str(c, s, IK_NAME, f.v, "event name", &ev.name,
-			                       &ev.name_len)))
-				return st;
-			break;
-		case F_TE_NAME:
-			EXPECT_WT(c, f, TP_PB_LEN, "TrackEvent.name");
-			ev.name = (const char *)f.p;
-			ev.name_len = f.n;
-			break;
-		case F_TE_CATEGORY_IIDS:
-			EXPECT_WT(c, f, TP_PB_VARINT,
-			          "TrackEvent.category_iids (must not be packed)");
-			/* The visitor sees the first category (tpuprof writes one). */
-			if ((st =
-			         need_iid_str(c, s, IK_CAT, f.v, "event category",
-			                      ev.category ? NULL : &ev.category, &ev.category_len)))
-				return st;
-			break;
-		case F_TE_DEBUG:
-			EXPECT_WT(c, f, TP_PB_LEN, "TrackEvent.debug_annotations");
-			if ((st = annotation(c, s, f.p, f.n)))
-				return st;
-			break;
-		case F_TE_FLOW_IDS_OLD:
-		case F_TE_TERM_FLOW_IDS_OLD:
-			/* The varint twins of 47/48 (what tpuprof writes, perfetto.c put_flow). */
-			EXPECT_WT(c, f, TP_PB_VARINT,
-			          "flow id in field 36/42 (varint, not packed)");
-			if ((st = flow_id(c,
-			                  f.num == F_TE_FLOW_IDS_OLD ? &c->flows_started
-			                                             : &c->flows_ended,
-			                  f.v)))
-				return st;
-			c->r->flows += f.num == F_TE_TERM_FLOW_IDS_OLD;
-			break;
-		case F_TE_FLOW_IDS:
-		case F_TE_TERM_FLOW_IDS:
-			EXPECT_WT(c, f, TP_PB_I64, "flow id (fixed64, not packed)");
-			if ((st = flow_id(
-			         c, f.num == F_TE_FLOW_IDS ? &c->flows_started : &c->flows_ended,
-			         f.v)))
-				return st;
-			c->r->flows += f.num == F_TE_TERM_FLOW_IDS;
-			break;
-		case F_TE_COUNTER_VALUE:
-		case F_TE_DOUBLE_COUNTER:
-			has_value = 1;
-			if (f.num == F_TE_DOUBLE_COUNTER && f.wt == TP_PB_I64) {
-				ev.has_double = 1;
-				memcpy(&ev.counter_value, &f.v, sizeof ev.counter_value);
-			} else {
-				ev.int_counter_value = (int64_t)f.v;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	if (r < 0)
-		return bad(c, "malformed TrackEvent");
-	/* trace_processor reads the varint form only when the fixed64 one is absent. */
-	if ((flow_forms & 1u << (F_TE_FLOW_IDS - F_TE_FLOW_IDS_OLD) && flow_forms & 1u << 0) ||
-	    (flow_forms & 1u << (F_TE_TERM_FLOW_IDS - F_TE_FLOW_IDS_OLD) &&
-	     flow_forms & 1u << (F_TE_TERM_FLOW_IDS_OLD - F_TE_FLOW_IDS_OLD)))
-		return bad(c,
-		           "event carries flow ids in both the fixed64 and the varint field (the "
-		           "varint ones are ignored on import)");
-	if (!has_ts)
-		return bad(c, "track event without timestamp");
-	if (!has_uuid && s && s->has_def_track) {
-		uuid = s->def_track;
-		has_uuid = 1;
-	}
-	if (!has_uuid)
-		return bad(c, "track event without track_uuid (would land on the global track)");
-	struct track *t = find_track(c, uuid);
-	if (!t)
-		return bad(c,
-		           "track event on track uuid %llu, which no earlier descriptor declares",
-		           (unsigned long long)uuid);
-	if (ts < t->last_ts)
-		return bad(c, "track %llu: event at %lld ns before the previous one at %lld ns",
-		           (unsigned long long)uuid, (long long)ts, (long long)t->last_ts);
-	t->last_ts = ts;
-	if (!c->have_ts || ts < c->r->first_ts)
-		c->r->first_ts = ts;
-	if (!c->have_ts || ts > c->r->last_ts)
-		c->r->last_ts = ts;
-	c->have_ts = 1;
-	switch (type) {
-	case TE_SLICE_BEGIN:
-	case TE_INSTANT:
-		if (t->kind == TK_COUNTER)
-			return bad(c, "slice event on counter track %llu",
-			           (unsigned long long)uuid);
-		if (type == TE_INSTANT) {
-			c->r->instants++;
-			break;
-		}
-		if (t->depth == t->cap) {
-			size_t cap = t->cap;
-			int64_t *o = tp_grow(t->open, sizeof *o, t->depth + 1, &cap);
-			if (!o)
-				return nomem(c);
-			t->open = o;
-			t->cap = cap;
-		}
-		t->open[t->depth++] = ts;
-		if ((int)t->depth > c->r->max_depth)
-			c->r->max_depth = (int)t->depth;
-		c->r->slices++;
-		break;
-	case TE_SLICE_END:
-		if (t->kind == TK_COUNTER)
-			return bad(c, "slice event on counter track %llu",
-			           (unsigned long long)uuid);
-		if (!t->depth)
-			return bad(c, "track %llu: SLICE_END with no open slice",
-			           (unsigned long long)uuid);
-		t->depth--;
-		break;
-	case TE_COUNTER:
-		if (t->kind != TK_COUNTER)
-			return bad(c, "counter event on non-counter track %llu",
-			           (unsigned long long)uuid);
-		if (!has_value)
-			return bad(c, "counter event without a value");
-		c->r->counters++;
-		break;
-	default:
-		return bad(c, "track event of type %llu", (unsigned long long)type);
-	}
-	if (c->fn) {
-		ev.type = (int)type;
-		ev.track_uuid = uuid;
-		ev.ts = ts;
-		ev.num_args = c->nargs;
-		ev.args = c->args;
-		ev.num_flows = c->nflows[0];
-		ev.flows = c->flows[0];
-		ev.num_term_flows = c->nflows[1];
-		ev.term_flows = c->flows[1];
-		return c->fn(c->ctx, &ev);
-	}
-	return TP_OK;
-}
-
 static int packet(struct ck *c, const uint8_t *p, size_t n, int depth);
 
 static int compressed(struct ck *c, const uint8_t *p, size_t n)
@@ -785,7 +463,7 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 	z_stream z;
 	memset(&z, 0, sizeof z);
 	if (inflateInit(&z) != Z_OK)
-		return nomem(c);
+		return tp_ck_nomem(c);
 	z.next_in = (Bytef *)(uintptr_t)p;
 	z.avail_in = (uInt)n;
 	size_t len = 0;
@@ -796,7 +474,7 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 			uint8_t *nb = tp_grow(c->zbuf, 1, len + 65536, &cap);
 			if (!nb) {
 				inflateEnd(&z);
-				return nomem(c);
+				return tp_ck_nomem(c);
 			}
 			c->zbuf = nb;
 			c->zcap = cap;
@@ -812,7 +490,7 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 			if (len > TP_PERFETTO_CHECK_MAX_CHUNK ||
 			    total > TP_PERFETTO_CHECK_MAX_TOTAL(c->file_size)) {
 				inflateEnd(&z);
-				return bad(
+				return tp_ck_bad(
 				    c,
 				    "compressed_packets inflates beyond the checker's limit (%u "
 				    "MiB "
@@ -829,15 +507,16 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 	inflateEnd(&z);
 	c->inflated_total += len;
 	if (zr != Z_STREAM_END)
-		return bad(c, "compressed_packets is not a complete zlib stream");
+		return tp_ck_bad(c, "compressed_packets is not a complete zlib stream");
 	c->r->chunks++;
 	const uint8_t *q = c->zbuf, *e = c->zbuf + len;
 	int st;
 	while (q < e) {
 		c->inner_off = (uint64_t)(q - c->zbuf);
 		struct fld f;
-		if (next_field(&q, e, &f) != 1 || f.num != F_TRACE_PACKET || f.wt != TP_PB_LEN)
-			return bad(c, "compressed chunk holds something other than packets");
+		if (tp_ck_next_field(&q, e, &f) != 1 || f.num != F_TRACE_PACKET ||
+		    f.wt != TP_PB_LEN)
+			return tp_ck_bad(c, "compressed chunk holds something other than packets");
 		if ((st = packet(c, f.p, f.n, 1)))
 			return st;
 	}
@@ -845,50 +524,54 @@ static int compressed(struct ck *c, const uint8_t *p, size_t n)
 	return TP_OK;
 }
 
-static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
+/* What a TracePacket's fields say (packet_fields): its scalars and the payloads it carries. */
+struct pkt {
+	int has_ts, has_seq, has_clock, cleared;
+	uint64_t ts, flags;
+	uint32_t seq_id, clock;
+	const uint8_t *ev, *in, *td, *df, *cs, *zp;
+	size_t evn, inn, tdn, dfn, csn, zn;
+};
+
+static int packet_fields(struct ck *c, const uint8_t *p, size_t n, struct pkt *k)
 {
 	const uint8_t *e = p + n;
 	struct fld f;
 	int r;
-	int has_ts = 0, has_seq = 0, has_clock = 0, cleared = 0;
-	uint64_t ts = 0, flags = 0;
-	uint32_t seq_id = 0, clock = 0;
-	const uint8_t *ev = NULL, *in = NULL, *td = NULL, *df = NULL, *cs = NULL, *zp = NULL;
-	size_t evn = 0, inn = 0, tdn = 0, dfn = 0, csn = 0, zn = 0;
-	while ((r = next_field(&p, e, &f)) == 1) {
+	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		switch (f.num) {
 		case F_PKT_TIMESTAMP:
 			EXPECT_WT(c, f, TP_PB_VARINT, "TracePacket.timestamp");
-			ts = f.v;
-			has_ts = 1;
+			k->ts = f.v;
+			k->has_ts = 1;
 			break;
 		case F_PKT_SEQ_ID:
 			EXPECT_WT(c, f, TP_PB_VARINT, "trusted_packet_sequence_id");
-			seq_id = (uint32_t)f.v;
-			has_seq = seq_id != 0;
+			k->seq_id = (uint32_t)f.v;
+			k->has_seq = k->seq_id != 0;
 			break;
 		case F_PKT_SEQ_FLAGS:
 			EXPECT_WT(c, f, TP_PB_VARINT, "sequence_flags");
-			flags = f.v;
+			k->flags = f.v;
 			break;
 		case F_PKT_INCR_CLEARED:
 			EXPECT_WT(c, f, TP_PB_VARINT, "incremental_state_cleared");
-			cleared |= f.v != 0;
+			k->cleared |= f.v != 0;
 			break;
 		case F_PKT_PREV_DROPPED:
 			if (f.wt == TP_PB_VARINT && f.v)
-				return bad(c, "previous_packet_dropped set by a file writer");
+				return tp_ck_bad(c, "previous_packet_dropped set by a file writer");
 			break;
 		case F_PKT_TS_CLOCK_ID:
 			EXPECT_WT(c, f, TP_PB_VARINT, "timestamp_clock_id");
-			clock = (uint32_t)f.v;
-			has_clock = 1;
+			k->clock = (uint32_t)f.v;
+			k->has_clock = 1;
 			break;
 #define TAKE(fieldno, ptr, len, what)                                                              \
 	case fieldno:                                                                              \
 		EXPECT_WT(c, f, TP_PB_LEN, what);                                                  \
-		ptr = f.p;                                                                         \
-		len = f.n;                                                                         \
+		k->ptr = f.p;                                                                      \
+		k->len = f.n;                                                                      \
 		break;
 			TAKE(F_PKT_TRACK_EVENT, ev, evn, "track_event")
 			TAKE(F_PKT_INTERNED, in, inn, "interned_data")
@@ -902,78 +585,107 @@ static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
 		}
 	}
 	if (r < 0)
-		return bad(c, "malformed TracePacket");
-	c->r->packets++;
-	if (zp) {
-		if (depth)
-			return bad(c, "compressed_packets nested inside a compressed chunk");
-		return compressed(c, zp, zn);
-	}
-	cleared |= (flags & SEQ_CLEARED) != 0;
+		return tp_ck_bad(c, "malformed TracePacket");
+	return TP_OK;
+}
+
+/* The packet's sequence (*out, NULL when it has none): a new sequence must clear its
+ * incremental state first, a clear resets it, and what needs a sequence must have one. */
+static int packet_sequence(struct ck *c, const struct pkt *k, struct seq **out)
+{
 	struct seq *s = NULL;
-	int st;
-	if (has_seq) {
+	int cleared = k->cleared | ((k->flags & SEQ_CLEARED) != 0);
+	if (k->has_seq) {
 		int is_new;
-		if (!(s = get_seq(c, seq_id, &is_new)))
-			return nomem(c);
+		if (!(s = get_seq(c, k->seq_id, &is_new)))
+			return tp_ck_nomem(c);
 		if (is_new && !cleared)
-			return bad(c,
-			           "first packet of sequence %u does not clear incremental state",
-			           seq_id);
+			return tp_ck_bad(
+			    c, "first packet of sequence %u does not clear incremental state",
+			    k->seq_id);
 		if (cleared) {
 			s->cleared = 1;
-			for (int k = 0; k < IK_COUNT; k++)
-				hs_clear(&s->interned[k]);
+			for (int i = 0; i < IK_COUNT; i++)
+				hs_clear(&s->interned[i]);
 			s->has_def_track = 0;
 			s->def_clock = 0;
 			s->clk_id = 0;
 		}
 	} else {
-		if (flags & SEQ_NEEDS_STATE)
-			return bad(
+		if (k->flags & SEQ_NEEDS_STATE)
+			return tp_ck_bad(
 			    c, "SEQ_NEEDS_INCREMENTAL_STATE without trusted_packet_sequence_id");
-		if (ev)
-			return bad(
+		if (k->ev)
+			return tp_ck_bad(
 			    c,
 			    "track event without trusted_packet_sequence_id (dropped on import)");
-		if (in)
-			return bad(c, "interned_data without trusted_packet_sequence_id");
-		if (df)
-			return bad(c, "trace_packet_defaults without trusted_packet_sequence_id");
+		if (k->in)
+			return tp_ck_bad(c, "interned_data without trusted_packet_sequence_id");
+		if (k->df)
+			return tp_ck_bad(
+			    c, "trace_packet_defaults without trusted_packet_sequence_id");
 	}
-	if (s && (flags & SEQ_NEEDS_STATE) && !s->cleared)
-		return bad(c, "sequence %u needs incremental state that was never cleared", seq_id);
-	if (df && (st = defaults(c, s, df, dfn)))
-		return st;
-	if (in && (st = interned_data(c, s, in, inn)))
-		return st;
-	if (cs)
-		return clock_snapshot(c, s, cs, csn);
-	if (td && (st = track_descriptor(c, td, tdn)))
-		return st;
-	if (!ev)
+	if (s && (k->flags & SEQ_NEEDS_STATE) && !s->cleared)
+		return tp_ck_bad(c, "sequence %u needs incremental state that was never cleared",
+		                 k->seq_id);
+	*out = s;
+	return TP_OK;
+}
+
+/* The packet's timestamp in trace time (*when): raw, or through the sequence's clock. */
+static int packet_time(struct ck *c, struct seq *s, const struct pkt *k, int64_t *when)
+{
+	*when = (int64_t)k->ts;
+	if (!k->has_ts)
 		return TP_OK;
-	/* Resolve the timestamp. */
-	int64_t when = (int64_t)ts;
-	if (has_ts) {
-		uint32_t clk = has_clock ? clock : s ? s->def_clock : 0;
-		if (clk >= 64 && clk < 128) {
-			if (!s || s->clk_id != clk)
-				return bad(c,
-				           "timestamp on clock %u, which no snapshot of sequence "
-				           "%u defines",
-				           clk, seq_id);
-			uint64_t v = s->clk_incremental ? s->clk_last + ts : ts;
-			s->clk_last = v;
-			when = (int64_t)(s->clk_boot + (v - s->clk_value));
-		} else if (clk != 0 && clk != TP_PB_CLOCK_BOOTTIME) {
-			return bad(c, "timestamp on clock %u, which this checker does not resolve",
-			           clk);
-		}
-		if (when < 0)
-			return bad(c, "negative timestamp");
+	uint32_t clk = k->has_clock ? k->clock : s ? s->def_clock : 0;
+	if (clk >= 64 && clk < 128) {
+		if (!s || s->clk_id != clk)
+			return tp_ck_bad(c,
+			                 "timestamp on clock %u, which no snapshot of sequence %u "
+			                 "defines",
+			                 clk, k->seq_id);
+		uint64_t v = s->clk_incremental ? s->clk_last + k->ts : k->ts;
+		s->clk_last = v;
+		*when = (int64_t)(s->clk_boot + (v - s->clk_value));
+	} else if (clk != 0 && clk != TP_PB_CLOCK_BOOTTIME) {
+		return tp_ck_bad(c, "timestamp on clock %u, which this checker does not resolve",
+		                 clk);
 	}
-	return track_event(c, s, has_ts, when, ev, evn);
+	if (*when < 0)
+		return tp_ck_bad(c, "negative timestamp");
+	return TP_OK;
+}
+
+static int packet(struct ck *c, const uint8_t *p, size_t n, int depth)
+{
+	struct pkt k = {0};
+	int st = packet_fields(c, p, n, &k);
+	if (st)
+		return st;
+	c->r->packets++;
+	if (k.zp) {
+		if (depth)
+			return tp_ck_bad(c, "compressed_packets nested inside a compressed chunk");
+		return compressed(c, k.zp, k.zn);
+	}
+	struct seq *s = NULL;
+	if ((st = packet_sequence(c, &k, &s)))
+		return st;
+	if (k.df && (st = defaults(c, s, k.df, k.dfn)))
+		return st;
+	if (k.in && (st = interned_data(c, s, k.in, k.inn)))
+		return st;
+	if (k.cs)
+		return clock_snapshot(c, s, k.cs, k.csn);
+	if (k.td && (st = track_descriptor(c, k.td, k.tdn)))
+		return st;
+	if (!k.ev)
+		return TP_OK;
+	int64_t when;
+	if ((st = packet_time(c, s, &k, &when)))
+		return st;
+	return tp_ck_track_event(c, s, k.has_ts, when, k.ev, k.evn);
 }
 
 int tp_perfetto_check(const char *path, struct tp_perfetto_check_report *r, struct tp_diag *d)
@@ -1011,7 +723,7 @@ int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r
 	while (p < e && !st) {
 		c.off = (uint64_t)(p - file.data);
 		struct fld f;
-		int fr = next_field(&p, e, &f);
+		int fr = tp_ck_next_field(&p, e, &f);
 		if (fr != 1)
 			st = tp_diag_at(d, TP_ETRUNC, path, c.off,
 			                "truncated or malformed Trace record");
@@ -1022,7 +734,7 @@ int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r
 		else
 			st = packet(&c, f.p, f.n, 0);
 		if (!st && c.oom)
-			st = nomem(&c);
+			st = tp_ck_nomem(&c);
 	}
 	if (!st) {
 		c.off = file.size;
@@ -1033,7 +745,7 @@ int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r
 				    (unsigned long long)c.tracks[i].uuid, c.tracks[i].depth);
 		for (size_t i = 0; i < c.flows_ended.cap && !st; i++)
 			if (c.flows_ended.v[i] &&
-			    !hs_find(&c.flows_started, c.flows_ended.k[i], 0, 0, &c.oom))
+			    !tp_ck_hs_find(&c.flows_started, c.flows_ended.k[i], 0, 0, &c.oom))
 				st = tp_diag_at(d, TP_EFORMAT, path, c.off,
 				                "flow %llu terminates but never starts",
 				                (unsigned long long)c.flows_ended.k[i]);

@@ -1,6 +1,7 @@
 /*
  * perfetto.c — the Perfetto trace writer: a tp_sink that encodes track descriptors, slices,
- * counters and flows as TracePackets (shared/specs/perfetto.md) and streams them to disk.
+ * counters and flows as TracePackets (shared/specs/perfetto.md) and hands them to the output
+ * end (zpool.c), which compresses and writes them.
  *
  * Size matters (tens of millions of slices), so per slice we write only what is not implied:
  *   - one packet sequence per timeline track; its first packet clears incremental state and
@@ -11,21 +12,19 @@
  *     sequence (iids are global, each defined once per sequence since its clear);
  *   - END events are only {sequence id, type, timestamp}; they are written before any BEGIN
  *     at the same timestamp (perfetto.md §3.3), and every track's events are in time order;
- *   - event packets carry no sequence_flags (event_head): 82 -> 78 raw bytes per slice on a
- *     generated 2 M-command dump; flow ids stay in the current fixed64 fields (put_flow);
+ *   - event packets carry no sequence_flags (event_head), which saves bytes on every slice;
+ *     flow ids stay in the current fixed64 fields (put_flow);
  *   - in an event packet the sequence id comes first, then the track_event (flow ids right
  *     after its type), and the timestamp delta last (protobuf field order is free): the bytes
  *     that change from packet to packet then sit together, which the compressor rewards
  *     (put_packet_parts, pw_slice);
- *   - packets are batched into zlib-format `compressed_packets` chunks (256 KiB of packets
- *     each), compressed with libdeflate (same format as zlib's deflate, several times faster)
- *     by a pool of worker threads (struct zpool) while the encoder fills the next chunk (and,
- *     when more than two chunks per worker wait, compresses the oldest waiting chunk itself:
- *     zpool_steal); chunks are written in order, so the bytes do not depend on the number
- *     of workers.
+ *   - packets are batched into zlib-format `compressed_packets` chunks of 256 KiB,
+ *     compressed with libdeflate (same format as zlib's deflate, several times faster) by
+ *     the pool of zpool.c; chunks are written in order, so the bytes do not depend on the
+ *     number of workers.
  *
- * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers and
- * their chunk ring (SLOTS_PER_WORKER per worker), per-track state (open-slice stacks,
+ * Owns: the output file (through tp_afile), the chunk and scratch buffers, the workers
+ * (started and stopped through zpool.c), per-track state (open-slice stacks,
  * O(depth)) and the intern maps (at most IMAP_MAX_SLOTS entries each). Nothing grows with the
  * number of slices written or of distinct strings.
  */
@@ -37,102 +36,6 @@
 
 #include "writers/perfetto/perfetto.h"
 #include "writers/perfetto/perfetto_int.h"
-
-#define CHUNK_BYTES (256 * 1024)
-#define SEEN_SLOTS 65536
-#define IMAP_MAX_SLOTS (1u << 17) /* an intern map holds at most 64 Ki strings (4 MiB) */
-
-struct ient {
-	const char *s; /* key: the string's address (stable for the whole drive) */
-	uint64_t iid;
-	size_t group;  /* lane group whose `mask` is current */
-	uint64_t mask; /* lanes (sequences) of that group that have this entry defined */
-};
-
-struct imap {
-	struct ient *e;
-	size_t cap, n;
-	uint64_t next_iid;
-	int lazy;          /* a string gets an iid on its second use; the first is written inline */
-	const char **seen; /* lazy maps: SEEN_SLOTS recently seen, not yet interned addresses */
-};
-
-#define CACHE_SLOTS 32
-
-/* Per-track memo of the last two strings seen at each argument position (keys and values
- * repeat slice after slice on one track, or alternate between two: tensorLd / tensorSt), so
- * most interning needs no hash lookup. An entry is only stored once the string is defined on
- * the track's sequence; [0] is the more recent. */
-struct memo {
-	const char *s[2];
-	uint64_t iid[2];
-};
-
-struct tstate {
-	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
-	uint32_t seq;    /* 0 = no events on this track */
-	uint8_t seqv[8]; /* every event packet's first field: the sequence id (key, varint) */
-	uint8_t seqn;    /* its length */
-	int64_t last;    /* last timestamp written on the sequence's incremental clock */
-	int64_t *ends;   /* open slices, innermost last */
-	size_t depth, cap;
-	size_t group; /* index of lane 0 of this track's model track */
-	int32_t lane;
-};
-
-#define MAX_ZWORKERS 8
-#define SLOTS_PER_WORKER 4
-#define ZSLOTS (SLOTS_PER_WORKER * MAX_ZWORKERS)
-
-/* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
- * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
-enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
-struct zslot {
-	struct tp_pb in, out;
-	size_t zn;
-	int state;
-};
-
-/* Compression workers: chunks are queued in order into a ring of slots, compressed by any
- * worker, and written by the main thread strictly in queue order, so the file is the same
- * bytes for any number of workers (each chunk is compressed on its own, at one level). */
-struct zpool {
-	int nthreads; /* workers running */
-	pthread_t th[MAX_ZWORKERS];
-	struct libdeflate_compressor *z[MAX_ZWORKERS];
-	pthread_mutex_t mu;
-	pthread_cond_t cv_job, cv_done;
-	struct zslot slot[ZSLOTS];
-	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker */
-	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
-	int quit;
-	struct pw *w;
-};
-
-struct pw {
-	struct tp_afile f;
-	const char *path;
-	struct tp_diag *d;
-	int compress;
-	int level;
-	int full_args;
-	struct libdeflate_compressor *z;
-	struct zpool zp;
-	struct tp_pb chunk; /* packets not yet written / compressed */
-	struct tp_pb zout;
-	struct tp_pb pkt; /* one packet being built: an event's sequence id (then, for a counter,
-	                   * its track_event), or a descriptor packet's whole body */
-	uint8_t tsb[11];  /* an event's timestamp field, written last (event_head) */
-	uint8_t tsn;      /* its length, 0 = none */
-	struct tp_pb ev;  /* its track event */
-	struct tp_pb in;  /* its interned data */
-	struct tstate *ts;
-	size_t nts, cap_ts;
-	size_t cur_group; /* model track whose lanes may have open slices */
-	int have_group;
-	struct imap names, cats, keys, vals;
-	uint64_t slices;
-};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Intern maps keyed by string address.                                                      */
@@ -295,209 +198,14 @@ static void imap_free(struct imap *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Output                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Writes one compressed chunk `z` (zn bytes) as Trace.packet { compressed_packets }. */
-static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
-{
-	uint8_t hdr[24];
-	size_t h = 0;
-	size_t inner = tp_pb_varint_size((uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN) +
-	               tp_pb_varint_size(zn) + zn;
-	hdr[h++] = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
-	h += tp_pb_varint_to(hdr + h, inner);
-	h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
-	h += tp_pb_varint_to(hdr + h, zn);
-	if (fwrite(hdr, 1, h, w->f.fp) != h || fwrite(z, 1, zn, w->f.fp) != zn)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
-	return TP_OK;
-}
-
-struct zarg {
-	struct zpool *zp;
-	int k; /* worker index: its own compressor */
-};
-
-/* A compression worker: takes the oldest queued chunk, compresses it with its own
- * compressor (libdeflate compressors are not shared between threads), marks it done. */
-static void *zworker_main(void *arg)
-{
-	struct zpool *zp = ((struct zarg *)arg)->zp;
-	int k = ((struct zarg *)arg)->k;
-	tp_free(arg);
-	pthread_mutex_lock(&zp->mu);
-	for (;;) {
-		struct zslot *job = NULL;
-		for (uint64_t i = zp->head; i < zp->tail && !job; i++)
-			if (zp->slot[i % zp->nslots].state == ZS_QUEUED)
-				job = &zp->slot[i % zp->nslots];
-		if (!job) {
-			if (zp->quit)
-				break;
-			pthread_cond_wait(&zp->cv_job, &zp->mu);
-			continue;
-		}
-		job->state = ZS_BUSY;
-		pthread_mutex_unlock(&zp->mu);
-		size_t zn = libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p,
-		                                     job->out.cap);
-		pthread_mutex_lock(&zp->mu);
-		job->zn = zn;
-		job->state = ZS_DONE;
-		pthread_cond_broadcast(&zp->cv_done);
-	}
-	pthread_mutex_unlock(&zp->mu);
-	return NULL;
-}
-
-/* Writes the chunks at the head of the ring that are done, in order; with `wait`, first
- * waits until the head chunk is done (so one slot is free afterwards). Returns a status. */
-static int zpool_drain(struct pw *w, int wait)
-{
-	struct zpool *zp = &w->zp;
-	int st = TP_OK;
-	pthread_mutex_lock(&zp->mu);
-	if (wait)
-		while (zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state != ZS_DONE)
-			pthread_cond_wait(&zp->cv_done, &zp->mu);
-	while (!st && zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state == ZS_DONE) {
-		struct zslot *z = &zp->slot[zp->head % zp->nslots];
-		pthread_mutex_unlock(&zp->mu); /* a DONE slot belongs to the main thread */
-		st = z->zn ? write_compressed(w, z->out.p, z->zn)
-		           : tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-		pthread_mutex_lock(&zp->mu);
-		z->state = ZS_FREE;
-		zp->head++;
-	}
-	pthread_mutex_unlock(&zp->mu);
-	return st;
-}
-
-/* Compresses the oldest queued chunk on the calling (encoding) thread when more than `keep`
- * chunks are queued, so that `keep` are left for the workers; returns 1 when it did. Each
- * chunk is compressed on its own at one level, so who compresses it does not change the
- * bytes. */
-static int zpool_steal(struct pw *w, size_t keep)
-{
-	struct zpool *zp = &w->zp;
-	struct zslot *job = NULL;
-	size_t queued = 0;
-	pthread_mutex_lock(&zp->mu);
-	for (uint64_t i = zp->head; i < zp->tail; i++) {
-		struct zslot *z = &zp->slot[i % zp->nslots];
-		if (z->state == ZS_QUEUED && !queued++)
-			job = z;
-	}
-	if (queued > keep)
-		job->state = ZS_BUSY;
-	else
-		job = NULL;
-	pthread_mutex_unlock(&zp->mu);
-	if (!job)
-		return 0;
-	size_t zn =
-	    libdeflate_zlib_compress(w->z, job->in.p, job->in.len, job->out.p, job->out.cap);
-	pthread_mutex_lock(&zp->mu);
-	job->zn = zn;
-	job->state = ZS_DONE;
-	pthread_cond_broadcast(&zp->cv_done);
-	pthread_mutex_unlock(&zp->mu);
-	return 1;
-}
-
-/* Compresses or waits for every queued chunk and writes them all, in order. */
-static int zworker_collect(struct pw *w)
-{
-	struct zpool *zp = &w->zp;
-	int st = TP_OK;
-	while (!st && zp->nthreads) {
-		pthread_mutex_lock(&zp->mu);
-		int empty = zp->head == zp->tail;
-		pthread_mutex_unlock(&zp->mu);
-		if (empty)
-			break;
-		/* The last chunks: the encoder has nothing else to do, so it takes queued
-		 * ones itself instead of waiting for the workers to get to them. */
-		st = zpool_drain(w, !zpool_steal(w, 0));
-	}
-	return st;
-}
-
-static int flush_chunk(struct pw *w)
-{
-	if (w->chunk.oom || w->zout.oom)
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
-		                   w->path);
-	if (!w->chunk.len)
-		return TP_OK;
-	size_t n = w->chunk.len;
-	if (!w->compress) {
-		if (fwrite(w->chunk.p, 1, n, w->f.fp) != n)
-			return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
-		w->chunk.len = 0;
-		return TP_OK;
-	}
-	size_t bound = libdeflate_zlib_compress_bound(w->z, n);
-	struct zpool *zp = &w->zp;
-	if (zp->nthreads) {
-		/* Write what is done; when the ring is full, compress the oldest queued chunk
-		 * (if any) and wait for the oldest one. */
-		pthread_mutex_lock(&zp->mu);
-		int full = zp->tail - zp->head == zp->nslots;
-		pthread_mutex_unlock(&zp->mu);
-		if (full)
-			zpool_steal(w, 0);
-		int st = zpool_drain(w, full);
-		if (st)
-			return st;
-		/* The tail slot is FREE (the ring has room), so it is ours: swap the chunk in. */
-		struct zslot *z = &zp->slot[zp->tail % zp->nslots];
-		if (tp_pb_reserve(&z->out, bound))
-			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing",
-			                   w->path);
-		struct tp_pb t = z->in;
-		z->in = w->chunk;
-		w->chunk = t;
-		w->chunk.len = 0;
-		pthread_mutex_lock(&zp->mu);
-		z->state = ZS_QUEUED;
-		zp->tail++;
-		pthread_cond_signal(&zp->cv_job);
-		pthread_mutex_unlock(&zp->mu);
-		/* Balance: when the encoder is ahead of the workers (more than two chunks queued
-		 * per worker, so each still has its next one and one more after the steal), it
-		 * compresses the oldest queued chunk itself and leaves the rest to them. Stealing
-		 * then, and not only when the ring is full, keeps every thread busy: the old rule
-		 * (steal when 2 slots per worker were full) left the worker idle while the encoder
-		 * compressed the one chunk it would have taken next (g1m: wall 1.09 s = encode +
-		 * half the compression, worker idle 0.5 s). Keeping one queued chunk per worker
-		 * instead of two stole too often (g1m, 6 alternating runs: 1.050 s mean wall,
-		 * encoder thread 1.015 s, against 0.990 s and 0.951 s). */
-		zpool_steal(w, 2 * (size_t)zp->nthreads);
-		return TP_OK;
-	}
-	w->zout.len = 0;
-	if (tp_pb_reserve(&w->zout, bound))
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing", w->path);
-	size_t zn = libdeflate_zlib_compress(w->z, w->chunk.p, n, w->zout.p, bound);
-	if (!zn)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-	w->chunk.len = 0;
-	return write_compressed(w, w->zout.p, zn);
-}
-
 /* Appends one Trace.packet record whose body is w->pkt (an event's sequence id; a descriptor
  * packet's whole body), then, when given, the track_event `ev` and the interned_data `in` as
  * length-delimited fields, then an event's timestamp (w->tsb). Field order inside a message
  * carries no meaning in protobuf; it is chosen for the compressor, which matches each packet
  * against the previous ones of its track: the sequence id first, next to the packet's length,
  * and the timestamp delta last, next to the following packet's varying length, keep the bytes
- * that change from packet to packet together, so fewer matches break (compact args, level 1:
- * event first and timestamp last 17.84 -> 17.05 B/slice on g200k with the flows-first event
- * layout; the sequence id moved from the trailer to the front 16.33 -> 15.99 on the 2 M-command
- * dump, with pw_slice's flows before the names 15.94). */
+ * that change from packet to packet together, so fewer matches break
+ * (docs/perf-notes/trace-writers.md has the measurements). */
 static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct tp_pb *in)
 {
 	if (w->pkt.oom)
@@ -510,7 +218,7 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 		body += 1 + tp_pb_varint_size(in->len) + in->len;
 	size_t need = 11 + body;
 	if (w->chunk.len && w->chunk.len + need > CHUNK_BYTES) {
-		int st = flush_chunk(w);
+		int st = tp_perfetto_flush_chunk(w);
 		if (st)
 			return st;
 	}
@@ -592,7 +300,7 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	/* sequence id, track_event { type } (4), timestamp: < 128, one length byte. */
 	size_t n = 4 + t->seqn + 1 + tp_pb_varint_size(delta);
 	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
-		int st = flush_chunk(w);
+		int st = tp_perfetto_flush_chunk(w);
 		if (st)
 			return st;
 	}
@@ -743,8 +451,8 @@ static uint8_t *vput(uint8_t *o, uint64_t v)
 
 /* Encodes one DebugAnnotation at o (room for 26 bytes checked by the caller), straight into
  * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
- * byte, patched at the end, so there is no scratch copy (a libc memcpy per annotation was a
- * tenth of the encoder's instructions). */
+ * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
+ * share of the encoder's work). */
 static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
                                const struct tp_sink_arg *a, uint8_t *o)
 {
@@ -782,10 +490,9 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 			break;
 		}
 		/* First use: the string inline. Make room for it and, as the caller did, for
-		 * every annotation and flow that may follow. */
+		 * every annotation that may follow (the flows come before the annotations). */
 		size_t n = strlen(str), off = (size_t)(o - w->ev.p);
-		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS +
-		                              12 * (TP_SINK_MAX_FLOWS + 1))) {
+		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS + 12)) {
 			w->in.oom = 1; /* reported by the caller */
 			return o;
 		}
@@ -808,11 +515,11 @@ static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
 
 /* A flow id in TrackEvent's fixed64 field 47 (flow_ids) or 48 (terminating_flow_ids): 2 key
  * bytes + 8 value bytes. The varint fields 36/42 (flow_ids_old / terminating_flow_ids_old) would
- * take 3-4 raw bytes and make the compact trace 3 % smaller (15.81 instead of 16.33 B/slice
- * on a generated 2 M-command dump), but the schema marks them "DEPRECATED. Only kept for
- * backwards compatibility. Use |flow_ids|" (perfetto_trace.proto, TrackEvent) and
- * perfetto.md §2 lists only 47/48: a file written today should not depend on a reader keeping
- * a compatibility path, and other consumers of the schema read only the current fields. */
+ * take 3-4 raw bytes and make the compact trace a little smaller, but the schema marks them
+ * "DEPRECATED. Only kept for backwards compatibility. Use |flow_ids|" (perfetto_trace.proto,
+ * TrackEvent) and perfetto.md §2 lists only 47/48: a file written today should not depend on a
+ * reader keeping a compatibility path, and other consumers of the schema read only the current
+ * fields. */
 static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 {
 	o = vput(o, (uint64_t)field << 3 | TP_PB_I64);
@@ -854,9 +561,7 @@ static int pw_slice(void *ctx, const struct tp_sink_slice *s)
 	*o++ = TE_SLICE_BEGIN;
 	/* Flows right after the type, then category and name, then the annotations: the
 	 * annotations end with the values that change every command (Cmd Id, dependency), which
-	 * then sit next to the packet's timestamp trailer (flows before the annotations: 0.9%
-	 * smaller compressed than flows last on g200k; before category and name: 15.99 -> 15.94
-	 * B/slice on the 2 M-command dump). */
+	 * then sit next to the packet's timestamp trailer, which compresses best. */
 	for (size_t i = 0; i < s->num_flows_out; i++)
 		o = put_flow(o, F_TE_FLOW_IDS, s->flows_out[i]);
 	if (s->flow_in)
@@ -915,84 +620,10 @@ static int pw_end(void *ctx, int status)
 		return status;
 	int st = flush_group(w);
 	if (!st)
-		st = flush_chunk(w);
+		st = tp_perfetto_flush_chunk(w);
 	if (!st)
-		st = zworker_collect(w);
+		st = tp_perfetto_zcollect(w);
 	return st;
-}
-
-/* Starts the compression workers when they can help (compressing, more than one CPU):
- * `threads` is how many threads the writer may use in all, the calling (encoding) thread
- * included; 0 = the online CPUs. At most MAX_ZWORKERS. Any failure just leaves fewer
- * workers (none: compression inline); the output bytes are the same either way. */
-static void zworker_start(struct pw *w, int threads)
-{
-	struct zpool *zp = &w->zp;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (threads <= 0)
-		threads = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
-	int want = threads - 1 < MAX_ZWORKERS ? threads - 1 : MAX_ZWORKERS;
-	if (!w->compress || want < 1)
-		return;
-	zp->w = w;
-	if (pthread_mutex_init(&zp->mu, NULL))
-		return;
-	if (pthread_cond_init(&zp->cv_job, NULL)) {
-		pthread_mutex_destroy(&zp->mu);
-		return;
-	}
-	if (pthread_cond_init(&zp->cv_done, NULL)) {
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
-		return;
-	}
-	zp->nslots = SLOTS_PER_WORKER * (size_t)want;
-	for (int k = 0; k < want; k++) {
-		struct zarg *a = tp_malloc(sizeof *a);
-		if (!a || !(zp->z[k] = libdeflate_alloc_compressor(w->level))) {
-			tp_free(a);
-			break;
-		}
-		a->zp = zp;
-		a->k = k;
-		if (pthread_create(&zp->th[k], NULL, zworker_main, a)) {
-			tp_free(a);
-			libdeflate_free_compressor(zp->z[k]);
-			zp->z[k] = NULL;
-			break;
-		}
-		zp->nthreads++;
-	}
-	if (!zp->nthreads) {
-		pthread_cond_destroy(&zp->cv_done);
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
-		return;
-	}
-	zp->nslots = SLOTS_PER_WORKER * (size_t)zp->nthreads;
-}
-
-static void zworker_stop(struct pw *w)
-{
-	struct zpool *zp = &w->zp;
-	if (zp->nthreads) {
-		pthread_mutex_lock(&zp->mu);
-		zp->quit = 1; /* workers finish what is queued, then leave */
-		pthread_cond_broadcast(&zp->cv_job);
-		pthread_mutex_unlock(&zp->mu);
-		for (int k = 0; k < zp->nthreads; k++) {
-			pthread_join(zp->th[k], NULL);
-			libdeflate_free_compressor(zp->z[k]);
-		}
-		pthread_cond_destroy(&zp->cv_done);
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
-		zp->nthreads = 0;
-	}
-	for (size_t i = 0; i < ZSLOTS; i++) {
-		tp_pb_free(&zp->slot[i].in);
-		tp_pb_free(&zp->slot[i].out);
-	}
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -1020,14 +651,14 @@ int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, c
 	}
 	if ((st = tp_afile_open(&w->f, path, d)))
 		goto out;
-	zworker_start(w, o ? o->threads : 0);
+	tp_perfetto_zstart(w, o ? o->threads : 0);
 	struct tp_sink sink = {w,          pw_begin, pw_track, pw_slice,
 	                       pw_counter, NULL,     pw_end,   w->full_args};
 	st = tp_sink_drive(p, a, &sink, d);
 	if (!st)
 		st = tp_afile_commit(&w->f, d);
 out:
-	zworker_stop(w);
+	tp_perfetto_zstop(w);
 	tp_afile_abort(&w->f);
 	if (w->z)
 		libdeflate_free_compressor(w->z);

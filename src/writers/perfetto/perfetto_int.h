@@ -1,262 +1,242 @@
 /*
- * perfetto_int.h — private to src/writers/perfetto: the hand-written protobuf wire encoder and the
- * field numbers of the Perfetto schema subset we write and check (shared/specs/perfetto.md §2;
- * every number checked against shared/perfetto/perfetto_trace.proto).
- *
- * struct tp_pb is a growable byte buffer owned by its user (tp_pb_free). Encoding never fails
- * half-way: an allocation failure sets the sticky `oom` flag and later writes are no-ops.
+ * perfetto_int.h — private to src/writers/perfetto: the state the module's files share. The
+ * writer's (struct pw: perfetto.c encodes, zpool.c compresses and writes) and the checker's
+ * (struct ck: check.c reads packets and sequences, check_event.c checks track events). The
+ * wire format itself is in pb.h.
  */
 #ifndef TP_PERFETTO_INT_H
 #define TP_PERFETTO_INT_H
 
-#include <string.h>
+#include <libdeflate.h>
+#include <pthread.h>
 
-#include "common/common.h"
+#include "writers/perfetto/pb.h"
+#include "writers/perfetto/perfetto.h"
+#include "writers/sink/sink.h"
 
-/* Wire types. */
-enum { TP_PB_VARINT = 0, TP_PB_I64 = 1, TP_PB_LEN = 2 };
+/* ---------------------------------------------------------------------------------------- */
+/* The writer's state (perfetto.c, zpool.c)                                                 */
+/* ---------------------------------------------------------------------------------------- */
 
-/* Field numbers. */
-enum {
-	F_TRACE_PACKET = 1,
-	/* TracePacket */
-	F_PKT_TIMESTAMP = 8,
-	F_PKT_SEQ_ID = 10,
-	F_PKT_TRACK_EVENT = 11,
-	F_PKT_INTERNED = 12,
-	F_PKT_SEQ_FLAGS = 13,
-	F_PKT_CLOCK_SNAPSHOT = 6,
-	F_PKT_INCR_CLEARED = 41,
-	F_PKT_PREV_DROPPED = 42,
-	F_PKT_COMPRESSED = 50,
-	F_PKT_TS_CLOCK_ID = 58,
-	F_PKT_DEFAULTS = 59,
-	F_PKT_TRACK_DESCRIPTOR = 60,
-	F_PKT_FIRST_ON_SEQ = 87,
-	/* TracePacketDefaults */
-	F_DEF_TS_CLOCK_ID = 58,
-	F_DEF_TRACK_EVENT = 11,
-	F_TED_TRACK_UUID = 11,
-	/* ClockSnapshot / Clock */
-	F_CS_CLOCKS = 1,
-	F_CLK_ID = 1,
-	F_CLK_TS = 2,
-	F_CLK_INCREMENTAL = 3,
-	/* TrackDescriptor */
-	F_TD_UUID = 1,
-	F_TD_NAME = 2,
-	F_TD_PROCESS = 3,
-	F_TD_THREAD = 4,
-	F_TD_PARENT = 5,
-	F_TD_COUNTER = 8,
-	F_TD_CHILD_ORDERING = 11,
-	F_TD_SIBLING_RANK = 12,
-	F_PD_PID = 1,
-	F_PD_NAME = 6,
-	F_THD_PID = 1,
-	F_THD_TID = 2,
-	F_THD_NAME = 5,
-	F_CD_UNIT_NAME = 6,
-	/* TrackEvent */
-	F_TE_CATEGORY_IIDS = 3,
-	F_TE_DEBUG = 4,
-	F_TE_TYPE = 9,
-	F_TE_NAME_IID = 10,
-	F_TE_TRACK_UUID = 11,
-	F_TE_NAME = 23,
-	F_TE_COUNTER_VALUE = 30,
-	F_TE_DOUBLE_COUNTER = 44,
-	F_TE_FLOW_IDS_OLD = 36, /* varint twins of 47/48, read the same way (perfetto.c) */
-	F_TE_TERM_FLOW_IDS_OLD = 42,
-	F_TE_FLOW_IDS = 47,
-	F_TE_TERM_FLOW_IDS = 48,
-	/* DebugAnnotation */
-	F_DA_NAME_IID = 1,
-	F_DA_BOOL = 2,
-	F_DA_UINT = 3,
-	F_DA_INT = 4,
-	F_DA_DOUBLE = 5,
-	F_DA_STRING = 6,
-	F_DA_NAME = 10,
-	F_DA_STRING_IID = 17,
-	/* InternedData */
-	F_ID_CATEGORIES = 1,
-	F_ID_EVENT_NAMES = 2,
-	F_ID_ANNOTATION_NAMES = 3,
-	F_ID_STRING_VALUES = 29,
-	F_IE_IID = 1,
-	F_IE_NAME = 2,
+#define CHUNK_BYTES (256 * 1024)
+#define SEEN_SLOTS 65536
+#define IMAP_MAX_SLOTS (1u << 17) /* an intern map holds at most 64 Ki strings (4 MiB) */
+
+struct ient {
+	const char *s; /* key: the string's address (stable for the whole drive) */
+	uint64_t iid;
+	size_t group;  /* lane group whose `mask` is current */
+	uint64_t mask; /* lanes (sequences) of that group that have this entry defined */
 };
 
-/* TrackEvent.Type, sequence flags, clocks. */
-enum { TE_SLICE_BEGIN = 1, TE_SLICE_END = 2, TE_INSTANT = 3, TE_COUNTER = 4 };
-enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
-#define TP_PB_CLOCK_INCR 64 /* sequence-scoped user clock, incremental */
-#define TP_PB_CLOCK_BOOTTIME 6
+struct imap {
+	struct ient *e;
+	size_t cap, n;
+	uint64_t next_iid;
+	int lazy;          /* a string gets an iid on its second use; the first is written inline */
+	const char **seen; /* lazy maps: SEEN_SLOTS recently seen, not yet interned addresses */
+};
 
-struct tp_pb {
-	uint8_t *p;
-	size_t len, cap;
+#define CACHE_SLOTS 32
+
+/* Per-track memo of the last two strings seen at each argument position (keys and values
+ * repeat slice after slice on one track, or alternate between two: tensorLd / tensorSt), so
+ * most interning needs no hash lookup. An entry is only stored once the string is defined on
+ * the track's sequence; [0] is the more recent. */
+struct memo {
+	const char *s[2];
+	uint64_t iid[2];
+};
+
+struct tstate {
+	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
+	uint32_t seq;    /* 0 = no events on this track */
+	uint8_t seqv[8]; /* every event packet's first field: the sequence id (key, varint) */
+	uint8_t seqn;    /* its length */
+	int64_t last;    /* last timestamp written on the sequence's incremental clock */
+	int64_t *ends;   /* open slices, innermost last */
+	size_t depth, cap;
+	size_t group; /* index of lane 0 of this track's model track */
+	int32_t lane;
+};
+
+#define MAX_ZWORKERS 8
+#define SLOTS_PER_WORKER 4
+#define ZSLOTS (SLOTS_PER_WORKER * MAX_ZWORKERS)
+
+/* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
+ * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
+enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+struct zslot {
+	struct tp_pb in, out;
+	size_t zn;
+	int state;
+};
+
+/* Compression workers: chunks are queued in order into a ring of slots, compressed by any
+ * worker, and written by the main thread strictly in queue order, so the file is the same
+ * bytes for any number of workers (each chunk is compressed on its own, at one level). */
+struct zpool {
+	int nthreads; /* workers running */
+	pthread_t th[MAX_ZWORKERS];
+	struct libdeflate_compressor *z[MAX_ZWORKERS];
+	pthread_mutex_t mu;
+	pthread_cond_t cv_job, cv_done;
+	struct zslot slot[ZSLOTS];
+	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker */
+	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
+	int quit;
+	struct pw *w;
+};
+
+struct pw {
+	struct tp_afile f;
+	const char *path;
+	struct tp_diag *d;
+	int compress;
+	int level;
+	int full_args;
+	struct libdeflate_compressor *z;
+	struct zpool zp;
+	struct tp_pb chunk; /* packets not yet written / compressed */
+	struct tp_pb zout;
+	struct tp_pb pkt; /* one packet being built: an event's sequence id (then, for a counter,
+	                   * its track_event), or a descriptor packet's whole body */
+	uint8_t tsb[11];  /* an event's timestamp field, written last (event_head) */
+	uint8_t tsn;      /* its length, 0 = none */
+	struct tp_pb ev;  /* its track event */
+	struct tp_pb in;  /* its interned data */
+	struct tstate *ts;
+	size_t nts, cap_ts;
+	size_t cur_group; /* model track whose lanes may have open slices */
+	int have_group;
+	struct imap names, cats, keys, vals;
+	uint64_t slices;
+};
+
+/* Writes the packets of w->chunk: compressed (handed to the workers, or inline without them)
+ * or as they are. TP_OK, or an error with w->d set. */
+int tp_perfetto_flush_chunk(struct pw *w);
+
+/* Compresses or waits for every queued chunk and writes them all, in order. */
+int tp_perfetto_zcollect(struct pw *w);
+
+/* Starts the compression workers when they can help (compressing, more than one CPU):
+ * `threads` is how many threads the writer may use in all, the calling (encoding) thread
+ * included; 0 = the online CPUs. At most MAX_ZWORKERS. Any failure just leaves fewer
+ * workers (none: compression inline); the output bytes are the same either way. */
+void tp_perfetto_zstart(struct pw *w, int threads);
+
+/* Stops the workers (after what is queued) and frees the chunk slots. */
+void tp_perfetto_zstop(struct pw *w);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The checker's state (check.c, check_event.c)                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A small hash map of uint64 keys to indices (check.c). */
+struct hset {
+	uint64_t *k;
+	size_t *v; /* value + 1; 0 = empty slot */
+	size_t cap, n;
+};
+
+/* Returns the slot of k (inserting with value v if absent and `insert`), or NULL when absent
+ * (or out of memory, reported through *oom). */
+size_t *tp_ck_hs_find(struct hset *h, uint64_t k, int insert, size_t v, int *oom);
+
+enum { IK_CAT, IK_NAME, IK_KEY, IK_STR, IK_COUNT };
+
+struct seq {
+	uint32_t id;
+	int cleared;
+	uint32_t def_clock;
+	uint64_t def_track;
+	int has_def_track;
+	struct hset interned[IK_COUNT];
+	/* One sequence-scoped clock is enough for the writers we check. */
+	uint32_t clk_id;
+	int clk_incremental;
+	uint64_t clk_value, clk_boot; /* snapshot pair */
+	uint64_t clk_last;            /* last value on an incremental clock */
+};
+
+enum { TK_PLAIN, TK_PROCESS, TK_THREAD, TK_COUNTER };
+
+struct track {
+	uint64_t uuid;
+	int kind;
+	int64_t last_ts;
+	int64_t *open; /* begin timestamps */
+	size_t depth, cap;
+};
+
+struct ck {
+	const char *path;
+	struct tp_diag *d;
+	struct tp_perfetto_check_report *r;
+	struct seq *seqs;
+	size_t nseqs, cap_seqs;
+	struct hset seq_ix;
+	struct track *tracks;
+	size_t ntracks, cap_tracks;
+	struct hset track_ix;
+	struct hset flows_started, flows_ended;
+	uint64_t off;       /* file offset of the current top-level record */
+	uint64_t inner_off; /* offset inside the decompressed chunk, or UINT64_MAX */
 	int oom;
+	int have_ts;
+	uint8_t *zbuf;
+	size_t zcap;
+	uint64_t file_size;      /* input bytes, for the decompression limit */
+	uint64_t inflated_total; /* bytes inflated from every compressed chunk so far */
+	/* Visitor (tp_perfetto_check_visit): interned strings, stored as a 4-byte length and
+	 * the bytes at the offset an intern set maps the iid to; the event being decoded. */
+	tp_perfetto_visit_fn fn;
+	void *ctx;
+	struct tp_buf pool;
+	struct tp_perfetto_arg *args;
+	size_t nargs, cap_args;
+	uint64_t *flows[2];
+	size_t nflows[2], cap_flows[2];
 };
 
-/* Makes room for n more bytes; returns 0 or -1 (oom set). */
-static inline int tp_pb_reserve(struct tp_pb *b, size_t n)
-{
-	if (b->oom)
-		return -1;
-	if (n <= b->cap - b->len)
-		return 0;
-	size_t cap = b->cap;
-	uint8_t *np = tp_grow(b->p, 1, b->len + n, &cap);
-	if (!np) {
-		b->oom = 1;
-		return -1;
-	}
-	b->p = np;
-	b->cap = cap;
-	return 0;
-}
+/* A format error at the current packet; returns TP_EFORMAT. */
+__attribute__((format(printf, 2, 3))) int tp_ck_bad(struct ck *c, const char *fmt, ...);
+/* Out of memory; returns TP_ENOMEM. */
+int tp_ck_nomem(struct ck *c);
+/* The track a descriptor declared with uuid, or NULL. */
+struct track *tp_ck_find_track(struct ck *c, uint64_t uuid);
 
-static inline void tp_pb_free(struct tp_pb *b)
-{
-	tp_free(b->p);
-	memset(b, 0, sizeof *b);
-}
+/* One protobuf field as read by tp_ck_next_field. */
+struct fld {
+	unsigned num, wt;
+	uint64_t v;       /* varint / fixed value */
+	const uint8_t *p; /* LEN payload */
+	size_t n;
+};
 
-/* Encodes v as a base-128 varint into out (>= 10 bytes); returns the byte count. */
-static inline size_t tp_pb_varint_to(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
-}
+/* 1 = a field was read, 0 = end of message, -1 = malformed. */
 
-static inline size_t tp_pb_varint_size(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
+/* Reads the field at *p (before end): 1 = a field was read, 0 = end of message, -1 =
+ * malformed. */
+int tp_ck_next_field(const uint8_t **p, const uint8_t *end, struct fld *f);
 
-static inline void tp_pb_varint(struct tp_pb *b, uint64_t v)
-{
-	if (tp_pb_reserve(b, 10))
-		return;
-	b->len += tp_pb_varint_to(b->p + b->len, v);
-}
+/* Checks that iid is interned on s as kind (IK_*); with a visitor, *str / *n get its string. */
+int tp_ck_need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, const char *what,
+                       const char **str, size_t *n);
 
-static inline void tp_pb_tag(struct tp_pb *b, unsigned field, unsigned wire)
-{
-	tp_pb_varint(b, (uint64_t)field << 3 | wire);
-}
+/* Returns from the calling function when field f does not have wire type w. */
+#define EXPECT_WT(c, f, w, what)                                                                   \
+	do {                                                                                       \
+		if ((f).wt != (w))                                                                 \
+			return tp_ck_bad((c), "%s has wire type %u, expected %u", (what), (f).wt,  \
+			                 (w));                                                     \
+	} while (0)
 
-static inline void tp_pb_uint(struct tp_pb *b, unsigned field, uint64_t v)
-{
-	tp_pb_tag(b, field, TP_PB_VARINT);
-	tp_pb_varint(b, v);
-}
-
-/* int32/int64 fields are plain two's complement varints (not zigzag): negatives take 10. */
-static inline void tp_pb_int(struct tp_pb *b, unsigned field, int64_t v)
-{
-	tp_pb_uint(b, field, (uint64_t)v);
-}
-
-static inline void tp_pb_fixed64(struct tp_pb *b, unsigned field, uint64_t v)
-{
-	tp_pb_tag(b, field, TP_PB_I64);
-	if (tp_pb_reserve(b, 8))
-		return;
-	for (int i = 0; i < 8; i++)
-		b->p[b->len++] = (uint8_t)(v >> (8 * i));
-}
-
-static inline void tp_pb_double(struct tp_pb *b, unsigned field, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, sizeof v);
-	tp_pb_fixed64(b, field, v);
-}
-
-static inline void tp_pb_bytes(struct tp_pb *b, unsigned field, const void *p, size_t n)
-{
-	tp_pb_tag(b, field, TP_PB_LEN);
-	tp_pb_varint(b, n);
-	if (tp_pb_reserve(b, n))
-		return;
-	if (n)
-		memcpy(b->p + b->len, p, n);
-	b->len += n;
-}
-
-/* A proto `string` field must be valid UTF-8 (trace_processor rejects or mangles others):
- * strings are repaired through common's text-safety layer (U+FFFD) on the rare slow path. */
-static inline void tp_pb_str(struct tp_pb *b, unsigned field, const char *s)
-{
-	size_t n = strlen(s);
-	if (tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
-		tp_pb_bytes(b, field, s, n);
-		return;
-	}
-	struct tp_buf t;
-	tp_buf_init(&t);
-	tp_text_put(&t, s, n, TP_TEXT_UTF8, 0, 0);
-	tp_pb_bytes(b, field, t.data ? t.data : "", t.oom ? 0 : t.len);
-	tp_buf_free(&t);
-}
-
-/* Nested message: tp_pb_open writes the tag and reserves one length byte; tp_pb_close patches
- * the length, moving the body when it needs a longer varint. Returns the mark to close. */
-static inline size_t tp_pb_open(struct tp_pb *b, unsigned field)
-{
-	tp_pb_tag(b, field, TP_PB_LEN);
-	if (tp_pb_reserve(b, 1))
-		return 0;
-	b->p[b->len++] = 0;
-	return b->len;
-}
-
-static inline void tp_pb_close(struct tp_pb *b, size_t mark)
-{
-	if (b->oom)
-		return;
-	size_t n = b->len - mark;
-	if (n < 0x80) {
-		b->p[mark - 1] = (uint8_t)n;
-		return;
-	}
-	size_t extra = tp_pb_varint_size(n) - 1;
-	if (tp_pb_reserve(b, extra))
-		return;
-	memmove(b->p + mark + extra, b->p + mark, n);
-	tp_pb_varint_to(b->p + mark - 1, n);
-	b->len += extra;
-}
-
-/* Decoding side (the checker and the tests): reads a varint from [*p, end). Returns 0, or -1
- * when the varint is truncated or longer than 10 bytes. */
-static inline int tp_pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	uint64_t r = 0;
-	for (unsigned shift = 0; shift < 70; shift += 7) {
-		if (*p >= end)
-			return -1;
-		uint8_t c = *(*p)++;
-		r |= (uint64_t)(c & 0x7f) << shift;
-		if (!(c & 0x80)) {
-			*v = r;
-			return 0;
-		}
-	}
-	return -1;
-}
+/* Checks track event p[0..n) of sequence s (NULL when it has none) at resolved time ts (when
+ * has_ts) and hands it to the visitor. */
+int tp_ck_track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, const uint8_t *p,
+                      size_t n);
 
 #endif /* TP_PERFETTO_INT_H */

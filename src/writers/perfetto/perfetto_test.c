@@ -16,8 +16,8 @@
 
 #include "fixtures/c/sink_fixture.h"
 #include "testutil.h"
+#include "writers/perfetto/pb.h"
 #include "writers/perfetto/perfetto.h"
-#include "writers/perfetto/perfetto_int.h"
 
 static char tmpdir[256];
 

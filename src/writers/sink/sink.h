@@ -1,55 +1,44 @@
 /*
- * sink.h — the one interface between the model and every output.
+ * sink.h — the interface between the model and the trace writers (Perfetto, Chrome JSON,
+ * SQLite): struct tp_sink, a streaming event consumer (begin / track / slice / counter / flow
+ * / end). tp_sink_drive walks a finished profile and calls it in a fixed, deterministic order,
+ * so a writer never sees the input format and never needs the whole output in memory. The
+ * slices' arguments are named as the reference tools name them (tp_sink_fill_args).
  *
- * Two layers:
- *   1. struct tp_sink: a streaming event consumer (begin / track / slice / counter / flow /
- *      end) implemented by the trace writers (Perfetto, Chrome JSON, SQLite). tp_sink_drive
- *      walks a finished profile and calls it in a fixed, deterministic order, so a writer never
- *      sees the input format and never needs the whole output in memory.
- *   2. struct tp_output: what the CLI knows about an output file (name, flags, default on or
- *      off) and one `write` entry point. Trace writers implement `write` by calling
- *      tp_sink_drive; report writers (summary, HTML, xlsx, CSV) read model + analysis directly.
+ * struct tp_output and struct tp_out_opts, what the CLI knows about every output, are in
+ * writers/output.h (included here for the writers that use both).
  */
 #ifndef TP_SINK_H
 #define TP_SINK_H
 
 #include "analysis/analysis.h"
-
-/* Options shared by outputs (set by the CLI). */
-struct tp_out_opts {
-	const char *out_dir; /* existing directory */
-	int quiet, verbose;
-	size_t max_cores;               /* --num_core: cap on per-core outputs, 0 = all */
-	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
-	int trace_args_full; /* trace writers: also the derivable per-command args (Function
-	                        Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
-	                        tp_sink_fill_args_ex */
-	int jobs;            /* --jobs: threads the conversion may use in all (an output may use
-	                        up to this many for itself, e.g. Perfetto's compression
-	                        workers); 0 = the online CPUs */
-	uint64_t xlsx_rows;  /* --xlsx_rows: records per per-command sheet of the workbook; 0 =
-	                        TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
-};
+#include "writers/output.h"
 
 /* Track as announced to a sink. Uuids are stable, small, unique and nonzero. */
 struct tp_sink_track {
 	uint64_t uuid;
 	uint64_t parent_uuid; /* 0 = root */
 	const char *name;
-	int is_process;     /* a device / process container */
-	int is_counter;     /* a counter track */
-	const char *unit;   /* counter unit or NULL */
-	int32_t pid, tid;   /* Perfetto/Chrome ids, never 0 */
-	int32_t sort_index; /* display order among siblings (lower first) */
-	int model_track;    /* index into profile->tracks, or -1 */
-	int counter;        /* index into profile->counters, or -1 (derived counters) */
-	int32_t core;       /* -1 if none */
-	/* Added for the trace writers (issue 3): */
+	int is_process;        /* a device / process container */
+	int is_counter;        /* a counter track */
+	const char *unit;      /* counter unit or NULL */
+	int32_t pid, tid;      /* Perfetto/Chrome ids, never 0 */
+	int32_t sort_index;    /* display order among siblings (lower first) */
+	int model_track;       /* index into profile->tracks, or -1 */
+	int counter;           /* index into profile->counters, or -1 (derived counters) */
+	int32_t core;          /* -1 if none */
 	size_t index;          /* position in drive order (0-based), for per-track writer state */
 	int32_t lane;          /* lane of a model track whose slices overlap: 0 = main lane */
 	int nested;            /* slices may nest (captures' thread tracks); else one level */
 	const char *full_name; /* flat display name ("Core 0 TIU", thread name, device name) */
 	int is_container;      /* groups child tracks ("Core N"); never carries events */
+	/* The ids as the input recorded them, which pid/tid above may not be (they are made
+	 * unique and nonzero for the viewers: a pid 0, a negative or repeated tid, the lanes of
+	 * overlapping slices get others): input_pid is the device's id (tp_device.id) on every
+	 * track; input_tid the model track's tid on thread and host tracks and every one of their
+	 * lanes (has_input_tid), else 0. */
+	int64_t input_pid, input_tid;
+	int has_input_tid;
 };
 
 /* One argument as seen by a sink, key spelled as the reference tools spell it. */
@@ -63,7 +52,10 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
-#define TP_SINK_MAX_FLOWS 8  /* outgoing flows kept per slice; more are counted, not drawn */
+/* Names and string values longer than this many bytes are cut in the trace outputs (at a
+ * character boundary, ending in "…"): the longest real names seen are templated kernel names
+ * of a few KiB, and a name of hundreds of MB would otherwise be written many times over. */
+#define TP_SINK_MAX_STR 65536
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
@@ -77,15 +69,16 @@ struct tp_sink_slice {
 	int64_t ts_ns, dur_ns;
 	size_t num_args;
 	struct tp_sink_arg args[TP_SINK_MAX_ARGS];
-	/* Added for the trace writers (issue 3): nesting and dependency flows, so a streaming
-	 * writer can emit everything about a slice when it sees it. */
+	/* Nesting and dependency flows, so a streaming writer can emit everything about a slice
+	 * when it sees it. */
 	uint32_t depth;       /* nesting depth on its (lane) track */
 	uint64_t parent_id;   /* id of the enclosing slice, 0 = none */
-	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none.
-	                       * Flow ids are small and reused once a flow has ended
-	                       * (they identify a flow only while it is open). */
-	size_t num_flows_out; /* flows starting at this slice (others wait for it) */
-	uint64_t flows_out[TP_SINK_MAX_FLOWS];
+	uint64_t flow_in;     /* flow id ending at this slice (it waits), 0 = none: a slice ends
+	                       * at most one flow (a second one into it is counted and noted,
+	                       * tp_sink_note). Flow ids are small and reused once a flow
+	                       * has ended (they identify a flow only while it is open). */
+	size_t num_flows_out; /* flows starting at this slice (others wait for it), all of them */
+	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
 };
 
 struct tp_sink {
@@ -105,7 +98,7 @@ struct tp_sink {
 	int (*flow)(void *ctx, uint64_t flow_id, uint64_t from_slice, uint64_t to_slice);
 	/* Called once last, also after an error (with status != TP_OK) so it can clean up. */
 	int (*end)(void *ctx, int status);
-	int full_args; /* deliver tp_sink_fill_args_ex(..., full = 1) args */
+	int full_args; /* deliver tp_sink_fill_args(..., full = 1, ...) args */
 };
 
 /* Walks the profile: begin, tracks (device containers, then per core the engine tracks TIU,
@@ -115,42 +108,32 @@ struct tp_sink {
 int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
                   struct tp_diag *d);
 
-/* Fills s->args with the reference-named arguments of a model slice (Cmd Id, Function Type,
- * Asic Cycle, DDR Bandwidth(GB/s), Direction, DMA data size(B), layer, plus its argset).
- * Since issue 3 this is the default set of tp_sink_fill_args_ex (full = 0), in which Asic
- * Cycle is left to the full set: it is derivable from the slice's duration. */
-void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
-                       const struct tp_slice *s, struct tp_sink_slice *out);
-
 /* Formats a finite double in the shortest "%.15g"/"%.17g" form that reads back exactly
  * (locale-independent: '.' decimal point); non-finite values give "nan"/"inf"/"-inf". Writes
  * at most n bytes including the NUL into out (n >= 32 is always enough); returns the length.
  * Shared by the text writers so JSON and SQLite display values agree. */
 size_t tp_sink_fmt_real(char *out, size_t n, double v);
 
-/* tp_sink_fill_args with a choice of set. full = 0 (what tp_sink_fill_args and the trace
- * writers use by default) keeps each trace small and carries what cannot be derived: engine
- * commands get Function Type, Direction (DMA), Data Type, Layer Id, Cmd Id, the dependency
- * (des_cmd_id_dep on TIU, cmd_id_dep on DMA), for DMA DMA data size(B), DDR Bandwidth(GB/s)
- * and L2M Bandwidth(GB/s) (L2 directions), Stall Cycle when non-zero, then the slice's argset
- * (e.g. uArch Rate, descriptor fields); Layer slices get Layer Id, Layer Type, Layer Name. The
- * slice name is the Function Name and its track the engine. full = 1 adds Function Name,
- * Layer Type, Layer Name, Global Idx (index on the track), Start Cycle, End Cycle and Asic
- * Cycle to every command. An argset key equal to a generated key is dropped (one value per
- * key). */
-void tp_sink_fill_args_ex(const struct tp_profile *p, const struct tp_track *t,
-                          const struct tp_slice *s, int full, struct tp_sink_slice *out);
+/* Adds notes to p for what the trace outputs will not show as read: strings cut at
+ * TP_SINK_MAX_STR bytes, and flows that cannot be drawn (a second flow into the same slice: a
+ * slice ends at most one flow; a flow whose ends do not bind to slices or whose source does
+ * not start before its target). Call once before writing the trace outputs. Costs a pass over
+ * the string table, and a flow plan only when the profile has model flows (imported traces).
+ * TP_OK or TP_ENOMEM. */
+int tp_sink_note(struct tp_profile *p);
 
-/* An output the CLI can produce. */
-struct tp_output {
-	const char *name;         /* "perfetto" */
-	const char *file;         /* relative path inside OUT_DIR: "perfetto.pftrace" */
-	const char *enable_flag;  /* "--perfetto" or NULL */
-	const char *disable_flag; /* "--disable_perfetto" or NULL */
-	int default_on;
-	const char *doc; /* one line for --help and the README */
-	int (*write)(const struct tp_profile *p, const struct tp_analysis *a,
-	             const struct tp_out_opts *o, struct tp_diag *d);
-};
+/* Fills out->args with the reference-named arguments of model slice s on track t (keys
+ * spelled as the reference tools spell them). full = 0 (what the trace writers use by
+ * default) keeps each trace small and carries what cannot be derived: engine commands get
+ * Function Type, Direction (DMA), Data Type, Layer Id, Cmd Id, the dependency (des_cmd_id_dep
+ * on TIU, cmd_id_dep on DMA), for DMA DMA data size(B), DDR Bandwidth(GB/s) and L2M
+ * Bandwidth(GB/s) (L2 directions), Stall Cycle when non-zero, then the slice's argset (e.g.
+ * uArch Rate, descriptor fields); Layer slices get Layer Id, Layer Type, Layer Name. The slice
+ * name is the Function Name and its track the engine. full = 1 adds Function Name, Layer Type,
+ * Layer Name, Global Idx (index on the track), Start Cycle, End Cycle and Asic Cycle to every
+ * command. An argset key equal to a generated key is dropped (one value per key). Strings
+ * point into the profile. Thread-safe for distinct out. */
+void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
+                       const struct tp_slice *s, int full, struct tp_sink_slice *out);
 
 #endif /* TP_SINK_H */

@@ -505,13 +505,13 @@ static void test_many_flows(void **state)
 /* Flows against a reference written from the documented rules (docs/trace-outputs.md), on
  * two cores whose TIU and GDMA wait for each other with repeated cmd ids (so the partner
  * lookup needs its index), sources far out of order (more than a block of the source-order
- * walk), hot sources with more than TP_SINK_MAX_FLOWS waiters, and model flows between the
+ * walk), hot sources with many waiters (more than 8), and model flows between the
  * cores' TIU tracks that compete with dependencies for the same waiting slice (and the same
  * without model flows, also with cmd ids in order):
  *   - a waiter's source is the partner's latest command with its dep_id that started no
  *     later; no flow when that one starts at the same time;
  *   - a slice ends at most one flow: of the edges into it, the first by source slice id;
- *   - a source keeps its first TP_SINK_MAX_FLOWS edges by waiting slice id;
+ *   - a source keeps all its edges, in waiting slice id order;
  *   - in order of (source start, source id, waiter id), a flow takes the smallest id not
  *     held by a flow whose waiter starts at or after its source's start.
  * The sink must report exactly these flows (in waiter order), flow_in and flows_out. */
@@ -521,7 +521,7 @@ static void test_many_flows(void **state)
 
 struct rslice {
 	int track, idx;
-	uint64_t flow_in, out[TP_SINK_MAX_FLOWS];
+	uint64_t flow_in, *out; /* out: a copy of flows_out (malloc) */
 	size_t nout;
 };
 
@@ -545,7 +545,11 @@ static int rr_slice(void *ctx, const struct tp_sink_slice *s)
 	x->idx = idx;
 	x->flow_in = s->flow_in;
 	x->nout = s->num_flows_out;
-	memcpy(x->out, s->flows_out, s->num_flows_out * sizeof *x->out);
+	if (x->nout) {
+		x->out = malloc(x->nout * sizeof *x->out);
+		assert_non_null(x->out);
+		memcpy(x->out, s->flows_out, x->nout * sizeof *x->out);
+	}
 	return TP_OK;
 }
 
@@ -584,12 +588,14 @@ static int redge_src_cmp(const void *x, const void *y)
 	return a->dst < b->dst ? -1 : a->dst > b->dst;
 }
 
-static void flows_reference(int mode)
+/* The reference test's profile: two cores' TIU and GDMA tracks of RN commands with random
+ * dependencies (mode 1: cmd ids ascend, so the plan finds the edges again instead of storing
+ * their ends; mode 0: cmd ids repeat, plus RF model flows). tr gets the model tracks. */
+static struct tp_profile *reference_profile(int mode, int tr[RT])
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	int dev = tp_profile_add_device(p, "d", 0, 2);
-	int tr[RT];
 	for (int c = 0; c < 2; c++) {
 		tr[2 * c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, "TIU", 1000);
 		tr[2 * c + 1] = tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, "GDMA", 1000);
@@ -599,8 +605,7 @@ static void flows_reference(int mode)
 	for (int t = 0; t < RT; t++)
 		for (int j = 0; j < RN; j++) {
 			/* Non-overlapping, start ties across tracks; cmd ids repeat every 700
-			 * (mode 1: ascending, so the plan finds the edges again instead of
-			 * storing their ends). */
+			 * (mode 1: ascending). */
 			int64_t b = (int64_t)j * 10 + (int64_t)(RND() % 3);
 			uint32_t m = mode == 1 ? RN + 1 : 700;
 			struct tp_slice *s = fx_cmd(p, tr[t], t % 2 ? "ld" : "mm", "x", b, b + 5,
@@ -624,21 +629,13 @@ static void flows_reference(int mode)
 	}
 #undef RND
 	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
 
-	struct rref r = {p,
-	                 {{0}},
-	                 calloc(RT * RN + 1, sizeof(struct rslice)),
-	                 calloc(2 * RT * RN + RF, sizeof *r.flows),
-	                 0};
-	assert_non_null(r.by_id);
-	assert_non_null(r.flows);
-	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
-	struct tp_diag d = {0};
-	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
-
-	/* The reference edges. */
-	struct redge *e = calloc(RT * RN + RF, sizeof *e);
-	assert_non_null(e);
+/* The edges the reference expects, by brute force, into e; returns how many. */
+static size_t reference_edges(const struct tp_profile *p, const int tr[RT], const struct rref *r,
+                              struct redge *e)
+{
 	size_t ne = 0;
 	for (int t = 0; t < RT; t++) {
 		const struct tp_track *w = &p->tracks[tr[t]], *q = &p->tracks[tr[t ^ 1]];
@@ -653,8 +650,8 @@ static void flows_reference(int mode)
 					best = (long)j;
 			if (best < 0 || q->slices[best].start_ns == s->start_ns)
 				continue;
-			e[ne++] = (struct redge){r.ids[t ^ 1][best],       r.ids[t][k], 0,
-			                         q->slices[best].start_ns, s->start_ns, 0};
+			e[ne++] = (struct redge){r->ids[t ^ 1][best],      r->ids[t][k], 0,
+			                         q->slices[best].start_ns, s->start_ns,  0};
 		}
 	}
 	for (size_t i = 0; i < p->num_flows; i++) {
@@ -666,20 +663,29 @@ static void flows_reference(int mode)
 		assert_true(x->start_ns <= f->from_ns &&
 		            tp_slice_end(&p->tracks[tr[ft]], x) >= f->from_ns);
 		if (x->start_ns < y->start_ns)
-			e[ne++] = (struct redge){r.ids[ft][a], r.ids[tt][b], 0,
-			                         x->start_ns,  y->start_ns,  0};
+			e[ne++] = (struct redge){r->ids[ft][a], r->ids[tt][b], 0,
+			                         x->start_ns,   y->start_ns,   0};
 	}
 	qsort(e, ne, sizeof *e, redge_dst_cmp);
-	size_t hot = 0, dup = 0;
+	return ne;
+}
+
+/* Marks the edges the plan does not draw (a waiter's second flow) and gives the others their
+ * flow ids: in source order, the smallest id whose last holder's waiter started before the
+ * source. Returns how many were dropped (*dup) and how many sources have more than 8 flows
+ * (*hot: all of them are kept). */
+static void reference_ids(struct redge *e, size_t ne, size_t *dup, size_t *hot)
+{
+	*dup = *hot = 0;
 	for (size_t i = 1; i < ne; i++)
 		if (e[i].dst == e[i - 1].dst)
-			e[i].dropped = 1, dup++;
+			e[i].dropped = 1, (*dup)++;
 	size_t *seen = calloc(RT * RN + 1, sizeof *seen); /* edges so far by source id */
 	assert_non_null(seen);
 	for (size_t i = 0; i < ne; i++)
-		if (seen[e[i].src]++ >= TP_SINK_MAX_FLOWS)
-			e[i].dropped = 1, hot++;
-	assert_true(hot > 0 && (mode != 0 || dup > 0)); /* the cases are exercised */
+		if (!e[i].dropped && ++seen[e[i].src] == 9)
+			(*hot)++;
+	free(seen);
 	struct redge **o = calloc(ne, sizeof *o);
 	assert_non_null(o);
 	size_t no = 0;
@@ -698,37 +704,67 @@ static void flows_reference(int mode)
 		until[id] = o[i]->dst_ns;
 	}
 	free(until);
+	free(o);
+}
 
-	/* What the sink reported. */
+/* The sink saw exactly the drawn edges: flow callbacks in waiting order with the reference
+ * ids, and each slice's flow_in and flows_out. */
+static void reference_check(const struct rref *r, const struct redge *e, size_t ne)
+{
 	size_t k = 0;
 	for (size_t i = 0; i < ne; i++) {
 		if (e[i].dropped)
 			continue;
-		assert_true(k < r.nflows);
-		assert_int_equal(r.flows[k][0], e[i].id);
-		assert_int_equal(r.flows[k][1], e[i].src);
-		assert_int_equal(r.flows[k][2], e[i].dst);
-		assert_int_equal(r.by_id[e[i].dst].flow_in, e[i].id);
+		assert_true(k < r->nflows);
+		assert_int_equal(r->flows[k][0], e[i].id);
+		assert_int_equal(r->flows[k][1], e[i].src);
+		assert_int_equal(r->flows[k][2], e[i].dst);
+		assert_int_equal(r->by_id[e[i].dst].flow_in, e[i].id);
 		k++;
 	}
-	assert_int_equal(k, r.nflows);
-	memset(seen, 0, (RT * RN + 1) * sizeof *seen);
+	assert_int_equal(k, r->nflows);
+	size_t *seen = calloc(RT * RN + 1, sizeof *seen);
+	assert_non_null(seen);
 	for (size_t i = 0; i < ne; i++) {
 		if (e[i].dropped)
 			continue;
 		size_t n = seen[e[i].src]++;
-		assert_true(n < r.by_id[e[i].src].nout);
-		assert_int_equal(r.by_id[e[i].src].out[n], e[i].id);
+		assert_true(n < r->by_id[e[i].src].nout);
+		assert_int_equal(r->by_id[e[i].src].out[n], e[i].id);
 	}
 	size_t ins = 0;
 	for (uint64_t id = 1; id <= RT * RN; id++) {
-		ins += r.by_id[id].flow_in != 0;
-		assert_int_equal(seen[id], r.by_id[id].nout);
+		ins += r->by_id[id].flow_in != 0;
+		assert_int_equal(seen[id], r->by_id[id].nout);
 	}
 	assert_int_equal(ins, k);
 	free(seen);
-	free(o);
+}
+
+static void flows_reference(int mode)
+{
+	int tr[RT];
+	struct tp_profile *p = reference_profile(mode, tr);
+	struct rref r = {p,
+	                 {{0}},
+	                 calloc(RT * RN + 1, sizeof(struct rslice)),
+	                 calloc(2 * RT * RN + RF, sizeof *r.flows),
+	                 0};
+	assert_non_null(r.by_id);
+	assert_non_null(r.flows);
+	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+
+	struct redge *e = calloc(RT * RN + RF, sizeof *e);
+	assert_non_null(e);
+	size_t ne = reference_edges(p, tr, &r, e), dup, hot;
+	reference_ids(e, ne, &dup, &hot);
+	assert_true(hot > 0 && (mode != 0 || dup > 0)); /* the cases are exercised */
+	reference_check(&r, e, ne);
 	free(e);
+	for (size_t i = 0; i <= RT * RN; i++)
+		free(r.by_id[i].out);
 	free(r.by_id);
 	free(r.flows);
 	tp_profile_free(p);

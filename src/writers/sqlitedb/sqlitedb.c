@@ -3,7 +3,7 @@
  * and flows inside one transaction (journal and syncing off: the database is a temporary file
  * until it is complete), then builds the indexes and renames the file into place.
  *
- * Speed (issue 10): rows of the four big tables (slice, arg_value, counter, flow) are queued
+ * Speed: rows of the four big tables (slice, arg_value, counter, flow) are queued
  * and inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
  * batch instead of per row: the per-statement start/halt/reset work was most of SQLite's time
  * besides the b-tree itself); their strings are copied into the batch's own text buffer, so a
@@ -26,8 +26,12 @@
 #include "writers/sqlitedb/sqlitedb.h"
 
 const char tp_sqlitedb_schema_sql[] =
-    "CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER);"
-    "CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER);"
+    /* pid and tid are the viewers' (unique, nonzero, one per lane); input_pid and input_tid
+     * the input's own, so that a query by the ids of the source finds every slice. */
+    "CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER,"
+    " input_pid INTEGER);"
+    "CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER,"
+    " input_pid INTEGER, input_tid INTEGER);"
     "CREATE TABLE track(id INTEGER PRIMARY KEY, name TEXT, type TEXT, parent_id INTEGER,"
     " upid INTEGER, utid INTEGER, core INTEGER, lane INTEGER, unit TEXT, sort_index INTEGER);"
     "CREATE TABLE slice(id INTEGER PRIMARY KEY, ts INTEGER, dur INTEGER, track_id INTEGER,"
@@ -38,7 +42,7 @@ const char tp_sqlitedb_schema_sql[] =
      * this makes the database about three times smaller and faster to write, and queries
      * on `args` still use the indexes (SQLite flattens the view). arg_value is clustered by
      * (arg_set_id, id): rows arrive in that order, so the set's rows sit together and the
-     * set lookup needs no index of its own (issue 10: that index's sort was a fifth of the
+     * set lookup needs no index of its own (that index's sort would be a large share of the
      * writer's time). */
     "CREATE TABLE arg_key(id INTEGER PRIMARY KEY, key TEXT UNIQUE);"
     "CREATE TABLE arg_value(id INTEGER NOT NULL, arg_set_id INTEGER NOT NULL, key_id INTEGER,"
@@ -66,9 +70,9 @@ const char tp_sqlitedb_index_sql[] =
     "CREATE INDEX slice_name ON slice(name);"
     "CREATE INDEX slice_track_ts ON slice(track_id, ts);"
     "CREATE INDEX slice_arg_set ON slice(arg_set_id);"
-    /* Only the real values (2 % of the rows of a full-detail dump): a range on real_value
-     * implies IS NOT NULL. No index on key_id alone: sorting every arg row for it was half
-     * the writer's time, and at scale every key is on >= 27 % of the rows, where a scan
+    /* Only the real values (a small share of the rows): a range on real_value implies IS NOT
+     * NULL. No index on key_id alone: sorting every arg row for it would be much of the
+     * writer's time, and at scale every key is on a large share of the rows, where a scan
      * costs what the index lookups cost (a key filter scans arg_value, as trace_processor
      * does). */
     "CREATE INDEX arg_value_key_real ON arg_value(key_id, real_value)"
@@ -77,15 +81,15 @@ const char tp_sqlitedb_index_sql[] =
 
 /* Fresh temporary file, nobody else reads it until the rename: no journal, no syncing, no
  * locking between statements, a 64 MiB page cache. Temporary storage stays on disk (SQLite's
- * default): CREATE INDEX spills its sort runs there, and in memory they made the peak RSS grow
- * with the number of arg rows (1.6 GB at 2 M commands). */
+ * default): CREATE INDEX spills its sort runs there; in memory they would make the peak RSS
+ * grow with the number of arg rows. */
 const char tp_sqlitedb_pragma_sql[] = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                                       " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;";
 
 static void init_sqlite(void)
 {
 	/* Before the library initialises (else SQLITE_MISUSE, harmless): no global memory
-	 * statistics, whose mutex was taken on every allocation (~4 % of the writer). Only this
+	 * statistics, whose mutex is taken on every allocation. Only this
 	 * module uses SQLite in the process. */
 	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
@@ -98,8 +102,8 @@ void tp_sqlitedb_init_once(void)
 
 enum { S_PROC, S_THREAD, S_TRACK, S_KEY, S_COUNT };
 static const char *const stmt_sql[S_COUNT] = {
-    "INSERT INTO process VALUES(?,?,?,?)",
-    "INSERT INTO thread VALUES(?,?,?,?)",
+    "INSERT INTO process VALUES(?,?,?,?,?)",
+    "INSERT INTO thread VALUES(?,?,?,?,?,?)",
     "INSERT INTO track VALUES(?,?,?,?,?,?,?,?,?,?)",
     "INSERT INTO arg_key(key) VALUES(?) ON CONFLICT(key) DO UPDATE SET key = key RETURNING id",
 };
@@ -374,6 +378,7 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->pid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, t->sort_index);
+		sqlite3_bind_int64(s, 5, t->input_pid);
 		if ((st = step(w, S_PROC)))
 			return st;
 	} else if (t->nested && !t->is_counter) {
@@ -383,6 +388,9 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->tid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, w->cur_upid);
+		sqlite3_bind_int64(s, 5, t->input_pid);
+		if (t->has_input_tid)
+			sqlite3_bind_int64(s, 6, t->input_tid);
 		if ((st = step(w, S_THREAD)))
 			return st;
 	}
@@ -562,6 +570,30 @@ static int sw_end(void *ctx, int status)
 	return status;
 }
 
+/* Creates the database at tmp with the schema, opens the load's transaction and prepares the
+ * inserts and the row queues. The caller closes them, also on failure. */
+static int sw_open(struct sw *w, const char *tmp)
+{
+	int st;
+	/* NOMUTEX: the connection is used by this thread only (other outputs may be written by
+	 * other threads at the same time, each with its own connection), so SQLite's per-call
+	 * mutex is pure cost. */
+	if (sqlite3_open_v2(tmp, &w->db,
+	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	                    NULL) != SQLITE_OK)
+		return dberr(w, "cannot create the database");
+	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, tp_sqlitedb_schema_sql)) ||
+	    (st = exec(w, "BEGIN")))
+		return st;
+	for (int i = 0; i < S_COUNT; i++)
+		if (sqlite3_prepare_v2(w->db, stmt_sql[i], -1, &w->st[i], NULL) != SQLITE_OK)
+			return dberr(w, "cannot prepare an insert");
+	for (int i = 0; i < Q_COUNT; i++)
+		if ((st = queue_open(w, i)))
+			return st;
+	return TP_OK;
+}
+
 int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                          int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d)
 {
@@ -579,26 +611,8 @@ int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a
 		                   errno ? strerror(errno) : "out of memory");
 	int st = TP_OK;
 	unlink(tmp); /* tp_temp_path_for made an empty file; SQLite creates its own */
-	/* NOMUTEX: the connection is used by this thread only (other outputs may be written by
-	 * other threads at the same time, each with its own connection), so SQLite's per-call
-	 * mutex is pure cost (~11 % of the writer's time in perf, issue 10). */
-	if (sqlite3_open_v2(tmp, &w.db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK) {
-		st = dberr(&w, "cannot create the database");
+	if ((st = sw_open(&w, tmp)))
 		goto out;
-	}
-	if ((st = exec(&w, tp_sqlitedb_pragma_sql)) || (st = exec(&w, tp_sqlitedb_schema_sql)) ||
-	    (st = exec(&w, "BEGIN")))
-		goto out;
-	for (int i = 0; i < S_COUNT; i++)
-		if (sqlite3_prepare_v2(w.db, stmt_sql[i], -1, &w.st[i], NULL) != SQLITE_OK) {
-			st = dberr(&w, "cannot prepare an insert");
-			goto out;
-		}
-	for (int i = 0; i < Q_COUNT; i++)
-		if ((st = queue_open(&w, i)))
-			goto out;
 	struct tp_sink sink = {&w,         NULL,    sw_track, sw_slice,
 	                       sw_counter, sw_flow, sw_end,   full_args};
 	if ((st = tp_sink_drive(p, a, &sink, d)))

@@ -28,11 +28,11 @@
 /* Writes the profile into a new SQLite database at `path` (built under a temporary name and
  * renamed into place; an existing file is replaced). `a` may be NULL. Returns TP_OK,
  * TP_ENOMEM, TP_EOUTPUT (message carries SQLite's) or an error of tp_sink_drive. */
-/* full_args: see tp_sink_fill_args_ex. */
+/* full_args: see tp_sink_fill_args. */
 int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                       int full_args, struct tp_diag *d);
 
-/* What one write did (issue 10 bench): rows inserted per table and CPU seconds of the
+/* What one write did (for bench/sqlite_bench.c): rows inserted per table and CPU seconds of the
  * writing thread (SQLite's sorter threads not included). The slice / arg seconds are SQLite's
  * insert time for those rows (their batches' steps); the load covers the whole drive (sink,
  * queuing, inserts), the index phase CREATE INDEX and COMMIT. */

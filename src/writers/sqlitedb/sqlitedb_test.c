@@ -149,7 +149,7 @@ static int64_t one_int(sqlite3 *db, const char *sql)
 
 /* Hundreds of slices, so rows go through the multi-row INSERTs (64 rows a statement) and the
  * one-row tail: every slice row equals its model slice in drive order (TIU then GDMA of core
- * 0), every slice has exactly the args tp_sink_fill_args_ex gives it, arg ids are 1..N with
+ * 0), every slice has exactly the args tp_sink_fill_args gives it, arg ids are 1..N with
  * no gap, a name with invalid UTF-8 inside a full batch is repaired, and the set lookup and
  * the README queries use the indexes. */
 static void test_batches(void **state)
@@ -161,7 +161,7 @@ static void test_batches(void **state)
 	char *path = tp_path_join(dir, "profile.db");
 	struct tp_profile *p = tp_profile_new();
 	p->arch = TP_ARCH_BM1688;
-	p->chip = &sg_chip_by_arch(TP_ARCH_BM1688)->c;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
 	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
 	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 1);
 	int tr[2] = {tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000),
@@ -206,7 +206,7 @@ static void test_batches(void **state)
 		for (size_t i = 0; i < t->count; i++) {
 			const struct tp_slice *m = &t->slices[i];
 			memset(&out, 0, sizeof out);
-			tp_sink_fill_args_ex(p, t, m, 1, &out);
+			tp_sink_fill_args(p, t, m, 1, &out);
 			assert_true(out.num_args > 0);
 			nargs += (int64_t)out.num_args;
 			assert_int_equal(sqlite3_step(st), SQLITE_ROW);

@@ -11,6 +11,7 @@
 
 #include "writers/summary/summary.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static struct tp_profile *build(void)
@@ -37,27 +38,54 @@ static struct tp_profile *build(void)
 	return p;
 }
 
+/* The state of the tests that render build()'s profile: it, its analysis and an empty
+ * buffer (cmocka setup / teardown). */
+struct fx {
+	struct tp_profile *p;
+	struct tp_analysis a;
+	struct tp_buf b;
+};
+
+static int fx_setup(void **state)
+{
+	struct fx *f = calloc(1, sizeof *f);
+	if (!f)
+		return -1;
+	f->p = build();
+	tp_buf_init(&f->b);
+	*state = f;
+	return tp_analyze(f->p, &f->a) == TP_OK ? 0 : -1;
+}
+
+static int fx_teardown(void **state)
+{
+	struct fx *f = *state;
+	tp_buf_free(&f->b);
+	tp_analysis_free(&f->a);
+	tp_profile_free(f->p);
+	free(f);
+	return 0;
+}
+
 static void test_text_layout(void **state)
 {
-	(void)state;
-	struct tp_profile *p = build();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_text(p, &a, 0, &b);
+	struct fx *f = *state;
+	struct tp_profile *p = f->p;
+	struct tp_analysis *a = &f->a;
+	struct tp_buf *b = &f->b;
+	tp_summary_text(p, a, 0, b);
 	const char *hdr =
 	    " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
 	    "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
 	    "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
-	assert_non_null(strstr(b.data, hdr));
+	assert_non_null(strstr(b->data, hdr));
 	/* total 1499 ns; parallelism (1500 + 1000) / 1499; DDR 20000 B / 1000 ns = 20 GB/s */
 	assert_non_null(strstr(
-	    b.data, "      0 |        166.78% |          1.499 |         100.07% |"
-	            "           1500 |        n/a |             1000 |              20.00 |"));
-	assert_non_null(strstr(b.data, "Overall |"));
-	assert_non_null(strstr(b.data, "1.500(us)"));
-	assert_non_null(strstr(b.data, "- a note\n"));
+	    b->data, "      0 |        166.78% |          1.499 |         100.07% |"
+	             "           1500 |        n/a |             1000 |              20.00 |"));
+	assert_non_null(strstr(b->data, "Overall |"));
+	assert_non_null(strstr(b->data, "1.500(us)"));
+	assert_non_null(strstr(b->data, "- a note\n"));
 	/* The rule lines are as wide as the header. */
 	size_t w = strlen(hdr) - 1;
 	char *eq = tp_malloc(w + 3);
@@ -65,31 +93,26 @@ static void test_text_layout(void **state)
 	memset(eq + 1, '=', w);
 	eq[w + 1] = '\n';
 	eq[w + 2] = 0;
-	assert_non_null(strstr(b.data, eq + 1));
+	assert_non_null(strstr(b->data, eq + 1));
 	tp_free(eq);
 	/* The console form drops the SDMA columns when there is no SDMA. */
-	b.len = 0;
-	tp_summary_text(p, &a, 1, &b);
-	assert_null(strstr(b.data, "totalSdmaCycle"));
-	assert_non_null(strstr(b.data, "GdmaL2AvgBW(GB/s)\n"));
-	tp_buf_free(&b);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	b->len = 0;
+	tp_summary_text(p, a, 1, b);
+	assert_null(strstr(b->data, "totalSdmaCycle"));
+	assert_non_null(strstr(b->data, "GdmaL2AvgBW(GB/s)\n"));
 }
 
 /* A vendor row from the reader is printed beside tpuprof's under the same column names, in
  * summary.txt and in summary.json's "vendor"; without one there is no such table. */
 static void test_vendor_rows(void **state)
 {
-	(void)state;
-	struct tp_profile *p = build();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_text(p, &a, 0, &b);
-	assert_null(strstr(b.data, "Vendor comparison"));
-	tp_buf_free(&b);
+	struct fx *f = *state;
+	struct tp_profile *p = f->p;
+	struct tp_analysis *a = &f->a;
+	struct tp_buf *b = &f->b;
+	tp_summary_text(p, a, 0, b);
+	assert_null(strstr(b->data, "Vendor comparison"));
+	tp_buf_free(b);
 	struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool\".py", 0, 0);
 	v->total_time_ns = 2000;
 	v->parallelism = 0.25;
@@ -100,45 +123,38 @@ static void test_vendor_rows(void **state)
 	v->gdma_ddr_gbps = 1.234;
 	v->gdma_l2_gbps = 5.5;
 	v->records[TP_TRACK_GDMA] = 3;
-	tp_buf_init(&b);
-	tp_summary_text(p, &a, 0, &b);
-	assert_non_null(strstr(b.data, "Figures of               | CoreId | Parallelism(%) | "
-	                               "totalTime(us) | TiuWorkingRatio |"));
-	assert_non_null(strstr(b.data, "tpuprof (hardware)       |      0 |        166.78% |"
-	                               "         1.499 |         100.07% |          1500 |"));
-	assert_non_null(strstr(b.data, "vendor (tool\".py)        |      0 |         25.00% |"
-	                               "         2.000 |          12.50% |             7 |"
-	                               "              8 |               1.23 |              5.50 |"
-	                               "              9 |               0.00 |      0 |      3 |"));
-	tp_buf_free(&b);
-	tp_buf_init(&b);
-	tp_summary_json(p, &a, &b);
-	assert_non_null(strstr(b.data, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
-	                               "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
+	tp_buf_init(b);
+	tp_summary_text(p, a, 0, b);
+	assert_non_null(strstr(b->data, "Figures of               | CoreId | Parallelism(%) | "
+	                                "totalTime(us) | TiuWorkingRatio |"));
+	assert_non_null(strstr(b->data, "tpuprof (hardware)       |      0 |        166.78% |"
+	                                "         1.499 |         100.07% |          1500 |"));
+	assert_non_null(strstr(b->data,
+	                       "vendor (tool\".py)        |      0 |         25.00% |"
+	                       "         2.000 |          12.50% |             7 |"
+	                       "              8 |               1.23 |              5.50 |"
+	                       "              9 |               0.00 |      0 |      3 |"));
+	tp_buf_free(b);
+	tp_buf_init(b);
+	tp_summary_json(p, a, b);
+	assert_non_null(strstr(b->data, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
+	                                "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
 	assert_non_null(
-	    strstr(b.data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
-	tp_buf_free(&b);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	    strstr(b->data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
 }
 
 static void test_json_escapes(void **state)
 {
-	(void)state;
-	struct tp_profile *p = build();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_json(p, &a, &b);
-	assert_non_null(strstr(b.data, "\"net_name\":\"net\\u003c/script>\""));
-	assert_non_null(strstr(b.data, "\"name\":\"tensorLd \\\"quoted\\\"\""));
-	assert_non_null(strstr(b.data, "\"total_time_ns\":1499,"));
-	assert_non_null(strstr(b.data, "\"total_time_us\":1.499,"));
-	assert_non_null(strstr(b.data, "\"uarch_rate_pct\":null"));
-	tp_buf_free(&b);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	struct fx *f = *state;
+	struct tp_profile *p = f->p;
+	struct tp_analysis *a = &f->a;
+	struct tp_buf *b = &f->b;
+	tp_summary_json(p, a, b);
+	assert_non_null(strstr(b->data, "\"net_name\":\"net\\u003c/script>\""));
+	assert_non_null(strstr(b->data, "\"name\":\"tensorLd \\\"quoted\\\"\""));
+	assert_non_null(strstr(b->data, "\"total_time_ns\":1499,"));
+	assert_non_null(strstr(b->data, "\"total_time_us\":1.499,"));
+	assert_non_null(strstr(b->data, "\"uarch_rate_pct\":null"));
 }
 
 /* With cost data: the uArchURate column, the Function Type table and the hot-spot notes. */
@@ -240,8 +256,10 @@ static void test_text_controls(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_text_layout),   cmocka_unit_test(test_json_escapes),
-	    cmocka_unit_test(test_vendor_rows),   cmocka_unit_test(test_cost_columns),
+	    cmocka_unit_test_setup_teardown(test_text_layout, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_json_escapes, fx_setup, fx_teardown),
+	    cmocka_unit_test_setup_teardown(test_vendor_rows, fx_setup, fx_teardown),
+	    cmocka_unit_test(test_cost_columns),
 	    cmocka_unit_test(test_text_controls),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 /*
  * ops.c — the Operators sheet of the workbook for tpuprof captures. It mirrors ops.csv
- * (src/writers/opsreport, docs/ops-csv.md): the same operator table (tp_op_table_build: one row per
+ * (src/writers/opscsv, docs/ops-csv.md): the same operator table (tp_op_table_build: one row per
  * (name, op_type), mean latency over non-warm-up executions), the same perf-ratio table
  * (built-in or --sparse-ratios) and the same eligibility rule — but the sparse what-if of the
  * Neural Engine CSV (neural-engine-cambricon.md §A.2) is written as live Excel formulas: the
@@ -12,7 +12,7 @@
  */
 #include "writers/xlsx/xlsx_int.h"
 
-#include "writers/opsreport/opsreport.h"
+#include "writers/opscsv/opscsv.h"
 
 #include <stdlib.h>
 #include <string.h>

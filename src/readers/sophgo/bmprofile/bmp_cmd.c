@@ -35,7 +35,7 @@
  *   command; the cmd_id stored in each descriptor is checked against its position, and
  *   decoding stops where they disagree.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -20,7 +20,7 @@
  * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -737,8 +737,8 @@ static struct gev *push_ev(struct gchunk *ch)
 
 /* The line ends of a chunk, found 64 bytes at a time: the block's '\n' bytes as a bit mask
  * (SSE2 compares), so the next line end costs a count of trailing zeros instead of a memchr
- * call per line (global.profile lines are ~80 bytes, and the call's setup was most of the
- * tokenizer's newline search). Gives exactly memchr's answers; never reads at or past `end`.
+ * call per line (global.profile lines are ~80 bytes, and a call's setup would dominate the
+ * search). Gives exactly memchr's answers; never reads at or past `end`.
  * Without SSE2 it is memchr. */
 struct nlfind {
 	const char *text;
@@ -1107,8 +1107,8 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
 		 * before chunk k, and that read maps back the pages around it after chunk k - 1
 		 * was dropped (a whole large folio's worth when the page cache holds the file in
-		 * 2 MiB folios: 150 MB of a 465 MB global.profile stayed resident to the end). The
-		 * pages already released cost nothing to release again. */
+		 * 2 MiB folios; docs/perf-notes/sophgo.md). The pages already released cost nothing
+		 * to release again. */
 		if (g->drop_pages)
 			tp_map_drop(text, 0, ch->end);
 		if (g->src)

@@ -23,7 +23,7 @@
  * per-core type. Skipped and counted: every other block type (2, 7, 9..16 and unknown ones).
  * Accepted versions: the BM1684/BM1684X/BM1688/CV184X runtime writers of libsophon 2023–2025.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -11,13 +11,13 @@
  *   TCYC : <n>. (bdc_cycle:<n>, gdma_cycle:<n>)
  *   GDMA SUMMARY : |dr[0] S2L:<n>|dr[1] L2S:<n>|dr[2] S2S:<n>|dr[3] L2L:<n>
  *   flops: <n>, runtime: <x>ms, ComputationAbility: <x>T      (summed over sections)
- * Tolerance (a side file, issue 9 item 5): blanks around every ':' separator ("TCYC : 224969",
+ * Tolerance (a side file): blanks around every ':' separator ("TCYC : 224969",
  * "total_cycle : 5"), CRLF, trailing blanks, lines in any order, unknown item keys and extra
  * columns are accepted; TCYC without its (bdc_cycle, gdma_cycle) part gives the total alone.
  * A line that still does not parse is skipped and counted (bad_lines, first_bad_line,
  * bad_what) for the caller's one warning; the parse itself never fails.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -131,15 +131,10 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 	unsigned long no = 0;
 	uint64_t tcyc = 0;
 	int have_tcyc = 0;
-	while (pos < len) {
-		const char *nl = memchr(text + pos, '\n', len - pos);
-		size_t e = nl ? (size_t)(nl - text) : len;
+	const char *s;
+	size_t n;
+	while (sg_lines_next(text, len, &pos, &s, &n)) {
 		no++;
-		const char *s = text + pos;
-		size_t n = e - pos;
-		pos = e + 1;
-		while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
-			n--;
 		while (n && (*s == ' ' || *s == '\t')) {
 			s++; /* indentation (item lines are split on blanks anyway) */
 			n--;

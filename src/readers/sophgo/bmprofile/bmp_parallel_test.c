@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 /* Layer i of p, decoded into one of a few rotating buffers (tests hold a handful at once). */
 static const struct tp_layer *layer_at(const struct tp_profile *p, size_t i)

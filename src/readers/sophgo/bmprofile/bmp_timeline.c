@@ -1,10 +1,10 @@
 /*
  * bmp_timeline.c — the pure rules of the PerfAI timeline reconstruction (sophgo-bmprofile.md
  * §9.2) that do not need the model: which GDMA records survive the trimming by inst_id == 0
- * positions. The unwrapping and the cycle/ns conversions are inline in sophgo_int.h; the
+ * positions. The unwrapping and the cycle/ns conversions are inline in bmp_int.h; the
  * reader (bmp_reader.c) applies them to the slices.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last, size_t *lo,
                     size_t *hi)

@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "hexfile.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 #include "readers/sophgo/sophgo.h"
-#include "readers/sophgo/sophgo_int.h"
 #include "testutil.h"
 
 /* The layer of node i, read without a cursor. */
@@ -752,7 +752,7 @@ static void test_netstat_parse(void **state)
 	assert_int_equal(ns.total_cycle, 7);
 }
 
-/* Harmless variants of net_stat.sim, one per kind (issue 9 item 5): each parses with no
+/* Harmless variants of net_stat.sim, one per kind (a side file): each parses with no
  * skipped line and the same figures as the canonical text. */
 static void test_netstat_variants(void **state)
 {
@@ -799,7 +799,7 @@ static void test_netstat_variants(void **state)
 	assert_int_equal(ns.bad_lines, 0);
 }
 
-/* Harmless variants of global.profile (issue 9 item 5; it stays strict about real damage):
+/* Harmless variants of global.profile (it stays strict about real damage):
  * CRLF, trailing blanks, blanks around '=', unknown keys and lines, reordered header lines.
  * Each parses to the same header, layer, tensor and node as the canonical text. */
 static void test_global_variants(void **state)
@@ -1246,9 +1246,9 @@ static void test_a2_layers_json(void **state)
 	tp_profile_free(p);
 
 	/* A tensor_location.json that is not usable is a side-file problem: the conversion goes
-	 * on with the global.profile layers and one note naming path:LINE (issue 9 item 5). The
-	 * malformed variants crashed before (issue 13 item 1: the mapping was released before the
-	 * error excerpt was printed, and the excerpt read past the unterminated buffer). */
+	 * on with the global.profile layers and one note naming path:LINE. The malformed variants
+	 * check that the error excerpt is printed while the mapping is alive and never reads past
+	 * the unterminated buffer. */
 	char note[9000];
 	unlink(path);
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);

@@ -49,7 +49,7 @@
  * DYN_DATA that fits layout v2 (bigTpuProfile ≈0.3.x, bits 0..6 type, 7..9 engine) but not v1
  * is refused (dyn_v2 = 1, the PMU records still convert): v2 is unverified (§5).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/cdm/cdm_int.h"
 
 #include <string.h>
 

@@ -16,7 +16,7 @@
  * the BM1690 deltas listed there) and sophgo-analysis.md §2.3 (bm1690_defs.py DMA/CDMA names);
  * address tags from cdm §6.1 / costmodel §5 item 2 (bm1690_defs.py::mem_type).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/cdm/cdm_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -19,8 +19,8 @@
 #include <unistd.h>
 
 #include "hexfile.h"
+#include "readers/sophgo/cdm/cdm_int.h"
 #include "readers/sophgo/sophgo.h"
-#include "readers/sophgo/sophgo_int.h"
 
 static char fixture[2048], tmpdir[2048];
 

@@ -23,7 +23,7 @@
  * divides by), sub-operation codes the op index does not list, other chips (BM1684X's
  * arch-only model is not implemented yet).
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <stdio.h>
 

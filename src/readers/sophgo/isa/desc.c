@@ -13,7 +13,7 @@
  * Unknown sub-operation codes of a known (cmd_short, op) fall back to that op's first class,
  * so a new eu code still gets the right size; a key with no class at all stops decoding.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <string.h>
 

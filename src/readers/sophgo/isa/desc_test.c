@@ -16,7 +16,7 @@
 #include <cmocka.h>
 #include <string.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
 
 /* Sets bits [off, off+w) of a little-endian buffer to v (w <= 64). */
 static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)

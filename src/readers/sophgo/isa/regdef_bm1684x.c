@@ -1,7 +1,7 @@
 /*
  * regdef_bm1684x.c — BM1684X descriptor register tables (data only): the TIU and GDMA register
  * classes and the op index that selects a class from a descriptor header. Consumed by the
- * table-driven decoder (sophgo_int.h, specs/sophgo-costmodel.md §1.3/1.4); owns nothing at
+ * table-driven decoder (sg_isa.h, specs/sophgo-costmodel.md §1.3/1.4); owns nothing at
  * run time.
  *
  * Transcribed (facts only, no code) from tpu-mlir, repository sophgo/tpu-mlir:
@@ -23,7 +23,7 @@
  *
  * Vendor quirks kept as found, each marked "quirk" below.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <stddef.h>
 

@@ -15,7 +15,7 @@
  * trailing blank). The matrix class really names its address fields *_h32 / *_l8; the
  * vendor's printer renames them (§5 step 1), the tables do not.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 static const struct sg_field tiu_CONV[] = {
     {"cmd_short", 1},      {"op_code", 16},          {"cmd_id_dep", 24},

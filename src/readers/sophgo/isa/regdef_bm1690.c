@@ -1,7 +1,7 @@
 /*
  * regdef_bm1690.c — BM1690 / SG2260 descriptor register tables (data only): the TIU, GDMA
  * (SDMA uses the GDMA encoding) and CDMA register classes and the op index that selects a
- * class from a descriptor header. Consumed by the table-driven decoder (sophgo_int.h, §1.3/1.4
+ * class from a descriptor header. Consumed by the table-driven decoder (sg_isa.h, §1.3/1.4
  * of specs/sophgo-costmodel.md); owns nothing at run time.
  *
  * Transcribed (facts only, no code) from tpu-mlir, repository sophgo/tpu-mlir,
@@ -22,7 +22,7 @@
  *
  * Vendor quirks kept as found, each marked "quirk" below.
  */
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <stddef.h>
 

@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "readers/sophgo/sophgo_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 static const struct sg_isa *const isas[] = {
     &sg_isa_bm1688,

@@ -1,0 +1,128 @@
+/*
+ * args.c — argument sets: a slice's or layer's key/value pairs, appended set by set between
+ * tp_args_begin and tp_args_end into the profile's one argument array, and their lookup.
+ */
+#include "model/model.h"
+#include "model/model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t tp_args_begin(struct tp_profile *p)
+{
+	struct tp_argset s = {(uint32_t)p->num_args, 0};
+	long idx = PUSH(p, argsets, num_argsets, cap_argsets, s);
+	return idx < 0 ? 0 : (uint32_t)idx;
+}
+
+static int add_arg(struct tp_profile *p, struct tp_arg a)
+{
+	if (p->num_argsets <= 1)
+		return TP_EUSAGE;
+	if (PUSH(p, args, num_args, cap_args, a) < 0)
+		return TP_ENOMEM;
+	p->argsets[p->num_argsets - 1].count++;
+	return TP_OK;
+}
+
+int tp_args_add_int(struct tp_profile *p, const char *key, int64_t v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_INT, .v.i = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add_uint(struct tp_profile *p, const char *key, uint64_t v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_UINT, .v.u = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add_real(struct tp_profile *p, const char *key, double v)
+{
+	struct tp_arg a = {.key = tp_profile_str(p, key), .type = TP_ARG_REAL, .v.d = v};
+	return add_arg(p, a);
+}
+
+int tp_args_add(struct tp_profile *p, const struct tp_arg *a)
+{
+	return add_arg(p, *a);
+}
+
+int tp_args_add_str(struct tp_profile *p, const char *key, const char *v)
+{
+	struct tp_arg a = {
+	    .key = tp_profile_str(p, key), .type = TP_ARG_STR, .v.s = tp_profile_str(p, v)};
+	return add_arg(p, a);
+}
+
+uint32_t tp_args_end(struct tp_profile *p)
+{
+	if (p->num_argsets <= 1 || p->oom)
+		return 0;
+	size_t id = p->num_argsets - 1;
+	if (p->argsets[id].count == 0) {
+		p->num_argsets--; /* drop the empty set so ids stay dense */
+		return 0;
+	}
+	return (uint32_t)id;
+}
+
+const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n)
+{
+	*n = 0;
+	if (id == 0 || id >= p->num_argsets)
+		return NULL;
+	*n = p->argsets[id].count;
+	return p->args + p->argsets[id].first;
+}
+
+uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s)
+{
+	uint32_t id;
+	return tp_strtab_find(&p->strs, s, strlen(s), &id) ? id : 0;
+}
+
+const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key)
+{
+	size_t n;
+	const struct tp_arg *a = key ? tp_args_get(p, args, &n) : NULL;
+	for (size_t i = 0; a && i < n; i++)
+		if (a[i].key == key)
+			return &a[i];
+	return NULL;
+}
+
+int64_t tp_arg_as_i64(const struct tp_arg *a)
+{
+	switch (a->type) {
+	case TP_ARG_INT:
+		return a->v.i;
+	case TP_ARG_UINT:
+		return a->v.u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)a->v.u;
+	case TP_ARG_REAL:
+		return a->v.d != a->v.d ? 0 : tp_f64_to_i64_clamp(a->v.d, INT64_MIN, INT64_MAX);
+	default:
+		return 0;
+	}
+}
+
+int tp_arg_as_double(const struct tp_profile *p, const struct tp_arg *a, double *out)
+{
+	switch (a->type) {
+	case TP_ARG_INT:
+		*out = (double)a->v.i;
+		return 1;
+	case TP_ARG_UINT:
+		*out = (double)a->v.u;
+		return 1;
+	case TP_ARG_REAL:
+		*out = a->v.d;
+		return 1;
+	default: {
+		const char *s = tp_str(p, a->v.s);
+		char *end;
+		*out = strtod(s, &end);
+		return end != s;
+	}
+	}
+}

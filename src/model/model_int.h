@@ -1,0 +1,64 @@
+/*
+ * model_int.h — declarations shared by the model's own files (profile.c, labels.c, cost.c,
+ * layers.c, args.c, finish.c) and its unit test; not for other modules, which use model.h.
+ */
+#ifndef TP_MODEL_INT_H
+#define TP_MODEL_INT_H
+
+#include "model/model.h"
+
+/* Appends one element of `elem` bytes to a (ptr, num, cap) table; returns its index or -1
+ * (and sets the profile's sticky oom flag). Inline: it is on every reader's append path. */
+static inline long tp_model_push(struct tp_profile *p, void *arrp, size_t elem, size_t *num,
+                                 size_t *cap, const void *val)
+{
+	void **arr = arrp;
+	void *np = tp_grow(*arr, elem, *num + 1, cap);
+	if (!np) {
+		p->oom = 1;
+		return -1;
+	}
+	*arr = np;
+	memcpy((char *)np + *num * elem, val, elem);
+	return (long)(*num)++;
+}
+#define PUSH(p, arr, num, cap, val)                                                                \
+	tp_model_push((p), &(p)->arr, sizeof *(p)->arr, &(p)->num, &(p)->cap, &(val))
+
+/* The cost id of slice i of t (i < cost_cap), whatever the array's width. */
+static inline uint32_t tp_model_cost_at(const struct tp_track *t, size_t i)
+{
+	switch (t->cost_width) {
+	case 1:
+		return ((const uint8_t *)t->cost)[i];
+	case 2:
+		return ((const uint16_t *)t->cost)[i];
+	default:
+		return ((const uint32_t *)t->cost)[i];
+	}
+}
+
+/* Stores id v for slice i (v must fit cost_width: see cost_fit in cost.c). */
+static inline void tp_model_cost_put(struct tp_track *t, size_t i, uint32_t v)
+{
+	switch (t->cost_width) {
+	case 1:
+		((uint8_t *)t->cost)[i] = (uint8_t)v;
+		break;
+	case 2:
+		((uint16_t *)t->cost)[i] = (uint16_t)v;
+		break;
+	default:
+		((uint32_t *)t->cost)[i] = v;
+		break;
+	}
+}
+
+/* Gives track t a zeroed cost entry for each slice it has room for (1 byte each on first
+ * use). TP_OK / TP_ENOMEM. */
+int tp_model_cost_grow(struct tp_track *t);
+
+/* Frees the layer table's arrays and zeroes it. */
+void tp_model_layer_tab_free(struct tp_layer_table *t);
+
+#endif /* TP_MODEL_INT_H */

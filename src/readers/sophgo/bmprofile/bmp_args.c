@@ -1,0 +1,323 @@
+/*
+ * bmp_args.c — what one command gives its slice: the per-core command files (cmd_*.dat,
+ * opened for lookups by cmd_id and closed with notes on where decoding stopped) and, per
+ * slice, the name, type, kind, direction, data type, dependency and TIU cost from its
+ * descriptor, plus with detail its argument set in the vendor's spelling (decoded fields, data
+ * type, cost figures, GDMA PMU figures, the DMA printer's tail). Owns the argument-key table.
+ */
+#include "common/progress.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The argument keys' spellings (bmp_int.h). */
+const char *const bmp_key_names[BMP_K_NKEYS] = {
+    "src_start_addr", "dst_start_addr", "cmd_id_dep", "Msg Id",     "Sd\\Wt Count",
+    "gdma_id",        "bd_id",          "id",         "profile_id", "extra"};
+
+static void name_of(struct bmp_rd *r, const struct bmp_cmd *c, uint32_t *name, uint32_t *type)
+{
+	struct bmp_name_slot *s = &r->cache[c->key % BMP_NAME_CACHE];
+	if (!s->set) {
+		s->name = tp_profile_str(r->p, c->name);
+		s->type = tp_profile_str(r->p, c->type);
+		s->set = 1;
+	}
+	*name = s->name;
+	*type = s->type;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command files.                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+void bmp_cmds_free(struct bmp_core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		bmp_cmdbuf_free(&cc->cb[e]);
+		tp_file_release(&cc->f[e]);
+		tp_free(cc->path[e]);
+		cc->path[e] = NULL;
+		cc->have[e] = 0;
+	}
+}
+
+/* Opens cmd_<base>_<core>_<engine>.dat (legacy arches first try cmd_<base>_<engine>.dat) for
+ * lookups from the COMMAND block's offset (indexed as they go: see close_cmds). */
+int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_command *cm,
+                  unsigned core, struct bmp_core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		uint64_t base = e == BMP_ENG_TIU ? cm->bd_base : cm->gdma_base;
+		uint64_t offset = e == BMP_ENG_TIU ? cm->bd_offset : cm->gdma_offset;
+		uint64_t expect = e == BMP_ENG_TIU ? cm->bd_count : cm->gdma_count;
+		if (expect == 0)
+			continue;
+		char name[96];
+		int found = 0;
+		if (!r->perfai) {
+			snprintf(name, sizeof name, "cmd_%llx_%d.dat", (unsigned long long)base, e);
+			found = bmp_exists(r, name);
+		}
+		if (!found) {
+			snprintf(name, sizeof name, "cmd_%llx_%u_%d.dat", (unsigned long long)base,
+			         core, e);
+			found = bmp_exists(r, name);
+		}
+		if (found < 0)
+			return bmp_nomem(r);
+		if (!found)
+			return tp_diag_set(
+			    r->d, TP_ENOTFOUND,
+			    "%s: COMMAND block %u names %s, which is missing from %s", iter_path,
+			    core, name, r->dir);
+		char *pth = NULL;
+		int rc = bmp_load(r, name, &cc->f[e], &pth);
+		if (rc)
+			return rc;
+		if (offset > cc->f[e].size) {
+			rc = tp_diag_at(r->d, TP_EFORMAT, pth, 0,
+			                "COMMAND offset %llu is past the end of the %zu-byte file",
+			                (unsigned long long)offset, cc->f[e].size);
+			tp_free(pth);
+			return rc;
+		}
+		const uint8_t *data = cc->f[e].data + offset;
+		size_t len = cc->f[e].size - (size_t)offset;
+		int irc = r->dec ? bmp_cmdbuf_init_dec(&cc->cb[e], r->arch, e, r->dec, data, len,
+		                                       cc->f[e].mapped)
+		          : cc->f[e].mapped
+		              ? bmp_cmdbuf_init_mapped(&cc->cb[e], r->arch, e, data, len)
+		              : bmp_cmdbuf_init(&cc->cb[e], r->arch, e, data, len);
+		if (irc != TP_OK) {
+			tp_free(pth);
+			return bmp_nomem(r);
+		}
+		cc->have[e] = 1;
+		cc->path[e] = pth;
+		cc->offset[e] = (size_t)offset;
+		cc->expect[e] = expect;
+		/* BM1684's fixed slots: trailing padding is not commands. */
+		if (r->arch == TP_ARCH_BM1684 && expect < UINT32_MAX)
+			bmp_cmdbuf_limit(&cc->cb[e], (uint32_t)expect);
+	}
+	return TP_OK;
+}
+
+/* After core cc's lookups: indexes what they did not reach, notes where decoding stopped and
+ * a command count that differs from the COMMAND block's, and releases the files' pages (the
+ * command buffers release what lies behind their index as it grows). Runs on the calling
+ * thread (notes). TP_OK / TP_ENOMEM. */
+int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
+{
+	for (int e = 0; e < 2; e++) {
+		if (!cc->have[e])
+			continue;
+		struct bmp_cmdbuf *cb = &cc->cb[e];
+		if (bmp_cmdbuf_finish(cb) != TP_OK)
+			return bmp_nomem(r);
+		if (cb->stopped)
+			bmp_note(r,
+			         "%s@0x%zx: command decoding stopped at an unknown descriptor "
+			         "after %u commands; later commands are unnamed",
+			         cc->path[e], cc->offset[e] + cb->stop_off, cb->count);
+		if (cb->count != cc->expect[e])
+			bmp_note(r, "%s: decoded %u commands, the COMMAND block says %llu",
+			         cc->path[e], cb->count, (unsigned long long)cc->expect[e]);
+		tp_file_drop(&cc->f[e], 0, cc->f[e].size);
+	}
+	return TP_OK;
+}
+
+/* The argument keys of one class's fields (sg_class_keys, with BM1688's DMA printer renames),
+ * built once per class. NULL when out of memory. */
+static const uint32_t *class_keys(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
+{
+	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	if (!r->keys[engine]) {
+		r->keys[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[engine]);
+		if (!r->keys[engine])
+			return NULL;
+	}
+	if (r->keys[engine][ci])
+		return r->keys[engine][ci];
+	uint32_t *k = sg_class_keys(r->p, dc, engine == BMP_ENG_TIU, r->arch == TP_ARCH_BM1688);
+	if (!k)
+		return NULL;
+	r->keys[engine][ci] = k;
+	return k;
+}
+
+/* Every decoded field as an argument, in class order under the vendor's names. A repeated
+ * name appears once, at its first position, with the value of its last occurrence, as the
+ * vendor's dict does. */
+static void add_fields(struct bmp_rd *r, int engine, const struct bmp_cmd *c)
+{
+	const struct sg_dclass *dc = c->desc.cls;
+	const uint32_t *keys = class_keys(r, engine, dc);
+	if (!keys) {
+		r->p->oom = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < dc->rc->nfields; i++)
+		if (keys[i])
+			tp_args_add(r->p, &(struct tp_arg){
+			                      .key = keys[i],
+			                      .type = TP_ARG_UINT,
+			                      .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
+}
+
+/* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
+static void add_tiu_dtype(struct bmp_rd *r, const struct bmp_cmd *c)
+{
+	const struct sg_desc *d = &c->desc;
+	int ho = sg_has(d, SG_F_OPT_OPD0_PREC), hr = sg_has(d, SG_F_OPT_RES0_PREC);
+	const char *a = "None", *b = "None";
+	if (hr)
+		b = sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_RES0_PREC));
+	a = ho ? sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_OPD0_PREC)) : b;
+	char buf[40];
+	snprintf(buf, sizeof buf, "%s -> %s", a, b);
+	tp_args_add_str(r->p, "Data Type", buf);
+}
+
+static void add_tiu_cost(struct bmp_rd *r, const struct tp_cost *k, uint32_t asic)
+{
+	char buf[32];
+	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
+	tp_args_add_uint(r->p, "Alg Cycle", k->alg_cycle);
+	sg_pct1(buf, sizeof buf, (double)k->alg_ops, (double)k->uarch_ops);
+	tp_args_add_str(r->p, "uArch Rate", buf);
+	sg_pct1(buf, sizeof buf, (double)k->init_cycle, (double)asic + 1e-4);
+	tp_args_add_str(r->p, "Initial Cycle Ratio", buf);
+	sg_pct1(buf, sizeof buf, (double)k->bank_cycle, (double)asic + 1e-4);
+	tp_args_add_str(r->p, "Bank Conflict Ratio", buf);
+}
+
+/* Python's round(x, 4) for the positive values here. */
+static double round4(double x)
+{
+	return floor(x * 10000.0 + 0.5) / 10000.0;
+}
+
+/* GDMA PMU figures per command (costmodel §5 steps 6, 7, 9): BM1688 counts bytes only and
+ * the transactions are bytes / 16 (xact NULL); CV184X counts transactions (xact = DDR side |
+ * LMEM side << 32). Bandwidths are bytes per GDMA cycle times the GDMA clock in GHz. */
+static void add_gdma_pmu(struct bmp_rd *r, const struct tp_track *tr, const struct tp_slice *s,
+                         uint64_t gmem, uint64_t lmem, const uint64_t *xact)
+{
+	struct tp_profile *p = r->p;
+	double ghz = r->gdma_mhz / 1000.0, asic = s->cycles ? (double)s->cycles : 1.0;
+	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
+	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
+	uint64_t gx = xact ? (*xact & 0xFFFFFFFFu) : gmem / xa, lx = xact ? *xact >> 32 : lmem / xa;
+	struct sg_dma_figs fg = {.stall = tp_slice_stall(tr, s),
+	                         .gmem = gmem,
+	                         .lmem = lmem,
+	                         .gxact = gx,
+	                         .lxact = lx,
+	                         .size = gmem > lmem ? gmem : lmem,
+	                         .gbw = gbw,
+	                         .lbw = lbw,
+	                         .ddr_bw = gbw > lbw ? gbw : lbw};
+	sg_add_dma_args(p, &fg, SG_DMA_PERFAI);
+}
+
+/* What the vendor's DMA printer adds after the decoded fields (costmodel §5 steps 1, 2, 4):
+ * the mask address fields that only masked_select's layout has (as 0), then the joined
+ * addresses; a sys command instead gets its address fields as 0 (CV184X prints them with
+ * the LMEM->LMEM direction its zero addresses give). Data Type is the DATATYPE name of
+ * src_data_format on every command (the vendor's names: BFP16, not BF16). */
+static void add_dma_tail(struct bmp_rd *r, const struct bmp_cmd *c)
+{
+	struct tp_profile *p = r->p;
+	int has_mask = strcmp(c->desc.cls->rc->op_name, "DMA_masked_select") == 0;
+	if ((r->arch == TP_ARCH_BM1688 && c->kind == TP_CMD_NORMAL) || r->arch == TP_ARCH_CV184X) {
+		if (!has_mask) {
+			tp_args_add_uint(p, "mask_start_addr_h8", 0);
+			tp_args_add_uint(p, "mask_start_addr_l32", 0);
+		}
+	}
+	if (c->kind == TP_CMD_NORMAL) {
+		tp_args_add_uint(p, bmp_key_names[BMP_K_DST], c->dst_addr);
+		tp_args_add_uint(p, bmp_key_names[BMP_K_SRC], c->src_addr);
+	} else if (r->arch == TP_ARCH_CV184X) {
+		static const char *const zero[] = {"dst_start_addr_l32", "src_start_addr_l32",
+		                                   "src_start_addr_h13", "dst_start_addr_h13"};
+		for (size_t i = 0; i < sizeof zero / sizeof *zero; i++)
+			tp_args_add_uint(p, zero[i], 0);
+		tp_args_add_str(p, "Direction", "LMEM->LMEM");
+	}
+	if (sg_has(&c->desc, SG_F_SRC_FMT))
+		tp_args_add_str(p, "Data Type",
+		                sg_prec_name((unsigned)sg_get(&c->desc, c->raw, SG_F_SRC_FMT)));
+}
+
+/* Fills name/type/kind/dir/dtype/dep of slice `index` of track `t` from its command, its
+ * cost figures (TIU commands with a table-decoded descriptor, whatever the detail level) and,
+ * with detail, its argument set. `rel` is the slice's position among the core's slices of
+ * this iteration (for the GDMA byte counters kept beside them). */
+void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t, size_t index,
+                  unsigned core, size_t rel)
+{
+	struct bmp_cmd c;
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = &tr->slices[index];
+	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
+		struct tp_label l = *tp_slice_label(tr, s);
+		l.name = tp_profile_str(r->p, "cmd_type_-1_0");
+		l.type = tp_profile_str(r->p, "cmd_type_-1");
+		tp_slice_set_label(r->p, tr, s, &l);
+		return;
+	}
+	struct tp_label l = *tp_slice_label(tr, s);
+	l.kind = c.kind;
+	l.dir = c.dir;
+	l.dtype = c.dtype;
+	name_of(r, &c, &l.name, &l.type);
+	tp_slice_set_label(r->p, tr, s, &l);
+	s->dep_id = c.dep;
+	struct tp_cost k = {0};
+	if (engine == BMP_ENG_TIU && c.have_desc) {
+		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
+		tp_track_set_cost(r->p, t, index, &k);
+		s = &r->p->tracks[t].slices[index];
+	}
+	if (!r->detail)
+		return;
+	tp_args_begin(r->p);
+	struct tp_profile *p = r->p;
+	if (c.have_desc && r->fields)
+		add_fields(r, engine, &c);
+	if (c.have_desc) {
+		if (engine == BMP_ENG_TIU) {
+			add_tiu_dtype(r, &c);
+			if (k.valid)
+				add_tiu_cost(r, &k, s->cycles);
+		}
+	}
+	if (engine == BMP_ENG_GDMA && c.have_desc)
+		add_dma_tail(r, &c);
+	else if (engine == BMP_ENG_GDMA && c.kind == TP_CMD_NORMAL && r->arch != TP_ARCH_BM1684X) {
+		tp_args_add_uint(p, bmp_key_names[BMP_K_DST], c.dst_addr);
+		tp_args_add_uint(p, bmp_key_names[BMP_K_SRC], c.src_addr);
+	}
+	if (engine == BMP_ENG_GDMA && c.have_desc && r->gd_gmem[core] && rel < r->gd_cap[core])
+		add_gdma_pmu(r, tr, s, r->gd_gmem[core][rel], r->gd_lmem[core][rel],
+		             r->gd_xact[core] ? &r->gd_xact[core][rel] : NULL);
+	/* The dependency also lives in s->dep_id (writers derive cmd_id_dep from it). */
+	if (c.has_msg) {
+		tp_args_add_uint(p, bmp_key_names[BMP_K_MSG], c.msg_id);
+		tp_args_add_uint(p, bmp_key_names[BMP_K_CNT], c.msg_cnt);
+	}
+	s->args = tp_args_end(p);
+}

@@ -1,0 +1,466 @@
+/*
+ * bmp_int.h — the bmprofile_data reader's internal pieces, shared by its own files, its unit
+ * tests and its fuzz targets: the iter<N>.profile block walk and PMU/MCU record decoders
+ * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile
+ * parser (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of
+ * §9.2 (bmp_timeline.c). Every parser works on a memory buffer, so tests and fuzzers need no
+ * files.
+ *
+ * Nothing here owns global state. Structures that allocate say who frees them.
+ */
+#ifndef TP_BMP_INT_H
+#define TP_BMP_INT_H
+
+#include "readers/sophgo/isa/sg_isa.h"
+#include "readers/sophgo/sg_int.h"
+
+#include <stdatomic.h>
+
+#define BMP_MAX_CORES 64
+
+/* iter<N>.profile block types (§4.2). */
+enum bmp_block_type {
+	BMP_BLK_SUMMARY = 1,
+	BMP_BLK_COMPILER_LOG = 2,
+	BMP_BLK_MONITOR_BD = 3,
+	BMP_BLK_MONITOR_GDMA = 4,
+	BMP_BLK_DYN_DATA = 5,
+	BMP_BLK_DYN_EXTRA = 6,
+	BMP_BLK_FIRMWARE_LOG = 7,
+	BMP_BLK_COMMAND = 8,
+};
+
+#define BMP_SUMMARY_SIZE 36
+#define BMP_TIU_REC_SIZE 32
+#define BMP_DYN_REC_SIZE 32
+#define BMP_COMMAND_HDR_SIZE 36
+
+/* Where a block's payload sits in its file. */
+struct bmp_span {
+	uint64_t off; /* absolute file offset of the payload */
+	size_t len;
+};
+
+struct bmp_summary {
+	int32_t iteration, subnet_id, subnet_type;
+	uint64_t begin_usec, end_usec, extra;
+};
+
+struct bmp_command {
+	uint64_t gdma_base, gdma_offset, bd_base, bd_offset;
+	uint32_t group_num;
+	uint64_t gdma_count, bd_count; /* sums over the groups */
+};
+
+/* Result of walking one iter file. Blocks of each per-core type are kept in file order; the
+ * k-th one belongs to the k-th core of core_list (§4.4: core identity is positional). */
+struct bmp_iter {
+	int have_summary;
+	struct bmp_summary summary;
+	struct bmp_command cmd[BMP_MAX_CORES];
+	struct bmp_span bd[BMP_MAX_CORES], gdma[BMP_MAX_CORES], dyn[BMP_MAX_CORES],
+	    extra[BMP_MAX_CORES];
+	unsigned n_cmd, n_bd, n_gdma, n_dyn, n_extra;
+	uint64_t blocks_read, blocks_skipped;
+	uint64_t extra_items, extra_strings; /* DYN_EXTRA items seen (all, STRING) */
+};
+
+/* PMU record sizes of an arch from the chip table (gdma: 256 BM1688, 192 BM1684/BM1684X,
+ * 64 CV184X; tiu: 32, or 16 on CV184X); 0 when the bmprofile reader has no layout for it. */
+size_t bmp_gdma_rec_size(enum tp_arch arch);
+size_t bmp_tiu_rec_size(enum tp_arch arch);
+
+/* Walks the block stream data[0..len) of the file named `path` (for messages). Validates every
+ * header before the size it declares, payload sizes against their record sizes and counts
+ * against the bytes left; unknown block types are skipped and counted. Returns TP_OK or an
+ * error (TP_ETRUNC, TP_EFORMAT) with `path@0xOFFSET: message` in d. */
+int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *path,
+             struct bmp_iter *it, struct tp_diag *d);
+
+/* One TIU PMU record (§4.5). */
+struct bmp_tiu_rec {
+	uint32_t start, end;
+	uint32_t inst_id; /* 16 bits (32-byte records) or 20 bits (CV184X) */
+};
+/* 32-byte layout (BM1684, BM1684X, BM1688): start, end, u64 {inst_id:16, load:48}, ... */
+static inline void bmp_tiu_decode(const uint8_t *p, struct bmp_tiu_rec *r)
+{
+	r->start = tp_le32(p);
+	r->end = tp_le32(p + 4);
+	r->inst_id = (uint32_t)p[8] | (uint32_t)p[9] << 8;
+}
+/* 16-byte id-first layout (CV184X, MARS3): {inst_id:20, reserved:12}, {thread_id:1,
+ * bank_conflict:31}, start, end. */
+static inline void bmp_tiu_decode_id_first(const uint8_t *p, struct bmp_tiu_rec *r)
+{
+	r->inst_id = tp_le32(p) & 0xFFFFFu;
+	r->start = tp_le32(p + 8);
+	r->end = tp_le32(p + 12);
+}
+
+/* One GDMA PMU record (§4.6). */
+struct bmp_gdma_rec {
+	uint32_t start, end;
+	uint32_t inst_id;      /* 20 bits (BM1688, BM1684X) or 16 bits (BM1684) */
+	uint64_t gmem, lmem;   /* BM1688: DDR-side (d0/d1 aw+ar) and LMEM-side (fmem aw+ar) bytes */
+	uint64_t bytes;        /* DMA data size: BM1688 max(gmem, lmem) (§10.1); legacy
+	                          d0_wr + d1_wr + gif_wr (§10.3), 0 if a counter is 0xFFFFFFFF */
+	uint32_t stall;        /* BM1688 fmem_wr_stall + fmem_rd_stall; CV184X gif_wr_rd_stall;
+	                          0 on legacy arches */
+	uint32_t gxact, lxact; /* CV184X transaction counts (costmodel §5 item 7): AXI d0
+	                          wr+rd valid (DDR side), GIF wr+rd valid (LMEM side); else 0 */
+};
+void bmp_gdma_decode(enum tp_arch arch, const uint8_t *p, struct bmp_gdma_rec *r);
+
+/* One MCU (DYN_DATA) record (§4.7). */
+struct bmp_dyn_rec {
+	uint32_t profile_id, type;
+	uint64_t id, begin, end;
+};
+static inline void bmp_dyn_decode(const uint8_t *p, struct bmp_dyn_rec *r)
+{
+	r->profile_id = tp_le32(p);
+	r->type = tp_le32(p + 4);
+	r->id = tp_le64(p + 8);
+	r->begin = tp_le64(p + 16);
+	r->end = tp_le64(p + 24);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command descriptors (cmd_*.dat, §6).                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+enum { BMP_ENG_TIU = 0, BMP_ENG_GDMA = 1 };
+
+/* What the reader needs from one decoded descriptor. */
+struct bmp_cmd {
+	uint8_t engine; /* BMP_ENG_* */
+	uint8_t kind;   /* enum tp_cmd_kind */
+	uint8_t dir;    /* enum tp_dir (DMA) */
+	uint8_t dtype;  /* enum tp_dtype */
+	uint8_t is_short;
+	uint8_t op;       /* TIU tsk_typ / DMA cmd_type (BM1684: func) */
+	uint8_t sub;      /* TIU tsk_eu_typ / DMA special function */
+	uint8_t has_msg;  /* SYS send/wait: msg_id and msg_cnt valid */
+	uint16_t key;     /* compact (engine, short, op, sub, dir) for name caching */
+	uint32_t dep;     /* cmd_id_dep (the partner engine's id this command waits for) */
+	uint32_t self_id; /* id stored in the descriptor (BM1684/BM1684X), 0 if none */
+	uint32_t msg_id, msg_cnt;
+	uint64_t src_addr, dst_addr;
+	const char *name; /* function name ("conv.normal", "tensorLd", ...) */
+	const char *type; /* function type ("sCONV", "DMA_tensor", ...) */
+	/* Set when a table decoder (sg_decoder) decoded the command: its class and the raw
+	 * descriptor bytes (valid while the command buffer's data is), for field access. */
+	int have_desc;
+	struct sg_desc desc;
+	const uint8_t *raw;
+	char name_buf[40], type_buf[24]; /* storage for names of unlisted codes */
+};
+
+/* Size in bytes of the descriptor at p (left bytes available), or 0 if the header is not one
+ * the decoder knows or the descriptor does not fit. */
+size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left);
+/* Decodes the descriptor at p (size bytes, as returned by bmp_cmd_size). */
+void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size,
+                    struct bmp_cmd *c);
+
+/* A command buffer with random access by cmd_id. Indexed lazily: a lookup past the indexed
+ * part indexes up to it and decodes the command at the frontier once, for the caller and the
+ * index, so lookups in PMU order read each descriptor once. The index keeps the offset of
+ * every 1024th command, so a backward jump costs at most 1024 header reads. Memory: 8 bytes
+ * per 1024 commands. */
+struct bmp_cmdbuf {
+	const struct sg_decoder *dec; /* table decoder, NULL = the hand-written one (not owned) */
+	const uint8_t *data;
+	size_t len;
+	enum tp_arch arch;
+	int engine;
+	uint32_t count; /* descriptors indexed so far (all of them after finish) */
+	uint32_t limit; /* lookups past this id find nothing (bmp_cmdbuf_limit) */
+	size_t *index;  /* offset of command 1 + 1024*i (owned) */
+	size_t nindex, cap_index;
+	size_t scan_off; /* offset of command count + 1 while !done */
+	int done;        /* the index reached the stream's end, a stop or out of memory */
+	int mapped;      /* data is a read-only file mapping: indexed pages may be dropped */
+	int oom;         /* the index could not grow */
+	uint32_t cur_id; /* cmd_id at cur_off (1-based), 0 = none */
+	size_t cur_off;
+	size_t cur_n;    /* size of the command at cur_off when already decoded, else 0 */
+	int stopped;     /* 1 if decoding stopped at an unknown header */
+	size_t stop_off; /* where */
+};
+/* Prepares data[0..len) for lookups; reads nothing past the first nonzero byte. TP_OK. The
+ * data must outlive cb. */
+int bmp_cmdbuf_init(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine, const uint8_t *data,
+                    size_t len);
+/* Same, for data inside a read-only file mapping: pages behind the index's frontier are
+ * released as it moves (they fault back in from the file when looked up). Never use on heap
+ * memory. */
+int bmp_cmdbuf_init_mapped(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                           const uint8_t *data, size_t len);
+/* Same as the two above (mapped selects which), decoding with the table decoder `dec` (which
+ * must outlive cb): sizes, class, every field; stream end per §1.4. */
+int bmp_cmdbuf_init_dec(struct bmp_cmdbuf *cb, enum tp_arch arch, int engine,
+                        const struct sg_decoder *dec, const uint8_t *data, size_t len, int mapped);
+/* Decodes the descriptor at p with a table decoder: 1 and *c filled (names, kind, dtype,
+ * direction, dependency, message id, addresses, have_desc/desc/raw), or 0 if no class
+ * matches or it does not fit in `left`. */
+int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                       struct bmp_cmd *c);
+/* Decodes command `cmd_id` (1-based). Returns 1, or 0 if the stream has no such command (or
+ * past the limit, or the index could not grow: see bmp_cmdbuf_finish). */
+int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out);
+/* Indexes the rest of the stream: afterwards count, stopped and stop_off describe all of it.
+ * TP_OK, or TP_ENOMEM if the index could not grow (now or in an earlier lookup). */
+int bmp_cmdbuf_finish(struct bmp_cmdbuf *cb);
+/* Lookups of ids above `limit` find nothing (BM1684's fixed slots: trailing padding past the
+ * COMMAND block's count is not commands). Indexing and count are unaffected. */
+void bmp_cmdbuf_limit(struct bmp_cmdbuf *cb, uint32_t limit);
+void bmp_cmdbuf_free(struct bmp_cmdbuf *cb);
+
+/* ---------------------------------------------------------------------------------------- */
+/* global.profile (§3).                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Node lines of one (core, engine) in file order: the layer each belongs to and, for the
+ * legacy matching (§8.2), its bd/gdma ids. There is one node line per command (millions), and
+ * a node's layer is the latest layer line's, so it only grows while a subnet runs: the layers
+ * are kept as one byte per node, ld[i] = layer(i) - layer(i - 1) (layer(-1) = -1) when that
+ * is 0..254, else 255 with the layer in `esc` (sorted by node), plus the layer of every
+ * BMP_NODE_MARK-th node in `mark`. Read them with bmp_nodes_layer. */
+#define BMP_NODE_MARK 64
+struct bmp_node_esc {
+	uint32_t node;
+	int32_t layer;
+};
+struct bmp_nodes {
+	uint8_t *ld;
+	int32_t *mark;
+	struct bmp_node_esc *esc;
+	size_t cap_ld, nmark, cap_mark, nesc, cap_esc;
+	int32_t last;              /* layer of node n - 1 */
+	uint32_t *bd_id, *gdma_id; /* NULL unless keep_ids */
+	uint8_t *dir;  /* enum tp_dir from gdma_dir= (GDMA nodes), NULL unless keep_ids */
+	size_t n, cap; /* nodes; capacity of the keep_ids arrays */
+};
+
+/* Where bmp_nodes_layer last stopped, so reading nodes in order costs one step each. Zero it
+ * before the first call (and for another struct bmp_nodes). */
+struct bmp_node_cursor {
+	size_t pos; /* 1 + the node whose layer is v; 0 = none */
+	int32_t v;
+	size_t esc; /* first esc entry past that node */
+};
+/* The layer of node i (< nd->n), -1 for none. */
+int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur);
+
+struct bmp_global {
+	int have_arch;
+	int arch_raw;
+	unsigned long arch_line; /* line of the arch= line, for messages */
+	enum tp_arch arch;
+	int have_freq;
+	int64_t tpu_freq;
+	int have_core_list;
+	int cores[BMP_MAX_CORES];
+	unsigned n_cores;
+	int keep_ids;        /* input: store node ids (legacy arches) */
+	int no_layers;       /* input: do not create layers/tensors (tensor_location.json wins) */
+	int no_tensors;      /* input: skip tensor lines (huge dumps) */
+	int no_nodes;        /* input: do not store node lines (layers not wanted) */
+	int drop_pages;      /* input: the text is a file mapping whose pages may be released
+	                        (madvise) once parsed; never set for heap buffers */
+	int jobs;            /* input: threads that tokenize chunks of the text (0 or 1 = the
+	                        calling thread only); the result is the same for every value */
+	struct tp_file *src; /* input: the file the text is, for per-chunk progress; NULL none */
+	struct bmp_nodes nodes[BMP_MAX_CORES][2]; /* [core][BMP_ENG_*] */
+	unsigned long lines;
+};
+
+/* Parses global.profile text[0..len) into `p` (net_name, meta, layers, tensors, mems) and `g`
+ * (arch, clocks, core list, node lines). `g` must be zeroed by the caller except its input
+ * fields. With g->jobs > 1 the text is tokenized in 4 MB chunks by that many threads (jobs - 1
+ * workers and the calling thread) and applied in file order by the calling thread: the
+ * profile, g and the error (the first one in file order) are the same as with one thread.
+ * Errors name `path:LINE`. Free g with bmp_global_free. */
+int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
+                     struct bmp_global *g, struct tp_diag *d);
+void bmp_global_free(struct bmp_global *g);
+/* Maps the runtime's arch number (§2) to a tp_arch; TP_ARCH_UNKNOWN if not handled. */
+enum tp_arch bmp_arch_from_raw(int raw);
+
+/* ---------------------------------------------------------------------------------------- */
+/* net_stat.sim (§7).                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+struct bmp_netstat {
+	int have_total;
+	uint64_t total_cycle, bdc_cycle, gdma_cycle, flops;
+	uint64_t bd_items, gdma_items;
+	uint64_t dr_bytes[4];                    /* GDMA SUMMARY S2L, L2S, S2S, L2L */
+	char runtime_ms[32];                     /* as printed */
+	unsigned long bad_lines, first_bad_line; /* lines skipped, and the first one */
+	char bad_what[96];                       /* what was wrong with the first one */
+};
+/* Parses net_stat.sim text[0..len). Tolerant (a side file): never fails; lines that do not
+ * parse are skipped and counted in ns (path and d are unused, kept for the callers). */
+int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
+                      struct tp_diag *d);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Timeline steps (§9.2), pure functions so each rule is tested on its own.                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* GDMA trimming by inst_id==0 positions: n records, nz zeros at positions z_first, z_second,
+ * z_last. Sets the kept range [*lo, *hi). */
+void bmp_trim_range(size_t n, size_t nz, size_t z_first, size_t z_second, size_t z_last, size_t *lo,
+                    size_t *hi);
+/* inst_id unwrapping: `width` id bits; a drop from above 2^width-536 to below 1000 adds
+ * 2^width (for 16 bits: the reference's "> 65000 then < 1000" rule). */
+struct bmp_unwrap {
+	uint32_t last;
+	uint64_t delta;
+	unsigned width;
+	uint64_t wraps;
+};
+static inline uint64_t bmp_unwrap_next(struct bmp_unwrap *u, uint32_t id)
+{
+	uint32_t top = (uint32_t)((1u << u->width) - 536u);
+	if (u->last > top && id < 1000) {
+		u->delta += (uint64_t)1 << u->width;
+		u->wraps++;
+	}
+	u->last = id;
+	return u->delta + id;
+}
+/* int(ns * MHz / 1000) with Python's truncation toward zero. */
+static inline int64_t bmp_ns_to_cycles(int64_t ns, double mhz)
+{
+	return (int64_t)((double)ns * mhz / 1000.0);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The reader (bmp_reader.c: directory, clocks, layers, read_all; bmp_args.c, bmp_pmu.c,     */
+/* bmp_perfai.c, bmp_legacy.c). One struct bmp_rd per tp_bmprofile_read call.                */
+/* ---------------------------------------------------------------------------------------- */
+
+#define BMP_NAME_CACHE 32768
+
+struct bmp_name_slot {
+	uint32_t name, type;
+	uint8_t set;
+};
+
+struct bmp_rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	enum tp_arch arch;
+	const struct sg_chip *chip; /* the arch's row of the chip table (never NULL once set) */
+	int perfai;                 /* chip->bmp_timeline == SG_TL_PERFAI */
+	double tiu_mhz, gdma_mhz;
+	int detail;
+	int device;
+	struct bmp_global g;
+	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
+	unsigned ncores;
+	struct bmp_name_slot *cache;
+	int json;                /* tensor_location.json present, parsed and wanted */
+	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
+	struct sg_decoder *dec;  /* owned: table decoder for arches with register tables */
+	/* GDMA PMU counters per slice of the current iteration (detail only, arches with a table
+	 * decoder), aligned with the core's GDMA slices from its first new one: DDR side, LMEM
+	 * side bytes and (CV184X, which counts them; NULL on BM1688) transactions, DDR side in
+	 * the low 32 bits, LMEM side in the high 32. */
+	uint64_t *gd_gmem[BMP_MAX_CORES], *gd_lmem[BMP_MAX_CORES], *gd_xact[BMP_MAX_CORES];
+	size_t gd_cap[BMP_MAX_CORES];
+	int fields; /* keep the decoded descriptor fields as args */
+	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
+	 * class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[2];
+	uint64_t first_begin_usec;
+	int have_first_begin;
+	int jobs; /* threads for the per-core work (opts.jobs) */
+	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
+	 * statistics are kept there and added to the profile in core order afterwards, so the
+	 * profile (notes are interned strings) is the same as with one thread. */
+	struct bmp_core_job *job;
+	/* Bytes of the iter file being read that were counted for the progress line (per PMU
+	 * chunk, from any thread); read_all tells the file so its release counts the rest. */
+	_Atomic uint64_t *iter_done;
+};
+
+struct bmp_core_job {
+	struct tp_diag d;
+	int rc;
+	struct sg_aside aside; /* its notes and statistics */
+};
+
+/* The statistics a reader (or a per-core copy of it) adds to. */
+#define BMP_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
+
+/* Argument keys, in the reference's spelling where it has one (tdmaRegInfo / tiuRegInfo). */
+enum {
+	BMP_K_SRC,
+	BMP_K_DST,
+	BMP_K_DEP,
+	BMP_K_MSG,
+	BMP_K_CNT,
+	BMP_K_GDMA_ID,
+	BMP_K_BD_ID,
+	BMP_K_RAW_ID,
+	BMP_K_PID,
+	BMP_K_EXTRA,
+	BMP_K_NKEYS
+};
+extern const char *const bmp_key_names[BMP_K_NKEYS];
+
+/* The command files of one core (bmp_args.c). */
+struct bmp_core_cmds {
+	struct tp_file f[2];
+	struct bmp_cmdbuf cb[2];
+	int have[2];
+	char *path[2];      /* the file's path, for close_cmds' notes (owned) */
+	size_t offset[2];   /* the COMMAND block's offset into it */
+	uint64_t expect[2]; /* the COMMAND block's command count */
+};
+
+/* tp_profile_note, or kept in the per-core job. */
+void bmp_note(struct bmp_rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Counts `bytes` of the current iter file as read (progress line), from any thread. */
+void bmp_iter_progress(struct bmp_rd *r, uint64_t bytes);
+/* "dir: out of memory" in r->d; returns TP_ENOMEM. */
+int bmp_nomem(struct bmp_rd *r);
+/* 1 if dir/name is a regular file, 0 if not, -1 out of memory. */
+int bmp_exists(struct bmp_rd *r, const char *name);
+/* Maps dir/name into f (counted in the read statistics); its path in *pathp when not NULL
+ * (caller frees). */
+int bmp_load(struct bmp_rd *r, const char *name, struct tp_file *f, char **pathp);
+/* Adds the TIU and GDMA tracks of cores up to `core`. TP_EFORMAT past BMP_MAX_CORES. */
+int bmp_ensure_tracks(struct bmp_rd *r, unsigned core);
+
+/* bmp_args.c */
+void bmp_cmds_free(struct bmp_core_cmds *cc);
+int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_command *cm,
+                  unsigned core, struct bmp_core_cmds *cc);
+int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc);
+void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t, size_t index,
+                  unsigned core, size_t rel);
+
+/* bmp_pmu.c */
+int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                 struct bmp_core_cmds *cc, unsigned core, size_t *first);
+int bmp_read_gdma(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                  unsigned core, size_t *first);
+int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                 const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns);
+
+/* bmp_perfai.c, bmp_legacy.c: one iteration's timeline. */
+void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
+                    int64_t ce, double mhz, int64_t offset_ns);
+int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                    const struct bmp_iter *it);
+int bmp_iter_legacy(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                    const struct bmp_iter *it);
+
+#endif /* TP_BMP_INT_H */

@@ -1,0 +1,466 @@
+/*
+ * bmp_perfai.c — the PerfAI timeline of BM1688/CV186X and CV184X (§9.2): per core, its
+ * command files, TIU and GDMA records, trimming, wait_msg alignment and the cycle and ns
+ * fields; with no argument sets the per-core work runs one core per thread (tp_par_run) and
+ * what interns strings (names, notes) is applied afterwards in core order, so the profile is
+ * the same for every thread count.
+ */
+#include "common/progress.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* BM1688 / CV186X: the PerfAI path (§9.2).                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+struct core_range {
+	size_t tiu_first, tiu_n, gdma_first, gdma_n;
+};
+
+/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
+/* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
+ * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
+ * offset. */
+void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
+                    int64_t ce, double mhz, int64_t offset_ns)
+{
+	uint64_t cyc = (uint64_t)(ce - cs) + 1;
+	tp_slice_set_start_cycle(p, t, s, (uint64_t)cs);
+	s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
+	/* Exact integer conversion: the vendor's timeline is cycles / MHz x 1000 to 0.01 ns, and
+	 * the truncated float division put 16 of the real dump's 940 times 1 ns low (1850301
+	 * cycles at 900 MHz are 2055890 ns, not 2055889). The alignment above keeps the vendor's
+	 * float arithmetic, which its cycles depend on. */
+	s->start_ns = tp_cycles_to_ns_exact((uint64_t)cs, mhz) + offset_ns;
+	tp_slice_set_end(p, t, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
+}
+
+static void finish_slices(struct bmp_rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
+                          int64_t offset_ns, uint64_t *clamped)
+{
+	if (!n)
+		return; /* (no slices: the array may be NULL) */
+	struct tp_track *tr = &r->p->tracks[t];
+	struct tp_slice *s = tr->slices + first;
+	for (size_t i = 0; i < n; i++, s++) {
+		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
+		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
+		if (cs < 0) {
+			cs = 0;
+			(*clamped)++;
+		}
+		if (ce < cs)
+			ce = cs;
+		bmp_set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
+	}
+}
+
+/* §9.2 steps 1-5 for core k: its command files, TIU and GDMA records into raw slices, and
+ * the wait_msg anchor. Touches only core k's tracks and cc; notes and statistics go through
+ * rnote/BMP_RSTATS, so a per-core copy of r may run it on a worker thread. */
+static int perfai_core(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                       const struct bmp_iter *it, unsigned k, struct bmp_core_cmds *cc,
+                       struct core_range *cr, int64_t *anchor, int *have_anchor)
+{
+	int rc;
+	*have_anchor = 0;
+	if (k < it->n_cmd && (rc = bmp_cmds_open(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
+		return rc;
+	if (k < it->n_bd) {
+		if ((rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->tiu_first)) != TP_OK)
+			return rc;
+		cr->tiu_n = r->p->tracks[r->tiu_track[k]].count - cr->tiu_first;
+	}
+	if (k < it->n_gdma) {
+		if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->gdma_first)) != TP_OK)
+			return rc;
+		cr->gdma_n = r->p->tracks[r->gdma_track[k]].count - cr->gdma_first;
+	}
+	/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
+	 * the TIU record that executed it. */
+	if (cc->have[BMP_ENG_TIU]) {
+		struct bmp_cmd c;
+		uint32_t wait_id = 0;
+		for (uint32_t id = 1; bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c); id++)
+			if (c.op == 15 && c.sub == 9) {
+				wait_id = id;
+				break;
+			}
+		const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+		for (size_t i = cr->tiu_first; wait_id && i < cr->tiu_first + cr->tiu_n; i++)
+			if (s[i].cmd_id == wait_id) {
+				*anchor = s[i].start_ns;
+				*have_anchor = 1;
+				break;
+			}
+	}
+	return TP_OK;
+}
+
+/* Slice name marks left by fill_core for name_discover and name_apply: a command with no
+ * descriptor, or the descriptor's name-cache key. */
+#define NAME_NONE UINT32_MAX
+
+/* A memo of label rewrites for fill_core and name_apply: a slice's new label is a function
+ * of its old label id (and, in fill_core, of the command's name key, kind, direction and
+ * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
+ * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
+ * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
+ * (a label equal to an interned one gets that one's id), so the profile is unchanged.
+ * Direct-mapped; `from` is the old id + 1 (0 = empty slot). */
+#define LABEL_MEMO 8192
+
+struct label_memo {
+	uint32_t from, to;
+	uint64_t tup;
+};
+
+static inline size_t memo_slot(uint32_t from, uint64_t tup)
+{
+	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
+	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
+}
+
+/* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
+ * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
+ * NAME_NONE) for name_discover, which interns the names in slice order afterwards. Touches only
+ * core k's tracks and cc: safe on a worker thread. */
+static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
+                      const struct core_range *cr)
+{
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
+	for (int e = 0; e < 2; e++) {
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct bmp_cmd c;
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
+				tp_slice_set_name(r->p, tr, s, NAME_NONE);
+			} else {
+				/* The new label depends only on the old one and these four fields.
+				 */
+				uint64_t tup = (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 |
+				               (uint64_t)c.dir << 8 | c.dtype;
+				struct label_memo *m =
+				    memo ? &memo[memo_slot(s->label, tup)] : NULL;
+				if (m && m->from == s->label + 1 && m->tup == tup) {
+					s->label = m->to;
+				} else {
+					struct tp_label l = *tp_slice_label(tr, s);
+					l.name = c.key;
+					l.kind = c.kind;
+					l.dir = c.dir;
+					l.dtype = c.dtype;
+					uint32_t from = s->label;
+					if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+						m->from = from + 1;
+						m->tup = tup;
+						m->to = s->label;
+					}
+				}
+				s->dep_id = c.dep;
+				if (e == BMP_ENG_TIU && c.have_desc) {
+					struct tp_cost kc = {0};
+					sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
+					tp_track_set_cost(r->p, t, first + i, &kc);
+				}
+			}
+		}
+	}
+	tp_free(memo);
+}
+
+/* The names core k's slices need, interned in the order fill_cmd interns them (TIU then
+ * GDMA, slice order) so string ids are the same as with one thread: a name-cache slot's
+ * names at its first use, the names of a command without descriptor (none[], at the first
+ * such slice). Reads the marks fill_core left; the labels are set by name_apply afterwards.
+ * Interns strings: calling thread only. */
+static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
+                          const struct core_range *cr, uint32_t none[2], int *have_none)
+{
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			/* fill_core left the name-cache key in the label's name. */
+			uint32_t key = tp_slice_label(tr, s)->name;
+			struct bmp_cmd c;
+			if (key != NAME_NONE && r->cache[key % BMP_NAME_CACHE].set)
+				continue;
+			if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c))
+				tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
+			else if (key != NAME_NONE) {
+				/* First use of this cache slot: the command's own names. */
+				struct bmp_name_slot *ns = &r->cache[key % BMP_NAME_CACHE];
+				ns->name = tp_profile_str(r->p, c.name);
+				ns->type = tp_profile_str(r->p, c.type);
+				ns->set = 1;
+				continue;
+			}
+			if (!*have_none) {
+				none[0] = tp_profile_str(r->p, "cmd_type_-1_0");
+				none[1] = tp_profile_str(r->p, "cmd_type_-1");
+				*have_none = 1;
+			}
+		}
+	}
+}
+
+/* Sets the names of core k's slices from the marks fill_core left, once name_discover has
+ * interned them all (none[] for NAME_NONE). Reads the name cache, writes only core k's
+ * tracks: safe on a worker thread. */
+static void name_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
+                       const uint32_t none[2])
+{
+	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		if (memo)
+			memset(memo, 0, LABEL_MEMO * sizeof *memo);
+		for (size_t i = 0; i < n; i++) {
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_slice *s = &tr->slices[first + i];
+			/* The new label depends only on the old one (the name cache is fixed now).
+			 */
+			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
+			if (m && m->from == s->label + 1) {
+				s->label = m->to;
+				continue;
+			}
+			struct tp_label l = *tp_slice_label(tr, s);
+			if (l.name == NAME_NONE) {
+				l.name = none[0];
+				l.type = none[1];
+			} else {
+				const struct bmp_name_slot *ns = &r->cache[l.name % BMP_NAME_CACHE];
+				l.name = ns->name;
+				l.type = ns->type;
+			}
+			uint32_t from = s->label;
+			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+				m->from = from + 1;
+				m->to = s->label;
+			}
+		}
+	}
+	tp_free(memo);
+}
+
+/* Adds a finished job's notes and statistics to the profile, and frees them. */
+static void job_merge(struct bmp_rd *r, struct bmp_core_job *j)
+{
+	if (sg_aside_apply(r->p, &j->aside) != TP_OK)
+		r->p->oom = 1;
+}
+
+struct perfai_par {
+	struct bmp_rd *r;
+	const char *ipath;
+	const struct tp_file *f;
+	const struct bmp_iter *it;
+	struct bmp_core_cmds *cc;
+	struct core_range *cr;
+	int64_t *anchor;
+	int *have_anchor;
+	struct bmp_core_job *job;
+	int64_t zero, offset_ns, *delta;
+	uint64_t *clamped;
+	uint32_t none[2]; /* name_apply's names of a command without descriptor */
+};
+
+static void a2_par_read(void *v, size_t kk)
+{
+	struct perfai_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
+	struct bmp_rd rk = *a->r;  /* the worker's view: notes, stats and errors kept in its job */
+	rk.job = &a->job[k];
+	rk.d = &a->job[k].d;
+	a->job[k].rc = perfai_core(&rk, a->ipath, a->f, a->it, k, &a->cc[k], &a->cr[k],
+	                           &a->anchor[k], &a->have_anchor[k]);
+}
+
+static void a2_par_fill(void *v, size_t kk)
+{
+	struct perfai_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
+	struct bmp_rd *r = a->r;
+	finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz, a->zero,
+	              a->offset_ns, &a->clamped[k]);
+	finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n, r->gdma_mhz,
+	              a->zero, a->offset_ns, &a->clamped[k]);
+	fill_core(r, &a->cc[k], k, &a->cr[k]);
+}
+
+static void a2_par_name(void *v, size_t kk)
+{
+	struct perfai_par *a = v;
+	unsigned k = (unsigned)kk; /* < the core count */
+	name_apply(a->r, k, &a->cr[k], a->none);
+}
+
+int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                    const struct bmp_iter *it)
+{
+	unsigned nc = it->n_bd > it->n_gdma ? it->n_bd : it->n_gdma;
+	int rc = TP_OK;
+	struct core_range cr[BMP_MAX_CORES];
+	int64_t anchor[BMP_MAX_CORES];
+	int have_anchor[BMP_MAX_CORES];
+	uint64_t clamped_k[BMP_MAX_CORES];
+	struct bmp_core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
+	struct bmp_core_job *job = NULL;
+	if (!cc)
+		return bmp_nomem(r);
+	memset(cr, 0, sizeof cr);
+	memset(clamped_k, 0, sizeof clamped_k);
+	/* Per-core work through tp_par_run (on up to --jobs threads; with one, on this thread)
+	 * when no argument sets are built (they share the profile's argument arena): each core
+	 * only touches its own tracks; notes, statistics and names are added in core order
+	 * afterwards. Its fill_core rewrites labels through a memo, which also makes it the
+	 * cheaper path on one thread (docs/perf-notes/sophgo.md); with argument sets, fill_cmd
+	 * on this thread. */
+	int per_core = !r->detail;
+	struct perfai_par ap = {.r = r,
+	                        .ipath = ipath,
+	                        .f = f,
+	                        .it = it,
+	                        .cc = cc,
+	                        .cr = cr,
+	                        .anchor = anchor,
+	                        .have_anchor = have_anchor,
+	                        .clamped = clamped_k};
+	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
+		goto out;
+	if (per_core) {
+		job = tp_calloc(nc, sizeof *job);
+		if (!job) {
+			rc = bmp_nomem(r);
+			goto out;
+		}
+		ap.job = job;
+		tp_par_run((unsigned)r->jobs, nc, a2_par_read, &ap);
+		/* In core order: the first core that failed reports (as one thread would). */
+		for (unsigned k = 0; k < nc; k++) {
+			if (job[k].rc) {
+				if (r->d)
+					*r->d = job[k].d;
+				rc = job[k].rc;
+				goto out;
+			}
+			job_merge(r, &job[k]);
+		}
+	} else {
+		for (unsigned k = 0; k < nc; k++)
+			if ((rc = perfai_core(r, ipath, f, it, k, &cc[k], &cr[k], &anchor[k],
+			                      &have_anchor[k])) != TP_OK)
+				goto out;
+	}
+	/* Core alignment against core 0. */
+	int64_t delta[BMP_MAX_CORES] = {0};
+	for (unsigned k = 1; k < nc; k++) {
+		if (!have_anchor[0] || !have_anchor[k]) {
+			if (cr[k].tiu_n || cr[k].gdma_n)
+				tp_profile_note(
+				    r->p, "%s: core %u has no wait_msg anchor; left unaligned",
+				    ipath, k);
+			continue;
+		}
+		delta[k] = anchor[k] - anchor[0];
+		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
+			s[i].start_ns -= delta[k]; /* the end moves with the start */
+		s = r->p->tracks[r->gdma_track[k]].slices;
+		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
+			s[i].start_ns -= delta[k];
+	}
+	/* Global zero: min over cores of the first TIU and first GDMA start. */
+	int64_t zero = INT64_MAX;
+	for (unsigned k = 0; k < nc; k++) {
+		if (cr[k].tiu_n &&
+		    r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
+			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
+		if (cr[k].gdma_n &&
+		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
+			zero = r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns;
+	}
+	if (zero == INT64_MAX)
+		zero = 0;
+	/* Later iterations sit after the first by their host begin time. */
+	int64_t offset_ns = 0;
+	if (!r->have_first_begin) {
+		r->first_begin_usec = it->summary.begin_usec;
+		r->have_first_begin = 1;
+	} else if (it->summary.begin_usec > r->first_begin_usec) {
+		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
+	}
+	uint64_t clamped = 0;
+	if (per_core) {
+		ap.zero = zero;
+		ap.offset_ns = offset_ns;
+		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
+	}
+	int have_none = 0;
+	for (unsigned k = 0; k < nc; k++) {
+		if (per_core) {
+			clamped += clamped_k[k];
+			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
+		} else {
+			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz,
+			              zero, offset_ns, &clamped);
+			finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n,
+			              r->gdma_mhz, zero, offset_ns, &clamped);
+			for (int e = 0; e < 2; e++) {
+				int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+				size_t first =
+				    e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
+				size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
+				for (size_t i = 0; i < n; i++)
+					bmp_fill_cmd(r, &cc[k], e, t, first + i, k, i);
+			}
+		}
+		if (k < it->n_dyn) {
+			/* The MCU timer counts from record 0's base in the PMU counters' epoch
+			 * (§4.9), so it takes the same zero and core shift. */
+			rc = bmp_read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL,
+			                  k, 0, -zero - delta[k] + offset_ns);
+			if (rc)
+				goto out;
+		}
+		if ((rc = bmp_cmds_close(r, &cc[k])) != TP_OK)
+			goto out;
+		bmp_cmds_free(&cc[k]);
+	}
+	if (per_core)
+		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
+	if (clamped)
+		tp_profile_note(r->p,
+		                "%s: %llu records started before the global zero; clamped to 0",
+		                ipath, (unsigned long long)clamped);
+out:
+	for (unsigned k = 0; job && k < nc; k++)
+		sg_aside_free(&job[k].aside);
+	tp_free(job);
+	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
+		bmp_cmds_free(&cc[k]);
+	tp_free(cc);
+	return rc;
+}

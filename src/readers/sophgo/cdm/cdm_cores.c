@@ -1,0 +1,459 @@
+/*
+ * cdm_cores.c — reading the core files of a cdm dump: each cdmlib*.profile is walked, its PMU
+ * records become slices (fill_track), normalised per track and matched to their commands; with
+ * --jobs the cores are read one per thread (tp_par_run) on copies of the reader whose notes,
+ * statistics and errors are applied afterwards in core order, so the profile is the same for
+ * every thread count. Also the CDMA port files (read_cdma).
+ */
+#include "readers/sophgo/cdm/cdm_int.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ---- files ----------------------------------------------------------------------------- */
+
+static const enum tp_track_kind kind_of[CDM_NENG] = {TP_TRACK_TIU, TP_TRACK_GDMA, TP_TRACK_SDMA,
+                                                     TP_TRACK_CDMA};
+
+static int fill_track(struct cdm_rd *r, int t, const uint8_t *data, const struct cdm_walk *w,
+                      int eng)
+{
+	size_t total = 0;
+	for (size_t k = 0; k < w->npmu; k++)
+		if (w->pmu[k].engine == eng)
+			total += w->pmu[k].count;
+	if (tp_track_reserve(r->p, t, total) != TP_OK)
+		return cdm_nomem(r);
+	/* GDMA/SDMA slices carry their record's position (+1) in args until apply_cmd reads the
+	 * PMU counters for their argument set (detail with table-decoded descriptors only). */
+	int stash = r->detail && r->dec && (eng == CDM_GDMA || eng == CDM_SDMA);
+	uint32_t pos = 0;
+	for (size_t k = 0; k < w->npmu; k++) {
+		if (w->pmu[k].engine != eng)
+			continue;
+		for (size_t i = 0; i < w->pmu[k].count; i++) {
+			struct cdm_pmu m;
+			cdm_pmu_decode(data, &w->pmu[k], i, &m);
+			struct tp_slice *s = tp_track_push(r->p, t);
+			if (!s)
+				return cdm_nomem(r);
+			pos++;
+			if (stash)
+				s->args = pos;
+			s->start_ns = m.start;
+			tp_slice_set_end(r->p, &r->p->tracks[t], s, m.end);
+			s->cmd_id = m.id;
+			tp_slice_set_bytes(r->p, &r->p->tracks[t], s, m.bytes);
+			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
+			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
+		}
+	}
+	CDM_RSTATS(r)->records_read += total;
+	return TP_OK;
+}
+
+/* Opens core file cr->core and walks it (any thread: errors go to d). */
+static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, struct tp_diag *d)
+{
+	cr->path = tp_path_join(r->dir, r->cores[cr->core]);
+	if (!cr->path)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", r->dir);
+	int rc = tp_file_load(&cr->f, cr->path, d);
+	if (rc)
+		return rc;
+	cr->loaded = 1;
+	rc = cdm_walk_dec(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, &cr->w, d);
+	cr->walked = rc == TP_OK;
+	return rc;
+}
+
+static void core_close(struct cdm_core_read *cr)
+{
+	if (cr->walked)
+		cdm_walk_free(&cr->w);
+	if (cr->loaded)
+		tp_file_release(&cr->f);
+	tp_free(cr->path);
+	sg_aside_free(&cr->aside);
+	tp_free(cr->seen);
+	tp_free(cr->first);
+	memset(cr, 0, sizeof *cr);
+}
+
+/* What a walked core file says before its records are read: statistics, notes, its command
+ * source, whether it keeps argument sets; creates its TIU / GDMA / SDMA tracks. Calling
+ * thread, core order (r->job = cr). */
+static int core_setup(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	const struct cdm_walk *w = &cr->w;
+	size_t core = cr->core;
+	CDM_RSTATS(r)->files_read++;
+	CDM_RSTATS(r)->blocks_read += w->blocks_read;
+	CDM_RSTATS(r)->blocks_skipped += w->blocks_skipped;
+	size_t *have = cr->have;
+	for (size_t k = 0; k < w->npmu; k++)
+		have[w->pmu[k].engine] += w->pmu[k].count;
+	/* Argument sets: always with DETAIL_ON, never with OFF, and by default while the core
+	 * file holds at most TP_BMPROFILE_DETAIL_AUTO_LIMIT records. */
+	cr->detail =
+	    r->detail_opt == TP_BMPROFILE_DETAIL_ON ||
+	    (r->detail_opt == TP_BMPROFILE_DETAIL_AUTO &&
+	     have[CDM_TIU] + have[CDM_GDMA] + have[CDM_SDMA] <= TP_BMPROFILE_DETAIL_AUTO_LIMIT);
+	if (!cr->detail) {
+		cr->keyed = 1;
+		if (!(cr->seen = tp_calloc((1u << CDM_NAME_CACHE_BITS) / 8, 1)))
+			return cdm_nomem(r);
+	}
+	if (have[CDM_CDMA])
+		cdm_note(
+		    r,
+		    "%s: MONITOR_CDMA blocks in a core file were skipped (CDMA PMU records come "
+		    "from cdma*_N.profile)",
+		    r->cores[core]);
+	/* 3 = the bmodel's descriptor streams (also without the "bmodel" line), 2 = DYN_EXTRA,
+	 * 1 = DYN_DATA, 0 = PMU only. */
+	cr->cmode = w->have_des && r->g.bmodel ? 3
+	            : w->have_extra            ? 2
+	            : w->have_dyn              ? 1
+	            : w->have_des              ? 3
+	                                       : 0;
+	if (cr->cmode > r->mode)
+		r->mode = cr->cmode;
+	cr->mode = r->mode;
+	if (w->dyn_v2)
+		cdm_note(
+		    r,
+		    "%s: DYN_DATA is in the unverified layout v2 (bigTpuProfile 0.3.x); command "
+		    "names were not read, the PMU timing was",
+		    r->cores[core]);
+	if (w->partial_bytes)
+		cdm_note(r, "%s: %llu bytes of partial records at block ends were ignored",
+		         r->cores[core], (unsigned long long)w->partial_bytes);
+	if (w->des_kv_blocks)
+		cdm_note(r, "%s: %llu BLOCK_DES_KV blocks (DES-mode dispatch) are not decoded",
+		         r->cores[core], (unsigned long long)w->des_kv_blocks);
+	for (int e = 0; e < CDM_NENG; e++)
+		if (w->des_stop_off[e]) {
+			r->des_unknown++;
+			cdm_note(
+			    r,
+			    "%s@0x%llx: descriptor decoding stopped at a header the BM1690 table "
+			    "does not know; later commands are unnamed",
+			    r->cores[core], (unsigned long long)w->des_stop_off[e]);
+		}
+	struct cdm_core_info *ci = &r->ci[core];
+	for (int e = 0; e < 3; e++) {
+		ci->track[e] = -1;
+		if (!have[e] && !(e < 2 && (have[CDM_TIU] || have[CDM_GDMA])))
+			continue;
+		char name[16];
+		snprintf(name, sizeof name, "%s", tp_track_kind_name(kind_of[e]));
+		int t = tp_profile_add_track(r->p, r->device, (int32_t)core, kind_of[e], name,
+		                             e == CDM_TIU ? r->tiu_mhz : r->dma_mhz);
+		if (t < 0)
+			return cdm_nomem(r);
+		ci->track[e] = t;
+	}
+	return TP_OK;
+}
+
+/* Reads the records of core cr->core onto its tracks (core_setup made them): PMU records,
+ * steps 1-4 of the pipeline and the commands (§8.3). Touches only the core's tracks, its
+ * core_info and cr when cr->keyed: then any thread may run it, on a copy of the reader with
+ * r->job = cr, r->d = &cr->d, r->detail and r->mode the core's. */
+static int core_records(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	struct cdm_walk *w = &cr->w;
+	size_t core = cr->core;
+	struct cdm_core_info *ci = &r->ci[core];
+	int rc = TP_OK;
+	for (int e = 0; e < 3; e++) {
+		int t = ci->track[e];
+		if (t < 0)
+			continue;
+		if ((rc = fill_track(r, t, cr->f.data, w, e)))
+			return rc;
+		struct tp_track *tr = &r->p->tracks[t];
+		cdm_unwrap_ids(r, tr);
+		cdm_unwrap_times(r, tr, 0);
+		if (e == CDM_SDMA)
+			cdm_reorder(r, tr);
+		uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
+		if (want && want - 1 != tr->count)
+			cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu",
+			         r->cores[core], tr->count, tp_track_kind_name(kind_of[e]),
+			         (unsigned long long)(want - 1));
+		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
+		if (tr->count >= 2) {
+			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
+			ci->have_init[e] = 1;
+			if (e == CDM_TIU) {
+				ci->anchor = tp_slice_end(tr, &tr->slices[1]);
+				ci->have_anchor = 1;
+			}
+		}
+		cdm_drop_front(r, tr, 2);
+		/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own
+		 * first two commands are the init sync). */
+		struct cdm_cmds *cmds = NULL;
+		if (cr->cmode == 3) {
+			cmds = &w->des[e];
+		} else if (w->have_dyn && !w->dyn_v2) {
+			cmds = &w->dyn[e];
+			size_t k = cmds->n < 2 ? cmds->n : 2;
+			if (k) {
+				memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
+				cmds->n -= k;
+			}
+			cdm_unwrap_cmd_ids(cmds);
+		}
+		struct cdm_cmds none = {0};
+		if ((rc = cdm_match(r, t, cmds ? cmds : &none, &ci->unmatched[e],
+		                    &ci->unmatched_bytes[e], cr->f.data, w)))
+			return rc;
+	}
+	if (!ci->have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
+		cdm_note(
+		    r,
+		    "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
+		    "with the others",
+		    r->cores[core]);
+	if (cr->aside.oom)
+		return cdm_nomem(r);
+	return TP_OK;
+}
+
+/* Interns the names a keyed core's commands need, in the order set_names would have at their
+ * first use (the core's TIU, GDMA, SDMA records in order). Calling thread, core order. */
+static void core_names(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	for (size_t i = 0; i < cr->nfirst; i++)
+		cdm_cached_names(r, cdm_name_key(&cr->first[i]), &cr->first[i]);
+}
+
+/* Gives a keyed core's slices their names (core_names interned them): each label of its
+ * tracks maps to the label with the key's names, then every slice follows the map. Reads the
+ * name cache, writes the core's tracks: any thread. */
+static int core_relabel(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	for (int e = 0; e < 3; e++) {
+		int t = r->ci[cr->core].track[e];
+		if (t < 0)
+			continue;
+		struct tp_track *tr = &r->p->tracks[t];
+		uint32_t n = tr->num_labels;
+		uint32_t *map = tp_malloc((size_t)n * sizeof *map);
+		if (!map)
+			return TP_ENOMEM;
+		/* Every slice's label holds a key now (match gave each slice its command); labels
+		 * no slice uses any more (fill_track's, name 0) map to something unused. */
+		for (uint32_t i = 0; i < n; i++) {
+			struct tp_label l = tr->labels[i];
+			const uint32_t *names =
+			    r->cache[l.name & ((1u << CDM_NAME_CACHE_BITS) - 1)];
+			l.name = names[0];
+			l.type = names[1];
+			if (tp_track_label(tr, &l, &map[i]) != TP_OK) {
+				tp_free(map);
+				return TP_ENOMEM;
+			}
+		}
+		for (size_t k = 0; k < tr->count; k++)
+			tr->slices[k].label = map[tr->slices[k].label];
+		tp_free(map);
+	}
+	return TP_OK;
+}
+
+/* tp_par_run's calls of read_cores: step 0 opens and walks core k's file, step 1 reads a
+ * keyed core's records, step 2 relabels them; each on a copy of the reader whose notes,
+ * statistics and errors stay in the core's struct cdm_core_read. */
+struct cores_par {
+	struct cdm_rd *r;
+	struct cdm_core_read *cr;
+	int step;
+};
+
+static void cores_par_one(void *v, size_t k)
+{
+	struct cores_par *a = v;
+	struct cdm_core_read *cr = &a->cr[k];
+	if (a->step == 0) {
+		cr->rc = core_open(a->r, cr, &cr->d);
+		return;
+	}
+	if (!cr->keyed || cr->rc)
+		return;
+	struct cdm_rd rk = *a->r;
+	rk.job = cr;
+	rk.d = &cr->d;
+	rk.detail = cr->detail;
+	rk.mode = cr->mode;
+	rk.pmu_w = NULL;
+	rk.id_wraps = rk.ts_wraps = rk.reordered = 0;
+	if (a->step == 1) {
+		cr->rc = core_records(&rk, cr);
+		cr->id_wraps = rk.id_wraps;
+		cr->ts_wraps = rk.ts_wraps;
+		cr->reordered = rk.reordered;
+	} else if (core_relabel(&rk, cr) != TP_OK) {
+		cr->rc = cdm_nomem(&rk);
+	}
+}
+
+/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
+ * then on the calling thread in core order their statistics, notes and tracks (core_setup);
+ * their records at once (core_records; a core that keeps argument sets is read afterwards on
+ * the calling thread, in its turn, as the argument store is shared); the names in core order
+ * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
+ * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
+ * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
+ * walks) are held at a time. */
+int cdm_read_cores(struct cdm_rd *r)
+{
+	size_t wave = r->jobs > 1 ? r->jobs : 1;
+	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
+	if (!cr)
+		return cdm_nomem(r);
+	int rc = TP_OK;
+	for (size_t c0 = 0; c0 < r->ncores && rc == TP_OK; c0 += wave) {
+		size_t n = r->ncores - c0 < wave ? r->ncores - c0 : wave;
+		for (size_t k = 0; k < n; k++)
+			cr[k].core = c0 + k;
+		struct cores_par a = {.r = r, .cr = cr, .step = 0};
+		tp_par_run((unsigned)wave, n, cores_par_one, &a);
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			if (cr[k].rc) {
+				*r->d = cr[k].d;
+				rc = cr[k].rc;
+				break;
+			}
+			r->job = &cr[k];
+			rc = core_setup(r, &cr[k]);
+			r->job = NULL;
+		}
+		if (rc == TP_OK) {
+			a.step = 1;
+			tp_par_run((unsigned)wave, n, cores_par_one, &a);
+		}
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			struct cdm_core_read *x = &cr[k];
+			r->job = x;
+			if (!x->keyed) {
+				int mode = r->mode;
+				r->mode = x->mode;
+				r->detail = x->detail;
+				r->pmu_w = NULL; /* a new walk (possibly at the same address) */
+				rc = core_records(r, x);
+				r->mode = mode;
+			} else if (x->rc) {
+				*r->d = x->d;
+				rc = x->rc;
+			} else {
+				core_names(r, x);
+				r->id_wraps += x->id_wraps;
+				r->ts_wraps += x->ts_wraps;
+				r->reordered += x->reordered;
+			}
+			r->job = NULL;
+			if (rc)
+				break;
+			if (sg_aside_apply(r->p, &x->aside) != TP_OK)
+				rc = cdm_nomem(r);
+			r->detail = x->detail; /* read_cdma's, as the last core file's */
+		}
+		if (rc == TP_OK) {
+			a.step = 2;
+			tp_par_run((unsigned)wave, n, cores_par_one, &a);
+			for (size_t k = 0; k < n && rc == TP_OK; k++)
+				if (cr[k].rc) {
+					*r->d = cr[k].d;
+					rc = cr[k].rc;
+				}
+		}
+		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5).
+		 */
+		for (size_t k = 0; k < n && rc == TP_OK; k++) {
+			const struct cdm_cmds *cd = &cr[k].w.dyn[CDM_CDMA];
+			if (!cd->n || cr[k].w.dyn_v2)
+				continue;
+			r->cdma_owner = (int)cr[k].core;
+			for (size_t i = 0; i < cd->n && rc == TP_OK; i++) {
+				struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
+				if (l->n == l->cap) {
+					struct cdm_cmd *v =
+					    tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+					if (!v) {
+						rc = cdm_nomem(r);
+						break;
+					}
+					l->v = v;
+				}
+				l->v[l->n++] = cd->v[i];
+			}
+		}
+		for (size_t k = 0; k < n; k++)
+			core_close(&cr[k]);
+	}
+	tp_free(cr);
+	return rc;
+}
+
+int cdm_read_cdma(struct cdm_rd *r, size_t k)
+{
+	unsigned port = r->cdma_port[k];
+	struct cdm_port_info *pi = &r->port[port];
+	struct tp_file f;
+	char *path = NULL;
+	int rc = cdm_load(r, r->cdma[k], &f, &path);
+	if (rc) {
+		tp_free(path);
+		return rc;
+	}
+	struct cdm_walk w;
+	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
+	if (rc)
+		goto out_file;
+	r->p->stats.files_read++;
+	r->p->stats.blocks_read += w.blocks_read;
+	r->p->stats.blocks_skipped += w.blocks_skipped;
+	size_t have = 0;
+	for (size_t i = 0; i < w.npmu; i++)
+		if (w.pmu[i].engine == CDM_CDMA)
+			have += w.pmu[i].count;
+	if (!have)
+		goto out_walk;
+	if (pi->track >= 0) {
+		rc =
+		    tp_diag_set(r->d, TP_EFORMAT, "%s: a second file for CDMA port %u", path, port);
+		goto out_walk;
+	}
+	/* Owner: the core whose DYN_DATA carries CDMA commands; tpu-mlir's default is the last
+	 * core (index 7 on an 8-core dump). */
+	pi->owner = r->cdma_owner >= 0 ? r->cdma_owner : (int)r->ncores - 1;
+	char name[32];
+	snprintf(name, sizeof name, "CDMA port %u", port);
+	int t = tp_profile_add_track(r->p, r->device, pi->owner, TP_TRACK_CDMA, name, r->dma_mhz);
+	if (t < 0) {
+		rc = cdm_nomem(r);
+		goto out_walk;
+	}
+	pi->track = t;
+	if ((rc = fill_track(r, t, f.data, &w, CDM_CDMA)))
+		goto out_walk;
+	struct tp_track *tr = &r->p->tracks[t];
+	cdm_unwrap_ids(r, tr);
+	cdm_unwrap_times(r, tr, 1);
+	cdm_reorder(r, tr);
+out_walk:
+	cdm_walk_free(&w);
+out_file:
+	tp_file_release(&f);
+	tp_free(path);
+	return rc;
+}

@@ -1,0 +1,313 @@
+/*
+ * cdm_int.h — the cdm_profile_data reader's internal pieces, shared by its own files, its unit
+ * test and its fuzz target: the global.profile key=value parser and the TLV block walk of
+ * cdmlib*.profile / cdma*_N.profile (cdm_file.c), the BM1690 descriptor-header decoder
+ * (cdm_hdr.c), the sys-command omission cdm_test checks on its own (cdm_match.c), and the
+ * reader's state and steps shared by its files.
+ *
+ * Nothing here owns global state. Structures that allocate say who frees them.
+ */
+#ifndef TP_CDM_INT_H
+#define TP_CDM_INT_H
+
+#include "readers/sophgo/isa/sg_isa.h"
+#include "readers/sophgo/sg_int.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* cdm_profile_data (specs/sophgo-cdm.md): global.profile key=value header, the TLV block    */
+/* files cdmlib*.profile / cdma*_N.profile (cdm_file.c) and the BM1690 descriptor-header    */
+/* decoder (cdm_hdr.c). The reader (cdm_reader.c) turns them into the model.                */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Engines of a cdm dump, in the model's track-kind order. */
+enum cdm_eng { CDM_TIU = 0, CDM_GDMA = 1, CDM_SDMA = 2, CDM_CDMA = 3, CDM_NENG = 4 };
+
+enum cdm_block_type {
+	CDM_BLK_MONITOR_BD = 3,
+	CDM_BLK_MONITOR_GDMA = 4,
+	CDM_BLK_DYN_DATA = 5,
+	CDM_BLK_DYN_EXTRA = 6,
+	CDM_BLK_MONITOR_SDMA = 11,
+	CDM_BLK_MONITOR_CDMA = 12,
+	CDM_BLK_DES_BDC = 13,
+	CDM_BLK_DES_GDMA = 14,
+	CDM_BLK_DES_SDMA = 15,
+	CDM_BLK_DES_CDMA = 16,
+	CDM_BLK_DES_KV = 17,
+};
+
+#define CDM_TIU_REC_SIZE 16
+#define CDM_DMA_REC_SIZE 64
+#define CDM_CDMA_REC_SIZE 128
+#define CDM_DYN_REC_SIZE 8
+#define CDM_MAX_CORES 64
+#define CDM_MAX_PORTS 16
+
+/* A command's identity, from a descriptor header (BLOCK_DES_*, DYN_EXTRA) or a condensed
+ * DYN_DATA record. */
+struct cdm_cmd {
+	uint32_t id;      /* section key: 1..N along a descriptor stream; DYN_DATA inst_id */
+	uint32_t dep;     /* cmd_id_dep (descriptors only), 0 none */
+	uint8_t engine;   /* enum cdm_eng */
+	uint8_t kind;     /* enum tp_cmd_kind */
+	uint8_t dir;      /* enum tp_dir */
+	uint8_t dtype;    /* enum tp_dtype */
+	uint8_t op, sub;  /* TIU tsk_typ / tsk_eu_typ; DMA cmd_type / special function */
+	uint8_t is_short; /* short descriptor form (names "sCONV") */
+	uint8_t known;    /* 1 = op/sub valid */
+	uint8_t port;     /* CDMA port (DYN_DATA) */
+	/* Set when the table decoder decoded a BLOCK_DES_* descriptor: its class and its bytes
+	 * inside the caller's file buffer (valid while that buffer is), for field access and the
+	 * cost model. NULL otherwise (DYN_DATA records, DYN_EXTRA entries, header decoder). */
+	const struct sg_dclass *cls;
+	const uint8_t *raw;
+};
+struct cdm_cmds {
+	struct cdm_cmd *v; /* owned (tp_free) */
+	size_t n, cap;
+};
+
+/* The descriptor header decoder (cdm_hdr.c): the one function to switch to desc.c. Decodes
+ * the descriptor at p (left bytes available) of engine `engine` (enum cdm_eng) into *c and
+ * returns its length in bytes, or 0 if the header is not a class the table knows or the
+ * descriptor does not fit. Thread-safe. */
+size_t cdm_desc_decode(int engine, const uint8_t *p, size_t left, struct cdm_cmd *c);
+/* The same through the table decoder `dec` (regdef_bm1690.c; TIU, GDMA/SDMA = the GDMA
+ * encoding, CDMA): length from the matched class, op/sub/short/dep/dtype/direction from its
+ * fields (directions by the address tags h13 >> 8: 0..29 DDR, 30 L2M, 31 LMEM; costmodel §5
+ * item 2), and c->cls/c->raw set (raw = p). 0 when no class matches or it does not fit. */
+size_t cdm_desc_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *p, size_t left,
+                           struct cdm_cmd *c);
+/* 1 if c is the engine's sys class (TIU tsk_typ 15, DMA cmd_type 6, CDMA cmd_type 7). */
+int cdm_desc_is_sys(int engine, const struct cdm_cmd *c);
+/* enum tp_cmd_kind of (op, sub) on an engine; the model's dtype of a DATATYPE code. */
+uint8_t cdm_kind(int engine, unsigned op, unsigned sub);
+uint8_t cdm_dtype(unsigned code);
+/* Function Type and Function Name of a command ("sCONV"/"conv.normal", "DMA_tensor"/
+ * "tensorLd"; "unknown" when !known). Names of unlisted codes are formatted into buf (bufsz
+ * >= 64), so the results are valid until buf is reused. */
+void cdm_cmd_names(const struct cdm_cmd *c, const char **type, const char **name, char *buf,
+                   size_t bufsz);
+
+/* global.profile of a cdm dump (§3). */
+struct cdm_global {
+	int bmodel; /* a line holding "bmodel": the model-runtime path (§7.2) */
+	int have_arch;
+	long long arch_raw;
+	unsigned long arch_line;
+	int have_freq;
+	long long tpu_freq;
+	int have_max;
+	uint64_t max_record_num;
+	int have_tail;
+	long long tail_offset_ns;
+	/* core{c}_{tiu,gdma,sdma}_record and cdma_port{p}_record: value + 1, 0 = absent */
+	uint64_t rec[CDM_MAX_CORES][3];
+	uint64_t cdma_rec[CDM_MAX_PORTS];
+	unsigned long lines, unknown_keys;
+};
+/* Parses text[0..len) (tolerant of spaces around '=', CRLF, blank lines, unknown keys and a
+ * "[bmprofile] " prefix). g is filled from zero. Errors (TP_EFORMAT, `path:LINE: message`):
+ * a known key with a non-integer value, a *_record value of 1 or >= max_record_num, no arch
+ * line. Thread-safe. */
+int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_global *g,
+                     struct tp_diag *d);
+
+/* Where one PMU block's payload sits (whole records only). */
+struct cdm_span {
+	uint8_t engine; /* enum cdm_eng */
+	uint64_t off;   /* absolute file offset of the first record */
+	size_t count;   /* whole records */
+};
+
+/* What the block walk of one cdmlib / cdma file found. */
+struct cdm_walk {
+	struct cdm_span *pmu; /* PMU blocks in file order (owned) */
+	size_t npmu, cap_pmu;
+	struct cdm_cmds des[CDM_NENG]; /* BLOCK_DES_* streams decoded, ids 1..N per engine */
+	struct cdm_cmds dyn[CDM_NENG]; /* DYN_DATA NODE_SET commands (init record skipped) */
+	int have_des, have_dyn, have_extra;
+	int dyn_v2; /* DYN_DATA matched layout v2 only: refused, not used */
+	uint64_t blocks_read, blocks_skipped, des_kv_blocks;
+	uint64_t partial_bytes;          /* bytes of trailing partial records left out */
+	uint64_t dyn_records, dyn_other; /* DYN_DATA records, non-command records among them */
+	uint64_t extra_entries, extra_used;
+	uint64_t des_stop_off[CDM_NENG]; /* !=0: decoding stopped at this file offset */
+	uint64_t des_trailing[CDM_NENG]; /* non-zero bytes after a stream's end command */
+};
+/* Walks the block stream data[0..len) of file `path` (for messages) for chip `chip`: checks
+ * every block header before the length it declares (TP_ETRUNC `path@0xOFF: ...` when a block
+ * runs past the end), records PMU blocks, decodes BLOCK_DES_* streams, DYN_DATA (layout v1;
+ * v2 is detected and refused) and DYN_EXTRA (joined to the DYN_DATA commands). Unknown block
+ * types are skipped and counted. w is filled from zero; free with cdm_walk_free. */
+int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+             struct cdm_walk *w, struct tp_diag *d);
+/* cdm_walk decoding the BLOCK_DES_* streams with the table decoder `dec` (NULL = the header
+ * decoder): their commands then carry cls/raw pointing into data[]. */
+int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d);
+void cdm_walk_free(struct cdm_walk *w);
+
+/* One decoded PMU record. */
+struct cdm_pmu {
+	uint32_t start, end, id;
+	uint32_t bytes;        /* GDMA/SDMA gif_mem_w_cntr + axi_d0_w_cntr; CDMA m0_data_aw_cntr */
+	uint32_t stall;        /* GDMA/SDMA gif_wr_rd_stall_cntr */
+	uint32_t gxact, lxact; /* GDMA/SDMA axi_d0_wr+rd valid, gif_wr+rd valid (costmodel §5
+	                          items 7-8); 0 on TIU/CDMA */
+	uint8_t thread;
+};
+/* Decodes record `i` of span s inside data (the caller's file buffer). */
+void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r);
+/* §8.2 step 9 (cdm_match.c): drops the profiler-inserted sys commands (kind other than
+ * TP_CMD_NORMAL) at the head and tail of track t; the per-slice costs follow their slices.
+ * Returns how many it dropped. Touches only t. */
+size_t cdm_omit_sys(struct tp_track *t);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The reader (cdm_reader.c: directory, notes, layers, read_all; cdm_cores.c, cdm_norm.c,    */
+/* cdm_match.c, cdm_vendor.c). One struct cdm_rd per tp_cdm_read call.                       */
+/* ---------------------------------------------------------------------------------------- */
+
+#define CDM_NAME_CACHE_BITS 18
+
+struct cdm_core_info {
+	int track[3]; /* TIU, GDMA, SDMA track or -1 */
+	int have_anchor;
+	int64_t anchor;      /* raw end of TIU PMU record #1 (§8.2 step 4) */
+	int64_t init_end[3]; /* raw end of each engine's record #1, for the vendor note */
+	int have_init[3];
+	uint64_t unmatched[3], unmatched_bytes[3];
+	/* The vendor's timeline of this core (vendor_timeline), raw cycles: */
+	int have_v;       /* 1 when the core has an anchor and records */
+	int64_t v_sh[3];  /* shift of each engine onto the TIU anchor */
+	int64_t v_span;   /* first start to the end of the last record listed */
+	int64_t v_latest; /* first start to the latest end (the workbook's) */
+	int64_t hw_span;  /* the same core as recorded */
+	uint64_t dep_n, dep_bad_rec, dep_bad_shift; /* dep_check evidence */
+};
+
+struct cdm_port_info {
+	int track;            /* -1 none */
+	int owner;            /* core index */
+	struct cdm_cmds cmds; /* CDMA commands of this port from the owner's DYN_DATA */
+	uint64_t unmatched;
+};
+
+struct cdm_rd {
+	const char *dir;
+	struct tp_profile *p;
+	struct tp_diag *d;
+	const struct sg_chip *chip;
+	double tiu_mhz, dma_mhz;
+	int device;
+	struct cdm_global g;
+	char **cores; /* cdmlib file names in core order (owned) */
+	size_t ncores;
+	char **cdma; /* cdma file names (owned) */
+	unsigned *cdma_port;
+	size_t ncdma;
+	struct cdm_core_info *ci;
+	struct cdm_port_info port[CDM_MAX_PORTS];
+	int cdma_owner;         /* core whose DYN_DATA holds CDMA commands, -1 none */
+	uint32_t (*cache)[2];   /* (name, type) string ids by command key */
+	int mode;               /* 0 PMU only, 1 DYN_DATA, 2 DYN_EXTRA, 3 bmodel descriptors */
+	struct sg_decoder *dec; /* owned: BM1690 register tables (regdef_bm1690.c) */
+	int detail_opt;         /* enum tp_bmprofile_detail from the options */
+	int detail;             /* argument sets for the commands of the core being read */
+	/* Interned argument keys of each class's fields ([table engine][class][field], 0 = a
+	 * name the class repeats), built the first time a class is seen. Owned. */
+	uint32_t **keys[SG_ENG_COUNT];
+	/* pmu_of's last hit: walk, engine, PMU span and the engine's records before it. */
+	const struct cdm_walk *pmu_w;
+	int pmu_eng;
+	size_t pmu_k, pmu_base;
+	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
+	unsigned jobs; /* threads for the core files (read_cores); 1 = the caller only */
+	struct cdm_core_read *job; /* the core being read: notes and statistics go there (rnote,
+	                            * CDM_RSTATS) until read_cores applies them in core order */
+};
+
+/* One core file in read_cores: its file and walk, the core's own settings, and what reading
+ * it produces that the calling thread applies afterwards in core order (notes, statistics,
+ * wrap counters, the first error, the names it needs), so the profile is the same for every
+ * thread count. */
+struct cdm_core_read {
+	size_t core;
+	struct tp_file f;
+	char *path;
+	struct cdm_walk w;
+	int loaded, walked;
+	size_t have[CDM_NENG]; /* PMU records per engine */
+	int cmode;  /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
+	int mode;   /* r->mode once this core is read (the highest source so far) */
+	int detail; /* argument sets for this core's commands (then read on the calling thread) */
+	int keyed;  /* no detail: names are left as name-cache keys in the labels, each key's
+	             * first command kept in first[] (set_names), and core_names interns them */
+	int rc;
+	struct tp_diag d;
+	struct sg_aside aside; /* its notes and statistics (oom: also first[] could not grow) */
+	uint64_t id_wraps, ts_wraps, reordered;
+	uint8_t *seen;         /* keyed: bitmap of the name-cache keys met (owned) */
+	struct cdm_cmd *first; /* keyed: each key's first command, in order of first use (owned) */
+	size_t nfirst, cap_first;
+};
+
+/* The statistics a reader adds to: the core's while it is read, else the profile's. */
+#define CDM_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
+
+/* "dir: out of memory" in r->d; returns TP_ENOMEM. */
+int cdm_nomem(struct cdm_rd *r);
+/* tp_profile_note, or kept in the core being read. */
+void cdm_note(struct cdm_rd *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Maps dir/name into f (counted in the read statistics) and its path into *path (caller
+ * frees). */
+int cdm_load(struct cdm_rd *r, const char *name, struct tp_file *f, char **path);
+/* The name-cache key of command c (NULL = none): every field its names depend on. */
+uint32_t cdm_name_key(const struct cdm_cmd *c);
+/* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
+ * calling thread only. */
+const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c);
+/* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
+int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
+              uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);
+/* Step 1: ids that fall from above 65000 to below 1000 wrapped their 16-bit counter. */
+void cdm_unwrap_ids(struct cdm_rd *r, struct tp_track *t);
+/* The same rule over a command list (DYN_DATA ids are the firmware's 16-bit ids). */
+void cdm_unwrap_cmd_ids(struct cdm_cmds *l);
+/* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
+ * wrap; CDMA: only when start and end both went back. */
+void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma);
+/* Step 3: the two threads of SDMA/CDMA retire out of order; put a record back before its
+ * predecessor when its id is smaller and the predecessor ran on thread 1, or when the
+ * predecessor's id is exactly one larger. */
+void cdm_reorder(struct cdm_rd *r, struct tp_track *t);
+/* Drops the first n slices of t (the init records, step 4), counted as dropped. */
+void cdm_drop_front(struct cdm_rd *r, struct tp_track *t, size_t n);
+/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
+ * then on the calling thread in core order their statistics, notes and tracks (core_setup);
+ * their records at once (core_records; a core that keeps argument sets is read afterwards on
+ * the calling thread, in its turn, as the argument store is shared); the names in core order
+ * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
+ * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
+ * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
+ * walks) are held at a time. */
+int cdm_read_cores(struct cdm_rd *r);
+/* Reads CDMA port file k onto its port's track on the owning core and matches it to the
+ * port's commands. Calling thread. */
+int cdm_read_cdma(struct cdm_rd *r, size_t k);
+/* Sets profile meta key k to the integer v. TP_OK or TP_ENOMEM (through cdm_nomem). */
+int cdm_set_meta_i64(struct cdm_rd *r, const char *k, long long v);
+/* The vendor's timeline of core c (tpu-mlir PerfAI / tpu_profile.py, sophgo-cdm.md §8.2 step
+ * 4, the April-2025 variant): each DMA stream shifted so that its second init record ends at
+ * the TIU anchor. Records its span the two ways the vendor's outputs take it and the
+ * dependency evidence for the note; runs on raw cycles before the sys commands are omitted. */
+void cdm_vendor_timeline(struct cdm_rd *r, size_t c);
+/* Steps 6-9 plus the notes about them. */
+int cdm_align_all(struct cdm_rd *r);
+/* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
+ * from its timeline and its direction labels, with one note per figure that differs from
+ * tpuprof's own and why. Runs after finalize. */
+int cdm_vendor_rows(struct cdm_rd *r);
+
+#endif /* TP_CDM_INT_H */

@@ -1,0 +1,144 @@
+/*
+ * sg_int.h — what both Sophgo readers share besides the chip table and the instruction sets:
+ * the final.mlir parser (final_mlir.c), the layer join from tensor_location.json + final.mlir
+ * (sg_layers.c) and what a per-core worker keeps aside for the calling thread (sg_aside.c).
+ * Used by the readers, their unit tests and fuzz targets. Structures that allocate say who
+ * frees them; nothing here owns global state.
+ */
+#ifndef TP_SG_INT_H
+#define TP_SG_INT_H
+
+#include "readers/sophgo/sg_chip.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text side files.                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The next line of text[0..len) from *pos: 1 with [*s, *s + *n) holding it without its '\n'
+ * and trailing '\r', spaces and tabs, *pos moved past it; 0 when *pos reached len. */
+static inline int sg_lines_next(const char *text, size_t len, size_t *pos, const char **s,
+                                size_t *n)
+{
+	if (*pos >= len)
+		return 0;
+	const char *nl = memchr(text + *pos, '\n', len - *pos);
+	size_t e = nl ? (size_t)(nl - text) : len;
+	*s = text + *pos;
+	*n = e - *pos;
+	*pos = e + 1;
+	while (*n && ((*s)[*n - 1] == '\r' || (*s)[*n - 1] == ' ' || (*s)[*n - 1] == '\t'))
+		(*n)--;
+	return 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* final.mlir (final_mlir.c; sophgo-cdm.md §9): loc names per line, layer groups, module.    */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_mlir_op {
+	uint32_t line; /* 1-based line of the op (tensor_location.json "file-line") */
+	uint32_t name; /* offset of its resolved loc name in strs ("" if none) */
+};
+struct sg_mlir_group {
+	uint32_t line;        /* 1-based line of the Group op */
+	uint32_t yield;       /* first later Yield line, 0 = none */
+	uint32_t first, last; /* member lines [first, last] (strictly between), 0,0 = none */
+};
+struct sg_mlir {
+	struct sg_mlir_op *ops;
+	size_t nops; /* in line order */
+	struct sg_mlir_group *groups;
+	size_t ngroups; /* in line order */
+	char *strs;
+	size_t nstrs, cap_strs; /* NUL-terminated names */
+	int have_module, have_flops, have_cores;
+	char module[128], chip[32], mode[32]; /* module @<name>, module.chip, module.mode */
+	int64_t flops, cores;
+	unsigned long lines;
+	unsigned long bad_lines, first_bad_line; /* loc()/alias lines that did not parse */
+};
+/* Parses text[0..len) into m (zeroed first). Never fails on content: malformed lines are
+ * skipped and counted. TP_OK or TP_ENOMEM (m left empty). Free with sg_mlir_free. */
+int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m);
+/* The loc name of the op on `line`, or NULL when that line has no op with a loc. */
+const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line);
+/* Index of the group whose member range holds `line`, or -1. */
+int sg_mlir_group_of(const struct sg_mlir *m, uint32_t line);
+void sg_mlir_free(struct sg_mlir *m);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Layer information from tensor_location.json + final.mlir (sg_layers.c), any Sophgo chip.  */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sg_layers {
+	void *json;          /* cJSON array of entries, NULL when absent or unusable */
+	struct sg_mlir mlir; /* valid when have_mlir */
+	int have_mlir;
+};
+/* Reads the side files (either path may be NULL = absent). A file that cannot be read or
+ * parsed is skipped with one profile note naming `path:LINE`; L->json stays NULL then, and
+ * the caller may fall back to other layer sources. Sets the mlir_* metadata. Returns TP_OK or
+ * TP_ENOMEM only. Free with sg_layers_free. */
+int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir_path,
+                   struct sg_layers *L);
+/* The JSON half of sg_layers_load on a buffer (for tests and fuzzers): parses
+ * tensor_location.json text data[0..size) into L->json, or leaves it NULL with a note. */
+int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size, const char *path,
+                         struct sg_layers *L);
+/* Adds one layer per JSON entry (and its tensors when `tensors`), and joins them to the
+ * slices of tiu_track[k] / gdma_track[k] (k < ncores; -1 = no track) by cmd id on core k,
+ * setting slice.layer and the layers' begin/end. Slices whose type is the string id
+ * `skip_type` (0 = none) join no layer: the cdm reader passes its "unknown" records (the
+ * init handshake and runtime copies outside the command stream, which reuse the stream's
+ * Cmd Ids). Call after the slices are final. TP_OK or TP_ENOMEM. */
+int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
+                    const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors,
+                    uint32_t skip_type);
+/* Layers [first, num_layers) with an empty name and id = a final.mlir line get the loc name
+ * of that line, and a group from its Group/Yield ranges if they have none. */
+void sg_layers_name_from_mlir(struct tp_profile *p, const struct sg_layers *L, size_t first);
+void sg_layers_free(struct sg_layers *L);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Argument sets in the vendor's spelling (sg_args.c).                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The DMA PMU figures of one command (costmodel §5 steps 6-9): bytes and transactions on the
+ * DDR (gmem) and local-memory (lmem) sides, bandwidths in GB/s. */
+struct sg_dma_figs {
+	uint64_t stall, gmem, lmem, gxact, lxact, size;
+	double gbw, lbw, ddr_bw, l2m_bw;
+};
+/* Which vendor printer's key order (and types): PerfAI (bmprofile_data; its L2M bandwidth is
+ * an integer 0 among the zero counters) or BM1690's (cdm_profile_data; l2m_bw as given). */
+enum sg_dma_printer { SG_DMA_PERFAI, SG_DMA_BM1690 };
+/* Adds the figures, then the burst, mask and alignment counters the PMU does not have (as 0),
+ * to the argument set being built in p (between tp_args_begin and tp_args_end). */
+void sg_add_dma_args(struct tp_profile *p, const struct sg_dma_figs *f, enum sg_dma_printer pr);
+
+/* ---------------------------------------------------------------------------------------- */
+/* What a reader's per-core worker keeps aside (sg_aside.c).                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The profile notes and read statistics of one core read on a worker thread, kept in order
+ * until the calling thread adds them to the profile in core order (sg_aside_apply), so the
+ * profile is the same for every thread count. Zero-initialised = empty. */
+struct sg_aside {
+	struct tp_read_stats stats;
+	char **notes; /* owned, in the order they were made */
+	size_t nnotes, cap;
+	int oom; /* a note was lost to out of memory */
+};
+/* Formats a note (as tp_profile_note: at most 1023 bytes) into `a`, or straight into p when
+ * a is NULL. */
+void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+/* Adds a's notes (in order) and statistics to p and empties a. TP_OK, or TP_ENOMEM when a
+ * note had been lost. Calling thread only. */
+int sg_aside_apply(struct tp_profile *p, struct sg_aside *a);
+void sg_aside_free(struct sg_aside *a);
+
+#endif /* TP_SG_INT_H */

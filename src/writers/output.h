@@ -1,0 +1,41 @@
+/*
+ * output.h — what the CLI knows about an output: struct tp_output (a file name, its enable
+ * and disable flags, whether it is on by default, and one `write` entry point) and the options
+ * every output receives (struct tp_out_opts). Trace writers implement `write` by calling
+ * tp_sink_drive (writers/sink/sink.h); report writers (summary, HTML, xlsx, CSV) read model +
+ * analysis directly.
+ */
+#ifndef TP_OUTPUT_H
+#define TP_OUTPUT_H
+
+#include "analysis/analysis.h"
+
+/* Options shared by outputs (set by the CLI). */
+struct tp_out_opts {
+	const char *out_dir; /* existing directory */
+	int quiet, verbose;
+	size_t max_cores;               /* --num_core: cap on per-core outputs, 0 = all */
+	const char *sparse_ratios_path; /* --sparse-ratios FILE for ops.csv, NULL = defaults */
+	int trace_args_full; /* trace writers: also the derivable per-command args (Function
+	                        Name, Global Idx, Start/End/Asic Cycle, Layer Type/Name); see
+	                        tp_sink_fill_args */
+	int jobs;            /* --jobs: threads the conversion may use in all (an output may use
+	                        up to this many for itself, e.g. Perfetto's compression
+	                        workers); 0 = the online CPUs */
+	uint64_t xlsx_rows;  /* --xlsx_rows: records per per-command sheet of the workbook; 0 =
+	                        TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
+};
+
+/* An output the CLI can produce. */
+struct tp_output {
+	const char *name;         /* "perfetto" */
+	const char *file;         /* relative path inside OUT_DIR: "perfetto.pftrace" */
+	const char *enable_flag;  /* "--perfetto" or NULL */
+	const char *disable_flag; /* "--disable_perfetto" or NULL */
+	int default_on;
+	const char *doc; /* one line for --help and the README */
+	int (*write)(const struct tp_profile *p, const struct tp_analysis *a,
+	             const struct tp_out_opts *o, struct tp_diag *d);
+};
+
+#endif /* TP_OUTPUT_H */

@@ -1,0 +1,216 @@
+/*
+ * drive.c — tp_sink_drive: walks a finished profile and feeds a trace sink (Perfetto, Chrome
+ * JSON, SQLite) in one fixed, deterministic order, so that every writer agrees on:
+ *   - the track tree, lanes, uuids, pids and tids (plan.c);
+ *   - slice ids (1-based in drive order), nesting depth and parent slice per lane;
+ *   - dependency and model flows with their flow ids (flow.c);
+ *   - the reference-named arguments of every slice (refnames.c).
+ * Order: begin, every track, every track's slices, derived counters, the source's counters,
+ * flows, end.
+ *
+ * Owns the plan for one call; all of it is freed before tp_sink_drive returns. Memory beyond
+ * the profile: O(tracks + layers + dependency edges + counter windows), never O(output): an
+ * edge costs its flow id (1 byte while ids stay below 255) and its ends (about 2 bytes), and
+ * a synthesised Layer track keeps its layers' indexes in slice order (4 bytes a layer).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/progress.h"
+#include "writers/sink/sink_int.h"
+
+static void plan_free(struct plan *pl)
+{
+	for (size_t i = 0; i < pl->nsynth; i++) {
+		tp_free(pl->synth[i]->layers);
+		tp_free(pl->synth[i]);
+	}
+	tp_free(pl->synth);
+	for (size_t l = 0; l < MAX_LANES; l++) {
+		tp_free(pl->lanes[l].ends);
+		tp_free(pl->lanes[l].ids);
+	}
+	tp_free(pl->tracks);
+	tp_free(pl->dts);
+	tp_free(pl->der);
+	tp_sink_plan_tracks_free(pl);
+	tp_sink_scache_free(&pl->strs);
+	tp_sink_flows_free(pl);
+	tp_arena_free(&pl->arena);
+}
+
+/* The slices of plan track ti, in order, to sink->slice, with their lanes, nesting, names,
+ * arguments and flows. */
+static int deliver_track(struct plan *pl, size_t ti, struct flow_cursor *fc, struct tp_sink *sink,
+                         struct tp_sink_slice *ss, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	const struct plan_track *dt = &pl->dts[ti];
+	const struct tp_track *t = dt->t;
+	const char *cat;
+	if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST)
+		cat = NULL;
+	else
+		cat = kind_order_name(t->kind <= TP_TRACK_LAYER ? t->kind : 0);
+	lanes_reset(pl);
+	if (tp_sink_flows_track(pl, fc, ti))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+	struct tp_slice tmp;
+	for (size_t k = 0; k < t->count; k++) {
+		int64_t end;
+		const struct tp_slice *s = pt_slice(p, t, dt->syn, k, &tmp, &end);
+		uint64_t id = dt->base_id + k + 1;
+		uint32_t depth;
+		uint64_t parent;
+		long lane = lane_take(pl, s, end, dt->nested, id, &depth, &parent);
+		if (lane < 0 || (size_t)lane >= dt->nlanes)
+			return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
+		ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
+		ss->slice = s;
+		ss->id = id;
+		struct tp_label lb = pt_label(p, t, dt->syn, s);
+		ss->name = cstr(p, &pl->strs, lb.name);
+		ss->category = cat ? cat : cstr(p, &pl->strs, lb.type);
+		ss->ts_ns = s->start_ns;
+		ss->dur_ns = end - s->start_ns;
+		ss->depth = depth;
+		ss->parent_id = parent;
+		tp_sink_fill_args_cached(p, t, s, sink->full_args, ss,
+		                         dt->syn ? &dt->syn->memo : &pl->memo, &pl->strs);
+		if (tp_sink_flows_slice(pl, fc, k, ss))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+		int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
+		if (st)
+			return st;
+		if ((id & 4095) == 0)
+			tp_progress_report(id, pl->total_slices);
+	}
+	return TP_OK;
+}
+
+/* Every plan track's slices, track after track. */
+static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *ss,
+                   struct tp_diag *d)
+{
+	struct flow_cursor fc;
+	tp_sink_flows_start(pl, &fc);
+	for (size_t ti = 0; ti < pl->ndts; ti++) {
+		int st = deliver_track(pl, ti, &fc, sink, ss, d);
+		if (st)
+			return st;
+	}
+	return TP_OK;
+}
+
+/* The plan of p: tracks of every device, slice ids, flows. */
+static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_diag *d)
+{
+	pl->p = p;
+	tp_arena_init(&pl->arena, 16384);
+	for (size_t i = 0; i < p->num_tracks; i++)
+		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices)
+			return tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
+			                   tp_str(p, p->tracks[i].name));
+	int st = tp_sink_plan_tracks(pl, d);
+	if (st)
+		return st;
+	uint64_t id = 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		pl->dts[i].base_id = id;
+		id += pl->dts[i].t->count;
+	}
+	pl->total_slices = id;
+	return tp_sink_plan_flows(pl, d);
+}
+
+/* Notes the flows the trace outputs will not draw (tp_sink_note). */
+static int note_flows(struct tp_profile *p)
+{
+	if (!p->num_flows)
+		return TP_OK;
+	struct plan *pl = tp_calloc(1, sizeof *pl);
+	if (!pl)
+		return TP_ENOMEM;
+	struct tp_diag d = {0};
+	int st = build_plan(pl, p, &d);
+	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
+	plan_free(pl);
+	tp_free(pl);
+	if (st == TP_ENOMEM)
+		return st;
+	if (!st && dropped)
+		st = tp_profile_note(
+		    p,
+		    "trace outputs: %llu flows not drawn: each ends at a slice that "
+		    "another flow already ends at (a slice ends at most one flow)",
+		    (unsigned long long)dropped);
+	if (!st && skipped)
+		st = tp_profile_note(
+		    p,
+		    "trace outputs: %llu flows not drawn: an end binds to no slice, "
+		    "or the source does not start before the target",
+		    (unsigned long long)skipped);
+	return st == TP_ENOMEM ? st : TP_OK;
+}
+
+int tp_sink_note(struct tp_profile *p)
+{
+	uint64_t cut = 0;
+	for (uint32_t id = 1; id < p->strs.count; id++)
+		cut += strnlen(tp_str(p, id), TP_SINK_MAX_STR + 1) > TP_SINK_MAX_STR;
+	if (cut && tp_profile_note(p,
+	                           "trace outputs: %llu strings longer than %d bytes cut there "
+	                           "(ending in \"\xe2\x80\xa6\")",
+	                           (unsigned long long)cut, TP_SINK_MAX_STR))
+		return TP_ENOMEM;
+	return note_flows(p);
+}
+
+int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
+                  struct tp_diag *d)
+{
+	struct plan *pl = tp_calloc(1, sizeof *pl);
+	struct tp_sink_slice *ss = tp_calloc(1, sizeof *ss);
+	int st = TP_OK, begun = 0;
+	if (!pl || !ss) {
+		st = tp_diag_set(d, TP_ENOMEM, "out of memory starting a trace writer");
+		goto out;
+	}
+	if ((st = build_plan(pl, p, d)))
+		goto out;
+
+	if (sink->begin && (st = sink->begin(sink->ctx, p, a)))
+		goto out;
+	begun = 1;
+	for (size_t i = 0; i < pl->ntracks && !st; i++)
+		if (sink->track)
+			st = sink->track(sink->ctx, &pl->tracks[i]);
+	if (!st)
+		st = deliver(pl, sink, ss, d);
+	for (size_t i = 0; i < pl->nder && !st; i++)
+		if ((st = tp_sink_emit_derived(pl, &pl->der[i], sink)) == TP_ENOMEM)
+			tp_diag_set(d, st, "out of memory computing derived counters");
+	for (size_t i = 0; i < pl->ntracks && !st; i++) {
+		const struct tp_sink_track *t = &pl->tracks[i];
+		if (t->counter < 0 || !sink->counter)
+			continue;
+		const struct tp_counter *c = &p->counters[t->counter];
+		for (size_t k = 0; k < c->count && !st; k++)
+			st = sink->counter(sink->ctx, t, c->samples[k].ts_ns, c->samples[k].value);
+	}
+	if (!st)
+		st = tp_sink_emit_flows(pl, sink);
+out:
+	if (begun && sink->end) {
+		int est = sink->end(sink->ctx, st);
+		if (!st)
+			st = est;
+	}
+	if (st && d && d->status == TP_OK)
+		tp_diag_set(d, st, "writing a trace: %s", tp_strerror(st));
+	if (pl)
+		plan_free(pl);
+	tp_free(pl);
+	tp_free(ss);
+	return st;
+}

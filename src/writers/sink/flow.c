@@ -1,0 +1,923 @@
+/*
+ * flow.c — the flows of tp_sink_drive (sink_int.h): each waiting command (dep_id) of a core's
+ * TIU and GDMA tracks becomes an edge from the partner engine's command with that cmd id, and
+ * the model's own flows (imported traces) edges between the slices that enclose their ends.
+ * Every edge gets a flow id that is only unique while its flow is open, so ids stay small; the
+ * delivery then walks the edges in waiting-slice order (flow_in) and, per track, in source
+ * order (flows_out) without storing either order twice.
+ *
+ * Owns the plan's edge storage (flow ids, ends, runs, block minima, the runs grouped by
+ * source track) and the delivery's source walk; tp_sink_flows_free frees them.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "writers/sink/sink_int.h"
+
+/* Flow id of edge e (EDGE_DROPPED: not drawn). */
+static uint32_t flow_get(const struct plan *pl, size_t e)
+{
+	if (pl->fw == 1)
+		return pl->flow[e] == UINT8_MAX ? EDGE_DROPPED : pl->flow[e];
+	if (pl->fw == 2) {
+		uint16_t v;
+		memcpy(&v, pl->flow + 2 * e, 2);
+		return v == UINT16_MAX ? EDGE_DROPPED : v;
+	}
+	uint32_t v;
+	memcpy(&v, pl->flow + 4 * e, 4);
+	return v;
+}
+
+/* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
+ * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
+ * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
+static int flow_widen(struct plan *pl, size_t e, uint32_t id);
+
+static inline int flow_set(struct plan *pl, size_t e, uint32_t id)
+{
+	if (pl->fw == 1 && (id == EDGE_DROPPED || id < UINT8_MAX)) { /* the usual case */
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+		return TP_OK;
+	}
+	return flow_widen(pl, e, id);
+}
+
+/* flow_set past its usual case: widens the array when id needs it, then stores. */
+static int flow_widen(struct plan *pl, size_t e, uint32_t id)
+{
+	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
+	if (need > pl->fw) {
+		uint8_t *n = tp_malloc(pl->cap_flow * need);
+		if (!n)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < pl->cap_flow; i++) {
+			uint32_t v = flow_get(pl, i);
+			if (need == 2) {
+				uint16_t x = v == EDGE_DROPPED ? UINT16_MAX : (uint16_t)v;
+				memcpy(n + 2 * i, &x, 2);
+			} else {
+				memcpy(n + 4 * i, &v, 4);
+			}
+		}
+		tp_free(pl->flow);
+		pl->flow = n;
+		pl->fw = need;
+	}
+	if (pl->fw == 1) {
+		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
+	} else if (pl->fw == 2) {
+		uint16_t x = id == EDGE_DROPPED ? UINT16_MAX : (uint16_t)id;
+		memcpy(pl->flow + 2 * e, &x, 2);
+	} else {
+		memcpy(pl->flow + 4 * e, &id, 4);
+	}
+	return TP_OK;
+}
+
+/* Waiting commands (dep_id) of one core's TIU and GDMA tracks become flow edges from the
+ * partner engine's command with that cmd id (the latest one that started no later). */
+struct cmdix {
+	const struct tp_track *t;
+	uint64_t *key; /* cmd_id << 32 | slice index, ascending; NULL when the track's cmd ids
+	                  never decrease (the usual case): then the slices are searched */
+	size_t hint;   /* where the previous search ended: waiters' dependencies mostly
+	                  ascend, so the next lower bound is usually a few keys further */
+};
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int build_cmdix(struct cmdix *c, const struct tp_track *t)
+{
+	c->t = t;
+	c->key = NULL;
+	c->hint = 0;
+	size_t k = 1;
+	while (k < t->count && t->slices[k].cmd_id >= t->slices[k - 1].cmd_id)
+		k++;
+	if (k >= t->count)
+		return TP_OK; /* in cmd id order already: no index needed */
+	c->key = tp_malloc(t->count * sizeof *c->key);
+	if (!c->key)
+		return TP_ENOMEM;
+	for (k = 0; k < t->count; k++)
+		c->key[k] = (uint64_t)t->slices[k].cmd_id << 32 | (uint64_t)k;
+	qsort(c->key, t->count, sizeof *c->key, u64_cmp);
+	return TP_OK;
+}
+
+/* Key k of the index: cmd_id << 32 | slice index. */
+static uint64_t cmdix_key(const struct cmdix *c, size_t k)
+{
+	return c->key ? c->key[k] : (uint64_t)c->t->slices[k].cmd_id << 32 | (uint64_t)k;
+}
+
+static long cmdix_find(struct cmdix *c, uint32_t cmd, int64_t before_ns)
+{
+	const struct tp_slice *s = c->t->slices;
+	size_t lo = 0, hi = c->t->count;
+	uint64_t want = (uint64_t)cmd << 32;
+	/* The lower bound of `want` (first key >= want), found by galloping from the hint
+	 * to bracket it in [lo, hi) and then bisecting: the same index a bisection of the
+	 * whole index finds, in O(log distance) cache-friendly steps. */
+	size_t h = c->hint < hi ? c->hint : hi;
+	if (h < hi && cmdix_key(c, h) < want) {
+		size_t step = 1;
+		lo = h + 1;
+		while (lo + step - 1 < hi && cmdix_key(c, lo + step - 1) < want) {
+			lo += step;
+			step *= 2;
+		}
+		if (lo + step - 1 < hi)
+			hi = lo + step - 1;
+	} else {
+		size_t step = 1;
+		hi = h;
+		while (hi >= step && cmdix_key(c, hi - step) >= want) {
+			hi -= step;
+			step *= 2;
+		}
+		lo = hi >= step ? hi - step + 1 : 0;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (cmdix_key(c, mid) < want)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	c->hint = lo;
+	if (lo == c->t->count || cmdix_key(c, lo) >> 32 != cmd)
+		return -1;
+	long best = (long)(uint32_t)cmdix_key(c, lo);
+	for (size_t k = lo; k < c->t->count && cmdix_key(c, k) >> 32 == cmd; k++)
+		if (s[(uint32_t)cmdix_key(c, k)].start_ns <= before_ns)
+			best = (long)(uint32_t)cmdix_key(c, k);
+	return best;
+}
+
+static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
+
+/* The partner plan track of a TIU or GDMA plan track (the first of the other kind on the same
+ * device and core), or -1. */
+static long partner(const struct plan *pl, size_t i)
+{
+	const struct plan_track *w = &pl->dts[i];
+	if (w->t->kind != TP_TRACK_TIU && w->t->kind != TP_TRACK_GDMA)
+		return -1;
+	int want = w->t->kind == TP_TRACK_TIU ? TP_TRACK_GDMA : TP_TRACK_TIU;
+	for (size_t k = 0; k < pl->ndts; k++)
+		if (pl->dts[k].t->kind == want && pl->dts[k].t->device == w->t->device &&
+		    pl->dts[k].t->core == w->t->core)
+			return (long)k;
+	return -1;
+}
+
+/* The index of the slice of t enclosing ts (the latest-starting one that has not ended), or
+ * -1. Slices are sorted by start (tp_profile_finish). */
+static long enclosing(const struct tp_track *t, int64_t ts)
+{
+	size_t lo = 0, hi = t->count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->slices[mid].start_ns <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Walk back over the slices that started no later than ts: nested ones come after their
+	 * parents, so the first that still covers ts is the innermost. A bounded walk keeps a
+	 * pathological track from costing O(n) per flow. */
+	for (size_t k = lo, steps = 0; k-- > 0 && steps < 64; steps++)
+		if (tp_slice_end(t, &t->slices[k]) >= ts)
+			return (long)k;
+	return -1;
+}
+
+/* A flow that starts exactly where one slice ends and the next begins (a producer hands its
+ * result over at its end, as TensorFlow's flows do, and the thread's next op starts at that
+ * instant) binds by enclosing() to the slice that begins there, which cannot be its source
+ * when the target starts at that instant too. Returns the slice ending at ts instead, found
+ * walking back from k (the enclosing slice, which starts at ts) with the same bound as
+ * enclosing(); k when there is none. */
+static long ending_at(const struct tp_track *t, int64_t ts, long k)
+{
+	if (t->slices[k].start_ns != ts)
+		return k;
+	for (size_t j = (size_t)k, steps = 0; j-- > 0 && steps < 64; steps++)
+		if (t->slices[j].start_ns < ts && tp_slice_end(t, &t->slices[j]) == ts)
+			return (long)j;
+	return k;
+}
+
+static int item_less(const struct heap_item *x, const struct heap_item *y)
+{
+	return x->key < y->key || (x->key == y->key && x->id < y->id);
+}
+
+/* A binary min-heap over a growable array of T (fields a, n, cap) ordered by less(x, y):
+ * name##_push copies *x in (TP_ENOMEM when the array cannot grow), name##_pop takes the least
+ * out (n > 0). One definition for the sweeps' heaps of (time, id) and of pulled edges. */
+#define DEFINE_HEAP(name, H, T, less)                                                              \
+	static int name##_push(H *h, const T *x)                                                   \
+	{                                                                                          \
+		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                            \
+		if (!na)                                                                           \
+			return TP_ENOMEM;                                                          \
+		h->a = na;                                                                         \
+		size_t i = h->n++;                                                                 \
+		h->a[i] = *x;                                                                      \
+		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                                  \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[(i - 1) / 2];                                               \
+			h->a[(i - 1) / 2] = t;                                                     \
+			i = (i - 1) / 2;                                                           \
+		}                                                                                  \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static T name##_pop(H *h)                                                                  \
+	{                                                                                          \
+		T top = h->a[0];                                                                   \
+		h->a[0] = h->a[--h->n];                                                            \
+		size_t i = 0;                                                                      \
+		for (;;) {                                                                         \
+			size_t l = 2 * i + 1, r = l + 1, m = i;                                    \
+			if (l < h->n && less(&h->a[l], &h->a[m]))                                  \
+				m = l;                                                             \
+			if (r < h->n && less(&h->a[r], &h->a[m]))                                  \
+				m = r;                                                             \
+			if (m == i)                                                                \
+				break;                                                             \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[m];                                                         \
+			h->a[m] = t;                                                               \
+			i = m;                                                                     \
+		}                                                                                  \
+		return top;                                                                        \
+	}
+
+DEFINE_HEAP(item_heap, struct heap, struct heap_item, item_less)
+
+static int heap_push(struct heap *h, int64_t key, uint64_t id)
+{
+	struct heap_item x = {key, id};
+	return item_heap_push(h, &x);
+}
+
+/* The smallest free flow id: a bitmap of freed ids (bit k = id k + 1) with every word below
+ * `lo` zero, so finding the smallest is a scan from lo that usually stops at once. */
+struct idset {
+	uint64_t *w;
+	size_t nw, cap, lo;
+};
+
+static int idset_put(struct idset *f, uint64_t id)
+{
+	size_t k = (size_t)((id - 1) / 64);
+	if (k >= f->nw) {
+		uint64_t *nw = tp_grow(f->w, sizeof *f->w, k + 1, &f->cap);
+		if (!nw)
+			return TP_ENOMEM;
+		f->w = nw;
+		memset(f->w + f->nw, 0, (k + 1 - f->nw) * sizeof *f->w);
+		f->nw = k + 1;
+	}
+	f->w[k] |= (uint64_t)1 << ((id - 1) % 64);
+	if (k < f->lo)
+		f->lo = k;
+	return TP_OK;
+}
+
+/* Takes the smallest id in the set; 0 when it is empty. */
+static uint64_t idset_take(struct idset *f)
+{
+	while (f->lo < f->nw && !f->w[f->lo])
+		f->lo++;
+	if (f->lo == f->nw)
+		return 0;
+	unsigned b = (unsigned)__builtin_ctzll(f->w[f->lo]);
+	f->w[f->lo] &= f->w[f->lo] - 1;
+	return (uint64_t)f->lo * 64 + b + 1;
+}
+
+/* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
+ * command with that cmd id that started no later; -1 when there is none, -2 when it does not
+ * start before s (an id collision: drawing it would pair flow ends wrongly). */
+static long dep_match(struct cmdix *cx, const struct tp_slice *s)
+{
+	long src = cmdix_find(cx, s->dep_id, s->start_ns);
+	if (src < 0)
+		return -1;
+	return cx->t->slices[src].start_ns >= s->start_ns ? -2 : src;
+}
+
+static void edge_cursor_start(const struct edge_run *r, struct edge_cursor *w)
+{
+	w->e = r->from;
+	w->src = 0;
+	w->dst = 0;
+	w->pos = r->pos;
+}
+
+/* Reads a varint of at most 5 bytes that add_edge wrote. */
+static uint32_t uvarint_get(const uint8_t *b, size_t *pos)
+{
+	uint32_t v = 0;
+	unsigned shift = 0;
+	uint8_t c;
+	do {
+		c = b[(*pos)++];
+		v |= (uint32_t)(c & 0x7f) << shift;
+		shift += 7;
+	} while (c & 0x80);
+	return v;
+}
+
+/* The next edge of run r on walk w: returns 1 and its ends (slice indices on the run's
+ * source and waiting plan tracks), 0 past the run's end. */
+static int edge_next(const struct plan *pl, const struct edge_run *r, struct edge_cursor *w,
+                     uint32_t *src, uint32_t *dst)
+{
+	if (w->e >= r->to)
+		return 0;
+	if (pl->edges) {
+		*src = pl->edges[w->e].src_idx;
+		*dst = pl->edges[w->e].dst_idx;
+		w->e++;
+		return 1;
+	}
+	/* The deltas from the run's previous edge, modulo 2^32: the waiting index's first
+	 * (never negative), then the source index's, zigzag-coded (add_edge). */
+	w->dst += uvarint_get(pl->ends, &w->pos);
+	uint32_t z = uvarint_get(pl->ends, &w->pos);
+	w->src += (z >> 1) ^ (0u - (z & 1));
+	*src = w->src;
+	*dst = w->dst;
+	w->e++;
+	return 1;
+}
+
+/* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
+static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
+                    uint32_t flow_id)
+{
+	struct edge_run *r = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
+	if (!r || r->src_dt != sdt || r->dst_dt != ddt) {
+		struct edge_run *n =
+		    tp_grow(pl->runs, sizeof *pl->runs, pl->nruns + 1, &pl->cap_runs);
+		if (!n)
+			return TP_ENOMEM;
+		pl->runs = n;
+		r = &pl->runs[pl->nruns++];
+		memset(r, 0, sizeof *r);
+		r->src_dt = sdt;
+		r->dst_dt = ddt;
+		r->from = r->to = (uint32_t)pl->nedges;
+		r->blk = (uint32_t)pl->nblk; /* nblk <= nedges < 2^32: each run has an edge */
+		r->src_sorted = 1;
+		r->pos = pl->nends;
+	} else if (si < r->last_src) {
+		r->src_sorted = 0;
+	}
+	uint32_t prev_src = r->last_src, prev_dst = r->last_dst; /* 0, 0 in a new run */
+	r->last_src = si;
+	if ((r->to - r->from) % EBLK == 0) {
+		uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + 1, &pl->cap_blk);
+		if (!g)
+			return TP_ENOMEM;
+		pl->blkmin = g;
+		pl->blkmin[pl->nblk++] = si;
+	} else if (si < pl->blkmin[pl->nblk - 1]) {
+		pl->blkmin[pl->nblk - 1] = si;
+	}
+	if (pl->edges) {
+		pl->edges[pl->nedges] = (struct edge){si, di};
+	} else {
+		/* The ends as deltas from the run's previous edge (0, 0 before its first), 2
+		 * bytes for most edges: the waiting index (ascending along a run), then the
+		 * source index zigzag-coded (dependencies mostly ascend). */
+		if (pl->cap_ends - pl->nends < 10) {
+			uint8_t *g = tp_grow(pl->ends, 1, pl->nends + 10, &pl->cap_ends);
+			if (!g)
+				return TP_ENOMEM;
+			pl->ends = g;
+		}
+		uint32_t dd = di - prev_dst, ds = si - prev_src;
+		uint32_t z = ds << 1 ^ (0u - (ds >> 31));
+		for (int k = 0; k < 2; k++) {
+			uint32_t v = k ? z : dd;
+			while (v >= 0x80) {
+				pl->ends[pl->nends++] = (uint8_t)(v | 0x80);
+				v >>= 7;
+			}
+			pl->ends[pl->nends++] = (uint8_t)v;
+		}
+	}
+	r->last_dst = di;
+	if (flow_set(pl, pl->nedges, flow_id))
+		return TP_ENOMEM;
+	pl->nedges++;
+	r->to = (uint32_t)pl->nedges;
+	return TP_OK;
+}
+
+/* An edge with both its plan tracks: only while the model's flows are sorted in. */
+struct track_edge {
+	uint32_t src_dt, src_idx, dst_dt, dst_idx;
+};
+
+static int track_edge_cmp(const void *x, const void *y)
+{
+	const struct track_edge *a = x, *b = y;
+	if (a->dst_dt != b->dst_dt)
+		return a->dst_dt < b->dst_dt ? -1 : 1;
+	if (a->dst_idx != b->dst_idx)
+		return a->dst_idx < b->dst_idx ? -1 : 1;
+	if (a->src_dt != b->src_dt)
+		return a->src_dt < b->src_dt ? -1 : 1;
+	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
+}
+
+/* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice
+ * and the target starts after the source. The drive walks edges in destination order and a
+ * slice ends at most one flow, so all edges are re-sorted by destination (through a
+ * temporary list of 16 bytes per edge, only when the model has flows; the ends are stored
+ * then) and a second flow into the same slice is dropped (counted). */
+static int plan_model_flows(struct plan *pl)
+{
+	const struct tp_profile *p = pl->p;
+	if (!p->num_flows || !pl->edges)
+		return TP_OK;
+	struct track_edge *w = tp_malloc((pl->nedges + p->num_flows) * sizeof *w);
+	if (!w)
+		return TP_ENOMEM;
+	size_t n = 0;
+	for (size_t r = 0; r < pl->nruns; r++)
+		for (uint32_t i = pl->runs[r].from; i < pl->runs[r].to; i++)
+			w[n++] = (struct track_edge){pl->runs[r].src_dt, pl->edges[i].src_idx,
+			                             pl->runs[r].dst_dt, pl->edges[i].dst_idx};
+	size_t before = n;
+	/* The plan track of each model track (its first). */
+	long *dt_of = tp_malloc((p->num_tracks + 1) * sizeof *dt_of);
+	if (!dt_of) {
+		tp_free(w);
+		return TP_ENOMEM;
+	}
+	for (size_t t = 0; t < p->num_tracks; t++)
+		dt_of[t] = -1;
+	for (size_t k = pl->ndts; k-- > 0;)
+		if (pl->dts[k].model_track >= 0)
+			dt_of[pl->dts[k].model_track] = (long)k;
+	for (size_t i = 0; i < p->num_flows; i++) {
+		const struct tp_flow *f = &p->flows[i];
+		long sdt = f->from_track >= 0 && (size_t)f->from_track < p->num_tracks
+		               ? dt_of[f->from_track]
+		               : -1;
+		long ddt = f->to_track >= 0 && (size_t)f->to_track < p->num_tracks
+		               ? dt_of[f->to_track]
+		               : -1;
+		if (sdt < 0 || ddt < 0 || pl->dts[sdt].t->count > UINT32_MAX ||
+		    pl->dts[ddt].t->count > UINT32_MAX) {
+			pl->flows_skipped++;
+			continue;
+		}
+		long si = enclosing(pl->dts[sdt].t, f->from_ns);
+		long di = enclosing(pl->dts[ddt].t, f->to_ns);
+		if (si >= 0 && di >= 0 &&
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns)
+			si = ending_at(pl->dts[sdt].t, f->from_ns, si);
+		if (si < 0 || di < 0 ||
+		    pl->dts[sdt].t->slices[si].start_ns >= pl->dts[ddt].t->slices[di].start_ns) {
+			pl->flows_skipped++;
+			continue;
+		}
+		w[n++] =
+		    (struct track_edge){(uint32_t)sdt, (uint32_t)si, (uint32_t)ddt, (uint32_t)di};
+	}
+	tp_free(dt_of);
+	int st = TP_OK;
+	if (n > before) {
+		qsort(w, n, sizeof *w, track_edge_cmp);
+		pl->nedges = 0;
+		pl->nruns = 0;
+		pl->nblk = 0;
+		for (size_t i = 0; i < n && !st; i++) {
+			uint32_t id = 0;
+			if (i && w[i].dst_dt == w[i - 1].dst_dt &&
+			    w[i].dst_idx == w[i - 1].dst_idx) {
+				id = EDGE_DROPPED;
+				pl->flows_dropped++;
+			}
+			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx, id);
+		}
+	}
+	tp_free(w);
+	return st;
+}
+
+/* Turns blkmin (per run and block of EBLK edges: the smallest source index in the block, from
+ * add_edge) into the smallest from that block to the run's end, and groups the runs by source
+ * plan track (srcruns, srcoff). */
+static int index_edges(struct plan *pl)
+{
+	pl->srcoff = tp_calloc(pl->ndts + 1, sizeof *pl->srcoff);
+	pl->srcruns = tp_malloc(pl->nruns * sizeof *pl->srcruns);
+	size_t *fill = tp_malloc((pl->ndts + 1) * sizeof *fill);
+	if (!pl->srcoff || !pl->srcruns || !fill) {
+		tp_free(fill);
+		return TP_ENOMEM;
+	}
+	for (size_t r = 0; r < pl->nruns; r++) {
+		const struct edge_run *x = &pl->runs[r];
+		for (uint32_t b = (x->to - x->from + EBLK - 1) / EBLK; b-- > 1;)
+			if (pl->blkmin[x->blk + b] < pl->blkmin[x->blk + b - 1])
+				pl->blkmin[x->blk + b - 1] = pl->blkmin[x->blk + b];
+		pl->srcoff[x->src_dt + 1]++;
+	}
+	for (size_t dt = 0; dt < pl->ndts; dt++)
+		pl->srcoff[dt + 1] += pl->srcoff[dt];
+	memcpy(fill, pl->srcoff, (pl->ndts + 1) * sizeof *fill);
+	for (size_t r = 0; r < pl->nruns; r++)
+		pl->srcruns[fill[pl->runs[r].src_dt]++] = (uint32_t)r;
+	tp_free(fill);
+	return TP_OK;
+}
+
+static int pulled_less(const struct pulled_edge *x, const struct pulled_edge *y)
+{
+	return x->src < y->src || (x->src == y->src && x->e < y->e);
+}
+
+DEFINE_HEAP(pulled_heap, struct pulled_heap, struct pulled_edge, pulled_less)
+
+/* DEFINE_PQ(name, P, T, less, heap) defines a priority queue P of T over DEFINE_HEAP's `heap`
+ * for keys that arrive nearly in order (dependencies mostly ascend): name##_push appends a key
+ * not below the FIFO's last to the FIFO (no sift), else pushes it on the heap; name##_min is
+ * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
+ * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
+ * results are those of a plain heap; most keys just pass through the FIFO. */
+#define DEFINE_PQ(name, P, T, less, heap)                                                          \
+	static int name##_push(P *pq, const T *x)                                                  \
+	{                                                                                          \
+		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                                \
+			return heap##_push(&pq->h, x);                                             \
+		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                        \
+			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q);         \
+			pq->qn -= pq->qh;                                                          \
+			pq->qh = 0;                                                                \
+		}                                                                                  \
+		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);                       \
+		if (!nq)                                                                           \
+			return TP_ENOMEM;                                                          \
+		pq->q = nq;                                                                        \
+		pq->q[pq->qn++] = *x;                                                              \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static const T *name##_min(const P *pq)                                                    \
+	{                                                                                          \
+		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                              \
+		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                                       \
+			return &pq->h.a[0];                                                        \
+		return f;                                                                          \
+	}                                                                                          \
+	static T name##_pop(P *pq)                                                                 \
+	{                                                                                          \
+		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {          \
+			T x = pq->q[pq->qh++];                                                     \
+			if (pq->qh == pq->qn)                                                      \
+				pq->qh = pq->qn = 0;                                               \
+			return x;                                                                  \
+		}                                                                                  \
+		return heap##_pop(&pq->h);                                                         \
+	}                                                                                          \
+	static void name##_free(P *pq)                                                             \
+	{                                                                                          \
+		tp_free(pq->h.a);                                                                  \
+		tp_free(pq->q);                                                                    \
+		memset(pq, 0, sizeof *pq);                                                         \
+	}
+
+DEFINE_PQ(pulled_pq, struct pulled_pq, struct pulled_edge, pulled_less, pulled_heap)
+DEFINE_PQ(item_pq, struct item_pq, struct heap_item, item_less, item_heap)
+
+/* Starts walking the edges whose source lies on plan track dt in source order. */
+static int source_iter_start(struct plan *pl, struct source_iter *it, uint32_t dt)
+{
+	it->runs.n = 0;
+	it->pend.h.n = 0;
+	it->pend.qh = it->pend.qn = 0;
+	it->single = 0;
+	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
+	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
+		/* In (source index, edge index) order already: the run's own. */
+		it->single = 1;
+		it->run = pl->srcruns[pl->srcoff[dt]];
+		edge_cursor_start(&pl->runs[it->run], &pl->runs[it->run].w);
+		return TP_OK;
+	}
+	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
+		struct edge_run *r = &pl->runs[pl->srcruns[k]];
+		edge_cursor_start(r, &r->w);
+		if (heap_push(&it->runs, pl->blkmin[r->blk], pl->srcruns[k]))
+			return TP_ENOMEM;
+	}
+	return TP_OK;
+}
+
+/* The next edge of the walk started by source_iter_start, in (source index, edge index) order:
+ * returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
+ * edge that could precede it has been pulled: when the heap's head has a smaller source
+ * index than any run's edges still to pull (blkmin). */
+static int source_iter_next(struct plan *pl, struct source_iter *it, struct pulled_edge *x)
+{
+	if (it->single) {
+		struct edge_run *r = &pl->runs[it->run];
+		x->e = r->w.e;
+		x->run = it->run;
+		return edge_next(pl, r, &r->w, &x->src, &x->dst);
+	}
+	for (;;) {
+		const struct pulled_edge *m = pulled_pq_min(&it->pend);
+		if (m && (!it->runs.n || (int64_t)m->src < it->runs.a[0].key)) {
+			*x = pulled_pq_pop(&it->pend);
+			return 1;
+		}
+		if (!it->runs.n)
+			return 0;
+		struct heap_item h = item_heap_pop(&it->runs);
+		struct edge_run *r = &pl->runs[h.id];
+		for (int j = 0; j < EBLK; j++) {
+			struct pulled_edge y = {0, 0, r->w.e, (uint32_t)h.id};
+			if (!edge_next(pl, r, &r->w, &y.src, &y.dst))
+				break;
+			if (pulled_pq_push(&it->pend, &y))
+				return TP_ENOMEM;
+		}
+		if (r->w.e < r->to &&
+		    heap_push(&it->runs, pl->blkmin[r->blk + (r->w.e - r->from) / EBLK], h.id))
+			return TP_ENOMEM;
+	}
+}
+
+static void source_iter_free(struct source_iter *it)
+{
+	tp_free(it->runs.a);
+	pulled_pq_free(&it->pend);
+	memset(it, 0, sizeof *it);
+}
+
+int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d)
+{
+	/* Edges are counted in 32 bits (slice and edge indices); the flow ids are allocated
+	 * once for the most there can be. */
+	size_t most = 0;
+	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
+		return TP_OK;
+	/* The ends of the edges are stored in full only when the model's flows must be sorted
+	 * in (plan_model_flows), else as a byte stream of deltas (add_edge). */
+	int stored = pl->p->num_flows != 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		long pi = partner(pl, i);
+		if (pi < 0 || pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		size_t n = 0;
+		for (size_t k = 0; k < pl->dts[i].t->count; k++)
+			n += pl->dts[i].t->slices[k].dep_id != 0;
+		most += n;
+	}
+	most += pl->p->num_flows;
+	if (!most || most >= UINT32_MAX)
+		return TP_OK;
+	pl->flow = tp_calloc(most, 1);
+	pl->fw = 1;
+	pl->cap_flow = most;
+	if (!stored) {
+		pl->cap_ends = 2 * most + 16; /* most edges take 2 bytes; grown if not */
+		pl->ends = tp_malloc(pl->cap_ends);
+	}
+	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))) ||
+	    (!stored && !pl->ends))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	for (size_t i = 0; i < pl->ndts; i++) {
+		const struct plan_track *w = &pl->dts[i];
+		long pi = partner(pl, i);
+		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
+			continue;
+		int any = 0;
+		for (size_t k = 0; k < w->t->count && !any; k++)
+			any = w->t->slices[k].dep_id != 0;
+		if (!any)
+			continue;
+		struct cmdix cx;
+		if (build_cmdix(&cx, pl->dts[pi].t))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+		for (size_t k = 0; k < w->t->count; k++) {
+			const struct tp_slice *s = &w->t->slices[k];
+			if (!s->dep_id)
+				continue;
+			long src = dep_match(&cx, s);
+			if (src == -2)
+				pl->flows_skipped++;
+			if (src < 0)
+				continue;
+			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k,
+			             0)) {
+				tp_free(cx.key);
+				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+			}
+		}
+		tp_free(cx.key);
+	}
+	if (plan_model_flows(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	if (!pl->nedges)
+		return TP_OK;
+	if (index_edges(pl))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
+	return assign_flow_ids(pl, d);
+}
+
+/* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
+ * terminating_flow_ids event, after which the id may start another flow). Giving every flow
+ * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
+ * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
+ * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
+ * sequences (whose order the reader does not promise) can never pair the wrong ends.
+ * Flows are taken in source-start order by merging the source-order walks of the source
+ * plan tracks (source_iter; each in start order, as a track's slices are) through a heap of their
+ * heads, ties broken by source plan track, then source index and edge index (the walk's order);
+ * a source slice keeps all its flows, in that order. Memory O(tracks +
+ * open flows + the walks' heaps), no copy of the edge list. */
+static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
+{
+	struct heap heads = {0};
+	struct item_pq busy = {0}; /* open flows: (waiter's start, flow id) */
+	struct idset freed = {0};
+	struct source_iter *it = tp_calloc(pl->ndts, sizeof *it);
+	struct head {
+		struct pulled_edge cur; /* the walk's current edge */
+	} *hd = tp_calloc(pl->ndts, sizeof *hd);
+	int st = it && hd ? TP_OK : TP_ENOMEM;
+	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
+		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
+			continue;
+		int k = source_iter_start(pl, &it[dt], (uint32_t)dt);
+		if (!k)
+			k = source_iter_next(pl, &it[dt], &hd[dt].cur);
+		if (k < 0)
+			st = k;
+		else if (k)
+			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, hd[dt].cur.src), dt);
+	}
+	uint64_t next = 0;
+	while (heads.n && !st) {
+		struct heap_item h = item_heap_pop(&heads);
+		uint32_t dt = (uint32_t)h.id;
+		struct head *x = &hd[dt];
+		for (;;) {
+			uint32_t flow = flow_get(pl, x->cur.e);
+			if (flow != EDGE_DROPPED) {
+				int64_t src_ns = h.key;
+				const struct heap_item *m;
+				while ((m = item_pq_min(&busy)) && m->key < src_ns && !st) {
+					struct heap_item done = item_pq_pop(&busy);
+					st = idset_put(&freed, done.id);
+				}
+				if (st)
+					break;
+				uint64_t id = idset_take(&freed);
+				flow = (uint32_t)(id ? id : ++next);
+				if ((st = flow_set(pl, x->cur.e, flow)) ||
+				    (st = item_pq_push(
+				         &busy,
+				         &(struct heap_item){
+				             slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
+				             flow})))
+					break;
+			}
+			/* The walk's next edge: taken at once while it still precedes every other
+			 * walk's head (the same order as pushing it and popping the minimum). */
+			int k = source_iter_next(pl, &it[dt], &x->cur);
+			if (k <= 0) {
+				st = k;
+				break;
+			}
+			struct heap_item nx = {slice_ns(pl, dt, x->cur.src), dt};
+			if (heads.n && !item_less(&nx, &heads.a[0])) {
+				st = heap_push(&heads, nx.key, nx.id);
+				break;
+			}
+			h = nx;
+		}
+	}
+	for (size_t dt = 0; it && dt < pl->ndts; dt++)
+		source_iter_free(&it[dt]);
+	tp_free(it);
+	tp_free(hd);
+	tp_free(heads.a);
+	item_pq_free(&busy);
+	tp_free(freed.w);
+	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
+}
+
+/* The next edge in destination order over all runs (walk w on run *ri): returns 1 with the
+ * waiting slice's id and the edge index, 0 after the last. */
+static int dst_next(const struct plan *pl, size_t *ri, struct edge_cursor *w, uint64_t *dst_id,
+                    uint32_t *e)
+{
+	while (*ri < pl->nruns) {
+		const struct edge_run *r = &pl->runs[*ri];
+		uint32_t at = w->e, src, dst;
+		if (edge_next(pl, r, w, &src, &dst)) {
+			*dst_id = slice_id(pl, r->dst_dt, dst);
+			*e = at;
+			return 1;
+		}
+		if (++*ri < pl->nruns)
+			edge_cursor_start(&pl->runs[*ri], w);
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Delivery                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc)
+{
+	memset(fc, 0, sizeof *fc);
+	if (pl->nruns)
+		edge_cursor_start(&pl->runs[0], &fc->in);
+	fc->have_in = dst_next(pl, &fc->run, &fc->in, &fc->in_id, &fc->in_e);
+}
+
+int tp_sink_flows_track(struct plan *pl, struct flow_cursor *fc, size_t ti)
+{
+	fc->out = (struct pulled_edge){0, 0, 0, 0};
+	fc->have_out = 0;
+	if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
+		fc->have_out = source_iter_start(pl, &pl->out_walk, (uint32_t)ti);
+		if (!fc->have_out)
+			fc->have_out = source_iter_next(pl, &pl->out_walk, &fc->out);
+	}
+	return fc->have_out < 0 ? TP_ENOMEM : TP_OK;
+}
+
+int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k, struct tp_sink_slice *ss)
+{
+	ss->flow_in = 0;
+	while (fc->have_in && fc->in_id < ss->id)
+		fc->have_in = dst_next(pl, &fc->run, &fc->in, &fc->in_id, &fc->in_e);
+	if (fc->have_in && fc->in_id == ss->id && flow_get(pl, fc->in_e) != EDGE_DROPPED)
+		ss->flow_in = flow_get(pl, fc->in_e);
+	size_t n = 0;
+	while (fc->have_out > 0 && fc->out.src <= k) {
+		uint32_t f = flow_get(pl, fc->out.e);
+		if (fc->out.src == k && f != EDGE_DROPPED) {
+			uint64_t *g = tp_grow(pl->out_ids, sizeof *g, n + 1, &pl->cap_out_ids);
+			if (!g)
+				return TP_ENOMEM;
+			pl->out_ids = g;
+			pl->out_ids[n++] = f;
+		}
+		if ((fc->have_out = source_iter_next(pl, &pl->out_walk, &fc->out)) < 0)
+			return TP_ENOMEM;
+	}
+	ss->num_flows_out = n;
+	ss->flows_out = pl->out_ids;
+	return TP_OK;
+}
+
+int tp_sink_emit_flows(const struct plan *pl, struct tp_sink *sink)
+{
+	int st = TP_OK;
+	for (size_t r = 0; r < pl->nruns && !st && sink->flow; r++) {
+		const struct edge_run *x = &pl->runs[r];
+		struct edge_cursor w;
+		edge_cursor_start(x, &w);
+		uint32_t at = w.e, src, dst;
+		for (; !st && edge_next(pl, x, &w, &src, &dst); at = w.e)
+			if (flow_get(pl, at) != EDGE_DROPPED)
+				st = sink->flow(sink->ctx, flow_get(pl, at),
+				                slice_id(pl, x->src_dt, src),
+				                slice_id(pl, x->dst_dt, dst));
+	}
+	return st;
+}
+
+void tp_sink_flows_free(struct plan *pl)
+{
+	tp_free(pl->flow);
+	tp_free(pl->edges);
+	tp_free(pl->ends);
+	tp_free(pl->runs);
+	tp_free(pl->blkmin);
+	tp_free(pl->srcruns);
+	tp_free(pl->srcoff);
+	tp_free(pl->out_ids);
+	source_iter_free(&pl->out_walk);
+}

@@ -1,0 +1,825 @@
+/*
+ * plan.c — the track plan of tp_sink_drive (sink_int.h): the track tree (one process per
+ * device; per core a "Core N" container with the engine tracks TIU, GDMA, SDMA, CDMA, MCU,
+ * Layer and the derived counters; then the device's thread/host tracks and its counters), the
+ * lanes that spread overlapping slices of one track over same-named tracks, the uuids, pids
+ * and tids (small, unique, never 0), the Layer tracks synthesised from the profile's layer
+ * table when the reader made none, and the derived counters' values ("DDR Bandwidth" in GB/s,
+ * "TIU Utilization" in %), computed over at most COUNTER_WINDOWS windows of the span.
+ *
+ * Owns nothing beyond the plan: its track list, names (the plan's arena), lane stacks and
+ * synthesised tracks, all freed by tp_sink_drive.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "writers/sink/sink_int.h"
+
+#define COUNTER_WINDOWS 4000 /* derived counters: at most this many windows over the span */
+#define MIN_WINDOW_NS 1000
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tracks and lanes                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+static struct tp_sink_track *new_track(struct plan *pl)
+{
+	struct tp_sink_track *n =
+	    tp_grow(pl->tracks, sizeof *pl->tracks, pl->ntracks + 1, &pl->cap_tracks);
+	if (!n)
+		return NULL;
+	pl->tracks = n;
+	struct tp_sink_track *t = &pl->tracks[pl->ntracks];
+	memset(t, 0, sizeof *t);
+	t->index = pl->ntracks;
+	t->uuid = (uint64_t)pl->ntracks + 1;
+	t->model_track = -1;
+	t->counter = -1;
+	t->core = -1;
+	pl->ntracks++;
+	return t;
+}
+
+static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, const char *s)
+{
+	char tmp[512];
+	snprintf(tmp, sizeof tmp, fmt, core, s ? s : "");
+	return tp_arena_strdup(&pl->arena, tmp);
+}
+
+long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                         uint64_t id, uint32_t *depth, uint64_t *parent)
+{
+	size_t l;
+	for (l = 0; l < pl->nlanes_used; l++) {
+		struct lane *ln = &pl->lanes[l];
+		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
+			ln->depth--;
+		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= end))
+			break;
+	}
+	if (l == pl->nlanes_used) {
+		if (l == MAX_LANES)
+			return -1;
+		pl->lanes[l].depth = 0;
+		pl->nlanes_used++;
+	}
+	struct lane *ln = &pl->lanes[l];
+	if (ln->depth == ln->cap) {
+		size_t cap = ln->cap;
+		int64_t *e = tp_grow(ln->ends, sizeof *e, ln->depth + 1, &cap);
+		if (!e)
+			return -2;
+		ln->ends = e;
+		cap = ln->cap;
+		uint64_t *ids = tp_grow(ln->ids, sizeof *ids, ln->depth + 1, &cap);
+		if (!ids)
+			return -2;
+		ln->ids = ids;
+		ln->cap = cap;
+	}
+	*depth = (uint32_t)ln->depth;
+	*parent = ln->depth ? ln->ids[ln->depth - 1] : 0;
+	ln->ends[ln->depth] = end;
+	ln->ids[ln->depth] = id;
+	ln->depth++;
+	return (long)l;
+}
+
+/* Counts the lanes a track needs. */
+static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn, int nested,
+                       size_t *nlanes, struct tp_diag *d)
+{
+	lanes_reset(pl);
+	for (size_t k = 0; k < t->count; k++) {
+		uint32_t depth;
+		uint64_t parent;
+		struct tp_slice tmp;
+		int64_t end;
+		const struct tp_slice *s = pt_slice(pl->p, t, syn, k, &tmp, &end);
+		long l = lane_take(pl, s, end, nested, k + 1, &depth, &parent);
+		if (l == -2)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
+		if (l < 0)
+			return tp_diag_set(
+			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
+			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
+	}
+	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
+	lanes_reset(pl);
+	return TP_OK;
+}
+
+static int add_plan_track(struct plan *pl, const struct tp_track *t, struct synth *syn,
+                          int model_track, const struct tp_sink_track *proto, const char *lane_name,
+                          struct tp_diag *d)
+{
+	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
+	size_t nlanes = 1;
+	int st = count_lanes(pl, t, syn, nested, &nlanes, d);
+	if (st)
+		return st;
+	struct plan_track *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
+	if (!n)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	pl->dts = n;
+	struct plan_track *dt = &pl->dts[pl->ndts++];
+	dt->t = t;
+	dt->model_track = model_track;
+	dt->first_lane = pl->ntracks;
+	dt->nlanes = nlanes;
+	dt->nested = nested;
+	dt->syn = syn;
+	for (size_t l = 0; l < nlanes; l++) {
+		struct tp_sink_track *x = new_track(pl);
+		if (!x)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		uint64_t uuid = x->uuid;
+		size_t index = x->index;
+		*x = *proto;
+		x->uuid = uuid;
+		x->index = index;
+		x->lane = (int32_t)l;
+		x->nested = nested;
+		x->model_track = model_track;
+		x->counter = -1;
+		x->name = lane_name;
+		if (l > 0)
+			x->tid = 0; /* assigned later: every lane is its own Chrome thread */
+	}
+	return TP_OK;
+}
+
+static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, uint64_t parent,
+                       int32_t pid, int32_t sort, struct tp_diag *d)
+{
+	struct tp_sink_track *x = new_track(pl);
+	struct derived *n = tp_grow(pl->der, sizeof *pl->der, pl->nder + 1, &pl->cap_der);
+	if (!x || !n)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	pl->der = n;
+	const char *nm = what == 1 ? "DDR Bandwidth" : "TIU Utilization";
+	x->parent_uuid = parent;
+	x->name = nm;
+	x->full_name = fmt_name(pl, "Core %d %s", core, nm);
+	x->is_counter = 1;
+	x->unit = what == 1 ? "GB/s" : "%";
+	x->pid = pid;
+	x->sort_index = sort;
+	x->core = core;
+	pl->der[pl->nder++] = (struct derived){x->index, device, core, what};
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Synthesised Layer tracks                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* DEFINE_SORT(name, T, less) defines void name(T *a, size_t n), sorting in place by
+ * less(const T *, const T *) for unique keys (stability does not matter): quicksort (median
+ * of three) that needs no scratch copy, heapsort when the recursion gets deep, insertion sort
+ * for short runs. The comparison is inlined, unlike qsort's function pointer. */
+#define DEFINE_SORT(name, T, less)                                                                 \
+	static void name##_sift(T *a, size_t n, size_t i)                                          \
+	{                                                                                          \
+		for (;;) {                                                                         \
+			size_t l = 2 * i + 1, m = i;                                               \
+			if (l < n && less(&a[m], &a[l]))                                           \
+				m = l;                                                             \
+			if (l + 1 < n && less(&a[m], &a[l + 1]))                                   \
+				m = l + 1;                                                         \
+			if (m == i)                                                                \
+				return;                                                            \
+			T t_ = a[i];                                                               \
+			a[i] = a[m];                                                               \
+			a[m] = t_;                                                                 \
+			i = m;                                                                     \
+		}                                                                                  \
+	}                                                                                          \
+	static void name##_rec(T *a, size_t n, unsigned depth)                                     \
+	{                                                                                          \
+		T t_;                                                                              \
+		while (n > 16) {                                                                   \
+			if (depth-- == 0) {                                                        \
+				for (size_t i = n / 2; i-- > 0;)                                   \
+					name##_sift(a, n, i);                                      \
+				for (size_t i = n; i-- > 1;) {                                     \
+					t_ = a[0], a[0] = a[i], a[i] = t_;                         \
+					name##_sift(a, i, 0);                                      \
+				}                                                                  \
+				return;                                                            \
+			}                                                                          \
+			size_t mid = n / 2;                                                        \
+			if (less(&a[mid], &a[0]))                                                  \
+				t_ = a[mid], a[mid] = a[0], a[0] = t_;                             \
+			if (less(&a[n - 1], &a[0]))                                                \
+				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                         \
+			if (less(&a[n - 1], &a[mid]))                                              \
+				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;                     \
+			T piv = a[mid];                                                            \
+			size_t i = 0, j = n - 1;                                                   \
+			for (;;) {                                                                 \
+				while (less(&a[i], &piv))                                          \
+					i++;                                                       \
+				while (less(&piv, &a[j]))                                          \
+					j--;                                                       \
+				if (i >= j)                                                        \
+					break;                                                     \
+				t_ = a[i], a[i] = a[j], a[j] = t_;                                 \
+				i++;                                                               \
+				j--;                                                               \
+			}                                                                          \
+			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */                 \
+			size_t left = j + 1;                                                       \
+			if (left < n - left) {                                                     \
+				name##_rec(a, left, depth);                                        \
+				a += left;                                                         \
+				n -= left;                                                         \
+			} else {                                                                   \
+				name##_rec(a + left, n - left, depth);                             \
+				n = left;                                                          \
+			}                                                                          \
+		}                                                                                  \
+		for (size_t i = 1; i < n; i++) {                                                   \
+			T v_ = a[i];                                                               \
+			size_t j = i;                                                              \
+			for (; j > 0 && less(&v_, &a[j - 1]); j--)                                 \
+				a[j] = a[j - 1];                                                   \
+			a[j] = v_;                                                                 \
+		}                                                                                  \
+	}                                                                                          \
+	static void name(T *a, size_t n)                                                           \
+	{                                                                                          \
+		unsigned depth = 0;                                                                \
+		for (size_t k = n; k; k >>= 1)                                                     \
+			depth += 2;                                                                \
+		name##_rec(a, n, depth);                                                           \
+	}
+
+/* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
+struct layer_key {
+	int64_t begin, end;
+	uint32_t layer;
+};
+
+static int layer_key_less(const struct layer_key *x, const struct layer_key *y)
+{
+	if (x->begin != y->begin)
+		return x->begin < y->begin;
+	if (x->end != y->end)
+		return x->end > y->end;
+	return x->layer < y->layer;
+}
+
+DEFINE_SORT(layer_key_sort, struct layer_key, layer_key_less)
+
+static struct layer_key layer_key_of(const struct tp_profile *p, uint32_t i)
+{
+	struct layer_key k = {0, -1, i};
+	tp_profile_layer_span(p, i, &k.begin, &k.end);
+	return k;
+}
+
+static int synth_keep(const void *ctx, size_t i)
+{
+	const struct synth *y = ctx;
+	return (int)(y->bits[i / 64] >> (i % 64) & 1);
+}
+
+static int synth_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const struct synth *s = ctx;
+	struct layer_key a = layer_key_of(s->p, x), b = layer_key_of(s->p, y);
+	return layer_key_less(&a, &b);
+}
+
+/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
+ * when no layer has timing. The track holds no slices (pt_slice builds each slice when it is
+ * needed), only its layers' indices in slice order (4 bytes per layer): one tp_walk of the
+ * table when it lists the core's layers nearly in that order (a window of TP_WALK_WINDOW; the
+ * usual case), else a sort. */
+static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
+{
+	const struct tp_profile *p = pl->p;
+	*out = NULL;
+	if (p->num_layers > UINT32_MAX)
+		return TP_OK;
+	uint64_t *bits = tp_calloc(p->num_layers / 64 + 1, sizeof *bits);
+	if (!bits)
+		return TP_ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		int32_t ldev, lcore;
+		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
+		    lcore == core) {
+			bits[i / 64] |= (uint64_t)1 << (i % 64);
+			n++;
+		}
+	}
+	if (!n) {
+		tp_free(bits);
+		return TP_OK;
+	}
+	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
+	struct synth *y = ns ? tp_calloc(1, sizeof *y) : NULL;
+	if (ns)
+		pl->synth = ns;
+	if (!y) {
+		tp_free(bits);
+		return TP_ENOMEM;
+	}
+	pl->synth[pl->nsynth++] = y;
+	y->t.kind = TP_TRACK_LAYER;
+	y->t.device = device;
+	y->t.core = core;
+	y->t.count = n;
+	y->p = p;
+	y->bits = bits;
+	if (!(y->layers = tp_malloc(n * sizeof *y->layers))) {
+		tp_free(bits);
+		y->bits = NULL;
+		return TP_ENOMEM;
+	}
+	struct tp_walk w;
+	tp_walk_start(&w, p->num_layers, synth_keep, synth_before, y);
+	size_t k = 0;
+	int ordered = 1;
+	uint32_t x;
+	while (k < n && tp_walk_next(&w, &x)) {
+		if (k && !synth_before(y, y->layers[k - 1], x))
+			ordered = 0;
+		y->layers[k++] = x;
+	}
+	if (!ordered || k != n) { /* not nearly in order: sort this core's layers */
+		n = 0;
+		for (size_t i = 0; i < p->num_layers; i++)
+			if (bits[i / 64] >> (i % 64) & 1)
+				y->layers[n++] = (uint32_t)i;
+		struct layer_key *kv = tp_malloc(n * sizeof *kv);
+		if (!kv) {
+			tp_free(bits);
+			y->bits = NULL;
+			return TP_ENOMEM;
+		}
+		for (size_t i = 0; i < n; i++)
+			kv[i] = layer_key_of(p, y->layers[i]);
+		layer_key_sort(kv, n);
+		for (size_t i = 0; i < n; i++)
+			y->layers[i] = kv[i].layer;
+		tp_free(kv);
+	}
+	tp_free(bits);
+	y->bits = NULL;
+	*out = y;
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Devices: processes, cores, threads, counters                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+static int int_cmp(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static size_t intset_slot(const struct intset *s, int32_t x)
+{
+	uint64_t h = (uint64_t)(uint32_t)x * 0x9e3779b97f4a7c15ull;
+	size_t k = (size_t)(h >> 32) & (s->cap - 1);
+	while (s->v[k] && s->v[k] != x)
+		k = (k + 1) & (s->cap - 1);
+	return k;
+}
+
+static int intset_has(const struct intset *s, int32_t x)
+{
+	return s->cap && s->v[intset_slot(s, x)] == x;
+}
+
+/* Adds x (nonzero). TP_OK or TP_ENOMEM. */
+static int intset_add(struct intset *s, int32_t x)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		struct intset g = {tp_calloc(s->cap ? 2 * s->cap : 64, sizeof *g.v),
+		                   s->cap ? 2 * s->cap : 64, 0};
+		if (!g.v)
+			return TP_ENOMEM;
+		for (size_t i = 0; i < s->cap; i++)
+			if (s->v[i]) {
+				g.v[intset_slot(&g, s->v[i])] = s->v[i];
+				g.n++;
+			}
+		tp_free(s->v);
+		*s = g;
+	}
+	size_t k = intset_slot(s, x);
+	if (!s->v[k]) {
+		s->v[k] = x;
+		s->n++;
+	}
+	return TP_OK;
+}
+
+static void intset_clear(struct intset *s)
+{
+	if (s->cap)
+		memset(s->v, 0, s->cap * sizeof *s->v);
+	s->n = 0;
+}
+
+/* Groups n items by device (device_of(p, i)) into *idx, in item order, with offsets *at
+ * (num_devices + 1). TP_OK or TP_ENOMEM. */
+static int by_device(const struct tp_profile *p, size_t n,
+                     int32_t (*device_of)(const struct tp_profile *, size_t), uint32_t **idx,
+                     size_t **at)
+{
+	*at = tp_calloc(p->num_devices + 2, sizeof **at);
+	*idx = tp_malloc((n + 1) * sizeof **idx);
+	if (!*at || !*idx)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int32_t dv = device_of(p, i);
+		if (dv >= 0 && (size_t)dv < p->num_devices)
+			(*at)[dv + 2]++;
+	}
+	for (size_t dv = 0; dv < p->num_devices; dv++)
+		(*at)[dv + 2] += (*at)[dv + 1];
+	for (size_t i = 0; i < n; i++) {
+		int32_t dv = device_of(p, i);
+		if (dv >= 0 && (size_t)dv < p->num_devices)
+			(*idx)[(*at)[dv + 1]++] = (uint32_t)i;
+	}
+	return TP_OK;
+}
+
+static int32_t track_device(const struct tp_profile *p, size_t i)
+{
+	return p->tracks[i].device;
+}
+
+static int32_t counter_device(const struct tp_profile *p, size_t i)
+{
+	return p->counters[i].device;
+}
+
+/* The process track of device dev, with a pid unique among the plan's processes: capture
+ * devices carry the OS pid; accelerator devices often id 0, which Perfetto folds into the
+ * kernel's swapper process (perfetto.md pitfall 13). */
+static struct tp_sink_track *plan_process(struct plan *pl, int32_t dev)
+{
+	const struct tp_profile *p = pl->p;
+	const struct tp_device *dv = &p->devices[dev];
+	struct tp_sink_track *proc = new_track(pl);
+	if (!proc)
+		return NULL;
+	size_t first = proc->index;
+	int32_t pid = dv->id > 0 ? dv->id : 1000 + dev;
+	while (intset_has(&pl->pids, pid))
+		pid++;
+	if (intset_add(&pl->pids, pid))
+		return NULL;
+	proc = &pl->tracks[first];
+	proc->pid = pid;
+	proc->is_process = 1;
+	proc->sort_index = dev;
+	proc->name = dv->name ? cstr(p, &pl->strs, dv->name) : "";
+	if (!*proc->name)
+		proc->name = fmt_name(pl, "Device %d%s", dv->id, "");
+	proc->full_name = proc->name;
+	return proc;
+}
+
+/* The cores of device dev that have engine or layer tracks, ascending (possibly repeated),
+ * in *out (owned by the caller) and their number in *n. TP_OK or TP_ENOMEM. */
+static int device_cores(const struct plan *pl, int32_t dev, int32_t **out, size_t *n)
+{
+	const struct tp_profile *p = pl->p;
+	size_t from = pl->dev_track_at[dev], to = pl->dev_track_at[dev + 1];
+	size_t cap_cores = to - from + 1; /* grown for the cores only layers have */
+	int32_t *cores = tp_calloc(cap_cores, sizeof *cores);
+	if (!cores)
+		return TP_ENOMEM;
+	size_t nc = 0;
+	for (size_t j = from; j < to; j++) {
+		const struct tp_track *t = &p->tracks[pl->dev_track[j]];
+		if (t->device == dev && t->core >= 0 && t->kind <= TP_TRACK_LAYER)
+			cores[nc++] = t->core;
+	}
+	/* Layers add their cores once each (a million layers must not mean a million-entry
+	 * sort): the last core seen is skipped cheaply, others are looked up in the list (the
+	 * sort and the duplicate skip of plan_device still cover a list that outgrows the
+	 * lookup). */
+	int32_t last = -1;
+	for (size_t i = 0; i < p->num_layers; i++) {
+		int32_t ldev, lcore;
+		if (!tp_profile_layer_place(p, i, &ldev, &lcore) || ldev != dev || lcore < 0 ||
+		    lcore == last)
+			continue;
+		last = lcore;
+		size_t k = nc > 256 ? nc : 0; /* past 256 cores: appended, sorted below */
+		while (k < nc && cores[k] != lcore)
+			k++;
+		if (k < nc)
+			continue;
+		int32_t *g = tp_grow(cores, sizeof *cores, nc + 1, &cap_cores);
+		if (!g) {
+			tp_free(cores);
+			return TP_ENOMEM;
+		}
+		cores = g;
+		cores[nc++] = lcore;
+	}
+	qsort(cores, nc, sizeof *cores, int_cmp);
+	*out = cores;
+	*n = nc;
+	return TP_OK;
+}
+
+/* The Layer track of (dev, core) synthesised from the profile's layer table, when the reader
+ * made none and some layer has timing. */
+static int plan_synth_layer(struct plan *pl, int32_t dev, int32_t core, uint64_t box_uuid,
+                            int32_t pid, int32_t *rank, struct tp_diag *d)
+{
+	struct synth *lt;
+	if (synth_layers(pl, dev, core, &lt))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory building layer tracks");
+	if (!lt)
+		return TP_OK;
+	struct tp_sink_track proto = {0};
+	proto.parent_uuid = box_uuid;
+	proto.pid = pid;
+	proto.core = core;
+	proto.sort_index = (*rank)++;
+	proto.full_name = fmt_name(pl, "Core %d %s", core, "Layer");
+	return add_plan_track(pl, &lt->t, lt, -1, &proto, "Layer", d);
+}
+
+/* The "Core N" container of (dev, core) and in it the engine tracks in kind order (TIU,
+ * GDMA, SDMA, CDMA, MCU, Layer; a synthesised Layer track when the reader made none), then
+ * the derived counters "DDR Bandwidth" (when the core has DMA) and "TIU Utilization". */
+static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, uint64_t proc_uuid,
+                     int32_t sort, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	struct tp_sink_track *box = new_track(pl);
+	if (!box)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	box->parent_uuid = proc_uuid;
+	box->is_container = 1;
+	box->name = fmt_name(pl, "Core %d%s", core, "");
+	box->full_name = box->name;
+	box->pid = pid;
+	box->core = core;
+	box->sort_index = sort;
+	uint64_t box_uuid = box->uuid;
+	int32_t rank = 0;
+	int has_tiu = 0, has_dma = 0, has_layer_track = 0, st = TP_OK;
+	for (int k = TP_TRACK_TIU; k <= TP_TRACK_LAYER && !st; k++) {
+		for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1] && !st; j++) {
+			size_t i = pl->dev_track[j];
+			const struct tp_track *t = &p->tracks[i];
+			if (t->device != dev || t->core != core || t->kind != k)
+				continue;
+			has_tiu |= k == TP_TRACK_TIU;
+			has_dma |= tp_track_kind_is_dma((enum tp_track_kind)k);
+			has_layer_track |= k == TP_TRACK_LAYER;
+			struct tp_sink_track proto = {0};
+			proto.parent_uuid = box_uuid;
+			proto.pid = pid;
+			proto.core = core;
+			proto.sort_index = rank++;
+			/* A core can have several CDMA tracks (one per port, cdm reader): they keep
+			 * their own names ("CDMA port 3"). */
+			const char *kn = kind_order_name(k);
+			if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
+				kn = cstr(p, &pl->strs, t->name);
+			proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
+			st = add_plan_track(pl, t, NULL, (int)i, &proto, kn, d);
+		}
+		if (k == TP_TRACK_LAYER && !has_layer_track && !st)
+			st = plan_synth_layer(pl, dev, core, box_uuid, pid, &rank, d);
+	}
+	if (!st && has_dma)
+		st = add_derived(pl, dev, core, 1, box_uuid, pid, rank++, d);
+	if (!st && has_tiu)
+		st = add_derived(pl, dev, core, 2, box_uuid, pid, rank++, d);
+	return st;
+}
+
+/* Thread, host and core-less tracks of device dev, in model order; a thread keeps its tid
+ * when it is positive and no earlier track of the device uses it (pl->tids). */
+static int plan_threads(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc_uuid,
+                        int32_t *sort, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	int st = TP_OK;
+	intset_clear(&pl->tids);
+	for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1] && !st; j++) {
+		size_t i = pl->dev_track[j];
+		const struct tp_track *t = &p->tracks[i];
+		if (t->device != dev || (t->core >= 0 && t->kind <= TP_TRACK_LAYER))
+			continue;
+		struct tp_sink_track proto = {0};
+		proto.parent_uuid = proc_uuid;
+		proto.pid = pid;
+		proto.core = t->core;
+		proto.sort_index = (*sort)++;
+		const char *nm = cstr(p, &pl->strs, t->name);
+		if (!*nm)
+			nm = tp_track_kind_name((enum tp_track_kind)t->kind);
+		proto.full_name = nm;
+		int64_t tid = t->tid;
+		proto.tid = tid > 0 && tid <= INT32_MAX && !intset_has(&pl->tids, (int32_t)tid)
+		                ? (int32_t)tid
+		                : 0;
+		proto.input_tid = t->tid;
+		proto.has_input_tid = 1;
+		if (proto.tid && intset_add(&pl->tids, proto.tid))
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		st = add_plan_track(pl, t, NULL, (int)i, &proto, nm, d);
+	}
+	return st;
+}
+
+/* The counters the source recorded on device dev. */
+static int plan_counters(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc_uuid,
+                         int32_t *sort, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	for (size_t j = pl->dev_counter_at[dev]; j < pl->dev_counter_at[dev + 1]; j++) {
+		size_t i = pl->dev_counter[j];
+		const struct tp_counter *c = &p->counters[i];
+		struct tp_sink_track *x = new_track(pl);
+		if (!x)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+		x->parent_uuid = proc_uuid;
+		x->name = cstr(p, &pl->strs, c->name);
+		x->full_name = x->name;
+		x->is_counter = 1;
+		x->unit = c->unit ? cstr(p, &pl->strs, c->unit) : NULL;
+		x->pid = pid;
+		x->sort_index = (*sort)++;
+		x->counter = (int)i;
+		if (c->track >= 0 && (size_t)c->track < p->num_tracks)
+			x->core = p->tracks[c->track].core;
+	}
+	return TP_OK;
+}
+
+/* Synthetic tids for every track of the device from `first` (its process track) on that has
+ * none (engine lanes, containers, counters, tid-less threads): unique in the process, never
+ * 0, never a tid a captured thread already uses (pl->tids holds those; a synthetic tid is
+ * always above the ones given before it). The process track itself uses its pid. */
+static void assign_tids(struct plan *pl, size_t first, int32_t pid)
+{
+	pl->tracks[first].tid = pid;
+	int32_t next = 1;
+	for (size_t i = first + 1; i < pl->ntracks; i++) {
+		struct tp_sink_track *x = &pl->tracks[i];
+		if (x->tid > 0)
+			continue;
+		while (intset_has(&pl->tids, next))
+			next++;
+		x->tid = next++;
+	}
+}
+
+static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
+{
+	struct tp_sink_track *proc = plan_process(pl, dev);
+	if (!proc)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	size_t first = proc->index;
+	int32_t pid = proc->pid;
+	uint64_t proc_uuid = proc->uuid;
+	int32_t *cores;
+	size_t nc;
+	if (device_cores(pl, dev, &cores, &nc))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	int st = TP_OK;
+	int32_t sort = 0;
+	for (size_t ci = 0; ci < nc && !st; ci++)
+		if (!ci || cores[ci] != cores[ci - 1])
+			st = plan_core(pl, dev, cores[ci], pid, proc_uuid, sort++, d);
+	tp_free(cores);
+	if (!st)
+		st = plan_threads(pl, dev, pid, proc_uuid, &sort, d);
+	if (!st)
+		st = plan_counters(pl, dev, pid, proc_uuid, &sort, d);
+	if (st)
+		return st;
+	assign_tids(pl, first, pid);
+	for (size_t i = first; i < pl->ntracks; i++)
+		pl->tracks[i].input_pid = pl->p->devices[dev].id;
+	return TP_OK;
+}
+
+int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d)
+{
+	const struct tp_profile *p = pl->p;
+	if (by_device(p, p->num_tracks, track_device, &pl->dev_track, &pl->dev_track_at) ||
+	    by_device(p, p->num_counters, counter_device, &pl->dev_counter, &pl->dev_counter_at))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	int st = TP_OK;
+	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
+		st = plan_device(pl, (int32_t)dev, d);
+	return st;
+}
+
+void tp_sink_plan_tracks_free(struct plan *pl)
+{
+	tp_free(pl->dev_track);
+	tp_free(pl->dev_track_at);
+	tp_free(pl->dev_counter);
+	tp_free(pl->dev_counter_at);
+	tp_free(pl->pids.v);
+	tp_free(pl->tids.v);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Derived counters                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink)
+{
+	const struct tp_profile *p = pl->p;
+	int64_t begin = p->span_begin_ns, span = p->span_end_ns - p->span_begin_ns;
+	if (span <= 0 || !sink->counter)
+		return TP_OK;
+	int64_t w = (span + COUNTER_WINDOWS - 1) / COUNTER_WINDOWS;
+	if (w < MIN_WINDOW_NS)
+		w = MIN_WINDOW_NS;
+	size_t nb = (size_t)((span + w - 1) / w);
+	double *part = tp_calloc(nb + 1, sizeof *part); /* amount inside partial windows */
+	double *rate = tp_calloc(nb + 2, sizeof *rate); /* difference array of per-ns rates */
+	if (!part || !rate) {
+		tp_free(part);
+		tp_free(rate);
+		return TP_ENOMEM;
+	}
+	for (size_t ti = 0; ti < pl->ndts; ti++) {
+		const struct tp_track *t = pl->dts[ti].t;
+		if (t->device != dv->device || t->core != dv->core)
+			continue;
+		if (dv->what == 1 ? !tp_track_kind_is_dma((enum tp_track_kind)t->kind)
+		                  : t->kind != TP_TRACK_TIU)
+			continue;
+		for (size_t k = 0; k < t->count; k++) {
+			const struct tp_slice *s = &t->slices[k];
+			if (tp_slice_kind(t, s) != TP_CMD_NORMAL ||
+			    tp_slice_end(t, s) <= s->start_ns)
+				continue;
+			double amount; /* per ns of the slice */
+			if (dv->what == 1) {
+				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
+				if (!tp_slice_bytes(t, s) ||
+				    !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
+					continue;
+				amount = (double)tp_slice_bytes(t, s) /
+				         (double)(tp_slice_end(t, s) - s->start_ns);
+			} else {
+				amount = 1.0;
+			}
+			int64_t a = s->start_ns - begin, b = tp_slice_end(t, s) - begin;
+			size_t k0 = (size_t)(a / w), k1 = (size_t)((b - 1) / w);
+			if (k1 >= nb)
+				k1 = nb - 1;
+			if (k0 == k1) {
+				part[k0] += amount * (double)(b - a);
+				continue;
+			}
+			part[k0] += amount * (double)((int64_t)(k0 + 1) * w - a);
+			part[k1] += amount * (double)(b - (int64_t)k1 * w);
+			if (k1 > k0 + 1) {
+				rate[k0 + 1] += amount;
+				rate[k1] -= amount;
+			}
+		}
+	}
+	int st = TP_OK;
+	const struct tp_sink_track *tr = &pl->tracks[dv->track];
+	double r = 0, last = NAN;
+	for (size_t k = 0; k < nb && !st; k++) {
+		r += rate[k];
+		int64_t ws = (int64_t)k * w;
+		int64_t width = span - ws < w ? span - ws : w;
+		double v = (part[k] + r * (double)w) / (double)width;
+		if (dv->what == 2)
+			v *= 100.0;
+		if (fabs(v) < 1e-9)
+			v = 0; /* cancelling difference-array sums leave dust */
+		v = round(v * 1e4) / 1e4;
+		if (k == 0 || v != last)
+			st = sink->counter(sink->ctx, tr, begin + ws, v);
+		last = v;
+	}
+	if (!st && last != 0)
+		st = sink->counter(sink->ctx, tr, begin + span, 0.0);
+	tp_free(part);
+	tp_free(rate);
+	return st;
+}

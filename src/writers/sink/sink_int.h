@@ -1,0 +1,376 @@
+/*
+ * sink_int.h — private to the trace driver (src/writers/sink/ and the reference-naming policy,
+ * src/writers/refnames.c): the plan that tp_sink_drive builds for one call and the helpers its
+ * files share. The plan has three parts, one file each:
+ *   - plan.c: the track tree, lanes, pids and tids, synthesised Layer tracks and the derived
+ *     counters;
+ *   - flow.c: the dependency and model flows as edges with small reusable flow ids, and the
+ *     walks that hand them to the delivery in slice order;
+ *   - drive.c: tp_sink_drive itself, which builds the plan and delivers it to a sink.
+ * refnames.c fills each slice's reference-named arguments.
+ */
+#ifndef TP_SINK_INT_H
+#define TP_SINK_INT_H
+
+#include <string.h>
+
+#include "writers/sink/sink.h"
+
+#define MAX_LANES 1024
+
+/* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
+ * decodes the table's entry on every call, and a slice needs two to four of the same few
+ * hundred names. The strings are the table's own (same address every time, which the Perfetto
+ * writer's interning relies on). Zero-initialised = empty. */
+#define SCACHE_SLOTS 256
+struct scache {
+	uint32_t id[SCACHE_SLOTS];
+	const char *s[SCACHE_SLOTS];
+	struct cut_str {
+		uint32_t id;
+		char *s; /* owned: the cut copy */
+	} * cut;         /* strings longer than TP_SINK_MAX_STR, cut once each (tp_sink_cut) */
+	size_t ncut, cap_cut;
+};
+
+/* The copy of string id (s, longer than TP_SINK_MAX_STR) cut at TP_SINK_MAX_STR bytes: the same
+ * address for the same id while c lives (refnames.c). s itself when out of memory. */
+const char *tp_sink_cut(struct scache *c, uint32_t id, const char *s);
+
+/* Frees the cut copies of c. */
+void tp_sink_scache_free(struct scache *c);
+
+/* The string of id through cache c, cut when longer than TP_SINK_MAX_STR (or straight from the
+ * profile, never cut, when c is NULL). */
+static inline const char *cstr(const struct tp_profile *p, struct scache *c, uint32_t id)
+{
+	if (!c)
+		return tp_str(p, id);
+	size_t k = id & (SCACHE_SLOTS - 1);
+	if (c->s[k] && c->id[k] == id)
+		return c->s[k];
+	c->id[k] = id;
+	const char *s = tp_str(p, id);
+	if (strnlen(s, TP_SINK_MAX_STR + 1) > TP_SINK_MAX_STR)
+		s = tp_sink_cut(c, id, s);
+	return c->s[k] = s;
+}
+
+/* A slice track of the plan: a model track or a synthesised Layer track. */
+struct plan_track {
+	const struct tp_track *t;
+	int model_track;   /* -1 when synthesised */
+	size_t first_lane; /* index of its lane-0 sink track */
+	size_t nlanes;
+	uint64_t base_id; /* slice ids are base_id + index + 1 */
+	int nested;
+	struct synth *syn; /* synthesised Layer track (t->slices is NULL; see pt_slice), or NULL */
+};
+
+struct lane {
+	int64_t *ends;
+	uint64_t *ids;
+	size_t depth, cap;
+};
+
+/* Dependency edges (flows, flow.c). The plan keeps one flow id per edge (a profile can have
+ * one edge per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice
+ * (dst) order, in runs of one (source plan track, waiting plan track) pair (struct edge_run).
+ * An edge's ends (slice indices) are kept as varint deltas from the previous edge of its run
+ * in one byte stream (plan.ends; about 2 bytes an edge), read back in order by edge_next, so
+ * the drive's walks need not match each waiter's dep_id on the partner track again. They are
+ * stored in full (struct edge, 8 bytes per edge) only when the model has explicit flows
+ * (sorted in among the dependencies, plan_model_flows). A flow is open from its source's
+ * start to its waiter's start. */
+struct edge {
+	uint32_t src_idx, dst_idx; /* source slice (the one waited for), waiting slice */
+};
+#define EDGE_DROPPED UINT32_MAX /* flow id of an edge that is not drawn */
+
+/* A walk along one run: the next edge and (ends in the run's byte stream, see plan.ends) the
+ * stream position and the ends of the edge before it. */
+struct edge_cursor {
+	uint32_t e;
+	uint32_t src, dst;
+	size_t pos;
+};
+
+/* Edges in source order are not stored either: struct source_iter walks the runs whose
+ * sources lie on one track and reorders their edges through a heap, pulling EBLK edges of a
+ * run at a time. Each run keeps, per block of EBLK edges, the smallest source index of the edges
+ * from that block to the run's end (blkmin), so the walk knows when no edge still to pull can come
+ * before the heap's head. Dependencies nearly ascend, so the heap holds about one block per
+ * run; blkmin costs 4 bytes per EBLK edges. */
+#define EBLK 16
+
+struct edge_run {
+	uint32_t src_dt, dst_dt; /* plan tracks of the sources and the waiting slices */
+	uint32_t from, to;       /* edges [from, to) */
+	uint32_t blk;            /* its first entry in plan.blkmin */
+	uint32_t last_src;       /* source index of its last edge (add_edge) */
+	uint32_t last_dst;       /* waiting index of its last edge (add_edge) */
+	size_t pos;              /* its first edge's ends in plan.ends (when not in plan.edges) */
+	int src_sorted;          /* its sources never decrease along the run (add_edge) */
+	struct edge_cursor w;    /* source_iter's pull cursor (edge from + j * EBLK) */
+};
+
+/* Min-heap of (key, id) pairs. */
+struct heap {
+	struct heap_item {
+		int64_t key;
+		uint64_t id;
+	} * a;
+	size_t n, cap;
+};
+
+/* An edge pulled by a source-order walk: its ends, index and run. */
+struct pulled_edge {
+	uint32_t src, dst, e, run;
+};
+
+/* Min-heap of pulled edges by (src, e). */
+struct pulled_heap {
+	struct pulled_edge *a;
+	size_t n, cap;
+};
+
+/* Priority queues for keys that arrive nearly in order (DEFINE_PQ): a sorted FIFO q[qh, qn)
+ * takes every key not below its last one, the heap the others. */
+struct item_pq {
+	struct heap h;
+	struct heap_item *q;
+	size_t qh, qn, cap;
+};
+struct pulled_pq {
+	struct pulled_heap h;
+	struct pulled_edge *q;
+	size_t qh, qn, cap;
+};
+
+/* A walk over the edges whose sources lie on one plan track, in source order
+ * (source_iter_next). */
+struct source_iter {
+	struct heap runs; /* runs with edges still to pull: (blkmin of their next block, run) */
+	struct pulled_pq pend; /* pulled edges */
+	int single;   /* the plan track's edges are one run whose sources never decrease (the
+	                 usual case): walked in its own order, no heaps ... */
+	uint32_t run; /* ... and this is the run */
+};
+
+struct derived {
+	size_t track; /* sink track index */
+	int32_t device, core;
+	int what; /* 1 DDR bandwidth, 2 TIU utilisation */
+};
+
+/* A set of nonzero int32 values (pids, tids): open addressing, at most half full. */
+struct intset {
+	int32_t *v; /* 0 = empty slot */
+	size_t cap, n;
+};
+
+struct plan {
+	const struct tp_profile *p;
+	struct tp_layer_memo memo; /* the commands' layers while delivering (refnames.c) */
+	struct scache strs;        /* strings while delivering (refnames.c, drive.c) */
+	struct tp_arena arena;     /* names */
+	uint32_t *dev_track;       /* model track indices grouped by device, in model order ... */
+	size_t *dev_track_at;      /* ... device dev's from dev_track_at[dev] to [dev + 1] */
+	uint32_t *dev_counter;     /* the same for the source's counters */
+	size_t *dev_counter_at;
+	struct intset pids; /* the process tracks' pids */
+	struct intset tids; /* the current device's tids > 0 (plan_threads, assign_tids) */
+	struct tp_sink_track *tracks; /* announced in this order */
+	size_t ntracks, cap_tracks;
+	struct plan_track *dts;
+	size_t ndts, cap_dts;
+	struct synth {
+		struct tp_track t; /* kind, device, core, count; no slices */
+		const struct tp_profile *p;
+		uint32_t *layers; /* owned: layer indices in (begin, -end, index) order (4 bytes a
+		                     layer; the passes over the track read it instead of walking
+		                     the whole table each time) */
+		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
+		struct tp_layer_memo memo; /* pt_label and tp_sink_fill_args_cached decode a layer
+		                              once (pt_slice reads only its span) */
+	} * *synth; /* synthesised layer tracks, each allocated on its own (stable) */
+	size_t nsynth, cap_synth;
+	struct derived *der;
+	size_t nder, cap_der;
+	uint8_t *flow;      /* flow id per edge, in waiting-slice (dst) order (flow_get) */
+	unsigned fw;        /* bytes per flow id: 1, 2 or 4 */
+	size_t cap_flow;    /* flow ids allocated */
+	struct edge *edges; /* their ends, when stored (else NULL: see edge_next) */
+	uint8_t *ends;      /* else their ends as varint deltas, per run (add_edge, edge_next) */
+	size_t nends, cap_ends;
+	size_t nedges;
+	struct edge_run *runs; /* edges in runs of one (source, waiting) plan track pair, in
+	                          edge order */
+	size_t nruns, cap_runs;
+	uint32_t *blkmin; /* per run and block: smallest src_idx in the block (add_edge), then
+	                     from the block to the run's end (index_edges) */
+	size_t nblk, cap_blk;
+	uint32_t *srcruns; /* run indices grouped by source plan track (srcoff[dt] ..
+	                      srcoff[dt + 1]) */
+	size_t *srcoff;
+	struct source_iter out_walk; /* the delivery's walk of the current track's outgoing edges */
+	uint64_t *out_ids; /* the current slice's outgoing flow ids (tp_sink_slice.flows_out) */
+	size_t cap_out_ids;
+	struct lane lanes[MAX_LANES];
+	size_t nlanes_used;
+	uint64_t flows_dropped;
+	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
+	uint64_t total_slices;  /* slices delivered in all, for the progress line */
+};
+
+static inline uint64_t slice_id(const struct plan *pl, uint32_t dt, uint32_t idx)
+{
+	return pl->dts[dt].base_id + idx + 1;
+}
+
+static inline int64_t slice_ns(const struct plan *pl, uint32_t dt, uint32_t idx)
+{
+	return pl->dts[dt].t->slices[idx].start_ns;
+}
+
+/* The engine name of a track kind up to Layer, the order of a core's tracks. */
+static inline const char *kind_order_name(int kind)
+{
+	static const char *const names[] = {"TIU", "GDMA", "SDMA", "CDMA", "MCU", "Layer"};
+	return names[kind];
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Lanes and plan tracks (plan.c)                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Lane assignment: the first lane whose open stack accepts the slice. On a non-nesting track
+ * a lane accepts a slice only when nothing is open on it; on a nesting track also when the
+ * slice lies inside the innermost open slice. Deterministic, so the counting pass and the
+ * delivery pass agree. Returns the lane, -1 when MAX_LANES would be exceeded, -2 when out of
+ * memory. */
+long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                         uint64_t id, uint32_t *depth, uint64_t *parent);
+
+/* lane_assign with its usual case inline: lane 0 exists, has room and is empty once the
+ * slices that ended by s's start are closed, so it takes s at depth 0 (what lane_assign's
+ * first iteration decides too; closing them again there changes nothing). */
+static inline long lane_take(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+                             uint64_t id, uint32_t *depth, uint64_t *parent)
+{
+	struct lane *ln = &pl->lanes[0];
+	if (pl->nlanes_used && ln->cap) {
+		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
+			ln->depth--;
+		if (ln->depth == 0) {
+			*depth = 0;
+			*parent = 0;
+			ln->ends[0] = end;
+			ln->ids[0] = id;
+			ln->depth = 1;
+			return 0;
+		}
+	}
+	return tp_sink_lane_assign(pl, s, end, nested, id, depth, parent);
+}
+
+static inline void lanes_reset(struct plan *pl)
+{
+	for (size_t l = 0; l < pl->nlanes_used; l++)
+		pl->lanes[l].depth = 0;
+	pl->nlanes_used = 0;
+}
+
+/* Slice k of a plan track and its end (*end): the model's record, or for a synthesised Layer
+ * track one built in *tmp from its layer (valid until the next call with the same tmp), whose
+ * span is read once for both. */
+static inline const struct tp_slice *pt_slice(const struct tp_profile *p, const struct tp_track *t,
+                                              struct synth *syn, size_t k, struct tp_slice *tmp,
+                                              int64_t *end)
+{
+	if (!syn) {
+		*end = tp_slice_end(t, &t->slices[k]);
+		return &t->slices[k];
+	}
+	size_t i = syn->layers[k];
+	int64_t begin;
+	tp_profile_layer_span(p, i, &begin, end); /* the span alone: no decode */
+	memset(tmp, 0, sizeof *tmp);
+	tmp->start_ns = begin;
+	tmp->layer = (int32_t)i;
+	return tmp;
+}
+
+/* The label of slice s from pt_slice: its track's, or for a synthesised Layer track the
+ * layer's type (its name when it has no type) as name and its type as type. */
+static inline struct tp_label pt_label(const struct tp_profile *p, const struct tp_track *t,
+                                       struct synth *syn, const struct tp_slice *s)
+{
+	if (!syn)
+		return *tp_slice_label(t, s);
+	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, (size_t)s->layer);
+	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
+}
+
+/* Adds the tracks of every device to the plan, device after device: its process, per core a
+ * "Core N" container with the engine tracks, a Layer track and the derived counters, then the
+ * thread tracks and the source's counters, with their pids and tids. Time and memory linear
+ * in the tracks and counters (plus, per device, its layers). TP_OK, TP_ENOMEM or TP_ERANGE
+ * (too many overlapping slices), with the diagnostic set. */
+int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
+
+/* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
+void tp_sink_plan_tracks_free(struct plan *pl);
+
+/* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink. */
+int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Flows (flow.c)                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Builds the plan's flow edges (dependencies between a core's TIU and GDMA commands, and the
+ * model's own flows) and their flow ids. Needs the plan tracks' base ids. */
+int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d);
+
+/* The delivery's position in the flow edges: the next edge in waiting-slice order (over all
+ * tracks) and the next edge leaving the current track, in source order. */
+struct flow_cursor {
+	size_t run;             /* run of the next incoming edge */
+	struct edge_cursor in;  /* its cursor */
+	uint64_t in_id;         /* the slice it ends at */
+	uint32_t in_e;          /* its edge index */
+	int have_in;            /* 0 after the last edge */
+	struct pulled_edge out; /* the next edge leaving the current track */
+	int have_out;           /* 1 while there is one, 0 after, < 0 on error */
+};
+
+/* Starts the delivery's walk. */
+void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc);
+
+/* Starts the walk of plan track ti's outgoing edges; TP_OK or TP_ENOMEM. */
+int tp_sink_flows_track(struct plan *pl, struct flow_cursor *fc, size_t ti);
+
+/* Sets ss->flow_in and ss->flows_out of slice k (id ss->id) of the current track; TP_OK or
+ * TP_ENOMEM. Slices must come in delivery order. */
+int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k,
+                        struct tp_sink_slice *ss);
+
+/* Hands every drawn flow to sink->flow, run by run. */
+int tp_sink_emit_flows(const struct plan *pl, struct tp_sink *sink);
+
+/* Frees the plan's flow edges and walks. */
+void tp_sink_flows_free(struct plan *pl);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Arguments (refnames.c)                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* tp_sink_fill_args; with a memo (tp_sink_drive's: consecutive commands mostly share their
+ * layer) the slice's layer is decoded once per run of commands, else on every call; with a
+ * string cache sc (or NULL) strings are looked up through it. */
+void tp_sink_fill_args_cached(const struct tp_profile *p, const struct tp_track *t,
+                              const struct tp_slice *s, int full, struct tp_sink_slice *out,
+                              struct tp_layer_memo *memo, struct scache *sc);
+
+#endif /* TP_SINK_INT_H */
