@@ -23,15 +23,9 @@ import sys
 
 import openpyxl
 
+from checks import FAILS, check
+
 MAX_SHEETS = 120  # TP_XLSX_MAX_SHEETS
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL: " + what)
-    return cond
 
 
 def write_trace(path, n, kind):

@@ -24,14 +24,7 @@ import sys
 import openpyxl
 from openpyxl.utils import get_column_letter
 
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL: " + what)
-    return cond
+from checks import FAILS, check
 
 
 def close(a, b, tol=1e-9):
