@@ -92,10 +92,14 @@ static int add_call(struct tp_profile *p, int dev, int calls, const struct tp_jo
 static int add_device(struct tp_profile *p, const struct tp_job *j, size_t i, size_t k,
                       int64_t origin, int64_t gap)
 {
-	int32_t cores = 0;
-	for (size_t x = i; x < k; x++)
+	int32_t cores = 0, ok = 0;
+	for (size_t x = i; x < k; x++) {
+		ok |= j->e[x].ok;
 		if ((int32_t)j->e[x].ncores > cores)
 			cores = (int32_t)j->e[x].ncores;
+	}
+	if (!ok)
+		return TP_OK; /* a device none of whose calls converted has no process */
 	int dev = tp_profile_add_device(p, j->e[i].device, (int32_t)p->num_devices, cores);
 	int calls = dev < 0 ? -1 : tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "Calls", 0);
 	if (calls < 0)
