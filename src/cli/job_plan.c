@@ -7,7 +7,7 @@
  *   job<TAB>JOB_DIR as given        root<TAB>JOB_DIR absolute
  *   option<TAB>--sqlite             (one line per convert option the tasks pass on)
  *   note<TAB>text                   (what the search skipped, and why)
- *   tasks<TAB>N
+ *   count<TAB>N                     (the number of task lines, so a cut file is noticed)
  *   task<TAB>K<TAB>kind<TAB>device<TAB>call<TAB>pid<TAB>bytes<TAB>out<TAB>input
  *
  * Fields are percent-escaped (% TAB LF CR as %25 %09 %0A %0D), so any file name survives.
@@ -97,7 +97,7 @@ int tp_job_plan_write(const struct tp_job_plan *pl, const char *out_dir, struct 
 		field(&b, pl->notes[i]);
 		tp_buf_putc(&b, '\n');
 	}
-	tp_buf_printf(&b, "tasks\t%zu\n", pl->n);
+	tp_buf_printf(&b, "count\t%zu\n", pl->n);
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct tp_job_task *t = &pl->t[i];
 		tp_buf_printf(&b, "task\t%zu", i);
@@ -209,7 +209,7 @@ static int plan_line(struct tp_job_plan *pl, char *line, int64_t *ntasks)
 		return tp_job_plan_opt(pl, f[1]);
 	if (strcmp(f[0], "note") == 0)
 		return tp_job_plan_note(pl, "%s", f[1]);
-	if (strcmp(f[0], "tasks") == 0)
+	if (strcmp(f[0], "count") == 0)
 		return num(f[1], ntasks) ? TP_EFORMAT : TP_OK;
 	return TP_EFORMAT;
 }
@@ -243,7 +243,7 @@ int tp_job_plan_read(struct tp_job_plan *pl, const char *out_dir, struct tp_diag
 	}
 	if (rc == TP_OK && ntasks != (int64_t)pl->n)
 		rc = tp_diag_line(d, TP_EFORMAT, path, line,
-		                  "the plan lists %zu tasks but says \"tasks %lld\" (a cut file?)",
+		                  "the plan lists %zu tasks but says \"count %lld\" (a cut file?)",
 		                  pl->n, (long long)ntasks);
 	else if (rc == TP_EFORMAT)
 		tp_diag_line(d, rc, path, line - 1, "not a line of a tpuprof job plan");
