@@ -76,6 +76,11 @@ int tp_cli_job(int argc, char **argv);
  * tpuprof output folders are not searched). folders_only: dump folders only, not Chrome
  * traces. */
 int tp_cli_job_has_dumps(const char *dir, int folders_only);
+struct tp_job;
+/* Reads every dump below job folder `dir` in this process, one at a time, into entries of j
+ * (a dump that fails to read becomes a failed entry) and finishes j. TP_OK; TP_ENOTFOUND
+ * when no dump is found; TP_ENOMEM (d set). */
+int tp_cli_job_load(const char *dir, struct tp_job *j, struct tp_diag *d);
 /* For a job's pass-through options: 0 when `arg` is a convert option without a value (or
  * carries it as --name=VALUE), 1 when it takes the next argument as its value, -1 when it is
  * not a convert option. */

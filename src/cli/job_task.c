@@ -287,3 +287,46 @@ int tp_job_merge(const struct tp_job_plan *pl, const char *out_dir, int quiet)
 	tp_job_free(&j);
 	return code;
 }
+
+/* ---- A job folder read in this process (tpuprof diff of two job folders) ------------------- */
+
+static int load_one(struct tp_job *j, const struct tp_job_plan *pl, const struct tp_job_task *t)
+{
+	struct tp_job_entry *e = tp_job_add(j);
+	if (!e)
+		return TP_ENOMEM;
+	identity(j, e, t);
+	char *in = tp_path_join(pl->root, t->input);
+	struct tp_cli_opts o = {.quiet = 1};
+	struct tp_profile *p = NULL;
+	struct tp_analysis a;
+	struct tp_diag d = {0};
+	int rc = in ? tp_cli_load(in, &o, &p, &d) : TP_ENOMEM;
+	if (rc == TP_OK && (rc = tp_analyze(p, &a)) == TP_OK) {
+		rc = tp_job_entry_build(j, e, p, &a);
+		tp_analysis_free(&a);
+	} else if (rc != TP_ENOMEM) {
+		e->exit_code = tp_status_exit_code(rc);
+		e->error = tp_job_str(j, d.msg[0] ? d.msg : tp_strerror(rc));
+		rc = e->error ? TP_OK : TP_ENOMEM;
+	}
+	tp_profile_free(p);
+	tp_free(in);
+	return rc;
+}
+
+int tp_cli_job_load(const char *dir, struct tp_job *j, struct tp_diag *d)
+{
+	struct tp_job_plan pl;
+	tp_job_plan_init(&pl);
+	int rc = tp_job_find(&pl, dir, NULL, d);
+	for (size_t i = 0; rc == TP_OK && i < pl.n; i++)
+		if ((rc = load_one(j, &pl, &pl.t[i])) != TP_OK)
+			tp_diag_set(d, rc, "out of memory reading %s", pl.t[i].input);
+	if (rc == TP_OK && !pl.n)
+		rc = tp_diag_set(d, TP_ENOTFOUND, "%s: no profile data found below it", dir);
+	tp_job_plan_free(&pl);
+	if (rc == TP_OK)
+		tp_job_finish(j);
+	return rc;
+}

@@ -234,6 +234,30 @@ class Job(unittest.TestCase):
             rc, _, err = run("job", *bad, self.job, os.path.join(self.tmp.name, "u"))
             self.assertEqual(rc, 1, (bad, err))
 
+    def test_diff_jobs(self):
+        job2 = os.path.join(self.tmp.name, "job2")
+        shutil.copytree(self.job, job2)
+        slow = os.path.join(job2, "cdm_profile_data_dev1-1")
+        shutil.rmtree(slow)
+        subprocess.run([GENDUMP, "--format", "cdm", "--arch", "BM1690", "--cores", "8",
+                        "--cmds", "3000", "--mode", "1", "--seed", "9", "--quiet", slow],
+                       check=True)
+        d = os.path.join(self.tmp.name, "jdiff")
+        rc, out, err = run("diff", self.out, job2, d, "--fail-if-slower", "0")
+        self.assertEqual(rc, 4, err)
+        with open(os.path.join(d, "job_diff.json")) as f:
+            j = json.load(f)
+        first = j["calls"][0]
+        self.assertEqual((first["device"], first["call"]), ("dev1", 1))
+        self.assertGreater(first["delta_ns"], 0)
+        self.assertEqual(j["failed"], 1)
+        self.assertEqual(j["both"], len(self.good))
+        self.assertTrue(os.path.isfile(os.path.join(d, "job_diff.html")))
+        self.assertIn("Calls ranked by the change of total time", out)
+        rc, _, err = run("diff", self.out, os.path.join(self.job, "cdm_profile_data_dev0-1"))
+        self.assertEqual(rc, 1)
+        self.assertIn("is a job", err)
+
     def test_lock_waits(self):
         out = os.path.join(self.tmp.name, "locked_out")
         os.makedirs(out)

@@ -130,6 +130,15 @@ void tp_job_entry_json(const struct tp_job_entry *e, struct tp_buf *b);
  * tp_job_entry_json wrote; TP_ENOMEM. On error no entry is added. */
 int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d);
 
+/* Reads the calls of a job_summary.json (tp_job_summary_json) back as entries of j: the
+ * scalar figures and the per-engine mean utilisation (no per-core detail). For comparing
+ * jobs. TP_OK; TP_ENOTFOUND / TP_EIO; TP_EFORMAT (d names the file and offset); TP_ENOMEM. */
+int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d);
+
+/* Natural order of device labels: digit runs compare as numbers ("dev2" < "dev10"); the
+ * order tp_job_finish sorts devices in. */
+int tp_job_natcmp(const char *a, const char *b);
+
 /* Sorts the entries (device in natural order — dev2 before dev10 —, then call, pid, name) and
  * derives the job-wide figures (failed count, slowest, most imbalanced, sibling deviations,
  * device imbalance, alignment). Call once after the last entry is added. */

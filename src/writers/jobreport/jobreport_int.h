@@ -48,8 +48,6 @@ int tp_jr_entry_scalars(struct tp_job *j, struct tp_job_entry *e, const struct t
 /* Sets e->eng_util from its cores (the mean over the cores that have each engine). */
 void tp_jr_entry_means(struct tp_job_entry *e);
 
-/* Natural order of device labels: digit runs compare as numbers ("dev2" < "dev10"). */
-int tp_jr_natcmp(const char *a, const char *b);
 /* The median of v[0..n) (sorted in place); 0 for n = 0. */
 double tp_jr_median(double *v, size_t n);
 

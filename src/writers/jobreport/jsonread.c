@@ -485,3 +485,39 @@ int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d)
 	tp_free(text);
 	return rc;
 }
+
+int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int rc = slurp(path, &text, &len, d);
+	if (rc != TP_OK)
+		return rc;
+	struct tp_arena scratch;
+	tp_arena_init(&scratch, 0);
+	size_t off = 0;
+	const char *why = NULL;
+	const struct tp_jv *root = tp_jr_parse(&scratch, text, len, &off, &why);
+	const struct tp_jv *calls = tp_jr_get(root, "calls");
+	if (!root)
+		rc = strcmp(why, "out of memory") == 0
+		         ? tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path)
+		         : tp_diag_at(d, TP_EFORMAT, path, off, "%s", why);
+	else if (tp_jr_int(root, "tpuprof_job_summary", 0) != 1 || !calls || calls->type != JV_ARR)
+		rc = tp_diag_at(d, TP_EFORMAT, path, 0,
+		                "not a tpuprof job summary (no \"tpuprof_job_summary\": 1 with "
+		                "\"calls\")");
+	for (size_t i = 0; rc == TP_OK && i < calls->n; i++) {
+		const struct tp_jv *c = &calls->items[i], *u = tp_jr_get(c, "engine_util");
+		struct tp_job_entry *e = tp_job_add(j);
+		if (!e || tp_jr_entry_scalars(j, e, c) != TP_OK) {
+			rc = tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path);
+			break;
+		}
+		for (int k = 0; k < TP_ENGINES; k++)
+			e->eng_util[k] = tp_jr_num(u, tp_track_kind_name((enum tp_track_kind)k), 0);
+	}
+	tp_arena_free(&scratch);
+	tp_free(text);
+	return rc;
+}

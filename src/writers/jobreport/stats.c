@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-int tp_jr_natcmp(const char *a, const char *b)
+int tp_job_natcmp(const char *a, const char *b)
 {
 	while (*a && *b) {
 		if (*a >= '0' && *a <= '9' && *b >= '0' && *b <= '9') {
@@ -50,7 +50,7 @@ double tp_jr_median(double *v, size_t n)
 static int cmp_entry(const void *x, const void *y)
 {
 	const struct tp_job_entry *a = x, *b = y;
-	int c = tp_jr_natcmp(a->device, b->device);
+	int c = tp_job_natcmp(a->device, b->device);
 	if (c)
 		return c;
 	if (a->call != b->call)

@@ -172,8 +172,8 @@ void tp_job_summary_text(const struct tp_job *j, struct tp_buf *b)
 		tp_buf_puts(b, "Devices not aligned: not every call records a shared clock; each "
 		               "device's calls run back to back from 0 in job.pftrace.\n");
 	int w = dev_width(j);
-	tp_buf_printf(b, "\n%-*s %5s %-8s %5s %12s %6s %6s %6s %6s %9s %6s %7s %9s  Dump\n",
-	              w, "Device", "Call", "Chip", "Cores", "Total(us)", "TIU%", "GDMA%", "SDMA%",
+	tp_buf_printf(b, "\n%-*s %5s %-8s %5s %12s %6s %6s %6s %6s %9s %6s %7s %9s  Dump\n", w,
+	              "Device", "Call", "Chip", "Cores", "Total(us)", "TIU%", "GDMA%", "SDMA%",
 	              "CDMA%", "DDR(GB/s)", "uArch%", "CoreImb", "vsSibl");
 	for (size_t i = 0; i < j->n; i++)
 		text_row(b, j, i, w);
