@@ -21,6 +21,7 @@
 #include "testutil.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -288,6 +289,42 @@ static int visit(void *ctx, const struct tp_perfetto_event *e)
 	return TP_OK;
 }
 
+/* More calls with siblings than the outlier list holds: the list keeps the largest. */
+static void test_many_outliers(void **state)
+{
+	(void)state;
+	struct tp_job j;
+	tp_job_init(&j, "many");
+	for (int d = 0; d < 6; d++)
+		for (int c = 0; c < 4; c++) {
+			char dev[16];
+			snprintf(dev, sizeof dev, "dev%d", d);
+			add(&j, dev, c, 1000 + 37 * d * (c + 1), 0, 1);
+		}
+	tp_job_finish(&j);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_job_summary_json(&j, &b);
+	struct tp_arena ar;
+	tp_arena_init(&ar, 0);
+	size_t off;
+	const char *why;
+	const struct tp_jv *v = tp_jr_parse(&ar, b.data, b.len, &off, &why);
+	const struct tp_jv *o = tp_jr_get(v, "outliers");
+	assert_int_equal(o->n, 10);
+	for (size_t i = 1; i < o->n; i++) {
+		double prev = tp_jr_num(&o->items[i - 1], "sibling_dev", 0);
+		double cur = tp_jr_num(&o->items[i], "sibling_dev", 0);
+		assert_true(fabs(prev) >= fabs(cur));
+	}
+	/* dev5 call 3 is the farthest from its siblings. */
+	assert_string_equal(tp_jr_str(&o->items[0], "device", ""), "dev5");
+	assert_int_equal(tp_jr_int(&o->items[0], "call", -1), 3);
+	tp_arena_free(&ar);
+	tp_buf_free(&b);
+	tp_job_free(&j);
+}
+
 static void test_trace(void **state)
 {
 	(void)state;
@@ -333,7 +370,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_entry_build),    cmocka_unit_test(test_entry_roundtrip),
 	    cmocka_unit_test(test_json_reader),    cmocka_unit_test(test_job_finish),
-	    cmocka_unit_test(test_outputs_escape), cmocka_unit_test(test_trace),
+	    cmocka_unit_test(test_outputs_escape), cmocka_unit_test(test_many_outliers),
+	    cmocka_unit_test(test_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,25 +11,23 @@
 
 #define OUTLIERS 10 /* calls listed as differing most from their siblings */
 
-/* Indexes of the converted calls with a sibling deviation, largest |deviation| first. */
+/* Indexes of the converted calls with siblings, largest |deviation| first (ties in report
+ * order), at most max. */
 static size_t outliers(const struct tp_job *j, size_t *idx, size_t max)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < j->n; i++) {
 		if (!j->e[i].ok || !j->e[i].siblings)
 			continue;
-		size_t k = n < max ? n++ : max - 1;
-		if (k == max - 1 && n == max &&
-		    fabs(j->e[i].sibling_dev) <= fabs(j->e[idx[k]].sibling_dev))
+		double v = fabs(j->e[i].sibling_dev);
+		if (n == max && v <= fabs(j->e[idx[n - 1]].sibling_dev))
 			continue;
-		idx[k] = i;
-		while (k > 0 &&
-		       fabs(j->e[idx[k]].sibling_dev) > fabs(j->e[idx[k - 1]].sibling_dev)) {
-			size_t t = idx[k];
+		size_t k = n < max ? n++ : max - 1; /* full: the last one drops out */
+		while (k > 0 && v > fabs(j->e[idx[k - 1]].sibling_dev)) {
 			idx[k] = idx[k - 1];
-			idx[k - 1] = t;
 			k--;
 		}
+		idx[k] = i;
 	}
 	return n;
 }
