@@ -8,14 +8,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_key(const struct tp_job_entry *a, const struct tp_job_entry *b)
+/* The order of (device, call, pid) keys: the job report's (tp_job_finish). */
+static int key_cmp(const char *da, int64_t ca, int64_t pa, const char *db, int64_t cb, int64_t pb)
 {
-	int c = tp_job_natcmp(a->device, b->device);
+	int c = tp_job_natcmp(da, db);
 	if (c)
 		return c;
-	if (a->call != b->call)
-		return a->call < b->call ? -1 : 1;
-	return a->pid < b->pid ? -1 : a->pid > b->pid;
+	if (ca != cb)
+		return ca < cb ? -1 : 1;
+	return pa < pb ? -1 : pa > pb;
+}
+
+static int cmp_key(const struct tp_job_entry *a, const struct tp_job_entry *b)
+{
+	return key_cmp(a->device, a->call, a->pid, b->device, b->call, b->pid);
 }
 
 static void side(struct tp_jobdiff_row *r, const struct tp_job_entry *e, int is_b)
@@ -56,12 +62,7 @@ static int cmp_rank(const void *x, const void *y)
 	int64_t db = b->delta_ns < 0 ? -b->delta_ns : b->delta_ns;
 	if (da != db)
 		return da > db ? -1 : 1;
-	int c = tp_job_natcmp(a->device, b->device);
-	if (c)
-		return c;
-	if (a->call != b->call)
-		return a->call < b->call ? -1 : 1;
-	return a->pid < b->pid ? -1 : a->pid > b->pid;
+	return key_cmp(a->device, a->call, a->pid, b->device, b->call, b->pid);
 }
 
 static void figures(struct tp_jobdiff *d, struct tp_jobdiff_row *r)

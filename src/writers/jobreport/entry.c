@@ -288,6 +288,17 @@ void tp_jr_json_str(struct tp_buf *b, int *first, const char *k, const char *v)
 	tp_buf_putc(b, '"');
 }
 
+void tp_jr_json_strs(struct tp_buf *b, const char *k, const char *const *v, size_t n)
+{
+	tp_buf_printf(b, ",\"%s\":[", k);
+	for (size_t i = 0; i < n; i++) {
+		tp_buf_puts(b, i ? ",\"" : "\"");
+		tp_buf_json_str(b, v[i]);
+		tp_buf_putc(b, '"');
+	}
+	tp_buf_putc(b, ']');
+}
+
 void tp_jr_json_int(struct tp_buf *b, int *first, const char *k, int64_t v)
 {
 	jkey(b, first, k);

@@ -39,9 +39,14 @@ const char *tp_jr_str(const struct tp_jv *v, const char *key, const char *dflt);
 void tp_jr_json_str(struct tp_buf *b, int *first, const char *k, const char *v);
 void tp_jr_json_int(struct tp_buf *b, int *first, const char *k, int64_t v);
 void tp_jr_json_num(struct tp_buf *b, int *first, const char *k, double v);
+/* ,"k":["v0",...] (never first in its object). */
+void tp_jr_json_strs(struct tp_buf *b, const char *k, const char *const *v, size_t n);
 /* The entry's scalar fields (identity, outcome, figures), shared by job_entry.json and
  * job_summary.json's rows. */
 void tp_jr_entry_fields(const struct tp_job_entry *e, struct tp_buf *b, int *first);
+/* The job-wide figures of tp_job_finish (converted, failed, devices, alignment, imbalances),
+ * shared by job_summary.json and the page's data. */
+void tp_jr_job_fields(const struct tp_job *j, struct tp_buf *b, int *first);
 /* Reads the scalar fields back from an object tp_jr_entry_fields wrote. TP_OK / TP_ENOMEM. */
 int tp_jr_entry_scalars(struct tp_job *j, struct tp_job_entry *e, const struct tp_jv *o);
 

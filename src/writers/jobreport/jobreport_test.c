@@ -60,16 +60,34 @@ static struct tp_profile *two_cores(void)
 	return p;
 }
 
+/* two_cores() analysed, with an empty job. */
+struct fx {
+	struct tp_profile *p;
+	struct tp_analysis a;
+	struct tp_job j;
+};
+
+static void fx_open(struct fx *f)
+{
+	f->p = two_cores();
+	assert_int_equal(tp_analyze(f->p, &f->a), TP_OK);
+	tp_job_init(&f->j, "t");
+}
+
+static void fx_close(struct fx *f)
+{
+	tp_job_free(&f->j);
+	tp_analysis_free(&f->a);
+	tp_profile_free(f->p);
+}
+
 static void test_entry_build(void **state)
 {
 	(void)state;
-	struct tp_profile *p = two_cores();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_job j;
-	tp_job_init(&j, "t");
-	struct tp_job_entry *e = tp_job_add(&j);
-	assert_int_equal(tp_job_entry_build(&j, e, p, &a), TP_OK);
+	struct fx f;
+	fx_open(&f);
+	struct tp_job_entry *e = tp_job_add(&f.j);
+	assert_int_equal(tp_job_entry_build(&f.j, e, f.p, &f.a), TP_OK);
 	assert_int_equal(e->ok, 1);
 	assert_int_equal(e->num_cores, 2);
 	assert_int_equal(e->total_ns, 1200);
@@ -88,25 +106,21 @@ static void test_entry_build(void **state)
 	/* TIU busy 200 vs 50 ns: max / mean = 200 / 125. */
 	assert_true(e->imbalance > 1.59 && e->imbalance < 1.61);
 	assert_int_equal(e->anchor, TP_JOB_ANCHOR_NONE);
-	tp_job_free(&j);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	fx_close(&f);
 }
 
 static void test_entry_roundtrip(void **state)
 {
 	(void)state;
-	struct tp_profile *p = two_cores();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_job j;
-	tp_job_init(&j, "t");
-	struct tp_job_entry *e = tp_job_add(&j);
+	struct fx f;
+	fx_open(&f);
+	struct tp_job *j = &f.j;
+	struct tp_job_entry *e = tp_job_add(j);
 	e->name = "x/cdm_profile_data_dev3-1";
 	e->device = "x/dev3";
 	e->call = 1;
 	e->error = "quote \" backslash \\ newline \n </script>";
-	assert_int_equal(tp_job_entry_build(&j, e, p, &a), TP_OK);
+	assert_int_equal(tp_job_entry_build(j, e, f.p, &f.a), TP_OK);
 	struct tp_buf b1, b2;
 	tp_buf_init(&b1);
 	tp_buf_init(&b2);
@@ -117,26 +131,24 @@ static void test_entry_roundtrip(void **state)
 	assert_int_equal(write(fd, b1.data, b1.len), (ssize_t)b1.len);
 	close(fd);
 	struct tp_diag d = {0};
-	assert_int_equal(tp_job_entry_read(&j, path, &d), TP_OK);
-	assert_int_equal(j.n, 2);
-	assert_string_equal(j.e[1].error, j.e[0].error);
-	assert_int_equal(j.e[1].cores[0].eng[TP_TRACK_TIU].nruns, 2);
-	tp_job_entry_json(&j.e[1], &b2);
+	assert_int_equal(tp_job_entry_read(j, path, &d), TP_OK);
+	assert_int_equal(j->n, 2);
+	assert_string_equal(j->e[1].error, j->e[0].error);
+	assert_int_equal(j->e[1].cores[0].eng[TP_TRACK_TIU].nruns, 2);
+	tp_job_entry_json(&j->e[1], &b2);
 	assert_int_equal(b1.len, b2.len);
 	assert_memory_equal(b1.data, b2.data, b1.len);
 	/* A damaged file: the error names the byte. */
 	fd = open(path, O_WRONLY | O_TRUNC);
 	assert_int_equal(write(fd, "{\"tpuprof_job_entry\":1,\"name\":tru}", 34), 34);
 	close(fd);
-	assert_int_equal(tp_job_entry_read(&j, path, &d), TP_EFORMAT);
+	assert_int_equal(tp_job_entry_read(j, path, &d), TP_EFORMAT);
 	assert_non_null(strstr(d.msg, "@0x1e"));
-	assert_int_equal(j.n, 2);
+	assert_int_equal(j->n, 2);
 	unlink(path);
 	tp_buf_free(&b1);
 	tp_buf_free(&b2);
-	tp_job_free(&j);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	fx_close(&f);
 }
 
 static void test_json_reader(void **state)
@@ -229,6 +241,19 @@ static void test_job_finish(void **state)
 	tp_job_free(&j);
 }
 
+/* j's job_summary.json (into b, emptied first) parsed in ar (initialised here). */
+static const struct tp_jv *summary_json(struct tp_job *j, struct tp_buf *b, struct tp_arena *ar)
+{
+	b->len = 0;
+	tp_job_summary_json(j, b);
+	tp_arena_init(ar, 0);
+	size_t off;
+	const char *why;
+	const struct tp_jv *v = tp_jr_parse(ar, b->data, b->len, &off, &why);
+	assert_non_null(v);
+	return v;
+}
+
 static void test_outputs_escape(void **state)
 {
 	(void)state;
@@ -254,14 +279,8 @@ static void test_outputs_escape(void **state)
 	assert_null(strchr(b.data, '\x1b'));
 	assert_non_null(strstr(b.data, "[slowest]"));
 	assert_non_null(strstr(b.data, "Failed (1)"));
-	b.len = 0;
-	tp_job_summary_json(&j, &b);
 	struct tp_arena ar;
-	tp_arena_init(&ar, 0);
-	size_t off;
-	const char *why;
-	const struct tp_jv *v = tp_jr_parse(&ar, b.data, b.len, &off, &why);
-	assert_non_null(v);
+	const struct tp_jv *v = summary_json(&j, &b, &ar);
 	assert_int_equal(tp_jr_int(v, "failed", -1), 1);
 	const struct tp_jv *calls = tp_jr_get(v, "calls");
 	assert_int_equal(calls->n, 5);
@@ -304,12 +323,8 @@ static void test_many_outliers(void **state)
 	tp_job_finish(&j);
 	struct tp_buf b;
 	tp_buf_init(&b);
-	tp_job_summary_json(&j, &b);
 	struct tp_arena ar;
-	tp_arena_init(&ar, 0);
-	size_t off;
-	const char *why;
-	const struct tp_jv *v = tp_jr_parse(&ar, b.data, b.len, &off, &why);
+	const struct tp_jv *v = summary_json(&j, &b, &ar);
 	const struct tp_jv *o = tp_jr_get(v, "outliers");
 	assert_int_equal(o->n, 10);
 	for (size_t i = 1; i < o->n; i++) {
@@ -328,9 +343,10 @@ static void test_many_outliers(void **state)
 static void test_trace(void **state)
 {
 	(void)state;
-	struct tp_profile *p = two_cores();
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct fx f;
+	fx_open(&f);
+	struct tp_profile *p = f.p;
+	struct tp_analysis a = f.a;
 	struct tp_job j;
 	three_devices(&j);
 	for (size_t i = 0; i < j.n; i++)
@@ -354,15 +370,14 @@ static void test_trace(void **state)
 	static const char *const files[] = {"job.pftrace", "job_summary.txt", "job_summary.json",
 	                                    "index.html"};
 	for (size_t i = 0; i < 4; i++) {
-		char *f = tp_path_join(dir, files[i]);
-		assert_int_equal(unlink(f), 0);
-		tp_free(f);
+		char *fp = tp_path_join(dir, files[i]);
+		assert_int_equal(unlink(fp), 0);
+		tp_free(fp);
 	}
 	rmdir(dir);
 	tp_free(path);
 	tp_job_free(&j);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	fx_close(&f);
 }
 
 int main(void)

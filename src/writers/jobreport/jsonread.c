@@ -454,59 +454,57 @@ static int slurp(const char *path, char **out, size_t *len, struct tp_diag *d)
 	return TP_OK;
 }
 
-int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d)
+/* Reads and parses the JSON file at path into `scratch`, checking that its top-level `marker`
+ * member is 1 (`what` names the kind of file in the error). NULL with *rc and d set. */
+static const struct tp_jv *load_json(const char *path, const char *marker, const char *what,
+                                     struct tp_arena *scratch, int *rc, struct tp_diag *d)
 {
 	char *text = NULL;
-	size_t len = 0;
-	int rc = slurp(path, &text, &len, d);
-	if (rc != TP_OK)
-		return rc;
+	size_t len = 0, off = 0;
+	const char *why = NULL;
+	const struct tp_jv *root = NULL;
+	if ((*rc = slurp(path, &text, &len, d)) != TP_OK)
+		return NULL;
+	root = tp_jr_parse(scratch, text, len, &off, &why);
+	tp_free(text); /* the values are copies in the arena */
+	if (!root)
+		*rc = strcmp(why, "out of memory") == 0
+		          ? tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path)
+		          : tp_diag_at(d, TP_EFORMAT, path, off, "%s", why);
+	else if (tp_jr_int(root, marker, 0) != 1)
+		*rc = tp_diag_at(d, TP_EFORMAT, path, 0, "not a %s (no \"%s\": 1)", what, marker);
+	return *rc == TP_OK ? root : NULL;
+}
+
+int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d)
+{
 	struct tp_arena scratch;
 	tp_arena_init(&scratch, 0);
-	size_t off = 0;
-	const char *why = NULL;
-	const struct tp_jv *root = tp_jr_parse(&scratch, text, len, &off, &why);
+	int rc;
+	const struct tp_jv *root =
+	    load_json(path, "tpuprof_job_entry", "tpuprof job entry", &scratch, &rc, d);
 	struct tp_job_entry *e = NULL;
-	if (!root)
-		rc = strcmp(why, "out of memory") == 0
-		         ? tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path)
-		         : tp_diag_at(d, TP_EFORMAT, path, off, "%s", why);
-	else if (tp_jr_int(root, "tpuprof_job_entry", 0) != 1)
-		rc = tp_diag_at(d, TP_EFORMAT, path, 0,
-		                "not a tpuprof job entry (no \"tpuprof_job_entry\": 1)");
-	else if (!(e = tp_job_add(j)))
+	if (root && !(e = tp_job_add(j)))
 		rc = tp_diag_set(d, TP_ENOMEM, "out of memory");
-	else if ((rc = tp_jr_entry_scalars(j, e, root)) != TP_OK ||
-	         (rc = read_cores(j, e, tp_jr_get(root, "cores"))) != TP_OK)
+	else if (root && ((rc = tp_jr_entry_scalars(j, e, root)) != TP_OK ||
+	                  (rc = read_cores(j, e, tp_jr_get(root, "cores"))) != TP_OK))
 		rc = tp_diag_set(d, rc, "out of memory reading %s", path);
 	if (rc != TP_OK && e)
 		j->n--;
 	tp_arena_free(&scratch);
-	tp_free(text);
 	return rc;
 }
 
 int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d)
 {
-	char *text = NULL;
-	size_t len = 0;
-	int rc = slurp(path, &text, &len, d);
-	if (rc != TP_OK)
-		return rc;
 	struct tp_arena scratch;
 	tp_arena_init(&scratch, 0);
-	size_t off = 0;
-	const char *why = NULL;
-	const struct tp_jv *root = tp_jr_parse(&scratch, text, len, &off, &why);
+	int rc;
+	const struct tp_jv *root =
+	    load_json(path, "tpuprof_job_summary", "tpuprof job summary", &scratch, &rc, d);
 	const struct tp_jv *calls = tp_jr_get(root, "calls");
-	if (!root)
-		rc = strcmp(why, "out of memory") == 0
-		         ? tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path)
-		         : tp_diag_at(d, TP_EFORMAT, path, off, "%s", why);
-	else if (tp_jr_int(root, "tpuprof_job_summary", 0) != 1 || !calls || calls->type != JV_ARR)
-		rc = tp_diag_at(d, TP_EFORMAT, path, 0,
-		                "not a tpuprof job summary (no \"tpuprof_job_summary\": 1 with "
-		                "\"calls\")");
+	if (root && (!calls || calls->type != JV_ARR))
+		rc = tp_diag_at(d, TP_EFORMAT, path, 0, "a tpuprof job summary without \"calls\"");
 	for (size_t i = 0; rc == TP_OK && i < calls->n; i++) {
 		const struct tp_jv *c = &calls->items[i], *u = tp_jr_get(c, "engine_util");
 		struct tp_job_entry *e = tp_job_add(j);
@@ -518,6 +516,5 @@ int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d)
 			e->eng_util[k] = tp_jr_num(u, tp_track_kind_name((enum tp_track_kind)k), 0);
 	}
 	tp_arena_free(&scratch);
-	tp_free(text);
 	return rc;
 }

@@ -201,15 +201,7 @@ static void put_data(const struct tp_job *j, struct tp_buf *b)
 	int f = 1;
 	tp_buf_putc(b, '{');
 	tp_jr_json_str(b, &f, "title", j->title);
-	tp_jr_json_int(b, &f, "converted", (int64_t)(j->n - j->nfailed));
-	tp_jr_json_int(b, &f, "failed", (int64_t)j->nfailed);
-	tp_jr_json_int(b, &f, "num_devices", (int64_t)j->ndevices);
-	tp_jr_json_int(b, &f, "aligned", j->aligned);
-	tp_jr_json_str(b, &f, "anchor", tp_job_anchor_name(j->anchor));
-	tp_jr_json_num(b, &f, "device_imbalance", j->device_imbalance);
-	tp_jr_json_int(b, &f, "device_imbalance_call", j->device_imbalance_call);
-	tp_jr_json_num(b, &f, "core_imbalance",
-	               j->imbalanced < j->n ? j->e[j->imbalanced].imbalance : 0);
+	tp_jr_job_fields(j, b, &f);
 	tp_jr_json_int(b, &f, "slowest", j->slowest < j->n ? (int64_t)j->slowest : -1);
 	tp_jr_json_int(b, &f, "imbalanced", j->imbalanced < j->n ? (int64_t)j->imbalanced : -1);
 	tp_buf_puts(b, ",\"calls\":[");
@@ -225,13 +217,9 @@ static void put_data(const struct tp_job *j, struct tp_buf *b)
 			tp_buf_putc(b, ',');
 		put_call(b, &j->e[i], with);
 	}
-	tp_buf_printf(b, "],\"strips_cut\":%zu,\"notes\":[", cut);
-	for (size_t i = 0; i < j->nnotes; i++) {
-		tp_buf_puts(b, i ? ",\"" : "\"");
-		tp_buf_json_str(b, j->notes[i]);
-		tp_buf_putc(b, '"');
-	}
-	tp_buf_puts(b, "]}");
+	tp_buf_printf(b, "],\"strips_cut\":%zu", cut);
+	tp_jr_json_strs(b, "notes", j->notes, j->nnotes);
+	tp_buf_putc(b, '}');
 }
 
 void tp_job_page(const struct tp_job *j, struct tp_buf *b)

@@ -169,3 +169,16 @@ void tp_job_finish(struct tp_job *j)
 		sibling_figures(j, tmp);
 	tp_free(tmp);
 }
+
+void tp_jr_job_fields(const struct tp_job *j, struct tp_buf *b, int *first)
+{
+	tp_jr_json_int(b, first, "converted", (int64_t)(j->n - j->nfailed));
+	tp_jr_json_int(b, first, "failed", (int64_t)j->nfailed);
+	tp_jr_json_int(b, first, "num_devices", (int64_t)j->ndevices);
+	tp_jr_json_int(b, first, "aligned", j->aligned);
+	tp_jr_json_str(b, first, "anchor", tp_job_anchor_name(j->anchor));
+	tp_jr_json_num(b, first, "device_imbalance", j->device_imbalance);
+	tp_jr_json_int(b, first, "device_imbalance_call", j->device_imbalance_call);
+	tp_jr_json_num(b, first, "core_imbalance",
+	               j->imbalanced < j->n ? j->e[j->imbalanced].imbalance : 0);
+}

@@ -94,18 +94,29 @@ static void text_row(struct tp_buf *b, const struct tp_job *j, size_t i, int w)
 	tp_buf_putc(b, '\n');
 }
 
+/* The entries of the device of entry i (sorted: they follow one another) end at the returned
+ * index; *n and *sum get its converted calls and their total time. */
+static size_t device_run(const struct tp_job *j, size_t i, size_t *n, int64_t *sum)
+{
+	size_t k = i;
+	*n = 0;
+	*sum = 0;
+	for (; k < j->n && strcmp(j->e[k].device, j->e[i].device) == 0; k++)
+		if (j->e[k].ok) {
+			*sum += j->e[k].total_ns;
+			(*n)++;
+		}
+	return k;
+}
+
 static void text_devices(struct tp_buf *b, const struct tp_job *j, int w)
 {
 	tp_buf_printf(b, "\nPer device (converted calls)\n%-*s  Calls   Total(us)    Mean(us)\n", w,
 	              "Device");
 	for (size_t i = 0; i < j->n;) {
-		size_t k = i, n = 0;
-		int64_t sum = 0;
-		for (; k < j->n && strcmp(j->e[k].device, j->e[i].device) == 0; k++)
-			if (j->e[k].ok) {
-				sum += j->e[k].total_ns;
-				n++;
-			}
+		size_t n;
+		int64_t sum;
+		size_t k = device_run(j, i, &n, &sum);
 		char dev[48];
 		tp_text_copy(dev, (size_t)w + 1, j->e[i].device, TP_TEXT_TERM | TP_TEXT_LINE);
 		tp_buf_printf(b, "%-*s %6zu %11.3f %11.3f\n", w, dev, n, (double)sum / 1000,
@@ -212,13 +223,9 @@ static void json_devices(struct tp_buf *b, const struct tp_job *j)
 	tp_buf_puts(b, ",\"devices\":[");
 	int first = 1;
 	for (size_t i = 0; i < j->n;) {
-		size_t k = i, n = 0;
-		int64_t sum = 0;
-		for (; k < j->n && strcmp(j->e[k].device, j->e[i].device) == 0; k++)
-			if (j->e[k].ok) {
-				sum += j->e[k].total_ns;
-				n++;
-			}
+		size_t n;
+		int64_t sum;
+		size_t k = device_run(j, i, &n, &sum);
 		int f = 1;
 		tp_buf_puts(b, first ? "{" : ",{");
 		first = 0;
@@ -241,15 +248,7 @@ void tp_job_summary_json(const struct tp_job *j, struct tp_buf *b)
 	tp_jr_json_int(b, &f, "tpuprof_job_summary", 1);
 	tp_jr_json_str(b, &f, "job", j->title);
 	tp_jr_json_int(b, &f, "dumps", (int64_t)j->n);
-	tp_jr_json_int(b, &f, "converted", (int64_t)(j->n - j->nfailed));
-	tp_jr_json_int(b, &f, "failed", (int64_t)j->nfailed);
-	tp_jr_json_int(b, &f, "num_devices", (int64_t)j->ndevices);
-	tp_jr_json_int(b, &f, "aligned", j->aligned);
-	tp_jr_json_str(b, &f, "anchor", tp_job_anchor_name(j->anchor));
-	tp_jr_json_num(b, &f, "device_imbalance", j->device_imbalance);
-	tp_jr_json_int(b, &f, "device_imbalance_call", j->device_imbalance_call);
-	tp_jr_json_num(b, &f, "core_imbalance",
-	               j->imbalanced < j->n ? j->e[j->imbalanced].imbalance : 0);
+	tp_jr_job_fields(j, b, &f);
 	json_calls(b, j);
 	json_devices(b, j);
 	size_t idx[OUTLIERS];
@@ -264,11 +263,7 @@ void tp_job_summary_json(const struct tp_job *j, struct tp_buf *b)
 		tp_jr_json_num(b, &g, "sibling_dev", j->e[idx[k]].sibling_dev);
 		tp_buf_putc(b, '}');
 	}
-	tp_buf_puts(b, "],\"notes\":[");
-	for (size_t i = 0; i < j->nnotes; i++) {
-		tp_buf_puts(b, i ? ",\"" : "\"");
-		tp_buf_json_str(b, j->notes[i]);
-		tp_buf_putc(b, '"');
-	}
-	tp_buf_puts(b, "]}\n");
+	tp_buf_putc(b, ']');
+	tp_jr_json_strs(b, "notes", j->notes, j->nnotes);
+	tp_buf_puts(b, "}\n");
 }

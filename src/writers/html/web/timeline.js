@@ -612,8 +612,8 @@
     }
     return best >= 0 ? { L, i: best } : null;
   }
-  /* The rows shown for command i of lane L; `regs` 0 leaves the argument set (the decoded
-   * register fields, 40 and more on TIU) out but says how many there are. */
+  /* The rows shown for command i of lane L; `regs` 0 leaves a long argument set (more than 8
+   * fields: the decoded registers, 40 and more on TIU) out but says how many there are. */
   function cmdRows(L, i, regs = 1) {
     const T = L.T, g = (c) => at(T, c, i);
     const rows = [];
@@ -649,7 +649,7 @@
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
     const as = g('ar') ? argset(g('ar')) : null;
-    if (as && !regs) {
+    if (as && !regs && as.length / 2 > 8) {
       rows.push(['Registers', as.length / 2 + ' fields (tick \u201cregisters in tooltip\u201d, or click to pin)']);
       return rows;
     }
