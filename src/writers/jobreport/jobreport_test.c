@@ -109,6 +109,40 @@ static void test_entry_build(void **state)
 	fx_close(&f);
 }
 
+/* A call's clock anchor: bmprofile subnets (host wall clock, the earliest start) or a Chrome
+ * trace's base; the job is aligned only when every converted call has one of the same kind. */
+static void test_anchors(void **state)
+{
+	(void)state;
+	struct fx f;
+	fx_open(&f);
+	struct tp_subnet sn = {.id = 0, .begin_usec = 5000, .end_usec = 6000};
+	assert_int_equal(tp_profile_add_subnet(f.p, &sn), 0);
+	sn.begin_usec = 4000;
+	assert_int_equal(tp_profile_add_subnet(f.p, &sn), 1);
+	struct tp_job_entry *e = tp_job_add(&f.j);
+	e->device = "dev0";
+	assert_int_equal(tp_job_entry_build(&f.j, e, f.p, &f.a), TP_OK);
+	assert_int_equal(e->anchor, TP_JOB_ANCHOR_HOST_WALL);
+	assert_int_equal(e->anchor_ns, 4000000);
+	e = tp_job_add(&f.j);
+	e->device = "dev1";
+	assert_int_equal(tp_job_entry_build(&f.j, e, f.p, &f.a), TP_OK);
+	tp_job_finish(&f.j);
+	assert_int_equal(f.j.aligned, 1);
+	assert_int_equal(f.j.anchor, TP_JOB_ANCHOR_HOST_WALL);
+	/* A third call from a Chrome trace: another clock, so nothing is aligned. */
+	assert_int_equal(tp_profile_set_meta(f.p, "chrome_trace.ts_base_ns", "123"), TP_OK);
+	e = tp_job_add(&f.j);
+	e->device = "trace";
+	assert_int_equal(tp_job_entry_build(&f.j, e, f.p, &f.a), TP_OK);
+	assert_int_equal(e->anchor, TP_JOB_ANCHOR_TRACE);
+	assert_int_equal(e->anchor_ns, 123);
+	tp_job_finish(&f.j);
+	assert_int_equal(f.j.aligned, 0);
+	fx_close(&f);
+}
+
 static void test_entry_roundtrip(void **state)
 {
 	(void)state;
@@ -383,10 +417,10 @@ static void test_trace(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_entry_build),    cmocka_unit_test(test_entry_roundtrip),
-	    cmocka_unit_test(test_json_reader),    cmocka_unit_test(test_job_finish),
-	    cmocka_unit_test(test_outputs_escape), cmocka_unit_test(test_many_outliers),
-	    cmocka_unit_test(test_trace),
+	    cmocka_unit_test(test_entry_build),     cmocka_unit_test(test_anchors),
+	    cmocka_unit_test(test_entry_roundtrip), cmocka_unit_test(test_json_reader),
+	    cmocka_unit_test(test_job_finish),      cmocka_unit_test(test_outputs_escape),
+	    cmocka_unit_test(test_many_outliers),   cmocka_unit_test(test_trace),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
