@@ -74,6 +74,22 @@ struct host_scan {
 	size_t threads; /* host tracks with complete events */
 };
 
+/* Steps 1 and 3 for tpudnn event s of track tr (`disable`: it is a disable_profile): the
+ * latest disable_profile end and the earliest tpudnn event so far. */
+static void scan_event(struct host_scan *h, const struct tp_track *tr, const struct tp_slice *s,
+                       int disable)
+{
+	if (disable && (!h->have_disable || tp_slice_end(tr, s) > h->disable_end)) {
+		h->disable_end = tp_slice_end(tr, s);
+		h->have_disable = 1;
+	}
+	if (!h->have_first || s->start_ns < h->first_start) {
+		h->first_start = s->start_ns;
+		h->first_end = tp_slice_end(tr, s);
+		h->have_first = 1;
+	}
+}
+
 /* Steps 1 and 3: disable_profile's end and the earliest tpudnn event (host ns). */
 static void scan_host(const struct tp_profile *host, uint32_t k_cat, uint32_t ty_op,
                       struct host_scan *h)
@@ -89,16 +105,9 @@ static void scan_host(const struct tp_profile *host, uint32_t k_cat, uint32_t ty
 			used = 1;
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
 				continue;
-			if (strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") == 0 &&
-			    (!h->have_disable || tp_slice_end(tr, s) > h->disable_end)) {
-				h->disable_end = tp_slice_end(tr, s);
-				h->have_disable = 1;
-			}
-			if (!h->have_first || s->start_ns < h->first_start) {
-				h->first_start = s->start_ns;
-				h->first_end = tp_slice_end(tr, s);
-				h->have_first = 1;
-			}
+			scan_event(h, tr, s,
+			           strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") ==
+			               0);
 		}
 		h->threads += (size_t)used;
 	}
@@ -347,17 +356,9 @@ static void scan_capture(const struct tp_profile *cap, const struct cap_keys *k,
 			if (!cap_tpudnn(cap, k, tr, s))
 				continue;
 			const char *name = tp_str(cap, tp_slice_name(tr, s));
-			if ((strcmp(name, "disable_profile") == 0 ||
-			     strcmp(name, "my_ops::disable_profile") == 0) &&
-			    (!h->have_disable || tp_slice_end(tr, s) > h->disable_end)) {
-				h->disable_end = tp_slice_end(tr, s);
-				h->have_disable = 1;
-			}
-			if (!h->have_first || s->start_ns < h->first_start) {
-				h->first_start = s->start_ns;
-				h->first_end = tp_slice_end(tr, s);
-				h->have_first = 1;
-			}
+			scan_event(h, tr, s,
+			           strcmp(name, "disable_profile") == 0 ||
+			               strcmp(name, "my_ops::disable_profile") == 0);
 		}
 	}
 }

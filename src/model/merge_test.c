@@ -14,18 +14,7 @@
 #include <cmocka.h>
 
 #include "model/merge.h"
-
-static void push(struct tp_profile *p, int tr, const char *type, const char *name, int64_t b,
-                 int64_t e, uint32_t args)
-{
-	struct tp_slice *s = tp_track_push(p, tr);
-	assert_non_null(s);
-	s->start_ns = b;
-	tp_slice_set_end(p, &p->tracks[tr], s, e);
-	struct tp_label lb = {.name = tp_profile_str(p, name), .type = tp_profile_str(p, type)};
-	assert_int_equal(tp_slice_set_label(p, &p->tracks[tr], s, &lb), TP_OK);
-	s->args = args;
-}
+#include "testutil.h"
 
 /* A device: one TIU track with commands at 0..100 and 500..600 ns, a counter at 50 ns. */
 static struct tp_profile *device(int with_tail)
@@ -34,8 +23,8 @@ static struct tp_profile *device(int with_tail)
 	assert_non_null(p);
 	assert_int_equal(tp_profile_add_device(p, "BM1690", 0, 1), 0);
 	int tr = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 1000);
-	push(p, tr, "conv", "conv.normal", 0, 100, 0);
-	push(p, tr, "conv", "conv.normal", 500, 600, 0);
+	tp_test_push_slice(p, tr, "conv", "conv.normal", 0, 100, 0);
+	tp_test_push_slice(p, tr, "conv", "conv.normal", 500, 600, 0);
 	int c = tp_profile_add_counter(p, 0, -1, "ddr", "GB/s");
 	assert_int_equal(tp_counter_push(p, c, 50, 1.5), TP_OK);
 	if (with_tail) {
@@ -62,17 +51,17 @@ static struct tp_profile *capture(int runtime_calls)
 	int w = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, "worker", 0);
 	p->tracks[m].tid = 7;
 	p->tracks[m].dropped = 3;
-	push(p, m, TP_CAP_TYPE_STEP, "train", 1000, 9000, 0);
+	tp_test_push_slice(p, m, TP_CAP_TYPE_STEP, "train", 1000, 9000, 0);
 	tp_args_begin(p);
 	tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, "MatMul");
 	tp_args_add_str(p, TP_CAP_KEY_INPUT_SHAPES, "4x256;256x256");
 	tp_args_add_uint(p, TP_CAP_KEY_BYTES, 266240);
-	push(p, m, TP_CAP_TYPE_OP, "fc1", 3000, 4000, tp_args_end(p));
+	tp_test_push_slice(p, m, TP_CAP_TYPE_OP, "fc1", 3000, 4000, tp_args_end(p));
 	if (runtime_calls) {
-		push(p, m, TP_CAP_TYPE_RUNTIME, "enable_profile", 2000, 2500, 0);
-		push(p, m, TP_CAP_TYPE_RUNTIME, "disable_profile", 8000, 8100, 0);
+		tp_test_push_slice(p, m, TP_CAP_TYPE_RUNTIME, "enable_profile", 2000, 2500, 0);
+		tp_test_push_slice(p, m, TP_CAP_TYPE_RUNTIME, "disable_profile", 8000, 8100, 0);
 	}
-	push(p, w, TP_CAP_TYPE_ACTIVITY, "decode", 0, 700, 0);
+	tp_test_push_slice(p, w, TP_CAP_TYPE_ACTIVITY, "decode", 0, 700, 0);
 	int c = tp_profile_add_counter(p, 0, m, "queue_depth", "");
 	assert_int_equal(tp_counter_push(p, c, 5000, 2.5), TP_OK);
 	tp_profile_note(p, "3 events dropped");
@@ -107,15 +96,24 @@ static int has_note(const struct tp_profile *p, const char *part)
 	return 0;
 }
 
+/* The device (with or without the tail meta) after merging `cap` (freed), its alignment
+ * checked. */
+static struct tp_profile *merged(int with_tail, struct tp_profile *cap, const char *alignment)
+{
+	struct tp_profile *dev = device(with_tail);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_profile_merge_capture(dev, cap, "cap", &d), TP_OK);
+	assert_string_equal(tp_profile_get_meta(dev, "host_trace.alignment"), alignment);
+	tp_profile_free(cap);
+	return dev;
+}
+
 /* No tail meta: device time 0 = the end of the first runtime call (2500 ns); the capture
  * starts first, so host times stay and the device moves by 2500. */
 static void test_first_runtime_call(void **state)
 {
 	(void)state;
-	struct tp_profile *dev = device(0), *cap = capture(1);
-	struct tp_diag d = {0};
-	assert_int_equal(tp_profile_merge_capture(dev, cap, "cap", &d), TP_OK);
-	assert_string_equal(tp_profile_get_meta(dev, "host_trace.alignment"), "first tpudnn event");
+	struct tp_profile *dev = merged(0, capture(1), "first tpudnn event");
 	assert_string_equal(tp_profile_get_meta(dev, "host_trace.device_offset_ns"), "2500");
 	const struct tp_track *tiu = track_named(dev, "TIU");
 	assert_int_equal(tiu->slices[0].start_ns, 2500);
@@ -154,7 +152,6 @@ static void test_first_runtime_call(void **state)
 	assert_int_equal(dev->span_begin_ns, 0);
 	assert_int_equal(dev->span_end_ns, 9000);
 	tp_profile_free(dev);
-	tp_profile_free(cap);
 }
 
 /* Tail meta: the last PMU event (cycle 600 = 600 ns) ends tail_offset_ns (200) before
@@ -162,15 +159,11 @@ static void test_first_runtime_call(void **state)
 static void test_tail_rule(void **state)
 {
 	(void)state;
-	struct tp_profile *dev = device(1), *cap = capture(1);
-	struct tp_diag d = {0};
-	assert_int_equal(tp_profile_merge_capture(dev, cap, "cap", &d), TP_OK);
-	assert_string_equal(tp_profile_get_meta(dev, "host_trace.alignment"), "tail");
+	struct tp_profile *dev = merged(1, capture(1), "tail");
 	assert_string_equal(tp_profile_get_meta(dev, "host_trace.device_offset_ns"), "7300");
 	const struct tp_track *tiu = track_named(dev, "TIU");
 	assert_int_equal(tp_slice_end(tiu, &tiu->slices[1]), 7900);
 	tp_profile_free(dev);
-	tp_profile_free(cap);
 }
 
 /* No runtime call and no tpudnn category: not aligned, said so; the device at the capture's
@@ -178,25 +171,19 @@ static void test_tail_rule(void **state)
 static void test_no_anchor_and_category(void **state)
 {
 	(void)state;
-	struct tp_profile *dev = device(0), *cap = capture(0);
-	struct tp_diag d = {0};
-	assert_int_equal(tp_profile_merge_capture(dev, cap, "cap", &d), TP_OK);
-	assert_string_equal(tp_profile_get_meta(dev, "host_trace.alignment"), "none");
+	struct tp_profile *dev = merged(0, capture(0), "none");
 	assert_true(has_note(dev, "has no runtime call and no tpudnn event"));
 	assert_int_equal(track_named(dev, "TIU")->slices[0].start_ns, 0);
 	tp_profile_free(dev);
-	tp_profile_free(cap);
 
-	dev = device(0);
-	cap = capture(0);
+	struct tp_profile *cap = capture(0);
 	tp_args_begin(cap);
 	tp_args_add_str(cap, "category", "tpudnn");
-	push(cap, 1, "range", "tpudnnConv2d", 6000, 6400, tp_args_end(cap));
+	tp_test_push_slice(cap, 1, "range", "tpudnnConv2d", 6000, 6400, tp_args_end(cap));
 	assert_int_equal(tp_profile_finish(cap), TP_OK);
-	assert_int_equal(tp_profile_merge_capture(dev, cap, "cap", &d), TP_OK);
+	dev = merged(0, cap, "first tpudnn event");
 	assert_string_equal(tp_profile_get_meta(dev, "host_trace.device_offset_ns"), "6400");
 	tp_profile_free(dev);
-	tp_profile_free(cap);
 }
 
 int main(void)

@@ -378,14 +378,23 @@ static int write_page(void *ctx, struct tp_diag *d)
 	return tp_html_write_file(w->p, NULL, w->path, 0, d);
 }
 
-static void test_oom(void **state)
+/* Every allocation of writing p's page failing in turn (p freed). */
+static void oom_sweep(struct tp_profile *p)
 {
-	(void)state;
-	struct tp_profile *p = make();
 	struct write_ctx w = {p, path};
 	/* More than zero allocations means the sweep really exercised failing runs. */
 	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
 	tp_profile_free(p);
+}
+
+static struct tp_profile *capture(void);
+
+/* A device dump's page and a capture's. */
+static void test_oom(void **state)
+{
+	(void)state;
+	oom_sweep(make());
+	oom_sweep(capture());
 }
 
 static void test_max_cores(void **state)
@@ -557,18 +566,6 @@ static void test_layer_lane_order(void **state)
 
 /* ---- A capture's page ---------------------------------------------------------------------- */
 
-static void cap_slice(struct tp_profile *p, int tr, const char *type, const char *name, int64_t b,
-                      int64_t e, uint32_t args)
-{
-	struct tp_slice *s = tp_track_push(p, tr);
-	assert_non_null(s);
-	s->start_ns = b;
-	tp_slice_set_end(p, &p->tracks[tr], s, e);
-	struct tp_label lb = {.name = tp_profile_str(p, name), .type = tp_profile_str(p, type)};
-	assert_int_equal(tp_slice_set_label(p, &p->tracks[tr], s, &lb), TP_OK);
-	s->args = args;
-}
-
 static uint32_t cap_args(struct tp_profile *p, int64_t step, int warm, const char *op_type)
 {
 	tp_args_begin(p);
@@ -594,13 +591,15 @@ static struct tp_profile *capture(void)
 	tp_profile_add_device(p, "app (pid 42)", 42, 0);
 	int t = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, "main", 0);
 	p->tracks[t].tid = 42;
-	cap_slice(p, t, TP_CAP_TYPE_STEP, "net", 1000, 2000, cap_args(p, 0, 1, NULL));
-	cap_slice(p, t, TP_CAP_TYPE_OP, "fc", 1100, 1300, cap_args(p, 0, 1, "MatMul"));
-	cap_slice(p, t, TP_CAP_TYPE_STEP, "net", 3000, 5000, cap_args(p, 1, 0, NULL));
-	cap_slice(p, t, TP_CAP_TYPE_ACTIVITY, "infer", 3100, 4500, cap_args(p, 1, 0, NULL));
-	cap_slice(p, t, TP_CAP_TYPE_OP, "fc", 3200, 3600, cap_args(p, 1, 0, "MatMul"));
-	cap_slice(p, t, TP_CAP_TYPE_OP, "fc.inner", 3300, 3400, cap_args(p, 1, 0, "MatMul"));
-	cap_slice(p, t, TP_CAP_TYPE_OP, "prob", 3700, 3800, cap_args(p, 1, 0, "Softmax"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 1000, 2000, cap_args(p, 0, 1, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc", 1100, 1300, cap_args(p, 0, 1, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 3000, 5000, cap_args(p, 1, 0, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_ACTIVITY, "infer", 3100, 4500,
+	                   cap_args(p, 1, 0, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc", 3200, 3600, cap_args(p, 1, 0, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc.inner", 3300, 3400,
+	                   cap_args(p, 1, 0, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "prob", 3700, 3800, cap_args(p, 1, 0, "Softmax"));
 	int c = tp_profile_add_counter(p, 0, t, "queue_depth", "items");
 	tp_counter_push(p, c, 1500, 1);
 	tp_counter_push(p, c, 3500, 2.5);
@@ -675,7 +674,7 @@ static void test_capture_only(void **state)
 	p->arch = TP_ARCH_CPU;
 	tp_profile_add_device(p, "pid 1", 1, 0);
 	int h = tp_profile_add_track(p, 0, -1, TP_TRACK_HOST, "tid 1", 0);
-	cap_slice(p, h, TP_CAP_TYPE_OP, "aten::conv2d", 0, 100, 0);
+	tp_test_push_slice(p, h, TP_CAP_TYPE_OP, "aten::conv2d", 0, 100, 0);
 	int c = tp_profile_add_counter(p, 0, -1, "mem", "");
 	tp_counter_push(p, c, 10, 1);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -687,21 +686,12 @@ static void test_capture_only(void **state)
 	tp_profile_free(p);
 	p = make();
 	int t = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, "main", 0);
-	cap_slice(p, t, TP_CAP_TYPE_STEP, "net", 0, 100, cap_args(p, 0, 0, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 0, 100, cap_args(p, 0, 0, NULL));
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	s = page_of(p, 0, NULL);
 	assert_null(strstr(s, "\"capture\":"));
 	assert_non_null(strstr(s, "{\"kind\":\"Thread\""));
 	free(s);
-	tp_profile_free(p);
-}
-
-static void test_capture_oom(void **state)
-{
-	(void)state;
-	struct tp_profile *p = capture();
-	struct write_ctx w = {p, path};
-	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
 	tp_profile_free(p);
 }
 
@@ -728,7 +718,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capture_only, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture_oom, setup, teardown),
 	    cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
