@@ -439,6 +439,12 @@ test('capture page: flame chart, counters, operator and step tables, tensors, ca
   assert.ok(trows.every((r) => /224/.test(r[6] + r[7])), JSON.stringify(trows.slice(0, 2)));
   await page.fill('#f-layer', '');
 
+  // A pinned event, then Esc: the details say "event" again.
+  await page.locator('#cmd-spacer .cmd-row').first().click();
+  assert.match(await page.evaluate(() => window.tpuprof.detailsText()), /Nameload model/);
+  await page.locator('#timeline').focus();
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => /Click an event/.test(window.tpuprof.detailsText()));
   await page.evaluate(() => window.tpuprof.reset());
   await page.mouse.move(5, 5);
   assertNoTpuWords(await page.locator('body').innerText(), 'the page');

@@ -28,7 +28,7 @@
     D.source ? 'source ' + D.source : null,
   ].filter(Boolean).join(' \u00b7 ');
   $('search').placeholder = 'Search event name or kind (Enter: next)';
-  $('details').firstChild.textContent = 'Click an event to pin its details here.';
+  const DETAILS_HINT = 'Click an event to pin its details here.';
   for (const g of groups) g.label = PROC;
 
   /* Steps counted in statistics: the non-warm-up ones, or all when every step is warm-up (the
@@ -161,6 +161,9 @@
     ctx.restore();
   }
   function memRedraw() {
+    /* pin(null) (timeline.js) puts the device page's hint back; the frame after it, this one. */
+    const hint = $('details').firstChild;
+    if (!pinned && hint && hint.textContent !== DETAILS_HINT) hint.textContent = DETAILS_HINT;
     ctx.save();
     ctx.font = '10px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
