@@ -438,10 +438,11 @@ test('capture page: flame chart, counters, operator and step tables, tensors, ca
   const trows = await page.evaluate(() => window.tpuprof.tableRows());
   assert.ok(trows.every((r) => /224/.test(r[6] + r[7])), JSON.stringify(trows.slice(0, 2)));
   await page.fill('#f-layer', '');
+  await page.waitForFunction((n) => window.tpuprof.tableCount() === n, D.lanes.filter((L) => L.kind === 'Thread').reduce((a, L) => a + L.n, 0), { timeout: 10000 });
 
   // A pinned event, then Esc: the details say "event" again.
   await page.locator('#cmd-spacer .cmd-row').first().click();
-  assert.match(await page.evaluate(() => window.tpuprof.detailsText()), /Nameload model/);
+  await page.waitForFunction(() => /Nameload model/.test(window.tpuprof.detailsText()), null, { timeout: 10000 });
   await page.locator('#timeline').focus();
   await page.keyboard.press('Escape');
   await page.waitForFunction(() => /Click an event/.test(window.tpuprof.detailsText()));
