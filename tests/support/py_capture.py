@@ -14,13 +14,35 @@ counter "decoded_bytes". Timings are the run's own (short sleeps make every even
 least 0.2 ms). Exit 77 with a SKIPPED line when the Python package is not built."""
 
 import os
+import subprocess
 import sys
 import threading
 import time
 
 
+def preload_sanitizers(build):
+    """In an ASan+UBSan build the extension needs the sanitizer runtimes loaded first: re-runs
+    this script with them in LD_PRELOAD (as python/CMakeLists.txt does for the Python tests)."""
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            sanitized = "TP_SANITIZE:BOOL=ON" in f.read()
+    except OSError:
+        return
+    if not sanitized or os.environ.get("LD_PRELOAD"):
+        return
+    libs = []
+    for name in ("libasan.so", "libubsan.so"):
+        path = subprocess.run(["cc", "-print-file-name=" + name], capture_output=True,
+                              text=True).stdout.strip()
+        libs.append(path)
+    env = dict(os.environ, LD_PRELOAD=":".join(libs),
+               ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
+    os.execve(sys.executable, [sys.executable] + sys.argv, env)
+
+
 def main():
     build, out = sys.argv[1], sys.argv[2]
+    preload_sanitizers(build)
     tree = os.path.join(build, "python")
     if not os.path.isdir(os.path.join(tree, "tpuprof")):
         print("SKIPPED: the tpuprof Python package is not built (%s): no Python capture" % tree)
