@@ -318,12 +318,12 @@ static void test_cost(void **state)
 	/* Initial-cycle ratio > 1 %: conv #0 (5 %); arith 0.5 % and conv #3 0.5 % are not. */
 	assert_int_equal(a.num_high_init, 1);
 	assert_int_equal(a.high_init[0].slice, 0);
-	struct tp_cmd_cost cc;
-	assert_int_equal(tp_slice_cost(&p->tracks[t0], 0, &cc), 1);
+	struct tp_cost cc;
+	assert_int_equal(tp_track_get_cost(&p->tracks[t0], 0, &cc), 1);
 	assert_true(fabs(cc.uarch_rate - 0.3) < 1e-12);
 	assert_true(fabs(cc.init_ratio - 50.0 / 1000.0001) < 1e-12);
-	assert_int_equal(tp_slice_cost(&p->tracks[t0], 4, &cc), 0);
-	assert_int_equal(tp_slice_cost(&p->tracks[t1], 0, &cc), 0);
+	assert_int_equal(tp_track_get_cost(&p->tracks[t0], 4, &cc), 0);
+	assert_int_equal(tp_track_get_cost(&p->tracks[t1], 0, &cc), 0);
 	tp_analysis_free(&a);
 	tp_profile_free(p);
 }

@@ -23,6 +23,7 @@
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
+#include "model/argkeys.h"
 #include "writers/html/html_int.h"
 
 #include <string.h>
@@ -224,9 +225,9 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	tp_strtab_find(&p->strs, "uArch Rate", 10, &c.k.uarch_rate);
-	tp_strtab_find(&p->strs, "Alg Ops", 7, &c.k.alg_ops);
-	tp_strtab_find(&p->strs, "uArch Ops", 9, &c.k.uarch_ops);
+	c.k.uarch_rate = tp_profile_find_str(p, TP_KEY_UARCH_RATE);
+	c.k.alg_ops = tp_profile_find_str(p, TP_KEY_ALG_OPS);
+	c.k.uarch_ops = tp_profile_find_str(p, TP_KEY_UARCH_OPS);
 
 	rc = html_collect_lanes(p, max_cores, &lanes, &nl);
 	if (!rc)
