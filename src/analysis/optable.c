@@ -6,7 +6,7 @@
  */
 #include "analysis/optable.h"
 
-#include "readers/capfile/capfile.h"
+#include "model/argkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -303,7 +303,7 @@ static void keys_of(const struct tp_profile *p, struct okeys *k)
 	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
 	k->k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS);
 	k->k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
-	k->k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
+	k->k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
 }
 
 /* Pass 1: the warm-up flag of every step index, in *steps (*n entries, sorted by

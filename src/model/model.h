@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "model/argkeys.h"
 
 /* Architectures known to the readers. */
 enum tp_arch {
@@ -453,35 +454,6 @@ typedef struct tp_arg tp_arg;
 struct tp_argset {
 	uint32_t first, count; /* range in profile->args */
 };
-
-/*
- * Conventions for tpuprof captures (host code instrumented with libtpuprof), shared by the
- * capture reader and the operator reports. A captured slice has:
- *   type = one of the TP_CAP_TYPE_* strings, name = the activity / graph / operator name.
- * Its argument set uses these keys (absent when the capture mode did not record them):
- */
-#define TP_CAP_TYPE_ACTIVITY "activity"        /* application layer: data prep, post-processing */
-#define TP_CAP_TYPE_STEP "step"                /* one iteration of a graph */
-#define TP_CAP_TYPE_OP "op"                    /* one operator execution */
-#define TP_CAP_TYPE_RUNTIME "runtime"          /* a runtime / driver call */
-#define TP_CAP_KEY_OP_TYPE "op_type"           /* str: MatMul, Softmax, ... */
-#define TP_CAP_KEY_POST_OP "post_op"           /* str: fused post op ("gelu"), may be "" */
-#define TP_CAP_KEY_STEP "step"                 /* int: step index the slice belongs to */
-#define TP_CAP_KEY_GRAPH "graph"               /* str: graph name of a step */
-#define TP_CAP_KEY_WARMUP "warmup"             /* int: 1 if inside a warm-up step */
-#define TP_CAP_KEY_INPUTS "input_names"        /* str: names joined with ';' */
-#define TP_CAP_KEY_INPUT_SHAPES "input_shapes" /* str: "1x128x256;256x256" */
-#define TP_CAP_KEY_INPUT_DTYPES "input_dtypes" /* str: "fp32;fp32" */
-#define TP_CAP_KEY_OUTPUTS "output_names"
-#define TP_CAP_KEY_OUTPUT_SHAPES "output_shapes"
-#define TP_CAP_KEY_OUTPUT_DTYPES "output_dtypes"
-#define TP_CAP_KEY_WEIGHT_SHAPE "weight_shape"           /* str: "256x256" or "" */
-#define TP_CAP_KEY_WEIGHT_SPARSITY "weight_sparse_ratio" /* real: fraction of zero weights */
-#define TP_CAP_KEY_BYTES "bytes"                         /* uint: bytes moved */
-#define TP_CAP_KEY_FLOPS "flops"                         /* uint: floating point operations */
-#define TP_CAP_KEY_ATTR_PREFIX "attr." /* str: operator attributes, "attr.<name>" */
-#define TP_CAP_KEY_META "meta"         /* str: free text given to activities/steps */
-#define TP_CAP_KEY_HW_PREFIX "hw."     /* uint: per-op counters, "hw.cycles", ... */
 
 /* Free-form metadata, printed in reports in insertion order ("arch", "net_name", ...). */
 struct tp_meta {

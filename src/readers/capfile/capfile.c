@@ -153,8 +153,7 @@ static void dump_notes(struct cap_rd *r, const struct live_info *li)
 	if (r->unclosed)
 		tp_profile_note(p,
 		                "%llu scopes were still open when the dump was written: they end "
-		                "at the dump time, are marked " TP_CAPFILE_KEY_CUT
-		                "=1 and are left "
+		                "at the dump time, are marked " TP_CAP_KEY_CUT "=1 and are left "
 		                "out of latency and operator statistics",
 		                (unsigned long long)r->unclosed);
 	if (r->unmatched_ends)

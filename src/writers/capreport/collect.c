@@ -1,13 +1,13 @@
 /*
  * collect.c — gathers what the capture reports show from a finished capture: its steps (with
  * the overall latency and throughput statistics over the non-warm-up ones), activities and
- * operator executions by step (TP_CAP_TYPE_* conventions of model.h), marks, ranges and async
- * ranges (TP_CAPFILE_TYPE_* of capfile.h), and the operator table. Owns the report's arrays,
- * freed by tp_capreport_report_free.
+ * operator executions by step, marks, ranges and async ranges (the TP_CAP_TYPE_* conventions
+ * of model/argkeys.h), and the operator table. Owns the report's arrays, freed by
+ * tp_capreport_report_free.
  */
 #include "writers/capreport/capreport_int.h"
 
-#include "readers/capfile/capfile.h"
+#include "model/argkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -213,19 +213,19 @@ static int group_ranges(struct report *r)
 	return TP_OK;
 }
 
-/* Marks, ranges and async ranges (the TP_CAPFILE_TYPE_* slices of capfile.h) of every thread
+/* Marks, ranges and async ranges (the TP_CAP_TYPE_* slices of model/argkeys.h) of every thread
  * track, async lanes included: counts, cut-short and cross-thread counts, and per (kind, name,
  * category) latency statistics over the measured executions (a range cut short by the end of
  * the capture has no measured end: counted, never in a statistic). */
 static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 {
-	uint32_t ty_mark = tp_profile_find_str(p, TP_CAPFILE_TYPE_MARK);
-	uint32_t ty_range = tp_profile_find_str(p, TP_CAPFILE_TYPE_RANGE);
-	uint32_t ty_async = tp_profile_find_str(p, TP_CAPFILE_TYPE_ASYNC);
-	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
-	uint32_t k_cat = tp_profile_find_str(p, TP_CAPFILE_KEY_CATEGORY);
-	uint32_t k_btid = tp_profile_find_str(p, TP_CAPFILE_KEY_BEGIN_TID);
-	uint32_t k_etid = tp_profile_find_str(p, TP_CAPFILE_KEY_END_TID);
+	uint32_t ty_mark = tp_profile_find_str(p, TP_CAP_TYPE_MARK);
+	uint32_t ty_range = tp_profile_find_str(p, TP_CAP_TYPE_RANGE);
+	uint32_t ty_async = tp_profile_find_str(p, TP_CAP_TYPE_ASYNC);
+	uint32_t k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
+	uint32_t k_cat = tp_profile_find_str(p, TP_CAP_KEY_CATEGORY);
+	uint32_t k_btid = tp_profile_find_str(p, TP_CAP_KEY_BEGIN_TID);
+	uint32_t k_etid = tp_profile_find_str(p, TP_CAP_KEY_END_TID);
 	if (!ty_mark && !ty_range && !ty_async)
 		return TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
@@ -259,7 +259,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			r->ranges = g;
 			struct crange *c = &r->ranges[r->nranges++];
 			memset(c, 0, sizeof *c);
-			c->kind = is_async ? TP_CAPFILE_TYPE_ASYNC : TP_CAPFILE_TYPE_RANGE;
+			c->kind = is_async ? TP_CAP_TYPE_ASYNC : TP_CAP_TYPE_RANGE;
 			c->name = tp_str(p, tp_slice_name(tr, s));
 			c->category = cat;
 			c->dur_ns = tp_slice_end(tr, s) - s->start_ns;
@@ -359,7 +359,7 @@ static void keys_of(const struct tp_profile *p, struct ckeys *k)
 	k->k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
 	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
 	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	k->k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
+	k->k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
 }
 
 /* Pass 1: steps (so operators outside their step's thread can find its graph), sorted by
