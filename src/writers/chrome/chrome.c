@@ -450,7 +450,7 @@ static int fail(struct cw *w, int st)
 		if (st == TP_ENOMEM)
 			tp_diag_set(w->d, st, "%s: out of memory", w->path);
 		else
-			tp_diag_set(w->d, st, "%s: write failed", w->f.tmp_path);
+			tp_afile_fail(&w->f, w->d);
 	}
 	return w->status;
 }

@@ -251,12 +251,12 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
 		goto out;
-	c.o.fp = af.fp;
+	c.o.f = &af;
 	rc = emit_page(&c, lanes, nl, max_cores, seen);
 	if (rc) {
+		rc = rc == TP_ENOMEM ? tp_diag_set(d, rc, "%s: out of memory", path)
+		                     : tp_afile_fail(&af, d);
 		tp_afile_abort(&af);
-		rc = tp_diag_set(d, rc, "%s: %s", path,
-		                 rc == TP_ENOMEM ? "out of memory" : "write failed");
 		goto out;
 	}
 	rc = tp_afile_commit(&af, d);
