@@ -510,6 +510,14 @@ static void test_text_destinations(void **state)
 	(void)state;
 	struct tp_buf b;
 	tp_buf_init(&b);
+	/* HTML: the five characters with a meaning in text and quoted attributes, nothing else. */
+	assert_string_equal(tp_html_ref('&'), "&amp;");
+	assert_string_equal(tp_html_ref('<'), "&lt;");
+	assert_string_equal(tp_html_ref('>'), "&gt;");
+	assert_string_equal(tp_html_ref('"'), "&quot;");
+	assert_string_equal(tp_html_ref('\''), "&#39;");
+	assert_null(tp_html_ref('a'));
+	assert_null(tp_html_ref(';'));
 	/* Repair only: controls kept (JSON/SQLite/Perfetto escape them themselves). */
 	assert_string_equal(clean_str(&b,
 	                              "a\xC0\xAF"

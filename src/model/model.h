@@ -665,6 +665,10 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l);
  * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
  * on a finished profile. */
 const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out);
+/* tp_profile_layer for the loops that skip untimed layers: NULL when layer i has no timing
+ * (begin > end) or is past the end. */
+const struct tp_layer *tp_profile_timed_layer(const struct tp_profile *p, size_t i,
+                                              struct tp_layer *out);
 /* Writers that read the same layer several times in a row (a slice's start, end and label,
  * then the next slice of the same layer) keep a tp_layer_memo: tp_layer_memo_get returns
  * layer i from its last two decodes or decodes it (tp_profile_layer). Zero-initialise it; one

@@ -6,6 +6,7 @@
 #define TP_TEST_TESTUTIL_H
 
 #include "common/common.h"
+#include "model/model.h"
 
 /* Reads the whole file into a malloc'ed, NUL-terminated buffer (caller frees with free());
  * *n (if not NULL) gets the length. Returns NULL if the file cannot be opened or read. */
@@ -18,5 +19,11 @@ char *tp_test_slurp(const char *path, size_t *n);
  * Returns the number of allocations of the successful run. */
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs);
+
+/* Adds the tensor shape of one side ("src" or "dst") of a DMA command to the argument set
+ * being built, under the descriptor's names: SIDE_start_addr, SIDE_nsize, _csize, _hsize,
+ * _wsize (what the LOCAL memory view reads). */
+void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
+                           uint64_t c, uint64_t h, uint64_t w);
 
 #endif

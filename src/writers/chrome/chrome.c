@@ -804,11 +804,9 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_chrome = {
-    "chrome",
-    "trace.json",
-    "--json",
-    NULL,
-    0,
-    "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
-    output_write,
+    .name = "chrome",
+    .file = "trace.json",
+    .enable_flag = "--json",
+    .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
+    .write = output_write,
 };

@@ -48,25 +48,11 @@ static void html_text(struct tp_buf *b, const char *s)
 	tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL | TP_TEXT_LINE, 0, 0);
 	s = t.data && !t.oom ? t.data : "";
 	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			tp_buf_puts(b, "&amp;");
-			break;
-		case '<':
-			tp_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			tp_buf_puts(b, "&gt;");
-			break;
-		case '"':
-			tp_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			tp_buf_puts(b, "&#39;");
-			break;
-		default:
+		const char *ref = tp_html_ref(*s);
+		if (ref)
+			tp_buf_puts(b, ref);
+		else
 			tp_buf_putc(b, *s);
-		}
 	}
 	tp_buf_free(&t);
 }
@@ -283,7 +269,6 @@ static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_html = {
     .name = "html",
     .file = "result.html",
-    .enable_flag = NULL,
     .disable_flag = "--disable_web",
     .default_on = 1,
     .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",

@@ -697,11 +697,9 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_sqlite = {
-    "sqlite",
-    "profile.db",
-    "--sqlite",
-    NULL,
-    0,
-    "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
-    output_write,
+    .name = "sqlite",
+    .file = "profile.db",
+    .enable_flag = "--sqlite",
+    .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
+    .write = output_write,
 };

@@ -307,7 +307,6 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_xlsx = {
     .name = "xlsx",
     .file = TP_XLSX_FILE,
-    .enable_flag = NULL,
     .disable_flag = "--disable_doc",
     .default_on = 1,
     .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
