@@ -197,12 +197,7 @@ int cap_parse(const uint8_t *data, size_t size, const char *display, const struc
               int mapped, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
-	struct cap_rd r;
-	memset(&r, 0, sizeof r);
-	r.path = display;
-	r.d = d;
-	r.bytes = data;
-	r.drop = mapped;
+	struct cap_rd r = {.path = display, .d = d, .bytes = data, .drop = mapped};
 	r.p = tp_profile_new();
 	if (r.p == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);

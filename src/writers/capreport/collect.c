@@ -27,6 +27,17 @@ static int cmp_step_idx(const void *x, const void *y)
 	return strcmp(a->graph, b->graph);
 }
 
+struct step_key {
+	const struct cstep *v; /* sorted by cmp_step_idx */
+	struct cstep key;
+};
+
+static int step_not_before(const void *ctx, size_t i)
+{
+	const struct step_key *k = ctx;
+	return cmp_step_idx(&k->v[i], &k->key) >= 0;
+}
+
 static int cmp_dbl(const void *x, const void *y)
 {
 	double a = *(const double *)x, b = *(const double *)y;
@@ -454,16 +465,9 @@ static const char *graph_of(const struct report *r, const struct ckeys *k,
 		const struct tp_arg *cg = tp_args_find(p, cur->args, k->k_graph);
 		graph = cg ? as_str(p, cg) : tp_str(p, tp_slice_name(tr, cur));
 	} else if (has_step && r->nsteps) {
-		struct cstep key = {"", step, 0, INT64_MIN, 0};
 		/* First step with this index: lower bound by (step, start). */
-		size_t lo = 0, hi = r->nsteps;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (cmp_step_idx(&r->steps[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		struct step_key key = {r->steps, {"", step, 0, INT64_MIN, 0}};
+		size_t lo = tp_upper_bound(r->nsteps, step_not_before, &key);
 		if (lo < r->nsteps && r->steps[lo].step == step)
 			graph = r->steps[lo].graph;
 	}
