@@ -728,6 +728,13 @@ struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *to
 /* The id of a string the profile already holds, or 0 if it has never seen it (id 0 is "",
  * which no key or name uses, so 0 reads as "absent"). Does not add anything. */
 uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s);
+/* The interned ids of the capture conventions' slice types and argument keys (TP_CAP_* in
+ * argkeys.h) for the readers of a capture's slices; 0 for each the profile does not hold. */
+struct tp_cap_keys {
+	uint32_t ty_step, ty_act, ty_op;
+	uint32_t k_step, k_warm, k_graph, k_meta, k_type, k_bytes, k_flops, k_wshape, k_cut;
+};
+void tp_cap_keys_of(const struct tp_profile *p, struct tp_cap_keys *k);
 
 /* Argument sets: begin, add args, end -> id for tp_slice.args. */
 uint32_t tp_args_begin(struct tp_profile *p);

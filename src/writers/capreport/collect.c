@@ -353,29 +353,9 @@ static int node_add(struct report *r, struct tp_ixmap *m, const struct cnode *nd
 	return TP_OK;
 }
 
-/* The interned ids of the slice types and argument keys the report reads (0: absent). */
-struct ckeys {
-	uint32_t ty_step, ty_act, ty_op;
-	uint32_t k_step, k_warm, k_graph, k_meta, k_type, k_bytes, k_cut;
-};
-
-static void keys_of(const struct tp_profile *p, struct ckeys *k)
-{
-	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	k->ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
-	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
-	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
-	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	k->k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH);
-	k->k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
-	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
-	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	k->k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
-}
-
 /* Pass 1: steps (so operators outside their step's thread can find its graph), sorted by
  * (step, start). */
-static int collect_steps(const struct tp_profile *p, const struct ckeys *k, struct report *r)
+static int collect_steps(const struct tp_profile *p, const struct tp_cap_keys *k, struct report *r)
 {
 	int64_t ordinal = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
@@ -415,8 +395,9 @@ static int collect_steps(const struct tp_profile *p, const struct ckeys *k, stru
 
 /* The step a slice s of track tr belongs to (*has_step 0: none): its own step argument when
  * not negative, else (without one) that of cur, the step slice enclosing it on its track. */
-static void step_of(const struct tp_profile *p, const struct ckeys *k, const struct tp_slice *s,
-                    const struct tp_slice *cur, int inside, int *has_step, int64_t *step)
+static void step_of(const struct tp_profile *p, const struct tp_cap_keys *k,
+                    const struct tp_slice *s, const struct tp_slice *cur, int inside, int *has_step,
+                    int64_t *step)
 {
 	const struct tp_arg *sa = tp_args_find(p, s->args, k->k_step);
 	*has_step = 0;
@@ -434,7 +415,7 @@ static void step_of(const struct tp_profile *p, const struct ckeys *k, const str
 }
 
 /* Appends activity s of track tr (in step `step` when has_step). TP_OK / TP_ENOMEM. */
-static int add_act(struct report *r, const struct ckeys *k, const struct tp_track *tr,
+static int add_act(struct report *r, const struct tp_cap_keys *k, const struct tp_track *tr,
                    const struct tp_slice *s, int has_step, int64_t step)
 {
 	const struct tp_profile *p = r->p;
@@ -455,7 +436,7 @@ static int add_act(struct report *r, const struct ckeys *k, const struct tp_trac
 
 /* The graph of an operator: that of the step slice cur enclosing it on its track (inside),
  * else that of the first step with its index, else "". */
-static const char *graph_of(const struct report *r, const struct ckeys *k,
+static const char *graph_of(const struct report *r, const struct tp_cap_keys *k,
                             const struct tp_track *tr, const struct tp_slice *cur, int inside,
                             int has_step, int64_t step)
 {
@@ -476,7 +457,7 @@ static const char *graph_of(const struct report *r, const struct ckeys *k,
 
 /* Adds operator execution s of track tr to the op_stats leaves (merged in map m). TP_OK /
  * TP_ENOMEM. */
-static int add_op(struct report *r, struct tp_ixmap *m, const struct ckeys *k,
+static int add_op(struct report *r, struct tp_ixmap *m, const struct tp_cap_keys *k,
                   const struct tp_track *tr, const struct tp_slice *s, const char *graph,
                   int has_step, int64_t step)
 {
@@ -498,8 +479,8 @@ static int add_op(struct report *r, struct tp_ixmap *m, const struct ckeys *k,
 
 /* Pass 2: activities and (with `nodes`) operators with the step they belong to. TP_OK /
  * TP_ENOMEM. */
-static int collect_acts_ops(const struct tp_profile *p, const struct ckeys *k, struct report *r,
-                            int nodes)
+static int collect_acts_ops(const struct tp_profile *p, const struct tp_cap_keys *k,
+                            struct report *r, int nodes)
 {
 	struct tp_ixmap nm = {NULL, 0};
 	int st = TP_OK;
@@ -627,8 +608,8 @@ int tp_capreport_collect(const struct tp_profile *p, const struct tp_analysis *a
 {
 	memset(r, 0, sizeof *r);
 	r->p = p;
-	struct ckeys k;
-	keys_of(p, &k);
+	struct tp_cap_keys k;
+	tp_cap_keys_of(p, &k);
 	int st = collect_steps(p, &k, r);
 	if (st == TP_OK)
 		st = collect_acts_ops(p, &k, r, nodes);
