@@ -2,8 +2,9 @@
  * html.c — writes result.html: the page skeleton, CSS and JS embedded at build time from
  * src/writers/html/web/ (generated html_assets.c), with the profile's data as one JSON document
  * inside <script type="application/json" id="tp-data">. This file fills the template, writes
- * the document's head and string table and drives the sections of html_lanes.c and
- * html_data.c, which encode through html_cols.c.
+ * the document's head and string table and drives the sections of html_lanes.c, html_data.c
+ * and (a capture's page: its own script, counter lanes and "capture" section) html_capture.c,
+ * which encode through html_cols.c.
  *
  * Data layout (read by the page script in web/, version 2): small things (arch, clocks, per-core
  * engine statistics, rankings, notes) as plain JSON; everything per command, per layer or per
@@ -35,6 +36,8 @@ extern const unsigned char tp_html_app_css[];
 extern const size_t tp_html_app_css_len;
 extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
+extern const unsigned char tp_html_cap_js[]; /* a capture's page: the script's capture parts */
+extern const size_t tp_html_cap_js_len;
 
 /* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
 #define VALS_MIN ((size_t)1 << 16)
@@ -132,7 +135,12 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 		}
 		tp_buf_put(b, t, (size_t)(at - t));
 		t = at;
-		if (!strncmp(t, "@TITLE@", 7)) {
+		if (!strncmp(t, "@TITLE@", 7) && c->cap) {
+			tp_buf_puts(b, "tpuprof: capture of ");
+			html_text(b, c->p->num_devices ? tp_str(c->p, c->p->devices[0].name)
+			                               : "a process");
+			t += 7;
+		} else if (!strncmp(t, "@TITLE@", 7)) {
 			const char *net = tp_str(c->p, c->p->net_name);
 			tp_buf_puts(b, "tpuprof: ");
 			html_text(b, *net ? net : "profile");
@@ -143,7 +151,10 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			tp_buf_put(b, tp_html_app_css, tp_html_app_css_len);
 			t += 5;
 		} else if (!strncmp(t, "@JS@", 4)) {
-			tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
+			if (c->cap)
+				tp_buf_put(b, tp_html_cap_js, tp_html_cap_js_len);
+			else
+				tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
 			t += 4;
 		} else if (!strncmp(t, "@DATA@", 6)) {
 			emit_head(c, bw_max_seen);
@@ -152,12 +163,18 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 				if (i)
 					tp_buf_putc(b, ',');
 				html_emit_lane(c, &lanes[i]);
+				if (c->cap)
+					html_cap_lane_written(c, &lanes[i]);
 			}
+			if (c->cap)
+				html_cap_lanes_end(c);
 			tp_buf_putc(b, ']');
 			html_emit_argsets(c);
 			html_emit_analysis(c, max_cores);
 			html_emit_layers(c);
 			html_emit_memory(c, max_cores);
+			if (c->cap)
+				html_cap_emit(c);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
 			/* Page index -> string: into the free column buffer when it holds them
@@ -218,6 +235,8 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	rc = html_collect_lanes(p, max_cores, &lanes, &nl);
 	if (!rc)
 		rc = html_plan_args(&c, lanes, nl);
+	if (!rc)
+		rc = html_cap_new(p, a, lanes, nl, &c.cap);
 	if (rc) {
 		rc = tp_diag_set(d, rc, "%s: out of memory", path);
 		goto out;
@@ -247,6 +266,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	}
 	rc = tp_afile_commit(&af, d);
 out:
+	html_cap_free(c.cap);
 	html_lanes_free(lanes, nl);
 	tp_free(c.argmap);
 	tp_free(c.vals);
