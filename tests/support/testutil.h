@@ -21,6 +21,12 @@ char *tp_test_slurp(const char *path, size_t *n);
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs);
 
+/* Adds the tensor shape of one side ("src" or "dst") of a DMA command to the argument set
+ * being built, under the descriptor's names: SIDE_start_addr, SIDE_nsize, _csize, _hsize,
+ * _wsize (what the LOCAL memory view reads). */
+void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
+                           uint64_t c, uint64_t h, uint64_t w);
+
 /* Appends to track tr of p a slice [begin, end) named `name` of type `type` (a capture's
  * TP_CAP_TYPE_* or any text) with argument set args. Fails the cmocka test when out of memory. */
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,

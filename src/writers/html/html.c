@@ -24,6 +24,7 @@
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
+#include "model/argkeys.h"
 #include "writers/html/html_int.h"
 
 #include <string.h>
@@ -50,25 +51,11 @@ static void html_text(struct tp_buf *b, const char *s)
 	tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL | TP_TEXT_LINE, 0, 0);
 	s = t.data && !t.oom ? t.data : "";
 	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			tp_buf_puts(b, "&amp;");
-			break;
-		case '<':
-			tp_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			tp_buf_puts(b, "&gt;");
-			break;
-		case '"':
-			tp_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			tp_buf_puts(b, "&#39;");
-			break;
-		default:
+		const char *ref = tp_html_ref(*s);
+		if (ref)
+			tp_buf_puts(b, ref);
+		else
 			tp_buf_putc(b, *s);
-		}
 	}
 	tp_buf_free(&t);
 }
@@ -241,9 +228,9 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	tp_strtab_find(&p->strs, "uArch Rate", 10, &c.k.uarch_rate);
-	tp_strtab_find(&p->strs, "Alg Ops", 7, &c.k.alg_ops);
-	tp_strtab_find(&p->strs, "uArch Ops", 9, &c.k.uarch_ops);
+	c.k.uarch_rate = tp_profile_find_str(p, TP_KEY_UARCH_RATE);
+	c.k.alg_ops = tp_profile_find_str(p, TP_KEY_ALG_OPS);
+	c.k.uarch_ops = tp_profile_find_str(p, TP_KEY_UARCH_OPS);
 
 	rc = html_collect_lanes(p, max_cores, &lanes, &nl);
 	if (!rc)
@@ -269,12 +256,12 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
 		goto out;
-	c.o.fp = af.fp;
+	c.o.f = &af;
 	rc = emit_page(&c, lanes, nl, max_cores, seen);
 	if (rc) {
+		rc = rc == TP_ENOMEM ? tp_diag_set(d, rc, "%s: out of memory", path)
+		                     : tp_afile_fail(&af, d);
 		tp_afile_abort(&af);
-		rc = tp_diag_set(d, rc, "%s: %s", path,
-		                 rc == TP_ENOMEM ? "out of memory" : "write failed");
 		goto out;
 	}
 	rc = tp_afile_commit(&af, d);
@@ -302,7 +289,6 @@ static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_html = {
     .name = "html",
     .file = "result.html",
-    .enable_flag = NULL,
     .disable_flag = "--disable_web",
     .default_on = 1,
     .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",

@@ -16,7 +16,7 @@
 
 struct out {
 	struct tp_buf b;
-	FILE *fp;
+	struct tp_afile *f; /* the page's file (a write failure's reason stays in it) */
 	int err;
 };
 

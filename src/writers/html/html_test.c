@@ -323,11 +323,7 @@ static void test_cmd_lmem(void **state)
 	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
 	tp_args_begin(p);
-	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
-	tp_args_add_uint(p, "dst_nsize", 1);
-	tp_args_add_uint(p, "dst_csize", 64);
-	tp_args_add_uint(p, "dst_hsize", 28);
-	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_test_add_dma_shape(p, "dst", 131072 * 3 + 8192, 1, 64, 28, 28);
 	tp_args_add_uint(p, "src_data_format", 0);
 	s->args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
