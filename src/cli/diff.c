@@ -155,6 +155,21 @@ static int diff_jobs(const char *const *pos, const int *kind, const char *out_di
 	return code;
 }
 
+static void help(void)
+{
+	printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
+	       "Compares two runs (any inputs tpuprof converts, or earlier output "
+	       "folders\n"
+	       "written with --sqlite) and writes diff.txt, diff.json and diff.html "
+	       "into\n"
+	       "OUT_DIR (default diff_out). Two jobs (folders of dumps, or tpuprof "
+	       "job output\n"
+	       "folders) are compared call by call: job_diff.txt, job_diff.json, "
+	       "job_diff.html.\n"
+	       "Exit 0, or 4 with --fail-if-slower when B's total time grew by more "
+	       "than PCT %%.\n");
+}
+
 int tp_cli_diff(int argc, char **argv)
 {
 	const char *pos[3] = {0};
@@ -163,18 +178,7 @@ int tp_cli_diff(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf(
-			    "usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
-			    "Compares two runs (any inputs tpuprof converts, or earlier output "
-			    "folders\n"
-			    "written with --sqlite) and writes diff.txt, diff.json and diff.html "
-			    "into\n"
-			    "OUT_DIR (default diff_out). Two jobs (folders of dumps, or tpuprof "
-			    "job output\n"
-			    "folders) are compared call by call: job_diff.txt, job_diff.json, "
-			    "job_diff.html.\n"
-			    "Exit 0, or 4 with --fail-if-slower when B's total time grew by more "
-			    "than PCT %%.\n");
+			help();
 			return 0;
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {

@@ -9,6 +9,7 @@
 #include "writers/xlsx/xlsx_int.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 enum sval { SV_PCT, SV_US, SV_CYC, SV_GBPS, SV_BYTES, SV_US_TAG };
@@ -55,20 +56,32 @@ static double ddr_total_gbps(const struct tp_core_stats *c, int64_t total_ns)
 	return total_ns > 0 ? (double)b / (double)total_ns : 0;
 }
 
-/* The Overall row's cycle cells: the busiest core's working cycles of engine e, shown as its
- * time in µs with a "(us)" tag, as PerfDoc's Engine Summary (sophgo-analysis.md §5.4). */
-static double max_core_us(const struct tp_analysis *a, int e)
+/* The Overall row's cycle cells: the busiest core's working cycles (alg = 0) or Alg Cycles
+ * (alg = 1) of engine e, shown as time in µs with a "(us)" tag, as PerfDoc's Engine Summary
+ * (sophgo-analysis.md §5.4): cycles at the engine's clock rounded to the ns (96730 cycles at
+ * 900 MHz are 107.478 us, not the truncated 107.477). */
+static double max_core_us(const struct tp_profile *p, const struct tp_analysis *a, int e, int alg)
 {
-	int64_t mx = 0;
-	for (size_t i = 0; i < a->num_cores; i++)
-		if (a->cores[i].eng[e].working_ns > mx)
-			mx = a->cores[i].eng[e].working_ns;
-	return xl_ns_to_us(mx);
+	uint64_t mx = 0;
+	int64_t mx_ns = 0;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		const struct tp_engine_stats *s = &a->cores[i].eng[e];
+		uint64_t c = alg ? s->alg_cycle : s->working_cycle;
+		if (c > mx)
+			mx = c;
+		if (s->working_ns > mx_ns)
+			mx_ns = s->working_ns;
+	}
+	double mhz = e == TP_TRACK_TIU ? p->tiu_freq_mhz : p->gdma_freq_mhz;
+	if (!(mhz > 0))
+		return alg ? (double)mx : xl_ns_to_us(mx_ns);
+	return xl_ns_to_us((int64_t)llround((double)mx * 1000.0 / mhz));
 }
 
 /* A cell value; returns 0 for "n/a", and sets *f to a cell-specific format (or NULL). */
 static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
-                      const struct tp_analysis *a, int overall, double *v, enum sval *f)
+                      const struct tp_profile *p, const struct tp_analysis *a, int overall,
+                      double *v, enum sval *f)
 {
 	const struct tp_engine_stats *e = c->eng >= 0 ? &cs->eng[c->eng] : NULL;
 	double rate;
@@ -100,7 +113,7 @@ static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
 		return 1;
 	case W_CYC:
 		if (overall) {
-			*v = max_core_us(a, c->eng);
+			*v = max_core_us(p, a, c->eng, 0);
 			*f = SV_US_TAG;
 			return 1;
 		}
@@ -125,6 +138,11 @@ static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
 	case W_UARCH_OPS:
 		if (!tp_uarch_rate(e, &rate))
 			return 0;
+		if (overall && c->what == W_ALG_CYCLE) { /* in µs like the row's other cycles */
+			*v = max_core_us(p, a, c->eng, 1);
+			*f = SV_US_TAG;
+			return 1;
+		}
 		*v = (double)(c->what == W_ALG_CYCLE ? e->alg_cycle
 		              : c->what == W_ALG_OPS ? e->alg_ops
 		                                     : e->uarch_ops);
@@ -280,17 +298,7 @@ static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
 	xl_header_row(x, s, row++, h, sizeof h / sizeof *h);
 	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
 		int total = i == c->num_ftypes;
-		struct tp_ftype_stats f = {0};
-		if (total) {
-			for (size_t k = 0; k < c->num_ftypes; k++) {
-				f.instr += c->ftypes[k].instr;
-				f.asic_cycle += c->ftypes[k].asic_cycle;
-			}
-			f.alg_ops = tiu->alg_ops;
-			f.uarch_ops = tiu->uarch_ops;
-			f.alg_cycle = tiu->alg_cycle;
-		} else
-			f = c->ftypes[i];
+		const struct tp_ftype_stats f = total ? c->ftype_total : c->ftypes[i];
 		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type),
 		       total ? x->f.bold : NULL);
 		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);
@@ -346,7 +354,7 @@ static uint32_t core_rows(struct xl *x, struct xl_sheet *s, uint32_t hr, const s
 		for (size_t c = 0; c < nc; c++) {
 			double v;
 			enum sval f;
-			if (scol_value(&cols[c], cs, a, overall, &v, &f))
+			if (scol_value(&cols[c], cs, x->p, a, overall, &v, &f))
 				xl_num(x, s, row, (uint16_t)(c + 1), v, sval_fmt(x, f));
 			else
 				xl_str(x, s, row, (uint16_t)(c + 1), "n/a", NULL);

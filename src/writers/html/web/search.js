@@ -13,11 +13,11 @@
     for (const L of lanes) { L.mark = null; L.markVisible = null; }
     const info = $('search-info');
     if (!q) { info.textContent = ''; dirty = true; schedule(); return Promise.resolve(0); }
-    const idm = /^#?(\d+)$/.exec(q);
-    const want = idm ? Number(idm[1]) : -1;
+    const idm = /^#?(\d+)$/.exec(q), gm = /^g(?:idx)?[:#]?\s*(\d+)$/i.exec(q);
+    const want = idm ? Number(idm[1]) : -1, wantG = gm ? Number(gm[1]) - 1 : -1;
     const ql = q.toLowerCase();
     let strHit = null;
-    if (want < 0) {
+    if (want < 0 && !gm) {
       lyDecode();
       strHit = new Uint8Array(S.length);
       for (let i = 0; i < S.length; i++) strHit[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
@@ -31,7 +31,10 @@
           const L = lanes[li], T = L.T, n = L.n;
           if (!L.ready) decodeLane(L);
           const end = Math.min(n, i + 32768);
-          if (want >= 0) {
+          if (gm) { /* Global Idx N: the N-th command of every engine lane */
+            if (L.kind !== 'Layer' && L.core >= 0 && wantG >= 0 && wantG < n) idx.push(wantG);
+            i = n;
+          } else if (want >= 0) {
             const c = col(T, 'cmd');
             if (isCol(c)) { for (; i < end; i++) if (c[i] === want) idx.push(i); }
             else { if (c === want) for (; i < end; i++) idx.push(i); i = end; }

@@ -9,7 +9,7 @@
     const sel = $('f-engine');
     lanes.forEach((L, li) => { if (L.kind !== 'Layer' && L.n) sel.appendChild(el('option', { value: String(li) }, (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label)); });
     const head = $('cmd-head');
-    for (const h of ['Engine', 'Cmd Id', 'Function', 'Function type', 'Start', 'Duration', 'Layer']) head.appendChild(el('span', null, h));
+    for (const h of ['Engine', 'Cmd Id', 'Function', 'Function type', 'Start', 'Duration', 'Layer', 'Global Idx']) head.appendChild(el('span', null, h));
     for (const id of ['f-engine', 'f-type', 'f-layer', 'f-dur', 'f-sort']) $(id).addEventListener(id === 'f-engine' || id === 'f-sort' ? 'change' : 'input', () => { clearTimeout(filterTimer); filterTimer = setTimeout(filterTable, 200); });
     $('cmd-scroll').addEventListener('scroll', drawTable);
     filterTable();
@@ -63,7 +63,7 @@
       r.style.left = r.style.right = '0';
       const lyi = at(T, 'ly', i);
       for (const v of [(L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label, String(at(T, 'cmd', i)), str(at(T, 'nm', i)), str(at(T, 'ty', i)),
-        fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]), lyi ? layerText(lyi - 1) : '-']) r.appendChild(el('span', null, v));
+        fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]), lyi ? layerText(lyi - 1) : '-', String(i + 1)]) r.appendChild(el('span', null, v));
       r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
       sp.appendChild(r);
     }

@@ -619,6 +619,8 @@
     const rows = [];
     const kind = L.kind, isDma = kind === 'GDMA' || kind === 'SDMA' || kind === 'CDMA';
     if (g('cmd')) rows.push(['Cmd Id', String(g('cmd'))]);
+    /* Global Idx: the command's place on its engine, from 1, as in the vendor's files. */
+    if (kind !== 'Layer' && L.core >= 0) rows.push(['Global Idx', String(i + 1)]);
     rows.push([kind === 'Layer' ? 'Layer type' : 'Function', str(g('nm'))]);
     if (g('ty')) rows.push([kind === 'Layer' ? 'Layer name' : 'Function type', str(g('ty'))]);
     rows.push(['Engine', (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label]);
