@@ -26,7 +26,8 @@
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
 # dd baseline; BENCH_ONLY=capture only the capture reader rows (capture_read_bench),
-# BENCH_CAPTURE=0 leaves them out, BENCH_CAPTURE_STEPS sizes their capture.
+# BENCH_CAPTURE=0 leaves them out, BENCH_CAPTURE_STEPS sizes their capture; BENCH_ONLY=job
+# only the job block (16 dumps x 100 k commands through `tpuprof job` vs one by one).
 # `bench.sh BUILD html` runs only the result.html cases (headless chromium).
 set -euo pipefail
 
@@ -314,6 +315,50 @@ traceread_bench() {
 if [ "${BENCH_ONLY:-}" = traceread ]; then
   mkdir -p "$data/out"
   traceread_bench
+  exit 0
+fi
+
+# ---- a whole job: 16 dumps x 100 k commands (tpuprof job) ------------------------------------
+# 16 generated 8-core BM1690 cdm dumps of 100 k commands each (4 devices x 4 calls, cached under
+# $data/job-16x100k like the gen-SIZE dumps), converted by one `tpuprof job` against a shell
+# loop converting them one by one (default --jobs in both), under tp-bench: wall, CPU, peak RSS
+# (of the largest process of the tree: tp-bench reads the child's wait4 rusage). Its own table,
+# separate from the rows above; BENCH_ONLY=job runs only it. BENCH_JOB_DUMPS / BENCH_JOB_CMDS
+# size it (per dump; commands spread over 8 cores).
+job_bench() {
+  local n=${BENCH_JOB_DUMPS:-16} cmds=${BENCH_JOB_CMDS:-100000} jrows=$data/job-rows.tsv
+  local dir=$data/job-${n}x$((cmds / 1000))k want stamp k
+  want=$( { sha256sum < "$gendump"; echo "$n $cmds"; } | sha256sum | cut -d' ' -f1)
+  stamp=$dir/.bench-stamp
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    rm -rf "$dir"
+    echo "== job: generating $n cdm dumps of $cmds commands into $dir"
+    for ((k = 0; k < n; k++)); do
+      "$gendump" --format cdm --arch BM1690 --cores 8 --cmds $((cmds / 8)) --mode 1 \
+        --seed $((k + 1)) --quiet "$dir/cdm_profile_data_dev$((k / 4))-$((k % 4))"
+    done
+    echo "$want" > "$stamp"
+  fi
+  echo "== job: $n dumps x $cmds commands ($(human_size "$dir")): tpuprof job vs one by one"
+  : > "$jrows"
+  local out=$data/out/job
+  rm -rf "$out" "$out-loop"
+  "$tpbench" run --out "$jrows" --name "tpuprof job ($n dumps)" --group job \
+    --cmds $((n * cmds)) --cores 8 -- "$tpuprof" job "$dir" "$out" -q ||
+    echo "   (tpuprof job exited with status $?)"
+  "$tpbench" run --out "$jrows" --name "one by one ($n x tpuprof DUMP)" --group job \
+    --cmds $((n * cmds)) --cores 8 -- sh -c \
+    'for d in "$1"/cdm_profile_data_dev*; do "$2" "$d" "$3/${d##*/}" -q || exit 1; done' \
+    sh "$dir" "$tpuprof" "$out-loop"
+  echo "   outputs: $(human_size "$out") (job), $(human_size "$out-loop") (one by one)"
+  rm -rf "$out" "$out-loop"
+  echo
+  echo "== job results (wall time, CPU, peak RSS of the largest process)"
+  "$tpbench" table "$jrows"
+}
+if [ "${BENCH_ONLY:-}" = job ]; then
+  mkdir -p "$data/out"
+  job_bench
   exit 0
 fi
 
@@ -647,5 +692,8 @@ echo
 tw1m=$data/tw-1M.txt
 [ -f "$tw1m" ] || tw1m=/dev/null
 awk -f "$here/bench/targets.awk" "$facts" "$rows" "$tw1m"
+echo
+# ---- a whole job (job_bench, defined at the top): its own block and table --------------------
+job_bench
 echo
 echo "disk: $(human_size "$data") in $data"

@@ -5,6 +5,8 @@
 set -euo pipefail
 build_pkgs="cmake ninja-build pkg-config gcc make libsqlite3-dev libxlsxwriter-dev libcmocka-dev libopenblas-dev libcjson-dev zlib1g-dev libdeflate-dev libisal-dev"
 test_pkgs="clang clang-format libclang-rt-dev protobuf-compiler sqlite3 python3 python3-openpyxl python3-pil chromium firefox-esr libreoffice-calc-nogui"
+# tpuprof job through a real scheduler (tests/job): a single-node Slurm with munge, GNU parallel.
+test_pkgs="$test_pkgs slurm-wlm munge parallel"
 # The tpuprof Python package (python/): headers to build it, pytest, numpy and PyTorch to test
 # it (without python3-dev the package is not built and its ctest entry says SKIPPED).
 test_pkgs="$test_pkgs python3-dev python3-pytest python3-numpy python3-torch python3-torchvision"

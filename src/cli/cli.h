@@ -1,7 +1,7 @@
 /*
  * cli.h — the tpuprof command: one file per subcommand (convert.c with its options in
- * convert_opts.c, check.c, diff.c) and the registries of readers and outputs (registry.c).
- * main.c dispatches.
+ * convert_opts.c, check.c, diff.c, job.c with the job_*.c files and job_int.h) and the
+ * registries of readers and outputs (registry.c). main.c dispatches.
  */
 #ifndef TP_CLI_H
 #define TP_CLI_H
@@ -51,6 +51,40 @@ int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
                            const struct tp_out_opts *o, struct tp_diag *d);
 
 int tp_cli_convert(int argc, char **argv);
+/* Called by tp_cli_convert_run after the outputs are written, with the model and analysis
+ * they were written from; returns 0 or an exit code. */
+typedef int (*tp_cli_done_fn)(void *ctx, const struct tp_profile *p, const struct tp_analysis *a);
+/* Converts o->in_dir into o->out_dir (options parsed by tp_cli_convert_opts; o->jobs 0 is
+ * replaced by the online CPUs), printing every error itself; then calls done (may be NULL).
+ * Returns the exit code. Installs the signal cleanup of temporaries. */
+int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx);
+/* The registry reader whose probe accepts `path` (a directory, or a file for the readers that
+ * take files), or NULL. Reads nothing else. */
+const struct tp_cli_reader *tp_cli_probe(const char *path);
+/* The output folder's lock (.tpuprof.lock, flock): waits while another process holds it,
+ * saying which; returns the fd for tp_cli_unlock_dir, or -1 with d set. The file is removed
+ * when the lock is let go (and by the signal cleanup), so none is left behind. */
+int tp_cli_lock_dir(const char *dir, int quiet, struct tp_diag *d);
+void tp_cli_unlock_dir(int fd, const char *dir);
+
+/* `tpuprof job` and `tpuprof JOB_DIR OUT_DIR` (job.c): every dump below JOB_DIR converted into
+ * OUT_DIR/<dump>/, plus the job report. argv[0] is the subcommand ("job") or the program when
+ * dispatched from the convert form. Returns the exit code (0 ok, 1 usage, 2 no dump found, 3
+ * output failure, 5 some dumps failed). */
+int tp_cli_job(int argc, char **argv);
+/* 1 when some dump lies below `dir`, or dir is one (any depth; stops at the first; earlier
+ * tpuprof output folders are not searched). folders_only: dump folders only, not Chrome
+ * traces. */
+int tp_cli_job_has_dumps(const char *dir, int folders_only);
+struct tp_job;
+/* Reads every dump below job folder `dir` in this process, one at a time, into entries of j
+ * (a dump that fails to read becomes a failed entry) and finishes j. TP_OK; TP_ENOTFOUND
+ * when no dump is found; TP_ENOMEM (d set). */
+int tp_cli_job_load(const char *dir, struct tp_job *j, struct tp_diag *d);
+/* For a job's pass-through options: 0 when `arg` is a convert option without a value (or
+ * carries it as --name=VALUE), 1 when it takes the next argument as its value, -1 when it is
+ * not a convert option. */
+int tp_cli_convert_opt_arity(const char *arg);
 /* tp_cli_convert_opts's "go on and convert" (every other return value is an exit code). */
 #define TP_CLI_RUN (-1)
 /* Parses the convert subcommand's argv into *o (overwritten); `enabled` (one per registry

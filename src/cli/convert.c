@@ -46,53 +46,78 @@ static void err_line(const char *msg)
 #define STALE_NAME "tpuprof-STALE.txt"
 
 /* Takes an exclusive flock on OUT_DIR/.tpuprof.lock so two runs never mix their files. When
- * another run holds it, says which process (its pid is in the file) and waits. Returns the
- * fd to keep open until exit (the kernel releases the lock with it), or -1 with d set. */
-static int lock_out_dir(const char *dir, int quiet, struct tp_diag *d)
+ * another run holds it, says which process (its pid is in the file) and waits. The holder
+ * removes the file before it lets go (tp_cli_unlock_dir, or the signal cleanup), so a waiter
+ * may wake up holding a file no longer at that path: it then starts over on the current one.
+ * Returns the fd to hand to tp_cli_unlock_dir, or -1 with d set. */
+int tp_cli_lock_dir(const char *dir, int quiet, struct tp_diag *d)
 {
 	char *path = tp_path_join(dir, LOCK_NAME);
 	if (!path) {
 		tp_diag_set(d, TP_ENOMEM, "out of memory");
 		return -1;
 	}
-	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
-	if (fd < 0) {
-		tp_diag_set(d, TP_EOUTPUT, "%s: cannot create the lock file: %s", path,
-		            strerror(errno));
-		tp_free(path);
-		return -1;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-		char pid[32] = "";
-		ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
-		pid[n > 0 ? n : 0] = 0;
-		pid[strcspn(pid, "\n")] = 0;
-		if (!quiet) {
-			char msg[TP_DIAG_MAX];
-			snprintf(
-			    msg, sizeof msg,
-			    "%s is being written by tpuprof process %s (lock %s); waiting for it "
-			    "to finish",
-			    dir, pid[0] ? pid : "?", path);
-			err_line(msg);
+	int fd = -1, said = 0;
+	for (;;) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
+		if (fd < 0) {
+			tp_diag_set(d, TP_EOUTPUT, "%s: cannot create the lock file: %s", path,
+			            strerror(errno));
+			break;
 		}
-		while (flock(fd, LOCK_EX) != 0) {
-			if (errno != EINTR) {
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			char pid[32] = "";
+			ssize_t n = pread(fd, pid, sizeof pid - 1, 0);
+			pid[n > 0 ? n : 0] = 0;
+			pid[strcspn(pid, "\n")] = 0;
+			if (!quiet && !said++) {
+				char msg[TP_DIAG_MAX];
+				snprintf(msg, sizeof msg,
+				         "%s is being written by tpuprof process %s (lock %s); "
+				         "waiting for it to finish",
+				         dir, pid[0] ? pid : "?", path);
+				err_line(msg);
+			}
+			int rc;
+			while ((rc = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+			}
+			if (rc != 0) {
 				tp_diag_set(d, TP_EOUTPUT, "%s: cannot lock: %s", path,
 				            strerror(errno));
 				close(fd);
-				tp_free(path);
-				return -1;
+				fd = -1;
+				break;
 			}
 		}
+		struct stat held, now;
+		if (fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
+		    held.st_ino == now.st_ino)
+			break;
+		close(fd);
 	}
-	char pid[32];
-	int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-		/* The pid is a courtesy for the message above; the lock itself holds. */
+	if (fd >= 0) {
+		char pid[32];
+		int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+			/* The pid is a courtesy for the message above; the lock itself holds. */
+		}
+		tp_temp_track_file(path); /* a Ctrl-C removes it too */
 	}
 	tp_free(path);
 	return fd;
+}
+
+void tp_cli_unlock_dir(int fd, const char *dir)
+{
+	if (fd < 0)
+		return;
+	char *path = tp_path_join(dir, LOCK_NAME);
+	if (path) {
+		tp_temp_forget(path);
+		unlink(path); /* before the unlock: see tp_cli_lock_dir */
+	}
+	tp_free(path);
+	close(fd);
 }
 
 /* Identity of an output file before this run, to tell afterwards whether this run replaced
@@ -549,7 +574,7 @@ static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
 	struct out_id before[32];
 	int lockfd = -1;
 	if (tp_mkdirs(o->out_dir, &d) != TP_OK ||
-	    (lockfd = lock_out_dir(o->out_dir, o->quiet, &d)) < 0) {
+	    (lockfd = tp_cli_lock_dir(o->out_dir, o->quiet, &d)) < 0) {
 		err_line(d.msg);
 		return 3;
 	}
@@ -568,13 +593,54 @@ static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
 	if (!o->quiet)
 		print_console(o, p, an);
 	mark_stale(o->out_dir, before);
-	close(lockfd);
+	tp_cli_unlock_dir(lockfd, o->out_dir);
 	return exit_code;
 }
 
-/* Converts o->in_dir into o->out_dir (options parsed); returns the exit code. */
-static int run_convert(struct tp_cli_opts *o)
+/* The registry reader that accepts `path` as an input (probe only, nothing read), or NULL. */
+const struct tp_cli_reader *tp_cli_probe(const char *path)
 {
+	struct stat st;
+	if (stat(path, &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISREG(st.st_mode)))
+		return NULL;
+	const struct tp_cli_reader *const *rd;
+	size_t nr = tp_cli_readers(&rd);
+	for (size_t i = 0; i < nr; i++)
+		if ((S_ISDIR(st.st_mode) || rd[i]->takes_file) && rd[i]->probe(path))
+			return rd[i];
+	return NULL;
+}
+
+/* An OUT_DIR that holds profile data is never written into: the outputs would mix with (and
+ * could replace) the raw dump. 0, or 1 after saying why (a usage error). */
+static int refuse_dump_out_dir(const struct tp_cli_opts *o)
+{
+	if (!tp_is_dir(o->out_dir))
+		return 0;
+	const struct tp_cli_reader *r = tp_cli_probe(o->out_dir);
+	char msg[TP_DIAG_MAX];
+	if (r)
+		snprintf(msg, sizeof msg,
+		         "%s holds profile data (a %s dump): tpuprof never writes its outputs into "
+		         "a dump; give an output folder of its own (to convert several dumps: "
+		         "tpuprof job JOB_DIR OUT_DIR)",
+		         o->out_dir, r->name);
+	else if (tp_cli_job_has_dumps(o->out_dir, 1))
+		snprintf(msg, sizeof msg,
+		         "%s holds profile data (dump folders below it): tpuprof never writes its "
+		         "outputs among dumps; give an output folder of its own (to convert them "
+		         "all: tpuprof job %s OUT_DIR)",
+		         o->out_dir, o->out_dir);
+	else
+		return 0;
+	err_line(msg);
+	return 1;
+}
+
+int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
+{
+	if (refuse_dump_out_dir(o))
+		return 1;
 	const struct tp_cli_reader *reader = pick_reader(o);
 	if (!reader)
 		return 2;
@@ -616,10 +682,30 @@ static int run_convert(struct tp_cli_opts *o)
 	}
 	if (!code)
 		code = write_all(o, p, &an, &oo);
+	if (!code && done)
+		code = done(ctx, p, &an);
 	tp_analysis_free(&an);
 	tp_op_table_free(&ops);
 	tp_profile_free(p);
 	return code;
+}
+
+/* `tpuprof A B` where B is itself an input: the user meant several dumps (or a diff), not
+ * "write A's outputs into the dump B". 1 after saying so, else 0. */
+static int two_inputs(const struct tp_cli_opts *o)
+{
+	const struct tp_cli_reader *ra = tp_cli_probe(o->in_dir);
+	const struct tp_cli_reader *rb = ra ? tp_cli_probe(o->out_dir) : NULL;
+	if (!rb)
+		return 0;
+	char msg[TP_DIAG_MAX];
+	snprintf(msg, sizeof msg,
+	         "%s and %s are both profile inputs, but tpuprof IN [OUT_DIR] converts one input "
+	         "into an output folder: put the dumps in one folder and run tpuprof job JOB_DIR "
+	         "OUT_DIR, or compare two runs with tpuprof diff A B (see tpuprof --help)",
+	         o->in_dir, o->out_dir);
+	err_line(msg);
+	return 1;
 }
 
 int tp_cli_convert(int argc, char **argv)
@@ -627,8 +713,14 @@ int tp_cli_convert(int argc, char **argv)
 	unsigned char enabled[32];
 	struct tp_cli_opts o;
 	int rc = tp_cli_convert_opts(argc, argv, &o, enabled);
+	if (rc == TP_CLI_RUN && two_inputs(&o))
+		rc = 1;
+	/* A folder that is no dump itself but holds dumps below it is a job (docs/job.md). */
+	if (rc == TP_CLI_RUN && tp_is_dir(o.in_dir) && !tp_cli_probe(o.in_dir) &&
+	    tp_cli_job_has_dumps(o.in_dir, 0))
+		return tp_cli_job(argc, argv);
 	if (rc == TP_CLI_RUN)
-		rc = run_convert(&o);
+		rc = tp_cli_convert_run(&o, NULL, NULL);
 	tp_progress_finish(0); /* a failed run: stop the live line (no-op after success) */
 	return rc;
 }

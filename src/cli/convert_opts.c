@@ -24,6 +24,12 @@ void tp_cli_usage(FILE *f)
 	           "written by tpuprof\n"
 	           "       tpuprof diff A B [OUT_DIR]             compare two runs (see tpuprof "
 	           "diff --help)\n"
+	           "       tpuprof job JOB_DIR [OUT_DIR]          convert every dump below JOB_DIR "
+	           "and\n"
+	           "                                              write the job report (see "
+	           "tpuprof job --help;\n"
+	           "                                              tpuprof JOB_DIR OUT_DIR does the "
+	           "same)\n"
 	           "\n"
 	           "Inputs (detected from the content):\n");
 	const struct tp_cli_reader *const *rd;
@@ -85,7 +91,8 @@ void tp_cli_usage(FILE *f)
 		fprintf(f, "  %-28s %-3s %-36s %s\n", outs[i]->file,
 		        outs[i]->default_on ? "on" : "off", flags, outs[i]->doc);
 	}
-	fprintf(f, "\nExit codes: 0 ok, 1 usage error, 2 bad input, 3 cannot write output.\n");
+	fprintf(f, "\nExit codes: 0 ok, 1 usage error, 2 bad input, 3 cannot write output, 5 (job) "
+	           "some dumps failed.\n");
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -290,6 +297,20 @@ static int output_switch(const char *a, unsigned char *enabled)
 		}
 	}
 	return matched;
+}
+
+int tp_cli_convert_opt_arity(const char *arg)
+{
+	for (size_t k = 0; k < sizeof value_opts / sizeof *value_opts; k++) {
+		const char *names[2] = {value_opts[k].name, value_opts[k].alias};
+		for (int i = 0; i < 2; i++) {
+			size_t n = names[i] ? strlen(names[i]) : 0;
+			if (n && strncmp(arg, names[i], n) == 0 && (arg[n] == 0 || arg[n] == '='))
+				return arg[n] == 0;
+		}
+	}
+	unsigned char enabled[32];
+	return output_switch(arg, enabled) ? 0 : -1;
 }
 
 int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned char *enabled)

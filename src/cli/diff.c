@@ -3,12 +3,15 @@
  * readers of the registry (any dump, capture or trace file tpuprof converts) or from an earlier
  * tpuprof output folder (its profile.db, src/readers/outdir), analyses both,
  * compares them (src/diff) and writes diff.txt, diff.json and diff.html into OUT_DIR (default
- * diff_out); the top of diff.txt goes to the console. Exit 0, or 4 when --fail-if-slower is
- * given and B's total time grew by more than PCT percent (1 usage, 2 bad input, 3 output).
+ * diff_out); the top of diff.txt goes to the console. Two jobs (job folders or `tpuprof job`
+ * output folders, docs/job.md) are compared call by call instead: job_diff.txt/json/html. Exit 0,
+ * or 4 when --fail-if-slower is given and B's total time grew by more than PCT percent (1 usage, 2
+ * bad input, 3 output).
  */
 #include "diff/diff.h"
 #include "cli/cli.h"
 #include "readers/outdir/outdir.h"
+#include "writers/jobreport/jobreport.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +66,110 @@ int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profil
 	                   in);
 }
 
+/* ---- Two jobs -------------------------------------------------------------------------- */
+
+/* What `path` is as a side of a job diff: 2 a job output folder (job_summary.json), 1 a job
+ * folder (no dump itself, dumps below it), 0 neither. */
+static int job_kind(const char *path)
+{
+	char *s = tp_path_join(path, "job_summary.json");
+	struct stat st;
+	int out = s && stat(s, &st) == 0 && S_ISREG(st.st_mode);
+	tp_free(s);
+	if (out)
+		return 2;
+	return tp_is_dir(path) && !tp_cli_probe(path) && !tp_outdir_probe(path) &&
+	       tp_cli_job_has_dumps(path, 0);
+}
+
+static int load_job(const char *path, int kind, struct tp_job *j)
+{
+	struct tp_diag d = {0};
+	int rc;
+	if (kind == 2) {
+		char *s = tp_path_join(path, "job_summary.json");
+		rc =
+		    s ? tp_job_summary_read(j, s, &d) : tp_diag_set(&d, TP_ENOMEM, "out of memory");
+		tp_free(s);
+		if (rc == TP_OK)
+			tp_job_finish(j);
+	} else {
+		rc = tp_cli_job_load(path, j, &d);
+	}
+	if (rc != TP_OK)
+		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : tp_strerror(rc));
+	return rc;
+}
+
+/* `tpuprof diff JOB_A JOB_B [OUT_DIR]`: job_diff.txt/json/html. Returns the exit code. */
+static int diff_jobs(const char *const *pos, const int *kind, const char *out_dir, int quiet,
+                     int have_fail, double fail_pct)
+{
+	struct tp_job j[2];
+	tp_job_init(&j[0], pos[0]);
+	tp_job_init(&j[1], pos[1]);
+	struct tp_jobdiff df;
+	memset(&df, 0, sizeof df);
+	struct tp_buf txt, js, html;
+	tp_buf_init(&txt);
+	tp_buf_init(&js);
+	tp_buf_init(&html);
+	struct tp_diag d = {0};
+	int code = 0;
+	for (int s = 0; s < 2 && !code; s++)
+		if (load_job(pos[s], kind[s], &j[s]) != TP_OK)
+			code = 2;
+	if (!code && tp_jobdiff_compute(&j[0], pos[0], &j[1], pos[1], &df) != TP_OK) {
+		fprintf(stderr, "tpuprof: diff: out of memory\n");
+		code = 2;
+	}
+	if (!code) {
+		tp_jobdiff_text(&df, 20, &txt);
+		tp_jobdiff_json(&df, &js);
+		tp_jobdiff_html(&df, &html);
+		if (tp_mkdirs(out_dir, &d) != TP_OK ||
+		    tp_write_buf_file(out_dir, "job_diff.txt", &txt, &d) != TP_OK ||
+		    tp_write_buf_file(out_dir, "job_diff.json", &js, &d) != TP_OK ||
+		    tp_write_buf_file(out_dir, "job_diff.html", &html, &d) != TP_OK) {
+			fprintf(stderr, "tpuprof: %s\n",
+			        d.msg[0] ? d.msg : "cannot write the diff");
+			code = 3;
+		}
+	}
+	if (!code && !quiet) {
+		fputs(txt.data ? txt.data : "", stdout);
+		printf("outputs in %s/: job_diff.txt job_diff.json job_diff.html\n", out_dir);
+	}
+	if (!code && have_fail && df.total_pct > fail_pct) {
+		if (!quiet)
+			printf("FAIL: total time grew by %.2f%% (limit %.2f%%)\n", df.total_pct,
+			       fail_pct);
+		code = 4;
+	}
+	tp_buf_free(&txt);
+	tp_buf_free(&js);
+	tp_buf_free(&html);
+	tp_jobdiff_free(&df);
+	tp_job_free(&j[0]);
+	tp_job_free(&j[1]);
+	return code;
+}
+
+static void help(void)
+{
+	printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
+	       "Compares two runs (any inputs tpuprof converts, or earlier output "
+	       "folders\n"
+	       "written with --sqlite) and writes diff.txt, diff.json and diff.html "
+	       "into\n"
+	       "OUT_DIR (default diff_out). Two jobs (folders of dumps, or tpuprof "
+	       "job output\n"
+	       "folders) are compared call by call: job_diff.txt, job_diff.json, "
+	       "job_diff.html.\n"
+	       "Exit 0, or 4 with --fail-if-slower when B's total time grew by more "
+	       "than PCT %%.\n");
+}
+
 int tp_cli_diff(int argc, char **argv)
 {
 	const char *pos[3] = {0};
@@ -71,14 +178,7 @@ int tp_cli_diff(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-			printf("usage: tpuprof diff A B [OUT_DIR] [--fail-if-slower PCT] [-q]\n"
-			       "Compares two runs (any inputs tpuprof converts, or earlier output "
-			       "folders\n"
-			       "written with --sqlite) and writes diff.txt,\n"
-			       "diff.json and diff.html into OUT_DIR (default diff_out). Exit 0, "
-			       "or 4\n"
-			       "with --fail-if-slower when B's total time grew by more than PCT "
-			       "%%.\n");
+			help();
 			return 0;
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
@@ -106,6 +206,13 @@ int tp_cli_diff(int argc, char **argv)
 	if (npos < 2)
 		return usage("%s", "needs two inputs");
 	const char *out_dir = npos == 3 ? pos[2] : "diff_out";
+	int kind[2] = {job_kind(pos[0]), job_kind(pos[1])};
+	if (kind[0] && kind[1])
+		return diff_jobs(pos, kind, out_dir, quiet, have_fail, fail_pct);
+	if (kind[0] || kind[1])
+		return usage("%s is a job (a folder of dumps, or a tpuprof job's output) and the "
+		             "other input is not: compare two jobs, or two dumps",
+		             pos[kind[0] ? 0 : 1]);
 
 	struct tp_cli_opts o = {.quiet = 1};
 	struct tp_profile *p[2] = {NULL, NULL};

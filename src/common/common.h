@@ -342,6 +342,9 @@ void tp_temp_cleanup_on_signals(void);
  * writer created for its output (PerfDoc/). Forget it with tp_temp_forget once it holds a
  * committed file. */
 void tp_temp_track_dir(const char *dir);
+/* Also removes file `path` when such a signal arrives: for a file that is not an output's
+ * temporary but must not outlive the run (the output folder's lock). */
+void tp_temp_track_file(const char *path);
 /* Stops tracking a temporary file or directory (by path). */
 void tp_temp_forget(const char *tmp_path);
 

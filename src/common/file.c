@@ -147,6 +147,11 @@ static void tmp_track(const char *path)
 	tmp_track_as(path, 1);
 }
 
+void tp_temp_track_file(const char *path)
+{
+	tmp_track_as(path, 1);
+}
+
 void tp_temp_track_dir(const char *dir)
 {
 	tmp_track_as(dir, 3);

@@ -30,6 +30,7 @@
 #define TP_DIFF_H
 
 #include "analysis/analysis.h"
+#include "writers/jobreport/jobreport.h"
 
 enum tp_diff_kind { TP_DIFF_LAYER = 0, TP_DIFF_OP_TYPE, TP_DIFF_OP, TP_DIFF_CMD, TP_DIFF_KINDS };
 const char *tp_diff_kind_name(enum tp_diff_kind k); /* "layers", "op_types", "ops", "cmd_types" */
@@ -115,5 +116,46 @@ void tp_diff_free(struct tp_diff *d);
 void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b);
 void tp_diff_json(const struct tp_diff *d, struct tp_buf *b);
 void tp_diff_html(const struct tp_diff *d, struct tp_buf *b);
+
+/*
+ * Two jobs (`tpuprof diff JOB_A JOB_B`, docs/job.md): device × call matched by name (device
+ * label, call number, process id), each pair's total time and engine utilisation on both
+ * sides, ranked by |change of total time| (an appeared call counts its B time, a vanished one
+ * minus its A time; ties by key). A call that failed on a side has no time there and ranks by
+ * the other side's. Owns its rows (one arena); tp_jobdiff_free releases them. The jobs may be
+ * freed after tp_jobdiff_compute.
+ */
+struct tp_jobdiff_row {
+	const char *device;
+	int64_t call, pid;
+	const char *a_name, *b_name; /* the dumps ("" when absent on that side) */
+	uint8_t status;              /* enum tp_diff_status */
+	int a_ok, b_ok;              /* converted on that side */
+	int64_t a_ns, b_ns, delta_ns;
+	double pct; /* delta / a * 100; 0 when a is 0 */
+	double a_util[TP_ENGINES], b_util[TP_ENGINES];
+	double a_imb, b_imb;
+};
+
+struct tp_jobdiff {
+	struct tp_arena arena;
+	const char *a_name, *b_name;
+	struct tp_jobdiff_row *rows;
+	size_t n;
+	int64_t a_total_ns, b_total_ns; /* sums over the calls converted on both sides */
+	double total_pct;
+	size_t both, appeared, vanished, failed;
+};
+
+/* Compares job a against job b (both after tp_job_finish); names label them (copied). Fills
+ * *out (overwritten; free with tp_jobdiff_free even on error). TP_OK or TP_ENOMEM. */
+int tp_jobdiff_compute(const struct tp_job *a, const char *name_a, const struct tp_job *b,
+                       const char *name_b, struct tp_jobdiff *out);
+void tp_jobdiff_free(struct tp_jobdiff *d);
+/* job_diff.txt (top rows, 0 = 20; terminal-safe), job_diff.json and job_diff.html
+ * (self-contained, sortable), appended to b. Deterministic. */
+void tp_jobdiff_text(const struct tp_jobdiff *d, size_t top, struct tp_buf *b);
+void tp_jobdiff_json(const struct tp_jobdiff *d, struct tp_buf *b);
+void tp_jobdiff_html(const struct tp_jobdiff *d, struct tp_buf *b);
 
 #endif /* TP_DIFF_H */

@@ -327,12 +327,72 @@ static void test_page_row_cap(void **state)
 	tp_profile_free(b);
 }
 
+/* ---- Two jobs ------------------------------------------------------------------------------ */
+
+static void job_add(struct tp_job *j, const char *dev, int64_t call, int64_t ns, int ok)
+{
+	struct tp_job_entry *e = tp_job_add(j);
+	assert_non_null(e);
+	e->device = tp_job_str(j, dev);
+	e->name = tp_job_str(j, dev);
+	e->call = call;
+	e->total_ns = ns;
+	e->ok = ok;
+}
+
+static void test_jobdiff(void **state)
+{
+	(void)state;
+	struct tp_job a, b;
+	tp_job_init(&a, "a");
+	tp_job_init(&b, "b");
+	job_add(&a, "dev10", 0, 1000, 1);
+	job_add(&a, "dev2", 0, 1000, 1);
+	job_add(&a, "dev2", 1, 500, 1);  /* vanished */
+	job_add(&a, "dev3", 0, 700, 0);  /* failed in A */
+	job_add(&b, "dev2", 0, 1300, 1); /* +300 */
+	job_add(&b, "dev10", 0, 900, 1); /* -100 */
+	job_add(&b, "dev3", 0, 800, 1);
+	job_add(&b, "dev\x1b[31m", 0, 50, 1); /* appeared; a hostile name */
+	tp_job_finish(&a);
+	tp_job_finish(&b);
+	struct tp_jobdiff d;
+	assert_int_equal(tp_jobdiff_compute(&a, "A", &b, "B", &d), TP_OK);
+	assert_int_equal(d.n, 5);
+	assert_int_equal(d.both, 2);
+	assert_int_equal(d.appeared, 1);
+	assert_int_equal(d.vanished, 1);
+	assert_int_equal(d.failed, 1);
+	/* Ranked by |delta|: dev3 (+800, A failed), vanished dev2/1 (-500), dev2/0 (+300). */
+	assert_string_equal(d.rows[0].device, "dev3");
+	assert_int_equal(d.rows[1].status, TP_DIFF_VANISHED);
+	assert_int_equal(d.rows[1].delta_ns, -500);
+	assert_int_equal(d.rows[2].delta_ns, 300);
+	assert_true(d.rows[2].pct > 29.99 && d.rows[2].pct < 30.01);
+	/* Totals over the calls converted on both sides: 2000 -> 2200. */
+	assert_int_equal(d.a_total_ns, 2000);
+	assert_int_equal(d.b_total_ns, 2200);
+	struct tp_buf t;
+	tp_buf_init(&t);
+	tp_jobdiff_text(&d, 0, &t);
+	tp_buf_putc(&t, 0);
+	assert_null(strchr(t.data, 0x1b));
+	assert_non_null(strstr(t.data, "failed in A"));
+	t.len = 0;
+	tp_jobdiff_html(&d, &t);
+	tp_buf_putc(&t, 0);
+	assert_non_null(strstr(t.data, "\\u001b"));
+	tp_buf_free(&t);
+	tp_jobdiff_free(&d);
+	tp_job_free(&a);
+	tp_job_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ops_and_noise),
-	    cmocka_unit_test(test_row_noise),
-	    cmocka_unit_test(test_layers_and_escaping),
+	    cmocka_unit_test(test_jobdiff),      cmocka_unit_test(test_ops_and_noise),
+	    cmocka_unit_test(test_row_noise),    cmocka_unit_test(test_layers_and_escaping),
 	    cmocka_unit_test(test_page_row_cap),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

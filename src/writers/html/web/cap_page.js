@@ -12,6 +12,12 @@
    * so the shared parts call these on a capture's page, and device pages (whose script has no
    * capture part) keep theirs. */
   const memCharts = [];
+  /* cores.js (the cross-core views) is a device page's part: here its section stays hidden,
+   * and the hooks the shared parts call (render's rangeRedraw, main's buildCores and coreApi)
+   * are empty. A capture has no register sets: no tooltip toggle either. */
+  const rangeRedraw = null, coreApi = {};
+  function buildCores() { $('cores').hidden = true; }
+  $('tip-regs').parentElement.hidden = true;
   const KIND = { op: 'operator', step: 'step', activity: 'activity', runtime: 'runtime call', range: 'range', mark: 'mark', async: 'async range' };
   const META = new Map(D.meta);
   const PROC = D.devices[0] || 'a process';

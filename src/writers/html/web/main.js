@@ -30,6 +30,7 @@
     /* The command table: set filters like a user would be too slow to type; rows shown. */
     tableCount: () => tRows.n,
     tableRows: () => [...document.querySelectorAll('#cmd-spacer .cmd-row')].map((r) => [...r.children].map((c) => c.textContent)),
+    ...coreApi,
     counters: () => counters.map((C) => ({ core: C.core, y: C.y, h: C.h, max: C.max || 0, cols: Array.from(counterColumns(C, plotW())),
       rate: C.tiu ? Array.from(rateColumns(C, plotW()) || []).map((x) => (isFinite(x) ? x : null)) : null })),
   };
@@ -69,6 +70,7 @@
     buildTable();
     buildOverview();
     buildOverview2();
+    buildCores();
     timings.overview = performance.now();
     buildMemory();
     timings.memory = performance.now();

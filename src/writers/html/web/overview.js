@@ -32,13 +32,33 @@
   function buildOverview() {
   const cards = $('cards');
   cards.appendChild(card('Total time', fmtUs(totalNs)));
-  if (A) {
+  /* Per core, one row of a compact table (not three cards per core: an 8-core dump would
+   * fill the first screen with them). */
+  if (A && A.cores.length) {
+    const t = el('table', { class: 'data compact', id: 'head-cores' });
+    const hr = el('tr');
+    for (const h of ['Core', 'TIU util', 'GDMA util', 'DDR GB/s']) hr.appendChild(el('th', { class: h === 'Core' ? 't' : '' }, h));
+    t.appendChild(hr);
+    const barCell = (v, frac) => {
+      const td = el('td');
+      td.appendChild(el('span', null, v));
+      if (frac !== undefined && isFinite(frac)) {
+        const b = el('span', { class: 'minibar' }), f = el('span');
+        f.style.width = Math.max(0, Math.min(100, frac * 100)).toFixed(1) + '%';
+        b.appendChild(f);
+        td.appendChild(b);
+      }
+      return td;
+    };
     for (const c of A.cores) {
-      cards.appendChild(card(coreName(c) + ' TIU util', fmtPct(c.eng[0].util), c.eng[0].util));
-      cards.appendChild(card(coreName(c) + ' GDMA util', fmtPct(c.eng[1].util), c.eng[1].util));
-      cards.appendChild(card(coreName(c) + ' DDR BW', fmtNum(c.eng[1].ddrGbps, 2) + ' GB/s',
-                             D.ddrMaxGbps ? c.eng[1].ddrGbps / D.ddrMaxGbps : undefined));
+      const tr = el('tr');
+      tr.appendChild(el('td', { class: 't' }, coreName(c)));
+      tr.appendChild(barCell(fmtPct(c.eng[0].util), c.eng[0].util));
+      tr.appendChild(barCell(fmtPct(c.eng[1].util), c.eng[1].util));
+      tr.appendChild(barCell(fmtNum(c.eng[1].ddrGbps, 2), D.ddrMaxGbps ? c.eng[1].ddrGbps / D.ddrMaxGbps : undefined));
+      t.appendChild(tr);
     }
+    $('head-table').appendChild(t);
   }
 
   const info = [['Arch', D.arch], ['Net', D.net], ['Source', D.source],

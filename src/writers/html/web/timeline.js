@@ -2,35 +2,61 @@
   const canvas = $('timeline');
   const ctx = canvas.getContext('2d', { alpha: false });
   const GUTTER = 128, AXIS_H = 24, GROUP_H = 18;
-  const groups = []; /* {y, label} core headers */
+  const groups = []; /* {y, label, key, collapsed} core headers */
   /* Counter lanes: per core with DMA lanes, the DDR bandwidth over time (bytes of the DMA
-   * commands spread evenly over their duration), drawn under the core's last lane. */
-  const counters = [];
+   * commands spread evenly over their duration), drawn under the core's last lane. Made once
+   * (allCounters); `counters` holds those of the cores shown. */
+  const counters = [], allCounters = [];
   const COUNTER_H = 34;
   let contentH = AXIS_H;
+  const coreKey = (L) => L.dev + '/' + L.core;
+  /* "dev/core" -> 'collapsed' (header only) or 'hidden' (filtered out); absent = shown. */
+  const coreState = {};
   {
-    let key = null;
     const isDma = (L) => L.kind === 'GDMA' || L.kind === 'SDMA' || L.kind === 'CDMA';
+    const seen = {};
+    for (const L of lanes) {
+      const k = coreKey(L);
+      if (L.core < 0 || seen[k]) continue;
+      seen[k] = 1;
+      const dma = lanes.filter((M) => M.dev === L.dev && M.core === L.core && isDma(M) && M.n);
+      const tiu = lanes.find((M) => M.dev === L.dev && M.core === L.core && M.kind === 'TIU' && M.n && M.T.ua);
+      const ch = dma.length && tiu ? COUNTER_H + 10 : COUNTER_H;
+      if (dma.length || tiu) allCounters.push({ dev: L.dev, core: L.core, y: 0, h: ch, dma, tiu, lv: null, rlv: null });
+    }
+  }
+  /* Lays the lanes out from the top: a header per core (a collapsed core keeps only its
+   * header, a filtered one nothing), its lanes, then its counter lane. */
+  function layout() {
+    groups.length = 0;
+    counters.length = 0;
+    contentH = AXIS_H;
+    let key = null;
     for (let li = 0; li < lanes.length; li++) {
       const L = lanes[li];
-      const k = L.dev + '/' + L.core;
+      const k = coreKey(L), st = L.core >= 0 ? coreState[k] : undefined;
       if (k !== key) {
         key = k;
-        groups.push({ y: contentH, label: L.core >= 0 ? (D.devices.length > 1 ? (D.devices[L.dev] || 'Device ' + L.dev) + ' \u00b7 ' : '') + 'Core ' + L.core : 'Host' });
-        contentH += GROUP_H;
+        if (st !== 'hidden') {
+          const name = L.core >= 0 ? (D.devices.length > 1 ? (D.devices[L.dev] || 'Device ' + L.dev) + ' \u00b7 ' : '') + 'Core ' + L.core : 'Host';
+          groups.push({ y: contentH, label: (L.core >= 0 ? (st === 'collapsed' ? '\u25b8 ' : '\u25be ') : '') + name +
+            (st === 'collapsed' ? ' (collapsed)' : ''), key: k, collapsed: st === 'collapsed' });
+          contentH += GROUP_H;
+        }
       }
+      L.hidden = !!st;
+      if (L.hidden) { L.y = -1e9; continue; }
       L.y = contentH;
       contentH += L.h;
       const next = lanes[li + 1];
-      if (L.core >= 0 && (!next || next.dev + '/' + next.core !== k)) {
-        const dma = lanes.filter((M) => M.dev === L.dev && M.core === L.core && isDma(M) && M.n);
-        const tiu = lanes.find((M) => M.dev === L.dev && M.core === L.core && M.kind === 'TIU' && M.n && M.T.ua);
-        const ch = dma.length && tiu ? COUNTER_H + 10 : COUNTER_H;
-        if (dma.length || tiu) { counters.push({ dev: L.dev, core: L.core, y: contentH, h: ch, dma, tiu, lv: null, rlv: null }); contentH += ch; }
+      if (L.core >= 0 && (!next || coreKey(next) !== k)) {
+        const C = allCounters.find((c) => c.dev === L.dev && c.core === L.core);
+        if (C) { C.y = contentH; counters.push(C); contentH += C.h; }
       }
     }
     contentH += 6;
   }
+  layout();
   /* Bytes per bucket (2^16 buckets over the span, then halving levels) once the DMA lanes
    * are decoded; a zoomed-in view sums the visible commands per pixel instead. */
   /* TIU uArch rate over time (when the dump has it): per bucket / pixel the duration-weighted
@@ -432,7 +458,7 @@
     }
     fb32.fill(PIX_BG[0]);
     for (const g of groups) fbRect(0, W, g.y, g.y + GROUP_H, PIX_GROUP);
-    for (const L of lanes) if (L.i % 2) fbRect(0, W, L.y, L.y + L.h, PIX_BG[1]);
+    for (const L of lanes) if (L.i % 2 && !L.hidden) fbRect(0, W, L.y, L.y + L.h, PIX_BG[1]);
     const step = tickStep();
     const first = Math.ceil(view.t0 / step) * step;
     const labels = [];
@@ -444,6 +470,7 @@
     }
     overlays.length = 0;
     for (const L of lanes) {
+      if (L.hidden) continue;
       drawLane(L);
       fbRect(0, W, L.y + L.h - 1, L.y + L.h, PIX_GRID);
     }
@@ -489,6 +516,7 @@
     drawOverlays();
     ctx.font = '11px system-ui, sans-serif';
     for (const L of lanes) {
+      if (L.hidden) continue;
       ctx.fillStyle = '#f5f7fa';
       ctx.fillRect(0, L.y, GUTTER, L.h);
       ctx.fillStyle = '#1d2330';
@@ -562,11 +590,12 @@
     lastRenderMs = performance.now() - tStart;
     if (firstPaintMs < 0) firstPaintMs = performance.now();
     if (memRedraw) memRedraw();
+    if (rangeRedraw) rangeRedraw();
   }
 
   /* ---------------------------------------------------------------- picking + details */
   function laneAt(y) {
-    for (const L of lanes) if (y >= L.y && y < L.y + L.h) return L;
+    for (const L of lanes) if (!L.hidden && y >= L.y && y < L.y + L.h) return L;
     return null;
   }
   function pick(x, y) {
@@ -583,7 +612,9 @@
     }
     return best >= 0 ? { L, i: best } : null;
   }
-  function cmdRows(L, i) {
+  /* The rows shown for command i of lane L; `regs` 0 leaves a long argument set (more than 8
+   * fields: the decoded registers, 40 and more on TIU) out but says how many there are. */
+  function cmdRows(L, i, regs = 1) {
     const T = L.T, g = (c) => at(T, c, i);
     const rows = [];
     const kind = L.kind, isDma = kind === 'GDMA' || kind === 'SDMA' || kind === 'CDMA';
@@ -593,6 +624,7 @@
     rows.push([kind === 'Layer' ? 'Layer type' : 'Function', str(g('nm'))]);
     if (g('ty')) rows.push([kind === 'Layer' ? 'Layer name' : 'Function type', str(g('ty'))]);
     rows.push(['Engine', (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label]);
+    if (L.kind !== 'Layer') rows.push(['Global Idx', String(i)]);
     rows.push(['Start', fmtTime(L.start[i])]);
     rows.push(['Duration', fmtTime(L.end[i] - L.start[i])]);
     if (g('cyc')) rows.push(['Cycles', String(g('cyc'))]);
@@ -619,6 +651,10 @@
     if (g('ck')) rows.push(['Class', ['normal', 'sys', 'send_msg', 'wait_msg'][g('ck')] || String(g('ck'))]);
     if (g('ly')) rows.push(['Layer', layerText(g('ly') - 1)]);
     const as = g('ar') ? argset(g('ar')) : null;
+    if (as && !regs && as.length / 2 > 8) {
+      rows.push(['Registers', as.length / 2 + ' fields (tick \u201cregisters in tooltip\u201d, or click to pin)']);
+      return rows;
+    }
     /* Address arguments (des_*_addr, src/dst_start_addr, ...) in hex, as the vendor shows them. */
     if (as) for (let j = 0; j + 1 < as.length; j += 2) {
       const k = str(as[j]), v = as[j + 1];
@@ -629,7 +665,8 @@
   const tooltip = $('tooltip');
   function showTooltip(hit, cx, cy) {
     tooltip.textContent = '';
-    tooltip.appendChild(kvTable(cmdRows(hit.L, hit.i)));
+    const regs = $('tip-regs');
+    tooltip.appendChild(kvTable(cmdRows(hit.L, hit.i, regs && regs.checked ? 1 : 0)));
     tooltip.hidden = false;
     const r = tooltip.getBoundingClientRect();
     let x = cx + 14, y = cy + 14;

@@ -1,12 +1,13 @@
 /*
  * The script of tpuprof's result.html (embedded into the page at build time): one function in
- * parts, src/writers/html/web/{util,lanes,overview,timeline,table,search,memory,main}.js in that
+ * parts, src/writers/html/web/{util,lanes,overview,timeline,table,search,memory,cores,main}.js in that
  * order. This first part opens it and holds the DOM helpers and colours.
  *
  * Reads the profile from <script type="application/json" id="tp-data"> (layout documented in
  * src/writers/html/html.c), builds typed arrays per lane, and draws: summary cards, a canvas timeline
  * with level-of-detail rendering (commands narrower than a pixel are merged per pixel column,
- * keeping the tallest), overview tables (sortable) and local/global memory charts.
+ * keeping the tallest), overview tables (sortable), local/global memory charts and the
+ * cross-core views (cores.js).
  *
  * Every string from the profile is inserted with textContent (never innerHTML), so names in a
  * dump are always shown as text. A small test API is exposed as window.tpuprof.
