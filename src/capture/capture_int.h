@@ -216,7 +216,26 @@ extern struct cap_ses tp_cap_ses;
 extern pthread_mutex_t tp_cap_dir_mu; /* session dir / thread files */
 extern pthread_mutex_t tp_cap_calib_mu;
 extern int tp_cap_use_tsc;
-extern int tp_cap_membarrier;             /* membarrier command quiescing uses; 0 = threads fence */
+extern int tp_cap_membarrier; /* membarrier command quiescing uses; 0 = threads fence */
+
+/* A full (store-load) memory barrier. gcc's ThreadSanitizer does not model
+ * atomic_thread_fence and refuses to compile it (-Wtsan); there a sequentially consistent
+ * read-modify-write of one shared word stands in: the same order on the hardware, and an
+ * access TSan sees. */
+#if defined(__SANITIZE_THREAD__)
+#define TP_CAP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TP_CAP_TSAN 1
+#endif
+#endif
+#ifdef TP_CAP_TSAN
+extern _Atomic unsigned tp_cap_fence_word;
+#define TP_CAP_FULL_FENCE()                                                                        \
+	((void)atomic_fetch_add_explicit(&tp_cap_fence_word, 0u, memory_order_seq_cst))
+#else
+#define TP_CAP_FULL_FENCE() atomic_thread_fence(memory_order_seq_cst)
+#endif
 extern uint64_t tp_cap_tick0, tp_cap_ns0; /* calibration point taken at initialisation */
 extern _Atomic int tp_cap_hw_kind;        /* process-wide counter kind, -1 = not probed yet */
 extern pthread_mutex_t tp_cap_hw_mu;

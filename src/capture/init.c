@@ -32,6 +32,9 @@ pthread_mutex_t tp_cap_dir_mu = PTHREAD_MUTEX_INITIALIZER;
 pthread_mutex_t tp_cap_calib_mu = PTHREAD_MUTEX_INITIALIZER;
 int tp_cap_use_tsc;
 int tp_cap_membarrier;
+#ifdef TP_CAP_TSAN
+_Atomic unsigned tp_cap_fence_word;
+#endif
 uint64_t tp_cap_tick0, tp_cap_ns0;
 _Atomic int tp_cap_hw_kind = -1;
 pthread_mutex_t tp_cap_hw_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -29,7 +29,7 @@ static inline struct cap_thread *enter(uint32_t s)
 		return NULL;
 	atomic_store_explicit(&t->busy, s, memory_order_relaxed);
 	if (UNLIKELY(!tp_cap_membarrier))
-		atomic_thread_fence(memory_order_seq_cst);
+		TP_CAP_FULL_FENCE();
 	else
 		atomic_signal_fence(memory_order_seq_cst);
 	if (UNLIKELY(atomic_load_explicit(&tp_cap_state, memory_order_acquire) != s ||

@@ -51,7 +51,7 @@ static void quiesce(uint32_t s, int bounded)
 {
 	if (tp_cap_membarrier)
 		syscall(SYS_membarrier, tp_cap_membarrier, 0, 0);
-	atomic_thread_fence(memory_order_seq_cst);
+	TP_CAP_FULL_FENCE();
 	struct cap_thread *self = tp_cap_tls_thread;
 	for (struct cap_thread *t = atomic_load_explicit(&tp_cap_threads, memory_order_acquire); t;
 	     t = t->next) {
