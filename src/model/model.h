@@ -483,6 +483,72 @@ struct tp_argset {
 #define TP_CAP_KEY_META "meta"         /* str: free text given to activities/steps */
 #define TP_CAP_KEY_HW_PREFIX "hw."     /* uint: per-op counters, "hw.cycles", ... */
 
+/*
+ * Conventions for imported traces (the Chrome-trace reader; host traces merged into dumps):
+ * what a slice of a host thread or of a device queue is, as its type. The reader decides from
+ * the format's own categories (docs/input-chrome-trace.md); the accelerator analysis
+ * (src/analysis/accel.h) reads the class back with tp_work_of. Host operators, runtime calls
+ * and steps keep the capture types TP_CAP_TYPE_OP, _RUNTIME and _STEP. A host track whose
+ * slices include device work (tp_work_on_device) is a device lane: a GPU stream, a TPU queue.
+ */
+#define TP_TRACE_TYPE_ANNOTATION "annotation" /* a user range on a host thread */
+#define TP_TRACE_TYPE_PROFILER "profiler"     /* the profiler's envelope and bookkeeping */
+#define TP_TRACE_TYPE_KERNEL "kernel"         /* device: a compute kernel */
+#define TP_TRACE_TYPE_MEMCPY "memcpy"         /* device: a copy */
+#define TP_TRACE_TYPE_MEMSET "memset"         /* device: a fill */
+#define TP_TRACE_TYPE_COLLECTIVE "collective" /* device: a communication kernel (NCCL, ...) */
+#define TP_TRACE_TYPE_DEVICE_ANNOTATION "device_annotation" /* a host range shown on a queue */
+#define TP_TRACE_TYPE_SYNC "device_sync" /* device: a wait (stream waits on an event, ...) */
+/* Keys the analysis reads: the id that joins a launching runtime call to the device work it
+ * launched (the same value on both slices), and the rank of a distributed run (meta). */
+#define TP_KEY_CORRELATION "correlation"
+#define TP_META_RANK "distributed.rank"
+#define TP_META_WORLD_SIZE "distributed.world_size"
+
+/* The class of a slice by its type; the device classes last, busy ones first among them. */
+enum tp_work {
+	TP_WORK_NONE = 0, /* any other type: instants, async ranges, activities, commands */
+	TP_WORK_OP,
+	TP_WORK_RUNTIME,
+	TP_WORK_STEP,
+	TP_WORK_ANNOTATION,
+	TP_WORK_PROFILER,
+	TP_WORK_KERNEL,
+	TP_WORK_MEMCPY,
+	TP_WORK_MEMSET,
+	TP_WORK_COLLECTIVE,
+	TP_WORK_DEVICE_ANNOTATION,
+	TP_WORK_SYNC,
+	TP_WORK_COUNT
+};
+/* The type string of class w ("" for TP_WORK_NONE). */
+const char *tp_work_type(enum tp_work w);
+/* Work that happens on a device queue (kernels, copies, fills, collectives, its annotations
+ * and waits). */
+static inline int tp_work_on_device(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w < TP_WORK_COUNT;
+}
+/* Device work that keeps the device busy (kernels, copies, fills, collectives). */
+static inline int tp_work_busy(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w <= TP_WORK_COLLECTIVE;
+}
+/* The string ids of the class types in one profile (0: never interned), for tp_work_of. */
+struct tp_work_ids {
+	uint32_t id[TP_WORK_COUNT];
+};
+struct tp_profile;
+void tp_work_ids(const struct tp_profile *p, struct tp_work_ids *w);
+/* The class of a slice of type `type` (tp_slice_type). */
+static inline enum tp_work tp_work_of(const struct tp_work_ids *w, uint32_t type)
+{
+	for (int i = 1; type && i < TP_WORK_COUNT; i++)
+		if (w->id[i] == type)
+			return (enum tp_work)i;
+	return TP_WORK_NONE;
+}
+
 /* Free-form metadata, printed in reports in insertion order ("arch", "net_name", ...). */
 struct tp_meta {
 	uint32_t key, value; /* strtab ids */
@@ -573,6 +639,10 @@ struct tp_profile {
 	struct tp_read_stats stats;
 	int oom;                            /* sticky: an insertion ran out of memory */
 	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
+	/* set by tp_profile_finish over the slices of the accelerator's tracks (every kind but
+	 * THREAD and HOST): the device's own time scale, which a merged host trace does not
+	 * stretch; both 0 when there are none */
+	int64_t device_begin_ns, device_end_ns;
 };
 typedef struct tp_profile tp_profile;
 
