@@ -89,7 +89,8 @@ struct tp_accel_rank {
 	int32_t device;         /* index into the profile's devices */
 	int64_t rank;           /* the run's rank (TP_META_RANK) when it is the only one, else -1 */
 	struct tp_accel_work w; /* over the whole trace */
-	int64_t step_device_ns; /* median device time per step (0 without steps) */
+	int64_t step_device_ns; /* median device time per step, over the steps with work on it
+	                           (0 without steps) */
 };
 
 struct tp_accel {

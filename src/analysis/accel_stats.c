@@ -257,7 +257,7 @@ static void no_steps(struct tp_accel *a)
 }
 
 /* One row per accelerator device (ix: every item sorted by start), their median device time
- * per step, and the imbalance between them. */
+ * per step (over the steps with work on the device), and the imbalance between them. */
 static int ranks(struct acc_ctx *c, const uint32_t *ix, uint32_t *sub, int64_t *d)
 {
 	struct tp_accel *a = c->a;
@@ -284,8 +284,14 @@ static int ranks(struct acc_ctx *c, const uint32_t *ix, uint32_t *sub, int64_t *
 			if (c->items[sub[i]].step >= 0)
 				d[c->items[sub[i]].step] +=
 				    c->items[sub[i]].end - c->items[sub[i]].start;
+		/* Over the steps that launched work on this device (another rank's steps launch
+		 * none). */
+		size_t m = 0;
+		for (size_t k = 0; k < a->nsteps; k++)
+			if (d[k])
+				d[m++] = d[k];
 		int64_t sp;
-		tp_accel_median(d, a->nsteps, &r->step_device_ns, &sp);
+		tp_accel_median(d, m, &r->step_device_ns, &sp);
 	}
 	const char *rk = tp_profile_get_meta(p, TP_META_RANK);
 	int64_t v;
