@@ -2,7 +2,8 @@
 from ext/*.c with libtpuprof's sources compiled in (the list of src/capture/CMakeLists.txt's
 tpuprof_obj, so a split of the library needs no change here; each is compiled through a stub
 in build/capture_src/, since setuptools takes no source outside this directory), the version from
-include/tpuprof/tpuprof.h. TPUPROF_SOURCE_DIR names the repository when this directory was
+the top CMakeLists.txt's project(VERSION) (with tpuprof_version.h generated from
+cmake/tpuprof_version.h.in, as CMake does). TPUPROF_SOURCE_DIR names the repository when this directory was
 copied elsewhere."""
 
 import os
@@ -32,10 +33,27 @@ def capture_sources():
 
 
 def version():
-    h = (ROOT / "include" / "tpuprof" / "tpuprof.h").read_text()
-    parts = [re.search(rf"#define TPUPROF_VERSION_{k} (\d+)", h).group(1)
-             for k in ("MAJOR", "MINOR", "PATCH")]
-    return ".".join(parts)
+    """The one project version: project(tpuprof VERSION x.y.z) in the top CMakeLists.txt."""
+    cm = (ROOT / "CMakeLists.txt").read_text()
+    m = re.search(r"project\(\s*tpuprof\s+VERSION\s+(\d+)\.(\d+)\.(\d+)", cm)
+    if not m:
+        raise SystemExit(f"{ROOT}/CMakeLists.txt: no project(tpuprof VERSION x.y.z)")
+    return m.groups()
+
+
+def version_header():
+    """tpuprof_version.h from cmake/tpuprof_version.h.in, as CMake's configure_file writes it
+    (tpuprof.h includes it); returns the include directory that holds tpuprof/."""
+    major, minor, patch = version()
+    text = (ROOT / "cmake" / "tpuprof_version.h.in").read_text()
+    for k, v in (("PROJECT_VERSION_MAJOR", major), ("PROJECT_VERSION_MINOR", minor),
+                 ("PROJECT_VERSION_PATCH", patch),
+                 ("PROJECT_VERSION", f"{major}.{minor}.{patch}")):
+        text = text.replace(f"@{k}@", v)
+    out = HERE / "build" / "generated"
+    (out / "tpuprof").mkdir(parents=True, exist_ok=True)
+    (out / "tpuprof" / "tpuprof_version.h").write_text(text)
+    return out
 
 
 os.chdir(HERE)
@@ -43,12 +61,13 @@ ext = Extension(
     "tpuprof._tpuprof",
     sources=sorted(str(p.relative_to(HERE)) for p in (HERE / "ext").glob("*.c")) +
     capture_sources(),
-    include_dirs=[str(ROOT / "include"), str(ROOT / "src"), str(HERE / "ext")],
+    include_dirs=[str(version_header()), str(ROOT / "include"), str(ROOT / "src"),
+                  str(HERE / "ext")],
     define_macros=[("_POSIX_C_SOURCE", "200809L"), ("_DEFAULT_SOURCE", None),
-                   ("TP_VERSION", f'"{version()}"')],
+                   ("TP_VERSION", '"%s"' % ".".join(version()))],
     extra_compile_args=["-std=c11", "-fvisibility=hidden"],
     # The module calls its own copy of libtpuprof even if another one is loaded.
     extra_link_args=["-Wl,-Bsymbolic", "-pthread"],
 )
 
-setup(version=version(), ext_modules=[ext])
+setup(version=".".join(version()), ext_modules=[ext])

@@ -51,7 +51,7 @@ run_both() { # name, args...
 		return
 	fi
 	if ! diff -r -q -x .tpuprof.lock "$work/ref-$name" "$work/new-$name" >/dev/null 2>&1; then
-		diff -r -q -x .tpuprof.lock "$work/ref-$name" "$work/new-$name" | sed "s|^|DIFF $name: |"
+		diff -r -q -x .tpuprof.lock "$work/ref-$name" "$work/new-$name" | sed "s|^|DIFF $name: |" || true
 		fail=1
 		return
 	fi

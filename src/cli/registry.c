@@ -16,6 +16,7 @@
 #include "writers/sink/sink.h"
 #include "writers/sqlitedb/sqlitedb.h"
 #include "writers/summary/summary.h"
+#include "writers/vendor/vendor.h"
 #include "writers/xlsx/xlsx.h"
 
 static int sophgo_detail(int cli)
@@ -100,9 +101,9 @@ size_t tp_cli_outputs(const struct tp_output *const **out)
 {
 	/* Written in this order; the console summary comes last. */
 	static const struct tp_output *const list[] = {
-	    &tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,
-	    &tp_output_opscsv,      &tp_output_html,         &tp_output_perfetto,
-	    &tp_output_chrome,      &tp_output_sqlite,       &tp_output_xlsx,
+	    &tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,  &tp_output_opscsv,
+	    &tp_output_html,        &tp_output_perfetto,     &tp_output_chrome, &tp_output_sqlite,
+	    &tp_output_xlsx,        &tp_output_vendor,
 	};
 	*out = list;
 	return sizeof list / sizeof *list;

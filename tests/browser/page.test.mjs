@@ -80,6 +80,8 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   await page.waitForFunction(() => window.tpuprof.tooltipText() !== '');
   const tip = await page.evaluate(() => window.tpuprof.tooltipText());
   assert.match(tip, new RegExp('Cmd Id' + cmd + '(?!\\d)'), 'tooltip: ' + tip);
+  // Global Idx: the command's place on its engine, from 1 (docs/vendor-files.md).
+  assert.match(tip, new RegExp('Global Idx' + (i + 1) + '(?!\\d)'), 'tooltip: ' + tip);
   assert.match(tip, /Layer#\d+ (Load|Conv2D|Store)/, 'tooltip names the layer: ' + tip);
   assert.match(tip, /uArch Rate\d+\.\d%/, 'tooltip lists the argument set: ' + tip);
   // Core 1's TIU has no cost model in the fixture: its uArch rate comes from the reader's
@@ -140,6 +142,11 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   assert.match(await page.evaluate(() => window.tpuprof.detailsText()), /tensorSt/);
   // Search by cmd id.
   assert.ok(await page.evaluate((c) => window.tpuprof.search('#' + c), cmd) >= 1);
+  // Search by Global Idx: the (i+1)-th command of every engine lane that has one.
+  {
+    const want = lanes.filter((l) => l.kind !== 'Layer' && l.core >= 0 && l.n > i).length;
+    assert.equal(await page.evaluate((g) => window.tpuprof.search('g' + g), i + 1), want);
+  }
 
   // Memory charts: LOCAL and GLOBAL per core for the fixture's tensors.
   assert.equal(await page.evaluate(() => window.tpuprof.memCharts()), 4);

@@ -1,7 +1,7 @@
 /*
  * xlsx_gen.c — test and benchmark driver for the workbook (not installed): builds a synthetic
  * profile (xlsx_fixture.c), writes OUT_DIR/PerfDoc/PerfAI_output.xlsx through the same
- * tp_output_xlsx entry the CLI uses (so TP_XLSX_MAX_ROWS applies), and prints on stdout a
+ * tp_output_xlsx entry the CLI uses, and prints on stdout a
  * JSON object with the numbers the workbook must show (from tp_analyze) for
  * xlsx_check.py. In `bench` mode it prints rows/s and peak RSS instead.
  *
@@ -10,7 +10,7 @@
  *        xlsx_gen bench OUT_DIR COMMANDS
  *        xlsx_gen bench-profile OUT_DIR COMMANDS   (the same profile, no workbook: the RSS
  *                                                   baseline the workbook adds to)
- *        xlsx_gen bare OUT_DIR ROWS [CELLS]  libxlsxwriter's own ceiling (issue 10): a bare
+ *        xlsx_gen bare OUT_DIR ROWS [CELLS]  libxlsxwriter's own ceiling: a bare
  *                  loop writing ROWS rows of CELLS cells (default 22, the average of a
  *                  tpuprof engine sheet; every third a short string, the rest numbers) into
  *                  OUT_DIR/bare.xlsx in constant_memory mode, no tpuprof code involved
@@ -20,8 +20,10 @@
  *                  have a fractional part (3 decimals, as the µs columns; libxlsxwriter's
  *                  "%.16G" costs more for them); formats as tpuprof uses them
  *
- * The environment variable XLSX_GEN_ROWS (a count or "all") sets the row cap as the CLI's
- * --xlsx_rows does.
+ * Environment: XLSX_GEN_ROWS (a count or "all") sets the row cap as the CLI's --xlsx_rows
+ * does; XLSX_GEN_MAX_ROWS (16 ... 1048576) lowers the rows per sheet, which stands in for
+ * Excel's limit (the workbook is then written by tp_xlsx_write with tp_xlsx_opts.max_rows);
+ * XLSX_GEN_LAYERS sets the layers per core of the `layers` mode (default 4).
  */
 #include "fixtures/c/xlsx_fixture.h"
 #include "writers/xlsx/xlsx.h"
@@ -175,6 +177,20 @@ static int bare(const char *dir, size_t rows, size_t cells)
 	return 0;
 }
 
+/* OUT_DIR/PerfDoc/PerfAI_output.xlsx with `max_rows` rows per sheet. */
+static int write_max_rows(const struct tp_profile *p, const struct tp_analysis *a,
+                          const struct tp_out_opts *o, uint32_t max_rows, struct tp_diag *d)
+{
+	char dir[4096], path[4200];
+	snprintf(dir, sizeof dir, "%s/PerfDoc", o->out_dir);
+	snprintf(path, sizeof path, "%s/%s", o->out_dir, TP_XLSX_FILE);
+	int st = tp_mkdirs(dir, d);
+	if (st != TP_OK)
+		return st;
+	struct tp_xlsx_opts xo = {.max_rows = max_rows, .row_cap = o->xlsx_rows};
+	return tp_xlsx_write(p, a, path, &xo, d);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -199,8 +215,19 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "bare"))
 		return bare(argv[2], argc > 3 ? (size_t)strtoull(argv[3], NULL, 10) : 1000000,
 		            argc > 4 ? (size_t)strtoull(argv[4], NULL, 10) : 22);
+	const char *max_env = getenv("XLSX_GEN_MAX_ROWS");
+	uint64_t max_rows = 0; /* Excel's limit */
+	if (max_env && (tp_parse_u64(max_env, strlen(max_env), &max_rows) != 0 || max_rows < 16 ||
+	                max_rows > TP_XLSX_EXCEL_MAX_ROWS)) {
+		fprintf(stderr, "xlsx_gen: XLSX_GEN_MAX_ROWS must be 16 ... %u\n",
+		        TP_XLSX_EXCEL_MAX_ROWS);
+		return 1;
+	}
 	struct tp_profile *p = NULL;
 	struct fx_engines_cfg cfg = {.tiu = {257, 47}, .gdma = {145, 21}, .sdma = {0, 0}};
+	const char *layers_env = getenv("XLSX_GEN_LAYERS");
+	if (layers_env)
+		cfg.layers_per_core = (size_t)strtoull(layers_env, NULL, 10);
 	int bench = !strcmp(mode, "bench") || !strcmp(mode, "bench-profile");
 	int write = strcmp(mode, "bench-profile") != 0;
 	if (!strcmp(mode, "engines") || !strcmp(mode, "layers") || !strcmp(mode, "bad")) {
@@ -238,7 +265,9 @@ int main(int argc, char **argv)
 	struct tp_out_opts o = {.out_dir = argv[2], .xlsx_rows = cap};
 	struct tp_diag d = {0};
 	double t0 = now_s();
-	int st = write ? tp_output_xlsx.write(p, &a, &o, &d) : TP_OK;
+	int st = !write     ? TP_OK
+	         : max_rows ? write_max_rows(p, &a, &o, (uint32_t)max_rows, &d)
+	                    : tp_output_xlsx.write(p, &a, &o, &d);
 	double dt = now_s() - t0;
 	if (st != TP_OK) {
 		fprintf(stderr, "xlsx_gen: %s\n", d.msg);

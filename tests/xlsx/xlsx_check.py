@@ -24,14 +24,7 @@ import sys
 import openpyxl
 from openpyxl.utils import get_column_letter
 
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL: " + what)
-    return cond
+from checks import FAILS, check
 
 
 def close(a, b, tol=1e-9):
@@ -381,7 +374,7 @@ def synthetic(gen, work):
 
     # 3. Spill: lower the row limit so sheets continue on "TIU_0 (2)".
     path, exp = run_gen(gen, "engines", os.path.join(work, "spill"), 257, 47, 145, 21,
-                        env={"TP_XLSX_MAX_ROWS": "100"})
+                        env={"XLSX_GEN_MAX_ROWS": "100"})
     wb = openpyxl.load_workbook(path)
     check(wb.sheetnames == ["Engine Summary", "TIU_0", "TIU_0 (2)", "TIU_0 (3)", "GDMA_0",
                             "GDMA_0 (2)", "TIU_1", "GDMA_1"], "spill sheet names %s" % wb.sheetnames)
@@ -400,6 +393,21 @@ def synthetic(gen, work):
           "Sheets table lists part 3 with its range: %s" % st)
     notes = " ".join(str(r[0]) for r in wb["Engine Summary"].iter_rows(values_only=True) if r[0])
     check("continue on '<sheet> (2)'" in notes, "summary says sheets were split")
+
+    # 3a. The layer sheet splits past the row limit too: 16 rows per sheet hold 13 layers, so
+    #     2 cores x 20 layers take 4 parts, in the profile's order.
+    path, _ = run_gen(gen, "layers", os.path.join(work, "layer-split"),
+                      env={"XLSX_GEN_MAX_ROWS": "16", "XLSX_GEN_LAYERS": "20"})
+    wb = openpyxl.load_workbook(path, read_only=True)
+    parts = [n for n in wb.sheetnames if n.startswith("Layer by Layer Info")]
+    check(parts == ["Layer by Layer Info"] + ["Layer by Layer Info (%d)" % k for k in (2, 3, 4)],
+          "layer sheet parts %s" % parts)
+    names = [r[4] for n in parts for r in wb[n].iter_rows(min_row=4, values_only=True)]
+    check(len(names) == 40 and names[:5] == ["conv1", "relu1", "pool1", "fc", "conv1_1"]
+          and names[20:22] == ["conv1", "relu1"], "layer parts hold the 40 layers in order: %s" % names[:22])
+    res = subprocess.run([gen, "engines", os.path.join(work, "max-bad")], capture_output=True,
+                         text=True, env=dict(os.environ, XLSX_GEN_MAX_ROWS="15"))
+    check(res.returncode == 1, "XLSX_GEN_MAX_ROWS=15 is refused (%d)" % res.returncode)
 
     # 3b. Row cap (--xlsx_rows; XLSX_GEN_ROWS here): the first N commands of each engine and
     #     core, said on the sheet and in the Engine Summary; every total as without the cap.

@@ -23,14 +23,36 @@
 extern const unsigned char tp_html_app_js[];
 extern const unsigned char tp_html_app_css[];
 
-static struct tp_profile *make(void)
+/* The page every test writes (set up once). */
+static char path[256];
+
+/* A BM1688 profile with one device of `cores` cores; `chip`: with the chip table. */
+static struct tp_profile *bm1688(int cores, int chip)
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_BM1688;
-	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
+	if (chip)
+		p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
+	tp_profile_add_device(p, "dev", 0, cores);
+	return p;
+}
+
+/* Writes the page of `p` (cores < max_cores, 0 = all) to `path` and returns its text (free
+ * it); *n (may be NULL) gets its length. */
+static char *page_of(const struct tp_profile *p, size_t max_cores, size_t *n)
+{
+	struct tp_diag d = {0};
+	assert_int_equal(tp_html_write_file(p, NULL, path, max_cores, &d), TP_OK);
+	char *text = tp_test_slurp(path, n);
+	assert_non_null(text);
+	return text;
+}
+
+static struct tp_profile *make(void)
+{
+	struct tp_profile *p = bm1688(1, 1);
 	p->net_name = tp_profile_str(p, EVIL);
-	tp_profile_add_device(p, "dev", 0, 1);
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
 	int gdma = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
 	struct tp_layer l;
@@ -130,7 +152,7 @@ static int column(const char *obj, const char *end, const char *key, int64_t *ou
 	int runs = mode == 'l' || mode == 'm', delta = mode == 'd' || mode == 'm';
 	for (size_t i = 0; i < nv; i += runs ? 2 : 1) {
 		int64_t v = (int64_t)(vals[i] >> 1) ^ -(int64_t)(vals[i] & 1);
-		/* Run lengths are zigzag varints too (b64_varint; app.js decCol). */
+		/* Run lengths are zigzag varints too (b64_varint; web/lanes.js decCol). */
 		uint64_t times = runs ? (i + 1 < nv ? vals[i + 1] >> 1 : 0) : 1;
 		for (uint64_t t = 0; t < times; t++) {
 			if (o == n)
@@ -157,8 +179,6 @@ static const char *lane_end(const char *lane)
 		assert_memory_equal(got_, want_, sizeof want_);                                    \
 	} while (0)
 
-static char path[256];
-
 static int setup(void **state)
 {
 	(void)state;
@@ -177,11 +197,8 @@ static void test_escaping(void **state)
 {
 	(void)state;
 	struct tp_profile *p = make();
-	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
 	size_t n;
-	char *s = tp_test_slurp(path, &n);
-	assert_non_null(s);
+	char *s = page_of(p, 0, &n);
 	/* Exactly the two script elements of the template end: the data and the page script. */
 	assert_int_equal(count(s, "</script"), 2);
 	/* Raw "<img" may only appear inside the JSON data element (where it is inert text). */
@@ -206,11 +223,8 @@ static void test_content(void **state)
 {
 	(void)state;
 	struct tp_profile *p = make();
-	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
 	size_t n;
-	char *s = tp_test_slurp(path, &n);
-	assert_non_null(s);
+	char *s = page_of(p, 0, &n);
 	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
 	char *layer = strstr(s, "{\"kind\":\"Layer\"");
 	char *gdma = strstr(s, "{\"kind\":\"GDMA\"");
@@ -250,9 +264,7 @@ static void test_content(void **state)
 static void test_cost_heights(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	p->arch = TP_ARCH_BM1688;
-	tp_profile_add_device(p, "dev", 0, 2);
+	struct tp_profile *p = bm1688(2, 0);
 	int t0 = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
 	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, "TIU", 900);
 	static const uint64_t alg[] = {235225088, 300, 100};
@@ -274,11 +286,8 @@ static void test_cost_heights(void **state)
 		    TP_OK);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
 	size_t n;
-	char *s = tp_test_slurp(path, &n);
-	assert_non_null(s);
+	char *s = page_of(p, 0, &n);
 	char *c0 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":0");
 	char *c1 = strstr(s, "{\"kind\":\"TIU\",\"label\":\"TIU\",\"dev\":0,\"core\":1");
 	assert_non_null(c0);
@@ -302,10 +311,7 @@ static void test_cost_heights(void **state)
 static void test_cmd_lmem(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	p->arch = TP_ARCH_BM1688;
-	p->chip = tp_chip_by_arch(TP_ARCH_BM1688); /* 32 lanes of 128 KiB */
-	tp_profile_add_device(p, "dev", 0, 1);
+	struct tp_profile *p = bm1688(1, 1); /* 32 lanes of 128 KiB */
 	int g = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, "GDMA", 750);
 	struct tp_slice *s = tp_track_push(p, g);
 	s->start_ns = 1000;
@@ -324,11 +330,7 @@ static void test_cmd_lmem(void **state)
 	tp_args_add_uint(p, "src_data_format", 0);
 	s->args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	size_t n;
-	char *page = tp_test_slurp(path, &n);
-	assert_non_null(page);
+	char *page = page_of(p, 0, NULL);
 	/* begin 0 (span start), end 500, lane offset 8192, 1568 bytes per lane, write, no layer,
 	 * core 0, cmd 7, engine GDMA (2) */
 	const char *lm = strstr(page, "\"lmem\":{");
@@ -353,12 +355,9 @@ static void test_deterministic(void **state)
 {
 	(void)state;
 	struct tp_profile *p = make();
-	struct tp_diag d = {0};
 	size_t n1, n2;
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *a = tp_test_slurp(path, &n1);
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *b = tp_test_slurp(path, &n2);
+	char *a = page_of(p, 0, &n1);
+	char *b = page_of(p, 0, &n2);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(a, b, n1);
 	free(a);
@@ -396,13 +395,9 @@ static void test_max_cores(void **state)
 	struct tp_slice *s = tp_track_push(p, t1);
 	s->start_ns = 200;
 	tp_slice_set_end(p, &p->tracks[t1], s, 300);
-	struct tp_diag d = {0};
-	size_t n;
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *all = tp_test_slurp(path, &n);
+	char *all = page_of(p, 0, NULL);
 	assert_non_null(strstr(all, "\"dev\":0,\"core\":1,"));
-	assert_int_equal(tp_html_write_file(p, NULL, path, 1, &d), TP_OK);
-	char *one = tp_test_slurp(path, &n);
+	char *one = page_of(p, 1, NULL);
 	assert_null(strstr(one, "\"dev\":0,\"core\":1,"));
 	assert_non_null(strstr(one, "\"dev\":0,\"core\":0,"));
 	free(all);
@@ -416,11 +411,7 @@ static void test_max_cores(void **state)
  * their values: "cmd" i + 1 (varying), "ts" the gaps (0, then 5 each), "by" one number. */
 static void lane_columns(int track_kind, const char *kind, size_t n)
 {
-	struct tp_profile *p = tp_profile_new();
-	assert_non_null(p);
-	p->arch = TP_ARCH_BM1688;
-	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
-	tp_profile_add_device(p, "dev", 0, 1);
+	struct tp_profile *p = bm1688(1, 1);
 	int t = tp_profile_add_track(p, 0, 0, (enum tp_track_kind)track_kind, kind, 900);
 	for (size_t i = 0; i < n; i++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -432,11 +423,7 @@ static void lane_columns(int track_kind, const char *kind, size_t n)
 		tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "op"));
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_diag d = {0};
-	size_t len;
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *text = tp_test_slurp(path, &len);
-	assert_non_null(text);
+	char *text = page_of(p, 0, NULL);
 	char pat[64];
 	snprintf(pat, sizeof pat, "{\"kind\":\"%s\"", kind);
 	const char *lane = strstr(text, pat);
@@ -478,11 +465,7 @@ static void test_lane_columns(void **state)
  * mode 2: in reverse (past the walk's window: an index is sorted). */
 static void layer_lane_order(int mode)
 {
-	struct tp_profile *p = tp_profile_new();
-	assert_non_null(p);
-	p->arch = TP_ARCH_BM1688;
-	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
-	tp_profile_add_device(p, "dev", 0, 1);
+	struct tp_profile *p = bm1688(1, 1);
 	int tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, "TIU", 900);
 	struct tp_slice *s = tp_track_push(p, tiu);
 	s->start_ns = 0;
@@ -548,10 +531,7 @@ static void layer_lane_order(int mode)
 		             (i ? tp_profile_layer(p, (size_t)want_ly[i - 1] - 1, &prev)->end_ns
 		                : p->span_begin_ns);
 	}
-	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, 0, &d), TP_OK);
-	char *text = tp_test_slurp(path, NULL);
-	assert_non_null(text);
+	char *text = page_of(p, 0, NULL);
 	char *layer = strstr(text, "{\"kind\":\"Layer\"");
 	assert_non_null(layer);
 	const char *end = lane_end(layer);

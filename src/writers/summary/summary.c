@@ -15,6 +15,7 @@
 #include "writers/capreport/capreport.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 /* Column (header, width) of the reference table. */
@@ -72,11 +73,16 @@ static void fmt_us(char *dst, size_t n, int64_t ns, const char *suffix)
 }
 
 /* A cycle column: integer cycles on core rows, the maximum over cores as "N.NNN(us)" on the
- * Overall row (the reference's convention). */
-static void fmt_cycles(char *dst, size_t n, int overall, int64_t max_ns, uint64_t cycles)
+ * Overall row (the reference's convention): max_cycle at mhz rounded to the ns (96730 cycles
+ * at 900 MHz are 107.478 us, not the 107.477 of the truncated ns the timeline uses); max_ns
+ * when the clock is unknown. */
+static void fmt_cycles(char *dst, size_t n, int overall, int64_t max_ns, uint64_t max_cycle,
+                       double mhz, uint64_t cycles)
 {
 	if (overall)
-		fmt_us(dst, n, max_ns, "(us)");
+		fmt_us(dst, n,
+		       mhz > 0 ? (int64_t)llround((double)max_cycle * 1000.0 / mhz) : max_ns,
+		       "(us)");
 	else
 		snprintf(dst, n, "%llu", (unsigned long long)cycles);
 }
@@ -113,7 +119,6 @@ static int has_sdma(const struct tp_analysis *a)
 static void reference_table(const struct tp_profile *p, const struct tp_analysis *a, int console,
                             struct tp_buf *b)
 {
-	(void)p;
 	size_t ncols = console && !has_sdma(a) ? NCOLS - 2 : NCOLS;
 	size_t width = 0;
 	for (size_t i = 0; i < ncols; i++)
@@ -146,11 +151,13 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		cell(b, 2, ncols, v);
 		fmt_pct(v, sizeof v, c->tiu_working_ratio);
 		cell(b, 3, ncols, v);
-		fmt_cycles(v, sizeof v, overall, a->overall_tiu_max_ns, tiu->working_cycle);
+		fmt_cycles(v, sizeof v, overall, a->overall_tiu_max_ns, a->overall_tiu_max_cycle,
+		           p->tiu_freq_mhz, tiu->working_cycle);
 		cell(b, 4, ncols, v);
 		uarch(v, sizeof v, tiu);
 		cell(b, 5, ncols, v);
-		fmt_cycles(v, sizeof v, overall, a->overall_gdma_max_ns, gdma->working_cycle);
+		fmt_cycles(v, sizeof v, overall, a->overall_gdma_max_ns, a->overall_gdma_max_cycle,
+		           p->gdma_freq_mhz, gdma->working_cycle);
 		cell(b, 6, ncols, v);
 		fmt_fixed(v, sizeof v, gdma->ddr_avg_gbps, 2);
 		cell(b, 7, ncols, v);
@@ -158,6 +165,7 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		cell(b, 8, ncols, v);
 		if (ncols == NCOLS) {
 			fmt_cycles(v, sizeof v, overall, a->overall_sdma_max_ns,
+			           a->overall_sdma_max_cycle, p->gdma_freq_mhz,
 			           sdma->working_cycle);
 			cell(b, 9, ncols, v);
 			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);

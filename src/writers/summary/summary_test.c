@@ -253,6 +253,33 @@ static void test_text_controls(void **state)
 	tp_profile_free(p);
 }
 
+/* The Overall row's cycle cells are the busiest core's cycles at the engine clock rounded to
+ * the ns: 96730 cycles at 900 MHz are 107.4778 us, shown 107.478 (the timeline's truncated ns
+ * would give 107.477). */
+static void test_overall_cycles_rounded(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	p->tiu_freq_mhz = 900;
+	struct tp_slice *s = tp_track_push(p, t);
+	s->cycles = 96730;
+	tp_slice_set_end(p, &p->tracks[t], s, 107477);
+	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv.normal"));
+	tp_profile_finish(p);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_buf b;
+	tp_buf_init(&b);
+	tp_summary_text(p, &a, 0, &b);
+	assert_non_null(strstr(b.data, "107.478(us)"));
+	assert_null(strstr(b.data, "107.477(us)"));
+	tp_buf_free(&b);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +288,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_vendor_rows, fx_setup, fx_teardown),
 	    cmocka_unit_test(test_cost_columns),
 	    cmocka_unit_test(test_text_controls),
+	    cmocka_unit_test(test_overall_cycles_rounded),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,12 +43,16 @@
 #define TP_XLSX_ROW_BUDGET 400000u
 #define TP_XLSX_MIN_DEFAULT_ROWS 10000u
 
-/* Environment knob for tests: rows per worksheet (header block included) before a sheet
- * spills over to "<name> (2)". Values below 16 or above the Excel limit are ignored. */
-#define TP_XLSX_MAX_ROWS_ENV "TP_XLSX_MAX_ROWS"
+/* Worksheets in a workbook at most, the "Other tracks" sheet included. libxlsxwriter's
+ * constant_memory mode keeps one temporary file open (and 128 KiB of memory) per worksheet
+ * until the workbook is closed, so the count must be bounded for the writer to run under a
+ * low open-file limit: tracks past the budget (in sheet order: engines first, then host and
+ * thread tracks) share one "Other tracks" sheet instead of getting their own. */
+#define TP_XLSX_MAX_SHEETS 120u
 
 struct tp_xlsx_opts {
-	uint32_t max_rows;  /* rows per sheet including the header block; 0 = Excel's limit */
+	uint32_t max_rows;  /* rows per sheet including the header block; 0 = Excel's limit
+	                       (values below 16 or above it also mean Excel's limit) */
 	uint64_t row_cap;   /* records shown per track (first in time); 0 = the default
 	                       (tp_xlsx_cap_for), TP_XLSX_ROWS_ALL = every record */
 	size_t max_cores;   /* only cores < max_cores get detail sheets; 0 = all */
@@ -93,12 +97,14 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
 /* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_output_xlsx
  * reads tp_out_opts.xlsx_rows), adds one
  * profile note (TP_XLSX_NOTE_PREFIX ...) naming the cap, the largest track and how to lift
- * it, so summary.txt/json/md say the workbook is cut. `max_cores` as in tp_out_opts. Call
+ * it, and when tracks fold onto the "Other tracks" sheet (TP_XLSX_MAX_SHEETS) one more, so
+ * summary.txt/json/md say the workbook is cut. `max_cores` as in tp_out_opts. Call
  * it after the tracks are final and before the outputs are written. TP_OK or TP_ENOMEM. */
 int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap);
 
 /* The output the CLI lists: PerfDoc/PerfAI_output.xlsx, on by default, "--disable_doc". Its
- * write creates OUT_DIR/PerfDoc, honours o->max_cores and reads TP_XLSX_MAX_ROWS once. */
+ * write creates OUT_DIR/PerfDoc and honours o->max_cores, o->xlsx_rows and
+ * o->sparse_ratios_path. */
 extern const struct tp_output tp_output_xlsx;
 
 #endif /* TP_XLSX_H */

@@ -1,7 +1,9 @@
 /*
- * xlsx_int.h — private to src/writers/xlsx: the writer context shared by the workbook driver
- * (xlsx.c) and the Operators sheet (xlsx_ops.c), and the cell helpers that sanitise strings,
- * guard non-finite numbers, remember the first libxlsxwriter error and track column widths.
+ * xlsx_int.h — private to src/writers/xlsx: the writer context, the sheet plan and the helpers
+ * shared by the workbook's files: xlsx.c (driver, formats), cell.c (cells and conditional
+ * formats), plan.c (which sheets, their names and row caps), args.c (argument columns),
+ * engine.c (engine, event and longest-command sheets), layers.c, summary.c (Engine Summary)
+ * and ops.c (Operators).
  */
 #ifndef TP_XLSX_INT_H
 #define TP_XLSX_INT_H
@@ -45,6 +47,11 @@ struct xl {
 	uint64_t prog_done, prog_total; /* rows written / planned, for the progress line */
 };
 
+static inline double xl_ns_to_us(int64_t ns)
+{
+	return (double)ns / 1000.0;
+}
+
 /* Column widths: remembers that column `col` shows `chars` characters. */
 void xl_width(struct xl *x, struct xl_sheet *s, uint16_t col, size_t chars);
 /* Cells. Strings from input files are sanitised (invalid UTF-8 and XML-illegal control
@@ -65,7 +72,125 @@ void xl_col_name(uint16_t col, char *buf);
 /* Records a libxlsxwriter status (keeps the first error). */
 void xl_check(struct xl *x, lxw_error e);
 
-/* Operators sheet (xlsx_ops.c). Returns 1 if the profile has captured operator slices. */
+/* A header row: names[0..n) in the header format from column 0. */
+void xl_header_row(struct xl *x, struct xl_sheet *s, uint32_t row, const char *const *names,
+                   size_t n);
+/* Conditional formats on rows [r0, r1] of column `col`: a cell-value rule (`criteria`, one of
+ * LXW_CONDITIONAL_CRITERIA_*, against `value`), a rule for cells containing `text`, and a
+ * formula rule (`formula` written for row r0; Excel shifts it). */
+void xl_cond_cell(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                  uint8_t criteria, double value, lxw_format *fmt);
+void xl_cond_text(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                  const char *text, lxw_format *fmt);
+void xl_cond_formula(struct xl *x, lxw_worksheet *ws, uint32_t r0, uint32_t r1, uint16_t col,
+                     const char *formula, lxw_format *fmt);
+/* Peak DDR and L2 bandwidth per core for the highlight rules, GB/s; 0 = unknown (no rule). */
+double xl_ddr_max_bw(const struct tp_profile *p);
+double xl_l2_max_bw(const struct tp_profile *p);
+/* The analysis's figures for engine track `t` (all zero for a track without them). */
+const struct tp_engine_stats *xl_stats_of(const struct tp_analysis *a, const struct tp_track *t);
+
+/* ---- Sheet plan (plan.c) ---- */
+
+enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS, PK_FOLD };
+#define XL_LONGEST 100   /* rows per engine and core on the "Longest commands" sheet */
+#define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
+
+struct part {
+	enum part_kind kind;
+	int track;            /* PK_ENGINE / PK_EVENTS */
+	size_t index, nparts; /* 0-based part, number of parts of this track */
+	size_t first, count;  /* slice range */
+	size_t shown;         /* records of the track on its sheets (< t->count when capped) */
+	char name[128];
+	lxw_worksheet *ws;
+};
+
+struct plan {
+	struct part *v;
+	size_t n, cap;
+	uint32_t max_rows;  /* effective rows per sheet */
+	uint64_t row_cap;   /* records shown per track (never 0) */
+	size_t auto_sheets; /* row_cap is the default shared by this many sheets; 0 = given */
+	size_t capped;      /* tracks cut by row_cap */
+	size_t *layer_idx;  /* kept layers (indices into the layer table) when capped, else NULL */
+	size_t nlayer_idx;
+	int layers_capped;
+	/* Tracks past the sheet budget (TP_XLSX_MAX_SHEETS), in plan order: their records go on
+	 * one "Other tracks" sheet (PK_FOLD, whose count is the rows it shows). */
+	int *fold;
+	size_t nfold, fold_cap;
+	uint64_t fold_records; /* records of the folded tracks within the row cap */
+};
+
+/* Plans every sheet of the workbook of `p` into `pl` (pl->max_rows and pl->row_cap set by the
+ * caller). TP_OK or TP_ENOMEM; pl->v and pl->layer_idx are the caller's to free. */
+int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xlsx_opts *xo);
+/* 1 when some engine track is not on device 0 (sheet names then carry "D<device>"). */
+int xl_multi_device(const struct tp_profile *p);
+/* "TIU", "GDMA", ... as the engine sheets are named. */
+const char *xl_engine_sheet_prefix(uint8_t kind);
+/* " (the default: ... shared by n per-record sheets ...)" when the cap is the shared default
+ * below the per-sheet maximum (nsheets from tp_xlsx_cap_for), else "". */
+void xl_default_cap_why(char *out, size_t size, size_t nsheets, uint64_t row_cap);
+
+/* ---- Argument columns (args.c) ---- */
+
+/* Union of the argument keys used on a slice range, in first-seen order, minus keys that
+ * already have a fixed column. A small open-addressing map from strtab id to column. */
+struct argcols {
+	uint32_t *keys; /* column order */
+	size_t n, cap;
+	uint32_t *slots; /* key id + 1 -> hashed; parallel col index */
+	uint16_t *slot_col;
+	size_t nslots;
+	int other; /* some keys did not fit: "Other Args" column */
+};
+
+/* Adds to `ac` the argument keys of slices [first, first + count) of `t` that are neither
+ * among `fixed` nor in `ac` already, numbering their columns from col0 + ac->n. TP_OK or
+ * TP_ENOMEM. */
+int xl_collect_args(const struct tp_profile *p, const struct tp_track *t, size_t first,
+                    size_t count, const char *const *fixed, size_t nfixed, uint16_t col0,
+                    struct argcols *ac);
+void xl_argcols_free(struct argcols *ac);
+/* One argument value in its cell (addresses and masks as hex text). */
+void xl_write_arg(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col,
+                  const struct tp_profile *p, const struct tp_arg *g);
+/* The slice's arguments into their columns; keys without a column go to "Other Args"
+ * (other_col) as "key=value; ..." text built in `ob`. */
+void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct tp_profile *p,
+                   const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col,
+                   struct tp_buf *ob);
+/* The header row: the fixed columns names[0..nc), the argument columns, "Other Args" when
+ * some keys did not get a column. */
+void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *const *names,
+                    size_t nc, const struct argcols *ac, uint16_t other_col);
+/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
+ * TP_OK and an allocation failed. */
+int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st);
+/* The slice's argument with key id `key`; NULL if absent. */
+const struct tp_arg *xl_arg_by_key(const struct tp_profile *p, const struct tp_slice *sl,
+                                   uint32_t key);
+/* An argument as a number (a string through strtod); *ok = 0 when it is none. */
+double xl_arg_num(const struct tp_profile *p, const struct tp_arg *g, int *ok);
+
+/* ---- Sheets ---- */
+
+/* Engine sheet part `pt` (engine.c). TP_OK or TP_ENOMEM; libxlsxwriter errors in x->err. */
+int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
+/* Host thread, host lane, firmware or layer-track sheet part `pt` (engine.c). */
+int xl_write_events_sheet(struct xl *x, const struct part *pt);
+/* The "Other tracks" sheet of the folded tracks (fold.c). */
+int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
+/* The "Longest commands" sheet (engine.c). */
+void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl);
+/* Layer by Layer Info part `pt` (layers.c). */
+void xl_write_layers(struct xl *x, const struct part *pt, const struct plan *pl);
+/* The Engine Summary (summary.c). */
+void xl_write_summary(struct xl *x, lxw_worksheet *ws, const struct plan *pl);
+
+/* Operators sheet (ops.c). Returns 1 if the profile has captured operator slices. */
 int xl_ops_present(const struct tp_profile *p);
 /* Writes the Operators sheet into `ws` with the perf ratios of `ratios_path` (NULL = the
  * built-in table). TP_OK, TP_ENOMEM, or the ratio file's error with `d` set

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,33 +88,34 @@ static void test_parts(void **state)
 static void test_sheet_name(void **state)
 {
 	(void)state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+	    {"a[b]:c*?/\\d", "a_b__c____d"},
+	    {"'quoted'", "quoted"},
+	    {"", "Sheet"},
+	    {"0123456789012345678901234567890123456789", "0123456789012345678901234567890"},
+	    /* 30 ASCII characters and a 2-byte character make 31 characters (32 bytes). */
+	    {"012345678901234567890123456789\xc3\xa9xyz", "012345678901234567890123456789\xc3\xa9"},
+	    /* A truncated UTF-8 sequence is replaced (once: one maximal invalid subpart), never
+	     * copied half. */
+	    {"ab\xe2\x82", "ab_"},
+	    /* Surrogates, overlong forms, control characters and U+FFFF never reach
+	     * workbook.xml. */
+	    {"s\xed\xa0\x80o\xc0\xaf"
+	     "c\x1b\xc2\x9b"
+	     "n\xef\xbf\xbf",
+	     "s___o__c__n_"},
+	    /* A lead byte followed by a non-continuation byte is not copied either. */
+	    {"a\xc3"
+	     "Az",
+	     "a_Az"},
+	};
 	char b[128];
-	tp_xlsx_sheet_name(b, sizeof b, "a[b]:c*?/\\d");
-	assert_string_equal(b, "a_b__c____d");
-	tp_xlsx_sheet_name(b, sizeof b, "'quoted'");
-	assert_string_equal(b, "quoted");
-	tp_xlsx_sheet_name(b, sizeof b, "");
-	assert_string_equal(b, "Sheet");
-	tp_xlsx_sheet_name(b, sizeof b, "0123456789012345678901234567890123456789");
-	assert_string_equal(b, "0123456789012345678901234567890");
-	/* 30 ASCII characters and a 2-byte character make 31 characters (32 bytes). */
-	tp_xlsx_sheet_name(b, sizeof b, "012345678901234567890123456789\xc3\xa9xyz");
-	assert_string_equal(b, "012345678901234567890123456789\xc3\xa9");
-	/* A truncated UTF-8 sequence is replaced (once: one maximal invalid subpart), never
-	 * copied half. */
-	tp_xlsx_sheet_name(b, sizeof b, "ab\xe2\x82");
-	assert_string_equal(b, "ab_");
-	/* Surrogates, overlong forms, control characters and U+FFFF never reach workbook.xml. */
-	tp_xlsx_sheet_name(b, sizeof b,
-	                   "s\xed\xa0\x80o\xc0\xaf"
-	                   "c\x1b\xc2\x9b"
-	                   "n\xef\xbf\xbf");
-	assert_string_equal(b, "s___o__c__n_");
-	/* A lead byte followed by a non-continuation byte is not copied either. */
-	tp_xlsx_sheet_name(b, sizeof b,
-	                   "a\xc3"
-	                   "Az");
-	assert_string_equal(b, "a_Az");
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		tp_xlsx_sheet_name(b, sizeof b, cases[i].in);
+		assert_string_equal(b, cases[i].want);
+	}
 }
 
 static struct tp_profile *small_engines(void)
@@ -122,13 +124,19 @@ static struct tp_profile *small_engines(void)
 	return fx_engines(&cfg);
 }
 
+/* `p` (not NULL) with its analysis in *a. */
+static struct tp_profile *analyzed(struct tp_profile *p, struct tp_analysis *a)
+{
+	assert_non_null(p);
+	assert_int_equal(tp_analyze(p, a), TP_OK);
+	return p;
+}
+
 static void test_deterministic(void **state)
 {
 	(void)state;
-	struct tp_profile *p = small_engines();
-	assert_non_null(p);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_profile *p = analyzed(small_engines(), &a);
 	char p1[600], p2[600];
 	snprintf(p1, sizeof p1, "%s/a.xlsx", tmpdir);
 	snprintf(p2, sizeof p2, "%s/b.xlsx", tmpdir);
@@ -156,12 +164,56 @@ static void test_deterministic(void **state)
 	tp_profile_free(p);
 }
 
+/* 300 host tracks (one per pid in a trace) need more worksheets than the budget: the
+ * workbook is written under an open-file limit of 200 (libxlsxwriter keeps a file open per
+ * worksheet, so 300 sheets could not be), and the CLI's note says where the
+ * extra tracks went: 120 sheets are the Engine Summary, 118 track sheets and 'Other tracks',
+ * which holds the other 182. */
+static void test_many_tracks(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	for (int k = 0; k < 300; k++) {
+		char name[32];
+		snprintf(name, sizeof name, "pid %d", k);
+		int dev = tp_profile_add_device(p, name, k, 0);
+		int t = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "tid 1", 0);
+		assert_true(dev >= 0 && t >= 0);
+		struct tp_slice *s = tp_track_push(p, t);
+		assert_non_null(s);
+		s->start_ns = 1000 * k;
+		tp_slice_set_end(p, &p->tracks[t], s, s->start_ns + 500);
+		tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "op"));
+	}
+	struct tp_analysis a;
+	analyzed(p, &a);
+	size_t notes = p->num_notes;
+	assert_int_equal(tp_xlsx_note_cap(p, 0, 0), TP_OK);
+	assert_int_equal(p->num_notes, notes + 1);
+	assert_non_null(
+	    strstr(tp_str(p, p->notes[notes].text), "182 tracks have no sheet of their own"));
+	struct rlimit old, low;
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = old.rlim_cur < 200 ? old.rlim_cur : 200;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	char path[600];
+	snprintf(path, sizeof path, "%s/many.xlsx", tmpdir);
+	struct tp_diag d = {0};
+	int st = tp_xlsx_write(p, &a, path, NULL, &d);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+	assert_int_equal(st, TP_OK);
+	unlink(path);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 static void test_bad_paths_leave_nothing(void **state)
 {
 	(void)state;
-	struct tp_profile *p = small_engines();
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_profile *p = analyzed(small_engines(), &a);
 	struct tp_diag d = {0};
 	char path[600];
 	snprintf(path, sizeof path, "%s/missing-dir/x.xlsx", tmpdir);
@@ -175,10 +227,8 @@ static void test_bad_paths_leave_nothing(void **state)
 static void test_ratio_file_error(void **state)
 {
 	(void)state;
-	struct tp_profile *p = fx_capture(3);
-	assert_non_null(p);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_profile *p = analyzed(fx_capture(3), &a);
 	char dir[600], path[700];
 	snprintf(dir, sizeof dir, "%s/ratios", tmpdir);
 	assert_int_equal(mkdir(dir, 0755), 0);
@@ -341,9 +391,8 @@ static void test_output_entry(void **state)
 	assert_null(tp_output_xlsx.enable_flag);
 	assert_string_equal(tp_output_xlsx.disable_flag, "--disable_doc");
 	assert_int_equal(tp_output_xlsx.default_on, 1);
-	struct tp_profile *p = small_engines();
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct tp_profile *p = analyzed(small_engines(), &a);
 	char out[600], path[700];
 	snprintf(out, sizeof out, "%s/cli-out", tmpdir);
 	assert_int_equal(mkdir(out, 0755), 0);
@@ -364,6 +413,7 @@ int main(void)
 	    cmocka_unit_test(test_parts),
 	    cmocka_unit_test(test_sheet_name),
 	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_many_tracks),
 	    cmocka_unit_test(test_bad_paths_leave_nothing),
 	    cmocka_unit_test(test_ratio_file_error),
 	    cmocka_unit_test(test_oom_engines),

@@ -1,0 +1,601 @@
+/*
+ * html_data.c — the data sections of result.html besides the lanes: argument sets (integer
+ * sets sharing their keys as binary columns, the rest as JSON), the analysis (per-core engine
+ * statistics, rankings), the layer table, and the memory records (local memory per lane and
+ * DDR tensors from the compiler log, local-memory records from the commands).
+ *
+ * Owns nothing beyond one call but c->argmap (the caller frees it).
+ */
+#include "writers/html/html_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define TOP_MAX 200
+/* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
+ * dump with a private argument set per command must not turn the page into gigabytes. */
+#define ARGS_BUDGET ((size_t)64 << 20)
+
+static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
+{
+	struct tp_buf *b = &c->o.b;
+	switch (a->type) {
+	case TP_ARG_INT:
+		tp_buf_i64(b, a->v.i);
+		break;
+	case TP_ARG_UINT:
+		html_put_u64(b, a->v.u);
+		break;
+	case TP_ARG_REAL:
+		html_put_real(b, a->v.d);
+		break;
+	default:
+		html_put_str(b, tp_str(c->p, a->v.s));
+		break;
+	}
+}
+
+/* Chooses which argument sets to embed (those used by shown lanes, in id order, within the
+ * budget) and fills c->argmap. */
+int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
+{
+	const struct tp_profile *p = c->p;
+	if (p->num_argsets < 2)
+		return TP_OK;
+	c->argmap = tp_calloc(p->num_argsets, sizeof *c->argmap);
+	if (!c->argmap)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < nl; i++)
+		for (size_t j = 0; lanes[i].s && j < lanes[i].n; j++) /* layer lanes have no args */
+			if (lanes[i].s[j].args && lanes[i].s[j].args < p->num_argsets)
+				c->argmap[lanes[i].s[j].args] = 1;
+	size_t bytes = 0;
+	for (size_t id = 1; id < p->num_argsets; id++) {
+		if (!c->argmap[id])
+			continue;
+		size_t cost = 4 + (size_t)p->argsets[id].count * 24;
+		if (bytes + cost > ARGS_BUDGET) {
+			c->argmap[id] = 0;
+			c->args_dropped++;
+			continue;
+		}
+		bytes += cost;
+		c->argmap[id] = (uint32_t)++c->num_argsets_out;
+	}
+	return TP_OK;
+}
+
+/* Argument sets whose values are all integers share "shapes" (the same keys in the same
+ * order, e.g. src_start_addr, dst_start_addr on every DMA command): those travel as binary
+ * columns, one per key and shape. "argShapes": the key lists (string ids); "argShape": per
+ * embedded set (page ids 1..N) its shape + 1, or 0 when it is in "argsets" (JSON, [key, value,
+ * ...], in page id order, the others skipped); "argVals": per shape, one column per key over
+ * the sets of that shape in page id order. */
+#define ARG_SHAPES_MAX 64
+
+struct argshape {
+	uint32_t set;  /* a profile argset id with this shape (its keys) */
+	uint32_t *ids; /* profile argset ids of this shape, page order */
+	size_t n, cap;
+};
+
+struct arg_get {
+	struct ctx *c;
+	const uint32_t *ids;   /* profile argset ids (NULL: i + 1 in the argmap order) */
+	const uint32_t *shape; /* per page id - 1: shape + 1 or 0 */
+	int key;               /* >= 0: value of this key; -1: the shape column */
+};
+
+static int64_t arg_get_fn(void *u, size_t i)
+{
+	struct arg_get *g = u;
+	if (g->key < 0)
+		return g->shape[i];
+	size_t n;
+	const struct tp_arg *a = tp_args_get(g->c->p, g->ids[i], &n);
+	if (!a || (size_t)g->key >= n)
+		return 0;
+	const struct tp_arg *x = &a[g->key];
+	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
+}
+
+static int args_int(const struct tp_arg *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (a[i].type == TP_ARG_INT && a[i].v.i >= -COL_LIM && a[i].v.i <= COL_LIM)
+			continue;
+		if (a[i].type == TP_ARG_UINT && a[i].v.u <= (uint64_t)COL_LIM)
+			continue;
+		return 0;
+	}
+	return n > 0;
+}
+
+static int same_keys(const struct tp_profile *p, uint32_t x, uint32_t y)
+{
+	size_t nx, ny;
+	const struct tp_arg *a = tp_args_get(p, x, &nx), *b = tp_args_get(p, y, &ny);
+	if (nx != ny)
+		return 0;
+	for (size_t i = 0; i < nx; i++)
+		if (a[i].key != b[i].key)
+			return 0;
+	return 1;
+}
+
+void html_emit_argsets(struct ctx *c)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	size_t nout = c->num_argsets_out, nshapes = 0, last = 0;
+	struct argshape shapes[ARG_SHAPES_MAX];
+	memset(shapes, 0, sizeof shapes);
+	uint32_t *shape = nout ? tp_calloc(nout, sizeof *shape) : NULL;
+	if (nout && !shape)
+		c->o.err = TP_ENOMEM;
+	tp_buf_puts(b, ",\"argsets\":[[]");
+	for (size_t id = 1; shape && c->argmap && id < p->num_argsets; id++) {
+		if (!c->argmap[id])
+			continue;
+		size_t n;
+		const struct tp_arg *a = tp_args_get(p, (uint32_t)id, &n);
+		if (a && args_int(a, n)) {
+			size_t k = nshapes;
+			if (nshapes && same_keys(p, shapes[last].set, (uint32_t)id))
+				k = last;
+			for (size_t j = 0; j < nshapes && k == nshapes; j++)
+				if (same_keys(p, shapes[j].set, (uint32_t)id))
+					k = j;
+			if (k == nshapes && nshapes < ARG_SHAPES_MAX)
+				shapes[nshapes++].set = (uint32_t)id;
+			if (k < nshapes) {
+				struct argshape *sh = &shapes[k];
+				uint32_t *g =
+				    tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
+				if (!g) {
+					c->o.err = TP_ENOMEM;
+					break;
+				}
+				sh->ids = g;
+				sh->ids[sh->n++] = (uint32_t)id;
+				shape[c->argmap[id] - 1] = (uint32_t)k + 1;
+				last = k;
+				continue;
+			}
+		}
+		tp_buf_puts(b, ",[");
+		for (size_t i = 0; a && i < n; i++) {
+			if (i)
+				tp_buf_putc(b, ',');
+			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
+			tp_buf_putc(b, ',');
+			emit_arg_value(c, &a[i]);
+		}
+		tp_buf_putc(b, ']');
+		html_flush(&c->o, 0);
+	}
+	tp_buf_printf(b, "],\"argsDropped\":%zu,\"argShapes\":[", c->args_dropped);
+	for (size_t k = 0; k < nshapes; k++) {
+		size_t n;
+		const struct tp_arg *a = tp_args_get(p, shapes[k].set, &n);
+		tp_buf_puts(b, k ? ",[" : "[");
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				tp_buf_putc(b, ',');
+			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
+		}
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_putc(b, ']');
+	struct arg_get g = {c, NULL, shape, -1};
+	if (shape)
+		html_put_col(&c->o, "argShape", nout, arg_get_fn, &g);
+	tp_buf_puts(b, ",\"argVals\":[");
+	for (size_t k = 0; k < nshapes; k++) {
+		size_t n;
+		tp_args_get(p, shapes[k].set, &n);
+		tp_buf_printf(b, "%s{\"n\":%zu", k ? "," : "", shapes[k].n);
+		g.ids = shapes[k].ids;
+		for (size_t i = 0; i < n; i++) {
+			char key[24];
+			snprintf(key, sizeof key, "k%zu", i);
+			g.key = (int)i;
+			html_put_col(&c->o, key, shapes[k].n, arg_get_fn, &g);
+		}
+		tp_buf_putc(b, '}');
+		tp_free(shapes[k].ids);
+	}
+	tp_buf_putc(b, ']');
+	tp_free(shape);
+}
+
+static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
+{
+	tp_buf_printf(b, "{\"present\":%d,\"records\":", e->present);
+	html_put_u64(b, e->records);
+	tp_buf_puts(b, ",\"totalCycle\":");
+	html_put_u64(b, e->total_cycle);
+	tp_buf_puts(b, ",\"workingCycle\":");
+	html_put_u64(b, e->working_cycle);
+	tp_buf_puts(b, ",\"busyCycle\":");
+	html_put_u64(b, e->busy_cycle);
+	tp_buf_puts(b, ",\"busyNs\":");
+	tp_buf_i64(b, e->busy_ns);
+	tp_buf_puts(b, ",\"workingNs\":");
+	tp_buf_i64(b, e->working_ns);
+	tp_buf_puts(b, ",\"idleNs\":");
+	tp_buf_i64(b, e->idle_ns);
+	tp_buf_puts(b, ",\"util\":");
+	html_put_real(b, e->utilization);
+	tp_buf_puts(b, ",\"ddrBytes\":");
+	html_put_u64(b, e->ddr_bytes);
+	tp_buf_puts(b, ",\"ddrGbps\":");
+	html_put_real(b, e->ddr_avg_gbps);
+	tp_buf_puts(b, ",\"ddrReadGbps\":");
+	html_put_real(b, e->ddr_read_gbps);
+	tp_buf_puts(b, ",\"ddrWriteGbps\":");
+	html_put_real(b, e->ddr_write_gbps);
+	tp_buf_puts(b, ",\"l2Gbps\":");
+	html_put_real(b, e->l2_avg_gbps);
+	tp_buf_puts(b, ",\"stallCycle\":");
+	html_put_u64(b, e->stall_cycle);
+	tp_buf_puts(b, ",\"algOps\":");
+	html_put_u64(b, e->alg_ops);
+	tp_buf_puts(b, ",\"uarchOps\":");
+	html_put_u64(b, e->uarch_ops);
+	/* Σ alg / Σ uarch; null = no descriptors in the dump (never an invented 100 %). */
+	double rate;
+	tp_buf_puts(b, ",\"uarchRate\":");
+	if (tp_uarch_rate(e, &rate))
+		html_put_real(b, rate);
+	else
+		tp_buf_puts(b, "null");
+	tp_buf_puts(b, ",\"algCycle\":");
+	html_put_u64(b, e->alg_cycle);
+	tp_buf_putc(b, '}');
+}
+
+static void emit_core(struct ctx *c, const struct tp_core_stats *cs)
+{
+	struct tp_buf *b = &c->o.b;
+	tp_buf_printf(b, "{\"dev\":%d,\"core\":%d,\"eng\":[", (int)cs->device, (int)cs->core);
+	for (int e = 0; e < TP_ENGINES; e++) {
+		if (e)
+			tp_buf_putc(b, ',');
+		emit_engine(b, &cs->eng[e]);
+	}
+	tp_buf_puts(b, "],\"tiuWorkingRatio\":");
+	html_put_real(b, cs->tiu_working_ratio);
+	tp_buf_puts(b, ",\"parallelism\":");
+	html_put_real(b, cs->parallelism);
+	tp_buf_puts(b, ",\"concurrency\":");
+	html_put_real(b, cs->concurrency);
+	tp_buf_puts(b, ",\"computeShare\":");
+	html_put_real(b, cs->compute_share);
+	tp_buf_putc(b, '}');
+}
+
+static void emit_ranks(struct ctx *c, const char *key, const struct tp_rank *r, size_t n)
+{
+	struct tp_buf *b = &c->o.b;
+	tp_buf_printf(b, ",\"%s\":[", key);
+	for (size_t i = 0; r && i < n; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_puts(b, "{\"name\":");
+		tp_buf_i64(b, html_smap(&c->sm, r[i].name));
+		tp_buf_puts(b, ",\"type\":");
+		tp_buf_i64(b, html_smap(&c->sm, r[i].type));
+		tp_buf_printf(b, ",\"layer\":%d,\"core\":%d,\"count\":", (int)r[i].index,
+		              (int)r[i].core);
+		html_put_u64(b, r[i].count);
+		tp_buf_puts(b, ",\"total\":");
+		tp_buf_i64(b, r[i].total_ns);
+		tp_buf_puts(b, ",\"min\":");
+		tp_buf_i64(b, r[i].min_ns);
+		tp_buf_puts(b, ",\"max\":");
+		tp_buf_i64(b, r[i].max_ns);
+		tp_buf_puts(b, ",\"share\":");
+		html_put_real(b, r[i].share);
+		tp_buf_putc(b, '}');
+	}
+	tp_buf_putc(b, ']');
+}
+
+void html_emit_analysis(struct ctx *c, size_t max_cores)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_analysis *a = c->a;
+	if (!a) {
+		tp_buf_puts(b, ",\"analysis\":null");
+		return;
+	}
+	tp_buf_puts(b, ",\"analysis\":{\"totalNs\":");
+	tp_buf_i64(b, a->total_time_ns);
+	tp_buf_puts(b, ",\"cores\":[");
+	size_t shown = 0;
+	for (size_t i = 0; i < a->num_cores; i++) {
+		if (max_cores && a->cores[i].core >= 0 && (size_t)a->cores[i].core >= max_cores)
+			continue;
+		if (shown++)
+			tp_buf_putc(b, ',');
+		emit_core(c, &a->cores[i]);
+	}
+	tp_buf_puts(b, "],\"overall\":");
+	emit_core(c, &a->overall);
+	/* Rankings are for reading: the first TOP_MAX rows are plenty. */
+	emit_ranks(c, "topLayers", a->top_layers,
+	           a->num_top_layers < TOP_MAX ? a->num_top_layers : TOP_MAX);
+	emit_ranks(c, "topCmds", a->top_cmds,
+	           a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
+	emit_ranks(c, "opTypes", a->op_types,
+	           a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
+	tp_buf_putc(b, '}');
+}
+
+struct layer_get {
+	struct ctx *c;
+	int col;
+};
+
+static int64_t layer_col(void *u, size_t i)
+{
+	struct layer_get *g = u;
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_layer(g->c->p, i, &ly);
+	int timed = y->begin_ns <= y->end_ns;
+	switch (g->col) {
+	case 0:
+		return y->id;
+	case 1:
+		return html_smap(&g->c->sm, y->name);
+	case 2:
+		return html_smap(&g->c->sm, y->type);
+	case 3:
+		return y->core;
+	case 4:
+		return y->is_local;
+	case 5:
+		return y->is_data_move;
+	case 6:
+		return y->group;
+	case 7:
+		return y->subnet;
+	case 8:
+		return timed ? y->begin_ns - g->c->t0 : -1;
+	default:
+		return timed ? y->end_ns - g->c->t0 : -1;
+	}
+}
+
+/* The layer table as binary columns (html_put_col), indexed by layer index: id, name, type. */
+void html_emit_layers(struct ctx *c)
+{
+	struct tp_buf *b = &c->o.b;
+	/* Only what the page shows (layer times are the Layer lanes' blocks). */
+	static const char *const cols[] = {"id", "name", "type"};
+	tp_buf_puts(b, ",\"layers\":{\"n\":");
+	tp_buf_i64(b, (int64_t)c->p->num_layers);
+	struct layer_get g = {c, 0};
+	size_t n = c->p->num_layers;
+	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
+		g.col = (int)col;
+		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+			for (size_t i = 0; i < n; i++)
+				c->vals[i] = layer_col(&g, i);
+			html_put_col_vals(&c->o, cols[col], n, c->vals);
+		} else {
+			html_put_col(&c->o, cols[col], n, layer_col, &g);
+		}
+	}
+	tp_buf_putc(b, '}');
+}
+
+/* Elements of a tensor (1 for a scalar); saturates instead of overflowing. */
+static uint64_t tensor_elems(const struct tp_tensor *t, int64_t n_slice, int64_t h_slice,
+                             uint32_t npus)
+{
+	uint64_t e = 1;
+	for (unsigned d = 0; d < t->ndim && d < TP_MAX_DIMS; d++) {
+		int64_t v = t->shape[d];
+		if (d == 0 && n_slice > 0 && n_slice < v)
+			v = n_slice;
+		if (d == 1 && npus)
+			v = (v + npus - 1) / npus; /* channels are spread over the lanes */
+		if (d == 2 && h_slice > 0 && h_slice < v)
+			v = h_slice;
+		if (v <= 0)
+			v = 1;
+		if (e > UINT64_MAX / (uint64_t)v)
+			return UINT64_MAX;
+		e *= (uint64_t)v;
+	}
+	return e;
+}
+
+/* Memory records travel as binary columns (html_put_col): "b" / "e" begin and end (ns from the
+ * span start), "a" lane offset or DDR address, "sz" bytes (per lane for LOCAL), "w" 1 = write,
+ * "ly" layer index, "co" core, "id" tensor id or cmd id, "en" 0 for a compiler tensor record,
+ * else the command's engine (1 TIU / 2 GDMA / 3 SDMA / 4 CDMA). */
+struct memrec {
+	int64_t b, e, a, sz, ly, co, id;
+	int w, en;
+};
+
+struct memrecs {
+	struct memrec *v;
+	size_t n, cap;
+	int oom;
+};
+
+static void memrec_add(struct memrecs *m, const struct memrec *r)
+{
+	struct memrec *g = tp_grow(m->v, sizeof *m->v, m->n + 1, &m->cap);
+	if (!g) {
+		m->oom = 1;
+		return;
+	}
+	m->v = g;
+	m->v[m->n++] = *r;
+}
+
+struct memrec_get {
+	const struct memrecs *m;
+	int col;
+};
+
+static int64_t memrec_get(void *u, size_t i)
+{
+	struct memrec_get *g = u;
+	const struct memrec *r = &g->m->v[i];
+	switch (g->col) {
+	case 0:
+		return r->b;
+	case 1:
+		return r->e;
+	case 2:
+		return r->a;
+	case 3:
+		return r->sz;
+	case 4:
+		return r->w;
+	case 5:
+		return r->ly;
+	case 6:
+		return r->co;
+	case 7:
+		return r->id;
+	default:
+		return r->en;
+	}
+}
+
+static void emit_memrecs(struct ctx *c, const struct memrecs *m)
+{
+	static const char *const cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
+	tp_buf_printf(&c->o.b, "\"recs\":{\"n\":%zu", m->n);
+	struct memrec_get g = {m, 0};
+	for (int col = 0; col < 9; col++) {
+		g.col = col;
+		html_put_col(&c->o, cols[col], m->n, memrec_get, &g);
+	}
+	tp_buf_putc(&c->o.b, '}');
+}
+
+/* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX. */
+#define LMEM_CMD_MAX 300000
+
+static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m)
+{
+	const struct tp_profile *p = c->p;
+	struct tp_lmem_recs r;
+	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
+		m->oom = 1;
+		return 0;
+	}
+	size_t dropped = r.dropped;
+	for (size_t i = 0; i < r.n; i++) {
+		const struct tp_lmem_rec *x = &r.v[i];
+		const struct tp_track *t = &p->tracks[x->track];
+		const struct tp_slice *s = &t->slices[x->slice];
+		struct memrec q = {x->begin_ns - c->t0,
+		                   x->end_ns - c->t0,
+		                   x->lane_offset,
+		                   x->bytes,
+		                   s->layer,
+		                   t->core,
+		                   s->cmd_id,
+		                   x->write,
+		                   (int)t->kind + 1};
+		memrec_add(m, &q);
+	}
+	tp_free(r.v);
+	return dropped;
+}
+
+/* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
+ * DDR tensors, over the time span of the layer that reads (is_in) or writes them; then the
+ * LOCAL records the commands themselves give (both views overlaid on the page). */
+void html_emit_memory(struct ctx *c, size_t max_cores)
+{
+	struct tp_buf *b = &c->o.b;
+	const struct tp_profile *p = c->p;
+	struct arch_facts f = html_facts_of(p->chip);
+	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,", f.lane_bytes,
+	              f.banks, f.npus);
+	struct memrecs m = {0};
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m) : 0;
+			emit_memrecs(c, &m);
+			tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", dropped);
+			m.n = 0;
+		}
+		for (size_t li = 0; li < p->num_layers; li++) {
+			struct tp_layer ly;
+			const struct tp_layer *y = tp_profile_layer(p, li, &ly);
+			if (y->begin_ns > y->end_ns)
+				continue;
+			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)
+				continue;
+			for (uint32_t k = 0; k < y->num_tensors; k++) {
+				size_t ti = (size_t)y->first_tensor + k;
+				if (ti >= p->num_tensors)
+					break;
+				const struct tp_tensor *t = &p->tensors[ti];
+				unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
+				if (!dsz)
+					dsz = 1;
+				uint64_t addr, size;
+				if (pass == 0) {
+					/* Local: no DDR address and a slice shape from the layer
+					 * group. */
+					if (t->gaddr || !t->nslice || !f.lane_bytes)
+						continue;
+					addr = t->loffset;
+					size = tensor_elems(t, t->nslice, t->hslice, f.npus);
+				} else {
+					if (!t->gaddr)
+						continue;
+					addr = t->gaddr;
+					size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
+				}
+				if (size != UINT64_MAX && size <= UINT64_MAX / dsz &&
+				    !(pass == 1 && t->gsize))
+					size *= dsz;
+				if (addr > (uint64_t)COL_LIM)
+					addr = (uint64_t)COL_LIM;
+				if (size > (uint64_t)COL_LIM)
+					size = (uint64_t)COL_LIM;
+				struct memrec q = {y->begin_ns - c->t0,
+				                   y->end_ns - c->t0,
+				                   (int64_t)addr,
+				                   (int64_t)size,
+				                   (int64_t)li,
+				                   y->core,
+				                   t->id,
+				                   t->is_in ? 0 : 1,
+				                   0};
+				memrec_add(&m, &q);
+			}
+		}
+	}
+	emit_memrecs(c, &m);
+	if (m.oom)
+		c->o.err = TP_ENOMEM;
+	tp_free(m.v);
+	tp_buf_puts(b, ",\"blocks\":[");
+	for (size_t i = 0; i < p->num_mems; i++) {
+		const struct tp_mem *mm = &p->mems[i];
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_printf(b, "[%d,", (int)mm->mtype);
+		html_put_u64(b, mm->addr);
+		tp_buf_putc(b, ',');
+		html_put_u64(b, mm->size);
+		tp_buf_putc(b, ',');
+		tp_buf_i64(b, html_smap(&c->sm, mm->desc));
+		tp_buf_putc(b, ']');
+	}
+	tp_buf_puts(b, "]}");
+}

@@ -1,0 +1,147 @@
+/*
+ * html_int.h — private to src/writers/html: the state shared by result.html's writer files:
+ * html.c (page template, head, driver), html_cols.c (output buffer, JSON values, binary
+ * integer columns, string table), html_lanes.c (timeline lanes, per-command values, level of
+ * detail) and html_data.c (argument sets, analysis, layers, memory records).
+ */
+#ifndef TP_HTML_INT_H
+#define TP_HTML_INT_H
+
+#include "writers/html/html.h"
+
+#include <stdio.h>
+
+/* ---- Output buffer and JSON values (html_cols.c) ---- */
+
+struct out {
+	struct tp_buf b;
+	FILE *fp;
+	int err;
+};
+
+/* Writes the buffer to the file once it holds enough (or always with `force`); an allocation
+ * or write failure sets o->err. */
+void html_flush(struct out *o, int force);
+/* An unsigned integer (as a string beyond 2^53, which JavaScript would round). */
+void html_put_u64(struct tp_buf *b, uint64_t v);
+/* A real in fixed notation with up to 6 decimals, trailing zeros trimmed; null if not finite. */
+void html_put_real(struct tp_buf *b, double v);
+/* A JSON string ("" for NULL). */
+void html_put_str(struct tp_buf *b, const char *s);
+
+/* ---- Binary integer columns (html_cols.c) ---- */
+
+/* Values beyond +-COL_LIM are clamped. */
+#define COL_LIM ((int64_t)1 << 51)
+
+typedef int64_t (*col_get_fn)(void *u, size_t i);
+
+/* Writes ,"KEY":"<mode><base64>" for the values get(u, 0..n-1), or for v[0..n-1]. */
+void html_put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u);
+void html_put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v);
+
+/* ---- String table: only the profile strings the page uses, numbered in first-use order
+ * (html_cols.c) ---- */
+
+struct strmap {
+	uint32_t *idx; /* profile string id -> page index + 1, 0 = not yet used (turned into
+	                  page index -> profile string id by html_strmap_invert, at the end) */
+	size_t n, nprof;
+};
+
+#define STR_DONE 0x80000000u /* html_strmap_invert: the entry is a final page -> string entry */
+
+/* The page index of profile string `id`, numbering it on first use. */
+uint32_t html_smap(struct strmap *m, uint32_t id);
+/* Turns idx into page index -> profile string id (STR_DONE set) in place; html_smap must not
+ * be called afterwards. Needs nprof < 2^31. */
+void html_strmap_invert(struct strmap *m);
+
+/* ---- Arch facts the page needs that the model does not carry ---- */
+
+struct arch_facts {
+	double ddr_max_gbps; /* per-core DDR peak, scale of DMA block heights; 0 = use max seen */
+	uint32_t lane_bytes; /* local memory of one NPU lane */
+	uint32_t banks;      /* banks per lane */
+	uint32_t npus;       /* lanes */
+};
+
+static inline struct arch_facts html_facts_of(const struct tp_chip *c)
+{
+	/* The chip table (src/readers/sophgo/chip.c) holds these constants with their sources. */
+	struct arch_facts f = {0, 0, 0, 0};
+	if (c) {
+		f.ddr_max_gbps = c->ddr_max_gbps;
+		f.lane_bytes = c->lane_bytes;
+		f.banks = c->banks;
+		f.npus = c->npu_num;
+	}
+	return f;
+}
+
+/* ---- Lanes (html_lanes.c) ---- */
+
+struct lane {
+	int track; /* profile track index, -1 for a lane made from layers */
+	int kind;  /* enum tp_track_kind */
+	int32_t device, core;
+	const struct tp_slice *s; /* the track's slices, or NULL for a lane made from layers */
+	size_t n;
+	uint32_t *lay;              /* lane made from layers: owned layer indexes in slice
+	                               order (4 bytes a layer; lane_at builds each slice) ... */
+	struct lwalk *walk;         /* ... or, when the table lists them nearly in that order,
+	                               owned: lane_at's walk of the table (tp_walk) */
+	struct tp_layer_memo *memo; /* lane made from layers: owned (lane_label and height_of
+	                               of one slice decode its layer once; lane_at and lane_end
+	                               read only the span) */
+	double mhz;
+	const char *label;
+};
+
+struct keys {
+	uint32_t uarch_rate, alg_ops, uarch_ops; /* 0 = key absent from the profile */
+};
+
+/* One page being written. */
+struct ctx {
+	const struct tp_profile *p;
+	const struct tp_analysis *a;
+	struct out o;
+	struct strmap sm;
+	struct keys k;
+	uint32_t *argmap; /* profile argset id -> page index + 1 (0 = not embedded) */
+	size_t num_argsets_out, args_dropped;
+	double bw_scale;
+	int64_t t0;    /* span start: page times are relative to it */
+	int64_t *vals; /* owned, cap_vals entries (NULL if none): one column of a lane or of
+	                  the layer table, computed once for the "same value" check and
+	                  html_put_col's two passes (8 bytes a layer: sized for the layer table,
+	                  used for every lane that fits) */
+	size_t cap_vals;
+};
+
+/* Collects the lanes to show into *out (owned, free with html_lanes_free): engine tracks per
+ * (device, core) in display order, a Layer lane built from the layer table where the reader
+ * made none, then host / thread tracks. TP_OK or TP_ENOMEM. */
+int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
+                       size_t *nout);
+void html_lanes_free(struct lane *lanes, size_t n);
+/* The highest bandwidth (GB/s) of a normal command on the DMA lanes. */
+double html_bw_max_seen(const struct tp_profile *p, const struct lane *lanes, size_t nl);
+/* One lane's JSON object: its facts, level of detail and columns. */
+void html_emit_lane(struct ctx *c, const struct lane *lane);
+
+/* ---- Data sections (html_data.c) ---- */
+
+/* Chooses which argument sets to embed and fills c->argmap. TP_OK or TP_ENOMEM. */
+int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl);
+/* ,"argsets", "argsDropped", "argShapes", "argShape" and "argVals". */
+void html_emit_argsets(struct ctx *c);
+/* ,"analysis": per-core engine statistics and rankings (cores >= max_cores left out). */
+void html_emit_analysis(struct ctx *c, size_t max_cores);
+/* ,"layers": the layer table's id, name and type columns. */
+void html_emit_layers(struct ctx *c);
+/* ,"lmem" and "gmem": memory records and blocks. */
+void html_emit_memory(struct ctx *c, size_t max_cores);
+
+#endif /* TP_HTML_INT_H */

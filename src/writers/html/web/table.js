@@ -1,0 +1,119 @@
+  /* ---------------------------------------------------------------- command table */
+  /* Every command of the engine lanes, filtered by engine, function / type (substring of the
+   * name or type), layer (substring of the layer's name or type) and minimum duration; rows
+   * are (lane, index) pairs in two typed arrays, only the ~30 rows in the scroll window exist
+   * as elements (virtualized). A click jumps the timeline there and pins the command. */
+  const ROW_H = 20;
+  let tRows = { L: new Int32Array(0), I: new Int32Array(0), n: 0 };
+  function buildTable() {
+    const sel = $('f-engine');
+    lanes.forEach((L, li) => { if (L.kind !== 'Layer' && L.n) sel.appendChild(el('option', { value: String(li) }, (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label)); });
+    const head = $('cmd-head');
+    for (const h of ['Engine', 'Cmd Id', 'Function', 'Function type', 'Start', 'Duration', 'Layer', 'Global Idx']) head.appendChild(el('span', null, h));
+    for (const id of ['f-engine', 'f-type', 'f-layer', 'f-dur', 'f-sort']) $(id).addEventListener(id === 'f-engine' || id === 'f-sort' ? 'change' : 'input', () => { clearTimeout(filterTimer); filterTimer = setTimeout(filterTable, 200); });
+    $('cmd-scroll').addEventListener('scroll', drawTable);
+    filterTable();
+  }
+  let filterTimer = 0;
+  function strHits(q) {
+    if (!q) return null;
+    const h = new Uint8Array(S.length), ql = q.toLowerCase();
+    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
+    return h;
+  }
+  function filterTable() {
+    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
+    const minNs = Number($('f-dur').value || 0) * 1000;
+    let total = 0;
+    for (const L of lanes) if (L.kind !== 'Layer') total += L.n;
+    const RL = new Int32Array(total), RI = new Int32Array(total);
+    let n = 0;
+    if (ly) lyDecode();
+    lanes.forEach((L, li) => {
+      if (L.kind === 'Layer' || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+      const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), lyc = col(T, 'ly');
+      for (let i = 0; i < L.n; i++) {
+        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0]) continue;
+        if (ly) { const l = isCol(lyc) ? lyc[i] : lyc || 0; if (!l || (!ly[LY.name[l - 1]] && !ly[LY.type[l - 1]])) continue; }
+        RL[n] = li; RI[n] = i; n++;
+      }
+    });
+    tRows = { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
+    if ($('f-sort').checked && n) {
+      const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
+      for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
+      ord.sort((a, b) => dur[b] - dur[a]);
+      tRows = { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
+    }
+    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' commands';
+    $('cmd-spacer').style.height = n * ROW_H + 'px';
+    $('cmd-scroll').scrollTop = 0;
+    drawTable();
+  }
+  function drawTable() {
+    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
+    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(tRows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
+    sp.textContent = '';
+    for (let k = first; k < last; k++) {
+      const L = lanes[tRows.L[k]], i = tRows.I[k], T = L.T;
+      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
+      r.style.position = 'absolute';
+      r.style.top = k * ROW_H + 'px';
+      r.style.left = r.style.right = '0';
+      const lyi = at(T, 'ly', i);
+      for (const v of [(L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label, String(at(T, 'cmd', i)), str(at(T, 'nm', i)), str(at(T, 'ty', i)),
+        fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]), lyi ? layerText(lyi - 1) : '-', String(i + 1)]) r.appendChild(el('span', null, v));
+      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
+      sp.appendChild(r);
+    }
+  }
+
+  /* ---------------------------------------------------------------- legend */
+  /* Colours: one per command / layer name (hashed), so the most frequent names of the engine
+   * lanes and of the layer lanes are listed with their swatch; then the fixed marks. */
+  function buildLegend() {
+    const box = $('legend');
+    box.textContent = '';
+    const add = (title, counts, max) => {
+      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
+      if (!top.length) return;
+      box.appendChild(el('span', { class: 'lg-title' }, title));
+      for (const [si] of top) {
+        const it = el('span', { class: 'lg-item' });
+        const sw = el('span', { class: 'legend' });
+        sw.style.background = PALETTE[colorOf(si)];
+        it.appendChild(sw);
+        it.appendChild(document.createTextNode(str(si)));
+        box.appendChild(it);
+      }
+    };
+    const cmds = new Map(), lays = new Map();
+    for (const L of lanes) {
+      const m = L.kind === 'Layer' ? lays : cmds, nm = col(L.T, 'nm');
+      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
+      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
+    }
+    add('Commands:', cmds, 12);
+    add('Layers:', lays, 8);
+    const fixed = el('span', { class: 'lg-item' });
+    const sys = el('span', { class: 'legend' });
+    sys.style.background = PALETTE[SYS_COLOR];
+    fixed.appendChild(sys);
+    fixed.appendChild(document.createTextNode('sys / messages (thin)'));
+    box.appendChild(fixed);
+    const w = el('span', { class: 'lg-item' });
+    w.appendChild(el('span', { class: 'legend hatched' }));
+    w.appendChild(document.createTextNode('wait_msg (hatched)'));
+    box.appendChild(w);
+    const a = el('span', { class: 'lg-item' });
+    a.appendChild(el('span', { class: 'legend arrow' }));
+    a.appendChild(document.createTextNode('waits for (hover / pin)'));
+    const sg = el('span', { class: 'legend arrow' });
+    sg.style.background = '#2f6fde';
+    a.appendChild(sg);
+    a.appendChild(document.createTextNode('signals'));
+    box.appendChild(a);
+    box.appendChild(el('span', { class: 'lg-title' }, 'Heights: TIU = uArch rate, DMA = bandwidth / DDR peak; labels on blocks \u2265 36 px'));
+  }
+
