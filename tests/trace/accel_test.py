@@ -38,8 +38,8 @@ def run(*args):
     return subprocess.run([TPUPROF, *args], capture_output=True, text=True)
 
 
-def convert(src, out, *extra):
-    r = run(src, out, "-q", "--disable_web", "--disable_doc", "--disable_perfetto", *extra)
+def convert(src, out, *extra, doc=False):
+    r = run(src, out, "-q", "--disable_web", "--disable_perfetto", *(() if doc else ("--disable_doc",)), *extra)
     check(r.returncode == 0, "%s: exit %d %s" % (src, r.returncode, r.stderr))
     return json.load(open(os.path.join(out, "summary.json")))
 
@@ -190,7 +190,7 @@ def fixture_events():
 def test_fixture(tmp):
     src = os.path.join(tmp, "fixture.json")
     json.dump(fixture_events(), open(src, "w"))
-    s = convert(src, os.path.join(tmp, "fixture"))
+    s = convert(src, os.path.join(tmp, "fixture"), doc=True)
     a = s.get("accelerator")
     check(a is not None, "fixture: accelerator section")
     if a is None:
@@ -239,6 +239,25 @@ def test_fixture(tmp):
           kinds.get("Memcpy HtoD") == "memcpy" and kinds.get("gemm") == "compute",
           "fixture: kinds %s" % kinds)
     check(a["linked"] == 11 and a["launches"] == 11, "fixture: 11 of 11 linked: %s" % a["linked"])
+    workbook(os.path.join(tmp, "fixture", "PerfDoc", "PerfAI_output.xlsx"), a)
+
+
+def workbook(path, a):
+    """The workbook's Accelerator sheet: the verdict, the steps with their device time."""
+    try:
+        import openpyxl
+    except ImportError:
+        print("SKIPPED: python3-openpyxl is not installed: the Accelerator sheet not checked")
+        return
+    wb = openpyxl.load_workbook(path, read_only=True)
+    check("Accelerator" in wb.sheetnames, "workbook: Accelerator sheet in %s" % wb.sheetnames)
+    if "Accelerator" not in wb.sheetnames:
+        return
+    rows = [r for r in wb["Accelerator"].iter_rows(values_only=True)]
+    check(rows[1][0] == a["verdict"], "workbook: verdict %r" % (rows[1][0],))
+    steps = [r for r in rows if r and isinstance(r[0], str) and r[0].startswith("ProfilerStep#")]
+    check([(r[1], r[2]) for r in steps] == [(s["host_us"], s["device_us"]) for s in a["steps"]],
+          "workbook: steps %s" % [(r[0], r[1], r[2]) for r in steps])
 
 
 def test_merged(tmp):

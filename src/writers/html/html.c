@@ -25,6 +25,8 @@
  */
 #include "writers/html/html_int.h"
 
+#include "writers/capreport/capreport.h"
+
 #include <string.h>
 
 /* Generated from web/ by embed_assets.cmake. */
@@ -34,6 +36,8 @@ extern const unsigned char tp_html_app_css[];
 extern const size_t tp_html_app_css_len;
 extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
+extern const unsigned char tp_html_accel_js[];
+extern const size_t tp_html_accel_js_len;
 
 /* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
 #define VALS_MIN ((size_t)1 << 16)
@@ -130,6 +134,22 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 	tp_buf_putc(b, ']');
 }
 
+/* Profiles with device lanes: the accelerator section's script (web/accel.js, a function)
+ * called with {"accelerator": ...}, summary.json's member (its strings escaped by
+ * tp_buf_json_str, "</" included, so it cannot end the script element). Other pages get
+ * nothing here. */
+static void emit_accel(struct ctx *c)
+{
+	if (!c->a || !c->a->accel)
+		return;
+	struct tp_buf *b = &c->o.b;
+	tp_buf_putc(b, '\n');
+	tp_buf_put(b, tp_html_accel_js, tp_html_accel_js_len);
+	tp_buf_puts(b, "({");
+	tp_capreport_accel_json(c->p, c->a->accel, b);
+	tp_buf_puts(b, "});\n");
+}
+
 /* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@. */
 static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t max_cores,
                      double bw_max_seen)
@@ -157,6 +177,7 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			t += 5;
 		} else if (!strncmp(t, "@JS@", 4)) {
 			tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
+			emit_accel(c);
 			t += 4;
 		} else if (!strncmp(t, "@DATA@", 6)) {
 			emit_head(c, bw_max_seen);
