@@ -7,6 +7,7 @@
  */
 #include "analysis/accel_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,11 +80,53 @@ static int corr_of(const struct tp_profile *p, uint32_t key, const struct tp_sli
 
 static int push_launch(struct acc_ctx *c, const struct acc_launch *l)
 {
-	struct acc_launch *v = tp_grow(c->launches, sizeof *v, c->nlaunches + 1, &c->cap_launches);
-	if (!v)
-		return TP_ENOMEM;
-	c->launches = v;
-	v[c->nlaunches++] = *l;
+	if (c->nlaunches == c->cap_launches) {
+		void *v = tp_grow(c->launches, sizeof *l, c->nlaunches + 1, &c->cap_launches);
+		if (!v)
+			return TP_ENOMEM;
+		c->launches = v;
+	}
+	c->launches[c->nlaunches++] = *l;
+	return TP_OK;
+}
+
+/* Slice k of track t as a launch (a runtime call on a host thread) or as device work (on a
+ * lane), when it is one; k_corr is the correlation key's id. TP_OK / TP_ENOMEM. */
+static int gather_slice(struct acc_ctx *c, uint32_t k_corr, size_t t, size_t k)
+{
+	const struct tp_track *tr = &c->p->tracks[t];
+	const struct tp_slice *s = &tr->slices[k];
+	if (c->role[t] == ACC_HOST) {
+		if (tp_work_of(&c->w, tp_slice_type(tr, s)) != TP_WORK_RUNTIME)
+			return TP_OK;
+		struct acc_launch l = {.start = s->start_ns,
+		                       .end = tp_slice_end(tr, s),
+		                       .track = (int32_t)t,
+		                       .device = tr->device,
+		                       .step = -1,
+		                       .slice = (uint32_t)k};
+		l.has_corr = (uint8_t)corr_of(c->p, k_corr, s, &l.corr);
+		return push_launch(c, &l);
+	}
+	int kind = work_kind(c, tr, s);
+	if (kind < 0)
+		return TP_OK;
+	if (c->nitems == c->cap_items) {
+		void *v = tp_grow(c->items, sizeof *c->items, c->nitems + 1, &c->cap_items);
+		if (!v)
+			return TP_ENOMEM;
+		c->items = v;
+	}
+	struct acc_item *it = &c->items[c->nitems++];
+	*it = (struct acc_item){.start = s->start_ns,
+	                        .end = tp_slice_end(tr, s),
+	                        .track = (int32_t)t,
+	                        .device = tr->device,
+	                        .launch = -1,
+	                        .step = -1,
+	                        .name = tp_slice_name(tr, s),
+	                        .kind = (uint8_t)kind};
+	it->has_corr = (uint8_t)corr_of(c->p, k_corr, s, &it->corr);
 	return TP_OK;
 }
 
@@ -93,68 +136,56 @@ static int gather(struct acc_ctx *c)
 {
 	const struct tp_profile *p = c->p;
 	uint32_t k_corr = tp_profile_find_str(p, TP_KEY_CORRELATION);
-	for (size_t t = 0; t < p->num_tracks; t++) {
-		const struct tp_track *tr = &p->tracks[t];
-		for (size_t k = 0; k < tr->count && c->role[t]; k++) {
-			const struct tp_slice *s = &tr->slices[k];
-			if (c->role[t] == ACC_HOST) {
-				if (tp_work_of(&c->w, tp_slice_type(tr, s)) != TP_WORK_RUNTIME)
-					continue;
-				struct acc_launch l = {
-				    0,           s->start_ns, tp_slice_end(tr, s),
-				    (int32_t)t,  tr->device,  -1,
-				    (uint32_t)k, 0,           0};
-				l.has_corr = (uint8_t)corr_of(p, k_corr, s, &l.corr);
-				if (push_launch(c, &l))
-					return TP_ENOMEM;
-				continue;
-			}
-			int kind = work_kind(c, tr, s);
-			if (kind < 0)
-				continue;
-			struct acc_item *v =
-			    tp_grow(c->items, sizeof *v, c->nitems + 1, &c->cap_items);
-			if (!v)
+	for (size_t t = 0; t < p->num_tracks; t++)
+		for (size_t k = 0; k < p->tracks[t].count && c->role[t]; k++)
+			if (gather_slice(c, k_corr, t, k))
 				return TP_ENOMEM;
-			c->items = v;
-			struct acc_item it = {s->start_ns,
-			                      tp_slice_end(tr, s),
-			                      0,
-			                      (int32_t)t,
-			                      tr->device,
-			                      -1,
-			                      -1,
-			                      tp_slice_name(tr, s),
-			                      (uint8_t)kind,
-			                      0};
-			it.has_corr = (uint8_t)corr_of(p, k_corr, s, &it.corr);
-			v[c->nitems++] = it;
-		}
-	}
 	c->nruntime = c->nlaunches;
 	return TP_OK;
 }
 
-/* Launch x before launch y by (correlation, start). */
-static int corr_before(const void *ctx, uint32_t x, uint32_t y)
-{
-	const struct acc_launch *a = &((const struct acc_launch *)ctx)[x],
-	                        *b = &((const struct acc_launch *)ctx)[y];
-	return a->corr != b->corr ? a->corr < b->corr : a->start < b->start;
-}
+/* ---- A sorted index of (major, minor) keys -------------------------------------------------- */
 
-struct corr_key {
-	const struct acc_launch *l;
-	const uint32_t *ix;
-	uint64_t corr;
-	int64_t t;
+/* One entry of a table (its index `at`) under its key. */
+struct keyed {
+	uint64_t major;
+	int64_t minor;
+	uint32_t at;
 };
 
-static int corr_after(const void *ctx, size_t i)
+static int cmp64(int64_t a, int64_t b)
 {
-	const struct corr_key *k = ctx;
-	const struct acc_launch *x = &k->l[k->ix[i]];
-	return x->corr > k->corr || (x->corr == k->corr && x->start > k->t);
+	return (a > b) - (a < b);
+}
+
+/* By key, then by index (a total order: qsort's result does not depend on its algorithm). */
+static int keyed_cmp(const void *x, const void *y)
+{
+	const struct keyed *a = x, *b = y;
+	int c = (a->major > b->major) - (a->major < b->major);
+	if (!c)
+		c = cmp64(a->minor, b->minor);
+	return c ? c : cmp64(a->at, b->at);
+}
+
+struct keyed_find {
+	const struct keyed *k;
+	uint64_t major;
+	int64_t minor;
+};
+
+static int keyed_after(const void *ctx, size_t i)
+{
+	const struct keyed_find *f = ctx;
+	return f->k[i].major > f->major || (f->k[i].major == f->major && f->k[i].minor > f->minor);
+}
+
+/* The number of entries of k[0..n) (sorted by keyed_cmp) whose key is not after (major,
+ * minor). */
+static size_t keyed_upper(const struct keyed *k, size_t n, uint64_t major, int64_t minor)
+{
+	struct keyed_find f = {k, major, minor};
+	return tp_upper_bound(n, keyed_after, &f);
 }
 
 /* Joins each piece of work that carries a correlation id to the runtime call with the same id:
@@ -163,39 +194,51 @@ static int corr_after(const void *ctx, size_t i)
 static int link_corr(struct acc_ctx *c)
 {
 	size_t n = 0;
-	uint32_t *ix = tp_malloc((c->nruntime ? c->nruntime : 1) * 2 * sizeof *ix);
-	if (!ix)
+	struct keyed *k = tp_malloc((c->nruntime ? c->nruntime : 1) * sizeof *k);
+	if (!k)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < c->nruntime; i++)
 		if (c->launches[i].has_corr)
-			ix[n++] = (uint32_t)i;
-	tp_sort_index(ix, ix + c->nruntime, n, corr_before, c->launches);
+			k[n++] =
+			    (struct keyed){c->launches[i].corr, c->launches[i].start, (uint32_t)i};
+	qsort(k, n, sizeof *k, keyed_cmp);
 	for (size_t i = 0; i < c->nitems && n; i++) {
 		struct acc_item *it = &c->items[i];
 		if (!it->has_corr)
 			continue;
-		struct corr_key k = {c->launches, ix, it->corr, it->start};
-		size_t lo = tp_upper_bound(n, corr_after, &k);
-		if (lo && c->launches[ix[lo - 1]].corr == it->corr)
-			it->launch = (int32_t)ix[lo - 1];
-		else if (lo < n && c->launches[ix[lo]].corr == it->corr)
-			it->launch = (int32_t)ix[lo];
+		size_t lo = keyed_upper(k, n, it->corr, it->start);
+		if (lo && k[lo - 1].major == it->corr)
+			it->launch = (int32_t)k[lo - 1].at;
+		else if (lo < n && k[lo].major == it->corr)
+			it->launch = (int32_t)k[lo].at;
 	}
-	tp_free(ix);
+	tp_free(k);
 	return TP_OK;
+}
+
+/* The first of n records (stride bytes apart, sorted by the int64 start at byte offset `off`)
+ * that starts after t; n when none does. */
+static size_t first_after(const void *base, size_t n, size_t stride, size_t off, int64_t t)
+{
+	const char *b = base;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t k;
+		memcpy(&k, b + mid * stride + off, sizeof k);
+		if (k <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 /* The innermost slice of track tr that holds time t (the latest-starting one), or -1. */
 static long slice_at(const struct tp_track *tr, int64_t t)
 {
-	size_t lo = 0, hi = tr->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (tr->slices[mid].start_ns <= t)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = first_after(tr->slices, tr->count, sizeof *tr->slices,
+	                        offsetof(struct tp_slice, start_ns), t);
 	for (size_t k = lo; k-- > 0 && lo - k <= 64;)
 		if (tp_slice_end(tr, &tr->slices[k]) >= t)
 			return (long)k;
@@ -228,30 +271,15 @@ static int launch_cmp(const void *x, const void *y)
 	return a->slice < b->slice ? -1 : a->slice > b->slice;
 }
 
-struct flow_key {
-	const struct tp_flow *f;
-	const uint32_t *ix;
-	int32_t track;
-	int64_t t;
-};
-
-static int flow_after(const void *ctx, size_t i)
-{
-	const struct flow_key *k = ctx;
-	const struct tp_flow *x = &k->f[k->ix[i]];
-	return x->to_track > k->track || (x->to_track == k->track && x->to_ns > k->t);
-}
-
 /* The host slice a flow into item `it` starts from (a flow ends where the work starts on its
- * lane), as (*track, *slice): fx[0..nf) indexes the flows into lanes by (to_track, to_ns).
- * 0 when no flow reaches it from a host thread. */
-static int flow_source(const struct acc_ctx *c, const uint32_t *fx, size_t nf,
+ * lane), as (*track, *slice): fk[0..nf) keys the flows into lanes by (to_track, to_ns). 0 when
+ * no flow reaches it from a host thread. */
+static int flow_source(const struct acc_ctx *c, const struct keyed *fk, size_t nf,
                        const struct acc_item *it, int32_t *track, uint32_t *slice)
 {
 	const struct tp_profile *p = c->p;
-	struct flow_key key = {p->flows, fx, it->track, it->start};
-	for (size_t i = tp_upper_bound(nf, flow_after, &key); i-- > 0;) {
-		const struct tp_flow *fl = &p->flows[fx[i]];
+	for (size_t i = keyed_upper(fk, nf, (uint64_t)it->track, it->start); i-- > 0;) {
+		const struct tp_flow *fl = &p->flows[fk[i].at];
 		if (fl->to_track != it->track || fl->to_ns != it->start)
 			break;
 		if (fl->from_track < 0 || (size_t)fl->from_track >= p->num_tracks ||
@@ -265,14 +293,6 @@ static int flow_source(const struct acc_ctx *c, const uint32_t *fx, size_t nf,
 		return 1;
 	}
 	return 0;
-}
-
-/* Flow x before flow y by (to_track, to_ns). */
-static int flow_before(const void *ctx, uint32_t x, uint32_t y)
-{
-	const struct tp_flow *a = &((const struct tp_flow *)ctx)[x],
-	                     *b = &((const struct tp_flow *)ctx)[y];
-	return a->to_track != b->to_track ? a->to_track < b->to_track : a->to_ns < b->to_ns;
 }
 
 /* Work waiting for a launch that is no runtime call: (item, host track, slice). */
@@ -320,16 +340,18 @@ static int link_flows(struct acc_ctx *c)
 		todo += c->items[i].launch < 0;
 	if (!todo || !p->num_flows)
 		return TP_OK;
-	uint32_t *fx = tp_malloc(p->num_flows * 2 * sizeof *fx);
+	struct keyed *fx = tp_malloc(p->num_flows * sizeof *fx);
 	struct pend *pd = NULL;
 	size_t nf = 0, np = 0, cap = 0;
 	if (!fx)
 		return TP_ENOMEM;
-	for (size_t f = 0; f < p->num_flows; f++)
-		if (p->flows[f].to_track >= 0 && (size_t)p->flows[f].to_track < p->num_tracks &&
-		    c->role[p->flows[f].to_track] == ACC_LANE)
-			fx[nf++] = (uint32_t)f;
-	tp_sort_index(fx, fx + p->num_flows, nf, flow_before, p->flows);
+	for (size_t f = 0; f < p->num_flows; f++) {
+		const struct tp_flow *fl = &p->flows[f];
+		if (fl->to_track >= 0 && (size_t)fl->to_track < p->num_tracks &&
+		    c->role[fl->to_track] == ACC_LANE)
+			fx[nf++] = (struct keyed){(uint64_t)fl->to_track, fl->to_ns, (uint32_t)f};
+	}
+	qsort(fx, nf, sizeof *fx, keyed_cmp);
 	int st = TP_OK;
 	for (size_t i = 0; i < c->nitems && nf; i++) {
 		struct acc_item *it = &c->items[i];
@@ -359,14 +381,14 @@ static int link_flows(struct acc_ctx *c)
 
 /* ---- Steps ---------------------------------------------------------------------------------- */
 
+/* Steps by start, then device, longest first. */
 static int step_cmp(const void *x, const void *y)
 {
 	const struct tp_accel_step *a = x, *b = y;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	return a->dur_ns > b->dur_ns ? -1 : a->dur_ns < b->dur_ns;
+	int c = cmp64(a->start_ns, b->start_ns);
+	if (!c)
+		c = cmp64(a->device, b->device);
+	return c ? c : cmp64(b->dur_ns, a->dur_ns);
 }
 
 /* The host steps (TP_CAP_TYPE_STEP slices of host threads), by start. */
@@ -397,24 +419,13 @@ static int gather_steps(struct acc_ctx *c)
 	return TP_OK;
 }
 
-struct step_key {
-	const struct tp_accel_step *v;
-	int64_t t;
-};
-
-static int step_after(const void *ctx, size_t i)
-{
-	const struct step_key *k = ctx;
-	return k->v[i].start_ns > k->t;
-}
-
 /* The step that holds time t: the latest-starting one of device `dev` when that device has
  * steps (a launch belongs to its own process' step), else of any device; -1 when none. */
 static int32_t step_at(const struct tp_accel *a, const uint8_t *dev_steps, size_t ndev, int64_t t,
                        int32_t dev)
 {
-	struct step_key key = {a->steps, t};
-	size_t hi = tp_upper_bound(a->nsteps, step_after, &key);
+	size_t hi = first_after(a->steps, a->nsteps, sizeof *a->steps,
+	                        offsetof(struct tp_accel_step, start_ns), t);
 	int own = dev >= 0 && (size_t)dev < ndev && dev_steps[dev];
 	for (size_t i = hi; i-- > 0 && hi - i <= 64;) {
 		const struct tp_accel_step *s = &a->steps[i];

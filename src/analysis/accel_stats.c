@@ -269,13 +269,9 @@ static int ranks(struct acc_ctx *c, const uint32_t *ix, uint32_t *sub, int64_t *
 				sub[n++] = ix[i];
 		if (!n)
 			continue;
-		size_t cap = a->nranks;
-		struct tp_accel_rank *v = tp_grow(a->ranks, sizeof *v, a->nranks + 1, &cap);
-		if (!v)
+		if (!a->ranks && !(a->ranks = tp_calloc(p->num_devices, sizeof *a->ranks)))
 			return TP_ENOMEM;
-		a->ranks = v;
-		struct tp_accel_rank *r = &v[a->nranks++];
-		memset(r, 0, sizeof *r);
+		struct tp_accel_rank *r = &a->ranks[a->nranks++];
 		r->device = (int32_t)dev;
 		r->rank = -1;
 		work_of(c->items, sub, n, &r->w);

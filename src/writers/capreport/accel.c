@@ -43,17 +43,20 @@ static const char *host_name(const struct tp_profile *p, const struct tp_accel_r
 /* ---- summary.txt ------------------------------------------------------------------------------
  */
 
-/* Cells padded to a width on the left, the columns separated by " | ". */
-static void cell(struct tp_buf *b, int width, const char *fmt_us_or_text, int64_t ns, int is_ns)
+/* ns as microseconds with 3 decimals into t (n bytes), as tp_buf_ns_as_us writes them. */
+static const char *us_text(char *t, size_t n, int64_t ns)
 {
-	struct tp_buf t;
-	tp_buf_init(&t);
-	if (is_ns)
-		us(&t, ns);
-	else
-		tp_buf_puts(&t, fmt_us_or_text);
-	tp_buf_printf(b, "%*s | ", width, t.data && !t.oom ? t.data : "?");
-	tp_buf_free(&t);
+	uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	snprintf(t, n, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(m / 1000),
+	         (unsigned long long)(m % 1000));
+	return t;
+}
+
+/* A column of width w, right-aligned, then " | ": a time (is_ns) or the text. */
+static void cell(struct tp_buf *b, int w, const char *text, int64_t ns, int is_ns)
+{
+	char t[32];
+	tp_buf_printf(b, "%*s | ", w, is_ns ? us_text(t, sizeof t, ns) : text);
 }
 
 static void text_head(const struct tp_accel *a, struct tp_buf *b)
@@ -94,13 +97,11 @@ static void text_head(const struct tp_accel *a, struct tp_buf *b)
 	              (unsigned long long)a->launches, (unsigned long long)a->linked,
 	              (unsigned long long)(a->total.count[0] + a->total.count[1] +
 	                                   a->total.count[2] + a->total.count[3]));
-	us(b, a->launch_ns);
-	tp_buf_puts(b, "; launch-to-start(us) median ");
-	us(b, a->delay_median_ns);
-	tp_buf_puts(b, " p90 ");
-	us(b, a->delay_p90_ns);
-	tp_buf_puts(b, " max ");
-	us(b, a->delay_max_ns);
+	const char *label[4] = {"", "; launch-to-start(us) median ", " p90 ", " max "};
+	int64_t v[4] = {a->launch_ns, a->delay_median_ns, a->delay_p90_ns, a->delay_max_ns};
+	char t[32];
+	for (int i = 0; i < 4; i++)
+		tp_buf_printf(b, "%s%s", label[i], us_text(t, sizeof t, v[i]));
 	tp_buf_printf(b, "; queue depth max %u mean ", a->queue_max);
 	tp_buf_fixed(b, a->queue_mean, 2);
 	tp_buf_putc(b, '\n');
@@ -128,11 +129,11 @@ static void text_steps(const struct tp_profile *p, const struct tp_accel *a, str
 		cell(b, 12, NULL, s->w.device_ns, 1);
 		cell(b, 12, NULL, s->w.busy_ns, 1);
 		cell(b, 12, NULL, s->idle_ns, 1);
-		struct tp_buf t;
-		tp_buf_init(&t);
-		pct(&t, ratio(s->idle_ns, s->dur_ns));
-		cell(b, 6, t.data ? t.data : "?", 0, 0);
-		tp_buf_free(&t);
+		char t[32];
+		double idle = ratio(s->idle_ns, s->dur_ns) * 100.0;
+		long long hund = (long long)(idle * 100.0 + 0.5);
+		snprintf(t, sizeof t, "%lld.%02lld", hund / 100, hund % 100);
+		cell(b, 6, t, 0, 0);
 		cell(b, 12, NULL, s->w.ns[TP_ACC_COMPUTE], 1);
 		cell(b, 12, NULL, s->w.ns[TP_ACC_MEMCPY] + s->w.ns[TP_ACC_MEMSET], 1);
 		tp_buf_printf(b, "%8llu | ", (unsigned long long)s->launches);
@@ -140,15 +141,11 @@ static void text_steps(const struct tp_profile *p, const struct tp_accel *a, str
 		cell(b, 10, NULL, s->delay_median_ns, 1);
 		tp_buf_printf(b, "%5u\n", s->queue_max);
 	}
-	tp_buf_printf(b, "Median of %zu steps: host(us) ", a->nsteps);
-	us(b, a->step_median_ns);
-	tp_buf_puts(b, " +/- ");
-	us(b, a->step_spread_ns);
-	tp_buf_puts(b, ", device(us) ");
-	us(b, a->device_median_ns);
-	tp_buf_puts(b, " +/- ");
-	us(b, a->device_spread_ns);
-	tp_buf_puts(b, ", idle ");
+	char t[4][32];
+	tp_buf_printf(b, "Median of %zu steps: host(us) %s +/- %s, device(us) %s +/- %s, idle ",
+	              a->nsteps, us_text(t[0], 32, a->step_median_ns),
+	              us_text(t[1], 32, a->step_spread_ns), us_text(t[2], 32, a->device_median_ns),
+	              us_text(t[3], 32, a->device_spread_ns));
 	pct(b, a->idle_share);
 	tp_buf_puts(b, " %\n");
 }
@@ -273,6 +270,22 @@ static void jwork(struct tp_buf *b, const struct tp_accel_work *w)
 	jus(b, "comm_overlap_us", w->comm_overlap_ns, "}");
 }
 
+/* The launch figures of a step or of the whole trace: launch time, launch-to-start median and
+ * maximum, queue depth maximum and mean; `ind` goes before each key. */
+static void jlaunch(struct tp_buf *b, const char *ind, const char *sep, int64_t launch_ns,
+                    int64_t median_ns, int64_t max_ns, uint32_t qmax, double qmean)
+{
+	const char *keys[3] = {"launch_us", "launch_to_start_median_us", "launch_to_start_max_us"};
+	int64_t v[3] = {launch_ns, median_ns, max_ns};
+	for (int i = 0; i < 3; i++) {
+		tp_buf_printf(b, "%s\"%s\": ", ind, keys[i]);
+		us(b, v[i]);
+		tp_buf_puts(b, sep);
+	}
+	tp_buf_printf(b, "%s\"queue_max\": %u%s%s\"queue_mean\": ", ind, qmax, sep, ind);
+	tp_buf_fixed(b, qmean, 3);
+}
+
 static void json_steps(const struct tp_profile *p, const struct tp_accel *a, struct tp_buf *b)
 {
 	tp_buf_puts(b, "    \"steps\": [");
@@ -287,11 +300,8 @@ static void json_steps(const struct tp_profile *p, const struct tp_accel *a, str
 		jus(b, "idle_us", s->idle_ns, ", ");
 		jpct(b, "idle_pct", ratio(s->idle_ns, s->dur_ns), ", ");
 		tp_buf_printf(b, "\"launches\": %llu, ", (unsigned long long)s->launches);
-		jus(b, "launch_us", s->launch_ns, ", ");
-		jus(b, "launch_to_start_median_us", s->delay_median_ns, ", ");
-		jus(b, "launch_to_start_max_us", s->delay_max_ns, ", ");
-		tp_buf_printf(b, "\"queue_max\": %u, \"queue_mean\": ", s->queue_max);
-		tp_buf_fixed(b, s->queue_mean, 3);
+		jlaunch(b, "", ", ", s->launch_ns, s->delay_median_ns, s->delay_max_ns,
+		        s->queue_max, s->queue_mean);
 		tp_buf_puts(b, ", \"work\": ");
 		jwork(b, &s->w);
 		tp_buf_putc(b, '}');
@@ -354,12 +364,9 @@ static void json_totals(const struct tp_accel *a, struct tp_buf *b)
 	jwork(b, &a->total);
 	tp_buf_printf(b, ",\n    \"launches\": %llu,\n    \"linked\": %llu,\n",
 	              (unsigned long long)a->launches, (unsigned long long)a->linked);
-	jus(b, "    launch_us", a->launch_ns, ",\n");
-	jus(b, "    launch_to_start_median_us", a->delay_median_ns, ",\n");
 	jus(b, "    launch_to_start_p90_us", a->delay_p90_ns, ",\n");
-	jus(b, "    launch_to_start_max_us", a->delay_max_ns, ",\n");
-	tp_buf_printf(b, "    \"queue_max\": %u,\n    \"queue_mean\": ", a->queue_max);
-	tp_buf_fixed(b, a->queue_mean, 3);
+	jlaunch(b, "    ", ",\n", a->launch_ns, a->delay_median_ns, a->delay_max_ns, a->queue_max,
+	        a->queue_mean);
 	tp_buf_puts(b, ",\n");
 	jus(b, "    queue_window_us",
 	    a->queue_buckets ? (span + (int64_t)a->queue_buckets - 1) / (int64_t)a->queue_buckets
