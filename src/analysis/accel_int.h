@@ -1,8 +1,8 @@
 /*
  * accel_int.h — what the accelerator analysis' files share (accel.c: lanes, device work,
  * launches and steps; accel_stats.c: the figures per step, per device and in all;
- * accel_host.c: host self time; accel_verdict.c: names and the verdict); only for them and
- * analysis_test.c.
+ * accel_host.c: host self time; accel_verdict.c: names and the verdict); only for them (the
+ * unit test, accel_test.c, uses accel.h alone).
  */
 #ifndef TP_ACCEL_INT_H
 #define TP_ACCEL_INT_H
