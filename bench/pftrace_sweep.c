@@ -216,6 +216,124 @@ static void codec_close(struct codec *c)
 #endif
 }
 
+/* One codec at one chunk size over the whole trace: the buffers and the per-chunk sizes of
+ * the check pass. */
+struct sweep {
+	const uint8_t *data;
+	size_t sz, cap, most, bound;
+	uint8_t *out, *back;
+	size_t *sizes, nchunks, unstable;
+};
+
+/* One pass of cd over the trace in chunks of whole packets up to w->cap (a bigger packet goes
+ * alone); *total gets the trace's compressed size. The check pass (check != 0) round-trips
+ * every chunk and records its size; a timed pass counts the chunks whose size differs. Returns
+ * 0, or 2 after a message. */
+static int sweep_pass(struct sweep *w, struct codec *cd, int check, unsigned long long *total)
+{
+	size_t pos = 0, ci = 0;
+	*total = 0;
+	while (pos < w->sz) {
+		size_t end = pos, n;
+		while (end < w->sz && (n = record_len(w->data + end, w->sz - end)) &&
+		       (end == pos || end + n - pos <= w->cap))
+			end += n;
+		if (end == pos) {
+			fprintf(stderr, "malformed record at 0x%zx\n", pos);
+			return 2;
+		}
+		size_t zn = codec_run(cd, w->data + pos, end - pos, w->out, w->bound);
+		if (!zn) {
+			fprintf(stderr, "%s: compression failed\n", cd->name);
+			return 2;
+		}
+		if (check) {
+			size_t got = 0;
+			if (libdeflate_zlib_decompress(cd->check, w->out, zn, w->back, w->most,
+			                               &got) != LIBDEFLATE_SUCCESS ||
+			    got != end - pos || memcmp(w->back, w->data + pos, got)) {
+				fprintf(stderr, "%s: chunk at 0x%zx does not round-trip\n",
+				        cd->name, pos);
+				return 2;
+			}
+		}
+		if (ci < w->nchunks) {
+			if (check)
+				w->sizes[ci] = zn;
+			else
+				w->unstable += w->sizes[ci] != zn;
+			ci++;
+		}
+		/* 0A len 92 03 zlen: the chunk's packet around it. */
+		size_t inner = 2 + varint_size(zn) + zn;
+		*total += 1 + varint_size(inner) + inner;
+		pos = end;
+	}
+	return 0;
+}
+
+/* Codec `ls` at chunks of `kib` KiB: the untimed check pass, then `repeat` timed passes, each
+ * on a fresh compressor (its own memory: the igzip differences showed between instances); one
+ * line of results. Returns 0, or 2 after a message. */
+static int sweep_chunk(struct codec *cd, const char *ls, const uint8_t *data, size_t sz,
+                       size_t biggest, size_t kib, int repeat, double slices)
+{
+	struct sweep w = {.data = data, .sz = sz, .cap = kib * 1024};
+	w.most = w.cap > biggest ? w.cap : biggest;
+	/* Stored blocks at worst (5 bytes per 64 KiB) plus either codec's headers. */
+	w.bound = w.most + w.most / 8 + 4096;
+	w.out = malloc(w.bound);
+	w.back = malloc(w.most + 1);
+	/* Each chunk's compressed size in the check pass: a timed pass that gets another size for
+	 * the same chunk counts it as unstable (a codec whose bytes are not a function of its
+	 * input). */
+	w.nchunks = sz / (w.cap > 1 ? w.cap / 2 : 1) + 2;
+	w.sizes = calloc(w.nchunks, sizeof *w.sizes);
+	if (!w.out || !w.back || !w.sizes) {
+		fprintf(stderr, "out of memory\n");
+		return 2;
+	}
+	double best = 1e30;
+	unsigned long long total = 0;
+	/* r = -1: the untimed round-trip check of every chunk. */
+	for (int r = -1; r < repeat; r++) {
+		codec_close(cd);
+		if (codec_open(cd, ls) != 0)
+			return 2;
+		double t0 = cpu_now();
+		int st = sweep_pass(&w, cd, r < 0, &total);
+		if (st)
+			return st;
+		double t = cpu_now() - t0;
+		if (r >= 0 && t < best)
+			best = t;
+	}
+	free(w.out);
+	free(w.back);
+	free(w.sizes);
+	printf("%-10s %5d %9zu %10.2f %11.3f %9.0f %10.1f %8zu\n", cd->name, cd->level, kib,
+	       (double)total / slices, best, (double)sz / best / 1e6, best * 1e9 / slices,
+	       w.unstable);
+	fflush(stdout);
+	return 0;
+}
+
+/* The number of slices in the plain trace (its SLICE_BEGIN events), or -1 after a message. */
+static double count_slices(const uint8_t *data, size_t sz)
+{
+	double slices = 0;
+	for (size_t pos = 0, n; pos < sz; pos += n) {
+		if (!(n = record_len(data + pos, sz - pos))) {
+			fprintf(stderr, "malformed record at 0x%zx\n", pos);
+			return -1;
+		}
+		const uint8_t *b = data + pos + 1;
+		uint64_t len = rd_varint(&b, data + pos + n);
+		slices += is_begin(b, b + len);
+	}
+	return slices;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
@@ -238,18 +356,8 @@ int main(int argc, char **argv)
 	}
 	fclose(f);
 	double slices = atof(argv[2]);
-	if (!strcmp(argv[2], "count")) {
-		slices = 0;
-		for (size_t pos = 0, n; pos < (size_t)sz; pos += n) {
-			if (!(n = record_len(data + pos, (size_t)sz - pos))) {
-				fprintf(stderr, "malformed record at 0x%zx\n", pos);
-				return 2;
-			}
-			const uint8_t *b = data + pos + 1;
-			uint64_t len = rd_varint(&b, data + pos + n);
-			slices += is_begin(b, b + len);
-		}
-	}
+	if (!strcmp(argv[2], "count") && (slices = count_slices(data, (size_t)sz)) < 0)
+		return 2;
 	if (slices <= 0) {
 		fprintf(stderr, "no slices\n");
 		return 2;
@@ -281,89 +389,10 @@ int main(int argc, char **argv)
 			size_t kib = (size_t)strtoul(c, (char **)&c, 10);
 			if (*c == ',')
 				c++;
-			size_t cap = kib * 1024, most = cap > biggest ? cap : biggest;
-			/* Stored blocks at worst (5 bytes per 64 KiB) plus either codec's headers.
-			 */
-			size_t bound = most + most / 8 + 4096;
-			uint8_t *out = malloc(bound), *back = malloc(most + 1);
-			/* Each chunk's compressed size in the check pass: a timed pass that gets
-			 * another size for the same chunk counts it as unstable (a codec whose
-			 * bytes are not a function of its input). */
-			size_t nchunks = (size_t)sz / (cap > 1 ? cap / 2 : 1) + 2, ci = 0,
-			       unstable = 0;
-			size_t *sizes = calloc(nchunks, sizeof *sizes);
-			if (!out || !back || !sizes) {
-				fprintf(stderr, "out of memory\n");
-				return 2;
-			}
-			double best = 1e30;
-			unsigned long long total = 0;
-			/* r = -1: the untimed round-trip check of every chunk. */
-			for (int r = -1; r < repeat; r++) {
-				total = 0;
-				ci = 0;
-				/* Every pass on a fresh compressor (its own memory): the igzip
-				 * differences showed between instances. */
-				codec_close(&cd);
-				if (codec_open(&cd, ls) != 0)
-					return 2;
-				double t0 = cpu_now();
-				size_t pos = 0;
-				while (pos < (size_t)sz) {
-					/* Whole packets up to cap (a bigger packet goes alone). */
-					size_t end = pos, n;
-					while (end < (size_t)sz &&
-					       (n = record_len(data + end, (size_t)sz - end)) &&
-					       (end == pos || end + n - pos <= cap))
-						end += n;
-					if (end == pos) {
-						fprintf(stderr, "malformed record at 0x%zx\n", pos);
-						return 2;
-					}
-					size_t zn =
-					    codec_run(&cd, data + pos, end - pos, out, bound);
-					if (!zn) {
-						fprintf(stderr, "%s: compression failed\n",
-						        cd.name);
-						return 2;
-					}
-					if (r < 0) {
-						size_t got = 0;
-						if (libdeflate_zlib_decompress(cd.check, out, zn,
-						                               back, most, &got) !=
-						        LIBDEFLATE_SUCCESS ||
-						    got != end - pos ||
-						    memcmp(back, data + pos, got)) {
-							fprintf(stderr,
-							        "%s: chunk at 0x%zx does not "
-							        "round-trip\n",
-							        cd.name, pos);
-							return 2;
-						}
-					}
-					if (ci < nchunks) {
-						if (r < 0)
-							sizes[ci] = zn;
-						else
-							unstable += sizes[ci] != zn;
-						ci++;
-					}
-					/* 0A len 92 03 zlen: the chunk's packet around it. */
-					size_t inner = 2 + varint_size(zn) + zn;
-					total += 1 + varint_size(inner) + inner;
-					pos = end;
-				}
-				double t = cpu_now() - t0;
-				if (r >= 0 && t < best)
-					best = t;
-			}
-			free(out);
-			free(back);
-			free(sizes);
-			printf("%-10s %5d %9zu %10.2f %11.3f %9.0f %10.1f %8zu\n", cd.name,
-			       cd.level, kib, (double)total / slices, best, (double)sz / best / 1e6,
-			       best * 1e9 / slices, unstable);
-			fflush(stdout);
+			int st =
+			    sweep_chunk(&cd, ls, data, (size_t)sz, biggest, kib, repeat, slices);
+			if (st)
+				return st;
 		}
 		codec_close(&cd);
 	}

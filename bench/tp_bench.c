@@ -431,6 +431,105 @@ static void ratio(char *buf, size_t n, long double a, long double b, int dec)
 	fix(buf, n, (uint64_t)v, dec);
 }
 
+/* One line of a results file into *r: 8, 9 or 11 tab-separated fields (older files have no
+ * CPU time, or no runs and median). Returns 0 for a line of another shape. */
+static int parse_row(char *line, struct row *r)
+{
+	memset(r, 0, sizeof *r);
+	char *fld[11];
+	int nf = 0;
+	char *s = line;
+	line[strcspn(line, "\n")] = 0;
+	while (nf < 11) {
+		fld[nf++] = s;
+		char *t = strchr(s, '\t');
+		if (!t)
+			break;
+		*t = 0;
+		s = t + 1;
+	}
+	if (nf != 8 && nf != 9 && nf != 11)
+		return 0;
+	r->cpu_ns = nf >= 9 ? strtoll(fld[8], NULL, 10) : -1;
+	r->runs = nf == 11 ? (int)strtol(fld[9], NULL, 10) : 1;
+	snprintf(r->name, sizeof r->name, "%s", fld[0]);
+	snprintf(r->group, sizeof r->group, "%s", fld[1]);
+	r->cmds = strtoull(fld[2], NULL, 10);
+	r->cores = strtoull(fld[3], NULL, 10);
+	r->bytes = strtoull(fld[4], NULL, 10);
+	r->wall_ns = strtoll(fld[5], NULL, 10);
+	r->median_ns = nf == 11 ? strtoll(fld[10], NULL, 10) : r->wall_ns;
+	r->rss_kib = strtol(fld[6], NULL, 10);
+	r->status = (int)strtol(fld[7], NULL, 10);
+	return 1;
+}
+
+/* The name given by --baseline GROUP=NAME for `group` in argv[3..], else NULL. */
+static const char *baseline_arg(int argc, char **argv, const char *group)
+{
+	const char *bn = NULL;
+	for (int a = 3; a + 1 < argc; a += 2) {
+		const char *eq = strchr(argv[a + 1], '=');
+		if (!strcmp(argv[a], "--baseline") && eq &&
+		    (size_t)(eq - argv[a + 1]) == strlen(group) &&
+		    !strncmp(argv[a + 1], group, strlen(group)))
+			bn = eq + 1;
+	}
+	return bn;
+}
+
+/* The baseline row of r's group: the row --baseline names, else the group's first row. */
+static const struct row *baseline_of(const struct row *rows, size_t nrows, const struct row *r,
+                                     int argc, char **argv)
+{
+	const struct row *base = NULL;
+	const char *bn = baseline_arg(argc, argv, r->group);
+	for (size_t j = 0; bn && j < nrows; j++)
+		if (!strcmp(rows[j].group, r->group) && !strcmp(rows[j].name, bn))
+			base = &rows[j];
+	for (size_t j = 0; j < nrows && !base; j++)
+		if (!strcmp(rows[j].group, r->group))
+			base = &rows[j];
+	return base;
+}
+
+/* One row of the table, with its ratios to `base` (NULL: none). */
+static void print_row(const struct row *r, const struct row *base)
+{
+	char cpu[32], par[32];
+	if (r->cpu_ns >= 0) {
+		fix(cpu, sizeof cpu, (uint64_t)(r->cpu_ns / 1000000), 3);
+		ratio(par, sizeof par, (long double)r->cpu_ns, (long double)r->wall_ns, 2);
+	} else {
+		snprintf(cpu, sizeof cpu, "-");
+		snprintf(par, sizeof par, "-");
+	}
+	char cmds[32], wall[32], med[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32], xt[32],
+	    xr[32];
+	snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
+	fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
+	fix(med, sizeof med, (uint64_t)(r->median_ns / 1000000), 3);
+	ratio(cps, sizeof cps, (long double)r->cmds * 1e9L, (long double)r->wall_ns, 0);
+	ratio(cpsc, sizeof cpsc, (long double)r->cmds * 1e9L,
+	      (long double)r->wall_ns * (long double)(r->cores ? r->cores : 1), 0);
+	ratio(nspc, sizeof nspc, (long double)r->wall_ns, (long double)r->cmds, 1);
+	ratio(rss, sizeof rss, (long double)r->rss_kib, 1024.0L, 1);
+	if (r->cmds && base && r->rss_kib >= base->rss_kib)
+		ratio(bpc, sizeof bpc, (long double)(r->rss_kib - base->rss_kib) * 1024.0L,
+		      (long double)r->cmds, 1);
+	else
+		snprintf(bpc, sizeof bpc, "-");
+	if (base && base->cmds && r->cmds)
+		ratio(xt, sizeof xt, (long double)r->wall_ns / (long double)r->cmds,
+		      (long double)base->wall_ns / (long double)base->cmds, 2);
+	else
+		snprintf(xt, sizeof xt, "-");
+	ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0, 2);
+	printf("%-34s %-8s %12s %9s %4d %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n", r->name,
+	       r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss, bpc, xt, xr,
+	       r->status);
+}
+
 static int cmd_table(int argc, char **argv)
 {
 	if (argc < 3)
@@ -445,32 +544,8 @@ static int cmd_table(int argc, char **argv)
 	char line[1024];
 	while (fgets(line, sizeof line, f)) {
 		struct row r;
-		memset(&r, 0, sizeof r);
-		char *fld[11];
-		int nf = 0;
-		char *s = line;
-		line[strcspn(line, "\n")] = 0;
-		while (nf < 11) {
-			fld[nf++] = s;
-			char *t = strchr(s, '\t');
-			if (!t)
-				break;
-			*t = 0;
-			s = t + 1;
-		}
-		if (nf != 8 && nf != 9 && nf != 11)
+		if (!parse_row(line, &r))
 			continue;
-		r.cpu_ns = nf >= 9 ? strtoll(fld[8], NULL, 10) : -1;
-		r.runs = nf == 11 ? (int)strtol(fld[9], NULL, 10) : 1;
-		snprintf(r.name, sizeof r.name, "%s", fld[0]);
-		snprintf(r.group, sizeof r.group, "%s", fld[1]);
-		r.cmds = strtoull(fld[2], NULL, 10);
-		r.cores = strtoull(fld[3], NULL, 10);
-		r.bytes = strtoull(fld[4], NULL, 10);
-		r.wall_ns = strtoll(fld[5], NULL, 10);
-		r.median_ns = nf == 11 ? strtoll(fld[10], NULL, 10) : r.wall_ns;
-		r.rss_kib = strtol(fld[6], NULL, 10);
-		r.status = (int)strtol(fld[7], NULL, 10);
 		struct row *nr = tp_grow(rows, sizeof *rows, nrows + 1, &cap);
 		if (!nr) {
 			fclose(f);
@@ -486,57 +561,8 @@ static int cmd_table(int argc, char **argv)
 	printf("%-34s %-8s %12s %9s %4s %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6s\n", "case",
 	       "group", "commands", "wall s", "runs", "med s", "CPU s", "CPU/wall", "cmd/s",
 	       "cmd/s/core", "ns/cmd", "RSS MiB", "B/cmd", "x ns/c", "x RSS", "exit");
-	for (size_t i = 0; i < nrows; i++) {
-		const struct row *r = &rows[i], *base = NULL;
-		for (int a = 3; a + 1 < argc; a += 2) {
-			if (strcmp(argv[a], "--baseline") != 0)
-				continue;
-			const char *eq = strchr(argv[a + 1], '=');
-			if (!eq || (size_t)(eq - argv[a + 1]) != strlen(r->group) ||
-			    strncmp(argv[a + 1], r->group, strlen(r->group)) != 0)
-				continue;
-			for (size_t j = 0; j < nrows; j++)
-				if (!strcmp(rows[j].group, r->group) &&
-				    !strcmp(rows[j].name, eq + 1))
-					base = &rows[j];
-		}
-		for (size_t j = 0; j < nrows && !base; j++)
-			if (!strcmp(rows[j].group, r->group))
-				base = &rows[j];
-		char cpu[32], par[32];
-		if (r->cpu_ns >= 0) {
-			fix(cpu, sizeof cpu, (uint64_t)(r->cpu_ns / 1000000), 3);
-			ratio(par, sizeof par, (long double)r->cpu_ns, (long double)r->wall_ns, 2);
-		} else {
-			snprintf(cpu, sizeof cpu, "-");
-			snprintf(par, sizeof par, "-");
-		}
-		char cmds[32], wall[32], med[32], cps[32], cpsc[32], nspc[32], rss[32], bpc[32],
-		    xt[32], xr[32];
-		snprintf(cmds, sizeof cmds, "%llu", (unsigned long long)r->cmds);
-		fix(wall, sizeof wall, (uint64_t)(r->wall_ns / 1000000), 3);
-		fix(med, sizeof med, (uint64_t)(r->median_ns / 1000000), 3);
-		ratio(cps, sizeof cps, (long double)r->cmds * 1e9L, (long double)r->wall_ns, 0);
-		ratio(cpsc, sizeof cpsc, (long double)r->cmds * 1e9L,
-		      (long double)r->wall_ns * (long double)(r->cores ? r->cores : 1), 0);
-		ratio(nspc, sizeof nspc, (long double)r->wall_ns, (long double)r->cmds, 1);
-		ratio(rss, sizeof rss, (long double)r->rss_kib, 1024.0L, 1);
-		if (r->cmds && base && r->rss_kib >= base->rss_kib)
-			ratio(bpc, sizeof bpc, (long double)(r->rss_kib - base->rss_kib) * 1024.0L,
-			      (long double)r->cmds, 1);
-		else
-			snprintf(bpc, sizeof bpc, "-");
-		if (base && base->cmds && r->cmds)
-			ratio(xt, sizeof xt, (long double)r->wall_ns / (long double)r->cmds,
-			      (long double)base->wall_ns / (long double)base->cmds, 2);
-		else
-			snprintf(xt, sizeof xt, "-");
-		ratio(xr, sizeof xr, (long double)r->rss_kib, base ? (long double)base->rss_kib : 0,
-		      2);
-		printf("%-34s %-8s %12s %9s %4d %9s %9s %8s %12s %13s %9s %9s %9s %8s %8s %6d\n",
-		       r->name, r->group, cmds, wall, r->runs, med, cpu, par, cps, cpsc, nspc, rss,
-		       bpc, xt, xr, r->status);
-	}
+	for (size_t i = 0; i < nrows; i++)
+		print_row(&rows[i], baseline_of(rows, nrows, &rows[i], argc, argv));
 	printf("(B/cmd = (peak RSS - RSS of the group's baseline row) / commands; x = ratio to the "
 	       "baseline row:");
 	for (size_t i = 0; i < nrows; i++) {
@@ -546,15 +572,8 @@ static int cmd_table(int argc, char **argv)
 				first = 0;
 		if (!first)
 			continue;
-		const char *bn = rows[i].name;
-		for (int a = 3; a + 1 < argc; a += 2) {
-			const char *eq = strchr(argv[a + 1], '=');
-			if (!strcmp(argv[a], "--baseline") && eq &&
-			    (size_t)(eq - argv[a + 1]) == strlen(rows[i].group) &&
-			    !strncmp(argv[a + 1], rows[i].group, strlen(rows[i].group)))
-				bn = eq + 1;
-		}
-		printf(" %s=%s", rows[i].group, bn);
+		const char *bn = baseline_arg(argc, argv, rows[i].group);
+		printf(" %s=%s", rows[i].group, bn ? bn : rows[i].name);
 	}
 	printf(")\n");
 	tp_free(rows);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # check-style.sh — the style checks .ci/run runs before the tests:
 #  1. every tracked C/C++ file is formatted by the committed .clang-format;
-#  2. no comment names a source file (*.c, *.h, *.py, ...) that is not in the tree.
+#  2. no comment names a source file (*.c, *.h, *.py, ...) that is not in the tree;
+#  3. no source file over 1 000 lines, no C function over 120 (check_sizes.py, with the
+#     exceptions in check_sizes.allow).
 # Exit 1 with the offending files listed; 0 when clean.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,5 +21,6 @@ if [ ${#bad[@]} -gt 0 ]; then
 	fail=1
 fi
 /usr/bin/python3 scripts/check_comment_names.py || fail=1
+/usr/bin/python3 scripts/check_sizes.py || fail=1
 [ $fail = 0 ] && echo "check-style: ${#files[@]} files formatted; comments name only files that exist"
 exit $fail

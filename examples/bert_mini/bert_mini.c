@@ -267,6 +267,80 @@ static void describe_norm(struct opinfo *o, const char *name, const char *x, con
 	o->detail.flops = 8ull * (uint64_t)batch * seq * HIDDEN;
 }
 
+/* Encoder layer i of a batch-B, sequence-S model: its weights (seeded by i) and the
+ * descriptions of its ten operators. */
+static void layer_init(struct layer *L, int i, int B, int S)
+{
+	uint64_t s = 100 + 20 * (uint64_t)i;
+	/* Zero shares differ per projection so the report shows matrices both below and above
+	 * the 50 % line of the sparse what-if rule. */
+	linear_init(&L->q, HIDDEN, HIDDEN, s + 1, 0.10);
+	linear_init(&L->k, HIDDEN, HIDDEN, s + 2, 0.10);
+	linear_init(&L->v, HIDDEN, HIDDEN, s + 3, 0.30);
+	linear_init(&L->o, HIDDEN, HIDDEN, s + 4, 0.20);
+	linear_init(&L->up, HIDDEN, FFN, s + 5, 0.40);
+	linear_init(&L->down, FFN, HIDDEN, s + 6, 0.60);
+	L->ln1_g = ones_plus(HIDDEN, s + 7, 0.05f);
+	L->ln1_b = fill(HIDDEN, s + 8, 0.02f, 0, NULL);
+	L->ln2_g = ones_plus(HIDDEN, s + 9, 0.05f);
+	L->ln2_b = fill(HIDDEN, s + 10, 0.02f, 0, NULL);
+
+	const char *in = strf("encoder.%d.input", i);
+	const char *qn = strf("encoder.%d.attn.q_out", i), *kn = strf("encoder.%d.attn.k_out", i);
+	const char *vn = strf("encoder.%d.attn.v_out", i);
+	const char *sc = strf("encoder.%d.attn.scores_out", i);
+	const char *pr = strf("encoder.%d.attn.probs", i);
+	const char *cx = strf("encoder.%d.attn.context_out", i);
+	const char *ao = strf("encoder.%d.attn.out_sum", i);
+	const char *h1 = strf("encoder.%d.attn.ln_out", i);
+	const char *up = strf("encoder.%d.ffn.up_out", i);
+	const char *ge = strf("encoder.%d.ffn.gelu_out", i);
+	const char *dn = strf("encoder.%d.ffn.down_sum", i);
+	const char *h2 = strf("encoder.%d.output", i);
+	describe_linear(&L->op_q, strf("encoder.%d.attn.q", i), NULL, in, qn, &L->q, B, S);
+	describe_linear(&L->op_k, strf("encoder.%d.attn.k", i), NULL, in, kn, &L->k, B, S);
+	describe_linear(&L->op_v, strf("encoder.%d.attn.v", i), NULL, in, vn, &L->v, B, S);
+
+	struct opinfo *o = &L->op_scores;
+	op_init(o, "BatchMatMul", strf("encoder.%d.attn.scores", i), NULL);
+	op_in(o, qn, "fp32", 3, B, S, HIDDEN);
+	op_in(o, kn, "fp32", 3, B, S, HIDDEN);
+	op_out(o, sc, 4, B, HEADS, S, S);
+	op_attr(o, "heads", "4");
+	op_attr(o, "transpose_b", "true");
+	op_attr(o, "alpha", "0.125");
+	o->detail.flops = 2ull * (uint64_t)B * HEADS * S * S * HEAD_DIM;
+
+	o = &L->op_softmax;
+	op_init(o, "Softmax", strf("encoder.%d.attn.softmax", i), NULL);
+	op_in(o, sc, "fp32", 3, B * HEADS, S, S);
+	op_out(o, pr, 4, B, HEADS, S, S);
+	op_attr(o, "axis", "-1");
+	o->detail.flops = 5ull * (uint64_t)B * HEADS * S * S;
+
+	o = &L->op_context;
+	op_init(o, "BatchMatMul", strf("encoder.%d.attn.context", i), NULL);
+	op_in(o, pr, "fp32", 3, B * HEADS, S, S);
+	op_in(o, vn, "fp32", 3, B, S, HIDDEN);
+	op_out(o, cx, 3, B, S, HIDDEN, 0);
+	op_attr(o, "heads", "4");
+	o->detail.flops = 2ull * (uint64_t)B * HEADS * S * S * HEAD_DIM;
+
+	describe_linear(&L->op_o, strf("encoder.%d.attn.out", i), "sum", cx, ao, &L->o, B, S);
+	describe_norm(&L->op_ln1, strf("encoder.%d.attn.ln", i), ao, h1, B, S);
+	describe_linear(&L->op_up, strf("encoder.%d.ffn.up", i), NULL, h1, up, &L->up, B, S);
+
+	o = &L->op_gelu;
+	op_init(o, "Gelu", strf("encoder.%d.ffn.gelu", i), NULL);
+	op_in(o, up, "fp32", 3, B, S, FFN);
+	op_out(o, ge, 3, B, S, FFN, 0);
+	op_attr(o, "approximate", "tanh");
+	o->detail.flops = 10ull * (uint64_t)B * S * FFN;
+
+	describe_linear(&L->op_down, strf("encoder.%d.ffn.down", i), "sum", ge, dn, &L->down, B, S);
+	describe_norm(&L->op_ln2, strf("encoder.%d.ffn.ln", i), dn, h2, B, S);
+}
+
 static void model_init(struct model *m, const struct config *c)
 {
 	memset(m, 0, sizeof *m);
@@ -277,81 +351,8 @@ static void model_init(struct model *m, const struct config *c)
 	m->emb_g = ones_plus(HIDDEN, 3, 0.05f);
 	m->emb_b = fill(HIDDEN, 4, 0.02f, 0, NULL);
 	m->layers = xcalloc((size_t)c->layers, sizeof *m->layers);
-	/* Zero shares differ per projection so the report shows matrices both below and above
-	 * the 50 % line of the sparse what-if rule. */
-	for (int i = 0; i < c->layers; i++) {
-		struct layer *L = &m->layers[i];
-		uint64_t s = 100 + 20 * (uint64_t)i;
-		linear_init(&L->q, HIDDEN, HIDDEN, s + 1, 0.10);
-		linear_init(&L->k, HIDDEN, HIDDEN, s + 2, 0.10);
-		linear_init(&L->v, HIDDEN, HIDDEN, s + 3, 0.30);
-		linear_init(&L->o, HIDDEN, HIDDEN, s + 4, 0.20);
-		linear_init(&L->up, HIDDEN, FFN, s + 5, 0.40);
-		linear_init(&L->down, FFN, HIDDEN, s + 6, 0.60);
-		L->ln1_g = ones_plus(HIDDEN, s + 7, 0.05f);
-		L->ln1_b = fill(HIDDEN, s + 8, 0.02f, 0, NULL);
-		L->ln2_g = ones_plus(HIDDEN, s + 9, 0.05f);
-		L->ln2_b = fill(HIDDEN, s + 10, 0.02f, 0, NULL);
-
-		const char *in = strf("encoder.%d.input", i);
-		const char *qn = strf("encoder.%d.attn.q_out", i),
-		           *kn = strf("encoder.%d.attn.k_out", i);
-		const char *vn = strf("encoder.%d.attn.v_out", i);
-		const char *sc = strf("encoder.%d.attn.scores_out", i);
-		const char *pr = strf("encoder.%d.attn.probs", i);
-		const char *cx = strf("encoder.%d.attn.context_out", i);
-		const char *ao = strf("encoder.%d.attn.out_sum", i);
-		const char *h1 = strf("encoder.%d.attn.ln_out", i);
-		const char *up = strf("encoder.%d.ffn.up_out", i);
-		const char *ge = strf("encoder.%d.ffn.gelu_out", i);
-		const char *dn = strf("encoder.%d.ffn.down_sum", i);
-		const char *h2 = strf("encoder.%d.output", i);
-		describe_linear(&L->op_q, strf("encoder.%d.attn.q", i), NULL, in, qn, &L->q, B, S);
-		describe_linear(&L->op_k, strf("encoder.%d.attn.k", i), NULL, in, kn, &L->k, B, S);
-		describe_linear(&L->op_v, strf("encoder.%d.attn.v", i), NULL, in, vn, &L->v, B, S);
-
-		struct opinfo *o = &L->op_scores;
-		op_init(o, "BatchMatMul", strf("encoder.%d.attn.scores", i), NULL);
-		op_in(o, qn, "fp32", 3, B, S, HIDDEN);
-		op_in(o, kn, "fp32", 3, B, S, HIDDEN);
-		op_out(o, sc, 4, B, HEADS, S, S);
-		op_attr(o, "heads", "4");
-		op_attr(o, "transpose_b", "true");
-		op_attr(o, "alpha", "0.125");
-		o->detail.flops = 2ull * (uint64_t)B * HEADS * S * S * HEAD_DIM;
-
-		o = &L->op_softmax;
-		op_init(o, "Softmax", strf("encoder.%d.attn.softmax", i), NULL);
-		op_in(o, sc, "fp32", 3, B * HEADS, S, S);
-		op_out(o, pr, 4, B, HEADS, S, S);
-		op_attr(o, "axis", "-1");
-		o->detail.flops = 5ull * (uint64_t)B * HEADS * S * S;
-
-		o = &L->op_context;
-		op_init(o, "BatchMatMul", strf("encoder.%d.attn.context", i), NULL);
-		op_in(o, pr, "fp32", 3, B * HEADS, S, S);
-		op_in(o, vn, "fp32", 3, B, S, HIDDEN);
-		op_out(o, cx, 3, B, S, HIDDEN, 0);
-		op_attr(o, "heads", "4");
-		o->detail.flops = 2ull * (uint64_t)B * HEADS * S * S * HEAD_DIM;
-
-		describe_linear(&L->op_o, strf("encoder.%d.attn.out", i), "sum", cx, ao, &L->o, B,
-		                S);
-		describe_norm(&L->op_ln1, strf("encoder.%d.attn.ln", i), ao, h1, B, S);
-		describe_linear(&L->op_up, strf("encoder.%d.ffn.up", i), NULL, h1, up, &L->up, B,
-		                S);
-
-		o = &L->op_gelu;
-		op_init(o, "Gelu", strf("encoder.%d.ffn.gelu", i), NULL);
-		op_in(o, up, "fp32", 3, B, S, FFN);
-		op_out(o, ge, 3, B, S, FFN, 0);
-		op_attr(o, "approximate", "tanh");
-		o->detail.flops = 10ull * (uint64_t)B * S * FFN;
-
-		describe_linear(&L->op_down, strf("encoder.%d.ffn.down", i), "sum", ge, dn,
-		                &L->down, B, S);
-		describe_norm(&L->op_ln2, strf("encoder.%d.ffn.ln", i), dn, h2, B, S);
-	}
+	for (int i = 0; i < c->layers; i++)
+		layer_init(&m->layers[i], i, B, S);
 	linear_init(&m->pool, HIDDEN, HIDDEN, 900, 0.25);
 	linear_init(&m->cls, HIDDEN, CLASSES, 901, 0.0);
 
@@ -675,22 +676,22 @@ static void print_ab(const double *cpu, int steps, int warmup)
  * operator descriptors inside must still be valid then. */
 static struct model m;
 
-int main(int argc, char **argv)
+/* Reads the options into *c. Returns -1 to go on, else the exit status (0 after --help). */
+static int parse_args(int argc, char **argv, struct config *c)
 {
-	struct config c = {4, 20, 2, 64, 2, 1, 0, 0, 0};
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int *dst = NULL, lo = 1, hi = 0;
 		if (!strcmp(a, "--quiet")) {
-			c.quiet = 1;
+			c->quiet = 1;
 			continue;
 		}
 		if (!strcmp(a, "--no-compute")) {
-			c.no_compute = 1;
+			c->no_compute = 1;
 			continue;
 		}
 		if (!strcmp(a, "--ab")) {
-			c.ab = 1;
+			c->ab = 1;
 			continue;
 		}
 		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -698,17 +699,17 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		if (!strcmp(a, "--layers"))
-			dst = &c.layers, hi = 64;
+			dst = &c->layers, hi = 64;
 		else if (!strcmp(a, "--steps"))
-			dst = &c.steps, hi = 1000000;
+			dst = &c->steps, hi = 1000000;
 		else if (!strcmp(a, "--warmup"))
-			dst = &c.warmup, lo = 0, hi = 1000000;
+			dst = &c->warmup, lo = 0, hi = 1000000;
 		else if (!strcmp(a, "--seq"))
-			dst = &c.seq, lo = 2, hi = MAX_SEQ;
+			dst = &c->seq, lo = 2, hi = MAX_SEQ;
 		else if (!strcmp(a, "--batch"))
-			dst = &c.batch, hi = 256;
+			dst = &c->batch, hi = 256;
 		else if (!strcmp(a, "--threads"))
-			dst = &c.threads, hi = 256;
+			dst = &c->threads, hi = 256;
 		if (!dst || i + 1 >= argc || parse_int(argv[i + 1], lo, hi, dst)) {
 			fprintf(stderr, "bert_mini: bad option '%s'%s%s\n", a,
 			        i + 1 < argc ? " " : "", i + 1 < argc && dst ? argv[i + 1] : "");
@@ -717,6 +718,57 @@ int main(int argc, char **argv)
 		}
 		i++;
 	}
+	return -1;
+}
+
+/* One step: data prep, the forward pass and post-processing (the class histogram and the
+ * checksum), inside a step range when g_record. */
+static void run_step(const struct config *c, int step, int warm, int64_t *class_hist,
+                     double *checksum)
+{
+	char meta[128];
+	if (g_record)
+		tpuprof_step_begin("bert_mini", step, warm);
+
+	snprintf(meta, sizeof meta, "batch %d, seq %d, sentences %d..%d", c->batch, c->seq,
+	         (step * c->batch) % (int)NSENT, (step * c->batch + c->batch - 1) % (int)NSENT);
+	if (g_record)
+		tpuprof_activity_begin("data prep", step, meta);
+	for (int b = 0; b < c->batch; b++)
+		tokenise(sentences[(size_t)(step * c->batch + b) % NSENT],
+		         m.ids + (size_t)b * c->seq, c->seq);
+	if (g_record)
+		tpuprof_activity_end("data prep", step, NULL);
+
+	if (c->no_compute)
+		forward_calls_only(&m);
+	else
+		forward(&m);
+
+	if (g_record)
+		tpuprof_activity_begin("postprocess", step, "softmax over 4 classes, argmax");
+	for (int b = 0; b < c->batch; b++) {
+		float *lg = m.logits + (size_t)b * CLASSES;
+		int best = 0;
+		for (int k = 0; k < CLASSES; k++) {
+			*checksum += (double)lg[k] * (double)(k + 1) * (double)(b + 1);
+			if (lg[k] > lg[best])
+				best = k;
+		}
+		class_hist[best]++;
+	}
+	if (g_record) {
+		tpuprof_activity_end("postprocess", step, NULL);
+		tpuprof_step_end("bert_mini", step);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct config c = {4, 20, 2, 64, 2, 1, 0, 0, 0};
+	int st = parse_args(argc, argv, &c);
+	if (st >= 0)
+		return st;
 #ifdef BERT_MINI_OPENBLAS
 	/* One thread by default: results are bit-identical run to run, and the benchmark
 	 * measures the capture's overhead rather than thread scheduling noise. */
@@ -744,7 +796,6 @@ int main(int argc, char **argv)
 	int counted = 0;
 	int64_t *class_hist = xcalloc(CLASSES, sizeof *class_hist);
 	double *step_cpu = xcalloc((size_t)c.steps, sizeof *step_cpu);
-	char meta[128];
 	for (int step = 0; step < c.steps; step++) {
 		int warm = step < c.warmup;
 		/* --ab: even steps make their capture calls, odd steps skip them, so each pair of
@@ -752,42 +803,7 @@ int main(int argc, char **argv)
 		 */
 		g_record = !c.ab || step % 2 == 0;
 		double t0 = clock_ms(CLOCK_MONOTONIC), c0 = clock_ms(CLOCK_THREAD_CPUTIME_ID);
-		if (g_record)
-			tpuprof_step_begin("bert_mini", step, warm);
-
-		snprintf(meta, sizeof meta, "batch %d, seq %d, sentences %d..%d", c.batch, c.seq,
-		         (step * c.batch) % (int)NSENT,
-		         (step * c.batch + c.batch - 1) % (int)NSENT);
-		if (g_record)
-			tpuprof_activity_begin("data prep", step, meta);
-		for (int b = 0; b < c.batch; b++)
-			tokenise(sentences[(size_t)(step * c.batch + b) % NSENT],
-			         m.ids + (size_t)b * c.seq, c.seq);
-		if (g_record)
-			tpuprof_activity_end("data prep", step, NULL);
-
-		if (c.no_compute)
-			forward_calls_only(&m);
-		else
-			forward(&m);
-
-		if (g_record)
-			tpuprof_activity_begin("postprocess", step,
-			                       "softmax over 4 classes, argmax");
-		for (int b = 0; b < c.batch; b++) {
-			float *lg = m.logits + (size_t)b * CLASSES;
-			int best = 0;
-			for (int k = 0; k < CLASSES; k++) {
-				checksum += (double)lg[k] * (double)(k + 1) * (double)(b + 1);
-				if (lg[k] > lg[best])
-					best = k;
-			}
-			class_hist[best]++;
-		}
-		if (g_record) {
-			tpuprof_activity_end("postprocess", step, NULL);
-			tpuprof_step_end("bert_mini", step);
-		}
+		run_step(&c, step, warm, class_hist, &checksum);
 		double ms = clock_ms(CLOCK_MONOTONIC) - t0;
 		double cpu = clock_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
 		step_cpu[step] = cpu;

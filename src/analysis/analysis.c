@@ -42,21 +42,6 @@ int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate)
 	return 1;
 }
 
-int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out)
-{
-	memset(out, 0, sizeof *out);
-	struct tp_cost k;
-	if (!tp_track_get_cost(t, i, &k))
-		return 0;
-	out->alg_ops = k.alg_ops;
-	out->uarch_ops = k.uarch_ops;
-	out->alg_cycle = k.alg_cycle;
-	out->uarch_rate = k.uarch_rate;
-	out->init_ratio = k.init_ratio;
-	out->bank_ratio = k.bank_ratio;
-	return 1;
-}
-
 void tp_fmt_pct(char *buf, size_t n, double v, int dec)
 {
 	struct tp_buf t;

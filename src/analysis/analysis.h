@@ -162,17 +162,6 @@ void tp_analysis_free(struct tp_analysis *a);
  * dump has no cost data. A zero denominator with cost data gives 0 (the vendor's "0.00%"). */
 int tp_uarch_rate(const struct tp_engine_stats *tiu, double *rate);
 
-/* Per-command cost figures of slice i of track t in the vendor's definitions; 0 when the
- * command has no valid cost entry. The figures and ratios of struct tp_cost
- * (tp_track_get_cost), which new code reads directly; this copy stays while the workbook
- * reads it. */
-struct tp_cmd_cost {
-	uint64_t alg_ops, uarch_ops;
-	uint32_t alg_cycle;
-	double uarch_rate, init_ratio, bank_ratio;
-};
-int tp_slice_cost(const struct tp_track *t, size_t i, struct tp_cmd_cost *out);
-
 /* Formats a ratio the vendor's way: v·100 with `dec` decimals and '%' ("74.87%"), into buf. */
 void tp_fmt_pct(char *buf, size_t n, double v, int dec);
 

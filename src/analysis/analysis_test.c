@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "analysis/analysis.h"
+#include "testutil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -318,12 +319,12 @@ static void test_cost(void **state)
 	/* Initial-cycle ratio > 1 %: conv #0 (5 %); arith 0.5 % and conv #3 0.5 % are not. */
 	assert_int_equal(a.num_high_init, 1);
 	assert_int_equal(a.high_init[0].slice, 0);
-	struct tp_cmd_cost cc;
-	assert_int_equal(tp_slice_cost(&p->tracks[t0], 0, &cc), 1);
+	struct tp_cost cc;
+	assert_int_equal(tp_track_get_cost(&p->tracks[t0], 0, &cc), 1);
 	assert_true(fabs(cc.uarch_rate - 0.3) < 1e-12);
 	assert_true(fabs(cc.init_ratio - 50.0 / 1000.0001) < 1e-12);
-	assert_int_equal(tp_slice_cost(&p->tracks[t0], 4, &cc), 0);
-	assert_int_equal(tp_slice_cost(&p->tracks[t1], 0, &cc), 0);
+	assert_int_equal(tp_track_get_cost(&p->tracks[t0], 4, &cc), 0);
+	assert_int_equal(tp_track_get_cost(&p->tracks[t1], 0, &cc), 0);
 	tp_analysis_free(&a);
 	tp_profile_free(p);
 }
@@ -645,11 +646,7 @@ static struct tp_profile *lmem_profile(void)
 	add(p, g, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 50176, "tensorLd");
 	tp_args_begin(p);
 	tp_args_add_uint(p, "src_start_addr", 0x9000000000ull);
-	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
-	tp_args_add_uint(p, "dst_nsize", 1);
-	tp_args_add_uint(p, "dst_csize", 64);
-	tp_args_add_uint(p, "dst_hsize", 28);
-	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_test_add_dma_shape(p, "dst", 131072 * 3 + 8192, 1, 64, 28, 28);
 	tp_args_add_uint(p, "src_data_format", 0);
 	p->tracks[g].slices[0].args = tp_args_end(p);
 	/* GDMA 1: LMEM->DDR with no shape: its 3200 bytes over 32 lanes (the DDR side's sizes

@@ -6,7 +6,7 @@
  */
 #include "analysis/optable.h"
 
-#include "readers/capfile/capfile.h"
+#include "model/argkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -287,29 +287,10 @@ int tp_op_table_for(const struct tp_profile *p, const struct tp_analysis *a,
 	return tp_op_table_build(p, own);
 }
 
-/* The interned ids of the slice types and argument keys the table reads (0: absent). */
-struct okeys {
-	uint32_t ty_op, ty_step;
-	uint32_t k_type, k_warm, k_step, k_bytes, k_flops, k_wshape, k_cut;
-};
-
-static void keys_of(const struct tp_profile *p, struct okeys *k)
-{
-	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
-	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
-	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
-	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	k->k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS);
-	k->k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
-	k->k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
-}
-
 /* Pass 1: the warm-up flag of every step index, in *steps (*n entries, sorted by
  * cmp_stepflag; the caller frees the array, also on failure). TP_OK / TP_ENOMEM. */
-static int step_flags(const struct tp_profile *p, const struct okeys *k, struct stepflag **steps,
-                      size_t *n)
+static int step_flags(const struct tp_profile *p, const struct tp_cap_keys *k,
+                      struct stepflag **steps, size_t *n)
 {
 	size_t cap = 0;
 	for (size_t ti = 0; ti < p->num_tracks && k->ty_step; ti++) {
@@ -339,9 +320,9 @@ static int step_flags(const struct tp_profile *p, const struct okeys *k, struct 
 
 /* Whether operator execution s of track tr is warm-up: its own flag, else that of the step
  * its step argument names, else that of cur_step, the step slice enclosing it on its track. */
-static int exec_warm(const struct tp_profile *p, const struct okeys *k, const struct tp_track *tr,
-                     const struct tp_slice *s, const struct tp_slice *cur_step,
-                     const struct stepflag *steps, size_t nsteps)
+static int exec_warm(const struct tp_profile *p, const struct tp_cap_keys *k,
+                     const struct tp_track *tr, const struct tp_slice *s,
+                     const struct tp_slice *cur_step, const struct stepflag *steps, size_t nsteps)
 {
 	const struct tp_arg *w = tp_args_find(p, s->args, k->k_warm);
 	const struct tp_arg *sa = tp_args_find(p, s->args, k->k_step);
@@ -369,7 +350,7 @@ static int exec_warm(const struct tp_profile *p, const struct okeys *k, const st
 
 /* Pass 2: every operator execution with its warm-up flag, in *ex (*n entries; the caller frees
  * the array, also on failure); counts them in t. TP_OK / TP_ENOMEM. */
-static int gather_execs(const struct tp_profile *p, const struct okeys *k,
+static int gather_execs(const struct tp_profile *p, const struct tp_cap_keys *k,
                         const struct stepflag *steps, size_t nsteps, struct tp_op_table *t,
                         struct exec **ex, size_t *n)
 {
@@ -414,8 +395,9 @@ static int gather_execs(const struct tp_profile *p, const struct okeys *k,
 
 /* Fills row rk from the executions ex[i..j) of one operator (in start order); durs is scratch
  * for j - i durations. */
-static void fill_row(const struct tp_profile *p, const struct okeys *k, const struct tp_op_table *t,
-                     const struct exec *ex, size_t i, size_t j, int64_t *durs, struct rowkey *rk)
+static void fill_row(const struct tp_profile *p, const struct tp_cap_keys *k,
+                     const struct tp_op_table *t, const struct exec *ex, size_t i, size_t j,
+                     int64_t *durs, struct rowkey *rk)
 {
 	struct tp_op_row *r = &rk->row;
 	r->name = ex[i].name;
@@ -464,8 +446,8 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	struct rowkey *keys = NULL;
 	size_t nex = 0, nsteps = 0, nkeys = 0;
 	memset(t, 0, sizeof *t);
-	struct okeys k;
-	keys_of(p, &k);
+	struct tp_cap_keys k;
+	tp_cap_keys_of(p, &k);
 	if (!k.ty_op) /* no slice can have type "op" */
 		return TP_OK;
 	if (step_flags(p, &k, &steps, &nsteps) != TP_OK ||

@@ -2,8 +2,8 @@
  * optable.h — per-operator statistics of tpuprof captures (optable.c).
  *
  * A capture (src/readers/capfile) fills the model with slices whose type is TP_CAP_TYPE_OP and
- * whose argument set follows the TP_CAP_KEY_* conventions of model.h. The operator table
- * groups those executions into one row per operator (name, op_type) with latency statistics
+ * whose argument set follows the TP_CAP_KEY_* conventions of model/argkeys.h. The operator
+ * table groups those executions into one row per operator (name, op_type) with latency statistics
  * over the non-warm-up executions; ops.csv (src/writers/opscsv), the capture summaries
  * (src/writers/capreport) and the workbook's operator sheet share one build of it.
  *
@@ -42,7 +42,7 @@ struct tp_op_table {
 	uint64_t warmup_executions; /* of which inside warm-up steps */
 	int counted_warmup;         /* 1 when every execution was warm-up, so all were counted */
 	uint64_t cut_executions;    /* executions cut short by the end of the capture (flagged
-	                               TP_CAPFILE_KEY_CUT): left out of the rows */
+	                               TP_CAP_KEY_CUT): left out of the rows */
 };
 
 /* Builds the operator table of a finished profile: every slice of type TP_CAP_TYPE_OP on a

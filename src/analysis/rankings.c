@@ -156,8 +156,8 @@ int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->begin_ns > l->end_ns)
+		const struct tp_layer *l = tp_profile_timed_layer(p, i, &ly);
+		if (!l)
 			continue;
 		struct tp_rank r = {0};
 		r.name = l->name;

@@ -19,8 +19,8 @@ struct tp_cli_opts {
 	int quiet, verbose;
 	const char *sparse_ratios;
 	int trace_args_compact; /* --trace_args compact */
-	const char
-	    *trace_file; /* --trace_file: host Chrome trace merged onto the device timeline */
+	const char *trace_file; /* --trace_file: host Chrome trace or capture merged onto the device
+	                           timeline */
 	unsigned char *enabled; /* per registry output: 1 = write */
 	int jobs;               /* --jobs: outputs written at once, 0 = the online CPUs */
 	int detail;             /* --detail: enum tp_cli_detail */

@@ -13,6 +13,7 @@
 #include "cli/cli.h"
 #include "common/progress.h"
 #include "model/merge.h"
+#include "readers/capfile/capfile.h"
 #include "readers/traceread/traceread.h"
 #include "writers/summary/summary.h"
 
@@ -399,8 +400,9 @@ static const struct tp_cli_reader *pick_reader(const struct tp_cli_opts *o)
 	return reader;
 }
 
-/* Reads the input into *pp, lays the --trace_file host trace next to it, drops the cores past
- * --num_core and lets every enabled output prepare the profile (notes the summaries repeat).
+/* Reads the input into *pp, lays the --trace_file host side (a Chrome trace or a capture) next
+ * to it, drops the cores past --num_core and lets every enabled output prepare the profile
+ * (notes the summaries repeat).
  * 0, or the exit code after printing why (*pp freed and NULL). */
 static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *reader,
                       const struct tp_out_opts *oo, struct tp_profile **pp)
@@ -409,10 +411,15 @@ static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *r
 	struct tp_profile *p = NULL;
 	int rc = reader->read(o, &p, &d);
 	if (rc == TP_OK && o->trace_file) {
+		/* The host side: a libtpuprof capture (its directory or capture.tpp) or a Chrome
+		 * trace. */
 		struct tp_profile *host = NULL;
-		rc = tp_traceread_read(o->trace_file, &host, &d);
+		int cap = tp_capfile_probe(o->trace_file);
+		rc = cap ? tp_capfile_read(o->trace_file, &host, &d)
+		         : tp_traceread_read(o->trace_file, &host, &d);
 		if (rc == TP_OK)
-			rc = tp_profile_merge_host(p, host, o->trace_file, &d);
+			rc = cap ? tp_profile_merge_capture(p, host, o->trace_file, &d)
+			         : tp_profile_merge_host(p, host, o->trace_file, &d);
 		tp_profile_free(host);
 	}
 	if (rc != TP_OK) {

@@ -43,10 +43,11 @@ void tp_cli_usage(FILE *f)
 	    "  --tiu_freq MHZ       TIU clock used to turn cycles into time (default: per arch)\n"
 	    "  --gdma_freq MHZ      GDMA clock (default: per arch)\n"
 	    "  --sparse-ratios FILE perf-ratio table for ops.csv (see docs/sparse-ratios.md)\n"
-	    "  --trace_file FILE    host Chrome-trace JSON laid next to the device lanes, aligned\n"
-	    "                       as in docs/input-chrome-trace.md (tpudnn disable_profile / "
-	    "first\n"
-	    "                       tpudnn event)\n"
+	    "  --trace_file FILE    host side laid next to the device lanes: a Chrome-trace JSON "
+	    "or\n"
+	    "                       a libtpuprof capture (dump directory or capture.tpp), aligned\n"
+	    "                       as in docs/input-chrome-trace.md (tpudnn disable_profile /\n"
+	    "                       first tpudnn event or runtime call)\n"
 	    "  --detail MODE        per-command detail of Sophgo dumps (decoded registers, DMA\n"
 	    "                       counters, LOCAL memory from the commands): auto (default: all\n"
 	    "                       up to 1 M commands, registers up to 200 k), full (always; ~1 "
@@ -247,7 +248,7 @@ static const struct value_opt value_opts[] = {
      "--xlsx_rows takes a row count >= 1 or 'all', got '%s'"},
     {"--progress-delay", NULL, set_progress_delay, NULL,
      "--progress-delay needs milliseconds from 0 to 86400000, got '%s'"},
-    {"--trace_file", NULL, set_trace_file, "%s needs a Chrome-trace JSON file", NULL},
+    {"--trace_file", NULL, set_trace_file, "%s needs a Chrome-trace JSON file or a capture", NULL},
     {"--sparse-ratios", NULL, set_sparse_ratios, "%s needs a file", NULL},
 };
 

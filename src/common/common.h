@@ -455,6 +455,9 @@ size_t tp_text_put(struct tp_buf *b, const char *s, size_t n, unsigned flags, si
  * character boundary to at most cap-1 bytes; always NUL-terminates (cap > 0). Returns dst. On
  * out of memory dst is "". */
 char *tp_text_copy(char *dst, size_t cap, const char *s, unsigned flags);
+/* The HTML character reference for c when it is one of & < > " ' ("&amp;" ...), else NULL:
+ * what text between tags and inside quoted attributes must not hold literally. */
+const char *tp_html_ref(char c);
 /* Cleans b's bytes from offset `from` to the end in place under `flags` (a whole text report
  * at once: summary.txt, summary.md, the console). Returns 1 if anything changed. */
 int tp_buf_clean(struct tp_buf *b, size_t from, unsigned flags);

@@ -196,6 +196,24 @@ void tp_text_fputs(FILE *f, const char *s, unsigned flags)
 	tp_buf_free(&b);
 }
 
+const char *tp_html_ref(char c)
+{
+	switch (c) {
+	case '&':
+		return "&amp;";
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&#39;";
+	default:
+		return NULL;
+	}
+}
+
 int tp_buf_clean(struct tp_buf *b, size_t from, unsigned flags)
 {
 	if (b->oom || !b->data || from >= b->len ||

@@ -248,8 +248,8 @@ static int fill_layers(struct ctx *c, const struct tp_profile *p)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->begin_ns > l->end_ns)
+		const struct tp_layer *l = tp_profile_timed_layer(p, i, &ly);
+		if (!l)
 			continue;
 		const char *type = tp_str(p, l->type), *name = tp_str(p, l->name);
 		snprintf(key, sizeof key, "d%d/c%d/%s", l->device, l->core, type);
@@ -473,8 +473,8 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 	char lane[256];
 	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++) {
 		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_layer(p, i, &ly);
-		if (l->begin_ns > l->end_ns || !c->layer_key || !c->layer_key[i])
+		const struct tp_layer *l = tp_profile_timed_layer(p, i, &ly);
+		if (!l || !c->layer_key || !c->layer_key[i])
 			continue;
 		/* One lane per (device, core), found by name among the lanes made so far. */
 		snprintf(lane, sizeof lane, "core %d Layer", l->core);

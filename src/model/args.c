@@ -82,6 +82,22 @@ uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s)
 	return tp_strtab_find(&p->strs, s, strlen(s), &id) ? id : 0;
 }
 
+void tp_cap_keys_of(const struct tp_profile *p, struct tp_cap_keys *k)
+{
+	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
+	k->ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
+	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
+	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
+	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
+	k->k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH);
+	k->k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
+	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
+	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
+	k->k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS);
+	k->k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
+	k->k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
+}
+
 const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key)
 {
 	size_t n;

@@ -279,6 +279,13 @@ const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, st
 	return out;
 }
 
+const struct tp_layer *tp_profile_timed_layer(const struct tp_profile *p, size_t i,
+                                              struct tp_layer *out)
+{
+	const struct tp_layer *l = tp_profile_layer(p, i, out);
+	return l->begin_ns <= l->end_ns ? l : NULL;
+}
+
 const struct tp_layer *tp_layer_memo_get(const struct tp_profile *p, struct tp_layer_memo *m,
                                          size_t i)
 {

@@ -1,8 +1,9 @@
 /*
- * merge.c — lays a host trace next to a device profile (`--trace_file`): finds the alignment of
- * sophgo-cdm.md §10, shifts the device side, copies the host's complete events onto
- * "tpudnn op" / "cpu op" host tracks. Contract in merge.h. Owns only a per-call track map,
- * freed before returning.
+ * merge.c — lays a host side next to a device profile (`--trace_file`): finds the alignment of
+ * sophgo-cdm.md §10, shifts the device side, and copies the host's events: a Chrome trace's
+ * complete events onto "tpudnn op" / "cpu op" host tracks, or a libtpuprof capture's threads,
+ * counters and notes as they are. Contract in merge.h. Owns only a per-call track map, freed
+ * before returning.
  */
 #include "model/merge.h"
 
@@ -86,6 +87,22 @@ struct host_scan {
 	size_t threads; /* host tracks with complete events */
 };
 
+/* Steps 1 and 3 for tpudnn event s of track tr (`disable`: it is a disable_profile): the
+ * latest disable_profile end and the earliest tpudnn event so far. */
+static void scan_event(struct host_scan *h, const struct tp_track *tr, const struct tp_slice *s,
+                       int disable)
+{
+	if (disable && (!h->have_disable || tp_slice_end(tr, s) > h->disable_end)) {
+		h->disable_end = tp_slice_end(tr, s);
+		h->have_disable = 1;
+	}
+	if (!h->have_first || s->start_ns < h->first_start) {
+		h->first_start = s->start_ns;
+		h->first_end = tp_slice_end(tr, s);
+		h->have_first = 1;
+	}
+}
+
 /* Steps 1 and 3: disable_profile's end and the earliest tpudnn event (host ns). */
 static void scan_host(const struct tp_profile *host, uint32_t k_cat, const struct tp_work_ids *w,
                       struct host_scan *h)
@@ -101,16 +118,9 @@ static void scan_host(const struct tp_profile *host, uint32_t k_cat, const struc
 			used = 1;
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
 				continue;
-			if (strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") == 0 &&
-			    (!h->have_disable || tp_slice_end(tr, s) > h->disable_end)) {
-				h->disable_end = tp_slice_end(tr, s);
-				h->have_disable = 1;
-			}
-			if (!h->have_first || s->start_ns < h->first_start) {
-				h->first_start = s->start_ns;
-				h->first_end = tp_slice_end(tr, s);
-				h->have_first = 1;
-			}
+			scan_event(h, tr, s,
+			           strcmp(tp_str(host, tp_slice_name(tr, s)), "disable_profile") ==
+			               0);
 		}
 		h->threads += (size_t)used;
 	}
@@ -165,6 +175,26 @@ static int shift_device(struct tp_profile *dev, int64_t shift)
 	for (size_t c = 0; c < dev->num_counters; c++)
 		for (size_t k = 0; k < dev->counters[c].count; k++)
 			dev->counters[c].samples[k].ts_ns += shift;
+	return TP_OK;
+}
+
+/* One axis: the earliest of the host's start (host_base, host-absolute ns) and the device's
+ * first event (device time 0 at dev0) becomes 0. Moves the device side there and gives how far
+ * host times move (*host_shift >= 0) and where device time 0 now lies (*shift). TP_OK,
+ * TP_ERANGE or TP_ENOMEM with d filled. */
+static int one_axis(struct tp_profile *dev, int64_t host_base, int64_t dev0, const char *host_path,
+                    int64_t *shift, int64_t *host_shift, struct tp_diag *d)
+{
+	int64_t base = host_base, dev_first_abs;
+	if (__builtin_add_overflow(dev0, dev->span_begin_ns, &dev_first_abs))
+		return tp_diag_set(d, TP_ERANGE, "%s: timestamps out of range", host_path);
+	if (dev_first_abs < base)
+		base = dev_first_abs;
+	if (__builtin_sub_overflow(dev0, base, shift))
+		return tp_diag_set(d, TP_ERANGE, "%s: timestamps out of range", host_path);
+	if (shift_device(dev, *shift) != TP_OK)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);
+	*host_shift = host_base - base; /* >= 0 and fits: base <= host_base */
 	return TP_OK;
 }
 
@@ -288,20 +318,11 @@ int tp_profile_merge_host(struct tp_profile *dev, const struct tp_profile *host,
 	if (st)
 		return st;
 
-	/* One axis: the earliest of the host's start and the device's first event is 0. */
-	int64_t dev_first = dev->span_begin_ns, base = host_base, shift;
-	int64_t dev_first_abs;
-	if (__builtin_add_overflow(dev0, dev_first, &dev_first_abs))
-		return tp_diag_set(d, TP_ERANGE, "%s: timestamps out of range", host_path);
-	if (dev_first_abs < base)
-		base = dev_first_abs;
-	if (__builtin_sub_overflow(dev0, base, &shift))
-		return tp_diag_set(d, TP_ERANGE, "%s: timestamps out of range", host_path);
-	if (shift_device(dev, shift) != TP_OK)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);
+	int64_t shift, host_shift;
+	if ((st = one_axis(dev, host_base, dev0, host_path, &shift, &host_shift, d)) != TP_OK)
+		return st;
 
-	struct copy_ctx c = {dev, host, k_cat, &w, h.threads, host_base - base, NULL, 0, 0};
-	/* host_shift >= 0 and fits: base <= host_base. */
+	struct copy_ctx c = {dev, host, k_cat, &w, h.threads, host_shift, NULL, 0, 0};
 	c.map = tp_malloc((host->num_tracks ? host->num_tracks : 1) * 2 * sizeof *c.map);
 	if (!c.map)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);
@@ -314,6 +335,156 @@ int tp_profile_merge_host(struct tp_profile *dev, const struct tp_profile *host,
 		merge_notes(dev, host_path, how, shift, &c);
 		st = tp_profile_finish(dev);
 	}
+	if (st)
+		return tp_diag_set(d, st, "out of memory merging %s", host_path);
+	return TP_OK;
+}
+
+/* ---- A libtpuprof capture as the host side ----------------------------------------------- */
+
+/* The capture's events that play the part of the Chrome rule's `tpudnn` events: runtime / driver
+ * calls (type TP_CAP_TYPE_RUNTIME, tpuprof_runtime_begin/end) and slices whose "category"
+ * argument (the capture reader's key for ranges, marks and async ranges) is "tpudnn". */
+struct cap_keys {
+	uint32_t ty_runtime, k_category;
+};
+
+static int cap_tpudnn(const struct tp_profile *cap, const struct cap_keys *k,
+                      const struct tp_track *tr, const struct tp_slice *s)
+{
+	if (k->ty_runtime && tp_slice_type(tr, s) == k->ty_runtime)
+		return 1;
+	return k->k_category && strcmp(arg_s(cap, s, k->k_category), "tpudnn") == 0;
+}
+
+/* Steps 1 and 3 on a capture: the latest end of a tpudnn event named disable_profile (or
+ * my_ops::disable_profile, as the PyTorch call is spelled) and the earliest tpudnn event. */
+static void scan_capture(const struct tp_profile *cap, const struct cap_keys *k,
+                         struct host_scan *h)
+{
+	memset(h, 0, sizeof *h);
+	for (size_t t = 0; t < cap->num_tracks; t++) {
+		const struct tp_track *tr = &cap->tracks[t];
+		h->threads += tr->count > 0;
+		for (size_t i = 0; i < tr->count; i++) {
+			const struct tp_slice *s = &tr->slices[i];
+			if (!cap_tpudnn(cap, k, tr, s))
+				continue;
+			const char *name = tp_str(cap, tp_slice_name(tr, s));
+			scan_event(h, tr, s,
+			           strcmp(name, "disable_profile") == 0 ||
+			               strcmp(name, "my_ops::disable_profile") == 0);
+		}
+	}
+}
+
+/* Copies capture track t (its kind, name, tid, drop count and every slice with its label and
+ * arguments, moved by `shift`) onto a new track of dev's device 0; *copied counts the slices.
+ * The new track's index, or -1 out of memory. */
+static int copy_cap_track(struct tp_profile *dev, const struct tp_profile *cap, size_t t,
+                          int64_t shift, uint64_t *copied)
+{
+	const struct tp_track *tr = &cap->tracks[t];
+	int nt = tp_profile_add_track(dev, 0, -1, (enum tp_track_kind)tr->kind,
+	                              tp_str(cap, tr->name), 0);
+	if (nt < 0 || tp_track_reserve(dev, nt, tr->count) != TP_OK)
+		return -1;
+	dev->tracks[nt].tid = tr->tid;
+	dev->tracks[nt].dropped = tr->dropped;
+	for (size_t i = 0; i < tr->count; i++) {
+		const struct tp_slice *s = &tr->slices[i];
+		struct tp_label lb = *tp_slice_label(tr, s);
+		lb.name = tp_profile_str(dev, tp_str(cap, lb.name));
+		lb.type = tp_profile_str(dev, tp_str(cap, lb.type));
+		uint32_t args = copy_args(dev, cap, s->args);
+		struct tp_slice *x = tp_track_push(dev, nt);
+		if (!x)
+			return -1;
+		x->start_ns = s->start_ns + shift;
+		struct tp_track *dt = &dev->tracks[nt];
+		if (tp_slice_set_end(dev, dt, x, tp_slice_end(tr, s) + shift) != TP_OK ||
+		    tp_slice_set_label(dev, dt, x, &lb) != TP_OK)
+			return -1;
+		x->args = args;
+		(*copied)++;
+	}
+	return nt;
+}
+
+/* Step 5 on a capture: every track, counter series and note of `cap`, host times moved by
+ * `shift`. TP_OK or TP_ENOMEM. */
+static int copy_capture(struct tp_profile *dev, const struct tp_profile *cap, const char *host_path,
+                        int64_t shift, uint64_t *copied)
+{
+	int st = TP_OK;
+	int *map = tp_malloc((cap->num_tracks ? cap->num_tracks : 1) * sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	for (size_t t = 0; t < cap->num_tracks && st == TP_OK; t++)
+		if ((map[t] = copy_cap_track(dev, cap, t, shift, copied)) < 0)
+			st = TP_ENOMEM;
+	for (size_t i = 0; i < cap->num_counters && st == TP_OK; i++) {
+		const struct tp_counter *c = &cap->counters[i];
+		int32_t track =
+		    c->track >= 0 && (size_t)c->track < cap->num_tracks ? map[c->track] : -1;
+		int nc = tp_profile_add_counter(dev, 0, track, tp_str(cap, c->name),
+		                                tp_str(cap, c->unit));
+		if (nc < 0) {
+			st = TP_ENOMEM;
+			break;
+		}
+		for (size_t k = 0; k < c->count && st == TP_OK; k++)
+			st = tp_counter_push(dev, nc, c->samples[k].ts_ns + shift,
+			                     c->samples[k].value);
+	}
+	for (size_t i = 0; i < cap->num_notes && st == TP_OK; i++)
+		st = tp_profile_note(dev, "host capture %s: %s", host_path,
+		                     tp_str(cap, cap->notes[i].text));
+	tp_free(map);
+	return st;
+}
+
+int tp_profile_merge_capture(struct tp_profile *dev, const struct tp_profile *cap,
+                             const char *host_path, struct tp_diag *d)
+{
+	if (!dev->num_devices)
+		return tp_diag_set(d, TP_EUSAGE, "%s: no device to merge the host capture into",
+		                   host_path);
+	struct cap_keys k = {tp_profile_find_str(cap, TP_CAP_TYPE_RUNTIME),
+	                     tp_profile_find_str(cap, "category")};
+	struct host_scan h;
+	scan_capture(cap, &k, &h);
+	/* The capture reader already put the capture's earliest event at 0: host time is that. */
+	int64_t dev0 = 0, shift, host_shift;
+	const char *how = "none";
+	int st = device_zero(dev, 0, &h, host_path, &dev0, &how, d);
+	if (st || (st = one_axis(dev, 0, dev0, host_path, &shift, &host_shift, d)) != TP_OK)
+		return st;
+	uint64_t copied = 0;
+	st = copy_capture(dev, cap, host_path, host_shift, &copied);
+	if (st == TP_OK) {
+		char num[32];
+		snprintf(num, sizeof num, "%lld", (long long)shift);
+		tp_profile_set_meta(dev, "host_trace.alignment", how);
+		tp_profile_set_meta(dev, "host_trace.device_offset_ns", num);
+		if (strcmp(how, "none") == 0)
+			st = tp_profile_note(dev,
+			                     "host capture %s has no runtime call and no tpudnn "
+			                     "event: the device timeline is placed at the start of "
+			                     "the capture, not aligned",
+			                     host_path);
+		else
+			st = tp_profile_note(
+			    dev,
+			    "host capture %s merged: %llu host events on %zu threads, "
+			    "aligned by %s",
+			    host_path, (unsigned long long)copied, h.threads,
+			    strcmp(how, "tail") == 0 ? "disable_profile's end minus tail_offset_ns"
+			                             : "the end of the first runtime call or "
+			                               "tpudnn event");
+	}
+	if (st == TP_OK)
+		st = tp_profile_finish(dev);
 	if (st)
 		return tp_diag_set(d, st, "out of memory merging %s", host_path);
 	return TP_OK;

@@ -1,6 +1,7 @@
 /*
- * merge.h — lays a host trace next to a device profile on one time axis (`--trace_file`,
- * ../shared/specs/sophgo-cdm.md §10). A model operation: it reads two profiles and writes the
+ * merge.h — lays a host side next to a device profile on one time axis (`--trace_file`,
+ * ../shared/specs/sophgo-cdm.md §10): a Chrome trace (tp_profile_merge_host) or a libtpuprof
+ * capture (tp_profile_merge_capture). A model operation: it reads two profiles and writes the
  * device one; the readers only fill the meta keys below.
  */
 #ifndef TP_MODEL_MERGE_H
@@ -43,5 +44,24 @@
  */
 int tp_profile_merge_host(struct tp_profile *dev, const struct tp_profile *host,
                           const char *host_path, struct tp_diag *d);
+
+/*
+ * Merges a libtpuprof capture `cap` (as returned by tp_capfile_read: THREAD tracks whose
+ * earliest event is at 0) into the finished device profile `dev`, aligned by the rules of
+ * tp_profile_merge_host with the capture's runtime calls (slices of type TP_CAP_TYPE_RUNTIME)
+ * and its slices whose "category" argument is "tpudnn" in the part of the `tpudnn` events:
+ *   1. disable_end = max end over those named "disable_profile" or "my_ops::disable_profile";
+ *   2. the tail rule of tp_profile_merge_host when dev has the tail meta keys;
+ *   3. else device time 0 = the end of the earliest of them;
+ *   4. else device time 0 = the capture's start (noted as not aligned).
+ * Nothing is dropped: every track of the capture (its kind, name, tid and drop count kept)
+ * becomes a track of device 0 (core -1) with all its slices, labels and arguments, every
+ * counter series follows its track, and the capture's notes are repeated prefixed with
+ * "host capture <host_path>: ". Meta "host_trace.alignment" / "host_trace.device_offset_ns"
+ * and a note as tp_profile_merge_host. Same return values and finishing as
+ * tp_profile_merge_host. Not thread-safe on dev.
+ */
+int tp_profile_merge_capture(struct tp_profile *dev, const struct tp_profile *cap,
+                             const char *host_path, struct tp_diag *d);
 
 #endif /* TP_MODEL_MERGE_H */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/common.h"
+#include "model/argkeys.h"
 
 /* Architectures known to the readers. */
 enum tp_arch {
@@ -454,101 +455,6 @@ struct tp_argset {
 	uint32_t first, count; /* range in profile->args */
 };
 
-/*
- * Conventions for tpuprof captures (host code instrumented with libtpuprof), shared by the
- * capture reader and the operator reports. A captured slice has:
- *   type = one of the TP_CAP_TYPE_* strings, name = the activity / graph / operator name.
- * Its argument set uses these keys (absent when the capture mode did not record them):
- */
-#define TP_CAP_TYPE_ACTIVITY "activity"        /* application layer: data prep, post-processing */
-#define TP_CAP_TYPE_STEP "step"                /* one iteration of a graph */
-#define TP_CAP_TYPE_OP "op"                    /* one operator execution */
-#define TP_CAP_TYPE_RUNTIME "runtime"          /* a runtime / driver call */
-#define TP_CAP_KEY_OP_TYPE "op_type"           /* str: MatMul, Softmax, ... */
-#define TP_CAP_KEY_POST_OP "post_op"           /* str: fused post op ("gelu"), may be "" */
-#define TP_CAP_KEY_STEP "step"                 /* int: step index the slice belongs to */
-#define TP_CAP_KEY_GRAPH "graph"               /* str: graph name of a step */
-#define TP_CAP_KEY_WARMUP "warmup"             /* int: 1 if inside a warm-up step */
-#define TP_CAP_KEY_INPUTS "input_names"        /* str: names joined with ';' */
-#define TP_CAP_KEY_INPUT_SHAPES "input_shapes" /* str: "1x128x256;256x256" */
-#define TP_CAP_KEY_INPUT_DTYPES "input_dtypes" /* str: "fp32;fp32" */
-#define TP_CAP_KEY_OUTPUTS "output_names"
-#define TP_CAP_KEY_OUTPUT_SHAPES "output_shapes"
-#define TP_CAP_KEY_OUTPUT_DTYPES "output_dtypes"
-#define TP_CAP_KEY_WEIGHT_SHAPE "weight_shape"           /* str: "256x256" or "" */
-#define TP_CAP_KEY_WEIGHT_SPARSITY "weight_sparse_ratio" /* real: fraction of zero weights */
-#define TP_CAP_KEY_BYTES "bytes"                         /* uint: bytes moved */
-#define TP_CAP_KEY_FLOPS "flops"                         /* uint: floating point operations */
-#define TP_CAP_KEY_ATTR_PREFIX "attr." /* str: operator attributes, "attr.<name>" */
-#define TP_CAP_KEY_META "meta"         /* str: free text given to activities/steps */
-#define TP_CAP_KEY_HW_PREFIX "hw."     /* uint: per-op counters, "hw.cycles", ... */
-
-/*
- * Conventions for imported traces (the Chrome-trace reader; host traces merged into dumps):
- * what a slice of a host thread or of a device queue is, as its type. The reader decides from
- * the format's own categories (docs/input-chrome-trace.md); the accelerator analysis
- * (src/analysis/accel.h) reads the class back with tp_work_of. Host operators, runtime calls
- * and steps keep the capture types TP_CAP_TYPE_OP, _RUNTIME and _STEP. A host track whose
- * slices include device work (tp_work_on_device) is a device lane: a GPU stream, a TPU queue.
- */
-#define TP_TRACE_TYPE_ANNOTATION "annotation" /* a user range on a host thread */
-#define TP_TRACE_TYPE_PROFILER "profiler"     /* the profiler's envelope and bookkeeping */
-#define TP_TRACE_TYPE_KERNEL "kernel"         /* device: a compute kernel */
-#define TP_TRACE_TYPE_MEMCPY "memcpy"         /* device: a copy */
-#define TP_TRACE_TYPE_MEMSET "memset"         /* device: a fill */
-#define TP_TRACE_TYPE_COLLECTIVE "collective" /* device: a communication kernel (NCCL, ...) */
-#define TP_TRACE_TYPE_DEVICE_ANNOTATION "device_annotation" /* a host range shown on a queue */
-#define TP_TRACE_TYPE_SYNC "device_sync" /* device: a wait (stream waits on an event, ...) */
-/* Keys the analysis reads: the id that joins a launching runtime call to the device work it
- * launched (the same value on both slices), and the rank of a distributed run (meta). */
-#define TP_KEY_CORRELATION "correlation"
-#define TP_META_RANK "distributed.rank"
-#define TP_META_WORLD_SIZE "distributed.world_size"
-
-/* The class of a slice by its type; the device classes last, busy ones first among them. */
-enum tp_work {
-	TP_WORK_NONE = 0, /* any other type: instants, async ranges, activities, commands */
-	TP_WORK_OP,
-	TP_WORK_RUNTIME,
-	TP_WORK_STEP,
-	TP_WORK_ANNOTATION,
-	TP_WORK_PROFILER,
-	TP_WORK_KERNEL,
-	TP_WORK_MEMCPY,
-	TP_WORK_MEMSET,
-	TP_WORK_COLLECTIVE,
-	TP_WORK_DEVICE_ANNOTATION,
-	TP_WORK_SYNC,
-	TP_WORK_COUNT
-};
-/* The type string of class w ("" for TP_WORK_NONE). */
-const char *tp_work_type(enum tp_work w);
-/* Work that happens on a device queue (kernels, copies, fills, collectives, its annotations
- * and waits). */
-static inline int tp_work_on_device(enum tp_work w)
-{
-	return w >= TP_WORK_KERNEL && w < TP_WORK_COUNT;
-}
-/* Device work that keeps the device busy (kernels, copies, fills, collectives). */
-static inline int tp_work_busy(enum tp_work w)
-{
-	return w >= TP_WORK_KERNEL && w <= TP_WORK_COLLECTIVE;
-}
-/* The string ids of the class types in one profile (0: never interned), for tp_work_of. */
-struct tp_work_ids {
-	uint32_t id[TP_WORK_COUNT];
-};
-struct tp_profile;
-void tp_work_ids(const struct tp_profile *p, struct tp_work_ids *w);
-/* The class of a slice of type `type` (tp_slice_type). */
-static inline enum tp_work tp_work_of(const struct tp_work_ids *w, uint32_t type)
-{
-	for (int i = 1; type && i < TP_WORK_COUNT; i++)
-		if (w->id[i] == type)
-			return (enum tp_work)i;
-	return TP_WORK_NONE;
-}
-
 /* Free-form metadata, printed in reports in insertion order ("arch", "net_name", ...). */
 struct tp_meta {
 	uint32_t key, value; /* strtab ids */
@@ -763,6 +669,10 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l);
  * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
  * on a finished profile. */
 const struct tp_layer *tp_profile_layer(const struct tp_profile *p, size_t i, struct tp_layer *out);
+/* tp_profile_layer for the loops that skip untimed layers: NULL when layer i has no timing
+ * (begin > end) or is past the end. */
+const struct tp_layer *tp_profile_timed_layer(const struct tp_profile *p, size_t i,
+                                              struct tp_layer *out);
 /* Writers that read the same layer several times in a row (a slice's start, end and label,
  * then the next slice of the same layer) keep a tp_layer_memo: tp_layer_memo_get returns
  * layer i from its last two decodes or decodes it (tp_profile_layer). Zero-initialise it; one
@@ -822,6 +732,59 @@ struct tp_vendor_row *tp_profile_vendor_row(struct tp_profile *p, const char *to
 /* The id of a string the profile already holds, or 0 if it has never seen it (id 0 is "",
  * which no key or name uses, so 0 reads as "absent"). Does not add anything. */
 uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s);
+/* The interned ids of the capture conventions' slice types and argument keys (TP_CAP_* in
+ * argkeys.h) for the readers of a capture's slices; 0 for each the profile does not hold. */
+struct tp_cap_keys {
+	uint32_t ty_step, ty_act, ty_op;
+	uint32_t k_step, k_warm, k_graph, k_meta, k_type, k_bytes, k_flops, k_wshape, k_cut;
+};
+void tp_cap_keys_of(const struct tp_profile *p, struct tp_cap_keys *k);
+
+/* The class of a slice of an imported trace by its type (TP_CAP_TYPE_OP, _RUNTIME, _STEP and
+ * the TP_TRACE_TYPE_* of argkeys.h): the device classes last, busy ones first among them. A
+ * host track whose slices include device work (tp_work_on_device) is a device lane: a GPU
+ * stream, a TPU queue (src/analysis/accel.h). */
+enum tp_work {
+	TP_WORK_NONE = 0, /* any other type: instants, async ranges, activities, commands */
+	TP_WORK_OP,
+	TP_WORK_RUNTIME,
+	TP_WORK_STEP,
+	TP_WORK_ANNOTATION,
+	TP_WORK_PROFILER,
+	TP_WORK_KERNEL,
+	TP_WORK_MEMCPY,
+	TP_WORK_MEMSET,
+	TP_WORK_COLLECTIVE,
+	TP_WORK_DEVICE_ANNOTATION,
+	TP_WORK_SYNC,
+	TP_WORK_COUNT
+};
+/* The type string of class w ("" for TP_WORK_NONE). */
+const char *tp_work_type(enum tp_work w);
+/* Work that happens on a device queue (kernels, copies, fills, collectives, its annotations
+ * and waits). */
+static inline int tp_work_on_device(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w < TP_WORK_COUNT;
+}
+/* Device work that keeps the device busy (kernels, copies, fills, collectives). */
+static inline int tp_work_busy(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w <= TP_WORK_COLLECTIVE;
+}
+/* The string ids of the class types in one profile (0: never interned), for tp_work_of. */
+struct tp_work_ids {
+	uint32_t id[TP_WORK_COUNT];
+};
+void tp_work_ids(const struct tp_profile *p, struct tp_work_ids *w);
+/* The class of a slice of type `type` (tp_slice_type). */
+static inline enum tp_work tp_work_of(const struct tp_work_ids *w, uint32_t type)
+{
+	for (int i = 1; type && i < TP_WORK_COUNT; i++)
+		if (w->id[i] == type)
+			return (enum tp_work)i;
+	return TP_WORK_NONE;
+}
 
 /* Argument sets: begin, add args, end -> id for tp_slice.args. */
 uint32_t tp_args_begin(struct tp_profile *p);

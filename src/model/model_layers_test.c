@@ -65,6 +65,8 @@ static void assert_layer_is(const struct tp_profile *p, size_t i, const struct t
 	assert_int_equal(dev, want->device);
 	assert_int_equal(core, want->core);
 	assert_int_equal(tp_profile_layer_id(p, i), want->id);
+	assert_ptr_equal(tp_profile_timed_layer(p, i, &got),
+	                 want->begin_ns <= want->end_ns ? &got : NULL);
 }
 
 /* The layer memo hands back the layer asked for, whichever of its two slots holds it, and

@@ -75,6 +75,27 @@ static void test_args_and_meta(void **state)
 
 /* Numbers out of arguments of every type: saturation at the int64 range, truncation toward
  * zero, strings as 0 (integer) or as the number they start with (double). */
+/* The capture keys are the ids of the strings the profile holds, 0 for the others. */
+static void test_cap_keys(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	uint32_t op = tp_profile_str(p, TP_CAP_TYPE_OP),
+	         warm = tp_profile_str(p, TP_CAP_KEY_WARMUP);
+	uint32_t cut = tp_profile_str(p, TP_CAP_KEY_CUT);
+	struct tp_cap_keys k;
+	memset(&k, 0xff, sizeof k);
+	tp_cap_keys_of(p, &k);
+	assert_true(op && warm && cut);
+	assert_int_equal(k.ty_op, op);
+	assert_int_equal(k.k_warm, warm);
+	assert_int_equal(k.k_cut, cut);
+	assert_int_equal(k.ty_step, 0);
+	assert_int_equal(k.k_flops, 0);
+	tp_profile_free(p);
+}
+
 static void test_arg_numbers(void **state)
 {
 	(void)state;
@@ -751,6 +772,7 @@ int main(void)
 	    cmocka_unit_test(test_build_and_finish),
 	    cmocka_unit_test(test_args_and_meta),
 	    cmocka_unit_test(test_arg_numbers),
+	    cmocka_unit_test(test_cap_keys),
 	    cmocka_unit_test(test_cycle_conversion),
 	    cmocka_unit_test(test_oom_is_reported),
 	    cmocka_unit_test(test_cost_follows_sort),

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/argkeys.h"
 #include "writers/sink/sink_int.h"
 
 static struct tp_sink_arg *arg_slot(struct tp_sink_slice *o, const char *key, enum tp_arg_type t)
@@ -88,13 +89,13 @@ static void command_args(const struct tp_profile *p, const struct tp_track *t,
 	int sys = lb->kind != TP_CMD_NORMAL, dma = tp_track_kind_is_dma(k);
 	enum tp_dir dir = (enum tp_dir)lb->dir;
 	if (full)
-		arg_str(out, "Function Name", cstr(p, sc, lb->name));
+		arg_str(out, TP_KEY_FUNCTION_NAME, cstr(p, sc, lb->name));
 	if (lb->type)
-		arg_str(out, "Function Type", cstr(p, sc, lb->type));
+		arg_str(out, TP_KEY_FUNCTION_TYPE, cstr(p, sc, lb->type));
 	if (dma && !sys && dir != TP_DIR_NONE)
 		arg_str(out, "Direction", tp_dir_name(dir));
 	if (lb->dtype)
-		arg_str(out, "Data Type", tp_dtype_name((enum tp_dtype)lb->dtype));
+		arg_str(out, TP_KEY_DATA_TYPE, tp_dtype_name((enum tp_dtype)lb->dtype));
 	if (l) {
 		layer_args(p, l, out, sc);
 	} else if (has_layer) {
@@ -104,7 +105,7 @@ static void command_args(const struct tp_profile *p, const struct tp_track *t,
 	if (s->cmd_id)
 		arg_uint(out, "Cmd Id", s->cmd_id);
 	if (s->dep_id)
-		arg_uint(out, k == TP_TRACK_TIU ? "des_cmd_id_dep" : "cmd_id_dep", s->dep_id);
+		arg_uint(out, k == TP_TRACK_TIU ? TP_KEY_TIU_DEP : TP_KEY_DMA_DEP, s->dep_id);
 	if (full && s >= t->slices && s < t->slices + t->count)
 		arg_uint(out, "Global Idx", (uint64_t)(s - t->slices));
 	if (full && s->cycles) {
@@ -114,16 +115,16 @@ static void command_args(const struct tp_profile *p, const struct tp_track *t,
 	}
 	if (dma && !sys) {
 		double bw = round4(tp_slice_gbps(t, s, t->freq_mhz));
-		arg_uint(out, "DMA data size(B)", tp_slice_bytes(t, s));
+		arg_uint(out, TP_KEY_DMA_SIZE, tp_slice_bytes(t, s));
 		/* Mode-1 data has no direction: the reference then reports the bandwidth as DDR
 		 * bandwidth. */
-		arg_real(out, "DDR Bandwidth(GB/s)",
+		arg_real(out, TP_KEY_DDR_BW,
 		         dir == TP_DIR_NONE || tp_dir_touches_ddr(dir) ? bw : 0.0);
 		if (tp_dir_touches_l2(dir))
-			arg_real(out, "L2M Bandwidth(GB/s)", bw);
+			arg_real(out, TP_KEY_L2_BW, bw);
 	}
 	if (lb->stall && (dma ? !sys : 1))
-		arg_uint(out, "Stall Cycle", lb->stall);
+		arg_uint(out, TP_KEY_STALL_CYCLE, lb->stall);
 }
 
 /* Generated argument g takes the reader's value of the same key where the reader knows
@@ -133,14 +134,14 @@ static void command_args(const struct tp_profile *p, const struct tp_track *t,
 static void prefer_reader(const struct tp_profile *p, const char *key, const struct tp_arg *a,
                           struct tp_sink_arg *g, struct scache *sc)
 {
-	if (a->type == TP_ARG_STR && g->type == TP_ARG_STR && strcmp(key, "Data Type") == 0)
+	if (a->type == TP_ARG_STR && g->type == TP_ARG_STR && strcmp(key, TP_KEY_DATA_TYPE) == 0)
 		g->s = cstr(p, sc, a->v.s);
 	if (a->type == TP_ARG_REAL && g->type == TP_ARG_REAL &&
-	    (strcmp(key, "DDR Bandwidth(GB/s)") == 0 || strcmp(key, "L2M Bandwidth(GB/s)") == 0))
+	    (strcmp(key, TP_KEY_DDR_BW) == 0 || strcmp(key, TP_KEY_L2_BW) == 0))
 		g->d = a->v.d;
 	/* The register's full value (BM1690 sets bit 20 above the partner's id). */
 	if (a->type == TP_ARG_UINT && g->type == TP_ARG_UINT &&
-	    (strcmp(key, "des_cmd_id_dep") == 0 || strcmp(key, "cmd_id_dep") == 0)) {
+	    (strcmp(key, TP_KEY_TIU_DEP) == 0 || strcmp(key, TP_KEY_DMA_DEP) == 0)) {
 		g->u = a->v.u;
 		g->i = (int64_t)a->v.u;
 	}

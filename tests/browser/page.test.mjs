@@ -3,13 +3,14 @@
 // real BM1688 dump. Checked: loads from file:// with no console errors and no request besides
 // the file itself; lanes match the profile; zoom (keys and wheel) changes the visible range;
 // hovering a command shows its Cmd Id; click pins details; search finds commands; memory
-// charts exist; hostile names render as text and execute nothing; a trace with device lanes
-// gets the accelerator section (and a dump page none). Screenshots are saved to
-// $TP_BINARY_DIR/browser/.
+// charts exist; hostile names render as text and execute nothing; a capture's page (threads as
+// flame charts, counters, operator and step tables, tensors) speaks the capture's words; a trace
+// with device lanes gets the accelerator section (and a dump page none). Screenshots are saved
+// to $TP_BINARY_DIR/browser/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decodeColumn, launch, open } from './lib.mjs';
@@ -349,6 +350,139 @@ test('real BM1688 dump through the tpuprof CLI', async (t) => {
   assert.ok(!existsSync(join(off, 'result.html')), '--disable_web: no result.html');
   assertClean(rec);
   await page.close();
+});
+
+// A capture's page (html_capture.c, web/cap_*.js) for a capture made here with the build's
+// Python package (tests/support/py_capture.py: two threads, step -> activity -> operator ->
+// operator, tensors, attributes, two counters) and for the bert_mini example's when it is
+// built: it loads clean; thread lanes are flame charts (nesting depth > 1 for the Python
+// capture); each counter series is a lane under its thread whose hovered sample shows its
+// value; the operator-type, step and operator tables hold what summary.json says; hovering an
+// operator shows its tensors' dtype[shape] and attributes; the event table filters by tensor
+// text; and no TPU word of the device page is anywhere on it.
+const TPU_WORDS = [/uArch/i, /Cmd Id/, /sys \/ messages/, /wait_msg/, /Heights:/, /\bTIU\b/, /\bGDMA\b/, /\bDMA\b/,
+  /compiler/i, /LOCAL MEM/, /Engines per core/, /Top layers/, /Top command types/, /layer contains/i, /cmd id/i, /\bcommands?\b/i];
+function assertNoTpuWords(text, what) {
+  for (const w of TPU_WORDS) assert.doesNotMatch(text, w, what + ' says ' + w);
+}
+async function hoverEvent(page, li, i) {
+  const [s, e] = await page.evaluate(([a, b]) => window.tpuprof.cmdTime(a, b), [li, i]);
+  await page.evaluate(([a, b]) => window.tpuprof.setView(a, b), [s - (e - s) * 2 - 1000, e + (e - s) * 2 + 1000]);
+  const pt = await page.evaluate(([a, b]) => window.tpuprof.cmdPoint(a, b), [li, i]);
+  await page.mouse.move(pt.x, pt.y);
+  await page.waitForFunction(() => window.tpuprof.tooltipText() !== '');
+  return page.evaluate(() => window.tpuprof.tooltipText());
+}
+// Index of the first event named `name` (from `from` on) in lane li, read from the page data.
+function eventIndex(D, li, name, from = 0) {
+  const L = D.lanes[li], nm = decodeColumn(L.nm, L.n), id = D.strs.indexOf(name);
+  return nm.findIndex((x, k) => k >= from && x === id);
+}
+async function capturePage(t, dump, name) {
+  const out = join(OUT, name);
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(CLI, [dump, out, '-q', '--json'], { encoding: 'utf8', stdio: 'pipe' });
+  const rec = await open(browser.context, join(out, 'result.html'));
+  const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8'));
+  const D = await rec.page.evaluate(() => JSON.parse(document.getElementById('tp-data').textContent));
+  return { rec, page: rec.page, summary, D };
+}
+
+test('capture page: flame chart, counters, operator and step tables, tensors, capture words', async (t) => {
+  if (!CLI || !existsSync(CLI)) { console.log('SKIPPED: tpuprof CLI not built'); t.skip('SKIPPED: tpuprof CLI not built'); return; }
+  const maker = join(process.env.TP_SOURCE_DIR || join(BIN, '..'), 'tests', 'support', 'py_capture.py');
+  const capDir = join(OUT, 'pycap');
+  rmSync(capDir, { recursive: true, force: true });
+  let dump;
+  try {
+    dump = execFileSync('/usr/bin/python3', [maker, BIN, capDir], { encoding: 'utf8', stdio: 'pipe' }).trim().split('\n').pop();
+  } catch (e) {
+    if (e.status === 77) { console.log(String(e.stdout).trim()); t.skip('SKIPPED: Python package not built'); return; }
+    throw e;
+  }
+  const { rec, page, summary, D } = await capturePage(t, dump, 'capture-py');
+  assert.match(await page.title(), /^tpuprof: capture of python3 \(pid \d+\)$/);
+  const lanes = await page.evaluate(() => window.tpuprof.lanes());
+  assert.deepEqual(lanes.map((l) => l.kind + ':' + l.label), ['Thread:host loop', 'Counter:queue_depth', 'Thread:decoder', 'Counter:decoded_bytes']);
+  // Flame chart: step (0) -> activity (1) -> Normalize (2) -> Sub / Div (3), one row each.
+  assert.equal(await page.evaluate(() => window.tpuprof.capture.maxDepth()), 3);
+  const rows = await page.evaluate(() => window.tpuprof.capture.laneRows(0));
+  for (const [nm, depth] of [['resnet50', 0], ['preprocess', 1], ['input.norm', 2], ['input.norm.sub', 3], ['prob', 2]])
+    assert.equal(rows[eventIndex(D, 0, nm)], depth, nm + ' at depth ' + depth);
+  assert.ok(lanes[0].h >= 4 * 18, 'four 18 px rows: ' + lanes[0].h);
+
+  // Operator types: the non-warm-up executions (steps 1 and 2) as summary.json's op_type_stats.
+  const opt = await page.locator('#cap-optypes').innerText();
+  for (const r of summary.op_type_stats) {
+    assert.equal(r.executions, 2);
+    assert.match(opt, new RegExp(r.op_type + '\\s+' + r.executions + '\\s+' + r.total_ms.toFixed(3)), 'op type row ' + r.op_type + ': ' + opt);
+  }
+  const steps = await page.locator('#cap-steps').innerText();
+  assert.match(steps, /\n0\s+resnet50\s+yes\s/);
+  for (const s of summary.steps) assert.match(steps, new RegExp('\\n' + s.step + '\\s+resnet50\\s+(yes\\s+)?[\\d.]+ ms\\s+' + s.latency_ms.toFixed(3)), 'step ' + s.step);
+  assert.match(await page.locator('#cap-ops').innerText(), /input\.norm\s+Normalize\s+2\s/);
+
+  // An operator's tooltip: its type, step, tensors (name dtype[shape]) and attributes.
+  const norm = eventIndex(D, 0, 'input.norm', eventIndex(D, 0, 'input.norm') + 1); // step 1's
+  const tip = await hoverEvent(page, 0, norm);
+  assert.match(tip, /Nameinput\.norm(?!\.)/);
+  assert.match(tip, /KindoperatorOperator typeNormalize/);
+  assert.match(tip, /Step1(?! \(warm-up\))/);
+  assert.match(tip, /Input 0image uint8\[4x3x224x224\]/);
+  assert.match(tip, /Output 0input fp32\[4x3x224x224\]/);
+  assert.match(tip, /Attribute layoutNCHW/);
+  assert.match(tip, /Bytes\d+ \(\d/);
+  assertNoTpuWords(tip, 'operator tooltip');
+  // A counter sample: its value.
+  const q = eventIndex(D, 1, 'queue_depth');
+  const ctip = await hoverEvent(page, 1, q + 1);
+  assert.match(ctip, /Counterqueue_depthThreadhost loop/);
+  assert.match(ctip, /Value1(?!\d)/, ctip);
+  assert.equal(await page.evaluate(() => window.tpuprof.capture.counterValue(1, 0)), 2);
+
+  // Event table: the tensor filter finds the events with a 224x224 tensor (3 operators a step).
+  await page.fill('#f-layer', '224');
+  await page.waitForFunction(() => window.tpuprof.tableCount() === 9, null, { timeout: 10000 });
+  const trows = await page.evaluate(() => window.tpuprof.tableRows());
+  assert.ok(trows.every((r) => /224/.test(r[6] + r[7])), JSON.stringify(trows.slice(0, 2)));
+  await page.fill('#f-layer', '');
+  await page.waitForFunction((n) => window.tpuprof.tableCount() === n, D.lanes.filter((L) => L.kind === 'Thread').reduce((a, L) => a + L.n, 0), { timeout: 10000 });
+
+  // A pinned event, then Esc: the details say "event" again.
+  await page.locator('#cmd-spacer .cmd-row').first().click();
+  await page.waitForFunction(() => /Nameload model/.test(window.tpuprof.detailsText()), null, { timeout: 10000 });
+  await page.locator('#timeline').focus();
+  await page.keyboard.press('Escape');
+  await page.waitForFunction(() => /Click an event/.test(window.tpuprof.detailsText()));
+  await page.evaluate(() => window.tpuprof.reset());
+  await page.mouse.move(5, 5);
+  assertNoTpuWords(await page.locator('body').innerText(), 'the page');
+  await page.screenshot({ path: join(OUT, 'capture-py.png'), fullPage: true });
+  assertClean(rec);
+  await page.close();
+
+  // The bert_mini example (make run's capture), when built: the same page, its own words.
+  const bert = join(BIN, 'examples', 'bert_mini', 'bert_mini');
+  if (!existsSync(bert)) { console.log('SKIPPED: bert_mini not built (no OpenBLAS): its capture page not checked'); return; }
+  const bdir = join(OUT, 'bertcap');
+  rmSync(bdir, { recursive: true, force: true });
+  mkdirSync(bdir, { recursive: true });
+  execFileSync(bert, ['--layers', '2', '--steps', '4', '--warmup', '1', '--quiet'], { env: { ...process.env, TPUPROF: '2', TPUPROF_DIR: bdir }, stdio: 'pipe' });
+  const bdump = join(bdir, readdirSync(bdir).find((f) => f.startsWith('tpuprof_data_dev')));
+  const B = await capturePage(t, bdump, 'capture-bert');
+  assert.equal(await B.page.evaluate(() => window.tpuprof.capture.maxDepth()), 1, 'step -> operator');
+  const bopt = await B.page.locator('#cap-optypes').innerText();
+  for (const r of B.summary.op_type_stats) assert.match(bopt, new RegExp(r.op_type + '\\s+' + r.executions + '\\s'));
+  assert.equal((await B.page.locator('#cap-steps tbody tr').count()), 4);
+  const mm = eventIndex(B.D, 0, 'encoder.0.attn.q');
+  const btip = await hoverEvent(B.page, 0, mm);
+  assert.match(btip, /Operator typeMatMul/);
+  assert.match(btip, /Output 0encoder\.0\.attn\.q_out fp32\[\d+x\d+x256\]/, btip);
+  await B.page.mouse.move(5, 5);
+  assertNoTpuWords(await B.page.locator('body').innerText(), 'bert_mini page');
+  await B.page.screenshot({ path: join(OUT, 'capture-bert.png'), fullPage: true });
+  assertClean(B.rec);
+  await B.page.close();
 });
 
 // diff.html of two generated dumps with more layers than the page embeds: it loads offline

@@ -6,7 +6,8 @@
 set -eu
 hdr=$1 so=$2 ar=$3
 want=$(sed -n 's/^TPUPROF_API[^(;]*[ *]\(tpuprof_[a-z_0-9]*\)[(;].*/\1/p' "$hdr" | sort -u)
-have=$(nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | sort -u)
+# Sanitizer builds add their own instrumentation symbols (__odr_asan.*, __asan_*, ...).
+have=$(nm -D --defined-only "$so" | awk 'NF == 3 { print $3 }' | grep -v '^__\(odr_asan\|asan\|ubsan\|tsan\)' | sort -u)
 if [ "$want" != "$have" ]; then
 	echo "FAIL: libtpuprof.so exports differ from tpuprof.h's TPUPROF_API names:"
 	printf '%s\n' "$want" >/tmp/check_symbols.want.$$
@@ -16,7 +17,8 @@ if [ "$want" != "$have" ]; then
 fi
 n=$(printf '%s\n' "$want" | wc -l)
 [ "$n" -ge 20 ] || { echo "FAIL: only $n TPUPROF_API names found in $hdr"; exit 1; }
-bad=$(nm -g --defined-only "$ar" | awk 'NF == 3 { print $3 }' | grep -v '^tpuprof_' | grep -v '^tp_cap_' || true)
+bad=$(nm -g --defined-only "$ar" | awk 'NF == 3 { print $3 }' | grep -v '^tpuprof_' | grep -v '^tp_cap_' |
+	grep -v '^__\(odr_asan\|asan\|ubsan\|tsan\)' || true)
 if [ -n "$bad" ]; then
 	echo "FAIL: libtpuprof.a defines global names outside tpuprof_* / tp_cap_*:"
 	echo "$bad"

@@ -432,22 +432,42 @@ class OutDir(unittest.TestCase):
         self.assertEqual((rc, out, err), (0, "", ""))
         self.assertFalse(os.path.exists(os.path.join(self.out, dead[0])))
 
-    def test_write_failure_names_output_and_reason(self):
+    def write_failures(self, src, limit_bytes):
+        """Converts src to every output with files limited to limit_bytes; returns the outputs
+        whose failure tpuprof reported, after checking that each says the same thing."""
         def limit():
             signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
-        p = subprocess.run([TPUPROF, self.dump, self.out, "-q", "--disable_web", "--disable_doc",
-                            "--disable_perfetto"], capture_output=True, text=True,
-                           preexec_fn=limit)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_bytes, limit_bytes))
+        out = os.path.join(self.tmp.name, "out-" + os.path.basename(src))
+        p = subprocess.run([TPUPROF, src, out, "-q", "--json", "--sqlite"], capture_output=True,
+                           text=True, preexec_fn=limit)
         self.assertEqual(p.returncode, 3, p.stderr)
-        lines = p.stderr.strip().splitlines()
-        self.assertTrue(lines, p.stderr)
-        for line in lines:
-            self.assertRegex(line, r"^tpuprof: (\S+): %s/\1: write failed: %s$"
-                             % (re.escape(self.out), re.escape(os.strerror(errno.EFBIG))))
-        print("NOT CHECKED here: result.html, perfetto.pftrace, trace.json and profile.db "
-              "failures (their writers do not report through tp_afile_fail yet)")
+        failed = set()
+        for line in p.stderr.strip().splitlines():
+            if line.startswith("[ERROR]"):
+                continue  # libxlsxwriter prints its own account before it returns the error
+            m = re.match(r"^tpuprof: (\S+): %s/\1: write failed: %s$"
+                         % (re.escape(out), re.escape(os.strerror(errno.EFBIG))), line)
+            self.assertTrue(m, p.stderr)
+            failed.add(m.group(1))
+        self.assertFalse([n for _, _, names in os.walk(out) for n in names if ".tmp-" in n])
+        return failed
 
+    def test_write_failure_names_output_and_reason(self):
+        # Every output fails on its own, naming itself (not its temporary) and the reason.
+        self.assertEqual(self.write_failures(self.dump, 1024),
+                         {"summary.txt", "summary.json", "result.html", "perfetto.pftrace",
+                          "trace.json", "profile.db", "PerfDoc/PerfAI_output.xlsx"})
+        cap = os.path.join(self.tmp.name, "cap")
+        os.makedirs(cap)
+        with open(os.path.join(FIXTURES, "..", "capfile", "mini.tpp.hex")) as f:
+            data = hex_bytes(f.read())
+        with open(os.path.join(cap, "capture.tpp"), "wb") as f:
+            f.write(data)
+        self.assertEqual(self.write_failures(cap, 300),
+                         {"summary.txt", "summary.json", "summary.md", "ops.csv", "result.html",
+                          "perfetto.pftrace", "trace.json", "profile.db",
+                          "PerfDoc/PerfAI_output.xlsx"})
 
 if __name__ == "__main__":
     r = unittest.main(argv=[sys.argv[0], "-v"], exit=False).result

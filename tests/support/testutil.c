@@ -72,3 +72,27 @@ long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, co
 	fail_msg("no run succeeded within %ld allocations", max_runs);
 	return -1;
 }
+
+void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
+                           uint64_t c, uint64_t h, uint64_t w)
+{
+	static const char *const field[] = {"start_addr", "nsize", "csize", "hsize", "wsize"};
+	const uint64_t v[] = {addr, n, c, h, w};
+	char key[32];
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		snprintf(key, sizeof key, "%s_%s", side, field[i]);
+		tp_args_add_uint(p, key, v[i]);
+	}
+}
+
+void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
+                        int64_t begin, int64_t end, uint32_t args)
+{
+	struct tp_slice *s = tp_track_push(p, tr);
+	assert_non_null(s);
+	s->start_ns = begin;
+	assert_int_equal(tp_slice_set_end(p, &p->tracks[tr], s, end), TP_OK);
+	struct tp_label lb = {.name = tp_profile_str(p, name), .type = tp_profile_str(p, type)};
+	assert_int_equal(tp_slice_set_label(p, &p->tracks[tr], s, &lb), TP_OK);
+	s->args = args;
+}

@@ -1,11 +1,13 @@
 /*
  * testutil.h — helpers shared by the unit tests (linked through the tp_testsupport library):
- * reading a whole file, and the out-of-memory sweep every writer test runs.
+ * reading a whole file, the out-of-memory sweep every writer test runs, and a slice appended
+ * to a profile built in code.
  */
 #ifndef TP_TEST_TESTUTIL_H
 #define TP_TEST_TESTUTIL_H
 
 #include "common/common.h"
+#include "model/model.h"
 
 /* Reads the whole file into a malloc'ed, NUL-terminated buffer (caller frees with free());
  * *n (if not NULL) gets the length. Returns NULL if the file cannot be opened or read. */
@@ -18,5 +20,16 @@ char *tp_test_slurp(const char *path, size_t *n);
  * Returns the number of allocations of the successful run. */
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs);
+
+/* Adds the tensor shape of one side ("src" or "dst") of a DMA command to the argument set
+ * being built, under the descriptor's names: SIDE_start_addr, SIDE_nsize, _csize, _hsize,
+ * _wsize (what the LOCAL memory view reads). */
+void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
+                           uint64_t c, uint64_t h, uint64_t w);
+
+/* Appends to track tr of p a slice [begin, end) named `name` of type `type` (a capture's
+ * TP_CAP_TYPE_* or any text) with argument set args. Fails the cmocka test when out of memory. */
+void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
+                        int64_t begin, int64_t end, uint32_t args);
 
 #endif

@@ -6,7 +6,8 @@ came out against facts read independently from the JSON with Python's json modul
 per phase, an exact timestamp), validates the Perfetto trace with `tpuprof check`, and checks
 the exit code and `path@0xOFFSET` message of malformed and truncated files; reads the gzip'd
 H200 traces (as .json.gz, under another name and on standard input) and checks cut, garbled
-and bomb gzip files. Prints SKIPPED loudly for inputs that are absent.
+and bomb gzip files; lays a Chrome trace and a capture made here next to the real BM1688 dump
+(--trace_file). Prints SKIPPED loudly for inputs that are absent.
 """
 import gzip
 import json
@@ -554,6 +555,65 @@ def test_trace_file(tmp):
     check(r.returncode == 2, "missing trace file: exit %d" % r.returncode)
 
 
+def test_trace_file_capture(tmp):
+    """--trace_file with a libtpuprof capture (recorded here by tests/support/py_capture.py with
+    the build's Python package) on the real BM1688 dump: the capture's threads and the device's
+    engines in one Perfetto trace; the device placed where the capture's first runtime call
+    (enable_profile) ends, every device command moved by that much against a plain conversion,
+    and every capture slice at the ns of the capture converted alone."""
+    proto = os.path.join(SHARED, "perfetto", "perfetto_trace.proto")
+    if not os.path.isdir(DUMP) or not shutil.which("protoc") or not os.path.exists(proto):
+        print("SKIPPED: BM1688 dump, protoc or perfetto_trace.proto absent: capture --trace_file test not run")
+        return
+    maker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support", "py_capture.py")
+    r = subprocess.run([sys.executable, maker, os.path.dirname(os.path.abspath(TPUPROF)),
+                        os.path.join(tmp, "pycap")], capture_output=True, text=True)
+    if r.returncode == 77:
+        print(r.stdout.strip() + " (capture --trace_file test not run)")
+        return
+    check(r.returncode == 0, "py_capture.py: exit %d %s" % (r.returncode, r.stderr[-500:]))
+    if r.returncode:
+        return
+    cap = r.stdout.strip().splitlines()[-1]
+    alone, merged = os.path.join(tmp, "cap_alone"), os.path.join(tmp, "cap_merged")
+    r = run(cap, alone, "-q", "--disable_doc", "--disable_web")
+    check(r.returncode == 0, "capture alone: exit %d %s" % (r.returncode, r.stderr))
+    r = run(DUMP, merged, "--trace_file", cap, "-q", "--disable_doc", "--disable_web")
+    check(r.returncode == 0, "--trace_file CAPTURE: exit %d %s" % (r.returncode, r.stderr))
+    summ = json.load(open(os.path.join(merged, "summary.json")))
+    meta = summ.get("metadata", {})
+    meta = dict(meta) if isinstance(meta, list) else meta
+    check(meta.get("host_trace.alignment") == "first tpudnn event",
+          "aligned by the first runtime call: %s" % meta.get("host_trace.alignment"))
+    check(any("host capture" in n and "merged" in n and "2 threads" in n for n in summ.get("notes", [])),
+          "merge note: %s" % summ.get("notes"))
+    sl = perfetto_slices(os.path.join(merged, "perfetto.pftrace"))
+    threads = ("host loop", "decoder")
+    host = sorted(x for x in sl if x[0] in threads)
+    want = sorted(x for x in perfetto_slices(os.path.join(alone, "perfetto.pftrace")) if x[0] in threads)
+    names = {(tr, nm) for tr, nm, t0, t1 in host}
+    for tr, nm in [("host loop", "resnet50"), ("host loop", "preprocess"), ("host loop", "input.norm"),
+                   ("host loop", "input.norm.sub"), ("host loop", "prob"), ("host loop", "bmrt_launch_tensor"),
+                   ("host loop", "enable_profile"), ("decoder", "decode")]:
+        check((tr, nm) in names, "capture slice %s on thread %s in the merged trace" % (nm, tr))
+    check(len(want) > 20 and host == want,
+          "capture slices at their own ns (%d merged vs %d alone)" % (len(host), len(want)))
+    enable_end = [t1 for tr, nm, t0, t1 in host if nm == "enable_profile"]
+    check(len(enable_end) == 1, "one enable_profile: %s" % enable_end)
+    # The device starts where enable_profile ends: every device command moved by that much.
+    plain = os.path.join(tmp, "plain_cap")
+    run(DUMP, plain, "-q", "--disable_doc", "--disable_web")
+    base = sorted((tr, nm, t0) for tr, nm, t0, t1 in perfetto_slices(os.path.join(plain, "perfetto.pftrace")))
+    dev = [x for x in sl if x[0] not in threads]
+    off = enable_end[0] if enable_end else 0
+    moved = sorted((tr, nm, t0 - off) for tr, nm, t0, t1 in dev)
+    check(len(base) > 500 and base == moved,
+          "device slices moved by enable_profile's end, %d ns (%d vs %d slices)" % (off, len(base), len(moved)))
+    tiu = [t0 for tr, nm, t0, t1 in dev if tr == "TIU"]
+    tiu0 = [t0 for tr, nm, t0 in base if tr == "TIU"]
+    check(tiu and tiu0 and min(tiu) == off + min(tiu0) and off > 0,
+          "first TIU command %s ns after enable_profile's end" % (min(tiu0) if tiu0 else None))
+
 def step_trace(path, steps, conv_us):
     """A PyTorch-like trace: ProfilerStep#i annotations of the given µs durations, each holding
     an aten::conv2d of conv_us µs and an aten::relu of 10 µs."""
@@ -596,6 +656,7 @@ def main():
         test_gzip(tmp)
         test_diff(tmp)
         test_trace_file(tmp)
+        test_trace_file_capture(tmp)
         test_diff_steps(tmp)
         test_diff_trace_folder(tmp)
         test_correlation_flows(tmp)

@@ -148,6 +148,33 @@ static void put(struct out *w, const void *p, size_t n)
 	w->bytes += n;
 }
 
+/* Opens dir/PREFIX<i>.profile as a fresh output; name[OUT_NAME] gets its file name. */
+#define OUT_NAME 64
+static int out_open(struct out *w, char *name, const char *dir, const char *prefix, unsigned i,
+                    struct tp_diag *d)
+{
+	snprintf(name, OUT_NAME, "%s%u.profile", prefix, i);
+	char *path = tp_path_join(dir, name);
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
+	*w = (struct out){0};
+	int rc = tp_afile_open(&w->f, path, d);
+	tp_free(path);
+	return rc;
+}
+
+/* Closes an output opened by out_open into place, counting its bytes into res. */
+static int out_commit(struct out *w, const char *dir, const char *name, struct gd_cdm_result *res,
+                      struct tp_diag *d)
+{
+	if (w->err || fflush(w->f.fp) != 0) {
+		tp_afile_abort(&w->f);
+		return tp_diag_set(d, TP_EOUTPUT, "%s/%s: write failed", dir, name);
+	}
+	res->bytes_total += w->bytes;
+	return tp_afile_commit(&w->f, d);
+}
+
 static void put32(struct out *w, uint32_t v)
 {
 	uint8_t b[4];
@@ -352,14 +379,9 @@ static void dyn_one(void *vctx, const struct dyn_rec *r)
 static int write_core(const struct gd_cdm_opts *o, const char *dir, unsigned core,
                       struct gd_cdm_result *res, struct tp_diag *d)
 {
-	char name[64];
-	snprintf(name, sizeof name, "cdmlib0_%u.profile", core);
-	char *path = tp_path_join(dir, name);
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct out w = {0};
-	int rc = tp_afile_open(&w.f, path, d);
-	tp_free(path);
+	char name[OUT_NAME];
+	struct out w;
+	int rc = out_open(&w, name, dir, "cdmlib0_", core, d);
 	if (rc)
 		return rc;
 	struct counts cn;
@@ -393,25 +415,15 @@ static int write_core(const struct gd_cdm_opts *o, const char *dir, unsigned cor
 		res->cmds[core][e] = cn.n[e];
 	if (span > res->span_cycles)
 		res->span_cycles = span;
-	if (w.err || fflush(w.f.fp) != 0) {
-		tp_afile_abort(&w.f);
-		return tp_diag_set(d, TP_EOUTPUT, "%s/%s: write failed", dir, name);
-	}
-	res->bytes_total += w.bytes;
-	return tp_afile_commit(&w.f, d);
+	return out_commit(&w, dir, name, res, d);
 }
 
 static int write_port(const struct gd_cdm_opts *o, const char *dir, unsigned port,
                       struct gd_cdm_result *res, struct tp_diag *d)
 {
-	char name[64];
-	snprintf(name, sizeof name, "cdma0_%u.profile", port);
-	char *path = tp_path_join(dir, name);
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	struct out w = {0};
-	int rc = tp_afile_open(&w.f, path, d);
-	tp_free(path);
+	char name[OUT_NAME];
+	struct out w;
+	int rc = out_open(&w, name, dir, "cdma0_", port, d);
 	if (rc)
 		return rc;
 	unsigned owner = o->cores - 1;
@@ -434,12 +446,7 @@ static int write_port(const struct gd_cdm_opts *o, const char *dir, unsigned por
 		at += c.dur + 5;
 	}
 	res->cdma_cmds[port] = n;
-	if (w.err || fflush(w.f.fp) != 0) {
-		tp_afile_abort(&w.f);
-		return tp_diag_set(d, TP_EOUTPUT, "%s/%s: write failed", dir, name);
-	}
-	res->bytes_total += w.bytes;
-	return tp_afile_commit(&w.f, d);
+	return out_commit(&w, dir, name, res, d);
 }
 
 int gd_generate_cdm(const struct gd_cdm_opts *o, const char *outdir, struct gd_cdm_result *res,

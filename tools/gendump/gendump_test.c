@@ -257,11 +257,178 @@ static void cmd_name(char *buf, size_t n, uint64_t base, unsigned core, unsigned
 /* Layout checks shared by both arches.                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-static void check_dump(const struct gd_opts *o, const char *dir, const struct gd_result *r)
+/* One core's COMMAND block: its GDMA and TIU command counts and cmd-file base addresses. */
+struct core_cmds {
+	uint64_t gdma, tiu, gbase, bbase;
+};
+
+/* The COMMAND block b of core c (§4.2): counts that add up to --cmds, the bases the generator
+ * reported. */
+static void check_command_block(const struct gd_opts *o, const struct gd_result *r,
+                                const struct tp_file *it, const struct blk *b, unsigned c,
+                                struct core_cmds *cc)
+{
+	assert_int_equal(b->type, 8);
+	assert_int_equal(b->len, 44);
+	struct tp_cursor cur;
+	tp_cur_init(&cur, it->data + b->off, b->len, b->off);
+	cc->gbase = tp_cur_u64(&cur);
+	assert_int_equal(tp_cur_u64(&cur), 0);
+	cc->bbase = tp_cur_u64(&cur);
+	assert_int_equal(tp_cur_u64(&cur), 0);
+	assert_int_equal(tp_cur_u32(&cur), 1);
+	cc->gdma = tp_cur_u32(&cur);
+	cc->tiu = tp_cur_u32(&cur);
+	assert_false(cur.bad);
+	assert_int_equal(cc->gdma + cc->tiu, o->cmds);
+	assert_int_equal(cc->gbase, r->gdma_base[c]);
+	assert_int_equal(cc->bbase, r->bd_base[c]);
+}
+
+/* Core c's cmd files decode to exactly the COMMAND counts and end like R's; *dt and *dg get
+ * the decoded TIU and GDMA commands (deps owned by the caller). */
+static void check_cmd_files(const struct gd_opts *o, const char *dir, const struct gd_result *r,
+                            unsigned c, const struct core_cmds *cc, struct cmds *dt,
+                            struct cmds *dg)
 {
 	int a1688 = o->arch == 4;
-	unsigned nc = o->cores;
+	char name[128];
+	struct tp_file ft, fg;
+	cmd_name(name, sizeof name, cc->bbase, c, 0);
+	load(dir, name, &ft);
+	cmd_name(name, sizeof name, cc->gbase, c, 1);
+	load(dir, name, &fg);
+	decode(&ft, 1, dt);
+	decode(&fg, 0, dg);
+	assert_int_equal(dt->n, cc->tiu);
+	assert_int_equal(dg->n, cc->gdma);
+	assert_int_equal(ft.size % 128, 0);
+	assert_int_equal(fg.size % 128, 0);
+	assert_true(dt->tail < 128 && dg->tail < 128);
+	assert_int_equal(dt->last_typ, 15);
+	assert_int_equal(dt->last_eu, 31); /* system.end */
+	assert_int_equal(dg->last_typ, 6);
+	assert_int_equal(dg->last_eu, 0); /* chain_end */
+	assert_int_equal(ft.size, r->tiu_bytes[c]);
+	if (a1688 && c > 0) {
+		assert_int_equal(dt->first_typ, 15); /* core >0 starts with system.send_msg */
+		assert_int_equal(dt->first_eu, 8);
+	}
+	if (a1688 && o->cores > 1)
+		assert_true(dt->first_wait > 0);
+	tp_file_release(&ft);
+	tp_file_release(&fg);
+}
+
+/* Core c's monitor blocks from b[k] on: MONITOR_BD, MONITOR_GDMA, DYN and (core 0) DYN_EXTRA.
+ * Returns the index of the block after them. */
+static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file *it,
+                                   const struct blk *b, size_t k, unsigned c,
+                                   const struct core_cmds *cc, const struct cmds *dg)
+{
+	int a1688 = o->arch == 4;
 	uint32_t grec = a1688 ? 256 : 192;
+	/* MONITOR_BD: one 32-byte record per TIU command, inst_id = index mod 2^16, starts
+	 * strictly after the previous end (no wrap without --wrap). */
+	assert_int_equal(b[k].type, 3);
+	assert_int_equal(b[k].len, 32 * cc->tiu);
+	const uint8_t *p = it->data + b[k].off;
+	uint32_t prev_end = 0;
+	for (uint64_t i = 0; i < cc->tiu; i++, p += 32) {
+		uint32_t s = tp_le32(p), e = tp_le32(p + 4);
+		assert_int_equal(tp_le64(p + 8) & 0xFFFF, i & 0xFFFF);
+		assert_true(s != 0 && e != 0 && s != 0xFFFFFFFFu && e != 0xFFFFFFFFu);
+		if (!o->wrap) {
+			assert_true(s <= e);
+			if (i > 0)
+				assert_true(s > prev_end);
+		}
+		prev_end = e;
+	}
+	k++;
+	/* MONITOR_GDMA: one record per non-sys GDMA command; BM1688 core 0 adds the stale
+	 * first and the trailing inst_id-0 records. */
+	uint64_t want = dg->nonsys + (a1688 && c == 0 ? 2 : 0);
+	assert_int_equal(b[k].type, 4);
+	assert_int_equal(b[k].len, (uint64_t)grec * want);
+	p = it->data + b[k].off;
+	if (a1688 && c == 0) {
+		assert_int_equal(tp_le32(p + 8) & 0xFFFFF, 0);
+		assert_int_equal(tp_le32(p + grec + 8) & 0xFFFFF, 0);
+		assert_int_equal(tp_le32(p + (want - 1) * grec + 8) & 0xFFFFF, 0);
+		/* the stale record ends before the first real one starts */
+		assert_true(tp_le32(p + 4) < tp_le32(p + grec));
+	}
+	for (uint64_t i = 1; i < want && !o->wrap; i++)
+		assert_true(tp_le32(p + i * grec) > tp_le32(p + (i - 1) * grec + 4));
+	k++;
+	assert_int_equal(b[k].type, 5);
+	assert_int_equal(b[k].len % 32, 0);
+	assert_true(b[k].len >= 64);
+	/* DYN record 0: type 0xFFFFFFFF, 20 ns per tick (§4.7). */
+	p = it->data + b[k].off;
+	assert_int_equal(tp_le32(p + 4), 0xFFFFFFFFu);
+	assert_int_equal(tp_le64(p + 24), 20);
+	k++;
+	if (c == 0) {
+		assert_int_equal(b[k].type, 6);
+		assert_int_equal(b[k].len, 12 + 256);
+		k++;
+	}
+	return k;
+}
+
+/* Core c's node lines in global.profile: one per command except the final end / chain_end
+ * (§3.1); on BM1688 they agree with the descriptors on every dependency, in order. */
+static void check_node_lines(const struct gd_opts *o, const struct tp_file *gp, unsigned c,
+                             const struct core_cmds *cc, const struct cmds *dt,
+                             const struct cmds *dg)
+{
+	if (o->arch != 4) {
+		assert_int_equal(count_lines(gp, "] bd cmd_id bd_id=", NULL), cc->tiu - 1);
+		assert_int_equal(count_lines(gp, "] gdma cmd_id bd_id=", NULL), cc->gdma - 1);
+		return;
+	}
+	char core_kv[32];
+	snprintf(core_kv, sizeof core_kv, " core=%u", c);
+	assert_int_equal(count_lines(gp, "bd_func=", core_kv), cc->tiu - 1);
+	assert_int_equal(count_lines(gp, "gdma_func=", core_kv), cc->gdma - 1);
+	/* TIU lines carry the dependency as gdma_id=, GDMA lines as bd_id=. */
+	uint64_t *ld = tp_malloc((cc->tiu + cc->gdma) * sizeof *ld);
+	assert_non_null(ld);
+	uint64_t m = line_deps(gp, "bd_func=", "gdma_id=", c, ld, cc->tiu);
+	assert_int_equal(m, cc->tiu - 1);
+	for (uint64_t i = 0; i < m; i++)
+		assert_int_equal(ld[i], dt->deps[i]);
+	m = line_deps(gp, "gdma_func=", "bd_id=", c, ld, cc->gdma);
+	assert_int_equal(m, cc->gdma - 1);
+	for (uint64_t i = 0; i < m; i++)
+		assert_int_equal(ld[i], dg->deps[i]);
+	tp_free(ld);
+}
+
+/* global.profile's framing: the arch line, one subnet run, balanced parallel sections, one
+ * core list, the per-core descriptors and some layer and tensor lines. */
+static void check_global_framing(const struct gd_opts *o, const struct tp_file *gp)
+{
+	char arch_line[64];
+	snprintf(arch_line, sizeof arch_line, "[bmprofile] arch=%d\n", o->arch);
+	assert_memory_equal(gp->data, arch_line, strlen(arch_line));
+	assert_int_equal(count_lines(gp, "[bmprofile] is_mlir=1", NULL), 1);
+	assert_int_equal(count_lines(gp, "start to run subnet_id=0", NULL), 1);
+	assert_int_equal(count_lines(gp, "end to run subnet_id=0", NULL), 1);
+	assert_int_equal(count_lines(gp, "start parallel.", NULL),
+	                 count_lines(gp, "end parallel.", NULL));
+	assert_int_equal(count_lines(gp, "[bmprofile] core_list=", NULL), 1);
+	assert_int_equal(count_lines(gp, "desc=bd_cmd_mem", NULL), o->cores);
+	assert_int_equal(count_lines(gp, "desc=gdma_perf_monitor", NULL), o->cores);
+	assert_true(count_lines(gp, "local_layer: layer_id=", NULL) > 0);
+	assert_true(count_lines(gp, "tensor_id=", NULL) > 0);
+}
+
+static void check_dump(const struct gd_opts *o, const char *dir, const struct gd_result *r)
+{
+	unsigned nc = o->cores;
 	struct tp_file it;
 	load(dir, "iter0.profile", &it);
 	struct blk b[32];
@@ -273,149 +440,21 @@ static void check_dump(const struct gd_opts *o, const char *dir, const struct gd
 	assert_int_equal(b[k].type, 1);
 	assert_int_equal(b[k].len, 36);
 	k++;
-	uint64_t cmd_gdma[2], cmd_tiu[2], gbase[2], bbase[2];
-	for (unsigned c = 0; c < nc; c++, k++) {
-		assert_int_equal(b[k].type, 8);
-		assert_int_equal(b[k].len, 44);
-		struct tp_cursor cur;
-		tp_cur_init(&cur, it.data + b[k].off, b[k].len, b[k].off);
-		gbase[c] = tp_cur_u64(&cur);
-		assert_int_equal(tp_cur_u64(&cur), 0);
-		bbase[c] = tp_cur_u64(&cur);
-		assert_int_equal(tp_cur_u64(&cur), 0);
-		assert_int_equal(tp_cur_u32(&cur), 1);
-		cmd_gdma[c] = tp_cur_u32(&cur);
-		cmd_tiu[c] = tp_cur_u32(&cur);
-		assert_false(cur.bad);
-		assert_int_equal(cmd_gdma[c] + cmd_tiu[c], o->cmds);
-		assert_int_equal(gbase[c], r->gdma_base[c]);
-		assert_int_equal(bbase[c], r->bd_base[c]);
-	}
+	struct core_cmds cc[2];
+	for (unsigned c = 0; c < nc; c++, k++)
+		check_command_block(o, r, &it, &b[k], c, &cc[c]);
 	struct tp_file gp;
 	load(dir, "global.profile", &gp);
 	for (unsigned c = 0; c < nc; c++) {
-		char name[128];
-		struct tp_file ft, fg;
 		struct cmds dt, dg;
-		cmd_name(name, sizeof name, bbase[c], c, 0);
-		load(dir, name, &ft);
-		cmd_name(name, sizeof name, gbase[c], c, 1);
-		load(dir, name, &fg);
-		decode(&ft, 1, &dt);
-		decode(&fg, 0, &dg);
-		/* cmd files decode to exactly the COMMAND counts and end like R's. */
-		assert_int_equal(dt.n, cmd_tiu[c]);
-		assert_int_equal(dg.n, cmd_gdma[c]);
-		assert_int_equal(ft.size % 128, 0);
-		assert_int_equal(fg.size % 128, 0);
-		assert_true(dt.tail < 128 && dg.tail < 128);
-		assert_int_equal(dt.last_typ, 15);
-		assert_int_equal(dt.last_eu, 31); /* system.end */
-		assert_int_equal(dg.last_typ, 6);
-		assert_int_equal(dg.last_eu, 0); /* chain_end */
-		assert_int_equal(ft.size, r->tiu_bytes[c]);
-		if (a1688 && c > 0) {
-			assert_int_equal(dt.first_typ,
-			                 15); /* core >0 starts with system.send_msg */
-			assert_int_equal(dt.first_eu, 8);
-		}
-		if (a1688 && nc > 1)
-			assert_true(dt.first_wait > 0);
-
-		/* MONITOR_BD: one 32-byte record per TIU command, inst_id = index mod 2^16, starts
-		 * strictly after the previous end (no wrap without --wrap). */
-		assert_int_equal(b[k].type, 3);
-		assert_int_equal(b[k].len, 32 * cmd_tiu[c]);
-		const uint8_t *p = it.data + b[k].off;
-		uint32_t prev_end = 0;
-		for (uint64_t i = 0; i < cmd_tiu[c]; i++, p += 32) {
-			uint32_t s = tp_le32(p), e = tp_le32(p + 4);
-			assert_int_equal(tp_le64(p + 8) & 0xFFFF, i & 0xFFFF);
-			assert_true(s != 0 && e != 0 && s != 0xFFFFFFFFu && e != 0xFFFFFFFFu);
-			if (!o->wrap) {
-				assert_true(s <= e);
-				if (i > 0)
-					assert_true(s > prev_end);
-			}
-			prev_end = e;
-		}
-		k++;
-		/* MONITOR_GDMA: one record per non-sys GDMA command; BM1688 core 0 adds the stale
-		 * first and the trailing inst_id-0 records. */
-		uint64_t want = dg.nonsys + (a1688 && c == 0 ? 2 : 0);
-		assert_int_equal(b[k].type, 4);
-		assert_int_equal(b[k].len, (uint64_t)grec * want);
-		p = it.data + b[k].off;
-		if (a1688 && c == 0) {
-			assert_int_equal(tp_le32(p + 8) & 0xFFFFF, 0);
-			assert_int_equal(tp_le32(p + grec + 8) & 0xFFFFF, 0);
-			assert_int_equal(tp_le32(p + (want - 1) * grec + 8) & 0xFFFFF, 0);
-			/* the stale record ends before the first real one starts */
-			assert_true(tp_le32(p + 4) < tp_le32(p + grec));
-		}
-		for (uint64_t i = 1; i < want && !o->wrap; i++)
-			assert_true(tp_le32(p + i * grec) > tp_le32(p + (i - 1) * grec + 4));
-		k++;
-		assert_int_equal(b[k].type, 5);
-		assert_int_equal(b[k].len % 32, 0);
-		assert_true(b[k].len >= 64);
-		/* DYN record 0: type 0xFFFFFFFF, 20 ns per tick (§4.7). */
-		p = it.data + b[k].off;
-		assert_int_equal(tp_le32(p + 4), 0xFFFFFFFFu);
-		assert_int_equal(tp_le64(p + 24), 20);
-		k++;
-		if (c == 0) {
-			assert_int_equal(b[k].type, 6);
-			assert_int_equal(b[k].len, 12 + 256);
-			k++;
-		}
-		/* Node lines: one per command except the final end / chain_end (§3.1). */
-		if (a1688) {
-			char core_kv[32];
-			snprintf(core_kv, sizeof core_kv, " core=%u", c);
-			assert_int_equal(count_lines(&gp, "bd_func=", core_kv), cmd_tiu[c] - 1);
-			assert_int_equal(count_lines(&gp, "gdma_func=", core_kv), cmd_gdma[c] - 1);
-		} else {
-			assert_int_equal(count_lines(&gp, "] bd cmd_id bd_id=", NULL),
-			                 cmd_tiu[c] - 1);
-			assert_int_equal(count_lines(&gp, "] gdma cmd_id bd_id=", NULL),
-			                 cmd_gdma[c] - 1);
-		}
-		if (a1688) {
-			/* Node lines and descriptors agree on every dependency, in order: TIU lines
-			 * carry it as gdma_id=, GDMA lines as bd_id= (§3.1). */
-			uint64_t *ld = tp_malloc((cmd_tiu[c] + cmd_gdma[c]) * sizeof *ld);
-			assert_non_null(ld);
-			uint64_t m = line_deps(&gp, "bd_func=", "gdma_id=", c, ld, cmd_tiu[c]);
-			assert_int_equal(m, cmd_tiu[c] - 1);
-			for (uint64_t i = 0; i < m; i++)
-				assert_int_equal(ld[i], dt.deps[i]);
-			m = line_deps(&gp, "gdma_func=", "bd_id=", c, ld, cmd_gdma[c]);
-			assert_int_equal(m, cmd_gdma[c] - 1);
-			for (uint64_t i = 0; i < m; i++)
-				assert_int_equal(ld[i], dg.deps[i]);
-			tp_free(ld);
-		}
+		check_cmd_files(o, dir, r, c, &cc[c], &dt, &dg);
+		k = check_monitor_blocks(o, &it, b, k, c, &cc[c], &dg);
+		check_node_lines(o, &gp, c, &cc[c], &dt, &dg);
 		tp_free(dt.deps);
 		tp_free(dg.deps);
-		tp_file_release(&ft);
-		tp_file_release(&fg);
 	}
 	assert_int_equal(k, nb);
-	/* global.profile framing. */
-	char arch_line[64];
-	snprintf(arch_line, sizeof arch_line, "[bmprofile] arch=%d\n", o->arch);
-	assert_memory_equal(gp.data, arch_line, strlen(arch_line));
-	assert_int_equal(count_lines(&gp, "[bmprofile] is_mlir=1", NULL), 1);
-	assert_int_equal(count_lines(&gp, "start to run subnet_id=0", NULL), 1);
-	assert_int_equal(count_lines(&gp, "end to run subnet_id=0", NULL), 1);
-	assert_int_equal(count_lines(&gp, "start parallel.", NULL),
-	                 count_lines(&gp, "end parallel.", NULL));
-	assert_int_equal(count_lines(&gp, "[bmprofile] core_list=", NULL), 1);
-	assert_int_equal(count_lines(&gp, "desc=bd_cmd_mem", NULL), nc);
-	assert_int_equal(count_lines(&gp, "desc=gdma_perf_monitor", NULL), nc);
-	assert_true(count_lines(&gp, "local_layer: layer_id=", NULL) > 0);
-	assert_true(count_lines(&gp, "tensor_id=", NULL) > 0);
+	check_global_framing(o, &gp);
 	tp_file_release(&gp);
 	tp_file_release(&it);
 }

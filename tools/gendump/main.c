@@ -49,6 +49,25 @@ static int num(const char *opt, const char *s, uint64_t *v)
 	return 0;
 }
 
+/* An argument that is none of the options: the OUTDIR when none was given yet. Returns 1 (after
+ * the message, `in` naming the format, and the usage with `show_usage`) for an unknown option
+ * or a second OUTDIR. */
+static int take_outdir(const char *a, const char **out, const char *in, int show_usage)
+{
+	if (a[0] == '-' && a[1]) {
+		fprintf(stderr, "tpuprof-gendump: unknown or incomplete option '%s'%s\n", a, in);
+		if (show_usage)
+			usage(stderr);
+		return 1;
+	}
+	if (*out) {
+		fprintf(stderr, "tpuprof-gendump: more than one OUTDIR given\n");
+		return 1;
+	}
+	*out = a;
+	return 0;
+}
+
 static int main_cdm(int argc, char **argv)
 {
 	struct gd_cdm_opts o = {.cores = 0, .cmds = 10000, .seed = 1, .mode = GD_CDM_MODE1};
@@ -102,16 +121,7 @@ static int main_cdm(int argc, char **argv)
 			o.wrap = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr,
-			        "tpuprof-gendump: unknown or incomplete option '%s' for --format "
-			        "cdm\n",
-			        a);
-			return 1;
-		} else if (!out) {
-			out = a;
-		} else {
-			fprintf(stderr, "tpuprof-gendump: more than one OUTDIR given\n");
+		} else if (take_outdir(a, &out, " for --format cdm", 0)) {
 			return 1;
 		}
 	}
@@ -214,14 +224,7 @@ int main(int argc, char **argv)
 			o.no_sim = 1;
 		} else if (!strcmp(a, "--quiet")) {
 			quiet = 1;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "tpuprof-gendump: unknown or incomplete option '%s'\n", a);
-			usage(stderr);
-			return 1;
-		} else if (!out) {
-			out = a;
-		} else {
-			fprintf(stderr, "tpuprof-gendump: more than one OUTDIR given\n");
+		} else if (take_outdir(a, &out, "", 1)) {
 			return 1;
 		}
 	}

@@ -95,27 +95,25 @@ int cap_pair_async(struct cap_rd *r, uint64_t end_tick)
 		}
 		lane_end[lane] = q->end;
 		tp_args_begin(p);
-		tp_args_add_uint(p, TP_CAPFILE_KEY_ASYNC_ID, q->b->id);
-		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, q->b->tid);
-		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, q->e ? q->e->tid : -1);
+		tp_args_add_uint(p, TP_CAP_KEY_ASYNC_ID, q->b->id);
+		tp_args_add_int(p, TP_CAP_KEY_BEGIN_TID, q->b->tid);
+		tp_args_add_int(p, TP_CAP_KEY_END_TID, q->e ? q->e->tid : -1);
 		if (q->b->category && tp_str(p, q->b->category)[0])
-			tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, tp_str(p, q->b->category));
+			tp_args_add_str(p, TP_CAP_KEY_CATEGORY, tp_str(p, q->b->category));
 		if (q->b->color & 0x01000000u) {
 			char c[8];
 			snprintf(c, sizeof c, "#%06x", q->b->color & 0xffffffu);
-			tp_args_add_str(p, TP_CAPFILE_KEY_COLOR, c);
+			tp_args_add_str(p, TP_CAP_KEY_COLOR, c);
 		}
 		if (q->b->has_src) {
 			if (tp_str(p, q->b->src_file)[0])
-				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FILE,
-				                tp_str(p, q->b->src_file));
-			tp_args_add_int(p, TP_CAPFILE_KEY_SRC_LINE, q->b->src_line);
+				tp_args_add_str(p, TP_CAP_KEY_SRC_FILE, tp_str(p, q->b->src_file));
+			tp_args_add_int(p, TP_CAP_KEY_SRC_LINE, q->b->src_line);
 			if (tp_str(p, q->b->src_func)[0])
-				tp_args_add_str(p, TP_CAPFILE_KEY_SRC_FUNC,
-				                tp_str(p, q->b->src_func));
+				tp_args_add_str(p, TP_CAP_KEY_SRC_FUNC, tp_str(p, q->b->src_func));
 		}
 		if (q->e == NULL)
-			tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+			tp_args_add_int(p, TP_CAP_KEY_CUT, 1);
 		struct tp_slice *s = tp_track_push(p, lane_track[lane]);
 		if (s == NULL) {
 			rc = tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->path);
@@ -124,9 +122,8 @@ int cap_pair_async(struct cap_rd *r, uint64_t end_tick)
 		s->start_ns = q->start;
 		tp_slice_set_end(p, &p->tracks[lane_track[lane]], s, q->end);
 		const char *nm = tp_str(p, q->b->name);
-		struct tp_label lb = {.name =
-		                          tp_profile_str(p, nm[0] ? nm : TP_CAPFILE_TYPE_ASYNC)};
-		lb.type = tp_profile_str(p, TP_CAPFILE_TYPE_ASYNC);
+		struct tp_label lb = {.name = tp_profile_str(p, nm[0] ? nm : TP_CAP_TYPE_ASYNC)};
+		lb.type = tp_profile_str(p, TP_CAP_TYPE_ASYNC);
 		tp_slice_set_label(p, &p->tracks[lane_track[lane]], s, &lb);
 		s->args = tp_args_end(p);
 	}

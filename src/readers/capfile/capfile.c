@@ -153,8 +153,7 @@ static void dump_notes(struct cap_rd *r, const struct live_info *li)
 	if (r->unclosed)
 		tp_profile_note(p,
 		                "%llu scopes were still open when the dump was written: they end "
-		                "at the dump time, are marked " TP_CAPFILE_KEY_CUT
-		                "=1 and are left "
+		                "at the dump time, are marked " TP_CAP_KEY_CUT "=1 and are left "
 		                "out of latency and operator statistics",
 		                (unsigned long long)r->unclosed);
 	if (r->unmatched_ends)
@@ -198,12 +197,7 @@ int cap_parse(const uint8_t *data, size_t size, const char *display, const struc
               int mapped, struct tp_profile **out, struct tp_diag *d)
 {
 	*out = NULL;
-	struct cap_rd r;
-	memset(&r, 0, sizeof r);
-	r.path = display;
-	r.d = d;
-	r.bytes = data;
-	r.drop = mapped;
+	struct cap_rd r = {.path = display, .d = d, .bytes = data, .drop = mapped};
 	r.p = tp_profile_new();
 	if (r.p == NULL)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", display);

@@ -3,7 +3,7 @@
  * capture.tpp, format in docs/capture-format.md and src/capture/capfmt.h). It fills the
  * profile model: arch TP_ARCH_CPU, one device per dump (the process), one TP_TRACK_THREAD
  * track per recorded thread with activities, steps, operators and runtime calls as slices
- * (types and argument keys per the TP_CAP_* conventions in model/model.h), counters as
+ * (types and argument keys per the TP_CAP_* conventions in model/argkeys.h), counters as
  * tp_counter series, and drop counts on the tracks and in profile->stats.
  *
  * A dump cut short (process killed, disk full, file truncated) is read as far as it goes:
@@ -14,24 +14,6 @@
 #define TP_CAPFILE_H
 
 #include "model/model.h"
-
-/* Slice argument (int 1) on scopes that were still open when the dump was written (the
- * process was killed, or the session ended inside them): their end is the dump time, not a
- * measured end, so reports leave them out of latency and operator statistics. */
-#define TP_CAPFILE_KEY_CUT "cut_short"
-
-/* Slice types and argument keys of the mark / range / async API (tpuprof_mark, ...). */
-#define TP_CAPFILE_TYPE_MARK "mark"            /* zero-length slice */
-#define TP_CAPFILE_TYPE_RANGE "range"          /* tpuprof_range_begin/end on its thread */
-#define TP_CAPFILE_TYPE_ASYNC "async"          /* tpuprof_async_*, on "async ranges" tracks */
-#define TP_CAPFILE_KEY_CATEGORY "category"     /* str */
-#define TP_CAPFILE_KEY_COLOR "color"           /* str "#rrggbb" */
-#define TP_CAPFILE_KEY_SRC_FILE "src_file"     /* str */
-#define TP_CAPFILE_KEY_SRC_LINE "src_line"     /* int */
-#define TP_CAPFILE_KEY_SRC_FUNC "src_function" /* str */
-#define TP_CAPFILE_KEY_ASYNC_ID "async_id"     /* uint */
-#define TP_CAPFILE_KEY_BEGIN_TID "begin_tid"   /* int: thread that began an async range */
-#define TP_CAPFILE_KEY_END_TID "end_tid"       /* int: thread that ended it (-1: cut short) */
 
 /* The dump file name inside a dump directory. */
 #define TP_CAPFILE_NAME "capture.tpp"

@@ -607,22 +607,22 @@ static void test_api(void **state)
 	const struct tp_slice *m = find_slice(p, "start", &tr);
 	assert_non_null(m);
 	assert_string_equal(tp_str(p, tr->name), "main-\xc3\xa9-a-very-"); /* 15 bytes */
-	assert_string_equal(tp_str(p, tp_slice_type(tr, m)), TP_CAPFILE_TYPE_MARK);
+	assert_string_equal(tp_str(p, tp_slice_type(tr, m)), TP_CAP_TYPE_MARK);
 	assert_int_equal(tp_slice_end(tr, m), m->start_ns);
-	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_CATEGORY), "io");
-	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_COLOR), "#ff0000");
-	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FILE), "probe.c");
-	assert_int_equal(arg_int(p, m, TP_CAPFILE_KEY_SRC_LINE), 123);
-	assert_string_equal(arg_str(p, m, TP_CAPFILE_KEY_SRC_FUNC), "api");
+	assert_string_equal(arg_str(p, m, TP_CAP_KEY_CATEGORY), "io");
+	assert_string_equal(arg_str(p, m, TP_CAP_KEY_COLOR), "#ff0000");
+	assert_string_equal(arg_str(p, m, TP_CAP_KEY_SRC_FILE), "probe.c");
+	assert_int_equal(arg_int(p, m, TP_CAP_KEY_SRC_LINE), 123);
+	assert_string_equal(arg_str(p, m, TP_CAP_KEY_SRC_FUNC), "api");
 	const struct tp_slice *sm = find_slice(p, "small", NULL);
 	assert_non_null(sm);
-	assert_string_equal(arg_str(p, sm, TP_CAPFILE_KEY_COLOR), "#0000ff");
-	assert_null(arg(p, sm, TP_CAPFILE_KEY_CATEGORY));
+	assert_string_equal(arg_str(p, sm, TP_CAP_KEY_COLOR), "#0000ff");
+	assert_null(arg(p, sm, TP_CAP_KEY_CATEGORY));
 	const struct tp_slice *rg = find_slice(p, "load", &tr);
 	assert_non_null(rg);
-	assert_string_equal(tp_str(p, tp_slice_type(tr, rg)), TP_CAPFILE_TYPE_RANGE);
+	assert_string_equal(tp_str(p, tp_slice_type(tr, rg)), TP_CAP_TYPE_RANGE);
 	assert_true(tp_slice_end(tr, rg) > rg->start_ns);
-	assert_null(arg(p, rg, TP_CAPFILE_KEY_CUT));
+	assert_null(arg(p, rg, TP_CAP_KEY_CUT));
 	/* async: 42 begun on main, ended on "ender"; 43 overlaps it (second lane); 7 cut */
 	int seen42 = 0, seen43 = 0, seen7 = 0;
 	size_t lanes = 0;
@@ -633,19 +633,19 @@ static void test_api(void **state)
 		for (size_t i = 0; i < p->tracks[k].count; i++) {
 			const struct tp_slice *s = &p->tracks[k].slices[i];
 			assert_string_equal(tp_str(p, tp_slice_type(&p->tracks[k], s)),
-			                    TP_CAPFILE_TYPE_ASYNC);
-			int64_t id = arg_int(p, s, TP_CAPFILE_KEY_ASYNC_ID);
+			                    TP_CAP_TYPE_ASYNC);
+			int64_t id = arg_int(p, s, TP_CAP_KEY_ASYNC_ID);
 			if (id == 42) {
 				seen42 = 1;
-				assert_int_not_equal(arg_int(p, s, TP_CAPFILE_KEY_BEGIN_TID),
-				                     arg_int(p, s, TP_CAPFILE_KEY_END_TID));
-				assert_string_equal(arg_str(p, s, TP_CAPFILE_KEY_CATEGORY), "io");
+				assert_int_not_equal(arg_int(p, s, TP_CAP_KEY_BEGIN_TID),
+				                     arg_int(p, s, TP_CAP_KEY_END_TID));
+				assert_string_equal(arg_str(p, s, TP_CAP_KEY_CATEGORY), "io");
 			} else if (id == 43) {
 				seen43 = 1;
 			} else if (id == 7) {
 				seen7 = 1;
-				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_CUT), 1);
-				assert_int_equal(arg_int(p, s, TP_CAPFILE_KEY_END_TID), -1);
+				assert_int_equal(arg_int(p, s, TP_CAP_KEY_CUT), 1);
+				assert_int_equal(arg_int(p, s, TP_CAP_KEY_END_TID), -1);
 			}
 		}
 	}

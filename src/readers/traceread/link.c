@@ -22,6 +22,19 @@ static int fpt_cmp(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
+struct fpt_key {
+	const struct fpt *const *st; /* starts sorted by fpt_cmp */
+	const struct fpt *e;
+};
+
+/* Start i sorts after end e: a later key, or the same key at a later time. */
+static int start_after_end(const void *ctx, size_t i)
+{
+	const struct fpt_key *k = ctx;
+	const struct fpt *s = k->st[i];
+	return s->key > k->e->key || (s->key == k->e->key && s->ts > k->e->ts);
+}
+
 /* Each end (f, t) pairs with the latest start (s, t) of the same cat and id that is not later
  * than it (the later one in the file on a tie); in file order a start may come after its end,
  * and an id may be used again once its flow has ended. */
@@ -37,15 +50,8 @@ int trace_pair_flows(struct trace_rd *r, int64_t base)
 	for (size_t i = 0; i < r->nfend; i++) {
 		const struct fpt *e = &r->fend[i];
 		/* The last start with e's key and a ts not after e's: an upper bound. */
-		size_t lo = 0, hi = r->nfstart;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (st[mid]->key < e->key ||
-			    (st[mid]->key == e->key && st[mid]->ts <= e->ts))
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		struct fpt_key key = {st, e};
+		size_t lo = tp_upper_bound(r->nfstart, start_after_end, &key);
 		if (!lo || st[lo - 1]->key != e->key) {
 			r->flows_unmatched++;
 			continue;
@@ -78,6 +84,18 @@ struct corr_pt {
 	int32_t track;
 	int64_t ts;
 };
+
+struct corr_key {
+	const struct corr_pt *v; /* sorted by corr_cmp */
+	uint64_t corr;
+};
+
+/* Point i's correlation is not below the key's. */
+static int corr_not_below(const void *ctx, size_t i)
+{
+	const struct corr_key *k = ctx;
+	return k->v[i].corr >= k->corr;
+}
 
 static int corr_cmp(const void *x, const void *y)
 {
@@ -160,14 +178,8 @@ int trace_link_correlations(struct trace_rd *r)
 			if (nh && bsearch(&key, have, nh, sizeof *have, corr_cmp))
 				continue;
 			/* The first runtime call with this correlation. */
-			size_t lo = 0, hi = ns;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (src[mid].corr < dst[i].corr)
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
+			struct corr_key ck = {src, dst[i].corr};
+			size_t lo = tp_upper_bound(ns, corr_not_below, &ck);
 			if (lo == ns || src[lo].corr != dst[i].corr || src[lo].ts > dst[i].ts)
 				continue;
 			struct tp_flow fl = {src[lo].track, dst[i].track, src[lo].ts, dst[i].ts};

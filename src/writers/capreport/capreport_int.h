@@ -44,7 +44,7 @@ struct stats {
 /* One range (tpuprof_range_*) or async range (tpuprof_async_*) execution, or after merging,
  * one (kind, name, category) group with its statistics over the measured (not cut) ones. */
 struct crange {
-	const char *kind, *name, *category; /* kind: TP_CAPFILE_TYPE_RANGE or _ASYNC */
+	const char *kind, *name, *category; /* kind: TP_CAP_TYPE_RANGE or _ASYNC */
 	int64_t dur_ns;
 	uint64_t count, cut, cross; /* executions, cut short by the capture's end, cross-thread */
 	int64_t total_ns;           /* over the measured ones */

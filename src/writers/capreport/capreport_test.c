@@ -12,7 +12,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h> /* after the three headers it needs */
 
-#include "readers/capfile/capfile.h"
+#include "model/argkeys.h"
 #include "testutil.h"
 #include "writers/capreport/capreport.h"
 
@@ -68,12 +68,12 @@ static void misc(struct tp_profile *p, int tr, const char *type, const char *nam
 {
 	tp_args_begin(p);
 	if (cat)
-		tp_args_add_str(p, TP_CAPFILE_KEY_CATEGORY, cat);
+		tp_args_add_str(p, TP_CAP_KEY_CATEGORY, cat);
 	if (cut)
-		tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
-	if (strcmp(type, TP_CAPFILE_TYPE_ASYNC) == 0) {
-		tp_args_add_int(p, TP_CAPFILE_KEY_BEGIN_TID, btid);
-		tp_args_add_int(p, TP_CAPFILE_KEY_END_TID, etid);
+		tp_args_add_int(p, TP_CAP_KEY_CUT, 1);
+	if (strcmp(type, TP_CAP_TYPE_ASYNC) == 0) {
+		tp_args_add_int(p, TP_CAP_KEY_BEGIN_TID, btid);
+		tp_args_add_int(p, TP_CAP_KEY_END_TID, etid);
 	}
 	push_slice(p, tr, type, name, start, dur, tp_args_end(p));
 }
@@ -127,8 +127,7 @@ static struct tp_profile *build_capture(void)
 	 * async "request": 10 us begun on 1 and ended on 2 (cross-thread), 30 us on 1 alone,
 	 * one cut short (end -1); marks "tick" x3 (no category), "ckpt" (io) x1. */
 	int w = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
-	const char *R = TP_CAPFILE_TYPE_RANGE, *A = TP_CAPFILE_TYPE_ASYNC,
-	           *M = TP_CAPFILE_TYPE_MARK;
+	const char *R = TP_CAP_TYPE_RANGE, *A = TP_CAP_TYPE_ASYNC, *M = TP_CAP_TYPE_MARK;
 	misc(p, w, M, "tick", NULL, 100, 0, 0, 0, 0);
 	misc(p, w, R, "load", "io", 1000, 1000, 0, 0, 0);
 	misc(p, w, M, "tick", NULL, 2500, 0, 0, 0, 0);
@@ -382,7 +381,7 @@ static void test_drops_and_cut(void **state)
 	tp_args_begin(p);
 	tp_args_add_int(p, TP_CAP_KEY_STEP, 5);
 	tp_args_add_int(p, TP_CAP_KEY_WARMUP, 0);
-	tp_args_add_int(p, TP_CAPFILE_KEY_CUT, 1);
+	tp_args_add_int(p, TP_CAP_KEY_CUT, 1);
 	uint32_t args = tp_args_end(p);
 	struct tp_slice *s = tp_track_push(p, 0);
 	tp_slice_set_type(p, &p->tracks[0], s, tp_profile_str(p, TP_CAP_TYPE_STEP));

@@ -1,13 +1,13 @@
 /*
  * collect.c — gathers what the capture reports show from a finished capture: its steps (with
  * the overall latency and throughput statistics over the non-warm-up ones), activities and
- * operator executions by step (TP_CAP_TYPE_* conventions of model.h), marks, ranges and async
- * ranges (TP_CAPFILE_TYPE_* of capfile.h), and the operator table. Owns the report's arrays,
- * freed by tp_capreport_report_free.
+ * operator executions by step, marks, ranges and async ranges (the TP_CAP_TYPE_* conventions
+ * of model/argkeys.h), and the operator table. Owns the report's arrays, freed by
+ * tp_capreport_report_free.
  */
 #include "writers/capreport/capreport_int.h"
 
-#include "readers/capfile/capfile.h"
+#include "model/argkeys.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +25,17 @@ static int cmp_step_idx(const void *x, const void *y)
 	if (a->start_ns != b->start_ns)
 		return a->start_ns < b->start_ns ? -1 : 1;
 	return strcmp(a->graph, b->graph);
+}
+
+struct step_key {
+	const struct cstep *v; /* sorted by cmp_step_idx */
+	struct cstep key;
+};
+
+static int step_not_before(const void *ctx, size_t i)
+{
+	const struct step_key *k = ctx;
+	return cmp_step_idx(&k->v[i], &k->key) >= 0;
 }
 
 static int cmp_dbl(const void *x, const void *y)
@@ -213,19 +224,19 @@ static int group_ranges(struct report *r)
 	return TP_OK;
 }
 
-/* Marks, ranges and async ranges (the TP_CAPFILE_TYPE_* slices of capfile.h) of every thread
+/* Marks, ranges and async ranges (the TP_CAP_TYPE_* slices of model/argkeys.h) of every thread
  * track, async lanes included: counts, cut-short and cross-thread counts, and per (kind, name,
  * category) latency statistics over the measured executions (a range cut short by the end of
  * the capture has no measured end: counted, never in a statistic). */
 static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 {
-	uint32_t ty_mark = tp_profile_find_str(p, TP_CAPFILE_TYPE_MARK);
-	uint32_t ty_range = tp_profile_find_str(p, TP_CAPFILE_TYPE_RANGE);
-	uint32_t ty_async = tp_profile_find_str(p, TP_CAPFILE_TYPE_ASYNC);
-	uint32_t k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
-	uint32_t k_cat = tp_profile_find_str(p, TP_CAPFILE_KEY_CATEGORY);
-	uint32_t k_btid = tp_profile_find_str(p, TP_CAPFILE_KEY_BEGIN_TID);
-	uint32_t k_etid = tp_profile_find_str(p, TP_CAPFILE_KEY_END_TID);
+	uint32_t ty_mark = tp_profile_find_str(p, TP_CAP_TYPE_MARK);
+	uint32_t ty_range = tp_profile_find_str(p, TP_CAP_TYPE_RANGE);
+	uint32_t ty_async = tp_profile_find_str(p, TP_CAP_TYPE_ASYNC);
+	uint32_t k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
+	uint32_t k_cat = tp_profile_find_str(p, TP_CAP_KEY_CATEGORY);
+	uint32_t k_btid = tp_profile_find_str(p, TP_CAP_KEY_BEGIN_TID);
+	uint32_t k_etid = tp_profile_find_str(p, TP_CAP_KEY_END_TID);
 	if (!ty_mark && !ty_range && !ty_async)
 		return TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
@@ -259,7 +270,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			r->ranges = g;
 			struct crange *c = &r->ranges[r->nranges++];
 			memset(c, 0, sizeof *c);
-			c->kind = is_async ? TP_CAPFILE_TYPE_ASYNC : TP_CAPFILE_TYPE_RANGE;
+			c->kind = is_async ? TP_CAP_TYPE_ASYNC : TP_CAP_TYPE_RANGE;
 			c->name = tp_str(p, tp_slice_name(tr, s));
 			c->category = cat;
 			c->dur_ns = tp_slice_end(tr, s) - s->start_ns;
@@ -342,29 +353,9 @@ static int node_add(struct report *r, struct tp_ixmap *m, const struct cnode *nd
 	return TP_OK;
 }
 
-/* The interned ids of the slice types and argument keys the report reads (0: absent). */
-struct ckeys {
-	uint32_t ty_step, ty_act, ty_op;
-	uint32_t k_step, k_warm, k_graph, k_meta, k_type, k_bytes, k_cut;
-};
-
-static void keys_of(const struct tp_profile *p, struct ckeys *k)
-{
-	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	k->ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
-	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
-	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
-	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	k->k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH);
-	k->k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
-	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
-	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	k->k_cut = tp_profile_find_str(p, TP_CAPFILE_KEY_CUT);
-}
-
 /* Pass 1: steps (so operators outside their step's thread can find its graph), sorted by
  * (step, start). */
-static int collect_steps(const struct tp_profile *p, const struct ckeys *k, struct report *r)
+static int collect_steps(const struct tp_profile *p, const struct tp_cap_keys *k, struct report *r)
 {
 	int64_t ordinal = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
@@ -404,8 +395,9 @@ static int collect_steps(const struct tp_profile *p, const struct ckeys *k, stru
 
 /* The step a slice s of track tr belongs to (*has_step 0: none): its own step argument when
  * not negative, else (without one) that of cur, the step slice enclosing it on its track. */
-static void step_of(const struct tp_profile *p, const struct ckeys *k, const struct tp_slice *s,
-                    const struct tp_slice *cur, int inside, int *has_step, int64_t *step)
+static void step_of(const struct tp_profile *p, const struct tp_cap_keys *k,
+                    const struct tp_slice *s, const struct tp_slice *cur, int inside, int *has_step,
+                    int64_t *step)
 {
 	const struct tp_arg *sa = tp_args_find(p, s->args, k->k_step);
 	*has_step = 0;
@@ -423,7 +415,7 @@ static void step_of(const struct tp_profile *p, const struct ckeys *k, const str
 }
 
 /* Appends activity s of track tr (in step `step` when has_step). TP_OK / TP_ENOMEM. */
-static int add_act(struct report *r, const struct ckeys *k, const struct tp_track *tr,
+static int add_act(struct report *r, const struct tp_cap_keys *k, const struct tp_track *tr,
                    const struct tp_slice *s, int has_step, int64_t step)
 {
 	const struct tp_profile *p = r->p;
@@ -444,7 +436,7 @@ static int add_act(struct report *r, const struct ckeys *k, const struct tp_trac
 
 /* The graph of an operator: that of the step slice cur enclosing it on its track (inside),
  * else that of the first step with its index, else "". */
-static const char *graph_of(const struct report *r, const struct ckeys *k,
+static const char *graph_of(const struct report *r, const struct tp_cap_keys *k,
                             const struct tp_track *tr, const struct tp_slice *cur, int inside,
                             int has_step, int64_t step)
 {
@@ -454,16 +446,9 @@ static const char *graph_of(const struct report *r, const struct ckeys *k,
 		const struct tp_arg *cg = tp_args_find(p, cur->args, k->k_graph);
 		graph = cg ? as_str(p, cg) : tp_str(p, tp_slice_name(tr, cur));
 	} else if (has_step && r->nsteps) {
-		struct cstep key = {"", step, 0, INT64_MIN, 0};
 		/* First step with this index: lower bound by (step, start). */
-		size_t lo = 0, hi = r->nsteps;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (cmp_step_idx(&r->steps[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		struct step_key key = {r->steps, {"", step, 0, INT64_MIN, 0}};
+		size_t lo = tp_upper_bound(r->nsteps, step_not_before, &key);
 		if (lo < r->nsteps && r->steps[lo].step == step)
 			graph = r->steps[lo].graph;
 	}
@@ -472,7 +457,7 @@ static const char *graph_of(const struct report *r, const struct ckeys *k,
 
 /* Adds operator execution s of track tr to the op_stats leaves (merged in map m). TP_OK /
  * TP_ENOMEM. */
-static int add_op(struct report *r, struct tp_ixmap *m, const struct ckeys *k,
+static int add_op(struct report *r, struct tp_ixmap *m, const struct tp_cap_keys *k,
                   const struct tp_track *tr, const struct tp_slice *s, const char *graph,
                   int has_step, int64_t step)
 {
@@ -494,8 +479,8 @@ static int add_op(struct report *r, struct tp_ixmap *m, const struct ckeys *k,
 
 /* Pass 2: activities and (with `nodes`) operators with the step they belong to. TP_OK /
  * TP_ENOMEM. */
-static int collect_acts_ops(const struct tp_profile *p, const struct ckeys *k, struct report *r,
-                            int nodes)
+static int collect_acts_ops(const struct tp_profile *p, const struct tp_cap_keys *k,
+                            struct report *r, int nodes)
 {
 	struct tp_ixmap nm = {NULL, 0};
 	int st = TP_OK;
@@ -623,8 +608,8 @@ int tp_capreport_collect(const struct tp_profile *p, const struct tp_analysis *a
 {
 	memset(r, 0, sizeof *r);
 	r->p = p;
-	struct ckeys k;
-	keys_of(p, &k);
+	struct tp_cap_keys k;
+	tp_cap_keys_of(p, &k);
 	int st = collect_steps(p, &k, r);
 	if (st == TP_OK)
 		st = collect_acts_ops(p, &k, r, nodes);

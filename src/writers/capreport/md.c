@@ -14,13 +14,10 @@ void tp_md_cell(struct tp_buf *b, const char *s)
 		char c = *q;
 		switch (c) {
 		case '&':
-			tp_buf_puts(b, "&amp;");
-			break;
 		case '<':
-			tp_buf_puts(b, "&lt;");
-			break;
 		case '>':
-			tp_buf_puts(b, "&gt;");
+			tp_buf_puts(
+			    b, tp_html_ref(c)); /* quotes stay: Markdown shows them as they are */
 			break;
 		case '\n':
 		case '\r':
@@ -361,7 +358,6 @@ static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_capmd = {
     .name = "summary-md",
     .file = "summary.md",
-    .enable_flag = NULL,
     .disable_flag = "--disable_summary",
     .default_on = 1,
     .doc = "capture summary as Markdown: latency/throughput, activities, operator types, "

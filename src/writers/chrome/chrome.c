@@ -450,7 +450,7 @@ static int fail(struct cw *w, int st)
 		if (st == TP_ENOMEM)
 			tp_diag_set(w->d, st, "%s: out of memory", w->path);
 		else
-			tp_diag_set(w->d, st, "%s: write failed", w->f.tmp_path);
+			tp_afile_fail(&w->f, w->d);
 	}
 	return w->status;
 }
@@ -804,11 +804,9 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_chrome = {
-    "chrome",
-    "trace.json",
-    "--json",
-    NULL,
-    0,
-    "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
-    output_write,
+    .name = "chrome",
+    .file = "trace.json",
+    .enable_flag = "--json",
+    .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
+    .write = output_write,
 };

@@ -2,8 +2,9 @@
  * html.c — writes result.html: the page skeleton, CSS and JS embedded at build time from
  * src/writers/html/web/ (generated html_assets.c), with the profile's data as one JSON document
  * inside <script type="application/json" id="tp-data">. This file fills the template, writes
- * the document's head and string table and drives the sections of html_lanes.c and
- * html_data.c, which encode through html_cols.c.
+ * the document's head and string table and drives the sections of html_lanes.c, html_data.c
+ * and (a capture's page: its own script, counter lanes and "capture" section) html_capture.c,
+ * which encode through html_cols.c.
  *
  * Data layout (read by the page script in web/, version 2): small things (arch, clocks, per-core
  * engine statistics, rankings, notes) as plain JSON; everything per command, per layer or per
@@ -23,6 +24,7 @@
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
+#include "model/argkeys.h"
 #include "writers/html/html_int.h"
 
 #include "writers/capreport/capreport.h"
@@ -36,6 +38,8 @@ extern const unsigned char tp_html_app_css[];
 extern const size_t tp_html_app_css_len;
 extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
+extern const unsigned char tp_html_cap_js[]; /* a capture's page: the script's capture parts */
+extern const size_t tp_html_cap_js_len;
 extern const unsigned char tp_html_accel_js[];
 extern const size_t tp_html_accel_js_len;
 
@@ -51,25 +55,11 @@ static void html_text(struct tp_buf *b, const char *s)
 	tp_text_put(&t, s, strlen(s), TP_TEXT_CTRL | TP_TEXT_LINE, 0, 0);
 	s = t.data && !t.oom ? t.data : "";
 	for (; *s; s++) {
-		switch (*s) {
-		case '&':
-			tp_buf_puts(b, "&amp;");
-			break;
-		case '<':
-			tp_buf_puts(b, "&lt;");
-			break;
-		case '>':
-			tp_buf_puts(b, "&gt;");
-			break;
-		case '"':
-			tp_buf_puts(b, "&quot;");
-			break;
-		case '\'':
-			tp_buf_puts(b, "&#39;");
-			break;
-		default:
+		const char *ref = tp_html_ref(*s);
+		if (ref)
+			tp_buf_puts(b, ref);
+		else
 			tp_buf_putc(b, *s);
-		}
 	}
 	tp_buf_free(&t);
 }
@@ -165,7 +155,12 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 		}
 		tp_buf_put(b, t, (size_t)(at - t));
 		t = at;
-		if (!strncmp(t, "@TITLE@", 7)) {
+		if (!strncmp(t, "@TITLE@", 7) && c->cap) {
+			tp_buf_puts(b, "tpuprof: capture of ");
+			html_text(b, c->p->num_devices ? tp_str(c->p, c->p->devices[0].name)
+			                               : "a process");
+			t += 7;
+		} else if (!strncmp(t, "@TITLE@", 7)) {
 			const char *net = tp_str(c->p, c->p->net_name);
 			tp_buf_puts(b, "tpuprof: ");
 			html_text(b, *net ? net : "profile");
@@ -176,7 +171,10 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			tp_buf_put(b, tp_html_app_css, tp_html_app_css_len);
 			t += 5;
 		} else if (!strncmp(t, "@JS@", 4)) {
-			tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
+			if (c->cap)
+				tp_buf_put(b, tp_html_cap_js, tp_html_cap_js_len);
+			else
+				tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
 			emit_accel(c);
 			t += 4;
 		} else if (!strncmp(t, "@DATA@", 6)) {
@@ -186,12 +184,18 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 				if (i)
 					tp_buf_putc(b, ',');
 				html_emit_lane(c, &lanes[i]);
+				if (c->cap)
+					html_cap_lane_written(c, &lanes[i]);
 			}
+			if (c->cap)
+				html_cap_lanes_end(c);
 			tp_buf_putc(b, ']');
 			html_emit_argsets(c);
 			html_emit_analysis(c, max_cores);
 			html_emit_layers(c);
 			html_emit_memory(c, max_cores);
+			if (c->cap)
+				html_cap_emit(c);
 			/* The string table last: it holds every string the sections above used. */
 			tp_buf_puts(b, ",\"strs\":[");
 			/* Page index -> string: into the free column buffer when it holds them
@@ -245,13 +249,15 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
-	tp_strtab_find(&p->strs, "uArch Rate", 10, &c.k.uarch_rate);
-	tp_strtab_find(&p->strs, "Alg Ops", 7, &c.k.alg_ops);
-	tp_strtab_find(&p->strs, "uArch Ops", 9, &c.k.uarch_ops);
+	c.k.uarch_rate = tp_profile_find_str(p, TP_KEY_UARCH_RATE);
+	c.k.alg_ops = tp_profile_find_str(p, TP_KEY_ALG_OPS);
+	c.k.uarch_ops = tp_profile_find_str(p, TP_KEY_UARCH_OPS);
 
 	rc = html_collect_lanes(p, max_cores, &lanes, &nl);
 	if (!rc)
 		rc = html_plan_args(&c, lanes, nl);
+	if (!rc)
+		rc = html_cap_new(p, a, lanes, nl, &c.cap);
 	if (rc) {
 		rc = tp_diag_set(d, rc, "%s: out of memory", path);
 		goto out;
@@ -271,16 +277,17 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
 		goto out;
-	c.o.fp = af.fp;
+	c.o.f = &af;
 	rc = emit_page(&c, lanes, nl, max_cores, seen);
 	if (rc) {
+		rc = rc == TP_ENOMEM ? tp_diag_set(d, rc, "%s: out of memory", path)
+		                     : tp_afile_fail(&af, d);
 		tp_afile_abort(&af);
-		rc = tp_diag_set(d, rc, "%s: %s", path,
-		                 rc == TP_ENOMEM ? "out of memory" : "write failed");
 		goto out;
 	}
 	rc = tp_afile_commit(&af, d);
 out:
+	html_cap_free(c.cap);
 	html_lanes_free(lanes, nl);
 	tp_free(c.argmap);
 	tp_free(c.vals);
@@ -303,7 +310,6 @@ static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_html = {
     .name = "html",
     .file = "result.html",
-    .enable_flag = NULL,
     .disable_flag = "--disable_web",
     .default_on = 1,
     .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",

@@ -18,7 +18,7 @@ void html_flush(struct out *o, int force)
 		o->err = TP_ENOMEM;
 	if (o->err || (!force && o->b.len < FLUSH_AT))
 		return;
-	if (o->b.len && fwrite(o->b.data, 1, o->b.len, o->fp) != o->b.len)
+	if (o->b.len && tp_afile_write(o->f, o->b.data, o->b.len) != 0)
 		o->err = TP_EOUTPUT;
 	o->b.len = 0;
 }

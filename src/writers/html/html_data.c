@@ -533,8 +533,8 @@ void html_emit_memory(struct ctx *c, size_t max_cores)
 		}
 		for (size_t li = 0; li < p->num_layers; li++) {
 			struct tp_layer ly;
-			const struct tp_layer *y = tp_profile_layer(p, li, &ly);
-			if (y->begin_ns > y->end_ns)
+			const struct tp_layer *y = tp_profile_timed_layer(p, li, &ly);
+			if (!y)
 				continue;
 			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)
 				continue;

@@ -2,7 +2,8 @@
  * html_int.h — private to src/writers/html: the state shared by result.html's writer files:
  * html.c (page template, head, driver), html_cols.c (output buffer, JSON values, binary
  * integer columns, string table), html_lanes.c (timeline lanes, per-command values, level of
- * detail) and html_data.c (argument sets, analysis, layers, memory records).
+ * detail), html_data.c (argument sets, analysis, layers, memory records) and html_capture.c
+ * (what only a capture's page holds).
  */
 #ifndef TP_HTML_INT_H
 #define TP_HTML_INT_H
@@ -15,7 +16,7 @@
 
 struct out {
 	struct tp_buf b;
-	FILE *fp;
+	struct tp_afile *f; /* the page's file (a write failure's reason stays in it) */
 	int err;
 };
 
@@ -98,6 +99,8 @@ struct lane {
 	const char *label;
 };
 
+struct html_cap; /* html_capture.c: what only a capture's page holds */
+
 struct keys {
 	uint32_t uarch_rate, alg_ops, uarch_ops; /* 0 = key absent from the profile */
 };
@@ -118,6 +121,7 @@ struct ctx {
 	                  html_put_col's two passes (8 bytes a layer: sized for the layer table,
 	                  used for every lane that fits) */
 	size_t cap_vals;
+	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */
 };
 
 /* Collects the lanes to show into *out (owned, free with html_lanes_free): engine tracks per
@@ -143,5 +147,20 @@ void html_emit_analysis(struct ctx *c, size_t max_cores);
 void html_emit_layers(struct ctx *c);
 /* ,"lmem" and "gmem": memory records and blocks. */
 void html_emit_memory(struct ctx *c, size_t max_cores);
+
+/* ---- A capture's page (html_capture.c) ---- */
+
+/* *out = what a capture's page holds when the lanes are a capture's (thread lanes and no
+ * device engine lane), else NULL: device dumps and Chrome traces get the page without it.
+ * TP_OK or TP_ENOMEM. Free with html_cap_free. */
+int html_cap_new(const struct tp_profile *p, const struct tp_analysis *a, const struct lane *lanes,
+                 size_t nl, struct html_cap **out);
+void html_cap_free(struct html_cap *cap);
+/* After each lane object of a capture's page: notes its index and writes its track's counter
+ * series as lanes (",{...}" each); html_cap_lanes_end writes the series of no shown lane. */
+void html_cap_lane_written(struct ctx *c, const struct lane *l);
+void html_cap_lanes_end(struct ctx *c);
+/* ,"capture": threads, operator types, operators and steps (after every lane). */
+void html_cap_emit(struct ctx *c);
 
 #endif /* TP_HTML_INT_H */

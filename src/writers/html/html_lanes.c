@@ -200,18 +200,12 @@ static int layer_lane(const struct tp_profile *p, int32_t device, int32_t core, 
 /* Per-command derived values.                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* An argument's number; a string reads as the number it starts with ("74.9%" -> 74.9). */
 static double arg_num(const struct tp_profile *p, const struct tp_arg *a)
 {
-	switch (a->type) {
-	case TP_ARG_INT:
-		return (double)a->v.i;
-	case TP_ARG_UINT:
-		return (double)a->v.u;
-	case TP_ARG_REAL:
-		return a->v.d;
-	default:
-		return strtod(tp_str(p, a->v.s), NULL); /* "74.9%" -> 74.9 */
-	}
+	double v;
+	tp_arg_as_double(p, a, &v);
+	return v;
 }
 
 /* The cost entry of a lane's slice (TIU tracks with descriptors) in *buf, NULL if none. */
@@ -226,15 +220,15 @@ static const struct tp_cost *slice_cost(const struct tp_profile *p, const struct
 	return tp_track_get_cost(t, (size_t)(s - t->slices), buf) ? buf : NULL;
 }
 
-/* TIU uArch rate in 0..1: the cost model's Alg Ops / uArch Ops, else the command's uArch Rate
- * or Alg/uArch Ops arguments; -1 if unknown. */
+/* TIU uArch rate in 0..1: the cost model's, else the command's uArch Rate or Alg/uArch Ops
+ * arguments; -1 if unknown. */
 static double tiu_util(const struct tp_profile *p, const struct keys *k, const struct lane *l,
                        const struct tp_slice *s)
 {
 	struct tp_cost cb;
 	const struct tp_cost *c = slice_cost(p, l, s, &cb);
 	if (c)
-		return c->uarch_ops ? (double)c->alg_ops / (double)c->uarch_ops : 0;
+		return c->uarch_rate;
 	size_t n;
 	const struct tp_arg *a = tp_args_get(p, s->args, &n);
 	double alg = -1, uarch = -1;

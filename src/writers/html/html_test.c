@@ -1,7 +1,8 @@
 /*
  * html_test.c — unit tests of the result.html writer: hostile strings cannot leave the JSON
  * data element, the title is HTML-escaped, output is deterministic, the data holds the lanes
- * and columns that were built, and out-of-memory at any allocation leaves no file behind.
+ * and columns that were built, a capture's page (and only a capture's) has its counter lanes,
+ * tables and script, and out-of-memory at any allocation leaves no file behind.
  * (The page's behaviour in a browser is tested by tests/browser/.)
  */
 #include <setjmp.h>
@@ -322,11 +323,7 @@ static void test_cmd_lmem(void **state)
 	tp_slice_set_dir(p, &p->tracks[g], s, TP_DIR_DDR_TO_LMEM);
 	tp_slice_set_name(p, &p->tracks[g], s, tp_profile_str(p, "tensorLd"));
 	tp_args_begin(p);
-	tp_args_add_uint(p, "dst_start_addr", 131072 * 3 + 8192);
-	tp_args_add_uint(p, "dst_nsize", 1);
-	tp_args_add_uint(p, "dst_csize", 64);
-	tp_args_add_uint(p, "dst_hsize", 28);
-	tp_args_add_uint(p, "dst_wsize", 28);
+	tp_test_add_dma_shape(p, "dst", 131072 * 3 + 8192, 1, 64, 28, 28);
 	tp_args_add_uint(p, "src_data_format", 0);
 	s->args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
@@ -377,14 +374,23 @@ static int write_page(void *ctx, struct tp_diag *d)
 	return tp_html_write_file(w->p, NULL, w->path, 0, d);
 }
 
-static void test_oom(void **state)
+/* Every allocation of writing p's page failing in turn (p freed). */
+static void oom_sweep(struct tp_profile *p)
 {
-	(void)state;
-	struct tp_profile *p = make();
 	struct write_ctx w = {p, path};
 	/* More than zero allocations means the sweep really exercised failing runs. */
 	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
 	tp_profile_free(p);
+}
+
+static struct tp_profile *capture(void);
+
+/* A device dump's page and a capture's. */
+static void test_oom(void **state)
+{
+	(void)state;
+	oom_sweep(make());
+	oom_sweep(capture());
 }
 
 static void test_max_cores(void **state)
@@ -554,6 +560,137 @@ static void test_layer_lane_order(void **state)
 	layer_lane_order(2);
 }
 
+/* ---- A capture's page ---------------------------------------------------------------------- */
+
+static uint32_t cap_args(struct tp_profile *p, int64_t step, int warm, const char *op_type)
+{
+	tp_args_begin(p);
+	tp_args_add_int(p, TP_CAP_KEY_STEP, step);
+	tp_args_add_int(p, TP_CAP_KEY_WARMUP, warm);
+	if (op_type) {
+		tp_args_add_str(p, TP_CAP_KEY_OP_TYPE, op_type);
+		tp_args_add_str(p, TP_CAP_KEY_OUTPUT_SHAPES, "4x1000");
+		tp_args_add_str(p, TP_CAP_KEY_OUTPUT_DTYPES, "fp32");
+	}
+	return tp_args_end(p);
+}
+
+/* A capture: thread "main" (tid 42) with a warm-up step 0 (1000..2000) and step 1
+ * (3000..5000); in step 1 an activity 3100..4500 holding MatMul 3200..3600 (which holds a
+ * nested MatMul 3300..3400) and Softmax 3700..3800, one MatMul in step 0; a counter
+ * "queue_depth" on the thread: 1 at 1500, 2.5 at 3500, 0 at 4000. */
+static struct tp_profile *capture(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	p->arch = TP_ARCH_CPU;
+	tp_profile_add_device(p, "app (pid 42)", 42, 0);
+	int t = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, "main", 0);
+	p->tracks[t].tid = 42;
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 1000, 2000, cap_args(p, 0, 1, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc", 1100, 1300, cap_args(p, 0, 1, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 3000, 5000, cap_args(p, 1, 0, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_ACTIVITY, "infer", 3100, 4500,
+	                   cap_args(p, 1, 0, NULL));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc", 3200, 3600, cap_args(p, 1, 0, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "fc.inner", 3300, 3400,
+	                   cap_args(p, 1, 0, "MatMul"));
+	tp_test_push_slice(p, t, TP_CAP_TYPE_OP, "prob", 3700, 3800, cap_args(p, 1, 0, "Softmax"));
+	int c = tp_profile_add_counter(p, 0, t, "queue_depth", "items");
+	tp_counter_push(p, c, 1500, 1);
+	tp_counter_push(p, c, 3500, 2.5);
+	tp_counter_push(p, c, 4000, 0);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static void test_capture(void **state)
+{
+	(void)state;
+	struct tp_profile *p = capture();
+	char *s = page_of(p, 0, NULL);
+	assert_non_null(strstr(s, "<title>tpuprof: capture of app (pid 42)</title>"));
+	/* The capture's script (its parts after the shared ones), not the device page's. */
+	assert_non_null(strstr(s, "function capArgs("));
+	/* The thread lane (depths 0..3: step, activity, operator, nested operator: 4 rows), its
+	 * counter right after it as a step chart from 1500 to the span end (5000). */
+	const char *th = strstr(s, "{\"kind\":\"Thread\"");
+	const char *ct = strstr(s, "{\"kind\":\"Counter\",\"label\":\"queue_depth\"");
+	assert_non_null(th);
+	assert_non_null(ct);
+	assert_true(th < ct && lane_end(th) == ct);
+	assert_non_null(strstr(th, "\"rows\":4"));
+	const char *ct_end = strstr(ct, "]}") + 2;
+	assert_non_null(strstr(ct, "\"thread\":0,"));
+	assert_non_null(strstr(ct, "\"unit\":\"items\""));
+	ASSERT_COL(ct, ct_end, "ts", 500, 0, 0);
+	ASSERT_COL(ct, ct_end, "dur", 2000, 500, 1000);
+	ASSERT_COL(ct, ct_end, "h", 400, 1000, 0);
+	assert_non_null(strstr(ct, "\"vals\":[1,2.5,0]}"));
+	/* Threads (lane index, tid); operator types over the non-warm-up executions (the warm-up
+	 * MatMul counted apart), by total; operators; one row per step with its outermost
+	 * operators (fc 400 + prob 100; fc.inner is inside fc) and activities. */
+	const char *cap = strstr(s, ",\"capture\":{\"threads\":[[0,42]],\"opsWarmupCounted\":0");
+	assert_non_null(cap);
+	/* String indexes are the page's: read them back through "strs". */
+	char want[256];
+	const char *strs = strstr(s, ",\"strs\":[");
+	assert_non_null(strs);
+	int mm = -1, sm = -1, net = -1, k = 0;
+	for (const char *q = strs + 9; *q == '"'; k++) {
+		const char *e = strchr(q + 1, '"');
+		if (e - q - 1 == 6 && !strncmp(q + 1, "MatMul", 6))
+			mm = k;
+		if (e - q - 1 == 7 && !strncmp(q + 1, "Softmax", 7))
+			sm = k;
+		if (e - q - 1 == 3 && !strncmp(q + 1, "net", 3))
+			net = k;
+		q = e + 1 + (e[1] == ',');
+	}
+	assert_true(mm >= 0 && sm >= 0 && net >= 0);
+	snprintf(want, sizeof want, "\"opTypes\":[[%d,2,1,500,100,400],[%d,1,0,100,100,100]]", mm,
+	         sm);
+	assert_non_null(strstr(cap, want));
+	snprintf(want, sizeof want,
+	         "\"steps\":[[%d,0,1,0,1000,1,200,0,0,0],[%d,1,0,2000,2000,2,500,1,1400,0]],"
+	         "\"stepsOmitted\":0}",
+	         net, net);
+	assert_non_null(strstr(cap, want));
+	assert_non_null(strstr(cap, "\"opsOmitted\":0"));
+	free(s);
+	tp_profile_free(p);
+}
+
+/* Host tracks of a Chrome trace, and a device dump with a capture's thread next to it, get the
+ * page without the capture parts. */
+static void test_capture_only(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_CPU;
+	tp_profile_add_device(p, "pid 1", 1, 0);
+	int h = tp_profile_add_track(p, 0, -1, TP_TRACK_HOST, "tid 1", 0);
+	tp_test_push_slice(p, h, TP_CAP_TYPE_OP, "aten::conv2d", 0, 100, 0);
+	int c = tp_profile_add_counter(p, 0, -1, "mem", "");
+	tp_counter_push(p, c, 10, 1);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	char *s = page_of(p, 0, NULL);
+	assert_null(strstr(s, "function capArgs("));
+	assert_null(strstr(s, "\"capture\":"));
+	assert_null(strstr(s, "\"kind\":\"Counter\""));
+	free(s);
+	tp_profile_free(p);
+	p = make();
+	int t = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, "main", 0);
+	tp_test_push_slice(p, t, TP_CAP_TYPE_STEP, "net", 0, 100, cap_args(p, 0, 0, NULL));
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	s = page_of(p, 0, NULL);
+	assert_null(strstr(s, "\"capture\":"));
+	assert_non_null(strstr(s, "{\"kind\":\"Thread\""));
+	free(s);
+	tp_profile_free(p);
+}
+
 static void test_output_entry(void **state)
 {
 	(void)state;
@@ -575,6 +712,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_capture_only, setup, teardown),
 	    cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

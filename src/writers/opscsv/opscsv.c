@@ -307,7 +307,6 @@ out:
 const struct tp_output tp_output_opscsv = {
     .name = "ops",
     .file = "ops.csv",
-    .enable_flag = NULL,
     .disable_flag = "--disable_ops_csv",
     .default_on = 1,
     .doc = "per-operator latency table with the sparse what-if columns (captures only)",

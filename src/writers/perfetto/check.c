@@ -704,15 +704,13 @@ int tp_perfetto_check_visit(const char *path, struct tp_perfetto_check_report *r
 	int st = tp_file_load(&file, path, d);
 	if (st)
 		return st;
-	struct ck c;
-	memset(&c, 0, sizeof c);
-	c.path = path;
-	c.d = d;
-	c.r = r;
-	c.inner_off = UINT64_MAX;
-	c.file_size = file.size;
-	c.fn = fn;
-	c.ctx = ctx;
+	struct ck c = {.path = path,
+	               .d = d,
+	               .r = r,
+	               .inner_off = UINT64_MAX,
+	               .file_size = file.size,
+	               .fn = fn,
+	               .ctx = ctx};
 	tp_buf_init(&c.pool);
 	if (file.size == 0) {
 		tp_file_release(&file);

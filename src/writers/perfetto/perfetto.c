@@ -691,11 +691,11 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_perfetto = {
-    "perfetto",
-    "perfetto.pftrace",
-    "--perfetto",
-    "--disable_perfetto",
-    1,
-    "Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
-    output_write,
+    .name = "perfetto",
+    .file = "perfetto.pftrace",
+    .enable_flag = "--perfetto",
+    .disable_flag = "--disable_perfetto",
+    .default_on = 1,
+    .doc = "Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
+    .write = output_write,
 };

@@ -28,8 +28,8 @@ static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
 	h += tp_pb_varint_to(hdr + h, inner);
 	h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
 	h += tp_pb_varint_to(hdr + h, zn);
-	if (fwrite(hdr, 1, h, w->f.fp) != h || fwrite(z, 1, zn, w->f.fp) != zn)
-		return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+	if (tp_afile_write(&w->f, hdr, h) != 0 || tp_afile_write(&w->f, z, zn) != 0)
+		return tp_afile_fail(&w->f, w->d);
 	return TP_OK;
 }
 
@@ -152,8 +152,8 @@ int tp_perfetto_flush_chunk(struct pw *w)
 		return TP_OK;
 	size_t n = w->chunk.len;
 	if (!w->compress) {
-		if (fwrite(w->chunk.p, 1, n, w->f.fp) != n)
-			return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed", w->f.tmp_path);
+		if (tp_afile_write(&w->f, w->chunk.p, n) != 0)
+			return tp_afile_fail(&w->f, w->d);
 		w->chunk.len = 0;
 		return TP_OK;
 	}

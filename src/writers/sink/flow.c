@@ -177,18 +177,23 @@ static long partner(const struct plan *pl, size_t i)
 	return -1;
 }
 
+struct start_key {
+	const struct tp_slice *s;
+	int64_t ts;
+};
+
+static int start_after(const void *ctx, size_t i)
+{
+	const struct start_key *k = ctx;
+	return k->s[i].start_ns > k->ts;
+}
+
 /* The index of the slice of t enclosing ts (the latest-starting one that has not ended), or
  * -1. Slices are sorted by start (tp_profile_finish). */
 static long enclosing(const struct tp_track *t, int64_t ts)
 {
-	size_t lo = 0, hi = t->count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->slices[mid].start_ns <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	struct start_key key = {t->slices, ts};
+	size_t lo = tp_upper_bound(t->count, start_after, &key);
 	/* Walk back over the slices that started no later than ts: nested ones come after their
 	 * parents, so the first that still covers ts is the innermost. A bounded walk keeps a
 	 * pathological track from costing O(n) per flow. */

@@ -168,8 +168,32 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
+/* The operating system's error behind the database's last failure when it was an I/O error
+ * (SQLite's own message says only "disk I/O error"), else 0: the connection's record of it,
+ * else the database file's (the unix VFS keeps the errno of the failed write there when a
+ * later call has already changed errno). */
+static int io_errno(const struct sw *w)
+{
+	if (!w->db || (sqlite3_errcode(w->db) & 0xff) != SQLITE_IOERR)
+		return 0;
+	int e = sqlite3_system_errno(w->db);
+	if (!e && sqlite3_file_control(w->db, "main", SQLITE_FCNTL_LAST_ERRNO, &e) != SQLITE_OK)
+		e = 0;
+	return e;
+}
+
+/* An I/O failure as every output reports one (tp_afile_fail): the final path and the OS's
+ * reason. */
+static int write_failed(struct sw *w, int e)
+{
+	return tp_diag_set(w->d, TP_EOUTPUT, "%s: write failed: %s", w->path, strerror(e));
+}
+
 static int dberr(struct sw *w, const char *what)
 {
+	int e = io_errno(w);
+	if (e)
+		return write_failed(w, e);
 	return tp_diag_set(w->d, TP_EOUTPUT, "%s: %s: %s", w->path, what,
 	                   w->db ? sqlite3_errmsg(w->db) : "cannot open");
 }
@@ -183,7 +207,10 @@ static int exec(struct sw *w, const char *sql)
 {
 	char *err = NULL;
 	if (sqlite3_exec(w->db, sql, NULL, NULL, &err) != SQLITE_OK) {
-		int st = tp_diag_set(w->d, TP_EOUTPUT, "%s: %s", w->path, err ? err : "SQL failed");
+		int e = io_errno(w);
+		int st =
+		    e ? write_failed(w, e)
+		      : tp_diag_set(w->d, TP_EOUTPUT, "%s: %s", w->path, err ? err : "SQL failed");
 		sqlite3_free(err);
 		return st;
 	}
@@ -670,11 +697,9 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 }
 
 const struct tp_output tp_output_sqlite = {
-    "sqlite",
-    "profile.db",
-    "--sqlite",
-    NULL,
-    0,
-    "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
-    output_write,
+    .name = "sqlite",
+    .file = "profile.db",
+    .enable_flag = "--sqlite",
+    .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
+    .write = output_write,
 };

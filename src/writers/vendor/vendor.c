@@ -122,8 +122,6 @@ const struct tp_output tp_output_vendor = {
     .name = "vendor",
     .file = "vendor",
     .enable_flag = "--vendor_files",
-    .disable_flag = NULL,
-    .default_on = 0,
     .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
            "PerfAI_output.csv) for grep, as docs/vendor-files.md lists",
     .write = write_vendor,

@@ -193,38 +193,6 @@ void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct 
 	}
 }
 
-/* Looks up an argument by key text; NULL if absent. */
-const struct tp_arg *xl_arg_by_key(const struct tp_profile *p, const struct tp_slice *sl,
-                                   uint32_t key)
-{
-	size_t n;
-	const struct tp_arg *args = tp_args_get(p, sl->args, &n);
-	for (size_t k = 0; k < n; k++)
-		if (args[k].key == key)
-			return &args[k];
-	return NULL;
-}
-
-double xl_arg_num(const struct tp_profile *p, const struct tp_arg *g, int *ok)
-{
-	*ok = 1;
-	switch (g->type) {
-	case TP_ARG_INT:
-		return (double)g->v.i;
-	case TP_ARG_UINT:
-		return (double)g->v.u;
-	case TP_ARG_REAL:
-		return g->v.d;
-	default: {
-		const char *s = tp_str(p, g->v.s);
-		char *end;
-		double d = strtod(s, &end);
-		*ok = end != s;
-		return d;
-	}
-	}
-}
-
 /* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
  * TP_OK and an allocation failed. */
 int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st)

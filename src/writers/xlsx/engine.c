@@ -7,6 +7,7 @@
  * Owns nothing beyond one call.
  */
 #include "common/progress.h"
+#include "model/argkeys.h"
 #include "writers/xlsx/xlsx_int.h"
 
 #include <inttypes.h>
@@ -45,34 +46,13 @@ enum ecol {
 };
 
 static const char *const ecol_name[E_NCOLS] = {
-    "Engine Id",
-    "Core Id",
-    "Global Idx",
-    "Cmd Id",
-    "Layer Id",
-    "Layer Name",
-    "Function Type",
-    "Function Name",
-    "DMA data size(B)",
-    "Asic Cycle",
-    "Start Cycle",
-    "End Cycle",
-    "Start Time(us)",
-    "End Time(us)",
-    "Duration(us)",
-    "Avg Cycle Last 200",
-    "Alg Cycle",
-    "Alg Ops",
-    "uArch Ops",
-    "uArch Rate",
-    "Bank Conflict Ratio",
-    "Initial Cycle Ratio",
-    "Stall Cycle",
-    "DDR Bandwidth(GB/s)",
-    "L2M Bandwidth(GB/s)",
-    "Direction",
-    "Data Type",
-    "cmd_id_dep",
+    "Engine Id",       "Core Id",         "Global Idx",         "Cmd Id",
+    "Layer Id",        "Layer Name",      TP_KEY_FUNCTION_TYPE, TP_KEY_FUNCTION_NAME,
+    TP_KEY_DMA_SIZE,   "Asic Cycle",      "Start Cycle",        "End Cycle",
+    "Start Time(us)",  "End Time(us)",    "Duration(us)",       "Avg Cycle Last 200",
+    TP_KEY_ALG_CYCLE,  TP_KEY_ALG_OPS,    TP_KEY_UARCH_OPS,     TP_KEY_UARCH_RATE,
+    TP_KEY_BANK_RATIO, TP_KEY_INIT_RATIO, TP_KEY_STALL_CYCLE,   TP_KEY_DDR_BW,
+    TP_KEY_L2_BW,      "Direction",       TP_KEY_DATA_TYPE,     TP_KEY_DMA_DEP,
 };
 
 /* Column order per engine (sophgo-analysis.md §5.2 TIU, §5.3 DMA; µs columns are ours). */
@@ -240,7 +220,7 @@ static void engine_columns(const struct tp_profile *p, int tiu, struct ecols *ec
 		if (!have_layers && (cols[i] == E_LAYER_ID || cols[i] == E_LAYER_NAME))
 			continue;
 		ec->map[ec->n] = cols[i];
-		ec->names[ec->n] = cols[i] == E_DEP && tiu ? "des_cmd_id_dep" : ecol_name[cols[i]];
+		ec->names[ec->n] = cols[i] == E_DEP && tiu ? TP_KEY_TIU_DEP : ecol_name[cols[i]];
 		ec->pos[cols[i]] = (int16_t)ec->n;
 		ec->n++;
 	}
@@ -263,7 +243,7 @@ struct erow {
 	uint32_t row; /* sheet row */
 	int sys;      /* a system command (no direction, no bandwidth) */
 	int costed;   /* cc holds the cost model's figures */
-	struct tp_cmd_cost cc;
+	struct tp_cost cc;
 };
 
 /* §5.2: End/CmdId for the first 199 records — the vendor divides by Cmd Id, which starts at 2
@@ -283,13 +263,10 @@ static int uarch_from_ops(const struct erow *r, double *v)
 {
 	if (!r->k->alg || !r->k->uops)
 		return 0;
-	const struct tp_arg *ga = xl_arg_by_key(r->p, r->sl, r->k->alg);
-	const struct tp_arg *gu = xl_arg_by_key(r->p, r->sl, r->k->uops);
-	int o1 = 0, o2 = 0;
-	if (!ga || !gu)
-		return 0;
-	double av = xl_arg_num(r->p, ga, &o1), uv = xl_arg_num(r->p, gu, &o2);
-	if (!o1 || !o2)
+	const struct tp_arg *ga = tp_args_find(r->p, r->sl->args, r->k->alg);
+	const struct tp_arg *gu = tp_args_find(r->p, r->sl->args, r->k->uops);
+	double av, uv;
+	if (!ga || !gu || !tp_arg_as_double(r->p, ga, &av) || !tp_arg_as_double(r->p, gu, &uv))
 		return 0;
 	*v = uv > 0 ? av / uv : 0;
 	return 1;
@@ -328,8 +305,8 @@ static void cost_cell(const struct erow *r, uint16_t col, enum ecol e)
 	}
 	int ok = r->costed;
 	const struct tp_arg *g;
-	if (!ok && key && (g = xl_arg_by_key(r->p, r->sl, key))) {
-		v = xl_arg_num(r->p, g, &ok);
+	if (!ok && key && (g = tp_args_find(r->p, r->sl->args, key))) {
+		ok = tp_arg_as_double(r->p, g, &v);
 		if (ratio)
 			v /= 100.0;
 	}
@@ -373,7 +350,8 @@ static void dtype_cell(const struct erow *r, uint16_t col)
 {
 	const struct tp_arg *g;
 	const struct tp_track *t = r->t;
-	if (r->k->dtype && (g = xl_arg_by_key(r->p, r->sl, r->k->dtype)) && g->type == TP_ARG_STR)
+	if (r->k->dtype && (g = tp_args_find(r->p, r->sl->args, r->k->dtype)) &&
+	    g->type == TP_ARG_STR)
 		xl_str(r->x, r->s, r->row, col, tp_str(r->p, g->v.s), NULL);
 	else
 		xl_str(r->x, r->s, r->row, col,
@@ -466,7 +444,7 @@ static void engine_cell(const struct erow *r, uint16_t col, enum ecol e)
 	case E_DEP:
 		/* The register when the decoder has it; else the reader's dependency; blank for a
 		 * command without one (not a made-up 0). */
-		if (r->k->dep && (g = xl_arg_by_key(p, sl, r->k->dep)))
+		if (r->k->dep && (g = tp_args_find(p, sl->args, r->k->dep)))
 			xl_write_arg(x, s, row, col, p, g);
 		else if (sl->dep_id)
 			xl_num(x, s, row, col, sl->dep_id, x->f.cyc);
@@ -555,10 +533,10 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	size_t nfixed = 0;
 	for (size_t i = 0; i < ec.n; i++)
 		fixed[nfixed++] = ec.names[i];
-	fixed[nfixed++] = "des_cmd_id_dep";
-	fixed[nfixed++] = "cmd_id_dep";
-	fixed[nfixed++] = "uArch Rate";
-	fixed[nfixed++] = "Data Type";
+	fixed[nfixed++] = TP_KEY_TIU_DEP;
+	fixed[nfixed++] = TP_KEY_DMA_DEP;
+	fixed[nfixed++] = TP_KEY_UARCH_RATE;
+	fixed[nfixed++] = TP_KEY_DATA_TYPE;
 	int st = xl_collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)ec.n, &ac);
 	if (st != TP_OK)
 		goto out;
@@ -568,14 +546,14 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	uint32_t hr = TP_XLSX_HEADER_ROW;
 	xl_args_header(x, &s, hr, ec.names, ec.n, &ac, other_col);
 	const struct ekeys k = {
-	    .uarch = tp_profile_find_str(p, "uArch Rate"),
-	    .alg = tp_profile_find_str(p, "Alg Ops"),
-	    .uops = tp_profile_find_str(p, "uArch Ops"),
-	    .acyc = tp_profile_find_str(p, "Alg Cycle"),
-	    .bank = tp_profile_find_str(p, "Bank Conflict Ratio"),
-	    .init = tp_profile_find_str(p, "Initial Cycle Ratio"),
-	    .dtype = tp_profile_find_str(p, "Data Type"),
-	    .dep = tp_profile_find_str(p, tiu ? "des_cmd_id_dep" : "cmd_id_dep"),
+	    .uarch = tp_profile_find_str(p, TP_KEY_UARCH_RATE),
+	    .alg = tp_profile_find_str(p, TP_KEY_ALG_OPS),
+	    .uops = tp_profile_find_str(p, TP_KEY_UARCH_OPS),
+	    .acyc = tp_profile_find_str(p, TP_KEY_ALG_CYCLE),
+	    .bank = tp_profile_find_str(p, TP_KEY_BANK_RATIO),
+	    .init = tp_profile_find_str(p, TP_KEY_INIT_RATIO),
+	    .dtype = tp_profile_find_str(p, TP_KEY_DATA_TYPE),
+	    .dep = tp_profile_find_str(p, tiu ? TP_KEY_TIU_DEP : TP_KEY_DMA_DEP),
 	};
 	struct erow r = {.x = x, .s = &s, .p = p, .t = t, .k = &k};
 	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
@@ -585,7 +563,7 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 		if ((i & 2047) == 0)
 			tp_progress_report(x->prog_done + (i - pt->first), x->prog_total);
 		r.sys = tp_slice_kind(t, r.sl) != TP_CMD_NORMAL;
-		r.costed = tiu && tp_slice_cost(t, i, &r.cc);
+		r.costed = tiu && tp_track_get_cost(t, i, &r.cc);
 		for (size_t c = 0; c < ec.n; c++)
 			engine_cell(&r, (uint16_t)c, ec.map[c]);
 		xl_write_args(x, &s, r.row, p, r.sl, &ac, other_col, &ob);

@@ -298,17 +298,7 @@ static uint32_t ftype_table(struct xl *x, struct xl_sheet *s, uint32_t row,
 	xl_header_row(x, s, row++, h, sizeof h / sizeof *h);
 	for (size_t i = 0; i <= c->num_ftypes; i++, row++) {
 		int total = i == c->num_ftypes;
-		struct tp_ftype_stats f = {0};
-		if (total) {
-			for (size_t k = 0; k < c->num_ftypes; k++) {
-				f.instr += c->ftypes[k].instr;
-				f.asic_cycle += c->ftypes[k].asic_cycle;
-			}
-			f.alg_ops = tiu->alg_ops;
-			f.uarch_ops = tiu->uarch_ops;
-			f.alg_cycle = tiu->alg_cycle;
-		} else
-			f = c->ftypes[i];
+		const struct tp_ftype_stats f = total ? c->ftype_total : c->ftypes[i];
 		xl_str(x, s, row, 0, total ? "Overall" : tp_str(p, f.type),
 		       total ? x->f.bold : NULL);
 		xl_num(x, s, row, 1, (double)f.instr, x->f.cyc);

@@ -232,11 +232,18 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 		st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path, lxw_strerror(x.err));
 		goto out;
 	}
+	errno = 0;
 	ce = workbook_close(x.wb);
+	int e = errno; /* the zip's failed write, for LXW_ERROR_ZIP_FILE_OPERATION */
 	tp_progress_report(x.prog_total, x.prog_total);
 	x.wb = NULL;
 	if (ce != LXW_NO_ERROR) {
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path, lxw_strerror(ce));
+		/* A failed write reads as every output's does (tp_afile_fail). */
+		if (ce == LXW_ERROR_ZIP_FILE_OPERATION && e)
+			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
+		else
+			st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path,
+			                 lxw_strerror(ce));
 		goto out;
 	}
 	st = tp_rename_into_place(tmp, path, d);
@@ -303,7 +310,6 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 const struct tp_output tp_output_xlsx = {
     .name = "xlsx",
     .file = TP_XLSX_FILE,
-    .enable_flag = NULL,
     .disable_flag = "--disable_doc",
     .default_on = 1,
     .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "

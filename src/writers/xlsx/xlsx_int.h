@@ -178,11 +178,6 @@ void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *c
 /* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
  * TP_OK and an allocation failed. */
 int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st);
-/* The slice's argument with key id `key`; NULL if absent. */
-const struct tp_arg *xl_arg_by_key(const struct tp_profile *p, const struct tp_slice *sl,
-                                   uint32_t key);
-/* An argument as a number (a string through strtod); *ok = 0 when it is none. */
-double xl_arg_num(const struct tp_profile *p, const struct tp_arg *g, int *ok);
 
 /* ---- Sheets ---- */
 

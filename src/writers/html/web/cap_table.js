@@ -1,0 +1,132 @@
+  /* ---------------------------------------------------------------- event table (capture) */
+  /* A capture's page: table.js's place. Every event of the thread lanes (steps, activities,
+   * operators, runtime calls, ranges, marks; counter samples are not events), filtered by
+   * thread, name / type (substring of the name, the kind or the operator type), tensor /
+   * attribute text (substring of any text argument: shapes, dtypes, tensor names, attributes)
+   * and minimum duration, optionally longest first; virtualized as the command table (only
+   * the rows in the scroll window exist); a row click moves the timeline there and pins it. */
+  const ROW_H = 20;
+  const EV_COLS = ['Thread', 'Name', 'Kind', 'Type / category', 'Start', 'Duration', 'Inputs', 'Outputs', 'Attributes'];
+  const EV_GRID = '100px 1.3fr 92px 0.9fr 86px 80px 1.4fr 1.4fr 1.2fr';
+  let tRows = { L: new Int32Array(0), I: new Int32Array(0), n: 0 };
+  const isEvLane = (L) => L.kind !== 'Counter' && L.kind !== 'Layer';
+  function buildTable() {
+    $('commands').querySelector('h2').textContent = 'Events';
+    const sel = $('f-engine');
+    sel.options[0].textContent = 'all threads';
+    lanes.forEach((L, li) => { if (isEvLane(L) && L.n) sel.appendChild(el('option', { value: String(li) }, L.label)); });
+    $('f-type').placeholder = 'name / kind / type contains';
+    $('f-layer').placeholder = 'tensor / attribute contains';
+    const head = $('cmd-head');
+    head.style.gridTemplateColumns = EV_GRID;
+    for (const h of EV_COLS) head.appendChild(el('span', null, h));
+    for (const id of ['f-engine', 'f-type', 'f-layer', 'f-dur', 'f-sort']) $(id).addEventListener(id === 'f-engine' || id === 'f-sort' ? 'change' : 'input', () => { clearTimeout(filterTimer); filterTimer = setTimeout(filterTable, 200); });
+    $('cmd-scroll').addEventListener('scroll', drawTable);
+    filterTable();
+  }
+  let filterTimer = 0;
+  function strHits(q) {
+    if (!q) return null;
+    const h = new Uint8Array(S.length), ql = q.toLowerCase();
+    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
+    return h;
+  }
+  /* Whether argument set a has a text value containing q (lower case), among the arguments
+   * named in `keys` (a Set; null: any); cached per set. */
+  const TYPE_KEYS = new Set(['op_type', 'category']);
+  function argHit(a, q, cache, keys) {
+    if (!a) return false;
+    let v = cache.get(a);
+    if (v === undefined) {
+      const as = argset(a) || [];
+      v = false;
+      for (let j = 1; j < as.length && !v; j += 2) v = typeof as[j] === 'string' && (!keys || keys.has(str(as[j - 1]))) && as[j].toLowerCase().includes(q);
+      cache.set(a, v);
+    }
+    return v;
+  }
+  function filterTable() {
+    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim());
+    const tq = $('f-type').value.trim().toLowerCase(), tcache = new Map();
+    const aq = $('f-layer').value.trim().toLowerCase(), cache = new Map();
+    const minNs = Number($('f-dur').value || 0) * 1000;
+    let total = 0;
+    for (const L of lanes) if (isEvLane(L)) total += L.n;
+    const RL = new Int32Array(total), RI = new Int32Array(total);
+    let n = 0;
+    lanes.forEach((L, li) => {
+      if (!isEvLane(L) || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+      const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), ar = col(T, 'ar');
+      for (let i = 0; i < L.n; i++) {
+        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+        const a = isCol(ar) ? ar[i] : ar || 0;
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0] && !argHit(a, tq, tcache, TYPE_KEYS)) continue;
+        if (aq && !argHit(a, aq, cache, null)) continue;
+        RL[n] = li; RI[n] = i; n++;
+      }
+    });
+    tRows = { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
+    if ($('f-sort').checked && n) {
+      const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
+      for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
+      ord.sort((a, b) => dur[b] - dur[a]);
+      tRows = { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
+    }
+    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' events';
+    $('cmd-spacer').style.height = n * ROW_H + 'px';
+    $('cmd-scroll').scrollTop = 0;
+    drawTable();
+  }
+  function drawTable() {
+    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
+    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(tRows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
+    sp.textContent = '';
+    for (let k = first; k < last; k++) {
+      const L = lanes[tRows.L[k]], i = tRows.I[k], a = capArgs(L, i);
+      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
+      r.style.position = 'absolute';
+      r.style.top = k * ROW_H + 'px';
+      r.style.left = r.style.right = '0';
+      r.style.gridTemplateColumns = EV_GRID;
+      const attrs = a.attrs.map(([k2, v]) => k2 + '=' + v).join(', ');
+      for (const v of [L.label, str(at(L.T, 'nm', i)), a.kind, a.type, fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]),
+        a.inputs.map(tensorText).join(', '), a.outputs.map(tensorText).join(', '), attrs]) {
+        const c = el('span', null, v);
+        c.title = v;
+        r.appendChild(c);
+      }
+      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
+      sp.appendChild(r);
+    }
+  }
+
+  /* ---------------------------------------------------------------- legend (capture) */
+  /* The most frequent event names with their colour (colours are per name), the counter
+   * series, and how to read the lanes. */
+  function buildLegend() {
+    const box = $('legend');
+    box.textContent = '';
+    const add = (title, counts, max) => {
+      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
+      if (!top.length) return;
+      box.appendChild(el('span', { class: 'lg-title' }, title));
+      for (const [si] of top) {
+        const it = el('span', { class: 'lg-item' });
+        const sw = el('span', { class: 'legend' });
+        sw.style.background = PALETTE[colorOf(si)];
+        it.appendChild(sw);
+        it.appendChild(document.createTextNode(str(si)));
+        box.appendChild(it);
+      }
+    };
+    const evs = new Map(), ctrs = new Map();
+    for (const L of lanes) {
+      const m = L.kind === 'Counter' ? ctrs : evs, nm = col(L.T, 'nm');
+      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
+      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
+    }
+    add('Events:', evs, 12);
+    add('Counters:', ctrs, 6);
+    box.appendChild(el('span', { class: 'lg-title' }, 'Rows: nesting depth (step \u2192 activity \u2192 operator \u2192 \u2026); counter lanes: value over time; labels on blocks \u2265 36 px'));
+  }
+
