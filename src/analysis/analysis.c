@@ -254,6 +254,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		st = tp_analysis_rank_layers(p, a);
 	if (st == TP_OK)
 		st = tp_analysis_op_types(p, a);
+	if (st == TP_OK)
+		st = tp_accel_analyze(p, &a->accel);
 	st = tp_analysis_hot_join(&lh, st);
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
@@ -274,5 +276,6 @@ void tp_analysis_free(struct tp_analysis *a)
 	tp_free(a->top_layers);
 	tp_free(a->top_cmds);
 	tp_free(a->op_types);
+	tp_accel_free(a->accel);
 	memset(a, 0, sizeof *a);
 }

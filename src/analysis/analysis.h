@@ -10,6 +10,7 @@
 #ifndef TP_ANALYSIS_H
 #define TP_ANALYSIS_H
 
+#include "analysis/accel.h"
 #include "model/model.h"
 
 /* Per (device, core, engine) statistics. Cycle sums are in that engine's clock. */
@@ -140,6 +141,10 @@ struct tp_analysis {
 	 * once per run (the converter does) so that ops.csv, the capture summaries and the
 	 * workbook share one build; not owned here. NULL: each of them builds its own. */
 	const struct tp_op_table *ops;
+	/* The accelerator analysis (accel.h): device lanes against host threads, per step; NULL
+	 * when the profile has no device lanes (a dump alone, a capture, a CPU-only trace).
+	 * Owned. */
+	struct tp_accel *accel;
 };
 typedef struct tp_analysis tp_analysis;
 

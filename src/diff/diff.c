@@ -4,7 +4,7 @@
  * deltas and ranking, engine figures, and the per-side timelines drawn by diff.html.
  * Owns nothing beyond the struct tp_diff it fills; scratch tables are freed before returning.
  */
-#include "diff/diff.h"
+#include "diff/diff_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -301,6 +301,8 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 	struct tp_diff *d = c->d;
 	uint32_t ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
 	uint32_t k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
+	struct tp_work_ids w;
+	tp_work_ids(p, &w);
 	char key[512];
 	for (size_t t = 0; t < p->num_tracks; t++) {
 		const struct tp_track *tr = &p->tracks[t];
@@ -310,9 +312,13 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 			const struct tp_slice *s = &tr->slices[k];
 			int64_t dur = tp_slice_end(tr, s) - s->start_ns;
 			int st = TP_OK;
-			if (engine) {
+			/* Device work of a trace (kernels, copies, ...) ranks as commands. */
+			enum tp_work cls =
+			    host ? tp_work_of(&w, tp_slice_type(tr, s)) : TP_WORK_NONE;
+			if (engine || tp_work_busy(cls)) {
 				snprintf(key, sizeof key, "%s %s",
-				         tp_track_kind_name((enum tp_track_kind)tr->kind),
+				         engine ? tp_track_kind_name((enum tp_track_kind)tr->kind)
+				                : tp_work_type(cls),
 				         tp_str(p, tp_slice_name(tr, s)));
 				struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_CMD], key);
 				if (!r)
@@ -712,6 +718,7 @@ int tp_diff_compute(const struct tp_profile *a, const struct tp_analysis *aa, co
 		row_noise(out, &c.rows[k], &c.acc[k], nsteps[0], nsteps[1]);
 		finish_rows(out, &c.rows[k], (enum tp_diff_kind)k);
 	}
+	st = tp_diff_accel(out, aa, ba);
 out:
 	for (int k = 0; k < TP_DIFF_KINDS; k++) {
 		agg_free(&c.rows[k]);

@@ -22,6 +22,14 @@
  * side's time is the median of the row's per-step sums, with their half-range as its spread,
  * and the row is "within noise" when |Δ| is no larger than the larger spread.
  *
+ * Accelerators: when both inputs have device lanes (src/analysis/accel.h), each side's median
+ * host step and median device time per step (with their half-ranges) are compared on their
+ * own, and the verdict names what bounds the step: "host-bound" when the device work got
+ * faster beyond noise but the step did not, or the step moved while the device time stayed;
+ * "device-bound" when the step moved by about what the device time moved; else B's own
+ * bottleneck. Device work (kernels, copies, fills, collectives) is ranked among the command
+ * types as "<kind> <name>"; host operators alone are the operators.
+ *
  * Ownership: struct tp_diff owns everything it points to (one arena plus its row arrays) and
  * is released by tp_diff_free. It does not point into the profiles, which may be freed after
  * tp_diff_compute. Not thread-safe.
@@ -65,6 +73,19 @@ struct tp_diff_item { /* one bar of a side's timeline (diff.html) */
 	uint32_t lane, label; /* indexes into the side's lanes / labels */
 };
 
+/* The accelerator figures of one side (its analysis' accel; docs/accelerator-analysis.md):
+ * host step time and device time per step, each with its noise. have = 0 when the side has
+ * no device lanes. Strings are the diff's (arena). */
+struct tp_diff_accel {
+	int have;
+	size_t steps;                        /* host steps (0: the device span stands for one) */
+	int64_t step_ns, step_spread_ns;     /* median host step; half-range of the steps */
+	int64_t device_ns, device_spread_ns; /* median device time per step; its half-range */
+	double idle_share;                   /* median idle / step */
+	const char *bound;                   /* "host-bound", ... */
+	const char *verdict;                 /* the side's own verdict */
+};
+
 struct tp_diff_side {
 	const char *name;   /* what the user passed (path) */
 	const char *source; /* reader name */
@@ -80,6 +101,7 @@ struct tp_diff_side {
 	struct tp_diff_item *items;
 	size_t nitems;
 	uint64_t items_dropped; /* bars past TP_DIFF_MAX_ITEMS */
+	struct tp_diff_accel accel;
 };
 
 #define TP_DIFF_MAX_ITEMS 50000
@@ -98,6 +120,14 @@ struct tp_diff {
 	size_t nrows[TP_DIFF_KINDS];
 	struct tp_diff_engine *engines;
 	size_t nengines;
+	/* Both sides have device lanes: the step and the device time side by side. The changes
+	 * are within noise (1) when |delta| is no larger than the larger half-range, -1 when a
+	 * side has fewer than two steps. */
+	int have_accel;
+	double step_pct, device_pct;
+	int step_within_noise, device_within_noise;
+	const char *bound;   /* what the two sides together say: "host-bound", ... */
+	const char *verdict; /* "device -52 %, step +20 %: host-bound: ..." */
 };
 typedef struct tp_diff tp_diff;
 

@@ -4,7 +4,7 @@
  * exact µs from integer ns) and diff.html (self-contained: inline CSS and script, the data as
  * escaped JSON in a <script type="application/json"> block, strings inserted as text only).
  */
-#include "diff/diff.h"
+#include "diff/diff_int.h"
 
 #include <string.h>
 
@@ -55,6 +55,48 @@ static void col_us(struct tp_buf *b, int64_t ns, int sign, int width)
 	tp_buf_free(&t);
 }
 
+static const char *noise_word(int within)
+{
+	return within < 0 ? "" : within ? ", within noise" : ", beyond noise";
+}
+
+/* "<what>: A 60930.466 +/- 4030.579 us -> B 72957.950 +/- 6161.937 us (+19.74 %, beyond
+ * noise)" */
+static void accel_line(struct tp_buf *b, const char *what, int64_t a, int64_t sa, int64_t bv,
+                       int64_t sb, double pct, int within)
+{
+	tp_buf_printf(b, "  %s: A ", what);
+	tp_buf_ns_as_us(b, a);
+	tp_buf_puts(b, " +/- ");
+	tp_buf_ns_as_us(b, sa);
+	tp_buf_puts(b, " us -> B ");
+	tp_buf_ns_as_us(b, bv);
+	tp_buf_puts(b, " +/- ");
+	tp_buf_ns_as_us(b, sb);
+	tp_buf_puts(b, " us (");
+	if (pct > 0)
+		tp_buf_putc(b, '+');
+	tp_buf_fixed(b, pct, 2);
+	tp_buf_printf(b, " %%%s)\n", noise_word(within));
+}
+
+/* The accelerator comparison: host step and device time per step side by side. */
+static void accel_text(const struct tp_diff *d, struct tp_buf *b)
+{
+	if (!d->have_accel)
+		return;
+	const struct tp_diff_accel *a = &d->a.accel, *x = &d->b.accel;
+	tp_buf_printf(b, "\nAccelerator (median per step, +/- half-range; %zu and %zu steps)\n",
+	              a->steps, x->steps);
+	accel_line(b, "host step  ", a->step_ns, a->step_spread_ns, x->step_ns, x->step_spread_ns,
+	           d->step_pct, d->step_within_noise);
+	accel_line(b, "device time", a->device_ns, a->device_spread_ns, x->device_ns,
+	           x->device_spread_ns, d->device_pct, d->device_within_noise);
+	tp_buf_puts(b, "verdict: ");
+	put_term(b, d->verdict, 600);
+	tp_buf_putc(b, '\n');
+}
+
 void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 {
 	if (!top)
@@ -89,6 +131,7 @@ void tp_diff_text(const struct tp_diff *d, size_t top, struct tp_buf *b)
 	if (d->noise_aware)
 		tp_buf_puts(b, d->within_noise ? "  within noise" : "  beyond noise");
 	tp_buf_putc(b, '\n');
+	accel_text(d, b);
 
 	static const char *const titles[] = {"Layers", "Operator types", "Operators",
 	                                     "Command types"};
@@ -177,7 +220,30 @@ static void json_side(struct tp_buf *b, const struct tp_diff_side *sd)
 	tp_buf_ns_as_us(b, sd->step_max_ns);
 	tp_buf_puts(b, ",\"spread_us\":");
 	tp_buf_ns_as_us(b, sd->spread_ns);
+	const struct tp_diff_accel *x = &sd->accel;
+	if (x->have) {
+		tp_buf_printf(b, ",\"accel\":{\"steps\":%zu,\"step_us\":", x->steps);
+		tp_buf_ns_as_us(b, x->step_ns);
+		tp_buf_puts(b, ",\"step_spread_us\":");
+		tp_buf_ns_as_us(b, x->step_spread_ns);
+		tp_buf_puts(b, ",\"device_us\":");
+		tp_buf_ns_as_us(b, x->device_ns);
+		tp_buf_puts(b, ",\"device_spread_us\":");
+		tp_buf_ns_as_us(b, x->device_spread_ns);
+		tp_buf_puts(b, ",\"idle_pct\":");
+		tp_buf_fixed(b, x->idle_share * 100, 2);
+		tp_buf_puts(b, ",\"bottleneck\":");
+		json_str(b, x->bound);
+		tp_buf_puts(b, ",\"verdict\":");
+		json_str(b, x->verdict);
+		tp_buf_putc(b, '}');
+	}
 	tp_buf_putc(b, '}');
+}
+
+static const char *json_noise(int within)
+{
+	return within < 0 ? "null" : within ? "true" : "false";
 }
 
 /* The rows of every section, the first `max` of each (they are ranked by impact). */
@@ -232,6 +298,19 @@ static void json_doc(const struct tp_diff *d, struct tp_buf *b, size_t max_rows)
 	tp_buf_printf(b, ",\"noise_aware\":%s,\"within_noise\":%s",
 	              d->noise_aware ? "true" : "false",
 	              d->noise_aware ? (d->within_noise ? "true" : "false") : "null");
+	if (d->have_accel) {
+		tp_buf_puts(b, ",\n\"accel\":{\"step_delta_pct\":");
+		tp_buf_fixed(b, d->step_pct, 3);
+		tp_buf_puts(b, ",\"device_delta_pct\":");
+		tp_buf_fixed(b, d->device_pct, 3);
+		tp_buf_printf(b, ",\"step_within_noise\":%s,\"device_within_noise\":%s",
+		              json_noise(d->step_within_noise), json_noise(d->device_within_noise));
+		tp_buf_puts(b, ",\"bottleneck\":");
+		json_str(b, d->bound);
+		tp_buf_puts(b, ",\"verdict\":");
+		json_str(b, d->verdict);
+		tp_buf_putc(b, '}');
+	}
 	json_rows(b, d, max_rows);
 	tp_buf_puts(b, ",\n\"engines\":[");
 	for (size_t i = 0; i < d->nengines; i++) {
@@ -365,6 +444,11 @@ static const char page_head[] =
     "<div id=\"tables\"></div>\n"
     "<script type=\"application/json\" id=\"diff-data\">";
 
+/* Under the totals: the accelerator verdict, written into the page only when the diff has
+ * one. */
+static const char accel_js[] =
+    "if(D.diff.accel)S.appendChild(el('div','verdict: '+D.diff.accel.verdict));\n";
+
 /* The page script, one literal per line (ISO C caps a literal at 4095 characters). */
 static const char *const page_tail[] = {
     "</script>\n<script>\n",
@@ -382,6 +466,7 @@ static const char *const page_tail[] = {
     "us ('+D.diff.total_delta_pct.toFixed(2)+'%)'+(D.diff.noise_aware?(D.diff.within_noise?'  "
     "within noise':'  beyond noise'):''),D.diff.total_delta_us>0?'up':'down');\n",
     "S.appendChild(tc);\n",
+    NULL, /* the accelerator verdict's line (accel_js), for diffs that have one */
     "var kinds=['layers','op_types','ops','cmd_types'],titles={layers:'Layers',op_types:'Operator "
     "types',ops:'Operators',cmd_types:'Command types'};\n",
     "var main=kinds.filter(function(k){return D.diff[k].length;})[0]||'layers';\n",
@@ -494,5 +579,5 @@ void tp_diff_html(const struct tp_diff *d, struct tp_buf *b)
 	tp_buf_puts(b, "}}");
 	label_deltas_free(&ld);
 	for (size_t i = 0; i < sizeof page_tail / sizeof *page_tail; i++)
-		tp_buf_puts(b, page_tail[i]);
+		tp_buf_puts(b, page_tail[i] ? page_tail[i] : d->have_accel ? accel_js : "");
 }

@@ -12,8 +12,8 @@
  * (tp_track_get_cost), never the text.
  *
  * The second half holds tpuprof's own conventions for captured host slices (TP_CAP_*): the
- * slice types and argument keys the capture reader writes and the reports read. model.h
- * includes this header.
+ * slice types and argument keys the capture reader writes and the reports read; then those of
+ * imported traces (TP_TRACE_*). model.h includes this header.
  */
 #ifndef TP_ARGKEYS_H
 #define TP_ARGKEYS_H
@@ -93,5 +93,26 @@
 #define TP_CAP_KEY_ASYNC_ID "async_id"     /* uint */
 #define TP_CAP_KEY_BEGIN_TID "begin_tid"   /* int: thread that began an async range */
 #define TP_CAP_KEY_END_TID "end_tid"       /* int: thread that ended it (-1: cut short) */
+
+/*
+ * Conventions for imported traces (the Chrome-trace reader; host traces merged into dumps):
+ * what a slice of a host thread or of a device queue is, as its type (enum tp_work in model.h
+ * reads it back). The reader decides from the format's own categories
+ * (docs/input-chrome-trace.md). Host operators, runtime calls and steps keep the capture types
+ * TP_CAP_TYPE_OP, _RUNTIME and _STEP.
+ */
+#define TP_TRACE_TYPE_ANNOTATION "annotation" /* a user range on a host thread */
+#define TP_TRACE_TYPE_PROFILER "profiler"     /* the profiler's envelope and bookkeeping */
+#define TP_TRACE_TYPE_KERNEL "kernel"         /* device: a compute kernel */
+#define TP_TRACE_TYPE_MEMCPY "memcpy"         /* device: a copy */
+#define TP_TRACE_TYPE_MEMSET "memset"         /* device: a fill */
+#define TP_TRACE_TYPE_COLLECTIVE "collective" /* device: a communication kernel (NCCL, ...) */
+#define TP_TRACE_TYPE_DEVICE_ANNOTATION "device_annotation" /* a host range shown on a queue */
+#define TP_TRACE_TYPE_SYNC "device_sync" /* device: a wait (stream waits on an event, ...) */
+/* The id that joins a launching runtime call to the device work it launched (an argument,
+ * the same value on both slices), and the rank of a distributed run (profile meta). */
+#define TP_KEY_CORRELATION "correlation"
+#define TP_META_RANK "distributed.rank"
+#define TP_META_WORLD_SIZE "distributed.world_size"
 
 #endif /* TP_ARGKEYS_H */

@@ -213,7 +213,7 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 			p->cap_tensors = p->num_tensors;
 		}
 	}
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	int64_t lo = INT64_MAX, hi = INT64_MIN, dlo = INT64_MAX, dhi = INT64_MIN;
 	/* One track per thread when asked, unless a track needs nesting depths (their labels
 	 * may set the profile's shared oom flag; captures and traces have few slices anyway). */
 	int par = jobs > 1 && p->num_tracks > 1;
@@ -238,6 +238,12 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 			lo = fj[i].lo;
 		if (fj[i].hi > hi)
 			hi = fj[i].hi;
+		if (p->tracks[i].kind == TP_TRACK_THREAD || p->tracks[i].kind == TP_TRACK_HOST)
+			continue;
+		if (fj[i].lo < dlo)
+			dlo = fj[i].lo;
+		if (fj[i].hi > dhi)
+			dhi = fj[i].hi;
 	}
 	tp_free(fj);
 	if (rc != TP_OK)
@@ -256,6 +262,10 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		lo = hi = 0;
 	p->span_begin_ns = lo;
 	p->span_end_ns = hi;
+	if (dlo > dhi)
+		dlo = dhi = 0;
+	p->device_begin_ns = dlo;
+	p->device_end_ns = dhi;
 	return TP_OK;
 }
 

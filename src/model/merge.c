@@ -67,6 +67,19 @@ static uint32_t copy_args(struct tp_profile *dev, const struct tp_profile *host,
 	return tp_args_end(dev);
 }
 
+/* Whether slice s of host track tr is one of the host trace's complete events (X, B/E pairs)
+ * that step 5 copies: every class the reader gives them (enum tp_work) but the steps, and a
+ * step's range projected onto a device queue ("ProfilerStep#N" there too) stays out with them. */
+static int complete_event(const struct tp_profile *host, const struct tp_work_ids *w,
+                          const struct tp_track *tr, const struct tp_slice *s)
+{
+	enum tp_work c = tp_work_of(w, tp_slice_type(tr, s));
+	if (c == TP_WORK_NONE || c == TP_WORK_STEP)
+		return 0;
+	return c != TP_WORK_DEVICE_ANNOTATION ||
+	       strncmp(tp_str(host, tp_slice_name(tr, s)), "ProfilerStep#", 13) != 0;
+}
+
 /* What the host trace holds for the alignment (steps 1 and 3), in host ns. */
 struct host_scan {
 	int have_disable, have_first;
@@ -91,7 +104,7 @@ static void scan_event(struct host_scan *h, const struct tp_track *tr, const str
 }
 
 /* Steps 1 and 3: disable_profile's end and the earliest tpudnn event (host ns). */
-static void scan_host(const struct tp_profile *host, uint32_t k_cat, uint32_t ty_op,
+static void scan_host(const struct tp_profile *host, uint32_t k_cat, const struct tp_work_ids *w,
                       struct host_scan *h)
 {
 	memset(h, 0, sizeof *h);
@@ -100,7 +113,7 @@ static void scan_host(const struct tp_profile *host, uint32_t k_cat, uint32_t ty
 		int used = 0;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
-			if (tp_slice_type(tr, s) != ty_op || !ty_op)
+			if (!complete_event(host, w, tr, s))
 				continue;
 			used = 1;
 			if (strcmp(arg_s(host, s, k_cat), "tpudnn") != 0)
@@ -198,7 +211,8 @@ static int dropped_name(const char *name)
 struct copy_ctx {
 	struct tp_profile *dev;
 	const struct tp_profile *host;
-	uint32_t k_cat, ty_op;
+	uint32_t k_cat;
+	const struct tp_work_ids *w;
 	size_t host_threads;
 	int64_t host_shift;
 	int *map; /* host track * 2 + class (0 tpudnn, 1 other) -> dev track, -1 until made */
@@ -234,7 +248,7 @@ static int copy_track(struct copy_ctx *c, size_t t)
 	const struct tp_track *tr = &host->tracks[t];
 	for (size_t k = 0; k < tr->count; k++) {
 		const struct tp_slice *s = &tr->slices[k];
-		if (tp_slice_type(tr, s) != c->ty_op || !c->ty_op)
+		if (!complete_event(host, c->w, tr, s))
 			continue;
 		const char *name = tp_str(host, tp_slice_name(tr, s));
 		if (dropped_name(name)) {
@@ -294,9 +308,10 @@ int tp_profile_merge_host(struct tp_profile *dev, const struct tp_profile *host,
 	if (hb)
 		tp_parse_i64(hb, strlen(hb), &host_base);
 	uint32_t k_cat = tp_profile_find_str(host, "cat");
-	uint32_t ty_op = tp_profile_find_str(host, TP_CAP_TYPE_OP);
+	struct tp_work_ids w;
+	tp_work_ids(host, &w);
 	struct host_scan h;
-	scan_host(host, k_cat, ty_op, &h);
+	scan_host(host, k_cat, &w, &h);
 	int64_t dev0 = 0;
 	const char *how = "none";
 	int st = device_zero(dev, host_base, &h, host_path, &dev0, &how, d);
@@ -307,7 +322,7 @@ int tp_profile_merge_host(struct tp_profile *dev, const struct tp_profile *host,
 	if ((st = one_axis(dev, host_base, dev0, host_path, &shift, &host_shift, d)) != TP_OK)
 		return st;
 
-	struct copy_ctx c = {dev, host, k_cat, ty_op, h.threads, host_shift, NULL, 0, 0};
+	struct copy_ctx c = {dev, host, k_cat, &w, h.threads, host_shift, NULL, 0, 0};
 	c.map = tp_malloc((host->num_tracks ? host->num_tracks : 1) * 2 * sizeof *c.map);
 	if (!c.map)
 		return tp_diag_set(d, TP_ENOMEM, "out of memory merging %s", host_path);

@@ -28,7 +28,8 @@
  *      disable_profile finish; ns at dev->tiu_freq_mhz, 1 GHz when unset);
  *   3. else device time 0 = the end of the earliest "tpudnn" event;
  *   4. else (no tpudnn event at all) device time 0 = the start of the host trace (noted);
- *   5. host complete events (X, and B/E pairs) except those named "PyTorch Profiler (0)",
+ *   5. host complete events (X, and B/E pairs; ProfilerStep ranges aside) except those
+ *      named "PyTorch Profiler (0)",
  *      "enable_profile", "my_ops::enable_profile", "disable_profile",
  *      "my_ops::disable_profile" become slices on TP_TRACK_HOST tracks of device 0 named
  *      "tpudnn op" (cat tpudnn) and "cpu op" (others; " (<thread>)" appended when the host

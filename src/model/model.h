@@ -545,6 +545,10 @@ struct tp_profile {
 	struct tp_read_stats stats;
 	int oom;                            /* sticky: an insertion ran out of memory */
 	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
+	/* set by tp_profile_finish over the slices of the accelerator's tracks (every kind but
+	 * THREAD and HOST): the device's own time scale, which a merged host trace does not
+	 * stretch; both 0 when there are none */
+	int64_t device_begin_ns, device_end_ns;
 };
 typedef struct tp_profile tp_profile;
 
@@ -735,6 +739,52 @@ struct tp_cap_keys {
 	uint32_t k_step, k_warm, k_graph, k_meta, k_type, k_bytes, k_flops, k_wshape, k_cut;
 };
 void tp_cap_keys_of(const struct tp_profile *p, struct tp_cap_keys *k);
+
+/* The class of a slice of an imported trace by its type (TP_CAP_TYPE_OP, _RUNTIME, _STEP and
+ * the TP_TRACE_TYPE_* of argkeys.h): the device classes last, busy ones first among them. A
+ * host track whose slices include device work (tp_work_on_device) is a device lane: a GPU
+ * stream, a TPU queue (src/analysis/accel.h). */
+enum tp_work {
+	TP_WORK_NONE = 0, /* any other type: instants, async ranges, activities, commands */
+	TP_WORK_OP,
+	TP_WORK_RUNTIME,
+	TP_WORK_STEP,
+	TP_WORK_ANNOTATION,
+	TP_WORK_PROFILER,
+	TP_WORK_KERNEL,
+	TP_WORK_MEMCPY,
+	TP_WORK_MEMSET,
+	TP_WORK_COLLECTIVE,
+	TP_WORK_DEVICE_ANNOTATION,
+	TP_WORK_SYNC,
+	TP_WORK_COUNT
+};
+/* The type string of class w ("" for TP_WORK_NONE). */
+const char *tp_work_type(enum tp_work w);
+/* Work that happens on a device queue (kernels, copies, fills, collectives, its annotations
+ * and waits). */
+static inline int tp_work_on_device(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w < TP_WORK_COUNT;
+}
+/* Device work that keeps the device busy (kernels, copies, fills, collectives). */
+static inline int tp_work_busy(enum tp_work w)
+{
+	return w >= TP_WORK_KERNEL && w <= TP_WORK_COLLECTIVE;
+}
+/* The string ids of the class types in one profile (0: never interned), for tp_work_of. */
+struct tp_work_ids {
+	uint32_t id[TP_WORK_COUNT];
+};
+void tp_work_ids(const struct tp_profile *p, struct tp_work_ids *w);
+/* The class of a slice of type `type` (tp_slice_type). */
+static inline enum tp_work tp_work_of(const struct tp_work_ids *w, uint32_t type)
+{
+	for (int i = 1; type && i < TP_WORK_COUNT; i++)
+		if (w->id[i] == type)
+			return (enum tp_work)i;
+	return TP_WORK_NONE;
+}
 
 /* Argument sets: begin, add args, end -> id for tp_slice.args. */
 uint32_t tp_args_begin(struct tp_profile *p);

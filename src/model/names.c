@@ -1,7 +1,8 @@
 /*
  * names.c — the enum name tables of the model (architectures, track kinds, transfer
  * directions, data types) shared by every reader and writer, and the facts tied to those
- * enums (which directions touch DDR or L2, a data type's size).
+ * enums (which directions touch DDR or L2, a data type's size), and the type strings of the
+ * trace slice classes (enum tp_work).
  */
 #include "model/model.h"
 
@@ -75,4 +76,30 @@ unsigned tp_dtype_size(enum tp_dtype t)
 {
 	static const unsigned char s[] = {0, 4, 2, 1, 1, 2, 2, 4, 4, 2, 1, 1, 8, 8, 1};
 	return (unsigned)t < TP_DT_COUNT ? s[t] : 0;
+}
+
+static const char *const work_types[] = {"",
+                                         TP_CAP_TYPE_OP,
+                                         TP_CAP_TYPE_RUNTIME,
+                                         TP_CAP_TYPE_STEP,
+                                         TP_TRACE_TYPE_ANNOTATION,
+                                         TP_TRACE_TYPE_PROFILER,
+                                         TP_TRACE_TYPE_KERNEL,
+                                         TP_TRACE_TYPE_MEMCPY,
+                                         TP_TRACE_TYPE_MEMSET,
+                                         TP_TRACE_TYPE_COLLECTIVE,
+                                         TP_TRACE_TYPE_DEVICE_ANNOTATION,
+                                         TP_TRACE_TYPE_SYNC};
+_Static_assert(sizeof work_types / sizeof *work_types == TP_WORK_COUNT, "one type per class");
+
+const char *tp_work_type(enum tp_work w)
+{
+	return (unsigned)w < TP_WORK_COUNT ? work_types[w] : "";
+}
+
+void tp_work_ids(const struct tp_profile *p, struct tp_work_ids *w)
+{
+	w->id[0] = 0;
+	for (int i = 1; i < TP_WORK_COUNT; i++)
+		w->id[i] = tp_profile_find_str(p, work_types[i]);
 }

@@ -4,12 +4,13 @@
 // the file itself; lanes match the profile; zoom (keys and wheel) changes the visible range;
 // hovering a command shows its Cmd Id; click pins details; search finds commands; memory
 // charts exist; hostile names render as text and execute nothing; a capture's page (threads as
-// flame charts, counters, operator and step tables, tensors) speaks the capture's words.
-// Screenshots are saved to $TP_BINARY_DIR/browser/.
+// flame charts, counters, operator and step tables, tensors) speaks the capture's words; a trace
+// with device lanes gets the accelerator section (and a dump page none). Screenshots are saved
+// to $TP_BINARY_DIR/browser/.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { decodeColumn, launch, open } from './lib.mjs';
@@ -545,4 +546,44 @@ test('diff page: capped rows, every bar coloured by its layer delta', async (t) 
   await page.screenshot({ path: join(OUT, 'diff.png'), fullPage: true });
   assertClean(rec);
   await page.close();
+});
+
+test('trace with device lanes: the accelerator section (and none without)', async (t) => {
+  if (!CLI || !existsSync(CLI)) { console.log('SKIPPED: tpuprof CLI not built'); t.skip('SKIPPED: tpuprof CLI not built'); return; }
+  // One host step launching two kernels on a GPU stream; a kernel name that tries to end
+  // the script element must stay text.
+  const evil = 'k</script><img src=x onerror=alert(1)>';
+  const ev = [
+    { ph: 'X', cat: 'user_annotation', name: 'ProfilerStep#1', pid: 1, tid: 1, ts: 0, dur: 1000 },
+    { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: 10, dur: 10, args: { correlation: 1 } },
+    { ph: 'X', cat: 'cuda_runtime', name: 'cudaLaunchKernel', pid: 1, tid: 1, ts: 30, dur: 10, args: { correlation: 2 } },
+    { ph: 'X', cat: 'kernel', name: 'gemm', pid: 0, tid: 7, ts: 25, dur: 100, args: { correlation: 1 } },
+    { ph: 'X', cat: 'kernel', name: evil, pid: 0, tid: 7, ts: 130, dur: 50, args: { correlation: 2 } },
+  ];
+  const src = join(OUT, 'accel_trace.json');
+  writeFileSync(src, JSON.stringify({ traceEvents: ev }));
+  const out = join(OUT, 'accel');
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(CLI, [src, out, '-q'], { encoding: 'utf8', stdio: 'pipe' });
+  const rec = await open(browser.context, join(out, 'result.html'));
+  const { page } = rec;
+  await page.waitForFunction(() => window.tpuprof && window.tpuprof.ready());
+  const verdict = await page.evaluate(() => window.tpuprofAccel.verdict());
+  assert.match(verdict, /^host-bound: the device is idle 85 % of each step/);
+  assert.equal(await page.locator('#accelerator .accel-verdict').textContent(), verdict);
+  assert.deepEqual(await page.evaluate(() => window.tpuprofAccel.steps()), [['ProfilerStep#1', 1000, 150]]);
+  const text = await page.locator('#accelerator').textContent();
+  assert.ok(text.includes(evil), 'the hostile kernel name is shown as text');
+  assert.equal(await page.locator('#accelerator img').count(), 0, 'no element from a name');
+  await page.screenshot({ path: join(OUT, 'accel.png'), fullPage: true });
+  assertClean(rec);
+  await page.close();
+  // A page without device lanes has no such section.
+  const { file } = fixture('small');
+  const rec2 = await open(browser.context, file);
+  await rec2.page.waitForFunction(() => window.tpuprof && window.tpuprof.ready());
+  assert.equal(await rec2.page.locator('#accelerator').count(), 0);
+  assert.equal(await rec2.page.evaluate(() => typeof window.tpuprofAccel), 'undefined');
+  assertClean(rec2);
+  await rec2.page.close();
 });

@@ -405,9 +405,15 @@ def test_diff_trace_folder(tmp):
     r = run("diff", src, f, o, "-q")
     check(r.returncode == 0, "diff kineto vs folder: %s" % r.stderr)
     d = json.load(open(os.path.join(o, "diff.json")))
-    check(len(d["ops"]) > 50 and all(x["delta_us"] == 0 and x["status"] == "both" and
+    # Host operators (37 names: kernels and runtime calls are no operators) and the device
+    # work, ranked as command types ("kernel <name>", "memcpy <name>", ...).
+    check(len(d["ops"]) > 30 and all(x["delta_us"] == 0 and x["status"] == "both" and
                                      x["a_count"] == x["b_count"] for x in d["ops"] + d["op_types"]),
           "kineto vs its folder: %d ops, all unchanged" % len(d["ops"]))
+    check(len(d["cmd_types"]) > 10 and all(x["delta_us"] == 0 and x["status"] == "both" and
+                                           x["key"].split(" ")[0] in ("kernel", "memcpy", "memset")
+                                           for x in d["cmd_types"]),
+          "kineto vs its folder: %d device rows, all unchanged" % len(d["cmd_types"]))
     check(d["total_delta_us"] == 0, "kineto total unchanged")
 
 

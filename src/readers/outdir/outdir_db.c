@@ -371,8 +371,9 @@ int od_open(struct od_reader *r)
 
 /* ---- summary.json -------------------------------------------------------------------------- */
 
-/* The value of the first "key": in s: a number (*num) or a string copied into str (JSON
- * escapes other than \" and \\ kept as written). 1 if found. */
+/* The value of the first "key": in s (white space after the colon skipped: the capture and
+ * trace summaries write one): a number (*num) or a string copied into str (JSON escapes other
+ * than \" and \\ kept as written). 1 if found. */
 static int json_scalar(const char *s, const char *key, double *num, char *str, size_t cap)
 {
 	char pat[64];
@@ -381,6 +382,8 @@ static int json_scalar(const char *s, const char *key, double *num, char *str, s
 	if (!p)
 		return 0;
 	p += strlen(pat);
+	while (*p == ' ')
+		p++;
 	if (*p == '"') {
 		if (!str)
 			return 0;

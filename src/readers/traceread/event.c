@@ -456,12 +456,71 @@ static int counter_member(void *ctx, const struct json_val *k, const struct json
 	return tp_counter_push(r->p, ci, r->cur_ts, x) ? 1 : 0;
 }
 
-/* PyTorch's profiler marks each iteration with a "ProfilerStep#N" annotation: those become
- * steps (TP_CAP_TYPE_STEP), so the step reports and `tpuprof diff`'s noise estimate see them. */
-static uint32_t op_or_step(const struct trace_rd *r, uint32_t name)
+static int ends_with(const char *s, const char *suf)
 {
-	const char *s = tp_str(r->p, name);
-	return strncmp(s, "ProfilerStep#", 13) == 0 ? r->ty_step : r->ty_op;
+	size_t n = strlen(s), m = strlen(suf);
+	return n >= m && memcmp(s + n - m, suf, m) == 0;
+}
+
+/* The class an event's category gives (Kineto's categories, the most common writer of device
+ * traces; docs/input-chrome-trace.md lists them): host operators for every category it does
+ * not know. */
+static enum tp_work cat_class(const char *cat)
+{
+	static const struct {
+		const char *cat;
+		enum tp_work w;
+	} tab[] = {
+	    {"kernel", TP_WORK_KERNEL},
+	    {"mtia_ccp_events", TP_WORK_KERNEL},
+	    {"gpu_memcpy", TP_WORK_MEMCPY},
+	    {"gpu_memset", TP_WORK_MEMSET},
+	    {"gpu_user_annotation", TP_WORK_DEVICE_ANNOTATION},
+	    {"cuda_sync", TP_WORK_SYNC},
+	    {"user_annotation", TP_WORK_ANNOTATION},
+	    {"Trace", TP_WORK_PROFILER},    /* the envelope "PyTorch Profiler (0)" */
+	    {"overhead", TP_WORK_PROFILER}, /* the profiler's own cost ("CUPTI Overhead") */
+	};
+	for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
+		if (strcmp(cat, tab[i].cat) == 0)
+			return tab[i].w;
+	if (ends_with(cat, "_runtime") || ends_with(cat, "_driver"))
+		return TP_WORK_RUNTIME; /* cuda_runtime, cuda_driver, privateuse1_runtime, ... */
+	return TP_WORK_OP;
+}
+
+/* Communication kernels run on a device queue like any kernel; their names say what they are
+ * (NCCL's "ncclDevKernel_AllReduce_Sum_f32_RING_LL", RCCL's, oneCCL's). */
+static int collective_name(const char *s)
+{
+	return strstr(s, "nccl") || strstr(s, "rccl") || strstr(s, "NCCL") || strstr(s, "ccl::");
+}
+
+/* The type of a complete event named `name` in category `cat` (enum tp_work, model.h): by its
+ * category, then by name where the category is not enough. PyTorch's profiler marks each
+ * iteration with a "ProfilerStep#N" annotation: on a host thread those become steps
+ * (TP_CAP_TYPE_STEP), so the step reports and `tpuprof diff`'s noise estimate see them, while
+ * the same range projected onto a GPU stream stays a device annotation. */
+uint32_t trace_event_type(struct trace_rd *r, uint32_t name, uint32_t cat)
+{
+	unsigned h = cat & 15;
+	if (r->cat_id[h] != cat || !r->cat_set[h]) {
+		r->cat_id[h] = cat;
+		r->cat_set[h] = 1;
+		r->cat_w[h] = (uint8_t)cat_class(tp_str(r->p, cat));
+	}
+	enum tp_work w = (enum tp_work)r->cat_w[h];
+	const char *nm = tp_str(r->p, name);
+	if (w == TP_WORK_KERNEL && collective_name(nm))
+		w = TP_WORK_COLLECTIVE;
+	else if ((w == TP_WORK_OP || w == TP_WORK_ANNOTATION) &&
+	         strncmp(nm, "ProfilerStep#", 13) == 0)
+		w = TP_WORK_STEP;
+	else if (w != TP_WORK_DEVICE_ANNOTATION && strncmp(nm, "PyTorch Profiler (", 18) == 0)
+		w = TP_WORK_PROFILER;
+	if (!r->ty_work[w])
+		r->ty_work[w] = tp_profile_str(r->p, tp_work_type(w));
+	return r->ty_work[w];
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -539,7 +598,8 @@ static int event_complete(struct trace_rd *r, struct json_cur *j, const struct t
 	see_ts(r, ts);
 	see_ts(r, ts + dur);
 	r->n_x++;
-	return trace_add_slice(r, tr, ts, ts + dur, x->name, op_or_step(r, x->name), args);
+	return trace_add_slice(r, tr, ts, ts + dur, x->name, trace_event_type(r, x->name, x->cat),
+	                       args);
 }
 
 /* B: opens a slice on its track's stack. */
@@ -571,7 +631,8 @@ static int event_end(struct trace_rd *r, const struct ev_ids *x)
 	}
 	struct open_ev *o = &r->stk[t].v[--r->stk[t].n];
 	r->n_be++;
-	return trace_add_slice(r, tr, o->ts, x->ts, o->name, op_or_step(r, o->name), o->args);
+	return trace_add_slice(r, tr, o->ts, x->ts, o->name, trace_event_type(r, o->name, o->cat),
+	                       o->args);
 }
 
 /* i / I (on the thread's track) and n (on the async track of its cat): zero-length slices. */

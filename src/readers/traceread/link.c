@@ -73,11 +73,12 @@ int trace_pair_flows(struct trace_rd *r, int64_t base)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Kineto gives a runtime call that launches device work (cat "cuda_runtime", "cuda_driver",
- * "privateuse1_runtime", ...) and the device activity it launched (cat "kernel",
- * "gpu_memcpy", "gpu_memset", "mtia_ccp_events") the same args.correlation, and usually
- * writes an "ac2g" s/f flow pair with that id as well. Traces without those flow events (older
- * writers, filtered files) still carry the ids: each device activity whose correlation names a
- * runtime call, and whose start no s/f flow already reaches, gets a flow from that call. */
+ * "privateuse1_runtime", ...: class TP_WORK_RUNTIME) and the device activity it launched (cat
+ * "kernel", "gpu_memcpy", "gpu_memset", "mtia_ccp_events": the busy device classes) the same
+ * args.correlation, and usually writes an "ac2g" s/f flow pair with that id as well. Traces
+ * without those flow events (older writers, filtered files) still carry the ids: each device
+ * activity whose correlation names a runtime call, and whose start no s/f flow already
+ * reaches, gets a flow from that call. */
 struct corr_pt {
 	uint64_t corr;
 	int32_t track;
@@ -106,23 +107,6 @@ static int corr_cmp(const void *x, const void *y)
 	return a->track < b->track ? -1 : a->track > b->track;
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-	size_t n = strlen(s), m = strlen(suf);
-	return n >= m && memcmp(s + n - m, suf, m) == 0;
-}
-
-/* 1 source (runtime / driver call), 2 target (device activity), 0 neither. */
-static int corr_role(const char *cat)
-{
-	if (ends_with(cat, "_runtime") || ends_with(cat, "_driver"))
-		return 1;
-	if (strcmp(cat, "kernel") == 0 || strcmp(cat, "gpu_memcpy") == 0 ||
-	    strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "mtia_ccp_events") == 0)
-		return 2;
-	return 0;
-}
-
 static int arg_id(const struct tp_profile *p, const struct tp_arg *a, uint64_t *out)
 {
 	if (!a)
@@ -143,30 +127,23 @@ static int arg_id(const struct tp_profile *p, const struct tp_arg *a, uint64_t *
 int trace_link_correlations(struct trace_rd *r)
 {
 	struct tp_profile *p = r->p;
-	uint32_t k_corr = tp_profile_find_str(p, "correlation");
-	if (!k_corr || !r->k_cat)
+	uint32_t k_corr = tp_profile_find_str(p, TP_KEY_CORRELATION);
+	if (!k_corr)
 		return TP_OK;
 	struct corr_pt *src = NULL, *dst = NULL, *have = NULL;
 	size_t ns = 0, cs = 0, nd = 0, cd = 0, nh = 0, ch = 0;
 	int st = TP_OK;
-	/* The cat ids' roles, cached by id (few distinct categories). */
-	uint32_t role_id[16] = {0};
-	int role_v[16] = {0};
+	struct tp_work_ids w;
+	tp_work_ids(p, &w);
 	for (size_t t = 0; t < p->num_tracks && st == TP_OK; t++) {
 		const struct tp_track *tr = &p->tracks[t];
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *sl = &tr->slices[k];
 			if (!sl->args)
 				continue;
-			const struct tp_arg *ca = tp_args_find(p, sl->args, r->k_cat);
-			if (!ca || ca->type != TP_ARG_STR)
-				continue;
-			unsigned h = ca->v.s & 15;
-			if (role_id[h] != ca->v.s) {
-				role_id[h] = ca->v.s;
-				role_v[h] = corr_role(tp_str(p, ca->v.s));
-			}
-			int role = role_v[h];
+			/* 1 source (runtime / driver call), 2 target (device work), 0 neither. */
+			enum tp_work cls = tp_work_of(&w, tp_slice_type(tr, sl));
+			int role = cls == TP_WORK_RUNTIME ? 1 : tp_work_busy(cls) ? 2 : 0;
 			uint64_t corr;
 			if (!role || !arg_id(p, tp_args_find(p, sl->args, k_corr), &corr))
 				continue;

@@ -88,6 +88,29 @@ static int read_events(struct trace_rd *r)
 	}
 }
 
+/* Kineto's "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8}. */
+static int dist_member(void *ctx, const struct json_val *k, const struct json_val *v)
+{
+	struct trace_rd *r = ctx;
+	int64_t x;
+	if (v->kind != 'n' || tp_parse_i64(v->p, v->n, &x) != 0 || x < 0)
+		return 0;
+	if (json_key_is(k, "rank"))
+		r->rank = x;
+	else if (json_key_is(k, "world_size"))
+		r->world_size = x;
+	return 0;
+}
+
+/* The rank and world size of a distributed run from the object at q (n bytes); a malformed
+ * object is ignored: it describes the run, it holds no events. */
+static void read_distributed(struct trace_rd *r, const char *q, size_t n)
+{
+	struct json_cur j = {q, q + n, NULL, NULL, 0, 0};
+	struct json_val v = {q, n, 'o', 0};
+	trace_json_members(&j, &v, dist_member, r);
+}
+
 static int read_top(struct trace_rd *r)
 {
 	/* UTF-8 byte order mark. */
@@ -127,6 +150,8 @@ static int read_top(struct trace_rd *r)
 		if (sc)
 			return scan_err(r, sc, "member name");
 		int is_events = n == 13 && memcmp(r->s.buf + r->s.pos, "\"traceEvents\"", 13) == 0;
+		int is_dist =
+		    n == 17 && memcmp(r->s.buf + r->s.pos, "\"distributedInfo\"", 17) == 0;
 		r->s.pos += n;
 		c = trace_src_skip_ws(&r->s, 0);
 		if (c != ':') {
@@ -154,6 +179,8 @@ static int read_top(struct trace_rd *r)
 			break;
 		if (sc)
 			return scan_err(r, sc, "value");
+		if (is_dist && c == '{')
+			read_distributed(r, (const char *)r->s.buf + r->s.pos, n);
 		r->s.pos += n;
 	}
 	if (!found)
@@ -173,8 +200,8 @@ static int close_open(struct trace_rd *r)
 		for (size_t k = r->stk[t].n; k-- > 0;) {
 			struct open_ev *o = &r->stk[t].v[k];
 			r->unclosed_b++;
-			if (trace_add_slice(r, o->track, o->ts, r->max_ns, o->name, r->ty_op,
-			                    o->args))
+			if (trace_add_slice(r, o->track, o->ts, r->max_ns, o->name,
+			                    trace_event_type(r, o->name, o->cat), o->args))
 				return TP_ENOMEM;
 		}
 	for (size_t k = 0; k < r->nasync; k++) {
@@ -304,6 +331,14 @@ static int finish(struct trace_rd *r)
 	tp_profile_set_meta(p, TP_META_TRACE_BASE_NS, num);
 	snprintf(num, sizeof num, "%llu", (unsigned long long)r->events);
 	tp_profile_set_meta(p, "chrome_trace.events", num);
+	if (r->rank >= 0) {
+		snprintf(num, sizeof num, "%lld", (long long)r->rank);
+		tp_profile_set_meta(p, TP_META_RANK, num);
+	}
+	if (r->world_size >= 0) {
+		snprintf(num, sizeof num, "%lld", (long long)r->world_size);
+		tp_profile_set_meta(p, TP_META_WORLD_SIZE, num);
+	}
 	write_notes(r);
 	return p->oom ? TP_ENOMEM : TP_OK;
 }
@@ -351,6 +386,9 @@ static int run(struct trace_rd *r, const char *path, struct tp_profile **out)
 	r->ty_instant = tp_profile_str(r->p, "instant");
 	r->ty_step = tp_profile_str(r->p, TP_CAP_TYPE_STEP);
 	r->ty_async = tp_profile_str(r->p, "async");
+	r->ty_work[TP_WORK_OP] = r->ty_op;
+	r->ty_work[TP_WORK_STEP] = r->ty_step;
+	r->rank = r->world_size = -1;
 	tp_buf_init(&r->tmp);
 	st = read_top(r);
 	if (!st)

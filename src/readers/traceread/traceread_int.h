@@ -194,6 +194,10 @@ struct trace_rd {
 		uint32_t n, id;
 	} kcache[16];
 	uint32_t k_cat, k_optype, ty_op, ty_step, ty_instant, ty_async;
+	uint32_t ty_work[TP_WORK_COUNT]; /* the class types, interned on first use */
+	uint32_t cat_id[16];             /* direct-mapped cache: category id -> class */
+	uint8_t cat_w[16], cat_set[16];
+	int64_t rank, world_size; /* distributedInfo's, -1 when absent */
 };
 
 /* The input offset of q, a pointer into the source's window. */
@@ -209,6 +213,9 @@ int trace_decode_str(struct trace_rd *r, const struct json_val *v);
 
 /* Handles one event whose members are in `e`, parsed from [q, q + n). (event.c) */
 int trace_event(struct trace_rd *r, const char *q, size_t n, const struct trace_ev *e);
+/* The type of a complete event (X, B/E) named `name` in category `cat`: its class (enum
+ * tp_work of model.h) by category and name. */
+uint32_t trace_event_type(struct trace_rd *r, uint32_t name, uint32_t cat);
 /* Appends a slice [ts, end] (end clamped to ts) named `name` of type `type` to track. */
 int trace_add_slice(struct trace_rd *r, int track, int64_t ts, int64_t end, uint32_t name,
                     uint32_t type, uint32_t args);

@@ -127,7 +127,18 @@ static void test_kineto(void **state)
 		return;
 	/* README: 1 408 events: 868 X, 345 f + 155 s flows, 38 M, 2 i. */
 	assert_string_equal(tp_profile_get_meta(p, "chrome_trace.events"), "1408");
-	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 868);
+	/* The 868 X events by class: 359 cpu_op, 361 cuda_runtime, 8 user_annotation, 79
+	 * kernel, 16 gpu_memcpy, 3 gpu_memset, 41 cuda_sync and the envelope. */
+	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 359);
+	assert_int_equal(count_type(p, TP_CAP_TYPE_RUNTIME), 361);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_ANNOTATION), 8);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_KERNEL), 79);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_MEMCPY), 16);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_MEMSET), 3);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_SYNC), 41);
+	assert_int_equal(count_type(p, TP_TRACE_TYPE_PROFILER), 1);
+	assert_string_equal(tp_profile_get_meta(p, TP_META_RANK), "0");
+	assert_null(tp_profile_get_meta(p, TP_META_WORLD_SIZE));
 	assert_int_equal(count_type(p, "instant"), 2);
 	/* 155 s and 345 f (bp "e"); 139 of the f share a cat and id with an earlier s. */
 	assert_true(has_note(p, "500 flow events (s/t/f) read: 139 flows paired by id, 206 ends"));

@@ -52,6 +52,16 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
  * backslash-escaped, '&', '<', '>' become entities, CR / LF / TAB become spaces. */
 void tp_md_cell(struct tp_buf *b, const char *s);
 
+/* The accelerator analysis (src/analysis/accel.h; NULL: nothing is written): as a section of
+ * summary.txt, as the member "accelerator": {...} of summary.json's top object (the caller
+ * writes the separators around it), and as a section of summary.md (accel.c). */
+struct tp_accel;
+void tp_capreport_accel_text(const struct tp_profile *p, const struct tp_accel *a,
+                             struct tp_buf *b);
+void tp_capreport_accel_json(const struct tp_profile *p, const struct tp_accel *a,
+                             struct tp_buf *b);
+void tp_capreport_accel_md(const struct tp_profile *p, const struct tp_accel *a, struct tp_buf *b);
+
 /* Output "summary-md" -> OUT_DIR/summary.md, default on; writes only for captures
  * (arch == TP_ARCH_CPU), otherwise writes nothing and returns TP_OK. Disabled together
  * with the other summaries by --disable_summary. */

@@ -405,6 +405,11 @@ int tp_capreport_stream_json(const struct tp_profile *p, const struct tp_analysi
 	json_operators(b, &fl, &r);
 	json_ranges(b, &fl, &r);
 	json_marks(b, &fl, &r);
+	if (a && a->accel) {
+		tp_buf_puts(b, "  ");
+		tp_capreport_accel_json(p, a->accel, b);
+		tp_buf_puts(b, ",\n");
+	}
 	json_notes(b, p);
 	tp_buf_puts(b, "}\n");
 	tp_free(ta);

@@ -323,6 +323,7 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 		return TP_ENOMEM;
 	}
 	md_overall(b, &r);
+	tp_capreport_accel_md(p, a ? a->accel : NULL, b);
 	md_latency(b, &r);
 	md_activities(b, &r);
 	md_operators(b, &r, ta, nta, slow, nslow);

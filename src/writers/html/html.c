@@ -27,6 +27,8 @@
 #include "model/argkeys.h"
 #include "writers/html/html_int.h"
 
+#include "writers/capreport/capreport.h"
+
 #include <string.h>
 
 /* Generated from web/ by embed_assets.cmake. */
@@ -38,6 +40,8 @@ extern const unsigned char tp_html_app_js[];
 extern const size_t tp_html_app_js_len;
 extern const unsigned char tp_html_cap_js[]; /* a capture's page: the script's capture parts */
 extern const size_t tp_html_cap_js_len;
+extern const unsigned char tp_html_accel_js[];
+extern const size_t tp_html_accel_js_len;
 
 /* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
 #define VALS_MIN ((size_t)1 << 16)
@@ -120,6 +124,22 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 	tp_buf_putc(b, ']');
 }
 
+/* Profiles with device lanes: the accelerator section's script (web/accel.js, a function)
+ * called with {"accelerator": ...}, summary.json's member (its strings escaped by
+ * tp_buf_json_str, "</" included, so it cannot end the script element). Other pages get
+ * nothing here. */
+static void emit_accel(struct ctx *c)
+{
+	if (!c->a || !c->a->accel)
+		return;
+	struct tp_buf *b = &c->o.b;
+	tp_buf_putc(b, '\n');
+	tp_buf_put(b, tp_html_accel_js, tp_html_accel_js_len);
+	tp_buf_puts(b, "({");
+	tp_capreport_accel_json(c->p, c->a->accel, b);
+	tp_buf_puts(b, "});\n");
+}
+
 /* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@. */
 static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t max_cores,
                      double bw_max_seen)
@@ -155,6 +175,7 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 				tp_buf_put(b, tp_html_cap_js, tp_html_cap_js_len);
 			else
 				tp_buf_put(b, tp_html_app_js, tp_html_app_js_len);
+			emit_accel(c);
 			t += 4;
 		} else if (!strncmp(t, "@DATA@", 6)) {
 			emit_head(c, bw_max_seen);

@@ -5,7 +5,7 @@
  * lanes that spread overlapping slices of one track over same-named tracks, the uuids, pids
  * and tids (small, unique, never 0), the Layer tracks synthesised from the profile's layer
  * table when the reader made none, and the derived counters' values ("DDR Bandwidth" in GB/s,
- * "TIU Utilization" in %), computed over at most COUNTER_WINDOWS windows of the span.
+ * "TIU Utilization" in %), computed over at most COUNTER_WINDOWS windows of the device's span.
  *
  * Owns nothing beyond the plan: its track list, names (the plan's arena), lane stacks and
  * synthesised tracks, all freed by tp_sink_drive.
@@ -747,7 +747,9 @@ void tp_sink_plan_tracks_free(struct plan *pl)
 int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink)
 {
 	const struct tp_profile *p = pl->p;
-	int64_t begin = p->span_begin_ns, span = p->span_end_ns - p->span_begin_ns;
+	/* The windows follow the device's own span: a host trace merged beside it (seconds of
+	 * host events around milliseconds of device work) must not widen them. */
+	int64_t begin = p->device_begin_ns, span = p->device_end_ns - p->device_begin_ns;
 	if (span <= 0 || !sink->counter)
 		return TP_OK;
 	int64_t w = (span + COUNTER_WINDOWS - 1) / COUNTER_WINDOWS;

@@ -3,6 +3,7 @@
  * Overall row, the vendor's figures when present, record counts, rankings, hot spots,
  * metadata and notes). Captures get the capture summary instead (src/writers/capreport).
  */
+#include "writers/capreport/capreport.h"
 #include "writers/summary/summary.h"
 
 static void jkey(struct tp_buf *b, int *first, const char *k)
@@ -354,6 +355,10 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	if (a->num_op_types) {
 		jkey(b, &f, "op_types");
 		rank_json(b, p, a->op_types, a->num_op_types, 100, 0);
+	}
+	if (a->accel) {
+		tp_buf_putc(b, ',');
+		tp_capreport_accel_json(p, a->accel, b);
 	}
 	meta_json(b, &f, p);
 }

@@ -596,6 +596,7 @@ static void summary_body(const struct tp_profile *p, const struct tp_analysis *a
 {
 	if (a->num_cores == 0) {
 		capture_text(p, a, out);
+		tp_capreport_accel_text(p, a->accel, out);
 		notes(p, a, out);
 		return;
 	}
@@ -607,6 +608,7 @@ static void summary_body(const struct tp_profile *p, const struct tp_analysis *a
 	engine_table(a, out);
 	dma_bytes(a, out);
 	rankings(p, a, out);
+	tp_capreport_accel_text(p, a->accel, out);
 	notes(p, a, out);
 }
 

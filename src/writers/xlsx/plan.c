@@ -346,6 +346,11 @@ int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xl
 			return TP_ENOMEM;
 		snprintf(pt->name, sizeof pt->name, "Operators");
 	}
+	if (xl_accel_present(p)) {
+		if (!(pt = plan_add(pl, PK_ACCEL)))
+			return TP_ENOMEM;
+		snprintf(pt->name, sizeof pt->name, "Accelerator");
+	}
 	struct track_key *order = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *order);
 	if (!order)
 		return TP_ENOMEM;

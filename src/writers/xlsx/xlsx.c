@@ -145,6 +145,9 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 		case PK_OPS:
 			st = xl_ops_write(x, pt->ws, o->sparse_ratios_path, d);
 			break;
+		case PK_ACCEL:
+			xl_accel_write(x, pt->ws);
+			break;
 		case PK_LONGEST:
 			xl_write_longest(x, pt->ws, pl);
 			break;

@@ -2,8 +2,8 @@
  * xlsx_int.h — private to src/writers/xlsx: the writer context, the sheet plan and the helpers
  * shared by the workbook's files: xlsx.c (driver, formats), cell.c (cells and conditional
  * formats), plan.c (which sheets, their names and row caps), args.c (argument columns),
- * engine.c (engine, event and longest-command sheets), layers.c, summary.c (Engine Summary)
- * and ops.c (Operators).
+ * engine.c (engine, event and longest-command sheets), layers.c, summary.c (Engine Summary),
+ * ops.c (Operators) and accel.c (Accelerator).
  */
 #ifndef TP_XLSX_INT_H
 #define TP_XLSX_INT_H
@@ -92,7 +92,16 @@ const struct tp_engine_stats *xl_stats_of(const struct tp_analysis *a, const str
 
 /* ---- Sheet plan (plan.c) ---- */
 
-enum part_kind { PK_SUMMARY, PK_LAYERS, PK_OPS, PK_LONGEST, PK_ENGINE, PK_EVENTS, PK_FOLD };
+enum part_kind {
+	PK_SUMMARY,
+	PK_LAYERS,
+	PK_OPS,
+	PK_ACCEL,
+	PK_LONGEST,
+	PK_ENGINE,
+	PK_EVENTS,
+	PK_FOLD
+};
 #define XL_LONGEST 100   /* rows per engine and core on the "Longest commands" sheet */
 #define LAYER_DATA_ROW 3 /* 0-based row of the first layer on a layer sheet */
 
@@ -191,5 +200,13 @@ int xl_ops_present(const struct tp_profile *p);
  * built-in table). TP_OK, TP_ENOMEM, or the ratio file's error with `d` set
  * ("FILE:LINE: message"); libxlsxwriter errors are kept in x->err. */
 int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struct tp_diag *d);
+
+/* ---- Accelerator sheet (accel.c) ---- */
+
+/* Whether the workbook gets an Accelerator sheet: host tracks with device work on them, or a
+ * dump's engines with host tracks beside them (the profiles the accelerator analysis covers). */
+int xl_accel_present(const struct tp_profile *p);
+/* Writes it from x->a->accel (a note when that is NULL). */
+void xl_accel_write(struct xl *x, lxw_worksheet *ws);
 
 #endif /* TP_XLSX_INT_H */

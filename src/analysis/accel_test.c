@@ -1,0 +1,167 @@
+/*
+ * accel_test.c — unit tests of the accelerator analysis (accel.h) on profiles built in code:
+ * a step with nested host operators, two launches joined by correlation id and one by a flow,
+ * work of two kinds on two lanes; the figures worked out by hand; a profile without device
+ * lanes (none); a dump's engines with and without a host track beside them; and every
+ * allocation failing in turn (TP_ENOMEM, nothing returned, nothing leaked).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include "analysis/accel.h"
+
+/* A slice [t0, t1] of class w named `name` on track tr, with a correlation id when corr > 0. */
+static void put(struct tp_profile *p, int tr, int64_t t0, int64_t t1, enum tp_work w,
+                const char *name, int64_t corr)
+{
+	struct tp_slice *s = tp_track_push(p, tr);
+	assert_non_null(s);
+	s->start_ns = t0;
+	tp_slice_set_end(p, &p->tracks[tr], s, t1);
+	struct tp_label l = {.name = tp_profile_str(p, name),
+	                     .type = tp_profile_str(p, tp_work_type(w))};
+	tp_slice_set_label(p, &p->tracks[tr], s, &l);
+	if (corr > 0) {
+		tp_args_begin(p);
+		tp_args_add_int(p, TP_KEY_CORRELATION, corr);
+		s->args = tp_args_end(p);
+	}
+}
+
+/* Host thread: step [0, 1000] holding op [100, 600] holding launch 1 [110, 120]; launch 2
+ * [700, 710]; a bare op-like launch [800, 805] (no runtime call) flows to the third kernel.
+ * Lane 7: kernel [150, 450] (corr 1), memcpy [720, 800] (corr 2), kernel [810, 900] (flow).
+ * The profiler's envelope [0, 2000] on a track of its own. */
+static struct tp_profile *sample(void)
+{
+	struct tp_profile *p = tp_profile_new();
+	int host = tp_profile_add_device(p, "host", 1, 0),
+	    gpu = tp_profile_add_device(p, "gpu", 0, 0);
+	int th = tp_profile_add_track(p, host, -1, TP_TRACK_HOST, "main", 0);
+	int env = tp_profile_add_track(p, host, -1, TP_TRACK_HOST, "spans", 0);
+	int lane = tp_profile_add_track(p, gpu, -1, TP_TRACK_HOST, "stream 7", 0);
+	put(p, th, 0, 1000, TP_WORK_STEP, "ProfilerStep#1", 0);
+	put(p, th, 100, 600, TP_WORK_OP, "aten::mm", 0);
+	put(p, th, 110, 120, TP_WORK_RUNTIME, "cudaLaunchKernel", 1);
+	put(p, th, 700, 710, TP_WORK_RUNTIME, "cudaMemcpyAsync", 2);
+	put(p, th, 800, 805, TP_WORK_OP, "launcher", 0);
+	put(p, env, 0, 2000, TP_WORK_PROFILER, "PyTorch Profiler (0)", 0);
+	put(p, lane, 150, 450, TP_WORK_KERNEL, "gemm", 1);
+	put(p, lane, 720, 800, TP_WORK_MEMCPY, "Memcpy HtoD", 2);
+	put(p, lane, 810, 900, TP_WORK_KERNEL, "relu", 0);
+	put(p, lane, 100, 900, TP_WORK_DEVICE_ANNOTATION, "ProfilerStep#1", 0);
+	struct tp_flow f = {th, lane, 802, 810};
+	assert_int_equal(tp_profile_add_flow(p, &f), TP_OK);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static void test_figures(void **state)
+{
+	(void)state;
+	struct tp_profile *p = sample();
+	struct tp_accel *a = NULL;
+	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
+	assert_non_null(a);
+	assert_int_equal(a->lanes, 1);
+	assert_int_equal(a->host_threads, 1); /* the envelope's track holds nothing counted */
+	assert_int_equal(a->nsteps, 1);       /* the GPU projection is no step */
+	const struct tp_accel_step *s = &a->steps[0];
+	/* Work 300 + 80 + 90 = 470, busy the same (no overlap), idle 530; three launches of
+	 * 10 + 10 + 5; delays 40, 20, 10: median 20, max 40. */
+	assert_int_equal(s->w.device_ns, 470);
+	assert_int_equal(s->w.busy_ns, 470);
+	assert_int_equal(s->idle_ns, 530);
+	assert_int_equal(s->w.ns[TP_ACC_COMPUTE], 390);
+	assert_int_equal(s->w.ns[TP_ACC_MEMCPY], 80);
+	assert_int_equal(s->launches, 3);
+	assert_int_equal(s->launch_ns, 25);
+	assert_int_equal(s->delay_median_ns, 20);
+	assert_int_equal(s->delay_max_ns, 40);
+	assert_int_equal(a->linked, 3);
+	/* Self time: step 1000 - 500 - 10 - 5 = 485, aten::mm 500 - 10 = 490, the calls 10, 10,
+	 * launcher 5: 1000 in all, the envelope left out. */
+	assert_int_equal(a->host_self_ns, 1000);
+	assert_int_equal(a->nhost, 5);
+	assert_int_equal(a->host[0].kind, TP_WORK_OP);
+	assert_int_equal(a->host[0].total_ns, 490);
+	assert_int_equal(a->host[1].kind, TP_WORK_STEP);
+	assert_int_equal(a->host[1].total_ns, 485);
+	/* 53 % idle: host-bound. */
+	assert_int_equal(a->bound, TP_BOUND_HOST);
+	assert_non_null(strstr(a->verdict, "idle 53 % of each step"));
+	tp_accel_free(a);
+	tp_profile_free(p);
+}
+
+static void test_none_and_engines(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "cpu", 1, 0);
+	int th = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	put(p, th, 0, 100, TP_WORK_OP, "op", 0);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_accel *a = (struct tp_accel *)1;
+	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
+	assert_null(a); /* host code only */
+	tp_profile_free(p);
+	/* A dump: TIU and GDMA commands; no accelerator figures alone, figures once a host
+	 * track stands beside them (a merged host trace). */
+	p = tp_profile_new();
+	dev = tp_profile_add_device(p, "BM1688", 0, 1);
+	int tiu = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int dma = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 900);
+	put(p, tiu, 0, 100, TP_WORK_NONE, "conv", 0);
+	put(p, dma, 50, 150, TP_WORK_NONE, "load", 0);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
+	assert_null(a);
+	int host = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "cpu op", 0);
+	put(p, host, 0, 10, TP_WORK_OP, "aten::conv2d", 0);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
+	assert_non_null(a);
+	assert_int_equal(a->lanes, 2);
+	assert_int_equal(a->total.ns[TP_ACC_COMPUTE], 100);
+	assert_int_equal(a->total.ns[TP_ACC_MEMCPY], 100);
+	assert_int_equal(a->total.busy_ns, 150);
+	assert_int_equal(a->nsteps, 0);
+	tp_accel_free(a);
+	tp_profile_free(p);
+}
+
+static void test_oom(void **state)
+{
+	(void)state;
+	struct tp_profile *p = sample();
+	long n;
+	for (n = 0; n < 10000; n++) {
+		struct tp_accel *a = (struct tp_accel *)1;
+		tp_alloc_fail_after(n);
+		int st = tp_accel_analyze(p, &a);
+		tp_alloc_fail_after(-1);
+		if (st == TP_OK) {
+			assert_non_null(a);
+			tp_accel_free(a);
+			break;
+		}
+		assert_int_equal(st, TP_ENOMEM);
+		assert_null(a);
+	}
+	assert_true(n > 5 && n < 10000);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_figures),
+	    cmocka_unit_test(test_none_and_engines),
+	    cmocka_unit_test(test_oom),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
