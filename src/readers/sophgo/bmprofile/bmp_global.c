@@ -466,14 +466,129 @@ static inline size_t nl_next(struct nlfind *f, size_t pos)
 #endif
 }
 
-/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
- * text and the input flags of g only. Decides exactly as do_line would: a line the fast
- * forms do not cover goes to do_line unchanged. */
-static void scan_chunk_into(const char *text, const struct bmp_global *g, struct gchunk *ch)
+/* The body of line s[0..n) after the "[bmprofile]" tag, found anywhere in the line as the
+ * reference's patterns do (it is at the start of every line the runtime writes). 0 when the
+ * line has no tag. */
+static inline int line_body(const char *s, size_t n, struct bmp_line *l)
 {
 	static const char tag[] = "[bmprofile]";
+	const char *tp = NULL;
+	if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
+		tp = s;
+	} else {
+		const char *q = s;
+		while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
+			if ((size_t)(s + n - q) >= sizeof tag - 1 &&
+			    !memcmp(q, tag, sizeof tag - 1)) {
+				tp = q;
+				break;
+			}
+			q++;
+		}
+	}
+	if (!tp)
+		return 0;
+	size_t b = (size_t)(tp - s) + sizeof tag - 1;
+	if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
+		b++;
+	else
+		while (b < n && (s[b] == ' ' || s[b] == '\t'))
+			b++;
+	l->s = s + b;
+	l->n = n - b;
+	l->no = 0;
+	l->parsed = 0;
+	return 1;
+}
+
+/* What the scan does with a line: nothing is kept, an event was pushed, the generic parser
+ * takes it, or out of memory. */
+enum scan_res { SC_DROP, SC_DONE, SC_GENERIC, SC_OOM };
+
+/* A node line (bd_prefix: the "bd cmd_id" form) in its fast form, as an EV_NODE event. */
+static inline enum scan_res scan_node(const struct bmp_line *l, int bd_prefix,
+                                      const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
 	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
 	                                TP_DIR_LMEM_TO_LMEM};
+	uint64_t fb, fg, fd = 99, fc;
+	int ftiu;
+	if (!fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) || fc >= BMP_MAX_CORES)
+		return SC_GENERIC;
+	if (g->no_nodes) /* bd cmd_id with layers kept: bmp_gline_node would keep nothing */
+		return SC_DROP;
+	struct gev *ev = push_ev(ch);
+	if (!ev)
+		return SC_OOM;
+	ev->kind = EV_NODE;
+	ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
+	ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
+	ev->core = (uint8_t)fc;
+	ev->lno = lno;
+	ev->a = fb;
+	ev->b = fg;
+	return SC_DONE;
+}
+
+/* A layer line in its fast form, as an EV_LAYER event. */
+static inline enum scan_res scan_layer(const char *text, const struct bmp_line *l, int is_local,
+                                       const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
+	int64_t id;
+	const char *tv, *nv;
+	size_t tn, nn;
+	if (!fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX || tn > UINT32_MAX)
+		return SC_GENERIC;
+	if (g->no_layers)
+		return SC_DROP;
+	struct gev *ev = push_ev(ch);
+	if (!ev)
+		return SC_OOM;
+	ev->kind = EV_LAYER;
+	ev->eng = (uint8_t)is_local;
+	ev->lno = lno;
+	ev->a = (uint64_t)id;
+	ev->off = (uint64_t)(tv - text);
+	ev->n = (uint32_t)tn;
+	ev->b = (uint64_t)(nv - text);
+	ev->n2 = (uint32_t)nn;
+	return SC_DONE;
+}
+
+/* Decides what to do with a tagged line: the fast forms, the lines nothing keeps, or the
+ * generic parser. */
+static inline enum scan_res scan_line(const char *text, const struct bmp_line *l,
+                                      const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
+	char c0 = l->n ? l->s[0] : 0;
+	if (c0 == 't' && (LIT(l, "tensor_id=") || bmp_line_starts(l, "tensor_id=")))
+		return g->no_tensors || g->no_layers ? SC_DROP : SC_GENERIC;
+	if (c0 == 'g' && LIT(l, "gdma cmd_id"))
+		return g->no_nodes ? SC_DROP : scan_node(l, 0, g, ch, lno);
+	if (c0 == 'b' && LIT(l, "bd cmd_id"))
+		return g->no_nodes && g->no_layers ? SC_DROP : scan_node(l, 1, g, ch, lno);
+	if (c0 == 'e' && LIT(l, "end parallel")) {
+		struct gev *ev = push_ev(ch);
+		if (!ev)
+			return SC_OOM;
+		ev->kind = EV_ENDPAR;
+		ev->lno = lno;
+		return SC_DONE;
+	}
+	int is_local = c0 == 'l' && LIT(l, "local_layer:");
+	if (is_local || (c0 == 'g' && LIT(l, "global_layer:")))
+		return g->no_nodes && g->no_layers ? SC_DROP
+		                                   : scan_layer(text, l, is_local, g, ch, lno);
+	if (c0 == 's' && LIT(l, "start parallel"))
+		return SC_DROP; /* no body of bmp_gline_apply starts so */
+	return SC_GENERIC;
+}
+
+/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
+ * text and the input flags of g only. Decides exactly as bmp_gline_apply would: a line the
+ * fast forms do not cover goes to bmp_gline_apply unchanged. */
+static void scan_chunk_into(const char *text, const struct bmp_global *g, struct gchunk *ch)
+{
 	size_t pos = ch->beg, len = ch->end;
 	uint32_t no = 0;
 	struct nlfind nf = {.text = text, .end = len};
@@ -490,108 +605,16 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 		const char *s = text + pos;
 		size_t n = end - pos;
 		pos = e + 1;
-		/* Find the tag anywhere in the line, as the reference's patterns do (it is at the
-		 * start of every line the runtime writes). */
-		const char *tp = NULL;
-		if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
-			tp = s;
-		} else {
-			const char *q = s;
-			while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
-				if ((size_t)(s + n - q) >= sizeof tag - 1 &&
-				    !memcmp(q, tag, sizeof tag - 1)) {
-					tp = q;
-					break;
-				}
-				q++;
-			}
-		}
-		if (!tp)
-			continue;
-		size_t b = (size_t)(tp - s) + sizeof tag - 1;
-		if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
-			b++;
-		else
-			while (b < n && (s[b] == ' ' || s[b] == '\t'))
-				b++;
 		struct bmp_line l;
-		l.s = s + b;
-		l.n = n - b;
-		l.no = 0;
-		l.parsed = 0;
-		char c0 = l.n ? l.s[0] : 0;
-		struct gev *ev;
-		if (c0 == 't' && (LIT(&l, "tensor_id=") || bmp_line_starts(&l, "tensor_id="))) {
-			if (g->no_tensors || g->no_layers)
-				continue;
-			goto generic;
-		}
-		int node = 0, bd_prefix = 0;
-		if (c0 == 'g' && LIT(&l, "gdma cmd_id")) {
-			if (g->no_nodes)
-				continue;
-			node = 1;
-		} else if (c0 == 'b' && LIT(&l, "bd cmd_id")) {
-			if (g->no_nodes && g->no_layers)
-				continue;
-			node = 1;
-			bd_prefix = 1;
-		}
-		if (node) {
-			uint64_t fb, fg, fd = 99, fc;
-			int ftiu;
-			if (!fast_node(&l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) ||
-			    fc >= BMP_MAX_CORES)
-				goto generic;
-			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing
-			                  */
-				continue;
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_NODE;
-			ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
-			ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
-			ev->core = (uint8_t)fc;
-			ev->lno = lno;
-			ev->a = fb;
-			ev->b = fg;
+		if (!line_body(s, n, &l))
 			continue;
-		}
-		if (c0 == 'e' && LIT(&l, "end parallel")) {
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_ENDPAR;
-			ev->lno = lno;
+		enum scan_res res = scan_line(text, &l, g, ch, lno);
+		if (res == SC_OOM)
+			return;
+		if (res != SC_GENERIC)
 			continue;
-		}
-		int is_local = c0 == 'l' && LIT(&l, "local_layer:");
-		if (is_local || (c0 == 'g' && LIT(&l, "global_layer:"))) {
-			if (g->no_nodes && g->no_layers)
-				continue;
-			int64_t id;
-			const char *tv, *nv;
-			size_t tn, nn;
-			if (!fast_layer(&l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX ||
-			    tn > UINT32_MAX)
-				goto generic;
-			if (g->no_layers)
-				continue;
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_LAYER;
-			ev->eng = (uint8_t)is_local;
-			ev->lno = lno;
-			ev->a = (uint64_t)id;
-			ev->off = (uint64_t)(tv - text);
-			ev->n = (uint32_t)tn;
-			ev->b = (uint64_t)(nv - text);
-			ev->n2 = (uint32_t)nn;
-			continue;
-		}
-		if (c0 == 's' && LIT(&l, "start parallel"))
-			continue; /* no body of do_line starts so */
-	generic:
-		if (!(ev = push_ev(ch)))
+		struct gev *ev = push_ev(ch);
+		if (!ev)
 			return;
 		ev->kind = EV_LINE;
 		ev->lno = lno;
@@ -680,6 +703,18 @@ struct gpool {
 	int stop;
 };
 
+/* Scans chunk k into slot ch (any thread). */
+static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *g,
+                         struct gchunk *ch, size_t k)
+{
+	ch->beg = chunk_start(text, len, k);
+	ch->end = chunk_start(text, len, k + 1);
+	if (ch->end < ch->beg)
+		ch->end = ch->beg;
+	ch->lines = 0;
+	scan_chunk(text, g, ch);
+}
+
 static void *gworker(void *arg)
 {
 	struct gpool *gp = arg;
@@ -692,18 +727,86 @@ static void *gworker(void *arg)
 		size_t k = gp->next++;
 		struct gchunk *ch = &gp->slot[k % gp->nslot];
 		pthread_mutex_unlock(&gp->mu);
-		ch->beg = chunk_start(gp->text, gp->len, k);
-		ch->end = chunk_start(gp->text, gp->len, k + 1);
-		if (ch->end < ch->beg)
-			ch->end = ch->beg;
-		ch->lines = 0;
-		scan_chunk(gp->text, gp->g, ch);
+		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
 		pthread_mutex_lock(&gp->mu);
 		gp->ready[k % gp->nslot] = 1;
 		pthread_cond_broadcast(&gp->cv_done);
 	}
 	pthread_mutex_unlock(&gp->mu);
 	return NULL;
+}
+
+/* Starts up to nthreads workers; returns how many started. */
+static unsigned pool_start(struct gpool *gp, unsigned nthreads, pthread_t *th)
+{
+	unsigned started = 0;
+	if (!nthreads)
+		return 0;
+	pthread_mutex_init(&gp->mu, NULL);
+	pthread_cond_init(&gp->cv_work, NULL);
+	pthread_cond_init(&gp->cv_done, NULL);
+	for (unsigned i = 0; i < nthreads; i++) {
+		if (pthread_create(&th[i], NULL, gworker, gp) != 0)
+			break;
+		started++;
+	}
+	return started;
+}
+
+/* Stops and joins the workers, and frees the slots. */
+static void pool_stop(struct gpool *gp, unsigned nthreads, pthread_t *th, unsigned started)
+{
+	if (started) {
+		pthread_mutex_lock(&gp->mu);
+		gp->stop = 1;
+		pthread_cond_broadcast(&gp->cv_work);
+		pthread_mutex_unlock(&gp->mu);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+	}
+	if (nthreads) {
+		pthread_mutex_destroy(&gp->mu);
+		pthread_cond_destroy(&gp->cv_work);
+		pthread_cond_destroy(&gp->cv_done);
+	}
+	for (size_t i = 0; i < gp->nslot; i++)
+		tp_free(gp->slot[i].ev);
+	tp_free(gp->slot);
+	tp_free(gp->ready);
+}
+
+/* Chunk k, scanned: by a worker (waits for it), or here when no worker has taken it. */
+static void take_chunk(struct gpool *gp, unsigned started, size_t k)
+{
+	struct gchunk *ch = &gp->slot[k % gp->nslot];
+	int mine = !started;
+	if (started) {
+		pthread_mutex_lock(&gp->mu);
+		if (gp->next == k) {
+			gp->next++; /* no worker has it: scan it here rather than wait */
+			mine = 1;
+		} else {
+			while (!gp->ready[k % gp->nslot])
+				pthread_cond_wait(&gp->cv_done, &gp->mu);
+		}
+		pthread_mutex_unlock(&gp->mu);
+	}
+	if (mine) /* one thread, or no worker took the chunk (same code) */
+		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
+}
+
+/* Chunk k applied (rc its result): its slot is free for the workers. */
+static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&gp->mu);
+	gp->ready[k % gp->nslot] = 0;
+	gp->applied = k + 1;
+	if (rc)
+		gp->stop = 1;
+	pthread_cond_broadcast(&gp->cv_work);
+	pthread_mutex_unlock(&gp->mu);
 }
 
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
@@ -745,40 +848,10 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		return bmp_gctx_oom(&c);
 	}
 	pthread_t th[64];
-	unsigned started = 0;
-	if (nthreads) {
-		pthread_mutex_init(&gp.mu, NULL);
-		pthread_cond_init(&gp.cv_work, NULL);
-		pthread_cond_init(&gp.cv_done, NULL);
-		for (unsigned i = 0; i < nthreads; i++) {
-			if (pthread_create(&th[i], NULL, gworker, &gp) != 0)
-				break;
-			started++;
-		}
-	}
+	unsigned started = pool_start(&gp, nthreads, th);
 	for (size_t k = 0; k < nchunks; k++) {
 		struct gchunk *ch = &gp.slot[k % gp.nslot];
-		int mine = !started;
-		if (started) {
-			pthread_mutex_lock(&gp.mu);
-			if (gp.next == k) {
-				gp.next++; /* no worker has it: scan it here rather than wait */
-				mine = 1;
-			} else {
-				while (!gp.ready[k % gp.nslot])
-					pthread_cond_wait(&gp.cv_done, &gp.mu);
-			}
-			pthread_mutex_unlock(&gp.mu);
-		}
-		if (mine) {
-			/* Scanned here: one thread, or no worker took the chunk (same code). */
-			ch->beg = chunk_start(text, len, k);
-			ch->end = chunk_start(text, len, k + 1);
-			if (ch->end < ch->beg)
-				ch->end = ch->beg;
-			ch->lines = 0;
-			scan_chunk(text, g, ch);
-		}
+		take_chunk(&gp, started, k);
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
 		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
@@ -790,35 +863,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 			tp_map_drop(text, 0, ch->end);
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
-		if (started) {
-			pthread_mutex_lock(&gp.mu);
-			gp.ready[k % gp.nslot] = 0;
-			gp.applied = k + 1;
-			if (rc)
-				gp.stop = 1;
-			pthread_cond_broadcast(&gp.cv_work);
-			pthread_mutex_unlock(&gp.mu);
-		}
+		chunk_done(&gp, started, k, rc);
 		if (rc)
 			break;
 	}
-	if (started) {
-		pthread_mutex_lock(&gp.mu);
-		gp.stop = 1;
-		pthread_cond_broadcast(&gp.cv_work);
-		pthread_mutex_unlock(&gp.mu);
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-	}
-	if (nthreads) {
-		pthread_mutex_destroy(&gp.mu);
-		pthread_cond_destroy(&gp.cv_work);
-		pthread_cond_destroy(&gp.cv_done);
-	}
-	for (size_t i = 0; i < gp.nslot; i++)
-		tp_free(gp.slot[i].ev);
-	tp_free(gp.slot);
-	tp_free(gp.ready);
+	pool_stop(&gp, nthreads, th, started);
 	/* Even after an error (keeping its message), so that no tensor or node names a layer the
 	 * table lacks. */
 	if (!rc)
