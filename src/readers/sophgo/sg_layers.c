@@ -86,18 +86,31 @@ int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
 	return TP_OK;
 }
 
-static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
+/* Loads side file `path` into f (*have = 1). A file that cannot be read is a note "<why>;
+ * <what> skipped" (*have = 0); only out of memory is an error. */
+static int load_side(struct tp_profile *p, const char *path, const char *what, struct tp_file *f,
+                     int *have)
 {
-	struct tp_file f;
 	struct tp_diag d = {0};
-	if (tp_file_load(&f, path, &d) != TP_OK) {
+	*have = 0;
+	if (tp_file_load(f, path, &d) != TP_OK) {
 		if (d.status == TP_ENOMEM)
 			return TP_ENOMEM;
-		tp_profile_note(p, "%s; layer information skipped", d.msg);
+		tp_profile_note(p, "%s; %s skipped", d.msg, what);
 		return TP_OK;
 	}
 	p->stats.files_read++;
-	int rc = sg_layers_parse_json(p, f.data, f.size, path, L);
+	*have = 1;
+	return TP_OK;
+}
+
+static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
+{
+	struct tp_file f;
+	int have, rc = load_side(p, path, "layer information", &f, &have);
+	if (rc != TP_OK || !have)
+		return rc;
+	rc = sg_layers_parse_json(p, f.data, f.size, path, L);
 	tp_file_release(&f);
 	return rc;
 }
@@ -105,15 +118,10 @@ static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L
 static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L)
 {
 	struct tp_file f;
-	struct tp_diag d = {0};
-	if (tp_file_load(&f, path, &d) != TP_OK) {
-		if (d.status == TP_ENOMEM)
-			return TP_ENOMEM;
-		tp_profile_note(p, "%s; MLIR layer names skipped", d.msg);
-		return TP_OK;
-	}
-	p->stats.files_read++;
-	int rc = sg_mlir_parse((const char *)f.data, f.size, &L->mlir);
+	int have, rc = load_side(p, path, "MLIR layer names", &f, &have);
+	if (rc != TP_OK || !have)
+		return rc;
+	rc = sg_mlir_parse((const char *)f.data, f.size, &L->mlir);
 	tp_file_release(&f);
 	if (rc != TP_OK)
 		return rc;

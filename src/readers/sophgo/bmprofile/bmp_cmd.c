@@ -191,6 +191,31 @@ static const char *const dma_funcs[12][8] = {
     [11] = {"non-random-access", "random-access"},
 };
 
+/* A DMA sys command (cmd_type 6): kind by sp (4 wait, 3 send), no direction or data type. */
+static void dma_sys(struct bmp_cmd *c)
+{
+	c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+	c->dir = TP_DIR_NONE;
+	c->dtype = TP_DT_NONE;
+}
+
+/* The name of a tensor or matrix move with sp 0 by its direction (tensorLd/St/Mv); NULL for
+ * any other direction. */
+static const char *move_name(enum tp_dir dir)
+{
+	switch (dir) {
+	case TP_DIR_DDR_TO_LMEM:
+	case TP_DIR_DDR_TO_DDR:
+		return "tensorLd";
+	case TP_DIR_LMEM_TO_DDR:
+		return "tensorSt";
+	case TP_DIR_LMEM_TO_LMEM:
+		return "tensorMv";
+	default:
+		return NULL;
+	}
+}
+
 static void dma_names(struct bmp_cmd *c)
 {
 	unsigned t = c->op & 15, sp = c->sub & 7;
@@ -198,21 +223,8 @@ static void dma_names(struct bmp_cmd *c)
 		c->type = dma_types[t];
 		c->name = dma_funcs[t][sp];
 		if (!c->name && (t == 0 || t == 1) && sp == 0) {
-			switch (c->dir) {
-			case TP_DIR_DDR_TO_LMEM:
-			case TP_DIR_DDR_TO_DDR:
-				c->name = "tensorLd";
-				break;
-			case TP_DIR_LMEM_TO_DDR:
-				c->name = "tensorSt";
-				break;
-			case TP_DIR_LMEM_TO_LMEM:
-				c->name = "tensorMv";
-				break;
-			default:
-				c->name = "tensor";
-				break;
-			}
+			const char *mv = move_name(c->dir);
+			c->name = mv ? mv : "tensor";
 		}
 		if (!c->name) {
 			snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", dma_types[t], sp);
@@ -396,11 +408,7 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	if (size >= 16 && arch == TP_ARCH_BM1688)
 		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFFF);
 	if (c->op == 6) {
-		c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
-		          : c->sub == 3 ? TP_CMD_SYS_SEND
-		                        : TP_CMD_SYS;
-		c->dir = TP_DIR_NONE;
-		c->dtype = TP_DT_NONE;
+		dma_sys(c);
 	} else {
 		c->kind = TP_CMD_NORMAL;
 		c->dtype = a2_dtype((unsigned)(h >> 40) & 7);
@@ -533,20 +541,9 @@ static void dma_table_names(const struct sg_decoder *dec, const struct sg_desc *
 	c->type = type ? type : d->cls->rc->op_name;
 	c->name = d->sub_name;
 	if (d->op <= 1 && d->sub == 0 && c->kind == TP_CMD_NORMAL) {
-		switch (c->dir) {
-		case TP_DIR_DDR_TO_LMEM:
-		case TP_DIR_DDR_TO_DDR:
-			c->name = "tensorLd";
-			break;
-		case TP_DIR_LMEM_TO_DDR:
-			c->name = "tensorSt";
-			break;
-		case TP_DIR_LMEM_TO_LMEM:
-			c->name = "tensorMv";
-			break;
-		default:
-			break;
-		}
+		const char *mv = move_name(c->dir);
+		if (mv)
+			c->name = mv;
 	}
 	if (!c->name) {
 		snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", c->type, d->sub);
@@ -587,11 +584,7 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 	} else {
 		enum tp_arch arch = dec->isa->arch;
 		if (c->op == 6) {
-			c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
-			          : c->sub == 3 ? TP_CMD_SYS_SEND
-			                        : TP_CMD_SYS;
-			c->dir = TP_DIR_NONE;
-			c->dtype = TP_DT_NONE;
+			dma_sys(c);
 		} else {
 			c->kind = TP_CMD_NORMAL;
 			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));

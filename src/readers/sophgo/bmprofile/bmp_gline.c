@@ -93,28 +93,28 @@ int bmp_line_kv(struct bmp_line *l, const char *key, int rest, const char **v, s
 	return 0;
 }
 
-int bmp_line_i64(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *out)
+/* Reads `key=` as a signed (into *i) or, with i NULL, unsigned (into *u) number. */
+static int line_num(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *i,
+                    uint64_t *u)
 {
 	const char *v;
 	size_t n;
 	if (!bmp_line_kv(l, key, 0, &v, &n))
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
-	if (tp_parse_i64(v, n, out) != 0)
+	if ((i ? tp_parse_i64(v, n, i) : tp_parse_u64(v, n, u)) != 0)
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
 		                    (int)(n > 40 ? 40 : n), v);
 	return TP_OK;
 }
 
+int bmp_line_i64(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *out)
+{
+	return line_num(c, l, key, out, NULL);
+}
+
 int bmp_line_u64(struct bmp_gctx *c, struct bmp_line *l, const char *key, uint64_t *out)
 {
-	const char *v;
-	size_t n;
-	if (!bmp_line_kv(l, key, 0, &v, &n))
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
-	if (tp_parse_u64(v, n, out) != 0)
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
-		                    (int)(n > 40 ? 40 : n), v);
-	return TP_OK;
+	return line_num(c, l, key, NULL, out);
 }
 
 static int do_tensor(struct bmp_gctx *c, struct bmp_line *l)

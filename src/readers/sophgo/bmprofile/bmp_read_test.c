@@ -419,15 +419,9 @@ static void test_fill_paths_agree(void **state)
 	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
 	sgt_put_u32(path, 0x60 + 4, 0x0F);
 	fill_paths_agree(dir);
-	const char *shared = getenv("TP_SHARED_DIR");
 	char real[4096];
-	snprintf(real, sizeof real, "%s/testdata/sophgo/bm1688_resnet50",
-	         shared ? shared : "../shared");
-	struct stat st;
-	if (stat(real, &st) != 0) {
-		printf("SKIPPED: fill paths on the real BM1688 dump: not found at %s\n", real);
+	if (!sgt_shared_path(real, sizeof real, "bm1688_resnet50"))
 		return;
-	}
 	fill_paths_agree(real);
 }
 

@@ -31,14 +31,10 @@
 static void test_real_bm1688(void **state)
 {
 	(void)state;
-	const char *shared = getenv("TP_SHARED_DIR");
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/testdata/sophgo/bm1688_resnet50",
-	         shared ? shared : "../shared");
-	struct stat st;
-	if (stat(dir, &st) != 0) {
-		printf("SKIPPED: real BM1688 dump not found at %s\n", dir);
+	if (!sgt_shared_path(dir, sizeof dir, "bm1688_resnet50")) {
 		skip();
+		return;
 	}
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
@@ -238,15 +234,39 @@ static void check_against_ref(const struct tp_profile *p, const struct tp_track 
 	free(ref);
 }
 
+/* A shared dump read once for the tests of a group (p NULL when absent: they skip). */
+struct shared_dump {
+	char dir[4096], ref[4096];
+	struct tp_profile *p;
+};
+
+static int cv184x_setup(void **state)
+{
+	struct shared_dump *sd = calloc(1, sizeof *sd);
+	assert_non_null(sd);
+	sd->p = sgt_read_shared("cv184x_blazeface", sd->dir, sd->ref, sizeof sd->dir);
+	*state = sd;
+	return 0;
+}
+
+static int shared_teardown(void **state)
+{
+	struct shared_dump *sd = *state;
+	tp_profile_free(sd->p);
+	free(sd);
+	return 0;
+}
+
 static void test_real_cv184x(void **state)
 {
-	(void)state;
-	char dir[4096], ref[4096], path[4200];
-	struct tp_profile *p = sgt_read_shared("cv184x_blazeface", dir, ref, sizeof dir);
-	if (!p) {
+	const struct shared_dump *sd = *state;
+	if (!sd->p) {
 		skip();
 		return;
 	}
+	const struct tp_profile *p = sd->p;
+	const char *ref = sd->ref;
+	char path[4200];
 	assert_int_equal(p->arch, TP_ARCH_CV184X);
 	assert_true(p->tiu_freq_mhz == 750 && p->gdma_freq_mhz == 650);
 	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
@@ -280,7 +300,6 @@ static void test_real_cv184x(void **state)
 	assert_int_equal(tp_slice_bytes(g0, s), 70656);
 	assert_int_equal(tp_slice_dtype(g0, s), TP_DT_FP32);
 	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
-	tp_profile_free(p);
 }
 
 /* One row of a time_data list in the vendor's profile_data.js: a Python list literal on one
@@ -347,13 +366,14 @@ static int js_rows(const char *path, struct js_row **out)
  * rows' ids, types and spans; the group rows' spans. */
 static void test_real_cv184x_layers(void **state)
 {
-	(void)state;
-	char dir[4096], ref[4096], path[4200];
-	struct tp_profile *p = sgt_read_shared("cv184x_blazeface", dir, ref, sizeof dir);
-	if (!p) {
+	const struct shared_dump *sd = *state;
+	if (!sd->p) {
 		skip();
 		return;
 	}
+	const struct tp_profile *p = sd->p;
+	const char *dir = sd->dir, *ref = sd->ref;
+	char path[4200];
 	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */
 	const struct tp_track *tr[2] = {sgt_track(p, 0, TP_TRACK_TIU),
 	                                sgt_track(p, 0, TP_TRACK_GDMA)};
@@ -459,7 +479,6 @@ static void test_real_cv184x_layers(void **state)
 	assert_int_equal(in->is_in, 1);
 	assert_int_equal(in->gaddr, 2201171394560ull);
 	assert_int_equal(in->dtype, TP_DT_FP32);
-	tp_profile_free(p);
 }
 
 int main(void)
@@ -467,8 +486,8 @@ int main(void)
 	sgt_setup("bmprofile", "bmp_real_test_tmp");
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_real_bm1688),
-	    cmocka_unit_test(test_real_cv184x),
-	    cmocka_unit_test(test_real_cv184x_layers),
+	    cmocka_unit_test_setup_teardown(test_real_cv184x, cv184x_setup, shared_teardown),
+	    cmocka_unit_test_setup_teardown(test_real_cv184x_layers, cv184x_setup, shared_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
