@@ -34,8 +34,10 @@ static void finish_cycles(struct bmp_rd *r, int t, size_t first, size_t n, doubl
 	}
 }
 
-/* start_offset: the first NODE_SET's time (µs since DYN record 1), 0 without one; *tick the
- * DYN init record's tick (0 when the core has fewer than 2 DYN records). */
+/* start_offset (§9.1): the end of the first NODE_SET (µs since DYN record 1; its begin when
+ * the record is not closed), 0 without one; *tick the DYN init record's tick (0 when the core
+ * has fewer than 2 DYN records). The firmware's own first command runs from the NODE_SET's
+ * begin to its end, and the net's records start after it (bm1684x_blazeface: 10.96 µs). */
 static double dyn_start_us(const struct tp_file *f, const struct bmp_span *dyn, uint64_t *tick)
 {
 	*tick = 0;
@@ -49,23 +51,119 @@ static double dyn_start_us(const struct tp_file *f, const struct bmp_span *dyn, 
 	uint64_t dbase = d.begin;
 	for (size_t i = 1; i < dyn->len / BMP_DYN_REC_SIZE; i++) {
 		bmp_dyn_decode(db + i * BMP_DYN_REC_SIZE, &d);
-		if ((d.type & 0xFF) == 1 && d.begin >= dbase && *tick && *tick < 1000000)
-			return (double)(d.begin - dbase) * (double)*tick / 1000.0;
+		if ((d.type & 0xFF) == 1 && d.begin >= dbase && *tick && *tick < 1000000) {
+			uint64_t at = d.end != UINT64_MAX && d.end >= d.begin ? d.end : d.begin;
+			return (double)(at - dbase) * (double)*tick / 1000.0;
+		}
 	}
 	return 0;
 }
 
+/* The ids of the firmware's NODE_SET records for engine e (§4.7: gdma_id for GDMA, bd_id for
+ * TIU), in record order, into *out (caller frees; NULL when none). */
+static int dyn_node_ids(const struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *dyn,
+                        int e, uint32_t **out, size_t *n)
+{
+	int is_1684 = r->arch == TP_ARCH_BM1684;
+	size_t nrec = dyn->len / BMP_DYN_REC_SIZE, cap = 0;
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 1; i < nrec; i++) {
+		struct bmp_dyn_rec d;
+		bmp_dyn_decode(f->data + dyn->off + i * BMP_DYN_REC_SIZE, &d);
+		unsigned eng = is_1684 ? (unsigned)(d.id >> 48) & 15 : (unsigned)(d.id >> 40) & 7;
+		if ((d.type & 0xFF) != 1 || eng != (e == BMP_ENG_TIU ? 0u : 1u))
+			continue;
+		uint64_t gid = is_1684 ? (d.id >> 16) & 0xFFFF : (d.id >> 20) & 0xFFFFF;
+		uint64_t bid = is_1684 ? d.id & 0xFFFF : d.id & 0xFFFFF;
+		uint32_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
+		if (!v) {
+			tp_free(*out);
+			*out = NULL;
+			return TP_ENOMEM;
+		}
+		*out = v;
+		v[(*n)++] = (uint32_t)(e == BMP_ENG_TIU ? bid : gid);
+	}
+	return TP_OK;
+}
+
+/* Which of a core's records s[0..n) of one engine the firmware ran outside the net's command
+ * stream (out[i] = 1), matched as §8.2 does: a record runs the node whose id is its inst_id +
+ * 1 (mod 2^bits). Records before the stream restarts (the second record with inst_id 0) are
+ * tried against the firmware's NODE_SETs dyn[0..nd) first; the rest against the net's own
+ * node lines stat[0..ns) first, then against the NODE_SETs left. A record neither matches
+ * stays in the stream. Without a restart no leading record is set aside: a dump whose first
+ * NODE_SET starts the net's own first command (as generated ones do) keeps it. */
+static size_t mark_outside(const struct tp_slice *s, size_t n, const uint32_t *dyn, size_t nd,
+                           const uint32_t *stat, size_t ns, uint32_t mask, uint8_t *out)
+{
+	size_t restart = 0, zeros = 0, di = 0, si = 0, marked = 0;
+	for (size_t i = 0; i < n && !restart; i++)
+		if (((s[i].cmd_id - 1) & mask) == 0 && zeros++ == 1)
+			restart = i;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id = s[i].cmd_id & mask;
+		out[i] = 0;
+		if (i < restart) {
+			if (di < nd && (dyn[di] & mask) == id) {
+				out[i] = 1;
+				di++;
+			}
+		} else if (si < ns && (stat[si] & mask) == id) {
+			si++;
+		} else if (di < nd && (dyn[di] & mask) == id) {
+			out[i] = 1;
+			di++;
+		}
+		marked += out[i];
+	}
+	return marked;
+}
+
+/* Marks core k's records of engine e outside the net's stream (see mark_outside) into
+ * *outp (caller frees; NULL when none is). */
+static int find_outside(struct bmp_rd *r, const struct tp_file *f, const struct bmp_iter *it,
+                        unsigned k, int e, const struct tp_slice *s, size_t n, uint8_t **outp)
+{
+	*outp = NULL;
+	const struct bmp_nodes *nd = &r->g.nodes[k][e];
+	const uint32_t *stat = e == BMP_ENG_TIU ? nd->bd_id : nd->gdma_id;
+	if (!n || k >= it->n_dyn || !stat)
+		return TP_OK;
+	uint32_t *dyn;
+	size_t ndyn;
+	if (dyn_node_ids(r, f, &it->dyn[k], e, &dyn, &ndyn) != TP_OK)
+		return bmp_nomem(r);
+	uint8_t *out = ndyn ? tp_malloc(n) : NULL;
+	if (ndyn && !out) {
+		tp_free(dyn);
+		return bmp_nomem(r);
+	}
+	unsigned bits = e == BMP_ENG_TIU ? r->chip->tiu_id_bits : r->chip->gdma_id_bits;
+	uint32_t mask = (uint32_t)((1u << bits) - 1u);
+	if (out && mark_outside(s, n, dyn, ndyn, stat, nd->n, mask, out))
+		*outp = out;
+	else
+		tp_free(out);
+	tp_free(dyn);
+	return TP_OK;
+}
+
 /* TIU re-anchoring of core k: the first static GDMA node with a PMU record ends where the TIU
- * node that depends on it (bd_id + 1, same gdma_id) starts. Moves ts[0..tn) so; 1 if a pair
- * was found. */
+ * node that depends on it (bd_id + 1, same gdma_id) starts. Records the firmware ran outside
+ * the net's stream (gout[i], may be NULL) are no static node's. Moves ts[0..tn) so; 1 if a
+ * pair was found. */
 static int tiu_anchor(struct bmp_rd *r, unsigned k, struct tp_slice *ts, size_t tn,
-                      const struct tp_slice *gs, size_t gn, uint32_t mask)
+                      const struct tp_slice *gs, size_t gn, const uint8_t *gout, uint32_t mask)
 {
 	const struct bmp_nodes *gnod = &r->g.nodes[k][BMP_ENG_GDMA];
 	const struct bmp_nodes *tnod = &r->g.nodes[k][BMP_ENG_TIU];
 	if (!gnod->gdma_id || !tnod->bd_id)
 		return 0;
 	for (size_t i = 0; i < gn; i++) {
+		if (gout && gout[i])
+			continue; /* not a node of the net */
 		uint32_t gid = gs[i].cmd_id & mask;
 		for (size_t a = 0; a < gnod->n; a++) {
 			if (gnod->gdma_id[a] != gid)
@@ -118,6 +216,10 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 	double start_us = k < it->n_dyn ? dyn_start_us(f, &it->dyn[k], &tick) : 0;
 	struct tp_slice *ts = tn ? r->p->tracks[r->tiu_track[k]].slices + tf : NULL;
 	struct tp_slice *gs = gn ? r->p->tracks[r->gdma_track[k]].slices + gf : NULL;
+	uint8_t *out[2] = {NULL, NULL}; /* [BMP_ENG_*]: records outside the net's stream */
+	if ((rc = find_outside(r, f, it, k, BMP_ENG_TIU, ts, tn, &out[BMP_ENG_TIU])) != TP_OK ||
+	    (rc = find_outside(r, f, it, k, BMP_ENG_GDMA, gs, gn, &out[BMP_ENG_GDMA])) != TP_OK)
+		goto out;
 	int64_t t0 = ts ? ts[0].start_ns : 0, g0 = gs ? gs[0].start_ns : 0;
 	/* start_us comes from file data: a garbled DYN record must not overflow the cast
 	 * (UB); offsets are clamped to 2^53 ns (~104 days), far beyond any real run. */
@@ -127,7 +229,7 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		ts[i].start_ns = ts[i].start_ns - t0 + toff;
 	for (size_t i = 0; i < gn; i++)
 		gs[i].start_ns = gs[i].start_ns - g0 + goff;
-	if (tn && gn && !tiu_anchor(r, k, ts, tn, gs, gn, mask))
+	if (tn && gn && !tiu_anchor(r, k, ts, tn, gs, gn, out[BMP_ENG_GDMA], mask))
 		tp_profile_note(r->p,
 		                "%s: core %u: cannot determine tiu start time (no GDMA/TIU "
 		                "node pair with PMU records)",
@@ -143,8 +245,12 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 	if (k < it->n_dyn && tick &&
 	    (rc = bmp_read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 1,
 	                       iter_off_ns)) != TP_OK)
-		return rc;
-	return bmp_cmds_close(r, cc);
+		goto out;
+	rc = bmp_cmds_close(r, cc);
+out:
+	tp_free(out[0]);
+	tp_free(out[1]);
+	return rc;
 }
 
 int bmp_iter_legacy(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
