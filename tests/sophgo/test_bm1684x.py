@@ -7,7 +7,16 @@ The dump is ../shared/testdata/sophgo/bm1684x_blazeface; the vendor's outputs (t
 --arch BM1684X --format layer) are in ../shared/testdata/sophgo/reference/bm1684x_blazeface/
 layer/ and their figures in the dump's PROVENANCE.txt. Checked, command by command against
 instruction.csv (90 TIU, 160 GDMA rows):
-  - timeline (specs/sophgo-bmprofile.md §9.1): every command's Start and End Cycle.
+  - timeline (specs/sophgo-bmprofile.md §9.1): every command's start and end, in cycles (the
+    vendor's legacy EndCycle is the end tick, tpuprof's End Cycle the last cycle: Start Cycle
+    + Asic Cycle = EndCycle) and in µs on the trace;
+  - records (§8.2): the 3 GDMA records the firmware ran outside the net's command stream are on
+    a lane of their own without a layer, and a summary note says so; the engine lanes hold the
+    vendor's 90 TIU and 160 GDMA commands, each with the vendor's cycle count (1684x Cycle =
+    EndCycle - StartCycle);
+  - summary (PROVENANCE.txt): totalTime 181.176 µs, TIU 45 990 / GDMA 148 346 cycles,
+    Parallelism 107.264 %, Concurrency 28.615 % (the vendor's formula: summary.json
+    perfdoc_concurrency_pct).
 Exit 0 all equal, 1 on a difference, 77 (ctest SKIP, printed loudly) when the data is absent.
 """
 import csv
@@ -73,10 +82,52 @@ class RealBM1684X(unittest.TestCase):
             eng, n = r["Inst ID"].split("-")
             cands = lanes[eng].get(int(n) + 1, [])
             want = (int(r["StartCycle"]), int(r["EndCycle"]))
-            if want not in [(a["Start Cycle"], a["End Cycle"]) for a in cands]:
-                bad.append(f"{r['Inst ID']}: vendor {want}, ours "
-                           f"{[(a['Start Cycle'], a['End Cycle']) for a in cands]}")
+            ours = [(a["Start Cycle"], a["Start Cycle"] + a["Asic Cycle"]) for a in cands]
+            if ours != [want] or [a["End Cycle"] + 1 for a in cands] != [want[1]]:
+                bad.append(f"{r['Inst ID']}: vendor {want}, ours {ours}")
+            elif [a["Asic Cycle"] for a in cands] != [int(r["1684x Cycle"])]:
+                bad.append(f"{r['Inst ID']}: {cands[0]['Asic Cycle']} cycles, vendor "
+                           f"{r['1684x Cycle']}")
         self.assertEqual(bad, [], f"{len(bad)} commands differ, first: {bad[:5]}")
+
+    def test_trace_times(self):
+        """The trace's times are the vendor's cycles at 1000 MHz, start and end."""
+        got = {}
+        for lane, eng in (("Core 0 TIU", "TIU"), ("Core 0 GDMA", "GDMA")):
+            for a in Converted.get().lanes[lane]:
+                got[(eng, a["Cmd Id"] - 1)] = a
+        with open(os.path.join(OUT, "trace.json")) as f:
+            ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"
+                  and e["cat"] in ("TIU", "GDMA")]
+        times = {(e["cat"], e["args"]["Cmd Id"] - 1): (e["ts"], e["ts"] + e["dur"]) for e in ev}
+        for r in vendor_rows():
+            eng, n = r["Inst ID"].split("-")
+            ts, te = times[(eng, int(n))]
+            self.assertAlmostEqual(ts, int(r["StartCycle"]) / 1000, places=3, msg=r["Inst ID"])
+            self.assertAlmostEqual(te, int(r["EndCycle"]) / 1000, places=3, msg=r["Inst ID"])
+
+    def test_records(self):
+        """§8.2: the net's commands on the engine lanes, the firmware's own 3 GDMA records on
+        a lane of their own, without a layer, and a note."""
+        c = Converted.get()
+        self.assertEqual(len(c.lanes["Core 0 TIU"]), 90)
+        self.assertEqual(len(c.lanes["Core 0 GDMA"]), 160)
+        outside = c.lanes["Core 0 GDMA outside the net"]
+        self.assertEqual(sorted((a["Cmd Id"], a["Start Cycle"]) for a in outside),
+                         [(1, 10960), (1, 221486), (2, 224032)])
+        self.assertTrue(all("Layer Id" not in a for a in outside))
+        notes = " ".join(c.summary.get("notes", []))
+        self.assertIn("3 GDMA records ran outside the net's command stream", notes)
+
+    def test_summary(self):
+        """The Overall row of the vendor's summary.csv (PROVENANCE.txt)."""
+        s = Converted.get().summary
+        core = s["cores"][0]
+        self.assertEqual(s["total_time_us"], 181.176)
+        self.assertEqual(core["total_tiu_cycle"], 45990)
+        self.assertEqual(core["total_gdma_cycle"], 148346)
+        self.assertEqual(round(core["parallelism_pct"], 3), 107.264)
+        self.assertEqual(round(core["perfdoc_concurrency_pct"], 3), 28.615)
 
 
 if __name__ == "__main__":

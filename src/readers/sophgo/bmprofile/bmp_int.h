@@ -415,6 +415,10 @@ struct bmp_rd {
 	int device;
 	struct bmp_global g;
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
+	/* Legacy arches: per core and engine (BMP_ENG_*), the track of the records the firmware
+	 * ran outside the net's command stream (an MCU-kind track: shown, never counted as the
+	 * engine's); -1 until one is found. */
+	int outside_track[BMP_MAX_CORES][2];
 	unsigned ncores;
 	struct bmp_name_slot *cache;
 	int json;                /* tensor_location.json present, parsed and wanted */

@@ -31,6 +31,10 @@ static void finish_cycles(struct bmp_rd *r, int t, size_t first, size_t n, doubl
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
 		int64_t ce = tp_slice_end(tr, s) < cs ? cs : tp_slice_end(tr, s);
 		bmp_set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
+		/* The vendor's legacy cycle count ("1684x Cycle", §10.3) is end - start, not
+		 * PerfAI's end - start + 1: the engine totals it sums are those of its summary. */
+		uint64_t cyc = (uint64_t)(ce - cs);
+		s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 	}
 }
 
@@ -150,6 +154,66 @@ static int find_outside(struct bmp_rd *r, const struct tp_file *f, const struct 
 	return TP_OK;
 }
 
+/* Moves the marked slices of track t [first, first + n) to core k's outside track of engine e
+ * (created on first use: an MCU-kind track named after the engine, so no engine total counts
+ * them) with their times, label and arguments, without a layer; *n becomes the slices left. */
+static int move_outside(struct bmp_rd *r, unsigned k, int e, int t, size_t first, size_t *n,
+                        const uint8_t *mark)
+{
+	if (r->outside_track[k][e] < 0) {
+		r->outside_track[k][e] = tp_profile_add_track(
+		    r->p, r->device, (int32_t)k, TP_TRACK_MCU,
+		    e == BMP_ENG_TIU ? "TIU outside the net" : "GDMA outside the net",
+		    e == BMP_ENG_TIU ? r->tiu_mhz : r->gdma_mhz);
+		if (r->outside_track[k][e] < 0)
+			return bmp_nomem(r);
+	}
+	int ot = r->outside_track[k][e];
+	size_t kept = 0, moved = 0;
+	for (size_t i = 0; i < *n; i++) {
+		struct tp_track *tr = &r->p->tracks[t];
+		struct tp_slice *s = &tr->slices[first + i];
+		if (!mark[i]) {
+			if (tr->cost && kept != i) { /* the cost array stays in step */
+				struct tp_cost kc;
+				tp_track_get_cost(tr, first + i, &kc);
+				if (tp_track_set_cost(r->p, t, first + kept, &kc) != TP_OK)
+					return bmp_nomem(r);
+				tr = &r->p->tracks[t];
+				s = &tr->slices[first + i];
+			}
+			tr->slices[first + kept++] = *s;
+			continue;
+		}
+		struct tp_slice old = *s;
+		struct tp_label lb = *tp_slice_label(tr, s);
+		int64_t end = tp_slice_end(tr, s);
+		struct tp_slice *o = tp_track_push(r->p, ot);
+		if (!o)
+			return bmp_nomem(r);
+		o->start_ns = old.start_ns;
+		o->start_cycle_lo = old.start_cycle_lo;
+		o->cycles = old.cycles;
+		o->cmd_id = old.cmd_id;
+		o->dep_id = old.dep_id;
+		o->args = old.args;
+		o->layer = -1;
+		tp_slice_set_label(r->p, &r->p->tracks[ot], o, &lb);
+		tp_slice_set_end(r->p, &r->p->tracks[ot], o, end);
+		moved++;
+	}
+	r->p->tracks[t].count = first + kept;
+	*n = kept;
+	tp_profile_note(
+	    r->p,
+	    "core %u: %zu %s record%s ran outside the net's command stream (issued by "
+	    "the firmware, matched to its NODE_SET records, §8.2): shown on the track "
+	    "\"%s outside the net\", without a layer, and left out of the engine totals",
+	    k, moved, e == BMP_ENG_TIU ? "TIU" : "GDMA", moved == 1 ? "" : "s",
+	    e == BMP_ENG_TIU ? "TIU" : "GDMA");
+	return TP_OK;
+}
+
 /* TIU re-anchoring of core k: the first static GDMA node with a PMU record ends where the TIU
  * node that depends on it (bd_id + 1, same gdma_id) starts. Records the firmware ran outside
  * the net's stream (gout[i], may be NULL) are no static node's. Moves ts[0..tn) so; 1 if a
@@ -241,6 +305,8 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
 		for (size_t i = 0; i < n; i++)
 			bmp_fill_cmd(r, cc, e, t, first + i, k, i);
+		if (out[e] && (rc = move_outside(r, k, e, t, first, &n, out[e])) != TP_OK)
+			goto out;
 	}
 	if (k < it->n_dyn && tick &&
 	    (rc = bmp_read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k, 1,

@@ -119,6 +119,7 @@ int bmp_ensure_tracks(struct bmp_rd *r, unsigned core)
 		r->gdma_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_GDMA,
 		                                        NULL, r->gdma_mhz);
 		r->mcu_track[k] = -1;
+		r->outside_track[k][0] = r->outside_track[k][1] = -1;
 		if (r->tiu_track[k] < 0 || r->gdma_track[k] < 0)
 			return bmp_nomem(r);
 		r->ncores++;
