@@ -14,6 +14,13 @@ instruction.csv (90 TIU, 160 GDMA rows):
     a lane of their own without a layer, and a summary note says so; the engine lanes hold the
     vendor's 90 TIU and 160 GDMA commands, each with the vendor's cycle count (1684x Cycle =
     EndCycle - StartCycle);
+  - decoded descriptors: every GDMA command's direction (from its addresses; the vendor's
+    "const->ddr" constant fills count as LMEM->DDR stores, as its summary's l2sBytes does) and
+    name (dma.tensor / dma.matrix), so the DDR byte split per direction is the vendor's
+    (DDR->LMEM 2 150 032, LMEM->DDR 1 084 416 + 86 016 constant fills, DDR->DDR 620 288: the
+    first and last are net_stat.sim's S2L and S2S, its L2S leaves the fills out);
+  - layers: every command's Layer ID, the nodes after a global layer's parallel blocks
+    included;
   - summary (PROVENANCE.txt): totalTime 181.176 µs, TIU 45 990 / GDMA 148 346 cycles,
     Parallelism 107.264 %, Concurrency 28.615 % (the vendor's formula: summary.json
     perfdoc_concurrency_pct).
@@ -89,6 +96,42 @@ class RealBM1684X(unittest.TestCase):
                 bad.append(f"{r['Inst ID']}: {cands[0]['Asic Cycle']} cycles, vendor "
                            f"{r['1684x Cycle']}")
         self.assertEqual(bad, [], f"{len(bad)} commands differ, first: {bad[:5]}")
+
+    def vendor_pairs(self):
+        """(vendor row, our slice arguments) for every instruction.csv row."""
+        got = {}
+        for lane, eng in (("Core 0 TIU", "TIU"), ("Core 0 GDMA", "GDMA")):
+            for a in Converted.get().lanes[lane]:
+                got[(eng, a["Cmd Id"] - 1)] = a
+        for r in vendor_rows():
+            eng, n = r["Inst ID"].split("-")
+            yield r, got[(eng, int(n))]
+
+    def test_directions_and_names(self):
+        """GDMA direction and name from the decoded descriptor, as the vendor has them."""
+        dirs = {"ddr->lmem": "DDR->LMEM", "lmem->ddr": "LMEM->DDR", "ddr->ddr": "DDR->DDR",
+                "const->ddr": "LMEM->DDR"}
+        split, bad = {}, []
+        for r, a in self.vendor_pairs():
+            if r["EngineId"] != "2":
+                continue
+            if a.get("Direction") != dirs[r["Direction"]] or a["Function Name"] != r["Inst Function"]:
+                bad.append((r["Inst ID"], r["Direction"], r["Inst Function"], a.get("Direction"),
+                            a["Function Name"]))
+            self.assertEqual(a["DMA data size(B)"], int(r["DMA data size(B)"]), r["Inst ID"])
+            split[a["Direction"]] = split.get(a["Direction"], 0) + a["DMA data size(B)"]
+        self.assertEqual(bad, [])
+        self.assertEqual(split, {"DDR->LMEM": 2150032, "LMEM->DDR": 1084416 + 86016,
+                                 "DDR->DDR": 620288})
+        with open(os.path.join(DUMP, "net_stat.sim")) as f:
+            summary = [ln for ln in f if ln.startswith("GDMA SUMMARY")][0]
+        self.assertIn("dr[0] S2L:2150032|dr[1] L2S:1084416|dr[2] S2S:620288", summary)
+
+    def test_layers(self):
+        """Every command joined to the vendor's layer."""
+        bad = [(r["Inst ID"], r["Layer ID"], a.get("Layer Id")) for r, a in self.vendor_pairs()
+               if str(a.get("Layer Id", "-")) != r["Layer ID"]]
+        self.assertEqual(bad, [])
 
     def test_trace_times(self):
         """The trace's times are the vendor's cycles at 1000 MHz, start and end."""

@@ -397,6 +397,33 @@ static void decode_tiu_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	tiu_names(c);
 }
 
+/* BM1684X memory by address (tpu-mlir's BM1684X memory map): local memory 0x0800_0000 to
+ * 0x0900_0000, L2 SRAM 0x1000_0000 to 0x1020_0000, DDR from 2^32; -1 for anything else. */
+static int bm1684x_space(uint64_t a)
+{
+	if (a >= 0x08000000u && a < 0x09000000u)
+		return 0;
+	if (a >= (UINT64_C(1) << 32))
+		return 1;
+	if (a >= 0x10000000u && a < 0x10200000u)
+		return 2;
+	return -1;
+}
+
+/* The direction of a BM1684X move from its addresses. A constant fill (fill_constant_en: the
+ * source is a value, not an address) counts as a move from LMEM: into DDR it is a store, as
+ * the vendor's summary counts it (l2sBytes holds its "const->ddr" rows). */
+static uint8_t bm1684x_dir(uint64_t src, uint64_t dst, unsigned fill)
+{
+	static const uint8_t m[3][3] = {
+	    /* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
+	    /* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
+	    /* src L2 */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
+	};
+	int s = fill ? 0 : bm1684x_space(src), d = bm1684x_space(dst);
+	return s < 0 || d < 0 ? TP_DIR_NONE : m[s][d];
+}
+
 static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, struct bmp_cmd *c)
 {
 	uint64_t h = tp_le64(p);
@@ -412,7 +439,14 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	} else {
 		c->kind = TP_CMD_NORMAL;
 		c->dtype = a2_dtype((unsigned)(h >> 40) & 7);
-		if (size >= 96 && arch == TP_ARCH_BM1688) {
+		if (size >= 96 && arch == TP_ARCH_BM1684X && !c->is_short) {
+			/* src/dst start address l32 at bytes 64/72, h8 at 68/76 in every long
+			 * layout (regdef_bm1684x.c D_ADDR; DMA_matrix names the same words h32/l8);
+			 * fill_constant_en is bit 39. */
+			c->src_addr = (uint64_t)p[68] << 32 | tp_le32(p + 64);
+			c->dst_addr = (uint64_t)p[76] << 32 | tp_le32(p + 72);
+			c->dir = bm1684x_dir(c->src_addr, c->dst_addr, (unsigned)(h >> 39) & 1);
+		} else if (size >= 96 && arch == TP_ARCH_BM1688) {
 			/* byte offsets of src_l32 / dst_l32: the same in every 96-byte layout,
 			 * gather/scatter included (target_1688/regdef.py) */
 			unsigned so = 64, dof = 72;
@@ -423,6 +457,10 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 		}
 	}
 	dma_names(c);
+	/* BM1684X's profiler (bmprofile_analyze) names the plain moves by class, whatever the
+	 * direction: dma.tensor, dma.matrix (instruction.csv "Inst Function"). */
+	if (arch == TP_ARCH_BM1684X && c->kind == TP_CMD_NORMAL && c->op <= 1 && c->sub == 0)
+		c->name = c->op ? "dma.matrix" : "dma.tensor";
 }
 
 static const char *const bm1684_bd_funcs[16] = {"CONV_NEURON",

@@ -292,7 +292,7 @@ int bmp_gline_apply(struct bmp_gctx *c, struct bmp_line *l)
 		return TP_OK;
 	}
 	if (bmp_line_starts(l, "end parallel")) {
-		c->cur_layer = -1;
+		bmp_end_parallel(c);
 		return TP_OK;
 	}
 	if (bmp_line_starts(l, "global_layer:"))

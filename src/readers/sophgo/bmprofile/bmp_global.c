@@ -166,6 +166,16 @@ int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local)
 	return add_layer(c, id, tv, tn, nv, nn, is_local);
 }
 
+/* "end parallel." closes a local layer's group: its node lines end there. A global layer's
+ * node lines can sit inside parallel blocks of their own, and on the legacy arches (node ids
+ * kept, §8.2) the vendor joins the nodes after such a block to the global layer too (the
+ * tail of layers 288-308 of the real BM1684X dump). */
+void bmp_end_parallel(struct bmp_gctx *c)
+{
+	if (!c->g->keep_ids || c->cur_layer < 0 || c->pend.is_local)
+		c->cur_layer = -1;
+}
+
 /* Appends the pending layer to the table (see struct bmp_gctx): it gets the index it was given. */
 static int flush_layer(struct bmp_gctx *c)
 {
@@ -670,7 +680,7 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 			               ev->n2, ev->eng);
 			break;
 		case EV_ENDPAR:
-			c->cur_layer = -1;
+			bmp_end_parallel(c);
 			break;
 		default:
 			l.s = text + ev->a;

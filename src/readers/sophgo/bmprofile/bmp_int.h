@@ -340,6 +340,8 @@ int bmp_gline_apply(struct bmp_gctx *c, struct bmp_line *l);
 int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix);
 int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local);
 int bmp_gctx_oom(struct bmp_gctx *c);
+/* bmp_global.c: an "end parallel." line. */
+void bmp_end_parallel(struct bmp_gctx *c);
 
 /* ---------------------------------------------------------------------------------------- */
 /* net_stat.sim (§7).                                                                         */

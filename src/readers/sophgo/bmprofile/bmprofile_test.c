@@ -569,14 +569,22 @@ static void test_global_parse(void **state)
 	assert_int_equal(sgt_node_layer(&g.nodes[1][BMP_ENG_TIU], 0), 0);
 	assert_int_equal(g.nodes[1][BMP_ENG_TIU].gdma_id[0], 163840);
 	assert_int_equal(g.nodes[1][BMP_ENG_GDMA].n, 1);
-	/* After "end parallel." nodes belong to no layer; "bd cmd_id" (BM1684X) is TIU, core 0. */
+	/* "bd cmd_id" (BM1684X) is TIU, core 0. After "end parallel." it still belongs to the
+	 * global layer on the legacy arches (keep_ids: the vendor's join). */
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].n, 1);
-	assert_int_equal(sgt_node_layer(&g.nodes[0][BMP_ENG_TIU], 0), -1);
+	assert_int_equal(sgt_node_layer(&g.nodes[0][BMP_ENG_TIU], 0), 0);
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].bd_id[0], 2);
 	assert_int_equal(g.n_cores, 2);
 	assert_int_equal(p->num_mems, 1);
 	assert_string_equal(tp_str(p, p->mems[0].desc), "dyn profile");
 	assert_string_equal(tp_profile_get_meta(p, "core_list"), "0,1,");
+	bmp_global_free(&g);
+	tp_profile_free(p);
+	/* Without node ids (BM1688 and later) "end parallel." ends the global layer too. */
+	p = tp_profile_new();
+	memset(&g, 0, sizeof g);
+	assert_int_equal(bmp_global_parse(txt, sizeof txt - 1, "g", p, &g, &d), TP_OK);
+	assert_int_equal(sgt_node_layer(&g.nodes[0][BMP_ENG_TIU], 0), -1);
 	bmp_global_free(&g);
 	tp_profile_free(p);
 
