@@ -405,6 +405,97 @@ static void finish_core_here(struct perfai_par *ap, unsigned k, uint64_t *clampe
 	}
 }
 
+/* One argument set per distinct cost entry (Alg Ops, uArch Ops, Alg Cycle, uArch Rate as the
+ * vendor prints them), in an open-addressing table keyed by the entry's figures. */
+struct cost_set {
+	uint64_t alg, uarch;
+	uint32_t cycle, args; /* args 0 = empty slot */
+};
+struct cost_sets {
+	struct cost_set *v;
+	size_t cap, n; /* cap a power of two, n < cap / 2 */
+};
+
+static size_t cost_hash(const struct tp_cost *c, size_t cap)
+{
+	uint64_t h = c->alg_ops * 0x9E3779B97F4A7C15u ^ c->uarch_ops * 0xC2B2AE3D27D4EB4Fu ^
+	             (uint64_t)c->alg_cycle * 0x165667B19E3779F9u;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* The slot of entry c (empty when absent); grows the table first when half full. */
+static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct cost_set *v = tp_calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->v[i].args)
+				continue;
+			struct tp_cost k = {.alg_ops = s->v[i].alg,
+			                    .uarch_ops = s->v[i].uarch,
+			                    .alg_cycle = s->v[i].cycle};
+			size_t j = cost_hash(&k, cap);
+			while (v[j].args)
+				j = (j + 1) & (cap - 1);
+			v[j] = s->v[i];
+		}
+		tp_free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t j = cost_hash(c, s->cap);
+	while (s->v[j].args && !(s->v[j].alg == c->alg_ops && s->v[j].uarch == c->uarch_ops &&
+	                         s->v[j].cycle == c->alg_cycle))
+		j = (j + 1) & (s->cap - 1);
+	return &s->v[j];
+}
+
+/* The cost figures of the TIU commands of cores 0..nc-1 (tiu slices cr[k]) that carry no
+ * argument set, as sets shared by every command with the same cost entry: without per-command
+ * detail (large dumps) they cost nothing per command, and the traces still carry each
+ * command's uArch Rate. */
+static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
+{
+	struct cost_sets s = {NULL, 0, 0};
+	int rc = TP_OK;
+	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
+		int t = r->tiu_track[k];
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_cost c;
+			if (!tr->cost || tr->slices[i].args || !tp_track_get_cost(tr, i, &c))
+				continue;
+			struct cost_set *e = cost_slot(&s, &c);
+			if (!e) {
+				rc = bmp_nomem(r);
+				break;
+			}
+			if (!e->args) {
+				char buf[32];
+				tp_args_begin(r->p);
+				tp_args_add_uint(r->p, "Alg Ops", c.alg_ops);
+				tp_args_add_uint(r->p, "uArch Ops", c.uarch_ops);
+				tp_args_add_uint(r->p, "Alg Cycle", c.alg_cycle);
+				sg_pct1(buf, sizeof buf, (double)c.alg_ops, (double)c.uarch_ops);
+				tp_args_add_str(r->p, "uArch Rate", buf);
+				uint32_t id = tp_args_end(r->p);
+				if (!id) {
+					rc = bmp_nomem(r);
+					break;
+				}
+				*e = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle, id};
+				s.n++;
+			}
+			r->p->tracks[t].slices[i].args = e->args;
+		}
+	}
+	tp_free(s.v);
+	return rc;
+}
+
 int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
                     const struct bmp_iter *it)
 {
@@ -474,8 +565,11 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 			goto out;
 		bmp_cmds_free(&cc[k]);
 	}
-	if (per_core)
+	if (per_core) {
 		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
+		if ((rc = share_cost_args(r, cr, nc)) != TP_OK)
+			goto out;
+	}
 	if (clamped)
 		tp_profile_note(r->p,
 		                "%s: %llu records started before the global zero; clamped to 0",

@@ -38,6 +38,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* tp_profile_note, or kept in the per-core job. */
 void bmp_note(struct bmp_rd *r, const char *fmt, ...)
@@ -351,11 +353,49 @@ static int read_netstat(struct bmp_rd *r)
 	return TP_OK;
 }
 
-/* Whether argument sets and decoded fields are kept (r->detail, r->fields). Argument sets
- * cost 8 + 16 bytes per argument; keep them only for dumps that are small enough (records <=
- * iter bytes / 32), unless told otherwise. */
+/* PMU records in iter file `path`: its MONITOR_BD / MONITOR_GDMA block lengths (read from the
+ * block headers alone, §4.1) over the arch's record sizes; every block over 32 bytes a record
+ * when the arch is not known yet. Stops quietly where the file does not parse: the read
+ * itself reports that. */
+static uint64_t count_records(const char *path, enum tp_arch arch)
+{
+	size_t ts = bmp_tiu_rec_size(arch), gs = bmp_gdma_rec_size(arch);
+	if (!ts || !gs)
+		ts = gs = BMP_TIU_REC_SIZE;
+	/* Non-blocking and regular files only: a FIFO or a device in place of an iter file must
+	 * reach the reader proper, which says what it is (opening a FIFO blocks without a
+	 * writer, /dev/zero reads as endless empty blocks). */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	uint64_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t off = 0, size = (uint64_t)st.st_size;
+		uint8_t h[8];
+		while (size - off >= sizeof h &&
+		       pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
+			uint32_t type = tp_le32(h), len = tp_le32(h + 4);
+			if (type == BMP_BLK_MONITOR_BD)
+				n += len / ts;
+			else if (type == BMP_BLK_MONITOR_GDMA)
+				n += len / gs;
+			off += sizeof h;
+			if (len > size - off)
+				break;
+			off += len;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+/* Whether argument sets and decoded fields are kept (r->detail, r->fields): for dumps of up to
+ * TP_BMPROFILE_DETAIL_AUTO_LIMIT / _FIELDS_AUTO_LIMIT commands (PMU records of every iter file,
+ * counted with the arch's record sizes), unless told otherwise. Argument sets cost 8 + 16
+ * bytes per argument. */
 static void choose_detail(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
-                          const unsigned long *iters, size_t niters)
+                          const unsigned long *iters, size_t niters, enum tp_arch arch)
 {
 	int want = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
 	if (want != TP_BMPROFILE_DETAIL_AUTO) {
@@ -363,19 +403,18 @@ static void choose_detail(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
 		r->fields = r->detail;
 		return;
 	}
-	uint64_t bytes = 0;
+	uint64_t records = 0;
 	for (size_t i = 0; i < niters; i++) {
 		char name[48];
 		snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
 		char *pth = path_of(r, name);
-		struct stat st;
-		if (pth && stat(pth, &st) == 0)
-			bytes += (uint64_t)st.st_size;
+		if (pth)
+			records += count_records(pth, arch);
 		tp_free(pth);
 	}
-	r->detail = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
+	r->detail = records <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
 	/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
-	r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
+	r->fields = records <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
 	if (!r->detail)
 		tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
 		                      "message ids), LOCAL memory records and tensors are not "
@@ -451,9 +490,10 @@ static int settle_arch(struct bmp_rd *r, const struct tp_bmprofile_opts *o, cons
 	return rc;
 }
 
-/* global.profile: the arch guess (legacy arches keep node ids), the side files, the parse and
- * the arch. */
-static int read_global(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
+/* global.profile: the arch guess (legacy arches keep node ids; the PMU record sizes that
+ * decide the detail level), the side files, the parse and the arch. */
+static int read_global(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
+                       const unsigned long *iters, size_t niters)
 {
 	int rc;
 	struct tp_file gf;
@@ -464,6 +504,7 @@ static int read_global(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
 	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
 	const struct sg_chip *gchip = sg_chip_by_arch(guess);
 	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
+	choose_detail(r, o, iters, niters, guess);
 	if (load_side_files(r, o) != TP_OK) {
 		tp_file_release(&gf);
 		tp_free(gpath);
@@ -578,8 +619,7 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
                     size_t niters)
 {
 	int rc;
-	choose_detail(r, o, iters, niters);
-	if ((rc = read_global(r, o)) != TP_OK)
+	if ((rc = read_global(r, o, iters, niters)) != TP_OK)
 		return rc;
 	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
