@@ -432,8 +432,12 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	c->is_short = (uint8_t)((h >> 3) & 1);
 	if (arch == TP_ARCH_BM1684X)
 		c->self_id = (uint32_t)((h >> 9) & 0xFFFFF);
+	/* cmd_id_dep: 24 bits at bit 64 on BM1688, 20 on BM1684X in every layout (regdef_bm1684x.c
+	 * D_DEP). */
 	if (size >= 16 && arch == TP_ARCH_BM1688)
 		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFFF);
+	else if (size >= 16 && arch == TP_ARCH_BM1684X)
+		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFF);
 	if (c->op == 6) {
 		dma_sys(c);
 	} else {
@@ -603,6 +607,10 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 	c->sub = d->sub;
 	c->is_short = (uint8_t)(sg_has(d, SG_F_CMD_SHORT) ? sg_get(d, p, SG_F_CMD_SHORT) : 0);
 	c->dep = (uint32_t)sg_get(d, p, SG_F_CMD_ID_DEP);
+	/* CV184X sets bit 20 above the partner's 20-bit id (BM1690 does too, cdm reader): the
+	 * slice keeps the id, the argument the whole register. */
+	if (dec->isa->arch == TP_ARCH_CV184X)
+		c->dep &= 0xFFFFFu;
 	if (engine == BMP_ENG_TIU) {
 		tiu_kind(c);
 		if (c->op == 15 && (c->sub == 8 || c->sub == 9)) {

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/deps_check.h"
 #include "hexfile.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 #include "readers/sophgo/sg_testutil.h"
@@ -569,6 +570,53 @@ static void test_bad_inputs(void **state)
 	expect_error(path, TP_ENOTFOUND, want);
 }
 
+/* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
+ * end; an id that occurs twice is not checked; the first violation in track order. */
+static void test_deps_check(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 0);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	/* GDMA 1 [0, 100), GDMA 2 [100, 200) twice (ambiguous), GDMA 3 [200, 300) waits TIU 1. */
+	static const int64_t gd[4][4] = {
+	    {1, 0, 100, 0}, {2, 100, 200, 0}, {2, 150, 250, 0}, {3, 200, 300, 1}};
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, g);
+		s->cmd_id = (uint32_t)gd[i][0];
+		s->start_ns = gd[i][1];
+		tp_slice_set_end(p, &p->tracks[g], s, gd[i][2]);
+		s->dep_id = (uint32_t)gd[i][3];
+	}
+	/* TIU 1 [100, 150) waits GDMA 1: fine; TIU 2 [90, 95) waits GDMA 1: starts 10 early;
+	 * TIU 3 waits GDMA 2: ambiguous; TIU 4 waits GDMA 9: absent. */
+	static const int64_t td[4][4] = {
+	    {1, 100, 150, 1}, {2, 90, 95, 1}, {3, 0, 1, 2}, {4, 0, 1, 9}};
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->cmd_id = (uint32_t)td[i][0];
+		s->start_ns = td[i][1];
+		tp_slice_set_end(p, &p->tracks[t], s, td[i][2]);
+		s->dep_id = (uint32_t)td[i][3];
+	}
+	struct tp_deps_report r;
+	assert_int_equal(tp_deps_check(p, &r), TP_OK);
+	assert_int_equal(r.checked, 3); /* TIU 1, TIU 2, GDMA 3 */
+	assert_int_equal(r.violated, 1);
+	assert_int_equal(r.kind, TP_TRACK_TIU);
+	assert_int_equal(r.cmd_id, 2);
+	assert_int_equal(r.dep_id, 1);
+	assert_int_equal(r.start_ns, 90);
+	assert_int_equal(r.dep_end, 100);
+	/* GDMA 3 starting before TIU 1 ends: a second violation, the first stays TIU 2. */
+	p->tracks[g].slices[3].start_ns = 120;
+	assert_int_equal(tp_deps_check(p, &r), TP_OK);
+	assert_int_equal(r.violated, 2);
+	assert_int_equal(r.cmd_id, 2);
+	tp_profile_free(p);
+}
+
 int main(void)
 {
 	sgt_setup("bmprofile", "bmp_read_test_tmp");
@@ -576,7 +624,7 @@ int main(void)
 	    cmocka_unit_test(test_a2_cmd_stop), cmocka_unit_test(test_fill_paths_agree),
 	    cmocka_unit_test(test_a2_small),    cmocka_unit_test(test_a2_layers_json),
 	    cmocka_unit_test(test_x_small),     cmocka_unit_test(test_a2_small_oom),
-	    cmocka_unit_test(test_bad_inputs),
+	    cmocka_unit_test(test_bad_inputs),  cmocka_unit_test(test_deps_check),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -453,13 +453,23 @@ static int load_side_files(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
 	return TP_OK;
 }
 
-/* The arch: the override, or global.profile's arch= line; an error names an arch the chip
- * table lacks or whose timeline is not read. Sets r->arch and r->chip. */
+/* The arch: the override (TP_EUSAGE when global.profile names another arch, unless
+ * force_arch), or global.profile's arch= line; an error names an arch the chip table lacks or
+ * whose timeline is not read. Sets r->arch and r->chip. */
 static int settle_arch(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const char *gpath)
 {
 	int rc = TP_OK;
 	if (o && o->arch_override) {
 		r->arch = o->arch_override;
+		/* The dump's own arch line wins unless told otherwise: read as another chip,
+		 * every time and name is wrong (a BM1688 dump read as BM1684X spans 420 s). */
+		if (r->g.have_arch && r->g.arch != TP_ARCH_UNKNOWN && r->g.arch != r->arch &&
+		    !o->force_arch)
+			return tp_diag_line(r->d, TP_EUSAGE, gpath, r->g.arch_line,
+			                    "--arch %s, but the dump records arch %d (%s); convert "
+			                    "without --arch, or add --force-arch to read it as %s",
+			                    tp_arch_name(r->arch), r->g.arch_raw,
+			                    tp_arch_name(r->g.arch), tp_arch_name(r->arch));
 	} else if (!r->g.have_arch) {
 		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: no arch= line", gpath);
 	} else {
@@ -710,6 +720,8 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		goto out;
 	}
 	rc = read_all(r, o, iters, niters);
+	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+		rc = bmp_nomem(r);
 	if (rc == TP_OK && p->oom)
 		rc = bmp_nomem(r);
 out:
