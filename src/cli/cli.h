@@ -17,6 +17,7 @@ struct tp_cli_opts {
 	double gdma_freq_mhz; /* --gdma_freq */
 	int num_core;         /* --num_core: cores shown (tracks of higher cores dropped), 0 all */
 	int quiet, verbose;
+	int force_arch; /* --force-arch: --arch even against the dump's own arch line */
 	const char *sparse_ratios;
 	int trace_args_compact; /* --trace_args compact */
 	const char *trace_file; /* --trace_file: host Chrome trace or capture merged onto the device

@@ -41,7 +41,8 @@ void tp_cli_usage(FILE *f)
 	    "\nOptions:\n"
 	    "  --arch NAME          override the architecture (BM1684, BM1684X, BM1688, CV186X, "
 	    "A2,\n"
-	    "                       CV184X, BM1690, SG2260, SG2260E)\n"
+	    "                       CV184X, BM1690, SG2260, SG2260E); a dump that names\n"
+	    "                       another arch is refused (exit 1) unless --force-arch\n"
 	    "  --num_core N         show cores 0..N-1 only: tracks of higher cores are dropped "
 	    "after\n"
 	    "                       reading (alignment still uses every core), so no output has "
@@ -336,6 +337,10 @@ int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned c
 		}
 		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
 			o->quiet = 1;
+			continue;
+		}
+		if (strcmp(a, "--force-arch") == 0) {
+			o->force_arch = 1;
 			continue;
 		}
 		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {

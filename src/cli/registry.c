@@ -29,6 +29,7 @@ static int sophgo_detail(int cli)
 static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
 	struct tp_bmprofile_opts bo = {.arch_override = o->arch,
+	                               .force_arch = o->force_arch,
 	                               .tiu_freq_mhz = o->tiu_freq_mhz,
 	                               .gdma_freq_mhz = o->gdma_freq_mhz,
 	                               .detail = sophgo_detail(o->detail),
@@ -39,6 +40,7 @@ static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, 
 static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
 	struct tp_cdm_opts co = {.arch_override = o->arch,
+	                         .force_arch = o->force_arch,
 	                         .tiu_freq_mhz = o->tiu_freq_mhz,
 	                         .gdma_freq_mhz = o->gdma_freq_mhz,
 	                         .detail = sophgo_detail(o->detail),

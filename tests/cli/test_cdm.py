@@ -693,6 +693,10 @@ class Generated(unittest.TestCase):
         gendump(d, "--cmds", "100", "--cores", "1")
         out = os.path.join(self.tmp.name, "o")
         rc, _, err = run(d, out, "-q", "--arch", "SG2260E", "--disable_web", "--disable_doc")
+        self.assertEqual(rc, 1, err)  # the dump's own arch line names BM1690
+        self.assertIn("records arch 8800 (BM1690)", err)
+        rc, _, err = run(d, out, "-q", "--arch", "SG2260E", "--force-arch", "--disable_web",
+                         "--disable_doc")
         self.assertEqual(rc, 0, err)
         with open(os.path.join(out, "summary.json")) as f:
             self.assertEqual(json.load(f)["arch"], "SG2260E")

@@ -182,8 +182,14 @@ class BadDump(unittest.TestCase):
         self.assertIn("cannot create directory", err)
 
     def test_arch_override_mismatch_is_reported(self):
-        # Forcing BM1684X on BM1688 data must fail cleanly (exit 2), never crash.
+        # --arch BM1684X on BM1688 data is a usage error naming the dump's own arch; with
+        # --force-arch it is read as told and must fail cleanly (exit 2) or convert, never
+        # crash.
         rc, _, err = run(self.dump, self.out, "--arch", "BM1684X")
+        self.assertEqual(rc, 1, err)
+        self.assertIn("the dump records arch 4 (BM1688)", err)
+        self.assertFalse(os.path.exists(self.out))
+        rc, _, err = run(self.dump, self.out, "--arch", "BM1684X", "--force-arch")
         self.assertIn(rc, (0, 2), err)
         if rc == 2:
             self.assertFalse(os.path.exists(self.out))

@@ -30,6 +30,18 @@ TPUPROF, SHARED = sys.argv[1], sys.argv[2]
 REAL = os.path.join(SHARED, "testdata", "sophgo", "cv184x_blazeface")
 
 
+# The one note every conversion of this dump carries: its recorded times put 111 of its 336
+# dependencies in the wrong order (the vendor's timeline, which tpuprof reproduces; see
+# tests/sophgo/test_deps.py).
+DEPS_NOTE = "dependencies: 111 of 336 commands start before the command they wait on ends"
+
+
+def other_notes(s):
+    """The summary's notes but the dependency note, which must be there."""
+    assert any(n.startswith(DEPS_NOTE) for n in s["notes"]), s["notes"]
+    return [n for n in s["notes"] if not n.startswith(DEPS_NOTE)]
+
+
 def run(*args):
     p = subprocess.run([TPUPROF, *args], capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
@@ -92,7 +104,7 @@ class RealCV184X(unittest.TestCase):
         self.assertEqual(round(c0["gdma_ddr_avg_bw_gbps"], 2), 4.39)
         self.assertEqual(c0["engines"]["TIU"]["records"], 116)
         self.assertEqual(c0["engines"]["GDMA"]["records"], 225)
-        self.assertEqual(s["notes"], [])
+        self.assertEqual(other_notes(s), [])
         # The cost model through the register tables (issue 15): uArchURate and the
         # workbook's Engine Summary totals of PROVENANCE.txt (reference made with EU 16).
         tiu = c0["engines"]["TIU"]
@@ -176,7 +188,7 @@ class SideFiles(unittest.TestCase):
         rc, err, s, _ = self.convert(change)
         self.assertEqual(rc, 0, err)
         self.assertEqual(s["metadata"]["sim_total_cycle"], "224969")
-        self.assertEqual(s["notes"], [])
+        self.assertEqual(other_notes(s), [])
 
     @need_real
     def test_net_stat_garbage_is_a_note(self):
@@ -219,7 +231,7 @@ class SideFiles(unittest.TestCase):
             os.mkdir(os.path.join(d, "iter9.profile.d"))
         rc, err, s, _ = self.convert(change)
         self.assertEqual(rc, 0, err)
-        self.assertEqual(s["notes"], [])
+        self.assertEqual(other_notes(s), [])
 
     @need_real
     def test_damaged_timeline_still_fails(self):

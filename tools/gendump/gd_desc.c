@@ -11,23 +11,31 @@
 /* Clock conversions (per core, relative to its epoch).                                      */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Picoseconds to cycles of a mhz clock (ceil) and back (ceil). */
+static uint64_t ps_to_cyc(uint64_t ps, uint64_t mhz)
+{
+	return (ps * mhz + 999999) / 1000000;
+}
+static uint64_t cyc_to_ps(uint64_t cyc, uint64_t mhz)
+{
+	return (cyc * 1000000 + mhz - 1) / mhz;
+}
+
 static uint64_t ps_to_tiu(const struct core *c, int64_t t) /* ceil */
 {
-	uint64_t r = (uint64_t)(t - c->epoch);
-	return (r * 9 + 9999) / 10000;
+	return ps_to_cyc((uint64_t)(t - c->epoch), c->tiu_mhz);
 }
 int64_t gd_tiu_to_ps(const struct core *c, uint64_t cyc)
 {
-	return c->epoch + (int64_t)((cyc * 10000 + 8) / 9);
+	return c->epoch + (int64_t)cyc_to_ps(cyc, c->tiu_mhz);
 }
 uint64_t gd_ps_to_gdma(const struct core *c, int64_t t)
 {
-	uint64_t r = (uint64_t)(t - c->epoch);
-	return (r * 3 + 3999) / 4000;
+	return ps_to_cyc((uint64_t)(t - c->epoch), c->gdma_mhz);
 }
 static int64_t gdma_to_ps(const struct core *c, uint64_t cyc)
 {
-	return c->epoch + (int64_t)((cyc * 4000 + 2) / 3);
+	return c->epoch + (int64_t)cyc_to_ps(cyc, c->gdma_mhz);
 }
 static uint64_t ps_to_tick(const struct gen *g, const struct core *c, int64_t t)
 {

@@ -86,6 +86,9 @@ struct core {
 	uint64_t tiu_id, gdma_id; /* last issued 1-based command ids */
 	uint64_t tiu_done, gdma_done, grec_done;
 	int64_t epoch; /* global ps at which this core's counters read 0 */
+	/* counter clocks in MHz: BM1688 TIU 900, GDMA 750 (§8.1); BM1684X both at its tpu_freq,
+	 * 1000, as its global.profile says (a reader converts its cycles with those) */
+	uint64_t tiu_mhz, gdma_mhz;
 	int64_t tiu_free, gdma_free;
 	int64_t tiu_end[RING], gdma_end[RING];
 	int64_t first_start, last_end;

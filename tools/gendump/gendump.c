@@ -28,8 +28,9 @@
  * command is generated, so nothing is held in memory and nothing is rewritten.
  *
  * Time model: one global timeline in picoseconds. Each core has an epoch (the global time at
- * which its PMU counters read 0); TIU counters run at 900 MHz, GDMA at 750 MHz, the MCU timer
- * at 50 MHz (20 ns/tick), as in R (§4.9, §8.1). A command starts when its engine is free and
+ * which its PMU counters read 0); TIU counters run at 900 MHz, GDMA at 750 MHz (BM1688, as in
+ * R; BM1684X both at its tpu_freq, 1000 MHz), the MCU timer at 50 MHz (20 ns/tick) (§4.9,
+ * §8.1). A command starts when its engine is free and
  * its cross-engine dependency (cmd_id_dep) has ended. Without --wrap every command's length
  * is capped so that no 32-bit counter can pass 2^32 before the dump ends.
  */
@@ -227,6 +228,10 @@ static void start_clocks(struct gen *g)
 	 * below 2^32 with --wrap; later cores' counters start near R's 84 480. */
 	uint64_t start_cyc = o->wrap ? 0xFFFFFFFFull - 20000 - rnd(&g->rng) % 1000
 	                             : 452000000ull + rnd(&g->rng) % 1000000;
+	for (unsigned i = 0; i < g->ncores; i++) {
+		g->core[i].tiu_mhz = g->a1688 ? 900 : 1000;
+		g->core[i].gdma_mhz = g->a1688 ? 750 : 1000;
+	}
 	struct core *c0 = &g->core[0];
 	c0->epoch = 0;
 	g->t_start = gd_tiu_to_ps(c0, start_cyc);
@@ -248,13 +253,13 @@ static void start_clocks(struct gen *g)
 	}
 	if (!o->wrap) {
 		/* Worst case every command of every core runs back to back; keep that below the
-		 * first 32-bit wrap of the fastest counter (TIU, 900 MHz) with a 1 M-cycle margin.
-		 */
-		uint64_t budget_cyc = 0xFFFFFFFFull - start_cyc - 1000000;
-		int64_t budget_ps = (int64_t)(budget_cyc * 10000 / 9) - (int64_t)g->nsync * 400000;
+		 * first 32-bit wrap of the fastest counter (TIU) with a 1 M-cycle margin. */
+		uint64_t budget_cyc = 0xFFFFFFFFull - start_cyc - 1000000, mt = c0->tiu_mhz;
+		int64_t budget_ps =
+		    (int64_t)(budget_cyc * 1000000 / mt) - (int64_t)g->nsync * 400000;
 		g->cap_ps = budget_ps / (int64_t)(g->ncores * o->cmds);
-		g->tiu_limit = (uint64_t)g->cap_ps * 9 / 10000;
-		g->gdma_limit = (uint64_t)g->cap_ps * 3 / 4000;
+		g->tiu_limit = (uint64_t)g->cap_ps * mt / 1000000;
+		g->gdma_limit = (uint64_t)g->cap_ps * c0->gdma_mhz / 1000000;
 		g->tiu_limit = g->tiu_limit > 8 ? g->tiu_limit - 3 : 5;
 		g->gdma_limit = g->gdma_limit > 80 ? g->gdma_limit - 40 : 40;
 	}

@@ -15,6 +15,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The cost model's constants as tpu-mlir's <chip>_defs.py lists them: TIU_ARCH (NPU_NUM, EU and
+ * CUBE bases, OHOW and vector OHOW alignment, execution units, local memory in all lanes and in
+ * one, banks) and DMA_ARCH (DDR and L2 peaks in GB/s, DDR clock, bus and L2 max burst, bus
+ * width). */
+#define TIU_ARCH(npu, eu, cube, ohow, vohow, exec, lmem, lane, nbanks)                             \
+	.npu_num = npu, .eu_base = eu, .cube_base = cube, .ohow_align = ohow,                      \
+	.vector_ohow_align = vohow, .exec_units = exec, .lmem_bytes = lmem, .lane_bytes = lane,    \
+	.banks = nbanks
+#define DMA_ARCH(ddr_gbps, l2_gbps, ddr_clk, burst, l2_burst, bus_bits)                            \
+	.ddr_max_gbps = ddr_gbps, .l2_max_gbps = l2_gbps, .ddr_mhz = ddr_clk,                      \
+	.bus_max_burst = burst, .l2_max_burst = l2_burst, .bus_bandwidth = bus_bits
+
+/* BM1684 and BM1684X write the same PMU records and descriptors' type field, and share the
+ * legacy timeline (sophgo-bmprofile.md §4.5, §9.1). */
+#define BM1684_PMU                                                                                 \
+	.tiu_pmu_bytes = 32, .gdma_pmu_bytes = 192, .dma_cmd_type_bits = 4, .tiu_sys_bits = 128,   \
+	.bmp_timeline = SG_TL_LEGACY, .tiu_id_bits = 16
+
+/* BM1690 and its 4-core SG2260E share the core design: clocks, TIU and DMA constants. */
+#define BM1690_CORE                                                                                \
+	.tiu_mhz = 1000, .dma_mhz = 1000,                                                          \
+	TIU_ARCH(64, 64, 64, 4, 64, 64 * 256 / 2 / 8, 16u << 20, 1u << 18, 16),                    \
+	DMA_ARCH(68.264, 128, 8533, 2, 1, 128)
+
 static const struct sg_chip chips[] = {
     {
         .c = {.name = "BM1684",
@@ -27,12 +51,7 @@ static const struct sg_chip chips[] = {
               .banks = 8,
               .lmem_bytes = (uint64_t)64 * 8 * 65536},
         .bmp_arch = 1,
-        .tiu_pmu_bytes = 32,
-        .gdma_pmu_bytes = 192,
-        .dma_cmd_type_bits = 4,
-        .tiu_sys_bits = 128,
-        .bmp_timeline = SG_TL_LEGACY,
-        .tiu_id_bits = 16,
+        BM1684_PMU,
         .gdma_id_bits = 16,
         .pmu_fill = UINT32_MAX,
     },
@@ -48,12 +67,7 @@ static const struct sg_chip chips[] = {
               .banks = 16,
               .lmem_bytes = (uint64_t)64 * 262144},
         .bmp_arch = 3,
-        .tiu_pmu_bytes = 32,
-        .gdma_pmu_bytes = 192,
-        .dma_cmd_type_bits = 4,
-        .tiu_sys_bits = 128,
-        .bmp_timeline = SG_TL_LEGACY,
-        .tiu_id_bits = 16,
+        BM1684_PMU,
         .gdma_id_bits = 20,
         .pmu_fill = UINT32_MAX,
     },
@@ -64,19 +78,8 @@ static const struct sg_chip chips[] = {
               .cores = 2,
               .tiu_mhz = 900,
               .dma_mhz = 750,
-              .npu_num = 32,
-              .eu_base = 16,
-              .cube_base = 32,
-              .ohow_align = 4,
-              .exec_units = 32 * 256 / 2 / 8,
-              .vector_ohow_align = 16,
-              .lmem_bytes = 4u << 20,
-              .lane_bytes = 1u << 17,
-              .banks = 16,
-              .ddr_max_gbps = 32,
-              .ddr_mhz = 4266,
-              .bus_max_burst = 16,
-              .bus_bandwidth = 64},
+              TIU_ARCH(32, 16, 32, 4, 16, 32 * 256 / 2 / 8, 4u << 20, 1u << 17, 16),
+              DMA_ARCH(32, 0, 4266, 16, 0, 64)},
         .bmp_arch = 4,
         .tiu_pmu_bytes = 32,
         .gdma_pmu_bytes = 256,
@@ -95,19 +98,8 @@ static const struct sg_chip chips[] = {
               .cores = 1,
               .tiu_mhz = 750,
               .dma_mhz = 650,
-              .npu_num = 8,
-              .eu_base = 16,
-              .cube_base = 16,
-              .ohow_align = 4,
-              .exec_units = 32 * 256 / 2 / 8,
-              .vector_ohow_align = 8,
-              .lmem_bytes = 512u << 10,
-              .lane_bytes = 1u << 16,
-              .banks = 16,
-              .ddr_max_gbps = 4,
-              .ddr_mhz = 2133,
-              .bus_max_burst = 32,
-              .bus_bandwidth = 64},
+              TIU_ARCH(8, 16, 16, 4, 8, 32 * 256 / 2 / 8, 512u << 10, 1u << 16, 16),
+              DMA_ARCH(4, 0, 2133, 32, 0, 64)},
         .bmp_arch = 8,
         .tiu_pmu_bytes = 16,
         .gdma_pmu_bytes = 64,
@@ -122,26 +114,7 @@ static const struct sg_chip chips[] = {
         .pmu_fill = 0,
     },
     {
-        .c = {.name = "BM1690",
-              .arch = TP_ARCH_BM1690,
-              .cores = 8,
-              .tiu_mhz = 1000,
-              .dma_mhz = 1000,
-              .npu_num = 64,
-              .eu_base = 64,
-              .cube_base = 64,
-              .ohow_align = 4,
-              .exec_units = 64 * 256 / 2 / 8,
-              .vector_ohow_align = 64,
-              .lmem_bytes = 16u << 20,
-              .lane_bytes = 1u << 18,
-              .banks = 16,
-              .ddr_max_gbps = 68.264,
-              .l2_max_gbps = 128,
-              .ddr_mhz = 8533,
-              .bus_max_burst = 2,
-              .l2_max_burst = 1,
-              .bus_bandwidth = 128},
+        .c = {.name = "BM1690", .arch = TP_ARCH_BM1690, .cores = 8, BM1690_CORE},
         .bmp_arch = 5,
         .cdm_arch = {5, 8800},
         .tiu_pmu_bytes = 16,
@@ -153,26 +126,7 @@ static const struct sg_chip chips[] = {
     },
     {
         /* AKSV: PMU layouts assumed identical to AKS (sophgo-cdm.md §4.5, [I]). */
-        .c = {.name = "SG2260E",
-              .arch = TP_ARCH_SG2260E,
-              .cores = 4,
-              .tiu_mhz = 1000,
-              .dma_mhz = 1000,
-              .npu_num = 64,
-              .eu_base = 64,
-              .cube_base = 64,
-              .ohow_align = 4,
-              .exec_units = 64 * 256 / 2 / 8,
-              .vector_ohow_align = 64,
-              .lmem_bytes = 16u << 20,
-              .lane_bytes = 1u << 18,
-              .banks = 16,
-              .ddr_max_gbps = 68.264,
-              .l2_max_gbps = 128,
-              .ddr_mhz = 8533,
-              .bus_max_burst = 2,
-              .l2_max_burst = 1,
-              .bus_bandwidth = 128},
+        .c = {.name = "SG2260E", .arch = TP_ARCH_SG2260E, .cores = 4, BM1690_CORE},
         .bmp_arch = -1,
         .cdm_arch = {6, 140814},
         .tiu_pmu_bytes = 16,

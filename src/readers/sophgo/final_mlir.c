@@ -23,6 +23,7 @@
  */
 #include "readers/sophgo/sg_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,8 +239,9 @@ static void bad(struct sg_mlir *m, unsigned long line)
 		m->first_bad_line = line;
 }
 
-/* Numeric attribute `key = <n>` inside s[0..n). */
-static int attr_num(const char *s, size_t n, const char *key, int64_t *out)
+/* Where the value of attribute `key = ...` starts inside s[0..n) (*at, may be n); 0 when the
+ * key or its '=' is absent. */
+static int attr_at(const char *s, size_t n, const char *key, size_t *at)
 {
 	const char *k = find(s, n, key);
 	if (!k)
@@ -252,6 +254,16 @@ static int attr_num(const char *s, size_t n, const char *key, int64_t *out)
 	i++;
 	while (i < n && s[i] == ' ')
 		i++;
+	*at = i;
+	return 1;
+}
+
+/* Numeric attribute `key = <n>` inside s[0..n). */
+static int attr_num(const char *s, size_t n, const char *key, int64_t *out)
+{
+	size_t i;
+	if (!attr_at(s, n, key, &i))
+		return 0;
 	size_t b = i;
 	while (i < n && s[i] >= '0' && s[i] <= '9' && i - b < 18)
 		i++;
@@ -267,17 +279,9 @@ static int attr_num(const char *s, size_t n, const char *key, int64_t *out)
 /* String attribute `key = "<s>"` copied to out (cut to outn - 1 bytes). */
 static int attr_str(const char *s, size_t n, const char *key, char *out, size_t outn)
 {
-	const char *k = find(s, n, key);
-	if (!k)
+	size_t i;
+	if (!attr_at(s, n, key, &i))
 		return 0;
-	size_t i = (size_t)(k - s) + strlen(key);
-	while (i < n && s[i] == ' ')
-		i++;
-	if (i >= n || s[i] != '=')
-		return 0;
-	i++;
-	while (i < n && s[i] == ' ')
-		i++;
 	if (i >= n || s[i] != '"')
 		return 0;
 	size_t q = quote_end(s + i, n - i);
@@ -405,16 +409,27 @@ int sg_mlir_parse(const char *text, size_t len, struct sg_mlir *m)
 	return rc;
 }
 
-const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line)
+/* The first of n records (stride bytes apart, sorted by the uint32_t `line` at offset off)
+ * whose line is not below `line`; n when none. */
+static size_t lower_line(const void *base, size_t n, size_t stride, size_t off, uint32_t line)
 {
-	size_t lo = 0, hi = m->nops;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (m->ops[mid].line < line)
+		uint32_t v;
+		memcpy(&v, (const char *)base + mid * stride + off, sizeof v);
+		if (v < line)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line)
+{
+	size_t lo =
+	    lower_line(m->ops, m->nops, sizeof *m->ops, offsetof(struct sg_mlir_op, line), line);
 	if (lo < m->nops && m->ops[lo].line == line)
 		return m->strs + m->ops[lo].name;
 	return NULL;
@@ -426,14 +441,8 @@ int sg_mlir_group_of(const struct sg_mlir *m, uint32_t line)
 	 * takes the first group whose range holds the line: binary search for the last group
 	 * opened before the line, then look back over a few earlier ones in case ranges overlap
 	 * (a Group line without its own Yield shares the next one). */
-	size_t lo = 0, hi = m->ngroups;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m->groups[mid].line < line)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = lower_line(m->groups, m->ngroups, sizeof *m->groups,
+	                       offsetof(struct sg_mlir_group, line), line);
 	int found = -1;
 	for (size_t g = lo, k = 0; g-- > 0 && k < 64; k++)
 		if (m->groups[g].first && line >= m->groups[g].first && line <= m->groups[g].last)

@@ -86,18 +86,31 @@ int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
 	return TP_OK;
 }
 
-static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
+/* Loads side file `path` into f (*have = 1). A file that cannot be read is a note "<why>;
+ * <what> skipped" (*have = 0); only out of memory is an error. */
+static int load_side(struct tp_profile *p, const char *path, const char *what, struct tp_file *f,
+                     int *have)
 {
-	struct tp_file f;
 	struct tp_diag d = {0};
-	if (tp_file_load(&f, path, &d) != TP_OK) {
+	*have = 0;
+	if (tp_file_load(f, path, &d) != TP_OK) {
 		if (d.status == TP_ENOMEM)
 			return TP_ENOMEM;
-		tp_profile_note(p, "%s; layer information skipped", d.msg);
+		tp_profile_note(p, "%s; %s skipped", d.msg, what);
 		return TP_OK;
 	}
 	p->stats.files_read++;
-	int rc = sg_layers_parse_json(p, f.data, f.size, path, L);
+	*have = 1;
+	return TP_OK;
+}
+
+static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
+{
+	struct tp_file f;
+	int have, rc = load_side(p, path, "layer information", &f, &have);
+	if (rc != TP_OK || !have)
+		return rc;
+	rc = sg_layers_parse_json(p, f.data, f.size, path, L);
 	tp_file_release(&f);
 	return rc;
 }
@@ -105,15 +118,10 @@ static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L
 static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L)
 {
 	struct tp_file f;
-	struct tp_diag d = {0};
-	if (tp_file_load(&f, path, &d) != TP_OK) {
-		if (d.status == TP_ENOMEM)
-			return TP_ENOMEM;
-		tp_profile_note(p, "%s; MLIR layer names skipped", d.msg);
-		return TP_OK;
-	}
-	p->stats.files_read++;
-	int rc = sg_mlir_parse((const char *)f.data, f.size, &L->mlir);
+	int have, rc = load_side(p, path, "MLIR layer names", &f, &have);
+	if (rc != TP_OK || !have)
+		return rc;
+	rc = sg_mlir_parse((const char *)f.data, f.size, &L->mlir);
 	tp_file_release(&f);
 	if (rc != TP_OK)
 		return rc;
@@ -483,6 +491,121 @@ static int join_track(struct tp_profile *p, int track, int32_t core, int tiu, si
 	return rc == TP_OK ? TP_OK : TP_ENOMEM;
 }
 
+/* Producers of named results, for operand tensor ids: sorted by name into *out (caller
+ * frees). */
+static int collect_producers(struct tp_profile *p, const cJSON *root, struct producer **out,
+                             size_t *nout)
+{
+	struct producer *prod = NULL;
+	size_t nprod = 0, cap = 0;
+	const cJSON *e;
+	cJSON_ArrayForEach(e, root)
+	{
+		int64_t line;
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results"), *r;
+		if (!json_int(e, "file-line", &line) || line < 0 || line > INT32_MAX ||
+		    !cJSON_IsArray(res))
+			continue;
+		cJSON_ArrayForEach(r, res)
+		{
+			const char *nm = json_str(r, "name");
+			if (!nm)
+				continue;
+			struct producer *np = tp_grow(prod, sizeof *prod, nprod + 1, &cap);
+			if (!np) {
+				tp_free(prod);
+				return TP_ENOMEM;
+			}
+			prod = np;
+			prod[nprod++] = (struct producer){tp_profile_str(p, nm), (int32_t)line};
+		}
+	}
+	if (nprod)
+		qsort(prod, nprod, sizeof *prod, cmp_prod);
+	*out = prod;
+	*nout = nprod;
+	return TP_OK;
+}
+
+/* The layer of entry e (with its tiu_dma_id pairs tb/ta, db/da), its name from final.mlir
+ * where it has one. */
+static struct tp_layer entry_layer(struct tp_profile *p, const cJSON *e, const struct sg_mlir *m,
+                                   int64_t tb, int64_t ta, int64_t db, int64_t da)
+{
+	int64_t line = -1, core = 0, subnet = -1, loc = 0;
+	json_int(e, "file-line", &line);
+	json_int(e, "core_id", &core);
+	json_int(e, "subnet_id", &subnet);
+	json_int(e, "is_local", &loc);
+	if (line < -1 || line > INT32_MAX)
+		line = -1;
+	if (core < 0) /* kept (as core 0 does not claim it: it owns no command) */
+		core = INT32_MAX;
+	if (core > INT32_MAX)
+		core = INT32_MAX;
+	if (subnet < -1 || subnet > INT32_MAX)
+		subnet = -1;
+	const char *opname = json_str(e, "opcode");
+	if (!opname)
+		opname = "";
+	if (strncmp(opname, "tpu.", 4) == 0)
+		opname += 4;
+	struct tp_layer ly = {0};
+	ly.id = (int32_t)line;
+	ly.type = tp_profile_str(p, opname);
+	const char *nm = m && line > 0 ? sg_mlir_name(m, (uint32_t)line) : NULL;
+	if (!nm || !*nm) {
+		const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results");
+		const cJSON *r0 = cJSON_IsArray(res) ? cJSON_GetArrayItem(res, 0) : NULL;
+		nm = r0 ? json_str(r0, "name") : NULL;
+	}
+	ly.name = tp_profile_str(p, nm ? nm : "");
+	ly.core = (int32_t)core;
+	ly.subnet = (int32_t)subnet;
+	ly.group = m && line > 0 ? sg_mlir_group_of(m, (uint32_t)line) : -1;
+	ly.is_local = loc != 0;
+	ly.is_data_move = !strcmp(opname, "Load") || !strcmp(opname, "Store");
+	/* The vendor's ranges: range(before + 1, after + 1) per engine. */
+	if (ta > tb && tb >= 0 && ta <= UINT32_MAX) {
+		ly.tiu_first = (uint32_t)tb + 1;
+		ly.tiu_last = (uint32_t)ta;
+	}
+	if (da > db && db >= 0 && da <= UINT32_MAX) {
+		ly.gdma_first = (uint32_t)db + 1;
+		ly.gdma_last = (uint32_t)da;
+	}
+	ly.begin_ns = 0;
+	ly.end_ns = -1;
+	ly.first_tensor = (uint32_t)p->num_tensors;
+	return ly;
+}
+
+/* Entry e's operand and result tensors for layer li (ly, as added). */
+static int entry_tensors(struct tp_profile *p, const cJSON *e, int li, struct tp_layer *ly,
+                         const struct producer *prod, size_t nprod)
+{
+	static const char *const lists[2] = {"operands", "results"};
+	uint32_t nt = 0;
+	for (int k = 0; k < 2; k++) {
+		const cJSON *arr = cJSON_GetObjectItemCaseSensitive(e, lists[k]), *t;
+		if (!cJSON_IsArray(arr))
+			continue;
+		cJSON_ArrayForEach(t, arr)
+		{
+			int a = add_tensor(p, t, k == 0, li, ly->id, prod, nprod);
+			if (a < 0)
+				return TP_ENOMEM;
+			nt += (uint32_t)a;
+		}
+	}
+	if (nt) {
+		ly->num_tensors = nt;
+		if (tp_profile_set_layer(p, (size_t)li, ly) != TP_OK)
+			return TP_ENOMEM;
+	}
+	return TP_OK;
+}
+
 int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char *json_path,
                     const int *tiu_track, const int *gdma_track, unsigned ncores, int tensors,
                     uint32_t skip_type)
@@ -493,121 +616,30 @@ int sg_layers_apply(struct tp_profile *p, const struct sg_layers *L, const char 
 	const struct sg_mlir *m = L->have_mlir ? &L->mlir : NULL;
 	size_t base = p->num_layers;
 	uint64_t skipped = 0, first_skip = 0, idx = 0, dups = 0;
-	/* Producers of named results, for operand tensor ids. */
 	struct producer *prod = NULL;
-	size_t nprod = 0, cap = 0;
-	const cJSON *e;
-	if (tensors) {
-		cJSON_ArrayForEach(e, root)
-		{
-			int64_t line;
-			const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results"), *r;
-			if (!json_int(e, "file-line", &line) || line < 0 || line > INT32_MAX ||
-			    !cJSON_IsArray(res))
-				continue;
-			cJSON_ArrayForEach(r, res)
-			{
-				const char *nm = json_str(r, "name");
-				if (!nm)
-					continue;
-				struct producer *np = tp_grow(prod, sizeof *prod, nprod + 1, &cap);
-				if (!np) {
-					tp_free(prod);
-					return TP_ENOMEM;
-				}
-				prod = np;
-				prod[nprod++] =
-				    (struct producer){tp_profile_str(p, nm), (int32_t)line};
-			}
-		}
-		if (nprod)
-			qsort(prod, nprod, sizeof *prod, cmp_prod);
-	}
+	size_t nprod = 0;
+	if (tensors && collect_producers(p, root, &prod, &nprod) != TP_OK)
+		return TP_ENOMEM;
 	int rc = TP_OK;
+	const cJSON *e;
 	cJSON_ArrayForEach(e, root)
 	{
 		idx++;
-		int64_t line = -1, core = 0, subnet = -1, loc = 0, tb = 0, db = 0, ta = 0, da = 0;
+		int64_t tb = 0, db = 0, ta = 0, da = 0;
 		if (!cJSON_IsObject(e) || !json_pair(e, "tiu_dma_id(before)", &tb, &db) ||
 		    !json_pair(e, "tiu_dma_id(after)", &ta, &da)) {
 			if (!skipped++)
 				first_skip = idx;
 			continue;
 		}
-		json_int(e, "file-line", &line);
-		json_int(e, "core_id", &core);
-		json_int(e, "subnet_id", &subnet);
-		json_int(e, "is_local", &loc);
-		if (line < -1 || line > INT32_MAX)
-			line = -1;
-		if (core < 0) /* kept (as core 0 does not claim it: it owns no command) */
-			core = INT32_MAX;
-		if (core > INT32_MAX)
-			core = INT32_MAX;
-		if (subnet < -1 || subnet > INT32_MAX)
-			subnet = -1;
-		const char *opname = json_str(e, "opcode");
-		if (!opname)
-			opname = "";
-		if (strncmp(opname, "tpu.", 4) == 0)
-			opname += 4;
-		struct tp_layer ly = {0};
-		ly.id = (int32_t)line;
-		ly.type = tp_profile_str(p, opname);
-		const char *nm = m && line > 0 ? sg_mlir_name(m, (uint32_t)line) : NULL;
-		if (!nm || !*nm) {
-			const cJSON *res = cJSON_GetObjectItemCaseSensitive(e, "results");
-			const cJSON *r0 = cJSON_IsArray(res) ? cJSON_GetArrayItem(res, 0) : NULL;
-			nm = r0 ? json_str(r0, "name") : NULL;
-		}
-		ly.name = tp_profile_str(p, nm ? nm : "");
-		ly.core = (int32_t)core;
-		ly.subnet = (int32_t)subnet;
-		ly.group = m && line > 0 ? sg_mlir_group_of(m, (uint32_t)line) : -1;
-		ly.is_local = loc != 0;
-		ly.is_data_move = !strcmp(opname, "Load") || !strcmp(opname, "Store");
-		/* The vendor's ranges: range(before + 1, after + 1) per engine. */
-		if (ta > tb && tb >= 0 && ta <= UINT32_MAX) {
-			ly.tiu_first = (uint32_t)tb + 1;
-			ly.tiu_last = (uint32_t)ta;
-		}
-		if (da > db && db >= 0 && da <= UINT32_MAX) {
-			ly.gdma_first = (uint32_t)db + 1;
-			ly.gdma_last = (uint32_t)da;
-		}
-		ly.begin_ns = 0;
-		ly.end_ns = -1;
-		ly.first_tensor = (uint32_t)p->num_tensors;
+		struct tp_layer ly = entry_layer(p, e, m, tb, ta, db, da);
 		int li = tp_profile_add_layer(p, &ly);
 		if (li < 0) {
 			rc = TP_ENOMEM;
 			break;
 		}
-		if (!tensors)
-			continue;
-		static const char *const lists[2] = {"operands", "results"};
-		uint32_t nt = 0;
-		for (int k = 0; k < 2 && rc == TP_OK; k++) {
-			const cJSON *arr = cJSON_GetObjectItemCaseSensitive(e, lists[k]), *t;
-			if (!cJSON_IsArray(arr))
-				continue;
-			cJSON_ArrayForEach(t, arr)
-			{
-				int a = add_tensor(p, t, k == 0, li, (int32_t)line, prod, nprod);
-				if (a < 0) {
-					rc = TP_ENOMEM;
-					break;
-				}
-				nt += (uint32_t)a;
-			}
-		}
-		if (nt) {
-			ly.num_tensors = nt;
-			if (tp_profile_set_layer(p, (size_t)li, &ly) != TP_OK) {
-				rc = TP_ENOMEM;
-				break;
-			}
-		}
+		if (tensors && (rc = entry_tensors(p, e, li, &ly, prod, nprod)) != TP_OK)
+			break;
 	}
 	tp_free(prod);
 	if (rc != TP_OK)

@@ -32,6 +32,8 @@ enum tp_bmprofile_detail {
 
 struct tp_bmprofile_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */
+	int force_arch;       /* 1: arch_override even when global.profile names another arch (else
+	                         that is TP_EUSAGE naming the dump's arch) */
 	double tiu_freq_mhz;  /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
 	double gdma_freq_mhz; /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
 	int detail;           /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
@@ -74,13 +76,15 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 
 struct tp_cdm_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = from global.profile; BM1690 or SG2260E */
-	double tiu_freq_mhz;        /* 0 = chip default (1000) */
-	double gdma_freq_mhz;       /* 0 = chip default (1000); also SDMA and CDMA */
-	int detail;                 /* enum tp_bmprofile_detail (per-command argument sets:
-	                               decoded fields, cost, DMA counters); 0 = AUTO, per core
-	                               file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records */
-	int jobs;                   /* threads the reader may use (0 or 1 = one); the profile is
-	                               the same for every value */
+	int force_arch;       /* 1: arch_override even when global.profile names another chip (else
+	                         that is TP_EUSAGE naming the dump's chip) */
+	double tiu_freq_mhz;  /* 0 = chip default (1000) */
+	double gdma_freq_mhz; /* 0 = chip default (1000); also SDMA and CDMA */
+	int detail;           /* enum tp_bmprofile_detail (per-command argument sets:
+	                         decoded fields, cost, DMA counters); 0 = AUTO, per core
+	                         file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records */
+	int jobs;             /* threads the reader may use (0 or 1 = one); the profile is
+	                         the same for every value */
 };
 
 /* Returns 1 if `dir` holds a cdmlib*.profile file, else 0. Thread-safe. */

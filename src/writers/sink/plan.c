@@ -592,10 +592,13 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 			proto.pid = pid;
 			proto.core = core;
 			proto.sort_index = rank++;
-			/* A core can have several CDMA tracks (one per port, cdm reader): they keep
-			 * their own names ("CDMA port 3"). */
+			/* A core can have several CDMA tracks (one per port, cdm reader) and
+			 * several MCU ones (the firmware's records, and those it ran outside the
+			 * net, bmprofile reader): they keep their own names ("CDMA port 3", "GDMA
+			 * outside the net"). */
 			const char *kn = kind_order_name(k);
-			if (k == TP_TRACK_CDMA && t->name && tp_str(p, t->name)[0])
+			if ((k == TP_TRACK_CDMA || k == TP_TRACK_MCU) && t->name &&
+			    tp_str(p, t->name)[0])
 				kn = cstr(p, &pl->strs, t->name);
 			proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
 			st = add_plan_track(pl, t, NULL, (int)i, &proto, kn, d);

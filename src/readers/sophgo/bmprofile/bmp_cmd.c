@@ -191,6 +191,31 @@ static const char *const dma_funcs[12][8] = {
     [11] = {"non-random-access", "random-access"},
 };
 
+/* A DMA sys command (cmd_type 6): kind by sp (4 wait, 3 send), no direction or data type. */
+static void dma_sys(struct bmp_cmd *c)
+{
+	c->kind = c->sub == 4 ? TP_CMD_SYS_WAIT : c->sub == 3 ? TP_CMD_SYS_SEND : TP_CMD_SYS;
+	c->dir = TP_DIR_NONE;
+	c->dtype = TP_DT_NONE;
+}
+
+/* The name of a tensor or matrix move with sp 0 by its direction (tensorLd/St/Mv); NULL for
+ * any other direction. */
+static const char *move_name(enum tp_dir dir)
+{
+	switch (dir) {
+	case TP_DIR_DDR_TO_LMEM:
+	case TP_DIR_DDR_TO_DDR:
+		return "tensorLd";
+	case TP_DIR_LMEM_TO_DDR:
+		return "tensorSt";
+	case TP_DIR_LMEM_TO_LMEM:
+		return "tensorMv";
+	default:
+		return NULL;
+	}
+}
+
 static void dma_names(struct bmp_cmd *c)
 {
 	unsigned t = c->op & 15, sp = c->sub & 7;
@@ -198,21 +223,8 @@ static void dma_names(struct bmp_cmd *c)
 		c->type = dma_types[t];
 		c->name = dma_funcs[t][sp];
 		if (!c->name && (t == 0 || t == 1) && sp == 0) {
-			switch (c->dir) {
-			case TP_DIR_DDR_TO_LMEM:
-			case TP_DIR_DDR_TO_DDR:
-				c->name = "tensorLd";
-				break;
-			case TP_DIR_LMEM_TO_DDR:
-				c->name = "tensorSt";
-				break;
-			case TP_DIR_LMEM_TO_LMEM:
-				c->name = "tensorMv";
-				break;
-			default:
-				c->name = "tensor";
-				break;
-			}
+			const char *mv = move_name(c->dir);
+			c->name = mv ? mv : "tensor";
 		}
 		if (!c->name) {
 			snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", dma_types[t], sp);
@@ -385,6 +397,33 @@ static void decode_tiu_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	tiu_names(c);
 }
 
+/* BM1684X memory by address (tpu-mlir's BM1684X memory map): local memory 0x0800_0000 to
+ * 0x0900_0000, L2 SRAM 0x1000_0000 to 0x1020_0000, DDR from 2^32; -1 for anything else. */
+static int bm1684x_space(uint64_t a)
+{
+	if (a >= 0x08000000u && a < 0x09000000u)
+		return 0;
+	if (a >= (UINT64_C(1) << 32))
+		return 1;
+	if (a >= 0x10000000u && a < 0x10200000u)
+		return 2;
+	return -1;
+}
+
+/* The direction of a BM1684X move from its addresses. A constant fill (fill_constant_en: the
+ * source is a value, not an address) counts as a move from LMEM: into DDR it is a store, as
+ * the vendor's summary counts it (l2sBytes holds its "const->ddr" rows). */
+static uint8_t bm1684x_dir(uint64_t src, uint64_t dst, unsigned fill)
+{
+	static const uint8_t m[3][3] = {
+	    /* src LMEM */ {TP_DIR_LMEM_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_LMEM_TO_L2},
+	    /* src DDR */ {TP_DIR_DDR_TO_LMEM, TP_DIR_DDR_TO_DDR, TP_DIR_DDR_TO_L2},
+	    /* src L2 */ {TP_DIR_L2_TO_LMEM, TP_DIR_L2_TO_DDR, TP_DIR_L2_TO_L2},
+	};
+	int s = fill ? 0 : bm1684x_space(src), d = bm1684x_space(dst);
+	return s < 0 || d < 0 ? TP_DIR_NONE : m[s][d];
+}
+
 static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, struct bmp_cmd *c)
 {
 	uint64_t h = tp_le64(p);
@@ -393,18 +432,25 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 	c->is_short = (uint8_t)((h >> 3) & 1);
 	if (arch == TP_ARCH_BM1684X)
 		c->self_id = (uint32_t)((h >> 9) & 0xFFFFF);
+	/* cmd_id_dep: 24 bits at bit 64 on BM1688, 20 on BM1684X in every layout (regdef_bm1684x.c
+	 * D_DEP). */
 	if (size >= 16 && arch == TP_ARCH_BM1688)
 		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFFF);
+	else if (size >= 16 && arch == TP_ARCH_BM1684X)
+		c->dep = (uint32_t)(tp_le64(p + 8) & 0xFFFFF);
 	if (c->op == 6) {
-		c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
-		          : c->sub == 3 ? TP_CMD_SYS_SEND
-		                        : TP_CMD_SYS;
-		c->dir = TP_DIR_NONE;
-		c->dtype = TP_DT_NONE;
+		dma_sys(c);
 	} else {
 		c->kind = TP_CMD_NORMAL;
 		c->dtype = a2_dtype((unsigned)(h >> 40) & 7);
-		if (size >= 96 && arch == TP_ARCH_BM1688) {
+		if (size >= 96 && arch == TP_ARCH_BM1684X && !c->is_short) {
+			/* src/dst start address l32 at bytes 64/72, h8 at 68/76 in every long
+			 * layout (regdef_bm1684x.c D_ADDR; DMA_matrix names the same words h32/l8);
+			 * fill_constant_en is bit 39. */
+			c->src_addr = (uint64_t)p[68] << 32 | tp_le32(p + 64);
+			c->dst_addr = (uint64_t)p[76] << 32 | tp_le32(p + 72);
+			c->dir = bm1684x_dir(c->src_addr, c->dst_addr, (unsigned)(h >> 39) & 1);
+		} else if (size >= 96 && arch == TP_ARCH_BM1688) {
 			/* byte offsets of src_l32 / dst_l32: the same in every 96-byte layout,
 			 * gather/scatter included (target_1688/regdef.py) */
 			unsigned so = 64, dof = 72;
@@ -415,6 +461,10 @@ static void decode_dma_a2(enum tp_arch arch, const uint8_t *p, size_t size, stru
 		}
 	}
 	dma_names(c);
+	/* BM1684X's profiler (bmprofile_analyze) names the plain moves by class, whatever the
+	 * direction: dma.tensor, dma.matrix (instruction.csv "Inst Function"). */
+	if (arch == TP_ARCH_BM1684X && c->kind == TP_CMD_NORMAL && c->op <= 1 && c->sub == 0)
+		c->name = c->op ? "dma.matrix" : "dma.tensor";
 }
 
 static const char *const bm1684_bd_funcs[16] = {"CONV_NEURON",
@@ -533,20 +583,9 @@ static void dma_table_names(const struct sg_decoder *dec, const struct sg_desc *
 	c->type = type ? type : d->cls->rc->op_name;
 	c->name = d->sub_name;
 	if (d->op <= 1 && d->sub == 0 && c->kind == TP_CMD_NORMAL) {
-		switch (c->dir) {
-		case TP_DIR_DDR_TO_LMEM:
-		case TP_DIR_DDR_TO_DDR:
-			c->name = "tensorLd";
-			break;
-		case TP_DIR_LMEM_TO_DDR:
-			c->name = "tensorSt";
-			break;
-		case TP_DIR_LMEM_TO_LMEM:
-			c->name = "tensorMv";
-			break;
-		default:
-			break;
-		}
+		const char *mv = move_name(c->dir);
+		if (mv)
+			c->name = mv;
 	}
 	if (!c->name) {
 		snprintf(c->name_buf, sizeof c->name_buf, "%s.sp%u", c->type, d->sub);
@@ -568,6 +607,10 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 	c->sub = d->sub;
 	c->is_short = (uint8_t)(sg_has(d, SG_F_CMD_SHORT) ? sg_get(d, p, SG_F_CMD_SHORT) : 0);
 	c->dep = (uint32_t)sg_get(d, p, SG_F_CMD_ID_DEP);
+	/* CV184X sets bit 20 above the partner's 20-bit id (BM1690 does too, cdm reader): the
+	 * slice keeps the id, the argument the whole register. */
+	if (dec->isa->arch == TP_ARCH_CV184X)
+		c->dep &= 0xFFFFFu;
 	if (engine == BMP_ENG_TIU) {
 		tiu_kind(c);
 		if (c->op == 15 && (c->sub == 8 || c->sub == 9)) {
@@ -587,11 +630,7 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 	} else {
 		enum tp_arch arch = dec->isa->arch;
 		if (c->op == 6) {
-			c->kind = c->sub == 4   ? TP_CMD_SYS_WAIT
-			          : c->sub == 3 ? TP_CMD_SYS_SEND
-			                        : TP_CMD_SYS;
-			c->dir = TP_DIR_NONE;
-			c->dtype = TP_DT_NONE;
+			dma_sys(c);
 		} else {
 			c->kind = TP_CMD_NORMAL;
 			c->dtype = a2_dtype((unsigned)sg_get(d, p, SG_F_SRC_FMT));

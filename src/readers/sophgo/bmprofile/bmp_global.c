@@ -2,7 +2,9 @@
  * bmp_global.c — parser for global.profile (sophgo-bmprofile.md §3): the runtime header (arch,
  * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
  * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
- * node lines go to struct bmp_global for the layer matching done by the reader.
+ * node lines go to struct bmp_global for the layer matching done by the reader. This file owns
+ * the chunked scan (the fast forms of node and layer lines), the layer and node tables; the
+ * lines it hands over whole are parsed in bmp_gline.c.
  *
  * Grammar: lines end with '\n' (trailing '\r' and blanks are ignored, and blanks around a
  * key's '=' are accepted: harmless variants); meaningful lines contain
@@ -34,147 +36,7 @@ enum tp_arch bmp_arch_from_raw(int raw)
 	return c ? c->c.arch : TP_ARCH_UNKNOWN;
 }
 
-#define MAX_KV 24
-
-struct line {
-	const char *s; /* body (after "[bmprofile]" and blanks) */
-	size_t n;
-	unsigned long no;
-	int parsed;         /* key=value pairs below are valid */
-	unsigned nkv, hint; /* pairs; where the next lookup starts (keys come in order) */
-	struct {
-		const char *k, *v;
-		size_t kn, vn;
-	} kv[MAX_KV];
-};
-
-/* The body starts with p. A p ending in '=' also matches with blanks before and after the
- * '=' ("arch = 8", a harmless variant). */
-static int starts(const struct line *l, const char *p)
-{
-	size_t k = strlen(p);
-	if (l->n >= k && memcmp(l->s, p, k) == 0)
-		return 1;
-	if (!k || p[k - 1] != '=' || l->n < k || memcmp(l->s, p, k - 1) != 0)
-		return 0;
-	size_t i = k - 1;
-	while (i < l->n && (l->s[i] == ' ' || l->s[i] == '\t'))
-		i++;
-	return i < l->n && l->s[i] == '=';
-}
-
-static int is_word(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-	       c == '_';
-}
-
-/* Splits the line once into key=value pairs: a key is the run of word characters right
- * before a '=', its value the run of non-blank characters after it. Harmless variant: blanks
- * around the '=' ("arch = 8"); after the '=' they are skipped only when the next token is not
- * itself a key=value pair (so "gsize= loffset=0" still gives an empty gsize). */
-static void split_kv(struct line *l)
-{
-	l->parsed = 1;
-	l->nkv = 0;
-	for (size_t i = 0; i < l->n && l->nkv < MAX_KV; i++) {
-		if (l->s[i] != '=')
-			continue;
-		size_t ke = i;
-		while (ke > 0 && (l->s[ke - 1] == ' ' || l->s[ke - 1] == '\t'))
-			ke--;
-		size_t kb = ke;
-		while (kb > 0 && is_word(l->s[kb - 1]))
-			kb--;
-		if (kb == ke)
-			continue;
-		size_t vb = i + 1;
-		if (vb < l->n && (l->s[vb] == ' ' || l->s[vb] == '\t')) {
-			size_t t = vb;
-			while (t < l->n && (l->s[t] == ' ' || l->s[t] == '\t'))
-				t++;
-			size_t te = t;
-			while (te < l->n && l->s[te] != ' ' && l->s[te] != '\t' && l->s[te] != '=')
-				te++;
-			if (t < l->n && (te == l->n || l->s[te] != '='))
-				vb = t;
-		}
-		size_t e = vb;
-		while (e < l->n && l->s[e] != ' ' && l->s[e] != '\t')
-			e++;
-		l->kv[l->nkv].k = l->s + kb;
-		l->kv[l->nkv].kn = ke - kb;
-		l->kv[l->nkv].v = l->s + vb;
-		l->kv[l->nkv].vn = e - vb;
-		l->nkv++;
-		i = e > i ? e - 1 : i;
-	}
-}
-
-/* Finds `key=` (as a whole word) and returns its value: a run of non-blank characters, or the
- * rest of the line when `rest` is set. Returns 1 if found. */
-static int kv(struct line *l, const char *key, int rest, const char **v, size_t *vn)
-{
-	if (!l->parsed) {
-		split_kv(l);
-		l->hint = 0;
-	}
-	size_t k = strlen(key);
-	for (unsigned j = 0; j < l->nkv; j++) {
-		unsigned i = (l->hint + j) % l->nkv;
-		if (l->kv[i].kn != k || memcmp(l->kv[i].k, key, k) != 0)
-			continue;
-		*v = l->kv[i].v;
-		*vn = rest ? (size_t)(l->s + l->n - l->kv[i].v) : l->kv[i].vn;
-		l->hint = i + 1;
-		return 1;
-	}
-	return 0;
-}
-
-struct ctx {
-	const char *path;
-	struct tp_profile *p;
-	struct bmp_global *g;
-	struct tp_diag *d;
-	int32_t cur_layer;
-	int32_t cur_subnet;
-	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
-	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
-	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
-	int32_t pend_layer;
-	struct tp_layer pend;
-	uint32_t type_id[8]; /* recently seen layer types */
-	const char *type_str[8];
-	size_t type_len[8];
-	unsigned type_next;
-};
-
-static int need_i64(struct ctx *c, struct line *l, const char *key, int64_t *out)
-{
-	const char *v;
-	size_t n;
-	if (!kv(l, key, 0, &v, &n))
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
-	if (tp_parse_i64(v, n, out) != 0)
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
-		                    (int)(n > 40 ? 40 : n), v);
-	return TP_OK;
-}
-
-static int need_u64(struct ctx *c, struct line *l, const char *key, uint64_t *out)
-{
-	const char *v;
-	size_t n;
-	if (!kv(l, key, 0, &v, &n))
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing %s=", key);
-	if (tp_parse_u64(v, n, out) != 0)
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad %s value \"%.*s\"", key,
-		                    (int)(n > 40 ? 40 : n), v);
-	return TP_OK;
-}
-
-static int oom(struct ctx *c)
+int bmp_gctx_oom(struct bmp_gctx *c)
 {
 	return tp_diag_set(c->d, TP_ENOMEM, "%s: out of memory", c->path);
 }
@@ -256,8 +118,8 @@ static inline __attribute__((always_inline)) int fast_num(const char **p, const 
 /* The runtime's layer layout "layer_id=N layer_type=T layer_name=REST", read without the
  * generic key search. Returns 1 and the fields, or 0 to let the generic path (and its
  * messages) handle the line. Pure: safe from the chunk workers. */
-static int fast_layer(const struct line *l, int is_local, int64_t *id, const char **tv, size_t *tn,
-                      const char **nv, size_t *nn)
+static int fast_layer(const struct bmp_line *l, int is_local, int64_t *id, const char **tv,
+                      size_t *tn, const char **nv, size_t *nn)
 {
 	size_t skip = is_local ? 12 : 13;
 	if (l->n < skip)
@@ -282,39 +144,49 @@ static int fast_layer(const struct line *l, int is_local, int64_t *id, const cha
 	return 1;
 }
 
-static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
                      size_t nn, int is_local);
 
-static int do_layer(struct ctx *c, struct line *l, int is_local)
+int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local)
 {
 	int64_t id;
 	const char *tv, *nv;
 	size_t tn, nn;
 	if (fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn))
 		return add_layer(c, id, tv, tn, nv, nn, is_local);
-	int rc = need_i64(c, l, "layer_id", &id);
+	int rc = bmp_line_i64(c, l, "layer_id", &id);
 	if (rc)
 		return rc;
-	if (!kv(l, "layer_type", 0, &tv, &tn))
+	if (!bmp_line_kv(l, "layer_type", 0, &tv, &tn))
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing layer_type=");
-	if (!kv(l, "layer_name", 1, &nv, &nn)) {
+	if (!bmp_line_kv(l, "layer_name", 1, &nv, &nn)) {
 		nv = "";
 		nn = 0;
 	}
 	return add_layer(c, id, tv, tn, nv, nn, is_local);
 }
 
-/* Appends the pending layer to the table (see struct ctx): it gets the index it was given. */
-static int flush_layer(struct ctx *c)
+/* "end parallel." closes a local layer's group: its node lines end there. A global layer's
+ * node lines can sit inside parallel blocks of their own, and on the legacy arches (node ids
+ * kept, §8.2) the vendor joins the nodes after such a block to the global layer too (the
+ * tail of layers 288-308 of the real BM1684X dump). */
+void bmp_end_parallel(struct bmp_gctx *c)
+{
+	if (!c->g->keep_ids || c->cur_layer < 0 || c->pend.is_local)
+		c->cur_layer = -1;
+}
+
+/* Appends the pending layer to the table (see struct bmp_gctx): it gets the index it was given. */
+static int flush_layer(struct bmp_gctx *c)
 {
 	if (c->pend_layer < 0)
 		return TP_OK;
 	int32_t i = c->pend_layer;
 	c->pend_layer = -1;
-	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : oom(c);
+	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : bmp_gctx_oom(c);
 }
 
-static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
                      size_t nn, int is_local)
 {
 	if (c->g->no_layers)
@@ -351,75 +223,14 @@ static int add_layer(struct ctx *c, int64_t id, const char *tv, size_t tn, const
 	ly.end_ns = -1;
 	/* Nothing else adds layers during the parse, so the next index is this layer's. */
 	if (c->p->num_layers >= INT32_MAX)
-		return oom(c);
+		return bmp_gctx_oom(c);
 	c->cur_layer = c->pend_layer = (int32_t)c->p->num_layers;
 	c->pend = ly;
 	return TP_OK;
 }
 
-static int do_tensor(struct ctx *c, struct line *l)
-{
-	struct tp_tensor t = {0};
-	int64_t v;
-	uint64_t u;
-	int rc;
-	if ((rc = need_i64(c, l, "tensor_id", &t.id)))
-		return rc;
-	if ((rc = need_i64(c, l, "is_in", &v)))
-		return rc;
-	t.is_in = v != 0;
-	if ((rc = need_i64(c, l, "dtype", &v)))
-		return rc;
-	/* global.profile DataType 0..8 (§3.3) maps onto tp_dtype 1..9. */
-	t.dtype = v >= 0 && v <= 8 ? (uint8_t)(v + 1) : TP_DT_NONE;
-	if ((rc = need_i64(c, l, "is_const", &v)))
-		return rc;
-	t.is_const = v != 0;
-	if ((rc = need_u64(c, l, "gaddr", &t.gaddr)) || (rc = need_u64(c, l, "gsize", &t.gsize)) ||
-	    (rc = need_u64(c, l, "loffset", &t.loffset)))
-		return rc;
-	if ((rc = need_u64(c, l, "nslice", &u)))
-		return rc;
-	t.nslice = (uint32_t)u;
-	if ((rc = need_u64(c, l, "hslice", &u)))
-		return rc;
-	t.hslice = (uint32_t)u;
-	const char *sv;
-	size_t sn;
-	if (kv(l, "l2addr", 0, &sv, &sn) && tp_parse_u64(sv, sn, &t.l2addr) != 0)
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad l2addr value");
-	if (!kv(l, "shape", 0, &sv, &sn))
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing shape=");
-	if (sn < 2 || sv[0] != '[' || sv[sn - 1] != ']')
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
-		                    (int)(sn > 40 ? 40 : sn), sv);
-	size_t i = 1;
-	while (i < sn - 1) {
-		size_t e = i;
-		while (e < sn - 1 && sv[e] != 'x' && sv[e] != ',')
-			e++;
-		if (t.ndim >= TP_MAX_DIMS)
-			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
-			                    "shape has more than %d dimensions", TP_MAX_DIMS);
-		if (tp_parse_i64(sv + i, e - i, &t.shape[t.ndim]) != 0)
-			return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad shape \"%.*s\"",
-			                    (int)(sn > 40 ? 40 : sn), sv);
-		t.ndim++;
-		i = e + 1;
-	}
-	if (c->g->no_layers || c->g->no_tensors)
-		return TP_OK;
-	t.layer = c->cur_layer;
-	if (tp_profile_add_tensor(c->p, &t) < 0)
-		return oom(c);
-	if (c->cur_layer >= 0 &&
-	    c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
-		c->pend.num_tensors++;
-	return TP_OK;
-}
-
-static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t core, uint64_t bd_id,
-                            uint64_t gdma_id, uint8_t dir)
+static inline int push_node(struct bmp_gctx *c, struct bmp_line *l, int engine, int64_t core,
+                            uint64_t bd_id, uint64_t gdma_id, uint8_t dir)
 {
 	if (core < 0 || core >= BMP_MAX_CORES)
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
@@ -431,24 +242,24 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 	if (nd->n == nd->cap_ld) {
 		uint8_t *ld = tp_grow(nd->ld, 1, nd->n + 1, &nd->cap_ld);
 		if (!ld)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->ld = ld;
 	}
 	if (nd->n >= UINT32_MAX)
-		return oom(c);
+		return bmp_gctx_oom(c);
 	if (c->g->keep_ids && nd->n == nd->cap) {
 		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
 		uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap);
 		if (!b)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->bd_id = b;
 		uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap2);
 		if (!g)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->gdma_id = g;
 		uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap3);
 		if (!dr)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->dir = dr;
 		if (cap2 < cap)
 			cap = cap2;
@@ -460,7 +271,7 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 	if (nd->n % BMP_NODE_MARK == 0) {
 		int32_t *m = tp_grow(nd->mark, sizeof *m, nd->nmark + 1, &nd->cap_mark);
 		if (!m)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->mark = m;
 		m[nd->nmark++] = cur;
 	}
@@ -469,7 +280,7 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 	} else {
 		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
 		if (!x)
-			return oom(c);
+			return bmp_gctx_oom(c);
 		nd->esc = x;
 		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)nd->n, cur};
 		nd->ld[nd->n] = 255;
@@ -489,7 +300,7 @@ static inline int push_node(struct ctx *c, struct line *l, int engine, int64_t c
 /* Node lines exactly as the runtime writes them, without the generic key search:
  *   bd_id=N gdma_id=N (bd_func=N | gdma_dir=N gdma_func=N) [core=N]
  * Returns 1 and the fields, or 0 to let the generic path (and its messages) handle it. */
-static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *gd, int *tiu,
+static int fast_node(const struct bmp_line *l, size_t skip, uint64_t *bd, uint64_t *gd, int *tiu,
                      uint64_t *dir, uint64_t *core)
 {
 	if (skip >= l->n) /* a line cut right after its prefix (fuzzer finding) */
@@ -512,7 +323,7 @@ static int fast_node(const struct line *l, size_t skip, uint64_t *bd, uint64_t *
 	return p == end;
 }
 
-static int do_node(struct ctx *c, struct line *l, int bd_prefix)
+int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 {
 	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
 	                                TP_DIR_LMEM_TO_LMEM};
@@ -527,151 +338,27 @@ static int do_node(struct ctx *c, struct line *l, int bd_prefix)
 	uint64_t bd_id, gdma_id;
 	int64_t core = 0;
 	int rc;
-	if ((rc = need_u64(c, l, "bd_id", &bd_id)) || (rc = need_u64(c, l, "gdma_id", &gdma_id)))
+	if ((rc = bmp_line_u64(c, l, "bd_id", &bd_id)) ||
+	    (rc = bmp_line_u64(c, l, "gdma_id", &gdma_id)))
 		return rc;
 	const char *v;
 	size_t n;
-	if (kv(l, "core", 0, &v, &n) && tp_parse_i64(v, n, &core) != 0)
+	if (bmp_line_kv(l, "core", 0, &v, &n) && tp_parse_i64(v, n, &core) != 0)
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "bad core value \"%.*s\"",
 		                    (int)(n > 40 ? 40 : n), v);
 	/* A `bd_func=` key makes it a TIU node, whatever the prefix (BM1688 writes TIU nodes as
 	 * `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=<n> core=<n>`, §3.1). */
-	int tiu = bd_prefix || kv(l, "bd_func", 0, &v, &n);
-	if (!tiu && !kv(l, "gdma_func", 0, &v, &n))
+	int tiu = bd_prefix || bmp_line_kv(l, "bd_func", 0, &v, &n);
+	if (!tiu && !bmp_line_kv(l, "gdma_func", 0, &v, &n))
 		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
 		                    "node line without bd_func= or gdma_func=");
 	/* gdma_dir (§3.3): 0 S2L, 1 L2S, 2 S2S, 3 L2L. */
 	int64_t gd;
 	uint8_t dir = TP_DIR_NONE;
-	if (!tiu && kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 && gd >= 0 &&
-	    gd < 4)
+	if (!tiu && bmp_line_kv(l, "gdma_dir", 0, &v, &n) && tp_parse_i64(v, n, &gd) == 0 &&
+	    gd >= 0 && gd < 4)
 		dir = dirs[gd];
 	return push_node(c, l, tiu ? BMP_ENG_TIU : BMP_ENG_GDMA, core, bd_id, gdma_id, dir);
-}
-
-static int do_mem(struct ctx *c, struct line *l)
-{
-	struct tp_mem m = {0};
-	int64_t mt;
-	int rc;
-	if ((rc = need_i64(c, l, "mtype", &mt)) || (rc = need_u64(c, l, "addr", &m.addr)) ||
-	    (rc = need_u64(c, l, "size", &m.size)) ||
-	    (rc = need_u64(c, l, "alloc", &m.alloc_usec)) ||
-	    (rc = need_u64(c, l, "free", &m.free_usec)))
-		return rc;
-	m.mtype = (int32_t)mt;
-	const char *v;
-	size_t n;
-	if (!kv(l, "desc", 1, &v, &n))
-		return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no, "missing desc=");
-	m.desc = tp_profile_strn(c->p, v, n);
-	if (tp_profile_add_mem(c->p, &m) < 0)
-		return oom(c);
-	return TP_OK;
-}
-
-static int do_core_list(struct ctx *c, struct line *l)
-{
-	const char *v;
-	size_t n;
-	kv(l, "core_list", 0, &v, &n);
-	struct bmp_global *g = c->g;
-	g->n_cores = 0;
-	size_t i = 0;
-	while (i < n) {
-		size_t e = i;
-		while (e < n && v[e] != ',')
-			e++;
-		if (e > i) {
-			int64_t core;
-			if (tp_parse_i64(v + i, e - i, &core) != 0 || core < 0 || core > 4096)
-				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
-				                    "bad core_list \"%.*s\"",
-				                    (int)(n > 40 ? 40 : n), v);
-			if (g->n_cores >= BMP_MAX_CORES)
-				return tp_diag_line(c->d, TP_EFORMAT, c->path, l->no,
-				                    "core_list has more than %d cores",
-				                    BMP_MAX_CORES);
-			g->cores[g->n_cores++] = (int)core;
-		}
-		i = e + 1;
-	}
-	g->have_core_list = 1;
-	char buf[256];
-	snprintf(buf, sizeof buf, "%.*s", (int)(n > 255 ? 255 : n), v);
-	return tp_profile_set_meta(c->p, "core_list", buf) == TP_OK ? TP_OK : oom(c);
-}
-
-static int do_line(struct ctx *c, struct line *l)
-{
-	struct bmp_global *g = c->g;
-	const char *v;
-	size_t n;
-	int64_t x;
-	char buf[512];
-	/* Most lines are tensor and node lines: test them first. */
-	if (l->n && l->s[0] == 't' && starts(l, "tensor_id=")) {
-		/* Huge dumps keep no tensors: skip their lines unparsed (the one place where a
-		 * malformed line may go unreported, to keep multi-GB logs fast). */
-		if (g->no_tensors || g->no_layers)
-			return TP_OK;
-		return do_tensor(c, l);
-	}
-	if (l->n && l->s[0] == 'g' && starts(l, "gdma cmd_id"))
-		return g->no_nodes ? TP_OK : do_node(c, l, 0);
-	if (g->no_nodes && g->no_layers && l->n &&
-	    (starts(l, "local_layer:") || starts(l, "global_layer:") || starts(l, "bd cmd_id")))
-		return TP_OK; /* nothing of them is kept: do not parse them */
-	if (starts(l, "arch=")) {
-		if (g->have_arch)
-			return TP_OK; /* the first arch= line fixes the arch (§3.2) */
-		int rc = need_i64(c, l, "arch", &x);
-		if (rc)
-			return rc;
-		g->have_arch = 1;
-		g->arch_raw = x < -1000000 || x > 1000000 ? -1 : (int)x;
-		g->arch = bmp_arch_from_raw(g->arch_raw);
-		g->arch_line = l->no;
-		return TP_OK;
-	}
-	if (starts(l, "tpu_freq=") || starts(l, "freq=")) {
-		int rc = need_i64(c, l, starts(l, "freq=") ? "freq" : "tpu_freq", &x);
-		if (rc)
-			return rc;
-		g->have_freq = 1;
-		g->tpu_freq = x;
-		snprintf(buf, sizeof buf, "%lld", (long long)x);
-		return tp_profile_set_meta(c->p, "tpu_freq", buf) == TP_OK ? TP_OK : oom(c);
-	}
-	if (starts(l, "net_name=")) {
-		kv(l, "net_name", 1, &v, &n);
-		c->p->net_name = tp_profile_strn(c->p, v, n);
-		snprintf(buf, sizeof buf, "%.*s", (int)(n > 511 ? 511 : n), v);
-		return tp_profile_set_meta(c->p, "net_name", buf) == TP_OK ? TP_OK : oom(c);
-	}
-	if (starts(l, "start to run subnet_id=") || starts(l, "end to run subnet_id=")) {
-		int rc = need_i64(c, l, "subnet_id", &x);
-		if (rc)
-			return rc;
-		c->cur_subnet = starts(l, "start") ? (int32_t)x : -1;
-		c->cur_layer = -1;
-		return TP_OK;
-	}
-	if (starts(l, "end parallel")) {
-		c->cur_layer = -1;
-		return TP_OK;
-	}
-	if (starts(l, "global_layer:"))
-		return do_layer(c, l, 0);
-	if (starts(l, "local_layer:"))
-		return do_layer(c, l, 1);
-	if (starts(l, "bd cmd_id"))
-		return do_node(c, l, 1);
-	if (starts(l, "core_list="))
-		return do_core_list(c, l);
-	if (starts(l, "mtype="))
-		return do_mem(c, l);
-	return TP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -789,14 +476,129 @@ static inline size_t nl_next(struct nlfind *f, size_t pos)
 #endif
 }
 
-/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
- * text and the input flags of g only. Decides exactly as do_line would: a line the fast
- * forms do not cover goes to do_line unchanged. */
-static void scan_chunk_into(const char *text, const struct bmp_global *g, struct gchunk *ch)
+/* The body of line s[0..n) after the "[bmprofile]" tag, found anywhere in the line as the
+ * reference's patterns do (it is at the start of every line the runtime writes). 0 when the
+ * line has no tag. */
+static inline int line_body(const char *s, size_t n, struct bmp_line *l)
 {
 	static const char tag[] = "[bmprofile]";
+	const char *tp = NULL;
+	if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
+		tp = s;
+	} else {
+		const char *q = s;
+		while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
+			if ((size_t)(s + n - q) >= sizeof tag - 1 &&
+			    !memcmp(q, tag, sizeof tag - 1)) {
+				tp = q;
+				break;
+			}
+			q++;
+		}
+	}
+	if (!tp)
+		return 0;
+	size_t b = (size_t)(tp - s) + sizeof tag - 1;
+	if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
+		b++;
+	else
+		while (b < n && (s[b] == ' ' || s[b] == '\t'))
+			b++;
+	l->s = s + b;
+	l->n = n - b;
+	l->no = 0;
+	l->parsed = 0;
+	return 1;
+}
+
+/* What the scan does with a line: nothing is kept, an event was pushed, the generic parser
+ * takes it, or out of memory. */
+enum scan_res { SC_DROP, SC_DONE, SC_GENERIC, SC_OOM };
+
+/* A node line (bd_prefix: the "bd cmd_id" form) in its fast form, as an EV_NODE event. */
+static inline enum scan_res scan_node(const struct bmp_line *l, int bd_prefix,
+                                      const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
 	static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
 	                                TP_DIR_LMEM_TO_LMEM};
+	uint64_t fb, fg, fd = 99, fc;
+	int ftiu;
+	if (!fast_node(l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) || fc >= BMP_MAX_CORES)
+		return SC_GENERIC;
+	if (g->no_nodes) /* bd cmd_id with layers kept: bmp_gline_node would keep nothing */
+		return SC_DROP;
+	struct gev *ev = push_ev(ch);
+	if (!ev)
+		return SC_OOM;
+	ev->kind = EV_NODE;
+	ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
+	ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
+	ev->core = (uint8_t)fc;
+	ev->lno = lno;
+	ev->a = fb;
+	ev->b = fg;
+	return SC_DONE;
+}
+
+/* A layer line in its fast form, as an EV_LAYER event. */
+static inline enum scan_res scan_layer(const char *text, const struct bmp_line *l, int is_local,
+                                       const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
+	int64_t id;
+	const char *tv, *nv;
+	size_t tn, nn;
+	if (!fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX || tn > UINT32_MAX)
+		return SC_GENERIC;
+	if (g->no_layers)
+		return SC_DROP;
+	struct gev *ev = push_ev(ch);
+	if (!ev)
+		return SC_OOM;
+	ev->kind = EV_LAYER;
+	ev->eng = (uint8_t)is_local;
+	ev->lno = lno;
+	ev->a = (uint64_t)id;
+	ev->off = (uint64_t)(tv - text);
+	ev->n = (uint32_t)tn;
+	ev->b = (uint64_t)(nv - text);
+	ev->n2 = (uint32_t)nn;
+	return SC_DONE;
+}
+
+/* Decides what to do with a tagged line: the fast forms, the lines nothing keeps, or the
+ * generic parser. */
+static inline enum scan_res scan_line(const char *text, const struct bmp_line *l,
+                                      const struct bmp_global *g, struct gchunk *ch, uint32_t lno)
+{
+	char c0 = l->n ? l->s[0] : 0;
+	if (c0 == 't' && (LIT(l, "tensor_id=") || bmp_line_starts(l, "tensor_id=")))
+		return g->no_tensors || g->no_layers ? SC_DROP : SC_GENERIC;
+	if (c0 == 'g' && LIT(l, "gdma cmd_id"))
+		return g->no_nodes ? SC_DROP : scan_node(l, 0, g, ch, lno);
+	if (c0 == 'b' && LIT(l, "bd cmd_id"))
+		return g->no_nodes && g->no_layers ? SC_DROP : scan_node(l, 1, g, ch, lno);
+	if (c0 == 'e' && LIT(l, "end parallel")) {
+		struct gev *ev = push_ev(ch);
+		if (!ev)
+			return SC_OOM;
+		ev->kind = EV_ENDPAR;
+		ev->lno = lno;
+		return SC_DONE;
+	}
+	int is_local = c0 == 'l' && LIT(l, "local_layer:");
+	if (is_local || (c0 == 'g' && LIT(l, "global_layer:")))
+		return g->no_nodes && g->no_layers ? SC_DROP
+		                                   : scan_layer(text, l, is_local, g, ch, lno);
+	if (c0 == 's' && LIT(l, "start parallel"))
+		return SC_DROP; /* no body of bmp_gline_apply starts so */
+	return SC_GENERIC;
+}
+
+/* Tokenizes chunk [ch->beg, ch->end) into events (see above). Pure apart from ch: reads the
+ * text and the input flags of g only. Decides exactly as bmp_gline_apply would: a line the
+ * fast forms do not cover goes to bmp_gline_apply unchanged. */
+static void scan_chunk_into(const char *text, const struct bmp_global *g, struct gchunk *ch)
+{
 	size_t pos = ch->beg, len = ch->end;
 	uint32_t no = 0;
 	struct nlfind nf = {.text = text, .end = len};
@@ -813,108 +615,16 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 		const char *s = text + pos;
 		size_t n = end - pos;
 		pos = e + 1;
-		/* Find the tag anywhere in the line, as the reference's patterns do (it is at the
-		 * start of every line the runtime writes). */
-		const char *tp = NULL;
-		if (n >= sizeof tag - 1 && eqn(s, tag, sizeof tag - 1)) {
-			tp = s;
-		} else {
-			const char *q = s;
-			while ((q = memchr(q, '[', (size_t)(s + n - q))) != NULL) {
-				if ((size_t)(s + n - q) >= sizeof tag - 1 &&
-				    !memcmp(q, tag, sizeof tag - 1)) {
-					tp = q;
-					break;
-				}
-				q++;
-			}
-		}
-		if (!tp)
+		struct bmp_line l;
+		if (!line_body(s, n, &l))
 			continue;
-		size_t b = (size_t)(tp - s) + sizeof tag - 1;
-		if (b + 1 < n && s[b] == ' ' && s[b + 1] > ' ') /* the runtime's one blank */
-			b++;
-		else
-			while (b < n && (s[b] == ' ' || s[b] == '\t'))
-				b++;
-		struct line l;
-		l.s = s + b;
-		l.n = n - b;
-		l.no = 0;
-		l.parsed = 0;
-		char c0 = l.n ? l.s[0] : 0;
-		struct gev *ev;
-		if (c0 == 't' && (LIT(&l, "tensor_id=") || starts(&l, "tensor_id="))) {
-			if (g->no_tensors || g->no_layers)
-				continue;
-			goto generic;
-		}
-		int node = 0, bd_prefix = 0;
-		if (c0 == 'g' && LIT(&l, "gdma cmd_id")) {
-			if (g->no_nodes)
-				continue;
-			node = 1;
-		} else if (c0 == 'b' && LIT(&l, "bd cmd_id")) {
-			if (g->no_nodes && g->no_layers)
-				continue;
-			node = 1;
-			bd_prefix = 1;
-		}
-		if (node) {
-			uint64_t fb, fg, fd = 99, fc;
-			int ftiu;
-			if (!fast_node(&l, bd_prefix ? 10 : 12, &fb, &fg, &ftiu, &fd, &fc) ||
-			    fc >= BMP_MAX_CORES)
-				goto generic;
-			if (g->no_nodes) /* bd cmd_id with layers kept: do_node would keep nothing
-			                  */
-				continue;
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_NODE;
-			ev->eng = (bd_prefix || ftiu) ? BMP_ENG_TIU : BMP_ENG_GDMA;
-			ev->dir = fd < 4 ? dirs[fd] : TP_DIR_NONE;
-			ev->core = (uint8_t)fc;
-			ev->lno = lno;
-			ev->a = fb;
-			ev->b = fg;
+		enum scan_res res = scan_line(text, &l, g, ch, lno);
+		if (res == SC_OOM)
+			return;
+		if (res != SC_GENERIC)
 			continue;
-		}
-		if (c0 == 'e' && LIT(&l, "end parallel")) {
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_ENDPAR;
-			ev->lno = lno;
-			continue;
-		}
-		int is_local = c0 == 'l' && LIT(&l, "local_layer:");
-		if (is_local || (c0 == 'g' && LIT(&l, "global_layer:"))) {
-			if (g->no_nodes && g->no_layers)
-				continue;
-			int64_t id;
-			const char *tv, *nv;
-			size_t tn, nn;
-			if (!fast_layer(&l, is_local, &id, &tv, &tn, &nv, &nn) || nn > UINT32_MAX ||
-			    tn > UINT32_MAX)
-				goto generic;
-			if (g->no_layers)
-				continue;
-			if (!(ev = push_ev(ch)))
-				return;
-			ev->kind = EV_LAYER;
-			ev->eng = (uint8_t)is_local;
-			ev->lno = lno;
-			ev->a = (uint64_t)id;
-			ev->off = (uint64_t)(tv - text);
-			ev->n = (uint32_t)tn;
-			ev->b = (uint64_t)(nv - text);
-			ev->n2 = (uint32_t)nn;
-			continue;
-		}
-		if (c0 == 's' && LIT(&l, "start parallel"))
-			continue; /* no body of do_line starts so */
-	generic:
-		if (!(ev = push_ev(ch)))
+		struct gev *ev = push_ev(ch);
+		if (!ev)
 			return;
 		ev->kind = EV_LINE;
 		ev->lno = lno;
@@ -935,11 +645,11 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 }
 
 /* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
-static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
+static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
                        unsigned long first_no)
 {
 	if (ch->oom)
-		return oom(c);
+		return bmp_gctx_oom(c);
 	for (size_t i = 0; i < ch->nev; i++) {
 		const struct gev *ev = &ch->ev[i];
 		/* Another thread wrote the events and scanned the text, so neither is in this
@@ -955,7 +665,7 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 			__builtin_prefetch(text + f->b);
 			__builtin_prefetch(text + f->b + (f->n2 ? f->n2 - 1 : 0));
 		}
-		struct line l;
+		struct bmp_line l;
 		l.no = first_no + ev->lno;
 		l.parsed = 0;
 		int rc = TP_OK;
@@ -970,12 +680,12 @@ static int apply_chunk(struct ctx *c, const char *text, const struct gchunk *ch,
 			               ev->n2, ev->eng);
 			break;
 		case EV_ENDPAR:
-			c->cur_layer = -1;
+			bmp_end_parallel(c);
 			break;
 		default:
 			l.s = text + ev->a;
 			l.n = (size_t)ev->b;
-			rc = do_line(c, &l);
+			rc = bmp_gline_apply(c, &l);
 			break;
 		}
 		if (rc)
@@ -1003,6 +713,18 @@ struct gpool {
 	int stop;
 };
 
+/* Scans chunk k into slot ch (any thread). */
+static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *g,
+                         struct gchunk *ch, size_t k)
+{
+	ch->beg = chunk_start(text, len, k);
+	ch->end = chunk_start(text, len, k + 1);
+	if (ch->end < ch->beg)
+		ch->end = ch->beg;
+	ch->lines = 0;
+	scan_chunk(text, g, ch);
+}
+
 static void *gworker(void *arg)
 {
 	struct gpool *gp = arg;
@@ -1015,12 +737,7 @@ static void *gworker(void *arg)
 		size_t k = gp->next++;
 		struct gchunk *ch = &gp->slot[k % gp->nslot];
 		pthread_mutex_unlock(&gp->mu);
-		ch->beg = chunk_start(gp->text, gp->len, k);
-		ch->end = chunk_start(gp->text, gp->len, k + 1);
-		if (ch->end < ch->beg)
-			ch->end = ch->beg;
-		ch->lines = 0;
-		scan_chunk(gp->text, gp->g, ch);
+		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
 		pthread_mutex_lock(&gp->mu);
 		gp->ready[k % gp->nslot] = 1;
 		pthread_cond_broadcast(&gp->cv_done);
@@ -1029,10 +746,83 @@ static void *gworker(void *arg)
 	return NULL;
 }
 
+/* Starts up to nthreads workers; returns how many started. */
+static unsigned pool_start(struct gpool *gp, unsigned nthreads, pthread_t *th)
+{
+	unsigned started = 0;
+	if (!nthreads)
+		return 0;
+	pthread_mutex_init(&gp->mu, NULL);
+	pthread_cond_init(&gp->cv_work, NULL);
+	pthread_cond_init(&gp->cv_done, NULL);
+	for (unsigned i = 0; i < nthreads; i++) {
+		if (pthread_create(&th[i], NULL, gworker, gp) != 0)
+			break;
+		started++;
+	}
+	return started;
+}
+
+/* Stops and joins the workers, and frees the slots. */
+static void pool_stop(struct gpool *gp, unsigned nthreads, pthread_t *th, unsigned started)
+{
+	if (started) {
+		pthread_mutex_lock(&gp->mu);
+		gp->stop = 1;
+		pthread_cond_broadcast(&gp->cv_work);
+		pthread_mutex_unlock(&gp->mu);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(th[i], NULL);
+	}
+	if (nthreads) {
+		pthread_mutex_destroy(&gp->mu);
+		pthread_cond_destroy(&gp->cv_work);
+		pthread_cond_destroy(&gp->cv_done);
+	}
+	for (size_t i = 0; i < gp->nslot; i++)
+		tp_free(gp->slot[i].ev);
+	tp_free(gp->slot);
+	tp_free(gp->ready);
+}
+
+/* Chunk k, scanned: by a worker (waits for it), or here when no worker has taken it. */
+static void take_chunk(struct gpool *gp, unsigned started, size_t k)
+{
+	struct gchunk *ch = &gp->slot[k % gp->nslot];
+	int mine = !started;
+	if (started) {
+		pthread_mutex_lock(&gp->mu);
+		if (gp->next == k) {
+			gp->next++; /* no worker has it: scan it here rather than wait */
+			mine = 1;
+		} else {
+			while (!gp->ready[k % gp->nslot])
+				pthread_cond_wait(&gp->cv_done, &gp->mu);
+		}
+		pthread_mutex_unlock(&gp->mu);
+	}
+	if (mine) /* one thread, or no worker took the chunk (same code) */
+		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
+}
+
+/* Chunk k applied (rc its result): its slot is free for the workers. */
+static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
+{
+	if (!started)
+		return;
+	pthread_mutex_lock(&gp->mu);
+	gp->ready[k % gp->nslot] = 0;
+	gp->applied = k + 1;
+	if (rc)
+		gp->stop = 1;
+	pthread_cond_broadcast(&gp->cv_work);
+	pthread_mutex_unlock(&gp->mu);
+}
+
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
                      struct bmp_global *g, struct tp_diag *d)
 {
-	struct ctx c;
+	struct bmp_gctx c;
 	memset(&c, 0, sizeof c);
 	c.path = path;
 	c.p = p;
@@ -1065,43 +855,13 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	if (!gp.slot || !gp.ready) {
 		tp_free(gp.slot);
 		tp_free(gp.ready);
-		return oom(&c);
+		return bmp_gctx_oom(&c);
 	}
 	pthread_t th[64];
-	unsigned started = 0;
-	if (nthreads) {
-		pthread_mutex_init(&gp.mu, NULL);
-		pthread_cond_init(&gp.cv_work, NULL);
-		pthread_cond_init(&gp.cv_done, NULL);
-		for (unsigned i = 0; i < nthreads; i++) {
-			if (pthread_create(&th[i], NULL, gworker, &gp) != 0)
-				break;
-			started++;
-		}
-	}
+	unsigned started = pool_start(&gp, nthreads, th);
 	for (size_t k = 0; k < nchunks; k++) {
 		struct gchunk *ch = &gp.slot[k % gp.nslot];
-		int mine = !started;
-		if (started) {
-			pthread_mutex_lock(&gp.mu);
-			if (gp.next == k) {
-				gp.next++; /* no worker has it: scan it here rather than wait */
-				mine = 1;
-			} else {
-				while (!gp.ready[k % gp.nslot])
-					pthread_cond_wait(&gp.cv_done, &gp.mu);
-			}
-			pthread_mutex_unlock(&gp.mu);
-		}
-		if (mine) {
-			/* Scanned here: one thread, or no worker took the chunk (same code). */
-			ch->beg = chunk_start(text, len, k);
-			ch->end = chunk_start(text, len, k + 1);
-			if (ch->end < ch->beg)
-				ch->end = ch->beg;
-			ch->lines = 0;
-			scan_chunk(text, g, ch);
-		}
+		take_chunk(&gp, started, k);
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
 		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
@@ -1113,35 +873,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 			tp_map_drop(text, 0, ch->end);
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
-		if (started) {
-			pthread_mutex_lock(&gp.mu);
-			gp.ready[k % gp.nslot] = 0;
-			gp.applied = k + 1;
-			if (rc)
-				gp.stop = 1;
-			pthread_cond_broadcast(&gp.cv_work);
-			pthread_mutex_unlock(&gp.mu);
-		}
+		chunk_done(&gp, started, k, rc);
 		if (rc)
 			break;
 	}
-	if (started) {
-		pthread_mutex_lock(&gp.mu);
-		gp.stop = 1;
-		pthread_cond_broadcast(&gp.cv_work);
-		pthread_mutex_unlock(&gp.mu);
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-	}
-	if (nthreads) {
-		pthread_mutex_destroy(&gp.mu);
-		pthread_cond_destroy(&gp.cv_work);
-		pthread_cond_destroy(&gp.cv_done);
-	}
-	for (size_t i = 0; i < gp.nslot; i++)
-		tp_free(gp.slot[i].ev);
-	tp_free(gp.slot);
-	tp_free(gp.ready);
+	pool_stop(&gp, nthreads, th, started);
 	/* Even after an error (keeping its message), so that no tensor or node names a layer the
 	 * table lacks. */
 	if (!rc)
@@ -1152,7 +888,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		return rc;
 	g->lines = no;
 	if (p->oom)
-		return oom(&c);
+		return bmp_gctx_oom(&c);
 	return TP_OK;
 }
 

@@ -2,9 +2,9 @@
  * bmp_int.h — the bmprofile_data reader's internal pieces, shared by its own files, its unit
  * tests and its fuzz targets: the iter<N>.profile block walk and PMU/MCU record decoders
  * (bmp_iter.c), the command-descriptor decoders for cmd_*.dat (bmp_cmd.c), the global.profile
- * parser (bmp_global.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline steps of
- * §9.2 (bmp_timeline.c). Every parser works on a memory buffer, so tests and fuzzers need no
- * files.
+ * parser (bmp_global.c, bmp_gline.c), the net_stat.sim parser (bmp_netstat.c) and the pure timeline
+ * steps of §9.2 (bmp_timeline.c). Every parser works on a memory buffer, so tests and fuzzers need
+ * no files.
  *
  * Nothing here owns global state. Structures that allocate say who frees them.
  */
@@ -289,6 +289,60 @@ void bmp_global_free(struct bmp_global *g);
 /* Maps the runtime's arch number (§2) to a tp_arch; TP_ARCH_UNKNOWN if not handled. */
 enum tp_arch bmp_arch_from_raw(int raw);
 
+/* The global.profile parser's pieces: bmp_global.c cuts the text into chunks, scans them and
+ * builds layers and nodes; bmp_gline.c parses the lines the scan hands over whole. */
+#define BMP_MAX_KV 24
+
+/* One line's body, split into key=value pairs on first lookup. */
+struct bmp_line {
+	const char *s; /* body (after "[bmprofile]" and blanks) */
+	size_t n;
+	unsigned long no;
+	int parsed;         /* key=value pairs below are valid */
+	unsigned nkv, hint; /* pairs; where the next lookup starts (keys come in order) */
+	struct {
+		const char *k, *v;
+		size_t kn, vn;
+	} kv[BMP_MAX_KV];
+};
+
+/* The parse state, owned by bmp_global_parse for one call. */
+struct bmp_gctx {
+	const char *path;
+	struct tp_profile *p;
+	struct bmp_global *g;
+	struct tp_diag *d;
+	int32_t cur_layer;
+	int32_t cur_subnet;
+	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
+	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
+	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
+	int32_t pend_layer;
+	struct tp_layer pend;
+	uint32_t type_id[8]; /* recently seen layer types */
+	const char *type_str[8];
+	size_t type_len[8];
+	unsigned type_next;
+};
+
+/* bmp_gline.c. The body starts with p (a p ending in '=' also matches with blanks around the
+ * '='). */
+int bmp_line_starts(const struct bmp_line *l, const char *p);
+/* Finds `key=` and returns its value (the rest of the line with `rest`); 1 if found. */
+int bmp_line_kv(struct bmp_line *l, const char *key, int rest, const char **v, size_t *vn);
+/* Reads `key=` as a number: TP_OK, or an error `path:LINE` naming the key. */
+int bmp_line_i64(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *out);
+int bmp_line_u64(struct bmp_gctx *c, struct bmp_line *l, const char *key, uint64_t *out);
+/* Applies one line the scan did not take in a fast form. */
+int bmp_gline_apply(struct bmp_gctx *c, struct bmp_line *l);
+/* bmp_global.c: node and layer lines (bd_prefix: the "bd cmd_id" form), and the out-of-memory
+ * error. */
+int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix);
+int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local);
+int bmp_gctx_oom(struct bmp_gctx *c);
+/* bmp_global.c: an "end parallel." line. */
+void bmp_end_parallel(struct bmp_gctx *c);
+
 /* ---------------------------------------------------------------------------------------- */
 /* net_stat.sim (§7).                                                                         */
 /* ---------------------------------------------------------------------------------------- */
@@ -363,6 +417,10 @@ struct bmp_rd {
 	int device;
 	struct bmp_global g;
 	int tiu_track[BMP_MAX_CORES], gdma_track[BMP_MAX_CORES], mcu_track[BMP_MAX_CORES];
+	/* Legacy arches: per core and engine (BMP_ENG_*), the track of the records the firmware
+	 * ran outside the net's command stream (an MCU-kind track: shown, never counted as the
+	 * engine's); -1 until one is found. */
+	int outside_track[BMP_MAX_CORES][2];
 	unsigned ncores;
 	struct bmp_name_slot *cache;
 	int json;                /* tensor_location.json present, parsed and wanted */

@@ -76,6 +76,18 @@ static int add_span(struct bmp_span *arr, unsigned *n, uint64_t off, size_t len,
 	return TP_OK;
 }
 
+/* A block of whole rsize-byte records (`what` names it in the error): its span. */
+static int add_records(struct bmp_span *arr, unsigned *n, uint64_t off, uint32_t blen, size_t rsize,
+                       const char *what, uint32_t type, const char *path, uint64_t hdr_off,
+                       struct tp_diag *d)
+{
+	if (blen % rsize)
+		return tp_diag_at(d, TP_EFORMAT, path, hdr_off,
+		                  "%s block length %u is not a multiple of the %zu-byte record",
+		                  what, blen, rsize);
+	return add_span(arr, n, off, blen, type, path, hdr_off, d);
+}
+
 static int walk_extra(struct tp_cursor *c, const char *path, struct bmp_iter *it, struct tp_diag *d)
 {
 	while (tp_cur_left(c) > 0) {
@@ -173,29 +185,16 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			break;
 		}
 		case BMP_BLK_MONITOR_BD:
-			if (blen % tsize)
-				return tp_diag_at(
-				    d, TP_EFORMAT, path, hdr,
-				    "TIU block length %u is not a multiple of the %zu-byte record",
-				    blen, tsize);
-			rc = add_span(it->bd, &it->n_bd, poff, blen, type, path, hdr, d);
+			rc = add_records(it->bd, &it->n_bd, poff, blen, tsize, "TIU", type, path,
+			                 hdr, d);
 			break;
 		case BMP_BLK_MONITOR_GDMA:
-			if (blen % gsize)
-				return tp_diag_at(
-				    d, TP_EFORMAT, path, hdr,
-				    "GDMA block length %u is not a multiple of the %zu-byte record",
-				    blen, gsize);
-			rc = add_span(it->gdma, &it->n_gdma, poff, blen, type, path, hdr, d);
+			rc = add_records(it->gdma, &it->n_gdma, poff, blen, gsize, "GDMA", type,
+			                 path, hdr, d);
 			break;
 		case BMP_BLK_DYN_DATA:
-			if (blen % BMP_DYN_REC_SIZE)
-				return tp_diag_at(
-				    d, TP_EFORMAT, path, hdr,
-				    "DYN_DATA block length %u is not a multiple of the %d-byte "
-				    "record",
-				    blen, BMP_DYN_REC_SIZE);
-			rc = add_span(it->dyn, &it->n_dyn, poff, blen, type, path, hdr, d);
+			rc = add_records(it->dyn, &it->n_dyn, poff, blen, BMP_DYN_REC_SIZE,
+			                 "DYN_DATA", type, path, hdr, d);
 			break;
 		case BMP_BLK_DYN_EXTRA:
 			rc = walk_extra(&b, path, it, d);

@@ -241,6 +241,18 @@ static unsigned long damage(struct text *t, size_t at, const char *repl)
 	return no;
 }
 
+/* With each thread count in jobs[0..njobs), the parse fails with exactly `want`. */
+static void expect_error(const struct text *t, const int *jobs, size_t njobs, const char *want)
+{
+	for (size_t j = 0; j < njobs; j++) {
+		struct result r;
+		parse(t, jobs[j], 1, &r);
+		assert_int_equal(r.rc, TP_EFORMAT);
+		assert_string_equal(r.d.msg, want);
+		done(&r);
+	}
+}
+
 static void test_first_error_wins(void **state)
 {
 	(void)state;
@@ -255,23 +267,11 @@ static void test_first_error_wins(void **state)
 	snprintf(want, sizeof want, "d/global.profile:%lu: bad gdma_id value \"q7\"", first);
 	static const int jobs[] = {1, 4, 2, 8};
 	size_t njobs = tsan() ? 2 : sizeof jobs / sizeof *jobs;
-	for (size_t j = 0; j < njobs; j++) {
-		struct result r;
-		parse(&t, jobs[j], 1, &r);
-		assert_int_equal(r.rc, TP_EFORMAT);
-		assert_string_equal(r.d.msg, want);
-		done(&r);
-	}
+	expect_error(&t, jobs, njobs, want);
 	/* Only the later damage left: it is reported, with its own line. */
 	damage(&t, ((size_t)2 << 22) - 300, "[bmprofile] end parallel.");
 	snprintf(want, sizeof want, "d/global.profile:%lu: bad addr value \"zz\"", late);
-	for (size_t j = 0; j < njobs; j++) {
-		struct result r;
-		parse(&t, jobs[j], 1, &r);
-		assert_int_equal(r.rc, TP_EFORMAT);
-		assert_string_equal(r.d.msg, want);
-		done(&r);
-	}
+	expect_error(&t, jobs, njobs, want);
 	free(t.s);
 }
 

@@ -317,6 +317,185 @@ static void a2_par_name(void *v, size_t kk)
 	name_apply(a->r, k, &a->cr[k], a->none);
 }
 
+/* Every core's records and commands: per core through tp_par_run, or on this thread with
+ * argument sets. */
+static int read_cores(struct perfai_par *ap, unsigned nc, int per_core)
+{
+	struct bmp_rd *r = ap->r;
+	int rc;
+	if (!per_core) {
+		for (unsigned k = 0; k < nc; k++)
+			if ((rc = perfai_core(r, ap->ipath, ap->f, ap->it, k, &ap->cc[k],
+			                      &ap->cr[k], &ap->anchor[k], &ap->have_anchor[k])) !=
+			    TP_OK)
+				return rc;
+		return TP_OK;
+	}
+	ap->job = tp_calloc(nc, sizeof *ap->job);
+	if (!ap->job)
+		return bmp_nomem(r);
+	tp_par_run((unsigned)r->jobs, nc, a2_par_read, ap);
+	/* In core order: the first core that failed reports (as one thread would). */
+	for (unsigned k = 0; k < nc; k++) {
+		if (ap->job[k].rc) {
+			if (r->d)
+				*r->d = ap->job[k].d;
+			return ap->job[k].rc;
+		}
+		job_merge(r, &ap->job[k]);
+	}
+	return TP_OK;
+}
+
+/* Core alignment against core 0: each core's slices move by its wait_msg anchor's distance
+ * from core 0's (delta[k]). */
+static void align_cores(const struct perfai_par *ap, unsigned nc, int64_t *delta)
+{
+	struct bmp_rd *r = ap->r;
+	const struct core_range *cr = ap->cr;
+	for (unsigned k = 1; k < nc; k++) {
+		if (!ap->have_anchor[0] || !ap->have_anchor[k]) {
+			if (cr[k].tiu_n || cr[k].gdma_n)
+				tp_profile_note(
+				    r->p, "%s: core %u has no wait_msg anchor; left unaligned",
+				    ap->ipath, k);
+			continue;
+		}
+		delta[k] = ap->anchor[k] - ap->anchor[0];
+		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
+			s[i].start_ns -= delta[k]; /* the end moves with the start */
+		s = r->p->tracks[r->gdma_track[k]].slices;
+		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
+			s[i].start_ns -= delta[k];
+	}
+}
+
+/* Global zero: min over cores of the first TIU and first GDMA start (0 when none). */
+static int64_t global_zero(const struct bmp_rd *r, const struct core_range *cr, unsigned nc)
+{
+	int64_t zero = INT64_MAX;
+	for (unsigned k = 0; k < nc; k++) {
+		if (cr[k].tiu_n &&
+		    r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
+			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
+		if (cr[k].gdma_n &&
+		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
+			zero = r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns;
+	}
+	return zero == INT64_MAX ? 0 : zero;
+}
+
+/* Core k's slices finished on this thread (the argument-set path): times, then each
+ * command's fields. */
+static void finish_core_here(struct perfai_par *ap, unsigned k, uint64_t *clamped)
+{
+	struct bmp_rd *r = ap->r;
+	const struct core_range *cr = &ap->cr[k];
+	finish_slices(r, r->tiu_track[k], cr->tiu_first, cr->tiu_n, r->tiu_mhz, ap->zero,
+	              ap->offset_ns, clamped);
+	finish_slices(r, r->gdma_track[k], cr->gdma_first, cr->gdma_n, r->gdma_mhz, ap->zero,
+	              ap->offset_ns, clamped);
+	for (int e = 0; e < 2; e++) {
+		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++)
+			bmp_fill_cmd(r, &ap->cc[k], e, t, first + i, k, i);
+	}
+}
+
+/* One argument set per distinct cost entry (Alg Ops, uArch Ops, Alg Cycle, uArch Rate as the
+ * vendor prints them), in an open-addressing table keyed by the entry's figures. */
+struct cost_set {
+	uint64_t alg, uarch;
+	uint32_t cycle, args; /* args 0 = empty slot */
+};
+struct cost_sets {
+	struct cost_set *v;
+	size_t cap, n; /* cap a power of two, n < cap / 2 */
+};
+
+static size_t cost_hash(const struct tp_cost *c, size_t cap)
+{
+	uint64_t h = c->alg_ops * 0x9E3779B97F4A7C15u ^ c->uarch_ops * 0xC2B2AE3D27D4EB4Fu ^
+	             (uint64_t)c->alg_cycle * 0x165667B19E3779F9u;
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+/* The slot of entry c (empty when absent); grows the table first when half full. */
+static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
+{
+	if (2 * (s->n + 1) > s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 64;
+		struct cost_set *v = tp_calloc(cap, sizeof *v);
+		if (!v)
+			return NULL;
+		for (size_t i = 0; i < s->cap; i++) {
+			if (!s->v[i].args)
+				continue;
+			struct tp_cost k = {.alg_ops = s->v[i].alg,
+			                    .uarch_ops = s->v[i].uarch,
+			                    .alg_cycle = s->v[i].cycle};
+			size_t j = cost_hash(&k, cap);
+			while (v[j].args)
+				j = (j + 1) & (cap - 1);
+			v[j] = s->v[i];
+		}
+		tp_free(s->v);
+		s->v = v;
+		s->cap = cap;
+	}
+	size_t j = cost_hash(c, s->cap);
+	while (s->v[j].args && !(s->v[j].alg == c->alg_ops && s->v[j].uarch == c->uarch_ops &&
+	                         s->v[j].cycle == c->alg_cycle))
+		j = (j + 1) & (s->cap - 1);
+	return &s->v[j];
+}
+
+/* The cost figures of the TIU commands of cores 0..nc-1 (tiu slices cr[k]) that carry no
+ * argument set, as sets shared by every command with the same cost entry: without per-command
+ * detail (large dumps) they cost nothing per command, and the traces still carry each
+ * command's uArch Rate. */
+static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
+{
+	struct cost_sets s = {NULL, 0, 0};
+	int rc = TP_OK;
+	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
+		int t = r->tiu_track[k];
+		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
+			struct tp_track *tr = &r->p->tracks[t];
+			struct tp_cost c;
+			if (!tr->cost || tr->slices[i].args || !tp_track_get_cost(tr, i, &c))
+				continue;
+			struct cost_set *e = cost_slot(&s, &c);
+			if (!e) {
+				rc = bmp_nomem(r);
+				break;
+			}
+			if (!e->args) {
+				char buf[32];
+				tp_args_begin(r->p);
+				tp_args_add_uint(r->p, "Alg Ops", c.alg_ops);
+				tp_args_add_uint(r->p, "uArch Ops", c.uarch_ops);
+				tp_args_add_uint(r->p, "Alg Cycle", c.alg_cycle);
+				sg_pct1(buf, sizeof buf, (double)c.alg_ops, (double)c.uarch_ops);
+				tp_args_add_str(r->p, "uArch Rate", buf);
+				uint32_t id = tp_args_end(r->p);
+				if (!id) {
+					rc = bmp_nomem(r);
+					break;
+				}
+				*e = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle, id};
+				s.n++;
+			}
+			r->p->tracks[t].slices[i].args = e->args;
+		}
+	}
+	tp_free(s.v);
+	return rc;
+}
+
 int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
                     const struct bmp_iter *it)
 {
@@ -327,7 +506,6 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	int have_anchor[BMP_MAX_CORES];
 	uint64_t clamped_k[BMP_MAX_CORES];
 	struct bmp_core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
-	struct bmp_core_job *job = NULL;
 	if (!cc)
 		return bmp_nomem(r);
 	memset(cr, 0, sizeof cr);
@@ -348,62 +526,12 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	                        .anchor = anchor,
 	                        .have_anchor = have_anchor,
 	                        .clamped = clamped_k};
-	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK)
+	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK ||
+	    (rc = read_cores(&ap, nc, per_core)) != TP_OK)
 		goto out;
-	if (per_core) {
-		job = tp_calloc(nc, sizeof *job);
-		if (!job) {
-			rc = bmp_nomem(r);
-			goto out;
-		}
-		ap.job = job;
-		tp_par_run((unsigned)r->jobs, nc, a2_par_read, &ap);
-		/* In core order: the first core that failed reports (as one thread would). */
-		for (unsigned k = 0; k < nc; k++) {
-			if (job[k].rc) {
-				if (r->d)
-					*r->d = job[k].d;
-				rc = job[k].rc;
-				goto out;
-			}
-			job_merge(r, &job[k]);
-		}
-	} else {
-		for (unsigned k = 0; k < nc; k++)
-			if ((rc = perfai_core(r, ipath, f, it, k, &cc[k], &cr[k], &anchor[k],
-			                      &have_anchor[k])) != TP_OK)
-				goto out;
-	}
-	/* Core alignment against core 0. */
 	int64_t delta[BMP_MAX_CORES] = {0};
-	for (unsigned k = 1; k < nc; k++) {
-		if (!have_anchor[0] || !have_anchor[k]) {
-			if (cr[k].tiu_n || cr[k].gdma_n)
-				tp_profile_note(
-				    r->p, "%s: core %u has no wait_msg anchor; left unaligned",
-				    ipath, k);
-			continue;
-		}
-		delta[k] = anchor[k] - anchor[0];
-		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
-			s[i].start_ns -= delta[k]; /* the end moves with the start */
-		s = r->p->tracks[r->gdma_track[k]].slices;
-		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
-			s[i].start_ns -= delta[k];
-	}
-	/* Global zero: min over cores of the first TIU and first GDMA start. */
-	int64_t zero = INT64_MAX;
-	for (unsigned k = 0; k < nc; k++) {
-		if (cr[k].tiu_n &&
-		    r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
-			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
-		if (cr[k].gdma_n &&
-		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
-			zero = r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns;
-	}
-	if (zero == INT64_MAX)
-		zero = 0;
+	align_cores(&ap, nc, delta);
+	int64_t zero = global_zero(r, cr, nc);
 	/* Later iterations sit after the first by their host begin time. */
 	int64_t offset_ns = 0;
 	if (!r->have_first_begin) {
@@ -413,29 +541,17 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
 	}
 	uint64_t clamped = 0;
-	if (per_core) {
-		ap.zero = zero;
-		ap.offset_ns = offset_ns;
+	ap.zero = zero;
+	ap.offset_ns = offset_ns;
+	if (per_core)
 		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
-	}
 	int have_none = 0;
 	for (unsigned k = 0; k < nc; k++) {
 		if (per_core) {
 			clamped += clamped_k[k];
 			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
 		} else {
-			finish_slices(r, r->tiu_track[k], cr[k].tiu_first, cr[k].tiu_n, r->tiu_mhz,
-			              zero, offset_ns, &clamped);
-			finish_slices(r, r->gdma_track[k], cr[k].gdma_first, cr[k].gdma_n,
-			              r->gdma_mhz, zero, offset_ns, &clamped);
-			for (int e = 0; e < 2; e++) {
-				int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-				size_t first =
-				    e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
-				size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
-				for (size_t i = 0; i < n; i++)
-					bmp_fill_cmd(r, &cc[k], e, t, first + i, k, i);
-			}
+			finish_core_here(&ap, k, &clamped);
 		}
 		if (k < it->n_dyn) {
 			/* The MCU timer counts from record 0's base in the PMU counters' epoch
@@ -449,16 +565,19 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 			goto out;
 		bmp_cmds_free(&cc[k]);
 	}
-	if (per_core)
+	if (per_core) {
 		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
+		if ((rc = share_cost_args(r, cr, nc)) != TP_OK)
+			goto out;
+	}
 	if (clamped)
 		tp_profile_note(r->p,
 		                "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
 out:
-	for (unsigned k = 0; job && k < nc; k++)
-		sg_aside_free(&job[k].aside);
-	tp_free(job);
+	for (unsigned k = 0; ap.job && k < nc; k++)
+		sg_aside_free(&ap.job[k].aside);
+	tp_free(ap.job);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
 		bmp_cmds_free(&cc[k]);
 	tp_free(cc);

@@ -319,6 +319,90 @@ int bmp_read_gdma(struct bmp_rd *r, const struct tp_file *f, const struct bmp_sp
 
 /* MCU (DYN_DATA) records of one core -> slices on an MCU track. `shift_ns` maps the MCU
  * timer's ns (since its base) onto the profile's axis. */
+/* The name and type of MCU record d (is_1684: BM1684's engine-id layout). */
+static void dyn_label(const struct bmp_dyn_rec *d, int is_1684, char *nm, size_t nn, char *tyn,
+                      size_t tn)
+{
+	unsigned ty = d->type & 0xFF;
+	unsigned eng = is_1684 ? (unsigned)(d->id >> 48) & 15 : (unsigned)(d->id >> 40) & 7;
+	static const char *const engs[8] = {"BD", "GDMA", "GDE", "SORT", "NMS", "CDMA", "6", "7"};
+	static const char *const engs1684[4] = {"BD", "GDMA", "CDMA", "GDE"};
+	switch (ty) {
+	case 0:
+		snprintf(nm, nn, "func");
+		snprintf(tyn, tn, "FUNC");
+		break;
+	case 1:
+		snprintf(nm, nn, "set_%s",
+		         is_1684 ? (eng < 4 ? engs1684[eng] : "UNKNOWN") : engs[eng]);
+		snprintf(tyn, tn, "NODE_SET");
+		break;
+	case 2:
+		snprintf(nm, nn, "wait");
+		snprintf(tyn, tn, "NODE_WAIT");
+		break;
+	default:
+		snprintf(nm, nn, "dyn_type_%u", ty);
+		snprintf(tyn, tn, "DYN_%u", ty);
+		break;
+	}
+}
+
+/* The arguments of MCU record d: ids, and the DYN_EXTRA STRING items with its profile_id
+ * (items come in profile_id order; ex advances past them). */
+static void dyn_args(struct bmp_rd *r, const struct bmp_dyn_rec *d, int is_1684,
+                     struct tp_cursor *ex)
+{
+	unsigned ty = d->type & 0xFF;
+	uint64_t gid = is_1684 ? (d->id >> 16) & 0xFFFF : (d->id >> 20) & 0xFFFFF;
+	uint64_t bid = is_1684 ? d->id & 0xFFFF : d->id & 0xFFFFF;
+	tp_args_add_uint(r->p, bmp_key_names[BMP_K_PID], d->profile_id);
+	if (ty == 1 || ty == 2) {
+		tp_args_add_uint(r->p, bmp_key_names[BMP_K_GDMA_ID], gid);
+		tp_args_add_uint(r->p, bmp_key_names[BMP_K_BD_ID], bid);
+	} else {
+		tp_args_add_uint(r->p, bmp_key_names[BMP_K_RAW_ID], d->id);
+	}
+	while (tp_cur_left(ex) >= 12) {
+		size_t save = ex->pos;
+		uint32_t pid = tp_cur_u32(ex), et = tp_cur_u32(ex), ln = tp_cur_u32(ex);
+		if (pid > d->profile_id || ln > tp_cur_left(ex)) {
+			ex->pos = save;
+			break;
+		}
+		const uint8_t *txt = tp_cur_bytes(ex, ln);
+		if (pid == d->profile_id && et == 0 && txt) {
+			char buf[256];
+			size_t m = ln < sizeof buf - 1 ? ln : sizeof buf - 1;
+			memcpy(buf, txt, m);
+			buf[m] = 0;
+			tp_args_add_str(r->p, bmp_key_names[BMP_K_EXTRA], buf);
+		}
+	}
+}
+
+/* Times of MCU record d on track t: ticks since tbase, shifted; a record that starts before
+ * the timeline's zero is pinned to 0 (*early counts them). */
+static void dyn_times(struct bmp_rd *r, int t, struct tp_slice *s, const struct bmp_dyn_rec *d,
+                      uint64_t tbase, uint64_t tick, int64_t shift_ns, uint64_t *early)
+{
+	s->start_ns = (int64_t)((d->begin - tbase) * tick) + shift_ns;
+	if (d->end == 0 || d->end == UINT64_MAX || d->end < d->begin ||
+	    (d->end - tbase) > (uint64_t)INT64_MAX / tick)
+		tp_slice_set_end(r->p, &r->p->tracks[t], s, s->start_ns);
+	else
+		tp_slice_set_end(r->p, &r->p->tracks[t], s,
+		                 (int64_t)((d->end - tbase) * tick) + shift_ns);
+	if (s->start_ns < 0) {
+		/* The firmware starts work before the first PMU record (the timeline's zero); such
+		 * records are pinned to 0 so the axis stays non-negative. */
+		int64_t e = tp_slice_end(&r->p->tracks[t], s);
+		s->start_ns = 0;
+		tp_slice_set_end(r->p, &r->p->tracks[t], s, e < 0 ? 0 : e);
+		(*early)++;
+	}
+}
+
 int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns)
 {
@@ -362,49 +446,10 @@ int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		struct tp_slice *s = tp_track_push(r->p, t);
 		if (!s)
 			return bmp_nomem(r);
-		s->start_ns = (int64_t)((d.begin - tbase) * tick) + shift_ns;
-		if (d.end == 0 || d.end == UINT64_MAX || d.end < d.begin ||
-		    (d.end - tbase) > (uint64_t)INT64_MAX / tick)
-			tp_slice_set_end(r->p, &r->p->tracks[t], s, s->start_ns);
-		else
-			tp_slice_set_end(r->p, &r->p->tracks[t], s,
-			                 (int64_t)((d.end - tbase) * tick) + shift_ns);
-		if (s->start_ns < 0) {
-			/* The firmware starts work before the first PMU record (the timeline's
-			 * zero); such records are pinned to 0 so the axis stays non-negative. */
-			int64_t e = tp_slice_end(&r->p->tracks[t], s);
-			s->start_ns = 0;
-			tp_slice_set_end(r->p, &r->p->tracks[t], s, e < 0 ? 0 : e);
-			early++;
-		}
+		dyn_times(r, t, s, &d, tbase, tick, shift_ns, &early);
 		s->cmd_id = d.profile_id;
-		unsigned ty = d.type & 0xFF;
 		char nm[48], tyn[32];
-		unsigned eng = is_1684 ? (unsigned)(d.id >> 48) & 15 : (unsigned)(d.id >> 40) & 7;
-		uint64_t gid = is_1684 ? (d.id >> 16) & 0xFFFF : (d.id >> 20) & 0xFFFFF;
-		uint64_t bid = is_1684 ? d.id & 0xFFFF : d.id & 0xFFFFF;
-		static const char *const engs[8] = {"BD",  "GDMA", "GDE", "SORT",
-		                                    "NMS", "CDMA", "6",   "7"};
-		static const char *const engs1684[4] = {"BD", "GDMA", "CDMA", "GDE"};
-		switch (ty) {
-		case 0:
-			snprintf(nm, sizeof nm, "func");
-			snprintf(tyn, sizeof tyn, "FUNC");
-			break;
-		case 1:
-			snprintf(nm, sizeof nm, "set_%s",
-			         is_1684 ? (eng < 4 ? engs1684[eng] : "UNKNOWN") : engs[eng]);
-			snprintf(tyn, sizeof tyn, "NODE_SET");
-			break;
-		case 2:
-			snprintf(nm, sizeof nm, "wait");
-			snprintf(tyn, sizeof tyn, "NODE_WAIT");
-			break;
-		default:
-			snprintf(nm, sizeof nm, "dyn_type_%u", ty);
-			snprintf(tyn, sizeof tyn, "DYN_%u", ty);
-			break;
-		}
+		dyn_label(&d, is_1684, nm, sizeof nm, tyn, sizeof tyn);
 		struct tp_label l = *tp_slice_label(&r->p->tracks[t], s);
 		l.name = tp_profile_str(r->p, nm);
 		l.type = tp_profile_str(r->p, tyn);
@@ -413,30 +458,7 @@ int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		if (!r->detail)
 			continue;
 		tp_args_begin(r->p);
-		tp_args_add_uint(r->p, bmp_key_names[BMP_K_PID], d.profile_id);
-		if (ty == 1 || ty == 2) {
-			tp_args_add_uint(r->p, bmp_key_names[BMP_K_GDMA_ID], gid);
-			tp_args_add_uint(r->p, bmp_key_names[BMP_K_BD_ID], bid);
-		} else {
-			tp_args_add_uint(r->p, bmp_key_names[BMP_K_RAW_ID], d.id);
-		}
-		/* DYN_EXTRA STRING items with this profile_id (items come in profile_id order). */
-		while (tp_cur_left(&ex) >= 12) {
-			size_t save = ex.pos;
-			uint32_t pid = tp_cur_u32(&ex), et = tp_cur_u32(&ex), ln = tp_cur_u32(&ex);
-			if (pid > d.profile_id || ln > tp_cur_left(&ex)) {
-				ex.pos = save;
-				break;
-			}
-			const uint8_t *txt = tp_cur_bytes(&ex, ln);
-			if (pid == d.profile_id && et == 0 && txt) {
-				char buf[256];
-				size_t m = ln < sizeof buf - 1 ? ln : sizeof buf - 1;
-				memcpy(buf, txt, m);
-				buf[m] = 0;
-				tp_args_add_str(r->p, bmp_key_names[BMP_K_EXTRA], buf);
-			}
-		}
+		dyn_args(r, &d, is_1684, &ex);
 		s = &r->p->tracks[t].slices[r->p->tracks[t].count - 1];
 		s->args = tp_args_end(r->p);
 	}

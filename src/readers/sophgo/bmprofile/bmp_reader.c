@@ -38,6 +38,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -45,6 +46,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* tp_profile_note, or kept in the per-core job. */
 void bmp_note(struct bmp_rd *r, const char *fmt, ...)
@@ -119,6 +121,7 @@ int bmp_ensure_tracks(struct bmp_rd *r, unsigned core)
 		r->gdma_track[k] = tp_profile_add_track(r->p, r->device, (int32_t)k, TP_TRACK_GDMA,
 		                                        NULL, r->gdma_mhz);
 		r->mcu_track[k] = -1;
+		r->outside_track[k][0] = r->outside_track[k][1] = -1;
 		if (r->tiu_track[k] < 0 || r->gdma_track[k] < 0)
 			return bmp_nomem(r);
 		r->ncores++;
@@ -350,70 +353,96 @@ static int read_netstat(struct bmp_rd *r)
 	return TP_OK;
 }
 
-static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const unsigned long *iters,
-                    size_t niters)
+/* PMU records in iter file `path`: its MONITOR_BD / MONITOR_GDMA block lengths (read from the
+ * block headers alone, §4.1) over the arch's record sizes; every block over 32 bytes a record
+ * when the arch is not known yet. Stops quietly where the file does not parse: the read
+ * itself reports that. */
+static uint64_t count_records(const char *path, enum tp_arch arch)
 {
-	int rc;
-	struct tp_file gf;
-	char *gpath = NULL;
-	if ((rc = bmp_load(r, "global.profile", &gf, &gpath)) != TP_OK)
-		return rc;
-	/* Argument sets cost 8 + 16 bytes per argument; keep them only for dumps that are small
-	 * enough (records <= iter bytes / 32), unless told otherwise. */
-	int want = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
-	if (want == TP_BMPROFILE_DETAIL_AUTO) {
-		uint64_t bytes = 0;
-		for (size_t i = 0; i < niters; i++) {
-			char name[48];
-			snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
-			char *pth = path_of(r, name);
-			struct stat st;
-			if (pth && stat(pth, &st) == 0)
-				bytes += (uint64_t)st.st_size;
-			tp_free(pth);
+	size_t ts = bmp_tiu_rec_size(arch), gs = bmp_gdma_rec_size(arch);
+	if (!ts || !gs)
+		ts = gs = BMP_TIU_REC_SIZE;
+	/* Non-blocking and regular files only: a FIFO or a device in place of an iter file must
+	 * reach the reader proper, which says what it is (opening a FIFO blocks without a
+	 * writer, /dev/zero reads as endless empty blocks). */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	struct stat st;
+	uint64_t n = 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		uint64_t off = 0, size = (uint64_t)st.st_size;
+		uint8_t h[8];
+		while (size - off >= sizeof h &&
+		       pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
+			uint32_t type = tp_le32(h), len = tp_le32(h + 4);
+			if (type == BMP_BLK_MONITOR_BD)
+				n += len / ts;
+			else if (type == BMP_BLK_MONITOR_GDMA)
+				n += len / gs;
+			off += sizeof h;
+			if (len > size - off)
+				break;
+			off += len;
 		}
-		r->detail = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
-		/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
-		r->fields = bytes / BMP_TIU_REC_SIZE <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
-		if (!r->detail)
-			tp_profile_note(
-			    r->p, "large dump: per-command details (addresses, dependency and "
-			          "message ids), LOCAL memory records and tensors are not "
-			          "kept; convert with --detail full to keep them");
-		else if (!r->fields)
-			tp_profile_note(
-			    r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
-			          "strides) are not kept; convert with --detail full to keep "
-			          "them");
-	} else {
+	}
+	close(fd);
+	return n;
+}
+
+/* Whether argument sets and decoded fields are kept (r->detail, r->fields): for dumps of up to
+ * TP_BMPROFILE_DETAIL_AUTO_LIMIT / _FIELDS_AUTO_LIMIT commands (PMU records of every iter file,
+ * counted with the arch's record sizes), unless told otherwise. Argument sets cost 8 + 16
+ * bytes per argument. */
+static void choose_detail(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
+                          const unsigned long *iters, size_t niters, enum tp_arch arch)
+{
+	int want = o ? o->detail : TP_BMPROFILE_DETAIL_AUTO;
+	if (want != TP_BMPROFILE_DETAIL_AUTO) {
 		r->detail = want == TP_BMPROFILE_DETAIL_ON;
 		r->fields = r->detail;
+		return;
 	}
-	int raw = peek_arch(gf.data, gf.size);
-	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
-	const struct sg_chip *gchip = sg_chip_by_arch(guess);
-	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
+	uint64_t records = 0;
+	for (size_t i = 0; i < niters; i++) {
+		char name[48];
+		snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
+		char *pth = path_of(r, name);
+		if (pth)
+			records += count_records(pth, arch);
+		tp_free(pth);
+	}
+	r->detail = records <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
+	/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
+	r->fields = records <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
+	if (!r->detail)
+		tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
+		                      "message ids), LOCAL memory records and tensors are not "
+		                      "kept; convert with --detail full to keep them");
+	else if (!r->fields)
+		tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
+		                      "strides) are not kept; convert with --detail full to keep "
+		                      "them");
+}
+
+/* The side files (tensor_location.json, final.mlir) and what global.profile keeps with or
+ * without them. A tensor_location.json that does not parse is skipped with a note and the
+ * global.profile layers are used instead. */
+static int load_side_files(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
+{
 	int js = bmp_exists(r, "tensor_location.json"), mj = bmp_exists(r, "final.mlir");
-	if (js < 0 || mj < 0) {
-		tp_file_release(&gf);
-		tp_free(gpath);
-		return bmp_nomem(r);
-	}
+	if (js < 0 || mj < 0)
+		return TP_ENOMEM;
 	int skip = o && o->skip_layers;
-	/* Side files first: a tensor_location.json that does not parse is skipped with a note and
-	 * the global.profile layers are used instead. */
 	if (!skip && (js || mj)) {
 		char *jp = js ? path_of(r, "tensor_location.json") : NULL;
 		char *mp = mj ? path_of(r, "final.mlir") : NULL;
-		rc = (js && !jp) || (mj && !mp) ? TP_ENOMEM
-		                                : sg_layers_load(r->p, jp, mp, &r->layers);
+		int rc = (js && !jp) || (mj && !mp) ? TP_ENOMEM
+		                                    : sg_layers_load(r->p, jp, mp, &r->layers);
 		tp_free(jp);
 		tp_free(mp);
-		if (rc != TP_OK) {
-			tp_file_release(&gf);
-			tp_free(gpath);
-			return bmp_nomem(r);
-		}
+		if (rc != TP_OK)
+			return TP_ENOMEM;
 		js = r->layers.json != NULL;
 	}
 	r->g.no_layers = js || skip;
@@ -421,6 +450,76 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 	/* Legacy arches need the node ids for the TIU re-anchoring even without layers. */
 	r->g.no_nodes = js || (skip && !r->g.keep_ids);
 	r->json = js && !skip;
+	return TP_OK;
+}
+
+/* The arch: the override (TP_EUSAGE when global.profile names another arch, unless
+ * force_arch), or global.profile's arch= line; an error names an arch the chip table lacks or
+ * whose timeline is not read. Sets r->arch and r->chip. */
+static int settle_arch(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const char *gpath)
+{
+	int rc = TP_OK;
+	if (o && o->arch_override) {
+		r->arch = o->arch_override;
+		/* The dump's own arch line wins unless told otherwise: read as another chip,
+		 * every time and name is wrong (a BM1688 dump read as BM1684X spans 420 s). */
+		if (r->g.have_arch && r->g.arch != TP_ARCH_UNKNOWN && r->g.arch != r->arch &&
+		    !o->force_arch)
+			return tp_diag_line(r->d, TP_EUSAGE, gpath, r->g.arch_line,
+			                    "--arch %s, but the dump records arch %d (%s); convert "
+			                    "without --arch, or add --force-arch to read it as %s",
+			                    tp_arch_name(r->arch), r->g.arch_raw,
+			                    tp_arch_name(r->g.arch), tp_arch_name(r->arch));
+	} else if (!r->g.have_arch) {
+		rc = tp_diag_set(r->d, TP_EFORMAT, "%s: no arch= line", gpath);
+	} else {
+		r->arch = r->g.arch;
+		if (r->arch == TP_ARCH_UNKNOWN) {
+			static const char *const known[] = {"BM1682", NULL,     "BM1880",
+			                                    NULL,     NULL,     "BM1690",
+			                                    "MARS3",  "SG2380", "CV184X"};
+			int a = r->g.arch_raw;
+			if (a >= 0 && a <= 8 && known[a])
+				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+				                  "arch %d (%s) is not supported", a, known[a]);
+			else
+				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+				                  "unknown arch %d", a);
+		}
+	}
+	r->chip = sg_chip_by_arch(r->arch);
+	if (rc == TP_OK && (!r->chip || r->chip->bmp_timeline == SG_TL_NONE)) {
+		if (r->g.have_arch && !(o && o->arch_override))
+			rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
+			                  "arch %d (%s) is not supported", r->g.arch_raw,
+			                  tp_arch_name(r->arch));
+		else
+			rc = tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: arch %s is not supported",
+			                 gpath, tp_arch_name(r->arch));
+	}
+	return rc;
+}
+
+/* global.profile: the arch guess (legacy arches keep node ids; the PMU record sizes that
+ * decide the detail level), the side files, the parse and the arch. */
+static int read_global(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
+                       const unsigned long *iters, size_t niters)
+{
+	int rc;
+	struct tp_file gf;
+	char *gpath = NULL;
+	if ((rc = bmp_load(r, "global.profile", &gf, &gpath)) != TP_OK)
+		return rc;
+	int raw = peek_arch(gf.data, gf.size);
+	enum tp_arch guess = o && o->arch_override ? o->arch_override : bmp_arch_from_raw(raw);
+	const struct sg_chip *gchip = sg_chip_by_arch(guess);
+	r->g.keep_ids = gchip && gchip->bmp_timeline == SG_TL_LEGACY;
+	choose_detail(r, o, iters, niters, guess);
+	if (load_side_files(r, o) != TP_OK) {
+		tp_file_release(&gf);
+		tp_free(gpath);
+		return bmp_nomem(r);
+	}
 	r->g.drop_pages = gf.mapped;
 	r->g.jobs = o ? o->jobs : 0;
 	r->jobs = r->g.jobs;
@@ -428,53 +527,22 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 	rc = bmp_global_parse((const char *)gf.data, gf.size, gpath, r->p, &r->g, r->d);
 	r->g.src = NULL;
 	tp_file_release(&gf);
-	if (rc == TP_OK) {
-		if (o && o->arch_override) {
-			r->arch = o->arch_override;
-		} else if (!r->g.have_arch) {
-			rc = tp_diag_set(r->d, TP_EFORMAT, "%s: no arch= line", gpath);
-		} else {
-			r->arch = r->g.arch;
-			if (r->arch == TP_ARCH_UNKNOWN) {
-				static const char *const known[] = {"BM1682", NULL,     "BM1880",
-				                                    NULL,     NULL,     "BM1690",
-				                                    "MARS3",  "SG2380", "CV184X"};
-				int a = r->g.arch_raw;
-				if (a >= 0 && a <= 8 && known[a])
-					rc = tp_diag_line(
-					    r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
-					    "arch %d (%s) is not supported", a, known[a]);
-				else
-					rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath,
-					                  r->g.arch_line, "unknown arch %d", a);
-			}
-		}
-		r->chip = sg_chip_by_arch(r->arch);
-		if (rc == TP_OK && (!r->chip || r->chip->bmp_timeline == SG_TL_NONE)) {
-			if (r->g.have_arch && !(o && o->arch_override))
-				rc = tp_diag_line(r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
-				                  "arch %d (%s) is not supported", r->g.arch_raw,
-				                  tp_arch_name(r->arch));
-			else
-				rc = tp_diag_set(r->d, TP_EUNSUPPORTED,
-				                 "%s: arch %s is not supported", gpath,
-				                 tp_arch_name(r->arch));
-		}
-	}
+	if (rc == TP_OK)
+		rc = settle_arch(r, o, gpath);
 	tp_free(gpath);
-	if (rc)
-		return rc;
-	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
-	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
-		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
-	setup_clocks(r, o);
+	return rc;
+}
+
+/* The decoder of the PerfAI-path chips, the arch meta and the device. */
+static int setup_device(struct bmp_rd *r)
+{
 	/* The PerfAI-path chips (BM1688/CV186X, CV184X) decode cmd_*.dat with their register
 	 * tables. BM1684X keeps the hand-written decoder: its GDMA directions come from the
 	 * node lines (§8.2) and its stream pads SYS commands to 128 bytes. */
 	const struct sg_isa *isa =
 	    r->chip && r->chip->bmp_timeline == SG_TL_PERFAI ? sg_isa_for_arch(r->arch) : NULL;
 	if (isa && r->chip) {
-		rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec);
+		int rc = sg_decoder_new(isa, r->chip->dma_cmd_type_bits, &r->dec);
 		if (rc == TP_ENOMEM)
 			return bmp_nomem(r);
 		if (rc != TP_OK)
@@ -489,62 +557,62 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 	snprintf(dname, sizeof dname, "%s %s", tp_arch_name(r->arch), tp_str(r->p, r->p->net_name));
 	if ((r->device = tp_profile_add_device(r->p, dname, 0, 0)) < 0)
 		return bmp_nomem(r);
-	if (r->g.have_core_list && r->g.n_cores && (rc = bmp_ensure_tracks(r, r->g.n_cores - 1)))
+	return TP_OK;
+}
+
+/* iter<N>.profile: its blocks, its subnet, and its commands by the chip's timeline. */
+static int read_iter(struct bmp_rd *r, unsigned long iter)
+{
+	char name[48];
+	snprintf(name, sizeof name, "iter%lu.profile", iter);
+	struct tp_file f;
+	char *ipath = NULL;
+	int rc;
+	if ((rc = bmp_load(r, name, &f, &ipath)) != TP_OK)
 		return rc;
-	int ns = bmp_exists(r, "net_stat.sim");
-	if (ns < 0)
-		return bmp_nomem(r);
-	if (ns && (rc = read_netstat(r)) != TP_OK)
-		return rc;
-	if (niters == 0)
-		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
-	for (size_t i = 0; i < niters; i++) {
-		char name[48];
-		snprintf(name, sizeof name, "iter%lu.profile", iters[i]);
-		struct tp_file f;
-		char *ipath = NULL;
-		if ((rc = bmp_load(r, name, &f, &ipath)) != TP_OK)
-			return rc;
-		_Atomic uint64_t done = 0;
-		r->iter_done = &done;
-		struct bmp_iter *it = tp_malloc(sizeof *it);
-		if (!it) {
-			tp_file_release(&f);
-			tp_free(ipath);
-			return bmp_nomem(r);
-		}
-		rc = bmp_walk(f.data, f.size, r->arch, ipath, it, r->d);
-		if (rc == TP_OK) {
-			r->p->stats.blocks_read += it->blocks_read;
-			r->p->stats.blocks_skipped += it->blocks_skipped;
-			struct tp_subnet sn = {.id = it->summary.subnet_id,
-			                       .iteration = it->summary.iteration,
-			                       .type = it->summary.subnet_type,
-			                       .is_dynamic = it->summary.subnet_type == 0 &&
-			                                     it->summary.extra,
-			                       .begin_usec = it->summary.begin_usec,
-			                       .end_usec = it->summary.end_usec};
-			if (tp_profile_add_subnet(r->p, &sn) < 0)
-				rc = bmp_nomem(r);
-		}
-		if (rc == TP_OK)
-			rc = r->perfai ? bmp_iter_perfai(r, ipath, &f, it)
-			               : bmp_iter_legacy(r, ipath, &f, it);
-		tp_free(it);
-		r->iter_done = NULL;
-		uint64_t told = atomic_load(&done);
-		f.reported = told < f.size ? (size_t)told : f.size;
+	_Atomic uint64_t done = 0;
+	r->iter_done = &done;
+	struct bmp_iter *it = tp_malloc(sizeof *it);
+	if (!it) {
 		tp_file_release(&f);
 		tp_free(ipath);
-		if (rc)
-			return rc;
+		return bmp_nomem(r);
 	}
+	rc = bmp_walk(f.data, f.size, r->arch, ipath, it, r->d);
+	if (rc == TP_OK) {
+		r->p->stats.blocks_read += it->blocks_read;
+		r->p->stats.blocks_skipped += it->blocks_skipped;
+		struct tp_subnet sn = {.id = it->summary.subnet_id,
+		                       .iteration = it->summary.iteration,
+		                       .type = it->summary.subnet_type,
+		                       .is_dynamic =
+		                           it->summary.subnet_type == 0 && it->summary.extra,
+		                       .begin_usec = it->summary.begin_usec,
+		                       .end_usec = it->summary.end_usec};
+		if (tp_profile_add_subnet(r->p, &sn) < 0)
+			rc = bmp_nomem(r);
+	}
+	if (rc == TP_OK)
+		rc = r->perfai ? bmp_iter_perfai(r, ipath, &f, it)
+		               : bmp_iter_legacy(r, ipath, &f, it);
+	tp_free(it);
+	r->iter_done = NULL;
+	uint64_t told = atomic_load(&done);
+	f.reported = told < f.size ? (size_t)told : f.size;
+	tp_file_release(&f);
+	tp_free(ipath);
+	return rc;
+}
+
+/* Commands to layers: tensor_location.json's ranges, or global.profile's node lines. */
+static int join_layers(struct bmp_rd *r)
+{
 	if (r->json) {
 		char *jp = path_of(r, "tensor_location.json");
 		if (!jp)
 			return bmp_nomem(r);
-		rc = sg_layers_apply(r->p, &r->layers, jp, r->tiu_track, r->gdma_track, r->ncores,
-		                     r->detail, 0);
+		int rc = sg_layers_apply(r->p, &r->layers, jp, r->tiu_track, r->gdma_track,
+		                         r->ncores, r->detail, 0);
 		tp_free(jp);
 		if (rc != TP_OK)
 			return bmp_nomem(r);
@@ -555,6 +623,33 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 		tp_profile_note(r->p, "layers were not read (skip_layers)");
 	}
 	return TP_OK;
+}
+
+static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const unsigned long *iters,
+                    size_t niters)
+{
+	int rc;
+	if ((rc = read_global(r, o, iters, niters)) != TP_OK)
+		return rc;
+	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
+	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
+		tp_profile_note(r->p, "arch guess for node ids differed from the arch line");
+	setup_clocks(r, o);
+	if ((rc = setup_device(r)) != TP_OK)
+		return rc;
+	if (r->g.have_core_list && r->g.n_cores && (rc = bmp_ensure_tracks(r, r->g.n_cores - 1)))
+		return rc;
+	int ns = bmp_exists(r, "net_stat.sim");
+	if (ns < 0)
+		return bmp_nomem(r);
+	if (ns && (rc = read_netstat(r)) != TP_OK)
+		return rc;
+	if (niters == 0)
+		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
+	for (size_t i = 0; i < niters; i++)
+		if ((rc = read_iter(r, iters[i])) != TP_OK)
+			return rc;
+	return join_layers(r);
 }
 
 /* Frees what the reader owns beside the profile (global.profile, side files, the decoder,
@@ -625,6 +720,8 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		goto out;
 	}
 	rc = read_all(r, o, iters, niters);
+	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+		rc = bmp_nomem(r);
 	if (rc == TP_OK && p->oom)
 		rc = bmp_nomem(r);
 out:

@@ -1,9 +1,8 @@
 /*
- * bmprofile_test.c — unit tests of the bmprofile reader: the hex fixture loader, the timeline
- * rules of §9.2 one by one, the command decoders of every arch, the global.profile and
- * net_stat.sim parsers, a tiny synthetic BM1688 dump read end to end, every bad-input error
- * (status, exact message, no profile), out-of-memory at every allocation, and the real
- * BM1688 resnet50 dump against the reference converter's numbers (PROVENANCE.txt).
+ * bmprofile_test.c — unit tests of the bmprofile reader's pieces: the hex fixture loader, the
+ * timeline rules of §9.2 one by one, the iter records and the command decoders of every arch,
+ * and the global.profile, net_stat.sim, final.mlir and tensor_location.json parsers. Whole
+ * dumps are read in bmp_read_test.c (synthetic) and bmp_real_test.c (../shared).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,133 +20,9 @@
 
 #include "hexfile.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
+#include "readers/sophgo/sg_testutil.h"
 #include "readers/sophgo/sophgo.h"
 #include "testutil.h"
-
-/* The layer of node i, read without a cursor. */
-static int32_t node_layer(const struct bmp_nodes *nd, size_t i)
-{
-	struct bmp_node_cursor cur = {0, 0, 0};
-	return bmp_nodes_layer(nd, i, &cur);
-}
-
-/* Layer i of p, decoded into one of a few rotating buffers (tests hold a handful at once). */
-static const struct tp_layer *layer_at(const struct tp_profile *p, size_t i)
-{
-	static struct tp_layer buf[8];
-	static unsigned next;
-	return tp_profile_layer(p, i, &buf[next++ % 8]);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Helpers.                                                                                 */
-/* ---------------------------------------------------------------------------------------- */
-
-static char fixdir[2048], tmpdir[2048];
-
-static void setup_paths(void)
-{
-	const char *src = getenv("TP_SOURCE_DIR");
-	const char *bin = getenv("TP_BINARY_DIR");
-	snprintf(fixdir, sizeof fixdir, "%s/tests/fixtures/bmprofile", src ? src : "../..");
-	snprintf(tmpdir, sizeof tmpdir, "%s/bmprofile_test_tmp", bin ? bin : "/tmp");
-	mkdir(tmpdir, 0777);
-}
-
-static void rmtree(const char *path)
-{
-	DIR *d = opendir(path);
-	if (!d) {
-		unlink(path);
-		return;
-	}
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		char p[4096];
-		snprintf(p, sizeof p, "%s/%s", path, de->d_name);
-		rmtree(p);
-	}
-	closedir(d);
-	rmdir(path);
-}
-
-/* Materialises fixture `name` into a fresh temp dir and returns its path (static buffer). */
-static const char *make_fixture(const char *name, const char *as)
-{
-	static char out[4096];
-	char src[4096];
-	snprintf(src, sizeof src, "%s/%s", fixdir, name);
-	snprintf(out, sizeof out, "%s/%s", tmpdir, as);
-	rmtree(out);
-	assert_int_equal(tp_test_fixture_dir(src, out), 0);
-	return out;
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)sz + 1);
-	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	*n = (size_t)sz;
-	return b;
-}
-
-static void put_u32(const char *path, size_t off, uint32_t v)
-{
-	size_t n;
-	uint8_t *b = slurp(path, &n);
-	assert_true(off + 4 <= n);
-	for (int i = 0; i < 4; i++)
-		b[off + (size_t)i] = (uint8_t)(v >> (8 * i));
-	assert_int_equal(tp_test_write_file(path, b, n), 0);
-	free(b);
-}
-
-static const struct tp_track *track(const struct tp_profile *p, int core, enum tp_track_kind k)
-{
-	int t = tp_profile_find_track(p, 0, core, k);
-	assert_true(t >= 0);
-	return &p->tracks[t];
-}
-
-static const struct tp_slice *by_cmd(const struct tp_track *t, uint32_t cmd_id)
-{
-	for (size_t i = 0; i < t->count; i++)
-		if (t->slices[i].cmd_id == cmd_id)
-			return &t->slices[i];
-	fail_msg("no slice with cmd_id %u", cmd_id);
-	return NULL;
-}
-
-static int64_t arg_int(const struct tp_profile *p, uint32_t set, const char *key, int *found)
-{
-	size_t n;
-	const struct tp_arg *a = tp_args_get(p, set, &n);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(tp_str(p, a[i].key), key)) {
-			*found = 1;
-			return a[i].type == TP_ARG_INT ? a[i].v.i : (int64_t)a[i].v.u;
-		}
-	*found = 0;
-	return 0;
-}
-
-static const char *arg_str(const struct tp_profile *p, uint32_t set, const char *key)
-{
-	size_t n;
-	const struct tp_arg *a = tp_args_get(p, set, &n);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(tp_str(p, a[i].key), key) && a[i].type == TP_ARG_STR)
-			return tp_str(p, a[i].v.s);
-	return NULL;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Hex loader.                                                                              */
@@ -484,7 +359,7 @@ static void test_cmd_1684(void **state)
 {
 	(void)state;
 	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_bm1684.hex", fixdir);
+	snprintf(path, sizeof path, "%s/cmd_bm1684.hex", sgt_fixdir);
 	uint8_t *b;
 	size_t n;
 	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
@@ -513,7 +388,7 @@ static void test_cmd_1684x(void **state)
 {
 	(void)state;
 	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_bm1684x_tiu.hex", fixdir);
+	snprintf(path, sizeof path, "%s/cmd_bm1684x_tiu.hex", sgt_fixdir);
 	uint8_t *b;
 	size_t n;
 	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
@@ -531,7 +406,7 @@ static void test_cmd_1684x(void **state)
 	assert_int_equal(c.dep, 1);
 	bmp_cmdbuf_free(&cb);
 	free(b);
-	snprintf(path, sizeof path, "%s/cmd_bm1684x_gdma.hex", fixdir);
+	snprintf(path, sizeof path, "%s/cmd_bm1684x_gdma.hex", sgt_fixdir);
 	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_GDMA, b, n), TP_OK);
 	assert_int_equal(bmp_cmdbuf_get(&cb, 3, &c), 0); /* lazily: the id check stops it too */
@@ -679,11 +554,11 @@ static void test_global_parse(void **state)
 	assert_int_equal(g.tpu_freq, 0);
 	assert_string_equal(tp_str(p, p->net_name), "my net");
 	assert_int_equal(p->num_layers, 1);
-	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "MatMul");
-	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "fc 1");
-	assert_int_equal(layer_at(p, 0)->subnet, 3);
-	assert_int_equal(layer_at(p, 0)->is_local, 0);
-	assert_int_equal(layer_at(p, 0)->core, 1);
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->type), "MatMul");
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->name), "fc 1");
+	assert_int_equal(sgt_layer_at(p, 0)->subnet, 3);
+	assert_int_equal(sgt_layer_at(p, 0)->is_local, 0);
+	assert_int_equal(sgt_layer_at(p, 0)->core, 1);
 	assert_int_equal(p->num_tensors, 1);
 	assert_int_equal(p->tensors[0].id, -2);
 	assert_int_equal(p->tensors[0].ndim, 2);
@@ -691,17 +566,25 @@ static void test_global_parse(void **state)
 	assert_int_equal(p->tensors[0].dtype, TP_DT_INT32);
 	/* BM1688 TIU node written as "gdma cmd_id ... bd_func=": a TIU node of core 1. */
 	assert_int_equal(g.nodes[1][BMP_ENG_TIU].n, 1);
-	assert_int_equal(node_layer(&g.nodes[1][BMP_ENG_TIU], 0), 0);
+	assert_int_equal(sgt_node_layer(&g.nodes[1][BMP_ENG_TIU], 0), 0);
 	assert_int_equal(g.nodes[1][BMP_ENG_TIU].gdma_id[0], 163840);
 	assert_int_equal(g.nodes[1][BMP_ENG_GDMA].n, 1);
-	/* After "end parallel." nodes belong to no layer; "bd cmd_id" (BM1684X) is TIU, core 0. */
+	/* "bd cmd_id" (BM1684X) is TIU, core 0. After "end parallel." it still belongs to the
+	 * global layer on the legacy arches (keep_ids: the vendor's join). */
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].n, 1);
-	assert_int_equal(node_layer(&g.nodes[0][BMP_ENG_TIU], 0), -1);
+	assert_int_equal(sgt_node_layer(&g.nodes[0][BMP_ENG_TIU], 0), 0);
 	assert_int_equal(g.nodes[0][BMP_ENG_TIU].bd_id[0], 2);
 	assert_int_equal(g.n_cores, 2);
 	assert_int_equal(p->num_mems, 1);
 	assert_string_equal(tp_str(p, p->mems[0].desc), "dyn profile");
 	assert_string_equal(tp_profile_get_meta(p, "core_list"), "0,1,");
+	bmp_global_free(&g);
+	tp_profile_free(p);
+	/* Without node ids (BM1688 and later) "end parallel." ends the global layer too. */
+	p = tp_profile_new();
+	memset(&g, 0, sizeof g);
+	assert_int_equal(bmp_global_parse(txt, sizeof txt - 1, "g", p, &g, &d), TP_OK);
+	assert_int_equal(sgt_node_layer(&g.nodes[0][BMP_ENG_TIU], 0), -1);
 	bmp_global_free(&g);
 	tp_profile_free(p);
 
@@ -853,10 +736,11 @@ static void test_global_variants(void **state)
 			fail_msg("variant %zu: %s", i, d.msg);
 		if (!g->have_arch || g->arch != TP_ARCH_CV184X || g->tpu_freq != 1000 ||
 		    strcmp(tp_str(p, p->net_name), "net a") != 0 || p->num_layers != 1 ||
-		    layer_at(p, 0)->id != 15 ||
-		    strcmp(tp_str(p, layer_at(p, 0)->type), "Load") != 0 || p->num_tensors != 1 ||
-		    p->tensors[0].loffset != 64 || p->tensors[0].shape[3] != 5 ||
-		    g->nodes[0][BMP_ENG_GDMA].n != 1 || g->n_cores != 1)
+		    sgt_layer_at(p, 0)->id != 15 ||
+		    strcmp(tp_str(p, sgt_layer_at(p, 0)->type), "Load") != 0 ||
+		    p->num_tensors != 1 || p->tensors[0].loffset != 64 ||
+		    p->tensors[0].shape[3] != 5 || g->nodes[0][BMP_ENG_GDMA].n != 1 ||
+		    g->n_cores != 1)
 			fail_msg("variant %zu differs: arch %d freq %lld net \"%s\" layers %zu "
 			         "tensors %zu",
 			         i, (int)g->arch, (long long)g->tpu_freq, tp_str(p, p->net_name),
@@ -989,7 +873,7 @@ static void test_json_variants(void **state)
 	int ti[1] = {tt}, gi[1] = {gt};
 	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1, 0), TP_OK);
 	assert_int_equal(p->num_layers, 2); /* the [2] pair, the number 17 and 1e400 are skipped */
-	const struct tp_layer *c = layer_at(p, 0);
+	const struct tp_layer *c = sgt_layer_at(p, 0);
 	assert_int_equal(c->id, 7);
 	assert_string_equal(tp_str(p, c->type), "Conv2D");
 	assert_string_equal(tp_str(p, c->name), "out");
@@ -1011,12 +895,12 @@ static void test_json_variants(void **state)
 	assert_int_equal(out->nslice, 1);
 	assert_int_equal(out->hslice, 2);
 	assert_int_equal(out->id, 7);
-	const struct tp_layer *a = layer_at(p, 1);
+	const struct tp_layer *a = sgt_layer_at(p, 1);
 	assert_int_equal(a->id, -1);        /* 1e300 is no line */
 	assert_int_equal(a->gdma_first, 0); /* dma 1 -> 1: no DMA command */
 	assert_int_equal(a->tiu_first, 3);
 	/* core_id -5e300 is no number: treated as absent, i.e. core 0 */
-	assert_int_equal(by_cmd(&p->tracks[tt], 3)->layer, 1);
+	assert_int_equal(sgt_by_cmd(&p->tracks[tt], 3)->layer, 1);
 	assert_int_equal(p->tensors[a->first_tensor].id, 7); /* operand "out" made by line 7 */
 	int noted = 0;
 	for (size_t i = 0; i < p->num_notes; i++)
@@ -1029,1031 +913,9 @@ static void test_json_variants(void **state)
 	tp_profile_free(p);
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* The synthetic BM1688 dump, end to end.                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-static void test_a2_small(void **state)
-{
-	(void)state;
-	const char *dir = make_fixture("a2_small", "a2_small");
-	assert_int_equal(tp_bmprofile_probe(dir), 1);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
-	assert_int_equal(p->arch, TP_ARCH_BM1688);
-	assert_true(p->tiu_freq_mhz == 900 && p->gdma_freq_mhz == 750);
-	assert_string_equal(tp_str(p, p->devices[0].name), "BM1688 tiny_net");
-	assert_int_equal(p->devices[0].num_cores, 2);
-	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1688");
-	assert_string_equal(tp_profile_get_meta(p, "tpu_freq"), "0");
-	assert_true(p->num_notes >= 1); /* tpu_freq=0 -> arch default clocks, said in a note */
-	assert_non_null(strstr(tp_str(p, p->notes[0].text), "tpu_freq=0"));
-	assert_int_equal(p->num_subnets, 1);
-	assert_int_equal(p->subnets[0].begin_usec, UINT64_C(1700000000000000));
-
-	/* Timeline (§9.2), by hand:
-	 *   raw ns: TIU0 conv 900000/0.9=1000000 .. 1000998, wait 1001111 .. 1001121;
-	 *           GDMA0 after trimming (zeros at 0, 1, 3 -> keep 1..2): load 998666 .. 999665,
-	 *           chain_end 1000000 .. 1000012; TIU1 send dropped, wait 2111111 .. 2111121.
-	 *   anchors: core 0 wait 1001111, core 1 wait 2111111 -> core 1 shifted by -1110000.
-	 *   zero = min(1000000, 998666, 1001111) = 998666.
-	 *   conv: 1334 ns -> int(1334*0.9) = 1200 cycles, 2332 ns -> 2098; Asic 899. */
-	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
-	assert_int_equal(t0->count, 3);
-	const struct tp_slice *s = by_cmd(t0, 1);
-	assert_int_equal(tp_slice_start_cycle(t0, s), 1200);
-	assert_int_equal(s->cycles, 899);
-	assert_int_equal(s->start_ns, 1333);         /* int(1200 / 0.9) */
-	assert_int_equal(tp_slice_end(t0, s), 2331); /* int(2098 / 0.9) */
-	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
-	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
-	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
-	assert_int_equal(s->dep_id, 1);
-	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_NORMAL);
-	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
-	s = by_cmd(t0, 2);
-	assert_int_equal(tp_slice_start_cycle(t0, s), 2200); /* 2445 ns */
-	assert_int_equal(s->cycles, 10);
-	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_SYS_WAIT);
-	assert_int_equal(s->layer, -1);
-	int found;
-	assert_int_equal(arg_int(p, s->args, "Msg Id", &found), 3);
-	assert_true(found);
-	s = by_cmd(t0, 3);
-	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "system.end");
-	assert_int_equal(s->layer, -1); /* the final end command has no node line */
-
-	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA);
-	assert_int_equal(g0->count, 2);
-	s = by_cmd(g0, 1);
-	assert_int_equal(tp_slice_start_cycle(g0, s), 0);
-	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
-	assert_int_equal(tp_slice_bytes(g0, s), 48);
-	assert_int_equal(tp_slice_stall(g0, s), 7);
-	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
-	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
-	assert_int_equal(s->layer, 0);
-	assert_int_equal(arg_int(p, s->args, "src_start_addr", &found), INT64_C(0x8000001000));
-	s = by_cmd(g0, 2);
-	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "chain end"); /* the vendor's name */
-	assert_string_equal(tp_str(p, tp_slice_type(g0, s)), "chain end");
-	assert_int_equal(tp_slice_kind(g0, s), TP_CMD_SYS);
-	assert_int_equal(tp_slice_start_cycle(g0, s), 1000); /* 1334 ns */
-
-	const struct tp_track *t1 = track(p, 1, TP_TRACK_TIU);
-	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
-	s = by_cmd(t1, 2);
-	assert_int_equal(tp_slice_start_cycle(t1, s), 2200); /* aligned onto core 0's wait */
-	assert_int_equal(tp_slice_kind(t1, s), TP_CMD_SYS_WAIT);
-
-	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
-	assert_int_equal(p->num_layers, 2);
-	assert_int_equal(layer_at(p, 0)->is_data_move, 1);
-	assert_int_equal(layer_at(p, 0)->gdma_first, 1);
-	assert_int_equal(layer_at(p, 0)->gdma_last, 1);
-	assert_int_equal(layer_at(p, 1)->tiu_first, 1);
-	assert_int_equal(layer_at(p, 1)->begin_ns, 1333);
-	assert_int_equal(layer_at(p, 1)->end_ns, 2331);
-	assert_int_equal(layer_at(p, 1)->num_tensors, 2);
-	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "in put");
-
-	/* MCU: NODE_SET at base + 49950 ticks x 20 ns = 999000 ns -> 334 ns after the zero. */
-	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
-	assert_int_equal(m0->count, 2);
-	assert_int_equal(m0->slices[0].start_ns, 334);
-	assert_int_equal(tp_slice_end(m0, &m0->slices[0]), 334);
-	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[0])), "set_GDMA");
-	assert_string_equal(arg_str(p, m0->slices[0].args, "extra"), "hello");
-	assert_int_equal(m0->slices[1].start_ns, 1334);
-	assert_int_equal(tp_slice_end(m0, &m0->slices[1]), 3334);
-
-	assert_int_equal(p->stats.files_read, 5);
-	assert_int_equal(p->stats.blocks_read, 8);
-	assert_int_equal(p->stats.blocks_skipped, 1);
-	assert_int_equal(p->stats.records_read, 13);
-	assert_int_equal(p->stats.records_dropped, 3); /* 2 trimmed GDMA + 1 send_msg */
-	tp_profile_free(p);
-
-	/* Clock overrides replace the arch constants; detail off means no args. */
-	struct tp_bmprofile_opts o = {
-	    .tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000, .detail = TP_BMPROFILE_DETAIL_OFF};
-	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
-	assert_true(p->tiu_freq_mhz == 1000);
-	assert_true(track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
-	s = by_cmd(track(p, 0, TP_TRACK_TIU), 1);
-	assert_int_equal(s->args, 0);
-	assert_int_equal(s->cycles, 900); /* at 1 GHz ns = cycles: raw 900000..900899 */
-	tp_profile_free(p);
-}
-
-/* The legacy path (§9.1) on a tiny BM1684X dump. */
-static void test_x_small(void **state)
-{
-	(void)state;
-	const char *dir = make_fixture("x_small", "x_small");
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
-	assert_int_equal(p->arch, TP_ARCH_BM1684X);
-	assert_true(p->tiu_freq_mhz == 1000 && p->gdma_freq_mhz == 1000); /* tpu_freq=1000 */
-	/* start_offset: first NODE_SET 50 ticks x 20 ns = 1 us after DYN record 1 -> 1000 cycles.
-	 * TIU: raw - 1000 + 1000; GDMA: raw - 500 + 1000. Re-anchoring: GDMA cmd 1 ends at 1299,
-	 * the TIU node that waits for it (bd_id 0 + 1, gdma_id 1) is TIU cmd 1 at 1000: +299. */
-	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *g0 = track(p, 0, TP_TRACK_GDMA);
-	assert_int_equal(t0->count, 2); /* the 0xFF-filled record ends the valid data */
-	const struct tp_slice *s = by_cmd(t0, 1);
-	assert_int_equal(tp_slice_start_cycle(t0, s), 1299);
-	assert_int_equal(s->cycles, 100);
-	assert_int_equal(s->start_ns, 1299);
-	assert_int_equal(tp_slice_end(t0, s), 1398);
-	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
-	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
-	assert_int_equal(s->layer, 1);
-	assert_int_equal(tp_slice_start_cycle(t0, by_cmd(t0, 2)), 1499);
-	s = by_cmd(g0, 1);
-	assert_int_equal(tp_slice_start_cycle(g0, s), 1000);
-	assert_int_equal(s->cycles, 300);
-	assert_int_equal(tp_slice_bytes(g0, s), 123);              /* d0_wr + d1_wr + gif_wr */
-	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
-	assert_int_equal(s->layer, 0);
-	assert_string_equal(tp_str(p, tp_slice_name(g0, by_cmd(g0, 2))), "dma.sys.chain_end");
-	const struct tp_track *m0 = track(p, 0, TP_TRACK_MCU);
-	assert_int_equal(m0->count, 2);
-	assert_int_equal(m0->slices[0].start_ns, 0);    /* FUNC at the legacy time base */
-	assert_int_equal(m0->slices[1].start_ns, 1000); /* NODE_SET */
-	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[1])), "set_GDMA");
-	assert_int_equal(p->stats.records_dropped, 1);
-	assert_int_equal(p->stats.files_read, 4);
-	tp_profile_free(p);
-
-	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
-	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
-	char path[8448];
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	put_u32(path, 200, 77);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
-	assert_int_equal(track(p, 0, TP_TRACK_GDMA)->count, 0);
-	assert_int_equal(p->stats.blocks_skipped, 1);
-	assert_int_equal(
-	    tp_slice_start_cycle(track(p, 0, TP_TRACK_TIU), by_cmd(track(p, 0, TP_TRACK_TIU), 1)),
-	    1000);
-	tp_profile_free(p);
-}
-
-/* tensor_location.json replaces the node-line layers (§8.3); skip_layers drops layers. */
-static void test_a2_layers_json(void **state)
-{
-	(void)state;
-	const char *dir = make_fixture("a2_small", "a2_json");
-	char path[8448];
-	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
-	static const char js[] =
-	    "[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
-	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
-	    "\"operands\": [], \"results\": [{\"name\": \"in_ld\"}]},\n"
-	    " {\"file-line\": 12, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
-	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
-	    "\"operands\": [], \"results\": []}]";
-	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
-	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
-	assert_int_equal(p->num_tensors,
-	                 1); /* the Load's result (operands and results become tensors) */
-	assert_int_equal(p->tensors[0].layer, 0);
-	assert_int_equal(p->tensors[0].is_in, 0);
-	assert_int_equal(p->tensors[0].id, 10);
-	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "Load");
-	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "in_ld");
-	assert_int_equal(layer_at(p, 0)->id, 10);
-	assert_int_equal(layer_at(p, 1)->tiu_first, 1);
-	assert_int_equal(layer_at(p, 1)->tiu_last, 2);
-	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU);
-	assert_int_equal(by_cmd(t0, 1)->layer, 1);
-	assert_int_equal(by_cmd(t0, 2)->layer, 1); /* the wait is inside the conv's range */
-	assert_int_equal(by_cmd(t0, 3)->layer, -1);
-	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_GDMA), 1)->layer, 0);
-	assert_int_equal(layer_at(p, 1)->begin_ns, 1333);
-	assert_int_equal(layer_at(p, 1)->end_ns, 2454); /* end of the wait (2209 cycles) */
-	tp_profile_free(p);
-
-	/* A tensor_location.json that is not usable is a side-file problem: the conversion goes
-	 * on with the global.profile layers and one note naming path:LINE. The malformed variants
-	 * check that the error excerpt is printed while the mapping is alive and never reads past
-	 * the unterminated buffer. */
-	char note[9000];
-	unlink(path);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
-	size_t global_layers = p->num_layers;
-	assert_true(global_layers > 0);
-	tp_profile_free(p);
-	static const char *const bad_json[] = {"{\"x\": 1}", "[1,2",
-	                                       "{\"garbage\":", "\n\n[{\"a\"::}]"};
-	static const char *const bad_note[] = {":1: not a JSON array of layer entries",
-	                                       ":1: not valid JSON", ":1: not valid JSON",
-	                                       ":3: not valid JSON (near \":}]\")"};
-	for (size_t k = 0; k < 5; k++) {
-		if (k < 4) {
-			assert_int_equal(tp_test_write_file(path, bad_json[k], strlen(bad_json[k])),
-			                 0);
-		} else { /* 100 000 nested '[' (cJSON's nesting limit, not the stack) */
-			size_t n = 100000;
-			char *deep = malloc(n);
-			assert_non_null(deep);
-			memset(deep, '[', n);
-			assert_int_equal(tp_test_write_file(path, deep, n), 0);
-			free(deep);
-		}
-		p = NULL;
-		rc = tp_bmprofile_read(dir, NULL, &p, &d);
-		if (rc)
-			fail_msg("variant %zu: %s", k, d.msg);
-		assert_int_equal(p->num_layers, global_layers);
-		snprintf(note, sizeof note, "%s%s", path,
-		         k < 4 ? bad_note[k] : ":1: not valid JSON");
-		int found = 0;
-		for (size_t i = 0; i < p->num_notes; i++)
-			found |= strncmp(tp_str(p, p->notes[i].text), note, strlen(note)) == 0;
-		if (!found)
-			fail_msg("variant %zu: no note starting with %s", k, note);
-		tp_profile_free(p);
-	}
-
-	/* A net_stat.sim of another version converts too, with one note for what was skipped. */
-	snprintf(path, sizeof path, "%s/net_stat.sim", dir);
-	static const char ns_bad[] = "TCYC : 5\r\nConv|CONV|s:q|b:1|g:1|e:1|t:1\nx|Y|s:1|b:1\n";
-	assert_int_equal(tp_test_write_file(path, ns_bad, sizeof ns_bad - 1), 0);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
-	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "5");
-	snprintf(note, sizeof note,
-	         "%s:2: malformed item \"Conv|CONV|s:q|b:1|g:1|e:1|t:1\"; 2 line(s) "
-	         "of this side file skipped",
-	         path);
-	int seen = 0;
-	for (size_t i = 0; i < p->num_notes; i++)
-		seen |= !strcmp(tp_str(p, p->notes[i].text), note);
-	if (!seen)
-		fail_msg("no note %s", note);
-	tp_profile_free(p);
-	unlink(path);
-
-	struct tp_bmprofile_opts o = {.skip_layers = 1};
-	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
-	assert_int_equal(p->num_layers, 0);
-	assert_int_equal(by_cmd(track(p, 0, TP_TRACK_TIU), 1)->layer, -1);
-	tp_profile_free(p);
-}
-
-/* Out of memory at every allocation: a clean error, nothing leaked (ASan checks). */
-static void oom_sweep(const char *dir)
-{
-	/* tp_profile_new (called first by the reader) leaks when its string table's own
-	 * initialisation fails half way (model/common code, reported to its owner): start after
-	 * its allocations. */
-	tp_alloc_fail_after(-1);
-	struct tp_profile *q = tp_profile_new();
-	long first = tp_alloc_fail_after(-1);
-	tp_profile_free(q);
-	int ok = 0;
-	for (long n = first; n < 20000 && !ok; n++) {
-		struct tp_profile *p = NULL;
-		struct tp_diag d = {0};
-		tp_alloc_fail_after(n);
-		int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-		tp_alloc_fail_after(-1);
-		if (rc == TP_OK) {
-			ok = 1;
-			tp_profile_free(p);
-		} else {
-			assert_int_equal(rc, TP_ENOMEM);
-			assert_null(p);
-		}
-	}
-	assert_true(ok);
-}
-
-/* A command buffer whose second descriptor is not one the decoder knows: the read succeeds,
- * the command is unnamed, and two notes say where decoding stopped and that fewer commands
- * were decoded than the COMMAND block lists (emitted after the lookups, which index lazily). */
-static void test_a2_cmd_stop(void **state)
-{
-	(void)state;
-	const char *dir = make_fixture("a2_small", "a2_cmd_stop");
-	char path[8448], note1[9000], note2[9000];
-	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
-	put_u32(path, 0x60 + 4, 0x0F); /* cmd 2 (sys chain_end): cmd_type 6 -> 15, unknown */
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("%s", d.msg);
-	snprintf(note1, sizeof note1,
-	         "%s@0x60: command decoding stopped at an unknown descriptor "
-	         "after 1 commands; later commands are unnamed",
-	         path);
-	snprintf(note2, sizeof note2, "%s: decoded 1 commands, the COMMAND block says 2", path);
-	int seen1 = 0, seen2 = 0;
-	for (size_t i = 0; i < p->num_notes; i++) {
-		seen1 |= !strcmp(tp_str(p, p->notes[i].text), note1);
-		seen2 |= !strcmp(tp_str(p, p->notes[i].text), note2);
-	}
-	if (!seen1 || !seen2)
-		fail_msg("missing note(s):%s%s%s%s", seen1 ? "" : "\n", seen1 ? "" : note1,
-		         seen2 ? "" : "\n", seen2 ? "" : note2);
-	const struct tp_track *t = track(p, 0, TP_TRACK_GDMA);
-	const struct tp_slice *s1 = by_cmd(t, 1), *s2 = by_cmd(t, 2);
-	assert_non_null(s1);
-	assert_string_equal(tp_str(p, tp_slice_label(t, s1)->name), "tensorLd");
-	assert_non_null(s2);
-	/* the names a command without descriptor gets */
-	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->name), "cmd_type_-1_0");
-	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->type), "cmd_type_-1");
-	tp_profile_free(p);
-}
-
-/* The two ways the BM1688 reader names its commands agree: with argument sets (fill_cmd,
- * one slice at a time) and without them (the per-core path: fill_core with its label memo,
- * names interned per core afterwards; --jobs 1 runs it on the calling thread). Every engine
- * slice has the same time, label (name, type, kind, direction, data type, stall, bytes),
- * dependency and cost either way. */
-static void fill_paths_agree(const char *dir)
-{
-	struct tp_profile *pa = NULL, *pb = NULL;
-	struct tp_diag d = {0};
-	struct tp_bmprofile_opts on = {.detail = TP_BMPROFILE_DETAIL_ON, .jobs = 1};
-	struct tp_bmprofile_opts off = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
-	if (tp_bmprofile_read(dir, &on, &pa, &d) || tp_bmprofile_read(dir, &off, &pb, &d))
-		fail_msg("%s: %s", dir, d.msg);
-	size_t checked = 0;
-	for (int core = 0; core < 2; core++) {
-		for (int k = TP_TRACK_TIU; k <= TP_TRACK_GDMA; k++) {
-			const struct tp_track *ta = track(pa, core, (enum tp_track_kind)k);
-			const struct tp_track *tb = track(pb, core, (enum tp_track_kind)k);
-			if (!ta || !tb) {
-				assert_true(!ta && !tb);
-				continue;
-			}
-			assert_int_equal(ta->count, tb->count);
-			for (size_t i = 0; i < ta->count; i++, checked++) {
-				const struct tp_slice *a = &ta->slices[i], *b = &tb->slices[i];
-				const struct tp_label *la = tp_slice_label(ta, a),
-				                      *lb = tp_slice_label(tb, b);
-				struct tp_cost ca, cb;
-				tp_track_get_cost(ta, i, &ca);
-				tp_track_get_cost(tb, i, &cb);
-				if (a->start_ns != b->start_ns || a->cmd_id != b->cmd_id ||
-				    a->dep_id != b->dep_id ||
-				    tp_slice_end(ta, a) != tp_slice_end(tb, b) ||
-				    strcmp(tp_str(pa, la->name), tp_str(pb, lb->name)) ||
-				    strcmp(tp_str(pa, la->type), tp_str(pb, lb->type)) ||
-				    la->kind != lb->kind || la->dir != lb->dir ||
-				    la->dtype != lb->dtype || la->stall != lb->stall ||
-				    la->bytes != lb->bytes || memcmp(&ca, &cb, sizeof ca))
-					fail_msg("%s: core %d track kind %d slice %zu (cmd %u): "
-					         "%s/%s vs %s/%s",
-					         dir, core, k, i, a->cmd_id, tp_str(pa, la->name),
-					         tp_str(pa, la->type), tp_str(pb, lb->name),
-					         tp_str(pb, lb->type));
-			}
-		}
-	}
-	assert_true(checked > 0);
-	tp_profile_free(pa);
-	tp_profile_free(pb);
-}
-
-static void test_fill_paths_agree(void **state)
-{
-	(void)state;
-	fill_paths_agree(make_fixture("a2_small", "a2_fill_paths"));
-	/* an unknown descriptor: the unnamed commands' names too */
-	const char *dir = make_fixture("a2_small", "a2_fill_paths_stop");
-	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
-	put_u32(path, 0x60 + 4, 0x0F);
-	fill_paths_agree(dir);
-	const char *shared = getenv("TP_SHARED_DIR");
-	char real[4096];
-	snprintf(real, sizeof real, "%s/testdata/sophgo/bm1688_resnet50",
-	         shared ? shared : "../shared");
-	struct stat st;
-	if (stat(real, &st) != 0) {
-		printf("SKIPPED: fill paths on the real BM1688 dump: not found at %s\n", real);
-		return;
-	}
-	fill_paths_agree(real);
-}
-
-static void test_a2_small_oom(void **state)
-{
-	(void)state;
-	oom_sweep(make_fixture("a2_small", "a2_oom"));
-	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
-	const char *dir = make_fixture("a2_small", "a2_oom_side");
-	char path[8448];
-	static const char js[] =
-	    "[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
-	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
-	    "\"operands\": [{\"name\": \"x\", \"memory_type\": \"<1x2xf32>\", \"shape\": [1, 2]}], "
-	    "\"results\": [{\"name\": \"ld\", \"memory_type\": \"<1x2xf32>\"}]},\n"
-	    " {\"file-line\": 3, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
-	    "\"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
-	    "\"operands\": [{\"name\": \"ld\"}], \"results\": [{\"name\": \"c\"}]}]";
-	static const char mlir[] = "module @m attributes {module.FLOPs = 9 : i64} {\n"
-	                           "  %0 = \"tpu.Load\"(%a) : () -> () loc(#loc1)\n"
-	                           "  %1 = \"tpu.Conv2D\"(%0) : () -> () loc(#loc2)\n"
-	                           "#loc1 = loc(\"load_x\")\n#loc2 = loc(fused[#loc1, #loc3])\n"
-	                           "#loc3 = loc(\"conv\")\n";
-	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
-	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	snprintf(path, sizeof path, "%s/final.mlir", dir);
-	assert_int_equal(tp_test_write_file(path, mlir, sizeof mlir - 1), 0);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
-	assert_int_equal(p->num_layers, 2);
-	assert_string_equal(tp_str(p, layer_at(p, 0)->name), "load_x");
-	assert_string_equal(tp_str(p, layer_at(p, 1)->name), "load_x, conv");
-	assert_int_equal(p->num_tensors, 4);
-	assert_int_equal(p->tensors[2].id, 2); /* the conv's operand "ld" comes from line 2 */
-	tp_profile_free(p);
-	oom_sweep(dir);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Bad input: each one a status, an exact message and no profile.                           */
-/* ---------------------------------------------------------------------------------------- */
-
-static void expect_error(const char *dir, int status, const char *msg)
-{
-	struct tp_profile *p = (struct tp_profile *)1;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	assert_null(p);
-	if (rc != status || strcmp(d.msg, msg) != 0)
-		fail_msg("got %s \"%s\"\nwant %s \"%s\"", tp_status_name(rc), d.msg,
-		         tp_status_name(status), msg);
-}
-
-static void test_bad_inputs(void **state)
-{
-	(void)state;
-	char want[8448], path[8448];
-	const char *dir;
-
-	/* iter0.profile layout (see the fixture comments): the unknown block 77 at 0x585, the
-	 * core-1 TIU block at 0x591 (96 bytes), file size 1529. */
-	dir = make_fixture("a2_small", "bad_trunc");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 1519), 0);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left", dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = make_fixture("a2_small", "bad_hdr");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 1425 + 5), 0);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x591: truncated block header: 8 bytes needed, 5 left", dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = make_fixture("a2_small", "bad_len");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	put_u32(path, 0x585 + 4, 4096);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left",
-	         dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = make_fixture("a2_small", "bad_count");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	put_u32(path, 44 + 8 + 32, 5); /* COMMAND group_num 5, but only one group follows */
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow",
-	         dir);
-	expect_error(dir, TP_EFORMAT, want);
-
-	dir = make_fixture("a2_small", "bad_garbled");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	put_u32(path, 0xfc + 4, 1000); /* GDMA block length not a whole number of records */
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0xfc: GDMA block length 1000 is not a multiple of the 256-byte "
-	         "record",
-	         dir);
-	expect_error(dir, TP_EFORMAT, want);
-
-	dir = make_fixture("a2_small", "bad_empty_iter");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 0), 0);
-	snprintf(want, sizeof want, "%s/iter0.profile@0x0: empty file (no SUMMARY block)", dir);
-	expect_error(dir, TP_EFORMAT, want);
-
-	dir = make_fixture("a2_small", "bad_nocmd");
-	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
-	assert_int_equal(unlink(path), 0);
-	snprintf(
-	    want, sizeof want,
-	    "%s/iter0.profile: COMMAND block 0 names cmd_20000_0_1.dat, which is missing from %s",
-	    dir, dir);
-	expect_error(dir, TP_ENOTFOUND, want);
-
-	dir = make_fixture("a2_small", "bad_arch");
-	snprintf(path, sizeof path, "%s/global.profile", dir);
-	static const char g9[] = "[bmprofile] net_name=x\n[bmprofile] arch=9\n";
-	assert_int_equal(tp_test_write_file(path, g9, sizeof g9 - 1), 0);
-	snprintf(want, sizeof want, "%s/global.profile:2: unknown arch 9", dir);
-	expect_error(dir, TP_EUNSUPPORTED, want);
-	assert_int_equal(tp_test_write_file(path, "[bmprofile] arch=5\n", 19), 0);
-	snprintf(want, sizeof want, "%s/global.profile:1: arch 5 (BM1690) is not supported", dir);
-	expect_error(dir, TP_EUNSUPPORTED, want);
-
-	char empty[4096];
-	snprintf(empty, sizeof empty, "%s/bad_emptydir", tmpdir);
-	rmtree(empty);
-	assert_int_equal(mkdir(empty, 0777), 0);
-	assert_int_equal(tp_bmprofile_probe(empty), 0);
-	snprintf(want, sizeof want,
-	         "%s: no global.profile or iter*.profile: not a bmprofile_data directory", empty);
-	expect_error(empty, TP_ENOTFOUND, want);
-
-	snprintf(path, sizeof path, "%s/a2_small/global.profile", tmpdir);
-	make_fixture("a2_small", "a2_small");
-	assert_int_equal(tp_bmprofile_probe(path), 0);
-	snprintf(want, sizeof want, "%s: not a directory (expected a bmprofile_data directory)",
-	         path);
-	expect_error(path, TP_EIO, want);
-
-	snprintf(path, sizeof path, "%s/does_not_exist", tmpdir);
-	snprintf(want, sizeof want, "%s: No such file or directory", path);
-	expect_error(path, TP_ENOTFOUND, want);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* The real BM1688 dump.                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-static void test_real_bm1688(void **state)
-{
-	(void)state;
-	const char *shared = getenv("TP_SHARED_DIR");
-	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/testdata/sophgo/bm1688_resnet50",
-	         shared ? shared : "../shared");
-	struct stat st;
-	if (stat(dir, &st) != 0) {
-		printf("SKIPPED: real BM1688 dump not found at %s\n", dir);
-		skip();
-	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
-	/* Records written by the reference converter (PROVENANCE.txt). */
-	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *t1 = track(p, 1, TP_TRACK_TIU);
-	const struct tp_track *g0 = track(p, 0, TP_TRACK_GDMA), *g1 = track(p, 1, TP_TRACK_GDMA);
-	assert_int_equal(t0->count, 257);
-	assert_int_equal(t1->count, 47);
-	assert_int_equal(g0->count, 145);
-	assert_int_equal(g1->count, 21);
-	/* First conv: raw 452448533 .. 452760563 = 312031 cycles, unchanged by the round trip. */
-	const struct tp_slice *s = by_cmd(t0, 2);
-	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
-	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
-	assert_int_equal(s->cycles, 312031);
-	/* GDMA core 0 cmd 2: 101376 bytes in 3377 cycles (= 22.5147 GB/s at 750 MHz). */
-	s = by_cmd(g0, 2);
-	assert_int_equal(tp_slice_bytes(g0, s), 101376);
-	assert_int_equal(s->cycles, 3377);
-	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
-	/* Total span, with the GDMA "end" taken as the last record's end (§10.2 quirk). */
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
-	const struct tp_track *all[4] = {t0, t1, g0, g1};
-	for (int k = 0; k < 4; k++) {
-		const struct tp_track *t = all[k];
-		for (size_t i = 0; i < t->count; i++) {
-			if (t->slices[i].start_ns < lo)
-				lo = t->slices[i].start_ns;
-			if (t->kind == TP_TRACK_TIU && tp_slice_end(t, &t->slices[i]) > hi)
-				hi = tp_slice_end(t, &t->slices[i]);
-		}
-		if (t->kind == TP_TRACK_GDMA && t->count) {
-			/* tracks are sorted by start; the last record in PMU order has the top cmd
-			 * id */
-			const struct tp_slice *last = &t->slices[0];
-			for (size_t i = 0; i < t->count; i++)
-				if (t->slices[i].cmd_id > last->cmd_id)
-					last = &t->slices[i];
-			if (tp_slice_end(t, last) > hi)
-				hi = tp_slice_end(t, last);
-		}
-	}
-	assert_int_equal(lo, 0);
-	assert_int_equal(hi - lo, 2176268);
-	/* Per-core sums of the PerfWeb summary (§10.2). */
-	uint64_t tiu[2] = {0}, gdma[2] = {0}, gwait[2] = {0}, ddr[2] = {0};
-	for (int c = 0; c < 2; c++) {
-		const struct tp_track *t = c ? t1 : t0, *g = c ? g1 : g0;
-		for (size_t i = 0; i < t->count; i++)
-			if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
-				tiu[c] += t->slices[i].cycles;
-		for (size_t i = 0; i < g->count; i++) {
-			gdma[c] += g->slices[i].cycles;
-			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_SYS_WAIT)
-				gwait[c] += g->slices[i].cycles;
-			if (tp_slice_kind(g, &g->slices[i]) == TP_CMD_NORMAL &&
-			    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g, &g->slices[i])))
-				ddr[c] += tp_slice_bytes(g, &g->slices[i]);
-		}
-	}
-	assert_int_equal(tiu[0], 1304643);
-	assert_int_equal(tiu[1], 91343);
-	assert_int_equal(gdma[0] - gwait[0], 1077718);
-	assert_int_equal(gdma[1] - gwait[1], 155776);
-	assert_int_equal(ddr[0], 31417504);
-	assert_int_equal(ddr[1], 2927680);
-	/* Layers from the node lines: 184 local + 1 global; the first Load owns GDMA cmd 1. */
-	assert_int_equal(p->num_layers, 185);
-	assert_int_equal(by_cmd(g0, 1)->layer, 0);
-	assert_string_equal(tp_str(p, layer_at(p, 0)->type), "Load");
-	assert_int_equal(by_cmd(t0, 257)->layer, -1); /* system.end */
-	assert_string_equal(tp_str(p, tp_slice_name(t0, by_cmd(t0, 257))), "system.end");
-	assert_int_equal(p->num_mems, 14);
-	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "1872297");
-	assert_string_equal(tp_profile_get_meta(p, "sim_flops"), "7743042536");
-	assert_int_equal(p->stats.records_dropped, 3);
-	tp_profile_free(p);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* The real CV184X blazeface dump, command by command against the vendor's RegInfo files.   */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Path of ../shared/testdata/sophgo/<rel>, or NULL (after printing SKIPPED) when absent. */
-static int shared_path(char *out, size_t n, const char *rel)
-{
-	const char *shared = getenv("TP_SHARED_DIR");
-	snprintf(out, n, "%s/testdata/sophgo/%s", shared && *shared ? shared : "../shared", rel);
-	struct stat st;
-	if (stat(out, &st) != 0) {
-		printf("SKIPPED: %s not found (real-dump test not run)\n", out);
-		return 0;
-	}
-	return 1;
-}
-
-/* One record of tiuRegInfo_<core>.txt / tdmaRegInfo_<core>.txt. */
-struct ref_rec {
-	char name[48], dir[24];
-	long long start, end, cmd_id;
-};
-
-/* Value of "\t<key>: <value>" inside [b, e), copied to out; 1 if found. */
-static int ref_field(const char *b, const char *e, const char *key, char *out, size_t n)
-{
-	size_t kn = strlen(key);
-	for (const char *q = b; q && q < e; q = memchr(q, '\n', (size_t)(e - q))) {
-		if (*q == '\n')
-			q++;
-		if (q + kn + 3 < e && q[0] == '\t' && !memcmp(q + 1, key, kn) && q[1 + kn] == ':' &&
-		    q[2 + kn] == ' ') {
-			const char *v = q + kn + 3, *ve = memchr(v, '\n', (size_t)(e - v));
-			size_t m = (size_t)((ve ? ve : e) - v);
-			if (m >= n)
-				m = n - 1;
-			memcpy(out, v, m);
-			out[m] = 0;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* Parses every `marker` record of a RegInfo file; returns the count, records in *out. */
-static size_t ref_records(const char *path, const char *marker, struct ref_rec **out)
-{
-	size_t len = 0;
-	char *txt = tp_test_slurp(path, &len);
-	assert_non_null(txt);
-	size_t n = 0, cap = 0;
-	*out = NULL;
-	size_t ml = strlen(marker);
-	for (char *b = strstr(txt, marker); b;) {
-		char *e = strstr(b + ml, marker);
-		char *end = e ? e : txt + len;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 256;
-			*out = realloc(*out, cap * sizeof **out);
-			assert_non_null(*out);
-		}
-		struct ref_rec *r = &(*out)[n++];
-		char v[64];
-		memset(r, 0, sizeof *r);
-		assert_true(ref_field(b, end, "Function Name", r->name, sizeof r->name));
-		ref_field(b, end, "Direction", r->dir, sizeof r->dir);
-		assert_true(ref_field(b, end, "Start Cycle", v, sizeof v));
-		r->start = atoll(v);
-		assert_true(ref_field(b, end, "End Cycle", v, sizeof v));
-		r->end = atoll(v);
-		assert_true(ref_field(b, end, "Cmd Id", v, sizeof v));
-		r->cmd_id = atoll(v);
-		b = e;
-	}
-	free(txt);
-	return n;
-}
-
-static const char *dir_text(enum tp_dir d)
-{
-	switch (d) {
-	case TP_DIR_DDR_TO_LMEM:
-		return "DDR->LMEM";
-	case TP_DIR_LMEM_TO_DDR:
-		return "LMEM->DDR";
-	case TP_DIR_DDR_TO_DDR:
-		return "DDR->DDR";
-	case TP_DIR_LMEM_TO_LMEM:
-		return "LMEM->LMEM";
-	default:
-		return "-";
-	}
-}
-
-/* Every record of one engine against the reference: same count, and per Cmd Id the same
- * Start/End Cycle, Function Name and (GDMA) Direction. */
-static void check_against_ref(const struct tp_profile *p, const struct tp_track *t,
-                              const char *path, const char *marker, int dma)
-{
-	struct ref_rec *ref = NULL;
-	size_t n = ref_records(path, marker, &ref);
-	assert_int_equal(n, t->count);
-	size_t checked = 0;
-	for (size_t i = 0; i < n; i++) {
-		const struct tp_slice *s = by_cmd(t, (uint32_t)ref[i].cmd_id);
-		if (!s)
-			fail_msg("%s: Cmd Id %lld has no slice", path, ref[i].cmd_id);
-		if ((long long)tp_slice_start_cycle(t, s) != ref[i].start ||
-		    (long long)tp_slice_end_cycle(t, s) != ref[i].end)
-			fail_msg("%s: Cmd Id %lld: cycles %llu..%llu, reference %lld..%lld", path,
-			         ref[i].cmd_id, (unsigned long long)tp_slice_start_cycle(t, s),
-			         (unsigned long long)tp_slice_end_cycle(t, s), ref[i].start,
-			         ref[i].end);
-		if (strcmp(tp_str(p, tp_slice_name(t, s)), ref[i].name) != 0)
-			fail_msg("%s: Cmd Id %lld: name %s, reference %s", path, ref[i].cmd_id,
-			         tp_str(p, tp_slice_name(t, s)), ref[i].name);
-		/* The reference prints LMEM->LMEM for sys commands (their addresses are zeroed);
-		 * tpuprof says they have no direction. */
-		if (dma && tp_slice_kind(t, s) == TP_CMD_NORMAL &&
-		    strcmp(dir_text(tp_slice_dir(t, s)), ref[i].dir) != 0)
-			fail_msg("%s: Cmd Id %lld: direction %s, reference %s", path, ref[i].cmd_id,
-			         dir_text(tp_slice_dir(t, s)), ref[i].dir);
-		checked++;
-	}
-	assert_int_equal(checked, n);
-	free(ref);
-}
-
-static void test_real_cv184x(void **state)
-{
-	(void)state;
-	char dir[4096], ref[4096], path[4200];
-	if (!shared_path(dir, sizeof dir, "cv184x_blazeface") ||
-	    !shared_path(ref, sizeof ref, "reference/cv184x_blazeface")) {
-		skip();
-		return;
-	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	if (tp_bmprofile_read(dir, NULL, &p, &d))
-		fail_msg("read failed: %s", d.msg);
-	assert_int_equal(p->arch, TP_ARCH_CV184X);
-	assert_true(p->tiu_freq_mhz == 750 && p->gdma_freq_mhz == 650);
-	const struct tp_track *t0 = track(p, 0, TP_TRACK_TIU), *g0 = track(p, 0, TP_TRACK_GDMA);
-	assert_int_equal(t0->count, 116);
-	assert_int_equal(g0->count, 225);
-	snprintf(path, sizeof path, "%s/tiuRegInfo_0.txt", ref);
-	check_against_ref(p, t0, path, "__TIU_REG_INFO__", 0);
-	snprintf(path, sizeof path, "%s/tdmaRegInfo_0.txt", ref);
-	check_against_ref(p, g0, path, "__TDMA_REG_INFO__", 1);
-	/* PROVENANCE.txt: totalTiuCycle 591160, totalGdmaCycle 724000, DDR avg 4.39 GB/s. */
-	uint64_t tiu = 0, gdma = 0, ddr = 0, ddr_cyc = 0;
-	for (size_t i = 0; i < t0->count; i++)
-		if (tp_slice_kind(t0, &t0->slices[i]) != TP_CMD_SYS_WAIT)
-			tiu += t0->slices[i].cycles;
-	for (size_t i = 0; i < g0->count; i++) {
-		const struct tp_slice *s = &g0->slices[i];
-		if (tp_slice_kind(g0, s) != TP_CMD_SYS_WAIT)
-			gdma += s->cycles;
-		if (tp_slice_kind(g0, s) == TP_CMD_NORMAL &&
-		    tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(g0, s))) {
-			ddr += tp_slice_bytes(g0, s);
-			ddr_cyc += s->cycles;
-		}
-	}
-	assert_int_equal(tiu, 591160);
-	assert_int_equal(gdma, 724000);
-	assert_int_equal((int)((double)ddr * 650.0 / 1000.0 / (double)ddr_cyc * 100 + 0.5), 439);
-	/* GDMA Cmd 1 (tdmaRegInfo): tensorLd of 70656 bytes, stall 0, FP32. */
-	const struct tp_slice *s = by_cmd(g0, 1);
-	assert_int_equal(tp_slice_bytes(g0, s), 70656);
-	assert_int_equal(tp_slice_dtype(g0, s), TP_DT_FP32);
-	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
-	tp_profile_free(p);
-}
-
-/* One row of a time_data list in the vendor's profile_data.js: a Python list literal on one
- * line; fields split on ", " (no field of these rows contains ", "). */
-struct js_row {
-	int cat;
-	double begin, end;
-	char f[24][48];
-	int nf;
-};
-
-static int js_rows(const char *path, struct js_row **out)
-{
-	size_t len = 0;
-	char *txt = tp_test_slurp(path, &len);
-	assert_non_null(txt);
-	int n = 0, cap = 0;
-	*out = NULL;
-	for (char *l = txt; l && *l;) {
-		char *nl = strchr(l, '\n');
-		if (nl)
-			*nl = 0;
-		char *row = strstr(l, "time_data0 = [[");
-		row = row                                                          ? row + 14
-		      : (l[0] == '[' && l[1] >= '0' && l[1] <= '3' && l[2] == ',') ? l
-		                                                                   : NULL;
-		if (row) {
-			if (n == cap) {
-				cap = cap ? cap * 2 : 512;
-				*out = realloc(*out, (size_t)cap * sizeof **out);
-				assert_non_null(*out);
-			}
-			struct js_row *r = &(*out)[n++];
-			memset(r, 0, sizeof *r);
-			char *q = row + 1;
-			while (r->nf < 24) {
-				char *e = strstr(q, ", ");
-				char *stop = e ? e : strrchr(q, ']');
-				size_t m = stop ? (size_t)(stop - q) : strlen(q);
-				if (m && (q[0] == '\'' || q[0] == '"') && m >= 2) {
-					q++;
-					m -= 2;
-				}
-				if (m >= sizeof r->f[0])
-					m = sizeof r->f[0] - 1;
-				memcpy(r->f[r->nf], q, m);
-				r->f[r->nf++][m] = 0;
-				if (!e)
-					break;
-				q = e + 2;
-			}
-			r->cat = atoi(r->f[0]);
-			r->begin = atof(r->f[1]);
-			r->end = atof(r->f[2]);
-		}
-		l = nl ? nl + 1 : NULL;
-	}
-	free(txt);
-	return n;
-}
-
-/* Layers of the real CV184X dump from tensor_location.json + final.mlir against the vendor's
- * profile_data.js: per command the vendor's layer_id (file-line) and layer type; the layer
- * rows' ids, types and spans; the group rows' spans. */
-static void test_real_cv184x_layers(void **state)
-{
-	(void)state;
-	char dir[4096], ref[4096], path[4200];
-	if (!shared_path(dir, sizeof dir, "cv184x_blazeface") ||
-	    !shared_path(ref, sizeof ref, "reference/cv184x_blazeface")) {
-		skip();
-		return;
-	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	if (tp_bmprofile_read(dir, NULL, &p, &d))
-		fail_msg("read failed: %s", d.msg);
-	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */
-	const struct tp_track *tr[2] = {track(p, 0, TP_TRACK_TIU), track(p, 0, TP_TRACK_GDMA)};
-	snprintf(path, sizeof path, "%s/profile_data.js", ref);
-	struct js_row *rows = NULL;
-	int n = js_rows(path, &rows);
-	int cmds = 0, layer_rows = 0, group_rows = 0;
-	for (int i = 0; i < n; i++) {
-		const struct js_row *r = &rows[i];
-		if (r->cat <= 1) {
-			const struct tp_slice *s = by_cmd(tr[r->cat], (uint32_t)atoi(r->f[7]));
-			assert_non_null(s);
-			if (!strcmp(r->f[9],
-			            "-")) { /* the vendor's "no layer" (system.end, chain end) */
-				assert_int_equal(s->layer, -1);
-				cmds++;
-				continue;
-			}
-			if (s->layer < 0)
-				fail_msg("%s cmd %s: no layer, vendor %s", r->cat ? "GDMA" : "TIU",
-				         r->f[7], r->f[9]);
-			const struct tp_layer *ly = layer_at(p, (size_t)(s->layer));
-			if (ly->id != atoi(r->f[9]) || strcmp(tp_str(p, ly->type), r->f[10]) != 0)
-				fail_msg("%s cmd %s: layer %d %s, vendor %s %s",
-				         r->cat ? "GDMA" : "TIU", r->f[7], ly->id,
-				         tp_str(p, ly->type), r->f[9], r->f[10]);
-			cmds++;
-		} else if (r->cat == 2) {
-			/* The vendor merges a layer's commands into display rows (PerfAI_web
-			 * js_prep.py merge_layer_data); each row lies inside the span of our layers
-			 * with that id and type, and a global layer's row is exactly its span. */
-			int64_t lo = INT64_MAX, hi = INT64_MIN;
-			int global = 0, found = 0;
-			for (size_t L = 0; L < p->num_layers; L++) {
-				const struct tp_layer *ly = layer_at(p, (size_t)L);
-				if (ly->id != atoi(r->f[9]) || ly->begin_ns > ly->end_ns)
-					continue;
-				assert_string_equal(tp_str(p, ly->type), r->f[10]);
-				found = 1;
-				global |= !ly->is_local;
-				lo = ly->begin_ns < lo ? ly->begin_ns : lo;
-				hi = ly->end_ns > hi ? ly->end_ns : hi;
-			}
-			assert_true(found);
-			if ((int64_t)r->begin < lo || (int64_t)r->end > hi)
-				fail_msg("layer row %s %s %.0f..%.0f outside %lld..%lld", r->f[9],
-				         r->f[10], r->begin, r->end, (long long)lo, (long long)hi);
-			if (global && ((int64_t)r->begin != lo || (int64_t)r->end != hi))
-				fail_msg("global layer %s: %.0f..%.0f, ours %lld..%lld", r->f[9],
-				         r->begin, r->end, (long long)lo, (long long)hi);
-			layer_rows++;
-		} else {
-			/* "Group<k>  L<line - 1>": the span of the group's member layers. */
-			const char *at = strstr(r->f[5], " L");
-			assert_non_null(at);
-			int gline = atoi(at + 2) + 1;
-			int64_t lo = INT64_MAX, hi = INT64_MIN;
-			snprintf(path, sizeof path, "%s/final.mlir", dir);
-			size_t mlen = 0;
-			char *mt = tp_test_slurp(path, &mlen);
-			struct sg_mlir m;
-			assert_int_equal(sg_mlir_parse(mt, mlen, &m), TP_OK);
-			int g = -1;
-			for (size_t k = 0; k < m.ngroups; k++)
-				if (m.groups[k].line == (uint32_t)gline)
-					g = (int)k;
-			assert_true(g >= 0);
-			for (size_t L = 0; L < p->num_layers; L++) {
-				const struct tp_layer *ly = layer_at(p, (size_t)L);
-				if (ly->group != g || ly->begin_ns > ly->end_ns)
-					continue;
-				lo = ly->begin_ns < lo ? ly->begin_ns : lo;
-				hi = ly->end_ns > hi ? ly->end_ns : hi;
-			}
-			if ((int64_t)r->begin != lo || (int64_t)r->end != hi)
-				fail_msg("group row %s: %.0f..%.0f, ours %lld..%lld", r->f[5],
-				         r->begin, r->end, (long long)lo, (long long)hi);
-			sg_mlir_free(&m);
-			free(mt);
-			group_rows++;
-		}
-	}
-	free(rows);
-	assert_int_equal(cmds, 341);
-	assert_int_equal(layer_rows, 209);
-	assert_int_equal(group_rows, 13);
-	/* Names are the MLIR loc names; tensors carry shape, dtype and location. */
-	const struct tp_slice *conv = by_cmd(tr[0], 2);
-	const struct tp_layer *ly = layer_at(p, (size_t)(conv->layer));
-	assert_int_equal(ly->id, 19);
-	assert_string_equal(tp_str(p, ly->name), "80_Relu");
-	assert_int_equal(ly->group, 0);
-	assert_true(ly->num_tensors >= 2);
-	const struct tp_tensor *out = &p->tensors[ly->first_tensor + ly->num_tensors - 1];
-	assert_int_equal(out->is_in, 0);
-	assert_int_equal(out->dtype, TP_DT_BF16);
-	assert_int_equal(out->ndim, 4);
-	assert_int_equal(out->shape[1], 24);
-	const struct tp_slice *ld = by_cmd(tr[1], 1);
-	const struct tp_layer *lly = layer_at(p, (size_t)(ld->layer));
-	assert_string_equal(tp_str(p, lly->type), "Load");
-	const struct tp_tensor *in = &p->tensors[lly->first_tensor];
-	assert_int_equal(in->is_in, 1);
-	assert_int_equal(in->gaddr, 2201171394560ull);
-	assert_int_equal(in->dtype, TP_DT_FP32);
-	tp_profile_free(p);
-}
-
 int main(void)
 {
-	setup_paths();
+	sgt_setup("bmprofile", "bmprofile_test_tmp");
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_hex_parse),
 	    cmocka_unit_test(test_trim_rules),
@@ -2065,8 +927,6 @@ int main(void)
 	    cmocka_unit_test(test_cmd_1688),
 	    cmocka_unit_test(test_cmdbuf_end_rule),
 	    cmocka_unit_test(test_cmdbuf_lazy),
-	    cmocka_unit_test(test_a2_cmd_stop),
-	    cmocka_unit_test(test_fill_paths_agree),
 	    cmocka_unit_test(test_cmd_1684),
 	    cmocka_unit_test(test_cmd_1684x),
 	    cmocka_unit_test(test_global_parse),
@@ -2076,14 +936,6 @@ int main(void)
 	    cmocka_unit_test(test_global_variants),
 	    cmocka_unit_test(test_mlir_parse),
 	    cmocka_unit_test(test_json_variants),
-	    cmocka_unit_test(test_a2_small),
-	    cmocka_unit_test(test_a2_layers_json),
-	    cmocka_unit_test(test_x_small),
-	    cmocka_unit_test(test_a2_small_oom),
-	    cmocka_unit_test(test_bad_inputs),
-	    cmocka_unit_test(test_real_bm1688),
-	    cmocka_unit_test(test_real_cv184x),
-	    cmocka_unit_test(test_real_cv184x_layers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

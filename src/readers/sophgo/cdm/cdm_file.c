@@ -108,14 +108,131 @@ static int cdma_record_key(const char *k, size_t n, unsigned *port)
 	return 1;
 }
 
+/* The key and value of a trimmed global.profile line l[0..n): the key before the first '=',
+ * blanks around both trimmed, an older writer's "[bmprofile] " prefix skipped. 0 when the line
+ * has no '='. */
+static int split_line(const char *l, size_t n, const char **k, size_t *kn, const char **v,
+                      size_t *vn)
+{
+	/* Older writers prefix lines with "[bmprofile] ". */
+	if (l[0] == '[') {
+		size_t i = 1;
+		while (i < n && l[i] != ']')
+			i++;
+		if (i < n) {
+			l += i + 1;
+			n -= i + 1;
+			while (n && is_space(*l)) {
+				l++;
+				n--;
+			}
+		}
+	}
+	const char *eq = memchr(l, '=', n);
+	if (!eq)
+		return 0;
+	*k = l;
+	*kn = (size_t)(eq - l);
+	while (*kn && is_space(l[*kn - 1]))
+		(*kn)--;
+	*v = eq + 1;
+	*vn = n - (size_t)(*v - l);
+	while (*vn && is_space(**v)) {
+		(*v)++;
+		(*vn)--;
+	}
+	return 1;
+}
+
+/* The largest record count seen and its line, checked against max_record_num at the end. */
+struct rec_worst {
+	uint64_t max;
+	unsigned long line;
+};
+
+/* A record-count key (core c engine e, or CDMA port c when cdma) with value val. */
+static int record_count(struct cdm_global *g, const char *path, unsigned long line, const char *k,
+                        size_t kn, int cdma, unsigned c, unsigned e, long long val,
+                        struct rec_worst *rw, struct tp_diag *d)
+{
+	if (val < 0 || val == 1)
+		return tp_diag_line(d, TP_EFORMAT, path, line,
+		                    "%.*s=%lld: profile raw data is invalid (a recording "
+		                    "holds at least the 2 init records)",
+		                    (int)kn, k, val);
+	if (!cdma && c < CDM_MAX_CORES)
+		g->rec[c][e] = (uint64_t)val + 1;
+	else if (cdma && c < CDM_MAX_PORTS)
+		g->cdma_rec[c] = (uint64_t)val + 1;
+	if ((uint64_t)val >= rw->max) {
+		rw->max = (uint64_t)val;
+		rw->line = line;
+	}
+	return TP_OK;
+}
+
+/* One key=value line: the keys of §3, unknown keys counted. */
+static int apply_key(struct cdm_global *g, const char *path, unsigned long line, const char *k,
+                     size_t kn, const char *v, size_t vn, struct rec_worst *rw, struct tp_diag *d)
+{
+	long long val;
+	unsigned c, e;
+	int known = 1;
+	if (kn == 4 && memcmp(k, "arch", 4) == 0) {
+		if (parse_int(v, vn, &val))
+			return tp_diag_line(d, TP_EFORMAT, path, line,
+			                    "arch '%.*s' is not a number", (int)(vn > 40 ? 40 : vn),
+			                    v);
+		g->have_arch = 1;
+		g->arch_raw = val;
+		g->arch_line = line;
+		return TP_OK;
+	}
+	if (kn == 8 && memcmp(k, "tpu_freq", 8) == 0) {
+		known = 1;
+	} else if (kn == 14 && memcmp(k, "max_record_num", 14) == 0) {
+		known = 2;
+	} else if (kn == 14 && memcmp(k, "tail_offset_ns", 14) == 0) {
+		known = 3;
+	} else if (core_record_key(k, kn, &c, &e)) {
+		known = 4;
+	} else if (cdma_record_key(k, kn, &c)) {
+		known = 5;
+	} else {
+		g->unknown_keys++;
+		return TP_OK;
+	}
+	if (parse_int(v, vn, &val))
+		return tp_diag_line(d, TP_EFORMAT, path, line, "%.*s: '%.*s' is not an integer",
+		                    (int)kn, k, (int)(vn > 40 ? 40 : vn), v);
+	switch (known) {
+	case 1:
+		g->have_freq = 1;
+		g->tpu_freq = val;
+		return TP_OK;
+	case 2:
+		if (val <= 0)
+			return tp_diag_line(d, TP_EFORMAT, path, line, "max_record_num %lld", val);
+		g->have_max = 1;
+		g->max_record_num = (uint64_t)val;
+		return TP_OK;
+	case 3:
+		g->have_tail = 1;
+		g->tail_offset_ns = val;
+		return TP_OK;
+	default:
+		return record_count(g, path, line, k, kn, known == 5, c, known == 4 ? e : 0, val,
+		                    rw, d);
+	}
+}
+
 int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_global *g,
                      struct tp_diag *d)
 {
 	memset(g, 0, sizeof *g);
 	/* Record-count lines are checked against max_record_num after the whole file is read
 	 * (the key may come after them); remember the worst line. */
-	unsigned long rec_line[2] = {0, 0};
-	uint64_t rec_max = 0;
+	struct rec_worst rw = {0, 0};
 	size_t pos = 0;
 	unsigned long line = 0;
 	if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
@@ -140,104 +257,20 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 				g->bmodel = 1;
 				break;
 			}
-		/* Older writers prefix lines with "[bmprofile] ". */
-		if (l[0] == '[') {
-			size_t i = 1;
-			while (i < n && l[i] != ']')
-				i++;
-			if (i < n) {
-				l += i + 1;
-				n -= i + 1;
-				while (n && is_space(*l)) {
-					l++;
-					n--;
-				}
-			}
-		}
-		const char *eq = memchr(l, '=', n);
-		if (!eq)
+		const char *k, *v;
+		size_t kn, vn;
+		if (!split_line(l, n, &k, &kn, &v, &vn))
 			continue;
-		size_t kn = (size_t)(eq - l);
-		while (kn && is_space(l[kn - 1]))
-			kn--;
-		const char *v = eq + 1;
-		size_t vn = n - (size_t)(v - l);
-		while (vn && is_space(*v)) {
-			v++;
-			vn--;
-		}
-		long long val;
-		unsigned c, e;
-		int known = 1;
-		if (kn == 4 && memcmp(l, "arch", 4) == 0) {
-			if (parse_int(v, vn, &val))
-				return tp_diag_line(d, TP_EFORMAT, path, line,
-				                    "arch '%.*s' is not a number",
-				                    (int)(vn > 40 ? 40 : vn), v);
-			g->have_arch = 1;
-			g->arch_raw = val;
-			g->arch_line = line;
-			continue;
-		}
-		if (kn == 8 && memcmp(l, "tpu_freq", 8) == 0) {
-			known = 1;
-		} else if (kn == 14 && memcmp(l, "max_record_num", 14) == 0) {
-			known = 2;
-		} else if (kn == 14 && memcmp(l, "tail_offset_ns", 14) == 0) {
-			known = 3;
-		} else if (core_record_key(l, kn, &c, &e)) {
-			known = 4;
-		} else if (cdma_record_key(l, kn, &c)) {
-			known = 5;
-		} else {
-			g->unknown_keys++;
-			continue;
-		}
-		if (parse_int(v, vn, &val))
-			return tp_diag_line(d, TP_EFORMAT, path, line,
-			                    "%.*s: '%.*s' is not an integer", (int)kn, l,
-			                    (int)(vn > 40 ? 40 : vn), v);
-		switch (known) {
-		case 1:
-			g->have_freq = 1;
-			g->tpu_freq = val;
-			break;
-		case 2:
-			if (val <= 0)
-				return tp_diag_line(d, TP_EFORMAT, path, line,
-				                    "max_record_num %lld", val);
-			g->have_max = 1;
-			g->max_record_num = (uint64_t)val;
-			break;
-		case 3:
-			g->have_tail = 1;
-			g->tail_offset_ns = val;
-			break;
-		default:
-			if (val < 0 || val == 1)
-				return tp_diag_line(
-				    d, TP_EFORMAT, path, line,
-				    "%.*s=%lld: profile raw data is invalid (a recording "
-				    "holds at least the 2 init records)",
-				    (int)kn, l, val);
-			if (known == 4 && c < CDM_MAX_CORES)
-				g->rec[c][e] = (uint64_t)val + 1;
-			else if (known == 5 && c < CDM_MAX_PORTS)
-				g->cdma_rec[c] = (uint64_t)val + 1;
-			if ((uint64_t)val >= rec_max) {
-				rec_max = (uint64_t)val;
-				rec_line[0] = line;
-			}
-			break;
-		}
+		int rc = apply_key(g, path, line, k, kn, v, vn, &rw, d);
+		if (rc)
+			return rc;
 	}
 	g->lines = line;
-	(void)rec_line[1];
-	if (g->have_max && rec_line[0] && rec_max >= g->max_record_num)
+	if (g->have_max && rw.line && rw.max >= g->max_record_num)
 		return tp_diag_line(
-		    d, TP_EFORMAT, path, rec_line[0],
+		    d, TP_EFORMAT, path, rw.line,
 		    "%llu records exceed max_record_num=%llu: the PMU buffer overflowed",
-		    (unsigned long long)rec_max, (unsigned long long)g->max_record_num);
+		    (unsigned long long)rw.max, (unsigned long long)g->max_record_num);
 	if (!g->have_arch)
 		return tp_diag_set(d, TP_EFORMAT, "%s: no arch= line", path);
 	return TP_OK;
@@ -379,6 +412,206 @@ struct extra_entry {
 	size_t n;
 };
 
+/* What the block walk gathers before it decodes: DYN_DATA and DYN_EXTRA may come in any order
+ * and more than once. Owned by cdm_walk_dec for one call. */
+struct gather {
+	struct tp_cursor *dyn, *extra;
+	size_t ndyn, cap_dyn, nextra, cap_extra;
+	struct extra_entry *ent;
+	size_t nent, cap_ent;
+};
+
+/* A MONITOR block of engine eng (records of rs bytes): its span up to the first all-zero
+ * record. */
+static int add_pmu(struct cdm_walk *w, int eng, size_t rs, const struct tp_cursor *b)
+{
+	size_t count = b->len / rs;
+	w->partial_bytes += b->len % rs;
+	/* The writer stops at the first all-zero record; anything after it is padding. */
+	for (size_t i = 0; i < count; i++)
+		if (all_zero(b->base + i * rs, rs)) {
+			count = i;
+			break;
+		}
+	if (!count)
+		return TP_OK;
+	if (w->npmu == w->cap_pmu) {
+		struct cdm_span *v = tp_grow(w->pmu, sizeof *v, w->npmu + 1, &w->cap_pmu);
+		if (!v)
+			return TP_ENOMEM;
+		w->pmu = v;
+	}
+	w->pmu[w->npmu++] =
+	    (struct cdm_span){.engine = (uint8_t)eng, .off = b->origin, .count = count};
+	return TP_OK;
+}
+
+/* Keeps a DYN_DATA or DYN_EXTRA block for after the walk. */
+static int gather_dyn(struct gather *g, uint32_t type, const struct tp_cursor *b)
+{
+	struct tp_cursor **arr = type == CDM_BLK_DYN_DATA ? &g->dyn : &g->extra;
+	size_t *n = type == CDM_BLK_DYN_DATA ? &g->ndyn : &g->nextra;
+	size_t *cap = type == CDM_BLK_DYN_DATA ? &g->cap_dyn : &g->cap_extra;
+	if (*n == *cap) {
+		struct tp_cursor *v = tp_grow(*arr, sizeof *v, *n + 1, cap);
+		if (!v)
+			return TP_ENOMEM;
+		*arr = v;
+	}
+	(*arr)[(*n)++] = *b;
+	return TP_OK;
+}
+
+/* One block of the walk, by type. */
+static int walk_block(struct cdm_walk *w, struct gather *g, const struct sg_decoder *dec,
+                      uint32_t type, const struct tp_cursor *b)
+{
+	switch (type) {
+	case CDM_BLK_MONITOR_BD:
+		return add_pmu(w, CDM_TIU, CDM_TIU_REC_SIZE, b);
+	case CDM_BLK_MONITOR_GDMA:
+		return add_pmu(w, CDM_GDMA, CDM_DMA_REC_SIZE, b);
+	case CDM_BLK_MONITOR_SDMA:
+		return add_pmu(w, CDM_SDMA, CDM_DMA_REC_SIZE, b);
+	case CDM_BLK_MONITOR_CDMA:
+		return add_pmu(w, CDM_CDMA, CDM_CDMA_REC_SIZE, b);
+	case CDM_BLK_DYN_DATA:
+	case CDM_BLK_DYN_EXTRA:
+		return gather_dyn(g, type, b);
+	case CDM_BLK_DES_BDC:
+	case CDM_BLK_DES_GDMA:
+	case CDM_BLK_DES_SDMA:
+	case CDM_BLK_DES_CDMA:
+		w->have_des = 1;
+		return decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b->base, b->len,
+		                  b->origin);
+	case CDM_BLK_DES_KV:
+		w->des_kv_blocks++;
+		w->blocks_skipped++;
+		return TP_OK;
+	default:
+		w->blocks_skipped++;
+		return TP_OK;
+	}
+}
+
+/* DYN_EXTRA entries, in order (§6), into g->ent. */
+static int walk_extra(struct cdm_walk *w, struct gather *g, const char *path, struct tp_diag *d)
+{
+	for (size_t k = 0; k < g->nextra; k++) {
+		struct tp_cursor *e = &g->extra[k];
+		w->have_extra = 1;
+		while (tp_cur_left(e) > 0) {
+			uint64_t at = tp_cur_offset(e);
+			if (tp_cur_left(e) < 12)
+				return tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "truncated DYN_EXTRA entry header: %zu bytes left, need 12",
+				    tp_cur_left(e));
+			(void)tp_cur_u32(e);
+			(void)tp_cur_u32(e);
+			uint32_t n = tp_cur_u32(e);
+			if (n > tp_cur_left(e))
+				return tp_diag_at(
+				    d, TP_ETRUNC, path, at,
+				    "DYN_EXTRA entry of %u bytes, only %zu left in its block", n,
+				    tp_cur_left(e));
+			if (g->nent == g->cap_ent) {
+				struct extra_entry *v =
+				    tp_grow(g->ent, sizeof *v, g->nent + 1, &g->cap_ent);
+				if (!v)
+					return TP_ENOMEM;
+				g->ent = v;
+			}
+			g->ent[g->nent].p = tp_cur_bytes(e, n);
+			g->ent[g->nent++].n = n;
+		}
+	}
+	w->extra_entries = g->nent;
+	return TP_OK;
+}
+
+/* The command of a DYN_DATA command record (w0, id) on engine e, from its own bits. */
+static struct cdm_cmd dyn_cmd(int e, uint32_t w0, uint32_t id)
+{
+	unsigned op = (w0 >> 11) & 31u, sub = (w0 >> 16) & 31u, extra_info = w0 >> 21;
+	struct cdm_cmd cmd = {
+	    .id = id, .engine = (uint8_t)e, .op = (uint8_t)op, .sub = (uint8_t)sub, .known = 1};
+	cmd.kind = cdm_kind(e, op, sub);
+	if (e == CDM_TIU) {
+		if (cmd.kind == TP_CMD_NORMAL)
+			cmd.dtype = cdm_dtype(extra_info & 0xFu);
+	} else if (e == CDM_CDMA) {
+		cmd.port = (uint8_t)((extra_info >> 7) & (CDM_MAX_PORTS - 1));
+		if (cmd.kind == TP_CMD_NORMAL)
+			cmd.dir =
+			    TP_DIR_DDR_TO_DDR; /* mode 1 CDMA: forced DDR->DDR (analysis §2.3) */
+	} else if (cmd.kind == TP_CMD_NORMAL) {
+		static const uint8_t dirs[8] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR,
+		                                TP_DIR_DDR_TO_DDR, TP_DIR_LMEM_TO_LMEM};
+		cmd.dtype = cdm_dtype(extra_info & 0xFu);
+		cmd.dir = dirs[(extra_info >> 4) & 7u];
+	}
+	return cmd;
+}
+
+/* DYN_DATA: the blocks form one stream; record 0 is the init record. */
+static int walk_dyn(struct cdm_walk *w, const struct gather *g, const char *path,
+                    const struct sg_chip *chip, struct tp_diag *d)
+{
+	size_t rec_index = 0;
+	for (size_t k = 0; k < g->ndyn; k++) {
+		const struct tp_cursor *dc = &g->dyn[k];
+		size_t n = dc->len / CDM_DYN_REC_SIZE;
+		w->partial_bytes += dc->len % CDM_DYN_REC_SIZE;
+		w->have_dyn = 1;
+		size_t bad = 0;
+		if (!dyn_is_v1(dc->base, n, chip, &bad)) {
+			if (dyn_is_v2(dc->base, n, chip)) {
+				w->dyn_v2 = 1;
+				continue;
+			}
+			uint32_t w0 = tp_le32(dc->base + bad * CDM_DYN_REC_SIZE);
+			return tp_diag_at(
+			    d, TP_EFORMAT, path, dc->origin + bad * CDM_DYN_REC_SIZE,
+			    "DYN_DATA record %zu has type %u / engine %u, not a known "
+			    "command record (layout v1 or v2)",
+			    bad, w0 & 0xFFu, (w0 >> 8) & 7u);
+		}
+		for (size_t i = 0; i < n; i++, rec_index++) {
+			w->dyn_records++;
+			if (rec_index == 0)
+				continue; /* init record */
+			const uint8_t *p = dc->base + i * CDM_DYN_REC_SIZE;
+			uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
+			int e = dyn_engine(chip, (w0 >> 8) & 7u);
+			if ((w0 & 0xFFu) != 1 || e < 0) {
+				w->dyn_other++;
+				continue;
+			}
+			struct cdm_cmd cmd = dyn_cmd(e, w0, id);
+			/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
+			if (rec_index - 1 < g->nent) {
+				struct cdm_cmd full;
+				size_t used = cdm_desc_decode(e, g->ent[rec_index - 1].p,
+				                              g->ent[rec_index - 1].n, &full);
+				if (used) {
+					full.id = cmd.id;
+					full.port = cmd.port;
+					if (e == CDM_TIU && !full.dtype)
+						full.dtype = cmd.dtype;
+					cmd = full;
+					w->extra_used++;
+				}
+			}
+			int rc = push_cmd(&w->dyn[e], &cmd);
+			if (rc != TP_OK)
+				return rc;
+		}
+	}
+	return TP_OK;
+}
+
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d)
 {
@@ -391,11 +624,8 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 	memset(w, 0, sizeof *w);
 	struct tp_cursor c;
 	tp_cur_init(&c, data, len, 0);
-	/* DYN_DATA and DYN_EXTRA may come in any order and more than once: gather first. */
-	struct tp_cursor *dyn = NULL, *extra = NULL;
-	size_t ndyn = 0, cap_dyn = 0, nextra = 0, cap_extra = 0;
-	struct extra_entry *ent = NULL;
-	size_t nent = 0, cap_ent = 0;
+	struct gather g;
+	memset(&g, 0, sizeof g);
 	int rc = TP_OK;
 	while (tp_cur_left(&c) > 0) {
 		uint64_t at = tp_cur_offset(&c);
@@ -416,201 +646,16 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		}
 		tp_cur_sub(&c, blen, &b);
 		w->blocks_read++;
-		int eng = -1;
-		size_t rs = 0;
-		switch (type) {
-		case CDM_BLK_MONITOR_BD:
-			eng = CDM_TIU;
-			rs = CDM_TIU_REC_SIZE;
-			break;
-		case CDM_BLK_MONITOR_GDMA:
-			eng = CDM_GDMA;
-			rs = CDM_DMA_REC_SIZE;
-			break;
-		case CDM_BLK_MONITOR_SDMA:
-			eng = CDM_SDMA;
-			rs = CDM_DMA_REC_SIZE;
-			break;
-		case CDM_BLK_MONITOR_CDMA:
-			eng = CDM_CDMA;
-			rs = CDM_CDMA_REC_SIZE;
-			break;
-		default:
-			break;
-		}
-		if (eng >= 0) {
-			size_t count = blen / rs;
-			w->partial_bytes += blen % rs;
-			/* The writer stops at the first all-zero record; anything after it is
-			 * padding. */
-			for (size_t i = 0; i < count; i++)
-				if (all_zero(b.base + i * rs, rs)) {
-					count = i;
-					break;
-				}
-			if (count) {
-				if (w->npmu == w->cap_pmu) {
-					struct cdm_span *v =
-					    tp_grow(w->pmu, sizeof *v, w->npmu + 1, &w->cap_pmu);
-					if (!v) {
-						rc = TP_ENOMEM;
-						goto out;
-					}
-					w->pmu = v;
-				}
-				w->pmu[w->npmu++] = (struct cdm_span){
-				    .engine = (uint8_t)eng, .off = b.origin, .count = count};
-			}
-			continue;
-		}
-		switch (type) {
-		case CDM_BLK_DYN_DATA:
-		case CDM_BLK_DYN_EXTRA: {
-			struct tp_cursor **arr = type == CDM_BLK_DYN_DATA ? &dyn : &extra;
-			size_t *n = type == CDM_BLK_DYN_DATA ? &ndyn : &nextra;
-			size_t *cap = type == CDM_BLK_DYN_DATA ? &cap_dyn : &cap_extra;
-			if (*n == *cap) {
-				struct tp_cursor *v = tp_grow(*arr, sizeof *v, *n + 1, cap);
-				if (!v) {
-					rc = TP_ENOMEM;
-					goto out;
-				}
-				*arr = v;
-			}
-			(*arr)[(*n)++] = b;
-			break;
-		}
-		case CDM_BLK_DES_BDC:
-		case CDM_BLK_DES_GDMA:
-		case CDM_BLK_DES_SDMA:
-		case CDM_BLK_DES_CDMA:
-			w->have_des = 1;
-			if ((rc = decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b.base, b.len,
-			                     b.origin)))
-				goto out;
-			break;
-		case CDM_BLK_DES_KV:
-			w->des_kv_blocks++;
-			w->blocks_skipped++;
-			break;
-		default:
-			w->blocks_skipped++;
-			break;
-		}
-	}
-	/* DYN_EXTRA entries, in order (§6). */
-	for (size_t k = 0; k < nextra; k++) {
-		struct tp_cursor *e = &extra[k];
-		w->have_extra = 1;
-		while (tp_cur_left(e) > 0) {
-			uint64_t at = tp_cur_offset(e);
-			if (tp_cur_left(e) < 12) {
-				rc = tp_diag_at(
-				    d, TP_ETRUNC, path, at,
-				    "truncated DYN_EXTRA entry header: %zu bytes left, need 12",
-				    tp_cur_left(e));
-				goto out;
-			}
-			(void)tp_cur_u32(e);
-			(void)tp_cur_u32(e);
-			uint32_t n = tp_cur_u32(e);
-			if (n > tp_cur_left(e)) {
-				rc = tp_diag_at(
-				    d, TP_ETRUNC, path, at,
-				    "DYN_EXTRA entry of %u bytes, only %zu left in its block", n,
-				    tp_cur_left(e));
-				goto out;
-			}
-			if (nent == cap_ent) {
-				struct extra_entry *v = tp_grow(ent, sizeof *v, nent + 1, &cap_ent);
-				if (!v) {
-					rc = TP_ENOMEM;
-					goto out;
-				}
-				ent = v;
-			}
-			ent[nent].p = tp_cur_bytes(e, n);
-			ent[nent++].n = n;
-		}
-	}
-	w->extra_entries = nent;
-	/* DYN_DATA: the blocks form one stream; record 0 is the init record. */
-	size_t rec_index = 0;
-	for (size_t k = 0; k < ndyn; k++) {
-		struct tp_cursor *dc = &dyn[k];
-		size_t n = dc->len / CDM_DYN_REC_SIZE;
-		w->partial_bytes += dc->len % CDM_DYN_REC_SIZE;
-		w->have_dyn = 1;
-		size_t bad = 0;
-		if (!dyn_is_v1(dc->base, n, chip, &bad)) {
-			if (dyn_is_v2(dc->base, n, chip)) {
-				w->dyn_v2 = 1;
-				continue;
-			}
-			uint32_t w0 = tp_le32(dc->base + bad * CDM_DYN_REC_SIZE);
-			rc = tp_diag_at(d, TP_EFORMAT, path, dc->origin + bad * CDM_DYN_REC_SIZE,
-			                "DYN_DATA record %zu has type %u / engine %u, not a known "
-			                "command record (layout v1 or v2)",
-			                bad, w0 & 0xFFu, (w0 >> 8) & 7u);
+		if ((rc = walk_block(w, &g, dec, type, &b)))
 			goto out;
-		}
-		for (size_t i = 0; i < n; i++, rec_index++) {
-			w->dyn_records++;
-			if (rec_index == 0)
-				continue; /* init record */
-			const uint8_t *p = dc->base + i * CDM_DYN_REC_SIZE;
-			uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
-			unsigned type = w0 & 0xFFu;
-			int e = dyn_engine(chip, (w0 >> 8) & 7u);
-			if (type != 1 || e < 0) {
-				w->dyn_other++;
-				continue;
-			}
-			unsigned op = (w0 >> 11) & 31u, sub = (w0 >> 16) & 31u,
-			         extra_info = w0 >> 21;
-			struct cdm_cmd cmd = {.id = id,
-			                      .engine = (uint8_t)e,
-			                      .op = (uint8_t)op,
-			                      .sub = (uint8_t)sub,
-			                      .known = 1};
-			cmd.kind = cdm_kind(e, op, sub);
-			if (e == CDM_TIU) {
-				if (cmd.kind == TP_CMD_NORMAL)
-					cmd.dtype = cdm_dtype(extra_info & 0xFu);
-			} else if (e == CDM_CDMA) {
-				cmd.port = (uint8_t)((extra_info >> 7) & (CDM_MAX_PORTS - 1));
-				if (cmd.kind == TP_CMD_NORMAL)
-					cmd.dir = TP_DIR_DDR_TO_DDR; /* mode 1 CDMA: forced DDR->DDR
-					                                (analysis §2.3) */
-			} else if (cmd.kind == TP_CMD_NORMAL) {
-				static const uint8_t dirs[8] = {
-				    TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR, TP_DIR_DDR_TO_DDR,
-				    TP_DIR_LMEM_TO_LMEM};
-				cmd.dtype = cdm_dtype(extra_info & 0xFu);
-				cmd.dir = dirs[(extra_info >> 4) & 7u];
-			}
-			/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
-			if (rec_index - 1 < nent) {
-				struct cdm_cmd full;
-				size_t used = cdm_desc_decode(e, ent[rec_index - 1].p,
-				                              ent[rec_index - 1].n, &full);
-				if (used) {
-					full.id = cmd.id;
-					full.port = cmd.port;
-					if (e == CDM_TIU && !full.dtype)
-						full.dtype = cmd.dtype;
-					cmd = full;
-					w->extra_used++;
-				}
-			}
-			if ((rc = push_cmd(&w->dyn[e], &cmd)) != TP_OK)
-				goto out;
-		}
 	}
+	rc = walk_extra(w, &g, path, d);
+	if (!rc)
+		rc = walk_dyn(w, &g, path, chip, d);
 out:
-	tp_free(dyn);
-	tp_free(extra);
-	tp_free(ent);
+	tp_free(g.dyn);
+	tp_free(g.extra);
+	tp_free(g.ent);
 	if (rc == TP_ENOMEM)
 		tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 	if (rc != TP_OK)

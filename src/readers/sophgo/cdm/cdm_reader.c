@@ -311,6 +311,7 @@ static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
 	rc = cdm_global_parse((const char *)gf.data, gf.size, gpath, &r->g, r->d);
 	tp_file_release(&gf);
 	if (rc == TP_OK) {
+		const struct sg_chip *rec = sg_chip_by_cdm_arch((long)r->g.arch_raw);
 		if (o && o->arch_override) {
 			r->chip = sg_chip_by_arch(o->arch_override);
 			if (!r->chip || !r->chip->cdma_pmu_bytes)
@@ -319,8 +320,16 @@ static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
 				    "%s: --arch %s: cdm_profile_data is read for BM1690/SG2260 "
 				    "and SG2260E only",
 				    r->dir, tp_arch_name(o->arch_override));
+			else if (rec && rec != r->chip && !o->force_arch)
+				rc = tp_diag_line(
+				    r->d, TP_EUSAGE, gpath, r->g.arch_line,
+				    "--arch %s, but the dump records arch %lld (%s); "
+				    "convert without --arch, or add --force-arch to read "
+				    "it as %s",
+				    tp_arch_name(o->arch_override), r->g.arch_raw, rec->c.name,
+				    tp_arch_name(o->arch_override));
 		} else {
-			r->chip = sg_chip_by_cdm_arch((long)r->g.arch_raw);
+			r->chip = rec;
 			if (!r->chip)
 				rc = tp_diag_line(
 				    r->d, TP_EUNSUPPORTED, gpath, r->g.arch_line,
@@ -399,6 +408,8 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 		goto out;
 	}
 	rc = read_all(r, o);
+	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+		rc = cdm_nomem(r);
 	if (rc == TP_OK && p->oom)
 		rc = cdm_nomem(r);
 out:

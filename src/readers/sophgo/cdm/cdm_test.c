@@ -20,6 +20,7 @@
 
 #include "hexfile.h"
 #include "readers/sophgo/cdm/cdm_int.h"
+#include "readers/sophgo/sg_testutil.h"
 #include "readers/sophgo/sophgo.h"
 
 static char fixture[2048], tmpdir[2048];
@@ -302,31 +303,15 @@ static void test_read_small(void **state)
 	tp_profile_free(p);
 }
 
+static int read_dir(const char *dir, struct tp_profile **p, struct tp_diag *d)
+{
+	return tp_cdm_read(dir, NULL, p, d);
+}
+
 static void test_read_small_oom(void **state)
 {
 	(void)state;
-	const char *dir = make_dir("oom");
-	tp_alloc_fail_after(-1);
-	struct tp_profile *q = tp_profile_new();
-	long first = tp_alloc_fail_after(-1);
-	tp_profile_free(q);
-	int ok = 0;
-	for (long n = first; n < 5000 && !ok; n++) {
-		struct tp_profile *p = NULL;
-		struct tp_diag d = {0};
-		tp_alloc_fail_after(n);
-		int rc = tp_cdm_read(dir, NULL, &p, &d);
-		tp_alloc_fail_after(-1);
-		if (rc == TP_OK) {
-			ok = 1;
-			tp_profile_free(p);
-		} else {
-			assert_int_equal(rc, TP_ENOMEM);
-			assert_null(p);
-			assert_true(d.msg[0] != 0);
-		}
-	}
-	assert_true(ok);
+	sgt_oom_sweep(read_dir, make_dir("oom"), 5000, 1);
 }
 
 /* Step 9 drops the sys commands at both ends of a track after the commands were matched, so

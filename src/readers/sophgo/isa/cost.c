@@ -121,6 +121,302 @@ static unsigned res0_prec(const struct sg_desc *c, const uint8_t *p)
 	    c, p, sg_has(c, SG_F_OPT_RES0_PREC) ? SG_F_OPT_RES0_PREC : SG_F_OPT_OPD0_PREC);
 }
 
+/* One command's operands and the chip's constants, as every op class's formula reads them. */
+struct tiu_in {
+	const struct tp_chip *k;
+	const struct sg_desc *c;
+	const uint8_t *p;
+	uint64_t npu, ohow, per_lane; /* lanes, ohow alignment, execution units per lane */
+	uint64_t n, ch, h, w;         /* result 0's shape */
+	unsigned t, tr;               /* operand 0's and result 0's precision */
+	uint64_t eu;                  /* EU(operand 0) */
+	int b1690;                    /* BM1690 / SG2260E deltas */
+};
+
+/* The figures a formula gives. */
+struct tiu_fig {
+	uint64_t alg, arch, cyc, init, bank;
+};
+
+/* Each op class's formula: 1 with the figures set, 0 when the command is not modelled. */
+
+static int cost_conv(const struct tiu_in *in, struct tiu_fig *o) /* CONV: conv_op */
+{
+	const struct sg_desc *c = in->c;
+	const uint8_t *p = in->p;
+	if (in->b1690 && (c->sub == 1 || c->sub == 4))
+		return 1; /* conv.bw / conv.bw.tf32: ops 0, alg_cycle 0 (target_1690 conv_op) */
+	if (c->sub != 0)
+		return 0;
+	uint64_t ic = sg_get(c, p, SG_F_OPD0_C), kh = sg_get(c, p, SG_F_OPD1_H),
+	         kw = sg_get(c, p, SG_F_OPD1_W), bias = sg_get(c, p, SG_F_OPT_OPD2_CONST);
+	int64_t per = (int64_t)(2 * ic * kh * kw) - 1 + (int64_t)bias;
+	if (per < 0)
+		return 0;
+	o->alg = in->n * in->ch * in->h * in->w * (uint64_t)per;
+	uint64_t aeu, cpc;
+	if (in->t == 2) {
+		aeu = in->eu;
+		cpc = 1;
+	} else {
+		ic = align(ic, cube_num(in->k, in->t));
+		aeu = in->ohow;
+		cpc = cube_num(in->k, in->t);
+	}
+	int64_t aper = (int64_t)(2 * ic * kh * kw) - 1 + (int64_t)bias;
+	o->arch = in->n * align(in->ch, in->npu) * align(in->h * in->w, aeu) *
+	          (uint64_t)(aper < 0 ? 0 : aper);
+	o->cyc = div_up(o->alg, in->npu * cpc * aeu * 2);
+	o->init = 23;
+	return 1;
+}
+
+static int cost_pord(const struct tiu_in *in, struct tiu_fig *o) /* PorD: pord_op */
+{
+	const struct sg_desc *c = in->c;
+	uint64_t kh = sg_get(c, in->p, SG_F_OPD1_H), kw = sg_get(c, in->p, SG_F_OPD1_W), f = 2;
+	if (c->sub != 0 && c->sub != 1 && c->sub != 4) {
+		kh = kw = 1;
+		f = 7;
+	}
+	if (f * kh * kw < 1)
+		return 0;
+	uint64_t per = f * kh * kw - 1;
+	o->alg = in->n * in->ch * in->h * in->w * per;
+	o->arch = in->n * align(in->ch, in->npu) * align(in->h * in->w, in->eu) * per;
+	uint64_t s = c->sub == 0 ? 2 : c->sub == 1 ? 1 : c->sub == 2 ? 3 : c->sub == 4 ? 1 : 7;
+	o->cyc = div_up(o->alg, s * in->eu * in->npu);
+	o->init = 10;
+	return 1;
+}
+
+/* MM: mm_op; BM1688's converter always gives 3 operands. */
+static int cost_mm(const struct tiu_in *in, struct tiu_fig *o)
+{
+	const struct sg_desc *c = in->c;
+	const uint8_t *p = in->p;
+	uint64_t m = sg_get(c, p, SG_F_OPD0_N),
+	         kk = sg_get(c, p, SG_F_OPD0_W) * sg_get(c, p, SG_F_OPD0_C);
+	uint64_t nn = sg_get(c, p, SG_F_RES0_W) * sg_get(c, p, SG_F_RES0_C);
+	if (sg_get(c, p, SG_F_OPT_LEFT_TRAN)) {
+		uint64_t x = kk;
+		kk = m;
+		m = x;
+	}
+	uint64_t per = 2 * kk; /* 2k - 1 + has_bias */
+	o->alg = m * nn * per;
+	o->arch = m * align(sg_get(c, p, SG_F_RES0_C), in->npu) *
+	          align(sg_get(c, p, SG_F_RES0_W), in->eu) * per;
+	o->cyc = div_up(o->alg, in->eu * in->npu * 2);
+	o->init = 32;
+	return 1;
+}
+
+static int cost_mm2(const struct tiu_in *in, struct tiu_fig *o) /* MM2: mm2_op */
+{
+	const struct sg_desc *c = in->c;
+	uint64_t m = sg_get(c, in->p, SG_F_RES0_C), kk = sg_get(c, in->p, SG_F_OPD1_W),
+	         nn = sg_get(c, in->p, SG_F_OPD1_C);
+	if (c->sub == 5) {
+		uint64_t x = kk;
+		kk = nn;
+		nn = x;
+	} else if (c->sub == 6) {
+		uint64_t m0 = m, k0 = kk;
+		m = k0;
+		kk = m0;
+		nn = k0; /* (m, k, n) <- (k, m, k), as the vendor wrote it */
+	}
+	o->alg = 2 * m * nn * kk;
+	/* BM1690 aligns n to EU(res), BM1688/CV184X to CUBE(res). */
+	o->arch = 2 * align(m, in->npu) *
+	          align(nn, in->b1690 ? eu_num(in->k, in->tr) : cube_num(in->k, in->tr)) *
+	          align(kk, in->ohow);
+	o->cyc = div_up(o->alg, cube_num(in->k, in->t) * in->ohow * in->npu * 2);
+	o->init = c->sub == 4 ? 81 : c->sub == 5 ? 56 : 37;
+	return 1;
+}
+
+static int cost_ar(const struct tiu_in *in, struct tiu_fig *o) /* AR: ar_op */
+{
+	uint64_t f = in->c->sub == 12 ? 5 : 1;
+	o->alg = in->n * in->ch * in->h * in->w * f;
+	o->arch = in->n * align(in->ch, in->npu) * align(in->h * in->w, in->eu) * f;
+	o->cyc = div_up(o->alg, in->eu * f * in->npu);
+	o->init = 11;
+	return 1;
+}
+
+static int cost_rqdq(const struct tiu_in *in, struct tiu_fig *o) /* RQ&DQ: rqdq_op */
+{
+	o->alg = in->n * in->ch * in->h * in->w * 3;
+	o->arch = in->n * align(in->ch, in->npu) * align(in->h * in->w, in->eu) * 3;
+	o->cyc = div_up(o->alg, in->eu * in->npu * 3);
+	o->init = 11;
+	o->bank = sg_get(in->c, in->p, SG_F_RES0_ADDR) * 2 == sg_get(in->c, in->p, SG_F_OPD0_ADDR)
+	              ? 2
+	              : 1;
+	return 1;
+}
+
+/* CW&BC: transbc_op; result shape per sCW_sBC_converter: s_bc (1,c,1,w), s_distribute
+ * (1,c,1,1). */
+static int cost_cwbc(const struct tiu_in *in, struct tiu_fig *o)
+{
+	const unsigned sub = in->c->sub;
+	uint64_t rn = in->n, rh = in->h, rw = in->w;
+	if (sub == 4 || sub == 5)
+		rn = rh = 1;
+	if (sub == 5)
+		rw = 1;
+	o->alg = rn * in->ch * rh * rw;
+	uint64_t hw = sub <= 1 ? rh * align(rw, in->eu) : align(rh * rw, in->eu);
+	o->arch = rn * align(in->ch, in->npu) * hw;
+	uint64_t aeu = in->per_lane / item_bytes(in->tr);
+	uint64_t thr = (sub == 3 || sub == 4) ? aeu * in->npu : aeu;
+	o->cyc = div_up(o->alg, thr);
+	static const uint8_t ini[6] = {30, 0, 27, 27, 3, 3};
+	o->init = sub < 6 ? ini[sub] : 0;
+	return 1;
+}
+
+/* SG (eu 0..16) / SGL (eu 17, 18): sg_op, sgl_op. */
+static int cost_sg(const struct tiu_in *in, struct tiu_fig *o)
+{
+	o->alg = in->n * in->ch * in->h * in->w;
+	o->arch = in->n * align(in->ch, in->npu) * in->h * align(in->w, in->eu);
+	if (in->c->sub == 17 || in->c->sub == 18) {
+		o->cyc = div_up(o->alg, in->npu * in->npu);
+		o->init = 24;
+	} else {
+		o->cyc = div_up(o->alg, in->npu);
+		o->init = 11;
+	}
+	return 1;
+}
+
+/* SFU: sfu_op, one result tensor; operand-0 shape (long) or the result's. */
+static int cost_sfu(const struct tiu_in *in, struct tiu_fig *o)
+{
+	const struct sg_desc *c = in->c;
+	const uint8_t *p = in->p;
+	uint64_t f;
+	if (c->sub == 12 || c->sub == 13) {
+		uint64_t l = sg_get(c, p, SG_F_OPD1_N);
+		if (l == 0)
+			return 0;
+		f = 2 * l - 1;
+	} else if (c->sub == 15) {
+		f = 1;
+	} else if (c->sub == 17) {
+		f = 30;
+		o->init = 14;
+	} else {
+		return 0;
+	}
+	uint64_t on = in->n, oc = in->ch, oh = in->h, ow = in->w;
+	if (sg_has(c, SG_F_OPD0_N)) {
+		on = sg_get(c, p, SG_F_OPD0_N);
+		oc = sg_get(c, p, SG_F_OPD0_C);
+		oh = sg_get(c, p, SG_F_OPD0_H);
+		ow = sg_get(c, p, SG_F_OPD0_W);
+	}
+	o->alg = on * oc * oh * ow * f;
+	o->arch = on * align(oc, in->npu) * align(oh * ow, in->eu) * f;
+	uint64_t f2 = (c->sub == 12 || c->sub == 13) ? 2 : 1;
+	o->cyc = div_up(o->alg, in->eu * in->npu * f2);
+	return 1;
+}
+
+static int cost_lin(const struct tiu_in *in, struct tiu_fig *o) /* LIN: lin_op */
+{
+	o->alg = in->n * in->ch * in->h * in->w * 2;
+	o->arch = in->n * align(in->ch, in->npu) * in->h * align(in->w, in->eu) * 2;
+	o->cyc = div_up(o->alg, (in->per_lane / item_bytes(in->tr)) * in->npu * 2);
+	o->init = 12;
+	return 1;
+}
+
+/* CMP: cmp_op; result 0 has operand 0's type, or opt_opd2_prec's for the select-only codes
+ * 23, 24, 26 (sCMP_converter). */
+static int cost_cmp(const struct tiu_in *in, struct tiu_fig *o)
+{
+	const unsigned sub = in->c->sub;
+	unsigned rt = in->t;
+	if (sub == 23 || sub == 24 || sub == 26)
+		rt = (unsigned)sg_get(in->c, in->p, SG_F_OPT_OPD2_PREC);
+	o->alg = in->n * in->ch * in->h * in->w * 2;
+	o->arch = in->n * align(in->ch, in->npu) * align(in->h * in->w, in->eu) * 2;
+	o->cyc = div_up(o->alg, (in->per_lane / item_bytes(rt)) * in->npu * 2);
+	o->init = 9;
+	return 1;
+}
+
+/* VC: vc_op; the vendor's results[1] is res0 here (one result). sVC's result shape is
+ * ((opd0_c - 1) * opd0_w + opd1_w, res0_c, 1, res0_w) (sVC_converter). */
+static int cost_vc(const struct tiu_in *in, struct tiu_fig *o)
+{
+	const struct sg_desc *c = in->c;
+	const uint8_t *p = in->p;
+	uint64_t vn = in->n;
+	if (!sg_has(c, SG_F_RES0_N)) {
+		uint64_t oc = sg_get(c, p, SG_F_OPD0_C);
+		if (oc == 0)
+			return 0;
+		vn = (oc - 1) * sg_get(c, p, SG_F_OPD0_W) + sg_get(c, p, SG_F_OPD1_W);
+	}
+	o->alg = vn * in->ch * in->h * in->w;
+	uint64_t b = item_bytes(in->t), b1 = item_bytes((unsigned)sg_get(c, p, SG_F_OPT_OPD1_PREC)),
+	         br = item_bytes(in->tr);
+	if (b1 > b)
+		b = b1;
+	if (br > b)
+		b = br;
+	uint64_t aeu = in->per_lane / b;
+	o->arch = vn * align(in->ch, in->npu) * in->h * align(in->w, aeu);
+	o->cyc = div_up(o->alg, aeu * in->npu);
+	return 1;
+}
+
+/* The formula of the command's op class (task type): 0 when none applies. */
+static int cost_class(const struct tiu_in *in, struct tiu_fig *o)
+{
+	switch (in->c->op) {
+	case 0:
+		return cost_conv(in, o);
+	case 1:
+		return cost_pord(in, o);
+	case 2:
+		if (in->c->sub == 1)
+			return cost_mm(in, o);
+		if (in->c->sub >= 4 && in->c->sub <= 6)
+			return cost_mm2(in, o);
+		return 0;
+	case 3:
+		return cost_ar(in, o);
+	case 4:
+		return cost_rqdq(in, o);
+	case 5:
+		return cost_cwbc(in, o);
+	case 6:
+		return cost_sg(in, o);
+	case 9:
+		return cost_sfu(in, o);
+	case 10:
+		return cost_lin(in, o);
+	case 13:
+		return cost_cmp(in, o);
+	case 14:
+		return cost_vc(in, o);
+	case 12:
+	case 15: /* SYS_TR_ACC, SYS */
+		o->alg = o->arch = 1;
+		return 1;
+	default: /* LAR and unknown task types */
+		return 0;
+	}
+}
+
 void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint8_t *p,
                  struct tp_cost *out)
 {
@@ -128,233 +424,38 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 	if (!chip || !c->cls)
 		return;
 	const enum tp_arch ar = chip->c.arch;
+	struct tiu_in in;
 	/* BM1690 (and its 4-core SG2260E) deltas of §3.14 (target_1690/opdef.py). */
-	const int b1690 = ar == TP_ARCH_BM1690 || ar == TP_ARCH_SG2260E;
-	if (ar != TP_ARCH_BM1688 && ar != TP_ARCH_CV184X && !b1690)
+	in.b1690 = ar == TP_ARCH_BM1690 || ar == TP_ARCH_SG2260E;
+	if (ar != TP_ARCH_BM1688 && ar != TP_ARCH_CV184X && !in.b1690)
 		return;
 	const struct tp_chip *k = &chip->c;
-	const uint64_t npu = k->npu_num, ohow = k->ohow_align;
-	const uint64_t per_lane = k->npu_num ? k->exec_units / k->npu_num : 0;
-	if (!npu || !ohow || !per_lane || !k->eu_base || !k->cube_base)
+	in.k = k;
+	in.c = c;
+	in.p = p;
+	in.npu = k->npu_num;
+	in.ohow = k->ohow_align;
+	in.per_lane = k->npu_num ? k->exec_units / k->npu_num : 0;
+	if (!in.npu || !in.ohow || !in.per_lane || !k->eu_base || !k->cube_base)
 		return;
 	if (c->op != 15 && c->op != 12 && !c->sub_name)
 		return; /* a code the op index does not list */
-	const uint64_t n = dim(c, p, SG_F_RES0_N), ch = dim(c, p, SG_F_RES0_C),
-	               h = dim(c, p, SG_F_RES0_H), w = dim(c, p, SG_F_RES0_W);
-	const unsigned t = opd0_prec(c, p), tr = res0_prec(c, p);
-	const uint64_t eu = eu_num(k, t);
-	uint64_t alg = 0, arch = 0, cyc = 0, init = 0, bank = 0;
-	switch (c->op) {
-	case 0: { /* CONV: conv_op */
-		if (b1690 && (c->sub == 1 || c->sub == 4))
-			break; /* conv.bw / conv.bw.tf32: ops 0, alg_cycle 0 (target_1690 conv_op)
-			        */
-		if (c->sub != 0)
-			return;
-		uint64_t ic = sg_get(c, p, SG_F_OPD0_C), kh = sg_get(c, p, SG_F_OPD1_H),
-		         kw = sg_get(c, p, SG_F_OPD1_W), bias = sg_get(c, p, SG_F_OPT_OPD2_CONST);
-		int64_t per = (int64_t)(2 * ic * kh * kw) - 1 + (int64_t)bias;
-		if (per < 0)
-			return;
-		alg = n * ch * h * w * (uint64_t)per;
-		uint64_t aeu, cpc;
-		if (t == 2) {
-			aeu = eu;
-			cpc = 1;
-		} else {
-			ic = align(ic, cube_num(k, t));
-			aeu = ohow;
-			cpc = cube_num(k, t);
-		}
-		int64_t aper = (int64_t)(2 * ic * kh * kw) - 1 + (int64_t)bias;
-		arch = n * align(ch, npu) * align(h * w, aeu) * (uint64_t)(aper < 0 ? 0 : aper);
-		cyc = div_up(alg, npu * cpc * aeu * 2);
-		init = 23;
-		break;
-	}
-	case 1: { /* PorD: pord_op */
-		uint64_t kh = sg_get(c, p, SG_F_OPD1_H), kw = sg_get(c, p, SG_F_OPD1_W), f = 2;
-		if (c->sub != 0 && c->sub != 1 && c->sub != 4) {
-			kh = kw = 1;
-			f = 7;
-		}
-		if (f * kh * kw < 1)
-			return;
-		uint64_t per = f * kh * kw - 1;
-		alg = n * ch * h * w * per;
-		arch = n * align(ch, npu) * align(h * w, eu) * per;
-		uint64_t s = c->sub == 0   ? 2
-		             : c->sub == 1 ? 1
-		             : c->sub == 2 ? 3
-		             : c->sub == 4 ? 1
-		                           : 7;
-		cyc = div_up(alg, s * eu * npu);
-		init = 10;
-		break;
-	}
-	case 2:
-		if (c->sub == 1) { /* MM: mm_op; BM1688's converter always gives 3 operands */
-			uint64_t m = sg_get(c, p, SG_F_OPD0_N),
-			         kk = sg_get(c, p, SG_F_OPD0_W) * sg_get(c, p, SG_F_OPD0_C);
-			uint64_t nn = sg_get(c, p, SG_F_RES0_W) * sg_get(c, p, SG_F_RES0_C);
-			if (sg_get(c, p, SG_F_OPT_LEFT_TRAN)) {
-				uint64_t x = kk;
-				kk = m;
-				m = x;
-			}
-			uint64_t per = 2 * kk; /* 2k - 1 + has_bias */
-			alg = m * nn * per;
-			arch = m * align(sg_get(c, p, SG_F_RES0_C), npu) *
-			       align(sg_get(c, p, SG_F_RES0_W), eu) * per;
-			cyc = div_up(alg, eu * npu * 2);
-			init = 32;
-		} else if (c->sub >= 4 && c->sub <= 6) { /* MM2: mm2_op */
-			uint64_t m = sg_get(c, p, SG_F_RES0_C), kk = sg_get(c, p, SG_F_OPD1_W),
-			         nn = sg_get(c, p, SG_F_OPD1_C);
-			if (c->sub == 5) {
-				uint64_t x = kk;
-				kk = nn;
-				nn = x;
-			} else if (c->sub == 6) {
-				uint64_t m0 = m, k0 = kk;
-				m = k0;
-				kk = m0;
-				nn = k0; /* (m, k, n) <- (k, m, k), as the vendor wrote it */
-			}
-			alg = 2 * m * nn * kk;
-			/* BM1690 aligns n to EU(res), BM1688/CV184X to CUBE(res). */
-			arch = 2 * align(m, npu) *
-			       align(nn, b1690 ? eu_num(k, tr) : cube_num(k, tr)) * align(kk, ohow);
-			cyc = div_up(alg, cube_num(k, t) * ohow * npu * 2);
-			init = c->sub == 4 ? 81 : c->sub == 5 ? 56 : 37;
-		} else {
-			return;
-		}
-		break;
-	case 3: { /* AR: ar_op */
-		uint64_t f = c->sub == 12 ? 5 : 1;
-		alg = n * ch * h * w * f;
-		arch = n * align(ch, npu) * align(h * w, eu) * f;
-		cyc = div_up(alg, eu * f * npu);
-		init = 11;
-		break;
-	}
-	case 4: /* RQ&DQ: rqdq_op */
-		alg = n * ch * h * w * 3;
-		arch = n * align(ch, npu) * align(h * w, eu) * 3;
-		cyc = div_up(alg, eu * npu * 3);
-		init = 11;
-		bank = sg_get(c, p, SG_F_RES0_ADDR) * 2 == sg_get(c, p, SG_F_OPD0_ADDR) ? 2 : 1;
-		break;
-	case 5: { /* CW&BC: transbc_op; result shape per sCW_sBC_converter: s_bc (1,c,1,w),
-		   * s_distribute (1,c,1,1) */
-		uint64_t rn = n, rh = h, rw = w;
-		if (c->sub == 4 || c->sub == 5)
-			rn = rh = 1;
-		if (c->sub == 5)
-			rw = 1;
-		alg = rn * ch * rh * rw;
-		uint64_t hw = c->sub <= 1 ? rh * align(rw, eu) : align(rh * rw, eu);
-		arch = rn * align(ch, npu) * hw;
-		uint64_t aeu = per_lane / item_bytes(tr);
-		uint64_t thr = (c->sub == 3 || c->sub == 4) ? aeu * npu : aeu;
-		cyc = div_up(alg, thr);
-		static const uint8_t ini[6] = {30, 0, 27, 27, 3, 3};
-		init = c->sub < 6 ? ini[c->sub] : 0;
-		break;
-	}
-	case 6: /* SG (eu 0..16) / SGL (eu 17, 18): sg_op, sgl_op */
-		alg = n * ch * h * w;
-		arch = n * align(ch, npu) * h * align(w, eu);
-		if (c->sub == 17 || c->sub == 18) {
-			cyc = div_up(alg, npu * npu);
-			init = 24;
-		} else {
-			cyc = div_up(alg, npu);
-			init = 11;
-		}
-		break;
-	case 9: { /* SFU: sfu_op, one result tensor; operand-0 shape (long) or the result's */
-		uint64_t f;
-		if (c->sub == 12 || c->sub == 13) {
-			uint64_t l = sg_get(c, p, SG_F_OPD1_N);
-			if (l == 0)
-				return;
-			f = 2 * l - 1;
-		} else if (c->sub == 15) {
-			f = 1;
-		} else if (c->sub == 17) {
-			f = 30;
-			init = 14;
-		} else {
-			return;
-		}
-		uint64_t on = n, oc = ch, oh = h, ow = w;
-		if (sg_has(c, SG_F_OPD0_N)) {
-			on = sg_get(c, p, SG_F_OPD0_N);
-			oc = sg_get(c, p, SG_F_OPD0_C);
-			oh = sg_get(c, p, SG_F_OPD0_H);
-			ow = sg_get(c, p, SG_F_OPD0_W);
-		}
-		alg = on * oc * oh * ow * f;
-		arch = on * align(oc, npu) * align(oh * ow, eu) * f;
-		uint64_t f2 = (c->sub == 12 || c->sub == 13) ? 2 : 1;
-		cyc = div_up(alg, eu * npu * f2);
-		break;
-	}
-	case 10: /* LIN: lin_op */
-		alg = n * ch * h * w * 2;
-		arch = n * align(ch, npu) * h * align(w, eu) * 2;
-		cyc = div_up(alg, (per_lane / item_bytes(tr)) * npu * 2);
-		init = 12;
-		break;
-	case 13: { /* CMP: cmp_op; result 0 has operand 0's type, or opt_opd2_prec's for the
-		    * select-only codes 23, 24, 26 (sCMP_converter) */
-		unsigned rt = t;
-		if (c->sub == 23 || c->sub == 24 || c->sub == 26)
-			rt = (unsigned)sg_get(c, p, SG_F_OPT_OPD2_PREC);
-		alg = n * ch * h * w * 2;
-		arch = n * align(ch, npu) * align(h * w, eu) * 2;
-		cyc = div_up(alg, (per_lane / item_bytes(rt)) * npu * 2);
-		init = 9;
-		break;
-	}
-	case 14: { /* VC: vc_op; the vendor's results[1] is res0 here (one result). sVC's result
-		    * shape is ((opd0_c - 1) * opd0_w + opd1_w, res0_c, 1, res0_w) (sVC_converter)
-		    */
-		uint64_t vn = n;
-		if (!sg_has(c, SG_F_RES0_N)) {
-			uint64_t oc = sg_get(c, p, SG_F_OPD0_C);
-			if (oc == 0)
-				return;
-			vn = (oc - 1) * sg_get(c, p, SG_F_OPD0_W) + sg_get(c, p, SG_F_OPD1_W);
-		}
-		alg = vn * ch * h * w;
-		uint64_t b = item_bytes(t),
-		         b1 = item_bytes((unsigned)sg_get(c, p, SG_F_OPT_OPD1_PREC)),
-		         br = item_bytes(tr);
-		if (b1 > b)
-			b = b1;
-		if (br > b)
-			b = br;
-		uint64_t aeu = per_lane / b;
-		arch = vn * align(ch, npu) * h * align(w, aeu);
-		cyc = div_up(alg, aeu * npu);
-		break;
-	}
-	case 12:
-	case 15: /* SYS_TR_ACC, SYS */
-		alg = arch = 1;
-		break;
-	default: /* LAR and unknown task types */
+	in.n = dim(c, p, SG_F_RES0_N);
+	in.ch = dim(c, p, SG_F_RES0_C);
+	in.h = dim(c, p, SG_F_RES0_H);
+	in.w = dim(c, p, SG_F_RES0_W);
+	in.t = opd0_prec(c, p);
+	in.tr = res0_prec(c, p);
+	in.eu = eu_num(k, in.t);
+	struct tiu_fig o = {0, 0, 0, 0, 0};
+	if (!cost_class(&in, &o))
 		return;
-	}
-	if (b1690) /* bm1690_defs.py::get_tiu_info prints both ratios as 0.0% */
-		init = bank = 0;
-	out->alg_ops = alg;
-	out->uarch_ops = arch;
-	out->alg_cycle = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
-	out->init_cycle = (uint32_t)init;
-	out->bank_cycle = (uint32_t)bank;
+	if (in.b1690) /* bm1690_defs.py::get_tiu_info prints both ratios as 0.0% */
+		o.init = o.bank = 0;
+	out->alg_ops = o.alg;
+	out->uarch_ops = o.arch;
+	out->alg_cycle = o.cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)o.cyc;
+	out->init_cycle = (uint32_t)o.init;
+	out->bank_cycle = (uint32_t)o.bank;
 	out->valid = 1;
 }

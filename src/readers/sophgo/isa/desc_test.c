@@ -402,6 +402,29 @@ static void set(uint8_t *b, const struct sg_desc *c, enum sg_fid f, uint64_t v)
 	put(b, c->cls->kofs[f], c->cls->kw[f], v);
 }
 
+/* Result 0's shape n x ch x h x w. */
+static void set_res(uint8_t *b, const struct sg_desc *c, uint64_t n, uint64_t ch, uint64_t h,
+                    uint64_t w)
+{
+	set(b, c, SG_F_RES0_N, n);
+	set(b, c, SG_F_RES0_C, ch);
+	set(b, c, SG_F_RES0_H, h);
+	set(b, c, SG_F_RES0_W, w);
+}
+
+/* The cost of the command in b: valid, with these figures. */
+static void expect_cost(const struct sg_chip *ch, const struct sg_desc *c, const uint8_t *b,
+                        uint64_t alg, uint64_t uarch, uint32_t cycle, uint32_t init)
+{
+	struct tp_cost k;
+	sg_tiu_cost(ch, c, b, &k);
+	assert_true(k.valid);
+	assert_int_equal(k.alg_ops, alg);
+	assert_int_equal(k.uarch_ops, uarch);
+	assert_int_equal(k.alg_cycle, cycle);
+	assert_int_equal(k.init_cycle, init);
+}
+
 /* Classes absent from the reference dump, figures worked out by hand from §3.3/§3.7/§3.11
  * and the result shapes/types of target_1688/opparam.py. */
 static void test_cost_unverified_classes(void **state)
@@ -416,27 +439,15 @@ static void test_cost_unverified_classes(void **state)
 	 * ALIGN(40,32) * ALIGN(10,16) = 1024, throughput (16/1)*32 = 512 -> 1 cycle, init 3. */
 	short_tiu(d, b, sizeof b, 5, 4, &c);
 	assert_string_equal(c.cls->rc->op_name, "sCW&sBC");
-	set(b, &c, SG_F_RES0_N, 2);
-	set(b, &c, SG_F_RES0_C, 40);
-	set(b, &c, SG_F_RES0_H, 3);
-	set(b, &c, SG_F_RES0_W, 10);
-	sg_tiu_cost(ch, &c, b, &k);
-	assert_true(k.valid && k.alg_ops == 400 && k.uarch_ops == 1024);
-	assert_int_equal(k.alg_cycle, 1);
-	assert_int_equal(k.init_cycle, 3);
+	set_res(b, &c, 2, 40, 3, 10);
+	expect_cost(ch, &c, b, 400, 1024, 1, 3);
 	/* sCMP sel_gt (23), opd0 INT8, opd2 FP32, res 1x64x2x8: alg 2048, uArch
 	 * 64*ALIGN(16,16)*2 = 2048, result type FP32 -> (16/4)*32*2 = 256 -> 8 cycles, init 9. */
 	short_tiu(d, b, sizeof b, 13, 23, &c);
 	assert_string_equal(c.cls->rc->op_name, "sCMP");
 	set(b, &c, SG_F_OPT_OPD2_PREC, 2);
-	set(b, &c, SG_F_RES0_N, 1);
-	set(b, &c, SG_F_RES0_C, 64);
-	set(b, &c, SG_F_RES0_H, 2);
-	set(b, &c, SG_F_RES0_W, 8);
-	sg_tiu_cost(ch, &c, b, &k);
-	assert_true(k.valid && k.alg_ops == 2048 && k.uarch_ops == 2048);
-	assert_int_equal(k.alg_cycle, 8);
-	assert_int_equal(k.init_cycle, 9);
+	set_res(b, &c, 1, 64, 2, 8);
+	expect_cost(ch, &c, b, 2048, 2048, 8, 9);
 	/* sMM2 nn, opd0 INT8, res INT32: m 40, k 10, n 20: alg 16000; uArch k->12, m->64,
 	 * n->ALIGN(20, CUBE(INT32)=1) = 20: 30720; cycle DIV_UP(16000, 32*4*32*2) = 2; init 81. */
 	short_tiu(d, b, sizeof b, 2, 4, &c);
@@ -445,10 +456,7 @@ static void test_cost_unverified_classes(void **state)
 	set(b, &c, SG_F_RES0_C, 40);
 	set(b, &c, SG_F_OPD1_W, 10);
 	set(b, &c, SG_F_OPD1_C, 20);
-	sg_tiu_cost(ch, &c, b, &k);
-	assert_true(k.valid && k.alg_ops == 16000 && k.uarch_ops == 30720);
-	assert_int_equal(k.alg_cycle, 2);
-	assert_int_equal(k.init_cycle, 81);
+	expect_cost(ch, &c, b, 16000, 30720, 2, 81);
 	/* tt: (m, k, n) <- (k, m, k) = (10, 40, 10): alg 8000; uArch 40*32*10*2 = 25600. */
 	put(b, 45, 5, 6);
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);

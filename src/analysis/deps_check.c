@@ -1,0 +1,118 @@
+/*
+ * deps_check.c — tp_deps_check (deps_check.h): for each core, the TIU commands' waits on GDMA
+ * commands and the GDMA commands' waits on TIU commands, each against the partner's end.
+ * Owns only the scratch index of one track at a time.
+ */
+#include "analysis/deps_check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A track's commands by cmd_id, for the lookups of its partner's dependencies. */
+struct id_end {
+	uint32_t id;
+	int64_t end;
+};
+
+static int cmp_id_end(const void *x, const void *y)
+{
+	const struct id_end *a = x, *b = y;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The end of the unique command of v[0..n) with cmd_id id; 0 when none or several. *at is
+ * where the last lookup ended: a command's dependency mostly follows the previous one's, so
+ * the next few entries are tried before a binary search. */
+static int find_end(const struct id_end *v, size_t n, uint32_t id, size_t *at, int64_t *end)
+{
+	const struct id_end *hit = NULL;
+	for (size_t i = *at; i < n && i < *at + 4; i++)
+		if (v[i].id >= id) {
+			if (v[i].id == id)
+				hit = &v[i];
+			break;
+		}
+	if (!hit) {
+		struct id_end key = {id, 0};
+		hit = bsearch(&key, v, n, sizeof *v, cmp_id_end);
+		if (!hit)
+			return 0;
+		while (hit > v && hit[-1].id == id) /* bsearch may land on any of equal ids */
+			hit--;
+	}
+	*at = (size_t)(hit - v);
+	if ((hit > v && hit[-1].id == id) || (hit + 1 < v + n && hit[1].id == id))
+		return 0;
+	*end = hit->end;
+	return 1;
+}
+
+/* The commands of track t with a cmd_id, sorted by it (*out, caller frees). */
+static int index_track(const struct tp_track *t, struct id_end **out, size_t *n)
+{
+	*n = 0;
+	*out = tp_malloc((t->count ? t->count : 1) * sizeof **out);
+	if (!*out)
+		return TP_ENOMEM;
+	int sorted = 1;
+	for (size_t i = 0; i < t->count; i++)
+		if (t->slices[i].cmd_id) {
+			struct id_end e = {t->slices[i].cmd_id, tp_slice_end(t, &t->slices[i])};
+			if (*n && (*out)[*n - 1].id > e.id)
+				sorted = 0;
+			(*out)[(*n)++] = e;
+		}
+	if (!sorted) /* PMU records come in id order but for restarts */
+		qsort(*out, *n, sizeof **out, cmp_id_end);
+	return TP_OK;
+}
+
+/* The waits of track t's commands on the partner's commands v[0..n). */
+static void check_track(const struct tp_track *t, const struct id_end *v, size_t n,
+                        struct tp_deps_report *r)
+{
+	size_t at = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		const struct tp_slice *s = &t->slices[i];
+		int64_t end;
+		if (!s->dep_id || !find_end(v, n, s->dep_id, &at, &end))
+			continue;
+		r->checked++;
+		if (s->start_ns >= end)
+			continue;
+		if (!r->violated++) {
+			r->device = t->device;
+			r->core = t->core;
+			r->kind = (enum tp_track_kind)t->kind;
+			r->cmd_id = s->cmd_id;
+			r->dep_id = s->dep_id;
+			r->start_ns = s->start_ns;
+			r->dep_end = end;
+		}
+	}
+}
+
+int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r)
+{
+	memset(r, 0, sizeof *r);
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (t->kind != TP_TRACK_TIU)
+			continue;
+		int g = tp_profile_find_track(p, t->device, t->core, TP_TRACK_GDMA);
+		if (g < 0)
+			continue;
+		const struct tp_track *gt = &p->tracks[g];
+		struct id_end *v;
+		size_t n;
+		if (index_track(gt, &v, &n) != TP_OK)
+			return TP_ENOMEM;
+		check_track(t, v, n, r);
+		tp_free(v);
+		if (index_track(t, &v, &n) != TP_OK)
+			return TP_ENOMEM;
+		check_track(gt, v, n, r);
+		tp_free(v);
+	}
+	return TP_OK;
+}

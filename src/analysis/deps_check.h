@@ -1,0 +1,29 @@
+/*
+ * deps_check.h — the dependency property every reader's timeline must satisfy: no command
+ * starts before the command it waits on ends. A TIU command's dep_id names the GDMA command
+ * (of its core) it waits on, a GDMA command's the TIU command; the waited-on command is the
+ * partner engine's slice with that cmd_id (ids that occur twice on a track are ambiguous and
+ * not checked). Readers call it once their timeline is final and note a violation; tests run
+ * it on every dump.
+ */
+#ifndef TP_DEPS_CHECK_H
+#define TP_DEPS_CHECK_H
+
+#include "model/model.h"
+
+/* What tp_deps_check found. The first violation is the first in track order (device, core,
+ * TIU before GDMA, then slice order). */
+struct tp_deps_report {
+	uint64_t checked;  /* commands whose waited-on command was found */
+	uint64_t violated; /* of those, the ones that start before it ends */
+	int32_t device, core;
+	enum tp_track_kind kind;   /* of the first violating command */
+	uint32_t cmd_id, dep_id;   /* its cmd_id and the partner's */
+	int64_t start_ns, dep_end; /* its start, the partner's end */
+};
+
+/* Checks every TIU and GDMA track of p. Fills *r (zeroed first). Reads p only; allocates
+ * scratch it frees. TP_OK or TP_ENOMEM. */
+int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r);
+
+#endif

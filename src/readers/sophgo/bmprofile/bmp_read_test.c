@@ -1,0 +1,630 @@
+/*
+ * bmp_read_test.c — the bmprofile reader end to end on small synthetic dumps (the a2_small and
+ * x_small fixtures): tracks, layers, arguments, the argument-set and per-core fill paths,
+ * out-of-memory at every allocation, and every bad-input error (status, exact message, no
+ * profile).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/deps_check.h"
+#include "hexfile.h"
+#include "readers/sophgo/bmprofile/bmp_int.h"
+#include "readers/sophgo/sg_testutil.h"
+#include "readers/sophgo/sophgo.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* The synthetic BM1688 dump, end to end.                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_a2_small(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("a2_small", "a2_small");
+	assert_int_equal(tp_bmprofile_probe(dir), 1);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1688);
+	assert_true(p->tiu_freq_mhz == 900 && p->gdma_freq_mhz == 750);
+	assert_string_equal(tp_str(p, p->devices[0].name), "BM1688 tiny_net");
+	assert_int_equal(p->devices[0].num_cores, 2);
+	assert_string_equal(tp_profile_get_meta(p, "arch"), "BM1688");
+	assert_string_equal(tp_profile_get_meta(p, "tpu_freq"), "0");
+	assert_true(p->num_notes >= 1); /* tpu_freq=0 -> arch default clocks, said in a note */
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "tpu_freq=0"));
+	assert_int_equal(p->num_subnets, 1);
+	assert_int_equal(p->subnets[0].begin_usec, UINT64_C(1700000000000000));
+
+	/* Timeline (§9.2), by hand:
+	 *   raw ns: TIU0 conv 900000/0.9=1000000 .. 1000998, wait 1001111 .. 1001121;
+	 *           GDMA0 after trimming (zeros at 0, 1, 3 -> keep 1..2): load 998666 .. 999665,
+	 *           chain_end 1000000 .. 1000012; TIU1 send dropped, wait 2111111 .. 2111121.
+	 *   anchors: core 0 wait 1001111, core 1 wait 2111111 -> core 1 shifted by -1110000.
+	 *   zero = min(1000000, 998666, 1001111) = 998666.
+	 *   conv: 1334 ns -> int(1334*0.9) = 1200 cycles, 2332 ns -> 2098; Asic 899. */
+	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU);
+	assert_int_equal(t0->count, 3);
+	const struct tp_slice *s = sgt_by_cmd(t0, 1);
+	assert_int_equal(tp_slice_start_cycle(t0, s), 1200);
+	assert_int_equal(s->cycles, 899);
+	assert_int_equal(s->start_ns, 1333);         /* int(1200 / 0.9) */
+	assert_int_equal(tp_slice_end(t0, s), 2331); /* int(2098 / 0.9) */
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "conv.normal");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sCONV");
+	assert_int_equal(tp_slice_dtype(t0, s), TP_DT_INT8);
+	assert_int_equal(s->dep_id, 1);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_NORMAL);
+	assert_int_equal(s->layer, 1); /* Conv2D: the 1st TIU node line of core 0 */
+	s = sgt_by_cmd(t0, 2);
+	assert_int_equal(tp_slice_start_cycle(t0, s), 2200); /* 2445 ns */
+	assert_int_equal(s->cycles, 10);
+	assert_int_equal(tp_slice_kind(t0, s), TP_CMD_SYS_WAIT);
+	assert_int_equal(s->layer, -1);
+	int found;
+	assert_int_equal(sgt_arg_int(p, s->args, "Msg Id", &found), 3);
+	assert_true(found);
+	s = sgt_by_cmd(t0, 3);
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "system.end");
+	assert_int_equal(s->layer, -1); /* the final end command has no node line */
+
+	const struct tp_track *g0 = sgt_track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(g0->count, 2);
+	s = sgt_by_cmd(g0, 1);
+	assert_int_equal(tp_slice_start_cycle(g0, s), 0);
+	assert_int_equal(s->cycles, 750); /* 999 ns -> int(749.25) */
+	assert_int_equal(tp_slice_bytes(g0, s), 48);
+	assert_int_equal(tp_slice_stall(g0, s), 7);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "tensorLd");
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM);
+	assert_int_equal(s->layer, 0);
+	assert_int_equal(sgt_arg_int(p, s->args, "src_start_addr", &found), INT64_C(0x8000001000));
+	s = sgt_by_cmd(g0, 2);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "chain end"); /* the vendor's name */
+	assert_string_equal(tp_str(p, tp_slice_type(g0, s)), "chain end");
+	assert_int_equal(tp_slice_kind(g0, s), TP_CMD_SYS);
+	assert_int_equal(tp_slice_start_cycle(g0, s), 1000); /* 1334 ns */
+
+	const struct tp_track *t1 = sgt_track(p, 1, TP_TRACK_TIU);
+	assert_int_equal(t1->count, 2); /* leading send_msg dropped */
+	s = sgt_by_cmd(t1, 2);
+	assert_int_equal(tp_slice_start_cycle(t1, s), 2200); /* aligned onto core 0's wait */
+	assert_int_equal(tp_slice_kind(t1, s), TP_CMD_SYS_WAIT);
+
+	/* Layers: Load (index 0) owns GDMA cmd 1, Conv2D (index 1) TIU cmd 1. */
+	assert_int_equal(p->num_layers, 2);
+	assert_int_equal(sgt_layer_at(p, 0)->is_data_move, 1);
+	assert_int_equal(sgt_layer_at(p, 0)->gdma_first, 1);
+	assert_int_equal(sgt_layer_at(p, 0)->gdma_last, 1);
+	assert_int_equal(sgt_layer_at(p, 1)->tiu_first, 1);
+	assert_int_equal(sgt_layer_at(p, 1)->begin_ns, 1333);
+	assert_int_equal(sgt_layer_at(p, 1)->end_ns, 2331);
+	assert_int_equal(sgt_layer_at(p, 1)->num_tensors, 2);
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->name), "in put");
+
+	/* MCU: NODE_SET at base + 49950 ticks x 20 ns = 999000 ns -> 334 ns after the zero. */
+	const struct tp_track *m0 = sgt_track(p, 0, TP_TRACK_MCU);
+	assert_int_equal(m0->count, 2);
+	assert_int_equal(m0->slices[0].start_ns, 334);
+	assert_int_equal(tp_slice_end(m0, &m0->slices[0]), 334);
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[0])), "set_GDMA");
+	assert_string_equal(sgt_arg_str(p, m0->slices[0].args, "extra"), "hello");
+	assert_int_equal(m0->slices[1].start_ns, 1334);
+	assert_int_equal(tp_slice_end(m0, &m0->slices[1]), 3334);
+
+	assert_int_equal(p->stats.files_read, 5);
+	assert_int_equal(p->stats.blocks_read, 8);
+	assert_int_equal(p->stats.blocks_skipped, 1);
+	assert_int_equal(p->stats.records_read, 13);
+	assert_int_equal(p->stats.records_dropped, 3); /* 2 trimmed GDMA + 1 send_msg */
+	tp_profile_free(p);
+
+	/* Clock overrides replace the arch constants; detail off means no args. */
+	struct tp_bmprofile_opts o = {
+	    .tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000, .detail = TP_BMPROFILE_DETAIL_OFF};
+	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
+	assert_true(p->tiu_freq_mhz == 1000);
+	assert_true(sgt_track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
+	s = sgt_by_cmd(sgt_track(p, 0, TP_TRACK_TIU), 1);
+	assert_int_equal(s->args, 0);
+	assert_int_equal(s->cycles, 900); /* at 1 GHz ns = cycles: raw 900000..900899 */
+	tp_profile_free(p);
+}
+
+/* The legacy path (§9.1) on a tiny BM1684X dump. */
+static void test_x_small(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("x_small", "x_small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1684X);
+	assert_true(p->tiu_freq_mhz == 1000 && p->gdma_freq_mhz == 1000); /* tpu_freq=1000 */
+	/* start_offset: first NODE_SET 50 ticks x 20 ns = 1 us after DYN record 1 -> 1000 cycles.
+	 * TIU: raw - 1000 + 1000; GDMA: raw - 500 + 1000. Re-anchoring: GDMA cmd 1 ends at 1299,
+	 * the TIU node that waits for it (bd_id 0 + 1, gdma_id 1) is TIU cmd 1 at 1000: +299. */
+	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
+	                      *g0 = sgt_track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 2); /* the 0xFF-filled record ends the valid data */
+	const struct tp_slice *s = sgt_by_cmd(t0, 1);
+	assert_int_equal(tp_slice_start_cycle(t0, s), 1299);
+	assert_int_equal(s->cycles, 99); /* the vendor's legacy count: end - start */
+	assert_int_equal(s->start_ns, 1299);
+	assert_int_equal(tp_slice_end(t0, s), 1398);
+	assert_string_equal(tp_str(p, tp_slice_name(t0, s)), "arith.add");
+	assert_string_equal(tp_str(p, tp_slice_type(t0, s)), "sAR");
+	assert_int_equal(s->layer, 1);
+	assert_int_equal(tp_slice_start_cycle(t0, sgt_by_cmd(t0, 2)), 1499);
+	s = sgt_by_cmd(g0, 1);
+	assert_int_equal(tp_slice_start_cycle(g0, s), 1000);
+	assert_int_equal(s->cycles, 299);
+	assert_int_equal(tp_slice_bytes(g0, s), 123);              /* d0_wr + d1_wr + gif_wr */
+	assert_int_equal(tp_slice_dir(g0, s), TP_DIR_DDR_TO_LMEM); /* from the node's gdma_dir=0 */
+	assert_int_equal(s->layer, 0);
+	assert_string_equal(tp_str(p, tp_slice_name(g0, sgt_by_cmd(g0, 2))), "dma.sys.chain_end");
+	const struct tp_track *m0 = sgt_track(p, 0, TP_TRACK_MCU);
+	assert_int_equal(m0->count, 2);
+	assert_int_equal(m0->slices[0].start_ns, 0);    /* FUNC at the legacy time base */
+	assert_int_equal(m0->slices[1].start_ns, 1000); /* NODE_SET */
+	assert_string_equal(tp_str(p, tp_slice_name(m0, &m0->slices[1])), "set_GDMA");
+	assert_int_equal(p->stats.records_dropped, 1);
+	assert_int_equal(p->stats.files_read, 4);
+	tp_profile_free(p);
+
+	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
+	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
+	char path[8448];
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	sgt_put_u32(path, 200, 77);
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	assert_int_equal(sgt_track(p, 0, TP_TRACK_GDMA)->count, 0);
+	assert_int_equal(p->stats.blocks_skipped, 1);
+	assert_int_equal(tp_slice_start_cycle(sgt_track(p, 0, TP_TRACK_TIU),
+	                                      sgt_by_cmd(sgt_track(p, 0, TP_TRACK_TIU), 1)),
+	                 1000);
+	tp_profile_free(p);
+}
+
+/* tensor_location.json replaces the node-line layers (§8.3); skip_layers drops layers. */
+static void test_a2_layers_json(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("a2_small", "a2_json");
+	char path[8448];
+	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
+	static const char js[] =
+	    "[{\"file-line\": 10, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
+	    "\"operands\": [], \"results\": [{\"name\": \"in_ld\"}]},\n"
+	    " {\"file-line\": 12, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
+	    "\"operands\": [], \"results\": []}]";
+	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
+	assert_int_equal(p->num_tensors,
+	                 1); /* the Load's result (operands and results become tensors) */
+	assert_int_equal(p->tensors[0].layer, 0);
+	assert_int_equal(p->tensors[0].is_in, 0);
+	assert_int_equal(p->tensors[0].id, 10);
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->type), "Load");
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->name), "in_ld");
+	assert_int_equal(sgt_layer_at(p, 0)->id, 10);
+	assert_int_equal(sgt_layer_at(p, 1)->tiu_first, 1);
+	assert_int_equal(sgt_layer_at(p, 1)->tiu_last, 2);
+	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU);
+	assert_int_equal(sgt_by_cmd(t0, 1)->layer, 1);
+	assert_int_equal(sgt_by_cmd(t0, 2)->layer, 1); /* the wait is inside the conv's range */
+	assert_int_equal(sgt_by_cmd(t0, 3)->layer, -1);
+	assert_int_equal(sgt_by_cmd(sgt_track(p, 0, TP_TRACK_GDMA), 1)->layer, 0);
+	assert_int_equal(sgt_layer_at(p, 1)->begin_ns, 1333);
+	assert_int_equal(sgt_layer_at(p, 1)->end_ns, 2454); /* end of the wait (2209 cycles) */
+	tp_profile_free(p);
+
+	/* A tensor_location.json that is not usable is a side-file problem: the conversion goes
+	 * on with the global.profile layers and one note naming path:LINE. The malformed variants
+	 * check that the error excerpt is printed while the mapping is alive and never reads past
+	 * the unterminated buffer. */
+	char note[9000];
+	unlink(path);
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	size_t global_layers = p->num_layers;
+	assert_true(global_layers > 0);
+	tp_profile_free(p);
+	static const char *const bad_json[] = {"{\"x\": 1}", "[1,2",
+	                                       "{\"garbage\":", "\n\n[{\"a\"::}]"};
+	static const char *const bad_note[] = {":1: not a JSON array of layer entries",
+	                                       ":1: not valid JSON", ":1: not valid JSON",
+	                                       ":3: not valid JSON (near \":}]\")"};
+	for (size_t k = 0; k < 5; k++) {
+		if (k < 4) {
+			assert_int_equal(tp_test_write_file(path, bad_json[k], strlen(bad_json[k])),
+			                 0);
+		} else { /* 100 000 nested '[' (cJSON's nesting limit, not the stack) */
+			size_t n = 100000;
+			char *deep = malloc(n);
+			assert_non_null(deep);
+			memset(deep, '[', n);
+			assert_int_equal(tp_test_write_file(path, deep, n), 0);
+			free(deep);
+		}
+		p = NULL;
+		rc = tp_bmprofile_read(dir, NULL, &p, &d);
+		if (rc)
+			fail_msg("variant %zu: %s", k, d.msg);
+		assert_int_equal(p->num_layers, global_layers);
+		snprintf(note, sizeof note, "%s%s", path,
+		         k < 4 ? bad_note[k] : ":1: not valid JSON");
+		int found = 0;
+		for (size_t i = 0; i < p->num_notes; i++)
+			found |= strncmp(tp_str(p, p->notes[i].text), note, strlen(note)) == 0;
+		if (!found)
+			fail_msg("variant %zu: no note starting with %s", k, note);
+		tp_profile_free(p);
+	}
+
+	/* A net_stat.sim of another version converts too, with one note for what was skipped. */
+	snprintf(path, sizeof path, "%s/net_stat.sim", dir);
+	static const char ns_bad[] = "TCYC : 5\r\nConv|CONV|s:q|b:1|g:1|e:1|t:1\nx|Y|s:1|b:1\n";
+	assert_int_equal(tp_test_write_file(path, ns_bad, sizeof ns_bad - 1), 0);
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	assert_string_equal(tp_profile_get_meta(p, "sim_total_cycle"), "5");
+	snprintf(note, sizeof note,
+	         "%s:2: malformed item \"Conv|CONV|s:q|b:1|g:1|e:1|t:1\"; 2 line(s) "
+	         "of this side file skipped",
+	         path);
+	int seen = 0;
+	for (size_t i = 0; i < p->num_notes; i++)
+		seen |= !strcmp(tp_str(p, p->notes[i].text), note);
+	if (!seen)
+		fail_msg("no note %s", note);
+	tp_profile_free(p);
+	unlink(path);
+
+	struct tp_bmprofile_opts o = {.skip_layers = 1};
+	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
+	assert_int_equal(p->num_layers, 0);
+	assert_int_equal(sgt_by_cmd(sgt_track(p, 0, TP_TRACK_TIU), 1)->layer, -1);
+	tp_profile_free(p);
+}
+
+static int read_dir(const char *dir, struct tp_profile **p, struct tp_diag *d)
+{
+	return tp_bmprofile_read(dir, NULL, p, d);
+}
+
+/* Out of memory at every allocation: a clean error, nothing leaked (ASan checks). */
+static void oom_sweep(const char *dir)
+{
+	sgt_oom_sweep(read_dir, dir, 20000, 0);
+}
+
+/* A command buffer whose second descriptor is not one the decoder knows: the read succeeds,
+ * the command is unnamed, and two notes say where decoding stopped and that fewer commands
+ * were decoded than the COMMAND block lists (emitted after the lookups, which index lazily). */
+static void test_a2_cmd_stop(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("a2_small", "a2_cmd_stop");
+	char path[8448], note1[9000], note2[9000];
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	sgt_put_u32(path, 0x60 + 4, 0x0F); /* cmd 2 (sys chain_end): cmd_type 6 -> 15, unknown */
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	if (rc)
+		fail_msg("%s", d.msg);
+	snprintf(note1, sizeof note1,
+	         "%s@0x60: command decoding stopped at an unknown descriptor "
+	         "after 1 commands; later commands are unnamed",
+	         path);
+	snprintf(note2, sizeof note2, "%s: decoded 1 commands, the COMMAND block says 2", path);
+	int seen1 = 0, seen2 = 0;
+	for (size_t i = 0; i < p->num_notes; i++) {
+		seen1 |= !strcmp(tp_str(p, p->notes[i].text), note1);
+		seen2 |= !strcmp(tp_str(p, p->notes[i].text), note2);
+	}
+	if (!seen1 || !seen2)
+		fail_msg("missing note(s):%s%s%s%s", seen1 ? "" : "\n", seen1 ? "" : note1,
+		         seen2 ? "" : "\n", seen2 ? "" : note2);
+	const struct tp_track *t = sgt_track(p, 0, TP_TRACK_GDMA);
+	const struct tp_slice *s1 = sgt_by_cmd(t, 1), *s2 = sgt_by_cmd(t, 2);
+	assert_non_null(s1);
+	assert_string_equal(tp_str(p, tp_slice_label(t, s1)->name), "tensorLd");
+	assert_non_null(s2);
+	/* the names a command without descriptor gets */
+	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->name), "cmd_type_-1_0");
+	assert_string_equal(tp_str(p, tp_slice_label(t, s2)->type), "cmd_type_-1");
+	tp_profile_free(p);
+}
+
+/* The two ways the BM1688 reader names its commands agree: with argument sets (fill_cmd,
+ * one slice at a time) and without them (the per-core path: fill_core with its label memo,
+ * names interned per core afterwards; --jobs 1 runs it on the calling thread). Every engine
+ * slice has the same time, label (name, type, kind, direction, data type, stall, bytes),
+ * dependency and cost either way. */
+static void fill_paths_agree(const char *dir)
+{
+	struct tp_profile *pa = NULL, *pb = NULL;
+	struct tp_diag d = {0};
+	struct tp_bmprofile_opts on = {.detail = TP_BMPROFILE_DETAIL_ON, .jobs = 1};
+	struct tp_bmprofile_opts off = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
+	if (tp_bmprofile_read(dir, &on, &pa, &d) || tp_bmprofile_read(dir, &off, &pb, &d))
+		fail_msg("%s: %s", dir, d.msg);
+	size_t checked = 0;
+	for (int core = 0; core < 2; core++) {
+		for (int k = TP_TRACK_TIU; k <= TP_TRACK_GDMA; k++) {
+			const struct tp_track *ta = sgt_track(pa, core, (enum tp_track_kind)k);
+			const struct tp_track *tb = sgt_track(pb, core, (enum tp_track_kind)k);
+			if (!ta || !tb) {
+				assert_true(!ta && !tb);
+				continue;
+			}
+			assert_int_equal(ta->count, tb->count);
+			for (size_t i = 0; i < ta->count; i++, checked++) {
+				const struct tp_slice *a = &ta->slices[i], *b = &tb->slices[i];
+				const struct tp_label *la = tp_slice_label(ta, a),
+				                      *lb = tp_slice_label(tb, b);
+				struct tp_cost ca, cb;
+				tp_track_get_cost(ta, i, &ca);
+				tp_track_get_cost(tb, i, &cb);
+				if (a->start_ns != b->start_ns || a->cmd_id != b->cmd_id ||
+				    a->dep_id != b->dep_id ||
+				    tp_slice_end(ta, a) != tp_slice_end(tb, b) ||
+				    strcmp(tp_str(pa, la->name), tp_str(pb, lb->name)) ||
+				    strcmp(tp_str(pa, la->type), tp_str(pb, lb->type)) ||
+				    la->kind != lb->kind || la->dir != lb->dir ||
+				    la->dtype != lb->dtype || la->stall != lb->stall ||
+				    la->bytes != lb->bytes || memcmp(&ca, &cb, sizeof ca))
+					fail_msg("%s: core %d track kind %d slice %zu (cmd %u): "
+					         "%s/%s vs %s/%s",
+					         dir, core, k, i, a->cmd_id, tp_str(pa, la->name),
+					         tp_str(pa, la->type), tp_str(pb, lb->name),
+					         tp_str(pb, lb->type));
+			}
+		}
+	}
+	assert_true(checked > 0);
+	tp_profile_free(pa);
+	tp_profile_free(pb);
+}
+
+static void test_fill_paths_agree(void **state)
+{
+	(void)state;
+	fill_paths_agree(sgt_make_fixture("a2_small", "a2_fill_paths"));
+	/* an unknown descriptor: the unnamed commands' names too */
+	const char *dir = sgt_make_fixture("a2_small", "a2_fill_paths_stop");
+	char path[8448];
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	sgt_put_u32(path, 0x60 + 4, 0x0F);
+	fill_paths_agree(dir);
+	char real[4096];
+	if (!sgt_shared_path(real, sizeof real, "bm1688_resnet50"))
+		return;
+	fill_paths_agree(real);
+}
+
+static void test_a2_small_oom(void **state)
+{
+	(void)state;
+	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
+	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
+	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
+	char path[8448];
+	static const char js[] =
+	    "[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
+	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
+	    "\"operands\": [{\"name\": \"x\", \"memory_type\": \"<1x2xf32>\", \"shape\": [1, 2]}], "
+	    "\"results\": [{\"name\": \"ld\", \"memory_type\": \"<1x2xf32>\"}]},\n"
+	    " {\"file-line\": 3, \"core_id\": 0, \"opcode\": \"tpu.Conv2D\", "
+	    "\"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
+	    "\"operands\": [{\"name\": \"ld\"}], \"results\": [{\"name\": \"c\"}]}]";
+	static const char mlir[] = "module @m attributes {module.FLOPs = 9 : i64} {\n"
+	                           "  %0 = \"tpu.Load\"(%a) : () -> () loc(#loc1)\n"
+	                           "  %1 = \"tpu.Conv2D\"(%0) : () -> () loc(#loc2)\n"
+	                           "#loc1 = loc(\"load_x\")\n#loc2 = loc(fused[#loc1, #loc3])\n"
+	                           "#loc3 = loc(\"conv\")\n";
+	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
+	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
+	snprintf(path, sizeof path, "%s/final.mlir", dir);
+	assert_int_equal(tp_test_write_file(path, mlir, sizeof mlir - 1), 0);
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	assert_int_equal(p->num_layers, 2);
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 0)->name), "load_x");
+	assert_string_equal(tp_str(p, sgt_layer_at(p, 1)->name), "load_x, conv");
+	assert_int_equal(p->num_tensors, 4);
+	assert_int_equal(p->tensors[2].id, 2); /* the conv's operand "ld" comes from line 2 */
+	tp_profile_free(p);
+	oom_sweep(dir);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Bad input: each one a status, an exact message and no profile.                           */
+/* ---------------------------------------------------------------------------------------- */
+
+static void expect_error(const char *dir, int status, const char *msg)
+{
+	struct tp_profile *p = (struct tp_profile *)1;
+	struct tp_diag d = {0};
+	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
+	assert_null(p);
+	if (rc != status || strcmp(d.msg, msg) != 0)
+		fail_msg("got %s \"%s\"\nwant %s \"%s\"", tp_status_name(rc), d.msg,
+		         tp_status_name(status), msg);
+}
+
+static void test_bad_inputs(void **state)
+{
+	(void)state;
+	char want[8448], path[8448];
+	const char *dir;
+
+	/* iter0.profile layout (see the fixture comments): the unknown block 77 at 0x585, the
+	 * core-1 TIU block at 0x591 (96 bytes), file size 1529. */
+	dir = sgt_make_fixture("a2_small", "bad_trunc");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 1519), 0);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left", dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_hdr");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 1425 + 5), 0);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x591: truncated block header: 8 bytes needed, 5 left", dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_len");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	sgt_put_u32(path, 0x585 + 4, 4096);
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left",
+	         dir);
+	expect_error(dir, TP_ETRUNC, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_count");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	sgt_put_u32(path, 44 + 8 + 32, 5); /* COMMAND group_num 5, but only one group follows */
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow",
+	         dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_garbled");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	sgt_put_u32(path, 0xfc + 4, 1000); /* GDMA block length not a whole number of records */
+	snprintf(want, sizeof want,
+	         "%s/iter0.profile@0xfc: GDMA block length 1000 is not a multiple of the 256-byte "
+	         "record",
+	         dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_empty_iter");
+	snprintf(path, sizeof path, "%s/iter0.profile", dir);
+	assert_int_equal(truncate(path, 0), 0);
+	snprintf(want, sizeof want, "%s/iter0.profile@0x0: empty file (no SUMMARY block)", dir);
+	expect_error(dir, TP_EFORMAT, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_nocmd");
+	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
+	assert_int_equal(unlink(path), 0);
+	snprintf(
+	    want, sizeof want,
+	    "%s/iter0.profile: COMMAND block 0 names cmd_20000_0_1.dat, which is missing from %s",
+	    dir, dir);
+	expect_error(dir, TP_ENOTFOUND, want);
+
+	dir = sgt_make_fixture("a2_small", "bad_arch");
+	snprintf(path, sizeof path, "%s/global.profile", dir);
+	static const char g9[] = "[bmprofile] net_name=x\n[bmprofile] arch=9\n";
+	assert_int_equal(tp_test_write_file(path, g9, sizeof g9 - 1), 0);
+	snprintf(want, sizeof want, "%s/global.profile:2: unknown arch 9", dir);
+	expect_error(dir, TP_EUNSUPPORTED, want);
+	assert_int_equal(tp_test_write_file(path, "[bmprofile] arch=5\n", 19), 0);
+	snprintf(want, sizeof want, "%s/global.profile:1: arch 5 (BM1690) is not supported", dir);
+	expect_error(dir, TP_EUNSUPPORTED, want);
+
+	char empty[4096];
+	snprintf(empty, sizeof empty, "%s/bad_emptydir", sgt_tmpdir);
+	sgt_rmtree(empty);
+	assert_int_equal(mkdir(empty, 0777), 0);
+	assert_int_equal(tp_bmprofile_probe(empty), 0);
+	snprintf(want, sizeof want,
+	         "%s: no global.profile or iter*.profile: not a bmprofile_data directory", empty);
+	expect_error(empty, TP_ENOTFOUND, want);
+
+	snprintf(path, sizeof path, "%s/a2_small/global.profile", sgt_tmpdir);
+	sgt_make_fixture("a2_small", "a2_small");
+	assert_int_equal(tp_bmprofile_probe(path), 0);
+	snprintf(want, sizeof want, "%s: not a directory (expected a bmprofile_data directory)",
+	         path);
+	expect_error(path, TP_EIO, want);
+
+	snprintf(path, sizeof path, "%s/does_not_exist", sgt_tmpdir);
+	snprintf(want, sizeof want, "%s: No such file or directory", path);
+	expect_error(path, TP_ENOTFOUND, want);
+}
+
+/* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
+ * end; an id that occurs twice is not checked; the first violation in track order. */
+static void test_deps_check(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 0);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	/* GDMA 1 [0, 100), GDMA 2 [100, 200) twice (ambiguous), GDMA 3 [200, 300) waits TIU 1. */
+	static const int64_t gd[4][4] = {
+	    {1, 0, 100, 0}, {2, 100, 200, 0}, {2, 150, 250, 0}, {3, 200, 300, 1}};
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, g);
+		s->cmd_id = (uint32_t)gd[i][0];
+		s->start_ns = gd[i][1];
+		tp_slice_set_end(p, &p->tracks[g], s, gd[i][2]);
+		s->dep_id = (uint32_t)gd[i][3];
+	}
+	/* TIU 1 [100, 150) waits GDMA 1: fine; TIU 2 [90, 95) waits GDMA 1: starts 10 early;
+	 * TIU 3 waits GDMA 2: ambiguous; TIU 4 waits GDMA 9: absent. */
+	static const int64_t td[4][4] = {
+	    {1, 100, 150, 1}, {2, 90, 95, 1}, {3, 0, 1, 2}, {4, 0, 1, 9}};
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->cmd_id = (uint32_t)td[i][0];
+		s->start_ns = td[i][1];
+		tp_slice_set_end(p, &p->tracks[t], s, td[i][2]);
+		s->dep_id = (uint32_t)td[i][3];
+	}
+	struct tp_deps_report r;
+	assert_int_equal(tp_deps_check(p, &r), TP_OK);
+	assert_int_equal(r.checked, 3); /* TIU 1, TIU 2, GDMA 3 */
+	assert_int_equal(r.violated, 1);
+	assert_int_equal(r.kind, TP_TRACK_TIU);
+	assert_int_equal(r.cmd_id, 2);
+	assert_int_equal(r.dep_id, 1);
+	assert_int_equal(r.start_ns, 90);
+	assert_int_equal(r.dep_end, 100);
+	/* GDMA 3 starting before TIU 1 ends: a second violation, the first stays TIU 2. */
+	p->tracks[g].slices[3].start_ns = 120;
+	assert_int_equal(tp_deps_check(p, &r), TP_OK);
+	assert_int_equal(r.violated, 2);
+	assert_int_equal(r.cmd_id, 2);
+	tp_profile_free(p);
+}
+
+int main(void)
+{
+	sgt_setup("bmprofile", "bmp_read_test_tmp");
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_a2_cmd_stop), cmocka_unit_test(test_fill_paths_agree),
+	    cmocka_unit_test(test_a2_small),    cmocka_unit_test(test_a2_layers_json),
+	    cmocka_unit_test(test_x_small),     cmocka_unit_test(test_a2_small_oom),
+	    cmocka_unit_test(test_bad_inputs),  cmocka_unit_test(test_deps_check),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,26 @@
+/*
+ * sg_deps.c — the Sophgo readers' last step: the dependency property of deps_check.h on the
+ * finished timeline, and a profile note when commands start before what they wait on ends
+ * (the timeline is then as the input recorded it: the readers never move a command to hide
+ * it). Owns nothing.
+ */
+#include "analysis/deps_check.h"
+#include "readers/sophgo/sg_int.h"
+
+int sg_deps_note(struct tp_profile *p)
+{
+	struct tp_deps_report r;
+	if (tp_deps_check(p, &r) != TP_OK)
+		return TP_ENOMEM;
+	if (!r.violated)
+		return TP_OK;
+	int tiu = r.kind == TP_TRACK_TIU;
+	tp_profile_note(p,
+	                "dependencies: %llu of %llu commands start before the command they wait "
+	                "on ends, as the input records them (first: core %d %s cmd %u starts at "
+	                "%lld ns, %s cmd %u it waits on ends at %lld ns)",
+	                (unsigned long long)r.violated, (unsigned long long)r.checked, (int)r.core,
+	                tiu ? "TIU" : "GDMA", r.cmd_id, (long long)r.start_ns, tiu ? "GDMA" : "TIU",
+	                r.dep_id, (long long)r.dep_end);
+	return TP_OK;
+}
