@@ -2,7 +2,8 @@
 #   make run [IN=<bmprofile dir>] [OUT=<dir>]   set up, build what it runs, convert (default:
 #                                               the example model's capture, else a sample)
 #   make install [PREFIX=/usr/local] [DESTDIR=] the tpuprof command, tpuprof-gendump,
-#                                               libtpuprof (.so, .a), its header and tpuprof.pc
+#                                               libtpuprof (.so, .a), its header, tpuprof.pc
+#                                               and the Python package (with python3-dev)
 #   make test                                   build normal + ASan/UBSan and run every test
 #   make bench                                  throughput / memory benchmarks
 #   make fuzz                                   libFuzzer campaign: FUZZ_SECONDS (300) per target,
@@ -49,7 +50,8 @@ run: build-run
 # The prefix is set at configure time too, so the installed tpuprof.pc names it.
 install: deps $(BUILD)/build.ninja
 	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX="$(PREFIX)" >/dev/null
-	ninja -C $(BUILD) -j $(JOBS) tpuprof tpuprof-gendump tpuprof_shared tpuprof_static
+	ninja -C $(BUILD) -j $(JOBS) tpuprof tpuprof-gendump tpuprof_shared tpuprof_static \
+		$$(ninja -C $(BUILD) -t targets all | grep -q '^tpuprof_python: phony' && echo tpuprof_python)
 	DESTDIR="$(DESTDIR)" cmake --install $(BUILD)
 
 test: deps-test build build-san
