@@ -230,11 +230,14 @@ struct tp_cost_pk {
 _Static_assert(sizeof(struct tp_cost_pk) == 16, "tp_cost_pk must stay 16 bytes");
 
 struct tp_track {
-	uint32_t name;           /* strtab id: "TIU", "GDMA", thread name, ... */
-	uint8_t kind;            /* enum tp_track_kind */
-	int32_t device;          /* index into profile->devices */
-	int32_t core;            /* core index inside the device, -1 for host tracks */
-	int64_t tid;             /* OS thread id for THREAD tracks (captures), else 0 */
+	uint32_t name;  /* strtab id: "TIU", "GDMA", thread name, ... */
+	uint8_t kind;   /* enum tp_track_kind */
+	int32_t device; /* index into profile->devices */
+	int32_t core;   /* core index inside the device, -1 for host tracks */
+	int64_t tid;    /* OS thread id for THREAD tracks (captures), else 0 */
+	/* strtab id of the thread id as the input wrote it when `tid` is not that number (a
+	 * Chrome trace's text tid such as "worker", or one outside int64), else 0 */
+	uint32_t tid_text;
 	double freq_mhz;         /* engine clock for cycle<->time conversion; 0 if unknown */
 	struct tp_slice *slices; /* owned; sorted by (start_ns, -end_ns) after tp_profile_finish */
 	size_t count, cap;
@@ -340,6 +343,9 @@ struct tp_device {
 	uint32_t name; /* strtab id, e.g. "BM1688 device 0" or "resnet50 (pid 1234)" */
 	int32_t id;    /* device id / process id as recorded */
 	int32_t num_cores;
+	/* strtab id of the id as the input wrote it when `id` is not that number (a Chrome
+	 * trace's text pid such as "Python", or one outside int32), else 0 */
+	uint32_t id_text;
 };
 typedef struct tp_device tp_device;
 

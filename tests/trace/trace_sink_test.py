@@ -9,7 +9,9 @@
   names: a name of 4 MB is cut at 65 536 bytes (at a character boundary, ending in "…") in
          all three trace outputs, which stay far below the name's size, with a note.
   ids:   profile.db's input_pid / input_tid are the trace's own: a pid 0, a negative tid and
-         a thread whose overlapping slices take two lanes are each found by those ids.
+         a thread whose overlapping slices take two lanes are each found by those ids; a
+         text pid and tid ("Python", "worker") are found by their text, and a real pid 3 /
+         tid 0 (the text pid's position and the text tid's missing number) only by theirs.
   scale: 200 000 counter series in one process and 50 000 threads convert (the driver's
          planning is linear in the tracks; no time limit is asserted, the run just has to
          finish), with every counter track and thread in Perfetto and profile.db.
@@ -168,7 +170,9 @@ def test_long_name(tmp):
 
 def test_input_ids(tmp):
     ev = [x("p0a", 0, 7, 0, 10), x("neg1", 5, -3, 0, 10), x("neg2", 5, -3, 20, 10),
-          x("ov1", 1, 1, 0, 10), x("ov2", 1, 1, 5, 10), x("txt", "Python", 1, 0, 10)]
+          x("ov1", 1, 1, 0, 10), x("ov2", 1, 1, 5, 10), x("txt", "Python", 1, 0, 10),
+          x("w1", "Python", "worker", 0, 10), x("w2", "Python", "worker", 5, 10),
+          x("real3", 3, 0, 0, 10)]
     rc, out, _ = convert(tmp, "ids", ev, "-q")
     if rc:
         return
@@ -179,16 +183,21 @@ def test_input_ids(tmp):
             "select s.name from slice s join track k on k.id = s.track_id join thread t on"
             " t.utid = k.utid where t.input_pid = ? and t.input_tid = ?", (pid, tid)))
 
-    got = {(0, 7): names(0, 7), (5, -3): names(5, -3), (1, 1): names(1, 1)}
+    keys = [(0, 7), (5, -3), (1, 1), ("Python", "worker"), ("Python", 1), (3, 0)]
+    got = {k: names(*k) for k in keys}
+    ptext = db.execute("select typeof(input_pid), count(*) from process where"
+                       " input_pid = 'Python'").fetchall()
     lanes = db.execute("select count(*) from thread where input_pid = 1 and input_tid = 1"
                        ).fetchone()[0]
     viewer = db.execute("select pid from process where input_pid = 0").fetchone()
     txt = db.execute("select s.name from slice s join track k on k.id = s.track_id join"
                      " process p on p.upid = k.upid where p.name = 'pid Python'").fetchall()
     db.close()
-    check(got == {(0, 7): ["p0a"], (5, -3): ["neg1", "neg2"], (1, 1): ["ov1", "ov2"]} and
-          lanes == 2 and viewer and viewer[0] != 0 and txt == [("txt",)],
-          f"input ids: {got}, lanes {lanes}, viewer pid {viewer}, text pid {txt}")
+    want = {(0, 7): ["p0a"], (5, -3): ["neg1", "neg2"], (1, 1): ["ov1", "ov2"],
+            ("Python", "worker"): ["w1", "w2"], ("Python", 1): ["txt"], (3, 0): ["real3"]}
+    check(got == want and lanes == 2 and viewer and viewer[0] != 0 and
+          sorted(txt) == [("txt",), ("w1",), ("w2",)] and ptext == [("text", 1)],
+          f"input ids: {got}, lanes {lanes}, viewer pid {viewer}, text pid {txt} {ptext}")
 
 
 def main():

@@ -325,11 +325,15 @@ static int get_device(struct trace_rd *r, uint32_t pid)
 	snprintf(name, sizeof name, "pid %.80s", ps);
 	int64_t num = 0;
 	int32_t id = (int32_t)r->p->num_devices;
-	if (tp_parse_i64(ps, strlen(ps), &num) == 0 && num >= INT32_MIN && num <= INT32_MAX)
+	int numeric =
+	    tp_parse_i64(ps, strlen(ps), &num) == 0 && num >= INT32_MIN && num <= INT32_MAX;
+	if (numeric)
 		id = (int32_t)num;
 	int dev = tp_profile_add_device(r->p, name, id, 0);
 	if (dev < 0 || trace_map_put(&r->devices, pid, dev))
 		return -1;
+	if (!numeric) /* the position stands in for the id: keep the text for profile.db */
+		r->p->devices[dev].id_text = pid;
 	return dev;
 }
 
@@ -363,6 +367,8 @@ static int get_track(struct trace_rd *r, uint32_t pid, uint32_t tid)
 		int64_t num;
 		if (tp_parse_i64(ts, strlen(ts), &num) == 0)
 			r->p->tracks[tr].tid = num;
+		else
+			r->p->tracks[tr].tid_text = tid;
 	}
 	return tr;
 }

@@ -20,6 +20,8 @@
  *     TP_META_TRACE_BASE_NS of model/merge.h (absolute ns as a decimal string), which
  *     tp_profile_merge_host reads;
  *   - pid/tid/id as numbers or strings of any size (64-bit hashes above INT64_MAX included).
+ *     A pid that is no int32 (a device's id is then its position) or a tid that is no int64
+ *     (the track's tid is then 0) keeps its text in tp_device.id_text / tp_track.tid_text.
  * Tolerated with a counted note: trailing commas, a truncated file (the writing tool was
  * killed), `E` without `B`, `B` never closed (closed at the last timestamp), `X` without
  * `dur`, events without `ph`/`ts`, unknown phases, flow events (s/t/f: paired by cat + id into

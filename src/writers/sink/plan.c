@@ -641,6 +641,7 @@ static int plan_threads(struct plan *pl, int32_t dev, int32_t pid, uint64_t proc
 		                : 0;
 		proto.input_tid = t->tid;
 		proto.has_input_tid = 1;
+		proto.input_tid_text = t->tid_text ? cstr(p, &pl->strs, t->tid_text) : NULL;
 		if (proto.tid && intset_add(&pl->tids, proto.tid))
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
 		st = add_plan_track(pl, t, NULL, (int)i, &proto, nm, d);
@@ -716,8 +717,12 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	if (st)
 		return st;
 	assign_tids(pl, first, pid);
-	for (size_t i = first; i < pl->ntracks; i++)
-		pl->tracks[i].input_pid = pl->p->devices[dev].id;
+	const struct tp_device *dv = &pl->p->devices[dev];
+	const char *pid_text = dv->id_text ? cstr(pl->p, &pl->strs, dv->id_text) : NULL;
+	for (size_t i = first; i < pl->ntracks; i++) {
+		pl->tracks[i].input_pid = dv->id;
+		pl->tracks[i].input_pid_text = pid_text;
+	}
 	return TP_OK;
 }
 

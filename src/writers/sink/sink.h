@@ -36,9 +36,12 @@ struct tp_sink_track {
 	 * unique and nonzero for the viewers: a pid 0, a negative or repeated tid, the lanes of
 	 * overlapping slices get others): input_pid is the device's id (tp_device.id) on every
 	 * track; input_tid the model track's tid on thread and host tracks and every one of their
-	 * lanes (has_input_tid), else 0. */
+	 * lanes (has_input_tid), else 0. input_pid_text / input_tid_text: the id's text where
+	 * the input wrote one the model could not keep as that number (tp_device.id_text,
+	 * tp_track.tid_text), else NULL; it stands in for the number. */
 	int64_t input_pid, input_tid;
 	int has_input_tid;
+	const char *input_pid_text, *input_tid_text;
 };
 
 /* One argument as seen by a sink, key spelled as the reference tools spell it. */

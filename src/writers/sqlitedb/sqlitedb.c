@@ -27,7 +27,10 @@
 
 const char tp_sqlitedb_schema_sql[] =
     /* pid and tid are the viewers' (unique, nonzero, one per lane); input_pid and input_tid
-     * the input's own, so that a query by the ids of the source finds every slice. */
+     * the input's own, so that a query by the ids of the source finds every slice: an
+     * integer, or the input's text where it wrote one that is not a number the model keeps
+     * (a Chrome trace's "pid": "Python"; SQLite stores text in an INTEGER column as text
+     * unless it reads as a number). */
     "CREATE TABLE process(upid INTEGER PRIMARY KEY, pid INTEGER, name TEXT, sort_index INTEGER,"
     " input_pid INTEGER);"
     "CREATE TABLE thread(utid INTEGER PRIMARY KEY, tid INTEGER, name TEXT, upid INTEGER,"
@@ -245,6 +248,16 @@ static void bind_text(sqlite3_stmt *s, int i, const char *v)
 	tp_buf_free(&t);
 }
 
+/* An input pid or tid: its text where the input wrote one the model could not keep as a
+ * number, else the number. */
+static void bind_id(sqlite3_stmt *s, int i, int64_t num, const char *text)
+{
+	if (text)
+		bind_text(s, i, text);
+	else
+		sqlite3_bind_int64(s, i, num);
+}
+
 /* ---- row queues ------------------------------------------------------------------------ */
 
 /* Appends "(?,?,...)" for one row of q. */
@@ -405,7 +418,7 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->pid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, t->sort_index);
-		sqlite3_bind_int64(s, 5, t->input_pid);
+		bind_id(s, 5, t->input_pid, t->input_pid_text);
 		if ((st = step(w, S_PROC)))
 			return st;
 	} else if (t->nested && !t->is_counter) {
@@ -415,9 +428,9 @@ static int sw_track(void *ctx, const struct tp_sink_track *t)
 		sqlite3_bind_int64(s, 2, t->tid);
 		bind_text(s, 3, t->name);
 		sqlite3_bind_int64(s, 4, w->cur_upid);
-		sqlite3_bind_int64(s, 5, t->input_pid);
+		bind_id(s, 5, t->input_pid, t->input_pid_text);
 		if (t->has_input_tid)
-			sqlite3_bind_int64(s, 6, t->input_tid);
+			bind_id(s, 6, t->input_tid, t->input_tid_text);
 		if ((st = step(w, S_THREAD)))
 			return st;
 	}
