@@ -137,20 +137,6 @@ static void test_nested_lengths(void **state)
 	tp_pb_free(&b);
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)sz + 1);
-	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	*n = (size_t)sz;
-	return b;
-}
-
 static void check_fixture_report(const struct tp_perfetto_check_report *r)
 {
 	/* 4 TIU + 3 GDMA on core 0, 1 TIU on core 1, 2 layers, 4 captured slices. */
@@ -190,7 +176,7 @@ static void test_fixture_plain_and_compressed(void **state)
 	/* The compressed file is the plain file deflated: inflating its one chunk gives back
 	 * the plain bytes exactly. */
 	size_t np, nc;
-	uint8_t *bp = slurp(plain, &np), *bc = slurp(comp, &nc);
+	uint8_t *bp = tp_test_must_slurp(plain, &np), *bc = tp_test_must_slurp(comp, &nc);
 	const uint8_t *q = bc, *e = bc + nc;
 	uint64_t len = 0, key = 0, zlen = 0;
 	assert_int_equal(*q++, 0x0a);
@@ -207,7 +193,7 @@ static void test_fixture_plain_and_compressed(void **state)
 	/* Same input, same bytes. */
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
 	size_t np2;
-	uint8_t *bp2 = slurp(plain, &np2);
+	uint8_t *bp2 = tp_test_must_slurp(plain, &np2);
 	assert_int_equal(np2, np);
 	assert_memory_equal(bp2, bp, np);
 	free(bp2);
@@ -268,7 +254,7 @@ static void test_event_field_order(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
 	size_t np;
-	uint8_t *bp = slurp(plain, &np);
+	uint8_t *bp = tp_test_must_slurp(plain, &np);
 	uint64_t k[64], ek[64];
 	const uint8_t *vb[64], *ve[64], *evb[64], *eve[64];
 	int n;
@@ -342,7 +328,8 @@ static void test_many_chunks(void **state)
 	assert_int_equal(tp_perfetto_write(p, NULL, b, &two, &d), TP_OK);
 	assert_int_equal(tp_perfetto_write(p, NULL, c, &plain, &d), TP_OK);
 	size_t na, nb, nc;
-	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb), *bc = slurp(c, &nc);
+	uint8_t *ba = tp_test_must_slurp(a, &na), *bb = tp_test_must_slurp(b, &nb),
+	        *bc = tp_test_must_slurp(c, &nc);
 	assert_int_equal(na, nb);
 	assert_memory_equal(ba, bb, na);
 	/* More compression workers than chunks in flight and uneven counts: same bytes. */
@@ -350,7 +337,7 @@ static void test_many_chunks(void **state)
 		struct tp_perfetto_opts many = {0, 0, 0, th};
 		size_t nm;
 		assert_int_equal(tp_perfetto_write(p, NULL, b, &many, &d), TP_OK);
-		uint8_t *bm = slurp(b, &nm);
+		uint8_t *bm = tp_test_must_slurp(b, &nm);
 		assert_int_equal(na, nm);
 		assert_memory_equal(ba, bm, na);
 		free(bm);
@@ -453,7 +440,7 @@ static void test_long_strings(void **state)
 	assert_int_equal(r.slices, 3);
 	assert_int_equal(r.annotations, 60);
 	size_t n;
-	uint8_t *b = slurp(path, &n);
+	uint8_t *b = tp_test_must_slurp(path, &n);
 	assert_true(n > 3 * 210000); /* 3 x sum of 1000k-1 over k=1..20, all inline */
 	free(b);
 	tp_free(path);
@@ -598,7 +585,7 @@ static void test_checker_rejects(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	size_t n;
-	uint8_t *bytes = slurp(path, &n);
+	uint8_t *bytes = tp_test_must_slurp(path, &n);
 	FILE *f = fopen(path, "wb");
 	fwrite(bytes, 1, n - 3, f);
 	fclose(f);
@@ -627,7 +614,7 @@ static void test_text_and_limits(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	size_t n;
-	uint8_t *bytes = slurp(path, &n);
+	uint8_t *bytes = tp_test_must_slurp(path, &n);
 	const char want[] = "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname";
 	int found = 0;
 	for (size_t i = 0; i + sizeof want - 1 <= n && !found; i++)
