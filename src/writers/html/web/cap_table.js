@@ -106,27 +106,10 @@
   function buildLegend() {
     const box = $('legend');
     box.textContent = '';
-    const add = (title, counts, max) => {
-      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
-      if (!top.length) return;
-      box.appendChild(el('span', { class: 'lg-title' }, title));
-      for (const [si] of top) {
-        const it = el('span', { class: 'lg-item' });
-        const sw = el('span', { class: 'legend' });
-        sw.style.background = PALETTE[colorOf(si)];
-        it.appendChild(sw);
-        it.appendChild(document.createTextNode(str(si)));
-        box.appendChild(it);
-      }
-    };
     const evs = new Map(), ctrs = new Map();
-    for (const L of lanes) {
-      const m = L.kind === 'Counter' ? ctrs : evs, nm = col(L.T, 'nm');
-      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
-      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
-    }
-    add('Events:', evs, 12);
-    add('Counters:', ctrs, 6);
+    countLaneNames((L) => (L.kind === 'Counter' ? ctrs : evs));
+    legendTop(box, 'Events:', evs, 12);
+    legendTop(box, 'Counters:', ctrs, 6);
     box.appendChild(el('span', { class: 'lg-title' }, 'Rows: nesting depth (step \u2192 activity \u2192 operator \u2192 \u2026); counter lanes: value over time; labels on blocks \u2265 36 px'));
   }
 

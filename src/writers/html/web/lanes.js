@@ -178,3 +178,12 @@
     return lo;
   }
 
+  /* Counts the slice names of every lane (sampled: at most about 64 Ki slices a lane) into the
+   * Map pick(L) returns for the lane: the legend's most frequent names. */
+  function countLaneNames(pick) {
+    for (const L of lanes) {
+      const m = pick(L), nm = col(L.T, 'nm');
+      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
+      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
+    }
+  }

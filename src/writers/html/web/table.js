@@ -75,27 +75,10 @@
   function buildLegend() {
     const box = $('legend');
     box.textContent = '';
-    const add = (title, counts, max) => {
-      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
-      if (!top.length) return;
-      box.appendChild(el('span', { class: 'lg-title' }, title));
-      for (const [si] of top) {
-        const it = el('span', { class: 'lg-item' });
-        const sw = el('span', { class: 'legend' });
-        sw.style.background = PALETTE[colorOf(si)];
-        it.appendChild(sw);
-        it.appendChild(document.createTextNode(str(si)));
-        box.appendChild(it);
-      }
-    };
     const cmds = new Map(), lays = new Map();
-    for (const L of lanes) {
-      const m = L.kind === 'Layer' ? lays : cmds, nm = col(L.T, 'nm');
-      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
-      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
-    }
-    add('Commands:', cmds, 12);
-    add('Layers:', lays, 8);
+    countLaneNames((L) => (L.kind === 'Layer' ? lays : cmds));
+    legendTop(box, 'Commands:', cmds, 12);
+    legendTop(box, 'Layers:', lays, 8);
     const fixed = el('span', { class: 'lg-item' });
     const sys = el('span', { class: 'legend' });
     sys.style.background = PALETTE[SYS_COLOR];

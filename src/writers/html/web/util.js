@@ -150,4 +150,19 @@
     if (strColor[si] < 0) strColor[si] = hashStr(str(si)) % (PALETTE.length - 1);
     return strColor[si];
   }
+  /* Appends to the legend box `title` and the `max` most frequent names of counts (a Map from
+   * string index to count), each with its colour swatch; nothing when counts is empty. */
+  function legendTop(box, title, counts, max) {
+    const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
+    if (!top.length) return;
+    box.appendChild(el('span', { class: 'lg-title' }, title));
+    for (const [si] of top) {
+      const it = el('span', { class: 'lg-item' });
+      const sw = el('span', { class: 'legend' });
+      sw.style.background = PALETTE[colorOf(si)];
+      it.appendChild(sw);
+      it.appendChild(document.createTextNode(str(si)));
+      box.appendChild(it);
+    }
+  }
 
