@@ -62,6 +62,18 @@
   }
 
   /* A sortable table: cols = [{name, t (text column), fmt}], rows = arrays of raw values. */
+  /* Compact: key / value pairs flow in as many columns as fit; empty values are left out. */
+  function kvGrid(pairs) {
+    const g = el('div', { class: 'kv-grid' });
+    for (const [k, v] of pairs) {
+      if (v === null || v === undefined || String(v) === '') continue;
+      const it = el('div');
+      it.appendChild(el('span', { class: 'k' }, k));
+      it.appendChild(el('span', { class: 'v' }, v));
+      g.appendChild(it);
+    }
+    return g;
+  }
   function sortableTable(cols, rows, sortCol, desc, limit) {
     const table = el('table', { class: 'data' });
     let showAll = !limit || rows.length <= limit;
