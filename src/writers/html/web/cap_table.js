@@ -25,12 +25,6 @@
     filterTable();
   }
   let filterTimer = 0;
-  function strHits(q) {
-    if (!q) return null;
-    const h = new Uint8Array(S.length), ql = q.toLowerCase();
-    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
-    return h;
-  }
   /* Whether argument set a has a text value containing q (lower case), among the arguments
    * named in `keys` (a Set; null: any); cached per set. */
   const TYPE_KEYS = new Set(['op_type', 'category']);

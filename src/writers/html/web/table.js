@@ -15,12 +15,6 @@
     filterTable();
   }
   let filterTimer = 0;
-  function strHits(q) {
-    if (!q) return null;
-    const h = new Uint8Array(S.length), ql = q.toLowerCase();
-    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
-    return h;
-  }
   function filterTable() {
     const eng = $('f-engine').value, ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
     const minNs = Number($('f-dur').value || 0) * 1000;

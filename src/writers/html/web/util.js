@@ -20,6 +20,14 @@
   const S = D.strs;
   const str = (i) => (i >= 0 && i < S.length ? S[i] : '');
   const $ = (id) => document.getElementById(id);
+  /* The filter of the tables: per string index, 1 when the string contains q (case-insensitive);
+   * null for an empty q (no filter). */
+  function strHits(q) {
+    if (!q) return null;
+    const h = new Uint8Array(S.length), ql = q.toLowerCase();
+    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
+    return h;
+  }
 
   /* ---------------------------------------------------------------- small DOM helpers */
   function el(tag, attrs, text) {
