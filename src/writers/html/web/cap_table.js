@@ -59,13 +59,7 @@
         RL[n] = li; RI[n] = i; n++;
       }
     });
-    tRows = { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
-    if ($('f-sort').checked && n) {
-      const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
-      for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
-      ord.sort((a, b) => dur[b] - dur[a]);
-      tRows = { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
-    }
+    tRows = tableRows(RL, RI, n);
     $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' events';
     $('cmd-spacer').style.height = n * ROW_H + 'px';
     $('cmd-scroll').scrollTop = 0;

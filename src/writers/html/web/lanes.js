@@ -187,3 +187,13 @@
       else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
     }
   }
+
+  /* A table's n filtered rows, (lane, index) pairs in RL and RI, as the table draws them:
+   * longest first when "longest first" (f-sort) is checked, else as found. */
+  function tableRows(RL, RI, n) {
+    if (!$('f-sort').checked || !n) return { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
+    const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
+    for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
+    ord.sort((a, b) => dur[b] - dur[a]);
+    return { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
+  }
