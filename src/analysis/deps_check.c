@@ -8,24 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A track's commands by cmd_id, for the lookups of its partner's dependencies. */
-struct id_end {
-	uint32_t id;
-	int64_t end;
-};
-
-static int cmp_id_end(const void *x, const void *y)
+int tp_id_end_cmp(const void *x, const void *y)
 {
-	const struct id_end *a = x, *b = y;
+	const struct tp_id_end *a = x, *b = y;
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
 /* The end of the unique command of v[0..n) with cmd_id id; 0 when none or several. *at is
  * where the last lookup ended: a command's dependency mostly follows the previous one's, so
  * the next few entries are tried before a binary search. */
-static int find_end(const struct id_end *v, size_t n, uint32_t id, size_t *at, int64_t *end)
+static int find_end(const struct tp_id_end *v, size_t n, uint32_t id, size_t *at, int64_t *end)
 {
-	const struct id_end *hit = NULL;
+	const struct tp_id_end *hit = NULL;
 	for (size_t i = *at; i < n && i < *at + 4; i++)
 		if (v[i].id >= id) {
 			if (v[i].id == id)
@@ -33,8 +27,8 @@ static int find_end(const struct id_end *v, size_t n, uint32_t id, size_t *at, i
 			break;
 		}
 	if (!hit) {
-		struct id_end key = {id, 0};
-		hit = bsearch(&key, v, n, sizeof *v, cmp_id_end);
+		struct tp_id_end key = {id, 0};
+		hit = bsearch(&key, v, n, sizeof *v, tp_id_end_cmp);
 		if (!hit)
 			return 0;
 		while (hit > v && hit[-1].id == id) /* bsearch may land on any of equal ids */
@@ -48,7 +42,7 @@ static int find_end(const struct id_end *v, size_t n, uint32_t id, size_t *at, i
 }
 
 /* The commands of track t with a cmd_id, sorted by it (*out, caller frees). */
-static int index_track(const struct tp_track *t, struct id_end **out, size_t *n)
+static int index_track(const struct tp_track *t, struct tp_id_end **out, size_t *n)
 {
 	*n = 0;
 	*out = tp_malloc((t->count ? t->count : 1) * sizeof **out);
@@ -57,18 +51,18 @@ static int index_track(const struct tp_track *t, struct id_end **out, size_t *n)
 	int sorted = 1;
 	for (size_t i = 0; i < t->count; i++)
 		if (t->slices[i].cmd_id) {
-			struct id_end e = {t->slices[i].cmd_id, tp_slice_end(t, &t->slices[i])};
+			struct tp_id_end e = {t->slices[i].cmd_id, tp_slice_end(t, &t->slices[i])};
 			if (*n && (*out)[*n - 1].id > e.id)
 				sorted = 0;
 			(*out)[(*n)++] = e;
 		}
 	if (!sorted) /* PMU records come in id order but for restarts */
-		qsort(*out, *n, sizeof **out, cmp_id_end);
+		qsort(*out, *n, sizeof **out, tp_id_end_cmp);
 	return TP_OK;
 }
 
 /* The waits of track t's commands on the partner's commands v[0..n). */
-static void check_track(const struct tp_track *t, const struct id_end *v, size_t n,
+static void check_track(const struct tp_track *t, const struct tp_id_end *v, size_t n,
                         struct tp_deps_report *r)
 {
 	size_t at = 0;
@@ -103,7 +97,7 @@ int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r)
 		if (g < 0)
 			continue;
 		const struct tp_track *gt = &p->tracks[g];
-		struct id_end *v;
+		struct tp_id_end *v;
 		size_t n;
 		if (index_track(gt, &v, &n) != TP_OK)
 			return TP_ENOMEM;

@@ -26,4 +26,12 @@ struct tp_deps_report {
  * scratch it frees. TP_OK or TP_ENOMEM. */
 int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r);
 
+/* A track's command by cmd_id and its end: the scratch index of the dependency lookups here and
+ * in the cdm reader's vendor timeline. tp_id_end_cmp orders by id (qsort, bsearch). */
+struct tp_id_end {
+	uint32_t id;
+	int64_t end;
+};
+int tp_id_end_cmp(const void *x, const void *y);
+
 #endif

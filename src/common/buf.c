@@ -246,6 +246,51 @@ void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns)
 	tp_buf_put(b, frac, 4);
 }
 
+void tp_buf_utf8(struct tp_buf *b, uint32_t cp)
+{
+	char u[4];
+	size_t n;
+	if (cp < 0x80) {
+		u[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		u[0] = (char)(0xC0 | cp >> 6);
+		u[1] = (char)(0x80 | (cp & 0x3F));
+		n = 2;
+	} else if (cp < 0x10000) {
+		u[0] = (char)(0xE0 | cp >> 12);
+		u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
+		u[2] = (char)(0x80 | (cp & 0x3F));
+		n = 3;
+	} else {
+		u[0] = (char)(0xF0 | cp >> 18);
+		u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
+		u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
+		u[3] = (char)(0x80 | (cp & 0x3F));
+		n = 4;
+	}
+	tp_buf_put(b, u, n);
+}
+
+int tp_parse_hex4(const char *p, uint32_t *v)
+{
+	uint32_t x = 0;
+	for (int i = 0; i < 4; i++) {
+		char c = p[i];
+		x <<= 4;
+		if (c >= '0' && c <= '9')
+			x |= (uint32_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			x |= (uint32_t)(c - 'a' + 10);
+		else if (c >= 'A' && c <= 'F')
+			x |= (uint32_t)(c - 'A' + 10);
+		else
+			return -1;
+	}
+	*v = x;
+	return 0;
+}
+
 int tp_parse_u64(const char *s, size_t n, uint64_t *out)
 {
 	if (n == 0)

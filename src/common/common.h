@@ -388,6 +388,8 @@ void tp_buf_fixed(struct tp_buf *b, double v, int decimals);
 /* Writes ns as microseconds with exactly 3 decimals, exact to the nanosecond
  * (integer arithmetic, no floating point), e.g. 1234567 -> "1234.567". */
 void tp_buf_ns_as_us(struct tp_buf *b, int64_t ns);
+/* Appends code point cp (<= 0x10FFFF, not a surrogate) as UTF-8: the JSON readers' \u escapes. */
+void tp_buf_utf8(struct tp_buf *b, uint32_t cp);
 /* The decimal digits of v (a '-' first for a negative one) at out, which has room for
  * TP_FMT_INT_MAX bytes; returns how many were written (no NUL). Locale-free, no printf, two
  * digits per step from tp_digits2 ("00".."99"): the writers format tens of millions of
@@ -479,5 +481,7 @@ int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);
 int tp_parse_u64(const char *s, size_t n, uint64_t *out);
+/* The 4 hex digits at p (either case) as *v; -1 when one is not a hex digit. */
+int tp_parse_hex4(const char *p, uint32_t *v);
 
 #endif /* TP_COMMON_H */

@@ -49,6 +49,13 @@ char *tp_test_slurp(const char *path, size_t *n)
 	return buf;
 }
 
+uint8_t *tp_test_must_slurp(const char *path, size_t *n)
+{
+	char *b = tp_test_slurp(path, n);
+	assert_non_null(b);
+	return (uint8_t *)b;
+}
+
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs)
 {

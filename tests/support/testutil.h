@@ -12,6 +12,8 @@
 /* Reads the whole file into a malloc'ed, NUL-terminated buffer (caller frees with free());
  * *n (if not NULL) gets the length. Returns NULL if the file cannot be opened or read. */
 char *tp_test_slurp(const char *path, size_t *n);
+/* tp_test_slurp as bytes, failing the cmocka test when the file cannot be read. */
+uint8_t *tp_test_must_slurp(const char *path, size_t *n);
 
 /* Runs write(ctx, diag) with the Nth allocation failing, for N = 0, 1, 2, ... until a run
  * succeeds (at most max_runs runs). Every failing run must return TP_ENOMEM, record it in the

@@ -78,24 +78,10 @@ const char *sgt_make_fixture(const char *name, const char *as)
 	return out;
 }
 
-uint8_t *sgt_slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)sz + 1);
-	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	*n = (size_t)sz;
-	return b;
-}
-
 void sgt_put_u32(const char *path, size_t off, uint32_t v)
 {
 	size_t n;
-	uint8_t *b = sgt_slurp(path, &n);
+	uint8_t *b = tp_test_must_slurp(path, &n);
 	assert_true(off + 4 <= n);
 	for (int i = 0; i < 4; i++)
 		b[off + (size_t)i] = (uint8_t)(v >> (8 * i));

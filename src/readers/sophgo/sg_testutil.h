@@ -19,8 +19,6 @@ void sgt_rmtree(const char *path);
 /* Materialises fixture `name` into a fresh temp dir `as` and returns its path (static
  * buffer, valid until the next call). */
 const char *sgt_make_fixture(const char *name, const char *as);
-/* The whole file (malloc'ed, caller frees); *n its length. */
-uint8_t *sgt_slurp(const char *path, size_t *n);
 /* Overwrites the little-endian u32 at `off` of the file. */
 void sgt_put_u32(const char *path, size_t off, uint32_t v);
 

@@ -238,7 +238,7 @@ static int arg_member(void *ctx, const struct json_val *k, const struct json_val
 			size_t l = tp_utf8_decode((const uint8_t *)v->p + q, n - q, &cp);
 			if (cp < 0) {
 				if (v->p[q])
-					trace_put_utf8(b, 0xFFFD);
+					tp_buf_utf8(b, 0xFFFD);
 				q++;
 				continue;
 			}

@@ -13,51 +13,6 @@
 /* Strings                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-void trace_put_utf8(struct tp_buf *b, uint32_t cp)
-{
-	char u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xC0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xE0 | cp >> 12);
-		u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		u[0] = (char)(0xF0 | cp >> 18);
-		u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-		u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	tp_buf_put(b, u, n);
-}
-
-static int hex4(const char *p, uint32_t *v)
-{
-	uint32_t x = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		x <<= 4;
-		if (c >= '0' && c <= '9')
-			x |= (uint32_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			x |= (uint32_t)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			x |= (uint32_t)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	*v = x;
-	return 0;
-}
-
 int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 {
 	struct tp_buf *b = &r->tmp;
@@ -96,11 +51,11 @@ int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 				break;
 			case 'u': {
 				uint32_t cp, lo;
-				if (e - p < 4 || hex4((const char *)p, &cp))
+				if (e - p < 4 || tp_parse_hex4((const char *)p, &cp))
 					return -1;
 				p += 4;
 				if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
-				    p[1] == 'u' && !hex4((const char *)p + 2, &lo) &&
+				    p[1] == 'u' && !tp_parse_hex4((const char *)p + 2, &lo) &&
 				    lo >= 0xDC00 && lo <= 0xDFFF) {
 					p += 6;
 					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
@@ -109,7 +64,7 @@ int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 					r->utf8_fixed++;
 				}
 				if (cp)
-					trace_put_utf8(b, cp);
+					tp_buf_utf8(b, cp);
 				break;
 			}
 			default:
@@ -120,7 +75,7 @@ int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 		int32_t cp;
 		size_t l = tp_utf8_decode(p, (size_t)(e - p), &cp);
 		if (cp < 0) {
-			trace_put_utf8(b, 0xFFFD);
+			tp_buf_utf8(b, 0xFFFD);
 			r->utf8_fixed++;
 			p++;
 			continue;

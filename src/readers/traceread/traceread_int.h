@@ -141,7 +141,6 @@ int trace_json_members(struct json_cur *j, const struct json_val *obj, json_memb
 /* A number value (or a string holding one) as a double; -1 if it is neither. */
 int trace_val_real(const struct json_val *v, double *out);
 /* Appends code point cp as UTF-8. */
-void trace_put_utf8(struct tp_buf *b, uint32_t cp);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Reader state                                                                              */

@@ -32,51 +32,6 @@ static int fail(struct jp *j, const char *why)
 
 static int value(struct jp *j, struct tp_jv *v);
 
-static int hex4(const char *p, unsigned *out)
-{
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		char c = p[i];
-		v <<= 4;
-		if (c >= '0' && c <= '9')
-			v |= (unsigned)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v |= (unsigned)(c - 'a' + 10);
-		else if (c >= 'A' && c <= 'F')
-			v |= (unsigned)(c - 'A' + 10);
-		else
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static void put_utf8(struct tp_buf *b, unsigned cp)
-{
-	char u[4];
-	size_t n;
-	if (cp < 0x80) {
-		u[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		u[0] = (char)(0xC0 | cp >> 6);
-		u[1] = (char)(0x80 | (cp & 0x3F));
-		n = 2;
-	} else if (cp < 0x10000) {
-		u[0] = (char)(0xE0 | cp >> 12);
-		u[1] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[2] = (char)(0x80 | (cp & 0x3F));
-		n = 3;
-	} else {
-		u[0] = (char)(0xF0 | cp >> 18);
-		u[1] = (char)(0x80 | (cp >> 12 & 0x3F));
-		u[2] = (char)(0x80 | (cp >> 6 & 0x3F));
-		u[3] = (char)(0x80 | (cp & 0x3F));
-		n = 4;
-	}
-	tp_buf_put(b, u, n);
-}
-
 /* An escape after the backslash at j->p; appends its character to b. */
 static int escape(struct jp *j, struct tp_buf *b)
 {
@@ -87,18 +42,18 @@ static int escape(struct jp *j, struct tp_buf *b)
 		j->p++;
 		return 0;
 	}
-	unsigned cp, lo;
-	if (j->p >= j->end || *j->p != 'u' || j->end - j->p < 5 || hex4(j->p + 1, &cp))
+	uint32_t cp, lo;
+	if (j->p >= j->end || *j->p != 'u' || j->end - j->p < 5 || tp_parse_hex4(j->p + 1, &cp))
 		return fail(j, "bad escape");
 	j->p += 5;
 	if (cp >= 0xD800 && cp < 0xDC00 && j->end - j->p >= 6 && j->p[0] == '\\' &&
-	    j->p[1] == 'u' && !hex4(j->p + 2, &lo) && lo >= 0xDC00 && lo < 0xE000) {
+	    j->p[1] == 'u' && !tp_parse_hex4(j->p + 2, &lo) && lo >= 0xDC00 && lo < 0xE000) {
 		cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
 		j->p += 6;
 	} else if (cp >= 0xD800 && cp < 0xE000) {
 		cp = 0xFFFD; /* a lone surrogate */
 	}
-	put_utf8(b, cp);
+	tp_buf_utf8(b, cp);
 	return 0;
 }
 

@@ -137,18 +137,17 @@ static void test_nested_lengths(void **state)
 	tp_pb_free(&b);
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
+/* Reads the head of the Trace.packet at *q (< e) that must hold compressed_packets: moves *q to
+ * the deflated bytes and returns their length. */
+static uint64_t compressed_head(const uint8_t **q, const uint8_t *e)
 {
-	FILE *f = fopen(path, "rb");
-	assert_non_null(f);
-	fseek(f, 0, SEEK_END);
-	long sz = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *b = malloc((size_t)sz + 1);
-	assert_int_equal(fread(b, 1, (size_t)sz, f), (size_t)sz);
-	fclose(f);
-	*n = (size_t)sz;
-	return b;
+	uint64_t len = 0, key = 0, zlen = 0;
+	assert_int_equal(*(*q)++, 0x0a);
+	assert_int_equal(tp_pb_read_varint(q, e, &len), 0);
+	assert_int_equal(tp_pb_read_varint(q, e, &key), 0);
+	assert_int_equal(key, F_PKT_COMPRESSED << 3 | TP_PB_LEN);
+	assert_int_equal(tp_pb_read_varint(q, e, &zlen), 0);
+	return zlen;
 }
 
 static void check_fixture_report(const struct tp_perfetto_check_report *r)
@@ -190,14 +189,9 @@ static void test_fixture_plain_and_compressed(void **state)
 	/* The compressed file is the plain file deflated: inflating its one chunk gives back
 	 * the plain bytes exactly. */
 	size_t np, nc;
-	uint8_t *bp = slurp(plain, &np), *bc = slurp(comp, &nc);
+	uint8_t *bp = tp_test_must_slurp(plain, &np), *bc = tp_test_must_slurp(comp, &nc);
 	const uint8_t *q = bc, *e = bc + nc;
-	uint64_t len = 0, key = 0, zlen = 0;
-	assert_int_equal(*q++, 0x0a);
-	assert_int_equal(tp_pb_read_varint(&q, e, &len), 0);
-	assert_int_equal(tp_pb_read_varint(&q, e, &key), 0);
-	assert_int_equal(key, F_PKT_COMPRESSED << 3 | TP_PB_LEN);
-	assert_int_equal(tp_pb_read_varint(&q, e, &zlen), 0);
+	uint64_t zlen = compressed_head(&q, e);
 	assert_int_equal(q + zlen, e);
 	uLongf outn = (uLongf)np + 64;
 	uint8_t *out = malloc(outn);
@@ -207,7 +201,7 @@ static void test_fixture_plain_and_compressed(void **state)
 	/* Same input, same bytes. */
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
 	size_t np2;
-	uint8_t *bp2 = slurp(plain, &np2);
+	uint8_t *bp2 = tp_test_must_slurp(plain, &np2);
 	assert_int_equal(np2, np);
 	assert_memory_equal(bp2, bp, np);
 	free(bp2);
@@ -268,7 +262,7 @@ static void test_event_field_order(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
 	size_t np;
-	uint8_t *bp = slurp(plain, &np);
+	uint8_t *bp = tp_test_must_slurp(plain, &np);
 	uint64_t k[64], ek[64];
 	const uint8_t *vb[64], *ve[64], *evb[64], *eve[64];
 	int n;
@@ -320,14 +314,23 @@ static void test_event_field_order(void **state)
 	tp_profile_free(p);
 }
 
+/* A profile of one device "d" with one engine track of `kind` (1 GHz) on core 0; *tr its
+ * index. */
+static struct tp_profile *one_track_profile(enum tp_track_kind kind, const char *name, int *tr)
+{
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	*tr = tp_profile_add_track(p, dev, 0, kind, name, 1000);
+	return p;
+}
+
 /* A profile big enough for many chunks: inline and threaded compression give the same
  * bytes, the checker accepts them, and inflating every chunk gives the plain file. */
 static void test_many_chunks(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	int tr;
+	struct tp_profile *p = one_track_profile(TP_TRACK_GDMA, "GDMA", &tr);
 	for (int i = 0; i < 60000; i++) {
 		struct tp_slice *s = fx_cmd(p, tr, i % 3 ? "tensorLd" : "tensorSt", "DMA_tensor",
 		                            i * 100, i * 100 + 40 + i % 50, (uint32_t)i + 1);
@@ -342,7 +345,8 @@ static void test_many_chunks(void **state)
 	assert_int_equal(tp_perfetto_write(p, NULL, b, &two, &d), TP_OK);
 	assert_int_equal(tp_perfetto_write(p, NULL, c, &plain, &d), TP_OK);
 	size_t na, nb, nc;
-	uint8_t *ba = slurp(a, &na), *bb = slurp(b, &nb), *bc = slurp(c, &nc);
+	uint8_t *ba = tp_test_must_slurp(a, &na), *bb = tp_test_must_slurp(b, &nb),
+	        *bc = tp_test_must_slurp(c, &nc);
 	assert_int_equal(na, nb);
 	assert_memory_equal(ba, bb, na);
 	/* More compression workers than chunks in flight and uneven counts: same bytes. */
@@ -350,7 +354,7 @@ static void test_many_chunks(void **state)
 		struct tp_perfetto_opts many = {0, 0, 0, th};
 		size_t nm;
 		assert_int_equal(tp_perfetto_write(p, NULL, b, &many, &d), TP_OK);
-		uint8_t *bm = slurp(b, &nm);
+		uint8_t *bm = tp_test_must_slurp(b, &nm);
 		assert_int_equal(na, nm);
 		assert_memory_equal(ba, bm, na);
 		free(bm);
@@ -364,12 +368,7 @@ static void test_many_chunks(void **state)
 	size_t at = 0;
 	const uint8_t *q = ba, *e = ba + na;
 	while (q < e) {
-		uint64_t len = 0, key = 0, zlen = 0;
-		assert_int_equal(*q++, 0x0a);
-		assert_int_equal(tp_pb_read_varint(&q, e, &len), 0);
-		assert_int_equal(tp_pb_read_varint(&q, e, &key), 0);
-		assert_int_equal(key, F_PKT_COMPRESSED << 3 | TP_PB_LEN);
-		assert_int_equal(tp_pb_read_varint(&q, e, &zlen), 0);
+		uint64_t zlen = compressed_head(&q, e);
 		assert_true(zlen < 512 * 1024); /* the documented chunk limit */
 		uLongf n = (uLongf)(nc + 1024 - at);
 		assert_int_equal(uncompress(out + at, &n, q, (uLong)zlen), Z_OK);
@@ -388,28 +387,35 @@ static void test_many_chunks(void **state)
 	tp_profile_free(p);
 }
 
+/* Finishes p, writes it to `name` in the temp dir with options o and checks the file into *r;
+ * returns the path (tp_free). Fails the test when a step does not return TP_OK. */
+static char *finish_write_check(struct tp_profile *p, const char *name, struct tp_perfetto_opts o,
+                                struct tp_perfetto_check_report *r)
+{
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	char *path = tmp(name);
+	struct tp_diag d = {0};
+	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
+	assert_int_equal(tp_perfetto_check(path, r, &d), TP_OK);
+	return path;
+}
+
 /* More distinct interned strings than an intern map holds (64 Ki): the map starts over and
  * strings get new iids, defined again; the trace still checks (every iid used is defined on
  * its sequence) and has every slice. */
 static void test_intern_map_reset(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int tr;
+	struct tp_profile *p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
 	char name[32];
 	const int n = 150000;
 	for (int i = 0; i < n; i++) {
 		snprintf(name, sizeof name, "op%d", i / 2); /* each name twice: interned */
 		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10, i * 10 + 5, (uint32_t)i + 1);
 	}
-	assert_int_equal(tp_profile_finish(p), TP_OK);
-	char *a = tmp("reset.pftrace");
-	struct tp_diag d = {0};
-	struct tp_perfetto_opts o = {0, 0, 0, 2};
-	assert_int_equal(tp_perfetto_write(p, NULL, a, &o, &d), TP_OK);
 	struct tp_perfetto_check_report r;
-	assert_int_equal(tp_perfetto_check(a, &r, &d), TP_OK);
+	char *a = finish_write_check(p, "reset.pftrace", (struct tp_perfetto_opts){0, 0, 0, 2}, &r);
 	assert_int_equal(r.slices, (uint64_t)n);
 	assert_true(r.interned > (uint64_t)n / 2); /* every name defined at least once */
 	tp_free(a);
@@ -443,17 +449,13 @@ static void test_long_strings(void **state)
 		}
 		s->args = tp_args_end(p);
 	}
-	assert_int_equal(tp_profile_finish(p), TP_OK);
-	char *path = tmp("long.pftrace");
-	struct tp_diag d = {0};
-	struct tp_perfetto_opts o = {1, 0, 0, 0};
-	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	struct tp_perfetto_check_report r;
-	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_OK);
+	char *path =
+	    finish_write_check(p, "long.pftrace", (struct tp_perfetto_opts){1, 0, 0, 0}, &r);
 	assert_int_equal(r.slices, 3);
 	assert_int_equal(r.annotations, 60);
 	size_t n;
-	uint8_t *b = slurp(path, &n);
+	uint8_t *b = tp_test_must_slurp(path, &n);
 	assert_true(n > 3 * 210000); /* 3 x sum of 1000k-1 over k=1..20, all inline */
 	free(b);
 	tp_free(path);
@@ -598,7 +600,7 @@ static void test_checker_rejects(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	size_t n;
-	uint8_t *bytes = slurp(path, &n);
+	uint8_t *bytes = tp_test_must_slurp(path, &n);
 	FILE *f = fopen(path, "wb");
 	fwrite(bytes, 1, n - 3, f);
 	fclose(f);
@@ -627,7 +629,7 @@ static void test_text_and_limits(void **state)
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
 	size_t n;
-	uint8_t *bytes = slurp(path, &n);
+	uint8_t *bytes = tp_test_must_slurp(path, &n);
 	const char want[] = "bad\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBDname";
 	int found = 0;
 	for (size_t i = 0; i + sizeof want - 1 <= n && !found; i++)

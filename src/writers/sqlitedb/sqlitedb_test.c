@@ -104,6 +104,18 @@ static void test_db(void **state)
 	tp_profile_free(p);
 }
 
+/* Interns "mm" C0 AF "x" (an overlong '/': invalid UTF-8) into p's strings; returns its id. */
+static uint32_t intern_bad_name(struct tp_profile *p)
+{
+	uint32_t bad;
+	assert_int_equal(tp_strtab_intern(&p->strs,
+	                                  "mm\xc0\xaf"
+	                                  "x",
+	                                  5, &bad),
+	                 TP_OK);
+	return bad;
+}
+
 /* A name that bypassed the model's UTF-8 repair (put in the string table directly) is still
  * stored as valid UTF-8 TEXT: U+FFFD per maximal invalid subpart. */
 static void test_invalid_utf8_name(void **state)
@@ -113,12 +125,7 @@ static void test_invalid_utf8_name(void **state)
 	assert_non_null(mkdtemp(dir));
 	char *path = tp_path_join(dir, "profile.db");
 	struct tp_profile *p = fx_profile();
-	uint32_t bad;
-	assert_int_equal(tp_strtab_intern(&p->strs,
-	                                  "mm\xc0\xaf"
-	                                  "x",
-	                                  5, &bad),
-	                 TP_OK);
+	uint32_t bad = intern_bad_name(p);
 	for (size_t t = 0; t < p->num_tracks; t++)
 		for (size_t i = 0; i < p->tracks[t].count; i++)
 			if (strcmp(tp_str(p, tp_slice_name(&p->tracks[t], &p->tracks[t].slices[i])),
@@ -179,12 +186,7 @@ static void test_batches(void **state)
 				tp_slice_set_dir(p, &p->tracks[tr[k]], s, TP_DIR_DDR_TO_LMEM);
 			}
 		}
-	uint32_t bad;
-	assert_int_equal(tp_strtab_intern(&p->strs,
-	                                  "mm\xc0\xaf"
-	                                  "x",
-	                                  5, &bad),
-	                 TP_OK);
+	uint32_t bad = intern_bad_name(p);
 	tp_slice_set_name(p, &p->tracks[tr[0]], &p->tracks[tr[0]].slices[100], bad);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_diag d = {0};

@@ -7,6 +7,8 @@
  */
 #include "readers/sophgo/cdm/cdm_int.h"
 
+#include "analysis/deps_check.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
@@ -15,23 +17,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Ends of the matched GDMA commands of a track by inst_id, for the dependency check. */
-struct id_end {
-	uint32_t id;
-	int64_t end;
-};
-
-static int cmp_id_end(const void *x, const void *y)
-{
-	const struct id_end *a = x, *b = y;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 /* The ends of core c's matched GDMA commands sorted by id (*out, caller frees; NULL when the
  * core lacks a TIU or GDMA track or memory ran out: the note is optional). The ids of a
  * stream are usually already in order: then no sort (the stable sort would not move
  * anything either). */
-static size_t dep_ends(struct cdm_rd *r, size_t c, struct id_end **out)
+static size_t dep_ends(struct cdm_rd *r, size_t c, struct tp_id_end **out)
 {
 	*out = NULL;
 	int tt = r->ci[c].track[CDM_TIU], gt = r->ci[c].track[CDM_GDMA];
@@ -39,20 +29,21 @@ static size_t dep_ends(struct cdm_rd *r, size_t c, struct id_end **out)
 		return 0;
 	const struct tp_track *g = &r->p->tracks[gt];
 	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
-	struct id_end *v = tp_malloc((g->count + 1) * sizeof *v);
+	struct tp_id_end *v = tp_malloc((g->count + 1) * sizeof *v);
 	if (!v)
 		return 0;
 	size_t m = 0;
 	int in_order = 1;
 	for (size_t i = 0; i < g->count; i++)
 		if (tp_slice_name(g, &g->slices[i]) != unknown) {
-			v[m] = (struct id_end){g->slices[i].cmd_id, tp_slice_end(g, &g->slices[i])};
+			v[m] =
+			    (struct tp_id_end){g->slices[i].cmd_id, tp_slice_end(g, &g->slices[i])};
 			if (m && v[m - 1].id > v[m].id)
 				in_order = 0;
 			m++;
 		}
 	if (!in_order)
-		qsort(v, m, sizeof *v, cmp_id_end);
+		qsort(v, m, sizeof *v, tp_id_end_cmp);
 	*out = v;
 	return m;
 }
@@ -61,7 +52,7 @@ static size_t dep_ends(struct cdm_rd *r, size_t c, struct id_end **out)
  * unique id among the matched GDMA commands, v[0..m) from dep_ends) and those that start
  * before that GDMA command ends when GDMA is shifted by `shift` cycles. Raw-cycle phase
  * (cmd_id = inst_id). */
-static void dep_check(struct cdm_rd *r, size_t c, const struct id_end *v, size_t m,
+static void dep_check(struct cdm_rd *r, size_t c, const struct tp_id_end *v, size_t m,
                       const int64_t *shift, uint64_t *n, uint64_t *bad)
 {
 	*n = *bad = 0;
@@ -73,8 +64,8 @@ static void dep_check(struct cdm_rd *r, size_t c, const struct id_end *v, size_t
 		const struct tp_slice *s = &t->slices[i];
 		if (!s->dep_id || tp_slice_name(t, s) == unknown)
 			continue;
-		struct id_end key = {s->dep_id - 1, 0};
-		const struct id_end *hit = bsearch(&key, v, m, sizeof *v, cmp_id_end);
+		struct tp_id_end key = {s->dep_id - 1, 0};
+		const struct tp_id_end *hit = bsearch(&key, v, m, sizeof *v, tp_id_end_cmp);
 		if (!hit || (hit > v && hit[-1].id == key.id) ||
 		    (hit + 1 < v + m && hit[1].id == key.id))
 			continue;
@@ -120,7 +111,7 @@ void cdm_vendor_timeline(struct cdm_rd *r, size_t c)
 	ci->v_latest = vt - vz;
 	ci->hw_span = ot - oz;
 	const int64_t none[3] = {0, 0, 0};
-	struct id_end *v;
+	struct tp_id_end *v;
 	size_t m = dep_ends(r, c, &v);
 	dep_check(r, c, v, m, none, &ci->dep_n, &ci->dep_bad_rec);
 	dep_check(r, c, v, m, ci->v_sh, &ci->dep_n, &ci->dep_bad_shift);

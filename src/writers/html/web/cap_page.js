@@ -193,15 +193,7 @@
     const info = [['Process', PROC], ['Source', D.source], ['Span', fmtTime(spanNs)], ['Events', String(nEvents)], ['Threads', String(CAP.threads.length)]];
     if (st) info.push(['Step latency', 'min ' + fmtTime(st.min) + ' \u00b7 median ' + fmtTime(st.median) + ' \u00b7 p99 ' + fmtTime(st.p99) + ' \u00b7 max ' + fmtTime(st.max) + ' (' + st.n + ' steps)']);
     for (const [k, v] of D.meta) info.push([k, v]);
-    const infoG = el('div', { class: 'kv-grid' });
-    for (const [k, v] of info) {
-      if (v === null || v === undefined || String(v) === '') continue;
-      const it = el('div');
-      it.appendChild(el('span', { class: 'k' }, k));
-      it.appendChild(el('span', { class: 'v' }, v));
-      infoG.appendChild(it);
-    }
-    $('info').appendChild(infoG);
+    $('info').appendChild(kvGrid(info));
 
     /* One row per thread lane: events, operators, nesting, top-level busy time. */
     $('engines').previousElementSibling.textContent = 'Threads';

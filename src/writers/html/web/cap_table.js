@@ -25,12 +25,6 @@
     filterTable();
   }
   let filterTimer = 0;
-  function strHits(q) {
-    if (!q) return null;
-    const h = new Uint8Array(S.length), ql = q.toLowerCase();
-    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
-    return h;
-  }
   /* Whether argument set a has a text value containing q (lower case), among the arguments
    * named in `keys` (a Set; null: any); cached per set. */
   const TYPE_KEYS = new Set(['op_type', 'category']);
@@ -65,13 +59,7 @@
         RL[n] = li; RI[n] = i; n++;
       }
     });
-    tRows = { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
-    if ($('f-sort').checked && n) {
-      const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
-      for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
-      ord.sort((a, b) => dur[b] - dur[a]);
-      tRows = { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
-    }
+    tRows = tableRows(RL, RI, n);
     $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' events';
     $('cmd-spacer').style.height = n * ROW_H + 'px';
     $('cmd-scroll').scrollTop = 0;
@@ -106,27 +94,10 @@
   function buildLegend() {
     const box = $('legend');
     box.textContent = '';
-    const add = (title, counts, max) => {
-      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
-      if (!top.length) return;
-      box.appendChild(el('span', { class: 'lg-title' }, title));
-      for (const [si] of top) {
-        const it = el('span', { class: 'lg-item' });
-        const sw = el('span', { class: 'legend' });
-        sw.style.background = PALETTE[colorOf(si)];
-        it.appendChild(sw);
-        it.appendChild(document.createTextNode(str(si)));
-        box.appendChild(it);
-      }
-    };
     const evs = new Map(), ctrs = new Map();
-    for (const L of lanes) {
-      const m = L.kind === 'Counter' ? ctrs : evs, nm = col(L.T, 'nm');
-      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
-      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
-    }
-    add('Events:', evs, 12);
-    add('Counters:', ctrs, 6);
+    countLaneNames((L) => (L.kind === 'Counter' ? ctrs : evs));
+    legendTop(box, 'Events:', evs, 12);
+    legendTop(box, 'Counters:', ctrs, 6);
     box.appendChild(el('span', { class: 'lg-title' }, 'Rows: nesting depth (step \u2192 activity \u2192 operator \u2192 \u2026); counter lanes: value over time; labels on blocks \u2265 36 px'));
   }
 

@@ -178,3 +178,22 @@
     return lo;
   }
 
+  /* Counts the slice names of every lane (sampled: at most about 64 Ki slices a lane) into the
+   * Map pick(L) returns for the lane: the legend's most frequent names. */
+  function countLaneNames(pick) {
+    for (const L of lanes) {
+      const m = pick(L), nm = col(L.T, 'nm');
+      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
+      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
+    }
+  }
+
+  /* A table's n filtered rows, (lane, index) pairs in RL and RI, as the table draws them:
+   * longest first when "longest first" (f-sort) is checked, else as found. */
+  function tableRows(RL, RI, n) {
+    if (!$('f-sort').checked || !n) return { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
+    const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
+    for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
+    ord.sort((a, b) => dur[b] - dur[a]);
+    return { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
+  }

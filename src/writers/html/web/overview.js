@@ -65,16 +65,7 @@
                 ['TIU clock', D.tiuMhz ? D.tiuMhz + ' MHz' : '-'], ['GDMA clock', D.gdmaMhz ? D.gdmaMhz + ' MHz' : '-'],
                 ['Total time', fmtUs(totalNs)], ['Commands', String(totalCmds)]];
   for (const [k, v] of D.meta) info.push([k, v]);
-  /* Compact: key / value pairs flow in as many columns as fit; empty values are left out. */
-  const infoG = el('div', { class: 'kv-grid' });
-  for (const [k, v] of info) {
-    if (v === null || v === undefined || String(v) === '') continue;
-    const it = el('div');
-    it.appendChild(el('span', { class: 'k' }, k));
-    it.appendChild(el('span', { class: 'v' }, v));
-    infoG.appendChild(it);
-  }
-  $('info').appendChild(infoG);
+  $('info').appendChild(kvGrid(info));
 
   if (A && A.cores.length) {
     /* Engines no core has (SDMA, CDMA on many chips) get no columns. */

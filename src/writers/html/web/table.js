@@ -15,12 +15,6 @@
     filterTable();
   }
   let filterTimer = 0;
-  function strHits(q) {
-    if (!q) return null;
-    const h = new Uint8Array(S.length), ql = q.toLowerCase();
-    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
-    return h;
-  }
   function filterTable() {
     const eng = $('f-engine').value, ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
     const minNs = Number($('f-dur').value || 0) * 1000;
@@ -39,13 +33,7 @@
         RL[n] = li; RI[n] = i; n++;
       }
     });
-    tRows = { L: RL.subarray(0, n), I: RI.subarray(0, n), n };
-    if ($('f-sort').checked && n) {
-      const ord = new Int32Array(n).map((_, k) => k), dur = new Float64Array(n);
-      for (let k = 0; k < n; k++) { const L = lanes[RL[k]]; dur[k] = L.end[RI[k]] - L.start[RI[k]]; }
-      ord.sort((a, b) => dur[b] - dur[a]);
-      tRows = { L: Int32Array.from(ord, (k) => RL[k]), I: Int32Array.from(ord, (k) => RI[k]), n };
-    }
+    tRows = tableRows(RL, RI, n);
     $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' commands';
     $('cmd-spacer').style.height = n * ROW_H + 'px';
     $('cmd-scroll').scrollTop = 0;
@@ -75,27 +63,10 @@
   function buildLegend() {
     const box = $('legend');
     box.textContent = '';
-    const add = (title, counts, max) => {
-      const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
-      if (!top.length) return;
-      box.appendChild(el('span', { class: 'lg-title' }, title));
-      for (const [si] of top) {
-        const it = el('span', { class: 'lg-item' });
-        const sw = el('span', { class: 'legend' });
-        sw.style.background = PALETTE[colorOf(si)];
-        it.appendChild(sw);
-        it.appendChild(document.createTextNode(str(si)));
-        box.appendChild(it);
-      }
-    };
     const cmds = new Map(), lays = new Map();
-    for (const L of lanes) {
-      const m = L.kind === 'Layer' ? lays : cmds, nm = col(L.T, 'nm');
-      if (isCol(nm)) { const c = new Map(); for (let i = 0; i < L.n; i += Math.max(1, L.n >> 16)) c.set(nm[i], (c.get(nm[i]) || 0) + 1); for (const [k, v] of c) m.set(k, (m.get(k) || 0) + v); }
-      else if (L.n) m.set(nm || 0, (m.get(nm || 0) || 0) + L.n);
-    }
-    add('Commands:', cmds, 12);
-    add('Layers:', lays, 8);
+    countLaneNames((L) => (L.kind === 'Layer' ? lays : cmds));
+    legendTop(box, 'Commands:', cmds, 12);
+    legendTop(box, 'Layers:', lays, 8);
     const fixed = el('span', { class: 'lg-item' });
     const sys = el('span', { class: 'legend' });
     sys.style.background = PALETTE[SYS_COLOR];

@@ -20,6 +20,14 @@
   const S = D.strs;
   const str = (i) => (i >= 0 && i < S.length ? S[i] : '');
   const $ = (id) => document.getElementById(id);
+  /* The filter of the tables: per string index, 1 when the string contains q (case-insensitive);
+   * null for an empty q (no filter). */
+  function strHits(q) {
+    if (!q) return null;
+    const h = new Uint8Array(S.length), ql = q.toLowerCase();
+    for (let i = 0; i < S.length; i++) h[i] = S[i].toLowerCase().includes(ql) ? 1 : 0;
+    return h;
+  }
 
   /* ---------------------------------------------------------------- small DOM helpers */
   function el(tag, attrs, text) {
@@ -62,6 +70,18 @@
   }
 
   /* A sortable table: cols = [{name, t (text column), fmt}], rows = arrays of raw values. */
+  /* Compact: key / value pairs flow in as many columns as fit; empty values are left out. */
+  function kvGrid(pairs) {
+    const g = el('div', { class: 'kv-grid' });
+    for (const [k, v] of pairs) {
+      if (v === null || v === undefined || String(v) === '') continue;
+      const it = el('div');
+      it.appendChild(el('span', { class: 'k' }, k));
+      it.appendChild(el('span', { class: 'v' }, v));
+      g.appendChild(it);
+    }
+    return g;
+  }
   function sortableTable(cols, rows, sortCol, desc, limit) {
     const table = el('table', { class: 'data' });
     let showAll = !limit || rows.length <= limit;
@@ -149,5 +169,20 @@
   function colorOf(si) {
     if (strColor[si] < 0) strColor[si] = hashStr(str(si)) % (PALETTE.length - 1);
     return strColor[si];
+  }
+  /* Appends to the legend box `title` and the `max` most frequent names of counts (a Map from
+   * string index to count), each with its colour swatch; nothing when counts is empty. */
+  function legendTop(box, title, counts, max) {
+    const top = [...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, max);
+    if (!top.length) return;
+    box.appendChild(el('span', { class: 'lg-title' }, title));
+    for (const [si] of top) {
+      const it = el('span', { class: 'lg-item' });
+      const sw = el('span', { class: 'legend' });
+      sw.style.background = PALETTE[colorOf(si)];
+      it.appendChild(sw);
+      it.appendChild(document.createTextNode(str(si)));
+      box.appendChild(it);
+    }
   }
 
