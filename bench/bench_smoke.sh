@@ -2,7 +2,7 @@
 # bench_smoke.sh BUILD — checks the benchmark driver itself (not any timing): tp-bench run
 # appends one row per child with its exit status and the child's own peak RSS (--repeat,
 # --clean), tp-bench count reads the COMMAND blocks of a generated dump, tp-bench table prints
-# the rows, and bench/targets.awk turns figures into issue 10's verdicts.
+# the rows, and bench/targets.awk turns figures into the targets' verdicts.
 set -euo pipefail
 b=$1
 d=$(mktemp -d "${TMPDIR:-/tmp}/bench_smoke.XXXXXX")

@@ -1,6 +1,6 @@
 /*
  * pftrace_sweep.c — BENCHMARK TOOL: the compression level / chunk size sweep behind the
- * Perfetto writer's defaults (src/writers/perfetto/perfetto.c CHUNK_BYTES and level 1; issue 10).
+ * Perfetto writer's defaults (the chunk size and compression level in src/writers/perfetto/).
  *
  * Reads an uncompressed Perfetto trace (trace_bench's perfetto-plain output, plain.pftrace),
  * cuts its packet stream into chunks of at most CHUNK bytes at packet boundaries, as the

@@ -1,5 +1,5 @@
 /*
- * sqlite_bench.c — BENCHMARK TOOL for the SQLite writer (issue 10), used by scripts/bench.sh:
+ * sqlite_bench.c — BENCHMARK TOOL for the SQLite writer, used by scripts/bench.sh:
  *
  *   sqlite_bench dump DIR DB [compact]
  *       reads the bmprofile dump DIR in process (default reader options, so --detail auto),

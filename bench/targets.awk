@@ -1,4 +1,4 @@
-# targets.awk — issue 10's targets, each with this run's figure and a verdict, from the files
+# targets.awk — the scale targets, each with this run's figure and a verdict, from the files
 # scripts/bench.sh wrote during the run (it prints nothing it did not measure):
 #   awk -f bench/targets.awk FACTS ROWS TRACE_BENCH_1M
 # FACTS: KEY<TAB>VALUE lines ("gen-1M input" bytes, "json-1M events", "sqlite-1M rows/s" in
@@ -33,7 +33,7 @@ function row(target, figure, verdict) { printf "  %-58s %-34s %s\n", target, fig
 function have(name) { return (name in wall) && code[name] == 0 }
 END {
 	base = "gen-10k reader+summary"
-	printf "== issue 10 targets (this run; R = best of R runs, the median in brackets)\n"
+	printf "== scale targets (this run; R = best of R runs, the median in brackets)\n"
 	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"
 	a = "gen-1M all outputs"
 	if (have(a) && (base in rss)) {

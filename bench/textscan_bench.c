@@ -1,6 +1,6 @@
 /*
  * textscan_bench.c — `textscan_bench GLOBAL_PROFILE [RUNS]`: the machine's baselines for the
- * bmprofile reader's text half (issue 10: ">= 2 GB/s of input per core"), next to the reader's
+ * bmprofile reader's text half (the ">= 2 GB/s of input per core" target), next to the reader's
  * own global.profile parser, all in process over the same bytes held in memory (read once,
  * untimed, so the disk and page cache are out of the figures).
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """xlsx_census.py WORKBOOK.xlsx — the cell census of a workbook, for the bare libxlsxwriter
-baseline of `make bench` (scripts/bench.sh, issue 10): prints one line
+baseline of `make bench` (scripts/bench.sh): prints one line
 
     ROWS CELLS STR_PERMILLE STR_LEN FRAC_PERMILLE
 

@@ -15,7 +15,7 @@
 #    xlsx = a bare libxlsxwriter loop writing the same cells (xlsx_gen bare, census of the
 #    workbook by bench/xlsx_census.py), sqlite-SIZE = a bare sqlite3 loop of as many slice and
 #    arg rows into the same schema (sqlite_bench bare).
-# 3. Ends with issue 10's targets: each limit, this run's figure and met / MISSED
+# 3. Ends with the scale targets: each limit, this run's figure and met / MISSED
 #    (bench/targets.awk over the rows, $data/facts.tsv and trace_bench's 1 M/core output).
 #
 # Adding rows: call `bench_case NAME INPUT_DIR FLAGS...` in the "cases" section below (or in a
@@ -72,7 +72,7 @@ human_size() { du -sh "$1" 2>/dev/null | cut -f1; }
 # detail) and to the fully decoded page, full-view render time, pan / zoom frame rates of
 # result.html for the real dump and for generated dumps of 1 k, 100 k and 2 M commands
 # (tpuprof-gendump --arch BM1688 --cores 2 --cmds N/2 --seed 1; tests/browser/bench.mjs).
-# Targets (issue 11): <= 30 bytes per command, first timeline <= 2 s at 2 M and <= 300 ms for
+# Targets: <= 30 bytes per command, first timeline <= 2 s at 2 M and <= 300 ms for
 # the real dump, <= 8 ms full-view render, >= 50 fps pan / zoom at 2 M. Only these cases:
 # `scripts/bench.sh BUILD html`.
 html_bench() {
@@ -178,7 +178,7 @@ row_wall() { # NAME -> wall ns of the last row of that name in $rows ("" if none
   awk -F'\t' -v n="$1" '$1 == n { c = $6 } END { print c }' "$rows"
 }
 
-# Chrome JSON (issue 10; target >= 3 M events/s by wall time): "gen-N json" (default --jobs:
+# Chrome JSON (target >= 3 M events/s by wall time): "gen-N json" (default --jobs:
 # events formatted on worker threads) and "gen-N json --jobs 1" (the writer's thread alone),
 # both on top of reader+summary, each after a `sync` (the previous file's writeback would
 # otherwise be charged to it) and an idle pause, and deleted after its checksum.
@@ -430,7 +430,7 @@ if [ -d "$real" ]; then
 else
   echo "== real resnet50: SKIPPED: $real is absent"
 fi
-# Every default output (issue 10: <= 20 s and <= 64 B/cmd at 1M/core, <= 4 min and <= 2 GB at
+# Every default output (targets: <= 20 s and <= 64 B/cmd at 1M/core, <= 4 min and <= 2 GB at
 # 10M/core); below 10M also with one thread, the gain of writing the outputs concurrently.
 for s in $sizes; do
   BENCH_CASE_REPEAT=$(repeat_for "$s") bench_case "gen-$s all outputs" "$data/gen-$s"
@@ -511,7 +511,7 @@ if [ -x "$xlsx_gen" ]; then
 else
   echo "== xlsx_gen: SKIPPED: $xlsx_gen not built"
 fi
-# Trace writers (issue 3), each alone on top of reader+summary: a row minus the reader+summary
+# Trace writers, each alone on top of reader+summary: a row minus the reader+summary
 # row of the same dump is that writer's cost. Then the Perfetto file's bytes per slice (slices
 # counted by `tpuprof check`), and the writers in process on a synthetic profile
 # (src/writers/sink/trace_bench: bytes/slice, slices/s by wall and by CPU time).
@@ -525,7 +525,7 @@ for s in $sizes; do
   [ "$s" = 10M ] && continue
   json_bench "$s"
 done
-# SQLite (issue 10; target >= 1 M rows/s), group "sqlite-SIZE" per dump: the writer in process
+# SQLite (target >= 1 M rows/s), group "sqlite-SIZE" per dump: the writer in process
 # (bench/sqlite_bench dump: slices and args rows/s separately, from SQLite's insert time, load
 # vs index+commit, B/row of the database, peak RSS; CPU seconds), then its baseline measured
 # in this run: a bare sqlite3 loop (sqlite_bench bare) inserting as many slice and arg rows of
@@ -578,7 +578,7 @@ for s in $sizes; do
   rm -rf "$pf"
 done
 # The trace writers alone on a generated dump (read once, untimed; src/writers/sink/trace_bench),
-# issue 10: each row prints slices/s (JSON: events/s) by wall and CPU, bytes/slice, the CPU
+# Each row prints slices/s (JSON: events/s) by wall and CPU, bytes/slice, the CPU
 # of the encoding thread, the peak RSS added over the model, and its ratio to the baseline
 # row `deflate` measured in the same run: libdeflate level 1 alone, one thread, over the
 # uncompressed trace's bytes in the writer's 256 KiB chunks (the compressor's own ceiling).

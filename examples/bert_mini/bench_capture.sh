@@ -12,7 +12,7 @@
 # A paired A/B run inside one process (--ab) and a calls-only run (--no-compute) then measure
 # the instrumentation's cost directly, which the noise of a shared machine cannot hide the way
 # it hides a small difference between two whole runs.
-# Target (issue 5): <= 2 % slowdown in mode 1 on the default model.
+# Target: <= 2 % slowdown in mode 1 on the default model.
 set -euo pipefail
 bert=${1:?usage: bench_capture.sh BERT_MINI [ROUNDS]}
 rounds=${2:-7}

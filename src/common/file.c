@@ -250,10 +250,9 @@ char *tp_temp_path_for(const char *path)
  *
  * Why not rename(2) over the old file: ext4 (auto_da_alloc, the default) then forces block
  * allocation and starts writeback of the whole new file inside the rename, in the caller's
- * thread: renaming a fresh 800 MB file over another took 0.45-0.5 s on the bench machine, the
- * exchange plus the unlink 0.03-0.05 s. An exchange is not a rename over a file, so the new
- * file's pages are written back later by the kernel as usual. Readers of `path` still see the old
- * or the new file, never none.
+ * thread (docs/perf-notes/cli.md has the figures). An exchange is not a rename over a file, so
+ * the kernel writes the new file back later as usual. Readers of `path` still see the old or
+ * the new file, never none.
  */
 static int exchange_into_place(const char *tmp_path, const char *path)
 {

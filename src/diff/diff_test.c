@@ -369,7 +369,7 @@ static void test_jobdiff(void **state)
 	assert_int_equal(d.rows[1].delta_ns, -500);
 	assert_int_equal(d.rows[2].delta_ns, 300);
 	assert_true(d.rows[2].pct > 29.99 && d.rows[2].pct < 30.01);
-	/* Totals over the calls converted on both sides: 2000 -> 2200. */
+	/* The totals count only the calls converted on both sides. */
 	assert_int_equal(d.a_total_ns, 2000);
 	assert_int_equal(d.b_total_ns, 2200);
 	struct tp_buf t;

@@ -162,7 +162,7 @@ class RealBM1690(unittest.TestCase):
 
     @need_real
     def test_cost_model_against_provenance(self):
-        """The TIU cost model through regdef_bm1690.c (issue 15): uArchURate and the
+        """The TIU cost model through regdef_bm1690.c: uArchURate and the
         workbook's Engine Summary totals of PROVENANCE.txt."""
         (c0,) = self.summary()["cores"]
         tiu = c0["engines"]["TIU"]

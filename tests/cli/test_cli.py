@@ -258,7 +258,7 @@ class RealDump(unittest.TestCase):
         self.assertEqual(cells[1][6:8], ["155776", "14.10"])
         self.assertEqual(cells[2][0], "Overall")
         # Overall as PerfWeb has it (reference profile_data.js summary_data): Parallelism =
-        # (max TIU + max GDMA + max SDMA) / total = 132.64 % (issue 15; tpuprof's per-core mean
+        # (max TIU + max GDMA + max SDMA) / total = 132.64 % (tpuprof's per-core mean
         # 73.42 % is MeanCoreParallelism in the notes), TiuWorkingRatio Σ / (total x cores).
         self.assertEqual(cells[2][1:5], ["132.64%", "2176.268", "35.64%", "1449.603(us)"])
         self.assertEqual(cells[2][6:8], ["1436.957(us)", "20.88"])

@@ -6,7 +6,7 @@ usage: test_cv184x.py TPUPROF SHARED_DIR
 1. The real CV184X blazeface dump (SHARED_DIR/testdata/sophgo/cv184x_blazeface) converts with
    every default output plus --json --sqlite, and its summary equals the vendor's figures in
    PROVENANCE.txt; the traces carry the MLIR layer names.
-2. Side files are tolerant (issue 9 item 5): a copy of the dump whose net_stat.sim,
+2. Side files are tolerant: a copy of the dump whose net_stat.sim,
    tensor_location.json or final.mlir is malformed or of another version, or that holds an
    unknown extra file, still converts (exit 0) and names what was skipped as `path:LINE` in
    the summary notes; a damaged timeline file (iter0.profile) still fails with exit 2.
@@ -105,7 +105,7 @@ class RealCV184X(unittest.TestCase):
         self.assertEqual(c0["engines"]["TIU"]["records"], 116)
         self.assertEqual(c0["engines"]["GDMA"]["records"], 225)
         self.assertEqual(other_notes(s), [])
-        # The cost model through the register tables (issue 15): uArchURate and the
+        # The cost model through the register tables: uArchURate and the
         # workbook's Engine Summary totals of PROVENANCE.txt (reference made with EU 16).
         tiu = c0["engines"]["TIU"]
         self.assertEqual(round(tiu["uarch_rate_pct"], 2), 69.27)

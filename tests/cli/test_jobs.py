@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Concurrent outputs (--jobs) and the live progress line (issue 10).
+"""Concurrent outputs (--jobs) and the live progress line.
 
 usage: test_jobs.py TPUPROF GENDUMP PROBE
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The Sophgo readers give the same outputs for every --jobs (issue 10: parallel reading).
+"""The Sophgo readers give the same outputs for every --jobs.
 
 usage: test_read_jobs.py TPUPROF GENDUMP SHARED_DIR
 

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""hostile.py — the hostile-input suite (issue 13): tpuprof run as an attacker and as an unlucky
+"""hostile.py — the hostile-input suite: tpuprof run as an attacker and as an unlucky
 user would, on inputs generated at test time from the real BM1688 dump in ../shared (SKIPPED
 loudly when absent) and from the small fixtures in tests/fixtures.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """refcheck.py — compares tpuprof with the vendor profiler command by command on the real
-Sophgo dumps in ../shared/testdata/sophgo (issue 15, specs/sophgo-costmodel.md).
+Sophgo dumps in ../shared/testdata/sophgo (specs/sophgo-costmodel.md).
 
 For every dump folder listed in DUMPS that has a reference/<dump>/ folder, it runs
 `tpuprof DUMP OUT --json` and joins our per-slice arguments with the reference's
