@@ -58,7 +58,7 @@ def main():
         text = open(f, encoding="utf-8", errors="replace").read()
         for pos, c in gen(text):
             for m in NAME.finditer(c):
-                name = m.group(1).strip("./") if m.group(1).startswith("./") else m.group(1)
+                name = m.group(1).removeprefix("./")
                 base = os.path.basename(name)
                 if "*" in name or base.startswith("<"):
                     continue

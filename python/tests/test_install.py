@@ -41,6 +41,7 @@ def _run_installed(pkg_root: Path, tmp: Path, env_extra: dict) -> None:
 
 def test_cmake_install(tmp_path: Path):
     if not BUILD:
+        print("\nSKIPPED: cmake --install test: TP_BINARY_DIR not set (run it through ctest)\n")
         pytest.skip("TP_BINARY_DIR not set (run through ctest)")
     prefix = tmp_path / "prefix"
     p = subprocess.run(["cmake", "--install", BUILD, "--prefix", str(prefix)], text=True,

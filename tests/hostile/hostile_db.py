@@ -26,7 +26,7 @@ import threading
 import time
 
 TPUPROF, GENDUMP = sys.argv[1:3]
-SAN = os.environ.get("TP_HOSTILE_SAN") == "1"
+SAN = os.environ.get("TP_SANITIZED") == "1"
 TIMEOUT = 120 if SAN else 30
 WORK = tempfile.mkdtemp(prefix="tp_hostile_db_")
 failures = []
