@@ -15,12 +15,14 @@
 
 #include "writers/vendor/vendor_int.h"
 
-int tp_vendor_write_dir(const struct tp_profile *p, const char *dir, size_t *nfiles,
-                        struct tp_diag *d)
+int tp_vendor_write_dir(const struct tp_profile *p, const struct tp_analysis *a, const char *dir,
+                        size_t *nfiles, struct tp_diag *d)
 {
 	struct vf_ctx c = {.p = p, .fl = vf_flavour_of(p)};
 	if (nfiles)
 		*nfiles = 0;
+	if (vf_is_legacy(p))
+		return vf_write_layer_files(&c, a, dir, nfiles, d);
 	if (c.fl == VF_NONE)
 		return TP_OK;
 	int rc = vf_write_reginfo(&c, dir, nfiles, d);
@@ -87,8 +89,7 @@ static int swap_into_place(const char *tmp, const char *path, struct tp_diag *d)
 static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
-	(void)a;
-	if (vf_flavour_of(p) == VF_NONE)
+	if (vf_flavour_of(p) == VF_NONE && !vf_is_legacy(p))
 		return TP_OK;
 	char *path = tp_path_join(o->out_dir, tp_output_vendor.file);
 	char *tmp = path ? tp_temp_path_for(path) : NULL;
@@ -106,7 +107,7 @@ static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
 	}
 	tp_temp_track_dir(tmp); /* an interrupted run leaves no empty temporary folder */
 	size_t n = 0;
-	rc = tp_vendor_write_dir(p, tmp, &n, d);
+	rc = tp_vendor_write_dir(p, a, tmp, &n, d);
 	if (rc == TP_OK)
 		rc = swap_into_place(tmp, path, d);
 	if (rc != TP_OK)

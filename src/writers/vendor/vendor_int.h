@@ -69,4 +69,12 @@ int vf_write_reginfo(const struct vf_ctx *c, const char *dir, size_t *nfiles, st
 /* PerfAI_output.csv. */
 int vf_write_perfai_csv(const struct vf_ctx *c, const char *dir, size_t *nfiles, struct tp_diag *d);
 
+/* Whether the chip takes the vendor's legacy path (BM1684X, BM1684: tpu_profile.py --format
+ * layer files). */
+int vf_is_legacy(const struct tp_profile *p);
+/* summary.csv, layer.csv and mac_util.csv of a legacy chip (nothing for other chips, or
+ * without layers), from the layer table of analysis a. */
+int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, const char *dir,
+                         size_t *nfiles, struct tp_diag *d);
+
 #endif /* TP_VENDOR_INT_H */
