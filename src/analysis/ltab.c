@@ -111,7 +111,44 @@ struct acc {
 	uint64_t s2l, l2s, s2s, alg, uarch;
 	double begin_us, end_us;
 	uint32_t cmds;
+	uint32_t geo[8]; /* tp_ltab_row.geo */
 };
+
+/* The descriptor fields of a conv or pool command that give its layer's kernel, strides and
+ * padding (in tp_ltab_row.geo order), and the Function Types of those commands. */
+static const char *const geo_keys[8] = {
+    TP_KEY_TIU_KH,     TP_KEY_TIU_KW,       TP_KEY_TIU_STRIDE_H, TP_KEY_TIU_STRIDE_W,
+    TP_KEY_TIU_PAD_UP, TP_KEY_TIU_PAD_DOWN, TP_KEY_TIU_PAD_LEFT, TP_KEY_TIU_PAD_RIGHT,
+};
+struct geo_ids {
+	uint32_t key[8];
+	uint32_t conv, pool; /* strtab ids of "sCONV", "sPorD" (0 absent) */
+};
+
+static void geo_ids_of(const struct tp_profile *p, struct geo_ids *g)
+{
+	for (int k = 0; k < 8; k++)
+		g->key[k] = tp_profile_find_str(p, geo_keys[k]);
+	g->conv = tp_profile_find_str(p, "sCONV");
+	g->pool = tp_profile_find_str(p, "sPorD");
+}
+
+/* Widens a's kernel, strides and padding to those of TIU command s (a conv or pool). The
+ * vendor's layer has the largest of each: a 5x5 stride-2 conv that the compiler splits into a
+ * 5x1 stride-(2,1) pool and a 1x5 stride-(1,2) conv reads 5x5, stride 2, 2. */
+static void acc_geo(const struct tp_profile *p, const struct geo_ids *g, const struct tp_track *t,
+                    const struct tp_slice *s, struct acc *a)
+{
+	uint32_t ty = tp_slice_type(t, s);
+	if (!s->args || !ty || (ty != g->conv && ty != g->pool))
+		return;
+	for (int k = 0; k < 8; k++) {
+		const struct tp_arg *x = tp_args_find(p, s->args, g->key[k]);
+		int64_t v = x ? tp_arg_as_i64(x) : 0;
+		if (v > (int64_t)a->geo[k] && v <= UINT32_MAX)
+			a->geo[k] = (uint32_t)v;
+	}
+}
 
 static void touch_span(struct acc *a, double b, double e)
 {
@@ -145,6 +182,8 @@ static void acc_gdma(struct acc *a, const struct tp_track *t, const struct tp_sl
 
 static void accumulate(const struct tp_profile *p, struct acc *acc)
 {
+	struct geo_ids g;
+	geo_ids_of(p, &g);
 	for (size_t k = 0; k < p->num_tracks; k++) {
 		const struct tp_track *t = &p->tracks[k];
 		if (t->kind != TP_TRACK_TIU && t->kind != TP_TRACK_GDMA)
@@ -163,6 +202,7 @@ static void accumulate(const struct tp_profile *p, struct acc *acc)
 				continue;
 			}
 			a->tiu_cycles += s->cycles;
+			acc_geo(p, &g, t, s, a);
 			struct tp_cost c;
 			if (t->cost && tp_track_get_cost(t, i, &c)) {
 				a->alg += c.alg_ops;
@@ -267,6 +307,7 @@ static void row_figures(const struct tp_profile *p, const struct acc *a, struct 
 	r->s.gdma_cycles = a->gdma_cycles;
 	r->s.gdma_us = (double)a->gdma_cycles * gp;
 	r->s.gdma_theo_us = gdma_theo_us(p, a->s2l, a->l2s, a->s2s);
+	memcpy(r->geo, a->geo, sizeof r->geo);
 	r->load_cycles = a->load_cycles;
 	r->store_cycles = a->store_cycles;
 	r->load_gibps =

@@ -68,6 +68,10 @@ struct tp_ltab_row {
 	uint8_t is_global;
 	enum tp_ltab_func func;
 	int64_t in[4], out[4]; /* NCHW of the first input / output tensor (0 when none) */
+	/* kernel h/w, strides h/w and padding up/down/left/right: the largest over the layer's
+	 * conv and pool commands' descriptors (0 when it has none, or the dump keeps no
+	 * descriptor fields) */
+	uint32_t geo[8];
 	/* its tensors: tp_ltab.tens[tens_first .. + tens_count), inputs first, each the first
 	 * definition of its tensor id in the profile (the vendor's tensor table) */
 	size_t tens_first, tens_count;

@@ -25,6 +25,15 @@
 #define TP_KEY_STALL_CYCLE "Stall Cycle"
 #define TP_KEY_TIU_DEP "des_cmd_id_dep" /* the dependency id on TIU commands */
 #define TP_KEY_DMA_DEP "cmd_id_dep"     /* on DMA commands */
+/* TIU conv / pool descriptor fields (the vendor's register names): kernel, strides, padding */
+#define TP_KEY_TIU_KH "des_opd1_h"
+#define TP_KEY_TIU_KW "des_opd1_w"
+#define TP_KEY_TIU_STRIDE_H "des_res_op_y_str"
+#define TP_KEY_TIU_STRIDE_W "des_res_op_x_str"
+#define TP_KEY_TIU_PAD_UP "des_opd0_up_pad"
+#define TP_KEY_TIU_PAD_DOWN "des_opd0_dn_pad"
+#define TP_KEY_TIU_PAD_LEFT "des_opd0_lf_pad"
+#define TP_KEY_TIU_PAD_RIGHT "des_opd0_rt_pad"
 
 /* TIU cost model (struct tp_cost). */
 #define TP_KEY_ALG_OPS "Alg Ops"

@@ -162,8 +162,9 @@ static void layer_row(const struct tp_ltab *t, const struct tp_ltab_row *r, stru
 	for (int k = 0; k < 4; k++)
 		cell_i(b, r->out[k]);
 	for (int k = 0; k < 4; k++)
-		cell(b, 0, "0"); /* kh, kw, strides: docs/vendor-files.md */
-	cell(b, 0, "[0, 0, 0, 0]");
+		cell_u(b, r->geo[k]);
+	snprintf(dt, sizeof dt, "[%u, %u, %u, %u]", r->geo[4], r->geo[5], r->geo[6], r->geo[7]);
+	cell(b, 0, dt);
 	tmp->len = 0;
 	other_info(t, r, tmp);
 	tp_buf_putc(tmp, 0);
