@@ -23,6 +23,11 @@ const char *tp_ltab_func_name(enum tp_ltab_func f)
 	return (unsigned)f < TP_LTF_COUNT ? func_names[f] : "Others";
 }
 
+const char *tp_ltab_bound_name(enum tp_ltab_bound b)
+{
+	return b == TP_LTB_TIU ? "TIU" : b == TP_LTB_GDMA ? "GDMA" : "-";
+}
+
 /* Layer type (the MLIR op name global.profile records) -> Function. The blazeface dump
  * confirms Conv2D, Add, Pool2D, Cast and Others (Load, Store, Pad, Permute, Concat); the rest
  * follow the op names of the Function rows. */
@@ -320,6 +325,9 @@ static void row_figures(const struct tp_profile *p, const struct acc *a, struct 
 	r->s.tiu_us = (double)a->tiu_cycles * tp;
 	r->s.peak_tops = peak_tops(p, r->func, r->s.dt, r->s.num_dt);
 	r->s.tiu_theo_us = r->s.peak_tops > 0 ? (double)a->alg / (r->s.peak_tops * 1024 * 1000) : 0;
+	r->bound = r->s.tiu_us > r->s.gdma_us   ? TP_LTB_TIU
+	           : r->s.gdma_us > r->s.tiu_us ? TP_LTB_GDMA
+	                                        : TP_LTB_NONE;
 	if (!r->is_global)
 		return;
 	r->total_us = a->end_us - a->begin_us;
@@ -453,8 +461,10 @@ static void peak_series(struct tp_ltab *t, int model, double start)
 		w->kind = model ? TP_LTC_MODEL_PEAK : TP_LTC_LAYER_PEAK;
 		w->func = f->func;
 		w->tiu_before_us = f->s.tiu_us;
-		w->tiu_after_us =
-		    peak > 0 ? (double)f->s.alg_ops / (peak * 1e12) * 1e6 : f->s.tiu_us;
+		/* Without the cost model's Alg Ops (or a peak) the time stays as measured. */
+		w->tiu_after_us = peak > 0 && t->overall.uarch_ops
+		                      ? (double)f->s.alg_ops / (peak * 1e12) * 1e6
+		                      : f->s.tiu_us;
 		tiu -= f->s.tiu_us - w->tiu_after_us;
 		w->total_us = tiu > t->overall.gdma_us ? tiu : t->overall.gdma_us;
 		w->reduced_us = prev - w->total_us;

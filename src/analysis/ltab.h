@@ -53,6 +53,10 @@ struct tp_ltab_sums {
 	uint8_t dt[TP_LTAB_MAX_DT], num_dt; /* enum tp_dtype, in order of appearance */
 };
 
+/* Which engine a layer waits on: the one with the longer time. */
+enum tp_ltab_bound { TP_LTB_NONE = 0, TP_LTB_TIU, TP_LTB_GDMA };
+const char *tp_ltab_bound_name(enum tp_ltab_bound b); /* "-", "TIU", "GDMA" */
+
 /* A tensor of a layer row: the profile's tensor (first definition of its id) and whether the
  * layer reads it. */
 struct tp_ltab_tensor {
@@ -66,6 +70,7 @@ struct tp_ltab_row {
 	int32_t id;
 	uint32_t type; /* strtab id of the layer type */
 	uint8_t is_global;
+	uint8_t bound; /* enum tp_ltab_bound */
 	enum tp_ltab_func func;
 	int64_t in[4], out[4]; /* NCHW of the first input / output tensor (0 when none) */
 	/* kernel h/w, strides h/w and padding up/down/left/right: the largest over the layer's

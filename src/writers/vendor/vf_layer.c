@@ -321,12 +321,18 @@ int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, co
 {
 	if (!vf_is_legacy(c->p) || !a)
 		return TP_OK;
-	struct tp_ltab t;
-	if (tp_ltab_build(c->p, a, &t) != TP_OK)
-		return tp_diag_set(d, TP_ENOMEM, "layer.csv: out of memory");
+	/* The analysis' table, or one of our own for a net over its layer limit. */
+	struct tp_ltab own = {0};
+	const struct tp_ltab *tl = a->ltab;
+	if (!tl && c->p->num_layers > TP_ANALYSIS_LTAB_MAX) {
+		if (tp_ltab_build(c->p, a, &own) != TP_OK)
+			return tp_diag_set(d, TP_ENOMEM, "layer.csv: out of memory");
+		tl = &own;
+	}
 	int rc = TP_OK;
-	if (!t.num_rows)
+	if (!tl || !tl->num_rows)
 		goto out; /* the vendor: "No layer infos" */
+	const struct tp_ltab t = *tl;
 	struct tp_buf b, tmp;
 	tp_buf_init(&b);
 	tp_buf_init(&tmp);
@@ -351,6 +357,6 @@ int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, co
 	tp_buf_free(&b);
 	tp_buf_free(&tmp);
 out:
-	tp_ltab_free(&t);
+	tp_ltab_free(&own);
 	return rc;
 }
