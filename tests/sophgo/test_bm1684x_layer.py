@@ -60,9 +60,8 @@ class Converted:
     def vendor(cls):
         if not cls.done:
             subprocess.run(["rm", "-rf", OUT], check=True)
-            p = subprocess.run([TPUPROF, DUMP, OUT, "-q", "--vendor_files", "--disable_web",
-                                "--disable_doc", "--disable_perfetto"], capture_output=True,
-                               text=True)
+            p = subprocess.run([TPUPROF, DUMP, OUT, "-q", "--vendor_files", "--disable_perfetto"],
+                               capture_output=True, text=True)
             if p.returncode != 0:
                 raise AssertionError(f"tpuprof exit {p.returncode}: {p.stderr}")
             cls.done = True
@@ -150,6 +149,36 @@ class LayerTables(unittest.TestCase):
             self.skipTest("no BM1684X descriptor fields")
         n, same, bad = compare("layer.csv", "LayerID", "geo")
         self.assertEqual(bad, [])
+
+    def test_other_outputs(self):
+        """The same tables in summary.json, summary.txt, the workbook and result.html."""
+        import json
+        import re
+        import zipfile
+        Converted.vendor()
+        with open(os.path.join(OUT, "summary.json")) as f:
+            lt = json.load(f)["layer_table"]
+        self.assertEqual(lt["layers_total"], 183)
+        self.assertEqual(lt["layers"][0]["layer_id"], 26)  # 9954 TIU cycles, the longest
+        self.assertEqual(lt["overall"]["tiu_cycles"], 45990)
+        self.assertEqual(lt["overall"]["total_us"], 181.176)
+        self.assertEqual([w["case"] for w in lt["what_if"]][:2], ["origin", "overlap_100pct"])
+        self.assertEqual(lt["what_if"][1]["total_us"], 148.346)
+        with open(os.path.join(OUT, "summary.txt")) as f:
+            txt = f.read()
+        for title in ("Layer table (183 layers", "Layer functions", "What if"):
+            self.assertIn(title, txt)
+        with zipfile.ZipFile(os.path.join(OUT, "PerfDoc", "PerfAI_output.xlsx")) as z:
+            wb = z.read("xl/workbook.xml").decode()
+        self.assertIn('name="Layer Table"', wb)
+        self.assertIn('name="What If"', wb)
+        with open(os.path.join(OUT, "result.html"), encoding="utf-8") as f:
+            page = f.read()
+        m = re.search(r'<script type="application/json" id="tp-data">(.*?)</script>', page, re.S)
+        lt = json.loads(m.group(1))["analysis"]["ltab"]
+        self.assertEqual(lt["n"], 183)
+        self.assertEqual([f[0] for f in lt["funcs"]][-1], "Overall")
+        self.assertEqual(lt["whatif"][0][5], 181.176)
 
     def test_cost_columns(self):
         if not has_cost():
