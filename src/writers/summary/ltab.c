@@ -35,6 +35,14 @@ static void ops_text(const struct tp_ltab_sums *s, int cost, char *ops, char *ra
 	pct(rate, n, (double)s->alg_ops / (double)s->uarch_ops);
 }
 
+/* PeakTops and the TIU time at the peak as text: "n/a" on chips without the vendor's peak
+ * table, and the time without the cost model's Alg Ops. */
+static void peak_text(const struct tp_ltab_sums *s, int cost, char *peak, char *theo, size_t n)
+{
+	snprintf(peak, n, s->peak_tops > 0 ? "%.1f" : "n/a", s->peak_tops);
+	snprintf(theo, n, s->peak_tops > 0 && cost ? "%.3f" : "n/a", s->tiu_theo_us);
+}
+
 static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int cost,
                         struct tp_buf *b)
 {
@@ -43,22 +51,23 @@ static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int
 	              "summary.json)\n",
 	              t->num_rows, t->num_rows < TEXT_LAYERS ? (int)t->num_rows : TEXT_LAYERS);
 	tp_buf_printf(
-	    b, "%8s | %-12s | %-6s | %-8s | %-9s | %10s | %10s | %7s | %12s | %9s | %8s | %5s\n",
+	    b, "%8s | %-12s | %-6s | %-8s | %-11s | %10s | %10s | %7s | %12s | %9s | %8s | %5s\n",
 	    "LayerId", "Type", "Scope", "Function", "DataType", "GDMA(us)", "TIU(us)", "TIU%",
 	    "AlgOps", "uArchRate", "PeakTops", "Bound");
-	char dt[64], ops[32], rate[32], r3[32];
+	char dt[64], ops[32], rate[32], r3[32], pk[32], th[32];
 	for (size_t i = 0; i < t->num_rows && i < TEXT_LAYERS; i++) {
 		const struct tp_ltab_row *r = &t->rows[i];
 		dtypes(&r->s, dt, sizeof dt);
+		peak_text(&r->s, cost, pk, th, sizeof pk);
 		ops_text(&r->s, cost, ops, rate, sizeof ops);
 		pct(r3, sizeof r3, r->s.tiu_ratio);
 		tp_buf_printf(
 		    b,
-		    "%8d | %-12s | %-6s | %-8s | %-9s | %10.3f | %10.3f | %7s | %12s | %9s | "
-		    "%8.1f | %5s\n",
+		    "%8d | %-12s | %-6s | %-8s | %-11s | %10.3f | %10.3f | %7s | %12s | %9s | "
+		    "%8s | %5s\n",
 		    r->id, tp_str(p, r->type), r->is_global ? "global" : "local",
-		    tp_ltab_func_name(r->func), dt, r->s.gdma_us, r->s.tiu_us, r3, ops, rate,
-		    r->s.peak_tops, tp_ltab_bound_name((enum tp_ltab_bound)r->bound));
+		    tp_ltab_func_name(r->func), dt, r->s.gdma_us, r->s.tiu_us, r3, ops, rate, pk,
+		    tp_ltab_bound_name((enum tp_ltab_bound)r->bound));
 	}
 }
 
@@ -68,9 +77,10 @@ static void funcs_text(const struct tp_ltab *t, int cost, struct tp_buf *b)
 	tp_buf_printf(b, "%-9s | %10s | %7s | %8s | %10s | %7s | %12s | %9s | %8s | %13s\n",
 	              "Function", "GDMA(us)", "GDMA%", "DdrRate", "TIU(us)", "TIU%", "AlgOps",
 	              "uArchRate", "PeakTops", "TIUTheory(us)");
-	char g[32], ddr[32], tr[32], ops[32], rate[32];
+	char g[32], ddr[32], tr[32], ops[32], rate[32], pk[32], th[32];
 	for (size_t k = 0; k <= t->num_funcs; k++) {
 		const struct tp_ltab_sums *s = k < t->num_funcs ? &t->funcs[k].s : &t->overall;
+		peak_text(s, cost, pk, th, sizeof pk);
 		pct(g, sizeof g, s->gdma_ratio);
 		if (s->gdma_us > 0)
 			pct(ddr, sizeof ddr, s->gdma_theo_us / s->gdma_us);
@@ -79,9 +89,9 @@ static void funcs_text(const struct tp_ltab *t, int cost, struct tp_buf *b)
 		pct(tr, sizeof tr, s->tiu_ratio);
 		ops_text(s, cost, ops, rate, sizeof ops);
 		tp_buf_printf(
-		    b, "%-9s | %10.3f | %7s | %8s | %10.3f | %7s | %12s | %9s | %8.1f | %13.3f\n",
+		    b, "%-9s | %10.3f | %7s | %8s | %10.3f | %7s | %12s | %9s | %8s | %13s\n",
 		    k < t->num_funcs ? tp_ltab_func_name(t->funcs[k].func) : "Overall", s->gdma_us,
-		    g, ddr, s->tiu_us, tr, ops, rate, s->peak_tops, s->tiu_theo_us);
+		    g, ddr, s->tiu_us, tr, ops, rate, pk, th);
 	}
 }
 
