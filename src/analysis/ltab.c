@@ -5,6 +5,7 @@
  * the analysis. Owns the rows and what-if arrays of a struct tp_ltab.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,15 @@ static const char *const func_names[TP_LTF_COUNT] = {
 const char *tp_ltab_func_name(enum tp_ltab_func f)
 {
 	return (unsigned)f < TP_LTF_COUNT ? func_names[f] : "Others";
+}
+
+void tp_ltab_dtypes(const struct tp_ltab_sums *s, const char *sep, char *out, size_t n)
+{
+	size_t k = 0;
+	out[0] = 0;
+	for (unsigned i = 0; i < s->num_dt && k < n; i++)
+		k += (size_t)snprintf(out + k, n - k, "%s%s", i ? sep : "",
+		                      tp_dtype_name((enum tp_dtype)s->dt[i]));
 }
 
 const char *tp_ltab_bound_name(enum tp_ltab_bound b)

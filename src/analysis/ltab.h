@@ -53,6 +53,9 @@ struct tp_ltab_sums {
 	uint8_t dt[TP_LTAB_MAX_DT], num_dt; /* enum tp_dtype, in order of appearance */
 };
 
+/* The data types of s joined by `sep` ("FP32,FP16") into out (n bytes, always terminated). */
+void tp_ltab_dtypes(const struct tp_ltab_sums *s, const char *sep, char *out, size_t n);
+
 /* Which engine a layer waits on: the one with the longer time. */
 enum tp_ltab_bound { TP_LTB_NONE = 0, TP_LTB_TIU, TP_LTB_GDMA };
 const char *tp_ltab_bound_name(enum tp_ltab_bound b); /* "-", "TIU", "GDMA" */

@@ -110,14 +110,27 @@ static struct tp_profile *build(void)
 	return p;
 }
 
+/* Analyses p and builds its table into *a and *t. */
+static void tables(struct tp_profile *p, struct tp_analysis *a, struct tp_ltab *t)
+{
+	assert_int_equal(tp_analyze(p, a), TP_OK);
+	assert_int_equal(tp_ltab_build(p, a, t), TP_OK);
+}
+
+static void release(struct tp_profile *p, struct tp_analysis *a, struct tp_ltab *t)
+{
+	tp_ltab_free(t);
+	tp_analysis_free(a);
+	tp_profile_free(p);
+}
+
 static void test_rows(void **state)
 {
 	(void)state;
 	struct tp_profile *p = build();
 	struct tp_analysis a;
 	struct tp_ltab t;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	assert_int_equal(tp_ltab_build(p, &a, &t), TP_OK);
+	tables(p, &a, &t);
 	assert_int_equal(t.num_rows, 2);
 	const struct tp_ltab_row *c = &t.rows[0], *d = &t.rows[1];
 	assert_int_equal(c->id, 26); /* the longer TIU time first */
@@ -152,9 +165,7 @@ static void test_rows(void **state)
 	assert_int_equal(t.funcs[1].func, TP_LTF_OTHERS);
 	assert_int_equal(t.overall.gdma_cycles, 7935);
 	assert_true(t.overall.peak_tops == 16.0);
-	tp_ltab_free(&t);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	release(p, &a, &t);
 }
 
 static void test_whatif(void **state)
@@ -163,8 +174,7 @@ static void test_whatif(void **state)
 	struct tp_profile *p = build();
 	struct tp_analysis a;
 	struct tp_ltab t;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	assert_int_equal(tp_ltab_build(p, &a, &t), TP_OK);
+	tables(p, &a, &t);
 	assert_int_equal(t.num_whatif, 2 + 2 * 2);
 	assert_int_equal(t.whatif[0].kind, TP_LTC_ORIGIN);
 	assert_true(t.whatif[0].total_us == t.total_us);
@@ -180,9 +190,7 @@ static void test_whatif(void **state)
 		assert_true(fabs(t.whatif[i].total_us - 7.935) < 1e-12);
 		assert_true(t.whatif[i].reduced_us == 0);
 	}
-	tp_ltab_free(&t);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	release(p, &a, &t);
 }
 
 static void test_no_layers(void **state)
@@ -192,13 +200,10 @@ static void test_no_layers(void **state)
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
 	struct tp_ltab t;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	assert_int_equal(tp_ltab_build(p, &a, &t), TP_OK);
+	tables(p, &a, &t);
 	assert_int_equal(t.num_rows, 0);
 	assert_int_equal(t.num_whatif, 0);
-	tp_ltab_free(&t);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	release(p, &a, &t);
 }
 
 int main(void)

@@ -14,15 +14,6 @@ static void pct(char *dst, size_t n, double v)
 	snprintf(dst, n, "%.2f%%", v * 100);
 }
 
-static void dtypes(const struct tp_ltab_sums *s, char *dst, size_t n)
-{
-	size_t k = 0;
-	dst[0] = 0;
-	for (unsigned i = 0; i < s->num_dt && k < n; i++)
-		k += (size_t)snprintf(dst + k, n - k, "%s%s", i ? "," : "",
-		                      tp_dtype_name((enum tp_dtype)s->dt[i]));
-}
-
 /* "n/a" without the cost model's figures. */
 static void ops_text(const struct tp_ltab_sums *s, int cost, char *ops, char *rate, size_t n)
 {
@@ -57,7 +48,7 @@ static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int
 	char dt[64], ops[32], rate[32], r3[32], pk[32], th[32];
 	for (size_t i = 0; i < t->num_rows && i < TEXT_LAYERS; i++) {
 		const struct tp_ltab_row *r = &t->rows[i];
-		dtypes(&r->s, dt, sizeof dt);
+		tp_ltab_dtypes(&r->s, ",", dt, sizeof dt);
 		peak_text(&r->s, cost, pk, th, sizeof pk);
 		ops_text(&r->s, cost, ops, rate, sizeof ops);
 		pct(r3, sizeof r3, r->s.tiu_ratio);
