@@ -26,12 +26,18 @@ static void ops_text(const struct tp_ltab_sums *s, int cost, char *ops, char *ra
 	pct(rate, n, (double)s->alg_ops / (double)s->uarch_ops);
 }
 
-/* PeakTops and the TIU time at the peak as text: "n/a" on chips without the vendor's peak
- * table, and the time without the cost model's Alg Ops. */
+/* PeakTops and the TIU time at the peak as text: "-" on chips without the vendor's peak table
+ * (there is no such figure), "n/a" for the time without the cost model's Alg Ops (the figure
+ * exists but the dump does not give it). */
 static void peak_text(const struct tp_ltab_sums *s, int cost, char *peak, char *theo, size_t n)
 {
-	snprintf(peak, n, s->peak_tops > 0 ? "%.1f" : "n/a", s->peak_tops);
-	snprintf(theo, n, s->peak_tops > 0 && cost ? "%.3f" : "n/a", s->tiu_theo_us);
+	if (s->peak_tops <= 0) {
+		snprintf(peak, n, "-");
+		snprintf(theo, n, "-");
+		return;
+	}
+	snprintf(peak, n, "%.1f", s->peak_tops);
+	snprintf(theo, n, cost ? "%.3f" : "n/a", s->tiu_theo_us);
 }
 
 static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int cost,
