@@ -135,15 +135,18 @@ static const char *const geo_keys[8] = {
     TP_KEY_TIU_KH,     TP_KEY_TIU_KW,       TP_KEY_TIU_STRIDE_H, TP_KEY_TIU_STRIDE_W,
     TP_KEY_TIU_PAD_UP, TP_KEY_TIU_PAD_DOWN, TP_KEY_TIU_PAD_LEFT, TP_KEY_TIU_PAD_RIGHT,
 };
-struct geo_ids {
+struct arg_ids {
 	uint32_t key[8];
+	uint32_t ar[2];      /* TP_KEY_GDMA_D0_AR, _D1_AR */
 	uint32_t conv, pool; /* strtab ids of "sCONV", "sPorD" (0 absent) */
 };
 
-static void geo_ids_of(const struct tp_profile *p, struct geo_ids *g)
+static void arg_ids_of(const struct tp_profile *p, struct arg_ids *g)
 {
 	for (int k = 0; k < 8; k++)
 		g->key[k] = tp_profile_find_str(p, geo_keys[k]);
+	g->ar[0] = tp_profile_find_str(p, TP_KEY_GDMA_D0_AR);
+	g->ar[1] = tp_profile_find_str(p, TP_KEY_GDMA_D1_AR);
 	g->conv = tp_profile_find_str(p, "sCONV");
 	g->pool = tp_profile_find_str(p, "sPorD");
 }
@@ -151,7 +154,7 @@ static void geo_ids_of(const struct tp_profile *p, struct geo_ids *g)
 /* Widens a's kernel, strides and padding to those of TIU command s (a conv or pool). The
  * vendor's layer has the largest of each: a 5x5 stride-2 conv that the compiler splits into a
  * 5x1 stride-(2,1) pool and a 1x5 stride-(1,2) conv reads 5x5, stride 2, 2. */
-static void acc_geo(const struct tp_profile *p, const struct geo_ids *g, const struct tp_track *t,
+static void acc_geo(const struct tp_profile *p, const struct arg_ids *g, const struct tp_track *t,
                     const struct tp_slice *s, struct acc *a)
 {
 	uint32_t ty = tp_slice_type(t, s);
@@ -174,13 +177,27 @@ static void touch_span(struct acc *a, double b, double e)
 	a->cmds++;
 }
 
-static void acc_gdma(struct acc *a, const struct tp_track *t, const struct tp_slice *s)
+/* Bytes a load read from DDR: the AXI read counters (d0_ar + d1_ar) when the command carries
+ * them, which round small loads up to the bus burst as the vendor's S2L does; else the bytes
+ * it moved. */
+static uint64_t load_bytes(const struct tp_profile *p, const struct arg_ids *g,
+                           const struct tp_slice *s, uint64_t moved)
+{
+	const struct tp_arg *a0 = s->args ? tp_args_find(p, s->args, g->ar[0]) : NULL;
+	const struct tp_arg *a1 = s->args ? tp_args_find(p, s->args, g->ar[1]) : NULL;
+	if (!a0 || !a1)
+		return moved;
+	return (uint64_t)tp_arg_as_i64(a0) + (uint64_t)tp_arg_as_i64(a1);
+}
+
+static void acc_gdma(const struct tp_profile *p, const struct arg_ids *g, struct acc *a,
+                     const struct tp_track *t, const struct tp_slice *s)
 {
 	uint64_t b = tp_slice_bytes(t, s);
 	a->gdma_cycles += s->cycles;
 	switch (tp_slice_dir(t, s)) {
 	case TP_DIR_DDR_TO_LMEM:
-		a->s2l += b;
+		a->s2l += load_bytes(p, g, s, b);
 		a->load_cycles += s->cycles;
 		break;
 	case TP_DIR_LMEM_TO_DDR:
@@ -197,8 +214,8 @@ static void acc_gdma(struct acc *a, const struct tp_track *t, const struct tp_sl
 
 static void accumulate(const struct tp_profile *p, struct acc *acc)
 {
-	struct geo_ids g;
-	geo_ids_of(p, &g);
+	struct arg_ids g;
+	arg_ids_of(p, &g);
 	for (size_t k = 0; k < p->num_tracks; k++) {
 		const struct tp_track *t = &p->tracks[k];
 		if (t->kind != TP_TRACK_TIU && t->kind != TP_TRACK_GDMA)
@@ -213,7 +230,7 @@ static void accumulate(const struct tp_profile *p, struct acc *acc)
 			uint64_t c0 = tp_slice_start_cycle(t, s);
 			touch_span(a, (double)c0 * per, (double)(c0 + s->cycles) * per);
 			if (t->kind == TP_TRACK_GDMA) {
-				acc_gdma(a, t, s);
+				acc_gdma(p, &g, a, t, s);
 				continue;
 			}
 			a->tiu_cycles += s->cycles;
