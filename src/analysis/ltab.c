@@ -461,6 +461,13 @@ static void build_funcs(struct tp_ltab *t)
 	qsort(t->funcs, t->num_funcs, sizeof t->funcs[0], cmp_funcs);
 	for (size_t k = 0; k < t->num_funcs; k++)
 		add_sums(&t->overall, &t->funcs[k].s);
+	/* The vendor's Overall times are sums over the layer rows in row order, its theoretical
+	 * times sums over the Function rows: the float sums differ in the last digit. */
+	t->overall.gdma_us = t->overall.tiu_us = 0;
+	for (size_t i = 0; i < t->num_rows; i++) {
+		t->overall.gdma_us += t->rows[i].s.gdma_us;
+		t->overall.tiu_us += t->rows[i].s.tiu_us;
+	}
 	for (size_t k = 0; k < t->num_funcs; k++)
 		set_ratios(&t->funcs[k].s, &t->overall);
 	for (size_t i = 0; i < t->num_rows; i++)
@@ -530,7 +537,9 @@ static void overall_figures(const struct tp_profile *p, const struct tp_analysis
 	t->total_us = (double)a->total_time_ns / 1000.0;
 	t->parallelism = a->overall.parallelism;
 	t->concurrency = a->overall.concurrency_bound;
-	t->fps = t->overall.tiu_us > 0 ? 1e6 / t->overall.tiu_us : 0;
+	/* 10^6 / (Σ TIU cycles × period), the vendor's: not the sum of the rows' times. */
+	double tiu_us = (double)t->overall.tiu_cycles * period_us(p->tiu_freq_mhz);
+	t->fps = tiu_us > 0 ? 1e6 / tiu_us : 0;
 	const char *fl = tp_profile_get_meta(p, "sim_flops");
 	t->flops = fl ? strtod(fl, NULL) : 0;
 	for (size_t i = 0; i < t->num_rows; i++)

@@ -44,8 +44,6 @@ LISTED = {
     ("summary.csv", "PeakTops"): {"Cast"},
     ("summary.csv", "DataTypes"): None, ("summary.csv", "LayerTypes"): None,
     ("summary.csv", "gdmaTime(us)"): {"Others", "Overall"},
-    ("summary.csv", "tiuTime(us)"): {"Others", "Overall"},
-    ("summary.csv", "1684x FPS or Token/s"): {"Overall"},
     ("summary.csv", "totalTime(us)"): {"Others"},
 }
 
