@@ -34,9 +34,10 @@
 #define TP_KEY_TIU_PAD_DOWN "des_opd0_dn_pad"
 #define TP_KEY_TIU_PAD_LEFT "des_opd0_lf_pad"
 #define TP_KEY_TIU_PAD_RIGHT "des_opd0_rt_pad"
-/* Legacy (BM1684X / BM1684) GDMA PMU counters: bytes read over the two AXI ports */
-#define TP_KEY_GDMA_D0_AR "d0_ar_bytes"
-#define TP_KEY_GDMA_D1_AR "d1_ar_bytes"
+/* Legacy (BM1684X / BM1684) GDMA PMU counters, "pmu." + the vendor's counter name: bytes read
+ * over the two AXI ports */
+#define TP_KEY_GDMA_D0_AR "pmu.d0_ar_bytes"
+#define TP_KEY_GDMA_D1_AR "pmu.d1_ar_bytes"
 
 /* TIU cost model (struct tp_cost). */
 #define TP_KEY_ALG_OPS "Alg Ops"
