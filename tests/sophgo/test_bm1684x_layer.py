@@ -31,8 +31,8 @@ REF = os.path.join(SHARED, "testdata", "sophgo", "reference", "bm1684x_blazeface
 # The kernel, strides and padding come from the conv / pool commands' descriptor fields
 # (des_opd1_h, ...), which the BM1684X reader keeps once its descriptor decoding lands.
 GEO = {"kh", "kw", "KStrideH", "KStrideW", "Padding"}
-# S2L and what derives from it need the loads' AXI read counters (pmu.d0_ar_bytes, pmu.d1_ar_bytes),
-# which the BM1684X reader keeps once its PMU fields land.
+# S2L and what derives from it need the loads' AXI read counters (pmu.d0_ar_bytes,
+# pmu.d1_ar_bytes), which the BM1684X reader keeps once its PMU fields land.
 AXI = {"s2lBytes", "gdmaPTheoTime(us)", "ddrRate", "LoadAvgBandwidth(GiB/s)"}
 COST = {"AlgOps", "AlgOpsRatio", "uArchOps", "uArchOpsRatio", "uArchRate", "tiuPTheoTime(us)",
         "ActualTops"}
