@@ -494,6 +494,10 @@ struct tp_vendor_row {
 	uint64_t tiu_cycle, gdma_cycle, sdma_cycle; /* "totalTiuCycle", "totalGdmaCycle", ... */
 	double gdma_ddr_gbps, gdma_l2_gbps, sdma_ddr_gbps; /* "GdmaDdrAvgBW", ... */
 	uint64_t records[TP_TRACK_CDMA + 1]; /* record counts: TIU, GDMA, SDMA, CDMA */
+	/* 1 when total_time_ns cannot be the core's span: not above zero, or shorter than what
+	 * TIU or GDMA alone worked on the core. parallelism and tiu_working_ratio over it mean
+	 * nothing (they exceed 100 % per engine): the writers show them as not available. */
+	int short_span;
 };
 struct tp_vendor {
 	uint32_t tool;              /* strtab id of the tool's name; 0 = no rows */
