@@ -1,11 +1,13 @@
 /*
  * finish.c — tp_profile_finish: every track sorted (its cost array kept in step), nesting
- * depths of thread tracks, labels compacted, counters sorted and the profile's span; and
- * tp_profile_drop_cores, which removes cores and finishes again.
+ * depths of thread tracks, labels compacted, counters sorted, the profile's span and the note
+ * on strings cut at TP_PROFILE_MAX_STR; and tp_profile_drop_cores, which removes cores and
+ * finishes again.
  */
 #include "model/model.h"
 #include "model/model_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,6 +196,30 @@ static void finish_one(void *v, size_t k)
 	finish_track(&((struct finish_job *)v)[k]);
 }
 
+/* The one note on strings cut at TP_PROFILE_MAX_STR: added by the first finish that sees a
+ * cut, its count updated by a later one (a merge or a core filter finishes again). */
+static int note_cuts(struct tp_profile *p)
+{
+	if (!p->strs_cut)
+		return TP_OK;
+	char buf[160];
+	snprintf(buf, sizeof buf,
+	         "%llu strings longer than %d bytes cut there in every output (names, "
+	         "categories, values; each ends in \"" TP_PROFILE_CUT_MARK "\")",
+	         (unsigned long long)p->strs_cut, TP_PROFILE_MAX_STR);
+	if (p->strs_cut_note) {
+		uint32_t id = tp_profile_str(p, buf);
+		if (p->oom)
+			return TP_ENOMEM;
+		p->notes[p->strs_cut_note - 1].text = id;
+		return TP_OK;
+	}
+	if (tp_profile_note(p, "%s", buf) != TP_OK)
+		return TP_ENOMEM;
+	p->strs_cut_note = p->num_notes;
+	return TP_OK;
+}
+
 int tp_profile_finish(struct tp_profile *p)
 {
 	return tp_profile_finish_jobs(p, 1);
@@ -266,7 +292,7 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		dlo = dhi = 0;
 	p->device_begin_ns = dlo;
 	p->device_end_ns = dhi;
-	return TP_OK;
+	return note_cuts(p);
 }
 
 size_t tp_profile_slice_count(const struct tp_profile *p)

@@ -1,7 +1,8 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span), cost entries, slice labels and long durations, and the reference
- * cycle<->ns conversions (the layer table: model_layers_test.c).
+ * nesting depth, span), long strings cut at the model boundary, cost entries, slice labels
+ * and long durations, and the reference cycle<->ns conversions (the layer table:
+ * model_layers_test.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -470,6 +471,59 @@ static void test_oom_is_reported(void **state)
 	tp_profile_free(p);
 }
 
+/* Strings longer than TP_PROFILE_MAX_STR are cut where they enter the model: on a character
+ * boundary (never inside a multi-byte character, also one that UTF-8 repair made), ending in
+ * the mark, at most TP_PROFILE_MAX_STR bytes; counted once per distinct cut string; noted once
+ * by tp_profile_finish, the note updated by a later finish. Strings up to the limit are kept. */
+static void test_long_strings_cut(void **state)
+{
+	(void)state;
+	enum { MAX = TP_PROFILE_MAX_STR, MARK = sizeof TP_PROFILE_CUT_MARK - 1 };
+	size_t n = 4 * (size_t)MAX;
+	char *big = malloc(n + 1);
+	assert_non_null(big);
+	/* "a" then 3-byte euros: the cut at MAX - MARK bytes falls inside a euro. */
+	big[0] = 'a';
+	for (size_t i = 1; i + 3 <= n; i += 3)
+		memcpy(big + i, "\xe2\x82\xac", 3);
+	size_t used = 1 + (n - 1) / 3 * 3;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	uint32_t id = tp_profile_strn(p, big, used);
+	const char *s = tp_str(p, id);
+	size_t len = strlen(s), keep = 1 + (MAX - MARK - 1) / 3 * 3;
+	assert_true(len <= MAX);
+	assert_int_equal(len, keep + MARK);
+	assert_memory_equal(s, big, keep);
+	assert_string_equal(s + keep, TP_PROFILE_CUT_MARK);
+	assert_int_equal(p->strs_cut, 1);
+	/* The same long string again, and one sharing its cut prefix: the same id, no new cut. */
+	assert_int_equal(tp_profile_strn(p, big, used - 3), id);
+	assert_int_equal(p->strs_cut, 1);
+	/* Exactly MAX bytes is kept whole; invalid bytes that repair grows past MAX are cut. */
+	memset(big, 'b', MAX);
+	assert_int_equal(strlen(tp_str(p, tp_profile_strn(p, big, MAX))), MAX);
+	assert_int_equal(p->strs_cut, 1);
+	memset(big, 0xff, MAX / 2); /* each becomes U+FFFD, 3 bytes */
+	s = tp_str(p, tp_profile_strn_unique(p, big, MAX / 2));
+	len = strlen(s);
+	assert_true(len <= MAX && len > MAX - MARK - 3);
+	assert_int_equal((len - MARK) % 3, 0);
+	assert_string_equal(s + len - MARK, TP_PROFILE_CUT_MARK);
+	assert_int_equal(p->strs_cut, 2);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(p->num_notes, 1);
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "2 strings longer than 65536 bytes"));
+	big[0] = 'c';
+	tp_profile_strn(p, big, n);
+	tp_profile_note(p, "another note");
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(p->num_notes, 2);
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "3 strings longer than 65536 bytes"));
+	tp_profile_free(p);
+	free(big);
+}
+
 /* Labels: equal labels share one id, a setter changes one field of one slice only, the
  * table grows past its first hash, and an allocation failure leaves the slice as it was. */
 static void test_labels(void **state)
@@ -775,6 +829,7 @@ int main(void)
 	    cmocka_unit_test(test_cap_keys),
 	    cmocka_unit_test(test_cycle_conversion),
 	    cmocka_unit_test(test_oom_is_reported),
+	    cmocka_unit_test(test_long_strings_cut),
 	    cmocka_unit_test(test_cost_follows_sort),
 	    cmocka_unit_test(test_cost_pack_and_sort),
 	    cmocka_unit_test(test_cost_width),
