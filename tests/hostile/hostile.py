@@ -39,6 +39,7 @@ try:
     import openpyxl
 except ImportError:  # pragma: no cover
     openpyxl = None
+    print("hostile: SKIPPED the workbook checks: python3-openpyxl is not installed", flush=True)
 
 failures = []
 table = {}  # group -> {outcome: count}
