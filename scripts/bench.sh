@@ -323,8 +323,10 @@ fi
 # $data/job-16x100k like the gen-SIZE dumps), converted by one `tpuprof job` against a shell
 # loop converting them one by one (default --jobs in both), under tp-bench: wall, CPU, peak RSS
 # (of the largest process of the tree: tp-bench reads the child's wait4 rusage). Its own table,
-# separate from the rows above; BENCH_ONLY=job runs only it. BENCH_JOB_DUMPS / BENCH_JOB_CMDS
-# size it (per dump; commands spread over 8 cores).
+# separate from the rows above, with the ratios to the one-by-one row (--baseline), then its
+# targets (bench/targets.awk, only=job: wall, CPU and peak RSS against one by one, goals
+# stated there); BENCH_ONLY=job runs only it. BENCH_JOB_DUMPS / BENCH_JOB_CMDS size it (per
+# dump; commands spread over 8 cores).
 job_bench() {
   local n=${BENCH_JOB_DUMPS:-16} cmds=${BENCH_JOB_CMDS:-100000} jrows=$data/job-rows.tsv
   local dir=$data/job-${n}x$((cmds / 1000))k want stamp k
@@ -353,8 +355,10 @@ job_bench() {
   echo "   outputs: $(human_size "$out") (job), $(human_size "$out-loop") (one by one)"
   rm -rf "$out" "$out-loop"
   echo
-  echo "== job results (wall time, CPU, peak RSS of the largest process)"
-  "$tpbench" table "$jrows"
+  echo "== job results (wall time, CPU, peak RSS of the largest process; x = against one by one)"
+  "$tpbench" table "$jrows" --baseline "job=one by one ($n x tpuprof DUMP)"
+  echo
+  awk -f "$here/bench/targets.awk" -v only=job /dev/null /dev/null /dev/null "$jrows"
 }
 if [ "${BENCH_ONLY:-}" = job ]; then
   mkdir -p "$data/out"

@@ -741,11 +741,24 @@ static void test_lmem_from_commands(void **state)
 	assert_int_equal(r.v[3].bytes, 3136);
 	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
 	tp_free(r.v);
-	/* A cap keeps the first records and counts the rest. */
+	assert_int_equal(r.every, 1);
+	/* Past the cap: one command in ceil(5 / 3) = 2 of the four that give records (the
+	 * 1st and 3rd: both loads), the rest counted. */
 	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
-	assert_int_equal(r.n, 3);
-	assert_int_equal(r.dropped, 2);
-	assert_int_equal(r.v[2].bytes, 50176);
+	assert_int_equal(r.every, 2);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.dropped, 3);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[1].bytes, 50176);
+	tp_free(r.v);
+	/* One in ceil(5 / 2) = 3: the first load and the TIU command, whose second record is
+	 * past the cap and counted. */
+	assert_int_equal(tp_lmem_from_commands(p, 0, 2, &r), TP_OK);
+	assert_int_equal(r.every, 3);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.dropped, 3);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[1].lane_offset, 40960);
 	tp_free(r.v);
 	/* Without chip constants there is no lane to map onto. */
 	p->chip = NULL;

@@ -50,9 +50,10 @@ static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 	return slice_cmp(t, &t->slices[x], &t->slices[y]) < 0;
 }
 
-/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
+/* Sorts a track's slices and keeps its cost array and its kept LOCAL memory entries (if any) in
+ * step without a copy of any: a u32
  * permutation (the slices' old indexes) is sorted by the slices with tp_sort_index (stable: equal
- * slices keep their order, as glibc's qsort of the pair array did), then both arrays are
+ * slices keep their order, as glibc's qsort of the pair array did), then the arrays are
  * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
 static int sort_track(struct tp_track *t)
 {
@@ -76,6 +77,7 @@ static int sort_track(struct tp_track *t)
 			continue;
 		struct tp_slice s = t->slices[k];
 		uint32_t c = t->cost ? tp_model_cost_at(t, k) : 0;
+		uint32_t lm = t->lmem ? t->lmem[k] : 0;
 		size_t j = k;
 		for (;;) {
 			size_t from = perm[j];
@@ -84,11 +86,15 @@ static int sort_track(struct tp_track *t)
 				t->slices[j] = s;
 				if (t->cost)
 					tp_model_cost_put(t, j, c);
+				if (t->lmem)
+					t->lmem[j] = lm;
 				break;
 			}
 			t->slices[j] = t->slices[from];
 			if (t->cost)
 				tp_model_cost_put(t, j, tp_model_cost_at(t, from));
+			if (t->lmem)
+				t->lmem[j] = t->lmem[from];
 			j = from;
 		}
 	}
@@ -158,6 +164,8 @@ static void finish_track(struct finish_job *j)
 		if (tp_model_cost_grow(t) != TP_OK)
 			return;
 	}
+	if (tp_model_lmem_fit(t) != TP_OK)
+		return;
 	/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
 	tp_free(t->cost_slots);
 	t->cost_slots = NULL;
@@ -317,6 +325,8 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->cost_big);
 			tp_free(t->cost_dict);
 			tp_free(t->cost_slots);
+			tp_free(t->lmem);
+			tp_free(t->lmem_recs);
 			tp_free(t->labels);
 			tp_free(t->label_slots);
 			tp_free(t->long_dur);

@@ -266,6 +266,14 @@ struct tp_track {
 	 * TP_SLICE_LONG_DUR set: those of 2^31 ns (2.1 s) and more, or negative */
 	uint64_t *long_dur;
 	uint32_t num_long_dur, cap_long_dur;
+	/* owned; NULL, or one entry per slice (lmem_cap of them, kept in step by
+	 * tp_profile_finish): the LOCAL memory records a reader kept for the command in compact
+	 * form when it dropped the decoded descriptor fields they come from (model/lmemrec.h):
+	 * 0 = none, else (index of the first in lmem_recs + 1) | count << 30 */
+	uint32_t *lmem;
+	size_t lmem_cap;
+	uint64_t *lmem_recs; /* owned; packed: lane offset | bytes per lane << 32 | write << 63 */
+	size_t num_lmem_recs, cap_lmem_recs;
 };
 typedef struct tp_track tp_track;
 

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "model/argkeys.h"
+#include "model/lmemrec.h"
 #include "model/model.h"
 
 static void test_build_and_finish(void **state)
@@ -225,6 +226,60 @@ static void test_cost_follows_sort(void **state)
 	assert_int_equal(c.alg_ops, 7);
 	assert_int_equal(tp_track_get_cost(tr, 0, &c), 1);
 	assert_int_equal(c.alg_ops, 200);
+	tp_profile_free(p);
+}
+
+/* The LOCAL memory records a reader keeps per slice (model/lmemrec.h) come back packed as set,
+ * follow their slice through the sort, and slices pushed after the last set have none. */
+static void test_lmem_follows_sort(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	const int64_t starts[4] = {30, 10, 20, 5};
+	struct tp_lmem_cmd_rec r[TP_LMEM_CMD_RECS] = {
+	    {.lane_offset = 131071, .bytes = 0x7FFFFFFF, .write = 1},
+	    {.lane_offset = 0, .bytes = 1, .write = 0},
+	    {.lane_offset = 4096, .bytes = 65536, .write = 0}};
+	for (int k = 0; k < 4; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = starts[k];
+		tp_slice_set_end(p, &p->tracks[t], s, starts[k] + 5);
+		s->cmd_id = (uint32_t)k + 1;
+		/* cmd 1: all three records, cmd 2: none, cmd 3: the last one; cmd 4 after them */
+		if (k == 0)
+			assert_int_equal(tp_track_set_lmem(p, t, 0, r, 3), TP_OK);
+		if (k == 2)
+			assert_int_equal(tp_track_set_lmem(p, t, 2, r + 2, 1), TP_OK);
+	}
+	assert_int_equal(tp_track_set_lmem(p, t, 4, r, 1), TP_ERANGE); /* past the end */
+	assert_int_equal(tp_track_set_lmem(p, t, 1, r, 4), TP_ERANGE); /* too many */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(tr->num_lmem_recs, 4);
+	struct tp_lmem_cmd_rec g[TP_LMEM_CMD_RECS];
+	for (size_t i = 0; i < tr->count; i++) {
+		unsigned n = tp_track_get_lmem(tr, i, g);
+		switch (tr->slices[i].cmd_id) {
+		case 1:
+			assert_int_equal(n, 3);
+			for (unsigned k = 0; k < 3; k++) {
+				assert_int_equal(g[k].lane_offset, r[k].lane_offset);
+				assert_int_equal(g[k].bytes, r[k].bytes);
+				assert_int_equal(g[k].write, r[k].write);
+			}
+			break;
+		case 3:
+			assert_int_equal(n, 1);
+			assert_int_equal(g[0].lane_offset, 4096);
+			assert_int_equal(g[0].bytes, 65536);
+			break;
+		default:
+			assert_int_equal(n, 0);
+		}
+	}
+	assert_int_equal(tr->slices[0].cmd_id, 4);
 	tp_profile_free(p);
 }
 
@@ -831,6 +886,7 @@ int main(void)
 	    cmocka_unit_test(test_oom_is_reported),
 	    cmocka_unit_test(test_long_strings_cut),
 	    cmocka_unit_test(test_cost_follows_sort),
+	    cmocka_unit_test(test_lmem_follows_sort),
 	    cmocka_unit_test(test_cost_pack_and_sort),
 	    cmocka_unit_test(test_cost_width),
 	    cmocka_unit_test(test_cost_ratios),

@@ -44,6 +44,8 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].cost_big);
 		tp_free(p->tracks[i].cost_dict);
 		tp_free(p->tracks[i].cost_slots);
+		tp_free(p->tracks[i].lmem);
+		tp_free(p->tracks[i].lmem_recs);
 		tp_free(p->tracks[i].labels);
 		tp_free(p->tracks[i].label_slots);
 		tp_free(p->tracks[i].long_dur);

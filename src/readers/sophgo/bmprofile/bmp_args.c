@@ -6,6 +6,7 @@
  * type, cost figures, GDMA PMU figures, the DMA printer's tail). Owns the argument-key table.
  */
 #include "common/progress.h"
+#include "model/lmemrec.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -175,6 +176,72 @@ static void add_fields(struct bmp_rd *r, int engine, const struct bmp_cmd *c)
 			                      .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
 }
 
+/* The field index of each LOCAL memory key in one class (UINT16_MAX = none), matched by the
+ * argument key the class's field would get (sg_class_keys: TIU "des_" + the regdef name, DMA
+ * the plain name; BM1688's renames touch only *_start_addr_h32 / _l8, never one of these) and
+ * skipping the names the vendor's dict drops. Built once per class; NULL when out of memory. */
+static const uint16_t *lmem_fields(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
+{
+	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	if (!r->lmem_fields[engine] &&
+	    !(r->lmem_fields[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->lmem_fields[0])))
+		return NULL;
+	uint16_t **slot = &r->lmem_fields[engine][ci];
+	if (*slot)
+		return *slot;
+	uint16_t *f = tp_malloc(TP_LK_COUNT * sizeof *f);
+	if (!f)
+		return NULL;
+	const char *pre = engine == BMP_ENG_TIU ? "des_" : "";
+	for (int j = 0; j < TP_LK_COUNT; j++) {
+		f[j] = UINT16_MAX;
+		const char *want = tp_lmem_key_names[j];
+		if (strncmp(want, pre, strlen(pre)))
+			continue;
+		for (uint16_t i = 0; i < dc->rc->nfields && f[j] == UINT16_MAX; i++)
+			if (dc->dict_src[i] != UINT16_MAX &&
+			    !strcmp(dc->rc->fields[i].name, want + strlen(pre)))
+				f[j] = i;
+	}
+	return *slot = f;
+}
+
+/* Without the decoded fields, the command's LOCAL memory records (model/lmemrec.h) from the
+ * values its argument set would have held with them: the class's fields, then what the DMA
+ * printer's tail and the PMU figures add (addresses, LMEM bytes), later values winning as in
+ * the argument set. Kept in the track's compact form. */
+static void keep_lmem(struct bmp_rd *r, int engine, const struct bmp_cmd *c, int t, size_t index,
+                      unsigned core, size_t rel)
+{
+	const uint16_t *fi = lmem_fields(r, engine, c->desc.cls);
+	if (!fi) {
+		r->p->oom = 1;
+		return;
+	}
+	struct tp_lmem_vals v;
+	memset(&v, 0, sizeof v);
+	for (int j = 0; j < TP_LK_COUNT; j++)
+		if (fi[j] != UINT16_MAX) {
+			v.v[j] = sg_field(&c->desc, c->raw, c->desc.cls->dict_src[fi[j]]);
+			v.have[j] = 1;
+		}
+	if (engine == BMP_ENG_GDMA && c->kind == TP_CMD_NORMAL) {
+		v.v[TP_LK_DST_ADDR] = c->dst_addr;
+		v.v[TP_LK_SRC_ADDR] = c->src_addr;
+		v.have[TP_LK_DST_ADDR] = v.have[TP_LK_SRC_ADDR] = 1;
+	}
+	if (engine == BMP_ENG_GDMA && r->gd_gmem[core] && rel < r->gd_cap[core]) {
+		v.v[TP_LK_LMEM_BYTES] = r->gd_lmem[core][rel];
+		v.have[TP_LK_LMEM_BYTES] = 1;
+	}
+	struct tp_lmem_cmd_rec rec[TP_LMEM_CMD_RECS];
+	const struct tp_track *tr = &r->p->tracks[t];
+	unsigned n = tp_lmem_cmd_recs(r->p->chip, tr, &tr->slices[index], &v, rec);
+	if (n)
+		tp_track_set_lmem(r->p, t, index, rec, n);
+}
+
 /* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
 static void add_tiu_dtype(struct bmp_rd *r, const struct bmp_cmd *c)
 {
@@ -298,6 +365,8 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	struct tp_profile *p = r->p;
 	if (c.have_desc && r->fields)
 		add_fields(r, engine, &c);
+	else if (c.have_desc && c.kind == TP_CMD_NORMAL)
+		keep_lmem(r, engine, &c, t, index, core, rel);
 	if (c.have_desc) {
 		if (engine == BMP_ENG_TIU) {
 			add_tiu_dtype(r, &c);

@@ -436,6 +436,10 @@ struct bmp_rd {
 	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
 	 * class repeats), built the first time a class is seen. Owned. */
 	uint32_t **keys[2];
+	/* Without the fields (detail on, fields off): per engine and class, the field index of
+	 * each LOCAL memory key (model/lmemrec.h; UINT16_MAX = the class has none), built the
+	 * first time a class is seen, for the records kept in the track's compact form. Owned. */
+	uint16_t **lmem_fields[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
 	int jobs; /* threads for the per-core work (opts.jobs) */

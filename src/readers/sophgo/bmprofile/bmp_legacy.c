@@ -3,6 +3,7 @@
  * TIU re-anchoring, and the cycle and ns fields of each core's slices.
  */
 #include "common/progress.h"
+#include "model/lmemrec.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -182,9 +183,14 @@ static int move_outside(struct bmp_rd *r, unsigned k, int e, int t, size_t first
 				tr = &r->p->tracks[t];
 				s = &tr->slices[first + i];
 			}
+			tp_track_move_lmem(tr, first + kept, first + i);
 			tr->slices[first + kept++] = *s;
 			continue;
 		}
+		/* A slice moved out loses its kept LOCAL memory records (its place here is reused).
+		 */
+		if (tr->lmem && first + i < tr->lmem_cap)
+			tr->lmem[first + i] = 0;
 		struct tp_slice old = *s;
 		struct tp_label lb = *tp_slice_label(tr, s);
 		int64_t end = tp_slice_end(tr, s);

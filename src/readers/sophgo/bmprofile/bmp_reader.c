@@ -414,15 +414,16 @@ static void choose_detail(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
 	}
 	r->detail = records <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
 	/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
-	r->fields = records <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
+	r->fields = records <= (o && o->fields_limit ? o->fields_limit
+	                                             : (uint64_t)TP_BMPROFILE_FIELDS_AUTO_LIMIT);
 	if (!r->detail)
 		tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
 		                      "message ids), LOCAL memory records and tensors are not "
 		                      "kept; convert with --detail full to keep them");
 	else if (!r->fields)
 		tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
-		                      "strides) are not kept; convert with --detail full to keep "
-		                      "them");
+		                      "strides) are not kept (LOCAL memory records are); convert "
+		                      "with --detail full to keep them");
 }
 
 /* The side files (tensor_location.json, final.mlir) and what global.profile keeps with or
@@ -663,6 +664,10 @@ static void rd_release(struct bmp_rd *r)
 			tp_free(r->keys[e][i]);
 		tp_free(r->keys[e]);
 		r->keys[e] = NULL;
+		for (size_t i = 0; r->lmem_fields[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(r->lmem_fields[e][i]);
+		tp_free(r->lmem_fields[e]);
+		r->lmem_fields[e] = NULL;
 	}
 	sg_decoder_free(r->dec);
 	r->dec = NULL;
