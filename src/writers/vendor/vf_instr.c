@@ -221,7 +221,8 @@ static void put_row(struct tp_buf *o, const struct tp_profile *p, const struct t
 	cell_arg(o, p, s, "Res Dtype");
 	layer_cell(o, p, s);
 	struct tp_cost k;
-	if (tiu && tp_track_get_cost(t, i, &k) && k.valid)
+	int valid = tp_track_get_cost(t, i, &k);
+	if (t->cost) /* the simulator's cycles, valid or not (BM1684X) */
 		cell_u64(o, k.alg_cycle);
 	else
 		cell_arg(o, p, s, "Alg Cycle");
@@ -234,7 +235,7 @@ static void put_row(struct tp_buf *o, const struct tp_profile *p, const struct t
 	snprintf(b, sizeof b, "%s-%u", tiu ? "GDMA" : "TIU", s->dep_id);
 	cell_str(o, b);
 	pmu_cell(o, p, s, st, st + s->cycles);
-	if (tiu && tp_track_get_cost(t, i, &k) && k.valid) {
+	if (tiu && valid) {
 		cell_u64(o, k.alg_ops);
 		cell_u64(o, k.uarch_ops);
 		cell_arg(o, p, s, TP_KEY_UARCH_RATE);

@@ -337,10 +337,13 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
 	uint32_t sim = r->sim_cyc[engine] ? sim_cycles(r, engine, core, s->cmd_id) : 0;
-	if (engine == BMP_ENG_TIU && c.have_desc) {
+	if (engine == BMP_ENG_TIU && c.have_desc)
 		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
-		if (r->fdec && k.valid) /* BM1684X: the vendor's Alg cycle is the simulator's */
-			k.alg_cycle = sim;
+	/* BM1684X: the vendor's Alg cycle is the simulator's, on every command of both engines
+	 * (a GDMA entry and a TIU one without a model are valid 0: figures no total counts). */
+	if (r->fdec && c.have_desc)
+		k.alg_cycle = sim;
+	if ((engine == BMP_ENG_TIU || r->fdec) && c.have_desc) {
 		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
