@@ -202,7 +202,9 @@ _Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
 struct tp_cost {
 	uint64_t alg_ops;    /* "Alg Ops": operations the algorithm needs */
 	uint64_t uarch_ops;  /* "uArch Ops": operations the hardware spends (alignment padding) */
-	uint32_t alg_cycle;  /* "Alg Cycle": ideal cycles at full throughput */
+	uint32_t alg_cycle;  /* "Alg Cycle": ideal cycles at full throughput; BM1684X: the
+	                        compiler simulator's cycles (net_stat.sim), on GDMA commands
+	                        too, whether valid or not */
 	uint32_t init_cycle; /* fixed start-up cycles of the op class */
 	uint32_t bank_cycle; /* bank-conflict cycles */
 	uint8_t valid;       /* 1 = modelled */

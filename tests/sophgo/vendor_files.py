@@ -123,8 +123,12 @@ def compare_csv(ck, fname, ref, got):
         ck.fail(f"{fname}: {len(rr) - 1} rows in the reference, {len(gr) - 1} written")
         return
 
+    legacy = "Core Id" not in h  # instruction.csv of the legacy path (BM1684X, BM1684)
+
     def ident(row):
         d = dict(zip(h, row))
+        if legacy:
+            return (d["EngineId"], d["Inst ID"])
         return (d["Core Id"], d["Engine Id"], d["Cmd Id"])
 
     pairs = list(zip(rr[1:], gr[1:]))
@@ -142,14 +146,22 @@ def compare_csv(ck, fname, ref, got):
             return out
         rk, gk = keyed(rr[1:]), keyed(gr[1:])
         pairs = [(rk[k], gk.get(k)) for k in rk]
+    agree = cells = 0
+    differ = {}
     for n, (a, b) in enumerate(pairs):
         if b is None:
             ck.fail(f"{fname}: row {a[:4]} missing")
             continue
-        ftype = dict(zip(h, a))["Function Type"]
+        ftype = dict(zip(h, a))["Inst Function" if legacy else "Function Type"]
         for k, x, y in zip(h, a, b):
+            cells += 1
+            agree += x == y
+            if x != y:
+                differ[k] = differ.get(k, 0) + 1
             if x != y and not ck.allowed(fname, k, ftype):
                 ck.fail(f"{fname} row {n} ({a[0]},{a[3]}): {k}: {x!r} / {y!r}")
+    print(f"{ck.dump}: {fname}: {agree} of {cells} cells agree; differing cells per column: "
+          f"{differ}")
 
 
 def check_dump(tpuprof, table, shared, outdir, dump):

@@ -23,6 +23,8 @@ int tp_vendor_write_dir(const struct tp_profile *p, const char *dir, size_t *nfi
 		*nfiles = 0;
 	if (c.fl == VF_NONE)
 		return TP_OK;
+	if (c.fl == VF_LEGACY)
+		return vf_write_instruction_csv(&c, dir, nfiles, d);
 	int rc = vf_write_reginfo(&c, dir, nfiles, d);
 	if (rc == TP_OK)
 		rc = vf_write_perfai_csv(&c, dir, nfiles, d);
@@ -123,6 +125,7 @@ const struct tp_output tp_output_vendor = {
     .file = "vendor",
     .enable_flag = "--vendor_files",
     .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
-           "PerfAI_output.csv) for grep, as docs/vendor-files.md lists",
+           "PerfAI_output.csv; instruction.csv for BM1684X/BM1684) for grep, as "
+           "docs/vendor-files.md lists",
     .write = write_vendor,
 };

@@ -142,9 +142,10 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
 static const uint32_t *class_keys(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
 {
 	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
-	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+	size_t ci = (size_t)(dc - kd->cls[eng]);
 	if (!r->keys[engine]) {
-		r->keys[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[engine]);
+		r->keys[engine] = tp_calloc(kd->ncls[eng], sizeof *r->keys[engine]);
 		if (!r->keys[engine])
 			return NULL;
 	}
@@ -270,6 +271,45 @@ static void add_tiu_cost(struct bmp_rd *r, const struct tp_cost *k, uint32_t asi
 	tp_args_add_str(r->p, "Bank Conflict Ratio", buf);
 }
 
+/* The simulator's cycles (net_stat.sim) of core `core`'s command cmd_id of engine e, 0 when
+ * none was matched (read_netstat). Node i runs command i + 1 (§8.2: by position). */
+static uint32_t sim_cycles(const struct bmp_rd *r, int e, unsigned core, uint32_t cmd_id)
+{
+	if (core != 0 || !r->sim_cyc[e] || cmd_id == 0 || cmd_id > r->nsim[e])
+		return 0;
+	return r->sim_cyc[e][cmd_id - 1];
+}
+
+/* BM1684X's legacy printer (instruction.csv): the operand types, the simulator's cycles
+ * ("Alg Cycle", GDMA included) and, on TIU, the cost figures with its uArch Rate of three
+ * decimals. */
+static void add_legacy_args(struct bmp_rd *r, int engine, const struct bmp_cmd *c,
+                            const struct tp_cost *k, uint32_t sim)
+{
+	char o0[16], rs[16];
+	if (engine == BMP_ENG_TIU) {
+		sg_bm1684x_dtypes(&c->desc, c->raw, o0, rs, sizeof o0);
+	} else if (sg_has(&c->desc, SG_F_SRC_FMT) && c->kind == TP_CMD_NORMAL) {
+		static const char *const n[8] = {"i8",  "f16",  "f32", "i16",
+		                                 "i32", "bf16", "i4",  "i8"};
+		snprintf(o0, sizeof o0, "%s", n[sg_get(&c->desc, c->raw, SG_F_SRC_FMT) & 7]);
+		snprintf(rs, sizeof rs, "%s", o0);
+	} else {
+		o0[0] = rs[0] = '\0';
+	}
+	tp_args_add_str(r->p, "Opd0 Dtype", o0);
+	tp_args_add_str(r->p, "Res Dtype", rs);
+	tp_args_add_uint(r->p, "Alg Cycle", sim);
+	if (engine != BMP_ENG_TIU || !k->valid)
+		return;
+	char buf[32];
+	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
+	snprintf(buf, sizeof buf, "%.3f%%",
+	         k->uarch_ops ? (double)k->alg_ops / (double)k->uarch_ops * 100.0 : 0.0);
+	tp_args_add_str(r->p, "uArch Rate", buf);
+}
+
 /* Python's round(x, 4) for the positive values here. */
 static double round4(double x)
 {
@@ -346,6 +386,15 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 		tp_slice_set_label(r->p, tr, s, &l);
 		return;
 	}
+	/* BM1684X: the register tables give the fields the hand-written decoder does not. */
+	if (!c.have_desc && r->fdec && c.raw &&
+	    sg_decode(r->fdec, engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, c.raw, c.raw_n,
+	              &c.desc)) {
+		c.have_desc = 1;
+		/* TIU names as its op index spells them (sys.end, not BM1688's system.end). */
+		if (engine == BMP_ENG_TIU && c.desc.sub_name)
+			c.name = c.desc.sub_name;
+	}
 	struct tp_label l = *tp_slice_label(tr, s);
 	l.kind = c.kind;
 	l.dir = c.dir;
@@ -354,8 +403,14 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	tp_slice_set_label(r->p, tr, s, &l);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
-	if (engine == BMP_ENG_TIU && c.have_desc) {
+	uint32_t sim = r->sim_cyc[engine] ? sim_cycles(r, engine, core, s->cmd_id) : 0;
+	if (engine == BMP_ENG_TIU && c.have_desc)
 		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
+	/* BM1684X: the vendor's Alg cycle is the simulator's, on every command of both engines
+	 * (a GDMA entry and a TIU one without a model are valid 0: figures no total counts). */
+	if (r->fdec && c.have_desc)
+		k.alg_cycle = sim;
+	if ((engine == BMP_ENG_TIU || r->fdec) && c.have_desc) {
 		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
@@ -367,12 +422,20 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 		add_fields(r, engine, &c);
 	else if (c.have_desc && c.kind == TP_CMD_NORMAL)
 		keep_lmem(r, engine, &c, t, index, core, rel);
-	if (c.have_desc) {
-		if (engine == BMP_ENG_TIU) {
-			add_tiu_dtype(r, &c);
-			if (k.valid)
-				add_tiu_cost(r, &k, s->cycles);
-		}
+	if (c.have_desc && r->fdec) {
+		add_legacy_args(r, engine, &c, &k, sim);
+		if (r->fields && r->pmu_rec[engine] && rel < r->pmu_nrec[engine])
+			bmp_legacy_pmu_args(p, engine,
+			                    r->pmu_rec[engine] +
+			                        rel * (engine == BMP_ENG_TIU
+			                                   ? r->chip->tiu_pmu_bytes
+			                                   : r->chip->gdma_pmu_bytes));
+	} else if (c.have_desc && engine == BMP_ENG_TIU) {
+		add_tiu_dtype(r, &c);
+		if (k.valid)
+			add_tiu_cost(r, &k, s->cycles);
+	} else if (r->arch == TP_ARCH_BM1684 && r->sim_cyc[engine]) {
+		tp_args_add_uint(p, "Alg Cycle", sim); /* BM1684: no register tables, no types */
 	}
 	if (engine == BMP_ENG_GDMA && c.have_desc)
 		add_dma_tail(r, &c);

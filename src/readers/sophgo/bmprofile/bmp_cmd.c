@@ -532,6 +532,8 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 {
 	memset(c, 0, offsetof(struct bmp_cmd, name_buf));
 	c->engine = (uint8_t)engine;
+	c->raw = p;
+	c->raw_n = size;
 	if (arch == TP_ARCH_BM1684)
 		decode_bm1684(engine, p, c);
 	else if (engine == BMP_ENG_TIU)

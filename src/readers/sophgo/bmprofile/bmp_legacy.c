@@ -306,6 +306,12 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		                ipath, k);
 	finish_cycles(r, r->tiu_track[k], tf, tn, r->tiu_mhz, iter_off_ns);
 	finish_cycles(r, r->gdma_track[k], gf, gn, r->gdma_mhz, iter_off_ns);
+	/* The records stay readable (a dropped mapping faults back in): bmp_fill_cmd reads the
+	 * PMU counters of the legacy printer's pmu_info from them. */
+	r->pmu_rec[BMP_ENG_TIU] = tn ? f->data + it->bd[k].off : NULL;
+	r->pmu_rec[BMP_ENG_GDMA] = gn ? f->data + it->gdma[k].off : NULL;
+	r->pmu_nrec[BMP_ENG_TIU] = tn;
+	r->pmu_nrec[BMP_ENG_GDMA] = gn;
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
@@ -320,6 +326,7 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		goto out;
 	rc = bmp_cmds_close(r, cc);
 out:
+	r->pmu_rec[0] = r->pmu_rec[1] = NULL;
 	tp_free(out[0]);
 	tp_free(out[1]);
 	return rc;

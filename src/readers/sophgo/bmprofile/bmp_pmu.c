@@ -469,3 +469,86 @@ int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		                core, (unsigned long long)early);
 	return TP_OK;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* BM1684X PMU records as counters (the legacy printer's pmu_info).                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The 192-byte GDMA record's words by tpu-mlir's BM1684X names (§4.6: its def, with the
+ * vendor's "12sram" spelling of two of them), u32 at 4·index; index 2 is inst_id (bits 0-19)
+ * and reserved (20-31). Checked on every record of the real BM1684X dump against the vendor's
+ * instruction.csv. 0-1 (the times) are added by the caller. */
+static const char *const gdma_words[48] = {
+    NULL,
+    NULL,
+    NULL,
+    "d0_aw_bytes",
+    "d0_wr_bytes",
+    "d0_ar_bytes",
+    "d1_aw_bytes",
+    "d1_wr_bytes",
+    "d1_ar_bytes",
+    "gif_aw_bytes",
+    "gif_wr_bytes",
+    "gif_ar_bytes",
+    "gif_12sram_aw_bytes",
+    "gif_l2sram_w_bytes",
+    "gif_l2sram_ar_bytes",
+    "reserved1",
+    "axi_d0_wr_valid_bytes",
+    "axi_d0_rd_valid_bytes",
+    "axi_d1_wr_valid_bytes",
+    "axi_d1_rd_valid_bytes",
+    "gif_fmem_wr_valid_bytes",
+    "gif_fmem_rd_valid_bytes",
+    "gif_l2sram_wr_valid_bytes",
+    "gif_l2sram_rd_valid_bytes",
+    "axi_d0_wr_stall_bytes",
+    "axi_d0_rd_stall_bytes",
+    "axi_d1_wr_stall_bytes",
+    "axi_d1_rd_stall_bytes",
+    "gif_fmem_wr_stall_bytes",
+    "gif_fmem_rd_stall_bytes",
+    "gif_l2sram_wr_stall_bytes",
+    "gif_12sram_rd_stall_bytes",
+    "axi_d0_aw_end",
+    "axi_d0_aw_st",
+    "axi_d0_ar_end",
+    "axi_d0_ar_st",
+    "axi_d0_wr_end",
+    "axi_d0_wr_st",
+    "axi_d0_rd_end",
+    "axi_d0_rd_st",
+    "axi_d1_aw_end",
+    "axi_d1_aw_st",
+    "axi_d1_ar_end",
+    "axi_d1_ar_st",
+    "axi_d1_wr_end",
+    "axi_d1_wr_st",
+    "axi_d1_rd_end",
+    "axi_d1_rd_st",
+};
+
+void bmp_legacy_pmu_args(struct tp_profile *p, int engine, const uint8_t *rec)
+{
+	char key[48];
+	tp_args_add_uint(p, BMP_PMU_PREFIX "raw_inst_start_time", tp_le32(rec));
+	tp_args_add_uint(p, BMP_PMU_PREFIX "raw_inst_end_time", tp_le32(rec + 4));
+	if (engine == BMP_ENG_TIU) { /* §4.5, 32 bytes */
+		uint64_t w = tp_le64(rec + 8);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "inst_id", w & 0xFFFF);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "computation_load", w >> 16);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_read", tp_le32(rec + 16));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_read_stall", tp_le32(rec + 20));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_write", tp_le32(rec + 24));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "reserved", tp_le32(rec + 28));
+		return;
+	}
+	uint32_t w = tp_le32(rec + 8);
+	tp_args_add_uint(p, BMP_PMU_PREFIX "inst_id", w & 0xFFFFF);
+	tp_args_add_uint(p, BMP_PMU_PREFIX "reserved", w >> 20);
+	for (unsigned i = 3; i < 48; i++) {
+		snprintf(key, sizeof key, BMP_PMU_PREFIX "%s", gdma_words[i]);
+		tp_args_add_uint(p, key, tp_le32(rec + 4 * i));
+	}
+}
