@@ -19,6 +19,11 @@ void sgt_rmtree(const char *path);
 /* Materialises fixture `name` into a fresh temp dir `as` and returns its path (static
  * buffer, valid until the next call). */
 const char *sgt_make_fixture(const char *name, const char *as);
+/* The path dir/file, in one of a few rotating static buffers (valid for the next 3 calls). */
+const char *sgt_in(const char *dir, const char *file);
+/* The hex fixture sgt_fixdir/name turned into bytes (malloc'ed, caller frees); *n gets the
+ * length. Fails the test when it cannot be read or parsed. */
+uint8_t *sgt_load_hex(const char *name, size_t *n);
 /* Overwrites the little-endian u32 at `off` of the file. */
 void sgt_put_u32(const char *path, size_t off, uint32_t v);
 

@@ -178,42 +178,75 @@ static int near(double a, double b)
 	return a - b < 1e-9 && b - a < 1e-9;
 }
 
+/* The number under key k of object o must be want (to 1e-9); the message names the key. */
+static void expect_num(const cJSON *o, const char *k, double want)
+{
+	double got = num(o, k);
+	if (!near(got, want))
+		fail_msg("\"%s\" is %.9g, want %.9g", k, got, want);
+}
+
+/* A latency or throughput statistics object: its min, mean, median, p99 and max. */
+static void expect_stats(const cJSON *o, double min, double mean, double median, double p99,
+                         double max)
+{
+	expect_num(o, "min", min);
+	expect_num(o, "mean", mean);
+	expect_num(o, "median", median);
+	expect_num(o, "p99", p99);
+	expect_num(o, "max", max);
+}
+
+/* One range_stats entry: its kind, executions, cut-short and cross-thread counts and total. */
+static void expect_range(const cJSON *e, const char *kind, double count, double cut_short,
+                         double cross_thread, double total_ms)
+{
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "kind")->valuestring, kind);
+	expect_num(e, "count", count);
+	expect_num(e, "cut_short", cut_short);
+	expect_num(e, "cross_thread", cross_thread);
+	expect_num(e, "total_ms", total_ms);
+}
+
+/* Writes p's summary.json (md 0) or summary.md (md 1) into b, which it initialises. */
+static void render(const struct tp_profile *p, int md, struct tp_buf *b)
+{
+	tp_buf_init(b);
+	int st = md ? tp_capreport_write_md(p, NULL, b) : tp_capreport_write_json(p, NULL, b);
+	assert_int_equal(st, TP_OK);
+}
+
 static void test_json(void **state)
 {
 	(void)state;
 	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	check_golden(&b, "summary.json");
 	cJSON *root = cJSON_Parse(b.data);
 	assert_non_null(root);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
-	assert_true(near(num(ov, "steps"), 5));
-	assert_true(near(num(ov, "warmup_steps"), 1));
-	assert_true(near(num(ov, "counted_steps"), 4));
+	expect_num(ov, "steps", 5);
+	expect_num(ov, "warmup_steps", 1);
+	expect_num(ov, "counted_steps", 4);
 	/* Counted latencies 1, 2, 3, 4 ms: mean 2.5, median 2.5, p99 = rank ceil(3.96) = 4. */
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(ov, "latency_ms");
-	assert_true(near(num(lat, "min"), 1.0));
-	assert_true(near(num(lat, "mean"), 2.5));
-	assert_true(near(num(lat, "median"), 2.5));
-	assert_true(near(num(lat, "p99"), 4.0));
-	assert_true(near(num(lat, "max"), 4.0));
-	assert_true(near(num(ov, "counted_steps_time_ms"), 10.0));
+	expect_stats(lat, 1.0, 2.5, 2.5, 4.0, 4.0);
+	expect_num(ov, "counted_steps_time_ms", 10.0);
 	/* Throughput at batch 1: 1000, 500, 333.333, 250 samples/s. */
 	const cJSON *thr = cJSON_GetObjectItemCaseSensitive(ov, "throughput_samples_per_s");
-	assert_true(near(num(thr, "min"), 250.0));
-	assert_true(near(num(thr, "max"), 1000.0));
-	assert_true(near(num(thr, "median"), 416.667));
-	assert_true(near(num(thr, "mean"), 520.833));
+	expect_num(thr, "min", 250.0);
+	expect_num(thr, "max", 1000.0);
+	expect_num(thr, "median", 416.667);
+	expect_num(thr, "mean", 520.833);
 	/* app_stats: "none" and the steps, each activity with duration and meta. */
 	const cJSON *app = cJSON_GetObjectItemCaseSensitive(root, "app_stats");
 	const cJSON *none = cJSON_GetObjectItemCaseSensitive(app, "none");
 	const cJSON *prep = cJSON_GetObjectItemCaseSensitive(none, "data prep");
-	assert_true(near(num(prep, "duration_ms"), 0.005));
+	expect_num(prep, "duration_ms", 0.005);
 	const cJSON *s3 = cJSON_GetObjectItemCaseSensitive(app, "3");
 	const cJSON *post = cJSON_GetObjectItemCaseSensitive(s3, "postprocess");
-	assert_true(near(num(post, "duration_ms"), 0.002003));
+	expect_num(post, "duration_ms", 0.002003);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(post, "meta")->valuestring,
 	                    "top-1 | <b>");
 	/* op_stats: graph -> step -> host -> device -> node. */
@@ -228,9 +261,9 @@ static void test_json(void **state)
 	        "CPU"),
 	    "l0/qkv");
 	assert_non_null(node);
-	assert_true(near(num(node, "duration_ms"), 0.201)); /* 200 000 + 1 000 ns */
-	assert_true(near(num(node, "count"), 2));
-	assert_true(near(num(node, "total_bytes"), 49152));
+	expect_num(node, "duration_ms", 0.201); /* 200 000 + 1 000 ns */
+	expect_num(node, "count", 2);
+	expect_num(node, "total_bytes", 49152);
 	const cJSON *out0 =
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "output"), "0");
 	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(out0, "shape");
@@ -262,10 +295,10 @@ static void test_json(void **state)
 	const cJSON *first = cJSON_GetArrayItem(types, 0);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(first, "op_type")->valuestring,
 	                    "MatMul");
-	assert_true(near(num(first, "executions"), 8));
+	expect_num(first, "executions", 8);
 	/* 100+200+300+400 us + 4 x 1 us = 1.004 ms of the 10 ms counted step time. */
-	assert_true(near(num(first, "total_ms"), 1.004));
-	assert_true(near(num(first, "share_of_step_time_pct"), 10.04));
+	expect_num(first, "total_ms", 1.004);
+	expect_num(first, "share_of_step_time_pct", 10.04);
 	assert_null(strstr(b.data, "</script")); /* JSON stays safe inside HTML */
 	cJSON_Delete(root);
 	tp_buf_free(&b);
@@ -290,59 +323,43 @@ static void test_marks_ranges(void **state)
 	(void)state;
 	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	cJSON *root = cJSON_Parse(b.data);
 	assert_non_null(root);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
-	assert_true(near(num(ov, "marks"), 4));
-	assert_true(near(num(ov, "ranges"), 4));
-	assert_true(near(num(ov, "async_ranges"), 3));
-	assert_true(near(num(ov, "ranges_cut_short"), 2));
-	assert_true(near(num(ov, "scopes_cut_short"), 0)); /* steps/activities/operators only */
+	expect_num(ov, "marks", 4);
+	expect_num(ov, "ranges", 4);
+	expect_num(ov, "async_ranges", 3);
+	expect_num(ov, "ranges_cut_short", 2);
+	expect_num(ov, "scopes_cut_short", 0); /* steps/activities/operators only */
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "range_stats");
 	assert_int_equal(cJSON_GetArraySize(rs), 2);
 	/* Most total time first: request (40 us) before load (6 us). */
 	const cJSON *req = cJSON_GetArrayItem(rs, 0), *load = cJSON_GetArrayItem(rs, 1);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "name")->valuestring, "request");
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "kind")->valuestring, "async");
-	assert_true(near(num(req, "count"), 3));
-	assert_true(near(num(req, "cut_short"), 1));
-	assert_true(near(num(req, "cross_thread"), 1));
-	assert_true(near(num(req, "total_ms"), 0.04));
-	const cJSON *rl = cJSON_GetObjectItemCaseSensitive(req, "latency_ms");
-	assert_true(near(num(rl, "min"), 0.01));
-	assert_true(near(num(rl, "mean"), 0.02));
-	assert_true(near(num(rl, "median"), 0.02)); /* mean of the middle two of {10, 30} us */
-	assert_true(near(num(rl, "p99"), 0.03));
-	assert_true(near(num(rl, "max"), 0.03));
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "kind")->valuestring, "range");
+	expect_range(req, "async", 3, 1, 1, 0.04);
+	/* The median is the mean of the middle two of {10, 30} us. */
+	expect_stats(cJSON_GetObjectItemCaseSensitive(req, "latency_ms"), 0.01, 0.02, 0.02, 0.03,
+	             0.03);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "category")->valuestring, "io");
-	assert_true(near(num(load, "count"), 4));
-	assert_true(near(num(load, "cut_short"), 1));
-	assert_true(near(num(load, "cross_thread"), 0));
-	assert_true(near(num(load, "total_ms"), 0.006)); /* the cut 50 us is not in it */
-	const cJSON *ll = cJSON_GetObjectItemCaseSensitive(load, "latency_ms");
-	assert_true(near(num(ll, "min"), 0.001));
-	assert_true(near(num(ll, "mean"), 0.002));
-	assert_true(near(num(ll, "median"), 0.002));
-	assert_true(near(num(ll, "p99"), 0.003));
-	assert_true(near(num(ll, "max"), 0.003));
+	/* The cut 50 us is not in the total. */
+	expect_range(load, "range", 4, 1, 0, 0.006);
+	expect_stats(cJSON_GetObjectItemCaseSensitive(load, "latency_ms"), 0.001, 0.002, 0.002,
+	             0.003, 0.003);
 	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "mark_stats");
 	assert_int_equal(cJSON_GetArraySize(ms), 2);
 	assert_string_equal(
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 0), "name")->valuestring,
 	    "tick"); /* most frequent first */
-	assert_true(near(num(find_named(ms, "tick"), "count"), 3));
-	assert_true(near(num(find_named(ms, "ckpt"), "count"), 1));
+	expect_num(find_named(ms, "tick"), "count", 3);
+	expect_num(find_named(ms, "ckpt"), "count", 1);
 	assert_string_equal(
 	    cJSON_GetObjectItemCaseSensitive(find_named(ms, "ckpt"), "category")->valuestring,
 	    "io");
 	cJSON_Delete(root);
 	/* summary.md: the two tables. */
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "| async | request | - | 3 | 1 | 1 | 0.040000 | 0.020000 | "
 	                               "0.020000 | 0.030000 | 0.010000 | 0.030000 |"));
 	assert_non_null(strstr(b.data, "| range | load | io | 4 | 1 | 0 | 0.006000 |"));
@@ -358,8 +375,7 @@ static void test_md(void **state)
 	(void)state;
 	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	check_golden(&b, "summary.md");
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
@@ -391,16 +407,14 @@ static void test_drops_and_cut(void **state)
 	tp_slice_set_end(p, &p->tracks[0], s, 1100000000);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "| Events dropped | 7 |"));
 	assert_non_null(
 	    strstr(b.data, "| Scopes cut short by the end of the capture (excluded) | 1 |"));
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	assert_non_null(strstr(b.data, "\"records_dropped\": 7,"));
 	assert_non_null(strstr(b.data, "\"scopes_cut_short\": 1,\n"));
 	tp_buf_free(&b);
@@ -479,8 +493,7 @@ static struct tp_profile *app_profile(int *dev)
 static cJSON *json_of(const struct tp_profile *p)
 {
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	cJSON *root = cJSON_Parse(b.data);
 	assert_non_null(root);
 	tp_buf_free(&b);
@@ -529,7 +542,7 @@ static void test_worker_thread_op(void **state)
 	cJSON *root = json_of(p);
 	const cJSON *conv = op_node(root, "g", "2", "conv");
 	assert_non_null(conv);
-	assert_true(near(num(conv, "duration_ms"), 0.000202));
+	expect_num(conv, "duration_ms", 0.000202);
 	assert_null(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "(no graph)"));
 	cJSON_Delete(root);
@@ -558,9 +571,9 @@ static void test_op_stats_merge(void **state)
 	cJSON *root = json_of(p);
 	const cJSON *mm = op_node(root, "", "3", "mm");
 	assert_non_null(mm);
-	assert_true(near(num(mm, "duration_ms"), 0.000123));
-	assert_true(near(num(mm, "total_bytes"), 42));
-	assert_true(near(num(mm, "count"), 3));
+	expect_num(mm, "duration_ms", 0.000123);
+	expect_num(mm, "total_bytes", 42);
+	expect_num(mm, "count", 3);
 	char *txt = cJSON_PrintUnformatted(mm);
 	assert_non_null(strstr(txt, "early"));
 	assert_null(strstr(txt, "late"));
@@ -568,7 +581,7 @@ static void test_op_stats_merge(void **state)
 	assert_non_null(op_node(root, "", "3", "other"));
 	const cJSON *mm4 = op_node(root, "", "4", "mm");
 	assert_non_null(mm4);
-	assert_true(near(num(mm4, "duration_ms"), 0.000005));
+	expect_num(mm4, "duration_ms", 0.000005);
 	cJSON_Delete(root);
 	tp_profile_free(p);
 }
@@ -632,16 +645,14 @@ static void test_empty_capture(void **state)
 	p->arch = TP_ARCH_CPU;
 	tp_profile_finish(p);
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	cJSON *root = cJSON_Parse(b.data);
 	assert_non_null(root);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "overall_stats"), "latency_ms")));
 	cJSON_Delete(root);
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "No operators were recorded."));
 	tp_buf_free(&b);
 	tp_profile_free(p);

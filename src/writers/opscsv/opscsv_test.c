@@ -139,39 +139,47 @@ static void test_ratios_parse_errors(void **state)
 
 /* ---- CSV --------------------------------------------------------------------------------- */
 
-static void check_cell(const char *in, int from_input, const char *want)
-{
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_csv_cell(&b, in, from_input);
-	assert_string_equal(b.len ? b.data : "", want);
-	tp_buf_free(&b);
-}
+/* A CSV cell: the text, whether it came from an input (formula guard on), the cell written. */
+struct cell_case {
+	const char *in;
+	int from_input;
+	const char *want;
+};
+
+static const struct cell_case cell_cases[] = {
+    {"plain", 1, "plain"},
+    {"", 1, ""},
+    {"a,b", 1, "\"a,b\""},
+    {"say \"hi\"", 1, "\"say \"\"hi\"\"\""},
+    {"two\nlines", 1, "\"two\nlines\""},
+    {"cr\rhere", 1, "\"cr\rhere\""},
+    {"=1+1", 1, "'=1+1"},
+    /* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
+     * control byte is still guarded. */
+    {"a\x1b[31mb\x07\x7f\xc2\x9b", 1, "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
+    {"=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0"},
+    {"\x01,=x", 1, "\"\xEF\xBF\xBD,=x\""},
+    {"+cmd", 1, "'+cmd"},
+    {"-1x256", 1, "'-1x256"},
+    {"@SUM(A1)", 1, "'@SUM(A1)"},
+    {"\tx", 1, "'\tx"},
+    {"=HYPERLINK(\"a,b\")", 1, "\"'=HYPERLINK(\"\"a,b\"\")\""},
+    {"a=b", 1, "a=b"},   /* only a leading sign is dangerous */
+    {"-0.5", 0, "-0.5"}, /* the writer's own numbers are not guarded */
+    {"'quoted'", 1, "'quoted'"},
+};
 
 static void test_csv_escaping(void **state)
 {
 	(void)state;
-	check_cell("plain", 1, "plain");
-	check_cell("", 1, "");
-	check_cell("a,b", 1, "\"a,b\"");
-	check_cell("say \"hi\"", 1, "\"say \"\"hi\"\"\"");
-	check_cell("two\nlines", 1, "\"two\nlines\"");
-	check_cell("cr\rhere", 1, "\"cr\rhere\"");
-	check_cell("=1+1", 1, "'=1+1");
-	/* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
-	 * control byte is still guarded. */
-	check_cell("a\x1b[31mb\x07\x7f\xc2\x9b", 1,
-	           "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-	check_cell("=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0");
-	check_cell("\x01,=x", 1, "\"\xEF\xBF\xBD,=x\"");
-	check_cell("+cmd", 1, "'+cmd");
-	check_cell("-1x256", 1, "'-1x256");
-	check_cell("@SUM(A1)", 1, "'@SUM(A1)");
-	check_cell("\tx", 1, "'\tx");
-	check_cell("=HYPERLINK(\"a,b\")", 1, "\"'=HYPERLINK(\"\"a,b\"\")\"");
-	check_cell("a=b", 1, "a=b");   /* only a leading sign is dangerous */
-	check_cell("-0.5", 0, "-0.5"); /* the writer's own numbers are not guarded */
-	check_cell("'quoted'", 1, "'quoted'");
+	for (size_t i = 0; i < sizeof cell_cases / sizeof cell_cases[0]; i++) {
+		const struct cell_case *c = &cell_cases[i];
+		struct tp_buf b;
+		tp_buf_init(&b);
+		tp_csv_cell(&b, c->in, c->from_input);
+		assert_string_equal(b.len ? b.data : "", c->want);
+		tp_buf_free(&b);
+	}
 }
 
 /* ---- the writer -------------------------------------------------------------------------- */

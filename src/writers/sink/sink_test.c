@@ -123,14 +123,23 @@ static int r_counter(void *ctx, const struct tp_sink_track *t, int64_t ts, doubl
 	return TP_OK;
 }
 
+/* Both recording sinks log flows the same way: (id, source slice id, waiting slice id) as entry
+ * *n of flows, which has room for cap entries. */
+static int log_flow(uint64_t (*flows)[3], size_t *n, size_t cap, uint64_t id, uint64_t from,
+                    uint64_t to)
+{
+	assert_true(*n < cap);
+	flows[*n][0] = id;
+	flows[*n][1] = from;
+	flows[*n][2] = to;
+	(*n)++;
+	return TP_OK;
+}
+
 static int r_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct rec *r = ctx;
-	r->flows[r->nflows][0] = id;
-	r->flows[r->nflows][1] = from;
-	r->flows[r->nflows][2] = to;
-	r->nflows++;
-	return TP_OK;
+	return log_flow(r->flows, &r->nflows, sizeof r->flows / sizeof r->flows[0], id, from, to);
 }
 
 static int r_end(void *ctx, int status)
@@ -515,9 +524,10 @@ static void test_many_flows(void **state)
  *   - in order of (source start, source id, waiter id), a flow takes the smallest id not
  *     held by a flow whose waiter starts at or after its source's start.
  * The sink must report exactly these flows (in waiter order), flow_in and flows_out. */
-#define RN 3000 /* commands per track */
-#define RT 4    /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
-#define RF 40   /* model flows */
+#define RN 3000                     /* commands per track */
+#define RT 4                        /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
+#define RF 40                       /* model flows */
+#define RR_FLOWS (2 * RT * RN + RF) /* room in struct rref's flows */
 
 struct rslice {
 	int track, idx;
@@ -556,11 +566,7 @@ static int rr_slice(void *ctx, const struct tp_sink_slice *s)
 static int rr_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct rref *r = ctx;
-	r->flows[r->nflows][0] = id;
-	r->flows[r->nflows][1] = from;
-	r->flows[r->nflows][2] = to;
-	r->nflows++;
-	return TP_OK;
+	return log_flow(r->flows, &r->nflows, RR_FLOWS, id, from, to);
 }
 
 struct redge {
@@ -748,7 +754,7 @@ static void flows_reference(int mode)
 	struct rref r = {p,
 	                 {{0}},
 	                 calloc(RT * RN + 1, sizeof(struct rslice)),
-	                 calloc(2 * RT * RN + RF, sizeof *r.flows),
+	                 calloc(RR_FLOWS, sizeof *r.flows),
 	                 0};
 	assert_non_null(r.by_id);
 	assert_non_null(r.flows);

@@ -190,9 +190,7 @@ static void test_x_small(void **state)
 
 	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
 	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
-	char path[8448];
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	sgt_put_u32(path, 200, 77);
+	sgt_put_u32(sgt_in(dir, "iter0.profile"), 200, 77);
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
 	assert_int_equal(sgt_track(p, 0, TP_TRACK_GDMA)->count, 0);
 	assert_int_equal(p->stats.blocks_skipped, 1);
@@ -416,9 +414,7 @@ static void test_fill_paths_agree(void **state)
 	fill_paths_agree(sgt_make_fixture("a2_small", "a2_fill_paths"));
 	/* an unknown descriptor: the unnamed commands' names too */
 	const char *dir = sgt_make_fixture("a2_small", "a2_fill_paths_stop");
-	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
-	sgt_put_u32(path, 0x60 + 4, 0x0F);
+	sgt_put_u32(sgt_in(dir, "cmd_20000_0_1.dat"), 0x60 + 4, 0x0F);
 	fill_paths_agree(dir);
 	char real[4096];
 	if (!sgt_shared_path(real, sizeof real, "bm1688_resnet50"))
@@ -432,7 +428,6 @@ static void test_a2_small_oom(void **state)
 	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
 	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
 	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
-	char path[8448];
 	static const char js[] =
 	    "[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
 	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
@@ -446,10 +441,9 @@ static void test_a2_small_oom(void **state)
 	                           "  %1 = \"tpu.Conv2D\"(%0) : () -> () loc(#loc2)\n"
 	                           "#loc1 = loc(\"load_x\")\n#loc2 = loc(fused[#loc1, #loc3])\n"
 	                           "#loc3 = loc(\"conv\")\n";
-	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
-	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	snprintf(path, sizeof path, "%s/final.mlir", dir);
-	assert_int_equal(tp_test_write_file(path, mlir, sizeof mlir - 1), 0);
+	assert_int_equal(tp_test_write_file(sgt_in(dir, "tensor_location.json"), js, sizeof js - 1),
+	                 0);
+	assert_int_equal(tp_test_write_file(sgt_in(dir, "final.mlir"), mlir, sizeof mlir - 1), 0);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);

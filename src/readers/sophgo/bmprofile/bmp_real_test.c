@@ -240,6 +240,14 @@ struct shared_dump {
 	struct tp_profile *p;
 };
 
+/* The group's dump; skips the running test (skip() does not return) when it is absent. */
+static const struct tp_profile *shared_profile(const struct shared_dump *sd)
+{
+	if (!sd->p)
+		skip();
+	return sd->p;
+}
+
 static int cv184x_setup(void **state)
 {
 	struct shared_dump *sd = calloc(1, sizeof *sd);
@@ -260,11 +268,7 @@ static int shared_teardown(void **state)
 static void test_real_cv184x(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->arch, TP_ARCH_CV184X);
@@ -367,11 +371,7 @@ static int js_rows(const char *path, struct js_row **out)
 static void test_real_cv184x_layers(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *dir = sd->dir, *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */

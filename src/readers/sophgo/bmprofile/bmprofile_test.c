@@ -358,11 +358,8 @@ static void test_cmdbuf_lazy(void **state)
 static void test_cmd_1684(void **state)
 {
 	(void)state;
-	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_bm1684.hex", sgt_fixdir);
-	uint8_t *b;
 	size_t n;
-	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	uint8_t *b = sgt_load_hex("cmd_bm1684.hex", &n);
 	assert_int_equal(n, 256);
 	struct bmp_cmd c;
 	assert_int_equal(bmp_cmd_size(TP_ARCH_BM1684, BMP_ENG_TIU, b, n), 128);
@@ -387,11 +384,8 @@ static void test_cmd_1684(void **state)
 static void test_cmd_1684x(void **state)
 {
 	(void)state;
-	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_bm1684x_tiu.hex", sgt_fixdir);
-	uint8_t *b;
 	size_t n;
-	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	uint8_t *b = sgt_load_hex("cmd_bm1684x_tiu.hex", &n);
 	struct bmp_cmdbuf cb;
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_TIU, b, n), TP_OK);
 	assert_int_equal(bmp_cmdbuf_finish(&cb), TP_OK);
@@ -406,8 +400,7 @@ static void test_cmd_1684x(void **state)
 	assert_int_equal(c.dep, 1);
 	bmp_cmdbuf_free(&cb);
 	free(b);
-	snprintf(path, sizeof path, "%s/cmd_bm1684x_gdma.hex", sgt_fixdir);
-	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	b = sgt_load_hex("cmd_bm1684x_gdma.hex", &n);
 	assert_int_equal(bmp_cmdbuf_init(&cb, TP_ARCH_BM1684X, BMP_ENG_GDMA, b, n), TP_OK);
 	assert_int_equal(bmp_cmdbuf_get(&cb, 3, &c), 0); /* lazily: the id check stops it too */
 	assert_true(cb.stopped);

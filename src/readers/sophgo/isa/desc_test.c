@@ -30,12 +30,20 @@ static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)
 	}
 }
 
-static struct sg_decoder *dec1688(void)
+/* The decoding tests run on a fresh BM1688 decoder each, handed in as the cmocka state. */
+static int dec_setup(void **state)
 {
 	struct sg_decoder *d = NULL;
-	assert_int_equal(sg_decoder_new(&sg_isa_bm1688, 4, &d), TP_OK);
-	assert_non_null(d);
-	return d;
+	if (sg_decoder_new(&sg_isa_bm1688, 4, &d) != TP_OK || !d)
+		return -1;
+	*state = d;
+	return 0;
+}
+
+static int dec_teardown(void **state)
+{
+	sg_decoder_free(*state);
+	return 0;
 }
 
 static const struct sg_chip *chip1688(void)
@@ -123,8 +131,7 @@ static void test_bits(void **state)
 /* Spec §1.3 worked example and §3.1 check: ref cmd 2, sCONV int8 1x64x112x112, ic 3, 7x7. */
 static void test_sconv(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[64] = {0};
 	put(b, 0, 1, 1);      /* cmd_short */
 	put(b, 17, 24, 2);    /* cmd_id_dep */
@@ -175,14 +182,12 @@ static void test_sconv(void **state)
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, l, sizeof l, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "CONV");
 	assert_int_equal(c.bytes, 128);
-	sg_decoder_free(d);
 }
 
 /* §3.2 check, ref cmd 192: sMM, int8 x int8 -> int32, m 1, k 64, N 1024. */
 static void test_smm(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[48] = {0};
 	put(b, 0, 1, 1);
 	put(b, 41, 4, 2);
@@ -219,14 +224,12 @@ static void test_smm(void **state)
 	assert_null(c.sub_name);
 	sg_tiu_cost(chip1688(), &c, b, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
 }
 
 /* §3.4 (cmd 17, add_satu INT16) and §3.6 (cmd 256, rq1 INT32 -> INT8, bank conflict). */
 static void test_sar_srq(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	const struct sg_chip *ch = chip1688();
 	uint8_t b[64] = {0};
 	put(b, 0, 1, 1);
@@ -271,14 +274,12 @@ static void test_sar_srq(void **state)
 	/* No model for chips without one. */
 	sg_tiu_cost(sg_chip_by_arch(TP_ARCH_BM1684X), &c, q, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
 }
 
 /* SYS_TR_ACC has a 3-bit eu: bits 48.. belong to reg_idx1, which must not change the key. */
 static void test_sys_heads_and_end(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[16 + 200] = {0};
 	put(b, 41, 4, 12);
 	put(b, 48, 8, 6); /* reg_idx1 */
@@ -319,13 +320,11 @@ static void test_sys_heads_and_end(void **state)
 	put(b, 41, 4, 11);
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, 16, &c), 0);
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, 7, &c), 0);
-	sg_decoder_free(d);
 }
 
 static void test_dma(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[96] = {0};
 	/* Ref GDMA cmd 3: tensorLd 1x32x1x160 from DDR (h8 144) to LMEM 0. */
 	put(b, 1, 1, 1);
@@ -382,7 +381,6 @@ static void test_dma(void **state)
 	/* cmd_type 12..15 do not exist on BM1688. */
 	put(b, 32, 4, 13);
 	assert_int_equal(sg_decode(d, SG_ENG_DMA, b, 16, &c), 0);
-	sg_decoder_free(d);
 }
 
 /* Builds a short TIU descriptor of (tsk_typ, eu) and returns its decoded head. */
@@ -429,8 +427,7 @@ static void expect_cost(const struct sg_chip *ch, const struct sg_desc *c, const
  * and the result shapes/types of target_1688/opparam.py. */
 static void test_cost_unverified_classes(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	const struct sg_chip *ch = chip1688();
 	uint8_t b[64];
 	struct sg_desc c;
@@ -470,14 +467,12 @@ static void test_cost_unverified_classes(void **state)
 	assert_string_equal(c.cls->rc->op_name, "LAR");
 	sg_tiu_cost(ch, &c, b, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
 }
 
 /* The table decoder names every listed code exactly as the hand-written decoder does. */
 static void test_names_match_legacy(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	const struct sg_isa *isa = &sg_isa_bm1688;
 	unsigned checked = 0;
 	for (uint16_t i = 0; i < isa->ntiu_ops; i++) {
@@ -530,7 +525,6 @@ static void test_names_match_legacy(void **state)
 		}
 	}
 	assert_true(checked > 130);
-	sg_decoder_free(d);
 }
 
 int main(void)
@@ -539,13 +533,13 @@ int main(void)
 	    cmocka_unit_test(test_tables_consistent),
 	    cmocka_unit_test(test_bad_table),
 	    cmocka_unit_test(test_bits),
-	    cmocka_unit_test(test_sconv),
-	    cmocka_unit_test(test_smm),
-	    cmocka_unit_test(test_sar_srq),
-	    cmocka_unit_test(test_sys_heads_and_end),
-	    cmocka_unit_test(test_dma),
-	    cmocka_unit_test(test_names_match_legacy),
-	    cmocka_unit_test(test_cost_unverified_classes),
+	    cmocka_unit_test_setup_teardown(test_sconv, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_smm, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_sar_srq, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_sys_heads_and_end, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_dma, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_names_match_legacy, dec_setup, dec_teardown),
+	    cmocka_unit_test_setup_teardown(test_cost_unverified_classes, dec_setup, dec_teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
