@@ -216,15 +216,29 @@ static void render(const struct tp_profile *p, int md, struct tp_buf *b)
 	assert_int_equal(st, TP_OK);
 }
 
+/* build_capture's profile, written as summary.json (md 0) or summary.md (md 1) into b. */
+static struct tp_profile *rendered_capture(int md, struct tp_buf *b)
+{
+	struct tp_profile *p = build_capture();
+	render(p, md, b);
+	return p;
+}
+
+/* The JSON in b, parsed (the caller deletes it); fails the test when it does not parse. */
+static cJSON *parsed(const struct tp_buf *b)
+{
+	cJSON *root = cJSON_Parse(b->data);
+	assert_non_null(root);
+	return root;
+}
+
 static void test_json(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	render(p, 0, &b);
+	struct tp_profile *p = rendered_capture(0, &b);
 	check_golden(&b, "summary.json");
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	cJSON *root = parsed(&b);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
 	expect_num(ov, "steps", 5);
 	expect_num(ov, "warmup_steps", 1);
@@ -321,11 +335,9 @@ static const cJSON *find_named(const cJSON *arr, const char *name)
 static void test_marks_ranges(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	render(p, 0, &b);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	struct tp_profile *p = rendered_capture(0, &b);
+	cJSON *root = parsed(&b);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
 	expect_num(ov, "marks", 4);
 	expect_num(ov, "ranges", 4);
@@ -373,9 +385,8 @@ static void test_marks_ranges(void **state)
 static void test_md(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	render(p, 1, &b);
+	struct tp_profile *p = rendered_capture(1, &b);
 	check_golden(&b, "summary.md");
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
@@ -479,13 +490,16 @@ static void test_output_entry(void **state)
 	rmdir(dir);
 }
 
-/* An empty capture profile of process "app" (pid 7), its device id in *dev. */
-static struct tp_profile *app_profile(int *dev)
+/* A capture profile of process "app" (pid 7) with two empty thread tracks named t0 and t1,
+ * their indices in tr. */
+static struct tp_profile *app_profile(const char *t0, const char *t1, int tr[2])
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_CPU;
-	*dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	tr[0] = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, t0, 0);
+	tr[1] = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, t1, 0);
 	return p;
 }
 
@@ -494,8 +508,7 @@ static cJSON *json_of(const struct tp_profile *p)
 {
 	struct tp_buf b;
 	render(p, 0, &b);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	cJSON *root = parsed(&b);
 	tp_buf_free(&b);
 	return root;
 }
@@ -519,10 +532,9 @@ static const cJSON *op_node(const cJSON *root, const char *graph, const char *st
 static void test_worker_thread_op(void **state)
 {
 	(void)state;
-	int dev;
-	struct tp_profile *p = app_profile(&dev);
-	int main_tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
-	int worker = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
+	int tr[2];
+	struct tp_profile *p = app_profile("main", "worker", tr);
+	int main_tr = tr[0], worker = tr[1];
 	for (int step = 0; step < 3; step++) {
 		tp_args_begin(p);
 		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
@@ -555,10 +567,9 @@ static void test_worker_thread_op(void **state)
 static void test_op_stats_merge(void **state)
 {
 	(void)state;
-	int dev;
-	struct tp_profile *p = app_profile(&dev);
-	int a = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "a", 0);
-	int b2 = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "b", 0);
+	int tr[2];
+	struct tp_profile *p = app_profile("a", "b", tr);
+	int a = tr[0], b2 = tr[1];
 	int64_t t = 500;
 	op(p, a, &t, "mm", "MatMul", 3, 0, 100, "late", "1x1", "fp32", 10);
 	op(p, a, &t, "other", "Add", 3, 0, 7, "o", "1", "fp32", 0);
@@ -646,8 +657,7 @@ static void test_empty_capture(void **state)
 	tp_profile_finish(p);
 	struct tp_buf b;
 	render(p, 0, &b);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	cJSON *root = parsed(&b);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "overall_stats"), "latency_ms")));
 	cJSON_Delete(root);

@@ -30,7 +30,54 @@ static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)
 	}
 }
 
-/* The decoding tests run on a fresh BM1688 decoder each, handed in as the cmocka state. */
+/* The spec's worked reference commands, field by field: which command, bit offset, width and
+ * value (BM1688 register layout, regdef_bm1688.c). */
+enum ref_cmd { REF_SCONV, REF_SMM };
+
+static const struct field {
+	enum ref_cmd cmd;
+	unsigned off, w;
+	uint64_t v;
+} ref_fields[] = {
+    /* §1.3 / §3.1, ref cmd 2: sCONV int8 1x64x112x112, ic 3, 7x7. */
+    {REF_SCONV, 0, 1, 1},      /* cmd_short */
+    {REF_SCONV, 17, 24, 2},    /* cmd_id_dep */
+    {REF_SCONV, 41, 4, 0},     /* tsk_typ CONV */
+    {REF_SCONV, 45, 5, 0},     /* conv.normal */
+    {REF_SCONV, 65, 3, 0},     /* opt_res0_prec INT8 */
+    {REF_SCONV, 68, 3, 0},     /* opt_opd0_prec INT8 */
+    {REF_SCONV, 160, 16, 1},   /* res0_n */
+    {REF_SCONV, 176, 16, 64},  /* res0_c */
+    {REF_SCONV, 192, 16, 112}, /* res0_h */
+    {REF_SCONV, 208, 16, 112}, /* res0_w */
+    {REF_SCONV, 224, 16, 3},   /* opd0_c */
+    {REF_SCONV, 240, 16, 224}, /* opd0_h */
+    {REF_SCONV, 256, 16, 224}, /* opd0_w */
+    {REF_SCONV, 272, 16, 7},   /* opd1_h */
+    {REF_SCONV, 288, 16, 7},   /* opd1_w */
+    /* §3.2, ref cmd 192: sMM, int8 x int8 -> int32, m 1, k 64, N 1024. */
+    {REF_SMM, 0, 1, 1},      /* cmd_short */
+    {REF_SMM, 41, 4, 2},     /* tsk_typ MM */
+    {REF_SMM, 45, 5, 1},     /* mm.normal */
+    {REF_SMM, 67, 3, 4},     /* opt_res0_prec INT32 */
+    {REF_SMM, 70, 3, 0},     /* opt_opd0_prec INT8 */
+    {REF_SMM, 112, 16, 4},   /* res0_c */
+    {REF_SMM, 128, 16, 256}, /* res0_w */
+    {REF_SMM, 144, 16, 1},   /* opd0_n */
+    {REF_SMM, 160, 16, 2},   /* opd0_c */
+    {REF_SMM, 176, 16, 32},  /* opd0_w */
+};
+
+/* Sets the fields of reference command cmd in b. */
+static void put_fields(uint8_t *b, enum ref_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof ref_fields / sizeof ref_fields[0]; i++)
+		if (ref_fields[i].cmd == cmd)
+			put(b, ref_fields[i].off, ref_fields[i].w, ref_fields[i].v);
+}
+
+/* One BM1688 decoder for the whole group (decoding does not change it), handed to every test
+ * as its cmocka state. */
 static int dec_setup(void **state)
 {
 	struct sg_decoder *d = NULL;
@@ -133,21 +180,7 @@ static void test_sconv(void **state)
 {
 	struct sg_decoder *d = *state;
 	uint8_t b[64] = {0};
-	put(b, 0, 1, 1);      /* cmd_short */
-	put(b, 17, 24, 2);    /* cmd_id_dep */
-	put(b, 41, 4, 0);     /* tsk_typ CONV */
-	put(b, 45, 5, 0);     /* conv.normal */
-	put(b, 65, 3, 0);     /* opt_res0_prec INT8 */
-	put(b, 68, 3, 0);     /* opt_opd0_prec INT8 */
-	put(b, 160, 16, 1);   /* res0_n */
-	put(b, 176, 16, 64);  /* res0_c */
-	put(b, 192, 16, 112); /* res0_h */
-	put(b, 208, 16, 112); /* res0_w */
-	put(b, 224, 16, 3);   /* opd0_c */
-	put(b, 240, 16, 224);
-	put(b, 256, 16, 224);
-	put(b, 272, 16, 7); /* opd1_h */
-	put(b, 288, 16, 7); /* opd1_w */
+	put_fields(b, REF_SCONV);
 	struct sg_desc c;
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "sCONV");
@@ -189,16 +222,7 @@ static void test_smm(void **state)
 {
 	struct sg_decoder *d = *state;
 	uint8_t b[48] = {0};
-	put(b, 0, 1, 1);
-	put(b, 41, 4, 2);
-	put(b, 45, 5, 1);     /* mm.normal */
-	put(b, 67, 3, 4);     /* opt_res0_prec INT32 */
-	put(b, 70, 3, 0);     /* opt_opd0_prec INT8 */
-	put(b, 112, 16, 4);   /* res0_c */
-	put(b, 128, 16, 256); /* res0_w */
-	put(b, 144, 16, 1);   /* opd0_n */
-	put(b, 160, 16, 2);   /* opd0_c */
-	put(b, 176, 16, 32);  /* opd0_w */
+	put_fields(b, REF_SMM);
 	struct sg_desc c;
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "sMM");
@@ -533,13 +557,13 @@ int main(void)
 	    cmocka_unit_test(test_tables_consistent),
 	    cmocka_unit_test(test_bad_table),
 	    cmocka_unit_test(test_bits),
-	    cmocka_unit_test_setup_teardown(test_sconv, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_smm, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_sar_srq, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_sys_heads_and_end, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_dma, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_names_match_legacy, dec_setup, dec_teardown),
-	    cmocka_unit_test_setup_teardown(test_cost_unverified_classes, dec_setup, dec_teardown),
+	    cmocka_unit_test(test_sconv),
+	    cmocka_unit_test(test_smm),
+	    cmocka_unit_test(test_sar_srq),
+	    cmocka_unit_test(test_sys_heads_and_end),
+	    cmocka_unit_test(test_dma),
+	    cmocka_unit_test(test_names_match_legacy),
+	    cmocka_unit_test(test_cost_unverified_classes),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, dec_setup, dec_teardown);
 }
