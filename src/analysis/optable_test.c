@@ -75,22 +75,12 @@ static void check_small_table(enum warm_mode mode)
 	tp_profile_free(p);
 }
 
-static void test_table_warm_on_op(void **state)
-{
-	(void)state;
-	check_small_table(WARM_ON_OP);
-}
+/* The small table under each way of marking warm-up; the mode is the test's initial state. */
+static enum warm_mode warm_modes[] = {WARM_ON_OP, WARM_BY_STEP, WARM_NESTED};
 
-static void test_table_warm_by_step(void **state)
+static void test_table_warm(void **state)
 {
-	(void)state;
-	check_small_table(WARM_BY_STEP);
-}
-
-static void test_table_warm_nested(void **state)
-{
-	(void)state;
-	check_small_table(WARM_NESTED);
+	check_small_table(*(const enum warm_mode *)*state);
 }
 
 static void test_table_all_warmup_counts_all(void **state)
@@ -257,9 +247,9 @@ static void test_table_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_warm_on_op),
-	    cmocka_unit_test(test_table_warm_by_step),
-	    cmocka_unit_test(test_table_warm_nested),
+	    {"test_table_warm_on_op", test_table_warm, NULL, NULL, &warm_modes[0]},
+	    {"test_table_warm_by_step", test_table_warm, NULL, NULL, &warm_modes[1]},
+	    {"test_table_warm_nested", test_table_warm, NULL, NULL, &warm_modes[2]},
 	    cmocka_unit_test(test_table_all_warmup_counts_all),
 	    cmocka_unit_test(test_table_no_ops),
 	    cmocka_unit_test(test_table_many_threads),

@@ -80,6 +80,42 @@ long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, co
 	return -1;
 }
 
+struct file_write {
+	tp_test_file_writer write;
+	const struct tp_profile *p;
+	const char *path;
+};
+
+static int file_write(void *ctx, struct tp_diag *d)
+{
+	const struct file_write *w = ctx;
+	return w->write(w->p, w->path, d);
+}
+
+long tp_test_oom_sweep_file(tp_test_file_writer write, const struct tp_profile *p, const char *path,
+                            long max_runs)
+{
+	struct file_write w = {write, p, path};
+	return tp_test_oom_sweep(file_write, &w, path, max_runs);
+}
+
+void tp_test_out_make(struct tp_test_out *o, const char *prefix, const char *file)
+{
+	int n = snprintf(o->dir, sizeof o->dir, "/tmp/%s.XXXXXX", prefix);
+	assert_true(n > 0 && (size_t)n < sizeof o->dir);
+	assert_non_null(mkdtemp(o->dir));
+	o->path = tp_path_join(o->dir, file);
+	assert_non_null(o->path);
+}
+
+void tp_test_out_done(struct tp_test_out *o)
+{
+	unlink(o->path);
+	rmdir(o->dir);
+	tp_free(o->path);
+	o->path = NULL;
+}
+
 void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
                            uint64_t c, uint64_t h, uint64_t w)
 {

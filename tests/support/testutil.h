@@ -1,7 +1,7 @@
 /*
  * testutil.h — helpers shared by the unit tests (linked through the tp_testsupport library):
- * reading a whole file, the out-of-memory sweep every writer test runs, and a slice appended
- * to a profile built in code.
+ * reading a whole file, the out-of-memory sweep every writer test runs, a temporary output
+ * directory, and a slice appended to a profile built in code.
  */
 #ifndef TP_TEST_TESTUTIL_H
 #define TP_TEST_TESTUTIL_H
@@ -22,6 +22,23 @@ uint8_t *tp_test_must_slurp(const char *path, size_t *n);
  * Returns the number of allocations of the successful run. */
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs);
+
+/* A writer of p into the file at path, as the file-writer tests sweep it. */
+typedef int (*tp_test_file_writer)(const struct tp_profile *p, const char *path, struct tp_diag *d);
+/* tp_test_oom_sweep of write(p, path, d): the same checks, for writers that take only these. */
+long tp_test_oom_sweep_file(tp_test_file_writer write, const struct tp_profile *p, const char *path,
+                            long max_runs);
+
+/* A test's output file: a fresh directory /tmp/PREFIX.XXXXXX and the path of one file in it. */
+struct tp_test_out {
+	char dir[96];
+	char *path; /* dir/FILE (tp_free'd by tp_test_out_done) */
+};
+/* Creates the directory and names the file (not created). Fails the test when it cannot. */
+void tp_test_out_make(struct tp_test_out *o, const char *prefix, const char *file);
+/* Removes the file and the directory (left in place if the test put more in it) and frees
+ * the path. */
+void tp_test_out_done(struct tp_test_out *o);
 
 /* Adds the tensor shape of one side ("src" or "dst") of a DMA command to the argument set
  * being built, under the descriptor's names: SIDE_start_addr, SIDE_nsize, _csize, _hsize,

@@ -66,6 +66,16 @@ void sgt_rmtree(const char *path)
 	rmdir(path);
 }
 
+/* The dump in dir read with the bmprofile reader; fails the test with the reader's message. */
+struct tp_profile *sgt_read(const char *dir)
+{
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	return p;
+}
+
 /* dir/file, in one of a few rotating buffers (a test holds a handful at once). */
 const char *sgt_in(const char *dir, const char *file)
 {
@@ -167,10 +177,7 @@ struct tp_profile *sgt_read_shared(const char *name, char *dir, char *ref, size_
 	snprintf(rel, sizeof rel, "reference/%s", name);
 	if (!sgt_shared_path(dir, n, name) || !sgt_shared_path(ref, n, rel))
 		return NULL;
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	if (tp_bmprofile_read(dir, NULL, &p, &d))
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	return p;
 }
 

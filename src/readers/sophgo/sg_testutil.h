@@ -42,6 +42,9 @@ const char *sgt_arg_str(const struct tp_profile *p, uint32_t set, const char *ke
 /* Path of ../shared/testdata/sophgo/<rel> (TP_SHARED_DIR overrides ../shared); 0 after
  * printing SKIPPED when absent. */
 int sgt_shared_path(char *out, size_t n, const char *rel);
+/* Reads the dump in dir with the bmprofile reader; fails the test with the reader's message
+ * when it gives an error. */
+struct tp_profile *sgt_read(const char *dir);
 /* Reads the shared dump `name` with the bmprofile reader, its vendor outputs'
  * directory (reference/<name>) in ref[0..n); NULL after printing SKIPPED when either is
  * absent (the caller then calls skip()). */

@@ -362,24 +362,17 @@ static void test_deterministic(void **state)
 	tp_profile_free(p);
 }
 
-/* The writer as tp_test_oom_sweep calls it. */
-struct write_ctx {
-	struct tp_profile *p;
-	const char *path;
-};
-
-static int write_page(void *ctx, struct tp_diag *d)
+/* The writer as tp_test_oom_sweep_file calls it. */
+static int write_page(const struct tp_profile *p, const char *file, struct tp_diag *d)
 {
-	struct write_ctx *w = ctx;
-	return tp_html_write_file(w->p, NULL, w->path, 0, d);
+	return tp_html_write_file(p, NULL, file, 0, d);
 }
 
 /* Every allocation of writing p's page failing in turn (p freed). */
 static void oom_sweep(struct tp_profile *p)
 {
-	struct write_ctx w = {p, path};
 	/* More than zero allocations means the sweep really exercised failing runs. */
-	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
+	assert_true(tp_test_oom_sweep_file(write_page, p, path, 200) > 0);
 	tp_profile_free(p);
 }
 

@@ -177,19 +177,6 @@ static const struct rec *driven(const struct tp_profile *p, int full)
 	return &r;
 }
 
-/* The group's state: the sink_fixture.h profile, which driving does not change. */
-static int fx_setup(void **state)
-{
-	*state = fx_profile();
-	return *state ? 0 : -1;
-}
-
-static int fx_teardown(void **state)
-{
-	tp_profile_free(*state);
-	return 0;
-}
-
 static const struct rec_slice *find(const struct rec *r, const char *name, int64_t ts)
 {
 	for (size_t i = 0; i < r->ns; i++)

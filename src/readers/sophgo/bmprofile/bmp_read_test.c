@@ -34,11 +34,7 @@ static void test_a2_small(void **state)
 	(void)state;
 	const char *dir = sgt_make_fixture("a2_small", "a2_small");
 	assert_int_equal(tp_bmprofile_probe(dir), 1);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->arch, TP_ARCH_BM1688);
 	assert_true(p->tiu_freq_mhz == 900 && p->gdma_freq_mhz == 750);
 	assert_string_equal(tp_str(p, p->devices[0].name), "BM1688 tiny_net");
@@ -136,6 +132,7 @@ static void test_a2_small(void **state)
 	/* Clock overrides replace the arch constants; detail off means no args. */
 	struct tp_bmprofile_opts o = {
 	    .tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000, .detail = TP_BMPROFILE_DETAIL_OFF};
+	struct tp_diag d = {0};
 	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
 	assert_true(p->tiu_freq_mhz == 1000);
 	assert_true(sgt_track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
@@ -150,11 +147,7 @@ static void test_x_small(void **state)
 {
 	(void)state;
 	const char *dir = sgt_make_fixture("x_small", "x_small");
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->arch, TP_ARCH_BM1684X);
 	assert_true(p->tiu_freq_mhz == 1000 && p->gdma_freq_mhz == 1000); /* tpu_freq=1000 */
 	/* start_offset: first NODE_SET 50 ticks x 20 ns = 1 us after DYN record 1 -> 1000 cycles.
@@ -191,7 +184,7 @@ static void test_x_small(void **state)
 	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
 	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
 	sgt_put_u32(sgt_in(dir, "iter0.profile"), 200, 77);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	p = sgt_read(dir);
 	assert_int_equal(sgt_track(p, 0, TP_TRACK_GDMA)->count, 0);
 	assert_int_equal(p->stats.blocks_skipped, 1);
 	assert_int_equal(tp_slice_start_cycle(sgt_track(p, 0, TP_TRACK_TIU),
@@ -215,11 +208,7 @@ static void test_a2_layers_json(void **state)
 	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
 	    "\"operands\": [], \"results\": []}]";
 	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
 	assert_int_equal(p->num_tensors,
 	                 1); /* the Load's result (operands and results become tensors) */
@@ -246,7 +235,9 @@ static void test_a2_layers_json(void **state)
 	 * the unterminated buffer. */
 	char note[9000];
 	unlink(path);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	p = sgt_read(dir);
+	struct tp_diag d = {0};
+	int rc;
 	size_t global_layers = p->num_layers;
 	assert_true(global_layers > 0);
 	tp_profile_free(p);

@@ -36,11 +36,7 @@ static void test_real_bm1688(void **state)
 		skip();
 		return;
 	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	/* Records written by the reference converter (PROVENANCE.txt). */
 	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
 	                      *t1 = sgt_track(p, 1, TP_TRACK_TIU);
