@@ -171,8 +171,7 @@ static void test_mode0_mode1(void **state)
 {
 	(void)state;
 	struct run r;
-	run_probe(&r, NULL, "basic", "0");
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, NULL, "basic", "0");
 	const struct tp_track *t = &p->tracks[0];
 	assert_int_equal(t->count, 15);
 	for (size_t i = 0; i < t->count; i++) {
@@ -185,8 +184,7 @@ static void test_mode0_mode1(void **state)
 	assert_int_equal(p->num_counters, 0);
 	tp_profile_free(p);
 
-	run_probe(&r, NULL, "basic", "1");
-	p = read_only_dump(&r);
+	p = probe_dump(&r, NULL, "basic", "1");
 	t = &p->tracks[0];
 	assert_int_equal(t->count, 15);
 	for (size_t i = 0; i < t->count; i++) {
@@ -205,8 +203,7 @@ static void test_overflow_drops(void **state)
 	(void)state;
 	struct run r;
 	static const char *const env[] = {NULL};
-	run_probe(&r, env, "overflow", NULL);
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, env, "overflow", NULL);
 	const struct tp_track *t = &p->tracks[0];
 	/* 100 records: the step (2) and 49 op pairs fit; 951 pairs = 1902 records drop. */
 	assert_int_equal(t->count, 50);
@@ -463,8 +460,7 @@ static void test_recovery(void **state)
 {
 	(void)state;
 	struct run r;
-	run_probe(&r, NULL, "die", "abort");
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, NULL, "die", "abort");
 	char dirs[2][512], path[600];
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 	struct tp_diag d = {0};
@@ -596,8 +592,7 @@ static void test_not_crashsafe(void **state)
 		assert_int_equal(p->num_notes, 0);
 		tp_profile_free(p);
 	}
-	run_probe(&r, env, "basic", "2");
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, env, "basic", "2");
 	assert_int_equal(p->tracks[0].count, 15);
 	tp_profile_free(p);
 }

@@ -37,6 +37,9 @@ int count_lines(const char *s);
 int dump_dirs(const struct run *r, char out[][512], int max);
 /* Reads the one dump under r->dir (the test fails if there is not exactly one). */
 struct tp_profile *read_only_dump(const struct run *r);
+/* run_probe, then read_only_dump. */
+struct tp_profile *probe_dump(struct run *r, const char *const *env, const char *a1,
+                              const char *a2);
 /* Waits until the probe has printed "ready". */
 void wait_ready(const struct run *r);
 /* A whole file (malloc'd, *n bytes); the test fails if it cannot be read. */

@@ -152,6 +152,12 @@ struct tp_profile *read_only_dump(const struct run *r)
 	return p;
 }
 
+struct tp_profile *probe_dump(struct run *r, const char *const *env, const char *a1, const char *a2)
+{
+	run_probe(r, env, a1, a2);
+	return read_only_dump(r);
+}
+
 void wait_ready(const struct run *r)
 {
 	for (int i = 0; i < 2000; i++) {

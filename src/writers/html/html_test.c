@@ -89,6 +89,15 @@ static struct tp_profile *make(void)
 	return p;
 }
 
+/* The page of make()'s profile (malloc'ed, caller frees). */
+static char *make_page(void)
+{
+	struct tp_profile *p = make();
+	char *s = page_of(p, 0, NULL);
+	tp_profile_free(p);
+	return s;
+}
+
 static size_t count(const char *hay, const char *needle)
 {
 	size_t c = 0;
@@ -197,9 +206,7 @@ static int teardown(void **state)
 static void test_escaping(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n;
-	char *s = page_of(p, 0, &n);
+	char *s = make_page();
 	/* Exactly the two script elements of the template end: the data and the page script. */
 	assert_int_equal(count(s, "</script"), 2);
 	/* Raw "<img" may only appear inside the JSON data element (where it is inert text). */
@@ -217,15 +224,12 @@ static void test_escaping(void **state)
 	assert_non_null(
 	    strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
 	free(s);
-	tp_profile_free(p);
 }
 
 static void test_content(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n;
-	char *s = page_of(p, 0, &n);
+	char *s = make_page();
 	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
 	char *layer = strstr(s, "{\"kind\":\"Layer\"");
 	char *gdma = strstr(s, "{\"kind\":\"GDMA\"");
@@ -257,7 +261,6 @@ static void test_content(void **state)
 	assert_null(strstr((const char *)tp_html_app_js, "</script"));
 	assert_null(strstr((const char *)tp_html_app_css, "</style"));
 	free(s);
-	tp_profile_free(p);
 }
 
 /* TIU bars from the cost model: height = Alg Ops / uArch Ops, the rate and ops travel in the

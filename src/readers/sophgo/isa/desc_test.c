@@ -30,42 +30,45 @@ static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)
 	}
 }
 
-/* The spec's worked reference commands, field by field: which command, bit offset, width and
- * value (BM1688 register layout, regdef_bm1688.c). */
+/* The spec's worked reference commands, field by field: which command, the register's name
+ * in the BM1688 layout (regdef_bm1688.c), its bit offset and width, and the value. */
 enum ref_cmd { REF_SCONV, REF_SMM };
 
 static const struct field {
 	enum ref_cmd cmd;
+	const char *name;
 	unsigned off, w;
 	uint64_t v;
 } ref_fields[] = {
-    /* §1.3 / §3.1, ref cmd 2: sCONV int8 1x64x112x112, ic 3, 7x7. */
-    {REF_SCONV, 0, 1, 1},      /* cmd_short */
-    {REF_SCONV, 17, 24, 2},    /* cmd_id_dep */
-    {REF_SCONV, 41, 4, 0},     /* tsk_typ CONV */
-    {REF_SCONV, 45, 5, 0},     /* conv.normal */
-    {REF_SCONV, 65, 3, 0},     /* opt_res0_prec INT8 */
-    {REF_SCONV, 68, 3, 0},     /* opt_opd0_prec INT8 */
-    {REF_SCONV, 160, 16, 1},   /* res0_n */
-    {REF_SCONV, 176, 16, 64},  /* res0_c */
-    {REF_SCONV, 192, 16, 112}, /* res0_h */
-    {REF_SCONV, 208, 16, 112}, /* res0_w */
-    {REF_SCONV, 224, 16, 3},   /* opd0_c */
-    {REF_SCONV, 240, 16, 224}, /* opd0_h */
-    {REF_SCONV, 256, 16, 224}, /* opd0_w */
-    {REF_SCONV, 272, 16, 7},   /* opd1_h */
-    {REF_SCONV, 288, 16, 7},   /* opd1_w */
-    /* §3.2, ref cmd 192: sMM, int8 x int8 -> int32, m 1, k 64, N 1024. */
-    {REF_SMM, 0, 1, 1},      /* cmd_short */
-    {REF_SMM, 41, 4, 2},     /* tsk_typ MM */
-    {REF_SMM, 45, 5, 1},     /* mm.normal */
-    {REF_SMM, 67, 3, 4},     /* opt_res0_prec INT32 */
-    {REF_SMM, 70, 3, 0},     /* opt_opd0_prec INT8 */
-    {REF_SMM, 112, 16, 4},   /* res0_c */
-    {REF_SMM, 128, 16, 256}, /* res0_w */
-    {REF_SMM, 144, 16, 1},   /* opd0_n */
-    {REF_SMM, 160, 16, 2},   /* opd0_c */
-    {REF_SMM, 176, 16, 32},  /* opd0_w */
+    /* §1.3 / §3.1, ref cmd 2: sCONV (tsk_typ 0, conv.normal) int8 (opt_res0_prec and
+     * opt_opd0_prec 0) 1x64x112x112, ic 3, 7x7. */
+    {REF_SCONV, "cmd_short", 0, 1, 1},
+    {REF_SCONV, "cmd_id_dep", 17, 24, 2},
+    {REF_SCONV, "tsk_typ", 41, 4, 0},
+    {REF_SCONV, "tsk_eu_typ", 45, 5, 0},
+    {REF_SCONV, "opt_res0_prec", 65, 3, 0},
+    {REF_SCONV, "opt_opd0_prec", 68, 3, 0},
+    {REF_SCONV, "res0_n", 160, 16, 1},
+    {REF_SCONV, "res0_c", 176, 16, 64},
+    {REF_SCONV, "res0_h", 192, 16, 112},
+    {REF_SCONV, "res0_w", 208, 16, 112},
+    {REF_SCONV, "opd0_c", 224, 16, 3},
+    {REF_SCONV, "opd0_h", 240, 16, 224},
+    {REF_SCONV, "opd0_w", 256, 16, 224},
+    {REF_SCONV, "opd1_h", 272, 16, 7},
+    {REF_SCONV, "opd1_w", 288, 16, 7},
+    /* §3.2, ref cmd 192: sMM (tsk_typ 2, mm.normal), int8 x int8 -> int32 (opt_res0_prec 4,
+     * opt_opd0_prec 0), m 1, k 64, N 1024. */
+    {REF_SMM, "cmd_short", 0, 1, 1},
+    {REF_SMM, "tsk_typ", 41, 4, 2},
+    {REF_SMM, "tsk_eu_typ", 45, 5, 1},
+    {REF_SMM, "opt_res0_prec", 67, 3, 4},
+    {REF_SMM, "opt_opd0_prec", 70, 3, 0},
+    {REF_SMM, "res0_c", 112, 16, 4},
+    {REF_SMM, "res0_w", 128, 16, 256},
+    {REF_SMM, "opd0_n", 144, 16, 1},
+    {REF_SMM, "opd0_c", 160, 16, 2},
+    {REF_SMM, "opd0_w", 176, 16, 32},
 };
 
 /* Sets the fields of reference command cmd in b. */
@@ -74,6 +77,24 @@ static void put_fields(uint8_t *b, enum ref_cmd cmd)
 	for (size_t i = 0; i < sizeof ref_fields / sizeof ref_fields[0]; i++)
 		if (ref_fields[i].cmd == cmd)
 			put(b, ref_fields[i].off, ref_fields[i].w, ref_fields[i].v);
+}
+
+/* Every field of reference command cmd is where the decoded class rc lays out the register
+ * of that name (offsets are the sums of the widths before it). */
+static void check_fields(const struct sg_regclass *rc, enum ref_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof ref_fields / sizeof ref_fields[0]; i++) {
+		const struct field *f = &ref_fields[i];
+		if (f->cmd != cmd)
+			continue;
+		unsigned off = 0;
+		uint16_t k = 0;
+		while (k < rc->nfields && strcmp(rc->fields[k].name, f->name) != 0)
+			off += rc->fields[k++].width;
+		if (k == rc->nfields || off != f->off || rc->fields[k].width != f->w)
+			fail_msg("%s %s: bits %u+%u in the test, not in the register layout",
+			         rc->op_name, f->name, f->off, f->w);
+	}
 }
 
 /* One BM1688 decoder for the whole group (decoding does not change it), handed to every test
@@ -184,6 +205,7 @@ static void test_sconv(void **state)
 	struct sg_desc c;
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "sCONV");
+	check_fields(c.cls->rc, REF_SCONV);
 	assert_string_equal(c.sub_name, "conv.normal");
 	assert_int_equal(c.bytes, 64);
 	assert_int_equal(sg_get(&c, b, SG_F_CMD_ID_DEP), 2);
@@ -227,6 +249,7 @@ static void test_smm(void **state)
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "sMM");
 	assert_int_equal(c.bytes, 48);
+	check_fields(c.cls->rc, REF_SMM);
 	struct tp_cost k;
 	sg_tiu_cost(chip1688(), &c, b, &k);
 	assert_true(k.alg_ops == 131072 && k.uarch_ops == 1048576);
