@@ -132,8 +132,7 @@ static void test_hwcounters(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF_HWCOUNTERS=1", NULL};
-	run_probe(&r, env, "basic", "2");
+	run_probe_with(&r, "TPUPROF_HWCOUNTERS=1", "basic", "2");
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	struct tp_profile *p = read_only_dump(&r);
 	const char *kind = tp_profile_get_meta(p, "hw_counters");
@@ -230,8 +229,7 @@ static void test_banana(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF=banana", NULL};
-	run_probe(&r, env, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=banana", "auto", NULL);
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	assert_string_equal(read_text(r.out), "done\n");
 	const char *err = read_text(r.err);
@@ -242,19 +240,16 @@ static void test_banana(void **state)
 
 	/* TPUPROF=off is off, silently; TPUPROF=0 is mode 0, as TPUPROF_MODE_TIMING in the API
 	 * (the numbers mean the same in both); TPUPROF=1 is mode 1. */
-	static const char *const envoff[] = {"TPUPROF=off", NULL};
-	run_probe(&r, envoff, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=off", "auto", NULL);
 	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
-	static const char *const env0[] = {"TPUPROF=0", NULL};
-	run_probe(&r, env0, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=0", "auto", NULL);
 	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 	struct tp_profile *p0 = read_only_dump(&r);
 	assert_string_equal(tp_profile_get_meta(p0, "capture_mode"), "0 (timing)");
 	tp_profile_free(p0);
-	static const char *const env1[] = {"TPUPROF=1", NULL};
-	run_probe(&r, env1, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=1", "auto", NULL);
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 }
 
@@ -580,8 +575,7 @@ static void test_not_crashsafe(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF_CRASHSAFE=0", NULL};
-	run_probe(&r, env, "sessions", NULL);
+	run_probe_with(&r, "TPUPROF_CRASHSAFE=0", "sessions", NULL);
 	char dirs[3][512];
 	assert_int_equal(dump_dirs(&r, dirs, 3), 2);
 	for (int k = 0; k < 2; k++) {
@@ -592,7 +586,8 @@ static void test_not_crashsafe(void **state)
 		assert_int_equal(p->num_notes, 0);
 		tp_profile_free(p);
 	}
-	struct tp_profile *p = probe_dump(&r, env, "basic", "2");
+	run_probe_with(&r, "TPUPROF_CRASHSAFE=0", "basic", "2");
+	struct tp_profile *p = read_only_dump(&r);
 	assert_int_equal(p->tracks[0].count, 15);
 	tp_profile_free(p);
 }

@@ -28,6 +28,8 @@ void probe_start(struct run *r, const char *const *env, const char *a1, const ch
 void probe_wait(struct run *r);
 /* probe_dir, probe_start and probe_wait. */
 void run_probe(struct run *r, const char *const *env, const char *a1, const char *a2);
+/* run_probe with the one environment setting var ("K=V"). */
+void run_probe_with(struct run *r, const char *var, const char *a1, const char *a2);
 /* Removes every directory probe_dir made (call when all tests passed; kept for a look if not). */
 void probe_cleanup(void);
 /* The text of a file (at most 64 KiB, "" when absent) in a static buffer. */

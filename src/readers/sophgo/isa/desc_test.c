@@ -97,6 +97,18 @@ static void check_fields(const struct sg_regclass *rc, enum ref_cmd cmd)
 	}
 }
 
+/* Builds reference command cmd in b[0..n) (the rest zero) and decodes it: one TIU
+ * descriptor of class op whose layout holds the command's fields where the table puts them. */
+static void decode_ref(const struct sg_decoder *d, enum ref_cmd cmd, uint8_t *b, size_t n,
+                       const char *op, struct sg_desc *c)
+{
+	memset(b, 0, n);
+	put_fields(b, cmd);
+	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, n, c), 1);
+	assert_string_equal(c->cls->rc->op_name, op);
+	check_fields(c->cls->rc, cmd);
+}
+
 /* One BM1688 decoder for the whole group (decoding does not change it), handed to every test
  * as its cmocka state. */
 static int dec_setup(void **state)
@@ -200,12 +212,9 @@ static void test_bits(void **state)
 static void test_sconv(void **state)
 {
 	struct sg_decoder *d = *state;
-	uint8_t b[64] = {0};
-	put_fields(b, REF_SCONV);
+	uint8_t b[64];
 	struct sg_desc c;
-	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
-	assert_string_equal(c.cls->rc->op_name, "sCONV");
-	check_fields(c.cls->rc, REF_SCONV);
+	decode_ref(d, REF_SCONV, b, sizeof b, "sCONV", &c);
 	assert_string_equal(c.sub_name, "conv.normal");
 	assert_int_equal(c.bytes, 64);
 	assert_int_equal(sg_get(&c, b, SG_F_CMD_ID_DEP), 2);
@@ -243,13 +252,10 @@ static void test_sconv(void **state)
 static void test_smm(void **state)
 {
 	struct sg_decoder *d = *state;
-	uint8_t b[48] = {0};
-	put_fields(b, REF_SMM);
+	uint8_t b[48];
 	struct sg_desc c;
-	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
-	assert_string_equal(c.cls->rc->op_name, "sMM");
+	decode_ref(d, REF_SMM, b, sizeof b, "sMM", &c);
 	assert_int_equal(c.bytes, 48);
-	check_fields(c.cls->rc, REF_SMM);
 	struct tp_cost k;
 	sg_tiu_cost(chip1688(), &c, b, &k);
 	assert_true(k.alg_ops == 131072 && k.uarch_ops == 1048576);
