@@ -150,9 +150,8 @@ static void test_gbps(void **state)
  * whether it is made on the calling thread or (jobs 2) on a thread of its own. */
 static void layer_hot_case(int interleave, unsigned jobs)
 {
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t0;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 1000, &t0);
 	enum { NL = 14 };
 	for (int i = 0; i < NL; i++) {
 		struct tp_layer l = {

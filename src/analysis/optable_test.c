@@ -101,9 +101,8 @@ static void test_table_all_warmup_counts_all(void **state)
 static void test_table_no_ops(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &tr);
 	struct tp_slice *s = tp_track_push(p, tr);
 	tp_slice_set_end(p, &p->tracks[tr], s, 5);
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, "sCONV"));

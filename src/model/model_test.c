@@ -15,6 +15,7 @@
 
 #include "model/argkeys.h"
 #include "model/model.h"
+#include "testutil.h"
 
 static void test_build_and_finish(void **state)
 {
@@ -181,9 +182,8 @@ static void test_cycle_conversion(void **state)
 static void test_cost_follows_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	const int64_t starts[3] = {30, 10, 20};
 	for (int k = 0; k < 3; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -239,9 +239,8 @@ static uint64_t rnd(uint64_t *x)
 static void test_cost_pack_and_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 5000 };
 	uint64_t x = 7;
 	/* Each slice's cost by push order, kept as set (the array widens from 1 to 2 bytes per
@@ -318,9 +317,8 @@ static void test_cost_pack_and_sort(void **state)
 static void test_cost_ratios(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &t);
 	static const struct {
 		uint64_t alg, uarch;
 		uint32_t init, bank, cycles;
@@ -393,9 +391,8 @@ static void test_cost_ratios(void **state)
 static void test_cost_width(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 140000 }; /* about 75000 distinct entries */
 	for (uint32_t k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -460,9 +457,8 @@ static void test_vendor_rows(void **state)
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, NULL, 900, &tr);
 	tp_alloc_fail_after(0);
 	assert_null(tp_track_push(p, tr));
 	tp_alloc_fail_after(-1);
@@ -475,9 +471,8 @@ static void test_oom_is_reported(void **state)
 static void test_labels(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, NULL, 1000, &tr);
 	struct tp_track *t = &p->tracks[tr];
 	struct tp_slice *s[3];
 	for (int i = 0; i < 3; i++)
@@ -608,9 +603,8 @@ static void test_long_durations(void **state)
 static void test_labels_compact(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_THREAD, "main", 0, &tr);
 	struct tp_slice *a = tp_track_push(p, tr);
 	tp_slice_set_end(p, &p->tracks[tr], a, 100);
 	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "x"));
@@ -653,9 +647,8 @@ static void test_labels_compact(void **state)
 static void test_start_cycle_and_bytes(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, "GDMA", 1000, &tr);
 	const uint64_t hi = UINT64_C(1) << 32;
 	uint64_t cyc[] = {hi + 5, 7, hi - 1, 3 * hi + 2, hi, UINT64_MAX, 3 * hi + 1, 0};
 	size_t n = sizeof cyc / sizeof *cyc;

@@ -128,6 +128,19 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 	}
 }
 
+struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
+                                     uint32_t mhz, int *track)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, device, 0, 1);
+	assert_true(dev >= 0);
+	int core = k == TP_TRACK_HOST || k == TP_TRACK_THREAD ? -1 : 0;
+	*track = tp_profile_add_track(p, dev, core, k, name, mhz);
+	assert_true(*track >= 0);
+	return p;
+}
+
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
                         int64_t begin, int64_t end, uint32_t args)
 {

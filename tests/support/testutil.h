@@ -46,6 +46,12 @@ void tp_test_out_done(struct tp_test_out *o);
 void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
                            uint64_t c, uint64_t h, uint64_t w);
 
+/* A new profile with one device `device` (id 0, one core) holding one track of kind k named
+ * `name` (NULL: unnamed) at mhz: on core 0, or on no core for host and thread tracks. *track
+ * gets the track's index. Fails the cmocka test when out of memory. */
+struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
+                                     uint32_t mhz, int *track);
+
 /* Appends to track tr of p a slice [begin, end) named `name` of type `type` (a capture's
  * TP_CAP_TYPE_* or any text) with argument set args. Fails the cmocka test when out of memory. */
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,

@@ -9,6 +9,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "writers/summary/summary.h"
 
 #include <stdlib.h>
@@ -222,9 +223,8 @@ static void test_cost_columns(void **state)
 static void test_text_controls(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 1000, &t);
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 10;
 	tp_slice_set_end(p, &p->tracks[t], s, 9);
@@ -259,9 +259,8 @@ static void test_text_controls(void **state)
 static void test_overall_cycles_rounded(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	int t;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 900, &t);
 	p->tiu_freq_mhz = 900;
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 96730;
