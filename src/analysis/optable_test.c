@@ -27,6 +27,18 @@ static const struct tp_op_row *row_named(const struct tp_profile *p, const struc
 	return NULL;
 }
 
+/* An operator row's counted and warm-up runs and its min, max, median and p99 (ns). */
+static void expect_timing(const struct tp_op_row *r, uint64_t runs, uint64_t warmup, int64_t min,
+                          int64_t max, int64_t median, int64_t p99)
+{
+	assert_int_equal(r->runs, runs);
+	assert_int_equal(r->runs_warmup, warmup);
+	assert_int_equal(r->min_ns, min);
+	assert_int_equal(r->max_ns, max);
+	assert_int_equal(r->median_ns, median);
+	assert_int_equal(r->p99_ns, p99);
+}
+
 static void check_small_table(enum warm_mode mode)
 {
 	struct tp_profile *p = build_small(mode, 4, 1);
@@ -40,12 +52,8 @@ static void check_small_table(enum warm_mode mode)
 	for (size_t i = 0; i < NSMALL; i++)
 		assert_string_equal(tp_str(p, t.rows[i].name), small_ops[i].name);
 	const struct tp_op_row *q = row_named(p, &t, "layer0/q_proj");
-	assert_int_equal(q->runs, 3);
-	assert_int_equal(q->runs_warmup, 1);
-	assert_int_equal(q->min_ns, 10000); /* the 50 000 ns warm-up run is excluded */
-	assert_int_equal(q->max_ns, 13000);
-	assert_int_equal(q->median_ns, 10000);
-	assert_int_equal(q->p99_ns, 13000);
+	/* The 50 000 ns warm-up run is excluded from the figures. */
+	expect_timing(q, 3, 1, 10000, 13000, 10000, 13000);
 	assert_true(q->mean_ns == 11000.0);
 	assert_int_equal(q->total_ns, 33000);
 	assert_true(q->sparse_eligible);
@@ -164,13 +172,9 @@ static void test_table_many_threads(void **state)
 	assert_string_equal(tp_str(p, t.rows[1].name), "add");
 	const struct tp_op_row *mm = &t.rows[0];
 	assert_int_equal(mm->first_start_ns, 100);
-	assert_int_equal(mm->runs, 8);
-	assert_int_equal(mm->runs_warmup, 1);
+	/* Median (5 + 10) / 2. */
+	expect_timing(mm, 8, 1, 1, 50, 7, 50);
 	assert_int_equal(mm->total_ns, 121);
-	assert_int_equal(mm->min_ns, 1);
-	assert_int_equal(mm->max_ns, 50);
-	assert_int_equal(mm->median_ns, 7); /* (5 + 10) / 2 */
-	assert_int_equal(mm->p99_ns, 50);
 	assert_int_equal(mm->desc->start_ns, 200); /* track 1's, not track 3's at the same start */
 	assert_int_equal(mm->bytes, 102);
 	assert_int_equal(t.rows[1].runs, 1);
