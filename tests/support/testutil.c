@@ -56,6 +56,36 @@ uint8_t *tp_test_must_slurp(const char *path, size_t *n)
 	return (uint8_t *)b;
 }
 
+const char *tp_test_source_path(const char *rel)
+{
+	static char buf[4][4096];
+	static unsigned next;
+	const char *src = getenv("TP_SOURCE_DIR");
+	assert_non_null(src);
+	char *out = buf[next++ % 4];
+	int len = snprintf(out, sizeof buf[0], "%s/%s", src, rel);
+	assert_true(len > 0 && (size_t)len < sizeof buf[0]);
+	return out;
+}
+
+void tp_test_golden(const void *data, size_t n, const char *rel)
+{
+	const char *path = tp_test_source_path(rel);
+	if (getenv("TP_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		fwrite(data, 1, n, f);
+		fclose(f);
+		printf("UPDATED golden %s: review the diff\n", path);
+	}
+	size_t len;
+	char *want = tp_test_slurp(path, &len);
+	assert_non_null(want);
+	assert_int_equal(n, len);
+	assert_memory_equal(data, want, len);
+	free(want);
+}
+
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs)
 {

@@ -15,6 +15,13 @@ char *tp_test_slurp(const char *path, size_t *n);
 /* tp_test_slurp as bytes, failing the cmocka test when the file cannot be read. */
 uint8_t *tp_test_must_slurp(const char *path, size_t *n);
 
+/* TP_SOURCE_DIR/rel, in one of a few rotating static buffers (valid for the next 3 calls);
+ * fails the cmocka test when TP_SOURCE_DIR is unset (ctest sets it). */
+const char *tp_test_source_path(const char *rel);
+/* Compares data[0..n) byte for byte with the golden file TP_SOURCE_DIR/rel; with
+ * TP_UPDATE_GOLDEN set, rewrites the golden first and prints that it did (review the diff). */
+void tp_test_golden(const void *data, size_t n, const char *rel);
+
 /* Runs write(ctx, diag) with the Nth allocation failing, for N = 0, 1, 2, ... until a run
  * succeeds (at most max_runs runs). Every failing run must return TP_ENOMEM, record it in the
  * diag with a message, and leave nothing at `path` (no half-written output; path may be NULL

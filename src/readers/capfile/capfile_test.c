@@ -699,13 +699,11 @@ static void test_detail_abi(void **state)
 static void test_fixture(void **state)
 {
 	(void)state;
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[512];
-	snprintf(path, sizeof path, "%s/tests/fixtures/capfile/mini.tpp.hex", src);
 	uint8_t *b = NULL;
 	size_t n = 0;
-	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	assert_int_equal(
+	    tp_test_hex_load(tp_test_source_path("tests/fixtures/capfile/mini.tpp.hex"), &b, &n),
+	    0);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	int rc = tp_capfile_parse(b, n, "mini.tpp", &p, &d);

@@ -147,23 +147,9 @@ static struct tp_profile *build_capture(void)
 
 static void check_golden(const struct tp_buf *b, const char *name)
 {
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/tests/golden/capreport_small/%s", src, name);
-	if (getenv("TP_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "wb");
-		assert_non_null(f);
-		fwrite(b->data, 1, b->len, f);
-		fclose(f);
-		printf("UPDATED golden %s: review the diff\n", path);
-	}
-	size_t n;
-	char *want = tp_test_slurp(path, &n);
-	assert_non_null(want);
-	assert_int_equal(b->len, n);
-	assert_memory_equal(b->data, want, n);
-	free(want);
+	char rel[256];
+	snprintf(rel, sizeof rel, "tests/golden/capreport_small/%s", name);
+	tp_test_golden(b->data, b->len, rel);
 }
 
 static double num(const cJSON *o, const char *k)

@@ -351,18 +351,24 @@ static void test_cmd_lmem(void **state)
 	tp_profile_free(p);
 }
 
+/* The same page for the same profile written twice, and for the same profile built again. */
 static void test_deterministic(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n1, n2;
+	struct tp_profile *p = make(), *again = make();
+	size_t n1, n2, n3;
 	char *a = page_of(p, 0, &n1);
 	char *b = page_of(p, 0, &n2);
+	char *c = page_of(again, 0, &n3);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(a, b, n1);
+	assert_int_equal(n1, n3);
+	assert_memory_equal(a, c, n1);
 	free(a);
 	free(b);
+	free(c);
 	tp_profile_free(p);
+	tp_profile_free(again);
 }
 
 /* The writer as tp_test_oom_sweep_file calls it. */

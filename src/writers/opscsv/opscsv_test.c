@@ -198,28 +198,12 @@ static void render_small(struct tp_buf *b, const struct tp_sparse_ratios *r)
 static void test_golden_small(void **state)
 {
 	(void)state;
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/tests/golden/opscsv_small/ops.csv", src);
 	struct tp_sparse_ratios r;
 	assert_int_equal(tp_sparse_ratios_defaults(&r), TP_OK);
 	struct tp_buf b;
 	render_small(&b, &r);
 	tp_sparse_ratios_free(&r);
-	if (getenv("TP_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "wb");
-		assert_non_null(f);
-		fwrite(b.data, 1, b.len, f);
-		fclose(f);
-		printf("UPDATED golden %s: review the diff\n", path);
-	}
-	size_t n;
-	char *want = tp_test_slurp(path, &n);
-	assert_non_null(want);
-	assert_int_equal(b.len, n);
-	assert_memory_equal(b.data, want, n);
-	free(want);
+	tp_test_golden(b.data, b.len, "tests/golden/opscsv_small/ops.csv");
 	tp_buf_free(&b);
 }
 
@@ -333,9 +317,7 @@ static int render_all(void *ctx, struct tp_diag *d)
 static void test_oom_paths(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_small(WARM_BY_STEP, 4, 1);
-	assert_true(tp_test_oom_sweep(render_all, p, NULL, 200) > 0);
-	tp_profile_free(p);
+	sweep_small(render_all);
 }
 
 int main(void)

@@ -522,61 +522,77 @@ static void test_cost_unverified_classes(void **state)
 	assert_int_equal(k.valid, 0);
 }
 
+/* Decodes b[0..len) with the hand-written decoder (a) and the table decoder (t): both take
+ * it, with the same length. */
+static void decode_both(const struct sg_decoder *d, int eng, const uint8_t *b, size_t len,
+                        struct bmp_cmd *a, struct bmp_cmd *t)
+{
+	size_t n = bmp_cmd_size(TP_ARCH_BM1688, eng, b, len);
+	assert_true(n > 0);
+	bmp_cmd_decode(TP_ARCH_BM1688, eng, b, n, a);
+	assert_int_equal(bmp_cmd_decode_dec(d, eng, b, len, t), 1);
+	assert_int_equal(t->desc.bytes, n);
+}
+
+/* TIU sub-operation s of class o, short or long as the class is: the table decoder names it as
+ * the hand-written one does. */
+static void tiu_names_match(const struct sg_decoder *d, const struct sg_opclass *o, uint16_t s)
+{
+	uint8_t b[128] = {0};
+	put(b, 0, 1, o->is_short > 0);
+	put(b, 41, 4, o->op);
+	put(b, 45, o->op == 12 ? 3 : 5, o->subs[s].code);
+	struct bmp_cmd a, t;
+	decode_both(d, BMP_ENG_TIU, b, sizeof b, &a, &t);
+	assert_string_equal(a.name, t.name);
+	assert_string_equal(a.type, t.type);
+	assert_int_equal(a.kind, t.kind);
+	assert_int_equal(a.dep, t.dep);
+}
+
+/* DMA sub-operation s of class o with its source in DDR. Names follow the vendor's printer
+ * (the op index), not the hand-written decoder: Function Type = the name of sp 0,
+ * tensor/matrix sp 0 by direction. */
+static void dma_names_match(const struct sg_decoder *d, const struct sg_opclass *o, uint16_t s)
+{
+	uint8_t b[96] = {0};
+	put(b, 3, 1, o->is_short > 0);
+	put(b, 32, 4, o->op);
+	put(b, 36, 3, o->subs[s].code);
+	put(b, 544, 8, 0x90); /* source in DDR */
+	struct bmp_cmd a, t;
+	decode_both(d, BMP_ENG_GDMA, b, sizeof b, &a, &t);
+	assert_string_equal(t.type, o->subs[0].name);
+	if (o->op <= 1 && o->subs[s].code == 0)
+		assert_string_equal(t.name, "tensorLd");
+	else
+		assert_string_equal(t.name, o->subs[s].name);
+	/* (De)compress have no src (dst) address register: the hand-written decoder read the
+	 * tensor layout's offsets there, the tables read nothing. */
+	if (o->op != 10 && o->op != 11)
+		assert_int_equal(a.dir, t.dir);
+	assert_int_equal(a.dtype, t.dtype);
+}
+
+/* Runs check on every sub-operation of the n classes ops; returns how many it checked. */
+static unsigned each_sub(const struct sg_decoder *d, const struct sg_opclass *ops, uint16_t n,
+                         void (*check)(const struct sg_decoder *d, const struct sg_opclass *o,
+                                       uint16_t s))
+{
+	unsigned checked = 0;
+	for (uint16_t i = 0; i < n; i++)
+		for (uint16_t s = 0; s < ops[i].nsubs; s++, checked++)
+			check(d, &ops[i], s);
+	return checked;
+}
+
 /* The table decoder names every listed code exactly as the hand-written decoder does. */
 static void test_names_match_legacy(void **state)
 {
-	struct sg_decoder *d = *state;
+	const struct sg_decoder *d = *state;
 	const struct sg_isa *isa = &sg_isa_bm1688;
-	unsigned checked = 0;
-	for (uint16_t i = 0; i < isa->ntiu_ops; i++) {
-		const struct sg_opclass *o = &isa->tiu_ops[i];
-		for (uint16_t s = 0; s < o->nsubs; s++) {
-			uint8_t b[128] = {0};
-			put(b, 0, 1, o->is_short > 0);
-			put(b, 41, 4, o->op);
-			put(b, 45, o->op == 12 ? 3 : 5, o->subs[s].code);
-			struct bmp_cmd a, t;
-			size_t n = bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b);
-			assert_true(n > 0);
-			bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, b, n, &a);
-			assert_int_equal(bmp_cmd_decode_dec(d, BMP_ENG_TIU, b, sizeof b, &t), 1);
-			assert_int_equal(t.desc.bytes, n);
-			assert_string_equal(a.name, t.name);
-			assert_string_equal(a.type, t.type);
-			assert_int_equal(a.kind, t.kind);
-			assert_int_equal(a.dep, t.dep);
-			checked++;
-		}
-	}
-	for (uint16_t i = 0; i < isa->ndma_ops; i++) {
-		const struct sg_opclass *o = &isa->dma_ops[i];
-		for (uint16_t s = 0; s < o->nsubs; s++) {
-			uint8_t b[96] = {0};
-			put(b, 3, 1, o->is_short > 0);
-			put(b, 32, 4, o->op);
-			put(b, 36, 3, o->subs[s].code);
-			put(b, 544, 8, 0x90); /* source in DDR */
-			struct bmp_cmd a, t;
-			size_t n = bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_GDMA, b, sizeof b);
-			bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, b, n, &a);
-			assert_int_equal(bmp_cmd_decode_dec(d, BMP_ENG_GDMA, b, sizeof b, &t), 1);
-			assert_int_equal(t.desc.bytes, n);
-			/* Names follow the vendor's printer (the op index), not the hand-written
-			 * decoder: Function Type = the name of sp 0, tensor/matrix sp 0 by
-			 * direction. */
-			assert_string_equal(t.type, o->subs[0].name);
-			if (o->op <= 1 && o->subs[s].code == 0)
-				assert_string_equal(t.name, "tensorLd");
-			else
-				assert_string_equal(t.name, o->subs[s].name);
-			/* (De)compress have no src (dst) address register: the hand-written decoder
-			 * read the tensor layout's offsets there, the tables read nothing. */
-			if (o->op != 10 && o->op != 11)
-				assert_int_equal(a.dir, t.dir);
-			assert_int_equal(a.dtype, t.dtype);
-			checked++;
-		}
-	}
+	unsigned checked = each_sub(d, isa->tiu_ops, isa->ntiu_ops, tiu_names_match) +
+	                   each_sub(d, isa->dma_ops, isa->ndma_ops, dma_names_match);
 	assert_true(checked > 130);
 }
 
