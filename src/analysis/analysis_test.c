@@ -625,16 +625,26 @@ static void test_reference_uarch(void **state)
 static const struct tp_chip lmem_chip = {
     .name = "test", .npu_num = 32, .lane_bytes = 131072, .lmem_bytes = 4u << 20, .banks = 16};
 
-/* Adds a TIU command's result address and shape under the descriptor's names des_res0_addr,
- * _n, _c, _h, _w to the argument set being built. */
-static void add_res0(struct tp_profile *p, uint64_t addr, uint64_t n, uint64_t c, uint64_t h,
-                     uint64_t w)
+/* One LOCAL-memory record: written or read, its lane offset and its bytes per lane. */
+static void expect_rec(const struct tp_lmem_rec *v, int write, uint64_t lane_offset, uint64_t bytes)
 {
-	static const char *const key[] = {"des_res0_addr", "des_res0_n", "des_res0_c", "des_res0_h",
-	                                  "des_res0_w"};
-	const uint64_t v[] = {addr, n, c, h, w};
-	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
-		tp_args_add_uint(p, key[i], v[i]);
+	assert_int_equal(v->write, write);
+	assert_int_equal(v->lane_offset, lane_offset);
+	assert_int_equal(v->bytes, bytes);
+}
+
+/* Adds a TIU operand's (res0, opd0, opd1) LMEM address and c, h, w under the descriptor's
+ * names des_NAME_addr, _c, _h, _w to the argument set being built. */
+static void add_operand(struct tp_profile *p, const char *name, uint64_t addr, uint64_t c,
+                        uint64_t h, uint64_t w)
+{
+	static const char *const field[] = {"addr", "c", "h", "w"};
+	const uint64_t v[] = {addr, c, h, w};
+	char key[32];
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		snprintf(key, sizeof key, "des_%s_%s", name, field[i]);
+		tp_args_add_uint(p, key, v[i]);
+	}
 }
 
 /* A finished profile with LOCAL-memory traffic in the commands' descriptor arguments (the
@@ -682,33 +692,21 @@ static struct tp_profile *lmem_profile(void)
 	 * and a second command whose result address is past LMEM. */
 	add(p, t, 100, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
 	tp_args_begin(p);
-	add_res0(p, 40960, 1, 64, 14, 14);
+	add_operand(p, "res0", 40960, 64, 14, 14);
+	tp_args_add_uint(p, "des_res0_n", 1);
 	tp_args_add_uint(p, "des_opt_res0_prec", 1);
-	tp_args_add_uint(p, "des_opd0_addr", 0);
-	tp_args_add_uint(p, "des_opd0_c", 64);
-	tp_args_add_uint(p, "des_opd0_h", 28);
-	tp_args_add_uint(p, "des_opd0_w", 28);
+	add_operand(p, "opd0", 0, 64, 28, 28);
 	tp_args_add_uint(p, "des_opt_opd0_prec", 1);
-	tp_args_add_uint(p, "des_opd1_addr", 65536);
-	tp_args_add_uint(p, "des_opd1_c", 64);
-	tp_args_add_uint(p, "des_opd1_h", 1);
-	tp_args_add_uint(p, "des_opd1_w", 1);
+	add_operand(p, "opd1", 65536, 64, 1, 1);
 	tp_args_add_uint(p, "des_opt_opd1_const", 1);
 	p->tracks[t].slices[0].args = tp_args_end(p);
 	add(p, t, 500, 10, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "arith.add");
 	tp_args_begin(p);
-	add_res0(p, 5u << 20, 1, 1, 1, 1);
+	add_operand(p, "res0", 5u << 20, 1, 1, 1);
+	tp_args_add_uint(p, "des_res0_n", 1);
 	p->tracks[t].slices[1].args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
-}
-
-/* One LOCAL-memory record: written or read, its lane offset and its bytes per lane. */
-static void expect_rec(const struct tp_lmem_rec *v, int write, uint64_t lane_offset, uint64_t bytes)
-{
-	assert_int_equal(v->write, write);
-	assert_int_equal(v->lane_offset, lane_offset);
-	assert_int_equal(v->bytes, bytes);
 }
 
 static void test_lmem_from_commands(void **state)
