@@ -450,8 +450,7 @@ static void test_vendor_rows(void **state)
 	assert_null(tp_profile_vendor_row(p, "tool.py", 0, 0));
 	tp_alloc_fail_after(-1);
 	assert_int_equal(p->vendor.num_rows, 0);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 static void test_oom_is_reported(void **state)
@@ -462,8 +461,7 @@ static void test_oom_is_reported(void **state)
 	tp_alloc_fail_after(0);
 	assert_null(tp_track_push(p, tr));
 	tp_alloc_fail_after(-1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* Labels: equal labels share one id, a setter changes one field of one slice only, the
@@ -522,8 +520,7 @@ static void test_labels(void **state)
 	assert_int_equal(tp_slice_stall(t, y), v - 2); /* the last one that fitted */
 	assert_int_not_equal(y->label, before);
 	assert_int_equal(p->oom, 1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* Durations: exact at and past the 2^31 ns inline limit, negative and up to INT64_MAX ends;

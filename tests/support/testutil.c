@@ -171,6 +171,12 @@ struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, c
 	return p;
 }
 
+void tp_test_finish_oom(struct tp_profile *p)
+{
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
+}
+
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
                         int64_t begin, int64_t end, uint32_t args)
 {

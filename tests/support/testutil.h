@@ -59,6 +59,10 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
                                      uint32_t mhz, int *track);
 
+/* After an allocation failed while p was built, the failure is sticky: tp_profile_finish must
+ * refuse the profile with TP_ENOMEM. Checks that and frees p. */
+void tp_test_finish_oom(struct tp_profile *p);
+
 /* Appends to track tr of p a slice [begin, end) named `name` of type `type` (a capture's
  * TP_CAP_TYPE_* or any text) with argument set args. Fails the cmocka test when out of memory. */
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,
