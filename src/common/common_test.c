@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
+#include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -398,9 +399,9 @@ static void test_atomic_file(void **state)
 static void test_temp_path(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/tp_common_test_XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "out.db");
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_common_test", "out.db");
+	const char *path = out.path;
 	mode_t old = umask(027);
 	char *a = tp_temp_path_for(path);
 	umask(old);
@@ -437,10 +438,9 @@ static void test_temp_path(void **state)
 	}
 	unlink(a);
 	unlink(b);
-	rmdir(dir);
+	tp_test_out_done(&out);
 	tp_free(a);
 	tp_free(b);
-	tp_free(path);
 }
 
 static void test_parse(void **state)

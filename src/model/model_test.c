@@ -17,6 +17,7 @@
 #include "model/argkeys.h"
 #include "model/lmemrec.h"
 #include "model/model.h"
+#include "testutil.h"
 
 static void test_build_and_finish(void **state)
 {
@@ -183,9 +184,8 @@ static void test_cycle_conversion(void **state)
 static void test_cost_follows_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	const int64_t starts[3] = {30, 10, 20};
 	for (int k = 0; k < 3; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -295,9 +295,8 @@ static uint64_t rnd(uint64_t *x)
 static void test_cost_pack_and_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 5000 };
 	uint64_t x = 7;
 	/* Each slice's cost by push order, kept as set (the array widens from 1 to 2 bytes per
@@ -374,9 +373,8 @@ static void test_cost_pack_and_sort(void **state)
 static void test_cost_ratios(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &t);
 	static const struct {
 		uint64_t alg, uarch;
 		uint32_t init, bank, cycles;
@@ -449,9 +447,8 @@ static void test_cost_ratios(void **state)
 static void test_cost_width(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 140000 }; /* about 75000 distinct entries */
 	for (uint32_t k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -509,21 +506,18 @@ static void test_vendor_rows(void **state)
 	assert_null(tp_profile_vendor_row(p, "tool.py", 0, 0));
 	tp_alloc_fail_after(-1);
 	assert_int_equal(p->vendor.num_rows, 0);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, NULL, 900, &tr);
 	tp_alloc_fail_after(0);
 	assert_null(tp_track_push(p, tr));
 	tp_alloc_fail_after(-1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* Strings longer than TP_PROFILE_MAX_STR are cut where they enter the model: on a character
@@ -584,9 +578,8 @@ static void test_long_strings_cut(void **state)
 static void test_labels(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, NULL, 1000, &tr);
 	struct tp_track *t = &p->tracks[tr];
 	struct tp_slice *s[3];
 	for (int i = 0; i < 3; i++)
@@ -636,8 +629,7 @@ static void test_labels(void **state)
 	assert_int_equal(tp_slice_stall(t, y), v - 2); /* the last one that fitted */
 	assert_int_not_equal(y->label, before);
 	assert_int_equal(p->oom, 1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* Durations: exact at and past the 2^31 ns inline limit, negative and up to INT64_MAX ends;
@@ -717,9 +709,8 @@ static void test_long_durations(void **state)
 static void test_labels_compact(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_THREAD, "main", 0, &tr);
 	struct tp_slice *a = tp_track_push(p, tr);
 	tp_slice_set_end(p, &p->tracks[tr], a, 100);
 	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "x"));
@@ -762,9 +753,8 @@ static void test_labels_compact(void **state)
 static void test_start_cycle_and_bytes(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, "GDMA", 1000, &tr);
 	const uint64_t hi = UINT64_C(1) << 32;
 	uint64_t cyc[] = {hi + 5, 7, hi - 1, 3 * hi + 2, hi, UINT64_MAX, 3 * hi + 1, 0};
 	size_t n = sizeof cyc / sizeof *cyc;

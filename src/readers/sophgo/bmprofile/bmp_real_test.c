@@ -38,11 +38,7 @@ static void test_real_bm1688(void **state)
 		skip();
 		return;
 	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	/* Records written by the reference converter (PROVENANCE.txt). */
 	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
 	                      *t1 = sgt_track(p, 1, TP_TRACK_TIU);
@@ -242,6 +238,14 @@ struct shared_dump {
 	struct tp_profile *p;
 };
 
+/* The group's dump; skips the running test (skip() does not return) when it is absent. */
+static const struct tp_profile *shared_profile(const struct shared_dump *sd)
+{
+	if (!sd->p)
+		skip();
+	return sd->p;
+}
+
 static int cv184x_setup(void **state)
 {
 	struct shared_dump *sd = calloc(1, sizeof *sd);
@@ -262,11 +266,7 @@ static int shared_teardown(void **state)
 static void test_real_cv184x(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->arch, TP_ARCH_CV184X);
@@ -369,11 +369,7 @@ static int js_rows(const char *path, struct js_row **out)
 static void test_real_cv184x_layers(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *dir = sd->dir, *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */
