@@ -184,9 +184,10 @@ static void add_fields(struct bmp_rd *r, int engine, const struct bmp_cmd *c)
 static const uint16_t *lmem_fields(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
 {
 	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
-	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+	size_t ci = (size_t)(dc - kd->cls[eng]);
 	if (!r->lmem_fields[engine] &&
-	    !(r->lmem_fields[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->lmem_fields[0])))
+	    !(r->lmem_fields[engine] = tp_calloc(kd->ncls[eng], sizeof *r->lmem_fields[0])))
 		return NULL;
 	uint16_t **slot = &r->lmem_fields[engine][ci];
 	if (*slot)

@@ -710,7 +710,7 @@ static void rd_release(struct bmp_rd *r)
 			tp_free(r->keys[e][i]);
 		tp_free(r->keys[e]);
 		r->keys[e] = NULL;
-		for (size_t i = 0; r->lmem_fields[e] && r->dec && i < r->dec->ncls[e]; i++)
+		for (size_t i = 0; r->lmem_fields[e] && kd && i < kd->ncls[e]; i++)
 			tp_free(r->lmem_fields[e][i]);
 		tp_free(r->lmem_fields[e]);
 		r->lmem_fields[e] = NULL;
