@@ -168,9 +168,7 @@ static void test_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_figures),
-	    cmocka_unit_test(test_none_and_engines),
-	    cmocka_unit_test(test_oom),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

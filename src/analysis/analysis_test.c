@@ -765,16 +765,7 @@ static void test_lmem_from_commands(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_two_cores),
-	    cmocka_unit_test(test_empty_and_oom),
-	    cmocka_unit_test(test_gbps),
-	    cmocka_unit_test(test_cost),
-	    cmocka_unit_test(test_layer_hot),
-	    cmocka_unit_test(test_overlap_orders),
-	    cmocka_unit_test(test_jobs_same),
-	    cmocka_unit_test(test_hot_merge),
-	    cmocka_unit_test(test_reference_uarch),
-	    cmocka_unit_test(test_lmem_from_commands),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

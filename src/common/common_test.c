@@ -825,16 +825,7 @@ static void test_file_drop(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_status),          cmocka_unit_test(test_diag_keeps_first),
-	    cmocka_unit_test(test_cursor_bounds),   cmocka_unit_test(test_bits),
-	    cmocka_unit_test(test_strtab),          cmocka_unit_test(test_alloc_failure_hook),
-	    cmocka_unit_test(test_alloc_huge_hint), cmocka_unit_test(test_buf_format),
-	    cmocka_unit_test(test_fmt_int),         cmocka_unit_test(test_atomic_file),
-	    cmocka_unit_test(test_temp_path),       cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
-	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
-	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
-	    cmocka_unit_test(test_upper_bound),     cmocka_unit_test(test_afile_fail),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

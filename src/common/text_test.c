@@ -186,10 +186,7 @@ static void test_json_str_utf8(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_utf8_decode),
-	    cmocka_unit_test(test_text_destinations),
-	    cmocka_unit_test(test_json_str_utf8),
-	    cmocka_unit_test(test_text_safe_word_positions),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

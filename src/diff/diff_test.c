@@ -391,9 +391,7 @@ static void test_jobdiff(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jobdiff),      cmocka_unit_test(test_ops_and_noise),
-	    cmocka_unit_test(test_row_noise),    cmocka_unit_test(test_layers_and_escaping),
-	    cmocka_unit_test(test_page_row_cap),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -189,9 +189,7 @@ static void test_no_anchor_and_category(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_first_runtime_call),
-	    cmocka_unit_test(test_tail_rule),
-	    cmocka_unit_test(test_no_anchor_and_category),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

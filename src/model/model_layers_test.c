@@ -278,10 +278,7 @@ static void test_layer_touch(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layer_table),
-	    cmocka_unit_test(test_layer_table_oom),
-	    cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

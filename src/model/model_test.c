@@ -868,24 +868,7 @@ static void test_finish_jobs(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),
-	    cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_arg_numbers),
-	    cmocka_unit_test(test_cap_keys),
-	    cmocka_unit_test(test_cycle_conversion),
-	    cmocka_unit_test(test_oom_is_reported),
-	    cmocka_unit_test(test_long_strings_cut),
-	    cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_lmem_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),
-	    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_cost_ratios),
-	    cmocka_unit_test(test_vendor_rows),
-	    cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),
-	    cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes),
-	    cmocka_unit_test(test_finish_jobs),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

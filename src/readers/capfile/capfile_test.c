@@ -831,15 +831,7 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_hwcounters),
-	    cmocka_unit_test(test_mode0_mode1),   cmocka_unit_test(test_overflow_drops),
-	    cmocka_unit_test(test_banana),        cmocka_unit_test(test_unwritable_dir),
-	    cmocka_unit_test(test_sigterm),       cmocka_unit_test(test_fork_and_sessions),
-	    cmocka_unit_test(test_threads),       cmocka_unit_test(test_truncated),
-	    cmocka_unit_test(test_fixture),       cmocka_unit_test(test_truncated_drops),
-	    cmocka_unit_test(test_recovery),      cmocka_unit_test(test_api),
-	    cmocka_unit_test(test_detail_abi),    cmocka_unit_test(test_not_crashsafe),
-	    cmocka_unit_test(test_reader_utf8),   cmocka_unit_test(test_bad_input),
+#include "tp_test_cases.h"
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	if (failed == 0)

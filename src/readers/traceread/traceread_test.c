@@ -813,14 +813,7 @@ static void test_merge_tail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kineto),       cmocka_unit_test(test_onnxruntime),
-	    cmocka_unit_test(test_correlation),  cmocka_unit_test(test_mxnet),
-	    cmocka_unit_test(test_us_to_ns),     cmocka_unit_test(test_quirks),
-	    cmocka_unit_test(test_rejects),      cmocka_unit_test(test_truncation),
-	    cmocka_unit_test(test_stream),       cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_merge_tail),   cmocka_unit_test(test_gzip),
-	    cmocka_unit_test(test_gzip_damaged), cmocka_unit_test(test_gzip_bomb),
-	    cmocka_unit_test(test_gzip_real),    cmocka_unit_test(test_sniff),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -685,17 +685,7 @@ static void test_oom(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_md),
-	    cmocka_unit_test(test_marks_ranges),
-	    cmocka_unit_test(test_md_escaping),
-	    cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture),
-	    cmocka_unit_test(test_worker_thread_op),
-	    cmocka_unit_test(test_op_stats_merge),
-	    cmocka_unit_test(test_json_stream),
-	    cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_drops_and_cut),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -142,7 +142,8 @@ static void test_same_bytes_any_jobs(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip),
-	                                   cmocka_unit_test(test_same_bytes_any_jobs)};
+	const struct CMUnitTest tests[] = {
+#include "tp_test_cases.h"
+	};
 	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

@@ -323,14 +323,7 @@ static void test_oom_paths(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ratios_defaults),
-	    cmocka_unit_test(test_ratios_parse_ok),
-	    cmocka_unit_test(test_ratios_parse_errors),
-	    cmocka_unit_test(test_csv_escaping),
-	    cmocka_unit_test(test_golden_small),
-	    cmocka_unit_test(test_render_with_ratio_file),
-	    cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_oom_paths),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

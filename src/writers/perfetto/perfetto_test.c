@@ -773,17 +773,7 @@ static void test_visitor_decodes_fixture(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_varint),
-	    cmocka_unit_test(test_nested_lengths),
-	    cmocka_unit_test(test_fixture_plain_and_compressed),
-	    cmocka_unit_test(test_many_chunks),
-	    cmocka_unit_test(test_event_field_order),
-	    cmocka_unit_test(test_long_strings),
-	    cmocka_unit_test(test_intern_map_reset),
-	    cmocka_unit_test(test_checker_rejects),
-	    cmocka_unit_test(test_visitor_decodes_fixture),
-	    cmocka_unit_test(test_text_and_limits),
-	    cmocka_unit_test(test_write_oom),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

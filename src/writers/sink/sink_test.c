@@ -849,11 +849,7 @@ static void test_layer_tracks(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tracks),       cmocka_unit_test(test_slices_lanes_nesting_flows),
-	    cmocka_unit_test(test_args),         cmocka_unit_test(test_counters),
-	    cmocka_unit_test(test_errors),       cmocka_unit_test(test_fmt_real),
-	    cmocka_unit_test(test_many_flows),   cmocka_unit_test(test_flows_reference),
-	    cmocka_unit_test(test_layer_tracks),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
 }

@@ -245,8 +245,8 @@ static void test_batches(void **state)
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_db),
-	                                   cmocka_unit_test(test_invalid_utf8_name),
-	                                   cmocka_unit_test(test_batches)};
+	const struct CMUnitTest tests[] = {
+#include "tp_test_cases.h"
+	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -600,10 +600,7 @@ int main(void)
 {
 	sgt_setup("bmprofile", "bmp_read_test_tmp");
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_a2_cmd_stop), cmocka_unit_test(test_fill_paths_agree),
-	    cmocka_unit_test(test_a2_small),    cmocka_unit_test(test_a2_layers_json),
-	    cmocka_unit_test(test_x_small),     cmocka_unit_test(test_a2_small_oom),
-	    cmocka_unit_test(test_bad_inputs),  cmocka_unit_test(test_deps_check),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

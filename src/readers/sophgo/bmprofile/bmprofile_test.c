@@ -943,26 +943,7 @@ int main(void)
 {
 	sgt_setup("bmprofile", "bmprofile_test_tmp");
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_hex_parse),
-	    cmocka_unit_test(test_trim_rules),
-	    cmocka_unit_test(test_unwrap),
-	    cmocka_unit_test(test_ns_cycles),
-	    cmocka_unit_test(test_records_1688),
-	    cmocka_unit_test(test_records_legacy),
-	    cmocka_unit_test(test_global_node_layers),
-	    cmocka_unit_test(test_cmd_1688),
-	    cmocka_unit_test(test_cmdbuf_end_rule),
-	    cmocka_unit_test(test_cmdbuf_lazy),
-	    cmocka_unit_test(test_cmd_1684),
-	    cmocka_unit_test(test_cmd_1684x),
-	    cmocka_unit_test(test_global_parse),
-	    cmocka_unit_test(test_global_cut_node_line),
-	    cmocka_unit_test(test_netstat_parse),
-	    cmocka_unit_test(test_netstat_items),
-	    cmocka_unit_test(test_netstat_variants),
-	    cmocka_unit_test(test_global_variants),
-	    cmocka_unit_test(test_mlir_parse),
-	    cmocka_unit_test(test_json_variants),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

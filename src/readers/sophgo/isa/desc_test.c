@@ -599,16 +599,7 @@ static void test_names_match_legacy(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tables_consistent),
-	    cmocka_unit_test(test_bad_table),
-	    cmocka_unit_test(test_bits),
-	    cmocka_unit_test(test_sconv),
-	    cmocka_unit_test(test_smm),
-	    cmocka_unit_test(test_sar_srq),
-	    cmocka_unit_test(test_sys_heads_and_end),
-	    cmocka_unit_test(test_dma),
-	    cmocka_unit_test(test_names_match_legacy),
-	    cmocka_unit_test(test_cost_unverified_classes),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, dec_setup, dec_teardown);
 }

@@ -431,8 +431,7 @@ static void test_checkers_fail(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tables),
-	    cmocka_unit_test(test_checkers_fail),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
