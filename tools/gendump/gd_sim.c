@@ -357,7 +357,8 @@ void gd_plan(struct gen *g)
 		c->lay_tiu = nt - ft;
 		c->lay_gdma = N - nt - fg;
 		c->tiu_recs = c->n_tiu;
-		c->gdma_recs = c->lay_gdma + (g->a1688 && i == 0 ? 2 : 0);
+		/* BM1688 core 0: two stale records (§9.2); BM1684: the final store has one */
+		c->gdma_recs = c->lay_gdma + (g->a1688 && i == 0 ? 2 : g->a1684 ? 1 : 0);
 		if (g->a1688)
 			c->dyn_recs = i == 0 ? 6 : 5;
 		else
@@ -366,7 +367,7 @@ void gd_plan(struct gen *g)
 		c->bd_base = addr;
 		addr = align_up(addr + nt * 128 + 128, 4096);
 		c->gdma_base = addr;
-		addr = align_up(addr + (N - nt) * 96 + 128, 4096);
+		addr = align_up(addr + (N - nt) * (g->a1684 ? 128 : 96) + 128, 4096);
 		c->off_bd = off;
 		off += 8 + c->tiu_recs * 32;
 		c->off_gdma = off;

@@ -100,13 +100,14 @@ static uint64_t nsync_for(const struct gd_opts *o)
 
 int gd_check(const struct gd_opts *o, uint64_t *min_cmds, struct tp_diag *d)
 {
-	if (o->arch != ARCH_BM1688 && o->arch != ARCH_BM1684X)
-		return tp_diag_set(d, TP_EUSAGE, "unsupported arch %d (BM1688=4, BM1684X=3)",
-		                   o->arch);
+	if (o->arch != ARCH_BM1688 && o->arch != ARCH_BM1684X && o->arch != ARCH_BM1684)
+		return tp_diag_set(d, TP_EUSAGE,
+		                   "unsupported arch %d (BM1688=4, BM1684X=3, BM1684=1)", o->arch);
 	if (o->arch == ARCH_BM1688 && (o->cores < 1 || o->cores > 2))
 		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 or 2 for BM1688");
-	if (o->arch == ARCH_BM1684X && o->cores != 1)
-		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 for BM1684X");
+	if (o->arch != ARCH_BM1688 && o->cores != 1)
+		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 for %s",
+		                   o->arch == ARCH_BM1684 ? "BM1684" : "BM1684X");
 	uint64_t ns = nsync_for(o);
 	/* Sys commands: TIU send+wait+AR per sync and the final end; GDMA send+wait per sync and
 	 * the final chain_end. At least one layer command per engine on top. */
@@ -164,10 +165,11 @@ static int setup(struct gen *g, const struct gd_opts *o, const char *outdir)
 	g->o = o;
 	g->rng = o->seed ^ 0x7470757072F0F11Eull;
 	g->a1688 = o->arch == ARCH_BM1688;
+	g->a1684 = o->arch == ARCH_BM1684;
 	g->ncores = o->cores;
 	g->nsync = nsync_for(o);
 	g->gdma_rec_size = g->a1688 ? 256 : 192;
-	g->dtype = g->a1688 ? DT_INT8 : DT_FP16;
+	g->dtype = g->a1688 ? DT_INT8 : g->a1684 ? DT_FP32 : DT_FP16;
 	g->layer_id = 14;
 	g->host_base = 1705374960000000ull + (o->seed % 1000000) * 1000;
 	for (unsigned i = 0; i < 2; i++) {
@@ -229,8 +231,9 @@ static void start_clocks(struct gen *g)
 	uint64_t start_cyc = o->wrap ? 0xFFFFFFFFull - 20000 - rnd(&g->rng) % 1000
 	                             : 452000000ull + rnd(&g->rng) % 1000000;
 	for (unsigned i = 0; i < g->ncores; i++) {
-		g->core[i].tiu_mhz = g->a1688 ? 900 : 1000;
-		g->core[i].gdma_mhz = g->a1688 ? 750 : 1000;
+		/* BM1684: fixed 550 / 575 MHz whatever tpu_freq says (§8.1) */
+		g->core[i].tiu_mhz = g->a1688 ? 900 : g->a1684 ? 550 : 1000;
+		g->core[i].gdma_mhz = g->a1688 ? 750 : g->a1684 ? 575 : 1000;
 	}
 	struct core *c0 = &g->core[0];
 	c0->epoch = 0;
@@ -278,11 +281,33 @@ static void write_profile_head(struct gen *g)
 	                                 "&amp; \xc3\xbc"
 	                               : "gen_net";
 	gw_str(w, net);
-	gw_str(w, g->a1688 ? "\n[bmprofile] tpu_freq=0\n" : "\n[bmprofile] tpu_freq=1000\n");
+	gw_str(w, g->a1688   ? "\n[bmprofile] tpu_freq=0\n"
+	          : g->a1684 ? "\n[bmprofile] tpu_freq=550\n"
+	                     : "\n[bmprofile] tpu_freq=1000\n");
 	gw_str(w, "[bmprofile] is_mlir=1\n...Start Profile Log...\n");
 	gd_line(g, "start to run subnet_id=0");
 	gd_line(g, "start parallel.");
 	gd_line(g, "end parallel.");
+}
+
+/* BM1684 has no sys commands: the last command of each engine is an ordinary one carrying
+ * the end bit (TIU CMD_END, GDMA CHAIN_END) with its node line and PMU record, a copy of the
+ * result and its store. Its buffers have room for more commands than the net has: zero slots
+ * up to a 4 KiB multiple. */
+static void final_1684(struct gen *g, struct core *c)
+{
+	uint8_t b[128];
+	g->ending = 1;
+	uint64_t dep = c->gdma_id;
+	size_t n = gd_tiu_desc(b, TSK_AR, 19, 1, dep, 0, 0);
+	gd_tiu_line(g, c, dep, 3);
+	gd_tiu_cmd(g, c, b, n, dep, 24, 0, 0, "AR");
+	uint64_t bytes = (uint64_t)c->ch * c->hw * c->hw * gd_dsize(g->dtype);
+	gd_gdma_line(g, c, c->tiu_id, 1, 0);
+	gd_gdma_xfer(g, c, 0, 1, c->tiu_id, gd_ddr_act(g, bytes), c->act_loff, bytes);
+	g->ending = 0;
+	gw_zero(&c->cmd_t, (size_t)(align_up(c->cmd_t.total, 4096) - c->cmd_t.total));
+	gw_zero(&c->cmd_g, (size_t)(align_up(c->cmd_g.total, 4096) - c->cmd_g.total));
 }
 
 /* Every core's commands: layers segment by segment with syncs between segments on multi-core
@@ -315,6 +340,10 @@ static int64_t run_cores(struct gen *g)
 	/* Final commands: TIU system.end and GDMA chain_end (no node lines, §3.1). */
 	for (unsigned i = 0; i < g->ncores; i++) {
 		struct core *c = &g->core[i];
+		if (g->a1684) {
+			final_1684(g, c);
+			continue;
+		}
 		uint8_t b[128];
 		size_t n = gd_tiu_desc(b, TSK_SYS, SYS_END, 0, 0, 0, 0);
 		gd_tiu_cmd(g, c, b, n, 0, 5, 0, 0, "SYS");
