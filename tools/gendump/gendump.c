@@ -290,21 +290,38 @@ static void write_profile_head(struct gen *g)
 	gd_line(g, "end parallel.");
 }
 
+/* Tensor lines of a local layer that reads the current activation and writes layer id's. */
+static void io_lines(struct gen *g, struct core *c, uint64_t id)
+{
+	gd_tensor_line(g, c->act_id, 1, 1, c->ch, c->hw, c->hw, g->dtype, 0, 0, c->act_loff, 1,
+	               c->hw);
+	gd_tensor_line(g, (int64_t)id, 0, 1, c->ch, c->hw, c->hw, g->dtype, 0, 0, c->act_loff, 1,
+	               c->hw);
+	c->act_id = (int64_t)id;
+}
+
 /* BM1684 has no sys commands: the last command of each engine is an ordinary one carrying
- * the end bit (TIU CMD_END, GDMA CHAIN_END) with its node line and PMU record, a copy of the
- * result and its store. Its buffers have room for more commands than the net has: zero slots
- * up to a 4 KiB multiple. */
+ * the end bit (TIU CMD_END, GDMA CHAIN_END) with its node line and PMU record, here a copy of
+ * the result and its store, two layers of a last parallel block. Its buffers have room for
+ * more commands than the net has: zero slots up to a 4 KiB multiple. */
 static void final_1684(struct gen *g, struct core *c)
 {
 	uint8_t b[128];
 	g->ending = 1;
-	uint64_t dep = c->gdma_id;
+	gd_line(g, "start parallel.");
+	uint64_t id = gd_next_layer_id(g), dep = c->gdma_id;
+	gd_layer_line(g, 0, "Copy", id);
+	io_lines(g, c, id);
 	size_t n = gd_tiu_desc(b, TSK_AR, 19, 1, dep, 0, 0);
 	gd_tiu_line(g, c, dep, 3);
 	gd_tiu_cmd(g, c, b, n, dep, 24, 0, 0, "AR");
+	id = gd_next_layer_id(g);
+	gd_layer_line(g, 0, "Store", id);
+	io_lines(g, c, id);
 	uint64_t bytes = (uint64_t)c->ch * c->hw * c->hw * gd_dsize(g->dtype);
 	gd_gdma_line(g, c, c->tiu_id, 1, 0);
 	gd_gdma_xfer(g, c, 0, 1, c->tiu_id, gd_ddr_act(g, bytes), c->act_loff, bytes);
+	gd_line(g, "end parallel.");
 	g->ending = 0;
 	gw_zero(&c->cmd_t, (size_t)(align_up(c->cmd_t.total, 4096) - c->cmd_t.total));
 	gw_zero(&c->cmd_g, (size_t)(align_up(c->cmd_g.total, 4096) - c->cmd_g.total));
