@@ -4,8 +4,9 @@ several seeds and sizes convert with exit 0, and what tpuprof reports equals wha
 generator wrote, read here from the files themselves (sophgo-bmprofile.md):
 
 - iter0.profile: MONITOR_BD 32-byte records (start, end, u16 inst_id), MONITOR_GDMA 192-byte
-  records (start, end, u16 inst_id; bytes = d0_wr + d1_wr + gif_wr, §10.3) and the COMMAND
-  block's bases and counts;
+  records (start, end, u16 inst_id; bytes = d0_wr + d1_wr + gif_wr, §10.3; the first is the
+  firmware's own command, announced by the first NODE_SET, before the net's records start
+  again from inst_id 0) and the COMMAND block's bases and counts;
 - cmd_<base>_0_<engine>.dat: 128-byte descriptors, TIU stored as 32 words in reverse order
   (CMD_END bit 1, CMD_ID_TPU bits 3-18, CMD_ID_GDMA 19-34, TSK_TYP 37-40 after reversal), GDMA
   as is (CHAIN_END bit 2, DIRECTION 6-7, CMD_ID 16-31, ENG0_SYNC_ID 48-63) (§6).
@@ -14,8 +15,9 @@ Per dump: the summary's arch and clocks (550 / 575 MHz, §8.1), record counts, T
 cycle totals (end - start, the legacy count), DDR read/write bytes by the descriptors'
 directions, the total time against the generator's own figure; per command, the name from
 TSK_TYP, the direction from DIRECTION and the dependency from the descriptor, and a layer for
-every command; the last descriptor of each engine carries the end bit; no note but the
-generic ones (no undecoded commands, no dependency violation, no missing TIU anchor).
+every command; the last descriptor of each engine carries the end bit; the firmware's record
+on its own track, out of the totals, with its note; no other note but the generic ones (no
+undecoded commands, no dependency violation, no missing TIU anchor).
 
 usage: test_bm1684.py TPUPROF GENDUMP WORKDIR
 """
@@ -36,6 +38,7 @@ DIRS = ["DDR->LMEM", "LMEM->DDR", "DDR->DDR", "LMEM->LMEM"]
 # TIU id, one whose 32-bit TIU counter wraps.
 DUMPS = [(1, 400, ()), (2, 2000, ()), (3, 7000, ("--layers", "conv=5,load=5,store=5")),
          (4, 110000, ()), (5, 3000, ("--wrap",))]
+FW_NOTE = "core 0: 1 GDMA record ran outside the net's command stream"
 GENERIC_NOTES = ("uArchURate is n/a", "Concurrency (summary.json", "PerfDoc (PerfAI_output",
                  "PerfDoc/PerfAI_output.xlsx:", "the 32-bit cycle counter wrapped",
                  "TIU inst_id wrapped")
@@ -76,7 +79,8 @@ def read_dump(d):
         g = gf[128 * k:128 * k + 128]
         gdma.append({"end": bits(g, 2, 1), "dir": bits(g, 6, 2), "id": bits(g, 16, 16),
                      "dep": bits(g, 48, 16)})
-    return bd, gd, tiu, gdma
+    assert gd[0][2] == 0 and gd[1][2] == 0, d  # the firmware's record, then the net's
+    return bd, gd[1:], tiu, gdma, gd[0]
 
 
 def cycles(recs):
@@ -97,10 +101,13 @@ class BM1684(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         s = json.load(open(os.path.join(out, "summary.json")))
         trace = json.load(open(os.path.join(out, "trace.json")))
-        bd, gd, tiu, gdma = read_dump(d)
+        bd, gd, tiu, gdma, fw = read_dump(d)
 
-        for note in s.get("notes", []):
-            self.assertTrue(any(g in note for g in GENERIC_NOTES), note)
+        notes = s.get("notes", [])
+        self.assertEqual(len([n for n in notes if n.startswith(FW_NOTE)]), 1, notes)
+        for note in notes:
+            self.assertTrue(note.startswith(FW_NOTE) or any(g in note for g in GENERIC_NOTES),
+                            note)
         self.assertEqual((s["arch"], s["tiu_freq_mhz"], s["gdma_freq_mhz"]),
                          ("BM1684", 550.0, 575.0))
         self.assertEqual(s["record_counts"]["TIU"], len(bd))
@@ -124,6 +131,13 @@ class BM1684(unittest.TestCase):
         ev = [e for e in trace["traceEvents"] if e.get("ph") == "X"
               and e.get("cat") in ("TIU", "GDMA")]
         self.assertEqual(len(ev), len(bd) + len(gd))
+        lanes = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
+                 if e.get("name") == "thread_name"}
+        out = [e for e in trace["traceEvents"] if e.get("ph") == "X"
+               and lanes.get((e["pid"], e["tid"])) == "Core 0 GDMA outside the net"]
+        self.assertEqual(len(out), 1)
+        self.assertNotIn("Layer Id", out[0]["args"])
+        self.assertAlmostEqual(out[0]["dur"], (fw[1] - fw[0]) / 575, delta=0.002)
         for e in ev:
             a = e["args"]
             k = a["Cmd Id"] - 1

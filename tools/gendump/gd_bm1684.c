@@ -63,7 +63,8 @@ enum { TIU_FP32 = 2, GDMA_FP32 = 0 };
 
 /* BM1684 task type and op of a BM1688-layout head: CONV -> CONV_NEURON, PorD ->
  * DEPTHWISE_OR_POOLING (max pooling: EU_MAX), MM/MM2 -> FC (EU_MAC), AR by op (mul_satu ->
- * EU_MUL, add_satu -> EU_ADD, cast -> EU_FP32_TO_INT, copy -> EU_COPY), and the final SYS end
+ * EU_MUL, add_satu -> EU_ADD, cast -> EU_SUB: BM1684's casts are MD_SFU ops, which the
+ * vendor's arithmetic decoder rejects; copy -> EU_COPY), and the final SYS end
  * (BM1684 has no sys command: the last command carries CMD_END) -> an EU_COPY. */
 static void map_task(unsigned typ, unsigned eu, unsigned *t, unsigned *e)
 {
@@ -82,7 +83,7 @@ static void map_task(unsigned typ, unsigned eu, unsigned *t, unsigned *e)
 		return;
 	case TSK_AR:
 		*t = 3;
-		*e = eu == 20 ? 0 : eu == 15 ? 2 : eu == 14 ? 14 : 19;
+		*e = eu == 20 ? 0 : eu == 15 ? 2 : eu == 14 ? 3 : 19;
 		return;
 	default:
 		*t = 3;

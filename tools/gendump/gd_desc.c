@@ -366,6 +366,18 @@ void gd_gdma_xfer(struct gen *g, struct core *c, unsigned cmd_type, unsigned dir
 		c->have_first_gdma = 1;
 		c->first_gdma_end = c->gdma_free;
 	}
+	if (c->fw_pending) {
+		/* BM1684/BM1684X, as the real BM1684X dump: before the net's stream the firmware
+		 * runs a GDMA command of its own (announced by the first NODE_SET, its descriptor
+		 * in DYN_EXTRA), inst_id 0; the net's records then start again from inst_id 0
+		 * (§8.2: the reader sets it aside as the vendor does). */
+		uint64_t fs = gd_skip_marks(sc > 4000 ? sc - 3000 : 1);
+		uint64_t fe = gd_skip_marks(fs + 300);
+		gd_gdma_record(g, c, fs, fe, 0, 0, 256);
+		c->fw_start = gdma_to_ps(c, fs);
+		c->fw_end = gdma_to_ps(c, fe + 1);
+		c->fw_pending = 0;
+	}
 	if (c->stale_pending) {
 		/* R core 0: the GDMA monitor's first record is a stale inst_id-0 record from an
 		 * earlier run, ending before the real first transfer starts (§4.9, §9.2). */
@@ -450,7 +462,14 @@ void gd_write_dyn(struct gen *g, struct core *c, uint64_t base, struct gw *w)
 		uint64_t w1 = a ? gd1684_dyn_id(2, 0, 1, 0) : 1ull << 20;
 		if (a)
 			all = gd1684_dyn_id(2, 0, c->n_gdma, c->n_tiu);
-		dyn_rec(w, pid++, 1, set, t0 > 8 ? t0 - 8 : t0, t0 > 8 ? t0 - 2 : t0);
+		/* the NODE_SET spans the firmware's own command */
+		uint64_t fs = base + ps_to_tick(g, c, c->fw_start),
+		         fe = base + ps_to_tick(g, c, c->fw_end) + 1;
+		if (!c->fw_start) { /* (no GDMA command at all) */
+			fs = t0 > 8 ? t0 - 8 : t0;
+			fe = t0 > 8 ? t0 - 2 : t0;
+		}
+		dyn_rec(w, pid++, 1, set, fs, fe);
 		dyn_rec(w, pid++, 2, w1, t0 > 4 ? t0 - 4 : t0, tg);
 		dyn_rec(w, pid++, 2, all, tg + 1, t1);
 	}

@@ -94,6 +94,8 @@ struct core {
 	int64_t first_start, last_end;
 	int64_t first_gdma_end;
 	int stale_pending, have_first_gdma;
+	int fw_pending;           /* legacy: the firmware's GDMA record is still to be written */
+	int64_t fw_start, fw_end; /* its run, for the NODE_SET that announces it */
 	uint8_t first_gdma_desc[128];
 	uint64_t tiu_at_block; /* TIU id when the current parallel block opened */
 	int in_par;

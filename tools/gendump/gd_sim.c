@@ -357,8 +357,9 @@ void gd_plan(struct gen *g)
 		c->lay_tiu = nt - ft;
 		c->lay_gdma = N - nt - fg;
 		c->tiu_recs = c->n_tiu;
-		/* BM1688 core 0: two stale records (§9.2); BM1684: the final store has one */
-		c->gdma_recs = c->lay_gdma + (g->a1688 && i == 0 ? 2 : g->a1684 ? 1 : 0);
+		/* BM1688 core 0: two stale records (§9.2); BM1684, BM1684X: the firmware's (and
+		 * on BM1684 the final store's) */
+		c->gdma_recs = c->lay_gdma + (g->a1688 ? (i == 0 ? 2 : 0) : g->a1684 ? 2 : 1);
 		if (g->a1688)
 			c->dyn_recs = i == 0 ? 6 : 5;
 		else

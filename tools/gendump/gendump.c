@@ -245,6 +245,7 @@ static void start_clocks(struct gen *g)
 		c->tiu_free = c->gdma_free =
 		    g->t_start + (int64_t)(i * rrange(&g->rng, 1000000, 2000000));
 		c->stale_pending = g->a1688 && i == 0;
+		c->fw_pending = !g->a1688;
 		c->ch = 3;
 		c->hw = 224;
 		c->act_id = -1;

@@ -347,8 +347,9 @@ static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file
 	}
 	k++;
 	/* MONITOR_GDMA: one record per non-sys GDMA command; BM1688 core 0 adds the stale
-	 * first and the trailing inst_id-0 records. */
-	uint64_t want = dg->nonsys + (a1688 && c == 0 ? 2 : 0);
+	 * first and the trailing inst_id-0 records, BM1684X the firmware's inst_id-0 record
+	 * before the net's, which start again from 0. */
+	uint64_t want = dg->nonsys + (a1688 ? (c == 0 ? 2 : 0) : 1);
 	assert_int_equal(b[k].type, 4);
 	assert_int_equal(b[k].len, (uint64_t)grec * want);
 	p = it->data + b[k].off;
@@ -358,6 +359,10 @@ static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file
 		assert_int_equal(tp_le32(p + (want - 1) * grec + 8) & 0xFFFFF, 0);
 		/* the stale record ends before the first real one starts */
 		assert_true(tp_le32(p + 4) < tp_le32(p + grec));
+	}
+	if (!a1688) {
+		assert_int_equal(tp_le32(p + 8) & 0xFFFFF, 0);
+		assert_int_equal(tp_le32(p + grec + 8) & 0xFFFFF, 0);
 	}
 	for (uint64_t i = 1; i < want && !o->wrap; i++)
 		assert_true(tp_le32(p + i * grec) > tp_le32(p + (i - 1) * grec + 4));
