@@ -1,15 +1,18 @@
 /*
  * gd_bm1684.c — what the generator writes differently for BM1684 (arch=1): its fixed 128-byte
  * descriptors (TIU stored as 32 words in reverse order, GDMA as is; sophgo-bmprofile.md §6)
- * and the 16-bit id fields of its MCU records (§4.7). The layer kernels build every TIU
- * command in the BM1688 header layout (gd_tiu_desc); the BM1684 descriptor is made from that
- * header's task and op type, with the shapes of the core's current activation.
+ * and the 16-bit id fields of its MCU records (§4.7); and the shapes of BM1684X's commands
+ * (its DMA moves' sit at the same bits, its TIU commands' are found by name in the register
+ * tables, regdef_bm1684x.c), which the vendor's BM1684X decoder divides by. The layer kernels build
+ * every TIU command in the BM1688 header layout (gd_tiu_desc); the BM1684 descriptor is made from
+ * that header's task and op type, with the shapes of the core's current activation.
  *
  * Field positions (bits of the logical, word-reversed TIU descriptor and of the GDMA one) are
  * tpu-mlir's BM1684 field tables (python/profile_helper/bm1684_defs.py, BDCommandParser and
  * GDMACommandParser), the layout the reader decodes (src/readers/sophgo/bmprofile/bmp_cmd.c).
  */
 #include "gd_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <string.h>
 
@@ -147,10 +150,10 @@ void gd1684_tiu_desc(struct gen *g, struct core *c, uint8_t *b, const uint8_t *h
 	store_reversed(b, l);
 }
 
-/* n, c, h, w of `bytes` of FP32 data: 1 x 8 x h x w with w at most 4096. */
-static void shape_of(uint64_t bytes, uint32_t s[4])
+/* n, c, h, w of `bytes` of `esize`-byte data: 1 x 8 x h x w with w at most 4096. */
+static void shape_of(uint64_t bytes, unsigned esize, uint32_t s[4])
 {
-	uint64_t e = bytes / 4 / 8;
+	uint64_t e = bytes / esize / 8;
 	if (!e)
 		e = 1;
 	uint64_t w = e < 4096 ? e : 4096, hh = (e + w - 1) / w;
@@ -158,6 +161,27 @@ static void shape_of(uint64_t bytes, uint32_t s[4])
 	s[1] = 8;
 	s[2] = (uint32_t)(hh > 65535 ? 65535 : hh);
 	s[3] = (uint32_t)w;
+}
+
+/* Source and destination strides (n, c, h, w at bits 128.., 256..) and sizes (n, c, h, w at
+ * 384.., 448..) of a move of `bytes`, contiguous: the same bits in BM1684's descriptor and in
+ * BM1684X's tensor and matrix layouts (regdef_bm1684x.c D_STRIDES, D_SIZES). */
+static void put_shapes(uint8_t *b, uint64_t bytes, unsigned esize)
+{
+	uint32_t s[4];
+	shape_of(bytes, esize, s);
+	uint32_t st[4] = {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+	for (unsigned i = 0; i < 4; i++) {
+		setbits(b, G_SRC_NSTRIDE + 32 * i, 32, st[i]);
+		setbits(b, G_SRC_NSTRIDE + 128 + 32 * i, 32, st[i]);
+		setbits(b, G_SRC_NSIZE + 16 * i, 16, s[i]);
+		setbits(b, G_SRC_NSIZE + 64 + 16 * i, 16, s[i]);
+	}
+}
+
+void gd1684x_gdma_shapes(uint8_t *b, uint64_t bytes, unsigned esize)
+{
+	put_shapes(b, bytes, esize);
 }
 
 void gd1684_gdma_desc(struct gen *g, struct core *c, uint8_t *b, unsigned cmd_type, unsigned dir,
@@ -173,15 +197,7 @@ void gd1684_gdma_desc(struct gen *g, struct core *c, uint8_t *b, unsigned cmd_ty
 	setbits(b, G_SYS_MEM_TYPE, 1, cmd_type == 1 ? 1 : 0);
 	setbits(b, G_SRC_FORMAT, 3, GDMA_FP32);
 	setbits(b, G_ENG0_SYNC_ID, 16, dep & 0xFFFF);
-	uint32_t s[4];
-	shape_of(bytes, s);
-	uint32_t st[4] = {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
-	for (unsigned i = 0; i < 4; i++) {
-		setbits(b, G_SRC_NSTRIDE + 32 * i, 32, st[i]);
-		setbits(b, G_SRC_NSTRIDE + 128 + 32 * i, 32, st[i]);
-		setbits(b, G_SRC_NSIZE + 16 * i, 16, s[i]);
-		setbits(b, G_SRC_NSIZE + 64 + 16 * i, 16, s[i]);
-	}
+	put_shapes(b, bytes, 4);
 	setbits(b, G_SRC_ADDR_L32, 32, src & 0xFFFFFFFFu);
 	setbits(b, G_DST_ADDR_L32, 32, dst & 0xFFFFFFFFu);
 	setbits(b, G_SRC_ADDR_H8, 8, (src >> 32) & 0xFF);
@@ -196,4 +212,47 @@ uint64_t gd1684_dyn_id(unsigned type, unsigned engine, uint64_t gdma_id, uint64_
 	if (type == 1)
 		id |= 1ull << 60 | (uint64_t)(engine & 15) << 48;
 	return id;
+}
+
+/* The value of shape field `name` ("res0_c", "opd1_h": an operand or result and one of n, c,
+ * h, w) of a TIU command of task type typ, or -1 for any other field: 1 x ch x hw x hw, a
+ * 3x3 kernel (opd1) for convolutions and pooling; and two operands. */
+static int64_t shape_value(const char *name, unsigned typ, unsigned ch, unsigned hw)
+{
+	if (!strcmp(name, "tsk_opd_num")) /* the operands the shapes are for */
+		return 2;
+	if (strlen(name) != 6 || name[4] != '_' ||
+	    (strncmp(name, "res0", 4) && strncmp(name, "opd0", 4) && strncmp(name, "opd1", 4) &&
+	     strncmp(name, "opd2", 4)))
+		return -1;
+	int kernel = name[3] == '1' && name[0] == 'o' && typ <= 1;
+	switch (name[5]) {
+	case 'n':
+		return 1;
+	case 'c':
+		return ch;
+	case 'h':
+	case 'w':
+		return kernel ? 3 : hw;
+	default:
+		return -1;
+	}
+}
+
+void gd1684x_tiu_shapes(struct gen *g, struct core *c, uint8_t *b, size_t n)
+{
+	struct sg_desc d;
+	if (!g->dec || !sg_decode(g->dec, SG_ENG_TIU, b, n, &d))
+		return;
+	unsigned ch = c->ch ? c->ch : 1, hw = c->hw ? c->hw : 1;
+	const struct sg_regclass *rc = d.cls->rc;
+	for (uint16_t i = 0; i < rc->nfields; i++) {
+		int64_t v = shape_value(rc->fields[i].name, d.op, ch, hw);
+		unsigned w = rc->fields[i].width;
+		if (v < 0 || w > 32 || d.cls->off[i] + w > 8 * n)
+			continue;
+		if (w < 32 && (uint64_t)v >= (UINT64_C(1) << w))
+			v = (int64_t)((UINT64_C(1) << w) - 1);
+		setbits(b, d.cls->off[i], w, (uint64_t)v);
+	}
 }

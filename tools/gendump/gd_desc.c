@@ -205,6 +205,7 @@ int64_t gd_tiu_cmd(struct gen *g, struct core *c, uint8_t *desc, size_t dlen, ui
 			 * spec). */
 			setbits(desc, 1, 20, c->tiu_id & 0xFFFFF);
 			setbits(desc, 21, 20, dep & 0xFFFFF);
+			gd1684x_tiu_shapes(g, c, desc, dlen);
 		}
 		gw_put(&c->cmd_t, desc, dlen);
 	}
@@ -357,8 +358,10 @@ void gd_gdma_xfer(struct gen *g, struct core *c, unsigned cmd_type, unsigned dir
 		n = 128;
 	} else {
 		n = gdma_desc(b, cmd_type, 0, dep, src, dst, fmt, 0);
-		if (!g->a1688) /* BM1684X: own cmd_id in bits 9-28 */
+		if (!g->a1688) { /* BM1684X: own cmd_id in bits 9-28, non-zero shapes */
 			setbits(b, 9, 20, c->gdma_id & 0xFFFFF);
+			gd1684x_gdma_shapes(b, bytes, gd_dsize(g->dtype));
+		}
 	}
 	gw_put(&c->cmd_g, b, n);
 	if (!c->have_first_gdma) {

@@ -9,6 +9,8 @@
 
 #include "gendump.h"
 
+struct sg_decoder;
+
 enum { ARCH_BM1684 = 1, ARCH_BM1684X = 3, ARCH_BM1688 = 4 };
 enum { BLK_SUMMARY = 1, BLK_BD = 3, BLK_GDMA = 4, BLK_DYN = 5, BLK_EXTRA = 6, BLK_COMMAND = 8 };
 enum { DT_FP32 = 0, DT_FP16 = 1, DT_INT8 = 2, DT_UINT8 = 3 };
@@ -120,6 +122,7 @@ struct gen {
 	int a1688;
 	int a1684;  /* BM1684: 128-byte descriptors, 16-bit ids (gd_bm1684.c) */
 	int ending; /* the final command of each engine is being issued (BM1684's end bits) */
+	struct sg_decoder *dec; /* BM1684X: its register tables, to place TIU shapes */
 	unsigned ncores;
 	uint64_t nsync;
 	int64_t cap_ps;                 /* max (gap + length) of one command, 0 = no cap */
@@ -244,6 +247,8 @@ void gd1684_gdma_desc(struct gen *g, struct core *c, uint8_t *b, unsigned cmd_ty
                       uint64_t dep, uint64_t src, uint64_t dst, uint64_t bytes);
 void gd1684_tiu_desc(struct gen *g, struct core *c, uint8_t *b, const uint8_t *head, uint64_t dep);
 uint64_t gd1684_dyn_id(unsigned type, unsigned engine, uint64_t gdma_id, uint64_t bd_id);
+void gd1684x_gdma_shapes(uint8_t *b, uint64_t bytes, unsigned esize);
+void gd1684x_tiu_shapes(struct gen *g, struct core *c, uint8_t *b, size_t n);
 
 /* ---- gd_sim.c: layer kernels, segments and syncs, the plan ---- */
 

@@ -105,7 +105,9 @@ static void layer_conv(struct gen *g, struct core *c, uint64_t *left)
 			gd_tiu_cmd(g, c, b, n, 0, 5, 0, 0, "BD_SYS_TRWR");
 			(*left)--;
 		}
-		int shortf = rnd(&g->rng) % 8 != 0;
+		/* (BM1684X: short only, as its compiler writes them; the vendor's BM1684X
+		 * decoder has no operand layout for the long CONV) */
+		int shortf = rnd(&g->rng) % 8 != 0 || !(g->a1688 || g->a1684);
 		size_t n =
 		    gd_tiu_desc(b, TSK_CONV, 0, shortf, c->gdma_id, 0, g->dtype == DT_FP16 ? 1 : 0);
 		gd_tiu_line(g, c, c->gdma_id, 0);

@@ -35,6 +35,7 @@
  * is capped so that no 32-bit counter can pass 2^32 before the dump ends.
  */
 #include "gd_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <string.h>
 
@@ -176,6 +177,10 @@ static int setup(struct gen *g, const struct gd_opts *o, const char *outdir)
 		g->core[i].ft.fd = g->core[i].fg.fd = -1;
 	}
 	g->fp.fd = g->fi.fd = -1;
+	if (o->arch == ARCH_BM1684X &&
+	    sg_decoder_new(&sg_isa_bm1684x, sg_chip_by_arch(TP_ARCH_BM1684X)->dma_cmd_type_bits,
+	                   &g->dec) != TP_OK)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
 	gd_plan(g);
 	for (unsigned i = 0; i < g->ncores; i++) {
 		/* Block lengths and COMMAND counts are u32 fields. */
@@ -291,6 +296,20 @@ static void write_profile_head(struct gen *g)
 	gd_line(g, "end parallel.");
 }
 
+/* BM1684X's lines for an engine's final sys command ("bd" or "gdma", command `id`): the
+ * runtime's "insert ... end" note, then the node line, depending on nothing. */
+static void end_line(struct gen *g, struct core *c, const char *eng, uint64_t id)
+{
+	char s[96];
+	snprintf(s, sizeof s, "insert %s end (cmd_id %s_id=%llu)", eng, eng,
+	         (unsigned long long)id);
+	gd_line(g, s);
+	if (eng[0] == 'b')
+		gd_tiu_line(g, c, 0, TSK_SYS);
+	else
+		gd_gdma_line(g, c, 0, 0, 6);
+}
+
 /* Tensor lines of a local layer that reads the current activation and writes layer id's. */
 static void io_lines(struct gen *g, struct core *c, uint64_t id)
 {
@@ -364,7 +383,11 @@ static int64_t run_cores(struct gen *g)
 		}
 		uint8_t b[128];
 		size_t n = gd_tiu_desc(b, TSK_SYS, SYS_END, 0, 0, 0, 0);
+		if (!g->a1688) /* BM1684X writes their lines too, as the real dump shows */
+			end_line(g, c, "bd", c->tiu_id + 1);
 		gd_tiu_cmd(g, c, b, n, 0, 5, 0, 0, "SYS");
+		if (!g->a1688)
+			end_line(g, c, "gdma", c->gdma_id + 1);
 		gd_gdma_sys(g, c, GSYS_CHAIN_END, 0, 0, 0);
 		if (g->a1688 && i == 0) {
 			/* R core 0: a trailing inst_id-0 record after the last real transfer. */
@@ -495,6 +518,7 @@ static void release(struct gen *g, int rc)
 			gf_abort(&g->core[i].fg);
 		}
 	}
+	sg_decoder_free(g->dec);
 	gw_free(&g->prof);
 	gf_free(&g->fp);
 	gf_free(&g->fi);
