@@ -622,29 +622,29 @@ static void test_bad_inputs(void **state)
 
 /* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
  * end; an id that occurs twice is not checked; the first violation in track order. */
+/* Fixture `fix` (as `as`) with `file` cut to `len` bytes: `status` and the message
+ * "<dir>/<file>@<at>". */
+static void expect_cut(const char *fix, const char *as, const char *file, off_t len, int status,
+                       const char *at)
+{
+	char want[8448], path[8448];
+	const char *dir = sgt_make_fixture(fix, as);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	assert_int_equal(truncate(path, len), 0);
+	snprintf(want, sizeof want, "%s/%s@%s", dir, file, at);
+	expect_error(dir, status, want);
+}
+
 /* Legacy command files too short for the COMMAND block's count: cut, so exit 2 (located). */
 static void test_bad_legacy_cmds(void **state)
 {
 	(void)state;
-	char want[8448], path[8448];
-	const char *dir = sgt_make_fixture("bm1684_small", "bad_1684_cmd");
-	snprintf(path, sizeof path, "%s/cmd_125cda000_0_0.dat", dir);
-	assert_int_equal(truncate(path, 700), 0); /* 5 of the 6 128-byte TIU commands */
-	snprintf(want, sizeof want,
-	         "%s/cmd_125cda000_0_0.dat@0x2bc: the file ends after 5 of the 6 128-byte commands "
-	         "COMMAND block 0 names",
-	         dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = sgt_make_fixture("x_small", "bad_1684x_cmd");
-	snprintf(path, sizeof path, "%s/cmd_5000_0.dat", dir);
-	assert_int_equal(truncate(path, 70), 0); /* cmd 2 (16 bytes at 64) cut */
-	snprintf(
-	    want, sizeof want,
-	    "%s/cmd_5000_0.dat@0x40: the file ends after 1 of the 2 commands the COMMAND block "
-	    "names",
-	    dir);
-	expect_error(dir, TP_ETRUNC, want);
+	/* 5 of the 6 128-byte TIU commands */
+	expect_cut("bm1684_small", "bad_1684_cmd", "cmd_125cda000_0_0.dat", 700, TP_ETRUNC,
+	           "0x2bc: the file ends after 5 of the 6 128-byte commands COMMAND block 0 names");
+	/* cmd 2 (16 bytes at 64) cut */
+	expect_cut("x_small", "bad_1684x_cmd", "cmd_5000_0.dat", 70, TP_ETRUNC,
+	           "0x40: the file ends after 1 of the 2 commands the COMMAND block names");
 }
 
 static void test_deps_check(void **state)
