@@ -1,26 +1,28 @@
 /*
- * gendump.c — writes synthetic Sophgo bmprofile_data directories (BM1688 and BM1684X
+ * gendump.c — writes synthetic Sophgo bmprofile_data directories (BM1688, BM1684X and BM1684
  * layouts) of any size from a seed, for tests and benchmarks of the bmprofile reader.
  *
  * Formats follow shared/specs/sophgo-bmprofile.md (§ numbers below refer to it); the choices
- * that the spec leaves open follow what the real BM1688 dump (spec source "R") shows:
+ * that the spec leaves open follow what the real BM1688 dump (spec source "R") and the real
+ * BM1684X dump show:
  *   - global.profile: header, is_mlir=1 compiler log with one subnet, parallel blocks,
- *     local/global layer lines, tensor lines and one node line per command except the last
- *     of each buffer (§3.1: the final chain_end / system.end has no line), core_list, mtype
- *     lines. BM1688 TIU lines are spelled `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=..
- *     core=..`; BM1684X uses `bd cmd_id bd_id=<own> gdma_id=<dep> bd_func=..`.
+ *     local/global layer lines, tensor lines and one node line per command except, on BM1688,
+ *     the last of each buffer (§3.1: the final chain_end / system.end has no line; BM1684X
+ *     writes them after "insert bd end" / "insert gdma end"), core_list, mtype lines. BM1688
+ *     TIU lines are spelled `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=.. core=..`; BM1684X
+ *     and BM1684 use `bd cmd_id bd_id=<own> gdma_id=<dep> bd_func=..`.
  *   - iter0.profile: SUMMARY, COMMAND per core, then per core MONITOR_BD, MONITOR_GDMA,
  *     DYN_DATA and (if non-empty) DYN_EXTRA (§4.2 write order). PMU records exist for every
  *     TIU command and every non-sys GDMA command (R: GDMA send/wait/chain_end have none).
  *     BM1688 core 0 carries R's quirks: a stale inst_id-0 GDMA record first and an inst_id-0
  *     record last (§9.2 trimming); every core >0 starts with system.send_msg; each core's
  *     first system.wait_msg starts at the same real time (the §9.2 alignment anchor).
+ *     BM1684X and BM1684 start with the firmware's own GDMA record (the first NODE_SET's).
  *   - cmd_<base>_<core>_<engine>.dat: variable-length descriptors per §6 ending with a sys
  *     end / chain_end and zero padding to a multiple of 128 bytes (R's file lengths).
  *     BM1684X uses the same size table; its descriptors also carry their own cmd_id (TIU
- *     bits 1-20 with the dependency in 21-40, GDMA bits 9-28) — an assumption shared with
- *     src/readers/sophgo/bmprofile/bmp_cmd.c, not a fact from the spec, which has no BM1684X field
- * table.
+ *     bits 1-20 with the dependency in 21-40, GDMA bits 9-28), as regdef_bm1684x.c lays them
+ *     out. BM1684: fixed 128-byte descriptors (gd_bm1684.c).
  *   - net_stat.sim: a small two-column sample of core 0 in the §7 layout.
  *
  * Streaming: every output region has a small buffered writer that pwrite()s at its own file
@@ -29,10 +31,10 @@
  *
  * Time model: one global timeline in picoseconds. Each core has an epoch (the global time at
  * which its PMU counters read 0); TIU counters run at 900 MHz, GDMA at 750 MHz (BM1688, as in
- * R; BM1684X both at its tpu_freq, 1000 MHz), the MCU timer at 50 MHz (20 ns/tick) (§4.9,
- * §8.1). A command starts when its engine is free and
- * its cross-engine dependency (cmd_id_dep) has ended. Without --wrap every command's length
- * is capped so that no 32-bit counter can pass 2^32 before the dump ends.
+ * R; BM1684X both at its tpu_freq, 1000 MHz; BM1684 550 / 575 MHz), the MCU timer at 50 MHz
+ * (20 ns/tick) (§4.9, §8.1). A command starts when its engine is free and its cross-engine
+ * dependency (cmd_id_dep) has ended. Without --wrap every command's length is capped so that
+ * no 32-bit counter can pass 2^32 before the dump ends.
  */
 #include "gd_int.h"
 #include "readers/sophgo/isa/sg_isa.h"
