@@ -409,6 +409,7 @@ def gen_cases():
     reversed, 16-bit ids; BM1684X: variable-length descriptors), cut and garbled anywhere.
     A cut iter0.profile (off a block boundary) or command file (before its last command) is
     exit 2 with file@0xOFFSET; global.profile and net_stat.sim may still parse when cut."""
+    per = 2 if SAN else 1  # half the offsets in the (slower) sanitizer build
     for arch in ("BM1684", "BM1684X"):
         base = os.path.join(WORK, "gen_" + arch)
         subprocess.run([GENDUMP, "--arch", arch, "--cmds", "600", "--seed", "11", "--quiet",
@@ -419,16 +420,17 @@ def gen_cases():
             data = open(os.path.join(base, fname), "rb").read()
             if fname == "iter0.profile":
                 bounds = {off for off, _, _ in blocks(data)}
-                cut_cases(arch, base, fname, data, 24, len(data), bounds)
-                garble_cases(arch, base, fname, data, 16)
+                cut_cases(arch, base, fname, data, 24 // per, len(data), bounds)
+                garble_cases(arch, base, fname, data, 16 // per)
             elif fname.startswith("cmd_"):
                 used = len(data.rstrip(b"\0"))  # past the last command: zero padding
-                cut_cases(arch, base, fname, data, 12, used)
-                garble_cases(arch, base, fname, data, 8)
+                cut_cases(arch, base, fname, data, 12 // per, used)
+                garble_cases(arch, base, fname, data, 8 // per)
             else:
-                cut_cases(arch, base, fname, data, 10 if fname == "global.profile" else 4, 0)
+                n = 10 if fname == "global.profile" else 4
+                cut_cases(arch, base, fname, data, n // per, 0)
                 if fname == "global.profile":
-                    garble_cases(arch, base, fname, data, 6)
+                    garble_cases(arch, base, fname, data, 6 // per)
 
 
 # ---- input paths and the capture fixture -----------------------------------------------------
