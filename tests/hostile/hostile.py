@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """hostile.py — the hostile-input suite: tpuprof run as an attacker and as an unlucky
 user would, on inputs generated at test time from the real BM1688 dump in ../shared (SKIPPED
-loudly when absent) and from the small fixtures in tests/fixtures.
+loudly when absent), from BM1684 and BM1684X dumps of tpuprof-gendump (cut and garbled
+anywhere) and from the small fixtures in tests/fixtures.
 
 Every case must end within a timeout with exit 0 (a note is allowed) or a documented error
 exit (1 usage, 2 bad input with a located message); never a signal, a hang or a sanitizer
@@ -356,6 +357,85 @@ def real_cases():
              expect=("ok",), out=out)
 
 
+# ---- generated BM1684 / BM1684X dumps ------------------------------------------------------
+
+
+def nothing_written(tag, out):
+    """After exit 2 no output exists: not a file, not a temporary one."""
+    if os.path.isdir(out):
+        left = [os.path.join(r, f) for r, _, fs in os.walk(out) for f in fs]
+        if left:
+            fail(tag, "exit 2 left %d file(s) behind, e.g. %s" % (len(left), left[0]))
+
+
+def cut_cases(arch, base, fname, data, count, must_below, boundaries=()):
+    """The dump with `fname` cut at `count` offsets and at len - 1: exit 2 (located) for every
+    cut below must_below that is not a block boundary, exit 0 or 2 past it."""
+    grp = "%s generated: truncation (%s)" % (arch, re.sub(r"_[0-9a-f]+_", "_*_", fname))
+    step = max(1, len(data) // count)
+    for cut in sorted(set(list(range(0, len(data), step))[:count] + [len(data) - 1])):
+        d = os.path.join(WORK, "%s_cut_%s_%d" % (arch, fname, cut))
+        shutil.copytree(base, d)
+        open(os.path.join(d, fname), "wb").write(data[:cut])
+        want = ("exit2",) if cut < must_below and cut not in boundaries else ("ok", "exit2")
+        o, _ = case(grp, "%s@%d" % (fname, cut), [d, d + "_out", "-q"], expect=want,
+                    out=d + "_out")
+        if o == "exit2":
+            nothing_written(grp + "/" + fname, d + "_out")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d + "_out", ignore_errors=True)
+
+
+def garble_cases(arch, base, fname, data, count):
+    """One byte flipped (every other case four bytes of 0xFF) at `count` offsets: exit 0 or a
+    located exit 2 that writes nothing; never a crash, a hang or an invalid output."""
+    grp = "%s generated: garbled bytes (%s)" % (arch, re.sub(r"_[0-9a-f]+_", "_*_", fname))
+    step = max(1, len(data) // count)
+    for i, off in enumerate(list(range(0, len(data), step))[:count]):
+        b = bytearray(data)
+        b[off] ^= 0xA5
+        if i % 2 and off + 4 <= len(b):
+            b[off:off + 4] = b"\xff" * 4
+        d = os.path.join(WORK, "%s_garble_%s_%d" % (arch, fname, off))
+        shutil.copytree(base, d)
+        open(os.path.join(d, fname), "wb").write(bytes(b))
+        o, _ = case(grp, "%s@%d" % (fname, off), [d, d + "_out", "-q", "--json"],
+                    out=d + "_out")
+        if o == "exit2":
+            nothing_written(grp + "/" + fname, d + "_out")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d + "_out", ignore_errors=True)
+
+
+def gen_cases():
+    """Generated dumps in the legacy layouts (BM1684: 128-byte descriptors, TIU words
+    reversed, 16-bit ids; BM1684X: variable-length descriptors), cut and garbled anywhere.
+    A cut iter0.profile (off a block boundary) or command file (before its last command) is
+    exit 2 with file@0xOFFSET; global.profile and net_stat.sim may still parse when cut."""
+    per = 2 if SAN else 1  # half the offsets in the (slower) sanitizer build
+    for arch in ("BM1684", "BM1684X"):
+        base = os.path.join(WORK, "gen_" + arch)
+        subprocess.run([GENDUMP, "--arch", arch, "--cmds", "600", "--seed", "11", "--quiet",
+                        base], check=True)
+        case("%s generated: baseline" % arch, "seed 11", [base, base + "_out", "-q", "--json"],
+             expect=("ok",), out=base + "_out")
+        for fname in sorted(os.listdir(base)):
+            data = open(os.path.join(base, fname), "rb").read()
+            if fname == "iter0.profile":
+                bounds = {off for off, _, _ in blocks(data)}
+                cut_cases(arch, base, fname, data, 24 // per, len(data), bounds)
+                garble_cases(arch, base, fname, data, 16 // per)
+            elif fname.startswith("cmd_"):
+                used = len(data.rstrip(b"\0"))  # past the last command: zero padding
+                cut_cases(arch, base, fname, data, 12 // per, used)
+                garble_cases(arch, base, fname, data, 8 // per)
+            else:
+                n = 10 if fname == "global.profile" else 4
+                cut_cases(arch, base, fname, data, n // per, 0)
+                if fname == "global.profile":
+                    garble_cases(arch, base, fname, data, 6 // per)
+
+
 # ---- input paths and the capture fixture -----------------------------------------------------
 
 
@@ -706,6 +786,7 @@ def main():
     else:
         print("SKIPPED: hostile: the real BM1688 dump %s is absent; real-dump cases not run" % REAL)
         note("real dump cases", "SKIPPED")
+    gen_cases()
     path_cases()
     size_cases()
     check_cases()

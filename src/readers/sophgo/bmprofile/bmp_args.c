@@ -105,9 +105,15 @@ int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_comm
 		cc->path[e] = pth;
 		cc->offset[e] = (size_t)offset;
 		cc->expect[e] = expect;
-		/* BM1684's fixed slots: trailing padding is not commands. */
+		/* BM1684's fixed slots: trailing padding is not commands, and a file too short for
+		 * the count was cut. */
 		if (r->arch == TP_ARCH_BM1684 && expect < UINT32_MAX)
 			bmp_cmdbuf_limit(&cc->cb[e], (uint32_t)expect);
+		if (r->arch == TP_ARCH_BM1684 && len / 128 < expect)
+			return tp_diag_at(r->d, TP_ETRUNC, pth, cc->f[e].size,
+			                  "the file ends after %zu of the %llu 128-byte commands "
+			                  "COMMAND block %u names",
+			                  len / 128, (unsigned long long)expect, core);
 	}
 	return TP_OK;
 }
@@ -124,6 +130,18 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
 		struct bmp_cmdbuf *cb = &cc->cb[e];
 		if (bmp_cmdbuf_finish(cb) != TP_OK)
 			return bmp_nomem(r);
+		/* BM1684 / BM1684X buffers hold every command the COMMAND block counts (their
+		 * descriptors carry no end of their own before it): one that decodes fewer was
+		 * cut or garbled. */
+		if (!r->perfai && cb->count < cc->expect[e]) {
+			int cut = !cb->stopped || cb->len - cb->stop_off < 128;
+			return tp_diag_at(
+			    r->d, cut ? TP_ETRUNC : TP_EFORMAT, cc->path[e],
+			    cc->offset[e] + (cb->stopped ? cb->stop_off : cb->len),
+			    "%s after %u of the %llu commands the COMMAND block names",
+			    cut ? "the file ends" : "undecodable command", cb->count,
+			    (unsigned long long)cc->expect[e]);
+		}
 		if (cb->stopped)
 			bmp_note(r,
 			         "%s@0x%zx: command decoding stopped at an unknown descriptor "

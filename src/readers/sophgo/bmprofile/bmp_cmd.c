@@ -786,7 +786,7 @@ static int take(struct bmp_cmdbuf *cb, size_t n, const struct sg_desc *d)
 /* Indexes commands until there are `upto` (or the stream ends). */
 static void extend(struct bmp_cmdbuf *cb, uint32_t upto)
 {
-	while (!cb->done && cb->count < upto) {
+	while (!cb->done && cb->count < upto && cb->count < cb->limit) {
 		struct sg_desc d;
 		size_t n = size_at(cb, cb->scan_off, &d);
 		if (!n) {

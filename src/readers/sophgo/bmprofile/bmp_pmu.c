@@ -106,7 +106,9 @@ static void pmu_block_done(struct bmp_rd *r, int t, const struct bmp_span *sp, s
  * path keeps cycles. Wraps: the legacy rule (§9.1) assumes one whenever start or end
  * decreases; the PerfAI path has no wrap handling in the reference, so we only assume one
  * when a counter drops by more than 2^31 (a real wrap; never the case in the reference's
- * data), which keeps long dumps monotonic without changing short ones. Runs after the GDMA
+ * data), which keeps long dumps monotonic without changing short ones. A record whose end
+ * wrapped and start did not ends 2^32 later on both paths (the legacy rule would count a wrap
+ * there and move every later record, and this one's start, 2^32 cycles on). Runs after the GDMA
  * trimming so stale records cannot fake a wrap. */
 static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsigned core,
                          const char *eng)
@@ -118,9 +120,12 @@ static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsi
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
 		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)tp_slice_end(tr, s);
+		/* the end wrapped, the start did not (legacy: that is this record's own, not a
+		 * wrap of the records after it) */
+		int end_wrapped = en < st && st - en > 0x80000000u;
 		if (i > first) {
-			int wrapped =
-			    a2 ? (st < ls && ls - st > 0x80000000u) : (st < ls || en < le);
+			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
+			                 : (st < ls || (en < le && !end_wrapped));
 			if (wrapped) {
 				hi += UINT64_C(1) << 32;
 				wraps++;
@@ -129,8 +134,8 @@ static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsi
 		ls = st;
 		le = en;
 		uint64_t s64 = hi + st, e64 = hi + en;
-		if (a2 && en < st && st - en > 0x80000000u)
-			e64 += UINT64_C(1) << 32; /* the end wrapped, the start did not */
+		if (end_wrapped)
+			e64 += UINT64_C(1) << 32;
 		if (a2) {
 			s->start_ns = tp_cycles_to_ns(s64, mhz);
 			tp_slice_set_end(r->p, tr, s, tp_cycles_to_ns(e64, mhz));

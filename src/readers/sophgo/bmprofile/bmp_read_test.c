@@ -1,7 +1,7 @@
 /*
- * bmp_read_test.c — the bmprofile reader end to end on small synthetic dumps (the a2_small and
- * x_small fixtures): tracks, layers, arguments, the argument-set and per-core fill paths,
- * out-of-memory at every allocation, and every bad-input error (status, exact message, no
+ * bmp_read_test.c — the bmprofile reader end to end on small synthetic dumps (the a2_small,
+ * x_small and bm1684_small fixtures): tracks, layers, arguments, the argument-set and per-core fill
+ * paths, out-of-memory at every allocation, and every bad-input error (status, exact message, no
  * profile).
  */
 #include <setjmp.h>
@@ -190,6 +190,56 @@ static void test_x_small(void **state)
 	assert_int_equal(tp_slice_start_cycle(sgt_track(p, 0, TP_TRACK_TIU),
 	                                      sgt_by_cmd(sgt_track(p, 0, TP_TRACK_TIU), 1)),
 	                 1000);
+	tp_profile_free(p);
+}
+
+/* The legacy path on a tiny generated BM1684 dump (bm1684_small: 6 TIU, 4 GDMA commands):
+ * 128-byte descriptors with the TIU word reversal, 16-bit ids, its own clocks. */
+static void test_bm1684_small(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("bm1684_small", "bm1684_small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1684);
+	assert_true(p->tiu_freq_mhz == 550 && p->gdma_freq_mhz == 575);
+	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
+	                      *g0 = sgt_track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 6);
+	assert_int_equal(g0->count, 4);
+	static const char *const tiu[6] = {"DEPTHWISE_OR_POOLING", "CONV_NEURON",
+	                                   "CONV_NEURON",          "TENSOR_ARITHMETIC",
+	                                   "TENSOR_ARITHMETIC",    "TENSOR_ARITHMETIC"};
+	static const uint32_t tdep[6] = {1, 1, 1, 2, 2, 3}, gdep[4] = {0, 3, 5, 6};
+	for (uint32_t i = 0; i < 6; i++) {
+		const struct tp_slice *s = sgt_by_cmd(t0, i + 1);
+		assert_string_equal(tp_str(p, tp_slice_name(t0, s)), tiu[i]);
+		assert_int_equal(s->dep_id, tdep[i]);
+		assert_true(s->layer >= 0);
+	}
+	for (uint32_t i = 0; i < 4; i++) {
+		const struct tp_slice *s = sgt_by_cmd(g0, i + 1);
+		assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "NORMAL");
+		assert_int_equal(tp_slice_dir(g0, s),
+		                 i < 2 ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+		assert_int_equal(s->dep_id, gdep[i]);
+		assert_true(s->layer >= 0);
+	}
+	assert_string_equal(tp_str(p, sgt_layer_at(p, (size_t)sgt_by_cmd(t0, 6)->layer)->name),
+	                    "Copy_25");
+	/* Re-anchoring (§9.1): TIU cmd 1 waits for GDMA cmd 1 (bd_id 0 + 1, gdma_id 1) and
+	 * starts at its end in TIU cycles, rounded up: 550 / 575 MHz. */
+	const struct tp_slice *g1 = sgt_by_cmd(g0, 1);
+	uint64_t gend = tp_slice_start_cycle(g0, g1) + g1->cycles;
+	assert_int_equal(tp_slice_start_cycle(t0, sgt_by_cmd(t0, 1)), (gend * 550 + 574) / 575);
+	struct tp_deps_report dr;
+	assert_int_equal(tp_deps_check(p, &dr), TP_OK);
+	assert_int_equal(dr.checked, 9);
+	assert_int_equal(dr.violated, 0);
+	for (size_t i = 0; i < p->num_notes; i++) /* the zero slots are no commands */
+		assert_null(strstr(tp_str(p, p->notes[i].text), "decoded"));
 	tp_profile_free(p);
 }
 
@@ -563,6 +613,31 @@ static void push_cmds(struct tp_profile *p, int tr, const int64_t c[4][4])
 
 /* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
  * end; an id that occurs twice is not checked; the first violation in track order. */
+/* Fixture `fix` (as `as`) with `file` cut to `len` bytes: `status` and the message
+ * "<dir>/<file>@<at>". */
+static void expect_cut(const char *fix, const char *as, const char *file, off_t len, int status,
+                       const char *at)
+{
+	char want[8448], path[8448];
+	const char *dir = sgt_make_fixture(fix, as);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	assert_int_equal(truncate(path, len), 0);
+	snprintf(want, sizeof want, "%s/%s@%s", dir, file, at);
+	expect_error(dir, status, want);
+}
+
+/* Legacy command files too short for the COMMAND block's count: cut, so exit 2 (located). */
+static void test_bad_legacy_cmds(void **state)
+{
+	(void)state;
+	/* 5 of the 6 128-byte TIU commands */
+	expect_cut("bm1684_small", "bad_1684_cmd", "cmd_125cda000_0_0.dat", 700, TP_ETRUNC,
+	           "0x2bc: the file ends after 5 of the 6 128-byte commands COMMAND block 0 names");
+	/* cmd 2 (16 bytes at 64) cut */
+	expect_cut("x_small", "bad_1684x_cmd", "cmd_5000_0.dat", 70, TP_ETRUNC,
+	           "0x40: the file ends after 1 of the 2 commands the COMMAND block names");
+}
+
 static void test_deps_check(void **state)
 {
 	(void)state;
