@@ -2,7 +2,8 @@
 #
 # One cmocka_unit_test() line per `static void test_*(void **state)` function of SRC, in file
 # order, so that a test written is a test run: no hand-kept list to forget a case in. A test
-# file includes the result inside its CMUnitTest array (tp_test() puts it on the include path).
+# file ends with `#include "tp_test_main.h"` (tests/support), whose main() runs this list;
+# tp_test() puts the list on the test's include path.
 file(STRINGS "${SRC}" defs REGEX "^static void test_[A-Za-z0-9_]+\\(void \\*\\*state\\)")
 set(text "/* Generated from ${SRC} by cmake/TestCases.cmake: do not edit. */\n")
 foreach(line IN LISTS defs)

@@ -183,10 +183,4 @@ static void test_json_str_utf8(void **state)
 	tp_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -388,10 +388,4 @@ static void test_jobdiff(void **state)
 	tp_job_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -186,10 +186,4 @@ static void test_no_anchor_and_category(void **state)
 	tp_profile_free(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

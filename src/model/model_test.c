@@ -865,10 +865,4 @@ static void test_finish_jobs(void **state)
 	tp_profile_free(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -810,10 +810,4 @@ static void test_merge_tail(void **state)
 	tp_profile_free(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

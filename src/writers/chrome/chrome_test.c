@@ -140,10 +140,6 @@ static void test_same_bytes_any_jobs(void **state)
 	tp_test_out_done(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, fx_setup, fx_teardown);
-}
+#define TP_TEST_GROUP_SETUP fx_setup
+#define TP_TEST_GROUP_TEARDOWN fx_teardown
+#include "tp_test_main.h"

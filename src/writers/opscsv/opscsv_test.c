@@ -320,10 +320,4 @@ static void test_oom_paths(void **state)
 	sweep_small(render_all);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -770,10 +770,6 @@ static void test_visitor_decodes_fixture(void **state)
 	tp_free(path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+#define TP_TEST_GROUP_SETUP setup
+#define TP_TEST_GROUP_TEARDOWN teardown
+#include "tp_test_main.h"

@@ -407,10 +407,6 @@ static void test_output_entry(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
-}
+#define TP_TEST_GROUP_SETUP make_tmpdir
+#define TP_TEST_GROUP_TEARDOWN remove_tmpdir
+#include "tp_test_main.h"

@@ -596,10 +596,6 @@ static void test_names_match_legacy(void **state)
 	assert_true(checked > 130);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, dec_setup, dec_teardown);
-}
+#define TP_TEST_GROUP_SETUP dec_setup
+#define TP_TEST_GROUP_TEARDOWN dec_teardown
+#include "tp_test_main.h"

@@ -428,10 +428,4 @@ static void test_checkers_fail(void **state)
 	assert_true(fails >= 11);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-#include "tp_test_cases.h"
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"
