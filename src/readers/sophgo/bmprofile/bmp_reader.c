@@ -733,7 +733,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 	}
 	rc = read_all(r, o, iters, niters);
 	tp_tm_begin("deps");
-	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+	if (rc == TP_OK && sg_deps_note(p, r->jobs > 1 ? (unsigned)r->jobs : 1) != TP_OK)
 		rc = bmp_nomem(r);
 	tp_tm_end();
 	if (rc == TP_OK && p->oom)

@@ -420,7 +420,7 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 	}
 	rc = read_all(r, o);
 	tp_tm_begin("deps");
-	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+	if (rc == TP_OK && sg_deps_note(p, r->jobs) != TP_OK)
 		rc = cdm_nomem(r);
 	tp_tm_end();
 	if (rc == TP_OK && p->oom)
