@@ -16,7 +16,8 @@ every --jobs. --timings (the per-phase report) changes no output byte, and its r
 reader, analysis and output phases with consistent figures.
 
 In the ThreadSanitizer build (TP_TEST_TSAN=1, ~20x slower) only the generated dumps run, without
-the workbook and the page, so that a data race between threads fails a conversion.
+the workbook and the page, and the BM1688 one only with --detail none (its threaded path), so
+that a data race between threads fails a conversion.
 """
 import glob
 import json
@@ -121,7 +122,8 @@ class ReadJobs(unittest.TestCase):
         d = self.gen_bm1688()
         size = os.path.getsize(os.path.join(d, "global.profile"))
         self.assertGreater(size, 3 * (4 << 20))  # at least 4 chunks
-        self.same_outputs(d, "gen1688")
+        if not TSAN:  # with argument sets the per-core work stays on the calling thread
+            self.same_outputs(d, "gen1688")
         # Without per-command argument sets the per-core work runs on worker threads too.
         self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
 
