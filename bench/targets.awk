@@ -123,6 +123,20 @@ END {
 		row("SQLite: >= 1 M rows/s (writer in process)", sprintf("%.2f M rows/s", r), ok(r >= 1))
 	else
 		row("SQLite writer", "not run", "-")
+	# Per phase (scripts/bench.sh phase_bench, bench/phase_table.py): each dump's serial
+	# share of the CPU time and its lowest --jobs 2 / --jobs 1 ratio of a top-level phase.
+	nph = 0
+	for (k in fact)
+		if (k ~ /^phases .* serial %$/) {
+			d = k; sub(/^phases /, "", d); sub(/ serial %$/, "", d)
+			row("serial share of CPU, " d ": <= 5 %", sprintf("%.1f %%", fact[k]), ok(fact[k] <= 5))
+			w = fact["phases " d " worst ratio"]
+			if (w != "")
+				row("--jobs 2 vs 1, every phase of " d ": >= 1.9x", sprintf("%.2fx (%s)", w, fact["phases " d " worst phase"]), ok(w >= 1.9))
+			nph++
+		}
+	if (!nph)
+		row("per-phase serial share and --jobs 2 ratio", "not run", "-")
 	a = "gen-1M xlsx --xlsx_rows all"; b = "bare libxlsxwriter, census of gen-1M"
 	if (have(a) && have(b) && wall[b] > 0)
 		row("xlsx: within 1.5x of bare libxlsxwriter (same cells)", sprintf("%.2fx", wall[a] / wall[b]), ok(wall[a] / wall[b] <= 1.5))

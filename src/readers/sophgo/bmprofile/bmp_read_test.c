@@ -668,6 +668,27 @@ static void test_deps_check(void **state)
 	assert_int_equal(tp_deps_check(p, &r), TP_OK);
 	assert_int_equal(r.violated, 2);
 	assert_int_equal(r.cmd_id, 2);
+	/* A second core whose GDMA 7 [0, 10) waits on its TIU 7 [5, 20): with the cores on
+	 * several threads, the same counts and still core 0's TIU 2 first. */
+	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
+	int g1 = tp_profile_add_track(p, dev, 1, TP_TRACK_GDMA, NULL, 1000);
+	struct tp_slice *s = tp_track_push(p, t1);
+	s->cmd_id = 7;
+	s->start_ns = 5;
+	tp_slice_set_end(p, &p->tracks[t1], s, 20);
+	s = tp_track_push(p, g1);
+	s->cmd_id = 7;
+	s->dep_id = 7;
+	tp_slice_set_end(p, &p->tracks[g1], s, 10);
+	for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
+		assert_int_equal(tp_deps_check_jobs(p, jobs, &r), TP_OK);
+		assert_int_equal(r.checked, 4);
+		assert_int_equal(r.violated, 3);
+		assert_int_equal(r.core, 0);
+		assert_int_equal(r.kind, TP_TRACK_TIU);
+		assert_int_equal(r.cmd_id, 2);
+		assert_int_equal(r.start_ns, 90);
+	}
 	tp_profile_free(p);
 }
 

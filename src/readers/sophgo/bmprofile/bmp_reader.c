@@ -34,6 +34,7 @@
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "common/progress.h"
+#include "common/timings.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -624,7 +625,9 @@ static int read_iter(struct bmp_rd *r, unsigned long iter)
 		tp_free(ipath);
 		return bmp_nomem(r);
 	}
+	tp_tm_begin("walk");
 	rc = bmp_walk(f.data, f.size, r->arch, ipath, it, r->d);
+	tp_tm_end();
 	if (rc == TP_OK) {
 		r->p->stats.blocks_read += it->blocks_read;
 		r->p->stats.blocks_skipped += it->blocks_skipped;
@@ -675,7 +678,10 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
                     size_t niters)
 {
 	int rc;
-	if ((rc = read_global(r, o, iters, niters)) != TP_OK)
+	tp_tm_begin("global");
+	rc = read_global(r, o, iters, niters);
+	tp_tm_end();
+	if (rc != TP_OK)
 		return rc;
 	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
@@ -692,10 +698,16 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 		return rc;
 	if (niters == 0)
 		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
-	for (size_t i = 0; i < niters; i++)
-		if ((rc = read_iter(r, iters[i])) != TP_OK)
-			return rc;
-	return join_layers(r);
+	tp_tm_begin("iters");
+	for (size_t i = 0; i < niters && rc == TP_OK; i++)
+		rc = read_iter(r, iters[i]);
+	tp_tm_end();
+	if (rc != TP_OK)
+		return rc;
+	tp_tm_begin("layers");
+	rc = join_layers(r);
+	tp_tm_end();
+	return rc;
 }
 
 /* Frees what the reader owns beside the profile (global.profile, side files, the decoder,
@@ -778,16 +790,20 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		goto out;
 	}
 	rc = read_all(r, o, iters, niters);
-	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+	tp_tm_begin("deps");
+	if (rc == TP_OK && sg_deps_note(p, r->jobs > 1 ? (unsigned)r->jobs : 1) != TP_OK)
 		rc = bmp_nomem(r);
+	tp_tm_end();
 	if (rc == TP_OK && p->oom)
 		rc = bmp_nomem(r);
 out:
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
+	tp_tm_begin("finish");
 	if (rc == TP_OK &&
 	    (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
 		rc = bmp_nomem(r);
+	tp_tm_end();
 	tp_free(r);
 	tp_free(iters);
 	if (rc != TP_OK) {
