@@ -109,10 +109,4 @@ static void test_report(void **state)
 	            field(json, "total", "rss_start_bytes"));
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_report),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"
