@@ -134,4 +134,23 @@ want "(CLI, over reader+summary)" "met"             # 3 M events in 1.0 s = 3.00
 want "SQLite" "MISSED"
 want "xlsx" "-"
 grep -q '4.99 M/s (4.50' "$t.out" || { cat "$t.out"; fail "targets: Perfetto median"; }
+grep -q 'job targets' "$t.out" && { cat "$t.out"; fail "targets: job rows without a job file"; }
+# The job targets (only=job): ratios of the job row to the one-by-one row across their goals
+# (wall 8 / 10 s = 0.80x meets <= 0.80; CPU 33.3 / 30 s = 1.11x misses <= 1.10; RSS
+# 16000 / 12000 KiB = 1.33x meets <= 1.50), and "not run" when the loop failed.
+jrow() { printf '%s\tjob\t1600000\t8\t0\t%s\t%s\t%s\t%s\t1\t%s\n' "$1" "$2" "$3" "$4" "$5" "$2"; }
+{
+  jrow "tpuprof job (16 dumps)" 8000000000 16000 0 33300000000
+  jrow "one by one (16 x tpuprof DUMP)" 10000000000 12000 0 30000000000
+} > "$t.jrows"
+awk -f "$(dirname "$0")/targets.awk" -v only=job /dev/null /dev/null /dev/null "$t.jrows" > "$t.jout"
+jwant() { grep -F -- "$1" "$t.jout" | grep -Eq -- "$2\$" || { cat "$t.jout"; fail "job targets: $1 should be $2"; }; }
+jwant "job wall: <= 0.80x" "met"
+jwant "job CPU: <= 1.10x" "MISSED"
+jwant "job peak RSS (largest process): <= 1.50x" "met"
+grep -q '0.80x (8.00 s / 10.00 s)' "$t.jout" || { cat "$t.jout"; fail "job targets: wall figure"; }
+grep -q 'scale targets' "$t.jout" && { cat "$t.jout"; fail "job targets: only=job printed the scale targets"; }
+jrow "one by one (16 x tpuprof DUMP)" 10000000000 12000 1 30000000000 > "$t.jrows"
+awk -f "$(dirname "$0")/targets.awk" -v only=job /dev/null /dev/null /dev/null "$t.jrows" > "$t.jout"
+jwant "tpuprof job vs one by one" "-"
 echo "bench_smoke: ok"

@@ -1,12 +1,23 @@
 # targets.awk — the scale targets, each with this run's figure and a verdict, from the files
 # scripts/bench.sh wrote during the run (it prints nothing it did not measure):
 #   awk -f bench/targets.awk FACTS ROWS TRACE_BENCH_1M
+#   awk -f bench/targets.awk -v only=job /dev/null /dev/null /dev/null JOB_ROWS
+# JOB_ROWS (optional 4th file): job_bench's tp-bench rows, "tpuprof job (...)" and "one by one
+# (...)" of the same run; they give the job targets (ratios of the job to the one-by-one loop).
+# only=job prints the job targets alone.
 # FACTS: KEY<TAB>VALUE lines ("gen-1M input" bytes, "json-1M events", "sqlite-1M rows/s" in
 # M rows/s); ROWS: tp-bench rows (name, group, commands, cores, bytes, wall ns, peak RSS KiB,
 # exit, CPU ns, runs, median wall ns); TRACE_BENCH_1M: trace_bench's output on the 1 M/core
 # dump (its "perfetto" and "json" lines). A figure whose inputs are missing prints "not run".
 # Verdicts compare with the issue's limits; a figure never decides anything else.
 BEGIN { FS = "\t" }
+ARGC > 4 && FILENAME == ARGV[4] {
+	k = $1 ~ /^tpuprof job/ ? "job" : $1 ~ /^one by one/ ? "loop" : ""
+	if (k != "") {
+		jwall[k] = $6 / 1e9; jrss[k] = $7; jcode[k] = $8; jcpu[k] = (NF >= 9) ? $9 / 1e9 : 0
+	}
+	next
+}
 FILENAME == ARGV[1] { fact[$1] = $2; next }
 FILENAME == ARGV[2] {
 	wall[$1] = $6 / 1e9; rss[$1] = $7; cmds[$1] = $3; code[$1] = $8
@@ -31,7 +42,35 @@ FILENAME == ARGV[2] {
 function ok(c) { return c ? "met" : "MISSED" }
 function row(target, figure, verdict) { printf "  %-58s %-34s %s\n", target, figure, verdict }
 function have(name) { return (name in wall) && code[name] == 0 }
+# The job against converting its dumps one by one, both measured in this run (job_bench). Goals
+# (docs/perf-notes/job.md): wall <= 0.80x, since the dumps are independent and `tpuprof job`
+# runs several at once (docs/job.md) while one conversion alone keeps CPU/wall well under 2;
+# CPU <= 1.10x, since the job adds only its merge (index, summaries, job.pftrace), well under a
+# second; peak RSS of the largest process <= 1.50x, since the job's own process holds only the
+# plan and the per-dump entries and each conversion is the same child as in the loop.
+function job_targets(   w, c, m) {
+	printf "== job targets (tpuprof job / one by one, this run)\n"
+	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"
+	if (!(("job" in jcode) && ("loop" in jcode)) || jcode["job"] != 0 || jcode["loop"] != 0 ||
+	    jwall["loop"] <= 0 || jrss["loop"] <= 0) {
+		row("tpuprof job vs one by one", "not run", "-")
+		return
+	}
+	w = jwall["job"] / jwall["loop"]
+	row("job wall: <= 0.80x one by one", sprintf("%.2fx (%.2f s / %.2f s)", w, jwall["job"], jwall["loop"]), ok(w <= 0.80))
+	if (jcpu["loop"] > 0) {
+		c = jcpu["job"] / jcpu["loop"]
+		row("job CPU: <= 1.10x one by one", sprintf("%.2fx (%.2f s / %.2f s)", c, jcpu["job"], jcpu["loop"]), ok(c <= 1.10))
+	} else
+		row("job CPU: <= 1.10x one by one", "not run", "-")
+	m = jrss["job"] / jrss["loop"]
+	row("job peak RSS (largest process): <= 1.50x one by one", sprintf("%.2fx (%.1f / %.1f MiB)", m, jrss["job"] / 1024, jrss["loop"] / 1024), ok(m <= 1.50))
+}
 END {
+	if (ARGC > 4)
+		job_targets()
+	if (only == "job")
+		exit
 	base = "gen-10k reader+summary"
 	printf "== scale targets (this run; R = best of R runs, the median in brackets)\n"
 	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"
@@ -84,6 +123,20 @@ END {
 		row("SQLite: >= 1 M rows/s (writer in process)", sprintf("%.2f M rows/s", r), ok(r >= 1))
 	else
 		row("SQLite writer", "not run", "-")
+	# Per phase (scripts/bench.sh phase_bench, bench/phase_table.py): each dump's serial
+	# share of the CPU time and its lowest --jobs 2 / --jobs 1 ratio of a top-level phase.
+	nph = 0
+	for (k in fact)
+		if (k ~ /^phases .* serial %$/) {
+			d = k; sub(/^phases /, "", d); sub(/ serial %$/, "", d)
+			row("serial share of CPU, " d ": <= 5 %", sprintf("%.1f %%", fact[k]), ok(fact[k] <= 5))
+			w = fact["phases " d " worst ratio"]
+			if (w != "")
+				row("--jobs 2 vs 1, every phase of " d ": >= 1.9x", sprintf("%.2fx (%s)", w, fact["phases " d " worst phase"]), ok(w >= 1.9))
+			nph++
+		}
+	if (!nph)
+		row("per-phase serial share and --jobs 2 ratio", "not run", "-")
 	a = "gen-1M xlsx --xlsx_rows all"; b = "bare libxlsxwriter, census of gen-1M"
 	if (have(a) && have(b) && wall[b] > 0)
 		row("xlsx: within 1.5x of bare libxlsxwriter (same cells)", sprintf("%.2fx", wall[a] / wall[b]), ok(wall[a] / wall[b] <= 1.5))

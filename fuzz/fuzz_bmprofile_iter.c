@@ -1,10 +1,11 @@
 /*
  * fuzz_bmprofile_iter.c — libFuzzer target for the bmprofile binary parsers (src/readers/sophgo):
  * the iter<N>.profile block walk with every record decoder over the blocks it accepts, and the
- * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 (and CV184X, which has
- * no hand-written decoder any more), plus the table decoder (desc.c) of BM1688, CV184X and
- * BM1690 with every field and the TIU cost model of each command. Any bytes
- * must give a status (with a message on error), never a crash, leak or out-of-bounds read.
+ * cmd_*.dat command-buffer decoders, each for BM1688, BM1684X, BM1684 (with the reader's
+ * COMMAND-count limit) and CV184X (which has no hand-written decoder any more), plus the table
+ * decoder (desc.c) of BM1688, CV184X and BM1690 with every field and the TIU cost model of each
+ * command. Any bytes must give a status (with a message on error), never a crash, leak or
+ * out-of-bounds read.
  */
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
@@ -60,6 +61,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct bmp_cmdbuf cb;
 			if (bmp_cmdbuf_init(&cb, arches[a], e, data, size) != TP_OK)
 				continue;
+			/* BM1684's fixed slots stop at the COMMAND block's count (the reader's
+			 * limit; the first byte stands in for it): nothing is found past it. */
+			uint32_t limit = UINT32_MAX;
+			if (arches[a] == TP_ARCH_BM1684 && size > 0) {
+				limit = data[0];
+				bmp_cmdbuf_limit(&cb, limit);
+			}
 			struct bmp_cmd c;
 			/* Forward lookups (indexing lazily as they go), the rest of the index, then
 			 * a backwards jump through it. The lazy lookups find exactly the commands
@@ -71,7 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				bmp_cmdbuf_free(&cb);
 				continue;
 			}
-			if (id - 1 != (cb.count < 4096 ? cb.count : 4096))
+			if (id - 1 != (cb.count < 4096 ? cb.count : 4096) || cb.count > limit)
 				abort();
 			if (cb.count && bmp_cmdbuf_get(&cb, 1, &c))
 				sink += c.dep;

@@ -3,7 +3,8 @@
  * the input becomes iter0.profile of a scratch directory whose global.profile names the arch
  * chosen by the first byte; every cmd_*.dat a COMMAND block names is written with the same
  * bytes, so the timeline reconstruction, the command lookups and the layer matching all see
- * arbitrary data. The reader must return a profile or an error with a message, never crash.
+ * arbitrary data; net_stat.sim gets items that pair with the node lines plus the same bytes. The
+ * reader must return a profile or an error with a message, never crash.
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
@@ -50,6 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	put("global.profile", g, (size_t)gl);
 	data++;
 	size--;
+	/* net_stat.sim: items that pair with the node lines above (cycles from the input), then
+	 * the input itself, so the simulator's pairing (legacy arches) sees both. */
+	char ns[4096];
+	int nl = snprintf(ns, sizeof ns,
+	                  "ENGINE_BD ENGINE_GDMA\n"
+	                  "A_1|AR|s:0|b:1|g:1|e:1|t:%u Load_1|GDMA_TENSOR|s:0|b:0|g:1|e:1|t:%u|"
+	                  "dr:0|sz:1|bw:1.0\n",
+	                  size ? data[0] : 0u, size > 1 ? data[1] : 0u);
+	size_t tail = size < sizeof ns - (size_t)nl ? size : sizeof ns - (size_t)nl;
+	memcpy(ns + nl, data, tail);
+	put("net_stat.sim", ns, (size_t)nl + tail);
 	put("iter0.profile", data, size);
 	struct bmp_iter *it = malloc(sizeof *it);
 	if (!it)

@@ -29,5 +29,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (!memchr(ns.runtime_ms, 0, sizeof ns.runtime_ms))
 		abort();
+	/* The same parse keeping the items: the same figures, one item per counted item. */
+	struct bmp_netstat ns2;
+	struct bmp_sim_items it = {0};
+	int rc = bmp_netstat_parse_items((const char *)data, size, "net_stat.sim", &ns2, NULL, &it);
+	if (rc == TP_OK && (it.n[0] != ns2.bd_items || it.n[1] != ns2.gdma_items ||
+	                    memcmp(&ns, &ns2, sizeof ns) != 0))
+		abort();
+	for (size_t i = 0; i < it.n[1]; i++)
+		if (!it.v[1][i].gdma)
+			abort();
+	bmp_sim_items_free(&it);
 	return 0;
 }

@@ -22,6 +22,8 @@
 # file named by $BENCH_EXTRA, sourced there), e.g.
 #     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
 # Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
+# BENCH_ONLY=phases runs only the per-phase block (phase_bench: BENCH_PHASE_SIZE,
+# BENCH_PHASE_CDM_CMDS size its dumps),
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
@@ -323,8 +325,10 @@ fi
 # $data/job-16x100k like the gen-SIZE dumps), converted by one `tpuprof job` against a shell
 # loop converting them one by one (default --jobs in both), under tp-bench: wall, CPU, peak RSS
 # (of the largest process of the tree: tp-bench reads the child's wait4 rusage). Its own table,
-# separate from the rows above; BENCH_ONLY=job runs only it. BENCH_JOB_DUMPS / BENCH_JOB_CMDS
-# size it (per dump; commands spread over 8 cores).
+# separate from the rows above, with the ratios to the one-by-one row (--baseline), then its
+# targets (bench/targets.awk, only=job: wall, CPU and peak RSS against one by one, goals
+# stated there); BENCH_ONLY=job runs only it. BENCH_JOB_DUMPS / BENCH_JOB_CMDS size it (per
+# dump; commands spread over 8 cores).
 job_bench() {
   local n=${BENCH_JOB_DUMPS:-16} cmds=${BENCH_JOB_CMDS:-100000} jrows=$data/job-rows.tsv
   local dir=$data/job-${n}x$((cmds / 1000))k want stamp k
@@ -353,12 +357,66 @@ job_bench() {
   echo "   outputs: $(human_size "$out") (job), $(human_size "$out-loop") (one by one)"
   rm -rf "$out" "$out-loop"
   echo
-  echo "== job results (wall time, CPU, peak RSS of the largest process)"
-  "$tpbench" table "$jrows"
+  echo "== job results (wall time, CPU, peak RSS of the largest process; x = against one by one)"
+  "$tpbench" table "$jrows" --baseline "job=one by one ($n x tpuprof DUMP)"
+  echo
+  awk -f "$here/bench/targets.awk" -v only=job /dev/null /dev/null /dev/null "$jrows"
 }
 if [ "${BENCH_ONLY:-}" = job ]; then
   mkdir -p "$data/out"
   job_bench
+  exit 0
+fi
+
+# ---- per phase: serial share, --jobs 2 vs --jobs 1, bytes per thread ------------------------
+# What a 2-core machine can show of the scaling (docs/perf-notes/cores.md): the generated BM1688
+# dump (2 cores x BENCH_PHASE_SIZE commands, default 1M: the gen-SIZE dump) with every default
+# output plus --json --sqlite, and an 8-core BM1690 cdm dump (BENCH_PHASE_CDM_CMDS per core,
+# default 1000000, --mode 1 --cdma-ports 2) with the default outputs, each converted with
+# `tpuprof --timings` at --jobs 1 and --jobs 2; bench/phase_table.py prints per phase the
+# wall time of both and their ratio (goal >= 1.9x), the serial share of the CPU time (goal
+# <= 5 % in total), threads and the memory each extra thread adds, and hands the totals to
+# targets.awk. --timings writes the outputs one after another, so these runs' wall times
+# are not the default run's. BENCH_ONLY=phases runs only this block.
+phase_bench() {
+  local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000} j out t name dir
+  gen_case "$size"
+  local cdm=$data/cdm-8x$cdm_n want stamp
+  want=$( { sha256sum < "$gendump"; echo "cdm 8 $cdm_n"; } | sha256sum | cut -d' ' -f1)
+  stamp=$cdm/.bench-stamp
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    rm -rf "$cdm"
+    echo "== phases: generating an 8-core cdm dump of $cdm_n commands per core into $cdm"
+    "$gendump" --format cdm --arch BM1690 --cores 8 --cmds "$cdm_n" --mode 1 --cdma-ports 2 \
+      --seed 1 --quiet "$cdm"
+    echo "$want" > "$stamp"
+  fi
+  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
+    IFS='|' read -r name dir flags <<< "$c"
+    if [ ! -x "$tpuprof" ] || [ ! -d "$dir" ]; then
+      echo "== phases $name: SKIPPED: tpuprof or $dir missing"
+      continue
+    fi
+    for j in 1 2; do
+      out=$data/out/phases-$name-j$j
+      t=$data/phases-$name-j$j.json
+      rm -rf "$out" "$t"
+      echo "== phases $name: tpuprof $dir $out -q --jobs $j --timings $t $flags"
+      # shellcheck disable=SC2086
+      "$tpuprof" "$dir" "$out" -q --jobs "$j" --timings "$t" $flags ||
+        echo "   (tpuprof exited with status $?)"
+      rm -rf "$out"
+    done
+    if [ -f "$data/phases-$name-j1.json" ] && [ -f "$data/phases-$name-j2.json" ]; then
+      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$data/phases-$name-j1.json" \
+        "$data/phases-$name-j2.json" "$facts"
+    fi
+  done
+}
+if [ "${BENCH_ONLY:-}" = phases ]; then
+  mkdir -p "$data/out"
+  phase_bench
+  awk -f "$here/bench/targets.awk" "$facts" /dev/null /dev/null
   exit 0
 fi
 
@@ -612,6 +670,7 @@ else
   echo "== trace writers in process: SKIPPED: $build/bench/trace_bench not built"
 fi
 traceread_bench
+phase_bench
 if [ -n "${BENCH_EXTRA:-}" ]; then
   # shellcheck disable=SC1090
   . "$BENCH_EXTRA"

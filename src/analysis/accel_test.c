@@ -71,20 +71,29 @@ static void test_figures(void **state)
 	assert_int_equal(a->nsteps, 1);       /* the GPU projection is no step */
 	const struct tp_accel_step *s = &a->steps[0];
 	/* Work 300 + 80 + 90 = 470, busy the same (no overlap), idle 530; three launches of
-	 * 10 + 10 + 5; delays 40, 20, 10: median 20, max 40. */
-	assert_int_equal(s->w.device_ns, 470);
-	assert_int_equal(s->w.busy_ns, 470);
-	assert_int_equal(s->idle_ns, 530);
-	assert_int_equal(s->w.ns[TP_ACC_COMPUTE], 390);
-	assert_int_equal(s->w.ns[TP_ACC_MEMCPY], 80);
-	assert_int_equal(s->launches, 3);
-	assert_int_equal(s->launch_ns, 25);
-	assert_int_equal(s->delay_median_ns, 20);
-	assert_int_equal(s->delay_max_ns, 40);
-	assert_int_equal(a->linked, 3);
-	/* Self time: step 1000 - 500 - 10 - 5 = 485, aten::mm 500 - 10 = 490, the calls 10, 10,
-	 * launcher 5: 1000 in all, the envelope left out. */
-	assert_int_equal(a->host_self_ns, 1000);
+	 * 10 + 10 + 5; delays 40, 20, 10: median 20, max 40. Self time: step 1000 - 500 - 10 - 5
+	 * = 485, aten::mm 500 - 10 = 490, the calls 10, 10, launcher 5: 1000 in all, the envelope
+	 * left out. */
+	const struct {
+		const char *what;
+		int64_t got, want;
+	} figures[] = {
+	    {"device", s->w.device_ns, 470},
+	    {"busy", s->w.busy_ns, 470},
+	    {"idle", s->idle_ns, 530},
+	    {"compute", s->w.ns[TP_ACC_COMPUTE], 390},
+	    {"memcpy", s->w.ns[TP_ACC_MEMCPY], 80},
+	    {"launches", (int64_t)s->launches, 3},
+	    {"launch time", s->launch_ns, 25},
+	    {"median delay", s->delay_median_ns, 20},
+	    {"max delay", s->delay_max_ns, 40},
+	    {"linked launches", (int64_t)a->linked, 3},
+	    {"host self time", a->host_self_ns, 1000},
+	};
+	for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+		if (figures[i].got != figures[i].want)
+			fail_msg("%s: %lld, want %lld", figures[i].what, (long long)figures[i].got,
+			         (long long)figures[i].want);
 	assert_int_equal(a->nhost, 5);
 	assert_int_equal(a->host[0].kind, TP_WORK_OP);
 	assert_int_equal(a->host[0].total_ns, 490);
@@ -156,12 +165,4 @@ static void test_oom(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_figures),
-	    cmocka_unit_test(test_none_and_engines),
-	    cmocka_unit_test(test_oom),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

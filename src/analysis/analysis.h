@@ -183,10 +183,13 @@ struct tp_lmem_rec {
 struct tp_lmem_recs {
 	struct tp_lmem_rec *v; /* owned; tp_free */
 	size_t n;
-	size_t dropped; /* records past the caller's maximum, counted only */
+	size_t dropped; /* records not kept (see `every`), counted only */
+	size_t every;   /* 1: every command's records; k > 1: those of one command in k */
 };
 /* Builds the records from the commands' descriptor arguments (vendor field names) for cores
- * below max_cores (0 = all), keeping at most `max` (in command order) and counting the rest.
+ * below max_cores (0 = all). When they are more than `max`, keeps the records of one command
+ * in `every` = ceil(records / max) (counted over the commands that give records, in track
+ * order, so the sample spans the whole run and every core), at most `max`, and counts the rest.
  * Empty when the profile has no chip constants or no such arguments. TP_OK / TP_ENOMEM (out
  * is then empty). */
 int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t max,

@@ -150,9 +150,8 @@ static void test_gbps(void **state)
  * whether it is made on the calling thread or (jobs 2) on a thread of its own. */
 static void layer_hot_case(int interleave, unsigned jobs)
 {
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t0;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 1000, &t0);
 	enum { NL = 14 };
 	for (int i = 0; i < NL; i++) {
 		struct tp_layer l = {
@@ -232,6 +231,16 @@ static void test_overlap_orders(void **state)
 	}
 }
 
+/* One row of a Function Type table: instructions, Asic Cycle, Alg Ops and uArch Ops. */
+static void expect_ftype(const struct tp_ftype_stats *ft, uint64_t instr, uint64_t asic_cycle,
+                         uint64_t alg_ops, uint64_t uarch_ops)
+{
+	assert_int_equal(ft->instr, instr);
+	assert_int_equal(ft->asic_cycle, asic_cycle);
+	assert_int_equal(ft->alg_ops, alg_ops);
+	assert_int_equal(ft->uarch_ops, uarch_ops);
+}
+
 /* A TIU track with cost entries: uArch rate, Alg Cycle and the Function Type table. */
 static void test_cost(void **state)
 {
@@ -293,24 +302,16 @@ static void test_cost(void **state)
 	assert_string_equal(tp_str(p, c0->ftypes[0].type), "SYS");
 	assert_int_equal(c0->ftypes[0].asic_cycle, 500);
 	assert_string_equal(tp_str(p, c0->ftypes[2].type), "sCONV");
-	assert_int_equal(c0->ftypes[2].instr, 2);
-	assert_int_equal(c0->ftypes[2].alg_ops, 350);
-	assert_int_equal(c0->ftypes[2].uarch_ops, 1100);
-	assert_int_equal(c0->ftypes[2].asic_cycle, 1400);
+	expect_ftype(&c0->ftypes[2], 2, 1400, 350, 1100);
 	/* Overall table merges core 1's type. */
 	assert_int_equal(a.overall.num_ftypes, 5);
 	/* Total rows: instr and Asic Cycle over the rows, ops and Alg Cycle of the engine. */
 	const struct tp_ftype_stats *ft = &c0->ftype_total;
 	assert_int_equal(ft->type, 0);
-	assert_int_equal(ft->instr, 5);
-	assert_int_equal(ft->asic_cycle, 2110);
-	assert_int_equal(ft->alg_ops, 451);
-	assert_int_equal(ft->uarch_ops, 1201);
+	expect_ftype(ft, 5, 2110, 451, 1201);
 	assert_int_equal(ft->alg_cycle, 130);
-	ft = &a.overall.ftype_total;
-	assert_int_equal(ft->instr, 6);
-	assert_int_equal(ft->asic_cycle, 2210);
-	assert_int_equal(ft->alg_ops, 451);
+	/* Overall: core 1's command counts, its ops do not (it has no descriptors). */
+	expect_ftype(&a.overall.ftype_total, 6, 2210, 451, 1201);
 	/* Hot spots: conv #0 loses 1000 × 0.7 = 700 cycles, conv #3 400 × 0.5 = 200. */
 	assert_int_equal(a.num_low_uarch, 2);
 	assert_int_equal(a.low_uarch[0].slice, 0);
@@ -341,28 +342,32 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 	int tr = tp_profile_add_track(p, dev, core, TP_TRACK_TIU, NULL, 1000);
 	char line[512], type[64] = "";
 	int n = 0;
-	struct {
-		uint64_t start, asic, alg, uarch, cyc, tsk, eu;
-	} r = {0};
+	/* The record's figures, by their key in the file. */
+	enum { R_START, R_ASIC, R_ALG, R_UARCH, R_CYC, R_TSK, R_EU, R_N };
+	static const char *const rkey[R_N] = {"Start Cycle",   "Asic Cycle", "Alg Ops",
+	                                      "uArch Ops",     "Alg Cycle",  "des_tsk_typ",
+	                                      "des_tsk_eu_typ"};
+	uint64_t r[R_N] = {0};
 	int open = 0;
 	for (;;) {
 		int eof = !fgets(line, sizeof line, f);
 		if (eof || !strncmp(line, "__TIU_REG_INFO__", 16)) {
 			if (open) {
 				struct tp_slice *s = tp_track_push(p, tr);
-				tp_slice_set_start_cycle(p, &p->tracks[tr], s, r.start);
-				s->cycles = (uint32_t)r.asic;
-				s->start_ns = (int64_t)r.start;
+				tp_slice_set_start_cycle(p, &p->tracks[tr], s, r[R_START]);
+				s->cycles = (uint32_t)r[R_ASIC];
+				s->start_ns = (int64_t)r[R_START];
 				tp_slice_set_end(p, &p->tracks[tr], s,
-				                 (int64_t)(r.start + r.asic - 1));
+				                 (int64_t)(r[R_START] + r[R_ASIC] - 1));
 				tp_slice_set_kind(p, &p->tracks[tr], s,
-				                  r.tsk == 15 && r.eu == 9     ? TP_CMD_SYS_WAIT
-				                  : r.tsk == 15 || r.tsk == 12 ? TP_CMD_SYS
-				                                               : TP_CMD_NORMAL);
+				                  r[R_TSK] == 15 && r[R_EU] == 9 ? TP_CMD_SYS_WAIT
+				                  : r[R_TSK] == 15 || r[R_TSK] == 12
+				                      ? TP_CMD_SYS
+				                      : TP_CMD_NORMAL);
 				tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, type));
-				struct tp_cost c = {.alg_ops = r.alg,
-				                    .uarch_ops = r.uarch,
-				                    .alg_cycle = (uint32_t)r.cyc,
+				struct tp_cost c = {.alg_ops = r[R_ALG],
+				                    .uarch_ops = r[R_UARCH],
+				                    .alg_cycle = (uint32_t)r[R_CYC],
 				                    .valid = 1};
 				assert_int_equal(tp_track_set_cost(p, tr, (size_t)n, &c), TP_OK);
 				n++;
@@ -381,20 +386,9 @@ static int load_tiu_reginfo(struct tp_profile *p, int dev, int core, const char 
 		uint64_t u = strtoull(v, NULL, 10);
 		if (!strcmp(k, "Function Type"))
 			snprintf(type, sizeof type, "%.*s", (int)strcspn(v, "\n"), v);
-		else if (!strcmp(k, "Start Cycle"))
-			r.start = u;
-		else if (!strcmp(k, "Asic Cycle"))
-			r.asic = u;
-		else if (!strcmp(k, "Alg Ops"))
-			r.alg = u;
-		else if (!strcmp(k, "uArch Ops"))
-			r.uarch = u;
-		else if (!strcmp(k, "Alg Cycle"))
-			r.cyc = u;
-		else if (!strcmp(k, "des_tsk_typ"))
-			r.tsk = u;
-		else if (!strcmp(k, "des_tsk_eu_typ"))
-			r.eu = u;
+		for (int i = 0; i < R_N; i++)
+			if (!strcmp(k, rkey[i]))
+				r[i] = u;
 	}
 	fclose(f);
 	return n;
@@ -631,6 +625,28 @@ static void test_reference_uarch(void **state)
 static const struct tp_chip lmem_chip = {
     .name = "test", .npu_num = 32, .lane_bytes = 131072, .lmem_bytes = 4u << 20, .banks = 16};
 
+/* One LOCAL-memory record: written or read, its lane offset and its bytes per lane. */
+static void expect_rec(const struct tp_lmem_rec *v, int write, uint64_t lane_offset, uint64_t bytes)
+{
+	assert_int_equal(v->write, write);
+	assert_int_equal(v->lane_offset, lane_offset);
+	assert_int_equal(v->bytes, bytes);
+}
+
+/* Adds a TIU operand's (res0, opd0, opd1) LMEM address and c, h, w under the descriptor's
+ * names des_NAME_addr, _c, _h, _w to the argument set being built. */
+static void add_operand(struct tp_profile *p, const char *name, uint64_t addr, uint64_t c,
+                        uint64_t h, uint64_t w)
+{
+	static const char *const field[] = {"addr", "c", "h", "w"};
+	const uint64_t v[] = {addr, c, h, w};
+	char key[32];
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+		snprintf(key, sizeof key, "des_%s_%s", name, field[i]);
+		tp_args_add_uint(p, key, v[i]);
+	}
+}
+
 /* A finished profile with LOCAL-memory traffic in the commands' descriptor arguments (the
  * vendor's field names): four GDMA commands (a load, a store without shape, an nchw_copy load
  * shaped by its src sizes, a sys command) and two TIU commands (one with a result and two
@@ -661,12 +677,8 @@ static struct tp_profile *lmem_profile(void)
 	 * dump's nchw_copy loads): 1x3x224x224 INT8 -> 1 channel per lane, 50176 bytes. */
 	add(p, g, 300, 50, 1000, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 150528, "tensorLd");
 	tp_args_begin(p);
-	tp_args_add_uint(p, "src_start_addr", 0xa000000000ull);
+	tp_test_add_dma_shape(p, "src", 0xa000000000ull, 1, 3, 224, 224);
 	tp_args_add_uint(p, "dst_start_addr", 0);
-	tp_args_add_uint(p, "src_nsize", 1);
-	tp_args_add_uint(p, "src_csize", 3);
-	tp_args_add_uint(p, "src_hsize", 224);
-	tp_args_add_uint(p, "src_wsize", 224);
 	tp_args_add_uint(p, "dst_nsize", 0);
 	tp_args_add_uint(p, "dst_csize", 0);
 	tp_args_add_uint(p, "src_data_format", 0);
@@ -680,30 +692,18 @@ static struct tp_profile *lmem_profile(void)
 	 * and a second command whose result address is past LMEM. */
 	add(p, t, 100, 300, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
 	tp_args_begin(p);
-	tp_args_add_uint(p, "des_res0_addr", 40960);
+	add_operand(p, "res0", 40960, 64, 14, 14);
 	tp_args_add_uint(p, "des_res0_n", 1);
-	tp_args_add_uint(p, "des_res0_c", 64);
-	tp_args_add_uint(p, "des_res0_h", 14);
-	tp_args_add_uint(p, "des_res0_w", 14);
 	tp_args_add_uint(p, "des_opt_res0_prec", 1);
-	tp_args_add_uint(p, "des_opd0_addr", 0);
-	tp_args_add_uint(p, "des_opd0_c", 64);
-	tp_args_add_uint(p, "des_opd0_h", 28);
-	tp_args_add_uint(p, "des_opd0_w", 28);
+	add_operand(p, "opd0", 0, 64, 28, 28);
 	tp_args_add_uint(p, "des_opt_opd0_prec", 1);
-	tp_args_add_uint(p, "des_opd1_addr", 65536);
-	tp_args_add_uint(p, "des_opd1_c", 64);
-	tp_args_add_uint(p, "des_opd1_h", 1);
-	tp_args_add_uint(p, "des_opd1_w", 1);
+	add_operand(p, "opd1", 65536, 64, 1, 1);
 	tp_args_add_uint(p, "des_opt_opd1_const", 1);
 	p->tracks[t].slices[0].args = tp_args_end(p);
 	add(p, t, 500, 10, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "arith.add");
 	tp_args_begin(p);
-	tp_args_add_uint(p, "des_res0_addr", 5u << 20);
+	add_operand(p, "res0", 5u << 20, 1, 1, 1);
 	tp_args_add_uint(p, "des_res0_n", 1);
-	tp_args_add_uint(p, "des_res0_c", 1);
-	tp_args_add_uint(p, "des_res0_h", 1);
-	tp_args_add_uint(p, "des_res0_w", 1);
 	p->tracks[t].slices[1].args = tp_args_end(p);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	return p;
@@ -720,32 +720,35 @@ static void test_lmem_from_commands(void **state)
 	assert_int_equal(r.n, 5);
 	assert_int_equal(r.dropped, 0);
 	/* The nchw_copy load: its shape from the src sizes. */
-	assert_int_equal(r.v[2].write, 1);
-	assert_int_equal(r.v[2].lane_offset, 0);
-	assert_int_equal(r.v[2].bytes, 50176);
+	expect_rec(&r.v[2], 1, 0, 50176);
 	memmove(&r.v[2], &r.v[3], 2 * sizeof *r.v); /* the TIU records follow, as below */
 	/* GDMA load: write, offset 8192, 1 × 2 × 28 × 28 × 1 */
-	assert_int_equal(r.v[0].write, 1);
-	assert_int_equal(r.v[0].lane_offset, 8192);
-	assert_int_equal(r.v[0].bytes, 1568);
+	expect_rec(&r.v[0], 1, 8192, 1568);
 	/* GDMA store: read, offset 16384, 3200 / 32 */
-	assert_int_equal(r.v[1].write, 0);
-	assert_int_equal(r.v[1].lane_offset, 16384);
-	assert_int_equal(r.v[1].bytes, 100);
+	expect_rec(&r.v[1], 0, 16384, 100);
 	/* TIU result: write 1 × 2 × 14 × 14 × 2 at 40960; operand 0: read 1 × 2 × 28 × 28 × 2 */
-	assert_int_equal(r.v[2].write, 1);
-	assert_int_equal(r.v[2].lane_offset, 40960);
-	assert_int_equal(r.v[2].bytes, 784);
-	assert_int_equal(r.v[3].write, 0);
-	assert_int_equal(r.v[3].lane_offset, 0);
-	assert_int_equal(r.v[3].bytes, 3136);
+	expect_rec(&r.v[2], 1, 40960, 784);
+	expect_rec(&r.v[3], 0, 0, 3136);
 	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
 	tp_free(r.v);
-	/* A cap keeps the first records and counts the rest. */
+	assert_int_equal(r.every, 1);
+	/* Past the cap: one command in ceil(5 / 3) = 2 of the four that give records (the
+	 * 1st and 3rd: both loads), the rest counted. */
 	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
-	assert_int_equal(r.n, 3);
-	assert_int_equal(r.dropped, 2);
-	assert_int_equal(r.v[2].bytes, 50176);
+	assert_int_equal(r.every, 2);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.dropped, 3);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[1].bytes, 50176);
+	tp_free(r.v);
+	/* One in ceil(5 / 2) = 3: the first load and the TIU command, whose second record is
+	 * past the cap and counted. */
+	assert_int_equal(tp_lmem_from_commands(p, 0, 2, &r), TP_OK);
+	assert_int_equal(r.every, 3);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.dropped, 3);
+	assert_int_equal(r.v[0].lane_offset, 8192);
+	assert_int_equal(r.v[1].lane_offset, 40960);
 	tp_free(r.v);
 	/* Without chip constants there is no lane to map onto. */
 	p->chip = NULL;
@@ -759,19 +762,4 @@ static void test_lmem_from_commands(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_two_cores),
-	    cmocka_unit_test(test_empty_and_oom),
-	    cmocka_unit_test(test_gbps),
-	    cmocka_unit_test(test_cost),
-	    cmocka_unit_test(test_layer_hot),
-	    cmocka_unit_test(test_overlap_orders),
-	    cmocka_unit_test(test_jobs_same),
-	    cmocka_unit_test(test_hot_merge),
-	    cmocka_unit_test(test_reference_uarch),
-	    cmocka_unit_test(test_lmem_from_commands),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

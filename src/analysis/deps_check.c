@@ -86,27 +86,67 @@ static void check_track(const struct tp_track *t, const struct tp_id_end *v, siz
 	}
 }
 
-int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r)
+/* One core's check: its TIU track's waits, then its GDMA track's. */
+struct core_check {
+	const struct tp_track *tiu, *gdma;
+	struct tp_deps_report r;
+	int rc;
+};
+
+static void check_core(void *arg, size_t k)
+{
+	struct core_check *c = (struct core_check *)arg + k;
+	struct tp_id_end *v;
+	size_t n;
+	if ((c->rc = index_track(c->gdma, &v, &n)) != TP_OK)
+		return;
+	check_track(c->tiu, v, n, &c->r);
+	tp_free(v);
+	if ((c->rc = index_track(c->tiu, &v, &n)) != TP_OK)
+		return;
+	check_track(c->gdma, v, n, &c->r);
+	tp_free(v);
+}
+
+int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps_report *r)
 {
 	memset(r, 0, sizeof *r);
+	struct core_check *c = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *c);
+	if (!c)
+		return TP_ENOMEM;
+	size_t nc = 0;
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (t->kind != TP_TRACK_TIU)
 			continue;
 		int g = tp_profile_find_track(p, t->device, t->core, TP_TRACK_GDMA);
-		if (g < 0)
-			continue;
-		const struct tp_track *gt = &p->tracks[g];
-		struct tp_id_end *v;
-		size_t n;
-		if (index_track(gt, &v, &n) != TP_OK)
-			return TP_ENOMEM;
-		check_track(t, v, n, r);
-		tp_free(v);
-		if (index_track(t, &v, &n) != TP_OK)
-			return TP_ENOMEM;
-		check_track(gt, v, n, r);
-		tp_free(v);
+		if (g >= 0)
+			c[nc++] = (struct core_check){.tiu = t, .gdma = &p->tracks[g]};
 	}
-	return TP_OK;
+	/* Each core on its own; merged in track order, so the first violation is the one a
+	 * single pass finds. */
+	tp_par_run(jobs ? jobs : 1, nc, check_core, c);
+	int rc = TP_OK;
+	for (size_t k = 0; k < nc && rc == TP_OK; k++) {
+		if ((rc = c[k].rc) != TP_OK)
+			break;
+		if (c[k].r.violated && !r->violated)
+			*r = (struct tp_deps_report){.device = c[k].r.device,
+			                             .core = c[k].r.core,
+			                             .kind = c[k].r.kind,
+			                             .cmd_id = c[k].r.cmd_id,
+			                             .dep_id = c[k].r.dep_id,
+			                             .start_ns = c[k].r.start_ns,
+			                             .dep_end = c[k].r.dep_end,
+			                             .checked = r->checked};
+		r->checked += c[k].r.checked;
+		r->violated += c[k].r.violated;
+	}
+	tp_free(c);
+	return rc;
+}
+
+int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r)
+{
+	return tp_deps_check_jobs(p, 1, r);
 }

@@ -5,6 +5,7 @@
  * lose the most by their summed cost figures (on a thread of their own with jobs > 1).
  */
 #include "analysis/analysis_int.h"
+#include "common/timings.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +210,11 @@ static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *al
 static void *layer_hot_main(void *v)
 {
 	struct tp_layer_hot_job *j = v;
+	tp_tm_thread(1);
+	tp_tm_solo_begin();
 	j->st = layer_hot(j->a, j->p);
+	tp_tm_solo_end();
+	tp_tm_thread(-1);
 	return NULL;
 }
 

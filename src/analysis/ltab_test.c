@@ -216,12 +216,4 @@ static void test_no_layers(void **state)
 	release(p, &a, &t);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_rows),
-	    cmocka_unit_test(test_whatif),
-	    cmocka_unit_test(test_no_layers),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

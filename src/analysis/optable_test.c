@@ -27,6 +27,18 @@ static const struct tp_op_row *row_named(const struct tp_profile *p, const struc
 	return NULL;
 }
 
+/* An operator row's counted and warm-up runs and its min, max, median and p99 (ns). */
+static void expect_timing(const struct tp_op_row *r, uint64_t runs, uint64_t warmup, int64_t min,
+                          int64_t max, int64_t median, int64_t p99)
+{
+	assert_int_equal(r->runs, runs);
+	assert_int_equal(r->runs_warmup, warmup);
+	assert_int_equal(r->min_ns, min);
+	assert_int_equal(r->max_ns, max);
+	assert_int_equal(r->median_ns, median);
+	assert_int_equal(r->p99_ns, p99);
+}
+
 static void check_small_table(enum warm_mode mode)
 {
 	struct tp_profile *p = build_small(mode, 4, 1);
@@ -40,12 +52,8 @@ static void check_small_table(enum warm_mode mode)
 	for (size_t i = 0; i < NSMALL; i++)
 		assert_string_equal(tp_str(p, t.rows[i].name), small_ops[i].name);
 	const struct tp_op_row *q = row_named(p, &t, "layer0/q_proj");
-	assert_int_equal(q->runs, 3);
-	assert_int_equal(q->runs_warmup, 1);
-	assert_int_equal(q->min_ns, 10000); /* the 50 000 ns warm-up run is excluded */
-	assert_int_equal(q->max_ns, 13000);
-	assert_int_equal(q->median_ns, 10000);
-	assert_int_equal(q->p99_ns, 13000);
+	/* The 50 000 ns warm-up run is excluded from the figures. */
+	expect_timing(q, 3, 1, 10000, 13000, 10000, 13000);
 	assert_true(q->mean_ns == 11000.0);
 	assert_int_equal(q->total_ns, 33000);
 	assert_true(q->sparse_eligible);
@@ -75,22 +83,12 @@ static void check_small_table(enum warm_mode mode)
 	tp_profile_free(p);
 }
 
-static void test_table_warm_on_op(void **state)
-{
-	(void)state;
-	check_small_table(WARM_ON_OP);
-}
+/* The small table under each way of marking warm-up; the mode is the test's initial state. */
+static enum warm_mode warm_modes[] = {WARM_ON_OP, WARM_BY_STEP, WARM_NESTED};
 
-static void test_table_warm_by_step(void **state)
+static void test_table_warm(void **state)
 {
-	(void)state;
-	check_small_table(WARM_BY_STEP);
-}
-
-static void test_table_warm_nested(void **state)
-{
-	(void)state;
-	check_small_table(WARM_NESTED);
+	check_small_table(*(const enum warm_mode *)*state);
 }
 
 static void test_table_all_warmup_counts_all(void **state)
@@ -111,9 +109,8 @@ static void test_table_all_warmup_counts_all(void **state)
 static void test_table_no_ops(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &tr);
 	struct tp_slice *s = tp_track_push(p, tr);
 	tp_slice_set_end(p, &p->tracks[tr], s, 5);
 	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, "sCONV"));
@@ -175,13 +172,9 @@ static void test_table_many_threads(void **state)
 	assert_string_equal(tp_str(p, t.rows[1].name), "add");
 	const struct tp_op_row *mm = &t.rows[0];
 	assert_int_equal(mm->first_start_ns, 100);
-	assert_int_equal(mm->runs, 8);
-	assert_int_equal(mm->runs_warmup, 1);
+	/* Median (5 + 10) / 2. */
+	expect_timing(mm, 8, 1, 1, 50, 7, 50);
 	assert_int_equal(mm->total_ns, 121);
-	assert_int_equal(mm->min_ns, 1);
-	assert_int_equal(mm->max_ns, 50);
-	assert_int_equal(mm->median_ns, 7); /* (5 + 10) / 2 */
-	assert_int_equal(mm->p99_ns, 50);
 	assert_int_equal(mm->desc->start_ns, 200); /* track 1's, not track 3's at the same start */
 	assert_int_equal(mm->bytes, 102);
 	assert_int_equal(t.rows[1].runs, 1);
@@ -249,17 +242,15 @@ static int build_table(void *ctx, struct tp_diag *d)
 static void test_table_oom(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_small(WARM_BY_STEP, 4, 1);
-	assert_true(tp_test_oom_sweep(build_table, p, NULL, 200) > 0);
-	tp_profile_free(p);
+	sweep_small(build_table);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_table_warm_on_op),
-	    cmocka_unit_test(test_table_warm_by_step),
-	    cmocka_unit_test(test_table_warm_nested),
+	    {"test_table_warm_on_op", test_table_warm, NULL, NULL, &warm_modes[0]},
+	    {"test_table_warm_by_step", test_table_warm, NULL, NULL, &warm_modes[1]},
+	    {"test_table_warm_nested", test_table_warm, NULL, NULL, &warm_modes[2]},
 	    cmocka_unit_test(test_table_all_warmup_counts_all),
 	    cmocka_unit_test(test_table_no_ops),
 	    cmocka_unit_test(test_table_many_threads),

@@ -27,6 +27,7 @@ struct tp_cli_opts {
 	int detail;             /* --detail: enum tp_cli_detail */
 	uint64_t xlsx_rows;     /* --xlsx_rows: 0 = the workbook's default cap */
 	long progress_delay_ms; /* --progress-delay: ms before the progress line shows */
+	const char *timings;    /* --timings FILE: the per-phase report (common/timings.h) */
 };
 /* --detail: how much per-command detail readers keep (the Sophgo readers' argument sets). */
 enum tp_cli_detail { TP_CLI_DETAIL_AUTO = 0, TP_CLI_DETAIL_FULL = 1, TP_CLI_DETAIL_NONE = -1 };

@@ -12,6 +12,7 @@
 #include "analysis/optable.h"
 #include "cli/cli.h"
 #include "common/progress.h"
+#include "common/timings.h"
 #include "model/merge.h"
 #include "readers/capfile/capfile.h"
 #include "readers/traceread/traceread.h"
@@ -286,9 +287,11 @@ static void *out_worker(void *arg)
 		struct out_job *j = &pl->jobs[k];
 		const struct tp_output *out = pl->outs[j->idx];
 		tp_progress_slot_begin(j->idx, out->name);
+		tp_tm_begin(out->name); /* --timings: only this thread writes */
 		double w0 = now_s();
 		j->status = out->write(pl->p, pl->a, pl->oo, &j->d);
 		j->secs = now_s() - w0;
+		tp_tm_end();
 		tp_progress_slot_end(j->idx);
 	}
 	return NULL;
@@ -307,7 +310,9 @@ static int cost_rank(const char *name)
 }
 
 /* Writes the jobs with up to `nthreads` threads (the calling thread is one of them). A
- * thread that cannot be created only means fewer threads. */
+ * thread that cannot be created only means fewer threads. With --timings the calling thread
+ * writes them one after another, so that each output's figures are its own (each still uses
+ * its --jobs threads inside). */
 static void write_outputs(struct out_pool *pl, int nthreads)
 {
 	/* Stable insertion sort by cost rank (a handful of outputs). */
@@ -324,7 +329,7 @@ static void write_outputs(struct out_pool *pl, int nthreads)
 	atomic_store(&pl->next, 0);
 	pthread_t th[64];
 	size_t nth = 0;
-	size_t want = nthreads > 1 ? (size_t)nthreads - 1 : 0; /* besides the calling thread */
+	size_t want = nthreads > 1 && !tp_tm_on() ? (size_t)nthreads - 1 : 0; /* besides this one */
 	if (pl->njobs == 0 || want > pl->njobs - 1)
 		want = pl->njobs ? pl->njobs - 1 : 0;
 	if (want > sizeof th / sizeof *th)
@@ -434,6 +439,7 @@ static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *r
 {
 	struct tp_diag d = {0};
 	struct tp_profile *p = NULL;
+	tp_tm_begin("read");
 	int rc = reader->read(o, &p, &d);
 	if (rc == TP_OK && o->trace_file) {
 		/* The host side: a libtpuprof capture (its directory or capture.tpp) or a Chrome
@@ -447,6 +453,7 @@ static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *r
 			         : tp_profile_merge_host(p, host, o->trace_file, &d);
 		tp_profile_free(host);
 	}
+	tp_tm_end();
 	if (rc != TP_OK) {
 		err_line(d.msg[0] ? d.msg : tp_strerror(rc));
 		tp_profile_free(p);
@@ -467,7 +474,10 @@ static int load_input(const struct tp_cli_opts *o, const struct tp_cli_reader *r
 			return tp_status_exit_code(TP_ENOMEM);
 		}
 	}
-	if ((rc = tp_cli_prepare_outputs(o->enabled, p, oo, &d)) != TP_OK) {
+	tp_tm_begin("prepare");
+	rc = tp_cli_prepare_outputs(o->enabled, p, oo, &d);
+	tp_tm_end();
+	if (rc != TP_OK) {
 		err_line(d.msg[0] ? d.msg : tp_strerror(rc));
 		tp_profile_free(p);
 		return tp_status_exit_code(rc);
@@ -482,9 +492,11 @@ static int analyse(const struct tp_cli_opts *o, const struct tp_profile *p, stru
                    struct tp_op_table *ops)
 {
 	memset(ops, 0, sizeof *ops);
+	tp_tm_begin("analysis");
 	int rc = tp_analyze_jobs(p, an, (unsigned)o->jobs);
 	if (rc == TP_OK && (rc = tp_op_table_build(p, ops)) == TP_OK && ops->count)
 		an->ops = ops;
+	tp_tm_end();
 	if (rc != TP_OK) {
 		fprintf(stderr, "tpuprof: analysis: %s\n", tp_strerror(rc));
 		mark_stale(o->out_dir, NULL);
@@ -587,7 +599,9 @@ static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
 		if (o->enabled[i])
 			jobs[pool.njobs++] = (struct out_job){.idx = i};
 	tp_progress_outputs(pool.njobs);
+	tp_tm_begin("write");
 	write_outputs(&pool, o->jobs);
+	tp_tm_end();
 	int exit_code = report_outputs(o, &pool);
 	tp_progress_finish(exit_code ? 0 : o->verbose ? 2 : 1);
 	if (!o->quiet)
@@ -650,6 +664,8 @@ int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 		o->jobs = n < 1 ? 1 : n > 64 ? 64 : (int)n;
 	}
+	if (o->timings)
+		tp_tm_enable();
 	tp_progress_start(!o->quiet && isatty(STDERR_FILENO), input_size(o->in_dir),
 	                  o->progress_delay_ms);
 	struct tp_out_opts oo = {.out_dir = o->out_dir,
@@ -682,6 +698,13 @@ int tp_cli_convert_run(struct tp_cli_opts *o, tp_cli_done_fn done, void *ctx)
 	}
 	if (!code)
 		code = write_all(o, p, &an, &oo);
+	if (!code && o->timings) {
+		struct tp_diag d = {0};
+		if (tp_tm_write(o->timings, o->jobs, o->in_dir, &d) != TP_OK) {
+			err_line(d.msg);
+			code = 3;
+		}
+	}
 	if (!code && done)
 		code = done(ctx, p, &an);
 	tp_analysis_free(&an);

@@ -77,6 +77,9 @@ void tp_cli_usage(FILE *f)
 	    "  --progress-delay MS  on a terminal, show the progress line once the conversion\n"
 	    "                       has run MS milliseconds (default 1000; 0 = at once)\n"
 	    "  -v, --verbose        print reader statistics and timings\n"
+	    "  --timings FILE       write wall, CPU and serial CPU time, threads and peak\n"
+	    "                       memory of each phase as JSON to FILE (the outputs are\n"
+	    "                       then written one after another; docs/convert.md)\n"
 	    "  -h, --help           this text\n"
 	    "  --version            print the version\n"
 	    "\nOutputs (written into OUT_DIR):\n");
@@ -220,6 +223,12 @@ static int set_progress_delay(struct tp_cli_opts *o, const char *v)
 	return 0;
 }
 
+static int set_timings(struct tp_cli_opts *o, const char *v)
+{
+	o->timings = v;
+	return 0;
+}
+
 static int set_trace_file(struct tp_cli_opts *o, const char *v)
 {
 	o->trace_file = v;
@@ -258,6 +267,7 @@ static const struct value_opt value_opts[] = {
      "--progress-delay needs milliseconds from 0 to 86400000, got '%s'"},
     {"--trace_file", NULL, set_trace_file, "%s needs a Chrome-trace JSON file or a capture", NULL},
     {"--sparse-ratios", NULL, set_sparse_ratios, "%s needs a file", NULL},
+    {"--timings", NULL, set_timings, "%s needs a file to write the report to", NULL},
 };
 
 /* argv[*i] as one of value_opts: -1 when it is none of them, 0 when its value was taken (*i

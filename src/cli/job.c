@@ -163,6 +163,9 @@ static int job_option(int argc, char **argv, int *i, struct job_opts *o)
 static int pass_option(int argc, char **argv, int *i, struct job_opts *o)
 {
 	int arity = tp_cli_convert_opt_arity(argv[*i]);
+	if (strncmp(argv[*i], "--timings", 9) == 0 && arity >= 0)
+		return usage_error("%s reports on one conversion; it is not an option of a job",
+		                   argv[*i]);
 	if (arity < 0)
 		return usage_error("unknown option '%s'", argv[*i]);
 	o->pass[o->npass++] = argv[*i];

@@ -118,14 +118,14 @@ static int prepare_xlsx(struct tp_profile *p, const struct tp_out_opts *o, struc
 	return tp_xlsx_note_cap(p, o->max_cores, o->xlsx_rows);
 }
 
-/* What the trace outputs cannot show as read (strings they cut, flows they cannot draw) is
- * noted once, whichever of them are written. */
+/* What the trace outputs cannot show as read (flows they cannot draw) is noted once,
+ * whichever of them are written. */
 static int prepare_trace(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
 {
 	(void)o;
 	int rc = tp_sink_note(p);
 	return rc == TP_OK ? rc
-	                   : tp_diag_set(d, rc, "out of memory noting the trace outputs' cuts");
+	                   : tp_diag_set(d, rc, "out of memory noting the trace outputs' flows");
 }
 
 int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,

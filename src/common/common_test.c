@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/common.h"
+#include "testutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -398,9 +399,9 @@ static void test_atomic_file(void **state)
 static void test_temp_path(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/tp_common_test_XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "out.db");
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_common_test", "out.db");
+	const char *path = out.path;
 	mode_t old = umask(027);
 	char *a = tp_temp_path_for(path);
 	umask(old);
@@ -437,10 +438,9 @@ static void test_temp_path(void **state)
 	}
 	unlink(a);
 	unlink(b);
-	rmdir(dir);
+	tp_test_out_done(&out);
 	tp_free(a);
 	tp_free(b);
-	tp_free(path);
 }
 
 static void test_parse(void **state)
@@ -822,19 +822,4 @@ static void test_file_drop(void **state)
 	free(want);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_status),          cmocka_unit_test(test_diag_keeps_first),
-	    cmocka_unit_test(test_cursor_bounds),   cmocka_unit_test(test_bits),
-	    cmocka_unit_test(test_strtab),          cmocka_unit_test(test_alloc_failure_hook),
-	    cmocka_unit_test(test_alloc_huge_hint), cmocka_unit_test(test_buf_format),
-	    cmocka_unit_test(test_fmt_int),         cmocka_unit_test(test_atomic_file),
-	    cmocka_unit_test(test_temp_path),       cmocka_unit_test(test_parse),
-	    cmocka_unit_test(test_sort_index),      cmocka_unit_test(test_walk),
-	    cmocka_unit_test(test_f64_to_i64),      cmocka_unit_test(test_open_regular),
-	    cmocka_unit_test(test_file_drop),       cmocka_unit_test(test_ixmap),
-	    cmocka_unit_test(test_upper_bound),     cmocka_unit_test(test_afile_fail),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -5,6 +5,7 @@
  * the call: threads are started and joined inside it.
  */
 #include "common.h"
+#include "timings.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,14 @@ static void *par_main(void *v)
 	return NULL;
 }
 
+static void *par_thread(void *v)
+{
+	tp_tm_thread(1);
+	par_main(v);
+	tp_tm_thread(-1);
+	return NULL;
+}
+
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg)
 {
 	struct par pp = {.fn = fn, .arg = arg, .n = n};
@@ -38,11 +47,13 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
 	if (threads > PAR_MAX_THREADS)
 		threads = PAR_MAX_THREADS;
 	for (unsigned i = 1; i < threads; i++) {
-		if (pthread_create(&th[started], NULL, par_main, &pp) != 0)
+		if (pthread_create(&th[started], NULL, par_thread, &pp) != 0)
 			break; /* the calling thread does the rest */
 		started++;
 	}
+	tp_tm_par_begin();
 	par_main(&pp);
+	tp_tm_par_end();
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);
 }

@@ -25,40 +25,45 @@ static const char *clean_str(struct tp_buf *b, const char *s, unsigned flags, si
 
 #define FFFD "\xEF\xBF\xBD"
 
+/* One decode: the bytes, how many tp_utf8_decode may read, what it consumes and the code
+ * point it gives (-1: invalid). */
+struct utf8_case {
+	const char *bytes;
+	size_t len;
+	size_t used;
+	int32_t cp;
+};
+
+static const struct utf8_case utf8_cases[] = {
+    /* Valid forms at every length boundary. */
+    {"\xC2\x80", 2, 2, 0x80},
+    {"\xE0\xA0\x80", 3, 3, 0x800},
+    {"\xF4\x8F\xBF\xBF", 4, 4, 0x10FFFF},
+    {"\xEF\xBF\xBF", 3, 3, 0xFFFF},
+    /* Overlong forms, surrogates, > U+10FFFF, bad lead bytes: invalid, and the maximal
+     * subpart is what one U+FFFD replaces (Unicode §3.9). */
+    {"\xC0\xAF", 2, 1, -1},
+    {"\xC1\xBF", 2, 1, -1},
+    {"\xE0\x80\xAF", 3, 1, -1},
+    {"\xED\xA0\x80", 3, 1, -1},
+    {"\xF4\x90\x80\x80", 4, 1, -1},
+    {"\xF5\x80\x80\x80", 4, 1, -1},
+    {"\xFF", 1, 1, -1},
+    /* Cut short: the lead and its good continuations form one subpart. */
+    {"\xE2\x82", 2, 2, -1},
+    {"\xF0\x9F\x98x", 4, 3, -1},
+};
+
 static void test_utf8_decode(void **state)
 {
 	(void)state;
-	int32_t cp;
-	/* Valid forms at every length boundary. */
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC2\x80", 2, &cp), 2);
-	assert_int_equal(cp, 0x80);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE0\xA0\x80", 3, &cp), 3);
-	assert_int_equal(cp, 0x800);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF4\x8F\xBF\xBF", 4, &cp), 4);
-	assert_int_equal(cp, 0x10FFFF);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xEF\xBF\xBF", 3, &cp), 3);
-	assert_int_equal(cp, 0xFFFF);
-	/* Overlong forms, surrogates, > U+10FFFF, bad lead bytes: invalid, and the maximal
-	 * subpart is what one U+FFFD replaces (Unicode §3.9). */
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC0\xAF", 2, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xC1\xBF", 2, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE0\x80\xAF", 3, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xED\xA0\x80", 3, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF4\x90\x80\x80", 4, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF5\x80\x80\x80", 4, &cp), 1);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xFF", 1, &cp), 1);
-	assert_int_equal(cp, -1);
-	/* Cut short: the lead and its good continuations form one subpart. */
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xE2\x82", 2, &cp), 2);
-	assert_int_equal(cp, -1);
-	assert_int_equal(tp_utf8_decode((const unsigned char *)"\xF0\x9F\x98x", 4, &cp), 3);
-	assert_int_equal(cp, -1);
+	for (size_t i = 0; i < sizeof utf8_cases / sizeof utf8_cases[0]; i++) {
+		const struct utf8_case *c = &utf8_cases[i];
+		int32_t cp;
+		assert_int_equal(tp_utf8_decode((const unsigned char *)c->bytes, c->len, &cp),
+		                 c->used);
+		assert_int_equal(cp, c->cp);
+	}
 }
 
 static void test_text_destinations(void **state)
@@ -178,13 +183,4 @@ static void test_json_str_utf8(void **state)
 	tp_buf_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_utf8_decode),
-	    cmocka_unit_test(test_text_destinations),
-	    cmocka_unit_test(test_json_str_utf8),
-	    cmocka_unit_test(test_text_safe_word_positions),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

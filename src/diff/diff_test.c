@@ -388,12 +388,4 @@ static void test_jobdiff(void **state)
 	tp_job_free(&b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_jobdiff),      cmocka_unit_test(test_ops_and_noise),
-	    cmocka_unit_test(test_row_noise),    cmocka_unit_test(test_layers_and_escaping),
-	    cmocka_unit_test(test_page_row_cap),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

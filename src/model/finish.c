@@ -1,11 +1,13 @@
 /*
  * finish.c — tp_profile_finish: every track sorted (its cost array kept in step), nesting
- * depths of thread tracks, labels compacted, counters sorted and the profile's span; and
- * tp_profile_drop_cores, which removes cores and finishes again.
+ * depths of thread tracks, labels compacted, counters sorted, the profile's span and the note
+ * on strings cut at TP_PROFILE_MAX_STR; and tp_profile_drop_cores, which removes cores and
+ * finishes again.
  */
 #include "model/model.h"
 #include "model/model_int.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,9 +50,10 @@ static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 	return slice_cmp(t, &t->slices[x], &t->slices[y]) < 0;
 }
 
-/* Sorts a track's slices and keeps its cost array (if any) in step without a copy of either: a u32
+/* Sorts a track's slices and keeps its cost array and its kept LOCAL memory entries (if any) in
+ * step without a copy of any: a u32
  * permutation (the slices' old indexes) is sorted by the slices with tp_sort_index (stable: equal
- * slices keep their order, as glibc's qsort of the pair array did), then both arrays are
+ * slices keep their order, as glibc's qsort of the pair array did), then the arrays are
  * permuted in place by following its cycles. Temporary memory: 8 bytes per slice. */
 static int sort_track(struct tp_track *t)
 {
@@ -74,6 +77,7 @@ static int sort_track(struct tp_track *t)
 			continue;
 		struct tp_slice s = t->slices[k];
 		uint32_t c = t->cost ? tp_model_cost_at(t, k) : 0;
+		uint32_t lm = t->lmem ? t->lmem[k] : 0;
 		size_t j = k;
 		for (;;) {
 			size_t from = perm[j];
@@ -82,11 +86,15 @@ static int sort_track(struct tp_track *t)
 				t->slices[j] = s;
 				if (t->cost)
 					tp_model_cost_put(t, j, c);
+				if (t->lmem)
+					t->lmem[j] = lm;
 				break;
 			}
 			t->slices[j] = t->slices[from];
 			if (t->cost)
 				tp_model_cost_put(t, j, tp_model_cost_at(t, from));
+			if (t->lmem)
+				t->lmem[j] = t->lmem[from];
 			j = from;
 		}
 	}
@@ -156,6 +164,8 @@ static void finish_track(struct finish_job *j)
 		if (tp_model_cost_grow(t) != TP_OK)
 			return;
 	}
+	if (tp_model_lmem_fit(t) != TP_OK)
+		return;
 	/* The dictionary's hash is only for adding; a later tp_track_set_cost rebuilds it. */
 	tp_free(t->cost_slots);
 	t->cost_slots = NULL;
@@ -192,6 +202,30 @@ static void finish_track(struct finish_job *j)
 static void finish_one(void *v, size_t k)
 {
 	finish_track(&((struct finish_job *)v)[k]);
+}
+
+/* The one note on strings cut at TP_PROFILE_MAX_STR: added by the first finish that sees a
+ * cut, its count updated by a later one (a merge or a core filter finishes again). */
+static int note_cuts(struct tp_profile *p)
+{
+	if (!p->strs_cut)
+		return TP_OK;
+	char buf[160];
+	snprintf(buf, sizeof buf,
+	         "%llu strings longer than %d bytes cut there in every output (names, "
+	         "categories, values; each ends in \"" TP_PROFILE_CUT_MARK "\")",
+	         (unsigned long long)p->strs_cut, TP_PROFILE_MAX_STR);
+	if (p->strs_cut_note) {
+		uint32_t id = tp_profile_str(p, buf);
+		if (p->oom)
+			return TP_ENOMEM;
+		p->notes[p->strs_cut_note - 1].text = id;
+		return TP_OK;
+	}
+	if (tp_profile_note(p, "%s", buf) != TP_OK)
+		return TP_ENOMEM;
+	p->strs_cut_note = p->num_notes;
+	return TP_OK;
 }
 
 int tp_profile_finish(struct tp_profile *p)
@@ -266,7 +300,7 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		dlo = dhi = 0;
 	p->device_begin_ns = dlo;
 	p->device_end_ns = dhi;
-	return TP_OK;
+	return note_cuts(p);
 }
 
 size_t tp_profile_slice_count(const struct tp_profile *p)
@@ -291,6 +325,8 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 			tp_free(t->cost_big);
 			tp_free(t->cost_dict);
 			tp_free(t->cost_slots);
+			tp_free(t->lmem);
+			tp_free(t->lmem_recs);
 			tp_free(t->labels);
 			tp_free(t->label_slots);
 			tp_free(t->long_dur);

@@ -186,12 +186,4 @@ static void test_no_anchor_and_category(void **state)
 	tp_profile_free(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_first_runtime_call),
-	    cmocka_unit_test(test_tail_rule),
-	    cmocka_unit_test(test_no_anchor_and_category),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -202,7 +202,9 @@ _Static_assert(sizeof(struct tp_slice) == 40, "tp_slice must stay 40 bytes");
 struct tp_cost {
 	uint64_t alg_ops;    /* "Alg Ops": operations the algorithm needs */
 	uint64_t uarch_ops;  /* "uArch Ops": operations the hardware spends (alignment padding) */
-	uint32_t alg_cycle;  /* "Alg Cycle": ideal cycles at full throughput */
+	uint32_t alg_cycle;  /* "Alg Cycle": ideal cycles at full throughput; BM1684X: the
+	                        compiler simulator's cycles (net_stat.sim), on GDMA commands
+	                        too, whether valid or not */
 	uint32_t init_cycle; /* fixed start-up cycles of the op class */
 	uint32_t bank_cycle; /* bank-conflict cycles */
 	uint8_t valid;       /* 1 = modelled */
@@ -266,6 +268,14 @@ struct tp_track {
 	 * TP_SLICE_LONG_DUR set: those of 2^31 ns (2.1 s) and more, or negative */
 	uint64_t *long_dur;
 	uint32_t num_long_dur, cap_long_dur;
+	/* owned; NULL, or one entry per slice (lmem_cap of them, kept in step by
+	 * tp_profile_finish): the LOCAL memory records a reader kept for the command in compact
+	 * form when it dropped the decoded descriptor fields they come from (model/lmemrec.h):
+	 * 0 = none, else (index of the first in lmem_recs + 1) | count << 30 */
+	uint32_t *lmem;
+	size_t lmem_cap;
+	uint64_t *lmem_recs; /* owned; packed: lane offset | bytes per lane << 32 | write << 63 */
+	size_t num_lmem_recs, cap_lmem_recs;
 };
 typedef struct tp_track tp_track;
 
@@ -494,6 +504,10 @@ struct tp_vendor_row {
 	uint64_t tiu_cycle, gdma_cycle, sdma_cycle; /* "totalTiuCycle", "totalGdmaCycle", ... */
 	double gdma_ddr_gbps, gdma_l2_gbps, sdma_ddr_gbps; /* "GdmaDdrAvgBW", ... */
 	uint64_t records[TP_TRACK_CDMA + 1]; /* record counts: TIU, GDMA, SDMA, CDMA */
+	/* 1 when total_time_ns cannot be the core's span: not above zero, or shorter than what
+	 * TIU or GDMA alone worked on the core. parallelism and tiu_working_ratio over it mean
+	 * nothing (they exceed 100 % per engine): the writers show them as not available. */
+	int short_span;
 };
 struct tp_vendor {
 	uint32_t tool;              /* strtab id of the tool's name; 0 = no rows */
@@ -549,7 +563,10 @@ struct tp_profile {
 
 	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
-	int oom;                            /* sticky: an insertion ran out of memory */
+	int oom;           /* sticky: an insertion ran out of memory */
+	uint64_t strs_cut; /* distinct strings cut at TP_PROFILE_MAX_STR (tp_profile_str) */
+	size_t
+	    strs_cut_note; /* 1 + the index of the note saying so (tp_profile_finish), 0 = none */
 	int64_t span_begin_ns, span_end_ns; /* set by tp_profile_finish over all slices */
 	/* set by tp_profile_finish over the slices of the accelerator's tracks (every kind but
 	 * THREAD and HOST): the device's own time scale, which a merged host trace does not
@@ -563,10 +580,20 @@ typedef struct tp_profile tp_profile;
 struct tp_profile *tp_profile_new(void);
 void tp_profile_free(struct tp_profile *p);
 
+/* Strings longer than this many bytes are cut where they enter the model (tp_profile_str*):
+ * the longest real names are templated kernel names of a few KiB, and a name of hundreds of
+ * MB would otherwise be written whole, several times, by every output. A cut string keeps its
+ * longest prefix that ends on a character boundary and fits with TP_PROFILE_CUT_MARK, which
+ * it ends in; at most TP_PROFILE_MAX_STR bytes in all. */
+#define TP_PROFILE_MAX_STR 65536
+#define TP_PROFILE_CUT_MARK "\xe2\x80\xa6" /* U+2026 HORIZONTAL ELLIPSIS */
+
 /* Interns a string; returns its id, or 0 (the empty string) on out of memory, which also
  * sets p's sticky oom flag checked by tp_profile_finish. Invalid UTF-8 is replaced with U+FFFD
  * here (common.h's text-safety rules), so every model string is valid UTF-8; control
- * characters are kept and escaped by each writer. */
+ * characters are kept and escaped by each writer. A string longer than TP_PROFILE_MAX_STR
+ * bytes (after that repair) is cut there and counted in p->strs_cut; tp_profile_finish notes
+ * the count. */
 uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
@@ -817,8 +844,9 @@ int64_t tp_arg_as_i64(const struct tp_arg *a);
 int tp_arg_as_double(const struct tp_profile *p, const struct tp_arg *a, double *out);
 
 /* Sorts every track's slices by (start_ns asc, end_ns desc, cmd_id asc) and counters by
- * time (stable), computes nesting depth on THREAD/HOST tracks, and sets the span. Returns
- * TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
+ * time (stable), computes nesting depth on THREAD/HOST tracks, sets the span, and keeps one
+ * note saying how many strings were cut at TP_PROFILE_MAX_STR (added, or updated when called
+ * again). Returns TP_OK or TP_ENOMEM if any earlier insertion ran out of memory. */
 int tp_profile_finish(struct tp_profile *p);
 /* tp_profile_finish with the per-track work (sort, labels, span) spread over up to `jobs`
  * threads (0 or 1: the calling thread only; profiles with THREAD/HOST tracks always use

@@ -57,6 +57,9 @@ static inline void tp_model_cost_put(struct tp_track *t, size_t i, uint32_t v)
 /* Gives track t a zeroed cost entry for each slice it has room for (1 byte each on first
  * use). TP_OK / TP_ENOMEM. */
 int tp_model_cost_grow(struct tp_track *t);
+/* Gives a track that has kept LOCAL memory records (lmemrec.c) an entry for each slice it
+ * has room for; nothing for one without. TP_OK / TP_ENOMEM. */
+int tp_model_lmem_fit(struct tp_track *t);
 
 /* Frees the layer table's arrays and zeroes it. */
 void tp_model_layer_tab_free(struct tp_layer_table *t);

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "testutil.h"
 
 /* A layer with every field set to a value the compact record holds. */
 static struct tp_layer plain_layer(uint32_t i)
@@ -213,8 +214,7 @@ static void test_layer_table_oom(void **state)
 	tp_alloc_fail_after(-1);
 	assert_int_equal(st, TP_ENOMEM);
 	assert_layer_is(p, 0, &l7);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 
 	p = tp_profile_new();
 	struct tp_layer l0 = plain_layer(0);
@@ -223,8 +223,7 @@ static void test_layer_table_oom(void **state)
 	tp_alloc_fail_after(-1);
 	assert_int_equal(ix, -1);
 	assert_int_equal(p->num_layers, 0);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* tp_profile_layer_touch against the edit written out here on a copy, from layers of every
@@ -276,13 +275,4 @@ static void test_layer_touch(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_layer_table),
-	    cmocka_unit_test(test_layer_table_oom),
-	    cmocka_unit_test(test_layer_memo),
-	    cmocka_unit_test(test_layer_touch),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

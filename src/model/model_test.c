@@ -1,7 +1,8 @@
 /*
  * model_test.c — unit tests for profile construction, argument sets, finishing (sorting,
- * nesting depth, span), cost entries, slice labels and long durations, and the reference
- * cycle<->ns conversions (the layer table: model_layers_test.c).
+ * nesting depth, span), long strings cut at the model boundary, cost entries, slice labels
+ * and long durations, and the reference cycle<->ns conversions (the layer table:
+ * model_layers_test.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,7 +15,9 @@
 #include <cmocka.h>
 
 #include "model/argkeys.h"
+#include "model/lmemrec.h"
 #include "model/model.h"
+#include "testutil.h"
 
 static void test_build_and_finish(void **state)
 {
@@ -181,9 +184,8 @@ static void test_cycle_conversion(void **state)
 static void test_cost_follows_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	const int64_t starts[3] = {30, 10, 20};
 	for (int k = 0; k < 3; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -227,6 +229,60 @@ static void test_cost_follows_sort(void **state)
 	tp_profile_free(p);
 }
 
+/* The LOCAL memory records a reader keeps per slice (model/lmemrec.h) come back packed as set,
+ * follow their slice through the sort, and slices pushed after the last set have none. */
+static void test_lmem_follows_sort(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "d", 0, 1);
+	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	const int64_t starts[4] = {30, 10, 20, 5};
+	struct tp_lmem_cmd_rec r[TP_LMEM_CMD_RECS] = {
+	    {.lane_offset = 131071, .bytes = 0x7FFFFFFF, .write = 1},
+	    {.lane_offset = 0, .bytes = 1, .write = 0},
+	    {.lane_offset = 4096, .bytes = 65536, .write = 0}};
+	for (int k = 0; k < 4; k++) {
+		struct tp_slice *s = tp_track_push(p, t);
+		s->start_ns = starts[k];
+		tp_slice_set_end(p, &p->tracks[t], s, starts[k] + 5);
+		s->cmd_id = (uint32_t)k + 1;
+		/* cmd 1: all three records, cmd 2: none, cmd 3: the last one; cmd 4 after them */
+		if (k == 0)
+			assert_int_equal(tp_track_set_lmem(p, t, 0, r, 3), TP_OK);
+		if (k == 2)
+			assert_int_equal(tp_track_set_lmem(p, t, 2, r + 2, 1), TP_OK);
+	}
+	assert_int_equal(tp_track_set_lmem(p, t, 4, r, 1), TP_ERANGE); /* past the end */
+	assert_int_equal(tp_track_set_lmem(p, t, 1, r, 4), TP_ERANGE); /* too many */
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	const struct tp_track *tr = &p->tracks[t];
+	assert_int_equal(tr->num_lmem_recs, 4);
+	struct tp_lmem_cmd_rec g[TP_LMEM_CMD_RECS];
+	for (size_t i = 0; i < tr->count; i++) {
+		unsigned n = tp_track_get_lmem(tr, i, g);
+		switch (tr->slices[i].cmd_id) {
+		case 1:
+			assert_int_equal(n, 3);
+			for (unsigned k = 0; k < 3; k++) {
+				assert_int_equal(g[k].lane_offset, r[k].lane_offset);
+				assert_int_equal(g[k].bytes, r[k].bytes);
+				assert_int_equal(g[k].write, r[k].write);
+			}
+			break;
+		case 3:
+			assert_int_equal(n, 1);
+			assert_int_equal(g[0].lane_offset, 4096);
+			assert_int_equal(g[0].bytes, 65536);
+			break;
+		default:
+			assert_int_equal(n, 0);
+		}
+	}
+	assert_int_equal(tr->slices[0].cmd_id, 4);
+	tp_profile_free(p);
+}
+
 static uint64_t rnd(uint64_t *x)
 {
 	*x = *x * 6364136223846793005u + 1442695040888963407u;
@@ -239,9 +295,8 @@ static uint64_t rnd(uint64_t *x)
 static void test_cost_pack_and_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 5000 };
 	uint64_t x = 7;
 	/* Each slice's cost by push order, kept as set (the array widens from 1 to 2 bytes per
@@ -318,9 +373,8 @@ static void test_cost_pack_and_sort(void **state)
 static void test_cost_ratios(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &t);
 	static const struct {
 		uint64_t alg, uarch;
 		uint32_t init, bank, cycles;
@@ -393,9 +447,8 @@ static void test_cost_ratios(void **state)
 static void test_cost_width(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	enum { N = 140000 }; /* about 75000 distinct entries */
 	for (uint32_t k = 0; k < N; k++) {
 		struct tp_slice *s = tp_track_push(p, t);
@@ -453,21 +506,71 @@ static void test_vendor_rows(void **state)
 	assert_null(tp_profile_vendor_row(p, "tool.py", 0, 0));
 	tp_alloc_fail_after(-1);
 	assert_int_equal(p->vendor.num_rows, 0);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 static void test_oom_is_reported(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, NULL, 900, &tr);
 	tp_alloc_fail_after(0);
 	assert_null(tp_track_push(p, tr));
 	tp_alloc_fail_after(-1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_test_finish_oom(p);
+}
+
+/* Strings longer than TP_PROFILE_MAX_STR are cut where they enter the model: on a character
+ * boundary (never inside a multi-byte character, also one that UTF-8 repair made), ending in
+ * the mark, at most TP_PROFILE_MAX_STR bytes; counted once per distinct cut string; noted once
+ * by tp_profile_finish, the note updated by a later finish. Strings up to the limit are kept. */
+static void test_long_strings_cut(void **state)
+{
+	(void)state;
+	enum { MAX = TP_PROFILE_MAX_STR, MARK = sizeof TP_PROFILE_CUT_MARK - 1 };
+	size_t n = 4 * (size_t)MAX;
+	char *big = malloc(n + 1);
+	assert_non_null(big);
+	/* "a" then 3-byte euros: the cut at MAX - MARK bytes falls inside a euro. */
+	big[0] = 'a';
+	for (size_t i = 1; i + 3 <= n; i += 3)
+		memcpy(big + i, "\xe2\x82\xac", 3);
+	size_t used = 1 + (n - 1) / 3 * 3;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	uint32_t id = tp_profile_strn(p, big, used);
+	const char *s = tp_str(p, id);
+	size_t len = strlen(s), keep = 1 + (MAX - MARK - 1) / 3 * 3;
+	assert_true(len <= MAX);
+	assert_int_equal(len, keep + MARK);
+	assert_memory_equal(s, big, keep);
+	assert_string_equal(s + keep, TP_PROFILE_CUT_MARK);
+	assert_int_equal(p->strs_cut, 1);
+	/* The same long string again, and one sharing its cut prefix: the same id, no new cut. */
+	assert_int_equal(tp_profile_strn(p, big, used - 3), id);
+	assert_int_equal(p->strs_cut, 1);
+	/* Exactly MAX bytes is kept whole; invalid bytes that repair grows past MAX are cut. */
+	memset(big, 'b', MAX);
+	assert_int_equal(strlen(tp_str(p, tp_profile_strn(p, big, MAX))), MAX);
+	assert_int_equal(p->strs_cut, 1);
+	memset(big, 0xff, MAX / 2); /* each becomes U+FFFD, 3 bytes */
+	s = tp_str(p, tp_profile_strn_unique(p, big, MAX / 2));
+	len = strlen(s);
+	assert_true(len <= MAX && len > MAX - MARK - 3);
+	assert_int_equal((len - MARK) % 3, 0);
+	assert_string_equal(s + len - MARK, TP_PROFILE_CUT_MARK);
+	assert_int_equal(p->strs_cut, 2);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(p->num_notes, 1);
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "2 strings longer than 65536 bytes"));
+	big[0] = 'c';
+	tp_profile_strn(p, big, n);
+	tp_profile_note(p, "another note");
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(p->num_notes, 2);
+	assert_non_null(strstr(tp_str(p, p->notes[0].text), "3 strings longer than 65536 bytes"));
 	tp_profile_free(p);
+	free(big);
 }
 
 /* Labels: equal labels share one id, a setter changes one field of one slice only, the
@@ -475,9 +578,8 @@ static void test_oom_is_reported(void **state)
 static void test_labels(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, NULL, 1000, &tr);
 	struct tp_track *t = &p->tracks[tr];
 	struct tp_slice *s[3];
 	for (int i = 0; i < 3; i++)
@@ -527,8 +629,7 @@ static void test_labels(void **state)
 	assert_int_equal(tp_slice_stall(t, y), v - 2); /* the last one that fitted */
 	assert_int_not_equal(y->label, before);
 	assert_int_equal(p->oom, 1);
-	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
-	tp_profile_free(p);
+	tp_test_finish_oom(p);
 }
 
 /* Durations: exact at and past the 2^31 ns inline limit, negative and up to INT64_MAX ends;
@@ -608,9 +709,8 @@ static void test_long_durations(void **state)
 static void test_labels_compact(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_THREAD, "main", 0, &tr);
 	struct tp_slice *a = tp_track_push(p, tr);
 	tp_slice_set_end(p, &p->tracks[tr], a, 100);
 	tp_slice_set_name(p, &p->tracks[tr], a, tp_profile_str(p, "x"));
@@ -653,9 +753,8 @@ static void test_labels_compact(void **state)
 static void test_start_cycle_and_bytes(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 1000);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_GDMA, "GDMA", 1000, &tr);
 	const uint64_t hi = UINT64_C(1) << 32;
 	uint64_t cyc[] = {hi + 5, 7, hi - 1, 3 * hi + 2, hi, UINT64_MAX, 3 * hi + 1, 0};
 	size_t n = sizeof cyc / sizeof *cyc;
@@ -766,25 +865,4 @@ static void test_finish_jobs(void **state)
 	tp_profile_free(b);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_build_and_finish),
-	    cmocka_unit_test(test_args_and_meta),
-	    cmocka_unit_test(test_arg_numbers),
-	    cmocka_unit_test(test_cap_keys),
-	    cmocka_unit_test(test_cycle_conversion),
-	    cmocka_unit_test(test_oom_is_reported),
-	    cmocka_unit_test(test_cost_follows_sort),
-	    cmocka_unit_test(test_cost_pack_and_sort),
-	    cmocka_unit_test(test_cost_width),
-	    cmocka_unit_test(test_cost_ratios),
-	    cmocka_unit_test(test_vendor_rows),
-	    cmocka_unit_test(test_labels),
-	    cmocka_unit_test(test_long_durations),
-	    cmocka_unit_test(test_labels_compact),
-	    cmocka_unit_test(test_start_cycle_and_bytes),
-	    cmocka_unit_test(test_finish_jobs),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

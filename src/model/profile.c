@@ -44,6 +44,8 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].cost_big);
 		tp_free(p->tracks[i].cost_dict);
 		tp_free(p->tracks[i].cost_slots);
+		tp_free(p->tracks[i].lmem);
+		tp_free(p->tracks[i].lmem_recs);
 		tp_free(p->tracks[i].labels);
 		tp_free(p->tracks[i].label_slots);
 		tp_free(p->tracks[i].long_dur);
@@ -68,17 +70,40 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p);
 }
 
+/* s[0..n) repaired (invalid UTF-8 becomes U+FFFD) and, when that is longer than
+ * TP_PROFILE_MAX_STR bytes, cut to its longest prefix that ends on a character boundary and
+ * leaves room for TP_PROFILE_CUT_MARK, which is appended. Only the first TP_PROFILE_MAX_STR + 4
+ * repaired bytes are ever made (a repaired character is at most 4 bytes), so a name of
+ * hundreds of MB costs no more than one of 64 KiB. Returns 1 when it cut. */
+static int repair_and_cut(struct tp_buf *out, const char *s, size_t n)
+{
+	tp_text_put(out, s, n, TP_TEXT_UTF8, TP_PROFILE_MAX_STR + 4, 0);
+	if (out->oom || out->len <= TP_PROFILE_MAX_STR)
+		return 0;
+	static const char mark[] = TP_PROFILE_CUT_MARK;
+	size_t keep = TP_PROFILE_MAX_STR - (sizeof mark - 1);
+	/* The repaired text is valid UTF-8: backing up over continuation bytes lands on the
+	 * first byte of the character the cut would split. */
+	while (keep > 0 && ((unsigned char)out->data[keep] & 0xc0) == 0x80)
+		keep--;
+	out->len = keep;
+	tp_buf_put(out, mark, sizeof mark - 1);
+	return 1;
+}
+
 /* The model boundary of the text-safety layer: every string a reader hands the model is made
  * valid UTF-8 here, once (invalid sequences become U+FFFD), so no writer ever sees invalid
- * UTF-8. Control characters stay: they are data, and each writer escapes them for its
- * destination. Returns the id, or 0 with p->oom set. */
+ * UTF-8, and cut at TP_PROFILE_MAX_STR bytes, so every writer sees the same bounded string.
+ * Control characters stay: they are data, and each writer escapes them for its destination.
+ * Returns the id, or 0 with p->oom set. */
 static uint32_t add_str(struct tp_profile *p, const char *s, size_t n, int unique)
 {
 	uint32_t id = 0;
+	int cut = 0;
 	struct tp_buf fixed;
 	tp_buf_init(&fixed);
-	if (!tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
-		tp_text_put(&fixed, s, n, TP_TEXT_UTF8, 0, 0);
+	if (n > TP_PROFILE_MAX_STR || !tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
+		cut = repair_and_cut(&fixed, s, n);
 		if (fixed.oom) {
 			p->oom = 1;
 			tp_buf_free(&fixed);
@@ -87,11 +112,14 @@ static uint32_t add_str(struct tp_profile *p, const char *s, size_t n, int uniqu
 		s = fixed.data;
 		n = fixed.len;
 	}
+	uint32_t before = p->strs.count;
 	int st = unique ? tp_strtab_add_unique(&p->strs, s, n, &id)
 	                : tp_strtab_intern(&p->strs, s, n, &id);
 	if (st != TP_OK) {
 		p->oom = 1;
 		id = 0;
+	} else if (cut && p->strs.count > before) {
+		p->strs_cut++; /* counted once per distinct cut string, as the table holds them */
 	}
 	tp_buf_free(&fixed);
 	return id;

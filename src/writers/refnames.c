@@ -3,11 +3,9 @@
  * arguments under the keys the vendor's reference tools print (Function Type, Cmd Id,
  * des_cmd_id_dep, DDR Bandwidth(GB/s), ...), which of them the compact and the full set carry,
  * and which of a reader's own values win over the derived ones; plus tp_sink_fmt_real, the one
- * real-number formatting of the text writers, so JSON and SQLite display values agree, and the
- * cut of strings longer than TP_SINK_MAX_STR.
+ * real-number formatting of the text writers, so JSON and SQLite display values agree.
  *
- * Owns the cut copies of long strings (in the driver's string cache, freed with it); the
- * arguments otherwise point into the profile (sink.h: tp_sink_fill_args).
+ * Owns nothing: the arguments point into the profile (sink.h: tp_sink_fill_args).
  */
 #include <math.h>
 #include <stdio.h>
@@ -204,38 +202,6 @@ void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
                        const struct tp_slice *s, int full, struct tp_sink_slice *out)
 {
 	tp_sink_fill_args_cached(p, t, s, full, out, NULL, NULL);
-}
-
-const char *tp_sink_cut(struct scache *c, uint32_t id, const char *s)
-{
-	for (size_t i = 0; i < c->ncut; i++) /* a handful at most: each is a huge input string */
-		if (c->cut[i].id == id)
-			return c->cut[i].s;
-	struct cut_str *g = tp_grow(c->cut, sizeof *g, c->ncut + 1, &c->cap_cut);
-	if (!g)
-		return s;
-	c->cut = g;
-	/* Cut before a UTF-8 continuation byte never: back up to a character's first byte. */
-	static const char mark[] = "\xe2\x80\xa6"; /* U+2026 HORIZONTAL ELLIPSIS */
-	size_t n = TP_SINK_MAX_STR - (sizeof mark - 1);
-	while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-		n--;
-	char *x = tp_malloc(n + sizeof mark);
-	if (!x)
-		return s;
-	memcpy(x, s, n);
-	memcpy(x + n, mark, sizeof mark);
-	c->cut[c->ncut++] = (struct cut_str){id, x};
-	return x;
-}
-
-void tp_sink_scache_free(struct scache *c)
-{
-	for (size_t i = 0; i < c->ncut; i++)
-		tp_free(c->cut[i].s);
-	tp_free(c->cut);
-	c->cut = NULL;
-	c->ncut = c->cap_cut = 0;
 }
 
 size_t tp_sink_fmt_real(char *out, size_t n, double v)

@@ -3,7 +3,8 @@
 // real BM1688 dump. Checked: loads from file:// with no console errors and no request besides
 // the file itself; lanes match the profile; zoom (keys and wheel) changes the visible range;
 // hovering a command shows its Cmd Id; click pins details; search finds commands; memory
-// charts exist; hostile names render as text and execute nothing; a capture's page (threads as
+// charts exist (and, on a 1 M-command dump, are sampled over the whole run and say so); hostile
+// names render as text and execute nothing; a capture's page (threads as
 // flame charts, counters, operator and step tables, tensors) speaks the capture's words; a trace
 // with device lanes gets the accelerator section (and a dump page none). Screenshots are saved
 // to $TP_BINARY_DIR/browser/.
@@ -546,6 +547,64 @@ test('diff page: capped rows, every bar coloured by its layer delta', async (t) 
   await page.screenshot({ path: join(OUT, 'diff.png'), fullPage: true });
   assertClean(rec);
   await page.close();
+});
+
+// Memory charts at the largest size `--detail auto` keeps per-command detail for (README: 1 M
+// commands): the commands of a generated 2 × 500 000-command BM1688 dump give more LOCAL records
+// than the page holds (LMEM_CMD_MAX in src/writers/html/html_data.c, 300 000), which a prefix
+// cap used to cut short (core 1 lost the last third of its run). The writer samples one
+// command in k over the whole run instead: the page says so; each core's sampled records reach
+// the end of its run; both charts of both cores draw data.
+test('memory charts of a 1 M-command dump: sampled over the whole run, said in the page', async (t) => {
+  const gen = join(BIN, 'tpuprof-gendump');
+  if (!CLI || !existsSync(CLI) || !existsSync(gen)) {
+    console.log('SKIPPED: tpuprof CLI or tpuprof-gendump not built');
+    t.skip('SKIPPED: tpuprof CLI or tpuprof-gendump not built');
+    return;
+  }
+  const dump = join(OUT, 'mem1m-dump'), out = join(OUT, 'mem1m');
+  rmSync(dump, { recursive: true, force: true });
+  rmSync(out, { recursive: true, force: true });
+  execFileSync(gen, ['--quiet', '--arch', 'BM1688', '--cores', '2', '--cmds', '500000', '--seed', '1', dump], { stdio: 'pipe' });
+  try {
+    execFileSync(CLI, [dump, out, '-q', '--disable_doc', '--disable_perfetto', '--disable_summary'], { stdio: 'pipe' });
+  } finally {
+    rmSync(dump, { recursive: true, force: true }); // ~400 MB
+  }
+  const file = join(out, 'result.html');
+  // The page's data read here, not through the browser (a 77 MB object over the protocol).
+  const D = JSON.parse(/<script type="application\/json" id="tp-data">([\s\S]*?)<\/script>/.exec(readFileSync(file, 'utf8'))[1]);
+  const R = D.lmem.recs, n = R.n;
+  const en = decodeColumn(R.en, n), co = decodeColumn(R.co, n), e = decodeColumn(R.e, n);
+  let fromCmds = 0;
+  const last = {}, lastCmd = {};
+  for (let i = 0; i < n; i++) {
+    last[co[i]] = Math.max(last[co[i]] || 0, e[i]);
+    if (!en[i]) continue;
+    fromCmds++;
+    lastCmd[co[i]] = Math.max(lastCmd[co[i]] || 0, e[i]);
+  }
+  assert.ok(D.lmem.cmdEvery > 1 && D.lmem.cmdDropped > 0, 'sampled: ' + JSON.stringify([D.lmem.cmdEvery, D.lmem.cmdDropped]));
+  assert.ok(fromCmds > 0 && fromCmds <= 300000, 'records from the commands: ' + fromCmds);
+  assert.deepEqual(Object.keys(last).sort(), ['0', '1']);
+  for (const c of Object.keys(last))
+    assert.ok(lastCmd[c] >= 0.99 * last[c], 'core ' + c + ': records from the commands end at ' + lastCmd[c] + ' of ' + last[c]);
+  const rec = await open(browser.context, file, { timeout: 180000 });
+  const { page } = rec;
+  const text = await page.locator('#memory').innerText();
+  for (const c of [0, 1]) {
+    assert.match(text, new RegExp('LOCAL MEM \\(one lane[^\\n]*Core ' + c));
+    assert.match(text, new RegExp('GLOBAL MEM \\(used blocks only\\) · Core ' + c));
+  }
+  assert.match(text, new RegExp('one command in ' + D.lmem.cmdEvery + ', see below'));
+  assert.match(text, new RegExp('downsampled[\\s\\S]*one command in ' + D.lmem.cmdEvery + '[\\s\\S]*' + D.lmem.cmdDropped + ' records are left out'));
+  assert.equal(await page.evaluate(() => window.tpuprof.memCharts()), 4);
+  await page.evaluate(() => window.tpuprof.reset());
+  await page.locator('#memory').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => window.tpuprof.memPeaks().length === 4 && window.tpuprof.memPeaks().every((p) => p > 0), null, { timeout: 30000 });
+  assertClean(rec);
+  await page.close();
+  rmSync(out, { recursive: true, force: true });
 });
 
 test('trace with device lanes: the accelerator section (and none without)', async (t) => {

@@ -15,6 +15,7 @@ usage: test_cdm.py TPUPROF SHARED_DIR SOURCE_DIR [GENDUMP]
 When the real dump is absent, its tests print a loud SKIPPED.
 """
 import json
+import re
 import resource
 import os
 import shutil
@@ -652,6 +653,50 @@ class Generated(unittest.TestCase):
                       key=lambda e: e["args"]["Global Idx"])
         self.assertEqual([e["name"] for e in tiu0[-3:]], ["system.end", "unknown", "unknown"])
         self.assertEqual(s["metadata"]["cdm_mode"], "bmodel (BLOCK_DES)")
+
+    def vendor_table(self, name):
+        """summary.txt's vendor rows of a converted dump: {core: {column: cell}}."""
+        with open(os.path.join(self.tmp.name, name + "_out", "summary.txt")) as f:
+            lines = f.read().splitlines()
+        head = [l for l in lines if l.startswith("Figures of ")]
+        self.assertEqual(len(head), 1, "one vendor comparison table")
+        names = [c.strip() for c in head[0].split("|")]
+        rows = {}
+        for l in lines:
+            cells = [c.strip() for c in l.split("|")]
+            if cells[0] == "vendor (tpu_profile.py)":
+                rows[int(cells[1])] = dict(zip(names, cells))
+        return rows
+
+    def test_vendor_ratios_need_a_span(self):
+        # Mode 1 (no tail records): each engine list ends with its own last command, SDMA's
+        # after ~3 % of the run, and tpu_profile.py's totalTime ends at the last record of its
+        # last engine list (SDMA). A ratio over it would read thousands of per cent: the
+        # vendor rows show n/a (summary.json null), and a note per core says why.
+        _, _, s, _ = self.convert("short", "--cmds", "2000", "--mode", "1", "--cores", "2")
+        rows = s["vendor"]["cores"]
+        self.assertEqual(len(rows), 2)
+        for r in rows:
+            self.assertLess(r["total_time_ns"], s["total_time_ns"] / 10)
+            self.assertIsNone(r["parallelism_pct"])
+            self.assertIsNone(r["tiu_working_ratio_pct"])
+        for core, r in self.vendor_table("short").items():
+            self.assertEqual((r["Parallelism(%)"], r["TiuWorkingRatio"]), ("n/a", "n/a"), core)
+            self.assertTrue(any(n.startswith("TiuWorkingRatio, Parallelism, core %d: not shown"
+                                             % core) for n in s["notes"]), s["notes"])
+        big = [n for n in s["notes"] if re.search(r"\d{4,}\.\d\d%", n)]
+        self.assertEqual(big, [], "a note prints a ratio over that totalTime")
+
+    def test_bmodel_vendor_span(self):
+        # bmodel: the runtime's tail sync ends every engine list at the core's end, as in the
+        # real dump, so the vendor's totalTime is the core's span and its ratios are shown.
+        _, _, s, _ = self.convert("bmspan", "--cmds", "2000", "--mode", "bmodel", "--cores", "2")
+        for r in s["vendor"]["cores"]:
+            self.assertGreater(r["total_time_ns"], 0.9 * s["total_time_ns"], r)
+            self.assertLessEqual(r["tiu_working_ratio_pct"], 100, r)
+            self.assertLessEqual(r["parallelism_pct"], 300, r)
+        for core, r in self.vendor_table("bmspan").items():
+            self.assertRegex(r["TiuWorkingRatio"], r"^\d{1,3}\.\d\d%$", core)
 
     def test_sg2260e_four_cores(self):
         counts, ports, s, ev = self.convert("e", "--arch", "SG2260E", "--cmds", "1000",

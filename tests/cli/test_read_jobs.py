@@ -1,16 +1,26 @@
 #!/usr/bin/python3
-"""The Sophgo readers give the same outputs for every --jobs.
+"""Every output is the same bytes for every --jobs.
 
 usage: test_read_jobs.py TPUPROF GENDUMP SHARED_DIR
 
-For the three real dumps (and with --detail none, where the bmprofile reader does its per-core
-work through tp_par_run: on worker threads with --jobs 3, on the calling thread with --jobs 1;
-summaries and trace only there) in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent) and for
-generated BM1688 (global.profile of several 4 MB chunks, so the chunked parser runs on more
-than one thread) and BM1690 cdm dumps: summary.json, summary.txt, the --json trace and the
-PerfAI xlsx written with --jobs 1 and --jobs 3 are byte-identical, and a damaged global.profile
-line late in a chunk gives the same `path:LINE` message (exit 2) for both.
+Each input is converted with --jobs 1, 2, 3 and 16 (default outputs plus --json --sqlite) and
+every file of the output folders must be byte-identical across the four:
+- every dump in SHARED_DIR/testdata/sophgo and every Chrome trace in SHARED_DIR/testdata/traces
+  (h200/ included; SKIPPED loudly when absent), the dumps also with --detail none (where the
+  bmprofile reader does its per-core work through tp_par_run);
+- a generated BM1688 dump whose global.profile has several 4 MB chunks (the chunked parser
+  runs on more than one thread), with and without argument sets;
+- a generated 8-core BM1690 cdm dump (two CDMA ports), with and without argument sets.
+A damaged global.profile line late in a chunk gives the same `path:LINE` message (exit 2) for
+every --jobs. --timings (the per-phase report) changes no output byte, and its report names the
+reader, analysis and output phases with consistent figures.
+
+In the ThreadSanitizer build (TP_TEST_TSAN=1, ~20x slower) only the generated dumps run, without
+the workbook and the page, and the BM1688 one only with --detail none (its threaded path), so
+that a data race between threads fails a conversion.
 """
+import glob
+import json
 import os
 import subprocess
 import sys
@@ -18,20 +28,39 @@ import tempfile
 import unittest
 
 TPUPROF, GENDUMP, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
-# The ThreadSanitizer build (~20x slower) checks the threads on the generated dumps only,
-# without the workbook.
 TSAN = os.environ.get("TP_TEST_TSAN") == "1"
-REAL = ["bm1688_resnet50", "cv184x_blazeface", "bm1690_blazeface_cdm"]
-FILES = ["summary.json", "summary.txt", "trace.json"]
-if not TSAN:
-    FILES.append(os.path.join("PerfDoc", "PerfAI_output.xlsx"))
+JOBS = (1, 2, 3, 16)
+OUTPUTS = ["--json", "--sqlite"] + (["--disable_doc", "--disable_web"] if TSAN else [])
 
 
-def convert(dump, out, jobs, extra=()):
-    doc = ["--disable_doc"] if TSAN else []
-    p = subprocess.run([TPUPROF, dump, out, "--json", "--disable_web", "--disable_perfetto",
-                        "-q", "--jobs", str(jobs), *doc, *extra], capture_output=True, text=True)
+def convert(src, out, jobs, extra=()):
+    p = subprocess.run([TPUPROF, src, out, "-q", "--jobs", str(jobs), *OUTPUTS, *extra],
+                       capture_output=True, text=True)
     return p.returncode, p.stderr
+
+
+def tree(root):
+    files = {}
+    for d, _, names in os.walk(root):
+        for n in names:
+            path = os.path.join(d, n)
+            with open(path, "rb") as f:
+                files[os.path.relpath(path, root)] = f.read()
+    return files
+
+
+def shared_inputs():
+    """(tag, path) of every real dump and trace in SHARED, [] after saying SKIPPED."""
+    base = os.path.join(SHARED, "testdata")
+    dumps = sorted(d for d in glob.glob(os.path.join(base, "sophgo", "*"))
+                   if os.path.isfile(os.path.join(d, "global.profile")))
+    traces = sorted(glob.glob(os.path.join(base, "traces", "*.json")) +
+                    glob.glob(os.path.join(base, "traces", "h200", "*.json.gz")))
+    if not dumps:
+        print("SKIPPED: read_jobs: no Sophgo dump in %s/sophgo" % base, file=sys.stderr)
+    if not traces:
+        print("SKIPPED: read_jobs: no Chrome trace in %s/traces" % base, file=sys.stderr)
+    return dumps, traces
 
 
 class ReadJobs(unittest.TestCase):
@@ -43,51 +72,64 @@ class ReadJobs(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def same_outputs(self, dump, tag, extra=(), xlsx=True):
-        """xlsx=False: no workbook (the slowest writer; the trace holds every slice)."""
-        got = []
-        files_wanted = FILES if xlsx else [f for f in FILES if not f.endswith(".xlsx")]
-        if not xlsx:
-            extra = (*extra, "--disable_doc")
-        for j in (1, 3):
+    def same_outputs(self, src, tag, extra=()):
+        """Converts src with every --jobs; returns the files of the --jobs 1 run."""
+        first = None
+        for j in JOBS:
             out = os.path.join(self.tmp.name, "%s-j%d" % (tag, j))
-            rc, err = convert(dump, out, j, extra)
-            self.assertEqual(rc, 0, err)
-            files = {}
-            for f in files_wanted:
-                with open(os.path.join(out, f), "rb") as fh:
-                    files[f] = fh.read()
-                self.assertGreater(len(files[f]), 200, f)
-            got.append(files)
-        for f in files_wanted:
-            self.assertTrue(got[0][f] == got[1][f], "%s: %s differs between --jobs 1 and 3"
-                            % (tag, f))
+            rc, err = convert(src, out, j, extra)
+            self.assertEqual(rc, 0, "%s --jobs %d: %s" % (tag, j, err))
+            files = tree(out)
+            self.assertIn("summary.json", files, tag)
+            self.assertIn("trace.json", files, tag)
+            if first is None:
+                first = files
+                continue
+            self.assertEqual(sorted(files), sorted(first), "%s: --jobs %d wrote other files"
+                             % (tag, j))
+            for name, data in files.items():
+                self.assertTrue(data == first[name], "%s: %s differs between --jobs 1 and %d"
+                                % (tag, name, j))
+        for j in JOBS:
+            subprocess.run(["rm", "-rf", os.path.join(self.tmp.name, "%s-j%d" % (tag, j))])
+        return first
 
     @unittest.skipIf(TSAN, "ThreadSanitizer build: generated dumps only")
-    def test_real_dumps(self):
-        found = 0
-        for name in REAL:
-            d = os.path.join(SHARED, "testdata", "sophgo", name)
-            if not os.path.isdir(d):
-                print("SKIPPED: read_jobs: %s is absent" % d, file=sys.stderr)
-                continue
-            found += 1
+    def test_shared_dumps(self):
+        dumps, _ = shared_inputs()
+        for d in dumps:
+            name = os.path.basename(d)
             with self.subTest(dump=name):
                 self.same_outputs(d, name)
-                self.same_outputs(d, name + "-nodetail", ("--detail", "none"), xlsx=False)
-        if not found:
-            print("SKIPPED: read_jobs: no real dump in %s" % SHARED, file=sys.stderr)
+                self.same_outputs(d, name + "-nodetail", ("--detail", "none"))
+
+    @unittest.skipIf(TSAN, "ThreadSanitizer build: generated dumps only")
+    def test_shared_traces(self):
+        _, traces = shared_inputs()
+        for t in traces:
+            name = os.path.basename(t)
+            with self.subTest(trace=name):
+                self.same_outputs(t, name)
+
+    def gen_bm1688(self):
+        d = os.path.join(self.tmp.name, "gen1688")
+        if not os.path.isdir(d):
+            subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "30000",
+                            "--seed", "3", "--quiet", d], check=True)
+        return d
 
     def test_generated_bm1688(self):
-        d = os.path.join(self.tmp.name, "gen1688")
-        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "30000",
-                        "--seed", "3", "--quiet", d], check=True)
+        d = self.gen_bm1688()
         size = os.path.getsize(os.path.join(d, "global.profile"))
         self.assertGreater(size, 3 * (4 << 20))  # at least 4 chunks
-        if not TSAN:
+        if not TSAN:  # with argument sets the per-core work stays on the calling thread
             self.same_outputs(d, "gen1688")
         # Without per-command argument sets the per-core work runs on worker threads too.
-        self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"), xlsx=False)
+        self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
+
+    def test_damaged_line_same_message(self):
+        d = os.path.join(self.tmp.name, "gen1688-bad")
+        subprocess.run(["cp", "-r", self.gen_bm1688(), d], check=True)
         # A damaged node line late in the second chunk, and a second damaged line after it:
         # the first one in file order is reported, whatever thread tokenized it.
         g = os.path.join(d, "global.profile")
@@ -103,19 +145,55 @@ class ReadJobs(unittest.TestCase):
             lines_before[repl] = text.count(b"\n", 0, b) + 1
         with open(g, "wb") as f:
             f.write(text)
-        want = "%s:%d: bad gdma_id value \"z9\"" % (g, lines_before[b"[bmprofile] gdma cmd_id bd_id=1 gdma_id=z9"])
-        for j in (1, 3):
+        want = "%s:%d: bad gdma_id value \"z9\"" % (
+            g, lines_before[b"[bmprofile] gdma cmd_id bd_id=1 gdma_id=z9"])
+        for j in JOBS:
             rc, err = convert(d, os.path.join(self.tmp.name, "bad-j%d" % j), j)
             self.assertEqual(rc, 2, err)
             self.assertIn(want, err)
 
-    def test_generated_cdm(self):
+    def test_generated_cdm_8core(self):
         d = os.path.join(self.tmp.name, "gencdm")
-        subprocess.run([GENDUMP, "--format", "cdm", "--arch", "BM1690", "--cores", "2", "--cmds", "3000",
+        subprocess.run([GENDUMP, "--format", "cdm", "--arch", "BM1690", "--cores", "8",
+                        "--cmds", "400" if TSAN else "2000", "--mode", "1", "--cdma-ports", "2",
                         "--seed", "5", "--quiet", d], check=True)
-        if not TSAN:
-            self.same_outputs(d, "gencdm")
-        self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"), xlsx=False)
+        self.same_outputs(d, "gencdm")
+        self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
+
+    def test_timings_report(self):
+        """--timings: the same files, and a report whose figures hang together."""
+        d = os.path.join(self.tmp.name, "gentm")
+        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "2000",
+                        "--seed", "4", "--quiet", d], check=True)
+        plain = self.same_outputs(d, "tm-plain")
+        out, rep = os.path.join(self.tmp.name, "tm"), os.path.join(self.tmp.name, "tm.json")
+        rc, err = convert(d, out, 2, ("--timings", rep))
+        self.assertEqual(rc, 0, err)
+        files = tree(out)
+        self.assertEqual(sorted(files), sorted(plain))
+        for name, data in files.items():
+            self.assertTrue(data == plain[name], "--timings changed %s" % name)
+        with open(rep) as f:
+            r = json.load(f)
+        self.assertEqual(r["jobs"], 2)
+        ph = {p["name"]: p for p in r["phases"]}
+        for want in ("total", "read", "read/global", "read/iters/apply", "analysis", "write",
+                     "write/perfetto", "write/sqlite", "write/chrome"):
+            self.assertIn(want, ph)
+        for p in r["phases"]:
+            self.assertLessEqual(p["serial_cpu_s"], p["cpu_s"] + 0.01, p["name"])
+            self.assertGreaterEqual(p["threads"], 1, p["name"])
+            self.assertGreaterEqual(p["rss_peak_bytes"], p["rss_start_bytes"], p["name"])
+            self.assertLessEqual(p["wall_s"], ph["total"]["wall_s"] + 1e-6, p["name"])
+        top = sum(p["wall_s"] for p in r["phases"] if p["depth"] == 1)
+        self.assertLessEqual(top, ph["total"]["wall_s"] + 1e-6)
+        kids = sum(p["wall_s"] for n, p in ph.items() if n.startswith("write/"))
+        self.assertLessEqual(kids, ph["write"]["wall_s"] + 1e-6)
+        # Not an option of a job (the report is of one conversion).
+        p = subprocess.run([TPUPROF, "job", d, out + "-job", "--timings", rep],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("--timings", p.stderr)
 
 
 if __name__ == "__main__":

@@ -1,13 +1,16 @@
 #!/usr/bin/python3
 """hostile.py — the hostile-input suite: tpuprof run as an attacker and as an unlucky
 user would, on inputs generated at test time from the real BM1688 dump in ../shared (SKIPPED
-loudly when absent) and from the small fixtures in tests/fixtures.
+loudly when absent), from BM1684 and BM1684X dumps of tpuprof-gendump (cut and garbled
+anywhere) and from the small fixtures in tests/fixtures.
 
 Every case must end within a timeout with exit 0 (a note is allowed) or a documented error
 exit (1 usage, 2 bad input with a located message); never a signal, a hang or a sanitizer
 report; and every output that was written must be valid: the JSON files parse (strict UTF-8),
 the workbook opens in openpyxl, the HTML carries no injected script, the Perfetto trace passes
 `tpuprof check`, profile.db opens, and no ESC/C1 control reaches summary.txt or the terminal.
+Multi-MB names (a Chrome trace, a capture, the real dump's layer names) leave every output
+within a small factor of the input, cut and noted once.
 
 Prints the table  input -> ok / exit1 / exit2 / exit3 / crash / hang  and fails if any case broke
 its expectation.  Usage: hostile.py TPUPROF GENDUMP SHARED_DIR SOURCE_DIR
@@ -37,6 +40,7 @@ try:
     import openpyxl
 except ImportError:  # pragma: no cover
     openpyxl = None
+    print("hostile: SKIPPED the workbook checks: python3-openpyxl is not installed", flush=True)
 
 failures = []
 table = {}  # group -> {outcome: count}
@@ -353,7 +357,100 @@ def real_cases():
              expect=("ok",), out=out)
 
 
+# ---- generated BM1684 / BM1684X dumps ------------------------------------------------------
+
+
+def nothing_written(tag, out):
+    """After exit 2 no output exists: not a file, not a temporary one."""
+    if os.path.isdir(out):
+        left = [os.path.join(r, f) for r, _, fs in os.walk(out) for f in fs]
+        if left:
+            fail(tag, "exit 2 left %d file(s) behind, e.g. %s" % (len(left), left[0]))
+
+
+def cut_cases(arch, base, fname, data, count, must_below, boundaries=()):
+    """The dump with `fname` cut at `count` offsets and at len - 1: exit 2 (located) for every
+    cut below must_below that is not a block boundary, exit 0 or 2 past it."""
+    grp = "%s generated: truncation (%s)" % (arch, re.sub(r"_[0-9a-f]+_", "_*_", fname))
+    step = max(1, len(data) // count)
+    for cut in sorted(set(list(range(0, len(data), step))[:count] + [len(data) - 1])):
+        d = os.path.join(WORK, "%s_cut_%s_%d" % (arch, fname, cut))
+        shutil.copytree(base, d)
+        open(os.path.join(d, fname), "wb").write(data[:cut])
+        want = ("exit2",) if cut < must_below and cut not in boundaries else ("ok", "exit2")
+        o, _ = case(grp, "%s@%d" % (fname, cut), [d, d + "_out", "-q"], expect=want,
+                    out=d + "_out")
+        if o == "exit2":
+            nothing_written(grp + "/" + fname, d + "_out")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d + "_out", ignore_errors=True)
+
+
+def garble_cases(arch, base, fname, data, count):
+    """One byte flipped (every other case four bytes of 0xFF) at `count` offsets: exit 0 or a
+    located exit 2 that writes nothing; never a crash, a hang or an invalid output."""
+    grp = "%s generated: garbled bytes (%s)" % (arch, re.sub(r"_[0-9a-f]+_", "_*_", fname))
+    step = max(1, len(data) // count)
+    for i, off in enumerate(list(range(0, len(data), step))[:count]):
+        b = bytearray(data)
+        b[off] ^= 0xA5
+        if i % 2 and off + 4 <= len(b):
+            b[off:off + 4] = b"\xff" * 4
+        d = os.path.join(WORK, "%s_garble_%s_%d" % (arch, fname, off))
+        shutil.copytree(base, d)
+        open(os.path.join(d, fname), "wb").write(bytes(b))
+        o, _ = case(grp, "%s@%d" % (fname, off), [d, d + "_out", "-q", "--json"],
+                    out=d + "_out")
+        if o == "exit2":
+            nothing_written(grp + "/" + fname, d + "_out")
+        shutil.rmtree(d, ignore_errors=True)
+        shutil.rmtree(d + "_out", ignore_errors=True)
+
+
+def gen_cases():
+    """Generated dumps in the legacy layouts (BM1684: 128-byte descriptors, TIU words
+    reversed, 16-bit ids; BM1684X: variable-length descriptors), cut and garbled anywhere.
+    A cut iter0.profile (off a block boundary) or command file (before its last command) is
+    exit 2 with file@0xOFFSET; global.profile and net_stat.sim may still parse when cut."""
+    per = 2 if SAN else 1  # half the offsets in the (slower) sanitizer build
+    for arch in ("BM1684", "BM1684X"):
+        base = os.path.join(WORK, "gen_" + arch)
+        subprocess.run([GENDUMP, "--arch", arch, "--cmds", "600", "--seed", "11", "--quiet",
+                        base], check=True)
+        case("%s generated: baseline" % arch, "seed 11", [base, base + "_out", "-q", "--json"],
+             expect=("ok",), out=base + "_out")
+        for fname in sorted(os.listdir(base)):
+            data = open(os.path.join(base, fname), "rb").read()
+            if fname == "iter0.profile":
+                bounds = {off for off, _, _ in blocks(data)}
+                cut_cases(arch, base, fname, data, 24 // per, len(data), bounds)
+                garble_cases(arch, base, fname, data, 16 // per)
+            elif fname.startswith("cmd_"):
+                used = len(data.rstrip(b"\0"))  # past the last command: zero padding
+                cut_cases(arch, base, fname, data, 12 // per, used)
+                garble_cases(arch, base, fname, data, 8 // per)
+            else:
+                n = 10 if fname == "global.profile" else 4
+                cut_cases(arch, base, fname, data, n // per, 0)
+                if fname == "global.profile":
+                    garble_cases(arch, base, fname, data, 6 // per)
+
+
 # ---- input paths and the capture fixture -----------------------------------------------------
+
+
+def cap_renamed(data, op, ty):
+    """The capture fixture's bytes with its operator name and type replaced (no NULs)."""
+    hdr = struct.pack("<IIQ", 3, 0, 104)
+    blk = data.index(hdr)
+    old_strs = b"encoder.0.qkv\x00MatMul\x00"
+    strs = op + b"\x00" + ty + b"\x00"
+    nd = bytearray(data.replace(old_strs, strs, 1))
+    delta = len(strs) - len(old_strs)
+    struct.pack_into("<Q", nd, blk + 8, 104 + delta)
+    sb = struct.unpack_from("<I", nd, blk + 16 + 28)[0]
+    struct.pack_into("<I", nd, blk + 16 + 28, sb + delta)
+    return bytes(nd)
 
 
 def path_cases():
@@ -388,20 +485,11 @@ def path_cases():
     data = open(os.path.join(cap, "capture.tpp"), "rb").read()
     # Hostile operator names and types in the capture's string table: they reach ops.csv,
     # summary.md, the Operators sheet and every trace.
-    hdr = struct.pack("<IIQ", 3, 0, 104)
-    blk = data.index(hdr)
-    old_strs = b"encoder.0.qkv\x00MatMul\x00"
     for hname, h in HOSTILE_NAMES.items():
         h = h.replace(b"\x00", b"")
-        strs = h + b"\x00" + (b"T" + h) + b"\x00"
-        nd = bytearray(data.replace(old_strs, strs, 1))
-        delta = len(strs) - len(old_strs)
-        struct.pack_into("<Q", nd, blk + 8, 104 + delta)
-        sb = struct.unpack_from("<I", nd, blk + 16 + 28)[0]
-        struct.pack_into("<I", nd, blk + 16 + 28, sb + delta)
         c2 = os.path.join(WORK, "capname_" + hname)
         os.makedirs(c2)
-        open(os.path.join(c2, "capture.tpp"), "wb").write(bytes(nd))
+        open(os.path.join(c2, "capture.tpp"), "wb").write(cap_renamed(data, h, b"T" + h))
         out = c2 + "_out"
         o, se = case("capture: hostile op names and types", hname,
                      [c2, out, "--json", "--sqlite"], expect=("ok",), deep=True, out=out)
@@ -428,6 +516,121 @@ def path_cases():
         else:
             os.symlink("/dev/zero", p)
         case("capture.tpp is a FIFO / /dev/zero", kind, [c3, c3 + "_out"], expect=("exit2",))
+
+
+# ---- output sizes: huge names ---------------------------------------------------------------
+
+MB = 1 << 20
+CUT_NOTE = rb"strings longer than 65536 bytes cut there in every output"
+ELLIPSIS = "\u2026"
+
+
+def tree_sizes(path):
+    """{path relative to `path`: size} of a file or of every file under a folder."""
+    if os.path.isfile(path):
+        return {"": os.path.getsize(path)}
+    return {os.path.relpath(os.path.join(r, f), path): os.path.getsize(os.path.join(r, f))
+            for r, _, files in os.walk(path) for f in files if f != ".tpuprof.lock"}
+
+
+def longest_json_str(v):
+    """Bytes of the longest string (key or value) in a parsed JSON document."""
+    if isinstance(v, str):
+        return len(v.encode())
+    if isinstance(v, dict):
+        return max([0] + [max(len(k.encode()), longest_json_str(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return max([0] + [longest_json_str(x) for x in v])
+    return 0
+
+
+def size_case(name, clean, huge, cut_here=True):
+    """Converts clean and, beside it, huge (the same input with multi-MB names): every output
+    of huge stays within a small factor of the input: no output file grows by more than a
+    quarter of the bytes the names added, all of them together by no more than those bytes;
+    no string in the JSON outputs is longer than the cut. cut_here: the names reach the
+    model's cut (the console notes it, the JSON outputs show the mark); else the input format
+    bounds them itself."""
+    group = "huge names: output sizes bounded"
+    added = sum(tree_sizes(huge).values()) - sum(tree_sizes(clean).values())
+    sizes = {}
+    for tag, inp in (("clean", clean), ("huge", huge)):
+        out = os.path.join(WORK, "size_%s_%s" % (name, tag))
+        o, rc, so, se = run([inp, out, "--json", "--sqlite"], timeout=TIMEOUT * 3)
+        note(group, o)
+        case_tag = "%s/%s (%s)" % (group, name, tag)
+        if o != "ok":
+            fail(case_tag, "outcome %s (rc %s): %r" % (o, rc, se[-300:]))
+            return
+        validate_outputs(case_tag, out, tag == "huge")
+        if (re.search(CUT_NOTE, so) is not None) != (tag == "huge" and cut_here):
+            fail(case_tag, "the console %s the cut note" % ("lacks" if cut_here else "has"))
+        sizes[tag] = tree_sizes(out)
+    grew = {f: n - sizes["clean"].get(f, 0) for f, n in sizes["huge"].items()}
+    for f, g in sorted(grew.items()):
+        if g > added // 4:
+            fail("%s/%s" % (group, name), "%s grew by %d bytes for %d bytes of names"
+                 % (f, g, added))
+    if sum(grew.values()) > added:
+        fail("%s/%s" % (group, name), "the outputs grew by %d bytes for %d bytes of names"
+             % (sum(grew.values()), added))
+    out = os.path.join(WORK, "size_%s_huge" % name)
+    for js in ("summary.json", "trace.json"):
+        doc = json.load(open(os.path.join(out, js), encoding="utf-8"))
+        n = longest_json_str(doc)
+        if n > 65536:
+            fail("%s/%s" % (group, name), "%s holds a string of %d bytes" % (js, n))
+        if cut_here and ELLIPSIS not in json.dumps(doc, ensure_ascii=False):
+            fail("%s/%s" % (group, name), "%s shows no cut name" % js)
+
+
+def size_cases():
+    d = os.path.join(WORK, "sizes")
+    os.makedirs(d)
+
+    # A Chrome trace with 3 MB names in every field that carries one: process and thread
+    # names, a slice's name, category and argument, a counter; 2-byte characters, so a cut at
+    # a fixed byte count would split one.
+    def trace(big):
+        ev = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": big("P")}},
+              {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": big("T")}},
+              {"ph": "X", "name": big("N"), "cat": big("C"), "pid": 1, "tid": 1, "ts": 0,
+               "dur": 10, "args": {"k": big("V")}},
+              {"ph": "X", "name": "short", "cat": "c", "pid": 1, "tid": 1, "ts": 20, "dur": 5},
+              {"ph": "C", "name": big("Q"), "pid": 1, "ts": 0, "args": {"v": 1}}]
+        return json.dumps({"traceEvents": ev}, ensure_ascii=False).encode()
+
+    pairs = []
+    for tag, big in (("clean", lambda c: c + "x"), ("huge", lambda c: c + "\u00e9" * (3 * MB // 2))):
+        path = os.path.join(d, "trace_%s.json" % tag)
+        open(path, "wb").write(trace(big))
+        pairs.append(path)
+    size_case("Chrome trace", *pairs)
+
+    # A capture whose operator name (3-byte characters) and type are 4 MB each: the capture
+    # format keeps at most TP_CAPFMT_MAX_STR (1 023) bytes of a string, so these stay short.
+    cap = os.path.join(d, "cap_clean")
+    materialise(os.path.join(SRC, "tests", "fixtures", "capfile"), cap)
+    os.rename(os.path.join(cap, "mini.tpp"), os.path.join(cap, "capture.tpp"))
+    data = open(os.path.join(cap, "capture.tpp"), "rb").read()
+    huge = os.path.join(d, "cap_huge")
+    os.makedirs(huge)
+    open(os.path.join(huge, "capture.tpp"), "wb").write(
+        cap_renamed(data, b"op" + "\u20ac".encode() * (4 * MB // 3), b"T" * (4 * MB)))
+    size_case("capture", cap, huge, cut_here=False)
+
+    # The real dump's global.profile with a 4 MB net name and layer names.
+    if not os.path.isdir(REAL):
+        print("SKIPPED: hostile: %s is absent; no huge layer-name case" % REAL)
+        note("huge names: output sizes bounded", "SKIPPED")
+        return
+    d2 = copy_real("size_layers")
+    g = open(os.path.join(REAL, "global.profile"), "rb").read()
+    h = b"L" + "\u00e9".encode() * (2 * MB)
+    g = re.sub(rb"net_name=[^\n]*", lambda m: b"net_name=" + h, g, count=1)
+    g = g.replace(b"layer_name=\n", b"layer_name=" + h + b"\n", 5)
+    open(os.path.join(d2, "global.profile"), "wb").write(g)
+    size_case("BM1688 layer names", REAL, d2)
 
 
 # ---- tpuprof check ------------------------------------------------------------------------------
@@ -583,7 +786,9 @@ def main():
     else:
         print("SKIPPED: hostile: the real BM1688 dump %s is absent; real-dump cases not run" % REAL)
         note("real dump cases", "SKIPPED")
+    gen_cases()
     path_cases()
+    size_cases()
     check_cases()
     discipline_cases()
     cols = ["ok", "exit1", "exit2", "exit3", "crash", "hang"]

@@ -21,9 +21,13 @@ instruction.csv (90 TIU, 160 GDMA rows):
     first and last are net_stat.sim's S2L and S2S, its L2S leaves the fills out);
   - layers: every command's Layer ID, the nodes after a global layer's parallel blocks
     included;
+  - cost model (specs/sophgo-costmodel.md §3.14): every TIU command's Alg Ops, uArch Ops,
+    uArch Rate and Opd0/Res Dtype, every command's Alg cycle (the simulator's, net_stat.sim,
+    as the vendor pairs its items with the node lines) and GDMA operand types;
   - summary (PROVENANCE.txt): totalTime 181.176 µs, TIU 45 990 / GDMA 148 346 cycles,
     Parallelism 107.264 %, Concurrency 28.615 % (the vendor's formula: summary.json
-    perfdoc_concurrency_pct).
+    perfdoc_concurrency_pct), uArch rate 16.446 % of AlgOps 177 563 433 / uArchOps
+    1 079 672 833.
 Exit 0 all equal, 1 on a difference, 77 (ctest SKIP, printed loudly) when the data is absent.
 """
 import csv
@@ -126,6 +130,23 @@ class RealBM1684X(unittest.TestCase):
         with open(os.path.join(DUMP, "net_stat.sim")) as f:
             summary = [ln for ln in f if ln.startswith("GDMA SUMMARY")][0]
         self.assertIn("dr[0] S2L:2150032|dr[1] L2S:1084416|dr[2] S2S:620288", summary)
+
+    def test_cost(self):
+        """The cost model's figures and the operand types, command by command."""
+        bad = []
+        for r, a in self.vendor_pairs():
+            want = {"Opd0 Dtype": r["Opd0 Dtype"], "Res Dtype": r["Res Dtype"],
+                    "Alg Cycle": int(r["Alg cycle"])}
+            if r["EngineId"] == "0":
+                want.update({"Alg Ops": int(r["Alg Ops"]), "uArch Ops": int(r["uArch Ops"]),
+                             "uArch Rate": r["uArch Rate"]})
+            got = {k: a.get(k) for k in want}
+            if got != want:
+                bad.append((r["Inst ID"], want, got))
+        self.assertEqual(bad, [], f"{len(bad)} commands differ, first: {bad[:3]}")
+        tiu = Converted.get().summary["overall"]["engines"]["TIU"]
+        self.assertEqual((tiu["total_alg_ops"], tiu["total_uarch_ops"]), (177563433, 1079672833))
+        self.assertEqual(round(tiu["uarch_rate_pct"], 3), 16.446)
 
     def test_layers(self):
         """Every command joined to the vendor's layer."""

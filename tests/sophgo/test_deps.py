@@ -8,8 +8,8 @@ usage: test_deps.py TPUPROF GENDUMP SHARED_DIR WORKDIR
 Each dump is converted with --json; from the trace, independently of the reader's check, every
 TIU command with des_cmd_id_dep waits on the GDMA command of its core with that Cmd Id, every
 GDMA command with cmd_id_dep on the TIU command (ids that occur twice are not checked). Dumps:
-generated BM1688 (2 cores), BM1684X, cdm BM1690 (modes 1 and 2: descriptors) and every real
-dump in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent); the cdm generator writes no
+generated BM1688 (2 cores), BM1684X, BM1684 (3 seeds), cdm BM1690 (modes 1 and 2:
+descriptors) and every real dump in SHARED_DIR/testdata/sophgo (SKIPPED loudly when absent); the cdm generator writes no
 dependencies, so its dumps only show that nothing is noted. The real BM1688 resnet50 dump
 records 63 of 375 TIU commands starting up to a few dozen ns before the GDMA load they wait on
 ends (the vendor's own timeline, which tpuprof reproduces to the ns, §9.2): its note must give
@@ -95,6 +95,9 @@ class Deps(unittest.TestCase):
                                     "20000", "--seed", "5"), 10000)
         self.assertGreater(self.gen("gen-bm1684x", "--arch", "BM1684X", "--cmds", "3000",
                                     "--seed", "6"), 1000)
+        for seed in (1, 2, 3):
+            self.assertGreater(self.gen("gen-bm1684-%d" % seed, "--arch", "BM1684", "--cmds",
+                                        "3000", "--seed", str(seed)), 2900)
         self.gen("gen-cdm1", "--format", "cdm", "--arch", "BM1690", "--cores", "2", "--cmds",
                  "2000", "--mode", "1", "--seed", "7")
         # (the cdm generator writes no cmd_id_dep: nothing to check, and no note)

@@ -118,7 +118,8 @@ def compare_reginfo(ck, fname, ref, got):
 CSV_KEYS = {
     "layer.csv": (("LayerID",), "LayerID"),
     "summary.csv": (("Function",), "Function"),
-    "mac_util.csv": ((), "Case"),  # by position: the what-if series repeat their Cases
+    "mac_util.csv": ((), "Case"),
+    "instruction.csv": (("EngineId", "Inst ID"), "Inst Function"),  # by position: the what-if series repeat their Cases
 }
 
 
@@ -153,14 +154,22 @@ def compare_csv(ck, fname, ref, got):
             return out
         rk, gk = keyed(rr[1:]), keyed(gr[1:])
         pairs = [(rk[k], gk.get(k)) for k in rk]
+    agree = cells = 0
+    differ = {}
     for n, (a, b) in enumerate(pairs):
         if b is None:
             ck.fail(f"{fname}: row {a[:4]} missing")
             continue
         ftype = dict(zip(h, a))[rec]
         for k, x, y in zip(h, a, b):
+            cells += 1
+            agree += x == y
+            if x != y:
+                differ[k] = differ.get(k, 0) + 1
             if x != y and not ck.allowed(fname, k, ftype):
                 ck.fail(f"{fname} row {n} ({a[0]},{a[3]}): {k}: {x!r} / {y!r}")
+    print(f"{ck.dump}: {fname}: {agree} of {cells} cells agree; differing cells per column: "
+          f"{differ}")
 
 
 def check_dump(tpuprof, table, shared, outdir, dump):

@@ -56,6 +56,36 @@ uint8_t *tp_test_must_slurp(const char *path, size_t *n)
 	return (uint8_t *)b;
 }
 
+const char *tp_test_source_path(const char *rel)
+{
+	static char buf[4][4096];
+	static unsigned next;
+	const char *src = getenv("TP_SOURCE_DIR");
+	assert_non_null(src);
+	char *out = buf[next++ % 4];
+	int len = snprintf(out, sizeof buf[0], "%s/%s", src, rel);
+	assert_true(len > 0 && (size_t)len < sizeof buf[0]);
+	return out;
+}
+
+void tp_test_golden(const void *data, size_t n, const char *rel)
+{
+	const char *path = tp_test_source_path(rel);
+	if (getenv("TP_UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "wb");
+		assert_non_null(f);
+		fwrite(data, 1, n, f);
+		fclose(f);
+		printf("UPDATED golden %s: review the diff\n", path);
+	}
+	size_t len;
+	char *want = tp_test_slurp(path, &len);
+	assert_non_null(want);
+	assert_int_equal(n, len);
+	assert_memory_equal(data, want, len);
+	free(want);
+}
+
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs)
 {
@@ -80,6 +110,42 @@ long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, co
 	return -1;
 }
 
+struct file_write {
+	tp_test_file_writer write;
+	const struct tp_profile *p;
+	const char *path;
+};
+
+static int file_write(void *ctx, struct tp_diag *d)
+{
+	const struct file_write *w = ctx;
+	return w->write(w->p, w->path, d);
+}
+
+long tp_test_oom_sweep_file(tp_test_file_writer write, const struct tp_profile *p, const char *path,
+                            long max_runs)
+{
+	struct file_write w = {write, p, path};
+	return tp_test_oom_sweep(file_write, &w, path, max_runs);
+}
+
+void tp_test_out_make(struct tp_test_out *o, const char *prefix, const char *file)
+{
+	int n = snprintf(o->dir, sizeof o->dir, "/tmp/%s.XXXXXX", prefix);
+	assert_true(n > 0 && (size_t)n < sizeof o->dir);
+	assert_non_null(mkdtemp(o->dir));
+	o->path = tp_path_join(o->dir, file);
+	assert_non_null(o->path);
+}
+
+void tp_test_out_done(struct tp_test_out *o)
+{
+	unlink(o->path);
+	rmdir(o->dir);
+	tp_free(o->path);
+	o->path = NULL;
+}
+
 void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
                            uint64_t c, uint64_t h, uint64_t w)
 {
@@ -90,6 +156,25 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 		snprintf(key, sizeof key, "%s_%s", side, field[i]);
 		tp_args_add_uint(p, key, v[i]);
 	}
+}
+
+struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
+                                     uint32_t mhz, int *track)
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	int dev = tp_profile_add_device(p, device, 0, 1);
+	assert_true(dev >= 0);
+	int core = k == TP_TRACK_HOST || k == TP_TRACK_THREAD ? -1 : 0;
+	*track = tp_profile_add_track(p, dev, core, k, name, mhz);
+	assert_true(*track >= 0);
+	return p;
+}
+
+void tp_test_finish_oom(struct tp_profile *p)
+{
+	assert_int_equal(tp_profile_finish(p), TP_ENOMEM);
+	tp_profile_free(p);
 }
 
 void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const char *name,

@@ -1,7 +1,7 @@
 /*
  * testutil.h — helpers shared by the unit tests (linked through the tp_testsupport library):
- * reading a whole file, the out-of-memory sweep every writer test runs, and a slice appended
- * to a profile built in code.
+ * reading a whole file, the out-of-memory sweep every writer test runs, a temporary output
+ * directory, and a slice appended to a profile built in code.
  */
 #ifndef TP_TEST_TESTUTIL_H
 #define TP_TEST_TESTUTIL_H
@@ -15,6 +15,13 @@ char *tp_test_slurp(const char *path, size_t *n);
 /* tp_test_slurp as bytes, failing the cmocka test when the file cannot be read. */
 uint8_t *tp_test_must_slurp(const char *path, size_t *n);
 
+/* TP_SOURCE_DIR/rel, in one of a few rotating static buffers (valid for the next 3 calls);
+ * fails the cmocka test when TP_SOURCE_DIR is unset (ctest sets it). */
+const char *tp_test_source_path(const char *rel);
+/* Compares data[0..n) byte for byte with the golden file TP_SOURCE_DIR/rel; with
+ * TP_UPDATE_GOLDEN set, rewrites the golden first and prints that it did (review the diff). */
+void tp_test_golden(const void *data, size_t n, const char *rel);
+
 /* Runs write(ctx, diag) with the Nth allocation failing, for N = 0, 1, 2, ... until a run
  * succeeds (at most max_runs runs). Every failing run must return TP_ENOMEM, record it in the
  * diag with a message, and leave nothing at `path` (no half-written output; path may be NULL
@@ -23,11 +30,38 @@ uint8_t *tp_test_must_slurp(const char *path, size_t *n);
 long tp_test_oom_sweep(int (*write)(void *ctx, struct tp_diag *d), void *ctx, const char *path,
                        long max_runs);
 
+/* A writer of p into the file at path, as the file-writer tests sweep it. */
+typedef int (*tp_test_file_writer)(const struct tp_profile *p, const char *path, struct tp_diag *d);
+/* tp_test_oom_sweep of write(p, path, d): the same checks, for writers that take only these. */
+long tp_test_oom_sweep_file(tp_test_file_writer write, const struct tp_profile *p, const char *path,
+                            long max_runs);
+
+/* A test's output file: a fresh directory /tmp/PREFIX.XXXXXX and the path of one file in it. */
+struct tp_test_out {
+	char dir[96];
+	char *path; /* dir/FILE (tp_free'd by tp_test_out_done) */
+};
+/* Creates the directory and names the file (not created). Fails the test when it cannot. */
+void tp_test_out_make(struct tp_test_out *o, const char *prefix, const char *file);
+/* Removes the file and the directory (left in place if the test put more in it) and frees
+ * the path. */
+void tp_test_out_done(struct tp_test_out *o);
+
 /* Adds the tensor shape of one side ("src" or "dst") of a DMA command to the argument set
  * being built, under the descriptor's names: SIDE_start_addr, SIDE_nsize, _csize, _hsize,
  * _wsize (what the LOCAL memory view reads). */
 void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr, uint64_t n,
                            uint64_t c, uint64_t h, uint64_t w);
+
+/* A new profile with one device `device` (id 0, one core) holding one track of kind k named
+ * `name` (NULL: unnamed) at mhz: on core 0, or on no core for host and thread tracks. *track
+ * gets the track's index. Fails the cmocka test when out of memory. */
+struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
+                                     uint32_t mhz, int *track);
+
+/* After an allocation failed while p was built, the failure is sticky: tp_profile_finish must
+ * refuse the profile with TP_ENOMEM. Checks that and frees p. */
+void tp_test_finish_oom(struct tp_profile *p);
 
 /* Appends to track tr of p a slice [begin, end) named `name` of type `type` (a capture's
  * TP_CAP_TYPE_* or any text) with argument set args. Fails the cmocka test when out of memory. */

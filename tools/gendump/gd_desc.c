@@ -167,7 +167,12 @@ int64_t gd_tiu_cmd(struct gen *g, struct core *c, uint8_t *desc, size_t dlen, ui
 	if (not_before > t)
 		t = not_before;
 	uint64_t sc = ps_to_tiu(c, t);
-	if (!end_at)
+	/* BM1684, BM1684X: the reader re-anchors TIU on command 1 (§9.1), on BM1684 only to a
+	 * whole TIU cycle (550 vs 575 MHz): command 1 starts at once, every other 2-3 cycles
+	 * late, so the re-anchored timeline still keeps every dependency. */
+	if (!end_at && !g->a1688)
+		sc += c->tiu_id == 1 ? 0 : 2 + rnd(&g->rng) % 2;
+	else if (!end_at)
 		sc += rnd(&g->rng) % 3; /* R: consecutive TIU records are mostly back to back */
 	sc = gd_skip_marks(sc);
 	uint64_t ec;
@@ -189,13 +194,21 @@ int64_t gd_tiu_cmd(struct gen *g, struct core *c, uint8_t *desc, size_t dlen, ui
 		c->last_end = c->tiu_free;
 	c->tiu_cycles_sum += cyc;
 
-	if (!g->a1688) {
-		/* BM1684X descriptors carry their own id: bits 1-20 cmd_id, 21-40 the GDMA
-		 * dependency (the layout the project's reader assumes; not in the spec). */
-		setbits(desc, 1, 20, c->tiu_id & 0xFFFFF);
-		setbits(desc, 21, 20, dep & 0xFFFFF);
+	if (g->a1684) {
+		uint8_t b[128];
+		gd1684_tiu_desc(g, c, b, desc, dep);
+		gw_put(&c->cmd_t, b, 128);
+	} else {
+		if (!g->a1688) {
+			/* BM1684X descriptors carry their own id: bits 1-20 cmd_id, 21-40 the
+			 * GDMA dependency (the layout the project's reader assumes; not in the
+			 * spec). */
+			setbits(desc, 1, 20, c->tiu_id & 0xFFFFF);
+			setbits(desc, 21, 20, dep & 0xFFFFF);
+			gd1684x_tiu_shapes(g, c, desc, dlen);
+		}
+		gw_put(&c->cmd_t, desc, dlen);
 	}
-	gw_put(&c->cmd_t, desc, dlen);
 	uint8_t r[32];
 	uint32_t inst = (uint32_t)((c->tiu_id - 1) & 0xFFFF);
 	put_le32(r, (uint32_t)sc);
@@ -231,7 +244,7 @@ void gd_gdma_record(struct gen *g, struct core *c, uint64_t sc, uint64_t ec, uin
 	uint32_t b = (uint32_t)bytes, h0 = b / 2, h1 = b - b / 2;
 	put_le32(r, (uint32_t)sc);
 	put_le32(r + 4, (uint32_t)ec);
-	put_le32(r + 8, inst & 0xFFFFFu);
+	put_le32(r + 8, inst & (g->a1684 ? 0xFFFFu : 0xFFFFFu)); /* BM1684: u16 id, u16 reserved */
 	uint32_t s1 = (uint32_t)gd_skip_marks(sc + 4),
 	         e1 = (uint32_t)gd_skip_marks(ec > sc + 40 ? ec - 30 : ec);
 	if (g->a1688) {
@@ -336,17 +349,37 @@ void gd_gdma_xfer(struct gen *g, struct core *c, unsigned cmd_type, unsigned dir
 	if (c->gdma_free > c->last_end)
 		c->last_end = c->gdma_free;
 
-	uint8_t b[96];
+	uint8_t b[128];
 	uint64_t src = dir == 0 ? ddr : lmem, dst = dir == 0 ? lmem : ddr;
 	unsigned fmt = g->dtype == DT_FP32 ? 2 : g->dtype == DT_FP16 ? 1 : 0;
-	size_t n = gdma_desc(b, cmd_type, 0, dep, src, dst, fmt, 0);
-	if (!g->a1688)
-		setbits(b, 9, 20, c->gdma_id & 0xFFFFF); /* BM1684X: own cmd_id in bits 9-28 */
+	size_t n;
+	if (g->a1684) {
+		gd1684_gdma_desc(g, c, b, cmd_type, dir, dep, src, dst, bytes);
+		n = 128;
+	} else {
+		n = gdma_desc(b, cmd_type, 0, dep, src, dst, fmt, 0);
+		if (!g->a1688) { /* BM1684X: own cmd_id in bits 9-28, non-zero shapes */
+			setbits(b, 9, 20, c->gdma_id & 0xFFFFF);
+			gd1684x_gdma_shapes(b, bytes, gd_dsize(g->dtype));
+		}
+	}
 	gw_put(&c->cmd_g, b, n);
 	if (!c->have_first_gdma) {
-		memcpy(c->first_gdma_desc, b, sizeof b);
+		memcpy(c->first_gdma_desc, b, sizeof c->first_gdma_desc);
 		c->have_first_gdma = 1;
 		c->first_gdma_end = c->gdma_free;
+	}
+	if (c->fw_pending) {
+		/* BM1684/BM1684X, as the real BM1684X dump: before the net's stream the firmware
+		 * runs a GDMA command of its own (announced by the first NODE_SET, its descriptor
+		 * in DYN_EXTRA), inst_id 0; the net's records then start again from inst_id 0
+		 * (§8.2: the reader sets it aside as the vendor does). */
+		uint64_t fs = gd_skip_marks(sc > 4000 ? sc - 3000 : 1);
+		uint64_t fe = gd_skip_marks(fs + 300);
+		gd_gdma_record(g, c, fs, fe, 0, 0, 256);
+		c->fw_start = gdma_to_ps(c, fs);
+		c->fw_end = gdma_to_ps(c, fe + 1);
+		c->fw_pending = 0;
 	}
 	if (c->stale_pending) {
 		/* R core 0: the GDMA monitor's first record is a stale inst_id-0 record from an
@@ -425,9 +458,22 @@ void gd_write_dyn(struct gen *g, struct core *c, uint64_t base, struct gw *w)
 			dyn_rec(w, pid++, 5, 0, t1 + 2, t1 + 8);
 		}
 	} else {
-		uint64_t set = 1ull << 60 | 1ull << 40 | 1ull << 20;
-		dyn_rec(w, pid++, 1, set, t0 > 8 ? t0 - 8 : t0, t0 > 8 ? t0 - 2 : t0);
-		dyn_rec(w, pid++, 2, 1ull << 20, t0 > 4 ? t0 - 4 : t0, tg);
+		/* NODE_SET of GDMA command 1, its wait, the wait for the whole subnet (§4.7 ids:
+		 * BM1684's 16-bit layout or BM1684X's 20-bit one). */
+		int a = g->a1684;
+		uint64_t set = a ? gd1684_dyn_id(1, 1, 1, 0) : 1ull << 60 | 1ull << 40 | 1ull << 20;
+		uint64_t w1 = a ? gd1684_dyn_id(2, 0, 1, 0) : 1ull << 20;
+		if (a)
+			all = gd1684_dyn_id(2, 0, c->n_gdma, c->n_tiu);
+		/* the NODE_SET spans the firmware's own command */
+		uint64_t fs = base + ps_to_tick(g, c, c->fw_start),
+		         fe = base + ps_to_tick(g, c, c->fw_end) + 1;
+		if (!c->fw_start) { /* (no GDMA command at all) */
+			fs = t0 > 8 ? t0 - 8 : t0;
+			fe = t0 > 8 ? t0 - 2 : t0;
+		}
+		dyn_rec(w, pid++, 1, set, fs, fe);
+		dyn_rec(w, pid++, 2, w1, t0 > 4 ? t0 - 4 : t0, tg);
 		dyn_rec(w, pid++, 2, all, tg + 1, t1);
 	}
 	if (c->extra_len) {
@@ -437,8 +483,9 @@ void gd_write_dyn(struct gen *g, struct core *c, uint64_t base, struct gw *w)
 		gw_u32(w, 1);
 		gw_u32(w, 1);
 		gw_u32(w, 256);
-		gw_put(w, c->first_gdma_desc, 96);
-		gw_zero(w, 160);
+		size_t dn = g->a1684 ? 128 : 96;
+		gw_put(w, c->first_gdma_desc, dn);
+		gw_zero(w, 256 - dn);
 	}
 }
 

@@ -9,7 +9,9 @@
 
 #include "gendump.h"
 
-enum { ARCH_BM1684X = 3, ARCH_BM1688 = 4 };
+struct sg_decoder;
+
+enum { ARCH_BM1684 = 1, ARCH_BM1684X = 3, ARCH_BM1688 = 4 };
 enum { BLK_SUMMARY = 1, BLK_BD = 3, BLK_GDMA = 4, BLK_DYN = 5, BLK_EXTRA = 6, BLK_COMMAND = 8 };
 enum { DT_FP32 = 0, DT_FP16 = 1, DT_INT8 = 2, DT_UINT8 = 3 };
 
@@ -94,7 +96,9 @@ struct core {
 	int64_t first_start, last_end;
 	int64_t first_gdma_end;
 	int stale_pending, have_first_gdma;
-	uint8_t first_gdma_desc[96];
+	int fw_pending;           /* legacy: the firmware's GDMA record is still to be written */
+	int64_t fw_start, fw_end; /* its run, for the NODE_SET that announces it */
+	uint8_t first_gdma_desc[128];
 	uint64_t tiu_at_block; /* TIU id when the current parallel block opened */
 	int in_par;
 	unsigned par_left;
@@ -116,6 +120,9 @@ struct gen {
 	struct tp_diag *d;
 	uint64_t rng;
 	int a1688;
+	int a1684;  /* BM1684: 128-byte descriptors, 16-bit ids (gd_bm1684.c) */
+	int ending; /* the final command of each engine is being issued (BM1684's end bits) */
+	struct sg_decoder *dec; /* BM1684X: its register tables, to place TIU shapes */
 	unsigned ncores;
 	uint64_t nsync;
 	int64_t cap_ps;                 /* max (gap + length) of one command, 0 = no cap */
@@ -233,6 +240,15 @@ void gd_tensor_line(struct gen *g, int64_t id, int is_in, unsigned n, unsigned c
 void gd_tiu_line(struct gen *g, struct core *c, uint64_t dep, unsigned bd_func);
 int gd_write_sim(struct gen *g, const char *dir, int64_t span_ps, struct tp_diag *d);
 void gd_write_tail_lines(struct gen *g, int64_t span_ps);
+
+/* ---- gd_bm1684.c: BM1684's descriptors ---- */
+
+void gd1684_gdma_desc(struct gen *g, struct core *c, uint8_t *b, unsigned cmd_type, unsigned dir,
+                      uint64_t dep, uint64_t src, uint64_t dst, uint64_t bytes);
+void gd1684_tiu_desc(struct gen *g, struct core *c, uint8_t *b, const uint8_t *head, uint64_t dep);
+uint64_t gd1684_dyn_id(unsigned type, unsigned engine, uint64_t gdma_id, uint64_t bd_id);
+void gd1684x_gdma_shapes(uint8_t *b, uint64_t bytes, unsigned esize);
+void gd1684x_tiu_shapes(struct gen *g, struct core *c, uint8_t *b, size_t n);
 
 /* ---- gd_sim.c: layer kernels, segments and syncs, the plan ---- */
 

@@ -105,7 +105,9 @@ static void layer_conv(struct gen *g, struct core *c, uint64_t *left)
 			gd_tiu_cmd(g, c, b, n, 0, 5, 0, 0, "BD_SYS_TRWR");
 			(*left)--;
 		}
-		int shortf = rnd(&g->rng) % 8 != 0;
+		/* (BM1684X: short only, as its compiler writes them; the vendor's BM1684X
+		 * decoder has no operand layout for the long CONV) */
+		int shortf = rnd(&g->rng) % 8 != 0 || !(g->a1688 || g->a1684);
 		size_t n =
 		    gd_tiu_desc(b, TSK_CONV, 0, shortf, c->gdma_id, 0, g->dtype == DT_FP16 ? 1 : 0);
 		gd_tiu_line(g, c, c->gdma_id, 0);
@@ -357,7 +359,9 @@ void gd_plan(struct gen *g)
 		c->lay_tiu = nt - ft;
 		c->lay_gdma = N - nt - fg;
 		c->tiu_recs = c->n_tiu;
-		c->gdma_recs = c->lay_gdma + (g->a1688 && i == 0 ? 2 : 0);
+		/* BM1688 core 0: two stale records (§9.2); BM1684, BM1684X: the firmware's (and
+		 * on BM1684 the final store's) */
+		c->gdma_recs = c->lay_gdma + (g->a1688 ? (i == 0 ? 2 : 0) : g->a1684 ? 2 : 1);
 		if (g->a1688)
 			c->dyn_recs = i == 0 ? 6 : 5;
 		else
@@ -366,7 +370,7 @@ void gd_plan(struct gen *g)
 		c->bd_base = addr;
 		addr = align_up(addr + nt * 128 + 128, 4096);
 		c->gdma_base = addr;
-		addr = align_up(addr + (N - nt) * 96 + 128, 4096);
+		addr = align_up(addr + (N - nt) * (g->a1684 ? 128 : 96) + 128, 4096);
 		c->off_bd = off;
 		off += 8 + c->tiu_recs * 32;
 		c->off_gdma = off;

@@ -64,7 +64,7 @@ void gd_gdma_line(struct gen *g, struct core *c, uint64_t dep, unsigned dir, uns
 	gw_str(w, " gdma_dir=");
 	gw_dec(w, dir);
 	gw_str(w, " gdma_func=");
-	gw_dec(w, func);
+	gw_dec(w, g->a1684 && func == 1 ? 0 : func); /* BM1684: a matrix move is NORMAL (§3.3) */
 	if (g->a1688) {
 		gw_str(w, " core=");
 		gw_dec(w, c->idx);

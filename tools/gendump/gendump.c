@@ -1,26 +1,28 @@
 /*
- * gendump.c — writes synthetic Sophgo bmprofile_data directories (BM1688 and BM1684X
+ * gendump.c — writes synthetic Sophgo bmprofile_data directories (BM1688, BM1684X and BM1684
  * layouts) of any size from a seed, for tests and benchmarks of the bmprofile reader.
  *
  * Formats follow shared/specs/sophgo-bmprofile.md (§ numbers below refer to it); the choices
- * that the spec leaves open follow what the real BM1688 dump (spec source "R") shows:
+ * that the spec leaves open follow what the real BM1688 dump (spec source "R") and the real
+ * BM1684X dump show:
  *   - global.profile: header, is_mlir=1 compiler log with one subnet, parallel blocks,
- *     local/global layer lines, tensor lines and one node line per command except the last
- *     of each buffer (§3.1: the final chain_end / system.end has no line), core_list, mtype
- *     lines. BM1688 TIU lines are spelled `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=..
- *     core=..`; BM1684X uses `bd cmd_id bd_id=<own> gdma_id=<dep> bd_func=..`.
+ *     local/global layer lines, tensor lines and one node line per command except, on BM1688,
+ *     the last of each buffer (§3.1: the final chain_end / system.end has no line; BM1684X
+ *     writes them after "insert bd end" / "insert gdma end"), core_list, mtype lines. BM1688
+ *     TIU lines are spelled `gdma cmd_id bd_id=0 gdma_id=<dep> bd_func=.. core=..`; BM1684X
+ *     and BM1684 use `bd cmd_id bd_id=<own> gdma_id=<dep> bd_func=..`.
  *   - iter0.profile: SUMMARY, COMMAND per core, then per core MONITOR_BD, MONITOR_GDMA,
  *     DYN_DATA and (if non-empty) DYN_EXTRA (§4.2 write order). PMU records exist for every
  *     TIU command and every non-sys GDMA command (R: GDMA send/wait/chain_end have none).
  *     BM1688 core 0 carries R's quirks: a stale inst_id-0 GDMA record first and an inst_id-0
  *     record last (§9.2 trimming); every core >0 starts with system.send_msg; each core's
  *     first system.wait_msg starts at the same real time (the §9.2 alignment anchor).
+ *     BM1684X and BM1684 start with the firmware's own GDMA record (the first NODE_SET's).
  *   - cmd_<base>_<core>_<engine>.dat: variable-length descriptors per §6 ending with a sys
  *     end / chain_end and zero padding to a multiple of 128 bytes (R's file lengths).
  *     BM1684X uses the same size table; its descriptors also carry their own cmd_id (TIU
- *     bits 1-20 with the dependency in 21-40, GDMA bits 9-28) — an assumption shared with
- *     src/readers/sophgo/bmprofile/bmp_cmd.c, not a fact from the spec, which has no BM1684X field
- * table.
+ *     bits 1-20 with the dependency in 21-40, GDMA bits 9-28), as regdef_bm1684x.c lays them
+ *     out. BM1684: fixed 128-byte descriptors (gd_bm1684.c).
  *   - net_stat.sim: a small two-column sample of core 0 in the §7 layout.
  *
  * Streaming: every output region has a small buffered writer that pwrite()s at its own file
@@ -29,12 +31,13 @@
  *
  * Time model: one global timeline in picoseconds. Each core has an epoch (the global time at
  * which its PMU counters read 0); TIU counters run at 900 MHz, GDMA at 750 MHz (BM1688, as in
- * R; BM1684X both at its tpu_freq, 1000 MHz), the MCU timer at 50 MHz (20 ns/tick) (§4.9,
- * §8.1). A command starts when its engine is free and
- * its cross-engine dependency (cmd_id_dep) has ended. Without --wrap every command's length
- * is capped so that no 32-bit counter can pass 2^32 before the dump ends.
+ * R; BM1684X both at its tpu_freq, 1000 MHz; BM1684 550 / 575 MHz), the MCU timer at 50 MHz
+ * (20 ns/tick) (§4.9, §8.1). A command starts when its engine is free and its cross-engine
+ * dependency (cmd_id_dep) has ended. Without --wrap every command's length is capped so that
+ * no 32-bit counter can pass 2^32 before the dump ends.
  */
 #include "gd_int.h"
+#include "readers/sophgo/isa/sg_isa.h"
 
 #include <string.h>
 
@@ -100,13 +103,14 @@ static uint64_t nsync_for(const struct gd_opts *o)
 
 int gd_check(const struct gd_opts *o, uint64_t *min_cmds, struct tp_diag *d)
 {
-	if (o->arch != ARCH_BM1688 && o->arch != ARCH_BM1684X)
-		return tp_diag_set(d, TP_EUSAGE, "unsupported arch %d (BM1688=4, BM1684X=3)",
-		                   o->arch);
+	if (o->arch != ARCH_BM1688 && o->arch != ARCH_BM1684X && o->arch != ARCH_BM1684)
+		return tp_diag_set(d, TP_EUSAGE,
+		                   "unsupported arch %d (BM1688=4, BM1684X=3, BM1684=1)", o->arch);
 	if (o->arch == ARCH_BM1688 && (o->cores < 1 || o->cores > 2))
 		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 or 2 for BM1688");
-	if (o->arch == ARCH_BM1684X && o->cores != 1)
-		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 for BM1684X");
+	if (o->arch != ARCH_BM1688 && o->cores != 1)
+		return tp_diag_set(d, TP_EUSAGE, "--cores must be 1 for %s",
+		                   o->arch == ARCH_BM1684 ? "BM1684" : "BM1684X");
 	uint64_t ns = nsync_for(o);
 	/* Sys commands: TIU send+wait+AR per sync and the final end; GDMA send+wait per sync and
 	 * the final chain_end. At least one layer command per engine on top. */
@@ -164,16 +168,21 @@ static int setup(struct gen *g, const struct gd_opts *o, const char *outdir)
 	g->o = o;
 	g->rng = o->seed ^ 0x7470757072F0F11Eull;
 	g->a1688 = o->arch == ARCH_BM1688;
+	g->a1684 = o->arch == ARCH_BM1684;
 	g->ncores = o->cores;
 	g->nsync = nsync_for(o);
 	g->gdma_rec_size = g->a1688 ? 256 : 192;
-	g->dtype = g->a1688 ? DT_INT8 : DT_FP16;
+	g->dtype = g->a1688 ? DT_INT8 : g->a1684 ? DT_FP32 : DT_FP16;
 	g->layer_id = 14;
 	g->host_base = 1705374960000000ull + (o->seed % 1000000) * 1000;
 	for (unsigned i = 0; i < 2; i++) {
 		g->core[i].ft.fd = g->core[i].fg.fd = -1;
 	}
 	g->fp.fd = g->fi.fd = -1;
+	if (o->arch == ARCH_BM1684X &&
+	    sg_decoder_new(&sg_isa_bm1684x, sg_chip_by_arch(TP_ARCH_BM1684X)->dma_cmd_type_bits,
+	                   &g->dec) != TP_OK)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory");
 	gd_plan(g);
 	for (unsigned i = 0; i < g->ncores; i++) {
 		/* Block lengths and COMMAND counts are u32 fields. */
@@ -229,8 +238,9 @@ static void start_clocks(struct gen *g)
 	uint64_t start_cyc = o->wrap ? 0xFFFFFFFFull - 20000 - rnd(&g->rng) % 1000
 	                             : 452000000ull + rnd(&g->rng) % 1000000;
 	for (unsigned i = 0; i < g->ncores; i++) {
-		g->core[i].tiu_mhz = g->a1688 ? 900 : 1000;
-		g->core[i].gdma_mhz = g->a1688 ? 750 : 1000;
+		/* BM1684: fixed 550 / 575 MHz whatever tpu_freq says (§8.1) */
+		g->core[i].tiu_mhz = g->a1688 ? 900 : g->a1684 ? 550 : 1000;
+		g->core[i].gdma_mhz = g->a1688 ? 750 : g->a1684 ? 575 : 1000;
 	}
 	struct core *c0 = &g->core[0];
 	c0->epoch = 0;
@@ -242,6 +252,7 @@ static void start_clocks(struct gen *g)
 		c->tiu_free = c->gdma_free =
 		    g->t_start + (int64_t)(i * rrange(&g->rng, 1000000, 2000000));
 		c->stale_pending = g->a1688 && i == 0;
+		c->fw_pending = !g->a1688;
 		c->ch = 3;
 		c->hw = 224;
 		c->act_id = -1;
@@ -278,11 +289,64 @@ static void write_profile_head(struct gen *g)
 	                                 "&amp; \xc3\xbc"
 	                               : "gen_net";
 	gw_str(w, net);
-	gw_str(w, g->a1688 ? "\n[bmprofile] tpu_freq=0\n" : "\n[bmprofile] tpu_freq=1000\n");
+	gw_str(w, g->a1688   ? "\n[bmprofile] tpu_freq=0\n"
+	          : g->a1684 ? "\n[bmprofile] tpu_freq=550\n"
+	                     : "\n[bmprofile] tpu_freq=1000\n");
 	gw_str(w, "[bmprofile] is_mlir=1\n...Start Profile Log...\n");
 	gd_line(g, "start to run subnet_id=0");
 	gd_line(g, "start parallel.");
 	gd_line(g, "end parallel.");
+}
+
+/* BM1684X's lines for an engine's final sys command ("bd" or "gdma", command `id`): the
+ * runtime's "insert ... end" note, then the node line, depending on nothing. */
+static void end_line(struct gen *g, struct core *c, const char *eng, uint64_t id)
+{
+	char s[96];
+	snprintf(s, sizeof s, "insert %s end (cmd_id %s_id=%llu)", eng, eng,
+	         (unsigned long long)id);
+	gd_line(g, s);
+	if (eng[0] == 'b')
+		gd_tiu_line(g, c, 0, TSK_SYS);
+	else
+		gd_gdma_line(g, c, 0, 0, 6);
+}
+
+/* Tensor lines of a local layer that reads the current activation and writes layer id's. */
+static void io_lines(struct gen *g, struct core *c, uint64_t id)
+{
+	gd_tensor_line(g, c->act_id, 1, 1, c->ch, c->hw, c->hw, g->dtype, 0, 0, c->act_loff, 1,
+	               c->hw);
+	gd_tensor_line(g, (int64_t)id, 0, 1, c->ch, c->hw, c->hw, g->dtype, 0, 0, c->act_loff, 1,
+	               c->hw);
+	c->act_id = (int64_t)id;
+}
+
+/* BM1684 has no sys commands: the last command of each engine is an ordinary one carrying
+ * the end bit (TIU CMD_END, GDMA CHAIN_END) with its node line and PMU record, here a copy of
+ * the result and its store, two layers of a last parallel block. Its buffers have room for
+ * more commands than the net has: zero slots up to a 4 KiB multiple. */
+static void final_1684(struct gen *g, struct core *c)
+{
+	uint8_t b[128];
+	g->ending = 1;
+	gd_line(g, "start parallel.");
+	uint64_t id = gd_next_layer_id(g), dep = c->gdma_id;
+	gd_layer_line(g, 0, "Copy", id);
+	io_lines(g, c, id);
+	size_t n = gd_tiu_desc(b, TSK_AR, 19, 1, dep, 0, 0);
+	gd_tiu_line(g, c, dep, 3);
+	gd_tiu_cmd(g, c, b, n, dep, 24, 0, 0, "AR");
+	id = gd_next_layer_id(g);
+	gd_layer_line(g, 0, "Store", id);
+	io_lines(g, c, id);
+	uint64_t bytes = (uint64_t)c->ch * c->hw * c->hw * gd_dsize(g->dtype);
+	gd_gdma_line(g, c, c->tiu_id, 1, 0);
+	gd_gdma_xfer(g, c, 0, 1, c->tiu_id, gd_ddr_act(g, bytes), c->act_loff, bytes);
+	gd_line(g, "end parallel.");
+	g->ending = 0;
+	gw_zero(&c->cmd_t, (size_t)(align_up(c->cmd_t.total, 4096) - c->cmd_t.total));
+	gw_zero(&c->cmd_g, (size_t)(align_up(c->cmd_g.total, 4096) - c->cmd_g.total));
 }
 
 /* Every core's commands: layers segment by segment with syncs between segments on multi-core
@@ -315,9 +379,17 @@ static int64_t run_cores(struct gen *g)
 	/* Final commands: TIU system.end and GDMA chain_end (no node lines, §3.1). */
 	for (unsigned i = 0; i < g->ncores; i++) {
 		struct core *c = &g->core[i];
+		if (g->a1684) {
+			final_1684(g, c);
+			continue;
+		}
 		uint8_t b[128];
 		size_t n = gd_tiu_desc(b, TSK_SYS, SYS_END, 0, 0, 0, 0);
+		if (!g->a1688) /* BM1684X writes their lines too, as the real dump shows */
+			end_line(g, c, "bd", c->tiu_id + 1);
 		gd_tiu_cmd(g, c, b, n, 0, 5, 0, 0, "SYS");
+		if (!g->a1688)
+			end_line(g, c, "gdma", c->gdma_id + 1);
 		gd_gdma_sys(g, c, GSYS_CHAIN_END, 0, 0, 0);
 		if (g->a1688 && i == 0) {
 			/* R core 0: a trailing inst_id-0 record after the last real transfer. */
@@ -448,6 +520,7 @@ static void release(struct gen *g, int rc)
 			gf_abort(&g->core[i].fg);
 		}
 	}
+	sg_decoder_free(g->dec);
 	gw_free(&g->prof);
 	gf_free(&g->fp);
 	gf_free(&g->fi);

@@ -1,8 +1,8 @@
 /*
  * gendump.h — interface of the synthetic Sophgo bmprofile_data generator (tpuprof-gendump).
  *
- * The generator writes a complete, valid profile directory in the BM1688 (2-core capable)
- * or BM1684X layout described in shared/specs/sophgo-bmprofile.md: global.profile,
+ * The generator writes a complete, valid profile directory in the BM1688 (2-core capable),
+ * BM1684X or BM1684 layout described in shared/specs/sophgo-bmprofile.md: global.profile,
  * iter0.profile, cmd_<base>_<core>_<engine>.dat and a small net_stat.sim. Everything is
  * derived from the options (above all the seed), so the same options give the same bytes.
  * Records are written as they are produced (buffered writers at precomputed file offsets),
@@ -22,8 +22,8 @@
 enum gd_kind { GD_CONV, GD_POOL, GD_ADD, GD_MATMUL, GD_LOAD, GD_STORE, GD_NKIND };
 
 struct gd_opts {
-	int arch;               /* 4 = BM1688, 3 = BM1684X (the global.profile arch= value) */
-	unsigned cores;         /* BM1688: 1..2, BM1684X: 1 */
+	int arch;               /* 4 BM1688, 3 BM1684X, 1 BM1684 (the global.profile arch= value) */
+	unsigned cores;         /* BM1688: 1..2, BM1684X and BM1684: 1 */
 	uint64_t cmds;          /* commands per core, TIU + GDMA, including sys commands */
 	uint64_t seed;          /* everything random derives from this */
 	unsigned mix[GD_NKIND]; /* relative weights of the layer kinds */

@@ -19,7 +19,8 @@
  *     init commands and the commands of each engine). mode 2: mode 1 plus a DYN_EXTRA entry
  *     (the descriptor) per DYN_DATA record. bmodel: "bmodel" line, BLOCK_DES_BDC/GDMA/SDMA
  *     descriptor streams ending with the sys end command, and 2 trailing PMU records per
- *     engine outside the stream (the runtime's tail sync), like the real BM1690 dump.
+ *     engine outside the stream (the runtime's tail sync), all engines' after the core's
+ *     last command, like the real BM1690 dump.
  *   - CDMA ports (modes 0-2): port files with 2 init records + commands; the CDMA commands
  *     ride in the last core's DYN_DATA (port in extra_info >> 7) and that core's first SDMA
  *     record after its init pair is the vSDMA send the ports align to (the reader drops it).
@@ -238,10 +239,31 @@ static void pmu(struct out *w, unsigned eng, uint32_t s, uint32_t e, uint32_t id
 	put(w, b, n);
 }
 
+/* Real time after command k of an engine (its end plus the gap before the next); commands
+ * start at ANCHOR + 100 on every engine and run back to back with gaps. */
+static uint64_t cmd_next(const struct gd_cdm_opts *o, unsigned core, unsigned eng, uint64_t k,
+                         uint64_t at, const struct gcmd *c)
+{
+	return at + c->dur + 1 + h(o, core, eng, k, 3) % 40;
+}
+
+/* Real time after the last of an engine's n commands. */
+static uint64_t cmds_end(const struct gd_cdm_opts *o, unsigned core, unsigned eng, uint64_t n)
+{
+	uint64_t at = ANCHOR + 100;
+	for (uint64_t k = 0; k < n; k++) {
+		struct gcmd c;
+		gen(o, core, eng, k, &c);
+		at = cmd_next(o, core, eng, k, at, &c);
+	}
+	return at;
+}
+
 /* PMU block of one engine of a core. Real times: init handshake ends at ANCHOR, commands
- * start at ANCHOR + 100 (every engine) and run back to back with gaps. */
+ * start at ANCHOR + 100 (every engine) and run back to back with gaps. tail: the 2 records
+ * of the runtime's tail sync start at real time tail (0 = none). */
 static void pmu_block(struct out *w, const struct gd_cdm_opts *o, unsigned core, unsigned eng,
-                      uint64_t n, int tail, uint64_t *span_end)
+                      uint64_t n, uint64_t tail, uint64_t *span_end)
 {
 	uint64_t total = 2 + n + (tail ? 2 : 0);
 	block_hdr(w, eng == E_TIU ? 3 : eng == E_GDMA ? 4 : 11, total * (eng == E_TIU ? 16u : 64u));
@@ -258,13 +280,15 @@ static void pmu_block(struct out *w, const struct gd_cdm_opts *o, unsigned core,
 		struct gcmd c;
 		gen(o, core, eng, k, &c);
 		pmu(w, eng, (uint32_t)(ep + at), (uint32_t)(ep + at + c.dur), (uint32_t)k, &c);
-		at += c.dur + 1 + h(o, core, eng, k, 3) % 40;
+		at = cmd_next(o, core, eng, k, at, &c);
 	}
-	if (tail)
+	if (tail) {
+		at = tail;
 		for (unsigned i = 0; i < 2; i++) {
 			pmu(w, eng, (uint32_t)(ep + at), (uint32_t)(ep + at + 11), i, NULL);
 			at += 300;
 		}
+	}
 	if (at > *span_end)
 		*span_end = at;
 }
@@ -387,10 +411,17 @@ static int write_core(const struct gd_cdm_opts *o, const char *dir, unsigned cor
 	struct counts cn;
 	core_counts(o, core, &cn);
 	int bmodel = o->mode == GD_CDM_BMODEL;
-	uint64_t span = 0;
-	/* bmodel: the stream's end command is the last PMU record of the stream section. */
+	uint64_t span = 0, tail = 0;
+	/* bmodel: the stream's end command is the last PMU record of the stream section. The
+	 * runtime's tail sync follows on every engine once all of them are done, as in the real
+	 * BM1690 dump (its three engines' tail records lie within 1.2 us of each other), so
+	 * each engine list ends at the core's end, however early its own commands finish. */
+	for (unsigned e = 0; bmodel && e < 3; e++) {
+		uint64_t end = cmds_end(o, core, e, cn.n[e]);
+		tail = end > tail ? end : tail;
+	}
 	for (unsigned e = 0; e < 3; e++)
-		pmu_block(&w, o, core, e, cn.n[e], bmodel, &span);
+		pmu_block(&w, o, core, e, cn.n[e], tail, &span);
 	if (bmodel)
 		for (unsigned e = 0; e < 3; e++)
 			des_block(&w, o, core, e, cn.n[e]);

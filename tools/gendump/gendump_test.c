@@ -347,8 +347,9 @@ static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file
 	}
 	k++;
 	/* MONITOR_GDMA: one record per non-sys GDMA command; BM1688 core 0 adds the stale
-	 * first and the trailing inst_id-0 records. */
-	uint64_t want = dg->nonsys + (a1688 && c == 0 ? 2 : 0);
+	 * first and the trailing inst_id-0 records, BM1684X the firmware's inst_id-0 record
+	 * before the net's, which start again from 0. */
+	uint64_t want = dg->nonsys + (a1688 ? (c == 0 ? 2 : 0) : 1);
 	assert_int_equal(b[k].type, 4);
 	assert_int_equal(b[k].len, (uint64_t)grec * want);
 	p = it->data + b[k].off;
@@ -358,6 +359,10 @@ static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file
 		assert_int_equal(tp_le32(p + (want - 1) * grec + 8) & 0xFFFFF, 0);
 		/* the stale record ends before the first real one starts */
 		assert_true(tp_le32(p + 4) < tp_le32(p + grec));
+	}
+	if (!a1688) {
+		assert_int_equal(tp_le32(p + 8) & 0xFFFFF, 0);
+		assert_int_equal(tp_le32(p + grec + 8) & 0xFFFFF, 0);
 	}
 	for (uint64_t i = 1; i < want && !o->wrap; i++)
 		assert_true(tp_le32(p + i * grec) > tp_le32(p + (i - 1) * grec + 4));
@@ -378,15 +383,18 @@ static size_t check_monitor_blocks(const struct gd_opts *o, const struct tp_file
 	return k;
 }
 
-/* Core c's node lines in global.profile: one per command except the final end / chain_end
- * (§3.1); on BM1688 they agree with the descriptors on every dependency, in order. */
+/* Core c's node lines in global.profile: on BM1688 one per command except the final end /
+ * chain_end (§3.1), agreeing with the descriptors on every dependency, in order; BM1684X has
+ * lines for those two as well (after the runtime's "insert ... end" notes), as its real dump. */
 static void check_node_lines(const struct gd_opts *o, const struct tp_file *gp, unsigned c,
                              const struct core_cmds *cc, const struct cmds *dt,
                              const struct cmds *dg)
 {
 	if (o->arch != 4) {
-		assert_int_equal(count_lines(gp, "] bd cmd_id bd_id=", NULL), cc->tiu - 1);
-		assert_int_equal(count_lines(gp, "] gdma cmd_id bd_id=", NULL), cc->gdma - 1);
+		assert_int_equal(count_lines(gp, "] bd cmd_id bd_id=", NULL), cc->tiu);
+		assert_int_equal(count_lines(gp, "] gdma cmd_id bd_id=", NULL), cc->gdma);
+		assert_int_equal(count_lines(gp, "] insert bd end (cmd_id bd_id=", NULL), 1);
+		assert_int_equal(count_lines(gp, "] insert gdma end (cmd_id gdma_id=", NULL), 1);
 		return;
 	}
 	char core_kv[32];

@@ -2,7 +2,7 @@
  * main.c — the tpuprof-gendump command line: parses options, runs gd_generate and prints
  * one summary line. Owns nothing beyond main().
  *
- *   tpuprof-gendump [--arch BM1688|BM1684X] [--cores N] [--cmds N] [--seed S]
+ *   tpuprof-gendump [--arch BM1688|BM1684X|BM1684] [--cores N] [--cmds N] [--seed S]
  *                   [--layers conv=30,pool=8,...] [--net NAME] [--hostile] [--wrap]
  *                   [--no-sim] [--quiet] OUTDIR
  *   tpuprof-gendump --format cdm [--arch BM1690|SG2260|SG2260E] [--cores N] [--cmds N]
@@ -21,8 +21,8 @@ static void usage(FILE *f)
 	fputs(
 	    "usage: tpuprof-gendump [options] OUTDIR\n"
 	    "Writes a synthetic Sophgo bmprofile_data directory (same options -> same bytes).\n"
-	    "  --arch BM1688|BM1684X   layout to write (default BM1688)\n"
-	    "  --cores N               cores (BM1688: 1..2, default 2; BM1684X: 1)\n"
+	    "  --arch BM1688|BM1684X|BM1684  layout to write (default BM1688)\n"
+	    "  --cores N               cores (BM1688: 1..2, default 2; BM1684X, BM1684: 1)\n"
 	    "  --cmds N                commands per core, TIU + GDMA (default 10000)\n"
 	    "  --seed S                random seed (default 1)\n"
 	    "  --layers MIX            layer weights, e.g. conv=30,pool=8,add=12,matmul=10,"
@@ -183,9 +183,12 @@ int main(int argc, char **argv)
 				o.arch = 4;
 			else if (!strcmp(next, "BM1684X") || !strcmp(next, "bm1684x"))
 				o.arch = 3;
+			else if (!strcmp(next, "BM1684") || !strcmp(next, "bm1684"))
+				o.arch = 1;
 			else {
 				fprintf(stderr,
-				        "tpuprof-gendump: --arch must be BM1688 or BM1684X\n");
+				        "tpuprof-gendump: --arch must be BM1688, BM1684X or "
+				        "BM1684\n");
 				return 1;
 			}
 			i++;
@@ -232,7 +235,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	if (o.arch == 3 && !cores_given)
+	if (o.arch != 4 && !cores_given)
 		o.cores = 1;
 	struct gd_result r;
 	int rc = gd_generate(&o, out, &r, &d);

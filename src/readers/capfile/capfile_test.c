@@ -132,8 +132,7 @@ static void test_hwcounters(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF_HWCOUNTERS=1", NULL};
-	run_probe(&r, env, "basic", "2");
+	run_probe_with(&r, "TPUPROF_HWCOUNTERS=1", "basic", "2");
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	struct tp_profile *p = read_only_dump(&r);
 	const char *kind = tp_profile_get_meta(p, "hw_counters");
@@ -171,8 +170,7 @@ static void test_mode0_mode1(void **state)
 {
 	(void)state;
 	struct run r;
-	run_probe(&r, NULL, "basic", "0");
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, NULL, "basic", "0");
 	const struct tp_track *t = &p->tracks[0];
 	assert_int_equal(t->count, 15);
 	for (size_t i = 0; i < t->count; i++) {
@@ -185,8 +183,7 @@ static void test_mode0_mode1(void **state)
 	assert_int_equal(p->num_counters, 0);
 	tp_profile_free(p);
 
-	run_probe(&r, NULL, "basic", "1");
-	p = read_only_dump(&r);
+	p = probe_dump(&r, NULL, "basic", "1");
 	t = &p->tracks[0];
 	assert_int_equal(t->count, 15);
 	for (size_t i = 0; i < t->count; i++) {
@@ -205,8 +202,7 @@ static void test_overflow_drops(void **state)
 	(void)state;
 	struct run r;
 	static const char *const env[] = {NULL};
-	run_probe(&r, env, "overflow", NULL);
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, env, "overflow", NULL);
 	const struct tp_track *t = &p->tracks[0];
 	/* 100 records: the step (2) and 49 op pairs fit; 951 pairs = 1902 records drop. */
 	assert_int_equal(t->count, 50);
@@ -233,8 +229,7 @@ static void test_banana(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF=banana", NULL};
-	run_probe(&r, env, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=banana", "auto", NULL);
 	assert_true(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
 	assert_string_equal(read_text(r.out), "done\n");
 	const char *err = read_text(r.err);
@@ -245,19 +240,16 @@ static void test_banana(void **state)
 
 	/* TPUPROF=off is off, silently; TPUPROF=0 is mode 0, as TPUPROF_MODE_TIMING in the API
 	 * (the numbers mean the same in both); TPUPROF=1 is mode 1. */
-	static const char *const envoff[] = {"TPUPROF=off", NULL};
-	run_probe(&r, envoff, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=off", "auto", NULL);
 	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 0);
-	static const char *const env0[] = {"TPUPROF=0", NULL};
-	run_probe(&r, env0, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=0", "auto", NULL);
 	assert_string_equal(read_text(r.err), "");
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 	struct tp_profile *p0 = read_only_dump(&r);
 	assert_string_equal(tp_profile_get_meta(p0, "capture_mode"), "0 (timing)");
 	tp_profile_free(p0);
-	static const char *const env1[] = {"TPUPROF=1", NULL};
-	run_probe(&r, env1, "auto", NULL);
+	run_probe_with(&r, "TPUPROF=1", "auto", NULL);
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 }
 
@@ -371,16 +363,25 @@ static void test_threads(void **state)
 
 /* ---- reader robustness on bytes ---- */
 
+/* How many records the whole dump b[0..n) holds (it must parse). */
+static uint64_t records_in(const uint8_t *b, size_t n)
+{
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	assert_int_equal(tp_capfile_parse(b, n, "x", &p, &d), TP_OK);
+	uint64_t total = p->stats.records_read;
+	tp_profile_free(p);
+	return total;
+}
+
 static void test_truncated(void **state)
 {
 	(void)state;
 	size_t n;
 	uint8_t *full = probe_capture(NULL, "basic", "2", &n);
+	uint64_t total = records_in(full, n);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
-	assert_int_equal(tp_capfile_parse(full, n, "x", &p, &d), TP_OK);
-	uint64_t total = p->stats.records_read;
-	tp_profile_free(p);
 	int noted = 0;
 	for (size_t cut = 0; cut < n; cut++) {
 		/* a fresh heap copy, so ASan sees any read past the cut */
@@ -454,8 +455,7 @@ static void test_recovery(void **state)
 {
 	(void)state;
 	struct run r;
-	run_probe(&r, NULL, "die", "abort");
-	struct tp_profile *p = read_only_dump(&r);
+	struct tp_profile *p = probe_dump(&r, NULL, "die", "abort");
 	char dirs[2][512], path[600];
 	assert_int_equal(dump_dirs(&r, dirs, 2), 1);
 	struct tp_diag d = {0};
@@ -575,8 +575,7 @@ static void test_not_crashsafe(void **state)
 {
 	(void)state;
 	struct run r;
-	static const char *const env[] = {"TPUPROF_CRASHSAFE=0", NULL};
-	run_probe(&r, env, "sessions", NULL);
+	run_probe_with(&r, "TPUPROF_CRASHSAFE=0", "sessions", NULL);
 	char dirs[3][512];
 	assert_int_equal(dump_dirs(&r, dirs, 3), 2);
 	for (int k = 0; k < 2; k++) {
@@ -587,7 +586,7 @@ static void test_not_crashsafe(void **state)
 		assert_int_equal(p->num_notes, 0);
 		tp_profile_free(p);
 	}
-	run_probe(&r, env, "basic", "2");
+	run_probe_with(&r, "TPUPROF_CRASHSAFE=0", "basic", "2");
 	struct tp_profile *p = read_only_dump(&r);
 	assert_int_equal(p->tracks[0].count, 15);
 	tp_profile_free(p);
@@ -700,13 +699,11 @@ static void test_detail_abi(void **state)
 static void test_fixture(void **state)
 {
 	(void)state;
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[512];
-	snprintf(path, sizeof path, "%s/tests/fixtures/capfile/mini.tpp.hex", src);
 	uint8_t *b = NULL;
 	size_t n = 0;
-	assert_int_equal(tp_test_hex_load(path, &b, &n), 0);
+	assert_int_equal(
+	    tp_test_hex_load(tp_test_source_path("tests/fixtures/capfile/mini.tpp.hex"), &b, &n),
+	    0);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	int rc = tp_capfile_parse(b, n, "mini.tpp", &p, &d);
@@ -834,15 +831,7 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_mode2_details), cmocka_unit_test(test_hwcounters),
-	    cmocka_unit_test(test_mode0_mode1),   cmocka_unit_test(test_overflow_drops),
-	    cmocka_unit_test(test_banana),        cmocka_unit_test(test_unwritable_dir),
-	    cmocka_unit_test(test_sigterm),       cmocka_unit_test(test_fork_and_sessions),
-	    cmocka_unit_test(test_threads),       cmocka_unit_test(test_truncated),
-	    cmocka_unit_test(test_fixture),       cmocka_unit_test(test_truncated_drops),
-	    cmocka_unit_test(test_recovery),      cmocka_unit_test(test_api),
-	    cmocka_unit_test(test_detail_abi),    cmocka_unit_test(test_not_crashsafe),
-	    cmocka_unit_test(test_reader_utf8),   cmocka_unit_test(test_bad_input),
+#include "tp_test_cases.h"
 	};
 	int failed = cmocka_run_group_tests(tests, NULL, NULL);
 	if (failed == 0)

@@ -28,6 +28,8 @@ void probe_start(struct run *r, const char *const *env, const char *a1, const ch
 void probe_wait(struct run *r);
 /* probe_dir, probe_start and probe_wait. */
 void run_probe(struct run *r, const char *const *env, const char *a1, const char *a2);
+/* run_probe with the one environment setting var ("K=V"). */
+void run_probe_with(struct run *r, const char *var, const char *a1, const char *a2);
 /* Removes every directory probe_dir made (call when all tests passed; kept for a look if not). */
 void probe_cleanup(void);
 /* The text of a file (at most 64 KiB, "" when absent) in a static buffer. */
@@ -37,6 +39,9 @@ int count_lines(const char *s);
 int dump_dirs(const struct run *r, char out[][512], int max);
 /* Reads the one dump under r->dir (the test fails if there is not exactly one). */
 struct tp_profile *read_only_dump(const struct run *r);
+/* run_probe, then read_only_dump. */
+struct tp_profile *probe_dump(struct run *r, const char *const *env, const char *a1,
+                              const char *a2);
 /* Waits until the probe has printed "ready". */
 void wait_ready(const struct run *r);
 /* A whole file (malloc'd, *n bytes); the test fails if it cannot be read. */

@@ -96,6 +96,12 @@ void run_probe(struct run *r, const char *const *env, const char *a1, const char
 	probe_wait(r);
 }
 
+void run_probe_with(struct run *r, const char *var, const char *a1, const char *a2)
+{
+	const char *const env[] = {var, NULL};
+	run_probe(r, env, a1, a2);
+}
+
 char *read_text(const char *path)
 {
 	static char buf[65536];
@@ -150,6 +156,12 @@ struct tp_profile *read_only_dump(const struct run *r)
 	if (rc != TP_OK)
 		fail_msg("read failed: %s", d.msg);
 	return p;
+}
+
+struct tp_profile *probe_dump(struct run *r, const char *const *env, const char *a1, const char *a2)
+{
+	run_probe(r, env, a1, a2);
+	return read_only_dump(r);
 }
 
 void wait_ready(const struct run *r)

@@ -113,10 +113,4 @@ static void test_read_output_labels(void **state)
 	tp_profile_free(q);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_read_output_labels),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -7,10 +7,10 @@
 #include "analysis/deps_check.h"
 #include "readers/sophgo/sg_int.h"
 
-int sg_deps_note(struct tp_profile *p)
+int sg_deps_note(struct tp_profile *p, unsigned jobs)
 {
 	struct tp_deps_report r;
-	if (tp_deps_check(p, &r) != TP_OK)
+	if (tp_deps_check_jobs(p, jobs, &r) != TP_OK)
 		return TP_ENOMEM;
 	if (!r.violated)
 		return TP_OK;

@@ -141,8 +141,8 @@ void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list
 int sg_aside_apply(struct tp_profile *p, struct sg_aside *a);
 void sg_aside_free(struct sg_aside *a);
 
-/* sg_deps.c: runs tp_deps_check on p's finished timeline and notes a violation (count, the
- * first one). TP_OK / TP_ENOMEM. */
-int sg_deps_note(struct tp_profile *p);
+/* sg_deps.c: runs tp_deps_check_jobs (up to `jobs` threads) on p's finished timeline and notes a
+ * violation (count, the first one). TP_OK / TP_ENOMEM. */
+int sg_deps_note(struct tp_profile *p, unsigned jobs);
 
 #endif /* TP_SG_INT_H */

@@ -66,6 +66,36 @@ void sgt_rmtree(const char *path)
 	rmdir(path);
 }
 
+/* The dump in dir read with the bmprofile reader; fails the test with the reader's message. */
+struct tp_profile *sgt_read(const char *dir)
+{
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	return p;
+}
+
+/* dir/file, in one of a few rotating buffers (a test holds a handful at once). */
+const char *sgt_in(const char *dir, const char *file)
+{
+	static char buf[4][8448];
+	static unsigned next;
+	char *out = buf[next++ % 4];
+	snprintf(out, sizeof buf[0], "%s/%s", dir, file);
+	return out;
+}
+
+/* The hex fixture sgt_fixdir/name as bytes (malloc'ed, caller frees); *n gets the length. */
+uint8_t *sgt_load_hex(const char *name, size_t *n)
+{
+	char path[4096];
+	snprintf(path, sizeof path, "%s/%s", sgt_fixdir, name);
+	uint8_t *b = NULL;
+	assert_int_equal(tp_test_hex_load(path, &b, n), 0);
+	return b;
+}
+
 /* Materialises fixture `name` into a fresh temp dir and returns its path (static buffer). */
 const char *sgt_make_fixture(const char *name, const char *as)
 {
@@ -147,10 +177,7 @@ struct tp_profile *sgt_read_shared(const char *name, char *dir, char *ref, size_
 	snprintf(rel, sizeof rel, "reference/%s", name);
 	if (!sgt_shared_path(dir, n, name) || !sgt_shared_path(ref, n, rel))
 		return NULL;
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	if (tp_bmprofile_read(dir, NULL, &p, &d))
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	return p;
 }
 

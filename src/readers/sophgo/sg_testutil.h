@@ -19,6 +19,11 @@ void sgt_rmtree(const char *path);
 /* Materialises fixture `name` into a fresh temp dir `as` and returns its path (static
  * buffer, valid until the next call). */
 const char *sgt_make_fixture(const char *name, const char *as);
+/* The path dir/file, in one of a few rotating static buffers (valid for the next 3 calls). */
+const char *sgt_in(const char *dir, const char *file);
+/* The hex fixture sgt_fixdir/name turned into bytes (malloc'ed, caller frees); *n gets the
+ * length. Fails the test when it cannot be read or parsed. */
+uint8_t *sgt_load_hex(const char *name, size_t *n);
 /* Overwrites the little-endian u32 at `off` of the file. */
 void sgt_put_u32(const char *path, size_t off, uint32_t v);
 
@@ -37,6 +42,9 @@ const char *sgt_arg_str(const struct tp_profile *p, uint32_t set, const char *ke
 /* Path of ../shared/testdata/sophgo/<rel> (TP_SHARED_DIR overrides ../shared); 0 after
  * printing SKIPPED when absent. */
 int sgt_shared_path(char *out, size_t n, const char *rel);
+/* Reads the dump in dir with the bmprofile reader; fails the test with the reader's message
+ * when it gives an error. */
+struct tp_profile *sgt_read(const char *dir);
 /* Reads the shared dump `name` with the bmprofile reader, its vendor outputs'
  * directory (reference/<name>) in ref[0..n); NULL after printing SKIPPED when either is
  * absent (the caller then calls skip()). */

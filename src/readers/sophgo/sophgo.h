@@ -27,21 +27,24 @@ enum tp_bmprofile_detail {
 };
 #define TP_BMPROFILE_DETAIL_AUTO_LIMIT 1000000u
 /* AUTO keeps the decoded descriptor fields (des_*, DMA sizes/strides: 20-100 arguments per
- * command) only up to this many records; ON keeps them always. */
+ * command) only up to this many records; ON keeps them always. Without them the reader keeps
+ * each command's LOCAL memory records in compact form (model/lmemrec.h). */
 #define TP_BMPROFILE_FIELDS_AUTO_LIMIT 200000u
 
 struct tp_bmprofile_opts {
 	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */
-	int force_arch;       /* 1: arch_override even when global.profile names another arch (else
-	                         that is TP_EUSAGE naming the dump's arch) */
-	double tiu_freq_mhz;  /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
-	double gdma_freq_mhz; /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
-	int detail;           /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
-	int skip_layers;      /* 1 = no layers/tensors (global.profile node matching and
-	                         tensor_location.json skipped): only the 40-byte slices per
-	                         command stay in memory, for the largest dumps */
-	int jobs;             /* threads the reader may use (0 or 1 = the calling thread
-	                         only); the profile is the same for every value */
+	int force_arch;        /* 1: arch_override even when global.profile names another arch (else
+	                          that is TP_EUSAGE naming the dump's arch) */
+	double tiu_freq_mhz;   /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
+	double gdma_freq_mhz;  /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
+	int detail;            /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
+	int skip_layers;       /* 1 = no layers/tensors (global.profile node matching and
+	                          tensor_location.json skipped): only the 40-byte slices per
+	                          command stay in memory, for the largest dumps */
+	int jobs;              /* threads the reader may use (0 or 1 = the calling thread
+	                          only); the profile is the same for every value */
+	uint64_t fields_limit; /* AUTO keeps the decoded fields up to this many records; 0 =
+	                          TP_BMPROFILE_FIELDS_AUTO_LIMIT (tests lower it) */
 };
 
 /* The chip table's constants for `a` (clocks, lanes, memory sizes; model.h struct tp_chip),

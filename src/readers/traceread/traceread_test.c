@@ -30,14 +30,15 @@ static const char *shared_dir(void)
 	return s ? s : "../shared";
 }
 
-/* Reads a real trace by path; NULL (and SKIPPED printed) when absent. */
+/* Reads a real trace by path; when it is absent, prints SKIPPED and skips the running test
+ * (cmocka's skip() does not return). */
 static struct tp_profile *real(const char *name)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/testdata/traces/%s", shared_dir(), name);
 	if (access(path, R_OK) != 0) {
 		printf("SKIPPED: %s is absent\n", path);
-		return NULL;
+		skip();
 	}
 	assert_true(tp_traceread_probe(path));
 	struct tp_profile *p = NULL;
@@ -123,8 +124,6 @@ static void test_kineto(void **state)
 {
 	(void)state;
 	struct tp_profile *p = real("pytorch_kineto_alexnet_cuda.json");
-	if (!p)
-		return;
 	/* README: 1 408 events: 868 X, 345 f + 155 s flows, 38 M, 2 i. */
 	assert_string_equal(tp_profile_get_meta(p, "chrome_trace.events"), "1408");
 	/* The 868 X events by class: 359 cpu_op, 361 cuda_runtime, 8 user_annotation, 79
@@ -237,8 +236,6 @@ static void test_onnxruntime(void **state)
 {
 	(void)state;
 	struct tp_profile *p = real("onnxruntime_resnet_profile.json");
-	if (!p)
-		return;
 	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 235);
 	assert_int_equal(p->num_devices, 1);
 	assert_int_equal(base_ns(p), 4000);
@@ -259,8 +256,6 @@ static void test_mxnet(void **state)
 {
 	(void)state;
 	struct tp_profile *p = real("mxnet_mnist_cnn_profile.json");
-	if (!p)
-		return;
 	/* 235 B/E pairs, 734 b/e pairs, 1774 counter samples over 4 series names. */
 	assert_int_equal(count_type(p, TP_CAP_TYPE_OP), 235);
 	assert_int_equal(count_type(p, "async"), 734);
@@ -815,17 +810,4 @@ static void test_merge_tail(void **state)
 	tp_profile_free(dev);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_kineto),       cmocka_unit_test(test_onnxruntime),
-	    cmocka_unit_test(test_correlation),  cmocka_unit_test(test_mxnet),
-	    cmocka_unit_test(test_us_to_ns),     cmocka_unit_test(test_quirks),
-	    cmocka_unit_test(test_rejects),      cmocka_unit_test(test_truncation),
-	    cmocka_unit_test(test_stream),       cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_merge_tail),   cmocka_unit_test(test_gzip),
-	    cmocka_unit_test(test_gzip_damaged), cmocka_unit_test(test_gzip_bomb),
-	    cmocka_unit_test(test_gzip_real),    cmocka_unit_test(test_sniff),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

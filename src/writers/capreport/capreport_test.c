@@ -147,23 +147,9 @@ static struct tp_profile *build_capture(void)
 
 static void check_golden(const struct tp_buf *b, const char *name)
 {
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/tests/golden/capreport_small/%s", src, name);
-	if (getenv("TP_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "wb");
-		assert_non_null(f);
-		fwrite(b->data, 1, b->len, f);
-		fclose(f);
-		printf("UPDATED golden %s: review the diff\n", path);
-	}
-	size_t n;
-	char *want = tp_test_slurp(path, &n);
-	assert_non_null(want);
-	assert_int_equal(b->len, n);
-	assert_memory_equal(b->data, want, n);
-	free(want);
+	char rel[256];
+	snprintf(rel, sizeof rel, "tests/golden/capreport_small/%s", name);
+	tp_test_golden(b->data, b->len, rel);
 }
 
 static double num(const cJSON *o, const char *k)
@@ -178,42 +164,89 @@ static int near(double a, double b)
 	return a - b < 1e-9 && b - a < 1e-9;
 }
 
+/* The number under key k of object o must be want (to 1e-9); the message names the key. */
+static void expect_num(const cJSON *o, const char *k, double want)
+{
+	double got = num(o, k);
+	if (!near(got, want))
+		fail_msg("\"%s\" is %.9g, want %.9g", k, got, want);
+}
+
+/* A latency or throughput statistics object: its min, mean, median, p99 and max. */
+static void expect_stats(const cJSON *o, double min, double mean, double median, double p99,
+                         double max)
+{
+	expect_num(o, "min", min);
+	expect_num(o, "mean", mean);
+	expect_num(o, "median", median);
+	expect_num(o, "p99", p99);
+	expect_num(o, "max", max);
+}
+
+/* One range_stats entry: its kind, executions, cut-short and cross-thread counts and total. */
+static void expect_range(const cJSON *e, const char *kind, double count, double cut_short,
+                         double cross_thread, double total_ms)
+{
+	assert_string_equal(cJSON_GetObjectItemCaseSensitive(e, "kind")->valuestring, kind);
+	expect_num(e, "count", count);
+	expect_num(e, "cut_short", cut_short);
+	expect_num(e, "cross_thread", cross_thread);
+	expect_num(e, "total_ms", total_ms);
+}
+
+/* Writes p's summary.json (md 0) or summary.md (md 1) into b, which it initialises. */
+static void render(const struct tp_profile *p, int md, struct tp_buf *b)
+{
+	tp_buf_init(b);
+	int st = md ? tp_capreport_write_md(p, NULL, b) : tp_capreport_write_json(p, NULL, b);
+	assert_int_equal(st, TP_OK);
+}
+
+/* build_capture's profile, written as summary.json (md 0) or summary.md (md 1) into b. */
+static struct tp_profile *rendered_capture(int md, struct tp_buf *b)
+{
+	struct tp_profile *p = build_capture();
+	render(p, md, b);
+	return p;
+}
+
+/* The JSON in b, parsed (the caller deletes it); fails the test when it does not parse. */
+static cJSON *parsed(const struct tp_buf *b)
+{
+	cJSON *root = cJSON_Parse(b->data);
+	assert_non_null(root);
+	return root;
+}
+
 static void test_json(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	struct tp_profile *p = rendered_capture(0, &b);
 	check_golden(&b, "summary.json");
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	cJSON *root = parsed(&b);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
-	assert_true(near(num(ov, "steps"), 5));
-	assert_true(near(num(ov, "warmup_steps"), 1));
-	assert_true(near(num(ov, "counted_steps"), 4));
+	expect_num(ov, "steps", 5);
+	expect_num(ov, "warmup_steps", 1);
+	expect_num(ov, "counted_steps", 4);
 	/* Counted latencies 1, 2, 3, 4 ms: mean 2.5, median 2.5, p99 = rank ceil(3.96) = 4. */
 	const cJSON *lat = cJSON_GetObjectItemCaseSensitive(ov, "latency_ms");
-	assert_true(near(num(lat, "min"), 1.0));
-	assert_true(near(num(lat, "mean"), 2.5));
-	assert_true(near(num(lat, "median"), 2.5));
-	assert_true(near(num(lat, "p99"), 4.0));
-	assert_true(near(num(lat, "max"), 4.0));
-	assert_true(near(num(ov, "counted_steps_time_ms"), 10.0));
+	expect_stats(lat, 1.0, 2.5, 2.5, 4.0, 4.0);
+	expect_num(ov, "counted_steps_time_ms", 10.0);
 	/* Throughput at batch 1: 1000, 500, 333.333, 250 samples/s. */
 	const cJSON *thr = cJSON_GetObjectItemCaseSensitive(ov, "throughput_samples_per_s");
-	assert_true(near(num(thr, "min"), 250.0));
-	assert_true(near(num(thr, "max"), 1000.0));
-	assert_true(near(num(thr, "median"), 416.667));
-	assert_true(near(num(thr, "mean"), 520.833));
+	expect_num(thr, "min", 250.0);
+	expect_num(thr, "max", 1000.0);
+	expect_num(thr, "median", 416.667);
+	expect_num(thr, "mean", 520.833);
 	/* app_stats: "none" and the steps, each activity with duration and meta. */
 	const cJSON *app = cJSON_GetObjectItemCaseSensitive(root, "app_stats");
 	const cJSON *none = cJSON_GetObjectItemCaseSensitive(app, "none");
 	const cJSON *prep = cJSON_GetObjectItemCaseSensitive(none, "data prep");
-	assert_true(near(num(prep, "duration_ms"), 0.005));
+	expect_num(prep, "duration_ms", 0.005);
 	const cJSON *s3 = cJSON_GetObjectItemCaseSensitive(app, "3");
 	const cJSON *post = cJSON_GetObjectItemCaseSensitive(s3, "postprocess");
-	assert_true(near(num(post, "duration_ms"), 0.002003));
+	expect_num(post, "duration_ms", 0.002003);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(post, "meta")->valuestring,
 	                    "top-1 | <b>");
 	/* op_stats: graph -> step -> host -> device -> node. */
@@ -228,9 +261,9 @@ static void test_json(void **state)
 	        "CPU"),
 	    "l0/qkv");
 	assert_non_null(node);
-	assert_true(near(num(node, "duration_ms"), 0.201)); /* 200 000 + 1 000 ns */
-	assert_true(near(num(node, "count"), 2));
-	assert_true(near(num(node, "total_bytes"), 49152));
+	expect_num(node, "duration_ms", 0.201); /* 200 000 + 1 000 ns */
+	expect_num(node, "count", 2);
+	expect_num(node, "total_bytes", 49152);
 	const cJSON *out0 =
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "output"), "0");
 	const cJSON *shape = cJSON_GetObjectItemCaseSensitive(out0, "shape");
@@ -262,10 +295,10 @@ static void test_json(void **state)
 	const cJSON *first = cJSON_GetArrayItem(types, 0);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(first, "op_type")->valuestring,
 	                    "MatMul");
-	assert_true(near(num(first, "executions"), 8));
+	expect_num(first, "executions", 8);
 	/* 100+200+300+400 us + 4 x 1 us = 1.004 ms of the 10 ms counted step time. */
-	assert_true(near(num(first, "total_ms"), 1.004));
-	assert_true(near(num(first, "share_of_step_time_pct"), 10.04));
+	expect_num(first, "total_ms", 1.004);
+	expect_num(first, "share_of_step_time_pct", 10.04);
 	assert_null(strstr(b.data, "</script")); /* JSON stays safe inside HTML */
 	cJSON_Delete(root);
 	tp_buf_free(&b);
@@ -288,61 +321,43 @@ static const cJSON *find_named(const cJSON *arr, const char *name)
 static void test_marks_ranges(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	struct tp_profile *p = rendered_capture(0, &b);
+	cJSON *root = parsed(&b);
 	const cJSON *ov = cJSON_GetObjectItemCaseSensitive(root, "overall_stats");
-	assert_true(near(num(ov, "marks"), 4));
-	assert_true(near(num(ov, "ranges"), 4));
-	assert_true(near(num(ov, "async_ranges"), 3));
-	assert_true(near(num(ov, "ranges_cut_short"), 2));
-	assert_true(near(num(ov, "scopes_cut_short"), 0)); /* steps/activities/operators only */
+	expect_num(ov, "marks", 4);
+	expect_num(ov, "ranges", 4);
+	expect_num(ov, "async_ranges", 3);
+	expect_num(ov, "ranges_cut_short", 2);
+	expect_num(ov, "scopes_cut_short", 0); /* steps/activities/operators only */
 	const cJSON *rs = cJSON_GetObjectItemCaseSensitive(root, "range_stats");
 	assert_int_equal(cJSON_GetArraySize(rs), 2);
 	/* Most total time first: request (40 us) before load (6 us). */
 	const cJSON *req = cJSON_GetArrayItem(rs, 0), *load = cJSON_GetArrayItem(rs, 1);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "name")->valuestring, "request");
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(req, "kind")->valuestring, "async");
-	assert_true(near(num(req, "count"), 3));
-	assert_true(near(num(req, "cut_short"), 1));
-	assert_true(near(num(req, "cross_thread"), 1));
-	assert_true(near(num(req, "total_ms"), 0.04));
-	const cJSON *rl = cJSON_GetObjectItemCaseSensitive(req, "latency_ms");
-	assert_true(near(num(rl, "min"), 0.01));
-	assert_true(near(num(rl, "mean"), 0.02));
-	assert_true(near(num(rl, "median"), 0.02)); /* mean of the middle two of {10, 30} us */
-	assert_true(near(num(rl, "p99"), 0.03));
-	assert_true(near(num(rl, "max"), 0.03));
-	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "kind")->valuestring, "range");
+	expect_range(req, "async", 3, 1, 1, 0.04);
+	/* The median is the mean of the middle two of {10, 30} us. */
+	expect_stats(cJSON_GetObjectItemCaseSensitive(req, "latency_ms"), 0.01, 0.02, 0.02, 0.03,
+	             0.03);
 	assert_string_equal(cJSON_GetObjectItemCaseSensitive(load, "category")->valuestring, "io");
-	assert_true(near(num(load, "count"), 4));
-	assert_true(near(num(load, "cut_short"), 1));
-	assert_true(near(num(load, "cross_thread"), 0));
-	assert_true(near(num(load, "total_ms"), 0.006)); /* the cut 50 us is not in it */
-	const cJSON *ll = cJSON_GetObjectItemCaseSensitive(load, "latency_ms");
-	assert_true(near(num(ll, "min"), 0.001));
-	assert_true(near(num(ll, "mean"), 0.002));
-	assert_true(near(num(ll, "median"), 0.002));
-	assert_true(near(num(ll, "p99"), 0.003));
-	assert_true(near(num(ll, "max"), 0.003));
+	/* The cut 50 us is not in the total. */
+	expect_range(load, "range", 4, 1, 0, 0.006);
+	expect_stats(cJSON_GetObjectItemCaseSensitive(load, "latency_ms"), 0.001, 0.002, 0.002,
+	             0.003, 0.003);
 	const cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "mark_stats");
 	assert_int_equal(cJSON_GetArraySize(ms), 2);
 	assert_string_equal(
 	    cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ms, 0), "name")->valuestring,
 	    "tick"); /* most frequent first */
-	assert_true(near(num(find_named(ms, "tick"), "count"), 3));
-	assert_true(near(num(find_named(ms, "ckpt"), "count"), 1));
+	expect_num(find_named(ms, "tick"), "count", 3);
+	expect_num(find_named(ms, "ckpt"), "count", 1);
 	assert_string_equal(
 	    cJSON_GetObjectItemCaseSensitive(find_named(ms, "ckpt"), "category")->valuestring,
 	    "io");
 	cJSON_Delete(root);
 	/* summary.md: the two tables. */
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "| async | request | - | 3 | 1 | 1 | 0.040000 | 0.020000 | "
 	                               "0.020000 | 0.030000 | 0.010000 | 0.030000 |"));
 	assert_non_null(strstr(b.data, "| range | load | io | 4 | 1 | 0 | 0.006000 |"));
@@ -356,10 +371,8 @@ static void test_marks_ranges(void **state)
 static void test_md(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_capture();
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	struct tp_profile *p = rendered_capture(1, &b);
 	check_golden(&b, "summary.md");
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
@@ -391,16 +404,14 @@ static void test_drops_and_cut(void **state)
 	tp_slice_set_end(p, &p->tracks[0], s, 1100000000);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "| Events dropped | 7 |"));
 	assert_non_null(
 	    strstr(b.data, "| Scopes cut short by the end of the capture (excluded) | 1 |"));
 	assert_non_null(strstr(b.data, "| Latency (ms) | 1.000000 | 2.500000 | 2.500000 | "
 	                               "4.000000 | 4.000000 |"));
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
+	render(p, 0, &b);
 	assert_non_null(strstr(b.data, "\"records_dropped\": 7,"));
 	assert_non_null(strstr(b.data, "\"scopes_cut_short\": 1,\n"));
 	tp_buf_free(&b);
@@ -465,13 +476,16 @@ static void test_output_entry(void **state)
 	rmdir(dir);
 }
 
-/* An empty capture profile of process "app" (pid 7), its device id in *dev. */
-static struct tp_profile *app_profile(int *dev)
+/* A capture profile of process "app" (pid 7) with two empty thread tracks named t0 and t1,
+ * their indices in tr. */
+static struct tp_profile *app_profile(const char *t0, const char *t1, int tr[2])
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
 	p->arch = TP_ARCH_CPU;
-	*dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	int dev = tp_profile_add_device(p, "app (pid 7)", 7, 0);
+	tr[0] = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, t0, 0);
+	tr[1] = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, t1, 0);
 	return p;
 }
 
@@ -479,10 +493,8 @@ static struct tp_profile *app_profile(int *dev)
 static cJSON *json_of(const struct tp_profile *p)
 {
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	render(p, 0, &b);
+	cJSON *root = parsed(&b);
 	tp_buf_free(&b);
 	return root;
 }
@@ -506,10 +518,9 @@ static const cJSON *op_node(const cJSON *root, const char *graph, const char *st
 static void test_worker_thread_op(void **state)
 {
 	(void)state;
-	int dev;
-	struct tp_profile *p = app_profile(&dev);
-	int main_tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
-	int worker = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "worker", 0);
+	int tr[2];
+	struct tp_profile *p = app_profile("main", "worker", tr);
+	int main_tr = tr[0], worker = tr[1];
 	for (int step = 0; step < 3; step++) {
 		tp_args_begin(p);
 		tp_args_add_int(p, TP_CAP_KEY_STEP, step);
@@ -529,7 +540,7 @@ static void test_worker_thread_op(void **state)
 	cJSON *root = json_of(p);
 	const cJSON *conv = op_node(root, "g", "2", "conv");
 	assert_non_null(conv);
-	assert_true(near(num(conv, "duration_ms"), 0.000202));
+	expect_num(conv, "duration_ms", 0.000202);
 	assert_null(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "op_stats"), "(no graph)"));
 	cJSON_Delete(root);
@@ -542,10 +553,9 @@ static void test_worker_thread_op(void **state)
 static void test_op_stats_merge(void **state)
 {
 	(void)state;
-	int dev;
-	struct tp_profile *p = app_profile(&dev);
-	int a = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "a", 0);
-	int b2 = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "b", 0);
+	int tr[2];
+	struct tp_profile *p = app_profile("a", "b", tr);
+	int a = tr[0], b2 = tr[1];
 	int64_t t = 500;
 	op(p, a, &t, "mm", "MatMul", 3, 0, 100, "late", "1x1", "fp32", 10);
 	op(p, a, &t, "other", "Add", 3, 0, 7, "o", "1", "fp32", 0);
@@ -558,9 +568,9 @@ static void test_op_stats_merge(void **state)
 	cJSON *root = json_of(p);
 	const cJSON *mm = op_node(root, "", "3", "mm");
 	assert_non_null(mm);
-	assert_true(near(num(mm, "duration_ms"), 0.000123));
-	assert_true(near(num(mm, "total_bytes"), 42));
-	assert_true(near(num(mm, "count"), 3));
+	expect_num(mm, "duration_ms", 0.000123);
+	expect_num(mm, "total_bytes", 42);
+	expect_num(mm, "count", 3);
 	char *txt = cJSON_PrintUnformatted(mm);
 	assert_non_null(strstr(txt, "early"));
 	assert_null(strstr(txt, "late"));
@@ -568,7 +578,7 @@ static void test_op_stats_merge(void **state)
 	assert_non_null(op_node(root, "", "3", "other"));
 	const cJSON *mm4 = op_node(root, "", "4", "mm");
 	assert_non_null(mm4);
-	assert_true(near(num(mm4, "duration_ms"), 0.000005));
+	expect_num(mm4, "duration_ms", 0.000005);
 	cJSON_Delete(root);
 	tp_profile_free(p);
 }
@@ -632,16 +642,13 @@ static void test_empty_capture(void **state)
 	p->arch = TP_ARCH_CPU;
 	tp_profile_finish(p);
 	struct tp_buf b;
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_json(p, NULL, &b), TP_OK);
-	cJSON *root = cJSON_Parse(b.data);
-	assert_non_null(root);
+	render(p, 0, &b);
+	cJSON *root = parsed(&b);
 	assert_true(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(root, "overall_stats"), "latency_ms")));
 	cJSON_Delete(root);
 	tp_buf_free(&b);
-	tp_buf_init(&b);
-	assert_int_equal(tp_capreport_write_md(p, NULL, &b), TP_OK);
+	render(p, 1, &b);
 	assert_non_null(strstr(b.data, "No operators were recorded."));
 	tp_buf_free(&b);
 	tp_profile_free(p);
@@ -675,20 +682,4 @@ static void test_oom(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_json),
-	    cmocka_unit_test(test_md),
-	    cmocka_unit_test(test_marks_ranges),
-	    cmocka_unit_test(test_md_escaping),
-	    cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_empty_capture),
-	    cmocka_unit_test(test_worker_thread_op),
-	    cmocka_unit_test(test_op_stats_merge),
-	    cmocka_unit_test(test_json_stream),
-	    cmocka_unit_test(test_oom),
-	    cmocka_unit_test(test_drops_and_cut),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -20,6 +20,8 @@
 
 #include "writers/chrome/chrome.h"
 
+#include "common/timings.h"
+
 #define BATCH_EVENTS 8192     /* events per batch by default */
 #define BATCH_ARGS (1u << 17) /* a batch is also full at this many arguments */
 #define MAX_WORKERS 8         /* like Perfetto's compression workers; 17 batches of ~5 MB at most */
@@ -417,7 +419,9 @@ static void format_and_write(struct cw *w, struct batch *bt)
 {
 	if (w->nthreads)
 		pthread_mutex_unlock(&w->mu);
+	tp_tm_par_begin();
 	fmt_batch(bt);
+	tp_tm_par_end();
 	if (w->nthreads)
 		pthread_mutex_lock(&w->mu);
 	bt->state = SLOT_DONE;
@@ -427,6 +431,7 @@ static void format_and_write(struct cw *w, struct batch *bt)
 static void *worker_main(void *arg)
 {
 	struct cw *w = arg;
+	tp_tm_thread(1);
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
 		struct batch *bt = take_queued(w);
@@ -439,6 +444,7 @@ static void *worker_main(void *arg)
 		pthread_cond_wait(&w->cv_job, &w->mu);
 	}
 	pthread_mutex_unlock(&w->mu);
+	tp_tm_thread(-1);
 	return NULL;
 }
 

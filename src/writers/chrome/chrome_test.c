@@ -24,7 +24,7 @@
 
 /* The writer as tp_test_oom_sweep calls it. */
 struct write_ctx {
-	struct tp_profile *p;
+	const struct tp_profile *p;
 	const char *path;
 	int jobs; /* 0: tp_chrome_write */
 	size_t batch;
@@ -41,11 +41,10 @@ static int write_trace(void *ctx, struct tp_diag *d)
 
 static void test_round_trip(void **state)
 {
-	(void)state;
-	char dir[] = "/tmp/tp_chrome_test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "trace.json");
-	struct tp_profile *p = fx_profile();
+	const struct tp_profile *p = *state;
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_chrome_test", "trace.json");
+	const char *path = out.path;
 	struct tp_diag d = {0};
 	assert_int_equal(tp_chrome_write(p, NULL, path, 0, &d), TP_OK);
 	char *text = tp_test_slurp(path, NULL);
@@ -86,7 +85,7 @@ static void test_round_trip(void **state)
 	unlink(path);
 
 	/* An unwritable destination: TP_EOUTPUT naming the path. */
-	char *bad = tp_path_join(dir, "missing/trace.json");
+	char *bad = tp_path_join(out.dir, "missing/trace.json");
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_chrome_write(p, NULL, bad, 0, &d), TP_EOUTPUT);
 	assert_non_null(strstr(d.msg, "missing"));
@@ -97,22 +96,18 @@ static void test_round_trip(void **state)
 	 * thread is TP_ENOMEM too. */
 	struct write_ctx wt = {p, path, 3, 2};
 	tp_test_oom_sweep(write_trace, &wt, path, 600);
-	unlink(path);
-	rmdir(dir);
+	tp_test_out_done(&out);
 	tp_free(bad);
-	tp_free(path);
-	tp_profile_free(p);
 }
 
 /* The same bytes for jobs 1..8 and batches of 1..5 and the default size, with default and
  * full arguments; batches of 1 event push the whole trace through the ring many times. */
 static void test_same_bytes_any_jobs(void **state)
 {
-	(void)state;
-	char dir[] = "/tmp/tp_chrome_test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "trace.json");
-	struct tp_profile *p = fx_profile();
+	const struct tp_profile *p = *state;
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_chrome_test", "trace.json");
+	const char *path = out.path;
 	for (int full = 0; full < 2; full++) {
 		struct tp_diag d = {0};
 		assert_int_equal(tp_chrome_write(p, NULL, path, full, &d), TP_OK);
@@ -142,15 +137,9 @@ static void test_same_bytes_any_jobs(void **state)
 			}
 		free(ref);
 	}
-	unlink(path);
-	rmdir(dir);
-	tp_free(path);
-	tp_profile_free(p);
+	tp_test_out_done(&out);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_round_trip),
-	                                   cmocka_unit_test(test_same_bytes_any_jobs)};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define TP_TEST_GROUP_SETUP fx_setup
+#define TP_TEST_GROUP_TEARDOWN fx_teardown
+#include "tp_test_main.h"

@@ -483,18 +483,21 @@ static void emit_memrecs(struct ctx *c, const struct memrecs *m)
 	tp_buf_putc(&c->o.b, '}');
 }
 
-/* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX. */
+/* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX: past it
+ * those of one command in *every, over the whole run (the page says so). */
 #define LMEM_CMD_MAX 300000
 
-static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m)
+static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m, size_t *every)
 {
 	const struct tp_profile *p = c->p;
 	struct tp_lmem_recs r;
+	*every = 1;
 	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
 		m->oom = 1;
 		return 0;
 	}
 	size_t dropped = r.dropped;
+	*every = r.every;
 	for (size_t i = 0; i < r.n; i++) {
 		const struct tp_lmem_rec *x = &r.v[i];
 		const struct tp_track *t = &p->tracks[x->track];
@@ -527,8 +530,13 @@ void html_emit_memory(struct ctx *c, size_t max_cores)
 	struct memrecs m = {0};
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m) : 0;
+			size_t every = 1;
+			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m, &every) : 0;
 			emit_memrecs(c, &m);
+			/* "cmdEvery" only when sampled: the page of a smaller profile is unchanged.
+			 */
+			if (every > 1)
+				tp_buf_printf(b, ",\"cmdEvery\":%zu", every);
 			tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", dropped);
 			m.n = 0;
 		}

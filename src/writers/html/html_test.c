@@ -89,6 +89,15 @@ static struct tp_profile *make(void)
 	return p;
 }
 
+/* The page of make()'s profile (malloc'ed, caller frees). */
+static char *make_page(void)
+{
+	struct tp_profile *p = make();
+	char *s = page_of(p, 0, NULL);
+	tp_profile_free(p);
+	return s;
+}
+
 static size_t count(const char *hay, const char *needle)
 {
 	size_t c = 0;
@@ -197,9 +206,7 @@ static int teardown(void **state)
 static void test_escaping(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n;
-	char *s = page_of(p, 0, &n);
+	char *s = make_page();
 	/* Exactly the two script elements of the template end: the data and the page script. */
 	assert_int_equal(count(s, "</script"), 2);
 	/* Raw "<img" may only appear inside the JSON data element (where it is inert text). */
@@ -217,15 +224,12 @@ static void test_escaping(void **state)
 	assert_non_null(
 	    strstr(s, "\"net\":\"\\u003c/script><img src=x onerror=alert(1)>\\u003c!--\""));
 	free(s);
-	tp_profile_free(p);
 }
 
 static void test_content(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n;
-	char *s = page_of(p, 0, &n);
+	char *s = make_page();
 	/* Lanes in display order: the Layer lane made from the layer table, GDMA, then TIU. */
 	char *layer = strstr(s, "{\"kind\":\"Layer\"");
 	char *gdma = strstr(s, "{\"kind\":\"GDMA\"");
@@ -257,7 +261,6 @@ static void test_content(void **state)
 	assert_null(strstr((const char *)tp_html_app_js, "</script"));
 	assert_null(strstr((const char *)tp_html_app_css, "</style"));
 	free(s);
-	tp_profile_free(p);
 }
 
 /* TIU bars from the cost model: height = Alg Ops / uArch Ops, the rate and ops travel in the
@@ -348,38 +351,37 @@ static void test_cmd_lmem(void **state)
 	tp_profile_free(p);
 }
 
+/* The same page for the same profile written twice, and for the same profile built again. */
 static void test_deterministic(void **state)
 {
 	(void)state;
-	struct tp_profile *p = make();
-	size_t n1, n2;
+	struct tp_profile *p = make(), *again = make();
+	size_t n1, n2, n3;
 	char *a = page_of(p, 0, &n1);
 	char *b = page_of(p, 0, &n2);
+	char *c = page_of(again, 0, &n3);
 	assert_int_equal(n1, n2);
 	assert_memory_equal(a, b, n1);
+	assert_int_equal(n1, n3);
+	assert_memory_equal(a, c, n1);
 	free(a);
 	free(b);
+	free(c);
 	tp_profile_free(p);
+	tp_profile_free(again);
 }
 
-/* The writer as tp_test_oom_sweep calls it. */
-struct write_ctx {
-	struct tp_profile *p;
-	const char *path;
-};
-
-static int write_page(void *ctx, struct tp_diag *d)
+/* The writer as tp_test_oom_sweep_file calls it. */
+static int write_page(const struct tp_profile *p, const char *file, struct tp_diag *d)
 {
-	struct write_ctx *w = ctx;
-	return tp_html_write_file(w->p, NULL, w->path, 0, d);
+	return tp_html_write_file(p, NULL, file, 0, d);
 }
 
 /* Every allocation of writing p's page failing in turn (p freed). */
 static void oom_sweep(struct tp_profile *p)
 {
-	struct write_ctx w = {p, path};
 	/* More than zero allocations means the sweep really exercised failing runs. */
-	assert_true(tp_test_oom_sweep(write_page, &w, path, 200) > 0);
+	assert_true(tp_test_oom_sweep_file(write_page, p, path, 200) > 0);
 	tp_profile_free(p);
 }
 

@@ -414,13 +414,4 @@ static void test_trace(void **state)
 	fx_close(&f);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_entry_build),     cmocka_unit_test(test_anchors),
-	    cmocka_unit_test(test_entry_roundtrip), cmocka_unit_test(test_json_reader),
-	    cmocka_unit_test(test_job_finish),      cmocka_unit_test(test_outputs_escape),
-	    cmocka_unit_test(test_many_outliers),   cmocka_unit_test(test_trace),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -139,39 +139,47 @@ static void test_ratios_parse_errors(void **state)
 
 /* ---- CSV --------------------------------------------------------------------------------- */
 
-static void check_cell(const char *in, int from_input, const char *want)
-{
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_csv_cell(&b, in, from_input);
-	assert_string_equal(b.len ? b.data : "", want);
-	tp_buf_free(&b);
-}
+/* A CSV cell: the text, whether it came from an input (formula guard on), the cell written. */
+struct cell_case {
+	const char *in;
+	int from_input;
+	const char *want;
+};
+
+static const struct cell_case cell_cases[] = {
+    {"plain", 1, "plain"},
+    {"", 1, ""},
+    {"a,b", 1, "\"a,b\""},
+    {"say \"hi\"", 1, "\"say \"\"hi\"\"\""},
+    {"two\nlines", 1, "\"two\nlines\""},
+    {"cr\rhere", 1, "\"cr\rhere\""},
+    {"=1+1", 1, "'=1+1"},
+    /* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
+     * control byte is still guarded. */
+    {"a\x1b[31mb\x07\x7f\xc2\x9b", 1, "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"},
+    {"=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0"},
+    {"\x01,=x", 1, "\"\xEF\xBF\xBD,=x\""},
+    {"+cmd", 1, "'+cmd"},
+    {"-1x256", 1, "'-1x256"},
+    {"@SUM(A1)", 1, "'@SUM(A1)"},
+    {"\tx", 1, "'\tx"},
+    {"=HYPERLINK(\"a,b\")", 1, "\"'=HYPERLINK(\"\"a,b\"\")\""},
+    {"a=b", 1, "a=b"},   /* only a leading sign is dangerous */
+    {"-0.5", 0, "-0.5"}, /* the writer's own numbers are not guarded */
+    {"'quoted'", 1, "'quoted'"},
+};
 
 static void test_csv_escaping(void **state)
 {
 	(void)state;
-	check_cell("plain", 1, "plain");
-	check_cell("", 1, "");
-	check_cell("a,b", 1, "\"a,b\"");
-	check_cell("say \"hi\"", 1, "\"say \"\"hi\"\"\"");
-	check_cell("two\nlines", 1, "\"two\nlines\"");
-	check_cell("cr\rhere", 1, "\"cr\rhere\"");
-	check_cell("=1+1", 1, "'=1+1");
-	/* Text safety: ESC, BEL, DEL and C1 controls never reach the file; a formula after a
-	 * control byte is still guarded. */
-	check_cell("a\x1b[31mb\x07\x7f\xc2\x9b", 1,
-	           "a\xEF\xBF\xBD[31mb\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
-	check_cell("=cmd|' /C calc'!A0", 1, "'=cmd|' /C calc'!A0");
-	check_cell("\x01,=x", 1, "\"\xEF\xBF\xBD,=x\"");
-	check_cell("+cmd", 1, "'+cmd");
-	check_cell("-1x256", 1, "'-1x256");
-	check_cell("@SUM(A1)", 1, "'@SUM(A1)");
-	check_cell("\tx", 1, "'\tx");
-	check_cell("=HYPERLINK(\"a,b\")", 1, "\"'=HYPERLINK(\"\"a,b\"\")\"");
-	check_cell("a=b", 1, "a=b");   /* only a leading sign is dangerous */
-	check_cell("-0.5", 0, "-0.5"); /* the writer's own numbers are not guarded */
-	check_cell("'quoted'", 1, "'quoted'");
+	for (size_t i = 0; i < sizeof cell_cases / sizeof cell_cases[0]; i++) {
+		const struct cell_case *c = &cell_cases[i];
+		struct tp_buf b;
+		tp_buf_init(&b);
+		tp_csv_cell(&b, c->in, c->from_input);
+		assert_string_equal(b.len ? b.data : "", c->want);
+		tp_buf_free(&b);
+	}
 }
 
 /* ---- the writer -------------------------------------------------------------------------- */
@@ -190,28 +198,12 @@ static void render_small(struct tp_buf *b, const struct tp_sparse_ratios *r)
 static void test_golden_small(void **state)
 {
 	(void)state;
-	const char *src = getenv("TP_SOURCE_DIR");
-	assert_non_null(src);
-	char path[4096];
-	snprintf(path, sizeof path, "%s/tests/golden/opscsv_small/ops.csv", src);
 	struct tp_sparse_ratios r;
 	assert_int_equal(tp_sparse_ratios_defaults(&r), TP_OK);
 	struct tp_buf b;
 	render_small(&b, &r);
 	tp_sparse_ratios_free(&r);
-	if (getenv("TP_UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "wb");
-		assert_non_null(f);
-		fwrite(b.data, 1, b.len, f);
-		fclose(f);
-		printf("UPDATED golden %s: review the diff\n", path);
-	}
-	size_t n;
-	char *want = tp_test_slurp(path, &n);
-	assert_non_null(want);
-	assert_int_equal(b.len, n);
-	assert_memory_equal(b.data, want, n);
-	free(want);
+	tp_test_golden(b.data, b.len, "tests/golden/opscsv_small/ops.csv");
 	tp_buf_free(&b);
 }
 
@@ -325,22 +317,7 @@ static int render_all(void *ctx, struct tp_diag *d)
 static void test_oom_paths(void **state)
 {
 	(void)state;
-	struct tp_profile *p = build_small(WARM_BY_STEP, 4, 1);
-	assert_true(tp_test_oom_sweep(render_all, p, NULL, 200) > 0);
-	tp_profile_free(p);
+	sweep_small(render_all);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_ratios_defaults),
-	    cmocka_unit_test(test_ratios_parse_ok),
-	    cmocka_unit_test(test_ratios_parse_errors),
-	    cmocka_unit_test(test_csv_escaping),
-	    cmocka_unit_test(test_golden_small),
-	    cmocka_unit_test(test_render_with_ratio_file),
-	    cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_oom_paths),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

@@ -675,16 +675,10 @@ static void test_text_and_limits(void **state)
 	tp_profile_free(p);
 }
 
-/* The writer as tp_test_oom_sweep calls it. */
-struct write_ctx {
-	struct tp_profile *p;
-	const char *path;
-};
-
-static int write_trace(void *ctx, struct tp_diag *d)
+/* The writer as tp_test_oom_sweep_file calls it. */
+static int write_trace(const struct tp_profile *p, const char *path, struct tp_diag *d)
 {
-	struct write_ctx *w = ctx;
-	return tp_perfetto_write(w->p, NULL, w->path, NULL, d);
+	return tp_perfetto_write(p, NULL, path, NULL, d);
 }
 
 static void test_write_oom(void **state)
@@ -694,8 +688,7 @@ static void test_write_oom(void **state)
 	char *path = tmp("oom.pftrace");
 	/* Every allocation failing in turn: TP_ENOMEM and no half-written output, until the
 	 * run that succeeds writes a valid trace. */
-	struct write_ctx w = {p, path};
-	assert_true(tp_test_oom_sweep(write_trace, &w, path, 400) > 0);
+	assert_true(tp_test_oom_sweep_file(write_trace, p, path, 400) > 0);
 	assert_int_equal(tp_perfetto_check(path, NULL, NULL), TP_OK);
 	tp_free(path);
 	tp_profile_free(p);
@@ -777,20 +770,6 @@ static void test_visitor_decodes_fixture(void **state)
 	tp_free(path);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_varint),
-	    cmocka_unit_test(test_nested_lengths),
-	    cmocka_unit_test(test_fixture_plain_and_compressed),
-	    cmocka_unit_test(test_many_chunks),
-	    cmocka_unit_test(test_event_field_order),
-	    cmocka_unit_test(test_long_strings),
-	    cmocka_unit_test(test_intern_map_reset),
-	    cmocka_unit_test(test_checker_rejects),
-	    cmocka_unit_test(test_visitor_decodes_fixture),
-	    cmocka_unit_test(test_text_and_limits),
-	    cmocka_unit_test(test_write_oom),
-	};
-	return cmocka_run_group_tests(tests, setup, teardown);
-}
+#define TP_TEST_GROUP_SETUP setup
+#define TP_TEST_GROUP_TEARDOWN teardown
+#include "tp_test_main.h"

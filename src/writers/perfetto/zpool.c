@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/timings.h"
 #include "writers/perfetto/perfetto_int.h"
 
 /* Writes one compressed chunk `z` (zn bytes) as Trace.packet { compressed_packets }. */
@@ -45,6 +46,7 @@ static void *zworker_main(void *arg)
 	struct zpool *zp = ((struct zarg *)arg)->zp;
 	int k = ((struct zarg *)arg)->k;
 	tp_free(arg);
+	tp_tm_thread(1);
 	pthread_mutex_lock(&zp->mu);
 	for (;;) {
 		struct zslot *job = NULL;
@@ -67,6 +69,7 @@ static void *zworker_main(void *arg)
 		pthread_cond_broadcast(&zp->cv_done);
 	}
 	pthread_mutex_unlock(&zp->mu);
+	tp_tm_thread(-1);
 	return NULL;
 }
 
@@ -115,8 +118,10 @@ static int zpool_steal(struct pw *w, size_t keep)
 	pthread_mutex_unlock(&zp->mu);
 	if (!job)
 		return 0;
+	tp_tm_par_begin();
 	size_t zn =
 	    libdeflate_zlib_compress(w->z, job->in.p, job->in.len, job->out.p, job->out.cap);
+	tp_tm_par_end();
 	pthread_mutex_lock(&zp->mu);
 	job->zn = zn;
 	job->state = ZS_DONE;
@@ -196,7 +201,9 @@ int tp_perfetto_flush_chunk(struct pw *w)
 	w->zout.len = 0;
 	if (tp_pb_reserve(&w->zout, bound))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory compressing", w->path);
+	tp_tm_par_begin();
 	size_t zn = libdeflate_zlib_compress(w->z, w->chunk.p, n, w->zout.p, bound);
+	tp_tm_par_end();
 	if (!zn)
 		return tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
 	w->chunk.len = 0;

@@ -34,7 +34,6 @@ static void plan_free(struct plan *pl)
 	tp_free(pl->dts);
 	tp_free(pl->der);
 	tp_sink_plan_tracks_free(pl);
-	tp_sink_scache_free(&pl->strs);
 	tp_sink_flows_free(pl);
 	tp_arena_free(&pl->arena);
 }
@@ -155,14 +154,6 @@ static int note_flows(struct tp_profile *p)
 
 int tp_sink_note(struct tp_profile *p)
 {
-	uint64_t cut = 0;
-	for (uint32_t id = 1; id < p->strs.count; id++)
-		cut += strnlen(tp_str(p, id), TP_SINK_MAX_STR + 1) > TP_SINK_MAX_STR;
-	if (cut && tp_profile_note(p,
-	                           "trace outputs: %llu strings longer than %d bytes cut there "
-	                           "(ending in \"\xe2\x80\xa6\")",
-	                           (unsigned long long)cut, TP_SINK_MAX_STR))
-		return TP_ENOMEM;
 	return note_flows(p);
 }
 

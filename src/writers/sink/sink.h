@@ -55,10 +55,6 @@ struct tp_sink_arg {
 };
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
-/* Names and string values longer than this many bytes are cut in the trace outputs (at a
- * character boundary, ending in "…"): the longest real names seen are templated kernel names
- * of a few KiB, and a name of hundreds of MB would otherwise be written many times over. */
-#define TP_SINK_MAX_STR 65536
 
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
@@ -117,12 +113,11 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
  * Shared by the text writers so JSON and SQLite display values agree. */
 size_t tp_sink_fmt_real(char *out, size_t n, double v);
 
-/* Adds notes to p for what the trace outputs will not show as read: strings cut at
- * TP_SINK_MAX_STR bytes, and flows that cannot be drawn (a second flow into the same slice: a
- * slice ends at most one flow; a flow whose ends do not bind to slices or whose source does
- * not start before its target). Call once before writing the trace outputs. Costs a pass over
- * the string table, and a flow plan only when the profile has model flows (imported traces).
- * TP_OK or TP_ENOMEM. */
+/* Adds notes to p for what the trace outputs will not show as read: flows that cannot be
+ * drawn (a second flow into the same slice: a slice ends at most one flow; a flow whose ends
+ * do not bind to slices or whose source does not start before its target). Call once before
+ * writing the trace outputs. Costs a flow plan only when the profile has model flows
+ * (imported traces). TP_OK or TP_ENOMEM. */
 int tp_sink_note(struct tp_profile *p);
 
 /* Fills out->args with the reference-named arguments of model slice s on track t (keys

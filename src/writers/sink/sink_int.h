@@ -21,27 +21,15 @@
 /* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
  * decodes the table's entry on every call, and a slice needs two to four of the same few
  * hundred names. The strings are the table's own (same address every time, which the Perfetto
- * writer's interning relies on). Zero-initialised = empty. */
+ * writer's interning relies on), already cut at TP_PROFILE_MAX_STR by the model. Owns nothing;
+ * zero-initialised = empty. */
 #define SCACHE_SLOTS 256
 struct scache {
 	uint32_t id[SCACHE_SLOTS];
 	const char *s[SCACHE_SLOTS];
-	struct cut_str {
-		uint32_t id;
-		char *s; /* owned: the cut copy */
-	} * cut;         /* strings longer than TP_SINK_MAX_STR, cut once each (tp_sink_cut) */
-	size_t ncut, cap_cut;
 };
 
-/* The copy of string id (s, longer than TP_SINK_MAX_STR) cut at TP_SINK_MAX_STR bytes: the same
- * address for the same id while c lives (refnames.c). s itself when out of memory. */
-const char *tp_sink_cut(struct scache *c, uint32_t id, const char *s);
-
-/* Frees the cut copies of c. */
-void tp_sink_scache_free(struct scache *c);
-
-/* The string of id through cache c, cut when longer than TP_SINK_MAX_STR (or straight from the
- * profile, never cut, when c is NULL). */
+/* The string of id through cache c (or straight from the profile when c is NULL). */
 static inline const char *cstr(const struct tp_profile *p, struct scache *c, uint32_t id)
 {
 	if (!c)
@@ -50,10 +38,7 @@ static inline const char *cstr(const struct tp_profile *p, struct scache *c, uin
 	if (c->s[k] && c->id[k] == id)
 		return c->s[k];
 	c->id[k] = id;
-	const char *s = tp_str(p, id);
-	if (strnlen(s, TP_SINK_MAX_STR + 1) > TP_SINK_MAX_STR)
-		s = tp_sink_cut(c, id, s);
-	return c->s[k] = s;
+	return c->s[k] = tp_str(p, id);
 }
 
 /* A slice track of the plan: a model track or a synthesised Layer track. */

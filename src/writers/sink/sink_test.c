@@ -123,14 +123,23 @@ static int r_counter(void *ctx, const struct tp_sink_track *t, int64_t ts, doubl
 	return TP_OK;
 }
 
+/* Both recording sinks log flows the same way: (id, source slice id, waiting slice id) as entry
+ * *n of flows, which has room for cap entries. */
+static int log_flow(uint64_t (*flows)[3], size_t *n, size_t cap, uint64_t id, uint64_t from,
+                    uint64_t to)
+{
+	assert_true(*n < cap);
+	flows[*n][0] = id;
+	flows[*n][1] = from;
+	flows[*n][2] = to;
+	(*n)++;
+	return TP_OK;
+}
+
 static int r_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct rec *r = ctx;
-	r->flows[r->nflows][0] = id;
-	r->flows[r->nflows][1] = from;
-	r->flows[r->nflows][2] = to;
-	r->nflows++;
-	return TP_OK;
+	return log_flow(r->flows, &r->nflows, sizeof r->flows / sizeof r->flows[0], id, from, to);
 }
 
 static int r_end(void *ctx, int status)
@@ -141,11 +150,31 @@ static int r_end(void *ctx, int status)
 	return status;
 }
 
-static int drive(struct tp_profile *p, struct rec *r, int full)
+static int drive(const struct tp_profile *p, struct rec *r, int full)
 {
 	struct tp_sink sink = {r, r_begin, r_track, r_slice, r_counter, r_flow, r_end, full};
 	struct tp_diag d = {0};
 	return tp_sink_drive(p, NULL, &sink, &d);
+}
+
+/* Drives p through a sink that takes only slices and flows (the flow tests' recorders). */
+static void drive_flows(const struct tp_profile *p, void *ctx,
+                        int (*slice)(void *ctx, const struct tp_sink_slice *s),
+                        int (*flow)(void *ctx, uint64_t id, uint64_t from, uint64_t to))
+{
+	struct tp_sink sink = {ctx, NULL, NULL, slice, NULL, flow, NULL, 0};
+	struct tp_diag d = {0};
+	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+}
+
+/* What the recording sink got from driving p (full: with the derivable arguments), in a
+ * static recorder that the next call starts afresh. */
+static const struct rec *driven(const struct tp_profile *p, int full)
+{
+	static struct rec r;
+	memset(&r, 0, sizeof r);
+	assert_int_equal(drive(p, &r, full), TP_OK);
+	return &r;
 }
 
 static const struct rec_slice *find(const struct rec *r, const char *name, int64_t ts)
@@ -159,13 +188,9 @@ static const struct rec_slice *find(const struct rec *r, const char *name, int64
 
 static void test_tracks(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	static struct rec r;
-	memset(&r, 0, sizeof r);
-	assert_int_equal(drive(p, &r, 0), TP_OK);
-	assert_int_equal(r.began, 1);
-	assert_int_equal(r.ended, 1);
+	const struct rec *r = driven(*state, 0);
+	assert_int_equal(r->began, 1);
+	assert_int_equal(r->ended, 1);
 	/* Tree order: device, core box, engines in TIU GDMA(lanes) Layer order, derived
 	 * counters; next core; then the capture process with its thread and counter. */
 	const char *want[][2] = {
@@ -184,64 +209,59 @@ static void test_tracks(void **state)
 	    {"main\tthread", "main\tthread"},
 	    {"queue", "queue"},
 	};
-	assert_int_equal(r.ntracks, sizeof want / sizeof want[0]);
-	for (size_t i = 0; i < r.ntracks; i++) {
-		assert_string_equal(r.tnames[i], want[i][0]);
-		assert_string_equal(r.fnames[i], want[i][1]);
-		const struct tp_sink_track *t = &r.tracks[i];
+	assert_int_equal(r->ntracks, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < r->ntracks; i++) {
+		assert_string_equal(r->tnames[i], want[i][0]);
+		assert_string_equal(r->fnames[i], want[i][1]);
+		const struct tp_sink_track *t = &r->tracks[i];
 		assert_true(t->pid != 0);
 		assert_true(t->tid != 0);
 		assert_true(t->uuid != 0);
 		for (size_t k = 0; k < i; k++) {
-			assert_true(r.tracks[k].uuid != t->uuid);
-			if (r.tracks[k].pid == t->pid && !t->is_process && !r.tracks[k].is_process)
-				assert_true(r.tracks[k].tid != t->tid);
+			assert_true(r->tracks[k].uuid != t->uuid);
+			if (r->tracks[k].pid == t->pid && !t->is_process &&
+			    !r->tracks[k].is_process)
+				assert_true(r->tracks[k].tid != t->tid);
 		}
 		if (t->parent_uuid) {
 			size_t k = 0;
-			while (k < i && r.tracks[k].uuid != t->parent_uuid)
+			while (k < i && r->tracks[k].uuid != t->parent_uuid)
 				k++;
 			assert_true(k < i); /* parents come first */
 		}
 	}
-	assert_true(r.tracks[0].is_process);
-	assert_int_equal(r.tracks[0].pid, 1000); /* device id 0 must not become pid 0 */
-	assert_true(r.tracks[1].is_container);
-	assert_int_equal(r.tracks[3].lane, 0);
-	assert_int_equal(r.tracks[4].lane, 1);
-	assert_true(r.tracks[6].is_counter);
-	assert_string_equal(r.tracks[6].unit, "GB/s");
-	assert_int_equal(r.tracks[11].pid, 4242);
-	assert_int_equal(r.tracks[12].tid, 4243);
-	assert_true(r.tracks[12].nested);
-	assert_true(r.tracks[13].is_counter);
-	assert_string_equal(r.tracks[13].unit, "items");
-	tp_profile_free(p);
+	assert_true(r->tracks[0].is_process);
+	assert_int_equal(r->tracks[0].pid, 1000); /* device id 0 must not become pid 0 */
+	assert_true(r->tracks[1].is_container);
+	assert_int_equal(r->tracks[3].lane, 0);
+	assert_int_equal(r->tracks[4].lane, 1);
+	assert_true(r->tracks[6].is_counter);
+	assert_string_equal(r->tracks[6].unit, "GB/s");
+	assert_int_equal(r->tracks[11].pid, 4242);
+	assert_int_equal(r->tracks[12].tid, 4243);
+	assert_true(r->tracks[12].nested);
+	assert_true(r->tracks[13].is_counter);
+	assert_string_equal(r->tracks[13].unit, "items");
 }
 
 static void test_slices_lanes_nesting_flows(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	static struct rec r;
-	memset(&r, 0, sizeof r);
-	assert_int_equal(drive(p, &r, 0), TP_OK);
-	assert_int_equal(r.ns, 14);
-	for (size_t i = 0; i < r.ns; i++)
-		assert_int_equal(r.s[i].id, i + 1);
+	const struct rec *r = driven(*state, 0);
+	assert_int_equal(r->ns, 14);
+	for (size_t i = 0; i < r->ns; i++)
+		assert_int_equal(r->s[i].id, i + 1);
 	/* The overlapping GDMA load goes to lane 1; the others stay on lane 0. */
-	assert_int_equal(find(&r, "tensorLd", 0)->track, 3);
-	assert_int_equal(find(&r, "tensorLd", 50)->track, 4);
-	assert_int_equal(find(&r, "tensorSt", 950)->track, 3);
+	assert_int_equal(find(r, "tensorLd", 0)->track, 3);
+	assert_int_equal(find(r, "tensorLd", 50)->track, 4);
+	assert_int_equal(find(r, "tensorSt", 950)->track, 3);
 	/* Layers synthesised from the layer table. */
-	const struct rec_slice *conv = find(&r, "Conv2D", 0);
+	const struct rec_slice *conv = find(r, "Conv2D", 0);
 	assert_int_equal(conv->track, 5);
 	assert_int_equal(conv->dur, 400);
 	assert_string_equal(conv->args, "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';");
 	/* Capture nesting: step > op > runtime, then a sibling op. */
-	const struct rec_slice *step = find(&r, "step 0", 0), *op = find(&r, "MatMul\n<\x01>", 100),
-	                       *rt = find(&r, "launch\\kernel", 200),
-	                       *sm = find(&r, "Softmax", 600);
+	const struct rec_slice *step = find(r, "step 0", 0), *op = find(r, "MatMul\n<\x01>", 100),
+	                       *rt = find(r, "launch\\kernel", 200), *sm = find(r, "Softmax", 600);
 	assert_int_equal(step->depth, 0);
 	assert_int_equal(step->parent, 0);
 	assert_int_equal(op->depth, 1);
@@ -253,9 +273,9 @@ static void test_slices_lanes_nesting_flows(void **state)
 	assert_string_equal(op->cat, "op");
 	/* Flows: TIU mm.normal (dep 2) waits for GDMA cmd 2; GDMA tensorSt (dep 3) waits for
 	 * TIU cmd 3. The flow id is the waiting slice's id. */
-	const struct rec_slice *mm = find(&r, "mm.normal", 400), *ld2 = find(&r, "tensorLd", 50),
-	                       *mm3 = find(&r, "mm.normal", 900), *st = find(&r, "tensorSt", 950),
-	                       *cv = find(&r, "conv.normal", 100), *st3 = find(&r, "tensorSt", 950);
+	const struct rec_slice *mm = find(r, "mm.normal", 400), *ld2 = find(r, "tensorLd", 50),
+	                       *mm3 = find(r, "mm.normal", 900), *st = find(r, "tensorSt", 950),
+	                       *cv = find(r, "conv.normal", 100), *st3 = find(r, "tensorSt", 950);
 	/* Flow 1 is open over [50,400]; the second flow starts at 900, after it ended, so it
 	 * reuses id 1 (ids are kept small). conv.normal's dep matches a later command: no flow. */
 	assert_int_equal(mm->flow_in, 1);
@@ -266,63 +286,52 @@ static void test_slices_lanes_nesting_flows(void **state)
 	assert_int_equal(mm3->flows_out[0], 1);
 	assert_int_equal(cv->flow_in, 0);
 	assert_int_equal(st3->nflows_out, 0);
-	assert_int_equal(r.nflows, 2);
-	assert_int_equal(r.flows[0][0], 1);
-	assert_int_equal(r.flows[0][1], ld2->id);
-	assert_int_equal(r.flows[0][2], mm->id);
-	assert_int_equal(r.flows[1][0], 1);
-	assert_int_equal(r.flows[1][1], mm3->id);
-	assert_int_equal(r.flows[1][2], st->id);
-	tp_profile_free(p);
+	assert_int_equal(r->nflows, 2);
+	assert_int_equal(r->flows[0][0], 1);
+	assert_int_equal(r->flows[0][1], ld2->id);
+	assert_int_equal(r->flows[0][2], mm->id);
+	assert_int_equal(r->flows[1][0], 1);
+	assert_int_equal(r->flows[1][1], mm3->id);
+	assert_int_equal(r->flows[1][2], st->id);
 }
 
 static void test_args(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	static struct rec r;
-	memset(&r, 0, sizeof r);
-	assert_int_equal(drive(p, &r, 0), TP_OK);
-	assert_string_equal(find(&r, "conv.normal", 100)->args,
+	const struct rec *r = driven(*state, 0);
+	assert_string_equal(find(r, "conv.normal", 100)->args,
 	                    "Function Type='sCONV';Data Type='INT8';Layer Id=7;Cmd Id=1;"
 	                    "des_cmd_id_dep=3;");
-	assert_string_equal(find(&r, "conv.normal", 100)->cat, "TIU");
-	assert_string_equal(find(&r, "mm.normal", 400)->args,
+	assert_string_equal(find(r, "conv.normal", 100)->cat, "TIU");
+	assert_string_equal(find(r, "mm.normal", 400)->args,
 	                    "Function Type='sMM';Layer Id=9;Cmd Id=2;des_cmd_id_dep=2;");
 	/* 4096 B in 101 cycles at 1000 MHz = 40.554455 GB/s, rounded to 4 decimals. */
-	assert_string_equal(find(&r, "tensorLd", 0)->args,
+	assert_string_equal(find(r, "tensorLd", 0)->args,
 	                    "Function Type='DMA_tensor';Direction='DDR->LMEM';Data Type='INT8';"
 	                    "Cmd Id=1;DMA data size(B)=4096;DDR Bandwidth(GB/s)=40.5545;"
 	                    "Stall Cycle=5;");
-	assert_string_equal(find(&r, "tensorSt", 950)->args,
+	assert_string_equal(find(r, "tensorSt", 950)->args,
 	                    "Function Type='DMA_tensor';Direction='LMEM->DDR';Cmd Id=3;"
 	                    "cmd_id_dep=3;DMA data size(B)=512;DDR Bandwidth(GB/s)=10.0392;");
 	/* sys commands carry no bandwidth fields. */
-	assert_string_equal(find(&r, "system.wait_msg", 1000)->args,
+	assert_string_equal(find(r, "system.wait_msg", 1000)->args,
 	                    "Function Type='SYS';Cmd Id=4;");
-	assert_string_equal(find(&r, "arith.add", 0)->args,
+	assert_string_equal(find(r, "arith.add", 0)->args,
 	                    "Function Type='sAR';Cmd Id=1;uArch Rate='37.5%';");
-	assert_string_equal(find(&r, "MatMul\n<\x01>", 100)->args,
+	assert_string_equal(find(r, "MatMul\n<\x01>", 100)->args,
 	                    "op_type='MatMul';attr.path='C:\\tmp\\x</script>';flops=1048576;"
 	                    "weight_sparse_ratio=0.25;delta=-3;");
 	/* The full set adds the derivable fields. */
-	memset(&r, 0, sizeof r);
-	assert_int_equal(drive(p, &r, 1), TP_OK);
-	assert_string_equal(find(&r, "conv.normal", 100)->args,
+	r = driven(*state, 1);
+	assert_string_equal(find(r, "conv.normal", 100)->args,
 	                    "Function Name='conv.normal';Function Type='sCONV';Data Type='INT8';"
 	                    "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';Cmd Id=1;"
 	                    "des_cmd_id_dep=3;Global Idx=0;Start Cycle=100;End Cycle=400;"
 	                    "Asic Cycle=301;");
-	tp_profile_free(p);
 }
 
 static void test_counters(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	static struct rec r;
-	memset(&r, 0, sizeof r);
-	assert_int_equal(drive(p, &r, 0), TP_OK);
+	const struct rec *r = driven(*state, 0);
 	/* Span [0,1100) in 1000 ns windows. Core 0 DDR: 4096+8192+512 B in window 0 = 12.8
 	 * GB/s, then 0. Core 0 TIU: 900 of 1000 ns busy (the wait_msg in window 1 is sys) = 90 %,
 	 * then 0. Core 1 TIU: 50 ns = 5 %. Then the captured counter as recorded. */
@@ -334,13 +343,12 @@ static void test_counters(void **state)
 	    {6, 0, 12.8},  {6, 1000, 0}, {7, 0, 90},   {7, 1000, 0}, {10, 0, 5},
 	    {10, 1000, 0}, {13, 0, 0},   {13, 100, 3}, {13, 600, 1},
 	};
-	assert_int_equal(r.nc, sizeof want / sizeof want[0]);
-	for (size_t i = 0; i < r.nc; i++) {
-		assert_int_equal(r.c[i].track, want[i].track);
-		assert_int_equal(r.c[i].ts, want[i].ts);
-		assert_float_equal(r.c[i].v, want[i].v, 1e-9);
+	assert_int_equal(r->nc, sizeof want / sizeof want[0]);
+	for (size_t i = 0; i < r->nc; i++) {
+		assert_int_equal(r->c[i].track, want[i].track);
+		assert_int_equal(r->c[i].ts, want[i].ts);
+		assert_float_equal(r->c[i].v, want[i].v, 1e-9);
 	}
-	tp_profile_free(p);
 }
 
 static void test_errors(void **state)
@@ -485,9 +493,7 @@ static void test_many_flows(void **state)
 		                    0};
 		assert_non_null(f.in);
 		assert_non_null(f.outs);
-		struct tp_sink sink = {&f, NULL, NULL, f_slice, NULL, f_flow, NULL, 0};
-		struct tp_diag d = {0};
-		assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+		drive_flows(p, &f, f_slice, f_flow);
 		assert_int_equal(f.flows, N);
 		assert_int_equal(f.bad, 0);
 		if (pattern != 1) /* every flow is open when the last source starts */
@@ -515,9 +521,10 @@ static void test_many_flows(void **state)
  *   - in order of (source start, source id, waiter id), a flow takes the smallest id not
  *     held by a flow whose waiter starts at or after its source's start.
  * The sink must report exactly these flows (in waiter order), flow_in and flows_out. */
-#define RN 3000 /* commands per track */
-#define RT 4    /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
-#define RF 40   /* model flows */
+#define RN 3000                     /* commands per track */
+#define RT 4                        /* tracks: TIU0, GDMA0, TIU1, GDMA1 */
+#define RF 40                       /* model flows */
+#define RR_FLOWS (2 * RT * RN + RF) /* room in struct rref's flows */
 
 struct rslice {
 	int track, idx;
@@ -556,11 +563,7 @@ static int rr_slice(void *ctx, const struct tp_sink_slice *s)
 static int rr_flow(void *ctx, uint64_t id, uint64_t from, uint64_t to)
 {
 	struct rref *r = ctx;
-	r->flows[r->nflows][0] = id;
-	r->flows[r->nflows][1] = from;
-	r->flows[r->nflows][2] = to;
-	r->nflows++;
-	return TP_OK;
+	return log_flow(r->flows, &r->nflows, RR_FLOWS, id, from, to);
 }
 
 struct redge {
@@ -748,13 +751,11 @@ static void flows_reference(int mode)
 	struct rref r = {p,
 	                 {{0}},
 	                 calloc(RT * RN + 1, sizeof(struct rslice)),
-	                 calloc(2 * RT * RN + RF, sizeof *r.flows),
+	                 calloc(RR_FLOWS, sizeof *r.flows),
 	                 0};
 	assert_non_null(r.by_id);
 	assert_non_null(r.flows);
-	struct tp_sink sink = {&r, NULL, NULL, rr_slice, NULL, rr_flow, NULL, 0};
-	struct tp_diag d = {0};
-	assert_int_equal(tp_sink_drive(p, NULL, &sink, &d), TP_OK);
+	drive_flows(p, &r, rr_slice, rr_flow);
 
 	struct redge *e = calloc(RT * RN + RF, sizeof *e);
 	assert_non_null(e);
@@ -845,14 +846,6 @@ static void test_layer_tracks(void **state)
 	}
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tracks),       cmocka_unit_test(test_slices_lanes_nesting_flows),
-	    cmocka_unit_test(test_args),         cmocka_unit_test(test_counters),
-	    cmocka_unit_test(test_errors),       cmocka_unit_test(test_fmt_real),
-	    cmocka_unit_test(test_many_flows),   cmocka_unit_test(test_flows_reference),
-	    cmocka_unit_test(test_layer_tracks),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define TP_TEST_GROUP_SETUP fx_setup
+#define TP_TEST_GROUP_TEARDOWN fx_teardown
+#include "tp_test_main.h"

@@ -38,24 +38,18 @@ static char *one(sqlite3 *db, const char *sql)
 	return out;
 }
 
-/* The writer as tp_test_oom_sweep calls it. */
-struct write_ctx {
-	struct tp_profile *p;
-	const char *path;
-};
-
-static int write_db(void *ctx, struct tp_diag *d)
+/* The writer as tp_test_oom_sweep_file calls it. */
+static int write_db(const struct tp_profile *p, const char *path, struct tp_diag *d)
 {
-	struct write_ctx *w = ctx;
-	return tp_sqlitedb_write(w->p, NULL, w->path, 0, d);
+	return tp_sqlitedb_write(p, NULL, path, 0, d);
 }
 
 static void test_db(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/tp_sqlitedb_test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "profile.db");
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_sqlitedb_test", "profile.db");
+	const char *path = out.path;
 	FILE *old = fopen(path, "w"); /* an older file is replaced, not appended to */
 	fputs("not a database", old);
 	fclose(old);
@@ -90,17 +84,14 @@ static void test_db(void **state)
 	                    "6|2|1;3|7|1;"); /* ids: TIU 1-4, GDMA 5-7; id 1 reused */
 	sqlite3_close(db);
 	/* Unwritable destination and out-of-memory runs leave nothing behind. */
-	char *bad = tp_path_join(dir, "missing/profile.db");
+	char *bad = tp_path_join(out.dir, "missing/profile.db");
 	memset(&d, 0, sizeof d);
 	assert_int_equal(tp_sqlitedb_write(p, NULL, bad, 0, &d), TP_EOUTPUT);
 	assert_int_equal(access(bad, F_OK), -1);
 	unlink(path);
-	struct write_ctx w = {p, path};
-	tp_test_oom_sweep(write_db, &w, path, 300);
-	unlink(path);
-	rmdir(dir);
+	tp_test_oom_sweep_file(write_db, p, path, 300);
+	tp_test_out_done(&out);
 	tp_free(bad);
-	tp_free(path);
 	tp_profile_free(p);
 }
 
@@ -121,9 +112,9 @@ static uint32_t intern_bad_name(struct tp_profile *p)
 static void test_invalid_utf8_name(void **state)
 {
 	(void)state;
-	char dir[] = "/tmp/tp_sqlitedb_test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "profile.db");
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_sqlitedb_test", "profile.db");
+	const char *path = out.path;
 	struct tp_profile *p = fx_profile();
 	uint32_t bad = intern_bad_name(p);
 	for (size_t t = 0; t < p->num_tracks; t++)
@@ -138,9 +129,7 @@ static void test_invalid_utf8_name(void **state)
 	assert_string_equal(one(db, "select distinct name from slice where name like 'mm%'"),
 	                    "mm\xEF\xBF\xBD\xEF\xBF\xBDx;");
 	sqlite3_close(db);
-	unlink(path);
-	rmdir(dir);
-	tp_free(path);
+	tp_test_out_done(&out);
 	tp_profile_free(p);
 }
 
@@ -163,9 +152,9 @@ static void test_batches(void **state)
 {
 	(void)state;
 	static const char *const names[] = {"conv.normal", "mm.normal", "arith.add"};
-	char dir[] = "/tmp/tp_sqlitedb_test.XXXXXX";
-	assert_non_null(mkdtemp(dir));
-	char *path = tp_path_join(dir, "profile.db");
+	struct tp_test_out file;
+	tp_test_out_make(&file, "tp_sqlitedb_test", "profile.db");
+	const char *path = file.path;
 	struct tp_profile *p = tp_profile_new();
 	p->arch = TP_ARCH_BM1688;
 	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
@@ -250,16 +239,8 @@ static void test_batches(void **state)
 	                   " and a.real_value between 5 and 20"),
 	           "arg_value_key_real (key_id=? AND real_value>? AND real_value<?)"));
 	sqlite3_close(db);
-	unlink(path);
-	rmdir(dir);
-	tp_free(path);
+	tp_test_out_done(&file);
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_db),
-	                                   cmocka_unit_test(test_invalid_utf8_name),
-	                                   cmocka_unit_test(test_batches)};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

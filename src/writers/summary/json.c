@@ -205,7 +205,8 @@ static void hot_json(struct tp_buf *b, const struct tp_profile *p, const struct 
 }
 
 /* summary.json: the vendor tool's figures under its names ("vendor"), when the reader found
- * them; tpuprof's stay in "cores"/"overall". */
+ * them; tpuprof's stay in "cores"/"overall". The two ratios are null where the vendor's
+ * totalTime cannot be the core's span (tp_vendor_row.short_span). */
 static void vendor_json(struct tp_buf *b, int *f, const struct tp_profile *p)
 {
 	if (!p->vendor.num_rows)
@@ -224,8 +225,15 @@ static void vendor_json(struct tp_buf *b, int *f, const struct tp_profile *p)
 		jint(b, &k, "core", (uint64_t)x->core);
 		jint(b, &k, "total_time_ns", (uint64_t)x->total_time_ns);
 		jus(b, &k, "total_time_us", x->total_time_ns);
-		jnum(b, &k, "parallelism_pct", x->parallelism * 100, 4);
-		jnum(b, &k, "tiu_working_ratio_pct", x->tiu_working_ratio * 100, 4);
+		if (x->short_span) { /* a ratio over that totalTime means nothing (the notes) */
+			jkey(b, &k, "parallelism_pct");
+			tp_buf_puts(b, "null");
+			jkey(b, &k, "tiu_working_ratio_pct");
+			tp_buf_puts(b, "null");
+		} else {
+			jnum(b, &k, "parallelism_pct", x->parallelism * 100, 4);
+			jnum(b, &k, "tiu_working_ratio_pct", x->tiu_working_ratio * 100, 4);
+		}
 		jint(b, &k, "total_tiu_cycle", x->tiu_cycle);
 		jint(b, &k, "total_gdma_cycle", x->gdma_cycle);
 		jint(b, &k, "total_sdma_cycle", x->sdma_cycle);

@@ -259,12 +259,15 @@ static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a
 			else
 				snprintf(v, sizeof v, "%d", x->core);
 			vcell(b, 1, v);
+			/* A vendor totalTime shorter than an engine's work gives no ratio (notes).
+			 */
+			int na = who && x->short_span;
 			fmt_pct(v, sizeof v, par);
-			vcell(b, 2, v);
+			vcell(b, 2, na ? "n/a" : v);
 			fmt_us(v, sizeof v, tt, "");
 			vcell(b, 3, v);
 			fmt_pct(v, sizeof v, twr);
-			vcell(b, 4, v);
+			vcell(b, 4, na ? "n/a" : v);
 			snprintf(v, sizeof v, "%llu", (unsigned long long)cyc[0]);
 			vcell(b, 5, v);
 			snprintf(v, sizeof v, "%llu", (unsigned long long)cyc[1]);

@@ -9,6 +9,7 @@
 /* cmocka.h needs stdarg/stddef/setjmp first: its own block keeps it last. */
 #include <cmocka.h>
 
+#include "testutil.h"
 #include "writers/summary/summary.h"
 
 #include <stdlib.h>
@@ -46,46 +47,69 @@ struct fx {
 	struct tp_buf b;
 };
 
-static int fx_setup(void **state)
+/* An fx holding the finished profile p (its owner from here on) and p's analysis. */
+static struct fx *fx_of(struct tp_profile *p)
 {
 	struct fx *f = calloc(1, sizeof *f);
-	if (!f)
-		return -1;
-	f->p = build();
+	assert_non_null(f);
+	f->p = p;
 	tp_buf_init(&f->b);
-	*state = f;
-	return tp_analyze(f->p, &f->a) == TP_OK ? 0 : -1;
+	assert_int_equal(tp_analyze(p, &f->a), TP_OK);
+	return f;
 }
 
-static int fx_teardown(void **state)
+static void fx_free(struct fx *f)
 {
-	struct fx *f = *state;
 	tp_buf_free(&f->b);
 	tp_analysis_free(&f->a);
 	tp_profile_free(f->p);
 	free(f);
+}
+
+static int fx_setup(void **state)
+{
+	*state = fx_of(build());
 	return 0;
+}
+
+static int fx_teardown(void **state)
+{
+	fx_free(*state);
+	return 0;
+}
+
+/* What render writes: summary.txt, its console form, or summary.json. */
+enum form { TEXT_FILE, TEXT_CONSOLE, JSON };
+
+/* Renders f's profile and analysis as `form` into f's buffer (emptied first); returns the
+ * text. */
+static const char *render(struct fx *f, enum form form)
+{
+	tp_buf_free(&f->b);
+	tp_buf_init(&f->b);
+	if (form == JSON)
+		tp_summary_json(f->p, &f->a, &f->b);
+	else
+		tp_summary_text(f->p, &f->a, form == TEXT_CONSOLE, &f->b);
+	return f->b.data;
 }
 
 static void test_text_layout(void **state)
 {
 	struct fx *f = *state;
-	struct tp_profile *p = f->p;
-	struct tp_analysis *a = &f->a;
-	struct tp_buf *b = &f->b;
-	tp_summary_text(p, a, 0, b);
+	const char *txt = render(f, TEXT_FILE);
 	const char *hdr =
 	    " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
 	    "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
 	    "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
-	assert_non_null(strstr(b->data, hdr));
+	assert_non_null(strstr(txt, hdr));
 	/* total 1499 ns; parallelism (1500 + 1000) / 1499; DDR 20000 B / 1000 ns = 20 GB/s */
-	assert_non_null(strstr(
-	    b->data, "      0 |        166.78% |          1.499 |         100.07% |"
-	             "           1500 |        n/a |             1000 |              20.00 |"));
-	assert_non_null(strstr(b->data, "Overall |"));
-	assert_non_null(strstr(b->data, "1.500(us)"));
-	assert_non_null(strstr(b->data, "- a note\n"));
+	assert_non_null(
+	    strstr(txt, "      0 |        166.78% |          1.499 |         100.07% |"
+	                "           1500 |        n/a |             1000 |              20.00 |"));
+	assert_non_null(strstr(txt, "Overall |"));
+	assert_non_null(strstr(txt, "1.500(us)"));
+	assert_non_null(strstr(txt, "- a note\n"));
 	/* The rule lines are as wide as the header. */
 	size_t w = strlen(hdr) - 1;
 	char *eq = tp_malloc(w + 3);
@@ -93,13 +117,12 @@ static void test_text_layout(void **state)
 	memset(eq + 1, '=', w);
 	eq[w + 1] = '\n';
 	eq[w + 2] = 0;
-	assert_non_null(strstr(b->data, eq + 1));
+	assert_non_null(strstr(txt, eq + 1));
 	tp_free(eq);
 	/* The console form drops the SDMA columns when there is no SDMA. */
-	b->len = 0;
-	tp_summary_text(p, a, 1, b);
-	assert_null(strstr(b->data, "totalSdmaCycle"));
-	assert_non_null(strstr(b->data, "GdmaL2AvgBW(GB/s)\n"));
+	txt = render(f, TEXT_CONSOLE);
+	assert_null(strstr(txt, "totalSdmaCycle"));
+	assert_non_null(strstr(txt, "GdmaL2AvgBW(GB/s)\n"));
 }
 
 /* A vendor row from the reader is printed beside tpuprof's under the same column names, in
@@ -107,13 +130,9 @@ static void test_text_layout(void **state)
 static void test_vendor_rows(void **state)
 {
 	struct fx *f = *state;
-	struct tp_profile *p = f->p;
-	struct tp_analysis *a = &f->a;
-	struct tp_buf *b = &f->b;
-	tp_summary_text(p, a, 0, b);
-	assert_null(strstr(b->data, "Vendor comparison"));
-	tp_buf_free(b);
-	struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool\".py", 0, 0);
+	const char *txt = render(f, TEXT_FILE);
+	assert_null(strstr(txt, "Vendor comparison"));
+	struct tp_vendor_row *v = tp_profile_vendor_row(f->p, "tool\".py", 0, 0);
 	v->total_time_ns = 2000;
 	v->parallelism = 0.25;
 	v->tiu_working_ratio = 0.125;
@@ -123,38 +142,30 @@ static void test_vendor_rows(void **state)
 	v->gdma_ddr_gbps = 1.234;
 	v->gdma_l2_gbps = 5.5;
 	v->records[TP_TRACK_GDMA] = 3;
-	tp_buf_init(b);
-	tp_summary_text(p, a, 0, b);
-	assert_non_null(strstr(b->data, "Figures of               | CoreId | Parallelism(%) | "
-	                                "totalTime(us) | TiuWorkingRatio |"));
-	assert_non_null(strstr(b->data, "tpuprof (hardware)       |      0 |        166.78% |"
-	                                "         1.499 |         100.07% |          1500 |"));
-	assert_non_null(strstr(b->data,
-	                       "vendor (tool\".py)        |      0 |         25.00% |"
-	                       "         2.000 |          12.50% |             7 |"
-	                       "              8 |               1.23 |              5.50 |"
-	                       "              9 |               0.00 |      0 |      3 |"));
-	tp_buf_free(b);
-	tp_buf_init(b);
-	tp_summary_json(p, a, b);
-	assert_non_null(strstr(b->data, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
-	                                "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
-	assert_non_null(
-	    strstr(b->data, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
+	txt = render(f, TEXT_FILE);
+	assert_non_null(strstr(txt, "Figures of               | CoreId | Parallelism(%) | "
+	                            "totalTime(us) | TiuWorkingRatio |"));
+	assert_non_null(strstr(txt, "tpuprof (hardware)       |      0 |        166.78% |"
+	                            "         1.499 |         100.07% |          1500 |"));
+	assert_non_null(strstr(txt, "vendor (tool\".py)        |      0 |         25.00% |"
+	                            "         2.000 |          12.50% |             7 |"
+	                            "              8 |               1.23 |              5.50 |"
+	                            "              9 |               0.00 |      0 |      3 |"));
+	txt = render(f, JSON);
+	assert_non_null(strstr(txt, "\"vendor\":{\"tool\":\"tool\\\".py\",\"cores\":[{"
+	                            "\"device\":0,\"core\":0,\"total_time_ns\":2000,"));
+	assert_non_null(strstr(txt, "\"records\":{\"TIU\":0,\"GDMA\":3,\"SDMA\":0,\"CDMA\":0}}]}"));
 }
 
 static void test_json_escapes(void **state)
 {
 	struct fx *f = *state;
-	struct tp_profile *p = f->p;
-	struct tp_analysis *a = &f->a;
-	struct tp_buf *b = &f->b;
-	tp_summary_json(p, a, b);
-	assert_non_null(strstr(b->data, "\"net_name\":\"net\\u003c/script>\""));
-	assert_non_null(strstr(b->data, "\"name\":\"tensorLd \\\"quoted\\\"\""));
-	assert_non_null(strstr(b->data, "\"total_time_ns\":1499,"));
-	assert_non_null(strstr(b->data, "\"total_time_us\":1.499,"));
-	assert_non_null(strstr(b->data, "\"uarch_rate_pct\":null"));
+	const char *txt = render(f, JSON);
+	assert_non_null(strstr(txt, "\"net_name\":\"net\\u003c/script>\""));
+	assert_non_null(strstr(txt, "\"name\":\"tensorLd \\\"quoted\\\"\""));
+	assert_non_null(strstr(txt, "\"total_time_ns\":1499,"));
+	assert_non_null(strstr(txt, "\"total_time_us\":1.499,"));
+	assert_non_null(strstr(txt, "\"uarch_rate_pct\":null"));
 }
 
 /* With cost data: the uArchURate column, the Function Type table and the hot-spot notes. */
@@ -185,36 +196,29 @@ static void test_cost_columns(void **state)
 	                    .valid = 1};
 	assert_int_equal(tp_track_set_cost(p, t, 0, &c), TP_OK);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_text(p, &a, 0, &b);
+	struct fx *f = fx_of(p);
+	const char *txt = render(f, TEXT_FILE);
 	/* 235225088 / 2516828160 = 9.346 % (the vendor's first resnet50 conv: "9.3%") */
-	assert_non_null(strstr(b.data, "|      9.35% |"));
-	assert_null(strstr(b.data, "n/a"));
-	assert_non_null(strstr(b.data, "TIU function types, core 0\n"));
-	assert_non_null(strstr(b.data, "sCONV            |         1 |      235225088 |  100.00% |"
-	                               "        28714 |  100.00% |     2516828160 |      9.35% |"));
-	assert_non_null(strstr(b.data, "- Low uArch rate"));
-	assert_non_null(strstr(b.data, "core 0 TIU cmd 2 conv.normal (layer 7 Conv2D conv<1>) at "
-	                               "9.35%"));
-	assert_non_null(strstr(b.data, "- Low uArch rate, worst layers: core 0 layer 7 Conv2D"));
+	assert_non_null(strstr(txt, "|      9.35% |"));
+	assert_null(strstr(txt, "n/a"));
+	assert_non_null(strstr(txt, "TIU function types, core 0\n"));
+	assert_non_null(strstr(txt, "sCONV            |         1 |      235225088 |  100.00% |"
+	                            "        28714 |  100.00% |     2516828160 |      9.35% |"));
+	assert_non_null(strstr(txt, "- Low uArch rate"));
+	assert_non_null(strstr(txt, "core 0 TIU cmd 2 conv.normal (layer 7 Conv2D conv<1>) at "
+	                            "9.35%"));
+	assert_non_null(strstr(txt, "- Low uArch rate, worst layers: core 0 layer 7 Conv2D"));
 	/* 300 / 1500 = 20 % initial cycles */
-	assert_non_null(strstr(b.data, "- High initial-cycle ratio"));
-	assert_non_null(strstr(b.data, "at 20.00% (300 cycles)"));
-	b.len = 0;
-	tp_summary_json(p, &a, &b);
-	tp_buf_putc(&b, 0);
-	assert_non_null(strstr(b.data, "\"uarch_rate_pct\":9.3461,\"total_alg_cycle\":28714,"));
-	assert_non_null(strstr(b.data, "\"tiu_function_types\":[{\"function_type\":\"sCONV\","));
-	assert_non_null(strstr(b.data, "\"low_uarch_rate_commands\":[{\"core\":0,\"cmd_id\":2,"));
-	assert_non_null(strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"")
-	                    ? strstr(b.data, "\"layer_name\":\"conv\\u003c1>\"")
-	                    : strstr(b.data, "\"layer_name\":\"conv<1>\""));
-	tp_buf_free(&b);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	assert_non_null(strstr(txt, "- High initial-cycle ratio"));
+	assert_non_null(strstr(txt, "at 20.00% (300 cycles)"));
+	txt = render(f, JSON);
+	assert_non_null(strstr(txt, "\"uarch_rate_pct\":9.3461,\"total_alg_cycle\":28714,"));
+	assert_non_null(strstr(txt, "\"tiu_function_types\":[{\"function_type\":\"sCONV\","));
+	assert_non_null(strstr(txt, "\"low_uarch_rate_commands\":[{\"core\":0,\"cmd_id\":2,"));
+	assert_non_null(strstr(txt, "\"layer_name\":\"conv\\u003c1>\"")
+	                    ? strstr(txt, "\"layer_name\":\"conv\\u003c1>\"")
+	                    : strstr(txt, "\"layer_name\":\"conv<1>\""));
+	fx_free(f);
 }
 
 /* Names reach the console and summary.txt: no ESC / C1 control survives, invalid UTF-8 was
@@ -222,9 +226,8 @@ static void test_cost_columns(void **state)
 static void test_text_controls(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 1000, &t);
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 10;
 	tp_slice_set_end(p, &p->tracks[t], s, 9);
@@ -233,24 +236,20 @@ static void test_text_controls(void **state)
 	                                    "2J\xff"));
 	tp_profile_note(p, "note \x1b[2J with \x08 controls\r");
 	tp_profile_finish(p);
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	struct fx *f = fx_of(p);
 	for (int console = 0; console < 2; console++) {
-		struct tp_buf b;
-		tp_buf_init(&b);
-		tp_summary_text(p, &a, console, &b);
-		assert_null(memchr(b.data, 0x1b, b.len));
-		assert_null(memchr(b.data, 0x07, b.len));
-		assert_null(memchr(b.data, 0x08, b.len));
-		assert_null(strstr(b.data, "\xc2\x9b"));
-		assert_true(tp_text_is_safe(b.data, b.len, TP_TEXT_TERM));
+		const char *txt = render(f, console ? TEXT_CONSOLE : TEXT_FILE);
+		size_t len = f->b.len;
+		assert_null(memchr(txt, 0x1b, len));
+		assert_null(memchr(txt, 0x07, len));
+		assert_null(memchr(txt, 0x08, len));
+		assert_null(strstr(txt, "\xc2\x9b"));
+		assert_true(tp_text_is_safe(txt, len, TP_TEXT_TERM));
 		if (!console)
 			assert_non_null(strstr(
-			    b.data, "note \xEF\xBF\xBD[2J with \xEF\xBF\xBD controls\xEF\xBF\xBD"));
-		tp_buf_free(&b);
+			    txt, "note \xEF\xBF\xBD[2J with \xEF\xBF\xBD controls\xEF\xBF\xBD"));
 	}
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	fx_free(f);
 }
 
 /* The Overall row's cycle cells are the busiest core's cycles at the engine clock rounded to
@@ -259,25 +258,19 @@ static void test_text_controls(void **state)
 static void test_overall_cycles_rounded(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 900);
+	int t;
+	struct tp_profile *p = tp_test_one_track("dev", TP_TRACK_TIU, NULL, 900, &t);
 	p->tiu_freq_mhz = 900;
 	struct tp_slice *s = tp_track_push(p, t);
 	s->cycles = 96730;
 	tp_slice_set_end(p, &p->tracks[t], s, 107477);
 	tp_slice_set_name(p, &p->tracks[t], s, tp_profile_str(p, "conv.normal"));
 	tp_profile_finish(p);
-	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_text(p, &a, 0, &b);
-	assert_non_null(strstr(b.data, "107.478(us)"));
-	assert_null(strstr(b.data, "107.477(us)"));
-	tp_buf_free(&b);
-	tp_analysis_free(&a);
-	tp_profile_free(p);
+	struct fx *f = fx_of(p);
+	const char *txt = render(f, TEXT_FILE);
+	assert_non_null(strstr(txt, "107.478(us)"));
+	assert_null(strstr(txt, "107.477(us)"));
+	fx_free(f);
 }
 
 int main(void)

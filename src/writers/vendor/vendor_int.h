@@ -14,6 +14,7 @@ enum vf_flavour {
 	VF_NONE = 0,
 	VF_PERFAI, /* tpu-mlir bmprofile_perfAI (BM1688/CV186X, CV184X): Global Idx last */
 	VF_CDM,    /* the BM1690 printer of cdm_profile_data (BM1690, SG2260E) */
+	VF_LEGACY, /* tpu_profile.py --format layer, bmprofile_analyze (BM1684X, BM1684) */
 };
 enum vf_flavour vf_flavour_of(const struct tp_profile *p);
 
@@ -66,12 +67,12 @@ void vf_dma_record(const struct vf_ctx *c, const struct tp_track *t, size_t i, s
 
 /* The register-info text files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, cdmaRegInfo_N.txt). */
 int vf_write_reginfo(const struct vf_ctx *c, const char *dir, size_t *nfiles, struct tp_diag *d);
+/* instruction.csv of the legacy path (vf_instr.c). */
+int vf_write_instruction_csv(const struct vf_ctx *c, const char *dir, size_t *nfiles,
+                             struct tp_diag *d);
 /* PerfAI_output.csv. */
 int vf_write_perfai_csv(const struct vf_ctx *c, const char *dir, size_t *nfiles, struct tp_diag *d);
 
-/* Whether the chip takes the vendor's legacy path (BM1684X, BM1684: tpu_profile.py --format
- * layer files). */
-int vf_is_legacy(const struct tp_profile *p);
 /* summary.csv, layer.csv and mac_util.csv of a legacy chip (nothing for other chips, or
  * without layers), from the layer table of analysis a. */
 int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, const char *dir,

@@ -13,11 +13,6 @@
 #include "analysis/ltab.h"
 #include "writers/vendor/vendor_int.h"
 
-int vf_is_legacy(const struct tp_profile *p)
-{
-	return p->arch == TP_ARCH_BM1684X || p->arch == TP_ARCH_BM1684;
-}
-
 /* One csv cell: quoted when it holds a comma, quote or line end (the csv module's
  * QUOTE_MINIMAL), with a leading comma unless it is the first of its line. */
 static void cell(struct tp_buf *b, int first, const char *s)
@@ -319,7 +314,7 @@ static int put_file(const char *dir, const char *name, struct tp_buf *b, size_t 
 int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, const char *dir,
                          size_t *nfiles, struct tp_diag *d)
 {
-	if (!vf_is_legacy(c->p) || !a)
+	if (c->fl != VF_LEGACY || !a)
 		return TP_OK;
 	/* The analysis' table, or one of our own for a net over its layer limit. */
 	struct tp_ltab own = {0};

@@ -22,6 +22,9 @@ enum vf_flavour vf_flavour_of(const struct tp_profile *p)
 	case TP_ARCH_BM1690:
 	case TP_ARCH_SG2260E:
 		return VF_CDM;
+	case TP_ARCH_BM1684X:
+	case TP_ARCH_BM1684:
+		return VF_LEGACY;
 	default:
 		return VF_NONE;
 	}

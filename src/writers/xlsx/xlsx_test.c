@@ -407,19 +407,6 @@ static void test_output_entry(void **state)
 	tp_profile_free(p);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_parts),
-	    cmocka_unit_test(test_sheet_name),
-	    cmocka_unit_test(test_deterministic),
-	    cmocka_unit_test(test_many_tracks),
-	    cmocka_unit_test(test_bad_paths_leave_nothing),
-	    cmocka_unit_test(test_ratio_file_error),
-	    cmocka_unit_test(test_oom_engines),
-	    cmocka_unit_test(test_oom_capture),
-	    cmocka_unit_test(test_output_entry),
-	    cmocka_unit_test(test_row_cap),
-	};
-	return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
-}
+#define TP_TEST_GROUP_SETUP make_tmpdir
+#define TP_TEST_GROUP_TEARDOWN remove_tmpdir
+#include "tp_test_main.h"

@@ -6,6 +6,7 @@
  * type, cost figures, GDMA PMU figures, the DMA printer's tail). Owns the argument-key table.
  */
 #include "common/progress.h"
+#include "model/lmemrec.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -104,9 +105,15 @@ int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_comm
 		cc->path[e] = pth;
 		cc->offset[e] = (size_t)offset;
 		cc->expect[e] = expect;
-		/* BM1684's fixed slots: trailing padding is not commands. */
+		/* BM1684's fixed slots: trailing padding is not commands, and a file too short for
+		 * the count was cut. */
 		if (r->arch == TP_ARCH_BM1684 && expect < UINT32_MAX)
 			bmp_cmdbuf_limit(&cc->cb[e], (uint32_t)expect);
+		if (r->arch == TP_ARCH_BM1684 && len / 128 < expect)
+			return tp_diag_at(r->d, TP_ETRUNC, pth, cc->f[e].size,
+			                  "the file ends after %zu of the %llu 128-byte commands "
+			                  "COMMAND block %u names",
+			                  len / 128, (unsigned long long)expect, core);
 	}
 	return TP_OK;
 }
@@ -123,6 +130,18 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
 		struct bmp_cmdbuf *cb = &cc->cb[e];
 		if (bmp_cmdbuf_finish(cb) != TP_OK)
 			return bmp_nomem(r);
+		/* BM1684 / BM1684X buffers hold every command the COMMAND block counts (their
+		 * descriptors carry no end of their own before it): one that decodes fewer was
+		 * cut or garbled. */
+		if (!r->perfai && cb->count < cc->expect[e]) {
+			int cut = !cb->stopped || cb->len - cb->stop_off < 128;
+			return tp_diag_at(
+			    r->d, cut ? TP_ETRUNC : TP_EFORMAT, cc->path[e],
+			    cc->offset[e] + (cb->stopped ? cb->stop_off : cb->len),
+			    "%s after %u of the %llu commands the COMMAND block names",
+			    cut ? "the file ends" : "undecodable command", cb->count,
+			    (unsigned long long)cc->expect[e]);
+		}
 		if (cb->stopped)
 			bmp_note(r,
 			         "%s@0x%zx: command decoding stopped at an unknown descriptor "
@@ -141,9 +160,10 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
 static const uint32_t *class_keys(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
 {
 	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
-	size_t ci = (size_t)(dc - r->dec->cls[eng]);
+	const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+	size_t ci = (size_t)(dc - kd->cls[eng]);
 	if (!r->keys[engine]) {
-		r->keys[engine] = tp_calloc(r->dec->ncls[eng], sizeof *r->keys[engine]);
+		r->keys[engine] = tp_calloc(kd->ncls[eng], sizeof *r->keys[engine]);
 		if (!r->keys[engine])
 			return NULL;
 	}
@@ -175,6 +195,73 @@ static void add_fields(struct bmp_rd *r, int engine, const struct bmp_cmd *c)
 			                      .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
 }
 
+/* The field index of each LOCAL memory key in one class (UINT16_MAX = none), matched by the
+ * argument key the class's field would get (sg_class_keys: TIU "des_" + the regdef name, DMA
+ * the plain name; BM1688's renames touch only *_start_addr_h32 / _l8, never one of these) and
+ * skipping the names the vendor's dict drops. Built once per class; NULL when out of memory. */
+static const uint16_t *lmem_fields(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
+{
+	int eng = engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA;
+	const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+	size_t ci = (size_t)(dc - kd->cls[eng]);
+	if (!r->lmem_fields[engine] &&
+	    !(r->lmem_fields[engine] = tp_calloc(kd->ncls[eng], sizeof *r->lmem_fields[0])))
+		return NULL;
+	uint16_t **slot = &r->lmem_fields[engine][ci];
+	if (*slot)
+		return *slot;
+	uint16_t *f = tp_malloc(TP_LK_COUNT * sizeof *f);
+	if (!f)
+		return NULL;
+	const char *pre = engine == BMP_ENG_TIU ? "des_" : "";
+	for (int j = 0; j < TP_LK_COUNT; j++) {
+		f[j] = UINT16_MAX;
+		const char *want = tp_lmem_key_names[j];
+		if (strncmp(want, pre, strlen(pre)))
+			continue;
+		for (uint16_t i = 0; i < dc->rc->nfields && f[j] == UINT16_MAX; i++)
+			if (dc->dict_src[i] != UINT16_MAX &&
+			    !strcmp(dc->rc->fields[i].name, want + strlen(pre)))
+				f[j] = i;
+	}
+	return *slot = f;
+}
+
+/* Without the decoded fields, the command's LOCAL memory records (model/lmemrec.h) from the
+ * values its argument set would have held with them: the class's fields, then what the DMA
+ * printer's tail and the PMU figures add (addresses, LMEM bytes), later values winning as in
+ * the argument set. Kept in the track's compact form. */
+static void keep_lmem(struct bmp_rd *r, int engine, const struct bmp_cmd *c, int t, size_t index,
+                      unsigned core, size_t rel)
+{
+	const uint16_t *fi = lmem_fields(r, engine, c->desc.cls);
+	if (!fi) {
+		r->p->oom = 1;
+		return;
+	}
+	struct tp_lmem_vals v;
+	memset(&v, 0, sizeof v);
+	for (int j = 0; j < TP_LK_COUNT; j++)
+		if (fi[j] != UINT16_MAX) {
+			v.v[j] = sg_field(&c->desc, c->raw, c->desc.cls->dict_src[fi[j]]);
+			v.have[j] = 1;
+		}
+	if (engine == BMP_ENG_GDMA && c->kind == TP_CMD_NORMAL) {
+		v.v[TP_LK_DST_ADDR] = c->dst_addr;
+		v.v[TP_LK_SRC_ADDR] = c->src_addr;
+		v.have[TP_LK_DST_ADDR] = v.have[TP_LK_SRC_ADDR] = 1;
+	}
+	if (engine == BMP_ENG_GDMA && r->gd_gmem[core] && rel < r->gd_cap[core]) {
+		v.v[TP_LK_LMEM_BYTES] = r->gd_lmem[core][rel];
+		v.have[TP_LK_LMEM_BYTES] = 1;
+	}
+	struct tp_lmem_cmd_rec rec[TP_LMEM_CMD_RECS];
+	const struct tp_track *tr = &r->p->tracks[t];
+	unsigned n = tp_lmem_cmd_recs(r->p->chip, tr, &tr->slices[index], &v, rec);
+	if (n)
+		tp_track_set_lmem(r->p, t, index, rec, n);
+}
+
 /* TIU "Data Type": name(opd0 precision) -> name(result precision) (costmodel §4). */
 static void add_tiu_dtype(struct bmp_rd *r, const struct bmp_cmd *c)
 {
@@ -201,6 +288,45 @@ static void add_tiu_cost(struct bmp_rd *r, const struct tp_cost *k, uint32_t asi
 	tp_args_add_str(r->p, "Initial Cycle Ratio", buf);
 	sg_pct1(buf, sizeof buf, (double)k->bank_cycle, (double)asic + 1e-4);
 	tp_args_add_str(r->p, "Bank Conflict Ratio", buf);
+}
+
+/* The simulator's cycles (net_stat.sim) of core `core`'s command cmd_id of engine e, 0 when
+ * none was matched (read_netstat). Node i runs command i + 1 (§8.2: by position). */
+static uint32_t sim_cycles(const struct bmp_rd *r, int e, unsigned core, uint32_t cmd_id)
+{
+	if (core != 0 || !r->sim_cyc[e] || cmd_id == 0 || cmd_id > r->nsim[e])
+		return 0;
+	return r->sim_cyc[e][cmd_id - 1];
+}
+
+/* BM1684X's legacy printer (instruction.csv): the operand types, the simulator's cycles
+ * ("Alg Cycle", GDMA included) and, on TIU, the cost figures with its uArch Rate of three
+ * decimals. */
+static void add_legacy_args(struct bmp_rd *r, int engine, const struct bmp_cmd *c,
+                            const struct tp_cost *k, uint32_t sim)
+{
+	char o0[16], rs[16];
+	if (engine == BMP_ENG_TIU) {
+		sg_bm1684x_dtypes(&c->desc, c->raw, o0, rs, sizeof o0);
+	} else if (sg_has(&c->desc, SG_F_SRC_FMT) && c->kind == TP_CMD_NORMAL) {
+		static const char *const n[8] = {"i8",  "f16",  "f32", "i16",
+		                                 "i32", "bf16", "i4",  "i8"};
+		snprintf(o0, sizeof o0, "%s", n[sg_get(&c->desc, c->raw, SG_F_SRC_FMT) & 7]);
+		snprintf(rs, sizeof rs, "%s", o0);
+	} else {
+		o0[0] = rs[0] = '\0';
+	}
+	tp_args_add_str(r->p, "Opd0 Dtype", o0);
+	tp_args_add_str(r->p, "Res Dtype", rs);
+	tp_args_add_uint(r->p, "Alg Cycle", sim);
+	if (engine != BMP_ENG_TIU || !k->valid)
+		return;
+	char buf[32];
+	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
+	snprintf(buf, sizeof buf, "%.3f%%",
+	         k->uarch_ops ? (double)k->alg_ops / (double)k->uarch_ops * 100.0 : 0.0);
+	tp_args_add_str(r->p, "uArch Rate", buf);
 }
 
 /* Python's round(x, 4) for the positive values here. */
@@ -279,6 +405,15 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 		tp_slice_set_label(r->p, tr, s, &l);
 		return;
 	}
+	/* BM1684X: the register tables give the fields the hand-written decoder does not. */
+	if (!c.have_desc && r->fdec && c.raw &&
+	    sg_decode(r->fdec, engine == BMP_ENG_TIU ? SG_ENG_TIU : SG_ENG_DMA, c.raw, c.raw_n,
+	              &c.desc)) {
+		c.have_desc = 1;
+		/* TIU names as its op index spells them (sys.end, not BM1688's system.end). */
+		if (engine == BMP_ENG_TIU && c.desc.sub_name)
+			c.name = c.desc.sub_name;
+	}
 	struct tp_label l = *tp_slice_label(tr, s);
 	l.kind = c.kind;
 	l.dir = c.dir;
@@ -287,8 +422,14 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	tp_slice_set_label(r->p, tr, s, &l);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
-	if (engine == BMP_ENG_TIU && c.have_desc) {
+	uint32_t sim = r->sim_cyc[engine] ? sim_cycles(r, engine, core, s->cmd_id) : 0;
+	if (engine == BMP_ENG_TIU && c.have_desc)
 		sg_tiu_cost(r->chip, &c.desc, c.raw, &k);
+	/* BM1684X: the vendor's Alg cycle is the simulator's, on every command of both engines
+	 * (a GDMA entry and a TIU one without a model are valid 0: figures no total counts). */
+	if (r->fdec && c.have_desc)
+		k.alg_cycle = sim;
+	if ((engine == BMP_ENG_TIU || r->fdec) && c.have_desc) {
 		tp_track_set_cost(r->p, t, index, &k);
 		s = &r->p->tracks[t].slices[index];
 	}
@@ -298,12 +439,22 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	struct tp_profile *p = r->p;
 	if (c.have_desc && r->fields)
 		add_fields(r, engine, &c);
-	if (c.have_desc) {
-		if (engine == BMP_ENG_TIU) {
-			add_tiu_dtype(r, &c);
-			if (k.valid)
-				add_tiu_cost(r, &k, s->cycles);
-		}
+	else if (c.have_desc && c.kind == TP_CMD_NORMAL)
+		keep_lmem(r, engine, &c, t, index, core, rel);
+	if (c.have_desc && r->fdec) {
+		add_legacy_args(r, engine, &c, &k, sim);
+		if (r->fields && r->pmu_rec[engine] && rel < r->pmu_nrec[engine])
+			bmp_legacy_pmu_args(p, engine,
+			                    r->pmu_rec[engine] +
+			                        rel * (engine == BMP_ENG_TIU
+			                                   ? r->chip->tiu_pmu_bytes
+			                                   : r->chip->gdma_pmu_bytes));
+	} else if (c.have_desc && engine == BMP_ENG_TIU) {
+		add_tiu_dtype(r, &c);
+		if (k.valid)
+			add_tiu_cost(r, &k, s->cycles);
+	} else if (r->arch == TP_ARCH_BM1684 && r->sim_cyc[engine]) {
+		tp_args_add_uint(p, "Alg Cycle", sim); /* BM1684: no register tables, no types */
 	}
 	if (engine == BMP_ENG_GDMA && c.have_desc)
 		add_dma_tail(r, &c);

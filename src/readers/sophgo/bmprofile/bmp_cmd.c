@@ -532,6 +532,8 @@ void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size
 {
 	memset(c, 0, offsetof(struct bmp_cmd, name_buf));
 	c->engine = (uint8_t)engine;
+	c->raw = p;
+	c->raw_n = size;
 	if (arch == TP_ARCH_BM1684)
 		decode_bm1684(engine, p, c);
 	else if (engine == BMP_ENG_TIU)
@@ -784,7 +786,7 @@ static int take(struct bmp_cmdbuf *cb, size_t n, const struct sg_desc *d)
 /* Indexes commands until there are `upto` (or the stream ends). */
 static void extend(struct bmp_cmdbuf *cb, uint32_t upto)
 {
-	while (!cb->done && cb->count < upto) {
+	while (!cb->done && cb->count < upto && cb->count < cb->limit) {
 		struct sg_desc d;
 		size_t n = size_at(cb, cb->scan_off, &d);
 		if (!n) {

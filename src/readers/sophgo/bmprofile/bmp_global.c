@@ -22,6 +22,7 @@
  * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
+#include "common/timings.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <pthread.h>
@@ -728,6 +729,7 @@ static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *
 static void *gworker(void *arg)
 {
 	struct gpool *gp = arg;
+	tp_tm_thread(1);
 	pthread_mutex_lock(&gp->mu);
 	for (;;) {
 		while (!gp->stop && gp->next < gp->nchunks && gp->next >= gp->applied + gp->nslot)
@@ -743,6 +745,7 @@ static void *gworker(void *arg)
 		pthread_cond_broadcast(&gp->cv_done);
 	}
 	pthread_mutex_unlock(&gp->mu);
+	tp_tm_thread(-1);
 	return NULL;
 }
 
@@ -801,8 +804,11 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 		}
 		pthread_mutex_unlock(&gp->mu);
 	}
-	if (mine) /* one thread, or no worker took the chunk (same code) */
+	if (mine) { /* one thread, or no worker took the chunk (same code) */
+		tp_tm_par_begin();
 		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
+		tp_tm_par_end();
+	}
 }
 
 /* Chunk k applied (rc its result): its slot is free for the workers. */

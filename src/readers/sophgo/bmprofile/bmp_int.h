@@ -154,6 +154,7 @@ struct bmp_cmd {
 	int have_desc;
 	struct sg_desc desc;
 	const uint8_t *raw;
+	size_t raw_n; /* the hand-written decoders' descriptor size (raw set, have_desc 0) */
 	char name_buf[40], type_buf[24]; /* storage for names of unlisted codes */
 };
 
@@ -360,6 +361,22 @@ struct bmp_netstat {
  * parse are skipped and counted in ns (path and d are unused, kept for the callers). */
 int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
                       struct tp_diag *d);
+/* One item of net_stat.sim: its b: and g: ids, its t: cycles, and whether the legacy reader
+ * counts it as GDMA (it has a dr: key; GDMA_CONSTANT fills have none and count as BD). */
+struct bmp_sim_item {
+	uint32_t b, g, t;
+	uint8_t gdma;
+};
+/* The items in file order, per engine ([0] BD, [1] GDMA). Owned; bmp_sim_items_free. */
+struct bmp_sim_items {
+	struct bmp_sim_item *v[2];
+	size_t n[2], cap[2];
+};
+void bmp_sim_items_free(struct bmp_sim_items *it);
+/* bmp_netstat_parse that also keeps every well-formed item in *items (NULL: none kept).
+ * TP_OK, or TP_ENOMEM (items then holds what was kept). */
+int bmp_netstat_parse_items(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
+                            struct tp_diag *d, struct bmp_sim_items *items);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Timeline steps (§9.2), pure functions so each rule is tested on its own.                  */
@@ -426,6 +443,18 @@ struct bmp_rd {
 	int json;                /* tensor_location.json present, parsed and wanted */
 	struct sg_layers layers; /* tensor_location.json + final.mlir (side files) */
 	struct sg_decoder *dec;  /* owned: table decoder for arches with register tables */
+	/* Owned: BM1684X's register tables, read beside the hand-written decoder (which walks the
+	 * stream and names the commands) for the descriptor fields and the cost model only. */
+	struct sg_decoder *fdec;
+	/* Legacy arches: the simulator's cycles (net_stat.sim "t:") of core 0's global.profile
+	 * nodes per engine (BMP_ENG_*), by node index, matched as the vendor matches them (see
+	 * read_netstat); 0 = no item matched. NULL without net_stat.sim. Owned. */
+	uint32_t *sim_cyc[2];
+	size_t nsim[2];
+	/* Legacy arches, while a core's slices are filled: its PMU records per engine (in the
+	 * iter file's mapping) and how many, slice k of the iteration being record k. */
+	const uint8_t *pmu_rec[2];
+	size_t pmu_nrec[2];
 	/* GDMA PMU counters per slice of the current iteration (detail only, arches with a table
 	 * decoder), aligned with the core's GDMA slices from its first new one: DDR side, LMEM
 	 * side bytes and (CV184X, which counts them; NULL on BM1688) transactions, DDR side in
@@ -436,6 +465,10 @@ struct bmp_rd {
 	/* Interned argument keys of each class's fields ([engine][class][field], 0 = a name the
 	 * class repeats), built the first time a class is seen. Owned. */
 	uint32_t **keys[2];
+	/* Without the fields (detail on, fields off): per engine and class, the field index of
+	 * each LOCAL memory key (model/lmemrec.h; UINT16_MAX = the class has none), built the
+	 * first time a class is seen, for the records kept in the track's compact form. Owned. */
+	uint16_t **lmem_fields[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
 	int jobs; /* threads for the per-core work (opts.jobs) */
@@ -505,6 +538,11 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc);
 void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t, size_t index,
                   unsigned core, size_t rel);
 
+/* bmp_pmu.c: BM1684X's PMU record at rec (32-byte TIU, 192-byte GDMA) as arguments of the
+ * slice being built, each counter under BMP_PMU_PREFIX + tpu-mlir's name (the times as
+ * raw_inst_start_time / raw_inst_end_time): what the legacy printer's pmu_info lists. */
+#define BMP_PMU_PREFIX "pmu."
+void bmp_legacy_pmu_args(struct tp_profile *p, int engine, const uint8_t *rec);
 /* bmp_pmu.c */
 int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  struct bmp_core_cmds *cc, unsigned core, size_t *first);

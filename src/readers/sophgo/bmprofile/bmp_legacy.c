@@ -3,6 +3,7 @@
  * TIU re-anchoring, and the cycle and ns fields of each core's slices.
  */
 #include "common/progress.h"
+#include "model/lmemrec.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -182,9 +183,14 @@ static int move_outside(struct bmp_rd *r, unsigned k, int e, int t, size_t first
 				tr = &r->p->tracks[t];
 				s = &tr->slices[first + i];
 			}
+			tp_track_move_lmem(tr, first + kept, first + i);
 			tr->slices[first + kept++] = *s;
 			continue;
 		}
+		/* A slice moved out loses its kept LOCAL memory records (its place here is reused).
+		 */
+		if (tr->lmem && first + i < tr->lmem_cap)
+			tr->lmem[first + i] = 0;
 		struct tp_slice old = *s;
 		struct tp_label lb = *tp_slice_label(tr, s);
 		int64_t end = tp_slice_end(tr, s);
@@ -214,6 +220,21 @@ static int move_outside(struct bmp_rd *r, unsigned k, int e, int t, size_t first
 	return TP_OK;
 }
 
+/* A GDMA cycle count in TIU cycles, rounded up: the re-anchored TIU command starts at the
+ * earliest whole TIU cycle not before the GDMA command ends (the vendor keeps the fraction;
+ * truncating would start it up to one TIU cycle before, as on BM1684's 550 / 575 MHz).
+ * Exact in integers for whole-MHz clocks; equal clocks (BM1684X) change nothing. */
+static int64_t gdma_end_in_tiu(const struct bmp_rd *r, int64_t g)
+{
+	double t = r->tiu_mhz, d = r->gdma_mhz;
+	if (g >= 0 && g < (INT64_C(1) << 40) && t == (double)(int64_t)t &&
+	    d == (double)(int64_t)d && t >= 1 && d >= 1 && t <= 1e6 && d <= 1e6) {
+		uint64_t ti = (uint64_t)t, di = (uint64_t)d;
+		return (int64_t)(((uint64_t)g * ti + di - 1) / di);
+	}
+	return (int64_t)ceil((double)g * t / d);
+}
+
 /* TIU re-anchoring of core k: the first static GDMA node with a PMU record ends where the TIU
  * node that depends on it (bd_id + 1, same gdma_id) starts. Records the firmware ran outside
  * the net's stream (gout[i], may be NULL) are no static node's. Moves ts[0..tn) so; 1 if a
@@ -238,11 +259,9 @@ static int tiu_anchor(struct bmp_rd *r, unsigned k, struct tp_slice *ts, size_t 
 					continue;
 				for (size_t j = 0; j < tn; j++)
 					if ((ts[j].cmd_id & mask) == (want_bd & mask)) {
-						int64_t gend =
-						    (int64_t)((double)tp_slice_end(
-						                  &r->p->tracks[r->gdma_track[k]],
-						                  &gs[i]) *
-						              r->tiu_mhz / r->gdma_mhz);
+						int64_t gend = gdma_end_in_tiu(
+						    r, tp_slice_end(&r->p->tracks[r->gdma_track[k]],
+						                    &gs[i]));
 						int64_t sh = gend - ts[j].start_ns;
 						for (size_t q = 0; q < tn; q++)
 							ts[q].start_ns += sh;
@@ -300,6 +319,12 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		                ipath, k);
 	finish_cycles(r, r->tiu_track[k], tf, tn, r->tiu_mhz, iter_off_ns);
 	finish_cycles(r, r->gdma_track[k], gf, gn, r->gdma_mhz, iter_off_ns);
+	/* The records stay readable (a dropped mapping faults back in): bmp_fill_cmd reads the
+	 * PMU counters of the legacy printer's pmu_info from them. */
+	r->pmu_rec[BMP_ENG_TIU] = tn ? f->data + it->bd[k].off : NULL;
+	r->pmu_rec[BMP_ENG_GDMA] = gn ? f->data + it->gdma[k].off : NULL;
+	r->pmu_nrec[BMP_ENG_TIU] = tn;
+	r->pmu_nrec[BMP_ENG_GDMA] = gn;
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
@@ -314,6 +339,7 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		goto out;
 	rc = bmp_cmds_close(r, cc);
 out:
+	r->pmu_rec[0] = r->pmu_rec[1] = NULL;
 	tp_free(out[0]);
 	tp_free(out[1]);
 	return rc;

@@ -79,11 +79,13 @@ static void bad(struct bmp_netstat *ns, unsigned long no, const char *what, cons
 	snprintf(ns->bad_what, sizeof ns->bad_what, "%s \"%.*s\"", what, (int)(n > 60 ? 60 : n), s);
 }
 
-/* Checks one item token; returns 1 if well formed, and counts it. */
-static int item(const char *s, size_t n, struct bmp_netstat *ns)
+/* Checks one item token; returns 1 if well formed, and counts it (and keeps its ids and
+ * cost in *it when it is not NULL). */
+static int item(const char *s, size_t n, struct bmp_netstat *ns, struct bmp_sim_item *it)
 {
 	size_t fields = 0, i = 0;
 	int is_gdma = 0;
+	uint64_t b = 0, g = 0, t = 0;
 	while (i <= n) {
 		size_t e = i;
 		while (e < n && s[e] != '|')
@@ -106,6 +108,11 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns)
 				return 0;
 			if (kn == 2 && !memcmp(k, "dr", 2))
 				is_gdma = 1;
+			if (kn == 1 && strchr("bgt", k[0])) {
+				uint64_t v = 0;
+				tp_parse_u64(s + colon + 1, e - colon - 1, &v);
+				*(k[0] == 'b' ? &b : k[0] == 'g' ? &g : &t) = v;
+			}
 		} else if (fields == 1 && e == i) {
 			return 0; /* empty op (the name may be empty: sync commands have none) */
 		}
@@ -118,11 +125,44 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns)
 		ns->gdma_items++;
 	else
 		ns->bd_items++;
+	if (it)
+		*it = (struct bmp_sim_item){.b = (uint32_t)b,
+		                            .g = (uint32_t)g,
+		                            .t = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t,
+		                            .gdma = (uint8_t)is_gdma};
 	return 1;
+}
+
+/* Appends *it to the engine's list of items (out may be NULL: not kept). 0 when out of
+ * memory. */
+static int keep(struct bmp_sim_items *out, const struct bmp_sim_item *it)
+{
+	if (!out)
+		return 1;
+	int e = it->gdma;
+	struct bmp_sim_item *v = tp_grow(out->v[e], sizeof *v, out->n[e] + 1, &out->cap[e]);
+	if (!v)
+		return 0;
+	out->v[e] = v;
+	v[out->n[e]++] = *it;
+	return 1;
+}
+
+void bmp_sim_items_free(struct bmp_sim_items *it)
+{
+	for (int e = 0; e < 2; e++)
+		tp_free(it->v[e]);
+	memset(it, 0, sizeof *it);
 }
 
 int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
                       struct tp_diag *d)
+{
+	return bmp_netstat_parse_items(text, len, path, ns, d, NULL);
+}
+
+int bmp_netstat_parse_items(const char *text, size_t len, const char *path, struct bmp_netstat *ns,
+                            struct tp_diag *d, struct bmp_sim_items *items)
 {
 	(void)path;
 	(void)d;
@@ -210,10 +250,13 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 				break;
 			if (!memchr(s + b, '|', i - b))
 				continue;
-			if (!item(s + b, i - b, ns)) {
+			struct bmp_sim_item it;
+			if (!item(s + b, i - b, ns, &it)) {
 				bad(ns, no, "malformed item", s + b, i - b);
 				break;
 			}
+			if (!keep(items, &it))
+				return TP_ENOMEM;
 		}
 	}
 	if (!ns->have_total && have_tcyc) {

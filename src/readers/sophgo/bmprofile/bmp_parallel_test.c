@@ -411,14 +411,4 @@ static void test_drop_pages(void **state)
 	free(t.s);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_same_for_every_thread_count),
-	    cmocka_unit_test(test_first_error_wins),
-	    cmocka_unit_test(test_chunk_edges),
-	    cmocka_unit_test(test_line_lengths),
-	    cmocka_unit_test(test_drop_pages),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#include "tp_test_main.h"

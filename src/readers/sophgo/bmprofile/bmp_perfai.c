@@ -6,6 +6,7 @@
  * the same for every thread count.
  */
 #include "common/progress.h"
+#include "common/timings.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -526,8 +527,11 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	                        .anchor = anchor,
 	                        .have_anchor = have_anchor,
 	                        .clamped = clamped_k};
-	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) != TP_OK ||
-	    (rc = read_cores(&ap, nc, per_core)) != TP_OK)
+	tp_tm_begin("cores");
+	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) == TP_OK)
+		rc = read_cores(&ap, nc, per_core);
+	tp_tm_end();
+	if (rc != TP_OK)
 		goto out;
 	int64_t delta[BMP_MAX_CORES] = {0};
 	align_cores(&ap, nc, delta);
@@ -543,8 +547,11 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	uint64_t clamped = 0;
 	ap.zero = zero;
 	ap.offset_ns = offset_ns;
+	tp_tm_begin("fill");
 	if (per_core)
 		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
+	tp_tm_end();
+	tp_tm_begin("apply");
 	int have_none = 0;
 	for (unsigned k = 0; k < nc; k++) {
 		if (per_core) {
@@ -559,17 +566,23 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 			rc = bmp_read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL,
 			                  k, 0, -zero - delta[k] + offset_ns);
 			if (rc)
-				goto out;
+				break;
 		}
 		if ((rc = bmp_cmds_close(r, &cc[k])) != TP_OK)
-			goto out;
+			break;
 		bmp_cmds_free(&cc[k]);
 	}
+	tp_tm_end();
+	if (rc != TP_OK)
+		goto out;
+	tp_tm_begin("name");
 	if (per_core) {
 		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
-		if ((rc = share_cost_args(r, cr, nc)) != TP_OK)
-			goto out;
+		rc = share_cost_args(r, cr, nc);
 	}
+	tp_tm_end();
+	if (rc != TP_OK)
+		goto out;
 	if (clamped)
 		tp_profile_note(r->p,
 		                "%s: %llu records started before the global zero; clamped to 0",

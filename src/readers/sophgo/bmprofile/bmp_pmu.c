@@ -106,7 +106,9 @@ static void pmu_block_done(struct bmp_rd *r, int t, const struct bmp_span *sp, s
  * path keeps cycles. Wraps: the legacy rule (§9.1) assumes one whenever start or end
  * decreases; the PerfAI path has no wrap handling in the reference, so we only assume one
  * when a counter drops by more than 2^31 (a real wrap; never the case in the reference's
- * data), which keeps long dumps monotonic without changing short ones. Runs after the GDMA
+ * data), which keeps long dumps monotonic without changing short ones. A record whose end
+ * wrapped and start did not ends 2^32 later on both paths (the legacy rule would count a wrap
+ * there and move every later record, and this one's start, 2^32 cycles on). Runs after the GDMA
  * trimming so stale records cannot fake a wrap. */
 static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsigned core,
                          const char *eng)
@@ -118,9 +120,12 @@ static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsi
 	for (size_t i = first; i < tr->count; i++) {
 		struct tp_slice *s = &tr->slices[i];
 		uint32_t st = (uint32_t)s->start_ns, en = (uint32_t)tp_slice_end(tr, s);
+		/* the end wrapped, the start did not (legacy: that is this record's own, not a
+		 * wrap of the records after it) */
+		int end_wrapped = en < st && st - en > 0x80000000u;
 		if (i > first) {
-			int wrapped =
-			    a2 ? (st < ls && ls - st > 0x80000000u) : (st < ls || en < le);
+			int wrapped = a2 ? (st < ls && ls - st > 0x80000000u)
+			                 : (st < ls || (en < le && !end_wrapped));
 			if (wrapped) {
 				hi += UINT64_C(1) << 32;
 				wraps++;
@@ -129,8 +134,8 @@ static void unwrap_times(struct bmp_rd *r, int t, size_t first, double mhz, unsi
 		ls = st;
 		le = en;
 		uint64_t s64 = hi + st, e64 = hi + en;
-		if (a2 && en < st && st - en > 0x80000000u)
-			e64 += UINT64_C(1) << 32; /* the end wrapped, the start did not */
+		if (end_wrapped)
+			e64 += UINT64_C(1) << 32;
 		if (a2) {
 			s->start_ns = tp_cycles_to_ns(s64, mhz);
 			tp_slice_set_end(r->p, tr, s, tp_cycles_to_ns(e64, mhz));
@@ -468,4 +473,87 @@ int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		                "their start is shown at 0",
 		                core, (unsigned long long)early);
 	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* BM1684X PMU records as counters (the legacy printer's pmu_info).                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The 192-byte GDMA record's words by tpu-mlir's BM1684X names (§4.6: its def, with the
+ * vendor's "12sram" spelling of two of them), u32 at 4·index; index 2 is inst_id (bits 0-19)
+ * and reserved (20-31). Checked on every record of the real BM1684X dump against the vendor's
+ * instruction.csv. 0-1 (the times) are added by the caller. */
+static const char *const gdma_words[48] = {
+    NULL,
+    NULL,
+    NULL,
+    "d0_aw_bytes",
+    "d0_wr_bytes",
+    "d0_ar_bytes",
+    "d1_aw_bytes",
+    "d1_wr_bytes",
+    "d1_ar_bytes",
+    "gif_aw_bytes",
+    "gif_wr_bytes",
+    "gif_ar_bytes",
+    "gif_12sram_aw_bytes",
+    "gif_l2sram_w_bytes",
+    "gif_l2sram_ar_bytes",
+    "reserved1",
+    "axi_d0_wr_valid_bytes",
+    "axi_d0_rd_valid_bytes",
+    "axi_d1_wr_valid_bytes",
+    "axi_d1_rd_valid_bytes",
+    "gif_fmem_wr_valid_bytes",
+    "gif_fmem_rd_valid_bytes",
+    "gif_l2sram_wr_valid_bytes",
+    "gif_l2sram_rd_valid_bytes",
+    "axi_d0_wr_stall_bytes",
+    "axi_d0_rd_stall_bytes",
+    "axi_d1_wr_stall_bytes",
+    "axi_d1_rd_stall_bytes",
+    "gif_fmem_wr_stall_bytes",
+    "gif_fmem_rd_stall_bytes",
+    "gif_l2sram_wr_stall_bytes",
+    "gif_12sram_rd_stall_bytes",
+    "axi_d0_aw_end",
+    "axi_d0_aw_st",
+    "axi_d0_ar_end",
+    "axi_d0_ar_st",
+    "axi_d0_wr_end",
+    "axi_d0_wr_st",
+    "axi_d0_rd_end",
+    "axi_d0_rd_st",
+    "axi_d1_aw_end",
+    "axi_d1_aw_st",
+    "axi_d1_ar_end",
+    "axi_d1_ar_st",
+    "axi_d1_wr_end",
+    "axi_d1_wr_st",
+    "axi_d1_rd_end",
+    "axi_d1_rd_st",
+};
+
+void bmp_legacy_pmu_args(struct tp_profile *p, int engine, const uint8_t *rec)
+{
+	char key[48];
+	tp_args_add_uint(p, BMP_PMU_PREFIX "raw_inst_start_time", tp_le32(rec));
+	tp_args_add_uint(p, BMP_PMU_PREFIX "raw_inst_end_time", tp_le32(rec + 4));
+	if (engine == BMP_ENG_TIU) { /* §4.5, 32 bytes */
+		uint64_t w = tp_le64(rec + 8);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "inst_id", w & 0xFFFF);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "computation_load", w >> 16);
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_read", tp_le32(rec + 16));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_read_stall", tp_le32(rec + 20));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "num_write", tp_le32(rec + 24));
+		tp_args_add_uint(p, BMP_PMU_PREFIX "reserved", tp_le32(rec + 28));
+		return;
+	}
+	uint32_t w = tp_le32(rec + 8);
+	tp_args_add_uint(p, BMP_PMU_PREFIX "inst_id", w & 0xFFFFF);
+	tp_args_add_uint(p, BMP_PMU_PREFIX "reserved", w >> 20);
+	for (unsigned i = 3; i < 48; i++) {
+		snprintf(key, sizeof key, BMP_PMU_PREFIX "%s", gdma_words[i]);
+		tp_args_add_uint(p, key, tp_le32(rec + 4 * i));
+	}
 }

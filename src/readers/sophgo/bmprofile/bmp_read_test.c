@@ -1,7 +1,7 @@
 /*
- * bmp_read_test.c — the bmprofile reader end to end on small synthetic dumps (the a2_small and
- * x_small fixtures): tracks, layers, arguments, the argument-set and per-core fill paths,
- * out-of-memory at every allocation, and every bad-input error (status, exact message, no
+ * bmp_read_test.c — the bmprofile reader end to end on small synthetic dumps (the a2_small,
+ * x_small and bm1684_small fixtures): tracks, layers, arguments, the argument-set and per-core fill
+ * paths, out-of-memory at every allocation, and every bad-input error (status, exact message, no
  * profile).
  */
 #include <setjmp.h>
@@ -34,11 +34,7 @@ static void test_a2_small(void **state)
 	(void)state;
 	const char *dir = sgt_make_fixture("a2_small", "a2_small");
 	assert_int_equal(tp_bmprofile_probe(dir), 1);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->arch, TP_ARCH_BM1688);
 	assert_true(p->tiu_freq_mhz == 900 && p->gdma_freq_mhz == 750);
 	assert_string_equal(tp_str(p, p->devices[0].name), "BM1688 tiny_net");
@@ -136,6 +132,7 @@ static void test_a2_small(void **state)
 	/* Clock overrides replace the arch constants; detail off means no args. */
 	struct tp_bmprofile_opts o = {
 	    .tiu_freq_mhz = 1000, .gdma_freq_mhz = 1000, .detail = TP_BMPROFILE_DETAIL_OFF};
+	struct tp_diag d = {0};
 	assert_int_equal(tp_bmprofile_read(dir, &o, &p, &d), TP_OK);
 	assert_true(p->tiu_freq_mhz == 1000);
 	assert_true(sgt_track(p, 0, TP_TRACK_TIU)->freq_mhz == 1000);
@@ -150,11 +147,7 @@ static void test_x_small(void **state)
 {
 	(void)state;
 	const char *dir = sgt_make_fixture("x_small", "x_small");
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->arch, TP_ARCH_BM1684X);
 	assert_true(p->tiu_freq_mhz == 1000 && p->gdma_freq_mhz == 1000); /* tpu_freq=1000 */
 	/* start_offset: first NODE_SET 50 ticks x 20 ns = 1 us after DYN record 1 -> 1000 cycles.
@@ -190,15 +183,63 @@ static void test_x_small(void **state)
 
 	/* No GDMA block at all (its type patched to an unknown one): an empty GDMA track and an
 	 * unanchored TIU (fuzzer regression: empty tracks have no slice array). */
-	char path[8448];
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	sgt_put_u32(path, 200, 77);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	sgt_put_u32(sgt_in(dir, "iter0.profile"), 200, 77);
+	p = sgt_read(dir);
 	assert_int_equal(sgt_track(p, 0, TP_TRACK_GDMA)->count, 0);
 	assert_int_equal(p->stats.blocks_skipped, 1);
 	assert_int_equal(tp_slice_start_cycle(sgt_track(p, 0, TP_TRACK_TIU),
 	                                      sgt_by_cmd(sgt_track(p, 0, TP_TRACK_TIU), 1)),
 	                 1000);
+	tp_profile_free(p);
+}
+
+/* The legacy path on a tiny generated BM1684 dump (bm1684_small: 6 TIU, 4 GDMA commands):
+ * 128-byte descriptors with the TIU word reversal, 16-bit ids, its own clocks. */
+static void test_bm1684_small(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("bm1684_small", "bm1684_small");
+	struct tp_profile *p = NULL;
+	struct tp_diag d = {0};
+	if (tp_bmprofile_read(dir, NULL, &p, &d))
+		fail_msg("read failed: %s", d.msg);
+	assert_int_equal(p->arch, TP_ARCH_BM1684);
+	assert_true(p->tiu_freq_mhz == 550 && p->gdma_freq_mhz == 575);
+	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
+	                      *g0 = sgt_track(p, 0, TP_TRACK_GDMA);
+	assert_int_equal(t0->count, 6);
+	assert_int_equal(g0->count, 4);
+	static const char *const tiu[6] = {"DEPTHWISE_OR_POOLING", "CONV_NEURON",
+	                                   "CONV_NEURON",          "TENSOR_ARITHMETIC",
+	                                   "TENSOR_ARITHMETIC",    "TENSOR_ARITHMETIC"};
+	static const uint32_t tdep[6] = {1, 1, 1, 2, 2, 3}, gdep[4] = {0, 3, 5, 6};
+	for (uint32_t i = 0; i < 6; i++) {
+		const struct tp_slice *s = sgt_by_cmd(t0, i + 1);
+		assert_string_equal(tp_str(p, tp_slice_name(t0, s)), tiu[i]);
+		assert_int_equal(s->dep_id, tdep[i]);
+		assert_true(s->layer >= 0);
+	}
+	for (uint32_t i = 0; i < 4; i++) {
+		const struct tp_slice *s = sgt_by_cmd(g0, i + 1);
+		assert_string_equal(tp_str(p, tp_slice_name(g0, s)), "NORMAL");
+		assert_int_equal(tp_slice_dir(g0, s),
+		                 i < 2 ? TP_DIR_DDR_TO_LMEM : TP_DIR_LMEM_TO_DDR);
+		assert_int_equal(s->dep_id, gdep[i]);
+		assert_true(s->layer >= 0);
+	}
+	assert_string_equal(tp_str(p, sgt_layer_at(p, (size_t)sgt_by_cmd(t0, 6)->layer)->name),
+	                    "Copy_25");
+	/* Re-anchoring (§9.1): TIU cmd 1 waits for GDMA cmd 1 (bd_id 0 + 1, gdma_id 1) and
+	 * starts at its end in TIU cycles, rounded up: 550 / 575 MHz. */
+	const struct tp_slice *g1 = sgt_by_cmd(g0, 1);
+	uint64_t gend = tp_slice_start_cycle(g0, g1) + g1->cycles;
+	assert_int_equal(tp_slice_start_cycle(t0, sgt_by_cmd(t0, 1)), (gend * 550 + 574) / 575);
+	struct tp_deps_report dr;
+	assert_int_equal(tp_deps_check(p, &dr), TP_OK);
+	assert_int_equal(dr.checked, 9);
+	assert_int_equal(dr.violated, 0);
+	for (size_t i = 0; i < p->num_notes; i++) /* the zero slots are no commands */
+		assert_null(strstr(tp_str(p, p->notes[i].text), "decoded"));
 	tp_profile_free(p);
 }
 
@@ -217,11 +258,7 @@ static void test_a2_layers_json(void **state)
 	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 1], \"tiu_dma_id(after)\": [2, 1], "
 	    "\"operands\": [], \"results\": []}]";
 	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	assert_int_equal(p->num_layers, 2); /* the global.profile layers are not used */
 	assert_int_equal(p->num_tensors,
 	                 1); /* the Load's result (operands and results become tensors) */
@@ -248,7 +285,9 @@ static void test_a2_layers_json(void **state)
 	 * the unterminated buffer. */
 	char note[9000];
 	unlink(path);
-	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
+	p = sgt_read(dir);
+	struct tp_diag d = {0};
+	int rc;
 	size_t global_layers = p->num_layers;
 	assert_true(global_layers > 0);
 	tp_profile_free(p);
@@ -416,9 +455,7 @@ static void test_fill_paths_agree(void **state)
 	fill_paths_agree(sgt_make_fixture("a2_small", "a2_fill_paths"));
 	/* an unknown descriptor: the unnamed commands' names too */
 	const char *dir = sgt_make_fixture("a2_small", "a2_fill_paths_stop");
-	char path[8448];
-	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
-	sgt_put_u32(path, 0x60 + 4, 0x0F);
+	sgt_put_u32(sgt_in(dir, "cmd_20000_0_1.dat"), 0x60 + 4, 0x0F);
 	fill_paths_agree(dir);
 	char real[4096];
 	if (!sgt_shared_path(real, sizeof real, "bm1688_resnet50"))
@@ -432,7 +469,6 @@ static void test_a2_small_oom(void **state)
 	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
 	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
 	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
-	char path[8448];
 	static const char js[] =
 	    "[{\"file-line\": 2, \"subnet_id\": 0, \"core_id\": 0, \"opcode\": \"tpu.Load\", "
 	    "\"is_local\": true, \"tiu_dma_id(before)\": [0, 0], \"tiu_dma_id(after)\": [0, 1], "
@@ -446,10 +482,9 @@ static void test_a2_small_oom(void **state)
 	                           "  %1 = \"tpu.Conv2D\"(%0) : () -> () loc(#loc2)\n"
 	                           "#loc1 = loc(\"load_x\")\n#loc2 = loc(fused[#loc1, #loc3])\n"
 	                           "#loc3 = loc(\"conv\")\n";
-	snprintf(path, sizeof path, "%s/tensor_location.json", dir);
-	assert_int_equal(tp_test_write_file(path, js, sizeof js - 1), 0);
-	snprintf(path, sizeof path, "%s/final.mlir", dir);
-	assert_int_equal(tp_test_write_file(path, mlir, sizeof mlir - 1), 0);
+	assert_int_equal(tp_test_write_file(sgt_in(dir, "tensor_location.json"), js, sizeof js - 1),
+	                 0);
+	assert_int_equal(tp_test_write_file(sgt_in(dir, "final.mlir"), mlir, sizeof mlir - 1), 0);
 	struct tp_profile *p = NULL;
 	struct tp_diag d = {0};
 	assert_int_equal(tp_bmprofile_read(dir, NULL, &p, &d), TP_OK);
@@ -477,58 +512,51 @@ static void expect_error(const char *dir, int status, const char *msg)
 		         tp_status_name(status), msg);
 }
 
+/* A damaged copy of a2_small's iter0.profile (fixture directory `as`): cut to `size` bytes,
+ * or (size -1) with the u32 at `off` set to `val`; the error the reader must give, its message
+ * after the file's path. iter0.profile layout (see the fixture comments): the unknown block 77
+ * at 0x585, the core-1 TIU block at 0x591 (96 bytes), file size 1529. */
+struct damage {
+	const char *as;
+	off_t size;
+	size_t off;
+	uint32_t val;
+	int status;
+	const char *msg;
+};
+
+static const struct damage damaged[] = {
+    {"bad_trunc", 1519, 0, 0, TP_ETRUNC, "@0x591: TIU block length 96 exceeds the 86 bytes left"},
+    {"bad_hdr", 1425 + 5, 0, 0, TP_ETRUNC,
+     "@0x591: truncated block header: 8 bytes needed, 5 left"},
+    {"bad_len", -1, 0x585 + 4, 4096, TP_ETRUNC,
+     "@0x585: block type 77 length 4096 exceeds the 108 bytes left"},
+    /* COMMAND group_num 5, but only one group follows. */
+    {"bad_count", -1, 44 + 8 + 32, 5, TP_EFORMAT,
+     "@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow"},
+    /* GDMA block length not a whole number of records. */
+    {"bad_garbled", -1, 0xfc + 4, 1000, TP_EFORMAT,
+     "@0xfc: GDMA block length 1000 is not a multiple of the 256-byte record"},
+    {"bad_empty_iter", 0, 0, 0, TP_EFORMAT, "@0x0: empty file (no SUMMARY block)"},
+};
+
 static void test_bad_inputs(void **state)
 {
 	(void)state;
 	char want[8448], path[8448];
 	const char *dir;
 
-	/* iter0.profile layout (see the fixture comments): the unknown block 77 at 0x585, the
-	 * core-1 TIU block at 0x591 (96 bytes), file size 1529. */
-	dir = sgt_make_fixture("a2_small", "bad_trunc");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 1519), 0);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x591: TIU block length 96 exceeds the 86 bytes left", dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = sgt_make_fixture("a2_small", "bad_hdr");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 1425 + 5), 0);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x591: truncated block header: 8 bytes needed, 5 left", dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = sgt_make_fixture("a2_small", "bad_len");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	sgt_put_u32(path, 0x585 + 4, 4096);
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x585: block type 77 length 4096 exceeds the 108 bytes left",
-	         dir);
-	expect_error(dir, TP_ETRUNC, want);
-
-	dir = sgt_make_fixture("a2_small", "bad_count");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	sgt_put_u32(path, 44 + 8 + 32, 5); /* COMMAND group_num 5, but only one group follows */
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0x54: COMMAND group_num 5 does not fit the 8 bytes that follow",
-	         dir);
-	expect_error(dir, TP_EFORMAT, want);
-
-	dir = sgt_make_fixture("a2_small", "bad_garbled");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	sgt_put_u32(path, 0xfc + 4, 1000); /* GDMA block length not a whole number of records */
-	snprintf(want, sizeof want,
-	         "%s/iter0.profile@0xfc: GDMA block length 1000 is not a multiple of the 256-byte "
-	         "record",
-	         dir);
-	expect_error(dir, TP_EFORMAT, want);
-
-	dir = sgt_make_fixture("a2_small", "bad_empty_iter");
-	snprintf(path, sizeof path, "%s/iter0.profile", dir);
-	assert_int_equal(truncate(path, 0), 0);
-	snprintf(want, sizeof want, "%s/iter0.profile@0x0: empty file (no SUMMARY block)", dir);
-	expect_error(dir, TP_EFORMAT, want);
+	for (size_t i = 0; i < sizeof damaged / sizeof damaged[0]; i++) {
+		const struct damage *c = &damaged[i];
+		dir = sgt_make_fixture("a2_small", c->as);
+		const char *iter = sgt_in(dir, "iter0.profile");
+		if (c->size >= 0)
+			assert_int_equal(truncate(iter, c->size), 0);
+		else
+			sgt_put_u32(iter, c->off, c->val);
+		snprintf(want, sizeof want, "%s%s", iter, c->msg);
+		expect_error(dir, c->status, want);
+	}
 
 	dir = sgt_make_fixture("a2_small", "bad_nocmd");
 	snprintf(path, sizeof path, "%s/cmd_20000_0_1.dat", dir);
@@ -570,8 +598,46 @@ static void test_bad_inputs(void **state)
 	expect_error(path, TP_ENOTFOUND, want);
 }
 
+/* Appends to track tr the four commands of c, each {cmd_id, start, end, dep_id}. */
+static void push_cmds(struct tp_profile *p, int tr, const int64_t c[4][4])
+{
+	for (int i = 0; i < 4; i++) {
+		struct tp_slice *s = tp_track_push(p, tr);
+		assert_non_null(s);
+		s->cmd_id = (uint32_t)c[i][0];
+		s->start_ns = c[i][1];
+		assert_int_equal(tp_slice_set_end(p, &p->tracks[tr], s, c[i][2]), TP_OK);
+		s->dep_id = (uint32_t)c[i][3];
+	}
+}
+
 /* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
  * end; an id that occurs twice is not checked; the first violation in track order. */
+/* Fixture `fix` (as `as`) with `file` cut to `len` bytes: `status` and the message
+ * "<dir>/<file>@<at>". */
+static void expect_cut(const char *fix, const char *as, const char *file, off_t len, int status,
+                       const char *at)
+{
+	char want[8448], path[8448];
+	const char *dir = sgt_make_fixture(fix, as);
+	snprintf(path, sizeof path, "%s/%s", dir, file);
+	assert_int_equal(truncate(path, len), 0);
+	snprintf(want, sizeof want, "%s/%s@%s", dir, file, at);
+	expect_error(dir, status, want);
+}
+
+/* Legacy command files too short for the COMMAND block's count: cut, so exit 2 (located). */
+static void test_bad_legacy_cmds(void **state)
+{
+	(void)state;
+	/* 5 of the 6 128-byte TIU commands */
+	expect_cut("bm1684_small", "bad_1684_cmd", "cmd_125cda000_0_0.dat", 700, TP_ETRUNC,
+	           "0x2bc: the file ends after 5 of the 6 128-byte commands COMMAND block 0 names");
+	/* cmd 2 (16 bytes at 64) cut */
+	expect_cut("x_small", "bad_1684x_cmd", "cmd_5000_0.dat", 70, TP_ETRUNC,
+	           "0x40: the file ends after 1 of the 2 commands the COMMAND block names");
+}
+
 static void test_deps_check(void **state)
 {
 	(void)state;
@@ -582,24 +648,12 @@ static void test_deps_check(void **state)
 	/* GDMA 1 [0, 100), GDMA 2 [100, 200) twice (ambiguous), GDMA 3 [200, 300) waits TIU 1. */
 	static const int64_t gd[4][4] = {
 	    {1, 0, 100, 0}, {2, 100, 200, 0}, {2, 150, 250, 0}, {3, 200, 300, 1}};
-	for (int i = 0; i < 4; i++) {
-		struct tp_slice *s = tp_track_push(p, g);
-		s->cmd_id = (uint32_t)gd[i][0];
-		s->start_ns = gd[i][1];
-		tp_slice_set_end(p, &p->tracks[g], s, gd[i][2]);
-		s->dep_id = (uint32_t)gd[i][3];
-	}
+	push_cmds(p, g, gd);
 	/* TIU 1 [100, 150) waits GDMA 1: fine; TIU 2 [90, 95) waits GDMA 1: starts 10 early;
 	 * TIU 3 waits GDMA 2: ambiguous; TIU 4 waits GDMA 9: absent. */
 	static const int64_t td[4][4] = {
 	    {1, 100, 150, 1}, {2, 90, 95, 1}, {3, 0, 1, 2}, {4, 0, 1, 9}};
-	for (int i = 0; i < 4; i++) {
-		struct tp_slice *s = tp_track_push(p, t);
-		s->cmd_id = (uint32_t)td[i][0];
-		s->start_ns = td[i][1];
-		tp_slice_set_end(p, &p->tracks[t], s, td[i][2]);
-		s->dep_id = (uint32_t)td[i][3];
-	}
+	push_cmds(p, t, td);
 	struct tp_deps_report r;
 	assert_int_equal(tp_deps_check(p, &r), TP_OK);
 	assert_int_equal(r.checked, 3); /* TIU 1, TIU 2, GDMA 3 */
@@ -614,6 +668,27 @@ static void test_deps_check(void **state)
 	assert_int_equal(tp_deps_check(p, &r), TP_OK);
 	assert_int_equal(r.violated, 2);
 	assert_int_equal(r.cmd_id, 2);
+	/* A second core whose GDMA 7 [0, 10) waits on its TIU 7 [5, 20): with the cores on
+	 * several threads, the same counts and still core 0's TIU 2 first. */
+	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
+	int g1 = tp_profile_add_track(p, dev, 1, TP_TRACK_GDMA, NULL, 1000);
+	struct tp_slice *s = tp_track_push(p, t1);
+	s->cmd_id = 7;
+	s->start_ns = 5;
+	tp_slice_set_end(p, &p->tracks[t1], s, 20);
+	s = tp_track_push(p, g1);
+	s->cmd_id = 7;
+	s->dep_id = 7;
+	tp_slice_set_end(p, &p->tracks[g1], s, 10);
+	for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
+		assert_int_equal(tp_deps_check_jobs(p, jobs, &r), TP_OK);
+		assert_int_equal(r.checked, 4);
+		assert_int_equal(r.violated, 3);
+		assert_int_equal(r.core, 0);
+		assert_int_equal(r.kind, TP_TRACK_TIU);
+		assert_int_equal(r.cmd_id, 2);
+		assert_int_equal(r.start_ns, 90);
+	}
 	tp_profile_free(p);
 }
 
@@ -621,10 +696,7 @@ int main(void)
 {
 	sgt_setup("bmprofile", "bmp_read_test_tmp");
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_a2_cmd_stop), cmocka_unit_test(test_fill_paths_agree),
-	    cmocka_unit_test(test_a2_small),    cmocka_unit_test(test_a2_layers_json),
-	    cmocka_unit_test(test_x_small),     cmocka_unit_test(test_a2_small_oom),
-	    cmocka_unit_test(test_bad_inputs),  cmocka_unit_test(test_deps_check),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,6 +34,7 @@
  * unwrapped on BM1688; MCU records that begin before the timeline's zero are shown at 0.
  */
 #include "common/progress.h"
+#include "common/timings.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>
@@ -308,6 +309,33 @@ static int setup_clocks(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
 	return TP_OK;
 }
 
+/* The simulator's cycles of core 0's nodes of engine e (r->sim_cyc[e]), as the vendor's
+ * legacy reader pairs them (§7: "matched by equal (bd_id, gdma_id) in order"): one cursor
+ * walks the engine's items; a node takes the item under the cursor when both ids agree (and
+ * the cursor moves on), else none. An item the nodes never reach (a GDMA_CONSTANT fill, which
+ * lands in the BD list) so leaves every later node of that engine without cycles, as the
+ * vendor's "Alg cycle" column shows. */
+static int match_sim(struct bmp_rd *r, const struct bmp_sim_items *it, int e)
+{
+	const struct bmp_nodes *nd = &r->g.nodes[0][e];
+	if (!nd->n || !nd->bd_id || !nd->gdma_id)
+		return TP_OK;
+	r->sim_cyc[e] = tp_calloc(nd->n, sizeof *r->sim_cyc[e]);
+	if (!r->sim_cyc[e])
+		return bmp_nomem(r);
+	r->nsim[e] = nd->n;
+	int ie = e == BMP_ENG_TIU ? 0 : 1;
+	size_t c = 0;
+	for (size_t j = 0; j < nd->n && c < it->n[ie]; j++) {
+		const struct bmp_sim_item *x = &it->v[ie][c];
+		if (x->b == nd->bd_id[j] && x->g == nd->gdma_id[j]) {
+			r->sim_cyc[e][j] = x->t;
+			c++;
+		}
+	}
+	return TP_OK;
+}
+
 /* net_stat.sim is a side file: a problem with it is a note, never a failed conversion. */
 static int read_netstat(struct bmp_rd *r)
 {
@@ -327,8 +355,18 @@ static int read_netstat(struct bmp_rd *r)
 	}
 	r->p->stats.files_read++;
 	struct bmp_netstat ns;
-	bmp_netstat_parse((const char *)f.data, f.size, pth, &ns, NULL);
+	struct bmp_sim_items items = {0};
+	int legacy = r->chip->bmp_timeline == SG_TL_LEGACY;
+	int rc = bmp_netstat_parse_items((const char *)f.data, f.size, pth, &ns, NULL,
+	                                 legacy ? &items : NULL);
 	tp_file_release(&f);
+	for (int e = 0; rc == TP_OK && legacy && e < 2; e++)
+		rc = match_sim(r, &items, e);
+	bmp_sim_items_free(&items);
+	if (rc != TP_OK) {
+		tp_free(pth);
+		return bmp_nomem(r);
+	}
 	if (ns.bad_lines)
 		tp_profile_note(r->p, "%s:%lu: %s; %lu line(s) of this side file skipped", pth,
 		                ns.first_bad_line, ns.bad_what, ns.bad_lines);
@@ -414,15 +452,16 @@ static void choose_detail(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
 	}
 	r->detail = records <= TP_BMPROFILE_DETAIL_AUTO_LIMIT;
 	/* Decoded descriptors add 20-100 arguments (16 bytes each) per command. */
-	r->fields = records <= TP_BMPROFILE_FIELDS_AUTO_LIMIT;
+	r->fields = records <= (o && o->fields_limit ? o->fields_limit
+	                                             : (uint64_t)TP_BMPROFILE_FIELDS_AUTO_LIMIT);
 	if (!r->detail)
 		tp_profile_note(r->p, "large dump: per-command details (addresses, dependency and "
 		                      "message ids), LOCAL memory records and tensors are not "
 		                      "kept; convert with --detail full to keep them");
 	else if (!r->fields)
 		tp_profile_note(r->p, "large dump: decoded descriptor fields (des_*, DMA sizes and "
-		                      "strides) are not kept; convert with --detail full to keep "
-		                      "them");
+		                      "strides) are not kept (LOCAL memory records are); convert "
+		                      "with --detail full to keep them");
 }
 
 /* The side files (tensor_location.json, final.mlir) and what global.profile keeps with or
@@ -549,6 +588,14 @@ static int setup_device(struct bmp_rd *r)
 			return tp_diag_set(r->d, rc, "%s: the %s register tables are inconsistent",
 			                   r->dir, tp_arch_name(r->arch));
 	}
+	if (r->arch == TP_ARCH_BM1684X && r->chip) {
+		int rc = sg_decoder_new(&sg_isa_bm1684x, r->chip->dma_cmd_type_bits, &r->fdec);
+		if (rc == TP_ENOMEM)
+			return bmp_nomem(r);
+		if (rc != TP_OK)
+			return tp_diag_set(r->d, rc, "%s: the %s register tables are inconsistent",
+			                   r->dir, tp_arch_name(r->arch));
+	}
 	if (tp_profile_set_meta(r->p, "arch", tp_arch_name(r->arch)) != TP_OK)
 		return bmp_nomem(r);
 	r->p->arch = r->arch;
@@ -578,7 +625,9 @@ static int read_iter(struct bmp_rd *r, unsigned long iter)
 		tp_free(ipath);
 		return bmp_nomem(r);
 	}
+	tp_tm_begin("walk");
 	rc = bmp_walk(f.data, f.size, r->arch, ipath, it, r->d);
+	tp_tm_end();
 	if (rc == TP_OK) {
 		r->p->stats.blocks_read += it->blocks_read;
 		r->p->stats.blocks_skipped += it->blocks_skipped;
@@ -629,7 +678,10 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
                     size_t niters)
 {
 	int rc;
-	if ((rc = read_global(r, o, iters, niters)) != TP_OK)
+	tp_tm_begin("global");
+	rc = read_global(r, o, iters, niters);
+	tp_tm_end();
+	if (rc != TP_OK)
 		return rc;
 	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
@@ -646,10 +698,16 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 		return rc;
 	if (niters == 0)
 		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
-	for (size_t i = 0; i < niters; i++)
-		if ((rc = read_iter(r, iters[i])) != TP_OK)
-			return rc;
-	return join_layers(r);
+	tp_tm_begin("iters");
+	for (size_t i = 0; i < niters && rc == TP_OK; i++)
+		rc = read_iter(r, iters[i]);
+	tp_tm_end();
+	if (rc != TP_OK)
+		return rc;
+	tp_tm_begin("layers");
+	rc = join_layers(r);
+	tp_tm_end();
+	return rc;
 }
 
 /* Frees what the reader owns beside the profile (global.profile, side files, the decoder,
@@ -659,13 +717,25 @@ static void rd_release(struct bmp_rd *r)
 	bmp_global_free(&r->g);
 	sg_layers_free(&r->layers);
 	for (int e = 0; e < 2; e++) {
-		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+		const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+		for (size_t i = 0; r->keys[e] && kd && i < kd->ncls[e]; i++)
 			tp_free(r->keys[e][i]);
 		tp_free(r->keys[e]);
 		r->keys[e] = NULL;
+		for (size_t i = 0; r->lmem_fields[e] && kd && i < kd->ncls[e]; i++)
+			tp_free(r->lmem_fields[e][i]);
+		tp_free(r->lmem_fields[e]);
+		r->lmem_fields[e] = NULL;
 	}
 	sg_decoder_free(r->dec);
 	r->dec = NULL;
+	sg_decoder_free(r->fdec);
+	r->fdec = NULL;
+	for (int e = 0; e < 2; e++) {
+		tp_free(r->sim_cyc[e]);
+		r->sim_cyc[e] = NULL;
+		r->nsim[e] = 0;
+	}
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++) {
 		tp_free(r->gd_gmem[k]);
 		tp_free(r->gd_lmem[k]);
@@ -720,16 +790,20 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		goto out;
 	}
 	rc = read_all(r, o, iters, niters);
-	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+	tp_tm_begin("deps");
+	if (rc == TP_OK && sg_deps_note(p, r->jobs > 1 ? (unsigned)r->jobs : 1) != TP_OK)
 		rc = bmp_nomem(r);
+	tp_tm_end();
 	if (rc == TP_OK && p->oom)
 		rc = bmp_nomem(r);
 out:
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
+	tp_tm_begin("finish");
 	if (rc == TP_OK &&
 	    (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
 		rc = bmp_nomem(r);
+	tp_tm_end();
 	tp_free(r);
 	tp_free(iters);
 	if (rc != TP_OK) {

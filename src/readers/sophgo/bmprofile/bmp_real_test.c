@@ -1,8 +1,9 @@
 /*
  * bmp_real_test.c — the bmprofile reader on the real dumps in ../shared/testdata/sophgo: the
  * BM1688 resnet50 dump against the reference converter's numbers (PROVENANCE.txt), and the
- * CV184X blazeface dump command by command and layer by layer against the vendor's own outputs.
- * Each test prints SKIPPED and is skipped when the dump is absent.
+ * CV184X blazeface dump command by command and layer by layer against the vendor's own outputs;
+ * on every real dump, the LOCAL memory records kept without the decoded fields against those the
+ * fields give. Each test prints SKIPPED and is skipped when the dump is absent.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,7 +19,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/analysis.h"
 #include "hexfile.h"
+#include "model/lmemrec.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 #include "readers/sophgo/sg_testutil.h"
 #include "readers/sophgo/sophgo.h"
@@ -36,11 +39,7 @@ static void test_real_bm1688(void **state)
 		skip();
 		return;
 	}
-	struct tp_profile *p = NULL;
-	struct tp_diag d = {0};
-	int rc = tp_bmprofile_read(dir, NULL, &p, &d);
-	if (rc)
-		fail_msg("read failed: %s", d.msg);
+	struct tp_profile *p = sgt_read(dir);
 	/* Records written by the reference converter (PROVENANCE.txt). */
 	const struct tp_track *t0 = sgt_track(p, 0, TP_TRACK_TIU),
 	                      *t1 = sgt_track(p, 1, TP_TRACK_TIU);
@@ -240,6 +239,14 @@ struct shared_dump {
 	struct tp_profile *p;
 };
 
+/* The group's dump; skips the running test (skip() does not return) when it is absent. */
+static const struct tp_profile *shared_profile(const struct shared_dump *sd)
+{
+	if (!sd->p)
+		skip();
+	return sd->p;
+}
+
 static int cv184x_setup(void **state)
 {
 	struct shared_dump *sd = calloc(1, sizeof *sd);
@@ -260,11 +267,7 @@ static int shared_teardown(void **state)
 static void test_real_cv184x(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->arch, TP_ARCH_CV184X);
@@ -367,11 +370,7 @@ static int js_rows(const char *path, struct js_row **out)
 static void test_real_cv184x_layers(void **state)
 {
 	const struct shared_dump *sd = *state;
-	if (!sd->p) {
-		skip();
-		return;
-	}
-	const struct tp_profile *p = sd->p;
+	const struct tp_profile *p = shared_profile(sd);
 	const char *dir = sd->dir, *ref = sd->ref;
 	char path[4200];
 	assert_int_equal(p->num_layers, 215); /* one per tensor_location.json entry */
@@ -481,6 +480,73 @@ static void test_real_cv184x_layers(void **state)
 	assert_int_equal(in->dtype, TP_DT_FP32);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* LOCAL memory records without the decoded fields.                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Each real bmprofile dump read as usual and with the decoded fields dropped (as above
+ * TP_BMPROFILE_FIELDS_AUTO_LIMIT, through fields_limit): the compact records the reader keeps
+ * then give the same LOCAL memory records as the fields do, record for record (TIU results and
+ * operands included: BM1688 and CV184X carry shapes; BM1684X, read on the legacy path, gives
+ * none either way). */
+static void test_real_lmem_without_fields(void **state)
+{
+	(void)state;
+	static const char *const dumps[] = {"bm1688_resnet50", "cv184x_blazeface",
+	                                    "bm1684x_blazeface"};
+	int read = 0;
+	for (size_t k = 0; k < sizeof dumps / sizeof *dumps; k++) {
+		char dir[4096];
+		if (!sgt_shared_path(dir, sizeof dir, dumps[k]))
+			continue;
+		struct tp_profile *p[2] = {NULL, NULL};
+		struct tp_diag d = {0};
+		for (int f = 0; f < 2; f++) {
+			struct tp_bmprofile_opts o = {.fields_limit = f ? 1 : 0};
+			if (tp_bmprofile_read(dir, &o, &p[f], &d))
+				fail_msg("%s: read failed: %s", dumps[k], d.msg);
+		}
+		int note = 0;
+		for (size_t i = 0; i < p[1]->num_notes; i++)
+			note |= strstr(tp_str(p[1], p[1]->notes[i].text),
+			               "LOCAL memory records are") != NULL;
+		assert_true(note);
+		struct tp_lmem_recs r[2];
+		for (int f = 0; f < 2; f++)
+			assert_int_equal(tp_lmem_from_commands(p[f], 0, SIZE_MAX, &r[f]), TP_OK);
+		size_t tiu = 0, kept = 0;
+		for (size_t i = 0; i < p[1]->num_tracks; i++) { /* the records commands still own */
+			const struct tp_track *tr = &p[1]->tracks[i];
+			struct tp_lmem_cmd_rec one[TP_LMEM_CMD_RECS];
+			for (size_t j = 0; tr->kind < TP_ENGINES && j < tr->count; j++)
+				kept += tp_track_get_lmem(tr, j, one);
+		}
+		assert_int_equal(r[1].n, r[0].n);
+		assert_int_equal(kept, r[0].n); /* every record came from the compact form */
+		for (size_t i = 0; i < r[0].n; i++) {
+			const struct tp_lmem_rec *a = &r[0].v[i], *b = &r[1].v[i];
+			assert_int_equal(a->begin_ns, b->begin_ns);
+			assert_int_equal(a->end_ns, b->end_ns);
+			assert_int_equal(a->lane_offset, b->lane_offset);
+			assert_int_equal(a->bytes, b->bytes);
+			assert_int_equal(a->write, b->write);
+			assert_int_equal(a->track, b->track);
+			assert_int_equal(a->slice, b->slice);
+			tiu += p[0]->tracks[a->track].kind == TP_TRACK_TIU;
+		}
+		printf("%s: %zu LOCAL memory records (%zu TIU), the same without the fields\n",
+		       dumps[k], r[0].n, tiu);
+		assert_true(r[0].n > tiu && tiu > 0);
+		for (int f = 0; f < 2; f++) {
+			tp_free(r[f].v);
+			tp_profile_free(p[f]);
+		}
+		read++;
+	}
+	if (!read)
+		skip();
+}
+
 int main(void)
 {
 	sgt_setup("bmprofile", "bmp_real_test_tmp");
@@ -488,6 +554,7 @@ int main(void)
 	    cmocka_unit_test(test_real_bm1688),
 	    cmocka_unit_test_setup_teardown(test_real_cv184x, cv184x_setup, shared_teardown),
 	    cmocka_unit_test_setup_teardown(test_real_cv184x_layers, cv184x_setup, shared_teardown),
+	    cmocka_unit_test(test_real_lmem_without_fields),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

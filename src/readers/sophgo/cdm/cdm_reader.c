@@ -37,6 +37,7 @@
  * cmd_id the unwrapped inst_id and depth the PMU thread bit; finalize() turns them into the
  * model's fields.
  */
+#include "common/timings.h"
 #include "readers/sophgo/cdm/cdm_int.h"
 
 #include <dirent.h>
@@ -308,7 +309,9 @@ static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
 		tp_free(gpath);
 		return rc;
 	}
+	tp_tm_begin("global");
 	rc = cdm_global_parse((const char *)gf.data, gf.size, gpath, &r->g, r->d);
+	tp_tm_end();
 	tp_file_release(&gf);
 	if (rc == TP_OK) {
 		const struct sg_chip *rec = sg_chip_by_cdm_arch((long)r->g.arch_raw);
@@ -370,16 +373,24 @@ static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
 		return cdm_nomem(r);
 	if (!(r->ci = tp_calloc(r->ncores, sizeof *r->ci)))
 		return cdm_nomem(r);
-	if ((rc = cdm_read_cores(r)) != TP_OK)
+	tp_tm_begin("cores");
+	rc = cdm_read_cores(r);
+	for (size_t k = 0; rc == TP_OK && k < r->ncdma; k++)
+		rc = cdm_read_cdma(r, k);
+	tp_tm_end();
+	if (rc != TP_OK)
 		return rc;
-	for (size_t k = 0; k < r->ncdma; k++)
-		if ((rc = cdm_read_cdma(r, k)) != TP_OK)
-			return rc;
-	if ((rc = cdm_align_all(r)) != TP_OK)
+	tp_tm_begin("align");
+	rc = cdm_align_all(r);
+	tp_tm_end();
+	if (rc != TP_OK)
 		return rc;
-	if ((rc = read_layers(r)) != TP_OK)
-		return rc;
-	return notes(r);
+	tp_tm_begin("layers");
+	rc = read_layers(r);
+	if (rc == TP_OK)
+		rc = notes(r);
+	tp_tm_end();
+	return rc;
 }
 
 int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile **out,
@@ -408,8 +419,10 @@ int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile 
 		goto out;
 	}
 	rc = read_all(r, o);
-	if (rc == TP_OK && sg_deps_note(p) != TP_OK)
+	tp_tm_begin("deps");
+	if (rc == TP_OK && sg_deps_note(p, r->jobs) != TP_OK)
 		rc = cdm_nomem(r);
+	tp_tm_end();
 	if (rc == TP_OK && p->oom)
 		rc = cdm_nomem(r);
 out:
@@ -431,9 +444,11 @@ out:
 		tp_free(r->keys[e]);
 	}
 	sg_decoder_free(r->dec);
+	tp_tm_begin("finish");
 	if (rc == TP_OK &&
 	    tp_profile_finish_jobs(p, o && o->jobs > 1 ? (unsigned)o->jobs : 1) != TP_OK)
 		rc = cdm_nomem(r);
+	tp_tm_end();
 	tp_free(r);
 	if (rc != TP_OK) {
 		tp_profile_free(p);

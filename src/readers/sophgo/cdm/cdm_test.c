@@ -494,16 +494,7 @@ int main(void)
 {
 	setup_paths();
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_global_tolerant),
-	    cmocka_unit_test(test_global_errors),
-	    cmocka_unit_test(test_desc_headers),
-	    cmocka_unit_test(test_desc_table_matches_headers),
-	    cmocka_unit_test(test_walk_fixture),
-	    cmocka_unit_test(test_read_small),
-	    cmocka_unit_test(test_read_small_oom),
-	    cmocka_unit_test(test_read_jobs_same),
-	    cmocka_unit_test(test_read_jobs_first_error),
-	    cmocka_unit_test(test_omit_sys_keeps_costs),
+#include "tp_test_cases.h"
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

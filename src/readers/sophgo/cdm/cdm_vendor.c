@@ -178,6 +178,68 @@ static void vendor_par_one(void *arg, size_t c)
 	a->v[c].gbps[2] = vendor_gbps(r, c, CDM_SDMA, 0);
 }
 
+/* The notes on core c's vendor figures that differ from tpuprof's (totalTime and the ratios
+ * over it, the DMA bandwidths), each saying how and why; ns[]: its engines' working times. */
+static void vendor_notes(struct cdm_rd *r, size_t c, const struct tp_vendor_row *v,
+                         const int64_t ns[3])
+{
+	const struct cdm_core_info *ci = &r->ci[c];
+	double total = (double)v->total_time_ns;
+	if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
+		char ev[160] = "";
+		if (ci->dep_n)
+			snprintf(ev, sizeof ev,
+			         " (then %llu of %llu TIU commands would start before the GDMA "
+			         "command they wait on (cmd_id_dep) ends; as recorded, %llu do)",
+			         (unsigned long long)ci->dep_bad_shift,
+			         (unsigned long long)ci->dep_n,
+			         (unsigned long long)ci->dep_bad_rec);
+		double us_hw = (double)tp_cycles_to_ns((uint64_t)ci->hw_span, r->tiu_mhz) / 1e3;
+		double us_wb = (double)tp_cycles_to_ns((uint64_t)ci->v_latest, r->tiu_mhz) / 1e3;
+		tp_profile_note(r->p,
+		                "totalTime, core %zu: tpuprof keeps the engines on the one cycle "
+		                "counter they share (core span %.3f us as recorded); "
+		                "tpu_profile.py's %.3f us shifts GDMA by %+lld and SDMA by %+lld "
+		                "cycles onto the TIU init handshake%s and ends at the last record "
+		                "of its last engine list, not the latest end; its workbook's "
+		                "%.3f us is that shifted span to the latest end",
+		                c, us_hw, total / 1e3, (long long)ci->v_sh[1],
+		                (long long)ci->v_sh[2], ev, us_wb);
+	}
+	if (v->short_span) {
+		int e = ns[0] >= ns[1] ? 0 : 1;
+		tp_profile_note(
+		    r->p,
+		    "TiuWorkingRatio, Parallelism, core %zu: not shown for tpu_profile.py: "
+		    "its totalTime (%.3f us, see totalTime) is shorter than what %s alone "
+		    "worked on the core (%.3f us), so a ratio over it means nothing",
+		    c, total / 1e3, e ? "GDMA" : "TIU", (double)ns[e] / 1e3);
+	} else if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
+		tp_profile_note(r->p,
+		                "TiuWorkingRatio, core %zu: tpu_profile.py's %.2f%% is the same "
+		                "totalTiuCycle over its totalTime (see totalTime)",
+		                c, v->tiu_working_ratio * 100);
+		tp_profile_note(r->p,
+		                "Parallelism, core %zu: tpu_profile.py's %.2f%% is the same TIU + "
+		                "GDMA + SDMA working cycles over its totalTime (see totalTime)",
+		                c, v->parallelism * 100);
+	}
+	static const char *const col[3] = {"", "GdmaDdrAvgBW", "SdmaDdrAvgBW"};
+	const double bw[3] = {0, v->gdma_ddr_gbps, v->sdma_ddr_gbps};
+	for (int e = CDM_GDMA; e <= CDM_SDMA; e++)
+		if (ci->unmatched[e] && ci->unmatched_bytes[e] && r->mode != 0)
+			tp_profile_note(
+			    r->p,
+			    "%s, core %zu: tpuprof counts the commands with a descriptor "
+			    "only; tpu_profile.py's %.2f GB/s also counts the %llu PMU "
+			    "records outside the command stream (runtime input/output "
+			    "copies, profiler sync; %llu bytes) as DDR->LMEM, although "
+			    "their counters show no local-memory write: tpuprof names "
+			    "them unknown, with no direction",
+			    col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
+			    (unsigned long long)ci->unmatched_bytes[e]);
+}
+
 /* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed
  * from its timeline and its direction labels, with one note per figure that differs from
  * tpuprof's own and why. Runs after finalize. */
@@ -213,60 +275,17 @@ int cdm_vendor_rows(struct cdm_rd *r)
 				    r->p->tracks[r->port[port].track].count;
 		v->total_time_ns = tp_cycles_to_ns((uint64_t)ci->v_span, r->tiu_mhz);
 		double total = (double)v->total_time_ns;
+		/* TIU and GDMA each run one command at a time (SDMA has two threads), so neither
+		 * can work longer than the core's span. A totalTime shorter than that ends early:
+		 * its last engine list ended long before the others. */
+		v->short_span =
+		    v->total_time_ns <= 0 || ns[0] > v->total_time_ns || ns[1] > v->total_time_ns;
 		v->tiu_working_ratio = total > 0 ? (double)ns[0] / total : 0;
 		v->parallelism = total > 0 ? (double)(ns[0] + ns[1] + ns[2]) / total : 0;
 		v->gdma_ddr_gbps = a.v[c].gbps[0];
 		v->gdma_l2_gbps = a.v[c].gbps[1];
 		v->sdma_ddr_gbps = a.v[c].gbps[2];
-		if (ci->v_span != ci->hw_span || ci->v_sh[1] || ci->v_sh[2]) {
-			char ev[160] = "";
-			if (ci->dep_n)
-				snprintf(
-				    ev, sizeof ev,
-				    " (then %llu of %llu TIU commands would start before the GDMA "
-				    "command they wait on (cmd_id_dep) ends; as recorded, %llu do)",
-				    (unsigned long long)ci->dep_bad_shift,
-				    (unsigned long long)ci->dep_n,
-				    (unsigned long long)ci->dep_bad_rec);
-			double us_hw =
-			    (double)tp_cycles_to_ns((uint64_t)ci->hw_span, r->tiu_mhz) / 1e3;
-			double us_wb =
-			    (double)tp_cycles_to_ns((uint64_t)ci->v_latest, r->tiu_mhz) / 1e3;
-			tp_profile_note(
-			    r->p,
-			    "totalTime, core %zu: tpuprof keeps the engines on the one cycle "
-			    "counter they share (core span %.3f us as recorded); "
-			    "tpu_profile.py's %.3f us shifts GDMA by %+lld and SDMA by %+lld "
-			    "cycles onto the TIU init handshake%s and ends at the last record "
-			    "of its last engine list, not the latest end; its workbook's "
-			    "%.3f us is that shifted span to the latest end",
-			    c, us_hw, total / 1e3, (long long)ci->v_sh[1], (long long)ci->v_sh[2],
-			    ev, us_wb);
-			tp_profile_note(
-			    r->p,
-			    "TiuWorkingRatio, core %zu: tpu_profile.py's %.2f%% is the same "
-			    "totalTiuCycle over its totalTime (see totalTime)",
-			    c, v->tiu_working_ratio * 100);
-			tp_profile_note(
-			    r->p,
-			    "Parallelism, core %zu: tpu_profile.py's %.2f%% is the same TIU + "
-			    "GDMA + SDMA working cycles over its totalTime (see totalTime)",
-			    c, v->parallelism * 100);
-		}
-		static const char *const col[3] = {"", "GdmaDdrAvgBW", "SdmaDdrAvgBW"};
-		const double bw[3] = {0, v->gdma_ddr_gbps, v->sdma_ddr_gbps};
-		for (int e = CDM_GDMA; e <= CDM_SDMA; e++)
-			if (ci->unmatched[e] && ci->unmatched_bytes[e] && r->mode != 0)
-				tp_profile_note(
-				    r->p,
-				    "%s, core %zu: tpuprof counts the commands with a descriptor "
-				    "only; tpu_profile.py's %.2f GB/s also counts the %llu PMU "
-				    "records outside the command stream (runtime input/output "
-				    "copies, profiler sync; %llu bytes) as DDR->LMEM, although "
-				    "their counters show no local-memory write: tpuprof names "
-				    "them unknown, with no direction",
-				    col[e], c, bw[e], (unsigned long long)ci->unmatched[e],
-				    (unsigned long long)ci->unmatched_bytes[e]);
+		vendor_notes(r, c, v, ns);
 	}
 	tp_free(a.v);
 	return TP_OK;

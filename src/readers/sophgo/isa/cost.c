@@ -20,8 +20,8 @@
  * except MM2's uArch aligns n to EU(res) (not CUBE), conv.bw / conv.bw.tf32 give 0 ops and 0
  * cycles, and no initial / bank-conflict cycles (its printer shows both ratios as 0.0%).
  * Not modelled (valid = 0): LAR (the vendor's base class returns 0 ops, which its printer
- * divides by), sub-operation codes the op index does not list, other chips (BM1684X's
- * arch-only model is not implemented yet).
+ * divides by), sub-operation codes the op index does not list, other chips. BM1684X has its
+ * own ops-only model (cost_bm1684x.c).
  */
 #include "readers/sophgo/isa/sg_isa.h"
 
@@ -424,6 +424,10 @@ void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint
 	if (!chip || !c->cls)
 		return;
 	const enum tp_arch ar = chip->c.arch;
+	if (ar == TP_ARCH_BM1684X) {
+		sg_tiu_cost_bm1684x(&chip->c, c, p, out);
+		return;
+	}
 	struct tiu_in in;
 	/* BM1690 (and its 4-core SG2260E) deltas of §3.14 (target_1690/opdef.py). */
 	in.b1690 = ar == TP_ARCH_BM1690 || ar == TP_ARCH_SG2260E;

@@ -30,12 +30,100 @@ static void put(uint8_t *b, unsigned off, unsigned w, uint64_t v)
 	}
 }
 
-static struct sg_decoder *dec1688(void)
+/* The spec's worked reference commands, field by field: which command, the register's name
+ * in the BM1688 layout (regdef_bm1688.c), its bit offset and width, and the value. */
+enum ref_cmd { REF_SCONV, REF_SMM };
+
+static const struct field {
+	enum ref_cmd cmd;
+	const char *name;
+	unsigned off, w;
+	uint64_t v;
+} ref_fields[] = {
+    /* §1.3 / §3.1, ref cmd 2: sCONV (tsk_typ 0, conv.normal) int8 (opt_res0_prec and
+     * opt_opd0_prec 0) 1x64x112x112, ic 3, 7x7. */
+    {REF_SCONV, "cmd_short", 0, 1, 1},
+    {REF_SCONV, "cmd_id_dep", 17, 24, 2},
+    {REF_SCONV, "tsk_typ", 41, 4, 0},
+    {REF_SCONV, "tsk_eu_typ", 45, 5, 0},
+    {REF_SCONV, "opt_res0_prec", 65, 3, 0},
+    {REF_SCONV, "opt_opd0_prec", 68, 3, 0},
+    {REF_SCONV, "res0_n", 160, 16, 1},
+    {REF_SCONV, "res0_c", 176, 16, 64},
+    {REF_SCONV, "res0_h", 192, 16, 112},
+    {REF_SCONV, "res0_w", 208, 16, 112},
+    {REF_SCONV, "opd0_c", 224, 16, 3},
+    {REF_SCONV, "opd0_h", 240, 16, 224},
+    {REF_SCONV, "opd0_w", 256, 16, 224},
+    {REF_SCONV, "opd1_h", 272, 16, 7},
+    {REF_SCONV, "opd1_w", 288, 16, 7},
+    /* §3.2, ref cmd 192: sMM (tsk_typ 2, mm.normal), int8 x int8 -> int32 (opt_res0_prec 4,
+     * opt_opd0_prec 0), m 1, k 64, N 1024. */
+    {REF_SMM, "cmd_short", 0, 1, 1},
+    {REF_SMM, "tsk_typ", 41, 4, 2},
+    {REF_SMM, "tsk_eu_typ", 45, 5, 1},
+    {REF_SMM, "opt_res0_prec", 67, 3, 4},
+    {REF_SMM, "opt_opd0_prec", 70, 3, 0},
+    {REF_SMM, "res0_c", 112, 16, 4},
+    {REF_SMM, "res0_w", 128, 16, 256},
+    {REF_SMM, "opd0_n", 144, 16, 1},
+    {REF_SMM, "opd0_c", 160, 16, 2},
+    {REF_SMM, "opd0_w", 176, 16, 32},
+};
+
+/* Sets the fields of reference command cmd in b. */
+static void put_fields(uint8_t *b, enum ref_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof ref_fields / sizeof ref_fields[0]; i++)
+		if (ref_fields[i].cmd == cmd)
+			put(b, ref_fields[i].off, ref_fields[i].w, ref_fields[i].v);
+}
+
+/* Every field of reference command cmd is where the decoded class rc lays out the register
+ * of that name (offsets are the sums of the widths before it). */
+static void check_fields(const struct sg_regclass *rc, enum ref_cmd cmd)
+{
+	for (size_t i = 0; i < sizeof ref_fields / sizeof ref_fields[0]; i++) {
+		const struct field *f = &ref_fields[i];
+		if (f->cmd != cmd)
+			continue;
+		unsigned off = 0;
+		uint16_t k = 0;
+		while (k < rc->nfields && strcmp(rc->fields[k].name, f->name) != 0)
+			off += rc->fields[k++].width;
+		if (k == rc->nfields || off != f->off || rc->fields[k].width != f->w)
+			fail_msg("%s %s: bits %u+%u in the test, not in the register layout",
+			         rc->op_name, f->name, f->off, f->w);
+	}
+}
+
+/* Builds reference command cmd in b[0..n) (the rest zero) and decodes it: one TIU
+ * descriptor of class op whose layout holds the command's fields where the table puts them. */
+static void decode_ref(const struct sg_decoder *d, enum ref_cmd cmd, uint8_t *b, size_t n,
+                       const char *op, struct sg_desc *c)
+{
+	memset(b, 0, n);
+	put_fields(b, cmd);
+	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, n, c), 1);
+	assert_string_equal(c->cls->rc->op_name, op);
+	check_fields(c->cls->rc, cmd);
+}
+
+/* One BM1688 decoder for the whole group (decoding does not change it), handed to every test
+ * as its cmocka state. */
+static int dec_setup(void **state)
 {
 	struct sg_decoder *d = NULL;
-	assert_int_equal(sg_decoder_new(&sg_isa_bm1688, 4, &d), TP_OK);
-	assert_non_null(d);
-	return d;
+	if (sg_decoder_new(&sg_isa_bm1688, 4, &d) != TP_OK || !d)
+		return -1;
+	*state = d;
+	return 0;
+}
+
+static int dec_teardown(void **state)
+{
+	sg_decoder_free(*state);
+	return 0;
 }
 
 static const struct sg_chip *chip1688(void)
@@ -123,27 +211,10 @@ static void test_bits(void **state)
 /* Spec §1.3 worked example and §3.1 check: ref cmd 2, sCONV int8 1x64x112x112, ic 3, 7x7. */
 static void test_sconv(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
-	uint8_t b[64] = {0};
-	put(b, 0, 1, 1);      /* cmd_short */
-	put(b, 17, 24, 2);    /* cmd_id_dep */
-	put(b, 41, 4, 0);     /* tsk_typ CONV */
-	put(b, 45, 5, 0);     /* conv.normal */
-	put(b, 65, 3, 0);     /* opt_res0_prec INT8 */
-	put(b, 68, 3, 0);     /* opt_opd0_prec INT8 */
-	put(b, 160, 16, 1);   /* res0_n */
-	put(b, 176, 16, 64);  /* res0_c */
-	put(b, 192, 16, 112); /* res0_h */
-	put(b, 208, 16, 112); /* res0_w */
-	put(b, 224, 16, 3);   /* opd0_c */
-	put(b, 240, 16, 224);
-	put(b, 256, 16, 224);
-	put(b, 272, 16, 7); /* opd1_h */
-	put(b, 288, 16, 7); /* opd1_w */
+	struct sg_decoder *d = *state;
+	uint8_t b[64];
 	struct sg_desc c;
-	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
-	assert_string_equal(c.cls->rc->op_name, "sCONV");
+	decode_ref(d, REF_SCONV, b, sizeof b, "sCONV", &c);
 	assert_string_equal(c.sub_name, "conv.normal");
 	assert_int_equal(c.bytes, 64);
 	assert_int_equal(sg_get(&c, b, SG_F_CMD_ID_DEP), 2);
@@ -175,28 +246,15 @@ static void test_sconv(void **state)
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, l, sizeof l, &c), 1);
 	assert_string_equal(c.cls->rc->op_name, "CONV");
 	assert_int_equal(c.bytes, 128);
-	sg_decoder_free(d);
 }
 
 /* §3.2 check, ref cmd 192: sMM, int8 x int8 -> int32, m 1, k 64, N 1024. */
 static void test_smm(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
-	uint8_t b[48] = {0};
-	put(b, 0, 1, 1);
-	put(b, 41, 4, 2);
-	put(b, 45, 5, 1);     /* mm.normal */
-	put(b, 67, 3, 4);     /* opt_res0_prec INT32 */
-	put(b, 70, 3, 0);     /* opt_opd0_prec INT8 */
-	put(b, 112, 16, 4);   /* res0_c */
-	put(b, 128, 16, 256); /* res0_w */
-	put(b, 144, 16, 1);   /* opd0_n */
-	put(b, 160, 16, 2);   /* opd0_c */
-	put(b, 176, 16, 32);  /* opd0_w */
+	struct sg_decoder *d = *state;
+	uint8_t b[48];
 	struct sg_desc c;
-	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, sizeof b, &c), 1);
-	assert_string_equal(c.cls->rc->op_name, "sMM");
+	decode_ref(d, REF_SMM, b, sizeof b, "sMM", &c);
 	assert_int_equal(c.bytes, 48);
 	struct tp_cost k;
 	sg_tiu_cost(chip1688(), &c, b, &k);
@@ -219,14 +277,12 @@ static void test_smm(void **state)
 	assert_null(c.sub_name);
 	sg_tiu_cost(chip1688(), &c, b, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
 }
 
 /* §3.4 (cmd 17, add_satu INT16) and §3.6 (cmd 256, rq1 INT32 -> INT8, bank conflict). */
 static void test_sar_srq(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	const struct sg_chip *ch = chip1688();
 	uint8_t b[64] = {0};
 	put(b, 0, 1, 1);
@@ -271,14 +327,12 @@ static void test_sar_srq(void **state)
 	/* No model for chips without one. */
 	sg_tiu_cost(sg_chip_by_arch(TP_ARCH_BM1684X), &c, q, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
 }
 
 /* SYS_TR_ACC has a 3-bit eu: bits 48.. belong to reg_idx1, which must not change the key. */
 static void test_sys_heads_and_end(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[16 + 200] = {0};
 	put(b, 41, 4, 12);
 	put(b, 48, 8, 6); /* reg_idx1 */
@@ -319,13 +373,11 @@ static void test_sys_heads_and_end(void **state)
 	put(b, 41, 4, 11);
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, 16, &c), 0);
 	assert_int_equal(sg_decode(d, SG_ENG_TIU, b, 7, &c), 0);
-	sg_decoder_free(d);
 }
 
 static void test_dma(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	uint8_t b[96] = {0};
 	/* Ref GDMA cmd 3: tensorLd 1x32x1x160 from DDR (h8 144) to LMEM 0. */
 	put(b, 1, 1, 1);
@@ -382,7 +434,6 @@ static void test_dma(void **state)
 	/* cmd_type 12..15 do not exist on BM1688. */
 	put(b, 32, 4, 13);
 	assert_int_equal(sg_decode(d, SG_ENG_DMA, b, 16, &c), 0);
-	sg_decoder_free(d);
 }
 
 /* Builds a short TIU descriptor of (tsk_typ, eu) and returns its decoded head. */
@@ -429,8 +480,7 @@ static void expect_cost(const struct sg_chip *ch, const struct sg_desc *c, const
  * and the result shapes/types of target_1688/opparam.py. */
 static void test_cost_unverified_classes(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	struct sg_decoder *d = *state;
 	const struct sg_chip *ch = chip1688();
 	uint8_t b[64];
 	struct sg_desc c;
@@ -470,82 +520,82 @@ static void test_cost_unverified_classes(void **state)
 	assert_string_equal(c.cls->rc->op_name, "LAR");
 	sg_tiu_cost(ch, &c, b, &k);
 	assert_int_equal(k.valid, 0);
-	sg_decoder_free(d);
+}
+
+/* Decodes b[0..len) with the hand-written decoder (a) and the table decoder (t): both take
+ * it, with the same length. */
+static void decode_both(const struct sg_decoder *d, int eng, const uint8_t *b, size_t len,
+                        struct bmp_cmd *a, struct bmp_cmd *t)
+{
+	size_t n = bmp_cmd_size(TP_ARCH_BM1688, eng, b, len);
+	assert_true(n > 0);
+	bmp_cmd_decode(TP_ARCH_BM1688, eng, b, n, a);
+	assert_int_equal(bmp_cmd_decode_dec(d, eng, b, len, t), 1);
+	assert_int_equal(t->desc.bytes, n);
+}
+
+/* TIU sub-operation s of class o, short or long as the class is: the table decoder names it as
+ * the hand-written one does. */
+static void tiu_names_match(const struct sg_decoder *d, const struct sg_opclass *o, uint16_t s)
+{
+	uint8_t b[128] = {0};
+	put(b, 0, 1, o->is_short > 0);
+	put(b, 41, 4, o->op);
+	put(b, 45, o->op == 12 ? 3 : 5, o->subs[s].code);
+	struct bmp_cmd a, t;
+	decode_both(d, BMP_ENG_TIU, b, sizeof b, &a, &t);
+	assert_string_equal(a.name, t.name);
+	assert_string_equal(a.type, t.type);
+	assert_int_equal(a.kind, t.kind);
+	assert_int_equal(a.dep, t.dep);
+}
+
+/* DMA sub-operation s of class o with its source in DDR. Names follow the vendor's printer
+ * (the op index), not the hand-written decoder: Function Type = the name of sp 0,
+ * tensor/matrix sp 0 by direction. */
+static void dma_names_match(const struct sg_decoder *d, const struct sg_opclass *o, uint16_t s)
+{
+	uint8_t b[96] = {0};
+	put(b, 3, 1, o->is_short > 0);
+	put(b, 32, 4, o->op);
+	put(b, 36, 3, o->subs[s].code);
+	put(b, 544, 8, 0x90); /* source in DDR */
+	struct bmp_cmd a, t;
+	decode_both(d, BMP_ENG_GDMA, b, sizeof b, &a, &t);
+	assert_string_equal(t.type, o->subs[0].name);
+	if (o->op <= 1 && o->subs[s].code == 0)
+		assert_string_equal(t.name, "tensorLd");
+	else
+		assert_string_equal(t.name, o->subs[s].name);
+	/* (De)compress have no src (dst) address register: the hand-written decoder read the
+	 * tensor layout's offsets there, the tables read nothing. */
+	if (o->op != 10 && o->op != 11)
+		assert_int_equal(a.dir, t.dir);
+	assert_int_equal(a.dtype, t.dtype);
+}
+
+/* Runs check on every sub-operation of the n classes ops; returns how many it checked. */
+static unsigned each_sub(const struct sg_decoder *d, const struct sg_opclass *ops, uint16_t n,
+                         void (*check)(const struct sg_decoder *d, const struct sg_opclass *o,
+                                       uint16_t s))
+{
+	unsigned checked = 0;
+	for (uint16_t i = 0; i < n; i++)
+		for (uint16_t s = 0; s < ops[i].nsubs; s++, checked++)
+			check(d, &ops[i], s);
+	return checked;
 }
 
 /* The table decoder names every listed code exactly as the hand-written decoder does. */
 static void test_names_match_legacy(void **state)
 {
-	(void)state;
-	struct sg_decoder *d = dec1688();
+	const struct sg_decoder *d = *state;
 	const struct sg_isa *isa = &sg_isa_bm1688;
-	unsigned checked = 0;
-	for (uint16_t i = 0; i < isa->ntiu_ops; i++) {
-		const struct sg_opclass *o = &isa->tiu_ops[i];
-		for (uint16_t s = 0; s < o->nsubs; s++) {
-			uint8_t b[128] = {0};
-			put(b, 0, 1, o->is_short > 0);
-			put(b, 41, 4, o->op);
-			put(b, 45, o->op == 12 ? 3 : 5, o->subs[s].code);
-			struct bmp_cmd a, t;
-			size_t n = bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_TIU, b, sizeof b);
-			assert_true(n > 0);
-			bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_TIU, b, n, &a);
-			assert_int_equal(bmp_cmd_decode_dec(d, BMP_ENG_TIU, b, sizeof b, &t), 1);
-			assert_int_equal(t.desc.bytes, n);
-			assert_string_equal(a.name, t.name);
-			assert_string_equal(a.type, t.type);
-			assert_int_equal(a.kind, t.kind);
-			assert_int_equal(a.dep, t.dep);
-			checked++;
-		}
-	}
-	for (uint16_t i = 0; i < isa->ndma_ops; i++) {
-		const struct sg_opclass *o = &isa->dma_ops[i];
-		for (uint16_t s = 0; s < o->nsubs; s++) {
-			uint8_t b[96] = {0};
-			put(b, 3, 1, o->is_short > 0);
-			put(b, 32, 4, o->op);
-			put(b, 36, 3, o->subs[s].code);
-			put(b, 544, 8, 0x90); /* source in DDR */
-			struct bmp_cmd a, t;
-			size_t n = bmp_cmd_size(TP_ARCH_BM1688, BMP_ENG_GDMA, b, sizeof b);
-			bmp_cmd_decode(TP_ARCH_BM1688, BMP_ENG_GDMA, b, n, &a);
-			assert_int_equal(bmp_cmd_decode_dec(d, BMP_ENG_GDMA, b, sizeof b, &t), 1);
-			assert_int_equal(t.desc.bytes, n);
-			/* Names follow the vendor's printer (the op index), not the hand-written
-			 * decoder: Function Type = the name of sp 0, tensor/matrix sp 0 by
-			 * direction. */
-			assert_string_equal(t.type, o->subs[0].name);
-			if (o->op <= 1 && o->subs[s].code == 0)
-				assert_string_equal(t.name, "tensorLd");
-			else
-				assert_string_equal(t.name, o->subs[s].name);
-			/* (De)compress have no src (dst) address register: the hand-written decoder
-			 * read the tensor layout's offsets there, the tables read nothing. */
-			if (o->op != 10 && o->op != 11)
-				assert_int_equal(a.dir, t.dir);
-			assert_int_equal(a.dtype, t.dtype);
-			checked++;
-		}
-	}
+	unsigned checked = each_sub(d, isa->tiu_ops, isa->ntiu_ops, tiu_names_match) +
+	                   each_sub(d, isa->dma_ops, isa->ndma_ops, dma_names_match);
 	assert_true(checked > 130);
-	sg_decoder_free(d);
 }
 
-int main(void)
-{
-	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_tables_consistent),
-	    cmocka_unit_test(test_bad_table),
-	    cmocka_unit_test(test_bits),
-	    cmocka_unit_test(test_sconv),
-	    cmocka_unit_test(test_smm),
-	    cmocka_unit_test(test_sar_srq),
-	    cmocka_unit_test(test_sys_heads_and_end),
-	    cmocka_unit_test(test_dma),
-	    cmocka_unit_test(test_names_match_legacy),
-	    cmocka_unit_test(test_cost_unverified_classes),
-	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+#define TP_TEST_GROUP_SETUP dec_setup
+#define TP_TEST_GROUP_TEARDOWN dec_teardown
+#include "tp_test_main.h"

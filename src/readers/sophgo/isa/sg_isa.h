@@ -97,6 +97,7 @@ enum sg_fid {
 	SG_F_OPT_OPD1_PREC,
 	SG_F_OPT_OPD2_PREC,
 	SG_F_OPT_OPD0_SIGN,
+	SG_F_OPT_OPD2_SIGN,
 	SG_F_OPT_OPD2_CONST,
 	SG_F_OPT_LEFT_TRAN,
 	SG_F_RES0_N,
@@ -231,6 +232,15 @@ int sg_is_end(int engine, const struct sg_desc *c, const uint8_t *p, const uint8
  * command (unknown class, chip without a model). Pure; thread-safe. */
 void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint8_t *p,
                  struct tp_cost *out);
+/* BM1684X (cost_bm1684x.c): Alg Ops and uArch Ops of the TIU command c at p (alg_cycle,
+ * init_cycle, bank_cycle 0: the chip's model has none); valid = 0 where it does not cover the
+ * command. Pure; thread-safe. */
+void sg_tiu_cost_bm1684x(const struct tp_chip *k, const struct sg_desc *c, const uint8_t *p,
+                         struct tp_cost *out);
+/* BM1684X's legacy printer's operand types of the TIU command c at p ("f16", "si32", "i32"):
+ * operand 0's into opd0, the result's into res (n bytes each, >= 8); both "" for a layout
+ * without precision registers (SYS). */
+void sg_bm1684x_dtypes(const struct sg_desc *c, const uint8_t *p, char *opd0, char *res, size_t n);
 /* Python's format(num/den, ".1%") into buf (>= 16 bytes): "9.3%". den == 0 gives "0.0%". */
 void sg_pct1(char *buf, size_t n, double num, double den);
 /* Vendor precision-code names (PerfAI data_type_dict): 0 INT8 ... 9 TF32; "None" otherwise. */

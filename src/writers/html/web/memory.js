@@ -153,7 +153,8 @@
         for (let b = 0; b < lm.banks; b++) blocks.push({ a: b * bank, size: bank, show: bank, off: b * bank, label: 'BANK[' + b + ']' });
         const fromCmds = lrecs.some((r) => r.length > 8), fromTensors = lrecs.some((r) => r.length <= 8);
         makeChart('LOCAL MEM (one lane, ' + fmtBytes(lm.laneBytes) + ', ' + lm.banks + ' banks) \u00b7 Core ' + core, lrecs, 'L', blocks, lm.laneBytes,
-                  'offset in the lane; ' + (fromCmds ? 'filled: from the commands (DMA LMEM side, TIU operands and results)' : '') +
+                  'offset in the lane; ' + (fromCmds ? 'filled: from the commands (DMA LMEM side, TIU operands and results' +
+                    (lm.cmdEvery > 1 ? '; one command in ' + lm.cmdEvery + ', see below' : '') + ')' : '') +
                   (fromCmds && fromTensors ? '; outlined: the compiler\'s tensors' : fromTensors ? 'sizes estimated from the compiler\'s tensor shapes' : ''));
       }
       const grecs = gm.recs.filter((r) => r[6] === core);
@@ -201,8 +202,11 @@
       body.appendChild(sortableTable([{ name: 'Description', t: 1 }, { name: 'Address', fmt: hex }, { name: 'Size', fmt: fmtBytes }],
         ddr.map((b) => [str(b[3]), b[1], b[2]]), 1, false, 20));
     }
-    if (lm.cmdDropped) body.appendChild(el('div', { class: 'muted' }, 'LOCAL MEM from the commands: the last ' + lm.cmdDropped +
-      ' records (past the page\'s budget) are left out.'));
+    /* The writer samples past its budget (html_data.c LMEM_CMD_MAX): one command in cmdEvery. */
+    if (lm.cmdDropped) body.appendChild(el('div', { class: 'muted mem-sampled' }, 'LOCAL MEM from the commands is downsampled: the commands give ' +
+      (lm.recs.filter((r) => r.length > 8).length + lm.cmdDropped) + ' records, more than the page holds (300 000), so the filled rectangles are ' +
+      'those of one command in ' + (lm.cmdEvery || 1) + ' (every ' + (lm.cmdEvery || 1) + '-th command that touches LOCAL memory, engine by engine in time order, over the whole run); ' +
+      lm.cmdDropped + ' records are left out and the \u201cin use\u201d strips count only the drawn ones. The compiler\'s tensor records are never sampled.'));
     if (!any) body.appendChild(el('div', { class: 'muted' }, 'This profile has no memory records (they come from the compiler log: tensors with loffset / gaddr, the runtime mtype lines, and the commands\' descriptor fields' +
       (D.notes.some((n) => /large dump/.test(n)) ? '; the reader left the per-command details out of this large dump, see Notes' : '') + ').'));
     if (charts.length) {

@@ -1,0 +1,72 @@
+#!/usr/bin/python3
+"""phase_table.py NAME ONE.json TWO.json [FACTS] — the per-phase table of `make bench`.
+
+ONE and TWO are `tpuprof --timings` reports of the same conversion with --jobs 1 and --jobs 2
+(docs/perf-notes/cores.md). For each phase (the reader's stages, the analysis, each output;
+nested phases indented) it prints: wall s with one and two threads and their ratio (goal
+>= 1.9x), CPU s with one thread, the serial share of CPU (CPU time of sections that run on one
+thread / the phase's CPU time; goal <= 5 % in total), the most threads that ran at once with
+--jobs 2, the peak resident memory the phase added over its start with each, and the bytes each
+extra thread costs ((peak with two - peak with one) / (threads with two - threads with one)).
+Prints numbers, never asserts. With FACTS, appends KEY<TAB>VALUE lines for bench/targets.awk:
+"phases NAME serial %" (total), "phases NAME worst ratio" (the lowest --jobs 2 ratio among
+the top-level phases that take at least 1 % of the wall time) and its phase.
+"""
+import json
+import sys
+
+
+def load(path):
+    with open(path) as f:
+        rep = json.load(f)
+    return {p["name"]: p for p in rep["phases"]}, rep
+
+
+def extra(p):
+    return max(0, p["rss_peak_bytes"] - p["rss_start_bytes"])
+
+
+def main():
+    name, one, two = sys.argv[1], sys.argv[2], sys.argv[3]
+    facts = sys.argv[4] if len(sys.argv) > 4 else None
+    a, rep_a = load(one)
+    b, rep_b = load(two)
+    total = a.get("total")
+    print("== phases of %s: --jobs %d vs --jobs %d (tpuprof --timings; outputs one after another)"
+          % (name, rep_a["jobs"], rep_b["jobs"]))
+    print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s" % (
+        "phase", "wall 1", "wall 2", "x", "CPU 1", "ser% 1", "ser% 2", "thr", "+MiB 1",
+        "+MiB 2", "B/thread"))
+    worst, worst_name = None, "-"
+    for key, p in a.items():
+        q = b.get(key)
+        if q is None:
+            continue
+        depth = p["depth"]
+        ratio = p["wall_s"] / q["wall_s"] if q["wall_s"] > 0 else 0.0
+        s1 = 100.0 * p["serial_cpu_s"] / p["cpu_s"] if p["cpu_s"] > 0 else 0.0
+        s2 = 100.0 * q["serial_cpu_s"] / q["cpu_s"] if q["cpu_s"] > 0 else 0.0
+        dt = q["threads"] - p["threads"]
+        per = "%10d" % ((extra(q) - extra(p)) / dt) if dt > 0 else "%10s" % "-"
+        label = ("  " * max(0, depth - 1) + key.split("/")[-1])[:28]
+        print("  %-28s %8.3f %8.3f %5.2fx %8.3f %6.1f%% %6.1f%% %4d %9.1f %9.1f %s" % (
+            label, p["wall_s"], q["wall_s"], ratio, p["cpu_s"], s1, s2, q["threads"],
+            extra(p) / 2**20, extra(q) / 2**20, per))
+        big = total and p["wall_s"] >= 0.01 * total["wall_s"]
+        if depth == 1 and big and (worst is None or ratio < worst):
+            worst, worst_name = ratio, key
+    if total:
+        share = 100.0 * total["serial_cpu_s"] / total["cpu_s"] if total["cpu_s"] > 0 else 0.0
+        print("  serial share of the CPU time in total: %.1f %% (goal <= 5 %%); lowest --jobs 2"
+              " ratio of a top-level phase: %s (%s; goal >= 1.9x)"
+              % (share, "%.2fx" % worst if worst is not None else "-", worst_name))
+        if facts:
+            with open(facts, "a") as f:
+                f.write("phases %s serial %%\t%.2f\n" % (name, share))
+                if worst is not None:
+                    f.write("phases %s worst ratio\t%.3f\n" % (name, worst))
+                    f.write("phases %s worst phase\t%s\n" % (name, worst_name))
+
+
+if __name__ == "__main__":
+    main()
