@@ -20,6 +20,7 @@
  * worst-layers pass may run beside the rankings (hotspots.c), on fields of its own.
  */
 #include "analysis/analysis_int.h"
+#include "analysis/ltab.h"
 
 #include <string.h>
 
@@ -229,6 +230,25 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 	return tp_analyze_jobs(p, a, 1);
 }
 
+/* The layer table (ltab.h), last: it reads the total time and the Overall ratios. */
+static int layer_table(const struct tp_profile *p, struct tp_analysis *a)
+{
+	if (!p->num_layers || p->num_layers > TP_ANALYSIS_LTAB_MAX || !a->num_cores)
+		return TP_OK;
+	struct tp_ltab *t = tp_malloc(sizeof *t);
+	if (!t || tp_ltab_build(p, a, t) != TP_OK) {
+		tp_free(t);
+		return TP_ENOMEM;
+	}
+	if (!t->num_rows) {
+		tp_ltab_free(t);
+		tp_free(t);
+		return TP_OK;
+	}
+	a->ltab = t;
+	return TP_OK;
+}
+
 int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs)
 {
 	memset(a, 0, sizeof *a);
@@ -257,6 +277,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	if (st == TP_OK)
 		st = tp_accel_analyze(p, &a->accel);
 	st = tp_analysis_hot_join(&lh, st);
+	if (st == TP_OK)
+		st = layer_table(p, a);
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
 		tp_ixmap_free(&work[i].cmds.ix);
@@ -277,5 +299,8 @@ void tp_analysis_free(struct tp_analysis *a)
 	tp_free(a->top_cmds);
 	tp_free(a->op_types);
 	tp_accel_free(a->accel);
+	if (a->ltab)
+		tp_ltab_free(a->ltab);
+	tp_free(a->ltab);
 	memset(a, 0, sizeof *a);
 }

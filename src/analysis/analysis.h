@@ -145,8 +145,13 @@ struct tp_analysis {
 	 * when the profile has no device lanes (a dump alone, a capture, a CPU-only trace).
 	 * Owned. */
 	struct tp_accel *accel;
+	/* The layer table, per-Function summary and what-if table (ltab.h); NULL when no layer
+	 * has a TIU or GDMA command, or the profile has more than TP_ANALYSIS_LTAB_MAX layers
+	 * (the vendor-files writer then builds its own). Owned. */
+	struct tp_ltab *ltab;
 };
 typedef struct tp_analysis tp_analysis;
+#define TP_ANALYSIS_LTAB_MAX 200000
 
 /* Computes every statistic. TP_OK or TP_ENOMEM. `a` is overwritten. Same as
  * tp_analyze_jobs(p, a, 1). */

@@ -25,6 +25,19 @@
 #define TP_KEY_STALL_CYCLE "Stall Cycle"
 #define TP_KEY_TIU_DEP "des_cmd_id_dep" /* the dependency id on TIU commands */
 #define TP_KEY_DMA_DEP "cmd_id_dep"     /* on DMA commands */
+/* TIU conv / pool descriptor fields (the vendor's register names): kernel, strides, padding */
+#define TP_KEY_TIU_KH "des_opd1_h"
+#define TP_KEY_TIU_KW "des_opd1_w"
+#define TP_KEY_TIU_STRIDE_H "des_res_op_y_str"
+#define TP_KEY_TIU_STRIDE_W "des_res_op_x_str"
+#define TP_KEY_TIU_PAD_UP "des_opd0_up_pad"
+#define TP_KEY_TIU_PAD_DOWN "des_opd0_dn_pad"
+#define TP_KEY_TIU_PAD_LEFT "des_opd0_lf_pad"
+#define TP_KEY_TIU_PAD_RIGHT "des_opd0_rt_pad"
+/* Legacy (BM1684X / BM1684) GDMA PMU counters, "pmu." + the vendor's counter name: bytes read
+ * over the two AXI ports */
+#define TP_KEY_GDMA_D0_AR "pmu.d0_ar_bytes"
+#define TP_KEY_GDMA_D1_AR "pmu.d1_ar_bytes"
 
 /* TIU cost model (struct tp_cost). */
 #define TP_KEY_ALG_OPS "Alg Ops"

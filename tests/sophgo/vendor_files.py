@@ -112,6 +112,17 @@ def compare_reginfo(ck, fname, ref, got):
                 ck.fail(f"{fname} block {n}: {a!r} / {b!r}")
 
 
+# The columns that name a row of each csv file, and the column whose value the Records field of
+# the differences table matches (PerfAI_output.csv: the Function Type; the legacy layer files:
+# the LayerID, the Function, the Case).
+CSV_KEYS = {
+    "layer.csv": (("LayerID",), "LayerID"),
+    "summary.csv": (("Function",), "Function"),
+    "mac_util.csv": ((), "Case"),
+    "instruction.csv": (("EngineId", "Inst ID"), "Inst Function"),  # by position: the what-if series repeat their Cases
+}
+
+
 def compare_csv(ck, fname, ref, got):
     rr = list(csv.reader(io.StringIO(ref, newline="")))
     gr = list(csv.reader(io.StringIO(got, newline="")))
@@ -122,14 +133,11 @@ def compare_csv(ck, fname, ref, got):
     if len(rr) != len(gr):
         ck.fail(f"{fname}: {len(rr) - 1} rows in the reference, {len(gr) - 1} written")
         return
-
-    legacy = "Core Id" not in h  # instruction.csv of the legacy path (BM1684X, BM1684)
+    keys, rec = CSV_KEYS.get(fname, (("Core Id", "Engine Id", "Cmd Id"), "Function Type"))
 
     def ident(row):
         d = dict(zip(h, row))
-        if legacy:
-            return (d["EngineId"], d["Inst ID"])
-        return (d["Core Id"], d["Engine Id"], d["Cmd Id"])
+        return tuple(d[k] for k in keys)
 
     pairs = list(zip(rr[1:], gr[1:]))
     if any(ident(a) != ident(b) for a, b in pairs):
@@ -152,7 +160,7 @@ def compare_csv(ck, fname, ref, got):
         if b is None:
             ck.fail(f"{fname}: row {a[:4]} missing")
             continue
-        ftype = dict(zip(h, a))["Inst Function" if legacy else "Function Type"]
+        ftype = dict(zip(h, a))[rec]
         for k, x, y in zip(h, a, b):
             cells += 1
             agree += x == y

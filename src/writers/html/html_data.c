@@ -330,6 +330,7 @@ void html_emit_analysis(struct ctx *c, size_t max_cores)
 	           a->num_top_cmds < TOP_MAX ? a->num_top_cmds : TOP_MAX);
 	emit_ranks(c, "opTypes", a->op_types,
 	           a->num_op_types < TOP_MAX ? a->num_op_types : TOP_MAX);
+	html_emit_ltab(c);
 	tp_buf_putc(b, '}');
 }
 

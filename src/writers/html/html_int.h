@@ -2,7 +2,8 @@
  * html_int.h — private to src/writers/html: the state shared by result.html's writer files:
  * html.c (page template, head, driver), html_cols.c (output buffer, JSON values, binary
  * integer columns, string table), html_lanes.c (timeline lanes, per-command values, level of
- * detail), html_data.c (argument sets, analysis, layers, memory records) and html_capture.c
+ * detail), html_data.c (argument sets, analysis, layers, memory records), html_ltab.c (the
+ * layer table) and html_capture.c
  * (what only a capture's page holds).
  */
 #ifndef TP_HTML_INT_H
@@ -143,6 +144,8 @@ int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl);
 void html_emit_argsets(struct ctx *c);
 /* ,"analysis": per-core engine statistics and rankings (cores >= max_cores left out). */
 void html_emit_analysis(struct ctx *c, size_t max_cores);
+/* The layer table, Function rows and what-if rows (html_ltab.c): ,"ltab":{...} or null. */
+void html_emit_ltab(struct ctx *c);
 /* ,"layers": the layer table's id, name and type columns. */
 void html_emit_layers(struct ctx *c);
 /* ,"lmem" and "gmem": memory records and blocks. */

@@ -4,35 +4,7 @@
  * metadata and notes). Captures get the capture summary instead (src/writers/capreport).
  */
 #include "writers/capreport/capreport.h"
-#include "writers/summary/summary.h"
-
-static void jkey(struct tp_buf *b, int *first, const char *k)
-{
-	tp_buf_puts(b, *first ? "\"" : ",\"");
-	*first = 0;
-	tp_buf_json_str(b, k);
-	tp_buf_puts(b, "\":");
-}
-
-static void jnum(struct tp_buf *b, int *first, const char *k, double v, int dec)
-{
-	jkey(b, first, k);
-	tp_buf_fixed(b, v, dec);
-}
-
-static void jint(struct tp_buf *b, int *first, const char *k, uint64_t v)
-{
-	jkey(b, first, k);
-	tp_buf_printf(b, "%llu", (unsigned long long)v);
-}
-
-static void jstr(struct tp_buf *b, int *first, const char *k, const char *v)
-{
-	jkey(b, first, k);
-	tp_buf_putc(b, '"');
-	tp_buf_json_str(b, v);
-	tp_buf_putc(b, '"');
-}
+#include "writers/summary/summary_int.h"
 
 static void jus(struct tp_buf *b, int *first, const char *k, int64_t ns)
 {
@@ -367,6 +339,10 @@ void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, st
 	if (a->accel) {
 		tp_buf_putc(b, ',');
 		tp_capreport_accel_json(p, a->accel, b);
+	}
+	if (a->ltab) {
+		jkey(b, &f, "layer_table");
+		tp_summary_ltab_json(p, a->ltab, b);
 	}
 	meta_json(b, &f, p);
 }

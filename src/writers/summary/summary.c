@@ -11,8 +11,8 @@
  * (sophgo-costmodel.md §4), rankings, and notes on the worst commands and layers and on
  * reference quirks.
  */
-#include "writers/summary/summary.h"
 #include "writers/capreport/capreport.h"
+#include "writers/summary/summary_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -611,6 +611,8 @@ static void summary_body(const struct tp_profile *p, const struct tp_analysis *a
 	engine_table(a, out);
 	dma_bytes(a, out);
 	rankings(p, a, out);
+	if (a->ltab)
+		tp_summary_ltab_text(p, a->ltab, out);
 	tp_capreport_accel_text(p, a->accel, out);
 	notes(p, a, out);
 }

@@ -15,16 +15,18 @@
 
 #include "writers/vendor/vendor_int.h"
 
-int tp_vendor_write_dir(const struct tp_profile *p, const char *dir, size_t *nfiles,
-                        struct tp_diag *d)
+int tp_vendor_write_dir(const struct tp_profile *p, const struct tp_analysis *a, const char *dir,
+                        size_t *nfiles, struct tp_diag *d)
 {
 	struct vf_ctx c = {.p = p, .fl = vf_flavour_of(p)};
 	if (nfiles)
 		*nfiles = 0;
 	if (c.fl == VF_NONE)
 		return TP_OK;
-	if (c.fl == VF_LEGACY)
-		return vf_write_instruction_csv(&c, dir, nfiles, d);
+	if (c.fl == VF_LEGACY) {
+		int rc = vf_write_instruction_csv(&c, dir, nfiles, d);
+		return rc == TP_OK ? vf_write_layer_files(&c, a, dir, nfiles, d) : rc;
+	}
 	int rc = vf_write_reginfo(&c, dir, nfiles, d);
 	if (rc == TP_OK)
 		rc = vf_write_perfai_csv(&c, dir, nfiles, d);
@@ -89,7 +91,6 @@ static int swap_into_place(const char *tmp, const char *path, struct tp_diag *d)
 static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
-	(void)a;
 	if (vf_flavour_of(p) == VF_NONE)
 		return TP_OK;
 	char *path = tp_path_join(o->out_dir, tp_output_vendor.file);
@@ -108,7 +109,7 @@ static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
 	}
 	tp_temp_track_dir(tmp); /* an interrupted run leaves no empty temporary folder */
 	size_t n = 0;
-	rc = tp_vendor_write_dir(p, tmp, &n, d);
+	rc = tp_vendor_write_dir(p, a, tmp, &n, d);
 	if (rc == TP_OK)
 		rc = swap_into_place(tmp, path, d);
 	if (rc != TP_OK)
@@ -125,7 +126,8 @@ const struct tp_output tp_output_vendor = {
     .file = "vendor",
     .enable_flag = "--vendor_files",
     .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
-           "PerfAI_output.csv; instruction.csv for BM1684X/BM1684) for grep, as "
+           "PerfAI_output.csv; instruction.csv, summary.csv, layer.csv, mac_util.csv for "
+           "BM1684X/BM1684) for grep, as "
            "docs/vendor-files.md lists",
     .write = write_vendor,
 };

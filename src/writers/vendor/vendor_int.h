@@ -73,4 +73,9 @@ int vf_write_instruction_csv(const struct vf_ctx *c, const char *dir, size_t *nf
 /* PerfAI_output.csv. */
 int vf_write_perfai_csv(const struct vf_ctx *c, const char *dir, size_t *nfiles, struct tp_diag *d);
 
+/* summary.csv, layer.csv and mac_util.csv of a legacy chip (nothing for other chips, or
+ * without layers), from the layer table of analysis a. */
+int vf_write_layer_files(const struct vf_ctx *c, const struct tp_analysis *a, const char *dir,
+                         size_t *nfiles, struct tp_diag *d);
+
 #endif /* TP_VENDOR_INT_H */

@@ -341,6 +341,14 @@ int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xl
 		    TP_OK)
 			return st;
 	}
+	if (pl->ltab) {
+		if (!(pt = plan_add(pl, PK_LTAB)))
+			return TP_ENOMEM;
+		snprintf(pt->name, sizeof pt->name, "Layer Table");
+		if (!(pt = plan_add(pl, PK_WHATIF)))
+			return TP_ENOMEM;
+		snprintf(pt->name, sizeof pt->name, "What If");
+	}
 	if (xl_ops_present(p)) {
 		if (!(pt = plan_add(pl, PK_OPS)))
 			return TP_ENOMEM;

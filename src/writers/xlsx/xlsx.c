@@ -148,6 +148,12 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 		case PK_ACCEL:
 			xl_accel_write(x, pt->ws);
 			break;
+		case PK_LTAB:
+			xl_write_ltab(x, pt->ws);
+			break;
+		case PK_WHATIF:
+			xl_write_whatif(x, pt->ws);
+			break;
 		case PK_LONGEST:
 			xl_write_longest(x, pt->ws, pl);
 			break;
@@ -187,6 +193,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 
 	pl.max_rows = o.max_rows ? o.max_rows : TP_XLSX_EXCEL_MAX_ROWS;
 	pl.row_cap = tp_xlsx_cap_for(p, o.max_cores, o.row_cap, &pl.auto_sheets);
+	pl.ltab = a && a->ltab;
 	if ((st = xl_make_plan(&pl, p, &o)) != TP_OK)
 		goto out;
 	errno = 0;

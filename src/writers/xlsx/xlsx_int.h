@@ -97,6 +97,8 @@ enum part_kind {
 	PK_LAYERS,
 	PK_OPS,
 	PK_ACCEL,
+	PK_LTAB,   /* "Layer Table" (ltab.c) */
+	PK_WHATIF, /* "What If" */
 	PK_LONGEST,
 	PK_ENGINE,
 	PK_EVENTS,
@@ -130,6 +132,7 @@ struct plan {
 	int *fold;
 	size_t nfold, fold_cap;
 	uint64_t fold_records; /* records of the folded tracks within the row cap */
+	int ltab;              /* set by the caller: the analysis has a layer table (its sheets) */
 };
 
 /* Plans every sheet of the workbook of `p` into `pl` (pl->max_rows and pl->row_cap set by the
@@ -208,5 +211,8 @@ int xl_ops_write(struct xl *x, lxw_worksheet *ws, const char *ratios_path, struc
 int xl_accel_present(const struct tp_profile *p);
 /* Writes it from x->a->accel (a note when that is NULL). */
 void xl_accel_write(struct xl *x, lxw_worksheet *ws);
+/* The layer table's sheets (ltab.c): x->a->ltab must be set. */
+void xl_write_ltab(struct xl *x, lxw_worksheet *ws);
+void xl_write_whatif(struct xl *x, lxw_worksheet *ws);
 
 #endif /* TP_XLSX_INT_H */

@@ -140,6 +140,30 @@
     const nm = str(LY.name[li]);
     return '#' + LY.id[li] + ' ' + str(LY.type[li]) + (nm ? ' ' + nm : '');
   }
+  /* The layer table, Function rows and what-if rows (html_ltab.c; docs/summary.md). */
+  function buildLayerTable(T) {
+    const us = (v) => fmtNum(v, 3), pct = (v) => (v === null ? 'n/a' : fmtPct(v));
+    const sumCols = [{ name: 'GDMA (\u00b5s)', fmt: us }, { name: 'GDMA share', fmt: fmtPct },
+      { name: 'DDR rate', fmt: fmtPct }, { name: 'TIU (\u00b5s)', fmt: us }, { name: 'TIU share', fmt: fmtPct },
+      { name: 'Alg Ops', fmt: (v) => (T.cost ? String(v) : 'n/a') }, { name: 'uArch rate', fmt: pct },
+      { name: 'PeakTops', fmt: (v) => fmtNum(v, 1) }];
+    const box = $('ltab');
+    box.appendChild(el('h3', null, 'Layer table'));
+    const rows = T.rows.map((r) => [r[0], r[1] ? 'global' : 'local', str(r[2]), r[3], r[4]].concat(r[5]));
+    box.appendChild(sortableTable([{ name: 'Layer' }, { name: 'Scope', t: 1 }, { name: 'Type', t: 1 },
+      { name: 'Function', t: 1 }, { name: 'Bound', t: 1 }].concat(sumCols), rows, 8, true, 20));
+    if (T.n > T.rows.length) box.appendChild(el('div', { class: 'muted' }, 'The ' + T.rows.length + ' longest of ' + T.n + ' layers (all in summary.json).'));
+    box.appendChild(el('h3', null, 'Layer functions'));
+    box.appendChild(sortableTable([{ name: 'Function', t: 1 }].concat(sumCols), T.funcs.map((r) => [r[0]].concat(r[1])), -1));
+    if (!T.whatif) return;
+    box.appendChild(el('h3', null, 'What if'));
+    const label = { origin: 'as measured', overlap: 'TIU and GDMA overlapped 100%', model: ' at the model\'s PeakTops', own: ' at its own PeakTops' };
+    const wrows = T.whatif.map((w) => [w[1] ? w[1] + label[w[0]] : label[w[0]]].concat(w.slice(2)));
+    box.appendChild(sortableTable([{ name: 'Case', t: 1 }, { name: 'TIU before (\u00b5s)', fmt: us },
+      { name: 'TIU after (\u00b5s)', fmt: us }, { name: 'Saved (\u00b5s)', fmt: us }, { name: 'Total (\u00b5s)', fmt: us },
+      { name: 'Concurrency', fmt: fmtPct }, { name: 'MAC util', fmt: (v) => (T.flops ? fmtPct(v) : 'n/a') }], wrows, -1));
+    box.appendChild(el('div', { class: 'muted' }, (T.cost ? 'Each peak series is cumulative from the 100% overlap row; the longer engine is the total.' : 'Each Function at the peak: n/a, no TIU cost model for this dump.')));
+  }
   function buildOverview2() {
   if (A && A.topLayers.length) {
     const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
@@ -155,6 +179,7 @@
       { name: 'Min (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Max (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
       { name: 'Share', fmt: fmtPct }], rows, 4, true, 20));
   } else $('top-cmds').appendChild(el('div', { class: 'muted' }, 'No command statistics (analysis not available).'));
+  if (A && A.ltab) buildLayerTable(A.ltab);
   if (D.notes.length || D.argsDropped) {
     const ul = el('ul');
     for (const n of D.notes) ul.appendChild(el('li', null, n));
