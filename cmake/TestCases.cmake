@@ -1,4 +1,4 @@
-# cmake -DSRC=file.c -DOUT=cases.h -P TestCases.cmake — a unit test's cmocka case list.
+# cmake -DSRC=<test source> -DOUT=<list file> -P TestCases.cmake — a unit test's cmocka case list.
 #
 # One cmocka_unit_test() line per `static void test_*(void **state)` function of SRC, in file
 # order, so that a test written is a test run: no hand-kept list to forget a case in. A test

@@ -1,7 +1,7 @@
 /* tp_test_main.h — the main() of a cmocka unit test, included as a test file's last line.
  *
- * It runs every case of the file: "tp_test_cases.h" is the list cmake/TestCases.cmake
- * generates from the file's `static void test_*(void **state)` functions. A file with a
+ * It runs every case of the file: the case list cmake/TestCases.cmake generates from the
+ * file's `static void test_*(void **state)` functions. A file with a
  * group fixture defines TP_TEST_GROUP_SETUP / TP_TEST_GROUP_TEARDOWN before the include. */
 #ifndef TP_TEST_GROUP_SETUP
 #define TP_TEST_GROUP_SETUP NULL
