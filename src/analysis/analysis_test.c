@@ -36,11 +36,10 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
 static void test_two_cores(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 2);
 	/* Core 0 at 1000 MHz (1 cycle = 1 ns) so the arithmetic is easy to follow. */
-	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int t0, g0;
+	struct tp_profile *p = tp_test_tiu_gdma("dev", 2, 1000, &t0, &g0);
+	const int dev = 0;
 	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
 	add(p, t0, 0, 400, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal"); /* 0..399 */
 	add(p, t0, 400, 100, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "system.wait_msg");
@@ -205,11 +204,9 @@ static void test_overlap_orders(void **state)
 {
 	(void)state;
 	for (int fin = 0; fin < 2; fin++) {
-		struct tp_profile *p = tp_profile_new();
-		int dev = tp_profile_add_device(p, "dev", 0, 1);
-		int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-		int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
-		int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
+		int t0, g0;
+		struct tp_profile *p = tp_test_tiu_gdma("dev", 1, 1000, &t0, &g0);
+		int s0 = tp_profile_add_track(p, 0, 0, TP_TRACK_SDMA, NULL, 1000);
 		add(p, t0, 240, 60, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
 		add(p, t0, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
 		add(p, t0, 150, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
@@ -220,7 +217,7 @@ static void test_overlap_orders(void **state)
 			assert_int_equal(tp_profile_finish(p), TP_OK);
 		struct tp_analysis a;
 		assert_int_equal(tp_analyze(p, &a), TP_OK);
-		const struct tp_core_stats *c = tp_analysis_core(&a, dev, 0);
+		const struct tp_core_stats *c = tp_analysis_core(&a, 0, 0);
 		assert_non_null(c);
 		assert_int_equal(c->eng[TP_TRACK_TIU].union_ns, 248);
 		assert_int_equal(c->overlap_ns, 68);

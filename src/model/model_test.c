@@ -234,9 +234,8 @@ static void test_cost_follows_sort(void **state)
 static void test_lmem_follows_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	const int64_t starts[4] = {30, 10, 20, 5};
 	struct tp_lmem_cmd_rec r[TP_LMEM_CMD_RECS] = {
 	    {.lane_offset = 131071, .bytes = 0x7FFFFFFF, .write = 1},
@@ -637,9 +636,8 @@ static void test_labels(void **state)
 static void test_long_durations(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "h", 0);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_HOST, "h", 0, &tr);
 	const int64_t lim = INT64_C(0x80000000);
 	struct {
 		int64_t start, end;
@@ -682,9 +680,7 @@ static void test_long_durations(void **state)
 	tp_profile_free(p);
 
 	/* Equal starts sort by end descending, ends past 2^31 ns included. */
-	p = tp_profile_new();
-	dev = tp_profile_add_device(p, "d", 0, 1);
-	tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	p = tp_test_one_track("d", TP_TRACK_THREAD, "main", 0, &tr);
 	int64_t ends[] = {10, 3 * lim, 20, 5 * lim, lim};
 	for (uint32_t i = 0; i < 5; i++) {
 		struct tp_slice *s = tp_track_push(p, tr);

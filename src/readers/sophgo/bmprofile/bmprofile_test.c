@@ -876,10 +876,8 @@ static void test_json_variants(void **state)
 	    " \"operands\": [{\"name\": \"out\"}]},\r\n"
 	    " {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
 	    "\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "t", 0, 1);
-	int tt = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int gt = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int tt, gt;
+	struct tp_profile *p = tp_test_tiu_gdma("t", 1, 1000, &tt, &gt);
 	for (uint32_t i = 1; i <= 3; i++) {
 		struct tp_slice *s = tp_track_push(p, tt);
 		s->cmd_id = i;
