@@ -482,12 +482,11 @@ static void test_cost_width(void **state)
 static void test_vendor_rows(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 3);
+	int tiu[3];
+	struct tp_profile *p = tp_test_cores("d", 3, TP_TRACK_TIU, 1000, tiu);
 	for (int32_t c = 0; c < 3; c++) {
-		int tr = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
-		struct tp_slice *s = tp_track_push(p, tr);
-		tp_slice_set_end(p, &p->tracks[tr], s, 10 * (c + 1));
+		struct tp_slice *s = tp_track_push(p, tiu[c]);
+		tp_slice_set_end(p, &p->tracks[tiu[c]], s, 10 * (c + 1));
 		struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool.py", 0, c);
 		assert_non_null(v);
 		assert_int_equal(v->tiu_cycle, 0);

@@ -187,6 +187,17 @@ struct tp_profile *tp_test_tiu_gdma(const char *device, int32_t cores, double mh
 	return p;
 }
 
+struct tp_profile *tp_test_cores(const char *device, int32_t cores, enum tp_track_kind k,
+                                 double mhz, int *tracks)
+{
+	struct tp_profile *p = one_device(device, 0, cores);
+	for (int32_t c = 0; c < cores; c++) {
+		tracks[c] = tp_profile_add_track(p, 0, c, k, NULL, mhz);
+		assert_true(tracks[c] >= 0);
+	}
+	return p;
+}
+
 struct tp_profile *tp_test_thread(const char *process, int32_t pid, const char *thread, int *track)
 {
 	struct tp_profile *p = one_device(process, pid, 0);
