@@ -60,10 +60,23 @@ static struct tp_profile *sample(void)
 	return p;
 }
 
+/* The group fixture: the sample profile, finished, that test_figures and test_oom read
+ * (tp_accel_analyze does not change it). */
+static int sample_setup(void **state)
+{
+	*state = sample();
+	return 0;
+}
+
+static int sample_teardown(void **state)
+{
+	tp_profile_free(*state);
+	return 0;
+}
+
 static void test_figures(void **state)
 {
-	(void)state;
-	struct tp_profile *p = sample();
+	const struct tp_profile *p = *state;
 	struct tp_accel *a = NULL;
 	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
 	assert_non_null(a);
@@ -104,7 +117,6 @@ static void test_figures(void **state)
 	assert_int_equal(a->bound, TP_BOUND_HOST);
 	assert_non_null(strstr(a->verdict, "idle 53 % of each step"));
 	tp_accel_free(a);
-	tp_profile_free(p);
 }
 
 static void test_none_and_engines(void **state)
@@ -143,8 +155,7 @@ static void test_none_and_engines(void **state)
 
 static void test_oom(void **state)
 {
-	(void)state;
-	struct tp_profile *p = sample();
+	const struct tp_profile *p = *state;
 	long n;
 	for (n = 0; n < 10000; n++) {
 		struct tp_accel *a = (struct tp_accel *)1;
@@ -160,7 +171,8 @@ static void test_oom(void **state)
 		assert_null(a);
 	}
 	assert_true(n > 5 && n < 10000);
-	tp_profile_free(p);
 }
 
+#define TP_TEST_GROUP_SETUP sample_setup
+#define TP_TEST_GROUP_TEARDOWN sample_teardown
 #include "tp_test_main.h"
