@@ -661,45 +661,46 @@ static void test_netstat_items(void **state)
 	bmp_sim_items_free(&it);
 }
 
-/* Harmless variants of net_stat.sim, one per kind (a side file): each parses with no
- * skipped line and the same figures as the canonical text. */
+/* A harmless variant of net_stat.sim (a side file), `what` it varies, of the text whose
+ * figures are total 100, flops 5, S2L 7, L2S 8 and runtime 1.5 ms: it parses with no skipped
+ * line and those figures. */
+static void expect_netstat_variant(const char *what, const char *text)
+{
+	struct bmp_netstat ns;
+	assert_int_equal(bmp_netstat_parse(text, strlen(text), "n", &ns, NULL), TP_OK);
+	if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
+	    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
+		fail_msg("%s: bad %lu, total %llu, flops %llu, S2L %llu, L2S %llu, runtime %s",
+		         what, ns.bad_lines, (unsigned long long)ns.total_cycle,
+		         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
+		         (unsigned long long)ns.dr_bytes[1], ns.runtime_ms);
+}
+
+/* Harmless variants of net_stat.sim, one per kind. */
 static void test_netstat_variants(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *what, *text;
-	} v[] = {
-	    {"spaces around ':' (the real case that rejected a whole dump)",
-	     "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
-	     "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n"},
-	    {"CRLF line ends", "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
+	expect_netstat_variant(
+	    "spaces around ':' (the real case that rejected a whole dump)",
+	    "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
+	    "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n");
+	expect_netstat_variant("CRLF line ends",
+	                       "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
 	                       "gdma_cycle:2)\r\nflops: 5, runtime: 1.5ms\r\nGDMA SUMMARY : |dr[0] "
-	                       "S2L:7|dr[1] L2S:8\r\n"},
-	    {"trailing blanks and indentation", "  API_END total_cycle:100|b:1|g:1   \nTCYC : "
-	                                        "224969.\t\n  flops: 5, runtime: 1.5ms  \n"
-	                                        "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n"},
-	    {"reordered lines",
-	     "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
-	     "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n"},
-	    {"unknown item keys and extra columns",
-	     "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
-	     "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
-	     "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
-	     "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n"},
-	};
-	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
-		struct bmp_netstat ns;
-		assert_int_equal(bmp_netstat_parse(v[i].text, strlen(v[i].text), "n", &ns, NULL),
-		                 TP_OK);
-		if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
-		    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
-			fail_msg("variant %zu (%s): bad %lu, total %llu, flops %llu, S2L %llu, L2S "
-			         "%llu, "
-			         "runtime %s",
-			         i, v[i].what, ns.bad_lines, (unsigned long long)ns.total_cycle,
-			         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
-			         (unsigned long long)ns.dr_bytes[1], ns.runtime_ms);
-	}
+	                       "S2L:7|dr[1] L2S:8\r\n");
+	expect_netstat_variant("trailing blanks and indentation",
+	                       "  API_END total_cycle:100|b:1|g:1   \nTCYC : "
+	                       "224969.\t\n  flops: 5, runtime: 1.5ms  \n"
+	                       "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n");
+	expect_netstat_variant("reordered lines",
+	                       "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
+	                       "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n");
+	expect_netstat_variant(
+	    "unknown item keys and extra columns",
+	    "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
+	    "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
+	    "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
+	    "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n");
 	/* TCYC alone gives the total when there is no API_END line. */
 	struct bmp_netstat ns;
 	static const char t[] = "TCYC : 224969\n";
