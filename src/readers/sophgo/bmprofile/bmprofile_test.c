@@ -851,32 +851,16 @@ static void test_mlir_parse(void **state)
 	sg_mlir_free(&m);
 }
 
-/* tensor_location.json variants: unknown keys, any key order, CRLF and blanks, a bad entry
- * among good ones (skipped and counted), numbers beyond int64 (treated as absent). */
+/* tensor_location.json variants (tests/fixtures/bmprofile/tensor_location_variants.json,
+ * CRLF line ends): unknown keys, any key order, blanks, a bad entry among good ones (skipped
+ * and counted), numbers beyond int64 (treated as absent). */
 static void test_json_variants(void **state)
 {
 	(void)state;
-	static const char js[] =
-	    "[\r\n {\"new_key\": {\"x\": [1]}, \"tiu_dma_id(after)\": [2, 1], \"opcode\": "
-	    "\"tpu.Conv2D\","
-	    " \"tiu_dma_id(before)\": [0, 0], \"file-line\": 7, \"core_id\": 0, \"is_local\": "
-	    "false,"
-	    " \"operands\": [{\"name\": \"in\", \"memory_type\": \"<1x8x4x4xbf16>\", \"address\": "
-	    "4096,"
-	    " \"type\": \"tensor<1x8x4x4xbf16, 4096 : i64>\", \"slice\": \"[0:1, 0:8, 0:1, 0:4, "
-	    "0:4]\"},"
-	    " {}], \"results\": [{\"name\": \"out\", \"shape\": [1, 8, 4, 4], \"memory_type\": "
-	    "\"<1x8x2x4xsi8>\", \"address\": 64, \"slice\": \"[0:1, 0:8, 0:1, 0:2, 0:4]\", "
-	    "\"type\": "
-	    "\"tensor<1x8x4x4xsi8>\"}]} ,\r\n"
-	    " {\"file-line\": 9, \"tiu_dma_id(before)\": [2], \"tiu_dma_id(after)\": [3, 1]},\r\n"
-	    " 17,\r\n"
-	    " {\"file-line\": 1e300, \"core_id\": -5e300, \"opcode\": \"tpu.Add\", "
-	    "\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
-	    " \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
-	    " \"operands\": [{\"name\": \"out\"}]},\r\n"
-	    " {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
-	    "\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
+	size_t n;
+	uint8_t *js = tp_test_must_slurp(
+	    tp_test_source_path("tests/fixtures/bmprofile/tensor_location_variants.json"), &n);
+	assert_non_null(memchr(js, '\r', n)); /* the file has kept its CRLF line ends */
 	int tt, gt;
 	struct tp_profile *p = tp_test_tiu_gdma("t", 1, 1000, &tt, &gt);
 	for (uint32_t i = 1; i <= 3; i++) {
@@ -892,8 +876,7 @@ static void test_json_variants(void **state)
 	tp_slice_set_end(p, &p->tracks[gt], s, 20);
 	s->layer = -1;
 	struct sg_layers L = {0};
-	assert_int_equal(sg_layers_parse_json(p, (const uint8_t *)js, sizeof js - 1, "t.json", &L),
-	                 TP_OK);
+	assert_int_equal(sg_layers_parse_json(p, js, n, "t.json", &L), TP_OK);
 	assert_non_null(L.json);
 	int ti[1] = {tt}, gi[1] = {gt};
 	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1, 0), TP_OK);
@@ -936,6 +919,7 @@ static void test_json_variants(void **state)
 	assert_true(noted);
 	sg_layers_free(&L);
 	tp_profile_free(p);
+	free(js);
 }
 
 int main(void)
