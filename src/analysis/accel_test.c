@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "analysis/accel.h"
+#include "testutil.h"
 
 /* A slice [t0, t1] of class w named `name` on track tr, with a correlation id when corr > 0. */
 static void put(struct tp_profile *p, int tr, int64_t t0, int64_t t1, enum tp_work w,
@@ -59,10 +60,23 @@ static struct tp_profile *sample(void)
 	return p;
 }
 
+/* The group fixture: the sample profile, finished, that test_figures and test_oom read
+ * (tp_accel_analyze does not change it). */
+static int sample_setup(void **state)
+{
+	*state = sample();
+	return 0;
+}
+
+static int sample_teardown(void **state)
+{
+	tp_profile_free(*state);
+	return 0;
+}
+
 static void test_figures(void **state)
 {
-	(void)state;
-	struct tp_profile *p = sample();
+	const struct tp_profile *p = *state;
 	struct tp_accel *a = NULL;
 	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
 	assert_non_null(a);
@@ -103,15 +117,13 @@ static void test_figures(void **state)
 	assert_int_equal(a->bound, TP_BOUND_HOST);
 	assert_non_null(strstr(a->verdict, "idle 53 % of each step"));
 	tp_accel_free(a);
-	tp_profile_free(p);
 }
 
 static void test_none_and_engines(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "cpu", 1, 0);
-	int th = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	int th;
+	struct tp_profile *p = tp_test_thread("cpu", 1, "main", &th);
 	put(p, th, 0, 100, TP_WORK_OP, "op", 0);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_accel *a = (struct tp_accel *)1;
@@ -120,16 +132,14 @@ static void test_none_and_engines(void **state)
 	tp_profile_free(p);
 	/* A dump: TIU and GDMA commands; no accelerator figures alone, figures once a host
 	 * track stands beside them (a merged host trace). */
-	p = tp_profile_new();
-	dev = tp_profile_add_device(p, "BM1688", 0, 1);
-	int tiu = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 900);
-	int dma = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, "GDMA", 900);
+	int tiu, dma;
+	p = tp_test_tiu_gdma("BM1688", 1, 900, &tiu, &dma);
 	put(p, tiu, 0, 100, TP_WORK_NONE, "conv", 0);
 	put(p, dma, 50, 150, TP_WORK_NONE, "load", 0);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
 	assert_null(a);
-	int host = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "cpu op", 0);
+	int host = tp_profile_add_track(p, 0, -1, TP_TRACK_HOST, "cpu op", 0);
 	put(p, host, 0, 10, TP_WORK_OP, "aten::conv2d", 0);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	assert_int_equal(tp_accel_analyze(p, &a), TP_OK);
@@ -145,8 +155,7 @@ static void test_none_and_engines(void **state)
 
 static void test_oom(void **state)
 {
-	(void)state;
-	struct tp_profile *p = sample();
+	const struct tp_profile *p = *state;
 	long n;
 	for (n = 0; n < 10000; n++) {
 		struct tp_accel *a = (struct tp_accel *)1;
@@ -162,7 +171,8 @@ static void test_oom(void **state)
 		assert_null(a);
 	}
 	assert_true(n > 5 && n < 10000);
-	tp_profile_free(p);
 }
 
+#define TP_TEST_GROUP_SETUP sample_setup
+#define TP_TEST_GROUP_TEARDOWN sample_teardown
 #include "tp_test_main.h"

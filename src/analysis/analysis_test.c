@@ -36,11 +36,10 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
 static void test_two_cores(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 2);
 	/* Core 0 at 1000 MHz (1 cycle = 1 ns) so the arithmetic is easy to follow. */
-	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int t0, g0;
+	struct tp_profile *p = tp_test_tiu_gdma("dev", 2, 1000, &t0, &g0);
+	const int dev = 0;
 	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
 	add(p, t0, 0, 400, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal"); /* 0..399 */
 	add(p, t0, 400, 100, 1000, TP_CMD_SYS_WAIT, TP_DIR_NONE, 0, "system.wait_msg");
@@ -205,11 +204,9 @@ static void test_overlap_orders(void **state)
 {
 	(void)state;
 	for (int fin = 0; fin < 2; fin++) {
-		struct tp_profile *p = tp_profile_new();
-		int dev = tp_profile_add_device(p, "dev", 0, 1);
-		int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-		int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
-		int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
+		int t0, g0;
+		struct tp_profile *p = tp_test_tiu_gdma("dev", 1, 1000, &t0, &g0);
+		int s0 = tp_profile_add_track(p, 0, 0, TP_TRACK_SDMA, NULL, 1000);
 		add(p, t0, 240, 60, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
 		add(p, t0, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
 		add(p, t0, 150, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "c");
@@ -220,7 +217,7 @@ static void test_overlap_orders(void **state)
 			assert_int_equal(tp_profile_finish(p), TP_OK);
 		struct tp_analysis a;
 		assert_int_equal(tp_analyze(p, &a), TP_OK);
-		const struct tp_core_stats *c = tp_analysis_core(&a, dev, 0);
+		const struct tp_core_stats *c = tp_analysis_core(&a, 0, 0);
 		assert_non_null(c);
 		assert_int_equal(c->eng[TP_TRACK_TIU].union_ns, 248);
 		assert_int_equal(c->overlap_ns, 68);
@@ -539,13 +536,10 @@ static void test_jobs_same(void **state)
 static void test_hot_merge(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 3);
 	int tiu[3];
+	struct tp_profile *p = tp_test_cores("dev", 3, TP_TRACK_TIU, 1000, tiu);
 	for (int c = 0; c < 3; c++)
-		tiu[c] = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
-	for (int c = 0; c < 3; c++)
-		tp_profile_add_track(p, dev, c, TP_TRACK_GDMA, NULL, 1000);
+		tp_profile_add_track(p, 0, c, TP_TRACK_GDMA, NULL, 1000);
 	uint64_t seed = 3;
 	for (int c = 0; c < 3; c++)
 		for (int i = 0; i < 40; i++) {
@@ -633,6 +627,17 @@ static void expect_rec(const struct tp_lmem_rec *v, int write, uint64_t lane_off
 	assert_int_equal(v->bytes, bytes);
 }
 
+/* The LOCAL-memory records of p's commands under a cap of `max`: one command in `every` kept,
+ * n records kept and `dropped` counted. The caller checks the records and frees r->v. */
+static void expect_capped(const struct tp_profile *p, size_t max, size_t every, size_t n,
+                          size_t dropped, struct tp_lmem_recs *r)
+{
+	assert_int_equal(tp_lmem_from_commands(p, 0, max, r), TP_OK);
+	assert_int_equal(r->every, every);
+	assert_int_equal(r->n, n);
+	assert_int_equal(r->dropped, dropped);
+}
+
 /* Adds a TIU operand's (res0, opd0, opd1) LMEM address and c, h, w under the descriptor's
  * names des_NAME_addr, _c, _h, _w to the argument set being built. */
 static void add_operand(struct tp_profile *p, const char *name, uint64_t addr, uint64_t c,
@@ -716,9 +721,7 @@ static void test_lmem_from_commands(void **state)
 	int t = tp_profile_find_track(p, 0, 0, TP_TRACK_TIU);
 	assert_true(t >= 0);
 	struct tp_lmem_recs r;
-	assert_int_equal(tp_lmem_from_commands(p, 0, SIZE_MAX, &r), TP_OK);
-	assert_int_equal(r.n, 5);
-	assert_int_equal(r.dropped, 0);
+	expect_capped(p, SIZE_MAX, 1, 5, 0, &r);
 	/* The nchw_copy load: its shape from the src sizes. */
 	expect_rec(&r.v[2], 1, 0, 50176);
 	memmove(&r.v[2], &r.v[3], 2 * sizeof *r.v); /* the TIU records follow, as below */
@@ -731,24 +734,17 @@ static void test_lmem_from_commands(void **state)
 	expect_rec(&r.v[3], 0, 0, 3136);
 	assert_int_equal(r.v[3].begin_ns, p->tracks[t].slices[0].start_ns);
 	tp_free(r.v);
-	assert_int_equal(r.every, 1);
 	/* Past the cap: one command in ceil(5 / 3) = 2 of the four that give records (the
 	 * 1st and 3rd: both loads), the rest counted. */
-	assert_int_equal(tp_lmem_from_commands(p, 0, 3, &r), TP_OK);
-	assert_int_equal(r.every, 2);
-	assert_int_equal(r.n, 2);
-	assert_int_equal(r.dropped, 3);
-	assert_int_equal(r.v[0].lane_offset, 8192);
-	assert_int_equal(r.v[1].bytes, 50176);
+	expect_capped(p, 3, 2, 2, 3, &r);
+	expect_rec(&r.v[0], 1, 8192, 1568);
+	expect_rec(&r.v[1], 1, 0, 50176);
 	tp_free(r.v);
 	/* One in ceil(5 / 2) = 3: the first load and the TIU command, whose second record is
 	 * past the cap and counted. */
-	assert_int_equal(tp_lmem_from_commands(p, 0, 2, &r), TP_OK);
-	assert_int_equal(r.every, 3);
-	assert_int_equal(r.n, 2);
-	assert_int_equal(r.dropped, 3);
-	assert_int_equal(r.v[0].lane_offset, 8192);
-	assert_int_equal(r.v[1].lane_offset, 40960);
+	expect_capped(p, 2, 3, 2, 3, &r);
+	expect_rec(&r.v[0], 1, 8192, 1568);
+	expect_rec(&r.v[1], 1, 40960, 784);
 	tp_free(r.v);
 	/* Without chip constants there is no lane to map onto. */
 	p->chip = NULL;

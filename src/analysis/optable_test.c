@@ -111,9 +111,7 @@ static void test_table_no_ops(void **state)
 	(void)state;
 	int tr;
 	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 900, &tr);
-	struct tp_slice *s = tp_track_push(p, tr);
-	tp_slice_set_end(p, &p->tracks[tr], s, 5);
-	tp_slice_set_type(p, &p->tracks[tr], s, tp_profile_str(p, "sCONV"));
+	tp_test_push_slice(p, tr, "sCONV", NULL, 0, 5, 0); /* a command, no operator */
 	tp_profile_finish(p);
 	struct tp_op_table t;
 	assert_int_equal(tp_op_table_build(p, &t), TP_OK);

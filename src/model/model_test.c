@@ -234,9 +234,8 @@ static void test_cost_follows_sort(void **state)
 static void test_lmem_follows_sort(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	int t;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_TIU, "TIU", 1000, &t);
 	const int64_t starts[4] = {30, 10, 20, 5};
 	struct tp_lmem_cmd_rec r[TP_LMEM_CMD_RECS] = {
 	    {.lane_offset = 131071, .bytes = 0x7FFFFFFF, .write = 1},
@@ -483,12 +482,11 @@ static void test_cost_width(void **state)
 static void test_vendor_rows(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 3);
+	int tiu[3];
+	struct tp_profile *p = tp_test_cores("d", 3, TP_TRACK_TIU, 1000, tiu);
 	for (int32_t c = 0; c < 3; c++) {
-		int tr = tp_profile_add_track(p, dev, c, TP_TRACK_TIU, NULL, 1000);
-		struct tp_slice *s = tp_track_push(p, tr);
-		tp_slice_set_end(p, &p->tracks[tr], s, 10 * (c + 1));
+		struct tp_slice *s = tp_track_push(p, tiu[c]);
+		tp_slice_set_end(p, &p->tracks[tiu[c]], s, 10 * (c + 1));
 		struct tp_vendor_row *v = tp_profile_vendor_row(p, "tool.py", 0, c);
 		assert_non_null(v);
 		assert_int_equal(v->tiu_cycle, 0);
@@ -637,9 +635,8 @@ static void test_labels(void **state)
 static void test_long_durations(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	int tr = tp_profile_add_track(p, dev, -1, TP_TRACK_HOST, "h", 0);
+	int tr;
+	struct tp_profile *p = tp_test_one_track("d", TP_TRACK_HOST, "h", 0, &tr);
 	const int64_t lim = INT64_C(0x80000000);
 	struct {
 		int64_t start, end;
@@ -682,9 +679,7 @@ static void test_long_durations(void **state)
 	tp_profile_free(p);
 
 	/* Equal starts sort by end descending, ends past 2^31 ns included. */
-	p = tp_profile_new();
-	dev = tp_profile_add_device(p, "d", 0, 1);
-	tr = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "main", 0);
+	p = tp_test_one_track("d", TP_TRACK_THREAD, "main", 0, &tr);
 	int64_t ends[] = {10, 3 * lim, 20, 5 * lim, lim};
 	for (uint32_t i = 0; i < 5; i++) {
 		struct tp_slice *s = tp_track_push(p, tr);

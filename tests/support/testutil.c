@@ -158,15 +158,50 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 	}
 }
 
-struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
-                                     uint32_t mhz, int *track)
+/* A new profile holding one device (index 0), for the builders below. */
+static struct tp_profile *one_device(const char *device, int32_t id, int32_t cores)
 {
 	struct tp_profile *p = tp_profile_new();
 	assert_non_null(p);
-	int dev = tp_profile_add_device(p, device, 0, 1);
-	assert_true(dev >= 0);
+	assert_int_equal(tp_profile_add_device(p, device, id, cores), 0);
+	return p;
+}
+
+struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
+                                     uint32_t mhz, int *track)
+{
+	struct tp_profile *p = one_device(device, 0, 1);
 	int core = k == TP_TRACK_HOST || k == TP_TRACK_THREAD ? -1 : 0;
-	*track = tp_profile_add_track(p, dev, core, k, name, mhz);
+	*track = tp_profile_add_track(p, 0, core, k, name, mhz);
+	assert_true(*track >= 0);
+	return p;
+}
+
+struct tp_profile *tp_test_tiu_gdma(const char *device, int32_t cores, double mhz, int *tiu,
+                                    int *gdma)
+{
+	struct tp_profile *p = one_device(device, 0, cores);
+	*tiu = tp_profile_add_track(p, 0, 0, TP_TRACK_TIU, NULL, mhz);
+	*gdma = tp_profile_add_track(p, 0, 0, TP_TRACK_GDMA, NULL, mhz);
+	assert_true(*tiu >= 0 && *gdma >= 0);
+	return p;
+}
+
+struct tp_profile *tp_test_cores(const char *device, int32_t cores, enum tp_track_kind k,
+                                 double mhz, int *tracks)
+{
+	struct tp_profile *p = one_device(device, 0, cores);
+	for (int32_t c = 0; c < cores; c++) {
+		tracks[c] = tp_profile_add_track(p, 0, c, k, NULL, mhz);
+		assert_true(tracks[c] >= 0);
+	}
+	return p;
+}
+
+struct tp_profile *tp_test_thread(const char *process, int32_t pid, const char *thread, int *track)
+{
+	struct tp_profile *p = one_device(process, pid, 0);
+	*track = tp_profile_add_track(p, 0, -1, TP_TRACK_THREAD, thread, 0);
 	assert_true(*track >= 0);
 	return p;
 }

@@ -59,6 +59,22 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
                                      uint32_t mhz, int *track);
 
+/* A new profile holding one device `device` (index 0, id 0) of `cores` cores and, on core 0,
+ * a TIU and a GDMA track named after their kind at mhz: *tiu and *gdma get their indices.
+ * Fails the cmocka test when out of memory. */
+struct tp_profile *tp_test_tiu_gdma(const char *device, int32_t cores, double mhz, int *tiu,
+                                    int *gdma);
+
+/* A new profile holding one device `device` (index 0, id 0) of `cores` cores with one track
+ * of kind k, named after the kind, on each core at mhz: tracks[c] gets core c's track index.
+ * Fails the cmocka test when out of memory. */
+struct tp_profile *tp_test_cores(const char *device, int32_t cores, enum tp_track_kind k,
+                                 double mhz, int *tracks);
+
+/* A new profile of a captured process: one device `process` (index 0, id pid, no core) holding one
+ * thread track named `thread`; *track gets its index. Fails the cmocka test when out of memory. */
+struct tp_profile *tp_test_thread(const char *process, int32_t pid, const char *thread, int *track);
+
 /* After an allocation failed while p was built, the failure is sticky: tp_profile_finish must
  * refuse the profile with TP_ENOMEM. Checks that and frees p. */
 void tp_test_finish_oom(struct tp_profile *p);

@@ -314,14 +314,11 @@ static void test_event_field_order(void **state)
 	tp_profile_free(p);
 }
 
-/* A profile of one device "d" with one engine track of `kind` (1 GHz) on core 0; *tr its
- * index. */
+/* The profile of the one-track tests: device "d" with one engine track of `kind` at 1 GHz, so
+ * that cycles and nanoseconds agree; *tr gets its index. */
 static struct tp_profile *one_track_profile(enum tp_track_kind kind, const char *name, int *tr)
 {
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 1);
-	*tr = tp_profile_add_track(p, dev, 0, kind, name, 1000);
-	return p;
+	return tp_test_one_track("d", kind, name, 1000, tr);
 }
 
 /* A profile big enough for many chunks: inline and threaded compression give the same
@@ -415,10 +412,10 @@ static void test_intern_map_reset(void **state)
 		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10, i * 10 + 5, (uint32_t)i + 1);
 	}
 	struct tp_perfetto_check_report r;
-	char *a = finish_write_check(p, "reset.pftrace", (struct tp_perfetto_opts){0, 0, 0, 2}, &r);
+	/* The check's report is all this test reads: the file's path is not needed. */
+	tp_free(finish_write_check(p, "reset.pftrace", (struct tp_perfetto_opts){0, 0, 0, 2}, &r));
 	assert_int_equal(r.slices, (uint64_t)n);
 	assert_true(r.interned > (uint64_t)n / 2); /* every name defined at least once */
-	tp_free(a);
 	tp_profile_free(p);
 }
 
@@ -427,9 +424,8 @@ static void test_intern_map_reset(void **state)
 static void test_long_strings(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "app", 77, 0);
-	int th = tp_profile_add_track(p, dev, -1, TP_TRACK_THREAD, "t", 0);
+	int th;
+	struct tp_profile *p = tp_test_thread("app", 77, "t", &th);
 	p->tracks[th].tid = 78;
 	static char big[20000];
 	for (int i = 0; i < 3; i++) {

@@ -641,10 +641,8 @@ static void test_bad_legacy_cmds(void **state)
 static void test_deps_check(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "d", 0, 0);
-	int t = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int g = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int t, g;
+	struct tp_profile *p = tp_test_tiu_gdma("d", 0, 1000, &t, &g);
 	/* GDMA 1 [0, 100), GDMA 2 [100, 200) twice (ambiguous), GDMA 3 [200, 300) waits TIU 1. */
 	static const int64_t gd[4][4] = {
 	    {1, 0, 100, 0}, {2, 100, 200, 0}, {2, 150, 250, 0}, {3, 200, 300, 1}};
@@ -670,8 +668,8 @@ static void test_deps_check(void **state)
 	assert_int_equal(r.cmd_id, 2);
 	/* A second core whose GDMA 7 [0, 10) waits on its TIU 7 [5, 20): with the cores on
 	 * several threads, the same counts and still core 0's TIU 2 first. */
-	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
-	int g1 = tp_profile_add_track(p, dev, 1, TP_TRACK_GDMA, NULL, 1000);
+	int t1 = tp_profile_add_track(p, 0, 1, TP_TRACK_TIU, NULL, 1000);
+	int g1 = tp_profile_add_track(p, 0, 1, TP_TRACK_GDMA, NULL, 1000);
 	struct tp_slice *s = tp_track_push(p, t1);
 	s->cmd_id = 7;
 	s->start_ns = 5;

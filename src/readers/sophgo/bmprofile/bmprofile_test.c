@@ -661,45 +661,46 @@ static void test_netstat_items(void **state)
 	bmp_sim_items_free(&it);
 }
 
-/* Harmless variants of net_stat.sim, one per kind (a side file): each parses with no
- * skipped line and the same figures as the canonical text. */
+/* A harmless variant of net_stat.sim (a side file), `what` it varies, of the text whose
+ * figures are total 100, flops 5, S2L 7, L2S 8 and runtime 1.5 ms: it parses with no skipped
+ * line and those figures. */
+static void expect_netstat_variant(const char *what, const char *text)
+{
+	struct bmp_netstat ns;
+	assert_int_equal(bmp_netstat_parse(text, strlen(text), "n", &ns, NULL), TP_OK);
+	if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
+	    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
+		fail_msg("%s: bad %lu, total %llu, flops %llu, S2L %llu, L2S %llu, runtime %s",
+		         what, ns.bad_lines, (unsigned long long)ns.total_cycle,
+		         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
+		         (unsigned long long)ns.dr_bytes[1], ns.runtime_ms);
+}
+
+/* Harmless variants of net_stat.sim, one per kind. */
 static void test_netstat_variants(void **state)
 {
 	(void)state;
-	static const struct {
-		const char *what, *text;
-	} v[] = {
-	    {"spaces around ':' (the real case that rejected a whole dump)",
-	     "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
-	     "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n"},
-	    {"CRLF line ends", "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
+	expect_netstat_variant(
+	    "spaces around ':' (the real case that rejected a whole dump)",
+	    "API_END total_cycle : 100|b:1|g:1\nTCYC : 224969\nflops : 5, runtime : 1.5ms\n"
+	    "GDMA SUMMARY : |dr[0] S2L : 7|dr[1] L2S:8\n");
+	expect_netstat_variant("CRLF line ends",
+	                       "API_END total_cycle:100|b:1|g:1\r\nTCYC : 224969. (bdc_cycle:1, "
 	                       "gdma_cycle:2)\r\nflops: 5, runtime: 1.5ms\r\nGDMA SUMMARY : |dr[0] "
-	                       "S2L:7|dr[1] L2S:8\r\n"},
-	    {"trailing blanks and indentation", "  API_END total_cycle:100|b:1|g:1   \nTCYC : "
-	                                        "224969.\t\n  flops: 5, runtime: 1.5ms  \n"
-	                                        "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n"},
-	    {"reordered lines",
-	     "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
-	     "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n"},
-	    {"unknown item keys and extra columns",
-	     "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
-	     "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
-	     "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
-	     "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n"},
-	};
-	for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
-		struct bmp_netstat ns;
-		assert_int_equal(bmp_netstat_parse(v[i].text, strlen(v[i].text), "n", &ns, NULL),
-		                 TP_OK);
-		if (ns.bad_lines || !ns.have_total || ns.total_cycle != 100 || ns.flops != 5 ||
-		    ns.dr_bytes[0] != 7 || ns.dr_bytes[1] != 8 || strcmp(ns.runtime_ms, "1.5") != 0)
-			fail_msg("variant %zu (%s): bad %lu, total %llu, flops %llu, S2L %llu, L2S "
-			         "%llu, "
-			         "runtime %s",
-			         i, v[i].what, ns.bad_lines, (unsigned long long)ns.total_cycle,
-			         (unsigned long long)ns.flops, (unsigned long long)ns.dr_bytes[0],
-			         (unsigned long long)ns.dr_bytes[1], ns.runtime_ms);
-	}
+	                       "S2L:7|dr[1] L2S:8\r\n");
+	expect_netstat_variant("trailing blanks and indentation",
+	                       "  API_END total_cycle:100|b:1|g:1   \nTCYC : "
+	                       "224969.\t\n  flops: 5, runtime: 1.5ms  \n"
+	                       "GDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8 \n");
+	expect_netstat_variant("reordered lines",
+	                       "flops: 5, runtime: 1.5ms\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8\n"
+	                       "TCYC : 224969.\nAPI_END total_cycle:100|b:1|g:1\n");
+	expect_netstat_variant(
+	    "unknown item keys and extra columns",
+	    "ENGINE_BD ENGINE_GDMA EXTRA\nConv_1|CONV|s:1|b:1|g:0|e:3|t:3|pw:9 "
+	    "Load_2|T|s:0|b:0|g:1|e:2|t:2|dr:0|sz:4|bw:1.0|zz:1 Extra_3|X|s:0|b:0|g:0|e:0|t:0\n"
+	    "API_END total_cycle:100|b:1|g:1|new:3\nTCYC : 224969.\nflops: 5, runtime: 1.5ms, "
+	    "Other: 3\nGDMA SUMMARY : |dr[0] S2L:7|dr[1] L2S:8|dr[4] X2Y:9\nNEW LINE : 42\n");
 	/* TCYC alone gives the total when there is no API_END line. */
 	struct bmp_netstat ns;
 	static const char t[] = "TCYC : 224969\n";
@@ -850,36 +851,18 @@ static void test_mlir_parse(void **state)
 	sg_mlir_free(&m);
 }
 
-/* tensor_location.json variants: unknown keys, any key order, CRLF and blanks, a bad entry
- * among good ones (skipped and counted), numbers beyond int64 (treated as absent). */
+/* tensor_location.json variants (tests/fixtures/bmprofile/tensor_location_variants.json,
+ * CRLF line ends): unknown keys, any key order, blanks, a bad entry among good ones (skipped
+ * and counted), numbers beyond int64 (treated as absent). */
 static void test_json_variants(void **state)
 {
 	(void)state;
-	static const char js[] =
-	    "[\r\n {\"new_key\": {\"x\": [1]}, \"tiu_dma_id(after)\": [2, 1], \"opcode\": "
-	    "\"tpu.Conv2D\","
-	    " \"tiu_dma_id(before)\": [0, 0], \"file-line\": 7, \"core_id\": 0, \"is_local\": "
-	    "false,"
-	    " \"operands\": [{\"name\": \"in\", \"memory_type\": \"<1x8x4x4xbf16>\", \"address\": "
-	    "4096,"
-	    " \"type\": \"tensor<1x8x4x4xbf16, 4096 : i64>\", \"slice\": \"[0:1, 0:8, 0:1, 0:4, "
-	    "0:4]\"},"
-	    " {}], \"results\": [{\"name\": \"out\", \"shape\": [1, 8, 4, 4], \"memory_type\": "
-	    "\"<1x8x2x4xsi8>\", \"address\": 64, \"slice\": \"[0:1, 0:8, 0:1, 0:2, 0:4]\", "
-	    "\"type\": "
-	    "\"tensor<1x8x4x4xsi8>\"}]} ,\r\n"
-	    " {\"file-line\": 9, \"tiu_dma_id(before)\": [2], \"tiu_dma_id(after)\": [3, 1]},\r\n"
-	    " 17,\r\n"
-	    " {\"file-line\": 1e300, \"core_id\": -5e300, \"opcode\": \"tpu.Add\", "
-	    "\"tiu_dma_id(before)\": [2, 1], \"tiu_dma_id(after)\": [3, 1],"
-	    " \"results\": [{\"name\": \"add\", \"memory_type\": \"<2xf32>\"}],"
-	    " \"operands\": [{\"name\": \"out\"}]},\r\n"
-	    " {\"file-line\": 11, \"tiu_dma_id(before)\": [0, 0], "
-	    "\"tiu_dma_id(after)\": [1, 1e400]}\r\n]\r\n";
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "t", 0, 1);
-	int tt = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int gt = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	size_t n;
+	uint8_t *js = tp_test_must_slurp(
+	    tp_test_source_path("tests/fixtures/bmprofile/tensor_location_variants.json"), &n);
+	assert_non_null(memchr(js, '\r', n)); /* the file has kept its CRLF line ends */
+	int tt, gt;
+	struct tp_profile *p = tp_test_tiu_gdma("t", 1, 1000, &tt, &gt);
 	for (uint32_t i = 1; i <= 3; i++) {
 		struct tp_slice *s = tp_track_push(p, tt);
 		s->cmd_id = i;
@@ -893,8 +876,7 @@ static void test_json_variants(void **state)
 	tp_slice_set_end(p, &p->tracks[gt], s, 20);
 	s->layer = -1;
 	struct sg_layers L = {0};
-	assert_int_equal(sg_layers_parse_json(p, (const uint8_t *)js, sizeof js - 1, "t.json", &L),
-	                 TP_OK);
+	assert_int_equal(sg_layers_parse_json(p, js, n, "t.json", &L), TP_OK);
 	assert_non_null(L.json);
 	int ti[1] = {tt}, gi[1] = {gt};
 	assert_int_equal(sg_layers_apply(p, &L, "t.json", ti, gi, 1, 1, 0), TP_OK);
@@ -937,6 +919,7 @@ static void test_json_variants(void **state)
 	assert_true(noted);
 	sg_layers_free(&L);
 	tp_profile_free(p);
+	free(js);
 }
 
 int main(void)
