@@ -270,6 +270,16 @@ static inline size_t tp_ixmap_next(const struct tp_ixmap *m, size_t k)
 	return (k + 1) & (m->cap - 1);
 }
 void tp_ixmap_free(struct tp_ixmap *m);
+/* Stores v (nonzero) in the first empty slot from hash h on of an open-addressing table of
+ * mask + 1 slots (a power of two, 0 = empty), probing linearly: the insert of a rebuild, for
+ * tp_ixmap and the tables that keep their own slots. The table must have an empty slot. */
+static inline void tp_slot_put(uint32_t *slots, size_t mask, size_t h, uint32_t v)
+{
+	h &= mask;
+	while (slots[h])
+		h = (h + 1) & mask;
+	slots[h] = v;
+}
 
 /* A whole input file mapped (or read) into memory. */
 struct tp_file {
@@ -481,6 +491,9 @@ int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);
 int tp_parse_u64(const char *s, size_t n, uint64_t *out);
+/* The int64 with sign `neg` (nonzero: negative) and magnitude u; returns 0 and stores *out, or
+ * -1 when it does not fit (u above 2^63, or 2^63 and positive) leaving *out untouched. */
+int tp_i64_from_magnitude(int neg, uint64_t u, int64_t *out);
 /* The 4 hex digits at p (either case) as *v; -1 when one is not a hex digit. */
 int tp_parse_hex4(const char *p, uint32_t *v);
 

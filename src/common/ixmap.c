@@ -18,10 +18,7 @@ int tp_ixmap_grow(struct tp_ixmap *m, size_t n, tp_ixmap_hash_fn hash, const voi
 	if (!sl)
 		return TP_ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		size_t k = hash(ctx, i) & (cap - 1);
-		while (sl[k])
-			k = (k + 1) & (cap - 1);
-		sl[k] = (uint32_t)i + 1;
+		tp_slot_put(sl, cap - 1, hash(ctx, i), (uint32_t)i + 1);
 	}
 	tp_free(m->slot);
 	m->slot = sl;

@@ -201,16 +201,7 @@ int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns)
 			q++;
 		mant = q;
 	}
-	if (neg) {
-		if (mant > (uint64_t)INT64_MAX + 1)
-			return -1;
-		*ns = mant == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mant;
-	} else {
-		if (mant > (uint64_t)INT64_MAX)
-			return -1;
-		*ns = (int64_t)mant;
-	}
-	return 0;
+	return tp_i64_from_magnitude(neg, mant, ns);
 }
 
 int trace_val_real(const struct json_val *v, double *out)
