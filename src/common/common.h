@@ -92,10 +92,24 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
  * the caller's tmp[0..n); runs already in order are copied, not merged. The result is in v. */
 void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
+/* The three-way comparison (-1, 0, 1) of two sort keys of n components, the first deciding
+ * first: what the qsort comparators that order by several fields return. The components are
+ * int64 (unsigned ones must stay below 2^63); a field sorted descending goes in with the two
+ * sides swapped. */
+static inline int tp_cmp_keys(const int64_t *a, const int64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
 /* Binary search over a sorted table of n entries: the first index i < n whose entry sorts
  * after the caller's key (`after(ctx, i)` nonzero), or n when none does. `after` must be zero
  * for a prefix of the table and nonzero from there on; ctx holds the table and the key. */
 size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const void *ctx);
+/* tp_upper_bound over n elements of `size` bytes at base sorted by the int64 at byte offset
+ * `off` of each: the first index whose field is above key, or n. */
+size_t tp_upper_bound_i64(const void *base, size_t n, size_t size, size_t off, int64_t key);
 /* A walk over the indexes i < n of a table that `keep` accepts, in `before` order (a strict
  * total order), without a sorted index: for a table nearly in that order already, a window of
  * the next TP_WALK_WINDOW accepted indexes is kept sorted and its first one handed out.

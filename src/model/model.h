@@ -84,6 +84,11 @@ static inline int tp_track_kind_is_dma(enum tp_track_kind k)
 {
 	return k == TP_TRACK_GDMA || k == TP_TRACK_SDMA || k == TP_TRACK_CDMA;
 }
+/* A host lane: a capture's thread or an imported trace's host API lane. */
+static inline int tp_track_kind_is_host(enum tp_track_kind k)
+{
+	return k == TP_TRACK_THREAD || k == TP_TRACK_HOST;
+}
 
 /* Command classes the analysis must tell apart (reference formulas exclude sys commands). */
 enum tp_cmd_kind {

@@ -47,17 +47,6 @@ static int idm_before(const void *ctx, uint32_t x, uint32_t y)
 	return m->ids[x] < m->ids[y];
 }
 
-struct idm_key {
-	const int64_t *ids;
-	int64_t id;
-};
-
-static int idm_after(const void *ctx, size_t i)
-{
-	const struct idm_key *k = ctx;
-	return k->ids[i] > k->id;
-}
-
 int od_idmap_finish(struct od_idmap *m)
 {
 	if (!m->n)
@@ -115,8 +104,7 @@ int32_t od_idmap_get(const struct od_idmap *m, int64_t id)
 			return -1;
 		return m->dense[id - m->base];
 	}
-	struct idm_key key = {m->ids, id};
-	size_t i = tp_upper_bound(m->n, idm_after, &key);
+	size_t i = tp_upper_bound_i64(m->ids, m->n, sizeof *m->ids, 0, id);
 	return i && m->ids[i - 1] == id ? m->vals[i - 1] : -1;
 }
 

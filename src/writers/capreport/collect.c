@@ -241,7 +241,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 		return TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
@@ -360,7 +360,7 @@ static int collect_steps(const struct tp_profile *p, const struct tp_cap_keys *k
 	int64_t ordinal = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		r->events_dropped += tr->dropped;
 		for (size_t i = 0; i < tr->count && k->ty_step; i++) {
@@ -486,7 +486,7 @@ static int collect_acts_ops(const struct tp_profile *p, const struct tp_cap_keys
 	int st = TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks && !st; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		const struct tp_slice *cur = NULL;
 		for (size_t i = 0; i < tr->count && !st; i++) {
