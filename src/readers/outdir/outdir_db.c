@@ -143,18 +143,21 @@ static int beside(const char *db, const char *suffix)
  * writer's lock on it. */
 static int check_quiet(struct od_reader *r, int fd)
 {
-	if (beside(r->path, "-journal"))
-		return tp_diag_set(r->d, TP_EUNSUPPORTED,
-		                   "%s: a rollback journal (%s-journal) lies beside it: a write "
-		                   "to the database did not finish; the file is read only when it "
-		                   "stands alone (convert the input again with --sqlite)",
-		                   r->path, r->path);
-	if (beside(r->path, "-wal"))
-		return tp_diag_set(r->d, TP_EUNSUPPORTED,
-		                   "%s: a write-ahead log (%s-wal) lies beside it, whose changes "
-		                   "reading the file alone would miss (checkpoint it with sqlite3, "
-		                   "or convert the input again with --sqlite)",
-		                   r->path, r->path);
+	static const struct {
+		const char *suffix, *what, *why;
+	} side[] = {
+	    {"-journal", "a rollback journal",
+	     ": a write to the database did not finish; the file is read only when it stands alone "
+	     "(convert the input again with --sqlite)"},
+	    {"-wal", "a write-ahead log",
+	     ", whose changes reading the file alone would miss (checkpoint it with sqlite3, or "
+	     "convert the input again with --sqlite)"},
+	};
+	for (size_t k = 0; k < sizeof side / sizeof *side; k++)
+		if (beside(r->path, side[k].suffix))
+			return tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: %s (%s%s) lies beside it%s",
+			                   r->path, side[k].what, r->path, side[k].suffix,
+			                   side[k].why);
 	struct flock fl;
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = F_RDLCK;

@@ -48,26 +48,21 @@ static int cmp_dbl(const void *x, const void *y)
 static int cmp_act(const void *x, const void *y)
 {
 	const struct cact *a = x, *b = y;
-	if (a->has_step != b->has_step)
-		return a->has_step - b->has_step;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	return strcmp(a->name, b->name);
+	int64_t ka[] = {a->has_step, a->step, a->start_ns},
+	        kb[] = {b->has_step, b->step, b->start_ns};
+	int c = tp_cmp_keys(ka, kb, 3);
+	return c ? c : strcmp(a->name, b->name);
 }
 
+/* The same with the name before the start: an activity's runs of one step side by side. */
 static int cmp_act_merge(const void *x, const void *y)
 {
 	const struct cact *a = x, *b = y;
-	if (a->has_step != b->has_step)
-		return a->has_step - b->has_step;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	int c = strcmp(a->name, b->name);
-	if (c)
-		return c;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+	int64_t ka[] = {a->has_step, a->step}, kb[] = {b->has_step, b->step};
+	int c = tp_cmp_keys(ka, kb, 2);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : tp_cmp_keys(&a->start_ns, &b->start_ns, 1);
 }
 
 int tp_capreport_cmp_node_head(const struct cnode *a, const struct cnode *b)
