@@ -66,38 +66,18 @@
     drawTable();
   }
   function drawTable() {
-    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
-    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(tRows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
-    sp.textContent = '';
-    for (let k = first; k < last; k++) {
-      const L = lanes[tRows.L[k]], i = tRows.I[k], a = capArgs(L, i);
-      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
-      r.style.position = 'absolute';
-      r.style.top = k * ROW_H + 'px';
-      r.style.left = r.style.right = '0';
-      r.style.gridTemplateColumns = EV_GRID;
-      const attrs = a.attrs.map(([k2, v]) => k2 + '=' + v).join(', ');
-      for (const v of [L.label, str(at(L.T, 'nm', i)), a.kind, a.type, fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]),
-        a.inputs.map(tensorText).join(', '), a.outputs.map(tensorText).join(', '), attrs]) {
-        const c = el('span', null, v);
-        c.title = v;
-        r.appendChild(c);
-      }
-      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
-      sp.appendChild(r);
-    }
+    drawTableRows(tRows, (L, i) => {
+      const a = capArgs(L, i), attrs = a.attrs.map(([k, v]) => k + '=' + v).join(', ');
+      return [L.label, str(at(L.T, 'nm', i)), a.kind, a.type, fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]),
+        a.inputs.map(tensorText).join(', '), a.outputs.map(tensorText).join(', '), attrs];
+    }, EV_GRID, true);
   }
 
   /* ---------------------------------------------------------------- legend (capture) */
   /* The most frequent event names with their colour (colours are per name), the counter
    * series, and how to read the lanes. */
   function buildLegend() {
-    const box = $('legend');
-    box.textContent = '';
-    const evs = new Map(), ctrs = new Map();
-    countLaneNames((L) => (L.kind === 'Counter' ? ctrs : evs));
-    legendTop(box, 'Events:', evs, 12);
-    legendTop(box, 'Counters:', ctrs, 6);
+    const box = legendNames((L) => L.kind === 'Counter', 'Events:', 12, 'Counters:', 6);
     box.appendChild(el('span', { class: 'lg-title' }, 'Rows: nesting depth (step \u2192 activity \u2192 operator \u2192 \u2026); counter lanes: value over time; labels on blocks \u2265 36 px'));
   }
 

@@ -140,6 +140,16 @@
     const nm = str(LY.name[li]);
     return '#' + LY.id[li] + ' ' + str(LY.type[li]) + (nm ? ' ' + nm : '');
   }
+  /* The profile's notes and, when the page left argument sets out, how many (what: what the
+   * sets hold, as it reads after "argument sets"). */
+  function buildNotes(what) {
+    if (!D.notes.length && !D.argsDropped) return;
+    const ul = el('ul');
+    for (const n of D.notes) ul.appendChild(el('li', null, n));
+    if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets' + what + ' were left out of this page to keep it small.'));
+    $('notes').appendChild(el('h3', null, 'Notes'));
+    $('notes').appendChild(ul);
+  }
   function buildOverview2() {
   if (A && A.topLayers.length) {
     const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
@@ -155,12 +165,6 @@
       { name: 'Min (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) }, { name: 'Max (\u00b5s)', fmt: (v) => fmtNum(v / 1000, 3) },
       { name: 'Share', fmt: fmtPct }], rows, 4, true, 20));
   } else $('top-cmds').appendChild(el('div', { class: 'muted' }, 'No command statistics (analysis not available).'));
-  if (D.notes.length || D.argsDropped) {
-    const ul = el('ul');
-    for (const n of D.notes) ul.appendChild(el('li', null, n));
-    if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets were left out of this page to keep it small.'));
-    $('notes').appendChild(el('h3', null, 'Notes'));
-    $('notes').appendChild(ul);
-  }
+  buildNotes('');
 
   }
