@@ -40,29 +40,17 @@
     return v;
   }
   function filterTable() {
-    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim());
+    const ty = strHits($('f-type').value.trim());
     const tq = $('f-type').value.trim().toLowerCase(), tcache = new Map();
     const aq = $('f-layer').value.trim().toLowerCase(), cache = new Map();
-    const minNs = Number($('f-dur').value || 0) * 1000;
-    let total = 0;
-    for (const L of lanes) if (isEvLane(L)) total += L.n;
-    const RL = new Int32Array(total), RI = new Int32Array(total);
-    let n = 0;
-    lanes.forEach((L, li) => {
-      if (!isEvLane(L) || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+    tRows = filterRows(isEvLane, (L) => {
       const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), ar = col(T, 'ar');
-      for (let i = 0; i < L.n; i++) {
-        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+      return (i) => {
         const a = isCol(ar) ? ar[i] : ar || 0;
-        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0] && !argHit(a, tq, tcache, TYPE_KEYS)) continue;
-        if (aq && !argHit(a, aq, cache, null)) continue;
-        RL[n] = li; RI[n] = i; n++;
-      }
-    });
-    tRows = tableRows(RL, RI, n);
-    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' events';
-    $('cmd-spacer').style.height = n * ROW_H + 'px';
-    $('cmd-scroll').scrollTop = 0;
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0] && !argHit(a, tq, tcache, TYPE_KEYS)) return false;
+        return !aq || argHit(a, aq, cache, null);
+      };
+    }, 'events');
     drawTable();
   }
   function drawTable() {

@@ -200,6 +200,30 @@
     return box;
   }
 
+  /* The rows of a table after its filters: each row (index i of a lane inTable accepts; only
+   * the lane the f-engine filter names, when it names one) at least the f-dur filter long for
+   * which keepOf(L)(i) is true, as tableRows gives them; shows the count of those rows among
+   * all (`noun`: what a row is) and scrolls the table back to its top. */
+  function filterRows(inTable, keepOf, noun) {
+    const eng = $('f-engine').value, minNs = Number($('f-dur').value || 0) * 1000;
+    let total = 0;
+    for (const L of lanes) if (inTable(L)) total += L.n;
+    const RL = new Int32Array(total), RI = new Int32Array(total);
+    let n = 0;
+    lanes.forEach((L, li) => {
+      if (!inTable(L) || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+      const keep = keepOf(L);
+      for (let i = 0; i < L.n; i++) {
+        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+        if (keep(i)) { RL[n] = li; RI[n] = i; n++; }
+      }
+    });
+    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' ' + noun;
+    $('cmd-spacer').style.height = n * ROW_H + 'px';
+    $('cmd-scroll').scrollTop = 0;
+    return tableRows(RL, RI, n);
+  }
+
   /* Draws the rows of a table (tableRows) that lie in its scroll window, the only rows that
    * exist as elements: cells(L, i) gives a row's texts, grid (when given) its grid columns,
    * titled puts each text in its cell's tooltip too. A click jumps the timeline to the row

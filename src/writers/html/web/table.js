@@ -16,27 +16,17 @@
   }
   let filterTimer = 0;
   function filterTable() {
-    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
-    const minNs = Number($('f-dur').value || 0) * 1000;
-    let total = 0;
-    for (const L of lanes) if (L.kind !== 'Layer') total += L.n;
-    const RL = new Int32Array(total), RI = new Int32Array(total);
-    let n = 0;
+    const ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
     if (ly) lyDecode();
-    lanes.forEach((L, li) => {
-      if (L.kind === 'Layer' || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+    tRows = filterRows((L) => L.kind !== 'Layer', (L) => {
       const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), lyc = col(T, 'ly');
-      for (let i = 0; i < L.n; i++) {
-        if (minNs && L.end[i] - L.start[i] < minNs) continue;
-        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0]) continue;
-        if (ly) { const l = isCol(lyc) ? lyc[i] : lyc || 0; if (!l || (!ly[LY.name[l - 1]] && !ly[LY.type[l - 1]])) continue; }
-        RL[n] = li; RI[n] = i; n++;
-      }
-    });
-    tRows = tableRows(RL, RI, n);
-    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' commands';
-    $('cmd-spacer').style.height = n * ROW_H + 'px';
-    $('cmd-scroll').scrollTop = 0;
+      return (i) => {
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0]) return false;
+        if (!ly) return true;
+        const l = isCol(lyc) ? lyc[i] : lyc || 0;
+        return l && (ly[LY.name[l - 1]] || ly[LY.type[l - 1]]);
+      };
+    }, 'commands');
     drawTable();
   }
   function drawTable() {
