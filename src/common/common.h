@@ -284,11 +284,13 @@ static inline size_t tp_ixmap_next(const struct tp_ixmap *m, size_t k)
 	return (k + 1) & (m->cap - 1);
 }
 void tp_ixmap_free(struct tp_ixmap *m);
-/* Rebuilds an open-addressing table whose slots hold whole entries of `size` bytes: moves each
- * used entry of from[0..from_cap) (used(e) nonzero) into `to`, a zeroed table of cap entries (a
- * power of two), at the first free slot from hash(e, cap) on (linear probing). */
-void tp_oa_rehash(void *to, size_t cap, const void *from, size_t from_cap, size_t size,
-                  int (*used)(const void *e), size_t (*hash)(const void *e, size_t cap));
+/* Grows an open-addressing table whose slots hold whole entries of `size` bytes (zero bytes:
+ * empty; used(e) nonzero for a used entry): a zeroed table of twice *cap entries (first_cap, a
+ * power of two, when *cap is 0) gets each used entry of from[0..*cap) at the first free slot
+ * from hash(e, new cap) on (linear probing); from is freed and *cap updated. Returns the new
+ * table, or NULL (out of memory; from and *cap untouched). */
+void *tp_oa_grow(void *from, size_t *cap, size_t first_cap, size_t size, int (*used)(const void *e),
+                 size_t (*hash)(const void *e, size_t cap));
 /* Stores v (nonzero) in the first empty slot from hash h on of an open-addressing table of
  * mask + 1 slots (a power of two, 0 = empty), probing linearly: the insert of a rebuild, for
  * tp_ixmap and the tables that keep their own slots. The table must have an empty slot. */

@@ -2,7 +2,7 @@
  * ixmap.c — an open-addressing index over an array its caller owns (common.h: tp_ixmap):
  * the table holds element indices + 1 and is kept at most half full; the caller hashes and
  * compares its own elements, so one mechanism serves every "find or append" table. Also the
- * rebuild of the open-addressing tables that keep whole entries in their slots (tp_oa_rehash).
+ * growth of the open-addressing tables that keep whole entries in their slots (tp_oa_grow).
  */
 #include "common/common.h"
 
@@ -29,8 +29,8 @@ int tp_ixmap_grow(struct tp_ixmap *m, size_t n, tp_ixmap_hash_fn hash, const voi
 	return TP_OK;
 }
 
-void tp_oa_rehash(void *to, size_t cap, const void *from, size_t from_cap, size_t size,
-                  int (*used)(const void *e), size_t (*hash)(const void *e, size_t cap))
+static void oa_rehash(void *to, size_t cap, const void *from, size_t from_cap, size_t size,
+                      int (*used)(const void *e), size_t (*hash)(const void *e, size_t cap))
 {
 	unsigned char *t = to;
 	const unsigned char *f = from;
@@ -43,6 +43,19 @@ void tp_oa_rehash(void *to, size_t cap, const void *from, size_t from_cap, size_
 			h = (h + 1) & (cap - 1);
 		memcpy(t + h * size, e, size);
 	}
+}
+
+void *tp_oa_grow(void *from, size_t *cap, size_t first_cap, size_t size, int (*used)(const void *e),
+                 size_t (*hash)(const void *e, size_t cap))
+{
+	size_t ncap = *cap ? 2 * *cap : first_cap;
+	void *to = tp_calloc(ncap, size);
+	if (!to)
+		return NULL;
+	oa_rehash(to, ncap, from, *cap, size, used, hash);
+	tp_free(from);
+	*cap = ncap;
+	return to;
 }
 
 void tp_ixmap_free(struct tp_ixmap *m)

@@ -104,29 +104,24 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 	size_t cap = 0, cap_iv = 0;
 	if (!ty)
 		return TP_OK;
-	for (size_t t = 0; t < p->num_tracks; t++) {
-		const struct tp_track *tr = &p->tracks[t];
-		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
+	struct tp_host_walk hw = {0};
+	for (const struct tp_slice *s; (s = tp_host_walk_next(p, &hw));) {
+		const struct tp_track *tr = hw.tr;
+		if (tp_slice_type(tr, s) != ty)
 			continue;
-		for (size_t k = 0; k < tr->count; k++) {
-			const struct tp_slice *s = &tr->slices[k];
-			if (tp_slice_type(tr, s) != ty)
-				continue;
-			const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
-			if (w && ((w->type == TP_ARG_INT && w->v.i) ||
-			          (w->type == TP_ARG_UINT && w->v.u)))
-				continue;
-			int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
-			if (!v)
-				return TP_ENOMEM;
-			*out = v;
-			struct stepiv *w2 = tp_grow(*iv, sizeof *w2, *n + 1, &cap_iv);
-			if (!w2)
-				return TP_ENOMEM;
-			*iv = w2;
-			w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
-			v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
-		}
+		const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
+		if (w && ((w->type == TP_ARG_INT && w->v.i) || (w->type == TP_ARG_UINT && w->v.u)))
+			continue;
+		int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
+		if (!v)
+			return TP_ENOMEM;
+		*out = v;
+		struct stepiv *w2 = tp_grow(*iv, sizeof *w2, *n + 1, &cap_iv);
+		if (!w2)
+			return TP_ENOMEM;
+		*iv = w2;
+		w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
+		v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
 	}
 	if (*n) {
 		qsort(*out, *n, sizeof **out, i64_cmp);
@@ -343,51 +338,58 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 	return TP_OK;
 }
 
+/* The engine row named `name`, added when new; NULL when out of memory. */
+static struct tp_diff_engine *engine_row(struct tp_diff *d, const char *name)
+{
+	for (size_t k = 0; k < d->nengines; k++)
+		if (strcmp(d->engines[k].name, name) == 0)
+			return &d->engines[k];
+	size_t cap = d->nengines;
+	struct tp_diff_engine *v = tp_grow(d->engines, sizeof *v, d->nengines + 1, &cap);
+	if (!v)
+		return NULL;
+	d->engines = v;
+	struct tp_diff_engine *x = &v[d->nengines++];
+	memset(x, 0, sizeof *x);
+	snprintf(x->name, sizeof x->name, "%s", name);
+	return x;
+}
+
+/* Engine e of core cs on side `side` (multi: name the device too). TP_OK / TP_ENOMEM. */
+static int add_engine(struct tp_diff *d, int side, const struct tp_core_stats *cs, int e, int multi)
+{
+	const struct tp_engine_stats *es = &cs->eng[e];
+	const char *kind = tp_track_kind_name((enum tp_track_kind)e);
+	char name[48];
+	if (multi)
+		snprintf(name, sizeof name, "device %d core %d %s", cs->device, cs->core, kind);
+	else
+		snprintf(name, sizeof name, "core %d %s", cs->core, kind);
+	struct tp_diff_engine *x = engine_row(d, name);
+	if (!x)
+		return TP_ENOMEM;
+	double gbps = tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
+	if (side == 0) {
+		x->a_util = es->utilization;
+		x->a_gbps = gbps;
+		x->a_busy_ns = es->busy_ns;
+	} else {
+		x->b_util = es->utilization;
+		x->b_gbps = gbps;
+		x->b_busy_ns = es->busy_ns;
+	}
+	return TP_OK;
+}
+
 static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
                         const struct tp_analysis *an)
 {
 	int multi = p->num_devices > 1;
-	for (size_t i = 0; i < an->num_cores; i++) {
-		const struct tp_core_stats *cs = &an->cores[i];
-		for (int e = 0; e < TP_ENGINES; e++) {
-			const struct tp_engine_stats *es = &cs->eng[e];
-			if (!es->present)
-				continue;
-			char name[48];
-			if (multi)
-				snprintf(name, sizeof name, "device %d core %d %s", cs->device,
-				         cs->core, tp_track_kind_name((enum tp_track_kind)e));
-			else
-				snprintf(name, sizeof name, "core %d %s", cs->core,
-				         tp_track_kind_name((enum tp_track_kind)e));
-			struct tp_diff_engine *x = NULL;
-			for (size_t k = 0; k < d->nengines && !x; k++)
-				if (strcmp(d->engines[k].name, name) == 0)
-					x = &d->engines[k];
-			if (!x) {
-				size_t cap = d->nengines;
-				struct tp_diff_engine *v =
-				    tp_grow(d->engines, sizeof *v, d->nengines + 1, &cap);
-				if (!v)
-					return TP_ENOMEM;
-				d->engines = v;
-				x = &v[d->nengines++];
-				memset(x, 0, sizeof *x);
-				snprintf(x->name, sizeof x->name, "%s", name);
-			}
-			double gbps =
-			    tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
-			if (side == 0) {
-				x->a_util = es->utilization;
-				x->a_gbps = gbps;
-				x->a_busy_ns = es->busy_ns;
-			} else {
-				x->b_util = es->utilization;
-				x->b_gbps = gbps;
-				x->b_busy_ns = es->busy_ns;
-			}
-		}
-	}
+	for (size_t i = 0; i < an->num_cores; i++)
+		for (int e = 0; e < TP_ENGINES; e++)
+			if (an->cores[i].eng[e].present &&
+			    add_engine(d, side, &an->cores[i], e, multi))
+				return TP_ENOMEM;
 	return TP_OK;
 }
 

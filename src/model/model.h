@@ -581,6 +581,27 @@ static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
 	return tp_strtab_get(&p->strs, id);
 }
 
+/* A walk over the slices of a profile's host tracks (tp_track_kind_is_host), track by track,
+ * each track's slices in order:
+ *     struct tp_host_walk w = {0};
+ *     for (const struct tp_slice *s; (s = tp_host_walk_next(p, &w));) ... w.tr is s's track */
+struct tp_host_walk {
+	size_t t, k;
+	const struct tp_track *tr;
+};
+static inline const struct tp_slice *tp_host_walk_next(const struct tp_profile *p,
+                                                       struct tp_host_walk *w)
+{
+	for (; w->t < p->num_tracks; w->t++, w->k = 0) {
+		const struct tp_track *tr = &p->tracks[w->t];
+		if (tp_track_kind_is_host((enum tp_track_kind)tr->kind) && w->k < tr->count) {
+			w->tr = tr;
+			return &tr->slices[w->k++];
+		}
+	}
+	return NULL;
+}
+
 /* Adds a device; returns its index or -1 on out of memory. */
 int tp_profile_add_device(struct tp_profile *p, const char *name, int32_t id, int32_t num_cores);
 /* Adds a track; returns its index or -1. */

@@ -93,14 +93,10 @@ static struct ient *imap_get(struct imap *m, const char *s)
 		m->n = 0;
 	}
 	if (m->n * 2 >= m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		struct ient *ne = tp_calloc(ncap, sizeof *ne);
+		struct ient *ne = tp_oa_grow(m->e, &m->cap, 256, sizeof *ne, ient_used, ient_hash);
 		if (!ne)
 			return NULL;
-		tp_oa_rehash(ne, ncap, m->e, m->cap, sizeof *ne, ient_used, ient_hash);
-		tp_free(m->e);
 		m->e = ne;
-		m->cap = ncap;
 	}
 	size_t h = ihash(s, m->cap);
 	while (m->e[h].s) {

@@ -485,14 +485,11 @@ static size_t keyent_hash(const void *e, size_t cap)
 static int key_id(struct sw *w, const char *name, int64_t *id)
 {
 	if ((w->nkeys + 1) * 2 > w->cap_keys) {
-		size_t ncap = w->cap_keys ? w->cap_keys * 2 : 64;
-		struct keyent *nk = tp_calloc(ncap, sizeof *nk);
+		struct keyent *nk =
+		    tp_oa_grow(w->keys, &w->cap_keys, 64, sizeof *nk, keyent_used, keyent_hash);
 		if (!nk)
 			return oom(w);
-		tp_oa_rehash(nk, ncap, w->keys, w->cap_keys, sizeof *nk, keyent_used, keyent_hash);
-		tp_free(w->keys);
 		w->keys = nk;
-		w->cap_keys = ncap;
 	}
 	size_t h = key_hash(name, w->cap_keys);
 	while (w->keys[h].s) {

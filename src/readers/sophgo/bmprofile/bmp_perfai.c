@@ -439,14 +439,11 @@ static size_t cost_set_hash(const void *e, size_t cap)
 static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
 {
 	if (2 * (s->n + 1) > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct cost_set *v = tp_calloc(cap, sizeof *v);
+		struct cost_set *v =
+		    tp_oa_grow(s->v, &s->cap, 64, sizeof *v, cost_set_used, cost_set_hash);
 		if (!v)
 			return NULL;
-		tp_oa_rehash(v, cap, s->v, s->cap, sizeof *v, cost_set_used, cost_set_hash);
-		tp_free(s->v);
 		s->v = v;
-		s->cap = cap;
 	}
 	size_t j = cost_hash(c, s->cap);
 	while (s->v[j].args && !(s->v[j].alg == c->alg_ops && s->v[j].uarch == c->uarch_ops &&
