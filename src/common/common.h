@@ -509,6 +509,15 @@ int tp_f64_to_i64(double v, int64_t *out);
  * data where saturation is the right answer. Never undefined behaviour. */
 int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 
+/* The index of the first `sep` in s[i..n), or n: the end of the field of a separated list
+ * that starts at i. */
+static inline size_t tp_field_end(const char *s, size_t n, size_t i, char sep)
+{
+	while (i < n && s[i] != sep)
+		i++;
+	return i;
+}
+
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);
 int tp_parse_u64(const char *s, size_t n, uint64_t *out);

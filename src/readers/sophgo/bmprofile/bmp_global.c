@@ -43,7 +43,8 @@ int bmp_gctx_oom(struct bmp_gctx *c)
 
 /* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
  * call per key costs more than the compare on these short keys). A tail after whole words is
- * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each. */
+ * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each (the
+ * loop over 4 and 2 unrolls too). */
 static inline int eqn(const char *a, const char *b, size_t k)
 {
 	uint64_t x, y;
@@ -63,25 +64,17 @@ static inline int eqn(const char *a, const char *b, size_t k)
 		memcpy(&y, b + k - 8, 8);
 		return x == y;
 	}
-	if (k >= 4) {
-		uint32_t u, v;
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
+	for (size_t w = 4; w >= 2; w /= 2) {
+		if (k < w)
+			continue;
+		uint32_t u = 0, v = 0;
+		memcpy(&u, a, w);
+		memcpy(&v, b, w);
 		if (u != v)
 			return 0;
-		a += 4;
-		b += 4;
-		k -= 4;
-	}
-	if (k >= 2) {
-		uint16_t u, v;
-		memcpy(&u, a, 2);
-		memcpy(&v, b, 2);
-		if (u != v)
-			return 0;
-		a += 2;
-		b += 2;
-		k -= 2;
+		a += w;
+		b += w;
+		k -= w;
 	}
 	return !k || *a == *b;
 }

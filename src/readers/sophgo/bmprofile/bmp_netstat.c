@@ -85,14 +85,10 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns)
 	size_t fields = 0, i = 0;
 	int is_gdma = 0;
 	while (i <= n) {
-		size_t e = i;
-		while (e < n && s[e] != '|')
-			e++;
+		size_t e = tp_field_end(s, n, i, '|');
 		if (fields >= 2) {
 			/* key:value */
-			size_t colon = i;
-			while (colon < e && s[colon] != ':')
-				colon++;
+			size_t colon = tp_field_end(s, e, i, ':');
 			if (colon == e || colon == i)
 				return 0;
 			size_t kn = colon - i;
