@@ -815,15 +815,13 @@ static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
                      struct bmp_global *g, struct tp_diag *d)
 {
-	struct bmp_gctx c;
-	memset(&c, 0, sizeof c);
-	c.path = path;
-	c.p = p;
-	c.g = g;
-	c.d = d;
-	c.cur_layer = -1;
-	c.cur_subnet = -1;
-	c.pend_layer = -1;
+	struct bmp_gctx c = {.path = path,
+	                     .p = p,
+	                     .g = g,
+	                     .d = d,
+	                     .cur_layer = -1,
+	                     .cur_subnet = -1,
+	                     .pend_layer = -1};
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
 	/* jobs - 1 scanning workers: the calling thread applies the chunks in order and scans
 	 * the next one itself when no worker has taken it yet. */
@@ -836,13 +834,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		nthreads = (unsigned)(nchunks - 1);
 	unsigned long no = 0;
 	int rc = TP_OK;
-	struct gpool gp;
-	memset(&gp, 0, sizeof gp);
-	gp.text = text;
-	gp.len = len;
-	gp.nchunks = nchunks;
-	gp.g = g;
-	gp.nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1;
+	struct gpool gp = {.text = text,
+	                   .len = len,
+	                   .nchunks = nchunks,
+	                   .g = g,
+	                   .nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1};
 	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
 	gp.ready = tp_calloc(gp.nslot, 1);
 	if (!gp.slot || !gp.ready) {
