@@ -24,7 +24,7 @@ static int lane_roles(struct acc_ctx *c)
 		return TP_ENOMEM;
 	for (size_t t = 0; t < p->num_tracks; t++) {
 		const struct tp_track *tr = &p->tracks[t];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		has_host = 1;
 		c->role[t] = ACC_HOST;

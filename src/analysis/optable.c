@@ -295,7 +295,7 @@ static int step_flags(const struct tp_profile *p, const struct tp_cap_keys *k,
 	size_t cap = 0;
 	for (size_t ti = 0; ti < p->num_tracks && k->ty_step; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		for (size_t i = 0; i < tr->count; i++) {
 			const struct tp_slice *s = &tr->slices[i];
@@ -357,7 +357,7 @@ static int gather_execs(const struct tp_profile *p, const struct tp_cap_keys *k,
 	size_t cap = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		const struct tp_slice *cur_step = NULL; /* latest step slice on this track */
 		for (size_t i = 0; i < tr->count; i++) {

@@ -12,15 +12,10 @@
 static int rank_cmp(const void *x, const void *y)
 {
 	const struct tp_rank *a = x, *b = y;
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	if (a->core != b->core)
-		return a->core < b->core ? -1 : 1;
-	if (a->type != b->type)
-		return a->type < b->type ? -1 : 1;
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	/* Largest total first. */
+	int64_t ka[] = {b->total_ns, a->core, a->type, a->name, a->index};
+	int64_t kb[] = {a->total_ns, b->core, b->type, b->name, b->index};
+	return tp_cmp_keys(ka, kb, 5);
 }
 
 /* Keeps the `cap` best ranks (rank_cmp order) in h[0..*n): a max-heap on rank_cmp, so the root

@@ -87,6 +87,8 @@ int tp_cli_job_load(const char *dir, struct tp_job *j, struct tp_diag *d);
  * carries it as --name=VALUE), 1 when it takes the next argument as its value, -1 when it is
  * not a convert option. */
 int tp_cli_convert_opt_arity(const char *arg);
+/* Sets *quiet for -q / --quiet, *verbose for -v / --verbose; 1 when `a` is one of them. */
+int tp_cli_log_flag(const char *a, int *quiet, int *verbose);
 /* tp_cli_convert_opts's "go on and convert" (every other return value is an exit code). */
 #define TP_CLI_RUN (-1)
 /* Parses the convert subcommand's argv into *o (overwritten); `enabled` (one per registry

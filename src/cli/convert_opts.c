@@ -150,14 +150,29 @@ static int parse_mhz(const char *s, double *out)
 /* Checks `v` and stores it in *o; 0, or -1 when the value is not accepted. */
 typedef int (*opt_set)(struct tp_cli_opts *o, const char *v);
 
-static int set_jobs(struct tp_cli_opts *o, const char *v)
+/* The decimal integer v in [lo, hi] as *out; 0, or -1 when v is not one. */
+static int parse_long_in(const char *v, long lo, long hi, long *out)
 {
 	char *end = NULL;
 	long n = strtol(v, &end, 10);
-	if (end == v || *end || n < 1 || n > 64)
+	if (end == v || *end || n < lo || n > hi)
 		return -1;
-	o->jobs = (int)n;
+	*out = n;
 	return 0;
+}
+
+static int parse_int_in(const char *v, int lo, int hi, int *out)
+{
+	long n;
+	if (parse_long_in(v, lo, hi, &n))
+		return -1;
+	*out = (int)n;
+	return 0;
+}
+
+static int set_jobs(struct tp_cli_opts *o, const char *v)
+{
+	return parse_int_in(v, 1, 64, &o->jobs);
 }
 
 static int set_arch(struct tp_cli_opts *o, const char *v)
@@ -178,12 +193,7 @@ static int set_gdma_freq(struct tp_cli_opts *o, const char *v)
 
 static int set_num_core(struct tp_cli_opts *o, const char *v)
 {
-	char *end = NULL;
-	long n = strtol(v, &end, 10);
-	if (end == v || *end || n < 1 || n > 1024)
-		return -1;
-	o->num_core = (int)n;
-	return 0;
+	return parse_int_in(v, 1, 1024, &o->num_core);
 }
 
 static int set_detail(struct tp_cli_opts *o, const char *v)
@@ -215,12 +225,7 @@ static int set_xlsx_rows(struct tp_cli_opts *o, const char *v)
 
 static int set_progress_delay(struct tp_cli_opts *o, const char *v)
 {
-	char *end = NULL;
-	long n = strtol(v, &end, 10);
-	if (end == v || *end || n < 0 || n > 86400000)
-		return -1;
-	o->progress_delay_ms = n;
-	return 0;
+	return parse_long_in(v, 0, 86400000, &o->progress_delay_ms);
 }
 
 static int set_timings(struct tp_cli_opts *o, const char *v)
@@ -324,6 +329,15 @@ int tp_cli_convert_opt_arity(const char *arg)
 	return output_switch(arg, enabled) ? 0 : -1;
 }
 
+int tp_cli_log_flag(const char *a, int *quiet, int *verbose)
+{
+	int q = strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0;
+	int v = strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0;
+	*quiet |= q;
+	*verbose |= v;
+	return q || v;
+}
+
 int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned char *enabled)
 {
 	const struct tp_output *const *outs;
@@ -345,16 +359,10 @@ int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned c
 			printf("tpuprof %s\n", TPUPROF_VERSION_STRING);
 			return 0;
 		}
-		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			o->quiet = 1;
+		if (tp_cli_log_flag(a, &o->quiet, &o->verbose))
 			continue;
-		}
 		if (strcmp(a, "--force-arch") == 0) {
 			o->force_arch = 1;
-			continue;
-		}
-		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			o->verbose = 1;
 			continue;
 		}
 		int rc = value_option(argc, argv, &i, o);

@@ -41,6 +41,24 @@ static int decimal(const char *v)
 	return digits > 0;
 }
 
+/* Writes STEM.txt, STEM.json and STEM.html into out_dir (made when missing); on failure says
+ * why on stderr and returns the status (d set). */
+static int write_outputs(const char *out_dir, const char *stem, const struct tp_buf *txt,
+                         const struct tp_buf *js, const struct tp_buf *html, struct tp_diag *d)
+{
+	const struct tp_buf *body[3] = {txt, js, html};
+	const char *ext[3] = {"txt", "json", "html"};
+	int st = tp_mkdirs(out_dir, d);
+	for (int k = 0; k < 3 && st == TP_OK; k++) {
+		char name[64];
+		snprintf(name, sizeof name, "%s.%s", stem, ext[k]);
+		st = tp_write_buf_file(out_dir, name, body[k], d);
+	}
+	if (st != TP_OK)
+		fprintf(stderr, "tpuprof: %s\n", d->msg[0] ? d->msg : "cannot write the diff");
+	return st;
+}
+
 int tp_cli_load(const char *in, const struct tp_cli_opts *base, struct tp_profile **out,
                 struct tp_diag *d)
 {
@@ -127,14 +145,8 @@ static int diff_jobs(const char *const *pos, const int *kind, const char *out_di
 		tp_jobdiff_text(&df, 20, &txt);
 		tp_jobdiff_json(&df, &js);
 		tp_jobdiff_html(&df, &html);
-		if (tp_mkdirs(out_dir, &d) != TP_OK ||
-		    tp_write_buf_file(out_dir, "job_diff.txt", &txt, &d) != TP_OK ||
-		    tp_write_buf_file(out_dir, "job_diff.json", &js, &d) != TP_OK ||
-		    tp_write_buf_file(out_dir, "job_diff.html", &html, &d) != TP_OK) {
-			fprintf(stderr, "tpuprof: %s\n",
-			        d.msg[0] ? d.msg : "cannot write the diff");
+		if (write_outputs(out_dir, "job_diff", &txt, &js, &html, &d) != TP_OK)
 			code = 3;
-		}
 	}
 	if (!code && !quiet) {
 		fputs(txt.data ? txt.data : "", stdout);
@@ -246,11 +258,7 @@ int tp_cli_diff(int argc, char **argv)
 	tp_diff_text(&df, 20, &txt);
 	tp_diff_json(&df, &js);
 	tp_diff_html(&df, &html);
-	if (tp_mkdirs(out_dir, &d) != TP_OK ||
-	    tp_write_buf_file(out_dir, "diff.txt", &txt, &d) != TP_OK ||
-	    tp_write_buf_file(out_dir, "diff.json", &js, &d) != TP_OK ||
-	    tp_write_buf_file(out_dir, "diff.html", &html, &d) != TP_OK) {
-		fprintf(stderr, "tpuprof: %s\n", d.msg[0] ? d.msg : "cannot write the diff");
+	if (write_outputs(out_dir, "diff", &txt, &js, &html, &d) != TP_OK) {
 		code = d.status == TP_ENOMEM ? 2 : 3;
 		goto out;
 	}

@@ -202,17 +202,11 @@ static int parse(int argc, char **argv, struct job_opts *o)
 	int npos = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		if (tp_cli_log_flag(a, &o->run.quiet, &o->run.verbose))
+			continue;
 		if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
 			usage(stdout);
 			return 0;
-		}
-		if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-			o->run.quiet = 1;
-			continue;
-		}
-		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			o->run.verbose = 1;
-			continue;
 		}
 		int rc = job_option(argc, argv, &i, o);
 		if (rc > 0 ||

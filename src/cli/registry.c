@@ -26,25 +26,26 @@ static int sophgo_detail(int cli)
 	                                   : TP_BMPROFILE_DETAIL_AUTO;
 }
 
+/* The Sophgo readers' options from the command line. */
+static struct tp_bmprofile_opts sophgo_opts(const struct tp_cli_opts *o)
+{
+	return (struct tp_bmprofile_opts){.arch_override = o->arch,
+	                                  .force_arch = o->force_arch,
+	                                  .tiu_freq_mhz = o->tiu_freq_mhz,
+	                                  .gdma_freq_mhz = o->gdma_freq_mhz,
+	                                  .detail = sophgo_detail(o->detail),
+	                                  .jobs = o->jobs};
+}
+
 static int read_bmprofile(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
-	struct tp_bmprofile_opts bo = {.arch_override = o->arch,
-	                               .force_arch = o->force_arch,
-	                               .tiu_freq_mhz = o->tiu_freq_mhz,
-	                               .gdma_freq_mhz = o->gdma_freq_mhz,
-	                               .detail = sophgo_detail(o->detail),
-	                               .jobs = o->jobs};
+	struct tp_bmprofile_opts bo = sophgo_opts(o);
 	return tp_bmprofile_read(o->in_dir, &bo, out, d);
 }
 
 static int read_cdm(const struct tp_cli_opts *o, struct tp_profile **out, struct tp_diag *d)
 {
-	struct tp_cdm_opts co = {.arch_override = o->arch,
-	                         .force_arch = o->force_arch,
-	                         .tiu_freq_mhz = o->tiu_freq_mhz,
-	                         .gdma_freq_mhz = o->gdma_freq_mhz,
-	                         .detail = sophgo_detail(o->detail),
-	                         .jobs = o->jobs};
+	struct tp_bmprofile_opts co = sophgo_opts(o);
 	return tp_cdm_read(o->in_dir, &co, out, d);
 }
 

@@ -83,33 +83,26 @@ void tp_buf_printf(struct tp_buf *b, const char *fmt, ...)
 	b->len += (size_t)n;
 }
 
-/* 1 for bytes that JSON (or an HTML <script> around it) needs escaped or checked: control
- * characters, '"', '\\', DEL, '<' (escaped only before '/' or '!') and every byte >= 0x80
- * (decoded: invalid UTF-8 becomes \ufffd, U+2028/U+2029 are escaped for old JavaScript).
+/* Bit c set for the bytes that JSON (or an HTML <script> around it) needs escaped or checked:
+ * control characters, '"', '\\', DEL, '<' (escaped only before '/' or '!') and every byte >=
+ * 0x80 (decoded: invalid UTF-8 becomes \ufffd, U+2028/U+2029 are escaped for old JavaScript).
  * NUL ends the string. */
-static const unsigned char json_special[256] =
-    {
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0x00-0x0f */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0x10-0x1f */
-        ['"'] = 1, ['\\'] = 1, ['<'] = 1, [0x7f] = 1, [0x80] = 1, 1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1, /* 0x80-0x8f */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0x90-0x9f */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xa0-0xaf */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xb0-0xbf */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xc0-0xcf */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xd0-0xdf */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xe0-0xef */
-        1,         1,          1,         1,          1,          1, 1, 1, 1, 1,
-        1,         1,          1,         1,          1,          1, /* 0xf0-0xff */
+static const uint64_t json_special_bits[4] = {
+    UINT64_C(0xFFFFFFFF) | UINT64_C(1) << '"' | UINT64_C(1) << '<', /* 0x00-0x3f */
+    UINT64_C(1) << ('\\' - 64) | UINT64_C(1) << (0x7F - 64),        /* 0x40-0x7f */
+    UINT64_MAX,                                                     /* 0x80-0xbf */
+    UINT64_MAX,                                                     /* 0xc0-0xff */
 };
+
+static inline int json_special(unsigned char c)
+{
+	return (int)(json_special_bits[c >> 6] >> (c & 63)) & 1;
+}
+
+/* The letter after the backslash of the characters JSON escapes with two bytes; the other
+ * special bytes below 0x80 take \u00XX. */
+static const char short_escape[128] = {
+    ['"'] = '"', ['\\'] = '\\', ['\n'] = 'n', ['\r'] = 'r', ['\t'] = 't'};
 
 void tp_buf_json_str(struct tp_buf *b, const char *s)
 {
@@ -118,7 +111,7 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 	size_t run = 0;
 	for (size_t i = 0;; i++) {
 		unsigned char c = p[i];
-		if (!json_special[c] || (c == '<' && p[i + 1] != '/' && p[i + 1] != '!')) {
+		if (!json_special(c) || (c == '<' && p[i + 1] != '/' && p[i + 1] != '!')) {
 			run++;
 			continue;
 		}
@@ -142,26 +135,12 @@ void tp_buf_json_str(struct tp_buf *b, const char *s)
 		run = 0;
 		if (c == 0)
 			break;
-		switch (c) {
-		case '"':
-			tp_buf_put(b, "\\\"", 2);
-			break;
-		case '\\':
-			tp_buf_put(b, "\\\\", 2);
-			break;
-		case '\n':
-			tp_buf_put(b, "\\n", 2);
-			break;
-		case '\r':
-			tp_buf_put(b, "\\r", 2);
-			break;
-		case '\t':
-			tp_buf_put(b, "\\t", 2);
-			break;
-		default: {
+		if (short_escape[c]) {
+			char e[2] = {'\\', short_escape[c]};
+			tp_buf_put(b, e, 2);
+		} else {
 			char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
 			tp_buf_put(b, u, 6);
-		}
 		}
 	}
 }
@@ -318,14 +297,13 @@ int tp_parse_i64(const char *s, size_t n, int64_t *out)
 	}
 	if (tp_parse_u64(s, n, &u))
 		return -1;
-	if (neg) {
-		if (u > (uint64_t)INT64_MAX + 1)
-			return -1;
-		*out = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
-	} else {
-		if (u > (uint64_t)INT64_MAX)
-			return -1;
-		*out = (int64_t)u;
-	}
+	return tp_i64_from_magnitude(neg, u, out);
+}
+
+int tp_i64_from_magnitude(int neg, uint64_t u, int64_t *out)
+{
+	if (u > (uint64_t)INT64_MAX + (neg ? 1 : 0))
+		return -1;
+	*out = !neg ? (int64_t)u : u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
 	return 0;
 }

@@ -92,10 +92,24 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
  * the caller's tmp[0..n); runs already in order are copied, not merged. The result is in v. */
 void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
+/* The three-way comparison (-1, 0, 1) of two sort keys of n components, the first deciding
+ * first: what the qsort comparators that order by several fields return. The components are
+ * int64 (unsigned ones must stay below 2^63); a field sorted descending goes in with the two
+ * sides swapped. */
+static inline int tp_cmp_keys(const int64_t *a, const int64_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
+			return a[i] < b[i] ? -1 : 1;
+	return 0;
+}
 /* Binary search over a sorted table of n entries: the first index i < n whose entry sorts
  * after the caller's key (`after(ctx, i)` nonzero), or n when none does. `after` must be zero
  * for a prefix of the table and nonzero from there on; ctx holds the table and the key. */
 size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const void *ctx);
+/* tp_upper_bound over n elements of `size` bytes at base sorted by the int64 at byte offset
+ * `off` of each: the first index whose field is above key, or n. */
+size_t tp_upper_bound_i64(const void *base, size_t n, size_t size, size_t off, int64_t key);
 /* A walk over the indexes i < n of a table that `keep` accepts, in `before` order (a strict
  * total order), without a sorted index: for a table nearly in that order already, a window of
  * the next TP_WALK_WINDOW accepted indexes is kept sorted and its first one handed out.
@@ -270,6 +284,23 @@ static inline size_t tp_ixmap_next(const struct tp_ixmap *m, size_t k)
 	return (k + 1) & (m->cap - 1);
 }
 void tp_ixmap_free(struct tp_ixmap *m);
+/* Grows an open-addressing table whose slots hold whole entries of `size` bytes (zero bytes:
+ * empty; used(e) nonzero for a used entry): a zeroed table of twice *cap entries (first_cap, a
+ * power of two, when *cap is 0) gets each used entry of from[0..*cap) at the first free slot
+ * from hash(e, new cap) on (linear probing); from is freed and *cap updated. Returns the new
+ * table, or NULL (out of memory; from and *cap untouched). */
+void *tp_oa_grow(void *from, size_t *cap, size_t first_cap, size_t size, int (*used)(const void *e),
+                 size_t (*hash)(const void *e, size_t cap));
+/* Stores v (nonzero) in the first empty slot from hash h on of an open-addressing table of
+ * mask + 1 slots (a power of two, 0 = empty), probing linearly: the insert of a rebuild, for
+ * tp_ixmap and the tables that keep their own slots. The table must have an empty slot. */
+static inline void tp_slot_put(uint32_t *slots, size_t mask, size_t h, uint32_t v)
+{
+	h &= mask;
+	while (slots[h])
+		h = (h + 1) & mask;
+	slots[h] = v;
+}
 
 /* A whole input file mapped (or read) into memory. */
 struct tp_file {
@@ -478,9 +509,21 @@ int tp_f64_to_i64(double v, int64_t *out);
  * data where saturation is the right answer. Never undefined behaviour. */
 int64_t tp_f64_to_i64_clamp(double v, int64_t lo, int64_t hi);
 
+/* The index of the first `sep` in s[i..n), or n: the end of the field of a separated list
+ * that starts at i. */
+static inline size_t tp_field_end(const char *s, size_t n, size_t i, char sep)
+{
+	while (i < n && s[i] != sep)
+		i++;
+	return i;
+}
+
 /* Parses a decimal integer s[0..n); returns 0 on success, -1 if not a number / overflow. */
 int tp_parse_i64(const char *s, size_t n, int64_t *out);
 int tp_parse_u64(const char *s, size_t n, uint64_t *out);
+/* The int64 with sign `neg` (nonzero: negative) and magnitude u; returns 0 and stores *out, or
+ * -1 when it does not fit (u above 2^63, or 2^63 and positive) leaving *out untouched. */
+int tp_i64_from_magnitude(int neg, uint64_t u, int64_t *out);
 /* The 4 hex digits at p (either case) as *v; -1 when one is not a hex digit. */
 int tp_parse_hex4(const char *p, uint32_t *v);
 

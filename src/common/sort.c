@@ -51,6 +51,22 @@ size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const v
 	return lo;
 }
 
+size_t tp_upper_bound_i64(const void *base, size_t n, size_t size, size_t off, int64_t key)
+{
+	const unsigned char *p = (const unsigned char *)base + off;
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int64_t v;
+		memcpy(&v, p + mid * size, sizeof v);
+		if (v > key)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
 static void walk_reset(struct tp_walk *w)
 {
 	w->next = 0;

@@ -72,10 +72,7 @@ static int rehash(struct tp_strtab *t, uint32_t nslots)
 		const char *s = entry(t, id, &n, &unique);
 		if (unique)
 			continue;
-		uint32_t i = hash(s, n) & (nslots - 1);
-		while (slots[i])
-			i = (i + 1) & (nslots - 1);
-		slots[i] = id + 1;
+		tp_slot_put(slots, nslots - 1, hash(s, n), id + 1);
 	}
 	tp_free(t->slots);
 	t->slots = slots;

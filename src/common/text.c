@@ -20,29 +20,27 @@ size_t tp_utf8_decode(const unsigned char *s, size_t n, int32_t *cp)
 		*cp = c;
 		return 1;
 	}
-	/* Table 3-7: the lead byte fixes the length and the range of the second byte. */
-	size_t len;
+	/* Table 3-7: the lead byte fixes the length and the range of the second byte, 80..BF but
+	 * for the four lead bytes of `narrow`. C0, C1, F5..FF and a lone continuation byte start
+	 * nothing. */
+	static const struct {
+		unsigned char lead, lo, hi;
+	} narrow[] = {
+	    {0xE0, 0xA0, 0xBF}, /* overlong below U+0800 */
+	    {0xED, 0x80, 0x9F}, /* surrogates U+D800..U+DFFF */
+	    {0xF0, 0x90, 0xBF}, /* overlong below U+10000 */
+	    {0xF4, 0x80, 0x8F}, /* above U+10FFFF */
+	};
+	if (c < 0xC2 || c > 0xF4)
+		return 1;
+	size_t len = c <= 0xDF ? 2 : c <= 0xEF ? 3 : 4;
+	int32_t v = c & (0x7F >> len);
 	unsigned char lo = 0x80, hi = 0xBF;
-	int32_t v;
-	if (c >= 0xC2 && c <= 0xDF) {
-		len = 2;
-		v = c & 0x1F;
-	} else if (c >= 0xE0 && c <= 0xEF) {
-		len = 3;
-		v = c & 0x0F;
-		if (c == 0xE0)
-			lo = 0xA0; /* overlong below U+0800 */
-		else if (c == 0xED)
-			hi = 0x9F; /* surrogates U+D800..U+DFFF */
-	} else if (c >= 0xF0 && c <= 0xF4) {
-		len = 4;
-		v = c & 0x07;
-		if (c == 0xF0)
-			lo = 0x90; /* overlong below U+10000 */
-		else if (c == 0xF4)
-			hi = 0x8F; /* above U+10FFFF */
-	} else {
-		return 1; /* continuation byte alone, C0, C1, F5..FF */
+	for (size_t k = 0; k < sizeof narrow / sizeof narrow[0]; k++) {
+		if (narrow[k].lead == c) {
+			lo = narrow[k].lo;
+			hi = narrow[k].hi;
+		}
 	}
 	size_t i = 1;
 	for (; i < len; i++) {

@@ -104,29 +104,24 @@ static int collect_steps(const struct tp_profile *p, int64_t **out, struct stepi
 	size_t cap = 0, cap_iv = 0;
 	if (!ty)
 		return TP_OK;
-	for (size_t t = 0; t < p->num_tracks; t++) {
-		const struct tp_track *tr = &p->tracks[t];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+	struct tp_host_walk hw = {0};
+	for (const struct tp_slice *s; (s = tp_host_walk_next(p, &hw));) {
+		const struct tp_track *tr = hw.tr;
+		if (tp_slice_type(tr, s) != ty)
 			continue;
-		for (size_t k = 0; k < tr->count; k++) {
-			const struct tp_slice *s = &tr->slices[k];
-			if (tp_slice_type(tr, s) != ty)
-				continue;
-			const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
-			if (w && ((w->type == TP_ARG_INT && w->v.i) ||
-			          (w->type == TP_ARG_UINT && w->v.u)))
-				continue;
-			int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
-			if (!v)
-				return TP_ENOMEM;
-			*out = v;
-			struct stepiv *w2 = tp_grow(*iv, sizeof *w2, *n + 1, &cap_iv);
-			if (!w2)
-				return TP_ENOMEM;
-			*iv = w2;
-			w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
-			v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
-		}
+		const struct tp_arg *w = kw ? tp_args_find(p, s->args, kw) : NULL;
+		if (w && ((w->type == TP_ARG_INT && w->v.i) || (w->type == TP_ARG_UINT && w->v.u)))
+			continue;
+		int64_t *v = tp_grow(*out, sizeof *v, *n + 1, &cap);
+		if (!v)
+			return TP_ENOMEM;
+		*out = v;
+		struct stepiv *w2 = tp_grow(*iv, sizeof *w2, *n + 1, &cap_iv);
+		if (!w2)
+			return TP_ENOMEM;
+		*iv = w2;
+		w2[*n] = (struct stepiv){s->start_ns, tp_slice_end(tr, s)};
+		v[(*n)++] = tp_slice_end(tr, s) - s->start_ns;
 	}
 	if (*n) {
 		qsort(*out, *n, sizeof **out, i64_cmp);
@@ -169,22 +164,11 @@ static void add(struct tp_diff_row *r, int side, int64_t ns, uint64_t count)
 	}
 }
 
-struct step_key {
-	const struct stepiv *iv;
-	int64_t t;
-};
-
-static int step_after(const void *ctx, size_t i)
-{
-	const struct step_key *k = ctx;
-	return k->iv[i].start > k->t;
-}
-
 /* The step whose interval holds t (the latest-starting one), or -1. */
 static long step_of(const struct ctx *c, int64_t t)
 {
-	struct step_key key = {c->iv, t};
-	size_t lo = tp_upper_bound(c->niv, step_after, &key);
+	size_t lo =
+	    tp_upper_bound_i64(c->iv, c->niv, sizeof *c->iv, offsetof(struct stepiv, start), t);
 	for (size_t i = lo; i-- > 0;)
 		if (t < c->iv[i].end || (t == c->iv[i].start && t == c->iv[i].end))
 			return (long)i;
@@ -237,60 +221,62 @@ static void acc_free(struct acc *a)
 	memset(a, 0, sizeof *a);
 }
 
-static int fill_layers(struct ctx *c, const struct tp_profile *p)
+/* Adds timed layer l (index i of p) to the layer and operator-type rows; ord counts the
+ * layers of each core and type so far (a layer without a name is keyed by its position).
+ * TP_OK / TP_ENOMEM. */
+static int add_layer(struct ctx *c, const struct tp_profile *p, const struct tp_layer *l, size_t i,
+                     struct agg *ord)
 {
 	struct tp_diff *d = c->d;
+	char key[512], alt[512], label[512];
+	const char *type = tp_str(p, l->type), *name = tp_str(p, l->name);
+	snprintf(key, sizeof key, "d%d/c%d/%s", l->device, l->core, type);
+	struct tp_diff_row *o = agg_get(d, ord, key);
+	if (!o)
+		return TP_ENOMEM;
+	uint64_t n = o->a_count++;
+	snprintf(alt, sizeof alt, "core %d.%d %s #%llu", l->device, l->core, type,
+	         (unsigned long long)n);
+	if (name[0]) {
+		snprintf(key, sizeof key, "%s", name);
+		snprintf(label, sizeof label, "%s (%s)", name, type);
+	} else {
+		snprintf(key, sizeof key, "%s", alt);
+		snprintf(label, sizeof label, "%s #%llu (layer %d, core %d)", type,
+		         (unsigned long long)n, l->id, l->core);
+	}
+	struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_LAYER], key);
+	if (!r)
+		return TP_ENOMEM;
+	if (!r->label)
+		r->label = tp_arena_strdup(&d->arena, label);
+	if (!r->alt_key)
+		r->alt_key = tp_arena_strdup(&d->arena, alt);
+	c->layer_key[i] = r->key;
+	int st = add_at(c, TP_DIFF_LAYER, &c->rows[TP_DIFF_LAYER], r, l->begin_ns,
+	                l->end_ns - l->begin_ns, 1);
+	if (st)
+		return st;
+	/* Operator types of a device profile: its layer types. */
+	struct tp_diff_row *t = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], type);
+	if (!t || !r->label || !r->alt_key)
+		return TP_ENOMEM;
+	return add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], t, l->begin_ns,
+	              l->end_ns - l->begin_ns, 1);
+}
+
+static int fill_layers(struct ctx *c, const struct tp_profile *p)
+{
 	struct agg ord = {0};
 	int st = TP_OK;
-	char key[512], alt[512], label[512];
 	c->layer_key = p->num_layers ? tp_calloc(p->num_layers, sizeof *c->layer_key) : NULL;
 	if (p->num_layers && !c->layer_key)
 		return TP_ENOMEM;
-	for (size_t i = 0; i < p->num_layers; i++) {
+	for (size_t i = 0; i < p->num_layers && st == TP_OK; i++) {
 		struct tp_layer ly;
 		const struct tp_layer *l = tp_profile_timed_layer(p, i, &ly);
-		if (!l)
-			continue;
-		const char *type = tp_str(p, l->type), *name = tp_str(p, l->name);
-		snprintf(key, sizeof key, "d%d/c%d/%s", l->device, l->core, type);
-		struct tp_diff_row *o = agg_get(d, &ord, key);
-		if (!o) {
-			st = TP_ENOMEM;
-			break;
-		}
-		uint64_t n = o->a_count++;
-		snprintf(alt, sizeof alt, "core %d.%d %s #%llu", l->device, l->core, type,
-		         (unsigned long long)n);
-		if (name[0]) {
-			snprintf(key, sizeof key, "%s", name);
-			snprintf(label, sizeof label, "%s (%s)", name, type);
-		} else {
-			snprintf(key, sizeof key, "%s", alt);
-			snprintf(label, sizeof label, "%s #%llu (layer %d, core %d)", type,
-			         (unsigned long long)n, l->id, l->core);
-		}
-		struct tp_diff_row *r = agg_get(d, &c->rows[TP_DIFF_LAYER], key);
-		if (!r) {
-			st = TP_ENOMEM;
-			break;
-		}
-		if (!r->label)
-			r->label = tp_arena_strdup(&d->arena, label);
-		if (!r->alt_key)
-			r->alt_key = tp_arena_strdup(&d->arena, alt);
-		c->layer_key[i] = r->key;
-		if ((st = add_at(c, TP_DIFF_LAYER, &c->rows[TP_DIFF_LAYER], r, l->begin_ns,
-		                 l->end_ns - l->begin_ns, 1)))
-			break;
-		/* Operator types of a device profile: its layer types. */
-		struct tp_diff_row *t = agg_get(d, &c->rows[TP_DIFF_OP_TYPE], type);
-		if (!t || !r->label || !r->alt_key) {
-			st = TP_ENOMEM;
-			break;
-		}
-		if ((st = add_at(c, TP_DIFF_OP_TYPE, &c->rows[TP_DIFF_OP_TYPE], t, l->begin_ns,
-		                 l->end_ns - l->begin_ns, 1)))
-			break;
+		if (l)
+			st = add_layer(c, p, l, i, &ord);
 	}
 	agg_free(&ord);
 	return st;
@@ -307,7 +293,7 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 	for (size_t t = 0; t < p->num_tracks; t++) {
 		const struct tp_track *tr = &p->tracks[t];
 		int engine = tr->kind <= TP_TRACK_CDMA;
-		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
+		int host = tp_track_kind_is_host((enum tp_track_kind)tr->kind);
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
 			int64_t dur = tp_slice_end(tr, s) - s->start_ns;
@@ -352,51 +338,58 @@ static int fill_slices(struct ctx *c, const struct tp_profile *p)
 	return TP_OK;
 }
 
+/* The engine row named `name`, added when new; NULL when out of memory. */
+static struct tp_diff_engine *engine_row(struct tp_diff *d, const char *name)
+{
+	for (size_t k = 0; k < d->nengines; k++)
+		if (strcmp(d->engines[k].name, name) == 0)
+			return &d->engines[k];
+	size_t cap = d->nengines;
+	struct tp_diff_engine *v = tp_grow(d->engines, sizeof *v, d->nengines + 1, &cap);
+	if (!v)
+		return NULL;
+	d->engines = v;
+	struct tp_diff_engine *x = &v[d->nengines++];
+	memset(x, 0, sizeof *x);
+	snprintf(x->name, sizeof x->name, "%s", name);
+	return x;
+}
+
+/* Engine e of core cs on side `side` (multi: name the device too). TP_OK / TP_ENOMEM. */
+static int add_engine(struct tp_diff *d, int side, const struct tp_core_stats *cs, int e, int multi)
+{
+	const struct tp_engine_stats *es = &cs->eng[e];
+	const char *kind = tp_track_kind_name((enum tp_track_kind)e);
+	char name[48];
+	if (multi)
+		snprintf(name, sizeof name, "device %d core %d %s", cs->device, cs->core, kind);
+	else
+		snprintf(name, sizeof name, "core %d %s", cs->core, kind);
+	struct tp_diff_engine *x = engine_row(d, name);
+	if (!x)
+		return TP_ENOMEM;
+	double gbps = tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
+	if (side == 0) {
+		x->a_util = es->utilization;
+		x->a_gbps = gbps;
+		x->a_busy_ns = es->busy_ns;
+	} else {
+		x->b_util = es->utilization;
+		x->b_gbps = gbps;
+		x->b_busy_ns = es->busy_ns;
+	}
+	return TP_OK;
+}
+
 static int fill_engines(struct tp_diff *d, int side, const struct tp_profile *p,
                         const struct tp_analysis *an)
 {
 	int multi = p->num_devices > 1;
-	for (size_t i = 0; i < an->num_cores; i++) {
-		const struct tp_core_stats *cs = &an->cores[i];
-		for (int e = 0; e < TP_ENGINES; e++) {
-			const struct tp_engine_stats *es = &cs->eng[e];
-			if (!es->present)
-				continue;
-			char name[48];
-			if (multi)
-				snprintf(name, sizeof name, "device %d core %d %s", cs->device,
-				         cs->core, tp_track_kind_name((enum tp_track_kind)e));
-			else
-				snprintf(name, sizeof name, "core %d %s", cs->core,
-				         tp_track_kind_name((enum tp_track_kind)e));
-			struct tp_diff_engine *x = NULL;
-			for (size_t k = 0; k < d->nengines && !x; k++)
-				if (strcmp(d->engines[k].name, name) == 0)
-					x = &d->engines[k];
-			if (!x) {
-				size_t cap = d->nengines;
-				struct tp_diff_engine *v =
-				    tp_grow(d->engines, sizeof *v, d->nengines + 1, &cap);
-				if (!v)
-					return TP_ENOMEM;
-				d->engines = v;
-				x = &v[d->nengines++];
-				memset(x, 0, sizeof *x);
-				snprintf(x->name, sizeof x->name, "%s", name);
-			}
-			double gbps =
-			    tp_track_kind_is_dma((enum tp_track_kind)e) ? es->ddr_avg_gbps : 0;
-			if (side == 0) {
-				x->a_util = es->utilization;
-				x->a_gbps = gbps;
-				x->a_busy_ns = es->busy_ns;
-			} else {
-				x->b_util = es->utilization;
-				x->b_gbps = gbps;
-				x->b_busy_ns = es->busy_ns;
-			}
-		}
-	}
+	for (size_t i = 0; i < an->num_cores; i++)
+		for (int e = 0; e < TP_ENGINES; e++)
+			if (an->cores[i].eng[e].present &&
+			    add_engine(d, side, &an->cores[i], e, multi))
+				return TP_ENOMEM;
 	return TP_OK;
 }
 
@@ -426,11 +419,9 @@ static int intern_label(struct tp_diff *d, struct tp_diff_side *sd, size_t *cap,
 static int item_cmp(const void *x, const void *y)
 {
 	const struct tp_diff_item *a = x, *b = y;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	if (a->lane != b->lane)
-		return a->lane < b->lane ? -1 : 1;
-	return a->dur_ns > b->dur_ns ? -1 : a->dur_ns < b->dur_ns;
+	/* Longest first among bars that start together on one lane. */
+	int64_t ka[] = {a->start_ns, a->lane, b->dur_ns}, kb[] = {b->start_ns, b->lane, a->dur_ns};
+	return tp_cmp_keys(ka, kb, 3);
 }
 
 /* Appends lane `name`; *cap is the capacity of sd->lanes (grown by tp_grow's factor, so adding
@@ -496,7 +487,7 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 	}
 	for (size_t t = 0; t < p->num_tracks && st == TP_OK; t++) {
 		const struct tp_track *tr = &p->tracks[t];
-		int host = tr->kind == TP_TRACK_THREAD || tr->kind == TP_TRACK_HOST;
+		int host = tp_track_kind_is_host((enum tp_track_kind)tr->kind);
 		int want = host || tr->kind <= TP_TRACK_CDMA ||
 		           (tr->kind == TP_TRACK_LAYER && !p->num_layers);
 		if (!want || !tr->count)
@@ -543,10 +534,9 @@ static int fill_timeline(struct ctx *c, struct tp_diff_side *sd, const struct tp
 static int row_cmp(const void *x, const void *y)
 {
 	const struct tp_diff_row *a = x, *b = y;
-	int64_t da = a->delta_ns < 0 ? -a->delta_ns : a->delta_ns;
-	int64_t db = b->delta_ns < 0 ? -b->delta_ns : b->delta_ns;
-	if (da != db)
-		return da > db ? -1 : 1;
+	int c = tp_diff_cmp_change(a->delta_ns, b->delta_ns);
+	if (c)
+		return c;
 	int64_t ma = a->a_ns > a->b_ns ? a->a_ns : a->b_ns,
 	        mb = b->a_ns > b->b_ns ? b->a_ns : b->b_ns;
 	if (ma != mb)

@@ -11,29 +11,25 @@
 
 static int side_of(struct tp_diff *d, struct tp_diff_accel *x, const struct tp_accel *a)
 {
-	memset(x, 0, sizeof *x);
-	if (!a)
+	if (!a) {
+		*x = (struct tp_diff_accel){0};
 		return TP_OK;
-	x->have = 1;
-	x->steps = a->nsteps;
-	x->step_ns = a->step_median_ns;
-	x->step_spread_ns = a->step_spread_ns;
-	x->device_ns = a->device_median_ns;
-	x->device_spread_ns = a->device_spread_ns;
-	x->idle_share = a->idle_share;
-	x->bound = tp_accel_bound_name(a->bound);
-	x->verdict = tp_arena_strdup(&d->arena, a->verdict);
+	}
+	*x = (struct tp_diff_accel){.have = 1,
+	                            .steps = a->nsteps,
+	                            .step_ns = a->step_median_ns,
+	                            .step_spread_ns = a->step_spread_ns,
+	                            .device_ns = a->device_median_ns,
+	                            .device_spread_ns = a->device_spread_ns,
+	                            .idle_share = a->idle_share,
+	                            .bound = tp_accel_bound_name(a->bound),
+	                            .verdict = tp_arena_strdup(&d->arena, a->verdict)};
 	return x->verdict ? TP_OK : TP_ENOMEM;
 }
 
 static double pct_of(int64_t a, int64_t b)
 {
 	return a ? (double)(b - a) * 100.0 / (double)a : 0;
-}
-
-static int64_t abs64(int64_t v)
-{
-	return v < 0 ? -v : v;
 }
 
 /* 1 when b - a is no larger than the larger half-range, 0 when it is, -1 without two steps on
@@ -43,7 +39,7 @@ static int within(const struct tp_diff_accel *a, const struct tp_diff_accel *b, 
 {
 	if (a->steps < 2 || b->steps < 2)
 		return -1;
-	return abs64(vb - va) <= (sa > sb ? sa : sb);
+	return tp_diff_abs64(vb - va) <= (sa > sb ? sa : sb);
 }
 
 static long long whole(double pct)
@@ -61,8 +57,8 @@ static const char *explain(struct tp_diff *d, const struct tp_diff_accel *a,
 	long long idle = whole(b->idle_share * 100);
 	int64_t slack =
 	    a->step_spread_ns > b->step_spread_ns ? a->step_spread_ns : b->step_spread_ns;
-	if (slack < abs64(dstep) / 10)
-		slack = abs64(dstep) / 10;
+	if (slack < tp_diff_abs64(dstep) / 10)
+		slack = tp_diff_abs64(dstep) / 10;
 	if (dev_moved && ddev < 0 && (dstep >= 0 || !step_moved)) {
 		snprintf(buf, n,
 		         "the device time fell %lld %% but the step %s: B's device is idle %lld %% "
@@ -78,7 +74,7 @@ static const char *explain(struct tp_diff *d, const struct tp_diff_accel *a,
 		         idle);
 		return "host-bound";
 	}
-	if (step_moved && dev_moved && abs64(dstep - ddev) <= slack) {
+	if (step_moved && dev_moved && tp_diff_abs64(dstep - ddev) <= slack) {
 		snprintf(buf, n,
 		         "the step moved with the device time (B's device is busy %lld %% of "
 		         "each step)",

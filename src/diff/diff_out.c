@@ -206,37 +206,68 @@ static void json_str(struct tp_buf *b, const char *s)
 	tp_buf_putc(b, '"');
 }
 
+/* `,"KEY":` and ns as microseconds (tp_buf_ns_as_us). */
+static void json_us(struct tp_buf *b, const char *key, int64_t ns)
+{
+	tp_buf_printf(b, ",\"%s\":", key);
+	tp_buf_ns_as_us(b, ns);
+}
+
+void tp_diff_json_ab_us(struct tp_buf *b, const char *suffix, int64_t a_ns, int64_t b_ns)
+{
+	tp_buf_printf(b, ",\"a%s\":", suffix);
+	tp_buf_ns_as_us(b, a_ns);
+	tp_buf_printf(b, ",\"b%s\":", suffix);
+	tp_buf_ns_as_us(b, b_ns);
+}
+
+void tp_diff_json_ab_fixed(struct tp_buf *b, const char *suffix, double a, double bv, int decimals)
+{
+	tp_buf_printf(b, ",\"a%s\":", suffix);
+	tp_buf_fixed(b, a, decimals);
+	tp_buf_printf(b, ",\"b%s\":", suffix);
+	tp_buf_fixed(b, bv, decimals);
+}
+
+void tp_diff_json_ab_str(struct tp_buf *b, const char *suffix, const char *a, const char *bv)
+{
+	tp_buf_printf(b, ",\"a%s\":", suffix);
+	json_str(b, a);
+	tp_buf_printf(b, ",\"b%s\":", suffix);
+	json_str(b, bv);
+}
+
+/* The end of an accel object: `,"bottleneck":...,"verdict":...}`. */
+static void json_verdict(struct tp_buf *b, const char *bound, const char *verdict)
+{
+	tp_buf_puts(b, ",\"bottleneck\":");
+	json_str(b, bound);
+	tp_buf_puts(b, ",\"verdict\":");
+	json_str(b, verdict);
+	tp_buf_putc(b, '}');
+}
+
 static void json_side(struct tp_buf *b, const struct tp_diff_side *sd)
 {
 	tp_buf_puts(b, "{\"name\":");
 	json_str(b, sd->name);
 	tp_buf_puts(b, ",\"source\":");
 	json_str(b, sd->source);
-	tp_buf_puts(b, ",\"total_us\":");
-	tp_buf_ns_as_us(b, sd->total_ns);
-	tp_buf_printf(b, ",\"steps\":%zu,\"step_min_us\":", sd->steps);
-	tp_buf_ns_as_us(b, sd->step_min_ns);
-	tp_buf_puts(b, ",\"step_max_us\":");
-	tp_buf_ns_as_us(b, sd->step_max_ns);
-	tp_buf_puts(b, ",\"spread_us\":");
-	tp_buf_ns_as_us(b, sd->spread_ns);
+	json_us(b, "total_us", sd->total_ns);
+	tp_buf_printf(b, ",\"steps\":%zu", sd->steps);
+	json_us(b, "step_min_us", sd->step_min_ns);
+	json_us(b, "step_max_us", sd->step_max_ns);
+	json_us(b, "spread_us", sd->spread_ns);
 	const struct tp_diff_accel *x = &sd->accel;
 	if (x->have) {
-		tp_buf_printf(b, ",\"accel\":{\"steps\":%zu,\"step_us\":", x->steps);
-		tp_buf_ns_as_us(b, x->step_ns);
-		tp_buf_puts(b, ",\"step_spread_us\":");
-		tp_buf_ns_as_us(b, x->step_spread_ns);
-		tp_buf_puts(b, ",\"device_us\":");
-		tp_buf_ns_as_us(b, x->device_ns);
-		tp_buf_puts(b, ",\"device_spread_us\":");
-		tp_buf_ns_as_us(b, x->device_spread_ns);
+		tp_buf_printf(b, ",\"accel\":{\"steps\":%zu", x->steps);
+		json_us(b, "step_us", x->step_ns);
+		json_us(b, "step_spread_us", x->step_spread_ns);
+		json_us(b, "device_us", x->device_ns);
+		json_us(b, "device_spread_us", x->device_spread_ns);
 		tp_buf_puts(b, ",\"idle_pct\":");
 		tp_buf_fixed(b, x->idle_share * 100, 2);
-		tp_buf_puts(b, ",\"bottleneck\":");
-		json_str(b, x->bound);
-		tp_buf_puts(b, ",\"verdict\":");
-		json_str(b, x->verdict);
-		tp_buf_putc(b, '}');
+		json_verdict(b, x->bound, x->verdict);
 	}
 	tp_buf_putc(b, '}');
 }
@@ -257,12 +288,9 @@ static void json_rows(struct tp_buf *b, const struct tp_diff *d, size_t max)
 			json_str(b, r->key);
 			tp_buf_puts(b, ",\"label\":");
 			json_str(b, r->label);
-			tp_buf_printf(b, ",\"status\":\"%s\",\"a_us\":", status_name(r->status));
-			tp_buf_ns_as_us(b, r->a_ns);
-			tp_buf_puts(b, ",\"b_us\":");
-			tp_buf_ns_as_us(b, r->b_ns);
-			tp_buf_puts(b, ",\"delta_us\":");
-			tp_buf_ns_as_us(b, r->delta_ns);
+			tp_buf_printf(b, ",\"status\":\"%s\"", status_name(r->status));
+			tp_diff_json_ab_us(b, "_us", r->a_ns, r->b_ns);
+			json_us(b, "delta_us", r->delta_ns);
 			tp_buf_puts(b, ",\"delta_pct\":");
 			tp_buf_fixed(b, r->pct, 3);
 			tp_buf_puts(b, ",\"share_of_change\":");
@@ -271,10 +299,7 @@ static void json_rows(struct tp_buf *b, const struct tp_diff *d, size_t max)
 			              (unsigned long long)r->a_count,
 			              (unsigned long long)r->b_count);
 			if (r->within_noise >= 0) {
-				tp_buf_puts(b, ",\"a_spread_us\":");
-				tp_buf_ns_as_us(b, r->a_spread_ns);
-				tp_buf_puts(b, ",\"b_spread_us\":");
-				tp_buf_ns_as_us(b, r->b_spread_ns);
+				tp_diff_json_ab_us(b, "_spread_us", r->a_spread_ns, r->b_spread_ns);
 				tp_buf_printf(b, ",\"within_noise\":%s}",
 				              r->within_noise ? "true" : "false");
 			} else
@@ -305,11 +330,7 @@ static void json_doc(const struct tp_diff *d, struct tp_buf *b, size_t max_rows)
 		tp_buf_fixed(b, d->device_pct, 3);
 		tp_buf_printf(b, ",\"step_within_noise\":%s,\"device_within_noise\":%s",
 		              json_noise(d->step_within_noise), json_noise(d->device_within_noise));
-		tp_buf_puts(b, ",\"bottleneck\":");
-		json_str(b, d->bound);
-		tp_buf_puts(b, ",\"verdict\":");
-		json_str(b, d->verdict);
-		tp_buf_putc(b, '}');
+		json_verdict(b, d->bound, d->verdict);
 	}
 	json_rows(b, d, max_rows);
 	tp_buf_puts(b, ",\n\"engines\":[");
@@ -317,18 +338,9 @@ static void json_doc(const struct tp_diff *d, struct tp_buf *b, size_t max_rows)
 		const struct tp_diff_engine *e = &d->engines[i];
 		tp_buf_puts(b, i ? ",\n {\"name\":" : "\n {\"name\":");
 		json_str(b, e->name);
-		tp_buf_puts(b, ",\"a_util\":");
-		tp_buf_fixed(b, e->a_util, 6);
-		tp_buf_puts(b, ",\"b_util\":");
-		tp_buf_fixed(b, e->b_util, 6);
-		tp_buf_puts(b, ",\"a_ddr_gbps\":");
-		tp_buf_fixed(b, e->a_gbps, 4);
-		tp_buf_puts(b, ",\"b_ddr_gbps\":");
-		tp_buf_fixed(b, e->b_gbps, 4);
-		tp_buf_puts(b, ",\"a_busy_us\":");
-		tp_buf_ns_as_us(b, e->a_busy_ns);
-		tp_buf_puts(b, ",\"b_busy_us\":");
-		tp_buf_ns_as_us(b, e->b_busy_ns);
+		tp_diff_json_ab_fixed(b, "_util", e->a_util, e->b_util, 6);
+		tp_diff_json_ab_fixed(b, "_ddr_gbps", e->a_gbps, e->b_gbps, 4);
+		tp_diff_json_ab_us(b, "_busy_us", e->a_busy_ns, e->b_busy_ns);
 		tp_buf_putc(b, '}');
 	}
 	tp_buf_puts(b, "]}\n");

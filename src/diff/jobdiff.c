@@ -3,7 +3,7 @@
  * (device, call, pid), their totals and engine utilisation side by side, ranked by the change
  * of total time; rendered as job_diff.txt, job_diff.json and job_diff.html.
  */
-#include "diff/diff.h"
+#include "diff/diff_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,11 +58,8 @@ static int own(struct tp_jobdiff *d, struct tp_jobdiff_row *r)
 static int cmp_rank(const void *x, const void *y)
 {
 	const struct tp_jobdiff_row *a = x, *b = y;
-	int64_t da = a->delta_ns < 0 ? -a->delta_ns : a->delta_ns;
-	int64_t db = b->delta_ns < 0 ? -b->delta_ns : b->delta_ns;
-	if (da != db)
-		return da > db ? -1 : 1;
-	return key_cmp(a->device, a->call, a->pid, b->device, b->call, b->pid);
+	int c = tp_diff_cmp_change(a->delta_ns, b->delta_ns);
+	return c ? c : key_cmp(a->device, a->call, a->pid, b->device, b->call, b->pid);
 }
 
 static void figures(struct tp_jobdiff *d, struct tp_jobdiff_row *r)
@@ -166,13 +163,10 @@ static void row_json(struct tp_buf *b, const struct tp_jobdiff_row *r)
 {
 	tp_buf_puts(b, "{\"device\":\"");
 	tp_buf_json_str(b, r->device);
-	tp_buf_printf(b, "\",\"call\":%lld,\"pid\":%lld,\"a_name\":\"", (long long)r->call,
-	              (long long)r->pid);
-	tp_buf_json_str(b, r->a_name);
-	tp_buf_puts(b, "\",\"b_name\":\"");
-	tp_buf_json_str(b, r->b_name);
+	tp_buf_printf(b, "\",\"call\":%lld,\"pid\":%lld", (long long)r->call, (long long)r->pid);
+	tp_diff_json_ab_str(b, "_name", r->a_name, r->b_name);
 	tp_buf_printf(
-	    b, "\",\"status\":\"%s\",\"a_ns\":%lld,\"b_ns\":%lld,\"delta_ns\":%lld,\"pct\":",
+	    b, ",\"status\":\"%s\",\"a_ns\":%lld,\"b_ns\":%lld,\"delta_ns\":%lld,\"pct\":",
 	    row_status(r), (long long)r->a_ns, (long long)r->b_ns, (long long)r->delta_ns);
 	tp_buf_fixed(b, r->pct, 4);
 	const double *u[2] = {r->a_util, r->b_util};
@@ -185,21 +179,16 @@ static void row_json(struct tp_buf *b, const struct tp_jobdiff_row *r)
 		}
 		tp_buf_putc(b, '}');
 	}
-	tp_buf_puts(b, ",\"a_imbalance\":");
-	tp_buf_fixed(b, r->a_imb, 6);
-	tp_buf_puts(b, ",\"b_imbalance\":");
-	tp_buf_fixed(b, r->b_imb, 6);
+	tp_diff_json_ab_fixed(b, "_imbalance", r->a_imb, r->b_imb, 6);
 	tp_buf_putc(b, '}');
 }
 
 void tp_jobdiff_json(const struct tp_jobdiff *d, struct tp_buf *b)
 {
-	tp_buf_puts(b, "{\"tool\":\"tpuprof\",\"version\":\"" TP_VERSION "\",\"a\":\"");
-	tp_buf_json_str(b, d->a_name);
-	tp_buf_puts(b, "\",\"b\":\"");
-	tp_buf_json_str(b, d->b_name);
+	tp_buf_puts(b, "{\"tool\":\"tpuprof\",\"version\":\"" TP_VERSION "\"");
+	tp_diff_json_ab_str(b, "", d->a_name, d->b_name);
 	tp_buf_printf(b,
-	              "\",\"both\":%zu,\"appeared\":%zu,\"vanished\":%zu,\"failed\":%zu,"
+	              ",\"both\":%zu,\"appeared\":%zu,\"vanished\":%zu,\"failed\":%zu,"
 	              "\"a_total_ns\":%lld,\"b_total_ns\":%lld,\"total_pct\":",
 	              d->both, d->appeared, d->vanished, d->failed, (long long)d->a_total_ns,
 	              (long long)d->b_total_ns);

@@ -84,18 +84,16 @@ uint32_t tp_profile_find_str(const struct tp_profile *p, const char *s)
 
 void tp_cap_keys_of(const struct tp_profile *p, struct tp_cap_keys *k)
 {
-	k->ty_step = tp_profile_find_str(p, TP_CAP_TYPE_STEP);
-	k->ty_act = tp_profile_find_str(p, TP_CAP_TYPE_ACTIVITY);
-	k->ty_op = tp_profile_find_str(p, TP_CAP_TYPE_OP);
-	k->k_step = tp_profile_find_str(p, TP_CAP_KEY_STEP);
-	k->k_warm = tp_profile_find_str(p, TP_CAP_KEY_WARMUP);
-	k->k_graph = tp_profile_find_str(p, TP_CAP_KEY_GRAPH);
-	k->k_meta = tp_profile_find_str(p, TP_CAP_KEY_META);
-	k->k_type = tp_profile_find_str(p, TP_CAP_KEY_OP_TYPE);
-	k->k_bytes = tp_profile_find_str(p, TP_CAP_KEY_BYTES);
-	k->k_flops = tp_profile_find_str(p, TP_CAP_KEY_FLOPS);
-	k->k_wshape = tp_profile_find_str(p, TP_CAP_KEY_WEIGHT_SHAPE);
-	k->k_cut = tp_profile_find_str(p, TP_CAP_KEY_CUT);
+	static const char *const name[] = {
+	    TP_CAP_TYPE_STEP,  TP_CAP_TYPE_ACTIVITY, TP_CAP_TYPE_OP,          TP_CAP_KEY_STEP,
+	    TP_CAP_KEY_WARMUP, TP_CAP_KEY_GRAPH,     TP_CAP_KEY_META,         TP_CAP_KEY_OP_TYPE,
+	    TP_CAP_KEY_BYTES,  TP_CAP_KEY_FLOPS,     TP_CAP_KEY_WEIGHT_SHAPE, TP_CAP_KEY_CUT};
+	uint32_t *const id[] = {&k->ty_step, &k->ty_act,  &k->ty_op,    &k->k_step,
+	                        &k->k_warm,  &k->k_graph, &k->k_meta,   &k->k_type,
+	                        &k->k_bytes, &k->k_flops, &k->k_wshape, &k->k_cut};
+	_Static_assert(sizeof name / sizeof *name == sizeof id / sizeof *id, "a name per key");
+	for (size_t i = 0; i < sizeof id / sizeof *id; i++)
+		*id[i] = tp_profile_find_str(p, name[i]);
 }
 
 const struct tp_arg *tp_args_find(const struct tp_profile *p, uint32_t args, uint32_t key)

@@ -64,10 +64,7 @@ static int dict_rehash(struct tp_track *t, uint32_t n)
 	for (uint32_t k = 0; k < t->num_cost_dict; k++) {
 		if (t->cost_dict[k].w[1] & PK_BIG)
 			continue;
-		uint32_t h = pk_hash(&t->cost_dict[k]) & (n - 1);
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = k + 1;
+		tp_slot_put(slots, n - 1, pk_hash(&t->cost_dict[k]), k + 1);
 	}
 	tp_free(t->cost_slots);
 	t->cost_slots = slots;

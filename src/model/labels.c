@@ -37,12 +37,8 @@ static int label_rehash(struct tp_track *t, uint32_t n)
 	uint32_t *slots = tp_calloc(n, sizeof *slots);
 	if (!slots)
 		return TP_ENOMEM;
-	for (uint32_t k = 0; k < t->num_labels; k++) {
-		uint32_t h = label_hash(&t->labels[k]) & (n - 1);
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = k + 1;
-	}
+	for (uint32_t k = 0; k < t->num_labels; k++)
+		tp_slot_put(slots, n - 1, label_hash(&t->labels[k]), k + 1);
 	tp_free(t->label_slots);
 	t->label_slots = slots;
 	t->num_label_slots = n;

@@ -63,14 +63,14 @@ static int rec_pack(const struct tp_layer *l, struct tp_layer_rec *r)
 	                                                               << LR_DEV_SHIFT;
 	bits |= l->is_local ? LR_LOCAL : 0u;
 	bits |= l->is_data_move ? LR_DATA_MOVE : 0u;
+	int64_t begin = 0, dur = 0;
 	if (l->begin_ns <= l->end_ns) {
 		if (l->begin_ns < 0 || l->begin_ns >= LR_BEGIN_MAX ||
 		    (uint64_t)(l->end_ns - l->begin_ns) > UINT32_MAX)
 			return 0;
 		bits |= LR_TIMED;
-		r->begin_lo = (uint32_t)l->begin_ns;
-		r->begin_hi = (uint16_t)((uint64_t)l->begin_ns >> 32);
-		r->dur = (uint32_t)(l->end_ns - l->begin_ns);
+		begin = l->begin_ns;
+		dur = l->end_ns - l->begin_ns;
 	}
 	const uint32_t first[2] = {l->tiu_first, l->gdma_first},
 	               last[2] = {l->tiu_last, l->gdma_last};
@@ -82,16 +82,19 @@ static int rec_pack(const struct tp_layer *l, struct tp_layer_rec *r)
 			return 0;
 		span[e] = (uint16_t)(last[e] - first[e]);
 	}
-	r->bits = (uint16_t)bits;
-	r->id = l->id;
-	r->type = l->type;
-	r->name = l->name;
-	r->tiu_first = l->tiu_first;
-	r->gdma_first = l->gdma_first;
-	r->tiu_span = span[0];
-	r->gdma_span = span[1];
-	r->subnet = (uint16_t)(l->subnet + 1);
-	r->group = (uint16_t)(l->group + 1);
+	*r = (struct tp_layer_rec){.begin_lo = (uint32_t)begin,
+	                           .begin_hi = (uint16_t)((uint64_t)begin >> 32),
+	                           .bits = (uint16_t)bits,
+	                           .dur = (uint32_t)dur,
+	                           .id = l->id,
+	                           .type = l->type,
+	                           .name = l->name,
+	                           .tiu_first = l->tiu_first,
+	                           .gdma_first = l->gdma_first,
+	                           .tiu_span = span[0],
+	                           .gdma_span = span[1],
+	                           .subnet = (uint16_t)(l->subnet + 1),
+	                           .group = (uint16_t)(l->group + 1)};
 	return 1;
 }
 
@@ -311,24 +314,38 @@ static const struct tp_layer_rec *narrow_rec(const struct tp_profile *p, size_t 
 	return NULL;
 }
 
-int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end)
+/* Where and when layer i (< num_layers) ran, from its record or the whole layer: timed = 0
+ * when no command of it was matched (a record then gives begin 0, end -1). */
+struct layer_pos {
+	int64_t begin, end;
+	int32_t device, core;
+	int timed;
+};
+
+static void layer_pos(const struct tp_profile *p, size_t i, struct layer_pos *o)
 {
-	*begin = 0;
-	*end = -1;
-	if (i >= p->num_layers)
-		return 0;
 	struct tp_layer l;
 	const struct tp_layer_rec *r = narrow_rec(p, i, &l);
 	if (!r) {
-		*begin = l.begin_ns;
-		*end = l.end_ns;
-		return l.begin_ns <= l.end_ns;
+		*o = (struct layer_pos){l.begin_ns, l.end_ns, l.device, l.core,
+		                        l.begin_ns <= l.end_ns};
+		return;
 	}
-	if (!(r->bits & LR_TIMED))
-		return 0;
-	*begin = (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo);
-	*end = *begin + (int64_t)r->dur;
-	return 1;
+	o->timed = (r->bits & LR_TIMED) != 0;
+	o->begin = o->timed ? (int64_t)((uint64_t)r->begin_hi << 32 | r->begin_lo) : 0;
+	o->end = o->timed ? o->begin + (int64_t)r->dur : -1;
+	o->device = (int32_t)(r->bits >> LR_DEV_SHIFT & LR_DEV_MAX);
+	o->core = (int32_t)(r->bits >> LR_CORE_SHIFT & 0x3F) - 1;
+}
+
+int tp_profile_layer_span(const struct tp_profile *p, size_t i, int64_t *begin, int64_t *end)
+{
+	struct layer_pos v = {0, -1, 0, 0, 0};
+	if (i < p->num_layers)
+		layer_pos(p, i, &v);
+	*begin = v.begin;
+	*end = v.end;
+	return v.timed;
 }
 
 int32_t tp_profile_layer_id(const struct tp_profile *p, size_t i)
@@ -342,20 +359,12 @@ int32_t tp_profile_layer_id(const struct tp_profile *p, size_t i)
 
 int tp_profile_layer_place(const struct tp_profile *p, size_t i, int32_t *device, int32_t *core)
 {
-	*device = 0;
-	*core = 0;
-	if (i >= p->num_layers)
-		return 0;
-	struct tp_layer l;
-	const struct tp_layer_rec *r = narrow_rec(p, i, &l);
-	if (!r) {
-		*device = l.device;
-		*core = l.core;
-		return l.begin_ns <= l.end_ns;
-	}
-	*device = (int32_t)(r->bits >> LR_DEV_SHIFT & LR_DEV_MAX);
-	*core = (int32_t)(r->bits >> LR_CORE_SHIFT & 0x3F) - 1;
-	return (r->bits & LR_TIMED) != 0;
+	struct layer_pos v = {0, -1, 0, 0, 0};
+	if (i < p->num_layers)
+		layer_pos(p, i, &v);
+	*device = v.device;
+	*core = v.core;
+	return v.timed;
 }
 
 /* The edit of tp_profile_layer_touch on a whole layer. */

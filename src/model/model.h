@@ -84,6 +84,11 @@ static inline int tp_track_kind_is_dma(enum tp_track_kind k)
 {
 	return k == TP_TRACK_GDMA || k == TP_TRACK_SDMA || k == TP_TRACK_CDMA;
 }
+/* A host lane: a capture's thread or an imported trace's host API lane. */
+static inline int tp_track_kind_is_host(enum tp_track_kind k)
+{
+	return k == TP_TRACK_THREAD || k == TP_TRACK_HOST;
+}
 
 /* Command classes the analysis must tell apart (reference formulas exclude sys commands). */
 enum tp_cmd_kind {
@@ -601,6 +606,27 @@ uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n);
 static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
 {
 	return tp_strtab_get(&p->strs, id);
+}
+
+/* A walk over the slices of a profile's host tracks (tp_track_kind_is_host), track by track,
+ * each track's slices in order:
+ *     struct tp_host_walk w = {0};
+ *     for (const struct tp_slice *s; (s = tp_host_walk_next(p, &w));) ... w.tr is s's track */
+struct tp_host_walk {
+	size_t t, k;
+	const struct tp_track *tr;
+};
+static inline const struct tp_slice *tp_host_walk_next(const struct tp_profile *p,
+                                                       struct tp_host_walk *w)
+{
+	for (; w->t < p->num_tracks; w->t++, w->k = 0) {
+		const struct tp_track *tr = &p->tracks[w->t];
+		if (tp_track_kind_is_host((enum tp_track_kind)tr->kind) && w->k < tr->count) {
+			w->tr = tr;
+			return &tr->slices[w->k++];
+		}
+	}
+	return NULL;
 }
 
 /* Adds a device; returns its index or -1 on out of memory. */

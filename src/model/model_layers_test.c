@@ -251,21 +251,16 @@ static void test_layer_touch(void **state)
 		int64_t e = b + (int64_t)(rng >> 44 & 0xFFF);
 		assert_int_equal(tp_profile_layer_touch(p, i, b, e, tiu, cmd), TP_OK);
 		struct tp_layer *l = &want[i];
+		/* The expected layer: the command range and the span widened to the touch. */
+		uint32_t *range[2] = {tiu ? &l->tiu_first : &l->gdma_first,
+		                      tiu ? &l->tiu_last : &l->gdma_last};
 		if (cmd) {
-			uint32_t *first = tiu ? &l->tiu_first : &l->gdma_first;
-			uint32_t *last = tiu ? &l->tiu_last : &l->gdma_last;
-			if (*first == 0 || cmd < *first)
-				*first = cmd;
-			if (cmd > *last)
-				*last = cmd;
+			*range[0] = *range[0] && *range[0] < cmd ? *range[0] : cmd;
+			*range[1] = *range[1] > cmd ? *range[1] : cmd;
 		}
-		if (l->begin_ns > l->end_ns) {
-			l->begin_ns = b;
-			l->end_ns = e;
-		} else {
-			l->begin_ns = b < l->begin_ns ? b : l->begin_ns;
-			l->end_ns = e > l->end_ns ? e : l->end_ns;
-		}
+		int timed = l->begin_ns <= l->end_ns;
+		l->begin_ns = timed && l->begin_ns < b ? l->begin_ns : b;
+		l->end_ns = timed && l->end_ns > e ? l->end_ns : e;
 		assert_layer_is(p, i, l);
 	}
 	/* The random cmd ids (up to 2^17) and spans (up to 2^20 * 10^5 ns) pushed layers out of the

@@ -319,13 +319,10 @@ static int load(const char *in, const struct opts *o, struct tp_profile **p, str
 		*p = fx_profile();
 		return *p ? TP_OK : TP_ENOMEM;
 	}
-	if (tp_cdm_probe(in)) {
-		struct tp_cdm_opts co = {0};
-		co.detail = o->detail;
-		return tp_cdm_read(in, &co, p, d);
-	}
 	struct tp_bmprofile_opts bo = {0};
 	bo.detail = o->detail;
+	if (tp_cdm_probe(in))
+		return tp_cdm_read(in, &bo, p, d);
 	return tp_bmprofile_read(in, &bo, p, d);
 }
 

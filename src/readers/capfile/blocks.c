@@ -223,6 +223,13 @@ static int block_records(struct cap_rd *r, struct tp_cursor *b, uint64_t off, ui
 	return TP_OK;
 }
 
+/* The readers of the whole blocks by type (RECORDS, which may come cut, and END aside). */
+typedef int block_fn(struct cap_rd *r, struct tp_cursor *b, uint64_t off);
+static block_fn *const block_fns[] = {[TP_CAPFMT_BLK_HWINFO] = block_hwinfo,
+                                      [TP_CAPFMT_BLK_SUMMARY] = block_summary,
+                                      [TP_CAPFMT_BLK_THREAD] = block_thread,
+                                      [TP_CAPFMT_BLK_META] = block_meta};
+
 int cap_read_blocks(struct cap_rd *r, struct tp_cursor *c)
 {
 	while (tp_cur_left(c) > 0) {
@@ -246,32 +253,18 @@ int cap_read_blocks(struct cap_rd *r, struct tp_cursor *c)
 			return TP_OK;
 		}
 		tp_cur_sub(c, (size_t)len, &b);
-		int rc = TP_OK;
-		r->p->stats.blocks_read++;
-		switch (type) {
-		case TP_CAPFMT_BLK_HWINFO:
-			rc = block_hwinfo(r, &b, off);
-			break;
-		case TP_CAPFMT_BLK_SUMMARY:
-			rc = block_summary(r, &b, off);
-			break;
-		case TP_CAPFMT_BLK_META:
-			rc = block_meta(r, &b, off);
-			break;
-		case TP_CAPFMT_BLK_THREAD:
-			rc = block_thread(r, &b, off);
-			break;
-		case TP_CAPFMT_BLK_RECORDS:
-			rc = block_records(r, &b, off, len, len);
-			break;
-		case TP_CAPFMT_BLK_END:
+		if (type == TP_CAPFMT_BLK_END) {
+			r->p->stats.blocks_read++;
 			r->complete = 1;
 			return TP_OK;
-		default:
-			r->p->stats.blocks_read--;
-			r->p->stats.blocks_skipped++;
-			break;
 		}
+		block_fn *fn = type < sizeof block_fns / sizeof *block_fns ? block_fns[type] : NULL;
+		if (!fn && type != TP_CAPFMT_BLK_RECORDS) {
+			r->p->stats.blocks_skipped++;
+			continue;
+		}
+		r->p->stats.blocks_read++;
+		int rc = fn ? fn(r, &b, off) : block_records(r, &b, off, len, len);
 		if (rc != TP_OK)
 			return rc;
 	}

@@ -285,13 +285,9 @@ static int find_layer(const struct od_reader *r, int32_t dev, int32_t core, int3
 static int layer_cmp(const void *x, const void *y)
 {
 	const struct tp_layer *a = x, *b = y;
-	if (a->device != b->device)
-		return a->device < b->device ? -1 : 1;
-	if (a->core != b->core)
-		return a->core < b->core ? -1 : 1;
-	if (a->begin_ns != b->begin_ns)
-		return a->begin_ns < b->begin_ns ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
+	int64_t ka[] = {a->device, a->core, a->begin_ns, a->id};
+	int64_t kb[] = {b->device, b->core, b->begin_ns, b->id};
+	return tp_cmp_keys(ka, kb, 4);
 }
 
 /* The database holds a core's layers lane by lane; the layer table wants them in time order

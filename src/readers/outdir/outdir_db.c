@@ -47,17 +47,6 @@ static int idm_before(const void *ctx, uint32_t x, uint32_t y)
 	return m->ids[x] < m->ids[y];
 }
 
-struct idm_key {
-	const int64_t *ids;
-	int64_t id;
-};
-
-static int idm_after(const void *ctx, size_t i)
-{
-	const struct idm_key *k = ctx;
-	return k->ids[i] > k->id;
-}
-
 int od_idmap_finish(struct od_idmap *m)
 {
 	if (!m->n)
@@ -115,8 +104,7 @@ int32_t od_idmap_get(const struct od_idmap *m, int64_t id)
 			return -1;
 		return m->dense[id - m->base];
 	}
-	struct idm_key key = {m->ids, id};
-	size_t i = tp_upper_bound(m->n, idm_after, &key);
+	size_t i = tp_upper_bound_i64(m->ids, m->n, sizeof *m->ids, 0, id);
 	return i && m->ids[i - 1] == id ? m->vals[i - 1] : -1;
 }
 
@@ -155,18 +143,21 @@ static int beside(const char *db, const char *suffix)
  * writer's lock on it. */
 static int check_quiet(struct od_reader *r, int fd)
 {
-	if (beside(r->path, "-journal"))
-		return tp_diag_set(r->d, TP_EUNSUPPORTED,
-		                   "%s: a rollback journal (%s-journal) lies beside it: a write "
-		                   "to the database did not finish; the file is read only when it "
-		                   "stands alone (convert the input again with --sqlite)",
-		                   r->path, r->path);
-	if (beside(r->path, "-wal"))
-		return tp_diag_set(r->d, TP_EUNSUPPORTED,
-		                   "%s: a write-ahead log (%s-wal) lies beside it, whose changes "
-		                   "reading the file alone would miss (checkpoint it with sqlite3, "
-		                   "or convert the input again with --sqlite)",
-		                   r->path, r->path);
+	static const struct {
+		const char *suffix, *what, *why;
+	} side[] = {
+	    {"-journal", "a rollback journal",
+	     ": a write to the database did not finish; the file is read only when it stands alone "
+	     "(convert the input again with --sqlite)"},
+	    {"-wal", "a write-ahead log",
+	     ", whose changes reading the file alone would miss (checkpoint it with sqlite3, or "
+	     "convert the input again with --sqlite)"},
+	};
+	for (size_t k = 0; k < sizeof side / sizeof *side; k++)
+		if (beside(r->path, side[k].suffix))
+			return tp_diag_set(r->d, TP_EUNSUPPORTED, "%s: %s (%s%s) lies beside it%s",
+			                   r->path, side[k].what, r->path, side[k].suffix,
+			                   side[k].why);
 	struct flock fl;
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = F_RDLCK;

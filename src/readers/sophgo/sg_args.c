@@ -65,48 +65,23 @@ static const uint8_t order_bm1690[] = {F_STALL,   F_GXFER,  F_GBW,     F_GSIZE, 
                                        F_DDR_BW,  F_L2M_BW, F_GBL_SUM, F_GBL_AVG, F_LBL_SUM,
                                        F_LBL_AVG, F_LMSK,   F_GMSK,    F_LN32,    F_GN32};
 
+/* The figures that are reals; the others are unsigned. */
+static const uint8_t is_real[F_NFIGS] = {[F_GBW] = 1, [F_LBW] = 1, [F_DDR_BW] = 1, [F_L2M_BW] = 1};
+
 void sg_add_dma_args(struct tp_profile *p, const struct sg_dma_figs *f, enum sg_dma_printer pr)
 {
 	const uint8_t *o = pr == SG_DMA_PERFAI ? order_perfai : order_bm1690;
 	size_t n = pr == SG_DMA_PERFAI ? sizeof order_perfai : sizeof order_bm1690;
+	/* Each figure by its id; the counters the PMU does not have stay 0. */
+	const uint64_t u[F_NFIGS] = {
+	    [F_STALL] = f->stall, [F_GXFER] = f->gmem,  [F_GSIZE] = f->gmem,  [F_LXFER] = f->lmem,
+	    [F_LSIZE] = f->lmem,  [F_GXACT] = f->gxact, [F_LXACT] = f->lxact, [F_SIZE] = f->size};
+	const double r[F_NFIGS] = {
+	    [F_GBW] = f->gbw, [F_LBW] = f->lbw, [F_DDR_BW] = f->ddr_bw, [F_L2M_BW] = f->l2m_bw};
 	for (size_t i = 0; i < n; i++) {
-		const char *k = key[o[i]];
-		switch (o[i]) {
-		case F_STALL:
-			tp_args_add_uint(p, k, f->stall);
-			break;
-		case F_GXFER:
-		case F_GSIZE:
-			tp_args_add_uint(p, k, f->gmem);
-			break;
-		case F_LXFER:
-		case F_LSIZE:
-			tp_args_add_uint(p, k, f->lmem);
-			break;
-		case F_GXACT:
-			tp_args_add_uint(p, k, f->gxact);
-			break;
-		case F_LXACT:
-			tp_args_add_uint(p, k, f->lxact);
-			break;
-		case F_SIZE:
-			tp_args_add_uint(p, k, f->size);
-			break;
-		case F_GBW:
-			tp_args_add_real(p, k, f->gbw);
-			break;
-		case F_LBW:
-			tp_args_add_real(p, k, f->lbw);
-			break;
-		case F_DDR_BW:
-			tp_args_add_real(p, k, f->ddr_bw);
-			break;
-		case F_L2M_BW:
-			tp_args_add_real(p, k, f->l2m_bw);
-			break;
-		default:
-			tp_args_add_uint(p, k, 0);
-			break;
-		}
+		if (is_real[o[i]])
+			tp_args_add_real(p, key[o[i]], r[o[i]]);
+		else
+			tp_args_add_uint(p, key[o[i]], u[o[i]]);
 	}
 }

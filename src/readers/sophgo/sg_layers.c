@@ -86,43 +86,39 @@ int sg_layers_parse_json(struct tp_profile *p, const uint8_t *data, size_t size,
 	return TP_OK;
 }
 
-/* Loads side file `path` into f (*have = 1). A file that cannot be read is a note "<why>;
- * <what> skipped" (*have = 0); only out of memory is an error. */
-static int load_side(struct tp_profile *p, const char *path, const char *what, struct tp_file *f,
-                     int *have)
+/* Parses side file f (read from path) into L. TP_OK or an error status. */
+typedef int (*side_parse_fn)(struct tp_profile *p, const struct tp_file *f, const char *path,
+                             struct sg_layers *L);
+
+/* Loads side file `path` and parses it with `parse`. A file that cannot be read is a note
+ * "<why>; <what> skipped"; only out of memory is an error then. */
+static int load_side(struct tp_profile *p, const char *path, const char *what, side_parse_fn parse,
+                     struct sg_layers *L)
 {
 	struct tp_diag d = {0};
-	*have = 0;
-	if (tp_file_load(f, path, &d) != TP_OK) {
+	struct tp_file f;
+	if (tp_file_load(&f, path, &d) != TP_OK) {
 		if (d.status == TP_ENOMEM)
 			return TP_ENOMEM;
 		tp_profile_note(p, "%s; %s skipped", d.msg, what);
 		return TP_OK;
 	}
 	p->stats.files_read++;
-	*have = 1;
-	return TP_OK;
-}
-
-static int load_json(struct tp_profile *p, const char *path, struct sg_layers *L)
-{
-	struct tp_file f;
-	int have, rc = load_side(p, path, "layer information", &f, &have);
-	if (rc != TP_OK || !have)
-		return rc;
-	rc = sg_layers_parse_json(p, f.data, f.size, path, L);
+	int rc = parse(p, &f, path, L);
 	tp_file_release(&f);
 	return rc;
 }
 
-static int load_mlir(struct tp_profile *p, const char *path, struct sg_layers *L)
+static int parse_json(struct tp_profile *p, const struct tp_file *f, const char *path,
+                      struct sg_layers *L)
 {
-	struct tp_file f;
-	int have, rc = load_side(p, path, "MLIR layer names", &f, &have);
-	if (rc != TP_OK || !have)
-		return rc;
-	rc = sg_mlir_parse((const char *)f.data, f.size, &L->mlir);
-	tp_file_release(&f);
+	return sg_layers_parse_json(p, f->data, f->size, path, L);
+}
+
+static int parse_mlir(struct tp_profile *p, const struct tp_file *f, const char *path,
+                      struct sg_layers *L)
+{
+	int rc = sg_mlir_parse((const char *)f->data, f->size, &L->mlir);
 	if (rc != TP_OK)
 		return rc;
 	L->have_mlir = 1;
@@ -149,9 +145,9 @@ int sg_layers_load(struct tp_profile *p, const char *json_path, const char *mlir
 	memset(L, 0, sizeof *L);
 	int rc = TP_OK;
 	if (json_path)
-		rc = load_json(p, json_path, L);
+		rc = load_side(p, json_path, "layer information", parse_json, L);
 	if (rc == TP_OK && mlir_path)
-		rc = load_mlir(p, mlir_path, L);
+		rc = load_side(p, mlir_path, "MLIR layer names", parse_mlir, L);
 	if (rc != TP_OK)
 		sg_layers_free(L);
 	return rc;

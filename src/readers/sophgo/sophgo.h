@@ -31,13 +31,19 @@ enum tp_bmprofile_detail {
  * each command's LOCAL memory records in compact form (model/lmemrec.h). */
 #define TP_BMPROFILE_FIELDS_AUTO_LIMIT 200000u
 
+/* The options of both Sophgo readers (tp_bmprofile_read and tp_cdm_read, which has no
+ * skip_layers). Zeroed options are the defaults. */
 struct tp_bmprofile_opts {
-	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile */
+	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = take the arch from global.profile (cdm:
+	                               BM1690 or SG2260E) */
 	int force_arch;        /* 1: arch_override even when global.profile names another arch (else
 	                          that is TP_EUSAGE naming the dump's arch) */
-	double tiu_freq_mhz;   /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq) */
-	double gdma_freq_mhz;  /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq) */
-	int detail;            /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO */
+	double tiu_freq_mhz;   /* 0 = arch default (BM1688 900, BM1684 550, BM1684X tpu_freq; cdm
+	                          chips 1000) */
+	double gdma_freq_mhz;  /* 0 = arch default (BM1688 750, BM1684 575, BM1684X tpu_freq; cdm
+	                          chips 1000, also SDMA and CDMA) */
+	int detail;            /* enum tp_bmprofile_detail; 0 (zeroed opts) = AUTO (cdm: per core
+	                          file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records) */
 	int skip_layers;       /* 1 = no layers/tensors (global.profile node matching and
 	                          tensor_location.json skipped): only the 40-byte slices per
 	                          command stay in memory, for the largest dumps */
@@ -77,19 +83,6 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 /* the zero of the timeline to the last PMU end, before sys omission), "cdm_mode".           */
 /* ---------------------------------------------------------------------------------------- */
 
-struct tp_cdm_opts {
-	enum tp_arch arch_override; /* TP_ARCH_UNKNOWN = from global.profile; BM1690 or SG2260E */
-	int force_arch;       /* 1: arch_override even when global.profile names another chip (else
-	                         that is TP_EUSAGE naming the dump's chip) */
-	double tiu_freq_mhz;  /* 0 = chip default (1000) */
-	double gdma_freq_mhz; /* 0 = chip default (1000); also SDMA and CDMA */
-	int detail;           /* enum tp_bmprofile_detail (per-command argument sets:
-	                         decoded fields, cost, DMA counters); 0 = AUTO, per core
-	                         file up to TP_BMPROFILE_DETAIL_AUTO_LIMIT records */
-	int jobs;             /* threads the reader may use (0 or 1 = one); the profile is
-	                         the same for every value */
-};
-
 /* Returns 1 if `dir` holds a cdmlib*.profile file, else 0. Thread-safe. */
 int tp_cdm_probe(const char *dir);
 
@@ -100,7 +93,7 @@ int tp_cdm_probe(const char *dir);
  * or `dir/global.profile:3: arch 'x' is not a number`. Errors: TP_ENOTFOUND (no directory,
  * no cdmlib file, no global.profile), TP_EIO, TP_EFORMAT, TP_ETRUNC, TP_EUNSUPPORTED (arch not
  * a cdm chip), TP_ENOMEM. Reentrant. */
-int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile **out,
+int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
                 struct tp_diag *d);
 
 #endif /* TP_SOPHGO_H */

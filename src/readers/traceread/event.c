@@ -719,6 +719,17 @@ static int event_counter(struct trace_rd *r, struct json_cur *j, const struct tr
 	return r->p->oom ? TP_ENOMEM : TP_OK;
 }
 
+/* Appends pt to the list *v of *n points (capacity *cap). TP_OK / TP_ENOMEM. */
+static int push_fpt(struct fpt **v, size_t *n, size_t *cap, struct fpt pt)
+{
+	struct fpt *g = tp_grow(*v, sizeof *g, *n + 1, cap);
+	if (!g)
+		return TP_ENOMEM;
+	*v = g;
+	g[(*n)++] = pt;
+	return TP_OK;
+}
+
 /* s / t / f: a flow point, kept until finish pairs them (link.c). */
 static int event_flow(struct trace_rd *r, const struct trace_ev *e, const struct ev_ids *x,
                       const char *q, char ph)
@@ -733,20 +744,10 @@ static int event_flow(struct trace_rd *r, const struct trace_ev *e, const struct
 	see_ts(r, x->ts);
 	struct fpt pt = {(uint64_t)x->cat << 32 | id, tr, x->ts};
 	/* A step (t) ends one segment and starts the next. */
-	if (ph != 's') {
-		struct fpt *v = tp_grow(r->fend, sizeof *v, r->nfend + 1, &r->capfend);
-		if (!v)
-			return TP_ENOMEM;
-		r->fend = v;
-		v[r->nfend++] = pt;
-	}
-	if (ph != 'f') {
-		struct fpt *v = tp_grow(r->fstart, sizeof *v, r->nfstart + 1, &r->capfstart);
-		if (!v)
-			return TP_ENOMEM;
-		r->fstart = v;
-		v[r->nfstart++] = pt;
-	}
+	if (ph != 's' && push_fpt(&r->fend, &r->nfend, &r->capfend, pt))
+		return TP_ENOMEM;
+	if (ph != 'f' && push_fpt(&r->fstart, &r->nfstart, &r->capfstart, pt))
+		return TP_ENOMEM;
 	return TP_OK;
 }
 

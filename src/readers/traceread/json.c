@@ -13,6 +13,10 @@
 /* Strings                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The byte each one-letter JSON escape (after the backslash) stands for; 0: not one. */
+static const char unescape[128] = {['"'] = '"',  ['\\'] = '\\', ['/'] = '/',  ['b'] = '\b',
+                                   ['f'] = '\f', ['n'] = '\n',  ['r'] = '\r', ['t'] = '\t'};
+
 int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 {
 	struct tp_buf *b = &r->tmp;
@@ -22,54 +26,29 @@ int trace_decode_str(struct trace_rd *r, const struct json_val *v)
 		if (*p == '\\') {
 			if (e - p < 2)
 				return -1;
-			char c = (char)p[1];
+			unsigned char c = p[1];
 			p += 2;
-			switch (c) {
-			case '"':
-				tp_buf_putc(b, '"');
-				break;
-			case '\\':
-				tp_buf_putc(b, '\\');
-				break;
-			case '/':
-				tp_buf_putc(b, '/');
-				break;
-			case 'b':
-				tp_buf_putc(b, '\b');
-				break;
-			case 'f':
-				tp_buf_putc(b, '\f');
-				break;
-			case 'n':
-				tp_buf_putc(b, '\n');
-				break;
-			case 'r':
-				tp_buf_putc(b, '\r');
-				break;
-			case 't':
-				tp_buf_putc(b, '\t');
-				break;
-			case 'u': {
-				uint32_t cp, lo;
-				if (e - p < 4 || tp_parse_hex4((const char *)p, &cp))
+			if (c != 'u') {
+				if (c >= sizeof unescape || !unescape[c])
 					return -1;
-				p += 4;
-				if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
-				    p[1] == 'u' && !tp_parse_hex4((const char *)p + 2, &lo) &&
-				    lo >= 0xDC00 && lo <= 0xDFFF) {
-					p += 6;
-					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-				} else if (cp >= 0xD800 && cp <= 0xDFFF) {
-					cp = 0xFFFD;
-					r->utf8_fixed++;
-				}
-				if (cp)
-					tp_buf_utf8(b, cp);
-				break;
+				tp_buf_putc(b, unescape[c]);
+				continue;
 			}
-			default:
+			uint32_t cp, lo;
+			if (e - p < 4 || tp_parse_hex4((const char *)p, &cp))
 				return -1;
+			p += 4;
+			if (cp >= 0xD800 && cp <= 0xDBFF && e - p >= 6 && p[0] == '\\' &&
+			    p[1] == 'u' && !tp_parse_hex4((const char *)p + 2, &lo) &&
+			    lo >= 0xDC00 && lo <= 0xDFFF) {
+				p += 6;
+				cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+			} else if (cp >= 0xD800 && cp <= 0xDFFF) {
+				cp = 0xFFFD;
+				r->utf8_fixed++;
 			}
+			if (cp)
+				tp_buf_utf8(b, cp);
 			continue;
 		}
 		int32_t cp;
@@ -201,16 +180,7 @@ int tp_traceread_us_to_ns(const char *s, size_t n, int64_t *ns)
 			q++;
 		mant = q;
 	}
-	if (neg) {
-		if (mant > (uint64_t)INT64_MAX + 1)
-			return -1;
-		*ns = mant == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mant;
-	} else {
-		if (mant > (uint64_t)INT64_MAX)
-			return -1;
-		*ns = (int64_t)mant;
-	}
-	return 0;
+	return tp_i64_from_magnitude(neg, mant, ns);
 }
 
 int trace_val_real(const struct json_val *v, double *out)

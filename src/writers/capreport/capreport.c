@@ -16,6 +16,19 @@ void tp_capreport_ms(struct tp_buf *b, int64_t ns)
 	              (unsigned long long)(a % 1000000));
 }
 
+void tp_capreport_type_figures(struct tp_buf *b, const struct typeagg *t, const char *const sep[4])
+{
+	tp_capreport_ms(b, t->total_ns);
+	tp_buf_puts(b, sep[0]);
+	tp_buf_fixed(b, t->mean_ms, 6);
+	tp_buf_puts(b, sep[1]);
+	tp_capreport_ms(b, t->min_ns);
+	tp_buf_puts(b, sep[2]);
+	tp_capreport_ms(b, t->max_ns);
+	tp_buf_puts(b, sep[3]);
+	tp_buf_fixed(b, t->step_share_pct, 2);
+}
+
 static int cmp_typeagg(const void *x, const void *y)
 {
 	const struct typeagg *a = x, *b = y;

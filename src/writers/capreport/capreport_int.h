@@ -106,6 +106,10 @@ struct typeagg {
 	double mean_ms;        /* total / runs, 0 without runs */
 	double step_share_pct; /* total / the counted steps' time, in %; 0 without steps */
 };
+/* The figures of one type from its total on, each after its separator: total, sep[0], mean,
+ * sep[1], min, sep[2], max, sep[3], share of step time (summary.json's keys or summary.md's
+ * cell borders). */
+void tp_capreport_type_figures(struct tp_buf *b, const struct typeagg *t, const char *const sep[4]);
 /* The per-type aggregates of r's operator table, most total time first, in *n entries;
  * NULL on out of memory. The caller frees the array. */
 struct typeagg *tp_capreport_type_aggs(const struct report *r, size_t *n);

@@ -48,26 +48,21 @@ static int cmp_dbl(const void *x, const void *y)
 static int cmp_act(const void *x, const void *y)
 {
 	const struct cact *a = x, *b = y;
-	if (a->has_step != b->has_step)
-		return a->has_step - b->has_step;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	return strcmp(a->name, b->name);
+	int64_t ka[] = {a->has_step, a->step, a->start_ns},
+	        kb[] = {b->has_step, b->step, b->start_ns};
+	int c = tp_cmp_keys(ka, kb, 3);
+	return c ? c : strcmp(a->name, b->name);
 }
 
+/* The same with the name before the start: an activity's runs of one step side by side. */
 static int cmp_act_merge(const void *x, const void *y)
 {
 	const struct cact *a = x, *b = y;
-	if (a->has_step != b->has_step)
-		return a->has_step - b->has_step;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	int c = strcmp(a->name, b->name);
-	if (c)
-		return c;
-	return (a->start_ns > b->start_ns) - (a->start_ns < b->start_ns);
+	int64_t ka[] = {a->has_step, a->step}, kb[] = {b->has_step, b->step};
+	int c = tp_cmp_keys(ka, kb, 2);
+	if (!c)
+		c = strcmp(a->name, b->name);
+	return c ? c : tp_cmp_keys(&a->start_ns, &b->start_ns, 1);
 }
 
 int tp_capreport_cmp_node_head(const struct cnode *a, const struct cnode *b)
@@ -241,7 +236,7 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 		return TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		for (size_t k = 0; k < tr->count; k++) {
 			const struct tp_slice *s = &tr->slices[k];
@@ -360,7 +355,7 @@ static int collect_steps(const struct tp_profile *p, const struct tp_cap_keys *k
 	int64_t ordinal = 0;
 	for (size_t ti = 0; ti < p->num_tracks; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		r->events_dropped += tr->dropped;
 		for (size_t i = 0; i < tr->count && k->ty_step; i++) {
@@ -486,7 +481,7 @@ static int collect_acts_ops(const struct tp_profile *p, const struct tp_cap_keys
 	int st = TP_OK;
 	for (size_t ti = 0; ti < p->num_tracks && !st; ti++) {
 		const struct tp_track *tr = &p->tracks[ti];
-		if (tr->kind != TP_TRACK_THREAD && tr->kind != TP_TRACK_HOST)
+		if (!tp_track_kind_is_host((enum tp_track_kind)tr->kind))
 			continue;
 		const struct tp_slice *cur = NULL;
 		for (size_t i = 0; i < tr->count && !st; i++) {

@@ -280,21 +280,15 @@ static void json_op_stats(struct tp_buf *b, struct jflush *fl, const struct repo
 /* summary.json: op_type_stats. */
 static void json_op_types(struct tp_buf *b, struct jflush *fl, const struct typeagg *ta, size_t nta)
 {
+	static const char *const keys[4] = {", \"mean_ms\": ", ", \"min_ms\": ", ", \"max_ms\": ",
+	                                    ", \"share_of_step_time_pct\": "};
 	tp_buf_puts(b, "  \"op_type_stats\": [");
 	for (size_t i = 0; i < nta; i++) {
 		tp_buf_printf(b, "%s\n    {\"op_type\": \"", i ? "," : "");
 		tp_buf_json_str(b, ta[i].type);
 		tp_buf_printf(
 		    b, "\", \"executions\": %llu, \"total_ms\": ", (unsigned long long)ta[i].runs);
-		tp_capreport_ms(b, ta[i].total_ns);
-		tp_buf_puts(b, ", \"mean_ms\": ");
-		tp_buf_fixed(b, ta[i].mean_ms, 6);
-		tp_buf_puts(b, ", \"min_ms\": ");
-		tp_capreport_ms(b, ta[i].min_ns);
-		tp_buf_puts(b, ", \"max_ms\": ");
-		tp_capreport_ms(b, ta[i].max_ns);
-		tp_buf_puts(b, ", \"share_of_step_time_pct\": ");
-		tp_buf_fixed(b, ta[i].step_share_pct, 2);
+		tp_capreport_type_figures(b, &ta[i], keys);
 		tp_buf_putc(b, '}');
 		jflush(fl, b);
 	}

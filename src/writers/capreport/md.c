@@ -216,19 +216,12 @@ static void md_operators(struct tp_buf *b, const struct report *r, const struct 
 		tp_buf_puts(b,
 		            "| Type | Executions | Total (ms) | Mean (ms) | Min (ms) | Max (ms) | "
 		            "% of step time |\n|---|---:|---:|---:|---:|---:|---:|\n");
+		static const char *const cells[4] = {" | ", " | ", " | ", " | "};
 		for (size_t i = 0; i < nta; i++) {
 			tp_buf_puts(b, "| ");
 			tp_md_cell(b, ta[i].type[0] ? ta[i].type : "(none)");
 			tp_buf_printf(b, " | %llu | ", (unsigned long long)ta[i].runs);
-			tp_capreport_ms(b, ta[i].total_ns);
-			tp_buf_puts(b, " | ");
-			tp_buf_fixed(b, ta[i].mean_ms, 6);
-			tp_buf_puts(b, " | ");
-			tp_capreport_ms(b, ta[i].min_ns);
-			tp_buf_puts(b, " | ");
-			tp_capreport_ms(b, ta[i].max_ns);
-			tp_buf_puts(b, " | ");
-			tp_buf_fixed(b, ta[i].step_share_pct, 2);
+			tp_capreport_type_figures(b, &ta[i], cells);
 			tp_buf_puts(b, " |\n");
 		}
 		tp_buf_putc(b, '\n');

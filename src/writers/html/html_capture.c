@@ -298,11 +298,8 @@ struct cstep {
 static int cmp_cstep(const void *x, const void *y)
 {
 	const struct cstep *a = x, *b = y;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	return (a->track > b->track) - (a->track < b->track);
+	int64_t ka[] = {a->step, a->start, a->track}, kb[] = {b->step, b->start, b->track};
+	return tp_cmp_keys(ka, kb, 3);
 }
 
 static int64_t arg_int(const struct tp_profile *p, uint32_t args, uint32_t key, int64_t dflt)

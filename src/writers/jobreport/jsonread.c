@@ -431,45 +431,62 @@ static const struct tp_jv *load_json(const char *path, const char *marker, const
 	return *rc == TP_OK ? root : NULL;
 }
 
-int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d)
+/* Reads the document at path marked "marker": 1 and hands its root to `read`; the parsed
+ * document lives until read returns. */
+static int read_doc(struct tp_job *j, const char *path, const char *marker, const char *what,
+                    int (*read)(struct tp_job *j, const struct tp_jv *root, const char *path,
+                                struct tp_diag *d),
+                    struct tp_diag *d)
 {
 	struct tp_arena scratch;
 	tp_arena_init(&scratch, 0);
 	int rc;
-	const struct tp_jv *root =
-	    load_json(path, "tpuprof_job_entry", "tpuprof job entry", &scratch, &rc, d);
-	struct tp_job_entry *e = NULL;
-	if (root && !(e = tp_job_add(j)))
-		rc = tp_diag_set(d, TP_ENOMEM, "out of memory");
-	else if (root && ((rc = tp_jr_entry_scalars(j, e, root)) != TP_OK ||
-	                  (rc = read_cores(j, e, tp_jr_get(root, "cores"))) != TP_OK))
-		rc = tp_diag_set(d, rc, "out of memory reading %s", path);
-	if (rc != TP_OK && e)
-		j->n--;
+	const struct tp_jv *root = load_json(path, marker, what, &scratch, &rc, d);
+	if (root)
+		rc = read(j, root, path, d);
 	tp_arena_free(&scratch);
 	return rc;
 }
 
-int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d)
+static int read_entry(struct tp_job *j, const struct tp_jv *root, const char *path,
+                      struct tp_diag *d)
 {
-	struct tp_arena scratch;
-	tp_arena_init(&scratch, 0);
-	int rc;
-	const struct tp_jv *root =
-	    load_json(path, "tpuprof_job_summary", "tpuprof job summary", &scratch, &rc, d);
+	int rc = TP_OK;
+	struct tp_job_entry *e = tp_job_add(j);
+	if (!e)
+		rc = tp_diag_set(d, TP_ENOMEM, "out of memory");
+	else if ((rc = tp_jr_entry_scalars(j, e, root)) != TP_OK ||
+	         (rc = read_cores(j, e, tp_jr_get(root, "cores"))) != TP_OK)
+		rc = tp_diag_set(d, rc, "out of memory reading %s", path);
+	if (rc != TP_OK && e)
+		j->n--;
+	return rc;
+}
+
+int tp_job_entry_read(struct tp_job *j, const char *path, struct tp_diag *d)
+{
+	return read_doc(j, path, "tpuprof_job_entry", "tpuprof job entry", read_entry, d);
+}
+
+static int read_summary(struct tp_job *j, const struct tp_jv *root, const char *path,
+                        struct tp_diag *d)
+{
 	const struct tp_jv *calls = tp_jr_get(root, "calls");
-	if (root && (!calls || calls->type != JV_ARR))
-		rc = tp_diag_at(d, TP_EFORMAT, path, 0, "a tpuprof job summary without \"calls\"");
-	for (size_t i = 0; rc == TP_OK && i < calls->n; i++) {
+	if (!calls || calls->type != JV_ARR)
+		return tp_diag_at(d, TP_EFORMAT, path, 0,
+		                  "a tpuprof job summary without \"calls\"");
+	for (size_t i = 0; i < calls->n; i++) {
 		const struct tp_jv *c = &calls->items[i], *u = tp_jr_get(c, "engine_util");
 		struct tp_job_entry *e = tp_job_add(j);
-		if (!e || tp_jr_entry_scalars(j, e, c) != TP_OK) {
-			rc = tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path);
-			break;
-		}
+		if (!e || tp_jr_entry_scalars(j, e, c) != TP_OK)
+			return tp_diag_set(d, TP_ENOMEM, "out of memory reading %s", path);
 		for (int k = 0; k < TP_ENGINES; k++)
 			e->eng_util[k] = tp_jr_num(u, tp_track_kind_name((enum tp_track_kind)k), 0);
 	}
-	tp_arena_free(&scratch);
-	return rc;
+	return TP_OK;
+}
+
+int tp_job_summary_read(struct tp_job *j, const char *path, struct tp_diag *d)
+{
+	return read_doc(j, path, "tpuprof_job_summary", "tpuprof job summary", read_summary, d);
 }

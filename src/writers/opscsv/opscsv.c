@@ -102,28 +102,41 @@ static void put_str(struct tp_buf *b, const char *s)
 	tp_csv_cell(b, s, 1);
 }
 
+size_t tp_opscsv_weight_shapes(const struct tp_profile *p, const struct tp_op_table *t,
+                               const char **shapes)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < t->count; i++) {
+		if (!t->rows[i].sparse_eligible)
+			continue;
+		const char *ws = tp_op_arg_str(p, t->rows[i].args, TP_CAP_KEY_WEIGHT_SHAPE);
+		size_t k = 0;
+		while (k < n && strcmp(shapes[k], ws) != 0)
+			k++;
+		if (k == n)
+			shapes[n++] = ws;
+	}
+	return n;
+}
+
 /* Section 1: the distinct weight shapes of sparse-eligible operators, in numeric order, with
  * the ratios that apply to them. TP_OK / TP_ENOMEM. */
 static int ratio_section(const struct tp_profile *p, const struct tp_op_table *t,
                          const struct tp_sparse_ratios *r, struct tp_buf *out)
 {
 	struct shape_key *shapes = NULL;
-	size_t nshapes = 0;
-	if (t->count && !(shapes = tp_calloc(t->count, sizeof *shapes)))
+	const char **text = NULL;
+	if (t->count && (!(shapes = tp_calloc(t->count, sizeof *shapes)) ||
+	                 !(text = tp_calloc(t->count, sizeof *text)))) {
+		tp_free(shapes);
 		return TP_ENOMEM;
-	for (size_t i = 0; i < t->count; i++) {
-		if (!t->rows[i].sparse_eligible)
-			continue;
-		const char *ws = tp_op_arg_str(p, t->rows[i].args, TP_CAP_KEY_WEIGHT_SHAPE);
-		int seen = 0;
-		for (size_t k = 0; k < nshapes && !seen; k++)
-			seen = strcmp(shapes[k].text, ws) == 0;
-		if (seen)
-			continue;
-		shapes[nshapes].text = ws;
-		parse_dims(&shapes[nshapes]);
-		nshapes++;
 	}
+	size_t nshapes = tp_opscsv_weight_shapes(p, t, text);
+	for (size_t k = 0; k < nshapes; k++) {
+		shapes[k].text = text[k];
+		parse_dims(&shapes[k]);
+	}
+	tp_free(text);
 	qsort(shapes, nshapes, sizeof *shapes, cmp_shape);
 	tp_buf_puts(out, "weight shape,90% 4x1 perf ratio,80% 4x1 perf ratio,"
 	                 "70% 4x1 perf ratio,others,ratio source\n");

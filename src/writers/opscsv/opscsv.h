@@ -67,6 +67,11 @@ double tp_sparse_ratio_at(const struct tp_sparse_ratio_row *row, int aim_pct);
  * every '"' doubled (RFC 4180). Numbers the writer formats itself pass from_input = 0. */
 void tp_csv_cell(struct tp_buf *b, const char *s, int from_input);
 
+/* The distinct weight shapes of the sparse-eligible operators of `t`, in first-seen order,
+ * into shapes (room for t->count); returns how many. */
+size_t tp_opscsv_weight_shapes(const struct tp_profile *p, const struct tp_op_table *t,
+                               const char **shapes);
+
 /* Renders ops.csv for table `t` of profile `p` with ratios `r` into `out` (appended).
  * Layout: docs/ops-csv.md. Returns TP_OK or TP_ENOMEM (out->oom). */
 int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,

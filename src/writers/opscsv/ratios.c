@@ -58,9 +58,7 @@ static int canon_shape(const char *s, size_t n, char out[TP_SPARSE_SHAPE_MAX])
 	size_t pos = 0, o = 0;
 	int dims = 0;
 	while (pos <= n) {
-		size_t e = pos;
-		while (e < n && s[e] != 'x')
-			e++;
+		size_t e = tp_field_end(s, n, pos, 'x');
 		uint64_t v;
 		if (tp_parse_u64(s + pos, e - pos, &v) || v == 0 || v > INT32_MAX ||
 		    ++dims > TP_MAX_DIMS)

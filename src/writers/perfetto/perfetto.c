@@ -72,6 +72,16 @@ static size_t seen_slot(const char *s)
 	return (size_t)(h >> 20) & (SEEN_SLOTS - 1);
 }
 
+static int ient_used(const void *e)
+{
+	return ((const struct ient *)e)->s != NULL;
+}
+
+static size_t ient_hash(const void *e, size_t cap)
+{
+	return ihash(((const struct ient *)e)->s, cap);
+}
+
 static struct ient *imap_get(struct imap *m, const char *s)
 {
 	if (m->n * 2 >= m->cap && m->cap >= IMAP_MAX_SLOTS) {
@@ -83,21 +93,10 @@ static struct ient *imap_get(struct imap *m, const char *s)
 		m->n = 0;
 	}
 	if (m->n * 2 >= m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 256;
-		struct ient *ne = tp_calloc(ncap, sizeof *ne);
+		struct ient *ne = tp_oa_grow(m->e, &m->cap, 256, sizeof *ne, ient_used, ient_hash);
 		if (!ne)
 			return NULL;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (!m->e[i].s)
-				continue;
-			size_t h = ihash(m->e[i].s, ncap);
-			while (ne[h].s)
-				h = (h + 1) & (ncap - 1);
-			ne[h] = m->e[i];
-		}
-		tp_free(m->e);
 		m->e = ne;
-		m->cap = ncap;
 	}
 	size_t h = ihash(s, m->cap);
 	while (m->e[h].s) {

@@ -177,23 +177,12 @@ static long partner(const struct plan *pl, size_t i)
 	return -1;
 }
 
-struct start_key {
-	const struct tp_slice *s;
-	int64_t ts;
-};
-
-static int start_after(const void *ctx, size_t i)
-{
-	const struct start_key *k = ctx;
-	return k->s[i].start_ns > k->ts;
-}
-
 /* The index of the slice of t enclosing ts (the latest-starting one that has not ended), or
  * -1. Slices are sorted by start (tp_profile_finish). */
 static long enclosing(const struct tp_track *t, int64_t ts)
 {
-	struct start_key key = {t->slices, ts};
-	size_t lo = tp_upper_bound(t->count, start_after, &key);
+	size_t lo = tp_upper_bound_i64(t->slices, t->count, sizeof *t->slices,
+	                               offsetof(struct tp_slice, start_ns), ts);
 	/* Walk back over the slices that started no later than ts: nested ones come after their
 	 * parents, so the first that still covers ts is the innermost. A bounded walk keeps a
 	 * pathological track from costing O(n) per flow. */
@@ -438,13 +427,9 @@ struct track_edge {
 static int track_edge_cmp(const void *x, const void *y)
 {
 	const struct track_edge *a = x, *b = y;
-	if (a->dst_dt != b->dst_dt)
-		return a->dst_dt < b->dst_dt ? -1 : 1;
-	if (a->dst_idx != b->dst_idx)
-		return a->dst_idx < b->dst_idx ? -1 : 1;
-	if (a->src_dt != b->src_dt)
-		return a->src_dt < b->src_dt ? -1 : 1;
-	return a->src_idx < b->src_idx ? -1 : a->src_idx > b->src_idx;
+	int64_t ka[] = {a->dst_dt, a->dst_idx, a->src_dt, a->src_idx};
+	int64_t kb[] = {b->dst_dt, b->dst_idx, b->src_dt, b->src_idx};
+	return tp_cmp_keys(ka, kb, 4);
 }
 
 /* The model's explicit flows (imported traces) as edges, when both ends resolve to a slice

@@ -473,25 +473,25 @@ static size_t key_hash(const char *s, size_t cap)
 	return (size_t)(((uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
 }
 
+static int keyent_used(const void *e)
+{
+	return ((const struct keyent *)e)->s != NULL;
+}
+
+static size_t keyent_hash(const void *e, size_t cap)
+{
+	return key_hash(((const struct keyent *)e)->s, cap);
+}
+
 /* The arg_key id of an argument name, inserting the sanitised key on first sight. */
 static int key_id(struct sw *w, const char *name, int64_t *id)
 {
 	if ((w->nkeys + 1) * 2 > w->cap_keys) {
-		size_t ncap = w->cap_keys ? w->cap_keys * 2 : 64;
-		struct keyent *nk = tp_calloc(ncap, sizeof *nk);
+		struct keyent *nk =
+		    tp_oa_grow(w->keys, &w->cap_keys, 64, sizeof *nk, keyent_used, keyent_hash);
 		if (!nk)
 			return oom(w);
-		for (size_t i = 0; i < w->cap_keys; i++) {
-			if (!w->keys[i].s)
-				continue;
-			size_t h = key_hash(w->keys[i].s, ncap);
-			while (nk[h].s)
-				h = (h + 1) & (ncap - 1);
-			nk[h] = w->keys[i];
-		}
-		tp_free(w->keys);
 		w->keys = nk;
-		w->cap_keys = ncap;
 	}
 	size_t h = key_hash(name, w->cap_keys);
 	while (w->keys[h].s) {

@@ -62,17 +62,7 @@ static double ms(double ns)
 static void weight_shapes(const struct tp_profile *p, const struct tp_op_table *t,
                           const char **shapes, size_t *n)
 {
-	size_t nshapes = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		if (!t->rows[i].sparse_eligible)
-			continue;
-		const char *w = tp_op_arg_str(p, t->rows[i].args, TP_CAP_KEY_WEIGHT_SHAPE);
-		int seen = 0;
-		for (size_t k = 0; k < nshapes && !seen; k++)
-			seen = !strcmp(shapes[k], w);
-		if (!seen)
-			shapes[nshapes++] = w;
-	}
+	size_t nshapes = tp_opscsv_weight_shapes(p, t, shapes);
 	if (nshapes) /* shapes is NULL for an empty table: qsort(NULL, 0) is undefined */
 		qsort(shapes, nshapes, sizeof *shapes, shape_cmp);
 	*n = nshapes;

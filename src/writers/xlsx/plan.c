@@ -117,13 +117,9 @@ struct track_key {
 static int engine_order(const void *a, const void *b)
 {
 	const struct track_key *x = a, *y = b;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->core != y->core)
-		return x->core < y->core ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
+	int64_t kx[] = {x->device, x->core, x->kind, x->index};
+	int64_t ky[] = {y->device, y->core, y->kind, y->index};
+	return tp_cmp_keys(kx, ky, 4);
 }
 
 int xl_multi_device(const struct tp_profile *p)

@@ -44,7 +44,8 @@ int bmp_gctx_oom(struct bmp_gctx *c)
 
 /* 1 if a[0..k) == b[0..k): word loads the compiler unrolls for a constant k (a libc memcmp
  * call per key costs more than the compare on these short keys). A tail after whole words is
- * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each. */
+ * the last 8 bytes again (overlapping); below 8 bytes, one 4-, 2- and 1-byte compare each (the
+ * loop over 4 and 2 unrolls too). */
 static inline int eqn(const char *a, const char *b, size_t k)
 {
 	uint64_t x, y;
@@ -64,25 +65,17 @@ static inline int eqn(const char *a, const char *b, size_t k)
 		memcpy(&y, b + k - 8, 8);
 		return x == y;
 	}
-	if (k >= 4) {
-		uint32_t u, v;
-		memcpy(&u, a, 4);
-		memcpy(&v, b, 4);
+	for (size_t w = 4; w >= 2; w /= 2) {
+		if (k < w)
+			continue;
+		uint32_t u = 0, v = 0;
+		memcpy(&u, a, w);
+		memcpy(&v, b, w);
 		if (u != v)
 			return 0;
-		a += 4;
-		b += 4;
-		k -= 4;
-	}
-	if (k >= 2) {
-		uint16_t u, v;
-		memcpy(&u, a, 2);
-		memcpy(&v, b, 2);
-		if (u != v)
-			return 0;
-		a += 2;
-		b += 2;
-		k -= 2;
+		a += w;
+		b += w;
+		k -= w;
 	}
 	return !k || *a == *b;
 }
@@ -828,15 +821,13 @@ static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
                      struct bmp_global *g, struct tp_diag *d)
 {
-	struct bmp_gctx c;
-	memset(&c, 0, sizeof c);
-	c.path = path;
-	c.p = p;
-	c.g = g;
-	c.d = d;
-	c.cur_layer = -1;
-	c.cur_subnet = -1;
-	c.pend_layer = -1;
+	struct bmp_gctx c = {.path = path,
+	                     .p = p,
+	                     .g = g,
+	                     .d = d,
+	                     .cur_layer = -1,
+	                     .cur_subnet = -1,
+	                     .pend_layer = -1};
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
 	/* jobs - 1 scanning workers: the calling thread applies the chunks in order and scans
 	 * the next one itself when no worker has taken it yet. */
@@ -849,13 +840,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		nthreads = (unsigned)(nchunks - 1);
 	unsigned long no = 0;
 	int rc = TP_OK;
-	struct gpool gp;
-	memset(&gp, 0, sizeof gp);
-	gp.text = text;
-	gp.len = len;
-	gp.nchunks = nchunks;
-	gp.g = g;
-	gp.nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1;
+	struct gpool gp = {.text = text,
+	                   .len = len,
+	                   .nchunks = nchunks,
+	                   .g = g,
+	                   .nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1};
 	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
 	gp.ready = tp_calloc(gp.nslot, 1);
 	if (!gp.slot || !gp.ready) {

@@ -87,14 +87,10 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns, struct bmp_sim_
 	int is_gdma = 0;
 	uint64_t b = 0, g = 0, t = 0;
 	while (i <= n) {
-		size_t e = i;
-		while (e < n && s[e] != '|')
-			e++;
+		size_t e = tp_field_end(s, n, i, '|');
 		if (fields >= 2) {
 			/* key:value */
-			size_t colon = i;
-			while (colon < e && s[colon] != ':')
-				colon++;
+			size_t colon = tp_field_end(s, e, i, ':');
 			if (colon == e || colon == i)
 				return 0;
 			size_t kn = colon - i;

@@ -424,28 +424,27 @@ static size_t cost_hash(const struct tp_cost *c, size_t cap)
 	return (size_t)(h ^ h >> 29) & (cap - 1);
 }
 
+static int cost_set_used(const void *e)
+{
+	return ((const struct cost_set *)e)->args != 0;
+}
+
+static size_t cost_set_hash(const void *e, size_t cap)
+{
+	const struct cost_set *x = e;
+	struct tp_cost k = {.alg_ops = x->alg, .uarch_ops = x->uarch, .alg_cycle = x->cycle};
+	return cost_hash(&k, cap);
+}
+
 /* The slot of entry c (empty when absent); grows the table first when half full. */
 static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
 {
 	if (2 * (s->n + 1) > s->cap) {
-		size_t cap = s->cap ? 2 * s->cap : 64;
-		struct cost_set *v = tp_calloc(cap, sizeof *v);
+		struct cost_set *v =
+		    tp_oa_grow(s->v, &s->cap, 64, sizeof *v, cost_set_used, cost_set_hash);
 		if (!v)
 			return NULL;
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->v[i].args)
-				continue;
-			struct tp_cost k = {.alg_ops = s->v[i].alg,
-			                    .uarch_ops = s->v[i].uarch,
-			                    .alg_cycle = s->v[i].cycle};
-			size_t j = cost_hash(&k, cap);
-			while (v[j].args)
-				j = (j + 1) & (cap - 1);
-			v[j] = s->v[i];
-		}
-		tp_free(s->v);
 		s->v = v;
-		s->cap = cap;
 	}
 	size_t j = cost_hash(c, s->cap);
 	while (s->v[j].args && !(s->v[j].alg == c->alg_ops && s->v[j].uarch == c->uarch_ops &&

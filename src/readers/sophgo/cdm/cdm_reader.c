@@ -298,7 +298,7 @@ out:
 	return rc;
 }
 
-static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
+static int read_all(struct cdm_rd *r, const struct tp_bmprofile_opts *o)
 {
 	int rc = scan(r);
 	if (rc)
@@ -393,7 +393,7 @@ static int read_all(struct cdm_rd *r, const struct tp_cdm_opts *o)
 	return rc;
 }
 
-int tp_cdm_read(const char *dir, const struct tp_cdm_opts *o, struct tp_profile **out,
+int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_profile **out,
                 struct tp_diag *d)
 {
 	*out = NULL;

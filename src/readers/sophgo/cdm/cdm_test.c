@@ -376,7 +376,7 @@ static const char *gen_dir(const char *name, const char *args)
 static struct tp_profile *read_jobs(const char *dir, int detail, int jobs, struct tp_diag *d,
                                     int *rc)
 {
-	struct tp_cdm_opts o = {.detail = detail, .jobs = jobs};
+	struct tp_bmprofile_opts o = {.detail = detail, .jobs = jobs};
 	struct tp_profile *p = NULL;
 	memset(d, 0, sizeof *d);
 	*rc = tp_cdm_read(dir, &o, &p, d);

@@ -215,13 +215,7 @@
   }
   function buildOverview2() {
     $('top-layers').parentElement.parentElement.style.display = 'none'; /* the device rankings */
-    if (D.notes.length || D.argsDropped) {
-      const ul = el('ul');
-      for (const n of D.notes) ul.appendChild(el('li', null, n));
-      if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets (tensors, attributes) were left out of this page to keep it small.'));
-      $('notes').appendChild(el('h3', null, 'Notes'));
-      $('notes').appendChild(ul);
-    }
+    buildNotes(' (tensors, attributes)');
   }
 
   /* ---------------------------------------------------------------- operators and steps */

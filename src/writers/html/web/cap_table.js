@@ -40,64 +40,32 @@
     return v;
   }
   function filterTable() {
-    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim());
+    const ty = strHits($('f-type').value.trim());
     const tq = $('f-type').value.trim().toLowerCase(), tcache = new Map();
     const aq = $('f-layer').value.trim().toLowerCase(), cache = new Map();
-    const minNs = Number($('f-dur').value || 0) * 1000;
-    let total = 0;
-    for (const L of lanes) if (isEvLane(L)) total += L.n;
-    const RL = new Int32Array(total), RI = new Int32Array(total);
-    let n = 0;
-    lanes.forEach((L, li) => {
-      if (!isEvLane(L) || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+    tRows = filterRows(isEvLane, (L) => {
       const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), ar = col(T, 'ar');
-      for (let i = 0; i < L.n; i++) {
-        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+      return (i) => {
         const a = isCol(ar) ? ar[i] : ar || 0;
-        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0] && !argHit(a, tq, tcache, TYPE_KEYS)) continue;
-        if (aq && !argHit(a, aq, cache, null)) continue;
-        RL[n] = li; RI[n] = i; n++;
-      }
-    });
-    tRows = tableRows(RL, RI, n);
-    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' events';
-    $('cmd-spacer').style.height = n * ROW_H + 'px';
-    $('cmd-scroll').scrollTop = 0;
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0] && !argHit(a, tq, tcache, TYPE_KEYS)) return false;
+        return !aq || argHit(a, aq, cache, null);
+      };
+    }, 'events');
     drawTable();
   }
   function drawTable() {
-    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
-    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(tRows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
-    sp.textContent = '';
-    for (let k = first; k < last; k++) {
-      const L = lanes[tRows.L[k]], i = tRows.I[k], a = capArgs(L, i);
-      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
-      r.style.position = 'absolute';
-      r.style.top = k * ROW_H + 'px';
-      r.style.left = r.style.right = '0';
-      r.style.gridTemplateColumns = EV_GRID;
-      const attrs = a.attrs.map(([k2, v]) => k2 + '=' + v).join(', ');
-      for (const v of [L.label, str(at(L.T, 'nm', i)), a.kind, a.type, fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]),
-        a.inputs.map(tensorText).join(', '), a.outputs.map(tensorText).join(', '), attrs]) {
-        const c = el('span', null, v);
-        c.title = v;
-        r.appendChild(c);
-      }
-      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
-      sp.appendChild(r);
-    }
+    drawTableRows(tRows, (L, i) => {
+      const a = capArgs(L, i), attrs = a.attrs.map(([k, v]) => k + '=' + v).join(', ');
+      return [L.label, str(at(L.T, 'nm', i)), a.kind, a.type, fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]),
+        a.inputs.map(tensorText).join(', '), a.outputs.map(tensorText).join(', '), attrs];
+    }, EV_GRID, true);
   }
 
   /* ---------------------------------------------------------------- legend (capture) */
   /* The most frequent event names with their colour (colours are per name), the counter
    * series, and how to read the lanes. */
   function buildLegend() {
-    const box = $('legend');
-    box.textContent = '';
-    const evs = new Map(), ctrs = new Map();
-    countLaneNames((L) => (L.kind === 'Counter' ? ctrs : evs));
-    legendTop(box, 'Events:', evs, 12);
-    legendTop(box, 'Counters:', ctrs, 6);
+    const box = legendNames((L) => L.kind === 'Counter', 'Events:', 12, 'Counters:', 6);
     box.appendChild(el('span', { class: 'lg-title' }, 'Rows: nesting depth (step \u2192 activity \u2192 operator \u2192 \u2026); counter lanes: value over time; labels on blocks \u2265 36 px'));
   }
 

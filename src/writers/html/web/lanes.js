@@ -188,6 +188,67 @@
     }
   }
 
+  /* Starts the legend with the most frequent names of two groups of lanes (second(L): the
+   * lane is of the second), at most max1 and max2 of each under their titles; returns the
+   * legend's box for what follows. */
+  function legendNames(second, title1, max1, title2, max2) {
+    const box = $('legend'), m = [new Map(), new Map()];
+    box.textContent = '';
+    countLaneNames((L) => m[second(L) ? 1 : 0]);
+    legendTop(box, title1, m[0], max1);
+    legendTop(box, title2, m[1], max2);
+    return box;
+  }
+
+  /* The rows of a table after its filters: each row (index i of a lane inTable accepts; only
+   * the lane the f-engine filter names, when it names one) at least the f-dur filter long for
+   * which keepOf(L)(i) is true, as tableRows gives them; shows the count of those rows among
+   * all (`noun`: what a row is) and scrolls the table back to its top. */
+  function filterRows(inTable, keepOf, noun) {
+    const eng = $('f-engine').value, minNs = Number($('f-dur').value || 0) * 1000;
+    let total = 0;
+    for (const L of lanes) if (inTable(L)) total += L.n;
+    const RL = new Int32Array(total), RI = new Int32Array(total);
+    let n = 0;
+    lanes.forEach((L, li) => {
+      if (!inTable(L) || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+      const keep = keepOf(L);
+      for (let i = 0; i < L.n; i++) {
+        if (minNs && L.end[i] - L.start[i] < minNs) continue;
+        if (keep(i)) { RL[n] = li; RI[n] = i; n++; }
+      }
+    });
+    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' ' + noun;
+    $('cmd-spacer').style.height = n * ROW_H + 'px';
+    $('cmd-scroll').scrollTop = 0;
+    return tableRows(RL, RI, n);
+  }
+
+  /* Draws the rows of a table (tableRows) that lie in its scroll window, the only rows that
+   * exist as elements: cells(L, i) gives a row's texts, grid (when given) its grid columns,
+   * titled puts each text in its cell's tooltip too. A click jumps the timeline to the row
+   * and pins it. */
+  function drawTableRows(rows, cells, grid, titled) {
+    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
+    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(rows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
+    sp.textContent = '';
+    for (let k = first; k < last; k++) {
+      const L = lanes[rows.L[k]], i = rows.I[k];
+      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
+      r.style.position = 'absolute';
+      r.style.top = k * ROW_H + 'px';
+      r.style.left = r.style.right = '0';
+      if (grid) r.style.gridTemplateColumns = grid;
+      for (const v of cells(L, i)) {
+        const c = el('span', null, v);
+        if (titled) c.title = v;
+        r.appendChild(c);
+      }
+      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
+      sp.appendChild(r);
+    }
+  }
+
   /* A table's n filtered rows, (lane, index) pairs in RL and RI, as the table draws them:
    * longest first when "longest first" (f-sort) is checked, else as found. */
   function tableRows(RL, RI, n) {

@@ -164,6 +164,16 @@
       { name: 'Concurrency', fmt: fmtPct }, { name: 'MAC util', fmt: (v) => (T.flops ? fmtPct(v) : 'n/a') }], wrows, -1));
     box.appendChild(el('div', { class: 'muted' }, (T.cost ? 'Each peak series is cumulative from the 100% overlap row; the longer engine is the total.' : 'Each Function at the peak: n/a, no TIU cost model for this dump.')));
   }
+  /* The profile's notes and, when the page left argument sets out, how many (what: what the
+   * sets hold, as it reads after "argument sets"). */
+  function buildNotes(what) {
+    if (!D.notes.length && !D.argsDropped) return;
+    const ul = el('ul');
+    for (const n of D.notes) ul.appendChild(el('li', null, n));
+    if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets' + what + ' were left out of this page to keep it small.'));
+    $('notes').appendChild(el('h3', null, 'Notes'));
+    $('notes').appendChild(ul);
+  }
   function buildOverview2() {
   if (A && A.topLayers.length) {
     const rows = A.topLayers.map((r, i) => [i + 1, r.layer >= 0 ? layerText(r.layer) : str(r.name), str(r.type),
@@ -180,12 +190,6 @@
       { name: 'Share', fmt: fmtPct }], rows, 4, true, 20));
   } else $('top-cmds').appendChild(el('div', { class: 'muted' }, 'No command statistics (analysis not available).'));
   if (A && A.ltab) buildLayerTable(A.ltab);
-  if (D.notes.length || D.argsDropped) {
-    const ul = el('ul');
-    for (const n of D.notes) ul.appendChild(el('li', null, n));
-    if (D.argsDropped) ul.appendChild(el('li', null, D.argsDropped + ' argument sets were left out of this page to keep it small.'));
-    $('notes').appendChild(el('h3', null, 'Notes'));
-    $('notes').appendChild(ul);
-  }
+  buildNotes('');
 
   }

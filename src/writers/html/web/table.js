@@ -16,57 +16,32 @@
   }
   let filterTimer = 0;
   function filterTable() {
-    const eng = $('f-engine').value, ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
-    const minNs = Number($('f-dur').value || 0) * 1000;
-    let total = 0;
-    for (const L of lanes) if (L.kind !== 'Layer') total += L.n;
-    const RL = new Int32Array(total), RI = new Int32Array(total);
-    let n = 0;
+    const ty = strHits($('f-type').value.trim()), ly = strHits($('f-layer').value.trim());
     if (ly) lyDecode();
-    lanes.forEach((L, li) => {
-      if (L.kind === 'Layer' || !L.n || !L.ready || (eng !== '' && Number(eng) !== li)) return;
+    tRows = filterRows((L) => L.kind !== 'Layer', (L) => {
       const T = L.T, nm = col(T, 'nm'), tyc = col(T, 'ty'), lyc = col(T, 'ly');
-      for (let i = 0; i < L.n; i++) {
-        if (minNs && L.end[i] - L.start[i] < minNs) continue;
-        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0]) continue;
-        if (ly) { const l = isCol(lyc) ? lyc[i] : lyc || 0; if (!l || (!ly[LY.name[l - 1]] && !ly[LY.type[l - 1]])) continue; }
-        RL[n] = li; RI[n] = i; n++;
-      }
-    });
-    tRows = tableRows(RL, RI, n);
-    $('f-count').textContent = n.toLocaleString('en-US') + ' of ' + total.toLocaleString('en-US') + ' commands';
-    $('cmd-spacer').style.height = n * ROW_H + 'px';
-    $('cmd-scroll').scrollTop = 0;
+      return (i) => {
+        if (ty && !ty[isCol(nm) ? nm[i] : nm || 0] && !ty[isCol(tyc) ? tyc[i] : tyc || 0]) return false;
+        if (!ly) return true;
+        const l = isCol(lyc) ? lyc[i] : lyc || 0;
+        return l && (ly[LY.name[l - 1]] || ly[LY.type[l - 1]]);
+      };
+    }, 'commands');
     drawTable();
   }
   function drawTable() {
-    const sc = $('cmd-scroll'), sp = $('cmd-spacer');
-    const first = Math.floor(sc.scrollTop / ROW_H), last = Math.min(tRows.n, first + Math.ceil(sc.clientHeight / ROW_H) + 2);
-    sp.textContent = '';
-    for (let k = first; k < last; k++) {
-      const L = lanes[tRows.L[k]], i = tRows.I[k], T = L.T;
-      const r = el('div', { class: 'cmd-row' + (pinned && pinned.L === L && pinned.i === i ? ' sel' : '') });
-      r.style.position = 'absolute';
-      r.style.top = k * ROW_H + 'px';
-      r.style.left = r.style.right = '0';
-      const lyi = at(T, 'ly', i);
-      for (const v of [(L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label, String(at(T, 'cmd', i)), str(at(T, 'nm', i)), str(at(T, 'ty', i)),
-        fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]), lyi ? layerText(lyi - 1) : '-', String(i + 1)]) r.appendChild(el('span', null, v));
-      r.addEventListener('click', () => { jumpTo({ L, i }); drawTable(); });
-      sp.appendChild(r);
-    }
+    drawTableRows(tRows, (L, i) => {
+      const T = L.T, lyi = at(T, 'ly', i);
+      return [(L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label, String(at(T, 'cmd', i)), str(at(T, 'nm', i)), str(at(T, 'ty', i)),
+        fmtTime(L.start[i]), fmtTime(L.end[i] - L.start[i]), lyi ? layerText(lyi - 1) : '-', String(i + 1)];
+    });
   }
 
   /* ---------------------------------------------------------------- legend */
   /* Colours: one per command / layer name (hashed), so the most frequent names of the engine
    * lanes and of the layer lanes are listed with their swatch; then the fixed marks. */
   function buildLegend() {
-    const box = $('legend');
-    box.textContent = '';
-    const cmds = new Map(), lays = new Map();
-    countLaneNames((L) => (L.kind === 'Layer' ? lays : cmds));
-    legendTop(box, 'Commands:', cmds, 12);
-    legendTop(box, 'Layers:', lays, 8);
+    const box = legendNames((L) => L.kind === 'Layer', 'Commands:', 12, 'Layers:', 8);
     const fixed = el('span', { class: 'lg-item' });
     const sys = el('span', { class: 'legend' });
     sys.style.background = PALETTE[SYS_COLOR];
