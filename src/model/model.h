@@ -331,6 +331,20 @@ static inline uint64_t tp_slice_end_cycle(const struct tp_track *t, const struct
 	return s->cycles ? c + s->cycles - 1 : c;
 }
 
+/* The Global Idx of the slice at index i of its track: its place on the track counted from 1,
+ * as the vendor numbers commands in tiuRegInfo_N.txt, tdmaRegInfo_N.txt and
+ * PerfAI_output.csv. Every output that shows a "Global Idx" (TP_KEY_GLOBAL_IDX) takes it from
+ * here or from tp_slice_global_idx, so that the outputs cannot disagree on the base. */
+static inline uint64_t tp_global_idx(size_t i)
+{
+	return (uint64_t)i + 1;
+}
+/* The Global Idx of slice s of track t (s must be one of t's slices). */
+static inline uint64_t tp_slice_global_idx(const struct tp_track *t, const struct tp_slice *s)
+{
+	return tp_global_idx((size_t)(s - t->slices));
+}
+
 /* The end of slice s of track t (s must be one of t's slices): start_ns plus its duration.
  * tp_slice_dur is end - start. Inline: read in every per-slice loop. */
 static inline int64_t tp_slice_dur(const struct tp_track *t, const struct tp_slice *s)

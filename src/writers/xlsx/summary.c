@@ -553,8 +553,8 @@ static uint32_t sheets_table(struct xl *x, struct xl_sheet *s, uint32_t row, con
 		xl_num(x, s, row, 3, t->core, x->f.cyc);
 		xl_num(x, s, row, 4, (double)(pt->index + 1), x->f.cyc);
 		xl_num(x, s, row, 5, (double)pt->count, x->f.cyc);
-		xl_num(x, s, row, 6, (double)pt->first, x->f.cyc);
-		xl_num(x, s, row, 7, (double)(pt->first + pt->count - 1), x->f.cyc);
+		xl_num(x, s, row, 6, (double)tp_global_idx(pt->first), x->f.cyc);
+		xl_num(x, s, row, 7, (double)tp_global_idx(pt->first + pt->count - 1), x->f.cyc);
 		xl_num(x, s, row, 8, (double)t->count, x->f.cyc);
 		row++;
 	}
