@@ -800,7 +800,7 @@ def real(tpuprof, dump, work):
             cols = [c.strip() for c in line.split("|")]
             if cols[0] == "Overall":
                 break  # only the first table (the reference Summary) has these columns
-            if len(cols) == 11 and cols[0].isdigit():
+            if len(cols) == 13 and cols[0].isdigit():
                 core = int(cols[0])
                 r = s.get(core, {})
                 seen += 1
@@ -810,6 +810,8 @@ def real(tpuprof, dump, work):
                 check(r.get("totalTiuCycle") == int(cols[4]), "summary.txt core %d TIU" % core)
                 check(r.get("totalGdmaCycle") == int(cols[6]), "summary.txt core %d GDMA" % core)
                 check("%.2f" % r.get("gdmaDdrAvgBandwidth(GB/s)", -1) == cols[7], "summary.txt core %d DDR" % core)
+                check("%.2f" % r.get("gdmaAvgDdrBurstLength", -1) == cols[9],
+                      "summary.txt core %d burst length" % core)
         check(seen == 2, "summary.txt has the two core rows (%d)" % seen)
     else:
         check(False, "summary.txt written next to the workbook")

@@ -119,7 +119,8 @@ static void dma_totals(struct xl *x, struct xl_sheet *s, const struct tp_engine_
 	                                "records",
 	                                "busyTime(us)",
 	                                "idleTime(us)",
-	                                "utilisation"};
+	                                "utilisation",
+	                                "avgDdrBurstLength"};
 	xl_header_row(x, s, 0, h, sizeof h / sizeof *h);
 	xl_num(x, s, 1, 0, (double)e->working_cycle, x->f.cyc);
 	xl_num(x, s, 1, 1, (double)e->busy_cycle, x->f.cyc);
@@ -137,6 +138,7 @@ static void dma_totals(struct xl *x, struct xl_sheet *s, const struct tp_engine_
 	xl_num(x, s, 1, 12, xl_ns_to_us(e->busy_ns), x->f.us);
 	xl_num(x, s, 1, 13, xl_ns_to_us(e->idle_ns), x->f.us);
 	xl_num(x, s, 1, 14, e->utilization, x->f.pct);
+	xl_num(x, s, 1, 15, e->ddr_avg_burst, x->f.gbps);
 }
 
 /* The note on row 2 of an engine sheet: the cut, the clock and units, and the part's place
