@@ -232,8 +232,13 @@ struct tp_cost_pk {
 _Static_assert(sizeof(struct tp_cost_pk) == 16, "tp_cost_pk must stay 16 bytes");
 
 struct tp_track {
-	uint32_t name;  /* strtab id: "TIU", "GDMA", thread name, ... */
-	uint8_t kind;   /* enum tp_track_kind */
+	uint32_t name; /* strtab id: "TIU", "GDMA", thread name, ... */
+	uint8_t kind;  /* enum tp_track_kind */
+	/* How the vendor of this track's chip prints a command's End Cycle (tp_slice_end_cycle):
+	 * 0 its last cycle, start + cycles - 1, with Asic Cycle = End - Start + 1 (PerfAI
+	 * chips); 1 the first cycle after it, start + cycles, with the cycles = End - Start
+	 * (BM1684X / BM1684 instruction.csv). */
+	uint8_t end_cycle_exclusive;
 	int32_t device; /* index into profile->devices */
 	int32_t core;   /* core index inside the device, -1 for host tracks */
 	int64_t tid;    /* OS thread id for THREAD tracks (captures), else 0 */
@@ -324,10 +329,14 @@ static inline uint64_t tp_slice_start_cycle(const struct tp_track *t, const stru
 {
 	return (uint64_t)t->labels[s->label].cycle_hi << 32 | s->start_cycle_lo;
 }
-/* The last engine cycle of slice s (start + cycles - 1; the start when cycles is 0). */
+/* The End Cycle of slice s as its chip's vendor prints it: the last engine cycle (start +
+ * cycles - 1; the start when cycles is 0), or start + cycles on a track with
+ * end_cycle_exclusive. Every output's "End Cycle" comes from here. */
 static inline uint64_t tp_slice_end_cycle(const struct tp_track *t, const struct tp_slice *s)
 {
 	uint64_t c = tp_slice_start_cycle(t, s);
+	if (t->end_cycle_exclusive)
+		return c + s->cycles;
 	return s->cycles ? c + s->cycles - 1 : c;
 }
 
