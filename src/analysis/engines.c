@@ -51,15 +51,10 @@ void tp_analysis_burst_add(const struct tp_profile *p, const struct tp_burst_key
 	}
 }
 
-void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t total_ns)
+/* e's bandwidths (bytes / ns of their cycles at mhz) and burst length from its sums: one
+ * core's, or the Overall row's over the cores. */
+static void data_ratios(struct tp_engine_stats *e, double mhz)
 {
-	/* PerfWeb: TIU excludes only wait_msg; DMA working = total - sys wait. Both are the same
-	 * expression with our kinds. */
-	e->working_cycle = e->total_cycle - e->wait_cycle;
-	e->working_ns = tp_cycles_to_ns(e->working_cycle, mhz);
-	e->busy_ns = tp_cycles_to_ns(e->busy_cycle, mhz);
-	e->idle_ns = total_ns > e->busy_ns ? total_ns - e->busy_ns : 0;
-	e->utilization = tp_analysis_ratio((double)e->busy_ns, (double)total_ns);
 	e->ddr_avg_gbps =
 	    tp_analysis_ratio((double)e->ddr_bytes, (double)tp_cycles_to_ns(e->ddr_cycle, mhz));
 	e->l2_avg_gbps =
@@ -69,6 +64,18 @@ void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t to
 	e->ddr_write_gbps = tp_analysis_ratio((double)e->ddr_write_bytes,
 	                                      (double)tp_cycles_to_ns(e->ddr_write_cycle, mhz));
 	e->ddr_avg_burst = tp_analysis_ratio((double)e->ddr_burst_sum, (double)e->ddr_xact);
+}
+
+void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t total_ns)
+{
+	/* PerfWeb: TIU excludes only wait_msg; DMA working = total - sys wait. Both are the same
+	 * expression with our kinds. */
+	e->working_cycle = e->total_cycle - e->wait_cycle;
+	e->working_ns = tp_cycles_to_ns(e->working_cycle, mhz);
+	e->busy_ns = tp_cycles_to_ns(e->busy_cycle, mhz);
+	e->idle_ns = total_ns > e->busy_ns ? total_ns - e->busy_ns : 0;
+	e->utilization = tp_analysis_ratio((double)e->busy_ns, (double)total_ns);
+	data_ratios(e, mhz);
 }
 
 /* Core c's ratios against the total time; returns its parallelism numerator (TIU + GDMA + SDMA
@@ -181,16 +188,8 @@ static void overall_row(const struct tp_profile *p, struct tp_analysis *a, doubl
 				mhz = p->tracks[i].freq_mhz;
 				break;
 			}
-		o->ddr_avg_gbps = tp_analysis_ratio((double)o->ddr_bytes,
-		                                    (double)tp_cycles_to_ns(o->ddr_cycle, mhz));
-		o->l2_avg_gbps = tp_analysis_ratio((double)o->l2_bytes,
-		                                   (double)tp_cycles_to_ns(o->l2_cycle, mhz));
-		o->ddr_read_gbps = tp_analysis_ratio(
-		    (double)o->ddr_read_bytes, (double)tp_cycles_to_ns(o->ddr_read_cycle, mhz));
-		o->ddr_write_gbps = tp_analysis_ratio(
-		    (double)o->ddr_write_bytes, (double)tp_cycles_to_ns(o->ddr_write_cycle, mhz));
+		data_ratios(o, mhz);
 		o->utilization = tp_analysis_ratio((double)o->busy_ns, total * n);
-		o->ddr_avg_burst = tp_analysis_ratio((double)o->ddr_burst_sum, (double)o->ddr_xact);
 	}
 	double dma_busy =
 	    (double)(a->overall.eng[TP_TRACK_GDMA].busy_ns + a->overall.eng[TP_TRACK_SDMA].busy_ns +
