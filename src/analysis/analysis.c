@@ -82,6 +82,8 @@ static void core_work(const struct tp_profile *p, struct tp_core_work *w)
 	w->lo = INT64_MAX;
 	w->hi = INT64_MIN;
 	size_t fcap = 0, flast = 0; /* the Function Type table's capacity and last hit */
+	struct tp_burst_keys bk;
+	int burst = tp_analysis_burst_keys(p, &bk);
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		const struct tp_track *t = &p->tracks[i];
 		if (!tp_analysis_is_engine(t->kind) || t->device != c->device || t->core != c->core)
@@ -103,6 +105,8 @@ static void core_work(const struct tp_profile *p, struct tp_core_work *w)
 			if (costs)
 				tp_track_get_cost(t, k, &kv);
 			tp_analysis_accumulate(t, s, costs ? &kv : NULL, e);
+			if (burst && !tiu)
+				tp_analysis_burst_add(p, &bk, t, s, e);
 			int64_t end = tp_slice_end(t, s);
 			if (end > w->hi)
 				w->hi = end;

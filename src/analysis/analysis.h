@@ -36,6 +36,11 @@ struct tp_engine_stats {
 	double l2_avg_gbps;
 	double ddr_read_gbps, ddr_write_gbps;
 	uint64_t stall_cycle;
+	/* DDR burst length (PerfAI's avgDdrBurstLength, PerfWeb's GdmaAvgDdrBurstLength): the
+	 * gmem_bl_sum and gmem_xact_cnt arguments summed over the records ddr_bytes counts, and
+	 * their ratio (0 without transactions; sophgo-costmodel.md §5 items 9-10). */
+	uint64_t ddr_burst_sum, ddr_xact;
+	double ddr_avg_burst;
 	/* TIU only: the cost model (track->cost; sophgo-costmodel.md §4). has_cost = 0 when the
 	 * dump has no descriptors: every figure below is then "n/a", never 0 or 100 %. */
 	int has_cost;

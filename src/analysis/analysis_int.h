@@ -69,6 +69,21 @@ static inline void tp_analysis_accumulate(const struct tp_track *t, const struct
 	}
 }
 
+/* ---- engines.c ----------------------------------------------------------------------------- */
+
+/* The string ids of the burst arguments (gmem_bl_sum, gmem_xact_cnt) and whether the profile
+ * has them; tp_analysis_burst_keys returns 0 when it has neither, and no record then needs its
+ * arguments read. */
+struct tp_burst_keys {
+	uint32_t bl_sum, xact;
+	int has_bl_sum, has_xact;
+};
+int tp_analysis_burst_keys(const struct tp_profile *p, struct tp_burst_keys *k);
+/* Adds DMA record s of track t to e's burst sums when ddr_bytes counts it. */
+void tp_analysis_burst_add(const struct tp_profile *p, const struct tp_burst_keys *k,
+                           const struct tp_track *t, const struct tp_slice *s,
+                           struct tp_engine_stats *e);
+
 /* ---- rankings.c ---------------------------------------------------------------------------- */
 
 /* One rank per (core, track kind, name) (per operator type for captures). A small

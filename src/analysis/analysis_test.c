@@ -758,4 +758,49 @@ static void test_lmem_from_commands(void **state)
 	tp_profile_free(p);
 }
 
+/* A DMA record (add) with its gmem_bl_sum and gmem_xact_cnt arguments. */
+static void add_burst(struct tp_profile *p, int tr, uint64_t start, enum tp_cmd_kind kind,
+                      enum tp_dir dir, uint64_t bl_sum, uint64_t xact)
+{
+	add(p, tr, start, 100, 1000, kind, dir, 512, "tensorLd");
+	tp_args_begin(p);
+	tp_args_add_uint(p, TP_KEY_GMEM_XACT, xact);
+	tp_args_add_uint(p, "gmem_bl_sum", bl_sum);
+	p->tracks[tr].slices[p->tracks[tr].count - 1].args = tp_args_end(p);
+}
+
+/* avgDdrBurstLength: Σ gmem_bl_sum / Σ gmem_xact_cnt over the DDR records of each engine and
+ * core, and over the cores for Overall (sophgo-costmodel.md §5). */
+static void test_ddr_burst_length(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	int dev = tp_profile_add_device(p, "dev", 0, 2);
+	int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
+	int g1 = tp_profile_add_track(p, dev, 1, TP_TRACK_GDMA, NULL, 1000);
+	add_burst(p, g0, 0, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 64, 16);
+	add_burst(p, g0, 100, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 24, 8);
+	add_burst(p, g0, 200, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 100, 10); /* no DDR side */
+	add_burst(p, g0, 300, TP_CMD_SYS, TP_DIR_DDR_TO_LMEM, 100, 10);     /* sys: no data */
+	add_burst(p, s0, 0, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 7, 7);
+	add_burst(p, g1, 0, TP_CMD_NORMAL, TP_DIR_DDR_TO_DDR, 10, 10);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	struct tp_analysis a;
+	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	const struct tp_engine_stats *e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_GDMA];
+	assert_int_equal(e->ddr_burst_sum, 88);
+	assert_int_equal(e->ddr_xact, 24);
+	assert_true(fabs(e->ddr_avg_burst - 88.0 / 24.0) < 1e-12);
+	/* No DDR record: no transactions, 0 (the vendor's figure then). */
+	e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_SDMA];
+	assert_int_equal(e->ddr_xact, 0);
+	assert_true(e->ddr_avg_burst == 0.0);
+	e = &tp_analysis_core(&a, dev, 1)->eng[TP_TRACK_GDMA];
+	assert_true(fabs(e->ddr_avg_burst - 1.0) < 1e-12);
+	assert_true(fabs(a.overall.eng[TP_TRACK_GDMA].ddr_avg_burst - 98.0 / 34.0) < 1e-12);
+	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
 #include "tp_test_main.h"

@@ -3,10 +3,68 @@
  * (sophgo-bmprofile.md §10.2, PerfWeb, sophgo-analysis.md §4.4): working, busy and idle time,
  * utilisation and bandwidths of each engine, each core's ratios against the total time
  * (parallelism, TIU working ratio, concurrency bound, compute share, the PerfDoc figures), and
- * the Overall row over the cores. The per-slice sums come from tp_analysis_accumulate
- * (analysis_int.h) in the driver's per-core passes.
+ * the Overall row over the cores, and the DDR burst length. The per-slice sums come from
+ * tp_analysis_accumulate (analysis_int.h) and, for the burst counters that only the records'
+ * argument sets carry, tp_analysis_burst_add, in the driver's per-core passes.
  */
+#include <string.h>
+
 #include "analysis/analysis_int.h"
+
+int tp_analysis_burst_keys(const struct tp_profile *p, struct tp_burst_keys *k)
+{
+	*k = (struct tp_burst_keys){0};
+	static const char bl[] = "gmem_bl_sum";
+	k->has_bl_sum = tp_strtab_find(&p->strs, bl, sizeof bl - 1, &k->bl_sum);
+	k->has_xact =
+	    tp_strtab_find(&p->strs, TP_KEY_GMEM_XACT, strlen(TP_KEY_GMEM_XACT), &k->xact);
+	return k->has_bl_sum || k->has_xact;
+}
+
+static uint64_t arg_count(const struct tp_arg *a)
+{
+	if (a->type == TP_ARG_UINT)
+		return a->v.u;
+	if (a->type == TP_ARG_INT)
+		return a->v.i > 0 ? (uint64_t)a->v.i : 0;
+	if (a->type == TP_ARG_REAL)
+		return a->v.d > 0 ? (uint64_t)a->v.d : 0;
+	return 0;
+}
+
+void tp_analysis_burst_add(const struct tp_profile *p, const struct tp_burst_keys *k,
+                           const struct tp_track *t, const struct tp_slice *s,
+                           struct tp_engine_stats *e)
+{
+	/* The selection of ddr_bytes (tp_analysis_accumulate): PerfAI sums the counters over
+	 * the records whose Direction names DDR. */
+	if (!s->args || tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_bytes(t, s) == 0 ||
+	    !tp_dir_touches_ddr((enum tp_dir)tp_slice_dir(t, s)))
+		return;
+	size_t n = 0;
+	const struct tp_arg *a = tp_args_get(p, s->args, &n);
+	for (size_t i = 0; a && i < n; i++) {
+		if (k->has_bl_sum && a[i].key == k->bl_sum)
+			e->ddr_burst_sum += arg_count(&a[i]);
+		else if (k->has_xact && a[i].key == k->xact)
+			e->ddr_xact += arg_count(&a[i]);
+	}
+}
+
+/* e's bandwidths (bytes / ns of their cycles at mhz) and burst length from its sums: one
+ * core's, or the Overall row's over the cores. */
+static void data_ratios(struct tp_engine_stats *e, double mhz)
+{
+	e->ddr_avg_gbps =
+	    tp_analysis_ratio((double)e->ddr_bytes, (double)tp_cycles_to_ns(e->ddr_cycle, mhz));
+	e->l2_avg_gbps =
+	    tp_analysis_ratio((double)e->l2_bytes, (double)tp_cycles_to_ns(e->l2_cycle, mhz));
+	e->ddr_read_gbps = tp_analysis_ratio((double)e->ddr_read_bytes,
+	                                     (double)tp_cycles_to_ns(e->ddr_read_cycle, mhz));
+	e->ddr_write_gbps = tp_analysis_ratio((double)e->ddr_write_bytes,
+	                                      (double)tp_cycles_to_ns(e->ddr_write_cycle, mhz));
+	e->ddr_avg_burst = tp_analysis_ratio((double)e->ddr_burst_sum, (double)e->ddr_xact);
+}
 
 void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t total_ns)
 {
@@ -17,14 +75,7 @@ void tp_analysis_finish_engine(struct tp_engine_stats *e, double mhz, int64_t to
 	e->busy_ns = tp_cycles_to_ns(e->busy_cycle, mhz);
 	e->idle_ns = total_ns > e->busy_ns ? total_ns - e->busy_ns : 0;
 	e->utilization = tp_analysis_ratio((double)e->busy_ns, (double)total_ns);
-	e->ddr_avg_gbps =
-	    tp_analysis_ratio((double)e->ddr_bytes, (double)tp_cycles_to_ns(e->ddr_cycle, mhz));
-	e->l2_avg_gbps =
-	    tp_analysis_ratio((double)e->l2_bytes, (double)tp_cycles_to_ns(e->l2_cycle, mhz));
-	e->ddr_read_gbps = tp_analysis_ratio((double)e->ddr_read_bytes,
-	                                     (double)tp_cycles_to_ns(e->ddr_read_cycle, mhz));
-	e->ddr_write_gbps = tp_analysis_ratio((double)e->ddr_write_bytes,
-	                                      (double)tp_cycles_to_ns(e->ddr_write_cycle, mhz));
+	data_ratios(e, mhz);
 }
 
 /* Core c's ratios against the total time; returns its parallelism numerator (TIU + GDMA + SDMA
@@ -91,6 +142,8 @@ static void overall_add(struct tp_analysis *a, const struct tp_core_stats *c)
 		o->ddr_read_cycle += x->ddr_read_cycle;
 		o->ddr_write_cycle += x->ddr_write_cycle;
 		o->stall_cycle += x->stall_cycle;
+		o->ddr_burst_sum += x->ddr_burst_sum;
+		o->ddr_xact += x->ddr_xact;
 		o->has_cost |= x->has_cost;
 		o->alg_ops += x->alg_ops;
 		o->uarch_ops += x->uarch_ops;
@@ -135,14 +188,7 @@ static void overall_row(const struct tp_profile *p, struct tp_analysis *a, doubl
 				mhz = p->tracks[i].freq_mhz;
 				break;
 			}
-		o->ddr_avg_gbps = tp_analysis_ratio((double)o->ddr_bytes,
-		                                    (double)tp_cycles_to_ns(o->ddr_cycle, mhz));
-		o->l2_avg_gbps = tp_analysis_ratio((double)o->l2_bytes,
-		                                   (double)tp_cycles_to_ns(o->l2_cycle, mhz));
-		o->ddr_read_gbps = tp_analysis_ratio(
-		    (double)o->ddr_read_bytes, (double)tp_cycles_to_ns(o->ddr_read_cycle, mhz));
-		o->ddr_write_gbps = tp_analysis_ratio(
-		    (double)o->ddr_write_bytes, (double)tp_cycles_to_ns(o->ddr_write_cycle, mhz));
+		data_ratios(o, mhz);
 		o->utilization = tp_analysis_ratio((double)o->busy_ns, total * n);
 	}
 	double dma_busy =

@@ -23,6 +23,7 @@
 #define TP_KEY_FUNCTION_NAME "Function Name"
 #define TP_KEY_DATA_TYPE "Data Type" /* TIU "A -> B" (opd0 -> result precision) */
 #define TP_KEY_STALL_CYCLE "Stall Cycle"
+#define TP_KEY_GLOBAL_IDX "Global Idx"  /* 1-based: tp_slice_global_idx */
 #define TP_KEY_TIU_DEP "des_cmd_id_dep" /* the dependency id on TIU commands */
 #define TP_KEY_DMA_DEP "cmd_id_dep"     /* on DMA commands */
 /* TIU conv / pool descriptor fields (the vendor's register names): kernel, strides, padding */

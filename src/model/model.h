@@ -237,8 +237,13 @@ struct tp_cost_pk {
 _Static_assert(sizeof(struct tp_cost_pk) == 16, "tp_cost_pk must stay 16 bytes");
 
 struct tp_track {
-	uint32_t name;  /* strtab id: "TIU", "GDMA", thread name, ... */
-	uint8_t kind;   /* enum tp_track_kind */
+	uint32_t name; /* strtab id: "TIU", "GDMA", thread name, ... */
+	uint8_t kind;  /* enum tp_track_kind */
+	/* How the vendor of this track's chip prints a command's End Cycle (tp_slice_end_cycle):
+	 * 0 its last cycle, start + cycles - 1, with Asic Cycle = End - Start + 1 (PerfAI
+	 * chips); 1 the first cycle after it, start + cycles, with the cycles = End - Start
+	 * (BM1684X / BM1684 instruction.csv). */
+	uint8_t end_cycle_exclusive;
 	int32_t device; /* index into profile->devices */
 	int32_t core;   /* core index inside the device, -1 for host tracks */
 	int64_t tid;    /* OS thread id for THREAD tracks (captures), else 0 */
@@ -329,11 +334,29 @@ static inline uint64_t tp_slice_start_cycle(const struct tp_track *t, const stru
 {
 	return (uint64_t)t->labels[s->label].cycle_hi << 32 | s->start_cycle_lo;
 }
-/* The last engine cycle of slice s (start + cycles - 1; the start when cycles is 0). */
+/* The End Cycle of slice s as its chip's vendor prints it: the last engine cycle (start +
+ * cycles - 1; the start when cycles is 0), or start + cycles on a track with
+ * end_cycle_exclusive. Every output's "End Cycle" comes from here. */
 static inline uint64_t tp_slice_end_cycle(const struct tp_track *t, const struct tp_slice *s)
 {
 	uint64_t c = tp_slice_start_cycle(t, s);
+	if (t->end_cycle_exclusive)
+		return c + s->cycles;
 	return s->cycles ? c + s->cycles - 1 : c;
+}
+
+/* The Global Idx of the slice at index i of its track: its place on the track counted from 1,
+ * as the vendor numbers commands in tiuRegInfo_N.txt, tdmaRegInfo_N.txt and
+ * PerfAI_output.csv. Every output that shows a "Global Idx" (TP_KEY_GLOBAL_IDX) takes it from
+ * here or from tp_slice_global_idx, so that the outputs cannot disagree on the base. */
+static inline uint64_t tp_global_idx(size_t i)
+{
+	return (uint64_t)i + 1;
+}
+/* The Global Idx of slice s of track t (s must be one of t's slices). */
+static inline uint64_t tp_slice_global_idx(const struct tp_track *t, const struct tp_slice *s)
+{
+	return tp_global_idx((size_t)(s - t->slices));
 }
 
 /* The end of slice s of track t (s must be one of t's slices): start_ns plus its duration.

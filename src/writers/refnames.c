@@ -105,7 +105,7 @@ static void command_args(const struct tp_profile *p, const struct tp_track *t,
 	if (s->dep_id)
 		arg_uint(out, k == TP_TRACK_TIU ? TP_KEY_TIU_DEP : TP_KEY_DMA_DEP, s->dep_id);
 	if (full && s >= t->slices && s < t->slices + t->count)
-		arg_uint(out, "Global Idx", (uint64_t)(s - t->slices));
+		arg_uint(out, TP_KEY_GLOBAL_IDX, tp_slice_global_idx(t, s));
 	if (full && s->cycles) {
 		arg_uint(out, "Start Cycle", tp_slice_start_cycle(t, s));
 		arg_uint(out, "End Cycle", tp_slice_end_cycle(t, s));

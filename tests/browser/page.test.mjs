@@ -149,6 +149,9 @@ test('fixture page: loads offline, lanes, zoom, hover, pin, search, memory', asy
   {
     const want = lanes.filter((l) => l.kind !== 'Layer' && l.core >= 0 && l.n > i).length;
     assert.equal(await page.evaluate((g) => window.tpuprof.search('g' + g), i + 1), want);
+    assert.equal(await page.evaluate((g) => window.tpuprof.search('Global Idx ' + g), i + 1), want);
+    // Once: the tooltip lists the Global Idx a single time.
+    assert.equal(tip.split('Global Idx').length, 2, 'tooltip: ' + tip);
   }
 
   // Memory charts: LOCAL and GLOBAL per core for the fixture's tensors.

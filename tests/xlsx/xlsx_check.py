@@ -131,7 +131,7 @@ def check_cap(full_path, cap_path, cap, label):
             check([r["Global Idx"] for r in got] == [r["Global Idx"] for r in best]
                   and [r["Rank"] for r in got] == list(range(1, len(best) + 1)),
                   "%s: Longest commands of %s are the %d longest of all" % (label, name, len(best)))
-            check(all(r["On Sheet"] == (name if r["Global Idx"] < cap else "-") for r in got),
+            check(all(r["On Sheet"] == (name if r["Global Idx"] <= cap else "-") for r in got),
                   "%s: Longest commands of %s say where each is listed" % (label, name))
     st = {s[0]: s for s in sheets_table(wb, 9)}
     cut = 0
@@ -283,7 +283,7 @@ def synthetic(gen, work):
                 if core == 0:
                     check(isinstance(r["Initial Cycle Ratio"], (int, float))
                           and close(r["Initial Cycle Ratio"],
-                                    ((r["Global Idx"] % 3) * r["Asic Cycle"] // 40 if r["Function Name"] != "system.wait_msg" else 0)
+                                    (((r["Global Idx"] - 1) % 3) * r["Asic Cycle"] // 40 if r["Function Name"] != "system.wait_msg" else 0)
                                     / (r["Asic Cycle"] + 1e-4)),
                           "%s row %s: Initial Cycle Ratio %s" % (ws.title, r["Global Idx"], r["Initial Cycle Ratio"]))
                     check(r["Data Type"] in ("FP16 -> FP32", "INT8 -> INT8"), "TIU Data Type A -> B")
@@ -386,10 +386,10 @@ def synthetic(gen, work):
             check(ws.max_row <= 100, "%s within the 100-row limit (%d)" % (s, ws.max_row))
             _, rows = table(ws)
             idx += [r["Global Idx"] for r in rows]
-        check(idx == list(range(n)), "%s parts hold Global Idx 0..%d in order" % (base, n - 1))
+        check(idx == list(range(1, n + 1)), "%s parts hold Global Idx 1..%d in order" % (base, n))
     check("continues on 'TIU_0 (2)'" in wb["TIU_0"]["A3"].value, "part note names the next sheet")
     st = sheets_table(wb)
-    check(("TIU_0 (3)", "TIU", 0, 0, 3, 65, 192, 256) in [tuple(s) for s in st],
+    check(("TIU_0 (3)", "TIU", 0, 0, 3, 65, 193, 257) in [tuple(s) for s in st],
           "Sheets table lists part 3 with its range: %s" % st)
     notes = " ".join(str(r[0]) for r in wb["Engine Summary"].iter_rows(values_only=True) if r[0])
     check("continue on '<sheet> (2)'" in notes, "summary says sheets were split")
@@ -800,7 +800,7 @@ def real(tpuprof, dump, work):
             cols = [c.strip() for c in line.split("|")]
             if cols[0] == "Overall":
                 break  # only the first table (the reference Summary) has these columns
-            if len(cols) == 11 and cols[0].isdigit():
+            if len(cols) == 13 and cols[0].isdigit():
                 core = int(cols[0])
                 r = s.get(core, {})
                 seen += 1
@@ -810,6 +810,8 @@ def real(tpuprof, dump, work):
                 check(r.get("totalTiuCycle") == int(cols[4]), "summary.txt core %d TIU" % core)
                 check(r.get("totalGdmaCycle") == int(cols[6]), "summary.txt core %d GDMA" % core)
                 check("%.2f" % r.get("gdmaDdrAvgBandwidth(GB/s)", -1) == cols[7], "summary.txt core %d DDR" % core)
+                check("%.2f" % r.get("gdmaAvgDdrBurstLength", -1) == cols[9],
+                      "summary.txt core %d burst length" % core)
         check(seen == 2, "summary.txt has the two core rows (%d)" % seen)
     else:
         check(False, "summary.txt written next to the workbook")

@@ -128,9 +128,9 @@ int tp_sink_note(struct tp_profile *p);
  * Bandwidth(GB/s) (L2 directions), Stall Cycle when non-zero, then the slice's argset (e.g.
  * uArch Rate, descriptor fields); Layer slices get Layer Id, Layer Type, Layer Name. The slice
  * name is the Function Name and its track the engine. full = 1 adds Function Name, Layer Type,
- * Layer Name, Global Idx (index on the track), Start Cycle, End Cycle and Asic Cycle to every
- * command. An argset key equal to a generated key is dropped (one value per key). Strings
- * point into the profile. Thread-safe for distinct out. */
+ * Layer Name, Global Idx (the place on the track from 1, as the vendor counts), Start Cycle, End
+ * Cycle and Asic Cycle to every command. An argset key equal to a generated key is dropped (one
+ * value per key). Strings point into the profile. Thread-safe for distinct out. */
 void tp_sink_fill_args(const struct tp_profile *p, const struct tp_track *t,
                        const struct tp_slice *s, int full, struct tp_sink_slice *out);
 

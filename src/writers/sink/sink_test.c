@@ -325,7 +325,7 @@ static void test_args(void **state)
 	assert_string_equal(find(r, "conv.normal", 100)->args,
 	                    "Function Name='conv.normal';Function Type='sCONV';Data Type='INT8';"
 	                    "Layer Id=7;Layer Type='Conv2D';Layer Name='conv1';Cmd Id=1;"
-	                    "des_cmd_id_dep=3;Global Idx=0;Start Cycle=100;End Cycle=400;"
+	                    "des_cmd_id_dep=3;Global Idx=1;Start Cycle=100;End Cycle=400;"
 	                    "Asic Cycle=301;");
 }
 

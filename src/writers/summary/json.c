@@ -32,6 +32,9 @@ static void engine_json(struct tp_buf *b, const struct tp_engine_stats *x, enum 
 		jnum(b, &f, "ddr_avg_bw_gbps", x->ddr_avg_gbps, 4);
 		jint(b, &f, "l2_bytes", x->l2_bytes);
 		jnum(b, &f, "l2_avg_bw_gbps", x->l2_avg_gbps, 4);
+		jint(b, &f, "ddr_burst_length_sum", x->ddr_burst_sum);
+		jint(b, &f, "ddr_xact_count", x->ddr_xact);
+		jnum(b, &f, "avg_ddr_burst_length", x->ddr_avg_burst, 4);
 		jint(b, &f, "ddr_read_bytes", x->ddr_read_bytes);
 		jint(b, &f, "ddr_write_bytes", x->ddr_write_bytes);
 		jnum(b, &f, "ddr_read_bw_gbps", x->ddr_read_gbps, 4);
@@ -123,6 +126,8 @@ static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struc
 	jnum(b, &f, "gdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_GDMA].ddr_avg_gbps, 4);
 	jnum(b, &f, "gdma_l2_avg_bw_gbps", c->eng[TP_TRACK_GDMA].l2_avg_gbps, 4);
 	jnum(b, &f, "sdma_ddr_avg_bw_gbps", c->eng[TP_TRACK_SDMA].ddr_avg_gbps, 4);
+	jnum(b, &f, "gdma_avg_ddr_burst_length", c->eng[TP_TRACK_GDMA].ddr_avg_burst, 4);
+	jnum(b, &f, "sdma_avg_ddr_burst_length", c->eng[TP_TRACK_SDMA].ddr_avg_burst, 4);
 	if (c->eng[TP_TRACK_TIU].present) {
 		jkey(b, &f, "tiu_function_types");
 		ftype_json(b, a->profile, c);

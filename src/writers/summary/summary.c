@@ -23,11 +23,21 @@ static const struct {
 	const char *name;
 	int width;
 } cols[] = {
-    {"CoreId", 7},           {"Parallelism(%)", 14},     {"totalTime(us)", 14},
-    {"TiuWorkingRatio", 15}, {"totalTiuCycle", 14},      {"uArchURate", 10},
-    {"totalGdmaCycle", 16},  {"GdmaDdrAvgBW(GB/s)", 18}, {"GdmaL2AvgBW(GB/s)", 18},
-    {"totalSdmaCycle", 16},  {"SdmaDdrAvgBW(GB/s)", 18},
+    {"CoreId", 7},
+    {"Parallelism(%)", 14},
+    {"totalTime(us)", 14},
+    {"TiuWorkingRatio", 15},
+    {"totalTiuCycle", 14},
+    {"uArchURate", 10},
+    {"totalGdmaCycle", 16},
+    {"GdmaDdrAvgBW(GB/s)", 18},
+    {"GdmaL2AvgBW(GB/s)", 18},
+    {"GdmaAvgDdrBurstLength", 21},
+    {"totalSdmaCycle", 16},
+    {"SdmaDdrAvgBW(GB/s)", 18},
+    {"SdmaAvgDdrBurstLength", 21},
 };
+#define NSDMA_COLS 3 /* the last columns, left out of the console's table without SDMA */
 #define NCOLS (sizeof cols / sizeof *cols)
 
 static void cell(struct tp_buf *b, size_t col, size_t ncols, const char *text)
@@ -119,7 +129,7 @@ static int has_sdma(const struct tp_analysis *a)
 static void reference_table(const struct tp_profile *p, const struct tp_analysis *a, int console,
                             struct tp_buf *b)
 {
-	size_t ncols = console && !has_sdma(a) ? NCOLS - 2 : NCOLS;
+	size_t ncols = console && !has_sdma(a) ? NCOLS - NSDMA_COLS : NCOLS;
 	size_t width = 0;
 	for (size_t i = 0; i < ncols; i++)
 		width += (size_t)cols[i].width + (i + 1 < ncols ? 3 : 0);
@@ -163,13 +173,17 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 		cell(b, 7, ncols, v);
 		fmt_fixed(v, sizeof v, gdma->l2_avg_gbps, 2);
 		cell(b, 8, ncols, v);
+		fmt_fixed(v, sizeof v, gdma->ddr_avg_burst, 2);
+		cell(b, 9, ncols, v);
 		if (ncols == NCOLS) {
 			fmt_cycles(v, sizeof v, overall, a->overall_sdma_max_ns,
 			           a->overall_sdma_max_cycle, p->gdma_freq_mhz,
 			           sdma->working_cycle);
-			cell(b, 9, ncols, v);
-			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);
 			cell(b, 10, ncols, v);
+			fmt_fixed(v, sizeof v, sdma->ddr_avg_gbps, 2);
+			cell(b, 11, ncols, v);
+			fmt_fixed(v, sizeof v, sdma->ddr_avg_burst, 2);
+			cell(b, 12, ncols, v);
 		}
 	}
 	rule(b, '=', width);

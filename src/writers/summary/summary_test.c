@@ -100,8 +100,9 @@ static void test_text_layout(void **state)
 	const char *txt = render(f, TEXT_FILE);
 	const char *hdr =
 	    " CoreId | Parallelism(%) |  totalTime(us) | TiuWorkingRatio |  totalTiuCycle | "
-	    "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) |   "
-	    "totalSdmaCycle | SdmaDdrAvgBW(GB/s)\n";
+	    "uArchURate |   totalGdmaCycle | GdmaDdrAvgBW(GB/s) |  GdmaL2AvgBW(GB/s) | "
+	    "GdmaAvgDdrBurstLength |   totalSdmaCycle | SdmaDdrAvgBW(GB/s) | "
+	    "SdmaAvgDdrBurstLength\n";
 	assert_non_null(strstr(txt, hdr));
 	/* total 1499 ns; parallelism (1500 + 1000) / 1499; DDR 20000 B / 1000 ns = 20 GB/s */
 	assert_non_null(
@@ -122,7 +123,7 @@ static void test_text_layout(void **state)
 	/* The console form drops the SDMA columns when there is no SDMA. */
 	txt = render(f, TEXT_CONSOLE);
 	assert_null(strstr(txt, "totalSdmaCycle"));
-	assert_non_null(strstr(txt, "GdmaL2AvgBW(GB/s)\n"));
+	assert_non_null(strstr(txt, "GdmaAvgDdrBurstLength\n"));
 }
 
 /* A vendor row from the reader is printed beside tpuprof's under the same column names, in

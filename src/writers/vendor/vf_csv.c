@@ -22,7 +22,7 @@
 static const char *const columns[] = {
     "Engine Id",
     "Core Id",
-    "Global Idx",
+    TP_KEY_GLOBAL_IDX,
     "Cmd Id",
     "Layer Id",
     "Layer Name",
@@ -282,7 +282,7 @@ static void row_values(const struct vf_ctx *c, const struct row *r, int layers, 
 	vf_dict_clear(extra);
 	vf_set_i64(d, "Engine Id", r->engine);
 	vf_set_i64(d, "Core Id", t->core);
-	vf_set_u64(d, "Global Idx", r->idx + 1);
+	vf_set_u64(d, TP_KEY_GLOBAL_IDX, tp_global_idx(r->idx));
 	vf_set_u64(d, "Cmd Id", s->cmd_id);
 	struct tp_layer ly;
 	const struct tp_layer *l =

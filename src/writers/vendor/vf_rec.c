@@ -107,7 +107,7 @@ static void tiu_unknown(const struct vf_ctx *c, const struct tp_track *t, size_t
 	vf_set(info, TP_KEY_INIT_RATIO, "0.0%");
 	vf_set(info, TP_KEY_BANK_RATIO, "0.0%");
 	vf_set(info, "Sim Power(W)", "0");
-	vf_set_u64(info, "Global Idx", i + 1);
+	vf_set_u64(info, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 	vf_set_i64(info, "Core Id", t->core);
 	static const char *const raw[] = {
 	    "type",        "engine",  "des_tsk_typ",       "des_tsk_eu_typ",
@@ -145,7 +145,7 @@ void vf_tiu_record(const struct vf_ctx *c, const struct tp_track *t, size_t i, s
 	set_arg_or(p, s, info, TP_KEY_BANK_RATIO, "0.0%");
 	vf_set(info, "Sim Power(W)", "0");
 	if (c->fl == VF_CDM)
-		vf_set_u64(info, "Global Idx", i + 1);
+		vf_set_u64(info, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 	vf_set_i64(info, "Core Id", t->core);
 	size_t na = 0;
 	const struct tp_arg *a = tp_args_get(p, s->args, &na);
@@ -162,7 +162,7 @@ void vf_tiu_record(const struct vf_ctx *c, const struct tp_track *t, size_t i, s
 	if (!vf_get(extra, "Sd\\Wt Count"))
 		vf_set(extra, "Sd\\Wt Count", "0");
 	if (c->fl != VF_CDM)
-		vf_set_u64(extra, "Global Idx", i + 1);
+		vf_set_u64(extra, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 }
 
 static int engine_id(enum tp_track_kind k)
@@ -239,7 +239,7 @@ static void dma_unknown(const struct vf_ctx *c, const struct tp_track *t, size_t
 	set_placeholders(d);
 	vf_set(d, "dst_start_addr", "0");
 	vf_set(d, "src_start_addr", "0");
-	vf_set_u64(d, "Global Idx", i + 1);
+	vf_set_u64(d, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 	vf_set_i64(d, "Core Id", t->core);
 }
 
@@ -292,10 +292,10 @@ void vf_dma_record(const struct vf_ctx *c, const struct tp_track *t, size_t i, s
 	}
 	set_placeholders(d);
 	if (c->fl == VF_CDM) {
-		vf_set_u64(d, "Global Idx", i + 1);
+		vf_set_u64(d, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 		vf_set_i64(d, "Core Id", t->core);
 	} else {
 		vf_set_i64(d, "Core Id", t->core);
-		vf_set_u64(d, "Global Idx", i + 1);
+		vf_set_u64(d, TP_KEY_GLOBAL_IDX, tp_global_idx(i));
 	}
 }

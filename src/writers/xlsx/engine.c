@@ -119,7 +119,8 @@ static void dma_totals(struct xl *x, struct xl_sheet *s, const struct tp_engine_
 	                                "records",
 	                                "busyTime(us)",
 	                                "idleTime(us)",
-	                                "utilisation"};
+	                                "utilisation",
+	                                "avgDdrBurstLength"};
 	xl_header_row(x, s, 0, h, sizeof h / sizeof *h);
 	xl_num(x, s, 1, 0, (double)e->working_cycle, x->f.cyc);
 	xl_num(x, s, 1, 1, (double)e->busy_cycle, x->f.cyc);
@@ -137,6 +138,7 @@ static void dma_totals(struct xl *x, struct xl_sheet *s, const struct tp_engine_
 	xl_num(x, s, 1, 12, xl_ns_to_us(e->busy_ns), x->f.us);
 	xl_num(x, s, 1, 13, xl_ns_to_us(e->idle_ns), x->f.us);
 	xl_num(x, s, 1, 14, e->utilization, x->f.pct);
+	xl_num(x, s, 1, 15, e->ddr_avg_burst, x->f.gbps);
 }
 
 /* The note on row 2 of an engine sheet: the cut, the clock and units, and the part's place
@@ -163,8 +165,9 @@ static void engine_note(char *note, size_t size, const struct tp_track *t, const
 		const char *prev = pt->index ? (pt - 1)->name : NULL;
 		int m = snprintf(note + n, size - (size_t)n,
 		                 "Part %zu of %zu: Global Idx %zu-%zu of %zu (%u rows per sheet)",
-		                 pt->index + 1, pt->nparts, pt->first, pt->first + pt->count - 1,
-		                 pt->shown, (unsigned)pl->max_rows);
+		                 pt->index + 1, pt->nparts, (size_t)tp_global_idx(pt->first),
+		                 (size_t)tp_global_idx(pt->first + pt->count - 1), pt->shown,
+		                 (unsigned)pl->max_rows);
 		if (m > 0 && (size_t)(n + m) < size) {
 			n += m;
 			if (prev)
@@ -239,7 +242,7 @@ struct erow {
 	const struct tp_track *t;
 	const struct ekeys *k;
 	const struct tp_slice *sl;
-	size_t i;     /* Global Idx */
+	size_t i;     /* index on the track (Global Idx - 1) */
 	uint32_t row; /* sheet row */
 	int sys;      /* a system command (no direction, no bandwidth) */
 	int costed;   /* cc holds the cost model's figures */
@@ -378,7 +381,7 @@ static void engine_cell(const struct erow *r, uint16_t col, enum ecol e)
 		xl_num(x, s, row, col, t->core, x->f.cyc);
 		break;
 	case E_GIDX:
-		xl_num(x, s, row, col, (double)r->i, x->f.cyc);
+		xl_num(x, s, row, col, (double)tp_global_idx(r->i), x->f.cyc);
 		break;
 	case E_CMD_ID:
 		xl_num(x, s, row, col, sl->cmd_id, x->f.cyc);
@@ -621,7 +624,8 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	if (pt->nparts > 1 && n > 0 && (size_t)n < sizeof note)
 		n += snprintf(note + n, sizeof note - (size_t)n,
 		              "; part %zu of %zu (Global Idx %zu-%zu)", pt->index + 1, pt->nparts,
-		              pt->first, pt->first + pt->count - 1);
+		              (size_t)tp_global_idx(pt->first),
+		              (size_t)tp_global_idx(pt->first + pt->count - 1));
 	if (pt->shown < t->count && n > 0 && (size_t)n < sizeof note)
 		snprintf(note + n, sizeof note - (size_t)n,
 		         "; showing the first %zu of %zu records (row cap %zu); rerun with "
@@ -637,7 +641,7 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
 		const struct tp_slice *sl = &t->slices[i];
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
-		xl_num(x, &s, row, 0, (double)i, x->f.cyc);
+		xl_num(x, &s, row, 0, (double)tp_global_idx(i), x->f.cyc);
 		xl_num(x, &s, row, 1, xl_ns_to_us(sl->start_ns), x->f.us);
 		xl_num(x, &s, row, 2, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
 		xl_num(x, &s, row, 3, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
@@ -761,7 +765,7 @@ void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
 			xl_num(x, &s, row, c++, (double)(r + 1), x->f.cyc);
 			xl_str(x, &s, row, c++, xl_engine_sheet_prefix(t->kind), NULL);
 			xl_num(x, &s, row, c++, t->core, x->f.cyc);
-			xl_num(x, &s, row, c++, (double)gi, x->f.cyc);
+			xl_num(x, &s, row, c++, (double)tp_global_idx(gi), x->f.cyc);
 			xl_num(x, &s, row, c++, sl->cmd_id, x->f.cyc);
 			xl_str(x, &s, row, c++, tp_str(p, tp_slice_type(t, sl)), NULL);
 			xl_str(x, &s, row, c++, tp_str(p, tp_slice_name(t, sl)), NULL);

@@ -49,7 +49,7 @@ static void fold_row(struct xl *x, struct xl_sheet *s, uint32_t row, const struc
 	xl_num(x, s, row, 3, t->core, x->f.cyc);
 	if (t->kind == TP_TRACK_THREAD)
 		xl_num(x, s, row, 4, (double)t->tid, x->f.cyc);
-	xl_num(x, s, row, 5, (double)i, x->f.cyc);
+	xl_num(x, s, row, 5, (double)tp_global_idx(i), x->f.cyc);
 	xl_num(x, s, row, 6, xl_ns_to_us(sl->start_ns), x->f.us);
 	xl_num(x, s, row, 7, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
 	xl_num(x, s, row, 8, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);

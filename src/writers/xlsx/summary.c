@@ -41,6 +41,7 @@ enum swhat {
 	W_L2_BYTES,
 	W_DDR_BW,
 	W_L2_BW,
+	W_BURST,
 	W_DDR_RD,
 	W_DDR_WR,
 	W_STALL,
@@ -159,6 +160,9 @@ static int scol_value(const struct scol *c, const struct tp_core_stats *cs,
 	case W_L2_BW:
 		*v = e->l2_avg_gbps;
 		return 1;
+	case W_BURST:
+		*v = e->ddr_avg_burst;
+		return 1;
 	case W_DDR_RD:
 		*v = e->ddr_read_gbps;
 		return 1;
@@ -220,6 +224,7 @@ static const struct ecol_def dma_only[] = {
     {"%sL2DataSize(B)", 0, W_L2_BYTES, SV_BYTES},
     {"%sDdrAvgBandwidth(GB/s)", 0, W_DDR_BW, SV_GBPS},
     {"%sL2AvgBandwidth(GB/s)", 0, W_L2_BW, SV_GBPS},
+    {"%sAvgDdrBurstLength", 0, W_BURST, SV_GBPS},
     {"%sDdrReadBandwidth(GB/s)", 0, W_DDR_RD, SV_GBPS},
     {"%sDdrWriteBandwidth(GB/s)", 0, W_DDR_WR, SV_GBPS},
     {"%sStallCycle", 0, W_STALL, SV_CYC},
@@ -553,8 +558,8 @@ static uint32_t sheets_table(struct xl *x, struct xl_sheet *s, uint32_t row, con
 		xl_num(x, s, row, 3, t->core, x->f.cyc);
 		xl_num(x, s, row, 4, (double)(pt->index + 1), x->f.cyc);
 		xl_num(x, s, row, 5, (double)pt->count, x->f.cyc);
-		xl_num(x, s, row, 6, (double)pt->first, x->f.cyc);
-		xl_num(x, s, row, 7, (double)(pt->first + pt->count - 1), x->f.cyc);
+		xl_num(x, s, row, 6, (double)tp_global_idx(pt->first), x->f.cyc);
+		xl_num(x, s, row, 7, (double)tp_global_idx(pt->first + pt->count - 1), x->f.cyc);
 		xl_num(x, s, row, 8, (double)t->count, x->f.cyc);
 		row++;
 	}

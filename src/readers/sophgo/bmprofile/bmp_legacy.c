@@ -168,6 +168,8 @@ static int move_outside(struct bmp_rd *r, unsigned k, int e, int t, size_t first
 		    e == BMP_ENG_TIU ? r->tiu_mhz : r->gdma_mhz);
 		if (r->outside_track[k][e] < 0)
 			return bmp_nomem(r);
+		/* Its End Cycle as on the engine track the slices come from. */
+		r->p->tracks[r->outside_track[k][e]].end_cycle_exclusive = 1;
 	}
 	int ot = r->outside_track[k][e];
 	size_t kept = 0, moved = 0;

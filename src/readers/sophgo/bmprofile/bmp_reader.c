@@ -125,6 +125,9 @@ int bmp_ensure_tracks(struct bmp_rd *r, unsigned core)
 		r->outside_track[k][0] = r->outside_track[k][1] = -1;
 		if (r->tiu_track[k] < 0 || r->gdma_track[k] < 0)
 			return bmp_nomem(r);
+		/* The legacy printer's EndCycle is the first cycle after the command. */
+		r->p->tracks[r->tiu_track[k]].end_cycle_exclusive = !r->perfai;
+		r->p->tracks[r->gdma_track[k]].end_cycle_exclusive = !r->perfai;
 		r->ncores++;
 	}
 	r->p->devices[r->device].num_cores = (int32_t)r->ncores;

@@ -13,7 +13,7 @@
     for (const L of lanes) { L.mark = null; L.markVisible = null; }
     const info = $('search-info');
     if (!q) { info.textContent = ''; dirty = true; schedule(); return Promise.resolve(0); }
-    const idm = /^#?(\d+)$/.exec(q), gm = /^g(?:idx)?[:#]?\s*(\d+)$/i.exec(q);
+    const idm = /^#?(\d+)$/.exec(q), gm = /^(?:g|gidx|global\s*idx)\s*[:#=]?\s*(\d+)$/i.exec(q);
     const want = idm ? Number(idm[1]) : -1, wantG = gm ? Number(gm[1]) - 1 : -1;
     const ql = q.toLowerCase();
     let strHit = null;

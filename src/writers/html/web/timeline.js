@@ -624,7 +624,6 @@
     rows.push([kind === 'Layer' ? 'Layer type' : 'Function', str(g('nm'))]);
     if (g('ty')) rows.push([kind === 'Layer' ? 'Layer name' : 'Function type', str(g('ty'))]);
     rows.push(['Engine', (L.core >= 0 ? 'Core ' + L.core + ' ' : '') + L.label]);
-    if (L.kind !== 'Layer') rows.push(['Global Idx', String(i)]);
     rows.push(['Start', fmtTime(L.start[i])]);
     rows.push(['Duration', fmtTime(L.end[i] - L.start[i])]);
     if (g('cyc')) rows.push(['Cycles', String(g('cyc'))]);
