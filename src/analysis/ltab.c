@@ -252,9 +252,8 @@ struct tid {
 static int cmp_tid(const void *x, const void *y)
 {
 	const struct tid *a = x, *b = y;
-	if (a->id != b->id)
-		return a->id < b->id ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
+	int64_t ka[] = {a->id, a->index}, kb[] = {b->id, b->index};
+	return tp_cmp_keys(ka, kb, 2);
 }
 
 static uint32_t first_def(const struct tid *ids, size_t n, int64_t id, uint32_t self)

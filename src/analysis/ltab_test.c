@@ -16,6 +16,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A command of `cycles` cycles from `start` on track tr, in layer `layer`, with the
@@ -132,15 +133,37 @@ static void release(struct tp_profile *p, struct tp_analysis *a, struct tp_ltab 
 	tp_profile_free(p);
 }
 
-static void test_rows(void **state)
-{
-	(void)state;
-	struct tp_profile *p = build();
+/* The group fixture: build()'s profile with its analysis and table, which test_rows and
+ * test_whatif read (neither changes them). */
+struct built {
+	struct tp_profile *p;
 	struct tp_analysis a;
 	struct tp_ltab t;
-	tables(p, &a, &t);
-	assert_int_equal(t.num_rows, 2);
-	const struct tp_ltab_row *c = &t.rows[0], *d = &t.rows[1];
+};
+
+static int built_setup(void **state)
+{
+	struct built *b = calloc(1, sizeof *b);
+	assert_non_null(b);
+	b->p = build();
+	tables(b->p, &b->a, &b->t);
+	*state = b;
+	return 0;
+}
+
+static int built_teardown(void **state)
+{
+	struct built *b = *state;
+	release(b->p, &b->a, &b->t);
+	free(b);
+	return 0;
+}
+
+static void test_rows(void **state)
+{
+	const struct tp_ltab *t = &((const struct built *)*state)->t;
+	assert_int_equal(t->num_rows, 2);
+	const struct tp_ltab_row *c = &t->rows[0], *d = &t->rows[1];
 	assert_int_equal(c->id, 26); /* the longer TIU time first */
 	assert_int_equal(c->func, TP_LTF_CONV);
 	static const uint32_t geo[8] = {5, 5, 2, 2, 1, 2, 1, 2};
@@ -170,37 +193,31 @@ static void test_rows(void **state)
 	assert_true(d->concurrency == 1);
 	assert_true(fabs(d->parallelism - 7.935 / 7.939) < 1e-12);
 	/* Functions: Conv, then Others last; Overall sums. */
-	assert_int_equal(t.num_funcs, 2);
-	assert_int_equal(t.funcs[0].func, TP_LTF_CONV);
-	assert_int_equal(t.funcs[1].func, TP_LTF_OTHERS);
-	assert_int_equal(t.overall.gdma_cycles, 7935 + 182);
-	assert_true(t.overall.peak_tops == 16.0);
-	release(p, &a, &t);
+	assert_int_equal(t->num_funcs, 2);
+	assert_int_equal(t->funcs[0].func, TP_LTF_CONV);
+	assert_int_equal(t->funcs[1].func, TP_LTF_OTHERS);
+	assert_int_equal(t->overall.gdma_cycles, 7935 + 182);
+	assert_true(t->overall.peak_tops == 16.0);
 }
 
 static void test_whatif(void **state)
 {
-	(void)state;
-	struct tp_profile *p = build();
-	struct tp_analysis a;
-	struct tp_ltab t;
-	tables(p, &a, &t);
-	assert_int_equal(t.num_whatif, 2 + 2 * 2);
-	assert_int_equal(t.whatif[0].kind, TP_LTC_ORIGIN);
-	assert_true(t.whatif[0].total_us == t.total_us);
+	const struct tp_ltab *t = &((const struct built *)*state)->t;
+	assert_int_equal(t->num_whatif, 2 + 2 * 2);
+	assert_int_equal(t->whatif[0].kind, TP_LTC_ORIGIN);
+	assert_true(t->whatif[0].total_us == t->total_us);
 	/* Overlapped fully: the longer engine, GDMA's 8.117 µs against TIU's 6.656. */
-	assert_int_equal(t.whatif[1].kind, TP_LTC_OVERLAP);
-	assert_true(fabs(t.whatif[1].total_us - 8.117) < 1e-12);
+	assert_int_equal(t->whatif[1].kind, TP_LTC_OVERLAP);
+	assert_true(fabs(t->whatif[1].total_us - 8.117) < 1e-12);
 	/* Conv at the model's peak (16 TOPS): its Alg Ops take 1.012 µs, but GDMA still takes
 	 * 8.117 µs, so the total does not move. */
-	assert_int_equal(t.whatif[2].kind, TP_LTC_MODEL_PEAK);
-	assert_int_equal(t.whatif[2].func, TP_LTF_CONV);
-	assert_true(t.whatif[2].tiu_after_us == 16195624 / (16.0 * 1e12) * 1e6);
-	for (size_t i = 2; i < t.num_whatif; i++) {
-		assert_true(fabs(t.whatif[i].total_us - 8.117) < 1e-12);
-		assert_true(t.whatif[i].reduced_us == 0);
+	assert_int_equal(t->whatif[2].kind, TP_LTC_MODEL_PEAK);
+	assert_int_equal(t->whatif[2].func, TP_LTF_CONV);
+	assert_true(t->whatif[2].tiu_after_us == 16195624 / (16.0 * 1e12) * 1e6);
+	for (size_t i = 2; i < t->num_whatif; i++) {
+		assert_true(fabs(t->whatif[i].total_us - 8.117) < 1e-12);
+		assert_true(t->whatif[i].reduced_us == 0);
 	}
-	release(p, &a, &t);
 }
 
 static void test_no_layers(void **state)
@@ -216,4 +233,6 @@ static void test_no_layers(void **state)
 	release(p, &a, &t);
 }
 
+#define TP_TEST_GROUP_SETUP built_setup
+#define TP_TEST_GROUP_TEARDOWN built_teardown
 #include "tp_test_main.h"

@@ -94,14 +94,20 @@ void tp_sort_index(uint32_t *v, uint32_t *tmp, size_t n,
                    int (*before)(const void *ctx, uint32_t x, uint32_t y), const void *ctx);
 /* The three-way comparison (-1, 0, 1) of two sort keys of n components, the first deciding
  * first: what the qsort comparators that order by several fields return. The components are
- * int64 (unsigned ones must stay below 2^63); a field sorted descending goes in with the two
- * sides swapped. */
+ * int64 (unsigned ones below 2^63, or through tp_key_u64); a field sorted descending goes in with
+ * the two sides swapped. */
 static inline int tp_cmp_keys(const int64_t *a, const int64_t *b, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (a[i] != b[i])
 			return a[i] < b[i] ? -1 : 1;
 	return 0;
+}
+/* A uint64 sort-key component that may reach 2^63 (ids a user or a trace chose), as an int64
+ * component of tp_cmp_keys: flipping the top bit maps unsigned order onto signed order. */
+static inline int64_t tp_key_u64(uint64_t u)
+{
+	return (int64_t)(u ^ UINT64_C(1) << 63);
 }
 /* Binary search over a sorted table of n entries: the first index i < n whose entry sorts
  * after the caller's key (`after(ctx, i)` nonzero), or n when none does. `after` must be zero

@@ -521,6 +521,20 @@ static void test_upper_bound(void **state)
 		}
 }
 
+/* tp_key_u64 keeps unsigned order across 2^63, where a plain cast would turn it around; in a
+ * key, tp_cmp_keys then orders such ids as unsigned compares do. */
+static void test_key_u64(void **state)
+{
+	(void)state;
+	static const uint64_t v[] = {
+	    0, 1, (UINT64_C(1) << 63) - 1, UINT64_C(1) << 63, UINT64_MAX - 1, UINT64_MAX};
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+		for (size_t j = 0; j < sizeof v / sizeof *v; j++) {
+			int64_t a[] = {tp_key_u64(v[i])}, b[] = {tp_key_u64(v[j])};
+			assert_int_equal(tp_cmp_keys(a, b, 1), (v[i] > v[j]) - (v[i] < v[j]));
+		}
+}
+
 /* tp_walk over a table whose kept entries (odd keys are dropped) are displaced by at most
  * `d` places: within the window it hands out exactly the sorted order, with the last two
  * and forward steps by tp_walk_at; past the window tp_walk_ordered says no. */

@@ -48,21 +48,11 @@ static uint32_t copy_args(struct tp_profile *dev, const struct tp_profile *host,
 		return 0;
 	tp_args_begin(dev);
 	for (size_t i = 0; i < n; i++) {
-		const char *k = tp_str(host, a[i].key);
-		switch (a[i].type) {
-		case TP_ARG_INT:
-			tp_args_add_int(dev, k, a[i].v.i);
-			break;
-		case TP_ARG_UINT:
-			tp_args_add_uint(dev, k, a[i].v.u);
-			break;
-		case TP_ARG_REAL:
-			tp_args_add_real(dev, k, a[i].v.d);
-			break;
-		default:
-			tp_args_add_str(dev, k, tp_str(host, a[i].v.s));
-			break;
-		}
+		struct tp_arg b = a[i];
+		b.key = tp_profile_str(dev, tp_str(host, a[i].key));
+		if (b.type == TP_ARG_STR)
+			b.v.s = tp_profile_str(dev, tp_str(host, a[i].v.s));
+		tp_args_add(dev, &b);
 	}
 	return tp_args_end(dev);
 }

@@ -11,15 +11,10 @@
 static int async_cmp(const void *a, const void *b)
 {
 	const struct async_ev *x = a, *y = b;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	if (x->name != y->name)
-		return x->name < y->name ? -1 : 1;
-	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	if (x->begin != y->begin)
-		return x->begin ? -1 : 1; /* a begin and an end at one tick: begin first */
-	return x->seq < y->seq ? -1 : (x->seq > y->seq);
+	/* A begin and an end at one tick: the begin first. */
+	int64_t kx[] = {tp_key_u64(x->id), x->name, tp_key_u64(x->ts), !x->begin, (int64_t)x->seq};
+	int64_t ky[] = {tp_key_u64(y->id), y->name, tp_key_u64(y->ts), !y->begin, (int64_t)y->seq};
+	return tp_cmp_keys(kx, ky, 5);
 }
 
 struct async_pair {
@@ -30,9 +25,8 @@ struct async_pair {
 static int pair_start_cmp(const void *a, const void *b)
 {
 	const struct async_pair *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->b->seq < y->b->seq ? -1 : (x->b->seq > y->b->seq);
+	int64_t kx[] = {x->start, (int64_t)x->b->seq}, ky[] = {y->start, (int64_t)y->b->seq};
+	return tp_cmp_keys(kx, ky, 2);
 }
 
 /* Pairs async begins and ends by (id, name) in time order and lays the ranges out on as few

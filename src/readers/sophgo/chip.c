@@ -39,6 +39,12 @@
 	TIU_ARCH(64, 64, 64, 4, 64, 64 * 256 / 2 / 8, 16u << 20, 1u << 18, 16),                    \
 	DMA_ARCH(68.264, 128, 8533, 2, 1, 128)
 
+/* ... and write the same PMU records and descriptors' type field (AKSV's layouts are assumed
+ * identical to AKS's, sophgo-cdm.md §4.5, [I]). */
+#define BM1690_PMU                                                                                 \
+	.tiu_pmu_bytes = 16, .gdma_pmu_bytes = 64, .cdma_pmu_bytes = 128, .dma_cmd_type_bits = 5,  \
+	.tiu_sys_bits = 128
+
 static const struct sg_chip chips[] = {
     {
         .c = {.name = "BM1684",
@@ -117,23 +123,14 @@ static const struct sg_chip chips[] = {
         .c = {.name = "BM1690", .arch = TP_ARCH_BM1690, .cores = 8, BM1690_CORE},
         .bmp_arch = 5,
         .cdm_arch = {5, 8800},
-        .tiu_pmu_bytes = 16,
-        .gdma_pmu_bytes = 64,
-        .cdma_pmu_bytes = 128,
-        .dma_cmd_type_bits = 5,
-        .tiu_sys_bits = 128,
+        BM1690_PMU,
         .cdma_ports = 11,
     },
     {
-        /* AKSV: PMU layouts assumed identical to AKS (sophgo-cdm.md §4.5, [I]). */
         .c = {.name = "SG2260E", .arch = TP_ARCH_SG2260E, .cores = 4, BM1690_CORE},
         .bmp_arch = -1,
         .cdm_arch = {6, 140814},
-        .tiu_pmu_bytes = 16,
-        .gdma_pmu_bytes = 64,
-        .cdma_pmu_bytes = 128,
-        .dma_cmd_type_bits = 5,
-        .tiu_sys_bits = 128,
+        BM1690_PMU,
         .cdma_ports = 10,
         .id_wrap = 0x3FFFF,
     },

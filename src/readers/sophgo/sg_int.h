@@ -1,9 +1,9 @@
 /*
  * sg_int.h — what both Sophgo readers share besides the chip table and the instruction sets:
- * the final.mlir parser (final_mlir.c), the layer join from tensor_location.json + final.mlir
- * (sg_layers.c) and what a per-core worker keeps aside for the calling thread (sg_aside.c).
- * Used by the readers, their unit tests and fuzz targets. Structures that allocate say who
- * frees them; nothing here owns global state.
+ * the block types of their binary files, the final.mlir parser (final_mlir.c), the layer join from
+ * tensor_location.json + final.mlir (sg_layers.c) and what a per-core worker keeps aside for the
+ * calling thread (sg_aside.c). Used by the readers, their unit tests and fuzz targets. Structures
+ * that allocate say who frees them; nothing here owns global state.
  */
 #ifndef TP_SG_INT_H
 #define TP_SG_INT_H
@@ -12,6 +12,29 @@
 
 #include <stdarg.h>
 #include <string.h>
+
+/* Block types of the binary block streams both readers walk (bmprofile iter<N>.profile,
+ * sophgo-bmprofile.md §4.2; cdm cdmlib*.profile and cdma*_N.profile, sophgo-cdm.md §4.1): the
+ * runtimes write one numbering, tpu-mlir's BlockType. */
+enum sg_block_type {
+	SG_BLK_SUMMARY = 1,
+	SG_BLK_COMPILER_LOG = 2,
+	SG_BLK_MONITOR_BD = 3,
+	SG_BLK_MONITOR_GDMA = 4,
+	SG_BLK_DYN_DATA = 5,
+	SG_BLK_DYN_EXTRA = 6,
+	SG_BLK_FIRMWARE_LOG = 7,
+	SG_BLK_COMMAND = 8,
+	SG_BLK_BMLIB = 9,
+	SG_BLK_BMLIB_EXTRA = 10,
+	SG_BLK_MONITOR_SDMA = 11,
+	SG_BLK_MONITOR_CDMA = 12,
+	SG_BLK_DES_BDC = 13,
+	SG_BLK_DES_GDMA = 14,
+	SG_BLK_DES_SDMA = 15,
+	SG_BLK_DES_CDMA = 16,
+	SG_BLK_DES_KV = 17,
+};
 
 /* ---------------------------------------------------------------------------------------- */
 /* Text side files.                                                                           */

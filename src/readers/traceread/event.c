@@ -26,57 +26,48 @@ int trace_map_get(const struct trace_map *m, uint64_t key, int32_t *val)
 		return 0;
 	size_t mask = m->cap - 1;
 	for (size_t i = mix(key) & mask;; i = (i + 1) & mask) {
-		if (m->vals[i] < 0)
+		if (!m->e[i].val1)
 			return 0;
-		if (m->keys[i] == key) {
-			*val = m->vals[i];
+		if (m->e[i].key == key) {
+			*val = (int32_t)(m->e[i].val1 - 1);
 			return 1;
 		}
 	}
 }
 
+static int ent_used(const void *e)
+{
+	return ((const struct trace_map_ent *)e)->val1 != 0;
+}
+
+static size_t ent_hash(const void *e, size_t cap)
+{
+	(void)cap;
+	return mix(((const struct trace_map_ent *)e)->key);
+}
+
 int trace_map_put(struct trace_map *m, uint64_t key, int32_t val)
 {
 	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		uint64_t *nk = tp_malloc(ncap * sizeof *nk);
-		int32_t *nv = tp_malloc(ncap * sizeof *nv);
-		if (!nk || !nv) {
-			tp_free(nk);
-			tp_free(nv);
+		struct trace_map_ent *e =
+		    tp_oa_grow(m->e, &m->cap, 64, sizeof *e, ent_used, ent_hash);
+		if (!e)
 			return TP_ENOMEM;
-		}
-		for (size_t i = 0; i < ncap; i++)
-			nv[i] = -1;
-		for (size_t i = 0; i < m->cap; i++) {
-			if (m->vals[i] < 0)
-				continue;
-			size_t j = mix(m->keys[i]) & (ncap - 1);
-			while (nv[j] >= 0)
-				j = (j + 1) & (ncap - 1);
-			nk[j] = m->keys[i];
-			nv[j] = m->vals[i];
-		}
-		tp_free(m->keys);
-		tp_free(m->vals);
-		m->keys = nk;
-		m->vals = nv;
-		m->cap = ncap;
+		m->e = e;
 	}
 	size_t mask = m->cap - 1, i = mix(key) & mask;
-	while (m->vals[i] >= 0 && m->keys[i] != key)
+	while (m->e[i].val1 && m->e[i].key != key)
 		i = (i + 1) & mask;
-	if (m->vals[i] < 0)
+	if (!m->e[i].val1)
 		m->n++;
-	m->keys[i] = key;
-	m->vals[i] = val;
+	m->e[i].key = key;
+	m->e[i].val1 = (uint32_t)val + 1;
 	return TP_OK;
 }
 
 void trace_map_free(struct trace_map *m)
 {
-	tp_free(m->keys);
-	tp_free(m->vals);
+	tp_free(m->e);
 	memset(m, 0, sizeof *m);
 }
 

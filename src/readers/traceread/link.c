@@ -100,11 +100,9 @@ static int corr_not_below(const void *ctx, size_t i)
 static int corr_cmp(const void *x, const void *y)
 {
 	const struct corr_pt *a = x, *b = y;
-	if (a->corr != b->corr)
-		return a->corr < b->corr ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	return a->track < b->track ? -1 : a->track > b->track;
+	int64_t ka[] = {tp_key_u64(a->corr), a->ts, a->track};
+	int64_t kb[] = {tp_key_u64(b->corr), b->ts, b->track};
+	return tp_cmp_keys(ka, kb, 3);
 }
 
 static int arg_id(const struct tp_profile *p, const struct tp_arg *a, uint64_t *out)

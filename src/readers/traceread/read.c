@@ -218,14 +218,16 @@ static void apply_names(struct trace_rd *r)
 {
 	struct tp_profile *p = r->p;
 	for (size_t i = 0; i < r->devices.cap; i++) {
+		const struct trace_map_ent *d = &r->devices.e[i];
 		int32_t nm;
-		if (r->devices.vals[i] >= 0 && trace_map_get(&r->pname, r->devices.keys[i], &nm))
-			p->devices[r->devices.vals[i]].name = (uint32_t)nm;
+		if (d->val1 && trace_map_get(&r->pname, d->key, &nm))
+			p->devices[d->val1 - 1].name = (uint32_t)nm;
 	}
 	for (size_t i = 0; i < r->tracks.cap; i++) {
+		const struct trace_map_ent *t = &r->tracks.e[i];
 		int32_t nm;
-		if (r->tracks.vals[i] >= 0 && trace_map_get(&r->tname, r->tracks.keys[i], &nm))
-			p->tracks[r->tracks.vals[i]].name = (uint32_t)nm;
+		if (t->val1 && trace_map_get(&r->tname, t->key, &nm))
+			p->tracks[t->val1 - 1].name = (uint32_t)nm;
 	}
 }
 

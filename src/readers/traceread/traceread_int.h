@@ -32,10 +32,13 @@ static inline int is_ws(int c)
 /* u64 -> int32 open-addressing map (event.c)                                                */
 /* ---------------------------------------------------------------------------------------- */
 
+struct trace_map_ent {
+	uint64_t key;
+	uint32_t val1; /* the value + 1; 0: an empty slot */
+};
 struct trace_map {
-	uint64_t *keys;
-	int32_t *vals;
-	size_t n, cap; /* cap is 0 or a power of two */
+	struct trace_map_ent *e; /* owned; kept at most half full */
+	size_t n, cap;           /* cap is 0 or a power of two */
 };
 
 /* 1 and *val set when key is present, else 0. */

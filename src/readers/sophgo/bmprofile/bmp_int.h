@@ -18,18 +18,6 @@
 
 #define BMP_MAX_CORES 64
 
-/* iter<N>.profile block types (§4.2). */
-enum bmp_block_type {
-	BMP_BLK_SUMMARY = 1,
-	BMP_BLK_COMPILER_LOG = 2,
-	BMP_BLK_MONITOR_BD = 3,
-	BMP_BLK_MONITOR_GDMA = 4,
-	BMP_BLK_DYN_DATA = 5,
-	BMP_BLK_DYN_EXTRA = 6,
-	BMP_BLK_FIRMWARE_LOG = 7,
-	BMP_BLK_COMMAND = 8,
-};
-
 #define BMP_SUMMARY_SIZE 36
 #define BMP_TIU_REC_SIZE 32
 #define BMP_DYN_REC_SIZE 32

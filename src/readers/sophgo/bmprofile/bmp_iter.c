@@ -44,17 +44,17 @@ size_t bmp_tiu_rec_size(enum tp_arch arch)
 static const char *block_name(uint32_t type, char *buf, size_t n)
 {
 	switch (type) {
-	case BMP_BLK_SUMMARY:
+	case SG_BLK_SUMMARY:
 		return "SUMMARY block";
-	case BMP_BLK_MONITOR_BD:
+	case SG_BLK_MONITOR_BD:
 		return "TIU block";
-	case BMP_BLK_MONITOR_GDMA:
+	case SG_BLK_MONITOR_GDMA:
 		return "GDMA block";
-	case BMP_BLK_DYN_DATA:
+	case SG_BLK_DYN_DATA:
 		return "DYN_DATA block";
-	case BMP_BLK_DYN_EXTRA:
+	case SG_BLK_DYN_EXTRA:
 		return "DYN_EXTRA block";
-	case BMP_BLK_COMMAND:
+	case SG_BLK_COMMAND:
 		return "COMMAND block";
 	default:
 		snprintf(buf, n, "block type %u", type);
@@ -142,7 +142,7 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 		uint64_t poff = b.origin;
 		int rc = TP_OK;
 		switch (type) {
-		case BMP_BLK_SUMMARY:
+		case SG_BLK_SUMMARY:
 			if (blen != BMP_SUMMARY_SIZE)
 				return tp_diag_at(d, TP_EFORMAT, path, hdr,
 				                  "SUMMARY block length %u, expected %d", blen,
@@ -157,7 +157,7 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			it->summary.end_usec = tp_cur_u64(&b);
 			it->summary.extra = tp_cur_u64(&b);
 			break;
-		case BMP_BLK_COMMAND: {
+		case SG_BLK_COMMAND: {
 			if (blen < BMP_COMMAND_HDR_SIZE)
 				return tp_diag_at(
 				    d, TP_EFORMAT, path, hdr,
@@ -184,19 +184,19 @@ int bmp_walk(const uint8_t *data, size_t len, enum tp_arch arch, const char *pat
 			it->n_cmd++;
 			break;
 		}
-		case BMP_BLK_MONITOR_BD:
+		case SG_BLK_MONITOR_BD:
 			rc = add_records(it->bd, &it->n_bd, poff, blen, tsize, "TIU", type, path,
 			                 hdr, d);
 			break;
-		case BMP_BLK_MONITOR_GDMA:
+		case SG_BLK_MONITOR_GDMA:
 			rc = add_records(it->gdma, &it->n_gdma, poff, blen, gsize, "GDMA", type,
 			                 path, hdr, d);
 			break;
-		case BMP_BLK_DYN_DATA:
+		case SG_BLK_DYN_DATA:
 			rc = add_records(it->dyn, &it->n_dyn, poff, blen, BMP_DYN_REC_SIZE,
 			                 "DYN_DATA", type, path, hdr, d);
 			break;
-		case BMP_BLK_DYN_EXTRA:
+		case SG_BLK_DYN_EXTRA:
 			rc = walk_extra(&b, path, it, d);
 			if (rc == TP_OK)
 				rc = add_span(it->extra, &it->n_extra, poff, blen, type, path, hdr,

@@ -417,9 +417,9 @@ static uint64_t count_records(const char *path, enum tp_arch arch)
 		while (size - off >= sizeof h &&
 		       pread(fd, h, sizeof h, (off_t)off) == (ssize_t)sizeof h) {
 			uint32_t type = tp_le32(h), len = tp_le32(h + 4);
-			if (type == BMP_BLK_MONITOR_BD)
+			if (type == SG_BLK_MONITOR_BD)
 				n += len / ts;
-			else if (type == BMP_BLK_MONITOR_GDMA)
+			else if (type == SG_BLK_MONITOR_GDMA)
 				n += len / gs;
 			off += sizeof h;
 			if (len > size - off)

@@ -449,9 +449,9 @@ static int add_pmu(struct cdm_walk *w, int eng, size_t rs, const struct tp_curso
 /* Keeps a DYN_DATA or DYN_EXTRA block for after the walk. */
 static int gather_dyn(struct gather *g, uint32_t type, const struct tp_cursor *b)
 {
-	struct tp_cursor **arr = type == CDM_BLK_DYN_DATA ? &g->dyn : &g->extra;
-	size_t *n = type == CDM_BLK_DYN_DATA ? &g->ndyn : &g->nextra;
-	size_t *cap = type == CDM_BLK_DYN_DATA ? &g->cap_dyn : &g->cap_extra;
+	struct tp_cursor **arr = type == SG_BLK_DYN_DATA ? &g->dyn : &g->extra;
+	size_t *n = type == SG_BLK_DYN_DATA ? &g->ndyn : &g->nextra;
+	size_t *cap = type == SG_BLK_DYN_DATA ? &g->cap_dyn : &g->cap_extra;
 	if (*n == *cap) {
 		struct tp_cursor *v = tp_grow(*arr, sizeof *v, *n + 1, cap);
 		if (!v)
@@ -467,25 +467,24 @@ static int walk_block(struct cdm_walk *w, struct gather *g, const struct sg_deco
                       uint32_t type, const struct tp_cursor *b)
 {
 	switch (type) {
-	case CDM_BLK_MONITOR_BD:
+	case SG_BLK_MONITOR_BD:
 		return add_pmu(w, CDM_TIU, CDM_TIU_REC_SIZE, b);
-	case CDM_BLK_MONITOR_GDMA:
+	case SG_BLK_MONITOR_GDMA:
 		return add_pmu(w, CDM_GDMA, CDM_DMA_REC_SIZE, b);
-	case CDM_BLK_MONITOR_SDMA:
+	case SG_BLK_MONITOR_SDMA:
 		return add_pmu(w, CDM_SDMA, CDM_DMA_REC_SIZE, b);
-	case CDM_BLK_MONITOR_CDMA:
+	case SG_BLK_MONITOR_CDMA:
 		return add_pmu(w, CDM_CDMA, CDM_CDMA_REC_SIZE, b);
-	case CDM_BLK_DYN_DATA:
-	case CDM_BLK_DYN_EXTRA:
+	case SG_BLK_DYN_DATA:
+	case SG_BLK_DYN_EXTRA:
 		return gather_dyn(g, type, b);
-	case CDM_BLK_DES_BDC:
-	case CDM_BLK_DES_GDMA:
-	case CDM_BLK_DES_SDMA:
-	case CDM_BLK_DES_CDMA:
+	case SG_BLK_DES_BDC:
+	case SG_BLK_DES_GDMA:
+	case SG_BLK_DES_SDMA:
+	case SG_BLK_DES_CDMA:
 		w->have_des = 1;
-		return decode_des(w, dec, (int)(type - CDM_BLK_DES_BDC), b->base, b->len,
-		                  b->origin);
-	case CDM_BLK_DES_KV:
+		return decode_des(w, dec, (int)(type - SG_BLK_DES_BDC), b->base, b->len, b->origin);
+	case SG_BLK_DES_KV:
 		w->des_kv_blocks++;
 		w->blocks_skipped++;
 		return TP_OK;

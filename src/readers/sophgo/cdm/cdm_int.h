@@ -22,20 +22,6 @@
 /* Engines of a cdm dump, in the model's track-kind order. */
 enum cdm_eng { CDM_TIU = 0, CDM_GDMA = 1, CDM_SDMA = 2, CDM_CDMA = 3, CDM_NENG = 4 };
 
-enum cdm_block_type {
-	CDM_BLK_MONITOR_BD = 3,
-	CDM_BLK_MONITOR_GDMA = 4,
-	CDM_BLK_DYN_DATA = 5,
-	CDM_BLK_DYN_EXTRA = 6,
-	CDM_BLK_MONITOR_SDMA = 11,
-	CDM_BLK_MONITOR_CDMA = 12,
-	CDM_BLK_DES_BDC = 13,
-	CDM_BLK_DES_GDMA = 14,
-	CDM_BLK_DES_SDMA = 15,
-	CDM_BLK_DES_CDMA = 16,
-	CDM_BLK_DES_KV = 17,
-};
-
 #define CDM_TIU_REC_SIZE 16
 #define CDM_DMA_REC_SIZE 64
 #define CDM_CDMA_REC_SIZE 128
