@@ -300,7 +300,7 @@ static int layer_tensors(const struct tp_profile *p, const struct tid *ids,
 			uint32_t fi = first_def(ids, p->num_tensors, own->id, ti);
 			const struct tp_tensor *def = &p->tensors[fi];
 			struct tp_ltab_tensor *e =
-			    tp_realloc(t->tens, (t->num_tens + 1) * sizeof *e);
+			    tp_grow(t->tens, sizeof *e, t->num_tens + 1, &t->cap_tens);
 			if (!e)
 				return TP_ENOMEM;
 			t->tens = e;

@@ -123,7 +123,7 @@ struct tp_ltab {
 	struct tp_ltab_row *rows; /* owned; sorted by TIU time, longest first, then layer order */
 	size_t num_rows;
 	struct tp_ltab_tensor *tens; /* owned; see tp_ltab_row.tens_first */
-	size_t num_tens;
+	size_t num_tens, cap_tens;
 	struct tp_ltab_func_row funcs[TP_LTF_COUNT]; /* by total Alg Ops, Others last */
 	size_t num_funcs;
 	struct tp_ltab_sums overall;
