@@ -289,7 +289,7 @@ static void *out_worker(void *arg)
 		tp_progress_slot_begin(j->idx, out->name);
 		tp_tm_begin(out->name); /* --timings: only this thread writes */
 		double w0 = now_s();
-		j->status = out->write(pl->p, pl->a, pl->oo, &j->d);
+		j->status = tp_output_write(out, pl->p, pl->a, pl->oo, &j->d);
 		j->secs = now_s() - w0;
 		tp_tm_end();
 		tp_progress_slot_end(j->idx);

@@ -267,7 +267,7 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	int st = !write     ? TP_OK
 	         : max_rows ? write_max_rows(p, &a, &o, (uint32_t)max_rows, &d)
-	                    : tp_output_xlsx.write(p, &a, &o, &d);
+	                    : tp_output_write(&tp_output_xlsx, p, &a, &o, &d);
 	double dt = now_s() - t0;
 	if (st != TP_OK) {
 		fprintf(stderr, "xlsx_gen: %s\n", d.msg);

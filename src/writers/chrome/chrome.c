@@ -797,16 +797,11 @@ int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, con
 	return tp_chrome_write_ex(p, a, path, &o, d);
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
+static int output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
-	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "trace.json");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
 	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0};
-	int st = tp_chrome_write_ex(p, a, path, &co, d);
-	tp_free(path);
-	return st;
+	return tp_chrome_write_ex(p, a, path, &co, d);
 }
 
 const struct tp_output tp_output_chrome = {

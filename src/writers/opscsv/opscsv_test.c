@@ -235,7 +235,7 @@ static void write_profile_to(const struct tp_profile *p, const char *dir, const 
 	o.out_dir = dir;
 	o.sparse_ratios_path = ratios;
 	memset(d, 0, sizeof *d);
-	assert_int_equal(tp_output_opscsv.write(p, NULL, &o, d), want);
+	assert_int_equal(tp_output_write(&tp_output_opscsv, p, NULL, &o, d), want);
 }
 
 static void test_output_entry(void **state)

@@ -279,19 +279,17 @@ out:
 /* tp_output                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
+static int output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                         const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
 	xo.row_cap = o ? o->xlsx_rows : 0; /* 0: tp_xlsx_write takes tp_xlsx_cap_for's */
-	const char *out = o && o->out_dir ? o->out_dir : ".";
-	char *dir = tp_path_join(out, "PerfDoc");
-	char *path = tp_path_join(out, TP_XLSX_FILE);
+	char *dir = tp_path_join(o && o->out_dir ? o->out_dir : ".", "PerfDoc");
 	int st;
 	int existed = dir && tp_is_dir(dir);
-	if (!dir || !path) {
+	if (!dir) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory");
 	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
 		if (!existed)
@@ -310,7 +308,6 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 			tp_temp_forget(dir);
 	}
 	tp_free(dir);
-	tp_free(path);
 	return st;
 }
 

@@ -398,7 +398,7 @@ static void test_output_entry(void **state)
 	assert_int_equal(mkdir(out, 0755), 0);
 	struct tp_out_opts o = {.out_dir = out};
 	struct tp_diag d = {0};
-	assert_int_equal(tp_output_xlsx.write(p, &a, &o, &d), TP_OK);
+	assert_int_equal(tp_output_write(&tp_output_xlsx, p, &a, &o, &d), TP_OK);
 	snprintf(path, sizeof path, "%s/PerfDoc/PerfAI_output.xlsx", out);
 	struct stat st;
 	assert_int_equal(stat(path, &st), 0);
