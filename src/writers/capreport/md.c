@@ -329,8 +329,8 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 	return b->oom ? TP_ENOMEM : TP_OK;
 }
 
-static int render_capmd(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
+int tp_capmd_render(const struct tp_profile *p, const struct tp_analysis *a,
+                    const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
 	(void)o;
 	if (p->arch != TP_ARCH_CPU)
@@ -342,13 +342,3 @@ static int render_capmd(const struct tp_profile *p, const struct tp_analysis *a,
 	tp_buf_clean(b, 0, TP_TEXT_TERM);
 	return TP_OK;
 }
-
-const struct tp_output tp_output_capmd = {
-    .name = "summary-md",
-    .file = "summary.md",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "capture summary as Markdown: latency/throughput, activities, operator types, "
-           "slowest operators (captures only)",
-    .render = render_capmd,
-};

@@ -778,17 +778,9 @@ int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, con
 	return tp_chrome_write_ex(p, a, path, &o, d);
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_chrome_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0};
 	return tp_chrome_write_ex(p, a, path, &co, d);
 }
-
-const struct tp_output tp_output_chrome = {
-    .name = "chrome",
-    .file = "trace.json",
-    .enable_flag = "--json",
-    .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
-    .write = output_write,
-};

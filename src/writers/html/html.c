@@ -296,17 +296,8 @@ out:
 	return rc;
 }
 
-static int html_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                      const struct tp_out_opts *o, struct tp_diag *d)
+int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d)
 {
 	return tp_html_write_file(p, a, path, o ? o->max_cores : 0, d);
 }
-
-const struct tp_output tp_output_html = {
-    .name = "html",
-    .file = "result.html",
-    .disable_flag = "--disable_web",
-    .default_on = 1,
-    .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
-    .write = html_write,
-};

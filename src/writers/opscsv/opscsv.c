@@ -280,8 +280,8 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 	return out->oom ? TP_ENOMEM : TP_OK;
 }
 
-static int render_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
-                         const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
+int tp_opscsv_output_render(const struct tp_profile *p, const struct tp_analysis *a,
+                            const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
 	struct tp_sparse_ratios r;
 	struct tp_op_table own;
@@ -310,12 +310,3 @@ out:
 	tp_sparse_ratios_free(&r);
 	return st;
 }
-
-const struct tp_output tp_output_opscsv = {
-    .name = "ops",
-    .file = "ops.csv",
-    .disable_flag = "--disable_ops_csv",
-    .default_on = 1,
-    .doc = "per-operator latency table with the sparse what-if columns (captures only)",
-    .render = render_opscsv,
-};

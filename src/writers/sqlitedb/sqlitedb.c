@@ -701,16 +701,8 @@ int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, c
 	return tp_sqlitedb_write_ex(p, a, path, full_args, NULL, d);
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_sqlitedb_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                             const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
 	return tp_sqlitedb_write(p, a, path, o && o->trace_args_full, d);
 }
-
-const struct tp_output tp_output_sqlite = {
-    .name = "sqlite",
-    .file = "profile.db",
-    .enable_flag = "--sqlite",
-    .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
-    .write = output_write,
-};

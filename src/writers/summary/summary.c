@@ -627,8 +627,8 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	tp_buf_clean(out, from, TP_TEXT_TERM);
 }
 
-static int render_txt(const struct tp_profile *p, const struct tp_analysis *a,
-                      const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
+int tp_summary_txt_render(const struct tp_profile *p, const struct tp_analysis *a,
+                          const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
 	(void)o;
 	(void)d;
@@ -679,8 +679,8 @@ static int write_capture_json(const struct tp_profile *p, const struct tp_analys
 	return st;
 }
 
-static int write_json(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                      const struct tp_out_opts *o, struct tp_diag *d)
+int tp_summary_json_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                          const struct tp_out_opts *o, struct tp_diag *d)
 {
 	(void)o;
 	/* Captures get the app_stats / op_stats document of the capture reports. */
@@ -693,22 +693,3 @@ static int write_json(const struct tp_profile *p, const struct tp_analysis *a, c
 	tp_buf_free(&b);
 	return st;
 }
-
-const struct tp_output tp_output_summary_txt = {
-    .name = "summary",
-    .file = "summary.txt",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
-           "read/write bandwidth, top layers and command types, notes",
-    .render = render_txt,
-};
-
-const struct tp_output tp_output_summary_json = {
-    .name = "summary-json",
-    .file = "summary.json",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "the summary numbers as JSON (units in key names), record counts, rankings",
-    .write = write_json,
-};

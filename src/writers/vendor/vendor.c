@@ -88,8 +88,8 @@ static int swap_into_place(const char *tmp, const char *path, struct tp_diag *d)
 	return TP_OK;
 }
 
-static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_vendor_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
 	(void)o;
 	if (vf_flavour_of(p) == VF_NONE)
@@ -117,14 +117,3 @@ out:
 	tp_free(tmp);
 	return rc;
 }
-
-const struct tp_output tp_output_vendor = {
-    .name = "vendor",
-    .file = "vendor",
-    .enable_flag = "--vendor_files",
-    .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
-           "PerfAI_output.csv; instruction.csv, summary.csv, layer.csv, mac_util.csv for "
-           "BM1684X/BM1684) for grep, as "
-           "docs/vendor-files.md lists",
-    .write = write_vendor,
-};

@@ -279,8 +279,8 @@ out:
 /* tp_output                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_xlsx_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
@@ -310,14 +310,3 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 	tp_free(dir);
 	return st;
 }
-
-const struct tp_output tp_output_xlsx = {
-    .name = "xlsx",
-    .file = TP_XLSX_FILE,
-    .disable_flag = "--disable_doc",
-    .default_on = 1,
-    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
-           "by Global Idx; up to 50000 rows each unless --xlsx_rows), layers, operators "
-           "with live sparse what-if formulas",
-    .write = output_write,
-};

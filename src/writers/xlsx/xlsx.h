@@ -102,9 +102,9 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
  * it after the tracks are final and before the outputs are written. TP_OK or TP_ENOMEM. */
 int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap);
 
-/* The output the CLI lists: PerfDoc/PerfAI_output.xlsx, on by default, "--disable_doc". Its
- * write creates OUT_DIR/PerfDoc and honours o->max_cores, o->xlsx_rows and
- * o->sparse_ratios_path. */
-extern const struct tp_output tp_output_xlsx;
+/* The `write` of the CLI's output "xlsx" (TP_XLSX_FILE): creates OUT_DIR/PerfDoc and
+ * honours o->max_cores, o->xlsx_rows and o->sparse_ratios_path. */
+int tp_xlsx_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_XLSX_H */
