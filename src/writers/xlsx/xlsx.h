@@ -94,7 +94,7 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
  * Summary writes its own, more detailed text instead of repeating them. */
 #define TP_XLSX_NOTE_PREFIX "PerfDoc/PerfAI_output.xlsx: "
 
-/* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_output_xlsx
+/* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_xlsx_output_write
  * reads tp_out_opts.xlsx_rows), adds one
  * profile note (TP_XLSX_NOTE_PREFIX ...) naming the cap, the largest track and how to lift
  * it, and when tracks fold onto the "Other tracks" sheet (TP_XLSX_MAX_SHEETS) one more, so
