@@ -43,7 +43,7 @@ struct tp_cli_reader {
 };
 
 /* Registries (registry.c): set *out to a static array and return its length. */
-size_t tp_cli_outputs(const struct tp_output *const **out);
+size_t tp_cli_outputs(const struct tp_output **out);
 size_t tp_cli_readers(const struct tp_cli_reader *const **out);
 /* Runs the steps the enabled outputs (enabled[i] for the registry's output i) need before the
  * analysis, once each, on the calling thread after the input is read: the notes the summaries

@@ -129,11 +129,10 @@ struct out_id {
 	ino_t ino;
 };
 
-static void out_ids(const char *dir, struct out_id *ids, size_t n,
-                    const struct tp_output *const *outs)
+static void out_ids(const char *dir, struct out_id *ids, size_t n, const struct tp_output *outs)
 {
 	for (size_t i = 0; i < n; i++) {
-		char *path = tp_path_join(dir, outs[i]->file);
+		char *path = tp_path_join(dir, outs[i].file);
 		struct stat st;
 		ids[i].exists = path && lstat(path, &st) == 0;
 		if (ids[i].exists) {
@@ -152,7 +151,7 @@ static void mark_stale(const char *dir, const struct out_id *before)
 {
 	if (!tp_is_dir(dir))
 		return;
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t n = tp_cli_outputs(&outs);
 	struct out_id now[32];
 	out_ids(dir, now, n, outs);
@@ -172,7 +171,7 @@ static void mark_stale(const char *dir, const struct out_id *before)
 			    "These files in this directory were NOT written by the latest tpuprof "
 			    "run into it (it failed, or did not produce them); they are left "
 			    "over from an earlier run:\n");
-		tp_buf_printf(&b, "%s\n", outs[i]->file);
+		tp_buf_printf(&b, "%s\n", outs[i].file);
 	}
 	char *marker = tp_path_join(dir, STALE_NAME);
 	if (nstale) {
@@ -244,10 +243,10 @@ static void remove_dead_temps(const char *out_dir, const char *file, int quiet)
 /* remove_dead_temps for every output file and the stale marker. */
 static void remove_dead_outputs(const char *out_dir, int quiet)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t n = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < n; i++)
-		remove_dead_temps(out_dir, outs[i]->file, quiet);
+		remove_dead_temps(out_dir, outs[i].file, quiet);
 	remove_dead_temps(out_dir, STALE_NAME, quiet);
 }
 
@@ -271,7 +270,7 @@ struct out_pool {
 	const struct tp_profile *p;
 	const struct tp_analysis *a;
 	const struct tp_out_opts *oo;
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	struct out_job *jobs;
 	size_t njobs;
 	atomic_size_t next;
@@ -285,11 +284,11 @@ static void *out_worker(void *arg)
 		if (k >= pl->njobs)
 			break;
 		struct out_job *j = &pl->jobs[k];
-		const struct tp_output *out = pl->outs[j->idx];
+		const struct tp_output *out = &pl->outs[j->idx];
 		tp_progress_slot_begin(j->idx, out->name);
 		tp_tm_begin(out->name); /* --timings: only this thread writes */
 		double w0 = now_s();
-		j->status = out->write(pl->p, pl->a, pl->oo, &j->d);
+		j->status = tp_output_write(out, pl->p, pl->a, pl->oo, &j->d);
 		j->secs = now_s() - w0;
 		tp_tm_end();
 		tp_progress_slot_end(j->idx);
@@ -319,8 +318,8 @@ static void write_outputs(struct out_pool *pl, int nthreads)
 	for (size_t i = 1; i < pl->njobs; i++) {
 		struct out_job t = pl->jobs[i];
 		size_t k = i;
-		while (k > 0 && cost_rank(pl->outs[pl->jobs[k - 1].idx]->name) >
-		                    cost_rank(pl->outs[t.idx]->name)) {
+		while (k > 0 && cost_rank(pl->outs[pl->jobs[k - 1].idx].name) >
+		                    cost_rank(pl->outs[t.idx].name)) {
 			pl->jobs[k] = pl->jobs[k - 1];
 			k--;
 		}
@@ -509,7 +508,7 @@ static int analyse(const struct tp_cli_opts *o, const struct tp_profile *p, stru
  * order the threads finished in. Returns the highest exit code of the failures, 0 if none. */
 static int report_outputs(const struct tp_cli_opts *o, const struct out_pool *pool)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	int exit_code = 0;
 	for (size_t i = 0; i < nout; i++) {
@@ -521,7 +520,7 @@ static int report_outputs(const struct tp_cli_opts *o, const struct out_pool *po
 			continue;
 		if (j->status != TP_OK) {
 			char msg[TP_DIAG_MAX + 64];
-			snprintf(msg, sizeof msg, "%s: %s", outs[i]->file,
+			snprintf(msg, sizeof msg, "%s: %s", outs[i].file,
 			         j->d.msg[0] ? j->d.msg : tp_strerror(j->status));
 			err_line(msg);
 			int code = tp_status_exit_code(j->status);
@@ -532,7 +531,7 @@ static int report_outputs(const struct tp_cli_opts *o, const struct out_pool *po
 		if (o->verbose) {
 			/* Some outputs apply only to some inputs (ops.csv to captures) and write
 			 * nothing otherwise. */
-			char *path = tp_path_join(o->out_dir, outs[i]->file);
+			char *path = tp_path_join(o->out_dir, outs[i].file);
 			struct stat fs;
 			if (path && stat(path, &fs) == 0) {
 				char msg[TP_DIAG_MAX];
@@ -549,7 +548,7 @@ static int report_outputs(const struct tp_cli_opts *o, const struct out_pool *po
 static void print_console(const struct tp_cli_opts *o, const struct tp_profile *p,
                           const struct tp_analysis *an)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	struct tp_buf b;
 	tp_buf_init(&b);
@@ -566,10 +565,10 @@ static void print_console(const struct tp_cli_opts *o, const struct tp_profile *
 	tp_text_fputs(stdout, o->out_dir, TP_TEXT_CTRL | TP_TEXT_LINE);
 	fputs("/:", stdout);
 	for (size_t i = 0; i < nout; i++) {
-		char *path = tp_path_join(o->out_dir, outs[i]->file);
+		char *path = tp_path_join(o->out_dir, outs[i].file);
 		struct stat fs;
 		if (o->enabled[i] && path && stat(path, &fs) == 0)
-			printf(" %s", outs[i]->file);
+			printf(" %s", outs[i].file);
 		tp_free(path);
 	}
 	printf("\n");
@@ -580,7 +579,7 @@ static void print_console(const struct tp_cli_opts *o, const struct tp_profile *
 static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
                      const struct tp_analysis *an, const struct tp_out_opts *oo)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	struct tp_diag d = {0};
 	struct out_id before[32];

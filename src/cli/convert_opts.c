@@ -83,17 +83,17 @@ void tp_cli_usage(FILE *f)
 	    "  -h, --help           this text\n"
 	    "  --version            print the version\n"
 	    "\nOutputs (written into OUT_DIR):\n");
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t n = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < n; i++) {
 		char flags[96] = "";
-		if (outs[i]->enable_flag)
-			snprintf(flags, sizeof flags, "%s", outs[i]->enable_flag);
-		if (outs[i]->disable_flag)
+		if (outs[i].enable_flag)
+			snprintf(flags, sizeof flags, "%s", outs[i].enable_flag);
+		if (outs[i].disable_flag)
 			snprintf(flags + strlen(flags), sizeof flags - strlen(flags), "%s%s",
-			         flags[0] ? ", " : "", outs[i]->disable_flag);
-		fprintf(f, "  %-28s %-3s %-36s %s\n", outs[i]->file,
-		        outs[i]->default_on ? "on" : "off", flags, outs[i]->doc);
+			         flags[0] ? ", " : "", outs[i].disable_flag);
+		fprintf(f, "  %-28s %-3s %-36s %s\n", outs[i].file,
+		        outs[i].default_on ? "on" : "off", flags, outs[i].doc);
 	}
 	fprintf(f, "\nExit codes: 0 ok, 1 usage error, 2 bad input, 3 cannot write output, 5 (job) "
 	           "some dumps failed.\n");
@@ -299,15 +299,15 @@ static int value_option(int argc, char **argv, int *i, struct tp_cli_opts *o)
 /* `a` as an output's enable or disable switch: 1 if it is one (enabled[] updated), else 0. */
 static int output_switch(const char *a, unsigned char *enabled)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	int matched = 0;
 	for (size_t k = 0; k < nout; k++) {
-		if (outs[k]->enable_flag && strcmp(a, outs[k]->enable_flag) == 0) {
+		if (outs[k].enable_flag && strcmp(a, outs[k].enable_flag) == 0) {
 			enabled[k] = 1;
 			matched = 1;
 		}
-		if (outs[k]->disable_flag && strcmp(a, outs[k]->disable_flag) == 0) {
+		if (outs[k].disable_flag && strcmp(a, outs[k].disable_flag) == 0) {
 			enabled[k] = 0;
 			matched = 1;
 		}
@@ -340,10 +340,10 @@ int tp_cli_log_flag(const char *a, int *quiet, int *verbose)
 
 int tp_cli_convert_opts(int argc, char **argv, struct tp_cli_opts *o, unsigned char *enabled)
 {
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < nout; i++)
-		enabled[i] = (unsigned char)outs[i]->default_on;
+		enabled[i] = (unsigned char)outs[i].default_on;
 	*o = (struct tp_cli_opts){.out_dir = "profile_out",
 	                          .enabled = enabled,
 	                          .progress_delay_ms = TP_PROGRESS_DELAY_DEFAULT_MS};

@@ -1,9 +1,12 @@
 /*
- * registry.c — the readers and outputs the CLI knows, in the order they are tried / written.
- * Adding a reader or an output is one line here (plus a prepare step, for the rare output that
- * must touch the profile before the analysis).
+ * registry.c — the readers and outputs the CLI knows, in the order they are tried / written:
+ * their names, files, flags and help lines, and the entry points the modules export for them.
+ * Adding a reader or an output is one entry here (plus a prepare step, for the rare output
+ * that must touch the profile before the analysis).
  */
 #include "cli/cli.h"
+
+#include <string.h>
 
 #include "readers/capfile/capfile.h"
 #include "readers/sophgo/sophgo.h"
@@ -100,16 +103,99 @@ size_t tp_cli_readers(const struct tp_cli_reader *const **out)
 	return sizeof list / sizeof *list;
 }
 
-size_t tp_cli_outputs(const struct tp_output *const **out)
+/* The outputs, written in this order; the console summary comes last. */
+static const struct tp_output outputs[] = {
+    {
+        .name = "summary",
+        .file = "summary.txt",
+        .disable_flag = "--disable_summary",
+        .default_on = 1,
+        .doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
+               "read/write bandwidth, top layers and command types, notes",
+        .render = tp_summary_txt_render,
+    },
+    {
+        .name = "summary-json",
+        .file = "summary.json",
+        .disable_flag = "--disable_summary",
+        .default_on = 1,
+        .doc = "the summary numbers as JSON (units in key names), record counts, rankings",
+        .write = tp_summary_json_write,
+    },
+    {
+        .name = "summary-md",
+        .file = "summary.md",
+        .disable_flag = "--disable_summary",
+        .default_on = 1,
+        .doc = "capture summary as Markdown: latency/throughput, activities, operator types, "
+               "slowest operators (captures only)",
+        .render = tp_capmd_render,
+    },
+    {
+        .name = "ops",
+        .file = "ops.csv",
+        .disable_flag = "--disable_ops_csv",
+        .default_on = 1,
+        .doc = "per-operator latency table with the sparse what-if columns (captures only)",
+        .render = tp_opscsv_output_render,
+    },
+    {
+        .name = "html",
+        .file = "result.html",
+        .disable_flag = "--disable_web",
+        .default_on = 1,
+        .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
+        .write = tp_html_output_write,
+    },
+    {
+        .name = "perfetto",
+        .file = "perfetto.pftrace",
+        .enable_flag = "--perfetto",
+        .disable_flag = "--disable_perfetto",
+        .default_on = 1,
+        .doc = "Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
+        .write = tp_perfetto_output_write,
+    },
+    {
+        .name = "chrome",
+        .file = "trace.json",
+        .enable_flag = "--json",
+        .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
+        .write = tp_chrome_output_write,
+    },
+    {
+        .name = "sqlite",
+        .file = "profile.db",
+        .enable_flag = "--sqlite",
+        .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
+        .write = tp_sqlitedb_output_write,
+    },
+    {
+        .name = "xlsx",
+        .file = TP_XLSX_FILE,
+        .disable_flag = "--disable_doc",
+        .default_on = 1,
+        .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
+               "by Global Idx; up to 50000 rows each unless --xlsx_rows), layers, operators "
+               "with live sparse what-if formulas",
+        .write = tp_xlsx_output_write,
+    },
+    {
+        .name = "vendor",
+        .file = "vendor",
+        .enable_flag = "--vendor_files",
+        .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
+               "PerfAI_output.csv; instruction.csv, summary.csv, layer.csv, mac_util.csv for "
+               "BM1684X/BM1684) for grep, as "
+               "docs/vendor-files.md lists",
+        .write = tp_vendor_output_write,
+    },
+};
+
+size_t tp_cli_outputs(const struct tp_output **out)
 {
-	/* Written in this order; the console summary comes last. */
-	static const struct tp_output *const list[] = {
-	    &tp_output_summary_txt, &tp_output_summary_json, &tp_output_capmd,  &tp_output_opscsv,
-	    &tp_output_html,        &tp_output_perfetto,     &tp_output_chrome, &tp_output_sqlite,
-	    &tp_output_xlsx,        &tp_output_vendor,
-	};
-	*out = list;
-	return sizeof list / sizeof *list;
+	*out = outputs;
+	return sizeof outputs / sizeof *outputs;
 }
 
 /* A workbook cut at --xlsx_rows says so in every summary too (never a silent cut). */
@@ -136,21 +222,21 @@ int tp_cli_prepare_outputs(const unsigned char *enabled, struct tp_profile *p,
 	                          struct tp_diag *d);
 	/* In the order their notes appear; a step shared by several outputs runs once. */
 	static const struct {
-		const struct tp_output *out;
+		const char *output; /* its name in outputs[] */
 		prepare_fn prepare;
-	} steps[] = {{&tp_output_xlsx, prepare_xlsx},
-	             {&tp_output_perfetto, prepare_trace},
-	             {&tp_output_chrome, prepare_trace},
-	             {&tp_output_sqlite, prepare_trace}};
+	} steps[] = {{"xlsx", prepare_xlsx},
+	             {"perfetto", prepare_trace},
+	             {"chrome", prepare_trace},
+	             {"sqlite", prepare_trace}};
 	enum { NSTEPS = sizeof steps / sizeof *steps };
 	prepare_fn done[NSTEPS];
 	size_t ndone = 0;
-	const struct tp_output *const *outs;
+	const struct tp_output *outs;
 	size_t nout = tp_cli_outputs(&outs);
 	for (size_t i = 0; i < NSTEPS; i++) {
 		int on = 0, seen = 0;
 		for (size_t k = 0; k < nout; k++)
-			on |= outs[k] == steps[i].out && enabled[k];
+			on |= enabled[k] && strcmp(outs[k].name, steps[i].output) == 0;
 		for (size_t k = 0; k < ndone; k++)
 			seen |= done[k] == steps[i].prepare;
 		if (!on || seen)

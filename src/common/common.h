@@ -389,6 +389,8 @@ struct tp_buf; /* below */
 /* Writes b's bytes to dir/name atomically (temporary + rename). A buffer that ran out of
  * memory is TP_ENOMEM and writes nothing. TP_OK / TP_ENOMEM / TP_EOUTPUT. */
 int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b, struct tp_diag *d);
+/* The same, to the file `path`. */
+int tp_write_buf_path(const char *path, const struct tp_buf *b, struct tp_diag *d);
 
 /* mkdir -p. TP_OK if it exists or was created, TP_EOUTPUT otherwise. */
 int tp_mkdirs(const char *path, struct tp_diag *d);

@@ -432,13 +432,10 @@ char *tp_path_join(const char *dir, const char *name)
 	return r;
 }
 
-int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b, struct tp_diag *d)
+int tp_write_buf_path(const char *path, const struct tp_buf *b, struct tp_diag *d)
 {
 	if (b->oom)
-		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
-	char *path = tp_path_join(dir, name);
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 	struct tp_afile f;
 	int st = tp_afile_open(&f, path, d);
 	if (st == TP_OK) {
@@ -450,6 +447,17 @@ int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b,
 			st = tp_afile_commit(&f, d);
 		}
 	}
+	return st;
+}
+
+int tp_write_buf_file(const char *dir, const char *name, const struct tp_buf *b, struct tp_diag *d)
+{
+	if (b->oom)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+	char *path = tp_path_join(dir, name);
+	if (!path)
+		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", name);
+	int st = tp_write_buf_path(path, b, d);
 	tp_free(path);
 	return st;
 }

@@ -1,9 +1,11 @@
 /*
  * output.h — what the CLI knows about an output: struct tp_output (a file name, its enable
- * and disable flags, whether it is on by default, and one `write` entry point) and the options
- * every output receives (struct tp_out_opts). Trace writers implement `write` by calling
- * tp_sink_drive (writers/sink/sink.h); report writers (summary, HTML, xlsx, CSV) read model +
- * analysis directly.
+ * and disable flags, whether it is on by default, and its entry point), the options every
+ * output receives (struct tp_out_opts) and tp_output_write, which does the part every output
+ * shares: naming the file inside OUT_DIR, and for an output that renders into memory, the
+ * buffer and the file. Trace writers implement `write` by calling tp_sink_drive
+ * (writers/sink/sink.h); report writers (summary, HTML, xlsx, CSV) read model + analysis
+ * directly.
  */
 #ifndef TP_OUTPUT_H
 #define TP_OUTPUT_H
@@ -26,7 +28,7 @@ struct tp_out_opts {
 	                        TP_XLSX_DEFAULT_ROWS, TP_XLSX_ROWS_ALL = every record */
 };
 
-/* An output the CLI can produce. */
+/* An output the CLI can produce. It sets one of `write` and `render`. */
 struct tp_output {
 	const char *name;         /* "perfetto" */
 	const char *file;         /* relative path inside OUT_DIR: "perfetto.pftrace" */
@@ -34,8 +36,18 @@ struct tp_output {
 	const char *disable_flag; /* "--disable_perfetto" or NULL */
 	int default_on;
 	const char *doc; /* one line for --help and the README */
-	int (*write)(const struct tp_profile *p, const struct tp_analysis *a,
+	/* Writes the output to `path` (OUT_DIR/file); reports failures in `d`. */
+	int (*write)(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
 	             const struct tp_out_opts *o, struct tp_diag *d);
+	/* Renders the whole file into `b`, which tp_output_write then writes to OUT_DIR/file. An
+	 * output with nothing to say for this profile (a capture-only report) leaves `b` empty:
+	 * no file is written. */
+	int (*render)(const struct tp_profile *p, const struct tp_analysis *a,
+	              const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d);
 };
+
+/* Writes `out` for `p` and `a` into o->out_dir ("." when `o` or its out_dir is NULL). */
+int tp_output_write(const struct tp_output *out, const struct tp_profile *p,
+                    const struct tp_analysis *a, const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_OUTPUT_H */

@@ -1,7 +1,7 @@
 /*
  * xlsx_gen.c — test and benchmark driver for the workbook (not installed): builds a synthetic
  * profile (xlsx_fixture.c), writes OUT_DIR/PerfDoc/PerfAI_output.xlsx through the same
- * tp_output_xlsx entry the CLI uses, and prints on stdout a
+ * entry point (tp_xlsx_output_write) the CLI uses, and prints on stdout a
  * JSON object with the numbers the workbook must show (from tp_analyze) for
  * xlsx_check.py. In `bench` mode it prints rows/s and peak RSS instead.
  *
@@ -178,6 +178,10 @@ static int bare(const char *dir, size_t rows, size_t cells)
 }
 
 /* OUT_DIR/PerfDoc/PerfAI_output.xlsx with `max_rows` rows per sheet. */
+/* The CLI's "xlsx" output (its registry entry) as far as this tool is concerned. */
+static const struct tp_output xlsx_output = {
+    .name = "xlsx", .file = TP_XLSX_FILE, .write = tp_xlsx_output_write};
+
 static int write_max_rows(const struct tp_profile *p, const struct tp_analysis *a,
                           const struct tp_out_opts *o, uint32_t max_rows, struct tp_diag *d)
 {
@@ -267,7 +271,7 @@ int main(int argc, char **argv)
 	double t0 = now_s();
 	int st = !write     ? TP_OK
 	         : max_rows ? write_max_rows(p, &a, &o, (uint32_t)max_rows, &d)
-	                    : tp_output_xlsx.write(p, &a, &o, &d);
+	                    : tp_output_write(&xlsx_output, p, &a, &o, &d);
 	double dt = now_s() - t0;
 	if (st != TP_OK) {
 		fprintf(stderr, "xlsx_gen: %s\n", d.msg);

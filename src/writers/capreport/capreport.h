@@ -7,7 +7,7 @@
  * docs/capture-reports.md.
  *
  * The summary output (src/writers/summary) calls tp_capreport_write_json for captures
- * (profile->arch == TP_ARCH_CPU); tp_output_capmd writes summary.md on its own.
+ * (profile->arch == TP_ARCH_CPU); tp_capmd_render renders summary.md on its own.
  * Everything is deterministic: stable orders with ties broken by name, no clock, host name or
  * pid other than what the capture itself recorded. No global state; thread-safe on distinct
  * buffers.
@@ -62,9 +62,9 @@ void tp_capreport_accel_json(const struct tp_profile *p, const struct tp_accel *
                              struct tp_buf *b);
 void tp_capreport_accel_md(const struct tp_profile *p, const struct tp_accel *a, struct tp_buf *b);
 
-/* Output "summary-md" -> OUT_DIR/summary.md, default on; writes only for captures
- * (arch == TP_ARCH_CPU), otherwise writes nothing and returns TP_OK. Disabled together
- * with the other summaries by --disable_summary. */
-extern const struct tp_output tp_output_capmd;
+/* The `render` of output "summary-md" (OUT_DIR/summary.md, listed in the CLI's registry):
+ * renders only for captures (arch == TP_ARCH_CPU), otherwise leaves `b` empty (no file). */
+int tp_capmd_render(const struct tp_profile *p, const struct tp_analysis *a,
+                    const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d);
 
 #endif /* TP_CAPREPORT_H */

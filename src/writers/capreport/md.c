@@ -329,31 +329,16 @@ int tp_capreport_write_md(const struct tp_profile *p, const struct tp_analysis *
 	return b->oom ? TP_ENOMEM : TP_OK;
 }
 
-static int write_capmd(const struct tp_profile *p, const struct tp_analysis *a,
-                       const struct tp_out_opts *o, struct tp_diag *d)
+int tp_capmd_render(const struct tp_profile *p, const struct tp_analysis *a,
+                    const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
+	(void)o;
 	if (p->arch != TP_ARCH_CPU)
 		return TP_OK;
-	struct tp_buf b;
-	tp_buf_init(&b);
-	int st = tp_capreport_write_md(p, a, &b);
-	/* No control byte from an operator name reaches the Markdown (text-safety layer). */
-	if (!st)
-		tp_buf_clean(&b, 0, TP_TEXT_TERM);
+	int st = tp_capreport_write_md(p, a, b);
 	if (st)
-		tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
-	else
-		st = tp_write_buf_file(o->out_dir, "summary.md", &b, d);
-	tp_buf_free(&b);
-	return st;
+		return tp_diag_set(d, st, "summary.md: %s", tp_strerror(st));
+	/* No control byte from an operator name reaches the Markdown (text-safety layer). */
+	tp_buf_clean(b, 0, TP_TEXT_TERM);
+	return TP_OK;
 }
-
-const struct tp_output tp_output_capmd = {
-    .name = "summary-md",
-    .file = "summary.md",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "capture summary as Markdown: latency/throughput, activities, operator types, "
-           "slowest operators (captures only)",
-    .write = write_capmd,
-};

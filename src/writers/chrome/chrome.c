@@ -21,6 +21,7 @@
 #include "writers/chrome/chrome.h"
 
 #include "common/timings.h"
+#include "common/wsync.h"
 
 #define BATCH_EVENTS 8192     /* events per batch by default */
 #define BATCH_ARGS (1u << 17) /* a batch is also full at this many arguments */
@@ -83,8 +84,7 @@ struct cw {
 	struct batch *cur; /* the batch being filled (slot tail % nslots) or NULL */
 	int nthreads;
 	pthread_t th[MAX_WORKERS];
-	pthread_mutex_t mu;
-	pthread_cond_t cv_job, cv_done;
+	struct tp_wsync sync;
 	int quit;
 };
 
@@ -383,21 +383,21 @@ static void write_ready(struct cw *w)
 		w->writing = 1;
 		int st = w->wstatus;
 		if (w->nthreads)
-			pthread_mutex_unlock(&w->mu);
+			pthread_mutex_unlock(&w->sync.mu);
 		if (!st && bt->b.oom)
 			st = TP_ENOMEM;
 		if (!st && tp_afile_write(&w->f, bt->b.data, bt->b.len) != 0)
 			st = TP_EOUTPUT;
 		bt->b.len = 0;
 		if (w->nthreads)
-			pthread_mutex_lock(&w->mu);
+			pthread_mutex_lock(&w->sync.mu);
 		if (st && !w->wstatus)
 			w->wstatus = st;
 		bt->state = SLOT_FREE;
 		w->head++;
 		w->writing = 0;
 		if (w->nthreads)
-			pthread_cond_broadcast(&w->cv_done);
+			pthread_cond_broadcast(&w->sync.cv_done);
 	}
 }
 
@@ -418,12 +418,12 @@ static struct batch *take_queued(struct cw *w)
 static void format_and_write(struct cw *w, struct batch *bt)
 {
 	if (w->nthreads)
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sync.mu);
 	tp_tm_par_begin();
 	fmt_batch(bt);
 	tp_tm_par_end();
 	if (w->nthreads)
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sync.mu);
 	bt->state = SLOT_DONE;
 	write_ready(w);
 }
@@ -432,7 +432,7 @@ static void *worker_main(void *arg)
 {
 	struct cw *w = arg;
 	tp_tm_thread(1);
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sync.mu);
 	for (;;) {
 		struct batch *bt = take_queued(w);
 		if (bt) {
@@ -441,9 +441,9 @@ static void *worker_main(void *arg)
 		}
 		if (w->quit)
 			break;
-		pthread_cond_wait(&w->cv_job, &w->mu);
+		pthread_cond_wait(&w->sync.cv_job, &w->sync.mu);
 	}
-	pthread_mutex_unlock(&w->mu);
+	pthread_mutex_unlock(&w->sync.mu);
 	tp_tm_thread(-1);
 	return NULL;
 }
@@ -476,19 +476,19 @@ static int write_bytes(struct cw *w, const void *p, size_t n)
 static int wait_ring(struct cw *w, uint64_t in_flight)
 {
 	if (w->nthreads)
-		pthread_mutex_lock(&w->mu);
+		pthread_mutex_lock(&w->sync.mu);
 	while (w->tail - w->head > (in_flight ? in_flight - 1 : 0)) {
 		struct batch *bt = take_queued(w);
 		if (bt)
 			format_and_write(w, bt);
 		else if (w->nthreads)
-			pthread_cond_wait(&w->cv_done, &w->mu);
+			pthread_cond_wait(&w->sync.cv_done, &w->sync.mu);
 		else
 			break; /* not reached: without workers nothing stays queued */
 	}
 	int st = w->wstatus;
 	if (w->nthreads)
-		pthread_mutex_unlock(&w->mu);
+		pthread_mutex_unlock(&w->sync.mu);
 	return st ? fail(w, st) : w->status;
 }
 
@@ -505,11 +505,11 @@ static int queue_cur(struct cw *w)
 		w->tail++;
 		return wait_ring(w, 0);
 	}
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sync.mu);
 	bt->state = SLOT_QUEUED;
 	w->tail++;
-	pthread_cond_signal(&w->cv_job);
-	pthread_mutex_unlock(&w->mu);
+	pthread_cond_signal(&w->sync.cv_job);
+	pthread_mutex_unlock(&w->sync.mu);
 	return w->status;
 }
 
@@ -703,52 +703,33 @@ static int cw_end(void *ctx, int status)
  * failure just leaves fewer workers (none: formatting inline); the bytes are the same. */
 static void workers_start(struct cw *w, int jobs)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (jobs <= 0)
-		jobs = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
-	int want = jobs - 1 < MAX_WORKERS ? jobs - 1 : MAX_WORKERS;
-	if (want < 1)
+	int want = tp_wsync_workers(jobs, MAX_WORKERS);
+	if (want < 1 || tp_wsync_init(&w->sync))
 		return;
-	if (pthread_mutex_init(&w->mu, NULL))
-		return;
-	if (pthread_cond_init(&w->cv_job, NULL)) {
-		pthread_mutex_destroy(&w->mu);
-		return;
-	}
-	if (pthread_cond_init(&w->cv_done, NULL)) {
-		pthread_cond_destroy(&w->cv_job);
-		pthread_mutex_destroy(&w->mu);
-		return;
-	}
 	for (int k = 0; k < want; k++) {
 		if (pthread_create(&w->th[k], NULL, worker_main, w))
 			break;
 		w->nthreads++;
 	}
-	if (!w->nthreads) {
-		pthread_cond_destroy(&w->cv_done);
-		pthread_cond_destroy(&w->cv_job);
-		pthread_mutex_destroy(&w->mu);
-	}
+	if (!w->nthreads)
+		tp_wsync_destroy(&w->sync);
 }
 
 static void workers_stop(struct cw *w)
 {
 	if (!w->nthreads)
 		return;
-	pthread_mutex_lock(&w->mu);
+	pthread_mutex_lock(&w->sync.mu);
 	/* Batches still queued after an error are not formatted: nothing will write them. */
 	for (uint64_t q = w->head; q < w->tail; q++)
 		if (w->slot[q % w->nslots].state == SLOT_QUEUED)
 			w->slot[q % w->nslots].state = SLOT_FREE;
 	w->quit = 1;
-	pthread_cond_broadcast(&w->cv_job);
-	pthread_mutex_unlock(&w->mu);
+	pthread_cond_broadcast(&w->sync.cv_job);
+	pthread_mutex_unlock(&w->sync.mu);
 	for (int k = 0; k < w->nthreads; k++)
 		pthread_join(w->th[k], NULL);
-	pthread_cond_destroy(&w->cv_done);
-	pthread_cond_destroy(&w->cv_job);
-	pthread_mutex_destroy(&w->mu);
+	tp_wsync_destroy(&w->sync);
 	w->nthreads = 0;
 }
 
@@ -797,22 +778,9 @@ int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, con
 	return tp_chrome_write_ex(p, a, path, &o, d);
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_chrome_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "trace.json");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
 	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0};
-	int st = tp_chrome_write_ex(p, a, path, &co, d);
-	tp_free(path);
-	return st;
+	return tp_chrome_write_ex(p, a, path, &co, d);
 }
-
-const struct tp_output tp_output_chrome = {
-    .name = "chrome",
-    .file = "trace.json",
-    .enable_flag = "--json",
-    .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
-    .write = output_write,
-};

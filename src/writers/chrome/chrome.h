@@ -35,7 +35,8 @@ struct tp_chrome_opts {
 int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                        const struct tp_chrome_opts *opts, struct tp_diag *d);
 
-/* The CLI's description: trace.json, --json, default off. */
-extern const struct tp_output tp_output_chrome;
+/* The `write` of the CLI's output "chrome" (trace.json): o->trace_args_full, o->jobs. */
+int tp_chrome_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_CHROME_H */

@@ -296,22 +296,8 @@ out:
 	return rc;
 }
 
-static int html_write(const struct tp_profile *p, const struct tp_analysis *a,
-                      const struct tp_out_opts *o, struct tp_diag *d)
+int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d)
 {
-	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "result.html");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "result.html: out of memory");
-	int rc = tp_html_write_file(p, a, path, o ? o->max_cores : 0, d);
-	tp_free(path);
-	return rc;
+	return tp_html_write_file(p, a, path, o ? o->max_cores : 0, d);
 }
-
-const struct tp_output tp_output_html = {
-    .name = "html",
-    .file = "result.html",
-    .disable_flag = "--disable_web",
-    .default_on = 1,
-    .doc = "result.html: self-contained offline web page (overview, timeline, memory charts)",
-    .write = html_write,
-};

@@ -13,9 +13,10 @@
 
 #include "writers/sink/sink.h"
 
-/* The CLI's entry: "result.html" in OUT_DIR, on by default, "--disable_web" turns it off.
- * write() needs p (finished); a may be NULL (the overview then shows per-lane counts only). */
-extern const struct tp_output tp_output_html;
+/* The `write` of the CLI's output "html" (result.html): needs p (finished); a may be NULL
+ * (the overview then shows per-lane counts only). Honours o->max_cores. */
+int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d);
 
 /* Writes the page for profile p (finished with tp_profile_finish) and analysis a (may be NULL)
  * to `path` through a temporary file renamed into place. max_cores caps the cores shown

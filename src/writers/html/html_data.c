@@ -8,6 +8,7 @@
  */
 #include "writers/html/html_int.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -243,13 +244,10 @@ static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 	html_put_u64(b, e->alg_ops);
 	tp_buf_puts(b, ",\"uarchOps\":");
 	html_put_u64(b, e->uarch_ops);
-	/* Σ alg / Σ uarch; null = no descriptors in the dump (never an invented 100 %). */
+	/* Σ alg / Σ uarch; null (NAN) = no descriptors in the dump (never an invented 100 %). */
 	double rate;
 	tp_buf_puts(b, ",\"uarchRate\":");
-	if (tp_uarch_rate(e, &rate))
-		html_put_real(b, rate);
-	else
-		tp_buf_puts(b, "null");
+	html_put_real(b, tp_uarch_rate(e, &rate) ? rate : NAN);
 	tp_buf_puts(b, ",\"algCycle\":");
 	html_put_u64(b, e->alg_cycle);
 	tp_buf_putc(b, '}');

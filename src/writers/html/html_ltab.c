@@ -7,6 +7,8 @@
 #include "analysis/ltab.h"
 #include "writers/html/html_int.h"
 
+#include <math.h>
+
 #define LTAB_ROWS 1000
 
 /* [gdma us, gdma share, ddr rate, tiu us, tiu share, alg ops, uarch rate or null, peak] */
@@ -22,10 +24,8 @@ static void sums(struct tp_buf *b, const struct tp_ltab_sums *s)
 	}
 	html_put_u64(b, s->alg_ops);
 	tp_buf_putc(b, ',');
-	if (s->uarch_ops)
-		html_put_real(b, (double)s->alg_ops / (double)s->uarch_ops);
-	else
-		tp_buf_puts(b, "null");
+	/* alg / uarch ops; null (NAN) without uarch ops */
+	html_put_real(b, s->uarch_ops ? (double)s->alg_ops / (double)s->uarch_ops : NAN);
 	tp_buf_putc(b, ',');
 	html_put_real(b, s->peak_tops);
 	tp_buf_putc(b, ']');

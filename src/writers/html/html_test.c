@@ -693,15 +693,6 @@ static void test_capture_only(void **state)
 	tp_profile_free(p);
 }
 
-static void test_output_entry(void **state)
-{
-	(void)state;
-	assert_string_equal(tp_output_html.file, "result.html");
-	assert_string_equal(tp_output_html.disable_flag, "--disable_web");
-	assert_null(tp_output_html.enable_flag);
-	assert_int_equal(tp_output_html.default_on, 1);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -716,7 +707,6 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_capture_only, setup, teardown),
-	    cmocka_unit_test(test_output_entry),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -280,16 +280,14 @@ int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
 	return out->oom ? TP_ENOMEM : TP_OK;
 }
 
-static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_opscsv_output_render(const struct tp_profile *p, const struct tp_analysis *a,
+                            const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
 	struct tp_sparse_ratios r;
 	struct tp_op_table own;
 	const struct tp_op_table *t = &own;
-	struct tp_buf b;
 	int st;
 	memset(&own, 0, sizeof own);
-	tp_buf_init(&b);
 	/* The ratio file is checked even when there is nothing to report: a typo in a user
 	 * option should not pass silently. */
 	st = o->sparse_ratios_path ? tp_sparse_ratios_load(&r, o->sparse_ratios_path, d)
@@ -305,23 +303,10 @@ static int write_opscsv(const struct tp_profile *p, const struct tp_analysis *a,
 	}
 	if (t->count == 0) /* not a capture with operators: nothing to write */
 		goto out;
-	if ((st = tp_opscsv_render(p, t, &r, &b))) {
+	if ((st = tp_opscsv_render(p, t, &r, b)))
 		tp_diag_set(d, st, "ops.csv: %s", tp_strerror(st));
-		goto out;
-	}
-	st = tp_write_buf_file(o->out_dir, "ops.csv", &b, d);
 out:
-	tp_buf_free(&b);
 	tp_op_table_free(&own);
 	tp_sparse_ratios_free(&r);
 	return st;
 }
-
-const struct tp_output tp_output_opscsv = {
-    .name = "ops",
-    .file = "ops.csv",
-    .disable_flag = "--disable_ops_csv",
-    .default_on = 1,
-    .doc = "per-operator latency table with the sparse what-if columns (captures only)",
-    .write = write_opscsv,
-};

@@ -77,9 +77,11 @@ size_t tp_opscsv_weight_shapes(const struct tp_profile *p, const struct tp_op_ta
 int tp_opscsv_render(const struct tp_profile *p, const struct tp_op_table *t,
                      const struct tp_sparse_ratios *r, struct tp_buf *out);
 
-/* Output "ops" -> OUT_DIR/ops.csv, default on. Writes only when the profile has operator
- * slices; otherwise writes nothing and returns TP_OK. Reads o->sparse_ratios_path (NULL =
- * built-in ratios); a bad ratio file fails with "FILE:LINE: message". */
-extern const struct tp_output tp_output_opscsv;
+/* The `render` of the CLI's output "ops" (ops.csv). Renders only when the profile has
+ * operator slices; otherwise leaves `b` empty (no file) and returns TP_OK. Reads
+ * o->sparse_ratios_path (NULL = built-in ratios); a bad ratio file fails with
+ * "FILE:LINE: message". */
+int tp_opscsv_output_render(const struct tp_profile *p, const struct tp_analysis *a,
+                            const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d);
 
 #endif /* TP_OPSCSV_H */

@@ -677,24 +677,9 @@ out:
 	return st;
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_perfetto_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                             const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "perfetto.pftrace");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
 	struct tp_perfetto_opts po = {0, 0, o && o->trace_args_full, o ? o->jobs : 0};
-	int st = tp_perfetto_write(p, a, path, &po, d);
-	tp_free(path);
-	return st;
+	return tp_perfetto_write(p, a, path, &po, d);
 }
-
-const struct tp_output tp_output_perfetto = {
-    .name = "perfetto",
-    .file = "perfetto.pftrace",
-    .enable_flag = "--perfetto",
-    .disable_flag = "--disable_perfetto",
-    .default_on = 1,
-    .doc = "Perfetto trace for ui.perfetto.dev (compressed protobuf; SQL via trace_processor)",
-    .write = output_write,
-};

@@ -31,8 +31,10 @@ struct tp_perfetto_opts {
 int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                       const struct tp_perfetto_opts *o, struct tp_diag *d);
 
-/* The CLI's description: perfetto.pftrace, --perfetto / --disable_perfetto, default on. */
-extern const struct tp_output tp_output_perfetto;
+/* The `write` of the CLI's output "perfetto" (perfetto.pftrace): o->trace_args_full,
+ * o->jobs. */
+int tp_perfetto_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                             const char *path, const struct tp_out_opts *o, struct tp_diag *d);
 
 /* What tp_perfetto_check counted. */
 struct tp_perfetto_check_report {

@@ -10,6 +10,7 @@
 #include <libdeflate.h>
 #include <pthread.h>
 
+#include "common/wsync.h"
 #include "writers/perfetto/pb.h"
 #include "writers/perfetto/perfetto.h"
 #include "writers/sink/sink.h"
@@ -80,8 +81,7 @@ struct zpool {
 	int nthreads; /* workers running */
 	pthread_t th[MAX_ZWORKERS];
 	struct libdeflate_compressor *z[MAX_ZWORKERS];
-	pthread_mutex_t mu;
-	pthread_cond_t cv_job, cv_done;
+	struct tp_wsync sync;
 	struct zslot slot[ZSLOTS];
 	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker */
 	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */

@@ -47,7 +47,7 @@ static void *zworker_main(void *arg)
 	int k = ((struct zarg *)arg)->k;
 	tp_free(arg);
 	tp_tm_thread(1);
-	pthread_mutex_lock(&zp->mu);
+	pthread_mutex_lock(&zp->sync.mu);
 	for (;;) {
 		struct zslot *job = NULL;
 		for (uint64_t i = zp->head; i < zp->tail && !job; i++)
@@ -56,19 +56,19 @@ static void *zworker_main(void *arg)
 		if (!job) {
 			if (zp->quit)
 				break;
-			pthread_cond_wait(&zp->cv_job, &zp->mu);
+			pthread_cond_wait(&zp->sync.cv_job, &zp->sync.mu);
 			continue;
 		}
 		job->state = ZS_BUSY;
-		pthread_mutex_unlock(&zp->mu);
+		pthread_mutex_unlock(&zp->sync.mu);
 		size_t zn = libdeflate_zlib_compress(zp->z[k], job->in.p, job->in.len, job->out.p,
 		                                     job->out.cap);
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		job->zn = zn;
 		job->state = ZS_DONE;
-		pthread_cond_broadcast(&zp->cv_done);
+		pthread_cond_broadcast(&zp->sync.cv_done);
 	}
-	pthread_mutex_unlock(&zp->mu);
+	pthread_mutex_unlock(&zp->sync.mu);
 	tp_tm_thread(-1);
 	return NULL;
 }
@@ -79,20 +79,20 @@ static int zpool_drain(struct pw *w, int wait)
 {
 	struct zpool *zp = &w->zp;
 	int st = TP_OK;
-	pthread_mutex_lock(&zp->mu);
+	pthread_mutex_lock(&zp->sync.mu);
 	if (wait)
 		while (zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state != ZS_DONE)
-			pthread_cond_wait(&zp->cv_done, &zp->mu);
+			pthread_cond_wait(&zp->sync.cv_done, &zp->sync.mu);
 	while (!st && zp->head < zp->tail && zp->slot[zp->head % zp->nslots].state == ZS_DONE) {
 		struct zslot *z = &zp->slot[zp->head % zp->nslots];
-		pthread_mutex_unlock(&zp->mu); /* a DONE slot belongs to the main thread */
+		pthread_mutex_unlock(&zp->sync.mu); /* a DONE slot belongs to the main thread */
 		st = z->zn ? write_compressed(w, z->out.p, z->zn)
 		           : tp_diag_set(w->d, TP_EOUTPUT, "%s: compression failed", w->path);
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		z->state = ZS_FREE;
 		zp->head++;
 	}
-	pthread_mutex_unlock(&zp->mu);
+	pthread_mutex_unlock(&zp->sync.mu);
 	return st;
 }
 
@@ -105,7 +105,7 @@ static int zpool_steal(struct pw *w, size_t keep)
 	struct zpool *zp = &w->zp;
 	struct zslot *job = NULL;
 	size_t queued = 0;
-	pthread_mutex_lock(&zp->mu);
+	pthread_mutex_lock(&zp->sync.mu);
 	for (uint64_t i = zp->head; i < zp->tail; i++) {
 		struct zslot *z = &zp->slot[i % zp->nslots];
 		if (z->state == ZS_QUEUED && !queued++)
@@ -115,18 +115,18 @@ static int zpool_steal(struct pw *w, size_t keep)
 		job->state = ZS_BUSY;
 	else
 		job = NULL;
-	pthread_mutex_unlock(&zp->mu);
+	pthread_mutex_unlock(&zp->sync.mu);
 	if (!job)
 		return 0;
 	tp_tm_par_begin();
 	size_t zn =
 	    libdeflate_zlib_compress(w->z, job->in.p, job->in.len, job->out.p, job->out.cap);
 	tp_tm_par_end();
-	pthread_mutex_lock(&zp->mu);
+	pthread_mutex_lock(&zp->sync.mu);
 	job->zn = zn;
 	job->state = ZS_DONE;
-	pthread_cond_broadcast(&zp->cv_done);
-	pthread_mutex_unlock(&zp->mu);
+	pthread_cond_broadcast(&zp->sync.cv_done);
+	pthread_mutex_unlock(&zp->sync.mu);
 	return 1;
 }
 
@@ -136,9 +136,9 @@ int tp_perfetto_zcollect(struct pw *w)
 	struct zpool *zp = &w->zp;
 	int st = TP_OK;
 	while (!st && zp->nthreads) {
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		int empty = zp->head == zp->tail;
-		pthread_mutex_unlock(&zp->mu);
+		pthread_mutex_unlock(&zp->sync.mu);
 		if (empty)
 			break;
 		/* The last chunks: the encoder has nothing else to do, so it takes queued
@@ -167,9 +167,9 @@ int tp_perfetto_flush_chunk(struct pw *w)
 	if (zp->nthreads) {
 		/* Write what is done; when the ring is full, compress the oldest queued chunk
 		 * (if any) and wait for the oldest one. */
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		int full = zp->tail - zp->head == zp->nslots;
-		pthread_mutex_unlock(&zp->mu);
+		pthread_mutex_unlock(&zp->sync.mu);
 		if (full)
 			zpool_steal(w, 0);
 		int st = zpool_drain(w, full);
@@ -184,11 +184,11 @@ int tp_perfetto_flush_chunk(struct pw *w)
 		z->in = w->chunk;
 		w->chunk = t;
 		w->chunk.len = 0;
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		z->state = ZS_QUEUED;
 		zp->tail++;
-		pthread_cond_signal(&zp->cv_job);
-		pthread_mutex_unlock(&zp->mu);
+		pthread_cond_signal(&zp->sync.cv_job);
+		pthread_mutex_unlock(&zp->sync.mu);
 		/* Balance: when the encoder is ahead of the workers (more than two chunks queued
 		 * per worker, so each still has its next one and one more after the steal), it
 		 * compresses the oldest queued chunk itself and leaves the rest to them. Stealing
@@ -217,24 +217,12 @@ int tp_perfetto_flush_chunk(struct pw *w)
 void tp_perfetto_zstart(struct pw *w, int threads)
 {
 	struct zpool *zp = &w->zp;
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	if (threads <= 0)
-		threads = cpus > 1 ? (int)(cpus > 64 ? 64 : cpus) : 1;
-	int want = threads - 1 < MAX_ZWORKERS ? threads - 1 : MAX_ZWORKERS;
+	int want = tp_wsync_workers(threads, MAX_ZWORKERS);
 	if (!w->compress || want < 1)
 		return;
 	zp->w = w;
-	if (pthread_mutex_init(&zp->mu, NULL))
+	if (tp_wsync_init(&zp->sync))
 		return;
-	if (pthread_cond_init(&zp->cv_job, NULL)) {
-		pthread_mutex_destroy(&zp->mu);
-		return;
-	}
-	if (pthread_cond_init(&zp->cv_done, NULL)) {
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
-		return;
-	}
 	zp->nslots = SLOTS_PER_WORKER * (size_t)want;
 	for (int k = 0; k < want; k++) {
 		struct zarg *a = tp_malloc(sizeof *a);
@@ -253,9 +241,7 @@ void tp_perfetto_zstart(struct pw *w, int threads)
 		zp->nthreads++;
 	}
 	if (!zp->nthreads) {
-		pthread_cond_destroy(&zp->cv_done);
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
+		tp_wsync_destroy(&zp->sync);
 		return;
 	}
 	zp->nslots = SLOTS_PER_WORKER * (size_t)zp->nthreads;
@@ -265,17 +251,15 @@ void tp_perfetto_zstop(struct pw *w)
 {
 	struct zpool *zp = &w->zp;
 	if (zp->nthreads) {
-		pthread_mutex_lock(&zp->mu);
+		pthread_mutex_lock(&zp->sync.mu);
 		zp->quit = 1; /* workers finish what is queued, then leave */
-		pthread_cond_broadcast(&zp->cv_job);
-		pthread_mutex_unlock(&zp->mu);
+		pthread_cond_broadcast(&zp->sync.cv_job);
+		pthread_mutex_unlock(&zp->sync.mu);
 		for (int k = 0; k < zp->nthreads; k++) {
 			pthread_join(zp->th[k], NULL);
 			libdeflate_free_compressor(zp->z[k]);
 		}
-		pthread_cond_destroy(&zp->cv_done);
-		pthread_cond_destroy(&zp->cv_job);
-		pthread_mutex_destroy(&zp->mu);
+		tp_wsync_destroy(&zp->sync);
 		zp->nthreads = 0;
 	}
 	for (size_t i = 0; i < ZSLOTS; i++) {

@@ -701,21 +701,8 @@ int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, c
 	return tp_sqlitedb_write_ex(p, a, path, full_args, NULL, d);
 }
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_sqlitedb_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                             const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	char *path = tp_path_join(o && o->out_dir ? o->out_dir : ".", "profile.db");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "out of memory");
-	int st = tp_sqlitedb_write(p, a, path, o && o->trace_args_full, d);
-	tp_free(path);
-	return st;
+	return tp_sqlitedb_write(p, a, path, o && o->trace_args_full, d);
 }
-
-const struct tp_output tp_output_sqlite = {
-    .name = "sqlite",
-    .file = "profile.db",
-    .enable_flag = "--sqlite",
-    .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
-    .write = output_write,
-};

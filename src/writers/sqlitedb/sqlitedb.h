@@ -54,7 +54,8 @@ extern const char tp_sqlitedb_pragma_sql[], tp_sqlitedb_schema_sql[], tp_sqlited
  * Thread-safe; the writer calls it itself. */
 void tp_sqlitedb_init_once(void);
 
-/* The CLI's description: profile.db, --sqlite, default off. */
-extern const struct tp_output tp_output_sqlite;
+/* The `write` of the CLI's output "sqlite" (profile.db): o->trace_args_full. */
+int tp_sqlitedb_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                             const char *path, const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_SQLITEDB_H */

@@ -641,15 +641,13 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 	tp_buf_clean(out, from, TP_TEXT_TERM);
 }
 
-static int write_txt(const struct tp_profile *p, const struct tp_analysis *a,
-                     const struct tp_out_opts *o, struct tp_diag *d)
+int tp_summary_txt_render(const struct tp_profile *p, const struct tp_analysis *a,
+                          const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d)
 {
-	struct tp_buf b;
-	tp_buf_init(&b);
-	tp_summary_text(p, a, 0, &b);
-	int st = tp_write_buf_file(o->out_dir, "summary.txt", &b, d);
-	tp_buf_free(&b);
-	return st;
+	(void)o;
+	(void)d;
+	tp_summary_text(p, a, 0, b);
+	return TP_OK;
 }
 
 /* The summary.json file being streamed, and the errno of its first failed write (the
@@ -671,17 +669,12 @@ static int jfile_put(void *ctx, const char *bytes, size_t n)
 /* A capture's summary.json grows with steps x operators (op_stats): it is streamed to the
  * file in pieces of 1 MiB (tp_capreport_stream_json) instead of being held whole. */
 static int write_capture_json(const struct tp_profile *p, const struct tp_analysis *a,
-                              const struct tp_out_opts *o, struct tp_diag *d)
+                              const char *path, struct tp_diag *d)
 {
-	char *path = tp_path_join(o->out_dir, "summary.json");
-	if (!path)
-		return tp_diag_set(d, TP_ENOMEM, "summary.json: out of memory");
 	struct jfile j = {.err = 0};
 	int st = tp_afile_open(&j.f, path, d);
-	if (st != TP_OK) {
-		tp_free(path);
+	if (st != TP_OK)
 		return st;
-	}
 	struct tp_buf b;
 	tp_buf_init(&b);
 	st = tp_capreport_stream_json(p, a, &b, TP_WRITE_PIECE, jfile_put, &j);
@@ -697,39 +690,20 @@ static int write_capture_json(const struct tp_profile *p, const struct tp_analys
 		st = tp_afile_commit(&j.f, d);
 	}
 	tp_buf_free(&b);
-	tp_free(path);
 	return st;
 }
 
-static int write_json(const struct tp_profile *p, const struct tp_analysis *a,
-                      const struct tp_out_opts *o, struct tp_diag *d)
+int tp_summary_json_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                          const struct tp_out_opts *o, struct tp_diag *d)
 {
+	(void)o;
 	/* Captures get the app_stats / op_stats document of the capture reports. */
 	if (p->arch == TP_ARCH_CPU && a->num_cores == 0)
-		return write_capture_json(p, a, o, d);
+		return write_capture_json(p, a, path, d);
 	struct tp_buf b;
 	tp_buf_init(&b);
 	tp_summary_json(p, a, &b);
-	int st = tp_write_buf_file(o->out_dir, "summary.json", &b, d);
+	int st = tp_write_buf_path(path, &b, d);
 	tp_buf_free(&b);
 	return st;
 }
-
-const struct tp_output tp_output_summary_txt = {
-    .name = "summary",
-    .file = "summary.txt",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "per-core summary table (reference layout) + engine busy/idle/utilisation, DDR "
-           "read/write bandwidth, top layers and command types, notes",
-    .write = write_txt,
-};
-
-const struct tp_output tp_output_summary_json = {
-    .name = "summary-json",
-    .file = "summary.json",
-    .disable_flag = "--disable_summary",
-    .default_on = 1,
-    .doc = "the summary numbers as JSON (units in key names), record counts, rankings",
-    .write = write_json,
-};

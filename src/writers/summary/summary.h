@@ -17,7 +17,11 @@ void tp_summary_text(const struct tp_profile *p, const struct tp_analysis *a, in
 /* Appends summary.json. */
 void tp_summary_json(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *out);
 
-extern const struct tp_output tp_output_summary_txt;  /* summary.txt, --disable_summary */
-extern const struct tp_output tp_output_summary_json; /* summary.json, --disable_summary */
+/* The `render` of the CLI's output "summary" (summary.txt). */
+int tp_summary_txt_render(const struct tp_profile *p, const struct tp_analysis *a,
+                          const struct tp_out_opts *o, struct tp_buf *b, struct tp_diag *d);
+/* The `write` of the CLI's output "summary-json" (summary.json); a capture's is streamed. */
+int tp_summary_json_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                          const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_SUMMARY_H */

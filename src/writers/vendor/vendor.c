@@ -88,17 +88,15 @@ static int swap_into_place(const char *tmp, const char *path, struct tp_diag *d)
 	return TP_OK;
 }
 
-static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_vendor_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
+	(void)o;
 	if (vf_flavour_of(p) == VF_NONE)
 		return TP_OK;
-	char *path = tp_path_join(o->out_dir, tp_output_vendor.file);
-	char *tmp = path ? tp_temp_path_for(path) : NULL;
-	if (!tmp) {
-		tp_free(path);
+	char *tmp = tp_temp_path_for(path);
+	if (!tmp)
 		return tp_diag_set(d, TP_ENOMEM, "vendor files: out of memory");
-	}
 	/* tp_temp_path_for made an empty file under the fresh name: a folder takes its place. */
 	unlink(tmp);
 	tp_temp_forget(tmp);
@@ -117,17 +115,5 @@ static int write_vendor(const struct tp_profile *p, const struct tp_analysis *a,
 	tp_temp_forget(tmp);
 out:
 	tp_free(tmp);
-	tp_free(path);
 	return rc;
 }
-
-const struct tp_output tp_output_vendor = {
-    .name = "vendor",
-    .file = "vendor",
-    .enable_flag = "--vendor_files",
-    .doc = "the vendor profiler's own files (tiuRegInfo_N.txt, tdmaRegInfo_N.txt, "
-           "PerfAI_output.csv; instruction.csv, summary.csv, layer.csv, mac_util.csv for "
-           "BM1684X/BM1684) for grep, as "
-           "docs/vendor-files.md lists",
-    .write = write_vendor,
-};

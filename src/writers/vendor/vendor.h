@@ -12,9 +12,11 @@
 
 #include "writers/output.h"
 
-/* The CLI's entry: the folder "vendor" in OUT_DIR, written whole into a temporary folder and
- * renamed into place. A profile without a chip the vendor's tool handles writes nothing. */
-extern const struct tp_output tp_output_vendor;
+/* The `write` of the CLI's output "vendor": the folder `path`, written whole into a temporary
+ * folder and renamed into place. A profile without a chip the vendor's tool handles writes
+ * nothing. */
+int tp_vendor_output_write(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, const struct tp_out_opts *o, struct tp_diag *d);
 
 /* Writes the vendor files of profile p (finished; a: its analysis, for the layer files) into the
  * existing directory `dir`, each file atomically. Returns TP_OK, TP_ENOMEM or TP_EOUTPUT with d

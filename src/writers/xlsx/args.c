@@ -13,63 +13,47 @@
 
 #define XL_MAX_ARG_COLS 200 /* argument columns per sheet; the rest go to "Other Args" */
 
+static size_t key_hash(uint32_t key)
+{
+	return key * 2654435761u;
+}
+
+static size_t argcol_hash_at(const void *ctx, size_t i)
+{
+	const struct argcols *ac = ctx;
+	return key_hash(ac->v[i].key);
+}
+
 static uint16_t argcols_find(const struct argcols *ac, uint32_t key)
 {
-	if (!ac->nslots)
+	const struct tp_ixmap *m = &ac->map;
+	if (!m->cap)
 		return UINT16_MAX;
-	size_t h = (key * 2654435761u) & (ac->nslots - 1);
-	while (ac->slots[h]) {
-		if (ac->slots[h] == key + 1)
-			return ac->slot_col[h];
-		h = (h + 1) & (ac->nslots - 1);
-	}
+	for (size_t k = tp_ixmap_start(m, key_hash(key)); m->slot[k]; k = tp_ixmap_next(m, k))
+		if (ac->v[m->slot[k] - 1].key == key)
+			return ac->v[m->slot[k] - 1].col;
 	return UINT16_MAX;
 }
 
+/* Appends `key` (not in `ac`) with column `col`. */
 static int argcols_add(struct argcols *ac, uint32_t key, uint16_t col)
 {
-	if ((ac->n + 1) * 2 > ac->nslots) {
-		size_t ns = ac->nslots ? ac->nslots * 2 : 64;
-		uint32_t *slots = tp_calloc(ns, sizeof *slots);
-		uint16_t *cols = tp_calloc(ns, sizeof *cols);
-		if (!slots || !cols) {
-			tp_free(slots);
-			tp_free(cols);
-			return TP_ENOMEM;
-		}
-		for (size_t i = 0; i < ac->nslots; i++) {
-			if (!ac->slots[i])
-				continue;
-			size_t h = ((ac->slots[i] - 1) * 2654435761u) & (ns - 1);
-			while (slots[h])
-				h = (h + 1) & (ns - 1);
-			slots[h] = ac->slots[i];
-			cols[h] = ac->slot_col[i];
-		}
-		tp_free(ac->slots);
-		tp_free(ac->slot_col);
-		ac->slots = slots;
-		ac->slot_col = cols;
-		ac->nslots = ns;
-	}
-	uint32_t *k = tp_grow(ac->keys, sizeof *k, ac->n + 1, &ac->cap);
-	if (!k)
+	if (tp_ixmap_reserve(&ac->map, ac->n, argcol_hash_at, ac))
 		return TP_ENOMEM;
-	ac->keys = k;
-	ac->keys[ac->n++] = key;
-	size_t h = (key * 2654435761u) & (ac->nslots - 1);
-	while (ac->slots[h])
-		h = (h + 1) & (ac->nslots - 1);
-	ac->slots[h] = key + 1;
-	ac->slot_col[h] = col;
+	struct xl_argcol *v = tp_grow(ac->v, sizeof *v, ac->n + 1, &ac->cap);
+	if (!v)
+		return TP_ENOMEM;
+	ac->v = v;
+	ac->v[ac->n] = (struct xl_argcol){key, col};
+	ac->n++;
+	tp_slot_put(ac->map.slot, ac->map.cap - 1, key_hash(key), (uint32_t)ac->n);
 	return TP_OK;
 }
 
 void xl_argcols_free(struct argcols *ac)
 {
-	tp_free(ac->keys);
-	tp_free(ac->slots);
-	tp_free(ac->slot_col);
+	tp_free(ac->v);
+	tp_ixmap_free(&ac->map);
 	memset(ac, 0, sizeof *ac);
 }
 
@@ -210,7 +194,7 @@ void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *c
 {
 	xl_header_row(x, s, hr, names, nc);
 	for (size_t i = 0; i < ac->n; i++)
-		xl_str(x, s, hr, (uint16_t)(nc + i), tp_str(x->p, ac->keys[i]), x->f.hdr);
+		xl_str(x, s, hr, (uint16_t)(nc + i), tp_str(x->p, ac->v[i].key), x->f.hdr);
 	if (ac->other)
 		xl_str(x, s, hr, other_col, "Other Args", x->f.hdr);
 }

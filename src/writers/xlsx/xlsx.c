@@ -279,19 +279,17 @@ out:
 /* tp_output                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
-                        const struct tp_out_opts *o, struct tp_diag *d)
+int tp_xlsx_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d)
 {
 	struct tp_xlsx_opts xo = {0};
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
 	xo.row_cap = o ? o->xlsx_rows : 0; /* 0: tp_xlsx_write takes tp_xlsx_cap_for's */
-	const char *out = o && o->out_dir ? o->out_dir : ".";
-	char *dir = tp_path_join(out, "PerfDoc");
-	char *path = tp_path_join(out, TP_XLSX_FILE);
+	char *dir = tp_path_join(o && o->out_dir ? o->out_dir : ".", "PerfDoc");
 	int st;
 	int existed = dir && tp_is_dir(dir);
-	if (!dir || !path) {
+	if (!dir) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory");
 	} else if ((st = tp_mkdirs(dir, d)) == TP_OK) {
 		if (!existed)
@@ -310,17 +308,5 @@ static int output_write(const struct tp_profile *p, const struct tp_analysis *a,
 			tp_temp_forget(dir);
 	}
 	tp_free(dir);
-	tp_free(path);
 	return st;
 }
-
-const struct tp_output tp_output_xlsx = {
-    .name = "xlsx",
-    .file = TP_XLSX_FILE,
-    .disable_flag = "--disable_doc",
-    .default_on = 1,
-    .doc = "spreadsheet: Engine Summary, one sheet per engine and core (a command a row, "
-           "by Global Idx; up to 50000 rows each unless --xlsx_rows), layers, operators "
-           "with live sparse what-if formulas",
-    .write = output_write,
-};

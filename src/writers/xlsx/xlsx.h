@@ -94,7 +94,7 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
  * Summary writes its own, more detailed text instead of repeating them. */
 #define TP_XLSX_NOTE_PREFIX "PerfDoc/PerfAI_output.xlsx: "
 
-/* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_output_xlsx
+/* When some per-record sheet of `p` would pass `cap` (0 = the default, as tp_xlsx_output_write
  * reads tp_out_opts.xlsx_rows), adds one
  * profile note (TP_XLSX_NOTE_PREFIX ...) naming the cap, the largest track and how to lift
  * it, and when tracks fold onto the "Other tracks" sheet (TP_XLSX_MAX_SHEETS) one more, so
@@ -102,9 +102,9 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
  * it after the tracks are final and before the outputs are written. TP_OK or TP_ENOMEM. */
 int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap);
 
-/* The output the CLI lists: PerfDoc/PerfAI_output.xlsx, on by default, "--disable_doc". Its
- * write creates OUT_DIR/PerfDoc and honours o->max_cores, o->xlsx_rows and
- * o->sparse_ratios_path. */
-extern const struct tp_output tp_output_xlsx;
+/* The `write` of the CLI's output "xlsx" (TP_XLSX_FILE): creates OUT_DIR/PerfDoc and
+ * honours o->max_cores, o->xlsx_rows and o->sparse_ratios_path. */
+int tp_xlsx_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         const struct tp_out_opts *o, struct tp_diag *d);
 
 #endif /* TP_XLSX_H */

@@ -149,14 +149,15 @@ void xl_default_cap_why(char *out, size_t size, size_t nsheets, uint64_t row_cap
 /* ---- Argument columns (args.c) ---- */
 
 /* Union of the argument keys used on a slice range, in first-seen order, minus keys that
- * already have a fixed column. A small open-addressing map from strtab id to column. */
+ * already have a fixed column, each with its column; indexed by key (strtab id). */
 struct argcols {
-	uint32_t *keys; /* column order */
+	struct xl_argcol {
+		uint32_t key;
+		uint16_t col;
+	} * v; /* column order */
 	size_t n, cap;
-	uint32_t *slots; /* key id + 1 -> hashed; parallel col index */
-	uint16_t *slot_col;
-	size_t nslots;
-	int other; /* some keys did not fit: "Other Args" column */
+	struct tp_ixmap map; /* over v */
+	int other;           /* some keys did not fit: "Other Args" column */
 };
 
 /* Adds to `ac` the argument keys of slices [first, first + count) of `t` that are neither

@@ -1,0 +1,26 @@
+/*
+ * wsync.h — what the writers' worker pools share (the Chrome-trace formatters, the Perfetto
+ * compressors): how many workers to start for --jobs, and the lock with its two condition
+ * variables (work queued for the workers, work done for the producer). The pools own their
+ * queues and threads; this owns only the setup and teardown of the three primitives.
+ */
+#ifndef TP_WSYNC_H
+#define TP_WSYNC_H
+
+#include <pthread.h>
+
+/* The workers a pool starts besides the calling thread: jobs - 1, at most `max`; jobs 0 =
+ * the online CPUs (at most 64). Below 1: no worker (the calling thread does the work). */
+int tp_wsync_workers(int jobs, int max);
+
+struct tp_wsync {
+	pthread_mutex_t mu;
+	pthread_cond_t cv_job;  /* work queued, or quit */
+	pthread_cond_t cv_done; /* work done */
+};
+
+/* 0, or -1 with nothing left to destroy (a pool then runs without workers). */
+int tp_wsync_init(struct tp_wsync *s);
+void tp_wsync_destroy(struct tp_wsync *s);
+
+#endif /* TP_WSYNC_H */
