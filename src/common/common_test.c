@@ -519,6 +519,24 @@ static void test_upper_bound(void **state)
 				want++;
 			assert_int_equal(tp_upper_bound(n, ub_after, &k), want);
 		}
+	/* The int64 form over records: the field at an offset, and an empty table at NULL (an
+	 * empty id map: no arithmetic on the null pointer, which clang's UBSan reports). */
+	struct rec {
+		int32_t pad;
+		int64_t key;
+	} r[sizeof v / sizeof *v];
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+		r[i] = (struct rec){-1, v[i]};
+	for (int key = -1; key <= 13; key++) {
+		size_t want = 0;
+		while (want < sizeof v / sizeof *v && v[want] <= key)
+			want++;
+		assert_int_equal(tp_upper_bound_i64(r, sizeof r / sizeof *r, sizeof *r,
+		                                    offsetof(struct rec, key), key),
+		                 want);
+		assert_int_equal(
+		    tp_upper_bound_i64(NULL, 0, sizeof *r, offsetof(struct rec, key), key), 0);
+	}
 }
 
 /* tp_key_u64 keeps unsigned order across 2^63, where a plain cast would turn it around; in a

@@ -53,6 +53,8 @@ size_t tp_upper_bound(size_t n, int (*after)(const void *ctx, size_t i), const v
 
 size_t tp_upper_bound_i64(const void *base, size_t n, size_t size, size_t off, int64_t key)
 {
+	if (!n) /* base may be NULL then: no pointer arithmetic on it */
+		return 0;
 	const unsigned char *p = (const unsigned char *)base + off;
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
