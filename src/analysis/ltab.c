@@ -285,6 +285,14 @@ static void nchw(const struct tp_tensor *t, int64_t *out)
 		out[d] = d < t->ndim ? t->shape[d] : 1;
 }
 
+/* The simulator's cycles of layer id (tp_profile.layer_sim), 0 when it has none. */
+static uint64_t layer_sim_cycles(const struct tp_profile *p, int32_t id)
+{
+	size_t i = tp_upper_bound_i64(p->layer_sim, p->num_layer_sim, sizeof *p->layer_sim,
+	                              offsetof(struct tp_layer_sim, layer_id), id);
+	return i && p->layer_sim[i - 1].layer_id == id ? p->layer_sim[i - 1].cycles : 0;
+}
+
 /* The tensors of layer l (resolved to first definitions), its shapes, bytes and types. */
 static int layer_tensors(const struct tp_profile *p, const struct tid *ids,
                          const struct tp_layer *l, struct tp_ltab *t, struct tp_ltab_row *r)
@@ -392,6 +400,7 @@ static int build_rows(const struct tp_profile *p, const struct acc *acc, struct 
 		r->type = l.type;
 		r->is_global = !l.is_local;
 		r->func = func_of(tp_str(p, l.type));
+		r->sim_cycles = layer_sim_cycles(p, l.id);
 		rc = layer_tensors(p, ids, &l, t, r);
 		row_figures(p, &acc[i], r);
 	}

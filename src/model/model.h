@@ -553,6 +553,11 @@ struct tp_read_stats {
 	uint64_t bytes_missing;   /* truncated inputs: bytes the file promised but lacked */
 };
 
+struct tp_layer_sim {
+	int64_t layer_id;
+	uint64_t cycles;
+};
+
 struct tp_profile {
 	struct tp_arena arena;
 	struct tp_strtab strs;
@@ -589,6 +594,10 @@ struct tp_profile {
 	struct tp_flow *flows;
 	size_t num_flows, cap_flows;
 
+	/* The compiler simulator's TIU cycles per layer id (net_stat.sim, BM1684X/BM1684: the
+	 * items its pairing with the commands reached), sorted by layer id, one entry each */
+	struct tp_layer_sim *layer_sim;
+	size_t num_layer_sim;
 	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
 	int oom;           /* sticky: an insertion ran out of memory */

@@ -56,6 +56,7 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p->tracks);
 	tp_model_layer_tab_free(&p->layer_tab);
 	tp_free(p->tensors);
+	tp_free(p->layer_sim);
 	tp_free(p->subnets);
 	tp_free(p->mems);
 	tp_free(p->counters);

@@ -41,7 +41,6 @@ COST = {"AlgOps", "AlgOpsRatio", "uArchOps", "uArchOpsRatio", "uArchRate", "tiuP
 # (file, column) -> rows (None: all) that docs/vendor-files.md lists as differing on purpose or
 # not yet written.
 LISTED = {
-    ("layer.csv", "uArchCModelCycles"): None, ("layer.csv", "uArchCModelCycleRatio"): None,
     ("layer.csv", "DataType"): {"293", "296", "308"}, ("layer.csv", "PeakTops"): {"296", "308"},
     ("summary.csv", "PeakTops"): {"Cast"},
     ("summary.csv", "DataTypes"): None, ("summary.csv", "LayerTypes"): None,

@@ -354,6 +354,7 @@ int bmp_netstat_parse(const char *text, size_t len, const char *path, struct bmp
 struct bmp_sim_item {
 	uint32_t b, g, t;
 	uint8_t gdma;
+	int64_t layer; /* the id its name ends in ("Conv2D_26": 26), -1 when none */
 };
 /* The items in file order, per engine ([0] BD, [1] GDMA). Owned; bmp_sim_items_free. */
 struct bmp_sim_items {

@@ -79,6 +79,19 @@ static void bad(struct bmp_netstat *ns, unsigned long no, const char *what, cons
 	snprintf(ns->bad_what, sizeof ns->bad_what, "%s \"%.*s\"", what, (int)(n > 60 ? 60 : n), s);
 }
 
+/* The layer id an item's name ends in ("Conv2D_26" -> 26), -1 when it ends in no "_<digits>". */
+static int64_t name_layer(const char *s, size_t n)
+{
+	size_t d = n;
+	while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9')
+		d--;
+	if (d == n || d == 0 || s[d - 1] != '_' || n - d > 9)
+		return -1;
+	uint64_t v = 0;
+	tp_parse_u64(s + d, n - d, &v);
+	return (int64_t)v;
+}
+
 /* Checks one item token; returns 1 if well formed, and counts it (and keeps its ids and
  * cost in *it when it is not NULL). */
 static int item(const char *s, size_t n, struct bmp_netstat *ns, struct bmp_sim_item *it)
@@ -86,8 +99,11 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns, struct bmp_sim_
 	size_t fields = 0, i = 0;
 	int is_gdma = 0;
 	uint64_t b = 0, g = 0, t = 0;
+	int64_t layer = -1;
 	while (i <= n) {
 		size_t e = tp_field_end(s, n, i, '|');
+		if (fields == 0)
+			layer = name_layer(s + i, e - i);
 		if (fields >= 2) {
 			/* key:value */
 			size_t colon = tp_field_end(s, e, i, ':');
@@ -125,7 +141,8 @@ static int item(const char *s, size_t n, struct bmp_netstat *ns, struct bmp_sim_
 		*it = (struct bmp_sim_item){.b = (uint32_t)b,
 		                            .g = (uint32_t)g,
 		                            .t = t > UINT32_MAX ? UINT32_MAX : (uint32_t)t,
-		                            .gdma = (uint8_t)is_gdma};
+		                            .gdma = (uint8_t)is_gdma,
+		                            .layer = layer};
 	return 1;
 }
 

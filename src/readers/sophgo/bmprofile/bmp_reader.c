@@ -312,6 +312,44 @@ static int setup_clocks(struct bmp_rd *r, const struct tp_bmprofile_opts *o)
 	return TP_OK;
 }
 
+static int cmp_layer_sim(const void *a, const void *b)
+{
+	const struct tp_layer_sim *x = a, *y = b;
+	return (x->layer_id > y->layer_id) - (x->layer_id < y->layer_id);
+}
+
+/* The profile's per-layer simulator cycles: the BD items the pairing reached (v[0 .. n)),
+ * summed by the layer their names end in, as the vendor's layer table sums them (an item
+ * its pairing never reached, and every one after it, counts for no layer). */
+static int layer_sim(struct bmp_rd *r, const struct bmp_sim_item *v, size_t n)
+{
+	struct tp_profile *p = r->p;
+	size_t cap = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].layer < 0)
+			continue;
+		struct tp_layer_sim *s =
+		    tp_grow(p->layer_sim, sizeof *s, p->num_layer_sim + 1, &cap);
+		if (!s)
+			return bmp_nomem(r);
+		p->layer_sim = s;
+		s[p->num_layer_sim++] = (struct tp_layer_sim){v[i].layer, v[i].t};
+	}
+	if (!p->num_layer_sim)
+		return TP_OK;
+	/* one entry per layer id, in id order (equal ids next to each other after the sort) */
+	qsort(p->layer_sim, p->num_layer_sim, sizeof *p->layer_sim, cmp_layer_sim);
+	size_t k = 0;
+	for (size_t i = 0; i < p->num_layer_sim; i++) {
+		if (k && p->layer_sim[k - 1].layer_id == p->layer_sim[i].layer_id)
+			p->layer_sim[k - 1].cycles += p->layer_sim[i].cycles;
+		else
+			p->layer_sim[k++] = p->layer_sim[i];
+	}
+	p->num_layer_sim = k;
+	return TP_OK;
+}
+
 /* The simulator's cycles of core 0's nodes of engine e (r->sim_cyc[e]), as the vendor's
  * legacy reader pairs them (§7: "matched by equal (bd_id, gdma_id) in order"): one cursor
  * walks the engine's items; a node takes the item under the cursor when both ids agree (and
@@ -336,7 +374,7 @@ static int match_sim(struct bmp_rd *r, const struct bmp_sim_items *it, int e)
 			c++;
 		}
 	}
-	return TP_OK;
+	return e == BMP_ENG_TIU ? layer_sim(r, it->v[0], c) : TP_OK;
 }
 
 /* net_stat.sim is a side file: a problem with it is a note, never a failed conversion. */

@@ -657,7 +657,19 @@ static void test_netstat_items(void **state)
 	assert_int_equal(it.v[0][0].t, 1024);
 	assert_int_equal(it.v[0][1].b, 18);
 	assert_int_equal(it.v[0][1].g, 10);
+	assert_int_equal(it.v[1][0].layer, 20); /* the id the name ends in */
+	assert_int_equal(it.v[0][0].layer, 23);
+	assert_int_equal(it.v[0][1].layer, 35);
 	assert_int_equal(ns.bd_items, 2);
+	bmp_sim_items_free(&it);
+	/* names that end in no "_<digits>" name no layer */
+	static const char odd[] = "|SYS|s:0|b:1|g:0|e:1|t:1  Conv2D|AR|s:1|b:2|g:0|e:2|t:1  "
+	                          "x_12a|AR|s:2|b:3|g:0|e:3|t:1  _7|AR|s:3|b:4|g:0|e:4|t:1\n";
+	assert_int_equal(bmp_netstat_parse_items(odd, sizeof odd - 1, "n", &ns, NULL, &it), TP_OK);
+	assert_int_equal(it.n[0], 4);
+	for (size_t i = 0; i < 3; i++)
+		assert_int_equal(it.v[0][i].layer, -1);
+	assert_int_equal(it.v[0][3].layer, 7);
 	bmp_sim_items_free(&it);
 }
 
