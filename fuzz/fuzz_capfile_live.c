@@ -246,10 +246,8 @@ static void check_seed(const uint8_t *buf, size_t n, size_t want_tracks)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	const char *dir = getenv("TP_FUZZ_SEED_DIR");
-	if (!dir || !*dir)
+	const char *dir = fuzz_seed_dir(argc, argv);
+	if (!dir)
 		return 0;
 	enum { F = TP_CAPFMT_F_STEP };
 	static const char *const s1[] = {"bert", "enc.qkv", "MatMul", "x", "fp32",

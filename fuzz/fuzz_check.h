@@ -2,7 +2,8 @@
  * fuzz_check.h — the contract every reader's fuzz target checks on one result: success gives
  * a profile whose slices end no earlier than they start (and, with `nonneg`, start at or after
  * the time axis' 0); failure gives a message and no profile. Anything else aborts, which
- * libFuzzer reports as a crash. The profile is freed.
+ * libFuzzer reports as a crash. The profile is freed. Also the seed folder a target's
+ * LLVMFuzzerInitialize writes generated seeds into.
  */
 #ifndef TP_FUZZ_CHECK_H
 #define TP_FUZZ_CHECK_H
@@ -28,6 +29,16 @@ static inline void fuzz_check_read(int rc, struct tp_profile *p, const struct tp
 				abort();
 		}
 	tp_profile_free(p);
+}
+
+/* The common start of a target's LLVMFuzzerInitialize: the folder where it writes its generated
+ * seeds (TP_FUZZ_SEED_DIR, set by scripts/fuzz.sh), or NULL when there is none. */
+static inline const char *fuzz_seed_dir(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	const char *dir = getenv("TP_FUZZ_SEED_DIR");
+	return dir && *dir ? dir : NULL;
 }
 
 #endif /* TP_FUZZ_CHECK_H */

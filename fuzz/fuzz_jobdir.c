@@ -13,6 +13,7 @@
  * TP_FUZZ_SEED_DIR is set, LLVMFuzzerInitialize writes a few small trees there.
  */
 #include "cli/job_int.h"
+#include "fuzz_check.h"
 #include "fuzz_scratch.h"
 
 #include <fcntl.h>
@@ -274,10 +275,8 @@ static void seed(const char *dir, const char *name, const uint8_t *ops, size_t n
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	const char *dir = getenv("TP_FUZZ_SEED_DIR");
-	if (!dir || !*dir)
+	const char *dir = fuzz_seed_dir(argc, argv);
+	if (!dir)
 		return 0;
 	/* bmprofile_data-0 with global.profile and iter0.profile; a loop link to the root. */
 	static const uint8_t bm[] = {OP_DIR, 0,   1,   0,   OP_FILE,     1,       6, 0, 4,

@@ -37,10 +37,8 @@ static const char shrink_sql[] =
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	const char *dir = getenv("TP_FUZZ_SEED_DIR");
-	if (!dir || !*dir)
+	const char *dir = fuzz_seed_dir(argc, argv);
+	if (!dir)
 		return 0;
 	struct tp_profile *p = fx_profile();
 	char *out = tp_path_join(dir, "gen_outdir_profile.db");

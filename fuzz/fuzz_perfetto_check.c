@@ -11,6 +11,7 @@
  * per-command annotations — before libFuzzer reads the corpus.
  */
 #include "fixtures/c/sink_fixture.h"
+#include "fuzz_check.h"
 #include "fuzz_scratch.h"
 #include "writers/perfetto/perfetto.h"
 
@@ -26,10 +27,8 @@ static const char *path = "";
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	(void)argc;
-	(void)argv;
-	const char *dir = getenv("TP_FUZZ_SEED_DIR");
-	if (!dir || !*dir)
+	const char *dir = fuzz_seed_dir(argc, argv);
+	if (!dir)
 		return 0;
 	struct tp_profile *p = fx_profile();
 	if (!p)
