@@ -33,9 +33,10 @@ Exit 0 all equal, 1 on a difference, 77 (ctest SKIP, printed loudly) when the da
 import csv
 import json
 import os
-import subprocess
 import sys
 import unittest
+
+from sgtest import convert
 
 TPUPROF, SHARED, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
 DUMP = os.path.join(SHARED, "testdata", "sophgo", "bm1684x_blazeface")
@@ -55,21 +56,13 @@ class Converted:
     @classmethod
     def get(cls):
         if cls.lanes is None:
-            subprocess.run(["rm", "-rf", OUT], check=True)
-            p = subprocess.run([TPUPROF, DUMP, OUT, "--json", "--disable_web", "--disable_doc",
-                                "--disable_perfetto", "-q"], capture_output=True, text=True)
-            if p.returncode != 0:
-                raise AssertionError(f"tpuprof exit {p.returncode}: {p.stderr}")
-            with open(os.path.join(OUT, "trace.json")) as f:
-                trace = json.load(f)
+            trace, cls.summary = convert(TPUPROF, DUMP, OUT)
             names = {(e["pid"], e["tid"]): e["args"]["name"] for e in trace["traceEvents"]
                      if e.get("name") == "thread_name"}
             cls.lanes = {}
             for e in trace["traceEvents"]:
                 if e.get("ph") == "X":
                     cls.lanes.setdefault(names[(e["pid"], e["tid"])], []).append(e["args"])
-            with open(os.path.join(OUT, "summary.json")) as f:
-                cls.summary = json.load(f)
         return cls
 
 

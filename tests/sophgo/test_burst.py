@@ -19,17 +19,13 @@ import re
 import subprocess
 import sys
 
+from sgtest import Checks
+
 DUMPS = ["bm1688_resnet50", "cv184x_blazeface", "bm1690_blazeface_cdm"]
 # Records the vendor counts and tpuprof does not: BM1690's PMU records without a descriptor,
 # which the vendor labels DDR->LMEM by default (docs/vendor-files.md lists the difference).
 UNLABELLED = {"bm1690_blazeface_cdm": "unknown"}
-FAILS = []
-
-
-def check(ok, what):
-    if not ok:
-        FAILS.append(what)
-        print("FAIL:", what)
+check = Checks(shown=1 << 30)
 
 
 def vendor_summary(ref):
@@ -151,11 +147,7 @@ def main():
             print(f"SKIPPED: {d} absent", file=sys.stderr)
             continue
         check_dump(tpuprof, shared, outdir, d)
-    if FAILS:
-        print(f"{len(FAILS)} failure(s)")
-        return 1
-    print("OK")
-    return 0
+    return check.exit_code("OK")
 
 
 if __name__ == "__main__":

@@ -11,28 +11,22 @@ bytes / 32, 400 000 by its PMU records) is converted
   2. with --detail none: the same four figures on the same commands, equal to 1.'s (shared
      argument sets, one per distinct cost entry), and nothing else per command.
 """
-import json
 import os
 import subprocess
 import sys
 import unittest
+
+from sgtest import convert
 
 TPUPROF, GENDUMP, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 DUMP = os.path.join(WORK, "gen-2x200k")
 COST = ("Alg Ops", "uArch Ops", "Alg Cycle", "uArch Rate")
 
 
-def convert(out, *extra):
-    subprocess.run(["rm", "-rf", out], check=True)
-    p = subprocess.run([TPUPROF, DUMP, out, "--json", "--disable_web", "--disable_doc",
-                        "--disable_perfetto", "-q", *extra], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise AssertionError(f"tpuprof exit {p.returncode}: {p.stderr}")
-    with open(os.path.join(out, "trace.json")) as f:
-        ev = [e["args"] for e in json.load(f)["traceEvents"]
-              if e.get("ph") == "X" and e.get("cat") == "TIU"]
-    with open(os.path.join(out, "summary.json")) as f:
-        return ev, json.load(f)
+def tiu_args(out, *extra):
+    trace, summary = convert(TPUPROF, DUMP, out, *extra)
+    return [e["args"] for e in trace["traceEvents"]
+            if e.get("ph") == "X" and e.get("cat") == "TIU"], summary
 
 
 class CostKept(unittest.TestCase):
@@ -41,8 +35,8 @@ class CostKept(unittest.TestCase):
         if not os.path.isdir(DUMP):
             subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "200000",
                             "--seed", "1", DUMP], check=True, capture_output=True)
-        cls.auto, cls.auto_sum = convert(os.path.join(WORK, "auto"))
-        cls.none, cls.none_sum = convert(os.path.join(WORK, "none"), "--detail", "none")
+        cls.auto, cls.auto_sum = tiu_args(os.path.join(WORK, "auto"))
+        cls.none, cls.none_sum = tiu_args(os.path.join(WORK, "none"), "--detail", "none")
 
     def covered(self, summary):
         return sum(c["engines"]["TIU"]["cost_commands"] for c in summary["cores"])

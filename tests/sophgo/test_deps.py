@@ -16,28 +16,18 @@ ends (the vendor's own timeline, which tpuprof reproduces to the ns, §9.2): its
 that count; every other dump has no violation and no note. Also: the real BM1684X dump has the
 246 dependencies its PROVENANCE.txt counts.
 """
-import json
 import os
 import subprocess
 import sys
 import unittest
+
+from sgtest import convert
 
 TPUPROF, GENDUMP, SHARED, WORK = sys.argv[1:5]
 REAL = os.path.join(SHARED, "testdata", "sophgo")
 RECORDED = {"bm1688_resnet50": 63, "cv184x_blazeface": 111}  # as the input records them
 
 
-def convert(dump, out):
-    subprocess.run(["rm", "-rf", out], check=True)
-    p = subprocess.run([TPUPROF, dump, out, "--json", "--disable_web", "--disable_doc",
-                        "--disable_perfetto", "-q"], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise AssertionError(f"{dump}: tpuprof exit {p.returncode}: {p.stderr}")
-    with open(os.path.join(out, "trace.json")) as f:
-        trace = json.load(f)
-    with open(os.path.join(out, "summary.json")) as f:
-        notes = json.load(f).get("notes", [])
-    return trace, notes
 
 
 def violations(trace):
@@ -72,7 +62,8 @@ def violations(trace):
 
 class Deps(unittest.TestCase):
     def check(self, name, dump):
-        trace, notes = convert(dump, os.path.join(WORK, name))
+        trace, summary = convert(TPUPROF, dump, os.path.join(WORK, name))
+        notes = summary.get("notes", [])
         checked, bad = violations(trace)
         note = [n for n in notes if n.startswith("dependencies:")]
         want = RECORDED.get(name, 0)

@@ -20,15 +20,10 @@ import sqlite3
 import subprocess
 import sys
 
+from sgtest import Checks
+
 DUMP = "bm1688_resnet50"
-FAILS = []
-
-
-def check(ok, what):
-    if not ok:
-        FAILS.append(what)
-        if len(FAILS) <= 20:
-            print("FAIL:", what)
+check = Checks()
 
 
 def vendor(ref):
@@ -134,11 +129,8 @@ def main():
             check(got[k] == want[k], f"{name}: {k}: ours (Cmd Id, Start Cycle) {got[k]}, "
                                      f"vendor {want[k]}")
         print(f"{name}: {len(got)} commands by Global Idx")
-    if FAILS:
-        print(f"{len(FAILS)} failure(s)")
-        return 1
-    print("OK: Global Idx of trace.json, profile.db and the workbook equal the vendor's")
-    return 0
+    return check.exit_code("OK: Global Idx of trace.json, profile.db and the workbook equal the "
+                           "vendor's")
 
 
 if __name__ == "__main__":
