@@ -73,7 +73,10 @@ void xl_num(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col, double
 		xl_str(x, s, row, col, isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf", NULL);
 		return;
 	}
-	xl_check(x, worksheet_write_number(s->ws, row, col, v, fmt));
+	if (s->xs)
+		xl_stream_num(s->xs, row, col, v, fmt);
+	else
+		xl_check(x, worksheet_write_number(s->ws, row, col, v, fmt));
 	xl_width(x, s, col, num_chars(v, fmt, x));
 }
 
@@ -120,7 +123,10 @@ void xl_str(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col, const 
 	if (!v)
 		v = "";
 	v = clean(x, v, &chars);
-	xl_check(x, worksheet_write_string(s->ws, row, col, v, fmt));
+	if (s->xs)
+		xl_stream_str(s->xs, row, col, v, fmt);
+	else
+		xl_check(x, worksheet_write_string(s->ws, row, col, v, fmt));
 	xl_width(x, s, col, chars);
 }
 
@@ -129,7 +135,10 @@ void xl_formula(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col, co
 {
 	if (!isfinite(cached))
 		cached = 0;
-	xl_check(x, worksheet_write_formula_num(s->ws, row, col, formula, fmt, cached));
+	if (s->xs)
+		xl_stream_formula(s->xs, row, col, formula, cached, fmt);
+	else
+		xl_check(x, worksheet_write_formula_num(s->ws, row, col, formula, fmt, cached));
 	xl_width(x, s, col, num_chars(cached, fmt, x));
 }
 

@@ -520,35 +520,85 @@ static void engine_highlights(struct xl *x, lxw_worksheet *ws, const int16_t *po
 			bw_highlights(x, ws, r0, r1, bwcol[b], pos[E_ASIC], maxbw[b]);
 }
 
+/* What an engine sheet's data rows read, kept for stream.c's parts. */
+struct eng_rows {
+	const struct tp_track *t;
+	size_t first; /* the part's first record */
+	int tiu;
+	struct ecols ec;
+	struct ekeys k;
+	struct argcols ac;
+	uint16_t other_col;
+};
+
+static void eng_rows_free(void *v)
+{
+	struct eng_rows *er = v;
+	xl_argcols_free(&er->ac);
+	tp_free(er);
+}
+
+/* Data rows [a, b) of an engine sheet part. */
+static void eng_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
+{
+	const struct eng_rows *er = ctx;
+	const struct tp_track *t = er->t;
+	struct tp_buf ob;
+	tp_buf_init(&ob);
+	struct erow r = {.x = x, .s = s, .p = x->p, .t = t, .k = &er->k};
+	for (size_t j = a; j < b && !x->oom; j++) {
+		size_t i = er->first + j;
+		r.sl = &t->slices[i];
+		r.i = i;
+		r.row = TP_XLSX_DATA_ROW + (uint32_t)j;
+		r.sys = tp_slice_kind(t, r.sl) != TP_CMD_NORMAL;
+		r.costed = er->tiu && tp_track_get_cost(t, i, &r.cc);
+		for (size_t c = 0; c < er->ec.n; c++)
+			engine_cell(&r, (uint16_t)c, er->ec.map[c]);
+		xl_write_args(x, s, r.row, x->p, r.sl, &er->ac, er->other_col, &ob);
+	}
+	if (ob.oom)
+		x->oom = 1;
+	tp_buf_free(&ob);
+}
+
 int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl)
 {
 	const struct tp_profile *p = x->p;
 	const struct tp_track *t = &p->tracks[pt->track];
 	int tiu = t->kind == TP_TRACK_TIU;
 	struct xl_sheet s = {.ws = pt->ws};
-	struct argcols ac = {0};
-	struct tp_buf ob;
-	tp_buf_init(&ob);
-	struct ecols ec;
-	engine_columns(p, tiu, &ec);
+	struct eng_rows *er = tp_calloc(1, sizeof *er);
+	if (!er)
+		return TP_ENOMEM;
+	er->t = t;
+	er->first = pt->first;
+	er->tiu = tiu;
+	engine_columns(p, tiu, &er->ec);
 	/* Keys that duplicate a fixed column (readers may store them as arguments too). */
 	const char *fixed[E_NCOLS + 8];
 	size_t nfixed = 0;
-	for (size_t i = 0; i < ec.n; i++)
-		fixed[nfixed++] = ec.names[i];
+	for (size_t i = 0; i < er->ec.n; i++)
+		fixed[nfixed++] = er->ec.names[i];
 	fixed[nfixed++] = TP_KEY_TIU_DEP;
 	fixed[nfixed++] = TP_KEY_DMA_DEP;
 	fixed[nfixed++] = TP_KEY_UARCH_RATE;
 	fixed[nfixed++] = TP_KEY_DATA_TYPE;
-	int st = xl_collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)ec.n, &ac);
-	if (st != TP_OK)
-		goto out;
-	uint16_t other_col = (uint16_t)(ec.n + ac.n);
+	int st =
+	    xl_collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)er->ec.n, &er->ac);
+	if (st != TP_OK) {
+		eng_rows_free(er);
+		return st;
+	}
+	er->other_col = (uint16_t)(er->ec.n + er->ac.n);
+	uint16_t last_col = (uint16_t)(er->other_col - (er->ac.other ? 0 : 1));
+	int16_t pos[E_NCOLS];
+	memcpy(pos, er->ec.pos, sizeof pos);
 
 	engine_summary_block(x, &s, t, pt, pl);
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	xl_args_header(x, &s, hr, ec.names, ec.n, &ac, other_col);
-	const struct ekeys k = {
+	xl_args_header(x, &s, hr, er->ec.names, er->ec.n, &er->ac, er->other_col);
+	er->k = (struct ekeys){
 	    .uarch = tp_profile_find_str(p, TP_KEY_UARCH_RATE),
 	    .alg = tp_profile_find_str(p, TP_KEY_ALG_OPS),
 	    .uops = tp_profile_find_str(p, TP_KEY_UARCH_OPS),
@@ -558,111 +608,133 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	    .dtype = tp_profile_find_str(p, TP_KEY_DATA_TYPE),
 	    .dep = tp_profile_find_str(p, tiu ? TP_KEY_TIU_DEP : TP_KEY_DMA_DEP),
 	};
-	struct erow r = {.x = x, .s = &s, .p = p, .t = t, .k = &k};
-	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
-		r.sl = &t->slices[i];
-		r.i = i;
-		r.row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
-		if ((i & 2047) == 0)
-			tp_progress_report(x->prog_done + (i - pt->first), x->prog_total);
-		r.sys = tp_slice_kind(t, r.sl) != TP_CMD_NORMAL;
-		r.costed = tiu && tp_track_get_cost(t, i, &r.cc);
-		for (size_t c = 0; c < ec.n; c++)
-			engine_cell(&r, (uint16_t)c, ec.map[c]);
-		xl_write_args(x, &s, r.row, p, r.sl, &ac, other_col, &ob);
-		if (x->err != LXW_NO_ERROR || x->oom)
-			break;
-	}
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, eng_rows_emit, er, eng_rows_free);
+	if (st != TP_OK)
+		return st;
 
-	uint16_t last_col = (uint16_t)(other_col - (ac.other ? 0 : 1));
 	uint32_t r0 = TP_XLSX_DATA_ROW, r1 = TP_XLSX_DATA_ROW + (uint32_t)pt->count - 1;
-	worksheet_freeze_panes(s.ws, TP_XLSX_DATA_ROW, 0);
-	xl_check(x, worksheet_autofilter(s.ws, hr, 0, pt->count ? r1 : hr, last_col));
-	worksheet_set_tab_color(s.ws, t->kind == TP_TRACK_TIU    ? 0x008000
-	                              : t->kind == TP_TRACK_GDMA ? 0xFFA500
-	                              : t->kind == TP_TRACK_SDMA ? 0xD0CECE
-	                                                         : 0xC0504D);
+	worksheet_freeze_panes(pt->ws, TP_XLSX_DATA_ROW, 0);
+	xl_check(x, worksheet_autofilter(pt->ws, hr, 0, pt->count ? r1 : hr, last_col));
+	worksheet_set_tab_color(pt->ws, t->kind == TP_TRACK_TIU    ? 0x008000
+	                                : t->kind == TP_TRACK_GDMA ? 0xFFA500
+	                                : t->kind == TP_TRACK_SDMA ? 0xD0CECE
+	                                                           : 0xC0504D);
 	if (pt->count)
-		engine_highlights(x, s.ws, ec.pos, r0, r1);
-	xl_sheet_done(x, &s);
-out:
-	return xl_sheet_end(x, &ac, &ob, st);
+		engine_highlights(x, pt->ws, pos, r0, r1);
+	return x->oom ? TP_ENOMEM : TP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Event sheets (host threads, host lanes, firmware, layer tracks)                           */
 /* ---------------------------------------------------------------------------------------- */
 
+/* What an event sheet's data rows read, kept for stream.c's parts. */
+struct ev_rows {
+	const struct tp_track *t;
+	size_t first;
+	int cyc; /* the Cmd Id / cycle columns */
+	struct argcols ac;
+	uint16_t other_col;
+};
+
+static void ev_rows_free(void *v)
+{
+	struct ev_rows *er = v;
+	xl_argcols_free(&er->ac);
+	tp_free(er);
+}
+
+static void ev_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
+{
+	const struct ev_rows *er = ctx;
+	const struct tp_profile *p = x->p;
+	const struct tp_track *t = er->t;
+	struct tp_buf ob;
+	tp_buf_init(&ob);
+	for (size_t j = a; j < b && !x->oom; j++) {
+		size_t i = er->first + j;
+		const struct tp_slice *sl = &t->slices[i];
+		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)j;
+		xl_num(x, s, row, 0, (double)tp_global_idx(i), x->f.cyc);
+		xl_num(x, s, row, 1, xl_ns_to_us(sl->start_ns), x->f.us);
+		xl_num(x, s, row, 2, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
+		xl_num(x, s, row, 3, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
+		xl_num(x, s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
+		xl_str(x, s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
+		xl_str(x, s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
+		if (er->cyc) {
+			xl_num(x, s, row, 7, sl->cmd_id, x->f.cyc);
+			xl_num(x, s, row, 8, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
+			xl_num(x, s, row, 9, sl->cycles, x->f.cyc);
+		}
+		xl_write_args(x, s, row, p, sl, &er->ac, er->other_col, &ob);
+	}
+	if (ob.oom)
+		x->oom = 1;
+	tp_buf_free(&ob);
+}
+
+/* The note on row 0 of an event sheet. */
+static void events_note(char *note, size_t size, const struct tp_profile *p,
+                        const struct tp_track *t, const struct part *pt)
+{
+	const char *kind = tp_track_kind_name((enum tp_track_kind)t->kind);
+	int n = snprintf(note, size, "%s track '%s'", kind, tp_str(p, t->name));
+	if (t->kind == TP_TRACK_THREAD && n > 0 && (size_t)n < size)
+		n += snprintf(note + n, size - (size_t)n, " (tid %" PRId64 ")", t->tid);
+	if (t->dropped && n > 0 && (size_t)n < size)
+		n += snprintf(note + n, size - (size_t)n, "; the source lost %" PRIu64 " events",
+		              t->dropped);
+	if (pt->nparts > 1 && n > 0 && (size_t)n < size)
+		n += snprintf(note + n, size - (size_t)n, "; part %zu of %zu (Global Idx %zu-%zu)",
+		              pt->index + 1, pt->nparts, (size_t)tp_global_idx(pt->first),
+		              (size_t)tp_global_idx(pt->first + pt->count - 1));
+	if (pt->shown < t->count && n > 0 && (size_t)n < size)
+		snprintf(note + n, size - (size_t)n,
+		         "; showing the first %zu of %zu records (row cap %zu); rerun with "
+		         "--xlsx_rows all for every row",
+		         pt->shown, t->count, pt->shown);
+}
+
 int xl_write_events_sheet(struct xl *x, const struct part *pt)
 {
 	const struct tp_profile *p = x->p;
 	const struct tp_track *t = &p->tracks[pt->track];
 	struct xl_sheet s = {.ws = pt->ws};
-	struct argcols ac = {0};
-	struct tp_buf ob;
-	tp_buf_init(&ob);
-	int cyc = 0;
-	for (size_t i = pt->first; i < pt->first + pt->count && !cyc; i++)
-		cyc = t->slices[i].cycles != 0 || t->slices[i].cmd_id != 0;
+	struct ev_rows *er = tp_calloc(1, sizeof *er);
+	if (!er)
+		return TP_ENOMEM;
+	er->t = t;
+	er->first = pt->first;
+	for (size_t i = pt->first; i < pt->first + pt->count && !er->cyc; i++)
+		er->cyc = t->slices[i].cycles != 0 || t->slices[i].cmd_id != 0;
 	/* The last three columns only when some record has cycles or a command id. */
 	static const char *const names[] = {
 	    "Global Idx", "Start Time(us)", "End Time(us)", "Duration(us)", "Depth",
 	    "Category",   "Name",           "Cmd Id",       "Start Cycle",  "Asic Cycle"};
-	size_t nc = cyc ? 10 : 7;
-	int st = xl_collect_args(p, t, pt->first, pt->count, names, nc, (uint16_t)nc, &ac);
-	if (st != TP_OK)
-		goto out;
-	uint16_t other_col = (uint16_t)(nc + ac.n);
+	size_t nc = er->cyc ? 10 : 7;
+	int st = xl_collect_args(p, t, pt->first, pt->count, names, nc, (uint16_t)nc, &er->ac);
+	if (st != TP_OK) {
+		ev_rows_free(er);
+		return st;
+	}
+	er->other_col = (uint16_t)(nc + er->ac.n);
+	uint16_t last_col = (uint16_t)(er->other_col - (er->ac.other ? 0 : 1));
 	char note[400];
-	const char *kind = tp_track_kind_name((enum tp_track_kind)t->kind);
-	int n = snprintf(note, sizeof note, "%s track '%s'", kind, tp_str(p, t->name));
-	if (t->kind == TP_TRACK_THREAD && n > 0 && (size_t)n < sizeof note)
-		n += snprintf(note + n, sizeof note - (size_t)n, " (tid %" PRId64 ")", t->tid);
-	if (t->dropped && n > 0 && (size_t)n < sizeof note)
-		n += snprintf(note + n, sizeof note - (size_t)n,
-		              "; the source lost %" PRIu64 " events", t->dropped);
-	if (pt->nparts > 1 && n > 0 && (size_t)n < sizeof note)
-		n += snprintf(note + n, sizeof note - (size_t)n,
-		              "; part %zu of %zu (Global Idx %zu-%zu)", pt->index + 1, pt->nparts,
-		              (size_t)tp_global_idx(pt->first),
-		              (size_t)tp_global_idx(pt->first + pt->count - 1));
-	if (pt->shown < t->count && n > 0 && (size_t)n < sizeof note)
-		snprintf(note + n, sizeof note - (size_t)n,
-		         "; showing the first %zu of %zu records (row cap %zu); rerun with "
-		         "--xlsx_rows all for every row",
-		         pt->shown, t->count, pt->shown);
+	events_note(note, sizeof note, p, t, pt);
 	xl_str(x, &s, 0, 0, note, pt->shown < t->count ? x->f.cap : x->f.bold);
 	xl_num(x, &s, 1, 0, (double)t->count, x->f.cyc);
 	xl_str(x, &s, 1, 1, "records", NULL);
 	if (s.wcap)
 		s.width[0] = 10;
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	xl_args_header(x, &s, hr, names, nc, &ac, other_col);
-	for (size_t i = pt->first; i < pt->first + pt->count; i++) {
-		const struct tp_slice *sl = &t->slices[i];
-		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)(i - pt->first);
-		xl_num(x, &s, row, 0, (double)tp_global_idx(i), x->f.cyc);
-		xl_num(x, &s, row, 1, xl_ns_to_us(sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 2, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
-		xl_num(x, &s, row, 3, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
-		xl_num(x, &s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
-		xl_str(x, &s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
-		xl_str(x, &s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
-		if (cyc) {
-			xl_num(x, &s, row, 7, sl->cmd_id, x->f.cyc);
-			xl_num(x, &s, row, 8, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
-			xl_num(x, &s, row, 9, sl->cycles, x->f.cyc);
-		}
-		xl_write_args(x, &s, row, p, sl, &ac, other_col, &ob);
-		if (x->err != LXW_NO_ERROR || x->oom)
-			break;
-	}
-	uint16_t last_col = (uint16_t)(other_col - (ac.other ? 0 : 1));
-	worksheet_freeze_panes(s.ws, TP_XLSX_DATA_ROW, 0);
-	xl_check(x, worksheet_autofilter(s.ws, hr, 0, hr + (uint32_t)pt->count, last_col));
-	xl_sheet_done(x, &s);
-out:
-	return xl_sheet_end(x, &ac, &ob, st);
+	xl_args_header(x, &s, hr, names, nc, &er->ac, er->other_col);
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, ev_rows_emit, er, ev_rows_free);
+	if (st != TP_OK)
+		return st;
+	worksheet_freeze_panes(pt->ws, TP_XLSX_DATA_ROW, 0);
+	xl_check(x, worksheet_autofilter(pt->ws, hr, 0, hr + (uint32_t)pt->count, last_col));
+	return x->oom ? TP_ENOMEM : TP_OK;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -54,10 +54,44 @@ static uint16_t sums_cells(struct xl *x, struct xl_sheet *s, uint32_t row, uint1
 	    "gdmaTimeRatio", "gdmaPTheoTime(us)", "ddrRate", "AlgOps", "uArchOps", "tiuCycles",    \
 	    "tiuTime(us)", "tiuTimeRatio", "tiuPTheoTime(us)", "uArchRate", "PeakTops", "DataType"
 
+/* Layer Table rows [a, b) (stream.c's parts; data row 0 is sheet row 3). */
+static void ltab_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
+{
+	(void)ctx;
+	const struct tp_ltab *t = x->a->ltab;
+	const struct tp_profile *p = x->p;
+	for (size_t i = a; i < b; i++) {
+		const struct tp_ltab_row *r = &t->rows[i];
+		uint32_t row = 3 + (uint32_t)i;
+		uint16_t c = 0;
+		xl_num(x, s, row, c++, r->id, x->f.cyc);
+		xl_str(x, s, row, c++, r->is_global ? "global" : "local", NULL);
+		xl_str(x, s, row, c++, tp_str(p, r->type), NULL);
+		for (int k = 0; k < 4; k++)
+			xl_num(x, s, row, c++, (double)r->in[k], x->f.cyc);
+		for (int k = 0; k < 4; k++)
+			xl_num(x, s, row, c++, (double)r->out[k], x->f.cyc);
+		for (int k = 0; k < 8; k++)
+			xl_num(x, s, row, c++, r->geo[k], x->f.cyc);
+		xl_num(x, s, row, c++, (double)r->in_bytes, x->f.cyc);
+		xl_num(x, s, row, c++, (double)r->out_bytes, x->f.cyc);
+		c = sums_cells(x, s, row, c, &r->s);
+		xl_num(x, s, row, c++, r->load_gibps, x->f.gbps);
+		xl_num(x, s, row, c++, r->store_gibps, x->f.gbps);
+		if (r->is_global) {
+			xl_num(x, s, row, c, r->total_us, x->f.us);
+			xl_num(x, s, row, (uint16_t)(c + 1), r->actual_tops, x->f.real);
+			xl_num(x, s, row, (uint16_t)(c + 2), r->parallelism, x->f.pct);
+			xl_num(x, s, row, (uint16_t)(c + 3), r->concurrency, x->f.pct);
+		}
+		c = (uint16_t)(c + 4);
+		xl_str(x, s, row, c, tp_ltab_bound_name((enum tp_ltab_bound)r->bound), NULL);
+	}
+}
+
 void xl_write_ltab(struct xl *x, lxw_worksheet *ws)
 {
 	const struct tp_ltab *t = x->a->ltab;
-	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = ws};
 	static const char *const h[] = {"LayerID",
 	                                "Type",
@@ -95,37 +129,12 @@ void xl_write_ltab(struct xl *x, lxw_worksheet *ws)
 	       "Concurrency for global layers.",
 	       x->f.bold);
 	xl_header_row(x, &s, 2, h, sizeof h / sizeof *h);
-	uint32_t row = 3;
-	for (size_t i = 0; i < t->num_rows && x->err == LXW_NO_ERROR; i++, row++) {
-		const struct tp_ltab_row *r = &t->rows[i];
-		uint16_t c = 0;
-		xl_num(x, &s, row, c++, r->id, x->f.cyc);
-		xl_str(x, &s, row, c++, r->is_global ? "global" : "local", NULL);
-		xl_str(x, &s, row, c++, tp_str(p, r->type), NULL);
-		for (int k = 0; k < 4; k++)
-			xl_num(x, &s, row, c++, (double)r->in[k], x->f.cyc);
-		for (int k = 0; k < 4; k++)
-			xl_num(x, &s, row, c++, (double)r->out[k], x->f.cyc);
-		for (int k = 0; k < 8; k++)
-			xl_num(x, &s, row, c++, r->geo[k], x->f.cyc);
-		xl_num(x, &s, row, c++, (double)r->in_bytes, x->f.cyc);
-		xl_num(x, &s, row, c++, (double)r->out_bytes, x->f.cyc);
-		c = sums_cells(x, &s, row, c, &r->s);
-		xl_num(x, &s, row, c++, r->load_gibps, x->f.gbps);
-		xl_num(x, &s, row, c++, r->store_gibps, x->f.gbps);
-		if (r->is_global) {
-			xl_num(x, &s, row, c, r->total_us, x->f.us);
-			xl_num(x, &s, row, (uint16_t)(c + 1), r->actual_tops, x->f.real);
-			xl_num(x, &s, row, (uint16_t)(c + 2), r->parallelism, x->f.pct);
-			xl_num(x, &s, row, (uint16_t)(c + 3), r->concurrency, x->f.pct);
-		}
-		c = (uint16_t)(c + 4);
-		xl_str(x, &s, row, c, tp_ltab_bound_name((enum tp_ltab_bound)r->bound), NULL);
-	}
+	if (xl_defer_rows(x, &s, 3, t->num_rows, ltab_rows_emit, NULL, NULL) != TP_OK)
+		return;
+	uint32_t row = 3 + (uint32_t)t->num_rows;
 	worksheet_freeze_panes(ws, 3, 1);
 	xl_check(x, worksheet_autofilter(ws, 2, 0, row > 3 ? row - 1 : 2,
 	                                 (uint16_t)(sizeof h / sizeof *h - 1)));
-	xl_sheet_done(x, &s);
 }
 
 static void whatif_rows(struct xl *x, struct xl_sheet *s, const struct tp_ltab *t, uint32_t row)

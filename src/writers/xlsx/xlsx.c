@@ -78,6 +78,21 @@ static void make_formats(struct xl *x)
 	format_set_font_color(x->f.yellow, 0x9C5700);
 }
 
+/* Numbers every cell format in a fixed order before any cell is written: the large sheets'
+ * rows are written on other threads (stream.c), which read the numbers but must not assign
+ * them (libxlsxwriter would number a format at its first use, in whatever order the threads
+ * ran). The conditional-format highlights (red, yellow) get their numbers as rules, on this
+ * thread. */
+static void number_formats(struct xl *x)
+{
+	lxw_format *all[] = {x->f.title, x->f.hdr,  x->f.note,   x->f.bold, x->f.text, x->f.link,
+	                     x->f.cyc,   x->f.us,   x->f.us_tag, x->f.ms,   x->f.gbps, x->f.pct,
+	                     x->f.pct1,  x->f.real, x->f.input,  x->f.cap};
+	for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+		if (all[i])
+			lxw_format_get_xf_index(all[i]);
+}
+
 static char *dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -221,6 +236,8 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 		goto out;
 	}
 	make_formats(&x);
+	number_formats(&x);
+	x.plan = &pl;
 
 	doc_properties(&x);
 
@@ -233,6 +250,8 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 		}
 	}
 	st = write_sheets(&x, &pl, &o, d);
+	if (st == TP_OK && x.err == LXW_NO_ERROR)
+		st = xl_defer_run(&x, o.jobs);
 	if (st != TP_OK)
 		goto out;
 	if (x.err != LXW_NO_ERROR) {
@@ -253,7 +272,17 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			                 lxw_strerror(ce));
 		goto out;
 	}
-	st = tp_rename_into_place(tmp, path, d);
+	if (x.ndefer) {
+		/* tmp holds the workbook without the deferred rows: the output is a copy of it
+		 * with them spliced in, and tmp is removed below. */
+		st = xl_zip_splice(&x, tmp, path, path, d);
+		remove(tmp);
+		tp_temp_forget(tmp);
+		tp_free(tmp);
+		tmp = NULL;
+	} else {
+		st = tp_rename_into_place(tmp, path, d);
+	}
 out:
 	if (x.wb) {
 		/* workbook_close is the only way to free a workbook; it writes the (abandoned)
@@ -269,6 +298,7 @@ out:
 	tp_free(tmp);
 	tp_free(tdir);
 	tp_free(x.scratch);
+	xl_defer_free(&x);
 	tp_free(pl.v);
 	tp_free(pl.layer_idx);
 	tp_free(pl.fold);
@@ -286,6 +316,7 @@ int tp_xlsx_output_write(const struct tp_profile *p, const struct tp_analysis *a
 	xo.max_cores = o ? o->max_cores : 0;
 	xo.sparse_ratios_path = o ? o->sparse_ratios_path : NULL;
 	xo.row_cap = o ? o->xlsx_rows : 0; /* 0: tp_xlsx_write takes tp_xlsx_cap_for's */
+	xo.jobs = o && o->jobs > 0 ? (unsigned)o->jobs : 1;
 	char *dir = tp_path_join(o && o->out_dir ? o->out_dir : ".", "PerfDoc");
 	int st;
 	int existed = dir && tp_is_dir(dir);

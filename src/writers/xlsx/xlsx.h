@@ -60,6 +60,8 @@ struct tp_xlsx_opts {
 	                       output file's directory */
 	const char *sparse_ratios_path; /* --sparse-ratios file for the Operators sheet; NULL =
 	                           the built-in table (docs/sparse-ratios.md) */
+	unsigned jobs; /* threads for the large sheets' rows and their compression; 0 = 1. The
+	                  file is the same bytes for every value. */
 };
 
 /* Writes the workbook to `path` (via a temporary name in the same directory, renamed into

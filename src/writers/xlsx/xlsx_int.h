@@ -27,24 +27,65 @@ struct xl_formats {
 	lxw_format *cap;          /* the "showing the first N of M" note of a capped sheet */
 };
 
+struct xl_stream; /* stream.c */
+
 /* One worksheet being written: rows must arrive in increasing order (constant_memory). */
 struct xl_sheet {
 	lxw_worksheet *ws;
 	uint16_t *width; /* widest content per column, in characters */
 	size_t wcap;
 	uint16_t ncols;
+	struct xl_stream *xs; /* set: cells go to a deferred part's XML (stream.c), not to ws */
+};
+
+struct xl;
+/* Writes data rows [first, last) of a deferred sheet into s (stream.c). Runs on any thread
+ * with its own x (formats and inputs shared, read-only). */
+typedef void (*xl_emit_fn)(struct xl *x, struct xl_sheet *s, const void *ctx, size_t first,
+                           size_t last);
+
+/* A sheet whose data rows are written by stream.c: the rows above them went through
+ * libxlsxwriter, these are spliced into its part of the zip (zip.c). */
+struct xl_defer {
+	struct xl_sheet s; /* the widths so far; the data rows' are merged in */
+	unsigned sheet_no; /* N of its part xl/worksheets/sheetN.xml (s.ws is gone by then) */
+	uint32_t row0;     /* sheet row of data row 0 */
+	size_t count;      /* data rows */
+	xl_emit_fn emit;
+	void *ctx;
+	void (*free_ctx)(void *ctx);
+	size_t chunk0, nchunks; /* its parts in x->chunks */
+	uint16_t cmin, cmax;    /* columns the data rows use (cmin > cmax: none) */
+};
+
+/* One part of a deferred sheet: its rows' XML as a raw deflate piece. */
+struct xl_chunk {
+	size_t defer;        /* index in x->defer */
+	size_t first, count; /* data rows */
+	struct tp_buf z;     /* compressed, ends on a byte boundary (Z_SYNC_FLUSH) */
+	uint32_t crc;        /* of the uncompressed XML */
+	uint64_t raw;        /* uncompressed bytes */
+	uint16_t *width;     /* widths seen in this part */
+	uint16_t ncols;
+	uint16_t cmin, cmax;
+	int oom;
 };
 
 struct xl {
 	lxw_workbook *wb;
 	const struct tp_profile *p;
 	const struct tp_analysis *a;
+	const struct plan *plan; /* the sheet plan (read by deferred rows) */
 	struct xl_formats f;
 	lxw_error err; /* first libxlsxwriter error */
 	int oom;
 	char *scratch; /* sanitised copies of input strings */
 	size_t scap;
 	uint64_t prog_done, prog_total; /* rows written / planned, for the progress line */
+	struct xl_defer *defer;         /* sheets whose data rows stream.c writes */
+	size_t ndefer, defer_cap;
+	struct xl_chunk *chunks;
+	size_t nchunks;
 };
 
 static inline double xl_ns_to_us(int64_t ns)
@@ -89,6 +130,35 @@ double xl_ddr_max_bw(const struct tp_profile *p);
 double xl_l2_max_bw(const struct tp_profile *p);
 /* The analysis's figures for engine track `t` (all zero for a track without them). */
 const struct tp_engine_stats *xl_stats_of(const struct tp_analysis *a, const struct tp_track *t);
+
+/* ---- Deferred data rows (stream.c) and the zip splice (zip.c) ---- */
+
+/* Cells of a stream-mode sheet (s->xs set); cell.c's xl_num / xl_str / xl_formula call them. */
+void xl_stream_num(struct xl_stream *xs, uint32_t row, uint16_t col, double v, lxw_format *fmt);
+void xl_stream_str(struct xl_stream *xs, uint32_t row, uint16_t col, const char *v,
+                   lxw_format *fmt);
+void xl_stream_formula(struct xl_stream *xs, uint32_t row, uint16_t col, const char *formula,
+                       double cached, lxw_format *fmt);
+/* Hands the data rows [row0, row0 + count) of sheet s over to stream.c: emit(ctx) writes them
+ * later, in parts, on --jobs threads; the deferred sheet takes s's width table and ctx
+ * (free_ctx frees it, also on failure). The caller writes every row above row0 before and
+ * sets the sheet's other properties as usual, but does not call xl_sheet_done. TP_OK or
+ * TP_ENOMEM. */
+int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count, xl_emit_fn emit,
+                  void *ctx, void (*free_ctx)(void *ctx));
+/* Writes every deferred sheet's parts on up to `jobs` threads, then sets the sheets' column
+ * widths. TP_OK or TP_ENOMEM. */
+int xl_defer_run(struct xl *x, unsigned jobs);
+void xl_defer_free(struct xl *x);
+/* Compresses src as one raw deflate piece into out (appended) with its CRC-32: a piece that
+ * ends on a byte boundary without ending the stream, or the stream's end when `last`. */
+int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
+                     uint32_t *crc);
+/* Copies the zip libxlsxwriter wrote at `skel` to `out`, each deferred sheet's part with its
+ * data rows spliced in before </sheetData> and its dimension widened to them. TP_OK, or an
+ * error with `d` set (messages name `shown`, the workbook's path). */
+int xl_zip_splice(struct xl *x, const char *skel, const char *out, const char *shown,
+                  struct tp_diag *d);
 
 /* ---- Sheet plan (plan.c) ---- */
 
