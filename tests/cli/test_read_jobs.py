@@ -16,7 +16,7 @@ every --jobs. --timings (the per-phase report) changes no output byte, and its r
 reader, analysis and output phases with consistent figures.
 
 In the ThreadSanitizer build (TP_TEST_TSAN=1, ~20x slower) only the generated dumps run, without
-the workbook and the page, and the BM1688 one only with --detail none (its threaded path), so
+the workbook and the page (but for one workbook-only conversion whose sheets have several parts), and the BM1688 one only with --detail none (its threaded path), so
 that a data race between threads fails a conversion.
 """
 import glob
@@ -159,6 +159,25 @@ class ReadJobs(unittest.TestCase):
                         "--seed", "5", "--quiet", d], check=True)
         self.same_outputs(d, "gencdm")
         self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
+
+    def test_workbook_parts(self):
+        """The workbook's large sheets are written in 2048-row parts on --jobs threads
+        (src/writers/xlsx/stream.c): TIU and GDMA sheets of several parts each, also in the
+        ThreadSanitizer build, where the other tests leave the workbook out."""
+        d = os.path.join(self.tmp.name, "genxl")
+        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "4000",
+                        "--seed", "6", "--quiet", d], check=True)
+        first = None
+        for j in JOBS:
+            out = os.path.join(self.tmp.name, "xl-j%d" % j)
+            p = subprocess.run([TPUPROF, d, out, "-q", "--jobs", str(j), "--disable_web",
+                                "--disable_perfetto"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, "--jobs %d: %s" % (j, p.stderr))
+            with open(os.path.join(out, "PerfDoc", "PerfAI_output.xlsx"), "rb") as f:
+                data = f.read()
+            if first is None:
+                first = data
+            self.assertTrue(data == first, "workbook differs between --jobs 1 and %d" % j)
 
     def test_timings_report(self):
         """--timings: the same files, and a report whose figures hang together."""

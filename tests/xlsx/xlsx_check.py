@@ -8,6 +8,10 @@
   xlsx_check.py real TPUPROF DUMP_DIR WORKDIR
         the real BM1688 dump through the CLI: sheet row counts and the reference numbers
         (PROVENANCE.txt), and the same numbers as summary.txt
+  xlsx_check.py parts TPUPROF GENDUMP WORKDIR
+        a generated dump whose sheets are written in several parts on several threads
+        (stream.c, zip.c): the same bytes for --jobs 1 and 3, every zip member's CRC, every
+        row there, and LibreOffice reads every sheet with the same cells as openpyxl
 
 Must run under /usr/bin/python3 (Debian's python3-openpyxl). Exit 0 = pass, 1 = failure,
 77 = skipped (printed loudly).
@@ -710,6 +714,109 @@ def libreoffice_recalc(path, work, m9, want_total, tot_cell):
     print("LibreOffice recalculation after a ratio edit: total aim latency %s ms" % got)
 
 
+def lo_sheets(path, work):
+    """{sheet name: rows as lists of strings} as LibreOffice reads the workbook, or None
+    (SKIPPED printed) without LibreOffice."""
+    soffice = shutil.which("soffice") or shutil.which("libreoffice")
+    if not soffice:
+        print("SKIPPED: LibreOffice (libreoffice-calc-nogui) is not installed; the spliced "
+              "sheets were read by openpyxl only")
+        return None
+    d = os.path.join(work, "lo-all")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    # Token 12 = -1: every sheet to its own BASENAME-SHEET.csv; token 9 false: values as
+    # formatted would lose digits, so the raw values.
+    res = subprocess.run([soffice, "--headless", "--norestore",
+                          "-env:UserInstallation=file://" + d + "/profile", "--convert-to",
+                          "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1",
+                          "--outdir", d, path], capture_output=True, text=True,
+                         env=dict(os.environ, HOME=d), timeout=600)
+    if not check(res.returncode == 0, "LibreOffice converts the workbook: %s" % res.stderr[-300:]):
+        return {}
+    import csv
+    base = os.path.splitext(os.path.basename(path))[0]
+    out = {}
+    for f in glob.glob(os.path.join(d, base + "-*.csv")):
+        with open(f, newline="") as fh:
+            out[os.path.basename(f)[len(base) + 1:-4]] = list(csv.reader(fh))
+    return out
+
+
+def parts(tpuprof, gendump, work):
+    """Sheets written in parts on several threads and spliced into libxlsxwriter's zip."""
+    import zipfile
+    dump = os.path.join(work, "gen")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    # 2 cores x 6000 commands: TIU and GDMA sheets of several 2048-row parts each.
+    subprocess.run([gendump, "--arch", "BM1688", "--cores", "2", "--cmds", "6000", "--seed", "7",
+                    "--quiet", dump], check=True)
+    books = {}
+    for j in (1, 3):
+        out = os.path.join(work, "j%d" % j)
+        res = subprocess.run([tpuprof, dump, out, "-q", "--jobs", str(j), "--disable_web",
+                              "--disable_perfetto"], capture_output=True, text=True)
+        check(res.returncode == 0, "tpuprof --jobs %d exit %d: %s" % (j, res.returncode, res.stderr))
+        books[j] = os.path.join(out, "PerfDoc", "PerfAI_output.xlsx")
+        if not check(os.path.exists(books[j]), "workbook written with --jobs %d" % j):
+            return 1
+    with open(books[1], "rb") as a, open(books[3], "rb") as b:
+        check(a.read() == b.read(), "same workbook bytes for --jobs 1 and 3")
+    path = books[3]
+    with zipfile.ZipFile(path) as z:
+        check(z.testzip() is None, "every member's CRC-32 matches its data")
+        names = z.namelist()
+        check(len(names) == len(set(names)), "no member twice")
+    summary = json.load(open(os.path.join(work, "j3", "summary.json")))
+    wb = openpyxl.load_workbook(path)
+    spliced = 0
+    for name in wb.sheetnames:
+        m = re.match(r"(TIU|GDMA)_(\d)$", name)
+        if not m:
+            continue
+        ws = wb[name]
+        _, rows = table(ws)
+        want = ws["E2"].value if m.group(1) == "TIU" else ws["L2"].value  # "records" totals
+        check(len(rows) == want, "%s: %d rows, %s records" % (name, len(rows), want))
+        check([r["Global Idx"] for r in rows] == list(range(1, len(rows) + 1)),
+              "%s: Global Idx runs 1..%d without a gap or repeat" % (name, len(rows)))
+        spliced += len(rows) > 2048
+        check(ws.max_row == HEADER_ROW + len(rows), "%s: dimension covers the rows (%s)"
+              % (name, ws.calculate_dimension()))
+    check(spliced >= 2, "some sheets have several parts (%d)" % spliced)
+    check(summary is not None, "summary.json read")
+    lo = lo_sheets(path, work)
+    if lo is None:
+        return 1 if FAILS else 0
+    for name in wb.sheetnames:
+        ws = wb[name]
+        got = lo.get(name)
+        if not check(got is not None, "LibreOffice read sheet %s (%s)" % (name, sorted(lo)[:12])):
+            continue
+        want = [["" if v is None else v for v in r] for r in ws.iter_rows(values_only=True)]
+        check(len(got) == len(want), "%s: LibreOffice %d rows, openpyxl %d" % (name, len(got), len(want)))
+        bad = 0
+        for r, (a, b) in enumerate(zip(got, want)):
+            for c, v in enumerate(b):
+                x = a[c] if c < len(a) else ""
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    # Percent formats keep their sign in LibreOffice's raw export.
+                    f = float(x[:-1]) / 100 if x.endswith("%") else float(x) if x else None
+                    ok = f is not None and abs(f - v) <= 1e-9 * max(1.0, abs(v))
+                else:
+                    ok = x == str(v)
+                if not ok and bad < 3:
+                    check(False, "%s!%s%d: LibreOffice %r, openpyxl %r" % (name, get_column_letter(c + 1), r + 1, x, v))
+                bad += not ok
+        check(bad == 0, "%s: every cell as openpyxl reads it (%d differ)" % (name, bad))
+    if FAILS:
+        print("%d check(s) failed" % len(FAILS))
+        return 1
+    print("parts: ok")
+    return 0
+
+
 def real(tpuprof, dump, work):
     if not os.path.isdir(dump):
         print("SKIPPED: real dump %s is absent" % dump)
@@ -873,6 +980,8 @@ def real(tpuprof, dump, work):
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "synthetic":
         sys.exit(synthetic(sys.argv[2], sys.argv[3]))
+    if len(sys.argv) == 5 and sys.argv[1] == "parts":
+        sys.exit(parts(sys.argv[2], sys.argv[3], sys.argv[4]))
     if len(sys.argv) == 5 and sys.argv[1] == "real":
         sys.exit(real(sys.argv[2], sys.argv[3], sys.argv[4]))
     print(__doc__)
