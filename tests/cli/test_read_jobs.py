@@ -161,11 +161,11 @@ class ReadJobs(unittest.TestCase):
         self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
 
     def test_workbook_parts(self):
-        """The workbook's large sheets are written in 2048-row parts on --jobs threads
+        """The workbook's large sheets are written in 1024-row parts on --jobs threads
         (src/writers/xlsx/stream.c): TIU and GDMA sheets of several parts each, also in the
         ThreadSanitizer build, where the other tests leave the workbook out."""
         d = os.path.join(self.tmp.name, "genxl")
-        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "4000",
+        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "3000",
                         "--seed", "6", "--quiet", d], check=True)
         first = None
         for j in JOBS:

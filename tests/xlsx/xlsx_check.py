@@ -749,7 +749,7 @@ def parts(tpuprof, gendump, work):
     dump = os.path.join(work, "gen")
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    # 2 cores x 6000 commands: TIU and GDMA sheets of several 2048-row parts each.
+    # 2 cores x 6000 commands: TIU and GDMA sheets of several 1024-row parts each.
     subprocess.run([gendump, "--arch", "BM1688", "--cores", "2", "--cmds", "6000", "--seed", "7",
                     "--quiet", dump], check=True)
     books = {}
@@ -781,7 +781,7 @@ def parts(tpuprof, gendump, work):
         check(len(rows) == want, "%s: %d rows, %s records" % (name, len(rows), want))
         check([r["Global Idx"] for r in rows] == list(range(1, len(rows) + 1)),
               "%s: Global Idx runs 1..%d without a gap or repeat" % (name, len(rows)))
-        spliced += len(rows) > 2048
+        spliced += len(rows) > 1024
         check(ws.max_row == HEADER_ROW + len(rows), "%s: dimension covers the rows (%s)"
               % (name, ws.calculate_dimension()))
     check(spliced >= 2, "some sheets have several parts (%d)" % spliced)

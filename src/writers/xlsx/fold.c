@@ -6,7 +6,6 @@
  *
  * Owns nothing beyond one call.
  */
-#include "common/progress.h"
 #include "writers/xlsx/xlsx_int.h"
 
 #include <inttypes.h>
@@ -58,17 +57,76 @@ static void fold_row(struct xl *x, struct xl_sheet *s, uint32_t row, const struc
 	xl_str(x, s, row, 11, tp_str(p, tp_slice_name(t, sl)), NULL);
 }
 
+/* What the "Other tracks" rows read, kept for stream.c's parts: each folded track's first
+ * row (start[k]) and rows shown (start[k + 1] - start[k]). */
+struct fold_rows {
+	struct argcols ac;
+	uint16_t other_col;
+	size_t n;      /* folded tracks with rows */
+	size_t *start; /* n + 1 entries */
+};
+
+static void fold_rows_free(void *v)
+{
+	struct fold_rows *fr = v;
+	xl_argcols_free(&fr->ac);
+	tp_free(fr->start);
+	tp_free(fr);
+}
+
+static void fold_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
+{
+	const struct fold_rows *fr = ctx;
+	const struct plan *pl = x->plan;
+	struct tp_buf ob;
+	tp_buf_init(&ob);
+	/* The folded track holding data row a: the last k with start[k] <= a. */
+	size_t lo = 0, hi = fr->n;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (fr->start[mid] <= a)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	for (size_t k = lo, j = a; k < fr->n && j < b && !x->oom; k++) {
+		const struct tp_track *t = &x->p->tracks[pl->fold[k]];
+		for (; j < fr->start[k + 1] && j < b; j++) {
+			uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)j;
+			size_t i = j - fr->start[k];
+			fold_row(x, s, row, t, i);
+			xl_write_args(x, s, row, x->p, &t->slices[i], &fr->ac, fr->other_col, &ob);
+		}
+	}
+	if (ob.oom)
+		x->oom = 1;
+	tp_buf_free(&ob);
+}
+
 int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *pl)
 {
 	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = pt->ws};
-	struct argcols ac = {0};
-	struct tp_buf ob;
-	tp_buf_init(&ob);
-	int st = fold_args(x, pt, pl, &ac);
-	if (st != TP_OK)
-		goto out;
-	uint16_t other_col = (uint16_t)(FOLD_NCOLS + ac.n);
+	struct fold_rows *fr = tp_calloc(1, sizeof *fr);
+	if (!fr || !(fr->start = tp_calloc(pl->nfold + 1, sizeof *fr->start))) {
+		tp_free(fr);
+		return TP_ENOMEM;
+	}
+	int st = fold_args(x, pt, pl, &fr->ac);
+	if (st != TP_OK) {
+		fold_rows_free(fr);
+		return st;
+	}
+	size_t left = pt->count;
+	for (size_t k = 0; k < pl->nfold && left; k++) {
+		size_t n = fold_shown(&p->tracks[pl->fold[k]], pl, left);
+		fr->start[fr->n + 1] = fr->start[fr->n] + n;
+		fr->n++;
+		left -= n;
+	}
+	size_t rows = fr->start[fr->n];
+	fr->other_col = (uint16_t)(FOLD_NCOLS + fr->ac.n);
+	uint16_t last_col = (uint16_t)(fr->other_col - (fr->ac.other ? 0 : 1));
 	char note[400];
 	snprintf(note, sizeof note,
 	         "%zu tracks without a sheet of their own (a workbook holds at most %u sheets): "
@@ -84,28 +142,14 @@ int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *
 	}
 	if (s.wcap)
 		s.width[0] = 0;
-	uint32_t hr = TP_XLSX_HEADER_ROW, row = TP_XLSX_DATA_ROW;
-	xl_args_header(x, &s, hr, fold_cols, FOLD_NCOLS, &ac, other_col);
-	size_t left = pt->count;
-	for (size_t k = 0; k < pl->nfold && left; k++) {
-		const struct tp_track *t = &p->tracks[pl->fold[k]];
-		size_t n = fold_shown(t, pl, left);
-		for (size_t i = 0; i < n; i++, row++) {
-			if ((row & 2047) == 0)
-				tp_progress_report(x->prog_done + (row - TP_XLSX_DATA_ROW),
-				                   x->prog_total);
-			fold_row(x, &s, row, t, i);
-			xl_write_args(x, &s, row, p, &t->slices[i], &ac, other_col, &ob);
-		}
-		left -= n;
-		if (x->err != LXW_NO_ERROR || x->oom)
-			break;
-	}
-	uint16_t last_col = (uint16_t)(other_col - (ac.other ? 0 : 1));
-	worksheet_freeze_panes(s.ws, TP_XLSX_DATA_ROW, 0);
-	xl_check(
-	    x, worksheet_autofilter(s.ws, hr, 0, row > TP_XLSX_DATA_ROW ? row - 1 : hr, last_col));
-	xl_sheet_done(x, &s);
-out:
-	return xl_sheet_end(x, &ac, &ob, st);
+	uint32_t hr = TP_XLSX_HEADER_ROW;
+	xl_args_header(x, &s, hr, fold_cols, FOLD_NCOLS, &fr->ac, fr->other_col);
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, rows, fold_rows_emit, fr, fold_rows_free);
+	if (st != TP_OK)
+		return st;
+	worksheet_freeze_panes(pt->ws, TP_XLSX_DATA_ROW, 0);
+	xl_check(x,
+	         worksheet_autofilter(pt->ws, hr, 0,
+	                              rows ? TP_XLSX_DATA_ROW + (uint32_t)rows - 1 : hr, last_col));
+	return x->oom ? TP_ENOMEM : TP_OK;
 }

@@ -26,7 +26,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#define XL_CHUNK_ROWS 2048u
+#define XL_CHUNK_ROWS 1024u
 
 /* ---------------------------------------------------------------------------------------- */
 /* Cells                                                                                     */
