@@ -247,6 +247,10 @@ int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count,
 	if (!d) {
 		if (free_ctx)
 			free_ctx(ctx);
+		tp_free(s->width);
+		s->width = NULL;
+		s->wcap = 0;
+		s->ncols = 0;
 		x->oom = 1;
 		return TP_ENOMEM;
 	}

@@ -141,7 +141,7 @@ void xl_stream_formula(struct xl_stream *xs, uint32_t row, uint16_t col, const c
                        double cached, lxw_format *fmt);
 /* Hands the data rows [row0, row0 + count) of sheet s over to stream.c: emit(ctx) writes them
  * later, in parts, on --jobs threads; the deferred sheet takes s's width table and ctx
- * (free_ctx frees it, also on failure). The caller writes every row above row0 before and
+ * (free_ctx frees it; both are freed on failure too). The caller writes every row above row0 before and
  * sets the sheet's other properties as usual, but does not call xl_sheet_done. TP_OK or
  * TP_ENOMEM. */
 int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count, xl_emit_fn emit,
