@@ -358,8 +358,8 @@ static void run_chunk(void *arg, size_t k)
 		c->oom = 1;
 	xs_free(&xs);
 	tp_free(lx.scratch);
-	uint64_t done = atomic_fetch_add(&r->done, c->count) + c->count;
-	tp_progress_report(x->prog_done + done, x->prog_total);
+	uint64_t done = x->prog_done + atomic_fetch_add(&r->done, c->count) + c->count;
+	tp_progress_report(done < x->prog_total ? done : x->prog_total, x->prog_total);
 }
 
 /* Cuts every deferred sheet into parts of XL_CHUNK_ROWS rows (x->chunks, in sheet order). */

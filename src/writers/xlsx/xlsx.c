@@ -144,11 +144,9 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 	int st = TP_OK;
 	for (size_t i = 0; i < pl->n; i++)
 		x->prog_total += pl->v[i].count;
-	/* workbook_close deflates every sheet into the zip, about half the time of a large
-	 * workbook, so it counts as many units as the rows. */
-	x->prog_total *= 2;
 	for (size_t i = 0; i < pl->n && st == TP_OK; i++) {
 		struct part *pt = &pl->v[i];
+		size_t ndefer = x->ndefer;
 		tp_progress_report(x->prog_done, x->prog_total);
 		switch (pt->kind) {
 		case PK_SUMMARY:
@@ -182,7 +180,9 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 			st = xl_write_fold_sheet(x, pt, pl);
 			break;
 		}
-		x->prog_done += pt->count;
+		/* The large sheets' rows count as stream.c writes them. */
+		if (x->ndefer == ndefer)
+			x->prog_done += pt->count;
 		if (x->oom)
 			st = TP_ENOMEM;
 		if (x->err != LXW_NO_ERROR)
