@@ -140,9 +140,9 @@ void xl_write_arg(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col,
 /* Writes the slice's arguments into their columns; keys without a column go to "Other Args"
  * as "key=value; ..." text. */
 void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct tp_profile *p,
-                   const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col,
-                   struct tp_buf *ob)
+                   const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col)
 {
+	struct tp_buf *ob = &x->other;
 	size_t n;
 	const struct tp_arg *args = tp_args_get(p, sl->args, &n);
 	if (ac->other)
@@ -171,20 +171,30 @@ void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct 
 	}
 	if (ac->other && ob->len) {
 		tp_buf_putc(ob, '\0');
-		if (!ob->oom)
+		if (ob->oom)
+			x->oom = 1;
+		else
 			xl_str(x, s, row, other_col, ob->data, NULL);
 		ob->len = 0;
 	}
 }
 
-/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
- * TP_OK and an allocation failed. */
-int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st)
+void *xl_argrows_new(size_t size, const struct tp_track *t, size_t first)
 {
-	int oom = ob->oom;
-	tp_buf_free(ob);
-	xl_argcols_free(ac);
-	return st == TP_OK && (x->oom || oom) ? TP_ENOMEM : st;
+	struct xl_argrows *r = tp_calloc(1, size);
+	if (r) {
+		r->t = t;
+		r->first = first;
+	}
+	return r;
+}
+
+void xl_argrows_free(void *rows)
+{
+	struct xl_argrows *r = rows;
+	if (r)
+		xl_argcols_free(&r->ac);
+	tp_free(r);
 }
 
 /* Writes the header row: the fixed columns, the argument columns, "Other Args" when some

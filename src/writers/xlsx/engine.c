@@ -522,32 +522,20 @@ static void engine_highlights(struct xl *x, lxw_worksheet *ws, const int16_t *po
 
 /* What an engine sheet's data rows read, kept for stream.c's parts. */
 struct eng_rows {
-	const struct tp_track *t;
-	size_t first; /* the part's first record */
+	struct xl_argrows b;
 	int tiu;
 	struct ecols ec;
 	struct ekeys k;
-	struct argcols ac;
-	uint16_t other_col;
 };
-
-static void eng_rows_free(void *v)
-{
-	struct eng_rows *er = v;
-	xl_argcols_free(&er->ac);
-	tp_free(er);
-}
 
 /* Data rows [a, b) of an engine sheet part. */
 static void eng_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
 {
 	const struct eng_rows *er = ctx;
-	const struct tp_track *t = er->t;
-	struct tp_buf ob;
-	tp_buf_init(&ob);
+	const struct tp_track *t = er->b.t;
 	struct erow r = {.x = x, .s = s, .p = x->p, .t = t, .k = &er->k};
 	for (size_t j = a; j < b && !x->oom; j++) {
-		size_t i = er->first + j;
+		size_t i = er->b.first + j;
 		r.sl = &t->slices[i];
 		r.i = i;
 		r.row = TP_XLSX_DATA_ROW + (uint32_t)j;
@@ -555,11 +543,8 @@ static void eng_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, siz
 		r.costed = er->tiu && tp_track_get_cost(t, i, &r.cc);
 		for (size_t c = 0; c < er->ec.n; c++)
 			engine_cell(&r, (uint16_t)c, er->ec.map[c]);
-		xl_write_args(x, s, r.row, x->p, r.sl, &er->ac, er->other_col, &ob);
+		xl_write_args(x, s, r.row, x->p, r.sl, &er->b.ac, er->b.other_col);
 	}
-	if (ob.oom)
-		x->oom = 1;
-	tp_buf_free(&ob);
 }
 
 int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl)
@@ -568,11 +553,9 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	const struct tp_track *t = &p->tracks[pt->track];
 	int tiu = t->kind == TP_TRACK_TIU;
 	struct xl_sheet s = {.ws = pt->ws};
-	struct eng_rows *er = tp_calloc(1, sizeof *er);
+	struct eng_rows *er = xl_argrows_new(sizeof *er, t, pt->first);
 	if (!er)
 		return TP_ENOMEM;
-	er->t = t;
-	er->first = pt->first;
 	er->tiu = tiu;
 	engine_columns(p, tiu, &er->ec);
 	/* Keys that duplicate a fixed column (readers may store them as arguments too). */
@@ -584,20 +567,20 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	fixed[nfixed++] = TP_KEY_DMA_DEP;
 	fixed[nfixed++] = TP_KEY_UARCH_RATE;
 	fixed[nfixed++] = TP_KEY_DATA_TYPE;
-	int st =
-	    xl_collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)er->ec.n, &er->ac);
+	int st = xl_collect_args(p, t, pt->first, pt->count, fixed, nfixed, (uint16_t)er->ec.n,
+	                         &er->b.ac);
 	if (st != TP_OK) {
-		eng_rows_free(er);
+		xl_argrows_free(er);
 		return st;
 	}
-	er->other_col = (uint16_t)(er->ec.n + er->ac.n);
-	uint16_t last_col = (uint16_t)(er->other_col - (er->ac.other ? 0 : 1));
+	er->b.other_col = (uint16_t)(er->ec.n + er->b.ac.n);
+	uint16_t last_col = (uint16_t)(er->b.other_col - (er->b.ac.other ? 0 : 1));
 	int16_t pos[E_NCOLS];
 	memcpy(pos, er->ec.pos, sizeof pos);
 
 	engine_summary_block(x, &s, t, pt, pl);
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	xl_args_header(x, &s, hr, er->ec.names, er->ec.n, &er->ac, er->other_col);
+	xl_args_header(x, &s, hr, er->ec.names, er->ec.n, &er->b.ac, er->b.other_col);
 	er->k = (struct ekeys){
 	    .uarch = tp_profile_find_str(p, TP_KEY_UARCH_RATE),
 	    .alg = tp_profile_find_str(p, TP_KEY_ALG_OPS),
@@ -608,7 +591,7 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 	    .dtype = tp_profile_find_str(p, TP_KEY_DATA_TYPE),
 	    .dep = tp_profile_find_str(p, tiu ? TP_KEY_TIU_DEP : TP_KEY_DMA_DEP),
 	};
-	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, eng_rows_emit, er, eng_rows_free);
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, eng_rows_emit, er, xl_argrows_free);
 	if (st != TP_OK)
 		return st;
 
@@ -628,50 +611,43 @@ int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan
 /* Event sheets (host threads, host lanes, firmware, layer tracks)                           */
 /* ---------------------------------------------------------------------------------------- */
 
+void xl_event_cells(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t c0,
+                    const struct tp_track *t, size_t i)
+{
+	const struct tp_slice *sl = &t->slices[i];
+	xl_num(x, s, row, c0, (double)tp_global_idx(i), x->f.cyc);
+	xl_num(x, s, row, (uint16_t)(c0 + 1), xl_ns_to_us(sl->start_ns), x->f.us);
+	xl_num(x, s, row, (uint16_t)(c0 + 2), xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
+	xl_num(x, s, row, (uint16_t)(c0 + 3), xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns),
+	       x->f.us);
+	xl_num(x, s, row, (uint16_t)(c0 + 4), tp_slice_depth(t, sl), x->f.cyc);
+	xl_str(x, s, row, (uint16_t)(c0 + 5), tp_str(x->p, tp_slice_type(t, sl)), NULL);
+	xl_str(x, s, row, (uint16_t)(c0 + 6), tp_str(x->p, tp_slice_name(t, sl)), NULL);
+}
+
 /* What an event sheet's data rows read, kept for stream.c's parts. */
 struct ev_rows {
-	const struct tp_track *t;
-	size_t first;
+	struct xl_argrows b;
 	int cyc; /* the Cmd Id / cycle columns */
-	struct argcols ac;
-	uint16_t other_col;
 };
-
-static void ev_rows_free(void *v)
-{
-	struct ev_rows *er = v;
-	xl_argcols_free(&er->ac);
-	tp_free(er);
-}
 
 static void ev_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
 {
 	const struct ev_rows *er = ctx;
 	const struct tp_profile *p = x->p;
-	const struct tp_track *t = er->t;
-	struct tp_buf ob;
-	tp_buf_init(&ob);
+	const struct tp_track *t = er->b.t;
 	for (size_t j = a; j < b && !x->oom; j++) {
-		size_t i = er->first + j;
+		size_t i = er->b.first + j;
 		const struct tp_slice *sl = &t->slices[i];
 		uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)j;
-		xl_num(x, s, row, 0, (double)tp_global_idx(i), x->f.cyc);
-		xl_num(x, s, row, 1, xl_ns_to_us(sl->start_ns), x->f.us);
-		xl_num(x, s, row, 2, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
-		xl_num(x, s, row, 3, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
-		xl_num(x, s, row, 4, tp_slice_depth(t, sl), x->f.cyc);
-		xl_str(x, s, row, 5, tp_str(p, tp_slice_type(t, sl)), NULL);
-		xl_str(x, s, row, 6, tp_str(p, tp_slice_name(t, sl)), NULL);
+		xl_event_cells(x, s, row, 0, t, i);
 		if (er->cyc) {
 			xl_num(x, s, row, 7, sl->cmd_id, x->f.cyc);
 			xl_num(x, s, row, 8, (double)tp_slice_start_cycle(t, sl), x->f.cyc);
 			xl_num(x, s, row, 9, sl->cycles, x->f.cyc);
 		}
-		xl_write_args(x, s, row, p, sl, &er->ac, er->other_col, &ob);
+		xl_write_args(x, s, row, p, sl, &er->b.ac, er->b.other_col);
 	}
-	if (ob.oom)
-		x->oom = 1;
-	tp_buf_free(&ob);
 }
 
 /* The note on row 0 of an event sheet. */
@@ -701,11 +677,9 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	const struct tp_profile *p = x->p;
 	const struct tp_track *t = &p->tracks[pt->track];
 	struct xl_sheet s = {.ws = pt->ws};
-	struct ev_rows *er = tp_calloc(1, sizeof *er);
+	struct ev_rows *er = xl_argrows_new(sizeof *er, t, pt->first);
 	if (!er)
 		return TP_ENOMEM;
-	er->t = t;
-	er->first = pt->first;
 	for (size_t i = pt->first; i < pt->first + pt->count && !er->cyc; i++)
 		er->cyc = t->slices[i].cycles != 0 || t->slices[i].cmd_id != 0;
 	/* The last three columns only when some record has cycles or a command id. */
@@ -713,13 +687,13 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	    "Global Idx", "Start Time(us)", "End Time(us)", "Duration(us)", "Depth",
 	    "Category",   "Name",           "Cmd Id",       "Start Cycle",  "Asic Cycle"};
 	size_t nc = er->cyc ? 10 : 7;
-	int st = xl_collect_args(p, t, pt->first, pt->count, names, nc, (uint16_t)nc, &er->ac);
+	int st = xl_collect_args(p, t, pt->first, pt->count, names, nc, (uint16_t)nc, &er->b.ac);
 	if (st != TP_OK) {
-		ev_rows_free(er);
+		xl_argrows_free(er);
 		return st;
 	}
-	er->other_col = (uint16_t)(nc + er->ac.n);
-	uint16_t last_col = (uint16_t)(er->other_col - (er->ac.other ? 0 : 1));
+	er->b.other_col = (uint16_t)(nc + er->b.ac.n);
+	uint16_t last_col = (uint16_t)(er->b.other_col - (er->b.ac.other ? 0 : 1));
 	char note[400];
 	events_note(note, sizeof note, p, t, pt);
 	xl_str(x, &s, 0, 0, note, pt->shown < t->count ? x->f.cap : x->f.bold);
@@ -728,8 +702,8 @@ int xl_write_events_sheet(struct xl *x, const struct part *pt)
 	if (s.wcap)
 		s.width[0] = 10;
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	xl_args_header(x, &s, hr, names, nc, &er->ac, er->other_col);
-	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, ev_rows_emit, er, ev_rows_free);
+	xl_args_header(x, &s, hr, names, nc, &er->b.ac, er->b.other_col);
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, pt->count, ev_rows_emit, er, xl_argrows_free);
 	if (st != TP_OK)
 		return st;
 	worksheet_freeze_panes(pt->ws, TP_XLSX_DATA_ROW, 0);

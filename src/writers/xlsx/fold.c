@@ -41,92 +41,63 @@ static void fold_row(struct xl *x, struct xl_sheet *s, uint32_t row, const struc
                      size_t i)
 {
 	const struct tp_profile *p = x->p;
-	const struct tp_slice *sl = &t->slices[i];
 	xl_str(x, s, row, 0, tp_str(p, t->name), NULL);
 	xl_str(x, s, row, 1, tp_track_kind_name((enum tp_track_kind)t->kind), NULL);
 	xl_num(x, s, row, 2, t->device, x->f.cyc);
 	xl_num(x, s, row, 3, t->core, x->f.cyc);
 	if (t->kind == TP_TRACK_THREAD)
 		xl_num(x, s, row, 4, (double)t->tid, x->f.cyc);
-	xl_num(x, s, row, 5, (double)tp_global_idx(i), x->f.cyc);
-	xl_num(x, s, row, 6, xl_ns_to_us(sl->start_ns), x->f.us);
-	xl_num(x, s, row, 7, xl_ns_to_us(tp_slice_end(t, sl)), x->f.us);
-	xl_num(x, s, row, 8, xl_ns_to_us(tp_slice_end(t, sl) - sl->start_ns), x->f.us);
-	xl_num(x, s, row, 9, tp_slice_depth(t, sl), x->f.cyc);
-	xl_str(x, s, row, 10, tp_str(p, tp_slice_type(t, sl)), NULL);
-	xl_str(x, s, row, 11, tp_str(p, tp_slice_name(t, sl)), NULL);
+	xl_event_cells(x, s, row, 5, t, i);
 }
 
 /* What the "Other tracks" rows read, kept for stream.c's parts: each folded track's first
  * row (start[k]) and rows shown (start[k + 1] - start[k]). */
 struct fold_rows {
-	struct argcols ac;
-	uint16_t other_col;
-	size_t n;      /* folded tracks with rows */
-	size_t *start; /* n + 1 entries */
+	struct xl_argrows b;
+	size_t n;        /* folded tracks with rows */
+	int64_t start[]; /* n + 1 entries */
 };
-
-static void fold_rows_free(void *v)
-{
-	struct fold_rows *fr = v;
-	xl_argcols_free(&fr->ac);
-	tp_free(fr->start);
-	tp_free(fr);
-}
 
 static void fold_rows_emit(struct xl *x, struct xl_sheet *s, const void *ctx, size_t a, size_t b)
 {
 	const struct fold_rows *fr = ctx;
 	const struct plan *pl = x->plan;
-	struct tp_buf ob;
-	tp_buf_init(&ob);
 	/* The folded track holding data row a: the last k with start[k] <= a. */
-	size_t lo = 0, hi = fr->n;
-	while (hi - lo > 1) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (fr->start[mid] <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	for (size_t k = lo, j = a; k < fr->n && j < b && !x->oom; k++) {
+	size_t k = tp_upper_bound_i64(fr->start, fr->n, sizeof *fr->start, 0, (int64_t)a) - 1;
+	for (size_t j = a; k < fr->n && j < b && !x->oom; k++) {
 		const struct tp_track *t = &x->p->tracks[pl->fold[k]];
-		for (; j < fr->start[k + 1] && j < b; j++) {
+		for (; j < (size_t)fr->start[k + 1] && j < b; j++) {
 			uint32_t row = TP_XLSX_DATA_ROW + (uint32_t)j;
-			size_t i = j - fr->start[k];
+			size_t i = j - (size_t)fr->start[k];
 			fold_row(x, s, row, t, i);
-			xl_write_args(x, s, row, x->p, &t->slices[i], &fr->ac, fr->other_col, &ob);
+			xl_write_args(x, s, row, x->p, &t->slices[i], &fr->b.ac, fr->b.other_col);
 		}
 	}
-	if (ob.oom)
-		x->oom = 1;
-	tp_buf_free(&ob);
 }
 
 int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *pl)
 {
 	const struct tp_profile *p = x->p;
 	struct xl_sheet s = {.ws = pt->ws};
-	struct fold_rows *fr = tp_calloc(1, sizeof *fr);
-	if (!fr || !(fr->start = tp_calloc(pl->nfold + 1, sizeof *fr->start))) {
-		tp_free(fr);
+	struct fold_rows *fr =
+	    xl_argrows_new(sizeof *fr + (pl->nfold + 1) * sizeof *fr->start, NULL, 0);
+	if (!fr)
 		return TP_ENOMEM;
-	}
-	int st = fold_args(x, pt, pl, &fr->ac);
+	int st = fold_args(x, pt, pl, &fr->b.ac);
 	if (st != TP_OK) {
-		fold_rows_free(fr);
+		xl_argrows_free(fr);
 		return st;
 	}
 	size_t left = pt->count;
 	for (size_t k = 0; k < pl->nfold && left; k++) {
 		size_t n = fold_shown(&p->tracks[pl->fold[k]], pl, left);
-		fr->start[fr->n + 1] = fr->start[fr->n] + n;
+		fr->start[fr->n + 1] = fr->start[fr->n] + (int64_t)n;
 		fr->n++;
 		left -= n;
 	}
-	size_t rows = fr->start[fr->n];
-	fr->other_col = (uint16_t)(FOLD_NCOLS + fr->ac.n);
-	uint16_t last_col = (uint16_t)(fr->other_col - (fr->ac.other ? 0 : 1));
+	size_t rows = (size_t)fr->start[fr->n];
+	fr->b.other_col = (uint16_t)(FOLD_NCOLS + fr->b.ac.n);
+	uint16_t last_col = (uint16_t)(fr->b.other_col - (fr->b.ac.other ? 0 : 1));
 	char note[400];
 	snprintf(note, sizeof note,
 	         "%zu tracks without a sheet of their own (a workbook holds at most %u sheets): "
@@ -143,8 +114,8 @@ int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *
 	if (s.wcap)
 		s.width[0] = 0;
 	uint32_t hr = TP_XLSX_HEADER_ROW;
-	xl_args_header(x, &s, hr, fold_cols, FOLD_NCOLS, &fr->ac, fr->other_col);
-	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, rows, fold_rows_emit, fr, fold_rows_free);
+	xl_args_header(x, &s, hr, fold_cols, FOLD_NCOLS, &fr->b.ac, fr->b.other_col);
+	st = xl_defer_rows(x, &s, TP_XLSX_DATA_ROW, rows, fold_rows_emit, fr, xl_argrows_free);
 	if (st != TP_OK)
 		return st;
 	worksheet_freeze_panes(pt->ws, TP_XLSX_DATA_ROW, 0);

@@ -275,23 +275,7 @@ struct run {
 	atomic_uint_fast64_t done; /* rows written, for the progress line */
 };
 
-/* Makes room for `n` more bytes at the end of b. */
-static int buf_room(struct tp_buf *b, size_t n)
-{
-	if (b->cap - b->len >= n)
-		return TP_OK;
-	size_t cap = b->cap;
-	char *d = tp_grow(b->data, 1, b->len + n, &cap);
-	if (!d) {
-		b->oom = 1;
-		return TP_ENOMEM;
-	}
-	b->data = d;
-	b->cap = cap;
-	return TP_OK;
-}
-
-/* Compresses src into c->z as one raw deflate piece that ends on a byte boundary without
+/* Compresses src into out as one raw deflate piece that ends on a byte boundary without
  * ending the stream (Z_SYNC_FLUSH), so that pieces concatenate; `last` ends the stream. */
 int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
                      uint32_t *crc)
@@ -301,36 +285,25 @@ int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_b
 	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return TP_ENOMEM;
 	*crc = (uint32_t)crc32(0L, Z_NULL, 0);
-	int st = TP_OK;
+	unsigned char buf[1 << 16];
 	size_t pos = 0;
-	int flush;
+	int zr = Z_OK;
 	do {
 		uInt take = len - pos > (1u << 30) ? (1u << 30) : (uInt)(len - pos);
 		*crc = (uint32_t)crc32(*crc, src + pos, take);
 		z.next_in = (Bytef *)(src + pos);
 		z.avail_in = take;
 		pos += take;
-		flush = pos < len ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH;
-		int zr;
+		int flush = pos < len ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH;
 		do {
-			size_t room = deflateBound(&z, z.avail_in) + 64;
-			if (buf_room(out, room) != TP_OK) {
-				st = TP_ENOMEM;
-				break;
-			}
-			z.next_out = (Bytef *)out->data + out->len;
-			z.avail_out = (uInt)(room > UINT32_MAX ? UINT32_MAX : room);
-			uInt before = z.avail_out;
+			z.next_out = buf;
+			z.avail_out = sizeof buf;
 			zr = deflate(&z, flush);
-			out->len += before - z.avail_out;
-			if (zr == Z_STREAM_ERROR) {
-				st = TP_ENOMEM;
-				break;
-			}
-		} while (z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
-	} while (st == TP_OK && pos < len);
+			tp_buf_put(out, buf, sizeof buf - z.avail_out);
+		} while (zr != Z_STREAM_ERROR && z.avail_out == 0);
+	} while (zr != Z_STREAM_ERROR && pos < len);
 	deflateEnd(&z);
-	return st;
+	return zr == Z_STREAM_ERROR || out->oom ? TP_ENOMEM : TP_OK;
 }
 
 static void run_chunk(void *arg, size_t k)
@@ -345,7 +318,7 @@ static void run_chunk(void *arg, size_t k)
 	struct xl_sheet s = {.xs = &xs};
 	d->emit(&lx, &s, d->ctx, c->first, c->first + c->count);
 	xs_end_row(&xs);
-	c->oom = lx.oom || xs.oom || xs.xml.oom;
+	c->oom = lx.oom || lx.other.oom || xs.oom || xs.xml.oom;
 	c->raw = xs.xml.len;
 	c->cmin = xs.cmin;
 	c->cmax = xs.cmax;
@@ -358,6 +331,7 @@ static void run_chunk(void *arg, size_t k)
 		c->oom = 1;
 	xs_free(&xs);
 	tp_free(lx.scratch);
+	tp_buf_free(&lx.other);
 	uint64_t done = x->prog_done + atomic_fetch_add(&r->done, c->count) + c->count;
 	tp_progress_report(done < x->prog_total ? done : x->prog_total, x->prog_total);
 }

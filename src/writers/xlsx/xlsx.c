@@ -298,6 +298,7 @@ out:
 	tp_free(tmp);
 	tp_free(tdir);
 	tp_free(x.scratch);
+	tp_buf_free(&x.other);
 	xl_defer_free(&x);
 	tp_free(pl.v);
 	tp_free(pl.layer_idx);

@@ -81,6 +81,7 @@ struct xl {
 	int oom;
 	char *scratch; /* sanitised copies of input strings */
 	size_t scap;
+	struct tp_buf other;            /* an "Other Args" cell being built (xl_write_args) */
 	uint64_t prog_done, prog_total; /* rows written / planned, for the progress line */
 	struct xl_defer *defer;         /* sheets whose data rows stream.c writes */
 	size_t ndefer, defer_cap;
@@ -141,8 +142,8 @@ void xl_stream_formula(struct xl_stream *xs, uint32_t row, uint16_t col, const c
                        double cached, lxw_format *fmt);
 /* Hands the data rows [row0, row0 + count) of sheet s over to stream.c: emit(ctx) writes them
  * later, in parts, on --jobs threads; the deferred sheet takes s's width table and ctx
- * (free_ctx frees it; both are freed on failure too). The caller writes every row above row0 before and
- * sets the sheet's other properties as usual, but does not call xl_sheet_done. TP_OK or
+ * (free_ctx frees it; both are freed on failure too). The caller writes every row above row0 before
+ * and sets the sheet's other properties as usual, but does not call xl_sheet_done. TP_OK or
  * TP_ENOMEM. */
 int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count, xl_emit_fn emit,
                   void *ctx, void (*free_ctx)(void *ctx));
@@ -241,17 +242,26 @@ void xl_argcols_free(struct argcols *ac);
 void xl_write_arg(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t col,
                   const struct tp_profile *p, const struct tp_arg *g);
 /* The slice's arguments into their columns; keys without a column go to "Other Args"
- * (other_col) as "key=value; ..." text built in `ob`. */
+ * (other_col) as "key=value; ..." text built in x->other. */
 void xl_write_args(struct xl *x, struct xl_sheet *s, uint32_t row, const struct tp_profile *p,
-                   const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col,
-                   struct tp_buf *ob);
+                   const struct tp_slice *sl, const struct argcols *ac, uint16_t other_col);
+/* The first member of what a per-record sheet's deferred rows read (engine.c, fold.c): its
+ * argument columns and records. xl_argrows_free frees them and the whole block (one
+ * allocation). */
+struct xl_argrows {
+	struct argcols ac;
+	uint16_t other_col;       /* the "Other Args" column */
+	const struct tp_track *t; /* the sheet's track and first record, when it has one */
+	size_t first;
+};
+/* A zeroed block of `size` bytes (a struct starting with struct xl_argrows) for the records
+ * of track t from `first` on, or NULL. */
+void *xl_argrows_new(size_t size, const struct tp_track *t, size_t first);
+void xl_argrows_free(void *rows);
 /* The header row: the fixed columns names[0..nc), the argument columns, "Other Args" when
  * some keys did not get a column. */
 void xl_args_header(struct xl *x, struct xl_sheet *s, uint32_t hr, const char *const *names,
                     size_t nc, const struct argcols *ac, uint16_t other_col);
-/* Frees a sheet's argument columns and text buffer; returns `st`, or TP_ENOMEM when it was
- * TP_OK and an allocation failed. */
-int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st);
 
 /* ---- Sheets ---- */
 
@@ -259,6 +269,10 @@ int xl_sheet_end(struct xl *x, struct argcols *ac, struct tp_buf *ob, int st);
 int xl_write_engine_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
 /* Host thread, host lane, firmware or layer-track sheet part `pt` (engine.c). */
 int xl_write_events_sheet(struct xl *x, const struct part *pt);
+/* Record i of t as Global Idx, Start / End Time(us), Duration(us), Depth, Category and Name
+ * in columns c0..c0 + 6 (engine.c; the event and "Other tracks" sheets). */
+void xl_event_cells(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t c0,
+                    const struct tp_track *t, size_t i);
 /* The "Other tracks" sheet of the folded tracks (fold.c). */
 int xl_write_fold_sheet(struct xl *x, const struct part *pt, const struct plan *pl);
 /* The "Longest commands" sheet (engine.c). */
