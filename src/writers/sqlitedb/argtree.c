@@ -21,7 +21,7 @@
  * Owns: the parts and their threads, the spool file (removed by argtree_free), the long
  * rows.
  */
-#define _GNU_SOURCE /* copy_file_range (glibc >= 2.27) */
+#define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -642,6 +642,11 @@ static void copy_piece(void *arg, size_t k)
 	size_t at = k * COPY_PIECE, n = c->len - at < COPY_PIECE ? c->len - at : COPY_PIECE;
 	c->res[k] = copy_range(c->t->fd, c->t->db, (off_t)at,
 	                       ((off_t)c->t->first - 1) * SQB_PAGE + (off_t)at, n, &c->errs[k]);
+	/* The copied piece's disk space is given back at once (where the file system can), so
+	 * the spool and the database's copy of it never both take the table's size. */
+	if (!c->res[k])
+		(void)fallocate(c->t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at,
+		                (off_t)n);
 }
 
 /* The spool's leaves copied after the database's pages (in pieces on --jobs threads). */
