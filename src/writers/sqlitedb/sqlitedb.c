@@ -91,9 +91,10 @@ const char tp_sqlitedb_index_sql[] =
  * locking between statements, a 64 MiB page cache. Temporary storage stays on disk (SQLite's
  * default): CREATE INDEX spills its sort runs there; in memory they would make the peak RSS
  * grow with the number of rows. The file format argtree.c writes pages of is set, whatever
- * the library's defaults: 4096-byte pages, no auto-vacuum (no pointer-map pages). */
+ * the library's defaults: UTF-8 text, 4096-byte pages, no auto-vacuum (no pointer-map pages). */
 const char tp_sqlitedb_pragma_sql[] =
-    "PRAGMA page_size=4096; PRAGMA auto_vacuum=NONE; PRAGMA journal_mode=OFF;"
+    "PRAGMA encoding='UTF-8'; PRAGMA page_size=4096; PRAGMA auto_vacuum=NONE;"
+    " PRAGMA journal_mode=OFF;"
     " PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;";
 
 static void init_sqlite(void)
