@@ -1,18 +1,21 @@
 /*
- * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, slices, args, counters
- * and flows inside one transaction (journal and syncing off: the database is a temporary file
- * until it is complete), then builds the indexes and renames the file into place.
+ * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, slices, counters and
+ * flows inside one transaction (journal and syncing off: the database is a temporary file
+ * until it is complete) and hands the argument rows to argtree.c, which packs arg_value's
+ * pages on --jobs threads; then builds the indexes, closes the file, lets argtree.c join the
+ * argument table to it (and inserts the few rows too long for its pages), and renames the
+ * file into place.
  *
- * Speed: rows of the four big tables (slice, arg_value, counter, flow) are queued
- * and inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
+ * Speed: rows of the three big tables SQLite writes (slice, counter, flow) are queued and
+ * inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
  * batch instead of per row: the per-statement start/halt/reset work was most of SQLite's time
  * besides the b-tree itself); their strings are copied into the batch's own text buffer, so a
  * queued row never points into memory the sink may reuse. Rows keep their order, so ids and
  * content are those of one INSERT per row. SQLite's memory statistics (a global mutex on
  * every allocation) are switched off once per process.
  *
- * Owns: the sqlite3 connection, its prepared statements, the row queues and the temporary
- * file.
+ * Owns: the sqlite3 connection, its prepared statements, the row queues, the argument
+ * table's builder and the temporary files (the database and argtree.c's spool).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,7 +26,9 @@
 
 #include <sqlite3.h>
 
+#include "common/timings.h"
 #include "writers/sqlitedb/sqlitedb.h"
+#include "writers/sqlitedb/sqlitedb_int.h"
 
 const char tp_sqlitedb_schema_sql[] =
     /* pid and tid are the viewers' (unique, nonzero, one per lane); input_pid and input_tid
@@ -85,9 +90,12 @@ const char tp_sqlitedb_index_sql[] =
 /* Fresh temporary file, nobody else reads it until the rename: no journal, no syncing, no
  * locking between statements, a 64 MiB page cache. Temporary storage stays on disk (SQLite's
  * default): CREATE INDEX spills its sort runs there; in memory they would make the peak RSS
- * grow with the number of arg rows. */
-const char tp_sqlitedb_pragma_sql[] = "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                                      " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;";
+ * grow with the number of rows. The file format argtree.c writes pages of is set, whatever
+ * the library's defaults: UTF-8 text, 4096-byte pages, no auto-vacuum (no pointer-map pages). */
+const char tp_sqlitedb_pragma_sql[] =
+    "PRAGMA encoding='UTF-8'; PRAGMA page_size=4096; PRAGMA auto_vacuum=NONE;"
+    " PRAGMA journal_mode=OFF;"
+    " PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;";
 
 static void init_sqlite(void)
 {
@@ -112,15 +120,12 @@ static const char *const stmt_sql[S_COUNT] = {
 };
 
 /* The batched tables: INSERT text without the VALUES tuples, and the column count. */
-enum { Q_SLICE, Q_ARG, Q_COUNTER, Q_FLOW, Q_COUNT };
+enum { Q_SLICE, Q_COUNTER, Q_FLOW, Q_COUNT };
 static const struct {
 	const char *head;
 	int ncols;
 } queue_def[Q_COUNT] = {
     {"INSERT INTO slice VALUES", 10},
-    {"INSERT INTO arg_value(id,arg_set_id,key_id,int_value,string_value,real_value,type)"
-     " VALUES",
-     7},
     {"INSERT INTO counter(ts,track_id,value) VALUES", 3},
     {"INSERT INTO flow(slice_out,slice_in,trace_id) VALUES", 3},
 };
@@ -143,8 +148,6 @@ struct queue {
 	size_t n;           /* rows queued */
 	struct qval *vals;  /* BATCH * ncols */
 	struct tp_buf text; /* the queued rows' strings, NUL-separated */
-	uint64_t rows;      /* rows inserted so far */
-	double secs;        /* time spent inserting them */
 };
 
 struct sw {
@@ -162,6 +165,9 @@ struct sw {
 	} * keys;
 	size_t nkeys, cap_keys;
 	int timed; /* stats wanted: each batch's insert time is measured (a system call each) */
+	uint64_t q_rows[Q_COUNT]; /* rows inserted per queue (the stats) */
+	double slice_secs;        /* the slice batches' insert time (the stats) */
+	struct argtree *args;     /* arg_value's rows (argtree.c) */
 };
 
 /* CPU seconds of this thread: the stats stay meaningful on a loaded machine. */
@@ -349,9 +355,9 @@ static int queue_flush(struct sw *w, struct queue *q)
 	else
 		for (size_t r = 0; r < q->n && !st; r++)
 			st = queue_step(w, q, q->one, r, 1);
-	if (w->timed)
-		q->secs += now_s() - t0;
-	q->rows += q->n;
+	if (w->timed && q == &w->q[Q_SLICE])
+		w->slice_secs += now_s() - t0;
+	w->q_rows[q - w->q] += q->n;
 	q->n = 0;
 	q->text.len = 0;
 	return st;
@@ -540,41 +546,41 @@ static int sw_slice(void *ctx, const struct tp_sink_slice *ss)
 		val_int(&v[8], (int64_t)ss->id);
 	if (ss->slice && ss->slice->cmd_id)
 		val_int(&v[9], ss->slice->cmd_id);
-	q = &w->q[Q_ARG];
 	for (size_t i = 0; i < ss->num_args; i++) {
 		const struct tp_sink_arg *a = &ss->args[i];
-		int64_t kid = 0;
-		if ((st = key_id(w, a->key, &kid)) || (st = queue_row(w, Q_ARG, &v)))
+		struct arg_row r = {.id = ++w->next_arg, .set = (int64_t)ss->id};
+		if ((st = key_id(w, a->key, &r.key)))
 			return st;
 		char num[32];
-		val_int(&v[0], ++w->next_arg);
-		val_int(&v[1], (int64_t)ss->id);
-		val_int(&v[2], kid);
 		switch (a->type) {
 		case TP_ARG_INT:
-			val_int(&v[3], a->i);
-			val_int(&v[6], 0);
+			r.kind = ARG_INT;
+			r.i = a->i;
 			break;
 		case TP_ARG_UINT:
 			/* int_value is signed 64-bit, as in trace_processor; a value above
 			 * INT64_MAX keeps its exact decimal text for display_value. */
-			val_int(&v[3], (int64_t)a->u);
-			if (a->u <= (uint64_t)INT64_MAX) {
-				val_int(&v[6], 0);
-			} else {
+			r.kind = ARG_INT;
+			r.i = (int64_t)a->u;
+			if (a->u > (uint64_t)INT64_MAX) {
 				snprintf(num, sizeof num, "%llu", (unsigned long long)a->u);
-				val_text(q, &v[4], num);
-				val_int(&v[6], 1);
+				r.s = num;
+				r.kind = ARG_UINT_BIG;
 			}
 			break;
 		case TP_ARG_REAL:
-			val_real(&v[5], a->d);
-			val_int(&v[6], 2);
+			r.kind = ARG_REAL;
+			r.d = a->d;
 			break;
 		default:
-			val_text(q, &v[4], a->s ? a->s : "");
-			val_int(&v[6], 3);
+			r.kind = ARG_STRING;
+			r.s = a->s ? a->s : "";
 			break;
+		}
+		if ((st = argtree_add(w->args, &r))) {
+			int err = 0;
+			argtree_status(w->args, &err);
+			return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
 		}
 	}
 	return TP_OK;
@@ -612,19 +618,54 @@ static int sw_end(void *ctx, int status)
 	return status;
 }
 
-/* Creates the database at tmp with the schema, opens the load's transaction and prepares the
- * inserts and the row queues. The caller closes them, also on failure. */
-static int sw_open(struct sw *w, const char *tmp)
+/* Opens a new database at path (no file there) with the writer's settings. */
+static int db_create(struct sw *w, const char *path)
 {
-	int st;
 	/* NOMUTEX: the connection is used by this thread only (other outputs may be written by
 	 * other threads at the same time, each with its own connection), so SQLite's per-call
 	 * mutex is pure cost. */
-	if (sqlite3_open_v2(tmp, &w->db,
+	if (sqlite3_open_v2(path, &w->db,
 	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
 	                    NULL) != SQLITE_OK)
 		return dberr(w, "cannot create the database");
-	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, tp_sqlitedb_schema_sql)) ||
+	return exec(w, tp_sqlitedb_pragma_sql);
+}
+
+/* Closes the statements and the connection. TP_OK, or TP_EOUTPUT when closing failed (st: the
+ * status so far, kept when it is an error). */
+static int sw_close(struct sw *w, int st)
+{
+	for (int i = 0; i < S_COUNT; i++) {
+		sqlite3_finalize(w->st[i]);
+		w->st[i] = NULL;
+	}
+	for (int i = 0; i < Q_COUNT; i++)
+		queue_close(&w->q[i]);
+	memset(w->q, 0, sizeof w->q);
+	if (w->db && sqlite3_close(w->db) != SQLITE_OK && !st)
+		st = tp_diag_set(w->d, TP_EOUTPUT, "%s: cannot close the database", w->path);
+	w->db = NULL;
+	return st;
+}
+
+/* An integer the database answers to sql, in *out (nonzero). */
+static int query_u32(struct sw *w, const char *sql, uint32_t *out)
+{
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(w->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return dberr(w, "cannot read the schema");
+	int rc = sqlite3_step(s);
+	*out = rc == SQLITE_ROW ? (uint32_t)sqlite3_column_int64(s, 0) : 0;
+	sqlite3_finalize(s);
+	return rc == SQLITE_ROW && *out ? TP_OK : dberr(w, "cannot read the schema");
+}
+
+/* The database at tmp with the schema, the load's transaction open, the inserts and the row
+ * queues prepared. The caller closes them, also on failure. */
+static int sw_open(struct sw *w, const char *tmp)
+{
+	int st;
+	if ((st = db_create(w, tmp)) || (st = exec(w, tp_sqlitedb_schema_sql)) ||
 	    (st = exec(w, "BEGIN")))
 		return st;
 	for (int i = 0; i < S_COUNT; i++)
@@ -636,10 +677,134 @@ static int sw_open(struct sw *w, const char *tmp)
 	return TP_OK;
 }
 
-int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                         int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d)
+/* Where argtree.c joins the argument table: the database's page count, and the roots of
+ * arg_value and its index (empty pages so far). */
+struct layout {
+	uint32_t npages, root, iroot;
+};
+
+/* Ends SQLite's part: the queued rows, the indexes (arg_value's over the still empty table),
+ * COMMIT; notes the layout and closes. */
+static int sw_commit(struct sw *w, struct layout *lo)
 {
-	double t_start = now_s(), t_load = 0, t_index = 0;
+	int st = TP_OK;
+	uint32_t psize = 0;
+	for (int i = 0; i < Q_COUNT && !st; i++)
+		st = queue_flush(w, &w->q[i]);
+	if (st || (st = exec(w, tp_sqlitedb_index_sql)) || (st = exec(w, "COMMIT")) ||
+	    (st = query_u32(w, "PRAGMA page_count", &lo->npages)) ||
+	    (st = query_u32(w, "SELECT rootpage FROM sqlite_schema WHERE name = 'arg_value'",
+	                    &lo->root)) ||
+	    (st = query_u32(w,
+	                    "SELECT rootpage FROM sqlite_schema WHERE name = 'arg_value_key_real'",
+	                    &lo->iroot)) ||
+	    (st = query_u32(w, "PRAGMA page_size", &psize)))
+		return st;
+	if (psize != SQB_PAGE)
+		return tp_diag_set(w->d, TP_EOUTPUT, "%s: SQLite made %u-byte pages, not %d",
+		                   w->path, psize, SQB_PAGE);
+	return sw_close(w, TP_OK);
+}
+
+/* The argument rows too long for argtree.c's pages, inserted by SQLite (with their index
+ * entries) into the joined database at tmp. */
+static int insert_long(struct sw *w, const char *tmp)
+{
+	size_t n = argtree_nlong(w->args);
+	if (!n)
+		return TP_OK;
+	int st;
+	if (sqlite3_open_v2(tmp, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
+		return dberr(w, "cannot open the database");
+	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, "BEGIN")))
+		return st;
+	sqlite3_stmt *s;
+	if (sqlite3_prepare_v2(w->db,
+	                       "INSERT INTO arg_value(id,arg_set_id,key_id,int_value,string_value,"
+	                       "real_value,type) VALUES(?,?,?,?,?,?,?)",
+	                       -1, &s, NULL) != SQLITE_OK)
+		return dberr(w, "cannot prepare an insert");
+	for (size_t i = 0; i < n && !st; i++) {
+		const struct arg_row *r = argtree_long(w->args, i);
+		sqlite3_bind_int64(s, 1, r->id);
+		sqlite3_bind_int64(s, 2, r->set);
+		sqlite3_bind_int64(s, 3, r->key);
+		if (r->kind == ARG_INT || r->kind == ARG_UINT_BIG)
+			sqlite3_bind_int64(s, 4, r->i);
+		bind_text(s, 5, r->s);
+		if (r->kind == ARG_REAL)
+			sqlite3_bind_double(s, 6, r->d);
+		sqlite3_bind_int64(s, 7, r->kind);
+		int rc = sqlite3_step(s);
+		sqlite3_reset(s);
+		sqlite3_clear_bindings(s);
+		if (rc != SQLITE_DONE)
+			st = dberr(w, "insert failed");
+	}
+	sqlite3_finalize(s);
+	if (!st)
+		st = exec(w, "COMMIT");
+	return sw_close(w, st);
+}
+
+/* A failure of argtree.c as the writer reports it. */
+static int args_failed(struct sw *w, int st, int err)
+{
+	return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
+}
+
+/* The drive: SQLite's tables loaded, the argument rows packed and spooled. */
+static int sw_load(struct sw *w, const struct tp_profile *p, const struct tp_analysis *a,
+                   const char *tmp, int full_args)
+{
+	int st, err = 0;
+	if ((st = sw_open(w, tmp)))
+		return st;
+	struct tp_sink sink = {w, NULL, sw_track, sw_slice, sw_counter, sw_flow, sw_end, full_args};
+	if ((st = tp_sink_drive(p, a, &sink, w->d)))
+		return st;
+	if ((st = argtree_finish(w->args)))
+		return args_failed(w, st, argtree_status(w->args, &err) ? err : 0);
+	return TP_OK;
+}
+
+/* The whole database at tmp (the argument table's parts spooled at spool); with --timings,
+ * one phase per step under the output's. */
+static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_analysis *a,
+                    const char *tmp, const char *spool, int full_args, int jobs, double *t_load)
+{
+	int st, err = 0;
+	if (!(w->args = argtree_new(spool, jobs, &err)))
+		return oom(w);
+	if (w->timed)
+		argtree_timed(w->args);
+	if ((st = argtree_status(w->args, &err)))
+		return args_failed(w, st, err);
+	tp_tm_begin("load");
+	st = sw_load(w, p, a, tmp, full_args);
+	tp_tm_end();
+	*t_load = now_s();
+	if (st)
+		return st;
+	struct layout lo = {0};
+	tp_tm_begin("index");
+	st = sw_commit(w, &lo);
+	tp_tm_end();
+	if (st)
+		return st;
+	tp_tm_begin("join");
+	if ((st = argtree_join(w->args, tmp, lo.npages, lo.root, lo.iroot, &err)))
+		st = args_failed(w, st, err);
+	tp_tm_end();
+	return st ? st : insert_long(w, tmp);
+}
+
+int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, int full_args, int jobs,
+                           struct tp_sqlitedb_stats *stats, struct tp_diag *d)
+{
+	double t_start = now_s(), t_load = 0;
 	struct sw w;
 	memset(&w, 0, sizeof w);
 	w.path = path;
@@ -648,51 +813,52 @@ int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a
 	tp_sqlitedb_init_once();
 	errno = 0;
 	char *tmp = tp_temp_path_for(path);
-	if (!tmp)
-		return tp_diag_set(d, errno == ENOMEM || errno == 0 ? TP_ENOMEM : TP_EOUTPUT,
-		                   "%s: cannot create: %s", path,
-		                   errno ? strerror(errno) : "out of memory");
+	char *spool = tmp ? tp_temp_path_for(path) : NULL;
 	int st = TP_OK;
-	unlink(tmp); /* tp_temp_path_for made an empty file; SQLite creates its own */
-	if ((st = sw_open(&w, tmp)))
-		goto out;
-	struct tp_sink sink = {&w,         NULL,    sw_track, sw_slice,
-	                       sw_counter, sw_flow, sw_end,   full_args};
-	if ((st = tp_sink_drive(p, a, &sink, d)))
-		goto out;
-	for (int i = 0; i < Q_COUNT; i++)
-		if ((st = queue_flush(&w, &w.q[i])))
-			goto out;
-	t_load = now_s();
-	if ((st = exec(&w, tp_sqlitedb_index_sql)) || (st = exec(&w, "COMMIT")))
-		goto out;
-	t_index = now_s();
-out:
-	for (int i = 0; i < S_COUNT; i++)
-		sqlite3_finalize(w.st[i]);
-	for (int i = 0; i < Q_COUNT; i++)
-		queue_close(&w.q[i]);
+	if (!spool) {
+		st = tp_diag_set(d, errno == ENOMEM || errno == 0 ? TP_ENOMEM : TP_EOUTPUT,
+		                 "%s: cannot create: %s", path,
+		                 errno ? strerror(errno) : "out of memory");
+	} else {
+		unlink(tmp); /* tp_temp_path_for made an empty file; SQLite creates its own */
+		st = sw_build(&w, p, a, tmp, spool, full_args, jobs, &t_load);
+	}
+	st = sw_close(&w, st);
+	uint64_t nargs = w.args ? argtree_rows(w.args) : 0;
+	double pack_secs = w.args ? argtree_pack_secs(w.args) : 0;
+	argtree_free(w.args);
 	tp_free(w.keys);
-	if (w.db && sqlite3_close(w.db) != SQLITE_OK && !st)
-		st = tp_diag_set(d, TP_EOUTPUT, "%s: cannot close the database", path);
-	if (!st)
-		st = tp_rename_into_place(tmp, path, d);
-	if (st)
-		unlink(tmp);
-	tp_temp_forget(tmp);
-	tp_free(tmp);
+	if (spool) {
+		unlink(spool);
+		tp_temp_forget(spool);
+		tp_free(spool);
+	}
+	if (tmp) {
+		if (!st)
+			st = tp_rename_into_place(tmp, path, d);
+		if (st)
+			unlink(tmp);
+		tp_temp_forget(tmp);
+		tp_free(tmp);
+	}
 	if (stats && !st) {
 		memset(stats, 0, sizeof *stats);
-		stats->slices = w.q[Q_SLICE].rows;
-		stats->args = w.q[Q_ARG].rows;
-		stats->other = w.q[Q_COUNTER].rows + w.q[Q_FLOW].rows;
-		stats->slice_secs = w.q[Q_SLICE].secs;
-		stats->arg_secs = w.q[Q_ARG].secs;
+		stats->slices = w.q_rows[Q_SLICE];
+		stats->args = nargs;
+		stats->other = w.q_rows[Q_COUNTER] + w.q_rows[Q_FLOW];
+		stats->slice_secs = w.slice_secs;
+		stats->arg_secs = pack_secs;
 		stats->load_secs = t_load - t_start;
-		stats->index_secs = t_index - t_load;
 		stats->total_secs = now_s() - t_start;
+		stats->index_secs = stats->total_secs - stats->load_secs;
 	}
 	return st;
+}
+
+int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                         int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d)
+{
+	return tp_sqlitedb_write_jobs(p, a, path, full_args, 1, stats, d);
 }
 
 int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
@@ -704,5 +870,6 @@ int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, c
 int tp_sqlitedb_output_write(const struct tp_profile *p, const struct tp_analysis *a,
                              const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	return tp_sqlitedb_write(p, a, path, o && o->trace_args_full, d);
+	return tp_sqlitedb_write_jobs(p, a, path, o && o->trace_args_full, o ? o->jobs : 1, NULL,
+	                              d);
 }

@@ -19,6 +19,8 @@
  * Indexes: slice(name), slice(track_id, ts), slice(arg_set_id), arg_value(key_id, real_value)
  *          over the real values only, counter(track_id, ts). A filter on the key alone scans
  *          arg_value (as trace_processor does): see the index list in sqlitedb.c.
+ * SQLite writes every table but arg_value; arg_value and its index are written as b-tree pages
+ * on --jobs threads (argtree.c) and joined to SQLite's file: the same bytes for every --jobs.
  */
 #ifndef TP_SQLITEDB_H
 #define TP_SQLITEDB_H
@@ -32,10 +34,12 @@
 int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                       int full_args, struct tp_diag *d);
 
-/* What one write did (for bench/sqlite_bench.c): rows inserted per table and CPU seconds of the
- * writing thread (SQLite's sorter threads not included). The slice / arg seconds are SQLite's
- * insert time for those rows (their batches' steps); the load covers the whole drive (sink,
- * queuing, inserts), the index phase CREATE INDEX and COMMIT. */
+/* What one write did (for bench/sqlite_bench.c): rows per table and CPU seconds of the writing
+ * thread (SQLite's sorter threads not included). The slice seconds are SQLite's insert time
+ * for those rows (their batches' steps), the arg seconds the CPU time of packing the
+ * argument table's pages (every thread's); the load covers the whole drive (sink, queuing,
+ * inserts, packing on this thread), the index phase the rest (CREATE INDEX, COMMIT, the
+ * argument table's join). */
 struct tp_sqlitedb_stats {
 	uint64_t slices, args, other; /* other: counter and flow rows */
 	double slice_secs, arg_secs, load_secs, index_secs, total_secs;
@@ -44,6 +48,11 @@ struct tp_sqlitedb_stats {
 /* tp_sqlitedb_write, filling *stats (when not NULL) on success. */
 int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                          int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d);
+/* tp_sqlitedb_write_ex on up to `jobs` threads (0 = the online CPUs): the argument table's
+ * pages are packed on them. The database is the same bytes for every `jobs`. */
+int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis *a,
+                           const char *path, int full_args, int jobs,
+                           struct tp_sqlitedb_stats *stats, struct tp_diag *d);
 
 /* The SQL the writer runs, shared with the bench's bare-sqlite3 baseline (bench/sqlite_bench.c)
  * so both fill the same schema the same way: the PRAGMAs of a fresh file, the tables and

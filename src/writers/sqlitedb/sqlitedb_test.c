@@ -3,6 +3,8 @@
  * column names as Perfetto's, key sanitising, value types and display values, the README
  * queries' rows, replacing an existing file, and clean failures (no file left behind).
  */
+#include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +20,7 @@
 #include "fixtures/c/sink_fixture.h"
 #include "testutil.h"
 #include "writers/sqlitedb/sqlitedb.h"
+#include "writers/sqlitedb/sqlitedb_int.h"
 
 static char *one(sqlite3 *db, const char *sql)
 {
@@ -38,10 +41,16 @@ static char *one(sqlite3 *db, const char *sql)
 	return out;
 }
 
-/* The writer as tp_test_oom_sweep_file calls it. */
+/* The writer as tp_test_oom_sweep_file calls it: on the calling thread, and with workers
+ * packing the argument table. */
 static int write_db(const struct tp_profile *p, const char *path, struct tp_diag *d)
 {
 	return tp_sqlitedb_write(p, NULL, path, 0, d);
+}
+
+static int write_db_jobs(const struct tp_profile *p, const char *path, struct tp_diag *d)
+{
+	return tp_sqlitedb_write_jobs(p, NULL, path, 0, 3, NULL, d);
 }
 
 static void test_db(void **state)
@@ -90,6 +99,7 @@ static void test_db(void **state)
 	assert_int_equal(access(bad, F_OK), -1);
 	unlink(path);
 	tp_test_oom_sweep_file(write_db, p, path, 300);
+	tp_test_oom_sweep_file(write_db_jobs, p, path, 300);
 	tp_test_out_done(&out);
 	tp_free(bad);
 	tp_profile_free(p);
@@ -240,6 +250,307 @@ static void test_batches(void **state)
 	           "arg_value_key_real (key_id=? AND real_value>? AND real_value<?)"));
 	sqlite3_close(db);
 	tp_test_out_done(&file);
+	tp_profile_free(p);
+}
+
+/* ---- the page writer (btree.c) against SQLite's own b-trees ------------------------------ */
+
+#define BT_SCHEMA                                                                                  \
+	"CREATE TABLE t(a INTEGER NOT NULL, b INTEGER NOT NULL, s TEXT, r REAL, i INTEGER,"        \
+	" PRIMARY KEY(a, b)) WITHOUT ROWID;"
+
+static uint64_t rng_next(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Row k of a b-tree test: every serial type (NULL, integers of each width, 0 and 1, reals
+ * with the REAL affinity's integer form, texts up to the longest a page keeps). */
+static void bt_row(uint64_t seed, int k, struct sqb_val *v, char *text)
+{
+	static const double reals[] = {
+	    1.0, -0.0, 1.5, 1e300, 9.3e18, -9223372036854775808.0, 0.1, 4294967296.0, 2.5e-300};
+	static const int64_t ints[] = {
+	    0,         1,         -1, 127, 128, -32768, 8388608, 2147483648, -140737488355329,
+	    INT64_MAX, INT64_MIN, 255};
+	uint64_t x = seed * 7919 + (uint64_t)k + 1;
+	rng_next(&x);
+	size_t n =
+	    rng_next(&x) % 4 == 0 ? (size_t)(rng_next(&x) % 950) : (size_t)(rng_next(&x) % 12);
+	for (size_t i = 0; i < n; i++)
+		text[i] = (char)('a' + rng_next(&x) % 26);
+	text[n] = 0;
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = k / 3};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = k};
+	v[2] = rng_next(&x) % 5 ? (struct sqb_val){.type = SQB_TEXT, .s = text, .n = (uint32_t)n}
+	                        : (struct sqb_val){.type = SQB_NULL};
+	uint64_t r = rng_next(&x) % 11;
+	v[3] = r < 9 ? sqb_real(reals[r]) : r == 9 ? sqb_real(NAN) : (struct sqb_val){0};
+	v[4] = (struct sqb_val){.type = SQB_INT, .i = ints[rng_next(&x) % 12]};
+}
+
+struct bt_file {
+	int fd;
+};
+
+static int bt_write(void *ctx, uint32_t pgno, const uint8_t *page)
+{
+	struct bt_file *f = ctx;
+	return pwrite(f->fd, page, SQB_PAGE, ((off_t)pgno - 1) * SQB_PAGE) == SQB_PAGE ? 0 : 1;
+}
+
+static void bt_exec(sqlite3 *db, const char *sql)
+{
+	assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+}
+
+/* Rows [0, n) of seed packed in parts of random sizes (the last part ends on a leaf, every
+ * other on a separator) into table t of the empty database at path. */
+static void bt_fill(const char *path, uint64_t seed, int n)
+{
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	bt_exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=OFF;" BT_SCHEMA);
+	uint32_t npages = (uint32_t)one_int(db, "PRAGMA page_count");
+	uint32_t root = (uint32_t)one_int(db, "SELECT rootpage FROM sqlite_schema WHERE name='t'");
+	sqlite3_close(db);
+	struct bt_file f = {open(path, O_RDWR)};
+	assert_true(f.fd >= 0);
+	uint32_t *child = calloc((size_t)n, sizeof *child);
+	struct tp_buf seps;
+	tp_buf_init(&seps);
+	size_t *off = calloc((size_t)n + 1, sizeof *off), nleaves = 0, nseps = 0;
+	struct sqb_out o = {.next = npages + 1, .write = bt_write, .ctx = &f};
+	uint64_t x = seed + 99;
+	char text[1000];
+	uint8_t cell[SQB_MAX_CELL];
+	for (int k = 0; k < n;) {
+		int len = 2 + (int)(rng_next(&x) % (seed % 2 ? 40 : 400));
+		int last = k + len >= n;
+		if (last)
+			len = n - k;
+		struct sqb_pack pk;
+		sqb_pack_init(&pk);
+		for (int i = 0; i < len; i++, k++) {
+			struct sqb_val v[5];
+			bt_row(seed, k, v, text);
+			size_t cl = sqb_cell(cell, v, 5);
+			assert_true(cl > 0);
+			assert_int_equal(sqb_pack_add(&pk, cell, cl), 0);
+		}
+		assert_int_equal(sqb_pack_end(&pk, last), 0);
+		assert_int_equal(pk.nseps, last ? pk.npages - 1 : pk.npages);
+		for (size_t i = 0; i < pk.npages; i++) {
+			child[nleaves++] = o.next;
+			assert_int_equal(bt_write(&f, o.next++, pk.pages + i * SQB_PAGE), 0);
+		}
+		for (size_t i = 0; i < pk.nseps; i++) {
+			off[nseps++] = seps.len;
+			tp_buf_put(&seps, pk.seps.data + pk.sep_off[i],
+			           pk.sep_off[i + 1] - pk.sep_off[i]);
+		}
+		sqb_pack_free(&pk);
+	}
+	off[nseps] = seps.len;
+	assert_int_equal(nseps + 1, nleaves);
+	if (nleaves == 1) { /* the leaf moves to the root: the file ends before it */
+		uint8_t pg[SQB_PAGE];
+		assert_int_equal(pread(f.fd, pg, SQB_PAGE, ((off_t)child[0] - 1) * SQB_PAGE),
+		                 SQB_PAGE);
+		assert_int_equal(bt_write(&f, root, pg), 0);
+		o.next = child[0];
+	} else {
+		assert_int_equal(
+		    sqb_interior(child, nleaves, (const uint8_t *)seps.data, off, root, &o), 0);
+	}
+	uint8_t cnt[4] = {(uint8_t)((o.next - 1) >> 24), (uint8_t)((o.next - 1) >> 16),
+	                  (uint8_t)((o.next - 1) >> 8), (uint8_t)(o.next - 1)};
+	assert_int_equal(pwrite(f.fd, cnt, 4, 28), 4);
+	assert_int_equal(ftruncate(f.fd, (off_t)(o.next - 1) * SQB_PAGE), 0);
+	close(f.fd);
+	free(child);
+	free(off);
+	tp_buf_free(&seps);
+}
+
+/* The same rows inserted by SQLite into table t of a new database at path. */
+static void bt_reference(const char *path, uint64_t seed, int n)
+{
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	char text[1000];
+	assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+	bt_exec(db, "PRAGMA page_size=4096; PRAGMA journal_mode=OFF;" BT_SCHEMA "BEGIN");
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?,?,?,?,?)", -1, &st, NULL),
+	                 SQLITE_OK);
+	for (int k = 0; k < n; k++) {
+		struct sqb_val v[5];
+		bt_row(seed, k, v, text);
+		sqlite3_bind_int64(st, 1, v[0].i);
+		sqlite3_bind_int64(st, 2, v[1].i);
+		if (v[2].type == SQB_TEXT)
+			sqlite3_bind_text(st, 3, text, (int)v[2].n, SQLITE_STATIC);
+		if (v[3].type != SQB_NULL)
+			sqlite3_bind_double(st, 4, v[3].type == SQB_INT ? (double)v[3].i : v[3].d);
+		sqlite3_bind_int64(st, 5, v[4].i);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
+	}
+	sqlite3_finalize(st);
+	bt_exec(db, "COMMIT");
+	sqlite3_close(db);
+}
+
+/* Tables packed here in parts of random sizes (texts up to the longest a page keeps, so part
+ * ends hit every case: a pending separator, a single cell after one) pass SQLite's
+ * integrity check and hold what SQLite's INSERT stores, record for record: the same values
+ * (EXCEPT both ways, types included) and the same payload bytes (dbstat). */
+static void test_btree_parts(void **state)
+{
+	(void)state;
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_sqlitedb_test", "bt.db");
+	char *ref = tp_path_join(out.dir, "ref.db");
+	static const int sizes[] = {1, 2, 3, 50, 400, 3000, 20000};
+	for (uint64_t seed = 1; seed <= 14; seed++) {
+		int n = sizes[seed % 7];
+		unlink(out.path);
+		unlink(ref);
+		bt_fill(out.path, seed, n);
+		bt_reference(ref, seed, n);
+		sqlite3 *db;
+		assert_int_equal(sqlite3_open(out.path, &db), SQLITE_OK);
+		assert_string_equal(one(db, "PRAGMA integrity_check"), "ok;");
+		sqlite3_stmt *st;
+		assert_int_equal(sqlite3_prepare_v2(db, "ATTACH ? AS ref", -1, &st, NULL),
+		                 SQLITE_OK);
+		sqlite3_bind_text(st, 1, ref, -1, SQLITE_STATIC);
+		assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+		sqlite3_finalize(st);
+		assert_int_equal(one_int(db, "SELECT count(*) FROM main.t"), n);
+		assert_int_equal(
+		    one_int(db, "SELECT count(*) FROM (SELECT a, b, s, typeof(s), r,"
+		                " typeof(r), i FROM main.t EXCEPT SELECT a, b, s, typeof(s),"
+		                " r, typeof(r), i FROM ref.t)"),
+		    0);
+		assert_int_equal(one_int(db, "SELECT count(*) FROM (SELECT * FROM ref.t EXCEPT"
+		                             " SELECT * FROM main.t)"),
+		                 0);
+		assert_int_equal(
+		    one_int(db, "SELECT sum(payload) FROM dbstat('main') WHERE name = 't'"),
+		    one_int(db, "SELECT sum(payload) FROM dbstat('ref') WHERE name = 't'"));
+		sqlite3_close(db);
+	}
+	unlink(ref);
+	tp_free(ref);
+	tp_test_out_done(&out);
+}
+
+/* A profile of `n` slices with many arguments each: several parts of arg_value. */
+static struct tp_profile *many_args(int n)
+{
+	struct tp_profile *p = tp_profile_new();
+	p->arch = TP_ARCH_BM1688;
+	p->chip = tp_chip_by_arch(TP_ARCH_BM1688);
+	p->tiu_freq_mhz = p->gdma_freq_mhz = 1000;
+	int dev = tp_profile_add_device(p, "BM1688 device 0", 0, 1);
+	int tr = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, "TIU", 1000);
+	char key[32], big[1200];
+	memset(big, 'x', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	for (int i = 0; i < n; i++) {
+		struct tp_slice *s = fx_cmd(p, tr, i % 2 ? "conv.normal" : "mm.normal", "sCONV",
+		                            1000 * i, 1000 * i + 500, (uint32_t)i + 1);
+		tp_args_begin(p);
+		for (int k = 0; k < 40; k++) {
+			snprintf(key, sizeof key, "field%d", k);
+			if (k % 10 == 3)
+				tp_args_add_real(p, key,
+				                 k == 3  ? (i % 7) * 0.5
+				                 : i % 5 ? 1.0 * i
+				                         : NAN);
+			else if (k % 10 == 7)
+				tp_args_add_str(p, key, k == 7 && i % 1000 == 999 ? big : "INT8");
+			else if (k == 9)
+				tp_args_add_uint(p, key,
+				                 i % 3 ? (uint64_t)i : UINT64_MAX - (uint64_t)i);
+			else
+				tp_args_add_int(p, key, (int64_t)i * k - 5000);
+		}
+		s->args = tp_args_end(p);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+static void slurp(const char *path, struct tp_buf *b)
+{
+	FILE *f = fopen(path, "rb");
+	assert_non_null(f);
+	char chunk[65536];
+	size_t n;
+	b->len = 0;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		tp_buf_put(b, chunk, n);
+	fclose(f);
+}
+
+/* The argument table in parts on --jobs threads: the same bytes for 1, 2, 3 and 16 threads,
+ * a sound database, and the values SQLite would store (the long texts go through SQLite). */
+static void test_args_jobs(void **state)
+{
+	(void)state;
+	struct tp_test_out out;
+	tp_test_out_make(&out, "tp_sqlitedb_test", "profile.db");
+	struct tp_profile *p = many_args(6000); /* 240 000 arguments: several parts */
+	struct tp_buf one_b, b;
+	tp_buf_init(&one_b);
+	tp_buf_init(&b);
+	static const int jobs[] = {1, 2, 3, 16};
+	for (int j = 0; j < 4; j++) {
+		struct tp_diag d = {0};
+		assert_int_equal(tp_sqlitedb_write_jobs(p, NULL, out.path, 1, jobs[j], NULL, &d),
+		                 TP_OK);
+		slurp(out.path, j ? &b : &one_b);
+		if (j) {
+			assert_int_equal(b.len, one_b.len);
+			assert_memory_equal(b.data, one_b.data, b.len);
+		}
+	}
+	sqlite3 *db;
+	assert_int_equal(sqlite3_open_v2(out.path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	assert_string_equal(one(db, "PRAGMA integrity_check"), "ok;");
+	int64_t nargs = one_int(db, "SELECT count(*) FROM arg_value");
+	assert_true(nargs > 6000 * 40);
+	assert_int_equal(one_int(db, "SELECT count(*) FROM arg_value WHERE length(string_value) >"
+	                             " 1000"),
+	                 6);
+	assert_int_equal(one_int(db, "SELECT max(id) FROM arg_value"), nargs);
+	assert_string_equal(one(db, "SELECT real_value, typeof(real_value), value_type FROM args"
+	                            " WHERE key = 'debug.field13' AND arg_set_id = 12"),
+	                    "11.0|real|real;");
+	assert_string_equal(one(db, "SELECT count(*) FROM args WHERE key = 'debug.field13'"
+	                            " AND real_value IS NULL"),
+	                    "1200;"); /* NaN is stored as NULL */
+	assert_string_equal(one(db, "SELECT value_type, display_value FROM args WHERE key ="
+	                            " 'debug.field9' AND arg_set_id = 1"),
+	                    "uint|18446744073709551615;");
+	/* The index written with the table answers the range query as SQLite's would. */
+	static const char *const range[] = {
+	    "SELECT count(*) FROM arg_value INDEXED BY arg_value_key_real WHERE key_id = (SELECT id"
+	    " FROM arg_key WHERE key = 'debug.field3') AND real_value BETWEEN 1 AND 2",
+	    "SELECT count(*) FROM arg_value NOT INDEXED WHERE key_id = (SELECT id FROM arg_key"
+	    " WHERE key = 'debug.field3') AND real_value BETWEEN 1 AND 2"};
+	assert_int_equal(one_int(db, range[0]), 2571); /* i % 7 in 2..4 */
+	assert_int_equal(one_int(db, range[0]), one_int(db, range[1]));
+	sqlite3_close(db);
+	tp_buf_free(&one_b);
+	tp_buf_free(&b);
+	tp_test_out_done(&out);
 	tp_profile_free(p);
 }
 

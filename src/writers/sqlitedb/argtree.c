@@ -1,0 +1,850 @@
+/*
+ * argtree.c — the argument table arg_value and its index arg_value_key_real, written as
+ * b-tree pages (btree.c) on --jobs threads instead of inserted through SQLite on one.
+ *
+ * The sink's thread copies each row into the part being filled; a part closes when its rows'
+ * cells may need more than PART_BOUND bytes (a bound computed from the rows, never from
+ * --jobs) and is packed into leaf pages by a worker, or by the sink's thread itself when it
+ * has none or every slot is busy. Parts take their places in a spool file in order (a part's
+ * first page is the sum of its predecessors' page counts) and each is written by a thread
+ * that packed it or placed it, concurrently with the others. Its separators and index
+ * entries stay in memory (one separator per leaf, one entry per real value). Once SQLite has
+ * written the other tables and closed the database, argtree_join copies the spool after its
+ * pages (in pieces on --jobs threads: in the kernel where the file system can), builds the
+ * interior pages over the leaves and the index's pages, and sets the page count: the same
+ * bytes for every --jobs, since the parts' bounds, their packing and their order depend on
+ * the rows only.
+ *
+ * Rows whose record would need overflow pages (a text of more than LONG_TEXT bytes) are kept
+ * aside and inserted by SQLite afterwards (argtree_long).
+ *
+ * Owns: the parts and their threads, the spool file (removed by argtree_free), the long
+ * rows.
+ */
+#define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/timings.h"
+#include "common/wsync.h"
+#include "writers/sqlitedb/sqlitedb_int.h"
+
+/* A leaf closes only when the next cell (at most SQB_MAX_CELL bytes and its pointer) does
+ * not fit, so each holds at least this many bytes of cells and pointers. */
+#define LEAF_MIN_FILL (SQB_PAGE - 8 - (SQB_MAX_CELL + 2))
+/* A part's bound of cell and pointer bytes (about 30 000 rows of a Sophgo dump: 0.7 MB of
+ * pages, 1.4 MB of rows). */
+#define PART_BOUND ((size_t)500 * LEAF_MIN_FILL)
+/* Texts longer than this may make a record longer than SQB_MAX_LOCAL (the other columns take
+ * at most 9 header and 41 body bytes). */
+#define LONG_TEXT 900
+#define MAX_WORKERS 63
+#define COPY_PIECE ((size_t)16 << 20) /* bytes of spool one thread copies at a time */
+
+/* A row as a part keeps it: the text in the part's buffer. */
+struct prow {
+	int64_t id, set, key, i;
+	double d;
+	size_t soff;
+	uint32_t slen;
+	int kind, has_s;
+};
+
+/* One entry of arg_value_key_real. */
+struct ient {
+	int64_t key, set, id;
+	double r;
+};
+
+/* What a packed part leaves for the join. */
+struct meta {
+	uint64_t seq;
+	int packed;        /* its pages are known (their count) */
+	struct part *part; /* the slot holding its pages until they are written */
+	size_t npages, nseps, base;
+	struct tp_buf seps;
+	size_t *sep_off;
+	struct ient *ix; /* sorted */
+	size_t nix;
+};
+
+enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
+
+struct part {
+	int state, last;
+	struct prow *rows;
+	size_t n, cap, bound;
+	struct tp_buf text;
+	struct meta *m;
+	struct sqb_pack pk;
+};
+
+struct argtree {
+	char *spool;
+	int fd, jobs;   /* the spool */
+	int db;         /* the database, while argtree_join writes it */
+	uint32_t first; /* the database's page number of the first leaf */
+	struct part *slot, *cur;
+	size_t nslots;
+	struct tp_wsync sync;
+	pthread_t th[MAX_WORKERS];
+	int nthreads, quit;
+	int status, err; /* the first failure of a part (TP_ENOMEM / TP_EOUTPUT and errno) */
+	struct meta **metas;
+	size_t nmetas, cap_metas;
+	size_t placed, next_page; /* parts placed in the file so far; their pages */
+	uint64_t rows;
+	int timed;        /* argtree_timed: each part's packing is timed (a system call each) */
+	double pack_secs; /* CPU seconds packing parts, all threads */
+	struct arg_row *longs;
+	size_t nlong, cap_long;
+};
+
+static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t w = pwrite(fd, (const char *)p + done, len - done, at + (off_t)done);
+		if (w <= 0) {
+			*err = w < 0 ? errno : EIO;
+			return TP_EOUTPUT;
+		}
+		done += (size_t)w;
+	}
+	return TP_OK;
+}
+
+/* ---- packing a part (any thread) -------------------------------------------------------- */
+
+static void row_vals(const struct part *p, const struct prow *r, struct sqb_val *v)
+{
+	memset(v, 0, 7 * sizeof *v);
+	/* Record order of a WITHOUT ROWID table: the key (arg_set_id, id), then the other
+	 * columns as declared: key_id, int_value, string_value, real_value, type. */
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = r->set};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = r->id};
+	v[2] = (struct sqb_val){.type = SQB_INT, .i = r->key};
+	if (r->kind == ARG_INT || r->kind == ARG_UINT_BIG)
+		v[3] = (struct sqb_val){.type = SQB_INT, .i = r->i};
+	if (r->has_s)
+		v[4] =
+		    (struct sqb_val){.type = SQB_TEXT, .s = p->text.data + r->soff, .n = r->slen};
+	if (r->kind == ARG_REAL)
+		v[5] = sqb_real(r->d);
+	v[6] = (struct sqb_val){.type = SQB_INT, .i = r->kind};
+}
+
+static int ient_cmp(const void *x, const void *y)
+{
+	const struct ient *a = x, *b = y;
+	if (a->key != b->key)
+		return a->key < b->key ? -1 : 1;
+	if (a->r != b->r)
+		return a->r < b->r ? -1 : 1;
+	if (a->set != b->set)
+		return a->set < b->set ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* Packs part p: its leaves in p->pk, its separators and sorted index entries in its meta. */
+static int pack_part(struct part *p)
+{
+	struct meta *m = p->m;
+	struct sqb_pack *k = &p->pk;
+	uint8_t cell[SQB_MAX_CELL];
+	struct sqb_val v[7];
+	size_t nreal = 0;
+	for (size_t i = 0; i < p->n; i++)
+		nreal += p->rows[i].kind == ARG_REAL;
+	if (nreal && !(m->ix = tp_malloc(nreal * sizeof *m->ix)))
+		return TP_ENOMEM;
+	sqb_pack_reset(k);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct prow *r = &p->rows[i];
+		row_vals(p, r, v);
+		size_t len = sqb_cell(cell, v, 7);
+		if (!len || sqb_pack_add(k, cell, len))
+			return TP_ENOMEM;
+		if (v[5].type != SQB_NULL)
+			m->ix[m->nix++] = (struct ient){r->key, r->set, r->id, r->d};
+	}
+	if (sqb_pack_end(k, p->last) || k->seps.oom)
+		return TP_ENOMEM;
+	qsort(m->ix, m->nix, sizeof *m->ix, ient_cmp);
+	m->npages = k->npages;
+	m->nseps = k->nseps;
+	/* The separators move to the meta; the pages stay until they are written. */
+	m->seps = k->seps;
+	m->sep_off = k->sep_off;
+	tp_buf_init(&k->seps);
+	k->sep_off = NULL;
+	k->cap_seps = 0;
+	return TP_OK;
+}
+
+static void part_free(struct argtree *t, struct part *p)
+{
+	p->n = 0;
+	p->bound = 0;
+	p->text.len = 0;
+	p->m->part = NULL;
+	p->state = P_FREE;
+	if (t->nthreads)
+		pthread_cond_broadcast(&t->sync.cv_done);
+}
+
+static void fail(struct argtree *t, int st, int err)
+{
+	if (st && !t->status) {
+		t->status = st;
+		t->err = err;
+	}
+}
+
+/* Places the packed parts that are next in order, then writes them (outside the lock; other
+ * threads write theirs meanwhile) and frees their slots. After a failure, packed parts are
+ * dropped instead. Threads: called and returns with mu held. */
+static void place_and_write(struct argtree *t)
+{
+	struct part *mine[MAX_WORKERS + 2];
+	size_t n = 0;
+	if (t->status) {
+		for (size_t i = 0; i < t->nslots; i++)
+			if (t->slot[i].state == P_PACKED)
+				part_free(t, &t->slot[i]);
+		return;
+	}
+	while (t->placed < t->nmetas && t->metas[t->placed]->packed) {
+		struct meta *m = t->metas[t->placed++];
+		m->base = t->next_page;
+		t->next_page += m->npages;
+		m->part->state = P_WRITING;
+		mine[n++] = m->part;
+	}
+	if (!n)
+		return;
+	if (t->nthreads)
+		pthread_mutex_unlock(&t->sync.mu);
+	int st = TP_OK, err = 0;
+	for (size_t i = 0; i < n && !st; i++) {
+		const struct meta *m = mine[i]->m;
+		st = write_all(t->fd, mine[i]->pk.pages, m->npages * SQB_PAGE,
+		               (off_t)m->base * SQB_PAGE, &err);
+	}
+	if (t->nthreads)
+		pthread_mutex_lock(&t->sync.mu);
+	fail(t, st, err);
+	for (size_t i = 0; i < n; i++)
+		part_free(t, mine[i]);
+}
+
+static double thread_cpu_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Packs a BUSY part, then places and writes what is ready. Threads: called and returns with
+ * mu held. */
+static void pack_and_place(struct argtree *t, struct part *p)
+{
+	if (t->nthreads)
+		pthread_mutex_unlock(&t->sync.mu);
+	tp_tm_par_begin();
+	double t0 = t->timed ? thread_cpu_s() : 0;
+	int st = pack_part(p);
+	double secs = t->timed ? thread_cpu_s() - t0 : 0;
+	tp_tm_par_end();
+	if (t->nthreads)
+		pthread_mutex_lock(&t->sync.mu);
+	t->pack_secs += secs;
+	fail(t, st, 0);
+	p->state = P_PACKED;
+	p->m->packed = !st;
+	if (st)
+		part_free(t, p);
+	tp_tm_par_begin();
+	place_and_write(t);
+	tp_tm_par_end();
+}
+
+/* The oldest queued part (lowest sequence number), marked BUSY, or NULL. Threads: mu held. */
+static struct part *take_queued(struct argtree *t)
+{
+	struct part *best = NULL;
+	for (size_t i = 0; i < t->nslots; i++) {
+		struct part *p = &t->slot[i];
+		if (p->state == P_QUEUED && (!best || p->m->seq < best->m->seq))
+			best = p;
+	}
+	if (best)
+		best->state = P_BUSY;
+	return best;
+}
+
+/* Packs the oldest queued part, if any: 1 if it did. Threads: mu held. */
+static int pack_queued(struct argtree *t)
+{
+	struct part *p = take_queued(t);
+	if (p)
+		pack_and_place(t, p);
+	return p != NULL;
+}
+
+static void *worker_main(void *arg)
+{
+	struct argtree *t = arg;
+	tp_tm_thread(1);
+	pthread_mutex_lock(&t->sync.mu);
+	for (;;) {
+		if (pack_queued(t))
+			continue;
+		if (t->quit)
+			break;
+		pthread_cond_wait(&t->sync.cv_job, &t->sync.mu);
+	}
+	pthread_mutex_unlock(&t->sync.mu);
+	tp_tm_thread(-1);
+	return NULL;
+}
+
+/* ---- the sink's side --------------------------------------------------------------------- */
+
+static void workers_start(struct argtree *t)
+{
+	int want = tp_wsync_workers(t->jobs, MAX_WORKERS);
+	if (want < 1 || tp_wsync_init(&t->sync))
+		return;
+	for (int k = 0; k < want; k++) {
+		if (pthread_create(&t->th[k], NULL, worker_main, t))
+			break;
+		t->nthreads++;
+	}
+	if (!t->nthreads)
+		tp_wsync_destroy(&t->sync);
+}
+
+static void workers_stop(struct argtree *t)
+{
+	if (!t->nthreads)
+		return;
+	pthread_mutex_lock(&t->sync.mu);
+	t->quit = 1;
+	pthread_cond_broadcast(&t->sync.cv_job);
+	pthread_mutex_unlock(&t->sync.mu);
+	for (int k = 0; k < t->nthreads; k++)
+		pthread_join(t->th[k], NULL);
+	tp_wsync_destroy(&t->sync);
+	t->nthreads = 0;
+}
+
+struct argtree *argtree_new(const char *spool_path, int jobs, int *err)
+{
+	struct argtree *t = tp_calloc(1, sizeof *t);
+	if (!t)
+		return NULL;
+	t->fd = t->db = -1;
+	t->jobs = jobs;
+	int workers = tp_wsync_workers(jobs, MAX_WORKERS);
+	t->nslots = (size_t)(workers > 0 ? workers : 0) + 2;
+	t->slot = tp_calloc(t->nslots, sizeof *t->slot);
+	t->spool = tp_strdup(spool_path);
+	if (!t->slot || !t->spool) {
+		argtree_free(t);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->nslots; i++) {
+		tp_buf_init(&t->slot[i].text);
+		sqb_pack_init(&t->slot[i].pk);
+	}
+	if ((t->fd = open(spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+		*err = errno ? errno : EIO;
+		t->status = TP_EOUTPUT;
+	}
+	return t;
+}
+
+int argtree_status(const struct argtree *t, int *err)
+{
+	*err = t->err;
+	return t->status;
+}
+
+/* A FREE slot made the part being filled, with a new meta; waits (packing queued parts
+ * itself) while every slot is in use. */
+static int start_part(struct argtree *t)
+{
+	if (!t->nthreads && !t->nmetas)
+		workers_start(t); /* at the first row: a table without rows needs none */
+	struct meta *m = tp_calloc(1, sizeof *m);
+	if (!m)
+		return TP_ENOMEM;
+	tp_buf_init(&m->seps);
+	if (t->nthreads) /* the metas are read by place_and_write under mu */
+		pthread_mutex_lock(&t->sync.mu);
+	struct meta **ms = tp_grow(t->metas, sizeof *ms, t->nmetas + 1, &t->cap_metas);
+	if (!ms) {
+		if (t->nthreads)
+			pthread_mutex_unlock(&t->sync.mu);
+		tp_free(m);
+		return TP_ENOMEM;
+	}
+	t->metas = ms;
+	m->seq = t->nmetas;
+	t->metas[t->nmetas++] = m;
+	struct part *p = NULL;
+	for (;;) {
+		for (size_t i = 0; i < t->nslots && !p; i++)
+			if (t->slot[i].state == P_FREE)
+				p = &t->slot[i];
+		if (p || !t->nthreads)
+			break;
+		if (!pack_queued(t))
+			pthread_cond_wait(&t->sync.cv_done, &t->sync.mu);
+	}
+	p->state = P_FILLING;
+	p->last = 0;
+	p->m = m;
+	m->part = p;
+	int st = t->status;
+	if (t->nthreads)
+		pthread_mutex_unlock(&t->sync.mu);
+	t->cur = p;
+	return st;
+}
+
+/* Queues the part being filled (or packs it at once without workers). */
+static int queue_cur(struct argtree *t, int last)
+{
+	struct part *p = t->cur;
+	t->cur = NULL;
+	p->last = last;
+	if (!t->nthreads) {
+		p->state = P_BUSY;
+		pack_and_place(t, p);
+		return t->status;
+	}
+	pthread_mutex_lock(&t->sync.mu);
+	p->state = P_QUEUED;
+	pthread_cond_signal(&t->sync.cv_job);
+	int st = t->status;
+	pthread_mutex_unlock(&t->sync.mu);
+	return st;
+}
+
+static int add_long(struct argtree *t, const struct arg_row *r)
+{
+	struct arg_row *n = tp_grow(t->longs, sizeof *n, t->nlong + 1, &t->cap_long);
+	if (!n)
+		return TP_ENOMEM;
+	t->longs = n;
+	n[t->nlong] = *r;
+	if (!(n[t->nlong].s = tp_strdup(r->s)))
+		return TP_ENOMEM;
+	t->nlong++;
+	return TP_OK;
+}
+
+int argtree_add(struct argtree *t, const struct arg_row *r)
+{
+	size_t slen = r->s ? strlen(r->s) : 0;
+	int st;
+	if (t->status)
+		return t->status;
+	if (slen > LONG_TEXT)
+		return add_long(t, r);
+	/* A row's cell and pointer take at most 53 bytes besides its text. */
+	size_t need = 53 + slen;
+	if (t->cur && t->cur->bound + need > PART_BOUND && (st = queue_cur(t, 0)))
+		return st;
+	if (!t->cur && (st = start_part(t)))
+		return st;
+	struct part *p = t->cur;
+	if (p->n == p->cap) {
+		struct prow *n = tp_grow(p->rows, sizeof *n, p->n + 1, &p->cap);
+		if (!n)
+			return TP_ENOMEM;
+		p->rows = n;
+	}
+	struct prow *q = &p->rows[p->n];
+	*q = (struct prow){
+	    .id = r->id, .set = r->set, .key = r->key, .i = r->i, .d = r->d, .kind = r->kind};
+	if (r->s) {
+		/* TEXT must be valid UTF-8 for SQLite's string functions: repaired (U+FFFD). */
+		q->has_s = 1;
+		q->soff = p->text.len;
+		if (tp_text_is_safe(r->s, slen, TP_TEXT_UTF8))
+			tp_buf_put(&p->text, r->s, slen);
+		else
+			tp_text_put(&p->text, r->s, slen, TP_TEXT_UTF8, 0, 0);
+		q->slen = (uint32_t)(p->text.len - q->soff);
+		if (p->text.oom)
+			return TP_ENOMEM;
+		if (q->slen > LONG_TEXT) { /* the repair made it longer */
+			p->text.len = q->soff;
+			return add_long(t, r);
+		}
+	}
+	p->n++;
+	p->bound += need;
+	t->rows++;
+	return TP_OK;
+}
+
+int argtree_finish(struct argtree *t)
+{
+	int st = TP_OK;
+	if (t->cur)
+		st = queue_cur(t, 1);
+	if (t->nthreads) {
+		pthread_mutex_lock(&t->sync.mu);
+		for (;;) {
+			int busy = 0;
+			for (size_t i = 0; i < t->nslots; i++)
+				busy |= t->slot[i].state != P_FREE;
+			if (!busy)
+				break;
+			if (!pack_queued(t))
+				pthread_cond_wait(&t->sync.cv_done, &t->sync.mu);
+		}
+		pthread_mutex_unlock(&t->sync.mu);
+	}
+	workers_stop(t);
+	return st ? st : t->status;
+}
+
+void argtree_timed(struct argtree *t)
+{
+	t->timed = 1;
+}
+
+double argtree_pack_secs(const struct argtree *t)
+{
+	return t->pack_secs;
+}
+
+uint64_t argtree_rows(const struct argtree *t)
+{
+	return t->rows + t->nlong;
+}
+
+size_t argtree_nlong(const struct argtree *t)
+{
+	return t->nlong;
+}
+
+const struct arg_row *argtree_long(const struct argtree *t, size_t i)
+{
+	return &t->longs[i];
+}
+
+void argtree_free(struct argtree *t)
+{
+	if (!t)
+		return;
+	if (t->nthreads)
+		pthread_mutex_lock(&t->sync.mu);
+	if (t->cur) { /* a failed drive: the part being filled is dropped */
+		t->cur->state = P_FREE;
+		t->cur = NULL;
+	}
+	t->status = t->status ? t->status : TP_ENOMEM; /* queued parts are dropped unwritten */
+	if (t->nthreads)
+		pthread_mutex_unlock(&t->sync.mu);
+	argtree_finish(t);
+	if (t->fd >= 0) {
+		close(t->fd);
+		unlink(t->spool);
+	}
+	if (t->db >= 0)
+		close(t->db);
+	tp_free(t->spool);
+	for (size_t i = 0; t->slot && i < t->nslots; i++) {
+		tp_free(t->slot[i].rows);
+		tp_buf_free(&t->slot[i].text);
+		sqb_pack_free(&t->slot[i].pk);
+	}
+	for (size_t i = 0; i < t->nmetas; i++) {
+		tp_buf_free(&t->metas[i]->seps);
+		tp_free(t->metas[i]->sep_off);
+		tp_free(t->metas[i]->ix);
+		tp_free(t->metas[i]);
+	}
+	for (size_t i = 0; i < t->nlong; i++)
+		tp_free((char *)t->longs[i].s);
+	tp_free(t->longs);
+	tp_free(t->metas);
+	tp_free(t->slot);
+	tp_free(t);
+}
+
+/* ---- the join ------------------------------------------------------------------------- */
+
+static int page_write(void *ctx, uint32_t pgno, const uint8_t *page)
+{
+	struct argtree *t = ctx;
+	return write_all(t->db, page, SQB_PAGE, ((off_t)pgno - 1) * SQB_PAGE, &t->err);
+}
+
+/* Copies len bytes from the spool at `from` to the database at `to`: in the kernel where the
+ * file system can, else through a buffer. */
+static int copy_range(int in, int out, off_t from, off_t to, size_t len, int *err)
+{
+	while (len) {
+		ssize_t c = copy_file_range(in, &from, out, &to, len, 0);
+		if (c > 0) {
+			len -= (size_t)c;
+			continue;
+		}
+		if (c == 0 ||
+		    (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)) {
+			*err = c ? errno : EIO;
+			return TP_EOUTPUT;
+		}
+		break; /* no kernel copy here: through a buffer */
+	}
+	static const size_t chunk = (size_t)1 << 20;
+	char *buf = len ? tp_malloc(chunk) : NULL;
+	if (len && !buf)
+		return TP_ENOMEM;
+	int st = TP_OK;
+	while (len && !st) {
+		ssize_t r = pread(in, buf, len < chunk ? len : chunk, from);
+		if (r <= 0) {
+			*err = r < 0 ? errno : EIO;
+			st = TP_EOUTPUT;
+			break;
+		}
+		st = write_all(out, buf, (size_t)r, to, err);
+		from += r;
+		to += r;
+		len -= (size_t)r;
+	}
+	tp_free(buf);
+	return st;
+}
+
+struct copy {
+	struct argtree *t;
+	size_t len;      /* bytes of leaves in the spool */
+	int *res, *errs; /* per piece */
+};
+
+static void copy_piece(void *arg, size_t k)
+{
+	struct copy *c = arg;
+	size_t at = k * COPY_PIECE, n = c->len - at < COPY_PIECE ? c->len - at : COPY_PIECE;
+	c->res[k] = copy_range(c->t->fd, c->t->db, (off_t)at,
+	                       ((off_t)c->t->first - 1) * SQB_PAGE + (off_t)at, n, &c->errs[k]);
+	/* The copied piece's disk space is given back at once (where the file system can), so
+	 * the spool and the database's copy of it never both take the table's size. */
+	if (!c->res[k])
+		(void)fallocate(c->t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at,
+		                (off_t)n);
+}
+
+/* The spool's leaves copied after the database's pages (in pieces on --jobs threads). */
+static int copy_leaves(struct argtree *t, size_t nleaves)
+{
+	struct copy c = {.t = t, .len = nleaves * SQB_PAGE};
+	size_t n = (c.len + COPY_PIECE - 1) / COPY_PIECE;
+	c.res = tp_calloc(n, sizeof *c.res);
+	c.errs = tp_calloc(n, sizeof *c.errs);
+	int st = c.res && c.errs ? TP_OK : TP_ENOMEM;
+	if (!st)
+		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), n, copy_piece, &c);
+	for (size_t k = 0; !st && k < n; k++)
+		if ((st = c.res[k]))
+			t->err = c.errs[k];
+	tp_free(c.res);
+	tp_free(c.errs);
+	return st;
+}
+
+/* The table's leaves after the database's pages and the interior levels over them, or its
+ * single leaf written at the root. */
+static int join_table(struct argtree *t, uint32_t root, struct sqb_out *o)
+{
+	size_t nleaves = t->next_page, nseps = 0, sepbytes = 0;
+	for (size_t k = 0; k < t->nmetas; k++) {
+		nseps += t->metas[k]->nseps;
+		sepbytes += t->metas[k]->seps.len;
+	}
+	if (!nleaves)
+		return TP_OK;
+	if (nleaves == 1) {
+		uint8_t page[SQB_PAGE];
+		ssize_t r = pread(t->fd, page, SQB_PAGE, 0);
+		if (r != SQB_PAGE) {
+			t->err = r < 0 ? errno : EIO;
+			return TP_EOUTPUT;
+		}
+		return page_write(t, root, page);
+	}
+	if (nseps + 1 != nleaves)
+		return TP_ENOMEM; /* not reached: every part but the last ends on a separator */
+	int st = copy_leaves(t, nleaves);
+	if (st)
+		return st;
+	o->next = t->first + (uint32_t)nleaves;
+	uint32_t *child = tp_malloc(nleaves * sizeof *child);
+	size_t *off = tp_malloc((nseps + 1) * sizeof *off);
+	uint8_t *seps = tp_malloc(sepbytes ? sepbytes : 1);
+	st = TP_ENOMEM;
+	if (child && off && seps) {
+		size_t s = 0, at = 0;
+		for (size_t i = 0; i < nleaves; i++)
+			child[i] = t->first + (uint32_t)i;
+		for (size_t k = 0; k < t->nmetas; k++) {
+			const struct meta *m = t->metas[k];
+			for (size_t i = 0; i < m->nseps; i++)
+				off[s++] = at + m->sep_off[i];
+			memcpy(seps + at, m->seps.data, m->seps.len);
+			at += m->seps.len;
+		}
+		off[s] = at;
+		int rc = sqb_interior(child, nleaves, seps, off, root, o);
+		st = rc < 0 ? TP_ENOMEM : rc;
+	}
+	tp_free(child);
+	tp_free(off);
+	tp_free(seps);
+	return st;
+}
+
+/* The parts' sorted index entries merged: the next one, or NULL. */
+struct merge {
+	struct argtree *t;
+	size_t *heap, n, *pos; /* heap of part numbers by their next entry; per part, its next */
+};
+
+static const struct ient *merge_head(const struct merge *g, size_t k)
+{
+	return &g->t->metas[k]->ix[g->pos[k]];
+}
+
+static void merge_down(struct merge *g, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, b = i;
+		if (l < g->n && ient_cmp(merge_head(g, g->heap[l]), merge_head(g, g->heap[b])) < 0)
+			b = l;
+		if (l + 1 < g->n &&
+		    ient_cmp(merge_head(g, g->heap[l + 1]), merge_head(g, g->heap[b])) < 0)
+			b = l + 1;
+		if (b == i)
+			return;
+		size_t x = g->heap[i];
+		g->heap[i] = g->heap[b];
+		g->heap[b] = x;
+		i = b;
+	}
+}
+
+static const struct ient *merge_next(struct merge *g)
+{
+	if (!g->n)
+		return NULL;
+	size_t k = g->heap[0];
+	const struct ient *e = merge_head(g, k);
+	if (++g->pos[k] == g->t->metas[k]->nix)
+		g->heap[0] = g->heap[--g->n];
+	merge_down(g, 0);
+	return e;
+}
+
+/* arg_value_key_real's leaves packed from the merged entries (key_id, real_value,
+ * arg_set_id, id) into k. */
+static int pack_index(struct argtree *t, struct sqb_pack *k)
+{
+	struct merge g = {.t = t};
+	g.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g.heap);
+	g.pos = tp_calloc(t->nmetas ? t->nmetas : 1, sizeof *g.pos);
+	int st = g.heap && g.pos ? TP_OK : TP_ENOMEM;
+	for (size_t i = 0; !st && i < t->nmetas; i++)
+		if (t->metas[i]->nix)
+			g.heap[g.n++] = i;
+	for (size_t i = g.n; i-- > 0;)
+		merge_down(&g, i);
+	uint8_t cell[SQB_MAX_CELL];
+	const struct ient *e;
+	while (!st && (e = merge_next(&g))) {
+		struct sqb_val v[4] = {{.type = SQB_INT, .i = e->key},
+		                       sqb_real(e->r),
+		                       {.type = SQB_INT, .i = e->set},
+		                       {.type = SQB_INT, .i = e->id}};
+		if (sqb_pack_add(k, cell, sqb_cell(cell, v, 4)))
+			st = TP_ENOMEM;
+	}
+	tp_free(g.heap);
+	tp_free(g.pos);
+	if (!st && sqb_pack_end(k, 1))
+		st = TP_ENOMEM;
+	return st;
+}
+
+/* arg_value_key_real's pages, after the table's. */
+static int join_index(struct argtree *t, uint32_t root, struct sqb_out *o)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < t->nmetas; k++)
+		n += t->metas[k]->nix;
+	if (!n)
+		return TP_OK;
+	struct sqb_pack k;
+	sqb_pack_init(&k);
+	int st = pack_index(t, &k);
+	uint32_t *child = !st && k.npages > 1 ? tp_malloc(k.npages * sizeof *child) : NULL;
+	if (!st && k.npages > 1 && !child)
+		st = TP_ENOMEM;
+	if (!st && k.npages == 1)
+		st = page_write(t, root, k.pages);
+	for (size_t i = 0; !st && k.npages > 1 && i < k.npages; i++) {
+		child[i] = o->next++;
+		st = page_write(t, child[i], k.pages + i * SQB_PAGE);
+	}
+	if (!st && k.npages > 1) {
+		int rc =
+		    sqb_interior(child, k.npages, (const uint8_t *)k.seps.data, k.sep_off, root, o);
+		st = rc < 0 ? TP_ENOMEM : rc;
+	}
+	tp_free(child);
+	sqb_pack_free(&k);
+	return st;
+}
+
+int argtree_join(struct argtree *t, const char *db_path, uint32_t npages, uint32_t root,
+                 uint32_t index_root, int *err)
+{
+	t->first = npages + 1;
+	struct sqb_out o = {.next = t->first, .write = page_write, .ctx = t};
+	int st = t->status;
+	if (!st && (t->db = open(db_path, O_RDWR | O_CLOEXEC)) < 0) {
+		t->err = errno;
+		st = TP_EOUTPUT;
+	}
+	if (!st)
+		st = join_table(t, root, &o);
+	if (!st)
+		st = join_index(t, index_root, &o);
+	if (!st) { /* the header's page count (valid: SQLite left the change counter and the
+		    * version-valid-for number equal) */
+		uint32_t n = o.next - 1;
+		uint8_t b[4] = {(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
+		                (uint8_t)n};
+		st = write_all(t->db, b, 4, 28, &t->err);
+	}
+	if (t->db >= 0 && close(t->db) && !st) {
+		t->err = errno;
+		st = TP_EOUTPUT;
+	}
+	t->db = -1;
+	*err = t->err;
+	return st;
+}
