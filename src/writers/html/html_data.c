@@ -36,6 +36,25 @@ static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
 	}
 }
 
+struct mark_run {
+	const struct tp_profile *p;
+	struct html_lrange *r;
+	uint32_t *argmap;
+};
+
+/* Marks the argument sets rows [a, b) of a lane use (layer lanes have none): 1, stored
+ * atomically as other ranges may mark the same set. */
+static void mark_used(void *arg, size_t k)
+{
+	struct mark_run *m = arg;
+	const struct html_lrange *r = &m->r[k];
+	for (size_t j = r->a; r->l->s && j < r->b; j++) {
+		uint32_t id = r->l->s[j].args;
+		if (id && id < m->p->num_argsets)
+			__atomic_store_n(&m->argmap[id], 1, __ATOMIC_RELAXED);
+	}
+}
+
 /* Chooses which argument sets to embed (those used by shown lanes, in id order, within the
  * budget) and fills c->argmap. */
 int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
@@ -44,12 +63,14 @@ int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
 	if (p->num_argsets < 2)
 		return TP_OK;
 	c->argmap = tp_calloc(p->num_argsets, sizeof *c->argmap);
-	if (!c->argmap)
+	struct mark_run r = {p, NULL, c->argmap};
+	size_t n = html_lane_ranges(lanes, nl, &r.r);
+	if (!c->argmap || !r.r) {
+		tp_free(r.r);
 		return TP_ENOMEM;
-	for (size_t i = 0; i < nl; i++)
-		for (size_t j = 0; lanes[i].s && j < lanes[i].n; j++) /* layer lanes have no args */
-			if (lanes[i].s[j].args && lanes[i].s[j].args < p->num_argsets)
-				c->argmap[lanes[i].s[j].args] = 1;
+	}
+	tp_par_run(c->jobs, n, mark_used, &r);
+	tp_free(r.r);
 	size_t bytes = 0;
 	for (size_t id = 1; id < p->num_argsets; id++) {
 		if (!c->argmap[id])
@@ -367,27 +388,51 @@ static int64_t layer_col(void *u, size_t i)
 	}
 }
 
-/* The layer table as binary columns (html_put_col), indexed by layer index: id, name, type. */
-void html_emit_layers(struct ctx *c)
+/* The layer table as binary columns (html_put_col), indexed by layer index: id, name, type
+ * (only what the page shows: layer times are the Layer lanes' blocks). */
+static const char *const layer_cols[] = {"id", "name", "type"};
+
+static void layers_head_part(struct ctx *c, const struct part *pt)
 {
-	struct tp_buf *b = &c->o.b;
-	/* Only what the page shows (layer times are the Layer lanes' blocks). */
-	static const char *const cols[] = {"id", "name", "type"};
-	tp_buf_puts(b, ",\"layers\":{\"n\":");
-	tp_buf_i64(b, (int64_t)c->p->num_layers);
-	struct layer_get g = {c, 0};
+	(void)pt;
+	tp_buf_puts(&c->o.b, ",\"layers\":{\"n\":");
+	tp_buf_i64(&c->o.b, (int64_t)c->p->num_layers);
+}
+
+/* Part: column pt->k of the layer table (the last one closes the object). */
+static void layers_col_part(struct ctx *c, const struct part *pt)
+{
+	struct layer_get g = {c, pt->k};
 	size_t n = c->p->num_layers;
-	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
-		g.col = (int)col;
-		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
-			for (size_t i = 0; i < n; i++)
-				c->vals[i] = layer_col(&g, i);
-			html_put_col_vals(&c->o, cols[col], n, c->vals);
-		} else {
-			html_put_col(&c->o, cols[col], n, layer_col, &g);
-		}
+	if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+		for (size_t i = 0; i < n; i++)
+			c->vals[i] = layer_col(&g, i);
+		html_put_col_vals(&c->o, layer_cols[pt->k], n, c->vals);
+	} else {
+		html_put_col(&c->o, layer_cols[pt->k], n, layer_col, &g);
 	}
-	tp_buf_putc(b, '}');
+	if (pt->k == 2)
+		tp_buf_putc(&c->o.b, '}');
+}
+
+/* Find: the strings of column pt->k (name or type) of layers [pt->a, pt->b). */
+static void layers_find(struct ctx *c, const struct part *pt)
+{
+	struct layer_get g = {c, pt->k};
+	for (size_t i = pt->a; i < pt->b; i++)
+		layer_col(&g, i);
+}
+
+void html_layers_parts(const struct ctx *c, struct parts *finds, struct parts *ps)
+{
+	size_t n = c->p->num_layers;
+	for (int k = 1; k <= 2; k++)
+		for (size_t a = 0; a < n; a += HTML_ROWS_PART)
+			html_part_add(finds, layers_find, NULL, a,
+			              n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n, k);
+	html_part_add(ps, layers_head_part, NULL, 0, 0, 0);
+	for (int k = 0; k < 3; k++)
+		html_part_add(ps, layers_col_part, NULL, 0, 0, k);
 }
 
 /* Elements of a tensor (1 for a scalar); saturates instead of overflowing. */
@@ -469,129 +514,221 @@ static int64_t memrec_get(void *u, size_t i)
 	}
 }
 
-static void emit_memrecs(struct ctx *c, const struct memrecs *m)
-{
-	static const char *const cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
-	tp_buf_printf(&c->o.b, "\"recs\":{\"n\":%zu", m->n);
-	struct memrec_get g = {m, 0};
-	for (int col = 0; col < 9; col++) {
-		g.col = col;
-		html_put_col(&c->o, cols[col], m->n, memrec_get, &g);
-	}
-	tp_buf_putc(&c->o.b, '}');
-}
+/* What the memory section writes, made before its parts: the LOCAL records (the compiler's,
+ * then the commands') and the DDR ones. */
+struct html_mem {
+	struct memrecs l, g;
+	size_t every, dropped; /* the commands' records: sampling, records left out */
+};
+
+static const char *const memrec_cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
 
 /* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX: past it
  * those of one command in *every, over the whole run (the page says so). */
 #define LMEM_CMD_MAX 300000
 
-static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m, size_t *every)
+struct cmd_lmem_run {
+	const struct ctx *c;
+	const struct tp_lmem_recs *r;
+	struct memrec *out;
+};
+
+/* Records [k * HTML_ROWS_PART, ...) of the commands' into memrecs. */
+static void cmd_lmem_part(void *arg, size_t k)
 {
-	const struct tp_profile *p = c->p;
-	struct tp_lmem_recs r;
-	*every = 1;
-	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
-		m->oom = 1;
-		return 0;
-	}
-	size_t dropped = r.dropped;
-	*every = r.every;
-	for (size_t i = 0; i < r.n; i++) {
-		const struct tp_lmem_rec *x = &r.v[i];
+	struct cmd_lmem_run *w = arg;
+	const struct tp_profile *p = w->c->p;
+	size_t a = k * HTML_ROWS_PART,
+	       b = a + HTML_ROWS_PART < w->r->n ? a + HTML_ROWS_PART : w->r->n;
+	for (size_t i = a; i < b; i++) {
+		const struct tp_lmem_rec *x = &w->r->v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
-		struct memrec q = {x->begin_ns - c->t0,
-		                   x->end_ns - c->t0,
-		                   x->lane_offset,
-		                   x->bytes,
-		                   s->layer,
-		                   t->core,
-		                   s->cmd_id,
-		                   x->write,
-		                   (int)t->kind + 1};
-		memrec_add(m, &q);
+		w->out[i] = (struct memrec){x->begin_ns - w->c->t0,
+		                            x->end_ns - w->c->t0,
+		                            x->lane_offset,
+		                            x->bytes,
+		                            s->layer,
+		                            t->core,
+		                            s->cmd_id,
+		                            x->write,
+		                            (int)t->kind + 1};
 	}
-	tp_free(r.v);
-	return dropped;
 }
 
-/* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
- * DDR tensors, over the time span of the layer that reads (is_in) or writes them; then the
- * LOCAL records the commands themselves give (both views overlaid on the page). */
-void html_emit_memory(struct ctx *c, size_t max_cores)
+/* Appends the commands' LOCAL records to m (on c->jobs threads). */
+static void add_cmd_lmem(const struct ctx *c, struct memrecs *m, struct html_mem *hm)
+{
+	struct tp_lmem_recs r;
+	hm->every = 1;
+	if (tp_lmem_from_commands_jobs(c->p, c->max_cores, LMEM_CMD_MAX, c->jobs, &r) != TP_OK) {
+		m->oom = 1;
+		return;
+	}
+	hm->dropped = r.dropped;
+	hm->every = r.every;
+	struct memrec *g = r.n ? tp_grow(m->v, sizeof *m->v, m->n + r.n, &m->cap) : m->v;
+	if (r.n && !g) {
+		m->oom = 1;
+	} else if (r.n) {
+		m->v = g;
+		struct cmd_lmem_run w = {c, &r, m->v + m->n};
+		tp_par_run(c->jobs, (r.n + HTML_ROWS_PART - 1) / HTML_ROWS_PART, cmd_lmem_part, &w);
+		m->n += r.n;
+	}
+	tp_free(r.v);
+}
+
+/* The compiler log's records of layer li into m: local-memory slices of grouped tensors (per
+ * lane; pass 0) or DDR tensors (pass 1), over the time span of the layer that reads (is_in)
+ * or writes them. */
+static void add_layer_tensors(const struct ctx *c, size_t li, int pass, struct memrecs *m)
+{
+	const struct tp_profile *p = c->p;
+	struct arch_facts f = html_facts_of(p->chip);
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_timed_layer(p, li, &ly);
+	if (!y)
+		return;
+	if (c->max_cores && y->core >= 0 && (size_t)y->core >= c->max_cores)
+		return;
+	for (uint32_t k = 0; k < y->num_tensors; k++) {
+		size_t ti = (size_t)y->first_tensor + k;
+		if (ti >= p->num_tensors)
+			break;
+		const struct tp_tensor *t = &p->tensors[ti];
+		unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
+		if (!dsz)
+			dsz = 1;
+		uint64_t addr, size;
+		if (pass == 0) {
+			/* Local: no DDR address and a slice shape from the layer group. */
+			if (t->gaddr || !t->nslice || !f.lane_bytes)
+				continue;
+			addr = t->loffset;
+			size = tensor_elems(t, t->nslice, t->hslice, f.npus);
+		} else {
+			if (!t->gaddr)
+				continue;
+			addr = t->gaddr;
+			size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
+		}
+		if (size != UINT64_MAX && size <= UINT64_MAX / dsz && !(pass == 1 && t->gsize))
+			size *= dsz;
+		if (addr > (uint64_t)COL_LIM)
+			addr = (uint64_t)COL_LIM;
+		if (size > (uint64_t)COL_LIM)
+			size = (uint64_t)COL_LIM;
+		struct memrec q = {y->begin_ns - c->t0,
+		                   y->end_ns - c->t0,
+		                   (int64_t)addr,
+		                   (int64_t)size,
+		                   (int64_t)li,
+		                   y->core,
+		                   t->id,
+		                   t->is_in ? 0 : 1,
+		                   0};
+		memrec_add(m, &q);
+	}
+}
+
+struct tensors_run {
+	const struct ctx *c;
+	int pass;
+	struct memrecs *parts; /* per range of HTML_ROWS_PART layers */
+};
+
+static void tensors_part(void *arg, size_t k)
+{
+	struct tensors_run *w = arg;
+	size_t n = w->c->p->num_layers, a = k * HTML_ROWS_PART;
+	size_t b = n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n;
+	for (size_t li = a; li < b && !w->parts[k].oom; li++)
+		add_layer_tensors(w->c, li, w->pass, &w->parts[k]);
+}
+
+/* Appends the compiler log's records of every layer (pass 0: local, 1: DDR) to m, in layer
+ * order: per range of layers on c->jobs threads, then joined. */
+static void add_tensors(const struct ctx *c, int pass, struct memrecs *m)
+{
+	size_t np = (c->p->num_layers + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
+	struct tensors_run w = {c, pass, tp_calloc(np ? np : 1, sizeof *w.parts)};
+	if (!w.parts) {
+		m->oom = 1;
+		return;
+	}
+	tp_par_run(c->jobs, np, tensors_part, &w);
+	for (size_t k = 0; k < np; k++) {
+		struct memrecs *q = &w.parts[k];
+		m->oom |= q->oom;
+		struct memrec *g = q->n ? tp_grow(m->v, sizeof *m->v, m->n + q->n, &m->cap) : m->v;
+		if (q->n && !g)
+			m->oom = 1;
+		if (q->n && g && !m->oom) {
+			m->v = g;
+			memcpy(m->v + m->n, q->v, q->n * sizeof *q->v);
+			m->n += q->n;
+		}
+		tp_free(q->v);
+	}
+	tp_free(w.parts);
+}
+
+int html_mem_plan(struct ctx *c)
+{
+	struct html_mem *hm = tp_calloc(1, sizeof *hm);
+	if (!hm)
+		return TP_ENOMEM;
+	c->mem = hm;
+	hm->every = 1;
+	add_tensors(c, 0, &hm->l);
+	if (html_facts_of(c->p->chip).lane_bytes)
+		add_cmd_lmem(c, &hm->l, hm);
+	add_tensors(c, 1, &hm->g);
+	return hm->l.oom || hm->g.oom ? TP_ENOMEM : TP_OK;
+}
+
+void html_mem_free(struct html_mem *hm)
+{
+	if (!hm)
+		return;
+	tp_free(hm->l.v);
+	tp_free(hm->g.v);
+	tp_free(hm);
+}
+
+/* Part: column pt->k of memory records pt->u. */
+static void memrec_col_part(struct ctx *c, const struct part *pt)
+{
+	const struct memrecs *m = pt->u;
+	struct memrec_get g = {m, pt->k};
+	html_put_col(&c->o, memrec_cols[pt->k], m->n, memrec_get, &g);
+}
+
+/* Part: the memory section's text before, between and after the two record tables (pt->k:
+ * 0, 1, 2). */
+static void mem_text_part(struct ctx *c, const struct part *pt)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
-	struct arch_facts f = html_facts_of(p->chip);
-	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,", f.lane_bytes,
-	              f.banks, f.npus);
-	struct memrecs m = {0};
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			size_t every = 1;
-			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m, &every) : 0;
-			emit_memrecs(c, &m);
-			/* "cmdEvery" only when sampled: the page of a smaller profile is unchanged.
-			 */
-			if (every > 1)
-				tp_buf_printf(b, ",\"cmdEvery\":%zu", every);
-			tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", dropped);
-			m.n = 0;
-		}
-		for (size_t li = 0; li < p->num_layers; li++) {
-			struct tp_layer ly;
-			const struct tp_layer *y = tp_profile_timed_layer(p, li, &ly);
-			if (!y)
-				continue;
-			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)
-				continue;
-			for (uint32_t k = 0; k < y->num_tensors; k++) {
-				size_t ti = (size_t)y->first_tensor + k;
-				if (ti >= p->num_tensors)
-					break;
-				const struct tp_tensor *t = &p->tensors[ti];
-				unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
-				if (!dsz)
-					dsz = 1;
-				uint64_t addr, size;
-				if (pass == 0) {
-					/* Local: no DDR address and a slice shape from the layer
-					 * group. */
-					if (t->gaddr || !t->nslice || !f.lane_bytes)
-						continue;
-					addr = t->loffset;
-					size = tensor_elems(t, t->nslice, t->hslice, f.npus);
-				} else {
-					if (!t->gaddr)
-						continue;
-					addr = t->gaddr;
-					size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
-				}
-				if (size != UINT64_MAX && size <= UINT64_MAX / dsz &&
-				    !(pass == 1 && t->gsize))
-					size *= dsz;
-				if (addr > (uint64_t)COL_LIM)
-					addr = (uint64_t)COL_LIM;
-				if (size > (uint64_t)COL_LIM)
-					size = (uint64_t)COL_LIM;
-				struct memrec q = {y->begin_ns - c->t0,
-				                   y->end_ns - c->t0,
-				                   (int64_t)addr,
-				                   (int64_t)size,
-				                   (int64_t)li,
-				                   y->core,
-				                   t->id,
-				                   t->is_in ? 0 : 1,
-				                   0};
-				memrec_add(&m, &q);
-			}
-		}
+	const struct html_mem *hm = c->mem;
+	if (pt->k == 0) {
+		struct arch_facts f = html_facts_of(p->chip);
+		tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,",
+		              f.lane_bytes, f.banks, f.npus);
+		tp_buf_printf(b, "\"recs\":{\"n\":%zu", hm->l.n);
+		return;
 	}
-	emit_memrecs(c, &m);
-	if (m.oom)
-		c->o.err = TP_ENOMEM;
-	tp_free(m.v);
-	tp_buf_puts(b, ",\"blocks\":[");
+	if (pt->k == 1) {
+		tp_buf_putc(b, '}');
+		/* "cmdEvery" only when sampled: the page of a smaller profile is unchanged. */
+		if (hm->every > 1)
+			tp_buf_printf(b, ",\"cmdEvery\":%zu", hm->every);
+		tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", hm->dropped);
+		tp_buf_printf(b, "\"recs\":{\"n\":%zu", hm->g.n);
+		return;
+	}
+	tp_buf_puts(b, "},\"blocks\":[");
 	for (size_t i = 0; i < p->num_mems; i++) {
 		const struct tp_mem *mm = &p->mems[i];
 		if (i)
@@ -605,4 +742,17 @@ void html_emit_memory(struct ctx *c, size_t max_cores)
 		tp_buf_putc(b, ']');
 	}
 	tp_buf_puts(b, "]}");
+}
+
+/* The memory section (,"lmem" and "gmem": memory records and blocks) from c->mem. */
+void html_mem_parts(const struct ctx *c, struct parts *finds, struct parts *ps)
+{
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 0);
+	for (int k = 0; k < 9; k++)
+		html_part_add(ps, memrec_col_part, &c->mem->l, 0, 0, k);
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 1);
+	for (int k = 0; k < 9; k++)
+		html_part_add(ps, memrec_col_part, &c->mem->g, 0, 0, k);
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 2);
+	html_part_add(finds, mem_text_part, NULL, 0, 0, 2);
 }

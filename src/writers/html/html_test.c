@@ -44,7 +44,7 @@ static struct tp_profile *bm1688(int cores, int chip)
 static char *page_of(const struct tp_profile *p, size_t max_cores, size_t *n)
 {
 	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, max_cores, &d), TP_OK);
+	assert_int_equal(tp_html_write_file(p, NULL, path, max_cores, 1, &d), TP_OK);
 	char *text = tp_test_slurp(path, n);
 	assert_non_null(text);
 	return text;
@@ -374,14 +374,14 @@ static void test_deterministic(void **state)
 /* The writer as tp_test_oom_sweep_file calls it. */
 static int write_page(const struct tp_profile *p, const char *file, struct tp_diag *d)
 {
-	return tp_html_write_file(p, NULL, file, 0, d);
+	return tp_html_write_file(p, NULL, file, 0, 1, d);
 }
 
 /* Every allocation of writing p's page failing in turn (p freed). */
 static void oom_sweep(struct tp_profile *p)
 {
 	/* More than zero allocations means the sweep really exercised failing runs. */
-	assert_true(tp_test_oom_sweep_file(write_page, p, path, 200) > 0);
+	assert_true(tp_test_oom_sweep_file(write_page, p, path, 1000) > 0);
 	tp_profile_free(p);
 }
 
