@@ -15,8 +15,9 @@
  * millions of commands: when the commands give more than `max` records, only those of one
  * command in `every` (every = ceil(records / max), counted over the commands that give any, in
  * track order) are kept, so the whole run and every core stay covered; the rest are counted.
- * The commands are read in three passes over parts of one track each (count, keep, copy into
- * place), each on up to `jobs` threads; a part holds its kept records until they are copied.
+ * The commands are read in parts of one track each, on up to `jobs` threads: each part keeps
+ * its records (again, one command in `every`, when they are too many) until they are copied
+ * into place.
  */
 #include "analysis/analysis.h"
 #include "model/lmemrec.h"
@@ -65,9 +66,9 @@ static unsigned slice_recs(const struct tp_profile *p, const struct keys *k,
 
 struct lm_part {
 	size_t track, i0, i1;
-	size_t giving, recs;   /* pass 1: commands that give records, their records */
+	size_t giving, recs;   /* commands that give records, their records */
 	size_t nth0;           /* giving commands in the parts before this one */
-	struct tp_lmem_rec *v; /* pass 2: the kept records (owned until copied) */
+	struct tp_lmem_rec *v; /* the kept records (owned until copied) */
 	size_t n, cap;
 	int oom;
 };
@@ -81,36 +82,24 @@ struct lm_run {
 	size_t *at; /* per part: where its records go in out->v */
 };
 
-/* Pass 1 of one part: counts the commands that give records and their records. */
-static void lm_count(void *arg, size_t pi)
-{
-	struct lm_run *r = arg;
-	struct lm_part *q = &r->parts[pi];
-	const struct tp_track *t = &r->p->tracks[q->track];
-	for (size_t i = q->i0; i < q->i1; i++) {
-		if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_NORMAL)
-			continue;
-		struct tp_lmem_cmd_rec rec[TP_LMEM_CMD_RECS];
-		unsigned n = slice_recs(r->p, r->k, t, i, rec);
-		q->giving += n != 0;
-		q->recs += n;
-	}
-}
-
-/* Pass 2 of one part: the records of every `every`-th giving command (counted over the whole
- * run from the part's nth0) into the part's own array. */
+/* One part: counts the commands that give records and their records, and keeps the records
+ * of every `every`-th of them (counted over the whole run from the part's nth0) in the part's
+ * own array. */
 static void lm_keep(void *arg, size_t pi)
 {
 	struct lm_run *r = arg;
 	struct lm_part *q = &r->parts[pi];
 	const struct tp_track *t = &r->p->tracks[q->track];
 	size_t nth = q->nth0;
+	q->giving = q->recs = q->n = 0;
 	for (size_t i = q->i0; i < q->i1 && !q->oom; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		if (tp_slice_kind(t, s) != TP_CMD_NORMAL)
 			continue;
 		struct tp_lmem_cmd_rec rec[TP_LMEM_CMD_RECS];
 		unsigned n = slice_recs(r->p, r->k, t, i, rec);
+		q->giving += n != 0;
+		q->recs += n;
 		if (!n || nth++ % r->every)
 			continue;
 		struct tp_lmem_rec *g = tp_grow(q->v, sizeof *g, q->n + n, &q->cap);
@@ -132,7 +121,7 @@ static void lm_keep(void *arg, size_t pi)
 	}
 }
 
-/* Pass 3 of one part: its kept records (those before the cap) into place. */
+/* One part's kept records (those before the cap) into place. */
 static void lm_copy(void *arg, size_t pi)
 {
 	struct lm_run *r = arg;
@@ -173,8 +162,8 @@ static struct lm_part *lm_parts(const struct tp_profile *p, size_t max_cores, si
 	return v ? v : tp_calloc(1, sizeof *v);
 }
 
-/* Counts every part's records, chooses `every`, keeps the records of one giving command in
- * `every` per part and copies them into out in part order, at most `max`. */
+/* Keeps every part's records, and when they are more than `max`, those of one giving command
+ * in `every` instead; copies them into out in part order, at most `max`. */
 static int collect(const struct tp_profile *p, const struct keys *k, size_t max_cores, size_t max,
                    unsigned jobs, struct tp_lmem_recs *out)
 {
@@ -188,7 +177,7 @@ static int collect(const struct tp_profile *p, const struct keys *k, size_t max_
 	}
 	struct lm_run r = {
 	    .p = p, .k = k, .parts = parts, .every = 1, .max = max, .out = out, .at = at};
-	tp_par_run(jobs, np, lm_count, &r);
+	tp_par_run(jobs, np, lm_keep, &r);
 	size_t total = 0, giving = 0;
 	for (size_t i = 0; i < np; i++) {
 		parts[i].nth0 = giving;
@@ -197,9 +186,10 @@ static int collect(const struct tp_profile *p, const struct keys *k, size_t max_
 	}
 	/* More records than fit: one command in `every` over the whole run instead of the
 	 * first commands only, so every core and the end of the run keep their records. */
-	if (total > max && max)
+	if (total > max && max) {
 		r.every = total / max + (total % max != 0);
-	tp_par_run(jobs, np, lm_keep, &r);
+		tp_par_run(jobs, np, lm_keep, &r);
+	}
 	size_t kept = 0;
 	int oom = 0;
 	for (size_t i = 0; i < np; i++) {

@@ -173,12 +173,6 @@ static void lanes_end_part(struct ctx *c, const struct part *pt)
 	tp_buf_putc(&c->o.b, ']');
 }
 
-static void argsets_part(struct ctx *c, const struct part *pt)
-{
-	(void)pt;
-	html_emit_argsets(c);
-}
-
 static void analysis_part(struct ctx *c, const struct part *pt)
 {
 	(void)pt;
@@ -223,8 +217,7 @@ static void data_parts(struct ctx *c, const struct lane *views, size_t nl, struc
 	if (c->cap)
 		html_part_add(ps, cap_lanes_end_part, NULL, 0, 0, 0);
 	html_part_add(ps, lanes_end_part, NULL, 0, 0, 0);
-	html_part_add(ps, argsets_part, NULL, 0, 0, 0);
-	html_part_add(finds, argsets_part, NULL, 0, 0, 0);
+	html_args_parts(c, finds, ps);
 	html_part_add(ps, analysis_part, NULL, 0, 0, 0);
 	html_part_add(finds, analysis_part, NULL, 0, 0, 0);
 	html_layers_parts(c, finds, ps);
@@ -294,6 +287,8 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
 	int rc = html_collect_lanes(p, c->max_cores, lanes, nl);
 	if (!rc)
 		rc = html_plan_args(c, *lanes, *nl);
+	if (!rc)
+		rc = html_args_plan(c);
 	if (!rc)
 		rc = html_cap_new(p, c->a, *lanes, *nl, &c->cap);
 	if (!rc)
@@ -376,6 +371,7 @@ out:
 	tp_free(finds.v);
 	tp_free(ps.v);
 	html_mem_free(c.mem);
+	html_args_free(c.args);
 	html_cap_free(c.cap);
 	for (size_t i = 0; ords && i < nl; i++)
 		tp_free(ords[i]);

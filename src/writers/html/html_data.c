@@ -1,10 +1,10 @@
 /*
- * html_data.c — the data sections of result.html besides the lanes: argument sets (integer
- * sets sharing their keys as binary columns, the rest as JSON), the analysis (per-core engine
- * statistics, rankings), the layer table, and the memory records (local memory per lane and
- * DDR tensors from the compiler log, local-memory records from the commands).
+ * html_data.c — the data sections of result.html besides the lanes and the argument sets: the
+ * analysis (per-core engine statistics, rankings), the layer table, and the memory records
+ * (local memory per lane and DDR tensors from the compiler log, local-memory records from the
+ * commands).
  *
- * Owns nothing beyond one call but c->argmap (the caller frees it).
+ * Owns the memory records of c->mem (html_mem_plan) until html_mem_free.
  */
 #include "writers/html/html_int.h"
 
@@ -13,224 +13,6 @@
 #include <string.h>
 
 #define TOP_MAX 200
-/* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
- * dump with a private argument set per command must not turn the page into gigabytes. */
-#define ARGS_BUDGET ((size_t)64 << 20)
-
-static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
-{
-	struct tp_buf *b = &c->o.b;
-	switch (a->type) {
-	case TP_ARG_INT:
-		tp_buf_i64(b, a->v.i);
-		break;
-	case TP_ARG_UINT:
-		html_put_u64(b, a->v.u);
-		break;
-	case TP_ARG_REAL:
-		html_put_real(b, a->v.d);
-		break;
-	default:
-		html_put_str(b, tp_str(c->p, a->v.s));
-		break;
-	}
-}
-
-struct mark_run {
-	const struct tp_profile *p;
-	struct html_lrange *r;
-	uint32_t *argmap;
-};
-
-/* Marks the argument sets rows [a, b) of a lane use (layer lanes have none): 1, stored
- * atomically as other ranges may mark the same set. */
-static void mark_used(void *arg, size_t k)
-{
-	struct mark_run *m = arg;
-	const struct html_lrange *r = &m->r[k];
-	for (size_t j = r->a; r->l->s && j < r->b; j++) {
-		uint32_t id = r->l->s[j].args;
-		if (id && id < m->p->num_argsets)
-			__atomic_store_n(&m->argmap[id], 1, __ATOMIC_RELAXED);
-	}
-}
-
-/* Chooses which argument sets to embed (those used by shown lanes, in id order, within the
- * budget) and fills c->argmap. */
-int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
-{
-	const struct tp_profile *p = c->p;
-	if (p->num_argsets < 2)
-		return TP_OK;
-	c->argmap = tp_calloc(p->num_argsets, sizeof *c->argmap);
-	struct mark_run r = {p, NULL, c->argmap};
-	size_t n = html_lane_ranges(lanes, nl, &r.r);
-	if (!c->argmap || !r.r) {
-		tp_free(r.r);
-		return TP_ENOMEM;
-	}
-	tp_par_run(c->jobs, n, mark_used, &r);
-	tp_free(r.r);
-	size_t bytes = 0;
-	for (size_t id = 1; id < p->num_argsets; id++) {
-		if (!c->argmap[id])
-			continue;
-		size_t cost = 4 + (size_t)p->argsets[id].count * 24;
-		if (bytes + cost > ARGS_BUDGET) {
-			c->argmap[id] = 0;
-			c->args_dropped++;
-			continue;
-		}
-		bytes += cost;
-		c->argmap[id] = (uint32_t)++c->num_argsets_out;
-	}
-	return TP_OK;
-}
-
-/* Argument sets whose values are all integers share "shapes" (the same keys in the same
- * order, e.g. src_start_addr, dst_start_addr on every DMA command): those travel as binary
- * columns, one per key and shape. "argShapes": the key lists (string ids); "argShape": per
- * embedded set (page ids 1..N) its shape + 1, or 0 when it is in "argsets" (JSON, [key, value,
- * ...], in page id order, the others skipped); "argVals": per shape, one column per key over
- * the sets of that shape in page id order. */
-#define ARG_SHAPES_MAX 64
-
-struct argshape {
-	uint32_t set;  /* a profile argset id with this shape (its keys) */
-	uint32_t *ids; /* profile argset ids of this shape, page order */
-	size_t n, cap;
-};
-
-struct arg_get {
-	struct ctx *c;
-	const uint32_t *ids;   /* profile argset ids (NULL: i + 1 in the argmap order) */
-	const uint32_t *shape; /* per page id - 1: shape + 1 or 0 */
-	int key;               /* >= 0: value of this key; -1: the shape column */
-};
-
-static int64_t arg_get_fn(void *u, size_t i)
-{
-	struct arg_get *g = u;
-	if (g->key < 0)
-		return g->shape[i];
-	size_t n;
-	const struct tp_arg *a = tp_args_get(g->c->p, g->ids[i], &n);
-	if (!a || (size_t)g->key >= n)
-		return 0;
-	const struct tp_arg *x = &a[g->key];
-	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
-}
-
-static int args_int(const struct tp_arg *a, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (a[i].type == TP_ARG_INT && a[i].v.i >= -COL_LIM && a[i].v.i <= COL_LIM)
-			continue;
-		if (a[i].type == TP_ARG_UINT && a[i].v.u <= (uint64_t)COL_LIM)
-			continue;
-		return 0;
-	}
-	return n > 0;
-}
-
-static int same_keys(const struct tp_profile *p, uint32_t x, uint32_t y)
-{
-	size_t nx, ny;
-	const struct tp_arg *a = tp_args_get(p, x, &nx), *b = tp_args_get(p, y, &ny);
-	if (nx != ny)
-		return 0;
-	for (size_t i = 0; i < nx; i++)
-		if (a[i].key != b[i].key)
-			return 0;
-	return 1;
-}
-
-void html_emit_argsets(struct ctx *c)
-{
-	struct tp_buf *b = &c->o.b;
-	const struct tp_profile *p = c->p;
-	size_t nout = c->num_argsets_out, nshapes = 0, last = 0;
-	struct argshape shapes[ARG_SHAPES_MAX];
-	memset(shapes, 0, sizeof shapes);
-	uint32_t *shape = nout ? tp_calloc(nout, sizeof *shape) : NULL;
-	if (nout && !shape)
-		c->o.err = TP_ENOMEM;
-	tp_buf_puts(b, ",\"argsets\":[[]");
-	for (size_t id = 1; shape && c->argmap && id < p->num_argsets; id++) {
-		if (!c->argmap[id])
-			continue;
-		size_t n;
-		const struct tp_arg *a = tp_args_get(p, (uint32_t)id, &n);
-		if (a && args_int(a, n)) {
-			size_t k = nshapes;
-			if (nshapes && same_keys(p, shapes[last].set, (uint32_t)id))
-				k = last;
-			for (size_t j = 0; j < nshapes && k == nshapes; j++)
-				if (same_keys(p, shapes[j].set, (uint32_t)id))
-					k = j;
-			if (k == nshapes && nshapes < ARG_SHAPES_MAX)
-				shapes[nshapes++].set = (uint32_t)id;
-			if (k < nshapes) {
-				struct argshape *sh = &shapes[k];
-				uint32_t *g =
-				    tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
-				if (!g) {
-					c->o.err = TP_ENOMEM;
-					break;
-				}
-				sh->ids = g;
-				sh->ids[sh->n++] = (uint32_t)id;
-				shape[c->argmap[id] - 1] = (uint32_t)k + 1;
-				last = k;
-				continue;
-			}
-		}
-		tp_buf_puts(b, ",[");
-		for (size_t i = 0; a && i < n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
-			tp_buf_putc(b, ',');
-			emit_arg_value(c, &a[i]);
-		}
-		tp_buf_putc(b, ']');
-		html_flush(&c->o, 0);
-	}
-	tp_buf_printf(b, "],\"argsDropped\":%zu,\"argShapes\":[", c->args_dropped);
-	for (size_t k = 0; k < nshapes; k++) {
-		size_t n;
-		const struct tp_arg *a = tp_args_get(p, shapes[k].set, &n);
-		tp_buf_puts(b, k ? ",[" : "[");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
-		}
-		tp_buf_putc(b, ']');
-	}
-	tp_buf_putc(b, ']');
-	struct arg_get g = {c, NULL, shape, -1};
-	if (shape)
-		html_put_col(&c->o, "argShape", nout, arg_get_fn, &g);
-	tp_buf_puts(b, ",\"argVals\":[");
-	for (size_t k = 0; k < nshapes; k++) {
-		size_t n;
-		tp_args_get(p, shapes[k].set, &n);
-		tp_buf_printf(b, "%s{\"n\":%zu", k ? "," : "", shapes[k].n);
-		g.ids = shapes[k].ids;
-		for (size_t i = 0; i < n; i++) {
-			char key[24];
-			snprintf(key, sizeof key, "k%zu", i);
-			g.key = (int)i;
-			html_put_col(&c->o, key, shapes[k].n, arg_get_fn, &g);
-		}
-		tp_buf_putc(b, '}');
-		tp_free(shapes[k].ids);
-	}
-	tp_buf_putc(b, ']');
-	tp_free(shape);
-}
-
 static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 {
 	tp_buf_printf(b, "{\"present\":%d,\"records\":", e->present);
@@ -527,56 +309,26 @@ static const char *const memrec_cols[] = {"b", "e", "a", "sz", "w", "ly", "co", 
  * those of one command in *every, over the whole run (the page says so). */
 #define LMEM_CMD_MAX 300000
 
-struct cmd_lmem_run {
-	const struct ctx *c;
-	const struct tp_lmem_recs *r;
-	struct memrec *out;
-};
-
-/* Records [k * HTML_ROWS_PART, ...) of the commands' into memrecs. */
-static void cmd_lmem_part(void *arg, size_t k)
+/* Records [k * HTML_ROWS_PART, ...) of the commands' r into out. */
+static void cmd_lmem_range(const struct ctx *c, const struct tp_lmem_recs *r, size_t k,
+                           struct memrec *out)
 {
-	struct cmd_lmem_run *w = arg;
-	const struct tp_profile *p = w->c->p;
-	size_t a = k * HTML_ROWS_PART,
-	       b = a + HTML_ROWS_PART < w->r->n ? a + HTML_ROWS_PART : w->r->n;
+	const struct tp_profile *p = c->p;
+	size_t a = k * HTML_ROWS_PART, b = r->n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : r->n;
 	for (size_t i = a; i < b; i++) {
-		const struct tp_lmem_rec *x = &w->r->v[i];
+		const struct tp_lmem_rec *x = &r->v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
-		w->out[i] = (struct memrec){x->begin_ns - w->c->t0,
-		                            x->end_ns - w->c->t0,
-		                            x->lane_offset,
-		                            x->bytes,
-		                            s->layer,
-		                            t->core,
-		                            s->cmd_id,
-		                            x->write,
-		                            (int)t->kind + 1};
+		out[i] = (struct memrec){x->begin_ns - c->t0,
+		                         x->end_ns - c->t0,
+		                         x->lane_offset,
+		                         x->bytes,
+		                         s->layer,
+		                         t->core,
+		                         s->cmd_id,
+		                         x->write,
+		                         (int)t->kind + 1};
 	}
-}
-
-/* Appends the commands' LOCAL records to m (on c->jobs threads). */
-static void add_cmd_lmem(const struct ctx *c, struct memrecs *m, struct html_mem *hm)
-{
-	struct tp_lmem_recs r;
-	hm->every = 1;
-	if (tp_lmem_from_commands_jobs(c->p, c->max_cores, LMEM_CMD_MAX, c->jobs, &r) != TP_OK) {
-		m->oom = 1;
-		return;
-	}
-	hm->dropped = r.dropped;
-	hm->every = r.every;
-	struct memrec *g = r.n ? tp_grow(m->v, sizeof *m->v, m->n + r.n, &m->cap) : m->v;
-	if (r.n && !g) {
-		m->oom = 1;
-	} else if (r.n) {
-		m->v = g;
-		struct cmd_lmem_run w = {c, &r, m->v + m->n};
-		tp_par_run(c->jobs, (r.n + HTML_ROWS_PART - 1) / HTML_ROWS_PART, cmd_lmem_part, &w);
-		m->n += r.n;
-	}
-	tp_free(r.v);
 }
 
 /* The compiler log's records of layer li into m: local-memory slices of grouped tensors (per
@@ -632,46 +384,60 @@ static void add_layer_tensors(const struct ctx *c, size_t li, int pass, struct m
 	}
 }
 
-struct tensors_run {
+/* The records are made per range of HTML_ROWS_PART layers (the compiler's, both passes) or
+ * commands' records, on c->jobs threads, then copied into the two tables in order. */
+struct mem_run {
 	const struct ctx *c;
-	int pass;
-	struct memrecs *parts; /* per range of HTML_ROWS_PART layers */
+	struct html_mem *hm;
+	size_t np;             /* ranges of layers */
+	struct memrecs *parts; /* per range: pass 0, then pass 1 */
+	size_t *at;            /* per range and pass: where its records go */
+	struct tp_lmem_recs cmd;
+	size_t ncmd; /* ranges of the commands' records */
 };
 
 static void tensors_part(void *arg, size_t k)
 {
-	struct tensors_run *w = arg;
-	size_t n = w->c->p->num_layers, a = k * HTML_ROWS_PART;
+	struct mem_run *w = arg;
+	size_t n = w->c->p->num_layers, a = (k % w->np) * HTML_ROWS_PART;
 	size_t b = n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n;
 	for (size_t li = a; li < b && !w->parts[k].oom; li++)
-		add_layer_tensors(w->c, li, w->pass, &w->parts[k]);
+		add_layer_tensors(w->c, li, (int)(k / w->np), &w->parts[k]);
 }
 
-/* Appends the compiler log's records of every layer (pass 0: local, 1: DDR) to m, in layer
- * order: per range of layers on c->jobs threads, then joined. */
-static void add_tensors(const struct ctx *c, int pass, struct memrecs *m)
+/* Copy k: a range's compiler records into its table (pass 0 ranges, the commands' record
+ * ranges after them in the LOCAL table, pass 1 ranges). */
+static void mem_copy(void *arg, size_t k)
 {
-	size_t np = (c->p->num_layers + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
-	struct tensors_run w = {c, pass, tp_calloc(np ? np : 1, sizeof *w.parts)};
-	if (!w.parts) {
-		m->oom = 1;
+	struct mem_run *w = arg;
+	struct html_mem *hm = w->hm;
+	if (k >= w->np && k < w->np + w->ncmd) {
+		cmd_lmem_range(w->c, &w->cmd, k - w->np, hm->l.v + hm->l.n - w->cmd.n);
 		return;
 	}
-	tp_par_run(c->jobs, np, tensors_part, &w);
-	for (size_t k = 0; k < np; k++) {
-		struct memrecs *q = &w.parts[k];
-		m->oom |= q->oom;
-		struct memrec *g = q->n ? tp_grow(m->v, sizeof *m->v, m->n + q->n, &m->cap) : m->v;
-		if (q->n && !g)
-			m->oom = 1;
-		if (q->n && g && !m->oom) {
-			m->v = g;
-			memcpy(m->v + m->n, q->v, q->n * sizeof *q->v);
-			m->n += q->n;
-		}
-		tp_free(q->v);
+	size_t q = k < w->np ? k : k - w->ncmd;
+	struct memrecs *m = &w->parts[q];
+	if (m->n)
+		memcpy((q < w->np ? hm->l.v : hm->g.v) + w->at[q], m->v, m->n * sizeof *m->v);
+	tp_free(m->v);
+	m->v = NULL;
+}
+
+/* The tables' sizes and each range's place in them; allocates them. */
+static int mem_tables(struct mem_run *w)
+{
+	struct html_mem *hm = w->hm;
+	for (size_t q = 0; q < 2 * w->np; q++) {
+		struct memrecs *t = q < w->np ? &hm->l : &hm->g;
+		if (w->parts[q].oom)
+			return TP_ENOMEM;
+		w->at[q] = t->n;
+		t->n += w->parts[q].n;
 	}
-	tp_free(w.parts);
+	hm->l.n += w->cmd.n;
+	hm->l.v = tp_malloc((hm->l.n ? hm->l.n : 1) * sizeof *hm->l.v);
+	hm->g.v = tp_malloc((hm->g.n ? hm->g.n : 1) * sizeof *hm->g.v);
+	return hm->l.v && hm->g.v ? TP_OK : TP_ENOMEM;
 }
 
 int html_mem_plan(struct ctx *c)
@@ -681,11 +447,29 @@ int html_mem_plan(struct ctx *c)
 		return TP_ENOMEM;
 	c->mem = hm;
 	hm->every = 1;
-	add_tensors(c, 0, &hm->l);
-	if (html_facts_of(c->p->chip).lane_bytes)
-		add_cmd_lmem(c, &hm->l, hm);
-	add_tensors(c, 1, &hm->g);
-	return hm->l.oom || hm->g.oom ? TP_ENOMEM : TP_OK;
+	struct mem_run w = {.c = c, .hm = hm};
+	w.np = (c->p->num_layers + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
+	w.parts = tp_calloc(2 * w.np + 1, sizeof *w.parts);
+	w.at = tp_calloc(2 * w.np + 1, sizeof *w.at);
+	int rc = w.parts && w.at ? TP_OK : TP_ENOMEM;
+	if (!rc)
+		tp_par_run(c->jobs, 2 * w.np, tensors_part, &w);
+	/* LOCAL records from the commands, after the compiler's. */
+	if (!rc && html_facts_of(c->p->chip).lane_bytes)
+		rc = tp_lmem_from_commands_jobs(c->p, c->max_cores, LMEM_CMD_MAX, c->jobs, &w.cmd);
+	hm->every = w.cmd.every ? w.cmd.every : 1;
+	hm->dropped = w.cmd.dropped;
+	w.ncmd = (w.cmd.n + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
+	if (!rc)
+		rc = mem_tables(&w);
+	if (!rc)
+		tp_par_run(c->jobs, 2 * w.np + w.ncmd, mem_copy, &w);
+	for (size_t q = 0; w.parts && q < 2 * w.np; q++)
+		tp_free(w.parts[q].v);
+	tp_free(w.parts);
+	tp_free(w.at);
+	tp_free(w.cmd.v);
+	return rc;
 }
 
 void html_mem_free(struct html_mem *hm)

@@ -2,9 +2,9 @@
  * html_int.h — private to src/writers/html: the state shared by result.html's writer files:
  * html.c (page template, head, driver), html_cols.c (output buffer, JSON values, binary
  * integer columns, string table), html_par.c (the data as parts written on --jobs threads),
- * html_lanes.c (timeline lanes, per-command values, level of detail), html_data.c (argument
- * sets, analysis, layers, memory records), html_ltab.c (the layer table) and html_capture.c
- * (what only a capture's page holds).
+ * html_lanes.c (timeline lanes, per-command values, level of detail), html_args.c (argument
+ * sets), html_data.c (analysis, layers, memory records), html_ltab.c (the layer table) and
+ * html_capture.c (what only a capture's page holds).
  */
 #ifndef TP_HTML_INT_H
 #define TP_HTML_INT_H
@@ -170,6 +170,7 @@ struct ctx {
 	unsigned jobs;
 	struct tp_layer_memo *memo; /* lanes made from layers read their layers through it */
 	struct html_mem *mem;       /* html_mem_plan: the memory records */
+	struct html_args *args;     /* html_args_plan: the argument sets' shapes */
 	int64_t *vals; /* owned, cap_vals entries (NULL if none): one column of a lane or of
 	                  the layer table, computed once for the "same value" check and
 	                  html_put_col's two passes (8 bytes a layer: sized for the layer table,
@@ -197,12 +198,16 @@ int html_lane_views(unsigned jobs, const struct lane *lanes, size_t nl, struct l
  * detail, then one part per column; and the finds of the strings it uses. */
 void html_lane_parts(const struct lane *view, size_t idx, struct parts *finds, struct parts *ps);
 
-/* ---- Data sections (html_data.c) ---- */
+/* ---- Data sections (html_args.c, html_data.c) ---- */
 
 /* Chooses which argument sets to embed and fills c->argmap. TP_OK or TP_ENOMEM. */
 int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl);
-/* ,"argsets", "argsDropped", "argShapes", "argShape" and "argVals". */
-void html_emit_argsets(struct ctx *c);
+/* Makes c->args: the shape of each embedded set (on c->jobs threads). TP_OK or TP_ENOMEM. */
+int html_args_plan(struct ctx *c);
+void html_args_free(struct html_args *g);
+/* ,"argsets", "argsDropped", "argShapes", "argShape" and "argVals" (parts and finds), from
+ * c->args (html_args.c). */
+void html_args_parts(const struct ctx *c, struct parts *finds, struct parts *ps);
 /* ,"analysis": per-core engine statistics and rankings (cores >= max_cores left out). */
 void html_emit_analysis(struct ctx *c, size_t max_cores);
 /* The layer table, Function rows and what-if rows (html_ltab.c): ,"ltab":{...} or null. */
