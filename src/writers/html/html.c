@@ -29,6 +29,8 @@
 
 #include "writers/capreport/capreport.h"
 
+#include "common/timings.h"
+
 #include <string.h>
 
 /* Generated from web/ by embed_assets.cmake. */
@@ -342,7 +344,9 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.k.uarch_rate = tp_profile_find_str(p, TP_KEY_UARCH_RATE);
 	c.k.alg_ops = tp_profile_find_str(p, TP_KEY_ALG_OPS);
 	c.k.uarch_ops = tp_profile_find_str(p, TP_KEY_UARCH_OPS);
+	tp_tm_begin("plan");
 	rc = plan(&c, &lanes, &nl, &views, &ords);
+	tp_tm_end();
 	if (!rc) {
 		data_parts(&c, views, nl, &finds, &ps);
 		rc = finds.oom || ps.oom ? TP_ENOMEM : TP_OK;

@@ -295,7 +295,24 @@ static int64_t arg_get_fn(void *u, size_t i)
 	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
 }
 
-/* Part (or find: its keys): the JSON sets of range pt->a (the section's start first). */
+/* Find: the keys of the JSON sets of range pt->a. */
+static void range_find(struct ctx *c, const struct part *pt)
+{
+	const struct html_args *g = c->args;
+	size_t a, e;
+	range_ids(c, pt->a, &a, &e);
+	for (size_t id = a; id < e; id++) {
+		uint32_t pid = c->argmap[id];
+		if (!pid || g->shape[pid - 1])
+			continue;
+		size_t n;
+		const struct tp_arg *x = tp_args_get(c->p, (uint32_t)id, &n);
+		for (size_t i = 0; x && i < n; i++)
+			html_smap(&c->sm, x[i].key);
+	}
+}
+
+/* Part: the JSON sets of range pt->a. */
 static void range_part(struct ctx *c, const struct part *pt)
 {
 	struct tp_buf *b = &c->o.b;
@@ -380,7 +397,7 @@ void html_args_parts(const struct ctx *c, struct parts *finds, struct parts *ps)
 	const struct html_args *g = c->args;
 	html_part_add(ps, args_text_part, NULL, 0, 0, 0);
 	for (size_t k = 0; g->shape && k < g->nr; k++) {
-		html_part_add(finds, range_part, NULL, k, 0, 0);
+		html_part_add(finds, range_find, NULL, k, 0, 0);
 		html_part_add(ps, range_part, NULL, k, 0, 0);
 	}
 	html_part_add(finds, args_text_part, NULL, 0, 0, 1);

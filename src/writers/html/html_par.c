@@ -12,8 +12,9 @@
  * per thread. A capture's page is written on the calling thread in one pass, its parts in
  * order with html_smap numbering as it goes.
  *
- * Owns nothing beyond one call of html_parts_write: the buffers, the per-thread scratch
- * (column buffer, string bits, layer memo) and the find lists are released before it returns.
+ * Owns nothing beyond one call of html_parts_write: the buffers (written ones are kept for
+ * the next parts, at most one per part in flight), the per-thread scratch (column buffer,
+ * string bits, layer memo) and the find lists are released before it returns.
  */
 #include "writers/html/html_int.h"
 
@@ -74,6 +75,9 @@ struct run {
 	pthread_cond_t cv;
 	struct slot *free_slots;
 	struct tp_buf *done; /* parts: the finished buffers not yet written */
+	struct tp_buf *pool; /* written buffers kept for the next parts (emptied, still
+	                        allocated: no new pages to fault in), at most pool_max */
+	size_t npool, pool_max;
 	uint8_t *ready;
 	size_t next, window;
 	int writing, err, miss;
@@ -184,8 +188,13 @@ static void write_ready(struct run *r)
 				err = TP_EOUTPUT;
 			tp_tm_solo_end();
 		}
-		tp_buf_free(&b);
 		pthread_mutex_lock(&r->mu);
+		if (r->npool < r->pool_max && !b.oom) {
+			b.len = 0;
+			r->pool[r->npool++] = b;
+		} else {
+			tp_buf_free(&b);
+		}
 		if (err && !r->err)
 			r->err = err;
 		r->next++;
@@ -201,15 +210,19 @@ static void part_one(void *arg, size_t k)
 	while (k >= r->next + r->window && !r->err)
 		pthread_cond_wait(&r->cv, &r->mu);
 	int err = r->err;
-	pthread_mutex_unlock(&r->mu);
 	struct tp_buf b;
-	tp_buf_init(&b);
+	if (r->npool)
+		b = r->pool[--r->npool];
+	else
+		tp_buf_init(&b);
+	pthread_mutex_unlock(&r->mu);
 	if (!err) {
 		struct slot *s = slot_get(r);
 		if (!s) {
 			err = TP_ENOMEM;
 		} else {
 			struct ctx pc = part_ctx(r, s, NULL);
+			pc.o.b = b;
 			r->ps->v[k].fn(&pc, &r->ps->v[k]);
 			b = pc.o.b;
 			err = b.oom ? TP_ENOMEM : pc.o.err;
@@ -246,17 +259,23 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 	r.recs = tp_calloc(finds->n ? finds->n : 1, sizeof *r.recs);
 	r.done = tp_calloc(ps->n ? ps->n : 1, sizeof *r.done);
 	r.ready = tp_calloc(ps->n ? ps->n : 1, 1);
-	if (!r.recs || !r.done || !r.ready)
+	r.pool_max = r.window + jobs;
+	r.pool = tp_calloc(r.pool_max, sizeof *r.pool);
+	if (!r.recs || !r.done || !r.ready || !r.pool)
 		r.err = TP_ENOMEM;
 	if (!r.err) {
 		r.ps = finds;
+		tp_tm_begin("finds");
 		tp_par_run(jobs, finds->n, find_one, &r);
 	}
 	if (!r.err) {
 		number_found(c, r.recs, finds->n);
+		tp_tm_end();
 		c->sm.frozen = 1;
 		r.ps = ps;
+		tp_tm_begin("parts");
 		tp_par_run(jobs, ps->n, part_one, &r);
+		tp_tm_end();
 		if (!r.err && r.miss)
 			r.err = HTML_EMISS;
 	}
@@ -264,6 +283,9 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 		tp_free(r.recs[k].ids);
 	for (size_t k = 0; r.done && k < ps->n; k++)
 		tp_buf_free(&r.done[k]);
+	for (size_t k = 0; k < r.npool; k++)
+		tp_buf_free(&r.pool[k]);
+	tp_free(r.pool);
 	tp_free(r.recs);
 	tp_free(r.done);
 	tp_free(r.ready);
