@@ -286,7 +286,7 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
                 uint32_t ***ords)
 {
 	const struct tp_profile *p = c->p;
-	int rc = html_collect_lanes(p, c->max_cores, lanes, nl);
+	int rc = html_collect_lanes(p, c->max_cores, c->jobs, lanes, nl);
 	if (!rc)
 		rc = html_plan_args(c, *lanes, *nl);
 	if (!rc)

@@ -181,9 +181,9 @@ struct ctx {
 
 /* Collects the lanes to show into *out (owned, free with html_lanes_free): engine tracks per
  * (device, core) in display order, a Layer lane built from the layer table where the reader
- * made none, then host / thread tracks. TP_OK or TP_ENOMEM. */
-int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
-                       size_t *nout);
+ * made none (built on `jobs` threads), then host / thread tracks. TP_OK or TP_ENOMEM. */
+int html_collect_lanes(const struct tp_profile *p, size_t max_cores, unsigned jobs,
+                       struct lane **out, size_t *nout);
 void html_lanes_free(struct lane *lanes, size_t n);
 /* *seen = the highest bandwidth (GB/s) of a normal command on the DMA lanes (on up to `jobs`
  * threads). TP_OK or TP_ENOMEM. */

@@ -706,10 +706,67 @@ int html_lane_views(unsigned jobs, const struct lane *lanes, size_t nl, struct l
 	return r.err ? TP_ENOMEM : TP_OK;
 }
 
+struct layer_lanes_run {
+	const struct tp_profile *p;
+	struct lane *want; /* device and core set: the Layer lane to build for them */
+	int *rc;
+};
+
+static void layer_lane_one(void *arg, size_t k)
+{
+	struct layer_lanes_run *r = arg;
+	r->rc[k] = layer_lane(r->p, r->want[k].device, r->want[k].core, &r->want[k]);
+}
+
+/* Appends to l[0..*n) (capacity cap) a Layer lane built from the layer table for each core
+ * that has engines but no Layer track, in engine lane order (built on `jobs` threads). */
+static int add_layer_lanes(const struct tp_profile *p, unsigned jobs, struct lane *l, size_t *n,
+                           size_t cap)
+{
+	size_t engines = *n, nw = 0;
+	struct lane *want = tp_calloc(engines ? engines : 1, sizeof *want);
+	int *rc = tp_calloc(engines ? engines : 1, sizeof *rc);
+	if (!want || !rc) {
+		tp_free(want);
+		tp_free(rc);
+		return TP_ENOMEM;
+	}
+	for (size_t i = 0; i < engines; i++) {
+		int have = l[i].core < 0 || l[i].kind == TP_TRACK_LAYER;
+		for (size_t j = 0; j < engines && !have; j++)
+			have = l[j].kind == TP_TRACK_LAYER && l[j].device == l[i].device &&
+			       l[j].core == l[i].core;
+		for (size_t j = 0; j < nw && !have; j++)
+			have = want[j].device == l[i].device && want[j].core == l[i].core;
+		if (!have) {
+			want[nw].device = l[i].device;
+			want[nw++].core = l[i].core;
+		}
+	}
+	struct layer_lanes_run r = {p, want, rc};
+	tp_par_run(jobs, nw, layer_lane_one, &r);
+	int st = TP_OK;
+	for (size_t k = 0; k < nw; k++) {
+		struct lane *y = &want[k];
+		if (!st && rc[k])
+			st = rc[k];
+		if (!st && y->n && *n < cap) {
+			l[(*n)++] = *y;
+			continue;
+		}
+		tp_free(y->lay);
+		lwalk_free(y->walk);
+		tp_free(y->memo);
+	}
+	tp_free(want);
+	tp_free(rc);
+	return st;
+}
+
 /* Collects the lanes to show: engine tracks per (device, core) in display order, a Layer lane
  * built from the layer table where the reader made none, then host / thread tracks. */
-int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
-                       size_t *nout)
+int html_collect_lanes(const struct tp_profile *p, size_t max_cores, unsigned jobs,
+                       struct lane **out, size_t *nout)
 {
 	size_t cap = p->num_tracks + p->num_tracks / 2 + 1, n = 0;
 	struct lane *l = tp_calloc(cap, sizeof *l);
@@ -733,35 +790,10 @@ int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane
 		if (!*x->label)
 			x->label = tp_track_kind_name((enum tp_track_kind)t->kind);
 	}
-	/* Layer lanes from the layer table for cores that have engines but no Layer track. */
-	size_t engines = n;
-	for (size_t i = 0; i < engines; i++) {
-		if (l[i].core < 0 || l[i].kind == TP_TRACK_LAYER)
-			continue;
-		int have = 0;
-		for (size_t j = 0; j < n && !have; j++)
-			have = l[j].kind == TP_TRACK_LAYER && l[j].device == l[i].device &&
-			       l[j].core == l[i].core;
-		if (have)
-			continue;
-		struct lane y;
-		int rc = layer_lane(p, l[i].device, l[i].core, &y);
-		if (rc) {
-			tp_free(y.memo);
-			html_lanes_free(l, n);
-			return rc;
-		}
-		if (!y.n) {
-			tp_free(y.memo);
-			continue;
-		}
-		if (n == cap) {
-			tp_free(y.lay);
-			lwalk_free(y.walk);
-			tp_free(y.memo);
-			break;
-		}
-		l[n++] = y;
+	int rc = add_layer_lanes(p, jobs, l, &n, cap);
+	if (rc) {
+		html_lanes_free(l, n);
+		return rc;
 	}
 	qsort(l, n, sizeof *l, lane_cmp);
 	*out = l;
