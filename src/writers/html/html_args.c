@@ -295,46 +295,53 @@ static int64_t arg_get_fn(void *u, size_t i)
 	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
 }
 
-/* Find: the keys of the JSON sets of range pt->a. */
-static void range_find(struct ctx *c, const struct part *pt)
+/* Calls fn for each JSON set of range k (pt->a), in id order, with its arguments. */
+static void each_json_set(struct ctx *c, size_t k,
+                          void (*fn)(struct ctx *c, const struct tp_arg *x, size_t n))
 {
 	const struct html_args *g = c->args;
 	size_t a, e;
-	range_ids(c, pt->a, &a, &e);
+	range_ids(c, k, &a, &e);
 	for (size_t id = a; id < e; id++) {
 		uint32_t pid = c->argmap[id];
 		if (!pid || g->shape[pid - 1])
 			continue;
 		size_t n;
 		const struct tp_arg *x = tp_args_get(c->p, (uint32_t)id, &n);
-		for (size_t i = 0; x && i < n; i++)
-			html_smap(&c->sm, x[i].key);
+		fn(c, x, x ? n : 0);
 	}
+}
+
+static void find_keys(struct ctx *c, const struct tp_arg *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		html_smap(&c->sm, x[i].key);
+}
+
+static void emit_set(struct ctx *c, const struct tp_arg *x, size_t n)
+{
+	struct tp_buf *b = &c->o.b;
+	tp_buf_puts(b, ",[");
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		tp_buf_i64(b, html_smap(&c->sm, x[i].key));
+		tp_buf_putc(b, ',');
+		emit_arg_value(c, &x[i]);
+	}
+	tp_buf_putc(b, ']');
+}
+
+/* Find: the keys of the JSON sets of range pt->a. */
+static void range_find(struct ctx *c, const struct part *pt)
+{
+	each_json_set(c, pt->a, find_keys);
 }
 
 /* Part: the JSON sets of range pt->a. */
 static void range_part(struct ctx *c, const struct part *pt)
 {
-	struct tp_buf *b = &c->o.b;
-	const struct html_args *g = c->args;
-	size_t a, e;
-	range_ids(c, pt->a, &a, &e);
-	for (size_t id = a; id < e; id++) {
-		uint32_t pid = c->argmap[id];
-		if (!pid || g->shape[pid - 1])
-			continue;
-		size_t n;
-		const struct tp_arg *x = tp_args_get(c->p, (uint32_t)id, &n);
-		tp_buf_puts(b, ",[");
-		for (size_t i = 0; x && i < n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			tp_buf_i64(b, html_smap(&c->sm, x[i].key));
-			tp_buf_putc(b, ',');
-			emit_arg_value(c, &x[i]);
-		}
-		tp_buf_putc(b, ']');
-	}
+	each_json_set(c, pt->a, emit_set);
 }
 
 /* Part: the section's text around the ranges and columns (pt->k: 0 its start, 1 the end of

@@ -796,18 +796,18 @@ static void test_capture_only(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_content, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_jobs, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture_only, setup, teardown),
+	    cmocka_unit_test(test_escaping),
+	    cmocka_unit_test(test_content),
+	    cmocka_unit_test(test_cost_heights),
+	    cmocka_unit_test(test_cmd_lmem),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_jobs),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_max_cores),
+	    cmocka_unit_test(test_layer_lane_order),
+	    cmocka_unit_test(test_lane_columns),
+	    cmocka_unit_test(test_capture),
+	    cmocka_unit_test(test_capture_only),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }
