@@ -24,10 +24,43 @@
 
 #include <string.h>
 
-/* The argument keys of the fields, interned in the profile (0 = absent). */
+/* The argument keys of the fields, interned in the profile (0 = absent), and a small open
+ * hash table from key to field index: a command's every argument is looked up in it. */
+#define KEY_SLOTS 128 /* a power of two, over twice TP_LK_COUNT */
+
 struct keys {
 	uint32_t k[TP_LK_COUNT];
+	uint32_t slot_key[KEY_SLOTS]; /* 0 = empty */
+	uint8_t slot_field[KEY_SLOTS];
 };
+
+static unsigned key_slot(uint32_t key)
+{
+	return (key * 2654435761u) >> 25 & (KEY_SLOTS - 1);
+}
+
+static void keys_index(struct keys *k)
+{
+	memset(k->slot_key, 0, sizeof k->slot_key);
+	for (int j = 0; j < TP_LK_COUNT; j++) {
+		if (!k->k[j])
+			continue;
+		unsigned s = key_slot(k->k[j]);
+		while (k->slot_key[s] && k->slot_key[s] != k->k[j])
+			s = (s + 1) & (KEY_SLOTS - 1);
+		k->slot_key[s] = k->k[j];
+		k->slot_field[s] = (uint8_t)j;
+	}
+}
+
+/* The field index of argument key `key`, -1 when no field has it. */
+static int key_field(const struct keys *k, uint32_t key)
+{
+	for (unsigned s = key_slot(key); k->slot_key[s]; s = (s + 1) & (KEY_SLOTS - 1))
+		if (k->slot_key[s] == key)
+			return k->slot_field[s];
+	return -1;
+}
 
 /* The argument values of one slice, by key index. */
 static void read_vals(const struct tp_profile *p, const struct keys *k, uint32_t args,
@@ -39,11 +72,11 @@ static void read_vals(const struct tp_profile *p, const struct keys *k, uint32_t
 	for (size_t i = 0; a && i < n; i++) {
 		if (a[i].type != TP_ARG_INT && a[i].type != TP_ARG_UINT)
 			continue;
-		for (int j = 0; j < TP_LK_COUNT; j++)
-			if (k->k[j] && a[i].key == k->k[j]) {
-				o->v[j] = a[i].type == TP_ARG_INT && a[i].v.i < 0 ? 0 : a[i].v.u;
-				o->have[j] = 1;
-			}
+		int j = a[i].key ? key_field(k, a[i].key) : -1;
+		if (j < 0)
+			continue;
+		o->v[j] = a[i].type == TP_ARG_INT && a[i].v.i < 0 ? 0 : a[i].v.u;
+		o->have[j] = 1;
 	}
 }
 
@@ -232,6 +265,7 @@ int tp_lmem_from_commands_jobs(const struct tp_profile *p, size_t max_cores, siz
 		any = p->tracks[ti].lmem != NULL;
 	if (!any)
 		return TP_OK;
+	keys_index(&k);
 	return collect(p, &k, max_cores, max, jobs ? jobs : 1, out);
 }
 
