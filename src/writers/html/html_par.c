@@ -24,7 +24,7 @@
 #include <string.h>
 
 /* Parts in flight per thread past the next one to write. */
-#define WINDOW 4
+#define WINDOW 2
 
 void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k)
 {
