@@ -1,10 +1,11 @@
 /*
  * html.c — writes result.html: the page skeleton, CSS and JS embedded at build time from
  * src/writers/html/web/ (generated html_assets.c), with the profile's data as one JSON document
- * inside <script type="application/json" id="tp-data">. This file fills the template, writes
- * the document's head and string table and drives the sections of html_lanes.c, html_data.c
- * and (a capture's page: its own script, counter lanes and "capture" section) html_capture.c,
- * which encode through html_cols.c.
+ * inside <script type="application/json" id="tp-data">. This file plans the page (lanes,
+ * argument sets, memory records), fills the template, writes the document's head and string
+ * table and lists the parts of the sections of html_lanes.c, html_args.c, html_data.c and (a
+ * capture's page: its own script, counter lanes and "capture" section) html_capture.c, which
+ * encode through html_cols.c; html_par.c writes the parts on --jobs threads.
  *
  * Data layout (read by the page script in web/, version 2): small things (arch, clocks, per-core
  * engine statistics, rankings, notes) as plain JSON; everything per command, per layer or per
@@ -18,9 +19,9 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
- * Memory beyond the profile and the output buffer: a column buffer of 8 bytes per layer (each
- * column computed once, see struct ctx.vals) and, while a Layer lane made from the layer table
- * is written, 4 bytes per layer of that lane (its slice order).
+ * Memory beyond the profile: per thread a column buffer of 8 bytes per layer (each column
+ * computed once, see struct ctx.vals) and its part buffers (html_par.c); the Layer lanes made
+ * from the layer table, 4 bytes per layer (their slice order); the memory records.
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */

@@ -171,10 +171,10 @@ struct ctx {
 	struct tp_layer_memo *memo; /* lanes made from layers read their layers through it */
 	struct html_mem *mem;       /* html_mem_plan: the memory records */
 	struct html_args *args;     /* html_args_plan: the argument sets' shapes */
-	int64_t *vals; /* owned, cap_vals entries (NULL if none): one column of a lane or of
-	                  the layer table, computed once for the "same value" check and
-	                  html_put_col's two passes (8 bytes a layer: sized for the layer table,
-	                  used for every lane that fits) */
+	int64_t *vals; /* cap_vals entries (NULL if none; one per thread, html_par.c): one column
+	                  of a lane or of the layer table, computed once for the "same value"
+	                  check and html_put_col's two passes (8 bytes a layer: sized for the
+	                  layer table, used for every lane that fits) */
 	size_t cap_vals;
 	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */
 };

@@ -4,8 +4,8 @@
  * uArch rate, bandwidth), the coarse level of detail, and each lane's JSON object with one
  * binary column per field.
  *
- * Owns the lanes it collects until html_lanes_free, and one level-of-detail and slice-order
- * buffer per lane while that lane is written.
+ * Owns the lanes it collects until html_lanes_free, and a level-of-detail buffer while a lane's
+ * facts are written; the lane views' slice orders (html_lane_views) are the caller's.
  */
 #include "writers/html/html_int.h"
 
