@@ -199,6 +199,10 @@ struct tp_lmem_recs {
  * is then empty). */
 int tp_lmem_from_commands(const struct tp_profile *p, size_t max_cores, size_t max,
                           struct tp_lmem_recs *out);
+/* tp_lmem_from_commands on up to `jobs` threads (tp_par_run over parts of a fixed number of
+ * commands of one track): the same records for any `jobs`. */
+int tp_lmem_from_commands_jobs(const struct tp_profile *p, size_t max_cores, size_t max,
+                               unsigned jobs, struct tp_lmem_recs *out);
 
 /* Finds the stats of (device, core); NULL if absent. */
 const struct tp_core_stats *tp_analysis_core(const struct tp_analysis *a, int32_t device,

@@ -311,7 +311,7 @@ int main(int argc, char **argv)
 		tp_profile_free(p);
 		return 1;
 	}
-	rc = tp_html_write_file(p, &a, out, 0, &d);
+	rc = tp_html_write_file(p, &a, out, 0, 1, &d);
 	if (rc)
 		fprintf(stderr, "html_fixture: %s\n", d.msg);
 	/* The lanes the page must show, in display order: Layer, [MCU], GDMA, [SDMA], TIU. */

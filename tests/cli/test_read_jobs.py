@@ -16,8 +16,10 @@ every --jobs. --timings (the per-phase report) changes no output byte, and its r
 reader, analysis and output phases with consistent figures.
 
 In the ThreadSanitizer build (TP_TEST_TSAN=1, ~20x slower) only the generated dumps run, without
-the workbook and the page (but for one workbook-only conversion whose sheets have several parts), and the BM1688 one only with --detail none (its threaded path), so
-that a data race between threads fails a conversion.
+the workbook and the page, and the BM1688 one only with --detail none (its threaded path), so
+that a data race between threads fails a conversion; the page alone is then written for the
+generated BM1688 dump (lanes longer than one of its parts, argument sets, memory records), and
+the workbook alone for a dump whose sheets have several parts.
 """
 import glob
 import json
@@ -33,8 +35,9 @@ JOBS = (1, 2, 3, 16)
 OUTPUTS = ["--json", "--sqlite"] + (["--disable_doc", "--disable_web"] if TSAN else [])
 
 
-def convert(src, out, jobs, extra=()):
-    p = subprocess.run([TPUPROF, src, out, "-q", "--jobs", str(jobs), *OUTPUTS, *extra],
+def convert(src, out, jobs, extra=(), outputs=None):
+    outputs = OUTPUTS if outputs is None else outputs
+    p = subprocess.run([TPUPROF, src, out, "-q", "--jobs", str(jobs), *outputs, *extra],
                        capture_output=True, text=True)
     return p.returncode, p.stderr
 
@@ -72,16 +75,17 @@ class ReadJobs(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def same_outputs(self, src, tag, extra=()):
+    def same_outputs(self, src, tag, extra=(), outputs=None,
+                     want=("summary.json", "trace.json")):
         """Converts src with every --jobs; returns the files of the --jobs 1 run."""
         first = None
         for j in JOBS:
             out = os.path.join(self.tmp.name, "%s-j%d" % (tag, j))
-            rc, err = convert(src, out, j, extra)
+            rc, err = convert(src, out, j, extra, outputs)
             self.assertEqual(rc, 0, "%s --jobs %d: %s" % (tag, j, err))
             files = tree(out)
-            self.assertIn("summary.json", files, tag)
-            self.assertIn("trace.json", files, tag)
+            for name in want:
+                self.assertIn(name, files, tag)
             if first is None:
                 first = files
                 continue
@@ -126,6 +130,16 @@ class ReadJobs(unittest.TestCase):
             self.same_outputs(d, "gen1688")
         # Without per-command argument sets the per-core work runs on worker threads too.
         self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
+
+    def test_generated_page(self):
+        """The page alone (the other tests write it too, but not under ThreadSanitizer):
+        its lanes are longer than one part, with argument sets and memory records."""
+        d = self.gen_bm1688()
+        page = self.same_outputs(d, "gen1688-page", outputs=[
+            "--disable_doc", "--disable_summary", "--disable_perfetto", "--disable_ops_csv"],
+            want=("result.html",))
+        self.assertEqual(sorted(page), ["result.html"])
+        self.assertGreater(len(page["result.html"]), 1 << 20)
 
     def test_damaged_line_same_message(self):
         d = os.path.join(self.tmp.name, "gen1688-bad")
@@ -196,8 +210,10 @@ class ReadJobs(unittest.TestCase):
             r = json.load(f)
         self.assertEqual(r["jobs"], 2)
         ph = {p["name"]: p for p in r["phases"]}
+        page = () if TSAN else ("write/html", "write/html/plan", "write/html/finds",
+                                "write/html/parts")
         for want in ("total", "read", "read/global", "read/iters/apply", "analysis", "write",
-                     "write/perfetto", "write/sqlite", "write/chrome"):
+                     "write/perfetto", "write/sqlite", "write/chrome") + page:
             self.assertIn(want, ph)
         for p in r["phases"]:
             self.assertLessEqual(p["serial_cpu_s"], p["cpu_s"] + 0.01, p["name"])

@@ -1,10 +1,11 @@
 /*
  * html.c — writes result.html: the page skeleton, CSS and JS embedded at build time from
  * src/writers/html/web/ (generated html_assets.c), with the profile's data as one JSON document
- * inside <script type="application/json" id="tp-data">. This file fills the template, writes
- * the document's head and string table and drives the sections of html_lanes.c, html_data.c
- * and (a capture's page: its own script, counter lanes and "capture" section) html_capture.c,
- * which encode through html_cols.c.
+ * inside <script type="application/json" id="tp-data">. This file plans the page (lanes,
+ * argument sets, memory records), fills the template, writes the document's head and string
+ * table and lists the parts of the sections of html_lanes.c, html_args.c, html_data.c and (a
+ * capture's page: its own script, counter lanes and "capture" section) html_capture.c, which
+ * encode through html_cols.c; html_par.c writes the parts on --jobs threads.
  *
  * Data layout (read by the page script in web/, version 2): small things (arch, clocks, per-core
  * engine statistics, rankings, notes) as plain JSON; everything per command, per layer or per
@@ -18,9 +19,9 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
- * Memory beyond the profile and the output buffer: a column buffer of 8 bytes per layer (each
- * column computed once, see struct ctx.vals) and, while a Layer lane made from the layer table
- * is written, 4 bytes per layer of that lane (its slice order).
+ * Memory beyond the profile: per thread a column buffer of 8 bytes per layer (each column
+ * computed once, see struct ctx.vals) and its part buffers (html_par.c); the Layer lanes made
+ * from the layer table, 4 bytes per layer (their slice order); the memory records.
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
@@ -28,6 +29,8 @@
 #include "writers/html/html_int.h"
 
 #include "writers/capreport/capreport.h"
+
+#include "common/timings.h"
 
 #include <string.h>
 
@@ -140,9 +143,95 @@ static void emit_accel(struct ctx *c)
 	tp_buf_puts(b, "});\n");
 }
 
-/* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@. */
-static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t max_cores,
-                     double bw_max_seen)
+/* ---- The data's own parts (the sections' are in html_lanes.c and html_data.c) ---- */
+
+static void head_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	emit_head(c, c->bw_seen);
+	tp_buf_puts(&c->o.b, ",\"lanes\":[");
+}
+
+/* A capture's page: after lane pt->u, its counter series; after the last, those of no lane. */
+static void cap_lane_part(struct ctx *c, const struct part *pt)
+{
+	html_cap_lane_written(c, pt->u);
+}
+
+static void cap_lanes_end_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	html_cap_lanes_end(c);
+}
+
+static void cap_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	html_cap_emit(c);
+}
+
+static void lanes_end_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	tp_buf_putc(&c->o.b, ']');
+}
+
+static void analysis_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	html_emit_analysis(c, c->max_cores);
+}
+
+/* The string table last: it holds every string the sections above used (all numbered once
+ * the finds are, or, on a capture's page, once the parts before it are written). */
+static void strs_part(struct ctx *c, const struct part *pt)
+{
+	(void)pt;
+	struct tp_buf *b = &c->o.b;
+	uint32_t *inv = tp_malloc((c->sm.n ? c->sm.n : 1) * sizeof *inv);
+	if (!inv) {
+		c->o.err = TP_ENOMEM;
+		return;
+	}
+	for (size_t i = 0; i < c->sm.nprof; i++)
+		if (c->sm.idx[i])
+			inv[c->sm.idx[i] - 1] = (uint32_t)i;
+	tp_buf_puts(b, ",\"strs\":[");
+	for (size_t i = 0; i < c->sm.n; i++) {
+		if (i)
+			tp_buf_putc(b, ',');
+		html_put_str(b, tp_str(c->p, inv[i]));
+		html_flush(&c->o, 0);
+	}
+	tp_buf_puts(b, "]}");
+	tp_free(inv);
+}
+
+/* The data's parts in page order, and the finds of the strings they use. */
+static void data_parts(struct ctx *c, const struct lane *views, size_t nl, struct parts *finds,
+                       struct parts *ps)
+{
+	html_part_add(ps, head_part, NULL, 0, 0, 0);
+	for (size_t i = 0; i < nl; i++) {
+		html_lane_parts(&views[i], i, finds, ps);
+		if (c->cap)
+			html_part_add(ps, cap_lane_part, &views[i], 0, 0, 0);
+	}
+	if (c->cap)
+		html_part_add(ps, cap_lanes_end_part, NULL, 0, 0, 0);
+	html_part_add(ps, lanes_end_part, NULL, 0, 0, 0);
+	html_args_parts(c, finds, ps);
+	html_part_add(ps, analysis_part, NULL, 0, 0, 0);
+	html_part_add(finds, analysis_part, NULL, 0, 0, 0);
+	html_layers_parts(c, finds, ps);
+	html_mem_parts(c, finds, ps);
+	if (c->cap)
+		html_part_add(ps, cap_part, NULL, 0, 0, 0);
+	html_part_add(ps, strs_part, NULL, 0, 0, 0);
+}
+
+/* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@ (the parts). */
+static int emit_page(struct ctx *c, const struct parts *finds, const struct parts *ps)
 {
 	struct tp_buf *b = &c->o.b;
 	const char *t = (const char *)tp_html_page_html;
@@ -178,47 +267,9 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 			emit_accel(c);
 			t += 4;
 		} else if (!strncmp(t, "@DATA@", 6)) {
-			emit_head(c, bw_max_seen);
-			tp_buf_puts(b, ",\"lanes\":[");
-			for (size_t i = 0; i < nl && !c->o.err; i++) {
-				if (i)
-					tp_buf_putc(b, ',');
-				html_emit_lane(c, &lanes[i]);
-				if (c->cap)
-					html_cap_lane_written(c, &lanes[i]);
-			}
-			if (c->cap)
-				html_cap_lanes_end(c);
-			tp_buf_putc(b, ']');
-			html_emit_argsets(c);
-			html_emit_analysis(c, max_cores);
-			html_emit_layers(c);
-			html_emit_memory(c, max_cores);
-			if (c->cap)
-				html_cap_emit(c);
-			/* The string table last: it holds every string the sections above used. */
-			tp_buf_puts(b, ",\"strs\":[");
-			/* Page index -> string: into the free column buffer when it holds them
-			 * (independent stores, not html_strmap_invert's chain of dependent ones),
-			 * else in place. */
-			const uint32_t *inv;
-			if (c->vals && c->sm.n <= c->cap_vals * 2) {
-				uint32_t *v = (uint32_t *)(void *)c->vals;
-				for (size_t i = 0; i < c->sm.nprof; i++)
-					if (c->sm.idx[i])
-						v[c->sm.idx[i] - 1] = (uint32_t)i;
-				inv = v;
-			} else {
-				html_strmap_invert(&c->sm);
-				inv = c->sm.idx;
-			}
-			for (size_t i = 0; i < c->sm.n; i++) {
-				if (i)
-					tp_buf_putc(b, ',');
-				html_put_str(b, tp_str(c->p, inv[i] & ~STR_DONE));
-				html_flush(&c->o, 0);
-			}
-			tp_buf_puts(b, "]}");
+			int rc = html_parts_write(c, finds, ps);
+			if (rc && !c->o.err)
+				c->o.err = rc;
 			t += 6;
 		} else {
 			tp_buf_putc(b, '@');
@@ -230,21 +281,63 @@ static int emit_page(struct ctx *c, const struct lane *lanes, size_t nl, size_t 
 	return c->o.err;
 }
 
+/* What the parts read, made before them: the lanes and their views, the argument sets to
+ * embed, a capture's extras, the DMA bandwidth scale and the memory records. */
+static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **views,
+                uint32_t ***ords)
+{
+	const struct tp_profile *p = c->p;
+	int rc = html_collect_lanes(p, c->max_cores, c->jobs, lanes, nl);
+	if (!rc)
+		rc = html_plan_args(c, *lanes, *nl);
+	if (!rc)
+		rc = html_args_plan(c);
+	if (!rc)
+		rc = html_cap_new(p, c->a, *lanes, *nl, &c->cap);
+	if (!rc)
+		rc = html_bw_max_seen(p, c->jobs, *lanes, *nl, &c->bw_seen);
+	if (!rc)
+		rc = html_lane_views(c->jobs, *lanes, *nl, views, ords);
+	if (!rc)
+		rc = html_mem_plan(c);
+	if (rc)
+		return rc;
+	/* DMA block heights: bandwidth over the arch's DDR peak, or over the highest bandwidth
+	 * seen when the arch has no known peak (or a command exceeds it). */
+	c->bw_scale = html_facts_of(p->chip).ddr_max_gbps;
+	if (c->bw_seen > c->bw_scale)
+		c->bw_scale = c->bw_seen;
+	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN, one
+	 * per thread; lanes longer than that recompute their columns instead (same bytes). No
+	 * buffer: the same. */
+	c->cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
+	if (c->cap && !(c->vals = tp_malloc(c->cap_vals * sizeof *c->vals)))
+		c->cap_vals = 0;
+	return TP_OK;
+}
+
 int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                       size_t max_cores, struct tp_diag *d)
+                       size_t max_cores, unsigned jobs, struct tp_diag *d)
 {
 	struct ctx c;
 	struct tp_afile af = {0};
-	struct lane *lanes = NULL;
+	struct lane *lanes = NULL, *views = NULL;
+	uint32_t **ords = NULL;
+	struct parts finds = {0}, ps = {0};
+	struct tp_layer_memo memo;
 	size_t nl = 0;
 	int rc;
 	memset(&c, 0, sizeof c);
+	memset(&memo, 0, sizeof memo);
 	c.p = p;
 	c.a = a;
 	c.t0 = p->span_begin_ns;
+	c.max_cores = max_cores;
+	c.jobs = jobs ? jobs : 1;
+	c.memo = &memo;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
-	c.sm.idx = c.sm.nprof < STR_DONE ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
+	c.sm.idx = c.sm.nprof < UINT32_MAX ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
 	if (!c.sm.idx) {
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
@@ -252,42 +345,43 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.k.uarch_rate = tp_profile_find_str(p, TP_KEY_UARCH_RATE);
 	c.k.alg_ops = tp_profile_find_str(p, TP_KEY_ALG_OPS);
 	c.k.uarch_ops = tp_profile_find_str(p, TP_KEY_UARCH_OPS);
-
-	rc = html_collect_lanes(p, max_cores, &lanes, &nl);
-	if (!rc)
-		rc = html_plan_args(&c, lanes, nl);
-	if (!rc)
-		rc = html_cap_new(p, a, lanes, nl, &c.cap);
+	tp_tm_begin("plan");
+	rc = plan(&c, &lanes, &nl, &views, &ords);
+	tp_tm_end();
+	if (!rc) {
+		data_parts(&c, views, nl, &finds, &ps);
+		rc = finds.oom || ps.oom ? TP_ENOMEM : TP_OK;
+	}
 	if (rc) {
 		rc = tp_diag_set(d, rc, "%s: out of memory", path);
 		goto out;
 	}
-	/* DMA block heights: bandwidth over the arch's DDR peak, or over the highest bandwidth
-	 * seen when the arch has no known peak (or a command exceeds it). */
-	double seen = html_bw_max_seen(p, lanes, nl);
-	c.bw_scale = html_facts_of(p->chip).ddr_max_gbps;
-	if (seen > c.bw_scale)
-		c.bw_scale = seen;
-	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN; lanes
-	 * longer than that recompute their columns instead (same bytes). No buffer: the same. */
-	c.cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
-	if (!(c.vals = tp_malloc(c.cap_vals * sizeof *c.vals)))
-		c.cap_vals = 0;
-
 	rc = tp_afile_open(&af, path, d);
 	if (rc)
 		goto out;
 	c.o.f = &af;
-	rc = emit_page(&c, lanes, nl, max_cores, seen);
+	rc = emit_page(&c, &finds, &ps);
 	if (rc) {
-		rc = rc == TP_ENOMEM ? tp_diag_set(d, rc, "%s: out of memory", path)
-		                     : tp_afile_fail(&af, d);
+		rc = rc == TP_ENOMEM    ? tp_diag_set(d, rc, "%s: out of memory", path)
+		     : rc == HTML_EMISS ? tp_diag_set(d, TP_EOUTPUT,
+		                                      "%s: internal error: a string of the page "
+		                                      "was not numbered",
+		                                      path)
+		                        : tp_afile_fail(&af, d);
 		tp_afile_abort(&af);
 		goto out;
 	}
 	rc = tp_afile_commit(&af, d);
 out:
+	tp_free(finds.v);
+	tp_free(ps.v);
+	html_mem_free(c.mem);
+	html_args_free(c.args);
 	html_cap_free(c.cap);
+	for (size_t i = 0; ords && i < nl; i++)
+		tp_free(ords[i]);
+	tp_free(ords);
+	tp_free(views);
 	html_lanes_free(lanes, nl);
 	tp_free(c.argmap);
 	tp_free(c.vals);
@@ -299,5 +393,6 @@ out:
 int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                          const struct tp_out_opts *o, struct tp_diag *d)
 {
-	return tp_html_write_file(p, a, path, o ? o->max_cores : 0, d);
+	return tp_html_write_file(p, a, path, o ? o->max_cores : 0,
+	                          o && o->jobs > 0 ? (unsigned)o->jobs : 1, d);
 }

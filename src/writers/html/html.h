@@ -20,9 +20,10 @@ int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a
 
 /* Writes the page for profile p (finished with tp_profile_finish) and analysis a (may be NULL)
  * to `path` through a temporary file renamed into place. max_cores caps the cores shown
- * (0 = all). Returns TP_OK, TP_ENOMEM, or TP_EOUTPUT with d filled. Deterministic: the same
- * profile gives the same bytes. Thread-safe as long as p and a are not modified. */
+ * (0 = all); up to `jobs` threads write it (0 = 1). Returns TP_OK, TP_ENOMEM, or TP_EOUTPUT
+ * with d filled. Deterministic: the same profile gives the same bytes, whatever `jobs` is.
+ * Thread-safe as long as p and a are not modified. */
 int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                       size_t max_cores, struct tp_diag *d);
+                       size_t max_cores, unsigned jobs, struct tp_diag *d);
 
 #endif /* TP_HTML_H */

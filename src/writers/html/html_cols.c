@@ -4,6 +4,7 @@
  * zigzag varints, plain / delta / runs, whichever is shortest) and the page's string table.
  *
  * Owns nothing beyond one call: the buffer and string table belong to the caller's struct ctx.
+ * html_smap also records (a find of html_par.c) or only reads (a part written on a thread).
  */
 #include "writers/html/html_int.h"
 
@@ -16,8 +17,8 @@ void html_flush(struct out *o, int force)
 {
 	if (o->b.oom)
 		o->err = TP_ENOMEM;
-	if (o->err || (!force && o->b.len < FLUSH_AT))
-		return;
+	if (o->err || !o->f || (!force && o->b.len < FLUSH_AT))
+		return; /* a part's buffer (no file) holds the whole part */
 	if (o->b.len && tp_afile_write(o->f, o->b.data, o->b.len) != 0)
 		o->err = TP_EOUTPUT;
 	o->b.len = 0;
@@ -237,30 +238,25 @@ uint32_t html_smap(struct strmap *m, uint32_t id)
 		id = 0;
 	if (m->idx[id])
 		return m->idx[id] - 1;
+	if (m->rec) {
+		struct strrec *r = m->rec;
+		uint64_t bit = (uint64_t)1 << (id % 64);
+		if (r->seen[id / 64] & bit)
+			return 0;
+		uint32_t *g = tp_grow(r->ids, sizeof *r->ids, r->n + 1, &r->cap);
+		if (!g) {
+			r->oom = 1;
+			return 0;
+		}
+		r->ids = g;
+		r->ids[r->n++] = id;
+		r->seen[id / 64] |= bit;
+		return 0;
+	}
+	if (m->frozen) {
+		__atomic_store_n(m->miss, 1, __ATOMIC_RELAXED);
+		return 0;
+	}
 	m->idx[id] = (uint32_t)++m->n;
 	return (uint32_t)(m->n - 1);
-}
-
-/* Turns idx (string -> page + 1) into page -> string in place (STR_DONE set; entries from n
- * on are 0), so the table needs no second array (4 bytes per string; a generated dump's
- * page uses every layer name). Each string's entry is moved along the chain of the entries it
- * displaces: O(nprof). html_smap must not be called afterwards. Needs nprof < 2^31 (checked by
- * the caller). */
-void html_strmap_invert(struct strmap *m)
-{
-	uint32_t *a = m->idx;
-	for (size_t p = 0; p < m->nprof; p++) {
-		if (!a[p] || (a[p] & STR_DONE))
-			continue;
-		uint32_t s = (uint32_t)p, v = a[p];
-		a[p] = 0;
-		for (;;) {
-			uint32_t j = v - 1, next = a[j];
-			a[j] = s | STR_DONE;
-			if (!next) /* an unused string's entry (or one already moved on) */
-				break;
-			s = j;
-			v = next;
-		}
-	}
 }

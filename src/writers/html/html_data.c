@@ -1,10 +1,10 @@
 /*
- * html_data.c — the data sections of result.html besides the lanes: argument sets (integer
- * sets sharing their keys as binary columns, the rest as JSON), the analysis (per-core engine
- * statistics, rankings), the layer table, and the memory records (local memory per lane and
- * DDR tensors from the compiler log, local-memory records from the commands).
+ * html_data.c — the data sections of result.html besides the lanes and the argument sets: the
+ * analysis (per-core engine statistics, rankings), the layer table, and the memory records
+ * (local memory per lane and DDR tensors from the compiler log, local-memory records from the
+ * commands).
  *
- * Owns nothing beyond one call but c->argmap (the caller frees it).
+ * Owns the memory records of c->mem (html_mem_plan) until html_mem_free.
  */
 #include "writers/html/html_int.h"
 
@@ -13,203 +13,6 @@
 #include <string.h>
 
 #define TOP_MAX 200
-/* Argument sets beyond this many JSON bytes are left out (and the page says so): a generated
- * dump with a private argument set per command must not turn the page into gigabytes. */
-#define ARGS_BUDGET ((size_t)64 << 20)
-
-static void emit_arg_value(struct ctx *c, const struct tp_arg *a)
-{
-	struct tp_buf *b = &c->o.b;
-	switch (a->type) {
-	case TP_ARG_INT:
-		tp_buf_i64(b, a->v.i);
-		break;
-	case TP_ARG_UINT:
-		html_put_u64(b, a->v.u);
-		break;
-	case TP_ARG_REAL:
-		html_put_real(b, a->v.d);
-		break;
-	default:
-		html_put_str(b, tp_str(c->p, a->v.s));
-		break;
-	}
-}
-
-/* Chooses which argument sets to embed (those used by shown lanes, in id order, within the
- * budget) and fills c->argmap. */
-int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl)
-{
-	const struct tp_profile *p = c->p;
-	if (p->num_argsets < 2)
-		return TP_OK;
-	c->argmap = tp_calloc(p->num_argsets, sizeof *c->argmap);
-	if (!c->argmap)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < nl; i++)
-		for (size_t j = 0; lanes[i].s && j < lanes[i].n; j++) /* layer lanes have no args */
-			if (lanes[i].s[j].args && lanes[i].s[j].args < p->num_argsets)
-				c->argmap[lanes[i].s[j].args] = 1;
-	size_t bytes = 0;
-	for (size_t id = 1; id < p->num_argsets; id++) {
-		if (!c->argmap[id])
-			continue;
-		size_t cost = 4 + (size_t)p->argsets[id].count * 24;
-		if (bytes + cost > ARGS_BUDGET) {
-			c->argmap[id] = 0;
-			c->args_dropped++;
-			continue;
-		}
-		bytes += cost;
-		c->argmap[id] = (uint32_t)++c->num_argsets_out;
-	}
-	return TP_OK;
-}
-
-/* Argument sets whose values are all integers share "shapes" (the same keys in the same
- * order, e.g. src_start_addr, dst_start_addr on every DMA command): those travel as binary
- * columns, one per key and shape. "argShapes": the key lists (string ids); "argShape": per
- * embedded set (page ids 1..N) its shape + 1, or 0 when it is in "argsets" (JSON, [key, value,
- * ...], in page id order, the others skipped); "argVals": per shape, one column per key over
- * the sets of that shape in page id order. */
-#define ARG_SHAPES_MAX 64
-
-struct argshape {
-	uint32_t set;  /* a profile argset id with this shape (its keys) */
-	uint32_t *ids; /* profile argset ids of this shape, page order */
-	size_t n, cap;
-};
-
-struct arg_get {
-	struct ctx *c;
-	const uint32_t *ids;   /* profile argset ids (NULL: i + 1 in the argmap order) */
-	const uint32_t *shape; /* per page id - 1: shape + 1 or 0 */
-	int key;               /* >= 0: value of this key; -1: the shape column */
-};
-
-static int64_t arg_get_fn(void *u, size_t i)
-{
-	struct arg_get *g = u;
-	if (g->key < 0)
-		return g->shape[i];
-	size_t n;
-	const struct tp_arg *a = tp_args_get(g->c->p, g->ids[i], &n);
-	if (!a || (size_t)g->key >= n)
-		return 0;
-	const struct tp_arg *x = &a[g->key];
-	return x->type == TP_ARG_INT ? x->v.i : (int64_t)x->v.u;
-}
-
-static int args_int(const struct tp_arg *a, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (a[i].type == TP_ARG_INT && a[i].v.i >= -COL_LIM && a[i].v.i <= COL_LIM)
-			continue;
-		if (a[i].type == TP_ARG_UINT && a[i].v.u <= (uint64_t)COL_LIM)
-			continue;
-		return 0;
-	}
-	return n > 0;
-}
-
-static int same_keys(const struct tp_profile *p, uint32_t x, uint32_t y)
-{
-	size_t nx, ny;
-	const struct tp_arg *a = tp_args_get(p, x, &nx), *b = tp_args_get(p, y, &ny);
-	if (nx != ny)
-		return 0;
-	for (size_t i = 0; i < nx; i++)
-		if (a[i].key != b[i].key)
-			return 0;
-	return 1;
-}
-
-void html_emit_argsets(struct ctx *c)
-{
-	struct tp_buf *b = &c->o.b;
-	const struct tp_profile *p = c->p;
-	size_t nout = c->num_argsets_out, nshapes = 0, last = 0;
-	struct argshape shapes[ARG_SHAPES_MAX];
-	memset(shapes, 0, sizeof shapes);
-	uint32_t *shape = nout ? tp_calloc(nout, sizeof *shape) : NULL;
-	if (nout && !shape)
-		c->o.err = TP_ENOMEM;
-	tp_buf_puts(b, ",\"argsets\":[[]");
-	for (size_t id = 1; shape && c->argmap && id < p->num_argsets; id++) {
-		if (!c->argmap[id])
-			continue;
-		size_t n;
-		const struct tp_arg *a = tp_args_get(p, (uint32_t)id, &n);
-		if (a && args_int(a, n)) {
-			size_t k = nshapes;
-			if (nshapes && same_keys(p, shapes[last].set, (uint32_t)id))
-				k = last;
-			for (size_t j = 0; j < nshapes && k == nshapes; j++)
-				if (same_keys(p, shapes[j].set, (uint32_t)id))
-					k = j;
-			if (k == nshapes && nshapes < ARG_SHAPES_MAX)
-				shapes[nshapes++].set = (uint32_t)id;
-			if (k < nshapes) {
-				struct argshape *sh = &shapes[k];
-				uint32_t *g =
-				    tp_grow(sh->ids, sizeof *sh->ids, sh->n + 1, &sh->cap);
-				if (!g) {
-					c->o.err = TP_ENOMEM;
-					break;
-				}
-				sh->ids = g;
-				sh->ids[sh->n++] = (uint32_t)id;
-				shape[c->argmap[id] - 1] = (uint32_t)k + 1;
-				last = k;
-				continue;
-			}
-		}
-		tp_buf_puts(b, ",[");
-		for (size_t i = 0; a && i < n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
-			tp_buf_putc(b, ',');
-			emit_arg_value(c, &a[i]);
-		}
-		tp_buf_putc(b, ']');
-		html_flush(&c->o, 0);
-	}
-	tp_buf_printf(b, "],\"argsDropped\":%zu,\"argShapes\":[", c->args_dropped);
-	for (size_t k = 0; k < nshapes; k++) {
-		size_t n;
-		const struct tp_arg *a = tp_args_get(p, shapes[k].set, &n);
-		tp_buf_puts(b, k ? ",[" : "[");
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				tp_buf_putc(b, ',');
-			tp_buf_i64(b, html_smap(&c->sm, a[i].key));
-		}
-		tp_buf_putc(b, ']');
-	}
-	tp_buf_putc(b, ']');
-	struct arg_get g = {c, NULL, shape, -1};
-	if (shape)
-		html_put_col(&c->o, "argShape", nout, arg_get_fn, &g);
-	tp_buf_puts(b, ",\"argVals\":[");
-	for (size_t k = 0; k < nshapes; k++) {
-		size_t n;
-		tp_args_get(p, shapes[k].set, &n);
-		tp_buf_printf(b, "%s{\"n\":%zu", k ? "," : "", shapes[k].n);
-		g.ids = shapes[k].ids;
-		for (size_t i = 0; i < n; i++) {
-			char key[24];
-			snprintf(key, sizeof key, "k%zu", i);
-			g.key = (int)i;
-			html_put_col(&c->o, key, shapes[k].n, arg_get_fn, &g);
-		}
-		tp_buf_putc(b, '}');
-		tp_free(shapes[k].ids);
-	}
-	tp_buf_putc(b, ']');
-	tp_free(shape);
-}
-
 static void emit_engine(struct tp_buf *b, const struct tp_engine_stats *e)
 {
 	tp_buf_printf(b, "{\"present\":%d,\"records\":", e->present);
@@ -367,27 +170,51 @@ static int64_t layer_col(void *u, size_t i)
 	}
 }
 
-/* The layer table as binary columns (html_put_col), indexed by layer index: id, name, type. */
-void html_emit_layers(struct ctx *c)
+/* The layer table as binary columns (html_put_col), indexed by layer index: id, name, type
+ * (only what the page shows: layer times are the Layer lanes' blocks). */
+static const char *const layer_cols[] = {"id", "name", "type"};
+
+static void layers_head_part(struct ctx *c, const struct part *pt)
 {
-	struct tp_buf *b = &c->o.b;
-	/* Only what the page shows (layer times are the Layer lanes' blocks). */
-	static const char *const cols[] = {"id", "name", "type"};
-	tp_buf_puts(b, ",\"layers\":{\"n\":");
-	tp_buf_i64(b, (int64_t)c->p->num_layers);
-	struct layer_get g = {c, 0};
+	(void)pt;
+	tp_buf_puts(&c->o.b, ",\"layers\":{\"n\":");
+	tp_buf_i64(&c->o.b, (int64_t)c->p->num_layers);
+}
+
+/* Part: column pt->k of the layer table (the last one closes the object). */
+static void layers_col_part(struct ctx *c, const struct part *pt)
+{
+	struct layer_get g = {c, pt->k};
 	size_t n = c->p->num_layers;
-	for (size_t col = 0; col < sizeof cols / sizeof *cols; col++) {
-		g.col = (int)col;
-		if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
-			for (size_t i = 0; i < n; i++)
-				c->vals[i] = layer_col(&g, i);
-			html_put_col_vals(&c->o, cols[col], n, c->vals);
-		} else {
-			html_put_col(&c->o, cols[col], n, layer_col, &g);
-		}
+	if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+		for (size_t i = 0; i < n; i++)
+			c->vals[i] = layer_col(&g, i);
+		html_put_col_vals(&c->o, layer_cols[pt->k], n, c->vals);
+	} else {
+		html_put_col(&c->o, layer_cols[pt->k], n, layer_col, &g);
 	}
-	tp_buf_putc(b, '}');
+	if (pt->k == 2)
+		tp_buf_putc(&c->o.b, '}');
+}
+
+/* Find: the strings of column pt->k (name or type) of layers [pt->a, pt->b). */
+static void layers_find(struct ctx *c, const struct part *pt)
+{
+	struct layer_get g = {c, pt->k};
+	for (size_t i = pt->a; i < pt->b; i++)
+		layer_col(&g, i);
+}
+
+void html_layers_parts(const struct ctx *c, struct parts *finds, struct parts *ps)
+{
+	size_t n = c->p->num_layers;
+	for (int k = 1; k <= 2; k++)
+		for (size_t a = 0; a < n; a += HTML_ROWS_PART)
+			html_part_add(finds, layers_find, NULL, a,
+			              n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n, k);
+	html_part_add(ps, layers_head_part, NULL, 0, 0, 0);
+	for (int k = 0; k < 3; k++)
+		html_part_add(ps, layers_col_part, NULL, 0, 0, k);
 }
 
 /* Elements of a tensor (1 for a scalar); saturates instead of overflowing. */
@@ -469,129 +296,223 @@ static int64_t memrec_get(void *u, size_t i)
 	}
 }
 
-static void emit_memrecs(struct ctx *c, const struct memrecs *m)
-{
-	static const char *const cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
-	tp_buf_printf(&c->o.b, "\"recs\":{\"n\":%zu", m->n);
-	struct memrec_get g = {m, 0};
-	for (int col = 0; col < 9; col++) {
-		g.col = col;
-		html_put_col(&c->o, cols[col], m->n, memrec_get, &g);
-	}
-	tp_buf_putc(&c->o.b, '}');
-}
+/* What the memory section writes, made before its parts: the LOCAL records (the compiler's,
+ * then the commands') and the DDR ones. */
+struct html_mem {
+	struct memrecs l, g;
+	size_t every, dropped; /* the commands' records: sampling, records left out */
+};
+
+static const char *const memrec_cols[] = {"b", "e", "a", "sz", "w", "ly", "co", "id", "en"};
 
 /* LOCAL records from the commands (tp_lmem_from_commands), at most LMEM_CMD_MAX: past it
  * those of one command in *every, over the whole run (the page says so). */
 #define LMEM_CMD_MAX 300000
 
-static size_t add_cmd_lmem(struct ctx *c, size_t max_cores, struct memrecs *m, size_t *every)
+/* Records [k * HTML_ROWS_PART, ...) of the commands' r into out. */
+static void cmd_lmem_range(const struct ctx *c, const struct tp_lmem_recs *r, size_t k,
+                           struct memrec *out)
 {
 	const struct tp_profile *p = c->p;
-	struct tp_lmem_recs r;
-	*every = 1;
-	if (tp_lmem_from_commands(p, max_cores, LMEM_CMD_MAX, &r) != TP_OK) {
-		m->oom = 1;
-		return 0;
-	}
-	size_t dropped = r.dropped;
-	*every = r.every;
-	for (size_t i = 0; i < r.n; i++) {
-		const struct tp_lmem_rec *x = &r.v[i];
+	size_t a = k * HTML_ROWS_PART, b = r->n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : r->n;
+	for (size_t i = a; i < b; i++) {
+		const struct tp_lmem_rec *x = &r->v[i];
 		const struct tp_track *t = &p->tracks[x->track];
 		const struct tp_slice *s = &t->slices[x->slice];
-		struct memrec q = {x->begin_ns - c->t0,
-		                   x->end_ns - c->t0,
-		                   x->lane_offset,
-		                   x->bytes,
-		                   s->layer,
-		                   t->core,
-		                   s->cmd_id,
-		                   x->write,
-		                   (int)t->kind + 1};
-		memrec_add(m, &q);
+		out[i] = (struct memrec){x->begin_ns - c->t0,
+		                         x->end_ns - c->t0,
+		                         x->lane_offset,
+		                         x->bytes,
+		                         s->layer,
+		                         t->core,
+		                         s->cmd_id,
+		                         x->write,
+		                         (int)t->kind + 1};
 	}
-	tp_free(r.v);
-	return dropped;
 }
 
-/* Memory records from the compiler log: local-memory slices of grouped tensors (per lane) and
- * DDR tensors, over the time span of the layer that reads (is_in) or writes them; then the
- * LOCAL records the commands themselves give (both views overlaid on the page). */
-void html_emit_memory(struct ctx *c, size_t max_cores)
+/* The compiler log's records of layer li into m: local-memory slices of grouped tensors (per
+ * lane; pass 0) or DDR tensors (pass 1), over the time span of the layer that reads (is_in)
+ * or writes them. */
+static void add_layer_tensors(const struct ctx *c, size_t li, int pass, struct memrecs *m)
+{
+	const struct tp_profile *p = c->p;
+	struct arch_facts f = html_facts_of(p->chip);
+	struct tp_layer ly;
+	const struct tp_layer *y = tp_profile_timed_layer(p, li, &ly);
+	if (!y)
+		return;
+	if (c->max_cores && y->core >= 0 && (size_t)y->core >= c->max_cores)
+		return;
+	for (uint32_t k = 0; k < y->num_tensors; k++) {
+		size_t ti = (size_t)y->first_tensor + k;
+		if (ti >= p->num_tensors)
+			break;
+		const struct tp_tensor *t = &p->tensors[ti];
+		unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
+		if (!dsz)
+			dsz = 1;
+		uint64_t addr, size;
+		if (pass == 0) {
+			/* Local: no DDR address and a slice shape from the layer group. */
+			if (t->gaddr || !t->nslice || !f.lane_bytes)
+				continue;
+			addr = t->loffset;
+			size = tensor_elems(t, t->nslice, t->hslice, f.npus);
+		} else {
+			if (!t->gaddr)
+				continue;
+			addr = t->gaddr;
+			size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
+		}
+		if (size != UINT64_MAX && size <= UINT64_MAX / dsz && !(pass == 1 && t->gsize))
+			size *= dsz;
+		if (addr > (uint64_t)COL_LIM)
+			addr = (uint64_t)COL_LIM;
+		if (size > (uint64_t)COL_LIM)
+			size = (uint64_t)COL_LIM;
+		struct memrec q = {y->begin_ns - c->t0,
+		                   y->end_ns - c->t0,
+		                   (int64_t)addr,
+		                   (int64_t)size,
+		                   (int64_t)li,
+		                   y->core,
+		                   t->id,
+		                   t->is_in ? 0 : 1,
+		                   0};
+		memrec_add(m, &q);
+	}
+}
+
+/* The records are made per range of HTML_ROWS_PART layers (the compiler's, both passes) or
+ * commands' records, on c->jobs threads, then copied into the two tables in order. */
+struct mem_run {
+	const struct ctx *c;
+	struct html_mem *hm;
+	size_t np;             /* ranges of layers */
+	struct memrecs *parts; /* per range: pass 0, then pass 1 */
+	size_t *at;            /* per range and pass: where its records go */
+	struct tp_lmem_recs cmd;
+	size_t ncmd; /* ranges of the commands' records */
+};
+
+static void tensors_part(void *arg, size_t k)
+{
+	struct mem_run *w = arg;
+	size_t n = w->c->p->num_layers, a = (k % w->np) * HTML_ROWS_PART;
+	size_t b = n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : n;
+	for (size_t li = a; li < b && !w->parts[k].oom; li++)
+		add_layer_tensors(w->c, li, (int)(k / w->np), &w->parts[k]);
+}
+
+/* Copy k: a range's compiler records into its table (pass 0 ranges, the commands' record
+ * ranges after them in the LOCAL table, pass 1 ranges). */
+static void mem_copy(void *arg, size_t k)
+{
+	struct mem_run *w = arg;
+	struct html_mem *hm = w->hm;
+	if (k >= w->np && k < w->np + w->ncmd) {
+		cmd_lmem_range(w->c, &w->cmd, k - w->np, hm->l.v + hm->l.n - w->cmd.n);
+		return;
+	}
+	size_t q = k < w->np ? k : k - w->ncmd;
+	struct memrecs *m = &w->parts[q];
+	if (m->n)
+		memcpy((q < w->np ? hm->l.v : hm->g.v) + w->at[q], m->v, m->n * sizeof *m->v);
+	tp_free(m->v);
+	m->v = NULL;
+}
+
+/* The tables' sizes and each range's place in them; allocates them. */
+static int mem_tables(struct mem_run *w)
+{
+	struct html_mem *hm = w->hm;
+	for (size_t q = 0; q < 2 * w->np; q++) {
+		struct memrecs *t = q < w->np ? &hm->l : &hm->g;
+		if (w->parts[q].oom)
+			return TP_ENOMEM;
+		w->at[q] = t->n;
+		t->n += w->parts[q].n;
+	}
+	hm->l.n += w->cmd.n;
+	hm->l.v = tp_malloc((hm->l.n ? hm->l.n : 1) * sizeof *hm->l.v);
+	hm->g.v = tp_malloc((hm->g.n ? hm->g.n : 1) * sizeof *hm->g.v);
+	return hm->l.v && hm->g.v ? TP_OK : TP_ENOMEM;
+}
+
+int html_mem_plan(struct ctx *c)
+{
+	struct html_mem *hm = tp_calloc(1, sizeof *hm);
+	if (!hm)
+		return TP_ENOMEM;
+	c->mem = hm;
+	hm->every = 1;
+	struct mem_run w = {.c = c, .hm = hm};
+	w.np = (c->p->num_layers + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
+	w.parts = tp_calloc(2 * w.np + 1, sizeof *w.parts);
+	w.at = tp_calloc(2 * w.np + 1, sizeof *w.at);
+	int rc = w.parts && w.at ? TP_OK : TP_ENOMEM;
+	if (!rc)
+		tp_par_run(c->jobs, 2 * w.np, tensors_part, &w);
+	/* LOCAL records from the commands, after the compiler's. */
+	if (!rc && html_facts_of(c->p->chip).lane_bytes)
+		rc = tp_lmem_from_commands_jobs(c->p, c->max_cores, LMEM_CMD_MAX, c->jobs, &w.cmd);
+	hm->every = w.cmd.every ? w.cmd.every : 1;
+	hm->dropped = w.cmd.dropped;
+	w.ncmd = (w.cmd.n + HTML_ROWS_PART - 1) / HTML_ROWS_PART;
+	if (!rc)
+		rc = mem_tables(&w);
+	if (!rc)
+		tp_par_run(c->jobs, 2 * w.np + w.ncmd, mem_copy, &w);
+	for (size_t q = 0; w.parts && q < 2 * w.np; q++)
+		tp_free(w.parts[q].v);
+	tp_free(w.parts);
+	tp_free(w.at);
+	tp_free(w.cmd.v);
+	return rc;
+}
+
+void html_mem_free(struct html_mem *hm)
+{
+	if (!hm)
+		return;
+	tp_free(hm->l.v);
+	tp_free(hm->g.v);
+	tp_free(hm);
+}
+
+/* Part: column pt->k of memory records pt->u. */
+static void memrec_col_part(struct ctx *c, const struct part *pt)
+{
+	const struct memrecs *m = pt->u;
+	struct memrec_get g = {m, pt->k};
+	html_put_col(&c->o, memrec_cols[pt->k], m->n, memrec_get, &g);
+}
+
+/* Part: the memory section's text before, between and after the two record tables (pt->k:
+ * 0, 1, 2). */
+static void mem_text_part(struct ctx *c, const struct part *pt)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
-	struct arch_facts f = html_facts_of(p->chip);
-	tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,", f.lane_bytes,
-	              f.banks, f.npus);
-	struct memrecs m = {0};
-	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			size_t every = 1;
-			size_t dropped = f.lane_bytes ? add_cmd_lmem(c, max_cores, &m, &every) : 0;
-			emit_memrecs(c, &m);
-			/* "cmdEvery" only when sampled: the page of a smaller profile is unchanged.
-			 */
-			if (every > 1)
-				tp_buf_printf(b, ",\"cmdEvery\":%zu", every);
-			tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", dropped);
-			m.n = 0;
-		}
-		for (size_t li = 0; li < p->num_layers; li++) {
-			struct tp_layer ly;
-			const struct tp_layer *y = tp_profile_timed_layer(p, li, &ly);
-			if (!y)
-				continue;
-			if (max_cores && y->core >= 0 && (size_t)y->core >= max_cores)
-				continue;
-			for (uint32_t k = 0; k < y->num_tensors; k++) {
-				size_t ti = (size_t)y->first_tensor + k;
-				if (ti >= p->num_tensors)
-					break;
-				const struct tp_tensor *t = &p->tensors[ti];
-				unsigned dsz = tp_dtype_size((enum tp_dtype)t->dtype);
-				if (!dsz)
-					dsz = 1;
-				uint64_t addr, size;
-				if (pass == 0) {
-					/* Local: no DDR address and a slice shape from the layer
-					 * group. */
-					if (t->gaddr || !t->nslice || !f.lane_bytes)
-						continue;
-					addr = t->loffset;
-					size = tensor_elems(t, t->nslice, t->hslice, f.npus);
-				} else {
-					if (!t->gaddr)
-						continue;
-					addr = t->gaddr;
-					size = t->gsize ? t->gsize : tensor_elems(t, 0, 0, 0);
-				}
-				if (size != UINT64_MAX && size <= UINT64_MAX / dsz &&
-				    !(pass == 1 && t->gsize))
-					size *= dsz;
-				if (addr > (uint64_t)COL_LIM)
-					addr = (uint64_t)COL_LIM;
-				if (size > (uint64_t)COL_LIM)
-					size = (uint64_t)COL_LIM;
-				struct memrec q = {y->begin_ns - c->t0,
-				                   y->end_ns - c->t0,
-				                   (int64_t)addr,
-				                   (int64_t)size,
-				                   (int64_t)li,
-				                   y->core,
-				                   t->id,
-				                   t->is_in ? 0 : 1,
-				                   0};
-				memrec_add(&m, &q);
-			}
-		}
+	const struct html_mem *hm = c->mem;
+	if (pt->k == 0) {
+		struct arch_facts f = html_facts_of(p->chip);
+		tp_buf_printf(b, ",\"lmem\":{\"laneBytes\":%u,\"banks\":%u,\"npus\":%u,",
+		              f.lane_bytes, f.banks, f.npus);
+		tp_buf_printf(b, "\"recs\":{\"n\":%zu", hm->l.n);
+		return;
 	}
-	emit_memrecs(c, &m);
-	if (m.oom)
-		c->o.err = TP_ENOMEM;
-	tp_free(m.v);
-	tp_buf_puts(b, ",\"blocks\":[");
+	if (pt->k == 1) {
+		tp_buf_putc(b, '}');
+		/* "cmdEvery" only when sampled: the page of a smaller profile is unchanged. */
+		if (hm->every > 1)
+			tp_buf_printf(b, ",\"cmdEvery\":%zu", hm->every);
+		tp_buf_printf(b, ",\"cmdDropped\":%zu},\"gmem\":{", hm->dropped);
+		tp_buf_printf(b, "\"recs\":{\"n\":%zu", hm->g.n);
+		return;
+	}
+	tp_buf_puts(b, "},\"blocks\":[");
 	for (size_t i = 0; i < p->num_mems; i++) {
 		const struct tp_mem *mm = &p->mems[i];
 		if (i)
@@ -605,4 +526,17 @@ void html_emit_memory(struct ctx *c, size_t max_cores)
 		tp_buf_putc(b, ']');
 	}
 	tp_buf_puts(b, "]}");
+}
+
+/* The memory section (,"lmem" and "gmem": memory records and blocks) from c->mem. */
+void html_mem_parts(const struct ctx *c, struct parts *finds, struct parts *ps)
+{
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 0);
+	for (int k = 0; k < 9; k++)
+		html_part_add(ps, memrec_col_part, &c->mem->l, 0, 0, k);
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 1);
+	for (int k = 0; k < 9; k++)
+		html_part_add(ps, memrec_col_part, &c->mem->g, 0, 0, k);
+	html_part_add(ps, mem_text_part, NULL, 0, 0, 2);
+	html_part_add(finds, mem_text_part, NULL, 0, 0, 2);
 }

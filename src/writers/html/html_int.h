@@ -1,10 +1,10 @@
 /*
  * html_int.h — private to src/writers/html: the state shared by result.html's writer files:
  * html.c (page template, head, driver), html_cols.c (output buffer, JSON values, binary
- * integer columns, string table), html_lanes.c (timeline lanes, per-command values, level of
- * detail), html_data.c (argument sets, analysis, layers, memory records), html_ltab.c (the
- * layer table) and html_capture.c
- * (what only a capture's page holds).
+ * integer columns, string table), html_par.c (the data as parts written on --jobs threads),
+ * html_lanes.c (timeline lanes, per-command values, level of detail), html_args.c (argument
+ * sets), html_data.c (analysis, layers, memory records), html_ltab.c (the layer table) and
+ * html_capture.c (what only a capture's page holds).
  */
 #ifndef TP_HTML_INT_H
 #define TP_HTML_INT_H
@@ -45,19 +45,67 @@ void html_put_col_vals(struct out *o, const char *key, size_t n, const int64_t *
 /* ---- String table: only the profile strings the page uses, numbered in first-use order
  * (html_cols.c) ---- */
 
-struct strmap {
-	uint32_t *idx; /* profile string id -> page index + 1, 0 = not yet used (turned into
-	                  page index -> profile string id by html_strmap_invert, at the end) */
-	size_t n, nprof;
+/* The profile strings one part of the page uses, in first-use order, each once (seen: one bit
+ * per profile string, cleared again after the part). */
+struct strrec {
+	uint32_t *ids;
+	size_t n, cap;
+	uint64_t *seen;
+	int oom;
 };
 
-#define STR_DONE 0x80000000u /* html_strmap_invert: the entry is a final page -> string entry */
+struct strmap {
+	uint32_t *idx; /* profile string id -> page index + 1, 0 = not yet used */
+	size_t n, nprof;
+	struct strrec *rec; /* set: html_smap records the string instead of numbering it */
+	int frozen;         /* every string is numbered: html_smap only reads idx ... */
+	int *miss;          /* ... and sets *miss (atomically) for one that is not */
+};
 
-/* The page index of profile string `id`, numbering it on first use. */
+/* The page index of profile string `id`, numbering it on first use (0 while recording). */
 uint32_t html_smap(struct strmap *m, uint32_t id);
-/* Turns idx into page index -> profile string id (STR_DONE set) in place; html_smap must not
- * be called afterwards. Needs nprof < 2^31. */
-void html_strmap_invert(struct strmap *m);
+
+/* ---- The data as parts written on --jobs threads (html_par.c) ---- */
+
+struct ctx;
+struct part;
+typedef void (*part_fn)(struct ctx *c, const struct part *pt);
+
+/* One piece of the page's data, written by fn into c->o.b (or a find: the strings it uses,
+ * recorded by html_smap). */
+struct part {
+	part_fn fn;
+	const void *u; /* what it writes: a lane, a section's plan */
+	size_t a, b;   /* rows [a, b) */
+	int k;         /* a column, a stream, a lane index */
+};
+
+struct parts {
+	struct part *v;
+	size_t n, cap;
+	int oom;
+};
+
+/* Rows per find, per range of a lane's commands, per part of a long section. */
+#define HTML_ROWS_PART 16384
+/* html_parts_write: a part used a string no find recorded (a bug; positive, not a TP_ code). */
+#define HTML_EMISS 1
+
+void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k);
+/* Writes the parts to c->o in order. A capture's page (c->cap): on this thread, html_smap
+ * numbering as it goes. Else the finds, in page order, record the strings they use on c->jobs
+ * threads; those are numbered in that order; then the parts are written on c->jobs threads,
+ * each into its own buffer, to the file in order. TP_OK, TP_ENOMEM, TP_EOUTPUT or HTML_EMISS. */
+int html_parts_write(struct ctx *c, const struct parts *finds, const struct parts *ps);
+
+/* Rows [a, b) of one lane: the lanes' commands in ranges of HTML_ROWS_PART. */
+struct html_lrange {
+	const struct lane *l;
+	size_t a, b;
+};
+/* *out (owned) = the ranges of lanes[0..nl) in order; returns their count (*out NULL: out of
+ * memory). */
+size_t html_lane_ranges(const struct lane *lanes, size_t nl, struct html_lrange **out);
 
 /* ---- Arch facts the page needs that the model does not carry ---- */
 
@@ -116,40 +164,61 @@ struct ctx {
 	uint32_t *argmap; /* profile argset id -> page index + 1 (0 = not embedded) */
 	size_t num_argsets_out, args_dropped;
 	double bw_scale;
-	int64_t t0;    /* span start: page times are relative to it */
-	int64_t *vals; /* owned, cap_vals entries (NULL if none): one column of a lane or of
-	                  the layer table, computed once for the "same value" check and
-	                  html_put_col's two passes (8 bytes a layer: sized for the layer table,
-	                  used for every lane that fits) */
+	int64_t t0;     /* span start: page times are relative to it */
+	double bw_seen; /* html_bw_max_seen */
+	size_t max_cores;
+	unsigned jobs;
+	struct tp_layer_memo *memo; /* lanes made from layers read their layers through it */
+	struct html_mem *mem;       /* html_mem_plan: the memory records */
+	struct html_args *args;     /* html_args_plan: the argument sets' shapes */
+	int64_t *vals; /* cap_vals entries (NULL if none; one per thread, html_par.c): one column
+	                  of a lane or of the layer table, computed once for the "same value"
+	                  check and html_put_col's two passes (8 bytes a layer: sized for the
+	                  layer table, used for every lane that fits) */
 	size_t cap_vals;
 	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */
 };
 
 /* Collects the lanes to show into *out (owned, free with html_lanes_free): engine tracks per
  * (device, core) in display order, a Layer lane built from the layer table where the reader
- * made none, then host / thread tracks. TP_OK or TP_ENOMEM. */
-int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
-                       size_t *nout);
+ * made none (built on `jobs` threads), then host / thread tracks. TP_OK or TP_ENOMEM. */
+int html_collect_lanes(const struct tp_profile *p, size_t max_cores, unsigned jobs,
+                       struct lane **out, size_t *nout);
 void html_lanes_free(struct lane *lanes, size_t n);
-/* The highest bandwidth (GB/s) of a normal command on the DMA lanes. */
-double html_bw_max_seen(const struct tp_profile *p, const struct lane *lanes, size_t nl);
-/* One lane's JSON object: its facts, level of detail and columns. */
-void html_emit_lane(struct ctx *c, const struct lane *lane);
+/* *seen = the highest bandwidth (GB/s) of a normal command on the DMA lanes (on up to `jobs`
+ * threads). TP_OK or TP_ENOMEM. */
+int html_bw_max_seen(const struct tp_profile *p, unsigned jobs, const struct lane *lanes, size_t nl,
+                     double *seen);
+/* views[i] (owned, with ords[i] when not NULL) = lanes[i] as its parts read it: a lane made
+ * from layers with its layer indexes in slice order in ords[i] (4 bytes a layer). On up to
+ * `jobs` threads. TP_OK or TP_ENOMEM (free what was made anyway). */
+int html_lane_views(unsigned jobs, const struct lane *lanes, size_t nl, struct lane **views,
+                    uint32_t ***ords);
+/* The parts of lane object number idx, view (from html_lane_views): its facts and level of
+ * detail, then one part per column; and the finds of the strings it uses. */
+void html_lane_parts(const struct lane *view, size_t idx, struct parts *finds, struct parts *ps);
 
-/* ---- Data sections (html_data.c) ---- */
+/* ---- Data sections (html_args.c, html_data.c) ---- */
 
 /* Chooses which argument sets to embed and fills c->argmap. TP_OK or TP_ENOMEM. */
 int html_plan_args(struct ctx *c, const struct lane *lanes, size_t nl);
-/* ,"argsets", "argsDropped", "argShapes", "argShape" and "argVals". */
-void html_emit_argsets(struct ctx *c);
+/* Makes c->args: the shape of each embedded set (on c->jobs threads). TP_OK or TP_ENOMEM. */
+int html_args_plan(struct ctx *c);
+void html_args_free(struct html_args *g);
+/* ,"argsets", "argsDropped", "argShapes", "argShape" and "argVals" (parts and finds), from
+ * c->args (html_args.c). */
+void html_args_parts(const struct ctx *c, struct parts *finds, struct parts *ps);
 /* ,"analysis": per-core engine statistics and rankings (cores >= max_cores left out). */
 void html_emit_analysis(struct ctx *c, size_t max_cores);
 /* The layer table, Function rows and what-if rows (html_ltab.c): ,"ltab":{...} or null. */
 void html_emit_ltab(struct ctx *c);
-/* ,"layers": the layer table's id, name and type columns. */
-void html_emit_layers(struct ctx *c);
-/* ,"lmem" and "gmem": memory records and blocks. */
-void html_emit_memory(struct ctx *c, size_t max_cores);
+/* ,"layers": the layer table's id, name and type columns (parts and finds). */
+void html_layers_parts(const struct ctx *c, struct parts *finds, struct parts *ps);
+/* Makes c->mem: the memory records (on c->jobs threads). TP_OK or TP_ENOMEM. */
+int html_mem_plan(struct ctx *c);
+void html_mem_free(struct html_mem *hm);
+/* ,"lmem" and "gmem": memory records and blocks (parts and finds), from c->mem. */
+void html_mem_parts(const struct ctx *c, struct parts *finds, struct parts *ps);
 
 /* ---- A capture's page (html_capture.c) ---- */
 

@@ -4,8 +4,8 @@
  * uArch rate, bandwidth), the coarse level of detail, and each lane's JSON object with one
  * binary column per field.
  *
- * Owns the lanes it collects until html_lanes_free, and one level-of-detail and slice-order
- * buffer per lane while that lane is written.
+ * Owns the lanes it collects until html_lanes_free, and a level-of-detail buffer while a lane's
+ * facts are written; the lane views' slice orders (html_lane_views) are the caller's.
  */
 #include "writers/html/html_int.h"
 
@@ -460,6 +460,21 @@ static int64_t lod_col(void *u, size_t i)
 	return g->col ? g->s[i] : g->h[i];
 }
 
+/* The buckets [*b0, *b1] slice s of lane l touches; 0 when it touches none. */
+static int lod_buckets(const struct ctx *c, const struct lane *l, const struct tp_slice *s,
+                       size_t *b0, size_t *b1)
+{
+	double span = (double)(c->p->span_end_ns - c->p->span_begin_ns);
+	double bw = (span > 1 ? span : 1) / LOD_BUCKETS;
+	double a = floor((double)(s->start_ns - c->t0) / bw);
+	double e = floor((double)(lane_end(c->p, l, s) - c->t0) / bw);
+	if (e < 0 || a >= LOD_BUCKETS)
+		return 0;
+	*b0 = a < 0 ? 0 : (size_t)a;
+	*b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
+	return 1;
+}
+
 static void emit_lod(struct ctx *c, const struct lane *l)
 {
 	if (!l->n)
@@ -472,17 +487,12 @@ static void emit_lod(struct ctx *c, const struct lane *l)
 		tp_free(sv);
 		return;
 	}
-	double span = (double)(c->p->span_end_ns - c->p->span_begin_ns);
-	double bw = (span > 1 ? span : 1) / LOD_BUCKETS;
 	struct tp_slice tmp;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct tp_slice *s = lane_at(c->p, l, i, &tmp);
-		double a = floor((double)(s->start_ns - c->t0) / bw);
-		double e = floor((double)(lane_end(c->p, l, s) - c->t0) / bw);
-		if (e < 0 || a >= LOD_BUCKETS)
+		size_t b0, b1;
+		if (!lod_buckets(c, l, s, &b0, &b1))
 			continue;
-		size_t b0 = a < 0 ? 0 : (size_t)a,
-		       b1 = e >= LOD_BUCKETS ? LOD_BUCKETS - 1 : (size_t)e;
 		int hv = height_of(c->p, &c->k, l, s, c->bw_scale);
 		struct tp_label lb = lane_label(c->p, l, s);
 		int32_t col = lb.kind != TP_CMD_NORMAL ? -1 : (int32_t)html_smap(&c->sm, lb.name);
@@ -510,45 +520,44 @@ static int layer_col_varies(int col)
 	       col == C_H;
 }
 
-/* A lane made from layers, prepared for html_emit_lane: its layer indexes in slice order (one walk
- * of the table when the lane has none, instead of one per pass) in *ord (owned by the caller,
- * NULL when the lane has its own) and a copy of the lane that reads them. 4 bytes a layer of
- * this lane, freed after it. TP_OK / TP_ENOMEM. */
-static int layer_lane_view(const struct lane *l, struct lane *view, uint32_t **ord)
+/* The lane a part of lane pt->u reads: a copy that decodes its layers through the part's
+ * memo (c->memo: one per thread). */
+static struct lane part_lane(const struct ctx *c, const struct part *pt)
 {
-	*view = *l;
-	*ord = NULL;
-	if (!l->walk)
-		return TP_OK;
-	uint32_t *o = tp_malloc((l->n ? l->n : 1) * sizeof *o);
-	if (!o)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < l->n; i++)
-		o[i] = tp_walk_at(&l->walk->w, i);
-	view->lay = *ord = o;
-	view->walk = NULL;
-	return TP_OK;
+	struct lane l = *(const struct lane *)pt->u;
+	if (l.memo)
+		l.memo = c->memo;
+	return l;
 }
 
-void html_emit_lane(struct ctx *c, const struct lane *lane)
+/* The lane clock exactly as printed (0 without one). */
+static double lane_mhz(const struct lane *l)
+{
+	struct tp_buf mb;
+	tp_buf_init(&mb);
+	html_put_real(&mb, l->mhz);
+	tp_buf_putc(&mb, 0);
+	double mhz = mb.oom ? 0 : strtod(mb.data, NULL);
+	tp_buf_free(&mb);
+	return mhz;
+}
+
+/* TIU and DMA block heights are derived by the page (from "ua" / "ck", and from bytes, cycles
+ * and "bwScale") instead of travelling as a column: "hd":1. */
+static int lane_hd(const struct lane *l)
+{
+	return l->kind == TP_TRACK_TIU || tp_track_kind_is_dma((enum tp_track_kind)l->kind);
+}
+
+/* Part: lane pt->u's facts, rows and level of detail (a comma first unless pt->k is 0). */
+static void lane_head_part(struct ctx *c, const struct part *pt)
 {
 	struct tp_buf *b = &c->o.b;
 	const struct tp_profile *p = c->p;
-	/* A lane made from layers is read many times over (rows, level of detail, each column):
-	 * it reads its layer indexes from an array (layer_lane_view). Each column of a lane that
-	 * fits c->vals is computed once into it for the "same value" check and html_put_col. */
-	struct lane view;
-	uint32_t *ord = NULL;
-	const struct lane *l = lane;
-	int64_t *vals = lane->n && lane->n <= c->cap_vals ? c->vals : NULL;
-	int from_layers = lane->track < 0 && lane->n;
-	if (from_layers) {
-		if (layer_lane_view(lane, &view, &ord) != TP_OK) {
-			c->o.err = TP_ENOMEM;
-			return;
-		}
-		l = &view;
-	}
+	struct lane lv = part_lane(c, pt);
+	const struct lane *l = &lv;
+	if (pt->k)
+		tp_buf_putc(b, ',');
 	tp_buf_puts(b, "{\"kind\":");
 	html_put_str(b, tp_track_kind_name((enum tp_track_kind)l->kind));
 	tp_buf_puts(b, ",\"label\":");
@@ -564,64 +573,200 @@ void html_emit_lane(struct ctx *c, const struct lane *lane)
 	/* Durations are mostly the engine cycles in ns: with a clock, "dur" holds only the
 	 * difference from trunc(cycles / MHz * 1000), computed with the MHz exactly as printed
 	 * so the page's arithmetic lands on the same nanosecond. */
-	struct tp_buf mb;
-	tp_buf_init(&mb);
-	html_put_real(&mb, l->mhz);
-	tp_buf_putc(&mb, 0);
-	double mhz = mb.oom ? 0 : strtod(mb.data, NULL);
-	tp_buf_free(&mb);
-	int residual = mhz > 0;
-	/* TIU and DMA block heights are derived by the page (from "ua" / "ck", and from bytes,
-	 * cycles and "bwScale") instead of travelling as a column: "hd":1. */
-	int hd = l->kind == TP_TRACK_TIU || tp_track_kind_is_dma((enum tp_track_kind)l->kind);
-	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", residual, hd, lane_rows(p, l));
+	tp_buf_printf(b, ",\"durRes\":%d,\"hd\":%d,\"rows\":%d", lane_mhz(l) > 0, lane_hd(l),
+	              lane_rows(p, l));
 	emit_lod(c, l);
-	struct lane_get g = {c, l, 0, mhz, residual};
-	for (int col = 0; col < C_COUNT; col++) {
-		if (col == C_H && hd)
-			continue;
-		/* A column with one value for every command is written as that number (left out
-		 * when it is 0); "ts" is the gap from the previous command's end (its start for the
-		 * first) and always a column. */
-		g.col = col;
-		int same = col != C_TS;
-		int64_t first = 0;
-		if (from_layers && !layer_col_varies(col)) {
-			first = lane_col(&g, 0);
-		} else if (vals) {
-			fill_col(&g, vals);
-			for (size_t i = 1; i < l->n && same; i++)
-				same = vals[i] == vals[0];
-			first = vals[0];
-		} else {
-			for (size_t i = 0; i < l->n && same; i++) {
-				int64_t v = lane_col(&g, i);
-				if (i == 0)
-					first = v;
-				same = v == first;
-			}
-		}
-		if (same) {
-			if (first) {
-				tp_buf_printf(b, ",\"%s\":", col_key[col]);
-				tp_buf_i64(b, first);
-			}
-			continue;
-		}
-		if (vals)
-			html_put_col_vals(&c->o, col_key[col], l->n, vals);
-		else
-			html_put_col(&c->o, col_key[col], l->n, lane_col, &g);
-	}
-	tp_buf_putc(b, '}');
 	html_flush(&c->o, 0);
-	tp_free(ord);
+}
+
+/* Part: column pt->k of lane pt->u (the last one closes the lane's object). */
+static void lane_col_part(struct ctx *c, const struct part *pt)
+{
+	struct tp_buf *b = &c->o.b;
+	struct lane lv = part_lane(c, pt);
+	const struct lane *l = &lv;
+	int col = pt->k;
+	/* Each column of a lane that fits c->vals is computed once into it for the "same value"
+	 * check and html_put_col. */
+	int64_t *vals = l->n && l->n <= c->cap_vals ? c->vals : NULL;
+	int from_layers = l->track < 0 && l->n;
+	double mhz = lane_mhz(l);
+	struct lane_get g = {c, l, col, mhz, mhz > 0};
+	if (col == C_H && lane_hd(l))
+		goto end;
+	/* A column with one value for every command is written as that number (left out when it
+	 * is 0); "ts" is the gap from the previous command's end (its start for the first) and
+	 * always a column. */
+	int same = col != C_TS;
+	int64_t first = 0;
+	if (from_layers && !layer_col_varies(col)) {
+		first = lane_col(&g, 0);
+	} else if (vals) {
+		fill_col(&g, vals);
+		for (size_t i = 1; i < l->n && same; i++)
+			same = vals[i] == vals[0];
+		first = vals[0];
+	} else {
+		for (size_t i = 0; i < l->n && same; i++) {
+			int64_t v = lane_col(&g, i);
+			if (i == 0)
+				first = v;
+			same = v == first;
+		}
+	}
+	if (same) {
+		if (first) {
+			tp_buf_printf(b, ",\"%s\":", col_key[col]);
+			tp_buf_i64(b, first);
+		}
+	} else if (vals) {
+		html_put_col_vals(&c->o, col_key[col], l->n, vals);
+	} else {
+		html_put_col(&c->o, col_key[col], l->n, lane_col, &g);
+	}
+end:
+	if (col == C_COUNT - 1)
+		tp_buf_putc(b, '}');
+	html_flush(&c->o, 0);
+}
+
+/* Find: the strings rows [pt->a, pt->b) of lane pt->u use in stream pt->k: 0 the level of
+ * detail (names of normal commands), 1 the "nm" column, 2 the "ty" column. */
+static void lane_find(struct ctx *c, const struct part *pt)
+{
+	struct lane lv = part_lane(c, pt);
+	const struct lane *l = &lv;
+	struct tp_slice tmp;
+	for (size_t i = pt->a; i < pt->b; i++) {
+		const struct tp_slice *s = lane_at(c->p, l, i, &tmp);
+		struct tp_label lb = lane_label(c->p, l, s);
+		size_t b0, b1;
+		if (pt->k == 0 && (lb.kind != TP_CMD_NORMAL || !lod_buckets(c, l, s, &b0, &b1)))
+			continue;
+		html_smap(&c->sm, pt->k == 2 ? lb.type : lb.name);
+	}
+}
+
+void html_lane_parts(const struct lane *view, size_t idx, struct parts *finds, struct parts *ps)
+{
+	for (int k = 0; k < 3; k++)
+		for (size_t a = 0; a < view->n; a += HTML_ROWS_PART)
+			html_part_add(finds, lane_find, view, a,
+			              view->n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : view->n,
+			              k);
+	html_part_add(ps, lane_head_part, view, 0, 0, idx != 0);
+	for (int col = 0; col < C_COUNT; col++)
+		html_part_add(ps, lane_col_part, view, 0, 0, col);
+}
+
+/* A lane made from layers, for its parts: its layer indexes in slice order (one walk of the
+ * table when the lane has none, instead of one per pass) in *ord (owned by the caller, NULL
+ * when the lane has its own) and a copy of the lane that reads them. 4 bytes a layer of this
+ * lane. TP_OK / TP_ENOMEM. */
+static int lane_view(const struct lane *l, struct lane *view, uint32_t **ord)
+{
+	*view = *l;
+	*ord = NULL;
+	if (l->track >= 0 || !l->n || !l->walk)
+		return TP_OK;
+	uint32_t *o = tp_malloc(l->n * sizeof *o);
+	if (!o)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < l->n; i++)
+		o[i] = tp_walk_at(&l->walk->w, i);
+	view->lay = *ord = o;
+	view->walk = NULL;
+	return TP_OK;
+}
+
+struct views_run {
+	const struct lane *lanes;
+	struct lane *views;
+	uint32_t **ords;
+	int err;
+};
+
+static void view_one(void *arg, size_t i)
+{
+	struct views_run *r = arg;
+	if (lane_view(&r->lanes[i], &r->views[i], &r->ords[i]) != TP_OK)
+		__atomic_store_n(&r->err, 1, __ATOMIC_RELAXED);
+}
+
+int html_lane_views(unsigned jobs, const struct lane *lanes, size_t nl, struct lane **views,
+                    uint32_t ***ords)
+{
+	struct views_run r = {lanes, tp_calloc(nl ? nl : 1, sizeof **views),
+	                      tp_calloc(nl ? nl : 1, sizeof **ords), 0};
+	*views = r.views;
+	*ords = r.ords;
+	if (!r.views || !r.ords)
+		return TP_ENOMEM;
+	tp_par_run(jobs, nl, view_one, &r);
+	return r.err ? TP_ENOMEM : TP_OK;
+}
+
+struct layer_lanes_run {
+	const struct tp_profile *p;
+	struct lane *want; /* device and core set: the Layer lane to build for them */
+	int *rc;
+};
+
+static void layer_lane_one(void *arg, size_t k)
+{
+	struct layer_lanes_run *r = arg;
+	r->rc[k] = layer_lane(r->p, r->want[k].device, r->want[k].core, &r->want[k]);
+}
+
+/* Appends to l[0..*n) (capacity cap) a Layer lane built from the layer table for each core
+ * that has engines but no Layer track, in engine lane order (built on `jobs` threads). */
+static int add_layer_lanes(const struct tp_profile *p, unsigned jobs, struct lane *l, size_t *n,
+                           size_t cap)
+{
+	size_t engines = *n, nw = 0;
+	struct lane *want = tp_calloc(engines ? engines : 1, sizeof *want);
+	int *rc = tp_calloc(engines ? engines : 1, sizeof *rc);
+	if (!want || !rc) {
+		tp_free(want);
+		tp_free(rc);
+		return TP_ENOMEM;
+	}
+	for (size_t i = 0; i < engines; i++) {
+		int have = l[i].core < 0 || l[i].kind == TP_TRACK_LAYER;
+		for (size_t j = 0; j < engines && !have; j++)
+			have = l[j].kind == TP_TRACK_LAYER && l[j].device == l[i].device &&
+			       l[j].core == l[i].core;
+		for (size_t j = 0; j < nw && !have; j++)
+			have = want[j].device == l[i].device && want[j].core == l[i].core;
+		if (!have) {
+			want[nw].device = l[i].device;
+			want[nw++].core = l[i].core;
+		}
+	}
+	struct layer_lanes_run r = {p, want, rc};
+	tp_par_run(jobs, nw, layer_lane_one, &r);
+	int st = TP_OK;
+	for (size_t k = 0; k < nw; k++) {
+		struct lane *y = &want[k];
+		if (!st && rc[k])
+			st = rc[k];
+		if (!st && y->n && *n < cap) {
+			l[(*n)++] = *y;
+			continue;
+		}
+		tp_free(y->lay);
+		lwalk_free(y->walk);
+		tp_free(y->memo);
+	}
+	tp_free(want);
+	tp_free(rc);
+	return st;
 }
 
 /* Collects the lanes to show: engine tracks per (device, core) in display order, a Layer lane
  * built from the layer table where the reader made none, then host / thread tracks. */
-int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane **out,
-                       size_t *nout)
+int html_collect_lanes(const struct tp_profile *p, size_t max_cores, unsigned jobs,
+                       struct lane **out, size_t *nout)
 {
 	size_t cap = p->num_tracks + p->num_tracks / 2 + 1, n = 0;
 	struct lane *l = tp_calloc(cap, sizeof *l);
@@ -645,35 +790,10 @@ int html_collect_lanes(const struct tp_profile *p, size_t max_cores, struct lane
 		if (!*x->label)
 			x->label = tp_track_kind_name((enum tp_track_kind)t->kind);
 	}
-	/* Layer lanes from the layer table for cores that have engines but no Layer track. */
-	size_t engines = n;
-	for (size_t i = 0; i < engines; i++) {
-		if (l[i].core < 0 || l[i].kind == TP_TRACK_LAYER)
-			continue;
-		int have = 0;
-		for (size_t j = 0; j < n && !have; j++)
-			have = l[j].kind == TP_TRACK_LAYER && l[j].device == l[i].device &&
-			       l[j].core == l[i].core;
-		if (have)
-			continue;
-		struct lane y;
-		int rc = layer_lane(p, l[i].device, l[i].core, &y);
-		if (rc) {
-			tp_free(y.memo);
-			html_lanes_free(l, n);
-			return rc;
-		}
-		if (!y.n) {
-			tp_free(y.memo);
-			continue;
-		}
-		if (n == cap) {
-			tp_free(y.lay);
-			lwalk_free(y.walk);
-			tp_free(y.memo);
-			break;
-		}
-		l[n++] = y;
+	int rc = add_layer_lanes(p, jobs, l, &n, cap);
+	if (rc) {
+		html_lanes_free(l, n);
+		return rc;
 	}
 	qsort(l, n, sizeof *l, lane_cmp);
 	*out = l;
@@ -691,20 +811,52 @@ void html_lanes_free(struct lane *lanes, size_t n)
 	tp_free(lanes);
 }
 
-double html_bw_max_seen(const struct tp_profile *p, const struct lane *lanes, size_t nl)
+/* The highest bandwidth of a normal command in rows [r->a, r->b) of a DMA lane. */
+static double bw_max_range(const struct tp_profile *p, const struct html_lrange *r)
 {
+	const struct lane *l = r->l;
 	double seen = 0;
-	for (size_t i = 0; i < nl; i++) {
-		if (!tp_track_kind_is_dma((enum tp_track_kind)lanes[i].kind) || !lanes[i].s)
-			continue;
-		for (size_t j = 0; j < lanes[i].n; j++)
-			if (lane_label(p, &lanes[i], &lanes[i].s[j]).kind == TP_CMD_NORMAL) {
-				double g = slice_gbps(
-				    &lanes[i].s[j], lane_label(p, &lanes[i], &lanes[i].s[j]).bytes,
-				    lane_end(p, &lanes[i], &lanes[i].s[j]), lanes[i].mhz);
-				if (g > seen)
-					seen = g;
-			}
-	}
+	if (!tp_track_kind_is_dma((enum tp_track_kind)l->kind) || !l->s)
+		return 0;
+	for (size_t j = r->a; j < r->b; j++)
+		if (lane_label(p, l, &l->s[j]).kind == TP_CMD_NORMAL) {
+			double g = slice_gbps(&l->s[j], lane_label(p, l, &l->s[j]).bytes,
+			                      lane_end(p, l, &l->s[j]), l->mhz);
+			if (g > seen)
+				seen = g;
+		}
 	return seen;
+}
+
+struct bw_run {
+	const struct tp_profile *p;
+	const struct html_lrange *r;
+	double *max;
+};
+
+static void bw_one(void *arg, size_t k)
+{
+	struct bw_run *b = arg;
+	b->max[k] = bw_max_range(b->p, &b->r[k]);
+}
+
+int html_bw_max_seen(const struct tp_profile *p, unsigned jobs, const struct lane *lanes, size_t nl,
+                     double *seen)
+{
+	struct html_lrange *r;
+	size_t n = html_lane_ranges(lanes, nl, &r);
+	struct bw_run b = {p, r, tp_calloc(n ? n : 1, sizeof *b.max)};
+	*seen = 0;
+	if (!r || !b.max) {
+		tp_free(r);
+		tp_free(b.max);
+		return TP_ENOMEM;
+	}
+	tp_par_run(jobs, n, bw_one, &b);
+	for (size_t k = 0; k < n; k++)
+		if (b.max[k] > *seen)
+			*seen = b.max[k];
+	tp_free(r);
+	tp_free(b.max);
+	return TP_OK;
 }

@@ -44,7 +44,7 @@ static struct tp_profile *bm1688(int cores, int chip)
 static char *page_of(const struct tp_profile *p, size_t max_cores, size_t *n)
 {
 	struct tp_diag d = {0};
-	assert_int_equal(tp_html_write_file(p, NULL, path, max_cores, &d), TP_OK);
+	assert_int_equal(tp_html_write_file(p, NULL, path, max_cores, 1, &d), TP_OK);
 	char *text = tp_test_slurp(path, n);
 	assert_non_null(text);
 	return text;
@@ -371,17 +371,117 @@ static void test_deterministic(void **state)
 	tp_profile_free(again);
 }
 
+/* A profile whose page has many parts: per core a TIU and a GDMA lane longer than a part's
+ * rows, names first used late in a lane, integer argument sets of two shapes among JSON ones
+ * over several ranges of set ids, LOCAL records from the commands, and more layers than a
+ * part's rows (no Layer track: Layer lanes made from the table). */
+static struct tp_profile *many_parts(void)
+{
+	enum { CMDS = 20000, LAYERS = 18000 };
+	struct tp_profile *p = bm1688(2, 1);
+	for (int core = 0; core < 2; core++) {
+		int tiu = tp_profile_add_track(p, 0, core, TP_TRACK_TIU, "TIU", 900);
+		int gdma = tp_profile_add_track(p, 0, core, TP_TRACK_GDMA, "GDMA", 750);
+		for (int i = 0; i < CMDS; i++) {
+			char name[32];
+			struct tp_slice *s = tp_track_push(p, tiu);
+			assert_non_null(s);
+			s->start_ns = 100 * (int64_t)i;
+			tp_slice_set_end(p, &p->tracks[tiu], s, s->start_ns + 40 + i % 50);
+			s->cycles = (uint32_t)(30 + i % 40);
+			s->cmd_id = (uint32_t)i + 1;
+			s->layer = (i / 3) % LAYERS;
+			if (i % 4999 == 4998)
+				snprintf(name, sizeof name, "late%d.%d", core, i);
+			else
+				snprintf(name, sizeof name, "op%d", (i * 7919) % 50);
+			tp_slice_set_name(p, &p->tracks[tiu], s, tp_profile_str(p, name));
+			s = tp_track_push(p, gdma);
+			assert_non_null(s);
+			s->start_ns = 100 * (int64_t)i + 50;
+			tp_slice_set_end(p, &p->tracks[gdma], s, s->start_ns + 30);
+			s->cycles = 20;
+			s->cmd_id = (uint32_t)i + 1;
+			tp_slice_set_bytes(p, &p->tracks[gdma], s, (uint32_t)(64 + i % 1000));
+			tp_slice_set_name(p, &p->tracks[gdma], s, tp_profile_str(p, "tensorLd"));
+			tp_slice_set_dir(p, &p->tracks[gdma], s, TP_DIR_DDR_TO_LMEM);
+			tp_args_begin(p);
+			if (i % 3 == 0) {
+				tp_test_add_dma_shape(p, "dst", (uint64_t)(i % 64) * 4096, 1, 64,
+				                      1 + i % 28, 28);
+				tp_args_add_uint(p, "src_data_format", 0);
+			} else if (i % 3 == 1) {
+				tp_args_add_uint(p, "src_start_addr", (uint64_t)i * 64);
+				tp_args_add_uint(p, "dst_start_addr", (uint64_t)i * 32);
+			} else {
+				snprintf(name, sizeof name, "k%d", i % 97);
+				tp_args_add_str(p, name, "text");
+			}
+			s->args = tp_args_end(p);
+		}
+	}
+	for (int i = 0; i < LAYERS; i++) {
+		char name[32];
+		struct tp_layer l;
+		memset(&l, 0, sizeof l);
+		snprintf(name, sizeof name, "layer%d", i);
+		l.name = tp_profile_str(p, name);
+		snprintf(name, sizeof name, "Type%d", i % 13);
+		l.type = tp_profile_str(p, name);
+		l.id = i;
+		l.core = i % 2;
+		l.begin_ns = 300 * (int64_t)(i / 2);
+		l.end_ns = l.begin_ns + 250 + i % 100;
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+/* The same bytes for every thread count, however the parts are scheduled. */
+static void test_jobs(void **state)
+{
+	(void)state;
+	struct tp_profile *p = many_parts();
+	struct tp_diag d = {0};
+	size_t n1, n;
+	assert_int_equal(tp_html_write_file(p, NULL, path, 0, 1, &d), TP_OK);
+	char *want = tp_test_slurp(path, &n1);
+	assert_non_null(want);
+	/* Every kind of part is there: strings first used late, both shapes, JSON sets, LOCAL
+	 * records from the commands, both Layer lanes. */
+	assert_non_null(strstr(want, "\"late1.19995\""));
+	assert_non_null(strstr(want, "\"argShapes\":[[") && strstr(want, "]],\"argShape\""));
+	assert_int_equal(count(want, "{\"kind\":\"Layer\""), 2);
+	const char *lm = strstr(want, "\"lmem\":{");
+	assert_non_null(lm);
+	lm = strstr(lm, "\"recs\":{\"n\":");
+	assert_non_null(lm);
+	assert_true(strtol(lm + 12, NULL, 10) > 10000);
+	static const unsigned jobs[] = {2, 3, 8, 64};
+	for (size_t k = 0; k < sizeof jobs / sizeof *jobs; k++) {
+		assert_int_equal(tp_html_write_file(p, NULL, path, 0, jobs[k], &d), TP_OK);
+		char *got = tp_test_slurp(path, &n);
+		assert_non_null(got);
+		assert_int_equal(n, n1);
+		assert_memory_equal(got, want, n1);
+		free(got);
+	}
+	free(want);
+	tp_profile_free(p);
+}
+
 /* The writer as tp_test_oom_sweep_file calls it. */
 static int write_page(const struct tp_profile *p, const char *file, struct tp_diag *d)
 {
-	return tp_html_write_file(p, NULL, file, 0, d);
+	return tp_html_write_file(p, NULL, file, 0, 1, d);
 }
 
 /* Every allocation of writing p's page failing in turn (p freed). */
 static void oom_sweep(struct tp_profile *p)
 {
 	/* More than zero allocations means the sweep really exercised failing runs. */
-	assert_true(tp_test_oom_sweep_file(write_page, p, path, 200) > 0);
+	assert_true(tp_test_oom_sweep_file(write_page, p, path, 1000) > 0);
 	tp_profile_free(p);
 }
 
@@ -696,17 +796,18 @@ static void test_capture_only(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test_setup_teardown(test_escaping, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_content, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cost_heights, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_cmd_lmem, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_deterministic, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_oom, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_max_cores, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_layer_lane_order, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_lane_columns, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_capture_only, setup, teardown),
+	    cmocka_unit_test(test_escaping),
+	    cmocka_unit_test(test_content),
+	    cmocka_unit_test(test_cost_heights),
+	    cmocka_unit_test(test_cmd_lmem),
+	    cmocka_unit_test(test_deterministic),
+	    cmocka_unit_test(test_jobs),
+	    cmocka_unit_test(test_oom),
+	    cmocka_unit_test(test_max_cores),
+	    cmocka_unit_test(test_layer_lane_order),
+	    cmocka_unit_test(test_lane_columns),
+	    cmocka_unit_test(test_capture),
+	    cmocka_unit_test(test_capture_only),
 	};
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, setup, teardown);
 }

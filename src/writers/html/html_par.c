@@ -1,0 +1,313 @@
+/*
+ * html_par.c — the page's data written as parts on --jobs threads. The data is a list of parts
+ * in page order (a lane's facts, one column of a lane, a column of the layer table, a section),
+ * each cut where the data puts the boundary, never by the thread count. Strings are numbered
+ * in the order the page first uses them, so that number must be known before any part that
+ * uses a string is written: first the "finds" (small pieces of the same walk: the strings of a
+ * range of rows, or a whole small section run with html_smap recording) each record the
+ * strings they use, in order, on the threads; then one pass in page order numbers them; then
+ * the parts are written on the threads, each into its own buffer, with html_smap only reading
+ * the numbers, and go to the file in order, whoever finishes the next one. At most WINDOW
+ * parts per thread are in flight past the next one to write, so memory is a few part buffers
+ * per thread. A capture's page is written on the calling thread in one pass, its parts in
+ * order with html_smap numbering as it goes.
+ *
+ * Owns nothing beyond one call of html_parts_write: the buffers (written ones are kept for
+ * the next parts, at most one per part in flight), the per-thread scratch (column buffer,
+ * string bits, layer memo) and the find lists are released before it returns.
+ */
+#include "writers/html/html_int.h"
+
+#include "common/timings.h"
+
+#include <pthread.h>
+#include <string.h>
+
+/* Parts in flight per thread past the next one to write. */
+#define WINDOW 2
+
+void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k)
+{
+	struct part *g = tp_grow(ps->v, sizeof *ps->v, ps->n + 1, &ps->cap);
+	if (!g) {
+		ps->oom = 1;
+		return;
+	}
+	ps->v = g;
+	ps->v[ps->n++] = (struct part){fn, u, a, b, k};
+}
+
+size_t html_lane_ranges(const struct lane *lanes, size_t nl, struct html_lrange **out)
+{
+	size_t n = 0, cap = 0;
+	struct html_lrange *v = NULL;
+	for (size_t i = 0; i < nl; i++)
+		for (size_t a = 0; a < lanes[i].n; a += HTML_ROWS_PART) {
+			struct html_lrange *g = tp_grow(v, sizeof *v, n + 1, &cap);
+			if (!g) {
+				tp_free(v);
+				*out = NULL;
+				return 0;
+			}
+			v = g;
+			v[n++] = (struct html_lrange){
+			    &lanes[i], a,
+			    lanes[i].n - a > HTML_ROWS_PART ? a + HTML_ROWS_PART : lanes[i].n};
+		}
+	*out = v ? v : tp_calloc(1, sizeof *v);
+	return n;
+}
+
+/* Per-thread scratch: a part takes a free one while it runs. */
+struct slot {
+	int64_t *vals;
+	size_t cap_vals;
+	uint64_t *seen; /* finds: one bit per profile string, all clear between finds */
+	struct tp_layer_memo memo;
+	struct slot *next;
+};
+
+struct run {
+	const struct ctx *c;
+	const struct parts *ps;
+	struct strrec *recs; /* finds: one list each */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct slot *free_slots;
+	struct tp_buf *done; /* parts: the finished buffers not yet written */
+	struct tp_buf *pool; /* written buffers kept for the next parts (emptied, still
+	                        allocated: no new pages to fault in), at most pool_max */
+	size_t npool, pool_max;
+	uint8_t *ready;
+	size_t next, window;
+	int writing, err, miss;
+};
+
+static struct slot *slot_get(struct run *r)
+{
+	pthread_mutex_lock(&r->mu);
+	struct slot *s = r->free_slots;
+	if (s)
+		r->free_slots = s->next;
+	pthread_mutex_unlock(&r->mu);
+	if (!s)
+		s = tp_calloc(1, sizeof *s);
+	return s;
+}
+
+static void slot_put(struct run *r, struct slot *s)
+{
+	pthread_mutex_lock(&r->mu);
+	s->next = r->free_slots;
+	r->free_slots = s;
+	pthread_mutex_unlock(&r->mu);
+}
+
+static void slots_free(struct run *r)
+{
+	while (r->free_slots) {
+		struct slot *s = r->free_slots;
+		r->free_slots = s->next;
+		tp_free(s->vals);
+		tp_free(s->seen);
+		tp_free(s);
+	}
+}
+
+static void set_err(struct run *r, int err)
+{
+	pthread_mutex_lock(&r->mu);
+	if (!r->err)
+		r->err = err;
+	pthread_cond_broadcast(&r->cv);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* The context one part runs in: the page's, with its own buffer (no file), the slot's scratch
+ * and html_smap recording into rec (a find) or only reading (a part). */
+static struct ctx part_ctx(struct run *r, struct slot *s, struct strrec *rec)
+{
+	struct ctx pc = *r->c;
+	tp_buf_init(&pc.o.b);
+	pc.o.f = NULL;
+	pc.o.err = 0;
+	pc.sm.rec = rec;
+	pc.sm.frozen = !rec;
+	pc.sm.miss = &r->miss;
+	memset(&s->memo, 0, sizeof s->memo);
+	pc.memo = &s->memo;
+	if (!s->vals && r->c->cap_vals)
+		if ((s->vals = tp_malloc(r->c->cap_vals * sizeof *s->vals)))
+			s->cap_vals = r->c->cap_vals;
+	pc.vals = s->vals;
+	pc.cap_vals = s->cap_vals;
+	return pc;
+}
+
+static void find_one(void *arg, size_t k)
+{
+	struct run *r = arg;
+	struct slot *s = slot_get(r);
+	if (s && !s->seen)
+		s->seen = tp_calloc(r->c->sm.nprof / 64 + 1, sizeof *s->seen);
+	if (!s || !s->seen) {
+		if (s)
+			slot_put(r, s);
+		set_err(r, TP_ENOMEM);
+		return;
+	}
+	struct strrec *rec = &r->recs[k];
+	rec->seen = s->seen;
+	struct ctx pc = part_ctx(r, s, rec);
+	r->ps->v[k].fn(&pc, &r->ps->v[k]);
+	for (size_t i = 0; i < rec->n; i++)
+		s->seen[rec->ids[i] / 64] &= ~((uint64_t)1 << (rec->ids[i] % 64));
+	rec->seen = NULL;
+	if (pc.o.b.oom || pc.o.err == TP_ENOMEM || rec->oom)
+		set_err(r, TP_ENOMEM);
+	tp_buf_free(&pc.o.b);
+	slot_put(r, s);
+}
+
+/* Writes the finished parts from r->next on, in order, while they are ready; one thread at a
+ * time (r->writing). Called and returns with r->mu held. The file write is one-thread work
+ * whichever thread does it: counted as serial. */
+static void write_ready(struct run *r)
+{
+	if (r->writing)
+		return;
+	r->writing = 1;
+	while (r->next < r->ps->n && r->ready[r->next]) {
+		struct tp_buf b = r->done[r->next];
+		memset(&r->done[r->next], 0, sizeof b);
+		int err = r->err;
+		pthread_mutex_unlock(&r->mu);
+		if (!err && b.len) {
+			tp_tm_solo_begin();
+			if (tp_afile_write(r->c->o.f, b.data, b.len) != 0)
+				err = TP_EOUTPUT;
+			tp_tm_solo_end();
+		}
+		pthread_mutex_lock(&r->mu);
+		if (r->npool < r->pool_max && !b.oom) {
+			b.len = 0;
+			r->pool[r->npool++] = b;
+		} else {
+			tp_buf_free(&b);
+		}
+		if (err && !r->err)
+			r->err = err;
+		r->next++;
+		pthread_cond_broadcast(&r->cv);
+	}
+	r->writing = 0;
+}
+
+static void part_one(void *arg, size_t k)
+{
+	struct run *r = arg;
+	pthread_mutex_lock(&r->mu);
+	while (k >= r->next + r->window && !r->err)
+		pthread_cond_wait(&r->cv, &r->mu);
+	int err = r->err;
+	struct tp_buf b;
+	if (r->npool)
+		b = r->pool[--r->npool];
+	else
+		tp_buf_init(&b);
+	pthread_mutex_unlock(&r->mu);
+	if (!err) {
+		struct slot *s = slot_get(r);
+		if (!s) {
+			err = TP_ENOMEM;
+		} else {
+			struct ctx pc = part_ctx(r, s, NULL);
+			pc.o.b = b;
+			r->ps->v[k].fn(&pc, &r->ps->v[k]);
+			b = pc.o.b;
+			err = b.oom ? TP_ENOMEM : pc.o.err;
+			slot_put(r, s);
+		}
+	}
+	pthread_mutex_lock(&r->mu);
+	if (err && !r->err)
+		r->err = err;
+	r->done[k] = b;
+	r->ready[k] = 1;
+	write_ready(r);
+	pthread_mutex_unlock(&r->mu);
+}
+
+/* Numbers the strings the finds recorded, in page order. Serial: one step per string a find
+ * used (each find lists a string once). */
+static void number_found(struct ctx *c, const struct strrec *recs, size_t n)
+{
+	for (size_t k = 0; k < n; k++)
+		for (size_t i = 0; i < recs[k].n; i++)
+			html_smap(&c->sm, recs[k].ids[i]);
+}
+
+static int run_parallel(struct ctx *c, const struct parts *finds, const struct parts *ps)
+{
+	struct run r;
+	memset(&r, 0, sizeof r);
+	r.c = c;
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_cond_init(&r.cv, NULL);
+	unsigned jobs = c->jobs ? c->jobs : 1;
+	r.window = (size_t)jobs * WINDOW;
+	r.recs = tp_calloc(finds->n ? finds->n : 1, sizeof *r.recs);
+	r.done = tp_calloc(ps->n ? ps->n : 1, sizeof *r.done);
+	r.ready = tp_calloc(ps->n ? ps->n : 1, 1);
+	r.pool_max = r.window + jobs;
+	r.pool = tp_calloc(r.pool_max, sizeof *r.pool);
+	if (!r.recs || !r.done || !r.ready || !r.pool)
+		r.err = TP_ENOMEM;
+	if (!r.err) {
+		r.ps = finds;
+		tp_tm_begin("finds");
+		tp_par_run(jobs, finds->n, find_one, &r);
+	}
+	if (!r.err) {
+		number_found(c, r.recs, finds->n);
+		tp_tm_end();
+		c->sm.frozen = 1;
+		r.ps = ps;
+		tp_tm_begin("parts");
+		tp_par_run(jobs, ps->n, part_one, &r);
+		tp_tm_end();
+		if (!r.err && r.miss)
+			r.err = HTML_EMISS;
+	}
+	for (size_t k = 0; r.recs && k < finds->n; k++)
+		tp_free(r.recs[k].ids);
+	for (size_t k = 0; r.done && k < ps->n; k++)
+		tp_buf_free(&r.done[k]);
+	for (size_t k = 0; k < r.npool; k++)
+		tp_buf_free(&r.pool[k]);
+	tp_free(r.pool);
+	tp_free(r.recs);
+	tp_free(r.done);
+	tp_free(r.ready);
+	slots_free(&r);
+	pthread_cond_destroy(&r.cv);
+	pthread_mutex_destroy(&r.mu);
+	return r.err;
+}
+
+int html_parts_write(struct ctx *c, const struct parts *finds, const struct parts *ps)
+{
+	if (finds->oom || ps->oom)
+		return TP_ENOMEM;
+	if (!c->cap) {
+		html_flush(&c->o, 1);
+		if (c->o.err)
+			return c->o.err;
+		return run_parallel(c, finds, ps);
+	}
+	for (size_t k = 0; k < ps->n && !c->o.err; k++) {
+		ps->v[k].fn(c, &ps->v[k]);
+		html_flush(&c->o, 0);
+	}
+	return c->o.err;
+}
