@@ -86,6 +86,8 @@ struct cw {
 	pthread_t th[MAX_WORKERS];
 	struct tp_wsync sync;
 	int quit;
+	struct cpart *parts; /* the part slots */
+	size_t nparts;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -172,6 +174,14 @@ static int plain_byte(unsigned char c)
 struct scache {
 	const char *p[SCACHE];
 	uint32_t len[SCACHE];
+};
+
+/* A part's slot (tp_sink_parts): its slices formatted on the thread that walks the part, one
+ * at a time through a one-event batch, into the part's text. */
+struct cpart {
+	struct batch rec;
+	struct scache sc;
+	struct tp_buf b;
 };
 
 static size_t scache_slot(const char *s)
@@ -362,6 +372,15 @@ static void fmt_batch(struct batch *bt)
 		fmt_event(&bt->b, &sc, bt, &bt->ev[i], bt->first && i == 0);
 }
 
+/* Formats and writes every batch still in the ring. */
+static int queue_cur(struct cw *w);
+static int wait_ring(struct cw *w, uint64_t in_flight);
+static int drain(struct cw *w)
+{
+	queue_cur(w);
+	return wait_ring(w, 0);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* The ring. The sink's thread records into the slot at tail and queues it; any thread (a
  * worker, or the sink's thread while it waits for a free slot) formats the oldest queued
@@ -513,6 +532,33 @@ static int queue_cur(struct cw *w)
 	return w->status;
 }
 
+/* Makes room in bt for one more event, nargs arguments and nflows flows; -1 when out of
+ * memory. */
+static int batch_room(struct batch *bt, size_t nargs, size_t nflows)
+{
+	if (bt->nev == bt->cap_ev) {
+		struct ev *g = tp_grow(bt->ev, sizeof *bt->ev, bt->nev + 1, &bt->cap_ev);
+		if (!g)
+			return -1;
+		bt->ev = g;
+	}
+	if (bt->nargs + nargs > bt->cap_args) {
+		struct carg *g =
+		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
+		if (!g)
+			return -1;
+		bt->args = g;
+	}
+	if (bt->nflows + nflows > bt->cap_flows) {
+		uint64_t *g =
+		    tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows, &bt->cap_flows);
+		if (!g)
+			return -1;
+		bt->flows = g;
+	}
+	return 0;
+}
+
 /* The batch to record into, with room for one more event, nargs arguments and nflows flows;
  * NULL on error (w->status set). */
 static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
@@ -531,31 +577,12 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 		bt->state = SLOT_FILLING;
 		w->cur = bt;
 	}
-	if (bt->nev == bt->cap_ev) {
-		struct ev *g = tp_grow(bt->ev, sizeof *bt->ev, bt->nev + 1, &bt->cap_ev);
-		if (!g)
-			goto oom;
-		bt->ev = g;
-	}
-	if (bt->nargs + nargs > bt->cap_args) {
-		struct carg *g =
-		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
-		if (!g)
-			goto oom;
-		bt->args = g;
-	}
-	if (bt->nflows + nflows > bt->cap_flows) {
-		uint64_t *g =
-		    tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows, &bt->cap_flows);
-		if (!g)
-			goto oom;
-		bt->flows = g;
+	if (batch_room(bt, nargs, nflows)) {
+		fail(w, TP_ENOMEM);
+		return NULL;
 	}
 	w->first = 0;
 	return bt;
-oom:
-	fail(w, TP_ENOMEM);
-	return NULL;
 }
 
 static struct ev *new_ev(struct cw *w, struct batch **out, size_t nargs, size_t nflows)
@@ -612,14 +639,10 @@ static int cw_track(void *ctx, const struct tp_sink_track *t)
 	return st;
 }
 
-static int cw_slice(void *ctx, const struct tp_sink_slice *s)
+/* Records slice s as event e of bt (which has room for its arguments and flows). */
+static void record_slice(struct batch *bt, struct ev *e, const struct tp_sink_slice *s)
 {
-	struct cw *w = ctx;
-	struct batch *bt;
 	size_t nf = s->num_flows_out;
-	struct ev *e = new_ev(w, &bt, s->num_args, nf);
-	if (!e)
-		return w->status;
 	e->kind = EV_SLICE;
 	e->pid = s->track->pid;
 	e->tid = s->track->tid;
@@ -655,7 +678,72 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 	e->nflows = (uint32_t)nf;
 	for (size_t i = 0; i < nf; i++)
 		bt->flows[bt->nflows++] = s->flows_out[i];
+}
+
+static int cw_slice(void *ctx, const struct tp_sink_slice *s)
+{
+	struct cw *w = ctx;
+	struct batch *bt;
+	struct ev *e = new_ev(w, &bt, s->num_args, s->num_flows_out);
+	if (!e)
+		return w->status;
+	record_slice(bt, e, s);
 	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Slices in parts (tp_sink_drive_parts): each part's slices are formatted into its slot's text
+ * on the thread that walks the part, and the driving thread writes the slots in part order.
+ * Track metadata comes before (through the ring, written out when the parts start) and the
+ * counters after, so the file is the same bytes as with every event through the ring. */
+
+static int cw_slots(void *ctx, size_t n)
+{
+	struct cw *w = ctx;
+	int st = drain(w);
+	if (st)
+		return st;
+	w->parts = tp_calloc(n, sizeof *w->parts);
+	if (!w->parts)
+		return fail(w, TP_ENOMEM);
+	w->nparts = n;
+	for (size_t i = 0; i < n; i++)
+		tp_buf_init(&w->parts[i].b);
+	return TP_OK;
+}
+
+/* One slice of a part (any thread): out of memory is reported when the part is emitted. */
+static int cw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
+{
+	struct cw *w = ctx;
+	struct cpart *cp = &w->parts[slot];
+	struct batch *bt = &cp->rec;
+	bt->nev = bt->nargs = bt->nflows = 0;
+	if (batch_room(bt, s->num_args, s->num_flows_out)) {
+		cp->b.oom = 1;
+		return TP_OK;
+	}
+	struct ev *e = &bt->ev[bt->nev++];
+	memset(e, 0, sizeof *e);
+	record_slice(bt, e, s);
+	fmt_event(&cp->b, &cp->sc, bt, e, 0);
+	return TP_OK;
+}
+
+static int cw_emit(void *ctx, size_t slot)
+{
+	struct cw *w = ctx;
+	struct tp_buf *b = &w->parts[slot].b;
+	if (b->oom)
+		return fail(w, TP_ENOMEM);
+	size_t skip = 0;
+	if (w->first && b->len) { /* a slice first of all (no metadata): no leading comma */
+		skip = 1;
+		w->first = 0;
+	}
+	int st = write_bytes(w, b->data + skip, b->len - skip);
+	b->len = 0;
+	return st;
 }
 
 static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
@@ -673,13 +761,6 @@ static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, d
 	e->name = t->full_name ? t->full_name : t->name;
 	e->cat = t->unit && *t->unit ? t->unit : "value";
 	return TP_OK;
-}
-
-/* Formats and writes every batch still in the ring. */
-static int drain(struct cw *w)
-{
-	queue_cur(w);
-	return wait_ring(w, 0);
 }
 
 static void workers_stop(struct cw *w);
@@ -755,7 +836,9 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 			tp_buf_init(&w.slot[i].b);
 		struct tp_sink sink = {&w,         cw_begin, cw_track, cw_slice,
 		                       cw_counter, NULL,     cw_end,   opts && opts->full_args};
-		st = tp_sink_drive(p, a, &sink, d);
+		struct tp_sink_parts parts = {opts ? opts->jobs : 0, opts ? opts->part_slices : 0,
+		                              cw_slots, cw_part_slice, cw_emit};
+		st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	}
 	workers_stop(&w);
 	if (!st)
@@ -768,19 +851,26 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 		tp_buf_free(&w.slot[i].b);
 	}
 	tp_free(w.slot);
+	for (size_t i = 0; i < w.nparts; i++) {
+		tp_free(w.parts[i].rec.ev);
+		tp_free(w.parts[i].rec.args);
+		tp_free(w.parts[i].rec.flows);
+		tp_buf_free(&w.parts[i].b);
+	}
+	tp_free(w.parts);
 	return st;
 }
 
 int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                     int full_args, struct tp_diag *d)
 {
-	struct tp_chrome_opts o = {full_args, 1, 0};
+	struct tp_chrome_opts o = {full_args, 1, 0, 0};
 	return tp_chrome_write_ex(p, a, path, &o, d);
 }
 
 int tp_chrome_output_write(const struct tp_profile *p, const struct tp_analysis *a,
                            const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0};
+	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0, 0};
 	return tp_chrome_write_ex(p, a, path, &co, d);
 }

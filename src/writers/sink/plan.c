@@ -49,24 +49,33 @@ static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, cons
 	return tp_arena_strdup(&pl->arena, tmp);
 }
 
-long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                          uint64_t id, uint32_t *depth, uint64_t *parent)
 {
 	size_t l;
-	for (l = 0; l < pl->nlanes_used; l++) {
-		struct lane *ln = &pl->lanes[l];
+	for (l = 0; l < lz->used; l++) {
+		struct lane *ln = &lz->l[l];
 		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
 			ln->depth--;
 		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= end))
 			break;
 	}
-	if (l == pl->nlanes_used) {
+	if (l == lz->used) {
 		if (l == MAX_LANES)
 			return -1;
-		pl->lanes[l].depth = 0;
-		pl->nlanes_used++;
+		if (l == lz->cap) {
+			size_t cap = lz->cap;
+			struct lane *g = tp_grow(lz->l, sizeof *g, l + 1, &cap);
+			if (!g)
+				return -2;
+			memset(g + lz->cap, 0, (cap - lz->cap) * sizeof *g);
+			lz->l = g;
+			lz->cap = cap;
+		}
+		lz->l[l].depth = 0;
+		lz->used++;
 	}
-	struct lane *ln = &pl->lanes[l];
+	struct lane *ln = &lz->l[l];
 	if (ln->depth == ln->cap) {
 		size_t cap = ln->cap;
 		int64_t *e = tp_grow(ln->ends, sizeof *e, ln->depth + 1, &cap);
@@ -88,18 +97,28 @@ long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end,
 	return (long)l;
 }
 
+void tp_sink_lanes_free(struct lanes *lz)
+{
+	for (size_t l = 0; l < lz->cap; l++) {
+		tp_free(lz->l[l].ends);
+		tp_free(lz->l[l].ids);
+	}
+	tp_free(lz->l);
+	memset(lz, 0, sizeof *lz);
+}
+
 /* Counts the lanes a track needs. */
 static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn, int nested,
                        size_t *nlanes, struct tp_diag *d)
 {
-	lanes_reset(pl);
+	lanes_reset(&pl->lanes);
 	for (size_t k = 0; k < t->count; k++) {
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
 		int64_t end;
 		const struct tp_slice *s = pt_slice(pl->p, t, syn, k, &tmp, &end);
-		long l = lane_take(pl, s, end, nested, k + 1, &depth, &parent);
+		long l = lane_take(&pl->lanes, s, end, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -107,8 +126,8 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
 			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
 	}
-	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
-	lanes_reset(pl);
+	*nlanes = pl->lanes.used ? pl->lanes.used : 1;
+	lanes_reset(&pl->lanes);
 	return TP_OK;
 }
 

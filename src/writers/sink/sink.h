@@ -80,6 +80,30 @@ struct tp_sink_slice {
 	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
 };
 
+/* Slices delivered in parts on several threads (tp_sink_drive_parts). A part is a run of
+ * at most part_slices slices of one track (0: TP_SINK_PART_SLICES), so the parts are fixed by
+ * the profile, never by the thread count. Each part is walked on one of `jobs` threads, its
+ * slices handed to `slice` with the part's slot; the driving thread then hands the slots to
+ * `emit` strictly in part order (track order, then slice order). A sink whose output is its
+ * parts' outputs in that order therefore writes the same bytes for any jobs, while only
+ * `emit` runs on one thread. At most 2 * jobs slots are in flight at once, which bounds a
+ * sink's memory to a part's output per slot. begin, track, counter, flow and end are called
+ * as without parts, on the driving thread; tp_sink.slice is not called. */
+#define TP_SINK_PART_SLICES 4096
+struct tp_sink_parts {
+	int jobs;           /* threads in all, the driving one included; 0 = the online CPUs */
+	size_t part_slices; /* 0 = TP_SINK_PART_SLICES */
+	/* After every track, before any part, on the driving thread: the sink makes nslots empty
+	 * slots (indices 0 .. nslots - 1). */
+	int (*slots)(void *ctx, size_t nslots);
+	/* One slice of the part being walked into `slot` (any thread; one thread per slot at a
+	 * time; the slice's strings stay valid until end). */
+	int (*slice)(void *ctx, size_t slot, const struct tp_sink_slice *s);
+	/* The slot's part is complete (the driving thread, in part order): the sink writes it
+	 * out and empties the slot for a later part. */
+	int (*emit)(void *ctx, size_t slot);
+};
+
 struct tp_sink {
 	void *ctx;
 	/* Called once first. */
@@ -106,6 +130,10 @@ struct tp_sink {
  * track, counters, flows for dependencies (dep_id), end. Returns the first error. */
 int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
                   struct tp_diag *d);
+
+/* tp_sink_drive with the slices in parts (struct tp_sink_parts; sink->slice is not called). */
+int tp_sink_drive_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                        struct tp_sink *sink, const struct tp_sink_parts *parts, struct tp_diag *d);
 
 /* Formats a finite double in the shortest "%.15g"/"%.17g" form that reads back exactly
  * (locale-independent: '.' decimal point); non-finite values give "nan"/"inf"/"-inf". Writes
