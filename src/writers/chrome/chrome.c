@@ -836,8 +836,13 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 			tp_buf_init(&w.slot[i].b);
 		struct tp_sink sink = {&w,         cw_begin, cw_track, cw_slice,
 		                       cw_counter, NULL,     cw_end,   opts && opts->full_args};
-		struct tp_sink_parts parts = {opts ? opts->jobs : 0, opts ? opts->part_slices : 0,
-		                              cw_slots, cw_part_slice, cw_emit};
+		struct tp_sink_parts parts = {opts ? opts->jobs : 0,
+		                              opts ? opts->part_slices : 0,
+		                              cw_slots,
+		                              cw_part_slice,
+		                              cw_emit,
+		                              NULL,
+		                              NULL};
 		st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	}
 	workers_stop(&w);

@@ -39,9 +39,11 @@ struct pthr {
 	struct tp_sink_slice *ss;
 };
 
-/* One slot: done (its part walked) with that part's status and diagnostic. */
+/* A slot's part: FREE -> WALK (walked on a thread) -> WALKED (to emit) -> then, with a second
+ * stage, EMITTED (queued) -> WORK2 (on a thread) -> DONE2 (to emit2) -> FREE. */
+enum { PS_FREE, PS_WALK, PS_WALKED, PS_EMITTED, PS_WORK2, PS_DONE2 };
 struct pslot {
-	int done, status;
+	int state, status;
 	struct tp_diag d;
 };
 
@@ -58,25 +60,27 @@ struct pdrive {
 	size_t *pos0;  /* ... and the first position of each */
 	size_t nlongs;
 	int *lstatus; /* per long track: the first pass's status */
-	/* The ring: parts [head, next) are walked or being walked, slot part % nslots. Under mu
-	 * when there are workers. */
+	/* The ring: parts [head2, next) hold slots (part % nslots); [head, next) are walked or
+	 * being walked, [head2, head) emitted and in their second stage. Under mu when there are
+	 * workers. */
 	struct tp_wsync sync;
+	int locking; /* sync is set up (workers may run) */
 	int nworkers;
 	struct pthr *thr; /* [0] the driving thread, then the workers */
 	struct pslot *slot;
-	size_t nslots, head, next;
+	size_t nslots, head, head2, next;
 	int quit;
 };
 
 static void lock(struct pdrive *pd)
 {
-	if (pd->nworkers)
+	if (pd->locking)
 		pthread_mutex_lock(&pd->sync.mu);
 }
 
 static void unlock(struct pdrive *pd)
 {
-	if (pd->nworkers)
+	if (pd->locking)
 		pthread_mutex_unlock(&pd->sync.mu);
 }
 
@@ -219,23 +223,54 @@ static int run_part(struct pdrive *pd, struct pthr *th, size_t i)
 	return st;
 }
 
+/* Work for a thread (mu held): a part emitted and waiting for its second stage (it frees a
+ * slot soonest), else the next part to walk while a slot is free. Marks it taken; returns 1
+ * with *i (the part) and *second, 0 when there is none. */
+static int take_work(struct pdrive *pd, size_t *i, int *second)
+{
+	for (size_t q = pd->head2; q < pd->head; q++)
+		if (pd->slot[q % pd->nslots].state == PS_EMITTED) {
+			pd->slot[q % pd->nslots].state = PS_WORK2;
+			*i = q;
+			*second = 1;
+			return 1;
+		}
+	if (pd->next < pd->nparts && pd->next < pd->head2 + pd->nslots) {
+		*i = pd->next++;
+		pd->slot[*i % pd->nslots].state = PS_WALK;
+		*second = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Does work taken by take_work (mu not held), then records its end (mu held on return). */
+static void do_work(struct pdrive *pd, struct pthr *th, size_t i, int second)
+{
+	struct pslot *sl = &pd->slot[i % pd->nslots];
+	int st = second ? pd->pp->work2(pd->sink->ctx, i % pd->nslots) : run_part(pd, th, i);
+	lock(pd);
+	sl->status = st;
+	sl->state = second ? PS_DONE2 : PS_WALKED;
+}
+
 static void *worker_main(void *arg)
 {
 	struct pthr *th = arg;
 	struct pdrive *pd = th->pd;
 	tp_tm_thread(1);
 	lock(pd);
-	while (!pd->quit && pd->next < pd->nparts) {
-		if (pd->next >= pd->head + pd->nslots) {
+	while (!pd->quit) {
+		size_t i;
+		int second;
+		if (!take_work(pd, &i, &second)) {
+			if (pd->next >= pd->nparts && pd->head >= pd->nparts)
+				break; /* every part walked and emitted: no more work */
 			pthread_cond_wait(&pd->sync.cv_job, &pd->sync.mu);
 			continue;
 		}
-		size_t i = pd->next++;
 		unlock(pd);
-		int st = run_part(pd, th, i);
-		lock(pd);
-		pd->slot[i % pd->nslots].status = st;
-		pd->slot[i % pd->nslots].done = 1;
+		do_work(pd, th, i, second);
 		pthread_cond_signal(&pd->sync.cv_done);
 	}
 	unlock(pd);
@@ -243,48 +278,66 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
-/* The driving thread: walks parts itself while there is room, emits the head part as soon as
- * it is walked. Returns the first error (with d set). */
+/* Hands the head part's slot to emit (stage 1 done) or emit2 (stage 2 done), on the driving
+ * thread (mu held; dropped meanwhile). Returns the status. */
+static int emit_head(struct pdrive *pd, int second, struct tp_diag *d)
+{
+	size_t q = second ? pd->head2 : pd->head;
+	struct pslot *sl = &pd->slot[q % pd->nslots];
+	unlock(pd);
+	int st = sl->status;
+	if (st && d && d->status == TP_OK)
+		*d = sl->d;
+	if (!st)
+		st = second ? pd->pp->emit2(pd->sink->ctx, q % pd->nslots)
+		            : pd->pp->emit(pd->sink->ctx, q % pd->nslots);
+	if (!st && (second || !pd->pp->work2)) {
+		const struct part *p = &pd->parts[q];
+		tp_progress_report(pd->pl->dts[p->ti].base_id + p->k1, pd->pl->total_slices);
+	}
+	lock(pd);
+	if (second) {
+		sl->state = PS_FREE;
+		pd->head2++;
+	} else {
+		pd->head++;
+		if (pd->pp->work2) {
+			sl->state = PS_EMITTED;
+		} else {
+			sl->state = PS_FREE;
+			pd->head2++;
+		}
+	}
+	if (pd->locking)
+		pthread_cond_broadcast(&pd->sync.cv_job);
+	return st;
+}
+
+/* The driving thread: emits in part order what is ready, and otherwise works like a worker
+ * (parts' walks and second stages, marked parallel). Returns the first error (with d set). */
 static int drive_ring(struct pdrive *pd, struct tp_diag *d)
 {
 	int st = TP_OK;
 	lock(pd);
-	while (pd->head < pd->nparts) {
-		struct pslot *sl = &pd->slot[pd->head % pd->nslots];
-		if (sl->done) {
-			unlock(pd);
-			st = sl->status;
-			if (st && d && d->status == TP_OK)
-				*d = sl->d;
-			if (!st)
-				st = pd->pp->emit(pd->sink->ctx, pd->head % pd->nslots);
-			const struct part *p = &pd->parts[pd->head];
-			tp_progress_report(pd->pl->dts[p->ti].base_id + p->k1,
-			                   pd->pl->total_slices);
-			lock(pd);
-			sl->done = 0;
-			pd->head++;
-			if (pd->nworkers)
-				pthread_cond_broadcast(&pd->sync.cv_job);
-			if (st)
-				break;
-			continue;
-		}
-		if (pd->next < pd->nparts && pd->next < pd->head + pd->nslots) {
-			size_t i = pd->next++;
+	while (pd->head2 < pd->nparts && !st) {
+		size_t i;
+		int second;
+		if (pd->head2 < pd->head && pd->slot[pd->head2 % pd->nslots].state == PS_DONE2)
+			st = emit_head(pd, 1, d);
+		else if (pd->head < pd->nparts &&
+		         pd->slot[pd->head % pd->nslots].state == PS_WALKED && pd->head < pd->next)
+			st = emit_head(pd, 0, d);
+		else if (take_work(pd, &i, &second)) {
 			unlock(pd);
 			tp_tm_par_begin();
-			int pst = run_part(pd, &pd->thr[0], i);
+			do_work(pd, &pd->thr[0], i, second);
 			tp_tm_par_end();
-			lock(pd);
-			pd->slot[i % pd->nslots].status = pst;
-			pd->slot[i % pd->nslots].done = 1;
-			continue;
+		} else {
+			pthread_cond_wait(&pd->sync.cv_done, &pd->sync.mu); /* workers only */
 		}
-		pthread_cond_wait(&pd->sync.cv_done, &pd->sync.mu); /* workers only get here */
 	}
 	pd->quit = 1;
-	if (pd->nworkers)
+	if (pd->locking)
 		pthread_cond_broadcast(&pd->sync.cv_job);
 	unlock(pd);
 	return st;
@@ -295,6 +348,7 @@ static void workers_start(struct pdrive *pd, int want)
 {
 	if (want < 1 || tp_wsync_init(&pd->sync))
 		return;
+	pd->locking = 1;
 	for (int k = 1; k <= want; k++) {
 		struct pthr *th = &pd->thr[k];
 		th->pd = pd;
@@ -303,13 +357,15 @@ static void workers_start(struct pdrive *pd, int want)
 			break;
 		pd->nworkers++;
 	}
-	if (!pd->nworkers)
+	if (!pd->nworkers) {
+		pd->locking = 0;
 		tp_wsync_destroy(&pd->sync);
+	}
 }
 
 static void workers_stop(struct pdrive *pd)
 {
-	if (!pd->nworkers)
+	if (!pd->locking)
 		return;
 	lock(pd);
 	pd->quit = 1;
@@ -317,6 +373,7 @@ static void workers_stop(struct pdrive *pd)
 	unlock(pd);
 	for (int k = 1; k <= pd->nworkers; k++)
 		pthread_join(pd->thr[k].th, NULL);
+	pd->locking = 0;
 	tp_wsync_destroy(&pd->sync);
 }
 

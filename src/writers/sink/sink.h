@@ -100,8 +100,13 @@ struct tp_sink_parts {
 	 * time; the slice's strings stay valid until end). */
 	int (*slice)(void *ctx, size_t slot, const struct tp_sink_slice *s);
 	/* The slot's part is complete (the driving thread, in part order): the sink writes it
-	 * out and empties the slot for a later part. */
+	 * out and empties the slot for a later part, or (with work2) does what must be done in
+	 * order before the part's second stage. */
 	int (*emit)(void *ctx, size_t slot);
+	/* Optional second stage (NULL: none): after emit, on any thread, then emit2 on the
+	 * driving thread in part order, after which the slot is free. */
+	int (*work2)(void *ctx, size_t slot);
+	int (*emit2)(void *ctx, size_t slot);
 };
 
 struct tp_sink {
