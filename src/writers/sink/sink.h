@@ -89,7 +89,7 @@ struct tp_sink_slice {
  * `emit` runs on one thread. At most 2 * jobs slots are in flight at once, which bounds a
  * sink's memory to a part's output per slot. begin, track, counter, flow and end are called
  * as without parts, on the driving thread; tp_sink.slice is not called. */
-#define TP_SINK_PART_SLICES 4096
+#define TP_SINK_PART_SLICES 1024
 struct tp_sink_parts {
 	int jobs;           /* threads in all, the driving one included; 0 = the online CPUs */
 	size_t part_slices; /* 0 = TP_SINK_PART_SLICES */
