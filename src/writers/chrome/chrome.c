@@ -31,27 +31,11 @@
 enum { EV_SLICE, EV_COUNTER, EV_META_STR, EV_META_INT };
 struct ev {
 	uint8_t kind;
-	uint32_t nflows; /* slice: flows out */
 	int32_t pid, tid;
-	int64_t ts, dur;    /* META_INT: dur is the value */
-	const char *name;   /* slice name; counter: track name; meta: the metadata key */
-	const char *cat;    /* slice category; counter: unit key; META_STR: the value */
-	double value;       /* counter */
-	uint64_t flow_in;   /* slice */
-	size_t arg0, flow0; /* first argument / flow of this event in the batch */
-	uint32_t nargs;
-};
-
-/* One recorded argument: the value its type prints (half a tp_sink_arg). */
-struct carg {
-	const char *key;
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-		const char *s;
-	} v;
-	int type; /* enum tp_arg_type */
+	/* A slice; for a counter: ts, name (the track's) and cat (the unit key); metadata: name
+	 * (the key), cat (META_STR: the value), dur (META_INT: the value). */
+	struct tp_sink_rec r;
+	double value; /* counter */
 };
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
@@ -59,7 +43,7 @@ enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
 struct batch {
 	struct ev *ev;
 	size_t nev, cap_ev;
-	struct carg *args;
+	struct tp_sink_parg *args;
 	size_t nargs, cap_args;
 	uint64_t *flows;
 	size_t nflows, cap_flows;
@@ -253,7 +237,7 @@ static char *flow_ev(struct tp_buf *b, char *o, const struct ev *e, char ph, uin
 	if (!(o = head(b, 0, ph, e->pid, e->tid)))
 		return NULL;
 	o = LIT(o, ",\"ts\":");
-	o = put_us(o, e->ts);
+	o = put_us(o, e->r.ts);
 	o = LIT(o, ",\"id\":");
 	o = put_u64(o, id);
 	o = LIT(o, ",\"name\":\"dependency\",\"cat\":\"dependency\"");
@@ -270,19 +254,19 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 	if (!o)
 		return;
 	o = LIT(o, ",\"ts\":");
-	o = put_us(o, e->ts);
+	o = put_us(o, e->r.ts);
 	o = LIT(o, ",\"dur\":");
-	o = put_us(o, e->dur);
+	o = put_us(o, e->r.dur);
 	o = LIT(o, ",\"name\":");
-	o = put_str(b, sc, o, e->name);
+	o = put_str(b, sc, o, e->r.name);
 	if (o)
 		o = LIT(o, ",\"cat\":");
 	if (o)
-		o = put_str(b, sc, o, e->cat);
-	if (o && e->nargs) {
+		o = put_str(b, sc, o, e->r.cat);
+	if (o && e->r.nargs) {
 		o = LIT(o, ",\"args\":{");
-		for (size_t i = 0; o && i < e->nargs; i++) {
-			const struct carg *a = &bt->args[e->arg0 + i];
+		for (size_t i = 0; o && i < e->r.nargs; i++) {
+			const struct tp_sink_parg *a = &bt->args[e->r.arg0 + i];
 			if (i)
 				*o++ = ',';
 			if (!(o = put_str(b, sc, o, a->key)))
@@ -308,10 +292,10 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 	}
 	if (o)
 		*o++ = '}';
-	for (size_t i = 0; o && i < e->nflows; i++)
-		o = flow_ev(b, o, e, 's', bt->flows[e->flow0 + i]);
-	if (o && e->flow_in)
-		o = flow_ev(b, o, e, 'f', e->flow_in);
+	for (size_t i = 0; o && i < e->r.nflows; i++)
+		o = flow_ev(b, o, e, 's', bt->flows[e->r.flow0 + i]);
+	if (o && e->r.flow_in)
+		o = flow_ev(b, o, e, 'f', e->r.flow_in);
 	done(b, o);
 }
 
@@ -327,13 +311,13 @@ static void fmt_event(struct tp_buf *b, struct scache *sc, const struct batch *b
 		o = head(b, first, 'C', e->pid, e->tid);
 		if (o) {
 			o = LIT(o, ",\"ts\":");
-			o = put_us(o, e->ts);
+			o = put_us(o, e->r.ts);
 			o = LIT(o, ",\"name\":");
-			o = put_str(b, sc, o, e->name);
+			o = put_str(b, sc, o, e->r.name);
 		}
 		if (o) {
 			o = LIT(o, ",\"args\":{");
-			o = put_str(b, sc, o, e->cat);
+			o = put_str(b, sc, o, e->r.cat);
 		}
 		if (o) {
 			*o++ = ':';
@@ -347,13 +331,13 @@ static void fmt_event(struct tp_buf *b, struct scache *sc, const struct batch *b
 		if (!o)
 			return;
 		o = LIT(o, ",\"name\":\"");
-		o = lit(o, e->name, strlen(e->name));
+		o = lit(o, e->r.name, strlen(e->r.name));
 		if (e->kind == EV_META_STR) {
 			o = LIT(o, "\",\"args\":{\"name\":");
-			o = put_str(b, sc, o, e->cat);
+			o = put_str(b, sc, o, e->r.cat);
 		} else {
 			o = LIT(o, "\",\"args\":{\"sort_index\":");
-			o = put_i64(o, e->dur);
+			o = put_i64(o, e->r.dur);
 		}
 		if (o)
 			o = LIT(o, "}}");
@@ -543,7 +527,7 @@ static int batch_room(struct batch *bt, size_t nargs, size_t nflows)
 		bt->ev = g;
 	}
 	if (bt->nargs + nargs > bt->cap_args) {
-		struct carg *g =
+		struct tp_sink_parg *g =
 		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
 		if (!g)
 			return -1;
@@ -606,9 +590,9 @@ static int meta(struct cw *w, int32_t pid, int32_t tid, const char *name, const 
 	e->kind = sval ? EV_META_STR : EV_META_INT;
 	e->pid = pid;
 	e->tid = tid;
-	e->name = name;
-	e->cat = sval;
-	e->dur = ival;
+	e->r.name = name;
+	e->r.cat = sval;
+	e->r.dur = ival;
 	return TP_OK;
 }
 
@@ -642,42 +626,10 @@ static int cw_track(void *ctx, const struct tp_sink_track *t)
 /* Records slice s as event e of bt (which has room for its arguments and flows). */
 static void record_slice(struct batch *bt, struct ev *e, const struct tp_sink_slice *s)
 {
-	size_t nf = s->num_flows_out;
 	e->kind = EV_SLICE;
 	e->pid = s->track->pid;
 	e->tid = s->track->tid;
-	e->ts = s->ts_ns;
-	e->dur = s->dur_ns;
-	e->name = s->name;
-	e->cat = s->category;
-	e->flow_in = s->flow_in;
-	e->arg0 = bt->nargs;
-	e->nargs = (uint32_t)s->num_args;
-	for (size_t i = 0; i < s->num_args; i++) {
-		struct carg *ca = &bt->args[bt->nargs];
-		const struct tp_sink_arg *a = &s->args[i];
-		ca->key = a->key;
-		ca->type = (int)a->type;
-		switch (a->type) {
-		case TP_ARG_INT:
-			ca->v.i = a->i;
-			break;
-		case TP_ARG_UINT:
-			ca->v.u = a->u;
-			break;
-		case TP_ARG_REAL:
-			ca->v.d = a->d;
-			break;
-		default:
-			ca->v.s = a->s;
-			break;
-		}
-		bt->nargs++;
-	}
-	e->flow0 = bt->nflows;
-	e->nflows = (uint32_t)nf;
-	for (size_t i = 0; i < nf; i++)
-		bt->flows[bt->nflows++] = s->flows_out[i];
+	tp_sink_record(&e->r, bt->args, &bt->nargs, bt->flows, &bt->nflows, s);
 }
 
 static int cw_slice(void *ctx, const struct tp_sink_slice *s)
@@ -756,10 +708,10 @@ static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, d
 	e->kind = EV_COUNTER;
 	e->pid = t->pid;
 	e->tid = t->tid;
-	e->ts = ts_ns;
+	e->r.ts = ts_ns;
 	e->value = value;
-	e->name = t->full_name ? t->full_name : t->name;
-	e->cat = t->unit && *t->unit ? t->unit : "value";
+	e->r.name = t->full_name ? t->full_name : t->name;
+	e->r.cat = t->unit && *t->unit ? t->unit : "value";
 	return TP_OK;
 }
 

@@ -47,7 +47,8 @@ static int rec_room(struct ppart *pp, size_t nargs, size_t nflows)
 		pp->rec = g;
 	}
 	if (pp->narg + nargs > pp->cap_arg) {
-		struct parg *g = tp_grow(pp->arg, sizeof *g, pp->narg + nargs, &pp->cap_arg);
+		struct tp_sink_parg *g =
+		    tp_grow(pp->arg, sizeof *g, pp->narg + nargs, &pp->cap_arg);
 		if (!g)
 			return -1;
 		pp->arg = g;
@@ -72,37 +73,7 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	}
 	struct prec *r = &pp->rec[pp->nrec++];
 	r->track = (uint32_t)s->track->index;
-	r->nargs = (uint32_t)s->num_args;
-	r->nflows = (uint32_t)s->num_flows_out;
-	r->ts = s->ts_ns;
-	r->dur = s->dur_ns;
-	r->name = s->name;
-	r->cat = s->category;
-	r->flow_in = s->flow_in;
-	r->arg0 = pp->narg;
-	r->flow0 = pp->nflow;
-	for (size_t i = 0; i < s->num_args; i++) {
-		const struct tp_sink_arg *a = &s->args[i];
-		struct parg *x = &pp->arg[pp->narg++];
-		x->key = a->key;
-		x->type = (int)a->type;
-		switch (a->type) {
-		case TP_ARG_INT:
-			x->v.i = a->i;
-			break;
-		case TP_ARG_UINT:
-			x->v.u = a->u;
-			break;
-		case TP_ARG_REAL:
-			x->v.d = a->d;
-			break;
-		default:
-			x->v.s = a->s;
-			break;
-		}
-	}
-	for (size_t i = 0; i < s->num_flows_out; i++)
-		pp->flow[pp->nflow++] = s->flows_out[i];
+	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
 	return TP_OK;
 }
 
@@ -224,7 +195,7 @@ static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
  * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
  * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
  * share of the encoder's work). */
-static uint8_t *put_annotation(struct enc *e, const struct parg *a, uint8_t *o)
+static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, uint8_t *o)
 {
 	struct ppart *pp = e->pp;
 	uint64_t kiid = next_iid(e, F_ID_ANNOTATION_NAMES, a->key);
@@ -299,7 +270,7 @@ static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 
 /* The track event of slice r into pp->ev (its interned entries into pp->in); -1 when out of
  * memory. */
-static int put_event(struct enc *e, const struct prec *r)
+static int put_event(struct enc *e, const struct tp_sink_rec *r)
 {
 	struct ppart *pp = e->pp;
 	pp->in.len = 0;
@@ -329,11 +300,12 @@ static int put_event(struct enc *e, const struct prec *r)
 }
 
 /* Slice r's packets: the ENDs its start closes on its lane, then its own. */
-static int encode_slice(struct pw *w, struct enc *e, const struct prec *r)
+static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
 {
 	struct ppart *pp = e->pp;
-	const struct tstate *t = &w->ts[r->track];
-	struct plane *ln = &pp->lane[r->track - pp->group];
+	const struct tp_sink_rec *r = &pr->r;
+	const struct tstate *t = &w->ts[pr->track];
+	struct plane *ln = &pp->lane[pr->track - pp->group];
 	while (ln->depth && ln->ends[ln->depth - 1] <= r->ts) {
 		int64_t end = ln->ends[--ln->depth];
 		if (tp_pw_put_end(&pp->out, t, ln->last, end))
@@ -352,14 +324,8 @@ static int encode_slice(struct pw *w, struct enc *e, const struct prec *r)
 	ln->last = r->ts;
 	if (put_event(e, r) || put_slice_packet(pp, tsb, tsn))
 		return -1;
-	if (ln->depth == ln->cap) {
-		size_t cap = ln->cap;
-		int64_t *g = tp_grow(ln->ends, sizeof *g, ln->depth + 1, &cap);
-		if (!g)
-			return -1;
-		ln->ends = g;
-		ln->cap = cap;
-	}
+	if (tp_pw_ends_room(&ln->ends, &ln->cap, ln->depth + 1))
+		return -1;
 	ln->ends[ln->depth++] = r->ts + r->dur;
 	return 0;
 }

@@ -454,14 +454,8 @@ static int snap_lanes(struct pw *w, struct ppart *pp)
 	for (size_t i = 0; i < n; i++) {
 		const struct tstate *t = &w->ts[pp->group + i];
 		struct plane *l = &pp->lane[i];
-		if (t->depth > l->cap) {
-			size_t cap = l->cap;
-			int64_t *e = tp_grow(l->ends, sizeof *e, t->depth, &cap);
-			if (!e)
-				return TP_ENOMEM;
-			l->ends = e;
-			l->cap = cap;
-		}
+		if (tp_pw_ends_room(&l->ends, &l->cap, t->depth))
+			return TP_ENOMEM;
 		if (t->depth)
 			memcpy(l->ends, t->ends, t->depth * sizeof *t->ends);
 		l->depth = t->depth;
@@ -480,9 +474,10 @@ static inline void decide(struct pw *w, struct ppart *pp, struct imap *m, struct
 }
 
 /* The slice's checks, END times, timestamp and interning, as pw_slice made them. */
-static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *r)
+static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
 {
-	struct tstate *t = &w->ts[r->track];
+	const struct tp_sink_rec *r = &pr->r;
+	struct tstate *t = &w->ts[pr->track];
 	if (r->ts < 0 || r->dur < 0)
 		return tp_diag_set(w->d, TP_ERANGE, "%s: slice \"%s\" has a negative time", w->path,
 		                   r->name);
@@ -505,7 +500,7 @@ static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *r)
 	decide(w, pp, &w->cats, t, &t->cat, r->cat ? r->cat : "");
 	decide(w, pp, &w->names, t, &t->name, r->name ? r->name : "");
 	for (size_t i = 0; i < r->nargs; i++) {
-		const struct parg *a = &pp->arg[r->arg0 + i];
+		const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
 		decide(w, pp, &w->keys, t, i < CACHE_SLOTS ? &t->keys[i] : NULL, a->key);
 		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL)
 			decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
@@ -514,14 +509,8 @@ static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *r)
 	if (w->in.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
-	if (t->depth == t->cap) {
-		size_t cap = t->cap;
-		int64_t *e = tp_grow(t->ends, sizeof *e, t->depth + 1, &cap);
-		if (!e)
-			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
-		t->ends = e;
-		t->cap = cap;
-	}
+	if (tp_pw_ends_room(&t->ends, &t->cap, t->depth + 1))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	t->ends[t->depth++] = r->ts + r->dur;
 	w->slices++;
 	return TP_OK;

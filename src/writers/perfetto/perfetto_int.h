@@ -94,25 +94,25 @@ struct zpool {
  * arguments and flows), the part's interning decided in order (tp_pw_decide), the state of
  * its track's lanes at its start, and its packets: first those that close the previous
  * track's lanes (head), then its own (out). */
-struct parg {
-	const char *key;
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-		const char *s;
-	} v;
-	int type; /* enum tp_arg_type */
+struct prec {
+	struct tp_sink_rec r;
+	uint32_t track; /* sink track (its lane) */
 };
 
-struct prec {
-	uint32_t track; /* sink track (its lane) */
-	uint32_t nargs, nflows;
-	int64_t ts, dur;
-	const char *name, *cat;
-	uint64_t flow_in;
-	size_t arg0, flow0;
-};
+/* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
+ * of memory. */
+static inline int tp_pw_ends_room(int64_t **ends, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap;
+	int64_t *g = tp_grow(*ends, sizeof *g, need, &c);
+	if (!g)
+		return -1;
+	*ends = g;
+	*cap = c;
+	return 0;
+}
 
 /* A lane of the part's track: its open slices' ends and its last timestamp. */
 struct plane {
@@ -131,7 +131,7 @@ struct pbytes {
 struct ppart {
 	struct prec *rec;
 	size_t nrec, cap_rec;
-	struct parg *arg;
+	struct tp_sink_parg *arg;
 	size_t narg, cap_arg;
 	uint64_t *flow;
 	size_t nflow, cap_flow;

@@ -401,17 +401,26 @@ static char *finish_write_check(struct tp_profile *p, const char *name, struct t
 /* More distinct interned strings than an intern map holds (64 Ki): the map starts over and
  * strings get new iids, defined again; the trace still checks (every iid used is defined on
  * its sequence) and has every slice. */
-static void test_intern_map_reset(void **state)
+/* A TIU track of n commands named op0, op0, op1, op1, ... (each name twice: interned), every
+ * 10 ns, lasting 5 ns (overlap: 5, 15 or 25 ns, so some overlap the next ones: lanes). */
+static struct tp_profile *names_profile(int n, int overlap)
 {
-	(void)state;
 	int tr;
 	struct tp_profile *p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
 	char name[32];
-	const int n = 150000;
 	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof name, "op%d", i / 2); /* each name twice: interned */
-		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10, i * 10 + 5, (uint32_t)i + 1);
+		snprintf(name, sizeof name, "op%d", i / 2);
+		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10,
+		       i * 10 + 5 + (overlap ? (i % 3) * 10 : 0), (uint32_t)i + 1);
 	}
+	return p;
+}
+
+static void test_intern_map_reset(void **state)
+{
+	(void)state;
+	const int n = 150000;
+	struct tp_profile *p = names_profile(n, 0);
 	struct tp_perfetto_check_report r;
 	/* The check's report is all this test reads: the file's path is not needed. */
 	tp_free(finish_write_check(p, "reset.pftrace", (struct tp_perfetto_opts){0, 0, 0, 2}, &r));
@@ -809,15 +818,7 @@ static void test_same_bytes_any_parts(void **state)
 	same_bytes_any_parts(p, small, 4, 3);
 	tp_profile_free(p);
 	/* Parts across chunks, and an intern map that starts over (test_intern_map_reset). */
-	int tr;
-	p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
-	char name[32];
-	for (int i = 0; i < 150000; i++) {
-		snprintf(name, sizeof name, "op%d", i / 2);
-		struct tp_slice *s = fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10,
-		                            i * 10 + 5 + (i % 3) * 10, (uint32_t)i + 1);
-		(void)s;
-	}
+	p = names_profile(150000, 1);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	static const size_t big[] = {7, 1000};
 	same_bytes_any_parts(p, big, 2, 3);

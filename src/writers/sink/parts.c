@@ -101,19 +101,8 @@ int tp_sink_walker_copy(struct walker *dst, const struct walker *src)
 	for (size_t l = 0; l < sl->used; l++) {
 		const struct lane *s = &sl->l[l];
 		struct lane *d = &dl->l[l];
-		if (s->depth > d->cap) {
-			size_t cap = d->cap;
-			int64_t *e = tp_grow(d->ends, sizeof *e, s->depth, &cap);
-			if (!e)
-				return TP_ENOMEM;
-			d->ends = e;
-			cap = d->cap;
-			uint64_t *ids = tp_grow(d->ids, sizeof *ids, s->depth, &cap);
-			if (!ids)
-				return TP_ENOMEM;
-			d->ids = ids;
-			d->cap = cap;
-		}
+		if (tp_sink_lane_room(d, s->depth))
+			return TP_ENOMEM;
 		if (s->depth) {
 			memcpy(d->ends, s->ends, s->depth * sizeof *d->ends);
 			memcpy(d->ids, s->ids, s->depth * sizeof *d->ids);

@@ -49,6 +49,24 @@ static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, cons
 	return tp_arena_strdup(&pl->arena, tmp);
 }
 
+int tp_sink_lane_room(struct lane *ln, size_t need)
+{
+	if (need <= ln->cap)
+		return 0;
+	size_t cap = ln->cap;
+	int64_t *e = tp_grow(ln->ends, sizeof *e, need, &cap);
+	if (!e)
+		return -1;
+	ln->ends = e;
+	cap = ln->cap;
+	uint64_t *ids = tp_grow(ln->ids, sizeof *ids, need, &cap);
+	if (!ids)
+		return -1;
+	ln->ids = ids;
+	ln->cap = cap;
+	return 0;
+}
+
 long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                          uint64_t id, uint32_t *depth, uint64_t *parent)
 {
@@ -76,19 +94,8 @@ long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end
 		lz->used++;
 	}
 	struct lane *ln = &lz->l[l];
-	if (ln->depth == ln->cap) {
-		size_t cap = ln->cap;
-		int64_t *e = tp_grow(ln->ends, sizeof *e, ln->depth + 1, &cap);
-		if (!e)
-			return -2;
-		ln->ends = e;
-		cap = ln->cap;
-		uint64_t *ids = tp_grow(ln->ids, sizeof *ids, ln->depth + 1, &cap);
-		if (!ids)
-			return -2;
-		ln->ids = ids;
-		ln->cap = cap;
-	}
+	if (tp_sink_lane_room(ln, ln->depth + 1))
+		return -2;
 	*depth = (uint32_t)ln->depth;
 	*parent = ln->depth ? ln->ids[ln->depth - 1] : 0;
 	ln->ends[ln->depth] = end;

@@ -56,6 +56,49 @@ struct tp_sink_arg {
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
 
+/* An argument as a writer keeps it past the slice callback (recorded to be written later): the
+ * key and the one value its type prints. */
+struct tp_sink_parg {
+	const char *key;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s;
+	} v;
+	int type; /* enum tp_arg_type */
+};
+
+/* A slice as a writer records it to write later (tp_sink_record): its strings stay valid until
+ * the sink's end callback; its arguments and flows are kept in the writer's arrays. */
+struct tp_sink_rec {
+	int64_t ts, dur;
+	const char *name, *cat;
+	uint64_t flow_in;
+	size_t arg0, flow0; /* its first argument and flow in the writer's arrays */
+	uint32_t nargs, nflows;
+};
+
+static inline void tp_sink_arg_pack(struct tp_sink_parg *x, const struct tp_sink_arg *a)
+{
+	x->key = a->key;
+	x->type = (int)a->type;
+	switch (a->type) {
+	case TP_ARG_INT:
+		x->v.i = a->i;
+		break;
+	case TP_ARG_UINT:
+		x->v.u = a->u;
+		break;
+	case TP_ARG_REAL:
+		x->v.d = a->d;
+		break;
+	default:
+		x->v.s = a->s;
+		break;
+	}
+}
+
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
@@ -79,6 +122,26 @@ struct tp_sink_slice {
 	size_t num_flows_out; /* flows starting at this slice (others wait for it), all of them */
 	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
 };
+
+/* Records slice s into r, its arguments at args[*nargs] on and its outgoing flows at
+ * flows[*nflows] on (the caller made room), advancing both counts. */
+static inline void tp_sink_record(struct tp_sink_rec *r, struct tp_sink_parg *args, size_t *nargs,
+                                  uint64_t *flows, size_t *nflows, const struct tp_sink_slice *s)
+{
+	r->ts = s->ts_ns;
+	r->dur = s->dur_ns;
+	r->name = s->name;
+	r->cat = s->category;
+	r->flow_in = s->flow_in;
+	r->arg0 = *nargs;
+	r->flow0 = *nflows;
+	r->nargs = (uint32_t)s->num_args;
+	r->nflows = (uint32_t)s->num_flows_out;
+	for (size_t i = 0; i < s->num_args; i++)
+		tp_sink_arg_pack(&args[(*nargs)++], &s->args[i]);
+	for (size_t i = 0; i < s->num_flows_out; i++)
+		flows[(*nflows)++] = s->flows_out[i];
+}
 
 /* Slices delivered in parts on several threads (tp_sink_drive_parts). A part is a run of
  * at most part_slices slices of one track (0: TP_SINK_PART_SLICES), so the parts are fixed by

@@ -242,6 +242,9 @@ static inline const char *kind_order_name(int kind)
 long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                          uint64_t id, uint32_t *depth, uint64_t *parent);
 
+/* Makes room for `need` open slices on lane ln; -1 when out of memory. */
+int tp_sink_lane_room(struct lane *ln, size_t need);
+
 /* lane_assign with its usual case inline: lane 0 exists, has room and is empty once the
  * slices that ended by s's start are closed, so it takes s at depth 0 (what lane_assign's
  * first iteration decides too; closing them again there changes nothing). */
