@@ -321,8 +321,10 @@ static int drive_ring(struct pdrive *pd, struct tp_diag *d)
 			tp_tm_par_begin();
 			do_work(pd, &pd->thr[0], i, second);
 			tp_tm_par_end();
-		} else {
-			pthread_cond_wait(&pd->sync.cv_done, &pd->sync.mu); /* workers only */
+		} else if (pd->locking) {
+			pthread_cond_wait(&pd->sync.cv_done, &pd->sync.mu);
+		} else { /* not reached: alone, the driving thread always has work or output */
+			st = tp_diag_set(d, TP_EUSAGE, "writing a trace: the parts stalled");
 		}
 	}
 	pd->quit = 1;
