@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/progress.h"
+#include "common/wsync.h"
 #include "writers/sink/sink_int.h"
 
 void tp_sink_plan_free(struct plan *pl)
@@ -177,6 +178,43 @@ int tp_sink_note(struct tp_profile *p)
 	return note_flows(p);
 }
 
+/* The derived counters' values, one counter per task. */
+struct dvals {
+	const struct plan *pl;
+	double **v;
+};
+
+static void dval_one(void *arg, size_t i)
+{
+	struct dvals *x = arg;
+	x->v[i] = tp_sink_derived_values(x->pl, &x->pl->der[i]);
+}
+
+/* Delivers the derived counters, their values computed first: on `threads` threads (one
+ * counter each; tp_par_run), or with threads 0 on this thread. */
+static int emit_derived(const struct plan *pl, struct tp_sink *sink, unsigned threads,
+                        struct tp_diag *d)
+{
+	if (!pl->nder || !sink->counter)
+		return TP_OK;
+	struct dvals x = {pl, tp_calloc(pl->nder, sizeof *x.v)};
+	if (!x.v)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory computing derived counters");
+	if (threads)
+		tp_par_run(threads, pl->nder, dval_one, &x);
+	else
+		for (size_t i = 0; i < pl->nder; i++)
+			dval_one(&x, i);
+	int st = TP_OK;
+	for (size_t i = 0; i < pl->nder && !st; i++)
+		st = x.v[i] ? tp_sink_emit_derived(pl, &pl->der[i], x.v[i], sink)
+		            : tp_diag_set(d, TP_ENOMEM, "out of memory computing derived counters");
+	for (size_t i = 0; i < pl->nder; i++)
+		tp_free(x.v[i]);
+	tp_free(x.v);
+	return st;
+}
+
 /* tp_sink_drive, with the slices in parts when `parts` is given. */
 static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
                  const struct tp_sink_parts *parts, struct tp_diag *d)
@@ -199,9 +237,9 @@ static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct
 			st = sink->track(sink->ctx, &pl->tracks[i]);
 	if (!st)
 		st = parts ? tp_sink_deliver_parts(pl, sink, parts, d) : deliver(pl, sink, ss, d);
-	for (size_t i = 0; i < pl->nder && !st; i++)
-		if ((st = tp_sink_emit_derived(pl, &pl->der[i], sink)) == TP_ENOMEM)
-			tp_diag_set(d, st, "out of memory computing derived counters");
+	if (!st)
+		st = emit_derived(pl, sink,
+		                  parts ? (unsigned)tp_wsync_workers(parts->jobs, 63) + 1 : 0, d);
 	for (size_t i = 0; i < pl->ntracks && !st; i++) {
 		const struct tp_sink_track *t = &pl->tracks[i];
 		if (t->counter < 0 || !sink->counter)

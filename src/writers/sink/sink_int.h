@@ -319,8 +319,14 @@ int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
 /* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
 void tp_sink_plan_tracks_free(struct plan *pl);
 
-/* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink. */
-int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink);
+/* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink, from its
+ * values (tp_sink_derived_values): a sample where the value changes, and a last 0. */
+int tp_sink_emit_derived(const struct plan *pl, const struct derived *dv, const double *vals,
+                         struct tp_sink *sink);
+
+/* Derived counter dv's value in each window (rounded as delivered; malloc'd, one per window:
+ * at most COUNTER_WINDOWS), or NULL when out of memory. Reads the plan only. */
+double *tp_sink_derived_values(const struct plan *pl, const struct derived *dv);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Flows (flow.c)                                                                           */
