@@ -31,27 +31,11 @@
 enum { EV_SLICE, EV_COUNTER, EV_META_STR, EV_META_INT };
 struct ev {
 	uint8_t kind;
-	uint32_t nflows; /* slice: flows out */
 	int32_t pid, tid;
-	int64_t ts, dur;    /* META_INT: dur is the value */
-	const char *name;   /* slice name; counter: track name; meta: the metadata key */
-	const char *cat;    /* slice category; counter: unit key; META_STR: the value */
-	double value;       /* counter */
-	uint64_t flow_in;   /* slice */
-	size_t arg0, flow0; /* first argument / flow of this event in the batch */
-	uint32_t nargs;
-};
-
-/* One recorded argument: the value its type prints (half a tp_sink_arg). */
-struct carg {
-	const char *key;
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-		const char *s;
-	} v;
-	int type; /* enum tp_arg_type */
+	/* A slice; for a counter: ts, name (the track's) and cat (the unit key); metadata: name
+	 * (the key), cat (META_STR: the value), dur (META_INT: the value). */
+	struct tp_sink_rec r;
+	double value; /* counter */
 };
 
 enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
@@ -59,7 +43,7 @@ enum { SLOT_FREE, SLOT_FILLING, SLOT_QUEUED, SLOT_BUSY, SLOT_DONE };
 struct batch {
 	struct ev *ev;
 	size_t nev, cap_ev;
-	struct carg *args;
+	struct tp_sink_parg *args;
 	size_t nargs, cap_args;
 	uint64_t *flows;
 	size_t nflows, cap_flows;
@@ -86,6 +70,8 @@ struct cw {
 	pthread_t th[MAX_WORKERS];
 	struct tp_wsync sync;
 	int quit;
+	struct cpart *parts; /* the part slots */
+	size_t nparts;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -174,6 +160,14 @@ struct scache {
 	uint32_t len[SCACHE];
 };
 
+/* A part's slot (tp_sink_parts): its slices formatted on the thread that walks the part, one
+ * at a time through a one-event batch, into the part's text. */
+struct cpart {
+	struct batch rec;
+	struct scache sc;
+	struct tp_buf b;
+};
+
 static size_t scache_slot(const char *s)
 {
 	uintptr_t h = (uintptr_t)s;
@@ -243,7 +237,7 @@ static char *flow_ev(struct tp_buf *b, char *o, const struct ev *e, char ph, uin
 	if (!(o = head(b, 0, ph, e->pid, e->tid)))
 		return NULL;
 	o = LIT(o, ",\"ts\":");
-	o = put_us(o, e->ts);
+	o = put_us(o, e->r.ts);
 	o = LIT(o, ",\"id\":");
 	o = put_u64(o, id);
 	o = LIT(o, ",\"name\":\"dependency\",\"cat\":\"dependency\"");
@@ -260,19 +254,19 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 	if (!o)
 		return;
 	o = LIT(o, ",\"ts\":");
-	o = put_us(o, e->ts);
+	o = put_us(o, e->r.ts);
 	o = LIT(o, ",\"dur\":");
-	o = put_us(o, e->dur);
+	o = put_us(o, e->r.dur);
 	o = LIT(o, ",\"name\":");
-	o = put_str(b, sc, o, e->name);
+	o = put_str(b, sc, o, e->r.name);
 	if (o)
 		o = LIT(o, ",\"cat\":");
 	if (o)
-		o = put_str(b, sc, o, e->cat);
-	if (o && e->nargs) {
+		o = put_str(b, sc, o, e->r.cat);
+	if (o && e->r.nargs) {
 		o = LIT(o, ",\"args\":{");
-		for (size_t i = 0; o && i < e->nargs; i++) {
-			const struct carg *a = &bt->args[e->arg0 + i];
+		for (size_t i = 0; o && i < e->r.nargs; i++) {
+			const struct tp_sink_parg *a = &bt->args[e->r.arg0 + i];
 			if (i)
 				*o++ = ',';
 			if (!(o = put_str(b, sc, o, a->key)))
@@ -298,10 +292,10 @@ static void fmt_slice(struct tp_buf *b, struct scache *sc, const struct batch *b
 	}
 	if (o)
 		*o++ = '}';
-	for (size_t i = 0; o && i < e->nflows; i++)
-		o = flow_ev(b, o, e, 's', bt->flows[e->flow0 + i]);
-	if (o && e->flow_in)
-		o = flow_ev(b, o, e, 'f', e->flow_in);
+	for (size_t i = 0; o && i < e->r.nflows; i++)
+		o = flow_ev(b, o, e, 's', bt->flows[e->r.flow0 + i]);
+	if (o && e->r.flow_in)
+		o = flow_ev(b, o, e, 'f', e->r.flow_in);
 	done(b, o);
 }
 
@@ -317,13 +311,13 @@ static void fmt_event(struct tp_buf *b, struct scache *sc, const struct batch *b
 		o = head(b, first, 'C', e->pid, e->tid);
 		if (o) {
 			o = LIT(o, ",\"ts\":");
-			o = put_us(o, e->ts);
+			o = put_us(o, e->r.ts);
 			o = LIT(o, ",\"name\":");
-			o = put_str(b, sc, o, e->name);
+			o = put_str(b, sc, o, e->r.name);
 		}
 		if (o) {
 			o = LIT(o, ",\"args\":{");
-			o = put_str(b, sc, o, e->cat);
+			o = put_str(b, sc, o, e->r.cat);
 		}
 		if (o) {
 			*o++ = ':';
@@ -337,13 +331,13 @@ static void fmt_event(struct tp_buf *b, struct scache *sc, const struct batch *b
 		if (!o)
 			return;
 		o = LIT(o, ",\"name\":\"");
-		o = lit(o, e->name, strlen(e->name));
+		o = lit(o, e->r.name, strlen(e->r.name));
 		if (e->kind == EV_META_STR) {
 			o = LIT(o, "\",\"args\":{\"name\":");
-			o = put_str(b, sc, o, e->cat);
+			o = put_str(b, sc, o, e->r.cat);
 		} else {
 			o = LIT(o, "\",\"args\":{\"sort_index\":");
-			o = put_i64(o, e->dur);
+			o = put_i64(o, e->r.dur);
 		}
 		if (o)
 			o = LIT(o, "}}");
@@ -360,6 +354,15 @@ static void fmt_batch(struct batch *bt)
 	bt->b.len = 0;
 	for (size_t i = 0; i < bt->nev && !bt->b.oom; i++)
 		fmt_event(&bt->b, &sc, bt, &bt->ev[i], bt->first && i == 0);
+}
+
+/* Formats and writes every batch still in the ring. */
+static int queue_cur(struct cw *w);
+static int wait_ring(struct cw *w, uint64_t in_flight);
+static int drain(struct cw *w)
+{
+	queue_cur(w);
+	return wait_ring(w, 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -513,6 +516,33 @@ static int queue_cur(struct cw *w)
 	return w->status;
 }
 
+/* Makes room in bt for one more event, nargs arguments and nflows flows; -1 when out of
+ * memory. */
+static int batch_room(struct batch *bt, size_t nargs, size_t nflows)
+{
+	if (bt->nev == bt->cap_ev) {
+		struct ev *g = tp_grow(bt->ev, sizeof *bt->ev, bt->nev + 1, &bt->cap_ev);
+		if (!g)
+			return -1;
+		bt->ev = g;
+	}
+	if (bt->nargs + nargs > bt->cap_args) {
+		struct tp_sink_parg *g =
+		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
+		if (!g)
+			return -1;
+		bt->args = g;
+	}
+	if (bt->nflows + nflows > bt->cap_flows) {
+		uint64_t *g =
+		    tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows, &bt->cap_flows);
+		if (!g)
+			return -1;
+		bt->flows = g;
+	}
+	return 0;
+}
+
 /* The batch to record into, with room for one more event, nargs arguments and nflows flows;
  * NULL on error (w->status set). */
 static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
@@ -531,31 +561,12 @@ static struct batch *cur_batch(struct cw *w, size_t nargs, size_t nflows)
 		bt->state = SLOT_FILLING;
 		w->cur = bt;
 	}
-	if (bt->nev == bt->cap_ev) {
-		struct ev *g = tp_grow(bt->ev, sizeof *bt->ev, bt->nev + 1, &bt->cap_ev);
-		if (!g)
-			goto oom;
-		bt->ev = g;
-	}
-	if (bt->nargs + nargs > bt->cap_args) {
-		struct carg *g =
-		    tp_grow(bt->args, sizeof *bt->args, bt->nargs + nargs, &bt->cap_args);
-		if (!g)
-			goto oom;
-		bt->args = g;
-	}
-	if (bt->nflows + nflows > bt->cap_flows) {
-		uint64_t *g =
-		    tp_grow(bt->flows, sizeof *bt->flows, bt->nflows + nflows, &bt->cap_flows);
-		if (!g)
-			goto oom;
-		bt->flows = g;
+	if (batch_room(bt, nargs, nflows)) {
+		fail(w, TP_ENOMEM);
+		return NULL;
 	}
 	w->first = 0;
 	return bt;
-oom:
-	fail(w, TP_ENOMEM);
-	return NULL;
 }
 
 static struct ev *new_ev(struct cw *w, struct batch **out, size_t nargs, size_t nflows)
@@ -579,9 +590,9 @@ static int meta(struct cw *w, int32_t pid, int32_t tid, const char *name, const 
 	e->kind = sval ? EV_META_STR : EV_META_INT;
 	e->pid = pid;
 	e->tid = tid;
-	e->name = name;
-	e->cat = sval;
-	e->dur = ival;
+	e->r.name = name;
+	e->r.cat = sval;
+	e->r.dur = ival;
 	return TP_OK;
 }
 
@@ -612,50 +623,79 @@ static int cw_track(void *ctx, const struct tp_sink_track *t)
 	return st;
 }
 
+/* Records slice s as event e of bt (which has room for its arguments and flows). */
+static void record_slice(struct batch *bt, struct ev *e, const struct tp_sink_slice *s)
+{
+	e->kind = EV_SLICE;
+	e->pid = s->track->pid;
+	e->tid = s->track->tid;
+	tp_sink_record(&e->r, bt->args, &bt->nargs, bt->flows, &bt->nflows, s);
+}
+
 static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 {
 	struct cw *w = ctx;
 	struct batch *bt;
-	size_t nf = s->num_flows_out;
-	struct ev *e = new_ev(w, &bt, s->num_args, nf);
+	struct ev *e = new_ev(w, &bt, s->num_args, s->num_flows_out);
 	if (!e)
 		return w->status;
-	e->kind = EV_SLICE;
-	e->pid = s->track->pid;
-	e->tid = s->track->tid;
-	e->ts = s->ts_ns;
-	e->dur = s->dur_ns;
-	e->name = s->name;
-	e->cat = s->category;
-	e->flow_in = s->flow_in;
-	e->arg0 = bt->nargs;
-	e->nargs = (uint32_t)s->num_args;
-	for (size_t i = 0; i < s->num_args; i++) {
-		struct carg *ca = &bt->args[bt->nargs];
-		const struct tp_sink_arg *a = &s->args[i];
-		ca->key = a->key;
-		ca->type = (int)a->type;
-		switch (a->type) {
-		case TP_ARG_INT:
-			ca->v.i = a->i;
-			break;
-		case TP_ARG_UINT:
-			ca->v.u = a->u;
-			break;
-		case TP_ARG_REAL:
-			ca->v.d = a->d;
-			break;
-		default:
-			ca->v.s = a->s;
-			break;
-		}
-		bt->nargs++;
-	}
-	e->flow0 = bt->nflows;
-	e->nflows = (uint32_t)nf;
-	for (size_t i = 0; i < nf; i++)
-		bt->flows[bt->nflows++] = s->flows_out[i];
+	record_slice(bt, e, s);
 	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Slices in parts (tp_sink_drive_parts): each part's slices are formatted into its slot's text
+ * on the thread that walks the part, and the driving thread writes the slots in part order.
+ * Track metadata comes before (through the ring, written out when the parts start) and the
+ * counters after, so the file is the same bytes as with every event through the ring. */
+
+static int cw_slots(void *ctx, size_t n)
+{
+	struct cw *w = ctx;
+	int st = drain(w);
+	if (st)
+		return st;
+	w->parts = tp_calloc(n, sizeof *w->parts);
+	if (!w->parts)
+		return fail(w, TP_ENOMEM);
+	w->nparts = n;
+	for (size_t i = 0; i < n; i++)
+		tp_buf_init(&w->parts[i].b);
+	return TP_OK;
+}
+
+/* One slice of a part (any thread): out of memory is reported when the part is emitted. */
+static int cw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
+{
+	struct cw *w = ctx;
+	struct cpart *cp = &w->parts[slot];
+	struct batch *bt = &cp->rec;
+	bt->nev = bt->nargs = bt->nflows = 0;
+	if (batch_room(bt, s->num_args, s->num_flows_out)) {
+		cp->b.oom = 1;
+		return TP_OK;
+	}
+	struct ev *e = &bt->ev[bt->nev++];
+	memset(e, 0, sizeof *e);
+	record_slice(bt, e, s);
+	fmt_event(&cp->b, &cp->sc, bt, e, 0);
+	return TP_OK;
+}
+
+static int cw_emit(void *ctx, size_t slot)
+{
+	struct cw *w = ctx;
+	struct tp_buf *b = &w->parts[slot].b;
+	if (b->oom)
+		return fail(w, TP_ENOMEM);
+	size_t skip = 0;
+	if (w->first && b->len) { /* a slice first of all (no metadata): no leading comma */
+		skip = 1;
+		w->first = 0;
+	}
+	int st = write_bytes(w, b->data + skip, b->len - skip);
+	b->len = 0;
+	return st;
 }
 
 static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
@@ -668,18 +708,11 @@ static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, d
 	e->kind = EV_COUNTER;
 	e->pid = t->pid;
 	e->tid = t->tid;
-	e->ts = ts_ns;
+	e->r.ts = ts_ns;
 	e->value = value;
-	e->name = t->full_name ? t->full_name : t->name;
-	e->cat = t->unit && *t->unit ? t->unit : "value";
+	e->r.name = t->full_name ? t->full_name : t->name;
+	e->r.cat = t->unit && *t->unit ? t->unit : "value";
 	return TP_OK;
-}
-
-/* Formats and writes every batch still in the ring. */
-static int drain(struct cw *w)
-{
-	queue_cur(w);
-	return wait_ring(w, 0);
 }
 
 static void workers_stop(struct cw *w);
@@ -755,7 +788,14 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 			tp_buf_init(&w.slot[i].b);
 		struct tp_sink sink = {&w,         cw_begin, cw_track, cw_slice,
 		                       cw_counter, NULL,     cw_end,   opts && opts->full_args};
-		st = tp_sink_drive(p, a, &sink, d);
+		struct tp_sink_parts parts = {opts ? opts->jobs : 0,
+		                              opts ? opts->part_slices : 0,
+		                              cw_slots,
+		                              cw_part_slice,
+		                              cw_emit,
+		                              NULL,
+		                              NULL};
+		st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	}
 	workers_stop(&w);
 	if (!st)
@@ -768,19 +808,26 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 		tp_buf_free(&w.slot[i].b);
 	}
 	tp_free(w.slot);
+	for (size_t i = 0; i < w.nparts; i++) {
+		tp_free(w.parts[i].rec.ev);
+		tp_free(w.parts[i].rec.args);
+		tp_free(w.parts[i].rec.flows);
+		tp_buf_free(&w.parts[i].b);
+	}
+	tp_free(w.parts);
 	return st;
 }
 
 int tp_chrome_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                     int full_args, struct tp_diag *d)
 {
-	struct tp_chrome_opts o = {full_args, 1, 0};
+	struct tp_chrome_opts o = {full_args, 1, 0, 0};
 	return tp_chrome_write_ex(p, a, path, &o, d);
 }
 
 int tp_chrome_output_write(const struct tp_profile *p, const struct tp_analysis *a,
                            const char *path, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0};
+	struct tp_chrome_opts co = {o && o->trace_args_full, o ? o->jobs : 0, 0, 0};
 	return tp_chrome_write_ex(p, a, path, &co, d);
 }

@@ -26,9 +26,12 @@ struct tp_chrome_opts {
 	int full_args;       /* see tp_sink_fill_args */
 	int jobs;            /* threads formatting events, the caller's included; 0 = the online
 	                        CPUs, 1 = none besides the caller. The file's bytes do not depend
-	                        on it. */
+	                        on it. Every part of the writing uses them: the slices' arguments
+	                        and text (in parts), the other events' text (in batches). */
 	size_t batch_events; /* events formatted per batch; 0 = the default (8192). Tests use
 	                        small batches; the bytes do not depend on it either. */
+	size_t part_slices;  /* slices per part of a track (tp_sink_parts), formatted on the
+	                        threads; 0 = TP_SINK_PART_SLICES. Nor on this. */
 };
 
 /* tp_chrome_write with options (NULL = full_args 0, jobs 0, default batches). Same returns. */

@@ -35,7 +35,7 @@ static int write_trace(void *ctx, struct tp_diag *d)
 	struct write_ctx *w = ctx;
 	if (!w->jobs)
 		return tp_chrome_write(w->p, NULL, w->path, 0, d);
-	struct tp_chrome_opts o = {0, w->jobs, w->batch};
+	struct tp_chrome_opts o = {0, w->jobs, w->batch, w->batch};
 	return tp_chrome_write_ex(w->p, NULL, w->path, &o, d);
 }
 
@@ -122,7 +122,7 @@ static void test_same_bytes_any_jobs(void **state)
 		static const size_t batch[] = {1, 2, 3, 5, 0};
 		for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++)
 			for (size_t b = 0; b < sizeof batch / sizeof *batch; b++) {
-				struct tp_chrome_opts o = {full, jobs[j], batch[b]};
+				struct tp_chrome_opts o = {full, jobs[j], batch[b], batch[b]};
 				memset(&d, 0, sizeof d);
 				assert_int_equal(tp_chrome_write_ex(p, NULL, path, &o, &d), TP_OK);
 				size_t len = 0;

@@ -13,11 +13,11 @@
  *   - END events are only {sequence id, type, timestamp}; they are written before any BEGIN
  *     at the same timestamp (perfetto.md §3.3), and every track's events are in time order;
  *   - event packets carry no sequence_flags (event_head), which saves bytes on every slice;
- *     flow ids stay in the current fixed64 fields (put_flow);
+ *     flow ids stay in the current fixed64 fields (parts.c, put_flow);
  *   - in an event packet the sequence id comes first, then the track_event (flow ids right
  *     after its type), and the timestamp delta last (protobuf field order is free): the bytes
  *     that change from packet to packet then sit together, which the compressor rewards
- *     (put_packet_parts, pw_slice);
+ *     (parts.c: put_slice_packet, put_event);
  *   - packets are batched into zlib-format `compressed_packets` chunks of 256 KiB,
  *     compressed with libdeflate (same format as zlib's deflate, several times faster) by
  *     the pool of zpool.c; chunks are written in order, so the bytes do not depend on the
@@ -112,11 +112,11 @@ static struct ient *imap_get(struct imap *m, const char *s)
 	return &m->e[h];
 }
 
-/* Returns the iid of s for the sequence of track state t, appending an interned entry to
- * w->in (field `field` of InternedData) when that sequence has not seen it. 0 on oom (w->in.oom
- * set) or, for a lazy map, on a string's first use (write it inline). */
-static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struct tstate *t,
-                       const char *s)
+/* Returns the iid of s for the sequence of track state t, with *define set when that sequence
+ * has not seen it (the packet then carries its interned entry). 0 on oom (w->in.oom set) or,
+ * for a lazy map, on a string's first use (write it inline). */
+static uint64_t intern(struct pw *w, struct imap *m, const struct tstate *t, const char *s,
+                       int *define)
 {
 	struct ient *e = m->lazy ? imap_find(m, s) : NULL;
 	if (!e && m->lazy) {
@@ -147,20 +147,15 @@ static uint64_t intern(struct pw *w, struct imap *m, unsigned field, const struc
 		known = (e->mask & bit) != 0;
 		e->mask |= bit;
 	}
-	if (!known) {
-		size_t mk = tp_pb_open(&w->in, field);
-		tp_pb_uint(&w->in, F_IE_IID, e->iid);
-		tp_pb_str(&w->in, F_IE_NAME, s);
-		tp_pb_close(&w->in, mk);
-	}
+	*define = !known;
 	return e->iid;
 }
 
 /* intern() through a two-entry memo of the track: the miss of both entries (out of line). */
-static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
-                            struct memo *mo, const char *s)
+static uint64_t intern_miss(struct pw *w, struct imap *m, struct tstate *t, struct memo *mo,
+                            const char *s, int *define)
 {
-	uint64_t iid = intern(w, m, field, t, s);
+	uint64_t iid = intern(w, m, t, s, define);
 	if (mo && iid && t->lane < 64) {
 		mo->s[1] = mo->s[0];
 		mo->iid[1] = mo->iid[0];
@@ -173,9 +168,10 @@ static uint64_t intern_miss(struct pw *w, struct imap *m, unsigned field, struct
 /* intern() through a two-entry memo of the track; hits are inlined: on the latest (most
  * calls) and on the other (which then becomes the latest; a third of the calls on g200k:
  * keys and values alternating at one argument position). */
-static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field, struct tstate *t,
-                                   struct memo *mo, const char *s)
+static inline uint64_t intern_memo(struct pw *w, struct imap *m, struct tstate *t, struct memo *mo,
+                                   const char *s, int *define)
 {
+	*define = 0;
 	if (mo && mo->s[0] == s)
 		return mo->iid[0];
 	if (mo && mo->s[1] == s) {
@@ -187,7 +183,7 @@ static inline uint64_t intern_memo(struct pw *w, struct imap *m, unsigned field,
 		mo->iid[1] = ti;
 		return mo->iid[0];
 	}
-	return intern_miss(w, m, field, t, mo, s);
+	return intern_miss(w, m, t, mo, s, define);
 }
 
 static void imap_free(struct imap *m)
@@ -197,24 +193,15 @@ static void imap_free(struct imap *m)
 	memset(m, 0, sizeof *m);
 }
 
-/* Appends one Trace.packet record whose body is w->pkt (an event's sequence id; a descriptor
- * packet's whole body), then, when given, the track_event `ev` and the interned_data `in` as
- * length-delimited fields, then an event's timestamp (w->tsb). Field order inside a message
- * carries no meaning in protobuf; it is chosen for the compressor, which matches each packet
- * against the previous ones of its track: the sequence id first, next to the packet's length,
- * and the timestamp delta last, next to the following packet's varying length, keep the bytes
- * that change from packet to packet together, so fewer matches break
- * (docs/perf-notes/trace-writers.md has the measurements). */
-static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct tp_pb *in)
+/* Appends one Trace.packet record whose body is w->pkt (an event's sequence id, then for a
+ * counter its track_event; a descriptor packet's whole body), then an event's timestamp
+ * (w->tsb), last for the compressor (put_slice_packet, parts.c, says why). */
+static int put_packet(struct pw *w)
 {
 	if (w->pkt.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
 	size_t body = w->pkt.len + w->tsn;
-	if (ev)
-		body += 1 + tp_pb_varint_size(ev->len) + ev->len;
-	if (in && in->len)
-		body += 1 + tp_pb_varint_size(in->len) + in->len;
 	size_t need = 11 + body;
 	if (w->chunk.len && w->chunk.len + need > CHUNK_BYTES) {
 		int st = tp_perfetto_flush_chunk(w);
@@ -229,29 +216,12 @@ static int put_packet_parts(struct pw *w, const struct tp_pb *ev, const struct t
 	o += tp_pb_varint_to(o, body);
 	memcpy(o, w->pkt.p, w->pkt.len);
 	o += w->pkt.len;
-	if (ev) {
-		*o++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
-		o += tp_pb_varint_to(o, ev->len);
-		memcpy(o, ev->p, ev->len);
-		o += ev->len;
-	}
-	if (in && in->len) {
-		*o++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
-		o += tp_pb_varint_to(o, in->len);
-		memcpy(o, in->p, in->len);
-		o += in->len;
-	}
 	memcpy(o, w->tsb, w->tsn);
 	o += w->tsn;
 	w->chunk.len = (size_t)(o - w->chunk.p);
 	w->pkt.len = 0;
 	w->tsn = 0;
 	return TP_OK;
-}
-
-static int put_packet(struct pw *w)
-{
-	return put_packet_parts(w, NULL, NULL);
 }
 
 /* Starts an event packet on track state t at time ts: its sequence id in w->pkt (the packet's
@@ -288,17 +258,14 @@ static int event_head(struct pw *w, struct tstate *t, int64_t ts)
 	return TP_OK;
 }
 
-/* A SLICE_END packet, written straight into the chunk (the most frequent packet: every
- * slice has one): { sequence id, track_event { type SLICE_END }, timestamp delta }, the same
- * bytes event_head + put_packet_parts would make. */
+/* A SLICE_END packet, written straight into the chunk (tp_pw_end_bytes). */
 static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 {
 	if (ts < t->last)
 		return event_head(w, t, ts); /* reports the error */
 	uint64_t delta = (uint64_t)(ts - t->last);
-	/* sequence id, track_event { type } (4), timestamp: < 128, one length byte. */
-	size_t n = 4 + t->seqn + 1 + tp_pb_varint_size(delta);
-	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet_parts */
+	size_t n = tp_pw_end_body(t, delta);
+	if (w->chunk.len && w->chunk.len + 11 + n > CHUNK_BYTES) { /* as put_packet */
 		int st = tp_perfetto_flush_chunk(w);
 		if (st)
 			return st;
@@ -306,18 +273,7 @@ static int emit_end(struct pw *w, struct tstate *t, int64_t ts)
 	if (tp_pb_reserve(&w->chunk, n + 2 + sizeof t->seqv)) /* + the seqv copy's slack */
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
-	/* Written in place (no scratch copy: this is half of all packets). */
-	uint8_t *q = w->chunk.p + w->chunk.len;
-	*q++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
-	*q++ = (uint8_t)n;
-	memcpy(q, t->seqv, sizeof t->seqv); /* seqn bytes of it count */
-	q += t->seqn;
-	*q++ = F_PKT_TRACK_EVENT << 3 | TP_PB_LEN;
-	*q++ = 2;
-	*q++ = F_TE_TYPE << 3 | TP_PB_VARINT;
-	*q++ = TE_SLICE_END;
-	*q++ = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
-	q += tp_pb_varint_to(q, delta);
+	tp_pw_end_bytes(w->chunk.p + w->chunk.len, t, delta);
 	w->chunk.len += n + 2;
 	t->last = ts;
 	return TP_OK;
@@ -443,155 +399,159 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 	return put_packet(w);
 }
 
-static uint8_t *vput(uint8_t *o, uint64_t v)
+/* ---------------------------------------------------------------------------------------- */
+/* A part's interning, in part order (the parts' emit, on the driving thread): the same walk
+ * over the encoder's state as encoding the slices one by one, without writing them. It
+ * decides every iid (and whether the packet defines it) in the order the encoding asks for
+ * them, closes the lanes of the previous track (their END packets go first in the part), and
+ * copies the lanes' state at the part's start for the encoding on a worker (parts.c).        */
+/* ---------------------------------------------------------------------------------------- */
+
+static int order_error(struct pw *w, int64_t ts, int64_t last)
 {
-	return o + tp_pb_varint_to(o, v);
+	return tp_diag_set(w->d, TP_ERANGE,
+	                   "%s: event at %lld ns before the previous one (%lld ns) on its track",
+	                   w->path, (long long)ts, (long long)last);
 }
 
-/* Encodes one DebugAnnotation at o (room for 26 bytes checked by the caller), straight into
- * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
- * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
- * share of the encoder's work). */
-static uint8_t *put_annotation(struct pw *w, struct tstate *t, size_t pos,
-                               const struct tp_sink_arg *a, uint8_t *o)
+/* flush_group into the part's first packets. */
+static int decide_flush(struct pw *w, struct ppart *pp)
 {
-	uint64_t kiid = intern_memo(w, &w->keys, F_ID_ANNOTATION_NAMES, t,
-	                            pos < CACHE_SLOTS ? &t->keys[pos] : NULL, a->key);
-	uint8_t *body = o + 2, *q = body;
-	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
-	q = vput(q, kiid);
-	uint64_t v;
-	switch (a->type) {
-	case TP_ARG_INT:
-		*q++ = F_DA_INT << 3 | TP_PB_VARINT;
-		q = vput(q, (uint64_t)a->i);
-		break;
-	case TP_ARG_UINT:
-		/* int_value keeps the SQL value_type 'int' for every integer that fits. */
-		*q++ = (uint8_t)((a->u <= (uint64_t)INT64_MAX ? F_DA_INT : F_DA_UINT) << 3);
-		q = vput(q, a->u);
-		break;
-	case TP_ARG_REAL:
-		*q++ = F_DA_DOUBLE << 3 | TP_PB_I64;
-		memcpy(&v, &a->d, sizeof v);
-		for (int i = 0; i < 8; i++)
-			*q++ = (uint8_t)(v >> (8 * i));
-		break;
-	default: {
-		const char *str = a->s ? a->s : "";
-		uint64_t iid = intern_memo(w, &w->vals, F_ID_STRING_VALUES, t,
-		                           pos < CACHE_SLOTS ? &t->vals[pos] : NULL, str);
-		if (iid) {
-			*q++ =
-			    (uint8_t)(F_DA_STRING_IID << 3 | TP_PB_VARINT | 0x80); /* key 88 01 */
-			*q++ = 0x01;
-			q = vput(q, iid);
-			break;
+	if (!w->have_group)
+		return TP_OK;
+	for (size_t i = w->cur_group; i < w->nts && w->ts[i].group == w->cur_group; i++) {
+		struct tstate *t = &w->ts[i];
+		while (t->depth) {
+			int64_t e = t->ends[--t->depth];
+			if (e < t->last)
+				return order_error(w, e, t->last);
+			if (tp_pw_put_end(&pp->head, t, t->last, e))
+				return tp_diag_set(w->d, TP_ENOMEM,
+				                   "%s: out of memory encoding the trace", w->path);
+			t->last = e;
 		}
-		/* First use: the string inline. Make room for it and, as the caller did, for
-		 * every annotation that may follow (the flows come before the annotations). */
-		size_t n = strlen(str), off = (size_t)(o - w->ev.p);
-		if (tp_pb_reserve(&w->ev, off + 64 + n + 26 * TP_SINK_MAX_ARGS + 12)) {
-			w->in.oom = 1; /* reported by the caller */
-			return o;
-		}
-		o = w->ev.p + off;
-		size_t head = 1 + tp_pb_varint_size(kiid);
-		*o++ = F_TE_DEBUG << 3 | TP_PB_LEN;
-		o = vput(o, (uint64_t)head + 1 + tp_pb_varint_size(n) + n);
-		*o++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
-		o = vput(o, kiid);
-		*o++ = F_DA_STRING << 3 | TP_PB_LEN;
-		o = vput(o, n);
-		memcpy(o, str, n);
-		return o + n;
 	}
-	}
-	o[0] = F_TE_DEBUG << 3 | TP_PB_LEN;
-	o[1] = (uint8_t)(q - body); /* < 128 */
-	return q;
+	w->have_group = 0;
+	return TP_OK;
 }
 
-/* A flow id in TrackEvent's fixed64 field 47 (flow_ids) or 48 (terminating_flow_ids): 2 key
- * bytes + 8 value bytes. The varint fields 36/42 (flow_ids_old / terminating_flow_ids_old) would
- * take 3-4 raw bytes and make the compact trace a little smaller, but the schema marks them
- * "DEPRECATED. Only kept for backwards compatibility. Use |flow_ids|" (perfetto_trace.proto,
- * TrackEvent) and perfetto.md §2 lists only 47/48: a file written today should not depend on a
- * reader keeping a compatibility path, and other consumers of the schema read only the current
- * fields. */
-static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
+/* The lanes of the part's track as they are at its start (their open slices, last time). */
+static int snap_lanes(struct pw *w, struct ppart *pp)
 {
-	o = vput(o, (uint64_t)field << 3 | TP_PB_I64);
-	for (int i = 0; i < 8; i++)
-		*o++ = (uint8_t)(v >> (8 * i));
-	return o;
+	size_t n = 0;
+	while (pp->group + n < w->nts && w->ts[pp->group + n].group == pp->group)
+		n++;
+	if (n > pp->cap_lanes) {
+		size_t cap = pp->cap_lanes;
+		struct plane *g = tp_grow(pp->lane, sizeof *g, n, &cap);
+		if (!g)
+			return TP_ENOMEM;
+		memset(g + pp->cap_lanes, 0, (cap - pp->cap_lanes) * sizeof *g);
+		pp->lane = g;
+		pp->cap_lanes = cap;
+	}
+	pp->nlanes = n;
+	for (size_t i = 0; i < n; i++) {
+		const struct tstate *t = &w->ts[pp->group + i];
+		struct plane *l = &pp->lane[i];
+		if (tp_pw_ends_room(&l->ends, &l->cap, t->depth))
+			return TP_ENOMEM;
+		if (t->depth)
+			memcpy(l->ends, t->ends, t->depth * sizeof *t->ends);
+		l->depth = t->depth;
+		l->last = t->last;
+	}
+	return TP_OK;
 }
 
-static int pw_slice(void *ctx, const struct tp_sink_slice *s)
+/* One decision: the iid (0: the string inline) and whether the packet defines it. */
+static inline void decide(struct pw *w, struct ppart *pp, struct imap *m, struct tstate *t,
+                          struct memo *mo, const char *s)
 {
-	struct pw *w = ctx;
-	size_t ix = s->track->index;
-	if (ix >= w->nts || !w->ts[ix].seq)
-		return tp_diag_set(w->d, TP_EUSAGE, "%s: slice on an undeclared track", w->path);
-	struct tstate *t = &w->ts[ix];
-	if (s->ts_ns < 0 || s->dur_ns < 0)
+	int define;
+	uint64_t iid = intern_memo(w, m, t, mo, s, &define);
+	pp->dec[pp->ndec++] = iid << 1 | (uint64_t)define;
+}
+
+/* The slice's checks, END times, timestamp and interning, as pw_slice made them. */
+static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
+{
+	const struct tp_sink_rec *r = &pr->r;
+	struct tstate *t = &w->ts[pr->track];
+	if (r->ts < 0 || r->dur < 0)
 		return tp_diag_set(w->d, TP_ERANGE, "%s: slice \"%s\" has a negative time", w->path,
-		                   s->name);
-	int st;
-	if (!w->have_group || w->cur_group != t->group) {
-		if ((st = flush_group(w)))
-			return st;
-		w->cur_group = t->group;
-		w->have_group = 1;
+		                   r->name);
+	while (t->depth && t->ends[t->depth - 1] <= r->ts) {
+		int64_t e = t->ends[--t->depth];
+		if (e < t->last)
+			return order_error(w, e, t->last);
+		t->last = e;
 	}
-	if ((st = pop_ends(w, t, s->ts_ns)))
-		return st;
-	if ((st = event_head(w, t, s->ts_ns)))
-		return st;
-	w->in.len = 0;
-	w->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
-	/* Room for everything but strings written inline, which put_annotation reserves. */
-	size_t room = 32 + 26 * s->num_args + 12 * (s->num_flows_out + 1);
-	if (tp_pb_reserve(&w->ev, room))
-		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
-		                   w->path);
-	uint8_t *o = w->ev.p;
-	*o++ = F_TE_TYPE << 3 | TP_PB_VARINT;
-	*o++ = TE_SLICE_BEGIN;
-	/* Flows right after the type, then category and name, then the annotations: the
-	 * annotations end with the values that change every command (Cmd Id, dependency), which
-	 * then sit next to the packet's timestamp trailer, which compresses best. */
-	for (size_t i = 0; i < s->num_flows_out; i++)
-		o = put_flow(o, F_TE_FLOW_IDS, s->flows_out[i]);
-	if (s->flow_in)
-		o = put_flow(o, F_TE_TERM_FLOW_IDS, s->flow_in);
-	*o++ = F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT;
-	o = vput(o, intern_memo(w, &w->cats, F_ID_CATEGORIES, t, &t->cat,
-	                        s->category ? s->category : ""));
-	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
-	o = vput(o,
-	         intern_memo(w, &w->names, F_ID_EVENT_NAMES, t, &t->name, s->name ? s->name : ""));
-	for (size_t i = 0; i < s->num_args; i++)
-		o = put_annotation(w, t, i, &s->args[i], o);
-	w->ev.len = (size_t)(o - w->ev.p);
+	if (r->ts < t->last)
+		return order_error(w, r->ts, t->last);
+	t->last = r->ts;
+	size_t need = pp->ndec + 2 + 2 * (size_t)r->nargs;
+	if (need > pp->cap_dec) {
+		uint64_t *g = tp_grow(pp->dec, sizeof *g, need, &pp->cap_dec);
+		if (!g)
+			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+		pp->dec = g;
+	}
+	decide(w, pp, &w->cats, t, &t->cat, r->cat ? r->cat : "");
+	decide(w, pp, &w->names, t, &t->name, r->name ? r->name : "");
+	for (size_t i = 0; i < r->nargs; i++) {
+		const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
+		decide(w, pp, &w->keys, t, i < CACHE_SLOTS ? &t->keys[i] : NULL, a->key);
+		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL)
+			decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
+			       a->v.s ? a->v.s : "");
+	}
 	if (w->in.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
-	if ((st = put_packet_parts(w, &w->ev, &w->in)))
-		return st;
-	if (t->depth == t->cap) {
-		size_t cap = t->cap;
-		int64_t *e = tp_grow(t->ends, sizeof *e, t->depth + 1, &cap);
-		if (!e)
-			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
-		t->ends = e;
-		t->cap = cap;
-	}
-	t->ends[t->depth++] = s->ts_ns + s->dur_ns;
+	if (tp_pw_ends_room(&t->ends, &t->cap, t->depth + 1))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+	t->ends[t->depth++] = r->ts + r->dur;
 	w->slices++;
 	return TP_OK;
 }
 
+int tp_pw_decide(struct pw *w, struct ppart *pp)
+{
+	pp->ndec = 0;
+	pp->head.b.len = 0;
+	pp->head.n = 0;
+	if (pp->oom)
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
+	if (!pp->nrec)
+		return TP_OK;
+	for (size_t k = 0; k < pp->nrec; k++) {
+		const struct prec *r = &pp->rec[k];
+		if (r->track >= w->nts || !w->ts[r->track].seq)
+			return tp_diag_set(w->d, TP_EUSAGE, "%s: slice on an undeclared track",
+			                   w->path);
+		size_t g = w->ts[r->track].group;
+		if (k == 0) {
+			if (!w->have_group || w->cur_group != g) {
+				int st = decide_flush(w, pp);
+				if (st)
+					return st;
+				w->cur_group = g;
+				w->have_group = 1;
+			}
+			pp->group = g;
+			if (snap_lanes(w, pp))
+				return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+		} else if (g != pp->group) {
+			return tp_diag_set(w->d, TP_EUSAGE, "%s: a part spans two tracks", w->path);
+		}
+		int st = decide_slice(w, pp, r);
+		if (st)
+			return st;
+	}
+	return TP_OK;
+}
 static int pw_counter(void *ctx, const struct tp_sink_track *tr, int64_t ts_ns, double value)
 {
 	struct pw *w = ctx;
@@ -627,8 +587,9 @@ static int pw_end(void *ctx, int status)
 
 /* ---------------------------------------------------------------------------------------- */
 
-int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                      const struct tp_perfetto_opts *o, struct tp_diag *d)
+int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                            const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
+                            struct tp_diag *d)
 {
 	struct pw *w = tp_calloc(1, sizeof *w);
 	if (!w)
@@ -651,9 +612,11 @@ int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, c
 	if ((st = tp_afile_open(&w->f, path, d)))
 		goto out;
 	tp_perfetto_zstart(w, o ? o->threads : 0);
-	struct tp_sink sink = {w,          pw_begin, pw_track, pw_slice,
-	                       pw_counter, NULL,     pw_end,   w->full_args};
-	st = tp_sink_drive(p, a, &sink, d);
+	struct tp_sink sink = {w, pw_begin, pw_track, NULL, pw_counter, NULL, pw_end, w->full_args};
+	struct tp_sink_parts parts = {o ? o->threads : 0, part_slices, tp_pw_slots,
+	                              tp_pw_part_slice,   tp_pw_emit,  tp_pw_encode_slot,
+	                              tp_pw_emit2};
+	st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	if (!st)
 		st = tp_afile_commit(&w->f, d);
 out:
@@ -664,10 +627,10 @@ out:
 	for (size_t i = 0; i < w->nts; i++)
 		tp_free(w->ts[i].ends);
 	tp_free(w->ts);
+	tp_pw_parts_free(w);
 	tp_pb_free(&w->chunk);
 	tp_pb_free(&w->zout);
 	tp_pb_free(&w->pkt);
-	tp_pb_free(&w->ev);
 	tp_pb_free(&w->in);
 	imap_free(&w->names);
 	imap_free(&w->cats);
@@ -675,6 +638,12 @@ out:
 	imap_free(&w->vals);
 	tp_free(w);
 	return st;
+}
+
+int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                      const struct tp_perfetto_opts *o, struct tp_diag *d)
+{
+	return tp_perfetto_write_parts(p, a, path, o, 0, d);
 }
 
 int tp_perfetto_output_write(const struct tp_profile *p, const struct tp_analysis *a,

@@ -20,9 +20,10 @@ struct tp_perfetto_opts {
 	int uncompressed; /* 1: plain packets (readable with protoc --decode); 0: zlib chunks */
 	int level;        /* compression level 1..12; 0 = default (1, fastest) */
 	int full_args;    /* also the derivable per-command args (tp_sink_fill_args) */
-	int threads;      /* threads the writer may use in all, the caller's included: N - 1
-	                     compression workers (at most 8); 0 = the online CPUs, 1 = none
-	                     (compression inline). The output bytes are the same for any value */
+	int threads;      /* threads the writer may use, the caller's included: the slices are
+	                     walked and encoded in parts on N threads, and compressed by N - 1
+	                     workers (at most 8); 0 = the online CPUs, 1 = the caller alone.
+	                     The output bytes are the same for any value */
 };
 
 /* Writes the profile as a Perfetto trace to `path` (temporary file + rename). `a` may be NULL

@@ -1,6 +1,7 @@
 /*
  * perfetto_int.h — private to src/writers/perfetto: the state the module's files share. The
- * writer's (struct pw: perfetto.c encodes, zpool.c compresses and writes) and the checker's
+ * writer's (struct pw: perfetto.c interns and writes descriptors and counters, parts.c records
+ * and encodes the slices in parts, zpool.c compresses and writes) and the checker's
  * (struct ck: check.c reads packets and sequences, check_event.c checks track events). The
  * wire format itself is in pb.h.
  */
@@ -89,6 +90,62 @@ struct zpool {
 	struct pw *w;
 };
 
+/* A part of the slices (tp_sink_parts, parts.c): what its walk recorded (the slices, their
+ * arguments and flows), the part's interning decided in order (tp_pw_decide), the state of
+ * its track's lanes at its start, and its packets: first those that close the previous
+ * track's lanes (head), then its own (out). */
+struct prec {
+	struct tp_sink_rec r;
+	uint32_t track; /* sink track (its lane) */
+};
+
+/* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
+ * of memory. */
+static inline int tp_pw_ends_room(int64_t **ends, size_t *cap, size_t need)
+{
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap;
+	int64_t *g = tp_grow(*ends, sizeof *g, need, &c);
+	if (!g)
+		return -1;
+	*ends = g;
+	*cap = c;
+	return 0;
+}
+
+/* A lane of the part's track: its open slices' ends and its last timestamp. */
+struct plane {
+	int64_t last;
+	int64_t *ends;
+	size_t depth, cap;
+};
+
+/* Packets and each one's body length (the chunk cut needs them, tp_pw_emit2). */
+struct pbytes {
+	struct tp_pb b;
+	uint32_t *body;
+	size_t n, cap;
+};
+
+struct ppart {
+	struct prec *rec;
+	size_t nrec, cap_rec;
+	struct tp_sink_parg *arg;
+	size_t narg, cap_arg;
+	uint64_t *flow;
+	size_t nflow, cap_flow;
+	int oom;       /* recording ran out of memory */
+	uint64_t *dec; /* per interning, in encoding order: iid << 1 | the packet defines it */
+	size_t ndec, cap_dec;
+	size_t group; /* the part's track: sink tracks group .. group + nlanes - 1 */
+	struct plane *lane;
+	size_t nlanes, cap_lanes;
+	struct pbytes head, out;
+	struct tp_pb pkt, ev, in; /* the encoding's scratch: a packet's sequence id, its track
+	                           * event, its interned data */
+};
+
 struct pw {
 	struct tp_afile f;
 	const char *path;
@@ -104,15 +161,49 @@ struct pw {
 	                   * its track_event), or a descriptor packet's whole body */
 	uint8_t tsb[11];  /* an event's timestamp field, written last (event_head) */
 	uint8_t tsn;      /* its length, 0 = none */
-	struct tp_pb ev;  /* its track event */
-	struct tp_pb in;  /* its interned data */
+	struct tp_pb in;  /* oom: interning ran out of memory (tp_pw_decide) */
 	struct tstate *ts;
 	size_t nts, cap_ts;
 	size_t cur_group; /* model track whose lanes may have open slices */
 	int have_group;
 	struct imap names, cats, keys, vals;
 	uint64_t slices;
+	struct ppart *parts; /* the part slots */
+	size_t nparts;
 };
+
+/* tp_perfetto_write with parts of part_slices slices (0: TP_SINK_PART_SLICES); the bytes do
+ * not depend on it (tests use small parts). */
+int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                            const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
+                            struct tp_diag *d);
+
+/* The parts' callbacks (struct tp_sink_parts; ctx is the struct pw): slots, a slice recorded
+ * (any thread), the part's interning in order (tp_pw_decide, perfetto.c), its packets encoded
+ * (any thread), and its packets added to the chunks in order. */
+int tp_pw_slots(void *ctx, size_t n);
+int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s);
+int tp_pw_emit(void *ctx, size_t slot);
+int tp_pw_encode_slot(void *ctx, size_t slot);
+int tp_pw_emit2(void *ctx, size_t slot);
+
+/* Decides part pp's interning and lanes (the driving thread, parts in order); TP_OK or an
+ * error with w->d set. */
+int tp_pw_decide(struct pw *w, struct ppart *pp);
+
+/* A SLICE_END packet of track state t, delta after the sequence's last timestamp (the most
+ * frequent packet: every slice has one): { sequence id, track_event { type SLICE_END },
+ * timestamp delta }. Its body length (< 128), and its bytes at q (body + 2, plus slack for an
+ * 8-byte copy of the sequence id). */
+size_t tp_pw_end_body(const struct tstate *t, uint64_t delta);
+void tp_pw_end_bytes(uint8_t *q, const struct tstate *t, uint64_t delta);
+
+/* Appends the SLICE_END packet at ts of track state t whose last timestamp is `last`; -1 when
+ * out of memory. */
+int tp_pw_put_end(struct pbytes *o, const struct tstate *t, int64_t last, int64_t ts);
+
+/* Frees the part slots. */
+void tp_pw_parts_free(struct pw *w);
 
 /* Writes the packets of w->chunk: compressed (handed to the workers, or inline without them)
  * or as they are. TP_OK, or an error with w->d set. */

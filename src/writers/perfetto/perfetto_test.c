@@ -18,6 +18,7 @@
 #include "testutil.h"
 #include "writers/perfetto/pb.h"
 #include "writers/perfetto/perfetto.h"
+#include "writers/perfetto/perfetto_int.h"
 
 static char tmpdir[256];
 
@@ -400,17 +401,26 @@ static char *finish_write_check(struct tp_profile *p, const char *name, struct t
 /* More distinct interned strings than an intern map holds (64 Ki): the map starts over and
  * strings get new iids, defined again; the trace still checks (every iid used is defined on
  * its sequence) and has every slice. */
-static void test_intern_map_reset(void **state)
+/* A TIU track of n commands named op0, op0, op1, op1, ... (each name twice: interned), every
+ * 10 ns, lasting 5 ns (overlap: 5, 15 or 25 ns, so some overlap the next ones: lanes). */
+static struct tp_profile *names_profile(int n, int overlap)
 {
-	(void)state;
 	int tr;
 	struct tp_profile *p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
 	char name[32];
-	const int n = 150000;
 	for (int i = 0; i < n; i++) {
-		snprintf(name, sizeof name, "op%d", i / 2); /* each name twice: interned */
-		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10, i * 10 + 5, (uint32_t)i + 1);
+		snprintf(name, sizeof name, "op%d", i / 2);
+		fx_cmd(p, tr, name, i % 7 ? "sCONV" : "sAR", i * 10,
+		       i * 10 + 5 + (overlap ? (i % 3) * 10 : 0), (uint32_t)i + 1);
 	}
+	return p;
+}
+
+static void test_intern_map_reset(void **state)
+{
+	(void)state;
+	const int n = 150000;
+	struct tp_profile *p = names_profile(n, 0);
 	struct tp_perfetto_check_report r;
 	/* The check's report is all this test reads: the file's path is not needed. */
 	tp_free(finish_write_check(p, "reset.pftrace", (struct tp_perfetto_opts){0, 0, 0, 2}, &r));
@@ -764,6 +774,55 @@ static void test_visitor_decodes_fixture(void **state)
 	assert_int_equal(v.matmul, 2);
 	tp_profile_free(p);
 	tp_free(path);
+}
+
+/* The slices are encoded in parts on the writer's threads (parts.c), their interning decided
+ * in part order: the file is the same bytes for any part size and thread count. p is written
+ * with the default parts on one thread, then with parts of each size in `sizes` (n of them)
+ * on 1 .. `threads` threads, plain and compressed. */
+static void same_bytes_any_parts(const struct tp_profile *p, const size_t *sizes, size_t n,
+                                 int threads)
+{
+	char *ref = tmp("parts-ref.pftrace"), *got = tmp("parts.pftrace");
+	for (int plain = 1; plain >= 0; plain--) {
+		struct tp_diag d = {0};
+		struct tp_perfetto_opts o = {plain, 0, 0, 1};
+		assert_int_equal(tp_perfetto_write(p, NULL, ref, &o, &d), TP_OK);
+		size_t nr;
+		uint8_t *br = tp_test_must_slurp(ref, &nr);
+		for (size_t k = 0; k < n; k++)
+			for (int th = 1; th <= threads; th++) {
+				o.threads = th;
+				assert_int_equal(
+				    tp_perfetto_write_parts(p, NULL, got, &o, sizes[k], &d), TP_OK);
+				size_t ng;
+				uint8_t *bg = tp_test_must_slurp(got, &ng);
+				if (ng != nr || memcmp(bg, br, nr) != 0)
+					fail_msg(
+					    "parts of %zu on %d threads (plain %d): other bytes",
+					    sizes[k], th, plain);
+				free(bg);
+			}
+		free(br);
+	}
+	tp_free(ref);
+	tp_free(got);
+}
+
+static void test_same_bytes_any_parts(void **state)
+{
+	(void)state;
+	/* The fixture: lanes, nesting, layers, flows, strings written inline. */
+	struct tp_profile *p = fx_profile();
+	static const size_t small[] = {1, 2, 3, 5};
+	same_bytes_any_parts(p, small, 4, 3);
+	tp_profile_free(p);
+	/* Parts across chunks, and an intern map that starts over (test_intern_map_reset). */
+	p = names_profile(150000, 1);
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	static const size_t big[] = {7, 1000};
+	same_bytes_any_parts(p, big, 2, 3);
+	tp_profile_free(p);
 }
 
 #define TP_TEST_GROUP_SETUP setup

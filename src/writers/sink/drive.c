@@ -17,19 +17,17 @@
 #include <string.h>
 
 #include "common/progress.h"
+#include "common/wsync.h"
 #include "writers/sink/sink_int.h"
 
-static void plan_free(struct plan *pl)
+void tp_sink_plan_free(struct plan *pl)
 {
 	for (size_t i = 0; i < pl->nsynth; i++) {
 		tp_free(pl->synth[i]->layers);
 		tp_free(pl->synth[i]);
 	}
 	tp_free(pl->synth);
-	for (size_t l = 0; l < MAX_LANES; l++) {
-		tp_free(pl->lanes[l].ends);
-		tp_free(pl->lanes[l].ids);
-	}
+	tp_sink_lanes_free(&pl->lanes);
 	tp_free(pl->tracks);
 	tp_free(pl->dts);
 	tp_free(pl->der);
@@ -38,10 +36,19 @@ static void plan_free(struct plan *pl)
 	tp_arena_free(&pl->arena);
 }
 
-/* The slices of plan track ti, in order, to sink->slice, with their lanes, nesting, names,
- * arguments and flows. */
-static int deliver_track(struct plan *pl, size_t ti, struct flow_cursor *fc, struct tp_sink *sink,
-                         struct tp_sink_slice *ss, struct tp_diag *d)
+int tp_sink_track_start(const struct plan *pl, struct walker *wk, size_t ti, int seek,
+                        struct tp_diag *d)
+{
+	lanes_reset(&wk->lanes);
+	if (seek)
+		tp_sink_flows_start(pl, &wk->fc, ti);
+	if (tp_sink_flows_track(pl, wk, ti))
+		return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+	return TP_OK;
+}
+
+int tp_sink_walk(const struct plan *pl, struct walker *wk, size_t ti, size_t k0, size_t k1,
+                 const struct tp_sink_walk_to *to, struct tp_sink_slice *ss, struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
 	const struct plan_track *dt = &pl->dts[ti];
@@ -51,54 +58,68 @@ static int deliver_track(struct plan *pl, size_t ti, struct flow_cursor *fc, str
 		cat = NULL;
 	else
 		cat = kind_order_name(t->kind <= TP_TRACK_LAYER ? t->kind : 0);
-	lanes_reset(pl);
-	if (tp_sink_flows_track(pl, fc, ti))
-		return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+	struct tp_layer_memo *memo = dt->syn ? &wk->smemo : &wk->memo;
 	struct tp_slice tmp;
-	for (size_t k = 0; k < t->count; k++) {
+	for (size_t k = k0; k < k1; k++) {
 		int64_t end;
 		const struct tp_slice *s = pt_slice(p, t, dt->syn, k, &tmp, &end);
 		uint64_t id = dt->base_id + k + 1;
 		uint32_t depth;
 		uint64_t parent;
-		long lane = lane_take(pl, s, end, dt->nested, id, &depth, &parent);
+		long lane = lane_take(&wk->lanes, s, end, dt->nested, id, &depth, &parent);
 		if (lane < 0 || (size_t)lane >= dt->nlanes)
 			return tp_diag_set(d, TP_ENOMEM, "trace lane planning went wrong");
+		ss->id = id;
+		if (!to) { /* the position alone */
+			if (tp_sink_flows_slice(pl, wk, k, ss))
+				return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
+			continue;
+		}
 		ss->track = &pl->tracks[dt->first_lane + (size_t)lane];
 		ss->slice = s;
-		ss->id = id;
-		struct tp_label lb = pt_label(p, t, dt->syn, s);
-		ss->name = cstr(p, &pl->strs, lb.name);
-		ss->category = cat ? cat : cstr(p, &pl->strs, lb.type);
+		struct tp_label lb = pt_label(p, t, dt->syn, s, memo);
+		ss->name = cstr(p, &wk->strs, lb.name);
+		ss->category = cat ? cat : cstr(p, &wk->strs, lb.type);
 		ss->ts_ns = s->start_ns;
 		ss->dur_ns = end - s->start_ns;
 		ss->depth = depth;
 		ss->parent_id = parent;
-		tp_sink_fill_args_cached(p, t, s, sink->full_args, ss,
-		                         dt->syn ? &dt->syn->memo : &pl->memo, &pl->strs);
-		if (tp_sink_flows_slice(pl, fc, k, ss))
+		tp_sink_fill_args_cached(p, t, s, to->full_args, ss, memo, &wk->strs);
+		if (tp_sink_flows_slice(pl, wk, k, ss))
 			return tp_diag_set(d, TP_ENOMEM, "out of memory writing flows");
-		int st = sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
+		int st = to->fn(to->ctx, to->arg, ss);
 		if (st)
 			return st;
-		if ((id & 4095) == 0)
+		if (to->progress && (id & 4095) == 0)
 			tp_progress_report(id, pl->total_slices);
 	}
 	return TP_OK;
 }
 
-/* Every plan track's slices, track after track. */
-static int deliver(struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *ss,
+/* sink->slice as a walk's destination. */
+static int to_sink(void *ctx, size_t arg, const struct tp_sink_slice *ss)
+{
+	(void)arg;
+	const struct tp_sink *sink = ctx;
+	return sink->slice ? sink->slice(sink->ctx, ss) : TP_OK;
+}
+
+/* Every plan track's slices, track after track, on this thread. */
+static int deliver(const struct plan *pl, struct tp_sink *sink, struct tp_sink_slice *ss,
                    struct tp_diag *d)
 {
-	struct flow_cursor fc;
-	tp_sink_flows_start(pl, &fc);
-	for (size_t ti = 0; ti < pl->ndts; ti++) {
-		int st = deliver_track(pl, ti, &fc, sink, ss, d);
-		if (st)
-			return st;
+	struct walker wk;
+	memset(&wk, 0, sizeof wk);
+	tp_sink_flows_start(pl, &wk.fc, 0);
+	struct tp_sink_walk_to to = {to_sink, sink, 0, sink->full_args, 1};
+	int st = TP_OK;
+	for (size_t ti = 0; ti < pl->ndts && !st; ti++) {
+		st = tp_sink_track_start(pl, &wk, ti, 0, d);
+		if (!st)
+			st = tp_sink_walk(pl, &wk, ti, 0, pl->dts[ti].t->count, &to, ss, d);
 	}
-	return TP_OK;
+	tp_sink_walker_free(&wk);
+	return st;
 }
 
 /* The plan of p: tracks of every device, slice ids, flows. */
@@ -133,7 +154,7 @@ static int note_flows(struct tp_profile *p)
 	struct tp_diag d = {0};
 	int st = build_plan(pl, p, &d);
 	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
-	plan_free(pl);
+	tp_sink_plan_free(pl);
 	tp_free(pl);
 	if (st == TP_ENOMEM)
 		return st;
@@ -157,8 +178,46 @@ int tp_sink_note(struct tp_profile *p)
 	return note_flows(p);
 }
 
-int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
-                  struct tp_diag *d)
+/* The derived counters' values, one counter per task. */
+struct dvals {
+	const struct plan *pl;
+	double **v;
+};
+
+static void dval_one(void *arg, size_t i)
+{
+	struct dvals *x = arg;
+	x->v[i] = tp_sink_derived_values(x->pl, &x->pl->der[i]);
+}
+
+/* Delivers the derived counters, their values computed first: on `threads` threads (one
+ * counter each; tp_par_run), or with threads 0 on this thread. */
+static int emit_derived(const struct plan *pl, struct tp_sink *sink, unsigned threads,
+                        struct tp_diag *d)
+{
+	if (!pl->nder || !sink->counter)
+		return TP_OK;
+	struct dvals x = {pl, tp_calloc(pl->nder, sizeof *x.v)};
+	if (!x.v)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory computing derived counters");
+	if (threads)
+		tp_par_run(threads, pl->nder, dval_one, &x);
+	else
+		for (size_t i = 0; i < pl->nder; i++)
+			dval_one(&x, i);
+	int st = TP_OK;
+	for (size_t i = 0; i < pl->nder && !st; i++)
+		st = x.v[i] ? tp_sink_emit_derived(pl, &pl->der[i], x.v[i], sink)
+		            : tp_diag_set(d, TP_ENOMEM, "out of memory computing derived counters");
+	for (size_t i = 0; i < pl->nder; i++)
+		tp_free(x.v[i]);
+	tp_free(x.v);
+	return st;
+}
+
+/* tp_sink_drive, with the slices in parts when `parts` is given. */
+static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
+                 const struct tp_sink_parts *parts, struct tp_diag *d)
 {
 	struct plan *pl = tp_calloc(1, sizeof *pl);
 	struct tp_sink_slice *ss = tp_calloc(1, sizeof *ss);
@@ -177,10 +236,10 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 		if (sink->track)
 			st = sink->track(sink->ctx, &pl->tracks[i]);
 	if (!st)
-		st = deliver(pl, sink, ss, d);
-	for (size_t i = 0; i < pl->nder && !st; i++)
-		if ((st = tp_sink_emit_derived(pl, &pl->der[i], sink)) == TP_ENOMEM)
-			tp_diag_set(d, st, "out of memory computing derived counters");
+		st = parts ? tp_sink_deliver_parts(pl, sink, parts, d) : deliver(pl, sink, ss, d);
+	if (!st)
+		st = emit_derived(pl, sink,
+		                  parts ? (unsigned)tp_wsync_workers(parts->jobs, 63) + 1 : 0, d);
 	for (size_t i = 0; i < pl->ntracks && !st; i++) {
 		const struct tp_sink_track *t = &pl->tracks[i];
 		if (t->counter < 0 || !sink->counter)
@@ -200,8 +259,20 @@ out:
 	if (st && d && d->status == TP_OK)
 		tp_diag_set(d, st, "writing a trace: %s", tp_strerror(st));
 	if (pl)
-		plan_free(pl);
+		tp_sink_plan_free(pl);
 	tp_free(pl);
 	tp_free(ss);
 	return st;
+}
+
+int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
+                  struct tp_diag *d)
+{
+	return drive(p, a, sink, NULL, d);
+}
+
+int tp_sink_drive_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                        struct tp_sink *sink, const struct tp_sink_parts *parts, struct tp_diag *d)
+{
+	return drive(p, a, sink, parts, d);
 }

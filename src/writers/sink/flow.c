@@ -595,24 +595,32 @@ DEFINE_PQ(pulled_pq, struct pulled_pq, struct pulled_edge, pulled_less, pulled_h
 DEFINE_PQ(item_pq, struct item_pq, struct heap_item, item_less, item_heap)
 
 /* Starts walking the edges whose source lies on plan track dt in source order. */
-static int source_iter_start(struct plan *pl, struct source_iter *it, uint32_t dt)
+static int source_iter_start(const struct plan *pl, struct source_iter *it, uint32_t dt)
 {
+	it->dt = dt;
 	it->runs.n = 0;
 	it->pend.h.n = 0;
 	it->pend.qh = it->pend.qn = 0;
 	it->single = 0;
-	if (pl->srcoff[dt + 1] - pl->srcoff[dt] == 1 &&
-	    pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
+	size_t nr = pl->srcoff[dt + 1] - pl->srcoff[dt];
+	if (nr > it->cap_w) {
+		struct edge_cursor *g = tp_grow(it->w, sizeof *g, nr, &it->cap_w);
+		if (!g)
+			return TP_ENOMEM;
+		it->w = g;
+	}
+	it->nw = nr;
+	if (nr == 1 && pl->runs[pl->srcruns[pl->srcoff[dt]]].src_sorted) {
 		/* In (source index, edge index) order already: the run's own. */
 		it->single = 1;
 		it->run = pl->srcruns[pl->srcoff[dt]];
-		edge_cursor_start(&pl->runs[it->run], &pl->runs[it->run].w);
+		edge_cursor_start(&pl->runs[it->run], &it->w[0]);
 		return TP_OK;
 	}
-	for (size_t k = pl->srcoff[dt]; k < pl->srcoff[dt + 1]; k++) {
-		struct edge_run *r = &pl->runs[pl->srcruns[k]];
-		edge_cursor_start(r, &r->w);
-		if (heap_push(&it->runs, pl->blkmin[r->blk], pl->srcruns[k]))
+	for (size_t k = 0; k < nr; k++) {
+		const struct edge_run *r = &pl->runs[pl->srcruns[pl->srcoff[dt] + k]];
+		edge_cursor_start(r, &it->w[k]);
+		if (heap_push(&it->runs, pl->blkmin[r->blk], k))
 			return TP_ENOMEM;
 	}
 	return TP_OK;
@@ -622,13 +630,13 @@ static int source_iter_start(struct plan *pl, struct source_iter *it, uint32_t d
  * returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
  * edge that could precede it has been pulled: when the heap's head has a smaller source
  * index than any run's edges still to pull (blkmin). */
-static int source_iter_next(struct plan *pl, struct source_iter *it, struct pulled_edge *x)
+static int source_iter_next(const struct plan *pl, struct source_iter *it, struct pulled_edge *x)
 {
 	if (it->single) {
-		struct edge_run *r = &pl->runs[it->run];
-		x->e = r->w.e;
+		const struct edge_run *r = &pl->runs[it->run];
+		x->e = it->w[0].e;
 		x->run = it->run;
-		return edge_next(pl, r, &r->w, &x->src, &x->dst);
+		return edge_next(pl, r, &it->w[0], &x->src, &x->dst);
 	}
 	for (;;) {
 		const struct pulled_edge *m = pulled_pq_min(&it->pend);
@@ -639,22 +647,25 @@ static int source_iter_next(struct plan *pl, struct source_iter *it, struct pull
 		if (!it->runs.n)
 			return 0;
 		struct heap_item h = item_heap_pop(&it->runs);
-		struct edge_run *r = &pl->runs[h.id];
+		uint32_t run = pl->srcruns[pl->srcoff[it->dt] + h.id];
+		const struct edge_run *r = &pl->runs[run];
+		struct edge_cursor *w = &it->w[h.id];
 		for (int j = 0; j < EBLK; j++) {
-			struct pulled_edge y = {0, 0, r->w.e, (uint32_t)h.id};
-			if (!edge_next(pl, r, &r->w, &y.src, &y.dst))
+			struct pulled_edge y = {0, 0, w->e, run};
+			if (!edge_next(pl, r, w, &y.src, &y.dst))
 				break;
 			if (pulled_pq_push(&it->pend, &y))
 				return TP_ENOMEM;
 		}
-		if (r->w.e < r->to &&
-		    heap_push(&it->runs, pl->blkmin[r->blk + (r->w.e - r->from) / EBLK], h.id))
+		if (w->e < r->to &&
+		    heap_push(&it->runs, pl->blkmin[r->blk + (w->e - r->from) / EBLK], h.id))
 			return TP_ENOMEM;
 	}
 }
 
 static void source_iter_free(struct source_iter *it)
 {
+	tp_free(it->w);
 	tp_free(it->runs.a);
 	pulled_pq_free(&it->pend);
 	memset(it, 0, sizeof *it);
@@ -837,28 +848,40 @@ static int dst_next(const struct plan *pl, size_t *ri, struct edge_cursor *w, ui
 /* Delivery                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc)
+void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc, size_t ti)
 {
 	memset(fc, 0, sizeof *fc);
-	if (pl->nruns)
-		edge_cursor_start(&pl->runs[0], &fc->in);
+	size_t lo = 0, hi = pl->nruns; /* the first run waiting on ti or later */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (pl->runs[mid].dst_dt < ti)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	fc->run = lo;
+	if (lo < pl->nruns)
+		edge_cursor_start(&pl->runs[lo], &fc->in);
 	fc->have_in = dst_next(pl, &fc->run, &fc->in, &fc->in_id, &fc->in_e);
 }
 
-int tp_sink_flows_track(struct plan *pl, struct flow_cursor *fc, size_t ti)
+int tp_sink_flows_track(const struct plan *pl, struct walker *wk, size_t ti)
 {
+	struct flow_cursor *fc = &wk->fc;
 	fc->out = (struct pulled_edge){0, 0, 0, 0};
 	fc->have_out = 0;
 	if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
-		fc->have_out = source_iter_start(pl, &pl->out_walk, (uint32_t)ti);
+		fc->have_out = source_iter_start(pl, &wk->out_walk, (uint32_t)ti);
 		if (!fc->have_out)
-			fc->have_out = source_iter_next(pl, &pl->out_walk, &fc->out);
+			fc->have_out = source_iter_next(pl, &wk->out_walk, &fc->out);
 	}
 	return fc->have_out < 0 ? TP_ENOMEM : TP_OK;
 }
 
-int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k, struct tp_sink_slice *ss)
+int tp_sink_flows_slice(const struct plan *pl, struct walker *wk, size_t k,
+                        struct tp_sink_slice *ss)
 {
+	struct flow_cursor *fc = &wk->fc;
 	ss->flow_in = 0;
 	while (fc->have_in && fc->in_id < ss->id)
 		fc->have_in = dst_next(pl, &fc->run, &fc->in, &fc->in_id, &fc->in_e);
@@ -868,17 +891,17 @@ int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k, struc
 	while (fc->have_out > 0 && fc->out.src <= k) {
 		uint32_t f = flow_get(pl, fc->out.e);
 		if (fc->out.src == k && f != EDGE_DROPPED) {
-			uint64_t *g = tp_grow(pl->out_ids, sizeof *g, n + 1, &pl->cap_out_ids);
+			uint64_t *g = tp_grow(wk->out_ids, sizeof *g, n + 1, &wk->cap_out_ids);
 			if (!g)
 				return TP_ENOMEM;
-			pl->out_ids = g;
-			pl->out_ids[n++] = f;
+			wk->out_ids = g;
+			wk->out_ids[n++] = f;
 		}
-		if ((fc->have_out = source_iter_next(pl, &pl->out_walk, &fc->out)) < 0)
+		if ((fc->have_out = source_iter_next(pl, &wk->out_walk, &fc->out)) < 0)
 			return TP_ENOMEM;
 	}
 	ss->num_flows_out = n;
-	ss->flows_out = pl->out_ids;
+	ss->flows_out = wk->out_ids;
 	return TP_OK;
 }
 
@@ -908,6 +931,37 @@ void tp_sink_flows_free(struct plan *pl)
 	tp_free(pl->blkmin);
 	tp_free(pl->srcruns);
 	tp_free(pl->srcoff);
-	tp_free(pl->out_ids);
-	source_iter_free(&pl->out_walk);
+}
+
+int tp_sink_source_iter_copy(struct source_iter *di, const struct source_iter *si)
+{
+	di->dt = si->dt;
+	di->single = si->single;
+	di->run = si->run;
+	di->runs.n = di->pend.h.n = 0;
+	di->pend.qh = di->pend.qn = 0;
+	for (size_t i = 0; i < si->runs.n; i++)
+		if (item_heap_push(&di->runs, &si->runs.a[i]))
+			return TP_ENOMEM;
+	for (size_t i = 0; i < si->pend.h.n; i++)
+		if (pulled_heap_push(&di->pend.h, &si->pend.h.a[i]))
+			return TP_ENOMEM;
+	for (size_t i = si->pend.qh; i < si->pend.qn; i++)
+		if (pulled_pq_push(&di->pend, &si->pend.q[i]))
+			return TP_ENOMEM;
+	if (si->nw > di->cap_w) {
+		struct edge_cursor *g = tp_grow(di->w, sizeof *g, si->nw, &di->cap_w);
+		if (!g)
+			return TP_ENOMEM;
+		di->w = g;
+	}
+	if (si->nw)
+		memcpy(di->w, si->w, si->nw * sizeof *di->w);
+	di->nw = si->nw;
+	return TP_OK;
+}
+
+void tp_sink_source_iter_free(struct source_iter *it)
+{
+	source_iter_free(it);
 }

@@ -49,37 +49,53 @@ static const char *fmt_name(struct plan *pl, const char *fmt, int32_t core, cons
 	return tp_arena_strdup(&pl->arena, tmp);
 }
 
-long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+int tp_sink_lane_room(struct lane *ln, size_t need)
+{
+	if (need <= ln->cap)
+		return 0;
+	size_t cap = ln->cap;
+	int64_t *e = tp_grow(ln->ends, sizeof *e, need, &cap);
+	if (!e)
+		return -1;
+	ln->ends = e;
+	cap = ln->cap;
+	uint64_t *ids = tp_grow(ln->ids, sizeof *ids, need, &cap);
+	if (!ids)
+		return -1;
+	ln->ids = ids;
+	ln->cap = cap;
+	return 0;
+}
+
+long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                          uint64_t id, uint32_t *depth, uint64_t *parent)
 {
 	size_t l;
-	for (l = 0; l < pl->nlanes_used; l++) {
-		struct lane *ln = &pl->lanes[l];
+	for (l = 0; l < lz->used; l++) {
+		struct lane *ln = &lz->l[l];
 		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
 			ln->depth--;
 		if (ln->depth == 0 || (nested && ln->ends[ln->depth - 1] >= end))
 			break;
 	}
-	if (l == pl->nlanes_used) {
+	if (l == lz->used) {
 		if (l == MAX_LANES)
 			return -1;
-		pl->lanes[l].depth = 0;
-		pl->nlanes_used++;
+		if (l == lz->cap) {
+			size_t cap = lz->cap;
+			struct lane *g = tp_grow(lz->l, sizeof *g, l + 1, &cap);
+			if (!g)
+				return -2;
+			memset(g + lz->cap, 0, (cap - lz->cap) * sizeof *g);
+			lz->l = g;
+			lz->cap = cap;
+		}
+		lz->l[l].depth = 0;
+		lz->used++;
 	}
-	struct lane *ln = &pl->lanes[l];
-	if (ln->depth == ln->cap) {
-		size_t cap = ln->cap;
-		int64_t *e = tp_grow(ln->ends, sizeof *e, ln->depth + 1, &cap);
-		if (!e)
-			return -2;
-		ln->ends = e;
-		cap = ln->cap;
-		uint64_t *ids = tp_grow(ln->ids, sizeof *ids, ln->depth + 1, &cap);
-		if (!ids)
-			return -2;
-		ln->ids = ids;
-		ln->cap = cap;
-	}
+	struct lane *ln = &lz->l[l];
+	if (tp_sink_lane_room(ln, ln->depth + 1))
+		return -2;
 	*depth = (uint32_t)ln->depth;
 	*parent = ln->depth ? ln->ids[ln->depth - 1] : 0;
 	ln->ends[ln->depth] = end;
@@ -88,18 +104,28 @@ long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end,
 	return (long)l;
 }
 
+void tp_sink_lanes_free(struct lanes *lz)
+{
+	for (size_t l = 0; l < lz->cap; l++) {
+		tp_free(lz->l[l].ends);
+		tp_free(lz->l[l].ids);
+	}
+	tp_free(lz->l);
+	memset(lz, 0, sizeof *lz);
+}
+
 /* Counts the lanes a track needs. */
 static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn, int nested,
                        size_t *nlanes, struct tp_diag *d)
 {
-	lanes_reset(pl);
+	lanes_reset(&pl->lanes);
 	for (size_t k = 0; k < t->count; k++) {
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
 		int64_t end;
 		const struct tp_slice *s = pt_slice(pl->p, t, syn, k, &tmp, &end);
-		long l = lane_take(pl, s, end, nested, k + 1, &depth, &parent);
+		long l = lane_take(&pl->lanes, s, end, nested, k + 1, &depth, &parent);
 		if (l == -2)
 			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
 		if (l < 0)
@@ -107,8 +133,8 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
 			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
 	}
-	*nlanes = pl->nlanes_used ? pl->nlanes_used : 1;
-	lanes_reset(pl);
+	*nlanes = pl->lanes.used ? pl->lanes.used : 1;
+	lanes_reset(&pl->lanes);
 	return TP_OK;
 }
 
@@ -752,24 +778,71 @@ void tp_sink_plan_tracks_free(struct plan *pl)
 /* Derived counters                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink)
+/* The window width of the derived counters and their count (0: none, the device has no span). */
+static int64_t derived_windows(const struct tp_profile *p, size_t *nb)
+{
+	int64_t span = p->device_end_ns - p->device_begin_ns;
+	*nb = 0;
+	if (span <= 0)
+		return 0;
+	int64_t w = (span + COUNTER_WINDOWS - 1) / COUNTER_WINDOWS;
+	if (w < MIN_WINDOW_NS)
+		w = MIN_WINDOW_NS;
+	*nb = (size_t)((span + w - 1) / w);
+	return w;
+}
+
+/* Adds track t's commands to derived counter dv's windows: the amount inside partial windows
+ * (part) and the difference array of per-ns rates (rate). */
+static void derived_add(const struct tp_profile *p, const struct derived *dv,
+                        const struct tp_track *t, int64_t w, size_t nb, double *part, double *rate)
+{
+	int64_t begin = p->device_begin_ns;
+	for (size_t k = 0; k < t->count; k++) {
+		const struct tp_slice *s = &t->slices[k];
+		if (tp_slice_kind(t, s) != TP_CMD_NORMAL || tp_slice_end(t, s) <= s->start_ns)
+			continue;
+		double amount; /* per ns of the slice */
+		if (dv->what == 1) {
+			enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
+			if (!tp_slice_bytes(t, s) ||
+			    !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
+				continue;
+			amount = (double)tp_slice_bytes(t, s) /
+			         (double)(tp_slice_end(t, s) - s->start_ns);
+		} else {
+			amount = 1.0;
+		}
+		int64_t a = s->start_ns - begin, b = tp_slice_end(t, s) - begin;
+		size_t k0 = (size_t)(a / w), k1 = (size_t)((b - 1) / w);
+		if (k1 >= nb)
+			k1 = nb - 1;
+		if (k0 == k1) {
+			part[k0] += amount * (double)(b - a);
+			continue;
+		}
+		part[k0] += amount * (double)((int64_t)(k0 + 1) * w - a);
+		part[k1] += amount * (double)(b - (int64_t)k1 * w);
+		if (k1 > k0 + 1) {
+			rate[k0 + 1] += amount;
+			rate[k1] -= amount;
+		}
+	}
+}
+
+double *tp_sink_derived_values(const struct plan *pl, const struct derived *dv)
 {
 	const struct tp_profile *p = pl->p;
 	/* The windows follow the device's own span: a host trace merged beside it (seconds of
 	 * host events around milliseconds of device work) must not widen them. */
-	int64_t begin = p->device_begin_ns, span = p->device_end_ns - p->device_begin_ns;
-	if (span <= 0 || !sink->counter)
-		return TP_OK;
-	int64_t w = (span + COUNTER_WINDOWS - 1) / COUNTER_WINDOWS;
-	if (w < MIN_WINDOW_NS)
-		w = MIN_WINDOW_NS;
-	size_t nb = (size_t)((span + w - 1) / w);
+	size_t nb;
+	int64_t w = derived_windows(p, &nb), span = p->device_end_ns - p->device_begin_ns;
 	double *part = tp_calloc(nb + 1, sizeof *part); /* amount inside partial windows */
 	double *rate = tp_calloc(nb + 2, sizeof *rate); /* difference array of per-ns rates */
 	if (!part || !rate) {
 		tp_free(part);
 		tp_free(rate);
-		return TP_ENOMEM;
+		return NULL;
 	}
 	for (size_t ti = 0; ti < pl->ndts; ti++) {
 		const struct tp_track *t = pl->dts[ti].t;
@@ -778,42 +851,10 @@ int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_si
 		if (dv->what == 1 ? !tp_track_kind_is_dma((enum tp_track_kind)t->kind)
 		                  : t->kind != TP_TRACK_TIU)
 			continue;
-		for (size_t k = 0; k < t->count; k++) {
-			const struct tp_slice *s = &t->slices[k];
-			if (tp_slice_kind(t, s) != TP_CMD_NORMAL ||
-			    tp_slice_end(t, s) <= s->start_ns)
-				continue;
-			double amount; /* per ns of the slice */
-			if (dv->what == 1) {
-				enum tp_dir dir = (enum tp_dir)tp_slice_dir(t, s);
-				if (!tp_slice_bytes(t, s) ||
-				    !(dir == TP_DIR_NONE || tp_dir_touches_ddr(dir)))
-					continue;
-				amount = (double)tp_slice_bytes(t, s) /
-				         (double)(tp_slice_end(t, s) - s->start_ns);
-			} else {
-				amount = 1.0;
-			}
-			int64_t a = s->start_ns - begin, b = tp_slice_end(t, s) - begin;
-			size_t k0 = (size_t)(a / w), k1 = (size_t)((b - 1) / w);
-			if (k1 >= nb)
-				k1 = nb - 1;
-			if (k0 == k1) {
-				part[k0] += amount * (double)(b - a);
-				continue;
-			}
-			part[k0] += amount * (double)((int64_t)(k0 + 1) * w - a);
-			part[k1] += amount * (double)(b - (int64_t)k1 * w);
-			if (k1 > k0 + 1) {
-				rate[k0 + 1] += amount;
-				rate[k1] -= amount;
-			}
-		}
+		derived_add(p, dv, t, w, nb, part, rate);
 	}
-	int st = TP_OK;
-	const struct tp_sink_track *tr = &pl->tracks[dv->track];
-	double r = 0, last = NAN;
-	for (size_t k = 0; k < nb && !st; k++) {
+	double r = 0;
+	for (size_t k = 0; k < nb; k++) {
 		r += rate[k];
 		int64_t ws = (int64_t)k * w;
 		int64_t width = span - ws < w ? span - ws : w;
@@ -822,14 +863,30 @@ int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_si
 			v *= 100.0;
 		if (fabs(v) < 1e-9)
 			v = 0; /* cancelling difference-array sums leave dust */
-		v = round(v * 1e4) / 1e4;
+		part[k] = round(v * 1e4) / 1e4;
+	}
+	tp_free(rate);
+	return part;
+}
+
+int tp_sink_emit_derived(const struct plan *pl, const struct derived *dv, const double *vals,
+                         struct tp_sink *sink)
+{
+	const struct tp_profile *p = pl->p;
+	size_t nb;
+	int64_t w = derived_windows(p, &nb), begin = p->device_begin_ns;
+	if (!nb || !sink->counter)
+		return TP_OK;
+	int st = TP_OK;
+	const struct tp_sink_track *tr = &pl->tracks[dv->track];
+	double last = NAN;
+	for (size_t k = 0; k < nb && !st; k++) {
+		double v = vals[k];
 		if (k == 0 || v != last)
-			st = sink->counter(sink->ctx, tr, begin + ws, v);
+			st = sink->counter(sink->ctx, tr, begin + (int64_t)k * w, v);
 		last = v;
 	}
 	if (!st && last != 0)
-		st = sink->counter(sink->ctx, tr, begin + span, 0.0);
-	tp_free(part);
-	tp_free(rate);
+		st = sink->counter(sink->ctx, tr, begin + (p->device_end_ns - begin), 0.0);
 	return st;
 }

@@ -56,6 +56,49 @@ struct tp_sink_arg {
 
 #define TP_SINK_MAX_ARGS 192 /* a long TIU descriptor alone has 96 decoded fields */
 
+/* An argument as a writer keeps it past the slice callback (recorded to be written later): the
+ * key and the one value its type prints. */
+struct tp_sink_parg {
+	const char *key;
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+		const char *s;
+	} v;
+	int type; /* enum tp_arg_type */
+};
+
+/* A slice as a writer records it to write later (tp_sink_record): its strings stay valid until
+ * the sink's end callback; its arguments and flows are kept in the writer's arrays. */
+struct tp_sink_rec {
+	int64_t ts, dur;
+	const char *name, *cat;
+	uint64_t flow_in;
+	size_t arg0, flow0; /* its first argument and flow in the writer's arrays */
+	uint32_t nargs, nflows;
+};
+
+static inline void tp_sink_arg_pack(struct tp_sink_parg *x, const struct tp_sink_arg *a)
+{
+	x->key = a->key;
+	x->type = (int)a->type;
+	switch (a->type) {
+	case TP_ARG_INT:
+		x->v.i = a->i;
+		break;
+	case TP_ARG_UINT:
+		x->v.u = a->u;
+		break;
+	case TP_ARG_REAL:
+		x->v.d = a->d;
+		break;
+	default:
+		x->v.s = a->s;
+		break;
+	}
+}
+
 /* A complete slice with everything a writer prints. Strings point into the profile. */
 struct tp_sink_slice {
 	const struct tp_sink_track *track;
@@ -78,6 +121,55 @@ struct tp_sink_slice {
 	                       * has ended (they identify a flow only while it is open). */
 	size_t num_flows_out; /* flows starting at this slice (others wait for it), all of them */
 	const uint64_t *flows_out; /* their ids; owned by the driver, valid during the call */
+};
+
+/* Records slice s into r, its arguments at args[*nargs] on and its outgoing flows at
+ * flows[*nflows] on (the caller made room), advancing both counts. */
+static inline void tp_sink_record(struct tp_sink_rec *r, struct tp_sink_parg *args, size_t *nargs,
+                                  uint64_t *flows, size_t *nflows, const struct tp_sink_slice *s)
+{
+	r->ts = s->ts_ns;
+	r->dur = s->dur_ns;
+	r->name = s->name;
+	r->cat = s->category;
+	r->flow_in = s->flow_in;
+	r->arg0 = *nargs;
+	r->flow0 = *nflows;
+	r->nargs = (uint32_t)s->num_args;
+	r->nflows = (uint32_t)s->num_flows_out;
+	for (size_t i = 0; i < s->num_args; i++)
+		tp_sink_arg_pack(&args[(*nargs)++], &s->args[i]);
+	for (size_t i = 0; i < s->num_flows_out; i++)
+		flows[(*nflows)++] = s->flows_out[i];
+}
+
+/* Slices delivered in parts on several threads (tp_sink_drive_parts). A part is a run of
+ * at most part_slices slices of one track (0: TP_SINK_PART_SLICES), so the parts are fixed by
+ * the profile, never by the thread count. Each part is walked on one of `jobs` threads, its
+ * slices handed to `slice` with the part's slot; the driving thread then hands the slots to
+ * `emit` strictly in part order (track order, then slice order). A sink whose output is its
+ * parts' outputs in that order therefore writes the same bytes for any jobs, while only
+ * `emit` runs on one thread. At most 2 * jobs slots are in flight at once, which bounds a
+ * sink's memory to a part's output per slot. begin, track, counter, flow and end are called
+ * as without parts, on the driving thread; tp_sink.slice is not called. */
+#define TP_SINK_PART_SLICES 1024
+struct tp_sink_parts {
+	int jobs;           /* threads in all, the driving one included; 0 = the online CPUs */
+	size_t part_slices; /* 0 = TP_SINK_PART_SLICES */
+	/* After every track, before any part, on the driving thread: the sink makes nslots empty
+	 * slots (indices 0 .. nslots - 1). */
+	int (*slots)(void *ctx, size_t nslots);
+	/* One slice of the part being walked into `slot` (any thread; one thread per slot at a
+	 * time; the slice's strings stay valid until end). */
+	int (*slice)(void *ctx, size_t slot, const struct tp_sink_slice *s);
+	/* The slot's part is complete (the driving thread, in part order): the sink writes it
+	 * out and empties the slot for a later part, or (with work2) does what must be done in
+	 * order before the part's second stage. */
+	int (*emit)(void *ctx, size_t slot);
+	/* Optional second stage (NULL: none): after emit, on any thread, then emit2 on the
+	 * driving thread in part order, after which the slot is free. */
+	int (*work2)(void *ctx, size_t slot);
+	int (*emit2)(void *ctx, size_t slot);
 };
 
 struct tp_sink {
@@ -106,6 +198,10 @@ struct tp_sink {
  * track, counters, flows for dependencies (dep_id), end. Returns the first error. */
 int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struct tp_sink *sink,
                   struct tp_diag *d);
+
+/* tp_sink_drive with the slices in parts (struct tp_sink_parts; sink->slice is not called). */
+int tp_sink_drive_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                        struct tp_sink *sink, const struct tp_sink_parts *parts, struct tp_diag *d);
 
 /* Formats a finite double in the shortest "%.15g"/"%.17g" form that reads back exactly
  * (locale-independent: '.' decimal point); non-finite values give "nan"/"inf"/"-inf". Writes

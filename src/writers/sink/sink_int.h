@@ -1,12 +1,14 @@
 /*
  * sink_int.h — private to the trace driver (src/writers/sink/ and the reference-naming policy,
  * src/writers/refnames.c): the plan that tp_sink_drive builds for one call and the helpers its
- * files share. The plan has three parts, one file each:
+ * files share. The plan and its delivery, one file each:
  *   - plan.c: the track tree, lanes, pids and tids, synthesised Layer tracks and the derived
  *     counters;
  *   - flow.c: the dependency and model flows as edges with small reusable flow ids, and the
  *     walks that hand them to the delivery in slice order;
- *   - drive.c: tp_sink_drive itself, which builds the plan and delivers it to a sink.
+ *   - drive.c: tp_sink_drive itself, which builds the plan and delivers it to a sink, and the
+ *     walk along a track (struct walker) that delivers slices;
+ *   - parts.c: the slices in parts on several threads (tp_sink_parts).
  * refnames.c fills each slice's reference-named arguments.
  */
 #ifndef TP_SINK_INT_H
@@ -58,6 +60,13 @@ struct lane {
 	size_t depth, cap;
 };
 
+/* The lanes of the track being walked: l[0, used) hold their open slices (grown up to
+ * MAX_LANES; kept between tracks, emptied by lanes_reset). */
+struct lanes {
+	struct lane *l;
+	size_t used, cap;
+};
+
 /* Dependency edges (flows, flow.c). The plan keeps one flow id per edge (a profile can have
  * one edge per command; 1 byte while the ids stay below 255, see flow_set), in waiting-slice
  * (dst) order, in runs of one (source plan track, waiting plan track) pair (struct edge_run).
@@ -96,7 +105,6 @@ struct edge_run {
 	uint32_t last_dst;       /* waiting index of its last edge (add_edge) */
 	size_t pos;              /* its first edge's ends in plan.ends (when not in plan.edges) */
 	int src_sorted;          /* its sources never decrease along the run (add_edge) */
-	struct edge_cursor w;    /* source_iter's pull cursor (edge from + j * EBLK) */
 };
 
 /* Min-heap of (key, id) pairs. */
@@ -135,7 +143,11 @@ struct pulled_pq {
 /* A walk over the edges whose sources lie on one plan track, in source order
  * (source_iter_next). */
 struct source_iter {
-	struct heap runs; /* runs with edges still to pull: (blkmin of their next block, run) */
+	uint32_t dt;           /* the plan track */
+	struct heap runs;      /* runs with edges still to pull: (blkmin of their next block, the
+	                          run's place among the track's, srcruns[srcoff[dt] + place]) */
+	struct edge_cursor *w; /* per place: the run's pull cursor (edge from + j * EBLK) */
+	size_t nw, cap_w;      /* places: the track's runs */
 	struct pulled_pq pend; /* pulled edges */
 	int single;   /* the plan track's edges are one run whose sources never decrease (the
 	                 usual case): walked in its own order, no heaps ... */
@@ -156,12 +168,11 @@ struct intset {
 
 struct plan {
 	const struct tp_profile *p;
-	struct tp_layer_memo memo; /* the commands' layers while delivering (refnames.c) */
-	struct scache strs;        /* strings while delivering (refnames.c, drive.c) */
-	struct tp_arena arena;     /* names */
-	uint32_t *dev_track;       /* model track indices grouped by device, in model order ... */
-	size_t *dev_track_at;      /* ... device dev's from dev_track_at[dev] to [dev + 1] */
-	uint32_t *dev_counter;     /* the same for the source's counters */
+	struct scache strs;    /* strings while planning */
+	struct tp_arena arena; /* names */
+	uint32_t *dev_track;   /* model track indices grouped by device, in model order ... */
+	size_t *dev_track_at;  /* ... device dev's from dev_track_at[dev] to [dev + 1] */
+	uint32_t *dev_counter; /* the same for the source's counters */
 	size_t *dev_counter_at;
 	struct intset pids; /* the process tracks' pids */
 	struct intset tids; /* the current device's tids > 0 (plan_threads, assign_tids) */
@@ -176,9 +187,7 @@ struct plan {
 		                     layer; the passes over the track read it instead of walking
 		                     the whole table each time) */
 		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
-		struct tp_layer_memo memo; /* pt_label and tp_sink_fill_args_cached decode a layer
-		                              once (pt_slice reads only its span) */
-	} * *synth; /* synthesised layer tracks, each allocated on its own (stable) */
+	} * *synth;               /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
@@ -198,11 +207,7 @@ struct plan {
 	uint32_t *srcruns; /* run indices grouped by source plan track (srcoff[dt] ..
 	                      srcoff[dt + 1]) */
 	size_t *srcoff;
-	struct source_iter out_walk; /* the delivery's walk of the current track's outgoing edges */
-	uint64_t *out_ids; /* the current slice's outgoing flow ids (tp_sink_slice.flows_out) */
-	size_t cap_out_ids;
-	struct lane lanes[MAX_LANES];
-	size_t nlanes_used;
+	struct lanes lanes; /* count_lanes' */
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices;  /* slices delivered in all, for the progress line */
@@ -234,17 +239,20 @@ static inline const char *kind_order_name(int kind)
  * slice lies inside the innermost open slice. Deterministic, so the counting pass and the
  * delivery pass agree. Returns the lane, -1 when MAX_LANES would be exceeded, -2 when out of
  * memory. */
-long tp_sink_lane_assign(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+long tp_sink_lane_assign(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                          uint64_t id, uint32_t *depth, uint64_t *parent);
+
+/* Makes room for `need` open slices on lane ln; -1 when out of memory. */
+int tp_sink_lane_room(struct lane *ln, size_t need);
 
 /* lane_assign with its usual case inline: lane 0 exists, has room and is empty once the
  * slices that ended by s's start are closed, so it takes s at depth 0 (what lane_assign's
  * first iteration decides too; closing them again there changes nothing). */
-static inline long lane_take(struct plan *pl, const struct tp_slice *s, int64_t end, int nested,
+static inline long lane_take(struct lanes *lz, const struct tp_slice *s, int64_t end, int nested,
                              uint64_t id, uint32_t *depth, uint64_t *parent)
 {
-	struct lane *ln = &pl->lanes[0];
-	if (pl->nlanes_used && ln->cap) {
+	struct lane *ln = lz->l;
+	if (lz->used && ln->cap) {
 		while (ln->depth && ln->ends[ln->depth - 1] <= s->start_ns)
 			ln->depth--;
 		if (ln->depth == 0) {
@@ -256,15 +264,18 @@ static inline long lane_take(struct plan *pl, const struct tp_slice *s, int64_t 
 			return 0;
 		}
 	}
-	return tp_sink_lane_assign(pl, s, end, nested, id, depth, parent);
+	return tp_sink_lane_assign(lz, s, end, nested, id, depth, parent);
 }
 
-static inline void lanes_reset(struct plan *pl)
+static inline void lanes_reset(struct lanes *lz)
 {
-	for (size_t l = 0; l < pl->nlanes_used; l++)
-		pl->lanes[l].depth = 0;
-	pl->nlanes_used = 0;
+	for (size_t l = 0; l < lz->used; l++)
+		lz->l[l].depth = 0;
+	lz->used = 0;
 }
+
+/* Frees the lanes' stacks. */
+void tp_sink_lanes_free(struct lanes *lz);
 
 /* Slice k of a plan track and its end (*end): the model's record, or for a synthesised Layer
  * track one built in *tmp from its layer (valid until the next call with the same tmp), whose
@@ -289,11 +300,12 @@ static inline const struct tp_slice *pt_slice(const struct tp_profile *p, const 
 /* The label of slice s from pt_slice: its track's, or for a synthesised Layer track the
  * layer's type (its name when it has no type) as name and its type as type. */
 static inline struct tp_label pt_label(const struct tp_profile *p, const struct tp_track *t,
-                                       struct synth *syn, const struct tp_slice *s)
+                                       struct synth *syn, const struct tp_slice *s,
+                                       struct tp_layer_memo *memo)
 {
 	if (!syn)
 		return *tp_slice_label(t, s);
-	const struct tp_layer *l = tp_layer_memo_get(p, &syn->memo, (size_t)s->layer);
+	const struct tp_layer *l = tp_layer_memo_get(p, memo, (size_t)s->layer);
 	return (struct tp_label){.name = l->type ? l->type : l->name, .type = l->type};
 }
 
@@ -307,8 +319,14 @@ int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
 /* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
 void tp_sink_plan_tracks_free(struct plan *pl);
 
-/* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink. */
-int tp_sink_emit_derived(struct plan *pl, const struct derived *dv, struct tp_sink *sink);
+/* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink, from its
+ * values (tp_sink_derived_values): a sample where the value changes, and a last 0. */
+int tp_sink_emit_derived(const struct plan *pl, const struct derived *dv, const double *vals,
+                         struct tp_sink *sink);
+
+/* Derived counter dv's value in each window (rounded as delivered; malloc'd, one per window:
+ * at most COUNTER_WINDOWS), or NULL when out of memory. Reads the plan only. */
+double *tp_sink_derived_values(const struct plan *pl, const struct derived *dv);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Flows (flow.c)                                                                           */
@@ -330,16 +348,81 @@ struct flow_cursor {
 	int have_out;           /* 1 while there is one, 0 after, < 0 on error */
 };
 
-/* Starts the delivery's walk. */
-void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc);
+/* What delivers slices (tp_sink_drive's own walk, or a part on a worker, parts.c): the
+ * mutable state of a walk along a plan track, so that the plan is only read meanwhile. Its
+ * position (lanes, flow cursors) is copied whole for a part that starts inside a track
+ * (tp_sink_walker_copy); the caches are the thread's own. Zero-initialised = empty. */
+struct walker {
+	struct lanes lanes;
+	struct flow_cursor fc;
+	struct source_iter out_walk; /* the walk of the current track's outgoing edges */
+	uint64_t *out_ids; /* the current slice's outgoing flow ids (tp_sink_slice.flows_out) */
+	size_t cap_out_ids;
+	struct tp_layer_memo memo;  /* the commands' layers (refnames.c) */
+	struct tp_layer_memo smemo; /* a synthesised Layer track's layers (pt_label, refnames.c) */
+	struct scache strs;         /* strings (refnames.c, drive.c) */
+};
+
+/* Starts the walk of the incoming edges at plan track ti's first slice: the first run whose
+ * waiting track is ti or later (the runs are in waiting-slice order). */
+void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc, size_t ti);
 
 /* Starts the walk of plan track ti's outgoing edges; TP_OK or TP_ENOMEM. */
-int tp_sink_flows_track(struct plan *pl, struct flow_cursor *fc, size_t ti);
+int tp_sink_flows_track(const struct plan *pl, struct walker *wk, size_t ti);
 
 /* Sets ss->flow_in and ss->flows_out of slice k (id ss->id) of the current track; TP_OK or
  * TP_ENOMEM. Slices must come in delivery order. */
-int tp_sink_flows_slice(struct plan *pl, struct flow_cursor *fc, size_t k,
+int tp_sink_flows_slice(const struct plan *pl, struct walker *wk, size_t k,
                         struct tp_sink_slice *ss);
+
+/* Makes walk di the same as si (its heaps and per-run cursors: about one block of edges per
+ * run of the track); TP_OK or TP_ENOMEM. */
+int tp_sink_source_iter_copy(struct source_iter *di, const struct source_iter *si);
+
+/* Frees what a source walk holds. */
+void tp_sink_source_iter_free(struct source_iter *it);
+
+/* Makes dst's position (lanes, flow cursors) that of src, so that a walk continued from dst
+ * delivers what one continued from src would; dst keeps its caches. TP_OK or TP_ENOMEM
+ * (parts.c). */
+int tp_sink_walker_copy(struct walker *dst, const struct walker *src);
+
+/* Frees what a walker holds. */
+void tp_sink_walker_free(struct walker *wk);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Walks (drive.c) and parts (parts.c)                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Frees a plan's contents (not pl itself). */
+void tp_sink_plan_free(struct plan *pl);
+
+/* Where a walk hands its slices: fn(ctx, arg, slice) on the walking thread. */
+struct tp_sink_walk_to {
+	int (*fn)(void *ctx, size_t arg, const struct tp_sink_slice *ss);
+	void *ctx;
+	size_t arg;
+	int full_args; /* tp_sink_fill_args' full */
+	int progress;  /* report progress (the driving thread's walk only) */
+};
+
+/* Puts wk at the start of plan track ti: lanes empty, outgoing walk started; with seek also
+ * the incoming walk (tp_sink_flows_start; without, it continues from the previous track).
+ * TP_OK or TP_ENOMEM, with the diagnostic set. */
+int tp_sink_track_start(const struct plan *pl, struct walker *wk, size_t ti, int seek,
+                        struct tp_diag *d);
+
+/* Walks slices [k0, k1) of plan track ti from wk's position (which must be that of slice k0)
+ * with their lanes, nesting, names, arguments and flows, handing each to `to` (ss is the
+ * scratch); to == NULL only moves the position (lanes and flows, no names or arguments).
+ * Returns the first error. */
+int tp_sink_walk(const struct plan *pl, struct walker *wk, size_t ti, size_t k0, size_t k1,
+                 const struct tp_sink_walk_to *to, struct tp_sink_slice *ss, struct tp_diag *d);
+
+/* Every plan track's slices in parts, in place of the one walk. Returns the first error,
+ * with d set. */
+int tp_sink_deliver_parts(const struct plan *pl, const struct tp_sink *sink,
+                          const struct tp_sink_parts *pp, struct tp_diag *d);
 
 /* Hands every drawn flow to sink->flow, run by run. */
 int tp_sink_emit_flows(const struct plan *pl, struct tp_sink *sink);

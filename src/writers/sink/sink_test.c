@@ -2,7 +2,8 @@
  * sink_test.c — unit tests for tp_sink_drive and the reference-named arguments, on the
  * sink_fixture.h profile: track tree and order, ids (no pid/tid 0, unique uuids), lanes for
  * overlapping commands, nesting, dependency flows, arguments, derived counters, error
- * propagation and out-of-memory behaviour.
+ * propagation and out-of-memory behaviour; slices in parts on several threads are those of the
+ * one walk.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -843,6 +844,125 @@ static void test_layer_tracks(void **state)
 			snprintf(want, sizeof want, "Layer Id=%d;", core * 100 + j);
 			assert_non_null(strstr(x->args, want));
 		}
+	}
+}
+
+/* Slices in parts (tp_sink_drive_parts) are those of the one walk, in the same order, for any
+ * part size and thread count: each slice is written out as text (track, ids, nesting, flows,
+ * name, times, arguments), by the walk straight into one buffer, by the parts into their
+ * slot's buffer, appended to the whole in emit order. */
+struct ptext {
+	struct tp_buf all;
+	struct tp_buf slot[64];
+	size_t nslots, emits;
+};
+
+static void slice_text(struct tp_buf *b, const struct tp_sink_slice *s)
+{
+	tp_buf_printf(b, "%zu %llu %llu %u %llu [", s->track->index, (unsigned long long)s->id,
+	              (unsigned long long)s->parent_id, s->depth, (unsigned long long)s->flow_in);
+	for (size_t i = 0; i < s->num_flows_out; i++)
+		tp_buf_printf(b, " %llu", (unsigned long long)s->flows_out[i]);
+	tp_buf_printf(b, "] %s|%s %lld %lld", s->name, s->category ? s->category : "-",
+	              (long long)s->ts_ns, (long long)s->dur_ns);
+	for (size_t i = 0; i < s->num_args; i++) {
+		const struct tp_sink_arg *a = &s->args[i];
+		if (a->type == TP_ARG_INT)
+			tp_buf_printf(b, " %s=i%lld", a->key, (long long)a->i);
+		else if (a->type == TP_ARG_UINT)
+			tp_buf_printf(b, " %s=u%llu", a->key, (unsigned long long)a->u);
+		else if (a->type == TP_ARG_REAL)
+			tp_buf_printf(b, " %s=r%.17g", a->key, a->d);
+		else
+			tp_buf_printf(b, " %s=s%s", a->key, a->s ? a->s : "(null)");
+	}
+	tp_buf_putc(b, '\n');
+}
+
+static int pt_slice_one(void *ctx, const struct tp_sink_slice *s)
+{
+	slice_text(&((struct ptext *)ctx)->all, s);
+	return TP_OK;
+}
+
+static int pt_slots(void *ctx, size_t n)
+{
+	struct ptext *t = ctx;
+	assert_true(n >= 1 && n <= 64);
+	t->nslots = n;
+	return TP_OK;
+}
+
+static int pt_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
+{
+	struct ptext *t = ctx;
+	assert_true(slot < t->nslots);
+	slice_text(&t->slot[slot], s);
+	return TP_OK;
+}
+
+static int pt_emit(void *ctx, size_t slot)
+{
+	struct ptext *t = ctx;
+	tp_buf_put(&t->all, t->slot[slot].data, t->slot[slot].len);
+	t->slot[slot].len = 0;
+	t->emits++;
+	return TP_OK;
+}
+
+/* The slices of p as text: one walk (jobs 0), or parts of psize slices on jobs threads. */
+static void parts_text(const struct tp_profile *p, int full, int jobs, size_t psize,
+                       struct ptext *t)
+{
+	memset(t, 0, sizeof *t);
+	tp_buf_init(&t->all);
+	for (size_t i = 0; i < 64; i++)
+		tp_buf_init(&t->slot[i]);
+	struct tp_sink sink = {t, NULL, NULL, pt_slice_one, NULL, NULL, NULL, full};
+	struct tp_sink_parts pp = {jobs, psize, pt_slots, pt_part_slice, pt_emit, NULL, NULL};
+	struct tp_diag d = {0};
+	int st =
+	    jobs ? tp_sink_drive_parts(p, NULL, &sink, &pp, &d) : tp_sink_drive(p, NULL, &sink, &d);
+	assert_int_equal(st, TP_OK);
+	assert_false(t->all.oom);
+	for (size_t i = 0; i < 64; i++)
+		tp_buf_free(&t->slot[i]);
+}
+
+/* ... for jobs 1, 2, 3, 8 and parts of 1, 2, 3, 5, 7, 64 and the default size (lng: parts of
+ * 7, 64 and the default size on 1 and 3 threads, default arguments only). */
+static void parts_same(const struct tp_profile *p, int lng)
+{
+	static const int jobs[] = {1, 3, 2, 8};
+	static const size_t psize[] = {7, 64, 0, 1, 2, 3, 5};
+	size_t nj = lng ? 2 : 4, np = lng ? 3 : 7;
+	for (int full = 0; full < 2 - lng; full++) {
+		struct ptext ref, got;
+		parts_text(p, full, 0, 0, &ref);
+		assert_true(ref.all.len > 0);
+		for (size_t j = 0; j < nj; j++)
+			for (size_t k = 0; k < np; k++) {
+				parts_text(p, full, jobs[j], psize[k], &got);
+				assert_true(got.emits > 0);
+				if (got.all.len != ref.all.len ||
+				    memcmp(got.all.data, ref.all.data, ref.all.len) != 0)
+					fail_msg(
+					    "parts of %zu on %d threads (full %d): other slices",
+					    psize[k], jobs[j], full);
+				tp_buf_free(&got.all);
+			}
+		tp_buf_free(&ref.all);
+	}
+}
+
+static void test_parts(void **state)
+{
+	parts_same(*state, 0);                 /* lanes, nesting, layers, a flow */
+	for (int mode = 0; mode < 3; mode++) { /* long tracks with many flows */
+		int tr[RT];
+		struct tp_profile *p = reference_profile(mode, tr);
+		parts_same(p, 1);
+		tp_profile_free(p);
 	}
 }
 
