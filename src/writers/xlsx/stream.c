@@ -20,11 +20,11 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <isa-l.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <isa-l.h>
 
 #define XL_CHUNK_ROWS 1024u
 
@@ -305,8 +305,9 @@ int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_b
 			z.avail_out = sizeof buf;
 			r = isal_deflate(&z);
 			tp_buf_put(out, buf, sizeof buf - z.avail_out);
-		} while (r == COMP_OK && (z.avail_out == 0 || z.avail_in > 0 ||
-		                          (z.end_of_stream && z.internal_state.state != ZSTATE_END)));
+		} while (r == COMP_OK &&
+		         (z.avail_out == 0 || z.avail_in > 0 ||
+		          (z.end_of_stream && z.internal_state.state != ZSTATE_END)));
 	} while (r == COMP_OK && pos < len);
 	tp_free(level_buf);
 	return r != COMP_OK || out->oom ? TP_ENOMEM : TP_OK;
