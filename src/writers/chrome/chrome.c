@@ -69,7 +69,6 @@ struct cw {
 	int nthreads;
 	pthread_t th[MAX_WORKERS];
 	struct tp_wsync sync;
-	int quit;
 	struct cpart *parts; /* the part slots */
 	size_t nparts;
 };
@@ -431,24 +430,14 @@ static void format_and_write(struct cw *w, struct batch *bt)
 	write_ready(w);
 }
 
-static void *worker_main(void *arg)
+/* Formats and writes the oldest queued batch, if any: 1 if it did. Threads: mu held. */
+static int format_queued(void *arg)
 {
 	struct cw *w = arg;
-	tp_tm_thread(1);
-	pthread_mutex_lock(&w->sync.mu);
-	for (;;) {
-		struct batch *bt = take_queued(w);
-		if (bt) {
-			format_and_write(w, bt);
-			continue;
-		}
-		if (w->quit)
-			break;
-		pthread_cond_wait(&w->sync.cv_job, &w->sync.mu);
-	}
-	pthread_mutex_unlock(&w->sync.mu);
-	tp_tm_thread(-1);
-	return NULL;
+	struct batch *bt = take_queued(w);
+	if (bt)
+		format_and_write(w, bt);
+	return bt != NULL;
 }
 
 /* Records the first error and its message (the sink's thread only). */
@@ -736,16 +725,7 @@ static int cw_end(void *ctx, int status)
  * failure just leaves fewer workers (none: formatting inline); the bytes are the same. */
 static void workers_start(struct cw *w, int jobs)
 {
-	int want = tp_wsync_workers(jobs, MAX_WORKERS);
-	if (want < 1 || tp_wsync_init(&w->sync))
-		return;
-	for (int k = 0; k < want; k++) {
-		if (pthread_create(&w->th[k], NULL, worker_main, w))
-			break;
-		w->nthreads++;
-	}
-	if (!w->nthreads)
-		tp_wsync_destroy(&w->sync);
+	w->nthreads = tp_wsync_start(&w->sync, w->th, jobs, MAX_WORKERS, format_queued, w);
 }
 
 static void workers_stop(struct cw *w)
@@ -757,12 +737,8 @@ static void workers_stop(struct cw *w)
 	for (uint64_t q = w->head; q < w->tail; q++)
 		if (w->slot[q % w->nslots].state == SLOT_QUEUED)
 			w->slot[q % w->nslots].state = SLOT_FREE;
-	w->quit = 1;
-	pthread_cond_broadcast(&w->sync.cv_job);
 	pthread_mutex_unlock(&w->sync.mu);
-	for (int k = 0; k < w->nthreads; k++)
-		pthread_join(w->th[k], NULL);
-	tp_wsync_destroy(&w->sync);
+	tp_wsync_stop(&w->sync, w->th, w->nthreads);
 	w->nthreads = 0;
 }
 

@@ -94,7 +94,7 @@ struct argtree {
 	size_t nslots;
 	struct tp_wsync sync;
 	pthread_t th[MAX_WORKERS];
-	int nthreads, quit;
+	int nthreads;
 	int status, err; /* the first failure of a part (TP_ENOMEM / TP_EOUTPUT and errno) */
 	struct meta **metas;
 	size_t nmetas, cap_metas;
@@ -289,58 +289,27 @@ static struct part *take_queued(struct argtree *t)
 }
 
 /* Packs the oldest queued part, if any: 1 if it did. Threads: mu held. */
-static int pack_queued(struct argtree *t)
+static int pack_queued(void *arg)
 {
+	struct argtree *t = arg;
 	struct part *p = take_queued(t);
 	if (p)
 		pack_and_place(t, p);
 	return p != NULL;
 }
 
-static void *worker_main(void *arg)
-{
-	struct argtree *t = arg;
-	tp_tm_thread(1);
-	pthread_mutex_lock(&t->sync.mu);
-	for (;;) {
-		if (pack_queued(t))
-			continue;
-		if (t->quit)
-			break;
-		pthread_cond_wait(&t->sync.cv_job, &t->sync.mu);
-	}
-	pthread_mutex_unlock(&t->sync.mu);
-	tp_tm_thread(-1);
-	return NULL;
-}
-
 /* ---- the sink's side --------------------------------------------------------------------- */
 
 static void workers_start(struct argtree *t)
 {
-	int want = tp_wsync_workers(t->jobs, MAX_WORKERS);
-	if (want < 1 || tp_wsync_init(&t->sync))
-		return;
-	for (int k = 0; k < want; k++) {
-		if (pthread_create(&t->th[k], NULL, worker_main, t))
-			break;
-		t->nthreads++;
-	}
-	if (!t->nthreads)
-		tp_wsync_destroy(&t->sync);
+	t->nthreads = tp_wsync_start(&t->sync, t->th, t->jobs, MAX_WORKERS, pack_queued, t);
 }
 
 static void workers_stop(struct argtree *t)
 {
 	if (!t->nthreads)
 		return;
-	pthread_mutex_lock(&t->sync.mu);
-	t->quit = 1;
-	pthread_cond_broadcast(&t->sync.cv_job);
-	pthread_mutex_unlock(&t->sync.mu);
-	for (int k = 0; k < t->nthreads; k++)
-		pthread_join(t->th[k], NULL);
-	tp_wsync_destroy(&t->sync);
+	tp_wsync_stop(&t->sync, t->th, t->nthreads);
 	t->nthreads = 0;
 }
 
