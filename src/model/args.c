@@ -86,16 +86,22 @@ uint32_t *tp_profile_str_map(struct tp_profile *p, const struct tp_profile *src)
 	return map;
 }
 
-int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t *set0,
-                    size_t *arg0)
+int tp_args_clear(struct tp_profile *p)
 {
-	size_t nsets = src->num_argsets - 1, nargs = src->num_args;
-	*set0 = (uint32_t)p->num_argsets;
-	*arg0 = p->num_args;
-	if (p->num_args + nargs > UINT32_MAX || p->num_argsets + nsets > UINT32_MAX) {
+	p->num_args = 0;
+	p->num_argsets = 1;
+	p->oom = 0;
+	p->strs_cut = 0;
+	tp_strtab_free(&p->strs);
+	if (tp_strtab_init(&p->strs) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
+	return TP_OK;
+}
+
+int tp_args_room(struct tp_profile *p, size_t nargs, size_t nsets)
+{
 	struct tp_arg *a = tp_grow(p->args, sizeof *a, p->num_args + nargs, &p->cap_args);
 	if (a)
 		p->args = a;
@@ -106,6 +112,21 @@ int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t
 		return TP_ENOMEM;
 	}
 	p->argsets = s;
+	return TP_OK;
+}
+
+int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t *set0,
+                    size_t *arg0)
+{
+	size_t nsets = src->num_argsets - 1, nargs = src->num_args;
+	*set0 = (uint32_t)p->num_argsets;
+	*arg0 = p->num_args;
+	if (p->num_args + nargs > UINT32_MAX || p->num_argsets + nsets > UINT32_MAX) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	if (tp_args_room(p, nargs, nsets) != TP_OK)
+		return TP_ENOMEM;
 	p->num_args += nargs;
 	p->num_argsets += nsets;
 	return TP_OK;

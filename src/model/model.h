@@ -898,6 +898,14 @@ uint32_t tp_args_end(struct tp_profile *p);
  * read that room before tp_args_copy_in fills it. tp_args_copy_in touches only its room, so
  * copies into different rooms may run in parallel. */
 uint32_t *tp_profile_str_map(struct tp_profile *p, const struct tp_profile *src);
+/* Empties a scratch profile's strings and argument sets (it holds nothing else), keeping the
+ * room its arrays have for the next use. TP_OK / TP_ENOMEM. */
+int tp_args_clear(struct tp_profile *p);
+/* Makes room for nargs more arguments and nsets more sets in p's arrays (their counts are
+ * unchanged), so that the reservations and sets that follow do not move them: a reader that
+ * knows about how much is coming saves the copies of growing step by step. TP_OK /
+ * TP_ENOMEM. */
+int tp_args_room(struct tp_profile *p, size_t nargs, size_t nsets);
 int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t *set0,
                     size_t *arg0);
 void tp_args_copy_in(struct tp_profile *p, uint32_t set0, size_t arg0, const struct tp_profile *src,

@@ -299,9 +299,11 @@ struct perfai_par {
 	struct bmp_core_job *job;
 	int64_t zero, offset_ns, *delta;
 	uint64_t *clamped;
-	uint32_t none[2];       /* name_apply's names of a command without descriptor */
-	struct core_fill *fill; /* per core, with argument sets */
-	unsigned wave0;         /* the first core of the wave being filled */
+	uint32_t none[2];            /* name_apply's names of a command without descriptor */
+	struct core_fill *fill;      /* per core, with argument sets */
+	struct tp_profile **scratch; /* per core of a wave: the scratch profiles, reused */
+	unsigned nscratch;
+	unsigned wave0; /* the first core of the wave being filled */
 };
 
 static void a2_par_read(void *v, size_t kk)
@@ -410,7 +412,6 @@ static void fill_free(struct core_fill *cf)
 		bmp_fill_caches_free(&cf->rk);
 		tp_free(cf->rk.cache);
 	}
-	tp_profile_free(cf->ap);
 	tp_free(cf->lab[0]);
 	tp_free(cf->lab[1]);
 	tp_free(cf->map);
@@ -427,7 +428,14 @@ static void a2_par_detail(void *v, size_t kk)
 	const struct core_range *cr = &a->cr[k];
 	struct core_fill *cf = &a->fill[k];
 	cf->rk = *r;
-	cf->rk.ap = cf->ap = tp_profile_new();
+	struct tp_profile **sp = &a->scratch[kk];
+	if (*sp && tp_args_clear(*sp) != TP_OK) {
+		tp_profile_free(*sp);
+		*sp = NULL;
+	}
+	if (!*sp)
+		*sp = tp_profile_new();
+	cf->rk.ap = cf->ap = *sp;
 	cf->rk.lab[0] = cf->lab[0] = tp_malloc((cr->tiu_n ? cr->tiu_n : 1) * sizeof *cf->lab[0]);
 	cf->rk.lab[1] = cf->lab[1] = tp_malloc((cr->gdma_n ? cr->gdma_n : 1) * sizeof *cf->lab[1]);
 	cf->rk.cache = tp_calloc(BMP_NAME_CACHE, sizeof *cf->rk.cache);
@@ -625,6 +633,25 @@ static int fill_plain(struct perfai_par *ap, unsigned nc)
 	return rc;
 }
 
+/* Room in the profile's argument arrays for this wave's sets and, at this wave's size per
+ * core, those of the cores after it: growing them core by core would copy what is there each
+ * time (room never written costs address space only). */
+static int wave_room(struct perfai_par *ap, unsigned k0, unsigned n, unsigned nc)
+{
+	size_t args = 0, sets = 0;
+	for (unsigned k = k0; k < k0 + n; k++)
+		if (ap->fill[k].ap) {
+			args += ap->fill[k].ap->num_args;
+			sets += ap->fill[k].ap->num_argsets - 1;
+		}
+	unsigned left = nc - k0;
+	if (n && args / n > (SIZE_MAX / 2) / left)
+		return TP_OK; /* absurd: left to the growth core by core */
+	if (tp_args_room(ap->r->p, args / n * left, sets / n * left) != TP_OK)
+		return bmp_nomem(ap->r);
+	return TP_OK;
+}
+
 /* The cores with argument sets, in waves of --jobs cores (what is in flight is that many
  * cores' scratch sets): a2_par_detail per core, then in core order their strings mapped,
  * their sets' room reserved and what follows each core, then a2_par_move per core. */
@@ -633,7 +660,9 @@ static int fill_detail(struct perfai_par *ap, unsigned nc)
 	struct bmp_rd *r = ap->r;
 	unsigned w = r->jobs > 1 ? (unsigned)r->jobs : 1;
 	ap->fill = tp_calloc(nc ? nc : 1, sizeof *ap->fill);
-	if (!ap->fill)
+	ap->nscratch = w < nc ? w : nc ? nc : 1;
+	ap->scratch = tp_calloc(ap->nscratch, sizeof *ap->scratch);
+	if (!ap->fill || !ap->scratch)
 		return bmp_nomem(r);
 	for (unsigned k0 = 0; k0 < nc; k0 += w) {
 		unsigned n = nc - k0 < w ? nc - k0 : w;
@@ -641,7 +670,7 @@ static int fill_detail(struct perfai_par *ap, unsigned nc)
 		tp_tm_begin("fill");
 		tp_par_run(w, n, a2_par_detail, ap);
 		tp_tm_end();
-		int rc = TP_OK;
+		int rc = wave_room(ap, k0, n, nc);
 		tp_tm_begin("apply");
 		for (unsigned k = k0; k < k0 + n && rc == TP_OK; k++) {
 			struct core_fill *cf = &ap->fill[k];
@@ -728,6 +757,9 @@ out:
 	for (unsigned k = 0; ap.fill && k < nc; k++)
 		fill_free(&ap.fill[k]);
 	tp_free(ap.fill);
+	for (unsigned k = 0; ap.scratch && k < ap.nscratch; k++)
+		tp_profile_free(ap.scratch[k]);
+	tp_free(ap.scratch);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
 		bmp_cmds_free(&cc[k]);
 	tp_free(cc);
