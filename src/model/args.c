@@ -102,16 +102,23 @@ int tp_args_clear(struct tp_profile *p)
 
 int tp_args_room(struct tp_profile *p, size_t nargs, size_t nsets)
 {
-	struct tp_arg *a = tp_grow(p->args, sizeof *a, p->num_args + nargs, &p->cap_args);
-	if (a)
+	if (p->num_args + nargs > p->cap_args) {
+		struct tp_arg *a = tp_grow(p->args, sizeof *a, p->num_args + nargs, &p->cap_args);
+		if (!a) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
 		p->args = a;
-	struct tp_argset *s =
-	    a ? tp_grow(p->argsets, sizeof *s, p->num_argsets + nsets, &p->cap_argsets) : NULL;
-	if (!s) {
-		p->oom = 1;
-		return TP_ENOMEM;
 	}
-	p->argsets = s;
+	if (p->num_argsets + nsets > p->cap_argsets) {
+		struct tp_argset *s =
+		    tp_grow(p->argsets, sizeof *s, p->num_argsets + nsets, &p->cap_argsets);
+		if (!s) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		p->argsets = s;
+	}
 	return TP_OK;
 }
 
