@@ -799,6 +799,10 @@ int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_
  * statistics. */
 size_t tp_profile_layer_bytes(const struct tp_profile *p);
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);
+/* Makes room for n more tensors, so that adding them does not grow the array step by step
+ * (each step copies it). TP_OK, or TP_ENOMEM with p unchanged (not an error of p's: the room
+ * is an optimisation). */
+int tp_profile_tensor_room(struct tp_profile *p, size_t n);
 int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s);
 int tp_profile_add_mem(struct tp_profile *p, const struct tp_mem *m);
 /* Adds a counter series; returns its index or -1. */

@@ -322,6 +322,11 @@ int bmp_line_kv(struct bmp_line *l, const char *key, int rest, const char **v, s
 /* Reads `key=` as a number: TP_OK, or an error `path:LINE` naming the key. */
 int bmp_line_i64(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *out);
 int bmp_line_u64(struct bmp_gctx *c, struct bmp_line *l, const char *key, uint64_t *out);
+/* A tensor line's fields (t->layer unset): TP_OK, or an error `path:LINE` in c->d. Reads
+ * only c->path and c->d, so the scan may run it with a diagnostic of its own. */
+int bmp_gline_tensor_parse(struct bmp_gctx *c, struct bmp_line *l, struct tp_tensor *t);
+/* Adds a parsed tensor to the current layer (applying thread). */
+int bmp_gline_tensor_add(struct bmp_gctx *c, struct tp_tensor *t);
 /* Applies one line the scan did not take in a fast form. */
 int bmp_gline_apply(struct bmp_gctx *c, struct bmp_line *l);
 /* bmp_global.c: node and layer lines (bd_prefix: the "bd cmd_id" form), and the out-of-memory
