@@ -28,19 +28,24 @@ uint32_t cdm_name_key(const struct cdm_cmd *c)
 	       (uint32_t)(c->dir & 15u) << 14; /* < 2^CDM_NAME_CACHE_BITS */
 }
 
+/* c's (name, type) interned in p into e (NULL c: the unknown command's). */
+static void intern_names(struct tp_profile *p, uint32_t e[2], const struct cdm_cmd *c)
+{
+	const char *type, *name;
+	char buf[96];
+	struct cdm_cmd none = {0};
+	cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
+	e[0] = tp_profile_str(p, name);
+	e[1] = tp_profile_str(p, type);
+}
+
 /* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
  * calling thread only. */
 const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c)
 {
 	uint32_t *e = r->cache[key];
-	if (!e[0]) {
-		const char *type, *name;
-		char buf[96];
-		struct cdm_cmd none = {0};
-		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
-		e[0] = tp_profile_str(r->p, name);
-		e[1] = tp_profile_str(r->p, type);
-	}
+	if (!e[0])
+		intern_names(r->p, e, c);
 	return e;
 }
 
@@ -67,12 +72,7 @@ static const uint32_t *scratch_names(struct cdm_rd *r, struct cdm_core_read *j, 
 			return NULL;
 		j->used = u;
 		u[j->nused++] = key;
-		const char *type, *name;
-		char buf[96];
-		struct cdm_cmd none = {0};
-		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
-		e[0] = tp_profile_str(r->ap, name);
-		e[1] = tp_profile_str(r->ap, type);
+		intern_names(r->ap, e, c);
 	}
 	return e;
 }
