@@ -425,7 +425,6 @@ static void a2_par_detail(void *v, size_t kk)
 	struct perfai_par *a = v;
 	unsigned k = a->wave0 + (unsigned)kk; /* < the core count */
 	struct bmp_rd *r = a->r;
-	const struct core_range *cr = &a->cr[k];
 	struct core_fill *cf = &a->fill[k];
 	cf->rk = *r;
 	struct tp_profile **sp = &a->scratch[kk];
@@ -436,6 +435,7 @@ static void a2_par_detail(void *v, size_t kk)
 	if (!*sp)
 		*sp = tp_profile_new();
 	cf->rk.ap = cf->ap = *sp;
+	const struct core_range *cr = &a->cr[k];
 	cf->rk.lab[0] = cf->lab[0] = tp_malloc((cr->tiu_n ? cr->tiu_n : 1) * sizeof *cf->lab[0]);
 	cf->rk.lab[1] = cf->lab[1] = tp_malloc((cr->gdma_n ? cr->gdma_n : 1) * sizeof *cf->lab[1]);
 	cf->rk.cache = tp_calloc(BMP_NAME_CACHE, sizeof *cf->rk.cache);
