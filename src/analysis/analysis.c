@@ -235,12 +235,12 @@ int tp_analyze(const struct tp_profile *p, struct tp_analysis *a)
 }
 
 /* The layer table (ltab.h), last: it reads the total time and the Overall ratios. */
-static int layer_table(const struct tp_profile *p, struct tp_analysis *a)
+static int layer_table(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs)
 {
 	if (!p->num_layers || p->num_layers > TP_ANALYSIS_LTAB_MAX || !a->num_cores)
 		return TP_OK;
 	struct tp_ltab *t = tp_malloc(sizeof *t);
-	if (!t || tp_ltab_build(p, a, t) != TP_OK) {
+	if (!t || tp_ltab_build_jobs(p, a, t, jobs) != TP_OK) {
 		tp_free(t);
 		return TP_ENOMEM;
 	}
@@ -282,7 +282,7 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		st = tp_accel_analyze(p, &a->accel);
 	st = tp_analysis_hot_join(&lh, st);
 	if (st == TP_OK)
-		st = layer_table(p, a);
+		st = layer_table(p, a, jobs);
 	for (size_t i = 0; work && i < a->num_cores; i++) {
 		tp_free(work[i].cmds.v);
 		tp_ixmap_free(&work[i].cmds.ix);

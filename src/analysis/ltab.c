@@ -212,36 +212,103 @@ static void acc_gdma(const struct tp_profile *p, const struct arg_ids *g, struct
 	}
 }
 
-static void accumulate(const struct tp_profile *p, struct acc *acc)
+/* The commands of layers [lo, hi) into acc (indexed by profile layer). */
+/* Slices of an engine track are visited in chunks of LTAB_CHUNK; a chunk's smallest and
+ * largest layer let a part of the layers skip the chunks that hold none of its layers (a
+ * track runs its layers in about their order, so each part reads few chunks). */
+#define LTAB_CHUNK 4096
+
+struct chunk_span {
+	int32_t lo, hi; /* lo > hi: no slice of the chunk has a layer */
+};
+
+/* The commands of layers [lo, hi) into acc (indexed by profile layer). span: per engine track
+ * in track order, its chunks' layer spans. */
+static void accumulate(const struct tp_profile *p, const struct arg_ids *ga,
+                       const struct chunk_span *span, struct acc *acc, size_t lo, size_t hi)
 {
-	struct arg_ids g;
-	arg_ids_of(p, &g);
+	struct arg_ids g = *ga;
 	for (size_t k = 0; k < p->num_tracks; k++) {
 		const struct tp_track *t = &p->tracks[k];
 		if (t->kind != TP_TRACK_TIU && t->kind != TP_TRACK_GDMA)
 			continue;
 		double per =
 		    period_us(t->kind == TP_TRACK_TIU ? p->tiu_freq_mhz : p->gdma_freq_mhz);
-		for (size_t i = 0; i < t->count; i++) {
-			const struct tp_slice *s = &t->slices[i];
-			if (s->layer < 0 || (size_t)s->layer >= p->num_layers)
+		for (size_t c0 = 0; c0 < t->count; c0 += LTAB_CHUNK, span++) {
+			if (span->lo > span->hi || (size_t)span->hi < lo || (size_t)span->lo >= hi)
 				continue;
-			struct acc *a = &acc[s->layer];
-			uint64_t c0 = tp_slice_start_cycle(t, s);
-			touch_span(a, (double)c0 * per, (double)(c0 + s->cycles) * per);
-			if (t->kind == TP_TRACK_GDMA) {
-				acc_gdma(p, &g, a, t, s);
-				continue;
-			}
-			a->tiu_cycles += s->cycles;
-			acc_geo(p, &g, t, s, a);
-			struct tp_cost c;
-			if (t->cost && tp_track_get_cost(t, i, &c)) {
-				a->alg += c.alg_ops;
-				a->uarch += c.uarch_ops;
+			size_t c1 = t->count - c0 < LTAB_CHUNK ? t->count : c0 + LTAB_CHUNK;
+			for (size_t i = c0; i < c1; i++) {
+				const struct tp_slice *s = &t->slices[i];
+				if (s->layer < 0 || (size_t)s->layer < lo || (size_t)s->layer >= hi)
+					continue;
+				struct acc *a = &acc[s->layer];
+				uint64_t cy = tp_slice_start_cycle(t, s);
+				touch_span(a, (double)cy * per, (double)(cy + s->cycles) * per);
+				if (t->kind == TP_TRACK_GDMA) {
+					acc_gdma(p, &g, a, t, s);
+					continue;
+				}
+				a->tiu_cycles += s->cycles;
+				acc_geo(p, &g, t, s, a);
+				struct tp_cost c;
+				if (t->cost && tp_track_get_cost(t, i, &c)) {
+					a->alg += c.alg_ops;
+					a->uarch += c.uarch_ops;
+				}
 			}
 		}
 	}
+}
+
+/* The layer spans of chunk k of all engine tracks' chunks (spans in track order). */
+struct span_par {
+	const struct tp_profile *p;
+	struct chunk_span *span;
+	const size_t *first; /* per track: its first chunk's index in span */
+};
+
+static void span_par_one(void *v, size_t k)
+{
+	struct span_par *a = v;
+	const struct tp_track *t = &a->p->tracks[k];
+	if (t->kind != TP_TRACK_TIU && t->kind != TP_TRACK_GDMA)
+		return;
+	struct chunk_span *sp = a->span + a->first[k];
+	for (size_t c0 = 0; c0 < t->count; c0 += LTAB_CHUNK, sp++) {
+		size_t c1 = t->count - c0 < LTAB_CHUNK ? t->count : c0 + LTAB_CHUNK;
+		*sp = (struct chunk_span){INT32_MAX, -1};
+		for (size_t i = c0; i < c1; i++) {
+			int32_t l = t->slices[i].layer;
+			if (l < 0)
+				continue;
+			if (l < sp->lo)
+				sp->lo = l;
+			if (l > sp->hi)
+				sp->hi = l;
+		}
+	}
+}
+
+/* The chunk spans of p's engine tracks (caller frees), on up to `jobs` threads; NULL when out
+ * of memory. */
+static struct chunk_span *chunk_spans(const struct tp_profile *p, unsigned jobs)
+{
+	size_t *first = tp_malloc((p->num_tracks ? p->num_tracks : 1) * sizeof *first), n = 0;
+	if (!first)
+		return NULL;
+	for (size_t k = 0; k < p->num_tracks; k++) {
+		const struct tp_track *t = &p->tracks[k];
+		first[k] = n;
+		if (t->kind == TP_TRACK_TIU || t->kind == TP_TRACK_GDMA)
+			n += (t->count + LTAB_CHUNK - 1) / LTAB_CHUNK;
+	}
+	struct span_par a = {
+	    .p = p, .span = tp_malloc((n ? n : 1) * sizeof *a.span), .first = first};
+	if (a.span)
+		tp_par_run(jobs, p->num_tracks, span_par_one, &a);
+	tp_free(first);
+	return a.span;
 }
 
 /* Tensor ids in (id, index) order, for the first definition of an id. */
@@ -379,21 +446,71 @@ static int cmp_rows(const void *x, const void *y)
 	return a->layer < b->layer ? -1 : a->layer > b->layer;
 }
 
-static int build_rows(const struct tp_profile *p, const struct acc *acc, struct tp_ltab *t)
+/* The layers are built in parts of LTAB_PART layers (fixed by the data, not the thread
+ * count), the parts through tp_par_run: each part accumulates its layers' commands and counts
+ * its rows and tensors, then writes them after the previous parts' (rows and tensors in
+ * layer order, as one pass gives them). */
+#define LTAB_PART 4096
+
+struct ltab_par {
+	const struct tp_profile *p;
+	struct arg_ids g;
+	struct acc *acc;
+	struct tp_ltab *t;
+	const struct tid *ids;
+	const struct chunk_span *span;
+	size_t nparts;
+	size_t *rows0, *tens0; /* per part: its rows' first index, its tensors' (then the counts) */
+	int oom;
+};
+
+/* The tensors of layer l that layer_tensors lists. */
+static size_t layer_tensor_count(const struct tp_profile *p, const struct tp_layer *l)
 {
-	struct tid *ids = tp_malloc((p->num_tensors ? p->num_tensors : 1) * sizeof *ids);
-	if (!ids)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < p->num_tensors; i++)
-		ids[i] = (struct tid){p->tensors[i].id, (uint32_t)i};
-	qsort(ids, p->num_tensors, sizeof *ids, cmp_tid);
-	int rc = TP_OK;
-	for (size_t i = 0; i < p->num_layers && rc == TP_OK; i++) {
-		if (!acc[i].cmds)
+	size_t n = 0;
+	for (uint32_t k = 0; k < l->num_tensors; k++)
+		n += l->first_tensor + k < p->num_tensors;
+	return n;
+}
+
+/* Part k, first pass: its layers' commands, and how many rows and tensors it gives. */
+static void ltab_par_count(void *v, size_t k)
+{
+	struct ltab_par *a = v;
+	const struct tp_profile *p = a->p;
+	size_t lo = k * LTAB_PART,
+	       hi = lo + LTAB_PART < p->num_layers ? lo + LTAB_PART : p->num_layers;
+	accumulate(p, &a->g, a->span, a->acc, lo, hi);
+	size_t rows = 0, tens = 0;
+	for (size_t i = lo; i < hi; i++) {
+		if (!a->acc[i].cmds)
 			continue;
 		struct tp_layer l;
 		tp_profile_layer(p, i, &l);
-		struct tp_ltab_row *r = &t->rows[t->num_rows++];
+		rows++;
+		tens += layer_tensor_count(p, &l);
+	}
+	a->rows0[k] = rows;
+	a->tens0[k] = tens;
+}
+
+/* Part k, second pass: its rows at rows0[k], their tensors at tens0[k]. */
+static void ltab_par_rows(void *v, size_t k)
+{
+	struct ltab_par *a = v;
+	const struct tp_profile *p = a->p;
+	struct tp_ltab *t = a->t;
+	size_t lo = k * LTAB_PART,
+	       hi = lo + LTAB_PART < p->num_layers ? lo + LTAB_PART : p->num_layers;
+	struct tp_ltab part = {.tens = t->tens ? t->tens + a->tens0[k] : NULL,
+	                       .cap_tens = a->tens0[k + 1] - a->tens0[k]};
+	size_t row = a->rows0[k];
+	for (size_t i = lo; i < hi; i++) {
+		if (!a->acc[i].cmds)
+			continue;
+		struct tp_layer l;
+		tp_profile_layer(p, i, &l);
+		struct tp_ltab_row *r = &t->rows[row++];
 		memset(r, 0, sizeof *r);
 		r->layer = (int32_t)i;
 		r->id = l.id;
@@ -401,12 +518,135 @@ static int build_rows(const struct tp_profile *p, const struct acc *acc, struct 
 		r->is_global = !l.is_local;
 		r->func = func_of(tp_str(p, l.type));
 		r->sim_cycles = layer_sim_cycles(p, l.id);
-		rc = layer_tensors(p, ids, &l, t, r);
-		row_figures(p, &acc[i], r);
+		if (layer_tensors(p, a->ids, &l, &part, r) != TP_OK)
+			a->oom = 1; /* cannot happen: the part's room was counted */
+		r->tens_first += a->tens0[k];
+		row_figures(p, &a->acc[i], r);
 	}
+}
+
+/* The rows sorted by cmp_rows: each part of LTAB_PART rows sorted on its own (tp_par_run),
+ * the parts merged into an order (a heap of the parts' heads, on this thread: no rows are
+ * copied), then the rows copied into that order part by part (tp_par_run). cmp_rows is a
+ * total order, so the result is that of one sort. */
+struct sort_par {
+	struct tp_ltab_row *rows, *dst;
+	const uint32_t *order;
+	size_t n;
+};
+
+static void sort_par_part(void *v, size_t k)
+{
+	struct sort_par *a = v;
+	size_t lo = k * LTAB_PART, n = a->n - lo < LTAB_PART ? a->n - lo : LTAB_PART;
+	qsort(a->rows + lo, n, sizeof *a->rows, cmp_rows);
+}
+
+static void sort_par_copy(void *v, size_t k)
+{
+	struct sort_par *a = v;
+	size_t lo = k * LTAB_PART, hi = a->n - lo < LTAB_PART ? a->n : lo + LTAB_PART;
+	for (size_t i = lo; i < hi; i++)
+		a->dst[i] = a->rows[a->order[i]];
+}
+
+/* Restores the heap property of h[0..n) (cursors into rows, smallest row first) from i down. */
+static void heap_down(const struct tp_ltab_row *rows, size_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t m = i, l = 2 * i + 1, r = l + 1;
+		if (l < n && cmp_rows(&rows[h[l]], &rows[h[m]]) < 0)
+			m = l;
+		if (r < n && cmp_rows(&rows[h[r]], &rows[h[m]]) < 0)
+			m = r;
+		if (m == i)
+			return;
+		size_t x = h[i];
+		h[i] = h[m];
+		h[m] = x;
+		i = m;
+	}
+}
+
+static int sort_rows(struct tp_ltab *t, unsigned jobs)
+{
+	size_t n = t->num_rows, np = (n + LTAB_PART - 1) / LTAB_PART;
+	struct sort_par a = {.rows = t->rows, .n = n};
+	tp_par_run(jobs, np, sort_par_part, &a);
+	if (np <= 1)
+		return TP_OK;
+	uint32_t *order = tp_malloc(n * sizeof *order);
+	size_t *h = tp_malloc(np * sizeof *h);
+	a.dst = tp_malloc(n * sizeof *a.dst);
+	if (!order || !h || !a.dst) {
+		tp_free(order);
+		tp_free(h);
+		tp_free(a.dst);
+		return TP_ENOMEM;
+	}
+	/* h holds each unfinished part's next row; a part's last row is followed by the next
+	 * part's first, so a cursor is done when it reaches its part's end. */
+	size_t nh = np;
+	for (size_t k = 0; k < np; k++)
+		h[k] = k * LTAB_PART;
+	for (size_t k = np; k-- > 0;)
+		heap_down(t->rows, h, nh, k);
+	for (size_t i = 0; i < n; i++) {
+		size_t x = h[0];
+		order[i] = (uint32_t)x;
+		if ((x + 1) % LTAB_PART && x + 1 < n)
+			h[0] = x + 1;
+		else
+			h[0] = h[--nh];
+		heap_down(t->rows, h, nh, 0);
+	}
+	a.order = order;
+	tp_par_run(jobs, np, sort_par_copy, &a);
+	tp_free(t->rows);
+	t->rows = a.dst;
+	tp_free(order);
+	tp_free(h);
+	return TP_OK;
+}
+
+static int build_rows(const struct tp_profile *p, struct acc *acc, struct tp_ltab *t, unsigned jobs)
+{
+	struct tid *ids = tp_malloc((p->num_tensors ? p->num_tensors : 1) * sizeof *ids);
+	if (!ids)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < p->num_tensors; i++)
+		ids[i] = (struct tid){p->tensors[i].id, (uint32_t)i};
+	qsort(ids, p->num_tensors, sizeof *ids, cmp_tid);
+	struct ltab_par a = {.p = p, .acc = acc, .t = t, .ids = ids};
+	arg_ids_of(p, &a.g);
+	a.nparts = (p->num_layers + LTAB_PART - 1) / LTAB_PART;
+	a.rows0 = tp_calloc(a.nparts + 1, sizeof *a.rows0);
+	a.tens0 = tp_calloc(a.nparts + 1, sizeof *a.tens0);
+	struct chunk_span *span = chunk_spans(p, jobs);
+	a.span = span;
+	int rc = TP_ENOMEM;
+	if (!a.rows0 || !a.tens0 || !span)
+		goto out;
+	tp_par_run(jobs, a.nparts, ltab_par_count, &a);
+	size_t rows = 0, tens = 0;
+	for (size_t k = 0; k <= a.nparts; k++) {
+		size_t r = k < a.nparts ? a.rows0[k] : 0, n = k < a.nparts ? a.tens0[k] : 0;
+		a.rows0[k] = rows;
+		a.tens0[k] = tens;
+		rows += r;
+		tens += n;
+	}
+	if (tens && !(t->tens = tp_malloc(tens * sizeof *t->tens)))
+		goto out;
+	t->cap_tens = t->num_tens = tens;
+	t->num_rows = rows;
+	tp_par_run(jobs, a.nparts, ltab_par_rows, &a);
+	rc = a.oom ? TP_ENOMEM : sort_rows(t, jobs);
+out:
+	tp_free(span);
+	tp_free(a.rows0);
+	tp_free(a.tens0);
 	tp_free(ids);
-	if (rc == TP_OK)
-		qsort(t->rows, t->num_rows, sizeof *t->rows, cmp_rows);
 	return rc;
 }
 
@@ -556,6 +796,12 @@ static void overall_figures(const struct tp_profile *p, const struct tp_analysis
 
 int tp_ltab_build(const struct tp_profile *p, const struct tp_analysis *a, struct tp_ltab *t)
 {
+	return tp_ltab_build_jobs(p, a, t, 1);
+}
+
+int tp_ltab_build_jobs(const struct tp_profile *p, const struct tp_analysis *a, struct tp_ltab *t,
+                       unsigned jobs)
+{
 	memset(t, 0, sizeof *t);
 	t->profile = p;
 	if (!p->num_layers)
@@ -565,8 +811,7 @@ int tp_ltab_build(const struct tp_profile *p, const struct tp_analysis *a, struc
 	int rc = TP_ENOMEM;
 	if (!acc || !t->rows)
 		goto out;
-	accumulate(p, acc);
-	rc = build_rows(p, acc, t);
+	rc = build_rows(p, acc, t, jobs ? jobs : 1);
 	if (rc != TP_OK || !t->num_rows)
 		goto out;
 	build_funcs(t);

@@ -140,6 +140,9 @@ struct tp_ltab {
  * are left out; a profile without layers gives an empty table (num_rows 0). TP_OK or
  * TP_ENOMEM (*t then empty). */
 int tp_ltab_build(const struct tp_profile *p, const struct tp_analysis *a, struct tp_ltab *t);
+/* The same on up to `jobs` threads (the layers in parts; the table does not depend on jobs). */
+int tp_ltab_build_jobs(const struct tp_profile *p, const struct tp_analysis *a, struct tp_ltab *t,
+                       unsigned jobs);
 void tp_ltab_free(struct tp_ltab *t);
 
 #endif /* TP_LTAB_H */

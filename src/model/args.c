@@ -67,6 +67,94 @@ uint32_t tp_args_end(struct tp_profile *p)
 	return (uint32_t)id;
 }
 
+uint32_t *tp_profile_str_map(struct tp_profile *p, const struct tp_profile *src)
+{
+	uint32_t n = src->strs.count;
+	uint32_t *map = tp_malloc((n ? n : 1) * sizeof *map);
+	if (!map) {
+		p->oom = 1;
+		return NULL;
+	}
+	map[0] = 0; /* "" in both */
+	/* src's strings came through tp_profile_str: already valid and cut, and without NULs. */
+	for (uint32_t i = 1; i < n; i++) {
+		const char *s = tp_strtab_get(&src->strs, i);
+		map[i] = tp_profile_strn(p, s, strlen(s));
+	}
+	if (src->oom)
+		p->oom = 1;
+	return map;
+}
+
+int tp_args_clear(struct tp_profile *p)
+{
+	p->num_args = 0;
+	p->num_argsets = 1;
+	p->oom = 0;
+	p->strs_cut = 0;
+	tp_strtab_free(&p->strs);
+	if (tp_strtab_init(&p->strs) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	return TP_OK;
+}
+
+int tp_args_room(struct tp_profile *p, size_t nargs, size_t nsets)
+{
+	if (p->num_args + nargs > p->cap_args) {
+		struct tp_arg *a = tp_grow(p->args, sizeof *a, p->num_args + nargs, &p->cap_args);
+		if (!a) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		p->args = a;
+	}
+	if (p->num_argsets + nsets > p->cap_argsets) {
+		struct tp_argset *s =
+		    tp_grow(p->argsets, sizeof *s, p->num_argsets + nsets, &p->cap_argsets);
+		if (!s) {
+			p->oom = 1;
+			return TP_ENOMEM;
+		}
+		p->argsets = s;
+	}
+	return TP_OK;
+}
+
+int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t *set0,
+                    size_t *arg0)
+{
+	size_t nsets = src->num_argsets - 1, nargs = src->num_args;
+	*set0 = (uint32_t)p->num_argsets;
+	*arg0 = p->num_args;
+	if (p->num_args + nargs > UINT32_MAX || p->num_argsets + nsets > UINT32_MAX) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	if (tp_args_room(p, nargs, nsets) != TP_OK)
+		return TP_ENOMEM;
+	p->num_args += nargs;
+	p->num_argsets += nsets;
+	return TP_OK;
+}
+
+void tp_args_copy_in(struct tp_profile *p, uint32_t set0, size_t arg0, const struct tp_profile *src,
+                     const uint32_t *map)
+{
+	for (size_t i = 1; i < src->num_argsets; i++)
+		p->argsets[set0 + i - 1] = (struct tp_argset){
+		    (uint32_t)(arg0 + src->argsets[i].first), src->argsets[i].count};
+	struct tp_arg *d = p->args + arg0;
+	for (size_t i = 0; i < src->num_args; i++) {
+		struct tp_arg a = src->args[i];
+		a.key = map[a.key];
+		if (a.type == TP_ARG_STR)
+			a.v.s = map[a.v.s];
+		d[i] = a;
+	}
+}
+
 const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n)
 {
 	*n = 0;

@@ -248,9 +248,10 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		}
 	}
 	int64_t lo = INT64_MAX, hi = INT64_MIN, dlo = INT64_MAX, dhi = INT64_MIN;
-	/* One track per thread when asked, unless a track needs nesting depths (their labels
-	 * may set the profile's shared oom flag; captures and traces have few slices anyway). */
-	int par = jobs > 1 && p->num_tracks > 1;
+	/* One track per thread (tp_par_run; with one job, on this thread), unless a track needs
+	 * nesting depths (their labels may set the profile's shared oom flag; captures and
+	 * traces have few slices anyway). */
+	int par = p->num_tracks > 1;
 	for (size_t i = 0; i < p->num_tracks && par; i++)
 		if (p->tracks[i].kind == TP_TRACK_THREAD || p->tracks[i].kind == TP_TRACK_HOST)
 			par = 0;
@@ -262,7 +263,7 @@ int tp_profile_finish_jobs(struct tp_profile *p, unsigned jobs)
 		fj[i].t = &p->tracks[i];
 	}
 	if (par)
-		tp_par_run(jobs, p->num_tracks, finish_one, fj);
+		tp_par_run(jobs > 1 ? jobs : 1, p->num_tracks, finish_one, fj);
 	int rc = TP_OK;
 	for (size_t i = 0; i < p->num_tracks && rc == TP_OK; i++) {
 		if (!par)

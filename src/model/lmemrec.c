@@ -81,16 +81,15 @@ static unsigned tiu_recs(const struct tp_lmem_vals *v, uint32_t lane, unsigned l
 }
 
 /* DMA: the LMEM side of the transfer, its address and shape. */
-static unsigned dma_recs(const struct tp_track *t, const struct tp_slice *s,
-                         const struct tp_lmem_vals *v, uint32_t lane, unsigned lanes, uint64_t lmem,
-                         struct tp_lmem_cmd_rec *r)
+static unsigned dma_recs(const struct tp_label *l, const struct tp_lmem_vals *v, uint32_t lane,
+                         unsigned lanes, uint64_t lmem, struct tp_lmem_cmd_rec *r)
 {
 	unsigned n = 0;
-	enum tp_dir d = tp_slice_dir(t, s);
+	enum tp_dir d = (enum tp_dir)l->dir;
 	int to = d == TP_DIR_DDR_TO_LMEM || d == TP_DIR_L2_TO_LMEM || d == TP_DIR_LMEM_TO_LMEM;
 	int from = d == TP_DIR_LMEM_TO_DDR || d == TP_DIR_LMEM_TO_L2 || d == TP_DIR_LMEM_TO_LMEM;
-	unsigned eb =
-	    v->have[TP_LK_FMT] ? prec_bytes(v->v[TP_LK_FMT]) : tp_dtype_size(tp_slice_dtype(t, s));
+	unsigned eb = v->have[TP_LK_FMT] ? prec_bytes(v->v[TP_LK_FMT])
+	                                 : tp_dtype_size((enum tp_dtype)l->dtype);
 	for (int side = 0; side < 2; side++) {
 		if (!(side ? to : from))
 			continue;
@@ -105,8 +104,8 @@ static unsigned dma_recs(const struct tp_track *t, const struct tp_slice *s,
 		if (!bytes)
 			bytes = per_lane(v->v[o], v->v[o + 1], v->v[o + 2], v->v[o + 3], eb, lanes);
 		if (!bytes) {
-			uint64_t all = v->have[TP_LK_LMEM_BYTES] ? v->v[TP_LK_LMEM_BYTES]
-			                                         : tp_slice_bytes(t, s);
+			uint64_t all =
+			    v->have[TP_LK_LMEM_BYTES] ? v->v[TP_LK_LMEM_BYTES] : l->bytes;
 			bytes = (all + lanes - 1) / lanes;
 		}
 		rec_put(r, &n, v->v[a] % lmem, bytes, lane, side);
@@ -114,16 +113,23 @@ static unsigned dma_recs(const struct tp_track *t, const struct tp_slice *s,
 	return n;
 }
 
-unsigned tp_lmem_cmd_recs(const struct tp_chip *chip, const struct tp_track *t,
-                          const struct tp_slice *s, const struct tp_lmem_vals *v,
-                          struct tp_lmem_cmd_rec *r)
+unsigned tp_lmem_label_recs(const struct tp_chip *chip, enum tp_track_kind kind,
+                            const struct tp_label *l, const struct tp_lmem_vals *v,
+                            struct tp_lmem_cmd_rec *r)
 {
 	if (!chip || !chip->lane_bytes || !chip->npu_num)
 		return 0;
 	uint32_t lane = chip->lane_bytes, lanes = chip->npu_num;
 	uint64_t lmem = chip->lmem_bytes ? chip->lmem_bytes : (uint64_t)lane * lanes;
-	return t->kind == TP_TRACK_TIU ? tiu_recs(v, lane, lanes, lmem, r)
-	                               : dma_recs(t, s, v, lane, lanes, lmem, r);
+	return kind == TP_TRACK_TIU ? tiu_recs(v, lane, lanes, lmem, r)
+	                            : dma_recs(l, v, lane, lanes, lmem, r);
+}
+
+unsigned tp_lmem_cmd_recs(const struct tp_chip *chip, const struct tp_track *t,
+                          const struct tp_slice *s, const struct tp_lmem_vals *v,
+                          struct tp_lmem_cmd_rec *r)
+{
+	return tp_lmem_label_recs(chip, (enum tp_track_kind)t->kind, tp_slice_label(t, s), v, r);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -79,6 +79,10 @@ struct tp_lmem_cmd_rec {
 unsigned tp_lmem_cmd_recs(const struct tp_chip *chip, const struct tp_track *t,
                           const struct tp_slice *s, const struct tp_lmem_vals *v,
                           struct tp_lmem_cmd_rec *r);
+/* The same for a command of a track of `kind` whose label is (or is to be) l. */
+unsigned tp_lmem_label_recs(const struct tp_chip *chip, enum tp_track_kind kind,
+                            const struct tp_label *l, const struct tp_lmem_vals *v,
+                            struct tp_lmem_cmd_rec *r);
 
 /* Keeps the n records r (n <= TP_LMEM_CMD_RECS) of slice `index` of a track (index < count)
  * in the track's compact form, creating it on first use (4 bytes per slice, 8 per record);

@@ -799,6 +799,10 @@ int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_
  * statistics. */
 size_t tp_profile_layer_bytes(const struct tp_profile *p);
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);
+/* Makes room for n more tensors, so that adding them does not grow the array step by step
+ * (each step copies it). TP_OK, or TP_ENOMEM with p unchanged (not an error of p's: the room
+ * is an optimisation). */
+int tp_profile_tensor_room(struct tp_profile *p, size_t n);
 int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s);
 int tp_profile_add_mem(struct tp_profile *p, const struct tp_mem *m);
 /* Adds a counter series; returns its index or -1. */
@@ -889,6 +893,27 @@ int tp_args_add_str(struct tp_profile *p, const char *key, const char *v);
 int tp_args_add(struct tp_profile *p, const struct tp_arg *a);
 /* Closes the set started by tp_args_begin; returns its id (>0) or 0 if empty / oom. */
 uint32_t tp_args_end(struct tp_profile *p);
+/* Argument sets built in a scratch profile on another thread and moved into p in the order
+ * one thread would have built them there: tp_profile_str_map interns src's strings (ids 1..)
+ * in p in id order (the order of their first use in src, so p's new ids are those one thread
+ * would have given) and returns src id -> p id (caller frees; NULL and p->oom when out of
+ * memory); tp_args_reserve appends room for src's sets and arguments to p's and gives their
+ * first set id (the set src numbers i becomes *set0 + i - 1) and argument index; nothing may
+ * read that room before tp_args_copy_in fills it. tp_args_copy_in touches only its room, so
+ * copies into different rooms may run in parallel. */
+uint32_t *tp_profile_str_map(struct tp_profile *p, const struct tp_profile *src);
+/* Empties a scratch profile's strings and argument sets (it holds nothing else), keeping the
+ * room its arrays have for the next use. TP_OK / TP_ENOMEM. */
+int tp_args_clear(struct tp_profile *p);
+/* Makes room for nargs more arguments and nsets more sets in p's arrays (their counts are
+ * unchanged), so that the reservations and sets that follow do not move them: a reader that
+ * knows about how much is coming saves the copies of growing step by step. TP_OK /
+ * TP_ENOMEM. */
+int tp_args_room(struct tp_profile *p, size_t nargs, size_t nsets);
+int tp_args_reserve(struct tp_profile *p, const struct tp_profile *src, uint32_t *set0,
+                    size_t *arg0);
+void tp_args_copy_in(struct tp_profile *p, uint32_t set0, size_t arg0, const struct tp_profile *src,
+                     const uint32_t *map);
 /* The args of a set id: *n gets the count; NULL if id is 0 or invalid. */
 const struct tp_arg *tp_args_get(const struct tp_profile *p, uint32_t id, size_t *n);
 /* The argument whose key has string id `key` in set `args`; NULL if absent or key is 0. */

@@ -235,6 +235,17 @@ int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t)
 	return (int)PUSH(p, tensors, num_tensors, cap_tensors, *t);
 }
 
+int tp_profile_tensor_room(struct tp_profile *p, size_t n)
+{
+	if (p->num_tensors + n <= p->cap_tensors)
+		return TP_OK;
+	struct tp_tensor *t = tp_grow(p->tensors, sizeof *t, p->num_tensors + n, &p->cap_tensors);
+	if (!t)
+		return TP_ENOMEM;
+	p->tensors = t;
+	return TP_OK;
+}
+
 int tp_profile_add_subnet(struct tp_profile *p, const struct tp_subnet *s)
 {
 	return (int)PUSH(p, subnets, num_subnets, cap_subnets, *s);

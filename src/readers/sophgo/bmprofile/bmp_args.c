@@ -28,8 +28,8 @@ static void name_of(struct bmp_rd *r, const struct bmp_cmd *c, uint32_t *name, u
 {
 	struct bmp_name_slot *s = &r->cache[c->key % BMP_NAME_CACHE];
 	if (!s->set) {
-		s->name = tp_profile_str(r->p, c->name);
-		s->type = tp_profile_str(r->p, c->type);
+		s->name = tp_profile_str(r->ap, c->name);
+		s->type = tp_profile_str(r->ap, c->type);
 		s->set = 1;
 	}
 	*name = s->name;
@@ -155,6 +155,21 @@ int bmp_cmds_close(struct bmp_rd *r, struct bmp_core_cmds *cc)
 	return TP_OK;
 }
 
+void bmp_fill_caches_free(struct bmp_rd *r)
+{
+	for (int e = 0; e < 2; e++) {
+		const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
+		for (size_t i = 0; r->keys[e] && kd && i < kd->ncls[e]; i++)
+			tp_free(r->keys[e][i]);
+		tp_free(r->keys[e]);
+		r->keys[e] = NULL;
+		for (size_t i = 0; r->lmem_fields[e] && kd && i < kd->ncls[e]; i++)
+			tp_free(r->lmem_fields[e][i]);
+		tp_free(r->lmem_fields[e]);
+		r->lmem_fields[e] = NULL;
+	}
+}
+
 /* The argument keys of one class's fields (sg_class_keys, with BM1688's DMA printer renames),
  * built once per class. NULL when out of memory. */
 static const uint32_t *class_keys(struct bmp_rd *r, int engine, const struct sg_dclass *dc)
@@ -169,7 +184,7 @@ static const uint32_t *class_keys(struct bmp_rd *r, int engine, const struct sg_
 	}
 	if (r->keys[engine][ci])
 		return r->keys[engine][ci];
-	uint32_t *k = sg_class_keys(r->p, dc, engine == BMP_ENG_TIU, r->arch == TP_ARCH_BM1688);
+	uint32_t *k = sg_class_keys(r->ap, dc, engine == BMP_ENG_TIU, r->arch == TP_ARCH_BM1688);
 	if (!k)
 		return NULL;
 	r->keys[engine][ci] = k;
@@ -184,15 +199,15 @@ static void add_fields(struct bmp_rd *r, int engine, const struct bmp_cmd *c)
 	const struct sg_dclass *dc = c->desc.cls;
 	const uint32_t *keys = class_keys(r, engine, dc);
 	if (!keys) {
-		r->p->oom = 1;
+		r->ap->oom = 1;
 		return;
 	}
 	for (uint16_t i = 0; i < dc->rc->nfields; i++)
 		if (keys[i])
-			tp_args_add(r->p, &(struct tp_arg){
-			                      .key = keys[i],
-			                      .type = TP_ARG_UINT,
-			                      .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
+			tp_args_add(r->ap, &(struct tp_arg){
+			                       .key = keys[i],
+			                       .type = TP_ARG_UINT,
+			                       .v.u = sg_field(&c->desc, c->raw, dc->dict_src[i])});
 }
 
 /* The field index of each LOCAL memory key in one class (UINT16_MAX = none), matched by the
@@ -230,13 +245,13 @@ static const uint16_t *lmem_fields(struct bmp_rd *r, int engine, const struct sg
 /* Without the decoded fields, the command's LOCAL memory records (model/lmemrec.h) from the
  * values its argument set would have held with them: the class's fields, then what the DMA
  * printer's tail and the PMU figures add (addresses, LMEM bytes), later values winning as in
- * the argument set. Kept in the track's compact form. */
-static void keep_lmem(struct bmp_rd *r, int engine, const struct bmp_cmd *c, int t, size_t index,
-                      unsigned core, size_t rel)
+ * the argument set; l is the label the command gets. Kept in the track's compact form. */
+static void keep_lmem(struct bmp_rd *r, int engine, const struct bmp_cmd *c,
+                      const struct tp_label *l, int t, size_t index, unsigned core, size_t rel)
 {
 	const uint16_t *fi = lmem_fields(r, engine, c->desc.cls);
 	if (!fi) {
-		r->p->oom = 1;
+		r->ap->oom = 1;
 		return;
 	}
 	struct tp_lmem_vals v;
@@ -256,8 +271,8 @@ static void keep_lmem(struct bmp_rd *r, int engine, const struct bmp_cmd *c, int
 		v.have[TP_LK_LMEM_BYTES] = 1;
 	}
 	struct tp_lmem_cmd_rec rec[TP_LMEM_CMD_RECS];
-	const struct tp_track *tr = &r->p->tracks[t];
-	unsigned n = tp_lmem_cmd_recs(r->p->chip, tr, &tr->slices[index], &v, rec);
+	unsigned n =
+	    tp_lmem_label_recs(r->p->chip, (enum tp_track_kind)r->p->tracks[t].kind, l, &v, rec);
 	if (n)
 		tp_track_set_lmem(r->p, t, index, rec, n);
 }
@@ -273,21 +288,21 @@ static void add_tiu_dtype(struct bmp_rd *r, const struct bmp_cmd *c)
 	a = ho ? sg_prec_name((unsigned)sg_get(d, c->raw, SG_F_OPT_OPD0_PREC)) : b;
 	char buf[40];
 	snprintf(buf, sizeof buf, "%s -> %s", a, b);
-	tp_args_add_str(r->p, "Data Type", buf);
+	tp_args_add_str(r->ap, "Data Type", buf);
 }
 
 static void add_tiu_cost(struct bmp_rd *r, const struct tp_cost *k, uint32_t asic)
 {
 	char buf[32];
-	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
-	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
-	tp_args_add_uint(r->p, "Alg Cycle", k->alg_cycle);
+	tp_args_add_uint(r->ap, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->ap, "uArch Ops", k->uarch_ops);
+	tp_args_add_uint(r->ap, "Alg Cycle", k->alg_cycle);
 	sg_pct1(buf, sizeof buf, (double)k->alg_ops, (double)k->uarch_ops);
-	tp_args_add_str(r->p, "uArch Rate", buf);
+	tp_args_add_str(r->ap, "uArch Rate", buf);
 	sg_pct1(buf, sizeof buf, (double)k->init_cycle, (double)asic + 1e-4);
-	tp_args_add_str(r->p, "Initial Cycle Ratio", buf);
+	tp_args_add_str(r->ap, "Initial Cycle Ratio", buf);
 	sg_pct1(buf, sizeof buf, (double)k->bank_cycle, (double)asic + 1e-4);
-	tp_args_add_str(r->p, "Bank Conflict Ratio", buf);
+	tp_args_add_str(r->ap, "Bank Conflict Ratio", buf);
 }
 
 /* The simulator's cycles (net_stat.sim) of core `core`'s command cmd_id of engine e, 0 when
@@ -316,17 +331,17 @@ static void add_legacy_args(struct bmp_rd *r, int engine, const struct bmp_cmd *
 	} else {
 		o0[0] = rs[0] = '\0';
 	}
-	tp_args_add_str(r->p, "Opd0 Dtype", o0);
-	tp_args_add_str(r->p, "Res Dtype", rs);
-	tp_args_add_uint(r->p, "Alg Cycle", sim);
+	tp_args_add_str(r->ap, "Opd0 Dtype", o0);
+	tp_args_add_str(r->ap, "Res Dtype", rs);
+	tp_args_add_uint(r->ap, "Alg Cycle", sim);
 	if (engine != BMP_ENG_TIU || !k->valid)
 		return;
 	char buf[32];
-	tp_args_add_uint(r->p, "Alg Ops", k->alg_ops);
-	tp_args_add_uint(r->p, "uArch Ops", k->uarch_ops);
+	tp_args_add_uint(r->ap, "Alg Ops", k->alg_ops);
+	tp_args_add_uint(r->ap, "uArch Ops", k->uarch_ops);
 	snprintf(buf, sizeof buf, "%.3f%%",
 	         k->uarch_ops ? (double)k->alg_ops / (double)k->uarch_ops * 100.0 : 0.0);
-	tp_args_add_str(r->p, "uArch Rate", buf);
+	tp_args_add_str(r->ap, "uArch Rate", buf);
 }
 
 /* Python's round(x, 4) for the positive values here. */
@@ -341,7 +356,7 @@ static double round4(double x)
 static void add_gdma_pmu(struct bmp_rd *r, const struct tp_track *tr, const struct tp_slice *s,
                          uint64_t gmem, uint64_t lmem, const uint64_t *xact)
 {
-	struct tp_profile *p = r->p;
+	struct tp_profile *p = r->ap;
 	double ghz = r->gdma_mhz / 1000.0, asic = s->cycles ? (double)s->cycles : 1.0;
 	double gbw = round4((double)gmem / asic * ghz), lbw = round4((double)lmem / asic * ghz);
 	unsigned xa = r->chip && r->chip->c.vector_ohow_align ? r->chip->c.vector_ohow_align : 16;
@@ -365,7 +380,7 @@ static void add_gdma_pmu(struct bmp_rd *r, const struct tp_track *tr, const stru
  * src_data_format on every command (the vendor's names: BFP16, not BF16). */
 static void add_dma_tail(struct bmp_rd *r, const struct bmp_cmd *c)
 {
-	struct tp_profile *p = r->p;
+	struct tp_profile *p = r->ap;
 	int has_mask = strcmp(c->desc.cls->rc->op_name, "DMA_masked_select") == 0;
 	if ((r->arch == TP_ARCH_BM1688 && c->kind == TP_CMD_NORMAL) || r->arch == TP_ARCH_CV184X) {
 		if (!has_mask) {
@@ -388,6 +403,17 @@ static void add_dma_tail(struct bmp_rd *r, const struct bmp_cmd *c)
 		                sg_prec_name((unsigned)sg_get(&c->desc, c->raw, SG_F_SRC_FMT)));
 }
 
+/* Sets slice s's label to l, or keeps what `what` (BMP_LAB_*) changes of it in r->lab. */
+static void put_label(struct bmp_rd *r, int engine, size_t rel, struct tp_track *tr,
+                      struct tp_slice *s, const struct tp_label *l, uint8_t what)
+{
+	if (!r->lab[engine]) {
+		tp_slice_set_label(r->p, tr, s, l);
+		return;
+	}
+	r->lab[engine][rel] = (struct bmp_lab){l->name, l->type, l->kind, l->dir, l->dtype, what};
+}
+
 /* Fills name/type/kind/dir/dtype/dep of slice `index` of track `t` from its command, its
  * cost figures (TIU commands with a table-decoded descriptor, whatever the detail level) and,
  * with detail, its argument set. `rel` is the slice's position among the core's slices of
@@ -400,9 +426,9 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	struct tp_slice *s = &tr->slices[index];
 	if (!cc->have[engine] || !bmp_cmdbuf_get(&cc->cb[engine], s->cmd_id, &c)) {
 		struct tp_label l = *tp_slice_label(tr, s);
-		l.name = tp_profile_str(r->p, "cmd_type_-1_0");
-		l.type = tp_profile_str(r->p, "cmd_type_-1");
-		tp_slice_set_label(r->p, tr, s, &l);
+		l.name = tp_profile_str(r->ap, "cmd_type_-1_0");
+		l.type = tp_profile_str(r->ap, "cmd_type_-1");
+		put_label(r, engine, rel, tr, s, &l, BMP_LAB_NAMES);
 		return;
 	}
 	/* BM1684X: the register tables give the fields the hand-written decoder does not. */
@@ -419,7 +445,7 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	l.dir = c.dir;
 	l.dtype = c.dtype;
 	name_of(r, &c, &l.name, &l.type);
-	tp_slice_set_label(r->p, tr, s, &l);
+	put_label(r, engine, rel, tr, s, &l, BMP_LAB_ALL);
 	s->dep_id = c.dep;
 	struct tp_cost k = {0};
 	uint32_t sim = r->sim_cyc[engine] ? sim_cycles(r, engine, core, s->cmd_id) : 0;
@@ -435,12 +461,12 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	}
 	if (!r->detail)
 		return;
-	tp_args_begin(r->p);
-	struct tp_profile *p = r->p;
+	tp_args_begin(r->ap);
+	struct tp_profile *p = r->ap;
 	if (c.have_desc && r->fields)
 		add_fields(r, engine, &c);
 	else if (c.have_desc && c.kind == TP_CMD_NORMAL)
-		keep_lmem(r, engine, &c, t, index, core, rel);
+		keep_lmem(r, engine, &c, &l, t, index, core, rel);
 	if (c.have_desc && r->fdec) {
 		add_legacy_args(r, engine, &c, &k, sim);
 		if (r->fields && r->pmu_rec[engine] && rel < r->pmu_nrec[engine])

@@ -117,7 +117,7 @@ int bmp_line_u64(struct bmp_gctx *c, struct bmp_line *l, const char *key, uint64
 	return line_num(c, l, key, NULL, out);
 }
 
-static int do_tensor(struct bmp_gctx *c, struct bmp_line *l)
+int bmp_gline_tensor_parse(struct bmp_gctx *c, struct bmp_line *l, struct tp_tensor *tp)
 {
 	struct tp_tensor t = {0};
 	int64_t v;
@@ -168,15 +168,28 @@ static int do_tensor(struct bmp_gctx *c, struct bmp_line *l)
 		t.ndim++;
 		i = e + 1;
 	}
-	if (c->g->no_layers || c->g->no_tensors)
-		return TP_OK;
-	t.layer = c->cur_layer;
-	if (tp_profile_add_tensor(c->p, &t) < 0)
+	*tp = t;
+	return TP_OK;
+}
+
+int bmp_gline_tensor_add(struct bmp_gctx *c, struct tp_tensor *t)
+{
+	t->layer = c->cur_layer;
+	if (tp_profile_add_tensor(c->p, t) < 0)
 		return bmp_gctx_oom(c);
 	if (c->cur_layer >= 0 &&
 	    c->pend.first_tensor + c->pend.num_tensors + 1 == c->p->num_tensors)
 		c->pend.num_tensors++;
 	return TP_OK;
+}
+
+static int do_tensor(struct bmp_gctx *c, struct bmp_line *l)
+{
+	struct tp_tensor t;
+	int rc = bmp_gline_tensor_parse(c, l, &t);
+	if (rc || c->g->no_layers || c->g->no_tensors)
+		return rc;
+	return bmp_gline_tensor_add(c, &t);
 }
 
 static int do_mem(struct bmp_gctx *c, struct bmp_line *l)

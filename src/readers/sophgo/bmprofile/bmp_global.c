@@ -368,14 +368,15 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 
 #define GCHUNK ((size_t)4 << 20)
 
-enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR };
+enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
 
 struct gev {
 	uint8_t kind;
 	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local */
 	uint32_t lno;           /* line index inside the chunk (0-based) */
 	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
-	                           EV_LINE body offset, body length */
+	                           EV_LINE body offset, body length; EV_TENSOR a: index in
+	                           the chunk's tensors */
 	uint64_t off;           /* EV_LAYER type offset */
 	uint32_t n, n2;         /* EV_LAYER type length, name length */
 };
@@ -385,6 +386,8 @@ struct gchunk {
 	unsigned long lines;
 	struct gev *ev;
 	size_t nev, cap;
+	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
+	size_t ntens, cap_tens;
 	int oom;
 };
 
@@ -401,18 +404,26 @@ static size_t chunk_start(const char *text, size_t len, size_t k)
 	return nl ? (size_t)(nl - text) + 1 : len;
 }
 
+/* Room for element n of one of a chunk's arrays (*arrp, *cap elements): 1, or 0 with ch->oom
+ * set. */
+static int chunk_room(struct gchunk *ch, void *arrp, size_t elem, size_t n, size_t *cap)
+{
+	void **arr = arrp;
+	if (n < *cap)
+		return 1;
+	void *v = tp_grow(*arr, elem, n + 1, cap);
+	if (!v) {
+		ch->oom = 1;
+		return 0;
+	}
+	*arr = v;
+	return 1;
+}
+
 static struct gev *push_ev(struct gchunk *ch)
 {
-	if (ch->nev == ch->cap) {
-		size_t cap = ch->cap;
-		struct gev *v = tp_grow(ch->ev, sizeof *v, ch->nev + 1, &cap);
-		if (!v) {
-			ch->oom = 1;
-			return NULL;
-		}
-		ch->ev = v;
-		ch->cap = cap;
-	}
+	if (!chunk_room(ch, &ch->ev, sizeof *ch->ev, ch->nev, &ch->cap))
+		return NULL;
 	return &ch->ev[ch->nev++];
 }
 
@@ -559,6 +570,30 @@ static inline enum scan_res scan_layer(const char *text, const struct bmp_line *
 	return SC_DONE;
 }
 
+/* A tensor line read by the scan, as an EV_TENSOR event with its fields in the chunk's
+ * tensors; a line with an error goes to the generic parser, which reports it in file order. */
+static inline enum scan_res scan_tensor(const struct bmp_line *line, struct gchunk *ch,
+                                        uint32_t lno)
+{
+	struct bmp_line l = *line;
+	struct tp_diag d;
+	d.status = TP_OK;
+	struct bmp_gctx c = {.path = "", .d = &d};
+	struct tp_tensor t;
+	if (bmp_gline_tensor_parse(&c, &l, &t) != TP_OK)
+		return SC_GENERIC;
+	if (!chunk_room(ch, &ch->tens, sizeof *ch->tens, ch->ntens, &ch->cap_tens))
+		return SC_OOM;
+	struct gev *ev = push_ev(ch);
+	if (!ev)
+		return SC_OOM;
+	ch->tens[ch->ntens] = t;
+	ev->kind = EV_TENSOR;
+	ev->lno = lno;
+	ev->a = ch->ntens++;
+	return SC_DONE;
+}
+
 /* Decides what to do with a tagged line: the fast forms, the lines nothing keeps, or the
  * generic parser. */
 static inline enum scan_res scan_line(const char *text, const struct bmp_line *l,
@@ -566,7 +601,7 @@ static inline enum scan_res scan_line(const char *text, const struct bmp_line *l
 {
 	char c0 = l->n ? l->s[0] : 0;
 	if (c0 == 't' && (LIT(l, "tensor_id=") || bmp_line_starts(l, "tensor_id=")))
-		return g->no_tensors || g->no_layers ? SC_DROP : SC_GENERIC;
+		return g->no_tensors || g->no_layers ? SC_DROP : scan_tensor(l, ch, lno);
 	if (c0 == 'g' && LIT(l, "gdma cmd_id"))
 		return g->no_nodes ? SC_DROP : scan_node(l, 0, g, ch, lno);
 	if (c0 == 'b' && LIT(l, "bd cmd_id"))
@@ -597,6 +632,7 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 	uint32_t no = 0;
 	struct nlfind nf = {.text = text, .end = len};
 	ch->nev = 0;
+	ch->ntens = 0;
 	ch->oom = 0;
 	while (pos < len) {
 		size_t e = nl_next(&nf, pos);
@@ -675,6 +711,9 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 			break;
 		case EV_ENDPAR:
 			bmp_end_parallel(c);
+			break;
+		case EV_TENSOR:
+			rc = bmp_gline_tensor_add(c, &ch->tens[ev->a]);
 			break;
 		default:
 			l.s = text + ev->a;
@@ -775,8 +814,10 @@ static void pool_stop(struct gpool *gp, unsigned nthreads, pthread_t *th, unsign
 		pthread_cond_destroy(&gp->cv_work);
 		pthread_cond_destroy(&gp->cv_done);
 	}
-	for (size_t i = 0; i < gp->nslot; i++)
+	for (size_t i = 0; i < gp->nslot; i++) {
 		tp_free(gp->slot[i].ev);
+		tp_free(gp->slot[i].tens);
+	}
 	tp_free(gp->slot);
 	tp_free(gp->ready);
 }
@@ -857,6 +898,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	for (size_t k = 0; k < nchunks; k++) {
 		struct gchunk *ch = &gp.slot[k % gp.nslot];
 		take_chunk(&gp, started, k);
+		/* Room for the tensors of every chunk at the first one's count (a bit more), so
+		 * that the array is not copied at each growth; unwritten room is address space,
+		 * and without it the array grows as usual. */
+		if (k == 0 && ch->ntens && ch->ntens < SIZE_MAX / 256 / nchunks)
+			(void)tp_profile_tensor_room(p, ch->ntens * nchunks + ch->ntens / 8);
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
 		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte

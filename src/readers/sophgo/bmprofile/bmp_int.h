@@ -322,6 +322,11 @@ int bmp_line_kv(struct bmp_line *l, const char *key, int rest, const char **v, s
 /* Reads `key=` as a number: TP_OK, or an error `path:LINE` naming the key. */
 int bmp_line_i64(struct bmp_gctx *c, struct bmp_line *l, const char *key, int64_t *out);
 int bmp_line_u64(struct bmp_gctx *c, struct bmp_line *l, const char *key, uint64_t *out);
+/* A tensor line's fields (t->layer unset): TP_OK, or an error `path:LINE` in c->d. Reads
+ * only c->path and c->d, so the scan may run it with a diagnostic of its own. */
+int bmp_gline_tensor_parse(struct bmp_gctx *c, struct bmp_line *l, struct tp_tensor *t);
+/* Adds a parsed tensor to the current layer (applying thread). */
+int bmp_gline_tensor_add(struct bmp_gctx *c, struct tp_tensor *t);
 /* Applies one line the scan did not take in a fast form. */
 int bmp_gline_apply(struct bmp_gctx *c, struct bmp_line *l);
 /* bmp_global.c: node and layer lines (bd_prefix: the "bd cmd_id" form), and the out-of-memory
@@ -411,9 +416,25 @@ struct bmp_name_slot {
 	uint8_t set;
 };
 
+/* A slice's label as bmp_fill_cmd would set it, kept for later when its names are a scratch
+ * profile's strings (struct bmp_rd.lab). */
+enum { BMP_LAB_KEEP, BMP_LAB_NAMES, BMP_LAB_ALL };
+struct bmp_lab {
+	uint32_t name, type;
+	uint8_t kind, dir, dtype;
+	uint8_t what; /* BMP_LAB_*: leave the label, set name and type, or these five fields */
+};
+
 struct bmp_rd {
 	const char *dir;
 	struct tp_profile *p;
+	/* Where argument sets and the strings they and the names use are interned: p, or on a
+	 * per-core worker a scratch profile moved into p afterwards in core order (the tracks are
+	 * always p's). */
+	struct tp_profile *ap;
+	/* NULL, or per engine one entry per slice of the core being filled (by its position in
+	 * the iteration): labels are then kept there, not set (their names are ap's ids). */
+	struct bmp_lab *lab[2];
 	struct tp_diag *d;
 	enum tp_arch arch;
 	const struct sg_chip *chip; /* the arch's row of the chip table (never NULL once set) */
@@ -474,6 +495,9 @@ struct bmp_core_job {
 	struct tp_diag d;
 	int rc;
 	struct sg_aside aside; /* its notes and statistics */
+	/* The core's GDMA counter arrays as the worker left them (struct bmp_rd.gd_*). */
+	uint64_t *gd_gmem, *gd_lmem, *gd_xact;
+	size_t gd_cap;
 };
 
 /* The statistics a reader (or a per-core copy of it) adds to. */
@@ -520,6 +544,8 @@ int bmp_load(struct bmp_rd *r, const char *name, struct tp_file *f, char **pathp
 int bmp_ensure_tracks(struct bmp_rd *r, unsigned core);
 
 /* bmp_args.c */
+/* Frees the caches bmp_fill_cmd builds in r (argument keys, LOCAL memory fields). */
+void bmp_fill_caches_free(struct bmp_rd *r);
 void bmp_cmds_free(struct bmp_core_cmds *cc);
 int bmp_cmds_open(struct bmp_rd *r, const char *iter_path, const struct bmp_command *cm,
                   unsigned core, struct bmp_core_cmds *cc);

@@ -273,6 +273,20 @@ static void job_merge(struct bmp_rd *r, struct bmp_core_job *j)
 		r->p->oom = 1;
 }
 
+/* A core filled on a worker with argument sets (detail): its argument sets and the strings
+ * they and its names use go to a scratch profile, its labels are kept in lab (names in the
+ * scratch profile's ids), and the calling thread moves them into the profile in core order
+ * (tp_profile_str_map, tp_args_reserve), so string and set ids are those of one thread. */
+struct core_fill {
+	struct bmp_rd rk; /* the worker's view of the reader: ap, lab, caches of its own */
+	struct tp_profile *ap;
+	struct bmp_lab *lab[2];
+	uint32_t *map; /* ap's string id -> the profile's */
+	uint32_t set0; /* the profile's id of ap's argument set 1 */
+	size_t arg0;   /* and index of ap's argument 0 */
+	int ready;     /* rk holds caches to free */
+};
+
 struct perfai_par {
 	struct bmp_rd *r;
 	const char *ipath;
@@ -285,7 +299,11 @@ struct perfai_par {
 	struct bmp_core_job *job;
 	int64_t zero, offset_ns, *delta;
 	uint64_t *clamped;
-	uint32_t none[2]; /* name_apply's names of a command without descriptor */
+	uint32_t none[2];            /* name_apply's names of a command without descriptor */
+	struct core_fill *fill;      /* per core, with argument sets */
+	struct tp_profile **scratch; /* per core of a wave: the scratch profiles, reused */
+	unsigned nscratch;
+	unsigned wave0; /* the first core of the wave being filled */
 };
 
 static void a2_par_read(void *v, size_t kk)
@@ -297,6 +315,11 @@ static void a2_par_read(void *v, size_t kk)
 	rk.d = &a->job[k].d;
 	a->job[k].rc = perfai_core(&rk, a->ipath, a->f, a->it, k, &a->cc[k], &a->cr[k],
 	                           &a->anchor[k], &a->have_anchor[k]);
+	/* Its GDMA counter arrays (detail), which read_cores hands back to the reader. */
+	a->job[k].gd_gmem = rk.gd_gmem[k];
+	a->job[k].gd_lmem = rk.gd_lmem[k];
+	a->job[k].gd_xact = rk.gd_xact[k];
+	a->job[k].gd_cap = rk.gd_cap[k];
 }
 
 static void a2_par_fill(void *v, size_t kk)
@@ -318,24 +341,20 @@ static void a2_par_name(void *v, size_t kk)
 	name_apply(a->r, k, &a->cr[k], a->none);
 }
 
-/* Every core's records and commands: per core through tp_par_run, or on this thread with
- * argument sets. */
-static int read_cores(struct perfai_par *ap, unsigned nc, int per_core)
+/* Every core's records and commands, per core through tp_par_run. */
+static int read_cores(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
-	int rc;
-	if (!per_core) {
-		for (unsigned k = 0; k < nc; k++)
-			if ((rc = perfai_core(r, ap->ipath, ap->f, ap->it, k, &ap->cc[k],
-			                      &ap->cr[k], &ap->anchor[k], &ap->have_anchor[k])) !=
-			    TP_OK)
-				return rc;
-		return TP_OK;
-	}
 	ap->job = tp_calloc(nc, sizeof *ap->job);
 	if (!ap->job)
 		return bmp_nomem(r);
 	tp_par_run((unsigned)r->jobs, nc, a2_par_read, ap);
+	for (unsigned k = 0; k < nc; k++) {
+		r->gd_gmem[k] = ap->job[k].gd_gmem;
+		r->gd_lmem[k] = ap->job[k].gd_lmem;
+		r->gd_xact[k] = ap->job[k].gd_xact;
+		r->gd_cap[k] = ap->job[k].gd_cap;
+	}
 	/* In core order: the first core that failed reports (as one thread would). */
 	for (unsigned k = 0; k < nc; k++) {
 		if (ap->job[k].rc) {
@@ -387,23 +406,95 @@ static int64_t global_zero(const struct bmp_rd *r, const struct core_range *cr, 
 	return zero == INT64_MAX ? 0 : zero;
 }
 
-/* Core k's slices finished on this thread (the argument-set path): times, then each
- * command's fields. */
-static void finish_core_here(struct perfai_par *ap, unsigned k, uint64_t *clamped)
+static void fill_free(struct core_fill *cf)
 {
-	struct bmp_rd *r = ap->r;
-	const struct core_range *cr = &ap->cr[k];
-	finish_slices(r, r->tiu_track[k], cr->tiu_first, cr->tiu_n, r->tiu_mhz, ap->zero,
-	              ap->offset_ns, clamped);
-	finish_slices(r, r->gdma_track[k], cr->gdma_first, cr->gdma_n, r->gdma_mhz, ap->zero,
-	              ap->offset_ns, clamped);
+	if (cf->ready) {
+		bmp_fill_caches_free(&cf->rk);
+		tp_free(cf->rk.cache);
+	}
+	tp_free(cf->lab[0]);
+	tp_free(cf->lab[1]);
+	tp_free(cf->map);
+	memset(cf, 0, sizeof *cf);
+}
+
+/* Core k's slices with argument sets, on a worker: times, then each command's fields, into
+ * the core's struct core_fill. Touches only core k's tracks, cc and fill. */
+static void a2_par_detail(void *v, size_t kk)
+{
+	struct perfai_par *a = v;
+	unsigned k = a->wave0 + (unsigned)kk; /* < the core count */
+	struct bmp_rd *r = a->r;
+	struct core_fill *cf = &a->fill[k];
+	cf->rk = *r;
+	struct tp_profile **sp = &a->scratch[kk];
+	if (*sp && tp_args_clear(*sp) != TP_OK) {
+		tp_profile_free(*sp);
+		*sp = NULL;
+	}
+	if (!*sp)
+		*sp = tp_profile_new();
+	cf->rk.ap = cf->ap = *sp;
+	const struct core_range *cr = &a->cr[k];
+	cf->rk.lab[0] = cf->lab[0] = tp_malloc((cr->tiu_n ? cr->tiu_n : 1) * sizeof *cf->lab[0]);
+	cf->rk.lab[1] = cf->lab[1] = tp_malloc((cr->gdma_n ? cr->gdma_n : 1) * sizeof *cf->lab[1]);
+	cf->rk.cache = tp_calloc(BMP_NAME_CACHE, sizeof *cf->rk.cache);
+	memset(cf->rk.keys, 0, sizeof cf->rk.keys);
+	memset(cf->rk.lmem_fields, 0, sizeof cf->rk.lmem_fields);
+	cf->ready = 1;
+	if (!cf->ap || !cf->lab[0] || !cf->lab[1] || !cf->rk.cache) {
+		if (cf->ap)
+			cf->ap->oom = 1;
+		return;
+	}
+	finish_slices(r, r->tiu_track[k], cr->tiu_first, cr->tiu_n, r->tiu_mhz, a->zero,
+	              a->offset_ns, &a->clamped[k]);
+	finish_slices(r, r->gdma_track[k], cr->gdma_first, cr->gdma_n, r->gdma_mhz, a->zero,
+	              a->offset_ns, &a->clamped[k]);
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
 		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
 		for (size_t i = 0; i < n; i++)
-			bmp_fill_cmd(r, &ap->cc[k], e, t, first + i, k, i);
+			bmp_fill_cmd(&cf->rk, &a->cc[k], e, t, first + i, k, i);
 	}
+}
+
+/* Core k's filled argument sets and labels into the profile, once the calling thread has
+ * mapped its strings and reserved its sets; frees its fill. Touches only core k's tracks
+ * and the reserved room. */
+static void a2_par_move(void *v, size_t kk)
+{
+	struct perfai_par *a = v;
+	unsigned k = a->wave0 + (unsigned)kk; /* < the core count */
+	struct bmp_rd *r = a->r;
+	const struct core_range *cr = &a->cr[k];
+	struct core_fill *cf = &a->fill[k];
+	tp_args_copy_in(r->p, cf->set0, cf->arg0, cf->ap, cf->map);
+	for (int e = 0; e < 2; e++) {
+		struct tp_track *tr =
+		    &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		for (size_t i = 0; i < n; i++) {
+			struct tp_slice *s = &tr->slices[first + i];
+			const struct bmp_lab *b = &cf->lab[e][i];
+			if (b->what != BMP_LAB_KEEP) {
+				struct tp_label l = *tp_slice_label(tr, s);
+				l.name = cf->map[b->name];
+				l.type = cf->map[b->type];
+				if (b->what == BMP_LAB_ALL) {
+					l.kind = b->kind;
+					l.dir = b->dir;
+					l.dtype = b->dtype;
+				}
+				tp_slice_set_label(r->p, tr, s, &l);
+			}
+			if (s->args)
+				s->args = cf->set0 + s->args - 1;
+		}
+	}
+	fill_free(cf);
 }
 
 /* One argument set per distinct cost entry (Alg Ops, uArch Ops, Alg Cycle, uArch Rate as the
@@ -496,6 +587,110 @@ static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsign
 	return rc;
 }
 
+/* What comes after core k's slices, on the calling thread in core order: its MCU records,
+ * then the command files' notes. */
+static int core_after(struct perfai_par *ap, unsigned k)
+{
+	struct bmp_rd *r = ap->r;
+	const struct bmp_iter *it = ap->it;
+	int rc;
+	if (k < it->n_dyn) {
+		/* The MCU timer counts from record 0's base in the PMU counters' epoch (§4.9), so
+		 * it takes the same zero and core shift. */
+		rc = bmp_read_dyn(r, ap->f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL, k,
+		                  0, -ap->zero - ap->delta[k] + ap->offset_ns);
+		if (rc)
+			return rc;
+	}
+	if ((rc = bmp_cmds_close(r, &ap->cc[k])) != TP_OK)
+		return rc;
+	bmp_cmds_free(&ap->cc[k]);
+	return TP_OK;
+}
+
+/* The cores without argument sets: fill_core per core, then names interned in core order
+ * and set per core. */
+static int fill_plain(struct perfai_par *ap, unsigned nc)
+{
+	struct bmp_rd *r = ap->r;
+	int rc = TP_OK;
+	tp_tm_begin("fill");
+	tp_par_run((unsigned)r->jobs, nc, a2_par_fill, ap);
+	tp_tm_end();
+	tp_tm_begin("apply");
+	int have_none = 0;
+	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
+		name_discover(r, &ap->cc[k], k, &ap->cr[k], ap->none, &have_none);
+		rc = core_after(ap, k);
+	}
+	tp_tm_end();
+	if (rc != TP_OK)
+		return rc;
+	tp_tm_begin("name");
+	tp_par_run((unsigned)r->jobs, nc, a2_par_name, ap);
+	rc = share_cost_args(r, ap->cr, nc);
+	tp_tm_end();
+	return rc;
+}
+
+/* Room in the profile's argument arrays for this wave's sets and, at this wave's size per
+ * core, those of the cores after it: growing them core by core would copy what is there each
+ * time (room never written costs address space only). */
+static int wave_room(struct perfai_par *ap, unsigned k0, unsigned n, unsigned nc)
+{
+	size_t args = 0, sets = 0;
+	for (unsigned k = k0; k < k0 + n; k++)
+		if (ap->fill[k].ap) {
+			args += ap->fill[k].ap->num_args;
+			sets += ap->fill[k].ap->num_argsets - 1;
+		}
+	unsigned left = nc - k0;
+	if (n && args / n > (SIZE_MAX / 2) / left)
+		return TP_OK; /* absurd: left to the growth core by core */
+	if (tp_args_room(ap->r->p, args / n * left, sets / n * left) != TP_OK)
+		return bmp_nomem(ap->r);
+	return TP_OK;
+}
+
+/* The cores with argument sets, in waves of --jobs cores (what is in flight is that many
+ * cores' scratch sets): a2_par_detail per core, then in core order their strings mapped,
+ * their sets' room reserved and what follows each core, then a2_par_move per core. */
+static int fill_detail(struct perfai_par *ap, unsigned nc)
+{
+	struct bmp_rd *r = ap->r;
+	unsigned w = r->jobs > 1 ? (unsigned)r->jobs : 1;
+	ap->fill = tp_calloc(nc ? nc : 1, sizeof *ap->fill);
+	ap->nscratch = w < nc ? w : nc ? nc : 1;
+	ap->scratch = tp_calloc(ap->nscratch, sizeof *ap->scratch);
+	if (!ap->fill || !ap->scratch)
+		return bmp_nomem(r);
+	for (unsigned k0 = 0; k0 < nc; k0 += w) {
+		unsigned n = nc - k0 < w ? nc - k0 : w;
+		ap->wave0 = k0;
+		tp_tm_begin("fill");
+		tp_par_run(w, n, a2_par_detail, ap);
+		tp_tm_end();
+		int rc = wave_room(ap, k0, n, nc);
+		tp_tm_begin("apply");
+		for (unsigned k = k0; k < k0 + n && rc == TP_OK; k++) {
+			struct core_fill *cf = &ap->fill[k];
+			if (!cf->ap || cf->ap->oom ||
+			    !(cf->map = tp_profile_str_map(r->p, cf->ap)) ||
+			    tp_args_reserve(r->p, cf->ap, &cf->set0, &cf->arg0) != TP_OK)
+				rc = bmp_nomem(r);
+			else
+				rc = core_after(ap, k);
+		}
+		tp_tm_end();
+		if (rc != TP_OK)
+			return rc;
+		tp_tm_begin("name");
+		tp_par_run(w, n, a2_par_move, ap);
+		tp_tm_end();
+	}
+	return TP_OK;
+}
+
 int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
                     const struct bmp_iter *it)
 {
@@ -510,12 +705,11 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 		return bmp_nomem(r);
 	memset(cr, 0, sizeof cr);
 	memset(clamped_k, 0, sizeof clamped_k);
-	/* Per-core work through tp_par_run (on up to --jobs threads; with one, on this thread)
-	 * when no argument sets are built (they share the profile's argument arena): each core
-	 * only touches its own tracks; notes, statistics and names are added in core order
-	 * afterwards. Its fill_core rewrites labels through a memo, which also makes it the
-	 * cheaper path on one thread (docs/perf-notes/sophgo.md); with argument sets, fill_cmd
-	 * on this thread. */
+	/* Per-core work through tp_par_run (on up to --jobs threads; with one, on this thread):
+	 * each core only touches its own tracks; notes, statistics, names and argument sets are
+	 * added in core order afterwards. Without argument sets fill_core rewrites labels through
+	 * a memo, which also makes it the cheaper path on one thread (docs/perf-notes/sophgo.md);
+	 * with them, fill_detail. */
 	int per_core = !r->detail;
 	struct perfai_par ap = {.r = r,
 	                        .ipath = ipath,
@@ -528,7 +722,7 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	                        .clamped = clamped_k};
 	tp_tm_begin("cores");
 	if ((rc = bmp_ensure_tracks(r, nc ? nc - 1 : 0)) == TP_OK)
-		rc = read_cores(&ap, nc, per_core);
+		rc = read_cores(&ap, nc);
 	tp_tm_end();
 	if (rc != TP_OK)
 		goto out;
@@ -543,45 +737,15 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	} else if (it->summary.begin_usec > r->first_begin_usec) {
 		offset_ns = (int64_t)((it->summary.begin_usec - r->first_begin_usec) * 1000);
 	}
-	uint64_t clamped = 0;
 	ap.zero = zero;
 	ap.offset_ns = offset_ns;
-	tp_tm_begin("fill");
-	if (per_core)
-		tp_par_run((unsigned)r->jobs, nc, a2_par_fill, &ap);
-	tp_tm_end();
-	tp_tm_begin("apply");
-	int have_none = 0;
-	for (unsigned k = 0; k < nc; k++) {
-		if (per_core) {
-			clamped += clamped_k[k];
-			name_discover(r, &cc[k], k, &cr[k], ap.none, &have_none);
-		} else {
-			finish_core_here(&ap, k, &clamped);
-		}
-		if (k < it->n_dyn) {
-			/* The MCU timer counts from record 0's base in the PMU counters' epoch
-			 * (§4.9), so it takes the same zero and core shift. */
-			rc = bmp_read_dyn(r, f, &it->dyn[k], k < it->n_extra ? &it->extra[k] : NULL,
-			                  k, 0, -zero - delta[k] + offset_ns);
-			if (rc)
-				break;
-		}
-		if ((rc = bmp_cmds_close(r, &cc[k])) != TP_OK)
-			break;
-		bmp_cmds_free(&cc[k]);
-	}
-	tp_tm_end();
+	ap.delta = delta;
+	rc = per_core ? fill_plain(&ap, nc) : fill_detail(&ap, nc);
 	if (rc != TP_OK)
 		goto out;
-	tp_tm_begin("name");
-	if (per_core) {
-		tp_par_run((unsigned)r->jobs, nc, a2_par_name, &ap);
-		rc = share_cost_args(r, cr, nc);
-	}
-	tp_tm_end();
-	if (rc != TP_OK)
-		goto out;
+	uint64_t clamped = 0;
+	for (unsigned k = 0; k < nc; k++)
+		clamped += clamped_k[k];
 	if (clamped)
 		tp_profile_note(r->p,
 		                "%s: %llu records started before the global zero; clamped to 0",
@@ -590,6 +754,12 @@ out:
 	for (unsigned k = 0; ap.job && k < nc; k++)
 		sg_aside_free(&ap.job[k].aside);
 	tp_free(ap.job);
+	for (unsigned k = 0; ap.fill && k < nc; k++)
+		fill_free(&ap.fill[k]);
+	tp_free(ap.fill);
+	for (unsigned k = 0; ap.scratch && k < ap.nscratch; k++)
+		tp_profile_free(ap.scratch[k]);
+	tp_free(ap.scratch);
 	for (unsigned k = 0; k < BMP_MAX_CORES; k++)
 		bmp_cmds_free(&cc[k]);
 	tp_free(cc);

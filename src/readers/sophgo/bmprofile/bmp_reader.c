@@ -757,17 +757,7 @@ static void rd_release(struct bmp_rd *r)
 {
 	bmp_global_free(&r->g);
 	sg_layers_free(&r->layers);
-	for (int e = 0; e < 2; e++) {
-		const struct sg_decoder *kd = r->dec ? r->dec : r->fdec;
-		for (size_t i = 0; r->keys[e] && kd && i < kd->ncls[e]; i++)
-			tp_free(r->keys[e][i]);
-		tp_free(r->keys[e]);
-		r->keys[e] = NULL;
-		for (size_t i = 0; r->lmem_fields[e] && kd && i < kd->ncls[e]; i++)
-			tp_free(r->lmem_fields[e][i]);
-		tp_free(r->lmem_fields[e]);
-		r->lmem_fields[e] = NULL;
-	}
+	bmp_fill_caches_free(r);
 	sg_decoder_free(r->dec);
 	r->dec = NULL;
 	sg_decoder_free(r->fdec);
@@ -824,6 +814,7 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 	}
 	r->dir = dir;
 	r->p = p;
+	r->ap = p;
 	r->d = d;
 	r->cache = tp_calloc(BMP_NAME_CACHE, sizeof *r->cache);
 	if (!r->cache) {

@@ -82,6 +82,9 @@ static void core_close(struct cdm_core_read *cr)
 	sg_aside_free(&cr->aside);
 	tp_free(cr->seen);
 	tp_free(cr->first);
+	tp_free(cr->cache);
+	tp_free(cr->used);
+	tp_free(cr->map);
 	memset(cr, 0, sizeof *cr);
 }
 
@@ -266,8 +269,51 @@ static int core_relabel(struct cdm_rd *r, struct cdm_core_read *cr)
 		for (size_t k = 0; k < tr->count; k++)
 			tr->slices[k].label = map[tr->slices[k].label];
 		tp_free(map);
+		/* A worker's argument sets (ids in its scratch profile) now follow the room
+		 * read_cores reserved for them. */
+		for (size_t k = 0; cr->ap && k < tr->count; k++)
+			if (tr->slices[k].args)
+				tr->slices[k].args = cr->set0 + tr->slices[k].args - 1;
 	}
+	if (cr->ap)
+		tp_args_copy_in(r->p, cr->set0, cr->arg0, cr->ap, cr->map);
 	return TP_OK;
+}
+
+/* A core with detail read on a worker, on the calling thread in core order: its strings
+ * into the profile (those of its names into the name cache, at their keys' first use) and
+ * room for its argument sets. */
+static int core_scratch_in(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	if (cr->ap->oom || !(cr->map = tp_profile_str_map(r->p, cr->ap)))
+		return cdm_nomem(r);
+	for (size_t i = 0; i < cr->nused; i++) {
+		uint32_t key = cr->used[i];
+		if (!r->cache[key][0]) {
+			r->cache[key][0] = cr->map[cr->cache[key][0]];
+			r->cache[key][1] = cr->map[cr->cache[key][1]];
+		}
+	}
+	if (tp_args_reserve(r->p, cr->ap, &cr->set0, &cr->arg0) != TP_OK)
+		return cdm_nomem(r);
+	return TP_OK;
+}
+
+/* Room in the profile's argument arrays for the sets of the wave's cores with detail and,
+ * at their size per core, for those of the cores after them: growing the arrays core by
+ * core would copy them each time (room never written costs address space only). */
+static int wave_room(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n, size_t left)
+{
+	size_t args = 0, sets = 0, m = 0;
+	for (size_t k = 0; k < n; k++)
+		if (cr[k].ap && !cr[k].rc) {
+			args += cr[k].ap->num_args;
+			sets += cr[k].ap->num_argsets - 1;
+			m++;
+		}
+	if (!m || args / m > (SIZE_MAX / 4) / left)
+		return TP_OK;
+	return tp_args_room(r->p, args / m * left, sets / m * left) == TP_OK ? TP_OK : cdm_nomem(r);
 }
 
 /* tp_par_run's calls of read_cores: step 0 opens and walks core k's file, step 1 reads a
@@ -276,8 +322,25 @@ static int core_relabel(struct cdm_rd *r, struct cdm_core_read *cr)
 struct cores_par {
 	struct cdm_rd *r;
 	struct cdm_core_read *cr;
+	struct tp_profile **scratch; /* per core of a wave, reused */
 	int step;
 };
+
+/* Core k of the wave with detail: its scratch profile (emptied) and name cache. */
+static int scratch_open(struct cores_par *a, size_t k)
+{
+	struct cdm_core_read *cr = &a->cr[k];
+	struct tp_profile **sp = &a->scratch[k];
+	if (*sp && tp_args_clear(*sp) != TP_OK) {
+		tp_profile_free(*sp);
+		*sp = NULL;
+	}
+	if (!*sp)
+		*sp = tp_profile_new();
+	cr->ap = *sp;
+	cr->cache = tp_calloc((size_t)1 << CDM_NAME_CACHE_BITS, sizeof *cr->cache);
+	return cr->ap && cr->cache ? TP_OK : TP_ENOMEM;
+}
 
 static void cores_par_one(void *v, size_t k)
 {
@@ -287,9 +350,16 @@ static void cores_par_one(void *v, size_t k)
 		cr->rc = core_open(a->r, cr, &cr->d);
 		return;
 	}
-	if (!cr->keyed || cr->rc)
+	if (cr->rc)
 		return;
+	if (a->step == 1 && !cr->keyed && scratch_open(a, k) != TP_OK) {
+		cr->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &cr->d});
+		return;
+	}
 	struct cdm_rd rk = *a->r;
+	if (cr->ap)
+		rk.ap = cr->ap;
+	memset(rk.keys, 0, sizeof rk.keys);
 	rk.job = cr;
 	rk.d = &cr->d;
 	rk.detail = cr->detail;
@@ -298,6 +368,7 @@ static void cores_par_one(void *v, size_t k)
 	rk.id_wraps = rk.ts_wraps = rk.reordered = 0;
 	if (a->step == 1) {
 		cr->rc = core_records(&rk, cr);
+		memcpy(cr->keys, rk.keys, sizeof cr->keys);
 		cr->id_wraps = rk.id_wraps;
 		cr->ts_wraps = rk.ts_wraps;
 		cr->reordered = rk.reordered;
@@ -308,24 +379,29 @@ static void cores_par_one(void *v, size_t k)
 
 /* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
  * then on the calling thread in core order their statistics, notes and tracks (core_setup);
- * their records at once (core_records; a core that keeps argument sets is read afterwards on
- * the calling thread, in its turn, as the argument store is shared); the names in core order
- * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
- * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
- * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
- * walks) are held at a time. */
+ * their records at once (core_records; a core that keeps argument sets builds them in a
+ * scratch profile); the names in core order (core_names; core_scratch_in maps a scratch
+ * profile's strings and reserves its sets' room) and the labels and argument sets at once
+ * (core_relabel). Whatever is shared (strings, notes, statistics, the track list, CDMA
+ * command lists) changes only on the calling thread, in core order, so the profile is the
+ * same for every r->jobs. At most r->jobs core files (and their walks and scratch profiles)
+ * are held at a time. */
 int cdm_read_cores(struct cdm_rd *r)
 {
 	size_t wave = r->jobs > 1 ? r->jobs : 1;
 	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
-	if (!cr)
+	struct tp_profile **scratch = tp_calloc(wave, sizeof *scratch);
+	if (!cr || !scratch) {
+		tp_free(cr);
+		tp_free(scratch);
 		return cdm_nomem(r);
+	}
 	int rc = TP_OK;
 	for (size_t c0 = 0; c0 < r->ncores && rc == TP_OK; c0 += wave) {
 		size_t n = r->ncores - c0 < wave ? r->ncores - c0 : wave;
 		for (size_t k = 0; k < n; k++)
 			cr[k].core = c0 + k;
-		struct cores_par a = {.r = r, .cr = cr, .step = 0};
+		struct cores_par a = {.r = r, .cr = cr, .scratch = scratch, .step = 0};
 		tp_par_run((unsigned)wave, n, cores_par_one, &a);
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
 			if (cr[k].rc) {
@@ -341,21 +417,20 @@ int cdm_read_cores(struct cdm_rd *r)
 			a.step = 1;
 			tp_par_run((unsigned)wave, n, cores_par_one, &a);
 		}
+		if (rc == TP_OK)
+			rc = wave_room(r, cr, n, r->ncores - c0);
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
 			struct cdm_core_read *x = &cr[k];
+			cdm_keys_free(r, x->keys);
 			r->job = x;
-			if (!x->keyed) {
-				int mode = r->mode;
-				r->mode = x->mode;
-				r->detail = x->detail;
-				r->pmu_w = NULL; /* a new walk (possibly at the same address) */
-				rc = core_records(r, x);
-				r->mode = mode;
-			} else if (x->rc) {
+			if (x->rc) {
 				*r->d = x->d;
 				rc = x->rc;
 			} else {
-				core_names(r, x);
+				if (x->keyed)
+					core_names(r, x);
+				else
+					rc = core_scratch_in(r, x);
 				r->id_wraps += x->id_wraps;
 				r->ts_wraps += x->ts_wraps;
 				r->reordered += x->reordered;
@@ -397,9 +472,14 @@ int cdm_read_cores(struct cdm_rd *r)
 				l->v[l->n++] = cd->v[i];
 			}
 		}
-		for (size_t k = 0; k < n; k++)
+		for (size_t k = 0; k < n; k++) {
+			cdm_keys_free(r, cr[k].keys);
 			core_close(&cr[k]);
+		}
 	}
+	for (size_t k = 0; k < wave; k++)
+		tp_profile_free(scratch[k]);
+	tp_free(scratch);
 	tp_free(cr);
 	return rc;
 }

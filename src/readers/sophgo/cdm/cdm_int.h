@@ -183,6 +183,9 @@ struct cdm_port_info {
 struct cdm_rd {
 	const char *dir;
 	struct tp_profile *p;
+	/* Where argument sets and their strings are interned: p, or while a core with argument
+	 * sets is read on a worker its scratch profile (struct cdm_core_read.ap). */
+	struct tp_profile *ap;
 	struct tp_diag *d;
 	const struct sg_chip *chip;
 	double tiu_mhz, dma_mhz;
@@ -227,7 +230,7 @@ struct cdm_core_read {
 	size_t have[CDM_NENG]; /* PMU records per engine */
 	int cmode;  /* this core's command source: 3 descriptors, 2 DYN_EXTRA, 1 DYN_DATA, 0 none */
 	int mode;   /* r->mode once this core is read (the highest source so far) */
-	int detail; /* argument sets for this core's commands (then read on the calling thread) */
+	int detail; /* argument sets for this core's commands (built in the scratch profile ap) */
 	int keyed;  /* no detail: names are left as name-cache keys in the labels, each key's
 	             * first command kept in first[] (set_names), and core_names interns them */
 	int rc;
@@ -237,6 +240,19 @@ struct cdm_core_read {
 	uint8_t *seen;         /* keyed: bitmap of the name-cache keys met (owned) */
 	struct cdm_cmd *first; /* keyed: each key's first command, in order of first use (owned) */
 	size_t nfirst, cap_first;
+	/* With detail, read on a worker: its argument sets and the strings they and its names
+	 * use go to the scratch profile ap (not owned), its names through cache (ap's ids, by
+	 * key; keys met in order in used[]), its labels hold the keys as keyed ones do; the
+	 * calling thread maps ap's strings (map), fills the name cache and reserves the sets'
+	 * room (set0, arg0) in core order, and core_relabel moves them in. */
+	struct tp_profile *ap;
+	uint32_t (*cache)[2]; /* owned */
+	uint32_t *used;       /* owned */
+	size_t nused, cap_used;
+	uint32_t **keys[SG_ENG_COUNT]; /* owned: the worker's argument keys (ap's ids) */
+	uint32_t *map;                 /* owned */
+	uint32_t set0;
+	size_t arg0;
 };
 
 /* The statistics a reader adds to: the core's while it is read, else the profile's. */
@@ -254,6 +270,8 @@ uint32_t cdm_name_key(const struct cdm_cmd *c);
 /* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
  * calling thread only. */
 const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c);
+/* Frees argument-key caches (struct cdm_rd.keys) and empties them. */
+void cdm_keys_free(const struct cdm_rd *r, uint32_t **keys[SG_ENG_COUNT]);
 /* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
 int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
               uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);

@@ -28,18 +28,51 @@ uint32_t cdm_name_key(const struct cdm_cmd *c)
 	       (uint32_t)(c->dir & 15u) << 14; /* < 2^CDM_NAME_CACHE_BITS */
 }
 
+/* c's (name, type) interned in p into e (NULL c: the unknown command's). */
+static void intern_names(struct tp_profile *p, uint32_t e[2], const struct cdm_cmd *c)
+{
+	const char *type, *name;
+	char buf[96];
+	struct cdm_cmd none = {0};
+	cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
+	e[0] = tp_profile_str(p, name);
+	e[1] = tp_profile_str(p, type);
+}
+
 /* The interned (name, type) of key `key`, those of c on the key's first use. Interns strings:
  * calling thread only. */
 const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c)
 {
 	uint32_t *e = r->cache[key];
+	if (!e[0])
+		intern_names(r->p, e, c);
+	return e;
+}
+
+void cdm_keys_free(const struct cdm_rd *r, uint32_t **keys[SG_ENG_COUNT])
+{
+	for (int e = 0; e < SG_ENG_COUNT; e++) {
+		for (size_t i = 0; keys[e] && r->dec && i < r->dec->ncls[e]; i++)
+			tp_free(keys[e][i]);
+		tp_free(keys[e]);
+		keys[e] = NULL;
+	}
+}
+
+/* A worker's core with detail: the names of key `key` in its scratch profile, those of c
+ * on the key's first use in the core (the order one thread interns them in), the key kept
+ * in used[] for read_cores. NULL when out of memory. */
+static const uint32_t *scratch_names(struct cdm_rd *r, struct cdm_core_read *j, uint32_t key,
+                                     const struct cdm_cmd *c)
+{
+	uint32_t *e = j->cache[key];
 	if (!e[0]) {
-		const char *type, *name;
-		char buf[96];
-		struct cdm_cmd none = {0};
-		cdm_cmd_names(c ? c : &none, &type, &name, buf, sizeof buf);
-		e[0] = tp_profile_str(r->p, name);
-		e[1] = tp_profile_str(r->p, type);
+		uint32_t *u = tp_grow(j->used, sizeof *u, j->nused + 1, &j->cap_used);
+		if (!u)
+			return NULL;
+		j->used = u;
+		u[j->nused++] = key;
+		intern_names(r->ap, e, c);
 	}
 	return e;
 }
@@ -61,6 +94,14 @@ static void set_names(struct cdm_rd *r, struct tp_label *s, const struct cdm_cmd
 			v[j->nfirst++] = c ? *c : (struct cdm_cmd){0};
 			j->seen[key >> 3] |= (uint8_t)(1u << (key & 7));
 		}
+		s->name = key;
+		s->type = 0;
+		return;
+	}
+	if (j && j->ap) {
+		/* The key stands in the label until core_relabel, as for a keyed core. */
+		if (!scratch_names(r, j, key, c))
+			j->aside.oom = 1;
 		s->name = key;
 		s->type = 0;
 		return;
@@ -168,7 +209,7 @@ static const uint32_t *class_keys(struct cdm_rd *r, int eng, const struct sg_dcl
 		return NULL;
 	if (r->keys[eng][ci])
 		return r->keys[eng][ci];
-	uint32_t *k = sg_class_keys(r->p, dc, eng == SG_ENG_TIU, 0);
+	uint32_t *k = sg_class_keys(r->ap, dc, eng == SG_ENG_TIU, 0);
 	if (!k)
 		return NULL;
 	r->keys[eng][ci] = k;
@@ -190,7 +231,7 @@ static void add_detail(struct cdm_rd *r, const struct tp_track *t, const struct 
                        const struct cdm_cmd *c, const struct sg_desc *d, const struct tp_cost *k,
                        const struct cdm_pmu *m)
 {
-	struct tp_profile *p = r->p;
+	struct tp_profile *p = r->ap;
 	int eng = c->engine == CDM_TIU    ? SG_ENG_TIU
 	          : c->engine == CDM_CDMA ? SG_ENG_CDMA
 	                                  : SG_ENG_DMA;
@@ -349,9 +390,9 @@ static void apply_cmd(struct cdm_rd *r, int t, size_t index, const struct cdm_cm
 		return;
 	struct cdm_pmu m;
 	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
-	tp_args_begin(r->p);
+	tp_args_begin(r->ap);
 	add_detail(r, &r->p->tracks[t], s, c, &d, &k, have_m ? &m : NULL);
-	s->args = tp_args_end(r->p);
+	s->args = tp_args_end(r->ap);
 }
 
 /* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */

@@ -408,6 +408,7 @@ int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_pr
 	}
 	r->dir = dir;
 	r->p = p;
+	r->ap = p;
 	r->d = d;
 	r->jobs = o && o->jobs > 1 ? (unsigned)o->jobs : 1;
 	r->cdma_owner = -1;
@@ -438,11 +439,7 @@ out:
 	tp_free(r->cdma_port);
 	tp_free(r->ci);
 	tp_free(r->cache);
-	for (int e = 0; e < SG_ENG_COUNT; e++) {
-		for (size_t i = 0; r->keys[e] && r->dec && i < r->dec->ncls[e]; i++)
-			tp_free(r->keys[e][i]);
-		tp_free(r->keys[e]);
-	}
+	cdm_keys_free(r, r->keys);
 	sg_decoder_free(r->dec);
 	tp_tm_begin("finish");
 	if (rc == TP_OK &&
