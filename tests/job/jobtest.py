@@ -63,3 +63,11 @@ def tree(root, skip=()):
             with open(p, "rb") as f:
                 files[os.path.relpath(p, root)] = f.read()
     return files
+
+
+def assert_same_tree(test, got, want, msg):
+    """got == want (tree() dicts), failing with the differing file names: unittest's own
+    diff of two dicts of whole files can run for minutes."""
+    test.assertEqual(sorted(got), sorted(want), msg)
+    differ = [k for k in sorted(want) if got[k] != want[k]]
+    test.assertFalse(differ, "%s: files differ: %s" % (msg, ", ".join(differ)))

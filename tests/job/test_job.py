@@ -119,7 +119,7 @@ class Job(unittest.TestCase):
             self.assertEqual(rc, 0, err)
             out = name[:-len(".json.gz")] if name.endswith(".json.gz") else name
             got = jobtest.tree(os.path.join(self.out, out), skip=("job_entry.json",))
-            self.assertEqual(got, jobtest.tree(single), name)
+            jobtest.assert_same_tree(self, got, jobtest.tree(single), name)
 
     def test_same_bytes_every_way(self):
         ref = jobtest.tree(self.out)
@@ -129,7 +129,7 @@ class Job(unittest.TestCase):
             # Same JOB_DIR string, so the reports' titles match.
             rc, _, err = run(*args[:1], self.job, out, *args[1:], "-q")
             self.assertEqual(rc, 5, (args, err))
-            self.assertEqual(jobtest.tree(out), ref, args)
+            jobtest.assert_same_tree(self, jobtest.tree(out), ref, args)
 
     def test_search(self):
         job = os.path.join(self.tmp.name, "search")

@@ -20,13 +20,14 @@
 
 #include <ctype.h>
 #include <inttypes.h>
-#include <isa-l.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 #define XL_CHUNK_ROWS 1024u
+#define XL_ZLEVEL 2 /* zlib's level for the parts */
 
 /* ---------------------------------------------------------------------------------------- */
 /* Cells                                                                                     */
@@ -276,41 +277,35 @@ struct run {
 };
 
 /* Compresses src into out as one raw deflate piece that ends on a byte boundary without
- * ending the stream (SYNC_FLUSH), so that pieces concatenate; `last` ends the stream. ISA-L's
- * level 1 rather than zlib's default: docs/xlsx.md weighs speed against size. */
+ * ending the stream (Z_SYNC_FLUSH), so that pieces concatenate; `last` ends the stream. zlib at
+ * XL_ZLEVEL: docs/xlsx.md weighs the levels and the encoders. */
 int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
                      uint32_t *crc)
 {
-	*crc = crc32_gzip_refl(0, src, len);
-	unsigned char *level_buf = tp_malloc(ISAL_DEF_LVL1_DEFAULT);
-	if (!level_buf)
+	z_stream z;
+	memset(&z, 0, sizeof z);
+	if (deflateInit2(&z, XL_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return TP_ENOMEM;
-	struct isal_zstream z;
-	isal_deflate_init(&z);
-	z.level = 1;
-	z.level_buf = level_buf;
-	z.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-	z.flush = SYNC_FLUSH;
+	*crc = (uint32_t)crc32(0L, Z_NULL, 0);
 	unsigned char buf[1 << 16];
 	size_t pos = 0;
-	int r = COMP_OK;
+	int zr = Z_OK;
 	do {
-		uint32_t take = len - pos > (1u << 30) ? (1u << 30) : (uint32_t)(len - pos);
-		z.next_in = (uint8_t *)(src + pos);
+		uInt take = len - pos > (1u << 30) ? (1u << 30) : (uInt)(len - pos);
+		*crc = (uint32_t)crc32(*crc, src + pos, take);
+		z.next_in = (Bytef *)(src + pos);
 		z.avail_in = take;
 		pos += take;
-		z.end_of_stream = last && pos == len;
+		int flush = pos < len ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH;
 		do {
 			z.next_out = buf;
 			z.avail_out = sizeof buf;
-			r = isal_deflate(&z);
+			zr = deflate(&z, flush);
 			tp_buf_put(out, buf, sizeof buf - z.avail_out);
-		} while (r == COMP_OK &&
-		         (z.avail_out == 0 || z.avail_in > 0 ||
-		          (z.end_of_stream && z.internal_state.state != ZSTATE_END)));
-	} while (r == COMP_OK && pos < len);
-	tp_free(level_buf);
-	return r != COMP_OK || out->oom ? TP_ENOMEM : TP_OK;
+		} while (zr != Z_STREAM_ERROR && z.avail_out == 0);
+	} while (zr != Z_STREAM_ERROR && pos < len);
+	deflateEnd(&z);
+	return zr == Z_STREAM_ERROR || out->oom ? TP_ENOMEM : TP_OK;
 }
 
 static void run_chunk(void *arg, size_t k)
