@@ -332,7 +332,8 @@ struct argtree *argtree_new(const char *spool_path, int jobs, int *err)
 		tp_buf_init(&t->slot[i].text);
 		sqb_pack_init(&t->slot[i].pk);
 	}
-	if ((t->fd = open(spool_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)) < 0) {
+	/* The file exists (tp_temp_path_for); not created here, as db_create says. */
+	if ((t->fd = open(spool_path, O_RDWR | O_TRUNC | O_CLOEXEC)) < 0) {
 		*err = errno ? errno : EIO;
 		t->status = TP_EOUTPUT;
 	}

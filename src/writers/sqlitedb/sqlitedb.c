@@ -618,15 +618,17 @@ static int sw_end(void *ctx, int status)
 	return status;
 }
 
-/* Opens a new database at path (no file there) with the writer's settings. */
+/* Opens a new database in the empty file at path (tp_temp_path_for's: SQLite takes an empty
+ * file for an empty database) with the writer's settings. Not created here: a signal's
+ * cleanup (tp_temp_cleanup_on_signals) that removed the temporary from another thread must not
+ * see it come back. */
 static int db_create(struct sw *w, const char *path)
 {
 	/* NOMUTEX: the connection is used by this thread only (other outputs may be written by
 	 * other threads at the same time, each with its own connection), so SQLite's per-call
 	 * mutex is pure cost. */
-	if (sqlite3_open_v2(path, &w->db,
-	                    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-	                    NULL) != SQLITE_OK)
+	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
 		return dberr(w, "cannot create the database");
 	return exec(w, tp_sqlitedb_pragma_sql);
 }
@@ -820,7 +822,6 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		                 "%s: cannot create: %s", path,
 		                 errno ? strerror(errno) : "out of memory");
 	} else {
-		unlink(tmp); /* tp_temp_path_for made an empty file; SQLite creates its own */
 		st = sw_build(&w, p, a, tmp, spool, full_args, jobs, &t_load);
 	}
 	st = sw_close(&w, st);
