@@ -175,7 +175,8 @@ static int pack_part(struct part *p)
 	}
 	if (sqb_pack_end(k, p->last) || k->seps.oom)
 		return TP_ENOMEM;
-	qsort(m->ix, m->nix, sizeof *m->ix, ient_cmp);
+	if (m->nix > 1) /* qsort takes no NULL, which ix is in a part without a real value */
+		qsort(m->ix, m->nix, sizeof *m->ix, ient_cmp);
 	m->npages = k->npages;
 	m->nseps = k->nseps;
 	/* The separators move to the meta; the pages stay until they are written. */
@@ -675,7 +676,8 @@ static int join_table(struct argtree *t, uint32_t root, struct sqb_out *o)
 			const struct meta *m = t->metas[k];
 			for (size_t i = 0; i < m->nseps; i++)
 				off[s++] = at + m->sep_off[i];
-			memcpy(seps + at, m->seps.data, m->seps.len);
+			if (m->seps.len)
+				memcpy(seps + at, m->seps.data, m->seps.len);
 			at += m->seps.len;
 		}
 		off[s] = at;
