@@ -145,6 +145,8 @@ void tp_args_copy_in(struct tp_profile *p, uint32_t set0, size_t arg0, const str
 	for (size_t i = 1; i < src->num_argsets; i++)
 		p->argsets[set0 + i - 1] = (struct tp_argset){
 		    (uint32_t)(arg0 + src->argsets[i].first), src->argsets[i].count};
+	if (!src->num_args)
+		return; /* p->args may be NULL: no offset from it */
 	struct tp_arg *d = p->args + arg0;
 	for (size_t i = 0; i < src->num_args; i++) {
 		struct tp_arg a = src->args[i];
