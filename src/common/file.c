@@ -248,9 +248,8 @@ char *tp_temp_path_for(const char *path)
  * deletes the old contents (now under `tmp_path`). Returns 1 when done, 0 when the caller must
  * fall back to rename(2) (no file to replace, or a filesystem without RENAME_EXCHANGE).
  *
- * Why not rename(2) over the old file: ext4 (auto_da_alloc, the default) then writes the whole
- * new file back inside the rename, in the caller's thread; an exchange is not a rename over a
- * file, so it is not. Readers of `path` still see the old or the new file, never none.
+ * An exchange rather than rename(2) over the old file, which on ext4 (auto_da_alloc) flushes
+ * the new file inside the call. Readers of `path` see the old or the new file, never none.
  */
 static int exchange_into_place(const char *tmp_path, const char *path)
 {

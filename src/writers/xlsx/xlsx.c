@@ -275,7 +275,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	if (x.ndefer) {
 		/* tmp holds the workbook without the deferred rows: the output is a copy of it
 		 * with them spliced in, and tmp is removed below. */
-		st = xl_zip_splice(&x, tmp, path, path, d);
+		st = xl_zip_splice(&x, tmp, path, d);
 		remove(tmp);
 		tp_temp_forget(tmp);
 		tp_free(tmp);

@@ -155,11 +155,10 @@ void xl_defer_free(struct xl *x);
  * ends on a byte boundary without ending the stream, or the stream's end when `last`. */
 int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
                      uint32_t *crc);
-/* Copies the zip libxlsxwriter wrote at `skel` to `out`, each deferred sheet's part with its
- * data rows spliced in before </sheetData> and its dimension widened to them. TP_OK, or an
- * error with `d` set (messages name `shown`, the workbook's path). */
-int xl_zip_splice(struct xl *x, const char *skel, const char *out, const char *shown,
-                  struct tp_diag *d);
+/* Copies the zip libxlsxwriter wrote at `skel` to `out` (through a temporary renamed into
+ * place), each deferred sheet's part with its data rows spliced in before </sheetData> and its
+ * dimension widened to them. TP_OK, or an error with `d` set naming `out`. */
+int xl_zip_splice(struct xl *x, const char *skel, const char *out, struct tp_diag *d);
 
 /* ---- Sheet plan (plan.c) ---- */
 

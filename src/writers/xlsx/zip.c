@@ -79,7 +79,7 @@ struct zsplice {
 	struct xl *x;
 	const uint8_t *src;
 	size_t size;
-	const char *skel, *shown;
+	const char *skel, *out_path;
 	struct tp_diag *d;
 	struct tp_afile out;
 	uint64_t off; /* bytes written to out */
@@ -89,7 +89,7 @@ struct zsplice {
 
 static int bad(struct zsplice *z, uint64_t at, const char *what)
 {
-	return tp_diag_at(z->d, TP_EOUTPUT, z->shown, at, "libxlsxwriter's archive (%s): %s",
+	return tp_diag_at(z->d, TP_EOUTPUT, z->out_path, at, "libxlsxwriter's archive (%s): %s",
 	                  z->skel, what);
 }
 
@@ -477,15 +477,14 @@ static const struct xl_defer *defer_of(const struct xl *x, const struct zent *e)
 	return NULL;
 }
 
-int xl_zip_splice(struct xl *x, const char *skel, const char *out, const char *shown,
-                  struct tp_diag *d)
+int xl_zip_splice(struct xl *x, const char *skel, const char *out, struct tp_diag *d)
 {
 	struct tp_file f;
 	int st = tp_file_load(&f, skel, d);
 	if (st != TP_OK)
 		return st;
 	struct zsplice z = {
-	    .x = x, .src = f.data, .size = f.size, .skel = skel, .shown = shown, .d = d};
+	    .x = x, .src = f.data, .size = f.size, .skel = skel, .out_path = out, .d = d};
 	st = read_central(&z);
 	if (st == TP_OK)
 		st = tp_afile_open(&z.out, out, d);
