@@ -323,8 +323,11 @@ def sigint_disable_case():
                        text=True, timeout=120)
     ds = dumps(d)
     # Killed inside disable: the live files are still there and the reader rebuilds the dump.
-    # Handled after disable had finished (ThreadSanitizer defers signals): a final capture.tpp.
-    live = len(ds) == 1 and os.path.exists(os.path.join(ds[0], "session.tpc"))
+    # Handled after disable had finished (ThreadSanitizer defers signals), or killed between
+    # renaming the final capture.tpp into place and removing the live files: the reader takes
+    # the final capture.tpp, which is complete.
+    live = (len(ds) == 1 and os.path.exists(os.path.join(ds[0], "session.tpc")) and
+            not os.path.exists(os.path.join(ds[0], "capture.tpp")))
     js, texts = read_ok(case, d, 400000, died=live)
     if js is None:
         return
