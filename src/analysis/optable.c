@@ -118,15 +118,10 @@ static int cmp_stepflag(const void *x, const void *y)
 static int cmp_exec(const void *x, const void *y)
 {
 	const struct exec *a = x, *b = y;
-	if (a->name != b->name)
-		return a->name < b->name ? -1 : 1;
-	if (a->op_type != b->op_type)
-		return a->op_type < b->op_type ? -1 : 1;
-	if (a->s->start_ns != b->s->start_ns)
-		return a->s->start_ns < b->s->start_ns ? -1 : 1;
-	if (a->track != b->track)
-		return a->track < b->track ? -1 : 1;
-	return (a->s > b->s) - (a->s < b->s);
+	int64_t ka[] = {a->name, a->op_type, a->s->start_ns, a->track},
+	        kb[] = {b->name, b->op_type, b->s->start_ns, b->track};
+	int c = tp_cmp_keys(ka, kb, 4);
+	return c ? c : (a->s > b->s) - (a->s < b->s);
 }
 
 /* One distinct (name, op_type) of order_execs: its executions and, once sorted, where it was. */

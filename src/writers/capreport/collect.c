@@ -20,11 +20,9 @@ static const char *as_str(const struct tp_profile *p, const struct tp_arg *a)
 static int cmp_step_idx(const void *x, const void *y)
 {
 	const struct cstep *a = x, *b = y;
-	if (a->step != b->step)
-		return a->step < b->step ? -1 : 1;
-	if (a->start_ns != b->start_ns)
-		return a->start_ns < b->start_ns ? -1 : 1;
-	return strcmp(a->graph, b->graph);
+	int64_t ka[] = {a->step, a->start_ns}, kb[] = {b->step, b->start_ns};
+	int c = tp_cmp_keys(ka, kb, 2);
+	return c ? c : strcmp(a->graph, b->graph);
 }
 
 struct step_key {

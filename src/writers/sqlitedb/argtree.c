@@ -142,13 +142,11 @@ static void row_vals(const struct part *p, const struct prow *r, struct sqb_val 
 static int ient_cmp(const void *x, const void *y)
 {
 	const struct ient *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	if (a->r != b->r)
-		return a->r < b->r ? -1 : 1;
-	if (a->set != b->set)
-		return a->set < b->set ? -1 : 1;
-	return a->id < b->id ? -1 : a->id > b->id;
+	int c = tp_cmp_keys(&a->key, &b->key, 1);
+	if (!c && a->r != b->r)
+		c = a->r < b->r ? -1 : 1;
+	int64_t ka[] = {a->set, a->id}, kb[] = {b->set, b->id};
+	return c ? c : tp_cmp_keys(ka, kb, 2);
 }
 
 /* Packs part p: its leaves in p->pk, its separators and sorted index entries in its meta. */
