@@ -37,40 +37,9 @@ static uint64_t align(uint64_t x, uint64_t a)
 	return div_up(x, a) * a;
 }
 
-/* EU_NUM / CUBE_NUM / itemsize by precision code (target_1688/memmap.py). */
-static uint64_t eu_num(const struct tp_chip *k, unsigned prec)
-{
-	switch (prec) {
-	case 1:
-	case 3:
-	case 5:
-		return k->eu_base / 2;
-	case 2:
-	case 4:
-		return k->eu_base / 4;
-	case 6:
-		return k->eu_base * 2;
-	default:
-		return k->eu_base;
-	}
-}
-
-static uint64_t cube_num(const struct tp_chip *k, unsigned prec)
-{
-	switch (prec) {
-	case 1:
-	case 3:
-	case 5:
-		return k->cube_base / 2;
-	case 2:
-	case 4:
-		return 1;
-	case 6:
-		return k->cube_base * 2;
-	default:
-		return k->cube_base;
-	}
-}
+/* Precision codes (sg_prec_name's order) as target_1688/memmap.py sizes them: itemsize by
+ * code, and EU_NUM / CUBE_NUM from it, a lane's units split by the item size. */
+enum { PREC_INT4 = 6 };
 
 static uint64_t item_bytes(unsigned prec)
 {
@@ -85,6 +54,20 @@ static uint64_t item_bytes(unsigned prec)
 	default:
 		return 1; /* INT8, FP8, INT4 (0.5 rounded up) */
 	}
+}
+
+/* INT4 packs two items a unit. */
+static uint64_t eu_num(const struct tp_chip *k, unsigned prec)
+{
+	return prec == PREC_INT4 ? k->eu_base * 2 : k->eu_base / item_bytes(prec);
+}
+
+/* As EU_NUM, but 32-bit items have a single cube. */
+static uint64_t cube_num(const struct tp_chip *k, unsigned prec)
+{
+	if (prec == PREC_INT4)
+		return k->cube_base * 2;
+	return item_bytes(prec) == 4 ? 1 : k->cube_base / item_bytes(prec);
 }
 
 const char *sg_prec_name(unsigned code)
@@ -378,43 +361,35 @@ static int cost_vc(const struct tiu_in *in, struct tiu_fig *o)
 	return 1;
 }
 
-/* The formula of the command's op class (task type): 0 when none applies. */
+/* MM: sub 1 is mm_op, subs 4-6 mm2_op; the others have no formula. */
+static int cost_mm_any(const struct tiu_in *in, struct tiu_fig *o)
+{
+	if (in->c->sub == 1)
+		return cost_mm(in, o);
+	if (in->c->sub >= 4 && in->c->sub <= 6)
+		return cost_mm2(in, o);
+	return 0;
+}
+
+/* SYS_TR_ACC (12) and SYS (15): one Alg op and one uArch op, no cycles. */
+static int cost_sys(const struct tiu_in *in, struct tiu_fig *o)
+{
+	(void)in;
+	o->alg = o->arch = 1;
+	return 1;
+}
+
+/* The formula of the command's op class (task type): 0 when none applies (LAR and unknown
+ * task types). */
 static int cost_class(const struct tiu_in *in, struct tiu_fig *o)
 {
-	switch (in->c->op) {
-	case 0:
-		return cost_conv(in, o);
-	case 1:
-		return cost_pord(in, o);
-	case 2:
-		if (in->c->sub == 1)
-			return cost_mm(in, o);
-		if (in->c->sub >= 4 && in->c->sub <= 6)
-			return cost_mm2(in, o);
-		return 0;
-	case 3:
-		return cost_ar(in, o);
-	case 4:
-		return cost_rqdq(in, o);
-	case 5:
-		return cost_cwbc(in, o);
-	case 6:
-		return cost_sg(in, o);
-	case 9:
-		return cost_sfu(in, o);
-	case 10:
-		return cost_lin(in, o);
-	case 13:
-		return cost_cmp(in, o);
-	case 14:
-		return cost_vc(in, o);
-	case 12:
-	case 15: /* SYS_TR_ACC, SYS */
-		o->alg = o->arch = 1;
-		return 1;
-	default: /* LAR and unknown task types */
-		return 0;
-	}
+	typedef int (*cost_fn)(const struct tiu_in *in, struct tiu_fig *o);
+	static const cost_fn by_type[16] = {
+	    [0] = cost_conv, [1] = cost_pord, [2] = cost_mm_any, [3] = cost_ar,   [4] = cost_rqdq,
+	    [5] = cost_cwbc, [6] = cost_sg,   [9] = cost_sfu,    [10] = cost_lin, [12] = cost_sys,
+	    [13] = cost_cmp, [14] = cost_vc,  [15] = cost_sys};
+	const cost_fn f = in->c->op < 16 ? by_type[in->c->op] : NULL;
+	return f ? f(in, o) : 0;
 }
 
 void sg_tiu_cost(const struct sg_chip *chip, const struct sg_desc *c, const uint8_t *p,
