@@ -33,6 +33,13 @@ static void add(struct tp_profile *p, int tr, uint64_t start, uint32_t cycles, d
 	tp_slice_set_name(p, &p->tracks[tr], s, tp_profile_str(p, name));
 }
 
+/* Finishes p and analyses it into *a; both must succeed. */
+static void finish_and_analyze(struct tp_profile *p, struct tp_analysis *a)
+{
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	assert_int_equal(tp_analyze(p, a), TP_OK);
+}
+
 static void test_two_cores(void **state)
 {
 	(void)state;
@@ -52,10 +59,8 @@ static void test_two_cores(void **state)
 	add(p, g0, 850, 150, 1000, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 999,
 	    "tensorMv"); /* ends 999 */
 	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal");
-	assert_int_equal(tp_profile_finish(p), TP_OK);
-
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	finish_and_analyze(p, &a);
 	/* total = max end 999 - min start 0 */
 	assert_int_equal(a.total_time_ns, 999);
 	assert_int_equal(a.num_cores, 2);
@@ -114,9 +119,8 @@ static void test_empty_and_oom(void **state)
 {
 	(void)state;
 	struct tp_profile *p = tp_profile_new();
-	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	finish_and_analyze(p, &a);
 	assert_int_equal(a.total_time_ns, 0);
 	assert_int_equal(a.num_cores, 0);
 	tp_analysis_free(&a);
@@ -242,10 +246,9 @@ static void expect_ftype(const struct tp_ftype_stats *ft, uint64_t instr, uint64
 static void test_cost(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 2);
-	int t0 = tp_profile_add_track(p, dev, 0, TP_TRACK_TIU, NULL, 1000);
-	int t1 = tp_profile_add_track(p, dev, 1, TP_TRACK_TIU, NULL, 1000);
+	int tiu[2];
+	struct tp_profile *p = tp_test_cores("dev", 2, TP_TRACK_TIU, 1000, tiu);
+	const int dev = 0, t0 = tiu[0], t1 = tiu[1];
 	static const struct {
 		const char *name, *type;
 		uint32_t cycles;
@@ -274,9 +277,8 @@ static void test_cost(void **state)
 		assert_int_equal(tp_track_set_cost(p, t0, i, &c), TP_OK);
 	}
 	add(p, t1, 0, 100, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "mm.normal"); /* no cost array */
-	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	finish_and_analyze(p, &a);
 	const struct tp_engine_stats *e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_TIU];
 	assert_int_equal(e->alg_ops, 451);
 	assert_int_equal(e->uarch_ops, 1201);
@@ -408,9 +410,8 @@ static void check_reference(const char *dump, int cores, const char *const *rate
 			return;
 		}
 	}
-	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	finish_and_analyze(p, &a);
 	char buf[32];
 	double r;
 	for (int c = 0; c < cores; c++) {
@@ -774,20 +775,18 @@ static void add_burst(struct tp_profile *p, int tr, uint64_t start, enum tp_cmd_
 static void test_ddr_burst_length(void **state)
 {
 	(void)state;
-	struct tp_profile *p = tp_profile_new();
-	int dev = tp_profile_add_device(p, "dev", 0, 2);
-	int g0 = tp_profile_add_track(p, dev, 0, TP_TRACK_GDMA, NULL, 1000);
+	int gdma[2];
+	struct tp_profile *p = tp_test_cores("dev", 2, TP_TRACK_GDMA, 1000, gdma);
+	const int dev = 0, g0 = gdma[0], g1 = gdma[1];
 	int s0 = tp_profile_add_track(p, dev, 0, TP_TRACK_SDMA, NULL, 1000);
-	int g1 = tp_profile_add_track(p, dev, 1, TP_TRACK_GDMA, NULL, 1000);
 	add_burst(p, g0, 0, TP_CMD_NORMAL, TP_DIR_DDR_TO_LMEM, 64, 16);
 	add_burst(p, g0, 100, TP_CMD_NORMAL, TP_DIR_LMEM_TO_DDR, 24, 8);
 	add_burst(p, g0, 200, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 100, 10); /* no DDR side */
 	add_burst(p, g0, 300, TP_CMD_SYS, TP_DIR_DDR_TO_LMEM, 100, 10);     /* sys: no data */
 	add_burst(p, s0, 0, TP_CMD_NORMAL, TP_DIR_LMEM_TO_LMEM, 7, 7);
 	add_burst(p, g1, 0, TP_CMD_NORMAL, TP_DIR_DDR_TO_DDR, 10, 10);
-	assert_int_equal(tp_profile_finish(p), TP_OK);
 	struct tp_analysis a;
-	assert_int_equal(tp_analyze(p, &a), TP_OK);
+	finish_and_analyze(p, &a);
 	const struct tp_engine_stats *e = &tp_analysis_core(&a, dev, 0)->eng[TP_TRACK_GDMA];
 	assert_int_equal(e->ddr_burst_sum, 88);
 	assert_int_equal(e->ddr_xact, 24);
