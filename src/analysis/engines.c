@@ -102,6 +102,42 @@ static double core_ratios(struct tp_core_stats *c, double total)
 	return num;
 }
 
+/* Adds one engine's figures of a core (x) to the Overall row's engine (o): whether any core
+ * has the engine or cost figures, and the sums of its counts, cycles, times and bytes (the
+ * ratios are derived from the sums afterwards). */
+static void engine_add(struct tp_engine_stats *o, const struct tp_engine_stats *x)
+{
+	o->present |= x->present;
+	o->has_cost |= x->has_cost;
+	o->records += x->records;
+	o->total_cycle += x->total_cycle;
+	o->sys_cycle += x->sys_cycle;
+	o->wait_cycle += x->wait_cycle;
+	o->working_cycle += x->working_cycle;
+	o->busy_cycle += x->busy_cycle;
+	o->busy_ns += x->busy_ns;
+	o->working_ns += x->working_ns;
+	o->idle_ns += x->idle_ns;
+	o->ddr_bytes += x->ddr_bytes;
+	o->ddr_cycle += x->ddr_cycle;
+	o->l2_bytes += x->l2_bytes;
+	o->l2_cycle += x->l2_cycle;
+	o->ddr_read_bytes += x->ddr_read_bytes;
+	o->ddr_write_bytes += x->ddr_write_bytes;
+	o->ddr_read_cycle += x->ddr_read_cycle;
+	o->ddr_write_cycle += x->ddr_write_cycle;
+	o->stall_cycle += x->stall_cycle;
+	o->ddr_burst_sum += x->ddr_burst_sum;
+	o->ddr_xact += x->ddr_xact;
+	o->alg_ops += x->alg_ops;
+	o->uarch_ops += x->uarch_ops;
+	o->alg_cycle += x->alg_cycle;
+	o->init_cycle += x->init_cycle;
+	o->bank_cycle += x->bank_cycle;
+	o->cost_commands += x->cost_commands;
+	o->cost_missing += x->cost_missing;
+}
+
 /* Adds core c to the Overall row: the busiest core's engines (working time and cycles), the
  * engine sums, and the largest measured concurrency and overlap. */
 static void overall_add(struct tp_analysis *a, const struct tp_core_stats *c)
@@ -120,39 +156,8 @@ static void overall_add(struct tp_analysis *a, const struct tp_core_stats *c)
 		a->overall_sdma_max_ns = sdma->working_ns;
 		a->overall_sdma_max_cycle = sdma->working_cycle;
 	}
-	for (int e = 0; e < TP_ENGINES; e++) {
-		struct tp_engine_stats *o = &a->overall.eng[e];
-		const struct tp_engine_stats *x = &c->eng[e];
-		o->present |= x->present;
-		o->records += x->records;
-		o->total_cycle += x->total_cycle;
-		o->sys_cycle += x->sys_cycle;
-		o->wait_cycle += x->wait_cycle;
-		o->working_cycle += x->working_cycle;
-		o->busy_cycle += x->busy_cycle;
-		o->busy_ns += x->busy_ns;
-		o->working_ns += x->working_ns;
-		o->idle_ns += x->idle_ns;
-		o->ddr_bytes += x->ddr_bytes;
-		o->ddr_cycle += x->ddr_cycle;
-		o->l2_bytes += x->l2_bytes;
-		o->l2_cycle += x->l2_cycle;
-		o->ddr_read_bytes += x->ddr_read_bytes;
-		o->ddr_write_bytes += x->ddr_write_bytes;
-		o->ddr_read_cycle += x->ddr_read_cycle;
-		o->ddr_write_cycle += x->ddr_write_cycle;
-		o->stall_cycle += x->stall_cycle;
-		o->ddr_burst_sum += x->ddr_burst_sum;
-		o->ddr_xact += x->ddr_xact;
-		o->has_cost |= x->has_cost;
-		o->alg_ops += x->alg_ops;
-		o->uarch_ops += x->uarch_ops;
-		o->alg_cycle += x->alg_cycle;
-		o->init_cycle += x->init_cycle;
-		o->bank_cycle += x->bank_cycle;
-		o->cost_commands += x->cost_commands;
-		o->cost_missing += x->cost_missing;
-	}
+	for (int e = 0; e < TP_ENGINES; e++)
+		engine_add(&a->overall.eng[e], &c->eng[e]);
 	if (c->concurrency > a->overall.concurrency)
 		a->overall.concurrency = c->concurrency;
 	if (c->overlap_ns > a->overall.overlap_ns)
