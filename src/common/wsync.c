@@ -1,6 +1,6 @@
 /*
- * wsync.c — the worker count and the lock / condition-variable setup that the writers'
- * worker pools share (see wsync.h).
+ * wsync.c — the worker count and the lock / condition-variable setup that the worker pools
+ * share (see wsync.h).
  */
 #include "common/wsync.h"
 

@@ -1,8 +1,9 @@
 /*
- * wsync.h — what the writers' worker pools share (the Chrome-trace formatters, the Perfetto
- * compressors): how many workers to start for --jobs, and the lock with its two condition
- * variables (work queued for the workers, work done for the producer). The pools own their
- * queues and threads; this owns only the setup and teardown of the three primitives.
+ * wsync.h — what the worker pools share (the Chrome-trace formatters, the Perfetto
+ * compressors, the bmprofile global.profile scanner): how many workers to start for --jobs,
+ * and the lock with its two condition variables (work queued for the workers, work done for
+ * the producer). The pools own their queues and threads; this owns only the setup and
+ * teardown of the three primitives.
  */
 #ifndef TP_WSYNC_H
 #define TP_WSYNC_H

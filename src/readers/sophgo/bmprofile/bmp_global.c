@@ -23,6 +23,7 @@
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
 #include "common/timings.h"
+#include "common/wsync.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <pthread.h>
@@ -738,12 +739,13 @@ struct gpool {
 	const struct bmp_global *g;
 	struct gchunk *slot;
 	size_t nslot;
-	pthread_mutex_t mu;
-	pthread_cond_t cv_work, cv_done;
+	/* The workers wait on cv_job for a free slot, the parsing thread on cv_done for its
+	 * chunk. */
+	struct tp_wsync ws;
 	size_t next;    /* next chunk to scan */
 	size_t applied; /* chunks applied so far */
 	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
-	int stop;
+	int stop;       /* a chunk failed: scan no more */
 };
 
 /* Scans chunk k into slot ch (any thread). */
@@ -758,62 +760,28 @@ static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *
 	scan_chunk(text, g, ch);
 }
 
-static void *gworker(void *arg)
+/* A worker's step, under ws.mu: scans the next chunk when its slot is free; 0 when there is
+ * none to take now. */
+static int gstep(void *arg)
 {
 	struct gpool *gp = arg;
-	tp_tm_thread(1);
-	pthread_mutex_lock(&gp->mu);
-	for (;;) {
-		while (!gp->stop && gp->next < gp->nchunks && gp->next >= gp->applied + gp->nslot)
-			pthread_cond_wait(&gp->cv_work, &gp->mu);
-		if (gp->stop || gp->next >= gp->nchunks)
-			break;
-		size_t k = gp->next++;
-		struct gchunk *ch = &gp->slot[k % gp->nslot];
-		pthread_mutex_unlock(&gp->mu);
-		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
-		pthread_mutex_lock(&gp->mu);
-		gp->ready[k % gp->nslot] = 1;
-		pthread_cond_broadcast(&gp->cv_done);
-	}
-	pthread_mutex_unlock(&gp->mu);
-	tp_tm_thread(-1);
-	return NULL;
-}
-
-/* Starts up to nthreads workers; returns how many started. */
-static unsigned pool_start(struct gpool *gp, unsigned nthreads, pthread_t *th)
-{
-	unsigned started = 0;
-	if (!nthreads)
+	if (gp->stop || gp->next >= gp->nchunks || gp->next >= gp->applied + gp->nslot)
 		return 0;
-	pthread_mutex_init(&gp->mu, NULL);
-	pthread_cond_init(&gp->cv_work, NULL);
-	pthread_cond_init(&gp->cv_done, NULL);
-	for (unsigned i = 0; i < nthreads; i++) {
-		if (pthread_create(&th[i], NULL, gworker, gp) != 0)
-			break;
-		started++;
-	}
-	return started;
+	size_t k = gp->next++;
+	struct gchunk *ch = &gp->slot[k % gp->nslot];
+	pthread_mutex_unlock(&gp->ws.mu);
+	scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
+	pthread_mutex_lock(&gp->ws.mu);
+	gp->ready[k % gp->nslot] = 1;
+	pthread_cond_broadcast(&gp->ws.cv_done);
+	return 1;
 }
 
 /* Stops and joins the workers, and frees the slots. */
-static void pool_stop(struct gpool *gp, unsigned nthreads, pthread_t *th, unsigned started)
+static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
 {
-	if (started) {
-		pthread_mutex_lock(&gp->mu);
-		gp->stop = 1;
-		pthread_cond_broadcast(&gp->cv_work);
-		pthread_mutex_unlock(&gp->mu);
-		for (unsigned i = 0; i < started; i++)
-			pthread_join(th[i], NULL);
-	}
-	if (nthreads) {
-		pthread_mutex_destroy(&gp->mu);
-		pthread_cond_destroy(&gp->cv_work);
-		pthread_cond_destroy(&gp->cv_done);
-	}
+	if (started)
+		tp_wsync_stop(&gp->ws, th, (int)started);
 	for (size_t i = 0; i < gp->nslot; i++) {
 		tp_free(gp->slot[i].ev);
 		tp_free(gp->slot[i].tens);
@@ -828,15 +796,15 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 	struct gchunk *ch = &gp->slot[k % gp->nslot];
 	int mine = !started;
 	if (started) {
-		pthread_mutex_lock(&gp->mu);
+		pthread_mutex_lock(&gp->ws.mu);
 		if (gp->next == k) {
 			gp->next++; /* no worker has it: scan it here rather than wait */
 			mine = 1;
 		} else {
 			while (!gp->ready[k % gp->nslot])
-				pthread_cond_wait(&gp->cv_done, &gp->mu);
+				pthread_cond_wait(&gp->ws.cv_done, &gp->ws.mu);
 		}
-		pthread_mutex_unlock(&gp->mu);
+		pthread_mutex_unlock(&gp->ws.mu);
 	}
 	if (mine) { /* one thread, or no worker took the chunk (same code) */
 		tp_tm_par_begin();
@@ -850,13 +818,13 @@ static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
 {
 	if (!started)
 		return;
-	pthread_mutex_lock(&gp->mu);
+	pthread_mutex_lock(&gp->ws.mu);
 	gp->ready[k % gp->nslot] = 0;
 	gp->applied = k + 1;
 	if (rc)
 		gp->stop = 1;
-	pthread_cond_broadcast(&gp->cv_work);
-	pthread_mutex_unlock(&gp->mu);
+	pthread_cond_broadcast(&gp->ws.cv_job);
+	pthread_mutex_unlock(&gp->ws.mu);
 }
 
 int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
@@ -894,7 +862,9 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		return bmp_gctx_oom(&c);
 	}
 	pthread_t th[64];
-	unsigned started = pool_start(&gp, nthreads, th);
+	/* nthreads workers: tp_wsync_start counts the calling thread as one of the jobs. */
+	unsigned started =
+	    (unsigned)tp_wsync_start(&gp.ws, th, (int)nthreads + 1, (int)nthreads, gstep, &gp);
 	for (size_t k = 0; k < nchunks; k++) {
 		struct gchunk *ch = &gp.slot[k % gp.nslot];
 		take_chunk(&gp, started, k);
@@ -918,7 +888,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		if (rc)
 			break;
 	}
-	pool_stop(&gp, nthreads, th, started);
+	pool_stop(&gp, th, started);
 	/* Even after an error (keeping its message), so that no tensor or node names a layer the
 	 * table lacks. */
 	if (!rc)
