@@ -15,6 +15,7 @@
 #include "analysis/optable.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,14 +350,10 @@ static int collect_steps(const struct ctx *c, struct steps *st)
  * first of that index; NULL when no step has the index. */
 static struct cstep *step_of(struct steps *st, int64_t step, int64_t at, int32_t t)
 {
-	size_t lo = 0, hi = st->n;
-	while (lo < hi) {
-		size_t m = lo + (hi - lo) / 2;
-		if (st->v[m].step < step)
-			lo = m + 1;
-		else
-			hi = m;
-	}
+	/* The first row of index `step` or above: the first above step - 1. */
+	size_t lo = step == INT64_MIN ? 0
+	                              : tp_upper_bound_i64(st->v, st->n, sizeof *st->v,
+	                                                   offsetof(struct cstep, step), step - 1);
 	if (lo == st->n || st->v[lo].step != step)
 		return NULL;
 	struct cstep *any = NULL;

@@ -318,21 +318,22 @@ int tp_jr_entry_scalars(struct tp_job *j, struct tp_job_entry *e, const struct t
 	for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
 		if (!(*strs[i] = tp_job_str(j, tp_jr_str(o, skeys[i], ""))))
 			return TP_ENOMEM;
-	e->call = tp_jr_int(o, "call", 0);
-	e->pid = tp_jr_int(o, "pid", 0);
+	int64_t *ints[] = {&e->call, &e->pid, &e->total_ns, &e->anchor_ns};
+	static const char *const ikeys[] = {"call", "pid", "total_ns", "anchor_ns"};
+	for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+		*ints[i] = tp_jr_int(o, ikeys[i], 0);
+	double *nums[] = {&e->parallelism, &e->concurrency, &e->ddr_gbps, &e->uarch_rate,
+	                  &e->imbalance};
+	static const char *const nkeys[] = {"parallelism", "concurrency", "ddr_gbps", "uarch_rate",
+	                                    "imbalance"};
+	for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+		*nums[i] = tp_jr_num(o, nkeys[i], 0);
 	e->ok = tp_jr_int(o, "ok", 0) != 0;
 	e->exit_code = (int)tp_jr_int(o, "exit_code", 0);
 	e->num_cores = (int32_t)tp_jr_int(o, "num_cores", 0);
-	e->total_ns = tp_jr_int(o, "total_ns", 0);
 	e->records = (uint64_t)tp_jr_int(o, "records", 0);
-	e->parallelism = tp_jr_num(o, "parallelism", 0);
-	e->concurrency = tp_jr_num(o, "concurrency", 0);
-	e->ddr_gbps = tp_jr_num(o, "ddr_gbps", 0);
 	e->has_uarch = tp_jr_int(o, "has_uarch", 0) != 0;
-	e->uarch_rate = tp_jr_num(o, "uarch_rate", 0);
-	e->imbalance = tp_jr_num(o, "imbalance", 0);
 	e->anchor = anchor_from_name(tp_jr_str(o, "anchor", ""));
-	e->anchor_ns = tp_jr_int(o, "anchor_ns", 0);
 	return TP_OK;
 }
 

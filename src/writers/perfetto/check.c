@@ -309,45 +309,52 @@ static int defaults(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 	return r < 0 ? tp_ck_bad(c, "malformed trace_packet_defaults") : TP_OK;
 }
 
+/* One ClockSnapshot.Clock: its id, value and whether it is incremental. */
+struct clock {
+	uint32_t id;
+	uint64_t ts;
+	int incr;
+};
+
+static int read_clock(struct ck *c, const uint8_t *q, size_t n, struct clock *k)
+{
+	const uint8_t *qe = q + n;
+	struct fld g;
+	int r;
+	*k = (struct clock){0};
+	while ((r = tp_ck_next_field(&q, qe, &g)) == 1) {
+		if (g.wt != TP_PB_VARINT)
+			continue;
+		if (g.num == F_CLK_ID)
+			k->id = (uint32_t)g.v;
+		else if (g.num == F_CLK_TS)
+			k->ts = g.v;
+		else if (g.num == F_CLK_INCREMENTAL)
+			k->incr = g.v != 0;
+	}
+	return r < 0 ? tp_ck_bad(c, "malformed ClockSnapshot.Clock") : TP_OK;
+}
+
 static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t n)
 {
 	const uint8_t *e = p + n;
 	struct fld f;
-	int r;
+	int r, st;
 	uint64_t boot = 0;
 	int have_boot = 0, have_user = 0;
-	uint32_t uid = 0;
-	uint64_t uval = 0;
-	int uincr = 0;
+	struct clock user = {0};
 	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		if (f.num != F_CS_CLOCKS)
 			continue;
 		EXPECT_WT(c, f, TP_PB_LEN, "ClockSnapshot.clocks");
-		const uint8_t *q = f.p, *qe = f.p + f.n;
-		struct fld g;
-		int r2;
-		uint32_t id = 0;
-		uint64_t ts = 0;
-		int incr = 0;
-		while ((r2 = tp_ck_next_field(&q, qe, &g)) == 1) {
-			if (g.wt != TP_PB_VARINT)
-				continue;
-			if (g.num == F_CLK_ID)
-				id = (uint32_t)g.v;
-			else if (g.num == F_CLK_TS)
-				ts = g.v;
-			else if (g.num == F_CLK_INCREMENTAL)
-				incr = g.v != 0;
-		}
-		if (r2 < 0)
-			return tp_ck_bad(c, "malformed ClockSnapshot.Clock");
-		if (id >= 64 && id < 128) {
-			uid = id;
-			uval = ts;
-			uincr = incr;
+		struct clock k;
+		if ((st = read_clock(c, f.p, f.n, &k)))
+			return st;
+		if (k.id >= 64 && k.id < 128) {
+			user = k;
 			have_user = 1;
-		} else if (id == TP_PB_CLOCK_BOOTTIME || !have_boot) {
-			boot = ts;
+		} else if (k.id == TP_PB_CLOCK_BOOTTIME || !have_boot) {
+			boot = k.ts;
 			have_boot = 1;
 		}
 	}
@@ -356,15 +363,15 @@ static int clock_snapshot(struct ck *c, struct seq *s, const uint8_t *p, size_t 
 	if (have_user) {
 		if (!s)
 			return tp_ck_bad(
-			    c, "sequence-scoped clock %u in a packet without sequence id", uid);
+			    c, "sequence-scoped clock %u in a packet without sequence id", user.id);
 		if (!have_boot)
 			return tp_ck_bad(c, "clock snapshot relates clock %u to no global clock",
-			                 uid);
-		s->clk_id = uid;
-		s->clk_incremental = uincr;
-		s->clk_value = uval;
+			                 user.id);
+		s->clk_id = user.id;
+		s->clk_incremental = user.incr;
+		s->clk_value = user.ts;
 		s->clk_boot = boot;
-		s->clk_last = uval;
+		s->clk_last = user.ts;
 	}
 	return TP_OK;
 }

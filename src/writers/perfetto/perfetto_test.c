@@ -22,16 +22,20 @@
 
 static char tmpdir[256];
 
+/* The group fixture: the test directory, and the sink_fixture.h profile as every test's
+ * *state (read-only: a test that changes a profile builds its own). */
 static int setup(void **state)
 {
-	(void)state;
 	snprintf(tmpdir, sizeof tmpdir, "/tmp/tp_perfetto_test.XXXXXX");
-	return mkdtemp(tmpdir) ? 0 : -1;
+	if (!mkdtemp(tmpdir))
+		return -1;
+	*state = fx_profile();
+	return *state ? 0 : -1;
 }
 
 static int teardown(void **state)
 {
-	(void)state;
+	tp_profile_free(*state);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
@@ -169,9 +173,7 @@ static void check_fixture_report(const struct tp_perfetto_check_report *r)
 
 static void test_fixture_plain_and_compressed(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	assert_non_null(p);
+	const struct tp_profile *p = *state;
 	struct tp_diag d = {0};
 	char *plain = tmp("plain.pftrace"), *comp = tmp("comp.pftrace");
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
@@ -211,7 +213,6 @@ static void test_fixture_plain_and_compressed(void **state)
 	free(bc);
 	tp_free(plain);
 	tp_free(comp);
-	tp_profile_free(p);
 }
 
 /* Reads the fields of one message into keys[] (field << 3 | wire type) and their value
@@ -255,9 +256,7 @@ static int pb_fields(const uint8_t *p, const uint8_t *e, uint64_t *keys, const u
  * moves them costs compressed bytes silently, so it is pinned here. */
 static void test_event_field_order(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
-	assert_non_null(p);
+	const struct tp_profile *p = *state;
 	struct tp_diag d = {0};
 	char *plain = tmp("order.pftrace");
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
@@ -312,7 +311,6 @@ static void test_event_field_order(void **state)
 	assert_true(flowed >= 2); /* the fixture's flow: its start and its end */
 	free(bp);
 	tp_free(plain);
-	tp_profile_free(p);
 }
 
 /* The profile of the one-track tests: device "d" with one engine track of `kind` at 1 GHz, so
@@ -572,7 +570,6 @@ static int write_case(const char *path, int which)
 
 static void test_checker_rejects(void **state)
 {
-	(void)state;
 	char *path = tmp("case.pftrace");
 	struct tp_diag d = {0};
 	struct tp_perfetto_check_report r;
@@ -602,9 +599,8 @@ static void test_checker_rejects(void **state)
 			fail_msg("case %zu: got \"%s\", want \"%s\"", i, d.msg, cases[i].says);
 	}
 	/* A truncated real trace fails with the offset of the cut record. */
-	struct tp_profile *p = fx_profile();
 	struct tp_perfetto_opts o = {1, 0, 0, 0};
-	assert_int_equal(tp_perfetto_write(p, NULL, path, &o, &d), TP_OK);
+	assert_int_equal(tp_perfetto_write(*state, NULL, path, &o, &d), TP_OK);
 	size_t n;
 	uint8_t *bytes = tp_test_must_slurp(path, &n);
 	FILE *f = fopen(path, "wb");
@@ -614,7 +610,6 @@ static void test_checker_rejects(void **state)
 	assert_int_equal(tp_perfetto_check(path, &r, &d), TP_ETRUNC);
 	assert_non_null(strstr(d.msg, "truncated"));
 	free(bytes);
-	tp_profile_free(p);
 	tp_free(path);
 }
 
@@ -689,15 +684,13 @@ static int write_trace(const struct tp_profile *p, const char *path, struct tp_d
 
 static void test_write_oom(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
+	const struct tp_profile *p = *state;
 	char *path = tmp("oom.pftrace");
 	/* Every allocation failing in turn: TP_ENOMEM and no half-written output, until the
 	 * run that succeeds writes a valid trace. */
 	assert_true(tp_test_oom_sweep_file(write_trace, p, path, 400) > 0);
 	assert_int_equal(tp_perfetto_check(path, NULL, NULL), TP_OK);
 	tp_free(path);
-	tp_profile_free(p);
 }
 
 /* What the visitor decodes from the fixture's compressed trace, checked against values
@@ -757,8 +750,7 @@ static int visit_fixture(void *ctx, const struct tp_perfetto_event *e)
 
 static void test_visitor_decodes_fixture(void **state)
 {
-	(void)state;
-	struct tp_profile *p = fx_profile();
+	const struct tp_profile *p = *state;
 	char *path = tmp("visit.pftrace");
 	struct tp_diag d = {0};
 	assert_int_equal(tp_perfetto_write(p, NULL, path, NULL, &d), TP_OK);
@@ -772,7 +764,6 @@ static void test_visitor_decodes_fixture(void **state)
 	assert_int_equal(v.flows_out, 2);
 	assert_int_equal(v.flows_in, 2);
 	assert_int_equal(v.matmul, 2);
-	tp_profile_free(p);
 	tp_free(path);
 }
 
@@ -811,14 +802,11 @@ static void same_bytes_any_parts(const struct tp_profile *p, const size_t *sizes
 
 static void test_same_bytes_any_parts(void **state)
 {
-	(void)state;
 	/* The fixture: lanes, nesting, layers, flows, strings written inline. */
-	struct tp_profile *p = fx_profile();
 	static const size_t small[] = {1, 2, 3, 5};
-	same_bytes_any_parts(p, small, 4, 3);
-	tp_profile_free(p);
+	same_bytes_any_parts(*state, small, 4, 3);
 	/* Parts across chunks, and an intern map that starts over (test_intern_map_reset). */
-	p = names_profile(150000, 1);
+	struct tp_profile *p = names_profile(150000, 1);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
 	static const size_t big[] = {7, 1000};
 	same_bytes_any_parts(p, big, 2, 3);

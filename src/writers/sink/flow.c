@@ -848,17 +848,22 @@ static int dst_next(const struct plan *pl, size_t *ri, struct edge_cursor *w, ui
 /* Delivery                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+struct run_key {
+	const struct plan *pl;
+	size_t ti;
+};
+
+static int run_not_before(const void *ctx, size_t i)
+{
+	const struct run_key *k = ctx;
+	return k->pl->runs[i].dst_dt >= k->ti;
+}
+
 void tp_sink_flows_start(const struct plan *pl, struct flow_cursor *fc, size_t ti)
 {
 	memset(fc, 0, sizeof *fc);
-	size_t lo = 0, hi = pl->nruns; /* the first run waiting on ti or later */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (pl->runs[mid].dst_dt < ti)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	struct run_key key = {pl, ti}; /* the first run waiting on ti or later */
+	size_t lo = tp_upper_bound(pl->nruns, run_not_before, &key);
 	fc->run = lo;
 	if (lo < pl->nruns)
 		edge_cursor_start(&pl->runs[lo], &fc->in);

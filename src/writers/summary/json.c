@@ -12,16 +12,22 @@ static void jus(struct tp_buf *b, int *first, const char *k, int64_t ns)
 	tp_buf_ns_as_us(b, ns);
 }
 
+/* Integer fields k[i]: v[i], i < n. */
+static void jints(struct tp_buf *b, int *first, const char *const *k, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		jint(b, first, k[i], v[i]);
+}
+
 static void engine_json(struct tp_buf *b, const struct tp_engine_stats *x, enum tp_track_kind e)
 {
 	int f = 1;
 	tp_buf_putc(b, '{');
-	jint(b, &f, "records", x->records);
-	jint(b, &f, "total_cycle", x->total_cycle);
-	jint(b, &f, "working_cycle", x->working_cycle);
-	jint(b, &f, "busy_cycle", x->busy_cycle);
-	jint(b, &f, "sys_cycle", x->sys_cycle);
-	jint(b, &f, "wait_cycle", x->wait_cycle);
+	static const char *const ck[] = {"records",    "total_cycle", "working_cycle",
+	                                 "busy_cycle", "sys_cycle",   "wait_cycle"};
+	const uint64_t cv[] = {x->records,    x->total_cycle, x->working_cycle,
+	                       x->busy_cycle, x->sys_cycle,   x->wait_cycle};
+	jints(b, &f, ck, cv, sizeof ck / sizeof *ck);
 	jus(b, &f, "busy_us", x->busy_ns);
 	jus(b, &f, "idle_us", x->idle_ns);
 	jus(b, &f, "working_us", x->working_ns);
@@ -270,12 +276,12 @@ static void counts_json(struct tp_buf *b, int *f, const struct tp_profile *p,
 	jkey(b, f, "read_stats");
 	g = 1;
 	tp_buf_putc(b, '{');
-	jint(b, &g, "files_read", p->stats.files_read);
-	jint(b, &g, "blocks_read", p->stats.blocks_read);
-	jint(b, &g, "blocks_skipped", p->stats.blocks_skipped);
-	jint(b, &g, "records_read", p->stats.records_read);
-	jint(b, &g, "records_dropped", p->stats.records_dropped);
-	jint(b, &g, "bytes_missing", p->stats.bytes_missing);
+	const struct tp_read_stats *st = &p->stats;
+	static const char *const sk[] = {"files_read",   "blocks_read",     "blocks_skipped",
+	                                 "records_read", "records_dropped", "bytes_missing"};
+	const uint64_t sv[] = {st->files_read,   st->blocks_read,     st->blocks_skipped,
+	                       st->records_read, st->records_dropped, st->bytes_missing};
+	jints(b, &g, sk, sv, sizeof sk / sizeof *sk);
 	tp_buf_putc(b, '}');
 }
 

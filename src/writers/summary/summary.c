@@ -18,11 +18,23 @@
 #include <math.h>
 #include <string.h>
 
-/* Column (header, width) of the reference table. */
-static const struct {
+/* A text table's column: its header and width. */
+struct col {
 	const char *name;
 	int width;
-} cols[] = {
+};
+
+/* The width of a table of columns c[0..n): the columns and the " | " between them. */
+static size_t table_width(const struct col *c, size_t n)
+{
+	size_t width = 0;
+	for (size_t i = 0; i < n; i++)
+		width += (size_t)c[i].width + (i + 1 < n ? 3 : 0);
+	return width;
+}
+
+/* The reference table's columns. */
+static const struct col cols[] = {
     {"CoreId", 7},
     {"Parallelism(%)", 14},
     {"totalTime(us)", 14},
@@ -130,9 +142,7 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
                             struct tp_buf *b)
 {
 	size_t ncols = console && !has_sdma(a) ? NCOLS - NSDMA_COLS : NCOLS;
-	size_t width = 0;
-	for (size_t i = 0; i < ncols; i++)
-		width += (size_t)cols[i].width + (i + 1 < ncols ? 3 : 0);
+	size_t width = table_width(cols, ncols);
 	rule(b, '=', width);
 	tp_buf_puts(b, "Summary\n");
 	rule(b, '=', width);
@@ -192,10 +202,7 @@ static void reference_table(const struct tp_profile *p, const struct tp_analysis
 /* tpuprof's figures and the vendor tool's (profile->vendor, computed by the reader the
  * vendor's way) side by side, one pair of rows per core, under the reference column names; the
  * notes say per figure how they differ. Omitted when the reader gave no vendor figures. */
-static const struct {
-	const char *name;
-	int width;
-} vcols[] = {
+static const struct col vcols[] = {
     {"Figures of", 24},
     {"CoreId", 6},
     {"Parallelism(%)", 14},
@@ -228,9 +235,7 @@ static void vendor_table(const struct tp_profile *p, const struct tp_analysis *a
 	if (!p->vendor.num_rows)
 		return;
 	char label[64], v[64];
-	size_t width = 0;
-	for (size_t i = 0; i < NVCOLS; i++)
-		width += (size_t)vcols[i].width + (i + 1 < NVCOLS ? 3 : 0);
+	size_t width = table_width(vcols, NVCOLS);
 	tp_buf_printf(b,
 	              "\nVendor comparison: tpuprof's figures (hardware timeline, above) and "
 	              "%s's (its own timeline and labels; see Notes)\n",

@@ -723,45 +723,21 @@ static int longer(const struct tp_track *t, size_t a, size_t b)
 	return da != db ? da > db : a < b;
 }
 
-/* The `k` longest commands of `t` into out[0..*n), longest first: a min-heap (root = the
- * least long kept) over one pass, then sorted. */
+/* The `k` longest commands of `t` into out[0..*n), longest first: out is kept in that order
+ * over one pass, a command going in only when it is longer than the last one kept (the
+ * common case is one comparison per command; at worst, durations growing along the track,
+ * each command moves k entries). */
 static void longest_of(const struct tp_track *t, size_t k, size_t *out, size_t *n)
 {
 	size_t h = 0;
-	for (size_t i = 0; i < t->count; i++) {
-		if (h < k) {
-			size_t c = h++;
-			out[c] = i;
-			while (c && longer(t, out[(c - 1) / 2], out[c])) {
-				size_t par = (c - 1) / 2, tmp = out[par];
-				out[par] = out[c];
-				out[c] = tmp;
-				c = par;
-			}
-		} else if (h && longer(t, i, out[0])) {
-			out[0] = i;
-			for (size_t c = 0;;) {
-				size_t l = 2 * c + 1, r = l + 1, m = c;
-				if (l < h && longer(t, out[m], out[l]))
-					m = l;
-				if (r < h && longer(t, out[m], out[r]))
-					m = r;
-				if (m == c)
-					break;
-				size_t tmp = out[m];
-				out[m] = out[c];
-				out[c] = tmp;
-				c = m;
-			}
-		}
-	}
-	/* Insertion sort of at most XL_LONGEST entries, longest first. */
-	for (size_t i = 1; i < h; i++)
-		for (size_t j = i; j && longer(t, out[j], out[j - 1]); j--) {
-			size_t tmp = out[j];
+	for (size_t i = 0; i < t->count && k; i++) {
+		if (h == k && !longer(t, i, out[k - 1]))
+			continue;
+		size_t j = h < k ? h++ : k - 1; /* when full, the last one kept drops out */
+		for (; j && longer(t, i, out[j - 1]); j--)
 			out[j] = out[j - 1];
-			out[j - 1] = tmp;
-		}
+		out[j] = i;
+	}
 	*n = h;
 }
 

@@ -315,6 +315,25 @@ static int layer_rows(struct plan *pl, const struct tp_profile *p)
 	return TP_OK;
 }
 
+/* The tracks that get an engine sheet, in sheet order: a new array *out of *n keys (the
+ * caller frees it). TP_OK / TP_ENOMEM. */
+static int engine_sheet_tracks(const struct tp_profile *p, size_t max_cores, struct track_key **out,
+                               size_t *n)
+{
+	struct track_key *order = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *order);
+	if (!order)
+		return TP_ENOMEM;
+	*n = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		if (sheet_track(t, max_cores) == 1)
+			order[(*n)++] = (struct track_key){t->device, t->core, t->kind, (int)i};
+	}
+	qsort(order, *n, sizeof *order, engine_order);
+	*out = order;
+	return TP_OK;
+}
+
 int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xlsx_opts *xo)
 {
 	struct part *pt = plan_add(pl, PK_SUMMARY);
@@ -355,21 +374,10 @@ int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xl
 			return TP_ENOMEM;
 		snprintf(pt->name, sizeof pt->name, "Accelerator");
 	}
-	struct track_key *order = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *order);
-	if (!order)
+	struct track_key *order;
+	size_t n;
+	if (engine_sheet_tracks(p, xo->max_cores, &order, &n) != TP_OK)
 		return TP_ENOMEM;
-	size_t n = 0;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (sheet_track(t, xo->max_cores) == 1) {
-			order[n].device = t->device;
-			order[n].core = t->core;
-			order[n].kind = t->kind;
-			order[n].index = (int)i;
-			n++;
-		}
-	}
-	qsort(order, n, sizeof *order, engine_order);
 	/* A cut engine sheet gets the longest commands of its whole track on one extra sheet,
 	 * placed before the engine sheets. */
 	int any_cut = 0;
