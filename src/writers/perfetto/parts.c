@@ -202,13 +202,36 @@ void tp_pw_keys_free(struct pkeys *k)
 /* Recording a part's slices (any thread), continued                                        */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The string values of record r (the last one) into pp->val; -1 when out of memory. */
+static int note_vals(struct ppart *pp, struct prec *r)
+{
+	if (pp->nval + r->r.nargs > pp->cap_val) {
+		struct pval *g = tp_grow(pp->val, sizeof *g, pp->nval + r->r.nargs, &pp->cap_val);
+		if (!g)
+			return -1;
+		pp->val = g;
+	}
+	size_t n0 = pp->nval;
+	for (uint32_t i = 0; i < r->r.nargs; i++) {
+		const struct tp_sink_parg *a = &pp->arg[r->r.arg0 + i];
+		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL) {
+			pp->val[pp->nval].s = a->v.s ? a->v.s : "";
+			pp->val[pp->nval++].pos = i;
+		}
+	}
+	r->nvals = (uint32_t)(pp->nval - n0);
+	return 0;
+}
+
 /* Out of memory is reported in order, when the part's interning is decided. */
 int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	if (!pp->nrec)
+	if (!pp->nrec) {
 		keys_reset(&pp->k);
+		pp->nval = 0;
+	}
 	if (pp->oom || rec_room(pp, s->num_args, s->num_flows_out)) {
 		pp->oom = 1;
 		return TP_OK;
@@ -216,7 +239,7 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	struct prec *r = &pp->rec[pp->nrec++];
 	r->track = (uint32_t)s->track->index;
 	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
-	if (tp_pw_keys_note(pp, s))
+	if (tp_pw_keys_note(pp, s) || note_vals(pp, r))
 		pp->oom = 1;
 	return TP_OK;
 }
@@ -561,6 +584,7 @@ void tp_pw_parts_free(struct pw *w)
 		struct ppart *pp = &w->parts[i];
 		tp_free(pp->rec);
 		tp_free(pp->arg);
+		tp_free(pp->val);
 		tp_free(pp->flow);
 		tp_free(pp->dec);
 		tp_pw_keys_free(&pp->k);

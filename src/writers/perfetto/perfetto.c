@@ -481,7 +481,7 @@ static inline void decide(struct pw *w, struct ppart *pp, struct imap *m, struct
 }
 
 /* The slice's checks, END times, timestamp and interning, as pw_slice made them. */
-static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
+static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr, const struct pval *v)
 {
 	const struct tp_sink_rec *r = &pr->r;
 	struct tstate *t = &w->ts[pr->track];
@@ -506,13 +506,20 @@ static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
 	}
 	decide(w, pp, &w->cats, t, &t->cat, r->cat ? r->cat : "");
 	decide(w, pp, &w->names, t, &t->name, r->name ? r->name : "");
-	for (size_t i = 0; i < r->nargs; i++) {
-		const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
-		if (!pp->k.fast)
+	if (pp->k.fast) { /* the names are decided apart: only the values, in order */
+		for (size_t j = 0; j < pr->nvals; j++)
+			decide(w, pp, &w->vals, t,
+			       v[j].pos < CACHE_SLOTS ? &t->vals[v[j].pos] : NULL, v[j].s);
+	} else {
+		for (size_t i = 0, j = 0; i < r->nargs; i++) {
+			const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
 			decide(w, pp, &w->keys, t, i < CACHE_SLOTS ? &t->keys[i] : NULL, a->key);
-		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL)
-			decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
-			       a->v.s ? a->v.s : "");
+			if (j < pr->nvals && v[j].pos == i) {
+				decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
+				       v[j].s);
+				j++;
+			}
+		}
 	}
 	if (w->in.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
@@ -573,19 +580,15 @@ static int decide_keys(struct pw *w, struct ppart *pp)
 	return TP_OK;
 }
 
-/* Prefetches the string values' slots in the value map for slice pr: the map is large and
- * its probes miss the cache, so they are started a few slices ahead (no effect on the bytes). */
-static void prefetch_vals(const struct pw *w, const struct ppart *pp, const struct prec *pr)
+/* Prefetches the slots of string values v[0 .. n) in the value map: the map is large and its
+ * probes miss the cache, so they are started a few slices ahead (no effect on the bytes). */
+static void prefetch_vals(const struct pw *w, const struct pval *v, size_t n)
 {
 	const struct imap *m = &w->vals;
 	if (!m->cap)
 		return;
-	for (size_t i = 0; i < pr->r.nargs; i++) {
-		const struct tp_sink_parg *a = &pp->arg[pr->r.arg0 + i];
-		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL &&
-		    a->v.s)
-			__builtin_prefetch(&m->e[ihash(a->v.s, m->cap)]);
-	}
+	for (size_t j = 0; j < n; j++)
+		__builtin_prefetch(&m->e[ihash(v[j].s, m->cap)]);
 }
 
 int tp_pw_decide(struct pw *w, struct ppart *pp)
@@ -601,6 +604,9 @@ int tp_pw_decide(struct pw *w, struct ppart *pp)
 	pp->k.fast =
 	    !w->keys_per_use && !w->keys.restarted && w->keys.n + pp->k.nks < IMAP_MAX_SLOTS / 2;
 	w->keys_distinct += (size_t)pp->k.fast;
+	size_t v0 = 0, pf = 0; /* the values of slice k and of slice k + 4 (prefetched) */
+	for (size_t k = 0; k < 4 && k < pp->nrec; k++)
+		pf += pp->rec[k].nvals;
 	for (size_t k = 0; k < pp->nrec; k++) {
 		const struct prec *r = &pp->rec[k];
 		if (r->track >= w->nts || !w->ts[r->track].seq)
@@ -621,11 +627,14 @@ int tp_pw_decide(struct pw *w, struct ppart *pp)
 		} else if (g != pp->group) {
 			return tp_diag_set(w->d, TP_EUSAGE, "%s: a part spans two tracks", w->path);
 		}
-		if (k + 4 < pp->nrec)
-			prefetch_vals(w, pp, &pp->rec[k + 4]);
-		int st = decide_slice(w, pp, r);
+		if (k + 4 < pp->nrec) {
+			prefetch_vals(w, pp->val + pf, pp->rec[k + 4].nvals);
+			pf += pp->rec[k + 4].nvals;
+		}
+		int st = decide_slice(w, pp, r, pp->val + v0);
 		if (st)
 			return st;
+		v0 += r->nvals;
 	}
 	if (pp->k.fast && decide_keys(w, pp))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",

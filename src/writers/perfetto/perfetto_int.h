@@ -98,6 +98,14 @@ struct zpool {
 struct prec {
 	struct tp_sink_rec r;
 	uint32_t track; /* sink track (its lane) */
+	uint32_t nvals; /* its string values (struct pval) */
+};
+
+/* A string value of a part's slice and its argument position: the values' interning is
+ * decided per use, from this compact list rather than from the arguments. */
+struct pval {
+	const char *s;
+	uint32_t pos;
 };
 
 /* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
@@ -172,6 +180,8 @@ struct ppart {
 	size_t nrec, cap_rec;
 	struct tp_sink_parg *arg;
 	size_t narg, cap_arg;
+	struct pval *val;
+	size_t nval, cap_val;
 	uint64_t *flow;
 	size_t nflow, cap_flow;
 	int oom;       /* recording ran out of memory */
