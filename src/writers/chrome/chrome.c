@@ -6,7 +6,8 @@
  * threads and any batch size. Memory is bounded by the ring of batches (two per worker), not
  * by the trace. Text is formatted by hand through a raw cursor (integers with a two-digit
  * table, ns as µs with three decimals, constant parts copied whole, strings copied as they are
- * when nothing needs escaping).
+ * when nothing needs escaping). The slices come in parts (tp_sink_drive_parts), each formatted
+ * on the thread that walks it and written at its place in the file by any thread (below).
  *
  * Strings are recorded by pointer, not copied: tp_sink_drive's strings (slice names,
  * categories, argument keys and values, track names) stay valid until its end callback, and

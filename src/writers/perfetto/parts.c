@@ -2,10 +2,13 @@
  * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking and
  * encoding them use every thread while the trace stays the same bytes:
  *   1. a part's walk records its slices (tp_pw_part_slice, any thread): strings by address,
- *      which tp_sink_drive keeps valid and the same for the whole drive;
+ *      which tp_sink_drive keeps valid and the same for the whole drive, with the part's
+ *      annotation names as distinct names and pairs (tp_pw_keys_note) and its string values
+ *      as a compact list (note_vals);
  *   2. in part order, on the driving thread, the part's interning is decided (tp_pw_decide,
  *      perfetto.c): intern maps, per-track memos and lanes advance exactly as if the slices
- *      were encoded one by one; this is the only serial step, a few compares per string;
+ *      were encoded one by one, the annotation names once per distinct name where that is
+ *      exact; this is the only serial step;
  *   3. the part's packets are encoded from those decisions (tp_pw_encode_slot, any thread),
  *      from the lanes' state copied at the part's start, into the part's own buffer;
  *   4. in part order, the packets are cut into chunks by the same rule as one at a time

@@ -410,8 +410,9 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 /* A part's interning, in part order (the parts' emit, on the driving thread): the same walk
  * over the encoder's state as encoding the slices one by one, without writing them. It
  * decides every iid (and whether the packet defines it) in the order the encoding asks for
- * them, closes the lanes of the previous track (their END packets go first in the part), and
- * copies the lanes' state at the part's start for the encoding on a worker (parts.c).        */
+ * them (the annotation names apart, per distinct name, when decide_keys applies), closes the
+ * lanes of the previous track (their END packets go first in the part), and copies the lanes'
+ * state at the part's start for the encoding on a worker (parts.c).                          */
 /* ---------------------------------------------------------------------------------------- */
 
 static int order_error(struct pw *w, int64_t ts, int64_t last)

@@ -185,7 +185,8 @@ struct ppart {
 	uint64_t *flow;
 	size_t nflow, cap_flow;
 	int oom;       /* recording ran out of memory */
-	uint64_t *dec; /* per interning, in encoding order: iid << 1 | the packet defines it */
+	uint64_t *dec; /* per interning decided per use, in encoding order: iid << 1 | the packet
+	                * defines it (the annotation names are in k when k.fast) */
 	size_t ndec, cap_dec;
 	size_t group; /* the part's track: sink tracks group .. group + nlanes - 1 */
 	struct plane *lane;
