@@ -6,7 +6,8 @@
  * threads and any batch size. Memory is bounded by the ring of batches (two per worker), not
  * by the trace. Text is formatted by hand through a raw cursor (integers with a two-digit
  * table, ns as µs with three decimals, constant parts copied whole, strings copied as they are
- * when nothing needs escaping).
+ * when nothing needs escaping). The slices come in parts (tp_sink_drive_parts), each formatted
+ * on the thread that walks it and written at its place in the file by any thread (below).
  *
  * Strings are recorded by pointer, not copied: tp_sink_drive's strings (slice names,
  * categories, argument keys and values, track names) stay valid until its end callback, and
@@ -14,7 +15,9 @@
  *
  * Owns: the output file (tp_afile), the batch ring and its worker threads.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -71,6 +74,10 @@ struct cw {
 	struct tp_wsync sync;
 	struct cpart *parts; /* the part slots */
 	size_t nparts;
+	/* While the parts run, the file is written at offsets (pwrite) and not through f.fp:
+	 * poff is where the next part goes. */
+	int at_offsets;
+	uint64_t poff;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -165,6 +172,9 @@ struct cpart {
 	struct batch rec;
 	struct scache sc;
 	struct tp_buf b;
+	uint64_t off; /* the text's place in the file, bytes [skip, len) of b */
+	size_t skip;
+	int err; /* errno of a failed write */
 };
 
 static size_t scache_slot(const char *s)
@@ -634,9 +644,23 @@ static int cw_slice(void *ctx, const struct tp_sink_slice *s)
 
 /* ---------------------------------------------------------------------------------------- */
 /* Slices in parts (tp_sink_drive_parts): each part's slices are formatted into its slot's text
- * on the thread that walks the part, and the driving thread writes the slots in part order.
- * Track metadata comes before (through the ring, written out when the parts start) and the
- * counters after, so the file is the same bytes as with every event through the ring. */
+ * on the thread that walks the part; in part order the driving thread gives each part its
+ * place in the file (the sum of the lengths before it), and any thread then writes the text
+ * there (pwrite), so the kernel's copy into the page cache is off the driving thread. Track
+ * metadata comes before (through the ring, written out when the parts start) and the counters
+ * after (f.fp moved to the parts' end first), so the file is the same bytes as with every
+ * event through the ring. */
+
+/* The stream f.fp takes over again after the parts (the driving thread). */
+static int parts_done(struct cw *w)
+{
+	if (!w->at_offsets)
+		return w->status;
+	w->at_offsets = 0;
+	if (fseeko(w->f.fp, (off_t)w->poff, SEEK_SET) != 0)
+		return fail(w, TP_EOUTPUT);
+	return w->status;
+}
 
 static int cw_slots(void *ctx, size_t n)
 {
@@ -644,6 +668,11 @@ static int cw_slots(void *ctx, size_t n)
 	int st = drain(w);
 	if (st)
 		return st;
+	off_t at;
+	if (fflush(w->f.fp) != 0 || (at = ftello(w->f.fp)) < 0)
+		return fail(w, TP_EOUTPUT);
+	w->poff = (uint64_t)at;
+	w->at_offsets = 1;
 	w->parts = tp_calloc(n, sizeof *w->parts);
 	if (!w->parts)
 		return fail(w, TP_ENOMEM);
@@ -671,25 +700,68 @@ static int cw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	return TP_OK;
 }
 
+/* The part's place in the file (the driving thread, in part order). */
 static int cw_emit(void *ctx, size_t slot)
 {
 	struct cw *w = ctx;
-	struct tp_buf *b = &w->parts[slot].b;
-	if (b->oom)
+	struct cpart *cp = &w->parts[slot];
+	if (cp->b.oom)
 		return fail(w, TP_ENOMEM);
-	size_t skip = 0;
-	if (w->first && b->len) { /* a slice first of all (no metadata): no leading comma */
-		skip = 1;
+	cp->skip = 0;
+	if (w->first && cp->b.len) { /* a slice first of all (no metadata): no leading comma */
+		cp->skip = 1;
 		w->first = 0;
 	}
-	int st = write_bytes(w, b->data + skip, b->len - skip);
-	b->len = 0;
-	return st;
+	cp->off = w->poff;
+	cp->err = 0;
+	w->poff += cp->b.len - cp->skip;
+	return TP_OK;
+}
+
+/* Writes the part's text at its place (any thread), in pieces as tp_afile_write does; an
+ * error is reported in order, by cw_emit2. */
+static int cw_write_part(void *ctx, size_t slot)
+{
+	struct cw *w = ctx;
+	struct cpart *cp = &w->parts[slot];
+	const char *p = cp->b.data + cp->skip;
+	size_t n = cp->b.len - cp->skip;
+	uint64_t off = cp->off;
+	int fd = fileno(w->f.fp);
+	while (n) {
+		size_t k = n < TP_WRITE_PIECE ? n : TP_WRITE_PIECE;
+		ssize_t r = pwrite(fd, p, k, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			cp->err = r < 0 && errno ? errno : EIO;
+			break;
+		}
+		p += r;
+		off += (uint64_t)r;
+		n -= (size_t)r;
+	}
+	return TP_OK;
+}
+
+static int cw_emit2(void *ctx, size_t slot)
+{
+	struct cw *w = ctx;
+	struct cpart *cp = &w->parts[slot];
+	cp->b.len = 0;
+	if (cp->err) {
+		if (!w->f.err)
+			w->f.err = cp->err;
+		return fail(w, TP_EOUTPUT);
+	}
+	return TP_OK;
 }
 
 static int cw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
 {
 	struct cw *w = ctx;
+	if (parts_done(w))
+		return w->status;
 	struct batch *bt;
 	struct ev *e = new_ev(w, &bt, 0, 0);
 	if (!e)
@@ -711,6 +783,8 @@ static void workers_stop(struct cw *w);
 static int cw_end(void *ctx, int status)
 {
 	struct cw *w = ctx;
+	if (!status)
+		status = parts_done(w);
 	if (!status)
 		status = drain(w);
 	workers_stop(w);
@@ -769,8 +843,8 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 		                              cw_slots,
 		                              cw_part_slice,
 		                              cw_emit,
-		                              NULL,
-		                              NULL};
+		                              cw_write_part,
+		                              cw_emit2};
 		st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	}
 	workers_stop(&w);

@@ -2,10 +2,13 @@
  * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking and
  * encoding them use every thread while the trace stays the same bytes:
  *   1. a part's walk records its slices (tp_pw_part_slice, any thread): strings by address,
- *      which tp_sink_drive keeps valid and the same for the whole drive;
+ *      which tp_sink_drive keeps valid and the same for the whole drive, with the part's
+ *      annotation names as distinct names and pairs (tp_pw_keys_note) and its string values
+ *      as a compact list (note_vals);
  *   2. in part order, on the driving thread, the part's interning is decided (tp_pw_decide,
  *      perfetto.c): intern maps, per-track memos and lanes advance exactly as if the slices
- *      were encoded one by one; this is the only serial step, a few compares per string;
+ *      were encoded one by one, the annotation names once per distinct name where that is
+ *      exact; this is the only serial step;
  *   3. the part's packets are encoded from those decisions (tp_pw_encode_slot, any thread),
  *      from the lanes' state copied at the part's start, into the part's own buffer;
  *   4. in part order, the packets are cut into chunks by the same rule as one at a time
@@ -62,11 +65,176 @@ static int rec_room(struct ppart *pp, size_t nargs, size_t nflows)
 	return 0;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* A part's annotation names, distinct (any thread, while the part is recorded)             */
+/* ---------------------------------------------------------------------------------------- */
+
+static size_t kent_hash(const char *s, uint32_t track1, size_t cap)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)s ^ (uint64_t)track1 << 48) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static int kent_used(const void *e)
+{
+	return ((const struct kent *)e)->s != NULL;
+}
+
+static size_t kent_rehash(const void *e, size_t cap)
+{
+	const struct kent *k = e;
+	return kent_hash(k->s, k->track1, cap);
+}
+
+/* The index stored under (s, track1), adding `idx` when absent (*added set); SIZE_MAX when out
+ * of memory. */
+static size_t kent_get(struct pkeys *k, const char *s, uint32_t track1, size_t idx, int *added)
+{
+	if (k->n * 2 >= k->cap) {
+		struct kent *g = tp_oa_grow(k->h, &k->cap, 256, sizeof *g, kent_used, kent_rehash);
+		if (!g)
+			return SIZE_MAX;
+		k->h = g;
+	}
+	size_t h = kent_hash(s, track1, k->cap);
+	while (k->h[h].s) {
+		if (k->h[h].s == s && k->h[h].track1 == track1) {
+			*added = 0;
+			return k->h[h].idx;
+		}
+		h = (h + 1) & (k->cap - 1);
+	}
+	k->h[h].s = s;
+	k->h[h].track1 = track1;
+	k->h[h].idx = (uint32_t)idx;
+	k->n++;
+	*added = 1;
+	return idx;
+}
+
+/* Empties k for a new part. */
+static void keys_reset(struct pkeys *k)
+{
+	if (k->n)
+		memset(k->h, 0, k->cap * sizeof *k->h);
+	k->n = k->nks = k->nkp = k->nkuse = k->nlru = 0;
+}
+
+/* The pair of name s on track `track` (its index, noting the string and the pair when new);
+ * *first set when this is the pair's first use. -1 when out of memory. */
+static long key_pair(struct pkeys *k, const char *s, uint32_t track, int *first)
+{
+	int added;
+	size_t u = kent_get(k, s, 0, k->nks, &added);
+	if (u == SIZE_MAX)
+		return -1;
+	if (added) {
+		const char **g = tp_grow(k->ks, sizeof *g, k->nks + 1, &k->cap_ks);
+		if (!g)
+			return -1;
+		k->ks = g;
+		k->ks[k->nks++] = s;
+	}
+	size_t q = kent_get(k, s, track + 1, k->nkp, first);
+	if (q == SIZE_MAX)
+		return -1;
+	if (*first) {
+		struct kpair *g = tp_grow(k->kp, sizeof *g, k->nkp + 1, &k->cap_kp);
+		if (!g)
+			return -1;
+		k->kp = g;
+		k->kp[k->nkp].u = (uint32_t)u;
+		k->kp[k->nkp++].track = track;
+	}
+	return (long)q;
+}
+
+int tp_pw_keys_note(struct ppart *pp, const struct tp_sink_slice *s)
+{
+	struct pkeys *k = &pp->k;
+	const struct tp_sink_rec *r = &pp->rec[pp->nrec - 1].r;
+	uint32_t track = (uint32_t)s->track->index;
+	int32_t lane = s->track->lane > 0 ? s->track->lane : 0;
+	if (pp->nrec == 1)
+		k->group = track - (size_t)lane;
+	struct klru *lru = NULL;
+	if (lane < 64) {
+		size_t l = track - k->group;
+		if (l >= k->nlru) {
+			struct klru *g = tp_grow(k->lru, sizeof *g, l + 1, &k->cap_lru);
+			if (!g)
+				return -1;
+			memset(g + k->nlru, 0, (l + 1 - k->nlru) * sizeof *g);
+			k->lru = g;
+			k->nlru = l + 1;
+		}
+		lru = &k->lru[l];
+	}
+	if (k->nkuse + r->nargs > k->cap_kuse) {
+		uint32_t *g = tp_grow(k->kuse, sizeof *g, k->nkuse + r->nargs, &k->cap_kuse);
+		if (!g)
+			return -1;
+		k->kuse = g;
+	}
+	for (size_t i = 0; i < r->nargs; i++) {
+		int first;
+		long q = key_pair(k, pp->arg[r->arg0 + i].key, track, &first);
+		if (q < 0)
+			return -1;
+		k->kuse[k->nkuse++] = (uint32_t)q << 1 | (uint32_t)(first || !lru);
+		if (lru && i < CACHE_SLOTS) {
+			uint32_t v = k->kp[q].u + 1, *m = lru->u[i];
+			if (m[0] != v) {
+				m[1] = m[0];
+				m[0] = v;
+			}
+		}
+	}
+	return 0;
+}
+
+void tp_pw_keys_free(struct pkeys *k)
+{
+	void *blocks[] = {k->h, k->ks, k->kp, k->kuse, k->lru, k->kiid};
+	for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
+		tp_free(blocks[i]);
+	memset(k, 0, sizeof *k);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Recording a part's slices (any thread), continued                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The string values of record r (the last one) into pp->val; -1 when out of memory. */
+static int note_vals(struct ppart *pp, struct prec *r)
+{
+	if (pp->nval + r->r.nargs > pp->cap_val) {
+		struct pval *g = tp_grow(pp->val, sizeof *g, pp->nval + r->r.nargs, &pp->cap_val);
+		if (!g)
+			return -1;
+		pp->val = g;
+	}
+	size_t n0 = pp->nval;
+	for (uint32_t i = 0; i < r->r.nargs; i++) {
+		const struct tp_sink_parg *a = &pp->arg[r->r.arg0 + i];
+		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL) {
+			pp->val[pp->nval].s = a->v.s ? a->v.s : "";
+			pp->val[pp->nval++].pos = i;
+		}
+	}
+	r->nvals = (uint32_t)(pp->nval - n0);
+	return 0;
+}
+
 /* Out of memory is reported in order, when the part's interning is decided. */
 int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
+	if (!pp->nrec) {
+		keys_reset(&pp->k);
+		pp->nval = 0;
+	}
 	if (pp->oom || rec_room(pp, s->num_args, s->num_flows_out)) {
 		pp->oom = 1;
 		return TP_OK;
@@ -74,6 +242,8 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	struct prec *r = &pp->rec[pp->nrec++];
 	r->track = (uint32_t)s->track->index;
 	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
+	if (tp_pw_keys_note(pp, s) || note_vals(pp, r))
+		pp->oom = 1;
 	return TP_OK;
 }
 
@@ -173,14 +343,13 @@ static int put_slice_packet(struct ppart *pp, const uint8_t *tsb, size_t tsn)
 /* The encoding's walk: the part, its next decision. */
 struct enc {
 	struct ppart *pp;
-	size_t dec;
+	size_t dec, key; /* the next per-use decision, the next annotation name's use */
 };
 
-/* The next decided iid (0: the string inline), appending its interned entry (field `field`
- * of InternedData) when the packet defines it. */
-static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
+/* Decision x (iid << 1 | defines) as an iid (0: the string inline), appending its interned
+ * entry (field `field` of InternedData) when the packet defines it. */
+static uint64_t use_iid(struct enc *e, unsigned field, const char *s, uint64_t x)
 {
-	uint64_t x = e->pp->dec[e->dec++];
 	if (x & 1) {
 		struct tp_pb *in = &e->pp->in;
 		size_t mk = tp_pb_open(in, field);
@@ -191,6 +360,24 @@ static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
 	return x >> 1;
 }
 
+/* The next decided iid of the per-use decisions. */
+static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
+{
+	return use_iid(e, field, s, e->pp->dec[e->dec++]);
+}
+
+/* The next annotation name's iid: from its pair's decision when they were decided per
+ * distinct name (defining only at the use that may), else the next per-use decision. */
+static uint64_t next_key(struct enc *e, const char *s)
+{
+	const struct pkeys *k = &e->pp->k;
+	uint32_t j = k->kuse[e->key++];
+	if (!k->fast)
+		return next_iid(e, F_ID_ANNOTATION_NAMES, s);
+	uint64_t x = k->kiid[k->nks + (j >> 1)];
+	return use_iid(e, F_ID_ANNOTATION_NAMES, s, j & 1 ? x : x & ~(uint64_t)1);
+}
+
 /* Encodes one DebugAnnotation at o (room for 26 bytes checked by the caller), straight into
  * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
  * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
@@ -198,7 +385,7 @@ static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
 static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, uint8_t *o)
 {
 	struct ppart *pp = e->pp;
-	uint64_t kiid = next_iid(e, F_ID_ANNOTATION_NAMES, a->key);
+	uint64_t kiid = next_key(e, a->key);
 	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
 	q = vput(q, kiid);
@@ -334,7 +521,7 @@ int tp_pw_encode_slot(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	struct enc e = {pp, 0};
+	struct enc e = {pp, 0, 0};
 	pp->out.b.len = 0;
 	pp->out.n = 0;
 	for (size_t k = 0; k < pp->nrec; k++)
@@ -400,8 +587,10 @@ void tp_pw_parts_free(struct pw *w)
 		struct ppart *pp = &w->parts[i];
 		tp_free(pp->rec);
 		tp_free(pp->arg);
+		tp_free(pp->val);
 		tp_free(pp->flow);
 		tp_free(pp->dec);
+		tp_pw_keys_free(&pp->k);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
 		tp_free(pp->lane);

@@ -91,6 +91,7 @@ static struct ient *imap_get(struct imap *m, const char *s)
 		 * never reused), so the tracks' memos may keep returning them. */
 		memset(m->e, 0, m->cap * sizeof *m->e);
 		m->n = 0;
+		m->restarted = 1;
 	}
 	if (m->n * 2 >= m->cap) {
 		struct ient *ne = tp_oa_grow(m->e, &m->cap, 256, sizeof *ne, ient_used, ient_hash);
@@ -110,6 +111,22 @@ static struct ient *imap_get(struct imap *m, const char *s)
 	m->e[h].mask = 0;
 	m->n++;
 	return &m->e[h];
+}
+
+/* Whether a use of entry e on the sequence of track state t defines it there (the sequence has
+ * not seen it yet), noting that it has now. Lanes past 63 have no mask bit: every use defines. */
+static int defines(struct ient *e, const struct tstate *t)
+{
+	if (t->lane >= 64)
+		return 1;
+	if (e->group != t->group) {
+		e->group = t->group;
+		e->mask = 0;
+	}
+	uint64_t bit = (uint64_t)1 << t->lane;
+	int known = (e->mask & bit) != 0;
+	e->mask |= bit;
+	return !known;
 }
 
 /* Returns the iid of s for the sequence of track state t, with *define set when that sequence
@@ -137,17 +154,7 @@ static uint64_t intern(struct pw *w, struct imap *m, const struct tstate *t, con
 		w->in.oom = 1;
 		return 0;
 	}
-	int known = 0;
-	if (t->lane < 64) {
-		if (e->group != t->group) {
-			e->group = t->group;
-			e->mask = 0;
-		}
-		uint64_t bit = (uint64_t)1 << t->lane;
-		known = (e->mask & bit) != 0;
-		e->mask |= bit;
-	}
-	*define = !known;
+	*define = defines(e, t);
 	return e->iid;
 }
 
@@ -403,8 +410,9 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 /* A part's interning, in part order (the parts' emit, on the driving thread): the same walk
  * over the encoder's state as encoding the slices one by one, without writing them. It
  * decides every iid (and whether the packet defines it) in the order the encoding asks for
- * them, closes the lanes of the previous track (their END packets go first in the part), and
- * copies the lanes' state at the part's start for the encoding on a worker (parts.c).        */
+ * them (the annotation names apart, per distinct name, when decide_keys applies), closes the
+ * lanes of the previous track (their END packets go first in the part), and copies the lanes'
+ * state at the part's start for the encoding on a worker (parts.c).                          */
 /* ---------------------------------------------------------------------------------------- */
 
 static int order_error(struct pw *w, int64_t ts, int64_t last)
@@ -474,7 +482,7 @@ static inline void decide(struct pw *w, struct ppart *pp, struct imap *m, struct
 }
 
 /* The slice's checks, END times, timestamp and interning, as pw_slice made them. */
-static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
+static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr, const struct pval *v)
 {
 	const struct tp_sink_rec *r = &pr->r;
 	struct tstate *t = &w->ts[pr->track];
@@ -499,12 +507,20 @@ static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
 	}
 	decide(w, pp, &w->cats, t, &t->cat, r->cat ? r->cat : "");
 	decide(w, pp, &w->names, t, &t->name, r->name ? r->name : "");
-	for (size_t i = 0; i < r->nargs; i++) {
-		const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
-		decide(w, pp, &w->keys, t, i < CACHE_SLOTS ? &t->keys[i] : NULL, a->key);
-		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL)
-			decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
-			       a->v.s ? a->v.s : "");
+	if (pp->k.fast) { /* the names are decided apart: only the values, in order */
+		for (size_t j = 0; j < pr->nvals; j++)
+			decide(w, pp, &w->vals, t,
+			       v[j].pos < CACHE_SLOTS ? &t->vals[v[j].pos] : NULL, v[j].s);
+	} else {
+		for (size_t i = 0, j = 0; i < r->nargs; i++) {
+			const struct tp_sink_parg *a = &pp->arg[r->arg0 + i];
+			decide(w, pp, &w->keys, t, i < CACHE_SLOTS ? &t->keys[i] : NULL, a->key);
+			if (j < pr->nvals && v[j].pos == i) {
+				decide(w, pp, &w->vals, t, i < CACHE_SLOTS ? &t->vals[i] : NULL,
+				       v[j].s);
+				j++;
+			}
+		}
 	}
 	if (w->in.oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
@@ -514,6 +530,66 @@ static int decide_slice(struct pw *w, struct ppart *pp, const struct prec *pr)
 	t->ends[t->depth++] = r->ts + r->dur;
 	w->slices++;
 	return TP_OK;
+}
+
+/* The annotation names of part pp decided per distinct name (pp->k.fast; the worker found
+ * them, tp_pw_keys_note) rather than per use. Exact while the map has never started over and
+ * cannot during the part: an iid is then one per string, given at the string's first use in
+ * the trace (in first-use order here too), and a use defines it where the string is new to
+ * its lane (the pair's first use in the part, when the lane's mask bit is not set yet); the
+ * memos change no decision then, and are left as the uses would leave them (the last two
+ * distinct names per position), for a later part decided per use. */
+static int decide_keys(struct pw *w, struct ppart *pp)
+{
+	struct pkeys *k = &pp->k;
+	struct imap *m = &w->keys;
+	size_t need = k->nks + k->nkp;
+	if (need > k->cap_kiid) {
+		uint64_t *g = tp_grow(k->kiid, sizeof *g, need, &k->cap_kiid);
+		if (!g)
+			return TP_ENOMEM;
+		k->kiid = g;
+	}
+	for (size_t u = 0; u < k->nks; u++) {
+		struct ient *e = imap_get(m, k->ks[u]);
+		if (!e)
+			return TP_ENOMEM;
+		k->kiid[u] = e->iid;
+	}
+	for (size_t q = 0; q < k->nkp; q++) {
+		const struct kpair *kp = &k->kp[q];
+		const struct tstate *t = &w->ts[kp->track];
+		int def = t->lane >= 64 || defines(imap_find(m, k->ks[kp->u]), t);
+		k->kiid[k->nks + q] = k->kiid[kp->u] << 1 | (uint64_t)def;
+	}
+	for (size_t l = 0; l < k->nlru; l++)
+		for (size_t i = 0; i < CACHE_SLOTS; i++) {
+			const uint32_t *v = k->lru[l].u[i];
+			struct memo *mo = &w->ts[k->group + l].keys[i];
+			if (!v[0])
+				continue;
+			if (v[1]) {
+				mo->s[1] = k->ks[v[1] - 1];
+				mo->iid[1] = k->kiid[v[1] - 1];
+			} else if (mo->s[0] != k->ks[v[0] - 1]) {
+				mo->s[1] = mo->s[0];
+				mo->iid[1] = mo->iid[0];
+			}
+			mo->s[0] = k->ks[v[0] - 1];
+			mo->iid[0] = k->kiid[v[0] - 1];
+		}
+	return TP_OK;
+}
+
+/* Prefetches the slots of string values v[0 .. n) in the value map: the map is large and its
+ * probes miss the cache, so they are started a few slices ahead (no effect on the bytes). */
+static void prefetch_vals(const struct pw *w, const struct pval *v, size_t n)
+{
+	const struct imap *m = &w->vals;
+	if (!m->cap)
+		return;
+	for (size_t j = 0; j < n; j++)
+		__builtin_prefetch(&m->e[ihash(v[j].s, m->cap)]);
 }
 
 int tp_pw_decide(struct pw *w, struct ppart *pp)
@@ -526,6 +602,12 @@ int tp_pw_decide(struct pw *w, struct ppart *pp)
 		                   w->path);
 	if (!pp->nrec)
 		return TP_OK;
+	pp->k.fast =
+	    !w->keys_per_use && !w->keys.restarted && w->keys.n + pp->k.nks < IMAP_MAX_SLOTS / 2;
+	w->keys_distinct += (size_t)pp->k.fast;
+	size_t v0 = 0, pf = 0; /* the values of slice k and of slice k + 4 (prefetched) */
+	for (size_t k = 0; k < 4 && k < pp->nrec; k++)
+		pf += pp->rec[k].nvals;
 	for (size_t k = 0; k < pp->nrec; k++) {
 		const struct prec *r = &pp->rec[k];
 		if (r->track >= w->nts || !w->ts[r->track].seq)
@@ -546,12 +628,21 @@ int tp_pw_decide(struct pw *w, struct ppart *pp)
 		} else if (g != pp->group) {
 			return tp_diag_set(w->d, TP_EUSAGE, "%s: a part spans two tracks", w->path);
 		}
-		int st = decide_slice(w, pp, r);
+		if (k + 4 < pp->nrec) {
+			prefetch_vals(w, pp->val + pf, pp->rec[k + 4].nvals);
+			pf += pp->rec[k + 4].nvals;
+		}
+		int st = decide_slice(w, pp, r, pp->val + v0);
 		if (st)
 			return st;
+		v0 += r->nvals;
 	}
+	if (pp->k.fast && decide_keys(w, pp))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
+		                   w->path);
 	return TP_OK;
 }
+
 static int pw_counter(void *ctx, const struct tp_sink_track *tr, int64_t ts_ns, double value)
 {
 	struct pw *w = ctx;
@@ -587,10 +678,11 @@ static int pw_end(void *ctx, int status)
 
 /* ---------------------------------------------------------------------------------------- */
 
-int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
-                            const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
-                            struct tp_diag *d)
+int tp_perfetto_write_knobs(const struct tp_profile *p, const struct tp_analysis *a,
+                            const char *path, const struct tp_perfetto_opts *o,
+                            struct tp_pw_knobs *k, struct tp_diag *d)
 {
+	size_t part_slices = k->part_slices;
 	struct pw *w = tp_calloc(1, sizeof *w);
 	if (!w)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
@@ -600,6 +692,7 @@ int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis
 	w->level = o && o->level > 0 && o->level <= 12 ? o->level : 1;
 	w->full_args = o && o->full_args;
 	w->vals.lazy = 1;
+	w->keys_per_use = k->keys_per_use;
 	int st = TP_OK;
 	if (!(w->vals.seen = tp_calloc(SEEN_SLOTS, sizeof *w->vals.seen))) {
 		st = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
@@ -619,6 +712,7 @@ int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis
 	st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	if (!st)
 		st = tp_afile_commit(&w->f, d);
+	k->keys_distinct = w->keys_distinct;
 out:
 	tp_perfetto_zstop(w);
 	tp_afile_abort(&w->f);
@@ -638,6 +732,14 @@ out:
 	imap_free(&w->vals);
 	tp_free(w);
 	return st;
+}
+
+int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
+                            const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
+                            struct tp_diag *d)
+{
+	struct tp_pw_knobs k = {part_slices, 0, 0};
+	return tp_perfetto_write_knobs(p, a, path, o, &k, d);
 }
 
 int tp_perfetto_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,

@@ -35,7 +35,8 @@ struct imap {
 	struct ient *e;
 	size_t cap, n;
 	uint64_t next_iid;
-	int lazy;          /* a string gets an iid on its second use; the first is written inline */
+	int lazy;      /* a string gets an iid on its second use; the first is written inline */
+	int restarted; /* the map has started over once (its iids are no longer one per string) */
 	const char **seen; /* lazy maps: SEEN_SLOTS recently seen, not yet interned addresses */
 };
 
@@ -97,6 +98,14 @@ struct zpool {
 struct prec {
 	struct tp_sink_rec r;
 	uint32_t track; /* sink track (its lane) */
+	uint32_t nvals; /* its string values (struct pval) */
+};
+
+/* A string value of a part's slice and its argument position: the values' interning is
+ * decided per use, from this compact list rather than from the arguments. */
+struct pval {
+	const char *s;
+	uint32_t pos;
 };
 
 /* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
@@ -128,19 +137,61 @@ struct pbytes {
 	size_t n, cap;
 };
 
+/* An entry of a part's table of annotation names (struct pkeys): a name alone (track1 = 0,
+ * idx = its index in ks) or a name on a sink track (track1 = track + 1, idx = the pair). */
+struct kent {
+	const char *s;
+	uint32_t track1, idx;
+};
+
+/* A part's annotation names as distinct strings and (string, track) pairs, found by the
+ * worker that records the part, so that their interning is decided per distinct string, not
+ * per use (tp_pw_decide_keys): ks the names in first-use order, kp the pairs in first-use
+ * order, kuse per use (encoding order) its pair << 1 | 1 when the use may define the name (the
+ * pair's first use in the part, or every use on a lane past 63, which the masks do not
+ * cover), lru per lane of the part's track and argument position the last two distinct names
+ * used there (index in ks + 1, [0] the more recent; 0 = none): what the track's memo holds
+ * after the part. kiid (decided): the names' iids, then per pair iid << 1 | defines. */
+struct kpair {
+	uint32_t u, track;
+};
+struct klru {
+	uint32_t u[CACHE_SLOTS][2];
+};
+struct pkeys {
+	struct kent *h;
+	size_t cap, n;
+	const char **ks;
+	size_t nks, cap_ks;
+	struct kpair *kp;
+	size_t nkp, cap_kp;
+	uint32_t *kuse;
+	size_t nkuse, cap_kuse;
+	struct klru *lru;
+	size_t nlru, cap_lru;
+	size_t group; /* sink track of lane 0 of the part's track */
+	uint64_t *kiid;
+	size_t cap_kiid;
+	int fast; /* decided per distinct name (else per use, into the part's dec) */
+};
+
 struct ppart {
 	struct prec *rec;
 	size_t nrec, cap_rec;
 	struct tp_sink_parg *arg;
 	size_t narg, cap_arg;
+	struct pval *val;
+	size_t nval, cap_val;
 	uint64_t *flow;
 	size_t nflow, cap_flow;
 	int oom;       /* recording ran out of memory */
-	uint64_t *dec; /* per interning, in encoding order: iid << 1 | the packet defines it */
+	uint64_t *dec; /* per interning decided per use, in encoding order: iid << 1 | the packet
+	                * defines it (the annotation names are in k when k.fast) */
 	size_t ndec, cap_dec;
 	size_t group; /* the part's track: sink tracks group .. group + nlanes - 1 */
 	struct plane *lane;
 	size_t nlanes, cap_lanes;
+	struct pkeys k;
 	struct pbytes head, out;
 	struct tp_pb pkt, ev, in; /* the encoding's scratch: a packet's sequence id, its track
 	                           * event, its interned data */
@@ -170,6 +221,8 @@ struct pw {
 	uint64_t slices;
 	struct ppart *parts; /* the part slots */
 	size_t nparts;
+	int keys_per_use;     /* decide every part's annotation names per use (tests) */
+	size_t keys_distinct; /* parts whose annotation names were decided per distinct name */
 };
 
 /* tp_perfetto_write with parts of part_slices slices (0: TP_SINK_PART_SLICES); the bytes do
@@ -177,6 +230,18 @@ struct pw {
 int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
                             const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
                             struct tp_diag *d);
+
+/* The writer's choices a test may set or read, for tp_perfetto_write_knobs: the part size (as
+ * above), keys_per_use to decide the annotation names per use in every part (the bytes must
+ * not change), and on return how many parts had them decided per distinct name. */
+struct tp_pw_knobs {
+	size_t part_slices;
+	int keys_per_use;
+	size_t keys_distinct; /* out */
+};
+int tp_perfetto_write_knobs(const struct tp_profile *p, const struct tp_analysis *a,
+                            const char *path, const struct tp_perfetto_opts *o,
+                            struct tp_pw_knobs *k, struct tp_diag *d);
 
 /* The parts' callbacks (struct tp_sink_parts; ctx is the struct pw): slots, a slice recorded
  * (any thread), the part's interning in order (tp_pw_decide, perfetto.c), its packets encoded
@@ -186,6 +251,11 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s);
 int tp_pw_emit(void *ctx, size_t slot);
 int tp_pw_encode_slot(void *ctx, size_t slot);
 int tp_pw_emit2(void *ctx, size_t slot);
+
+/* Notes the annotation names of slice s (the last one recorded into pp) in pp->k (any thread);
+ * -1 when out of memory. Frees pp->k. */
+int tp_pw_keys_note(struct ppart *pp, const struct tp_sink_slice *s);
+void tp_pw_keys_free(struct pkeys *k);
 
 /* Decides part pp's interning and lanes (the driving thread, parts in order); TP_OK or an
  * error with w->d set. */

@@ -813,6 +813,76 @@ static void test_same_bytes_any_parts(void **state)
 	tp_profile_free(p);
 }
 
+/* A TIU track whose first 300 commands overlap (1 ns apart, 200 ns long: lanes past 63, whose
+ * names are defined at every use), then 70 000 commands each with an annotation name of its
+ * own (more than the 64 Ki an intern map holds: the names' map starts over) and names and
+ * values from small sets. */
+static struct tp_profile *keys_profile(void)
+{
+	int tr;
+	struct tp_profile *p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
+	char key[32], val[32];
+	for (int i = 0; i < 70300; i++) {
+		int over = i < 300;
+		int64_t t = over ? i : 1000 + (int64_t)i * 10;
+		struct tp_slice *s = fx_cmd(p, tr, i % 5 ? "mm" : "ld", "sMM", t,
+		                            t + (over ? 200 : 5), (uint32_t)i + 1);
+		tp_args_begin(p);
+		snprintf(key, sizeof key, over ? "a%d" : "k%d", over ? i % 3 : i);
+		tp_args_add_int(p, key, i);
+		snprintf(key, sizeof key, "c%d", i % 40);
+		snprintf(val, sizeof val, "v%d", i % 7);
+		tp_args_add_str(p, key, val);
+		/* At one position pa / pb, then from a part boundary only pc, then after the
+		 * map started over pa again: decided per use, that takes the track's memo as
+		 * the uses before left it. */
+		tp_args_add_int(p, i < 30000 ? (i % 2 ? "pa" : "pb") : i < 69500 ? "pc" : "pa", 1);
+		s->args = tp_args_end(p);
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	return p;
+}
+
+/* The annotation names of a part are decided per distinct name while their map has not
+ * started over, else per use: the same bytes as deciding every use, for any part size and
+ * thread count, and the trace checks. */
+static void test_keys_per_distinct_name(void **state)
+{
+	(void)state;
+	struct tp_profile *p = keys_profile();
+	char *ref = tmp("keys-ref.pftrace"), *got = tmp("keys.pftrace");
+	struct tp_diag d = {0};
+	struct tp_perfetto_opts o = {1, 0, 0, 1};
+	struct tp_pw_knobs use = {0, 1, 0};
+	assert_int_equal(tp_perfetto_write_knobs(p, NULL, ref, &o, &use, &d), TP_OK);
+	assert_int_equal(use.keys_distinct, 0);
+	size_t nr;
+	uint8_t *br = tp_test_must_slurp(ref, &nr);
+	static const size_t sizes[] = {0, 100};
+	for (size_t k = 0; k < 2; k++)
+		for (int th = 1; th <= 3; th += 2) {
+			struct tp_pw_knobs dist = {sizes[k], 0, 0};
+			o.threads = th;
+			assert_int_equal(tp_perfetto_write_knobs(p, NULL, got, &o, &dist, &d),
+			                 TP_OK);
+			/* Some parts per distinct name, not those after the map started over. */
+			size_t parts = sizes[k] ? 70300 / sizes[k] : 70300 / 1024;
+			assert_true(dist.keys_distinct > 0 && dist.keys_distinct < parts);
+			size_t ng;
+			uint8_t *bg = tp_test_must_slurp(got, &ng);
+			if (ng != nr || memcmp(bg, br, nr) != 0)
+				fail_msg("parts of %zu on %d threads: other bytes", sizes[k], th);
+			free(bg);
+		}
+	struct tp_perfetto_check_report r;
+	assert_int_equal(tp_perfetto_check(got, &r, &d), TP_OK);
+	assert_int_equal(r.slices, 70300);
+	free(br);
+	tp_free(ref);
+	tp_free(got);
+	tp_profile_free(p);
+}
+
 #define TP_TEST_GROUP_SETUP setup
 #define TP_TEST_GROUP_TEARDOWN teardown
 #include "tp_test_main.h"
