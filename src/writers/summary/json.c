@@ -305,9 +305,7 @@ static void meta_json(struct tp_buf *b, int *f, const struct tp_profile *p)
 	for (size_t i = 0; i < p->num_notes; i++) {
 		if (i)
 			tp_buf_putc(b, ',');
-		tp_buf_putc(b, '"');
-		tp_buf_json_str(b, tp_str(p, p->notes[i].text));
-		tp_buf_putc(b, '"');
+		jquote(b, tp_str(p, p->notes[i].text));
 	}
 	tp_buf_puts(b, "]}\n");
 }
