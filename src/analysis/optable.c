@@ -491,3 +491,41 @@ void tp_op_table_free(struct tp_op_table *t)
 	tp_free(t->rows);
 	memset(t, 0, sizeof *t);
 }
+
+struct row_order {
+	const struct tp_op_row *rows;
+	enum tp_op_order by;
+};
+
+static int row_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const struct row_order *o = ctx;
+	const struct tp_op_row *a = &o->rows[x], *b = &o->rows[y];
+	switch (o->by) {
+	case TP_OP_BY_TYPE:
+		return a->op_type < b->op_type;
+	case TP_OP_BY_TOTAL:
+		return a->total_ns > b->total_ns;
+	case TP_OP_BY_MEAN:
+		return a->mean_ns > b->mean_ns;
+	}
+	return 0;
+}
+
+const struct tp_op_row **tp_op_rows_by(const struct tp_op_table *t, enum tp_op_order by)
+{
+	size_t n = t->count, slots = n ? n : 1;
+	/* The n pointers, then the index sorted stably (so ties keep the table's order) and its
+	 * merge buffer: 2n uint32 in the same block, behind the pointers. */
+	const struct tp_op_row **v = tp_malloc(slots * (sizeof *v + 2 * sizeof(uint32_t)));
+	if (!v)
+		return NULL;
+	uint32_t *ix = (uint32_t *)(void *)(v + slots);
+	for (size_t i = 0; i < n; i++)
+		ix[i] = (uint32_t)i;
+	struct row_order o = {t->rows, by};
+	tp_sort_index(ix, ix + n, n, row_before, &o);
+	for (size_t i = 0; i < n; i++)
+		v[i] = &t->rows[ix[i]];
+	return v;
+}

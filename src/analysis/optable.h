@@ -61,6 +61,17 @@ void tp_op_table_free(struct tp_op_table *t);
 int tp_op_table_for(const struct tp_profile *p, const struct tp_analysis *a,
                     struct tp_op_table *own, const struct tp_op_table **out);
 
+/* The orders of tp_op_rows_by; ties always keep the table's order (first execution, name,
+ * op_type). */
+enum tp_op_order {
+	TP_OP_BY_TYPE,  /* op_type's string id, ascending: a type's rows next to each other */
+	TP_OP_BY_TOTAL, /* total_ns, longest first */
+	TP_OP_BY_MEAN,  /* mean_ns, slowest first */
+};
+/* The rows of t ordered by `by`: a new array of t->count pointers into t->rows (freed with
+ * tp_free; at least one slot, so never NULL for an empty table), or NULL on ENOMEM. */
+const struct tp_op_row **tp_op_rows_by(const struct tp_op_table *t, enum tp_op_order by);
+
 /* The argument `key` of argset `args`, or NULL if absent (key compared as a string). */
 const struct tp_arg *tp_op_arg(const struct tp_profile *p, uint32_t args, const char *key);
 /* The string value of argument `key`, or "" if absent or not a string. Never NULL. */

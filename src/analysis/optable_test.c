@@ -1,7 +1,8 @@
 /*
  * optable_test.c — unit tests for the operator table (grouping, warm-up exclusion by the
  * operator's flag, its step's or the enclosing step's, min / mean / max / median / p99, the
- * describing execution, operators spread over threads) and its statistics helpers.
+ * describing execution, operators spread over threads), its statistics helpers and the row
+ * orders of tp_op_rows_by.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -223,6 +224,40 @@ static void test_sparse_eligible(void **state)
 }
 
 /* A build as tp_test_oom_sweep calls it (ctx: the profile); a success has every row. */
+/* tp_op_rows_by: each order over rows with ties in every key, the tied rows in table order;
+ * an empty table still gets an array. */
+static void test_rows_by(void **state)
+{
+	(void)state;
+	struct tp_op_row rows[] = {
+	    {.op_type = 7, .total_ns = 100, .mean_ns = 10},
+	    {.op_type = 3, .total_ns = 300, .mean_ns = 10},
+	    {.op_type = 7, .total_ns = 300, .mean_ns = 50},
+	    {.op_type = 3, .total_ns = 100, .mean_ns = 50},
+	    {.op_type = 5, .total_ns = 200, .mean_ns = 20},
+	};
+	struct tp_op_table t = {.rows = rows, .count = 5};
+	static const struct {
+		enum tp_op_order by;
+		size_t want[5];
+	} cases[] = {
+	    {TP_OP_BY_TYPE, {1, 3, 4, 0, 2}},
+	    {TP_OP_BY_TOTAL, {1, 2, 4, 0, 3}},
+	    {TP_OP_BY_MEAN, {2, 3, 4, 0, 1}},
+	};
+	for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+		const struct tp_op_row **v = tp_op_rows_by(&t, cases[k].by);
+		assert_non_null(v);
+		for (size_t i = 0; i < 5; i++)
+			assert_ptr_equal(v[i], &rows[cases[k].want[i]]);
+		tp_free(v);
+	}
+	struct tp_op_table none = {0};
+	const struct tp_op_row **v = tp_op_rows_by(&none, TP_OP_BY_MEAN);
+	assert_non_null(v);
+	tp_free(v);
+}
+
 static int build_table(void *ctx, struct tp_diag *d)
 {
 	const struct tp_profile *p = ctx;
@@ -254,6 +289,7 @@ int main(void)
 	    cmocka_unit_test(test_table_many_threads),
 	    cmocka_unit_test(test_percentiles),
 	    cmocka_unit_test(test_sparse_eligible),
+	    cmocka_unit_test(test_rows_by),
 	    cmocka_unit_test(test_table_oom),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -102,6 +102,19 @@ void *tp_grow(void *p, size_t elem, size_t need, size_t *cap)
 	return q;
 }
 
+void *tp_push(void *arrp, size_t elem, size_t *n, size_t *cap)
+{
+	void *p;
+	memcpy(&p, arrp, sizeof p);
+	if (*n == SIZE_MAX)
+		return NULL;
+	p = tp_grow(p, elem, *n + 1, cap);
+	if (!p)
+		return NULL;
+	memcpy(arrp, &p, sizeof p);
+	return (char *)p + elem * (*n)++;
+}
+
 char *tp_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;

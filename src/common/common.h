@@ -79,6 +79,12 @@ void *tp_realloc(void *p, size_t n);
 /* Grows an array to hold at least `need` elements of `elem` bytes; *cap is updated. Returns
  * the new pointer or NULL (old block untouched) on overflow or out of memory. */
 void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
+/* Appends one element of `elem` bytes to the array whose pointer is at `arrp` (a `T **`, read
+ * and written with memcpy so any element type fits without aliasing a `void **`), holding *n
+ * elements in *cap slots: grows it through tp_grow, bumps *n and returns the new slot, left
+ * uninitialised for the caller to fill. NULL on overflow or out of memory, with nothing
+ * changed. */
+void *tp_push(void *arrp, size_t elem, size_t *n, size_t *cap);
 char *tp_strdup(const char *s);
 void tp_free(void *p);
 

@@ -171,6 +171,49 @@ static void test_alloc_failure_hook(void **state)
 	tp_arena_free(&a);
 }
 
+/* tp_push grows from empty through several reallocations, keeps what was pushed, and on a
+ * failed allocation returns NULL with the array, count and capacity unchanged. */
+static void test_push(void **state)
+{
+	(void)state;
+	struct pair {
+		uint32_t a;
+		uint64_t b;
+	} *arr = NULL;
+	size_t n = 0, cap = 0;
+	for (uint32_t i = 0; i < 1000; i++) {
+		struct pair *e = tp_push(&arr, sizeof *arr, &n, &cap);
+		assert_non_null(e);
+		assert_ptr_equal(e, arr + i);
+		assert_int_equal(n, i + 1);
+		assert_true(cap >= n);
+		e->a = i;
+		e->b = (uint64_t)i * 3 + 1;
+	}
+	for (uint32_t i = 0; i < 1000; i++) {
+		assert_int_equal(arr[i].a, i);
+		assert_int_equal(arr[i].b, (uint64_t)i * 3 + 1);
+	}
+	/* Fill the capacity so that the next push must reallocate, then make that fail. */
+	while (n < cap)
+		assert_non_null(tp_push(&arr, sizeof *arr, &n, &cap));
+	struct pair *before = arr;
+	size_t full = n, fullcap = cap;
+	tp_alloc_fail_after(0);
+	assert_null(tp_push(&arr, sizeof *arr, &n, &cap));
+	tp_alloc_fail_after(-1);
+	assert_ptr_equal(arr, before);
+	assert_int_equal(n, full);
+	assert_int_equal(cap, fullcap);
+	assert_int_equal(arr[999].a, 999);
+	/* A count at SIZE_MAX cannot grow: NULL, nothing changed. */
+	size_t huge = SIZE_MAX, hcap = SIZE_MAX;
+	assert_null(tp_push(&arr, sizeof *arr, &huge, &hcap));
+	assert_int_equal(huge, SIZE_MAX);
+	assert_ptr_equal(arr, before);
+	tp_free(arr);
+}
+
 static void test_buf_format(void **state)
 {
 	(void)state;

@@ -72,28 +72,10 @@ struct typeagg *tp_capreport_type_aggs(const struct report *r, size_t *n)
 	return v;
 }
 
-/* Operator rows by mean latency, slowest first; ties by name then type. */
-static int cmp_slow(const void *x, const void *y)
-{
-	const struct tp_op_row *a = *(const struct tp_op_row *const *)x;
-	const struct tp_op_row *b = *(const struct tp_op_row *const *)y;
-	if (a->mean_ns != b->mean_ns)
-		return a->mean_ns > b->mean_ns ? -1 : 1;
-	/* Rows are already in a deterministic order (first execution, name, type), and their
-	 * addresses follow it, so the address is a stable tie-break. */
-	return (a > b) - (a < b);
-}
-
 const struct tp_op_row **tp_capreport_slowest(const struct report *r, size_t *n)
 {
-	const struct tp_op_row **v = tp_malloc((r->ops->count ? r->ops->count : 1) * sizeof *v);
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < r->ops->count; i++)
-		v[i] = &r->ops->rows[i];
-	qsort(v, r->ops->count, sizeof *v, cmp_slow);
 	*n = r->ops->count < TP_CAPREPORT_TOP_OPS ? r->ops->count : TP_CAPREPORT_TOP_OPS;
-	return v;
+	return tp_op_rows_by(r->ops, TP_OP_BY_MEAN);
 }
 
 size_t tp_capreport_count_parts(const char *s)

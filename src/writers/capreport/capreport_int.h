@@ -113,8 +113,9 @@ void tp_capreport_type_figures(struct tp_buf *b, const struct typeagg *t, const 
 /* The per-type aggregates of r's operator table, most total time first, in *n entries;
  * NULL on out of memory. The caller frees the array. */
 struct typeagg *tp_capreport_type_aggs(const struct report *r, size_t *n);
-/* r's operator rows by mean latency, slowest first (the whole table; *n the number to show:
- * at most TP_CAPREPORT_TOP_OPS); NULL on out of memory. The caller frees the array. */
+/* r's operator rows by mean latency, slowest first, ties in table order (the whole table; *n
+ * the number to show: at most TP_CAPREPORT_TOP_OPS); NULL on out of memory. The caller frees
+ * the array. */
 const struct tp_op_row **tp_capreport_slowest(const struct report *r, size_t *n);
 /* Number of parts of a ';'-joined list (an empty string has none). */
 size_t tp_capreport_count_parts(const char *s);

@@ -247,21 +247,17 @@ static int collect_marks_ranges(const struct tp_profile *p, struct report *r)
 			const char *cat = ca ? as_str(p, ca) : "";
 			if (is_mark) {
 				struct cmark *g =
-				    tp_grow(r->marks, sizeof *g, r->nmarks + 1, &r->cap_marks);
+				    tp_push(&r->marks, sizeof *g, &r->nmarks, &r->cap_marks);
 				if (!g)
 					return TP_ENOMEM;
-				r->marks = g;
-				r->marks[r->nmarks++] =
-				    (struct cmark){tp_str(p, tp_slice_name(tr, s)), cat, 1};
+				*g = (struct cmark){tp_str(p, tp_slice_name(tr, s)), cat, 1};
 				r->n_marks++;
 				continue;
 			}
-			struct crange *g =
-			    tp_grow(r->ranges, sizeof *g, r->nranges + 1, &r->cap_ranges);
-			if (!g)
+			struct crange *c =
+			    tp_push(&r->ranges, sizeof *c, &r->nranges, &r->cap_ranges);
+			if (!c)
 				return TP_ENOMEM;
-			r->ranges = g;
-			struct crange *c = &r->ranges[r->nranges++];
 			memset(c, 0, sizeof *c);
 			c->kind = is_async ? TP_CAP_TYPE_ASYNC : TP_CAP_TYPE_RANGE;
 			c->name = tp_str(p, tp_slice_name(tr, s));
@@ -337,12 +333,11 @@ static int node_add(struct report *r, struct tp_ixmap *m, const struct cnode *nd
 		e->count++;
 		return TP_OK;
 	}
-	struct cnode *g = tp_grow(r->nodes, sizeof *g, r->nnodes + 1, &r->cap_nodes);
+	struct cnode *g = tp_push(&r->nodes, sizeof *g, &r->nnodes, &r->cap_nodes);
 	if (!g)
 		return TP_ENOMEM;
-	r->nodes = g;
-	r->nodes[r->nnodes] = *nd;
-	m->slot[k] = (uint32_t)++r->nnodes;
+	*g = *nd;
+	m->slot[k] = (uint32_t)r->nnodes;
 	return TP_OK;
 }
 
@@ -364,15 +359,13 @@ static int collect_steps(const struct tp_profile *p, const struct tp_cap_keys *k
 				r->cut++; /* its end is the dump time, not a measured end */
 				continue;
 			}
-			struct cstep *g =
-			    tp_grow(r->steps, sizeof *g, r->nsteps + 1, &r->cap_steps);
-			if (!g)
+			struct cstep *st =
+			    tp_push(&r->steps, sizeof *st, &r->nsteps, &r->cap_steps);
+			if (!st)
 				return TP_ENOMEM;
-			r->steps = g;
 			const struct tp_arg *sa = tp_args_find(p, s->args, k->k_step);
 			const struct tp_arg *w = tp_args_find(p, s->args, k->k_warm);
 			const struct tp_arg *ga = tp_args_find(p, s->args, k->k_graph);
-			struct cstep *st = &r->steps[r->nsteps++];
 			st->step = sa ? tp_arg_as_i64(sa) : ordinal;
 			ordinal++;
 			st->warmup = w && tp_arg_as_i64(w) != 0;
@@ -412,11 +405,9 @@ static int add_act(struct report *r, const struct tp_cap_keys *k, const struct t
                    const struct tp_slice *s, int has_step, int64_t step)
 {
 	const struct tp_profile *p = r->p;
-	struct cact *g = tp_grow(r->acts, sizeof *g, r->nacts + 1, &r->cap_acts);
-	if (!g)
+	struct cact *ac = tp_push(&r->acts, sizeof *ac, &r->nacts, &r->cap_acts);
+	if (!ac)
 		return TP_ENOMEM;
-	r->acts = g;
-	struct cact *ac = &r->acts[r->nacts++];
 	ac->has_step = has_step;
 	ac->step = step;
 	ac->name = tp_str(p, tp_slice_name(tr, s));

@@ -107,6 +107,14 @@ static void step_key(struct tp_buf *b, int has_step, int64_t step)
 		tp_buf_puts(b, "\"none\": ");
 }
 
+/* The two fields every app_stats and op_stats leaf has: "duration_ms", "count". */
+static void dur_count(struct tp_buf *b, int64_t dur_ns, uint64_t count)
+{
+	tp_buf_puts(b, "\"duration_ms\": ");
+	tp_capreport_ms(b, dur_ns);
+	tp_buf_printf(b, ", \"count\": %llu", (unsigned long long)count);
+}
+
 /* ---- summary.json -------------------------------------------------------------------------- */
 
 /* The flush point of tp_capreport_stream_json: hands b's bytes to the sink once there are
@@ -222,10 +230,9 @@ static void json_app_stats(struct tp_buf *b, struct jflush *fl, const struct rep
 			const struct cact *ac = &r->acts[j];
 			tp_buf_puts(b, j > i ? ", " : "");
 			json_key(b, ac->name);
-			tp_buf_puts(b, "{\"duration_ms\": ");
-			tp_capreport_ms(b, ac->dur_ns);
-			tp_buf_printf(b, ", \"count\": %llu, \"meta\": \"",
-			              (unsigned long long)ac->count);
+			tp_buf_putc(b, '{');
+			dur_count(b, ac->dur_ns, ac->count);
+			tp_buf_puts(b, ", \"meta\": \"");
 			tp_buf_json_str(b, ac->meta);
 			tp_buf_puts(b, "\"}");
 		}
@@ -260,10 +267,9 @@ static void json_op_stats(struct tp_buf *b, struct jflush *fl, const struct repo
 				json_key(b, nd->name);
 				tp_buf_puts(b, "{\"op_type\": \"");
 				tp_buf_json_str(b, nd->type);
-				tp_buf_puts(b, "\", \"duration_ms\": ");
-				tp_capreport_ms(b, nd->dur_ns);
-				tp_buf_printf(b, ", \"count\": %llu, \"output\": ",
-				              (unsigned long long)nd->count);
+				tp_buf_puts(b, "\", ");
+				dur_count(b, nd->dur_ns, nd->count);
+				tp_buf_puts(b, ", \"output\": ");
 				json_outputs(b, p, nd->args);
 				tp_buf_printf(b, ", \"total_bytes\": %llu}",
 				              (unsigned long long)nd->bytes);

@@ -413,19 +413,6 @@ static void write_ready(struct cw *w)
 	}
 }
 
-/* The oldest queued batch, marked BUSY for the caller, or NULL. Threads: mu held. */
-static struct batch *take_queued(struct cw *w)
-{
-	for (uint64_t q = w->head; q < w->tail; q++) {
-		struct batch *bt = slot_at(w, q);
-		if (bt->state == SLOT_QUEUED) {
-			bt->state = SLOT_BUSY;
-			return bt;
-		}
-	}
-	return NULL;
-}
-
 /* Formats a BUSY batch, then writes what is ready. Threads: called and returns with mu held. */
 static void format_and_write(struct cw *w, struct batch *bt)
 {
@@ -440,14 +427,20 @@ static void format_and_write(struct cw *w, struct batch *bt)
 	write_ready(w);
 }
 
-/* Formats and writes the oldest queued batch, if any: 1 if it did. Threads: mu held. */
+/* Formats and writes the oldest queued batch (marked BUSY meanwhile), if any: 1 if it did.
+ * The workers' step, and the sink's while it waits. Threads: mu held. */
 static int format_queued(void *arg)
 {
 	struct cw *w = arg;
-	struct batch *bt = take_queued(w);
-	if (bt)
-		format_and_write(w, bt);
-	return bt != NULL;
+	for (uint64_t q = w->head; q < w->tail; q++) {
+		struct batch *bt = slot_at(w, q);
+		if (bt->state == SLOT_QUEUED) {
+			bt->state = SLOT_BUSY;
+			format_and_write(w, bt);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /* Records the first error and its message (the sink's thread only). */
@@ -480,10 +473,9 @@ static int wait_ring(struct cw *w, uint64_t in_flight)
 	if (w->nthreads)
 		pthread_mutex_lock(&w->sync.mu);
 	while (w->tail - w->head > (in_flight ? in_flight - 1 : 0)) {
-		struct batch *bt = take_queued(w);
-		if (bt)
-			format_and_write(w, bt);
-		else if (w->nthreads)
+		if (format_queued(w))
+			continue;
+		if (w->nthreads)
 			pthread_cond_wait(&w->sync.cv_done, &w->sync.mu);
 		else
 			break; /* not reached: without workers nothing stays queued */

@@ -67,6 +67,15 @@ static void html_text(struct tp_buf *b, const char *s)
 	tp_buf_free(&t);
 }
 
+/* The strings `name` (an expression of the index i) for i in [0, n) as a JSON array's
+ * elements, comma-separated. */
+#define PUT_STRS(b, i, n, name)                                                                    \
+	for (size_t i = 0; i < (size_t)(n); i++) {                                                 \
+		if (i)                                                                             \
+			tp_buf_putc(b, ',');                                                       \
+		html_put_str(b, name);                                                             \
+	}
+
 static void emit_head(struct ctx *c, double bw_max_seen)
 {
 	struct tp_buf *b = &c->o.b;
@@ -91,17 +100,9 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 	tp_buf_puts(b, ",\"bwMaxSeen\":");
 	html_put_real(b, bw_max_seen);
 	tp_buf_puts(b, ",\"dirs\":[");
-	for (int d = 0; d < TP_DIR_COUNT; d++) {
-		if (d)
-			tp_buf_putc(b, ',');
-		html_put_str(b, tp_dir_name((enum tp_dir)d));
-	}
+	PUT_STRS(b, d, TP_DIR_COUNT, tp_dir_name((enum tp_dir)d));
 	tp_buf_puts(b, "],\"dtypes\":[");
-	for (int d = 0; d < TP_DT_COUNT; d++) {
-		if (d)
-			tp_buf_putc(b, ',');
-		html_put_str(b, tp_dtype_name((enum tp_dtype)d));
-	}
+	PUT_STRS(b, d, TP_DT_COUNT, tp_dtype_name((enum tp_dtype)d));
 	tp_buf_puts(b, "],\"meta\":[");
 	for (size_t i = 0; i < p->num_meta; i++) {
 		if (i)
@@ -113,19 +114,12 @@ static void emit_head(struct ctx *c, double bw_max_seen)
 		tp_buf_putc(b, ']');
 	}
 	tp_buf_puts(b, "],\"notes\":[");
-	for (size_t i = 0; i < p->num_notes; i++) {
-		if (i)
-			tp_buf_putc(b, ',');
-		html_put_str(b, tp_str(p, p->notes[i].text));
-	}
+	PUT_STRS(b, i, p->num_notes, tp_str(p, p->notes[i].text));
 	tp_buf_puts(b, "],\"devices\":[");
-	for (size_t i = 0; i < p->num_devices; i++) {
-		if (i)
-			tp_buf_putc(b, ',');
-		html_put_str(b, tp_str(p, p->devices[i].name));
-	}
+	PUT_STRS(b, i, p->num_devices, tp_str(p, p->devices[i].name));
 	tp_buf_putc(b, ']');
 }
+#undef PUT_STRS
 
 /* Profiles with device lanes: the accelerator section's script (web/accel.js, a function)
  * called with {"accelerator": ...}, summary.json's member (its strings escaped by

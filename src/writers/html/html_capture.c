@@ -194,37 +194,21 @@ static int cmp_optype(const void *x, const void *y)
 	return strcmp(a->text, b->text);
 }
 
-static int cmp_row_type(const void *x, const void *y)
-{
-	const struct tp_op_row *a = *(const struct tp_op_row *const *)x;
-	const struct tp_op_row *b = *(const struct tp_op_row *const *)y;
-	if (a->op_type != b->op_type)
-		return a->op_type < b->op_type ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
-/* Rows by total time, longest first; the table order (first execution) breaks ties. */
-static int cmp_row_total(const void *x, const void *y)
-{
-	const struct tp_op_row *a = *(const struct tp_op_row *const *)x;
-	const struct tp_op_row *b = *(const struct tp_op_row *const *)y;
-	if (a->total_ns != b->total_ns)
-		return a->total_ns > b->total_ns ? -1 : 1;
-	return (a > b) - (a < b);
-}
-
 /* "opTypes": the operator table's rows summed per op_type (as summary.json op_type_stats:
  * counted executions, total, min, max; plus the warm-up executions left out), by total
- * descending then type. rows: the table's rows, reordered here. */
-static void emit_optypes(struct ctx *c, const struct tp_op_row **rows, size_t n)
+ * descending then type. */
+static void emit_optypes(struct ctx *c, const struct tp_op_table *ops)
 {
 	struct tp_buf *b = &c->o.b;
+	size_t n = ops->count;
+	const struct tp_op_row **rows = tp_op_rows_by(ops, TP_OP_BY_TYPE);
 	struct optype *t = tp_calloc(n ? n : 1, sizeof *t);
-	if (!t) {
+	if (!rows || !t) {
+		tp_free(rows);
+		tp_free(t);
 		c->o.err = TP_ENOMEM;
 		return;
 	}
-	qsort(rows, n, sizeof *rows, cmp_row_type);
 	size_t nt = 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct tp_op_row *r = rows[i];
@@ -254,15 +238,21 @@ static void emit_optypes(struct ctx *c, const struct tp_op_row **rows, size_t n)
 	}
 	tp_buf_putc(b, ']');
 	tp_free(t);
+	tp_free(rows);
 }
 
 /* "ops": one row per operator (name, type, counted and warm-up executions, total, mean, median,
  * p99, min, max, bytes, flops, the page argset of its describing execution), the CAP_OPS_MAX
  * longest in total when there are more; "opsOmitted" counts the rest. */
-static void emit_ops(struct ctx *c, const struct tp_op_row **rows, size_t n)
+static void emit_ops(struct ctx *c, const struct tp_op_table *ops)
 {
 	struct tp_buf *b = &c->o.b;
-	qsort(rows, n, sizeof *rows, cmp_row_total);
+	size_t n = ops->count;
+	const struct tp_op_row **rows = tp_op_rows_by(ops, TP_OP_BY_TOTAL);
+	if (!rows) {
+		c->o.err = TP_ENOMEM;
+		return;
+	}
 	size_t shown = n < CAP_OPS_MAX ? n : CAP_OPS_MAX;
 	tp_buf_puts(b, ",\"ops\":[");
 	for (size_t i = 0; i < shown; i++) {
@@ -284,6 +274,7 @@ static void emit_ops(struct ctx *c, const struct tp_op_row **rows, size_t n)
 		html_flush(&c->o, 0);
 	}
 	tp_buf_printf(b, "],\"opsOmitted\":%zu", n - shown);
+	tp_free(rows);
 }
 
 /* ---- Steps ------------------------------------------------------------------------------- */
@@ -450,16 +441,8 @@ void html_cap_emit(struct ctx *c)
 		first = 0;
 	}
 	tp_buf_printf(b, "],\"opsWarmupCounted\":%d", ops->counted_warmup);
-	const struct tp_op_row **rows = tp_malloc((ops->count ? ops->count : 1) * sizeof *rows);
-	if (!rows) {
-		c->o.err = TP_ENOMEM;
-		return;
-	}
-	for (size_t i = 0; i < ops->count; i++)
-		rows[i] = &ops->rows[i];
-	emit_optypes(c, rows, ops->count);
-	emit_ops(c, rows, ops->count);
-	tp_free(rows);
+	emit_optypes(c, ops);
+	emit_ops(c, ops);
 	emit_steps(c);
 	tp_buf_putc(b, '}');
 	html_flush(&c->o, 0);

@@ -386,14 +386,10 @@ static int track_descriptor(struct ck *c, const uint8_t *p, size_t n)
 	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		switch (f.num) {
 		case F_TD_UUID:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackDescriptor.uuid");
-			uuid = f.v;
-			has_uuid = 1;
+			TAKE_VARINT(c, f, "TrackDescriptor.uuid", uuid, has_uuid);
 			break;
 		case F_TD_PARENT:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TrackDescriptor.parent_uuid");
-			parent = f.v;
-			has_parent = 1;
+			TAKE_VARINT(c, f, "TrackDescriptor.parent_uuid", parent, has_parent);
 			break;
 		case F_TD_PROCESS:
 		case F_TD_THREAD: {
@@ -548,9 +544,7 @@ static int packet_fields(struct ck *c, const uint8_t *p, size_t n, struct pkt *k
 	while ((r = tp_ck_next_field(&p, e, &f)) == 1) {
 		switch (f.num) {
 		case F_PKT_TIMESTAMP:
-			EXPECT_WT(c, f, TP_PB_VARINT, "TracePacket.timestamp");
-			k->ts = f.v;
-			k->has_ts = 1;
+			TAKE_VARINT(c, f, "TracePacket.timestamp", k->ts, k->has_ts);
 			break;
 		case F_PKT_SEQ_ID:
 			EXPECT_WT(c, f, TP_PB_VARINT, "trusted_packet_sequence_id");

@@ -107,9 +107,7 @@ static int event_field(struct ck *c, struct seq *s, const struct fld *fp, struct
 		x->type = f.v;
 		break;
 	case F_TE_TRACK_UUID:
-		EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.track_uuid");
-		x->uuid = f.v;
-		x->has_uuid = 1;
+		TAKE_VARINT(c, f, "TrackEvent.track_uuid", x->uuid, x->has_uuid);
 		break;
 	case F_TE_NAME_IID:
 		EXPECT_WT(c, f, TP_PB_VARINT, "TrackEvent.name_iid");

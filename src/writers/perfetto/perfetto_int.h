@@ -395,6 +395,15 @@ int tp_ck_need_iid_str(struct ck *c, struct seq *s, int kind, uint64_t iid, cons
 			                 (w));                                                     \
 	} while (0)
 
+/* Stores varint field f in dst (a uint64_t) and sets its presence flag has; returns from the
+ * calling function, as EXPECT_WT, when f is not a varint. */
+#define TAKE_VARINT(c, f, what, dst, has)                                                          \
+	do {                                                                                       \
+		EXPECT_WT(c, f, TP_PB_VARINT, what);                                               \
+		(dst) = (f).v;                                                                     \
+		(has) = 1;                                                                         \
+	} while (0)
+
 /* Checks track event p[0..n) of sequence s (NULL when it has none) at resolved time ts (when
  * has_ts) and hands it to the visitor. */
 int tp_ck_track_event(struct ck *c, struct seq *s, int has_ts, int64_t ts, const uint8_t *p,

@@ -116,12 +116,18 @@ static void core_json(struct tp_buf *b, const struct tp_analysis *a, const struc
 	if (overall) {
 		jnum(b, &f, "mean_core_parallelism_pct", c->mean_parallelism * 100, 4);
 		jnum(b, &f, "tiu_working_ratio_max_pct", c->tiu_working_ratio_max * 100, 4);
-		jint(b, &f, "max_tiu_cycle", a->overall_tiu_max_cycle);
-		jus(b, &f, "max_tiu_us", a->overall_tiu_max_ns);
-		jint(b, &f, "max_gdma_cycle", a->overall_gdma_max_cycle);
-		jus(b, &f, "max_gdma_us", a->overall_gdma_max_ns);
-		jint(b, &f, "max_sdma_cycle", a->overall_sdma_max_cycle);
-		jus(b, &f, "max_sdma_us", a->overall_sdma_max_ns);
+		/* Per engine (TIU, GDMA, SDMA): the largest over the cores, in cycles and in us. */
+		static const char *const mk[][2] = {{"max_tiu_cycle", "max_tiu_us"},
+		                                    {"max_gdma_cycle", "max_gdma_us"},
+		                                    {"max_sdma_cycle", "max_sdma_us"}};
+		const uint64_t mc[] = {a->overall_tiu_max_cycle, a->overall_gdma_max_cycle,
+		                       a->overall_sdma_max_cycle};
+		const int64_t mn[] = {a->overall_tiu_max_ns, a->overall_gdma_max_ns,
+		                      a->overall_sdma_max_ns};
+		for (size_t e = 0; e < 3; e++) {
+			jint(b, &f, mk[e][0], mc[e]);
+			jus(b, &f, mk[e][1], mn[e]);
+		}
 	} else {
 		jint(b, &f, "total_tiu_cycle", c->eng[TP_TRACK_TIU].working_cycle);
 		jint(b, &f, "total_gdma_cycle", c->eng[TP_TRACK_GDMA].working_cycle);
@@ -299,9 +305,7 @@ static void meta_json(struct tp_buf *b, int *f, const struct tp_profile *p)
 	for (size_t i = 0; i < p->num_notes; i++) {
 		if (i)
 			tp_buf_putc(b, ',');
-		tp_buf_putc(b, '"');
-		tp_buf_json_str(b, tp_str(p, p->notes[i].text));
-		tp_buf_putc(b, '"');
+		jquote(b, tp_str(p, p->notes[i].text));
 	}
 	tp_buf_puts(b, "]}\n");
 }

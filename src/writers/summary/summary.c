@@ -418,34 +418,43 @@ static void ftype_tables(const struct tp_profile *p, const struct tp_analysis *a
 		ftype_block(p, &a->overall, "all cores", b);
 }
 
+/* A ranking row's time (us) and share cells. */
+struct rank_cells {
+	char time[32], share[32];
+};
+
+static struct rank_cells rank_cells(const struct tp_rank *r)
+{
+	struct rank_cells c;
+	fmt_us(c.time, sizeof c.time, r->total_ns, "");
+	fmt_pct(c.share, sizeof c.share, r->share);
+	return c;
+}
+
 static void rankings(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
-	char t[32], sh[32];
 	if (a->num_top_layers) {
-		tp_buf_puts(b, "\nTop layers by time\n");
-		tp_buf_printf(b, "%7s | %8s | %-16s | %12s | %7s | %s\n", "CoreId", "LayerId",
-		              "Type", "Time(us)", "Share", "Name");
+		tp_buf_printf(b, "\nTop layers by time\n%7s | %8s | %-16s | %12s | %7s | %s\n",
+		              "CoreId", "LayerId", "Type", "Time(us)", "Share", "Name");
 		for (size_t i = 0; i < a->num_top_layers && i < 10; i++) {
 			const struct tp_rank *r = &a->top_layers[i];
 			struct tp_layer lv;
 			const struct tp_layer *l = tp_profile_layer(p, (size_t)r->index, &lv);
-			fmt_us(t, sizeof t, r->total_ns, "");
-			fmt_pct(sh, sizeof sh, r->share);
+			struct rank_cells c = rank_cells(r);
 			tp_buf_printf(b, "%7d | %8d | %-16s | %12s | %7s | %s\n", l->core, l->id,
-			              tp_str(p, l->type), t, sh, tp_str(p, l->name));
+			              tp_str(p, l->type), c.time, c.share, tp_str(p, l->name));
 		}
 	}
 	if (a->num_top_cmds) {
-		tp_buf_puts(b, "\nTop command types by time\n");
-		tp_buf_printf(b, "%7s | %6s | %-24s | %8s | %12s | %7s\n", "CoreId", "Engine",
-		              "Name", "Count", "Time(us)", "Share");
+		tp_buf_printf(b,
+		              "\nTop command types by time\n%7s | %6s | %-24s | %8s | %12s | %7s\n",
+		              "CoreId", "Engine", "Name", "Count", "Time(us)", "Share");
 		for (size_t i = 0; i < a->num_top_cmds && i < 12; i++) {
 			const struct tp_rank *r = &a->top_cmds[i];
-			fmt_us(t, sizeof t, r->total_ns, "");
-			fmt_pct(sh, sizeof sh, r->share);
+			struct rank_cells c = rank_cells(r);
 			tp_buf_printf(b, "%7d | %6s | %-24s | %8llu | %12s | %7s\n", r->core,
 			              tp_str(p, r->type), tp_str(p, r->name),
-			              (unsigned long long)r->count, t, sh);
+			              (unsigned long long)r->count, c.time, c.share);
 		}
 	}
 }
@@ -591,7 +600,7 @@ static void notes(const struct tp_profile *p, const struct tp_analysis *a, struc
 
 static void capture_text(const struct tp_profile *p, const struct tp_analysis *a, struct tp_buf *b)
 {
-	char t[32], mn[32], mx[32], sh[32];
+	char t[32], mn[32], mx[32];
 	tp_buf_puts(b,
 	            "==========================================================================\n");
 	tp_buf_puts(b, "Summary (capture)\n");
@@ -604,12 +613,11 @@ static void capture_text(const struct tp_profile *p, const struct tp_analysis *a
 	              "Min(us)", "Max(us)", "Share");
 	for (size_t i = 0; i < a->num_op_types; i++) {
 		const struct tp_rank *r = &a->op_types[i];
-		fmt_us(t, sizeof t, r->total_ns, "");
+		struct rank_cells c = rank_cells(r);
 		fmt_us(mn, sizeof mn, r->min_ns, "");
 		fmt_us(mx, sizeof mx, r->max_ns, "");
-		fmt_pct(sh, sizeof sh, r->share);
 		tp_buf_printf(b, "%-24s | %8llu | %12s | %12s | %12s | %7s\n", tp_str(p, r->name),
-		              (unsigned long long)r->count, t, mn, mx, sh);
+		              (unsigned long long)r->count, c.time, mn, mx, c.share);
 	}
 }
 

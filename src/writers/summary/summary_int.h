@@ -28,12 +28,18 @@ static inline void jint(struct tp_buf *b, int *first, const char *k, uint64_t v)
 	tp_buf_printf(b, "%llu", (unsigned long long)v);
 }
 
-static inline void jstr(struct tp_buf *b, int *first, const char *k, const char *v)
+/* v as a JSON string value, quoted. */
+static inline void jquote(struct tp_buf *b, const char *v)
 {
-	jkey(b, first, k);
 	tp_buf_putc(b, '"');
 	tp_buf_json_str(b, v);
 	tp_buf_putc(b, '"');
+}
+
+static inline void jstr(struct tp_buf *b, int *first, const char *k, const char *v)
+{
+	jkey(b, first, k);
+	jquote(b, v);
 }
 
 /* The layer table, per-Function summary and what-if table as text (summary.txt) and as the
