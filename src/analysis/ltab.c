@@ -375,12 +375,10 @@ static int layer_tensors(const struct tp_profile *p, const struct tid *ids,
 			uint32_t fi = first_def(ids, p->num_tensors, own->id, ti);
 			const struct tp_tensor *def = &p->tensors[fi];
 			struct tp_ltab_tensor *e =
-			    tp_grow(t->tens, sizeof *e, t->num_tens + 1, &t->cap_tens);
+			    tp_push(&t->tens, sizeof *t->tens, &t->num_tens, &t->cap_tens);
 			if (!e)
 				return TP_ENOMEM;
-			t->tens = e;
-			t->tens[t->num_tens++] =
-			    (struct tp_ltab_tensor){.tensor = fi, .is_in = own->is_in};
+			*e = (struct tp_ltab_tensor){.tensor = fi, .is_in = own->is_in};
 			if (pass && !seen_in++)
 				nchw(def, r->in);
 			if (!pass && !seen_out++)
