@@ -375,12 +375,10 @@ static int layer_tensors(const struct tp_profile *p, const struct tid *ids,
 			uint32_t fi = first_def(ids, p->num_tensors, own->id, ti);
 			const struct tp_tensor *def = &p->tensors[fi];
 			struct tp_ltab_tensor *e =
-			    tp_grow(t->tens, sizeof *e, t->num_tens + 1, &t->cap_tens);
+			    tp_push(&t->tens, sizeof *t->tens, &t->num_tens, &t->cap_tens);
 			if (!e)
 				return TP_ENOMEM;
-			t->tens = e;
-			t->tens[t->num_tens++] =
-			    (struct tp_ltab_tensor){.tensor = fi, .is_in = own->is_in};
+			*e = (struct tp_ltab_tensor){.tensor = fi, .is_in = own->is_in};
 			if (pass && !seen_in++)
 				nchw(def, r->in);
 			if (!pass && !seen_out++)
@@ -609,7 +607,7 @@ static int sort_rows(struct tp_ltab *t, unsigned jobs)
 	return TP_OK;
 }
 
-static int build_rows(const struct tp_profile *p, struct acc *acc, struct tp_ltab *t, unsigned jobs)
+static int build_rows(const struct tp_profile *p, struct tp_ltab *t, unsigned jobs)
 {
 	struct tid *ids = tp_malloc((p->num_tensors ? p->num_tensors : 1) * sizeof *ids);
 	if (!ids)
@@ -617,7 +615,8 @@ static int build_rows(const struct tp_profile *p, struct acc *acc, struct tp_lta
 	for (size_t i = 0; i < p->num_tensors; i++)
 		ids[i] = (struct tid){p->tensors[i].id, (uint32_t)i};
 	qsort(ids, p->num_tensors, sizeof *ids, cmp_tid);
-	struct ltab_par a = {.p = p, .acc = acc, .t = t, .ids = ids};
+	struct ltab_par a = {.p = p, .t = t, .ids = ids};
+	a.acc = tp_calloc(p->num_layers, sizeof *a.acc);
 	arg_ids_of(p, &a.g);
 	a.nparts = (p->num_layers + LTAB_PART - 1) / LTAB_PART;
 	a.rows0 = tp_calloc(a.nparts + 1, sizeof *a.rows0);
@@ -625,7 +624,7 @@ static int build_rows(const struct tp_profile *p, struct acc *acc, struct tp_lta
 	struct chunk_span *span = chunk_spans(p, jobs);
 	a.span = span;
 	int rc = TP_ENOMEM;
-	if (!a.rows0 || !a.tens0 || !span)
+	if (!a.acc || !a.rows0 || !a.tens0 || !span)
 		goto out;
 	tp_par_run(jobs, a.nparts, ltab_par_count, &a);
 	size_t rows = 0, tens = 0;
@@ -643,6 +642,7 @@ static int build_rows(const struct tp_profile *p, struct acc *acc, struct tp_lta
 	tp_par_run(jobs, a.nparts, ltab_par_rows, &a);
 	rc = a.oom ? TP_ENOMEM : sort_rows(t, jobs);
 out:
+	tp_free(a.acc);
 	tp_free(span);
 	tp_free(a.rows0);
 	tp_free(a.tens0);
@@ -806,19 +806,13 @@ int tp_ltab_build_jobs(const struct tp_profile *p, const struct tp_analysis *a, 
 	t->profile = p;
 	if (!p->num_layers)
 		return TP_OK;
-	struct acc *acc = tp_calloc(p->num_layers, sizeof *acc);
 	t->rows = tp_calloc(p->num_layers, sizeof *t->rows);
-	int rc = TP_ENOMEM;
-	if (!acc || !t->rows)
-		goto out;
-	rc = build_rows(p, acc, t, jobs ? jobs : 1);
-	if (rc != TP_OK || !t->num_rows)
-		goto out;
-	build_funcs(t);
-	overall_figures(p, a, t);
-	rc = build_whatif(t);
-out:
-	tp_free(acc);
+	int rc = t->rows ? build_rows(p, t, jobs ? jobs : 1) : TP_ENOMEM;
+	if (rc == TP_OK && t->num_rows) {
+		build_funcs(t);
+		overall_figures(p, a, t);
+		rc = build_whatif(t);
+	}
 	if (rc != TP_OK)
 		tp_ltab_free(t);
 	return rc;

@@ -128,3 +128,13 @@ void tp_free(void *p)
 {
 	free(p);
 }
+
+void tp_free_each(void *arr, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		void *q;
+		memcpy(&q, (char *)arr + i * sizeof q, sizeof q);
+		tp_free(q);
+	}
+	tp_free(arr);
+}

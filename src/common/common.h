@@ -87,6 +87,9 @@ void *tp_grow(void *p, size_t elem, size_t need, size_t *cap);
 void *tp_push(void *arrp, size_t elem, size_t *n, size_t *cap);
 char *tp_strdup(const char *s);
 void tp_free(void *p);
+/* Frees the n blocks whose pointers the array `arr` holds (a `T **`, read with memcpy; NULL
+ * entries are fine), then the array itself. */
+void tp_free_each(void *arr, size_t n);
 
 /* Calls fn(arg, k) once for each k in [0, n), on up to `threads` threads (the caller is one of
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.

@@ -53,9 +53,7 @@ int tp_strtab_init(struct tp_strtab *t)
 
 void tp_strtab_free(struct tp_strtab *t)
 {
-	for (uint32_t i = 0; i < t->nblocks; i++)
-		tp_free(t->blocks[i]);
-	tp_free(t->blocks);
+	tp_free_each(t->blocks, t->nblocks);
 	tp_free(t->locs);
 	tp_free(t->slots);
 	memset(t, 0, sizeof *t);

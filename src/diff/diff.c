@@ -202,14 +202,12 @@ static int add_at(struct ctx *c, enum tp_diff_kind k, struct agg *g, struct tp_d
 /* Makes a->v hold n row slots (new ones NULL). */
 static int acc_fit(struct acc *a, size_t n)
 {
-	if (n <= a->n)
-		return TP_OK;
-	int64_t **v = tp_grow(a->v, sizeof *v, n, &a->cap);
-	if (!v)
-		return TP_ENOMEM;
-	memset(v + a->n, 0, (n - a->n) * sizeof *v);
-	a->v = v;
-	a->n = n;
+	while (a->n < n) {
+		int64_t **e = tp_push(&a->v, sizeof *a->v, &a->n, &a->cap);
+		if (!e)
+			return TP_ENOMEM;
+		*e = NULL;
+	}
 	return TP_OK;
 }
 

@@ -440,9 +440,7 @@ size_t tp_profile_layer_bytes(const struct tp_profile *p)
 
 void tp_model_layer_tab_free(struct tp_layer_table *t)
 {
-	for (size_t i = 0; i < t->num_chunks; i++)
-		tp_free(t->chunks[i]);
-	tp_free(t->chunks);
+	tp_free_each(t->chunks, t->num_chunks);
 	tp_free(t->wide);
 	tp_free(t->tens);
 	memset(t, 0, sizeof *t);

@@ -34,10 +34,14 @@ struct tp_profile *tp_profile_new(void)
 	return p;
 }
 
+/* What the counters and tracks own, the profile's arrays, then its owned tables (layers,
+ * strings) and the arena. */
 void tp_profile_free(struct tp_profile *p)
 {
 	if (!p)
 		return;
+	for (size_t i = 0; i < p->num_counters; i++)
+		tp_free(p->counters[i].samples);
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		tp_free(p->tracks[i].slices);
 		tp_free(p->tracks[i].cost);
@@ -50,11 +54,8 @@ void tp_profile_free(struct tp_profile *p)
 		tp_free(p->tracks[i].label_slots);
 		tp_free(p->tracks[i].long_dur);
 	}
-	for (size_t i = 0; i < p->num_counters; i++)
-		tp_free(p->counters[i].samples);
 	tp_free(p->devices);
 	tp_free(p->tracks);
-	tp_model_layer_tab_free(&p->layer_tab);
 	tp_free(p->tensors);
 	tp_free(p->layer_sim);
 	tp_free(p->subnets);
@@ -66,6 +67,7 @@ void tp_profile_free(struct tp_profile *p)
 	tp_free(p->notes);
 	tp_free(p->flows);
 	tp_free(p->vendor.rows);
+	tp_model_layer_tab_free(&p->layer_tab);
 	tp_strtab_free(&p->strs);
 	tp_arena_free(&p->arena);
 	tp_free(p);

@@ -293,9 +293,7 @@ out:
 		tp_file_release(&files[k]);
 	tp_free(files);
 	tp_free(th);
-	for (size_t k = 0; k < nn; k++)
-		tp_free(names[k]);
-	tp_free(names);
+	tp_free_each(names, nn);
 	tp_file_release(&sf);
 	tp_free(sp);
 	return rc;

@@ -725,9 +725,7 @@ int tp_outdir_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 		tp_diag_set(d, rc, "%s: out of memory", dbp ? dbp : dir);
 	sqlite3_close(r.db);
 	tp_profile_free(r.p);
-	for (size_t i = 0; i < r.nkeys; i++)
-		tp_free(r.keys[i]);
-	tp_free(r.keys);
+	tp_free_each(r.keys, r.nkeys);
 	od_idmap_free(&r.key_of);
 	od_idmap_free(&r.dev_of);
 	od_idmap_free(&r.track_of);

@@ -438,16 +438,15 @@ const char *sg_mlir_name(const struct sg_mlir *m, uint32_t line)
 int sg_mlir_group_of(const struct sg_mlir *m, uint32_t line)
 {
 	/* Groups are in line order and their ranges do not nest in compiler output. The vendor
-	 * takes the first group whose range holds the line: binary search for the last group
-	 * opened before the line, then look back over a few earlier ones in case ranges overlap
-	 * (a Group line without its own Yield shares the next one). */
+	 * takes the first group whose range holds the line: binary search for the groups opened
+	 * before the line, then try the last 64 of them in order, in case ranges overlap (a Group
+	 * line without its own Yield shares the next one). */
 	size_t lo = lower_line(m->groups, m->ngroups, sizeof *m->groups,
 	                       offsetof(struct sg_mlir_group, line), line);
-	int found = -1;
-	for (size_t g = lo, k = 0; g-- > 0 && k < 64; k++)
+	for (size_t g = lo > 64 ? lo - 64 : 0; g < lo; g++)
 		if (m->groups[g].first && line >= m->groups[g].first && line <= m->groups[g].last)
-			found = (int)g;
-	return found;
+			return (int)g;
+	return -1;
 }
 
 void sg_mlir_free(struct sg_mlir *m)

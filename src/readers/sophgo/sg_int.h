@@ -167,5 +167,13 @@ void sg_aside_free(struct sg_aside *a);
 /* sg_deps.c: runs tp_deps_check_jobs (up to `jobs` threads) on p's finished timeline and notes a
  * violation (count, the first one). TP_OK / TP_ENOMEM. */
 int sg_deps_note(struct tp_profile *p, unsigned jobs);
+/* The two steps both readers end with. Before the reader frees its scratch, sg_read_deps: when
+ * rc is TP_OK, sg_deps_note, then the profile's sticky out-of-memory flag checked; returns rc,
+ * or TP_ENOMEM recorded in d as "DIR: out of memory". After, sg_read_done: when rc is still
+ * TP_OK, sorts and indexes p (tp_profile_finish_jobs) and hands it over in *out; otherwise, or
+ * when that runs out of memory (recorded in d), frees p. Returns the status. */
+int sg_read_deps(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d, const char *dir);
+int sg_read_done(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d, const char *dir,
+                 struct tp_profile **out);
 
 #endif /* TP_SG_INT_H */

@@ -466,41 +466,32 @@ int trace_json_members(struct json_cur *j, const struct json_val *obj, json_memb
 	return st;
 }
 
+/* The event members the reader keeps and where each goes, by key length: the keys of n bytes
+ * are ev_keys[ev_key_from[n] .. ev_key_from[n + 1]). Names are zero-padded to 4 bytes. */
+#define EV_OFF(f) offsetof(struct trace_ev, f)
+static const struct ev_key {
+	char name[5];
+	uint16_t off;
+} ev_keys[] = {{"ph", EV_OFF(ph)},    {"ts", EV_OFF(ts)},   {"id", EV_OFF(id)},
+               {"bp", EV_OFF(bp)},    {"pid", EV_OFF(pid)}, {"tid", EV_OFF(tid)},
+               {"cat", EV_OFF(cat)},  {"dur", EV_OFF(dur)}, {"name", EV_OFF(name)},
+               {"args", EV_OFF(args)}};
+#undef EV_OFF
+static const uint8_t ev_key_from[6] = {0, 0, 0, 4, 8, 10};
+
 static int ev_member(void *ctx, const struct json_val *k, const struct json_val *v)
 {
-	struct trace_ev *e = ctx;
-	const char *p = k->p;
-	/* Dispatch on length and first byte: this runs for every member of every event. */
-	switch (k->n) {
-	case 2:
-		if (p[0] == 'p' && p[1] == 'h')
-			e->ph = *v;
-		else if (p[0] == 't' && p[1] == 's')
-			e->ts = *v;
-		else if (p[0] == 'i' && p[1] == 'd')
-			e->id = *v;
-		else if (p[0] == 'b' && p[1] == 'p')
-			e->bp = *v;
-		break;
-	case 3:
-		if (memcmp(p, "pid", 3) == 0)
-			e->pid = *v;
-		else if (memcmp(p, "tid", 3) == 0)
-			e->tid = *v;
-		else if (memcmp(p, "cat", 3) == 0)
-			e->cat = *v;
-		else if (memcmp(p, "dur", 3) == 0)
-			e->dur = *v;
-		break;
-	case 4:
-		if (memcmp(p, "name", 4) == 0)
-			e->name = *v;
-		else if (memcmp(p, "args", 4) == 0)
-			e->args = *v;
-		break;
-	default:
-		break;
-	}
+	/* This runs for every member of every event: the key's length leaves at most four
+	 * candidates, each compared as one 4-byte word. */
+	if (k->n < 2 || k->n > 4)
+		return 0;
+	char w[4] = {0};
+	memcpy(w, k->p, k->n);
+	for (unsigned i = ev_key_from[k->n]; i < ev_key_from[k->n + 1]; i++)
+		if (memcmp(w, ev_keys[i].name, 4) == 0) {
+			*(struct json_val *)((char *)ctx + ev_keys[i].off) = *v;
+			break;
+		}
 	return 0;
 }
 

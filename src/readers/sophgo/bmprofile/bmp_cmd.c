@@ -485,6 +485,26 @@ static const char *const bm1684_bd_funcs[16] = {"CONV_NEURON",
 static const char *const bm1684_gdma_funcs[8] = {"NORMAL",   "TRANS",    "LRN_SHIFT", "FORMAT",
                                                  "CONSTANT", "CW_TRANS", "WINOGRAD",  "FILTER"};
 
+/* Where a BM1684 command header keeps the fields both engines have: the bit offsets of the
+ * 16-bit command id and dependency, of the opcode (op_bits wide) and of the 3-bit data
+ * format, and the data type each format value stands for. */
+struct bm1684_hdr {
+	unsigned self_id, dep, op, op_bits, dtype; /* in this order in the two tables below */
+	uint8_t fmt[8];
+};
+static const struct bm1684_hdr bm1684_tiu_hdr = {
+    3, 19, 37, 4, 67, {TP_DT_INT8, TP_DT_FP16, TP_DT_FP32, TP_DT_INT16, TP_DT_INT32}};
+static const struct bm1684_hdr bm1684_gdma_hdr = {
+    16, 48, 32, 3, 40, {TP_DT_FP32, TP_DT_INT16, TP_DT_UINT8, TP_DT_INT8, TP_DT_FP16}};
+
+static void bm1684_header(const uint8_t *h, const struct bm1684_hdr *f, struct bmp_cmd *c)
+{
+	c->self_id = (uint32_t)tp_bits(h, f->self_id, 16);
+	c->dep = (uint32_t)tp_bits(h, f->dep, 16);
+	c->op = (uint8_t)tp_bits(h, f->op, f->op_bits);
+	c->dtype = f->fmt[tp_bits(h, f->dtype, 3)];
+}
+
 static void decode_bm1684(int engine, const uint8_t *p, struct bmp_cmd *c)
 {
 	c->kind = TP_CMD_NORMAL;
@@ -494,13 +514,8 @@ static void decode_bm1684(int engine, const uint8_t *p, struct bmp_cmd *c)
 		uint8_t h[16];
 		for (int j = 0; j < 4; j++)
 			memcpy(h + 4 * j, p + 4 * (31 - j), 4);
-		c->self_id = (uint32_t)tp_bits(h, 3, 16);
-		c->dep = (uint32_t)tp_bits(h, 19, 16);
-		c->op = (uint8_t)tp_bits(h, 37, 4);
+		bm1684_header(h, &bm1684_tiu_hdr, c);
 		c->sub = (uint8_t)tp_bits(h, 41, 5);
-		static const uint8_t fmt[8] = {TP_DT_INT8, TP_DT_FP16, TP_DT_FP32, TP_DT_INT16,
-		                               TP_DT_INT32};
-		c->dtype = fmt[tp_bits(h, 67, 3)];
 		const char *f = bm1684_bd_funcs[c->op & 15];
 		if (!f) {
 			snprintf(c->name_buf, sizeof c->name_buf, "BD_%u", c->op);
@@ -509,12 +524,7 @@ static void decode_bm1684(int engine, const uint8_t *p, struct bmp_cmd *c)
 		c->name = c->type = f;
 	} else {
 		unsigned dirf = (unsigned)tp_bits(p, 6, 2);
-		c->self_id = (uint32_t)tp_bits(p, 16, 16);
-		c->op = (uint8_t)tp_bits(p, 32, 3);
-		c->dep = (uint32_t)tp_bits(p, 48, 16);
-		static const uint8_t fmt[8] = {TP_DT_FP32, TP_DT_INT16, TP_DT_UINT8, TP_DT_INT8,
-		                               TP_DT_FP16};
-		c->dtype = fmt[tp_bits(p, 40, 3)];
+		bm1684_header(p, &bm1684_gdma_hdr, c);
 		static const uint8_t dirs[4] = {TP_DIR_DDR_TO_LMEM, TP_DIR_LMEM_TO_DDR,
 		                                TP_DIR_DDR_TO_DDR, TP_DIR_LMEM_TO_LMEM};
 		c->dir = dirs[dirf];

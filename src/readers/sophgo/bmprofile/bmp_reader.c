@@ -806,42 +806,20 @@ int tp_bmprofile_read(const char *dir, const struct tp_bmprofile_opts *o, struct
 		    d, TP_ENOTFOUND,
 		    "%s: no global.profile or iter*.profile: not a bmprofile_data directory", dir);
 	}
-	struct bmp_rd *r = tp_calloc(1, sizeof *r);
+	struct bmp_rd *r = tp_malloc(sizeof *r);
 	if (!r) {
 		tp_profile_free(p);
 		tp_free(iters);
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
 	}
-	r->dir = dir;
-	r->p = p;
-	r->ap = p;
-	r->d = d;
+	*r = (struct bmp_rd){.dir = dir, .p = p, .ap = p, .d = d};
 	r->cache = tp_calloc(BMP_NAME_CACHE, sizeof *r->cache);
-	if (!r->cache) {
-		rc = bmp_nomem(r);
-		goto out;
-	}
-	rc = read_all(r, o, iters, niters);
-	tp_tm_begin("deps");
-	if (rc == TP_OK && sg_deps_note(p, r->jobs > 1 ? (unsigned)r->jobs : 1) != TP_OK)
-		rc = bmp_nomem(r);
-	tp_tm_end();
-	if (rc == TP_OK && p->oom)
-		rc = bmp_nomem(r);
-out:
+	rc = r->cache ? read_all(r, o, iters, niters) : bmp_nomem(r);
+	rc = sg_read_deps(p, rc, r->jobs > 1 ? (unsigned)r->jobs : 1, d, dir);
 	rd_release(r);
 	/* The reader's scratch (GDMA counters, decoder, side files) is gone before the sort. */
-	tp_tm_begin("finish");
-	if (rc == TP_OK &&
-	    (rc = tp_profile_finish_jobs(p, r->jobs > 1 ? (unsigned)r->jobs : 1)) != TP_OK)
-		rc = bmp_nomem(r);
-	tp_tm_end();
+	unsigned jobs = r->jobs > 1 ? (unsigned)r->jobs : 1;
 	tp_free(r);
 	tp_free(iters);
-	if (rc != TP_OK) {
-		tp_profile_free(p);
-		return rc;
-	}
-	*out = p;
-	return TP_OK;
+	return sg_read_done(p, rc, jobs, d, dir, out);
 }

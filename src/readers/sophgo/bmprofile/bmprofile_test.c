@@ -866,6 +866,24 @@ static void test_mlir_parse(void **state)
 /* tensor_location.json variants (tests/fixtures/bmprofile/tensor_location_variants.json,
  * CRLF line ends): unknown keys, any key order, blanks, a bad entry among good ones (skipped
  * and counted), numbers beyond int64 (treated as absent). */
+/* sg_mlir_group_of: of the 64 groups opened last before a line, the first whose range holds
+ * it; groups further back are not looked at. */
+static void test_mlir_group_window(void **state)
+{
+	(void)state;
+	struct sg_mlir_group g[70] = {0};
+	for (uint32_t i = 0; i < 70; i++)
+		g[i].line = 2 * i + 1;
+	g[0].first = 2, g[0].last = 10000;
+	g[10].first = 22, g[10].last = 500;
+	g[11].first = 24, g[11].last = 500;
+	struct sg_mlir m = {.groups = g, .ngroups = 70};
+	assert_int_equal(sg_mlir_group_of(&m, 30), 0);   /* 0, 10 and 11 hold it: the first */
+	assert_int_equal(sg_mlir_group_of(&m, 200), 10); /* group 0 is 70 groups back */
+	assert_int_equal(sg_mlir_group_of(&m, 600), -1);
+	assert_int_equal(sg_mlir_group_of(&m, 1), -1); /* no group opened before line 1 */
+}
+
 static void test_json_variants(void **state)
 {
 	(void)state;

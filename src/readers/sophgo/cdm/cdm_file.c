@@ -280,13 +280,10 @@ int cdm_global_parse(const char *text, size_t len, const char *path, struct cdm_
 
 static int push_cmd(struct cdm_cmds *l, const struct cdm_cmd *c)
 {
-	if (l->n == l->cap) {
-		struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
-		if (!v)
-			return TP_ENOMEM;
-		l->v = v;
-	}
-	l->v[l->n++] = *c;
+	struct cdm_cmd *e = tp_push(&l->v, sizeof *l->v, &l->n, &l->cap);
+	if (!e)
+		return TP_ENOMEM;
+	*e = *c;
 	return TP_OK;
 }
 

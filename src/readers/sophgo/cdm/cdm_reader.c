@@ -400,33 +400,22 @@ int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_pr
 	struct tp_profile *p = tp_profile_new();
 	if (!p)
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
-	struct cdm_rd *r = tp_calloc(1, sizeof *r);
-	int rc;
+	struct cdm_rd *r = tp_malloc(sizeof *r);
 	if (!r) {
 		tp_profile_free(p);
 		return tp_diag_set(d, TP_ENOMEM, "%s: out of memory", dir);
 	}
-	r->dir = dir;
-	r->p = p;
-	r->ap = p;
-	r->d = d;
-	r->jobs = o && o->jobs > 1 ? (unsigned)o->jobs : 1;
-	r->cdma_owner = -1;
+	*r = (struct cdm_rd){.dir = dir,
+	                     .p = p,
+	                     .ap = p,
+	                     .d = d,
+	                     .jobs = o && o->jobs > 1 ? (unsigned)o->jobs : 1,
+	                     .cdma_owner = -1};
 	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
 		r->port[i].track = -1;
 	r->cache = tp_calloc((size_t)1 << CDM_NAME_CACHE_BITS, sizeof *r->cache);
-	if (!r->cache) {
-		rc = cdm_nomem(r);
-		goto out;
-	}
-	rc = read_all(r, o);
-	tp_tm_begin("deps");
-	if (rc == TP_OK && sg_deps_note(p, r->jobs) != TP_OK)
-		rc = cdm_nomem(r);
-	tp_tm_end();
-	if (rc == TP_OK && p->oom)
-		rc = cdm_nomem(r);
-out:
+	int rc = r->cache ? read_all(r, o) : cdm_nomem(r);
+	rc = sg_read_deps(p, rc, r->jobs, d, dir);
 	/* The reader's scratch (per-core command arrays, ports, decoder) goes before the sort. */
 	for (size_t i = 0; i < r->ncores; i++)
 		tp_free(r->cores[i]);
@@ -441,16 +430,7 @@ out:
 	tp_free(r->cache);
 	cdm_keys_free(r, r->keys);
 	sg_decoder_free(r->dec);
-	tp_tm_begin("finish");
-	if (rc == TP_OK &&
-	    tp_profile_finish_jobs(p, o && o->jobs > 1 ? (unsigned)o->jobs : 1) != TP_OK)
-		rc = cdm_nomem(r);
-	tp_tm_end();
+	unsigned jobs = r->jobs;
 	tp_free(r);
-	if (rc != TP_OK) {
-		tp_profile_free(p);
-		return rc;
-	}
-	*out = p;
-	return TP_OK;
+	return sg_read_done(p, rc, jobs, d, dir, out);
 }
