@@ -54,7 +54,8 @@ struct pval {
 	union {
 		int64_t i;
 		double d;
-		size_t off;
+		size_t off;    /* SQB_TEXT: in the part's buffer */
+		const char *s; /* SQB_TEXT_REF */
 	} v;
 	uint32_t n;
 	int type; /* SQB_* */
@@ -135,6 +136,10 @@ static void row_vals(const struct sqb_tree *t, const struct part *p, size_t r, s
 		v[c] = (struct sqb_val){.type = pv[c].type};
 		if (pv[c].type == SQB_TEXT) {
 			v[c].s = p->text.data + pv[c].v.off;
+			v[c].n = pv[c].n;
+		} else if (pv[c].type == SQB_TEXT_REF) {
+			v[c].type = SQB_TEXT;
+			v[c].s = pv[c].v.s;
 			v[c].n = pv[c].n;
 		} else if (pv[c].type == SQB_REAL) {
 			v[c].d = pv[c].v.d;
@@ -469,11 +474,13 @@ static int add_long(struct sqb_tree *t, const struct sqb_val *v)
 	n += t->nlong * nc;
 	memcpy(n, v, nc * sizeof *n);
 	for (size_t c = 0; c < nc; c++)
-		if (n[c].type == SQB_TEXT)
+		if (n[c].type >= SQB_TEXT) {
+			n[c].type = SQB_TEXT;
 			n[c].s = NULL;
+		}
 	t->nlong++;
 	for (size_t c = 0; c < nc; c++) {
-		if (v[c].type != SQB_TEXT)
+		if (v[c].type < SQB_TEXT)
 			continue;
 		struct tp_buf b;
 		tp_buf_init(&b);
@@ -507,7 +514,7 @@ int sqb_tree_add(struct sqb_tree *t, const struct sqb_val *v)
 	if (t->status)
 		return t->status;
 	for (size_t c = 0; c < nc; c++)
-		slen += v[c].type == SQB_TEXT ? v[c].n : 0;
+		slen += v[c].type >= SQB_TEXT ? v[c].n : 0;
 	if (slen > LONG_TEXT)
 		return add_long(t, v);
 	/* A row's cell and pointer take at most this many bytes besides its texts. */
@@ -528,12 +535,17 @@ int sqb_tree_add(struct sqb_tree *t, const struct sqb_val *v)
 	for (size_t c = 0; c < nc; c++) {
 		q[c].type = v[c].type;
 		q[c].n = 0;
-		if (v[c].type == SQB_TEXT)
+		if (v[c].type == SQB_TEXT) {
 			tlen += put_text(p, &v[c], &q[c]);
-		else if (v[c].type == SQB_REAL)
+		} else if (v[c].type == SQB_TEXT_REF) {
+			q[c].v.s = v[c].s;
+			q[c].n = v[c].n;
+			tlen += v[c].n;
+		} else if (v[c].type == SQB_REAL) {
 			q[c].v.d = v[c].d;
-		else
+		} else {
 			q[c].v.i = v[c].i;
+		}
 	}
 	if (p->text.oom)
 		return TP_ENOMEM;

@@ -128,23 +128,15 @@ static const struct {
     {"INSERT INTO counter(ts,track_id,value) VALUES", 3},
     {"INSERT INTO flow(slice_out,slice_in,trace_id) VALUES", 3},
 };
-/* arg_value's type column. */
-enum { ARG_INT, ARG_UINT_BIG, ARG_REAL, ARG_STRING };
-
 #define BATCH 64 /* rows per multi-row INSERT (64 x 3 parameters, far below SQLite's limit) */
 
 /* The tables argtree.c writes, in the order they are joined: their columns in record order,
  * their indexes (created empty by tp_sqlitedb_index_sql), and the INSERT for the rows too long
  * for its pages. */
-enum { T_ARGS, T_SLICE, T_COUNT };
-/* arg_value's record (WITHOUT ROWID: the key first, then the other columns as declared). */
-enum { A_SET, A_ID, A_KEY, A_INT, A_STR, A_REAL, A_TYPE, A_NCOLS };
-/* slice's columns as declared (id, the rowid, first). */
-enum { C_ID, C_TS, C_DUR, C_TRACK, C_CAT, C_NAME, C_DEPTH, C_PARENT, C_ARGSET, C_CMD, C_NCOLS };
 static const struct {
 	struct sqb_tree_def def;
 	const char *name, *index[SQB_MAX_IDX], *insert;
-} tree_def[T_COUNT] = {
+} tree_def[SQT_COUNT] = {
     {{A_NCOLS, 0, 2, 1, {{2, {A_KEY, A_REAL}, A_REAL}}},
      "arg_value",
      {"arg_value_key_real"},
@@ -181,7 +173,7 @@ struct sw {
 	struct queue q[Q_COUNT];
 	const char *path;
 	struct tp_diag *d;
-	int64_t next_upid, next_utid, cur_upid, next_arg;
+	int64_t next_upid, next_utid, cur_upid;
 	char key[600];
 	/* key string address -> arg_key.id (addresses are stable during the drive) */
 	struct keyent {
@@ -190,8 +182,12 @@ struct sw {
 	} * keys;
 	size_t nkeys, cap_keys;
 	int timed; /* stats wanted: each batch's insert time is measured (a system call each) */
-	uint64_t q_rows[Q_COUNT];       /* rows inserted per queue (the stats) */
-	struct sqb_tree *tree[T_COUNT]; /* arg_value's and slice's rows (argtree.c) */
+	uint64_t q_rows[Q_COUNT];         /* rows inserted per queue (the stats) */
+	struct sqb_tree *tree[SQT_COUNT]; /* arg_value's and slice's rows (argtree.c) */
+	int jobs;
+	struct sl_slot *slots; /* the sink's parts being walked (slices.c) */
+	size_t nslots;
+	struct sl_out out;
 };
 
 /* CPU seconds of this thread: the stats stay meaningful on a loaded machine. */
@@ -530,19 +526,6 @@ static int key_id(struct sw *w, const char *name, int64_t *id)
 	return TP_OK;
 }
 
-static struct sqb_val v_int(int64_t i)
-{
-	return (struct sqb_val){.type = SQB_INT, .i = i};
-}
-
-/* A text column's value (NULL stays NULL). */
-static struct sqb_val v_text(const char *s)
-{
-	if (!s)
-		return (struct sqb_val){.type = SQB_NULL};
-	return (struct sqb_val){.type = SQB_TEXT, .s = s, .n = (uint32_t)strlen(s)};
-}
-
 /* A failure of argtree.c as the writer reports it. */
 static int args_failed(struct sw *w, int st, int err)
 {
@@ -557,69 +540,40 @@ static int tree_add(struct sw *w, int which, const struct sqb_val *v)
 	return st ? args_failed(w, st, err) : TP_OK;
 }
 
-/* Argument a of slice `set` as an arg_value row. */
-static int add_arg(struct sw *w, int64_t set, const struct tp_sink_arg *a)
+/* ---- slices in parts -------------------------------------------------------------------- */
+
+static int sw_key_id(void *ctx, const char *key, int64_t *id)
 {
-	struct sqb_val v[A_NCOLS];
-	char num[32];
-	int st, kind;
-	v[A_INT].type = v[A_STR].type = v[A_REAL].type = SQB_NULL;
-	v[A_SET] = v_int(set);
-	v[A_ID] = v_int(++w->next_arg);
-	if ((st = key_id(w, a->key, &v[A_KEY].i)))
-		return st;
-	v[A_KEY].type = SQB_INT;
-	switch (a->type) {
-	case TP_ARG_INT:
-		kind = ARG_INT;
-		v[A_INT] = v_int(a->i);
-		break;
-	case TP_ARG_UINT:
-		/* int_value is signed 64-bit, as in trace_processor; a value above INT64_MAX keeps
-		 * its exact decimal text for display_value. */
-		kind = ARG_INT;
-		v[A_INT] = v_int((int64_t)a->u);
-		if (a->u > (uint64_t)INT64_MAX) {
-			snprintf(num, sizeof num, "%llu", (unsigned long long)a->u);
-			v[A_STR] = v_text(num);
-			kind = ARG_UINT_BIG;
-		}
-		break;
-	case TP_ARG_REAL:
-		kind = ARG_REAL;
-		v[A_REAL] = sqb_real(a->d);
-		break;
-	default:
-		kind = ARG_STRING;
-		v[A_STR] = v_text(a->s ? a->s : "");
-		break;
-	}
-	v[A_TYPE] = v_int(kind);
-	return tree_add(w, T_ARGS, v);
+	return key_id(ctx, key, id);
 }
 
-static int sw_slice(void *ctx, const struct tp_sink_slice *ss)
+static int sw_add(void *ctx, int which, const struct sqb_val *v)
+{
+	return tree_add(ctx, which, v);
+}
+
+static int sw_slots(void *ctx, size_t n)
 {
 	struct sw *w = ctx;
-	struct sqb_val v[C_NCOLS];
-	v[C_PARENT].type = v[C_ARGSET].type = v[C_CMD].type = SQB_NULL;
-	v[C_ID] = v_int((int64_t)ss->id);
-	v[C_TS] = v_int(ss->ts_ns);
-	v[C_DUR] = v_int(ss->dur_ns);
-	v[C_TRACK] = v_int((int64_t)ss->track->uuid);
-	v[C_CAT] = v_text(ss->category);
-	v[C_NAME] = v_text(ss->name);
-	v[C_DEPTH] = v_int(ss->depth);
-	if (ss->parent_id)
-		v[C_PARENT] = v_int((int64_t)ss->parent_id);
-	if (ss->num_args)
-		v[C_ARGSET] = v_int((int64_t)ss->id);
-	if (ss->slice && ss->slice->cmd_id)
-		v[C_CMD] = v_int(ss->slice->cmd_id);
-	int st = tree_add(w, T_SLICE, v);
-	for (size_t i = 0; i < ss->num_args && !st; i++)
-		st = add_arg(w, (int64_t)ss->id, &ss->args[i]);
-	return st;
+	if (!(w->slots = tp_calloc(n, sizeof *w->slots)))
+		return oom(w);
+	w->nslots = n;
+	return TP_OK;
+}
+
+static int sw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *ss)
+{
+	struct sw *w = ctx;
+	sl_record(&w->slots[slot], ss);
+	return TP_OK;
+}
+
+static int sw_emit(void *ctx, size_t slot)
+{
+	struct sw *w = ctx;
+	if (w->slots[slot].oom)
+		return oom(w);
+	return sl_emit(&w->slots[slot], &w->out);
 }
 
 static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
@@ -648,9 +602,20 @@ static int sw_flow(void *ctx, uint64_t flow_id, uint64_t from, uint64_t to)
 	return TP_OK;
 }
 
+/* The trees are complete before the drive ends: they keep the sink's texts by reference. */
 static int sw_end(void *ctx, int status)
 {
-	(void)ctx;
+	struct sw *w = ctx;
+	int err = 0;
+	for (int k = 0; k < SQT_COUNT && !status; k++)
+		if ((status = sqb_tree_finish(w->tree[k])))
+			status =
+			    args_failed(w, status, sqb_tree_status(w->tree[k], &err) ? err : 0);
+	if (status) /* parts still queued are dropped while the texts are valid */
+		for (int k = 0; k < SQT_COUNT; k++) {
+			sqb_tree_free(w->tree[k]);
+			w->tree[k] = NULL;
+		}
 	return status;
 }
 
@@ -719,7 +684,7 @@ static int sw_open(struct sw *w, const char *tmp)
  * their indexes (empty pages so far). */
 struct layout {
 	uint32_t npages;
-	struct sqb_roots roots[T_COUNT];
+	struct sqb_roots roots[SQT_COUNT];
 };
 
 /* The root page of table or index `name`. */
@@ -742,7 +707,7 @@ static int sw_commit(struct sw *w, struct layout *lo)
 	    (st = query_u32(w, "PRAGMA page_count", &lo->npages)) ||
 	    (st = query_u32(w, "PRAGMA page_size", &psize)))
 		return st;
-	for (int k = 0; k < T_COUNT; k++) {
+	for (int k = 0; k < SQT_COUNT; k++) {
 		if ((st = root_of(w, tree_def[k].name, &lo->roots[k].table)))
 			return st;
 		for (int x = 0; x < tree_def[k].def.nidx; x++)
@@ -799,7 +764,7 @@ static int insert_long_of(struct sw *w, int k)
 static int insert_long(struct sw *w, const char *tmp)
 {
 	int st = TP_OK, any = 0;
-	for (int k = 0; k < T_COUNT; k++)
+	for (int k = 0; k < SQT_COUNT; k++)
 		any |= sqb_tree_nlong(w->tree[k]) != 0;
 	if (!any)
 		return TP_OK;
@@ -808,7 +773,7 @@ static int insert_long(struct sw *w, const char *tmp)
 		return dberr(w, "cannot open the database");
 	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, "BEGIN")))
 		return st;
-	for (int k = 0; k < T_COUNT && !st; k++)
+	for (int k = 0; k < SQT_COUNT && !st; k++)
 		st = insert_long_of(w, k);
 	if (!st)
 		st = exec(w, "COMMIT");
@@ -819,16 +784,13 @@ static int insert_long(struct sw *w, const char *tmp)
 static int sw_load(struct sw *w, const struct tp_profile *p, const struct tp_analysis *a,
                    const char *tmp, int full_args)
 {
-	int st, err = 0;
+	int st;
 	if ((st = sw_open(w, tmp)))
 		return st;
-	struct tp_sink sink = {w, NULL, sw_track, sw_slice, sw_counter, sw_flow, sw_end, full_args};
-	if ((st = tp_sink_drive(p, a, &sink, w->d)))
-		return st;
-	for (int k = 0; k < T_COUNT; k++)
-		if ((st = sqb_tree_finish(w->tree[k])))
-			return args_failed(w, st, sqb_tree_status(w->tree[k], &err) ? err : 0);
-	return TP_OK;
+	w->out = (struct sl_out){w, sw_key_id, sw_add, 0};
+	struct tp_sink sink = {w, NULL, sw_track, NULL, sw_counter, sw_flow, sw_end, full_args};
+	struct tp_sink_parts parts = {w->jobs, 0, sw_slots, sw_part_slice, sw_emit, NULL, NULL};
+	return tp_sink_drive_parts(p, a, &sink, &parts, w->d);
 }
 
 /* The whole database at tmp (argtree.c's tables spooled at spool[]); with --timings, one
@@ -837,7 +799,7 @@ static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_an
                     const char *tmp, char *const *spool, int full_args, int jobs, double *t_load)
 {
 	int st, err = 0;
-	for (int k = 0; k < T_COUNT; k++) {
+	for (int k = 0; k < SQT_COUNT; k++) {
 		if (!(w->tree[k] = sqb_tree_new(&tree_def[k].def, spool[k], jobs, &err)))
 			return oom(w);
 		if (w->timed)
@@ -859,7 +821,7 @@ static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_an
 	if (st)
 		return st;
 	tp_tm_begin("join");
-	if ((st = sqb_tree_join(w->tree, lo.roots, T_COUNT, tmp, lo.npages, &err)))
+	if ((st = sqb_tree_join(w->tree, lo.roots, SQT_COUNT, tmp, lo.npages, &err)))
 		st = args_failed(w, st, err);
 	tp_tm_end();
 	return st ? st : insert_long(w, tmp);
@@ -875,13 +837,14 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	w.path = path;
 	w.d = d;
 	w.timed = stats != NULL;
+	w.jobs = jobs;
 	tp_sqlitedb_init_once();
 	errno = 0;
-	char *tmp = tp_temp_path_for(path), *spool[T_COUNT] = {NULL};
-	for (int k = 0; k < T_COUNT && tmp && (!k || spool[k - 1]); k++)
+	char *tmp = tp_temp_path_for(path), *spool[SQT_COUNT] = {NULL};
+	for (int k = 0; k < SQT_COUNT && tmp && (!k || spool[k - 1]); k++)
 		spool[k] = tp_temp_path_for(path);
 	int st = TP_OK;
-	if (!spool[T_COUNT - 1]) {
+	if (!spool[SQT_COUNT - 1]) {
 		st = tp_diag_set(d, errno == ENOMEM || errno == 0 ? TP_ENOMEM : TP_EOUTPUT,
 		                 "%s: cannot create: %s", path,
 		                 errno ? strerror(errno) : "out of memory");
@@ -889,9 +852,9 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		st = sw_build(&w, p, a, tmp, spool, full_args, jobs, &t_load);
 	}
 	st = sw_close(&w, st);
-	uint64_t rows[T_COUNT];
-	double pack_secs[T_COUNT];
-	for (int k = 0; k < T_COUNT; k++) {
+	uint64_t rows[SQT_COUNT];
+	double pack_secs[SQT_COUNT];
+	for (int k = 0; k < SQT_COUNT; k++) {
 		rows[k] = w.tree[k] ? sqb_tree_rows(w.tree[k]) : 0;
 		pack_secs[k] = w.tree[k] ? sqb_tree_pack_secs(w.tree[k]) : 0;
 		sqb_tree_free(w.tree[k]);
@@ -902,6 +865,9 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		}
 	}
 	tp_free(w.keys);
+	for (size_t i = 0; i < w.nslots; i++)
+		sl_slot_free(&w.slots[i]);
+	tp_free(w.slots);
 	if (tmp) {
 		if (!st)
 			st = tp_rename_into_place(tmp, path, d);
@@ -912,11 +878,11 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	}
 	if (stats && !st) {
 		memset(stats, 0, sizeof *stats);
-		stats->slices = rows[T_SLICE];
-		stats->args = rows[T_ARGS];
+		stats->slices = rows[SQT_SLICE];
+		stats->args = rows[SQT_ARGS];
 		stats->other = w.q_rows[Q_COUNTER] + w.q_rows[Q_FLOW];
-		stats->slice_secs = pack_secs[T_SLICE];
-		stats->arg_secs = pack_secs[T_ARGS];
+		stats->slice_secs = pack_secs[SQT_SLICE];
+		stats->arg_secs = pack_secs[SQT_ARGS];
 		stats->load_secs = t_load - t_start;
 		stats->total_secs = now_s() - t_start;
 		stats->index_secs = stats->total_secs - stats->load_secs;

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "writers/sink/sink.h"
 
 #define SQB_PAGE 4096
 /* The most payload an index b-tree cell keeps on its page ((U - 12) * 64 / 255 - 23 for
@@ -28,7 +29,9 @@
 
 /* ---- records (btree.c) ------------------------------------------------------------------ */
 
-enum { SQB_NULL, SQB_INT, SQB_REAL, SQB_TEXT };
+/* SQB_TEXT_REF: a text that sqb_tree_add keeps by reference (valid UTF-8, valid until
+ * sqb_tree_finish returns); a record holds it as SQB_TEXT. */
+enum { SQB_NULL, SQB_INT, SQB_REAL, SQB_TEXT, SQB_TEXT_REF };
 
 /* One column value of a record. A value for a REAL column goes through sqb_real first. */
 struct sqb_val {
@@ -139,8 +142,9 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
                               int *err);
 /* The first failure so far: TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
 int sqb_tree_status(const struct sqb_tree *t, int *err);
-/* Adds the next row, v[0..ncols) (rows come in key order; texts are copied and repaired to
- * UTF-8; a REAL column's value comes from sqb_real). TP_OK or the builder's status. */
+/* Adds the next row, v[0..ncols) (rows come in key order; SQB_TEXT texts are copied and
+ * repaired to UTF-8, SQB_TEXT_REF ones kept by reference; a REAL column's value comes from
+ * sqb_real). TP_OK or the builder's status. */
 int sqb_tree_add(struct sqb_tree *t, const struct sqb_val *v);
 /* Packs what is left and waits for every part to be written. TP_OK or the status. */
 int sqb_tree_finish(struct sqb_tree *t);
@@ -168,5 +172,67 @@ int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size
                   const char *db_path, uint32_t npages, int *err);
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
 void sqb_tree_free(struct sqb_tree *t);
+
+/* ---- the slice and argument rows (slices.c) ---------------------------------------------- */
+
+/* The trees the writer builds, in the order they are joined. */
+enum { SQT_ARGS, SQT_SLICE, SQT_COUNT };
+/* arg_value's record (WITHOUT ROWID: the key first, then the other columns as declared). */
+enum { A_SET, A_ID, A_KEY, A_INT, A_STR, A_REAL, A_TYPE, A_NCOLS };
+/* arg_value's type column. */
+enum { ARG_INT, ARG_UINT_BIG, ARG_REAL, ARG_STRING };
+/* slice's columns as declared (id, the rowid, first). */
+enum { C_ID, C_TS, C_DUR, C_TRACK, C_CAT, C_NAME, C_DEPTH, C_PARENT, C_ARGSET, C_CMD, C_NCOLS };
+
+/* A text as a slot keeps it: the sink's string (valid until the drive's end), its length, and
+ * whether it is valid UTF-8 as it is (else the tree copies it repaired). */
+struct sl_text {
+	const char *s;
+	uint32_t n;
+	int ok;
+};
+
+struct sl_arg {
+	const char *key;
+	int type; /* enum tp_arg_type */
+	union {
+		int64_t i;
+		uint64_t u;
+		double d;
+	} v;
+	struct sl_text s;
+};
+
+struct sl_slice {
+	uint64_t id, parent;
+	int64_t ts, dur, track, cmd;
+	uint32_t depth, nargs;
+	size_t arg0;
+	struct sl_text name, cat;
+};
+
+/* One part of the sink's slices (tp_sink_drive_parts), recorded by the thread that walks it. */
+struct sl_slot {
+	struct sl_slice *sl;
+	size_t n, cap;
+	struct sl_arg *args;
+	size_t nargs, cap_args;
+	int oom;
+};
+
+/* Where a slot's rows go, in order: argument keys' ids (inserting new ones), rows added to
+ * tree SQT_*; both return a status already reported. */
+struct sl_out {
+	void *ctx;
+	int (*key_id)(void *ctx, const char *key, int64_t *id);
+	int (*add)(void *ctx, int tree, const struct sqb_val *v);
+	int64_t next_arg; /* the last argument row's id */
+};
+
+/* Records slice ss into slot s (any thread; out of memory is the slot's oom). */
+void sl_record(struct sl_slot *s, const struct tp_sink_slice *ss);
+/* The slot's slices and their arguments as rows, in order; empties the slot. */
+int sl_emit(struct sl_slot *s, struct sl_out *o);
+void sl_slot_free(struct sl_slot *s);
 
 #endif /* TP_SQLITEDB_INT_H */
