@@ -720,8 +720,7 @@ static int sw_commit(struct sw *w, struct layout *lo)
 	return sw_close(w, TP_OK);
 }
 
-/* Binds the n values of v to s (parameters from 1). */
-static void bind_vals(sqlite3_stmt *s, const struct sqb_val *v, int n)
+void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n)
 {
 	for (int c = 0; c < n; c++) {
 		if (v[c].type == SQB_INT)
@@ -748,7 +747,7 @@ static int insert_long_of(struct sw *w, int k)
 	if (sqlite3_prepare_v2(w->db, tree_def[k].insert, -1, &s, NULL) != SQLITE_OK)
 		return dberr(w, "cannot prepare an insert");
 	for (size_t i = 0; i < n && !st; i++) {
-		bind_vals(s, sqb_tree_long(t, i), tree_def[k].def.ncols);
+		sqb_bind(s, sqb_tree_long(t, i), tree_def[k].def.ncols);
 		int rc = sqlite3_step(s);
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);

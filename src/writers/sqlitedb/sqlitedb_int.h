@@ -61,6 +61,11 @@ size_t sqb_cell_len(const uint8_t *cell);
  * ascending): <0, 0, >0. */
 int sqb_cell_cmp(const uint8_t *a, const uint8_t *b);
 
+/* Binds the n values of v (no SQB_TEXT_REF) to SQLite's statement s, parameters from 1, the
+ * texts static (sqlitedb.c). */
+struct sqlite3_stmt;
+void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n);
+
 /* ---- leaves (btree.c) -------------------------------------------------------------------- */
 
 /* Packs cells in key order into full leaf pages and the separators between them (in an index

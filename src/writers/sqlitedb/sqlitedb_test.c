@@ -580,16 +580,7 @@ static void tr_row(uint64_t seed, int k, struct sqb_val *v, char *text)
 
 static void tr_insert(sqlite3_stmt *st, const struct sqb_val *v)
 {
-	for (int c = 0; c < 5; c++) {
-		if (v[c].type == SQB_INT)
-			sqlite3_bind_int64(st, c + 1, v[c].i);
-		else if (v[c].type == SQB_REAL)
-			sqlite3_bind_double(st, c + 1, v[c].d);
-		else if (v[c].type == SQB_TEXT)
-			sqlite3_bind_text(st, c + 1, v[c].s, (int)v[c].n, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(st, c + 1);
-	}
+	sqb_bind(st, v, 5);
 	assert_int_equal(sqlite3_step(st), SQLITE_DONE);
 	sqlite3_reset(st);
 }
