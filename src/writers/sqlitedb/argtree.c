@@ -3,11 +3,12 @@
  * through SQLite on one: the argument table arg_value (WITHOUT ROWID) and the slice table (a
  * rowid table), each with its indexes.
  *
- * The sink's thread copies each row into the part being filled; a part closes when its rows'
- * cells may need more than PART_BOUND bytes (a bound computed from the rows, never from
- * --jobs) and is packed into leaf pages by a worker, or by the sink's thread itself when it
- * has none or every slot is busy; the worker also encodes the part's index entries and sorts
- * them. Parts take their places in a spool file in order (a part's first page is the sum of
+ * The caller hands over its rows in blocks (struct sqb_block: the rows stay the caller's, read
+ * back when the part is packed); a part closes when its blocks' cells may need more than
+ * PART_BOUND bytes (a bound computed from the rows, never from --jobs) and is packed into leaf
+ * pages by a worker, or by the caller's thread itself when it has none or every slot is busy;
+ * the worker also encodes the part's index entries and sorts them, then gives the blocks
+ * back. Parts take their places in a spool file in order (a part's first page is the sum of
  * its predecessors' page counts) and each is written by a thread that packed it or placed it,
  * concurrently with the others. Its separators and index entries stay in memory (one
  * separator per leaf, one entry per row and index). Once SQLite has written the other tables
@@ -17,11 +18,11 @@
  * and sets the page count: the same bytes for every --jobs, since the parts' bounds, their
  * packing and their order depend on the rows only.
  *
- * Rows whose record would need overflow pages (texts of more than LONG_TEXT bytes) are kept
- * aside and inserted by SQLite afterwards (sqb_tree_long).
+ * Rows whose record would need overflow pages (texts of more than SQB_LONG_TEXT bytes) are the
+ * caller's to keep out (its block's row callback skips them) and to insert through SQLite.
  *
  * Owns: the parts and their threads, the spool file (removed by sqb_tree_free), the index
- * runs, the long rows.
+ * runs; a block until it is given back.
  */
 #define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
 #include <errno.h>
@@ -43,23 +44,8 @@
 /* A part's bound of cell and pointer bytes (about 30 000 rows of a Sophgo dump: 0.7 MB of
  * pages, 1.4 MB of rows). */
 #define PART_BOUND ((size_t)500 * LEAF_MIN_FILL)
-/* Texts longer than this in all may make a record longer than SQB_MAX_LOCAL or a cell longer
- * than SQB_MAX_CELL (the other columns take at most 2 header and 8 body bytes each, a rowid 9). */
-#define LONG_TEXT 900
 #define MAX_WORKERS 63
 #define COPY_PIECE ((size_t)16 << 20) /* bytes of spool one thread copies at a time */
-
-/* A column value as a part keeps it: a text's bytes in the part's buffer. */
-struct pval {
-	union {
-		int64_t i;
-		double d;
-		size_t off;    /* SQB_TEXT: in the part's buffer */
-		const char *s; /* SQB_TEXT_REF */
-	} v;
-	uint32_t n;
-	int type; /* SQB_* */
-};
 
 /* One index's entries of a part: cells back to back, sorted through ent. */
 struct run {
@@ -84,9 +70,8 @@ enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
 
 struct part {
 	int state, last;
-	struct pval *vals; /* n rows of def->ncols values */
-	size_t n, cap, bound;
-	struct tp_buf text;
+	struct sqb_block *blocks; /* its rows */
+	size_t nblocks, cap_blocks, cells, bound;
 	struct meta *m;
 	struct sqb_pack pk;
 };
@@ -109,8 +94,6 @@ struct sqb_tree {
 	uint64_t rows;
 	int timed;        /* sqb_tree_timed: each part's packing is timed (a system call each) */
 	double pack_secs; /* CPU seconds packing parts, all threads */
-	struct sqb_val *longs; /* nlong rows of def.ncols values, texts copied */
-	size_t nlong, cap_long;
 };
 
 static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
@@ -127,27 +110,6 @@ static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
 }
 
 /* ---- packing a part (any thread) -------------------------------------------------------- */
-
-/* Row r of part p as record values. */
-static void row_vals(const struct sqb_tree *t, const struct part *p, size_t r, struct sqb_val *v)
-{
-	const struct pval *pv = p->vals + r * (size_t)t->def.ncols;
-	for (int c = 0; c < t->def.ncols; c++) {
-		v[c] = (struct sqb_val){.type = pv[c].type};
-		if (pv[c].type == SQB_TEXT) {
-			v[c].s = p->text.data + pv[c].v.off;
-			v[c].n = pv[c].n;
-		} else if (pv[c].type == SQB_TEXT_REF) {
-			v[c].type = SQB_TEXT;
-			v[c].s = pv[c].v.s;
-			v[c].n = pv[c].n;
-		} else if (pv[c].type == SQB_REAL) {
-			v[c].d = pv[c].v.d;
-		} else {
-			v[c].i = pv[c].v.i;
-		}
-	}
-}
 
 static int ent_cmp(const void *x, const void *y)
 {
@@ -169,7 +131,7 @@ static int index_entry(const struct sqb_tree *t, const struct sqb_index_def *x,
 		e[n++] = v[c];
 	size_t len = sqb_cell(cell, e, n);
 	if (!len)
-		return TP_ENOMEM; /* not reached: LONG_TEXT keeps every entry short */
+		return TP_ENOMEM; /* not reached: SQB_LONG_TEXT keeps every entry short */
 	if (u->n == u->cap) {
 		size_t *o = tp_grow(u->off, sizeof *o, u->n + 1, &u->cap);
 		if (!o)
@@ -206,23 +168,26 @@ static int pack_part(struct sqb_tree *t, struct part *p)
 	struct sqb_val v[SQB_MAX_COLS];
 	int st = TP_OK;
 	sqb_pack_reset(k);
-	for (size_t i = 0; i < p->n && !st; i++) {
-		row_vals(t, p, i, v);
-		size_t len;
-		if (t->def.rowid) { /* the INTEGER PRIMARY KEY is the cell's key, NULL in the record
-			             */
-			struct sqb_val key = v[0];
-			v[0] = (struct sqb_val){.type = SQB_NULL};
-			len = sqb_table_cell(cell, key.i, v, t->def.ncols);
-			v[0] = key;
-		} else {
-			len = sqb_cell(cell, v, t->def.ncols);
+	for (size_t b = 0; b < p->nblocks && !st; b++)
+		for (size_t i = 0; i < p->blocks[b].nrows && !st; i++) {
+			if (!p->blocks[b].row(p->blocks[b].ctx, i, v))
+				continue; /* kept aside by the caller */
+			size_t len;
+			if (t->def.rowid) { /* the INTEGER PRIMARY KEY is the cell's key, NULL in
+				             * the record
+				             */
+				struct sqb_val key = v[0];
+				v[0] = (struct sqb_val){.type = SQB_NULL};
+				len = sqb_table_cell(cell, key.i, v, t->def.ncols);
+				v[0] = key;
+			} else {
+				len = sqb_cell(cell, v, t->def.ncols);
+			}
+			if (!len || sqb_pack_add(k, cell, len))
+				return TP_ENOMEM;
+			for (int x = 0; x < t->def.nidx && !st; x++)
+				st = index_entry(t, &t->def.idx[x], v, &m->ix[x]);
 		}
-		if (!len || sqb_pack_add(k, cell, len))
-			return TP_ENOMEM;
-		for (int x = 0; x < t->def.nidx && !st; x++)
-			st = index_entry(t, &t->def.idx[x], v, &m->ix[x]);
-	}
 	for (int x = 0; x < t->def.nidx && !st; x++)
 		st = run_sort(&m->ix[x]);
 	if (st || sqb_pack_end(k, p->last) || k->seps.oom)
@@ -238,11 +203,18 @@ static int pack_part(struct sqb_tree *t, struct part *p)
 	return TP_OK;
 }
 
+/* Gives part p's blocks back to their owners. */
+static void release_blocks(struct part *p)
+{
+	for (size_t b = 0; b < p->nblocks; b++)
+		if (p->blocks[b].release)
+			p->blocks[b].release(p->blocks[b].ctx);
+	p->nblocks = p->cells = p->bound = 0;
+}
+
 static void part_free(struct sqb_tree *t, struct part *p)
 {
-	p->n = 0;
-	p->bound = 0;
-	p->text.len = 0;
+	release_blocks(p);
 	p->m->part = NULL;
 	p->state = P_FREE;
 	if (t->nthreads)
@@ -310,6 +282,7 @@ static void pack_and_place(struct sqb_tree *t, struct part *p)
 	tp_tm_par_begin();
 	double t0 = t->timed ? thread_cpu_s() : 0;
 	int st = pack_part(t, p);
+	release_blocks(p); /* their rows are in the pages and index runs now */
 	double secs = t->timed ? thread_cpu_s() - t0 : 0;
 	tp_tm_par_end();
 	if (t->nthreads)
@@ -382,7 +355,6 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
 		return NULL;
 	}
 	for (size_t i = 0; i < t->nslots; i++) {
-		tp_buf_init(&t->slot[i].text);
 		sqb_pack_init(&t->slot[i].pk);
 		if (def->rowid)
 			sqb_pack_table(&t->slot[i].pk);
@@ -463,99 +435,39 @@ static int queue_cur(struct sqb_tree *t, int last)
 	return st;
 }
 
-/* Row v kept aside for SQLite, its texts copied. */
-static int add_long(struct sqb_tree *t, const struct sqb_val *v)
+int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b)
 {
-	size_t nc = (size_t)t->def.ncols;
-	struct sqb_val *n = tp_grow(t->longs, nc * sizeof *n, t->nlong + 1, &t->cap_long);
-	if (!n)
-		return TP_ENOMEM;
-	t->longs = n;
-	n += t->nlong * nc;
-	memcpy(n, v, nc * sizeof *n);
-	for (size_t c = 0; c < nc; c++)
-		if (n[c].type >= SQB_TEXT) {
-			n[c].type = SQB_TEXT;
-			n[c].s = NULL;
-		}
-	t->nlong++;
-	for (size_t c = 0; c < nc; c++) {
-		if (v[c].type < SQB_TEXT)
-			continue;
-		struct tp_buf b;
-		tp_buf_init(&b);
-		tp_text_put(&b, v[c].s, v[c].n, TP_TEXT_UTF8, 0, 0);
-		tp_buf_putc(&b, 0);
-		if (b.oom)
-			return TP_ENOMEM;
-		n[c].s = b.data;
-		n[c].n = (uint32_t)b.len - 1;
-	}
-	return TP_OK;
-}
-
-/* Copies v's text into part p's buffer (repaired to UTF-8: SQLite's string functions need
- * it); the copy's length. */
-static size_t put_text(struct part *p, const struct sqb_val *v, struct pval *q)
-{
-	q->v.off = p->text.len;
-	if (tp_text_is_safe(v->s, v->n, TP_TEXT_UTF8))
-		tp_buf_put(&p->text, v->s, v->n);
-	else
-		tp_text_put(&p->text, v->s, v->n, TP_TEXT_UTF8, 0, 0);
-	q->n = (uint32_t)(p->text.len - q->v.off);
-	return q->n;
-}
-
-int sqb_tree_add(struct sqb_tree *t, const struct sqb_val *v)
-{
-	size_t nc = (size_t)t->def.ncols, slen = 0;
 	int st;
-	if (t->status)
+	if (t->status || !b->cells) {
+		if (b->release)
+			b->release(b->ctx);
 		return t->status;
-	for (size_t c = 0; c < nc; c++)
-		slen += v[c].type >= SQB_TEXT ? v[c].n : 0;
-	if (slen > LONG_TEXT)
-		return add_long(t, v);
-	/* A row's cell and pointer take at most this many bytes besides its texts. */
-	size_t need = 2 + 3 + 9 + 1 + 10 * nc + slen;
-	if (t->cur && t->cur->bound + need > PART_BOUND && (st = queue_cur(t, 0)))
+	}
+	if (t->cur && t->cur->cells >= 2 && t->cur->bound + b->bound > PART_BOUND &&
+	    (st = queue_cur(t, 0))) {
+		if (b->release)
+			b->release(b->ctx);
 		return st;
-	if (!t->cur && (st = start_part(t)))
+	}
+	if (!t->cur && (st = start_part(t))) {
+		if (b->release)
+			b->release(b->ctx);
 		return st;
+	}
 	struct part *p = t->cur;
-	if (p->n == p->cap) {
-		struct pval *n = tp_grow(p->vals, nc * sizeof *n, p->n + 1, &p->cap);
-		if (!n)
+	if (p->nblocks == p->cap_blocks) {
+		struct sqb_block *n = tp_grow(p->blocks, sizeof *n, p->nblocks + 1, &p->cap_blocks);
+		if (!n) {
+			if (b->release)
+				b->release(b->ctx);
 			return TP_ENOMEM;
-		p->vals = n;
-	}
-	struct pval *q = p->vals + p->n * nc;
-	size_t text0 = p->text.len, tlen = 0;
-	for (size_t c = 0; c < nc; c++) {
-		q[c].type = v[c].type;
-		q[c].n = 0;
-		if (v[c].type == SQB_TEXT) {
-			tlen += put_text(p, &v[c], &q[c]);
-		} else if (v[c].type == SQB_TEXT_REF) {
-			q[c].v.s = v[c].s;
-			q[c].n = v[c].n;
-			tlen += v[c].n;
-		} else if (v[c].type == SQB_REAL) {
-			q[c].v.d = v[c].d;
-		} else {
-			q[c].v.i = v[c].i;
 		}
+		p->blocks = n;
 	}
-	if (p->text.oom)
-		return TP_ENOMEM;
-	if (tlen > LONG_TEXT) { /* the repair made it longer */
-		p->text.len = text0;
-		return add_long(t, v);
-	}
-	p->n++;
-	p->bound += need - slen + tlen;
-	t->rows++;
+	p->blocks[p->nblocks++] = *b;
+	p->cells += b->cells;
+	p->bound += b->bound;
+	t->rows += b->cells;
 	return TP_OK;
 }
 
@@ -593,17 +505,7 @@ double sqb_tree_pack_secs(const struct sqb_tree *t)
 
 uint64_t sqb_tree_rows(const struct sqb_tree *t)
 {
-	return t->rows + t->nlong;
-}
-
-size_t sqb_tree_nlong(const struct sqb_tree *t)
-{
-	return t->nlong;
-}
-
-const struct sqb_val *sqb_tree_long(const struct sqb_tree *t, size_t i)
-{
-	return t->longs + i * (size_t)t->def.ncols;
+	return t->rows;
 }
 
 void sqb_tree_free(struct sqb_tree *t)
@@ -613,6 +515,7 @@ void sqb_tree_free(struct sqb_tree *t)
 	if (t->nthreads)
 		pthread_mutex_lock(&t->sync.mu);
 	if (t->cur) { /* a failed drive: the part being filled is dropped */
+		release_blocks(t->cur);
 		t->cur->state = P_FREE;
 		t->cur = NULL;
 	}
@@ -628,8 +531,7 @@ void sqb_tree_free(struct sqb_tree *t)
 		close(t->db);
 	tp_free(t->spool);
 	for (size_t i = 0; t->slot && i < t->nslots; i++) {
-		tp_free(t->slot[i].vals);
-		tp_buf_free(&t->slot[i].text);
+		tp_free(t->slot[i].blocks);
 		sqb_pack_free(&t->slot[i].pk);
 	}
 	for (size_t i = 0; i < t->nmetas; i++) {
@@ -643,10 +545,6 @@ void sqb_tree_free(struct sqb_tree *t)
 		}
 		tp_free(t->metas[i]);
 	}
-	for (size_t i = 0; i < t->nlong * (size_t)t->def.ncols; i++)
-		if (t->longs[i].type == SQB_TEXT)
-			tp_free((char *)t->longs[i].s);
-	tp_free(t->longs);
 	tp_free(t->metas);
 	tp_free(t->slot);
 	tp_free(t);

@@ -532,14 +532,6 @@ static int args_failed(struct sw *w, int st, int err)
 	return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
 }
 
-static int tree_add(struct sw *w, int which, const struct sqb_val *v)
-{
-	int st = sqb_tree_add(w->tree[which], v), err = 0;
-	if (st)
-		sqb_tree_status(w->tree[which], &err);
-	return st ? args_failed(w, st, err) : TP_OK;
-}
-
 /* ---- slices in parts -------------------------------------------------------------------- */
 
 static int sw_key_id(void *ctx, const char *key, int64_t *id)
@@ -547,9 +539,13 @@ static int sw_key_id(void *ctx, const char *key, int64_t *id)
 	return key_id(ctx, key, id);
 }
 
-static int sw_add(void *ctx, int which, const struct sqb_val *v)
+static int sw_add(void *ctx, int which, const struct sqb_block *b)
 {
-	return tree_add(ctx, which, v);
+	struct sw *w = ctx;
+	int st = sqb_tree_add_block(w->tree[which], b), err = 0;
+	if (st)
+		sqb_tree_status(w->tree[which], &err);
+	return st ? args_failed(w, st, err) : TP_OK;
 }
 
 static int sw_slots(void *ctx, size_t n)
@@ -564,16 +560,15 @@ static int sw_slots(void *ctx, size_t n)
 static int sw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *ss)
 {
 	struct sw *w = ctx;
-	sl_record(&w->slots[slot], ss);
+	sl_record(w->out.pool, &w->slots[slot], ss); /* out of memory: reported by sw_emit */
 	return TP_OK;
 }
 
 static int sw_emit(void *ctx, size_t slot)
 {
 	struct sw *w = ctx;
-	if (w->slots[slot].oom)
-		return oom(w);
-	return sl_emit(&w->slots[slot], &w->out);
+	int st = sl_emit(&w->slots[slot], &w->out);
+	return st == TP_ENOMEM ? oom(w) : st;
 }
 
 static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
@@ -738,8 +733,7 @@ void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n)
  * entries). */
 static int insert_long_of(struct sw *w, int k)
 {
-	const struct sqb_tree *t = w->tree[k];
-	size_t n = sqb_tree_nlong(t);
+	size_t n = w->out.nlong[k];
 	sqlite3_stmt *s;
 	int st = TP_OK;
 	if (!n)
@@ -747,7 +741,8 @@ static int insert_long_of(struct sw *w, int k)
 	if (sqlite3_prepare_v2(w->db, tree_def[k].insert, -1, &s, NULL) != SQLITE_OK)
 		return dberr(w, "cannot prepare an insert");
 	for (size_t i = 0; i < n && !st; i++) {
-		sqb_bind(s, sqb_tree_long(t, i), tree_def[k].def.ncols);
+		sqb_bind(s, w->out.longs[k] + i * (size_t)tree_def[k].def.ncols,
+		         tree_def[k].def.ncols);
 		int rc = sqlite3_step(s);
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);
@@ -764,7 +759,7 @@ static int insert_long(struct sw *w, const char *tmp)
 {
 	int st = TP_OK, any = 0;
 	for (int k = 0; k < SQT_COUNT; k++)
-		any |= sqb_tree_nlong(w->tree[k]) != 0;
+		any |= w->out.nlong[k] != 0;
 	if (!any)
 		return TP_OK;
 	if (sqlite3_open_v2(tmp, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
@@ -786,7 +781,9 @@ static int sw_load(struct sw *w, const struct tp_profile *p, const struct tp_ana
 	int st;
 	if ((st = sw_open(w, tmp)))
 		return st;
-	w->out = (struct sl_out){w, sw_key_id, sw_add, 0};
+	w->out.ctx = w;
+	w->out.key_id = sw_key_id;
+	w->out.add = sw_add;
 	struct tp_sink sink = {w, NULL, sw_track, NULL, sw_counter, sw_flow, sw_end, full_args};
 	struct tp_sink_parts parts = {w->jobs, 0, sw_slots, sw_part_slice, sw_emit, NULL, NULL};
 	return tp_sink_drive_parts(p, a, &sink, &parts, w->d);
@@ -798,6 +795,8 @@ static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_an
                     const char *tmp, char *const *spool, int full_args, int jobs, double *t_load)
 {
 	int st, err = 0;
+	if (!(w->out.pool = sl_pool_new()))
+		return oom(w);
 	for (int k = 0; k < SQT_COUNT; k++) {
 		if (!(w->tree[k] = sqb_tree_new(&tree_def[k].def, spool[k], jobs, &err)))
 			return oom(w);
@@ -864,9 +863,9 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		}
 	}
 	tp_free(w.keys);
-	for (size_t i = 0; i < w.nslots; i++)
-		sl_slot_free(&w.slots[i]);
 	tp_free(w.slots);
+	sl_out_free(&w.out);
+	sl_pool_free(w.out.pool);
 	if (tmp) {
 		if (!st)
 			st = tp_rename_into_place(tmp, path, d);

@@ -29,9 +29,7 @@
 
 /* ---- records (btree.c) ------------------------------------------------------------------ */
 
-/* SQB_TEXT_REF: a text that sqb_tree_add keeps by reference (valid UTF-8, valid until
- * sqb_tree_finish returns); a record holds it as SQB_TEXT. */
-enum { SQB_NULL, SQB_INT, SQB_REAL, SQB_TEXT, SQB_TEXT_REF };
+enum { SQB_NULL, SQB_INT, SQB_REAL, SQB_TEXT };
 
 /* One column value of a record. A value for a REAL column goes through sqb_real first. */
 struct sqb_val {
@@ -61,7 +59,7 @@ size_t sqb_cell_len(const uint8_t *cell);
  * ascending): <0, 0, >0. */
 int sqb_cell_cmp(const uint8_t *a, const uint8_t *b);
 
-/* Binds the n values of v (no SQB_TEXT_REF) to SQLite's statement s, parameters from 1, the
+/* Binds the n values of v to SQLite's statement s, parameters from 1, the
  * texts static (sqlitedb.c). */
 struct sqlite3_stmt;
 void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n);
@@ -147,21 +145,37 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
                               int *err);
 /* The first failure so far: TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
 int sqb_tree_status(const struct sqb_tree *t, int *err);
-/* Adds the next row, v[0..ncols) (rows come in key order; SQB_TEXT texts are copied and
- * repaired to UTF-8, SQB_TEXT_REF ones kept by reference; a REAL column's value comes from
- * sqb_real). TP_OK or the builder's status. */
-int sqb_tree_add(struct sqb_tree *t, const struct sqb_val *v);
+/* Texts longer than this in all may make a record longer than SQB_MAX_LOCAL or a cell longer
+ * than SQB_MAX_CELL (the other columns take at most 2 header and 8 body bytes each, a rowid 9):
+ * such a row is kept out of the pages and inserted by SQLite. */
+#define SQB_LONG_TEXT 900
+/* The most bytes a row of ncols columns with `text` bytes of texts takes in a leaf: its cell
+ * and cell pointer. */
+#define SQB_ROW_BOUND(ncols, text) ((size_t)15 + 10 * (size_t)(ncols) + (size_t)(text))
+
+/* The caller's rows, handed over in order: row(ctx, i, v) fills row i's values (texts valid
+ * UTF-8) or returns 0 for a row kept out (a long one); it is called on any
+ * thread once the block's part is packed, after which release(ctx) (when set) gives the block
+ * back, on that thread. cells: the rows not kept out; bound: the sum of their
+ * SQB_ROW_BOUND. */
+struct sqb_block {
+	size_t nrows, cells, bound;
+	int (*row)(void *ctx, size_t i, struct sqb_val *v);
+	void (*release)(void *ctx);
+	void *ctx;
+};
+
+/* Adds the next block (rows come in key order). The block is given back also on failure.
+ * TP_OK or the builder's status. */
+int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b);
 /* Packs what is left and waits for every part to be written. TP_OK or the status. */
 int sqb_tree_finish(struct sqb_tree *t);
 /* Times each part's packing (before the first row), for the stats; the CPU seconds spent
  * packing so far, every thread's. */
 void sqb_tree_timed(struct sqb_tree *t);
 double sqb_tree_pack_secs(const struct sqb_tree *t);
-/* Rows added, and those too long for the page writer (to be inserted by SQLite after the
- * join, in the order added: ncols values each). */
+/* Rows added (the blocks' cells). */
 uint64_t sqb_tree_rows(const struct sqb_tree *t);
-size_t sqb_tree_nlong(const struct sqb_tree *t);
-const struct sqb_val *sqb_tree_long(const struct sqb_tree *t, size_t i);
 
 /* Where a tree goes in the closed database: the roots of the table and of its indexes (empty
  * pages so far, made by SQLite's CREATE statements). */
@@ -189,55 +203,38 @@ enum { ARG_INT, ARG_UINT_BIG, ARG_REAL, ARG_STRING };
 /* slice's columns as declared (id, the rowid, first). */
 enum { C_ID, C_TS, C_DUR, C_TRACK, C_CAT, C_NAME, C_DEPTH, C_PARENT, C_ARGSET, C_CMD, C_NCOLS };
 
-/* A text as a slot keeps it: the sink's string (valid until the drive's end), its length, and
- * whether it is valid UTF-8 as it is (else the tree copies it repaired). */
-struct sl_text {
-	const char *s;
-	uint32_t n;
-	int ok;
-};
+/* The sink's slices of one part (tp_sink_drive_parts) recorded by the thread that walks it,
+ * then handed to both trees as blocks (slices.c). */
+struct sl_block;
+struct sl_pool;
 
-struct sl_arg {
-	const char *key;
-	int type; /* enum tp_arg_type */
-	union {
-		int64_t i;
-		uint64_t u;
-		double d;
-	} v;
-	struct sl_text s;
-};
-
-struct sl_slice {
-	uint64_t id, parent;
-	int64_t ts, dur, track, cmd;
-	uint32_t depth, nargs;
-	size_t arg0;
-	struct sl_text name, cat;
-};
-
-/* One part of the sink's slices (tp_sink_drive_parts), recorded by the thread that walks it. */
+/* One part being walked into: its block (NULL until its first slice). */
 struct sl_slot {
-	struct sl_slice *sl;
-	size_t n, cap;
-	struct sl_arg *args;
-	size_t nargs, cap_args;
+	struct sl_block *b;
 	int oom;
 };
 
-/* Where a slot's rows go, in order: argument keys' ids (inserting new ones), rows added to
- * tree SQT_*; both return a status already reported. */
+/* Where blocks go, in part order: argument keys' ids (inserting new ones), blocks added to
+ * tree SQT_*, both returning a status already reported; the long rows kept for SQLite. */
 struct sl_out {
 	void *ctx;
 	int (*key_id)(void *ctx, const char *key, int64_t *id);
-	int (*add)(void *ctx, int tree, const struct sqb_val *v);
-	int64_t next_arg; /* the last argument row's id */
+	int (*add)(void *ctx, int tree, const struct sqb_block *b);
+	int64_t next_arg;                 /* the last argument row's id */
+	struct sqb_val *longs[SQT_COUNT]; /* ncols values each, texts owned */
+	size_t nlong[SQT_COUNT], cap_long[SQT_COUNT];
+	struct sl_pool *pool;
 };
 
-/* Records slice ss into slot s (any thread; out of memory is the slot's oom). */
-void sl_record(struct sl_slot *s, const struct tp_sink_slice *ss);
-/* The slot's slices and their arguments as rows, in order; empties the slot. */
+/* The blocks' pool (NULL when out of memory), freed with every block once no tree holds one. */
+struct sl_pool *sl_pool_new(void);
+void sl_pool_free(struct sl_pool *p);
+/* Records slice ss into slot s (any thread); 0, or -1 when out of memory. */
+int sl_record(struct sl_pool *p, struct sl_slot *s, const struct tp_sink_slice *ss);
+/* Hands the slot's block to the trees (its keys numbered and its long rows kept in order):
+ * TP_OK or a status already reported; TP_ENOMEM (not reported) when recording ran out. */
 int sl_emit(struct sl_slot *s, struct sl_out *o);
-void sl_slot_free(struct sl_slot *s);
+/* The long rows of o (freed). */
+void sl_out_free(struct sl_out *o);
 
 #endif /* TP_SQLITEDB_INT_H */

@@ -585,6 +585,25 @@ static void tr_insert(sqlite3_stmt *st, const struct sqb_val *v)
 	sqlite3_reset(st);
 }
 
+/* A block of rows [first, first + n) of a seed, made again when read. */
+struct tr_block {
+	uint64_t seed;
+	int first, n;
+	char text[1000];
+};
+
+static int tr_block_row(void *ctx, size_t i, struct sqb_val *v)
+{
+	struct tr_block *b = ctx;
+	tr_row(b->seed, b->first + (int)i, v, b->text);
+	return !(v[2].type == SQB_TEXT && v[2].n > SQB_LONG_TEXT);
+}
+
+static void tr_block_release(void *ctx)
+{
+	free(ctx);
+}
+
 /* Rows [0, n) of seed built by sqb_tree on `jobs` threads into table u of a new database at
  * path (its long rows inserted by SQLite afterwards, as the writer does). */
 static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
@@ -609,11 +628,29 @@ static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
 	int err = 0;
 	struct sqb_tree *t = sqb_tree_new(&def, spool, jobs, &err);
 	assert_non_null(t);
-	char text[1000];
-	for (int k = 0; k < n; k++) {
-		struct sqb_val v[5];
-		tr_row(seed, k, v, text);
-		assert_int_equal(sqb_tree_add(t, v), TP_OK);
+	uint64_t x = seed + 7;
+	int nlong = 0, *longs = calloc((size_t)n + 1, sizeof *longs);
+	for (int k = 0; k < n;) { /* blocks of random sizes, long rows kept out */
+		struct tr_block *b = calloc(1, sizeof *b);
+		b->seed = seed;
+		b->first = k;
+		b->n = 1 + (int)(rng_next(&x) % (seed % 2 ? 40 : 400));
+		if (b->n > n - k)
+			b->n = n - k;
+		struct sqb_block blk = {(size_t)b->n, 0, 0, tr_block_row, tr_block_release, b};
+		for (int i = 0; i < b->n; i++, k++) {
+			char text[1000];
+			struct sqb_val v[5];
+			tr_row(seed, k, v, text);
+			size_t tl = v[2].type == SQB_TEXT ? v[2].n : 0;
+			if (tl > SQB_LONG_TEXT) {
+				longs[nlong++] = k;
+				continue;
+			}
+			blk.cells++;
+			blk.bound += SQB_ROW_BOUND(5, tl);
+		}
+		assert_int_equal(sqb_tree_add_block(t, &blk), TP_OK);
 	}
 	assert_int_equal(sqb_tree_finish(t), TP_OK);
 	assert_int_equal(sqb_tree_join(&t, &roots, 1, path, npages, &err), TP_OK);
@@ -622,11 +659,16 @@ static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
 	sqlite3_stmt *st;
 	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO u VALUES(?,?,?,?,?)", -1, &st, NULL),
 	                 SQLITE_OK);
-	for (size_t i = 0; i < sqb_tree_nlong(t); i++)
-		tr_insert(st, sqb_tree_long(t, i));
+	for (int i = 0; i < nlong; i++) {
+		char text[1000];
+		struct sqb_val v[5];
+		tr_row(seed, longs[i], v, text);
+		tr_insert(st, v);
+	}
 	sqlite3_finalize(st);
 	bt_exec(db, "COMMIT");
 	sqlite3_close(db);
+	free(longs);
 	sqb_tree_free(t);
 	unlink(spool);
 }
