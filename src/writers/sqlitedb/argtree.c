@@ -5,7 +5,8 @@
  *
  * The caller hands over its rows in blocks (struct sqb_block: the rows stay the caller's, read
  * back when the part is packed); a part closes when its blocks' cells may need more than
- * PART_BOUND bytes (a bound computed from the rows, never from --jobs) and is packed into leaf
+ * PART_BOUND bytes or the blocks hold more than PART_MEM (bounds computed from the rows,
+ * never from --jobs) and is packed into leaf
  * pages by a worker, or by the caller's thread itself when it has none or every slot is busy;
  * the worker also encodes the part's index entries and sorts them, then gives the blocks
  * back. Parts take their places in a spool file in order (a part's first page is the sum of
@@ -44,6 +45,9 @@
 /* A part's bound of cell and pointer bytes (about 30 000 rows of a Sophgo dump: 0.7 MB of
  * pages, 1.4 MB of rows). */
 #define PART_BOUND ((size_t)500 * LEAF_MIN_FILL)
+/* A part's bound of the bytes its blocks hold (a block may be shared with another tree, whose
+ * rows in it are few: this keeps a part from holding many blocks alive). */
+#define PART_MEM ((size_t)4 << 20)
 #define MAX_WORKERS 63
 #define COPY_PIECE ((size_t)16 << 20) /* bytes of spool one thread copies at a time */
 
@@ -71,7 +75,7 @@ enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
 struct part {
 	int state, last;
 	struct sqb_block *blocks; /* its rows */
-	size_t nblocks, cap_blocks, cells, bound;
+	size_t nblocks, cap_blocks, cells, bound, mem;
 	struct meta *m;
 	struct sqb_pack pk;
 };
@@ -209,7 +213,7 @@ static void release_blocks(struct part *p)
 	for (size_t b = 0; b < p->nblocks; b++)
 		if (p->blocks[b].release)
 			p->blocks[b].release(p->blocks[b].ctx);
-	p->nblocks = p->cells = p->bound = 0;
+	p->nblocks = p->cells = p->bound = p->mem = 0;
 }
 
 static void part_free(struct sqb_tree *t, struct part *p)
@@ -443,7 +447,8 @@ int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b)
 			b->release(b->ctx);
 		return t->status;
 	}
-	if (t->cur && t->cur->cells >= 2 && t->cur->bound + b->bound > PART_BOUND &&
+	if (t->cur && t->cur->cells >= 2 &&
+	    (t->cur->bound + b->bound > PART_BOUND || t->cur->mem + b->mem > PART_MEM) &&
 	    (st = queue_cur(t, 0))) {
 		if (b->release)
 			b->release(b->ctx);
@@ -467,6 +472,7 @@ int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b)
 	p->blocks[p->nblocks++] = *b;
 	p->cells += b->cells;
 	p->bound += b->bound;
+	p->mem += b->mem;
 	t->rows += b->cells;
 	return TP_OK;
 }

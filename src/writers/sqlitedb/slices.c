@@ -22,8 +22,10 @@
 /* A text of a row: the sink's (s), or one in the block's text buffer (own: at off); neither:
  * NULL. */
 struct sl_text {
-	const char *s;
-	size_t off;
+	union {
+		const char *s;
+		size_t off;
+	} p;
 	uint32_t n;
 	int own;
 };
@@ -31,10 +33,12 @@ struct sl_text {
 struct sl_arg {
 	int64_t set;
 	uint32_t key; /* the block's key number */
-	int kind;     /* ARG_* */
-	int islong;
-	int64_t i;
-	double d;
+	uint8_t kind; /* ARG_* */
+	uint8_t islong;
+	union {
+		int64_t i; /* ARG_INT, ARG_UINT_BIG */
+		double d;  /* ARG_REAL */
+	} v;
 	struct sl_text s;
 };
 
@@ -42,9 +46,13 @@ struct sl_slice {
 	uint64_t id, parent;
 	int64_t ts, dur, track, cmd;
 	uint32_t depth, nargs;
-	int islong;
+	uint8_t islong;
 	struct sl_text name, cat;
 };
+
+/* The bytes a block's rows hold (from its contents: see struct sqb_block). */
+#define BLOCK_MEM(b)                                                                               \
+	((b)->n * sizeof(struct sl_slice) + (b)->nargs * sizeof(struct sl_arg) + (b)->text.len)
 
 struct sl_block {
 	struct sl_slice *sl;
@@ -142,16 +150,16 @@ static void block_release(void *ctx)
  * as it is. */
 static struct sl_text text_of(struct sl_block *b, const char *s)
 {
-	struct sl_text t = {s, 0, 0, 0};
+	struct sl_text t = {{s}, 0, 0};
 	if (!s)
 		return t;
 	size_t n = strlen(s);
 	t.n = (uint32_t)n;
 	if (!tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
 		t.own = 1;
-		t.off = b->text.len;
+		t.p.off = b->text.len;
 		tp_text_put(&b->text, s, n, TP_TEXT_UTF8, 0, 0);
-		t.n = (uint32_t)(b->text.len - t.off);
+		t.n = (uint32_t)(b->text.len - t.p.off);
 	}
 	return t;
 }
@@ -198,7 +206,7 @@ static int block_key(struct sl_block *b, const char *key, uint32_t *out)
 }
 
 /* Counts row i of tree k in the block's bound, or notes it long; 0 or -1. */
-static int count_row(struct sl_block *b, int k, size_t i, int ncols, size_t text, int *islong)
+static int count_row(struct sl_block *b, int k, size_t i, int ncols, size_t text, uint8_t *islong)
 {
 	*islong = text > SQB_LONG_TEXT;
 	if (!*islong) {
@@ -223,24 +231,24 @@ static int record_arg(struct sl_block *b, int64_t set, const struct tp_sink_arg 
 	switch (a->type) {
 	case TP_ARG_INT:
 		x->kind = ARG_INT;
-		x->i = a->i;
+		x->v.i = a->i;
 		break;
 	case TP_ARG_UINT:
 		/* int_value is signed 64-bit, as in trace_processor; a value above INT64_MAX keeps
 		 * its exact decimal text for display_value. */
 		x->kind = ARG_INT;
-		x->i = (int64_t)a->u;
+		x->v.i = (int64_t)a->u;
 		if (a->u > (uint64_t)INT64_MAX) {
 			char num[32];
 			int n = snprintf(num, sizeof num, "%llu", (unsigned long long)a->u);
 			x->kind = ARG_UINT_BIG;
-			x->s = (struct sl_text){NULL, b->text.len, (uint32_t)n, 1};
+			x->s = (struct sl_text){{.off = b->text.len}, (uint32_t)n, 1};
 			tp_buf_put(&b->text, num, (size_t)n);
 		}
 		break;
 	case TP_ARG_REAL:
 		x->kind = ARG_REAL;
-		x->d = a->d;
+		x->v.d = a->d;
 		break;
 	default:
 		x->kind = ARG_STRING;
@@ -307,10 +315,10 @@ static struct sqb_val v_int(int64_t i)
 static struct sqb_val v_text(const struct sl_block *b, const struct sl_text *t)
 {
 	if (t->own)
-		return (struct sqb_val){.type = SQB_TEXT, .n = t->n, .s = b->text.data + t->off};
-	if (!t->s)
+		return (struct sqb_val){.type = SQB_TEXT, .n = t->n, .s = b->text.data + t->p.off};
+	if (!t->p.s)
 		return (struct sqb_val){.type = SQB_NULL};
-	return (struct sqb_val){.type = SQB_TEXT, .n = t->n, .s = t->s};
+	return (struct sqb_val){.type = SQB_TEXT, .n = t->n, .s = t->p.s};
 }
 
 static void slice_vals(const struct sl_block *b, size_t i, struct sqb_val *v)
@@ -340,11 +348,11 @@ static void arg_vals(const struct sl_block *b, size_t i, struct sqb_val *v)
 	v[A_KEY] = v_int(b->ids[a->key]);
 	v[A_INT].type = v[A_STR].type = v[A_REAL].type = SQB_NULL;
 	if (a->kind == ARG_INT || a->kind == ARG_UINT_BIG)
-		v[A_INT] = v_int(a->i);
+		v[A_INT] = v_int(a->v.i);
 	if (a->kind == ARG_UINT_BIG || a->kind == ARG_STRING)
 		v[A_STR] = v_text(b, &a->s);
 	if (a->kind == ARG_REAL)
-		v[A_REAL] = sqb_real(a->d);
+		v[A_REAL] = sqb_real(a->v.d);
 	v[A_TYPE] = v_int(a->kind);
 }
 
@@ -429,11 +437,12 @@ int sl_emit(struct sl_slot *s, struct sl_out *o)
 		st = keep_long(o, b, (int)(b->longs[i] & 1), b->longs[i] >> 1);
 	b->refs = 2;
 	struct sqb_block blk[SQT_COUNT] = {
-	    [SQT_ARGS] = {b->nargs, b->cells[SQT_ARGS], b->bound[SQT_ARGS], arg_row, block_release,
-	                  b},
-	    [SQT_SLICE] = {b->n, b->cells[SQT_SLICE], b->bound[SQT_SLICE], slice_row, block_release,
-	                   b},
+	    [SQT_ARGS] = {b->nargs, b->cells[SQT_ARGS], b->bound[SQT_ARGS], BLOCK_MEM(b), arg_row,
+	                  block_release, b},
+	    [SQT_SLICE] = {b->n, b->cells[SQT_SLICE], b->bound[SQT_SLICE], BLOCK_MEM(b), slice_row,
+	                   block_release, b},
 	};
+
 	for (int k = 0; k < SQT_COUNT; k++) {
 		if (st)
 			block_release(b);

@@ -157,9 +157,10 @@ int sqb_tree_status(const struct sqb_tree *t, int *err);
  * UTF-8) or returns 0 for a row kept out (a long one); it is called on any
  * thread once the block's part is packed, after which release(ctx) (when set) gives the block
  * back, on that thread. cells: the rows not kept out; bound: the sum of their
- * SQB_ROW_BOUND. */
+ * SQB_ROW_BOUND; mem: the bytes the block holds while a tree has it (from its contents, never
+ * its capacity: a part's end depends on it). */
 struct sqb_block {
-	size_t nrows, cells, bound;
+	size_t nrows, cells, bound, mem;
 	int (*row)(void *ctx, size_t i, struct sqb_val *v);
 	void (*release)(void *ctx);
 	void *ctx;

@@ -637,7 +637,8 @@ static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
 		b->n = 1 + (int)(rng_next(&x) % (seed % 2 ? 40 : 400));
 		if (b->n > n - k)
 			b->n = n - k;
-		struct sqb_block blk = {(size_t)b->n, 0, 0, tr_block_row, tr_block_release, b};
+		struct sqb_block blk = {(size_t)b->n,     0, 0, sizeof *b, tr_block_row,
+		                        tr_block_release, b};
 		for (int i = 0; i < b->n; i++, k++) {
 			char text[1000];
 			struct sqb_val v[5];
