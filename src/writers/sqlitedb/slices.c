@@ -70,6 +70,10 @@ struct sl_block {
 	size_t *longs; /* long rows: index << 1 | tree */
 	size_t nlongs, cap_longs;
 	int refs, oom;
+	struct sl_view {
+		struct sl_block *b;
+		int tree;
+	} view[SQT_COUNT]; /* what each tree's block callbacks get */
 	struct sl_pool *pool;
 	struct sl_block *next, *all;
 };
@@ -95,14 +99,10 @@ void sl_pool_free(struct sl_pool *p)
 		return;
 	for (struct sl_block *b = p->all, *n; b; b = n) {
 		n = b->all;
-		tp_free(b->sl);
-		tp_free(b->args);
+		void *arrays[] = {b->sl, b->args, b->keys, b->ids, b->kh, b->longs, b};
 		tp_buf_free(&b->text);
-		tp_free(b->keys);
-		tp_free(b->ids);
-		tp_free(b->kh);
-		tp_free(b->longs);
-		tp_free(b);
+		for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+			tp_free(arrays[i]);
 	}
 	pthread_mutex_destroy(&p->mu);
 	tp_free(p);
@@ -116,6 +116,8 @@ static struct sl_block *block_get(struct sl_pool *p)
 		p->free = b->next;
 	} else if ((b = tp_calloc(1, sizeof *b))) {
 		tp_buf_init(&b->text);
+		for (int k = 0; k < SQT_COUNT; k++)
+			b->view[k] = (struct sl_view){b, k};
 		b->pool = p;
 		b->all = p->all;
 		p->all = b;
@@ -124,10 +126,9 @@ static struct sl_block *block_get(struct sl_pool *p)
 	return b;
 }
 
-/* A tree is done with block ctx (any thread): the last one empties it into the pool. */
-static void block_release(void *ctx)
+/* A tree is done with block b (any thread): the last one empties it into the pool. */
+static void block_give_back(struct sl_block *b)
 {
-	struct sl_block *b = ctx;
 	struct sl_pool *p = b->pool;
 	pthread_mutex_lock(&p->mu);
 	if (--b->refs <= 0) {
@@ -142,6 +143,11 @@ static void block_release(void *ctx)
 		p->free = b;
 	}
 	pthread_mutex_unlock(&p->mu);
+}
+
+static void block_release(void *ctx)
+{
+	block_give_back(((struct sl_view *)ctx)->b);
 }
 
 /* ---- recording (the walking thread) ------------------------------------------------------ */
@@ -356,21 +362,13 @@ static void arg_vals(const struct sl_block *b, size_t i, struct sqb_val *v)
 	v[A_TYPE] = v_int(a->kind);
 }
 
-static int slice_row(void *ctx, size_t i, struct sqb_val *v)
+/* Row i of the block as one tree sees it (struct sqb_block's row callback). */
+static int block_row(void *ctx, size_t i, struct sqb_val *v)
 {
-	const struct sl_block *b = ctx;
-	if (b->sl[i].islong)
+	const struct sl_view *w = ctx;
+	if (w->tree == SQT_SLICE ? w->b->sl[i].islong : w->b->args[i].islong)
 		return 0;
-	slice_vals(b, i, v);
-	return 1;
-}
-
-static int arg_row(void *ctx, size_t i, struct sqb_val *v)
-{
-	const struct sl_block *b = ctx;
-	if (b->args[i].islong)
-		return 0;
-	arg_vals(b, i, v);
+	(w->tree == SQT_SLICE ? slice_vals : arg_vals)(w->b, i, v);
 	return 1;
 }
 
@@ -416,7 +414,7 @@ int sl_emit(struct sl_slot *s, struct sl_out *o)
 		s->oom = 0;
 		if (b) {
 			b->refs = 1;
-			block_release(b);
+			block_give_back(b);
 		}
 		return TP_ENOMEM;
 	}
@@ -437,15 +435,15 @@ int sl_emit(struct sl_slot *s, struct sl_out *o)
 		st = keep_long(o, b, (int)(b->longs[i] & 1), b->longs[i] >> 1);
 	b->refs = 2;
 	struct sqb_block blk[SQT_COUNT] = {
-	    [SQT_ARGS] = {b->nargs, b->cells[SQT_ARGS], b->bound[SQT_ARGS], BLOCK_MEM(b), arg_row,
-	                  block_release, b},
-	    [SQT_SLICE] = {b->n, b->cells[SQT_SLICE], b->bound[SQT_SLICE], BLOCK_MEM(b), slice_row,
-	                   block_release, b},
+	    [SQT_ARGS] = {b->nargs, b->cells[SQT_ARGS], b->bound[SQT_ARGS], BLOCK_MEM(b), block_row,
+	                  block_release, &b->view[SQT_ARGS]},
+	    [SQT_SLICE] = {b->n, b->cells[SQT_SLICE], b->bound[SQT_SLICE], BLOCK_MEM(b), block_row,
+	                   block_release, &b->view[SQT_SLICE]},
 	};
 
 	for (int k = 0; k < SQT_COUNT; k++) {
 		if (st)
-			block_release(b);
+			block_give_back(b);
 		else
 			st = o->add(o->ctx, k, &blk[k]);
 	}
