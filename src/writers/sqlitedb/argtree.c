@@ -761,7 +761,8 @@ static int pack_index(struct sqb_tree *t, int x, struct sqb_pack *k)
 struct ixjob {
 	struct sqb_tree *t;
 	struct sqb_pack k[SQB_MAX_IDX];
-	int st[SQB_MAX_IDX];
+	int st[SQB_MAX_IDX], err[SQB_MAX_IDX];
+	uint32_t first[SQB_MAX_IDX]; /* each index's first leaf page */
 };
 
 static void pack_index_job(void *arg, size_t x)
@@ -774,11 +775,21 @@ static void pack_index_job(void *arg, size_t x)
 		j->st[x] = pack_index(j->t, (int)x, &j->k[x]);
 }
 
-/* Index packed in k written: its leaves after the pages so far, the interior levels over
- * them, the top at root. */
-static int write_index(struct sqb_tree *t, struct sqb_pack *k, uint32_t root, struct sqb_out *o)
+/* Index x's leaves (more than one) written at its first page (any thread). */
+static void write_leaves_job(void *arg, size_t x)
 {
-	int st = TP_OK;
+	struct ixjob *j = arg;
+	const struct sqb_pack *k = &j->k[x];
+	if (!j->st[x] && k->npages > 1)
+		j->st[x] = write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
+		                     ((off_t)j->first[x] - 1) * SQB_PAGE, &j->err[x]);
+}
+
+/* Index packed in k, its leaves written from page `first`: the interior levels over them
+ * (the top at root), or its single leaf at root. */
+static int write_index_top(struct sqb_tree *t, struct sqb_pack *k, uint32_t first, uint32_t root,
+                           struct sqb_out *o)
+{
 	if (!k->npages)
 		return TP_OK;
 	if (k->npages == 1)
@@ -786,31 +797,35 @@ static int write_index(struct sqb_tree *t, struct sqb_pack *k, uint32_t root, st
 	uint32_t *child = tp_malloc(k->npages * sizeof *child);
 	if (!child)
 		return TP_ENOMEM;
-	for (size_t i = 0; !st && i < k->npages; i++) {
-		child[i] = o->next++;
-		st = page_write(t, child[i], k->pages + i * SQB_PAGE);
-	}
-	if (!st) {
-		int rc = sqb_interior(child, k->npages, (const uint8_t *)k->seps.data, k->sep_off,
-		                      root, o);
-		st = rc < 0 ? TP_ENOMEM : rc;
-	}
+	for (size_t i = 0; i < k->npages; i++)
+		child[i] = first + (uint32_t)i;
+	int rc = sqb_interior(child, k->npages, (const uint8_t *)k->seps.data, k->sep_off, root, o);
 	tp_free(child);
-	return st;
+	return rc < 0 ? TP_ENOMEM : rc;
 }
 
-/* The indexes' pages, after the table's. */
+/* The indexes' pages, after the table's: each index packed and its leaves written on --jobs
+ * threads (one index each), every index's leaves before the interior pages. */
 static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_out *o)
 {
 	struct ixjob j = {.t = t};
+	unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
 	for (int x = 0; x < t->def.nidx; x++)
 		sqb_pack_init(&j.k[x]);
-	tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), (size_t)t->def.nidx, pack_index_job, &j);
+	tp_par_run(threads, (size_t)t->def.nidx, pack_index_job, &j);
+	for (int x = 0; x < t->def.nidx; x++) {
+		j.first[x] = o->next;
+		if (j.k[x].npages > 1)
+			o->next += (uint32_t)j.k[x].npages;
+	}
+	tp_par_run(threads, (size_t)t->def.nidx, write_leaves_job, &j);
 	int st = TP_OK;
 	o->table = 0;
 	for (int x = 0; x < t->def.nidx; x++) {
+		if (!st && (st = j.st[x]))
+			t->err = j.err[x];
 		if (!st)
-			st = j.st[x] ? j.st[x] : write_index(t, &j.k[x], roots[x], o);
+			st = write_index_top(t, &j.k[x], j.first[x], roots[x], o);
 		sqb_pack_free(&j.k[x]);
 	}
 	return st;
