@@ -1,18 +1,18 @@
 /*
  * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, counters and flows
  * inside one transaction (journal and syncing off: the database is a temporary file until it
- * is complete) and hands the slice and argument rows to argtree.c, which packs the pages of
- * slice, arg_value and their indexes on --jobs threads; then lets SQLite build the other
- * indexes (and the empty roots of these), closes the file, lets argtree.c join the two tables
- * to it (and inserts the few rows too long for its pages), and renames the file into place.
+ * is complete) and walks the sink's slices in parts on --jobs threads (slices.c turns them
+ * into blocks of rows) for argtree.c, which packs the pages of slice, arg_value and their
+ * indexes on those threads; then lets SQLite build the other indexes (and the empty roots of
+ * these), closes the file, lets argtree.c join the two tables to it (and inserts the few rows
+ * too long for its pages), and renames the file into place.
  *
  * Speed: rows of the two batched tables SQLite writes (counter, flow) are queued and
  * inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
  * batch instead of per row: the per-statement start/halt/reset work was most of SQLite's time
- * besides the b-tree itself); their strings are copied into the batch's own text buffer, so a
- * queued row never points into memory the sink may reuse. Rows keep their order, so ids and
- * content are those of one INSERT per row. SQLite's memory statistics (a global mutex on
- * every allocation) are switched off once per process.
+ * besides the b-tree itself). Rows keep their order, so ids and content are those of one
+ * INSERT per row. SQLite's memory statistics (a global mutex on every allocation) are
+ * switched off once per process.
  *
  * Owns: the sqlite3 connection, its prepared statements, the row queues, the two tables'
  * builders and the temporary files (the database and argtree.c's spools).
@@ -148,23 +148,11 @@ static const struct {
      "INSERT INTO slice VALUES(?,?,?,?,?,?,?,?,?,?)"},
 };
 
-/* One queued value: NULL, integer, real or text (offset and length in the queue's text). */
-struct qval {
-	int type; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
-	uint32_t len;
-	union {
-		int64_t i;
-		double d;
-		size_t off;
-	} v;
-};
-
 struct queue {
 	sqlite3_stmt *one, *many; /* one row; BATCH rows */
 	int ncols;
-	size_t n;           /* rows queued */
-	struct qval *vals;  /* BATCH * ncols */
-	struct tp_buf text; /* the queued rows' strings, NUL-separated */
+	size_t n;             /* rows queued */
+	struct sqb_val *vals; /* BATCH * ncols (numbers only) */
 };
 
 struct sw {
@@ -300,7 +288,6 @@ static int queue_open(struct sw *w, int which)
 {
 	struct queue *q = &w->q[which];
 	q->ncols = queue_def[which].ncols;
-	tp_buf_init(&q->text);
 	q->vals = tp_calloc((size_t)BATCH * (size_t)q->ncols, sizeof *q->vals);
 	if (!q->vals)
 		return oom(w);
@@ -331,31 +318,12 @@ static void queue_close(struct queue *q)
 	sqlite3_finalize(q->one);
 	sqlite3_finalize(q->many);
 	tp_free(q->vals);
-	tp_buf_free(&q->text);
 }
 
 /* Binds rows [from, from + n) of the queue to s (parameters numbered from 1) and steps it. */
 static int queue_step(struct sw *w, struct queue *q, sqlite3_stmt *s, size_t from, size_t n)
 {
-	const struct qval *v = q->vals + from * (size_t)q->ncols;
-	int np = (int)n * q->ncols;
-	for (int i = 0; i < np; i++, v++) {
-		switch (v->type) {
-		case SQLITE_INTEGER:
-			sqlite3_bind_int64(s, i + 1, v->v.i);
-			break;
-		case SQLITE_FLOAT:
-			sqlite3_bind_double(s, i + 1, v->v.d);
-			break;
-		case SQLITE_TEXT:
-			sqlite3_bind_text(s, i + 1, q->text.data + v->v.off, (int)v->len,
-			                  SQLITE_STATIC);
-			break;
-		default:
-			sqlite3_bind_null(s, i + 1);
-			break;
-		}
-	}
+	sqb_bind(s, q->vals + from * (size_t)q->ncols, (int)n * q->ncols);
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? TP_OK : dberr(w, "insert failed");
@@ -366,8 +334,6 @@ static int queue_flush(struct sw *w, struct queue *q)
 {
 	if (!q->n)
 		return TP_OK;
-	if (q->text.oom)
-		return oom(w);
 	int st = TP_OK;
 	if (q->n == BATCH)
 		st = queue_step(w, q, q->many, 0, BATCH);
@@ -376,35 +342,22 @@ static int queue_flush(struct sw *w, struct queue *q)
 			st = queue_step(w, q, q->one, r, 1);
 	w->q_rows[q - w->q] += q->n;
 	q->n = 0;
-	q->text.len = 0;
 	return st;
 }
 
 /* Points *out at the next free row of queue `which` (its values to be filled, all NULL),
  * flushing a full queue first. */
-static int queue_row(struct sw *w, int which, struct qval **out)
+static int queue_row(struct sw *w, int which, struct sqb_val **out)
 {
 	struct queue *q = &w->q[which];
 	int st;
 	if (q->n == BATCH && (st = queue_flush(w, q)))
 		return st;
-	struct qval *v = q->vals + q->n++ * (size_t)q->ncols;
+	struct sqb_val *v = q->vals + q->n++ * (size_t)q->ncols;
 	for (int c = 0; c < q->ncols; c++)
-		v[c].type = SQLITE_NULL;
+		v[c].type = SQB_NULL;
 	*out = v;
 	return TP_OK;
-}
-
-static void val_int(struct qval *v, int64_t i)
-{
-	v->type = SQLITE_INTEGER;
-	v->v.i = i;
-}
-
-static void val_real(struct qval *v, double d)
-{
-	v->type = SQLITE_FLOAT;
-	v->v.d = d;
 }
 
 /* ---- sink callbacks ---------------------------------------------------------------------- */
@@ -574,26 +527,26 @@ static int sw_emit(void *ctx, size_t slot)
 static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
 {
 	struct sw *w = ctx;
-	struct qval *v;
+	struct sqb_val *v;
 	int st = queue_row(w, Q_COUNTER, &v);
 	if (st)
 		return st;
-	val_int(&v[0], ts_ns);
-	val_int(&v[1], (int64_t)t->uuid);
-	val_real(&v[2], value);
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = ts_ns};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)t->uuid};
+	v[2] = (struct sqb_val){.type = SQB_REAL, .d = value};
 	return TP_OK;
 }
 
 static int sw_flow(void *ctx, uint64_t flow_id, uint64_t from, uint64_t to)
 {
 	struct sw *w = ctx;
-	struct qval *v;
+	struct sqb_val *v;
 	int st = queue_row(w, Q_FLOW, &v);
 	if (st)
 		return st;
-	val_int(&v[0], (int64_t)from);
-	val_int(&v[1], (int64_t)to);
-	val_int(&v[2], (int64_t)flow_id);
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)from};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)to};
+	v[2] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)flow_id};
 	return TP_OK;
 }
 

@@ -1,7 +1,7 @@
 /*
  * sqlitedb_int.h — what the SQLite writer's files share (module-private): the page writer for
- * SQLite b-trees (btree.c: records, leaf packing, interior levels) and the tables built with
- * it on --jobs threads (argtree.c).
+ * SQLite b-trees (btree.c: records, leaf packing, interior levels), the tables built with it
+ * on --jobs threads (argtree.c) and the sink's slices as their rows (slices.c).
  *
  * The big tables (arg_value, a WITHOUT ROWID table, and slice, a rowid table) and their
  * indexes are not inserted through SQLite: their b-tree pages are written here in SQLite's
