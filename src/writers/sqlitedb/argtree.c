@@ -1,25 +1,29 @@
 /*
- * argtree.c — the argument table arg_value and its index arg_value_key_real, written as
- * b-tree pages (btree.c) on --jobs threads instead of inserted through SQLite on one.
+ * argtree.c — tables written as b-tree pages (btree.c) on --jobs threads instead of inserted
+ * through SQLite on one: the argument table arg_value (WITHOUT ROWID) and the slice table (a
+ * rowid table), each with its indexes.
  *
- * The sink's thread copies each row into the part being filled; a part closes when its rows'
- * cells may need more than PART_BOUND bytes (a bound computed from the rows, never from
- * --jobs) and is packed into leaf pages by a worker, or by the sink's thread itself when it
- * has none or every slot is busy. Parts take their places in a spool file in order (a part's
- * first page is the sum of its predecessors' page counts) and each is written by a thread
- * that packed it or placed it, concurrently with the others. Its separators and index
- * entries stay in memory (one separator per leaf, one entry per real value). Once SQLite has
- * written the other tables and closed the database, argtree_join copies the spool after its
- * pages (in pieces on --jobs threads: in the kernel where the file system can), builds the
- * interior pages over the leaves and the index's pages, and sets the page count: the same
- * bytes for every --jobs, since the parts' bounds, their packing and their order depend on
- * the rows only.
+ * The caller hands over its rows in blocks (struct sqb_block: the rows stay the caller's, read
+ * back when the part is packed); a part closes when its blocks' cells may need more than
+ * PART_BOUND bytes or the blocks hold more than PART_MEM (bounds computed from the rows,
+ * never from --jobs) and is packed into leaf
+ * pages by a worker, or by the caller's thread itself when it has none or every slot is busy;
+ * the worker also encodes the part's index entries and sorts them, then gives the blocks
+ * back. Parts take their places in a spool file in order (a part's first page is the sum of
+ * its predecessors' page counts) and each is written by a thread that packed it or placed it,
+ * concurrently with the others. Its separators and index entries stay in memory (one
+ * separator per leaf, one entry per row and index). Once SQLite has written the other tables
+ * and closed the database, sqb_tree_join copies each spool after its pages (in pieces on
+ * --jobs threads: in the kernel where the file system can), builds the interior pages over
+ * the leaves, merges each index's sorted runs into its pages (the indexes on --jobs threads)
+ * and sets the page count: the same bytes for every --jobs, since the parts' bounds, their
+ * packing and their order depend on the rows only.
  *
- * Rows whose record would need overflow pages (a text of more than LONG_TEXT bytes) are kept
- * aside and inserted by SQLite afterwards (argtree_long).
+ * Rows whose record would need overflow pages (texts of more than SQB_LONG_TEXT bytes) are the
+ * caller's to keep out (its block's row callback skips them) and to insert through SQLite.
  *
- * Owns: the parts and their threads, the spool file (removed by argtree_free), the long
- * rows.
+ * Owns: the parts and their threads, the spool file (removed by sqb_tree_free), the index
+ * runs; a block until it is given back.
  */
 #define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
 #include <errno.h>
@@ -41,25 +45,18 @@
 /* A part's bound of cell and pointer bytes (about 30 000 rows of a Sophgo dump: 0.7 MB of
  * pages, 1.4 MB of rows). */
 #define PART_BOUND ((size_t)500 * LEAF_MIN_FILL)
-/* Texts longer than this may make a record longer than SQB_MAX_LOCAL (the other columns take
- * at most 9 header and 41 body bytes). */
-#define LONG_TEXT 900
+/* A part's bound of the bytes its blocks hold (a block may be shared with another tree, whose
+ * rows in it are few: this keeps a part from holding many blocks alive). */
+#define PART_MEM ((size_t)4 << 20)
 #define MAX_WORKERS 63
 #define COPY_PIECE ((size_t)16 << 20) /* bytes of spool one thread copies at a time */
 
-/* A row as a part keeps it: the text in the part's buffer. */
-struct prow {
-	int64_t id, set, key, i;
-	double d;
-	size_t soff;
-	uint32_t slen;
-	int kind, has_s;
-};
-
-/* One entry of arg_value_key_real. */
-struct ient {
-	int64_t key, set, id;
-	double r;
+/* One index's entries of a part: cells back to back, sorted through ent. */
+struct run {
+	struct tp_buf cells;
+	size_t *off;         /* while encoding: each entry's offset in cells */
+	const uint8_t **ent; /* once sorted: the entries in index order */
+	size_t n, cap;
 };
 
 /* What a packed part leaves for the join. */
@@ -70,25 +67,24 @@ struct meta {
 	size_t npages, nseps, base;
 	struct tp_buf seps;
 	size_t *sep_off;
-	struct ient *ix; /* sorted */
-	size_t nix;
+	struct run ix[SQB_MAX_IDX];
 };
 
 enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
 
 struct part {
 	int state, last;
-	struct prow *rows;
-	size_t n, cap, bound;
-	struct tp_buf text;
+	struct sqb_block *blocks; /* its rows */
+	size_t nblocks, cap_blocks, cells, bound, mem;
 	struct meta *m;
 	struct sqb_pack pk;
 };
 
-struct argtree {
+struct sqb_tree {
+	struct sqb_tree_def def;
 	char *spool;
 	int fd, jobs;   /* the spool */
-	int db;         /* the database, while argtree_join writes it */
+	int db;         /* the database, while sqb_tree_join writes it */
 	uint32_t first; /* the database's page number of the first leaf */
 	struct part *slot, *cur;
 	size_t nslots;
@@ -100,10 +96,8 @@ struct argtree {
 	size_t nmetas, cap_metas;
 	size_t placed, next_page; /* parts placed in the file so far; their pages */
 	uint64_t rows;
-	int timed;        /* argtree_timed: each part's packing is timed (a system call each) */
+	int timed;        /* sqb_tree_timed: each part's packing is timed (a system call each) */
 	double pack_secs; /* CPU seconds packing parts, all threads */
-	struct arg_row *longs;
-	size_t nlong, cap_long;
 };
 
 static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
@@ -121,60 +115,87 @@ static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
 
 /* ---- packing a part (any thread) -------------------------------------------------------- */
 
-static void row_vals(const struct part *p, const struct prow *r, struct sqb_val *v)
+static int ent_cmp(const void *x, const void *y)
 {
-	memset(v, 0, 7 * sizeof *v);
-	/* Record order of a WITHOUT ROWID table: the key (arg_set_id, id), then the other
-	 * columns as declared: key_id, int_value, string_value, real_value, type. */
-	v[0] = (struct sqb_val){.type = SQB_INT, .i = r->set};
-	v[1] = (struct sqb_val){.type = SQB_INT, .i = r->id};
-	v[2] = (struct sqb_val){.type = SQB_INT, .i = r->key};
-	if (r->kind == ARG_INT || r->kind == ARG_UINT_BIG)
-		v[3] = (struct sqb_val){.type = SQB_INT, .i = r->i};
-	if (r->has_s)
-		v[4] =
-		    (struct sqb_val){.type = SQB_TEXT, .s = p->text.data + r->soff, .n = r->slen};
-	if (r->kind == ARG_REAL)
-		v[5] = sqb_real(r->d);
-	v[6] = (struct sqb_val){.type = SQB_INT, .i = r->kind};
+	return sqb_cell_cmp(*(const uint8_t *const *)x, *(const uint8_t *const *)y);
 }
 
-static int ient_cmp(const void *x, const void *y)
+/* Row v's entry of index x appended to run u (none where the index leaves it out). */
+static int index_entry(const struct sqb_tree *t, const struct sqb_index_def *x,
+                       const struct sqb_val *v, struct run *u)
 {
-	const struct ient *a = x, *b = y;
-	int c = tp_cmp_keys(&a->key, &b->key, 1);
-	if (!c && a->r != b->r)
-		c = a->r < b->r ? -1 : 1;
-	int64_t ka[] = {a->set, a->id}, kb[] = {b->set, b->id};
-	return c ? c : tp_cmp_keys(ka, kb, 2);
+	struct sqb_val e[SQB_MAX_COLS];
+	uint8_t cell[SQB_MAX_CELL];
+	int n = 0;
+	if (x->not_null >= 0 && v[x->not_null].type == SQB_NULL)
+		return TP_OK;
+	for (int c = 0; c < x->ncols; c++)
+		e[n++] = v[x->cols[c]];
+	for (int c = 0; c < (t->def.rowid ? 1 : t->def.nkey); c++)
+		e[n++] = v[c];
+	size_t len = sqb_cell(cell, e, n);
+	if (!len)
+		return TP_ENOMEM; /* not reached: SQB_LONG_TEXT keeps every entry short */
+	if (u->n == u->cap) {
+		size_t *o = tp_grow(u->off, sizeof *o, u->n + 1, &u->cap);
+		if (!o)
+			return TP_ENOMEM;
+		u->off = o;
+	}
+	u->off[u->n++] = u->cells.len;
+	tp_buf_put(&u->cells, cell, len);
+	return u->cells.oom ? TP_ENOMEM : TP_OK;
+}
+
+/* Run u's entries sorted (the offsets become pointers once the cells no longer move). */
+static int run_sort(struct run *u)
+{
+	if (!u->n)
+		return TP_OK;
+	if (!(u->ent = tp_malloc(u->n * sizeof *u->ent)))
+		return TP_ENOMEM;
+	for (size_t i = 0; i < u->n; i++)
+		u->ent[i] = (const uint8_t *)u->cells.data + u->off[i];
+	tp_free(u->off);
+	u->off = NULL;
+	u->cap = 0;
+	qsort(u->ent, u->n, sizeof *u->ent, ent_cmp);
+	return TP_OK;
 }
 
 /* Packs part p: its leaves in p->pk, its separators and sorted index entries in its meta. */
-static int pack_part(struct part *p)
+static int pack_part(struct sqb_tree *t, struct part *p)
 {
 	struct meta *m = p->m;
 	struct sqb_pack *k = &p->pk;
 	uint8_t cell[SQB_MAX_CELL];
-	struct sqb_val v[7];
-	size_t nreal = 0;
-	for (size_t i = 0; i < p->n; i++)
-		nreal += p->rows[i].kind == ARG_REAL;
-	if (nreal && !(m->ix = tp_malloc(nreal * sizeof *m->ix)))
-		return TP_ENOMEM;
+	struct sqb_val v[SQB_MAX_COLS];
+	int st = TP_OK;
 	sqb_pack_reset(k);
-	for (size_t i = 0; i < p->n; i++) {
-		const struct prow *r = &p->rows[i];
-		row_vals(p, r, v);
-		size_t len = sqb_cell(cell, v, 7);
-		if (!len || sqb_pack_add(k, cell, len))
-			return TP_ENOMEM;
-		if (v[5].type != SQB_NULL)
-			m->ix[m->nix++] = (struct ient){r->key, r->set, r->id, r->d};
-	}
-	if (sqb_pack_end(k, p->last) || k->seps.oom)
+	for (size_t b = 0; b < p->nblocks && !st; b++)
+		for (size_t i = 0; i < p->blocks[b].nrows && !st; i++) {
+			if (!p->blocks[b].row(p->blocks[b].ctx, i, v))
+				continue; /* kept aside by the caller */
+			size_t len;
+			if (t->def.rowid) { /* the INTEGER PRIMARY KEY is the cell's key, NULL in
+				             * the record
+				             */
+				struct sqb_val key = v[0];
+				v[0] = (struct sqb_val){.type = SQB_NULL};
+				len = sqb_table_cell(cell, key.i, v, t->def.ncols);
+				v[0] = key;
+			} else {
+				len = sqb_cell(cell, v, t->def.ncols);
+			}
+			if (!len || sqb_pack_add(k, cell, len))
+				return TP_ENOMEM;
+			for (int x = 0; x < t->def.nidx && !st; x++)
+				st = index_entry(t, &t->def.idx[x], v, &m->ix[x]);
+		}
+	for (int x = 0; x < t->def.nidx && !st; x++)
+		st = run_sort(&m->ix[x]);
+	if (st || sqb_pack_end(k, p->last) || k->seps.oom)
 		return TP_ENOMEM;
-	if (m->nix > 1) /* qsort takes no NULL, which ix is in a part without a real value */
-		qsort(m->ix, m->nix, sizeof *m->ix, ient_cmp);
 	m->npages = k->npages;
 	m->nseps = k->nseps;
 	/* The separators move to the meta; the pages stay until they are written. */
@@ -186,18 +207,25 @@ static int pack_part(struct part *p)
 	return TP_OK;
 }
 
-static void part_free(struct argtree *t, struct part *p)
+/* Gives part p's blocks back to their owners. */
+static void release_blocks(struct part *p)
 {
-	p->n = 0;
-	p->bound = 0;
-	p->text.len = 0;
+	for (size_t b = 0; b < p->nblocks; b++)
+		if (p->blocks[b].release)
+			p->blocks[b].release(p->blocks[b].ctx);
+	p->nblocks = p->cells = p->bound = p->mem = 0;
+}
+
+static void part_free(struct sqb_tree *t, struct part *p)
+{
+	release_blocks(p);
 	p->m->part = NULL;
 	p->state = P_FREE;
 	if (t->nthreads)
 		pthread_cond_broadcast(&t->sync.cv_done);
 }
 
-static void fail(struct argtree *t, int st, int err)
+static void fail(struct sqb_tree *t, int st, int err)
 {
 	if (st && !t->status) {
 		t->status = st;
@@ -208,7 +236,7 @@ static void fail(struct argtree *t, int st, int err)
 /* Places the packed parts that are next in order, then writes them (outside the lock; other
  * threads write theirs meanwhile) and frees their slots. After a failure, packed parts are
  * dropped instead. Threads: called and returns with mu held. */
-static void place_and_write(struct argtree *t)
+static void place_and_write(struct sqb_tree *t)
 {
 	struct part *mine[MAX_WORKERS + 2];
 	size_t n = 0;
@@ -251,13 +279,14 @@ static double thread_cpu_s(void)
 
 /* Packs a BUSY part, then places and writes what is ready. Threads: called and returns with
  * mu held. */
-static void pack_and_place(struct argtree *t, struct part *p)
+static void pack_and_place(struct sqb_tree *t, struct part *p)
 {
 	if (t->nthreads)
 		pthread_mutex_unlock(&t->sync.mu);
 	tp_tm_par_begin();
 	double t0 = t->timed ? thread_cpu_s() : 0;
-	int st = pack_part(p);
+	int st = pack_part(t, p);
+	release_blocks(p); /* their rows are in the pages and index runs now */
 	double secs = t->timed ? thread_cpu_s() - t0 : 0;
 	tp_tm_par_end();
 	if (t->nthreads)
@@ -274,7 +303,7 @@ static void pack_and_place(struct argtree *t, struct part *p)
 }
 
 /* The oldest queued part (lowest sequence number), marked BUSY, or NULL. Threads: mu held. */
-static struct part *take_queued(struct argtree *t)
+static struct part *take_queued(struct sqb_tree *t)
 {
 	struct part *best = NULL;
 	for (size_t i = 0; i < t->nslots; i++) {
@@ -290,7 +319,7 @@ static struct part *take_queued(struct argtree *t)
 /* Packs the oldest queued part, if any: 1 if it did. Threads: mu held. */
 static int pack_queued(void *arg)
 {
-	struct argtree *t = arg;
+	struct sqb_tree *t = arg;
 	struct part *p = take_queued(t);
 	if (p)
 		pack_and_place(t, p);
@@ -299,12 +328,12 @@ static int pack_queued(void *arg)
 
 /* ---- the sink's side --------------------------------------------------------------------- */
 
-static void workers_start(struct argtree *t)
+static void workers_start(struct sqb_tree *t)
 {
 	t->nthreads = tp_wsync_start(&t->sync, t->th, t->jobs, MAX_WORKERS, pack_queued, t);
 }
 
-static void workers_stop(struct argtree *t)
+static void workers_stop(struct sqb_tree *t)
 {
 	if (!t->nthreads)
 		return;
@@ -312,11 +341,13 @@ static void workers_stop(struct argtree *t)
 	t->nthreads = 0;
 }
 
-struct argtree *argtree_new(const char *spool_path, int jobs, int *err)
+struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_path, int jobs,
+                              int *err)
 {
-	struct argtree *t = tp_calloc(1, sizeof *t);
+	struct sqb_tree *t = tp_calloc(1, sizeof *t);
 	if (!t)
 		return NULL;
+	t->def = *def;
 	t->fd = t->db = -1;
 	t->jobs = jobs;
 	int workers = tp_wsync_workers(jobs, MAX_WORKERS);
@@ -324,12 +355,13 @@ struct argtree *argtree_new(const char *spool_path, int jobs, int *err)
 	t->slot = tp_calloc(t->nslots, sizeof *t->slot);
 	t->spool = tp_strdup(spool_path);
 	if (!t->slot || !t->spool) {
-		argtree_free(t);
+		sqb_tree_free(t);
 		return NULL;
 	}
 	for (size_t i = 0; i < t->nslots; i++) {
-		tp_buf_init(&t->slot[i].text);
 		sqb_pack_init(&t->slot[i].pk);
+		if (def->rowid)
+			sqb_pack_table(&t->slot[i].pk);
 	}
 	/* The file exists (tp_temp_path_for); not created here, as db_create says. */
 	if ((t->fd = open(spool_path, O_RDWR | O_TRUNC | O_CLOEXEC)) < 0) {
@@ -339,7 +371,7 @@ struct argtree *argtree_new(const char *spool_path, int jobs, int *err)
 	return t;
 }
 
-int argtree_status(const struct argtree *t, int *err)
+int sqb_tree_status(const struct sqb_tree *t, int *err)
 {
 	*err = t->err;
 	return t->status;
@@ -347,7 +379,7 @@ int argtree_status(const struct argtree *t, int *err)
 
 /* A FREE slot made the part being filled, with a new meta; waits (packing queued parts
  * itself) while every slot is in use. */
-static int start_part(struct argtree *t)
+static int start_part(struct sqb_tree *t)
 {
 	if (!t->nthreads && !t->nmetas)
 		workers_start(t); /* at the first row: a table without rows needs none */
@@ -389,7 +421,7 @@ static int start_part(struct argtree *t)
 }
 
 /* Queues the part being filled (or packs it at once without workers). */
-static int queue_cur(struct argtree *t, int last)
+static int queue_cur(struct sqb_tree *t, int last)
 {
 	struct part *p = t->cur;
 	t->cur = NULL;
@@ -407,66 +439,45 @@ static int queue_cur(struct argtree *t, int last)
 	return st;
 }
 
-static int add_long(struct argtree *t, const struct arg_row *r)
+int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b)
 {
-	struct arg_row *n = tp_grow(t->longs, sizeof *n, t->nlong + 1, &t->cap_long);
-	if (!n)
-		return TP_ENOMEM;
-	t->longs = n;
-	n[t->nlong] = *r;
-	if (!(n[t->nlong].s = tp_strdup(r->s)))
-		return TP_ENOMEM;
-	t->nlong++;
-	return TP_OK;
-}
-
-int argtree_add(struct argtree *t, const struct arg_row *r)
-{
-	size_t slen = r->s ? strlen(r->s) : 0;
 	int st;
-	if (t->status)
+	if (t->status || !b->cells) {
+		if (b->release)
+			b->release(b->ctx);
 		return t->status;
-	if (slen > LONG_TEXT)
-		return add_long(t, r);
-	/* A row's cell and pointer take at most 53 bytes besides its text. */
-	size_t need = 53 + slen;
-	if (t->cur && t->cur->bound + need > PART_BOUND && (st = queue_cur(t, 0)))
+	}
+	if (t->cur && t->cur->cells >= 2 &&
+	    (t->cur->bound + b->bound > PART_BOUND || t->cur->mem + b->mem > PART_MEM) &&
+	    (st = queue_cur(t, 0))) {
+		if (b->release)
+			b->release(b->ctx);
 		return st;
-	if (!t->cur && (st = start_part(t)))
+	}
+	if (!t->cur && (st = start_part(t))) {
+		if (b->release)
+			b->release(b->ctx);
 		return st;
+	}
 	struct part *p = t->cur;
-	if (p->n == p->cap) {
-		struct prow *n = tp_grow(p->rows, sizeof *n, p->n + 1, &p->cap);
-		if (!n)
+	if (p->nblocks == p->cap_blocks) {
+		struct sqb_block *n = tp_grow(p->blocks, sizeof *n, p->nblocks + 1, &p->cap_blocks);
+		if (!n) {
+			if (b->release)
+				b->release(b->ctx);
 			return TP_ENOMEM;
-		p->rows = n;
-	}
-	struct prow *q = &p->rows[p->n];
-	*q = (struct prow){
-	    .id = r->id, .set = r->set, .key = r->key, .i = r->i, .d = r->d, .kind = r->kind};
-	if (r->s) {
-		/* TEXT must be valid UTF-8 for SQLite's string functions: repaired (U+FFFD). */
-		q->has_s = 1;
-		q->soff = p->text.len;
-		if (tp_text_is_safe(r->s, slen, TP_TEXT_UTF8))
-			tp_buf_put(&p->text, r->s, slen);
-		else
-			tp_text_put(&p->text, r->s, slen, TP_TEXT_UTF8, 0, 0);
-		q->slen = (uint32_t)(p->text.len - q->soff);
-		if (p->text.oom)
-			return TP_ENOMEM;
-		if (q->slen > LONG_TEXT) { /* the repair made it longer */
-			p->text.len = q->soff;
-			return add_long(t, r);
 		}
+		p->blocks = n;
 	}
-	p->n++;
-	p->bound += need;
-	t->rows++;
+	p->blocks[p->nblocks++] = *b;
+	p->cells += b->cells;
+	p->bound += b->bound;
+	p->mem += b->mem;
+	t->rows += b->cells;
 	return TP_OK;
 }
 
-int argtree_finish(struct argtree *t)
+int sqb_tree_finish(struct sqb_tree *t)
 {
 	int st = TP_OK;
 	if (t->cur)
@@ -488,45 +499,36 @@ int argtree_finish(struct argtree *t)
 	return st ? st : t->status;
 }
 
-void argtree_timed(struct argtree *t)
+void sqb_tree_timed(struct sqb_tree *t)
 {
 	t->timed = 1;
 }
 
-double argtree_pack_secs(const struct argtree *t)
+double sqb_tree_pack_secs(const struct sqb_tree *t)
 {
 	return t->pack_secs;
 }
 
-uint64_t argtree_rows(const struct argtree *t)
+uint64_t sqb_tree_rows(const struct sqb_tree *t)
 {
-	return t->rows + t->nlong;
+	return t->rows;
 }
 
-size_t argtree_nlong(const struct argtree *t)
-{
-	return t->nlong;
-}
-
-const struct arg_row *argtree_long(const struct argtree *t, size_t i)
-{
-	return &t->longs[i];
-}
-
-void argtree_free(struct argtree *t)
+void sqb_tree_free(struct sqb_tree *t)
 {
 	if (!t)
 		return;
 	if (t->nthreads)
 		pthread_mutex_lock(&t->sync.mu);
 	if (t->cur) { /* a failed drive: the part being filled is dropped */
+		release_blocks(t->cur);
 		t->cur->state = P_FREE;
 		t->cur = NULL;
 	}
 	t->status = t->status ? t->status : TP_ENOMEM; /* queued parts are dropped unwritten */
 	if (t->nthreads)
 		pthread_mutex_unlock(&t->sync.mu);
-	argtree_finish(t);
+	sqb_tree_finish(t);
 	if (t->fd >= 0) {
 		close(t->fd);
 		unlink(t->spool);
@@ -535,19 +537,20 @@ void argtree_free(struct argtree *t)
 		close(t->db);
 	tp_free(t->spool);
 	for (size_t i = 0; t->slot && i < t->nslots; i++) {
-		tp_free(t->slot[i].rows);
-		tp_buf_free(&t->slot[i].text);
+		tp_free(t->slot[i].blocks);
 		sqb_pack_free(&t->slot[i].pk);
 	}
 	for (size_t i = 0; i < t->nmetas; i++) {
 		tp_buf_free(&t->metas[i]->seps);
 		tp_free(t->metas[i]->sep_off);
-		tp_free(t->metas[i]->ix);
+		for (int x = 0; x < SQB_MAX_IDX; x++) {
+			struct run *u = &t->metas[i]->ix[x];
+			tp_buf_free(&u->cells);
+			tp_free(u->off);
+			tp_free(u->ent);
+		}
 		tp_free(t->metas[i]);
 	}
-	for (size_t i = 0; i < t->nlong; i++)
-		tp_free((char *)t->longs[i].s);
-	tp_free(t->longs);
 	tp_free(t->metas);
 	tp_free(t->slot);
 	tp_free(t);
@@ -557,7 +560,7 @@ void argtree_free(struct argtree *t)
 
 static int page_write(void *ctx, uint32_t pgno, const uint8_t *page)
 {
-	struct argtree *t = ctx;
+	struct sqb_tree *t = ctx;
 	return write_all(t->db, page, SQB_PAGE, ((off_t)pgno - 1) * SQB_PAGE, &t->err);
 }
 
@@ -600,7 +603,7 @@ static int copy_range(int in, int out, off_t from, off_t to, size_t len, int *er
 }
 
 struct copy {
-	struct argtree *t;
+	struct sqb_tree *t;
 	size_t len;      /* bytes of leaves in the spool */
 	int *res, *errs; /* per piece */
 };
@@ -619,7 +622,7 @@ static void copy_piece(void *arg, size_t k)
 }
 
 /* The spool's leaves copied after the database's pages (in pieces on --jobs threads). */
-static int copy_leaves(struct argtree *t, size_t nleaves)
+static int copy_leaves(struct sqb_tree *t, size_t nleaves)
 {
 	struct copy c = {.t = t, .len = nleaves * SQB_PAGE};
 	size_t n = (c.len + COPY_PIECE - 1) / COPY_PIECE;
@@ -638,7 +641,7 @@ static int copy_leaves(struct argtree *t, size_t nleaves)
 
 /* The table's leaves after the database's pages and the interior levels over them, or its
  * single leaf written at the root. */
-static int join_table(struct argtree *t, uint32_t root, struct sqb_out *o)
+static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 {
 	size_t nleaves = t->next_page, nseps = 0, sepbytes = 0;
 	for (size_t k = 0; k < t->nmetas; k++) {
@@ -688,70 +691,65 @@ static int join_table(struct argtree *t, uint32_t root, struct sqb_out *o)
 	return st;
 }
 
-/* The parts' sorted index entries merged: the next one, or NULL. */
+/* One index's runs (the parts' sorted entries) merged: the next entry, or NULL. */
 struct merge {
-	struct argtree *t;
+	struct sqb_tree *t;
+	int x;                 /* the index */
 	size_t *heap, n, *pos; /* heap of part numbers by their next entry; per part, its next */
 };
 
-static const struct ient *merge_head(const struct merge *g, size_t k)
+static const uint8_t *merge_head(const struct merge *g, size_t k)
 {
-	return &g->t->metas[k]->ix[g->pos[k]];
+	return g->t->metas[k]->ix[g->x].ent[g->pos[k]];
 }
 
 static void merge_down(struct merge *g, size_t i)
 {
 	for (;;) {
 		size_t l = 2 * i + 1, b = i;
-		if (l < g->n && ient_cmp(merge_head(g, g->heap[l]), merge_head(g, g->heap[b])) < 0)
+		if (l < g->n &&
+		    sqb_cell_cmp(merge_head(g, g->heap[l]), merge_head(g, g->heap[b])) < 0)
 			b = l;
 		if (l + 1 < g->n &&
-		    ient_cmp(merge_head(g, g->heap[l + 1]), merge_head(g, g->heap[b])) < 0)
+		    sqb_cell_cmp(merge_head(g, g->heap[l + 1]), merge_head(g, g->heap[b])) < 0)
 			b = l + 1;
 		if (b == i)
 			return;
-		size_t x = g->heap[i];
+		size_t h = g->heap[i];
 		g->heap[i] = g->heap[b];
-		g->heap[b] = x;
+		g->heap[b] = h;
 		i = b;
 	}
 }
 
-static const struct ient *merge_next(struct merge *g)
+static const uint8_t *merge_next(struct merge *g)
 {
 	if (!g->n)
 		return NULL;
 	size_t k = g->heap[0];
-	const struct ient *e = merge_head(g, k);
-	if (++g->pos[k] == g->t->metas[k]->nix)
+	const uint8_t *e = merge_head(g, k);
+	if (++g->pos[k] == g->t->metas[k]->ix[g->x].n)
 		g->heap[0] = g->heap[--g->n];
 	merge_down(g, 0);
 	return e;
 }
 
-/* arg_value_key_real's leaves packed from the merged entries (key_id, real_value,
- * arg_set_id, id) into k. */
-static int pack_index(struct argtree *t, struct sqb_pack *k)
+/* Index x's leaves packed from the merged runs into k. */
+static int pack_index(struct sqb_tree *t, int x, struct sqb_pack *k)
 {
-	struct merge g = {.t = t};
+	struct merge g = {.t = t, .x = x};
 	g.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g.heap);
 	g.pos = tp_calloc(t->nmetas ? t->nmetas : 1, sizeof *g.pos);
 	int st = g.heap && g.pos ? TP_OK : TP_ENOMEM;
 	for (size_t i = 0; !st && i < t->nmetas; i++)
-		if (t->metas[i]->nix)
+		if (t->metas[i]->ix[x].n)
 			g.heap[g.n++] = i;
 	for (size_t i = g.n; i-- > 0;)
 		merge_down(&g, i);
-	uint8_t cell[SQB_MAX_CELL];
-	const struct ient *e;
-	while (!st && (e = merge_next(&g))) {
-		struct sqb_val v[4] = {{.type = SQB_INT, .i = e->key},
-		                       sqb_real(e->r),
-		                       {.type = SQB_INT, .i = e->set},
-		                       {.type = SQB_INT, .i = e->id}};
-		if (sqb_pack_add(k, cell, sqb_cell(cell, v, 4)))
+	const uint8_t *e;
+	while (!st && (e = merge_next(&g)))
+		if (sqb_pack_add(k, e, sqb_cell_len(e)))
 			st = TP_ENOMEM;
-	}
 	tp_free(g.heap);
 	tp_free(g.pos);
 	if (!st && sqb_pack_end(k, 1))
@@ -759,62 +757,119 @@ static int pack_index(struct argtree *t, struct sqb_pack *k)
 	return st;
 }
 
-/* arg_value_key_real's pages, after the table's. */
-static int join_index(struct argtree *t, uint32_t root, struct sqb_out *o)
+/* The indexes' leaves, packed on --jobs threads (one index each). */
+struct ixjob {
+	struct sqb_tree *t;
+	struct sqb_pack k[SQB_MAX_IDX];
+	int st[SQB_MAX_IDX], err[SQB_MAX_IDX];
+	uint32_t first[SQB_MAX_IDX]; /* each index's first leaf page */
+};
+
+static void pack_index_job(void *arg, size_t x)
 {
+	struct ixjob *j = arg;
 	size_t n = 0;
-	for (size_t k = 0; k < t->nmetas; k++)
-		n += t->metas[k]->nix;
-	if (!n)
+	for (size_t k = 0; k < j->t->nmetas; k++)
+		n += j->t->metas[k]->ix[x].n;
+	if (n)
+		j->st[x] = pack_index(j->t, (int)x, &j->k[x]);
+}
+
+/* Index x's leaves (more than one) written at its first page (any thread). */
+static void write_leaves_job(void *arg, size_t x)
+{
+	struct ixjob *j = arg;
+	const struct sqb_pack *k = &j->k[x];
+	if (!j->st[x] && k->npages > 1)
+		j->st[x] = write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
+		                     ((off_t)j->first[x] - 1) * SQB_PAGE, &j->err[x]);
+}
+
+/* Index packed in k, its leaves written from page `first`: the interior levels over them
+ * (the top at root), or its single leaf at root. */
+static int write_index_top(struct sqb_tree *t, struct sqb_pack *k, uint32_t first, uint32_t root,
+                           struct sqb_out *o)
+{
+	if (!k->npages)
 		return TP_OK;
-	struct sqb_pack k;
-	sqb_pack_init(&k);
-	int st = pack_index(t, &k);
-	uint32_t *child = !st && k.npages > 1 ? tp_malloc(k.npages * sizeof *child) : NULL;
-	if (!st && k.npages > 1 && !child)
-		st = TP_ENOMEM;
-	if (!st && k.npages == 1)
-		st = page_write(t, root, k.pages);
-	for (size_t i = 0; !st && k.npages > 1 && i < k.npages; i++) {
-		child[i] = o->next++;
-		st = page_write(t, child[i], k.pages + i * SQB_PAGE);
-	}
-	if (!st && k.npages > 1) {
-		int rc =
-		    sqb_interior(child, k.npages, (const uint8_t *)k.seps.data, k.sep_off, root, o);
-		st = rc < 0 ? TP_ENOMEM : rc;
-	}
+	if (k->npages == 1)
+		return page_write(t, root, k->pages);
+	uint32_t *child = tp_malloc(k->npages * sizeof *child);
+	if (!child)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < k->npages; i++)
+		child[i] = first + (uint32_t)i;
+	int rc = sqb_interior(child, k->npages, (const uint8_t *)k->seps.data, k->sep_off, root, o);
 	tp_free(child);
-	sqb_pack_free(&k);
+	return rc < 0 ? TP_ENOMEM : rc;
+}
+
+/* The indexes' pages, after the table's: each index packed and its leaves written on --jobs
+ * threads (one index each), every index's leaves before the interior pages. */
+static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_out *o)
+{
+	struct ixjob j = {.t = t};
+	unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
+	for (int x = 0; x < t->def.nidx; x++)
+		sqb_pack_init(&j.k[x]);
+	tp_par_run(threads, (size_t)t->def.nidx, pack_index_job, &j);
+	for (int x = 0; x < t->def.nidx; x++) {
+		j.first[x] = o->next;
+		if (j.k[x].npages > 1)
+			o->next += (uint32_t)j.k[x].npages;
+	}
+	tp_par_run(threads, (size_t)t->def.nidx, write_leaves_job, &j);
+	int st = TP_OK;
+	o->table = 0;
+	for (int x = 0; x < t->def.nidx; x++) {
+		if (!st && (st = j.st[x]))
+			t->err = j.err[x];
+		if (!st)
+			st = write_index_top(t, &j.k[x], j.first[x], roots[x], o);
+		sqb_pack_free(&j.k[x]);
+	}
 	return st;
 }
 
-int argtree_join(struct argtree *t, const char *db_path, uint32_t npages, uint32_t root,
-                 uint32_t index_root, int *err)
+/* Tree t after the pages so far (o->next on). */
+static int join_one(struct sqb_tree *t, int db, const struct sqb_roots *r, struct sqb_out *o)
 {
-	t->first = npages + 1;
-	struct sqb_out o = {.next = t->first, .write = page_write, .ctx = t};
 	int st = t->status;
-	if (!st && (t->db = open(db_path, O_RDWR | O_CLOEXEC)) < 0) {
-		t->err = errno;
-		st = TP_EOUTPUT;
+	t->db = db;
+	t->first = o->next;
+	o->ctx = t;
+	o->table = t->def.rowid;
+	if (!st)
+		st = join_table(t, r->table, o);
+	if (!st)
+		st = join_indexes(t, r->index, o);
+	t->db = -1;
+	return st;
+}
+
+int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
+                  const char *db_path, uint32_t npages, int *err)
+{
+	struct sqb_out o = {.next = npages + 1, .write = page_write};
+	int st = TP_OK, db = open(db_path, O_RDWR | O_CLOEXEC);
+	*err = 0;
+	if (db < 0) {
+		*err = errno;
+		return TP_EOUTPUT;
 	}
-	if (!st)
-		st = join_table(t, root, &o);
-	if (!st)
-		st = join_index(t, index_root, &o);
+	for (size_t k = 0; k < n && !st; k++)
+		if ((st = join_one(t[k], db, &roots[k], &o)))
+			*err = t[k]->err;
 	if (!st) { /* the header's page count (valid: SQLite left the change counter and the
 		    * version-valid-for number equal) */
-		uint32_t n = o.next - 1;
-		uint8_t b[4] = {(uint8_t)(n >> 24), (uint8_t)(n >> 16), (uint8_t)(n >> 8),
-		                (uint8_t)n};
-		st = write_all(t->db, b, 4, 28, &t->err);
+		uint32_t c = o.next - 1;
+		uint8_t b[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16), (uint8_t)(c >> 8),
+		                (uint8_t)c};
+		st = write_all(db, b, 4, 28, err);
 	}
-	if (t->db >= 0 && close(t->db) && !st) {
-		t->err = errno;
+	if (close(db) && !st) {
+		*err = errno;
 		st = TP_EOUTPUT;
 	}
-	t->db = -1;
-	*err = t->err;
 	return st;
 }

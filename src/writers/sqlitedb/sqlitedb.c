@@ -1,21 +1,21 @@
 /*
- * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, slices, counters and
- * flows inside one transaction (journal and syncing off: the database is a temporary file
- * until it is complete) and hands the argument rows to argtree.c, which packs arg_value's
- * pages on --jobs threads; then builds the indexes, closes the file, lets argtree.c join the
- * argument table to it (and inserts the few rows too long for its pages), and renames the
- * file into place.
+ * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, counters and flows
+ * inside one transaction (journal and syncing off: the database is a temporary file until it
+ * is complete) and walks the sink's slices in parts on --jobs threads (slices.c turns them
+ * into blocks of rows) for argtree.c, which packs the pages of slice, arg_value and their
+ * indexes on those threads; then lets SQLite build the other indexes (and the empty roots of
+ * these), closes the file, lets argtree.c join the two tables to it (and inserts the few rows
+ * too long for its pages), and renames the file into place.
  *
- * Speed: rows of the three big tables SQLite writes (slice, counter, flow) are queued and
+ * Speed: rows of the two batched tables SQLite writes (counter, flow) are queued and
  * inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
  * batch instead of per row: the per-statement start/halt/reset work was most of SQLite's time
- * besides the b-tree itself); their strings are copied into the batch's own text buffer, so a
- * queued row never points into memory the sink may reuse. Rows keep their order, so ids and
- * content are those of one INSERT per row. SQLite's memory statistics (a global mutex on
- * every allocation) are switched off once per process.
+ * besides the b-tree itself). Rows keep their order, so ids and content are those of one
+ * INSERT per row. SQLite's memory statistics (a global mutex on every allocation) are
+ * switched off once per process.
  *
- * Owns: the sqlite3 connection, its prepared statements, the row queues, the argument
- * table's builder and the temporary files (the database and argtree.c's spool).
+ * Owns: the sqlite3 connection, its prepared statements, the row queues, the two tables'
+ * builders and the temporary files (the database and argtree.c's spools).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -120,34 +120,39 @@ static const char *const stmt_sql[S_COUNT] = {
 };
 
 /* The batched tables: INSERT text without the VALUES tuples, and the column count. */
-enum { Q_SLICE, Q_COUNTER, Q_FLOW, Q_COUNT };
+enum { Q_COUNTER, Q_FLOW, Q_COUNT };
 static const struct {
 	const char *head;
 	int ncols;
 } queue_def[Q_COUNT] = {
-    {"INSERT INTO slice VALUES", 10},
     {"INSERT INTO counter(ts,track_id,value) VALUES", 3},
     {"INSERT INTO flow(slice_out,slice_in,trace_id) VALUES", 3},
 };
-#define BATCH 64 /* rows per multi-row INSERT (64 x 10 parameters, far below SQLite's limit) */
+#define BATCH 64 /* rows per multi-row INSERT (64 x 3 parameters, far below SQLite's limit) */
 
-/* One queued value: NULL, integer, real or text (offset and length in the queue's text). */
-struct qval {
-	int type; /* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT */
-	uint32_t len;
-	union {
-		int64_t i;
-		double d;
-		size_t off;
-	} v;
+/* The tables argtree.c writes, in the order they are joined: their columns in record order,
+ * their indexes (created empty by tp_sqlitedb_index_sql), and the INSERT for the rows too long
+ * for its pages. */
+static const struct {
+	struct sqb_tree_def def;
+	const char *name, *index[SQB_MAX_IDX], *insert;
+} tree_def[SQT_COUNT] = {
+    {{A_NCOLS, 0, 2, 1, {{2, {A_KEY, A_REAL}, A_REAL}}},
+     "arg_value",
+     {"arg_value_key_real"},
+     "INSERT INTO arg_value(arg_set_id,id,key_id,int_value,string_value,real_value,type)"
+     " VALUES(?,?,?,?,?,?,?)"},
+    {{C_NCOLS, 1, 0, 3, {{1, {C_NAME}, -1}, {2, {C_TRACK, C_TS}, -1}, {1, {C_ARGSET}, -1}}},
+     "slice",
+     {"slice_name", "slice_track_ts", "slice_arg_set"},
+     "INSERT INTO slice VALUES(?,?,?,?,?,?,?,?,?,?)"},
 };
 
 struct queue {
 	sqlite3_stmt *one, *many; /* one row; BATCH rows */
 	int ncols;
-	size_t n;           /* rows queued */
-	struct qval *vals;  /* BATCH * ncols */
-	struct tp_buf text; /* the queued rows' strings, NUL-separated */
+	size_t n;             /* rows queued */
+	struct sqb_val *vals; /* BATCH * ncols (numbers only) */
 };
 
 struct sw {
@@ -156,7 +161,7 @@ struct sw {
 	struct queue q[Q_COUNT];
 	const char *path;
 	struct tp_diag *d;
-	int64_t next_upid, next_utid, cur_upid, next_arg;
+	int64_t next_upid, next_utid, cur_upid;
 	char key[600];
 	/* key string address -> arg_key.id (addresses are stable during the drive) */
 	struct keyent {
@@ -165,9 +170,12 @@ struct sw {
 	} * keys;
 	size_t nkeys, cap_keys;
 	int timed; /* stats wanted: each batch's insert time is measured (a system call each) */
-	uint64_t q_rows[Q_COUNT]; /* rows inserted per queue (the stats) */
-	double slice_secs;        /* the slice batches' insert time (the stats) */
-	struct argtree *args;     /* arg_value's rows (argtree.c) */
+	uint64_t q_rows[Q_COUNT];         /* rows inserted per queue (the stats) */
+	struct sqb_tree *tree[SQT_COUNT]; /* arg_value's and slice's rows (argtree.c) */
+	int jobs;
+	struct sl_slot *slots; /* the sink's parts being walked (slices.c) */
+	size_t nslots;
+	struct sl_out out;
 };
 
 /* CPU seconds of this thread: the stats stay meaningful on a loaded machine. */
@@ -280,7 +288,6 @@ static int queue_open(struct sw *w, int which)
 {
 	struct queue *q = &w->q[which];
 	q->ncols = queue_def[which].ncols;
-	tp_buf_init(&q->text);
 	q->vals = tp_calloc((size_t)BATCH * (size_t)q->ncols, sizeof *q->vals);
 	if (!q->vals)
 		return oom(w);
@@ -311,31 +318,12 @@ static void queue_close(struct queue *q)
 	sqlite3_finalize(q->one);
 	sqlite3_finalize(q->many);
 	tp_free(q->vals);
-	tp_buf_free(&q->text);
 }
 
 /* Binds rows [from, from + n) of the queue to s (parameters numbered from 1) and steps it. */
 static int queue_step(struct sw *w, struct queue *q, sqlite3_stmt *s, size_t from, size_t n)
 {
-	const struct qval *v = q->vals + from * (size_t)q->ncols;
-	int np = (int)n * q->ncols;
-	for (int i = 0; i < np; i++, v++) {
-		switch (v->type) {
-		case SQLITE_INTEGER:
-			sqlite3_bind_int64(s, i + 1, v->v.i);
-			break;
-		case SQLITE_FLOAT:
-			sqlite3_bind_double(s, i + 1, v->v.d);
-			break;
-		case SQLITE_TEXT:
-			sqlite3_bind_text(s, i + 1, q->text.data + v->v.off, (int)v->len,
-			                  SQLITE_STATIC);
-			break;
-		default:
-			sqlite3_bind_null(s, i + 1);
-			break;
-		}
-	}
+	sqb_bind(s, q->vals + from * (size_t)q->ncols, (int)n * q->ncols);
 	int rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	return rc == SQLITE_DONE ? TP_OK : dberr(w, "insert failed");
@@ -346,64 +334,30 @@ static int queue_flush(struct sw *w, struct queue *q)
 {
 	if (!q->n)
 		return TP_OK;
-	if (q->text.oom)
-		return oom(w);
-	double t0 = w->timed ? now_s() : 0;
 	int st = TP_OK;
 	if (q->n == BATCH)
 		st = queue_step(w, q, q->many, 0, BATCH);
 	else
 		for (size_t r = 0; r < q->n && !st; r++)
 			st = queue_step(w, q, q->one, r, 1);
-	if (w->timed && q == &w->q[Q_SLICE])
-		w->slice_secs += now_s() - t0;
 	w->q_rows[q - w->q] += q->n;
 	q->n = 0;
-	q->text.len = 0;
 	return st;
 }
 
 /* Points *out at the next free row of queue `which` (its values to be filled, all NULL),
  * flushing a full queue first. */
-static int queue_row(struct sw *w, int which, struct qval **out)
+static int queue_row(struct sw *w, int which, struct sqb_val **out)
 {
 	struct queue *q = &w->q[which];
 	int st;
 	if (q->n == BATCH && (st = queue_flush(w, q)))
 		return st;
-	struct qval *v = q->vals + q->n++ * (size_t)q->ncols;
+	struct sqb_val *v = q->vals + q->n++ * (size_t)q->ncols;
 	for (int c = 0; c < q->ncols; c++)
-		v[c].type = SQLITE_NULL;
+		v[c].type = SQB_NULL;
 	*out = v;
 	return TP_OK;
-}
-
-static void val_int(struct qval *v, int64_t i)
-{
-	v->type = SQLITE_INTEGER;
-	v->v.i = i;
-}
-
-static void val_real(struct qval *v, double d)
-{
-	v->type = SQLITE_FLOAT;
-	v->v.d = d;
-}
-
-/* Copies s (NULL = stays NULL) into the queue's text, repaired to valid UTF-8. */
-static void val_text(struct queue *q, struct qval *v, const char *s)
-{
-	if (!s)
-		return;
-	size_t n = strlen(s), off = q->text.len;
-	if (tp_text_is_safe(s, n, TP_TEXT_UTF8))
-		tp_buf_put(&q->text, s, n);
-	else
-		tp_text_put(&q->text, s, n, TP_TEXT_UTF8, 0, 0);
-	v->len = (uint32_t)(q->text.len - off);
-	tp_buf_putc(&q->text, 0);
-	v->type = SQLITE_TEXT;
-	v->v.off = off;
 }
 
 /* ---- sink callbacks ---------------------------------------------------------------------- */
@@ -525,96 +479,91 @@ static int key_id(struct sw *w, const char *name, int64_t *id)
 	return TP_OK;
 }
 
-static int sw_slice(void *ctx, const struct tp_sink_slice *ss)
+/* A failure of argtree.c as the writer reports it. */
+static int args_failed(struct sw *w, int st, int err)
+{
+	return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
+}
+
+/* ---- slices in parts -------------------------------------------------------------------- */
+
+static int sw_key_id(void *ctx, const char *key, int64_t *id)
+{
+	return key_id(ctx, key, id);
+}
+
+static int sw_add(void *ctx, int which, const struct sqb_block *b)
 {
 	struct sw *w = ctx;
-	struct queue *q = &w->q[Q_SLICE];
-	struct qval *v;
-	int st = queue_row(w, Q_SLICE, &v);
+	int st = sqb_tree_add_block(w->tree[which], b), err = 0;
 	if (st)
-		return st;
-	val_int(&v[0], (int64_t)ss->id);
-	val_int(&v[1], ss->ts_ns);
-	val_int(&v[2], ss->dur_ns);
-	val_int(&v[3], (int64_t)ss->track->uuid);
-	val_text(q, &v[4], ss->category);
-	val_text(q, &v[5], ss->name);
-	val_int(&v[6], ss->depth);
-	if (ss->parent_id)
-		val_int(&v[7], (int64_t)ss->parent_id);
-	if (ss->num_args)
-		val_int(&v[8], (int64_t)ss->id);
-	if (ss->slice && ss->slice->cmd_id)
-		val_int(&v[9], ss->slice->cmd_id);
-	for (size_t i = 0; i < ss->num_args; i++) {
-		const struct tp_sink_arg *a = &ss->args[i];
-		struct arg_row r = {.id = ++w->next_arg, .set = (int64_t)ss->id};
-		if ((st = key_id(w, a->key, &r.key)))
-			return st;
-		char num[32];
-		switch (a->type) {
-		case TP_ARG_INT:
-			r.kind = ARG_INT;
-			r.i = a->i;
-			break;
-		case TP_ARG_UINT:
-			/* int_value is signed 64-bit, as in trace_processor; a value above
-			 * INT64_MAX keeps its exact decimal text for display_value. */
-			r.kind = ARG_INT;
-			r.i = (int64_t)a->u;
-			if (a->u > (uint64_t)INT64_MAX) {
-				snprintf(num, sizeof num, "%llu", (unsigned long long)a->u);
-				r.s = num;
-				r.kind = ARG_UINT_BIG;
-			}
-			break;
-		case TP_ARG_REAL:
-			r.kind = ARG_REAL;
-			r.d = a->d;
-			break;
-		default:
-			r.kind = ARG_STRING;
-			r.s = a->s ? a->s : "";
-			break;
-		}
-		if ((st = argtree_add(w->args, &r))) {
-			int err = 0;
-			argtree_status(w->args, &err);
-			return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
-		}
-	}
+		sqb_tree_status(w->tree[which], &err);
+	return st ? args_failed(w, st, err) : TP_OK;
+}
+
+static int sw_slots(void *ctx, size_t n)
+{
+	struct sw *w = ctx;
+	if (!(w->slots = tp_calloc(n, sizeof *w->slots)))
+		return oom(w);
+	w->nslots = n;
 	return TP_OK;
+}
+
+static int sw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *ss)
+{
+	struct sw *w = ctx;
+	sl_record(w->out.pool, &w->slots[slot], ss); /* out of memory: reported by sw_emit */
+	return TP_OK;
+}
+
+static int sw_emit(void *ctx, size_t slot)
+{
+	struct sw *w = ctx;
+	int st = sl_emit(&w->slots[slot], &w->out);
+	return st == TP_ENOMEM ? oom(w) : st;
 }
 
 static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, double value)
 {
 	struct sw *w = ctx;
-	struct qval *v;
+	struct sqb_val *v;
 	int st = queue_row(w, Q_COUNTER, &v);
 	if (st)
 		return st;
-	val_int(&v[0], ts_ns);
-	val_int(&v[1], (int64_t)t->uuid);
-	val_real(&v[2], value);
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = ts_ns};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)t->uuid};
+	v[2] = (struct sqb_val){.type = SQB_REAL, .d = value};
 	return TP_OK;
 }
 
 static int sw_flow(void *ctx, uint64_t flow_id, uint64_t from, uint64_t to)
 {
 	struct sw *w = ctx;
-	struct qval *v;
+	struct sqb_val *v;
 	int st = queue_row(w, Q_FLOW, &v);
 	if (st)
 		return st;
-	val_int(&v[0], (int64_t)from);
-	val_int(&v[1], (int64_t)to);
-	val_int(&v[2], (int64_t)flow_id);
+	v[0] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)from};
+	v[1] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)to};
+	v[2] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)flow_id};
 	return TP_OK;
 }
 
+/* The trees are complete before the drive ends: they keep the sink's texts by reference. */
 static int sw_end(void *ctx, int status)
 {
-	(void)ctx;
+	struct sw *w = ctx;
+	int err = 0;
+	for (int k = 0; k < SQT_COUNT && !status; k++)
+		if ((status = sqb_tree_finish(w->tree[k])))
+			status =
+			    args_failed(w, status, sqb_tree_status(w->tree[k], &err) ? err : 0);
+	if (status) /* parts still queued are dropped while the texts are valid */
+		for (int k = 0; k < SQT_COUNT; k++) {
+			sqb_tree_free(w->tree[k]);
+			w->tree[k] = NULL;
+		}
 	return status;
 }
 
@@ -679,14 +628,23 @@ static int sw_open(struct sw *w, const char *tmp)
 	return TP_OK;
 }
 
-/* Where argtree.c joins the argument table: the database's page count, and the roots of
- * arg_value and its index (empty pages so far). */
+/* Where argtree.c joins its tables: the database's page count, the roots of the tables and
+ * their indexes (empty pages so far). */
 struct layout {
-	uint32_t npages, root, iroot;
+	uint32_t npages;
+	struct sqb_roots roots[SQT_COUNT];
 };
 
-/* Ends SQLite's part: the queued rows, the indexes (arg_value's over the still empty table),
- * COMMIT; notes the layout and closes. */
+/* The root page of table or index `name`. */
+static int root_of(struct sw *w, const char *name, uint32_t *out)
+{
+	char sql[128];
+	snprintf(sql, sizeof sql, "SELECT rootpage FROM sqlite_schema WHERE name = '%s'", name);
+	return query_u32(w, sql, out);
+}
+
+/* Ends SQLite's part: the queued rows, the indexes (those of argtree.c's tables over the
+ * still empty tables), COMMIT; notes the layout and closes. */
 static int sw_commit(struct sw *w, struct layout *lo)
 {
 	int st = TP_OK;
@@ -695,49 +653,49 @@ static int sw_commit(struct sw *w, struct layout *lo)
 		st = queue_flush(w, &w->q[i]);
 	if (st || (st = exec(w, tp_sqlitedb_index_sql)) || (st = exec(w, "COMMIT")) ||
 	    (st = query_u32(w, "PRAGMA page_count", &lo->npages)) ||
-	    (st = query_u32(w, "SELECT rootpage FROM sqlite_schema WHERE name = 'arg_value'",
-	                    &lo->root)) ||
-	    (st = query_u32(w,
-	                    "SELECT rootpage FROM sqlite_schema WHERE name = 'arg_value_key_real'",
-	                    &lo->iroot)) ||
 	    (st = query_u32(w, "PRAGMA page_size", &psize)))
 		return st;
+	for (int k = 0; k < SQT_COUNT; k++) {
+		if ((st = root_of(w, tree_def[k].name, &lo->roots[k].table)))
+			return st;
+		for (int x = 0; x < tree_def[k].def.nidx; x++)
+			if ((st = root_of(w, tree_def[k].index[x], &lo->roots[k].index[x])))
+				return st;
+	}
 	if (psize != SQB_PAGE)
 		return tp_diag_set(w->d, TP_EOUTPUT, "%s: SQLite made %u-byte pages, not %d",
 		                   w->path, psize, SQB_PAGE);
 	return sw_close(w, TP_OK);
 }
 
-/* The argument rows too long for argtree.c's pages, inserted by SQLite (with their index
- * entries) into the joined database at tmp. */
-static int insert_long(struct sw *w, const char *tmp)
+void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n)
 {
-	size_t n = argtree_nlong(w->args);
+	for (int c = 0; c < n; c++) {
+		if (v[c].type == SQB_INT)
+			sqlite3_bind_int64(s, c + 1, v[c].i);
+		else if (v[c].type == SQB_REAL)
+			sqlite3_bind_double(s, c + 1, v[c].d);
+		else if (v[c].type == SQB_TEXT)
+			sqlite3_bind_text(s, c + 1, v[c].s, (int)v[c].n, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, c + 1);
+	}
+}
+
+/* Tree k's rows too long for argtree.c's pages, inserted by SQLite (with their index
+ * entries). */
+static int insert_long_of(struct sw *w, int k)
+{
+	size_t n = w->out.nlong[k];
+	sqlite3_stmt *s;
+	int st = TP_OK;
 	if (!n)
 		return TP_OK;
-	int st;
-	if (sqlite3_open_v2(tmp, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK)
-		return dberr(w, "cannot open the database");
-	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, "BEGIN")))
-		return st;
-	sqlite3_stmt *s;
-	if (sqlite3_prepare_v2(w->db,
-	                       "INSERT INTO arg_value(id,arg_set_id,key_id,int_value,string_value,"
-	                       "real_value,type) VALUES(?,?,?,?,?,?,?)",
-	                       -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(w->db, tree_def[k].insert, -1, &s, NULL) != SQLITE_OK)
 		return dberr(w, "cannot prepare an insert");
 	for (size_t i = 0; i < n && !st; i++) {
-		const struct arg_row *r = argtree_long(w->args, i);
-		sqlite3_bind_int64(s, 1, r->id);
-		sqlite3_bind_int64(s, 2, r->set);
-		sqlite3_bind_int64(s, 3, r->key);
-		if (r->kind == ARG_INT || r->kind == ARG_UINT_BIG)
-			sqlite3_bind_int64(s, 4, r->i);
-		bind_text(s, 5, r->s);
-		if (r->kind == ARG_REAL)
-			sqlite3_bind_double(s, 6, r->d);
-		sqlite3_bind_int64(s, 7, r->kind);
+		sqb_bind(s, w->out.longs[k] + i * (size_t)tree_def[k].def.ncols,
+		         tree_def[k].def.ncols);
 		int rc = sqlite3_step(s);
 		sqlite3_reset(s);
 		sqlite3_clear_bindings(s);
@@ -745,58 +703,76 @@ static int insert_long(struct sw *w, const char *tmp)
 			st = dberr(w, "insert failed");
 	}
 	sqlite3_finalize(s);
+	return st;
+}
+
+/* The rows too long for argtree.c's pages, inserted by SQLite into the joined database at
+ * tmp. */
+static int insert_long(struct sw *w, const char *tmp)
+{
+	int st = TP_OK, any = 0;
+	for (int k = 0; k < SQT_COUNT; k++)
+		any |= w->out.nlong[k] != 0;
+	if (!any)
+		return TP_OK;
+	if (sqlite3_open_v2(tmp, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK)
+		return dberr(w, "cannot open the database");
+	if ((st = exec(w, tp_sqlitedb_pragma_sql)) || (st = exec(w, "BEGIN")))
+		return st;
+	for (int k = 0; k < SQT_COUNT && !st; k++)
+		st = insert_long_of(w, k);
 	if (!st)
 		st = exec(w, "COMMIT");
 	return sw_close(w, st);
 }
 
-/* A failure of argtree.c as the writer reports it. */
-static int args_failed(struct sw *w, int st, int err)
-{
-	return st == TP_EOUTPUT ? write_failed(w, err ? err : EIO) : oom(w);
-}
-
-/* The drive: SQLite's tables loaded, the argument rows packed and spooled. */
+/* The drive: SQLite's tables loaded, the big tables' rows packed and spooled. */
 static int sw_load(struct sw *w, const struct tp_profile *p, const struct tp_analysis *a,
                    const char *tmp, int full_args)
 {
-	int st, err = 0;
+	int st;
 	if ((st = sw_open(w, tmp)))
 		return st;
-	struct tp_sink sink = {w, NULL, sw_track, sw_slice, sw_counter, sw_flow, sw_end, full_args};
-	if ((st = tp_sink_drive(p, a, &sink, w->d)))
-		return st;
-	if ((st = argtree_finish(w->args)))
-		return args_failed(w, st, argtree_status(w->args, &err) ? err : 0);
-	return TP_OK;
+	w->out.ctx = w;
+	w->out.key_id = sw_key_id;
+	w->out.add = sw_add;
+	struct tp_sink sink = {w, NULL, sw_track, NULL, sw_counter, sw_flow, sw_end, full_args};
+	struct tp_sink_parts parts = {w->jobs, 0, sw_slots, sw_part_slice, sw_emit, NULL, NULL};
+	return tp_sink_drive_parts(p, a, &sink, &parts, w->d);
 }
 
-/* The whole database at tmp (the argument table's parts spooled at spool); with --timings,
- * one phase per step under the output's. */
+/* The whole database at tmp (argtree.c's tables spooled at spool[]); with --timings, one
+ * phase per step under the output's. */
 static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_analysis *a,
-                    const char *tmp, const char *spool, int full_args, int jobs, double *t_load)
+                    const char *tmp, char *const *spool, int full_args, int jobs, double *t_load)
 {
 	int st, err = 0;
-	if (!(w->args = argtree_new(spool, jobs, &err)))
+	if (!(w->out.pool = sl_pool_new()))
 		return oom(w);
-	if (w->timed)
-		argtree_timed(w->args);
-	if ((st = argtree_status(w->args, &err)))
-		return args_failed(w, st, err);
+	for (int k = 0; k < SQT_COUNT; k++) {
+		if (!(w->tree[k] = sqb_tree_new(&tree_def[k].def, spool[k], jobs, &err)))
+			return oom(w);
+		if (w->timed)
+			sqb_tree_timed(w->tree[k]);
+		if ((st = sqb_tree_status(w->tree[k], &err)))
+			return args_failed(w, st, err);
+	}
 	tp_tm_begin("load");
 	st = sw_load(w, p, a, tmp, full_args);
 	tp_tm_end();
 	*t_load = now_s();
 	if (st)
 		return st;
-	struct layout lo = {0};
+	struct layout lo;
+	memset(&lo, 0, sizeof lo);
 	tp_tm_begin("index");
 	st = sw_commit(w, &lo);
 	tp_tm_end();
 	if (st)
 		return st;
 	tp_tm_begin("join");
-	if ((st = argtree_join(w->args, tmp, lo.npages, lo.root, lo.iroot, &err)))
+	if ((st = sqb_tree_join(w->tree, lo.roots, SQT_COUNT, tmp, lo.npages, &err)))
 		st = args_failed(w, st, err);
 	tp_tm_end();
 	return st ? st : insert_long(w, tmp);
@@ -812,12 +788,14 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	w.path = path;
 	w.d = d;
 	w.timed = stats != NULL;
+	w.jobs = jobs;
 	tp_sqlitedb_init_once();
 	errno = 0;
-	char *tmp = tp_temp_path_for(path);
-	char *spool = tmp ? tp_temp_path_for(path) : NULL;
+	char *tmp = tp_temp_path_for(path), *spool[SQT_COUNT] = {NULL};
+	for (int k = 0; k < SQT_COUNT && tmp && (!k || spool[k - 1]); k++)
+		spool[k] = tp_temp_path_for(path);
 	int st = TP_OK;
-	if (!spool) {
+	if (!spool[SQT_COUNT - 1]) {
 		st = tp_diag_set(d, errno == ENOMEM || errno == 0 ? TP_ENOMEM : TP_EOUTPUT,
 		                 "%s: cannot create: %s", path,
 		                 errno ? strerror(errno) : "out of memory");
@@ -825,15 +803,22 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		st = sw_build(&w, p, a, tmp, spool, full_args, jobs, &t_load);
 	}
 	st = sw_close(&w, st);
-	uint64_t nargs = w.args ? argtree_rows(w.args) : 0;
-	double pack_secs = w.args ? argtree_pack_secs(w.args) : 0;
-	argtree_free(w.args);
-	tp_free(w.keys);
-	if (spool) {
-		unlink(spool);
-		tp_temp_forget(spool);
-		tp_free(spool);
+	uint64_t rows[SQT_COUNT];
+	double pack_secs[SQT_COUNT];
+	for (int k = 0; k < SQT_COUNT; k++) {
+		rows[k] = w.tree[k] ? sqb_tree_rows(w.tree[k]) : 0;
+		pack_secs[k] = w.tree[k] ? sqb_tree_pack_secs(w.tree[k]) : 0;
+		sqb_tree_free(w.tree[k]);
+		if (spool[k]) {
+			unlink(spool[k]);
+			tp_temp_forget(spool[k]);
+			tp_free(spool[k]);
+		}
 	}
+	tp_free(w.keys);
+	tp_free(w.slots);
+	sl_out_free(&w.out);
+	sl_pool_free(w.out.pool);
 	if (tmp) {
 		if (!st)
 			st = tp_rename_into_place(tmp, path, d);
@@ -844,11 +829,11 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	}
 	if (stats && !st) {
 		memset(stats, 0, sizeof *stats);
-		stats->slices = w.q_rows[Q_SLICE];
-		stats->args = nargs;
+		stats->slices = rows[SQT_SLICE];
+		stats->args = rows[SQT_ARGS];
 		stats->other = w.q_rows[Q_COUNTER] + w.q_rows[Q_FLOW];
-		stats->slice_secs = w.slice_secs;
-		stats->arg_secs = pack_secs;
+		stats->slice_secs = pack_secs[SQT_SLICE];
+		stats->arg_secs = pack_secs[SQT_ARGS];
 		stats->load_secs = t_load - t_start;
 		stats->total_secs = now_s() - t_start;
 		stats->index_secs = stats->total_secs - stats->load_secs;

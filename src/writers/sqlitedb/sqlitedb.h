@@ -35,11 +35,10 @@ int tp_sqlitedb_write(const struct tp_profile *p, const struct tp_analysis *a, c
                       int full_args, struct tp_diag *d);
 
 /* What one write did (for bench/sqlite_bench.c): rows per table and CPU seconds of the writing
- * thread (SQLite's sorter threads not included). The slice seconds are SQLite's insert time
- * for those rows (their batches' steps), the arg seconds the CPU time of packing the
- * argument table's pages (every thread's); the load covers the whole drive (sink, queuing,
- * inserts, packing on this thread), the index phase the rest (CREATE INDEX, COMMIT, the
- * argument table's join). */
+ * thread (SQLite's sorter threads not included). The slice and arg seconds are the CPU time of
+ * packing the slice and argument tables' pages (every thread's); the load covers the whole
+ * drive (sink, SQLite's inserts, packing on this thread), the index phase the rest (CREATE
+ * INDEX, COMMIT, the two tables' join). */
 struct tp_sqlitedb_stats {
 	uint64_t slices, args, other; /* other: counter and flow rows */
 	double slice_secs, arg_secs, load_secs, index_secs, total_secs;
@@ -48,8 +47,9 @@ struct tp_sqlitedb_stats {
 /* tp_sqlitedb_write, filling *stats (when not NULL) on success. */
 int tp_sqlitedb_write_ex(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                          int full_args, struct tp_sqlitedb_stats *stats, struct tp_diag *d);
-/* tp_sqlitedb_write_ex on up to `jobs` threads (0 = the online CPUs): the argument table's
- * pages are packed on them. The database is the same bytes for every `jobs`. */
+/* tp_sqlitedb_write_ex on up to `jobs` threads (0 = the online CPUs): the sink's slices are
+ * walked and the slice and argument tables' pages packed on them. The database is the same
+ * bytes for every `jobs`. */
 int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis *a,
                            const char *path, int full_args, int jobs,
                            struct tp_sqlitedb_stats *stats, struct tp_diag *d);

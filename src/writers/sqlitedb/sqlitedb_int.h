@@ -1,13 +1,13 @@
 /*
  * sqlitedb_int.h — what the SQLite writer's files share (module-private): the page writer for
- * SQLite index b-trees (btree.c: records, leaf packing, interior levels) and the argument
- * table built with it on --jobs threads (argtree.c).
+ * SQLite b-trees (btree.c: records, leaf packing, interior levels), the tables built with it
+ * on --jobs threads (argtree.c) and the sink's slices as their rows (slices.c).
  *
- * The argument rows (arg_value, a WITHOUT ROWID table, most of the database) are not inserted
- * through SQLite: their b-tree pages are written here in SQLite's file format (sqlite.org
- * fileformat2: "B-tree Pages", "Record Format") and joined to the database SQLite built for
- * the other tables once it is closed. Everything here is for 4096-byte pages, the size the
- * writer's database has.
+ * The big tables (arg_value, a WITHOUT ROWID table, and slice, a rowid table) and their
+ * indexes are not inserted through SQLite: their b-tree pages are written here in SQLite's
+ * file format (sqlite.org fileformat2: "B-tree Pages", "Record Format") and joined to the
+ * database SQLite built for the other tables once it is closed. Everything here is for
+ * 4096-byte pages, the size the writer's database has.
  */
 #ifndef TP_SQLITEDB_INT_H
 #define TP_SQLITEDB_INT_H
@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "writers/sink/sink.h"
 
 #define SQB_PAGE 4096
 /* The most payload an index b-tree cell keeps on its page ((U - 12) * 64 / 255 - 23 for
@@ -23,6 +24,8 @@
 #define SQB_MAX_LOCAL 1002
 /* The largest cell this writer makes: a payload of SQB_MAX_LOCAL and its 2-byte size. */
 #define SQB_MAX_CELL (SQB_MAX_LOCAL + 2)
+/* The most columns of a record this writer makes. */
+#define SQB_MAX_COLS 12
 
 /* ---- records (btree.c) ------------------------------------------------------------------ */
 
@@ -31,10 +34,12 @@ enum { SQB_NULL, SQB_INT, SQB_REAL, SQB_TEXT };
 /* One column value of a record. A value for a REAL column goes through sqb_real first. */
 struct sqb_val {
 	int type; /* SQB_* */
-	int64_t i;
-	double d;
-	const char *s; /* SQB_TEXT: n bytes, valid UTF-8 */
 	uint32_t n;
+	union {
+		int64_t i;
+		double d;
+		const char *s; /* SQB_TEXT: n bytes, valid UTF-8 */
+	};
 };
 
 /* A double stored in a REAL column as SQLite stores it: NaN as NULL, an integral value that
@@ -45,6 +50,19 @@ struct sqb_val sqb_real(double d);
  * a varint, then the record. Writes it to out (room for SQB_MAX_CELL bytes) and returns its
  * length, or 0 when the record is longer than SQB_MAX_LOCAL (it would need overflow pages). */
 size_t sqb_cell(uint8_t *out, const struct sqb_val *vals, int n);
+/* The cell of a table b-tree leaf: the payload's size, the rowid, the record (at most
+ * SQB_MAX_CELL bytes, else 0). */
+size_t sqb_table_cell(uint8_t *out, int64_t rowid, const struct sqb_val *vals, int n);
+/* The length of an index b-tree leaf's cell. */
+size_t sqb_cell_len(const uint8_t *cell);
+/* Two index b-tree cells in SQLite's order of their records (BINARY collation, every column
+ * ascending): <0, 0, >0. */
+int sqb_cell_cmp(const uint8_t *a, const uint8_t *b);
+
+/* Binds the n values of v to SQLite's statement s, parameters from 1, the
+ * texts static (sqlitedb.c). */
+struct sqlite3_stmt;
+void sqb_bind(struct sqlite3_stmt *s, const struct sqb_val *v, int n);
 
 /* ---- leaves (btree.c) -------------------------------------------------------------------- */
 
@@ -52,7 +70,9 @@ size_t sqb_cell(uint8_t *out, const struct sqb_val *vals, int n);
  * b-tree an interior cell holds an entry of its own: the one between two leaves). A part of
  * a table packed on its own ends either with a leaf (the table's last part) or with a
  * separator (any other part: the entry between its last leaf and the next part's first),
- * so parts packed on different threads join in order with nothing moved. */
+ * so parts packed on different threads join in order with nothing moved. In a table b-tree
+ * (sqb_pack_table) the separator above a leaf is its last rowid, a copy: every leaf but the
+ * table's last has one, and a part ends on its last leaf, however full. */
 struct sqb_pack {
 	uint8_t *pages; /* npages leaves, SQB_PAGE bytes each, in key order */
 	size_t npages, cap;
@@ -64,10 +84,14 @@ struct sqb_pack {
 	uint8_t pend[SQB_MAX_CELL];
 	size_t npend; /* a cell that did not fit in the last leaf: the separator after it */
 	int oom;
+	int table;          /* a table b-tree (sqb_pack_table) */
+	int64_t last_rowid; /* table: the last cell's */
 };
 
 void sqb_pack_init(struct sqb_pack *k);
 void sqb_pack_free(struct sqb_pack *k);
+/* Makes k a table b-tree's packer (cells from sqb_table_cell); kept by reset and free. */
+void sqb_pack_table(struct sqb_pack *k);
 /* Empties k for the next part, keeping its allocations. */
 void sqb_pack_reset(struct sqb_pack *k);
 /* Adds the next cell (from sqb_cell). A part that does not end the table needs at least two
@@ -81,6 +105,7 @@ int sqb_pack_end(struct sqb_pack *k, int last);
 /* Where pages go: the next free page number, and a page's bytes written at a number. */
 struct sqb_out {
 	uint32_t next; /* the next page number to use */
+	int table;     /* the tree is a table b-tree (separators are rowids) */
 	int (*write)(void *ctx, uint32_t pgno, const uint8_t *page);
 	void *ctx;
 };
@@ -92,48 +117,125 @@ struct sqb_out {
 int sqb_interior(const uint32_t *child, size_t n, const uint8_t *seps, const size_t *sep_off,
                  uint32_t root, struct sqb_out *o);
 
-/* ---- the argument table (argtree.c) ------------------------------------------------------ */
+/* ---- tables built in parts (argtree.c) -------------------------------------------------- */
 
-struct argtree;
+#define SQB_MAX_IDX 4
 
-/* One argument row of arg_value: kind says which value columns are set (the table's `type`
- * column is derived from it). */
-enum { ARG_INT, ARG_UINT_BIG, ARG_REAL, ARG_STRING };
-struct arg_row {
-	int64_t id, set, key;
-	int kind;
-	int64_t i;     /* ARG_INT, ARG_UINT_BIG: int_value */
-	double d;      /* ARG_REAL: real_value */
-	const char *s; /* ARG_UINT_BIG, ARG_STRING: string_value (copied; repaired to UTF-8) */
+/* An index of a tree: an entry for each row (unless column not_null, when >= 0, is NULL: a
+ * partial index's WHERE ... IS NOT NULL) holds the columns cols[0..ncols) then the table's
+ * key (the rowid, or a WITHOUT ROWID table's primary key). */
+struct sqb_index_def {
+	int ncols, cols[4], not_null;
 };
 
-/* Starts the table's builder: parts are packed on up to `jobs` threads (the caller's
- * included; 0 = the online CPUs) and spooled to a new file at spool_path. NULL when out of
- * memory; a spool that cannot be created is the builder's status (argtree_status). */
-struct argtree *argtree_new(const char *spool_path, int jobs, int *err);
+/* A table: rows of ncols values in record order. A rowid table's column 0 is its INTEGER
+ * PRIMARY KEY: the row's rowid, stored as NULL in the record. A WITHOUT ROWID table's
+ * primary key is its first nkey columns. */
+struct sqb_tree_def {
+	int ncols, rowid, nkey, nidx;
+	struct sqb_index_def idx[SQB_MAX_IDX];
+};
+
+struct sqb_tree;
+
+/* Starts a table's builder: parts are packed on up to `jobs` threads (the caller's included;
+ * 0 = the online CPUs) and spooled to a new file at spool_path. NULL when out of memory; a
+ * spool that cannot be created is the builder's status (sqb_tree_status). */
+struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_path, int jobs,
+                              int *err);
 /* The first failure so far: TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
-int argtree_status(const struct argtree *t, int *err);
-/* Adds the next row (rows come in (set, id) order). TP_OK or the builder's status. */
-int argtree_add(struct argtree *t, const struct arg_row *r);
+int sqb_tree_status(const struct sqb_tree *t, int *err);
+/* Texts longer than this in all may make a record longer than SQB_MAX_LOCAL or a cell longer
+ * than SQB_MAX_CELL (the other columns take at most 2 header and 8 body bytes each, a rowid 9):
+ * such a row is kept out of the pages and inserted by SQLite. */
+#define SQB_LONG_TEXT 900
+/* The most bytes a row of ncols columns with `text` bytes of texts takes in a leaf: its cell
+ * and cell pointer. */
+#define SQB_ROW_BOUND(ncols, text) ((size_t)15 + 10 * (size_t)(ncols) + (size_t)(text))
+
+/* The caller's rows, handed over in order: row(ctx, i, v) fills row i's values (texts valid
+ * UTF-8) or returns 0 for a row kept out (a long one); it is called on any
+ * thread once the block's part is packed, after which release(ctx) (when set) gives the block
+ * back, on that thread. cells: the rows not kept out; bound: the sum of their
+ * SQB_ROW_BOUND; mem: the bytes the block holds while a tree has it (from its contents, never
+ * its capacity: a part's end depends on it). */
+struct sqb_block {
+	size_t nrows, cells, bound, mem;
+	int (*row)(void *ctx, size_t i, struct sqb_val *v);
+	void (*release)(void *ctx);
+	void *ctx;
+};
+
+/* Adds the next block (rows come in key order). The block is given back also on failure.
+ * TP_OK or the builder's status. */
+int sqb_tree_add_block(struct sqb_tree *t, const struct sqb_block *b);
 /* Packs what is left and waits for every part to be written. TP_OK or the status. */
-int argtree_finish(struct argtree *t);
+int sqb_tree_finish(struct sqb_tree *t);
 /* Times each part's packing (before the first row), for the stats; the CPU seconds spent
  * packing so far, every thread's. */
-void argtree_timed(struct argtree *t);
-double argtree_pack_secs(const struct argtree *t);
-/* Rows added, and those too long for the page writer (inserted by SQLite afterwards, in the
- * order added). */
-uint64_t argtree_rows(const struct argtree *t);
-size_t argtree_nlong(const struct argtree *t);
-const struct arg_row *argtree_long(const struct argtree *t, size_t i);
-/* After argtree_finish: joins the table and its index arg_value_key_real to the closed
- * database at db_path, whose `npages` pages hold both of them empty at pages `root` and
- * `index_root`: appends the leaves, the interior pages (the top ones written at the roots) and
- * the index's pages, and sets the header's page count. TP_OK, TP_ENOMEM, or TP_EOUTPUT with
- * the errno in *err. */
-int argtree_join(struct argtree *t, const char *db_path, uint32_t npages, uint32_t root,
-                 uint32_t index_root, int *err);
+void sqb_tree_timed(struct sqb_tree *t);
+double sqb_tree_pack_secs(const struct sqb_tree *t);
+/* Rows added (the blocks' cells). */
+uint64_t sqb_tree_rows(const struct sqb_tree *t);
+
+/* Where a tree goes in the closed database: the roots of the table and of its indexes (empty
+ * pages so far, made by SQLite's CREATE statements). */
+struct sqb_roots {
+	uint32_t table, index[SQB_MAX_IDX];
+};
+
+/* After sqb_tree_finish: joins the trees t[0..n) to the closed database at db_path, whose
+ * `npages` pages hold them empty at roots[k]: appends each one's leaves, interior pages (the
+ * top ones written at the roots) and its indexes' pages, and sets the header's page count.
+ * TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
+int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
+                  const char *db_path, uint32_t npages, int *err);
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
-void argtree_free(struct argtree *t);
+void sqb_tree_free(struct sqb_tree *t);
+
+/* ---- the slice and argument rows (slices.c) ---------------------------------------------- */
+
+/* The trees the writer builds, in the order they are joined. */
+enum { SQT_ARGS, SQT_SLICE, SQT_COUNT };
+/* arg_value's record (WITHOUT ROWID: the key first, then the other columns as declared). */
+enum { A_SET, A_ID, A_KEY, A_INT, A_STR, A_REAL, A_TYPE, A_NCOLS };
+/* arg_value's type column. */
+enum { ARG_INT, ARG_UINT_BIG, ARG_REAL, ARG_STRING };
+/* slice's columns as declared (id, the rowid, first). */
+enum { C_ID, C_TS, C_DUR, C_TRACK, C_CAT, C_NAME, C_DEPTH, C_PARENT, C_ARGSET, C_CMD, C_NCOLS };
+
+/* The sink's slices of one part (tp_sink_drive_parts) recorded by the thread that walks it,
+ * then handed to both trees as blocks (slices.c). */
+struct sl_block;
+struct sl_pool;
+
+/* One part being walked into: its block (NULL until its first slice). */
+struct sl_slot {
+	struct sl_block *b;
+	int oom;
+};
+
+/* Where blocks go, in part order: argument keys' ids (inserting new ones), blocks added to
+ * tree SQT_*, both returning a status already reported; the long rows kept for SQLite. */
+struct sl_out {
+	void *ctx;
+	int (*key_id)(void *ctx, const char *key, int64_t *id);
+	int (*add)(void *ctx, int tree, const struct sqb_block *b);
+	int64_t next_arg;                 /* the last argument row's id */
+	struct sqb_val *longs[SQT_COUNT]; /* ncols values each, texts owned */
+	size_t nlong[SQT_COUNT], cap_long[SQT_COUNT];
+	struct sl_pool *pool;
+};
+
+/* The blocks' pool (NULL when out of memory), freed with every block once no tree holds one. */
+struct sl_pool *sl_pool_new(void);
+void sl_pool_free(struct sl_pool *p);
+/* Records slice ss into slot s (any thread); 0, or -1 when out of memory. */
+int sl_record(struct sl_pool *p, struct sl_slot *s, const struct tp_sink_slice *ss);
+/* Hands the slot's block to the trees (its keys numbered and its long rows kept in order):
+ * TP_OK or a status already reported; TP_ENOMEM (not reported) when recording ran out. */
+int sl_emit(struct sl_slot *s, struct sl_out *o);
+/* The long rows of o (freed). */
+void sl_out_free(struct sl_out *o);
 
 #endif /* TP_SQLITEDB_INT_H */
