@@ -505,9 +505,5 @@ void tp_accel_free(struct tp_accel *a)
 {
 	if (!a)
 		return;
-	tp_free(a->host);
-	tp_free(a->kernels);
-	tp_free(a->steps);
-	tp_free(a->ranks);
-	tp_free(a);
+	TP_FREE_ALL(a->host, a->kernels, a->steps, a->ranks, a);
 }

@@ -642,11 +642,7 @@ static int build_rows(const struct tp_profile *p, struct tp_ltab *t, unsigned jo
 	tp_par_run(jobs, a.nparts, ltab_par_rows, &a);
 	rc = a.oom ? TP_ENOMEM : sort_rows(t, jobs);
 out:
-	tp_free(a.acc);
-	tp_free(span);
-	tp_free(a.rows0);
-	tp_free(a.tens0);
-	tp_free(ids);
+	TP_FREE_ALL(a.acc, span, a.rows0, a.tens0, ids);
 	return rc;
 }
 

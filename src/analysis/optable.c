@@ -246,10 +246,7 @@ static int order_execs(struct exec *ex, size_t n, struct exec *tmp)
 	st = TP_OK;
 out:
 	tp_ixmap_free(&map);
-	tp_free(rank);
-	tp_free(next);
-	tp_free(keys);
-	tp_free(of);
+	TP_FREE_ALL(rank, next, keys, of);
 	return st;
 }
 
@@ -477,10 +474,7 @@ int tp_op_table_build(const struct tp_profile *p, struct tp_op_table *t)
 	t->count = nkeys;
 	st = TP_OK;
 out:
-	tp_free(keys);
-	tp_free(durs);
-	tp_free(steps);
-	tp_free(ex);
+	TP_FREE_ALL(keys, durs, steps, ex);
 	if (st != TP_OK)
 		tp_op_table_free(t);
 	return st;

@@ -129,6 +129,12 @@ void tp_free(void *p)
 	free(p);
 }
 
+void tp_free_list(void *const *blocks, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		tp_free(blocks[i]);
+}
+
 void tp_free_each(void *arr, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {

@@ -90,6 +90,12 @@ void tp_free(void *p);
 /* Frees the n blocks whose pointers the array `arr` holds (a `T **`, read with memcpy; NULL
  * entries are fine), then the array itself. */
 void tp_free_each(void *arr, size_t n);
+/* Frees the n blocks listed (NULL ones are fine). TP_FREE_ALL(a, b, ...) lists a free
+ * function's owned members in one call instead of a tp_free line each. */
+void tp_free_list(void *const *blocks, size_t n);
+#define TP_FREE_ALL(...)                                                                           \
+	tp_free_list((void *const[]){__VA_ARGS__},                                                 \
+	             sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 
 /* Calls fn(arg, k) once for each k in [0, n), on up to `threads` threads (the caller is one of
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.

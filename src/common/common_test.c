@@ -241,6 +241,12 @@ static void test_free_each(void **state)
 		assert_true(IN_USE() >= before + 200 * sizeof *v + 8000);
 	tp_free_each(v, 200);
 	assert_int_equal(IN_USE(), before);
+	/* TP_FREE_ALL frees every block it lists, NULL ones skipped. */
+	char *a = tp_malloc(3000), *b = NULL, *c = tp_malloc(5000);
+	assert_true(a && c);
+	assert_true(IN_USE() == 0 || IN_USE() >= before + 8000);
+	TP_FREE_ALL(a, b, c);
+	assert_int_equal(IN_USE(), before);
 }
 #undef IN_USE
 
@@ -461,10 +467,7 @@ static void test_atomic_file(void **state)
 	*strrchr(sub, '/') = 0;
 	rmdir(sub);
 	rmdir(dir);
-	tp_free(tmp);
-	tp_free(p2);
-	tp_free(path);
-	tp_free(sub);
+	TP_FREE_ALL(tmp, p2, path, sub);
 }
 
 /* Temporaries: a fresh name per call, created with the umask applied, and a name that already

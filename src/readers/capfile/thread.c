@@ -752,10 +752,7 @@ int cap_read_thread(struct cap_rd *r, const struct cap_thr *t)
 	p->stats.records_dropped += t->dropped;
 	rc = thread_records(&x);
 out:
-	tp_free(x.ctr);
-	tp_free(x.stack);
-	tp_free(x.ids);
-	tp_free(x.attr_ids);
+	TP_FREE_ALL(x.ctr, x.stack, x.ids, x.attr_ids);
 	detail_free(&x.dt);
 	return rc;
 }

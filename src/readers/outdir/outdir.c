@@ -730,10 +730,6 @@ int tp_outdir_read(const char *dir, struct tp_profile **out, struct tp_diag *d)
 	od_idmap_free(&r.dev_of);
 	od_idmap_free(&r.track_of);
 	tp_ixmap_free(&r.host);
-	tp_free(r.track_ids);
-	tp_free(r.lays);
-	tp_free(r.byid);
-	tp_free(dbp);
-	tp_free(sjp);
+	TP_FREE_ALL(r.track_ids, r.lays, r.byid, dbp, sjp);
 	return rc;
 }

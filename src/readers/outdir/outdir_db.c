@@ -75,10 +75,7 @@ int od_idmap_finish(struct od_idmap *m)
 	int64_t *ids = tp_malloc(m->n * sizeof *ids);
 	int32_t *vals = tp_malloc(m->n * sizeof *vals);
 	if (!ix || !tmp || !ids || !vals) {
-		tp_free(ix);
-		tp_free(tmp);
-		tp_free(ids);
-		tp_free(vals);
+		TP_FREE_ALL(ix, tmp, ids, vals);
 		return TP_ENOMEM;
 	}
 	for (size_t i = 0; i < m->n; i++)

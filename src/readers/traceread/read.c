@@ -416,11 +416,7 @@ static int run(struct trace_rd *r, const char *path, struct tp_profile **out)
 	trace_map_free(&r->tname);
 	for (size_t t = 0; t < r->nstk; t++)
 		tp_free(r->stk[t].v);
-	tp_free(r->stk);
-	tp_free(r->async_open);
-	tp_free(r->fstart);
-	tp_free(r->fend);
-	tp_free(gz_name);
+	TP_FREE_ALL(r->stk, r->async_open, r->fstart, r->fend, gz_name);
 	if (st) {
 		tp_profile_free(r->p);
 		return st;

@@ -88,11 +88,7 @@ static int cmp_node_out(const void *x, const void *y)
 
 void tp_capreport_report_free(struct report *r)
 {
-	tp_free(r->steps);
-	tp_free(r->acts);
-	tp_free(r->nodes);
-	tp_free(r->ranges);
-	tp_free(r->marks);
+	TP_FREE_ALL(r->steps, r->acts, r->nodes, r->ranges, r->marks);
 	tp_op_table_free(&r->own_ops);
 	memset(r, 0, sizeof *r);
 }

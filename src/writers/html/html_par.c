@@ -285,10 +285,7 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 		tp_buf_free(&r.done[k]);
 	for (size_t k = 0; k < r.npool; k++)
 		tp_buf_free(&r.pool[k]);
-	tp_free(r.pool);
-	tp_free(r.recs);
-	tp_free(r.done);
-	tp_free(r.ready);
+	TP_FREE_ALL(r.pool, r.recs, r.done, r.ready);
 	slots_free(&r);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);

@@ -585,11 +585,7 @@ void tp_pw_parts_free(struct pw *w)
 {
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct ppart *pp = &w->parts[i];
-		tp_free(pp->rec);
-		tp_free(pp->arg);
-		tp_free(pp->val);
-		tp_free(pp->flow);
-		tp_free(pp->dec);
+		TP_FREE_ALL(pp->rec, pp->arg, pp->val, pp->flow, pp->dec);
 		tp_pw_keys_free(&pp->k);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);

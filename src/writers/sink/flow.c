@@ -929,13 +929,7 @@ int tp_sink_emit_flows(const struct plan *pl, struct tp_sink *sink)
 
 void tp_sink_flows_free(struct plan *pl)
 {
-	tp_free(pl->flow);
-	tp_free(pl->edges);
-	tp_free(pl->ends);
-	tp_free(pl->runs);
-	tp_free(pl->blkmin);
-	tp_free(pl->srcruns);
-	tp_free(pl->srcoff);
+	TP_FREE_ALL(pl->flow, pl->edges, pl->ends, pl->runs, pl->blkmin, pl->srcruns, pl->srcoff);
 }
 
 int tp_sink_source_iter_copy(struct source_iter *di, const struct source_iter *si)

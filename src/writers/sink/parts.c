@@ -372,11 +372,7 @@ static void pdrive_free(struct pdrive *pd)
 {
 	for (size_t i = 0; pd->pos && i < pd->npos; i++)
 		tp_sink_walker_free(&pd->pos[i]);
-	tp_free(pd->pos);
-	tp_free(pd->parts);
-	tp_free(pd->longs);
-	tp_free(pd->pos0);
-	tp_free(pd->lstatus);
+	TP_FREE_ALL(pd->pos, pd->parts, pd->longs, pd->pos0, pd->lstatus);
 	for (int k = 0; pd->thr && k < MAX_PART_THREADS; k++) {
 		tp_sink_walker_free(&pd->thr[k].wk);
 		tp_free(pd->thr[k].ss);

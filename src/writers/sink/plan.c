@@ -766,12 +766,8 @@ int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d)
 
 void tp_sink_plan_tracks_free(struct plan *pl)
 {
-	tp_free(pl->dev_track);
-	tp_free(pl->dev_track_at);
-	tp_free(pl->dev_counter);
-	tp_free(pl->dev_counter_at);
-	tp_free(pl->pids.v);
-	tp_free(pl->tids.v);
+	TP_FREE_ALL(pl->dev_track, pl->dev_track_at, pl->dev_counter, pl->dev_counter_at,
+	            pl->pids.v, pl->tids.v);
 }
 
 /* ---------------------------------------------------------------------------------------- */

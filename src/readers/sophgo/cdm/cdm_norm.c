@@ -285,10 +285,7 @@ int cdm_align_all(struct cdm_rd *r)
 	if (r->p->oom)
 		rc = cdm_nomem(r);
 out:
-	tp_free(a.shift);
-	tp_free(a.lo);
-	tp_free(a.hi);
-	tp_free(a.omitted);
+	TP_FREE_ALL(a.shift, a.lo, a.hi, a.omitted);
 	return rc;
 }
 

@@ -423,11 +423,7 @@ int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_pr
 		tp_free(r->cdma[i]);
 	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
 		tp_free(r->port[i].cmds.v);
-	tp_free(r->cores);
-	tp_free(r->cdma);
-	tp_free(r->cdma_port);
-	tp_free(r->ci);
-	tp_free(r->cache);
+	TP_FREE_ALL(r->cores, r->cdma, r->cdma_port, r->ci, r->cache);
 	cdm_keys_free(r, r->keys);
 	sg_decoder_free(r->dec);
 	unsigned jobs = r->jobs;
