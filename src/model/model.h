@@ -635,6 +635,11 @@ uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
 uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n);
+/* Whether s[0..n) goes into the model as it is (valid UTF-8, at most TP_PROFILE_MAX_STR
+ * bytes): pure, for a reader's worker threads. */
+int tp_profile_str_ok(const char *s, size_t n);
+/* tp_profile_strn_unique of a string tp_profile_str_ok accepted (on another thread, say). */
+uint32_t tp_profile_strn_unique_ok(struct tp_profile *p, const char *s, size_t n);
 static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
 {
 	return tp_strtab_get(&p->strs, id);
