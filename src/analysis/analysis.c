@@ -275,7 +275,7 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	if (st == TP_OK)
 		st = tp_analysis_rank_cmds(a, work);
 	if (st == TP_OK)
-		st = tp_analysis_rank_layers(p, a);
+		st = tp_analysis_rank_layers(p, a, jobs);
 	if (st == TP_OK)
 		st = tp_analysis_op_types(p, a);
 	if (st == TP_OK)

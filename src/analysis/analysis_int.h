@@ -183,9 +183,10 @@ int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
  * TP_OK. */
 int tp_analysis_hot_join(struct tp_layer_hot_job *lh, int st);
 /* rankings.c: command types (merged from the cores' maps in `work`), layers and, for
- * captures, operator types, each by time. TP_OK / TP_ENOMEM. */
+ * captures, operator types, each by time (the layers on up to `jobs` threads, the same
+ * ranking for every count). TP_OK / TP_ENOMEM. */
 int tp_analysis_rank_cmds(struct tp_analysis *a, const struct tp_core_work *work);
-int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a);
+int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs);
 int tp_analysis_op_types(const struct tp_profile *p, struct tp_analysis *a);
 
 #endif /* TP_ANALYSIS_INT_H */

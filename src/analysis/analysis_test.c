@@ -2,7 +2,7 @@
  * analysis_test.c — checks the summary formulas on a small hand-built two-core profile whose
  * expected values are worked out in the comments, and the TIU cost aggregates against the
  * vendor's own per-command figures (../shared reference tiuRegInfo_*.txt) and its summary
- * numbers (PROVENANCE.txt).
+ * numbers (PROVENANCE.txt); the layer ranking, made in parts on threads, against one sort.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -799,6 +799,70 @@ static void test_ddr_burst_length(void **state)
 	assert_true(fabs(e->ddr_avg_burst - 1.0) < 1e-12);
 	assert_true(fabs(a.overall.eng[TP_TRACK_GDMA].ddr_avg_burst - 98.0 / 34.0) < 1e-12);
 	tp_analysis_free(&a);
+	tp_profile_free(p);
+}
+
+/* The expected order of the layer ranking: longest span first, then core, type, name, index. */
+static int want_cmp(const void *x, const void *y)
+{
+	const struct tp_rank *a = x, *b = y;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	int64_t ka[] = {a->core, a->type, a->name, a->index};
+	int64_t kb[] = {b->core, b->type, b->name, b->index};
+	for (int i = 0; i < 4; i++)
+		if (ka[i] != kb[i])
+			return ka[i] < kb[i] ? -1 : 1;
+	return 0;
+}
+
+/* The top layers, ranked in parts on threads, are the first TP_ANALYSIS_TOP_LAYERS of all the
+ * timed layers sorted whole (many ties on the span; untimed layers left out), for every
+ * thread count. */
+static void test_top_layers_parts(void **state)
+{
+	(void)state;
+	enum { NL = 150000 };
+	int t0, g0;
+	struct tp_profile *p = tp_test_tiu_gdma("dev", 1, 1000, &t0, &g0);
+	add(p, t0, 0, 1000, 1000, TP_CMD_NORMAL, TP_DIR_NONE, 0, "conv.normal");
+	struct tp_rank *all = calloc(NL, sizeof *all);
+	assert_non_null(all);
+	size_t nall = 0;
+	uint64_t rng = 99;
+	for (int i = 0; i < NL; i++) {
+		rng = rng * 6364136223846793005u + 1442695040888963407u;
+		struct tp_layer l = {.id = i,
+		                     .core = (int32_t)(rng >> 60) % 3,
+		                     .group = -1,
+		                     .subnet = -1,
+		                     .type = 1 + (uint32_t)(rng >> 50 & 3),
+		                     .name = 10 + (uint32_t)(rng >> 40 & 7)};
+		l.begin_ns = (int64_t)(rng >> 20 & 0xFFFF);
+		l.end_ns = (rng >> 36 & 15) == 0 ? l.begin_ns - 1
+		                                 : l.begin_ns + (int64_t)(rng >> 33 & 255);
+		assert_int_equal(tp_profile_add_layer(p, &l), i);
+		if (l.begin_ns <= l.end_ns)
+			all[nall++] = (struct tp_rank){.name = l.name,
+			                               .type = l.type,
+			                               .index = i,
+			                               .core = l.core,
+			                               .total_ns = l.end_ns - l.begin_ns};
+	}
+	assert_int_equal(tp_profile_finish(p), TP_OK);
+	qsort(all, nall, sizeof *all, want_cmp);
+	static const unsigned jobs[] = {1, 2, 3};
+	for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+		struct tp_analysis a;
+		assert_int_equal(tp_analyze_jobs(p, &a, jobs[j]), TP_OK);
+		assert_int_equal(a.num_top_layers, TP_ANALYSIS_TOP_LAYERS);
+		for (size_t i = 0; i < a.num_top_layers; i++) {
+			assert_int_equal(a.top_layers[i].index, all[i].index);
+			assert_int_equal(a.top_layers[i].total_ns, all[i].total_ns);
+		}
+		tp_analysis_free(&a);
+	}
+	free(all);
 	tp_profile_free(p);
 }
 

@@ -138,20 +138,31 @@ int tp_analysis_rank_cmds(struct tp_analysis *a, const struct tp_core_work *work
 }
 
 /* Layers by span (begin..end of their matched commands): the top TP_ANALYSIS_TOP_LAYERS,
- * selected with a bounded heap so a dump with millions of layers is not sorted whole. */
-int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a)
+ * selected with a bounded heap so a dump with millions of layers is not sorted whole. The
+ * layers are ranked in parts of RL_PART (fixed by the data) on the threads, each part keeping
+ * its own best, sorted; the parts' lists are then merged on the calling thread. rank_cmp is a
+ * total order (layer index last), so the result is the one heap over every layer gives. */
+#define RL_PART 65536u
+
+struct rl_run {
+	const struct tp_profile *p;
+	double total;
+	size_t cap;        /* best kept per part and in all */
+	struct tp_rank *h; /* part j's best at h + j * cap, sorted */
+	size_t *n;         /* per part: how many */
+};
+
+static void rl_part(void *v, size_t j)
 {
-	if (!p->num_layers)
-		return TP_OK;
-	double total = (double)a->total_time_ns;
-	size_t cap =
-	    p->num_layers < TP_ANALYSIS_TOP_LAYERS ? p->num_layers : TP_ANALYSIS_TOP_LAYERS;
-	a->top_layers = tp_calloc(cap, sizeof *a->top_layers);
-	if (!a->top_layers)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < p->num_layers; i++) {
+	struct rl_run *a = v;
+	size_t lo = j * RL_PART, hi = lo + RL_PART;
+	if (hi > a->p->num_layers)
+		hi = a->p->num_layers;
+	struct tp_rank *h = a->h + j * a->cap;
+	size_t n = 0;
+	for (size_t i = lo; i < hi; i++) {
 		struct tp_layer ly;
-		const struct tp_layer *l = tp_profile_timed_layer(p, i, &ly);
+		const struct tp_layer *l = tp_profile_timed_layer(a->p, i, &ly);
 		if (!l)
 			continue;
 		struct tp_rank r = {0};
@@ -166,11 +177,51 @@ int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a)
 		                         ? l->gdma_last - l->gdma_first + 1
 		                         : 0);
 		r.total_ns = r.min_ns = r.max_ns = l->end_ns - l->begin_ns;
-		r.share = tp_analysis_ratio((double)r.total_ns, total);
-		heap_offer(a->top_layers, &a->num_top_layers, cap, &r);
+		r.share = tp_analysis_ratio((double)r.total_ns, a->total);
+		heap_offer(h, &n, a->cap, &r);
 	}
-	if (a->num_top_layers)
-		qsort(a->top_layers, a->num_top_layers, sizeof *a->top_layers, rank_cmp);
+	if (n > 1)
+		qsort(h, n, sizeof *h, rank_cmp);
+	a->n[j] = n;
+}
+
+int tp_analysis_rank_layers(const struct tp_profile *p, struct tp_analysis *a, unsigned jobs)
+{
+	if (!p->num_layers)
+		return TP_OK;
+	size_t cap =
+	    p->num_layers < TP_ANALYSIS_TOP_LAYERS ? p->num_layers : TP_ANALYSIS_TOP_LAYERS;
+	size_t nparts = (p->num_layers + RL_PART - 1) / RL_PART;
+	struct rl_run run = {.p = p, .total = (double)a->total_time_ns, .cap = cap};
+	run.h = tp_malloc(nparts * cap * sizeof *run.h);
+	run.n = tp_calloc(nparts, sizeof *run.n);
+	size_t *at = tp_calloc(nparts, sizeof *at);
+	a->top_layers = tp_calloc(cap, sizeof *a->top_layers);
+	if (!run.h || !run.n || !at || !a->top_layers) {
+		tp_free(run.h);
+		tp_free(run.n);
+		tp_free(at);
+		return TP_ENOMEM;
+	}
+	tp_par_run(jobs ? jobs : 1, nparts, rl_part, &run);
+	/* The best head of the parts' sorted lists, cap times. */
+	while (a->num_top_layers < cap) {
+		const struct tp_rank *best = NULL;
+		size_t bj = 0;
+		for (size_t j = 0; j < nparts; j++)
+			if (at[j] < run.n[j] &&
+			    (!best || rank_cmp(&run.h[j * cap + at[j]], best) < 0)) {
+				best = &run.h[j * cap + at[j]];
+				bj = j;
+			}
+		if (!best)
+			break;
+		a->top_layers[a->num_top_layers++] = *best;
+		at[bj]++;
+	}
+	tp_free(run.h);
+	tp_free(run.n);
+	tp_free(at);
 	return TP_OK;
 }
 

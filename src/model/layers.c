@@ -389,11 +389,9 @@ static void touch_layer(struct tp_layer *l, int64_t begin, int64_t end, int tiu,
 	}
 }
 
-int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
-                           uint32_t cmd_id)
+int tp_model_layer_touch_rec(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
+                             uint32_t cmd_id)
 {
-	if (i >= p->num_layers)
-		return TP_ERANGE;
 	struct tp_layer_rec *r = rec_at(&p->layer_tab, i);
 	if (!(r->bits & LR_WIDE) && begin <= end) {
 		/* In place when the result still fits the record (the usual case). */
@@ -421,9 +419,19 @@ int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_
 			r->bits |= LR_TIMED;
 			*firstp = first;
 			*spanp = (uint16_t)(last - first);
-			return TP_OK;
+			return 1;
 		}
 	}
+	return 0;
+}
+
+int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
+                           uint32_t cmd_id)
+{
+	if (i >= p->num_layers)
+		return TP_ERANGE;
+	if (tp_model_layer_touch_rec(p, i, begin, end, tiu, cmd_id))
+		return TP_OK;
 	struct tp_layer l;
 	tp_profile_layer(p, i, &l);
 	touch_layer(&l, begin, end, tiu, cmd_id);

@@ -635,6 +635,11 @@ uint32_t tp_profile_str(struct tp_profile *p, const char *s);
 uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n);
 /* Adds a string that is almost surely unique (a layer name) without de-duplicating it. */
 uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n);
+/* Whether s[0..n) goes into the model as it is (valid UTF-8, at most TP_PROFILE_MAX_STR
+ * bytes): pure, for a reader's worker threads. */
+int tp_profile_str_ok(const char *s, size_t n);
+/* tp_profile_strn_unique of a string tp_profile_str_ok accepted (on another thread, say). */
+uint32_t tp_profile_strn_unique_ok(struct tp_profile *p, const char *s, size_t n);
 static inline const char *tp_str(const struct tp_profile *p, uint32_t id)
 {
 	return tp_strtab_get(&p->strs, id);
@@ -795,6 +800,12 @@ int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *
  * join millions of commands. TP_OK; TP_ERANGE past the end; TP_ENOMEM (sticky). */
 int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
                            uint32_t cmd_id);
+/* tp_profile_layer_touch(layer, start, end, tiu[k], with_cmd ? cmd_id : 0) for each slice with
+ * a layer in the table (0 <= s->layer < num_layers) of tracks tr[0..ntr), in that order and
+ * slice order: the same table as that one pass, on up to `jobs` threads (layer_touch.c).
+ * TP_OK; TP_ENOMEM (sticky). */
+int tp_profile_layers_touch_jobs(struct tp_profile *p, const int *tr, const uint8_t *tiu,
+                                 size_t ntr, int with_cmd, unsigned jobs);
 /* Bytes the layer table holds (records, chunk pointers and side tables), for tests and
  * statistics. */
 size_t tp_profile_layer_bytes(const struct tp_profile *p);

@@ -1,6 +1,7 @@
 /*
  * model_int.h — declarations shared by the model's own files (profile.c, labels.c, cost.c,
- * layers.c, args.c, finish.c) and its unit test; not for other modules, which use model.h.
+ * layers.c, layer_touch.c, args.c, finish.c) and its unit test; not for other modules, which use
+ * model.h.
  */
 #ifndef TP_MODEL_INT_H
 #define TP_MODEL_INT_H
@@ -61,6 +62,11 @@ int tp_model_cost_grow(struct tp_track *t);
  * has room for; nothing for one without. TP_OK / TP_ENOMEM. */
 int tp_model_lmem_fit(struct tp_track *t);
 
+/* tp_profile_layer_touch when layer i (< num_layers) keeps its compact record: done there,
+ * returns 1; else changes nothing and returns 0 (the touch needs a side-table entry, which
+ * tp_profile_layer_touch makes). Touches only layer i's record. */
+int tp_model_layer_touch_rec(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
+                             uint32_t cmd_id);
 /* Frees the layer table's arrays and zeroes it. */
 void tp_model_layer_tab_free(struct tp_layer_table *t);
 

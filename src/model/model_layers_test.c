@@ -1,8 +1,8 @@
 /*
  * model_layers_test.c — unit tests for the model's compact layer table (layers.c): exact round
  * trips through the 40-byte records across chunks, layers kept whole in the wide table and
- * back, normalised values, the two-entry memo, tp_profile_layer_touch against a copy, and
- * out-of-memory handling.
+ * back, normalised values, the two-entry memo, tp_profile_layer_touch against a copy,
+ * tp_profile_layers_touch_jobs against one pass, and out-of-memory handling.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -268,6 +268,85 @@ static void test_layer_touch(void **state)
 	assert_true(p->layer_tab.num_wide > 1);
 	assert_int_equal(tp_profile_layer_touch(p, N, 0, 1, 1, 1), TP_ERANGE);
 	tp_profile_free(p);
+}
+
+/* A profile of N layers and three engine tracks whose slices name them in about their order
+ * (with jumps back, slices without a layer, begins after ends, and cmd ids and spans that push
+ * layers into the wide table); the same for the same seed. */
+static struct tp_profile *touch_fixture(uint32_t n, int tr[3])
+{
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		l.begin_ns = 0;
+		l.end_ns = -1;
+		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
+	}
+	uint64_t rng = 777;
+	for (int k = 0; k < 3; k++) {
+		tr[k] = tp_profile_add_track(p, 0, k / 2, k % 2 ? TP_TRACK_GDMA : TP_TRACK_TIU, "x",
+		                             1000.0);
+		assert_true(tr[k] >= 0);
+		uint32_t L = 0;
+		int64_t t = 0;
+		for (uint32_t c = 1; c <= 30000; c++) {
+			rng = rng * 6364136223846793005u + 1442695040888963407u;
+			struct tp_slice *sl = tp_track_push(p, tr[k]);
+			assert_non_null(sl);
+			if ((rng >> 60) == 0)
+				L = (uint32_t)(rng >> 30) % n; /* a jump */
+			else if ((rng >> 58 & 3) == 0 && L + 1 < n)
+				L++;
+			t += (int64_t)(rng >> 40 & 0xFF);
+			sl->start_ns = (rng >> 50 & 63) == 0 ? t * 100000 : t;
+			sl->cmd_id = (rng >> 48 & 31) == 0 ? c + 70000 : c;
+			sl->layer = (rng >> 52 & 15) == 0 ? -1 : (int32_t)L;
+			struct tp_track *tk = &p->tracks[tr[k]];
+			assert_int_equal(
+			    tp_slice_set_end(p, tk, sl,
+			                     sl->start_ns + (int64_t)(rng >> 32 & 0x3FF)),
+			    TP_OK);
+		}
+	}
+	return p;
+}
+
+/* tp_profile_layers_touch_jobs gives the table one pass of tp_profile_layer_touch gives, over
+ * several parts of layers and for every thread count. */
+static void test_layers_touch_jobs(void **state)
+{
+	(void)state;
+	enum { N = 9000 };
+	int tr[3];
+	static const uint8_t tiu[3] = {1, 0, 1};
+	struct tp_profile *want = touch_fixture(N, tr);
+	for (int k = 0; k < 3; k++) {
+		const struct tp_track *t = &want->tracks[tr[k]];
+		for (size_t i = 0; i < t->count; i++) {
+			const struct tp_slice *s = &t->slices[i];
+			if (s->layer >= 0)
+				assert_int_equal(
+				    tp_profile_layer_touch(want, (size_t)s->layer, s->start_ns,
+				                           tp_slice_end(t, s), tiu[k], s->cmd_id),
+				    TP_OK);
+		}
+	}
+	assert_true(want->layer_tab.num_wide > 10);
+	static const unsigned jobs[] = {1, 2, 3, 8};
+	for (size_t j = 0; j < sizeof jobs / sizeof *jobs; j++) {
+		int tr2[3];
+		struct tp_profile *p = touch_fixture(N, tr2);
+		assert_int_equal(tp_profile_layers_touch_jobs(p, tr2, tiu, 3, 1, jobs[j]), TP_OK);
+		assert_int_equal(p->layer_tab.num_wide, want->layer_tab.num_wide);
+		for (size_t i = 0; i < N; i++) {
+			struct tp_layer l;
+			tp_profile_layer(want, i, &l);
+			assert_layer_is(p, i, &l);
+		}
+		tp_profile_free(p);
+	}
+	tp_profile_free(want);
 }
 
 #include "tp_test_main.h"

@@ -571,6 +571,31 @@ static void test_long_strings_cut(void **state)
 	free(big);
 }
 
+/* tp_profile_str_ok accepts exactly what add_str keeps as it is (valid UTF-8 up to the limit),
+ * and tp_profile_strn_unique_ok then adds the same bytes tp_profile_strn_unique would. */
+static void test_str_ok(void **state)
+{
+	(void)state;
+	enum { MAX = TP_PROFILE_MAX_STR };
+	char *big = malloc((size_t)MAX + 1);
+	assert_non_null(big);
+	memset(big, 'x', (size_t)MAX + 1);
+	assert_true(tp_profile_str_ok(big, MAX));
+	assert_false(tp_profile_str_ok(big, (size_t)MAX + 1));
+	assert_true(tp_profile_str_ok("caf\xc3\xa9", 5));
+	assert_false(tp_profile_str_ok("caf\xc3", 4));
+	assert_false(tp_profile_str_ok("\xff", 1));
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	uint32_t a = tp_profile_strn_unique_ok(p, "conv_1\xc3\xa9", 8);
+	uint32_t b = tp_profile_strn_unique(p, "conv_1\xc3\xa9", 8);
+	assert_true(a && b && a != b); /* unique: not de-duplicated */
+	assert_string_equal(tp_str(p, a), tp_str(p, b));
+	assert_int_equal(p->strs_cut, 0);
+	tp_profile_free(p);
+	free(big);
+}
+
 /* Labels: equal labels share one id, a setter changes one field of one slice only, the
  * table grows past its first hash, and an allocation failure leaves the slice as it was. */
 static void test_labels(void **state)

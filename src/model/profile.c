@@ -105,7 +105,7 @@ static uint32_t add_str(struct tp_profile *p, const char *s, size_t n, int uniqu
 	int cut = 0;
 	struct tp_buf fixed;
 	tp_buf_init(&fixed);
-	if (n > TP_PROFILE_MAX_STR || !tp_text_is_safe(s, n, TP_TEXT_UTF8)) {
+	if (!tp_profile_str_ok(s, n)) {
 		cut = repair_and_cut(&fixed, s, n);
 		if (fixed.oom) {
 			p->oom = 1;
@@ -136,6 +136,21 @@ uint32_t tp_profile_strn(struct tp_profile *p, const char *s, size_t n)
 uint32_t tp_profile_strn_unique(struct tp_profile *p, const char *s, size_t n)
 {
 	return add_str(p, s, n, 1);
+}
+
+int tp_profile_str_ok(const char *s, size_t n)
+{
+	return n <= TP_PROFILE_MAX_STR && tp_text_is_safe(s, n, TP_TEXT_UTF8);
+}
+
+uint32_t tp_profile_strn_unique_ok(struct tp_profile *p, const char *s, size_t n)
+{
+	uint32_t id = 0;
+	if (tp_strtab_add_unique(&p->strs, s, n, &id) != TP_OK) {
+		p->oom = 1;
+		id = 0;
+	}
+	return id;
 }
 
 uint32_t tp_profile_str(struct tp_profile *p, const char *s)

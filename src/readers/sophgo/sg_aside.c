@@ -2,7 +2,8 @@
  * sg_aside.c — what a Sophgo reader's per-core worker keeps aside (struct sg_aside: profile
  * notes and read statistics) until the calling thread adds it to the profile in core order,
  * so that the profile (notes are interned strings) is the same for every thread count. Used
- * by bmp_perfai.c (bmp_iter_perfai's core jobs) and cdm_cores.c (cdm_read_cores).
+ * by bmp_perfai.c (bmp_iter_perfai's core jobs) and cdm_cores.c (cdm_read_cores). Also how
+ * many cores those readers hold in flight at once (sg_wave), bounded by memory.
  */
 #include "readers/sophgo/sg_int.h"
 
@@ -49,4 +50,13 @@ void sg_aside_free(struct sg_aside *a)
 		tp_free(a->notes[i]);
 	tp_free(a->notes);
 	memset(a, 0, sizeof *a);
+}
+
+size_t sg_wave(const uint64_t *est, size_t k0, size_t n, unsigned jobs)
+{
+	size_t w = 1;
+	uint64_t spare = 0;
+	while (w < jobs && k0 + w < n && (spare += est[k0 + w]) <= SG_WAVE_SPARE)
+		w++;
+	return w;
 }

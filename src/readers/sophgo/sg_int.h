@@ -2,8 +2,9 @@
  * sg_int.h — what both Sophgo readers share besides the chip table and the instruction sets:
  * the block types of their binary files, the final.mlir parser (final_mlir.c), the layer join from
  * tensor_location.json + final.mlir (sg_layers.c) and what a per-core worker keeps aside for the
- * calling thread (sg_aside.c). Used by the readers, their unit tests and fuzz targets. Structures
- * that allocate say who frees them; nothing here owns global state.
+ * calling thread and how many cores are in flight (sg_aside.c). Used by the readers, their unit
+ * tests and fuzz targets. Structures that allocate say who frees them; nothing here owns global
+ * state.
  */
 #ifndef TP_SG_INT_H
 #define TP_SG_INT_H
@@ -163,6 +164,14 @@ void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list
  * note had been lost. Calling thread only. */
 int sg_aside_apply(struct tp_profile *p, struct sg_aside *a);
 void sg_aside_free(struct sg_aside *a);
+
+/* How many cores a reader works on at once from core k0 (of n, k0 < n): at most `jobs`,
+ * always k0, and each next one while the estimated working memory (est[k], bytes: its file,
+ * walk, scratch argument sets) of the cores after k0 stays within SG_WAVE_SPARE. So a thread
+ * more adds at most that much memory, whatever --jobs; which cores go together never changes
+ * the profile (each is read apart and added in core order). */
+#define SG_WAVE_SPARE ((uint64_t)128 << 20)
+size_t sg_wave(const uint64_t *est, size_t k0, size_t n, unsigned jobs);
 
 /* sg_deps.c: runs tp_deps_check_jobs (up to `jobs` threads) on p's finished timeline and notes a
  * violation (count, the first one). TP_OK / TP_ENOMEM. */

@@ -140,7 +140,7 @@ static int fast_layer(const struct bmp_line *l, int is_local, int64_t *id, const
 }
 
 static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
-                     size_t nn, int is_local);
+                     size_t nn, int is_local, int name_ok);
 
 int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local)
 {
@@ -148,7 +148,7 @@ int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local)
 	const char *tv, *nv;
 	size_t tn, nn;
 	if (fast_layer(l, is_local, &id, &tv, &tn, &nv, &nn))
-		return add_layer(c, id, tv, tn, nv, nn, is_local);
+		return add_layer(c, id, tv, tn, nv, nn, is_local, 0);
 	int rc = bmp_line_i64(c, l, "layer_id", &id);
 	if (rc)
 		return rc;
@@ -158,7 +158,7 @@ int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local)
 		nv = "";
 		nn = 0;
 	}
-	return add_layer(c, id, tv, tn, nv, nn, is_local);
+	return add_layer(c, id, tv, tn, nv, nn, is_local, 0);
 }
 
 /* "end parallel." closes a local layer's group: its node lines end there. A global layer's
@@ -181,8 +181,9 @@ static int flush_layer(struct bmp_gctx *c)
 	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : bmp_gctx_oom(c);
 }
 
+/* name_ok: the chunk's scan found the name fit for the model as it is (tp_profile_str_ok). */
 static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
-                     size_t nn, int is_local)
+                     size_t nn, int is_local, int name_ok)
 {
 	if (c->g->no_layers)
 		return TP_OK;
@@ -205,7 +206,9 @@ static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, 
 		c->type_str[slot] = tp_str(c->p, ly.type);
 		c->type_len[slot] = tn;
 	}
-	ly.name = tp_profile_strn_unique(c->p, nv, nn); /* layer names are unique */
+	/* Layer names are unique. */
+	ly.name = name_ok ? tp_profile_strn_unique_ok(c->p, nv, nn)
+	                  : tp_profile_strn_unique(c->p, nv, nn);
 	ly.device = 0;
 	ly.core = -1;
 	ly.subnet = c->cur_subnet;
@@ -373,7 +376,8 @@ enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
 
 struct gev {
 	uint8_t kind;
-	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local */
+	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local, dir = 1 when the name
+	                           goes into the model as it is (tp_profile_str_ok) */
 	uint32_t lno;           /* line index inside the chunk (0-based) */
 	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
 	                           EV_LINE body offset, body length; EV_TENSOR a: index in
@@ -568,6 +572,7 @@ static inline enum scan_res scan_layer(const char *text, const struct bmp_line *
 	ev->n = (uint32_t)tn;
 	ev->b = (uint64_t)(nv - text);
 	ev->n2 = (uint32_t)nn;
+	ev->dir = (uint8_t)tp_profile_str_ok(nv, nn);
 	return SC_DONE;
 }
 
@@ -685,9 +690,8 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 		const struct gev *ev = &ch->ev[i];
 		/* Another thread wrote the events and scanned the text, so neither is in this
 		 * core's cache: the events further ahead, and the type and the whole name of a
-		 * layer line 16 events ahead, which add_layer reads here (with only the type
-		 * prefetched, checking the name's UTF-8 waited on its load: tp_text_is_safe 0.8% of
-		 * the --jobs 1 profile, 4.0% of --jobs 2's). */
+		 * layer line 16 events ahead, which add_layer reads here (the name is copied into
+		 * the string table). */
 		if (i + 32 < ch->nev)
 			__builtin_prefetch(&ch->ev[i + 32]);
 		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER) {
@@ -708,7 +712,7 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 			break;
 		case EV_LAYER:
 			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
-			               ev->n2, ev->eng);
+			               ev->n2, ev->eng, ev->dir);
 			break;
 		case EV_ENDPAR:
 			bmp_end_parallel(c);

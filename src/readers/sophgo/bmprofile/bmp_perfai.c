@@ -652,20 +652,35 @@ static int wave_room(struct perfai_par *ap, unsigned k0, unsigned n, unsigned nc
 	return TP_OK;
 }
 
-/* The cores with argument sets, in waves of --jobs cores (what is in flight is that many
- * cores' scratch sets): a2_par_detail per core, then in core order their strings mapped,
- * their sets' room reserved and what follows each core, then a2_par_move per core. */
+/* A core's scratch argument sets (and kept labels) while it is filled, for sg_wave, in bytes
+ * a command: about 49 arguments of 16 bytes on BM1688 with the descriptor fields, 12 without. */
+#define DETAIL_CMD_BYTES 800
+#define DETAIL_CMD_BYTES_NO_FIELDS 224
+
+/* The cores with argument sets, in waves of up to --jobs cores while their scratch sets fit
+ * sg_wave's bound (what is in flight is that many cores' scratch sets): a2_par_detail per
+ * core, then in core order their strings mapped, their sets' room reserved and what follows
+ * each core, then a2_par_move per core. */
 static int fill_detail(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
 	unsigned w = r->jobs > 1 ? (unsigned)r->jobs : 1;
+	uint64_t est[BMP_MAX_CORES];
+	for (unsigned k = 0; k < nc; k++)
+		est[k] = (uint64_t)(ap->cr[k].tiu_n + ap->cr[k].gdma_n) *
+		         (r->fields ? DETAIL_CMD_BYTES : DETAIL_CMD_BYTES_NO_FIELDS);
 	ap->fill = tp_calloc(nc ? nc : 1, sizeof *ap->fill);
 	ap->nscratch = w < nc ? w : nc ? nc : 1;
 	ap->scratch = tp_calloc(ap->nscratch, sizeof *ap->scratch);
 	if (!ap->fill || !ap->scratch)
 		return bmp_nomem(r);
-	for (unsigned k0 = 0; k0 < nc; k0 += w) {
-		unsigned n = nc - k0 < w ? nc - k0 : w;
+	for (unsigned k0 = 0, n = 0; k0 < nc; k0 += n) {
+		n = (unsigned)sg_wave(est, k0, nc, w);
+		/* A slot this wave leaves empty gives its scratch room back. */
+		for (unsigned kk = n; kk < ap->nscratch; kk++) {
+			tp_profile_free(ap->scratch[kk]);
+			ap->scratch[kk] = NULL;
+		}
 		ap->wave0 = k0;
 		tp_tm_begin("fill");
 		tp_par_run(w, n, a2_par_detail, ap);

@@ -138,46 +138,60 @@ int bmp_ensure_tracks(struct bmp_rd *r, unsigned core)
 /* Layers.                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* global.profile node lines -> slices. BM1688: the k-th node line of (core, engine) is
- * command k (the final end command has no line, §3.1). Legacy: the node whose own id equals
- * the command id (§8.2 matching by id). */
+/* global.profile node lines -> slices, on track j (core j / 2; TIU or GDMA, j % 2). BM1688:
+ * the k-th node line of (core, engine) is command k (the final end command has no line,
+ * §3.1). Legacy: the node whose own id equals the command id (§8.2 matching by id). Touches
+ * only that track. */
+static void attach_track(void *v, size_t j)
+{
+	struct bmp_rd *r = v;
+	unsigned k = (unsigned)(j / 2);
+	int e = (int)(j % 2);
+	const struct bmp_nodes *nd = &r->g.nodes[k][e];
+	if (!nd->n)
+		return;
+	struct tp_track *t = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+	struct bmp_node_cursor cur = {0, 0, 0};
+	for (size_t i = 0; i < t->count; i++) {
+		struct tp_slice *s = &t->slices[i];
+		if (s->cmd_id == 0 || s->cmd_id > nd->n)
+			continue;
+		size_t ni = s->cmd_id - 1;
+		if (!r->perfai && nd->bd_id) {
+			uint32_t own = e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
+			if (own != s->cmd_id)
+				continue;
+			/* BM1684X descriptors are decoded without addresses; the compiler's
+			 * gdma_dir gives the direction. */
+			if (e == BMP_ENG_GDMA && tp_slice_dir(t, s) == TP_DIR_NONE &&
+			    tp_slice_kind(t, s) == TP_CMD_NORMAL)
+				tp_slice_set_dir(r->p, t, s, nd->dir[ni]);
+		}
+		int32_t L = bmp_nodes_layer(nd, ni, &cur);
+		if (L < 0 || (size_t)L >= r->p->num_layers)
+			continue;
+		s->layer = L;
+	}
+}
+
+/* Each slice's layer from the node lines (attach_track, per track on --jobs threads), then
+ * the layers' spans and command ranges from their slices in track order (core, TIU then
+ * GDMA), as one pass over the tracks would. */
 static void attach_nodes(struct bmp_rd *r)
 {
+	unsigned jobs = r->jobs > 1 ? (unsigned)r->jobs : 1;
+	tp_par_run(jobs, 2 * (size_t)r->ncores, attach_track, r);
+	int tr[2 * BMP_MAX_CORES];
+	uint8_t tiu[2 * BMP_MAX_CORES];
+	size_t n = 0;
 	for (unsigned k = 0; k < r->ncores; k++)
-		for (int e = 0; e < 2; e++) {
-			const struct bmp_nodes *nd = &r->g.nodes[k][e];
-			if (!nd->n)
-				continue;
-			struct tp_track *t =
-			    &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
-			struct bmp_node_cursor cur = {0, 0, 0};
-			for (size_t i = 0; i < t->count; i++) {
-				struct tp_slice *s = &t->slices[i];
-				if (s->cmd_id == 0 || s->cmd_id > nd->n)
-					continue;
-				size_t ni = s->cmd_id - 1;
-				if (!r->perfai && nd->bd_id) {
-					uint32_t own =
-					    e == BMP_ENG_TIU ? nd->bd_id[ni] : nd->gdma_id[ni];
-					if (own != s->cmd_id)
-						continue;
-					/* BM1684X descriptors are decoded without addresses; the
-					 * compiler's gdma_dir gives the direction. */
-					if (e == BMP_ENG_GDMA &&
-					    tp_slice_dir(t, s) == TP_DIR_NONE &&
-					    tp_slice_kind(t, s) == TP_CMD_NORMAL)
-						tp_slice_set_dir(r->p, t, s, nd->dir[ni]);
-				}
-				int32_t L = bmp_nodes_layer(nd, ni, &cur);
-				if (L < 0 || (size_t)L >= r->p->num_layers)
-					continue;
-				s->layer = L;
-				if (tp_profile_layer_touch(r->p, (size_t)L, s->start_ns,
-				                           tp_slice_end(t, s), e == BMP_ENG_TIU,
-				                           s->cmd_id) != TP_OK)
-					return; /* the sticky oom flag fails tp_profile_finish */
+		for (int e = 0; e < 2; e++)
+			if (r->g.nodes[k][e].n) {
+				tr[n] = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+				tiu[n++] = e == BMP_ENG_TIU;
 			}
-		}
+	/* Out of memory sets the profile's sticky flag, which fails tp_profile_finish. */
+	(void)tp_profile_layers_touch_jobs(r->p, tr, tiu, n, 1, jobs);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -377,30 +377,55 @@ static void cores_par_one(void *v, size_t k)
 	}
 }
 
-/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
+/* Each core file's working memory while it is read, for sg_wave: its mapping, its walk (about
+ * as large) and with argument sets their scratch copy, about twice the file in all. A file
+ * that cannot be read counts 0 (opening it reports why). */
+static uint64_t *cores_est(const struct cdm_rd *r)
+{
+	uint64_t *est = tp_calloc(r->ncores ? r->ncores : 1, sizeof *est);
+	for (size_t k = 0; est && k < r->ncores; k++) {
+		char *path = tp_path_join(r->dir, r->cores[k]);
+		struct stat st;
+		if (path && stat(path, &st) == 0 && st.st_size > 0)
+			est[k] = 2 * (uint64_t)st.st_size;
+		tp_free(path);
+	}
+	return est;
+}
+
+/* Reads the core files, up to r->jobs at a time (one thread each) while their working memory
+ * fits sg_wave's bound: open and walk them at once;
  * then on the calling thread in core order their statistics, notes and tracks (core_setup);
  * their records at once (core_records; a core that keeps argument sets builds them in a
  * scratch profile); the names in core order (core_names; core_scratch_in maps a scratch
  * profile's strings and reserves its sets' room) and the labels and argument sets at once
  * (core_relabel). Whatever is shared (strings, notes, statistics, the track list, CDMA
  * command lists) changes only on the calling thread, in core order, so the profile is the
- * same for every r->jobs. At most r->jobs core files (and their walks and scratch profiles)
- * are held at a time. */
+ * same for every r->jobs and whichever cores go together. At most r->jobs core files (and
+ * their walks and scratch profiles) are held at a time, and beyond the first only as many as
+ * SG_WAVE_SPARE allows. */
 int cdm_read_cores(struct cdm_rd *r)
 {
 	size_t wave = r->jobs > 1 ? r->jobs : 1;
 	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
 	struct tp_profile **scratch = tp_calloc(wave, sizeof *scratch);
-	if (!cr || !scratch) {
+	uint64_t *est = cores_est(r);
+	if (!cr || !scratch || !est) {
 		tp_free(cr);
 		tp_free(scratch);
+		tp_free(est);
 		return cdm_nomem(r);
 	}
 	int rc = TP_OK;
-	for (size_t c0 = 0; c0 < r->ncores && rc == TP_OK; c0 += wave) {
-		size_t n = r->ncores - c0 < wave ? r->ncores - c0 : wave;
+	for (size_t c0 = 0, n = 0; c0 < r->ncores && rc == TP_OK; c0 += n) {
+		n = sg_wave(est, c0, r->ncores, (unsigned)wave);
 		for (size_t k = 0; k < n; k++)
 			cr[k].core = c0 + k;
+		/* A slot this wave leaves empty gives its scratch room back. */
+		for (size_t k = n; k < wave; k++) {
+			tp_profile_free(scratch[k]);
+			scratch[k] = NULL;
+		}
 		struct cores_par a = {.r = r, .cr = cr, .scratch = scratch, .step = 0};
 		tp_par_run((unsigned)wave, n, cores_par_one, &a);
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
@@ -481,6 +506,7 @@ int cdm_read_cores(struct cdm_rd *r)
 		tp_profile_free(scratch[k]);
 	tp_free(scratch);
 	tp_free(cr);
+	tp_free(est);
 	return rc;
 }
 

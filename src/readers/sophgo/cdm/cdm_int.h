@@ -288,14 +288,11 @@ void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma);
 void cdm_reorder(struct cdm_rd *r, struct tp_track *t);
 /* Drops the first n slices of t (the init records, step 4), counted as dropped. */
 void cdm_drop_front(struct cdm_rd *r, struct tp_track *t, size_t n);
-/* Reads the core files, r->jobs at a time (one thread each): open and walk them at once;
- * then on the calling thread in core order their statistics, notes and tracks (core_setup);
- * their records at once (core_records; a core that keeps argument sets is read afterwards on
- * the calling thread, in its turn, as the argument store is shared); the names in core order
- * (core_names) and the labels at once (core_relabel). Whatever is shared (strings, notes,
- * statistics, the track list, CDMA command lists) changes only on the calling thread, in core
- * order, so the profile is the same for every r->jobs. At most r->jobs core files (and their
- * walks) are held at a time. */
+/* Reads the core files, up to r->jobs at a time (one thread each; fewer when their estimated
+ * memory exceeds sg_wave's bound), each on a worker with its argument sets in a scratch
+ * profile; whatever is shared (strings, argument sets, notes, statistics, the track list, CDMA
+ * command lists) changes only on the calling thread, in core order, so the profile is the
+ * same for every r->jobs (cdm_cores.c says how). */
 int cdm_read_cores(struct cdm_rd *r);
 /* Reads CDMA port file k onto its port's track on the owning core and matches it to the
  * port's commands. Calling thread. */

@@ -2,7 +2,8 @@
  * cdm_test.c — unit tests of the cdm_profile_data reader (cdm_file.c, cdm_hdr.c,
  * cdm_reader.c): the global.profile parser's tolerance and its errors, the BM1690 descriptor
  * header decoder, the block walk over the commented fixture tests/fixtures/cdm/
- * cdmlib_small.hex, a tiny directory read end to end, and out-of-memory at every allocation.
+ * cdmlib_small.hex, a tiny directory read end to end, out-of-memory at every allocation, and
+ * how many core files are read at once (sg_wave).
  * The real dump and generated 8-core dumps are tested end to end in tests/cli/test_cdm.py.
  */
 #include <setjmp.h>
@@ -458,6 +459,23 @@ static void test_read_jobs_same(void **state)
 			tp_profile_free(one);
 		}
 	}
+}
+
+/* sg_wave: the first core always, the next ones while --jobs and the spare memory allow. */
+static void test_wave_bound(void **state)
+{
+	(void)state;
+	const uint64_t mb = (uint64_t)1 << 20;
+	const uint64_t est[] = {500 * mb, 60 * mb, 60 * mb, 10 * mb, 200 * mb, 0};
+	assert_int_equal(sg_wave(est, 0, 6, 16), 3); /* 60 + 60 fit, + 10 does not */
+	assert_int_equal(sg_wave(est, 0, 6, 2), 2);
+	assert_int_equal(sg_wave(est, 0, 6, 1), 1);
+	assert_int_equal(sg_wave(est, 1, 6, 16), 3); /* 60 + 10 fit, + 200 does not */
+	assert_int_equal(sg_wave(est, 3, 6, 16), 1); /* 200 alone is over */
+	assert_int_equal(sg_wave(est, 4, 6, 16), 2); /* the last core, 0 bytes */
+	assert_int_equal(sg_wave(est, 5, 6, 16), 1);
+	const uint64_t half = SG_WAVE_SPARE / 2, two[] = {0, half, half, 1};
+	assert_int_equal(sg_wave(two, 0, 4, 16), 3); /* exactly the spare fits */
 }
 
 /* Two damaged core files: the first in core order is reported, whatever the thread count. */
