@@ -297,11 +297,7 @@ void tp_analysis_free(struct tp_analysis *a)
 {
 	for (size_t i = 0; a->cores && i < a->num_cores; i++)
 		tp_free(a->cores[i].ftypes);
-	tp_free(a->overall.ftypes);
-	tp_free(a->cores);
-	tp_free(a->top_layers);
-	tp_free(a->top_cmds);
-	tp_free(a->op_types);
+	TP_FREE_ALL(a->overall.ftypes, a->cores, a->top_layers, a->top_cmds, a->op_types);
 	tp_accel_free(a->accel);
 	if (a->ltab)
 		tp_ltab_free(a->ltab);

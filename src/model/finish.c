@@ -321,16 +321,7 @@ int tp_profile_drop_cores(struct tp_profile *p, int32_t keep)
 	for (size_t i = 0; i < p->num_tracks; i++) {
 		struct tp_track *t = &p->tracks[i];
 		if (t->core >= keep && t->kind < TP_TRACK_LAYER) {
-			tp_free(t->slices);
-			tp_free(t->cost);
-			tp_free(t->cost_big);
-			tp_free(t->cost_dict);
-			tp_free(t->cost_slots);
-			tp_free(t->lmem);
-			tp_free(t->lmem_recs);
-			tp_free(t->labels);
-			tp_free(t->label_slots);
-			tp_free(t->long_dur);
+			tp_model_track_free(t);
 			map[i] = -1;
 			continue;
 		}

@@ -69,5 +69,7 @@ int tp_model_layer_touch_rec(struct tp_profile *p, size_t i, int64_t begin, int6
                              uint32_t cmd_id);
 /* Frees the layer table's arrays and zeroes it. */
 void tp_model_layer_tab_free(struct tp_layer_table *t);
+/* Frees what track t owns (its slices and their side arrays); t itself is left as it was. */
+void tp_model_track_free(struct tp_track *t);
 
 #endif /* TP_MODEL_INT_H */

@@ -34,6 +34,12 @@ struct tp_profile *tp_profile_new(void)
 	return p;
 }
 
+void tp_model_track_free(struct tp_track *t)
+{
+	TP_FREE_ALL(t->slices, t->cost, t->cost_big, t->cost_dict, t->cost_slots, t->lmem,
+	            t->lmem_recs, t->labels, t->label_slots, t->long_dur);
+}
+
 /* What the counters and tracks own, the profile's arrays, then its owned tables (layers,
  * strings) and the arena. */
 void tp_profile_free(struct tp_profile *p)
@@ -42,31 +48,10 @@ void tp_profile_free(struct tp_profile *p)
 		return;
 	for (size_t i = 0; i < p->num_counters; i++)
 		tp_free(p->counters[i].samples);
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		tp_free(p->tracks[i].slices);
-		tp_free(p->tracks[i].cost);
-		tp_free(p->tracks[i].cost_big);
-		tp_free(p->tracks[i].cost_dict);
-		tp_free(p->tracks[i].cost_slots);
-		tp_free(p->tracks[i].lmem);
-		tp_free(p->tracks[i].lmem_recs);
-		tp_free(p->tracks[i].labels);
-		tp_free(p->tracks[i].label_slots);
-		tp_free(p->tracks[i].long_dur);
-	}
-	tp_free(p->devices);
-	tp_free(p->tracks);
-	tp_free(p->tensors);
-	tp_free(p->layer_sim);
-	tp_free(p->subnets);
-	tp_free(p->mems);
-	tp_free(p->counters);
-	tp_free(p->args);
-	tp_free(p->argsets);
-	tp_free(p->meta);
-	tp_free(p->notes);
-	tp_free(p->flows);
-	tp_free(p->vendor.rows);
+	for (size_t i = 0; i < p->num_tracks; i++)
+		tp_model_track_free(&p->tracks[i]);
+	TP_FREE_ALL(p->devices, p->tracks, p->tensors, p->layer_sim, p->subnets, p->mems,
+	            p->counters, p->args, p->argsets, p->meta, p->notes, p->flows, p->vendor.rows);
 	tp_model_layer_tab_free(&p->layer_tab);
 	tp_strtab_free(&p->strs);
 	tp_arena_free(&p->arena);

@@ -940,12 +940,8 @@ void bmp_global_free(struct bmp_global *g)
 {
 	for (int i = 0; i < BMP_MAX_CORES; i++)
 		for (int e = 0; e < 2; e++) {
-			tp_free(g->nodes[i][e].ld);
-			tp_free(g->nodes[i][e].mark);
-			tp_free(g->nodes[i][e].esc);
-			tp_free(g->nodes[i][e].bd_id);
-			tp_free(g->nodes[i][e].gdma_id);
-			tp_free(g->nodes[i][e].dir);
-			memset(&g->nodes[i][e], 0, sizeof g->nodes[i][e]);
+			struct bmp_nodes *n = &g->nodes[i][e];
+			TP_FREE_ALL(n->ld, n->mark, n->esc, n->bd_id, n->gdma_id, n->dir);
+			memset(n, 0, sizeof *n);
 		}
 }

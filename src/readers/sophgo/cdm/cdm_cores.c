@@ -80,11 +80,7 @@ static void core_close(struct cdm_core_read *cr)
 		tp_file_release(&cr->f);
 	tp_free(cr->path);
 	sg_aside_free(&cr->aside);
-	tp_free(cr->seen);
-	tp_free(cr->first);
-	tp_free(cr->cache);
-	tp_free(cr->used);
-	tp_free(cr->map);
+	TP_FREE_ALL(cr->seen, cr->first, cr->cache, cr->used, cr->map);
 	memset(cr, 0, sizeof *cr);
 }
 
