@@ -35,6 +35,13 @@ static inline int tp_tm_on(void)
 /* Opens phase `name` (static text, no '/') under the innermost open one; closes it. */
 void tp_tm_begin(const char *name);
 void tp_tm_end(void);
+/* Closes the innermost phase and passes a step's status through, so a timed step reads
+ * `tp_tm_begin("x"); rc = tp_tm_end_rc(step(...));`. */
+static inline int tp_tm_end_rc(int rc)
+{
+	tp_tm_end();
+	return rc;
+}
 
 /* A parallel share of work on the calling thread (nests). */
 void tp_tm_par_begin(void);

@@ -708,6 +708,17 @@ static int read_iter(struct bmp_rd *r, unsigned long iter)
 	return rc;
 }
 
+/* The timeline: every iter*.profile file, in the order given. */
+static int read_iters(struct bmp_rd *r, const unsigned long *iters, size_t niters)
+{
+	int rc = TP_OK;
+	if (niters == 0)
+		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
+	for (size_t i = 0; i < niters && rc == TP_OK; i++)
+		rc = read_iter(r, iters[i]);
+	return rc;
+}
+
 /* Commands to layers: tensor_location.json's ranges, or global.profile's node lines. */
 static int join_layers(struct bmp_rd *r)
 {
@@ -734,9 +745,7 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 {
 	int rc;
 	tp_tm_begin("global");
-	rc = read_global(r, o, iters, niters);
-	tp_tm_end();
-	if (rc != TP_OK)
+	if ((rc = tp_tm_end_rc(read_global(r, o, iters, niters))) != TP_OK)
 		return rc;
 	r->perfai = r->chip->bmp_timeline == SG_TL_PERFAI;
 	if (r->g.keep_ids != (r->chip->bmp_timeline == SG_TL_LEGACY))
@@ -751,18 +760,11 @@ static int read_all(struct bmp_rd *r, const struct tp_bmprofile_opts *o, const u
 		return bmp_nomem(r);
 	if (ns && (rc = read_netstat(r)) != TP_OK)
 		return rc;
-	if (niters == 0)
-		tp_profile_note(r->p, "%s has no iter*.profile file: no timeline", r->dir);
 	tp_tm_begin("iters");
-	for (size_t i = 0; i < niters && rc == TP_OK; i++)
-		rc = read_iter(r, iters[i]);
-	tp_tm_end();
-	if (rc != TP_OK)
+	if ((rc = tp_tm_end_rc(read_iters(r, iters, niters))) != TP_OK)
 		return rc;
 	tp_tm_begin("layers");
-	rc = join_layers(r);
-	tp_tm_end();
-	return rc;
+	return tp_tm_end_rc(join_layers(r));
 }
 
 /* Frees what the reader owns beside the profile (global.profile, side files, the decoder,
