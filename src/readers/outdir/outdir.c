@@ -282,11 +282,20 @@ static int find_layer(const struct od_reader *r, int32_t dev, int32_t core, int3
 	return -1;
 }
 
+/* A layer's place in time order: device, core, begin, id. */
+static void layer_key(const struct tp_layer *l, int64_t k[4])
+{
+	k[0] = l->device;
+	k[1] = l->core;
+	k[2] = l->begin_ns;
+	k[3] = l->id;
+}
+
 static int layer_cmp(const void *x, const void *y)
 {
-	const struct tp_layer *a = x, *b = y;
-	int64_t ka[] = {a->device, a->core, a->begin_ns, a->id};
-	int64_t kb[] = {b->device, b->core, b->begin_ns, b->id};
+	int64_t ka[4], kb[4];
+	layer_key(x, ka);
+	layer_key(y, kb);
 	return tp_cmp_keys(ka, kb, 4);
 }
 
