@@ -355,9 +355,9 @@ static int edge_next(const struct plan *pl, const struct edge_run *r, struct edg
 	return 1;
 }
 
-/* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
-static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
-                    uint32_t flow_id)
+/* Appends an edge (the edges come in destination order) to the last run, or starts a run.
+ * Its flow id is the caller's to set (flow_set; pl->flow starts zeroed). */
+static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di)
 {
 	struct edge_run *r = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
 	if (!r || r->src_dt != sdt || r->dst_dt != ddt) {
@@ -412,8 +412,6 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		}
 	}
 	r->last_dst = di;
-	if (flow_set(pl, pl->nedges, flow_id))
-		return TP_ENOMEM;
 	pl->nedges++;
 	r->to = (uint32_t)pl->nedges;
 	return TP_OK;
@@ -502,7 +500,9 @@ static int plan_model_flows(struct plan *pl)
 				id = EDGE_DROPPED;
 				pl->flows_dropped++;
 			}
-			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx, id);
+			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx);
+			if (!st)
+				st = flow_set(pl, pl->nedges - 1, id);
 		}
 	}
 	tp_free(w);
@@ -671,68 +671,158 @@ static void source_iter_free(struct source_iter *it)
 	memset(it, 0, sizeof *it);
 }
 
-int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d)
+/* One waiting plan track's dependency edges, matched on its own (any thread): they form one
+ * run (their pair of plan tracks is the track's own), built by add_edge in a plan of the
+ * job's (lp: the run, its ends or edges and its block minima, relative to the run's start)
+ * and appended to the plan's in track order (append_deps), so the edges are those the
+ * waiting tracks matched one after another would give. */
+struct dep_job {
+	const struct plan *pl;
+	long partner; /* the partner plan track, or -1: no edges */
+	struct plan lp;
+	uint64_t skipped; /* flows_skipped's share */
+	int st;
+};
+
+struct dep_jobs {
+	struct dep_job *j;
+	int stored; /* the ends are stored in full (pl->edges) */
+};
+
+static void match_deps(void *arg, size_t i)
 {
-	/* Edges are counted in 32 bits (slice and edge indices); the flow ids are allocated
-	 * once for the most there can be. */
-	size_t most = 0;
+	struct dep_jobs *x = arg;
+	struct dep_job *jb = &x->j[i];
+	const struct plan *pl = jb->pl;
+	const struct tp_track *t = pl->dts[i].t;
+	if (jb->partner < 0)
+		return;
+	size_t n = 0;
+	for (size_t k = 0; k < t->count; k++)
+		n += t->slices[k].dep_id != 0;
+	if (!n)
+		return;
+	struct plan *lp = &jb->lp;
+	lp->cap_ends = x->stored ? 0 : 2 * n + 16; /* most edges take 2 bytes; grown if not */
+	if ((x->stored && !(lp->edges = tp_malloc(n * sizeof *lp->edges))) ||
+	    (!x->stored && !(lp->ends = tp_malloc(lp->cap_ends)))) {
+		jb->st = TP_ENOMEM;
+		return;
+	}
+	struct cmdix cx;
+	if (build_cmdix(&cx, pl->dts[jb->partner].t)) {
+		jb->st = TP_ENOMEM;
+		return;
+	}
+	for (size_t k = 0; k < t->count; k++) {
+		const struct tp_slice *s = &t->slices[k];
+		if (!s->dep_id)
+			continue;
+		long src = dep_match(&cx, s);
+		if (src == -2)
+			jb->skipped++;
+		if (src >= 0 &&
+		    add_edge(lp, (uint32_t)jb->partner, (uint32_t)src, (uint32_t)i, (uint32_t)k)) {
+			jb->st = TP_ENOMEM;
+			break;
+		}
+	}
+	tp_free(cx.key);
+}
+
+/* Appends job jb's run (if any) to the plan's edges: the run with its offsets moved to the
+ * plan's, its ends (or edges) and block minima copied; TP_OK or TP_ENOMEM. */
+static int append_deps(struct plan *pl, const struct dep_job *jb)
+{
+	const struct plan *lp = &jb->lp;
+	if (!lp->nruns)
+		return TP_OK;
+	struct edge_run *n = tp_grow(pl->runs, sizeof *pl->runs, pl->nruns + 1, &pl->cap_runs);
+	if (!n)
+		return TP_ENOMEM;
+	pl->runs = n;
+	uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + lp->nblk, &pl->cap_blk);
+	if (!g)
+		return TP_ENOMEM;
+	pl->blkmin = g;
+	struct edge_run r = lp->runs[0];
+	r.from += (uint32_t)pl->nedges;
+	r.to += (uint32_t)pl->nedges;
+	r.blk += (uint32_t)pl->nblk;
+	r.pos += pl->nends;
+	pl->runs[pl->nruns++] = r;
+	memcpy(pl->blkmin + pl->nblk, lp->blkmin, lp->nblk * sizeof *g);
+	pl->nblk += lp->nblk;
+	if (pl->edges) {
+		memcpy(pl->edges + pl->nedges, lp->edges, lp->nedges * sizeof *pl->edges);
+	} else {
+		uint8_t *e = tp_grow(pl->ends, 1, pl->nends + lp->nends, &pl->cap_ends);
+		if (!e)
+			return TP_ENOMEM;
+		pl->ends = e;
+		memcpy(pl->ends + pl->nends, lp->ends, lp->nends);
+		pl->nends += lp->nends;
+	}
+	pl->nedges += lp->nedges;
+	return TP_OK;
+}
+
+/* The dependency edges of every waiting plan track, matched on `threads` threads (tp_par_run;
+ * 0: on this thread), appended in track order. The flow ids are allocated once for the most
+ * there can be (the edges and the model's flows). TP_OK or TP_ENOMEM. */
+static int plan_deps(struct plan *pl, unsigned threads)
+{
+	struct dep_jobs x = {tp_calloc(pl->ndts ? pl->ndts : 1, sizeof *x.j),
+	                     pl->p->num_flows != 0};
+	if (!x.j)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		long pi = partner(pl, i);
+		if (pi >= 0 &&
+		    (pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX))
+			pi = -1;
+		x.j[i].pl = pl;
+		x.j[i].partner = pi;
+	}
+	if (threads)
+		tp_par_run(threads, pl->ndts, match_deps, &x);
+	else
+		for (size_t i = 0; i < pl->ndts; i++)
+			match_deps(&x, i);
+	size_t most = pl->p->num_flows;
+	int st = TP_OK;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		most += x.j[i].lp.nedges;
+		pl->flows_skipped += x.j[i].skipped;
+		if (x.j[i].st)
+			st = x.j[i].st;
+	}
+	if (!st && most && most < UINT32_MAX) {
+		pl->flow = tp_calloc(most, 1);
+		pl->fw = 1;
+		pl->cap_flow = most;
+		if (x.stored)
+			pl->edges = tp_malloc(most * sizeof *pl->edges);
+		if (!pl->flow || (x.stored && !pl->edges))
+			st = TP_ENOMEM;
+		for (size_t i = 0; i < pl->ndts && !st; i++)
+			st = append_deps(pl, &x.j[i]);
+	}
+	for (size_t i = 0; i < pl->ndts; i++)
+		TP_FREE_ALL(x.j[i].lp.runs, x.j[i].lp.ends, x.j[i].lp.edges, x.j[i].lp.blkmin);
+	tp_free(x.j);
+	return st;
+}
+
+int tp_sink_plan_flows(struct plan *pl, unsigned threads, struct tp_diag *d)
+{
+	/* Edges are counted in 32 bits (slice and edge indices). */
 	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
-	/* The ends of the edges are stored in full only when the model's flows must be sorted
-	 * in (plan_model_flows), else as a byte stream of deltas (add_edge). */
-	int stored = pl->p->num_flows != 0;
-	for (size_t i = 0; i < pl->ndts; i++) {
-		long pi = partner(pl, i);
-		if (pi < 0 || pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		size_t n = 0;
-		for (size_t k = 0; k < pl->dts[i].t->count; k++)
-			n += pl->dts[i].t->slices[k].dep_id != 0;
-		most += n;
-	}
-	most += pl->p->num_flows;
-	if (!most || most >= UINT32_MAX)
-		return TP_OK;
-	pl->flow = tp_calloc(most, 1);
-	pl->fw = 1;
-	pl->cap_flow = most;
-	if (!stored) {
-		pl->cap_ends = 2 * most + 16; /* most edges take 2 bytes; grown if not */
-		pl->ends = tp_malloc(pl->cap_ends);
-	}
-	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))) ||
-	    (!stored && !pl->ends))
+	if (plan_deps(pl, threads))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	for (size_t i = 0; i < pl->ndts; i++) {
-		const struct plan_track *w = &pl->dts[i];
-		long pi = partner(pl, i);
-		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		int any = 0;
-		for (size_t k = 0; k < w->t->count && !any; k++)
-			any = w->t->slices[k].dep_id != 0;
-		if (!any)
-			continue;
-		struct cmdix cx;
-		if (build_cmdix(&cx, pl->dts[pi].t))
-			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-		for (size_t k = 0; k < w->t->count; k++) {
-			const struct tp_slice *s = &w->t->slices[k];
-			if (!s->dep_id)
-				continue;
-			long src = dep_match(&cx, s);
-			if (src == -2)
-				pl->flows_skipped++;
-			if (src < 0)
-				continue;
-			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k,
-			             0)) {
-				tp_free(cx.key);
-				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-			}
-		}
-		tp_free(cx.key);
-	}
+	if (!pl->flow)
+		return TP_OK;
 	if (plan_model_flows(pl))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	if (!pl->nedges)

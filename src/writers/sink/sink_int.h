@@ -333,8 +333,10 @@ double *tp_sink_derived_values(const struct plan *pl, const struct derived *dv);
 /* ---------------------------------------------------------------------------------------- */
 
 /* Builds the plan's flow edges (dependencies between a core's TIU and GDMA commands, and the
- * model's own flows) and their flow ids. Needs the plan tracks' base ids. */
-int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d);
+ * model's own flows) and their flow ids. Needs the plan tracks' base ids. The dependencies
+ * are matched per waiting track on `threads` threads (0: on this thread); the edges do not
+ * depend on it. */
+int tp_sink_plan_flows(struct plan *pl, unsigned threads, struct tp_diag *d);
 
 /* The delivery's position in the flow edges: the next edge in waiting-slice order (over all
  * tracks) and the next edge leaving the current track, in source order. */
