@@ -133,7 +133,7 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, unsigned thre
 		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices)
 			return tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
 			                   tp_str(p, p->tracks[i].name));
-	int st = tp_sink_plan_tracks(pl, d);
+	int st = tp_sink_plan_tracks(pl, threads, d);
 	if (st)
 		return st;
 	uint64_t id = 0;

@@ -208,7 +208,8 @@ struct plan {
 	uint32_t *srcruns; /* run indices grouped by source plan track (srcoff[dt] ..
 	                      srcoff[dt + 1]) */
 	size_t *srcoff;
-	struct lanes lanes; /* count_lanes' */
+	struct lanes lanes;  /* count_lanes' */
+	size_t *model_lanes; /* per model track: its lanes as counted ahead, 0 when not */
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices;  /* slices delivered in all, for the progress line */
@@ -313,9 +314,10 @@ static inline struct tp_label pt_label(const struct tp_profile *p, const struct 
 /* Adds the tracks of every device to the plan, device after device: its process, per core a
  * "Core N" container with the engine tracks, a Layer track and the derived counters, then the
  * thread tracks and the source's counters, with their pids and tids. Time and memory linear
- * in the tracks and counters (plus, per device, its layers). TP_OK, TP_ENOMEM or TP_ERANGE
+ * in the tracks and counters (plus, per device, its layers); the model tracks' lanes are
+ * counted on `threads` threads (0: each in turn on this thread). TP_OK, TP_ENOMEM or TP_ERANGE
  * (too many overlapping slices), with the diagnostic set. */
-int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
+int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d);
 
 /* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
 void tp_sink_plan_tracks_free(struct plan *pl);
