@@ -620,6 +620,31 @@ static int append_deps(struct plan *pl, const struct dep_job *jb)
 	return TP_OK;
 }
 
+/* Allocates the plan's runs, ends and block minima for all the jobs' at once (the appends
+ * then copy into them, each job's freed after its copy); TP_OK or TP_ENOMEM. */
+static int reserve_deps(struct plan *pl, const struct dep_jobs *x)
+{
+	size_t runs = 0, ends = 0, blk = 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		runs += x->j[i].lp.nruns;
+		ends += x->j[i].lp.nends;
+		blk += x->j[i].lp.nblk;
+	}
+	struct edge_run *r = tp_grow(pl->runs, sizeof *r, runs ? runs : 1, &pl->cap_runs);
+	if (!r)
+		return TP_ENOMEM;
+	pl->runs = r;
+	uint32_t *b = tp_grow(pl->blkmin, sizeof *b, blk ? blk : 1, &pl->cap_blk);
+	if (!b)
+		return TP_ENOMEM;
+	pl->blkmin = b;
+	if (!x->stored) {
+		pl->ends = tp_malloc(ends ? ends : 1);
+		pl->cap_ends = ends ? ends : 1;
+	}
+	return x->stored || pl->ends ? TP_OK : TP_ENOMEM;
+}
+
 /* The dependency edges of every waiting plan track, matched on `threads` threads (tp_par_run;
  * 0: on this thread), appended in track order. The flow ids are allocated once for the most
  * there can be (the edges and the model's flows). TP_OK or TP_ENOMEM. */
@@ -656,10 +681,14 @@ static int plan_deps(struct plan *pl, unsigned threads)
 		pl->cap_flow = most;
 		if (x.stored)
 			pl->edges = tp_malloc(most * sizeof *pl->edges);
-		if (!pl->flow || (x.stored && !pl->edges))
+		if (!pl->flow || (x.stored && !pl->edges) || reserve_deps(pl, &x))
 			st = TP_ENOMEM;
-		for (size_t i = 0; i < pl->ndts && !st; i++)
+		for (size_t i = 0; i < pl->ndts && !st; i++) {
 			st = append_deps(pl, &x.j[i]);
+			TP_FREE_ALL(x.j[i].lp.runs, x.j[i].lp.ends, x.j[i].lp.edges,
+			            x.j[i].lp.blkmin);
+			memset(&x.j[i].lp, 0, sizeof x.j[i].lp);
+		}
 	}
 	for (size_t i = 0; i < pl->ndts; i++)
 		TP_FREE_ALL(x.j[i].lp.runs, x.j[i].lp.ends, x.j[i].lp.edges, x.j[i].lp.blkmin);
