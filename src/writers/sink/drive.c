@@ -122,8 +122,10 @@ static int deliver(const struct plan *pl, struct tp_sink *sink, struct tp_sink_s
 	return st;
 }
 
-/* The plan of p: tracks of every device, slice ids, flows. */
-static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_diag *d)
+/* The plan of p: tracks of every device, slice ids, flows; parts of it on `threads` threads
+ * (0: all on this thread). */
+static int build_plan(struct plan *pl, const struct tp_profile *p, unsigned threads,
+                      struct tp_diag *d)
 {
 	pl->p = p;
 	tp_arena_init(&pl->arena, 16384);
@@ -131,7 +133,7 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_dia
 		if (p->tracks[i].device < 0 || (size_t)p->tracks[i].device >= p->num_devices)
 			return tp_diag_set(d, TP_EFORMAT, "track %zu (\"%s\") has no device", i,
 			                   tp_str(p, p->tracks[i].name));
-	int st = tp_sink_plan_tracks(pl, d);
+	int st = tp_sink_plan_tracks(pl, threads, d);
 	if (st)
 		return st;
 	uint64_t id = 0;
@@ -140,7 +142,7 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, struct tp_dia
 		id += pl->dts[i].t->count;
 	}
 	pl->total_slices = id;
-	return tp_sink_plan_flows(pl, d);
+	return tp_sink_plan_flows(pl, threads, d);
 }
 
 /* Notes the flows the trace outputs will not draw (tp_sink_note). */
@@ -152,7 +154,7 @@ static int note_flows(struct tp_profile *p)
 	if (!pl)
 		return TP_ENOMEM;
 	struct tp_diag d = {0};
-	int st = build_plan(pl, p, &d);
+	int st = build_plan(pl, p, 0, &d);
 	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
 	tp_sink_plan_free(pl);
 	tp_free(pl);
@@ -226,7 +228,8 @@ static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory starting a trace writer");
 		goto out;
 	}
-	if ((st = build_plan(pl, p, d)))
+	unsigned threads = parts ? (unsigned)tp_wsync_workers(parts->jobs, 63) + 1 : 0;
+	if ((st = build_plan(pl, p, threads, d)))
 		goto out;
 
 	if (sink->begin && (st = sink->begin(sink->ctx, p, a)))
@@ -238,8 +241,7 @@ static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct
 	if (!st)
 		st = parts ? tp_sink_deliver_parts(pl, sink, parts, d) : deliver(pl, sink, ss, d);
 	if (!st)
-		st = emit_derived(pl, sink,
-		                  parts ? (unsigned)tp_wsync_workers(parts->jobs, 63) + 1 : 0, d);
+		st = emit_derived(pl, sink, threads, d);
 	for (size_t i = 0; i < pl->ntracks && !st; i++) {
 		const struct tp_sink_track *t = &pl->tracks[i];
 		if (t->counter < 0 || !sink->counter)

@@ -14,21 +14,6 @@
 
 #include "writers/sink/sink_int.h"
 
-/* Flow id of edge e (EDGE_DROPPED: not drawn). */
-static uint32_t flow_get(const struct plan *pl, size_t e)
-{
-	if (pl->fw == 1)
-		return pl->flow[e] == UINT8_MAX ? EDGE_DROPPED : pl->flow[e];
-	if (pl->fw == 2) {
-		uint16_t v;
-		memcpy(&v, pl->flow + 2 * e, 2);
-		return v == UINT16_MAX ? EDGE_DROPPED : v;
-	}
-	uint32_t v;
-	memcpy(&v, pl->flow + 4 * e, 4);
-	return v;
-}
-
 /* Sets the flow id of edge e. Ids are at most the number of flows open at once, so they are
  * stored as narrow as they allow: 1 byte each until an id reaches 255, then the array is
  * widened to 2 or 4 bytes (a copy, once). Returns TP_ENOMEM when widening fails. */
@@ -43,10 +28,8 @@ static inline int flow_set(struct plan *pl, size_t e, uint32_t id)
 	return flow_widen(pl, e, id);
 }
 
-/* flow_set past its usual case: widens the array when id needs it, then stores. */
-static int flow_widen(struct plan *pl, size_t e, uint32_t id)
+int tp_sink_flow_width(struct plan *pl, unsigned need)
 {
-	unsigned need = id == EDGE_DROPPED || id < UINT8_MAX ? 1 : id < UINT16_MAX ? 2 : 4;
 	if (need > pl->fw) {
 		uint8_t *n = tp_malloc(pl->cap_flow * need);
 		if (!n)
@@ -64,6 +47,16 @@ static int flow_widen(struct plan *pl, size_t e, uint32_t id)
 		pl->flow = n;
 		pl->fw = need;
 	}
+	return TP_OK;
+}
+
+/* flow_set past its usual case: widens the array when id needs it, then stores. */
+static int flow_widen(struct plan *pl, size_t e, uint32_t id)
+{
+	if (tp_sink_flow_width(pl, id == EDGE_DROPPED || id < UINT8_MAX ? 1
+	                           : id < UINT16_MAX                    ? 2
+	                                                                : 4))
+		return TP_ENOMEM;
 	if (pl->fw == 1) {
 		pl->flow[e] = id == EDGE_DROPPED ? UINT8_MAX : (uint8_t)id;
 	} else if (pl->fw == 2) {
@@ -160,8 +153,6 @@ static long cmdix_find(struct cmdix *c, uint32_t cmd, int64_t before_ns)
 	return best;
 }
 
-static int assign_flow_ids(struct plan *pl, struct tp_diag *d);
-
 /* The partner plan track of a TIU or GDMA plan track (the first of the other kind on the same
  * device and core), or -1. */
 static long partner(const struct plan *pl, size_t i)
@@ -206,96 +197,6 @@ static long ending_at(const struct tp_track *t, int64_t ts, long k)
 		if (t->slices[j].start_ns < ts && tp_slice_end(t, &t->slices[j]) == ts)
 			return (long)j;
 	return k;
-}
-
-static int item_less(const struct heap_item *x, const struct heap_item *y)
-{
-	return x->key < y->key || (x->key == y->key && x->id < y->id);
-}
-
-/* A binary min-heap over a growable array of T (fields a, n, cap) ordered by less(x, y):
- * name##_push copies *x in (TP_ENOMEM when the array cannot grow), name##_pop takes the least
- * out (n > 0). One definition for the sweeps' heaps of (time, id) and of pulled edges. */
-#define DEFINE_HEAP(name, H, T, less)                                                              \
-	static int name##_push(H *h, const T *x)                                                   \
-	{                                                                                          \
-		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                            \
-		if (!na)                                                                           \
-			return TP_ENOMEM;                                                          \
-		h->a = na;                                                                         \
-		size_t i = h->n++;                                                                 \
-		h->a[i] = *x;                                                                      \
-		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                                  \
-			T t = h->a[i];                                                             \
-			h->a[i] = h->a[(i - 1) / 2];                                               \
-			h->a[(i - 1) / 2] = t;                                                     \
-			i = (i - 1) / 2;                                                           \
-		}                                                                                  \
-		return TP_OK;                                                                      \
-	}                                                                                          \
-	static T name##_pop(H *h)                                                                  \
-	{                                                                                          \
-		T top = h->a[0];                                                                   \
-		h->a[0] = h->a[--h->n];                                                            \
-		size_t i = 0;                                                                      \
-		for (;;) {                                                                         \
-			size_t l = 2 * i + 1, r = l + 1, m = i;                                    \
-			if (l < h->n && less(&h->a[l], &h->a[m]))                                  \
-				m = l;                                                             \
-			if (r < h->n && less(&h->a[r], &h->a[m]))                                  \
-				m = r;                                                             \
-			if (m == i)                                                                \
-				break;                                                             \
-			T t = h->a[i];                                                             \
-			h->a[i] = h->a[m];                                                         \
-			h->a[m] = t;                                                               \
-			i = m;                                                                     \
-		}                                                                                  \
-		return top;                                                                        \
-	}
-
-DEFINE_HEAP(item_heap, struct heap, struct heap_item, item_less)
-
-static int heap_push(struct heap *h, int64_t key, uint64_t id)
-{
-	struct heap_item x = {key, id};
-	return item_heap_push(h, &x);
-}
-
-/* The smallest free flow id: a bitmap of freed ids (bit k = id k + 1) with every word below
- * `lo` zero, so finding the smallest is a scan from lo that usually stops at once. */
-struct idset {
-	uint64_t *w;
-	size_t nw, cap, lo;
-};
-
-static int idset_put(struct idset *f, uint64_t id)
-{
-	size_t k = (size_t)((id - 1) / 64);
-	if (k >= f->nw) {
-		uint64_t *nw = tp_grow(f->w, sizeof *f->w, k + 1, &f->cap);
-		if (!nw)
-			return TP_ENOMEM;
-		f->w = nw;
-		memset(f->w + f->nw, 0, (k + 1 - f->nw) * sizeof *f->w);
-		f->nw = k + 1;
-	}
-	f->w[k] |= (uint64_t)1 << ((id - 1) % 64);
-	if (k < f->lo)
-		f->lo = k;
-	return TP_OK;
-}
-
-/* Takes the smallest id in the set; 0 when it is empty. */
-static uint64_t idset_take(struct idset *f)
-{
-	while (f->lo < f->nw && !f->w[f->lo])
-		f->lo++;
-	if (f->lo == f->nw)
-		return 0;
-	unsigned b = (unsigned)__builtin_ctzll(f->w[f->lo]);
-	f->w[f->lo] &= f->w[f->lo] - 1;
-	return (uint64_t)f->lo * 64 + b + 1;
 }
 
 /* The source of waiting slice s (dep_id != 0) on the partner track indexed by cx: the latest
@@ -355,9 +256,9 @@ static int edge_next(const struct plan *pl, const struct edge_run *r, struct edg
 	return 1;
 }
 
-/* Appends an edge (the edges come in destination order) to the last run, or starts a run. */
-static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di,
-                    uint32_t flow_id)
+/* Appends an edge (the edges come in destination order) to the last run, or starts a run.
+ * Its flow id is the caller's to set (flow_set; pl->flow starts zeroed). */
+static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, uint32_t di)
 {
 	struct edge_run *r = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
 	if (!r || r->src_dt != sdt || r->dst_dt != ddt) {
@@ -412,8 +313,6 @@ static int add_edge(struct plan *pl, uint32_t sdt, uint32_t si, uint32_t ddt, ui
 		}
 	}
 	r->last_dst = di;
-	if (flow_set(pl, pl->nedges, flow_id))
-		return TP_ENOMEM;
 	pl->nedges++;
 	r->to = (uint32_t)pl->nedges;
 	return TP_OK;
@@ -502,7 +401,9 @@ static int plan_model_flows(struct plan *pl)
 				id = EDGE_DROPPED;
 				pl->flows_dropped++;
 			}
-			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx, id);
+			st = add_edge(pl, w[i].src_dt, w[i].src_idx, w[i].dst_dt, w[i].dst_idx);
+			if (!st)
+				st = flow_set(pl, pl->nedges - 1, id);
 		}
 	}
 	tp_free(w);
@@ -544,58 +445,10 @@ static int pulled_less(const struct pulled_edge *x, const struct pulled_edge *y)
 
 DEFINE_HEAP(pulled_heap, struct pulled_heap, struct pulled_edge, pulled_less)
 
-/* DEFINE_PQ(name, P, T, less, heap) defines a priority queue P of T over DEFINE_HEAP's `heap`
- * for keys that arrive nearly in order (dependencies mostly ascend): name##_push appends a key
- * not below the FIFO's last to the FIFO (no sift), else pushes it on the heap; name##_min is
- * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
- * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
- * results are those of a plain heap; most keys just pass through the FIFO. */
-#define DEFINE_PQ(name, P, T, less, heap)                                                          \
-	static int name##_push(P *pq, const T *x)                                                  \
-	{                                                                                          \
-		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                                \
-			return heap##_push(&pq->h, x);                                             \
-		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                        \
-			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q);         \
-			pq->qn -= pq->qh;                                                          \
-			pq->qh = 0;                                                                \
-		}                                                                                  \
-		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);                       \
-		if (!nq)                                                                           \
-			return TP_ENOMEM;                                                          \
-		pq->q = nq;                                                                        \
-		pq->q[pq->qn++] = *x;                                                              \
-		return TP_OK;                                                                      \
-	}                                                                                          \
-	static const T *name##_min(const P *pq)                                                    \
-	{                                                                                          \
-		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                              \
-		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                                       \
-			return &pq->h.a[0];                                                        \
-		return f;                                                                          \
-	}                                                                                          \
-	static T name##_pop(P *pq)                                                                 \
-	{                                                                                          \
-		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {          \
-			T x = pq->q[pq->qh++];                                                     \
-			if (pq->qh == pq->qn)                                                      \
-				pq->qh = pq->qn = 0;                                               \
-			return x;                                                                  \
-		}                                                                                  \
-		return heap##_pop(&pq->h);                                                         \
-	}                                                                                          \
-	static void name##_free(P *pq)                                                             \
-	{                                                                                          \
-		tp_free(pq->h.a);                                                                  \
-		tp_free(pq->q);                                                                    \
-		memset(pq, 0, sizeof *pq);                                                         \
-	}
-
 DEFINE_PQ(pulled_pq, struct pulled_pq, struct pulled_edge, pulled_less, pulled_heap)
-DEFINE_PQ(item_pq, struct item_pq, struct heap_item, item_less, item_heap)
 
 /* Starts walking the edges whose source lies on plan track dt in source order. */
-static int source_iter_start(const struct plan *pl, struct source_iter *it, uint32_t dt)
+int tp_sink_source_iter_start(const struct plan *pl, struct source_iter *it, uint32_t dt)
 {
 	it->dt = dt;
 	it->runs.n = 0;
@@ -626,11 +479,11 @@ static int source_iter_start(const struct plan *pl, struct source_iter *it, uint
 	return TP_OK;
 }
 
-/* The next edge of the walk started by source_iter_start, in (source index, edge index) order:
- * returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
+/* The next edge of the walk started by tp_sink_source_iter_start, in (source index, edge index)
+ * order: returns 1 and sets *x, 0 when no edge is left, TP_ENOMEM. An edge is handed out once every
  * edge that could precede it has been pulled: when the heap's head has a smaller source
  * index than any run's edges still to pull (blkmin). */
-static int source_iter_next(const struct plan *pl, struct source_iter *it, struct pulled_edge *x)
+int tp_sink_source_iter_next(const struct plan *pl, struct source_iter *it, struct pulled_edge *x)
 {
 	if (it->single) {
 		const struct edge_run *r = &pl->runs[it->run];
@@ -671,158 +524,194 @@ static void source_iter_free(struct source_iter *it)
 	memset(it, 0, sizeof *it);
 }
 
-int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d)
+/* One waiting plan track's dependency edges, matched on its own (any thread): they form one
+ * run (their pair of plan tracks is the track's own), built by add_edge in a plan of the
+ * job's (lp: the run, its ends or edges and its block minima, relative to the run's start)
+ * and appended to the plan's in track order (append_deps), so the edges are those the
+ * waiting tracks matched one after another would give. */
+struct dep_job {
+	const struct plan *pl;
+	long partner; /* the partner plan track, or -1: no edges */
+	struct plan lp;
+	uint64_t skipped; /* flows_skipped's share */
+	int st;
+};
+
+struct dep_jobs {
+	struct dep_job *j;
+	int stored; /* the ends are stored in full (pl->edges) */
+};
+
+static void match_deps(void *arg, size_t i)
 {
-	/* Edges are counted in 32 bits (slice and edge indices); the flow ids are allocated
-	 * once for the most there can be. */
-	size_t most = 0;
+	struct dep_jobs *x = arg;
+	struct dep_job *jb = &x->j[i];
+	const struct plan *pl = jb->pl;
+	const struct tp_track *t = pl->dts[i].t;
+	if (jb->partner < 0)
+		return;
+	size_t n = 0;
+	for (size_t k = 0; k < t->count; k++)
+		n += t->slices[k].dep_id != 0;
+	if (!n)
+		return;
+	struct plan *lp = &jb->lp;
+	lp->cap_ends = x->stored ? 0 : 2 * n + 16; /* most edges take 2 bytes; grown if not */
+	if ((x->stored && !(lp->edges = tp_malloc(n * sizeof *lp->edges))) ||
+	    (!x->stored && !(lp->ends = tp_malloc(lp->cap_ends)))) {
+		jb->st = TP_ENOMEM;
+		return;
+	}
+	struct cmdix cx;
+	if (build_cmdix(&cx, pl->dts[jb->partner].t)) {
+		jb->st = TP_ENOMEM;
+		return;
+	}
+	for (size_t k = 0; k < t->count; k++) {
+		const struct tp_slice *s = &t->slices[k];
+		if (!s->dep_id)
+			continue;
+		long src = dep_match(&cx, s);
+		if (src == -2)
+			jb->skipped++;
+		if (src >= 0 &&
+		    add_edge(lp, (uint32_t)jb->partner, (uint32_t)src, (uint32_t)i, (uint32_t)k)) {
+			jb->st = TP_ENOMEM;
+			break;
+		}
+	}
+	tp_free(cx.key);
+}
+
+/* Appends job jb's run (if any) to the plan's edges: the run with its offsets moved to the
+ * plan's, its ends (or edges) and block minima copied; TP_OK or TP_ENOMEM. */
+static int append_deps(struct plan *pl, const struct dep_job *jb)
+{
+	const struct plan *lp = &jb->lp;
+	if (!lp->nruns)
+		return TP_OK;
+	struct edge_run *n = tp_grow(pl->runs, sizeof *pl->runs, pl->nruns + 1, &pl->cap_runs);
+	if (!n)
+		return TP_ENOMEM;
+	pl->runs = n;
+	uint32_t *g = tp_grow(pl->blkmin, sizeof *g, pl->nblk + lp->nblk, &pl->cap_blk);
+	if (!g)
+		return TP_ENOMEM;
+	pl->blkmin = g;
+	struct edge_run r = lp->runs[0];
+	r.from += (uint32_t)pl->nedges;
+	r.to += (uint32_t)pl->nedges;
+	r.blk += (uint32_t)pl->nblk;
+	r.pos += pl->nends;
+	pl->runs[pl->nruns++] = r;
+	memcpy(pl->blkmin + pl->nblk, lp->blkmin, lp->nblk * sizeof *g);
+	pl->nblk += lp->nblk;
+	if (pl->edges) {
+		memcpy(pl->edges + pl->nedges, lp->edges, lp->nedges * sizeof *pl->edges);
+	} else {
+		uint8_t *e = tp_grow(pl->ends, 1, pl->nends + lp->nends, &pl->cap_ends);
+		if (!e)
+			return TP_ENOMEM;
+		pl->ends = e;
+		memcpy(pl->ends + pl->nends, lp->ends, lp->nends);
+		pl->nends += lp->nends;
+	}
+	pl->nedges += lp->nedges;
+	return TP_OK;
+}
+
+/* Allocates the plan's runs, ends and block minima for all the jobs' at once (the appends
+ * then copy into them, each job's freed after its copy); TP_OK or TP_ENOMEM. */
+static int reserve_deps(struct plan *pl, const struct dep_jobs *x)
+{
+	size_t runs = 0, ends = 0, blk = 0;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		runs += x->j[i].lp.nruns;
+		ends += x->j[i].lp.nends;
+		blk += x->j[i].lp.nblk;
+	}
+	struct edge_run *r = tp_grow(pl->runs, sizeof *r, runs ? runs : 1, &pl->cap_runs);
+	if (!r)
+		return TP_ENOMEM;
+	pl->runs = r;
+	uint32_t *b = tp_grow(pl->blkmin, sizeof *b, blk ? blk : 1, &pl->cap_blk);
+	if (!b)
+		return TP_ENOMEM;
+	pl->blkmin = b;
+	if (!x->stored) {
+		pl->ends = tp_malloc(ends ? ends : 1);
+		pl->cap_ends = ends ? ends : 1;
+	}
+	return x->stored || pl->ends ? TP_OK : TP_ENOMEM;
+}
+
+/* The dependency edges of every waiting plan track, matched on `threads` threads (tp_par_run;
+ * 0: on this thread), appended in track order. The flow ids are allocated once for the most
+ * there can be (the edges and the model's flows). TP_OK or TP_ENOMEM. */
+static int plan_deps(struct plan *pl, unsigned threads)
+{
+	struct dep_jobs x = {tp_calloc(pl->ndts ? pl->ndts : 1, sizeof *x.j),
+	                     pl->p->num_flows != 0};
+	if (!x.j)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		long pi = partner(pl, i);
+		if (pi >= 0 &&
+		    (pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX))
+			pi = -1;
+		x.j[i].pl = pl;
+		x.j[i].partner = pi;
+	}
+	if (threads)
+		tp_par_run(threads, pl->ndts, match_deps, &x);
+	else
+		for (size_t i = 0; i < pl->ndts; i++)
+			match_deps(&x, i);
+	size_t most = pl->p->num_flows;
+	int st = TP_OK;
+	for (size_t i = 0; i < pl->ndts; i++) {
+		most += x.j[i].lp.nedges;
+		pl->flows_skipped += x.j[i].skipped;
+		if (x.j[i].st)
+			st = x.j[i].st;
+	}
+	if (!st && most && most < UINT32_MAX) {
+		pl->flow = tp_calloc(most, 1);
+		pl->fw = 1;
+		pl->cap_flow = most;
+		if (x.stored)
+			pl->edges = tp_malloc(most * sizeof *pl->edges);
+		if (!pl->flow || (x.stored && !pl->edges) || reserve_deps(pl, &x))
+			st = TP_ENOMEM;
+		for (size_t i = 0; i < pl->ndts && !st; i++) {
+			st = append_deps(pl, &x.j[i]);
+			TP_FREE_ALL(x.j[i].lp.runs, x.j[i].lp.ends, x.j[i].lp.edges,
+			            x.j[i].lp.blkmin);
+			memset(&x.j[i].lp, 0, sizeof x.j[i].lp);
+		}
+	}
+	for (size_t i = 0; i < pl->ndts; i++)
+		TP_FREE_ALL(x.j[i].lp.runs, x.j[i].lp.ends, x.j[i].lp.edges, x.j[i].lp.blkmin);
+	tp_free(x.j);
+	return st;
+}
+
+int tp_sink_plan_flows(struct plan *pl, unsigned threads, struct tp_diag *d)
+{
+	/* Edges are counted in 32 bits (slice and edge indices). */
 	if (pl->ndts > UINT32_MAX || pl->total_slices > UINT32_MAX)
 		return TP_OK;
-	/* The ends of the edges are stored in full only when the model's flows must be sorted
-	 * in (plan_model_flows), else as a byte stream of deltas (add_edge). */
-	int stored = pl->p->num_flows != 0;
-	for (size_t i = 0; i < pl->ndts; i++) {
-		long pi = partner(pl, i);
-		if (pi < 0 || pl->dts[i].t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		size_t n = 0;
-		for (size_t k = 0; k < pl->dts[i].t->count; k++)
-			n += pl->dts[i].t->slices[k].dep_id != 0;
-		most += n;
-	}
-	most += pl->p->num_flows;
-	if (!most || most >= UINT32_MAX)
-		return TP_OK;
-	pl->flow = tp_calloc(most, 1);
-	pl->fw = 1;
-	pl->cap_flow = most;
-	if (!stored) {
-		pl->cap_ends = 2 * most + 16; /* most edges take 2 bytes; grown if not */
-		pl->ends = tp_malloc(pl->cap_ends);
-	}
-	if (!pl->flow || (stored && !(pl->edges = tp_malloc(most * sizeof *pl->edges))) ||
-	    (!stored && !pl->ends))
+	if (plan_deps(pl, threads))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	for (size_t i = 0; i < pl->ndts; i++) {
-		const struct plan_track *w = &pl->dts[i];
-		long pi = partner(pl, i);
-		if (pi < 0 || w->t->count > UINT32_MAX || pl->dts[pi].t->count > UINT32_MAX)
-			continue;
-		int any = 0;
-		for (size_t k = 0; k < w->t->count && !any; k++)
-			any = w->t->slices[k].dep_id != 0;
-		if (!any)
-			continue;
-		struct cmdix cx;
-		if (build_cmdix(&cx, pl->dts[pi].t))
-			return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-		for (size_t k = 0; k < w->t->count; k++) {
-			const struct tp_slice *s = &w->t->slices[k];
-			if (!s->dep_id)
-				continue;
-			long src = dep_match(&cx, s);
-			if (src == -2)
-				pl->flows_skipped++;
-			if (src < 0)
-				continue;
-			if (add_edge(pl, (uint32_t)pi, (uint32_t)src, (uint32_t)i, (uint32_t)k,
-			             0)) {
-				tp_free(cx.key);
-				return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-			}
-		}
-		tp_free(cx.key);
-	}
+	if (!pl->flow)
+		return TP_OK;
 	if (plan_model_flows(pl))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
 	if (!pl->nedges)
 		return TP_OK;
 	if (index_edges(pl))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning flows");
-	return assign_flow_ids(pl, d);
-}
-
-/* Flow ids are only needed while a flow is open (Perfetto ends a flow at its
- * terminating_flow_ids event, after which the id may start another flow). Giving every flow
- * the smallest id free over its lifetime [source start, waiter start] keeps ids tiny, which
- * makes the fixed64 ids of a compressed trace nearly free, instead of ~4 bytes per flow. A
- * freed id is reused only by a flow that starts strictly later, so equal timestamps on two
- * sequences (whose order the reader does not promise) can never pair the wrong ends.
- * Flows are taken in source-start order by merging the source-order walks of the source
- * plan tracks (source_iter; each in start order, as a track's slices are) through a heap of their
- * heads, ties broken by source plan track, then source index and edge index (the walk's order);
- * a source slice keeps all its flows, in that order. Memory O(tracks +
- * open flows + the walks' heaps), no copy of the edge list. */
-static int assign_flow_ids(struct plan *pl, struct tp_diag *d)
-{
-	struct heap heads = {0};
-	struct item_pq busy = {0}; /* open flows: (waiter's start, flow id) */
-	struct idset freed = {0};
-	struct source_iter *it = tp_calloc(pl->ndts, sizeof *it);
-	struct head {
-		struct pulled_edge cur; /* the walk's current edge */
-	} *hd = tp_calloc(pl->ndts, sizeof *hd);
-	int st = it && hd ? TP_OK : TP_ENOMEM;
-	for (size_t dt = 0; dt < pl->ndts && !st; dt++) {
-		if (pl->srcoff[dt] == pl->srcoff[dt + 1])
-			continue;
-		int k = source_iter_start(pl, &it[dt], (uint32_t)dt);
-		if (!k)
-			k = source_iter_next(pl, &it[dt], &hd[dt].cur);
-		if (k < 0)
-			st = k;
-		else if (k)
-			st = heap_push(&heads, slice_ns(pl, (uint32_t)dt, hd[dt].cur.src), dt);
-	}
-	uint64_t next = 0;
-	while (heads.n && !st) {
-		struct heap_item h = item_heap_pop(&heads);
-		uint32_t dt = (uint32_t)h.id;
-		struct head *x = &hd[dt];
-		for (;;) {
-			uint32_t flow = flow_get(pl, x->cur.e);
-			if (flow != EDGE_DROPPED) {
-				int64_t src_ns = h.key;
-				const struct heap_item *m;
-				while ((m = item_pq_min(&busy)) && m->key < src_ns && !st) {
-					struct heap_item done = item_pq_pop(&busy);
-					st = idset_put(&freed, done.id);
-				}
-				if (st)
-					break;
-				uint64_t id = idset_take(&freed);
-				flow = (uint32_t)(id ? id : ++next);
-				if ((st = flow_set(pl, x->cur.e, flow)) ||
-				    (st = item_pq_push(
-				         &busy,
-				         &(struct heap_item){
-				             slice_ns(pl, pl->runs[x->cur.run].dst_dt, x->cur.dst),
-				             flow})))
-					break;
-			}
-			/* The walk's next edge: taken at once while it still precedes every other
-			 * walk's head (the same order as pushing it and popping the minimum). */
-			int k = source_iter_next(pl, &it[dt], &x->cur);
-			if (k <= 0) {
-				st = k;
-				break;
-			}
-			struct heap_item nx = {slice_ns(pl, dt, x->cur.src), dt};
-			if (heads.n && !item_less(&nx, &heads.a[0])) {
-				st = heap_push(&heads, nx.key, nx.id);
-				break;
-			}
-			h = nx;
-		}
-	}
-	for (size_t dt = 0; it && dt < pl->ndts; dt++)
-		source_iter_free(&it[dt]);
-	tp_free(it);
-	tp_free(hd);
-	tp_free(heads.a);
-	item_pq_free(&busy);
-	tp_free(freed.w);
-	return st ? tp_diag_set(d, TP_ENOMEM, "out of memory planning flows") : TP_OK;
+	return tp_sink_flow_ids(pl, threads, d);
 }
 
 /* The next edge in destination order over all runs (walk w on run *ri): returns 1 with the
@@ -876,9 +765,9 @@ int tp_sink_flows_track(const struct plan *pl, struct walker *wk, size_t ti)
 	fc->out = (struct pulled_edge){0, 0, 0, 0};
 	fc->have_out = 0;
 	if (pl->srcoff && pl->srcoff[ti] < pl->srcoff[ti + 1]) {
-		fc->have_out = source_iter_start(pl, &wk->out_walk, (uint32_t)ti);
+		fc->have_out = tp_sink_source_iter_start(pl, &wk->out_walk, (uint32_t)ti);
 		if (!fc->have_out)
-			fc->have_out = source_iter_next(pl, &wk->out_walk, &fc->out);
+			fc->have_out = tp_sink_source_iter_next(pl, &wk->out_walk, &fc->out);
 	}
 	return fc->have_out < 0 ? TP_ENOMEM : TP_OK;
 }
@@ -902,7 +791,7 @@ int tp_sink_flows_slice(const struct plan *pl, struct walker *wk, size_t k,
 			wk->out_ids = g;
 			wk->out_ids[n++] = f;
 		}
-		if ((fc->have_out = source_iter_next(pl, &wk->out_walk, &fc->out)) < 0)
+		if ((fc->have_out = tp_sink_source_iter_next(pl, &wk->out_walk, &fc->out)) < 0)
 			return TP_ENOMEM;
 	}
 	ss->num_flows_out = n;

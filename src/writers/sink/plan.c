@@ -114,37 +114,77 @@ void tp_sink_lanes_free(struct lanes *lz)
 	memset(lz, 0, sizeof *lz);
 }
 
-/* Counts the lanes a track needs. */
-static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn, int nested,
-                       size_t *nlanes, struct tp_diag *d)
+/* Assigns a track's slices to lanes in lz (left empty): the lanes it needs in *nlanes, or
+ * lane_take's failure (-1, -2) with the slice in *at. */
+static long lanes_of(const struct tp_profile *p, struct lanes *lz, const struct tp_track *t,
+                     struct synth *syn, int nested, size_t *nlanes, int64_t *at)
 {
-	lanes_reset(&pl->lanes);
+	lanes_reset(lz);
 	for (size_t k = 0; k < t->count; k++) {
 		uint32_t depth;
 		uint64_t parent;
 		struct tp_slice tmp;
 		int64_t end;
-		const struct tp_slice *s = pt_slice(pl->p, t, syn, k, &tmp, &end);
-		long l = lane_take(&pl->lanes, s, end, nested, k + 1, &depth, &parent);
-		if (l == -2)
-			return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
-		if (l < 0)
-			return tp_diag_set(
-			    d, TP_ERANGE, "track \"%s\": more than %d slices overlap at %lld ns",
-			    tp_str(pl->p, t->name), MAX_LANES, (long long)s->start_ns);
+		const struct tp_slice *s = pt_slice(p, t, syn, k, &tmp, &end);
+		long l = lane_take(lz, s, end, nested, k + 1, &depth, &parent);
+		if (l < 0) {
+			*at = s->start_ns;
+			lanes_reset(lz);
+			return l;
+		}
 	}
-	*nlanes = pl->lanes.used ? pl->lanes.used : 1;
-	lanes_reset(&pl->lanes);
+	*nlanes = lz->used ? lz->used : 1;
+	lanes_reset(lz);
+	return 0;
+}
+
+static int track_nested(const struct tp_track *t)
+{
+	return t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
+}
+
+/* Counts the lanes a track needs: a model track's as counted ahead (pl->model_lanes, when
+ * it did not fail there), else now, on this thread. */
+static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn,
+                       int model_track, size_t *nlanes, struct tp_diag *d)
+{
+	if (model_track >= 0 && pl->model_lanes && pl->model_lanes[model_track]) {
+		*nlanes = pl->model_lanes[model_track];
+		return TP_OK;
+	}
+	int64_t at = 0;
+	long l = lanes_of(pl->p, &pl->lanes, t, syn, track_nested(t), nlanes, &at);
+	if (l == -2)
+		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace lanes");
+	if (l < 0)
+		return tp_diag_set(d, TP_ERANGE,
+		                   "track \"%s\": more than %d slices overlap at %lld ns",
+		                   tp_str(pl->p, t->name), MAX_LANES, (long long)at);
 	return TP_OK;
+}
+
+/* Model track i's lanes, counted ahead on any thread into pl->model_lanes[i] (0 on a failure:
+ * counted again in order, for its diagnostic). */
+static void count_model_lanes(void *arg, size_t i)
+{
+	struct plan *pl = arg;
+	const struct tp_track *t = &pl->p->tracks[i];
+	struct lanes lz;
+	memset(&lz, 0, sizeof lz);
+	size_t n = 0;
+	int64_t at;
+	if (!lanes_of(pl->p, &lz, t, NULL, track_nested(t), &n, &at))
+		pl->model_lanes[i] = n;
+	tp_sink_lanes_free(&lz);
 }
 
 static int add_plan_track(struct plan *pl, const struct tp_track *t, struct synth *syn,
                           int model_track, const struct tp_sink_track *proto, const char *lane_name,
                           struct tp_diag *d)
 {
-	int nested = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
+	int nested = track_nested(t);
 	size_t nlanes = 1;
-	int st = count_lanes(pl, t, syn, nested, &nlanes, d);
+	int st = count_lanes(pl, t, syn, model_track, &nlanes, d);
 	if (st)
 		return st;
 	struct plan_track *n = tp_grow(pl->dts, sizeof *pl->dts, pl->ndts + 1, &pl->cap_dts);
@@ -752,12 +792,17 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	return TP_OK;
 }
 
-int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d)
+int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
 	if (by_device(p, p->num_tracks, track_device, &pl->dev_track, &pl->dev_track_at) ||
 	    by_device(p, p->num_counters, counter_device, &pl->dev_counter, &pl->dev_counter_at))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	/* Counting a model track's lanes reads only the track: done ahead, one track per task
+	 * (without the array, or on this thread alone, in order as each track is planned). */
+	if (threads && p->num_tracks &&
+	    (pl->model_lanes = tp_calloc(p->num_tracks, sizeof(size_t))))
+		tp_par_run(threads, p->num_tracks, count_model_lanes, pl);
 	int st = TP_OK;
 	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
 		st = plan_device(pl, (int32_t)dev, d);
@@ -767,7 +812,7 @@ int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d)
 void tp_sink_plan_tracks_free(struct plan *pl)
 {
 	TP_FREE_ALL(pl->dev_track, pl->dev_track_at, pl->dev_counter, pl->dev_counter_at,
-	            pl->pids.v, pl->tids.v);
+	            pl->pids.v, pl->tids.v, pl->model_lanes);
 }
 
 /* ---------------------------------------------------------------------------------------- */

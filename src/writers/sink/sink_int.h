@@ -4,8 +4,9 @@
  * files share. The plan and its delivery, one file each:
  *   - plan.c: the track tree, lanes, pids and tids, synthesised Layer tracks and the derived
  *     counters;
- *   - flow.c: the dependency and model flows as edges with small reusable flow ids, and the
- *     walks that hand them to the delivery in slice order;
+ *   - flow.c: the dependency and model flows as edges, and the walks that hand them to the
+ *     delivery in slice order;
+ *   - flowid.c: the edges' small reusable flow ids (the sweep, in segments);
  *   - drive.c: tp_sink_drive itself, which builds the plan and delivers it to a sink, and the
  *     walk along a track (struct walker) that delivers slices;
  *   - parts.c: the slices in parts on several threads (tp_sink_parts).
@@ -207,7 +208,8 @@ struct plan {
 	uint32_t *srcruns; /* run indices grouped by source plan track (srcoff[dt] ..
 	                      srcoff[dt + 1]) */
 	size_t *srcoff;
-	struct lanes lanes; /* count_lanes' */
+	struct lanes lanes;  /* count_lanes' */
+	size_t *model_lanes; /* per model track: its lanes as counted ahead, 0 when not */
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices;  /* slices delivered in all, for the progress line */
@@ -312,9 +314,10 @@ static inline struct tp_label pt_label(const struct tp_profile *p, const struct 
 /* Adds the tracks of every device to the plan, device after device: its process, per core a
  * "Core N" container with the engine tracks, a Layer track and the derived counters, then the
  * thread tracks and the source's counters, with their pids and tids. Time and memory linear
- * in the tracks and counters (plus, per device, its layers). TP_OK, TP_ENOMEM or TP_ERANGE
+ * in the tracks and counters (plus, per device, its layers); the model tracks' lanes are
+ * counted on `threads` threads (0: each in turn on this thread). TP_OK, TP_ENOMEM or TP_ERANGE
  * (too many overlapping slices), with the diagnostic set. */
-int tp_sink_plan_tracks(struct plan *pl, struct tp_diag *d);
+int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d);
 
 /* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
 void tp_sink_plan_tracks_free(struct plan *pl);
@@ -332,9 +335,141 @@ double *tp_sink_derived_values(const struct plan *pl, const struct derived *dv);
 /* Flows (flow.c)                                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
+static inline int item_less(const struct heap_item *x, const struct heap_item *y)
+{
+	return x->key < y->key || (x->key == y->key && x->id < y->id);
+}
+
+/* A binary min-heap over a growable array of T (fields a, n, cap) ordered by less(x, y):
+ * name##_push copies *x in (TP_ENOMEM when the array cannot grow), name##_pop takes the least
+ * out (n > 0). One definition for the sweeps' heaps of (time, id) and of pulled edges. */
+#define DEFINE_HEAP(name, H, T, less)                                                              \
+	static inline int name##_push(H *h, const T *x)                                            \
+	{                                                                                          \
+		T *na = tp_grow(h->a, sizeof *h->a, h->n + 1, &h->cap);                            \
+		if (!na)                                                                           \
+			return TP_ENOMEM;                                                          \
+		h->a = na;                                                                         \
+		size_t i = h->n++;                                                                 \
+		h->a[i] = *x;                                                                      \
+		while (i && less(&h->a[i], &h->a[(i - 1) / 2])) {                                  \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[(i - 1) / 2];                                               \
+			h->a[(i - 1) / 2] = t;                                                     \
+			i = (i - 1) / 2;                                                           \
+		}                                                                                  \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static inline T name##_pop(H *h)                                                           \
+	{                                                                                          \
+		T top = h->a[0];                                                                   \
+		h->a[0] = h->a[--h->n];                                                            \
+		size_t i = 0;                                                                      \
+		for (;;) {                                                                         \
+			size_t l = 2 * i + 1, r = l + 1, m = i;                                    \
+			if (l < h->n && less(&h->a[l], &h->a[m]))                                  \
+				m = l;                                                             \
+			if (r < h->n && less(&h->a[r], &h->a[m]))                                  \
+				m = r;                                                             \
+			if (m == i)                                                                \
+				break;                                                             \
+			T t = h->a[i];                                                             \
+			h->a[i] = h->a[m];                                                         \
+			h->a[m] = t;                                                               \
+			i = m;                                                                     \
+		}                                                                                  \
+		return top;                                                                        \
+	}
+
+DEFINE_HEAP(item_heap, struct heap, struct heap_item, item_less)
+
+static inline int heap_push(struct heap *h, int64_t key, uint64_t id)
+{
+	struct heap_item x = {key, id};
+	return item_heap_push(h, &x);
+}
+
+/* DEFINE_PQ(name, P, T, less, heap) defines a priority queue P of T over DEFINE_HEAP's `heap`
+ * for keys that arrive nearly in order (dependencies mostly ascend): name##_push appends a key
+ * not below the FIFO's last to the FIFO (no sift), else pushes it on the heap; name##_min is
+ * the least (the smaller of the two heads; NULL when empty), name##_pop takes it out. The
+ * order of the keys popped is the heap's alone, for total orders (keys are unique), so the
+ * results are those of a plain heap; most keys just pass through the FIFO. */
+#define DEFINE_PQ(name, P, T, less, heap)                                                          \
+	static inline int name##_push(P *pq, const T *x)                                           \
+	{                                                                                          \
+		if (pq->qn > pq->qh && less(x, &pq->q[pq->qn - 1]))                                \
+			return heap##_push(&pq->h, x);                                             \
+		if (pq->qn == pq->cap && pq->qh && pq->qh >= pq->cap / 2) {                        \
+			memmove(pq->q, pq->q + pq->qh, (pq->qn - pq->qh) * sizeof *pq->q);         \
+			pq->qn -= pq->qh;                                                          \
+			pq->qh = 0;                                                                \
+		}                                                                                  \
+		T *nq = tp_grow(pq->q, sizeof *pq->q, pq->qn + 1, &pq->cap);                       \
+		if (!nq)                                                                           \
+			return TP_ENOMEM;                                                          \
+		pq->q = nq;                                                                        \
+		pq->q[pq->qn++] = *x;                                                              \
+		return TP_OK;                                                                      \
+	}                                                                                          \
+	static inline const T *name##_min(const P *pq)                                             \
+	{                                                                                          \
+		const T *f = pq->qn > pq->qh ? &pq->q[pq->qh] : NULL;                              \
+		if (pq->h.n && (!f || less(&pq->h.a[0], f)))                                       \
+			return &pq->h.a[0];                                                        \
+		return f;                                                                          \
+	}                                                                                          \
+	static inline T name##_pop(P *pq)                                                          \
+	{                                                                                          \
+		if (pq->qn > pq->qh && (!pq->h.n || less(&pq->q[pq->qh], &pq->h.a[0]))) {          \
+			T x = pq->q[pq->qh++];                                                     \
+			if (pq->qh == pq->qn)                                                      \
+				pq->qh = pq->qn = 0;                                               \
+			return x;                                                                  \
+		}                                                                                  \
+		return heap##_pop(&pq->h);                                                         \
+	}                                                                                          \
+	static inline void name##_free(P *pq)                                                      \
+	{                                                                                          \
+		tp_free(pq->h.a);                                                                  \
+		tp_free(pq->q);                                                                    \
+		memset(pq, 0, sizeof *pq);                                                         \
+	}
+
+/* Flow id of edge e (EDGE_DROPPED: not drawn). */
+static inline uint32_t flow_get(const struct plan *pl, size_t e)
+{
+	if (pl->fw == 1)
+		return pl->flow[e] == UINT8_MAX ? EDGE_DROPPED : pl->flow[e];
+	if (pl->fw == 2) {
+		uint16_t v;
+		memcpy(&v, pl->flow + 2 * e, 2);
+		return v == UINT16_MAX ? EDGE_DROPPED : v;
+	}
+	uint32_t v;
+	memcpy(&v, pl->flow + 4 * e, 4);
+	return v;
+}
+
+/* Widens the flow-id array to `need` bytes per id (a copy) when it is narrower; TP_OK or
+ * TP_ENOMEM. */
+int tp_sink_flow_width(struct plan *pl, unsigned need);
+
+/* Starts walking the edges whose sources lie on plan track dt in source order (TP_OK or
+ * TP_ENOMEM); tp_sink_source_iter_next hands them out one by one: 1 and *x, 0 when none is
+ * left, TP_ENOMEM. */
+int tp_sink_source_iter_start(const struct plan *pl, struct source_iter *it, uint32_t dt);
+int tp_sink_source_iter_next(const struct plan *pl, struct source_iter *it, struct pulled_edge *x);
+
+/* Gives every drawn edge its flow id (flowid.c): the smallest free over the flow's lifetime,
+ * swept in segments on `threads` threads (0: on this thread); the ids do not depend on it. */
+int tp_sink_flow_ids(struct plan *pl, unsigned threads, struct tp_diag *d);
+
 /* Builds the plan's flow edges (dependencies between a core's TIU and GDMA commands, and the
- * model's own flows) and their flow ids. Needs the plan tracks' base ids. */
-int tp_sink_plan_flows(struct plan *pl, struct tp_diag *d);
+ * model's own flows) and their flow ids. Needs the plan tracks' base ids. The dependencies
+ * are matched per waiting track on `threads` threads (0: on this thread); the edges do not
+ * depend on it. */
+int tp_sink_plan_flows(struct plan *pl, unsigned threads, struct tp_diag *d);
 
 /* The delivery's position in the flow edges: the next edge in waiting-slice order (over all
  * tracks) and the next edge leaving the current track, in source order. */
