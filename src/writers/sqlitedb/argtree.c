@@ -661,9 +661,12 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 	}
 	if (nseps + 1 != nleaves)
 		return TP_ENOMEM; /* not reached: every part but the last ends on a separator */
+	tp_tm_begin("copy");
 	int st = copy_leaves(t, nleaves);
+	tp_tm_end();
 	if (st)
 		return st;
+	tp_tm_begin("interior");
 	o->next = t->first + (uint32_t)nleaves;
 	uint32_t *child = tp_malloc(nleaves * sizeof *child);
 	size_t *off = tp_malloc((nseps + 1) * sizeof *off);
@@ -685,17 +688,34 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 		int rc = sqb_interior(child, nleaves, seps, off, root, o);
 		st = rc < 0 ? TP_ENOMEM : rc;
 	}
+	tp_tm_end();
 	tp_free(child);
 	tp_free(off);
 	tp_free(seps);
 	return st;
 }
 
-/* One index's runs (the parts' sorted entries) merged: the next entry, or NULL. */
+/* An index's entries are merged and packed in ranges of keys on --jobs threads: about
+ * RANGE_ENTRIES entries each, the bounds sampled from the runs (every SAMPLE_EVERY-th entry of
+ * each), so they depend on the entries only. Every range but an index's last ends on a
+ * separator, as a table's parts do. */
+#define RANGE_ENTRIES ((size_t)1 << 16)
+#define SAMPLE_EVERY 64
+
+/* One range of an index: per part, its run's entries [lo, hi); its packed leaves. */
+struct range {
+	int x, last, single; /* the index; its last range; its only one */
+	size_t *lo, *hi;
+	struct sqb_pack k;
+	int packed, st, err;
+	uint32_t base; /* its first leaf's page, once placed */
+};
+
+/* A range's runs merged: the next entry, or NULL. */
 struct merge {
 	struct sqb_tree *t;
-	int x;                 /* the index */
-	size_t *heap, n, *pos; /* heap of part numbers by their next entry; per part, its next */
+	int x;                       /* the index */
+	size_t *heap, n, *pos, *end; /* heap of part numbers by their next entry; per part */
 };
 
 static const uint8_t *merge_head(const struct merge *g, size_t k)
@@ -728,106 +748,228 @@ static const uint8_t *merge_next(struct merge *g)
 		return NULL;
 	size_t k = g->heap[0];
 	const uint8_t *e = merge_head(g, k);
-	if (++g->pos[k] == g->t->metas[k]->ix[g->x].n)
+	if (++g->pos[k] == g->end[k])
 		g->heap[0] = g->heap[--g->n];
 	merge_down(g, 0);
 	return e;
 }
 
-/* Index x's leaves packed from the merged runs into k. */
-static int pack_index(struct sqb_tree *t, int x, struct sqb_pack *k)
+/* Range g's leaves packed from its share of the runs. */
+static int pack_range(struct sqb_tree *t, struct range *g)
 {
-	struct merge g = {.t = t, .x = x};
-	g.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g.heap);
-	g.pos = tp_calloc(t->nmetas ? t->nmetas : 1, sizeof *g.pos);
-	int st = g.heap && g.pos ? TP_OK : TP_ENOMEM;
+	struct merge m = {.t = t, .x = g->x, .pos = g->lo, .end = g->hi};
+	m.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *m.heap);
+	int st = m.heap ? TP_OK : TP_ENOMEM;
 	for (size_t i = 0; !st && i < t->nmetas; i++)
-		if (t->metas[i]->ix[x].n)
-			g.heap[g.n++] = i;
-	for (size_t i = g.n; i-- > 0;)
-		merge_down(&g, i);
+		if (g->lo[i] < g->hi[i])
+			m.heap[m.n++] = i;
+	for (size_t i = m.n; i-- > 0;)
+		merge_down(&m, i);
 	const uint8_t *e;
-	while (!st && (e = merge_next(&g)))
-		if (sqb_pack_add(k, e, sqb_cell_len(e)))
+	while (!st && (e = merge_next(&m)))
+		if (sqb_pack_add(&g->k, e, sqb_cell_len(e)))
 			st = TP_ENOMEM;
-	tp_free(g.heap);
-	tp_free(g.pos);
-	if (!st && sqb_pack_end(k, 1))
+	tp_free(m.heap);
+	if (!st && sqb_pack_end(&g->k, g->last))
 		st = TP_ENOMEM;
 	return st;
 }
 
-/* The indexes' leaves, packed on --jobs threads (one index each). */
+/* The first entry of run u not below key. */
+static size_t lower_bound(const struct run *u, const uint8_t *key)
+{
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sqb_cell_cmp(u->ent[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The sampled entries of index x, sorted (*ns of them). */
+static const uint8_t **index_samples(const struct sqb_tree *t, int x, size_t *ns)
+{
+	*ns = 0;
+	for (size_t k = 0; k < t->nmetas; k++)
+		*ns += (t->metas[k]->ix[x].n + SAMPLE_EVERY - 1) / SAMPLE_EVERY;
+	const uint8_t **smp = tp_malloc((*ns ? *ns : 1) * sizeof *smp);
+	if (!smp)
+		return NULL;
+	size_t n = 0;
+	for (size_t k = 0; k < t->nmetas; k++)
+		for (size_t i = 0; i < t->metas[k]->ix[x].n; i += SAMPLE_EVERY)
+			smp[n++] = t->metas[k]->ix[x].ent[i];
+	if (n > 1)
+		qsort(smp, n, sizeof *smp, ent_cmp);
+	return smp;
+}
+
+/* Index x's ranges appended to r. Each holds at least two samples' entries (the entries are
+ * distinct: an index entry ends with the table's key), so a range that ends on a separator
+ * has the two cells packing needs. */
+static int index_ranges(const struct sqb_tree *t, int x, struct range **r, size_t *nr, size_t *cap)
+{
+	size_t total = 0, ns;
+	for (size_t k = 0; k < t->nmetas; k++)
+		total += t->metas[k]->ix[x].n;
+	if (!total)
+		return TP_OK;
+	const uint8_t **smp = index_samples(t, x, &ns);
+	if (!smp)
+		return TP_ENOMEM;
+	size_t want = (total + RANGE_ENTRIES - 1) / RANGE_ENTRIES;
+	if (want > ns / 2)
+		want = ns / 2;
+	if (want < 1)
+		want = 1;
+	int st = TP_OK;
+	for (size_t q = 0; q < want && !st; q++) {
+		struct range *n = tp_grow(*r, sizeof *n, *nr + 1, cap);
+		if (!n) {
+			st = TP_ENOMEM;
+			break;
+		}
+		*r = n;
+		struct range *g = &n[(*nr)++];
+		memset(g, 0, sizeof *g);
+		sqb_pack_init(&g->k);
+		g->x = x;
+		g->last = q + 1 == want;
+		g->single = want == 1;
+		g->lo = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g->lo);
+		g->hi = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g->hi);
+		if (!g->lo || !g->hi) {
+			st = TP_ENOMEM;
+			break;
+		}
+		const uint8_t *from = q ? smp[q * ns / want] : NULL;
+		const uint8_t *to = q + 1 < want ? smp[(q + 1) * ns / want] : NULL;
+		for (size_t k = 0; k < t->nmetas; k++) {
+			const struct run *u = &t->metas[k]->ix[x];
+			g->lo[k] = from ? lower_bound(u, from) : 0;
+			g->hi[k] = to ? lower_bound(u, to) : u->n;
+		}
+	}
+	tp_free(smp);
+	return st;
+}
+
+/* The ranges of a tree's indexes, packed on --jobs threads and placed in order as they are
+ * packed: each is written by the thread that placed it, then its pages are freed (its
+ * separators stay for the interior levels). */
 struct ixjob {
 	struct sqb_tree *t;
-	struct sqb_pack k[SQB_MAX_IDX];
-	int st[SQB_MAX_IDX], err[SQB_MAX_IDX];
-	uint32_t first[SQB_MAX_IDX]; /* each index's first leaf page */
+	struct range *r;
+	size_t nr, placed;
+	uint32_t next; /* the next free page */
+	const uint32_t *roots;
+	pthread_mutex_t mu;
 };
 
-static void pack_index_job(void *arg, size_t x)
+/* Range g's leaves written: at its base, or its index's single leaf at the root. */
+static void write_range(struct ixjob *j, struct range *g)
 {
-	struct ixjob *j = arg;
-	size_t n = 0;
-	for (size_t k = 0; k < j->t->nmetas; k++)
-		n += j->t->metas[k]->ix[x].n;
-	if (n)
-		j->st[x] = pack_index(j->t, (int)x, &j->k[x]);
+	struct sqb_pack *k = &g->k;
+	if (!g->st && k->npages == 1 && g->single)
+		g->st = write_all(j->t->db, k->pages, SQB_PAGE,
+		                  ((off_t)j->roots[g->x] - 1) * SQB_PAGE, &g->err);
+	else if (!g->st && k->npages)
+		g->st = write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
+		                  ((off_t)g->base - 1) * SQB_PAGE, &g->err);
+	tp_free(k->pages);
+	k->pages = NULL;
+	k->cap = 0; /* npages stays: the interior levels count the leaves */
 }
 
-/* Index x's leaves (more than one) written at its first page (any thread). */
-static void write_leaves_job(void *arg, size_t x)
+static void range_job(void *arg, size_t i)
 {
 	struct ixjob *j = arg;
-	const struct sqb_pack *k = &j->k[x];
-	if (!j->st[x] && k->npages > 1)
-		j->st[x] = write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
-		                     ((off_t)j->first[x] - 1) * SQB_PAGE, &j->err[x]);
+	struct range *g = &j->r[i];
+	g->st = pack_range(j->t, g);
+	pthread_mutex_lock(&j->mu);
+	g->packed = 1;
+	size_t from = j->placed;
+	for (; j->placed < j->nr && j->r[j->placed].packed; j->placed++) {
+		struct range *p = &j->r[j->placed];
+		if (p->st || (p->single && p->k.npages == 1))
+			continue;
+		p->base = j->next;
+		j->next += (uint32_t)p->k.npages;
+	}
+	size_t to = j->placed;
+	pthread_mutex_unlock(&j->mu);
+	for (size_t q = from; q < to; q++)
+		write_range(j, &j->r[q]);
 }
 
-/* Index packed in k, its leaves written from page `first`: the interior levels over them
- * (the top at root), or its single leaf at root. */
-static int write_index_top(struct sqb_tree *t, struct sqb_pack *k, uint32_t first, uint32_t root,
-                           struct sqb_out *o)
+/* The interior levels of index x over its ranges' leaves [a, b) (more than one leaf). */
+static int index_top(const struct range *r, size_t a, size_t b, uint32_t root, struct sqb_out *o)
 {
-	if (!k->npages)
-		return TP_OK;
-	if (k->npages == 1)
-		return page_write(t, root, k->pages);
-	uint32_t *child = tp_malloc(k->npages * sizeof *child);
-	if (!child)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < k->npages; i++)
-		child[i] = first + (uint32_t)i;
-	int rc = sqb_interior(child, k->npages, (const uint8_t *)k->seps.data, k->sep_off, root, o);
+	size_t nleaves = 0, sepbytes = 0;
+	for (size_t q = a; q < b; q++) {
+		nleaves += r[q].k.npages;
+		sepbytes += r[q].k.seps.len;
+	}
+	uint32_t *child = tp_malloc(nleaves * sizeof *child);
+	size_t *off = tp_malloc((nleaves + 1) * sizeof *off);
+	uint8_t *seps = tp_malloc(sepbytes ? sepbytes : 1);
+	int st = TP_ENOMEM;
+	if (child && off && seps) {
+		size_t c = 0, s = 0, at = 0;
+		for (size_t q = a; q < b; q++) {
+			for (size_t i = 0; i < r[q].k.npages; i++)
+				child[c++] = r[q].base + (uint32_t)i;
+			for (size_t i = 0; i < r[q].k.nseps; i++)
+				off[s++] = at + r[q].k.sep_off[i];
+			if (r[q].k.seps.len)
+				memcpy(seps + at, r[q].k.seps.data, r[q].k.seps.len);
+			at += r[q].k.seps.len;
+		}
+		off[s] = at;
+		int rc = s + 1 == nleaves ? sqb_interior(child, nleaves, seps, off, root, o) : -1;
+		st = rc < 0 ? TP_ENOMEM : rc;
+	}
 	tp_free(child);
-	return rc < 0 ? TP_ENOMEM : rc;
+	tp_free(off);
+	tp_free(seps);
+	return st;
 }
 
-/* The indexes' pages, after the table's: each index packed and its leaves written on --jobs
- * threads (one index each), every index's leaves before the interior pages. */
+/* The indexes' pages, after the table's: each index's ranges packed and written on --jobs
+ * threads, every index's leaves before the interior pages. */
 static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_out *o)
 {
-	struct ixjob j = {.t = t};
-	unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
-	for (int x = 0; x < t->def.nidx; x++)
-		sqb_pack_init(&j.k[x]);
-	tp_par_run(threads, (size_t)t->def.nidx, pack_index_job, &j);
-	for (int x = 0; x < t->def.nidx; x++) {
-		j.first[x] = o->next;
-		if (j.k[x].npages > 1)
-			o->next += (uint32_t)j.k[x].npages;
-	}
-	tp_par_run(threads, (size_t)t->def.nidx, write_leaves_job, &j);
+	struct ixjob j = {.t = t, .next = o->next, .roots = roots};
+	size_t cap = 0;
 	int st = TP_OK;
-	o->table = 0;
-	for (int x = 0; x < t->def.nidx; x++) {
-		if (!st && (st = j.st[x]))
-			t->err = j.err[x];
-		if (!st)
-			st = write_index_top(t, &j.k[x], j.first[x], roots[x], o);
-		sqb_pack_free(&j.k[x]);
+	for (int x = 0; x < t->def.nidx && !st; x++)
+		st = index_ranges(t, x, &j.r, &j.nr, &cap);
+	if (!st && j.nr) {
+		pthread_mutex_init(&j.mu, NULL);
+		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), j.nr, range_job, &j);
+		pthread_mutex_destroy(&j.mu);
+		o->next = j.next;
 	}
+	for (size_t q = 0; q < j.nr && !st; q++)
+		if ((st = j.r[q].st))
+			t->err = j.r[q].err;
+	o->table = 0;
+	for (size_t a = 0, b; a < j.nr && !st; a = b) {
+		size_t n = 0;
+		for (b = a; b < j.nr && j.r[b].x == j.r[a].x; b++)
+			n += j.r[b].k.npages;
+		if (n > 1)
+			st = index_top(j.r, a, b, roots[j.r[a].x], o);
+	}
+	for (size_t q = 0; q < j.nr; q++) {
+		sqb_pack_free(&j.r[q].k);
+		tp_free(j.r[q].lo);
+		tp_free(j.r[q].hi);
+	}
+	tp_free(j.r);
 	return st;
 }
 
@@ -841,8 +983,10 @@ static int join_one(struct sqb_tree *t, int db, const struct sqb_roots *r, struc
 	o->table = t->def.rowid;
 	if (!st)
 		st = join_table(t, r->table, o);
+	tp_tm_begin("indexes");
 	if (!st)
 		st = join_indexes(t, r->index, o);
+	tp_tm_end();
 	t->db = -1;
 	return st;
 }
