@@ -13,17 +13,18 @@
  * its predecessors' page counts) and each is written by a thread that packed it or placed it,
  * concurrently with the others. Its separators and index entries stay in memory (one
  * separator per leaf, one entry per row and index). Once SQLite has written the other tables
- * and closed the database, sqb_tree_join copies each spool after its pages (in pieces on
- * --jobs threads: in the kernel where the file system can), builds the interior pages over
- * the leaves, merges each index's sorted runs into its pages (the indexes on --jobs threads)
- * and sets the page count: the same bytes for every --jobs, since the parts' bounds, their
- * packing and their order depend on the rows only.
+ * and closed the database, sqb_tree_join makes the first tree's spool the database (SQLite's
+ * pages copied in front, the few leaves they displace after the others), copies the other
+ * spools after it (in pieces on --jobs threads: in the kernel where the file system can),
+ * builds the interior pages over the leaves, merges each index's sorted runs into its pages
+ * (in key ranges on --jobs threads) and sets the page count: the same bytes for every --jobs,
+ * since the parts' bounds, their packing and their order depend on the rows only.
  *
  * Rows whose record would need overflow pages (texts of more than SQB_LONG_TEXT bytes) are the
  * caller's to keep out (its block's row callback skips them) and to insert through SQLite.
  *
- * Owns: the parts and their threads, the spool file (removed by sqb_tree_free), the index
- * runs; a block until it is given back.
+ * Owns: the parts and their threads, the spool file (removed by sqb_tree_free unless it became
+ * the database), the index runs; a block until it is given back.
  */
 #define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
 #include <errno.h>
@@ -96,7 +97,13 @@ struct sqb_tree {
 	size_t nmetas, cap_metas;
 	size_t placed, next_page; /* parts placed in the file so far; their pages */
 	uint64_t rows;
-	int timed;        /* sqb_tree_timed: each part's packing is timed (a system call each) */
+	int timed; /* sqb_tree_timed: each part's packing is timed (a system call each) */
+	/* The spool made the database (sqb_tree_join's first tree): its first `moved` leaves
+	 * were copied to page moved_to on, the others are at their spool pages; renamed: the
+	 * spool is the database's file now. */
+	int adopted, renamed;
+	size_t moved;
+	uint32_t moved_to;
 	double pack_secs; /* CPU seconds packing parts, all threads */
 };
 
@@ -531,7 +538,8 @@ void sqb_tree_free(struct sqb_tree *t)
 	sqb_tree_finish(t);
 	if (t->fd >= 0) {
 		close(t->fd);
-		unlink(t->spool);
+		if (!t->renamed)
+			unlink(t->spool);
 	}
 	if (t->db >= 0)
 		close(t->db);
@@ -652,7 +660,8 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 		return TP_OK;
 	if (nleaves == 1) {
 		uint8_t page[SQB_PAGE];
-		ssize_t r = pread(t->fd, page, SQB_PAGE, 0);
+		off_t at = t->moved ? ((off_t)t->moved_to - 1) * SQB_PAGE : 0;
+		ssize_t r = pread(t->fd, page, SQB_PAGE, at);
 		if (r != SQB_PAGE) {
 			t->err = r < 0 ? errno : EIO;
 			return TP_EOUTPUT;
@@ -661,13 +670,16 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 	}
 	if (nseps + 1 != nleaves)
 		return TP_ENOMEM; /* not reached: every part but the last ends on a separator */
-	tp_tm_begin("copy");
-	int st = copy_leaves(t, nleaves);
-	tp_tm_end();
+	int st = TP_OK;
+	if (!t->adopted) {
+		tp_tm_begin("copy");
+		st = copy_leaves(t, nleaves);
+		tp_tm_end();
+		o->next = t->first + (uint32_t)nleaves;
+	}
 	if (st)
 		return st;
 	tp_tm_begin("interior");
-	o->next = t->first + (uint32_t)nleaves;
 	uint32_t *child = tp_malloc(nleaves * sizeof *child);
 	size_t *off = tp_malloc((nseps + 1) * sizeof *off);
 	uint8_t *seps = tp_malloc(sepbytes ? sepbytes : 1);
@@ -675,7 +687,8 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 	if (child && off && seps) {
 		size_t s = 0, at = 0;
 		for (size_t i = 0; i < nleaves; i++)
-			child[i] = t->first + (uint32_t)i;
+			child[i] =
+			    i < t->moved ? t->moved_to + (uint32_t)i : t->first + (uint32_t)i;
 		for (size_t k = 0; k < t->nmetas; k++) {
 			const struct meta *m = t->metas[k];
 			for (size_t i = 0; i < m->nseps; i++)
@@ -978,7 +991,7 @@ static int join_one(struct sqb_tree *t, int db, const struct sqb_roots *r, struc
 {
 	int st = t->status;
 	t->db = db;
-	t->first = o->next;
+	t->first = t->adopted ? 1 : o->next;
 	o->ctx = t;
 	o->table = t->def.rowid;
 	if (!st)
@@ -991,16 +1004,40 @@ static int join_one(struct sqb_tree *t, int db, const struct sqb_roots *r, struc
 	return st;
 }
 
+/* Tree t's spool made the database, so that its leaves are not copied: the leaves at the
+ * pages SQLite's npages pages take (the first ones) copied after the others, then SQLite's
+ * pages (from the file sqf) copied in front. Leaves hold no page numbers, so any order of
+ * them is valid; the interior levels list them where they are. */
+static int adopt_spool(struct sqb_tree *t, int sqf, uint32_t npages, struct sqb_out *o)
+{
+	size_t nleaves = t->next_page, n = npages;
+	size_t moved = nleaves < n ? nleaves : n, to = (nleaves > n ? nleaves : n) + 1;
+	int st = copy_range(t->fd, t->fd, 0, ((off_t)to - 1) * SQB_PAGE, moved * SQB_PAGE, &t->err);
+	if (!st)
+		st = copy_range(sqf, t->fd, 0, 0, n * SQB_PAGE, &t->err);
+	t->adopted = 1;
+	t->moved = moved;
+	t->moved_to = (uint32_t)to;
+	o->next = (uint32_t)(n + (nleaves > 1 ? nleaves : 0) + 1);
+	return st;
+}
+
 int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
                   const char *db_path, uint32_t npages, int *err)
 {
 	struct sqb_out o = {.next = npages + 1, .write = page_write};
-	int st = TP_OK, db = open(db_path, O_RDWR | O_CLOEXEC);
+	int st = TP_OK, sqf = n ? open(db_path, O_RDONLY | O_CLOEXEC) : -1;
 	*err = 0;
-	if (db < 0) {
+	if (!n)
+		return TP_OK;
+	if (sqf < 0) {
 		*err = errno;
 		return TP_EOUTPUT;
 	}
+	int db = t[0]->fd;
+	if ((st = t[0]->status) || (st = adopt_spool(t[0], sqf, npages, &o)))
+		*err = t[0]->err;
+	close(sqf);
 	for (size_t k = 0; k < n && !st; k++)
 		if ((st = join_one(t[k], db, &roots[k], &o)))
 			*err = t[k]->err;
@@ -1011,9 +1048,11 @@ int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size
 		                (uint8_t)c};
 		st = write_all(db, b, 4, 28, err);
 	}
-	if (close(db) && !st) {
-		*err = errno;
-		st = TP_EOUTPUT;
-	}
+	if (!st && ftruncate(db, (off_t)(o.next - 1) * SQB_PAGE))
+		st = TP_EOUTPUT, *err = errno;
+	if (!st && rename(t[0]->spool, db_path))
+		st = TP_EOUTPUT, *err = errno;
+	if (!st)
+		t[0]->renamed = 1;
 	return st;
 }

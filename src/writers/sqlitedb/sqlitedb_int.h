@@ -185,9 +185,11 @@ struct sqb_roots {
 };
 
 /* After sqb_tree_finish: joins the trees t[0..n) to the closed database at db_path, whose
- * `npages` pages hold them empty at roots[k]: appends each one's leaves, interior pages (the
- * top ones written at the roots) and its indexes' pages, and sets the header's page count.
- * TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
+ * `npages` pages hold them empty at roots[k]. t[0]'s spool becomes the database (SQLite's
+ * pages copied into it, the file renamed to db_path: its leaves are not copied); then each
+ * tree's leaves (the others' copied from their spools), interior pages (the top ones written
+ * at the roots) and its indexes' pages, and the header's page count. TP_OK, TP_ENOMEM, or
+ * TP_EOUTPUT with the errno in *err. */
 int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
                   const char *db_path, uint32_t npages, int *err);
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
