@@ -100,12 +100,25 @@ static int run_sort(struct run *u)
 		return TP_OK;
 	if (!(u->ent = tp_malloc(u->n * sizeof *u->ent)))
 		return TP_ENOMEM;
+	/* The cells are held until the join: their buffer's growth slack is given back first
+	 * (before the pointers into it are taken). */
+	char *c = u->cells.cap > u->cells.len ? tp_realloc(u->cells.data, u->cells.len) : NULL;
+	if (c) {
+		u->cells.data = c;
+		u->cells.cap = u->cells.len;
+	}
 	for (size_t i = 0; i < u->n; i++)
 		u->ent[i] = (const uint8_t *)u->cells.data + u->off[i];
 	tp_free(u->off);
 	u->off = NULL;
 	u->cap = 0;
-	qsort(u->ent, u->n, sizeof *u->ent, sqb_ent_cmp);
+	/* Most runs come in order or nearly (an index led by the rowid or by a column that
+	 * grows with it): the check stops at the first entry out of order. */
+	size_t i = 1;
+	while (i < u->n && sqb_cell_cmp(u->ent[i - 1], u->ent[i]) < 0)
+		i++;
+	if (i < u->n)
+		qsort(u->ent, u->n, sizeof *u->ent, sqb_ent_cmp);
 	return TP_OK;
 }
 
