@@ -67,9 +67,12 @@ static int copy_range(int in, int out, off_t from, off_t to, size_t len, int *er
 	return st;
 }
 
+/* A copy of len bytes from in at `from` to out at `to`, in pieces on --jobs threads; with
+ * punch, each copied piece's disk space in `in` is given back. */
 struct copy {
-	struct sqb_tree *t;
-	size_t len;      /* bytes of leaves in the spool */
+	int in, out, punch;
+	off_t from, to;
+	size_t len;
 	int *res, *errs; /* per piece */
 };
 
@@ -77,31 +80,42 @@ static void copy_piece(void *arg, size_t k)
 {
 	struct copy *c = arg;
 	size_t at = k * COPY_PIECE, n = c->len - at < COPY_PIECE ? c->len - at : COPY_PIECE;
-	c->res[k] = copy_range(c->t->fd, c->t->db, (off_t)at,
-	                       ((off_t)c->t->first - 1) * SQB_PAGE + (off_t)at, n, &c->errs[k]);
-	/* The copied piece's disk space is given back at once (where the file system can), so
-	 * the spool and the database's copy of it never both take the table's size. */
-	if (!c->res[k])
-		(void)fallocate(c->t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at,
-		                (off_t)n);
+	c->res[k] =
+	    copy_range(c->in, c->out, c->from + (off_t)at, c->to + (off_t)at, n, &c->errs[k]);
+	/* The spool and the database's copy of it never both take the table's size, where the
+	 * file system can punch holes. */
+	if (c->punch && !c->res[k])
+		(void)fallocate(c->in, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		                c->from + (off_t)at, (off_t)n);
 }
 
-/* The spool's leaves copied after the database's pages (in pieces on --jobs threads). */
+static int copy_par(struct copy *c, int jobs, int *err)
+{
+	size_t n = (c->len + COPY_PIECE - 1) / COPY_PIECE;
+	if (!n)
+		return TP_OK;
+	c->res = tp_calloc(n, sizeof *c->res);
+	c->errs = tp_calloc(n, sizeof *c->errs);
+	int st = c->res && c->errs ? TP_OK : TP_ENOMEM;
+	if (!st)
+		tp_par_run((unsigned)(jobs > 0 ? jobs : 64), n, copy_piece, c);
+	for (size_t k = 0; !st && k < n; k++)
+		if ((st = c->res[k]))
+			*err = c->errs[k];
+	tp_free(c->res);
+	tp_free(c->errs);
+	return st;
+}
+
+/* The spool's leaves copied after the database's pages. */
 static int copy_leaves(struct sqb_tree *t, size_t nleaves)
 {
-	struct copy c = {.t = t, .len = nleaves * SQB_PAGE};
-	size_t n = (c.len + COPY_PIECE - 1) / COPY_PIECE;
-	c.res = tp_calloc(n, sizeof *c.res);
-	c.errs = tp_calloc(n, sizeof *c.errs);
-	int st = c.res && c.errs ? TP_OK : TP_ENOMEM;
-	if (!st)
-		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), n, copy_piece, &c);
-	for (size_t k = 0; !st && k < n; k++)
-		if ((st = c.res[k]))
-			t->err = c.errs[k];
-	tp_free(c.res);
-	tp_free(c.errs);
-	return st;
+	struct copy c = {.in = t->fd,
+	                 .out = t->db,
+	                 .punch = 1,
+	                 .to = ((off_t)t->first - 1) * SQB_PAGE,
+	                 .len = nleaves * SQB_PAGE};
+	return copy_par(&c, t->jobs, &t->err);
 }
 
 /* The table's leaves after the database's pages and the interior levels over them, or its
@@ -469,9 +483,12 @@ static int adopt_spool(struct sqb_tree *t, int sqf, uint32_t npages, struct sqb_
 {
 	size_t nleaves = t->next_page, n = npages;
 	size_t moved = nleaves < n ? nleaves : n, to = (nleaves > n ? nleaves : n) + 1;
-	int st = copy_range(t->fd, t->fd, 0, ((off_t)to - 1) * SQB_PAGE, moved * SQB_PAGE, &t->err);
+	struct copy lv = {
+	    .in = t->fd, .out = t->fd, .to = ((off_t)to - 1) * SQB_PAGE, .len = moved * SQB_PAGE};
+	struct copy sq = {.in = sqf, .out = t->fd, .len = n * SQB_PAGE};
+	int st = copy_par(&lv, t->jobs, &t->err);
 	if (!st)
-		st = copy_range(sqf, t->fd, 0, 0, n * SQB_PAGE, &t->err);
+		st = copy_par(&sq, t->jobs, &t->err);
 	t->adopted = 1;
 	t->moved = moved;
 	t->moved_to = (uint32_t)to;
