@@ -186,9 +186,11 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 #define RANGE_ENTRIES ((size_t)1 << 16)
 #define SAMPLE_EVERY 64
 
-/* One range of an index: per part, its run's entries [lo, hi); its packed leaves. */
+/* One range of an index: its entries from `from` (NULL: the first) to before `to` (NULL: the
+ * last), and so per part, its run's entries [lo, hi); its packed leaves. */
 struct range {
 	int x, last, single; /* the index; its last range; its only one */
+	const uint8_t *from, *to;
 	size_t *lo, *hi;
 	struct sqb_pack k;
 	int packed, st, err;
@@ -238,12 +240,34 @@ static const uint8_t *merge_next(struct merge *g)
 	return e;
 }
 
+/* The first entry of run u not below key. */
+static size_t lower_bound(const struct run *u, const uint8_t *key)
+{
+	size_t lo = 0, hi = u->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sqb_cell_cmp(u->ent[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Range g's leaves packed from its share of the runs. */
 static int pack_range(struct sqb_tree *t, struct range *g)
 {
+	size_t nm = t->nmetas ? t->nmetas : 1;
+	g->lo = tp_malloc(nm * sizeof *g->lo);
+	g->hi = tp_malloc(nm * sizeof *g->hi);
 	struct merge m = {.t = t, .x = g->x, .pos = g->lo, .end = g->hi};
-	m.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *m.heap);
-	int st = m.heap ? TP_OK : TP_ENOMEM;
+	m.heap = tp_malloc(nm * sizeof *m.heap);
+	int st = m.heap && g->lo && g->hi ? TP_OK : TP_ENOMEM;
+	for (size_t k = 0; !st && k < t->nmetas; k++) { /* the range's share of each run */
+		const struct run *u = &t->metas[k]->ix[g->x];
+		g->lo[k] = g->from ? lower_bound(u, g->from) : 0;
+		g->hi[k] = g->to ? lower_bound(u, g->to) : u->n;
+	}
 	for (size_t i = 0; !st && i < t->nmetas; i++)
 		if (g->lo[i] < g->hi[i])
 			m.heap[m.n++] = i;
@@ -257,20 +281,6 @@ static int pack_range(struct sqb_tree *t, struct range *g)
 	if (!st && sqb_pack_end(&g->k, g->last))
 		st = TP_ENOMEM;
 	return st;
-}
-
-/* The first entry of run u not below key. */
-static size_t lower_bound(const struct run *u, const uint8_t *key)
-{
-	size_t lo = 0, hi = u->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sqb_cell_cmp(u->ent[mid], key) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 /* The sampled entries of index x, sorted (*ns of them). */
@@ -323,19 +333,8 @@ static int index_ranges(const struct sqb_tree *t, int x, struct range **r, size_
 		g->x = x;
 		g->last = q + 1 == want;
 		g->single = want == 1;
-		g->lo = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g->lo);
-		g->hi = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g->hi);
-		if (!g->lo || !g->hi) {
-			st = TP_ENOMEM;
-			break;
-		}
-		const uint8_t *from = q ? smp[q * ns / want] : NULL;
-		const uint8_t *to = q + 1 < want ? smp[(q + 1) * ns / want] : NULL;
-		for (size_t k = 0; k < t->nmetas; k++) {
-			const struct run *u = &t->metas[k]->ix[x];
-			g->lo[k] = from ? lower_bound(u, from) : 0;
-			g->hi[k] = to ? lower_bound(u, to) : u->n;
-		}
+		g->from = q ? smp[q * ns / want] : NULL;
+		g->to = q + 1 < want ? smp[(q + 1) * ns / want] : NULL;
 	}
 	tp_free(smp);
 	return st;
