@@ -265,7 +265,8 @@ void sqb_tree_free(struct sqb_tree *t);
 
 /* ---- the slice and argument rows (slices.c) ---------------------------------------------- */
 
-/* The trees the writer builds, in the order they are joined. */
+/* The trees built from the sink's slices, in the order they are joined (the writer's flow tree
+ * follows them). */
 enum { SQT_ARGS, SQT_SLICE, SQT_COUNT };
 /* arg_value's record (WITHOUT ROWID: the key first, then the other columns as declared). */
 enum { A_SET, A_ID, A_KEY, A_INT, A_STR, A_REAL, A_TYPE, A_NCOLS };
