@@ -93,32 +93,62 @@ static int index_entry(const struct sqb_tree *t, const struct sqb_index_def *x,
 	return u->cells.oom ? TP_ENOMEM : TP_OK;
 }
 
-/* Run u's entries sorted (the offsets become pointers once the cells no longer move). */
+/* Run u's cells rewritten in index order (u->off then holds their new offsets). */
+static int run_reorder(struct run *u)
+{
+	const uint8_t *base = (const uint8_t *)u->cells.data;
+	const uint8_t **ent = tp_malloc(u->n * sizeof *ent);
+	char *sorted = tp_malloc(u->cells.len);
+	if (!ent || !sorted) {
+		tp_free(ent);
+		tp_free(sorted);
+		return TP_ENOMEM;
+	}
+	for (size_t i = 0; i < u->n; i++)
+		ent[i] = base + u->off[i];
+	qsort(ent, u->n, sizeof *ent, sqb_ent_cmp);
+	for (size_t i = 0, at = 0; i < u->n; i++) {
+		size_t len = sqb_cell_len(ent[i]);
+		memcpy(sorted + at, ent[i], len);
+		u->off[i] = at;
+		at += len;
+	}
+	tp_free(ent);
+	tp_free(u->cells.data);
+	u->cells.data = sorted;
+	u->cells.cap = u->cells.len;
+	return TP_OK;
+}
+
+/* Run u's entries in index order, back to back, and their marks: what is held until the join
+ * (no pointer per entry). */
 static int run_sort(struct run *u)
 {
 	if (!u->n)
 		return TP_OK;
-	if (!(u->ent = tp_malloc(u->n * sizeof *u->ent)))
+	if (!(u->mark = tp_malloc((u->n + RUN_MARK - 1) / RUN_MARK * sizeof *u->mark)))
 		return TP_ENOMEM;
-	/* The cells are held until the join: their buffer's growth slack is given back first
-	 * (before the pointers into it are taken). */
-	char *c = u->cells.cap > u->cells.len ? tp_realloc(u->cells.data, u->cells.len) : NULL;
-	if (c) {
-		u->cells.data = c;
-		u->cells.cap = u->cells.len;
+	/* Most runs come in order or nearly (an index led by the rowid or by a column that
+	 * grows with it): the check stops at the first entry out of order. */
+	const uint8_t *base = (const uint8_t *)u->cells.data;
+	size_t i = 1;
+	while (i < u->n && sqb_cell_cmp(base + u->off[i - 1], base + u->off[i]) < 0)
+		i++;
+	if (i < u->n) {
+		if (run_reorder(u))
+			return TP_ENOMEM;
+	} else if (u->cells.cap > u->cells.len) { /* the growth slack given back */
+		char *c = tp_realloc(u->cells.data, u->cells.len);
+		if (c) {
+			u->cells.data = c;
+			u->cells.cap = u->cells.len;
+		}
 	}
-	for (size_t i = 0; i < u->n; i++)
-		u->ent[i] = (const uint8_t *)u->cells.data + u->off[i];
+	for (i = 0; i < u->n; i += RUN_MARK)
+		u->mark[i / RUN_MARK] = u->off[i];
 	tp_free(u->off);
 	u->off = NULL;
 	u->cap = 0;
-	/* Most runs come in order or nearly (an index led by the rowid or by a column that
-	 * grows with it): the check stops at the first entry out of order. */
-	size_t i = 1;
-	while (i < u->n && sqb_cell_cmp(u->ent[i - 1], u->ent[i]) < 0)
-		i++;
-	if (i < u->n)
-		qsort(u->ent, u->n, sizeof *u->ent, sqb_ent_cmp);
 	return TP_OK;
 }
 
@@ -507,7 +537,7 @@ void sqb_tree_free(struct sqb_tree *t)
 			struct run *u = &t->metas[i]->ix[x];
 			tp_buf_free(&u->cells);
 			tp_free(u->off);
-			tp_free(u->ent);
+			tp_free(u->mark);
 		}
 		tp_free(t->metas[i]);
 	}

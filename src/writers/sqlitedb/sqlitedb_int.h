@@ -186,11 +186,14 @@ uint64_t sqb_tree_rows(const struct sqb_tree *t);
 
 #define MAX_WORKERS 63
 
-/* One index's entries of a part: cells back to back, sorted through ent. */
+/* Every RUN_MARK-th entry of a sorted run has its offset noted: the join finds a key's place
+ * in a run from them, and samples them to split the indexes into ranges. */
+#define RUN_MARK 64
+/* One index's entries of a part: cells back to back, in row order while they are encoded
+ * (off: each one's offset), then in index order (mark[i]: entry i * RUN_MARK's offset). */
 struct run {
 	struct tp_buf cells;
-	size_t *off;         /* while encoding: each entry's offset in cells */
-	const uint8_t **ent; /* once sorted: the entries in index order */
+	size_t *off, *mark;
 	size_t n, cap;
 };
 

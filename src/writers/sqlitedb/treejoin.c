@@ -184,7 +184,7 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
  * each), so they depend on the entries only. Every range but an index's last ends on a
  * separator, as a table's parts do. */
 #define RANGE_ENTRIES ((size_t)1 << 16)
-#define SAMPLE_EVERY 64
+#define SAMPLE_EVERY RUN_MARK
 
 /* One range of an index: its entries from `from` (NULL: the first) to before `to` (NULL: the
  * last), and so per part, its run's entries [lo, hi); its packed leaves. */
@@ -200,13 +200,15 @@ struct range {
 /* A range's runs merged: the next entry, or NULL. */
 struct merge {
 	struct sqb_tree *t;
-	int x;                       /* the index */
-	size_t *heap, n, *pos, *end; /* heap of part numbers by their next entry; per part */
+	int x; /* the index */
+	/* heap of part numbers by their next entry; per part, its next entry's and its share's
+	 * end's offsets in the run's cells */
+	size_t *heap, n, *pos, *end;
 };
 
 static const uint8_t *merge_head(const struct merge *g, size_t k)
 {
-	return g->t->metas[k]->ix[g->x].ent[g->pos[k]];
+	return (const uint8_t *)g->t->metas[k]->ix[g->x].cells.data + g->pos[k];
 }
 
 static void merge_down(struct merge *g, size_t i)
@@ -234,24 +236,31 @@ static const uint8_t *merge_next(struct merge *g)
 		return NULL;
 	size_t k = g->heap[0];
 	const uint8_t *e = merge_head(g, k);
-	if (++g->pos[k] == g->end[k])
+	if ((g->pos[k] += sqb_cell_len(e)) == g->end[k])
 		g->heap[0] = g->heap[--g->n];
 	merge_down(g, 0);
 	return e;
 }
 
-/* The first entry of run u not below key. */
+/* The offset of the first entry of run u not below key (the cells' length if none): the first
+ * mark not below it, then a scan from the mark before. */
 static size_t lower_bound(const struct run *u, const uint8_t *key)
 {
-	size_t lo = 0, hi = u->n;
+	const uint8_t *c = (const uint8_t *)u->cells.data;
+	size_t nmark = (u->n + RUN_MARK - 1) / RUN_MARK, lo = 0, hi = nmark;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (sqb_cell_cmp(u->ent[mid], key) < 0)
+		if (sqb_cell_cmp(c + u->mark[mid], key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo;
+	if (!lo)
+		return 0;
+	size_t at = u->mark[lo - 1], end = lo < nmark ? u->mark[lo] : u->cells.len;
+	while (at < end && sqb_cell_cmp(c + at, key) < 0)
+		at += sqb_cell_len(c + at);
+	return at;
 }
 
 /* Range g's leaves packed from its share of the runs. */
@@ -266,7 +275,7 @@ static int pack_range(struct sqb_tree *t, struct range *g)
 	for (size_t k = 0; !st && k < t->nmetas; k++) { /* the range's share of each run */
 		const struct run *u = &t->metas[k]->ix[g->x];
 		g->lo[k] = g->from ? lower_bound(u, g->from) : 0;
-		g->hi[k] = g->to ? lower_bound(u, g->to) : u->n;
+		g->hi[k] = g->to ? lower_bound(u, g->to) : u->cells.len;
 	}
 	for (size_t i = 0; !st && i < t->nmetas; i++)
 		if (g->lo[i] < g->hi[i])
@@ -293,9 +302,11 @@ static const uint8_t **index_samples(const struct sqb_tree *t, int x, size_t *ns
 	if (!smp)
 		return NULL;
 	size_t n = 0;
-	for (size_t k = 0; k < t->nmetas; k++)
-		for (size_t i = 0; i < t->metas[k]->ix[x].n; i += SAMPLE_EVERY)
-			smp[n++] = t->metas[k]->ix[x].ent[i];
+	for (size_t k = 0; k < t->nmetas; k++) {
+		const struct run *u = &t->metas[k]->ix[x];
+		for (size_t i = 0; i < u->n; i += SAMPLE_EVERY)
+			smp[n++] = (const uint8_t *)u->cells.data + u->mark[i / SAMPLE_EVERY];
+	}
 	if (n > 1)
 		qsort(smp, n, sizeof *smp, sqb_ent_cmp);
 	return smp;
