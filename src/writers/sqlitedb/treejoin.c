@@ -534,6 +534,10 @@ int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size
 	}
 	if (!st && ftruncate(db, (off_t)(o.next - 1) * SQB_PAGE))
 		st = TP_EOUTPUT, *err = errno;
+	/* SQLite's file is removed before the rename: ext4 starts the writeback of a file
+	 * renamed over another (auto_da_alloc), on this thread, for the whole database. */
+	if (!st && unlink(db_path) && errno != ENOENT)
+		st = TP_EOUTPUT, *err = errno;
 	if (!st && rename(t[0]->spool, db_path))
 		st = TP_EOUTPUT, *err = errno;
 	if (!st)
