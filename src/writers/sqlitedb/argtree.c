@@ -13,19 +13,16 @@
  * its predecessors' page counts) and each is written by a thread that packed it or placed it,
  * concurrently with the others. Its separators and index entries stay in memory (one
  * separator per leaf, one entry per row and index). Once SQLite has written the other tables
- * and closed the database, sqb_tree_join copies each spool after its pages (in pieces on
- * --jobs threads: in the kernel where the file system can), builds the interior pages over
- * the leaves, merges each index's sorted runs into its pages (the indexes on --jobs threads)
- * and sets the page count: the same bytes for every --jobs, since the parts' bounds, their
- * packing and their order depend on the rows only.
+ * and closed the database, sqb_tree_join (treejoin.c) joins the trees to it: the same bytes
+ * for every --jobs, since the parts' bounds, their packing and their order depend on the rows
+ * only.
  *
  * Rows whose record would need overflow pages (texts of more than SQB_LONG_TEXT bytes) are the
  * caller's to keep out (its block's row callback skips them) and to insert through SQLite.
  *
- * Owns: the parts and their threads, the spool file (removed by sqb_tree_free), the index
- * runs; a block until it is given back.
+ * Owns: the parts and their threads, the spool file (removed by sqb_tree_free unless it became
+ * the database), the index runs; a block until it is given back.
  */
-#define _GNU_SOURCE /* copy_file_range (glibc >= 2.27), fallocate's hole punching */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -48,59 +45,8 @@
 /* A part's bound of the bytes its blocks hold (a block may be shared with another tree, whose
  * rows in it are few: this keeps a part from holding many blocks alive). */
 #define PART_MEM ((size_t)4 << 20)
-#define MAX_WORKERS 63
-#define COPY_PIECE ((size_t)16 << 20) /* bytes of spool one thread copies at a time */
 
-/* One index's entries of a part: cells back to back, sorted through ent. */
-struct run {
-	struct tp_buf cells;
-	size_t *off;         /* while encoding: each entry's offset in cells */
-	const uint8_t **ent; /* once sorted: the entries in index order */
-	size_t n, cap;
-};
-
-/* What a packed part leaves for the join. */
-struct meta {
-	uint64_t seq;
-	int packed;        /* its pages are known (their count) */
-	struct part *part; /* the slot holding its pages until they are written */
-	size_t npages, nseps, base;
-	struct tp_buf seps;
-	size_t *sep_off;
-	struct run ix[SQB_MAX_IDX];
-};
-
-enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
-
-struct part {
-	int state, last;
-	struct sqb_block *blocks; /* its rows */
-	size_t nblocks, cap_blocks, cells, bound, mem;
-	struct meta *m;
-	struct sqb_pack pk;
-};
-
-struct sqb_tree {
-	struct sqb_tree_def def;
-	char *spool;
-	int fd, jobs;   /* the spool */
-	int db;         /* the database, while sqb_tree_join writes it */
-	uint32_t first; /* the database's page number of the first leaf */
-	struct part *slot, *cur;
-	size_t nslots;
-	struct tp_wsync sync;
-	pthread_t th[MAX_WORKERS];
-	int nthreads;
-	int status, err; /* the first failure of a part (TP_ENOMEM / TP_EOUTPUT and errno) */
-	struct meta **metas;
-	size_t nmetas, cap_metas;
-	size_t placed, next_page; /* parts placed in the file so far; their pages */
-	uint64_t rows;
-	int timed;        /* sqb_tree_timed: each part's packing is timed (a system call each) */
-	double pack_secs; /* CPU seconds packing parts, all threads */
-};
-
-static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
+int sqb_write_all(int fd, const void *p, size_t len, off_t at, int *err)
 {
 	for (size_t done = 0; done < len;) {
 		ssize_t w = pwrite(fd, (const char *)p + done, len - done, at + (off_t)done);
@@ -115,7 +61,7 @@ static int write_all(int fd, const void *p, size_t len, off_t at, int *err)
 
 /* ---- packing a part (any thread) -------------------------------------------------------- */
 
-static int ent_cmp(const void *x, const void *y)
+int sqb_ent_cmp(const void *x, const void *y)
 {
 	return sqb_cell_cmp(*(const uint8_t *const *)x, *(const uint8_t *const *)y);
 }
@@ -147,19 +93,62 @@ static int index_entry(const struct sqb_tree *t, const struct sqb_index_def *x,
 	return u->cells.oom ? TP_ENOMEM : TP_OK;
 }
 
-/* Run u's entries sorted (the offsets become pointers once the cells no longer move). */
+/* Run u's cells rewritten in index order (u->off then holds their new offsets). */
+static int run_reorder(struct run *u)
+{
+	const uint8_t *base = (const uint8_t *)u->cells.data;
+	const uint8_t **ent = tp_malloc(u->n * sizeof *ent);
+	char *sorted = tp_malloc(u->cells.len);
+	if (!ent || !sorted) {
+		tp_free(ent);
+		tp_free(sorted);
+		return TP_ENOMEM;
+	}
+	for (size_t i = 0; i < u->n; i++)
+		ent[i] = base + u->off[i];
+	qsort(ent, u->n, sizeof *ent, sqb_ent_cmp);
+	for (size_t i = 0, at = 0; i < u->n; i++) {
+		size_t len = sqb_cell_len(ent[i]);
+		memcpy(sorted + at, ent[i], len);
+		u->off[i] = at;
+		at += len;
+	}
+	tp_free(ent);
+	tp_free(u->cells.data);
+	u->cells.data = sorted;
+	u->cells.cap = u->cells.len;
+	return TP_OK;
+}
+
+/* Run u's entries in index order, back to back, and their marks: what is held until the join
+ * (no pointer per entry). */
 static int run_sort(struct run *u)
 {
 	if (!u->n)
 		return TP_OK;
-	if (!(u->ent = tp_malloc(u->n * sizeof *u->ent)))
+	if (!(u->mark = tp_malloc((u->n + RUN_MARK - 1) / RUN_MARK * sizeof *u->mark)))
 		return TP_ENOMEM;
-	for (size_t i = 0; i < u->n; i++)
-		u->ent[i] = (const uint8_t *)u->cells.data + u->off[i];
+	/* Most runs come in order or nearly (an index led by the rowid or by a column that
+	 * grows with it): the check stops at the first entry out of order. */
+	const uint8_t *base = (const uint8_t *)u->cells.data;
+	size_t i = 1;
+	while (i < u->n && sqb_cell_cmp(base + u->off[i - 1], base + u->off[i]) < 0)
+		i++;
+	if (i < u->n) {
+		if (run_reorder(u))
+			return TP_ENOMEM;
+	} else if (u->cells.cap > u->cells.len) { /* the growth slack given back */
+		char *c = tp_realloc(u->cells.data, u->cells.len);
+		if (c) {
+			u->cells.data = c;
+			u->cells.cap = u->cells.len;
+		}
+	}
+	for (i = 0; i < u->n; i += RUN_MARK)
+		u->mark[i / RUN_MARK] = u->off[i];
 	tp_free(u->off);
 	u->off = NULL;
 	u->cap = 0;
-	qsort(u->ent, u->n, sizeof *u->ent, ent_cmp);
 	return TP_OK;
 }
 
@@ -260,8 +249,8 @@ static void place_and_write(struct sqb_tree *t)
 	int st = TP_OK, err = 0;
 	for (size_t i = 0; i < n && !st; i++) {
 		const struct meta *m = mine[i]->m;
-		st = write_all(t->fd, mine[i]->pk.pages, m->npages * SQB_PAGE,
-		               (off_t)m->base * SQB_PAGE, &err);
+		st = sqb_write_all(t->fd, mine[i]->pk.pages, m->npages * SQB_PAGE,
+		                   (off_t)m->base * SQB_PAGE, &err);
 	}
 	if (t->nthreads)
 		pthread_mutex_lock(&t->sync.mu);
@@ -531,7 +520,8 @@ void sqb_tree_free(struct sqb_tree *t)
 	sqb_tree_finish(t);
 	if (t->fd >= 0) {
 		close(t->fd);
-		unlink(t->spool);
+		if (!t->renamed)
+			unlink(t->spool);
 	}
 	if (t->db >= 0)
 		close(t->db);
@@ -547,329 +537,11 @@ void sqb_tree_free(struct sqb_tree *t)
 			struct run *u = &t->metas[i]->ix[x];
 			tp_buf_free(&u->cells);
 			tp_free(u->off);
-			tp_free(u->ent);
+			tp_free(u->mark);
 		}
 		tp_free(t->metas[i]);
 	}
 	tp_free(t->metas);
 	tp_free(t->slot);
 	tp_free(t);
-}
-
-/* ---- the join ------------------------------------------------------------------------- */
-
-static int page_write(void *ctx, uint32_t pgno, const uint8_t *page)
-{
-	struct sqb_tree *t = ctx;
-	return write_all(t->db, page, SQB_PAGE, ((off_t)pgno - 1) * SQB_PAGE, &t->err);
-}
-
-/* Copies len bytes from the spool at `from` to the database at `to`: in the kernel where the
- * file system can, else through a buffer. */
-static int copy_range(int in, int out, off_t from, off_t to, size_t len, int *err)
-{
-	while (len) {
-		ssize_t c = copy_file_range(in, &from, out, &to, len, 0);
-		if (c > 0) {
-			len -= (size_t)c;
-			continue;
-		}
-		if (c == 0 ||
-		    (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)) {
-			*err = c ? errno : EIO;
-			return TP_EOUTPUT;
-		}
-		break; /* no kernel copy here: through a buffer */
-	}
-	static const size_t chunk = (size_t)1 << 20;
-	char *buf = len ? tp_malloc(chunk) : NULL;
-	if (len && !buf)
-		return TP_ENOMEM;
-	int st = TP_OK;
-	while (len && !st) {
-		ssize_t r = pread(in, buf, len < chunk ? len : chunk, from);
-		if (r <= 0) {
-			*err = r < 0 ? errno : EIO;
-			st = TP_EOUTPUT;
-			break;
-		}
-		st = write_all(out, buf, (size_t)r, to, err);
-		from += r;
-		to += r;
-		len -= (size_t)r;
-	}
-	tp_free(buf);
-	return st;
-}
-
-struct copy {
-	struct sqb_tree *t;
-	size_t len;      /* bytes of leaves in the spool */
-	int *res, *errs; /* per piece */
-};
-
-static void copy_piece(void *arg, size_t k)
-{
-	struct copy *c = arg;
-	size_t at = k * COPY_PIECE, n = c->len - at < COPY_PIECE ? c->len - at : COPY_PIECE;
-	c->res[k] = copy_range(c->t->fd, c->t->db, (off_t)at,
-	                       ((off_t)c->t->first - 1) * SQB_PAGE + (off_t)at, n, &c->errs[k]);
-	/* The copied piece's disk space is given back at once (where the file system can), so
-	 * the spool and the database's copy of it never both take the table's size. */
-	if (!c->res[k])
-		(void)fallocate(c->t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)at,
-		                (off_t)n);
-}
-
-/* The spool's leaves copied after the database's pages (in pieces on --jobs threads). */
-static int copy_leaves(struct sqb_tree *t, size_t nleaves)
-{
-	struct copy c = {.t = t, .len = nleaves * SQB_PAGE};
-	size_t n = (c.len + COPY_PIECE - 1) / COPY_PIECE;
-	c.res = tp_calloc(n, sizeof *c.res);
-	c.errs = tp_calloc(n, sizeof *c.errs);
-	int st = c.res && c.errs ? TP_OK : TP_ENOMEM;
-	if (!st)
-		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), n, copy_piece, &c);
-	for (size_t k = 0; !st && k < n; k++)
-		if ((st = c.res[k]))
-			t->err = c.errs[k];
-	tp_free(c.res);
-	tp_free(c.errs);
-	return st;
-}
-
-/* The table's leaves after the database's pages and the interior levels over them, or its
- * single leaf written at the root. */
-static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
-{
-	size_t nleaves = t->next_page, nseps = 0, sepbytes = 0;
-	for (size_t k = 0; k < t->nmetas; k++) {
-		nseps += t->metas[k]->nseps;
-		sepbytes += t->metas[k]->seps.len;
-	}
-	if (!nleaves)
-		return TP_OK;
-	if (nleaves == 1) {
-		uint8_t page[SQB_PAGE];
-		ssize_t r = pread(t->fd, page, SQB_PAGE, 0);
-		if (r != SQB_PAGE) {
-			t->err = r < 0 ? errno : EIO;
-			return TP_EOUTPUT;
-		}
-		return page_write(t, root, page);
-	}
-	if (nseps + 1 != nleaves)
-		return TP_ENOMEM; /* not reached: every part but the last ends on a separator */
-	int st = copy_leaves(t, nleaves);
-	if (st)
-		return st;
-	o->next = t->first + (uint32_t)nleaves;
-	uint32_t *child = tp_malloc(nleaves * sizeof *child);
-	size_t *off = tp_malloc((nseps + 1) * sizeof *off);
-	uint8_t *seps = tp_malloc(sepbytes ? sepbytes : 1);
-	st = TP_ENOMEM;
-	if (child && off && seps) {
-		size_t s = 0, at = 0;
-		for (size_t i = 0; i < nleaves; i++)
-			child[i] = t->first + (uint32_t)i;
-		for (size_t k = 0; k < t->nmetas; k++) {
-			const struct meta *m = t->metas[k];
-			for (size_t i = 0; i < m->nseps; i++)
-				off[s++] = at + m->sep_off[i];
-			if (m->seps.len)
-				memcpy(seps + at, m->seps.data, m->seps.len);
-			at += m->seps.len;
-		}
-		off[s] = at;
-		int rc = sqb_interior(child, nleaves, seps, off, root, o);
-		st = rc < 0 ? TP_ENOMEM : rc;
-	}
-	tp_free(child);
-	tp_free(off);
-	tp_free(seps);
-	return st;
-}
-
-/* One index's runs (the parts' sorted entries) merged: the next entry, or NULL. */
-struct merge {
-	struct sqb_tree *t;
-	int x;                 /* the index */
-	size_t *heap, n, *pos; /* heap of part numbers by their next entry; per part, its next */
-};
-
-static const uint8_t *merge_head(const struct merge *g, size_t k)
-{
-	return g->t->metas[k]->ix[g->x].ent[g->pos[k]];
-}
-
-static void merge_down(struct merge *g, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, b = i;
-		if (l < g->n &&
-		    sqb_cell_cmp(merge_head(g, g->heap[l]), merge_head(g, g->heap[b])) < 0)
-			b = l;
-		if (l + 1 < g->n &&
-		    sqb_cell_cmp(merge_head(g, g->heap[l + 1]), merge_head(g, g->heap[b])) < 0)
-			b = l + 1;
-		if (b == i)
-			return;
-		size_t h = g->heap[i];
-		g->heap[i] = g->heap[b];
-		g->heap[b] = h;
-		i = b;
-	}
-}
-
-static const uint8_t *merge_next(struct merge *g)
-{
-	if (!g->n)
-		return NULL;
-	size_t k = g->heap[0];
-	const uint8_t *e = merge_head(g, k);
-	if (++g->pos[k] == g->t->metas[k]->ix[g->x].n)
-		g->heap[0] = g->heap[--g->n];
-	merge_down(g, 0);
-	return e;
-}
-
-/* Index x's leaves packed from the merged runs into k. */
-static int pack_index(struct sqb_tree *t, int x, struct sqb_pack *k)
-{
-	struct merge g = {.t = t, .x = x};
-	g.heap = tp_malloc((t->nmetas ? t->nmetas : 1) * sizeof *g.heap);
-	g.pos = tp_calloc(t->nmetas ? t->nmetas : 1, sizeof *g.pos);
-	int st = g.heap && g.pos ? TP_OK : TP_ENOMEM;
-	for (size_t i = 0; !st && i < t->nmetas; i++)
-		if (t->metas[i]->ix[x].n)
-			g.heap[g.n++] = i;
-	for (size_t i = g.n; i-- > 0;)
-		merge_down(&g, i);
-	const uint8_t *e;
-	while (!st && (e = merge_next(&g)))
-		if (sqb_pack_add(k, e, sqb_cell_len(e)))
-			st = TP_ENOMEM;
-	tp_free(g.heap);
-	tp_free(g.pos);
-	if (!st && sqb_pack_end(k, 1))
-		st = TP_ENOMEM;
-	return st;
-}
-
-/* The indexes' leaves, packed on --jobs threads (one index each). */
-struct ixjob {
-	struct sqb_tree *t;
-	struct sqb_pack k[SQB_MAX_IDX];
-	int st[SQB_MAX_IDX], err[SQB_MAX_IDX];
-	uint32_t first[SQB_MAX_IDX]; /* each index's first leaf page */
-};
-
-static void pack_index_job(void *arg, size_t x)
-{
-	struct ixjob *j = arg;
-	size_t n = 0;
-	for (size_t k = 0; k < j->t->nmetas; k++)
-		n += j->t->metas[k]->ix[x].n;
-	if (n)
-		j->st[x] = pack_index(j->t, (int)x, &j->k[x]);
-}
-
-/* Index x's leaves (more than one) written at its first page (any thread). */
-static void write_leaves_job(void *arg, size_t x)
-{
-	struct ixjob *j = arg;
-	const struct sqb_pack *k = &j->k[x];
-	if (!j->st[x] && k->npages > 1)
-		j->st[x] = write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
-		                     ((off_t)j->first[x] - 1) * SQB_PAGE, &j->err[x]);
-}
-
-/* Index packed in k, its leaves written from page `first`: the interior levels over them
- * (the top at root), or its single leaf at root. */
-static int write_index_top(struct sqb_tree *t, struct sqb_pack *k, uint32_t first, uint32_t root,
-                           struct sqb_out *o)
-{
-	if (!k->npages)
-		return TP_OK;
-	if (k->npages == 1)
-		return page_write(t, root, k->pages);
-	uint32_t *child = tp_malloc(k->npages * sizeof *child);
-	if (!child)
-		return TP_ENOMEM;
-	for (size_t i = 0; i < k->npages; i++)
-		child[i] = first + (uint32_t)i;
-	int rc = sqb_interior(child, k->npages, (const uint8_t *)k->seps.data, k->sep_off, root, o);
-	tp_free(child);
-	return rc < 0 ? TP_ENOMEM : rc;
-}
-
-/* The indexes' pages, after the table's: each index packed and its leaves written on --jobs
- * threads (one index each), every index's leaves before the interior pages. */
-static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_out *o)
-{
-	struct ixjob j = {.t = t};
-	unsigned threads = (unsigned)(t->jobs > 0 ? t->jobs : 64);
-	for (int x = 0; x < t->def.nidx; x++)
-		sqb_pack_init(&j.k[x]);
-	tp_par_run(threads, (size_t)t->def.nidx, pack_index_job, &j);
-	for (int x = 0; x < t->def.nidx; x++) {
-		j.first[x] = o->next;
-		if (j.k[x].npages > 1)
-			o->next += (uint32_t)j.k[x].npages;
-	}
-	tp_par_run(threads, (size_t)t->def.nidx, write_leaves_job, &j);
-	int st = TP_OK;
-	o->table = 0;
-	for (int x = 0; x < t->def.nidx; x++) {
-		if (!st && (st = j.st[x]))
-			t->err = j.err[x];
-		if (!st)
-			st = write_index_top(t, &j.k[x], j.first[x], roots[x], o);
-		sqb_pack_free(&j.k[x]);
-	}
-	return st;
-}
-
-/* Tree t after the pages so far (o->next on). */
-static int join_one(struct sqb_tree *t, int db, const struct sqb_roots *r, struct sqb_out *o)
-{
-	int st = t->status;
-	t->db = db;
-	t->first = o->next;
-	o->ctx = t;
-	o->table = t->def.rowid;
-	if (!st)
-		st = join_table(t, r->table, o);
-	if (!st)
-		st = join_indexes(t, r->index, o);
-	t->db = -1;
-	return st;
-}
-
-int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
-                  const char *db_path, uint32_t npages, int *err)
-{
-	struct sqb_out o = {.next = npages + 1, .write = page_write};
-	int st = TP_OK, db = open(db_path, O_RDWR | O_CLOEXEC);
-	*err = 0;
-	if (db < 0) {
-		*err = errno;
-		return TP_EOUTPUT;
-	}
-	for (size_t k = 0; k < n && !st; k++)
-		if ((st = join_one(t[k], db, &roots[k], &o)))
-			*err = t[k]->err;
-	if (!st) { /* the header's page count (valid: SQLite left the change counter and the
-		    * version-valid-for number equal) */
-		uint32_t c = o.next - 1;
-		uint8_t b[4] = {(uint8_t)(c >> 24), (uint8_t)(c >> 16), (uint8_t)(c >> 8),
-		                (uint8_t)c};
-		st = write_all(db, b, 4, 28, err);
-	}
-	if (close(db) && !st) {
-		*err = errno;
-		st = TP_EOUTPUT;
-	}
-	return st;
 }

@@ -1,20 +1,20 @@
 /*
- * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks, counters and flows
- * inside one transaction (journal and syncing off: the database is a temporary file until it
- * is complete) and walks the sink's slices in parts on --jobs threads (slices.c turns them
- * into blocks of rows) for argtree.c, which packs the pages of slice, arg_value and their
- * indexes on those threads; then lets SQLite build the other indexes (and the empty roots of
- * these), closes the file, lets argtree.c join the two tables to it (and inserts the few rows
- * too long for its pages), and renames the file into place.
+ * sqlitedb.c — the SQLite writer: a tp_sink that bulk-inserts tracks and counters inside one
+ * transaction (journal and syncing off: the database is a temporary file until it is
+ * complete), collects the flows in blocks, and walks the sink's slices in parts on --jobs
+ * threads (slices.c turns them into blocks of rows) for argtree.c, which packs the pages of
+ * slice, arg_value, flow and their indexes on those threads; then lets SQLite build the other
+ * indexes (and the empty roots of these), closes the file, lets treejoin.c join the three
+ * tables to it (and inserts the few rows too long for its pages), and renames the file into
+ * place.
  *
- * Speed: rows of the two batched tables SQLite writes (counter, flow) are queued and
- * inserted BATCH at a time through one prepared multi-row INSERT (one sqlite3_step per
- * batch instead of per row: the per-statement start/halt/reset work was most of SQLite's time
- * besides the b-tree itself). Rows keep their order, so ids and content are those of one
- * INSERT per row. SQLite's memory statistics (a global mutex on every allocation) are
- * switched off once per process.
+ * Speed: the counter rows SQLite writes are queued and inserted BATCH at a time through one
+ * prepared multi-row INSERT (one sqlite3_step per batch instead of per row: the per-statement
+ * start/halt/reset work was most of SQLite's time besides the b-tree itself). Rows keep their
+ * order, so ids and content are those of one INSERT per row. SQLite's memory statistics (a
+ * global mutex on every allocation) are switched off once per process.
  *
- * Owns: the sqlite3 connection, its prepared statements, the row queues, the two tables'
+ * Owns: the sqlite3 connection, its prepared statements, the row queue, the three tables'
  * builders and the temporary files (the database and argtree.c's spools).
  */
 #include <errno.h>
@@ -120,23 +120,27 @@ static const char *const stmt_sql[S_COUNT] = {
 };
 
 /* The batched tables: INSERT text without the VALUES tuples, and the column count. */
-enum { Q_COUNTER, Q_FLOW, Q_COUNT };
+enum { Q_COUNTER, Q_COUNT };
 static const struct {
 	const char *head;
 	int ncols;
 } queue_def[Q_COUNT] = {
     {"INSERT INTO counter(ts,track_id,value) VALUES", 3},
-    {"INSERT INTO flow(slice_out,slice_in,trace_id) VALUES", 3},
 };
 #define BATCH 64 /* rows per multi-row INSERT (64 x 3 parameters, far below SQLite's limit) */
 
-/* The tables argtree.c writes, in the order they are joined: their columns in record order,
- * their indexes (created empty by tp_sqlitedb_index_sql), and the INSERT for the rows too long
- * for its pages. */
+/* The tables argtree.c writes, in the order they are joined: the sink's slices' two
+ * (slices.c) and the flows (their rows in blocks made here). */
+enum { T_FLOW = SQT_COUNT, T_COUNT };
+/* flow's columns (id, the rowid, first). */
+enum { F_ID, F_OUT, F_IN, F_TRACE, F_NCOLS };
+
+/* Their columns in record order, their indexes (created empty by tp_sqlitedb_index_sql), and
+ * the INSERT for the rows too long for its pages. */
 static const struct {
 	struct sqb_tree_def def;
 	const char *name, *index[SQB_MAX_IDX], *insert;
-} tree_def[SQT_COUNT] = {
+} tree_def[T_COUNT] = {
     {{A_NCOLS, 0, 2, 1, {{2, {A_KEY, A_REAL}, A_REAL}}},
      "arg_value",
      {"arg_value_key_real"},
@@ -146,6 +150,15 @@ static const struct {
      "slice",
      {"slice_name", "slice_track_ts", "slice_arg_set"},
      "INSERT INTO slice VALUES(?,?,?,?,?,?,?,?,?,?)"},
+    {{F_NCOLS, 1, 0, 0, {{0, {0}, -1}}}, "flow", {NULL}, "INSERT INTO flow VALUES(?,?,?,?)"},
+};
+
+/* Flows handed to their tree in blocks (the rowids count on from first). */
+#define FLOW_BLOCK 4096
+struct flow_block {
+	int64_t first;
+	size_t n;
+	int64_t v[FLOW_BLOCK][F_NCOLS - 1];
 };
 
 struct queue {
@@ -170,8 +183,10 @@ struct sw {
 	} * keys;
 	size_t nkeys, cap_keys;
 	int timed; /* stats wanted: each batch's insert time is measured (a system call each) */
-	uint64_t q_rows[Q_COUNT];         /* rows inserted per queue (the stats) */
-	struct sqb_tree *tree[SQT_COUNT]; /* arg_value's and slice's rows (argtree.c) */
+	uint64_t q_rows[Q_COUNT];       /* rows inserted per queue (the stats) */
+	struct sqb_tree *tree[T_COUNT]; /* arg_value's, slice's and flow's rows (argtree.c) */
+	struct flow_block *fb;          /* the flows being collected */
+	int64_t nflows;
 	int jobs;
 	struct sl_slot *slots; /* the sink's parts being walked (slices.c) */
 	size_t nslots;
@@ -537,17 +552,48 @@ static int sw_counter(void *ctx, const struct tp_sink_track *t, int64_t ts_ns, d
 	return TP_OK;
 }
 
+static int flow_row(void *ctx, size_t i, struct sqb_val *v)
+{
+	const struct flow_block *b = ctx;
+	v[F_ID] = (struct sqb_val){.type = SQB_INT, .i = b->first + (int64_t)i};
+	for (int c = 1; c < F_NCOLS; c++)
+		v[c] = (struct sqb_val){.type = SQB_INT, .i = b->v[i][c - 1]};
+	return 1;
+}
+
+static void flow_release(void *ctx)
+{
+	tp_free(ctx);
+}
+
+/* The flows collected so far handed to their tree. */
+static int flows_flush(struct sw *w)
+{
+	struct flow_block *b = w->fb;
+	if (!b)
+		return TP_OK;
+	w->fb = NULL;
+	struct sqb_block blk = {
+	    b->n, b->n, b->n * SQB_ROW_BOUND(F_NCOLS, 0), sizeof *b, flow_row, flow_release, b};
+	return sw_add(w, T_FLOW, &blk);
+}
+
+/* A flow's row: its id is the next rowid, as SQLite's INSERT would give it. */
 static int sw_flow(void *ctx, uint64_t flow_id, uint64_t from, uint64_t to)
 {
 	struct sw *w = ctx;
-	struct sqb_val *v;
-	int st = queue_row(w, Q_FLOW, &v);
-	if (st)
-		return st;
-	v[0] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)from};
-	v[1] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)to};
-	v[2] = (struct sqb_val){.type = SQB_INT, .i = (int64_t)flow_id};
-	return TP_OK;
+	if (!w->fb) {
+		if (!(w->fb = tp_malloc(sizeof *w->fb)))
+			return oom(w);
+		w->fb->first = w->nflows + 1;
+		w->fb->n = 0;
+	}
+	int64_t *v = w->fb->v[w->fb->n++];
+	v[0] = (int64_t)from;
+	v[1] = (int64_t)to;
+	v[2] = (int64_t)flow_id;
+	w->nflows++;
+	return w->fb->n == FLOW_BLOCK ? flows_flush(w) : TP_OK;
 }
 
 /* The trees are complete before the drive ends: they keep the sink's texts by reference. */
@@ -555,12 +601,14 @@ static int sw_end(void *ctx, int status)
 {
 	struct sw *w = ctx;
 	int err = 0;
-	for (int k = 0; k < SQT_COUNT && !status; k++)
+	if (!status)
+		status = flows_flush(w);
+	for (int k = 0; k < T_COUNT && !status; k++)
 		if ((status = sqb_tree_finish(w->tree[k])))
 			status =
 			    args_failed(w, status, sqb_tree_status(w->tree[k], &err) ? err : 0);
 	if (status) /* parts still queued are dropped while the texts are valid */
-		for (int k = 0; k < SQT_COUNT; k++) {
+		for (int k = 0; k < T_COUNT; k++) {
 			sqb_tree_free(w->tree[k]);
 			w->tree[k] = NULL;
 		}
@@ -632,7 +680,7 @@ static int sw_open(struct sw *w, const char *tmp)
  * their indexes (empty pages so far). */
 struct layout {
 	uint32_t npages;
-	struct sqb_roots roots[SQT_COUNT];
+	struct sqb_roots roots[T_COUNT];
 };
 
 /* The root page of table or index `name`. */
@@ -655,7 +703,7 @@ static int sw_commit(struct sw *w, struct layout *lo)
 	    (st = query_u32(w, "PRAGMA page_count", &lo->npages)) ||
 	    (st = query_u32(w, "PRAGMA page_size", &psize)))
 		return st;
-	for (int k = 0; k < SQT_COUNT; k++) {
+	for (int k = 0; k < T_COUNT; k++) {
 		if ((st = root_of(w, tree_def[k].name, &lo->roots[k].table)))
 			return st;
 		for (int x = 0; x < tree_def[k].def.nidx; x++)
@@ -750,7 +798,7 @@ static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_an
 	int st, err = 0;
 	if (!(w->out.pool = sl_pool_new()))
 		return oom(w);
-	for (int k = 0; k < SQT_COUNT; k++) {
+	for (int k = 0; k < T_COUNT; k++) {
 		if (!(w->tree[k] = sqb_tree_new(&tree_def[k].def, spool[k], jobs, &err)))
 			return oom(w);
 		if (w->timed)
@@ -772,7 +820,7 @@ static int sw_build(struct sw *w, const struct tp_profile *p, const struct tp_an
 	if (st)
 		return st;
 	tp_tm_begin("join");
-	if ((st = sqb_tree_join(w->tree, lo.roots, SQT_COUNT, tmp, lo.npages, &err)))
+	if ((st = sqb_tree_join(w->tree, lo.roots, T_COUNT, tmp, lo.npages, &err)))
 		st = args_failed(w, st, err);
 	tp_tm_end();
 	return st ? st : insert_long(w, tmp);
@@ -791,11 +839,11 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	w.jobs = jobs;
 	tp_sqlitedb_init_once();
 	errno = 0;
-	char *tmp = tp_temp_path_for(path), *spool[SQT_COUNT] = {NULL};
-	for (int k = 0; k < SQT_COUNT && tmp && (!k || spool[k - 1]); k++)
+	char *tmp = tp_temp_path_for(path), *spool[T_COUNT] = {NULL};
+	for (int k = 0; k < T_COUNT && tmp && (!k || spool[k - 1]); k++)
 		spool[k] = tp_temp_path_for(path);
 	int st = TP_OK;
-	if (!spool[SQT_COUNT - 1]) {
+	if (!spool[T_COUNT - 1]) {
 		st = tp_diag_set(d, errno == ENOMEM || errno == 0 ? TP_ENOMEM : TP_EOUTPUT,
 		                 "%s: cannot create: %s", path,
 		                 errno ? strerror(errno) : "out of memory");
@@ -803,9 +851,9 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		st = sw_build(&w, p, a, tmp, spool, full_args, jobs, &t_load);
 	}
 	st = sw_close(&w, st);
-	uint64_t rows[SQT_COUNT];
-	double pack_secs[SQT_COUNT];
-	for (int k = 0; k < SQT_COUNT; k++) {
+	uint64_t rows[T_COUNT];
+	double pack_secs[T_COUNT];
+	for (int k = 0; k < T_COUNT; k++) {
 		rows[k] = w.tree[k] ? sqb_tree_rows(w.tree[k]) : 0;
 		pack_secs[k] = w.tree[k] ? sqb_tree_pack_secs(w.tree[k]) : 0;
 		sqb_tree_free(w.tree[k]);
@@ -817,6 +865,7 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 	}
 	tp_free(w.keys);
 	tp_free(w.slots);
+	tp_free(w.fb);
 	sl_out_free(&w.out);
 	sl_pool_free(w.out.pool);
 	if (tmp) {
@@ -831,7 +880,7 @@ int tp_sqlitedb_write_jobs(const struct tp_profile *p, const struct tp_analysis 
 		memset(stats, 0, sizeof *stats);
 		stats->slices = rows[SQT_SLICE];
 		stats->args = rows[SQT_ARGS];
-		stats->other = w.q_rows[Q_COUNTER] + w.q_rows[Q_FLOW];
+		stats->other = w.q_rows[Q_COUNTER] + rows[T_FLOW];
 		stats->slice_secs = pack_secs[SQT_SLICE];
 		stats->arg_secs = pack_secs[SQT_ARGS];
 		stats->load_secs = t_load - t_start;

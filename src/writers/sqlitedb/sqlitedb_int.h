@@ -1,7 +1,8 @@
 /*
  * sqlitedb_int.h — what the SQLite writer's files share (module-private): the page writer for
  * SQLite b-trees (btree.c: records, leaf packing, interior levels), the tables built with it
- * on --jobs threads (argtree.c) and the sink's slices as their rows (slices.c).
+ * on --jobs threads (argtree.c), their join to SQLite's database (treejoin.c) and the sink's
+ * slices as their rows (slices.c).
  *
  * The big tables (arg_value, a WITHOUT ROWID table, and slice, a rowid table) and their
  * indexes are not inserted through SQLite: their b-tree pages are written here in SQLite's
@@ -12,10 +13,13 @@
 #ifndef TP_SQLITEDB_INT_H
 #define TP_SQLITEDB_INT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "common/common.h"
+#include "common/wsync.h"
 #include "writers/sink/sink.h"
 
 #define SQB_PAGE 4096
@@ -178,6 +182,73 @@ double sqb_tree_pack_secs(const struct sqb_tree *t);
 /* Rows added (the blocks' cells). */
 uint64_t sqb_tree_rows(const struct sqb_tree *t);
 
+/* ---- a tree's state (argtree.c builds it, treejoin.c joins it) ------------------------ */
+
+#define MAX_WORKERS 63
+
+/* Every RUN_MARK-th entry of a sorted run has its offset noted: the join finds a key's place
+ * in a run from them, and samples them to split the indexes into ranges. */
+#define RUN_MARK 64
+/* One index's entries of a part: cells back to back, in row order while they are encoded
+ * (off: each one's offset), then in index order (mark[i]: entry i * RUN_MARK's offset). */
+struct run {
+	struct tp_buf cells;
+	size_t *off, *mark;
+	size_t n, cap;
+};
+
+/* What a packed part leaves for the join. */
+struct meta {
+	uint64_t seq;
+	int packed;        /* its pages are known (their count) */
+	struct part *part; /* the slot holding its pages until they are written */
+	size_t npages, nseps, base;
+	struct tp_buf seps;
+	size_t *sep_off;
+	struct run ix[SQB_MAX_IDX];
+};
+
+enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
+
+struct part {
+	int state, last;
+	struct sqb_block *blocks; /* its rows */
+	size_t nblocks, cap_blocks, cells, bound, mem;
+	struct meta *m;
+	struct sqb_pack pk;
+};
+
+struct sqb_tree {
+	struct sqb_tree_def def;
+	char *spool;
+	int fd, jobs;   /* the spool */
+	int db;         /* the database, while sqb_tree_join writes it */
+	uint32_t first; /* the database's page number of the first leaf */
+	struct part *slot, *cur;
+	size_t nslots;
+	struct tp_wsync sync;
+	pthread_t th[MAX_WORKERS];
+	int nthreads;
+	int status, err; /* the first failure of a part (TP_ENOMEM / TP_EOUTPUT and errno) */
+	struct meta **metas;
+	size_t nmetas, cap_metas;
+	size_t placed, next_page; /* parts placed in the file so far; their pages */
+	uint64_t rows;
+	int timed; /* sqb_tree_timed: each part's packing is timed (a system call each) */
+	/* The spool made the database (sqb_tree_join's first tree): its first `moved` leaves
+	 * were copied to page moved_to on, the others are at their spool pages; renamed: the
+	 * spool is the database's file now. */
+	int adopted, renamed;
+	size_t moved;
+	uint32_t moved_to;
+	double pack_secs; /* CPU seconds packing parts, all threads */
+};
+
+/* Writes len bytes at offset `at` of fd: TP_OK, or TP_EOUTPUT with the errno in *err. */
+int sqb_write_all(int fd, const void *p, size_t len, off_t at, int *err);
+/* qsort's order of two index entries (pointers to cells): sqb_cell_cmp's. */
+int sqb_ent_cmp(const void *x, const void *y);
+
 /* Where a tree goes in the closed database: the roots of the table and of its indexes (empty
  * pages so far, made by SQLite's CREATE statements). */
 struct sqb_roots {
@@ -185,9 +256,11 @@ struct sqb_roots {
 };
 
 /* After sqb_tree_finish: joins the trees t[0..n) to the closed database at db_path, whose
- * `npages` pages hold them empty at roots[k]: appends each one's leaves, interior pages (the
- * top ones written at the roots) and its indexes' pages, and sets the header's page count.
- * TP_OK, TP_ENOMEM, or TP_EOUTPUT with the errno in *err. */
+ * `npages` pages hold them empty at roots[k]. t[0]'s spool becomes the database (SQLite's
+ * pages copied into it, the file renamed to db_path: its leaves are not copied); then each
+ * tree's leaves (the others' copied from their spools), interior pages (the top ones written
+ * at the roots) and its indexes' pages, and the header's page count. TP_OK, TP_ENOMEM, or
+ * TP_EOUTPUT with the errno in *err. */
 int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
                   const char *db_path, uint32_t npages, int *err);
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
@@ -195,7 +268,8 @@ void sqb_tree_free(struct sqb_tree *t);
 
 /* ---- the slice and argument rows (slices.c) ---------------------------------------------- */
 
-/* The trees the writer builds, in the order they are joined. */
+/* The trees built from the sink's slices, in the order they are joined (the writer's flow tree
+ * follows them). */
 enum { SQT_ARGS, SQT_SLICE, SQT_COUNT };
 /* arg_value's record (WITHOUT ROWID: the key first, then the other columns as declared). */
 enum { A_SET, A_ID, A_KEY, A_INT, A_STR, A_REAL, A_TYPE, A_NCOLS };
