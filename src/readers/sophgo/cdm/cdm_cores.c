@@ -343,9 +343,9 @@ struct cores_job {
 };
 
 /* tp_par_run's calls of read_cores: step 0 opens and walks a core's file, step 1 reads its
- * records, step 2 relabels them; each on a copy of the reader whose notes, statistics and
- * errors stay in the core's struct cdm_core_read, or an engine's (eng[3 k + e]: its notes,
- * statistics, first commands and counters, merged into the core's by engines_merge). */
+ * records, step 2 relabels them, step 3 closes it; each on a copy of the reader whose notes,
+ * statistics and errors stay in the core's struct cdm_core_read, or an engine's (eng[3 k + e]: its
+ * notes, statistics, first commands and counters, merged into the core's by engines_merge). */
 struct cores_par {
 	struct cdm_rd *r;
 	struct cdm_core_read *cr;
@@ -419,6 +419,11 @@ static void cores_par_one(void *v, size_t i)
 		cr->rc = core_open(a->r, cr, &cr->d);
 		return;
 	}
+	if (a->step == 3) {
+		cdm_keys_free(a->r, cr->keys);
+		core_close(cr);
+		return;
+	}
 	if (cr->rc)
 		return;
 	struct cdm_core_read *x = e < 0 ? cr : &a->eng[3 * k + (size_t)e];
@@ -479,7 +484,7 @@ static size_t cores_jobs(struct cores_job *job, const struct cdm_core_read *cr, 
 {
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++) {
-		int split = step > 0 && cr[k].keyed;
+		int split = (step == 1 || step == 2) && cr[k].keyed;
 		for (int e = split ? 0 : -1; e < (split ? 3 : 0); e++)
 			job[m++] = (struct cores_job){.k = (uint32_t)k, .e = e};
 	}
@@ -619,10 +624,9 @@ int cdm_read_cores(struct cdm_rd *r)
 				l->v[l->n++] = cd->v[i];
 			}
 		}
-		for (size_t k = 0; k < n; k++) {
-			cdm_keys_free(r, cr[k].keys);
-			core_close(&cr[k]);
-		}
+		/* Unmapping the files and freeing the walks is per core work too. */
+		a.step = 3;
+		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 3), cores_par_one, &a);
 	}
 	for (size_t k = 0; k < wave; k++)
 		tp_profile_free(scratch[k]);
