@@ -258,7 +258,6 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 	memset(a, 0, sizeof *a);
 	a->profile = p;
 	struct tp_core_work *work = NULL;
-	struct tp_layer_hot_job lh = {0};
 	int st = cores_of(p, a);
 	if (st == TP_OK)
 		st = per_core_passes(p, a, jobs, &work);
@@ -268,10 +267,8 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		tp_analysis_engine_ratios(p, a);
 		st = tp_analysis_ftype_overall(p, a);
 	}
-	/* The worst layers may run on a thread of their own until tp_analysis_hot_join while the
-	 * rankings are made (they write different fields of a). */
 	if (st == TP_OK)
-		st = tp_analysis_hot_spots(p, a, work, jobs, &lh);
+		st = tp_analysis_hot_spots(p, a, work, jobs);
 	if (st == TP_OK)
 		st = tp_analysis_rank_cmds(a, work);
 	if (st == TP_OK)
@@ -280,7 +277,6 @@ int tp_analyze_jobs(const struct tp_profile *p, struct tp_analysis *a, unsigned 
 		st = tp_analysis_op_types(p, a);
 	if (st == TP_OK)
 		st = tp_accel_analyze(p, &a->accel);
-	st = tp_analysis_hot_join(&lh, st);
 	if (st == TP_OK)
 		st = layer_table(p, a, jobs);
 	for (size_t i = 0; work && i < a->num_cores; i++) {

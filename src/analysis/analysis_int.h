@@ -9,7 +9,6 @@
 
 #include "analysis/analysis.h"
 
-#include <pthread.h>
 
 static inline double tp_analysis_ratio(double num, double den)
 {
@@ -164,24 +163,11 @@ void tp_analysis_engine_ratios(const struct tp_profile *p, struct tp_analysis *a
  * every table (after tp_analysis_engine_ratios: the Overall one needs its engine sums). TP_OK /
  * TP_ENOMEM. */
 int tp_analysis_ftype_overall(const struct tp_profile *p, struct tp_analysis *a);
-/* layer_hot on its own thread (tp_analyze_jobs). */
-struct tp_layer_hot_job {
-	struct tp_analysis *a;
-	const struct tp_profile *p;
-	int st;
-	pthread_t thread;
-	int started; /* the thread runs; tp_analysis_hot_join waits for it */
-};
-
-/* hotspots.c: the cost hot spots, commands (merged from the cores' lists in `work`) and layers;
- * with jobs > 1 the layers' on a thread of their own described by *lh, which the caller ends
- * with tp_analysis_hot_join. TP_OK / TP_ENOMEM. */
+/* hotspots.c: the cost hot spots, commands (merged from the cores' lists in `work`) and layers
+ * (a job per TIU track on up to `jobs` threads, the same list for every count). TP_OK /
+ * TP_ENOMEM. */
 int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
-                          const struct tp_core_work *work, unsigned jobs,
-                          struct tp_layer_hot_job *lh);
-/* Waits for the layer thread of *lh if it runs; returns st, or the thread's status when st is
- * TP_OK. */
-int tp_analysis_hot_join(struct tp_layer_hot_job *lh, int st);
+                          const struct tp_core_work *work, unsigned jobs);
 /* rankings.c: command types (merged from the cores' maps in `work`), layers and, for
  * captures, operator types, each by time (the layers on up to `jobs` threads, the same
  * ranking for every count). TP_OK / TP_ENOMEM. */

@@ -2,11 +2,12 @@
  * hotspots.c — the TIU cost model's hot spots (summary notes "low uArch rate" / "high
  * initial-cycle ratio"): the commands that lose the most cycles to padding or start-up, kept
  * per core during the driver's per-core passes and merged afterwards, and the layers that
- * lose the most by their summed cost figures (on a thread of their own with jobs > 1).
+ * lose the most by their summed cost figures (a job per TIU track).
  */
 #include "analysis/analysis_int.h"
 #include "common/timings.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,14 +29,35 @@ static void hot_offer(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot
 	v[i] = *h;
 }
 
+/* Keeps h in the worst-layers list v[0..*n) (lost cycles, then layer index). */
+static void hot_keep(struct tp_cost_hot *v, size_t *n, const struct tp_cost_hot *h)
+{
+#define LAYER_BEFORE(x, y)                                                                         \
+	((x)->lost_cycles > (y)->lost_cycles ||                                                    \
+	 ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
+	size_t k = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
+	if (k == TP_ANALYSIS_HOT) {
+		if (!LAYER_BEFORE(h, &v[TP_ANALYSIS_HOT - 1]))
+			return;
+		k = TP_ANALYSIS_HOT - 1;
+	}
+	while (k > 0 && LAYER_BEFORE(h, &v[k - 1])) {
+		v[k] = v[k - 1];
+		k--;
+	}
+#undef LAYER_BEFORE
+	v[k] = *h;
+}
+
 /* Per-layer sums of the cost figures. */
 struct lacc {
 	uint64_t alg_ops, uarch_ops, asic_cycle, init_cycle;
 };
 
-/* Offers layer i with sums x to the worst-layers list. The list is ordered by lost cycles, then
- * by layer index, so the result does not depend on the order layers are offered in. */
-static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_t i,
+/* Offers layer i with sums x to the worst-layers list v[0..*n). The list is ordered by lost
+ * cycles, then by layer index, so the result does not depend on the order layers are offered
+ * in. */
+static void layer_offer(struct tp_cost_hot *v, size_t *n, const struct tp_profile *p, size_t i,
                         const struct lacc *x)
 {
 	if (x->uarch_ops <= x->alg_ops)
@@ -53,23 +75,7 @@ static void layer_offer(struct tp_analysis *a, const struct tp_profile *p, size_
 	h.lost_cycles = (double)h.asic_cycle * (1.0 - (double)h.alg_ops / (double)h.uarch_ops);
 	if (!(h.lost_cycles > 0))
 		return;
-	struct tp_cost_hot *v = a->low_uarch_layers;
-	size_t *n = &a->num_low_uarch_layers;
-#define LAYER_BEFORE(x, y)                                                                         \
-	((x)->lost_cycles > (y)->lost_cycles ||                                                    \
-	 ((x)->lost_cycles == (y)->lost_cycles && (x)->layer < (y)->layer))
-	size_t k = *n < TP_ANALYSIS_HOT ? (*n)++ : TP_ANALYSIS_HOT;
-	if (k == TP_ANALYSIS_HOT) {
-		if (!LAYER_BEFORE(&h, &v[TP_ANALYSIS_HOT - 1]))
-			return;
-		k = TP_ANALYSIS_HOT - 1;
-	}
-	while (k > 0 && LAYER_BEFORE(&h, &v[k - 1])) {
-		v[k] = v[k - 1];
-		k--;
-	}
-#undef LAYER_BEFORE
-	v[k] = h;
+	hot_keep(v, n, &h);
 }
 
 /* The layer a TIU cost entry counts for (valid, normal command, known layer), else -1. */
@@ -82,57 +88,61 @@ static int32_t cost_layer(const struct tp_profile *p, const struct tp_track *t,
 	           : -1;
 }
 
-/* The worst layers by their summed cost figures. Usually a layer's TIU commands are one run
- * of consecutive slices on one track, so runs are summed and offered as they end, with a bit
- * per layer to notice a layer that comes back; then (interleaved layer groups) the sums are
- * taken in an array with an entry per layer instead. TP_OK / TP_ENOMEM. */
-static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
+/* layer_hot's per-track pass: one job per TIU track with cost figures. */
+struct lhot_par {
+	const struct tp_profile *p;
+	const size_t *track;                         /* the tracks' indices */
+	struct tp_cost_hot (*list)[TP_ANALYSIS_HOT]; /* per track */
+	size_t *nlist;
+	_Atomic uint8_t *seen; /* a bit per layer, set by any track */
+	_Atomic int again;     /* a layer came back (in its track or another) */
+};
+
+/* Track job k: its runs of one layer summed and offered to its own list as they end, each
+ * run's layer marked in the shared bitmap; a layer already marked (by this track or any
+ * other, whichever came first) sets `again`, so the outcome does not depend on the order the
+ * tracks run in. */
+static void lhot_track(void *v, size_t k)
 {
-	if (!p->num_layers)
-		return TP_OK;
-	uint8_t *seen = tp_calloc((p->num_layers + 7) / 8, 1);
-	if (!seen)
-		return TP_ENOMEM;
-	int again = 0;
-	for (size_t ti = 0; ti < p->num_tracks && !again; ti++) {
-		const struct tp_track *t = &p->tracks[ti];
-		if (t->kind != TP_TRACK_TIU || !t->cost)
-			continue;
-		int32_t cur = -1;
-		struct lacc acc = {0};
-		for (size_t i = 0; i <= t->count; i++) {
-			struct tp_cost k = {0};
-			int32_t l = -1;
-			if (i < t->count) {
-				tp_track_get_cost(t, i, &k);
-				l = cost_layer(p, t, &t->slices[i], &k);
-				if (l < 0 || l == cur) {
-					if (l >= 0) {
-						acc.alg_ops += k.alg_ops;
-						acc.uarch_ops += k.uarch_ops;
-						acc.asic_cycle += t->slices[i].cycles;
-						acc.init_cycle += k.init_cycle;
-					}
-					continue;
+	struct lhot_par *a = v;
+	const struct tp_profile *p = a->p;
+	const struct tp_track *t = &p->tracks[a->track[k]];
+	int32_t cur = -1;
+	struct lacc acc = {0};
+	for (size_t i = 0; i <= t->count && !atomic_load_explicit(&a->again, memory_order_relaxed);
+	     i++) {
+		struct tp_cost c = {0};
+		int32_t l = -1;
+		if (i < t->count) {
+			tp_track_get_cost(t, i, &c);
+			l = cost_layer(p, t, &t->slices[i], &c);
+			if (l < 0 || l == cur) {
+				if (l >= 0) {
+					acc.alg_ops += c.alg_ops;
+					acc.uarch_ops += c.uarch_ops;
+					acc.asic_cycle += t->slices[i].cycles;
+					acc.init_cycle += c.init_cycle;
 				}
+				continue;
 			}
-			if (cur >= 0)
-				layer_offer(a, p, (size_t)cur, &acc);
-			if (i == t->count)
-				break;
-			if (seen[l >> 3] & (1u << (l & 7))) {
-				again = 1;
-				break;
-			}
-			seen[l >> 3] |= (uint8_t)(1u << (l & 7));
-			cur = l;
-			acc = (struct lacc){k.alg_ops, k.uarch_ops, t->slices[i].cycles,
-			                    k.init_cycle};
 		}
+		if (cur >= 0)
+			layer_offer(a->list[k], &a->nlist[k], p, (size_t)cur, &acc);
+		if (i == t->count)
+			break;
+		uint8_t bit = (uint8_t)(1u << (l & 7));
+		if (atomic_fetch_or_explicit(&a->seen[l >> 3], bit, memory_order_relaxed) & bit) {
+			atomic_store_explicit(&a->again, 1, memory_order_relaxed);
+			break;
+		}
+		cur = l;
+		acc = (struct lacc){c.alg_ops, c.uarch_ops, t->slices[i].cycles, c.init_cycle};
 	}
-	tp_free(seen);
-	if (!again)
-		return TP_OK;
+}
+
+/* The per-layer sums in an array with an entry per layer (interleaved layer groups). */
+static int layer_hot_sums(struct tp_analysis *a, const struct tp_profile *p)
+{
 	a->num_low_uarch_layers = 0;
 	struct lacc *lsum = tp_calloc(p->num_layers, sizeof *lsum);
 	if (!lsum)
@@ -154,9 +164,48 @@ static int layer_hot(struct tp_analysis *a, const struct tp_profile *p)
 		}
 	}
 	for (size_t i = 0; i < p->num_layers; i++)
-		layer_offer(a, p, i, &lsum[i]);
+		layer_offer(a->low_uarch_layers, &a->num_low_uarch_layers, p, i, &lsum[i]);
 	tp_free(lsum);
 	return TP_OK;
+}
+
+/* The worst layers by their summed cost figures. Usually a layer's TIU commands are one run
+ * of consecutive slices on one track, so each track (a job of its own, on up to `jobs`
+ * threads) sums its runs and offers them to its own list as they end, with a bit per layer
+ * to notice a layer that comes back; the tracks' lists are then offered to one (the order
+ * is total, so it holds what one list offered every run would). When a layer comes back
+ * (interleaved layer groups) the sums are taken in an array with an entry per layer
+ * instead. TP_OK / TP_ENOMEM. */
+static int layer_hot(struct tp_analysis *a, const struct tp_profile *p, unsigned jobs)
+{
+	if (!p->num_layers)
+		return TP_OK;
+	size_t nt = 0;
+	for (size_t ti = 0; ti < p->num_tracks; ti++)
+		nt += p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost;
+	struct lhot_par lp = {.p = p};
+	size_t *track = tp_malloc((nt ? nt : 1) * sizeof *track);
+	lp.list = tp_malloc((nt ? nt : 1) * sizeof *lp.list);
+	lp.nlist = tp_calloc(nt ? nt : 1, sizeof *lp.nlist);
+	lp.seen = tp_calloc((p->num_layers + 7) / 8, 1);
+	int st = track && lp.list && lp.nlist && lp.seen ? TP_OK : TP_ENOMEM;
+	if (st == TP_OK) {
+		nt = 0;
+		for (size_t ti = 0; ti < p->num_tracks; ti++)
+			if (p->tracks[ti].kind == TP_TRACK_TIU && p->tracks[ti].cost)
+				track[nt++] = ti;
+		lp.track = track;
+		atomic_init(&lp.again, 0);
+		tp_par_run(jobs ? jobs : 1, nt, lhot_track, &lp);
+		if (atomic_load(&lp.again))
+			st = layer_hot_sums(a, p);
+		for (size_t k = 0; !atomic_load(&lp.again) && k < nt; k++)
+			for (size_t i = 0; i < lp.nlist[k]; i++)
+				hot_keep(a->low_uarch_layers, &a->num_low_uarch_layers,
+				         &lp.list[k][i]);
+	}
+	TP_FREE_ALL(track, lp.list, lp.nlist, (void *)lp.seen);
+	return st;
 }
 
 void tp_analysis_cost_hot(struct tp_hot_lists *a, const struct tp_track *t, size_t ti, size_t i,
@@ -207,20 +256,8 @@ static void hot_merge(struct tp_cost_hot *dst, size_t *n, struct tp_cost_hot *al
 	if (*n)
 		memcpy(dst, all, *n * sizeof *dst);
 }
-static void *layer_hot_main(void *v)
-{
-	struct tp_layer_hot_job *j = v;
-	tp_tm_thread(1);
-	tp_tm_solo_begin();
-	j->st = layer_hot(j->a, j->p);
-	tp_tm_solo_end();
-	tp_tm_thread(-1);
-	return NULL;
-}
-
 int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
-                          const struct tp_core_work *work, unsigned jobs,
-                          struct tp_layer_hot_job *lh)
+                          const struct tp_core_work *work, unsigned jobs)
 {
 	if (!a->overall.eng[TP_TRACK_TIU].has_cost)
 		return TP_OK;
@@ -238,24 +275,5 @@ int tp_analysis_hot_spots(const struct tp_profile *p, struct tp_analysis *a,
 			all[nall++] = work[i].hot.high[j];
 	hot_merge(a->high_init, &a->num_high_init, all, nall);
 	tp_free(all);
-	/* The worst layers on a thread of their own while the rankings below are made
-	 * (they write different fields of a). */
-	lh->a = a;
-	lh->p = p;
-	if (jobs > 1 && pthread_create(&lh->thread, NULL, layer_hot_main, lh) == 0) {
-		lh->started = 1;
-		return TP_OK;
-	}
-	return layer_hot(a, p);
-}
-
-int tp_analysis_hot_join(struct tp_layer_hot_job *lh, int st)
-{
-	if (lh->started) {
-		pthread_join(lh->thread, NULL);
-		lh->started = 0;
-		if (st == TP_OK)
-			st = lh->st;
-	}
-	return st;
+	return layer_hot(a, p, jobs);
 }

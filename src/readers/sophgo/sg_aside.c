@@ -28,20 +28,41 @@ void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list
 	v[a->nnotes++] = c;
 }
 
+static void stats_add(struct tp_read_stats *s, const struct tp_read_stats *f)
+{
+	s->files_read += f->files_read;
+	s->blocks_read += f->blocks_read;
+	s->blocks_skipped += f->blocks_skipped;
+	s->records_read += f->records_read;
+	s->records_dropped += f->records_dropped;
+	s->bytes_missing += f->bytes_missing;
+}
+
 int sg_aside_apply(struct tp_profile *p, struct sg_aside *a)
 {
 	for (size_t i = 0; i < a->nnotes; i++)
 		tp_profile_note(p, "%s", a->notes[i]);
-	struct tp_read_stats *s = &p->stats;
-	s->files_read += a->stats.files_read;
-	s->blocks_read += a->stats.blocks_read;
-	s->blocks_skipped += a->stats.blocks_skipped;
-	s->records_read += a->stats.records_read;
-	s->records_dropped += a->stats.records_dropped;
-	s->bytes_missing += a->stats.bytes_missing;
+	stats_add(&p->stats, &a->stats);
 	int oom = a->oom;
 	sg_aside_free(a);
 	return oom ? TP_ENOMEM : TP_OK;
+}
+
+void sg_aside_move(struct sg_aside *to, struct sg_aside *from)
+{
+	stats_add(&to->stats, &from->stats);
+	to->oom |= from->oom;
+	char **v = from->nnotes ? tp_grow(to->notes, sizeof *v, to->nnotes + from->nnotes, &to->cap)
+	                        : to->notes;
+	if (from->nnotes && !v) {
+		to->oom = 1;
+	} else {
+		to->notes = v;
+		memcpy(v + to->nnotes, from->notes, from->nnotes * sizeof *v);
+		to->nnotes += from->nnotes;
+		from->nnotes = 0;
+	}
+	sg_aside_free(from);
 }
 
 void sg_aside_free(struct sg_aside *a)

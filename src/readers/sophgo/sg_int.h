@@ -160,6 +160,8 @@ struct sg_aside {
  * a is NULL. */
 void sg_vnote(struct tp_profile *p, struct sg_aside *a, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
+/* Appends from's notes (in order) and adds its statistics to `to`; empties from. */
+void sg_aside_move(struct sg_aside *to, struct sg_aside *from);
 /* Adds a's notes (in order) and statistics to p and empties a. TP_OK, or TP_ENOMEM when a
  * note had been lost. Calling thread only. */
 int sg_aside_apply(struct tp_profile *p, struct sg_aside *a);

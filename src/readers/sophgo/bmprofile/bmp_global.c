@@ -371,6 +371,10 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 /* ---------------------------------------------------------------------------------------- */
 
 #define GCHUNK ((size_t)4 << 20)
+/* Scanning workers at most. The in-order apply takes about 40 % of the parse's CPU and a
+ * chunk's scan the rest, so three workers out-scan it; each more would only add two slots
+ * (a chunk's events and resident text, about 9 MB each) of memory in flight. */
+#define GSCAN_MAX 3u
 
 enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
 
@@ -750,7 +754,26 @@ struct gpool {
 	size_t applied; /* chunks applied so far */
 	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
 	int stop;       /* a chunk failed: scan no more */
+	/* With drop_pages: the text before drop_to is applied, that before dropped released;
+	 * the thread that scans the next chunk releases the rest (drop_take), off the applying
+	 * thread. */
+	size_t dropped, drop_to;
 };
+
+/* What a released range starts before its own start: chunk_start(k) reads the byte before
+ * chunk k, and that read maps back the pages around it (a whole large folio's worth when
+ * the page cache holds the file in 2 MiB folios; docs/perf-notes/sophgo.md) after they were
+ * released. */
+#define GDROP_BACK ((size_t)2 << 20)
+
+/* The range of applied text not yet released, taken by the caller (under ws.mu, or the one
+ * thread); empty without drop_pages. */
+static void drop_take(struct gpool *gp, size_t *from, size_t *to)
+{
+	*from = gp->dropped > GDROP_BACK ? gp->dropped - GDROP_BACK : 0;
+	*to = gp->g->drop_pages ? gp->drop_to : 0;
+	gp->dropped = gp->drop_to;
+}
 
 /* Scans chunk k into slot ch (any thread). */
 static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *g,
@@ -773,7 +796,10 @@ static int gstep(void *arg)
 		return 0;
 	size_t k = gp->next++;
 	struct gchunk *ch = &gp->slot[k % gp->nslot];
+	size_t from, to;
+	drop_take(gp, &from, &to);
 	pthread_mutex_unlock(&gp->ws.mu);
+	tp_map_drop(gp->text, from, to);
 	scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
 	pthread_mutex_lock(&gp->ws.mu);
 	gp->ready[k % gp->nslot] = 1;
@@ -799,11 +825,15 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 {
 	struct gchunk *ch = &gp->slot[k % gp->nslot];
 	int mine = !started;
+	size_t from = 0, to = 0;
+	if (!started)
+		drop_take(gp, &from, &to);
 	if (started) {
 		pthread_mutex_lock(&gp->ws.mu);
 		if (gp->next == k) {
 			gp->next++; /* no worker has it: scan it here rather than wait */
 			mine = 1;
+			drop_take(gp, &from, &to);
 		} else {
 			while (!gp->ready[k % gp->nslot])
 				pthread_cond_wait(&gp->ws.cv_done, &gp->ws.mu);
@@ -812,6 +842,7 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 	}
 	if (mine) { /* one thread, or no worker took the chunk (same code) */
 		tp_tm_par_begin();
+		tp_map_drop(gp->text, from, to);
 		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
 		tp_tm_par_end();
 	}
@@ -820,9 +851,12 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 /* Chunk k applied (rc its result): its slot is free for the workers. */
 static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
 {
-	if (!started)
+	if (!started) {
+		gp->drop_to = gp->slot[k % gp->nslot].end;
 		return;
+	}
 	pthread_mutex_lock(&gp->ws.mu);
+	gp->drop_to = gp->slot[k % gp->nslot].end;
 	gp->ready[k % gp->nslot] = 0;
 	gp->applied = k + 1;
 	if (rc)
@@ -842,11 +876,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	                     .cur_subnet = -1,
 	                     .pend_layer = -1};
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	/* jobs - 1 scanning workers: the calling thread applies the chunks in order and scans
-	 * the next one itself when no worker has taken it yet. */
+	/* jobs - 1 scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
+	 * order and scans the next one itself when no worker has taken it yet. */
 	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
-	if (nthreads > 63)
-		nthreads = 63;
+	if (nthreads > GSCAN_MAX)
+		nthreads = GSCAN_MAX;
 	if (nchunks < 2)
 		nthreads = 0;
 	else if (nthreads > nchunks - 1)
@@ -879,13 +913,6 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 			(void)tp_profile_tensor_room(p, ch->ntens * nchunks + ch->ntens / 8);
 		rc = apply_chunk(&c, text, ch, no + 1);
 		no += ch->lines;
-		/* Everything before this chunk's end, not [beg, end): chunk_start(k) reads the byte
-		 * before chunk k, and that read maps back the pages around it after chunk k - 1
-		 * was dropped (a whole large folio's worth when the page cache holds the file in
-		 * 2 MiB folios; docs/perf-notes/sophgo.md). The pages already released cost nothing
-		 * to release again. */
-		if (g->drop_pages)
-			tp_map_drop(text, 0, ch->end);
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
 		chunk_done(&gp, started, k, rc);
@@ -893,6 +920,9 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 			break;
 	}
 	pool_stop(&gp, th, started);
+	/* What the scanners left: the last chunks, and pages read back after their release. */
+	if (g->drop_pages)
+		tp_map_drop(text, 0, len);
 	/* Even after an error (keeping its message), so that no tensor or node names a layer the
 	 * table lacks. */
 	if (!rc)

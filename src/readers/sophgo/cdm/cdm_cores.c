@@ -1,9 +1,10 @@
 /*
  * cdm_cores.c — reading the core files of a cdm dump: each cdmlib*.profile is walked, its PMU
  * records become slices (fill_track), normalised per track and matched to their commands; with
- * --jobs the cores are read one per thread (tp_par_run) on copies of the reader whose notes,
- * statistics and errors are applied afterwards in core order, so the profile is the same for
- * every thread count. Also the CDMA port files (read_cdma).
+ * --jobs the cores are read on the threads (tp_par_run), a core without argument sets one job
+ * per engine, on copies of the reader whose notes, statistics and errors are applied
+ * afterwards in core and engine order, so the profile is the same for every thread count.
+ * Also the CDMA port files (read_cdma).
  */
 #include "readers/sophgo/cdm/cdm_int.h"
 
@@ -161,70 +162,84 @@ static int core_setup(struct cdm_rd *r, struct cdm_core_read *cr)
 	return TP_OK;
 }
 
-/* Reads the records of core cr->core onto its tracks (core_setup made them): PMU records,
- * steps 1-4 of the pipeline and the commands (§8.3). Touches only the core's tracks, its
- * core_info and cr when cr->keyed: then any thread may run it, on a copy of the reader with
- * r->job = cr, r->d = &cr->d, r->detail and r->mode the core's. */
-static int core_records(struct cdm_rd *r, struct cdm_core_read *cr)
+/* Reads engine e's PMU records of core cr->core onto its track (core_setup made it), steps
+ * 1-4 of the pipeline and the commands (§8.3). Touches only that track, its entries of the
+ * core_info and r->job: any thread may run it, on a copy of the reader with r->job (cr, or
+ * the engine's own record of a keyed core: engine_open), r->d, r->detail and r->mode the
+ * core's. */
+static int core_engine(struct cdm_rd *r, struct cdm_core_read *cr, int e)
 {
 	struct cdm_walk *w = &cr->w;
 	size_t core = cr->core;
 	struct cdm_core_info *ci = &r->ci[core];
-	int rc = TP_OK;
-	for (int e = 0; e < 3; e++) {
-		int t = ci->track[e];
-		if (t < 0)
-			continue;
-		if ((rc = fill_track(r, t, cr->f.data, w, e)))
-			return rc;
-		struct tp_track *tr = &r->p->tracks[t];
-		cdm_unwrap_ids(r, tr);
-		cdm_unwrap_times(r, tr, 0);
-		if (e == CDM_SDMA)
-			cdm_reorder(r, tr);
-		uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
-		if (want && want - 1 != tr->count)
-			cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu",
-			         r->cores[core], tr->count, tp_track_kind_name(kind_of[e]),
-			         (unsigned long long)(want - 1));
-		/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
-		if (tr->count >= 2) {
-			ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
-			ci->have_init[e] = 1;
-			if (e == CDM_TIU) {
-				ci->anchor = tp_slice_end(tr, &tr->slices[1]);
-				ci->have_anchor = 1;
-			}
+	int t = ci->track[e];
+	if (t < 0)
+		return TP_OK;
+	int rc = fill_track(r, t, cr->f.data, w, e);
+	if (rc)
+		return rc;
+	struct tp_track *tr = &r->p->tracks[t];
+	cdm_unwrap_ids(r, tr);
+	cdm_unwrap_times(r, tr, 0);
+	if (e == CDM_SDMA)
+		cdm_reorder(r, tr);
+	uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
+	if (want && want - 1 != tr->count)
+		cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core],
+		         tr->count, tp_track_kind_name(kind_of[e]), (unsigned long long)(want - 1));
+	/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
+	if (tr->count >= 2) {
+		ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
+		ci->have_init[e] = 1;
+		if (e == CDM_TIU) {
+			ci->anchor = tp_slice_end(tr, &tr->slices[1]);
+			ci->have_anchor = 1;
 		}
-		cdm_drop_front(r, tr, 2);
-		/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own
-		 * first two commands are the init sync). */
-		struct cdm_cmds *cmds = NULL;
-		if (cr->cmode == 3) {
-			cmds = &w->des[e];
-		} else if (w->have_dyn && !w->dyn_v2) {
-			cmds = &w->dyn[e];
-			size_t k = cmds->n < 2 ? cmds->n : 2;
-			if (k) {
-				memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
-				cmds->n -= k;
-			}
-			cdm_unwrap_cmd_ids(cmds);
-		}
-		struct cdm_cmds none = {0};
-		if ((rc = cdm_match(r, t, cmds ? cmds : &none, &ci->unmatched[e],
-		                    &ci->unmatched_bytes[e], cr->f.data, w)))
-			return rc;
 	}
-	if (!ci->have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
+	cdm_drop_front(r, tr, 2);
+	/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own first
+	 * two commands are the init sync). */
+	struct cdm_cmds *cmds = NULL;
+	if (cr->cmode == 3) {
+		cmds = &w->des[e];
+	} else if (w->have_dyn && !w->dyn_v2) {
+		cmds = &w->dyn[e];
+		size_t k = cmds->n < 2 ? cmds->n : 2;
+		if (k) {
+			memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
+			cmds->n -= k;
+		}
+		cdm_unwrap_cmd_ids(cmds);
+	}
+	struct cdm_cmds none = {0};
+	return cdm_match(r, t, cmds ? cmds : &none, &ci->unmatched[e], &ci->unmatched_bytes[e],
+	                 cr->f.data, w);
+}
+
+/* What follows a core's engines (r->job = cr): the note on a missing init handshake, the
+ * report of an allocation that failed in set_names. */
+static int core_records_end(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	if (!r->ci[cr->core].have_anchor && (cr->have[CDM_TIU] || cr->have[CDM_GDMA]))
 		cdm_note(
 		    r,
 		    "%s: fewer than 2 TIU PMU records: no init handshake, the core is not aligned "
 		    "with the others",
-		    r->cores[core]);
+		    r->cores[cr->core]);
 	if (cr->aside.oom)
 		return cdm_nomem(r);
 	return TP_OK;
+}
+
+/* Reads the records of core cr->core onto its tracks, engine by engine (core_engine). */
+static int core_records(struct cdm_rd *r, struct cdm_core_read *cr)
+{
+	for (int e = 0; e < 3; e++) {
+		int rc = core_engine(r, cr, e);
+		if (rc)
+			return rc;
+	}
+	return core_records_end(r, cr);
 }
 
 /* Interns the names a keyed core's commands need, in the order set_names would have at their
@@ -235,42 +250,49 @@ static void core_names(struct cdm_rd *r, struct cdm_core_read *cr)
 		cdm_cached_names(r, cdm_name_key(&cr->first[i]), &cr->first[i]);
 }
 
-/* Gives a keyed core's slices their names (core_names interned them): each label of its
- * tracks maps to the label with the key's names, then every slice follows the map. Reads the
- * name cache, writes the core's tracks: any thread. */
+/* Gives the slices of engine e's track of core cr->core their names (core_names or
+ * core_scratch_in filled the name cache): each label of the track maps to the label with the
+ * key's names, then every slice follows the map; with argument sets, the slices' set ids
+ * follow the room read_cores reserved. Reads the name cache, writes the track: any thread. */
+static int relabel_track(struct cdm_rd *r, const struct cdm_core_read *cr, int e)
+{
+	int t = r->ci[cr->core].track[e];
+	if (t < 0)
+		return TP_OK;
+	struct tp_track *tr = &r->p->tracks[t];
+	uint32_t n = tr->num_labels;
+	uint32_t *map = tp_malloc((size_t)n * sizeof *map);
+	if (!map)
+		return TP_ENOMEM;
+	/* Every slice's label holds a key now (match gave each slice its command); labels no
+	 * slice uses any more (fill_track's, name 0) map to something unused. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_label l = tr->labels[i];
+		const uint32_t *names = r->cache[l.name & ((1u << CDM_NAME_CACHE_BITS) - 1)];
+		l.name = names[0];
+		l.type = names[1];
+		if (tp_track_label(tr, &l, &map[i]) != TP_OK) {
+			tp_free(map);
+			return TP_ENOMEM;
+		}
+	}
+	for (size_t k = 0; k < tr->count; k++)
+		tr->slices[k].label = map[tr->slices[k].label];
+	tp_free(map);
+	/* A worker's argument sets (ids in its scratch profile). */
+	for (size_t k = 0; cr->ap && k < tr->count; k++)
+		if (tr->slices[k].args)
+			tr->slices[k].args = cr->set0 + tr->slices[k].args - 1;
+	return TP_OK;
+}
+
+/* Gives a core's slices their names and moves its argument sets in (relabel_track for each
+ * engine, then tp_args_copy_in). */
 static int core_relabel(struct cdm_rd *r, struct cdm_core_read *cr)
 {
-	for (int e = 0; e < 3; e++) {
-		int t = r->ci[cr->core].track[e];
-		if (t < 0)
-			continue;
-		struct tp_track *tr = &r->p->tracks[t];
-		uint32_t n = tr->num_labels;
-		uint32_t *map = tp_malloc((size_t)n * sizeof *map);
-		if (!map)
+	for (int e = 0; e < 3; e++)
+		if (relabel_track(r, cr, e) != TP_OK)
 			return TP_ENOMEM;
-		/* Every slice's label holds a key now (match gave each slice its command); labels
-		 * no slice uses any more (fill_track's, name 0) map to something unused. */
-		for (uint32_t i = 0; i < n; i++) {
-			struct tp_label l = tr->labels[i];
-			const uint32_t *names =
-			    r->cache[l.name & ((1u << CDM_NAME_CACHE_BITS) - 1)];
-			l.name = names[0];
-			l.type = names[1];
-			if (tp_track_label(tr, &l, &map[i]) != TP_OK) {
-				tp_free(map);
-				return TP_ENOMEM;
-			}
-		}
-		for (size_t k = 0; k < tr->count; k++)
-			tr->slices[k].label = map[tr->slices[k].label];
-		tp_free(map);
-		/* A worker's argument sets (ids in its scratch profile) now follow the room
-		 * read_cores reserved for them. */
-		for (size_t k = 0; cr->ap && k < tr->count; k++)
-			if (tr->slices[k].args)
-				tr->slices[k].args = cr->set0 + tr->slices[k].args - 1;
-	}
 	if (cr->ap)
 		tp_args_copy_in(r->p, cr->set0, cr->arg0, cr->ap, cr->map);
 	return TP_OK;
@@ -312,13 +334,24 @@ static int wave_room(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n,
 	return tp_args_room(r->p, args / m * left, sets / m * left) == TP_OK ? TP_OK : cdm_nomem(r);
 }
 
-/* tp_par_run's calls of read_cores: step 0 opens and walks core k's file, step 1 reads a
- * keyed core's records, step 2 relabels them; each on a copy of the reader whose notes,
- * statistics and errors stay in the core's struct cdm_core_read. */
+/* One call of a read_cores step: core k of the wave, whole (e < 0) or, in steps 1 and 2 of a
+ * keyed core, its engine e alone, so that the threads share a wave of fewer cores than
+ * --jobs (sg_wave bounds the cores in flight by memory). */
+struct cores_job {
+	uint32_t k;
+	int e;
+};
+
+/* tp_par_run's calls of read_cores: step 0 opens and walks a core's file, step 1 reads its
+ * records, step 2 relabels them, step 3 closes it; each on a copy of the reader whose notes,
+ * statistics and errors stay in the core's struct cdm_core_read, or an engine's (eng[3 k + e]: its
+ * notes, statistics, first commands and counters, merged into the core's by engines_merge). */
 struct cores_par {
 	struct cdm_rd *r;
 	struct cdm_core_read *cr;
+	struct cdm_core_read *eng;   /* 3 per core of a wave */
 	struct tp_profile **scratch; /* per core of a wave, reused */
+	const struct cores_job *job;
 	int step;
 };
 
@@ -338,16 +371,66 @@ static int scratch_open(struct cores_par *a, size_t k)
 	return cr->ap && cr->cache ? TP_OK : TP_ENOMEM;
 }
 
-static void cores_par_one(void *v, size_t k)
+/* The record an engine of a keyed core is read into in step 1: keyed, its own seen bitmap. */
+static int engine_open(struct cdm_core_read *x, const struct cdm_core_read *cr)
+{
+	memset(x, 0, sizeof *x);
+	x->core = cr->core;
+	x->keyed = 1;
+	x->seen = tp_calloc((1u << CDM_NAME_CACHE_BITS) / 8, 1);
+	return x->seen ? TP_OK : TP_ENOMEM;
+}
+
+static void engine_close(const struct cdm_rd *r, struct cdm_core_read *x)
+{
+	cdm_keys_free(r, x->keys);
+	sg_aside_free(&x->aside);
+	TP_FREE_ALL(x->seen, x->first);
+	memset(x, 0, sizeof *x);
+}
+
+/* Step 1 or 2 of core cr (engine e, or all when e < 0) on the reader copy rk, into x (cr, or
+ * the engine's record). */
+static void cores_step(struct cores_par *a, struct cdm_rd *rk, struct cdm_core_read *cr,
+                       struct cdm_core_read *x, int e)
+{
+	rk->job = x;
+	rk->d = &x->d;
+	if (a->step == 2) {
+		int rc = e < 0 ? core_relabel(rk, cr) : relabel_track(rk, cr, e);
+		if (rc != TP_OK)
+			x->rc = cdm_nomem(rk);
+		return;
+	}
+	x->rc = e < 0 ? core_records(rk, cr) : core_engine(rk, cr, e);
+	memcpy(x->keys, rk->keys, sizeof x->keys);
+	x->id_wraps = rk->id_wraps;
+	x->ts_wraps = rk->ts_wraps;
+	x->reordered = rk->reordered;
+}
+
+static void cores_par_one(void *v, size_t i)
 {
 	struct cores_par *a = v;
+	size_t k = a->job[i].k;
+	int e = a->job[i].e;
 	struct cdm_core_read *cr = &a->cr[k];
 	if (a->step == 0) {
 		cr->rc = core_open(a->r, cr, &cr->d);
 		return;
 	}
+	if (a->step == 3) {
+		cdm_keys_free(a->r, cr->keys);
+		core_close(cr);
+		return;
+	}
 	if (cr->rc)
 		return;
+	struct cdm_core_read *x = e < 0 ? cr : &a->eng[3 * k + (size_t)e];
+	if (a->step == 1 && x != cr && engine_open(x, cr) != TP_OK) {
+		x->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &x->d});
+		return;
+	}
 	if (a->step == 1 && !cr->keyed && scratch_open(a, k) != TP_OK) {
 		cr->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &cr->d});
 		return;
@@ -356,21 +439,56 @@ static void cores_par_one(void *v, size_t k)
 	if (cr->ap)
 		rk.ap = cr->ap;
 	memset(rk.keys, 0, sizeof rk.keys);
-	rk.job = cr;
-	rk.d = &cr->d;
 	rk.detail = cr->detail;
 	rk.mode = cr->mode;
 	rk.pmu_w = NULL;
 	rk.id_wraps = rk.ts_wraps = rk.reordered = 0;
-	if (a->step == 1) {
-		cr->rc = core_records(&rk, cr);
-		memcpy(cr->keys, rk.keys, sizeof cr->keys);
-		cr->id_wraps = rk.id_wraps;
-		cr->ts_wraps = rk.ts_wraps;
-		cr->reordered = rk.reordered;
-	} else if (core_relabel(&rk, cr) != TP_OK) {
-		cr->rc = cdm_nomem(&rk);
+	cores_step(a, &rk, cr, x, e);
+}
+
+/* A keyed core read engine by engine (step 1), on the calling thread: the first error in
+ * engine order, or the engines' notes, statistics and counters and their first commands in
+ * engine order (set_names keys include the engine, so no key is first in two engines), as
+ * core_records would have left them in the core's record. */
+static void engines_merge(struct cdm_rd *r, struct cdm_core_read *cr, struct cdm_core_read *x)
+{
+	for (int e = 0; e < 3; e++)
+		if (x[e].rc) {
+			cr->d = x[e].d;
+			cr->rc = x[e].rc;
+			return;
+		}
+	size_t n = x[0].nfirst + x[1].nfirst + x[2].nfirst;
+	struct cdm_cmd *v = tp_grow(cr->first, sizeof *v, n ? n : 1, &cr->cap_first);
+	if (v)
+		cr->first = v;
+	for (int e = 0; e < 3; e++) {
+		if (v && x[e].nfirst)
+			memcpy(v + cr->nfirst, x[e].first, x[e].nfirst * sizeof *v);
+		cr->nfirst += v ? x[e].nfirst : 0;
+		sg_aside_move(&cr->aside, &x[e].aside);
+		cr->id_wraps += x[e].id_wraps;
+		cr->ts_wraps += x[e].ts_wraps;
+		cr->reordered += x[e].reordered;
 	}
+	if (!v)
+		cr->aside.oom = 1;
+	struct cdm_rd rk = *r;
+	rk.job = cr;
+	rk.d = &cr->d;
+	cr->rc = core_records_end(&rk, cr);
+}
+
+/* The calls of a step over the wave's n cores: a keyed core's steps 1 and 2 by engine. */
+static size_t cores_jobs(struct cores_job *job, const struct cdm_core_read *cr, size_t n, int step)
+{
+	size_t m = 0;
+	for (size_t k = 0; k < n; k++) {
+		int split = (step == 1 || step == 2) && cr[k].keyed;
+		for (int e = split ? 0 : -1; e < (split ? 3 : 0); e++)
+			job[m++] = (struct cores_job){.k = (uint32_t)k, .e = e};
+	}
+	return m;
 }
 
 /* Each core file's working memory while it is read, for sg_wave: its mapping, its walk (about
@@ -393,23 +511,25 @@ static uint64_t *cores_est(const struct cdm_rd *r)
  * fits sg_wave's bound: open and walk them at once;
  * then on the calling thread in core order their statistics, notes and tracks (core_setup);
  * their records at once (core_records; a core that keeps argument sets builds them in a
- * scratch profile); the names in core order (core_names; core_scratch_in maps a scratch
+ * scratch profile; a keyed core's engines are jobs of their own, core_engine, merged by
+ * engines_merge, so that a wave of fewer cores than --jobs still keeps the threads busy);
+ * the names in core order (core_names; core_scratch_in maps a scratch
  * profile's strings and reserves its sets' room) and the labels and argument sets at once
- * (core_relabel). Whatever is shared (strings, notes, statistics, the track list, CDMA
- * command lists) changes only on the calling thread, in core order, so the profile is the
- * same for every r->jobs and whichever cores go together. At most r->jobs core files (and
- * their walks and scratch profiles) are held at a time, and beyond the first only as many as
- * SG_WAVE_SPARE allows. */
+ * (core_relabel; a keyed core's tracks one job each, relabel_track). Whatever is shared (strings,
+ * notes, statistics, the track list, CDMA command lists) changes only on the calling thread, in
+ * core order, so the profile is the same for every r->jobs and whichever cores go together. At most
+ * r->jobs core files (and their walks and scratch profiles) are held at a time, and beyond the
+ * first only as many as SG_WAVE_SPARE allows. */
 int cdm_read_cores(struct cdm_rd *r)
 {
 	size_t wave = r->jobs > 1 ? r->jobs : 1;
 	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
+	struct cdm_core_read *eng = tp_calloc(3 * wave, sizeof *eng);
+	struct cores_job *job = tp_calloc(3 * wave, sizeof *job);
 	struct tp_profile **scratch = tp_calloc(wave, sizeof *scratch);
 	uint64_t *est = cores_est(r);
-	if (!cr || !scratch || !est) {
-		tp_free(cr);
-		tp_free(scratch);
-		tp_free(est);
+	if (!cr || !eng || !job || !scratch || !est) {
+		TP_FREE_ALL(cr, eng, job, scratch, est);
 		return cdm_nomem(r);
 	}
 	int rc = TP_OK;
@@ -422,8 +542,9 @@ int cdm_read_cores(struct cdm_rd *r)
 			tp_profile_free(scratch[k]);
 			scratch[k] = NULL;
 		}
-		struct cores_par a = {.r = r, .cr = cr, .scratch = scratch, .step = 0};
-		tp_par_run((unsigned)wave, n, cores_par_one, &a);
+		struct cores_par a = {
+		    .r = r, .cr = cr, .eng = eng, .scratch = scratch, .job = job, .step = 0};
+		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 0), cores_par_one, &a);
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
 			if (cr[k].rc) {
 				*r->d = cr[k].d;
@@ -436,7 +557,12 @@ int cdm_read_cores(struct cdm_rd *r)
 		}
 		if (rc == TP_OK) {
 			a.step = 1;
-			tp_par_run((unsigned)wave, n, cores_par_one, &a);
+			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 1), cores_par_one, &a);
+			for (size_t k = 0; k < n; k++)
+				if (cr[k].keyed && !cr[k].rc)
+					engines_merge(r, &cr[k], &eng[3 * k]);
+			for (size_t k = 0; k < 3 * n; k++)
+				engine_close(r, &eng[k]);
 		}
 		if (rc == TP_OK)
 			rc = wave_room(r, cr, n, r->ncores - c0);
@@ -465,12 +591,17 @@ int cdm_read_cores(struct cdm_rd *r)
 		}
 		if (rc == TP_OK) {
 			a.step = 2;
-			tp_par_run((unsigned)wave, n, cores_par_one, &a);
-			for (size_t k = 0; k < n && rc == TP_OK; k++)
-				if (cr[k].rc) {
-					*r->d = cr[k].d;
-					rc = cr[k].rc;
+			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 2), cores_par_one, &a);
+			for (size_t k = 0; k < 4 * n && rc == TP_OK; k++) {
+				/* The core's own record, then its engines'. */
+				struct cdm_core_read *x = k < n ? &cr[k] : &eng[k - n];
+				if (x->rc) {
+					*r->d = x->d;
+					rc = x->rc;
 				}
+			}
+			for (size_t k = 0; k < 3 * n; k++)
+				engine_close(r, &eng[k]);
 		}
 		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5).
 		 */
@@ -493,16 +624,13 @@ int cdm_read_cores(struct cdm_rd *r)
 				l->v[l->n++] = cd->v[i];
 			}
 		}
-		for (size_t k = 0; k < n; k++) {
-			cdm_keys_free(r, cr[k].keys);
-			core_close(&cr[k]);
-		}
+		/* Unmapping the files and freeing the walks is per core work too. */
+		a.step = 3;
+		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 3), cores_par_one, &a);
 	}
 	for (size_t k = 0; k < wave; k++)
 		tp_profile_free(scratch[k]);
-	tp_free(scratch);
-	tp_free(cr);
-	tp_free(est);
+	TP_FREE_ALL(scratch, cr, eng, job, est);
 	return rc;
 }
 
