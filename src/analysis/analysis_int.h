@@ -9,7 +9,6 @@
 
 #include "analysis/analysis.h"
 
-
 static inline double tp_analysis_ratio(double num, double den)
 {
 	return den > 0 ? num / den : 0.0;
