@@ -1,9 +1,9 @@
 /*
  * timings_test.c — unit tests for the per-phase report (timings.c): hooks do nothing while it
  * is off, phases nest and a phase opened again under the same parent adds to its record, CPU
- * time inside a parallel section (tp_par_run's own share included) is not serial while the
- * rest of the driving thread's is, pool threads raise the thread count, and the JSON report
- * holds every phase under its path.
+ * time inside a parallel section (tp_par_run's own share included, unless it has one job) is
+ * not serial while the rest of the driving thread's is, pool threads raise the thread count,
+ * and the JSON report holds every phase under its path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,6 +74,9 @@ static void test_report(void **state)
 	tp_tm_begin("par");
 	tp_par_run(2, 4, spin_item, NULL); /* parallel, the calling thread's share too */
 	tp_tm_end();
+	tp_tm_begin("one");
+	tp_par_run(2, 1, spin_item, NULL); /* one job cannot be spread: serial */
+	tp_tm_end();
 	tp_tm_end();
 
 	char path[] = "/tmp/timings_test.XXXXXX";
@@ -103,6 +106,9 @@ static void test_report(void **state)
 	assert_true(par_cpu > 0);
 	assert_true(par_ser < 0.2 * par_cpu);
 	assert_true(field(json, "read/par", "threads") == 2);
+	double one_cpu = field(json, "read/one", "cpu_s");
+	assert_true(one_cpu > 0);
+	assert_true(field(json, "read/one", "serial_cpu_s") > 0.8 * one_cpu);
 	assert_true(field(json, "read/iter", "threads") == 1);
 	assert_true(field(json, "read", "wall_s") >= field(json, "read/par", "wall_s"));
 	assert_true(field(json, "total", "rss_peak_bytes") >=
