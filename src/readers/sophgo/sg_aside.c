@@ -52,15 +52,16 @@ void sg_aside_move(struct sg_aside *to, struct sg_aside *from)
 {
 	stats_add(&to->stats, &from->stats);
 	to->oom |= from->oom;
-	char **v = from->nnotes ? tp_grow(to->notes, sizeof *v, to->nnotes + from->nnotes, &to->cap)
-	                        : to->notes;
-	if (from->nnotes && !v) {
-		to->oom = 1;
-	} else {
-		to->notes = v;
-		memcpy(v + to->nnotes, from->notes, from->nnotes * sizeof *v);
-		to->nnotes += from->nnotes;
-		from->nnotes = 0;
+	if (from->nnotes) {
+		char **v = tp_grow(to->notes, sizeof *v, to->nnotes + from->nnotes, &to->cap);
+		if (!v) {
+			to->oom = 1;
+		} else {
+			to->notes = v;
+			memcpy(v + to->nnotes, from->notes, from->nnotes * sizeof *v);
+			to->nnotes += from->nnotes;
+			from->nnotes = 0;
+		}
 	}
 	sg_aside_free(from);
 }

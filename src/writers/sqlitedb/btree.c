@@ -218,7 +218,8 @@ static size_t cell_put(uint8_t *out, const uint8_t *prefix, size_t plen, const s
 	    varint_len((uint32_t)payload) + plen + payload > SQB_MAX_CELL)
 		return 0;
 	uint8_t *p = out + varint_put(out, (uint32_t)payload);
-	memcpy(p, prefix, plen);
+	if (plen) /* a table's cell has no prefix (prefix may be NULL) */
+		memcpy(p, prefix, plen);
 	p += plen;
 	uint8_t *b = p + hdr;
 	*p++ = (uint8_t)hdr;
