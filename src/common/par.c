@@ -39,6 +39,10 @@ static void *par_thread(void *v)
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg)
 {
 	struct par pp = {.fn = fn, .arg = arg, .n = n};
+	/* With more than one thread, a run of one job cannot be spread: --timings counts its CPU
+	 * as serial. With one thread every run counts as parallel, as the work a larger --jobs
+	 * would split (a wave of one core at --jobs 1 is a wave of several at --jobs 16). */
+	int par = n > 1 || threads <= 1;
 	atomic_init(&pp.next, 0);
 	pthread_t th[PAR_MAX_THREADS];
 	unsigned started = 0;
@@ -51,11 +55,10 @@ void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), voi
 			break; /* the calling thread does the rest */
 		started++;
 	}
-	/* One job cannot be spread over threads: --timings counts its CPU as serial. */
-	if (n > 1)
+	if (par)
 		tp_tm_par_begin();
 	par_main(&pp);
-	if (n > 1)
+	if (par)
 		tp_tm_par_end();
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(th[i], NULL);

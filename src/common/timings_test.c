@@ -1,9 +1,9 @@
 /*
  * timings_test.c — unit tests for the per-phase report (timings.c): hooks do nothing while it
  * is off, phases nest and a phase opened again under the same parent adds to its record, CPU
- * time inside a parallel section (tp_par_run's own share included, unless it has one job) is
- * not serial while the rest of the driving thread's is, pool threads raise the thread count,
- * and the JSON report holds every phase under its path.
+ * time inside a parallel section (tp_par_run's own share included, unless it has one job for two
+ * threads) is not serial while the rest of the driving thread's is, pool threads raise the thread
+ * count, and the JSON report holds every phase under its path.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -77,6 +77,9 @@ static void test_report(void **state)
 	tp_tm_begin("one");
 	tp_par_run(2, 1, spin_item, NULL); /* one job cannot be spread: serial */
 	tp_tm_end();
+	tp_tm_begin("j1");
+	tp_par_run(1, 1, spin_item, NULL); /* one thread: the work a larger --jobs would split */
+	tp_tm_end();
 	tp_tm_end();
 
 	char path[] = "/tmp/timings_test.XXXXXX";
@@ -109,6 +112,9 @@ static void test_report(void **state)
 	double one_cpu = field(json, "read/one", "cpu_s");
 	assert_true(one_cpu > 0);
 	assert_true(field(json, "read/one", "serial_cpu_s") > 0.8 * one_cpu);
+	double j1_cpu = field(json, "read/j1", "cpu_s");
+	assert_true(j1_cpu > 0);
+	assert_true(field(json, "read/j1", "serial_cpu_s") < 0.2 * j1_cpu);
 	assert_true(field(json, "read/iter", "threads") == 1);
 	assert_true(field(json, "read", "wall_s") >= field(json, "read/par", "wall_s"));
 	assert_true(field(json, "total", "rss_peak_bytes") >=
