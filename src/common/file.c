@@ -247,9 +247,8 @@ char *tp_temp_path_for(const char *path)
  * Replaces an existing regular file at `path` by `tmp_path` with one atomic exchange, then
  * deletes the old contents (now under `tmp_path`). Returns 1 when done, 0 when the caller must
  * fall back to rename(2) (no file to replace, or a filesystem without RENAME_EXCHANGE).
- *
- * An exchange rather than rename(2) over the old file, which on ext4 (auto_da_alloc) flushes
- * the new file inside the call. Readers of `path` see the old or the new file, never none.
+ * Readers of `path` see the old or the new file, never none; and unlike rename(2) over a
+ * file, the exchange does not make ext4 (auto_da_alloc) write the new file back in the call.
  */
 static int exchange_into_place(const char *tmp_path, const char *path)
 {
