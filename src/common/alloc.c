@@ -106,6 +106,8 @@ void *tp_push(void *arrp, size_t elem, size_t *n, size_t *cap)
 {
 	void *p;
 	memcpy(&p, arrp, sizeof p);
+	if (*n < *cap) /* room left: no call into tp_grow per element */
+		return (char *)p + elem * (*n)++;
 	if (*n == SIZE_MAX)
 		return NULL;
 	p = tp_grow(p, elem, *n + 1, cap);
