@@ -48,8 +48,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define CDM_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
-
 int cdm_nomem(struct cdm_rd *r)
 {
 	return tp_diag_set(r->d, TP_ENOMEM, "%s: out of memory", r->dir);
