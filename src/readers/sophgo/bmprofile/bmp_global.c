@@ -371,9 +371,9 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 /* ---------------------------------------------------------------------------------------- */
 
 #define GCHUNK ((size_t)4 << 20)
-/* Scanning workers at most. The in-order apply takes about 40 % of the parse's CPU and a
- * chunk's scan the rest, so three workers out-scan it; each more would only add two slots
- * (a chunk's events and resident text, about 9 MB each) of memory in flight. */
+/* Scanning workers at most: the in-order apply is the parse's limit, and a few workers already
+ * scan ahead of it; each more would only add a chunk's events and resident text to the memory
+ * in flight (the measurements: docs/perf-notes/cores-reader.md). */
 #define GSCAN_MAX 3u
 
 enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
