@@ -38,6 +38,11 @@ const char *tp_ltab_bound_name(enum tp_ltab_bound b)
 	return b == TP_LTB_TIU ? "TIU" : b == TP_LTB_GDMA ? "GDMA" : "-";
 }
 
+double tp_ltab_theo_rate(const struct tp_ltab_eng *e)
+{
+	return e->us > 0 ? e->theo_us / e->us : 0;
+}
+
 /* Layer type (the MLIR op name global.profile records) -> Function. The blazeface dump
  * confirms Conv2D, Add, Pool2D, Cast and Others (Load, Store, Pad, Permute, Concat); the rest
  * follow the op names of the Function rows. */
@@ -118,6 +123,15 @@ static double gdma_theo_us(const struct tp_profile *p, uint64_t s2l, uint64_t l2
 static double period_us(double mhz)
 {
 	return 1.0 / (mhz > 0 ? mhz : 1000);
+}
+
+/* An engine of a layer row: `cycles` at `period` µs each, theoretical time theo_us (its share is
+ * set once every row is known). */
+static void eng_set(struct tp_ltab_eng *e, uint64_t cycles, double period, double theo_us)
+{
+	e->cycles = cycles;
+	e->us = (double)cycles * period;
+	e->theo_us = theo_us;
 }
 
 /* Per-layer command totals, indexed by profile layer. */
@@ -408,9 +422,7 @@ static void row_figures(const struct tp_profile *p, const struct acc *a, struct 
 	r->s.s2l_bytes = a->s2l;
 	r->s.l2s_bytes = a->l2s;
 	r->s.s2s_bytes = a->s2s;
-	r->s.gdma_cycles = a->gdma_cycles;
-	r->s.gdma_us = (double)a->gdma_cycles * gp;
-	r->s.gdma_theo_us = gdma_theo_us(p, a->s2l, a->l2s, a->s2s);
+	eng_set(&r->s.gdma, a->gdma_cycles, gp, gdma_theo_us(p, a->s2l, a->l2s, a->s2s));
 	memcpy(r->geo, a->geo, sizeof r->geo);
 	r->load_cycles = a->load_cycles;
 	r->store_cycles = a->store_cycles;
@@ -420,27 +432,26 @@ static void row_figures(const struct tp_profile *p, const struct acc *a, struct 
 	    a->store_cycles ? (double)a->l2s / gib / ((double)a->store_cycles * gp * 1e-6) : 0;
 	r->s.alg_ops = a->alg;
 	r->s.uarch_ops = a->uarch;
-	r->s.tiu_cycles = a->tiu_cycles;
-	r->s.tiu_us = (double)a->tiu_cycles * tp;
 	r->s.peak_tops = peak_tops(p, r->func, r->s.dt, r->s.num_dt);
-	r->s.tiu_theo_us = r->s.peak_tops > 0 ? (double)a->alg / (r->s.peak_tops * 1024 * 1000) : 0;
-	r->bound = r->s.tiu_us > r->s.gdma_us   ? TP_LTB_TIU
-	           : r->s.gdma_us > r->s.tiu_us ? TP_LTB_GDMA
+	eng_set(&r->s.tiu, a->tiu_cycles, tp,
+	        r->s.peak_tops > 0 ? (double)a->alg / (r->s.peak_tops * 1024 * 1000) : 0);
+	r->bound = r->s.tiu.us > r->s.gdma.us   ? TP_LTB_TIU
+	           : r->s.gdma.us > r->s.tiu.us ? TP_LTB_GDMA
 	                                        : TP_LTB_NONE;
 	if (!r->is_global)
 		return;
 	r->total_us = a->end_us - a->begin_us;
 	r->actual_tops = r->total_us > 0 ? (double)a->alg / r->total_us / 1e6 : 0;
-	r->parallelism = r->total_us > 0 ? (r->s.tiu_us + r->s.gdma_us) / r->total_us : 0;
-	double mn = r->s.tiu_us < r->s.gdma_us ? r->s.tiu_us : r->s.gdma_us;
-	r->concurrency = mn > 0 ? (r->s.tiu_us + r->s.gdma_us - r->total_us) / mn : 1;
+	r->parallelism = r->total_us > 0 ? (r->s.tiu.us + r->s.gdma.us) / r->total_us : 0;
+	double mn = r->s.tiu.us < r->s.gdma.us ? r->s.tiu.us : r->s.gdma.us;
+	r->concurrency = mn > 0 ? (r->s.tiu.us + r->s.gdma.us - r->total_us) / mn : 1;
 }
 
 static int cmp_rows(const void *x, const void *y)
 {
 	const struct tp_ltab_row *a = x, *b = y;
-	if (a->s.tiu_cycles != b->s.tiu_cycles)
-		return a->s.tiu_cycles > b->s.tiu_cycles ? -1 : 1;
+	if (a->s.tiu.cycles != b->s.tiu.cycles)
+		return a->s.tiu.cycles > b->s.tiu.cycles ? -1 : 1;
 	return a->layer < b->layer ? -1 : a->layer > b->layer;
 }
 
@@ -646,21 +657,31 @@ out:
 	return rc;
 }
 
-/* Adds row r's sums into s (ratios and peaks are set afterwards). */
+/* Adds engine r into e (the share is set afterwards). */
+static void eng_add(struct tp_ltab_eng *e, const struct tp_ltab_eng *r)
+{
+	e->cycles += r->cycles;
+	e->us += r->us;
+	e->theo_us += r->theo_us;
+}
+
+/* Sets e's share of all the engine's cycles. */
+static void eng_ratio(struct tp_ltab_eng *e, const struct tp_ltab_eng *all)
+{
+	e->ratio = all->cycles ? (double)e->cycles / (double)all->cycles : 0;
+}
+
+/* Adds row r's sums into s (ratios are set afterwards). */
 static void add_sums(struct tp_ltab_sums *s, const struct tp_ltab_sums *r)
 {
 	s->weight_bytes += r->weight_bytes;
 	s->s2l_bytes += r->s2l_bytes;
 	s->l2s_bytes += r->l2s_bytes;
 	s->s2s_bytes += r->s2s_bytes;
-	s->gdma_cycles += r->gdma_cycles;
-	s->gdma_us += r->gdma_us;
-	s->gdma_theo_us += r->gdma_theo_us;
+	eng_add(&s->gdma, &r->gdma);
 	s->alg_ops += r->alg_ops;
 	s->uarch_ops += r->uarch_ops;
-	s->tiu_cycles += r->tiu_cycles;
-	s->tiu_us += r->tiu_us;
-	s->tiu_theo_us += r->tiu_theo_us;
+	eng_add(&s->tiu, &r->tiu);
 	if (r->peak_tops > s->peak_tops)
 		s->peak_tops = r->peak_tops;
 	for (unsigned i = 0; i < r->num_dt; i++)
@@ -669,8 +690,8 @@ static void add_sums(struct tp_ltab_sums *s, const struct tp_ltab_sums *r)
 
 static void set_ratios(struct tp_ltab_sums *s, const struct tp_ltab_sums *all)
 {
-	s->gdma_ratio = all->gdma_cycles ? (double)s->gdma_cycles / (double)all->gdma_cycles : 0;
-	s->tiu_ratio = all->tiu_cycles ? (double)s->tiu_cycles / (double)all->tiu_cycles : 0;
+	eng_ratio(&s->gdma, &all->gdma);
+	eng_ratio(&s->tiu, &all->tiu);
 }
 
 static int cmp_funcs(const void *x, const void *y)
@@ -707,10 +728,10 @@ static void build_funcs(struct tp_ltab *t)
 		add_sums(&t->overall, &t->funcs[k].s);
 	/* The vendor's Overall times are sums over the layer rows in row order, its theoretical
 	 * times sums over the Function rows: the float sums differ in the last digit. */
-	t->overall.gdma_us = t->overall.tiu_us = 0;
+	t->overall.gdma.us = t->overall.tiu.us = 0;
 	for (size_t i = 0; i < t->num_rows; i++) {
-		t->overall.gdma_us += t->rows[i].s.gdma_us;
-		t->overall.tiu_us += t->rows[i].s.tiu_us;
+		t->overall.gdma.us += t->rows[i].s.gdma.us;
+		t->overall.tiu.us += t->rows[i].s.tiu.us;
 	}
 	for (size_t k = 0; k < t->num_funcs; k++)
 		set_ratios(&t->funcs[k].s, &t->overall);
@@ -731,20 +752,20 @@ static double mac_util(const struct tp_ltab *t, double us)
  * longer of the engines, TIU and GDMA overlapped fully. */
 static void peak_series(struct tp_ltab *t, int model, double start)
 {
-	double tiu = t->overall.tiu_us, prev = start;
+	double tiu = t->overall.tiu.us, prev = start;
 	for (size_t k = 0; k < t->num_funcs; k++) {
 		const struct tp_ltab_func_row *f = &t->funcs[k];
 		double peak = model ? t->overall.peak_tops : f->s.peak_tops;
 		struct tp_ltab_whatif *w = &t->whatif[t->num_whatif++];
 		w->kind = model ? TP_LTC_MODEL_PEAK : TP_LTC_LAYER_PEAK;
 		w->func = f->func;
-		w->tiu_before_us = f->s.tiu_us;
+		w->tiu_before_us = f->s.tiu.us;
 		/* Without the cost model's Alg Ops (or a peak) the time stays as measured. */
 		w->tiu_after_us = peak > 0 && t->overall.uarch_ops
 		                      ? (double)f->s.alg_ops / (peak * 1e12) * 1e6
-		                      : f->s.tiu_us;
-		tiu -= f->s.tiu_us - w->tiu_after_us;
-		w->total_us = tiu > t->overall.gdma_us ? tiu : t->overall.gdma_us;
+		                      : f->s.tiu.us;
+		tiu -= f->s.tiu.us - w->tiu_after_us;
+		w->total_us = tiu > t->overall.gdma.us ? tiu : t->overall.gdma.us;
 		w->reduced_us = prev - w->total_us;
 		prev = w->total_us;
 		w->concurrency = 1;
@@ -766,7 +787,7 @@ static int build_whatif(struct tp_ltab *t)
 	v->kind = TP_LTC_OVERLAP;
 	/* Overlapped fully, the longer engine is the total. */
 	v->total_us =
-	    t->overall.tiu_us > t->overall.gdma_us ? t->overall.tiu_us : t->overall.gdma_us;
+	    t->overall.tiu.us > t->overall.gdma.us ? t->overall.tiu.us : t->overall.gdma.us;
 	v->reduced_us = o->total_us - v->total_us;
 	v->concurrency = 1;
 	v->mac_util = mac_util(t, v->total_us);
@@ -782,7 +803,7 @@ static void overall_figures(const struct tp_profile *p, const struct tp_analysis
 	t->parallelism = a->overall.parallelism;
 	t->concurrency = a->overall.concurrency_bound;
 	/* 10^6 / (Σ TIU cycles × period), the vendor's: not the sum of the rows' times. */
-	double tiu_us = (double)t->overall.tiu_cycles * period_us(p->tiu_freq_mhz);
+	double tiu_us = (double)t->overall.tiu.cycles * period_us(p->tiu_freq_mhz);
 	t->fps = tiu_us > 0 ? 1e6 / tiu_us : 0;
 	const char *fl = tp_profile_get_meta(p, "sim_flops");
 	t->flops = fl ? strtod(fl, NULL) : 0;

@@ -37,21 +37,28 @@ const char *tp_ltab_func_name(enum tp_ltab_func f); /* "Conv", "Others", ... */
 
 #define TP_LTAB_MAX_DT 4 /* data types kept per layer (in order of appearance) */
 
-/* Sums every row kind shares: a layer, a Function, the Overall row. Cycles in each engine's
- * clock; times in µs (cycles × period, the vendor's); ratios 0..1. */
+/* One engine's figures in a row: its cycles in the engine's clock, their time in µs (cycles ×
+ * period, the vendor's), their share of all the engine's cycles (0..1) and the time the work
+ * would take at the engine's theoretical rate. */
+struct tp_ltab_eng {
+	uint64_t cycles;
+	double us, ratio, theo_us;
+};
+
+/* Sums every row kind shares: a layer, a Function, the Overall row. */
 struct tp_ltab_sums {
 	uint64_t weight_bytes;
 	uint64_t s2l_bytes, l2s_bytes, s2s_bytes; /* DDR->LMEM, LMEM->DDR, DDR->DDR */
-	uint64_t gdma_cycles;
-	double gdma_us, gdma_ratio; /* ratio: of all GDMA cycles */
-	double gdma_theo_us;        /* the bytes at the theoretical DDR bandwidth */
+	struct tp_ltab_eng gdma; /* theo_us: the bytes at the theoretical DDR bandwidth */
 	uint64_t alg_ops, uarch_ops;
-	uint64_t tiu_cycles;
-	double tiu_us, tiu_ratio;
-	double tiu_theo_us;                 /* alg_ops at PeakTops */
+	struct tp_ltab_eng tiu;             /* theo_us: alg_ops at PeakTops */
 	double peak_tops;                   /* 0: unknown (no peak table for the chip) */
 	uint8_t dt[TP_LTAB_MAX_DT], num_dt; /* enum tp_dtype, in order of appearance */
 };
+
+/* e's theoretical time over its measured time (for GDMA the vendor's ddrRate); 0 when e has no
+ * measured time. */
+double tp_ltab_theo_rate(const struct tp_ltab_eng *e);
 
 /* The data types of s joined by `sep` ("FP32,FP16") into out (n bytes, always terminated). */
 void tp_ltab_dtypes(const struct tp_ltab_sums *s, const char *sep, char *out, size_t n);

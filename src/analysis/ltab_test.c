@@ -174,18 +174,21 @@ static void test_rows(void **state)
 	assert_int_equal(c->s.weight_bytes, 24 * 160 * 2);
 	assert_int_equal(c->s.s2l_bytes, 128);
 	assert_int_equal(c->load_cycles, 182);
-	assert_int_equal(c->s.tiu_cycles, 1280 + 5120 + 256);
+	assert_int_equal(c->s.tiu.cycles, 1280 + 5120 + 256);
 	assert_true(c->s.peak_tops == 16.0); /* conv, 16-bit */
-	assert_true(c->s.tiu_us == (1280 + 5120 + 256) * 0.001);
+	assert_true(c->s.tiu.us == (1280 + 5120 + 256) * 0.001);
 	assert_int_equal(c->s.alg_ops, 16195624);
-	assert_true(c->s.tiu_theo_us == 0.98850244140625); /* the vendor's figure */
+	assert_true(c->s.tiu.theo_us == 0.98850244140625); /* the vendor's figure */
 	assert_int_equal(d->id, 35);
 	assert_int_equal(d->func, TP_LTF_OTHERS);
 	assert_int_equal(d->s.s2s_bytes, 196608);
 	assert_int_equal(d->s.l2s_bytes, 32768);
-	assert_int_equal(d->s.gdma_cycles, 7088 + 847);
+	assert_int_equal(d->s.gdma.cycles, 7088 + 847);
 	/* The vendor's layer.csv row of layer 35, to the last digit. */
-	assert_true(d->s.gdma_theo_us == 7.233062347808441);
+	assert_true(d->s.gdma.theo_us == 7.233062347808441);
+	/* ddrRate: the theoretical over the measured GDMA time; 0 for an engine with no time. */
+	assert_true(tp_ltab_theo_rate(&d->s.gdma) == 7.233062347808441 / ((7088 + 847) * 0.001));
+	assert_true(tp_ltab_theo_rate(&d->s.tiu) == 0);
 	assert_true(d->store_gibps == 36.030198494687134);
 	assert_true(d->s.peak_tops == 2.0);
 	/* Span 7000 .. 14939 cycles; no TIU: Concurrency 1. */
@@ -196,7 +199,9 @@ static void test_rows(void **state)
 	assert_int_equal(t->num_funcs, 2);
 	assert_int_equal(t->funcs[0].func, TP_LTF_CONV);
 	assert_int_equal(t->funcs[1].func, TP_LTF_OTHERS);
-	assert_int_equal(t->overall.gdma_cycles, 7935 + 182);
+	assert_int_equal(t->overall.gdma.cycles, 7935 + 182);
+	assert_true(t->funcs[1].s.gdma.ratio == 7935.0 / (7935 + 182));
+	assert_true(t->overall.tiu.ratio == 1);
 	assert_true(t->overall.peak_tops == 16.0);
 }
 

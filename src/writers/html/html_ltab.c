@@ -14,9 +14,8 @@
 /* [gdma us, gdma share, ddr rate, tiu us, tiu share, alg ops, uarch rate or null, peak] */
 static void sums(struct tp_buf *b, const struct tp_ltab_sums *s)
 {
-	const double v[] = {s->gdma_us, s->gdma_ratio,
-	                    s->gdma_us > 0 ? s->gdma_theo_us / s->gdma_us : 0, s->tiu_us,
-	                    s->tiu_ratio};
+	const double v[] = {s->gdma.us, s->gdma.ratio, tp_ltab_theo_rate(&s->gdma), s->tiu.us,
+	                    s->tiu.ratio};
 	tp_buf_putc(b, '[');
 	for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
 		html_put_real(b, v[k]);

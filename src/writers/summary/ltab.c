@@ -37,7 +37,7 @@ static void peak_text(const struct tp_ltab_sums *s, int cost, char *peak, char *
 		return;
 	}
 	snprintf(peak, n, "%.1f", s->peak_tops);
-	snprintf(theo, n, cost ? "%.3f" : "n/a", s->tiu_theo_us);
+	snprintf(theo, n, cost ? "%.3f" : "n/a", s->tiu.theo_us);
 }
 
 static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int cost,
@@ -57,13 +57,13 @@ static void layers_text(const struct tp_profile *p, const struct tp_ltab *t, int
 		tp_ltab_dtypes(&r->s, ",", dt, sizeof dt);
 		peak_text(&r->s, cost, pk, th, sizeof pk);
 		ops_text(&r->s, cost, ops, rate, sizeof ops);
-		pct(r3, sizeof r3, r->s.tiu_ratio);
+		pct(r3, sizeof r3, r->s.tiu.ratio);
 		tp_buf_printf(
 		    b,
 		    "%8d | %-12s | %-6s | %-8s | %-11s | %10.3f | %10.3f | %7s | %12s | %9s | "
 		    "%8s | %5s\n",
 		    r->id, tp_str(p, r->type), r->is_global ? "global" : "local",
-		    tp_ltab_func_name(r->func), dt, r->s.gdma_us, r->s.tiu_us, r3, ops, rate, pk,
+		    tp_ltab_func_name(r->func), dt, r->s.gdma.us, r->s.tiu.us, r3, ops, rate, pk,
 		    tp_ltab_bound_name((enum tp_ltab_bound)r->bound));
 	}
 }
@@ -78,17 +78,17 @@ static void funcs_text(const struct tp_ltab *t, int cost, struct tp_buf *b)
 	for (size_t k = 0; k <= t->num_funcs; k++) {
 		const struct tp_ltab_sums *s = k < t->num_funcs ? &t->funcs[k].s : &t->overall;
 		peak_text(s, cost, pk, th, sizeof pk);
-		pct(g, sizeof g, s->gdma_ratio);
-		if (s->gdma_us > 0)
-			pct(ddr, sizeof ddr, s->gdma_theo_us / s->gdma_us);
+		pct(g, sizeof g, s->gdma.ratio);
+		if (s->gdma.us > 0)
+			pct(ddr, sizeof ddr, tp_ltab_theo_rate(&s->gdma));
 		else
 			snprintf(ddr, sizeof ddr, "-");
-		pct(tr, sizeof tr, s->tiu_ratio);
+		pct(tr, sizeof tr, s->tiu.ratio);
 		ops_text(s, cost, ops, rate, sizeof ops);
 		tp_buf_printf(
 		    b, "%-9s | %10.3f | %7s | %8s | %10.3f | %7s | %12s | %9s | %8s | %13s\n",
-		    k < t->num_funcs ? tp_ltab_func_name(t->funcs[k].func) : "Overall", s->gdma_us,
-		    g, ddr, s->tiu_us, tr, ops, rate, pk, th);
+		    k < t->num_funcs ? tp_ltab_func_name(t->funcs[k].func) : "Overall", s->gdma.us,
+		    g, ddr, s->tiu.us, tr, ops, rate, pk, th);
 	}
 }
 
@@ -145,6 +145,20 @@ void tp_summary_ltab_text(const struct tp_profile *p, const struct tp_ltab *t, s
 		whatif_text(t, cost, b);
 }
 
+/* An engine's fields, named <eng>_cycles, _us, _time_pct and _theory_us. */
+static void eng_json(struct tp_buf *b, int *f, const char *eng, const struct tp_ltab_eng *e)
+{
+	char k[32];
+	snprintf(k, sizeof k, "%s_cycles", eng);
+	jint(b, f, k, e->cycles);
+	snprintf(k, sizeof k, "%s_us", eng);
+	jnum(b, f, k, e->us, 3);
+	snprintf(k, sizeof k, "%s_time_pct", eng);
+	jnum(b, f, k, e->ratio * 100, 3);
+	snprintf(k, sizeof k, "%s_theory_us", eng);
+	jnum(b, f, k, e->theo_us, 6);
+}
+
 /* The fields every row kind shares. */
 static void sums_json(struct tp_buf *b, int *f, const struct tp_ltab_sums *s)
 {
@@ -152,19 +166,13 @@ static void sums_json(struct tp_buf *b, int *f, const struct tp_ltab_sums *s)
 	jint(b, f, "s2l_bytes", s->s2l_bytes);
 	jint(b, f, "l2s_bytes", s->l2s_bytes);
 	jint(b, f, "s2s_bytes", s->s2s_bytes);
-	jint(b, f, "gdma_cycles", s->gdma_cycles);
-	jnum(b, f, "gdma_us", s->gdma_us, 3);
-	jnum(b, f, "gdma_time_pct", s->gdma_ratio * 100, 3);
-	jnum(b, f, "gdma_theory_us", s->gdma_theo_us, 6);
-	jnum(b, f, "ddr_rate_pct", s->gdma_us > 0 ? s->gdma_theo_us / s->gdma_us * 100 : 0, 3);
+	eng_json(b, f, "gdma", &s->gdma);
+	jnum(b, f, "ddr_rate_pct", tp_ltab_theo_rate(&s->gdma) * 100, 3);
 	jint(b, f, "alg_ops", s->alg_ops);
 	jint(b, f, "uarch_ops", s->uarch_ops);
 	jnum(b, f, "uarch_rate_pct",
 	     s->uarch_ops ? (double)s->alg_ops / (double)s->uarch_ops * 100 : 0, 3);
-	jint(b, f, "tiu_cycles", s->tiu_cycles);
-	jnum(b, f, "tiu_us", s->tiu_us, 3);
-	jnum(b, f, "tiu_time_pct", s->tiu_ratio * 100, 3);
-	jnum(b, f, "tiu_theory_us", s->tiu_theo_us, 6);
+	eng_json(b, f, "tiu", &s->tiu);
 	jnum(b, f, "peak_tops", s->peak_tops, 3);
 	jkey(b, f, "data_types");
 	tp_buf_putc(b, '[');

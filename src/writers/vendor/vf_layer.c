@@ -116,18 +116,24 @@ static const char *const layer_cols =
     "tiuCycles,tiuTime(us),tiuTimeRatio,tiuPTheoTime(us),uArchRate,totalTime(us),PeakTops,"
     "ActualTops,Parallelism,Concurrency\n";
 
-/* The GDMA columns a layer and a Function row share: gdmaCycles .. ddrRate. */
-static void gdma_cells(struct tp_buf *b, const struct tp_ltab_sums *s, int overall)
+/* An engine's columns in a layer and a Function row: cycles, time, ratio, theoretical time. */
+static void eng_cells(struct tp_buf *b, const struct tp_ltab_eng *e, int overall)
 {
-	cell_u(b, s->gdma_cycles);
-	cell_f(b, s->gdma_us);
+	cell_u(b, e->cycles);
+	cell_f(b, e->us);
 	if (overall) /* the Overall row's ratios are the text "100%" */
 		cell(b, 0, "100%");
 	else
-		cell_pct(b, s->gdma_ratio);
-	cell_f(b, s->gdma_theo_us);
-	if (s->gdma_us > 0)
-		cell_pct(b, s->gdma_theo_us / s->gdma_us);
+		cell_pct(b, e->ratio);
+	cell_f(b, e->theo_us);
+}
+
+/* The GDMA columns a layer and a Function row share: gdmaCycles .. ddrRate. */
+static void gdma_cells(struct tp_buf *b, const struct tp_ltab_sums *s, int overall)
+{
+	eng_cells(b, &s->gdma, overall);
+	if (s->gdma.us > 0)
+		cell_pct(b, tp_ltab_theo_rate(&s->gdma));
 	else
 		cell(b, 0, "--");
 }
@@ -177,10 +183,7 @@ static void layer_row(const struct tp_ltab *t, const struct tp_ltab_row *r, stru
 	cell_u(b, r->s.uarch_ops);
 	cell_u(b, r->sim_cycles);
 	cell_pct(b, t->sim_cycles ? (double)r->sim_cycles / (double)t->sim_cycles : 0);
-	cell_u(b, r->s.tiu_cycles);
-	cell_f(b, r->s.tiu_us);
-	cell_pct(b, r->s.tiu_ratio);
-	cell_f(b, r->s.tiu_theo_us);
+	eng_cells(b, &r->s.tiu, 0);
 	uarch_rate_cell(b, &r->s);
 	if (r->is_global)
 		cell_f(b, r->total_us);
@@ -193,7 +196,7 @@ static void layer_row(const struct tp_ltab *t, const struct tp_ltab_row *r, stru
 	}
 	cell_f(b, r->actual_tops);
 	cell_pct(b, r->parallelism);
-	if (r->s.tiu_cycles && r->s.gdma_cycles)
+	if (r->s.tiu.cycles && r->s.gdma.cycles)
 		cell_pct(b, r->concurrency);
 	else
 		cell(b, 0, "100%");
@@ -226,13 +229,7 @@ static void summary_row(const struct tp_ltab *t, const struct tp_ltab_func_row *
 		cell_pct(b, all->uarch_ops ? (double)s->uarch_ops / (double)all->uarch_ops : 0);
 	else
 		cell(b, 0, "100%");
-	cell_u(b, s->tiu_cycles);
-	cell_f(b, s->tiu_us);
-	if (f)
-		cell_pct(b, s->tiu_ratio);
-	else
-		cell(b, 0, "100%");
-	cell_f(b, s->tiu_theo_us);
+	eng_cells(b, &s->tiu, !f);
 	uarch_rate_cell(b, s);
 	cell_f(b, s->peak_tops);
 	char txt[512];

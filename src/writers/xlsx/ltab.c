@@ -11,38 +11,37 @@
 
 #include <stdio.h>
 
-/* The GDMA and TIU columns a layer and a Function share, from column c. Returns the next
+/* An engine's cycles, time, share and theoretical time from column c. Returns the next
  * column. */
+static uint16_t eng_cells(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t c,
+                          const struct tp_ltab_eng *e)
+{
+	xl_num(x, s, row, c++, (double)e->cycles, x->f.cyc);
+	xl_num(x, s, row, c++, e->us, x->f.us);
+	xl_num(x, s, row, c++, e->ratio, x->f.pct);
+	xl_num(x, s, row, c++, e->theo_us, x->f.us);
+	return c;
+}
+
+/* The byte, GDMA and TIU columns a layer and a Function share (SUMS_COLS), from column c; a
+ * rate without a denominator leaves its cell empty. Returns the next column. */
 static uint16_t sums_cells(struct xl *x, struct xl_sheet *s, uint32_t row, uint16_t c,
                            const struct tp_ltab_sums *v)
 {
-	/* Value, format (0 count, 1 µs, 2 ratio, 3 real) and whether the cell has a value. */
-	const struct {
-		double v;
-		int fmt, has;
-	} cells[] = {
-	    {(double)v->weight_bytes, 0, 1},
-	    {(double)v->s2l_bytes, 0, 1},
-	    {(double)v->l2s_bytes, 0, 1},
-	    {(double)v->s2s_bytes, 0, 1},
-	    {(double)v->gdma_cycles, 0, 1},
-	    {v->gdma_us, 1, 1},
-	    {v->gdma_ratio, 2, 1},
-	    {v->gdma_theo_us, 1, 1},
-	    {v->gdma_us > 0 ? v->gdma_theo_us / v->gdma_us : 0, 2, v->gdma_us > 0},
-	    {(double)v->alg_ops, 0, 1},
-	    {(double)v->uarch_ops, 0, 1},
-	    {(double)v->tiu_cycles, 0, 1},
-	    {v->tiu_us, 1, 1},
-	    {v->tiu_ratio, 2, 1},
-	    {v->tiu_theo_us, 1, 1},
-	    {v->uarch_ops ? (double)v->alg_ops / (double)v->uarch_ops : 0, 2, v->uarch_ops > 0},
-	    {v->peak_tops, 3, 1},
-	};
-	lxw_format *fmts[4] = {x->f.cyc, x->f.us, x->f.pct, x->f.real};
-	for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++, c++)
-		if (cells[k].has)
-			xl_num(x, s, row, c, cells[k].v, fmts[cells[k].fmt]);
+	const uint64_t bytes[] = {v->weight_bytes, v->s2l_bytes, v->l2s_bytes, v->s2s_bytes};
+	for (size_t k = 0; k < sizeof bytes / sizeof bytes[0]; k++, c++)
+		xl_num(x, s, row, c, (double)bytes[k], x->f.cyc);
+	c = eng_cells(x, s, row, c, &v->gdma);
+	if (v->gdma.us > 0)
+		xl_num(x, s, row, c, tp_ltab_theo_rate(&v->gdma), x->f.pct);
+	c++;
+	xl_num(x, s, row, c++, (double)v->alg_ops, x->f.cyc);
+	xl_num(x, s, row, c++, (double)v->uarch_ops, x->f.cyc);
+	c = eng_cells(x, s, row, c, &v->tiu);
+	if (v->uarch_ops)
+		xl_num(x, s, row, c, (double)v->alg_ops / (double)v->uarch_ops, x->f.pct);
+	c++;
+	xl_num(x, s, row, c++, v->peak_tops, x->f.real);
 	char dt[64];
 	tp_ltab_dtypes(v, ",", dt, sizeof dt);
 	xl_str(x, s, row, c++, dt, NULL);
