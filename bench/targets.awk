@@ -124,7 +124,8 @@ END {
 	else
 		row("SQLite writer", "not run", "-")
 	# Per phase (scripts/bench.sh phase_bench, bench/phase_table.py): each dump's serial
-	# share of the CPU time and its lowest --jobs 2 / --jobs 1 ratio of a top-level phase.
+	# share of the CPU time, its lowest --jobs 2 / --jobs 1 ratio of the reader, the analysis
+	# or an output, and the peak RSS of the default conversion with --jobs 16 against 1.
 	nph = 0
 	for (k in fact)
 		if (k ~ /^phases .* serial %$/) {
@@ -133,6 +134,9 @@ END {
 			w = fact["phases " d " worst ratio"]
 			if (w != "")
 				row("--jobs 2 vs 1, every phase of " d ": >= 1.9x", sprintf("%.2fx (%s)", w, fact["phases " d " worst phase"]), ok(w >= 1.9))
+			m1 = fact["phases " d " rss j1 KiB"]; m16 = fact["phases " d " rss j16 KiB"]
+			if (m1 > 0 && m16 != "")
+				row("peak RSS --jobs 16 vs 1, " d ": <= 1.3x", sprintf("%.2fx (%.0f / %.0f MiB)", m16 / m1, m16 / 1024, m1 / 1024), ok(m16 / m1 <= 1.3))
 			nph++
 		}
 	if (!nph)

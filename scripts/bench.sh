@@ -411,6 +411,30 @@ phase_bench() {
       /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$data/phases-$name-j1.json" \
         "$data/phases-$name-j2.json" "$facts"
     fi
+    # Memory per thread as the user meets it: the same conversion without --timings (the
+    # outputs written concurrently), peak RSS with --jobs 16 against --jobs 1. On a 2-core
+    # machine the 16 threads still exist and hold their buffers, so the ratio shows here.
+    local rss1 rss16 count
+    count=$("$tpbench" count "$dir")
+    for j in 1 16; do
+      out=$data/out/phases-$name-rss-j$j
+      rm -rf "$out"
+      echo "== phases $name: peak RSS of tpuprof $dir $out -q --jobs $j $flags"
+      # shellcheck disable=SC2086
+      "$tpbench" run --out "$rows" --name "phases $name --jobs $j" --group phases \
+        --cmds "${count% *}" --cores "${count#* }" --clean "$out" -- \
+        "$tpuprof" "$dir" "$out" -q --jobs "$j" $flags || echo "   (tpuprof exited with status $?)"
+      rm -rf "$out"
+    done
+    rss1=$(awk -F'\t' -v n="phases $name --jobs 1" '$1 == n { c = $7 } END { print c }' "$rows")
+    rss16=$(awk -F'\t' -v n="phases $name --jobs 16" '$1 == n { c = $7 } END { print c }' "$rows")
+    if [ -n "$rss1" ] && [ -n "$rss16" ] && [ "$rss1" -gt 0 ]; then
+      fact "phases $name rss j1 KiB" "$rss1"
+      fact "phases $name rss j16 KiB" "$rss16"
+      awk -v a="$rss1" -v b="$rss16" -v n="$name" 'BEGIN {
+        printf "   peak RSS of %s: %.1f MiB with --jobs 1, %.1f MiB with --jobs 16 (%.2fx; %.2f MiB per extra thread)\n",
+               n, a / 1024, b / 1024, b / a, (b - a) / 1024 / 15 }'
+    fi
   done
 }
 if [ "${BENCH_ONLY:-}" = phases ]; then

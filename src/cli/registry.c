@@ -209,8 +209,7 @@ static int prepare_xlsx(struct tp_profile *p, const struct tp_out_opts *o, struc
  * whichever of them are written. */
 static int prepare_trace(struct tp_profile *p, const struct tp_out_opts *o, struct tp_diag *d)
 {
-	(void)o;
-	int rc = tp_sink_note(p);
+	int rc = tp_sink_note(p, o->jobs);
 	return rc == TP_OK ? rc
 	                   : tp_diag_set(d, rc, "out of memory noting the trace outputs' flows");
 }

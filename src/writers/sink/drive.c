@@ -146,7 +146,7 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, unsigned thre
 }
 
 /* Notes the flows the trace outputs will not draw (tp_sink_note). */
-static int note_flows(struct tp_profile *p)
+static int note_flows(struct tp_profile *p, int jobs)
 {
 	if (!p->num_flows)
 		return TP_OK;
@@ -154,7 +154,7 @@ static int note_flows(struct tp_profile *p)
 	if (!pl)
 		return TP_ENOMEM;
 	struct tp_diag d = {0};
-	int st = build_plan(pl, p, 0, &d);
+	int st = build_plan(pl, p, (unsigned)tp_wsync_workers(jobs, 63) + 1, &d);
 	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
 	tp_sink_plan_free(pl);
 	tp_free(pl);
@@ -175,9 +175,9 @@ static int note_flows(struct tp_profile *p)
 	return st == TP_ENOMEM ? st : TP_OK;
 }
 
-int tp_sink_note(struct tp_profile *p)
+int tp_sink_note(struct tp_profile *p, int jobs)
 {
-	return note_flows(p);
+	return note_flows(p, jobs);
 }
 
 /* The derived counters' values, one counter per task. */

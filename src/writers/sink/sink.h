@@ -213,8 +213,8 @@ size_t tp_sink_fmt_real(char *out, size_t n, double v);
  * drawn (a second flow into the same slice: a slice ends at most one flow; a flow whose ends
  * do not bind to slices or whose source does not start before its target). Call once before
  * writing the trace outputs. Costs a flow plan only when the profile has model flows
- * (imported traces). TP_OK or TP_ENOMEM. */
-int tp_sink_note(struct tp_profile *p);
+ * (imported traces), built on `jobs` threads. TP_OK or TP_ENOMEM. */
+int tp_sink_note(struct tp_profile *p, int jobs);
 
 /* Fills out->args with the reference-named arguments of model slice s on track t (keys
  * spelled as the reference tools spell them). full = 0 (what the trace writers use by
