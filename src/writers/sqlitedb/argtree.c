@@ -352,8 +352,11 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
 		if (def->rowid)
 			sqb_pack_table(&t->slot[i].pk);
 	}
-	/* The file exists (tp_temp_path_for); not created here, as db_create says. */
-	if ((t->fd = open(spool_path, O_RDWR | O_TRUNC | O_CLOEXEC)) < 0) {
+	/* The file exists, empty (tp_temp_path_for); not created here, as db_create says. No
+	 * O_TRUNC: on ext4 (auto_da_alloc) a truncate to zero marks the file, and its close then
+	 * allocates and submits the writeback of the whole file in the closing thread, a stall
+	 * of the driving thread after the join for the spool that becomes the database. */
+	if ((t->fd = open(spool_path, O_RDWR | O_CLOEXEC)) < 0) {
 		*err = errno ? errno : EIO;
 		t->status = TP_EOUTPUT;
 	}
