@@ -488,6 +488,14 @@ int sqb_tree_finish(struct sqb_tree *t)
 		pthread_mutex_unlock(&t->sync.mu);
 	}
 	workers_stop(t);
+	/* Every part is written: the slots' page buffers (one per slot, so their number grows
+	 * with --jobs) are not kept through the join. */
+	for (size_t i = 0; t->slot && i < t->nslots; i++) {
+		tp_free(t->slot[i].blocks);
+		t->slot[i].blocks = NULL;
+		t->slot[i].cap_blocks = 0;
+		sqb_pack_free(&t->slot[i].pk);
+	}
 	return st ? st : t->status;
 }
 
