@@ -352,8 +352,11 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
 		if (def->rowid)
 			sqb_pack_table(&t->slot[i].pk);
 	}
-	/* The file exists (tp_temp_path_for); not created here, as db_create says. */
-	if ((t->fd = open(spool_path, O_RDWR | O_TRUNC | O_CLOEXEC)) < 0) {
+	/* The file exists, empty (tp_temp_path_for); not created here, as db_create says. No
+	 * O_TRUNC: on ext4 (auto_da_alloc) a truncate to zero marks the file, and its close then
+	 * allocates and submits the writeback of the whole file in the closing thread, a stall
+	 * of the driving thread after the join for the spool that becomes the database. */
+	if ((t->fd = open(spool_path, O_RDWR | O_CLOEXEC)) < 0) {
 		*err = errno ? errno : EIO;
 		t->status = TP_EOUTPUT;
 	}
@@ -485,6 +488,14 @@ int sqb_tree_finish(struct sqb_tree *t)
 		pthread_mutex_unlock(&t->sync.mu);
 	}
 	workers_stop(t);
+	/* Every part is written: the slots' page buffers (one per slot, so their number grows
+	 * with --jobs) are not kept through the join. */
+	for (size_t i = 0; t->slot && i < t->nslots; i++) {
+		tp_free(t->slot[i].blocks);
+		t->slot[i].blocks = NULL;
+		t->slot[i].cap_blocks = 0;
+		sqb_pack_free(&t->slot[i].pk);
+	}
 	return st ? st : t->status;
 }
 

@@ -70,6 +70,7 @@ struct sl_block {
 	size_t *longs; /* long rows: index << 1 | tree */
 	size_t nlongs, cap_longs;
 	int refs, oom;
+	int idle; /* on the pool's free list (sl_pool_trim) */
 	struct sl_view {
 		struct sl_block *b;
 		int tree;
@@ -93,19 +94,43 @@ struct sl_pool *sl_pool_new(void)
 	return p;
 }
 
+static void block_free(struct sl_block *b)
+{
+	void *arrays[] = {b->sl, b->args, b->keys, b->ids, b->kh, b->longs, b};
+	tp_buf_free(&b->text);
+	for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
+		tp_free(arrays[i]);
+}
+
 void sl_pool_free(struct sl_pool *p)
 {
 	if (!p)
 		return;
 	for (struct sl_block *b = p->all, *n; b; b = n) {
 		n = b->all;
-		void *arrays[] = {b->sl, b->args, b->keys, b->ids, b->kh, b->longs, b};
-		tp_buf_free(&b->text);
-		for (size_t i = 0; i < sizeof arrays / sizeof *arrays; i++)
-			tp_free(arrays[i]);
+		block_free(b);
 	}
 	pthread_mutex_destroy(&p->mu);
 	tp_free(p);
+}
+
+void sl_pool_trim(struct sl_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	for (struct sl_block *b = p->free; b; b = b->next)
+		b->idle = 1;
+	struct sl_block **at = &p->all;
+	while (*at) {
+		struct sl_block *b = *at;
+		if (b->idle) {
+			*at = b->all;
+			block_free(b);
+		} else {
+			at = &b->all;
+		}
+	}
+	p->free = NULL;
+	pthread_mutex_unlock(&p->mu);
 }
 
 static struct sl_block *block_get(struct sl_pool *p)

@@ -18,6 +18,9 @@
  * builders and the temporary files (the database and argtree.c's spools).
  */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -612,6 +615,12 @@ static int sw_end(void *ctx, int status)
 			sqb_tree_free(w->tree[k]);
 			w->tree[k] = NULL;
 		}
+	else /* every block is back: the join does not need them */
+		sl_pool_trim(w->out.pool);
+#ifdef __GLIBC__
+	if (!status) /* what the parts in flight freed, kept in the threads' arenas */
+		malloc_trim(0);
+#endif
 	return status;
 }
 

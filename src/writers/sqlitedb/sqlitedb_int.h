@@ -304,6 +304,8 @@ struct sl_out {
 /* The blocks' pool (NULL when out of memory), freed with every block once no tree holds one. */
 struct sl_pool *sl_pool_new(void);
 void sl_pool_free(struct sl_pool *p);
+/* Frees the blocks no part holds: what the drive's parts in flight (more with --jobs) left. */
+void sl_pool_trim(struct sl_pool *p);
 /* Records slice ss into slot s (any thread); 0, or -1 when out of memory. */
 int sl_record(struct sl_pool *p, struct sl_slot *s, const struct tp_sink_slice *ss);
 /* Hands the slot's block to the trees (its keys numbered and its long rows kept in order):
