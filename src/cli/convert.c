@@ -4,9 +4,10 @@
  * outputs into OUT_DIR (default profile_out). Owns the output-directory discipline: the lock on
  * OUT_DIR, the stale-output marker, removing the temporaries a killed run left, and installing
  * the signal cleanup of temporaries. Once the model is built the enabled outputs are written
- * concurrently by --jobs N threads (default: the online CPUs); each output reads the finished
- * model and analysis only, so the files are the same bytes whatever N is, and messages are
- * printed in registry order after the join.
+ * with --jobs N threads (default: the online CPUs): the large ones one after another, each
+ * spread over the N threads, the small ones beside them; each output reads the finished model
+ * and analysis only, so the files are the same bytes whatever N is, and messages are printed
+ * in registry order after the join.
  * The live progress line (common/progress.h) runs while stderr is a terminal and not -q.
  */
 #include "analysis/optable.h"
@@ -273,69 +274,71 @@ struct out_pool {
 	const struct tp_output *outs;
 	struct out_job *jobs;
 	size_t njobs;
-	atomic_size_t next;
+	/* jobs[0, nspread) spread over --jobs threads themselves and are written one after
+	 * another; jobs[nspread, njobs) use one thread each and are taken by whichever thread
+	 * is free. */
+	size_t nspread;
+	atomic_size_t next; /* the next of the one-thread outputs */
 };
 
-static void *out_worker(void *arg)
+static void write_one(struct out_pool *pl, struct out_job *j)
+{
+	const struct tp_output *out = &pl->outs[j->idx];
+	tp_progress_slot_begin(j->idx, out->name);
+	tp_tm_begin(out->name); /* --timings: only this thread writes */
+	double w0 = now_s();
+	j->status = tp_output_write(out, pl->p, pl->a, pl->oo, &j->d);
+	j->secs = now_s() - w0;
+	tp_tm_end();
+	tp_progress_slot_end(j->idx);
+}
+
+static void *single_worker(void *arg)
 {
 	struct out_pool *pl = arg;
 	for (;;) {
-		size_t k = atomic_fetch_add(&pl->next, 1);
+		size_t k = pl->nspread + atomic_fetch_add(&pl->next, 1);
 		if (k >= pl->njobs)
 			break;
-		struct out_job *j = &pl->jobs[k];
-		const struct tp_output *out = &pl->outs[j->idx];
-		tp_progress_slot_begin(j->idx, out->name);
-		tp_tm_begin(out->name); /* --timings: only this thread writes */
-		double w0 = now_s();
-		j->status = tp_output_write(out, pl->p, pl->a, pl->oo, &j->d);
-		j->secs = now_s() - w0;
-		tp_tm_end();
-		tp_progress_slot_end(j->idx);
+		write_one(pl, &pl->jobs[k]);
 	}
 	return NULL;
 }
 
-/* Expected cost rank of an output (lower = longer): the longest start first, so N threads
- * finish together (the spreadsheet alone is most of a default run). Order only; the files do
- * not depend on it. */
-static int cost_rank(const char *name)
-{
-	static const char *const heavy[] = {"xlsx", "sqlite", "perfetto", "chrome", "html"};
-	for (size_t i = 0; i < sizeof heavy / sizeof *heavy; i++)
-		if (strcmp(name, heavy[i]) == 0)
-			return (int)i;
-	return (int)(sizeof heavy / sizeof *heavy);
-}
-
-/* Writes the jobs with up to `nthreads` threads (the calling thread is one of them). A
+/* Writes the jobs with up to `nthreads` threads (the calling thread is one of them). The
+ * outputs that spread over --jobs threads are written one after another by the calling
+ * thread, each with every thread: running them at the same time would add their peak
+ * memories together (and their threads, --jobs of each) for no gain in cores. The other
+ * threads write the one-thread outputs meanwhile; the calling thread joins them after. A
  * thread that cannot be created only means fewer threads. With --timings the calling thread
- * writes them one after another, so that each output's figures are its own (each still uses
- * its --jobs threads inside). */
+ * writes everything, so that each output's figures are its own. The files never depend on
+ * the order. */
 static void write_outputs(struct out_pool *pl, int nthreads)
 {
-	/* Stable insertion sort by cost rank (a handful of outputs). */
-	for (size_t i = 1; i < pl->njobs; i++) {
-		struct out_job t = pl->jobs[i];
-		size_t k = i;
-		while (k > 0 && cost_rank(pl->outs[pl->jobs[k - 1].idx].name) >
-		                    cost_rank(pl->outs[t.idx].name)) {
-			pl->jobs[k] = pl->jobs[k - 1];
-			k--;
-		}
-		pl->jobs[k] = t;
-	}
+	/* Stable partition: the spreading outputs first, each group in registry order. */
+	struct out_job tmp[32];
+	size_t n = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < pl->njobs; i++)
+			if ((pl->outs[pl->jobs[i].idx].spreads == 0) == (pass == 1))
+				tmp[n++] = pl->jobs[i];
+	memcpy(pl->jobs, tmp, n * sizeof *tmp);
+	pl->nspread = 0;
+	while (pl->nspread < n && pl->outs[pl->jobs[pl->nspread].idx].spreads)
+		pl->nspread++;
 	atomic_store(&pl->next, 0);
 	pthread_t th[64];
-	size_t nth = 0;
+	size_t nth = 0, nsingle = pl->njobs - pl->nspread;
 	size_t want = nthreads > 1 && !tp_tm_on() ? (size_t)nthreads - 1 : 0; /* besides this one */
-	if (pl->njobs == 0 || want > pl->njobs - 1)
-		want = pl->njobs ? pl->njobs - 1 : 0;
+	if (want > nsingle)
+		want = nsingle;
 	if (want > sizeof th / sizeof *th)
 		want = sizeof th / sizeof *th;
-	while (nth < want && pthread_create(&th[nth], NULL, out_worker, pl) == 0)
+	while (nth < want && pthread_create(&th[nth], NULL, single_worker, pl) == 0)
 		nth++;
-	out_worker(pl);
+	for (size_t k = 0; k < pl->nspread; k++)
+		write_one(pl, &pl->jobs[k]);
+	single_worker(pl);
 	for (size_t i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 }

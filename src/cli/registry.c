@@ -141,6 +141,7 @@ static const struct tp_output outputs[] = {
     },
     {
         .name = "html",
+        .spreads = 1,
         .file = "result.html",
         .disable_flag = "--disable_web",
         .default_on = 1,
@@ -149,6 +150,7 @@ static const struct tp_output outputs[] = {
     },
     {
         .name = "perfetto",
+        .spreads = 1,
         .file = "perfetto.pftrace",
         .enable_flag = "--perfetto",
         .disable_flag = "--disable_perfetto",
@@ -158,6 +160,7 @@ static const struct tp_output outputs[] = {
     },
     {
         .name = "chrome",
+        .spreads = 1,
         .file = "trace.json",
         .enable_flag = "--json",
         .doc = "Chrome trace-event JSON (chrome://tracing, speedscope, scripts)",
@@ -165,6 +168,7 @@ static const struct tp_output outputs[] = {
     },
     {
         .name = "sqlite",
+        .spreads = 1,
         .file = "profile.db",
         .enable_flag = "--sqlite",
         .doc = "SQLite database with Perfetto-style slice/args/counter tables (sqlite3 shell SQL)",
@@ -172,6 +176,7 @@ static const struct tp_output outputs[] = {
     },
     {
         .name = "xlsx",
+        .spreads = 1,
         .file = TP_XLSX_FILE,
         .disable_flag = "--disable_doc",
         .default_on = 1,

@@ -36,6 +36,9 @@ struct tp_output {
 	const char *disable_flag; /* "--disable_perfetto" or NULL */
 	int default_on;
 	const char *doc; /* one line for --help and the README */
+	/* 1 = the writer spreads its own work over o->jobs threads; such outputs are written
+	 * one at a time (tpuprof convert), so their memory peaks never add up. */
+	int spreads;
 	/* Writes the output to `path` (OUT_DIR/file); reports failures in `d`. */
 	int (*write)(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
 	             const struct tp_out_opts *o, struct tp_diag *d);
