@@ -723,22 +723,97 @@ static int longer(const struct tp_track *t, size_t a, size_t b)
 	return da != db ? da > db : a < b;
 }
 
-/* The `k` longest commands of `t` into out[0..*n), longest first: out is kept in that order
- * over one pass, a command going in only when it is longer than the last one kept (the
- * common case is one comparison per command; at worst, durations growing along the track,
- * each command moves k entries). */
-static void longest_of(const struct tp_track *t, size_t k, size_t *out, size_t *n)
+/* A track's commands are searched for the longest in up to XL_LONGEST_SPANS spans of at least
+ * XL_LONGEST_MIN_SPAN commands (fixed by the data), on --jobs threads. Few spans: each one
+ * fills its own list of XL_LONGEST, which costs about as much as scanning thousands. */
+#define XL_LONGEST_SPANS 8u
+#define XL_LONGEST_MIN_SPAN 128u
+
+static size_t longest_span_len(size_t count)
 {
-	size_t h = 0;
-	for (size_t i = 0; i < t->count && k; i++) {
-		if (h == k && !longer(t, i, out[k - 1]))
+	size_t len = (count + XL_LONGEST_SPANS - 1) / XL_LONGEST_SPANS;
+	return len < XL_LONGEST_MIN_SPAN ? XL_LONGEST_MIN_SPAN : len;
+}
+
+/* Keeps command i in out[0..*h) (at most k, longest first) when it is longer than the last one
+ * kept: the common case is one comparison; when full, the last one kept drops out (at worst,
+ * durations growing along the track, each command moves k entries). */
+static void keep_if_longer(const struct tp_track *t, size_t k, size_t i, size_t *out, size_t *h)
+{
+	if (*h == k && !longer(t, i, out[k - 1]))
+		return;
+	size_t j = *h < k ? (*h)++ : k - 1;
+	for (; j && longer(t, i, out[j - 1]); j--)
+		out[j] = out[j - 1];
+	out[j] = i;
+}
+
+/* Whether plan part pt's track is listed on the Longest commands sheet: its first engine
+ * sheet, cut. */
+static int longest_wanted(const struct tp_profile *p, const struct part *pt)
+{
+	return pt->kind == PK_ENGINE && pt->index == 0 && pt->shown < p->tracks[pt->track].count;
+}
+
+/* A span of one track's commands and its XL_LONGEST longest. */
+struct lspan {
+	size_t part; /* plan part */
+	size_t lo, hi;
+	size_t top[XL_LONGEST], n;
+};
+
+struct lsearch {
+	const struct tp_profile *p;
+	const struct plan *pl;
+	struct lspan *v;
+};
+
+static void longest_span(void *arg, size_t k)
+{
+	struct lsearch *ls = arg;
+	struct lspan *sp = &ls->v[k];
+	const struct tp_track *t = &ls->p->tracks[ls->pl->v[sp->part].track];
+	sp->n = 0;
+	for (size_t i = sp->lo; i < sp->hi; i++)
+		keep_if_longer(t, XL_LONGEST, i, sp->top, &sp->n);
+}
+
+/* The XL_LONGEST longest commands of every listed track into top[i * XL_LONGEST ..] and
+ * ntop[i] (i: its plan part), longest first. The spans are searched on --jobs threads and their
+ * results merged in span order: the order `longer` is total, so these are the commands, in the
+ * order, of one pass over the track. */
+static int longest_all(struct xl *x, const struct plan *pl, size_t *top, size_t *ntop)
+{
+	const struct tp_profile *p = x->p;
+	size_t n = 0;
+	for (size_t i = 0; i < pl->n; i++)
+		if (longest_wanted(p, &pl->v[i])) {
+			size_t count = p->tracks[pl->v[i].track].count,
+			       len = longest_span_len(count);
+			n += (count + len - 1) / len;
+		}
+	struct lsearch ls = {.p = p, .pl = pl, .v = tp_calloc(n ? n : 1, sizeof *ls.v)};
+	if (!ls.v)
+		return TP_ENOMEM;
+	size_t k = 0;
+	for (size_t i = 0; i < pl->n; i++) {
+		if (!longest_wanted(p, &pl->v[i]))
 			continue;
-		size_t j = h < k ? h++ : k - 1; /* when full, the last one kept drops out */
-		for (; j && longer(t, i, out[j - 1]); j--)
-			out[j] = out[j - 1];
-		out[j] = i;
+		size_t count = p->tracks[pl->v[i].track].count, len = longest_span_len(count);
+		for (size_t lo = 0; lo < count; lo += len, k++)
+			ls.v[k] = (struct lspan){
+			    .part = i, .lo = lo, .hi = count - lo < len ? count : lo + len};
 	}
-	*n = h;
+	tp_par_run(x->jobs ? x->jobs : 1, n, longest_span, &ls);
+	for (size_t j = 0; j < n; j++) {
+		const struct lspan *sp = &ls.v[j];
+		const struct tp_track *t = &p->tracks[pl->v[sp->part].track];
+		for (size_t r = 0; r < sp->n; r++)
+			keep_if_longer(t, XL_LONGEST, sp->top[r], &top[sp->part * XL_LONGEST],
+			               &ntop[sp->part]);
+	}
+	tp_free(ls.v);
+	return TP_OK;
 }
 
 void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
@@ -769,18 +844,22 @@ void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
 			h[nh++] = all[i];
 	uint32_t hr = TP_XLSX_HEADER_ROW, row = TP_XLSX_DATA_ROW;
 	xl_header_row(x, &s, hr, h, nh);
-	size_t top[XL_LONGEST], n;
+	size_t *top = tp_calloc(pl->n ? pl->n * XL_LONGEST : 1, sizeof *top);
+	size_t *ntop = tp_calloc(pl->n ? pl->n : 1, sizeof *ntop);
+	if (!top || !ntop || longest_all(x, pl, top, ntop) != TP_OK) {
+		tp_free(top);
+		tp_free(ntop);
+		x->oom = 1;
+		return;
+	}
 	for (size_t i = 0; i < pl->n; i++) {
 		const struct part *pt = &pl->v[i];
-		if (pt->kind != PK_ENGINE || pt->index != 0)
+		if (!longest_wanted(p, pt))
 			continue;
 		const struct tp_track *t = &p->tracks[pt->track];
-		if (pt->shown >= t->count)
-			continue;
 		const struct tp_engine_stats *e = xl_stats_of(x->a, t);
-		longest_of(t, XL_LONGEST, top, &n);
-		for (size_t r = 0; r < n; r++, row++) {
-			size_t gi = top[r];
+		for (size_t r = 0; r < ntop[i]; r++, row++) {
+			size_t gi = top[i * XL_LONGEST + r];
 			const struct tp_slice *sl = &t->slices[gi];
 			struct tp_layer lv;
 			uint16_t c = 0;
@@ -817,6 +896,8 @@ void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
 		if (x->err != LXW_NO_ERROR || x->oom)
 			break;
 	}
+	tp_free(top);
+	tp_free(ntop);
 	worksheet_freeze_panes(ws, TP_XLSX_DATA_ROW, 0);
 	xl_check(x, worksheet_autofilter(ws, hr, 0, row > TP_XLSX_DATA_ROW ? row - 1 : hr,
 	                                 (uint16_t)(nh - 1)));

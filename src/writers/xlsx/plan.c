@@ -278,37 +278,45 @@ static int layer_rows(struct plan *pl, const struct tp_profile *p)
 		int32_t device, core;
 		uint64_t n;
 	} seen[64];
-	size_t nseen = 0, kept = 0;
-	size_t *idx = NULL;
-	for (int pass = 0; pass < 2; pass++) {
-		nseen = 0;
-		kept = 0;
-		for (size_t i = 0; i < p->num_layers; i++) {
-			struct tp_layer lv;
-			const struct tp_layer *l = tp_profile_layer(p, i, &lv);
-			size_t k = 0;
-			while (k < nseen &&
-			       (seen[k].device != l->device || seen[k].core != l->core))
-				k++;
-			if (k == nseen && nseen < sizeof seen / sizeof *seen) {
-				seen[nseen].device = l->device;
-				seen[nseen].core = l->core;
-				seen[nseen++].n = 0;
-			}
-			/* Past 64 distinct cores the rest share the last slot's count. */
-			if (k >= nseen)
-				k = nseen - 1;
-			if (seen[k].n++ >= pl->row_cap)
-				continue;
-			if (idx)
-				idx[kept] = i;
-			kept++;
+	size_t nseen = 0, kept = 0, cap = 0;
+	size_t *idx = NULL; /* from the first layer cut on; NULL: none cut yet */
+	for (size_t i = 0; i < p->num_layers; i++) {
+		struct tp_layer lv;
+		const struct tp_layer *l = tp_profile_layer(p, i, &lv);
+		size_t k = 0;
+		while (k < nseen && (seen[k].device != l->device || seen[k].core != l->core))
+			k++;
+		if (k == nseen && nseen < sizeof seen / sizeof *seen) {
+			seen[nseen].device = l->device;
+			seen[nseen].core = l->core;
+			seen[nseen++].n = 0;
 		}
-		if (kept == p->num_layers)
-			return TP_OK; /* nothing cut */
-		if (!idx && !(idx = tp_calloc(kept ? kept : 1, sizeof *idx)))
-			return TP_ENOMEM;
+		/* Past 64 distinct cores the rest share the last slot's count. */
+		if (k >= nseen)
+			k = nseen - 1;
+		if (seen[k].n++ >= pl->row_cap) {
+			if (!idx) {
+				/* The first layer cut: every one before it is kept. */
+				if (!(idx = tp_grow(NULL, sizeof *idx, kept ? kept : 1, &cap)))
+					return TP_ENOMEM;
+				for (size_t j = 0; j < kept; j++)
+					idx[j] = j;
+			}
+			continue;
+		}
+		if (idx) {
+			size_t *v = tp_grow(idx, sizeof *idx, kept + 1, &cap);
+			if (!v) {
+				tp_free(idx);
+				return TP_ENOMEM;
+			}
+			idx = v;
+			idx[kept] = i;
+		}
+		kept++;
 	}
+	if (!idx)
+		return TP_OK; /* nothing cut */
 	pl->layer_idx = idx;
 	pl->nlayer_idx = kept;
 	pl->layers_capped = 1;

@@ -28,6 +28,90 @@
 
 #define XL_CHUNK_ROWS 1024u
 #define XL_ZLEVEL 2 /* zlib's level for the parts */
+/* A part's XML goes to deflate in slices of about this many bytes (whole rows), so a thread
+ * holds one slice and a deflate state, not the part's XML. */
+#define XL_SLICE (64u << 10)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Deflate pieces                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One raw deflate piece being encoded from slices of its input. zlib's output depends on the
+ * bytes and the flushes only, not on how the bytes are cut into deflate() calls, so a piece
+ * fed in slices is the bytes of the same piece fed whole. */
+struct penc {
+	z_stream z;
+	int init;
+	struct tp_buf *out;
+	uint32_t crc; /* of the bytes fed */
+	uint64_t raw; /* bytes fed */
+};
+
+/* Starts a piece into out, reusing e's deflate state when it has one. */
+static int penc_begin(struct penc *e, struct tp_buf *out)
+{
+	if (!e->init) {
+		memset(&e->z, 0, sizeof e->z);
+		if (deflateInit2(&e->z, XL_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+			return TP_ENOMEM;
+		e->init = 1;
+	} else if (deflateReset(&e->z) != Z_OK) {
+		return TP_ENOMEM;
+	}
+	e->out = out;
+	e->crc = (uint32_t)crc32(0L, Z_NULL, 0);
+	e->raw = 0;
+	return TP_OK;
+}
+
+/* Feeds src[0..len) to the piece. flush: Z_NO_FLUSH (more follows), Z_SYNC_FLUSH (the piece
+ * ends on a byte boundary without ending the stream, so that pieces concatenate) or Z_FINISH
+ * (the stream ends). */
+static int penc_feed(struct penc *e, const unsigned char *src, size_t len, int flush)
+{
+	unsigned char buf[1 << 16];
+	size_t pos = 0;
+	int zr = Z_OK;
+	do {
+		uInt take = len - pos > (1u << 30) ? (1u << 30) : (uInt)(len - pos);
+		if (take)
+			e->crc = (uint32_t)crc32(e->crc, src + pos, take);
+		e->z.next_in = (Bytef *)(src + pos);
+		e->z.avail_in = take;
+		pos += take;
+		int f = pos < len ? Z_NO_FLUSH : flush;
+		do {
+			e->z.next_out = buf;
+			e->z.avail_out = sizeof buf;
+			zr = deflate(&e->z, f);
+			tp_buf_put(e->out, buf, sizeof buf - e->z.avail_out);
+		} while (zr != Z_STREAM_ERROR && e->z.avail_out == 0);
+	} while (zr != Z_STREAM_ERROR && pos < len);
+	e->raw += len;
+	return zr == Z_STREAM_ERROR || e->out->oom ? TP_ENOMEM : TP_OK;
+}
+
+static void penc_free(struct penc *e)
+{
+	if (e->init)
+		deflateEnd(&e->z);
+	e->init = 0;
+}
+
+/* Compresses src into out as one raw deflate piece that ends on a byte boundary without
+ * ending the stream (Z_SYNC_FLUSH), so that pieces concatenate; `last` ends the stream. zlib at
+ * XL_ZLEVEL: docs/xlsx.md weighs the levels and the encoders. */
+int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
+                     uint32_t *crc)
+{
+	struct penc e = {0};
+	int st = penc_begin(&e, out);
+	if (st == TP_OK)
+		st = penc_feed(&e, src, len, last ? Z_FINISH : Z_SYNC_FLUSH);
+	*crc = e.crc;
+	penc_free(&e);
+	return st;
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Cells                                                                                     */
@@ -48,6 +132,7 @@ struct xl_stream {
 	uint32_t rows;
 	uint16_t cmin, cmax; /* columns with cells (cmin > cmax: none) */
 	int oom;
+	struct penc *enc; /* set: finished rows go to this piece in slices of XL_SLICE */
 };
 
 static void xs_init(struct xl_stream *xs)
@@ -57,6 +142,28 @@ static void xs_init(struct xl_stream *xs)
 	tp_buf_init(&xs->cells);
 	xs->row = UINT32_MAX;
 	xs->cmin = UINT16_MAX;
+}
+
+/* Ready for the next part; keeps the buffers. */
+static void xs_reset(struct xl_stream *xs)
+{
+	xs->xml.len = 0;
+	xs->cells.len = 0;
+	xs->n = 0;
+	xs->row = UINT32_MAX;
+	xs->rows = 0;
+	xs->cmin = UINT16_MAX;
+	xs->cmax = 0;
+	xs->oom = 0;
+}
+
+/* The finished rows to the piece (flush: penc_feed's). */
+static void xs_drain(struct xl_stream *xs, int flush)
+{
+	if (xs->xml.oom ||
+	    penc_feed(xs->enc, (const unsigned char *)xs->xml.data, xs->xml.len, flush) != TP_OK)
+		xs->oom = 1;
+	xs->xml.len = 0;
 }
 
 static void xs_free(struct xl_stream *xs)
@@ -121,6 +228,8 @@ static void xs_end_row(struct xl_stream *xs)
 	xs->n = 0;
 	xs->cells.len = 0;
 	xs->row = UINT32_MAX;
+	if (xs->enc && xs->xml.len >= XL_SLICE)
+		xs_drain(xs, Z_NO_FLUSH);
 }
 
 /* Starts the cell (row, col) in xs->cells: "<c r="A1"[ s="N"]"; the caller finishes it. */
@@ -271,41 +380,66 @@ int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count,
 	return TP_OK;
 }
 
+/* What a thread keeps from one part to the next: the row being built, the current slice of
+ * XML, the deflate state and the sheet writers' scratch. A part takes a free one, so the
+ * memory in flight is one of these per thread, whatever the size of the parts. */
+struct worker {
+	atomic_flag busy;
+	struct xl lx;
+	struct xl_stream xs;
+	struct penc enc;
+};
+
 struct run {
 	struct xl *x;
 	atomic_uint_fast64_t done; /* rows written, for the progress line */
+	struct worker *w;          /* one per thread (nw) */
+	size_t nw;
 };
 
-/* Compresses src into out as one raw deflate piece that ends on a byte boundary without
- * ending the stream (Z_SYNC_FLUSH), so that pieces concatenate; `last` ends the stream. zlib at
- * XL_ZLEVEL: docs/xlsx.md weighs the levels and the encoders. */
-int xl_deflate_piece(const unsigned char *src, size_t len, int last, struct tp_buf *out,
-                     uint32_t *crc)
+static void worker_init(struct worker *w, const struct xl *x)
 {
-	z_stream z;
-	memset(&z, 0, sizeof z);
-	if (deflateInit2(&z, XL_ZLEVEL, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return TP_ENOMEM;
-	*crc = (uint32_t)crc32(0L, Z_NULL, 0);
-	unsigned char buf[1 << 16];
-	size_t pos = 0;
-	int zr = Z_OK;
-	do {
-		uInt take = len - pos > (1u << 30) ? (1u << 30) : (uInt)(len - pos);
-		*crc = (uint32_t)crc32(*crc, src + pos, take);
-		z.next_in = (Bytef *)(src + pos);
-		z.avail_in = take;
-		pos += take;
-		int flush = pos < len ? Z_NO_FLUSH : last ? Z_FINISH : Z_SYNC_FLUSH;
-		do {
-			z.next_out = buf;
-			z.avail_out = sizeof buf;
-			zr = deflate(&z, flush);
-			tp_buf_put(out, buf, sizeof buf - z.avail_out);
-		} while (zr != Z_STREAM_ERROR && z.avail_out == 0);
-	} while (zr != Z_STREAM_ERROR && pos < len);
-	deflateEnd(&z);
-	return zr == Z_STREAM_ERROR || out->oom ? TP_ENOMEM : TP_OK;
+	memset(w, 0, sizeof *w);
+	atomic_flag_clear(&w->busy);
+	w->lx = (struct xl){.p = x->p, .a = x->a, .plan = x->plan, .f = x->f};
+	tp_buf_init(&w->lx.other);
+	xs_init(&w->xs);
+	w->xs.enc = &w->enc;
+}
+
+static void worker_free(struct worker *w)
+{
+	xs_free(&w->xs);
+	penc_free(&w->enc);
+	tp_free(w->lx.scratch);
+	tp_buf_free(&w->lx.other);
+}
+
+/* Part k's rows as XML, deflated slice by slice into its piece. */
+static void chunk_encode(struct worker *w, const struct xl *x, struct xl_chunk *c)
+{
+	const struct xl_defer *d = &x->defer[c->defer];
+	struct xl_stream *xs = &w->xs;
+	xs_reset(xs);
+	w->lx.oom = 0;
+	struct xl_sheet s = {.xs = xs};
+	tp_buf_init(&c->z);
+	if (penc_begin(&w->enc, &c->z) != TP_OK) {
+		c->oom = 1;
+		return;
+	}
+	d->emit(&w->lx, &s, d->ctx, c->first, c->first + c->count);
+	xs_end_row(xs);
+	/* A part without cells has no piece. */
+	if (w->enc.raw || xs->xml.len)
+		xs_drain(xs, Z_SYNC_FLUSH);
+	c->oom = w->lx.oom || w->lx.other.oom || xs->oom || xs->xml.oom;
+	c->raw = w->enc.raw;
+	c->crc = w->enc.raw ? w->enc.crc : 0;
+	c->cmin = xs->cmin;
+	c->cmax = xs->cmax;
+	c->width = s.width;
+	c->ncols = s.ncols;
 }
 
 static void run_chunk(void *arg, size_t k)
@@ -313,27 +447,20 @@ static void run_chunk(void *arg, size_t k)
 	struct run *r = arg;
 	struct xl *x = r->x;
 	struct xl_chunk *c = &x->chunks[k];
-	const struct xl_defer *d = &x->defer[c->defer];
-	struct xl lx = {.p = x->p, .a = x->a, .plan = x->plan, .f = x->f};
-	struct xl_stream xs;
-	xs_init(&xs);
-	struct xl_sheet s = {.xs = &xs};
-	d->emit(&lx, &s, d->ctx, c->first, c->first + c->count);
-	xs_end_row(&xs);
-	c->oom = lx.oom || lx.other.oom || xs.oom || xs.xml.oom;
-	c->raw = xs.xml.len;
-	c->cmin = xs.cmin;
-	c->cmax = xs.cmax;
-	c->width = s.width;
-	c->ncols = s.ncols;
-	tp_buf_init(&c->z);
-	if (!c->oom && xs.xml.len &&
-	    xl_deflate_piece((const unsigned char *)xs.xml.data, xs.xml.len, 0, &c->z, &c->crc) !=
-	        TP_OK)
-		c->oom = 1;
-	xs_free(&xs);
-	tp_free(lx.scratch);
-	tp_buf_free(&lx.other);
+	struct worker *w = NULL;
+	for (size_t i = 0; !w && i < r->nw; i++)
+		if (!atomic_flag_test_and_set(&r->w[i].busy))
+			w = &r->w[i];
+	if (w) {
+		chunk_encode(w, x, c);
+		atomic_flag_clear(&w->busy);
+	} else {
+		/* More threads than workers: not with tp_par_run's, but cheap to allow. */
+		struct worker one;
+		worker_init(&one, x);
+		chunk_encode(&one, x, c);
+		worker_free(&one);
+	}
 	uint64_t done = x->prog_done + atomic_fetch_add(&r->done, c->count) + c->count;
 	tp_progress_report(done < x->prog_total ? done : x->prog_total, x->prog_total);
 }
@@ -368,9 +495,19 @@ int xl_defer_run(struct xl *x, unsigned jobs)
 		return TP_OK;
 	if (plan_chunks(x) != TP_OK)
 		return TP_ENOMEM;
-	struct run r = {.x = x};
+	if (!jobs)
+		jobs = 1;
+	struct run r = {.x = x, .nw = jobs < x->nchunks ? jobs : x->nchunks};
 	atomic_init(&r.done, 0);
-	tp_par_run(jobs ? jobs : 1, x->nchunks, run_chunk, &r);
+	r.w = tp_calloc(r.nw ? r.nw : 1, sizeof *r.w);
+	if (!r.w)
+		return TP_ENOMEM;
+	for (size_t i = 0; i < r.nw; i++)
+		worker_init(&r.w[i], x);
+	tp_par_run(jobs, x->nchunks, run_chunk, &r);
+	for (size_t i = 0; i < r.nw; i++)
+		worker_free(&r.w[i]);
+	tp_free(r.w);
 	int st = TP_OK;
 	for (size_t i = 0; i < x->ndefer; i++) {
 		struct xl_defer *d = &x->defer[i];

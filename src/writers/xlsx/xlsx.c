@@ -16,6 +16,7 @@
  * tp_xlsx_write returns. No process state: the row cap comes in tp_out_opts.xlsx_rows.
  */
 #include "common/progress.h"
+#include "common/timings.h"
 #include "writers/xlsx/xlsx_int.h"
 
 #include <errno.h>
@@ -191,6 +192,25 @@ static int write_sheets(struct xl *x, struct plan *pl, const struct tp_xlsx_opts
 	return st;
 }
 
+/* libxlsxwriter writes its zip (every part, the deferred sheets without their data rows) to
+ * the workbook's temporary file and frees the workbook. */
+static int close_workbook(struct xl *x, const char *path, struct tp_diag *d)
+{
+	errno = 0;
+	tp_tm_begin("close");
+	lxw_error ce = workbook_close(x->wb);
+	tp_tm_end();
+	int e = errno; /* the zip's failed write, for LXW_ERROR_ZIP_FILE_OPERATION */
+	tp_progress_report(x->prog_total, x->prog_total);
+	x->wb = NULL;
+	if (ce == LXW_NO_ERROR)
+		return TP_OK;
+	/* A failed write reads as every output's does (tp_afile_fail). */
+	if (ce == LXW_ERROR_ZIP_FILE_OPERATION && e)
+		return tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
+	return tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path, lxw_strerror(ce));
+}
+
 int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
                   const struct tp_xlsx_opts *xo, struct tp_diag *d)
 {
@@ -200,16 +220,18 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	struct tp_xlsx_opts o = *xo;
 	if (o.max_rows && (o.max_rows < 16 || o.max_rows > TP_XLSX_EXCEL_MAX_ROWS))
 		o.max_rows = 0;
-	struct xl x = {.p = p, .a = a};
+	struct xl x = {.p = p, .a = a, .jobs = o.jobs};
 	struct plan pl = {0};
 	char *tmp = NULL, *tdir = NULL;
 	int st = TP_OK;
-	lxw_error ce = LXW_NO_ERROR;
 
 	pl.max_rows = o.max_rows ? o.max_rows : TP_XLSX_EXCEL_MAX_ROWS;
 	pl.row_cap = tp_xlsx_cap_for(p, o.max_cores, o.row_cap, &pl.auto_sheets);
 	pl.ltab = a && a->ltab;
-	if ((st = xl_make_plan(&pl, p, &o)) != TP_OK)
+	tp_tm_begin("plan");
+	st = xl_make_plan(&pl, p, &o);
+	tp_tm_end();
+	if (st != TP_OK)
 		goto out;
 	errno = 0;
 	tmp = tp_temp_path_for(path);
@@ -249,33 +271,28 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 			goto out;
 		}
 	}
+	tp_tm_begin("sheets");
 	st = write_sheets(&x, &pl, &o, d);
-	if (st == TP_OK && x.err == LXW_NO_ERROR)
+	tp_tm_end();
+	if (st == TP_OK && x.err == LXW_NO_ERROR) {
+		tp_tm_begin("rows");
 		st = xl_defer_run(&x, o.jobs);
+		tp_tm_end();
+	}
 	if (st != TP_OK)
 		goto out;
 	if (x.err != LXW_NO_ERROR) {
 		st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path, lxw_strerror(x.err));
 		goto out;
 	}
-	errno = 0;
-	ce = workbook_close(x.wb);
-	int e = errno; /* the zip's failed write, for LXW_ERROR_ZIP_FILE_OPERATION */
-	tp_progress_report(x.prog_total, x.prog_total);
-	x.wb = NULL;
-	if (ce != LXW_NO_ERROR) {
-		/* A failed write reads as every output's does (tp_afile_fail). */
-		if (ce == LXW_ERROR_ZIP_FILE_OPERATION && e)
-			st = tp_diag_set(d, TP_EOUTPUT, "%s: write failed: %s", path, strerror(e));
-		else
-			st = tp_diag_set(d, TP_EOUTPUT, "%s: libxlsxwriter: %s", path,
-			                 lxw_strerror(ce));
+	if ((st = close_workbook(&x, path, d)) != TP_OK)
 		goto out;
-	}
 	if (x.ndefer) {
 		/* tmp holds the workbook without the deferred rows: the output is a copy of it
 		 * with them spliced in, and tmp is removed below. */
+		tp_tm_begin("splice");
 		st = xl_zip_splice(&x, tmp, path, d);
+		tp_tm_end();
 		remove(tmp);
 		tp_temp_forget(tmp);
 		tp_free(tmp);

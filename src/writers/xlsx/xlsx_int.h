@@ -76,6 +76,7 @@ struct xl {
 	const struct tp_profile *p;
 	const struct tp_analysis *a;
 	const struct plan *plan; /* the sheet plan (read by deferred rows) */
+	unsigned jobs;           /* threads for the work spread over parts (0: one) */
 	struct xl_formats f;
 	lxw_error err; /* first libxlsxwriter error */
 	int oom;
