@@ -177,28 +177,35 @@ static void analysis_part(struct ctx *c, const struct part *pt)
 }
 
 /* The string table last: it holds every string the sections above used (all numbered once
- * the finds are, or, on a capture's page, once the parts before it are written). */
+ * the finds are, or, on a capture's page, once the parts before it are written), in parts of
+ * STRS_PART page indexes: strings [pt->a, pt->a + STRS_PART) (pt->k: 1 for the first, which
+ * opens the array; 2 for the end, which closes it and the document). The ranges cover the
+ * profile's string count, the most the page can use; those past the used ones are empty. */
+#define STRS_PART 16384
+
 static void strs_part(struct ctx *c, const struct part *pt)
 {
-	(void)pt;
 	struct tp_buf *b = &c->o.b;
-	uint32_t *inv = tp_malloc((c->sm.n ? c->sm.n : 1) * sizeof *inv);
-	if (!inv) {
-		c->o.err = TP_ENOMEM;
+	if (pt->k == 2) {
+		tp_buf_puts(b, "]}");
 		return;
 	}
-	for (size_t i = 0; i < c->sm.nprof; i++)
-		if (c->sm.idx[i])
-			inv[c->sm.idx[i] - 1] = (uint32_t)i;
-	tp_buf_puts(b, ",\"strs\":[");
-	for (size_t i = 0; i < c->sm.n; i++) {
+	if (pt->k == 1)
+		tp_buf_puts(b, ",\"strs\":[");
+	size_t e = pt->a + STRS_PART < c->sm.n ? pt->a + STRS_PART : c->sm.n;
+	for (size_t i = pt->a; i < e; i++) {
 		if (i)
 			tp_buf_putc(b, ',');
-		html_put_str(b, tp_str(c->p, inv[i]));
+		html_put_str(b, tp_str(c->p, c->sm.inv[i]));
 		html_flush(&c->o, 0);
 	}
-	tp_buf_puts(b, "]}");
-	tp_free(inv);
+}
+
+static void strs_parts(const struct ctx *c, struct parts *ps)
+{
+	for (size_t a = 0; a < c->sm.nprof; a += STRS_PART)
+		html_part_add(ps, strs_part, NULL, a, 0, a == 0);
+	html_part_add(ps, strs_part, NULL, 0, 0, 2);
 }
 
 /* The data's parts in page order, and the finds of the strings they use. */
@@ -221,7 +228,7 @@ static void data_parts(struct ctx *c, const struct lane *views, size_t nl, struc
 	html_mem_parts(c, finds, ps);
 	if (c->cap)
 		html_part_add(ps, cap_part, NULL, 0, 0, 0);
-	html_part_add(ps, strs_part, NULL, 0, 0, 0);
+	strs_parts(c, ps);
 }
 
 /* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@ (the parts). */
@@ -331,8 +338,11 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.memo = &memo;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
-	c.sm.idx = c.sm.nprof < UINT32_MAX ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
-	if (!c.sm.idx) {
+	if (c.sm.nprof < UINT32_MAX) {
+		c.sm.idx = tp_calloc(c.sm.nprof, sizeof *c.sm.idx);
+		c.sm.inv = tp_malloc(c.sm.nprof * sizeof *c.sm.inv);
+	}
+	if (!c.sm.idx || !c.sm.inv) {
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
@@ -380,6 +390,7 @@ out:
 	tp_free(c.argmap);
 	tp_free(c.vals);
 	tp_free(c.sm.idx);
+	tp_free(c.sm.inv);
 	tp_buf_free(&c.o.b);
 	return rc;
 }

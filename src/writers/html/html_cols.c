@@ -257,6 +257,7 @@ uint32_t html_smap(struct strmap *m, uint32_t id)
 		__atomic_store_n(m->miss, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
+	m->inv[m->n] = id;
 	m->idx[id] = (uint32_t)++m->n;
 	return (uint32_t)(m->n - 1);
 }

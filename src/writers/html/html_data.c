@@ -186,10 +186,11 @@ static void layers_col_part(struct ctx *c, const struct part *pt)
 {
 	struct layer_get g = {c, pt->k};
 	size_t n = c->p->num_layers;
-	if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
+	int64_t *vals = html_vals(c, n);
+	if (vals) { /* one decode of each layer per column, not two */
 		for (size_t i = 0; i < n; i++)
-			c->vals[i] = layer_col(&g, i);
-		html_put_col_vals(&c->o, layer_cols[pt->k], n, c->vals);
+			vals[i] = layer_col(&g, i);
+		html_put_col_vals(&c->o, layer_cols[pt->k], n, vals);
 	} else {
 		html_put_col(&c->o, layer_cols[pt->k], n, layer_col, &g);
 	}

@@ -586,9 +586,9 @@ static void lane_col_part(struct ctx *c, const struct part *pt)
 	struct lane lv = part_lane(c, pt);
 	const struct lane *l = &lv;
 	int col = pt->k;
-	/* Each column of a lane that fits c->vals is computed once into it for the "same value"
-	 * check and html_put_col. */
-	int64_t *vals = l->n && l->n <= c->cap_vals ? c->vals : NULL;
+	/* A column is computed once into a column buffer, when html_vals lends one, for the
+	 * "same value" check and html_put_col; else each pass computes it again (same bytes). */
+	int64_t *vals = NULL;
 	int from_layers = l->track < 0 && l->n;
 	double mhz = lane_mhz(l);
 	struct lane_get g = {c, l, col, mhz, mhz > 0};
@@ -601,7 +601,7 @@ static void lane_col_part(struct ctx *c, const struct part *pt)
 	int64_t first = 0;
 	if (from_layers && !layer_col_varies(col)) {
 		first = lane_col(&g, 0);
-	} else if (vals) {
+	} else if ((vals = html_vals(c, l->n))) {
 		fill_col(&g, vals);
 		for (size_t i = 1; i < l->n && same; i++)
 			same = vals[i] == vals[0];
