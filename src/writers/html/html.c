@@ -19,9 +19,10 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
- * Memory beyond the profile: per thread a column buffer of 8 bytes per layer (each column
- * computed once, see struct ctx.vals) and its part buffers (html_par.c); the Layer lanes made
- * from the layer table, 4 bytes per layer (their slice order); the memory records.
+ * Memory beyond the profile: the parts' buffers and column buffers of 8 bytes per layer (each
+ * column computed once, see html_vals), within budgets that do not grow with the thread count
+ * (html_par.c); the Layer lanes made from the layer table, 4 bytes per layer (their slice
+ * order); the memory records; the string table's maps, 8 bytes per profile string.
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
@@ -308,9 +309,9 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
 	c->bw_scale = html_facts_of(p->chip).ddr_max_gbps;
 	if (c->bw_seen > c->bw_scale)
 		c->bw_scale = c->bw_seen;
-	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN, one
-	 * per thread; lanes longer than that recompute their columns instead (same bytes). No
-	 * buffer: the same. */
+	/* A column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN; lanes
+	 * longer than that recompute their columns instead (same bytes). The parts borrow them
+	 * (html_vals); a capture's page, on one thread, has its own. No buffer: the same bytes. */
 	c->cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
 	if (c->cap && !(c->vals = tp_malloc(c->cap_vals * sizeof *c->vals)))
 		c->cap_vals = 0;
