@@ -19,7 +19,7 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
- * Memory beyond the profile: the parts' buffers and column buffers of 8 bytes per layer (each
+ * Memory beyond the profile: the parts' buffers and column buffers of 4 bytes per layer (each
  * column computed once, see html_vals), within budgets that do not grow with the thread count
  * (html_par.c); the Layer lanes made from the layer table, 4 bytes per layer (their slice
  * order); the memory records; the string table's maps, 8 bytes per profile string.
@@ -47,7 +47,7 @@ extern const size_t tp_html_cap_js_len;
 extern const unsigned char tp_html_accel_js[];
 extern const size_t tp_html_accel_js_len;
 
-/* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
+/* The column buffer (struct ctx.vals) holds at least this many values (256 KB). */
 #define VALS_MIN ((size_t)1 << 16)
 
 /* Text for an HTML element body (the <title>): & < > " ' become character references. */
@@ -309,7 +309,7 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
 	c->bw_scale = html_facts_of(p->chip).ddr_max_gbps;
 	if (c->bw_seen > c->bw_scale)
 		c->bw_scale = c->bw_seen;
-	/* A column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN; lanes
+	/* A column buffer: as many entries as layers (4 bytes a layer), at least VALS_MIN; lanes
 	 * longer than that recompute their columns instead (same bytes). The parts borrow them
 	 * (html_vals); a capture's page, on one thread, has its own. No buffer: the same bytes. */
 	c->cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;

@@ -40,7 +40,7 @@ typedef int64_t (*col_get_fn)(void *u, size_t i);
 
 /* Writes ,"KEY":"<mode><base64>" for the values get(u, 0..n-1), or for v[0..n-1]. */
 void html_put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u);
-void html_put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v);
+void html_put_col_vals(struct out *o, const char *key, size_t n, const int32_t *v);
 
 /* ---- String table: only the profile strings the page uses, numbered in first-use order
  * (html_cols.c) ---- */
@@ -112,7 +112,7 @@ int html_parts_write(struct ctx *c, const struct parts *finds, const struct part
  * c->cap_vals, or none is free. A part's buffer is lent from a set whose size is fixed by a
  * byte budget, not by the thread count (html_par.c); without one the column is computed
  * again for each pass (same bytes). */
-int64_t *html_vals(struct ctx *c, size_t n);
+int32_t *html_vals(struct ctx *c, size_t n);
 
 /* Rows [a, b) of one lane: the lanes' commands in ranges of HTML_ROWS_PART. */
 struct html_lrange {
@@ -187,8 +187,9 @@ struct ctx {
 	struct tp_layer_memo *memo; /* lanes made from layers read their layers through it */
 	struct html_mem *mem;       /* html_mem_plan: the memory records */
 	struct html_args *args;     /* html_args_plan: the argument sets' shapes */
-	int64_t *vals; /* a column buffer of cap_vals entries (8 bytes a layer: sized for the
-	                  layer table, used for every lane that fits), or NULL: see html_vals */
+	int32_t *vals; /* a column buffer of cap_vals entries (4 bytes a layer: sized for the
+	                  layer table, used for every lane that fits; a column with a value
+	                  beyond 32 bits does without), or NULL: see html_vals */
 	size_t cap_vals;
 	struct html_run *run; /* html_par.c: the run a part belongs to (lends column buffers) */
 	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */

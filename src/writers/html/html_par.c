@@ -11,7 +11,7 @@
  * is bounded by byte budgets that do not grow with the thread count: a part past the next one
  * to write starts only while the finished parts waiting for an earlier one hold less than
  * a budget (html_budgets.held), written buffers are kept for reuse up to another, and the column
- * buffers (8 bytes a layer each) are lent up to a third (at least two). A capture's page is
+ * buffers (4 bytes a layer each) are lent up to a third (at least two). A capture's page is
  * written on the calling thread in one pass, its parts in order with html_smap numbering as
  * it goes.
  *
@@ -86,7 +86,7 @@ struct html_run {
 	struct tp_buf pool[POOL_MAX]; /* written buffers kept for the next parts (emptied,
 	                                 still allocated), pool_bytes in all */
 	size_t npool, pool_bytes;
-	int64_t **vfree; /* column buffers not lent (nvfree), vmade made of at most vmax */
+	int32_t **vfree; /* column buffers not lent (nvfree), vmade made of at most vmax */
 	size_t nvfree, vmade, vmax;
 	uint8_t *ready;
 	size_t next;
@@ -150,7 +150,7 @@ static struct ctx part_ctx(struct html_run *r, struct slot *s, struct strrec *re
 	return pc;
 }
 
-int64_t *html_vals(struct ctx *c, size_t n)
+int32_t *html_vals(struct ctx *c, size_t n)
 {
 	if (!n || n > c->cap_vals)
 		return NULL;

@@ -389,7 +389,8 @@ static struct tp_profile *many_parts(void)
 			assert_non_null(s);
 			s->start_ns = 100 * (int64_t)i;
 			tp_slice_set_end(p, &p->tracks[tiu], s, s->start_ns + 40 + i % 50);
-			s->cycles = (uint32_t)(30 + i % 40);
+			/* One count beyond 32 bits: the lane's "cyc" and "dur" columns are wide. */
+			s->cycles = i == CMDS / 2 ? 3000000000u : (uint32_t)(30 + i % 40);
 			s->cmd_id = (uint32_t)i + 1;
 			s->layer = (i / 3) % LAYERS;
 			if (i % 4999 == 4998)
@@ -466,7 +467,7 @@ static void test_jobs(void **state)
 	char *want = tp_test_slurp(path, &n1);
 	assert_non_null(want);
 	/* Every kind of part is there: strings first used late, both shapes, JSON sets, LOCAL
-	 * records from the commands, both Layer lanes. */
+	 * records from the commands, both Layer lanes, a wide column. */
 	assert_non_null(strstr(want, "\"late1.19995\""));
 	assert_non_null(strstr(want, "\"argShapes\":[[") && strstr(want, "]],\"argShape\""));
 	assert_int_equal(count(want, "{\"kind\":\"Layer\""), 2);
@@ -475,6 +476,10 @@ static void test_jobs(void **state)
 	lm = strstr(lm, "\"recs\":{\"n\":");
 	assert_non_null(lm);
 	assert_true(strtol(lm + 12, NULL, 10) > 10000);
+	/* A wide column (a value beyond 32 bits: no column buffer) is there too. */
+	const char *cyc = strstr(want, "\"cyc\":\"");
+	assert_non_null(cyc);
+	assert_non_null(strchr("RDLM", cyc[7]));
 	same_at_jobs(p, want, n1);
 	/* Budgets of a byte: every part past the next one to write waits for it, no written
 	 * buffer is kept, and only two column buffers are lent (the other threads compute their
