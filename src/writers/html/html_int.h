@@ -103,8 +103,9 @@ extern struct html_budgets html_budgets;
 void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k);
 /* Writes the parts to c->o in order. A capture's page (c->cap): on this thread, html_smap
  * numbering as it goes. Else the finds, in page order, record the strings they use on c->jobs
- * threads; those are numbered in that order; then the parts are written on c->jobs threads,
- * each into its own buffer, to the file in order. TP_OK, TP_ENOMEM, TP_EOUTPUT or HTML_EMISS. */
+ * threads; those are numbered in that order (also on the threads); then the parts are written on
+ * c->jobs threads, each into its own buffer, to the file in order. TP_OK, TP_ENOMEM, TP_EOUTPUT or
+ * HTML_EMISS. */
 int html_parts_write(struct ctx *c, const struct parts *finds, const struct parts *ps);
 
 /* A column buffer for n values (one column of a lane or of the layer table, computed once

@@ -5,19 +5,19 @@
  * in the order the page first uses them, so that number must be known before any part that
  * uses a string is written: first the "finds" (small pieces of the same walk: the strings of a
  * range of rows, or a whole small section run with html_smap recording) each record the
- * strings they use, in order, on the threads; then one pass in page order numbers them; then
- * the parts are written on the threads, each into its own buffer, with html_smap only reading
- * the numbers, and go to the file in order, whoever finishes the next one. Memory in flight
- * is bounded by byte budgets that do not grow with the thread count: a part past the next one
- * to write starts only while the finished parts waiting for an earlier one hold less than
- * a budget (html_budgets.held), written buffers are kept for reuse up to another, and the column
- * buffers (4 bytes a layer each) are lent up to a third (at least two). A capture's page is
- * written on the calling thread in one pass, its parts in order with html_smap numbering as
- * it goes.
+ * strings they use, in order, on the threads; then they are numbered in page order, also on
+ * the threads (number_found); then the parts are written on the threads, each into its own
+ * buffer, with html_smap only reading the numbers, and go to the file in order, whoever
+ * finishes the next one. Memory in flight is bounded by byte budgets that do not grow with
+ * the thread count: a part past the next one to write starts only while the finished parts
+ * waiting for an earlier one hold less than a budget (html_budgets.held), written buffers are
+ * kept for reuse up to another, and the column buffers (4 bytes a layer each) are lent up to
+ * a third (at least two). A capture's page is written on the calling thread in one pass, its
+ * parts in order with html_smap numbering as it goes.
  *
  * Owns nothing beyond one call of html_parts_write: the buffers, the column buffers, the
- * per-thread scratch (string bits, layer memo) and the find lists are released before it
- * returns.
+ * per-thread scratch (string bits, layer memo), the find lists and the numbering's arrays are
+ * released before it returns.
  */
 #include "writers/html/html_int.h"
 
@@ -296,13 +296,74 @@ static void part_one(void *arg, size_t k)
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Numbers the strings the finds recorded, in page order. Serial: one step per string a find
- * used (each find lists a string once). */
-static void number_found(struct ctx *c, const struct strrec *recs, size_t n)
+/* Numbering the strings the finds recorded, in page order: a string's number is its place
+ * among the first uses, find after find, each find's list in its own order. On the threads:
+ * each string's first find (an atomic minimum), then per find the strings it is first to use,
+ * then (after a prefix over the finds' counts, O(finds)) their numbers. */
+struct num_run {
+	const struct strrec *recs;
+	struct strmap *sm;
+	uint32_t *first; /* per profile string: its first find + 1, 0 = none */
+	size_t *at;      /* per find: how many strings it is first to use, then the first one's
+	                    number */
+};
+
+static void first_one(void *arg, size_t k)
 {
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < recs[k].n; i++)
-			html_smap(&c->sm, recs[k].ids[i]);
+	struct num_run *w = arg;
+	uint32_t me = (uint32_t)k + 1;
+	for (size_t i = 0; i < w->recs[k].n; i++) {
+		uint32_t *f = &w->first[w->recs[k].ids[i]];
+		uint32_t cur = __atomic_load_n(f, __ATOMIC_RELAXED);
+		while ((!cur || cur > me) &&
+		       !__atomic_compare_exchange_n(f, &cur, me, 1, __ATOMIC_RELAXED,
+		                                    __ATOMIC_RELAXED))
+			;
+	}
+}
+
+static void count_one(void *arg, size_t k)
+{
+	struct num_run *w = arg;
+	size_t n = 0;
+	for (size_t i = 0; i < w->recs[k].n; i++)
+		n += w->first[w->recs[k].ids[i]] == k + 1;
+	w->at[k] = n;
+}
+
+static void assign_one(void *arg, size_t k)
+{
+	struct num_run *w = arg;
+	size_t j = w->at[k];
+	for (size_t i = 0; i < w->recs[k].n; i++) {
+		uint32_t id = w->recs[k].ids[i];
+		if (w->first[id] != k + 1)
+			continue;
+		w->sm->inv[j] = id;
+		w->sm->idx[id] = (uint32_t)++j;
+	}
+}
+
+/* Numbers the strings the n finds recorded (each lists a string once, none numbered
+ * before), as html_smap would one after another. TP_OK or TP_ENOMEM. */
+static int number_found(struct ctx *c, const struct strrec *recs, size_t n)
+{
+	struct num_run w = {recs, &c->sm, tp_calloc(c->sm.nprof, sizeof *w.first),
+	                    tp_malloc((n ? n : 1) * sizeof *w.at)};
+	if (!w.first || !w.at) {
+		TP_FREE_ALL(w.first, w.at);
+		return TP_ENOMEM;
+	}
+	tp_par_run(c->jobs, n, first_one, &w);
+	tp_par_run(c->jobs, n, count_one, &w);
+	for (size_t k = 0; k < n; k++) {
+		size_t cnt = w.at[k];
+		w.at[k] = c->sm.n;
+		c->sm.n += cnt;
+	}
+	tp_par_run(c->jobs, n, assign_one, &w);
+	TP_FREE_ALL(w.first, w.at);
+	return TP_OK;
 }
 
 static int run_parallel(struct ctx *c, const struct parts *finds, const struct parts *ps)
@@ -329,10 +390,11 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 		r.ps = finds;
 		tp_tm_begin("finds");
 		tp_par_run(jobs, finds->n, find_one, &r);
+		if (!r.err)
+			r.err = number_found(c, r.recs, finds->n);
+		tp_tm_end();
 	}
 	if (!r.err) {
-		number_found(c, r.recs, finds->n);
-		tp_tm_end();
 		c->sm.frozen = 1;
 		r.ps = ps;
 		tp_tm_begin("parts");
