@@ -19,9 +19,10 @@
  * value for every command is written as that one number (and left out when it is 0).
  *
  * Owns nothing beyond one call: every buffer is released before tp_html_write_file returns.
- * Memory beyond the profile: per thread a column buffer of 8 bytes per layer (each column
- * computed once, see struct ctx.vals) and its part buffers (html_par.c); the Layer lanes made
- * from the layer table, 4 bytes per layer (their slice order); the memory records.
+ * Memory beyond the profile: the parts' buffers and column buffers of 4 bytes per layer (each
+ * column computed once, see html_vals), within budgets that do not grow with the thread count
+ * (html_par.c); the Layer lanes made from the layer table, 4 bytes per layer (their slice
+ * order); the memory records; the string table's maps, 8 bytes per profile string.
  * Strings from the input only ever pass through tp_buf_json_str (JSON, "</" and "<!--"
  * escaped) or html_text (the <title>), and the page inserts them with textContent.
  */
@@ -46,7 +47,7 @@ extern const size_t tp_html_cap_js_len;
 extern const unsigned char tp_html_accel_js[];
 extern const size_t tp_html_accel_js_len;
 
-/* The column buffer (struct ctx.vals) holds at least this many values (512 KB). */
+/* The column buffer (struct ctx.vals) holds at least this many values (256 KB). */
 #define VALS_MIN ((size_t)1 << 16)
 
 /* Text for an HTML element body (the <title>): & < > " ' become character references. */
@@ -177,28 +178,35 @@ static void analysis_part(struct ctx *c, const struct part *pt)
 }
 
 /* The string table last: it holds every string the sections above used (all numbered once
- * the finds are, or, on a capture's page, once the parts before it are written). */
+ * the finds are, or, on a capture's page, once the parts before it are written), in parts of
+ * STRS_PART page indexes: strings [pt->a, pt->a + STRS_PART) (pt->k: 1 for the first, which
+ * opens the array; 2 for the end, which closes it and the document). The ranges cover the
+ * profile's string count, the most the page can use; those past the used ones are empty. */
+#define STRS_PART 16384
+
 static void strs_part(struct ctx *c, const struct part *pt)
 {
-	(void)pt;
 	struct tp_buf *b = &c->o.b;
-	uint32_t *inv = tp_malloc((c->sm.n ? c->sm.n : 1) * sizeof *inv);
-	if (!inv) {
-		c->o.err = TP_ENOMEM;
+	if (pt->k == 2) {
+		tp_buf_puts(b, "]}");
 		return;
 	}
-	for (size_t i = 0; i < c->sm.nprof; i++)
-		if (c->sm.idx[i])
-			inv[c->sm.idx[i] - 1] = (uint32_t)i;
-	tp_buf_puts(b, ",\"strs\":[");
-	for (size_t i = 0; i < c->sm.n; i++) {
+	if (pt->k == 1)
+		tp_buf_puts(b, ",\"strs\":[");
+	size_t e = pt->a + STRS_PART < c->sm.n ? pt->a + STRS_PART : c->sm.n;
+	for (size_t i = pt->a; i < e; i++) {
 		if (i)
 			tp_buf_putc(b, ',');
-		html_put_str(b, tp_str(c->p, inv[i]));
+		html_put_str(b, tp_str(c->p, c->sm.inv[i]));
 		html_flush(&c->o, 0);
 	}
-	tp_buf_puts(b, "]}");
-	tp_free(inv);
+}
+
+static void strs_parts(const struct ctx *c, struct parts *ps)
+{
+	for (size_t a = 0; a < c->sm.nprof; a += STRS_PART)
+		html_part_add(ps, strs_part, NULL, a, 0, a == 0);
+	html_part_add(ps, strs_part, NULL, 0, 0, 2);
 }
 
 /* The data's parts in page order, and the finds of the strings they use. */
@@ -221,7 +229,7 @@ static void data_parts(struct ctx *c, const struct lane *views, size_t nl, struc
 	html_mem_parts(c, finds, ps);
 	if (c->cap)
 		html_part_add(ps, cap_part, NULL, 0, 0, 0);
-	html_part_add(ps, strs_part, NULL, 0, 0, 0);
+	strs_parts(c, ps);
 }
 
 /* Writes the page template, replacing @TITLE@, @CSS@, @JS@ and @DATA@ (the parts). */
@@ -301,9 +309,9 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
 	c->bw_scale = html_facts_of(p->chip).ddr_max_gbps;
 	if (c->bw_seen > c->bw_scale)
 		c->bw_scale = c->bw_seen;
-	/* The column buffer: as many entries as layers (8 bytes a layer), at least VALS_MIN, one
-	 * per thread; lanes longer than that recompute their columns instead (same bytes). No
-	 * buffer: the same. */
+	/* A column buffer: as many entries as layers (4 bytes a layer), at least VALS_MIN; lanes
+	 * longer than that recompute their columns instead (same bytes). The parts borrow them
+	 * (html_vals); a capture's page, on one thread, has its own. No buffer: the same bytes. */
 	c->cap_vals = p->num_layers > VALS_MIN ? p->num_layers : VALS_MIN;
 	if (c->cap && !(c->vals = tp_malloc(c->cap_vals * sizeof *c->vals)))
 		c->cap_vals = 0;
@@ -331,8 +339,11 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.memo = &memo;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
-	c.sm.idx = c.sm.nprof < UINT32_MAX ? tp_calloc(c.sm.nprof, sizeof *c.sm.idx) : NULL;
-	if (!c.sm.idx) {
+	if (c.sm.nprof < UINT32_MAX) {
+		c.sm.idx = tp_calloc(c.sm.nprof, sizeof *c.sm.idx);
+		c.sm.inv = tp_malloc(c.sm.nprof * sizeof *c.sm.inv);
+	}
+	if (!c.sm.idx || !c.sm.inv) {
 		rc = tp_diag_set(d, TP_ENOMEM, "%s: out of memory", path);
 		goto out;
 	}
@@ -380,6 +391,7 @@ out:
 	tp_free(c.argmap);
 	tp_free(c.vals);
 	tp_free(c.sm.idx);
+	tp_free(c.sm.inv);
 	tp_buf_free(&c.o.b);
 	return rc;
 }

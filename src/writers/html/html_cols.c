@@ -219,11 +219,11 @@ void html_put_col(struct out *o, const char *key, size_t n, col_get_fn get, void
 
 static inline int64_t vals_col(void *u, size_t i)
 {
-	return ((const int64_t *)u)[i];
+	return ((const int32_t *)u)[i];
 }
 
 /* html_put_col of the values v[0..n-1]. */
-void html_put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v)
+void html_put_col_vals(struct out *o, const char *key, size_t n, const int32_t *v)
 {
 	put_col_with(o, key, n, vals_col, (void *)(uintptr_t)v);
 }
@@ -257,6 +257,7 @@ uint32_t html_smap(struct strmap *m, uint32_t id)
 		__atomic_store_n(m->miss, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
+	m->inv[m->n] = id;
 	m->idx[id] = (uint32_t)++m->n;
 	return (uint32_t)(m->n - 1);
 }

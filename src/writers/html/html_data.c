@@ -186,10 +186,17 @@ static void layers_col_part(struct ctx *c, const struct part *pt)
 {
 	struct layer_get g = {c, pt->k};
 	size_t n = c->p->num_layers;
-	if (n && n <= c->cap_vals) { /* one decode of each layer per column, not two */
-		for (size_t i = 0; i < n; i++)
-			c->vals[i] = layer_col(&g, i);
-		html_put_col_vals(&c->o, layer_cols[pt->k], n, c->vals);
+	/* One decode of each layer per column, not two, when every value fits the buffer. */
+	int32_t *vals = html_vals(c, n);
+	for (size_t i = 0; vals && i < n; i++) {
+		int64_t x = layer_col(&g, i);
+		if (x != (int32_t)x)
+			vals = NULL;
+		else
+			vals[i] = (int32_t)x;
+	}
+	if (vals) {
+		html_put_col_vals(&c->o, layer_cols[pt->k], n, vals);
 	} else {
 		html_put_col(&c->o, layer_cols[pt->k], n, layer_col, &g);
 	}

@@ -40,7 +40,7 @@ typedef int64_t (*col_get_fn)(void *u, size_t i);
 
 /* Writes ,"KEY":"<mode><base64>" for the values get(u, 0..n-1), or for v[0..n-1]. */
 void html_put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u);
-void html_put_col_vals(struct out *o, const char *key, size_t n, const int64_t *v);
+void html_put_col_vals(struct out *o, const char *key, size_t n, const int32_t *v);
 
 /* ---- String table: only the profile strings the page uses, numbered in first-use order
  * (html_cols.c) ---- */
@@ -56,6 +56,7 @@ struct strrec {
 
 struct strmap {
 	uint32_t *idx; /* profile string id -> page index + 1, 0 = not yet used */
+	uint32_t *inv; /* page index -> profile string id (nprof entries) */
 	size_t n, nprof;
 	struct strrec *rec; /* set: html_smap records the string instead of numbering it */
 	int frozen;         /* every string is numbered: html_smap only reads idx ... */
@@ -91,12 +92,28 @@ struct parts {
 /* html_parts_write: a part used a string no find recorded (a bug; positive, not a TP_ code). */
 #define HTML_EMISS 1
 
+/* html_parts_write's memory budgets in bytes, fixed whatever the thread count (html_par.c):
+ * finished parts waiting for an earlier one, written buffers kept, column buffers lent. The
+ * unit test lowers them to run the waits and the fallbacks; nothing else changes them. */
+struct html_budgets {
+	size_t held, pool, vals;
+};
+extern struct html_budgets html_budgets;
+
 void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k);
 /* Writes the parts to c->o in order. A capture's page (c->cap): on this thread, html_smap
  * numbering as it goes. Else the finds, in page order, record the strings they use on c->jobs
- * threads; those are numbered in that order; then the parts are written on c->jobs threads,
- * each into its own buffer, to the file in order. TP_OK, TP_ENOMEM, TP_EOUTPUT or HTML_EMISS. */
+ * threads; those are numbered in that order (also on the threads); then the parts are written on
+ * c->jobs threads, each into its own buffer, to the file in order. TP_OK, TP_ENOMEM, TP_EOUTPUT or
+ * HTML_EMISS. */
 int html_parts_write(struct ctx *c, const struct parts *finds, const struct parts *ps);
+
+/* A column buffer for n values (one column of a lane or of the layer table, computed once
+ * for the "same value" check and html_put_col's two passes), or NULL: n is 0 or more than
+ * c->cap_vals, or none is free. A part's buffer is lent from a set whose size is fixed by a
+ * byte budget, not by the thread count (html_par.c); without one the column is computed
+ * again for each pass (same bytes). */
+int32_t *html_vals(struct ctx *c, size_t n);
 
 /* Rows [a, b) of one lane: the lanes' commands in ranges of HTML_ROWS_PART. */
 struct html_lrange {
@@ -171,11 +188,11 @@ struct ctx {
 	struct tp_layer_memo *memo; /* lanes made from layers read their layers through it */
 	struct html_mem *mem;       /* html_mem_plan: the memory records */
 	struct html_args *args;     /* html_args_plan: the argument sets' shapes */
-	int64_t *vals; /* cap_vals entries (NULL if none; one per thread, html_par.c): one column
-	                  of a lane or of the layer table, computed once for the "same value"
-	                  check and html_put_col's two passes (8 bytes a layer: sized for the
-	                  layer table, used for every lane that fits) */
+	int32_t *vals; /* a column buffer of cap_vals entries (4 bytes a layer: sized for the
+	                  layer table, used for every lane that fits; a column with a value
+	                  beyond 32 bits does without), or NULL: see html_vals */
 	size_t cap_vals;
+	struct html_run *run; /* html_par.c: the run a part belongs to (lends column buffers) */
 	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */
 };
 

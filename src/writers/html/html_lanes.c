@@ -394,17 +394,18 @@ static int64_t lane_col(void *u, size_t i)
 }
 
 /* Column g->col of lane g->l into v[0..n-1]: lane_col of each slice, the slices of a track's
- * lane taken straight from its array. */
-static void fill_col(struct lane_get *g, int64_t *v)
+ * lane taken straight from its array. 0 (v unusable) when a value does not fit 32 bits. */
+static int fill_col(struct lane_get *g, int32_t *v)
 {
 	const struct lane *l = g->l;
-	if (!l->s || g->col == C_TS || (g->col == C_DUR && g->residual)) {
-		for (size_t i = 0; i < l->n; i++)
-			v[i] = lane_col(g, i);
-		return;
+	int whole = !l->s || g->col == C_TS || (g->col == C_DUR && g->residual);
+	for (size_t i = 0; i < l->n; i++) {
+		int64_t x = whole ? lane_col(g, i) : col_val(g->c, l, &l->s[i], g->col);
+		if (x != (int32_t)x)
+			return 0;
+		v[i] = (int32_t)x;
 	}
-	for (size_t i = 0; i < l->n; i++)
-		v[i] = col_val(g->c, l, &l->s[i], g->col);
+	return 1;
 }
 
 /* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go
@@ -586,9 +587,9 @@ static void lane_col_part(struct ctx *c, const struct part *pt)
 	struct lane lv = part_lane(c, pt);
 	const struct lane *l = &lv;
 	int col = pt->k;
-	/* Each column of a lane that fits c->vals is computed once into it for the "same value"
-	 * check and html_put_col. */
-	int64_t *vals = l->n && l->n <= c->cap_vals ? c->vals : NULL;
+	/* A column is computed once into a column buffer, when html_vals lends one, for the
+	 * "same value" check and html_put_col; else each pass computes it again (same bytes). */
+	int32_t *vals = NULL;
 	int from_layers = l->track < 0 && l->n;
 	double mhz = lane_mhz(l);
 	struct lane_get g = {c, l, col, mhz, mhz > 0};
@@ -601,12 +602,12 @@ static void lane_col_part(struct ctx *c, const struct part *pt)
 	int64_t first = 0;
 	if (from_layers && !layer_col_varies(col)) {
 		first = lane_col(&g, 0);
-	} else if (vals) {
-		fill_col(&g, vals);
+	} else if ((vals = html_vals(c, l->n)) && fill_col(&g, vals)) {
 		for (size_t i = 1; i < l->n && same; i++)
 			same = vals[i] == vals[0];
 		first = vals[0];
 	} else {
+		vals = NULL;
 		for (size_t i = 0; i < l->n && same; i++) {
 			int64_t v = lane_col(&g, i);
 			if (i == 0)

@@ -5,16 +5,19 @@
  * in the order the page first uses them, so that number must be known before any part that
  * uses a string is written: first the "finds" (small pieces of the same walk: the strings of a
  * range of rows, or a whole small section run with html_smap recording) each record the
- * strings they use, in order, on the threads; then one pass in page order numbers them; then
- * the parts are written on the threads, each into its own buffer, with html_smap only reading
- * the numbers, and go to the file in order, whoever finishes the next one. At most WINDOW
- * parts per thread are in flight past the next one to write, so memory is a few part buffers
- * per thread. A capture's page is written on the calling thread in one pass, its parts in
- * order with html_smap numbering as it goes.
+ * strings they use, in order, on the threads; then they are numbered in page order, also on
+ * the threads (number_found); then the parts are written on the threads, each into its own
+ * buffer, with html_smap only reading the numbers, and go to the file in order, whoever
+ * finishes the next one. Memory in flight is bounded by byte budgets that do not grow with
+ * the thread count: a part past the next one to write starts only while the finished parts
+ * waiting for an earlier one hold less than a budget (html_budgets.held), written buffers are
+ * kept for reuse up to another, and the column buffers (4 bytes a layer each) are lent up to
+ * a third (at least two). A capture's page is written on the calling thread in one pass, its
+ * parts in order with html_smap numbering as it goes.
  *
- * Owns nothing beyond one call of html_parts_write: the buffers (written ones are kept for
- * the next parts, at most one per part in flight), the per-thread scratch (column buffer,
- * string bits, layer memo) and the find lists are released before it returns.
+ * Owns nothing beyond one call of html_parts_write: the buffers, the column buffers, the
+ * per-thread scratch (string bits, layer memo), the find lists and the numbering's arrays are
+ * released before it returns.
  */
 #include "writers/html/html_int.h"
 
@@ -23,8 +26,14 @@
 #include <pthread.h>
 #include <string.h>
 
-/* Parts in flight per thread past the next one to write. */
-#define WINDOW 2
+/* held: bytes (allocated) of the finished parts waiting for an earlier one; past it, only the
+ * next part to write starts. A thread may start one part just under it, so the most held is
+ * this plus a part per thread (a part is one column of a lane: at most a few MB).
+ * pool: bytes of written buffers kept for the next parts (no new pages to fault in).
+ * vals: bytes of column buffers lent at once (html_vals); at least VALS_MIN_BUFS of them. */
+struct html_budgets html_budgets = {(size_t)8 << 20, (size_t)8 << 20, (size_t)16 << 20};
+#define POOL_MAX 64
+#define VALS_MIN_BUFS 2
 
 void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k)
 {
@@ -60,30 +69,31 @@ size_t html_lane_ranges(const struct lane *lanes, size_t nl, struct html_lrange 
 
 /* Per-thread scratch: a part takes a free one while it runs. */
 struct slot {
-	int64_t *vals;
-	size_t cap_vals;
 	uint64_t *seen; /* finds: one bit per profile string, all clear between finds */
 	struct tp_layer_memo memo;
 	struct slot *next;
 };
 
-struct run {
+struct html_run {
 	const struct ctx *c;
 	const struct parts *ps;
 	struct strrec *recs; /* finds: one list each */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct slot *free_slots;
-	struct tp_buf *done; /* parts: the finished buffers not yet written */
-	struct tp_buf *pool; /* written buffers kept for the next parts (emptied, still
-	                        allocated: no new pages to fault in), at most pool_max */
-	size_t npool, pool_max;
+	struct tp_buf *done;          /* parts: the finished buffers not yet written */
+	size_t held;                  /* their bytes (allocated), but for the next one's */
+	struct tp_buf pool[POOL_MAX]; /* written buffers kept for the next parts (emptied,
+	                                 still allocated), pool_bytes in all */
+	size_t npool, pool_bytes;
+	int32_t **vfree; /* column buffers not lent (nvfree), vmade made of at most vmax */
+	size_t nvfree, vmade, vmax;
 	uint8_t *ready;
-	size_t next, window;
+	size_t next;
 	int writing, err, miss;
 };
 
-static struct slot *slot_get(struct run *r)
+static struct slot *slot_get(struct html_run *r)
 {
 	pthread_mutex_lock(&r->mu);
 	struct slot *s = r->free_slots;
@@ -95,7 +105,7 @@ static struct slot *slot_get(struct run *r)
 	return s;
 }
 
-static void slot_put(struct run *r, struct slot *s)
+static void slot_put(struct html_run *r, struct slot *s)
 {
 	pthread_mutex_lock(&r->mu);
 	s->next = r->free_slots;
@@ -103,18 +113,17 @@ static void slot_put(struct run *r, struct slot *s)
 	pthread_mutex_unlock(&r->mu);
 }
 
-static void slots_free(struct run *r)
+static void slots_free(struct html_run *r)
 {
 	while (r->free_slots) {
 		struct slot *s = r->free_slots;
 		r->free_slots = s->next;
-		tp_free(s->vals);
 		tp_free(s->seen);
 		tp_free(s);
 	}
 }
 
-static void set_err(struct run *r, int err)
+static void set_err(struct html_run *r, int err)
 {
 	pthread_mutex_lock(&r->mu);
 	if (!r->err)
@@ -125,7 +134,7 @@ static void set_err(struct run *r, int err)
 
 /* The context one part runs in: the page's, with its own buffer (no file), the slot's scratch
  * and html_smap recording into rec (a find) or only reading (a part). */
-static struct ctx part_ctx(struct run *r, struct slot *s, struct strrec *rec)
+static struct ctx part_ctx(struct html_run *r, struct slot *s, struct strrec *rec)
 {
 	struct ctx pc = *r->c;
 	tp_buf_init(&pc.o.b);
@@ -136,17 +145,44 @@ static struct ctx part_ctx(struct run *r, struct slot *s, struct strrec *rec)
 	pc.sm.miss = &r->miss;
 	memset(&s->memo, 0, sizeof s->memo);
 	pc.memo = &s->memo;
-	if (!s->vals && r->c->cap_vals)
-		if ((s->vals = tp_malloc(r->c->cap_vals * sizeof *s->vals)))
-			s->cap_vals = r->c->cap_vals;
-	pc.vals = s->vals;
-	pc.cap_vals = s->cap_vals;
+	pc.vals = NULL;
+	pc.run = r;
 	return pc;
+}
+
+int32_t *html_vals(struct ctx *c, size_t n)
+{
+	if (!n || n > c->cap_vals)
+		return NULL;
+	if (c->vals || !c->run)
+		return c->vals;
+	struct html_run *r = c->run;
+	int make = 0;
+	pthread_mutex_lock(&r->mu);
+	if (r->nvfree)
+		c->vals = r->vfree[--r->nvfree];
+	else if (r->vmade < r->vmax)
+		make = 1, r->vmade++;
+	pthread_mutex_unlock(&r->mu);
+	if (make && !(c->vals = tp_malloc(c->cap_vals * sizeof *c->vals))) {
+		pthread_mutex_lock(&r->mu);
+		r->vmade--;
+		pthread_mutex_unlock(&r->mu);
+	}
+	return c->vals;
+}
+
+/* Gives back the column buffer part context pc borrowed (with r->mu held). */
+static void vals_put(struct html_run *r, struct ctx *pc)
+{
+	if (pc->vals)
+		r->vfree[r->nvfree++] = pc->vals;
+	pc->vals = NULL;
 }
 
 static void find_one(void *arg, size_t k)
 {
-	struct run *r = arg;
+	struct html_run *r = arg;
 	struct slot *s = slot_get(r);
 	if (s && !s->seen)
 		s->seen = tp_calloc(r->c->sm.nprof / 64 + 1, sizeof *s->seen);
@@ -163,16 +199,34 @@ static void find_one(void *arg, size_t k)
 	for (size_t i = 0; i < rec->n; i++)
 		s->seen[rec->ids[i] / 64] &= ~((uint64_t)1 << (rec->ids[i] % 64));
 	rec->seen = NULL;
+	if (pc.vals) {
+		pthread_mutex_lock(&r->mu);
+		vals_put(r, &pc);
+		pthread_mutex_unlock(&r->mu);
+	}
 	if (pc.o.b.oom || pc.o.err == TP_ENOMEM || rec->oom)
 		set_err(r, TP_ENOMEM);
 	tp_buf_free(&pc.o.b);
 	slot_put(r, s);
 }
 
+/* Keeps written buffer b for the next parts while the pool has room, else frees it. */
+static void pool_put(struct html_run *r, struct tp_buf *b)
+{
+	if (!b->oom && b->cap && r->npool < POOL_MAX &&
+	    r->pool_bytes + b->cap <= html_budgets.pool) {
+		b->len = 0;
+		r->pool_bytes += b->cap;
+		r->pool[r->npool++] = *b;
+	} else {
+		tp_buf_free(b);
+	}
+}
+
 /* Writes the finished parts from r->next on, in order, while they are ready; one thread at a
  * time (r->writing). Called and returns with r->mu held. The file write is one-thread work
  * whichever thread does it: counted as serial. */
-static void write_ready(struct run *r)
+static void write_ready(struct html_run *r)
 {
 	if (r->writing)
 		return;
@@ -180,6 +234,11 @@ static void write_ready(struct run *r)
 	while (r->next < r->ps->n && r->ready[r->next]) {
 		struct tp_buf b = r->done[r->next];
 		memset(&r->done[r->next], 0, sizeof b);
+		r->next++;
+		/* The new next part's bytes no longer count as waiting. */
+		if (r->next < r->ps->n && r->ready[r->next])
+			r->held -= r->done[r->next].cap;
+		pthread_cond_broadcast(&r->cv);
 		int err = r->err;
 		pthread_mutex_unlock(&r->mu);
 		if (!err && b.len) {
@@ -189,39 +248,35 @@ static void write_ready(struct run *r)
 			tp_tm_solo_end();
 		}
 		pthread_mutex_lock(&r->mu);
-		if (r->npool < r->pool_max && !b.oom) {
-			b.len = 0;
-			r->pool[r->npool++] = b;
-		} else {
-			tp_buf_free(&b);
-		}
+		pool_put(r, &b);
 		if (err && !r->err)
 			r->err = err;
-		r->next++;
-		pthread_cond_broadcast(&r->cv);
 	}
 	r->writing = 0;
 }
 
 static void part_one(void *arg, size_t k)
 {
-	struct run *r = arg;
+	struct html_run *r = arg;
 	pthread_mutex_lock(&r->mu);
-	while (k >= r->next + r->window && !r->err)
+	while (k != r->next && r->held >= html_budgets.held && !r->err)
 		pthread_cond_wait(&r->cv, &r->mu);
 	int err = r->err;
 	struct tp_buf b;
-	if (r->npool)
+	if (r->npool) {
 		b = r->pool[--r->npool];
-	else
+		r->pool_bytes -= b.cap;
+	} else {
 		tp_buf_init(&b);
+	}
 	pthread_mutex_unlock(&r->mu);
+	struct ctx pc = {0};
 	if (!err) {
 		struct slot *s = slot_get(r);
 		if (!s) {
 			err = TP_ENOMEM;
 		} else {
-			struct ctx pc = part_ctx(r, s, NULL);
+			pc = part_ctx(r, s, NULL);
 			pc.o.b = b;
 			r->ps->v[k].fn(&pc, &r->ps->v[k]);
 			b = pc.o.b;
@@ -230,47 +285,116 @@ static void part_one(void *arg, size_t k)
 		}
 	}
 	pthread_mutex_lock(&r->mu);
+	vals_put(r, &pc);
 	if (err && !r->err)
 		r->err = err;
 	r->done[k] = b;
 	r->ready[k] = 1;
+	if (k != r->next)
+		r->held += b.cap;
 	write_ready(r);
 	pthread_mutex_unlock(&r->mu);
 }
 
-/* Numbers the strings the finds recorded, in page order. Serial: one step per string a find
- * used (each find lists a string once). */
-static void number_found(struct ctx *c, const struct strrec *recs, size_t n)
+/* Numbering the strings the finds recorded, in page order: a string's number is its place
+ * among the first uses, find after find, each find's list in its own order. On the threads:
+ * each string's first find (an atomic minimum), then per find the strings it is first to use,
+ * then (after a prefix over the finds' counts, O(finds)) their numbers. */
+struct num_run {
+	const struct strrec *recs;
+	struct strmap *sm;
+	uint32_t *first; /* per profile string: its first find + 1, 0 = none */
+	size_t *at;      /* per find: how many strings it is first to use, then the first one's
+	                    number */
+};
+
+static void first_one(void *arg, size_t k)
 {
-	for (size_t k = 0; k < n; k++)
-		for (size_t i = 0; i < recs[k].n; i++)
-			html_smap(&c->sm, recs[k].ids[i]);
+	struct num_run *w = arg;
+	uint32_t me = (uint32_t)k + 1;
+	for (size_t i = 0; i < w->recs[k].n; i++) {
+		uint32_t *f = &w->first[w->recs[k].ids[i]];
+		uint32_t cur = __atomic_load_n(f, __ATOMIC_RELAXED);
+		while ((!cur || cur > me) &&
+		       !__atomic_compare_exchange_n(f, &cur, me, 1, __ATOMIC_RELAXED,
+		                                    __ATOMIC_RELAXED))
+			;
+	}
+}
+
+static void count_one(void *arg, size_t k)
+{
+	struct num_run *w = arg;
+	size_t n = 0;
+	for (size_t i = 0; i < w->recs[k].n; i++)
+		n += w->first[w->recs[k].ids[i]] == k + 1;
+	w->at[k] = n;
+}
+
+static void assign_one(void *arg, size_t k)
+{
+	struct num_run *w = arg;
+	size_t j = w->at[k];
+	for (size_t i = 0; i < w->recs[k].n; i++) {
+		uint32_t id = w->recs[k].ids[i];
+		if (w->first[id] != k + 1)
+			continue;
+		w->sm->inv[j] = id;
+		w->sm->idx[id] = (uint32_t)++j;
+	}
+}
+
+/* Numbers the strings the n finds recorded (each lists a string once, none numbered
+ * before), as html_smap would one after another. TP_OK or TP_ENOMEM. */
+static int number_found(struct ctx *c, const struct strrec *recs, size_t n)
+{
+	struct num_run w = {recs, &c->sm, tp_calloc(c->sm.nprof, sizeof *w.first),
+	                    tp_malloc((n ? n : 1) * sizeof *w.at)};
+	if (!w.first || !w.at) {
+		TP_FREE_ALL(w.first, w.at);
+		return TP_ENOMEM;
+	}
+	tp_par_run(c->jobs, n, first_one, &w);
+	tp_par_run(c->jobs, n, count_one, &w);
+	for (size_t k = 0; k < n; k++) {
+		size_t cnt = w.at[k];
+		w.at[k] = c->sm.n;
+		c->sm.n += cnt;
+	}
+	tp_par_run(c->jobs, n, assign_one, &w);
+	TP_FREE_ALL(w.first, w.at);
+	return TP_OK;
 }
 
 static int run_parallel(struct ctx *c, const struct parts *finds, const struct parts *ps)
 {
-	struct run r;
+	struct html_run r;
 	memset(&r, 0, sizeof r);
 	r.c = c;
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	unsigned jobs = c->jobs ? c->jobs : 1;
-	r.window = (size_t)jobs * WINDOW;
 	r.recs = tp_calloc(finds->n ? finds->n : 1, sizeof *r.recs);
 	r.done = tp_calloc(ps->n ? ps->n : 1, sizeof *r.done);
 	r.ready = tp_calloc(ps->n ? ps->n : 1, 1);
-	r.pool_max = r.window + jobs;
-	r.pool = tp_calloc(r.pool_max, sizeof *r.pool);
-	if (!r.recs || !r.done || !r.ready || !r.pool)
+	size_t vbytes = c->cap_vals * sizeof *c->vals;
+	r.vmax = vbytes ? html_budgets.vals / vbytes : 0;
+	if (r.vmax < VALS_MIN_BUFS)
+		r.vmax = VALS_MIN_BUFS;
+	if (r.vmax > jobs)
+		r.vmax = jobs;
+	r.vfree = tp_calloc(r.vmax, sizeof *r.vfree);
+	if (!r.recs || !r.done || !r.ready || !r.vfree)
 		r.err = TP_ENOMEM;
 	if (!r.err) {
 		r.ps = finds;
 		tp_tm_begin("finds");
 		tp_par_run(jobs, finds->n, find_one, &r);
+		if (!r.err)
+			r.err = number_found(c, r.recs, finds->n);
+		tp_tm_end();
 	}
 	if (!r.err) {
-		number_found(c, r.recs, finds->n);
-		tp_tm_end();
 		c->sm.frozen = 1;
 		r.ps = ps;
 		tp_tm_begin("parts");
@@ -285,7 +409,9 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 		tp_buf_free(&r.done[k]);
 	for (size_t k = 0; k < r.npool; k++)
 		tp_buf_free(&r.pool[k]);
-	TP_FREE_ALL(r.pool, r.recs, r.done, r.ready);
+	for (size_t k = 0; k < r.nvfree; k++)
+		tp_free(r.vfree[k]);
+	TP_FREE_ALL(r.vfree, r.recs, r.done, r.ready);
 	slots_free(&r);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
