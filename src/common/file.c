@@ -124,8 +124,12 @@ void tp_file_drop(const struct tp_file *f, size_t from, size_t to)
  * full table, is simply not tracked (ordinary error paths still remove it). */
 #define TMP_SLOTS 64
 #define TMP_PATH_MAX 4096
+#define TMP_READING 4 /* or-ed into 1 / 3 while one thread compares the slot's path */
 static char tmp_names[TMP_SLOTS][TMP_PATH_MAX];
-static atomic_int tmp_state[TMP_SLOTS]; /* 0 free, 2 being written, 1 file, 3 directory */
+/* 0 free, 2 being written, 1 file, 3 directory. A slot's path changes only between 0 and its
+ * kind, and a slot is freed only by the thread that holds it as TMP_READING, so a path is never
+ * rewritten while another thread compares it. */
+static atomic_int tmp_state[TMP_SLOTS];
 
 static void tmp_track_as(const char *path, int kind)
 {
@@ -160,9 +164,21 @@ void tp_temp_track_dir(const char *dir)
 static void tmp_untrack(const char *path)
 {
 	for (size_t i = 0; i < TMP_SLOTS; i++)
-		if ((atomic_load(&tmp_state[i]) & 1) && strcmp(tmp_names[i], path) == 0) {
-			atomic_store(&tmp_state[i], 0);
-			return;
+		for (;;) {
+			int s = atomic_load(&tmp_state[i]);
+			if (!(s & 1))
+				break; /* free, or being written: not a path tracked before this
+				          call */
+			if (s & TMP_READING)
+				continue; /* another thread compares it; it gives the slot back at
+				             once */
+			if (!atomic_compare_exchange_weak(&tmp_state[i], &s, s | TMP_READING))
+				continue;
+			int match = strcmp(tmp_names[i], path) == 0;
+			atomic_store(&tmp_state[i], match ? 0 : s);
+			if (match)
+				return;
+			break;
 		}
 }
 
@@ -175,11 +191,11 @@ static void on_fatal_signal(int sig)
 {
 	int e = errno;
 	for (size_t i = 0; i < TMP_SLOTS; i++)
-		if (atomic_load(&tmp_state[i]) == 1)
+		if ((atomic_load(&tmp_state[i]) & 3) == 1)
 			unlink(tmp_names[i]);
 	/* Then the directories a writer created for itself, if they are empty now. */
 	for (size_t i = 0; i < TMP_SLOTS; i++)
-		if (atomic_load(&tmp_state[i]) == 3)
+		if ((atomic_load(&tmp_state[i]) & 3) == 3)
 			rmdir(tmp_names[i]);
 	errno = e;
 	/* Die of the same signal, so the parent sees the usual status (128 + sig). */
