@@ -459,25 +459,7 @@ static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane 
 {
 	struct tp_pb *b = &pp->pkt;
 	b->len = 0;
-	tp_pb_uint(b, F_PKT_SEQ_ID, t->seq);
-	tp_pb_uint(b, F_PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
-	size_t df = tp_pb_open(b, F_PKT_DEFAULTS);
-	tp_pb_uint(b, F_DEF_TS_CLOCK_ID, TP_PB_CLOCK_INCR);
-	size_t te = tp_pb_open(b, F_DEF_TRACK_EVENT);
-	tp_pb_uint(b, F_TED_TRACK_UUID, t->seq);
-	tp_pb_close(b, te);
-	tp_pb_close(b, df);
-	size_t cs = tp_pb_open(b, F_PKT_CLOCK_SNAPSHOT);
-	size_t c1 = tp_pb_open(b, F_CS_CLOCKS);
-	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_INCR);
-	tp_pb_uint(b, F_CLK_TS, (uint64_t)ln->last);
-	tp_pb_uint(b, F_CLK_INCREMENTAL, 1);
-	tp_pb_close(b, c1);
-	size_t c2 = tp_pb_open(b, F_CS_CLOCKS);
-	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_BOOTTIME);
-	tp_pb_uint(b, F_CLK_TS, (uint64_t)ln->last);
-	tp_pb_close(b, c2);
-	tp_pb_close(b, cs);
+	tp_pw_seq_head(b, t->seq, 0, ln->last);
 	struct pbytes *o = &pp->out;
 	if (b->oom || tp_pb_reserve(&o->b, 11 + b->len) || body_add(o, b->len))
 		return -1;

@@ -163,6 +163,31 @@ static int pw_begin(void *ctx, const struct tp_profile *p, const struct tp_analy
 	return TP_OK;
 }
 
+void tp_pw_seq_head(struct tp_pb *b, uint32_t seq, int first, int64_t at)
+{
+	tp_pb_uint(b, F_PKT_SEQ_ID, seq);
+	tp_pb_uint(b, F_PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
+	if (first)
+		tp_pb_uint(b, F_PKT_FIRST_ON_SEQ, 1);
+	size_t df = tp_pb_open(b, F_PKT_DEFAULTS);
+	tp_pb_uint(b, F_DEF_TS_CLOCK_ID, TP_PB_CLOCK_INCR);
+	size_t te = tp_pb_open(b, F_DEF_TRACK_EVENT);
+	tp_pb_uint(b, F_TED_TRACK_UUID, seq);
+	tp_pb_close(b, te);
+	tp_pb_close(b, df);
+	size_t cs = tp_pb_open(b, F_PKT_CLOCK_SNAPSHOT);
+	size_t c1 = tp_pb_open(b, F_CS_CLOCKS);
+	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_INCR);
+	tp_pb_uint(b, F_CLK_TS, (uint64_t)at);
+	tp_pb_uint(b, F_CLK_INCREMENTAL, 1);
+	tp_pb_close(b, c1);
+	size_t c2 = tp_pb_open(b, F_CS_CLOCKS);
+	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_BOOTTIME);
+	tp_pb_uint(b, F_CLK_TS, (uint64_t)at);
+	tp_pb_close(b, c2);
+	tp_pb_close(b, cs);
+}
+
 static int pw_track(void *ctx, const struct tp_sink_track *t)
 {
 	struct pw *w = ctx;
@@ -223,26 +248,7 @@ static int pw_track(void *ctx, const struct tp_sink_track *t)
 	s->seqv[0] = F_PKT_SEQ_ID << 3 | TP_PB_VARINT;
 	s->seqn = (uint8_t)(1 + tp_pb_varint_to(s->seqv + 1, s->seq));
 	b->len = 0;
-	tp_pb_uint(b, F_PKT_SEQ_ID, s->seq);
-	tp_pb_uint(b, F_PKT_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
-	tp_pb_uint(b, F_PKT_FIRST_ON_SEQ, 1);
-	size_t df = tp_pb_open(b, F_PKT_DEFAULTS);
-	tp_pb_uint(b, F_DEF_TS_CLOCK_ID, TP_PB_CLOCK_INCR);
-	size_t te = tp_pb_open(b, F_DEF_TRACK_EVENT);
-	tp_pb_uint(b, F_TED_TRACK_UUID, t->uuid);
-	tp_pb_close(b, te);
-	tp_pb_close(b, df);
-	size_t cs = tp_pb_open(b, F_PKT_CLOCK_SNAPSHOT);
-	size_t c1 = tp_pb_open(b, F_CS_CLOCKS);
-	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_INCR);
-	tp_pb_uint(b, F_CLK_TS, 0);
-	tp_pb_uint(b, F_CLK_INCREMENTAL, 1);
-	tp_pb_close(b, c1);
-	size_t c2 = tp_pb_open(b, F_CS_CLOCKS);
-	tp_pb_uint(b, F_CLK_ID, TP_PB_CLOCK_BOOTTIME);
-	tp_pb_uint(b, F_CLK_TS, 0);
-	tp_pb_close(b, c2);
-	tp_pb_close(b, cs);
+	tp_pw_seq_head(b, s->seq, 1, 0);
 	return put_packet(w);
 }
 

@@ -221,6 +221,11 @@ int tp_pw_decide(struct pw *w, struct ppart *pp);
 size_t tp_pw_end_body(const struct tstate *t, uint64_t delta);
 void tp_pw_end_bytes(uint8_t *q, const struct tstate *t, uint64_t delta);
 
+/* The body of a packet that starts sequence seq (the track of that uuid) over: flags CLEARED |
+ * NEEDS_INCREMENTAL_STATE, first_packet_on_sequence when `first`, the defaults (clock 64, the
+ * track) and a ClockSnapshot putting clock 64 (incremental) and boot time at `at` ns. */
+void tp_pw_seq_head(struct tp_pb *b, uint32_t seq, int first, int64_t at);
+
 /* Appends the SLICE_END packet at ts of track state t whose last timestamp is `last`; -1 when
  * out of memory. */
 int tp_pw_put_end(struct pbytes *o, const struct tstate *t, int64_t last, int64_t ts);

@@ -171,6 +171,23 @@ static void check_fixture_report(const struct tp_perfetto_check_report *r)
 	assert_true(r->counters >= 3);
 }
 
+/* Inflates the compressed trace b[0 .. n) chunk after chunk into out (cap bytes); returns the
+ * bytes inflated. Every chunk is under 512 KiB (256 KiB of packets, compressed). */
+static size_t inflate_chunks(const uint8_t *b, size_t n, uint8_t *out, size_t cap)
+{
+	const uint8_t *q = b, *e = b + n;
+	size_t at = 0;
+	while (q < e) {
+		uint64_t zlen = compressed_head(&q, e);
+		assert_true(zlen <= (uint64_t)(e - q) && zlen < 512 * 1024);
+		uLongf k = (uLongf)(cap - at);
+		assert_int_equal(uncompress(out + at, &k, q, (uLong)zlen), Z_OK);
+		at += k;
+		q += zlen;
+	}
+	return at;
+}
+
 static void test_fixture_plain_and_compressed(void **state)
 {
 	const struct tp_profile *p = *state;
@@ -194,18 +211,8 @@ static void test_fixture_plain_and_compressed(void **state)
 	 * back the plain bytes exactly. */
 	size_t np, nc;
 	uint8_t *bp = tp_test_must_slurp(plain, &np), *bc = tp_test_must_slurp(comp, &nc);
-	const uint8_t *q = bc, *e = bc + nc;
 	uint8_t *out = malloc(np + 64);
-	size_t outl = 0;
-	while (q < e) {
-		uint64_t zlen = compressed_head(&q, e);
-		assert_true(zlen <= (uint64_t)(e - q));
-		uLongf outn = (uLongf)(np + 64 - outl);
-		assert_int_equal(uncompress(out + outl, &outn, q, (uLong)zlen), Z_OK);
-		outl += outn;
-		q += zlen;
-	}
-	assert_int_equal(outl, np);
+	assert_int_equal(inflate_chunks(bc, nc, out, np + 64), np);
 	assert_memory_equal(out, bp, np);
 	/* Same input, same bytes. */
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
@@ -367,17 +374,7 @@ static void test_many_chunks(void **state)
 	assert_true(r.chunks > 5);
 	/* Inflate chunk after chunk: the concatenation is the plain file. */
 	uint8_t *out = malloc(nc + 1024);
-	size_t at = 0;
-	const uint8_t *q = ba, *e = ba + na;
-	while (q < e) {
-		uint64_t zlen = compressed_head(&q, e);
-		assert_true(zlen < 512 * 1024); /* the documented chunk limit */
-		uLongf n = (uLongf)(nc + 1024 - at);
-		assert_int_equal(uncompress(out + at, &n, q, (uLong)zlen), Z_OK);
-		at += n;
-		q += zlen;
-	}
-	assert_int_equal(at, nc);
+	assert_int_equal(inflate_chunks(ba, na, out, nc + 1024), nc);
 	assert_memory_equal(out, bc, nc);
 	free(out);
 	free(ba);
