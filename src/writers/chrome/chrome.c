@@ -716,23 +716,8 @@ static int cw_write_part(void *ctx, size_t slot)
 {
 	struct cw *w = ctx;
 	struct cpart *cp = &w->parts[slot];
-	const char *p = cp->b.data + cp->skip;
-	size_t n = cp->b.len - cp->skip;
-	uint64_t off = cp->off;
-	int fd = fileno(w->f.fp);
-	while (n) {
-		size_t k = n < TP_WRITE_PIECE ? n : TP_WRITE_PIECE;
-		ssize_t r = pwrite(fd, p, k, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			cp->err = r < 0 && errno ? errno : EIO;
-			break;
-		}
-		p += r;
-		off += (uint64_t)r;
-		n -= (size_t)r;
-	}
+	cp->err =
+	    tp_sink_pwrite(fileno(w->f.fp), cp->b.data + cp->skip, cp->b.len - cp->skip, cp->off);
 	return TP_OK;
 }
 

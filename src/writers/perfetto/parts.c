@@ -1,22 +1,25 @@
 /*
- * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking and
- * encoding them use every thread while the trace stays the same bytes:
+ * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking,
+ * encoding and compressing them use every thread, the trace the same bytes for any number:
  *   1. a part's walk records its slices (tp_pw_part_slice, any thread): strings by address,
- *      which tp_sink_drive keeps valid and the same for the whole drive, with the part's
- *      annotation names as distinct names and pairs (tp_pw_keys_note) and its string values
- *      as a compact list (note_vals);
- *   2. in part order, on the driving thread, the part's interning is decided (tp_pw_decide,
- *      perfetto.c): intern maps, per-track memos and lanes advance exactly as if the slices
- *      were encoded one by one, the annotation names once per distinct name where that is
- *      exact; this is the only serial step;
- *   3. the part's packets are encoded from those decisions (tp_pw_encode_slot, any thread),
- *      from the lanes' state copied at the part's start, into the part's own buffer;
- *   4. in part order, the packets are cut into chunks by the same rule as one at a time
- *      (tp_pw_emit2): a chunk is flushed before a packet that would not fit.
+ *      which tp_sink_drive keeps valid and the same for the whole drive;
+ *   2. in part order, on the driving thread, the part's lanes are decided (tp_pw_decide,
+ *      perfetto.c): the previous track's closing ENDs and the lanes' state at its start;
+ *   3. the part's packets are interned, encoded and compressed (tp_pw_encode_slot, any
+ *      thread). A part is self-contained: each lane it uses starts its sequence over at the
+ *      lane's first packet in the part (put_lane_head: SEQ_INCREMENTAL_STATE_CLEARED, the
+ *      defaults and the incremental clock at the lane's last time), so its interning depends
+ *      on the part alone; its packets are cut into chunks from the part's start;
+ *   4. in part order, the part's compressed chunks are written (tp_pw_emit2).
+ * The parts are fixed by the profile (tp_sink_parts), never by the thread count.
  *
- * Owns the part slots (struct ppart): each holds one part's records, decisions and packets,
- * about a part's share of the trace uncompressed; at most 2 x threads slots exist.
+ * Owns the part slots (struct ppart): each holds one part's records, intern table, packets and
+ * compressed chunks, about a part's share of the trace uncompressed; at most 2 x threads slots
+ * exist.
  */
+#include <errno.h>
+#include <libdeflate.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "writers/perfetto/perfetto_int.h"
@@ -30,6 +33,8 @@ static uint8_t *vput(uint8_t *o, uint64_t v)
 /* Recording a part's slices (any thread)                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The part slots, and the write queue: what the driving thread wrote before (the descriptors)
+ * is written out first, and the parts follow from the stream's position. */
 int tp_pw_slots(void *ctx, size_t n)
 {
 	struct pw *w = ctx;
@@ -37,6 +42,21 @@ int tp_pw_slots(void *ctx, size_t n)
 	if (!w->parts)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	w->nparts = n;
+	if (!(w->wq = tp_calloc(2 * n + 2, sizeof *w->wq)))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+	w->nwq = 2 * n + 2;
+	int st = tp_perfetto_flush_chunk(w);
+	if (!st)
+		st = tp_perfetto_zcollect(w);
+	if (st)
+		return st;
+	off_t at;
+	if (fflush(w->f.fp) != 0 || (at = ftello(w->f.fp)) < 0)
+		return tp_afile_fail(&w->f, w->d);
+	if (tp_wsync_init(&w->wsync))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
+	w->poff = (uint64_t)at;
+	w->at_offsets = 1;
 	return TP_OK;
 }
 
@@ -65,176 +85,11 @@ static int rec_room(struct ppart *pp, size_t nargs, size_t nflows)
 	return 0;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* A part's annotation names, distinct (any thread, while the part is recorded)             */
-/* ---------------------------------------------------------------------------------------- */
-
-static size_t kent_hash(const char *s, uint32_t track1, size_t cap)
-{
-	uint64_t h = ((uint64_t)(uintptr_t)s ^ (uint64_t)track1 << 48) * 0x9E3779B97F4A7C15ull;
-	return (size_t)(h >> 32) & (cap - 1);
-}
-
-static int kent_used(const void *e)
-{
-	return ((const struct kent *)e)->s != NULL;
-}
-
-static size_t kent_rehash(const void *e, size_t cap)
-{
-	const struct kent *k = e;
-	return kent_hash(k->s, k->track1, cap);
-}
-
-/* The index stored under (s, track1), adding `idx` when absent (*added set); SIZE_MAX when out
- * of memory. */
-static size_t kent_get(struct pkeys *k, const char *s, uint32_t track1, size_t idx, int *added)
-{
-	if (k->n * 2 >= k->cap) {
-		struct kent *g = tp_oa_grow(k->h, &k->cap, 256, sizeof *g, kent_used, kent_rehash);
-		if (!g)
-			return SIZE_MAX;
-		k->h = g;
-	}
-	size_t h = kent_hash(s, track1, k->cap);
-	while (k->h[h].s) {
-		if (k->h[h].s == s && k->h[h].track1 == track1) {
-			*added = 0;
-			return k->h[h].idx;
-		}
-		h = (h + 1) & (k->cap - 1);
-	}
-	k->h[h].s = s;
-	k->h[h].track1 = track1;
-	k->h[h].idx = (uint32_t)idx;
-	k->n++;
-	*added = 1;
-	return idx;
-}
-
-/* Empties k for a new part. */
-static void keys_reset(struct pkeys *k)
-{
-	if (k->n)
-		memset(k->h, 0, k->cap * sizeof *k->h);
-	k->n = k->nks = k->nkp = k->nkuse = k->nlru = 0;
-}
-
-/* The pair of name s on track `track` (its index, noting the string and the pair when new);
- * *first set when this is the pair's first use. -1 when out of memory. */
-static long key_pair(struct pkeys *k, const char *s, uint32_t track, int *first)
-{
-	int added;
-	size_t u = kent_get(k, s, 0, k->nks, &added);
-	if (u == SIZE_MAX)
-		return -1;
-	if (added) {
-		const char **g = tp_grow(k->ks, sizeof *g, k->nks + 1, &k->cap_ks);
-		if (!g)
-			return -1;
-		k->ks = g;
-		k->ks[k->nks++] = s;
-	}
-	size_t q = kent_get(k, s, track + 1, k->nkp, first);
-	if (q == SIZE_MAX)
-		return -1;
-	if (*first) {
-		struct kpair *g = tp_grow(k->kp, sizeof *g, k->nkp + 1, &k->cap_kp);
-		if (!g)
-			return -1;
-		k->kp = g;
-		k->kp[k->nkp].u = (uint32_t)u;
-		k->kp[k->nkp++].track = track;
-	}
-	return (long)q;
-}
-
-int tp_pw_keys_note(struct ppart *pp, const struct tp_sink_slice *s)
-{
-	struct pkeys *k = &pp->k;
-	const struct tp_sink_rec *r = &pp->rec[pp->nrec - 1].r;
-	uint32_t track = (uint32_t)s->track->index;
-	int32_t lane = s->track->lane > 0 ? s->track->lane : 0;
-	if (pp->nrec == 1)
-		k->group = track - (size_t)lane;
-	struct klru *lru = NULL;
-	if (lane < 64) {
-		size_t l = track - k->group;
-		if (l >= k->nlru) {
-			struct klru *g = tp_grow(k->lru, sizeof *g, l + 1, &k->cap_lru);
-			if (!g)
-				return -1;
-			memset(g + k->nlru, 0, (l + 1 - k->nlru) * sizeof *g);
-			k->lru = g;
-			k->nlru = l + 1;
-		}
-		lru = &k->lru[l];
-	}
-	if (k->nkuse + r->nargs > k->cap_kuse) {
-		uint32_t *g = tp_grow(k->kuse, sizeof *g, k->nkuse + r->nargs, &k->cap_kuse);
-		if (!g)
-			return -1;
-		k->kuse = g;
-	}
-	for (size_t i = 0; i < r->nargs; i++) {
-		int first;
-		long q = key_pair(k, pp->arg[r->arg0 + i].key, track, &first);
-		if (q < 0)
-			return -1;
-		k->kuse[k->nkuse++] = (uint32_t)q << 1 | (uint32_t)(first || !lru);
-		if (lru && i < CACHE_SLOTS) {
-			uint32_t v = k->kp[q].u + 1, *m = lru->u[i];
-			if (m[0] != v) {
-				m[1] = m[0];
-				m[0] = v;
-			}
-		}
-	}
-	return 0;
-}
-
-void tp_pw_keys_free(struct pkeys *k)
-{
-	void *blocks[] = {k->h, k->ks, k->kp, k->kuse, k->lru, k->kiid};
-	for (size_t i = 0; i < sizeof blocks / sizeof *blocks; i++)
-		tp_free(blocks[i]);
-	memset(k, 0, sizeof *k);
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Recording a part's slices (any thread), continued                                        */
-/* ---------------------------------------------------------------------------------------- */
-
-/* The string values of record r (the last one) into pp->val; -1 when out of memory. */
-static int note_vals(struct ppart *pp, struct prec *r)
-{
-	if (pp->nval + r->r.nargs > pp->cap_val) {
-		struct pval *g = tp_grow(pp->val, sizeof *g, pp->nval + r->r.nargs, &pp->cap_val);
-		if (!g)
-			return -1;
-		pp->val = g;
-	}
-	size_t n0 = pp->nval;
-	for (uint32_t i = 0; i < r->r.nargs; i++) {
-		const struct tp_sink_parg *a = &pp->arg[r->r.arg0 + i];
-		if (a->type != TP_ARG_INT && a->type != TP_ARG_UINT && a->type != TP_ARG_REAL) {
-			pp->val[pp->nval].s = a->v.s ? a->v.s : "";
-			pp->val[pp->nval++].pos = i;
-		}
-	}
-	r->nvals = (uint32_t)(pp->nval - n0);
-	return 0;
-}
-
 /* Out of memory is reported in order, when the part's interning is decided. */
 int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	if (!pp->nrec) {
-		keys_reset(&pp->k);
-		pp->nval = 0;
-	}
 	if (pp->oom || rec_room(pp, s->num_args, s->num_flows_out)) {
 		pp->oom = 1;
 		return TP_OK;
@@ -242,8 +97,6 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	struct prec *r = &pp->rec[pp->nrec++];
 	r->track = (uint32_t)s->track->index;
 	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
-	if (tp_pw_keys_note(pp, s) || note_vals(pp, r))
-		pp->oom = 1;
 	return TP_OK;
 }
 
@@ -340,19 +193,148 @@ static int put_slice_packet(struct ppart *pp, const uint8_t *tsb, size_t tsn)
 /* Encoding a part from its decisions (any thread)                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The encoding's walk: the part, its next decision. */
+/* ---------------------------------------------------------------------------------------- */
+/* A part's interning (any thread): its own table, iids from 1 per kind                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static size_t pent_hash(const char *s, uint32_t kind, size_t cap)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)s ^ (uint64_t)kind << 60) * 0x9E3779B97F4A7C15ull;
+	return (size_t)(h >> 32) & (cap - 1);
+}
+
+static int pent_used(const void *e)
+{
+	return ((const struct pent *)e)->s != NULL;
+}
+
+static size_t pent_rehash(const void *e, size_t cap)
+{
+	const struct pent *x = e;
+	return pent_hash(x->s, x->kind, cap);
+}
+
+/* The entry of s as kind, added (iid 0, no lanes) when absent; NULL when out of memory. */
+static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
+{
+	if (pp->nh * 2 >= pp->cap_h) {
+		struct pent *g =
+		    tp_oa_grow(pp->h, &pp->cap_h, 256, sizeof *g, pent_used, pent_rehash);
+		if (!g)
+			return NULL;
+		pp->h = g;
+	}
+	size_t h = pent_hash(s, kind, pp->cap_h);
+	while (pp->h[h].s) {
+		if (pp->h[h].s == s && pp->h[h].kind == kind)
+			return &pp->h[h];
+		h = (h + 1) & (pp->cap_h - 1);
+	}
+	struct pent *e = &pp->h[h];
+	e->s = s;
+	e->kind = kind;
+	e->iid = 0;
+	e->mask = 0;
+	pp->nh++;
+	return e;
+}
+
+/* Empties the part's intern table and memos for its encoding; -1 when out of memory. */
+static int intern_reset(struct ppart *pp)
+{
+	if (pp->nh)
+		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
+	pp->nh = 0;
+	memset(pp->next_iid, 0, sizeof pp->next_iid);
+	size_t n = (pp->nlanes < 64 ? pp->nlanes : 64) * MEMO_SLOTS;
+	if (n > pp->cap_memo) {
+		struct memo *g = tp_grow(pp->memo, sizeof *g, n, &pp->cap_memo);
+		if (!g)
+			return -1;
+		pp->memo = g;
+	}
+	memset(pp->memo, 0, n * sizeof *pp->memo);
+	return 0;
+}
+
+/* The decision for a use of s as kind on lane l of the part: iid << 1 | whether the packet
+ * defines it (the lane has not had it defined in the part; lanes past 63 have no mask bit:
+ * every use defines); 0 for a string value's first use in the part (written inline: unique
+ * strings, shapes and layer names, are cheaper inline than defined and referenced). Sets
+ * pp->in.oom when out of memory. */
+static uint64_t intern_miss(struct ppart *pp, uint32_t kind, size_t l, struct memo *mo,
+                            const char *s)
+{
+	struct pent *e = pent_get(pp, s, kind);
+	if (!e) {
+		pp->in.oom = 1;
+		return 0;
+	}
+	if (!e->iid) {
+		if (kind == IK_STR && !e->mask) {
+			e->mask = UINT64_MAX; /* seen once; no lane has it defined (iid 0) */
+			return 0;
+		}
+		if (kind == IK_STR)
+			e->mask = 0;
+		e->iid = ++pp->next_iid[kind];
+	}
+	int define = 1;
+	if (l < 64) {
+		uint64_t bit = (uint64_t)1 << l;
+		define = !(e->mask & bit);
+		e->mask |= bit;
+	}
+	if (mo) {
+		mo->s[1] = mo->s[0];
+		mo->iid[1] = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = e->iid;
+	}
+	return (uint64_t)e->iid << 1 | (uint64_t)define;
+}
+
+/* intern_miss through the lane's two-entry memo at `slot` (SIZE_MAX: none); hits are inlined:
+ * on the latest (most calls) and on the other (which then becomes the latest: keys and values
+ * alternating at one argument position). */
+static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t slot, const char *s)
+{
+	struct memo *mo = l < 64 && slot < MEMO_SLOTS ? &pp->memo[l * MEMO_SLOTS + slot] : NULL;
+	if (mo && mo->s[0] == s)
+		return mo->iid[0] << 1;
+	if (mo && mo->s[1] == s) {
+		const char *ts = mo->s[0];
+		uint64_t ti = mo->iid[0];
+		mo->s[0] = s;
+		mo->iid[0] = mo->iid[1];
+		mo->s[1] = ts;
+		mo->iid[1] = ti;
+		return mo->iid[0] << 1;
+	}
+	return intern_miss(pp, kind, l, mo, s);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Encoding a part (any thread)                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The encoding's walk: the part, the lane of the slice being encoded. */
 struct enc {
 	struct ppart *pp;
-	size_t dec, key; /* the next per-use decision, the next annotation name's use */
+	size_t lane;
 };
 
-/* Decision x (iid << 1 | defines) as an iid (0: the string inline), appending its interned
- * entry (field `field` of InternedData) when the packet defines it. */
-static uint64_t use_iid(struct enc *e, unsigned field, const char *s, uint64_t x)
+static const unsigned intern_field[4] = {F_ID_CATEGORIES, F_ID_EVENT_NAMES, F_ID_ANNOTATION_NAMES,
+                                         F_ID_STRING_VALUES};
+
+/* The iid of s as kind (0: the string inline) at memo slot `slot`, appending its interned entry
+ * when the packet defines it. */
+static uint64_t use_iid(struct enc *e, uint32_t kind, size_t slot, const char *s)
 {
+	uint64_t x = intern(e->pp, kind, e->lane, slot, s);
 	if (x & 1) {
 		struct tp_pb *in = &e->pp->in;
-		size_t mk = tp_pb_open(in, field);
+		size_t mk = tp_pb_open(in, intern_field[kind]);
 		tp_pb_uint(in, F_IE_IID, x >> 1);
 		tp_pb_str(in, F_IE_NAME, s);
 		tp_pb_close(in, mk);
@@ -360,32 +342,14 @@ static uint64_t use_iid(struct enc *e, unsigned field, const char *s, uint64_t x
 	return x >> 1;
 }
 
-/* The next decided iid of the per-use decisions. */
-static uint64_t next_iid(struct enc *e, unsigned field, const char *s)
-{
-	return use_iid(e, field, s, e->pp->dec[e->dec++]);
-}
-
-/* The next annotation name's iid: from its pair's decision when they were decided per
- * distinct name (defining only at the use that may), else the next per-use decision. */
-static uint64_t next_key(struct enc *e, const char *s)
-{
-	const struct pkeys *k = &e->pp->k;
-	uint32_t j = k->kuse[e->key++];
-	if (!k->fast)
-		return next_iid(e, F_ID_ANNOTATION_NAMES, s);
-	uint64_t x = k->kiid[k->nks + (j >> 1)];
-	return use_iid(e, F_ID_ANNOTATION_NAMES, s, j & 1 ? x : x & ~(uint64_t)1);
-}
-
 /* Encodes one DebugAnnotation at o (room for 26 bytes checked by the caller), straight into
  * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
  * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
  * share of the encoder's work). */
-static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, uint8_t *o)
+static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size_t pos, uint8_t *o)
 {
 	struct ppart *pp = e->pp;
-	uint64_t kiid = next_key(e, a->key);
+	uint64_t kiid = use_iid(e, IK_KEY, pos < CACHE_SLOTS ? 2 + pos : SIZE_MAX, a->key);
 	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
 	q = vput(q, kiid);
@@ -408,7 +372,8 @@ static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, uint
 		break;
 	default: {
 		const char *str = a->v.s ? a->v.s : "";
-		uint64_t iid = next_iid(e, F_ID_STRING_VALUES, str);
+		uint64_t iid =
+		    use_iid(e, IK_STR, pos < CACHE_SLOTS ? 2 + CACHE_SLOTS + pos : SIZE_MAX, str);
 		if (iid) {
 			*q++ =
 			    (uint8_t)(F_DA_STRING_IID << 3 | TP_PB_VARINT | 0x80); /* key 88 01 */
@@ -477,22 +442,47 @@ static int put_event(struct enc *e, const struct tp_sink_rec *r)
 	if (r->flow_in)
 		o = put_flow(o, F_TE_TERM_FLOW_IDS, r->flow_in);
 	*o++ = F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT;
-	o = vput(o, next_iid(e, F_ID_CATEGORIES, r->cat ? r->cat : ""));
+	o = vput(o, use_iid(e, IK_CAT, 0, r->cat ? r->cat : ""));
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
-	o = vput(o, next_iid(e, F_ID_EVENT_NAMES, r->name ? r->name : ""));
+	o = vput(o, use_iid(e, IK_NAME, 1, r->name ? r->name : ""));
 	for (size_t i = 0; i < r->nargs; i++)
-		o = put_annotation(e, &pp->arg[r->arg0 + i], o);
+		o = put_annotation(e, &pp->arg[r->arg0 + i], i, o);
 	pp->ev.len = (size_t)(o - pp->ev.p);
 	return pp->in.oom ? -1 : 0;
 }
 
-/* Slice r's packets: the ENDs its start closes on its lane, then its own. */
+/* Starts the sequence of lane ln (track state t) over, as the lane's first packet in the part:
+ * flags CLEARED | NEEDS_INCREMENTAL_STATE (the reader drops the interned entries and defaults
+ * the sequence had), the defaults again (clock 64, the track) and a ClockSnapshot putting the
+ * incremental clock 64 at the lane's last time (the next delta continues from there). */
+static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane *ln)
+{
+	struct tp_pb *b = &pp->pkt;
+	b->len = 0;
+	tp_pw_seq_head(b, t->seq, 0, ln->last);
+	struct pbytes *o = &pp->out;
+	if (b->oom || tp_pb_reserve(&o->b, 11 + b->len) || body_add(o, b->len))
+		return -1;
+	uint8_t *q = o->b.p + o->b.len;
+	*q++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
+	q = vput(q, b->len);
+	memcpy(q, b->p, b->len);
+	o->b.len = (size_t)(q + b->len - o->b.p);
+	ln->started = 1;
+	return 0;
+}
+
+/* Slice r's packets: its lane's head at the lane's first packet in the part, the ENDs its
+ * start closes on its lane, then its own. */
 static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
 {
 	struct ppart *pp = e->pp;
 	const struct tp_sink_rec *r = &pr->r;
 	const struct tstate *t = &w->ts[pr->track];
-	struct plane *ln = &pp->lane[pr->track - pp->group];
+	e->lane = pr->track - pp->group;
+	struct plane *ln = &pp->lane[e->lane];
+	if (!ln->started && put_lane_head(pp, t, ln))
+		return -1;
 	while (ln->depth && ln->ends[ln->depth - 1] <= r->ts) {
 		int64_t end = ln->ends[--ln->depth];
 		if (tp_pw_put_end(&pp->out, t, ln->last, end))
@@ -517,76 +507,186 @@ static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
 	return 0;
 }
 
+/* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb; -1 when out
+ * of memory or when the compression fails. */
+static int compress_chunk(struct ppart *pp, const uint8_t *p, size_t n)
+{
+	size_t bound = libdeflate_zlib_compress_bound(pp->z, n);
+	if (tp_pb_reserve(&pp->zs, bound))
+		return -1;
+	size_t zn = libdeflate_zlib_compress(pp->z, p, n, pp->zs.p, bound);
+	if (!zn || tp_pb_reserve(&pp->zb, 24 + zn))
+		return -1;
+	pp->zb.len += tp_pw_zhead(pp->zb.p + pp->zb.len, zn);
+	memcpy(pp->zb.p + pp->zb.len, pp->zs.p, zn);
+	pp->zb.len += zn;
+	return 0;
+}
+
+/* Cuts the part's packets into chunks from the part's start, a chunk flushed before a packet
+ * that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c), and
+ * compresses them. */
+static int cut_chunks(struct ppart *pp)
+{
+	const struct pbytes *o = &pp->out;
+	const uint8_t *src = o->b.p;
+	size_t len = 0; /* bytes of the chunk, starting at src */
+	pp->zb.len = 0;
+	for (size_t i = 0; i < o->n; i++) {
+		size_t body = o->body[i], total = 1 + tp_pb_varint_size(body) + body;
+		if (len && len + 11 + body > CHUNK_BYTES) {
+			if (compress_chunk(pp, src, len))
+				return -1;
+			src += len;
+			len = 0;
+		}
+		len += total;
+	}
+	return len ? compress_chunk(pp, src, len) : 0;
+}
+
+/* The part's packets: the previous track's closing ENDs (head), then its slices'. */
+static int encode_part(struct pw *w, struct ppart *pp)
+{
+	struct enc e = {pp, 0};
+	pp->out.b.len = 0;
+	pp->out.n = 0;
+	if (intern_reset(pp))
+		return -1;
+	if (pp->head.n) {
+		struct pbytes *o = &pp->out, *h = &pp->head;
+		if (tp_pb_reserve(&o->b, h->b.len))
+			return -1;
+		for (size_t i = 0; i < h->n; i++)
+			if (body_add(o, h->body[i]))
+				return -1;
+		memcpy(o->b.p, h->b.p, h->b.len);
+		o->b.len = h->b.len;
+	}
+	for (size_t k = 0; k < pp->nrec; k++)
+		if (encode_slice(w, &e, &pp->rec[k]))
+			return -1;
+	if (!w->compress)
+		return 0;
+	if (!pp->z && !(pp->z = libdeflate_alloc_compressor(w->level)))
+		return -1;
+	return cut_chunks(pp);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The parts' writes at their place (any thread)                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Writes every part queued when it is called, oldest first (wsync.mu not held). */
+static void write_queued(struct pw *w)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	for (;;) {
+		struct wq_ent *e = NULL;
+		for (uint64_t i = w->wq_head; i < w->wq_tail && !e; i++)
+			if (w->wq[i % w->nwq].state == WQ_QUEUED)
+				e = &w->wq[i % w->nwq];
+		if (!e)
+			break;
+		e->state = WQ_BUSY;
+		pthread_mutex_unlock(&w->wsync.mu);
+		int err = tp_sink_pwrite(fileno(w->f.fp), e->b.p, e->b.len, e->off);
+		pthread_mutex_lock(&w->wsync.mu);
+		if (err && !w->werr)
+			w->werr = err;
+		e->state = WQ_FREE;
+		e->b.len = 0;
+		while (w->wq_head < w->wq_tail && w->wq[w->wq_head % w->nwq].state == WQ_FREE)
+			w->wq_head++;
+		pthread_cond_broadcast(&w->wsync.cv_done);
+	}
+	pthread_mutex_unlock(&w->wsync.mu);
+}
+
+/* Writes the queue's parts and waits for those other threads write, until at most `keep`
+ * entries are in use; returns the first failed write's errno (0: none). */
+static int write_wait(struct pw *w, uint64_t keep)
+{
+	write_queued(w);
+	pthread_mutex_lock(&w->wsync.mu);
+	while (w->wq_tail - w->wq_head > keep)
+		pthread_cond_wait(&w->wsync.cv_done, &w->wsync.mu);
+	int err = w->werr;
+	pthread_mutex_unlock(&w->wsync.mu);
+	return err;
+}
+
+static int write_failed(struct pw *w, int err)
+{
+	if (!w->f.err)
+		w->f.err = err;
+	return tp_afile_fail(&w->f, w->d);
+}
+
+/* Encodes the part (failures are reported in order, by tp_pw_emit2), after writing the parts
+ * that wait in the queue: writing them takes the file's writes off the driving thread. */
 int tp_pw_encode_slot(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	struct enc e = {pp, 0, 0};
-	pp->out.b.len = 0;
-	pp->out.n = 0;
-	for (size_t k = 0; k < pp->nrec; k++)
-		if (encode_slice(w, &e, &pp->rec[k]))
-			return TP_ENOMEM;
+	write_queued(w);
+	pp->err = encode_part(w, pp) ? TP_ENOMEM : TP_OK;
 	return TP_OK;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* A part's packets into the chunks (the driving thread, parts in order)                    */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Appends packets o to the chunk, flushing it before a packet that would not fit, as
- * put_packet_parts does for one: runs of packets that fit are copied at once. */
-static int append_packets(struct pw *w, const struct pbytes *o)
+int tp_pw_parts_done(struct pw *w)
 {
-	const uint8_t *src = o->b.p;
-	size_t run = 0; /* bytes of the run not yet copied, starting at src */
-	for (size_t i = 0; i < o->n; i++) {
-		size_t body = o->body[i], total = 1 + tp_pb_varint_size(body) + body;
-		size_t len = w->chunk.len + run;
-		if (len && len + 11 + body > CHUNK_BYTES) {
-			if (run) {
-				if (tp_pb_reserve(&w->chunk, run))
-					return tp_diag_set(w->d, TP_ENOMEM,
-					                   "%s: out of memory encoding the trace",
-					                   w->path);
-				memcpy(w->chunk.p + w->chunk.len, src, run);
-				w->chunk.len += run;
-				src += run;
-				run = 0;
-			}
-			int st = tp_perfetto_flush_chunk(w);
-			if (st)
-				return st;
-		}
-		run += total;
-	}
-	if (run) {
-		if (tp_pb_reserve(&w->chunk, run))
-			return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
-			                   w->path);
-		memcpy(w->chunk.p + w->chunk.len, src, run);
-		w->chunk.len += run;
-	}
+	if (!w->at_offsets)
+		return TP_OK;
+	w->at_offsets = 0;
+	int err = write_wait(w, 0);
+	tp_wsync_destroy(&w->wsync);
+	if (err)
+		return write_failed(w, err);
+	if (fseeko(w->f.fp, (off_t)w->poff, SEEK_SET) != 0)
+		return tp_afile_fail(&w->f, w->d);
 	return TP_OK;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* A part's chunks into the file (the driving thread, parts in order)                       */
+/* ---------------------------------------------------------------------------------------- */
 
 int tp_pw_emit2(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	int st = append_packets(w, &pp->head);
-	if (!st)
-		st = append_packets(w, &pp->out);
 	pp->nrec = pp->narg = pp->nflow = 0;
-	return st;
+	if (pp->err)
+		return tp_diag_set(w->d, pp->err, "%s: out of memory encoding the trace", w->path);
+	/* Room in the queue (it is full only when no part has been encoded for a while). */
+	int err = write_wait(w, w->nwq - 1);
+	if (err)
+		return write_failed(w, err);
+	struct tp_pb *b = w->compress ? &pp->zb : &pp->out.b;
+	if (!b->len)
+		return TP_OK;
+	pthread_mutex_lock(&w->wsync.mu);
+	struct wq_ent *e = &w->wq[w->wq_tail++ % w->nwq];
+	struct tp_pb t = e->b; /* FREE: its buffer goes to the part, for its next use */
+	e->b = *b;
+	*b = t;
+	e->off = w->poff;
+	e->state = WQ_QUEUED;
+	w->poff += e->b.len;
+	pthread_mutex_unlock(&w->wsync.mu);
+	return TP_OK;
 }
 
 void tp_pw_parts_free(struct pw *w)
 {
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct ppart *pp = &w->parts[i];
-		TP_FREE_ALL(pp->rec, pp->arg, pp->val, pp->flow, pp->dec);
-		tp_pw_keys_free(&pp->k);
+		TP_FREE_ALL(pp->rec, pp->arg, pp->flow, pp->h, pp->memo);
+		if (pp->z)
+			libdeflate_free_compressor(pp->z);
+		tp_pb_free(&pp->zb);
+		tp_pb_free(&pp->zs);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
 		tp_free(pp->lane);
@@ -601,4 +701,13 @@ void tp_pw_parts_free(struct pw *w)
 	tp_free(w->parts);
 	w->parts = NULL;
 	w->nparts = 0;
+	for (size_t i = 0; i < w->nwq; i++)
+		tp_pb_free(&w->wq[i].b);
+	tp_free(w->wq);
+	w->wq = NULL;
+	w->nwq = 0;
+	if (w->at_offsets) {
+		tp_wsync_destroy(&w->wsync);
+		w->at_offsets = 0;
+	}
 }

@@ -21,38 +21,25 @@
 /* ---------------------------------------------------------------------------------------- */
 
 #define CHUNK_BYTES (256 * 1024)
-#define SEEN_SLOTS 65536
-#define IMAP_MAX_SLOTS (1u << 17) /* an intern map holds at most 64 Ki strings (4 MiB) */
-
-struct ient {
-	const char *s; /* key: the string's address (stable for the whole drive) */
-	uint64_t iid;
-	size_t group;  /* lane group whose `mask` is current */
-	uint64_t mask; /* lanes (sequences) of that group that have this entry defined */
-};
-
-struct imap {
-	struct ient *e;
-	size_t cap, n;
-	uint64_t next_iid;
-	int lazy;      /* a string gets an iid on its second use; the first is written inline */
-	int restarted; /* the map has started over once (its iids are no longer one per string) */
-	const char **seen; /* lazy maps: SEEN_SLOTS recently seen, not yet interned addresses */
-};
-
+/* Slices per part: each part starts its lanes' sequences over (interning, chunks), so fewer,
+ * larger parts than the sink's default make a smaller trace (about 2.5 points on the cdm
+ * dump, docs/perf-notes/cores-traces.md), for a part's memory per slot twice the default's. */
+#define PW_PART_SLICES 2048
 #define CACHE_SLOTS 32
+/* A part's memo slots per lane: category, name, then CACHE_SLOTS annotation names and as many
+ * string values (by argument position). */
+#define MEMO_SLOTS (2 + 2 * CACHE_SLOTS)
 
-/* Per-track memo of the last two strings seen at each argument position (keys and values
- * repeat slice after slice on one track, or alternate between two: tensorLd / tensorSt), so
- * most interning needs no hash lookup. An entry is only stored once the string is defined on
- * the track's sequence; [0] is the more recent. */
+/* A two-entry memo of the strings last used at one place of a lane (keys and values repeat
+ * slice after slice, or alternate between two: tensorLd / tensorSt), so most interning needs no
+ * hash lookup. An entry is only stored once the string is defined on the lane's sequence in
+ * the part; [0] is the more recent. */
 struct memo {
 	const char *s[2];
 	uint64_t iid[2];
 };
 
 struct tstate {
-	struct memo keys[CACHE_SLOTS], vals[CACHE_SLOTS], name, cat;
 	uint32_t seq;    /* 0 = no events on this track */
 	uint8_t seqv[8]; /* every event packet's first field: the sequence id (key, varint) */
 	uint8_t seqn;    /* its length */
@@ -92,20 +79,12 @@ struct zpool {
 };
 
 /* A part of the slices (tp_sink_parts, parts.c): what its walk recorded (the slices, their
- * arguments and flows), the part's interning decided in order (tp_pw_decide), the state of
- * its track's lanes at its start, and its packets: first those that close the previous
- * track's lanes (head), then its own (out). */
+ * arguments and flows), the state of its track's lanes at its start (tp_pw_decide, in order),
+ * its own interning, and its packets: first those that close the previous track's lanes
+ * (head), then its own (out), then out cut into chunks and compressed (z). */
 struct prec {
 	struct tp_sink_rec r;
 	uint32_t track; /* sink track (its lane) */
-	uint32_t nvals; /* its string values (struct pval) */
-};
-
-/* A string value of a part's slice and its argument position: the values' interning is
- * decided per use, from this compact list rather than from the arguments. */
-struct pval {
-	const char *s;
-	uint32_t pos;
 };
 
 /* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
@@ -123,56 +102,29 @@ static inline int tp_pw_ends_room(int64_t **ends, size_t *cap, size_t need)
 	return 0;
 }
 
-/* A lane of the part's track: its open slices' ends and its last timestamp. */
+/* A lane of the part's track: its open slices' ends, its last timestamp, and whether the
+ * part has started its sequence over yet (put_lane_head). */
 struct plane {
 	int64_t last;
 	int64_t *ends;
 	size_t depth, cap;
+	int started;
 };
 
-/* Packets and each one's body length (the chunk cut needs them, tp_pw_emit2). */
+/* Packets and each one's body length (the chunk cut needs them, cut_chunks). */
 struct pbytes {
 	struct tp_pb b;
 	uint32_t *body;
 	size_t n, cap;
 };
 
-/* An entry of a part's table of annotation names (struct pkeys): a name alone (track1 = 0,
- * idx = its index in ks) or a name on a sink track (track1 = track + 1, idx = the pair). */
-struct kent {
+/* An entry of a part's intern table: a string of one kind (IK_CAT .. IK_STR) by address, its
+ * iid in the part (0: a string value used once, written inline) and the lanes (bit l for lane
+ * l < 64 of the part's track) whose sequence has it defined. */
+struct pent {
 	const char *s;
-	uint32_t track1, idx;
-};
-
-/* A part's annotation names as distinct strings and (string, track) pairs, found by the
- * worker that records the part, so that their interning is decided per distinct string, not
- * per use (tp_pw_decide_keys): ks the names in first-use order, kp the pairs in first-use
- * order, kuse per use (encoding order) its pair << 1 | 1 when the use may define the name (the
- * pair's first use in the part, or every use on a lane past 63, which the masks do not
- * cover), lru per lane of the part's track and argument position the last two distinct names
- * used there (index in ks + 1, [0] the more recent; 0 = none): what the track's memo holds
- * after the part. kiid (decided): the names' iids, then per pair iid << 1 | defines. */
-struct kpair {
-	uint32_t u, track;
-};
-struct klru {
-	uint32_t u[CACHE_SLOTS][2];
-};
-struct pkeys {
-	struct kent *h;
-	size_t cap, n;
-	const char **ks;
-	size_t nks, cap_ks;
-	struct kpair *kp;
-	size_t nkp, cap_kp;
-	uint32_t *kuse;
-	size_t nkuse, cap_kuse;
-	struct klru *lru;
-	size_t nlru, cap_lru;
-	size_t group; /* sink track of lane 0 of the part's track */
-	uint64_t *kiid;
-	size_t cap_kiid;
-	int fast; /* decided per distinct name (else per use, into the part's dec) */
+	uint32_t kind, iid;
+	uint64_t mask;
 };
 
 struct ppart {
@@ -180,21 +132,32 @@ struct ppart {
 	size_t nrec, cap_rec;
 	struct tp_sink_parg *arg;
 	size_t narg, cap_arg;
-	struct pval *val;
-	size_t nval, cap_val;
 	uint64_t *flow;
 	size_t nflow, cap_flow;
-	int oom;       /* recording ran out of memory */
-	uint64_t *dec; /* per interning decided per use, in encoding order: iid << 1 | the packet
-	                * defines it (the annotation names are in k when k.fast) */
-	size_t ndec, cap_dec;
+	int oom;      /* recording ran out of memory */
 	size_t group; /* the part's track: sink tracks group .. group + nlanes - 1 */
 	struct plane *lane;
 	size_t nlanes, cap_lanes;
-	struct pkeys k;
+	struct pent *h; /* the part's intern table */
+	size_t nh, cap_h;
+	uint32_t next_iid[4]; /* per kind, the last iid given in the part */
+	struct memo *memo;    /* MEMO_SLOTS per lane (< 64) */
+	size_t cap_memo;
 	struct pbytes head, out;
 	struct tp_pb pkt, ev, in; /* the encoding's scratch: a packet's sequence id, its track
 	                           * event, its interned data */
+	struct libdeflate_compressor *z;
+	struct tp_pb zb, zs; /* the part's compressed chunks, framed; the compressor's output */
+	int err;             /* the encoding's status, reported in order (tp_pw_emit2) */
+};
+
+/* A part's chunks waiting to be written at their place (struct pw's write queue): FREE ->
+ * QUEUED (tp_pw_emit2, in order: its offset given) -> BUSY (a thread writes it) -> FREE. */
+enum { WQ_FREE, WQ_QUEUED, WQ_BUSY };
+struct wq_ent {
+	struct tp_pb b;
+	uint64_t off;
+	int state;
 };
 
 struct pw {
@@ -212,53 +175,43 @@ struct pw {
 	                   * its track_event), or a descriptor packet's whole body */
 	uint8_t tsb[11];  /* an event's timestamp field, written last (event_head) */
 	uint8_t tsn;      /* its length, 0 = none */
-	struct tp_pb in;  /* oom: interning ran out of memory (tp_pw_decide) */
 	struct tstate *ts;
 	size_t nts, cap_ts;
 	size_t cur_group; /* model track whose lanes may have open slices */
 	int have_group;
-	struct imap names, cats, keys, vals;
 	uint64_t slices;
 	struct ppart *parts; /* the part slots */
 	size_t nparts;
-	int keys_per_use;     /* decide every part's annotation names per use (tests) */
-	size_t keys_distinct; /* parts whose annotation names were decided per distinct name */
+	/* The parts' write queue: entries [wq_head, wq_tail) (index % nwq) hold parts given their
+	 * place (poff: the next part's) and not written yet; any thread that encodes a part
+	 * writes them first (pwrite), the driving thread the last ones (tp_pw_parts_done). Under
+	 * wsync.mu while at_offsets. */
+	struct tp_wsync wsync;
+	struct wq_ent *wq;
+	size_t nwq;
+	uint64_t wq_head, wq_tail, poff;
+	int at_offsets; /* the parts are being written at their offsets (the stream waits) */
+	int werr;       /* errno of the first failed write of a part */
 };
 
-/* tp_perfetto_write with parts of part_slices slices (0: TP_SINK_PART_SLICES); the bytes do
- * not depend on it (tests use small parts). */
+/* tp_perfetto_write with parts of part_slices slices (0: TP_SINK_PART_SLICES). A part is
+ * self-contained (each lane it uses starts its sequence over), so the bytes depend on the part
+ * size, never on the thread count (tests use small parts). */
 int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis *a,
                             const char *path, const struct tp_perfetto_opts *o, size_t part_slices,
                             struct tp_diag *d);
 
-/* The writer's choices a test may set or read, for tp_perfetto_write_knobs: the part size (as
- * above), keys_per_use to decide the annotation names per use in every part (the bytes must
- * not change), and on return how many parts had them decided per distinct name. */
-struct tp_pw_knobs {
-	size_t part_slices;
-	int keys_per_use;
-	size_t keys_distinct; /* out */
-};
-int tp_perfetto_write_knobs(const struct tp_profile *p, const struct tp_analysis *a,
-                            const char *path, const struct tp_perfetto_opts *o,
-                            struct tp_pw_knobs *k, struct tp_diag *d);
-
 /* The parts' callbacks (struct tp_sink_parts; ctx is the struct pw): slots, a slice recorded
- * (any thread), the part's interning in order (tp_pw_decide, perfetto.c), its packets encoded
- * (any thread), and its packets added to the chunks in order. */
+ * (any thread), the part's lanes in order (tp_pw_decide, perfetto.c), its packets interned,
+ * encoded and compressed (any thread), and its chunks written in order. */
 int tp_pw_slots(void *ctx, size_t n);
 int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s);
 int tp_pw_emit(void *ctx, size_t slot);
 int tp_pw_encode_slot(void *ctx, size_t slot);
 int tp_pw_emit2(void *ctx, size_t slot);
 
-/* Notes the annotation names of slice s (the last one recorded into pp) in pp->k (any thread);
- * -1 when out of memory. Frees pp->k. */
-int tp_pw_keys_note(struct ppart *pp, const struct tp_sink_slice *s);
-void tp_pw_keys_free(struct pkeys *k);
-
-/* Decides part pp's interning and lanes (the driving thread, parts in order); TP_OK or an
- * error with w->d set. */
+/* Decides part pp's lanes (the driving thread, parts in order): the previous track's closing
+ * END packets and the lanes' state at the part's start; TP_OK or an error with w->d set. */
 int tp_pw_decide(struct pw *w, struct ppart *pp);
 
 /* A SLICE_END packet of track state t, delta after the sequence's last timestamp (the most
@@ -268,9 +221,18 @@ int tp_pw_decide(struct pw *w, struct ppart *pp);
 size_t tp_pw_end_body(const struct tstate *t, uint64_t delta);
 void tp_pw_end_bytes(uint8_t *q, const struct tstate *t, uint64_t delta);
 
+/* The body of a packet that starts sequence seq (the track of that uuid) over: flags CLEARED |
+ * NEEDS_INCREMENTAL_STATE, first_packet_on_sequence when `first`, the defaults (clock 64, the
+ * track) and a ClockSnapshot putting clock 64 (incremental) and boot time at `at` ns. */
+void tp_pw_seq_head(struct tp_pb *b, uint32_t seq, int first, int64_t at);
+
 /* Appends the SLICE_END packet at ts of track state t whose last timestamp is `last`; -1 when
  * out of memory. */
 int tp_pw_put_end(struct pbytes *o, const struct tstate *t, int64_t last, int64_t ts);
+
+/* After the parts, before the driving thread writes again: writes what the queue holds and
+ * moves the stream to the parts' end. TP_OK, or an error with w->d set. */
+int tp_pw_parts_done(struct pw *w);
 
 /* Frees the part slots. */
 void tp_pw_parts_free(struct pw *w);
@@ -278,6 +240,10 @@ void tp_pw_parts_free(struct pw *w);
 /* Writes the packets of w->chunk: compressed (handed to the workers, or inline without them)
  * or as they are. TP_OK, or an error with w->d set. */
 int tp_perfetto_flush_chunk(struct pw *w);
+
+/* The framing of a compressed chunk of zn bytes, Trace.packet { compressed_packets }, into
+ * hdr (24 bytes); returns its length. */
+size_t tp_pw_zhead(uint8_t *hdr, size_t zn);
 
 /* Compresses or waits for every queued chunk and writes them all, in order. */
 int tp_perfetto_zcollect(struct pw *w);

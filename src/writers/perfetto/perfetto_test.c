@@ -171,6 +171,23 @@ static void check_fixture_report(const struct tp_perfetto_check_report *r)
 	assert_true(r->counters >= 3);
 }
 
+/* Inflates the compressed trace b[0 .. n) chunk after chunk into out (cap bytes); returns the
+ * bytes inflated. Every chunk is under 512 KiB (256 KiB of packets, compressed). */
+static size_t inflate_chunks(const uint8_t *b, size_t n, uint8_t *out, size_t cap)
+{
+	const uint8_t *q = b, *e = b + n;
+	size_t at = 0;
+	while (q < e) {
+		uint64_t zlen = compressed_head(&q, e);
+		assert_true(zlen <= (uint64_t)(e - q) && zlen < 512 * 1024);
+		uLongf k = (uLongf)(cap - at);
+		assert_int_equal(uncompress(out + at, &k, q, (uLong)zlen), Z_OK);
+		at += k;
+		q += zlen;
+	}
+	return at;
+}
+
 static void test_fixture_plain_and_compressed(void **state)
 {
 	const struct tp_profile *p = *state;
@@ -185,21 +202,17 @@ static void test_fixture_plain_and_compressed(void **state)
 	check_fixture_report(&r1);
 	check_fixture_report(&r2);
 	assert_int_equal(r1.chunks, 0);
-	assert_int_equal(r2.chunks, 1);
-	assert_int_equal(r1.packets + 1, r2.packets); /* + the chunk's outer packet */
+	/* The descriptors' chunk, then each part's own (one per track here). */
+	assert_true(r2.chunks > 1);
+	assert_int_equal(r1.packets + r2.chunks, r2.packets); /* + the chunks' outer packets */
 	assert_int_equal(r1.last_ts, 1100);
 
-	/* The compressed file is the plain file deflated: inflating its one chunk gives back
-	 * the plain bytes exactly. */
+	/* The compressed file is the plain file deflated: inflating its chunks in order gives
+	 * back the plain bytes exactly. */
 	size_t np, nc;
 	uint8_t *bp = tp_test_must_slurp(plain, &np), *bc = tp_test_must_slurp(comp, &nc);
-	const uint8_t *q = bc, *e = bc + nc;
-	uint64_t zlen = compressed_head(&q, e);
-	assert_int_equal(q + zlen, e);
-	uLongf outn = (uLongf)np + 64;
-	uint8_t *out = malloc(outn);
-	assert_int_equal(uncompress(out, &outn, q, (uLong)zlen), Z_OK);
-	assert_int_equal(outn, np);
+	uint8_t *out = malloc(np + 64);
+	assert_int_equal(inflate_chunks(bc, nc, out, np + 64), np);
 	assert_memory_equal(out, bp, np);
 	/* Same input, same bytes. */
 	assert_int_equal(tp_perfetto_write(p, NULL, plain, &o, &d), TP_OK);
@@ -361,17 +374,7 @@ static void test_many_chunks(void **state)
 	assert_true(r.chunks > 5);
 	/* Inflate chunk after chunk: the concatenation is the plain file. */
 	uint8_t *out = malloc(nc + 1024);
-	size_t at = 0;
-	const uint8_t *q = ba, *e = ba + na;
-	while (q < e) {
-		uint64_t zlen = compressed_head(&q, e);
-		assert_true(zlen < 512 * 1024); /* the documented chunk limit */
-		uLongf n = (uLongf)(nc + 1024 - at);
-		assert_int_equal(uncompress(out + at, &n, q, (uLong)zlen), Z_OK);
-		at += n;
-		q += zlen;
-	}
-	assert_int_equal(at, nc);
+	assert_int_equal(inflate_chunks(ba, na, out, nc + 1024), nc);
 	assert_memory_equal(out, bc, nc);
 	free(out);
 	free(ba);
@@ -396,9 +399,6 @@ static char *finish_write_check(struct tp_profile *p, const char *name, struct t
 	return path;
 }
 
-/* More distinct interned strings than an intern map holds (64 Ki): the map starts over and
- * strings get new iids, defined again; the trace still checks (every iid used is defined on
- * its sequence) and has every slice. */
 /* A TIU track of n commands named op0, op0, op1, op1, ... (each name twice: interned), every
  * 10 ns, lasting 5 ns (overlap: 5, 15 or 25 ns, so some overlap the next ones: lanes). */
 static struct tp_profile *names_profile(int n, int overlap)
@@ -414,6 +414,8 @@ static struct tp_profile *names_profile(int n, int overlap)
 	return p;
 }
 
+/* Many distinct interned strings (each name twice, 75 000 of them): every part interns its
+ * own; the trace checks (every iid used is defined on its sequence) and has every slice. */
 static void test_intern_map_reset(void **state)
 {
 	(void)state;
@@ -767,22 +769,26 @@ static void test_visitor_decodes_fixture(void **state)
 	tp_free(path);
 }
 
-/* The slices are encoded in parts on the writer's threads (parts.c), their interning decided
- * in part order: the file is the same bytes for any part size and thread count. p is written
- * with the default parts on one thread, then with parts of each size in `sizes` (n of them)
- * on 1 .. `threads` threads, plain and compressed. */
+/* The slices are encoded in parts on the writer's threads (parts.c), each part
+ * self-contained: the file is the same bytes for any thread count, and for every part size it
+ * checks, with every slice. p (of `slices` slices) is written with parts of each size in
+ * `sizes` (n of them) on 1 .. `threads` threads, plain and compressed. */
 static void same_bytes_any_parts(const struct tp_profile *p, const size_t *sizes, size_t n,
-                                 int threads)
+                                 int threads, uint64_t slices)
 {
 	char *ref = tmp("parts-ref.pftrace"), *got = tmp("parts.pftrace");
-	for (int plain = 1; plain >= 0; plain--) {
-		struct tp_diag d = {0};
-		struct tp_perfetto_opts o = {plain, 0, 0, 1};
-		assert_int_equal(tp_perfetto_write(p, NULL, ref, &o, &d), TP_OK);
-		size_t nr;
-		uint8_t *br = tp_test_must_slurp(ref, &nr);
-		for (size_t k = 0; k < n; k++)
-			for (int th = 1; th <= threads; th++) {
+	for (int plain = 1; plain >= 0; plain--)
+		for (size_t k = 0; k < n; k++) {
+			struct tp_diag d = {0};
+			struct tp_perfetto_opts o = {plain, 0, 0, 1};
+			assert_int_equal(tp_perfetto_write_parts(p, NULL, ref, &o, sizes[k], &d),
+			                 TP_OK);
+			struct tp_perfetto_check_report r;
+			assert_int_equal(tp_perfetto_check(ref, &r, &d), TP_OK);
+			assert_int_equal(r.slices, slices);
+			size_t nr;
+			uint8_t *br = tp_test_must_slurp(ref, &nr);
+			for (int th = 2; th <= threads; th++) {
 				o.threads = th;
 				assert_int_equal(
 				    tp_perfetto_write_parts(p, NULL, got, &o, sizes[k], &d), TP_OK);
@@ -794,8 +800,8 @@ static void same_bytes_any_parts(const struct tp_profile *p, const size_t *sizes
 					    sizes[k], th, plain);
 				free(bg);
 			}
-		free(br);
-	}
+			free(br);
+		}
 	tp_free(ref);
 	tp_free(got);
 }
@@ -803,83 +809,138 @@ static void same_bytes_any_parts(const struct tp_profile *p, const size_t *sizes
 static void test_same_bytes_any_parts(void **state)
 {
 	/* The fixture: lanes, nesting, layers, flows, strings written inline. */
-	static const size_t small[] = {1, 2, 3, 5};
-	same_bytes_any_parts(*state, small, 4, 3);
-	/* Parts across chunks, and an intern map that starts over (test_intern_map_reset). */
+	static const size_t small[] = {1, 2, 3, 5, 0};
+	same_bytes_any_parts(*state, small, 5, 3, 14);
+	/* Parts of many chunks, lanes. */
 	struct tp_profile *p = names_profile(150000, 1);
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	static const size_t big[] = {7, 1000};
-	same_bytes_any_parts(p, big, 2, 3);
+	static const size_t big[] = {7, 1000, 100000};
+	same_bytes_any_parts(p, big, 3, 3, 150000);
 	tp_profile_free(p);
 }
 
-/* A TIU track whose first 300 commands overlap (1 ns apart, 200 ns long: lanes past 63, whose
- * names are defined at every use), then 70 000 commands each with an annotation name of its
- * own (more than the 64 Ki an intern map holds: the names' map starts over) and names and
- * values from small sets. */
-static struct tp_profile *keys_profile(void)
+/* Per sequence of the plain trace b[0 .. n): how many packets clear its incremental state and
+ * how many define the event name `name` (InternedData.event_names), for sequence ids < 64. */
+struct seq_count {
+	int clears[64], defs[64];
+};
+
+static void count_clears(const uint8_t *b, size_t n, const char *name, struct seq_count *c)
 {
+	uint64_t keys[64], ik[64], ek[8];
+	const uint8_t *vb[64], *ve[64], *ib[64], *ie[64], *eb[8], *ee[8];
+	memset(c, 0, sizeof *c);
+	const uint8_t *p = b, *e = b + n;
+	while (p < e) { /* one top-level packet at a time */
+		uint64_t key = 0, len = 0;
+		assert_int_equal(tp_pb_read_varint(&p, e, &key), 0);
+		assert_int_equal(key, (uint64_t)(F_TRACE_PACKET << 3 | TP_PB_LEN));
+		assert_int_equal(tp_pb_read_varint(&p, e, &len), 0);
+		int nf = pb_fields(p, p + len, keys, vb, ve, 64);
+		assert_true(nf >= 0);
+		uint64_t seq = 0, flags = 0;
+		int defs = 0;
+		for (int i = 0; i < nf; i++) {
+			const uint8_t *q = vb[i];
+			if (keys[i] == (F_PKT_SEQ_ID << 3 | TP_PB_VARINT))
+				assert_int_equal(tp_pb_read_varint(&q, ve[i], &seq), 0);
+			if (keys[i] == (F_PKT_SEQ_FLAGS << 3 | TP_PB_VARINT))
+				assert_int_equal(tp_pb_read_varint(&q, ve[i], &flags), 0);
+			if (keys[i] != (F_PKT_INTERNED << 3 | TP_PB_LEN))
+				continue;
+			int ni = pb_fields(vb[i], ve[i], ik, ib, ie, 64);
+			assert_true(ni >= 0);
+			for (int j = 0; j < ni; j++) {
+				if (ik[j] != (F_ID_EVENT_NAMES << 3 | TP_PB_LEN))
+					continue;
+				int ne = pb_fields(ib[j], ie[j], ek, eb, ee, 8);
+				for (int m = 0; m < ne; m++)
+					defs += ek[m] == (F_IE_NAME << 3 | TP_PB_LEN) &&
+					        (size_t)(ee[m] - eb[m]) == strlen(name) &&
+					        !memcmp(eb[m], name, strlen(name));
+			}
+		}
+		if (seq < 64) {
+			c->clears[seq] += (flags & SEQ_CLEARED) != 0;
+			c->defs[seq] += defs;
+		}
+		p += len;
+	}
+}
+
+struct visit_op {
+	int begins, bad;
+};
+
+/* Every slice of test_part_boundary_resets: "op" at 10 ns apart from 0, its argument k = "v". */
+static int visit_op(void *ctx, const struct tp_perfetto_event *e)
+{
+	struct visit_op *v = ctx;
+	if (e->type != TE_SLICE_BEGIN)
+		return TP_OK;
+	int ok = e->ts == (int64_t)v->begins * 10 && e->name_len == 2 && !memcmp(e->name, "op", 2);
+	int has_k = 0;
+	for (size_t i = 0; i < e->num_args; i++)
+		if (arg_is(&e->args[i], "k"))
+			has_k =
+			    e->args[i].type == 's' && e->args[i].n == 1 && e->args[i].s[0] == 'v';
+	v->bad += !ok || !has_k;
+	v->begins++;
+	return TP_OK;
+}
+
+/* A part starts the sequences of the lanes it uses over: on a one-lane track of 10 slices in
+ * parts of 3, its sequence is cleared by its first packet and again at each of the 4 parts,
+ * and the one event name is defined again in each part (a part that did not re-intern would
+ * use an iid the clear dropped: the checker fails). The incremental clock goes on from the
+ * lane's last time (every slice decodes at its own time), and the string value is written
+ * inline or interned in each part (its first and second use there) and always decodes. */
+static void test_part_boundary_resets(void **state)
+{
+	(void)state;
 	int tr;
 	struct tp_profile *p = one_track_profile(TP_TRACK_TIU, "TIU", &tr);
-	char key[32], val[32];
-	for (int i = 0; i < 70300; i++) {
-		int over = i < 300;
-		int64_t t = over ? i : 1000 + (int64_t)i * 10;
-		struct tp_slice *s = fx_cmd(p, tr, i % 5 ? "mm" : "ld", "sMM", t,
-		                            t + (over ? 200 : 5), (uint32_t)i + 1);
+	for (int i = 0; i < 10; i++) {
+		struct tp_slice *s =
+		    fx_cmd(p, tr, "op", "sCONV", i * 10, i * 10 + 5, (uint32_t)i + 1);
 		tp_args_begin(p);
-		snprintf(key, sizeof key, over ? "a%d" : "k%d", over ? i % 3 : i);
-		tp_args_add_int(p, key, i);
-		snprintf(key, sizeof key, "c%d", i % 40);
-		snprintf(val, sizeof val, "v%d", i % 7);
-		tp_args_add_str(p, key, val);
-		/* At one position pa / pb, then from a part boundary only pc, then after the
-		 * map started over pa again: decided per use, that takes the track's memo as
-		 * the uses before left it. */
-		tp_args_add_int(p, i < 30000 ? (i % 2 ? "pa" : "pb") : i < 69500 ? "pc" : "pa", 1);
+		tp_args_add_str(p, "k", "v");
 		s->args = tp_args_end(p);
 	}
 	assert_int_equal(tp_profile_finish(p), TP_OK);
-	return p;
-}
-
-/* The annotation names of a part are decided per distinct name while their map has not
- * started over, else per use: the same bytes as deciding every use, for any part size and
- * thread count, and the trace checks. */
-static void test_keys_per_distinct_name(void **state)
-{
-	(void)state;
-	struct tp_profile *p = keys_profile();
-	char *ref = tmp("keys-ref.pftrace"), *got = tmp("keys.pftrace");
+	char *path = tmp("boundary.pftrace");
 	struct tp_diag d = {0};
 	struct tp_perfetto_opts o = {1, 0, 0, 1};
-	struct tp_pw_knobs use = {0, 1, 0};
-	assert_int_equal(tp_perfetto_write_knobs(p, NULL, ref, &o, &use, &d), TP_OK);
-	assert_int_equal(use.keys_distinct, 0);
-	size_t nr;
-	uint8_t *br = tp_test_must_slurp(ref, &nr);
-	static const size_t sizes[] = {0, 100};
-	for (size_t k = 0; k < 2; k++)
-		for (int th = 1; th <= 3; th += 2) {
-			struct tp_pw_knobs dist = {sizes[k], 0, 0};
-			o.threads = th;
-			assert_int_equal(tp_perfetto_write_knobs(p, NULL, got, &o, &dist, &d),
-			                 TP_OK);
-			/* Some parts per distinct name, not those after the map started over. */
-			size_t parts = sizes[k] ? 70300 / sizes[k] : 70300 / 1024;
-			assert_true(dist.keys_distinct > 0 && dist.keys_distinct < parts);
-			size_t ng;
-			uint8_t *bg = tp_test_must_slurp(got, &ng);
-			if (ng != nr || memcmp(bg, br, nr) != 0)
-				fail_msg("parts of %zu on %d threads: other bytes", sizes[k], th);
-			free(bg);
-		}
+	assert_int_equal(tp_perfetto_write_parts(p, NULL, path, &o, 3, &d), TP_OK);
 	struct tp_perfetto_check_report r;
-	assert_int_equal(tp_perfetto_check(got, &r, &d), TP_OK);
-	assert_int_equal(r.slices, 70300);
-	free(br);
-	tp_free(ref);
-	tp_free(got);
+	struct visit_op v = {0, 0};
+	assert_int_equal(tp_perfetto_check_visit(path, &r, visit_op, &v, &d), TP_OK);
+	assert_int_equal(v.begins, 10);
+	assert_int_equal(v.bad, 0);
+	size_t n;
+	uint8_t *b = tp_test_must_slurp(path, &n);
+	struct seq_count c;
+	count_clears(b, n, "op", &c);
+	int seqs = 0;
+	for (int s = 0; s < 64; s++)
+		if (c.defs[s]) {
+			seqs++;
+			assert_int_equal(c.clears[s], 1 + 4);
+			assert_int_equal(c.defs[s], 4);
+		}
+	assert_int_equal(seqs, 1);
+	/* In one part: one clear after the first, one definition. */
+	assert_int_equal(tp_perfetto_write_parts(p, NULL, path, &o, 100, &d), TP_OK);
+	free(b);
+	b = tp_test_must_slurp(path, &n);
+	count_clears(b, n, "op", &c);
+	for (int s = 0; s < 64; s++)
+		if (c.defs[s]) {
+			assert_int_equal(c.clears[s], 2);
+			assert_int_equal(c.defs[s], 1);
+		}
+	free(b);
+	tp_free(path);
 	tp_profile_free(p);
 }
 

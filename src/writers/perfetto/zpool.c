@@ -1,10 +1,11 @@
 /*
- * zpool.c — the Perfetto writer's output end: packets are batched into zlib-format
- * `compressed_packets` chunks (CHUNK_BYTES of packets each), compressed with libdeflate by a
- * pool of worker threads while the encoder fills the next chunk (and, when more than two
- * chunks per worker wait, compressed by the encoder itself: zpool_steal), and written in chunk
- * order, so the bytes do not depend on the number of workers. Without compression the packets
- * are written as they are.
+ * zpool.c — the Perfetto writer's output end for the packets written on the driving thread
+ * (descriptors, counters; a part's slices are compressed by the part, parts.c): packets are
+ * batched into zlib-format `compressed_packets` chunks (CHUNK_BYTES of packets each), compressed
+ * with libdeflate by a pool of worker threads while the encoder fills the next chunk (and, when
+ * more than two chunks per worker wait, compressed by the encoder itself: zpool_steal), and written
+ * in chunk order, so the bytes do not depend on the number of workers. Without compression the
+ * packets are written as they are.
  *
  * Owns the workers, their compressors and their ring of chunk slots (SLOTS_PER_WORKER per
  * worker), all inside struct pw (perfetto_int.h); tp_perfetto_zstop releases them.
@@ -18,10 +19,8 @@
 #include "common/timings.h"
 #include "writers/perfetto/perfetto_int.h"
 
-/* Writes one compressed chunk `z` (zn bytes) as Trace.packet { compressed_packets }. */
-static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
+size_t tp_pw_zhead(uint8_t *hdr, size_t zn)
 {
-	uint8_t hdr[24];
 	size_t h = 0;
 	size_t inner = tp_pb_varint_size((uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN) +
 	               tp_pb_varint_size(zn) + zn;
@@ -29,6 +28,14 @@ static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
 	h += tp_pb_varint_to(hdr + h, inner);
 	h += tp_pb_varint_to(hdr + h, (uint64_t)F_PKT_COMPRESSED << 3 | TP_PB_LEN);
 	h += tp_pb_varint_to(hdr + h, zn);
+	return h;
+}
+
+/* Writes one compressed chunk `z` (zn bytes) as Trace.packet { compressed_packets }. */
+static int write_compressed(struct pw *w, const uint8_t *z, size_t zn)
+{
+	uint8_t hdr[24];
+	size_t h = tp_pw_zhead(hdr, zn);
 	if (tp_afile_write(&w->f, hdr, h) != 0 || tp_afile_write(&w->f, z, zn) != 0)
 		return tp_afile_fail(&w->f, w->d);
 	return TP_OK;

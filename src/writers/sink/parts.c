@@ -14,8 +14,10 @@
  * lanes and the outgoing walk's heaps), a walker and a slice scratch per thread, the threads.
  * At most 2 * threads parts are in flight (walked or waiting for their turn to be emitted).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/progress.h"
 #include "common/timings.h"
@@ -421,4 +423,21 @@ int tp_sink_deliver_parts(const struct plan *pl, const struct tp_sink *sink,
 out:
 	pdrive_free(&pd);
 	return st;
+}
+
+int tp_sink_pwrite(int fd, const void *p, size_t n, uint64_t off)
+{
+	const char *q = p;
+	while (n) {
+		size_t k = n < TP_WRITE_PIECE ? n : TP_WRITE_PIECE;
+		ssize_t r = pwrite(fd, q, k, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r < 0 && errno ? errno : EIO;
+		q += r;
+		off += (uint64_t)r;
+		n -= (size_t)r;
+	}
+	return 0;
 }

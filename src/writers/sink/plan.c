@@ -152,6 +152,10 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 		*nlanes = pl->model_lanes[model_track];
 		return TP_OK;
 	}
+	if (syn && syn->nlanes) {
+		*nlanes = syn->nlanes;
+		return TP_OK;
+	}
 	int64_t at = 0;
 	long l = lanes_of(pl->p, &pl->lanes, t, syn, track_nested(t), nlanes, &at);
 	if (l == -2)
@@ -236,209 +240,6 @@ static int add_derived(struct plan *pl, int32_t device, int32_t core, int what, 
 	x->sort_index = sort;
 	x->core = core;
 	pl->der[pl->nder++] = (struct derived){x->index, device, core, what};
-	return TP_OK;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Synthesised Layer tracks                                                                  */
-/* ---------------------------------------------------------------------------------------- */
-
-/* DEFINE_SORT(name, T, less) defines void name(T *a, size_t n), sorting in place by
- * less(const T *, const T *) for unique keys (stability does not matter): quicksort (median
- * of three) that needs no scratch copy, heapsort when the recursion gets deep, insertion sort
- * for short runs. The comparison is inlined, unlike qsort's function pointer. */
-#define DEFINE_SORT(name, T, less)                                                                 \
-	static void name##_sift(T *a, size_t n, size_t i)                                          \
-	{                                                                                          \
-		for (;;) {                                                                         \
-			size_t l = 2 * i + 1, m = i;                                               \
-			if (l < n && less(&a[m], &a[l]))                                           \
-				m = l;                                                             \
-			if (l + 1 < n && less(&a[m], &a[l + 1]))                                   \
-				m = l + 1;                                                         \
-			if (m == i)                                                                \
-				return;                                                            \
-			T t_ = a[i];                                                               \
-			a[i] = a[m];                                                               \
-			a[m] = t_;                                                                 \
-			i = m;                                                                     \
-		}                                                                                  \
-	}                                                                                          \
-	static void name##_rec(T *a, size_t n, unsigned depth)                                     \
-	{                                                                                          \
-		T t_;                                                                              \
-		while (n > 16) {                                                                   \
-			if (depth-- == 0) {                                                        \
-				for (size_t i = n / 2; i-- > 0;)                                   \
-					name##_sift(a, n, i);                                      \
-				for (size_t i = n; i-- > 1;) {                                     \
-					t_ = a[0], a[0] = a[i], a[i] = t_;                         \
-					name##_sift(a, i, 0);                                      \
-				}                                                                  \
-				return;                                                            \
-			}                                                                          \
-			size_t mid = n / 2;                                                        \
-			if (less(&a[mid], &a[0]))                                                  \
-				t_ = a[mid], a[mid] = a[0], a[0] = t_;                             \
-			if (less(&a[n - 1], &a[0]))                                                \
-				t_ = a[n - 1], a[n - 1] = a[0], a[0] = t_;                         \
-			if (less(&a[n - 1], &a[mid]))                                              \
-				t_ = a[n - 1], a[n - 1] = a[mid], a[mid] = t_;                     \
-			T piv = a[mid];                                                            \
-			size_t i = 0, j = n - 1;                                                   \
-			for (;;) {                                                                 \
-				while (less(&a[i], &piv))                                          \
-					i++;                                                       \
-				while (less(&piv, &a[j]))                                          \
-					j--;                                                       \
-				if (i >= j)                                                        \
-					break;                                                     \
-				t_ = a[i], a[i] = a[j], a[j] = t_;                                 \
-				i++;                                                               \
-				j--;                                                               \
-			}                                                                          \
-			/* [0, j] <= piv <= [j + 1, n): loop on the larger side */                 \
-			size_t left = j + 1;                                                       \
-			if (left < n - left) {                                                     \
-				name##_rec(a, left, depth);                                        \
-				a += left;                                                         \
-				n -= left;                                                         \
-			} else {                                                                   \
-				name##_rec(a + left, n - left, depth);                             \
-				n = left;                                                          \
-			}                                                                          \
-		}                                                                                  \
-		for (size_t i = 1; i < n; i++) {                                                   \
-			T v_ = a[i];                                                               \
-			size_t j = i;                                                              \
-			for (; j > 0 && less(&v_, &a[j - 1]); j--)                                 \
-				a[j] = a[j - 1];                                                   \
-			a[j] = v_;                                                                 \
-		}                                                                                  \
-	}                                                                                          \
-	static void name(T *a, size_t n)                                                           \
-	{                                                                                          \
-		unsigned depth = 0;                                                                \
-		for (size_t k = n; k; k >>= 1)                                                     \
-			depth += 2;                                                                \
-		name##_rec(a, n, depth);                                                           \
-	}
-
-/* Order of a synthesised Layer track: (begin asc, end desc, layer index asc). */
-struct layer_key {
-	int64_t begin, end;
-	uint32_t layer;
-};
-
-static int layer_key_less(const struct layer_key *x, const struct layer_key *y)
-{
-	if (x->begin != y->begin)
-		return x->begin < y->begin;
-	if (x->end != y->end)
-		return x->end > y->end;
-	return x->layer < y->layer;
-}
-
-DEFINE_SORT(layer_key_sort, struct layer_key, layer_key_less)
-
-static struct layer_key layer_key_of(const struct tp_profile *p, uint32_t i)
-{
-	struct layer_key k = {0, -1, i};
-	tp_profile_layer_span(p, i, &k.begin, &k.end);
-	return k;
-}
-
-static int synth_keep(const void *ctx, size_t i)
-{
-	const struct synth *y = ctx;
-	return (int)(y->bits[i / 64] >> (i % 64) & 1);
-}
-
-static int synth_before(const void *ctx, uint32_t x, uint32_t y)
-{
-	const struct synth *s = ctx;
-	struct layer_key a = layer_key_of(s->p, x), b = layer_key_of(s->p, y);
-	return layer_key_less(&a, &b);
-}
-
-/* Builds a Layer track of (device, core) from the profile's layer table, or leaves *out NULL
- * when no layer has timing. The track holds no slices (pt_slice builds each slice when it is
- * needed), only its layers' indices in slice order (4 bytes per layer): one tp_walk of the
- * table when it lists the core's layers nearly in that order (a window of TP_WALK_WINDOW; the
- * usual case), else a sort. */
-static int synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out)
-{
-	const struct tp_profile *p = pl->p;
-	*out = NULL;
-	if (p->num_layers > UINT32_MAX)
-		return TP_OK;
-	uint64_t *bits = tp_calloc(p->num_layers / 64 + 1, sizeof *bits);
-	if (!bits)
-		return TP_ENOMEM;
-	size_t n = 0;
-	for (size_t i = 0; i < p->num_layers; i++) {
-		int32_t ldev, lcore;
-		if (tp_profile_layer_place(p, i, &ldev, &lcore) && ldev == device &&
-		    lcore == core) {
-			bits[i / 64] |= (uint64_t)1 << (i % 64);
-			n++;
-		}
-	}
-	if (!n) {
-		tp_free(bits);
-		return TP_OK;
-	}
-	struct synth **ns = tp_grow(pl->synth, sizeof *pl->synth, pl->nsynth + 1, &pl->cap_synth);
-	struct synth *y = ns ? tp_calloc(1, sizeof *y) : NULL;
-	if (ns)
-		pl->synth = ns;
-	if (!y) {
-		tp_free(bits);
-		return TP_ENOMEM;
-	}
-	pl->synth[pl->nsynth++] = y;
-	y->t.kind = TP_TRACK_LAYER;
-	y->t.device = device;
-	y->t.core = core;
-	y->t.count = n;
-	y->p = p;
-	y->bits = bits;
-	if (!(y->layers = tp_malloc(n * sizeof *y->layers))) {
-		tp_free(bits);
-		y->bits = NULL;
-		return TP_ENOMEM;
-	}
-	struct tp_walk w;
-	tp_walk_start(&w, p->num_layers, synth_keep, synth_before, y);
-	size_t k = 0;
-	int ordered = 1;
-	uint32_t x;
-	while (k < n && tp_walk_next(&w, &x)) {
-		if (k && !synth_before(y, y->layers[k - 1], x))
-			ordered = 0;
-		y->layers[k++] = x;
-	}
-	if (!ordered || k != n) { /* not nearly in order: sort this core's layers */
-		n = 0;
-		for (size_t i = 0; i < p->num_layers; i++)
-			if (bits[i / 64] >> (i % 64) & 1)
-				y->layers[n++] = (uint32_t)i;
-		struct layer_key *kv = tp_malloc(n * sizeof *kv);
-		if (!kv) {
-			tp_free(bits);
-			y->bits = NULL;
-			return TP_ENOMEM;
-		}
-		for (size_t i = 0; i < n; i++)
-			kv[i] = layer_key_of(p, y->layers[i]);
-		layer_key_sort(kv, n);
-		for (size_t i = 0; i < n; i++)
-			y->layers[i] = kv[i].layer;
-		tp_free(kv);
-	}
-	tp_free(bits);
-	y->bits = NULL;
-	*out = y;
 	return TP_OK;
 }
 
@@ -611,7 +412,7 @@ static int plan_synth_layer(struct plan *pl, int32_t dev, int32_t core, uint64_t
                             int32_t pid, int32_t *rank, struct tp_diag *d)
 {
 	struct synth *lt;
-	if (synth_layers(pl, dev, core, &lt))
+	if (tp_sink_synth_layers(pl, dev, core, &lt))
 		return tp_diag_set(d, TP_ENOMEM, "out of memory building layer tracks");
 	if (!lt)
 		return TP_OK;
@@ -792,6 +593,73 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	return TP_OK;
 }
 
+/* Layer track i of pl->ahead, built and its lanes counted on any thread (a failure leaves it
+ * to be built in order, for the same diagnostics). */
+static void synth_ahead_one(void *arg, size_t i)
+{
+	struct plan *pl = arg;
+	struct synth_ahead *a = &pl->ahead[i];
+	struct synth *y;
+	if (tp_sink_synth_build(pl->p, a->dev, a->core, &y))
+		return;
+	if (y) {
+		struct lanes lz;
+		memset(&lz, 0, sizeof lz);
+		size_t n = 0;
+		int64_t at;
+		if (!lanes_of(pl->p, &lz, &y->t, y, track_nested(&y->t), &n, &at))
+			y->nlanes = n;
+		tp_sink_lanes_free(&lz);
+	}
+	a->y = y;
+	a->built = 1;
+}
+
+/* Whether device dev has a Layer track of the reader's on core. */
+static int has_layer_track(const struct plan *pl, int32_t dev, int32_t core)
+{
+	for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1]; j++) {
+		const struct tp_track *t = &pl->p->tracks[pl->dev_track[j]];
+		if (t->device == dev && t->core == core && t->kind == TP_TRACK_LAYER)
+			return 1;
+	}
+	return 0;
+}
+
+/* Lists in pl->ahead the (device, core) pairs whose Layer track plan_core will synthesise
+ * (each once); TP_ENOMEM leaves the list empty (every track is then built in order). */
+static int plan_ahead(struct plan *pl)
+{
+	size_t cap = 0;
+	for (size_t dev = 0; dev < pl->p->num_devices; dev++) {
+		int32_t *cores;
+		size_t nc;
+		if (device_cores(pl, (int32_t)dev, &cores, &nc))
+			goto oom;
+		for (size_t i = 0; i < nc; i++) {
+			if ((i && cores[i] == cores[i - 1]) ||
+			    has_layer_track(pl, (int32_t)dev, cores[i]))
+				continue;
+			struct synth_ahead *g = tp_grow(pl->ahead, sizeof *g, pl->nahead + 1, &cap);
+			if (!g) {
+				tp_free(cores);
+				goto oom;
+			}
+			pl->ahead = g;
+			memset(&g[pl->nahead], 0, sizeof *g);
+			g[pl->nahead].dev = (int32_t)dev;
+			g[pl->nahead++].core = cores[i];
+		}
+		tp_free(cores);
+	}
+	return TP_OK;
+oom:
+	tp_free(pl->ahead);
+	pl->ahead = NULL;
+	pl->nahead = 0;
+	return TP_ENOMEM;
+}
+
 int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
 {
 	const struct tp_profile *p = pl->p;
@@ -803,6 +671,8 @@ int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
 	if (threads && p->num_tracks &&
 	    (pl->model_lanes = tp_calloc(p->num_tracks, sizeof(size_t))))
 		tp_par_run(threads, p->num_tracks, count_model_lanes, pl);
+	if (threads && plan_ahead(pl) == TP_OK && pl->nahead)
+		tp_par_run(threads, pl->nahead, synth_ahead_one, pl);
 	int st = TP_OK;
 	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
 		st = plan_device(pl, (int32_t)dev, d);
@@ -811,6 +681,11 @@ int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
 
 void tp_sink_plan_tracks_free(struct plan *pl)
 {
+	for (size_t i = 0; i < pl->nahead; i++)
+		tp_sink_synth_free(pl->ahead[i].y);
+	tp_free(pl->ahead);
+	pl->ahead = NULL;
+	pl->nahead = 0;
 	TP_FREE_ALL(pl->dev_track, pl->dev_track_at, pl->dev_counter, pl->dev_counter_at,
 	            pl->pids.v, pl->tids.v, pl->model_lanes);
 }

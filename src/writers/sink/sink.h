@@ -203,6 +203,12 @@ int tp_sink_drive(const struct tp_profile *p, const struct tp_analysis *a, struc
 int tp_sink_drive_parts(const struct tp_profile *p, const struct tp_analysis *a,
                         struct tp_sink *sink, const struct tp_sink_parts *parts, struct tp_diag *d);
 
+/* Writes n bytes at offset off of file descriptor fd with pwrite(2), in pieces of at most
+ * TP_WRITE_PIECE as tp_afile_write does, retrying on EINTR: how the trace writers write a
+ * part at its place in the file from any thread. Returns 0, or the failure's errno (EIO when
+ * there is none). */
+int tp_sink_pwrite(int fd, const void *p, size_t n, uint64_t off);
+
 /* Formats a finite double in the shortest "%.15g"/"%.17g" form that reads back exactly
  * (locale-independent: '.' decimal point); non-finite values give "nan"/"inf"/"-inf". Writes
  * at most n bytes including the NUL into out (n >= 32 is always enough); returns the length.

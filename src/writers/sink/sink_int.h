@@ -187,8 +187,10 @@ struct plan {
 		uint32_t *layers; /* owned: layer indices in (begin, -end, index) order (4 bytes a
 		                     layer; the passes over the track read it instead of walking
 		                     the whole table each time) */
-		uint64_t *bits;   /* while synth_layers runs: bit i = layer i is on the track */
-	} * *synth;               /* synthesised layer tracks, each allocated on its own (stable) */
+		uint64_t
+		    *bits;     /* while tp_sink_synth_build runs: bit i = layer i is on the track */
+		size_t nlanes; /* its lanes as counted ahead (synth_ahead), 0 when not */
+	} * *synth;            /* synthesised layer tracks, each allocated on its own (stable) */
 	size_t nsynth, cap_synth;
 	struct derived *der;
 	size_t nder, cap_der;
@@ -210,6 +212,15 @@ struct plan {
 	size_t *srcoff;
 	struct lanes lanes;  /* count_lanes' */
 	size_t *model_lanes; /* per model track: its lanes as counted ahead, 0 when not */
+	/* The Layer tracks to synthesise, built and their lanes counted ahead on the threads
+	 * (synth_ahead): per (device, core) without a reader's Layer track, the track (NULL when
+	 * no layer has timing, or once the planner took it) and whether it was built. */
+	struct synth_ahead {
+		int32_t dev, core;
+		struct synth *y;
+		int built;
+	} * ahead;
+	size_t nahead;
 	uint64_t flows_dropped;
 	uint64_t flows_skipped; /* partner starts no earlier than the waiting command */
 	uint64_t total_slices;  /* slices delivered in all, for the progress line */
@@ -321,6 +332,16 @@ int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d);
 
 /* Frees what tp_sink_plan_tracks allocated besides the track lists (device index, sets). */
 void tp_sink_plan_tracks_free(struct plan *pl);
+
+/* The Layer track of (device, core) built from the profile's layer table (synth.c), NULL when
+ * no layer has timing; reads only the profile (any thread). TP_OK or TP_ENOMEM. */
+int tp_sink_synth_build(const struct tp_profile *p, int32_t device, int32_t core,
+                        struct synth **out);
+/* The Layer track of (device, core) put in pl->synth (the plan owns it then): the one built
+ * ahead (pl->ahead) when there is one, else built now; *out NULL when no layer has timing. */
+int tp_sink_synth_layers(struct plan *pl, int32_t device, int32_t core, struct synth **out);
+/* Frees a synthesised track (NULL: nothing). */
+void tp_sink_synth_free(struct synth *y);
 
 /* Delivers derived counter dv (windowed DDR bandwidth or TIU utilisation) to sink, from its
  * values (tp_sink_derived_values): a sample where the value changes, and a last 0. */
