@@ -412,8 +412,9 @@ phase_bench() {
         "$data/phases-$name-j2.json" "$facts"
     fi
     # Memory per thread as the user meets it: the same conversion without --timings (the
-    # outputs written concurrently), peak RSS with --jobs 16 against --jobs 1. On a 2-core
-    # machine the 16 threads still exist and hold their buffers, so the ratio shows here.
+    # small outputs written beside the large ones), peak RSS with --jobs 16 against --jobs 1.
+    # On a 2-core machine the 16 threads still exist and hold their buffers, so the ratio
+    # shows here.
     local rss1 rss16 count
     count=$("$tpbench" count "$dir")
     for j in 1 16; do
@@ -513,7 +514,7 @@ else
   echo "== real resnet50: SKIPPED: $real is absent"
 fi
 # Every default output (targets: <= 20 s and <= 64 B/cmd at 1M/core, <= 4 min and <= 2 GB at
-# 10M/core); below 10M also with one thread, the gain of writing the outputs concurrently.
+# 10M/core); below 10M also with one thread, the gain of the threads.
 for s in $sizes; do
   BENCH_CASE_REPEAT=$(repeat_for "$s") bench_case "gen-$s all outputs" "$data/gen-$s"
   [ "$s" = 10M ] && continue
