@@ -3,8 +3,9 @@
  * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
  * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
  * node lines go to struct bmp_global for the layer matching done by the reader. This file owns
- * the chunked scan (the fast forms of node and layer lines), the layer and node tables; the
- * lines it hands over whole are parsed in bmp_gline.c.
+ * the chunked scan (the fast forms of node and layer lines) and the apply of a chunk, the layer
+ * and node tables; the lines it hands over whole are parsed in bmp_gline.c, and the driver
+ * that runs the scans on the threads is bmp_gpool.c.
  *
  * Grammar: lines end with '\n' (trailing '\r' and blanks are ignored, and blanks around a
  * key's '=' are accepted: harmless variants); meaningful lines contain
@@ -22,11 +23,8 @@
  * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
-#include "common/timings.h"
-#include "common/wsync.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
-#include <pthread.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -171,8 +169,7 @@ void bmp_end_parallel(struct bmp_gctx *c)
 		c->cur_layer = -1;
 }
 
-/* Appends the pending layer to the table (see struct bmp_gctx): it gets the index it was given. */
-static int flush_layer(struct bmp_gctx *c)
+int bmp_gflush_layer(struct bmp_gctx *c)
 {
 	if (c->pend_layer < 0)
 		return TP_OK;
@@ -187,7 +184,7 @@ static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, 
 {
 	if (c->g->no_layers)
 		return TP_OK;
-	int rc = flush_layer(c);
+	int rc = bmp_gflush_layer(c);
 	if (rc)
 		return rc;
 	struct tp_layer ly = {0};
@@ -366,15 +363,10 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 /* parallel.") become compact events with their numbers already read, lines that nothing    */
 /* keeps are dropped, and every other line becomes an EV_LINE event that the generic parser  */
 /* (do_line) handles. The events of the chunks are then applied to the model in file order   */
-/* by one thread (apply_chunk): layers, nodes and every error message come from there, so    */
-/* the result and the first error reported are the same whatever the thread count.           */
+/* by one thread (bmp_gchunk_apply): layers, nodes and every error message come from there,  */
+/* so the result and the first error reported are the same whatever the thread count. The    */
+/* driver (the workers and the ring of chunks) is bmp_gpool.c.                               */
 /* ---------------------------------------------------------------------------------------- */
-
-#define GCHUNK ((size_t)4 << 20)
-/* Scanning workers at most: the in-order apply is the parse's limit, and a few workers already
- * scan ahead of it; each more would only add a chunk's events and resident text to the memory
- * in flight (the measurements: docs/perf-notes/cores-reader.md). */
-#define GSCAN_MAX 3u
 
 enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
 
@@ -388,16 +380,6 @@ struct gev {
 	                           the chunk's tensors */
 	uint64_t off;           /* EV_LAYER type offset */
 	uint32_t n, n2;         /* EV_LAYER type length, name length */
-};
-
-struct gchunk {
-	size_t beg, end; /* [beg, end) of the text */
-	unsigned long lines;
-	struct gev *ev;
-	size_t nev, cap;
-	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
-	size_t ntens, cap_tens;
-	int oom;
 };
 
 /* Start of chunk k: after the first '\n' at or after k*GCHUNK - 1 (so a chunk never splits a
@@ -684,9 +666,8 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 	*ch = w;
 }
 
-/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
-static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
-                       unsigned long first_no)
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+                     unsigned long first_no)
 {
 	if (ch->oom)
 		return bmp_gctx_oom(c);
@@ -736,48 +717,9 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 	return TP_OK;
 }
 
-/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
- * the calling thread applies them in order, and scans the next chunk itself when no worker
- * has taken it (so --jobs N runs N threads, not N + 1). A worker takes chunk k only when k is
- * less than `nslot` chunks ahead of the one being applied, so at most nslot chunks of events
- * (and of resident text) exist at once. */
-struct gpool {
-	const char *text;
-	size_t len, nchunks;
-	const struct bmp_global *g;
-	struct gchunk *slot;
-	size_t nslot;
-	/* The workers wait on cv_job for a free slot, the parsing thread on cv_done for its
-	 * chunk. */
-	struct tp_wsync ws;
-	size_t next;    /* next chunk to scan */
-	size_t applied; /* chunks applied so far */
-	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
-	int stop;       /* a chunk failed: scan no more */
-	/* With drop_pages: the text before drop_to is applied, that before dropped released;
-	 * the thread that scans the next chunk releases the rest (drop_take), off the applying
-	 * thread. */
-	size_t dropped, drop_to;
-};
-
-/* What a released range starts before its own start: chunk_start(k) reads the byte before
- * chunk k, and that read maps back the pages around it (a whole large folio's worth when
- * the page cache holds the file in 2 MiB folios; docs/perf-notes/sophgo.md) after they were
- * released. */
-#define GDROP_BACK ((size_t)2 << 20)
-
-/* The range of applied text not yet released, taken by the caller (under ws.mu, or the one
- * thread); empty without drop_pages. */
-static void drop_take(struct gpool *gp, size_t *from, size_t *to)
-{
-	*from = gp->dropped > GDROP_BACK ? gp->dropped - GDROP_BACK : 0;
-	*to = gp->g->drop_pages ? gp->drop_to : 0;
-	gp->dropped = gp->drop_to;
-}
-
 /* Scans chunk k into slot ch (any thread). */
-static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *g,
-                         struct gchunk *ch, size_t k)
+void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, struct gchunk *ch,
+                     size_t k)
 {
 	ch->beg = chunk_start(text, len, k);
 	ch->end = chunk_start(text, len, k + 1);
@@ -785,156 +727,6 @@ static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *
 		ch->end = ch->beg;
 	ch->lines = 0;
 	scan_chunk(text, g, ch);
-}
-
-/* A worker's step, under ws.mu: scans the next chunk when its slot is free; 0 when there is
- * none to take now. */
-static int gstep(void *arg)
-{
-	struct gpool *gp = arg;
-	if (gp->stop || gp->next >= gp->nchunks || gp->next >= gp->applied + gp->nslot)
-		return 0;
-	size_t k = gp->next++;
-	struct gchunk *ch = &gp->slot[k % gp->nslot];
-	size_t from, to;
-	drop_take(gp, &from, &to);
-	pthread_mutex_unlock(&gp->ws.mu);
-	tp_map_drop(gp->text, from, to);
-	scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
-	pthread_mutex_lock(&gp->ws.mu);
-	gp->ready[k % gp->nslot] = 1;
-	pthread_cond_broadcast(&gp->ws.cv_done);
-	return 1;
-}
-
-/* Stops and joins the workers, and frees the slots. */
-static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
-{
-	if (started)
-		tp_wsync_stop(&gp->ws, th, (int)started);
-	for (size_t i = 0; i < gp->nslot; i++) {
-		tp_free(gp->slot[i].ev);
-		tp_free(gp->slot[i].tens);
-	}
-	tp_free(gp->slot);
-	tp_free(gp->ready);
-}
-
-/* Chunk k, scanned: by a worker (waits for it), or here when no worker has taken it. */
-static void take_chunk(struct gpool *gp, unsigned started, size_t k)
-{
-	struct gchunk *ch = &gp->slot[k % gp->nslot];
-	int mine = !started;
-	size_t from = 0, to = 0;
-	if (!started)
-		drop_take(gp, &from, &to);
-	if (started) {
-		pthread_mutex_lock(&gp->ws.mu);
-		if (gp->next == k) {
-			gp->next++; /* no worker has it: scan it here rather than wait */
-			mine = 1;
-			drop_take(gp, &from, &to);
-		} else {
-			while (!gp->ready[k % gp->nslot])
-				pthread_cond_wait(&gp->ws.cv_done, &gp->ws.mu);
-		}
-		pthread_mutex_unlock(&gp->ws.mu);
-	}
-	if (mine) { /* one thread, or no worker took the chunk (same code) */
-		tp_tm_par_begin();
-		tp_map_drop(gp->text, from, to);
-		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
-		tp_tm_par_end();
-	}
-}
-
-/* Chunk k applied (rc its result): its slot is free for the workers. */
-static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
-{
-	if (!started) {
-		gp->drop_to = gp->slot[k % gp->nslot].end;
-		return;
-	}
-	pthread_mutex_lock(&gp->ws.mu);
-	gp->drop_to = gp->slot[k % gp->nslot].end;
-	gp->ready[k % gp->nslot] = 0;
-	gp->applied = k + 1;
-	if (rc)
-		gp->stop = 1;
-	pthread_cond_broadcast(&gp->ws.cv_job);
-	pthread_mutex_unlock(&gp->ws.mu);
-}
-
-int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
-                     struct bmp_global *g, struct tp_diag *d)
-{
-	struct bmp_gctx c = {.path = path,
-	                     .p = p,
-	                     .g = g,
-	                     .d = d,
-	                     .cur_layer = -1,
-	                     .cur_subnet = -1,
-	                     .pend_layer = -1};
-	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	/* jobs - 1 scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
-	 * order and scans the next one itself when no worker has taken it yet. */
-	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
-	if (nthreads > GSCAN_MAX)
-		nthreads = GSCAN_MAX;
-	if (nchunks < 2)
-		nthreads = 0;
-	else if (nthreads > nchunks - 1)
-		nthreads = (unsigned)(nchunks - 1);
-	unsigned long no = 0;
-	int rc = TP_OK;
-	struct gpool gp = {.text = text,
-	                   .len = len,
-	                   .nchunks = nchunks,
-	                   .g = g,
-	                   .nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1};
-	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
-	gp.ready = tp_calloc(gp.nslot, 1);
-	if (!gp.slot || !gp.ready) {
-		tp_free(gp.slot);
-		tp_free(gp.ready);
-		return bmp_gctx_oom(&c);
-	}
-	pthread_t th[64];
-	/* nthreads workers: tp_wsync_start counts the calling thread as one of the jobs. */
-	unsigned started =
-	    (unsigned)tp_wsync_start(&gp.ws, th, (int)nthreads + 1, (int)nthreads, gstep, &gp);
-	for (size_t k = 0; k < nchunks; k++) {
-		struct gchunk *ch = &gp.slot[k % gp.nslot];
-		take_chunk(&gp, started, k);
-		/* Room for the tensors of every chunk at the first one's count (a bit more), so
-		 * that the array is not copied at each growth; unwritten room is address space,
-		 * and without it the array grows as usual. */
-		if (k == 0 && ch->ntens && ch->ntens < SIZE_MAX / 256 / nchunks)
-			(void)tp_profile_tensor_room(p, ch->ntens * nchunks + ch->ntens / 8);
-		rc = apply_chunk(&c, text, ch, no + 1);
-		no += ch->lines;
-		if (g->src)
-			tp_file_progress(g->src, ch->end);
-		chunk_done(&gp, started, k, rc);
-		if (rc)
-			break;
-	}
-	pool_stop(&gp, th, started);
-	/* What the scanners left: the last chunks, and pages read back after their release. */
-	if (g->drop_pages)
-		tp_map_drop(text, 0, len);
-	/* Even after an error (keeping its message), so that no tensor or node names a layer the
-	 * table lacks. */
-	if (!rc)
-		rc = flush_layer(&c);
-	else if (c.pend_layer >= 0)
-		tp_profile_add_layer(p, &c.pend); /* out of memory here sets p's sticky flag */
-	if (rc)
-		return rc;
-	g->lines = no;
-	if (p->oom)
-		return bmp_gctx_oom(&c);
-	return TP_OK;
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

@@ -336,6 +336,29 @@ int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local);
 int bmp_gctx_oom(struct bmp_gctx *c);
 /* bmp_global.c: an "end parallel." line. */
 void bmp_end_parallel(struct bmp_gctx *c);
+/* bmp_global.c: appends the pending layer to the table (see struct bmp_gctx): it gets the
+ * index it was given. */
+int bmp_gflush_layer(struct bmp_gctx *c);
+
+/* A chunk of global.profile's text, tokenized into events (bmp_global.c; the driver, the
+ * worker pool and the ring of chunk slots are bmp_gpool.c's). */
+#define GCHUNK ((size_t)4 << 20)
+struct gev;
+struct gchunk {
+	size_t beg, end; /* [beg, end) of the text */
+	unsigned long lines;
+	struct gev *ev;
+	size_t nev, cap;
+	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
+	size_t ntens, cap_tens;
+	int oom;
+};
+/* Scans chunk k of text[0..len) into slot ch (any thread). */
+void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, struct gchunk *ch,
+                     size_t k);
+/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+                     unsigned long first_no);
 
 /* ---------------------------------------------------------------------------------------- */
 /* net_stat.sim (§7).                                                                         */
