@@ -552,6 +552,7 @@ static inline enum scan_res scan_layer(const char *text, const struct bmp_line *
 		return SC_OOM;
 	ev->kind = EV_LAYER;
 	ev->eng = (uint8_t)is_local;
+	ch->nlayers++;
 	ev->lno = lno;
 	ev->a = (uint64_t)id;
 	ev->off = (uint64_t)(tv - text);
@@ -625,6 +626,7 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 	struct nlfind nf = {.text = text, .end = len};
 	ch->nev = 0;
 	ch->ntens = 0;
+	ch->nlayers = 0;
 	ch->oom = 0;
 	while (pos < len) {
 		size_t e = nl_next(&nf, pos);

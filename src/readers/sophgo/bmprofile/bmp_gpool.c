@@ -10,6 +10,8 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Scanning workers at most: the in-order apply is the parse's limit, and a few workers already
  * scan ahead of it; each more would only add a chunk's events and resident text to the memory
@@ -38,7 +40,79 @@ struct gpool {
 	 * the thread that scans the next chunk releases the rest (drop_take), off the applying
 	 * thread. */
 	size_t dropped, drop_to;
+	/* The layer records faulted in by the thread that scans a chunk (layer_prefault): the
+	 * layer table's storage chunks the applying thread made and published (lmem[0..nlmem),
+	 * records of lrec bytes; lrec 0 = none yet) and the first layer index no scanned chunk
+	 * has claimed; page 0 = layers not kept (or one text chunk), nothing faulted in. */
+	char **lmem;
+	size_t nlmem, cap_lmem, lrec, lnext;
+	size_t page;
 };
+
+/* Faults in [a, a + n) writable without writing it (the kernel zeroes the pages there, not
+ * at the applying thread's first write); a kernel without MADV_POPULATE_WRITE leaves the
+ * fault to that write. */
+static void mem_populate(char *a, size_t n, size_t page)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t b = (uintptr_t)a & ~(uintptr_t)(page - 1);
+	(void)madvise((void *)b, (uintptr_t)a + n - b, MADV_POPULATE_WRITE);
+#else
+	(void)a;
+	(void)n;
+	(void)page;
+#endif
+}
+
+/* Faults in the records that chunk ch's layer lines will be stored in: the next ch->nlayers
+ * not claimed by a chunk scanned before (chunks scanned out of order claim each other's
+ * ranges, the union is the same), as far as the storage is published. Any thread, under
+ * ws.mu when `lock`; only a hint: the layers and their order do not depend on it. */
+static void layer_prefault(struct gpool *gp, const struct gchunk *ch, int lock)
+{
+	if (!ch->nlayers || !gp->page)
+		return;
+	char *a[2];
+	size_t n[2], m = 0;
+	if (lock)
+		pthread_mutex_lock(&gp->ws.mu);
+	size_t i = gp->lnext, to = i + ch->nlayers;
+	gp->lnext = to;
+	while (gp->lrec && i < to && m < 2 && i / TP_LAYER_CHUNK < gp->nlmem) {
+		size_t k = i / TP_LAYER_CHUNK, e = (k + 1) * TP_LAYER_CHUNK;
+		if (e > to)
+			e = to;
+		a[m] = gp->lmem[k] + (i - k * TP_LAYER_CHUNK) * gp->lrec;
+		n[m++] = (e - i) * gp->lrec;
+		i = e;
+	}
+	if (lock)
+		pthread_mutex_unlock(&gp->ws.mu);
+	for (size_t j = 0; j < m; j++)
+		mem_populate(a[j], n[j], gp->page);
+}
+
+/* Keeps the layer table's storage a storage chunk ahead of every layer claimed so far (more
+ * than a text chunk's layer lines), and publishes it to layer_prefault. Applying thread only
+ * (it adds the layers), under ws.mu when the workers run. */
+static void layer_room(struct gpool *gp, struct tp_profile *p)
+{
+	if (!gp->page)
+		return;
+	size_t want = (gp->lnext > p->num_layers ? gp->lnext : p->num_layers) + TP_LAYER_CHUNK;
+	if (tp_profile_layer_room(p, want) != TP_OK)
+		return;
+	size_t rec;
+	char *m;
+	while ((m = tp_profile_layer_chunk(p, gp->nlmem, &rec))) {
+		char **v = tp_grow(gp->lmem, sizeof *v, gp->nlmem + 1, &gp->cap_lmem);
+		if (!v)
+			return;
+		gp->lmem = v;
+		gp->lmem[gp->nlmem++] = m;
+		gp->lrec = rec;
+	}
+}
 
 /* What a released range starts before its own start: chunk_start(k) reads the byte before
  * chunk k, and that read maps back the pages around it (a whole large folio's worth when
@@ -69,6 +143,7 @@ static int gstep(void *arg)
 	pthread_mutex_unlock(&gp->ws.mu);
 	tp_map_drop(gp->text, from, to);
 	bmp_gchunk_scan(gp->text, gp->len, gp->g, ch, k);
+	layer_prefault(gp, ch, 1);
 	pthread_mutex_lock(&gp->ws.mu);
 	gp->ready[k % gp->nslot] = 1;
 	pthread_cond_broadcast(&gp->ws.cv_done);
@@ -86,6 +161,7 @@ static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
 	}
 	tp_free(gp->slot);
 	tp_free(gp->ready);
+	tp_free(gp->lmem);
 }
 
 /* Chunk k, scanned: by a worker (waits for it), or here when no worker has taken it. */
@@ -112,18 +188,21 @@ static void take_chunk(struct gpool *gp, unsigned started, size_t k)
 		tp_tm_par_begin();
 		tp_map_drop(gp->text, from, to);
 		bmp_gchunk_scan(gp->text, gp->len, gp->g, ch, k);
+		layer_prefault(gp, ch, started != 0);
 		tp_tm_par_end();
 	}
 }
 
 /* Chunk k applied (rc its result): its slot is free for the workers. */
-static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
+static void chunk_done(struct gpool *gp, struct tp_profile *p, unsigned started, size_t k, int rc)
 {
 	if (!started) {
 		gp->drop_to = gp->slot[k % gp->nslot].end;
+		layer_room(gp, p);
 		return;
 	}
 	pthread_mutex_lock(&gp->ws.mu);
+	layer_room(gp, p);
 	gp->drop_to = gp->slot[k % gp->nslot].end;
 	gp->ready[k % gp->nslot] = 0;
 	gp->applied = k + 1;
@@ -167,6 +246,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		tp_free(gp.ready);
 		return bmp_gctx_oom(&c);
 	}
+	if (!g->no_layers && nchunks > 1) {
+		long pg = sysconf(_SC_PAGESIZE);
+		gp.page = pg > 0 ? (size_t)pg : 4096;
+		layer_room(&gp, p);
+	}
 	pthread_t th[64];
 	/* nthreads workers: tp_wsync_start counts the calling thread as one of the jobs. */
 	unsigned started =
@@ -183,7 +267,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 		no += ch->lines;
 		if (g->src)
 			tp_file_progress(g->src, ch->end);
-		chunk_done(&gp, started, k, rc);
+		chunk_done(&gp, p, started, k, rc);
 		if (rc)
 			break;
 	}

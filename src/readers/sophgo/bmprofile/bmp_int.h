@@ -351,6 +351,7 @@ struct gchunk {
 	size_t nev, cap;
 	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
 	size_t ntens, cap_tens;
+	size_t nlayers; /* EV_LAYER events */
 	int oom;
 };
 /* Scans chunk k of text[0..len) into slot ch (any thread). */
