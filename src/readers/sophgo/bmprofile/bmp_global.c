@@ -368,20 +368,6 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 /* driver (the workers and the ring of chunks) is bmp_gpool.c.                               */
 /* ---------------------------------------------------------------------------------------- */
 
-enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
-
-struct gev {
-	uint8_t kind;
-	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local, dir = 1 when the name
-	                           goes into the model as it is (tp_profile_str_ok) */
-	uint32_t lno;           /* line index inside the chunk (0-based) */
-	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
-	                           EV_LINE body offset, body length; EV_TENSOR a: index in
-	                           the chunk's tensors */
-	uint64_t off;           /* EV_LAYER type offset */
-	uint32_t n, n2;         /* EV_LAYER type length, name length */
-};
-
 /* Start of chunk k: after the first '\n' at or after k*GCHUNK - 1 (so a chunk never splits a
  * line), 0 for the first chunk, len when no line ends there. */
 static size_t chunk_start(const char *text, size_t len, size_t k)
@@ -668,11 +654,57 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 	*ch = w;
 }
 
+/* A chunk the scan sorted into node streams (struct gfast): its other lines one by one, in
+ * order (layers, tensors, "end parallel."), then each stream's nodes at once, leaving what
+ * its events applied one at a time leave (the nodes change nothing the other lines read but
+ * the pending layer's core, which the scan found). */
+static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk *ch)
+{
+	const struct gfast *f = &ch->fast;
+	int32_t carry = c->cur_layer;
+	int32_t carry_ep = !c->g->keep_ids || carry < 0 || c->pend.is_local ? -1 : carry;
+	/* The index the chunk's first layer line gets (add_layer; the pending one is next). */
+	int64_t base = (int64_t)c->p->num_layers + (c->pend_layer >= 0);
+	if (carry >= 0 && c->pend.core < 0 && f->core_carry >= 0)
+		c->pend.core = f->core_carry;
+	if (carry_ep >= 0 && c->pend.core < 0 && f->core_ep >= 0)
+		c->pend.core = f->core_ep;
+	size_t nl = 0;
+	for (size_t j = 0; j < f->nev; j++) {
+		/* The type and the name of a layer line a few ahead (another thread scanned
+		 * them): add_layer copies the name. */
+		if (j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
+			const struct gev *a = &ch->ev[f->lev[j + 8]];
+			__builtin_prefetch(text + a->off);
+			__builtin_prefetch(text + a->b);
+			__builtin_prefetch(text + a->b + (a->n2 ? a->n2 - 1 : 0));
+		}
+		const struct gev *ev = &ch->ev[f->lev[j]];
+		int rc = TP_OK;
+		if (ev->kind == EV_LAYER) {
+			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
+			               ev->n2, ev->eng, ev->dir);
+			c->pend.core = f->lcore[nl++];
+		} else if (ev->kind == EV_TENSOR) {
+			rc = bmp_gline_tensor_add(c, &ch->tens[ev->a]);
+		} else {
+			bmp_end_parallel(c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (bmp_gfast_nodes(c->g, f, base, carry, carry_ep) != TP_OK)
+		return bmp_gctx_oom(c);
+	return TP_OK;
+}
+
 int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
                      unsigned long first_no)
 {
 	if (ch->oom)
 		return bmp_gctx_oom(c);
+	if (ch->fast.on)
+		return apply_fast(c, text, ch);
 	for (size_t i = 0; i < ch->nev; i++) {
 		const struct gev *ev = &ch->ev[i];
 		/* Another thread wrote the events and scanned the text, so neither is in this
@@ -729,6 +761,7 @@ void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, s
 		ch->end = ch->beg;
 	ch->lines = 0;
 	scan_chunk(text, g, ch);
+	bmp_gfast_build(g, ch);
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

@@ -158,6 +158,7 @@ static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
 	for (size_t i = 0; i < gp->nslot; i++) {
 		tp_free(gp->slot[i].ev);
 		tp_free(gp->slot[i].tens);
+		bmp_gfast_free(&gp->slot[i].fast);
 	}
 	tp_free(gp->slot);
 	tp_free(gp->ready);
