@@ -547,18 +547,80 @@ static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
 /* The cost figures of the TIU commands of cores 0..nc-1 (tiu slices cr[k]) that carry no
  * argument set, as sets shared by every command with the same cost entry: without per-command
  * detail (large dumps) they cost nothing per command, and the traces still carry each
- * command's uArch Rate. */
-static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
+ * command's uArch Rate. The sets are made in the order of their entries' first use (core by
+ * core, command by command); that order is found in parts of COST_PART commands of a core
+ * (fixed by the data) on the threads, each part listing its distinct entries in first-use
+ * order, so that the calling thread only goes through those lists in part order. */
+#define COST_PART 65536
+
+struct cost_part {
+	int track;
+	size_t first, n;      /* TIU slices [first, first + n) of the track */
+	struct cost_sets d;   /* the part's distinct entries; args: 1 + index in ord */
+	struct cost_set *ord; /* those entries in first-use order; args: the set, once made */
+	size_t nord, cap_ord;
+	uint32_t *loc; /* per slice: 1 + its entry's index in ord, 0 = none */
+	int oom;
+};
+
+struct cost_job {
+	struct bmp_rd *r;
+	struct cost_part *part;
+};
+
+/* Step 1 of a part (a thread): its slices' entries, its distinct ones in first-use order. */
+static void cost_part_scan(void *v, size_t k)
+{
+	struct cost_job *cj = v;
+	struct cost_part *cp = &cj->part[k];
+	const struct tp_track *tr = &cj->r->p->tracks[cp->track];
+	if (!(cp->loc = tp_calloc(cp->n, sizeof *cp->loc))) {
+		cp->oom = 1;
+		return;
+	}
+	for (size_t i = 0; i < cp->n; i++) {
+		struct tp_cost c;
+		size_t si = cp->first + i;
+		if (!tr->cost || tr->slices[si].args || !tp_track_get_cost(tr, si, &c))
+			continue;
+		struct cost_set *e = cost_slot(&cp->d, &c), *o = NULL;
+		if (!e ||
+		    (!e->args && !(o = tp_push(&cp->ord, sizeof *o, &cp->nord, &cp->cap_ord)))) {
+			cp->oom = 1;
+			return;
+		}
+		if (!e->args) {
+			*o = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle, 0};
+			*e = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle,
+			                       (uint32_t)cp->nord};
+			cp->d.n++;
+		}
+		cp->loc[i] = e->args;
+	}
+}
+
+/* Step 3 of a part (a thread): its slices get their sets. */
+static void cost_part_set(void *v, size_t k)
+{
+	struct cost_job *cj = v;
+	struct cost_part *cp = &cj->part[k];
+	struct tp_slice *sl = cj->r->p->tracks[cp->track].slices + cp->first;
+	for (size_t i = 0; i < cp->n; i++)
+		if (cp->loc[i])
+			sl[i].args = cp->ord[cp->loc[i] - 1].args;
+}
+
+/* Step 2 (the calling thread, in part order): a set for each entry not seen before. */
+static int cost_sets_make(struct bmp_rd *r, struct cost_part *part, size_t np)
 {
 	struct cost_sets s = {NULL, 0, 0};
 	int rc = TP_OK;
-	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
-		int t = r->tiu_track[k];
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
-			struct tp_track *tr = &r->p->tracks[t];
-			struct tp_cost c;
-			if (!tr->cost || tr->slices[i].args || !tp_track_get_cost(tr, i, &c))
-				continue;
+	for (size_t k = 0; k < np && rc == TP_OK; k++) {
+		struct cost_part *cp = &part[k];
+		for (size_t j = 0; j < cp->nord && rc == TP_OK; j++) {
+			struct cost_set *o = &cp->ord[j];
+			struct tp_cost c = {
+			    .alg_ops = o->alg, .uarch_ops = o->uarch, .alg_cycle = o->cycle};
 			struct cost_set *e = cost_slot(&s, &c);
 			if (!e) {
 				rc = bmp_nomem(r);
@@ -580,10 +642,41 @@ static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsign
 				*e = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle, id};
 				s.n++;
 			}
-			r->p->tracks[t].slices[i].args = e->args;
+			o->args = e->args;
 		}
 	}
 	tp_free(s.v);
+	return rc;
+}
+
+static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
+{
+	size_t np = 0;
+	for (unsigned k = 0; k < nc; k++)
+		np += (cr[k].tiu_n + COST_PART - 1) / COST_PART;
+	struct cost_part *part = tp_calloc(np ? np : 1, sizeof *part);
+	if (!part)
+		return bmp_nomem(r);
+	size_t q = 0;
+	for (unsigned k = 0; k < nc; k++)
+		for (size_t i = 0; i < cr[k].tiu_n; i += COST_PART)
+			part[q++] = (struct cost_part){
+			    .track = r->tiu_track[k],
+			    .first = cr[k].tiu_first + i,
+			    .n = cr[k].tiu_n - i < COST_PART ? cr[k].tiu_n - i : COST_PART};
+	struct cost_job cj = {r, part};
+	tp_par_run((unsigned)r->jobs, np, cost_part_scan, &cj);
+	int rc = TP_OK;
+	for (size_t k = 0; k < np; k++)
+		if (part[k].oom)
+			rc = bmp_nomem(r);
+	if (rc == TP_OK)
+		rc = cost_sets_make(r, part, np);
+	if (rc == TP_OK)
+		tp_par_run((unsigned)r->jobs, np, cost_part_set, &cj);
+	for (size_t k = 0; k < np; k++)
+		TP_FREE_ALL(part[k].d.v, part[k].ord, part[k].loc);
+	tp_free(part);
 	return rc;
 }
 
