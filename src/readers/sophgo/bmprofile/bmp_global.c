@@ -381,25 +381,9 @@ static size_t chunk_start(const char *text, size_t len, size_t k)
 	return nl ? (size_t)(nl - text) + 1 : len;
 }
 
-/* Room for element n of one of a chunk's arrays (*arrp, *cap elements): 1, or 0 with ch->oom
- * set. */
-static int chunk_room(struct gchunk *ch, void *arrp, size_t elem, size_t n, size_t *cap)
-{
-	void **arr = arrp;
-	if (n < *cap)
-		return 1;
-	void *v = tp_grow(*arr, elem, n + 1, cap);
-	if (!v) {
-		ch->oom = 1;
-		return 0;
-	}
-	*arr = v;
-	return 1;
-}
-
 static struct gev *push_ev(struct gchunk *ch)
 {
-	if (!chunk_room(ch, &ch->ev, sizeof *ch->ev, ch->nev, &ch->cap))
+	if (!bmp_room(&ch->oom, &ch->ev, sizeof *ch->ev, ch->nev, &ch->cap))
 		return NULL;
 	return &ch->ev[ch->nev++];
 }
@@ -561,7 +545,7 @@ static inline enum scan_res scan_tensor(const struct bmp_line *line, struct gchu
 	struct tp_tensor t;
 	if (bmp_gline_tensor_parse(&c, &l, &t) != TP_OK)
 		return SC_GENERIC;
-	if (!chunk_room(ch, &ch->tens, sizeof *ch->tens, ch->ntens, &ch->cap_tens))
+	if (!bmp_room(&ch->oom, &ch->tens, sizeof *ch->tens, ch->ntens, &ch->cap_tens))
 		return SC_OOM;
 	struct gev *ev = push_ev(ch);
 	if (!ev)

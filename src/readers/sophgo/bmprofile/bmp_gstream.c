@@ -10,21 +10,6 @@
 
 #include <string.h>
 
-/* Room for element n of an array of the chunk's (1, or 0 with f->oom set). */
-static int room(struct gfast *f, void *arrp, size_t elem, size_t n, size_t *cap)
-{
-	void **arr = arrp;
-	if (n < *cap)
-		return 1;
-	void *v = tp_grow(*arr, elem, n + 1, cap);
-	if (!v) {
-		f->oom = 1;
-		return 0;
-	}
-	*arr = v;
-	return 1;
-}
-
 /* The stream of (core, eng), made on first use (its arrays kept from earlier chunks). */
 static struct gstream *stream(struct gfast *f, uint8_t core, uint8_t eng)
 {
@@ -56,18 +41,18 @@ static struct gstream *stream(struct gfast *f, uint8_t core, uint8_t eng)
 static void add_node(struct gfast *f, const struct gev *ev, int32_t sym, int keep_ids)
 {
 	struct gstream *s = stream(f, ev->core, ev->eng);
-	if (!s || !room(f, &s->sym, sizeof *s->sym, s->n, &s->cap_sym) ||
-	    !room(f, &s->ld, 1, s->n, &s->cap_ld))
+	if (!s || !bmp_room(&f->oom, &s->sym, sizeof *s->sym, s->n, &s->cap_sym) ||
+	    !bmp_room(&f->oom, &s->ld, 1, s->n, &s->cap_ld))
 		return;
-	if (keep_ids && (!room(f, &s->bd, sizeof *s->bd, s->n, &s->cap_bd) ||
-	                 !room(f, &s->gd, sizeof *s->gd, s->n, &s->cap_gd) ||
-	                 !room(f, &s->dir, 1, s->n, &s->cap_dir)))
+	if (keep_ids && (!bmp_room(&f->oom, &s->bd, sizeof *s->bd, s->n, &s->cap_bd) ||
+	                 !bmp_room(&f->oom, &s->gd, sizeof *s->gd, s->n, &s->cap_gd) ||
+	                 !bmp_room(&f->oom, &s->dir, 1, s->n, &s->cap_dir)))
 		return;
 	int32_t prev = s->n ? s->sym[s->n - 1] : GSYM_LAST;
 	if (prev >= 0 && sym >= prev && (int64_t)sym - prev < 255) {
 		s->ld[s->n] = (uint8_t)(sym - prev);
 	} else {
-		if (!room(f, &s->spec, sizeof *s->spec, s->nspec, &s->cap_spec))
+		if (!bmp_room(&f->oom, &s->spec, sizeof *s->spec, s->nspec, &s->cap_spec))
 			return;
 		s->spec[s->nspec++] = (struct gspec){(uint32_t)s->n, sym, prev};
 	}
@@ -101,7 +86,7 @@ static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfas
 			break;
 		case EV_LAYER:
 			if (f->nl >= INT32_MAX ||
-			    !room(f, &f->lcore, sizeof *f->lcore, f->nl, &f->cap_lcore))
+			    !bmp_room(&f->oom, &f->lcore, sizeof *f->lcore, f->nl, &f->cap_lcore))
 				return 0;
 			f->lcore[f->nl] = -1;
 			cur = (int32_t)f->nl++;
@@ -121,7 +106,7 @@ static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfas
 			return 0;
 		}
 		if (ev->kind != EV_NODE) {
-			if (!room(f, &f->lev, sizeof *f->lev, f->nev, &f->cap_lev))
+			if (!bmp_room(&f->oom, &f->lev, sizeof *f->lev, f->nev, &f->cap_lev))
 				return 0;
 			f->lev[f->nev++] = (uint32_t)i;
 		}

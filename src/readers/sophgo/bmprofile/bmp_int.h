@@ -343,6 +343,21 @@ int bmp_gflush_layer(struct bmp_gctx *c);
 /* A chunk of global.profile's text, tokenized into events (bmp_global.c; the driver, the
  * worker pool and the ring of chunk slots are bmp_gpool.c's). */
 #define GCHUNK ((size_t)4 << 20)
+/* Room for element n of one of a chunk's arrays (*arrp, *cap elements): 1, or 0 with *oom
+ * set. */
+static inline int bmp_room(int *oom, void *arrp, size_t elem, size_t n, size_t *cap)
+{
+	void **arr = arrp;
+	if (n < *cap)
+		return 1;
+	void *v = tp_grow(*arr, elem, n + 1, cap);
+	if (!v) {
+		*oom = 1;
+		return 0;
+	}
+	*arr = v;
+	return 1;
+}
 enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
 
 struct gev {
