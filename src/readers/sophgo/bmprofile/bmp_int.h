@@ -632,6 +632,19 @@ enum {
 extern const char *const bmp_key_names[BMP_K_NKEYS];
 
 /* The command files of one core (bmp_args.c). */
+/* A core's slices on its TIU and GDMA tracks (PerfAI path). */
+struct core_range {
+	size_t tiu_first, tiu_n, gdma_first, gdma_n;
+};
+/* bmp_costset.c: the cost figures of cores 0..nc-1's TIU commands that carry no argument set,
+ * as sets shared by every command with the same cost entry. TP_OK or TP_ENOMEM. */
+int bmp_share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc);
+/* What a tp_par_run over parts of a reader's slices gets: the reader and the parts. */
+struct bmp_part_job {
+	struct bmp_rd *r;
+	void *part;
+};
+
 struct bmp_core_cmds {
 	struct tp_file f[2];
 	struct bmp_cmdbuf cb[2];
