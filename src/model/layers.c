@@ -216,6 +216,37 @@ static int layer_store(struct tp_profile *p, size_t i, const struct tp_layer *l,
 	return TP_OK;
 }
 
+/* One more storage chunk: TP_OK or TP_ENOMEM. */
+static int add_chunk(struct tp_layer_table *t)
+{
+	struct tp_layer_rec **c = tp_grow(t->chunks, sizeof *c, t->num_chunks + 1, &t->cap_chunks);
+	if (!c)
+		return TP_ENOMEM;
+	t->chunks = c;
+	/* Zeroed: layer_store reads a record's side-entry bits before it writes it. */
+	if (!(c[t->num_chunks] = tp_calloc(TP_LAYER_CHUNK, sizeof **c)))
+		return TP_ENOMEM;
+	t->num_chunks++;
+	return TP_OK;
+}
+
+int tp_profile_layer_room(struct tp_profile *p, size_t n)
+{
+	struct tp_layer_table *t = &p->layer_tab;
+	if (n > INT32_MAX)
+		n = INT32_MAX;
+	while (t->num_chunks * TP_LAYER_CHUNK < n)
+		if (add_chunk(t) != TP_OK)
+			return TP_ENOMEM;
+	return TP_OK;
+}
+
+void *tp_profile_layer_chunk(const struct tp_profile *p, size_t k, size_t *rec_bytes)
+{
+	*rec_bytes = sizeof(struct tp_layer_rec);
+	return k < p->layer_tab.num_chunks ? p->layer_tab.chunks[k] : NULL;
+}
+
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 {
 	struct tp_layer_table *t = &p->layer_tab;
@@ -224,20 +255,9 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 		p->oom = 1;
 		return -1;
 	}
-	if (i == t->num_chunks * TP_LAYER_CHUNK) {
-		struct tp_layer_rec **c =
-		    tp_grow(t->chunks, sizeof *c, t->num_chunks + 1, &t->cap_chunks);
-		if (!c) {
-			p->oom = 1;
-			return -1;
-		}
-		t->chunks = c;
-		/* Zeroed: layer_store reads a record's side-entry bits before it writes it. */
-		if (!(c[t->num_chunks] = tp_calloc(TP_LAYER_CHUNK, sizeof **c))) {
-			p->oom = 1;
-			return -1;
-		}
-		t->num_chunks++;
+	if (i == t->num_chunks * TP_LAYER_CHUNK && add_chunk(t) != TP_OK) {
+		p->oom = 1;
+		return -1;
 	}
 	if (layer_store(p, i, l, 1) != TP_OK)
 		return -1;

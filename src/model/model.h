@@ -761,6 +761,16 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out);
 /* Appends a layer (copied); returns its index or -1 on out of memory (sets the sticky oom
  * flag). */
 int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l);
+/* Storage for layers [0, n) before they are added, so that tp_profile_add_layer allocates
+ * nothing below n; what no layer is written to stays address space. TP_OK, or TP_ENOMEM
+ * (not an error of p's: the room is an optimisation). */
+int tp_profile_layer_room(struct tp_profile *p, size_t n);
+/* Storage chunk k of the layer table: the records of layers [k * TP_LAYER_CHUNK,
+ * (k + 1) * TP_LAYER_CHUNK), *rec_bytes bytes each, in layer order; NULL when the table has
+ * no chunk k yet. For a reader that has another thread fault that memory in before the
+ * layers are written (tp_profile_layer_room made the chunk): the address stays valid until
+ * p is freed; the call itself reads the table, so only the adding thread makes it. */
+void *tp_profile_layer_chunk(const struct tp_profile *p, size_t k, size_t *rec_bytes);
 /* Copies layer i (< num_layers) into *out and returns out; an index past the end gives a
  * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
  * on a finished profile. */

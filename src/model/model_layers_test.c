@@ -349,4 +349,42 @@ static void test_layers_touch_jobs(void **state)
 	tp_profile_free(want);
 }
 
+/* tp_profile_layer_room makes the storage chunks up front and tp_profile_layer_chunk hands out
+ * the records' addresses: layers added afterwards are stored there (in layer order, at the
+ * record size given), read back the same as without the room, and the table allocates no
+ * chunk below the room. */
+static void test_layer_room(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	size_t rec = 0;
+	assert_null(tp_profile_layer_chunk(p, 0, &rec));
+	assert_int_equal(tp_profile_layer_room(p, TP_LAYER_CHUNK + 1), TP_OK);
+	char *c0 = tp_profile_layer_chunk(p, 0, &rec), *c1 = tp_profile_layer_chunk(p, 1, &rec);
+	assert_non_null(c0);
+	assert_non_null(c1);
+	assert_null(tp_profile_layer_chunk(p, 2, &rec));
+	assert_int_equal(rec, 40);
+	assert_int_equal(p->num_layers, 0);
+	const uint32_t n = TP_LAYER_CHUNK + 7;
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
+	}
+	/* No chunk was added, and the records are where the chunks said. */
+	assert_null(tp_profile_layer_chunk(p, 2, &rec));
+	assert_ptr_equal(tp_profile_layer_chunk(p, 1, &rec), c1);
+	int32_t id;
+	memcpy(&id, c1 + 6 * rec + 12, sizeof id);
+	assert_int_equal(id, plain_layer(TP_LAYER_CHUNK + 6).id);
+	for (uint32_t i = 0; i < n; i++) {
+		struct tp_layer l = plain_layer(i);
+		assert_layer_is(p, i, &l);
+	}
+	/* A room below what the table has changes nothing. */
+	assert_int_equal(tp_profile_layer_room(p, 5), TP_OK);
+	assert_null(tp_profile_layer_chunk(p, 2, &rec));
+	tp_profile_free(p);
+}
+
 #include "tp_test_main.h"

@@ -3,8 +3,9 @@
  * net_name, tpu_freq), the compiler log (subnets, layers, tensors, TIU/GDMA node lines), the
  * core list and the memory lines. Fills the profile's layers, tensors, mems and meta directly;
  * node lines go to struct bmp_global for the layer matching done by the reader. This file owns
- * the chunked scan (the fast forms of node and layer lines), the layer and node tables; the
- * lines it hands over whole are parsed in bmp_gline.c.
+ * the chunked scan (the fast forms of node and layer lines) and the apply of a chunk, the layer
+ * and node tables; the lines it hands over whole are parsed in bmp_gline.c, and the driver
+ * that runs the scans on the threads is bmp_gpool.c.
  *
  * Grammar: lines end with '\n' (trailing '\r' and blanks are ignored, and blanks around a
  * key's '=' are accepted: harmless variants); meaningful lines contain
@@ -22,11 +23,8 @@
  * A recognised line with a missing key or a malformed number is an error `path:LINE: ...`.
  * Node lines attach to the last layer line until `end parallel.` or a subnet boundary.
  */
-#include "common/timings.h"
-#include "common/wsync.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
-#include <pthread.h>
 #include <string.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -171,8 +169,7 @@ void bmp_end_parallel(struct bmp_gctx *c)
 		c->cur_layer = -1;
 }
 
-/* Appends the pending layer to the table (see struct bmp_gctx): it gets the index it was given. */
-static int flush_layer(struct bmp_gctx *c)
+int bmp_gflush_layer(struct bmp_gctx *c)
 {
 	if (c->pend_layer < 0)
 		return TP_OK;
@@ -187,7 +184,7 @@ static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, 
 {
 	if (c->g->no_layers)
 		return TP_OK;
-	int rc = flush_layer(c);
+	int rc = bmp_gflush_layer(c);
 	if (rc)
 		return rc;
 	struct tp_layer ly = {0};
@@ -366,39 +363,10 @@ int bmp_gline_node(struct bmp_gctx *c, struct bmp_line *l, int bd_prefix)
 /* parallel.") become compact events with their numbers already read, lines that nothing    */
 /* keeps are dropped, and every other line becomes an EV_LINE event that the generic parser  */
 /* (do_line) handles. The events of the chunks are then applied to the model in file order   */
-/* by one thread (apply_chunk): layers, nodes and every error message come from there, so    */
-/* the result and the first error reported are the same whatever the thread count.           */
+/* by one thread (bmp_gchunk_apply): layers, nodes and every error message come from there,  */
+/* so the result and the first error reported are the same whatever the thread count. The    */
+/* driver (the workers and the ring of chunks) is bmp_gpool.c.                               */
 /* ---------------------------------------------------------------------------------------- */
-
-#define GCHUNK ((size_t)4 << 20)
-/* Scanning workers at most: the in-order apply is the parse's limit, and a few workers already
- * scan ahead of it; each more would only add a chunk's events and resident text to the memory
- * in flight (the measurements: docs/perf-notes/cores-reader.md). */
-#define GSCAN_MAX 3u
-
-enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
-
-struct gev {
-	uint8_t kind;
-	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local, dir = 1 when the name
-	                           goes into the model as it is (tp_profile_str_ok) */
-	uint32_t lno;           /* line index inside the chunk (0-based) */
-	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
-	                           EV_LINE body offset, body length; EV_TENSOR a: index in
-	                           the chunk's tensors */
-	uint64_t off;           /* EV_LAYER type offset */
-	uint32_t n, n2;         /* EV_LAYER type length, name length */
-};
-
-struct gchunk {
-	size_t beg, end; /* [beg, end) of the text */
-	unsigned long lines;
-	struct gev *ev;
-	size_t nev, cap;
-	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
-	size_t ntens, cap_tens;
-	int oom;
-};
 
 /* Start of chunk k: after the first '\n' at or after k*GCHUNK - 1 (so a chunk never splits a
  * line), 0 for the first chunk, len when no line ends there. */
@@ -413,25 +381,9 @@ static size_t chunk_start(const char *text, size_t len, size_t k)
 	return nl ? (size_t)(nl - text) + 1 : len;
 }
 
-/* Room for element n of one of a chunk's arrays (*arrp, *cap elements): 1, or 0 with ch->oom
- * set. */
-static int chunk_room(struct gchunk *ch, void *arrp, size_t elem, size_t n, size_t *cap)
-{
-	void **arr = arrp;
-	if (n < *cap)
-		return 1;
-	void *v = tp_grow(*arr, elem, n + 1, cap);
-	if (!v) {
-		ch->oom = 1;
-		return 0;
-	}
-	*arr = v;
-	return 1;
-}
-
 static struct gev *push_ev(struct gchunk *ch)
 {
-	if (!chunk_room(ch, &ch->ev, sizeof *ch->ev, ch->nev, &ch->cap))
+	if (!bmp_room(&ch->oom, &ch->ev, sizeof *ch->ev, ch->nev, &ch->cap))
 		return NULL;
 	return &ch->ev[ch->nev++];
 }
@@ -570,6 +522,7 @@ static inline enum scan_res scan_layer(const char *text, const struct bmp_line *
 		return SC_OOM;
 	ev->kind = EV_LAYER;
 	ev->eng = (uint8_t)is_local;
+	ch->nlayers++;
 	ev->lno = lno;
 	ev->a = (uint64_t)id;
 	ev->off = (uint64_t)(tv - text);
@@ -592,7 +545,7 @@ static inline enum scan_res scan_tensor(const struct bmp_line *line, struct gchu
 	struct tp_tensor t;
 	if (bmp_gline_tensor_parse(&c, &l, &t) != TP_OK)
 		return SC_GENERIC;
-	if (!chunk_room(ch, &ch->tens, sizeof *ch->tens, ch->ntens, &ch->cap_tens))
+	if (!bmp_room(&ch->oom, &ch->tens, sizeof *ch->tens, ch->ntens, &ch->cap_tens))
 		return SC_OOM;
 	struct gev *ev = push_ev(ch);
 	if (!ev)
@@ -643,6 +596,7 @@ static void scan_chunk_into(const char *text, const struct bmp_global *g, struct
 	struct nlfind nf = {.text = text, .end = len};
 	ch->nev = 0;
 	ch->ntens = 0;
+	ch->nlayers = 0;
 	ch->oom = 0;
 	while (pos < len) {
 		size_t e = nl_next(&nf, pos);
@@ -684,12 +638,57 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 	*ch = w;
 }
 
-/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
-static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
-                       unsigned long first_no)
+/* A chunk the scan sorted into node streams (struct gfast): its other lines one by one, in
+ * order (layers, tensors, "end parallel."), then each stream's nodes at once, leaving what
+ * its events applied one at a time leave (the nodes change nothing the other lines read but
+ * the pending layer's core, which the scan found). */
+static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk *ch)
+{
+	const struct gfast *f = &ch->fast;
+	int32_t carry = c->cur_layer;
+	int32_t carry_ep = !c->g->keep_ids || carry < 0 || c->pend.is_local ? -1 : carry;
+	/* The index the chunk's first layer line gets (add_layer; the pending one is next). */
+	int64_t base = (int64_t)c->p->num_layers + (c->pend_layer >= 0);
+	if (carry >= 0 && c->pend.core < 0 && f->core_carry >= 0)
+		c->pend.core = f->core_carry;
+	if (carry_ep >= 0 && c->pend.core < 0 && f->core_ep >= 0)
+		c->pend.core = f->core_ep;
+	size_t nl = 0;
+	for (size_t j = 0; j < f->nev; j++) {
+		/* The type and the name of a layer line a few ahead (another thread scanned
+		 * them): add_layer copies the name. */
+		if (j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
+			const struct gev *a = &ch->ev[f->lev[j + 8]];
+			__builtin_prefetch(text + a->off);
+			__builtin_prefetch(text + a->b);
+			__builtin_prefetch(text + a->b + (a->n2 ? a->n2 - 1 : 0));
+		}
+		const struct gev *ev = &ch->ev[f->lev[j]];
+		int rc = TP_OK;
+		if (ev->kind == EV_LAYER) {
+			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
+			               ev->n2, ev->eng, ev->dir);
+			c->pend.core = f->lcore[nl++];
+		} else if (ev->kind == EV_TENSOR) {
+			rc = bmp_gline_tensor_add(c, &ch->tens[ev->a]);
+		} else {
+			bmp_end_parallel(c);
+		}
+		if (rc)
+			return rc;
+	}
+	if (bmp_gfast_nodes(c->g, f, base, carry, carry_ep) != TP_OK)
+		return bmp_gctx_oom(c);
+	return TP_OK;
+}
+
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+                     unsigned long first_no)
 {
 	if (ch->oom)
 		return bmp_gctx_oom(c);
+	if (ch->fast.on)
+		return apply_fast(c, text, ch);
 	for (size_t i = 0; i < ch->nev; i++) {
 		const struct gev *ev = &ch->ev[i];
 		/* Another thread wrote the events and scanned the text, so neither is in this
@@ -736,48 +735,9 @@ static int apply_chunk(struct bmp_gctx *c, const char *text, const struct gchunk
 	return TP_OK;
 }
 
-/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
- * the calling thread applies them in order, and scans the next chunk itself when no worker
- * has taken it (so --jobs N runs N threads, not N + 1). A worker takes chunk k only when k is
- * less than `nslot` chunks ahead of the one being applied, so at most nslot chunks of events
- * (and of resident text) exist at once. */
-struct gpool {
-	const char *text;
-	size_t len, nchunks;
-	const struct bmp_global *g;
-	struct gchunk *slot;
-	size_t nslot;
-	/* The workers wait on cv_job for a free slot, the parsing thread on cv_done for its
-	 * chunk. */
-	struct tp_wsync ws;
-	size_t next;    /* next chunk to scan */
-	size_t applied; /* chunks applied so far */
-	uint8_t *ready; /* per slot: 1 = scanned, waiting to be applied */
-	int stop;       /* a chunk failed: scan no more */
-	/* With drop_pages: the text before drop_to is applied, that before dropped released;
-	 * the thread that scans the next chunk releases the rest (drop_take), off the applying
-	 * thread. */
-	size_t dropped, drop_to;
-};
-
-/* What a released range starts before its own start: chunk_start(k) reads the byte before
- * chunk k, and that read maps back the pages around it (a whole large folio's worth when
- * the page cache holds the file in 2 MiB folios; docs/perf-notes/sophgo.md) after they were
- * released. */
-#define GDROP_BACK ((size_t)2 << 20)
-
-/* The range of applied text not yet released, taken by the caller (under ws.mu, or the one
- * thread); empty without drop_pages. */
-static void drop_take(struct gpool *gp, size_t *from, size_t *to)
-{
-	*from = gp->dropped > GDROP_BACK ? gp->dropped - GDROP_BACK : 0;
-	*to = gp->g->drop_pages ? gp->drop_to : 0;
-	gp->dropped = gp->drop_to;
-}
-
 /* Scans chunk k into slot ch (any thread). */
-static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *g,
-                         struct gchunk *ch, size_t k)
+void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, struct gchunk *ch,
+                     size_t k)
 {
 	ch->beg = chunk_start(text, len, k);
 	ch->end = chunk_start(text, len, k + 1);
@@ -785,156 +745,7 @@ static void scan_chunk_k(const char *text, size_t len, const struct bmp_global *
 		ch->end = ch->beg;
 	ch->lines = 0;
 	scan_chunk(text, g, ch);
-}
-
-/* A worker's step, under ws.mu: scans the next chunk when its slot is free; 0 when there is
- * none to take now. */
-static int gstep(void *arg)
-{
-	struct gpool *gp = arg;
-	if (gp->stop || gp->next >= gp->nchunks || gp->next >= gp->applied + gp->nslot)
-		return 0;
-	size_t k = gp->next++;
-	struct gchunk *ch = &gp->slot[k % gp->nslot];
-	size_t from, to;
-	drop_take(gp, &from, &to);
-	pthread_mutex_unlock(&gp->ws.mu);
-	tp_map_drop(gp->text, from, to);
-	scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
-	pthread_mutex_lock(&gp->ws.mu);
-	gp->ready[k % gp->nslot] = 1;
-	pthread_cond_broadcast(&gp->ws.cv_done);
-	return 1;
-}
-
-/* Stops and joins the workers, and frees the slots. */
-static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
-{
-	if (started)
-		tp_wsync_stop(&gp->ws, th, (int)started);
-	for (size_t i = 0; i < gp->nslot; i++) {
-		tp_free(gp->slot[i].ev);
-		tp_free(gp->slot[i].tens);
-	}
-	tp_free(gp->slot);
-	tp_free(gp->ready);
-}
-
-/* Chunk k, scanned: by a worker (waits for it), or here when no worker has taken it. */
-static void take_chunk(struct gpool *gp, unsigned started, size_t k)
-{
-	struct gchunk *ch = &gp->slot[k % gp->nslot];
-	int mine = !started;
-	size_t from = 0, to = 0;
-	if (!started)
-		drop_take(gp, &from, &to);
-	if (started) {
-		pthread_mutex_lock(&gp->ws.mu);
-		if (gp->next == k) {
-			gp->next++; /* no worker has it: scan it here rather than wait */
-			mine = 1;
-			drop_take(gp, &from, &to);
-		} else {
-			while (!gp->ready[k % gp->nslot])
-				pthread_cond_wait(&gp->ws.cv_done, &gp->ws.mu);
-		}
-		pthread_mutex_unlock(&gp->ws.mu);
-	}
-	if (mine) { /* one thread, or no worker took the chunk (same code) */
-		tp_tm_par_begin();
-		tp_map_drop(gp->text, from, to);
-		scan_chunk_k(gp->text, gp->len, gp->g, ch, k);
-		tp_tm_par_end();
-	}
-}
-
-/* Chunk k applied (rc its result): its slot is free for the workers. */
-static void chunk_done(struct gpool *gp, unsigned started, size_t k, int rc)
-{
-	if (!started) {
-		gp->drop_to = gp->slot[k % gp->nslot].end;
-		return;
-	}
-	pthread_mutex_lock(&gp->ws.mu);
-	gp->drop_to = gp->slot[k % gp->nslot].end;
-	gp->ready[k % gp->nslot] = 0;
-	gp->applied = k + 1;
-	if (rc)
-		gp->stop = 1;
-	pthread_cond_broadcast(&gp->ws.cv_job);
-	pthread_mutex_unlock(&gp->ws.mu);
-}
-
-int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_profile *p,
-                     struct bmp_global *g, struct tp_diag *d)
-{
-	struct bmp_gctx c = {.path = path,
-	                     .p = p,
-	                     .g = g,
-	                     .d = d,
-	                     .cur_layer = -1,
-	                     .cur_subnet = -1,
-	                     .pend_layer = -1};
-	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	/* jobs - 1 scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
-	 * order and scans the next one itself when no worker has taken it yet. */
-	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
-	if (nthreads > GSCAN_MAX)
-		nthreads = GSCAN_MAX;
-	if (nchunks < 2)
-		nthreads = 0;
-	else if (nthreads > nchunks - 1)
-		nthreads = (unsigned)(nchunks - 1);
-	unsigned long no = 0;
-	int rc = TP_OK;
-	struct gpool gp = {.text = text,
-	                   .len = len,
-	                   .nchunks = nchunks,
-	                   .g = g,
-	                   .nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1};
-	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
-	gp.ready = tp_calloc(gp.nslot, 1);
-	if (!gp.slot || !gp.ready) {
-		tp_free(gp.slot);
-		tp_free(gp.ready);
-		return bmp_gctx_oom(&c);
-	}
-	pthread_t th[64];
-	/* nthreads workers: tp_wsync_start counts the calling thread as one of the jobs. */
-	unsigned started =
-	    (unsigned)tp_wsync_start(&gp.ws, th, (int)nthreads + 1, (int)nthreads, gstep, &gp);
-	for (size_t k = 0; k < nchunks; k++) {
-		struct gchunk *ch = &gp.slot[k % gp.nslot];
-		take_chunk(&gp, started, k);
-		/* Room for the tensors of every chunk at the first one's count (a bit more), so
-		 * that the array is not copied at each growth; unwritten room is address space,
-		 * and without it the array grows as usual. */
-		if (k == 0 && ch->ntens && ch->ntens < SIZE_MAX / 256 / nchunks)
-			(void)tp_profile_tensor_room(p, ch->ntens * nchunks + ch->ntens / 8);
-		rc = apply_chunk(&c, text, ch, no + 1);
-		no += ch->lines;
-		if (g->src)
-			tp_file_progress(g->src, ch->end);
-		chunk_done(&gp, started, k, rc);
-		if (rc)
-			break;
-	}
-	pool_stop(&gp, th, started);
-	/* What the scanners left: the last chunks, and pages read back after their release. */
-	if (g->drop_pages)
-		tp_map_drop(text, 0, len);
-	/* Even after an error (keeping its message), so that no tensor or node names a layer the
-	 * table lacks. */
-	if (!rc)
-		rc = flush_layer(&c);
-	else if (c.pend_layer >= 0)
-		tp_profile_add_layer(p, &c.pend); /* out of memory here sets p's sticky flag */
-	if (rc)
-		return rc;
-	g->lines = no;
-	if (p->oom)
-		return bmp_gctx_oom(&c);
-	return TP_OK;
+	bmp_gfast_build(g, ch);
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

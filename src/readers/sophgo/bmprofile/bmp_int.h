@@ -336,6 +336,118 @@ int bmp_gline_layer(struct bmp_gctx *c, struct bmp_line *l, int is_local);
 int bmp_gctx_oom(struct bmp_gctx *c);
 /* bmp_global.c: an "end parallel." line. */
 void bmp_end_parallel(struct bmp_gctx *c);
+/* bmp_global.c: appends the pending layer to the table (see struct bmp_gctx): it gets the
+ * index it was given. */
+int bmp_gflush_layer(struct bmp_gctx *c);
+
+/* A chunk of global.profile's text, tokenized into events (bmp_global.c; the driver, the
+ * worker pool and the ring of chunk slots are bmp_gpool.c's). */
+#define GCHUNK ((size_t)4 << 20)
+/* Room for element n of one of a chunk's arrays (*arrp, *cap elements): 1, or 0 with *oom
+ * set. */
+static inline int bmp_room(int *oom, void *arrp, size_t elem, size_t n, size_t *cap)
+{
+	void **arr = arrp;
+	if (n < *cap)
+		return 1;
+	void *v = tp_grow(*arr, elem, n + 1, cap);
+	if (!v) {
+		*oom = 1;
+		return 0;
+	}
+	*arr = v;
+	return 1;
+}
+enum { EV_LINE, EV_NODE, EV_LAYER, EV_ENDPAR, EV_TENSOR };
+
+struct gev {
+	uint8_t kind;
+	uint8_t eng, dir, core; /* EV_NODE; EV_LAYER: eng = is_local, dir = 1 when the name
+	                           goes into the model as it is (tp_profile_str_ok) */
+	uint32_t lno;           /* line index inside the chunk (0-based) */
+	uint64_t a, b;          /* EV_NODE bd_id, gdma_id; EV_LAYER id, name offset;
+	                           EV_LINE body offset, body length; EV_TENSOR a: index in
+	                           the chunk's tensors */
+	uint64_t off;           /* EV_LAYER type offset */
+	uint32_t n, n2;         /* EV_LAYER type length, name length */
+};
+
+/* A chunk's node lines per node stream, built on the scanning thread when the chunk holds
+ * only fast node, layer, tensor and "end parallel." lines (bmp_gstream.c), so that the
+ * applying thread appends each stream's nodes in one step instead of one node at a time (and
+ * applies the other lines in order, as before). A node's
+ * layer is known there only relative to the chunk (GSYM_*: a layer line of the chunk, or the
+ * state carried in from the chunks before, resolved by gsym_layer). */
+enum {
+	GSYM_NONE = -1,     /* no layer */
+	GSYM_CARRY = -2,    /* the current layer at the chunk's start */
+	GSYM_CARRY_EP = -3, /* the same after an "end parallel." line */
+	GSYM_LAST = -4,     /* (gspec.prev) the stream's last node before the chunk */
+};
+/* A node whose delta byte needs the chunk's place in the file: the stream's first node of
+ * the chunk, one next to a carried or no layer, or an escape (see struct bmp_nodes). */
+struct gspec {
+	uint32_t i;        /* node index in the chunk's stream */
+	int32_t sym, prev; /* its layer and the previous node's, GSYM_* or the chunk's layer */
+};
+struct gstream {
+	uint8_t core, eng;
+	size_t n;          /* nodes */
+	int32_t *sym;      /* each node's layer (GSYM_* or the chunk's layer index) */
+	uint8_t *ld;       /* layer delta from the previous node (what gspec lists: filled later) */
+	uint32_t *bd, *gd; /* keep_ids: bd_id, gdma_id, direction */
+	uint8_t *dir;
+	size_t cap_sym, cap_ld, cap_bd, cap_gd, cap_dir;
+	struct gspec *spec;
+	size_t nspec, cap_spec;
+};
+struct gfast {
+	int on;             /* the chunk qualifies; the rest is meaningful */
+	int32_t core_carry; /* core of the first node on GSYM_CARRY (-1 none), ... */
+	int32_t core_ep;    /* ... and on GSYM_CARRY_EP: they fill in a carried layer's core */
+	uint32_t *lev;      /* the events other than node lines, in order */
+	int32_t *lcore;     /* each layer line's core (its first node's), -1 none */
+	size_t nev, nl, cap_lev, cap_lcore; /* lev entries, layer lines */
+	struct gstream *st;
+	size_t nst, cap_st;
+	int8_t map[BMP_MAX_CORES][2]; /* (core, engine) -> index in st, -1 none */
+	int oom;
+};
+
+/* What a GSYM_* or chunk layer index stands for, given the chunk's first layer index, the
+ * current layer at its start and that after an "end parallel." line. */
+static inline int32_t gsym_layer(int32_t s, int64_t base, int32_t carry, int32_t carry_ep)
+{
+	if (s >= 0)
+		return (int32_t)(base + s);
+	return s == GSYM_CARRY ? carry : s == GSYM_CARRY_EP ? carry_ep : -1;
+}
+struct gchunk;
+/* Builds ch->fast from the chunk's events (the scanning thread); fast.on stays 0 for a chunk
+ * with any other line, which the applying thread then takes event by event. */
+void bmp_gfast_build(const struct bmp_global *g, struct gchunk *ch);
+/* Appends a built chunk's node streams to g's nodes: TP_OK or TP_ENOMEM. */
+int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, int32_t carry,
+                    int32_t carry_ep);
+void bmp_gfast_free(struct gfast *f);
+
+struct gchunk {
+	size_t beg, end; /* [beg, end) of the text */
+	unsigned long lines;
+	struct gev *ev;
+	size_t nev, cap;
+	struct tp_tensor *tens; /* the tensor lines' fields, read by the scan */
+	size_t ntens, cap_tens;
+	size_t nlayers; /* EV_LAYER events */
+	int oom;
+	struct gfast fast;
+};
+/* Scans chunk k of text[0..len) into slot ch (any thread). */
+void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, struct gchunk *ch,
+                     size_t k);
+/* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+                     unsigned long first_no);
 
 /* ---------------------------------------------------------------------------------------- */
 /* net_stat.sim (§7).                                                                         */
@@ -520,6 +632,19 @@ enum {
 extern const char *const bmp_key_names[BMP_K_NKEYS];
 
 /* The command files of one core (bmp_args.c). */
+/* A core's slices on its TIU and GDMA tracks (PerfAI path). */
+struct core_range {
+	size_t tiu_first, tiu_n, gdma_first, gdma_n;
+};
+/* bmp_costset.c: the cost figures of cores 0..nc-1's TIU commands that carry no argument set,
+ * as sets shared by every command with the same cost entry. TP_OK or TP_ENOMEM. */
+int bmp_share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc);
+/* What a tp_par_run over parts of a reader's slices gets: the reader and the parts. */
+struct bmp_part_job {
+	struct bmp_rd *r;
+	void *part;
+};
+
 struct bmp_core_cmds {
 	struct tp_file f[2];
 	struct bmp_cmdbuf cb[2];

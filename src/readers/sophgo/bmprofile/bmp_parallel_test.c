@@ -125,12 +125,15 @@ struct result {
 	struct tp_diag d;
 };
 
+/* keep_ids of the parses (the legacy arches' node ids and "end parallel." rule). */
+static int parse_keep_ids = 1;
+
 static void parse(const struct text *t, int jobs, int no_tensors, struct result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->p = tp_profile_new();
 	assert_non_null(r->p);
-	r->g.keep_ids = 1;
+	r->g.keep_ids = parse_keep_ids;
 	r->g.no_tensors = no_tensors;
 	r->g.jobs = jobs;
 	r->rc = bmp_global_parse(t->s, t->n, "d/global.profile", r->p, &r->g, &r->d);
@@ -184,6 +187,17 @@ static void same(const struct result *a, const struct result *b)
 			for (size_t i = 0; i < x->n; i++)
 				assert_int_equal(bmp_nodes_layer(x, i, &cx),
 				                 bmp_nodes_layer(y, i, &cy));
+			/* The encoding too, not only what it reads back as. */
+			assert_memory_equal(x->ld, y->ld, x->n);
+			assert_int_equal(x->nmark, y->nmark);
+			assert_memory_equal(x->mark, y->mark, x->nmark * sizeof *x->mark);
+			assert_int_equal(x->nesc, y->nesc);
+			if (x->nesc)
+				assert_memory_equal(x->esc, y->esc, x->nesc * sizeof *x->esc);
+			assert_int_equal(x->last, y->last);
+			assert_int_equal(!x->bd_id, !y->bd_id);
+			if (!x->bd_id) /* node ids not kept */
+				continue;
 			assert_memory_equal(x->bd_id, y->bd_id, x->n * sizeof *x->bd_id);
 			assert_memory_equal(x->gdma_id, y->gdma_id, x->n * sizeof *x->gdma_id);
 			assert_memory_equal(x->dir, y->dir, x->n * sizeof *x->dir);
@@ -220,6 +234,90 @@ static void test_same_for_every_thread_count(void **state)
 		done(&one);
 	}
 	free(t.s);
+}
+
+/* Text of fast-form lines only (layers, tensors, nodes of four cores, "end parallel."),
+ * with every `every`-th line `filler`: nodes ahead of the first layer, runs of layers no node
+ * of a stream follows (deltas past 255: escapes), nodes after "end parallel." (no layer, and
+ * the layer kept on the legacy arches). */
+static void gen_fast(struct text *t, size_t mb, unsigned seed, unsigned every, const char *filler)
+{
+	unsigned x = seed, no = 0;
+	int layer = 0;
+	put(t, "[bmprofile] arch=4\n[bmprofile] core_list=0,1,2,3,\n");
+	put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=1 bd_func=1 core=1\n");
+	while (t->n < mb << 20) {
+		if (++no % every == 0) {
+			put(t, "%s\n", filler);
+			continue;
+		}
+		x = x * 1103515245u + 12345u;
+		unsigned r = (x >> 8) % 100;
+		if (r < 25) {
+			put(t, "[bmprofile] %s_layer: layer_id=%d layer_type=T%u layer_name=N%d\n",
+			    r & 1 ? "local" : "global", layer, x % 5, layer);
+			layer++;
+		} else if (r < 35) {
+			put(t,
+			    "[bmprofile] tensor_id=%u is_in=1 shape=[1x2] dtype=1 is_const=0 "
+			    "gaddr=%u "
+			    "gsize=0 loffset=0 nslice=1 hslice=1 l2addr=0\n",
+			    x % 1000, x);
+		} else if (r < 70) {
+			/* core 3 rarely: hundreds of layers between its nodes */
+			unsigned core = (x >> 11) % 40 == 0 ? 3 : (x >> 11) % 3;
+			put(t, "[bmprofile] gdma cmd_id bd_id=0 gdma_id=%u bd_func=1 core=%u\n",
+			    x % 9000, core);
+		} else if (r < 92) {
+			put(t,
+			    "[bmprofile] gdma cmd_id bd_id=%u gdma_id=%u gdma_dir=%u gdma_func=0 "
+			    "core=%u\n",
+			    x % 9000, (x >> 3) % 9000, (x >> 5) % 4, (x >> 13) % 3);
+		} else {
+			put(t, "[bmprofile] end parallel.\n");
+		}
+	}
+}
+
+/* The scan sorts a chunk of fast-form lines into node streams (struct gfast) and the apply
+ * appends them a stream at a time: the nodes (their layers, escapes, marks, ids), the layers'
+ * cores and tensors must be those of the same text applied line by line, which a line for the
+ * generic parser in every chunk forces. Both arches' "end parallel." rules. */
+static void test_node_streams(void **state)
+{
+	(void)state;
+	const char *nop = "[bmprofile] start parallel.", *generic = "[bmprofile] x_note=12345678";
+	size_t mb = tsan() ? 9 : 13;
+	struct text fast = {0}, slow = {0};
+	gen_fast(&fast, mb, 11, 997, nop);
+	gen_fast(&slow, mb, 11, 997, generic);
+	for (int keep = 0; keep < 2; keep++) {
+		struct bmp_global g = {.keep_ids = keep};
+		struct gchunk ch = {0};
+		for (size_t k = 1; k < 3; k++) { /* chunk 0 has the header lines */
+			bmp_gchunk_scan(fast.s, fast.n, &g, &ch, k);
+			assert_int_equal(ch.fast.on, 1);
+			bmp_gchunk_scan(slow.s, slow.n, &g, &ch, k);
+			assert_int_equal(ch.fast.on, 0);
+		}
+		bmp_gfast_free(&ch.fast);
+		tp_free(ch.ev);
+		tp_free(ch.tens);
+		parse_keep_ids = keep;
+		for (int jobs = 1; jobs <= (tsan() ? 1 : 3); jobs += 2) {
+			struct result a, b;
+			parse(&fast, jobs, 0, &a);
+			parse(&slow, 1, 0, &b);
+			assert_int_equal(a.rc, TP_OK);
+			assert_true(a.g.nodes[3][BMP_ENG_TIU].nesc > 10);
+			same(&a, &b);
+			done(&a);
+			done(&b);
+		}
+	}
+	parse_keep_ids = 1;
+	free(fast.s);
+	free(slow.s);
 }
 
 /* Replaces the line holding byte `at` by `repl` padded with blanks to the same length (so

@@ -23,10 +23,6 @@
 /* BM1688 / CV186X: the PerfAI path (§9.2).                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-struct core_range {
-	size_t tiu_first, tiu_n, gdma_first, gdma_n;
-};
-
 /* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
  * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
@@ -185,43 +181,164 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
 	tp_free(memo);
 }
 
-/* The names core k's slices need, interned in the order fill_cmd interns them (TIU then
- * GDMA, slice order) so string ids are the same as with one thread: a name-cache slot's
- * names at its first use, the names of a command without descriptor (none[], at the first
- * such slice). Reads the marks fill_core left; the labels are set by name_apply afterwards.
- * Interns strings: calling thread only. */
-static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
-                          const struct core_range *cr, uint32_t none[2], int *have_none)
+/* name_discover's step for slice s of core k's engine e: a name-cache slot's names at its
+ * first use, the names of a command without descriptor at the first such slice. 1 when the
+ * slice's command cannot be read (its name becomes NAME_NONE; the slot stays unset). */
+static int name_one(struct bmp_rd *r, struct bmp_core_cmds *cc, int e, struct tp_track *tr,
+                    struct tp_slice *s, uint32_t none[2], int *have_none)
 {
-	for (int e = 0; e < 2; e++) {
-		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
-		for (size_t i = 0; i < n; i++) {
-			struct tp_track *tr = &r->p->tracks[t];
-			struct tp_slice *s = &tr->slices[first + i];
-			/* fill_core left the name-cache key in the label's name. */
-			uint32_t key = tp_slice_label(tr, s)->name;
-			struct bmp_cmd c;
-			if (key != NAME_NONE && r->cache[key % BMP_NAME_CACHE].set)
-				continue;
-			if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c))
-				tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
-			else if (key != NAME_NONE) {
-				/* First use of this cache slot: the command's own names. */
-				struct bmp_name_slot *ns = &r->cache[key % BMP_NAME_CACHE];
-				ns->name = tp_profile_str(r->p, c.name);
-				ns->type = tp_profile_str(r->p, c.type);
-				ns->set = 1;
-				continue;
-			}
-			if (!*have_none) {
-				none[0] = tp_profile_str(r->p, "cmd_type_-1_0");
-				none[1] = tp_profile_str(r->p, "cmd_type_-1");
-				*have_none = 1;
-			}
-		}
+	/* fill_core left the name-cache key in the label's name. */
+	uint32_t key = tp_slice_label(tr, s)->name;
+	struct bmp_cmd c;
+	int failed = 0;
+	if (key != NAME_NONE && r->cache[key % BMP_NAME_CACHE].set)
+		return 0;
+	if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
+		tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
+		failed = 1;
+	} else if (key != NAME_NONE) {
+		/* First use of this cache slot: the command's own names. */
+		struct bmp_name_slot *ns = &r->cache[key % BMP_NAME_CACHE];
+		ns->name = tp_profile_str(r->p, c.name);
+		ns->type = tp_profile_str(r->p, c.type);
+		ns->set = 1;
+		return 0;
 	}
+	if (!*have_none) {
+		none[0] = tp_profile_str(r->p, "cmd_type_-1_0");
+		none[1] = tp_profile_str(r->p, "cmd_type_-1");
+		*have_none = 1;
+	}
+	return failed;
+}
+
+/* name_one over slices [first + i0, first + n) of core k's engine e. */
+static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, int e, size_t first,
+                       size_t i0, size_t n, uint32_t none[2], int *have_none)
+{
+	struct tp_track *tr = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+	for (size_t i = i0; i < n; i++)
+		(void)name_one(r, cc, e, tr, &tr->slices[first + i], none, have_none);
+}
+
+/* The names the slices need are interned in the order fill_cmd interns them (core by core,
+ * TIU then GDMA, slice order) so that string ids are those of one thread. Which slices intern
+ * is found in parts of NAME_PART slices of a core's engine (fixed by the data) on the threads:
+ * the slices where a name-cache slot is used for the first time in the part, and the part's
+ * first slice without a name; name_discover (the calling thread) then runs name_one on those
+ * slices only, in order, since a slot's later uses in the part intern nothing. */
+#define NAME_PART 65536
+
+struct name_part {
+	unsigned k;
+	int e;
+	size_t first, n; /* slices [first, first + n) of the core's engine track */
+	uint32_t *at;    /* the slices (offsets in the part) name_one may intern at */
+	size_t nat, cap_at;
+	int oom;
+};
+
+static void name_part_scan(void *v, size_t q)
+{
+	struct bmp_part_job *nj = v;
+	struct name_part *np = (struct name_part *)nj->part + q;
+	const struct tp_track *tr =
+	    &nj->r->p->tracks[np->e == BMP_ENG_TIU ? nj->r->tiu_track[np->k]
+	                                           : nj->r->gdma_track[np->k]];
+	uint64_t *seen = tp_calloc(BMP_NAME_CACHE / 64, sizeof *seen);
+	int none_seen = 0;
+	if (!seen) {
+		np->oom = 1;
+		return;
+	}
+	for (size_t i = 0; i < np->n; i++) {
+		uint32_t key = tp_slice_label(tr, &tr->slices[np->first + i])->name, slot;
+		if (key == NAME_NONE) {
+			if (none_seen)
+				continue;
+			none_seen = 1;
+		} else {
+			slot = key % BMP_NAME_CACHE;
+			if (seen[slot / 64] >> (slot % 64) & 1)
+				continue;
+			seen[slot / 64] |= (uint64_t)1 << (slot % 64);
+		}
+		uint32_t *a = tp_push(&np->at, sizeof *a, &np->nat, &np->cap_at);
+		if (!a) {
+			np->oom = 1;
+			break;
+		}
+		*a = (uint32_t)i;
+	}
+	tp_free(seen);
+}
+
+/* Core k's names: through its parts' slices when `part` (its parts part[0..n)), else every
+ * slice. */
+static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
+                          const struct core_range *cr, const struct name_part *part, size_t n,
+                          uint32_t none[2], int *have_none)
+{
+	if (!part) {
+		name_range(r, cc, k, BMP_ENG_TIU, cr->tiu_first, 0, cr->tiu_n, none, have_none);
+		name_range(r, cc, k, BMP_ENG_GDMA, cr->gdma_first, 0, cr->gdma_n, none, have_none);
+		return;
+	}
+	for (size_t q = 0; q < n; q++) {
+		const struct name_part *np = &part[q];
+		struct tp_track *tr =
+		    &r->p->tracks[np->e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+		for (size_t j = 0; j < np->nat; j++)
+			if (name_one(r, cc, np->e, tr, &tr->slices[np->first + np->at[j]], none,
+			             have_none)) {
+				/* The slot stays unset: the part's next uses of it try again. */
+				name_range(r, cc, k, np->e, np->first, np->at[j] + 1, np->n, none,
+				           have_none);
+				break;
+			}
+	}
+}
+
+/* The parts of every core (in core order, TIU then GDMA, slice order) scanned on the
+ * threads; NULL when memory runs out (name_discover then takes every slice). */
+static struct name_part *name_parts(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
+                                    size_t *np_out, size_t *core0)
+{
+	size_t np = 0;
+	for (unsigned k = 0; k < nc; k++) {
+		core0[k] = np;
+		np += (cr[k].tiu_n + NAME_PART - 1) / NAME_PART +
+		      (cr[k].gdma_n + NAME_PART - 1) / NAME_PART;
+	}
+	core0[nc] = np;
+	struct name_part *part = tp_calloc(np ? np : 1, sizeof *part);
+	if (!part)
+		return NULL;
+	size_t q = 0;
+	for (unsigned k = 0; k < nc; k++)
+		for (int e = 0; e < 2; e++) {
+			size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
+			size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
+			for (size_t i = 0; i < n; i += NAME_PART)
+				part[q++] =
+				    (struct name_part){.k = k,
+				                       .e = e,
+				                       .first = first + i,
+				                       .n = n - i < NAME_PART ? n - i : NAME_PART};
+		}
+	struct bmp_part_job nj = {r, part};
+	tp_par_run((unsigned)r->jobs, np, name_part_scan, &nj);
+	int oom = 0;
+	for (size_t i = 0; i < np; i++)
+		oom |= part[i].oom;
+	if (oom) {
+		for (size_t i = 0; i < np; i++)
+			tp_free(part[i].at);
+		tp_free(part);
+		return NULL;
+	}
+	*np_out = np;
+	return part;
 }
 
 /* Sets the names of core k's slices from the marks fill_core left, once name_discover has
@@ -497,96 +614,6 @@ static void a2_par_move(void *v, size_t kk)
 	fill_free(cf);
 }
 
-/* One argument set per distinct cost entry (Alg Ops, uArch Ops, Alg Cycle, uArch Rate as the
- * vendor prints them), in an open-addressing table keyed by the entry's figures. */
-struct cost_set {
-	uint64_t alg, uarch;
-	uint32_t cycle, args; /* args 0 = empty slot */
-};
-struct cost_sets {
-	struct cost_set *v;
-	size_t cap, n; /* cap a power of two, n < cap / 2 */
-};
-
-static size_t cost_hash(const struct tp_cost *c, size_t cap)
-{
-	uint64_t h = c->alg_ops * 0x9E3779B97F4A7C15u ^ c->uarch_ops * 0xC2B2AE3D27D4EB4Fu ^
-	             (uint64_t)c->alg_cycle * 0x165667B19E3779F9u;
-	return (size_t)(h ^ h >> 29) & (cap - 1);
-}
-
-static int cost_set_used(const void *e)
-{
-	return ((const struct cost_set *)e)->args != 0;
-}
-
-static size_t cost_set_hash(const void *e, size_t cap)
-{
-	const struct cost_set *x = e;
-	struct tp_cost k = {.alg_ops = x->alg, .uarch_ops = x->uarch, .alg_cycle = x->cycle};
-	return cost_hash(&k, cap);
-}
-
-/* The slot of entry c (empty when absent); grows the table first when half full. */
-static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
-{
-	if (2 * (s->n + 1) > s->cap) {
-		struct cost_set *v =
-		    tp_oa_grow(s->v, &s->cap, 64, sizeof *v, cost_set_used, cost_set_hash);
-		if (!v)
-			return NULL;
-		s->v = v;
-	}
-	size_t j = cost_hash(c, s->cap);
-	while (s->v[j].args && !(s->v[j].alg == c->alg_ops && s->v[j].uarch == c->uarch_ops &&
-	                         s->v[j].cycle == c->alg_cycle))
-		j = (j + 1) & (s->cap - 1);
-	return &s->v[j];
-}
-
-/* The cost figures of the TIU commands of cores 0..nc-1 (tiu slices cr[k]) that carry no
- * argument set, as sets shared by every command with the same cost entry: without per-command
- * detail (large dumps) they cost nothing per command, and the traces still carry each
- * command's uArch Rate. */
-static int share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
-{
-	struct cost_sets s = {NULL, 0, 0};
-	int rc = TP_OK;
-	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
-		int t = r->tiu_track[k];
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++) {
-			struct tp_track *tr = &r->p->tracks[t];
-			struct tp_cost c;
-			if (!tr->cost || tr->slices[i].args || !tp_track_get_cost(tr, i, &c))
-				continue;
-			struct cost_set *e = cost_slot(&s, &c);
-			if (!e) {
-				rc = bmp_nomem(r);
-				break;
-			}
-			if (!e->args) {
-				char buf[32];
-				tp_args_begin(r->p);
-				tp_args_add_uint(r->p, "Alg Ops", c.alg_ops);
-				tp_args_add_uint(r->p, "uArch Ops", c.uarch_ops);
-				tp_args_add_uint(r->p, "Alg Cycle", c.alg_cycle);
-				sg_pct1(buf, sizeof buf, (double)c.alg_ops, (double)c.uarch_ops);
-				tp_args_add_str(r->p, "uArch Rate", buf);
-				uint32_t id = tp_args_end(r->p);
-				if (!id) {
-					rc = bmp_nomem(r);
-					break;
-				}
-				*e = (struct cost_set){c.alg_ops, c.uarch_ops, c.alg_cycle, id};
-				s.n++;
-			}
-			r->p->tracks[t].slices[i].args = e->args;
-		}
-	}
-	tp_free(s.v);
-	return rc;
-}
-
 /* What comes after core k's slices, on the calling thread in core order: its MCU records,
  * then the command files' notes. */
 static int core_after(struct perfai_par *ap, unsigned k)
@@ -618,17 +645,23 @@ static int fill_plain(struct perfai_par *ap, unsigned nc)
 	tp_par_run((unsigned)r->jobs, nc, a2_par_fill, ap);
 	tp_tm_end();
 	tp_tm_begin("apply");
+	size_t np = 0, core0[BMP_MAX_CORES + 1];
+	struct name_part *part = name_parts(r, ap->cr, nc, &np, core0);
 	int have_none = 0;
 	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
-		name_discover(r, &ap->cc[k], k, &ap->cr[k], ap->none, &have_none);
+		name_discover(r, &ap->cc[k], k, &ap->cr[k], part ? part + core0[k] : NULL,
+		              core0[k + 1] - core0[k], ap->none, &have_none);
 		rc = core_after(ap, k);
 	}
+	for (size_t i = 0; part && i < np; i++)
+		tp_free(part[i].at);
+	tp_free(part);
 	tp_tm_end();
 	if (rc != TP_OK)
 		return rc;
 	tp_tm_begin("name");
 	tp_par_run((unsigned)r->jobs, nc, a2_par_name, ap);
-	rc = share_cost_args(r, ap->cr, nc);
+	rc = bmp_share_cost_args(r, ap->cr, nc);
 	tp_tm_end();
 	return rc;
 }

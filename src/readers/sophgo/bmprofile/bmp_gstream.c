@@ -1,0 +1,222 @@
+/*
+ * bmp_gstream.c — a global.profile chunk's node lines sorted into their node streams (core,
+ * engine) on the scanning thread, and appended to the reader's node tables in one step per
+ * stream by the applying thread. Owns struct gfast (bmp_int.h): what the scan can know of a
+ * chunk's nodes without the chunks before it (each node's layer relative to the chunk, the
+ * delta bytes between nodes whose layers are both in the chunk), and the append that fills
+ * in the rest from the state carried in, giving exactly what push_node gives node by node.
+ */
+#include "readers/sophgo/bmprofile/bmp_int.h"
+
+#include <string.h>
+
+/* The stream of (core, eng), made on first use (its arrays kept from earlier chunks). */
+static struct gstream *stream(struct gfast *f, uint8_t core, uint8_t eng)
+{
+	int8_t k = f->map[core][eng];
+	if (k >= 0)
+		return &f->st[k];
+	size_t cap = f->cap_st;
+	if (f->nst == cap) {
+		struct gstream *v = tp_grow(f->st, sizeof *v, f->nst + 1, &cap);
+		if (!v) {
+			f->oom = 1;
+			return NULL;
+		}
+		memset(v + f->cap_st, 0, (cap - f->cap_st) * sizeof *v);
+		f->st = v;
+		f->cap_st = cap;
+	}
+	struct gstream *s = &f->st[f->nst];
+	f->map[core][eng] = (int8_t)f->nst++;
+	s->core = core;
+	s->eng = eng;
+	s->n = 0;
+	s->nspec = 0;
+	return s;
+}
+
+/* One node of the chunk on layer `sym`, as push_node would store it after the chunk's earlier
+ * nodes of its stream. */
+static void add_node(struct gfast *f, const struct gev *ev, int32_t sym, int keep_ids)
+{
+	struct gstream *s = stream(f, ev->core, ev->eng);
+	if (!s || !bmp_room(&f->oom, &s->sym, sizeof *s->sym, s->n, &s->cap_sym) ||
+	    !bmp_room(&f->oom, &s->ld, 1, s->n, &s->cap_ld))
+		return;
+	if (keep_ids && (!bmp_room(&f->oom, &s->bd, sizeof *s->bd, s->n, &s->cap_bd) ||
+	                 !bmp_room(&f->oom, &s->gd, sizeof *s->gd, s->n, &s->cap_gd) ||
+	                 !bmp_room(&f->oom, &s->dir, 1, s->n, &s->cap_dir)))
+		return;
+	int32_t prev = s->n ? s->sym[s->n - 1] : GSYM_LAST;
+	if (prev >= 0 && sym >= prev && (int64_t)sym - prev < 255) {
+		s->ld[s->n] = (uint8_t)(sym - prev);
+	} else {
+		if (!bmp_room(&f->oom, &s->spec, sizeof *s->spec, s->nspec, &s->cap_spec))
+			return;
+		s->spec[s->nspec++] = (struct gspec){(uint32_t)s->n, sym, prev};
+	}
+	s->sym[s->n] = sym;
+	if (keep_ids) {
+		s->bd[s->n] = (uint32_t)ev->a;
+		s->gd[s->n] = (uint32_t)ev->b;
+		s->dir[s->n] = ev->dir;
+	}
+	s->n++;
+}
+
+/* The walk of bmp_gchunk_apply over node, layer, tensor and "end parallel." events, with the
+ * current layer kept relative to the chunk. A line for the generic parser stops it: 0. */
+static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfast *f)
+{
+	int32_t cur = GSYM_CARRY;
+	int last_local = 0;
+	for (size_t i = 0; i < ch->nev && !f->oom; i++) {
+		const struct gev *ev = &ch->ev[i];
+		switch (ev->kind) {
+		case EV_NODE:
+			/* push_node: the first node on a layer gives the pending layer its core. */
+			if (cur >= 0 && f->lcore[cur] < 0)
+				f->lcore[cur] = ev->core;
+			else if (cur == GSYM_CARRY && f->core_carry < 0)
+				f->core_carry = ev->core;
+			else if (cur == GSYM_CARRY_EP && f->core_ep < 0)
+				f->core_ep = ev->core;
+			add_node(f, ev, cur, g->keep_ids);
+			break;
+		case EV_LAYER:
+			if (f->nl >= INT32_MAX ||
+			    !bmp_room(&f->oom, &f->lcore, sizeof *f->lcore, f->nl, &f->cap_lcore))
+				return 0;
+			f->lcore[f->nl] = -1;
+			cur = (int32_t)f->nl++;
+			last_local = ev->eng;
+			break;
+		case EV_TENSOR:
+			break;
+		case EV_ENDPAR:
+			/* bmp_end_parallel: the layer stays only on the legacy arches and when it
+			 * is a global one (a carried layer is decided by the applying thread). */
+			if (cur >= 0 && (!g->keep_ids || last_local))
+				cur = GSYM_NONE;
+			else if (cur == GSYM_CARRY)
+				cur = GSYM_CARRY_EP;
+			break;
+		default:
+			return 0;
+		}
+		if (ev->kind != EV_NODE) {
+			if (!bmp_room(&f->oom, &f->lev, sizeof *f->lev, f->nev, &f->cap_lev))
+				return 0;
+			f->lev[f->nev++] = (uint32_t)i;
+		}
+	}
+	return !f->oom;
+}
+
+void bmp_gfast_build(const struct bmp_global *g, struct gchunk *ch)
+{
+	struct gfast *f = &ch->fast;
+	f->on = 0;
+	f->oom = 0;
+	if (g->no_nodes || g->no_layers || ch->oom || ch->nev > UINT32_MAX)
+		return;
+	f->nev = 0;
+	f->nl = 0;
+	f->nst = 0;
+	f->core_carry = f->core_ep = -1;
+	memset(f->map, -1, sizeof f->map);
+	f->on = walk(g, ch, f);
+}
+
+/* Grows g's stream nd for `add` more nodes (the arrays push_node grows one by one). */
+static int nodes_room(struct bmp_global *g, struct bmp_nodes *nd, size_t add)
+{
+	size_t need = nd->n + add;
+	uint8_t *ld = tp_grow(nd->ld, 1, need, &nd->cap_ld);
+	if (!ld)
+		return TP_ENOMEM;
+	nd->ld = ld;
+	size_t nmark = need ? (need - 1) / BMP_NODE_MARK + 1 : 0;
+	int32_t *m = tp_grow(nd->mark, sizeof *m, nmark, &nd->cap_mark);
+	if (!m)
+		return TP_ENOMEM;
+	nd->mark = m;
+	if (!g->keep_ids || need <= nd->cap)
+		return TP_OK;
+	size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
+	uint32_t *b = tp_grow(nd->bd_id, sizeof *b, need, &cap);
+	if (!b)
+		return TP_ENOMEM;
+	nd->bd_id = b;
+	uint32_t *gd = tp_grow(nd->gdma_id, sizeof *gd, need, &cap2);
+	if (!gd)
+		return TP_ENOMEM;
+	nd->gdma_id = gd;
+	uint8_t *dr = tp_grow(nd->dir, 1, need, &cap3);
+	if (!dr)
+		return TP_ENOMEM;
+	nd->dir = dr;
+	nd->cap = cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3);
+	return TP_OK;
+}
+
+/* Appends one stream of the chunk: the delta bytes as built, those gspec lists (and the
+ * escapes among them, in node order) from the resolved layers, the marks of the nodes that
+ * fall on one, the ids. */
+static int append_stream(struct bmp_global *g, const struct gstream *s, int64_t base, int32_t carry,
+                         int32_t carry_ep)
+{
+	struct bmp_nodes *nd = &g->nodes[s->core][s->eng];
+	size_t n0 = nd->n;
+	if (s->n > UINT32_MAX - n0 || nodes_room(g, nd, s->n) != TP_OK)
+		return TP_ENOMEM;
+	memcpy(nd->ld + n0, s->ld, s->n);
+	for (size_t k = 0; k < s->nspec; k++) {
+		const struct gspec *sp = &s->spec[k];
+		int32_t cur = gsym_layer(sp->sym, base, carry, carry_ep);
+		int32_t prev = sp->prev == GSYM_LAST ? (n0 ? nd->last : -1)
+		                                     : gsym_layer(sp->prev, base, carry, carry_ep);
+		if (cur >= prev && (int64_t)cur - prev < 255) {
+			nd->ld[n0 + sp->i] = (uint8_t)(cur - prev);
+			continue;
+		}
+		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
+		if (!x)
+			return TP_ENOMEM;
+		nd->esc = x;
+		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)(n0 + sp->i), cur};
+		nd->ld[n0 + sp->i] = 255;
+	}
+	for (size_t i = (n0 + BMP_NODE_MARK - 1) / BMP_NODE_MARK * BMP_NODE_MARK; i < n0 + s->n;
+	     i += BMP_NODE_MARK)
+		nd->mark[nd->nmark++] = gsym_layer(s->sym[i - n0], base, carry, carry_ep);
+	if (g->keep_ids) {
+		memcpy(nd->bd_id + n0, s->bd, s->n * sizeof *s->bd);
+		memcpy(nd->gdma_id + n0, s->gd, s->n * sizeof *s->gd);
+		memcpy(nd->dir + n0, s->dir, s->n);
+	}
+	if (s->n)
+		nd->last = gsym_layer(s->sym[s->n - 1], base, carry, carry_ep);
+	nd->n = n0 + s->n;
+	return TP_OK;
+}
+
+int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, int32_t carry,
+                    int32_t carry_ep)
+{
+	for (size_t k = 0; k < f->nst; k++)
+		if (append_stream(g, &f->st[k], base, carry, carry_ep) != TP_OK)
+			return TP_ENOMEM;
+	return TP_OK;
+}
+
+void bmp_gfast_free(struct gfast *f)
+{
+	for (size_t k = 0; k < f->cap_st; k++) {
+		struct gstream *s = &f->st[k];
+		TP_FREE_ALL(s->sym, s->ld, s->bd, s->gd, s->dir, s->spec);
+	}
+	TP_FREE_ALL(f->st, f->lev, f->lcore);
+	memset(f, 0, sizeof *f);
+}
