@@ -176,24 +176,32 @@ static void join(struct tp_buf *b, const char *s)
 	tp_buf_puts(b, s);
 }
 
+enum { DT_NBUF = 7 };
+
+/* The operator's text buffers: the one list that init, reset and free walk. */
+static void detail_bufs(struct detail *dt, struct tp_buf *b[DT_NBUF])
+{
+	struct tp_buf *all[DT_NBUF] = {&dt->in_names,  &dt->in_shapes,  &dt->in_dtypes,
+	                               &dt->out_names, &dt->out_shapes, &dt->out_dtypes,
+	                               &dt->wshape};
+	memcpy(b, all, sizeof all);
+}
+
 static void detail_init(struct detail *dt)
 {
 	memset(dt, 0, sizeof *dt);
-	tp_buf_init(&dt->in_names);
-	tp_buf_init(&dt->in_shapes);
-	tp_buf_init(&dt->in_dtypes);
-	tp_buf_init(&dt->out_names);
-	tp_buf_init(&dt->out_shapes);
-	tp_buf_init(&dt->out_dtypes);
-	tp_buf_init(&dt->wshape);
+	struct tp_buf *b[DT_NBUF];
+	detail_bufs(dt, b);
+	for (size_t k = 0; k < DT_NBUF; k++)
+		tp_buf_init(b[k]);
 }
 
 /* Empties dt for the next operator, keeping its buffers' memory. */
 static void detail_reset(struct detail *dt)
 {
-	struct tp_buf *b[] = {&dt->in_names,   &dt->in_shapes,  &dt->in_dtypes, &dt->out_names,
-	                      &dt->out_shapes, &dt->out_dtypes, &dt->wshape};
-	for (size_t k = 0; k < sizeof b / sizeof *b; k++)
+	struct tp_buf *b[DT_NBUF];
+	detail_bufs(dt, b);
+	for (size_t k = 0; k < DT_NBUF; k++)
 		b[k]->len = 0; /* oom stays: it is sticky, and reported */
 	size_t from = offsetof(struct detail, have_in);
 	memset((char *)dt + from, 0, sizeof *dt - from);
@@ -201,13 +209,10 @@ static void detail_reset(struct detail *dt)
 
 static void detail_free(struct detail *dt)
 {
-	tp_buf_free(&dt->in_names);
-	tp_buf_free(&dt->in_shapes);
-	tp_buf_free(&dt->in_dtypes);
-	tp_buf_free(&dt->out_names);
-	tp_buf_free(&dt->out_shapes);
-	tp_buf_free(&dt->out_dtypes);
-	tp_buf_free(&dt->wshape);
+	struct tp_buf *b[DT_NBUF];
+	detail_bufs(dt, b);
+	for (size_t k = 0; k < DT_NBUF; k++)
+		tp_buf_free(b[k]);
 }
 
 /* Reads the detail records following an OP_END at index *i (advancing it). */
