@@ -850,6 +850,7 @@ void xl_write_longest(struct xl *x, lxw_worksheet *ws, const struct plan *pl)
 		tp_free(top);
 		tp_free(ntop);
 		x->oom = 1;
+		xl_sheet_done(x, &s); /* frees the column widths the header rows grew */
 		return;
 	}
 	for (size_t i = 0; i < pl->n; i++) {
