@@ -1,21 +1,25 @@
 /*
  * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking,
  * encoding and compressing them use every thread, the trace the same bytes for any number:
- *   1. a part's walk records its slices (tp_pw_part_slice, any thread): strings by address,
- *      which tp_sink_drive keeps valid and the same for the whole drive;
+ *   1. a part's walk records its slices (tp_pw_part_slice, any thread) and encodes each one's
+ *      track event and interned data, which depend on the part alone (its own interning, of
+ *      strings by address, which tp_sink_drive keeps valid and the same for the whole drive);
  *   2. in part order, on the driving thread, the part's lanes are decided (tp_pw_decide,
  *      perfetto.c): the previous track's closing ENDs and the lanes' state at its start;
- *   3. the part's packets are interned, encoded and compressed (tp_pw_encode_slot, any
- *      thread). A part is self-contained: each lane it uses starts its sequence over at the
- *      lane's first packet in the part (put_lane_head: SEQ_INCREMENTAL_STATE_CLEARED, the
- *      defaults and the incremental clock at the lane's last time), so its interning depends
- *      on the part alone; its packets are cut into chunks from the part's start;
+ *   3. the part's packets are put together and compressed (tp_pw_encode_slot, any thread). A
+ *      part is self-contained: each lane it uses starts its sequence over at the lane's first
+ *      packet in the part (put_lane_head: SEQ_INCREMENTAL_STATE_CLEARED, the defaults and the
+ *      incremental clock at the lane's last time), so its interning depends on the part alone;
+ *      its packets are cut into chunks from the part's start;
  *   4. in part order, the part's compressed chunks are written (tp_pw_emit2).
  * The parts are fixed by the profile (tp_sink_parts), never by the thread count.
  *
- * Owns the part slots (struct ppart): each holds one part's records, intern table, packets and
- * compressed chunks, about a part's share of the trace uncompressed; at most 2 x threads slots
- * exist.
+ * Owns the part slots (struct ppart) and the encoders (struct penc). A slot holds one part's
+ * records and encoded events (less than its packets), intern table and compressed chunks; at
+ * most 2 x threads slots exist. The packets themselves, the compressor and its output are an
+ * encoder's, taken from a pool for the time a part is encoded, so there are at most as many as
+ * threads encode at once; a part's chunks go to the write queue with the buffer they are in,
+ * freed once written, so the queue's entries hold no memory between parts.
  */
 #include <errno.h>
 #include <libdeflate.h>
@@ -30,7 +34,7 @@ static uint8_t *vput(uint8_t *o, uint64_t v)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Recording a part's slices (any thread)                                                   */
+/* The part slots, the lanes decided (the driving thread)                                   */
 /* ---------------------------------------------------------------------------------------- */
 
 /* The part slots, and the write queue: what the driving thread wrote before (the descriptors)
@@ -57,46 +61,6 @@ int tp_pw_slots(void *ctx, size_t n)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	w->poff = (uint64_t)at;
 	w->at_offsets = 1;
-	return TP_OK;
-}
-
-/* Room for one more record with nargs arguments and nflows flows; -1 when out of memory. */
-static int rec_room(struct ppart *pp, size_t nargs, size_t nflows)
-{
-	if (pp->nrec == pp->cap_rec) {
-		struct prec *g = tp_grow(pp->rec, sizeof *g, pp->nrec + 1, &pp->cap_rec);
-		if (!g)
-			return -1;
-		pp->rec = g;
-	}
-	if (pp->narg + nargs > pp->cap_arg) {
-		struct tp_sink_parg *g =
-		    tp_grow(pp->arg, sizeof *g, pp->narg + nargs, &pp->cap_arg);
-		if (!g)
-			return -1;
-		pp->arg = g;
-	}
-	if (pp->nflow + nflows > pp->cap_flow) {
-		uint64_t *g = tp_grow(pp->flow, sizeof *g, pp->nflow + nflows, &pp->cap_flow);
-		if (!g)
-			return -1;
-		pp->flow = g;
-	}
-	return 0;
-}
-
-/* Out of memory is reported in order, when the part's interning is decided. */
-int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
-{
-	struct pw *w = ctx;
-	struct ppart *pp = &w->parts[slot];
-	if (pp->oom || rec_room(pp, s->num_args, s->num_flows_out)) {
-		pp->oom = 1;
-		return TP_OK;
-	}
-	struct prec *r = &pp->rec[pp->nrec++];
-	r->track = (uint32_t)s->track->index;
-	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
 	return TP_OK;
 }
 
@@ -154,44 +118,31 @@ int tp_pw_put_end(struct pbytes *o, const struct tstate *t, int64_t last, int64_
 	return 0;
 }
 
-/* A slice's packet: the sequence id (pkt), the track event, the interned data when any, the
- * timestamp (tsb). Field order inside a message carries no meaning in protobuf; it is chosen
- * for the compressor, which matches each packet against the previous ones of its track: the
- * sequence id first, next to the packet's length, and the timestamp delta last, next to the
- * following packet's varying length, keep the bytes that change from packet to packet
- * together, so fewer matches break (docs/perf-notes/trace-writers.md has the measurements). */
-static int put_slice_packet(struct ppart *pp, const uint8_t *tsb, size_t tsn)
+/* A slice's packet: the sequence id, its middle (the track event, the interned data when any:
+ * record_event), the timestamp (tsb). Field order inside a message carries no meaning in
+ * protobuf; it is chosen for the compressor, which matches each packet against the previous
+ * ones of its track: the sequence id first, next to the packet's length, and the timestamp
+ * delta last, next to the following packet's varying length, keep the bytes that change from
+ * packet to packet together, so fewer matches break (docs/perf-notes/trace-writers.md has the
+ * measurements). */
+static int put_slice_packet(struct pbytes *o, const struct tstate *t, const uint8_t *mid, size_t m,
+                            const uint8_t *tsb, size_t tsn)
 {
-	size_t body = pp->pkt.len + tsn + 1 + tp_pb_varint_size(pp->ev.len) + pp->ev.len;
-	if (pp->in.len)
-		body += 1 + tp_pb_varint_size(pp->in.len) + pp->in.len;
-	struct pbytes *o = &pp->out;
+	size_t body = t->seqn + m + tsn;
 	if (tp_pb_reserve(&o->b, 11 + body) || body_add(o, body))
 		return -1;
 	uint8_t *q = o->b.p + o->b.len;
 	*q++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
 	q += tp_pb_varint_to(q, body);
-	memcpy(q, pp->pkt.p, pp->pkt.len);
-	q += pp->pkt.len;
-	*q++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
-	q += tp_pb_varint_to(q, pp->ev.len);
-	memcpy(q, pp->ev.p, pp->ev.len);
-	q += pp->ev.len;
-	if (pp->in.len) {
-		*q++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
-		q += tp_pb_varint_to(q, pp->in.len);
-		memcpy(q, pp->in.p, pp->in.len);
-		q += pp->in.len;
-	}
+	memcpy(q, t->seqv, t->seqn);
+	q += t->seqn;
+	memcpy(q, mid, m);
+	q += m;
 	memcpy(q, tsb, tsn);
 	q += tsn;
 	o->b.len = (size_t)(q - o->b.p);
 	return 0;
 }
-
-/* ---------------------------------------------------------------------------------------- */
-/* Encoding a part from its decisions (any thread)                                          */
-/* ---------------------------------------------------------------------------------------- */
 
 /* ---------------------------------------------------------------------------------------- */
 /* A part's interning (any thread): its own table, iids from 1 per kind                      */
@@ -239,21 +190,32 @@ static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
 	return e;
 }
 
-/* Empties the part's intern table and memos for its encoding; -1 when out of memory. */
-static int intern_reset(struct ppart *pp)
+/* Empties the part's intern table and memos for its walk. */
+static void intern_reset(struct ppart *pp)
 {
 	if (pp->nh)
 		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
 	pp->nh = 0;
 	memset(pp->next_iid, 0, sizeof pp->next_iid);
-	size_t n = (pp->nlanes < 64 ? pp->nlanes : 64) * MEMO_SLOTS;
+	pp->nmemo = 0;
+}
+
+/* Zeroed memos for lane l and those before it (lanes past 63 have none); -1 when out of
+ * memory. */
+static int memo_room(struct ppart *pp, size_t l)
+{
+	if (l >= 64 || l < pp->nmemo)
+		return 0;
+	size_t n = (l + 1) * MEMO_SLOTS;
 	if (n > pp->cap_memo) {
 		struct memo *g = tp_grow(pp->memo, sizeof *g, n, &pp->cap_memo);
 		if (!g)
 			return -1;
 		pp->memo = g;
 	}
-	memset(pp->memo, 0, n * sizeof *pp->memo);
+	memset(pp->memo + pp->nmemo * MEMO_SLOTS, 0,
+	       (n - pp->nmemo * MEMO_SLOTS) * sizeof *pp->memo);
+	pp->nmemo = l + 1;
 	return 0;
 }
 
@@ -315,10 +277,10 @@ static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t 
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Encoding a part (any thread)                                                             */
+/* A slice's track event (the walk, any thread)                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The encoding's walk: the part, the lane of the slice being encoded. */
+/* The event's encoding: the part, the lane of the slice being encoded. */
 struct enc {
 	struct ppart *pp;
 	size_t lane;
@@ -422,13 +384,13 @@ static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 
 /* The track event of slice r into pp->ev (its interned entries into pp->in); -1 when out of
  * memory. */
-static int put_event(struct enc *e, const struct tp_sink_rec *r)
+static int put_event(struct enc *e, const struct tp_sink_slice *r)
 {
 	struct ppart *pp = e->pp;
 	pp->in.len = 0;
 	pp->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
 	/* Room for everything but strings written inline, which put_annotation reserves. */
-	size_t room = 32 + 26 * (size_t)r->nargs + 12 * ((size_t)r->nflows + 1);
+	size_t room = 32 + 26 * r->num_args + 12 * (r->num_flows_out + 1);
 	if (tp_pb_reserve(&pp->ev, room))
 		return -1;
 	uint8_t *o = pp->ev.p;
@@ -437,30 +399,102 @@ static int put_event(struct enc *e, const struct tp_sink_rec *r)
 	/* Flows right after the type, then category and name, then the annotations: the
 	 * annotations end with the values that change every command (Cmd Id, dependency), which
 	 * then sit next to the packet's timestamp trailer, which compresses best. */
-	for (size_t i = 0; i < r->nflows; i++)
-		o = put_flow(o, F_TE_FLOW_IDS, pp->flow[r->flow0 + i]);
+	for (size_t i = 0; i < r->num_flows_out; i++)
+		o = put_flow(o, F_TE_FLOW_IDS, r->flows_out[i]);
 	if (r->flow_in)
 		o = put_flow(o, F_TE_TERM_FLOW_IDS, r->flow_in);
 	*o++ = F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT;
-	o = vput(o, use_iid(e, IK_CAT, 0, r->cat ? r->cat : ""));
+	o = vput(o, use_iid(e, IK_CAT, 0, r->category ? r->category : ""));
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
 	o = vput(o, use_iid(e, IK_NAME, 1, r->name ? r->name : ""));
-	for (size_t i = 0; i < r->nargs; i++)
-		o = put_annotation(e, &pp->arg[r->arg0 + i], i, o);
+	for (size_t i = 0; i < r->num_args; i++) {
+		struct tp_sink_parg a;
+		tp_sink_arg_pack(&a, &r->args[i]);
+		o = put_annotation(e, &a, i, o);
+	}
 	pp->ev.len = (size_t)(o - pp->ev.p);
 	return pp->in.oom ? -1 : 0;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Recording a part's slices, their events encoded (any thread)                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Slice s's track event and interned data (on lane l of its track), framed as the fields of
+ * its packet, appended to the part's evb; -1 when out of memory. */
+static int record_event(struct ppart *pp, struct prec *r, size_t l, const struct tp_sink_slice *s)
+{
+	struct enc e = {pp, l};
+	if (memo_room(pp, l) || put_event(&e, s))
+		return -1;
+	size_t m = 1 + tp_pb_varint_size(pp->ev.len) + pp->ev.len;
+	if (pp->in.len)
+		m += 1 + tp_pb_varint_size(pp->in.len) + pp->in.len;
+	if (tp_pb_reserve(&pp->evb, m))
+		return -1;
+	uint8_t *q = pp->evb.p + pp->evb.len;
+	*q++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
+	q += tp_pb_varint_to(q, pp->ev.len);
+	memcpy(q, pp->ev.p, pp->ev.len);
+	q += pp->ev.len;
+	if (pp->in.len) {
+		*q++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
+		q += tp_pb_varint_to(q, pp->in.len);
+		memcpy(q, pp->in.p, pp->in.len);
+	}
+	pp->evb.len += m;
+	r->mid = (uint32_t)m;
+	return 0;
+}
+
+/* Records the slice and encodes its event (the first of a part starts the part's interning
+ * over). A slice on an undeclared track is recorded without one: tp_pw_decide reports it, in
+ * order, as it reports running out of memory here. */
+int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
+{
+	struct pw *w = ctx;
+	struct ppart *pp = &w->parts[slot];
+	if (pp->oom)
+		return TP_OK;
+	if (!pp->nrec) {
+		pp->evb.len = 0;
+		intern_reset(pp);
+	}
+	if (pp->nrec == pp->cap_rec) {
+		struct prec *g = tp_grow(pp->rec, sizeof *g, pp->nrec + 1, &pp->cap_rec);
+		if (!g) {
+			pp->oom = 1;
+			return TP_OK;
+		}
+		pp->rec = g;
+	}
+	struct prec *r = &pp->rec[pp->nrec++];
+	size_t t = s->track->index;
+	r->ts = s->ts_ns;
+	r->dur = s->dur_ns;
+	r->name = s->name;
+	r->track = (uint32_t)t;
+	r->mid = 0;
+	/* group and seq are set before the parts and only read meanwhile. */
+	if (t < w->nts && w->ts[t].seq && record_event(pp, r, t - w->ts[t].group, s))
+		pp->oom = 1;
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A part's packets (any thread)                                                            */
+/* ---------------------------------------------------------------------------------------- */
 
 /* Starts the sequence of lane ln (track state t) over, as the lane's first packet in the part:
  * flags CLEARED | NEEDS_INCREMENTAL_STATE (the reader drops the interned entries and defaults
  * the sequence had), the defaults again (clock 64, the track) and a ClockSnapshot putting the
  * incremental clock 64 at the lane's last time (the next delta continues from there). */
-static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane *ln)
+static int put_lane_head(struct penc *x, const struct tstate *t, struct plane *ln)
 {
-	struct tp_pb *b = &pp->pkt;
+	struct tp_pb *b = &x->pkt;
 	b->len = 0;
 	tp_pw_seq_head(b, t->seq, 0, ln->last);
-	struct pbytes *o = &pp->out;
+	struct pbytes *o = &x->out;
 	if (b->oom || tp_pb_reserve(&o->b, 11 + b->len) || body_add(o, b->len))
 		return -1;
 	uint8_t *q = o->b.p + o->b.len;
@@ -472,34 +506,26 @@ static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane 
 	return 0;
 }
 
-/* Slice r's packets: its lane's head at the lane's first packet in the part, the ENDs its
- * start closes on its lane, then its own. */
-static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
+/* Slice r's packets (its middle at mid): its lane's head at the lane's first packet in the
+ * part, the ENDs its start closes on its lane, then its own. */
+static int encode_slice(struct pw *w, struct ppart *pp, struct penc *x, const struct prec *r,
+                        const uint8_t *mid)
 {
-	struct ppart *pp = e->pp;
-	const struct tp_sink_rec *r = &pr->r;
-	const struct tstate *t = &w->ts[pr->track];
-	e->lane = pr->track - pp->group;
-	struct plane *ln = &pp->lane[e->lane];
-	if (!ln->started && put_lane_head(pp, t, ln))
+	const struct tstate *t = &w->ts[r->track];
+	struct plane *ln = &pp->lane[r->track - pp->group];
+	if (!ln->started && put_lane_head(x, t, ln))
 		return -1;
 	while (ln->depth && ln->ends[ln->depth - 1] <= r->ts) {
 		int64_t end = ln->ends[--ln->depth];
-		if (tp_pw_put_end(&pp->out, t, ln->last, end))
+		if (tp_pw_put_end(&x->out, t, ln->last, end))
 			return -1;
 		ln->last = end;
 	}
-	/* event_head: the sequence id first, the timestamp delta last. */
-	pp->pkt.len = 0;
-	if (tp_pb_reserve(&pp->pkt, 32))
-		return -1;
-	memcpy(pp->pkt.p, t->seqv, sizeof t->seqv); /* seqn bytes of it count */
-	pp->pkt.len = t->seqn;
 	uint8_t tsb[11];
 	tsb[0] = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	size_t tsn = 1 + tp_pb_varint_to(tsb + 1, (uint64_t)(r->ts - ln->last));
 	ln->last = r->ts;
-	if (put_event(e, r) || put_slice_packet(pp, tsb, tsn))
+	if (put_slice_packet(&x->out, t, mid, r->mid, tsb, tsn))
 		return -1;
 	if (tp_pw_ends_room(&ln->ends, &ln->cap, ln->depth + 1))
 		return -1;
@@ -509,16 +535,16 @@ static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
 
 /* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb; -1 when out
  * of memory or when the compression fails. */
-static int compress_chunk(struct ppart *pp, const uint8_t *p, size_t n)
+static int compress_chunk(struct ppart *pp, struct penc *x, const uint8_t *p, size_t n)
 {
-	size_t bound = libdeflate_zlib_compress_bound(pp->z, n);
-	if (tp_pb_reserve(&pp->zs, bound))
+	size_t bound = libdeflate_zlib_compress_bound(x->z, n);
+	if (tp_pb_reserve(&x->zs, bound))
 		return -1;
-	size_t zn = libdeflate_zlib_compress(pp->z, p, n, pp->zs.p, bound);
+	size_t zn = libdeflate_zlib_compress(x->z, p, n, x->zs.p, bound);
 	if (!zn || tp_pb_reserve(&pp->zb, 24 + zn))
 		return -1;
 	pp->zb.len += tp_pw_zhead(pp->zb.p + pp->zb.len, zn);
-	memcpy(pp->zb.p + pp->zb.len, pp->zs.p, zn);
+	memcpy(pp->zb.p + pp->zb.len, x->zs.p, zn);
 	pp->zb.len += zn;
 	return 0;
 }
@@ -526,35 +552,53 @@ static int compress_chunk(struct ppart *pp, const uint8_t *p, size_t n)
 /* Cuts the part's packets into chunks from the part's start, a chunk flushed before a packet
  * that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c), and
  * compresses them. */
-static int cut_chunks(struct ppart *pp)
+static int cut_chunks(struct ppart *pp, struct penc *x)
 {
-	const struct pbytes *o = &pp->out;
+	const struct pbytes *o = &x->out;
 	const uint8_t *src = o->b.p;
 	size_t len = 0; /* bytes of the chunk, starting at src */
 	pp->zb.len = 0;
 	for (size_t i = 0; i < o->n; i++) {
 		size_t body = o->body[i], total = 1 + tp_pb_varint_size(body) + body;
 		if (len && len + 11 + body > CHUNK_BYTES) {
-			if (compress_chunk(pp, src, len))
+			if (compress_chunk(pp, x, src, len))
 				return -1;
 			src += len;
 			len = 0;
 		}
 		len += total;
 	}
-	return len ? compress_chunk(pp, src, len) : 0;
+	return len ? compress_chunk(pp, x, src, len) : 0;
 }
 
-/* The part's packets: the previous track's closing ENDs (head), then its slices'. */
-static int encode_part(struct pw *w, struct ppart *pp)
+/* An encoder from the pool, or a new one; NULL when out of memory. */
+static struct penc *enc_take(struct pw *w)
 {
-	struct enc e = {pp, 0};
-	pp->out.b.len = 0;
-	pp->out.n = 0;
-	if (intern_reset(pp))
-		return -1;
+	pthread_mutex_lock(&w->wsync.mu);
+	struct penc *x = w->encs;
+	if (x)
+		w->encs = x->next;
+	pthread_mutex_unlock(&w->wsync.mu);
+	return x ? x : tp_calloc(1, sizeof *x);
+}
+
+static void enc_give(struct pw *w, struct penc *x)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	x->next = w->encs;
+	w->encs = x;
+	pthread_mutex_unlock(&w->wsync.mu);
+}
+
+/* The part's packets into x: the previous track's closing ENDs (head), then its slices'; then
+ * its chunks (or, uncompressed, the packets themselves) into pp->zb. */
+static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
+{
+	x->out.b.len = 0;
+	x->out.n = 0;
+	pp->zb.len = 0;
 	if (pp->head.n) {
-		struct pbytes *o = &pp->out, *h = &pp->head;
+		struct pbytes *o = &x->out, *h = &pp->head;
 		if (tp_pb_reserve(&o->b, h->b.len))
 			return -1;
 		for (size_t i = 0; i < h->n; i++)
@@ -563,14 +607,31 @@ static int encode_part(struct pw *w, struct ppart *pp)
 		memcpy(o->b.p, h->b.p, h->b.len);
 		o->b.len = h->b.len;
 	}
-	for (size_t k = 0; k < pp->nrec; k++)
-		if (encode_slice(w, &e, &pp->rec[k]))
+	const uint8_t *mid = pp->evb.p;
+	for (size_t k = 0; k < pp->nrec; k++) {
+		if (encode_slice(w, pp, x, &pp->rec[k], mid))
 			return -1;
-	if (!w->compress)
+		mid += pp->rec[k].mid;
+	}
+	if (!w->compress) {
+		struct tp_pb t = pp->zb;
+		pp->zb = x->out.b;
+		x->out.b = t;
 		return 0;
-	if (!pp->z && !(pp->z = libdeflate_alloc_compressor(w->level)))
+	}
+	if (!x->z && !(x->z = libdeflate_alloc_compressor(w->level)))
 		return -1;
-	return cut_chunks(pp);
+	return cut_chunks(pp, x);
+}
+
+static int encode_part(struct pw *w, struct ppart *pp)
+{
+	struct penc *x = enc_take(w);
+	if (!x)
+		return -1;
+	int st = encode_with(w, pp, x);
+	enc_give(w, x);
+	return st;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -595,7 +656,7 @@ static void write_queued(struct pw *w)
 		if (err && !w->werr)
 			w->werr = err;
 		e->state = WQ_FREE;
-		e->b.len = 0;
+		tp_pb_free(&e->b);
 		while (w->wq_head < w->wq_tail && w->wq[w->wq_head % w->nwq].state == WQ_FREE)
 			w->wq_head++;
 		pthread_cond_broadcast(&w->wsync.cv_done);
@@ -656,19 +717,19 @@ int tp_pw_emit2(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	pp->nrec = pp->narg = pp->nflow = 0;
+	pp->nrec = 0;
 	if (pp->err)
 		return tp_diag_set(w->d, pp->err, "%s: out of memory encoding the trace", w->path);
 	/* Room in the queue (it is full only when no part has been encoded for a while). */
 	int err = write_wait(w, w->nwq - 1);
 	if (err)
 		return write_failed(w, err);
-	struct tp_pb *b = w->compress ? &pp->zb : &pp->out.b;
+	struct tp_pb *b = &pp->zb;
 	if (!b->len)
 		return TP_OK;
 	pthread_mutex_lock(&w->wsync.mu);
 	struct wq_ent *e = &w->wq[w->wq_tail++ % w->nwq];
-	struct tp_pb t = e->b; /* FREE: its buffer goes to the part, for its next use */
+	struct tp_pb t = e->b; /* FREE: no buffer (write_queued freed it) */
 	e->b = *b;
 	*b = t;
 	e->off = w->poff;
@@ -682,21 +743,27 @@ void tp_pw_parts_free(struct pw *w)
 {
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct ppart *pp = &w->parts[i];
-		TP_FREE_ALL(pp->rec, pp->arg, pp->flow, pp->h, pp->memo);
-		if (pp->z)
-			libdeflate_free_compressor(pp->z);
+		TP_FREE_ALL(pp->rec, pp->h, pp->memo);
+		tp_pb_free(&pp->evb);
 		tp_pb_free(&pp->zb);
-		tp_pb_free(&pp->zs);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
 		tp_free(pp->lane);
 		tp_pb_free(&pp->head.b);
 		tp_free(pp->head.body);
-		tp_pb_free(&pp->out.b);
-		tp_free(pp->out.body);
-		tp_pb_free(&pp->pkt);
 		tp_pb_free(&pp->ev);
 		tp_pb_free(&pp->in);
+	}
+	while (w->encs) {
+		struct penc *x = w->encs;
+		w->encs = x->next;
+		if (x->z)
+			libdeflate_free_compressor(x->z);
+		tp_pb_free(&x->out.b);
+		tp_free(x->out.body);
+		tp_pb_free(&x->pkt);
+		tp_pb_free(&x->zs);
+		tp_free(x);
 	}
 	tp_free(w->parts);
 	w->parts = NULL;

@@ -318,10 +318,9 @@ static int snap_lanes(struct pw *w, struct ppart *pp)
 }
 
 /* The slice's checks and END times, as the encoding makes them. */
-static int decide_slice(struct pw *w, const struct prec *pr)
+static int decide_slice(struct pw *w, const struct prec *r)
 {
-	const struct tp_sink_rec *r = &pr->r;
-	struct tstate *t = &w->ts[pr->track];
+	struct tstate *t = &w->ts[r->track];
 	if (r->ts < 0 || r->dur < 0)
 		return tp_diag_set(w->d, TP_ERANGE, "%s: slice \"%s\" has a negative time", w->path,
 		                   r->name);
