@@ -166,7 +166,7 @@ static size_t pent_rehash(const void *e, size_t cap)
 }
 
 /* The entry of s as kind, added (iid 0, no lanes) when absent; NULL when out of memory. */
-static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
+static struct pent *pent_get(struct pwalk *pp, const char *s, uint32_t kind)
 {
 	if (pp->nh * 2 >= pp->cap_h) {
 		struct pent *g =
@@ -191,7 +191,7 @@ static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
 }
 
 /* Empties the part's intern table and memos for its walk. */
-static void intern_reset(struct ppart *pp)
+static void intern_reset(struct pwalk *pp)
 {
 	if (pp->nh)
 		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
@@ -202,7 +202,7 @@ static void intern_reset(struct ppart *pp)
 
 /* Zeroed memos for lane l and those before it (lanes past 63 have none); -1 when out of
  * memory. */
-static int memo_room(struct ppart *pp, size_t l)
+static int memo_room(struct pwalk *pp, size_t l)
 {
 	if (l >= 64 || l < pp->nmemo)
 		return 0;
@@ -224,7 +224,7 @@ static int memo_room(struct ppart *pp, size_t l)
  * every use defines); 0 for a string value's first use in the part (written inline: unique
  * strings, shapes and layer names, are cheaper inline than defined and referenced). Sets
  * pp->in.oom when out of memory. */
-static uint64_t intern_miss(struct ppart *pp, uint32_t kind, size_t l, struct memo *mo,
+static uint64_t intern_miss(struct pwalk *pp, uint32_t kind, size_t l, struct memo *mo,
                             const char *s)
 {
 	struct pent *e = pent_get(pp, s, kind);
@@ -259,7 +259,7 @@ static uint64_t intern_miss(struct ppart *pp, uint32_t kind, size_t l, struct me
 /* intern_miss through the lane's two-entry memo at `slot` (SIZE_MAX: none); hits are inlined:
  * on the latest (most calls) and on the other (which then becomes the latest: keys and values
  * alternating at one argument position). */
-static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t slot, const char *s)
+static inline uint64_t intern(struct pwalk *pp, uint32_t kind, size_t l, size_t slot, const char *s)
 {
 	struct memo *mo = l < 64 && slot < MEMO_SLOTS ? &pp->memo[l * MEMO_SLOTS + slot] : NULL;
 	if (mo && mo->s[0] == s)
@@ -282,7 +282,7 @@ static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t 
 
 /* The event's encoding: the part, the lane of the slice being encoded. */
 struct enc {
-	struct ppart *pp;
+	struct pwalk *pp;
 	size_t lane;
 };
 
@@ -310,7 +310,7 @@ static uint64_t use_iid(struct enc *e, uint32_t kind, size_t slot, const char *s
  * share of the encoder's work). */
 static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size_t pos, uint8_t *o)
 {
-	struct ppart *pp = e->pp;
+	struct pwalk *pp = e->pp;
 	uint64_t kiid = use_iid(e, IK_KEY, pos < CACHE_SLOTS ? 2 + pos : SIZE_MAX, a->key);
 	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
@@ -386,7 +386,7 @@ static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
  * memory. */
 static int put_event(struct enc *e, const struct tp_sink_slice *r)
 {
-	struct ppart *pp = e->pp;
+	struct pwalk *pp = e->pp;
 	pp->in.len = 0;
 	pp->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
 	/* Room for everything but strings written inline, which put_annotation reserves. */
@@ -420,9 +420,42 @@ static int put_event(struct enc *e, const struct tp_sink_slice *r)
 /* Recording a part's slices, their events encoded (any thread)                             */
 /* ---------------------------------------------------------------------------------------- */
 
+/* A walk from the pool, or a new one, emptied for a part; NULL when out of memory. */
+static struct pwalk *walk_take(struct pw *w)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	struct pwalk *wk = w->walks;
+	if (wk)
+		w->walks = wk->next;
+	pthread_mutex_unlock(&w->wsync.mu);
+	if (!wk && !(wk = tp_calloc(1, sizeof *wk)))
+		return NULL;
+	wk->nrec = 0;
+	wk->evb.len = 0;
+	intern_reset(wk);
+	return wk;
+}
+
+static void walk_give(struct pw *w, struct pwalk *wk)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	wk->next = w->walks;
+	w->walks = wk;
+	pthread_mutex_unlock(&w->wsync.mu);
+}
+
+static void walk_free(struct pwalk *wk)
+{
+	TP_FREE_ALL(wk->rec, wk->h, wk->memo);
+	tp_pb_free(&wk->evb);
+	tp_pb_free(&wk->ev);
+	tp_pb_free(&wk->in);
+	tp_free(wk);
+}
+
 /* Slice s's track event and interned data (on lane l of its track), framed as the fields of
  * its packet, appended to the part's evb; -1 when out of memory. */
-static int record_event(struct ppart *pp, struct prec *r, size_t l, const struct tp_sink_slice *s)
+static int record_event(struct pwalk *pp, struct prec *r, size_t l, const struct tp_sink_slice *s)
 {
 	struct enc e = {pp, l};
 	if (memo_room(pp, l) || put_event(&e, s))
@@ -456,19 +489,20 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	struct ppart *pp = &w->parts[slot];
 	if (pp->oom)
 		return TP_OK;
-	if (!pp->nrec) {
-		pp->evb.len = 0;
-		intern_reset(pp);
+	if (!pp->wk && !(pp->wk = walk_take(w))) {
+		pp->oom = 1;
+		return TP_OK;
 	}
-	if (pp->nrec == pp->cap_rec) {
-		struct prec *g = tp_grow(pp->rec, sizeof *g, pp->nrec + 1, &pp->cap_rec);
+	struct pwalk *wk = pp->wk;
+	if (wk->nrec == wk->cap_rec) {
+		struct prec *g = tp_grow(wk->rec, sizeof *g, wk->nrec + 1, &wk->cap_rec);
 		if (!g) {
 			pp->oom = 1;
 			return TP_OK;
 		}
-		pp->rec = g;
+		wk->rec = g;
 	}
-	struct prec *r = &pp->rec[pp->nrec++];
+	struct prec *r = &wk->rec[wk->nrec++];
 	size_t t = s->track->index;
 	r->ts = s->ts_ns;
 	r->dur = s->dur_ns;
@@ -476,7 +510,7 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	r->track = (uint32_t)t;
 	r->mid = 0;
 	/* group and seq are set before the parts and only read meanwhile. */
-	if (t < w->nts && w->ts[t].seq && record_event(pp, r, t - w->ts[t].group, s))
+	if (t < w->nts && w->ts[t].seq && record_event(wk, r, t - w->ts[t].group, s))
 		pp->oom = 1;
 	return TP_OK;
 }
@@ -607,11 +641,12 @@ static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 		memcpy(o->b.p, h->b.p, h->b.len);
 		o->b.len = h->b.len;
 	}
-	const uint8_t *mid = pp->evb.p;
-	for (size_t k = 0; k < pp->nrec; k++) {
-		if (encode_slice(w, pp, x, &pp->rec[k], mid))
+	const struct pwalk *wk = pp->wk;
+	const uint8_t *mid = wk ? wk->evb.p : NULL;
+	for (size_t k = 0; wk && k < wk->nrec; k++) {
+		if (encode_slice(w, pp, x, &wk->rec[k], mid))
 			return -1;
-		mid += pp->rec[k].mid;
+		mid += wk->rec[k].mid;
 	}
 	if (!w->compress) {
 		struct tp_pb t = pp->zb;
@@ -627,10 +662,17 @@ static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 static int encode_part(struct pw *w, struct ppart *pp)
 {
 	struct penc *x = enc_take(w);
-	if (!x)
+	if (!x) {
+		if (pp->wk)
+			walk_give(w, pp->wk);
+		pp->wk = NULL;
 		return -1;
+	}
 	int st = encode_with(w, pp, x);
 	enc_give(w, x);
+	if (pp->wk)
+		walk_give(w, pp->wk);
+	pp->wk = NULL;
 	return st;
 }
 
@@ -717,7 +759,6 @@ int tp_pw_emit2(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	pp->nrec = 0;
 	if (pp->err)
 		return tp_diag_set(w->d, pp->err, "%s: out of memory encoding the trace", w->path);
 	/* Room in the queue (it is full only when no part has been encoded for a while). */
@@ -743,16 +784,19 @@ void tp_pw_parts_free(struct pw *w)
 {
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct ppart *pp = &w->parts[i];
-		TP_FREE_ALL(pp->rec, pp->h, pp->memo);
-		tp_pb_free(&pp->evb);
+		if (pp->wk)
+			walk_free(pp->wk);
 		tp_pb_free(&pp->zb);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
 		tp_free(pp->lane);
 		tp_pb_free(&pp->head.b);
 		tp_free(pp->head.body);
-		tp_pb_free(&pp->ev);
-		tp_pb_free(&pp->in);
+	}
+	while (w->walks) {
+		struct pwalk *wk = w->walks;
+		w->walks = wk->next;
+		walk_free(wk);
 	}
 	while (w->encs) {
 		struct penc *x = w->encs;

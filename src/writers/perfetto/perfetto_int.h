@@ -131,23 +131,32 @@ struct pent {
 	uint64_t mask;
 };
 
-struct ppart {
+/* A part's walk: its slices' records and encoded events, and the interning that encoded them
+ * (its own table, iids from 1 per kind, and its lanes' memos). Taken from a pool (struct pw's
+ * walks) at the part's first slice and given back once its packets are made, so there are as
+ * many as parts are between the two at once, not one per part slot. */
+struct pwalk {
 	struct prec *rec;
 	size_t nrec, cap_rec;
 	struct tp_pb evb; /* the slices' packet middles, in order (struct prec's mid) */
-	int oom;          /* recording ran out of memory */
-	size_t group;     /* the part's track: sink tracks group .. group + nlanes - 1 */
-	struct plane *lane;
-	size_t nlanes, cap_lanes;
-	struct pent *h; /* the part's intern table */
+	struct pent *h;   /* the part's intern table */
 	size_t nh, cap_h;
 	uint32_t next_iid[4]; /* per kind, the last iid given in the part */
 	struct memo *memo;    /* MEMO_SLOTS per lane (< 64), zeroed for lanes [0, nmemo) */
 	size_t nmemo, cap_memo;
+	struct tp_pb ev, in; /* scratch: a slice's track event, its interned data */
+	struct pwalk *next;  /* in the pool */
+};
+
+struct ppart {
+	struct pwalk *wk; /* its walk (NULL: no slice yet, or given back) */
+	int oom;          /* recording ran out of memory */
+	size_t group;     /* the part's track: sink tracks group .. group + nlanes - 1 */
+	struct plane *lane;
+	size_t nlanes, cap_lanes;
 	struct pbytes head;
-	struct tp_pb ev, in; /* the walk's scratch: a slice's track event, its interned data */
-	struct tp_pb zb;     /* the part's compressed chunks, framed (its packets, uncompressed) */
-	int err;             /* the encoding's status, reported in order (tp_pw_emit2) */
+	struct tp_pb zb; /* the part's compressed chunks, framed (its packets, uncompressed) */
+	int err;         /* the encoding's status, reported in order (tp_pw_emit2) */
 };
 
 /* What encoding a part's packets needs only while it runs (tp_pw_encode_slot): the packets,
@@ -191,7 +200,8 @@ struct pw {
 	uint64_t slices;
 	struct ppart *parts; /* the part slots */
 	size_t nparts;
-	struct penc *encs; /* the encoders not in use (under wsync.mu while at_offsets) */
+	struct penc *encs;   /* the encoders not in use (under wsync.mu while at_offsets) */
+	struct pwalk *walks; /* the walks not in use (idem) */
 	/* The parts' write queue: entries [wq_head, wq_tail) (index % nwq) hold parts given their
 	 * place (poff: the next part's) and not written yet; any thread that encodes a part
 	 * writes them first (pwrite), the driving thread the last ones (tp_pw_parts_done). Under
