@@ -14,12 +14,14 @@
  *   4. in part order, the part's compressed chunks are written (tp_pw_emit2).
  * The parts are fixed by the profile (tp_sink_parts), never by the thread count.
  *
- * Owns the part slots (struct ppart) and the encoders (struct penc). A slot holds one part's
- * records and encoded events (less than its packets), intern table and compressed chunks; at
- * most 2 x threads slots exist. The packets themselves, the compressor and its output are an
- * encoder's, taken from a pool for the time a part is encoded, so there are at most as many as
- * threads encode at once; a part's chunks go to the write queue with the buffer they are in,
- * freed once written, so the queue's entries hold no memory between parts.
+ * Owns the part slots (struct ppart) and the pools of what a part needs only for a while, so
+ * that what exists grows with the parts open at once (at most threads + 2: tp_sink_parts.lean),
+ * not with the 2 x threads slots: a part's walk (struct pwalk: records and encoded events, from
+ * its first slice until its packets are made), its interning (struct pint: intern table and
+ * memos, until its walk is over), an encoder (struct penc: packets and compressor, while it is
+ * encoded; it holds about one chunk of packets: chunks are compressed as they fill) and the
+ * buffers of the chunks written (kept as spares for the next parts). A slot itself holds the
+ * part's lanes, its head packets and its compressed chunks until they are queued.
  */
 #include <errno.h>
 #include <libdeflate.h>
@@ -31,6 +33,26 @@
 static uint8_t *vput(uint8_t *o, uint64_t v)
 {
 	return o + tp_pb_varint_to(o, v);
+}
+
+/* An entry of pool `list` (a struct starting with its link), or a new zeroed one of `size`
+ * bytes; NULL when out of memory. */
+static void *pool_take(struct pw *w, void **list, size_t size)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	void *x = *list;
+	if (x)
+		memcpy(list, x, sizeof *list);
+	pthread_mutex_unlock(&w->wsync.mu);
+	return x ? x : tp_calloc(1, size);
+}
+
+static void pool_give(struct pw *w, void **list, void *x)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	memcpy(x, list, sizeof *list);
+	*list = x;
+	pthread_mutex_unlock(&w->wsync.mu);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -49,6 +71,8 @@ int tp_pw_slots(void *ctx, size_t n)
 	if (!(w->wq = tp_calloc(2 * n + 2, sizeof *w->wq)))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	w->nwq = 2 * n + 2;
+	if (!(w->spare = tp_calloc(n + w->nwq, sizeof *w->spare)))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	int st = tp_perfetto_flush_chunk(w);
 	if (!st)
 		st = tp_perfetto_zcollect(w);
@@ -64,10 +88,15 @@ int tp_pw_slots(void *ctx, size_t n)
 	return TP_OK;
 }
 
+/* The walk is over: its interning goes back to the pool. */
 int tp_pw_emit(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
-	return tp_pw_decide(w, &w->parts[slot]);
+	struct ppart *pp = &w->parts[slot];
+	if (pp->it)
+		pool_give(w, &w->ints, pp->it);
+	pp->it = NULL;
+	return tp_pw_decide(w, pp);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -166,7 +195,7 @@ static size_t pent_rehash(const void *e, size_t cap)
 }
 
 /* The entry of s as kind, added (iid 0, no lanes) when absent; NULL when out of memory. */
-static struct pent *pent_get(struct pwalk *pp, const char *s, uint32_t kind)
+static struct pent *pent_get(struct pint *pp, const char *s, uint32_t kind)
 {
 	if (pp->nh * 2 >= pp->cap_h) {
 		struct pent *g =
@@ -191,7 +220,7 @@ static struct pent *pent_get(struct pwalk *pp, const char *s, uint32_t kind)
 }
 
 /* Empties the part's intern table and memos for its walk. */
-static void intern_reset(struct pwalk *pp)
+static void intern_reset(struct pint *pp)
 {
 	if (pp->nh)
 		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
@@ -202,7 +231,7 @@ static void intern_reset(struct pwalk *pp)
 
 /* Zeroed memos for lane l and those before it (lanes past 63 have none); -1 when out of
  * memory. */
-static int memo_room(struct pwalk *pp, size_t l)
+static int memo_room(struct pint *pp, size_t l)
 {
 	if (l >= 64 || l < pp->nmemo)
 		return 0;
@@ -224,7 +253,7 @@ static int memo_room(struct pwalk *pp, size_t l)
  * every use defines); 0 for a string value's first use in the part (written inline: unique
  * strings, shapes and layer names, are cheaper inline than defined and referenced). Sets
  * pp->in.oom when out of memory. */
-static uint64_t intern_miss(struct pwalk *pp, uint32_t kind, size_t l, struct memo *mo,
+static uint64_t intern_miss(struct pint *pp, uint32_t kind, size_t l, struct memo *mo,
                             const char *s)
 {
 	struct pent *e = pent_get(pp, s, kind);
@@ -259,7 +288,7 @@ static uint64_t intern_miss(struct pwalk *pp, uint32_t kind, size_t l, struct me
 /* intern_miss through the lane's two-entry memo at `slot` (SIZE_MAX: none); hits are inlined:
  * on the latest (most calls) and on the other (which then becomes the latest: keys and values
  * alternating at one argument position). */
-static inline uint64_t intern(struct pwalk *pp, uint32_t kind, size_t l, size_t slot, const char *s)
+static inline uint64_t intern(struct pint *pp, uint32_t kind, size_t l, size_t slot, const char *s)
 {
 	struct memo *mo = l < 64 && slot < MEMO_SLOTS ? &pp->memo[l * MEMO_SLOTS + slot] : NULL;
 	if (mo && mo->s[0] == s)
@@ -282,7 +311,7 @@ static inline uint64_t intern(struct pwalk *pp, uint32_t kind, size_t l, size_t 
 
 /* The event's encoding: the part, the lane of the slice being encoded. */
 struct enc {
-	struct pwalk *pp;
+	struct pint *pp;
 	size_t lane;
 };
 
@@ -310,7 +339,7 @@ static uint64_t use_iid(struct enc *e, uint32_t kind, size_t slot, const char *s
  * share of the encoder's work). */
 static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size_t pos, uint8_t *o)
 {
-	struct pwalk *pp = e->pp;
+	struct pint *pp = e->pp;
 	uint64_t kiid = use_iid(e, IK_KEY, pos < CACHE_SLOTS ? 2 + pos : SIZE_MAX, a->key);
 	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
@@ -386,7 +415,7 @@ static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
  * memory. */
 static int put_event(struct enc *e, const struct tp_sink_slice *r)
 {
-	struct pwalk *pp = e->pp;
+	struct pint *pp = e->pp;
 	pp->in.len = 0;
 	pp->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
 	/* Room for everything but strings written inline, which put_annotation reserves. */
@@ -420,42 +449,37 @@ static int put_event(struct enc *e, const struct tp_sink_slice *r)
 /* Recording a part's slices, their events encoded (any thread)                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A walk from the pool, or a new one, emptied for a part; NULL when out of memory. */
-static struct pwalk *walk_take(struct pw *w)
+/* The part's walk and interning, taken at its first slice; -1 when out of memory. */
+static int walk_begin(struct pw *w, struct ppart *pp)
 {
-	pthread_mutex_lock(&w->wsync.mu);
-	struct pwalk *wk = w->walks;
-	if (wk)
-		w->walks = wk->next;
-	pthread_mutex_unlock(&w->wsync.mu);
-	if (!wk && !(wk = tp_calloc(1, sizeof *wk)))
-		return NULL;
-	wk->nrec = 0;
-	wk->evb.len = 0;
-	intern_reset(wk);
-	return wk;
-}
-
-static void walk_give(struct pw *w, struct pwalk *wk)
-{
-	pthread_mutex_lock(&w->wsync.mu);
-	wk->next = w->walks;
-	w->walks = wk;
-	pthread_mutex_unlock(&w->wsync.mu);
+	if (!(pp->wk = pool_take(w, &w->walks, sizeof *pp->wk)) ||
+	    !(pp->it = pool_take(w, &w->ints, sizeof *pp->it)))
+		return -1;
+	pp->wk->nrec = 0;
+	pp->wk->evb.len = 0;
+	intern_reset(pp->it);
+	return 0;
 }
 
 static void walk_free(struct pwalk *wk)
 {
-	TP_FREE_ALL(wk->rec, wk->h, wk->memo);
+	tp_free(wk->rec);
 	tp_pb_free(&wk->evb);
-	tp_pb_free(&wk->ev);
-	tp_pb_free(&wk->in);
 	tp_free(wk);
+}
+
+static void int_free(struct pint *it)
+{
+	TP_FREE_ALL(it->h, it->memo);
+	tp_pb_free(&it->ev);
+	tp_pb_free(&it->in);
+	tp_free(it);
 }
 
 /* Slice s's track event and interned data (on lane l of its track), framed as the fields of
  * its packet, appended to the part's evb; -1 when out of memory. */
-static int record_event(struct pwalk *pp, struct prec *r, size_t l, const struct tp_sink_slice *s)
+static int record_event(struct pint *pp, struct tp_pb *evb, struct prec *r, size_t l,
+                        const struct tp_sink_slice *s)
 {
 	struct enc e = {pp, l};
 	if (memo_room(pp, l) || put_event(&e, s))
@@ -463,9 +487,9 @@ static int record_event(struct pwalk *pp, struct prec *r, size_t l, const struct
 	size_t m = 1 + tp_pb_varint_size(pp->ev.len) + pp->ev.len;
 	if (pp->in.len)
 		m += 1 + tp_pb_varint_size(pp->in.len) + pp->in.len;
-	if (tp_pb_reserve(&pp->evb, m))
+	if (tp_pb_reserve(evb, m))
 		return -1;
-	uint8_t *q = pp->evb.p + pp->evb.len;
+	uint8_t *q = evb->p + evb->len;
 	*q++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
 	q += tp_pb_varint_to(q, pp->ev.len);
 	memcpy(q, pp->ev.p, pp->ev.len);
@@ -475,7 +499,7 @@ static int record_event(struct pwalk *pp, struct prec *r, size_t l, const struct
 		q += tp_pb_varint_to(q, pp->in.len);
 		memcpy(q, pp->in.p, pp->in.len);
 	}
-	pp->evb.len += m;
+	evb->len += m;
 	r->mid = (uint32_t)m;
 	return 0;
 }
@@ -489,7 +513,7 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	struct ppart *pp = &w->parts[slot];
 	if (pp->oom)
 		return TP_OK;
-	if (!pp->wk && !(pp->wk = walk_take(w))) {
+	if (!pp->wk && walk_begin(w, pp)) {
 		pp->oom = 1;
 		return TP_OK;
 	}
@@ -510,7 +534,7 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 	r->track = (uint32_t)t;
 	r->mid = 0;
 	/* group and seq are set before the parts and only read meanwhile. */
-	if (t < w->nts && w->ts[t].seq && record_event(wk, r, t - w->ts[t].group, s))
+	if (t < w->nts && w->ts[t].seq && record_event(pp->it, &wk->evb, r, t - w->ts[t].group, s))
 		pp->oom = 1;
 	return TP_OK;
 }
@@ -567,61 +591,51 @@ static int encode_slice(struct pw *w, struct ppart *pp, struct penc *x, const st
 	return 0;
 }
 
-/* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb; -1 when out
- * of memory or when the compression fails. */
+/* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb: compressed
+ * past the longest framing, then moved next to its own; -1 when out of memory or when the
+ * compression fails. */
 static int compress_chunk(struct ppart *pp, struct penc *x, const uint8_t *p, size_t n)
 {
 	size_t bound = libdeflate_zlib_compress_bound(x->z, n);
-	if (tp_pb_reserve(&x->zs, bound))
+	if (tp_pb_reserve(&pp->zb, 24 + bound))
 		return -1;
-	size_t zn = libdeflate_zlib_compress(x->z, p, n, x->zs.p, bound);
-	if (!zn || tp_pb_reserve(&pp->zb, 24 + zn))
+	uint8_t *at = pp->zb.p + pp->zb.len, hdr[24];
+	size_t zn = libdeflate_zlib_compress(x->z, p, n, at + 24, bound);
+	if (!zn)
 		return -1;
-	pp->zb.len += tp_pw_zhead(pp->zb.p + pp->zb.len, zn);
-	memcpy(pp->zb.p + pp->zb.len, x->zs.p, zn);
-	pp->zb.len += zn;
+	size_t hn = tp_pw_zhead(hdr, zn);
+	memmove(at + hn, at + 24, zn);
+	memcpy(at, hdr, hn);
+	pp->zb.len += hn + zn;
 	return 0;
 }
 
-/* Cuts the part's packets into chunks from the part's start, a chunk flushed before a packet
- * that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c), and
- * compresses them. */
-static int cut_chunks(struct ppart *pp, struct penc *x)
+/* Cuts the packets made so far into chunks from the part's start, a chunk compressed before a
+ * packet that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c) and
+ * taken out of x->out, so it holds about one chunk; `last`: the rest too. x->cn / x->clen are
+ * the packets and bytes of the chunk being gathered. */
+static int cut_chunks(struct ppart *pp, struct penc *x, int last)
 {
-	const struct pbytes *o = &x->out;
-	const uint8_t *src = o->b.p;
-	size_t len = 0; /* bytes of the chunk, starting at src */
-	pp->zb.len = 0;
-	for (size_t i = 0; i < o->n; i++) {
-		size_t body = o->body[i], total = 1 + tp_pb_varint_size(body) + body;
+	struct pbytes *o = &x->out;
+	size_t i = x->cn, len = x->clen;
+	while (i < o->n) {
+		size_t body = o->body[i];
 		if (len && len + 11 + body > CHUNK_BYTES) {
-			if (compress_chunk(pp, x, src, len))
+			if (compress_chunk(pp, x, o->b.p, len))
 				return -1;
-			src += len;
-			len = 0;
+			memmove(o->b.p, o->b.p + len, o->b.len - len);
+			o->b.len -= len;
+			memmove(o->body, o->body + i, (o->n - i) * sizeof *o->body);
+			o->n -= i;
+			i = len = 0;
+			continue;
 		}
-		len += total;
+		len += 1 + tp_pb_varint_size(body) + body;
+		i++;
 	}
-	return len ? compress_chunk(pp, x, src, len) : 0;
-}
-
-/* An encoder from the pool, or a new one; NULL when out of memory. */
-static struct penc *enc_take(struct pw *w)
-{
-	pthread_mutex_lock(&w->wsync.mu);
-	struct penc *x = w->encs;
-	if (x)
-		w->encs = x->next;
-	pthread_mutex_unlock(&w->wsync.mu);
-	return x ? x : tp_calloc(1, sizeof *x);
-}
-
-static void enc_give(struct pw *w, struct penc *x)
-{
-	pthread_mutex_lock(&w->wsync.mu);
-	x->next = w->encs;
-	w->encs = x;
-	pthread_mutex_unlock(&w->wsync.mu);
+	x->cn = i;
+	x->clen = len;
+	return last && len ? compress_chunk(pp, x, o->b.p, len) : 0;
 }
 
 /* The part's packets into x: the previous track's closing ENDs (head), then its slices'; then
@@ -630,7 +644,16 @@ static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 {
 	x->out.b.len = 0;
 	x->out.n = 0;
+	x->cn = x->clen = 0;
+	if (!pp->zb.p) {
+		pthread_mutex_lock(&w->wsync.mu);
+		if (w->nspare)
+			pp->zb = w->spare[--w->nspare];
+		pthread_mutex_unlock(&w->wsync.mu);
+	}
 	pp->zb.len = 0;
+	if (w->compress && !x->z && !(x->z = libdeflate_alloc_compressor(w->level)))
+		return -1;
 	if (pp->head.n) {
 		struct pbytes *o = &x->out, *h = &pp->head;
 		if (tp_pb_reserve(&o->b, h->b.len))
@@ -644,34 +667,32 @@ static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 	const struct pwalk *wk = pp->wk;
 	const uint8_t *mid = wk ? wk->evb.p : NULL;
 	for (size_t k = 0; wk && k < wk->nrec; k++) {
-		if (encode_slice(w, pp, x, &wk->rec[k], mid))
+		if (encode_slice(w, pp, x, &wk->rec[k], mid) ||
+		    (w->compress && cut_chunks(pp, x, 0)))
 			return -1;
 		mid += wk->rec[k].mid;
 	}
-	if (!w->compress) {
-		struct tp_pb t = pp->zb;
-		pp->zb = x->out.b;
-		x->out.b = t;
-		return 0;
-	}
-	if (!x->z && !(x->z = libdeflate_alloc_compressor(w->level)))
-		return -1;
-	return cut_chunks(pp, x);
+	if (w->compress)
+		return cut_chunks(pp, x, 1);
+	struct tp_pb t = pp->zb;
+	pp->zb = x->out.b;
+	x->out.b = t;
+	return 0;
 }
 
 static int encode_part(struct pw *w, struct ppart *pp)
 {
-	struct penc *x = enc_take(w);
+	struct penc *x = pool_take(w, &w->encs, sizeof *x);
 	if (!x) {
 		if (pp->wk)
-			walk_give(w, pp->wk);
+			pool_give(w, &w->walks, pp->wk);
 		pp->wk = NULL;
 		return -1;
 	}
 	int st = encode_with(w, pp, x);
-	enc_give(w, x);
+	pool_give(w, &w->encs, x);
 	if (pp->wk)
-		walk_give(w, pp->wk);
+		pool_give(w, &w->walks, pp->wk);
 	pp->wk = NULL;
 	return st;
 }
@@ -698,7 +719,9 @@ static void write_queued(struct pw *w)
 		if (err && !w->werr)
 			w->werr = err;
 		e->state = WQ_FREE;
-		tp_pb_free(&e->b);
+		e->b.len = 0;
+		w->spare[w->nspare++] = e->b;
+		memset(&e->b, 0, sizeof e->b);
 		while (w->wq_head < w->wq_tail && w->wq[w->wq_head % w->nwq].state == WQ_FREE)
 			w->wq_head++;
 		pthread_cond_broadcast(&w->wsync.cv_done);
@@ -770,9 +793,8 @@ int tp_pw_emit2(void *ctx, size_t slot)
 		return TP_OK;
 	pthread_mutex_lock(&w->wsync.mu);
 	struct wq_ent *e = &w->wq[w->wq_tail++ % w->nwq];
-	struct tp_pb t = e->b; /* FREE: no buffer (write_queued freed it) */
-	e->b = *b;
-	*b = t;
+	e->b = *b; /* FREE: no buffer (write_queued kept it as a spare) */
+	memset(b, 0, sizeof *b);
 	e->off = w->poff;
 	e->state = WQ_QUEUED;
 	w->poff += e->b.len;
@@ -786,6 +808,8 @@ void tp_pw_parts_free(struct pw *w)
 		struct ppart *pp = &w->parts[i];
 		if (pp->wk)
 			walk_free(pp->wk);
+		if (pp->it)
+			int_free(pp->it);
 		tp_pb_free(&pp->zb);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
@@ -798,6 +822,11 @@ void tp_pw_parts_free(struct pw *w)
 		w->walks = wk->next;
 		walk_free(wk);
 	}
+	while (w->ints) {
+		struct pint *it = w->ints;
+		w->ints = it->next;
+		int_free(it);
+	}
 	while (w->encs) {
 		struct penc *x = w->encs;
 		w->encs = x->next;
@@ -806,7 +835,6 @@ void tp_pw_parts_free(struct pw *w)
 		tp_pb_free(&x->out.b);
 		tp_free(x->out.body);
 		tp_pb_free(&x->pkt);
-		tp_pb_free(&x->zs);
 		tp_free(x);
 	}
 	tp_free(w->parts);
@@ -814,6 +842,11 @@ void tp_pw_parts_free(struct pw *w)
 	w->nparts = 0;
 	for (size_t i = 0; i < w->nwq; i++)
 		tp_pb_free(&w->wq[i].b);
+	for (size_t i = 0; i < w->nspare; i++)
+		tp_pb_free(&w->spare[i]);
+	tp_free(w->spare);
+	w->spare = NULL;
+	w->nspare = 0;
 	tp_free(w->wq);
 	w->wq = NULL;
 	w->nwq = 0;

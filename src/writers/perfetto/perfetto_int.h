@@ -131,25 +131,33 @@ struct pent {
 	uint64_t mask;
 };
 
-/* A part's walk: its slices' records and encoded events, and the interning that encoded them
- * (its own table, iids from 1 per kind, and its lanes' memos). Taken from a pool (struct pw's
+/* A part's walk: its slices' records and encoded events. Taken from a pool (struct pw's
  * walks) at the part's first slice and given back once its packets are made, so there are as
- * many as parts are between the two at once, not one per part slot. */
+ * many as parts are between the two at once, not one per part slot. Pooled structs start with
+ * their link in the pool. */
 struct pwalk {
+	void *next;
 	struct prec *rec;
 	size_t nrec, cap_rec;
 	struct tp_pb evb; /* the slices' packet middles, in order (struct prec's mid) */
-	struct pent *h;   /* the part's intern table */
+};
+
+/* The interning that encodes a part's events while it is walked: its own table (iids from 1
+ * per kind), its lanes' memos and the event's scratch. Taken from a pool (struct pw's ints) at
+ * the part's first slice and given back once the walk is over (tp_pw_emit). */
+struct pint {
+	void *next;
+	struct pent *h; /* the part's intern table */
 	size_t nh, cap_h;
 	uint32_t next_iid[4]; /* per kind, the last iid given in the part */
 	struct memo *memo;    /* MEMO_SLOTS per lane (< 64), zeroed for lanes [0, nmemo) */
 	size_t nmemo, cap_memo;
-	struct tp_pb ev, in; /* scratch: a slice's track event, its interned data */
-	struct pwalk *next;  /* in the pool */
+	struct tp_pb ev, in; /* a slice's track event, its interned data */
 };
 
 struct ppart {
 	struct pwalk *wk; /* its walk (NULL: no slice yet, or given back) */
+	struct pint *it;  /* its interning while it is walked (NULL: none) */
 	int oom;          /* recording ran out of memory */
 	size_t group;     /* the part's track: sink tracks group .. group + nlanes - 1 */
 	struct plane *lane;
@@ -160,13 +168,14 @@ struct ppart {
 };
 
 /* What encoding a part's packets needs only while it runs (tp_pw_encode_slot): the packets,
- * a packet's scratch, the compressor and its output. Kept in a pool (struct pw's encs), so
+ * a packet's scratch and the compressor. Kept in a pool (struct pw's encs), so
  * there are as many as parts were encoded at once, not one per part slot. */
 struct penc {
-	struct pbytes out;
-	struct tp_pb pkt, zs;
+	void *next;
+	struct pbytes out; /* compressing: the packets not yet in a chunk */
+	size_t cn, clen;   /* the chunk being gathered from out's start: packets, bytes */
+	struct tp_pb pkt;
 	struct libdeflate_compressor *z;
-	struct penc *next; /* in the pool */
 };
 
 /* A part's chunks waiting to be written at their place (struct pw's write queue): FREE ->
@@ -200,8 +209,13 @@ struct pw {
 	uint64_t slices;
 	struct ppart *parts; /* the part slots */
 	size_t nparts;
-	struct penc *encs;   /* the encoders not in use (under wsync.mu while at_offsets) */
-	struct pwalk *walks; /* the walks not in use (idem) */
+	/* The pools (lists of struct penc, pwalk, pint not in use; under wsync.mu while
+	 * at_offsets). */
+	void *encs, *walks, *ints;
+	/* Chunk buffers written out, kept for the parts encoded next (as many as parts are
+	 * between their encoding and their write at once); room for nparts + nwq. */
+	struct tp_pb *spare;
+	size_t nspare;
 	/* The parts' write queue: entries [wq_head, wq_tail) (index % nwq) hold parts given their
 	 * place (poff: the next part's) and not written yet; any thread that encodes a part
 	 * writes them first (pwrite), the driving thread the last ones (tp_pw_parts_done). Under
