@@ -518,15 +518,11 @@ int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
 		return TP_OK;
 	}
 	struct pwalk *wk = pp->wk;
-	if (wk->nrec == wk->cap_rec) {
-		struct prec *g = tp_grow(wk->rec, sizeof *g, wk->nrec + 1, &wk->cap_rec);
-		if (!g) {
-			pp->oom = 1;
-			return TP_OK;
-		}
-		wk->rec = g;
+	struct prec *r = tp_push(&wk->rec, sizeof *r, &wk->nrec, &wk->cap_rec);
+	if (!r) {
+		pp->oom = 1;
+		return TP_OK;
 	}
-	struct prec *r = &wk->rec[wk->nrec++];
 	size_t t = s->track->index;
 	r->ts = s->ts_ns;
 	r->dur = s->dur_ns;
