@@ -821,7 +821,8 @@ int tp_chrome_write_ex(const struct tp_profile *p, const struct tp_analysis *a, 
 		                              cw_part_slice,
 		                              cw_emit,
 		                              cw_write_part,
-		                              cw_emit2};
+		                              cw_emit2,
+		                              0};
 		st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	}
 	workers_stop(&w);

@@ -1,21 +1,27 @@
 /*
  * parts.c — the Perfetto writer's slices in parts (tp_sink_drive_parts), so that walking,
  * encoding and compressing them use every thread, the trace the same bytes for any number:
- *   1. a part's walk records its slices (tp_pw_part_slice, any thread): strings by address,
- *      which tp_sink_drive keeps valid and the same for the whole drive;
+ *   1. a part's walk records its slices (tp_pw_part_slice, any thread) and encodes each one's
+ *      track event and interned data, which depend on the part alone (its own interning, of
+ *      strings by address, which tp_sink_drive keeps valid and the same for the whole drive);
  *   2. in part order, on the driving thread, the part's lanes are decided (tp_pw_decide,
  *      perfetto.c): the previous track's closing ENDs and the lanes' state at its start;
- *   3. the part's packets are interned, encoded and compressed (tp_pw_encode_slot, any
- *      thread). A part is self-contained: each lane it uses starts its sequence over at the
- *      lane's first packet in the part (put_lane_head: SEQ_INCREMENTAL_STATE_CLEARED, the
- *      defaults and the incremental clock at the lane's last time), so its interning depends
- *      on the part alone; its packets are cut into chunks from the part's start;
+ *   3. the part's packets are put together and compressed (tp_pw_encode_slot, any thread). A
+ *      part is self-contained: each lane it uses starts its sequence over at the lane's first
+ *      packet in the part (put_lane_head: SEQ_INCREMENTAL_STATE_CLEARED, the defaults and the
+ *      incremental clock at the lane's last time), so its interning depends on the part alone;
+ *      its packets are cut into chunks from the part's start;
  *   4. in part order, the part's compressed chunks are written (tp_pw_emit2).
  * The parts are fixed by the profile (tp_sink_parts), never by the thread count.
  *
- * Owns the part slots (struct ppart): each holds one part's records, intern table, packets and
- * compressed chunks, about a part's share of the trace uncompressed; at most 2 x threads slots
- * exist.
+ * Owns the part slots (struct ppart) and the pools of what a part needs only for a while, so
+ * that what exists grows with the parts open at once (at most threads + 2: tp_sink_parts.lean),
+ * not with the 2 x threads slots: a part's walk (struct pwalk: records and encoded events, from
+ * its first slice until its packets are made), its interning (struct pint: intern table and
+ * memos, until its walk is over), an encoder (struct penc: packets and compressor, while it is
+ * encoded; it holds about one chunk of packets: chunks are compressed as they fill) and the
+ * buffers of the chunks written (kept as spares for the next parts). A slot itself holds the
+ * part's lanes, its head packets and its compressed chunks until they are queued.
  */
 #include <errno.h>
 #include <libdeflate.h>
@@ -29,8 +35,28 @@ static uint8_t *vput(uint8_t *o, uint64_t v)
 	return o + tp_pb_varint_to(o, v);
 }
 
+/* An entry of pool `list` (a struct starting with its link), or a new zeroed one of `size`
+ * bytes; NULL when out of memory. */
+static void *pool_take(struct pw *w, void **list, size_t size)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	void *x = *list;
+	if (x)
+		memcpy(list, x, sizeof *list);
+	pthread_mutex_unlock(&w->wsync.mu);
+	return x ? x : tp_calloc(1, size);
+}
+
+static void pool_give(struct pw *w, void **list, void *x)
+{
+	pthread_mutex_lock(&w->wsync.mu);
+	memcpy(x, list, sizeof *list);
+	*list = x;
+	pthread_mutex_unlock(&w->wsync.mu);
+}
+
 /* ---------------------------------------------------------------------------------------- */
-/* Recording a part's slices (any thread)                                                   */
+/* The part slots, the lanes decided (the driving thread)                                   */
 /* ---------------------------------------------------------------------------------------- */
 
 /* The part slots, and the write queue: what the driving thread wrote before (the descriptors)
@@ -45,6 +71,8 @@ int tp_pw_slots(void *ctx, size_t n)
 	if (!(w->wq = tp_calloc(2 * n + 2, sizeof *w->wq)))
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	w->nwq = 2 * n + 2;
+	if (!(w->spare = tp_calloc(n + w->nwq, sizeof *w->spare)))
+		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory", w->path);
 	int st = tp_perfetto_flush_chunk(w);
 	if (!st)
 		st = tp_perfetto_zcollect(w);
@@ -60,50 +88,15 @@ int tp_pw_slots(void *ctx, size_t n)
 	return TP_OK;
 }
 
-/* Room for one more record with nargs arguments and nflows flows; -1 when out of memory. */
-static int rec_room(struct ppart *pp, size_t nargs, size_t nflows)
-{
-	if (pp->nrec == pp->cap_rec) {
-		struct prec *g = tp_grow(pp->rec, sizeof *g, pp->nrec + 1, &pp->cap_rec);
-		if (!g)
-			return -1;
-		pp->rec = g;
-	}
-	if (pp->narg + nargs > pp->cap_arg) {
-		struct tp_sink_parg *g =
-		    tp_grow(pp->arg, sizeof *g, pp->narg + nargs, &pp->cap_arg);
-		if (!g)
-			return -1;
-		pp->arg = g;
-	}
-	if (pp->nflow + nflows > pp->cap_flow) {
-		uint64_t *g = tp_grow(pp->flow, sizeof *g, pp->nflow + nflows, &pp->cap_flow);
-		if (!g)
-			return -1;
-		pp->flow = g;
-	}
-	return 0;
-}
-
-/* Out of memory is reported in order, when the part's interning is decided. */
-int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
-{
-	struct pw *w = ctx;
-	struct ppart *pp = &w->parts[slot];
-	if (pp->oom || rec_room(pp, s->num_args, s->num_flows_out)) {
-		pp->oom = 1;
-		return TP_OK;
-	}
-	struct prec *r = &pp->rec[pp->nrec++];
-	r->track = (uint32_t)s->track->index;
-	tp_sink_record(&r->r, pp->arg, &pp->narg, pp->flow, &pp->nflow, s);
-	return TP_OK;
-}
-
+/* The walk is over: its interning goes back to the pool. */
 int tp_pw_emit(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
-	return tp_pw_decide(w, &w->parts[slot]);
+	struct ppart *pp = &w->parts[slot];
+	if (pp->it)
+		pool_give(w, &w->ints, pp->it);
+	pp->it = NULL;
+	return tp_pw_decide(w, pp);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -154,44 +147,31 @@ int tp_pw_put_end(struct pbytes *o, const struct tstate *t, int64_t last, int64_
 	return 0;
 }
 
-/* A slice's packet: the sequence id (pkt), the track event, the interned data when any, the
- * timestamp (tsb). Field order inside a message carries no meaning in protobuf; it is chosen
- * for the compressor, which matches each packet against the previous ones of its track: the
- * sequence id first, next to the packet's length, and the timestamp delta last, next to the
- * following packet's varying length, keep the bytes that change from packet to packet
- * together, so fewer matches break (docs/perf-notes/trace-writers.md has the measurements). */
-static int put_slice_packet(struct ppart *pp, const uint8_t *tsb, size_t tsn)
+/* A slice's packet: the sequence id, its middle (the track event, the interned data when any:
+ * record_event), the timestamp (tsb). Field order inside a message carries no meaning in
+ * protobuf; it is chosen for the compressor, which matches each packet against the previous
+ * ones of its track: the sequence id first, next to the packet's length, and the timestamp
+ * delta last, next to the following packet's varying length, keep the bytes that change from
+ * packet to packet together, so fewer matches break (docs/perf-notes/trace-writers.md has the
+ * measurements). */
+static int put_slice_packet(struct pbytes *o, const struct tstate *t, const uint8_t *mid, size_t m,
+                            const uint8_t *tsb, size_t tsn)
 {
-	size_t body = pp->pkt.len + tsn + 1 + tp_pb_varint_size(pp->ev.len) + pp->ev.len;
-	if (pp->in.len)
-		body += 1 + tp_pb_varint_size(pp->in.len) + pp->in.len;
-	struct pbytes *o = &pp->out;
+	size_t body = t->seqn + m + tsn;
 	if (tp_pb_reserve(&o->b, 11 + body) || body_add(o, body))
 		return -1;
 	uint8_t *q = o->b.p + o->b.len;
 	*q++ = (uint8_t)(F_TRACE_PACKET << 3 | TP_PB_LEN);
 	q += tp_pb_varint_to(q, body);
-	memcpy(q, pp->pkt.p, pp->pkt.len);
-	q += pp->pkt.len;
-	*q++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
-	q += tp_pb_varint_to(q, pp->ev.len);
-	memcpy(q, pp->ev.p, pp->ev.len);
-	q += pp->ev.len;
-	if (pp->in.len) {
-		*q++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
-		q += tp_pb_varint_to(q, pp->in.len);
-		memcpy(q, pp->in.p, pp->in.len);
-		q += pp->in.len;
-	}
+	memcpy(q, t->seqv, t->seqn);
+	q += t->seqn;
+	memcpy(q, mid, m);
+	q += m;
 	memcpy(q, tsb, tsn);
 	q += tsn;
 	o->b.len = (size_t)(q - o->b.p);
 	return 0;
 }
-
-/* ---------------------------------------------------------------------------------------- */
-/* Encoding a part from its decisions (any thread)                                          */
-/* ---------------------------------------------------------------------------------------- */
 
 /* ---------------------------------------------------------------------------------------- */
 /* A part's interning (any thread): its own table, iids from 1 per kind                      */
@@ -215,7 +195,7 @@ static size_t pent_rehash(const void *e, size_t cap)
 }
 
 /* The entry of s as kind, added (iid 0, no lanes) when absent; NULL when out of memory. */
-static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
+static struct pent *pent_get(struct pint *pp, const char *s, uint32_t kind)
 {
 	if (pp->nh * 2 >= pp->cap_h) {
 		struct pent *g =
@@ -239,21 +219,32 @@ static struct pent *pent_get(struct ppart *pp, const char *s, uint32_t kind)
 	return e;
 }
 
-/* Empties the part's intern table and memos for its encoding; -1 when out of memory. */
-static int intern_reset(struct ppart *pp)
+/* Empties the part's intern table and memos for its walk. */
+static void intern_reset(struct pint *pp)
 {
 	if (pp->nh)
 		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
 	pp->nh = 0;
 	memset(pp->next_iid, 0, sizeof pp->next_iid);
-	size_t n = (pp->nlanes < 64 ? pp->nlanes : 64) * MEMO_SLOTS;
+	pp->nmemo = 0;
+}
+
+/* Zeroed memos for lane l and those before it (lanes past 63 have none); -1 when out of
+ * memory. */
+static int memo_room(struct pint *pp, size_t l)
+{
+	if (l >= 64 || l < pp->nmemo)
+		return 0;
+	size_t n = (l + 1) * MEMO_SLOTS;
 	if (n > pp->cap_memo) {
 		struct memo *g = tp_grow(pp->memo, sizeof *g, n, &pp->cap_memo);
 		if (!g)
 			return -1;
 		pp->memo = g;
 	}
-	memset(pp->memo, 0, n * sizeof *pp->memo);
+	memset(pp->memo + pp->nmemo * MEMO_SLOTS, 0,
+	       (n - pp->nmemo * MEMO_SLOTS) * sizeof *pp->memo);
+	pp->nmemo = l + 1;
 	return 0;
 }
 
@@ -262,7 +253,7 @@ static int intern_reset(struct ppart *pp)
  * every use defines); 0 for a string value's first use in the part (written inline: unique
  * strings, shapes and layer names, are cheaper inline than defined and referenced). Sets
  * pp->in.oom when out of memory. */
-static uint64_t intern_miss(struct ppart *pp, uint32_t kind, size_t l, struct memo *mo,
+static uint64_t intern_miss(struct pint *pp, uint32_t kind, size_t l, struct memo *mo,
                             const char *s)
 {
 	struct pent *e = pent_get(pp, s, kind);
@@ -297,7 +288,7 @@ static uint64_t intern_miss(struct ppart *pp, uint32_t kind, size_t l, struct me
 /* intern_miss through the lane's two-entry memo at `slot` (SIZE_MAX: none); hits are inlined:
  * on the latest (most calls) and on the other (which then becomes the latest: keys and values
  * alternating at one argument position). */
-static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t slot, const char *s)
+static inline uint64_t intern(struct pint *pp, uint32_t kind, size_t l, size_t slot, const char *s)
 {
 	struct memo *mo = l < 64 && slot < MEMO_SLOTS ? &pp->memo[l * MEMO_SLOTS + slot] : NULL;
 	if (mo && mo->s[0] == s)
@@ -315,12 +306,12 @@ static inline uint64_t intern(struct ppart *pp, uint32_t kind, size_t l, size_t 
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Encoding a part (any thread)                                                             */
+/* A slice's track event (the walk, any thread)                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The encoding's walk: the part, the lane of the slice being encoded. */
+/* The event's encoding: the part, the lane of the slice being encoded. */
 struct enc {
-	struct ppart *pp;
+	struct pint *pp;
 	size_t lane;
 };
 
@@ -348,7 +339,7 @@ static uint64_t use_iid(struct enc *e, uint32_t kind, size_t slot, const char *s
  * share of the encoder's work). */
 static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size_t pos, uint8_t *o)
 {
-	struct ppart *pp = e->pp;
+	struct pint *pp = e->pp;
 	uint64_t kiid = use_iid(e, IK_KEY, pos < CACHE_SLOTS ? 2 + pos : SIZE_MAX, a->key);
 	uint8_t *body = o + 2, *q = body;
 	*q++ = F_DA_NAME_IID << 3 | TP_PB_VARINT;
@@ -422,13 +413,13 @@ static uint8_t *put_flow(uint8_t *o, unsigned field, uint64_t v)
 
 /* The track event of slice r into pp->ev (its interned entries into pp->in); -1 when out of
  * memory. */
-static int put_event(struct enc *e, const struct tp_sink_rec *r)
+static int put_event(struct enc *e, const struct tp_sink_slice *r)
 {
-	struct ppart *pp = e->pp;
+	struct pint *pp = e->pp;
 	pp->in.len = 0;
 	pp->ev.len = 0; /* the event is written through a raw pointer; len is set at the end */
 	/* Room for everything but strings written inline, which put_annotation reserves. */
-	size_t room = 32 + 26 * (size_t)r->nargs + 12 * ((size_t)r->nflows + 1);
+	size_t room = 32 + 26 * r->num_args + 12 * (r->num_flows_out + 1);
 	if (tp_pb_reserve(&pp->ev, room))
 		return -1;
 	uint8_t *o = pp->ev.p;
@@ -437,30 +428,127 @@ static int put_event(struct enc *e, const struct tp_sink_rec *r)
 	/* Flows right after the type, then category and name, then the annotations: the
 	 * annotations end with the values that change every command (Cmd Id, dependency), which
 	 * then sit next to the packet's timestamp trailer, which compresses best. */
-	for (size_t i = 0; i < r->nflows; i++)
-		o = put_flow(o, F_TE_FLOW_IDS, pp->flow[r->flow0 + i]);
+	for (size_t i = 0; i < r->num_flows_out; i++)
+		o = put_flow(o, F_TE_FLOW_IDS, r->flows_out[i]);
 	if (r->flow_in)
 		o = put_flow(o, F_TE_TERM_FLOW_IDS, r->flow_in);
 	*o++ = F_TE_CATEGORY_IIDS << 3 | TP_PB_VARINT;
-	o = vput(o, use_iid(e, IK_CAT, 0, r->cat ? r->cat : ""));
+	o = vput(o, use_iid(e, IK_CAT, 0, r->category ? r->category : ""));
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
 	o = vput(o, use_iid(e, IK_NAME, 1, r->name ? r->name : ""));
-	for (size_t i = 0; i < r->nargs; i++)
-		o = put_annotation(e, &pp->arg[r->arg0 + i], i, o);
+	for (size_t i = 0; i < r->num_args; i++) {
+		struct tp_sink_parg a;
+		tp_sink_arg_pack(&a, &r->args[i]);
+		o = put_annotation(e, &a, i, o);
+	}
 	pp->ev.len = (size_t)(o - pp->ev.p);
 	return pp->in.oom ? -1 : 0;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Recording a part's slices, their events encoded (any thread)                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The part's walk and interning, taken at its first slice; -1 when out of memory. */
+static int walk_begin(struct pw *w, struct ppart *pp)
+{
+	if (!(pp->wk = pool_take(w, &w->walks, sizeof *pp->wk)) ||
+	    !(pp->it = pool_take(w, &w->ints, sizeof *pp->it)))
+		return -1;
+	pp->wk->nrec = 0;
+	pp->wk->evb.len = 0;
+	intern_reset(pp->it);
+	return 0;
+}
+
+static void walk_free(struct pwalk *wk)
+{
+	tp_free(wk->rec);
+	tp_pb_free(&wk->evb);
+	tp_free(wk);
+}
+
+static void int_free(struct pint *it)
+{
+	TP_FREE_ALL(it->h, it->memo);
+	tp_pb_free(&it->ev);
+	tp_pb_free(&it->in);
+	tp_free(it);
+}
+
+/* Slice s's track event and interned data (on lane l of its track), framed as the fields of
+ * its packet, appended to the part's evb; -1 when out of memory. */
+static int record_event(struct pint *pp, struct tp_pb *evb, struct prec *r, size_t l,
+                        const struct tp_sink_slice *s)
+{
+	struct enc e = {pp, l};
+	if (memo_room(pp, l) || put_event(&e, s))
+		return -1;
+	size_t m = 1 + tp_pb_varint_size(pp->ev.len) + pp->ev.len;
+	if (pp->in.len)
+		m += 1 + tp_pb_varint_size(pp->in.len) + pp->in.len;
+	if (tp_pb_reserve(evb, m))
+		return -1;
+	uint8_t *q = evb->p + evb->len;
+	*q++ = (uint8_t)(F_PKT_TRACK_EVENT << 3 | TP_PB_LEN);
+	q += tp_pb_varint_to(q, pp->ev.len);
+	memcpy(q, pp->ev.p, pp->ev.len);
+	q += pp->ev.len;
+	if (pp->in.len) {
+		*q++ = (uint8_t)(F_PKT_INTERNED << 3 | TP_PB_LEN);
+		q += tp_pb_varint_to(q, pp->in.len);
+		memcpy(q, pp->in.p, pp->in.len);
+	}
+	evb->len += m;
+	r->mid = (uint32_t)m;
+	return 0;
+}
+
+/* Records the slice and encodes its event (the first of a part starts the part's interning
+ * over). A slice on an undeclared track is recorded without one: tp_pw_decide reports it, in
+ * order, as it reports running out of memory here. */
+int tp_pw_part_slice(void *ctx, size_t slot, const struct tp_sink_slice *s)
+{
+	struct pw *w = ctx;
+	struct ppart *pp = &w->parts[slot];
+	if (pp->oom)
+		return TP_OK;
+	if (!pp->wk && walk_begin(w, pp)) {
+		pp->oom = 1;
+		return TP_OK;
+	}
+	struct pwalk *wk = pp->wk;
+	struct prec *r = tp_push(&wk->rec, sizeof *r, &wk->nrec, &wk->cap_rec);
+	if (!r) {
+		pp->oom = 1;
+		return TP_OK;
+	}
+	size_t t = s->track->index;
+	r->ts = s->ts_ns;
+	r->dur = s->dur_ns;
+	r->name = s->name;
+	r->track = (uint32_t)t;
+	r->mid = 0;
+	/* group and seq are set before the parts and only read meanwhile. */
+	if (t < w->nts && w->ts[t].seq && record_event(pp->it, &wk->evb, r, t - w->ts[t].group, s))
+		pp->oom = 1;
+	return TP_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* A part's packets (any thread)                                                            */
+/* ---------------------------------------------------------------------------------------- */
 
 /* Starts the sequence of lane ln (track state t) over, as the lane's first packet in the part:
  * flags CLEARED | NEEDS_INCREMENTAL_STATE (the reader drops the interned entries and defaults
  * the sequence had), the defaults again (clock 64, the track) and a ClockSnapshot putting the
  * incremental clock 64 at the lane's last time (the next delta continues from there). */
-static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane *ln)
+static int put_lane_head(struct penc *x, const struct tstate *t, struct plane *ln)
 {
-	struct tp_pb *b = &pp->pkt;
+	struct tp_pb *b = &x->pkt;
 	b->len = 0;
 	tp_pw_seq_head(b, t->seq, 0, ln->last);
-	struct pbytes *o = &pp->out;
+	struct pbytes *o = &x->out;
 	if (b->oom || tp_pb_reserve(&o->b, 11 + b->len) || body_add(o, b->len))
 		return -1;
 	uint8_t *q = o->b.p + o->b.len;
@@ -472,34 +560,26 @@ static int put_lane_head(struct ppart *pp, const struct tstate *t, struct plane 
 	return 0;
 }
 
-/* Slice r's packets: its lane's head at the lane's first packet in the part, the ENDs its
- * start closes on its lane, then its own. */
-static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
+/* Slice r's packets (its middle at mid): its lane's head at the lane's first packet in the
+ * part, the ENDs its start closes on its lane, then its own. */
+static int encode_slice(struct pw *w, struct ppart *pp, struct penc *x, const struct prec *r,
+                        const uint8_t *mid)
 {
-	struct ppart *pp = e->pp;
-	const struct tp_sink_rec *r = &pr->r;
-	const struct tstate *t = &w->ts[pr->track];
-	e->lane = pr->track - pp->group;
-	struct plane *ln = &pp->lane[e->lane];
-	if (!ln->started && put_lane_head(pp, t, ln))
+	const struct tstate *t = &w->ts[r->track];
+	struct plane *ln = &pp->lane[r->track - pp->group];
+	if (!ln->started && put_lane_head(x, t, ln))
 		return -1;
 	while (ln->depth && ln->ends[ln->depth - 1] <= r->ts) {
 		int64_t end = ln->ends[--ln->depth];
-		if (tp_pw_put_end(&pp->out, t, ln->last, end))
+		if (tp_pw_put_end(&x->out, t, ln->last, end))
 			return -1;
 		ln->last = end;
 	}
-	/* event_head: the sequence id first, the timestamp delta last. */
-	pp->pkt.len = 0;
-	if (tp_pb_reserve(&pp->pkt, 32))
-		return -1;
-	memcpy(pp->pkt.p, t->seqv, sizeof t->seqv); /* seqn bytes of it count */
-	pp->pkt.len = t->seqn;
 	uint8_t tsb[11];
 	tsb[0] = F_PKT_TIMESTAMP << 3 | TP_PB_VARINT;
 	size_t tsn = 1 + tp_pb_varint_to(tsb + 1, (uint64_t)(r->ts - ln->last));
 	ln->last = r->ts;
-	if (put_event(e, r) || put_slice_packet(pp, tsb, tsn))
+	if (put_slice_packet(&x->out, t, mid, r->mid, tsb, tsn))
 		return -1;
 	if (tp_pw_ends_room(&ln->ends, &ln->cap, ln->depth + 1))
 		return -1;
@@ -507,54 +587,71 @@ static int encode_slice(struct pw *w, struct enc *e, const struct prec *pr)
 	return 0;
 }
 
-/* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb; -1 when out
- * of memory or when the compression fails. */
-static int compress_chunk(struct ppart *pp, const uint8_t *p, size_t n)
+/* Compresses packets p[0 .. n) of the part as one chunk, appended framed to pp->zb: compressed
+ * past the longest framing, then moved next to its own; -1 when out of memory or when the
+ * compression fails. */
+static int compress_chunk(struct ppart *pp, struct penc *x, const uint8_t *p, size_t n)
 {
-	size_t bound = libdeflate_zlib_compress_bound(pp->z, n);
-	if (tp_pb_reserve(&pp->zs, bound))
+	size_t bound = libdeflate_zlib_compress_bound(x->z, n);
+	if (tp_pb_reserve(&pp->zb, 24 + bound))
 		return -1;
-	size_t zn = libdeflate_zlib_compress(pp->z, p, n, pp->zs.p, bound);
-	if (!zn || tp_pb_reserve(&pp->zb, 24 + zn))
+	uint8_t *at = pp->zb.p + pp->zb.len, hdr[24];
+	size_t zn = libdeflate_zlib_compress(x->z, p, n, at + 24, bound);
+	if (!zn)
 		return -1;
-	pp->zb.len += tp_pw_zhead(pp->zb.p + pp->zb.len, zn);
-	memcpy(pp->zb.p + pp->zb.len, pp->zs.p, zn);
-	pp->zb.len += zn;
+	size_t hn = tp_pw_zhead(hdr, zn);
+	memmove(at + hn, at + 24, zn);
+	memcpy(at, hdr, hn);
+	pp->zb.len += hn + zn;
 	return 0;
 }
 
-/* Cuts the part's packets into chunks from the part's start, a chunk flushed before a packet
- * that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c), and
- * compresses them. */
-static int cut_chunks(struct ppart *pp)
+/* Cuts the packets made so far into chunks from the part's start, a chunk compressed before a
+ * packet that would not fit (chunk + 11 + body > CHUNK_BYTES, as put_packet, perfetto.c) and
+ * taken out of x->out, so it holds about one chunk; `last`: the rest too. x->cn / x->clen are
+ * the packets and bytes of the chunk being gathered. */
+static int cut_chunks(struct ppart *pp, struct penc *x, int last)
 {
-	const struct pbytes *o = &pp->out;
-	const uint8_t *src = o->b.p;
-	size_t len = 0; /* bytes of the chunk, starting at src */
-	pp->zb.len = 0;
-	for (size_t i = 0; i < o->n; i++) {
-		size_t body = o->body[i], total = 1 + tp_pb_varint_size(body) + body;
+	struct pbytes *o = &x->out;
+	size_t i = x->cn, len = x->clen;
+	while (i < o->n) {
+		size_t body = o->body[i];
 		if (len && len + 11 + body > CHUNK_BYTES) {
-			if (compress_chunk(pp, src, len))
+			if (compress_chunk(pp, x, o->b.p, len))
 				return -1;
-			src += len;
-			len = 0;
+			memmove(o->b.p, o->b.p + len, o->b.len - len);
+			o->b.len -= len;
+			memmove(o->body, o->body + i, (o->n - i) * sizeof *o->body);
+			o->n -= i;
+			i = len = 0;
+			continue;
 		}
-		len += total;
+		len += 1 + tp_pb_varint_size(body) + body;
+		i++;
 	}
-	return len ? compress_chunk(pp, src, len) : 0;
+	x->cn = i;
+	x->clen = len;
+	return last && len ? compress_chunk(pp, x, o->b.p, len) : 0;
 }
 
-/* The part's packets: the previous track's closing ENDs (head), then its slices'. */
-static int encode_part(struct pw *w, struct ppart *pp)
+/* The part's packets into x: the previous track's closing ENDs (head), then its slices'; then
+ * its chunks (or, uncompressed, the packets themselves) into pp->zb. */
+static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 {
-	struct enc e = {pp, 0};
-	pp->out.b.len = 0;
-	pp->out.n = 0;
-	if (intern_reset(pp))
+	x->out.b.len = 0;
+	x->out.n = 0;
+	x->cn = x->clen = 0;
+	if (!pp->zb.p) {
+		pthread_mutex_lock(&w->wsync.mu);
+		if (w->nspare)
+			pp->zb = w->spare[--w->nspare];
+		pthread_mutex_unlock(&w->wsync.mu);
+	}
+	pp->zb.len = 0;
+	if (w->compress && !x->z && !(x->z = libdeflate_alloc_compressor(w->level)))
 		return -1;
 	if (pp->head.n) {
-		struct pbytes *o = &pp->out, *h = &pp->head;
+		struct pbytes *o = &x->out, *h = &pp->head;
 		if (tp_pb_reserve(&o->b, h->b.len))
 			return -1;
 		for (size_t i = 0; i < h->n; i++)
@@ -563,14 +660,37 @@ static int encode_part(struct pw *w, struct ppart *pp)
 		memcpy(o->b.p, h->b.p, h->b.len);
 		o->b.len = h->b.len;
 	}
-	for (size_t k = 0; k < pp->nrec; k++)
-		if (encode_slice(w, &e, &pp->rec[k]))
+	const struct pwalk *wk = pp->wk;
+	const uint8_t *mid = wk ? wk->evb.p : NULL;
+	for (size_t k = 0; wk && k < wk->nrec; k++) {
+		if (encode_slice(w, pp, x, &wk->rec[k], mid) ||
+		    (w->compress && cut_chunks(pp, x, 0)))
 			return -1;
-	if (!w->compress)
-		return 0;
-	if (!pp->z && !(pp->z = libdeflate_alloc_compressor(w->level)))
+		mid += wk->rec[k].mid;
+	}
+	if (w->compress)
+		return cut_chunks(pp, x, 1);
+	struct tp_pb t = pp->zb;
+	pp->zb = x->out.b;
+	x->out.b = t;
+	return 0;
+}
+
+static int encode_part(struct pw *w, struct ppart *pp)
+{
+	struct penc *x = pool_take(w, &w->encs, sizeof *x);
+	if (!x) {
+		if (pp->wk)
+			pool_give(w, &w->walks, pp->wk);
+		pp->wk = NULL;
 		return -1;
-	return cut_chunks(pp);
+	}
+	int st = encode_with(w, pp, x);
+	pool_give(w, &w->encs, x);
+	if (pp->wk)
+		pool_give(w, &w->walks, pp->wk);
+	pp->wk = NULL;
+	return st;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -596,6 +716,8 @@ static void write_queued(struct pw *w)
 			w->werr = err;
 		e->state = WQ_FREE;
 		e->b.len = 0;
+		w->spare[w->nspare++] = e->b;
+		memset(&e->b, 0, sizeof e->b);
 		while (w->wq_head < w->wq_tail && w->wq[w->wq_head % w->nwq].state == WQ_FREE)
 			w->wq_head++;
 		pthread_cond_broadcast(&w->wsync.cv_done);
@@ -656,21 +778,19 @@ int tp_pw_emit2(void *ctx, size_t slot)
 {
 	struct pw *w = ctx;
 	struct ppart *pp = &w->parts[slot];
-	pp->nrec = pp->narg = pp->nflow = 0;
 	if (pp->err)
 		return tp_diag_set(w->d, pp->err, "%s: out of memory encoding the trace", w->path);
 	/* Room in the queue (it is full only when no part has been encoded for a while). */
 	int err = write_wait(w, w->nwq - 1);
 	if (err)
 		return write_failed(w, err);
-	struct tp_pb *b = w->compress ? &pp->zb : &pp->out.b;
+	struct tp_pb *b = &pp->zb;
 	if (!b->len)
 		return TP_OK;
 	pthread_mutex_lock(&w->wsync.mu);
 	struct wq_ent *e = &w->wq[w->wq_tail++ % w->nwq];
-	struct tp_pb t = e->b; /* FREE: its buffer goes to the part, for its next use */
-	e->b = *b;
-	*b = t;
+	e->b = *b; /* FREE: no buffer (write_queued kept it as a spare) */
+	memset(b, 0, sizeof *b);
 	e->off = w->poff;
 	e->state = WQ_QUEUED;
 	w->poff += e->b.len;
@@ -682,27 +802,47 @@ void tp_pw_parts_free(struct pw *w)
 {
 	for (size_t i = 0; i < w->nparts; i++) {
 		struct ppart *pp = &w->parts[i];
-		TP_FREE_ALL(pp->rec, pp->arg, pp->flow, pp->h, pp->memo);
-		if (pp->z)
-			libdeflate_free_compressor(pp->z);
+		if (pp->wk)
+			walk_free(pp->wk);
+		if (pp->it)
+			int_free(pp->it);
 		tp_pb_free(&pp->zb);
-		tp_pb_free(&pp->zs);
 		for (size_t l = 0; l < pp->cap_lanes; l++)
 			tp_free(pp->lane[l].ends);
 		tp_free(pp->lane);
 		tp_pb_free(&pp->head.b);
 		tp_free(pp->head.body);
-		tp_pb_free(&pp->out.b);
-		tp_free(pp->out.body);
-		tp_pb_free(&pp->pkt);
-		tp_pb_free(&pp->ev);
-		tp_pb_free(&pp->in);
+	}
+	while (w->walks) {
+		struct pwalk *wk = w->walks;
+		w->walks = wk->next;
+		walk_free(wk);
+	}
+	while (w->ints) {
+		struct pint *it = w->ints;
+		w->ints = it->next;
+		int_free(it);
+	}
+	while (w->encs) {
+		struct penc *x = w->encs;
+		w->encs = x->next;
+		if (x->z)
+			libdeflate_free_compressor(x->z);
+		tp_pb_free(&x->out.b);
+		tp_free(x->out.body);
+		tp_pb_free(&x->pkt);
+		tp_free(x);
 	}
 	tp_free(w->parts);
 	w->parts = NULL;
 	w->nparts = 0;
 	for (size_t i = 0; i < w->nwq; i++)
 		tp_pb_free(&w->wq[i].b);
+	for (size_t i = 0; i < w->nspare; i++)
+		tp_pb_free(&w->spare[i]);
+	tp_free(w->spare);
+	w->spare = NULL;
+	w->nspare = 0;
 	tp_free(w->wq);
 	w->wq = NULL;
 	w->nwq = 0;

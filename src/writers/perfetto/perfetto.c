@@ -318,10 +318,9 @@ static int snap_lanes(struct pw *w, struct ppart *pp)
 }
 
 /* The slice's checks and END times, as the encoding makes them. */
-static int decide_slice(struct pw *w, const struct prec *pr)
+static int decide_slice(struct pw *w, const struct prec *r)
 {
-	const struct tp_sink_rec *r = &pr->r;
-	struct tstate *t = &w->ts[pr->track];
+	struct tstate *t = &w->ts[r->track];
 	if (r->ts < 0 || r->dur < 0)
 		return tp_diag_set(w->d, TP_ERANGE, "%s: slice \"%s\" has a negative time", w->path,
 		                   r->name);
@@ -348,10 +347,11 @@ int tp_pw_decide(struct pw *w, struct ppart *pp)
 	if (pp->oom)
 		return tp_diag_set(w->d, TP_ENOMEM, "%s: out of memory encoding the trace",
 		                   w->path);
-	if (!pp->nrec)
+	const struct pwalk *wk = pp->wk;
+	if (!wk)
 		return TP_OK;
-	for (size_t k = 0; k < pp->nrec; k++) {
-		const struct prec *r = &pp->rec[k];
+	for (size_t k = 0; k < wk->nrec; k++) {
+		const struct prec *r = &wk->rec[k];
 		if (r->track >= w->nts || !w->ts[r->track].seq)
 			return tp_diag_set(w->d, TP_EUSAGE, "%s: slice on an undeclared track",
 			                   w->path);
@@ -437,9 +437,9 @@ int tp_perfetto_write_parts(const struct tp_profile *p, const struct tp_analysis
 		goto out;
 	tp_perfetto_zstart(w, o ? o->threads : 0);
 	struct tp_sink sink = {w, pw_begin, pw_track, NULL, pw_counter, NULL, pw_end, w->full_args};
-	struct tp_sink_parts parts = {o ? o->threads : 0, part_slices, tp_pw_slots,
-	                              tp_pw_part_slice,   tp_pw_emit,  tp_pw_encode_slot,
-	                              tp_pw_emit2};
+	struct tp_sink_parts parts = {
+	    o ? o->threads : 0, part_slices,       tp_pw_slots, tp_pw_part_slice,
+	    tp_pw_emit,         tp_pw_encode_slot, tp_pw_emit2, 1};
 	st = tp_sink_drive_parts(p, a, &sink, &parts, d);
 	if (!st)
 		st = tp_afile_commit(&w->f, d);

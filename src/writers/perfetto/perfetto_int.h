@@ -78,13 +78,17 @@ struct zpool {
 	struct pw *w;
 };
 
-/* A part of the slices (tp_sink_parts, parts.c): what its walk recorded (the slices, their
- * arguments and flows), the state of its track's lanes at its start (tp_pw_decide, in order),
- * its own interning, and its packets: first those that close the previous track's lanes
- * (head), then its own (out), then out cut into chunks and compressed (z). */
+/* A part of the slices (tp_sink_parts, parts.c): its slices as its walk recorded them, each
+ * with its track event and interned data already encoded (they depend on the part alone), the
+ * state of its track's lanes at its start (tp_pw_decide, in order), and its compressed chunks.
+ * A slice's record keeps what the order-dependent rest needs: its times (the lane's deltas and
+ * ENDs), its name (for a diagnostic) and its track (its lane). */
 struct prec {
-	struct tp_sink_rec r;
+	int64_t ts, dur;
+	const char *name;
 	uint32_t track; /* sink track (its lane) */
+	uint32_t mid;   /* bytes of its packet's middle in the part's evb: the track event and the
+	                 * interned data, framed as packet fields */
 };
 
 /* Makes room for `need` entries in an array of open slices' ends (*ends, *cap); -1 when out
@@ -127,28 +131,51 @@ struct pent {
 	uint64_t mask;
 };
 
-struct ppart {
+/* A part's walk: its slices' records and encoded events. Taken from a pool (struct pw's
+ * walks) at the part's first slice and given back once its packets are made, so there are as
+ * many as parts are between the two at once, not one per part slot. Pooled structs start with
+ * their link in the pool. */
+struct pwalk {
+	void *next;
 	struct prec *rec;
 	size_t nrec, cap_rec;
-	struct tp_sink_parg *arg;
-	size_t narg, cap_arg;
-	uint64_t *flow;
-	size_t nflow, cap_flow;
-	int oom;      /* recording ran out of memory */
-	size_t group; /* the part's track: sink tracks group .. group + nlanes - 1 */
-	struct plane *lane;
-	size_t nlanes, cap_lanes;
+	struct tp_pb evb; /* the slices' packet middles, in order (struct prec's mid) */
+};
+
+/* The interning that encodes a part's events while it is walked: its own table (iids from 1
+ * per kind), its lanes' memos and the event's scratch. Taken from a pool (struct pw's ints) at
+ * the part's first slice and given back once the walk is over (tp_pw_emit). */
+struct pint {
+	void *next;
 	struct pent *h; /* the part's intern table */
 	size_t nh, cap_h;
 	uint32_t next_iid[4]; /* per kind, the last iid given in the part */
-	struct memo *memo;    /* MEMO_SLOTS per lane (< 64) */
-	size_t cap_memo;
-	struct pbytes head, out;
-	struct tp_pb pkt, ev, in; /* the encoding's scratch: a packet's sequence id, its track
-	                           * event, its interned data */
+	struct memo *memo;    /* MEMO_SLOTS per lane (< 64), zeroed for lanes [0, nmemo) */
+	size_t nmemo, cap_memo;
+	struct tp_pb ev, in; /* a slice's track event, its interned data */
+};
+
+struct ppart {
+	struct pwalk *wk; /* its walk (NULL: no slice yet, or given back) */
+	struct pint *it;  /* its interning while it is walked (NULL: none) */
+	int oom;          /* recording ran out of memory */
+	size_t group;     /* the part's track: sink tracks group .. group + nlanes - 1 */
+	struct plane *lane;
+	size_t nlanes, cap_lanes;
+	struct pbytes head;
+	struct tp_pb zb; /* the part's compressed chunks, framed (its packets, uncompressed) */
+	int err;         /* the encoding's status, reported in order (tp_pw_emit2) */
+};
+
+/* What encoding a part's packets needs only while it runs (tp_pw_encode_slot): the packets,
+ * a packet's scratch and the compressor. Kept in a pool (struct pw's encs), so
+ * there are as many as parts were encoded at once, not one per part slot. */
+struct penc {
+	void *next;
+	struct pbytes out; /* compressing: the packets not yet in a chunk */
+	size_t cn, clen;   /* the chunk being gathered from out's start: packets, bytes */
+	struct tp_pb pkt;
 	struct libdeflate_compressor *z;
-	struct tp_pb zb, zs; /* the part's compressed chunks, framed; the compressor's output */
-	int err;             /* the encoding's status, reported in order (tp_pw_emit2) */
 };
 
 /* A part's chunks waiting to be written at their place (struct pw's write queue): FREE ->
@@ -182,6 +209,13 @@ struct pw {
 	uint64_t slices;
 	struct ppart *parts; /* the part slots */
 	size_t nparts;
+	/* The pools (lists of struct penc, pwalk, pint not in use; under wsync.mu while
+	 * at_offsets). */
+	void *encs, *walks, *ints;
+	/* Chunk buffers written out, kept for the parts encoded next (as many as parts are
+	 * between their encoding and their write at once); room for nparts + nwq. */
+	struct tp_pb *spare;
+	size_t nspare;
 	/* The parts' write queue: entries [wq_head, wq_tail) (index % nwq) hold parts given their
 	 * place (poff: the next part's) and not written yet; any thread that encodes a part
 	 * writes them first (pwrite), the driving thread the last ones (tp_pw_parts_done). Under

@@ -12,7 +12,9 @@
  *
  * Owns, for one call: the part list, the boundary positions (a few hundred bytes each: open
  * lanes and the outgoing walk's heaps), a walker and a slice scratch per thread, the threads.
- * At most 2 * threads parts are in flight (walked or waiting for their turn to be emitted).
+ * At most 2 * threads parts are in flight (walked or waiting for their turn to be emitted),
+ * and with tp_sink_parts.lean at most threads + 2 of them open (walked, not through their
+ * second stage).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@ struct pdrive {
 	struct pthr *thr; /* [0] the driving thread, then the workers */
 	struct pslot *slot;
 	size_t nslots, head, head2, next;
+	size_t open, max_open; /* parts open (tp_sink_parts.lean), and how many may be */
 	int quit;
 };
 
@@ -226,7 +229,8 @@ static int take_work(struct pdrive *pd, size_t *i, int *second)
 			*second = 1;
 			return 1;
 		}
-	if (pd->next < pd->nparts && pd->next < pd->head2 + pd->nslots) {
+	if (pd->next < pd->nparts && pd->next < pd->head2 + pd->nslots && pd->open < pd->max_open) {
+		pd->open++;
 		*i = pd->next++;
 		pd->slot[*i % pd->nslots].state = PS_WALK;
 		*second = 0;
@@ -243,6 +247,8 @@ static void do_work(struct pdrive *pd, struct pthr *th, size_t i, int second)
 	lock(pd);
 	sl->status = st;
 	sl->state = second ? PS_DONE2 : PS_WALKED;
+	if (second)
+		pd->open--;
 }
 
 static void *worker_main(void *arg)
@@ -297,6 +303,7 @@ static int emit_head(struct pdrive *pd, int second, struct tp_diag *d)
 		} else {
 			sl->state = PS_FREE;
 			pd->head2++;
+			pd->open--;
 		}
 	}
 	if (pd->locking)
@@ -410,6 +417,7 @@ int tp_sink_deliver_parts(const struct plan *pl, const struct tp_sink *sink,
 	else if ((size_t)want > pd.nparts - 1)
 		want = (int)(pd.nparts - 1);
 	pd.nslots = want ? 2 * ((size_t)want + 1) : 1;
+	pd.max_open = pp->lean && (size_t)want + 3 < pd.nslots ? (size_t)want + 3 : pd.nslots;
 	pd.slot = tp_calloc(pd.nslots, sizeof *pd.slot);
 	if (!pd.slot) {
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory writing a trace");

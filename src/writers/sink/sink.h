@@ -170,6 +170,12 @@ struct tp_sink_parts {
 	 * driving thread in part order, after which the slot is free. */
 	int (*work2)(void *ctx, size_t slot);
 	int (*emit2)(void *ctx, size_t slot);
+	/* Nonzero: at most threads + 2 parts are open, from their walk's start to the end of
+	 * their second stage, so a sink whose part holds most of its memory while open (its
+	 * records) needs about that many at once, not the ring's 2 x threads; the ring's other
+	 * slots hold parts done and waiting for their turn. The part next in order is always
+	 * among those open or let in, so the parts never stall. */
+	int lean;
 };
 
 struct tp_sink {

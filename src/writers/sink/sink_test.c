@@ -919,7 +919,7 @@ static void parts_text(const struct tp_profile *p, int full, int jobs, size_t ps
 	for (size_t i = 0; i < 64; i++)
 		tp_buf_init(&t->slot[i]);
 	struct tp_sink sink = {t, NULL, NULL, pt_slice_one, NULL, NULL, NULL, full};
-	struct tp_sink_parts pp = {jobs, psize, pt_slots, pt_part_slice, pt_emit, NULL, NULL};
+	struct tp_sink_parts pp = {jobs, psize, pt_slots, pt_part_slice, pt_emit, NULL, NULL, 0};
 	struct tp_diag d = {0};
 	int st =
 	    jobs ? tp_sink_drive_parts(p, NULL, &sink, &pp, &d) : tp_sink_drive(p, NULL, &sink, &d);

@@ -795,7 +795,7 @@ static int sw_load(struct sw *w, const struct tp_profile *p, const struct tp_ana
 	w->out.key_id = sw_key_id;
 	w->out.add = sw_add;
 	struct tp_sink sink = {w, NULL, sw_track, NULL, sw_counter, sw_flow, sw_end, full_args};
-	struct tp_sink_parts parts = {w->jobs, 0, sw_slots, sw_part_slice, sw_emit, NULL, NULL};
+	struct tp_sink_parts parts = {w->jobs, 0, sw_slots, sw_part_slice, sw_emit, NULL, NULL, 0};
 	return tp_sink_drive_parts(p, a, &sink, &parts, w->d);
 }
 
