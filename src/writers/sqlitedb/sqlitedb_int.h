@@ -98,6 +98,9 @@ void sqb_pack_free(struct sqb_pack *k);
 void sqb_pack_table(struct sqb_pack *k);
 /* Empties k for the next part, keeping its allocations. */
 void sqb_pack_reset(struct sqb_pack *k);
+/* Drops the first n closed leaves (the caller has written them), keeping the others: the last
+ * closed leaf may still change until the part ends, so a caller keeps it. */
+void sqb_pack_drop(struct sqb_pack *k, size_t n);
 /* Adds the next cell (from sqb_cell). A part that does not end the table needs at least two
  * cells. 0, or -1 when out of memory. */
 int sqb_pack_add(struct sqb_pack *k, const uint8_t *cell, size_t len);
