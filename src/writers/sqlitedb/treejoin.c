@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "common/timings.h"
 #include "writers/sqlitedb/sqlitedb_int.h"
@@ -301,7 +304,7 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * others hold theirs until they are placed, up to RANGE_BUDGET leaves in all, beyond which
  * a range waits until it is the head or the held leaves are written. So the join's leaves in
  * flight are bounded by the budget and STREAM_LEAVES per thread, whatever --jobs. */
-#define RANGE_BUDGET ((size_t)4096) /* leaves: 16 MiB */
+#define RANGE_BUDGET ((size_t)512) /* leaves, 2 MiB: a range's leaves or two */
 #define STREAM_LEAVES ((size_t)32)
 struct ixjob {
 	struct sqb_tree *t;
@@ -485,9 +488,15 @@ static void range_job(void *arg, size_t i)
 	pthread_mutex_unlock(&j->mu);
 	for (size_t q = from; q < to; q++) {
 		write_range(j, &j->r[q]);
-		/* Every range of its index is merged: the index's runs are not read again. */
-		if (j->r[q].last)
+		/* Every range of its index is merged: the index's runs are not read again, and
+		 * glibc keeps what they freed in the arenas of the load's threads unless trimmed.
+		 */
+		if (j->r[q].last) {
 			runs_free(j->t, j->r[q].x);
+#ifdef __GLIBC__
+			malloc_trim(0);
+#endif
+		}
 	}
 }
 
