@@ -209,7 +209,7 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
  * RANGE_ENTRIES entries each, the bounds sampled from the runs (every SAMPLE_EVERY-th entry of
  * each), so they depend on the entries only. Every range but an index's last ends on a
  * separator, as a table's parts do. */
-#define RANGE_ENTRIES ((size_t)1 << 16)
+#define RANGE_ENTRIES (sqb_join_tune.range_entries)
 #define SAMPLE_EVERY RUN_MARK
 
 /* One range of an index: its entries from `from` (NULL: the first) to before `to` (NULL: the
@@ -304,8 +304,10 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * others hold theirs until they are placed, up to RANGE_BUDGET leaves in all, beyond which
  * a range waits until it is the head or the held leaves are written. So the join's leaves in
  * flight are bounded by the budget and STREAM_LEAVES per thread, whatever --jobs. */
-#define RANGE_BUDGET ((size_t)512) /* leaves, 2 MiB: a range's leaves or two */
-#define STREAM_LEAVES ((size_t)32)
+#define RANGE_BUDGET (sqb_join_tune.budget)
+#define STREAM_LEAVES (sqb_join_tune.stream)
+/* 2 MiB of held leaves: a range's or two (240 leaves on average on a large Sophgo dump). */
+struct sqb_join_tune sqb_join_tune = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;
 	struct range *r;
