@@ -45,6 +45,11 @@
 /* A part's bound of the bytes its blocks hold (a block may be shared with another tree, whose
  * rows in it are few: this keeps a part from holding many blocks alive). */
 #define PART_MEM ((size_t)4 << 20)
+/* The most worker threads a tree packs on, whatever --jobs: a part in flight holds its blocks
+ * (up to PART_MEM), its pages and its runs until it is placed, and each worker adds up to
+ * two (the part it packs, the next queued one), so the tree's memory in flight is bounded by
+ * this, not by the thread count. Three trees and the sink's walk share the threads. */
+#define TREE_WORKERS 4
 
 int sqb_write_all(int fd, const void *p, size_t len, off_t at, int *err)
 {
@@ -319,7 +324,7 @@ static int pack_queued(void *arg)
 
 static void workers_start(struct sqb_tree *t)
 {
-	t->nthreads = tp_wsync_start(&t->sync, t->th, t->jobs, MAX_WORKERS, pack_queued, t);
+	t->nthreads = tp_wsync_start(&t->sync, t->th, t->jobs, TREE_WORKERS, pack_queued, t);
 }
 
 static void workers_stop(struct sqb_tree *t)
@@ -339,7 +344,7 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
 	t->def = *def;
 	t->fd = t->db = -1;
 	t->jobs = jobs;
-	int workers = tp_wsync_workers(jobs, MAX_WORKERS);
+	int workers = tp_wsync_workers(jobs, TREE_WORKERS);
 	t->nslots = (size_t)(workers > 0 ? workers : 0) + 2;
 	t->slot = tp_calloc(t->nslots, sizeof *t->slot);
 	t->spool = tp_strdup(spool_path);

@@ -394,6 +394,28 @@ void sqb_pack_free(struct sqb_pack *k)
 	k->table = table;
 }
 
+void sqb_pack_drop(struct sqb_pack *k, size_t n)
+{
+	if (!n || n > k->npages)
+		return;
+	size_t keep = k->npages - n;
+	if (keep)
+		memmove(k->pages, k->pages + n * SQB_PAGE, keep * SQB_PAGE);
+	k->npages = keep;
+	/* The buffer grew while the pages were held: it goes back to what is left, so a
+	 * packer that streams its pages keeps only a few. */
+	if (k->cap > 2 * keep + 64) {
+		uint8_t *small = tp_malloc((keep ? keep : 1) * SQB_PAGE);
+		if (small) {
+			if (keep)
+				memcpy(small, k->pages, keep * SQB_PAGE);
+			tp_free(k->pages);
+			k->pages = small;
+			k->cap = keep ? keep : 1;
+		}
+	}
+}
+
 /* Places a cell after the cells of page pg (header hdr bytes, n cells, content from *cstart);
  * the caller checked that it fits. */
 static void page_put(uint8_t *pg, int hdr, int *n, int *cstart, const uint8_t *cell, size_t len)

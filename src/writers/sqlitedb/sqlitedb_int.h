@@ -98,6 +98,9 @@ void sqb_pack_free(struct sqb_pack *k);
 void sqb_pack_table(struct sqb_pack *k);
 /* Empties k for the next part, keeping its allocations. */
 void sqb_pack_reset(struct sqb_pack *k);
+/* Drops the first n closed leaves (the caller has written them), keeping the others: the last
+ * closed leaf may still change until the part ends, so a caller keeps it. */
+void sqb_pack_drop(struct sqb_pack *k, size_t n);
 /* Adds the next cell (from sqb_cell). A part that does not end the table needs at least two
  * cells. 0, or -1 when out of memory. */
 int sqb_pack_add(struct sqb_pack *k, const uint8_t *cell, size_t len);
@@ -263,6 +266,14 @@ struct sqb_roots {
  * TP_EOUTPUT with the errno in *err. */
 int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
                   const char *db_path, uint32_t npages, int *err);
+/* The join's sizes (treejoin.c): the entries of an index range, the leaves held by ranges
+ * ahead of their place, the leaves the head range writes at a time. The range size shapes
+ * the file's pages; the others only the memory. Set before a join (sqlitedb_test makes them
+ * small, so that small tables take many ranges, stream and wait). */
+struct sqb_join_tune {
+	size_t range_entries, budget, stream;
+};
+extern struct sqb_join_tune sqb_join_tune;
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
 void sqb_tree_free(struct sqb_tree *t);
 

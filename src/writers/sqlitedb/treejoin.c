@@ -17,6 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "common/timings.h"
 #include "writers/sqlitedb/sqlitedb_int.h"
@@ -118,6 +121,28 @@ static int copy_leaves(struct sqb_tree *t, size_t nleaves)
 	return copy_par(&c, t->jobs, &t->err);
 }
 
+/* A part's separators, once the interior levels have their copy. */
+static void seps_free(struct meta *m)
+{
+	tp_buf_free(&m->seps);
+	tp_free(m->sep_off);
+	m->sep_off = NULL;
+	m->nseps = 0;
+}
+
+/* Index x's runs of every part, once every range of x is merged. */
+static void runs_free(struct sqb_tree *t, int x)
+{
+	for (size_t k = 0; k < t->nmetas; k++) {
+		struct run *u = &t->metas[k]->ix[x];
+		tp_buf_free(&u->cells);
+		tp_free(u->off);
+		tp_free(u->mark);
+		u->off = u->mark = NULL;
+		u->n = u->cap = 0;
+	}
+}
+
 /* The table's leaves after the database's pages and the interior levels over them, or its
  * single leaf written at the root. */
 static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
@@ -167,6 +192,7 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 			if (m->seps.len)
 				memcpy(seps + at, m->seps.data, m->seps.len);
 			at += m->seps.len;
+			seps_free(t->metas[k]); /* copied: not held twice */
 		}
 		off[s] = at;
 		int rc = sqb_interior(child, nleaves, seps, off, root, o);
@@ -183,7 +209,7 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
  * RANGE_ENTRIES entries each, the bounds sampled from the runs (every SAMPLE_EVERY-th entry of
  * each), so they depend on the entries only. Every range but an index's last ends on a
  * separator, as a table's parts do. */
-#define RANGE_ENTRIES ((size_t)1 << 16)
+#define RANGE_ENTRIES (sqb_join_tune.range_entries)
 #define SAMPLE_EVERY RUN_MARK
 
 /* One range of an index: its entries from `from` (NULL: the first) to before `to` (NULL: the
@@ -194,8 +220,16 @@ struct range {
 	size_t *lo, *hi;
 	struct sqb_pack k;
 	int packed, st, err;
-	uint32_t base; /* its first leaf's page, once placed */
+	uint32_t base;  /* its first leaf's page, once placed (or once it is the head) */
+	size_t flushed; /* leaves written already (the head's), before k's */
+	size_t counted; /* k's leaves counted in the job's held pages */
 };
+
+/* A range's leaves in all. */
+static size_t range_pages(const struct range *g)
+{
+	return g->flushed + g->k.npages;
+}
 
 /* A range's runs merged: the next entry, or NULL. */
 struct merge {
@@ -263,9 +297,64 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
 	return at;
 }
 
-/* Range g's leaves packed from its share of the runs. */
-static int pack_range(struct sqb_tree *t, struct range *g)
+/* The ranges of a tree's indexes, packed on --jobs threads and placed in order as they are
+ * packed: each is written by the thread that placed it, then its pages are freed (its
+ * separators stay for the interior levels). The range at the placement's head (every one
+ * before it placed) knows its first page, so it writes its leaves as it packs them; the
+ * others hold theirs until they are placed, up to RANGE_BUDGET leaves in all, beyond which
+ * a range waits until it is the head or the held leaves are written. So the join's leaves in
+ * flight are bounded by the budget and STREAM_LEAVES per thread, whatever --jobs. */
+#define RANGE_BUDGET (sqb_join_tune.budget)
+#define STREAM_LEAVES (sqb_join_tune.stream)
+/* 2 MiB of held leaves: a range's or two (240 leaves on average on a large Sophgo dump). */
+struct sqb_join_tune sqb_join_tune = {(size_t)1 << 16, 512, 32};
+struct ixjob {
+	struct sqb_tree *t;
+	struct range *r;
+	size_t nr, placed;
+	size_t held;   /* leaves held by ranges not yet written (their `counted`) */
+	uint32_t next; /* the next free page */
+	const uint32_t *roots;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* the head moved or held leaves were written */
+};
+
+/* Range i's leaves so far counted as held; when it is the head, all but its last one (which
+ * the part's end may still change) written and dropped, else a wait while the held leaves
+ * are over the budget. TP_OK or TP_EOUTPUT. */
+static int range_stream(struct ixjob *j, size_t i)
 {
+	struct range *g = &j->r[i];
+	struct sqb_pack *k = &g->k;
+	pthread_mutex_lock(&j->mu);
+	j->held += k->npages - g->counted;
+	g->counted = k->npages;
+	while (j->placed != i && j->held > RANGE_BUDGET)
+		pthread_cond_wait(&j->cv, &j->mu);
+	int head = j->placed == i;
+	if (head)
+		g->base = j->next; /* nothing is placed before the head finishes */
+	pthread_mutex_unlock(&j->mu);
+	if (!head)
+		return TP_OK;
+	size_t n = k->npages - 1;
+	int st = sqb_write_all(j->t->db, k->pages, n * SQB_PAGE,
+	                       ((off_t)g->base + (off_t)g->flushed - 1) * SQB_PAGE, &g->err);
+	sqb_pack_drop(k, n);
+	g->flushed += n;
+	pthread_mutex_lock(&j->mu);
+	j->held -= n;
+	g->counted = k->npages;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
+	return st;
+}
+
+/* Range i's leaves packed from its share of the runs. */
+static int pack_range(struct ixjob *j, size_t i)
+{
+	struct sqb_tree *t = j->t;
+	struct range *g = &j->r[i];
 	size_t nm = t->nmetas ? t->nmetas : 1;
 	g->lo = tp_malloc(nm * sizeof *g->lo);
 	g->hi = tp_malloc(nm * sizeof *g->hi);
@@ -277,16 +366,22 @@ static int pack_range(struct sqb_tree *t, struct range *g)
 		g->lo[k] = g->from ? lower_bound(u, g->from) : 0;
 		g->hi[k] = g->to ? lower_bound(u, g->to) : u->cells.len;
 	}
-	for (size_t i = 0; !st && i < t->nmetas; i++)
-		if (g->lo[i] < g->hi[i])
-			m.heap[m.n++] = i;
-	for (size_t i = m.n; i-- > 0;)
-		merge_down(&m, i);
+	for (size_t q = 0; !st && q < t->nmetas; q++)
+		if (g->lo[q] < g->hi[q])
+			m.heap[m.n++] = q;
+	for (size_t q = m.n; q-- > 0;)
+		merge_down(&m, q);
 	const uint8_t *e;
-	while (!st && (e = merge_next(&m)))
+	while (!st && (e = merge_next(&m))) {
 		if (sqb_pack_add(&g->k, e, sqb_cell_len(e)))
 			st = TP_ENOMEM;
+		else if (g->k.npages >= g->counted + STREAM_LEAVES)
+			st = range_stream(j, i);
+	}
 	tp_free(m.heap);
+	tp_free(g->lo);
+	tp_free(g->hi);
+	g->lo = g->hi = NULL;
 	if (!st && sqb_pack_end(&g->k, g->last))
 		st = TP_ENOMEM;
 	return st;
@@ -351,52 +446,60 @@ static int index_ranges(const struct sqb_tree *t, int x, struct range **r, size_
 	return st;
 }
 
-/* The ranges of a tree's indexes, packed on --jobs threads and placed in order as they are
- * packed: each is written by the thread that placed it, then its pages are freed (its
- * separators stay for the interior levels). */
-struct ixjob {
-	struct sqb_tree *t;
-	struct range *r;
-	size_t nr, placed;
-	uint32_t next; /* the next free page */
-	const uint32_t *roots;
-	pthread_mutex_t mu;
-};
-
 /* Range g's leaves written: at its base, or its index's single leaf at the root. */
 static void write_range(struct ixjob *j, struct range *g)
 {
 	struct sqb_pack *k = &g->k;
-	if (!g->st && k->npages == 1 && g->single)
+	if (!g->st && range_pages(g) == 1 && g->single)
 		g->st = sqb_write_all(j->t->db, k->pages, SQB_PAGE,
 		                      ((off_t)j->roots[g->x] - 1) * SQB_PAGE, &g->err);
 	else if (!g->st && k->npages)
 		g->st = sqb_write_all(j->t->db, k->pages, k->npages * SQB_PAGE,
-		                      ((off_t)g->base - 1) * SQB_PAGE, &g->err);
+		                      ((off_t)g->base + (off_t)g->flushed - 1) * SQB_PAGE, &g->err);
 	tp_free(k->pages);
 	k->pages = NULL;
 	k->cap = 0; /* npages stays: the interior levels count the leaves */
+	pthread_mutex_lock(&j->mu);
+	j->held -= g->counted;
+	g->counted = 0;
+	pthread_cond_broadcast(&j->cv);
+	pthread_mutex_unlock(&j->mu);
 }
 
 static void range_job(void *arg, size_t i)
 {
 	struct ixjob *j = arg;
 	struct range *g = &j->r[i];
-	g->st = pack_range(j->t, g);
+	int st = pack_range(j, i);
 	pthread_mutex_lock(&j->mu);
+	g->st = g->st ? g->st : st;
 	g->packed = 1;
+	j->held += g->k.npages - g->counted;
+	g->counted = g->k.npages;
 	size_t from = j->placed;
 	for (; j->placed < j->nr && j->r[j->placed].packed; j->placed++) {
 		struct range *p = &j->r[j->placed];
-		if (p->st || (p->single && p->k.npages == 1))
+		if (p->st || (p->single && range_pages(p) == 1))
 			continue;
 		p->base = j->next;
-		j->next += (uint32_t)p->k.npages;
+		j->next += (uint32_t)range_pages(p);
 	}
 	size_t to = j->placed;
+	if (to > from)
+		pthread_cond_broadcast(&j->cv);
 	pthread_mutex_unlock(&j->mu);
-	for (size_t q = from; q < to; q++)
+	for (size_t q = from; q < to; q++) {
 		write_range(j, &j->r[q]);
+		/* Every range of its index is merged: the index's runs are not read again, and
+		 * glibc keeps what they freed in the arenas of the load's threads unless trimmed.
+		 */
+		if (j->r[q].last) {
+			runs_free(j->t, j->r[q].x);
+#ifdef __GLIBC__
+			malloc_trim(0);
+#endif
+		}
+	}
 }
 
 /* The interior levels of index x over its ranges' leaves [a, b) (more than one leaf). */
@@ -404,7 +507,7 @@ static int index_top(const struct range *r, size_t a, size_t b, uint32_t root, s
 {
 	size_t nleaves = 0, sepbytes = 0;
 	for (size_t q = a; q < b; q++) {
-		nleaves += r[q].k.npages;
+		nleaves += range_pages(&r[q]);
 		sepbytes += r[q].k.seps.len;
 	}
 	uint32_t *child = tp_malloc(nleaves * sizeof *child);
@@ -414,7 +517,7 @@ static int index_top(const struct range *r, size_t a, size_t b, uint32_t root, s
 	if (child && off && seps) {
 		size_t c = 0, s = 0, at = 0;
 		for (size_t q = a; q < b; q++) {
-			for (size_t i = 0; i < r[q].k.npages; i++)
+			for (size_t i = 0; i < range_pages(&r[q]); i++)
 				child[c++] = r[q].base + (uint32_t)i;
 			for (size_t i = 0; i < r[q].k.nseps; i++)
 				off[s++] = at + r[q].k.sep_off[i];
@@ -443,7 +546,9 @@ static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_ou
 		st = index_ranges(t, x, &j.r, &j.nr, &cap);
 	if (!st && j.nr) {
 		pthread_mutex_init(&j.mu, NULL);
+		pthread_cond_init(&j.cv, NULL);
 		tp_par_run((unsigned)(t->jobs > 0 ? t->jobs : 64), j.nr, range_job, &j);
+		pthread_cond_destroy(&j.cv);
 		pthread_mutex_destroy(&j.mu);
 		o->next = j.next;
 	}
@@ -454,7 +559,7 @@ static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_ou
 	for (size_t a = 0, b; a < j.nr && !st; a = b) {
 		size_t n = 0;
 		for (b = a; b < j.nr && j.r[b].x == j.r[a].x; b++)
-			n += j.r[b].k.npages;
+			n += range_pages(&j.r[b]);
 		if (n > 1)
 			st = index_top(j.r, a, b, roots[j.r[a].x], o);
 	}
