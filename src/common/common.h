@@ -312,6 +312,9 @@ void tp_ixmap_free(struct tp_ixmap *m);
  * table, or NULL (out of memory; from and *cap untouched). */
 void *tp_oa_grow(void *from, size_t *cap, size_t first_cap, size_t size, int (*used)(const void *e),
                  size_t (*hash)(const void *e, size_t cap));
+/* Empties such a table of cap slots of `size` bytes, keeping its memory (slots may be NULL
+ * when cap is 0). */
+void tp_oa_clear(void *slots, size_t cap, size_t size);
 /* Stores v (nonzero) in the first empty slot from hash h on of an open-addressing table of
  * mask + 1 slots (a power of two, 0 = empty), probing linearly: the insert of a rebuild, for
  * tp_ixmap and the tables that keep their own slots. The table must have an empty slot. */

@@ -768,6 +768,20 @@ static size_t ix_find_or_add(struct tp_ixmap *m, uint32_t *v, size_t *n, uint32_
 	return *n - 1;
 }
 
+/* tp_oa_clear empties every slot and nothing past them; no table at all is fine. */
+static void test_oa_clear(void **state)
+{
+	(void)state;
+	uint32_t v[9];
+	for (size_t i = 0; i < 9; i++)
+		v[i] = (uint32_t)i + 1;
+	tp_oa_clear(v, 8, sizeof *v);
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(v[i], 0);
+	assert_int_equal(v[8], 9);
+	tp_oa_clear(NULL, 0, sizeof *v);
+}
+
 static void test_ixmap(void **state)
 {
 	(void)state;

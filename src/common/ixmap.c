@@ -58,6 +58,12 @@ void *tp_oa_grow(void *from, size_t *cap, size_t first_cap, size_t size, int (*u
 	return to;
 }
 
+void tp_oa_clear(void *slots, size_t cap, size_t size)
+{
+	if (cap)
+		memset(slots, 0, cap * size);
+}
+
 void tp_ixmap_free(struct tp_ixmap *m)
 {
 	tp_free(m->slot);

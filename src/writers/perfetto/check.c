@@ -84,8 +84,7 @@ size_t *tp_ck_hs_find(struct hset *h, uint64_t k, int insert, size_t v, int *oom
 
 static void hs_clear(struct hset *h)
 {
-	if (h->cap)
-		memset(h->v, 0, h->cap * sizeof *h->v);
+	tp_oa_clear(h->v, h->cap, sizeof *h->v);
 	h->n = 0;
 }
 

@@ -222,8 +222,7 @@ static struct pent *pent_get(struct pint *pp, const char *s, uint32_t kind)
 /* Empties the part's intern table and memos for its walk. */
 static void intern_reset(struct pint *pp)
 {
-	if (pp->nh)
-		memset(pp->h, 0, pp->cap_h * sizeof *pp->h);
+	tp_oa_clear(pp->h, pp->nh ? pp->cap_h : 0, sizeof *pp->h); /* a clean table stays */
 	pp->nh = 0;
 	memset(pp->next_iid, 0, sizeof pp->next_iid);
 	pp->nmemo = 0;

@@ -293,8 +293,7 @@ static int intset_add(struct intset *s, int32_t x)
 
 static void intset_clear(struct intset *s)
 {
-	if (s->cap)
-		memset(s->v, 0, s->cap * sizeof *s->v);
+	tp_oa_clear(s->v, s->cap, sizeof *s->v);
 	s->n = 0;
 }
 
