@@ -239,8 +239,8 @@ int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n,
 		unsigned char hdr[10];
 		size_t nh = header(hdr, len[i], 0);
 		uint32_t blk = t->nblocks;
-		uint32_t loc = len[i] && len[i] < TP_STRTAB_MAX_LEN ? reserve(t, nh + len[i] + 1)
-		                                                     : UINT32_MAX;
+		uint32_t loc =
+		    len[i] && len[i] < TP_STRTAB_MAX_LEN ? reserve(t, nh + len[i] + 1) : UINT32_MAX;
 		if (loc == UINT32_MAX)
 			goto fail;
 		char *dst = t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK);

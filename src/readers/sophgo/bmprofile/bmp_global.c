@@ -178,41 +178,20 @@ int bmp_gflush_layer(struct bmp_gctx *c)
 	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : bmp_gctx_oom(c);
 }
 
-/* name_ok: the chunk's scan found the name fit for the model as it is (tp_profile_str_ok). */
-static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
-                     size_t nn, int is_local, int name_ok)
+/* A layer of type `type` whose strings are in the table: pending until the next one. */
+static int put_layer(struct bmp_gctx *c, int64_t id, uint32_t type, uint32_t name, int is_local,
+                     int data_move)
 {
-	if (c->g->no_layers)
-		return TP_OK;
-	int rc = bmp_gflush_layer(c);
-	if (rc)
-		return rc;
 	struct tp_layer ly = {0};
 	ly.id = (int32_t)id;
-	/* Layer types repeat: remember the last few instead of hashing every time. */
-	ly.type = 0;
-	for (int i = 0; i < 8; i++)
-		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
-			ly.type = c->type_id[i];
-			break;
-		}
-	if (!ly.type) {
-		ly.type = tp_profile_strn(c->p, tv, tn);
-		int slot = c->type_next++ & 7;
-		c->type_id[slot] = ly.type;
-		c->type_str[slot] = tp_str(c->p, ly.type);
-		c->type_len[slot] = tn;
-	}
-	/* Layer names are unique. */
-	ly.name = name_ok ? tp_profile_strn_unique_ok(c->p, nv, nn)
-	                  : tp_profile_strn_unique(c->p, nv, nn);
+	ly.type = type;
+	ly.name = name;
 	ly.device = 0;
 	ly.core = -1;
 	ly.subnet = c->cur_subnet;
 	ly.group = -1;
 	ly.is_local = (uint8_t)is_local;
-	ly.is_data_move =
-	    (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
+	ly.is_data_move = (uint8_t)data_move;
 	ly.first_tensor = (uint32_t)c->p->num_tensors;
 	ly.begin_ns = 0;
 	ly.end_ns = -1;
@@ -222,6 +201,41 @@ static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, 
 	c->cur_layer = c->pend_layer = (int32_t)c->p->num_layers;
 	c->pend = ly;
 	return TP_OK;
+}
+
+/* Load/Store-like layer types, drawn half height. */
+static int data_move(const char *tv, size_t tn)
+{
+	return (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
+}
+
+/* name_ok: the chunk's scan found the name fit for the model as it is (tp_profile_str_ok). */
+static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local, int name_ok)
+{
+	if (c->g->no_layers)
+		return TP_OK;
+	int rc = bmp_gflush_layer(c);
+	if (rc)
+		return rc;
+	/* Layer types repeat: remember the last few instead of hashing every time. */
+	uint32_t type = 0;
+	for (int i = 0; i < 8; i++)
+		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
+			type = c->type_id[i];
+			break;
+		}
+	if (!type) {
+		type = tp_profile_strn(c->p, tv, tn);
+		int slot = c->type_next++ & 7;
+		c->type_id[slot] = type;
+		c->type_str[slot] = tp_str(c->p, type);
+		c->type_len[slot] = tn;
+	}
+	/* Layer names are unique. */
+	uint32_t name = name_ok ? tp_profile_strn_unique_ok(c->p, nv, nn)
+	                        : tp_profile_strn_unique(c->p, nv, nn);
+	return put_layer(c, id, type, name, is_local, data_move(tv, tn));
 }
 
 static inline int push_node(struct bmp_gctx *c, struct bmp_line *l, int engine, int64_t core,
@@ -642,9 +656,43 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
  * order (layers, tensors, "end parallel."), then each stream's nodes at once, leaving what
  * its events applied one at a time leave (the nodes change nothing the other lines read but
  * the pending layer's core, which the scan found). */
-static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk *ch)
+/* The chunk's layer names as one batch of the string table (struct gfast), when no string
+ * is interned between them: every layer type of the chunk is in the table already (a new one
+ * would take an id between two names). Sets the type ids and Load/Store flags per chunk type
+ * and the first name's id, and leaves the names' copy to bmp_gfast_fill; 0: the layers are
+ * added one by one. */
+static int names_batch(struct bmp_gctx *c, const char *text, struct gfast *f, uint32_t *tid,
+                       uint8_t *dm, uint32_t *first)
 {
-	const struct gfast *f = &ch->fast;
+	if (!f->names || !f->nl)
+		return 0;
+	for (unsigned k = 0; k < f->ntypes; k++) {
+		const char *tv = text + f->toff[k];
+		if (!tp_profile_str_ok(tv, f->tlen[k]) ||
+		    !tp_strtab_find(&c->p->strs, tv, f->tlen[k], &tid[k]))
+			return 0;
+		dm[k] = (uint8_t)data_move(tv, f->tlen[k]);
+	}
+	if (tp_strtab_reserve_unique(&c->p->strs, f->nlen, f->nname, first, &f->run, &f->nrun,
+	                             &f->cap_run) != TP_OK)
+		return 0;
+	f->fill = 1;
+	return 1;
+}
+
+/* Layer line ev of a batch (names_batch): its name is the next id unless it is empty. */
+static int batch_layer(struct bmp_gctx *c, const struct gev *ev, uint32_t type, int dm,
+                       uint32_t *next)
+{
+	int rc = bmp_gflush_layer(c);
+	if (rc)
+		return rc;
+	return put_layer(c, (int64_t)ev->a, type, ev->n2 ? (*next)++ : 0, ev->eng, dm);
+}
+
+static int apply_fast(struct bmp_gctx *c, const char *text, struct gchunk *ch)
+{
+	struct gfast *f = &ch->fast;
 	int32_t carry = c->cur_layer;
 	int32_t carry_ep = !c->g->keep_ids || carry < 0 || c->pend.is_local ? -1 : carry;
 	/* The index the chunk's first layer line gets (add_layer; the pending one is next). */
@@ -654,10 +702,13 @@ static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk 
 	if (carry_ep >= 0 && c->pend.core < 0 && f->core_ep >= 0)
 		c->pend.core = f->core_ep;
 	size_t nl = 0;
+	uint32_t tid[GTYPES], next;
+	uint8_t dm[GTYPES];
+	int batch = names_batch(c, text, f, tid, dm, &next);
 	for (size_t j = 0; j < f->nev; j++) {
 		/* The type and the name of a layer line a few ahead (another thread scanned
 		 * them): add_layer copies the name. */
-		if (j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
+		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
 			const struct gev *a = &ch->ev[f->lev[j + 8]];
 			__builtin_prefetch(text + a->off);
 			__builtin_prefetch(text + a->b);
@@ -666,8 +717,9 @@ static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk 
 		const struct gev *ev = &ch->ev[f->lev[j]];
 		int rc = TP_OK;
 		if (ev->kind == EV_LAYER) {
-			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
-			               ev->n2, ev->eng, ev->dir);
+			rc = batch ? batch_layer(c, ev, tid[f->ltype[nl]], dm[f->ltype[nl]], &next)
+			           : add_layer(c, (int64_t)ev->a, text + ev->off, ev->n,
+			                       text + ev->b, ev->n2, ev->eng, ev->dir);
 			c->pend.core = f->lcore[nl++];
 		} else if (ev->kind == EV_TENSOR) {
 			rc = bmp_gline_tensor_add(c, &ch->tens[ev->a]);
@@ -682,7 +734,7 @@ static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk 
 	return TP_OK;
 }
 
-int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, struct gchunk *ch,
                      unsigned long first_no)
 {
 	if (ch->oom)
@@ -744,8 +796,9 @@ void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, s
 	if (ch->end < ch->beg)
 		ch->end = ch->beg;
 	ch->lines = 0;
+	bmp_gfast_fill(&ch->fast); /* the slot's last chunk's names, before they are replaced */
 	scan_chunk(text, g, ch);
-	bmp_gfast_build(g, ch);
+	bmp_gfast_build(text, g, ch);
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)
