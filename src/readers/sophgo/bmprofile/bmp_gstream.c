@@ -166,6 +166,10 @@ void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk
 	f->core_carry = f->core_ep = -1;
 	memset(f->map, -1, sizeof f->map);
 	f->on = walk(text, g, ch, f);
+	f->lcore_max = -1;
+	for (size_t k = 0; k < f->nl; k++)
+		if (f->lcore[k] > f->lcore_max)
+			f->lcore_max = f->lcore[k];
 }
 
 /* Grows g's stream nd for `add` more nodes (the arrays push_node grows one by one). */
@@ -250,17 +254,44 @@ int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, i
 	return TP_OK;
 }
 
-void bmp_gfast_fill(struct gfast *f)
+/* The records of the chunk's layers but its last (gfast.recs), as add_layer and the apply
+ * would leave them: untimed, without tensors or commands. */
+static void fill_recs(const struct gchunk *ch, const struct gfast *f)
 {
+	uint32_t name = f->name0;
+	size_t k = 0;
+	for (size_t j = 0; j < f->nev && k + 1 < f->nl; j++) {
+		const struct gev *ev = &ch->ev[f->lev[j]];
+		if (ev->kind != EV_LAYER)
+			continue;
+		uint8_t t = f->ltype[k];
+		struct tp_layer l = {.id = (int32_t)ev->a,
+		                     .type = f->tid[t],
+		                     .name = ev->n2 ? name++ : 0,
+		                     .core = f->lcore[k],
+		                     .subnet = f->subnet,
+		                     .group = -1,
+		                     .is_local = ev->eng,
+		                     .is_data_move = f->dm[t],
+		                     .end_ns = -1};
+		tp_layer_span_put(&f->span, k++, &l);
+	}
+}
+
+void bmp_gchunk_fill(struct gchunk *ch)
+{
+	struct gfast *f = &ch->fast;
 	if (!f->fill)
 		return;
 	tp_strtab_fill_unique(f->run, f->nrun, f->nlen, f->nb);
+	if (f->recs)
+		fill_recs(ch, f);
 	f->fill = 0;
+	f->recs = 0;
 }
 
 void bmp_gfast_free(struct gfast *f)
 {
-	bmp_gfast_fill(f);
 	for (size_t k = 0; k < f->cap_st; k++) {
 		struct gstream *s = &f->st[k];
 		TP_FREE_ALL(s->sym, s->ld, s->bd, s->gd, s->dir, s->spec);

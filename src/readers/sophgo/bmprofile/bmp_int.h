@@ -431,6 +431,14 @@ struct gfast {
 	int fill;
 	struct tp_strtab_run *run;
 	size_t nrun, cap_run;
+	/* With `recs` the fill also writes the records of the chunk's layers but its last
+	 * (tp_layer_span_put; the last one stays pending): their names are ids from name0 on,
+	 * their types tid/dm by ltype, their subnet `subnet`. lcore_max: the largest lcore. */
+	int recs;
+	struct tp_layer_span span;
+	uint32_t name0, tid[GTYPES];
+	uint8_t dm[GTYPES];
+	int32_t subnet, lcore_max;
 };
 
 /* What a GSYM_* or chunk layer index stands for, given the chunk's first layer index, the
@@ -449,9 +457,10 @@ void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk
 int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, int32_t carry,
                     int32_t carry_ep);
 void bmp_gfast_free(struct gfast *f);
-/* Copies the names of the chunk applied in f's slot last to the places reserved for them,
- * if it has not been done yet (any thread that owns the slot). */
-void bmp_gfast_fill(struct gfast *f);
+/* Copies the names (and packs the records) of the chunk applied in slot ch last to the places
+ * reserved for them, if it has not been done yet (any thread that owns the slot, before the
+ * slot's events are replaced). */
+void bmp_gchunk_fill(struct gchunk *ch);
 
 struct gchunk {
 	size_t beg, end; /* [beg, end) of the text */
