@@ -688,7 +688,8 @@ static int batch_layer(struct bmp_gctx *c, const struct gev *ev, uint32_t type, 
 }
 
 /* Whether the fill may write the records of the chunk's layers but its last (gfast.recs):
- * a batch chunk of two layers or more, without tensors, whose layers fit a record alone. */
+ * a batch chunk of two layers or more (fewer than a storage chunk holds), without tensors,
+ * whose layers fit a record alone. */
 static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 {
 	const struct gfast *f = &ch->fast;
@@ -698,7 +699,7 @@ static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 	                     .is_local = 1,
 	                     .is_data_move = 1,
 	                     .end_ns = -1};
-	return f->nl >= 2 && !ch->ntens && tp_layer_fits(&l);
+	return f->nl >= 2 && f->nl < TP_LAYER_CHUNK && !ch->ntens && tp_layer_fits(&l);
 }
 
 /* The events of a batch chunk whose fill writes the records (recs_ok): the layers but the
