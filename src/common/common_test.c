@@ -160,6 +160,68 @@ static void test_strtab(void **state)
 	tp_strtab_free(&t);
 }
 
+/* A reserved batch gets the ids and strings n tp_strtab_add_unique calls give, also when it
+ * spans blocks, holds a string bigger than a block and the table interns (and rehashes) before
+ * the bytes are filled in; a failed reservation leaves the table as it was. */
+static void test_strtab_batch(void **state)
+{
+	(void)state;
+	struct tp_strtab t, ref;
+	assert_int_equal(tp_strtab_init(&t), TP_OK);
+	assert_int_equal(tp_strtab_init(&ref), TP_OK);
+	enum { N = 40 };
+	size_t blk = (size_t)1 << TP_STRTAB_BLOCK_BITS;
+	uint32_t len[N];
+	size_t total = 0;
+	for (int i = 0; i < N; i++) {
+		len[i] = (uint32_t)(i == 7 ? blk + 5 : i % 3 ? (size_t)100000 + i : (size_t)1 + i);
+		total += len[i];
+	}
+	char *bytes = malloc(total);
+	assert_non_null(bytes);
+	for (size_t i = 0; i < total; i++)
+		bytes[i] = (char)('a' + i % 23);
+	uint32_t x, first, id;
+	assert_int_equal(tp_strtab_intern(&t, "x", 1, &x), TP_OK);
+	assert_int_equal(tp_strtab_intern(&ref, "x", 1, &x), TP_OK);
+	struct tp_strtab_run *run = NULL;
+	size_t nrun, cap = 0;
+	assert_int_equal(tp_strtab_reserve_unique(&t, len, N, &first, &run, &nrun, &cap), TP_OK);
+	assert_true(nrun > 2 && nrun < N);
+	char buf[16];
+	for (int i = 0; i < 600; i++) { /* rehashes read the reserved strings' headers */
+		snprintf(buf, sizeof buf, "k%d", i);
+		assert_int_equal(tp_strtab_intern(&t, buf, strlen(buf), &id), TP_OK);
+	}
+	tp_strtab_fill_unique(run, nrun, len, bytes);
+	const char *s = bytes;
+	for (int i = 0; i < N; i++) {
+		assert_int_equal(tp_strtab_add_unique(&ref, s, len[i], &id), TP_OK);
+		assert_int_equal(first + (uint32_t)i, id);
+		assert_int_equal(strlen(tp_strtab_get(&t, id)), len[i]);
+		assert_memory_equal(tp_strtab_get(&t, id), s, len[i]);
+		assert_false(tp_strtab_find(&t, s, len[i], &x));
+		s += len[i];
+	}
+	assert_true(tp_strtab_find(&t, "k599", 4, &x));
+	assert_string_equal(tp_strtab_get(&t, x), "k599");
+	/* An empty string cannot be reserved: nothing is added, and the table goes on. */
+	uint32_t count = t.count, nblocks = t.nblocks;
+	len[N - 1] = 0;
+	assert_int_equal(tp_strtab_reserve_unique(&t, len, N, &first, &run, &nrun, &cap),
+	                 TP_ENOMEM);
+	assert_int_equal(t.count, count);
+	assert_int_equal(t.nblocks, nblocks);
+	assert_int_equal(nrun, 0);
+	assert_int_equal(tp_strtab_add_unique(&t, "after", 5, &id), TP_OK);
+	assert_int_equal(id, count);
+	assert_string_equal(tp_strtab_get(&t, id), "after");
+	free(run);
+	free(bytes);
+	tp_strtab_free(&t);
+	tp_strtab_free(&ref);
+}
+
 static void test_alloc_failure_hook(void **state)
 {
 	(void)state;

@@ -145,6 +145,40 @@ static uint32_t reserve(struct tp_strtab *t, size_t need)
 	return k << TP_STRTAB_BLOCK_BITS;
 }
 
+/* Writes the varint header of a string of n bytes (unique or not) into hdr; returns its
+ * size. */
+static size_t header(unsigned char hdr[10], size_t n, int findable)
+{
+	size_t nh = 0;
+	uint64_t v = (uint64_t)n << 1 | (findable ? 0u : 1u);
+	while (v >= 0x80) {
+		hdr[nh++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	hdr[nh++] = (unsigned char)v;
+	return nh;
+}
+
+/* Room in t->locs for `add` more ids. */
+static int locs_room(struct tp_strtab *t, size_t add)
+{
+	if (add > (size_t)(UINT32_MAX - 1 - t->count))
+		return TP_ENOMEM;
+	if (t->count + add <= t->cap)
+		return TP_OK;
+	uint64_t nc = t->cap ? t->cap : 256;
+	while (nc < t->count + add)
+		nc *= 2;
+	if (nc > UINT32_MAX)
+		nc = UINT32_MAX;
+	uint32_t *locs = tp_realloc(t->locs, (size_t)nc * sizeof *locs);
+	if (!locs)
+		return TP_ENOMEM;
+	t->locs = locs;
+	t->cap = (uint32_t)nc;
+	return TP_OK;
+}
+
 /* Stores s under a new id; `findable` also links it into the hash. */
 static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int findable,
                   uint32_t *id)
@@ -160,13 +194,7 @@ static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int 
 		t->cap = nc;
 	}
 	unsigned char hdr[10];
-	size_t nh = 0;
-	uint64_t v = (uint64_t)n << 1 | (findable ? 0u : 1u);
-	while (v >= 0x80) {
-		hdr[nh++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	hdr[nh++] = (unsigned char)v;
+	size_t nh = header(hdr, n, findable);
 	uint32_t loc = reserve(t, nh + n + 1);
 	if (loc == UINT32_MAX)
 		return TP_ENOMEM;
@@ -195,6 +223,64 @@ int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t 
 		return TP_OK;
 	}
 	return append(t, s, n, 0, 0, id);
+}
+
+int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n, uint32_t *first,
+                             struct tp_strtab_run **run, size_t *nrun, size_t *cap_run)
+{
+	*nrun = 0;
+	*first = t->count;
+	if (locs_room(t, n) != TP_OK)
+		return TP_ENOMEM;
+	/* What a failure puts back: the blocks made here go, the last block's fill returns. */
+	uint32_t nblocks0 = t->nblocks;
+	size_t used0 = t->used;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char hdr[10];
+		size_t nh = header(hdr, len[i], 0);
+		uint32_t blk = t->nblocks;
+		uint32_t loc =
+		    len[i] && len[i] < TP_STRTAB_MAX_LEN ? reserve(t, nh + len[i] + 1) : UINT32_MAX;
+		if (loc == UINT32_MAX)
+			goto fail;
+		char *dst = t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK);
+		memcpy(dst, hdr, nh);
+		t->locs[*first + i] = loc;
+		/* A string in a new block starts a run; else it follows the one before. */
+		if (!*nrun || t->nblocks != blk) {
+			struct tp_strtab_run *r = tp_grow(*run, sizeof *r, *nrun + 1, cap_run);
+			if (!r)
+				goto fail;
+			*run = r;
+			r[(*nrun)++] = (struct tp_strtab_run){dst, 0};
+		}
+		(*run)[*nrun - 1].count++;
+	}
+	t->count += (uint32_t)n;
+	return TP_OK;
+fail:
+	for (uint32_t k = nblocks0; k < t->nblocks; k++)
+		tp_free(t->blocks[k]);
+	t->nblocks = nblocks0;
+	t->used = used0;
+	*nrun = 0;
+	return TP_ENOMEM;
+}
+
+void tp_strtab_fill_unique(const struct tp_strtab_run *run, size_t nrun, const uint32_t *len,
+                           const char *bytes)
+{
+	for (size_t r = 0; r < nrun; r++) {
+		char *at = run[r].at;
+		for (size_t i = 0; i < run[r].count; i++) {
+			unsigned char hdr[10];
+			size_t nh = header(hdr, *len, 0);
+			memcpy(at + nh, bytes, *len);
+			at[nh + *len] = 0;
+			at += nh + *len + 1;
+			bytes += *len++;
+		}
+	}
 }
 
 const char *tp_strtab_get(const struct tp_strtab *t, uint32_t id)

@@ -265,6 +265,38 @@ int tp_profile_add_layer(struct tp_profile *p, const struct tp_layer *l)
 	return (int)i;
 }
 
+int tp_layer_fits(const struct tp_layer *l)
+{
+	struct tp_layer_rec r;
+	return !l->num_tensors && rec_pack(l, &r);
+}
+
+int tp_profile_add_layers(struct tp_profile *p, size_t n, struct tp_layer_span *s)
+{
+	struct tp_layer_table *t = &p->layer_tab;
+	size_t i = p->num_layers;
+	if (n >= TP_LAYER_CHUNK || i + n > INT32_MAX || tp_profile_layer_room(p, i + n) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	s->first = i;
+	s->n0 = TP_LAYER_CHUNK - i % TP_LAYER_CHUNK;
+	s->rec[0] = rec_at(t, i);
+	s->rec[1] = i + s->n0 < t->num_chunks * TP_LAYER_CHUNK ? rec_at(t, i + s->n0) : NULL;
+	p->num_layers = i + n;
+	return TP_OK;
+}
+
+void tp_layer_span_put(const struct tp_layer_span *s, size_t k, const struct tp_layer *l)
+{
+	struct tp_layer_rec r;
+	(void)rec_pack(l, &r);
+	if (k < s->n0)
+		s->rec[0][k] = r;
+	else
+		s->rec[1][k - s->n0] = r;
+}
+
 int tp_profile_set_layer(struct tp_profile *p, size_t i, const struct tp_layer *l)
 {
 	if (i >= p->num_layers)

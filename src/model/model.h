@@ -771,6 +771,21 @@ int tp_profile_layer_room(struct tp_profile *p, size_t n);
  * layers are written (tp_profile_layer_room made the chunk): the address stays valid until
  * p is freed; the call itself reads the table, so only the adding thread makes it. */
 void *tp_profile_layer_chunk(const struct tp_profile *p, size_t k, size_t *rec_bytes);
+/* Layers added at once and written later, on any thread (a reader's workers pack them):
+ * tp_profile_add_layers makes layers [first, first + n) (the indexes n tp_profile_add_layer
+ * calls would give; each reads as a zeroed layer until written) and tp_layer_span_put then
+ * writes the k-th of them, which must fit a record without side entries (tp_layer_fits).
+ * Nothing may read those layers before they are written (the caller's to ensure); writes to
+ * distinct layers may run at once, beside the adding thread's further additions. */
+struct tp_layer_span {
+	size_t first, n0;            /* n0: how many of the layers are in rec[0] */
+	struct tp_layer_rec *rec[2]; /* where layer first (and first + n0) is stored */
+};
+/* Whether l is stored as a record alone: no tensors, values in the record's ranges. Pure. */
+int tp_layer_fits(const struct tp_layer *l);
+/* TP_OK, or TP_ENOMEM (sets the sticky oom flag; nothing added). n < TP_LAYER_CHUNK. */
+int tp_profile_add_layers(struct tp_profile *p, size_t n, struct tp_layer_span *s);
+void tp_layer_span_put(const struct tp_layer_span *s, size_t k, const struct tp_layer *l);
 /* Copies layer i (< num_layers) into *out and returns out; an index past the end gives a
  * zeroed layer with id -1 and no timing. Read-only: any number of threads may call it at once
  * on a finished profile. */

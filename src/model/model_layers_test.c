@@ -387,4 +387,57 @@ static void test_layer_room(void **state)
 	tp_profile_free(p);
 }
 
+/* Layers added at once and written later: the indexes tp_profile_add_layer would give, across
+ * a storage chunk's end, each reading back as written, and a zeroed layer before its write;
+ * tp_layer_fits refuses what a record alone cannot hold. */
+static void test_layers_span(void **state)
+{
+	(void)state;
+	struct tp_profile *p = tp_profile_new();
+	assert_non_null(p);
+	struct tp_layer l = {.id = 1, .core = -1, .subnet = -1, .group = -1, .end_ns = -1};
+	for (size_t i = 0; i < TP_LAYER_CHUNK - 2; i++)
+		assert_int_equal(tp_profile_add_layer(p, &l), (int)i);
+	struct tp_layer_span s;
+	assert_int_equal(tp_profile_add_layers(p, 5, &s), TP_OK);
+	assert_int_equal(s.first, TP_LAYER_CHUNK - 2);
+	assert_int_equal(s.n0, 2);
+	assert_int_equal(p->num_layers, TP_LAYER_CHUNK + 3);
+	assert_int_equal(tp_profile_add_layer(p, &l), TP_LAYER_CHUNK + 3);
+	struct tp_layer out;
+	assert_int_equal(tp_profile_layer(p, TP_LAYER_CHUNK, &out)->id, 0);
+	for (size_t k = 0; k < 5; k++) {
+		struct tp_layer w = {.id = 100 + (int32_t)k,
+		                     .type = 7,
+		                     .name = 9 + (uint32_t)k,
+		                     .core = (int32_t)k,
+		                     .subnet = 3,
+		                     .group = -1,
+		                     .is_local = k & 1,
+		                     .is_data_move = 1,
+		                     .end_ns = -1};
+		assert_true(tp_layer_fits(&w));
+		tp_layer_span_put(&s, k, &w);
+	}
+	for (size_t k = 0; k < 5; k++) {
+		tp_profile_layer(p, s.first + k, &out);
+		assert_int_equal(out.id, 100 + (int)k);
+		assert_int_equal(out.name, 9 + k);
+		assert_int_equal(out.core, (int)k);
+		assert_int_equal(out.subnet, 3);
+		assert_int_equal(out.is_local, k & 1);
+		assert_int_equal(out.is_data_move, 1);
+		assert_true(out.begin_ns > out.end_ns);
+	}
+	assert_int_equal(tp_profile_layer(p, TP_LAYER_CHUNK + 3, &out)->id, 1);
+	l.num_tensors = 1;
+	assert_false(tp_layer_fits(&l));
+	l.num_tensors = 0;
+	l.core = 63;
+	assert_false(tp_layer_fits(&l));
+	assert_int_equal(tp_profile_add_layers(p, TP_LAYER_CHUNK, &s), TP_ENOMEM);
+	assert_int_equal(p->num_layers, TP_LAYER_CHUNK + 4);
+	tp_profile_free(p);
+}
+
 #include "tp_test_main.h"

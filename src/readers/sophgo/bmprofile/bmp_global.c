@@ -178,41 +178,20 @@ int bmp_gflush_layer(struct bmp_gctx *c)
 	return tp_profile_add_layer(c->p, &c->pend) == i ? TP_OK : bmp_gctx_oom(c);
 }
 
-/* name_ok: the chunk's scan found the name fit for the model as it is (tp_profile_str_ok). */
-static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
-                     size_t nn, int is_local, int name_ok)
+/* A layer of type `type` whose strings are in the table: pending until the next one. */
+static int put_layer(struct bmp_gctx *c, int64_t id, uint32_t type, uint32_t name, int is_local,
+                     int data_move)
 {
-	if (c->g->no_layers)
-		return TP_OK;
-	int rc = bmp_gflush_layer(c);
-	if (rc)
-		return rc;
 	struct tp_layer ly = {0};
 	ly.id = (int32_t)id;
-	/* Layer types repeat: remember the last few instead of hashing every time. */
-	ly.type = 0;
-	for (int i = 0; i < 8; i++)
-		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
-			ly.type = c->type_id[i];
-			break;
-		}
-	if (!ly.type) {
-		ly.type = tp_profile_strn(c->p, tv, tn);
-		int slot = c->type_next++ & 7;
-		c->type_id[slot] = ly.type;
-		c->type_str[slot] = tp_str(c->p, ly.type);
-		c->type_len[slot] = tn;
-	}
-	/* Layer names are unique. */
-	ly.name = name_ok ? tp_profile_strn_unique_ok(c->p, nv, nn)
-	                  : tp_profile_strn_unique(c->p, nv, nn);
+	ly.type = type;
+	ly.name = name;
 	ly.device = 0;
 	ly.core = -1;
 	ly.subnet = c->cur_subnet;
 	ly.group = -1;
 	ly.is_local = (uint8_t)is_local;
-	ly.is_data_move =
-	    (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
+	ly.is_data_move = (uint8_t)data_move;
 	ly.first_tensor = (uint32_t)c->p->num_tensors;
 	ly.begin_ns = 0;
 	ly.end_ns = -1;
@@ -222,6 +201,41 @@ static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, 
 	c->cur_layer = c->pend_layer = (int32_t)c->p->num_layers;
 	c->pend = ly;
 	return TP_OK;
+}
+
+/* Load/Store-like layer types, drawn half height. */
+static int data_move(const char *tv, size_t tn)
+{
+	return (tn == 4 && memcmp(tv, "Load", 4) == 0) || (tn == 5 && memcmp(tv, "Store", 5) == 0);
+}
+
+/* name_ok: the chunk's scan found the name fit for the model as it is (tp_profile_str_ok). */
+static int add_layer(struct bmp_gctx *c, int64_t id, const char *tv, size_t tn, const char *nv,
+                     size_t nn, int is_local, int name_ok)
+{
+	if (c->g->no_layers)
+		return TP_OK;
+	int rc = bmp_gflush_layer(c);
+	if (rc)
+		return rc;
+	/* Layer types repeat: remember the last few instead of hashing every time. */
+	uint32_t type = 0;
+	for (int i = 0; i < 8; i++)
+		if (c->type_len[i] == tn && c->type_id[i] && eqn(c->type_str[i], tv, tn)) {
+			type = c->type_id[i];
+			break;
+		}
+	if (!type) {
+		type = tp_profile_strn(c->p, tv, tn);
+		int slot = c->type_next++ & 7;
+		c->type_id[slot] = type;
+		c->type_str[slot] = tp_str(c->p, type);
+		c->type_len[slot] = tn;
+	}
+	/* Layer names are unique. */
+	uint32_t name = name_ok ? tp_profile_strn_unique_ok(c->p, nv, nn)
+	                        : tp_profile_strn_unique(c->p, nv, nn);
+	return put_layer(c, id, type, name, is_local, data_move(tv, tn));
 }
 
 static inline int push_node(struct bmp_gctx *c, struct bmp_line *l, int engine, int64_t core,
@@ -638,26 +652,110 @@ static void scan_chunk(const char *text, const struct bmp_global *g, struct gchu
 	*ch = w;
 }
 
-/* A chunk the scan sorted into node streams (struct gfast): its other lines one by one, in
- * order (layers, tensors, "end parallel."), then each stream's nodes at once, leaving what
- * its events applied one at a time leave (the nodes change nothing the other lines read but
- * the pending layer's core, which the scan found). */
-static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk *ch)
+/* The chunk's layer names as one batch of the string table (struct gfast), when no string
+ * is interned between them: every layer type of the chunk is in the table already (a new one
+ * would take an id between two names). Sets the type ids and Load/Store flags per chunk type
+ * and the first name's id, and leaves the names' copy to bmp_gchunk_fill; 0: the layers are
+ * added one by one. */
+static int names_batch(struct bmp_gctx *c, const char *text, struct gfast *f, uint32_t *tid,
+                       uint8_t *dm, uint32_t *first)
+{
+	f->recs = 0;
+	if (!f->names || !f->nl)
+		return 0;
+	for (unsigned k = 0; k < f->ntypes; k++) {
+		const char *tv = text + f->toff[k];
+		if (!tp_profile_str_ok(tv, f->tlen[k]) ||
+		    !tp_strtab_find(&c->p->strs, tv, f->tlen[k], &tid[k]))
+			return 0;
+		dm[k] = (uint8_t)data_move(tv, f->tlen[k]);
+	}
+	if (tp_strtab_reserve_unique(&c->p->strs, f->nlen, f->nname, first, &f->run, &f->nrun,
+	                             &f->cap_run) != TP_OK)
+		return 0;
+	f->fill = 1;
+	return 1;
+}
+
+/* Layer line ev of a batch (names_batch): its name is the next id unless it is empty. */
+static int batch_layer(struct bmp_gctx *c, const struct gev *ev, uint32_t type, int dm,
+                       uint32_t *next)
+{
+	int rc = bmp_gflush_layer(c);
+	if (rc)
+		return rc;
+	return put_layer(c, (int64_t)ev->a, type, ev->n2 ? (*next)++ : 0, ev->eng, dm);
+}
+
+/* Whether the fill may write the records of the chunk's layers but its last (gfast.recs):
+ * a batch chunk of two layers or more (fewer than a storage chunk holds), without tensors,
+ * whose layers fit a record alone. */
+static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 {
 	const struct gfast *f = &ch->fast;
-	int32_t carry = c->cur_layer;
-	int32_t carry_ep = !c->g->keep_ids || carry < 0 || c->pend.is_local ? -1 : carry;
-	/* The index the chunk's first layer line gets (add_layer; the pending one is next). */
-	int64_t base = (int64_t)c->p->num_layers + (c->pend_layer >= 0);
-	if (carry >= 0 && c->pend.core < 0 && f->core_carry >= 0)
-		c->pend.core = f->core_carry;
-	if (carry_ep >= 0 && c->pend.core < 0 && f->core_ep >= 0)
-		c->pend.core = f->core_ep;
+	struct tp_layer l = {.core = f->lcore_max,
+	                     .subnet = c->cur_subnet,
+	                     .group = -1,
+	                     .is_local = 1,
+	                     .is_data_move = 1,
+	                     .end_ns = -1};
+	return f->nl >= 2 && f->nl < TP_LAYER_CHUNK && !ch->ntens && tp_layer_fits(&l);
+}
+
+/* The events of a batch chunk whose fill writes the records (recs_ok): the layers but the
+ * last are added at once (tp_profile_add_layers) when the last one comes, which stays
+ * pending as add_layer leaves it; the others only move the current layer. */
+static int apply_recs(struct bmp_gctx *c, struct gchunk *ch, const uint32_t *tid, const uint8_t *dm,
+                      uint32_t name0)
+{
+	struct gfast *f = &ch->fast;
+	int64_t base = 0;
+	size_t nl = 0;
+	for (size_t j = 0; j < f->nev; j++) {
+		const struct gev *ev = &ch->ev[f->lev[j]];
+		if (ev->kind != EV_LAYER) {
+			bmp_end_parallel(c);
+			continue;
+		}
+		int rc = TP_OK;
+		if (nl == 0) {
+			rc = bmp_gflush_layer(c);
+			base = (int64_t)c->p->num_layers;
+		}
+		if (nl + 1 < f->nl) {
+			c->cur_layer = (int32_t)(base + (int64_t)nl);
+			c->pend.is_local = ev->eng; /* read by bmp_end_parallel */
+		} else if (!rc) {
+			if (tp_profile_add_layers(c->p, nl, &f->span) != TP_OK)
+				return bmp_gctx_oom(c);
+			f->recs = 1;
+			f->name0 = name0;
+			f->subnet = c->cur_subnet;
+			memcpy(f->tid, tid, sizeof f->tid);
+			memcpy(f->dm, dm, sizeof f->dm);
+			uint8_t t = f->ltype[nl];
+			rc = put_layer(c, (int64_t)ev->a, tid[t],
+			               ev->n2 ? name0 + (uint32_t)f->nname - 1 : 0, ev->eng, dm[t]);
+			c->pend.core = f->lcore[nl];
+		}
+		if (rc)
+			return rc;
+		nl++;
+	}
+	return TP_OK;
+}
+
+/* A fast chunk's layer, tensor and "end parallel." events one by one (batch: its names are
+ * a batch of the string table, its types tid/dm, the next name's id *next). */
+static int apply_lines(struct bmp_gctx *c, const char *text, const struct gchunk *ch, int batch,
+                       const uint32_t *tid, const uint8_t *dm, uint32_t *next)
+{
+	const struct gfast *f = &ch->fast;
 	size_t nl = 0;
 	for (size_t j = 0; j < f->nev; j++) {
 		/* The type and the name of a layer line a few ahead (another thread scanned
 		 * them): add_layer copies the name. */
-		if (j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
+		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
 			const struct gev *a = &ch->ev[f->lev[j + 8]];
 			__builtin_prefetch(text + a->off);
 			__builtin_prefetch(text + a->b);
@@ -666,8 +764,9 @@ static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk 
 		const struct gev *ev = &ch->ev[f->lev[j]];
 		int rc = TP_OK;
 		if (ev->kind == EV_LAYER) {
-			rc = add_layer(c, (int64_t)ev->a, text + ev->off, ev->n, text + ev->b,
-			               ev->n2, ev->eng, ev->dir);
+			rc = batch ? batch_layer(c, ev, tid[f->ltype[nl]], dm[f->ltype[nl]], next)
+			           : add_layer(c, (int64_t)ev->a, text + ev->off, ev->n,
+			                       text + ev->b, ev->n2, ev->eng, ev->dir);
 			c->pend.core = f->lcore[nl++];
 		} else if (ev->kind == EV_TENSOR) {
 			rc = bmp_gline_tensor_add(c, &ch->tens[ev->a]);
@@ -677,12 +776,37 @@ static int apply_fast(struct bmp_gctx *c, const char *text, const struct gchunk 
 		if (rc)
 			return rc;
 	}
+	return TP_OK;
+}
+
+/* A chunk the scan sorted into node streams (struct gfast): its other lines in order (layers,
+ * tensors, "end parallel."), then each stream's nodes at once, leaving what its events
+ * applied one at a time leave (the nodes change nothing the other lines read but the pending
+ * layer's core, which the scan found). */
+static int apply_fast(struct bmp_gctx *c, const char *text, struct gchunk *ch)
+{
+	struct gfast *f = &ch->fast;
+	int32_t carry = c->cur_layer;
+	int32_t carry_ep = !c->g->keep_ids || carry < 0 || c->pend.is_local ? -1 : carry;
+	/* The index the chunk's first layer line gets (add_layer; the pending one is next). */
+	int64_t base = (int64_t)c->p->num_layers + (c->pend_layer >= 0);
+	if (carry >= 0 && c->pend.core < 0 && f->core_carry >= 0)
+		c->pend.core = f->core_carry;
+	if (carry_ep >= 0 && c->pend.core < 0 && f->core_ep >= 0)
+		c->pend.core = f->core_ep;
+	uint32_t tid[GTYPES], next;
+	uint8_t dm[GTYPES];
+	int batch = names_batch(c, text, f, tid, dm, &next);
+	int rc = batch && recs_ok(c, ch) ? apply_recs(c, ch, tid, dm, next)
+	                                 : apply_lines(c, text, ch, batch, tid, dm, &next);
+	if (rc)
+		return rc;
 	if (bmp_gfast_nodes(c->g, f, base, carry, carry_ep) != TP_OK)
 		return bmp_gctx_oom(c);
 	return TP_OK;
 }
 
-int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, struct gchunk *ch,
                      unsigned long first_no)
 {
 	if (ch->oom)
@@ -744,8 +868,9 @@ void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, s
 	if (ch->end < ch->beg)
 		ch->end = ch->beg;
 	ch->lines = 0;
+	bmp_gchunk_fill(ch); /* the slot's last chunk's names, before they are replaced */
 	scan_chunk(text, g, ch);
-	bmp_gfast_build(g, ch);
+	bmp_gfast_build(text, g, ch);
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

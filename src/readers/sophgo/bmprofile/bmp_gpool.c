@@ -156,6 +156,7 @@ static void pool_stop(struct gpool *gp, pthread_t *th, unsigned started)
 	if (started)
 		tp_wsync_stop(&gp->ws, th, (int)started);
 	for (size_t i = 0; i < gp->nslot; i++) {
+		bmp_gchunk_fill(&gp->slot[i]); /* the last chunks' names and records */
 		tp_free(gp->slot[i].ev);
 		tp_free(gp->slot[i].tens);
 		bmp_gfast_free(&gp->slot[i].fast);

@@ -65,9 +65,44 @@ static void add_node(struct gfast *f, const struct gev *ev, int32_t sym, int kee
 	s->n++;
 }
 
+/* Layer line ev's type and name, packed for the string table's batch (struct gfast); a name
+ * the model would repair or cut, or a type past GTYPES, leaves the chunk without one. */
+static void add_name(struct gfast *f, const char *text, const struct gev *ev)
+{
+	if (!f->names)
+		return;
+	unsigned k = 0;
+	while (k < f->ntypes &&
+	       (f->tlen[k] != ev->n || memcmp(text + f->toff[k], text + ev->off, ev->n) != 0))
+		k++;
+	if (!ev->dir || (k == f->ntypes && k == GTYPES)) {
+		f->names = 0;
+		return;
+	}
+	if (k == f->ntypes) {
+		f->toff[k] = ev->off;
+		f->tlen[k] = ev->n;
+		f->ntypes++;
+	}
+	if (!bmp_room(&f->oom, &f->ltype, 1, f->nl, &f->cap_ltype))
+		return;
+	f->ltype[f->nl] = (uint8_t)k;
+	if (!ev->n2)
+		return;
+	size_t need = f->nnb + ev->n2;
+	if (need < f->nnb ||
+	    !bmp_room(&f->oom, &f->nlen, sizeof *f->nlen, f->nname, &f->cap_nlen) ||
+	    (need > f->cap_nb && !bmp_room(&f->oom, &f->nb, 1, need - 1, &f->cap_nb)))
+		return;
+	memcpy(f->nb + f->nnb, text + ev->b, ev->n2);
+	f->nnb = need;
+	f->nlen[f->nname++] = ev->n2;
+}
+
 /* The walk of bmp_gchunk_apply over node, layer, tensor and "end parallel." events, with the
  * current layer kept relative to the chunk. A line for the generic parser stops it: 0. */
-static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfast *f)
+static int walk(const char *text, const struct bmp_global *g, const struct gchunk *ch,
+                struct gfast *f)
 {
 	int32_t cur = GSYM_CARRY;
 	int last_local = 0;
@@ -88,6 +123,7 @@ static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfas
 			if (f->nl >= INT32_MAX ||
 			    !bmp_room(&f->oom, &f->lcore, sizeof *f->lcore, f->nl, &f->cap_lcore))
 				return 0;
+			add_name(f, text, ev);
 			f->lcore[f->nl] = -1;
 			cur = (int32_t)f->nl++;
 			last_local = ev->eng;
@@ -114,7 +150,7 @@ static int walk(const struct bmp_global *g, const struct gchunk *ch, struct gfas
 	return !f->oom;
 }
 
-void bmp_gfast_build(const struct bmp_global *g, struct gchunk *ch)
+void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk *ch)
 {
 	struct gfast *f = &ch->fast;
 	f->on = 0;
@@ -123,10 +159,17 @@ void bmp_gfast_build(const struct bmp_global *g, struct gchunk *ch)
 		return;
 	f->nev = 0;
 	f->nl = 0;
+	f->names = 1;
+	f->nnb = f->nname = 0;
+	f->ntypes = 0;
 	f->nst = 0;
 	f->core_carry = f->core_ep = -1;
 	memset(f->map, -1, sizeof f->map);
-	f->on = walk(g, ch, f);
+	f->on = walk(text, g, ch, f);
+	f->lcore_max = -1;
+	for (size_t k = 0; k < f->nl; k++)
+		if (f->lcore[k] > f->lcore_max)
+			f->lcore_max = f->lcore[k];
 }
 
 /* Grows g's stream nd for `add` more nodes (the arrays push_node grows one by one). */
@@ -211,12 +254,48 @@ int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, i
 	return TP_OK;
 }
 
+/* The records of the chunk's layers but its last (gfast.recs), as add_layer and the apply
+ * would leave them: untimed, without tensors or commands. */
+static void fill_recs(const struct gchunk *ch, const struct gfast *f)
+{
+	uint32_t name = f->name0;
+	size_t k = 0;
+	for (size_t j = 0; j < f->nev && k + 1 < f->nl; j++) {
+		const struct gev *ev = &ch->ev[f->lev[j]];
+		if (ev->kind != EV_LAYER)
+			continue;
+		uint8_t t = f->ltype[k];
+		struct tp_layer l = {.id = (int32_t)ev->a,
+		                     .type = f->tid[t],
+		                     .name = ev->n2 ? name++ : 0,
+		                     .core = f->lcore[k],
+		                     .subnet = f->subnet,
+		                     .group = -1,
+		                     .is_local = ev->eng,
+		                     .is_data_move = f->dm[t],
+		                     .end_ns = -1};
+		tp_layer_span_put(&f->span, k++, &l);
+	}
+}
+
+void bmp_gchunk_fill(struct gchunk *ch)
+{
+	struct gfast *f = &ch->fast;
+	if (!f->fill)
+		return;
+	tp_strtab_fill_unique(f->run, f->nrun, f->nlen, f->nb);
+	if (f->recs)
+		fill_recs(ch, f);
+	f->fill = 0;
+	f->recs = 0;
+}
+
 void bmp_gfast_free(struct gfast *f)
 {
 	for (size_t k = 0; k < f->cap_st; k++) {
 		struct gstream *s = &f->st[k];
 		TP_FREE_ALL(s->sym, s->ld, s->bd, s->gd, s->dir, s->spec);
 	}
-	TP_FREE_ALL(f->st, f->lev, f->lcore);
+	TP_FREE_ALL(f->st, f->lev, f->lcore, f->nb, f->nlen, f->ltype, f->run);
 	memset(f, 0, sizeof *f);
 }

@@ -401,6 +401,7 @@ struct gstream {
 	struct gspec *spec;
 	size_t nspec, cap_spec;
 };
+#define GTYPES 32
 struct gfast {
 	int on;             /* the chunk qualifies; the rest is meaningful */
 	int32_t core_carry; /* core of the first node on GSYM_CARRY (-1 none), ... */
@@ -412,6 +413,32 @@ struct gfast {
 	size_t nst, cap_st;
 	int8_t map[BMP_MAX_CORES][2]; /* (core, engine) -> index in st, -1 none */
 	int oom;
+	/* The layer names, for the string table's batch (tp_strtab_reserve_unique): `names` is
+	 * set when every layer line's name goes into the model as it is and the chunk has at
+	 * most GTYPES layer types. nb holds the non-empty names back to back, nlen their
+	 * lengths; ltype is each layer line's type, an index in toff/tlen (offsets in the
+	 * text). */
+	int names;
+	char *nb;
+	uint32_t *nlen;
+	uint8_t *ltype;
+	size_t nnb, nname, cap_nb, cap_nlen, cap_ltype;
+	uint64_t toff[GTYPES];
+	uint32_t tlen[GTYPES];
+	unsigned ntypes;
+	/* The places the applying thread reserved for the names (`fill` set): the next thread
+	 * that scans into the slot, or the parse's end, copies them there (bmp_gfast_fill). */
+	int fill;
+	struct tp_strtab_run *run;
+	size_t nrun, cap_run;
+	/* With `recs` the fill also writes the records of the chunk's layers but its last
+	 * (tp_layer_span_put; the last one stays pending): their names are ids from name0 on,
+	 * their types tid/dm by ltype, their subnet `subnet`. lcore_max: the largest lcore. */
+	int recs;
+	struct tp_layer_span span;
+	uint32_t name0, tid[GTYPES];
+	uint8_t dm[GTYPES];
+	int32_t subnet, lcore_max;
 };
 
 /* What a GSYM_* or chunk layer index stands for, given the chunk's first layer index, the
@@ -425,11 +452,15 @@ static inline int32_t gsym_layer(int32_t s, int64_t base, int32_t carry, int32_t
 struct gchunk;
 /* Builds ch->fast from the chunk's events (the scanning thread); fast.on stays 0 for a chunk
  * with any other line, which the applying thread then takes event by event. */
-void bmp_gfast_build(const struct bmp_global *g, struct gchunk *ch);
+void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk *ch);
 /* Appends a built chunk's node streams to g's nodes: TP_OK or TP_ENOMEM. */
 int bmp_gfast_nodes(struct bmp_global *g, const struct gfast *f, int64_t base, int32_t carry,
                     int32_t carry_ep);
 void bmp_gfast_free(struct gfast *f);
+/* Copies the names (and packs the records) of the chunk applied in slot ch last to the places
+ * reserved for them, if it has not been done yet (any thread that owns the slot, before the
+ * slot's events are replaced). */
+void bmp_gchunk_fill(struct gchunk *ch);
 
 struct gchunk {
 	size_t beg, end; /* [beg, end) of the text */
@@ -446,7 +477,7 @@ struct gchunk {
 void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, struct gchunk *ch,
                      size_t k);
 /* Applies chunk ch's events in order; its first line is line `first_no` of the file. */
-int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, const struct gchunk *ch,
+int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, struct gchunk *ch,
                      unsigned long first_no);
 
 /* ---------------------------------------------------------------------------------------- */
