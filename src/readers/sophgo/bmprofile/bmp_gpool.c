@@ -20,9 +20,8 @@
 
 /* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
  * the calling thread applies them in order, and scans the next chunk itself when no worker
- * has taken it (so --jobs N runs N threads, not N + 1). A worker takes chunk k only when k is
- * less than `nslot` chunks ahead of the one being applied, so at most nslot chunks of events
- * (and of resident text) exist at once. */
+ * has taken it. A worker takes chunk k only when k is less than `nslot` chunks ahead of the
+ * one being applied, so at most nslot chunks of events (and of resident text) exist at once. */
 struct gpool {
 	const char *text;
 	size_t len, nchunks;
@@ -225,9 +224,11 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	                     .cur_subnet = -1,
 	                     .pend_layer = -1};
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	/* jobs - 1 scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
-	 * order and scans the next one itself when no worker has taken it yet. */
-	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs - 1 : 0;
+	/* jobs scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
+	 * order, which is now the lighter side (the names' copies and the records' packing run
+	 * where a chunk is scanned), so it spends most of its time waiting for the next chunk;
+	 * with jobs - 1 workers the one worker of --jobs 2 would set the pace alone. */
+	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs : 0;
 	if (nthreads > GSCAN_MAX)
 		nthreads = GSCAN_MAX;
 	if (nchunks < 2)
