@@ -2,7 +2,9 @@
 """phase_table.py NAME ONE.json TWO.json [FACTS] — the per-phase table of `make bench`.
 
 ONE and TWO are `tpuprof --timings` reports of the same conversion with --jobs 1 and --jobs 2
-(docs/perf-notes/cores.md). For each phase (the reader's stages, the analysis, each output;
+(docs/perf-notes/cores.md), each one file or several separated by commas (repeated runs):
+every phase is then taken from its fastest run of each side (best of N by wall time), so a
+slow moment of a shared machine does not set a ratio. For each phase (the reader's stages, the analysis, each output;
 nested phases indented) it prints: wall s with one and two threads and their ratio (goal
 >= 1.9x), CPU s with one thread, the serial share of CPU (CPU time of sections that run on one
 thread / the phase's CPU time; goal <= 5 % in total), the most threads that ran at once with
@@ -18,10 +20,20 @@ import json
 import sys
 
 
-def load(path):
-    with open(path) as f:
-        rep = json.load(f)
-    return {p["name"]: p for p in rep["phases"]}, rep
+def load(paths):
+    """The phases of one or more reports (comma-separated paths), each phase from its run of
+    least wall time; the first report for the run-wide fields."""
+    best, first = {}, None
+    for path in paths.split(","):
+        with open(path) as f:
+            rep = json.load(f)
+        first = first or rep
+        for p in rep["phases"]:
+            q = best.get(p["name"])
+            if q is None or p["wall_s"] < q["wall_s"]:
+                best[p["name"]] = p
+    order = [p["name"] for p in first["phases"]]
+    return {k: best[k] for k in order if k in best}, first
 
 
 def extra(p):
@@ -42,8 +54,9 @@ def main():
     a, rep_a = load(one)
     b, rep_b = load(two)
     total = a.get("total")
-    print("== phases of %s: --jobs %d vs --jobs %d (tpuprof --timings; outputs one after another)"
-          % (name, rep_a["jobs"], rep_b["jobs"]))
+    print("== phases of %s: --jobs %d vs --jobs %d (tpuprof --timings; outputs one after another;"
+          " each phase's best of %d and %d runs)"
+          % (name, rep_a["jobs"], rep_b["jobs"], one.count(",") + 1, two.count(",") + 1))
     print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s" % (
         "phase", "wall 1", "wall 2", "x", "CPU 1", "ser% 1", "ser% 2", "thr", "+MiB 1",
         "+MiB 2", "B/thread"))

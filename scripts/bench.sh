@@ -397,19 +397,26 @@ phase_bench() {
       echo "== phases $name: SKIPPED: tpuprof or $dir missing"
       continue
     fi
-    for j in 1 2; do
-      out=$data/out/phases-$name-j$j
-      t=$data/phases-$name-j$j.json
-      rm -rf "$out" "$t"
-      echo "== phases $name: tpuprof $dir $out -q --jobs $j --timings $t $flags"
-      # shellcheck disable=SC2086
-      "$tpuprof" "$dir" "$out" -q --jobs "$j" --timings "$t" $flags ||
-        echo "   (tpuprof exited with status $?)"
-      rm -rf "$out"
+    # --jobs 1 and 2 alternately, BENCH_PHASE_REPEAT times (default 3): phase_table.py takes
+    # each phase's best run of each, so a slow moment of a shared machine does not set a ratio.
+    local r reps=${BENCH_PHASE_REPEAT:-3} ones="" twos=""
+    for ((r = 1; r <= reps; r++)); do
+      for j in 1 2; do
+        out=$data/out/phases-$name-j$j
+        t=$data/phases-$name-j$j-r$r.json
+        rm -rf "$out" "$t"
+        echo "== phases $name: tpuprof $dir $out -q --jobs $j --timings $t $flags"
+        # shellcheck disable=SC2086
+        "$tpuprof" "$dir" "$out" -q --jobs "$j" --timings "$t" $flags ||
+          echo "   (tpuprof exited with status $?)"
+        rm -rf "$out"
+        if [ -f "$t" ]; then
+          if [ "$j" = 1 ]; then ones=${ones:+$ones,}$t; else twos=${twos:+$twos,}$t; fi
+        fi
+      done
     done
-    if [ -f "$data/phases-$name-j1.json" ] && [ -f "$data/phases-$name-j2.json" ]; then
-      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$data/phases-$name-j1.json" \
-        "$data/phases-$name-j2.json" "$facts"
+    if [ -n "$ones" ] && [ -n "$twos" ]; then
+      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$ones" "$twos" "$facts"
     fi
     # Memory per thread as the user meets it: the same conversion without --timings (the
     # small outputs written beside the large ones), peak RSS with --jobs 16 against --jobs 1.
