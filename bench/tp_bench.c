@@ -21,6 +21,11 @@
  *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
  *       and cdma* files, cores = cdmlib files; of a libtpuprof capture directory (capture.tpp,
  *       docs/capture-format.md): its records (RECORDS blocks), "cores" = its threads.
+ *   tp-bench spin [R]
+ *       the machine's own ceiling for a --jobs 2 ratio: a fixed loop of integer work on one
+ *       thread, then the same loop on each of two threads at once, alternately R times
+ *       (default 3); prints the best wall of each and one over two. On a shared VM two threads
+ *       do not always get two cores, and no conversion's ratio can beat this one's.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
  *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
@@ -38,6 +43,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +62,7 @@ static int usage(void)
 	fputs("usage: tp-bench run --out ROWS --name NAME [--group G] [--cmds N] [--cores C] "
 	      "[--bytes B] [--repeat R] [--clean DIR] -- CMD [ARGS...]\n"
 	      "       tp-bench count DIR\n"
+	      "       tp-bench spin [R]\n"
 	      "       tp-bench table ROWS [--baseline GROUP=NAME]...\n",
 	      stderr);
 	return 1;
@@ -580,6 +587,47 @@ static int cmd_table(int argc, char **argv)
 	return 0;
 }
 
+/* A loop of dependent integer work, the same on every thread (nothing shared). */
+static void *spin_one(void *arg)
+{
+	volatile uint64_t x = (uint64_t)(uintptr_t)arg;
+	for (uint64_t i = 0; i < 400000000u; i++)
+		x = x * 6364136223846793005u + i;
+	return NULL;
+}
+
+/* Wall ns of the loop on `n` threads at once (1 or 2). */
+static int64_t spin_wall(int n)
+{
+	pthread_t th[2];
+	int64_t t0 = now_ns();
+	int started = 0;
+	for (int k = 0; k < n; k++)
+		started += pthread_create(&th[k], NULL, spin_one, (void *)(uintptr_t)(k + 1)) == 0;
+	for (int k = 0; k < started; k++)
+		pthread_join(th[k], NULL);
+	return started == n ? now_ns() - t0 : -1;
+}
+
+static int cmd_spin(int argc, char **argv)
+{
+	int reps = argc > 2 ? atoi(argv[2]) : 3;
+	if (reps < 1 || reps > 15)
+		return usage();
+	int64_t one = -1, two = -1;
+	for (int r = 0; r < reps; r++) {
+		int64_t a = spin_wall(1), b = spin_wall(2);
+		if (a < 0 || b < 0)
+			return 1;
+		one = one < 0 || a < one ? a : one;
+		two = two < 0 || b < two ? b : two;
+	}
+	printf("spin: one thread %.3f s, two threads %.3f s: two threads did %.2fx the work of "
+	       "one per second (best of %d)\n",
+	       (double)one / 1e9, (double)two / 1e9, 2.0 * (double)one / (double)two, reps);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -590,5 +638,7 @@ int main(int argc, char **argv)
 		return cmd_count(argv[2]);
 	if (!strcmp(argv[1], "table"))
 		return cmd_table(argc, argv);
+	if (!strcmp(argv[1], "spin"))
+		return cmd_spin(argc, argv);
 	return usage();
 }

@@ -391,6 +391,11 @@ phase_bench() {
       --seed 1 --quiet "$cdm"
     echo "$want" > "$stamp"
   fi
+  # The machine's own ceiling for a --jobs 2 ratio, before and after the runs: on a shared VM
+  # two threads of pure integer work do not always get two cores.
+  local spin
+  spin=$("$tpbench" spin 3) && echo "== phases: before: $spin" &&
+    fact "phases spin before" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$spin")"
   for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
     IFS='|' read -r name dir flags <<< "$c"
     if [ ! -x "$tpuprof" ] || [ ! -d "$dir" ]; then
@@ -444,6 +449,8 @@ phase_bench() {
                n, a / 1024, b / 1024, b / a, (b - a) / 1024 / 15 }'
     fi
   done
+  spin=$("$tpbench" spin 3) && echo "== phases: after: $spin" &&
+    fact "phases spin after" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$spin")"
 }
 if [ "${BENCH_ONLY:-}" = phases ]; then
   mkdir -p "$data/out"
