@@ -701,10 +701,9 @@ static void write_queued(struct pw *w)
 {
 	pthread_mutex_lock(&w->wsync.mu);
 	for (;;) {
-		struct wq_ent *e = NULL;
-		for (uint64_t i = w->wq_head; i < w->wq_tail && !e; i++)
-			if (w->wq[i % w->nwq].state == WQ_QUEUED)
-				e = &w->wq[i % w->nwq];
+		struct wq_ent *e =
+		    pw_ring_first(w->wq, sizeof *w->wq, w->nwq, w->wq_head, w->wq_tail,
+		                  offsetof(struct wq_ent, state), WQ_QUEUED);
 		if (!e)
 			break;
 		e->state = WQ_BUSY;

@@ -10,6 +10,8 @@
 
 #include <libdeflate.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "common/wsync.h"
 #include "writers/perfetto/pb.h"
@@ -57,6 +59,20 @@ struct tstate {
 /* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
  * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
 enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+/* The first entry, oldest first, of the positions [head, tail) of a ring of n entries of
+ * `size` bytes whose int at `state_off` is `want`; NULL when none (the queues of the
+ * compression workers and of the parts' writes). */
+static inline void *pw_ring_first(void *ring, size_t size, size_t n, uint64_t head, uint64_t tail,
+                                  size_t state_off, int want)
+{
+	for (uint64_t i = head; i < tail; i++) {
+		char *e = (char *)ring + (i % n) * size;
+		if (*(const int *)(const void *)(e + state_off) == want)
+			return e;
+	}
+	return NULL;
+}
+
 struct zslot {
 	struct tp_pb in, out;
 	size_t zn;

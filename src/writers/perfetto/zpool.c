@@ -56,10 +56,9 @@ static void *zworker_main(void *arg)
 	tp_tm_thread(1);
 	pthread_mutex_lock(&zp->sync.mu);
 	for (;;) {
-		struct zslot *job = NULL;
-		for (uint64_t i = zp->head; i < zp->tail && !job; i++)
-			if (zp->slot[i % zp->nslots].state == ZS_QUEUED)
-				job = &zp->slot[i % zp->nslots];
+		struct zslot *job =
+		    pw_ring_first(zp->slot, sizeof *zp->slot, zp->nslots, zp->head, zp->tail,
+		                  offsetof(struct zslot, state), ZS_QUEUED);
 		if (!job) {
 			if (zp->quit)
 				break;
@@ -251,7 +250,9 @@ void tp_perfetto_zstart(struct pw *w, int threads)
 		tp_wsync_destroy(&zp->sync);
 		return;
 	}
+	pthread_mutex_lock(&zp->sync.mu); /* the workers' ring scans read it */
 	zp->nslots = SLOTS_PER_WORKER * (size_t)zp->nthreads;
+	pthread_mutex_unlock(&zp->sync.mu);
 }
 
 void tp_perfetto_zstop(struct pw *w)
