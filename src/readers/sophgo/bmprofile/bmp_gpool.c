@@ -224,10 +224,10 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	                     .cur_subnet = -1,
 	                     .pend_layer = -1};
 	size_t nchunks = len ? (len + GCHUNK - 1) / GCHUNK : 0;
-	/* jobs scanning workers, at most GSCAN_MAX: the calling thread applies the chunks in
-	 * order, which is now the lighter side (the names' copies and the records' packing run
-	 * where a chunk is scanned), so it spends most of its time waiting for the next chunk;
-	 * with jobs - 1 workers the one worker of --jobs 2 would set the pace alone. */
+	/* jobs scanning workers, at most GSCAN_MAX: the calling thread's in-order apply is the
+	 * lighter side (the names' copies and the records' packing run where a chunk is
+	 * scanned), so it mostly waits for the next chunk; with jobs - 1 workers the single
+	 * worker of --jobs 2 would set the pace alone. */
 	unsigned nthreads = g->jobs > 1 ? (unsigned)g->jobs : 0;
 	if (nthreads > GSCAN_MAX)
 		nthreads = GSCAN_MAX;

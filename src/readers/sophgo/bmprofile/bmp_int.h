@@ -374,10 +374,9 @@ struct gev {
 
 /* A chunk's node lines per node stream, built on the scanning thread when the chunk holds
  * only fast node, layer, tensor and "end parallel." lines (bmp_gstream.c), so that the
- * applying thread appends each stream's nodes in one step instead of one node at a time (and
- * applies the other lines in order, as before). A node's
- * layer is known there only relative to the chunk (GSYM_*: a layer line of the chunk, or the
- * state carried in from the chunks before, resolved by gsym_layer). */
+ * applying thread appends each stream's nodes in one step and the other lines one by one, in
+ * order. A node's layer is known there only relative to the chunk (GSYM_*: a layer line of the
+ * chunk, or the state carried in from the chunks before, resolved by gsym_layer). */
 enum {
 	GSYM_NONE = -1,     /* no layer */
 	GSYM_CARRY = -2,    /* the current layer at the chunk's start */
