@@ -21,11 +21,16 @@
  *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
  *       and cdma* files, cores = cdmlib files; of a libtpuprof capture directory (capture.tpp,
  *       docs/capture-format.md): its records (RECORDS blocks), "cores" = its threads.
- *   tp-bench spin [R]
- *       the machine's own ceiling for a --jobs 2 ratio: a fixed loop of integer work on one
- *       thread, then the same loop on each of two threads at once, alternately R times
- *       (default 3); prints the best wall of each and one over two. On a shared VM two threads
- *       do not always get two cores, and no conversion's ratio can beat this one's.
+ *   tp-bench spin [R [DIR]]
+ *       the machine's own ceilings for a --jobs 2 ratio, one line each: a fixed amount of
+ *       work on one thread, then the same on each of two threads at once, alternately R times
+ *       (default 3); prints the best wall of each and one over two. The work: a loop of
+ *       integer arithmetic ("spin"); fresh anonymous memory mapped, written and unmapped
+ *       ("fresh memory", what a phase pays for the pages it first touches); with DIR, 1 MiB
+ *       pwrite()s into a new file there, one per thread ("file writes", the page-cache copy
+ *       every output pays). On a shared VM two threads do not always get two cores, nor twice
+ *       the memory and page-cache throughput, and no phase whose time is in that kind of
+ *       work can beat its line's ratio.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
  *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
@@ -48,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -62,7 +68,7 @@ static int usage(void)
 	fputs("usage: tp-bench run --out ROWS --name NAME [--group G] [--cmds N] [--cores C] "
 	      "[--bytes B] [--repeat R] [--clean DIR] -- CMD [ARGS...]\n"
 	      "       tp-bench count DIR\n"
-	      "       tp-bench spin [R]\n"
+	      "       tp-bench spin [R [DIR]]\n"
 	      "       tp-bench table ROWS [--baseline GROUP=NAME]...\n",
 	      stderr);
 	return 1;
@@ -587,44 +593,119 @@ static int cmd_table(int argc, char **argv)
 	return 0;
 }
 
-/* A loop of dependent integer work, the same on every thread (nothing shared). */
-static void *spin_one(void *arg)
+/* The ceilings' work, the same on every thread (nothing shared but the machine). */
+enum { CEIL_SPIN, CEIL_FRESH, CEIL_WRITES };
+#define CEIL_FRESH_BYTES ((size_t)128 << 20)
+#define CEIL_WRITE_BYTES ((size_t)256 << 20)
+#define CEIL_WRITE_BLOCK ((size_t)1 << 20)
+
+struct ceil_arg {
+	int kind, k, rc;
+	const char *dir;
+};
+
+/* Dependent integer work. */
+static void ceil_spin(int k)
 {
-	volatile uint64_t x = (uint64_t)(uintptr_t)arg;
+	volatile uint64_t x = (uint64_t)k;
 	for (uint64_t i = 0; i < 400000000u; i++)
 		x = x * 6364136223846793005u + i;
+}
+
+/* Twice: map fresh pages, write every byte, unmap (the kernel zeroes each page first). */
+static int ceil_fresh(int k)
+{
+	for (int r = 0; r < 2; r++) {
+		char *m = mmap(NULL, CEIL_FRESH_BYTES, PROT_READ | PROT_WRITE,
+		               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return -1;
+		memset(m, k + r, CEIL_FRESH_BYTES);
+		munmap(m, CEIL_FRESH_BYTES);
+	}
+	return 0;
+}
+
+/* A new file in dir written by 1 MiB pwrite()s, then removed (its pages stay to the kernel's
+ * writeback, as an output's do). */
+static int ceil_writes(const char *dir, int k)
+{
+	char path[4096];
+	if (snprintf(path, sizeof path, "%s/tp-bench-ceil-%ld-%d", dir, (long)getpid(), k) >=
+	    (int)sizeof path)
+		return -1;
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	char *b = malloc(CEIL_WRITE_BLOCK);
+	int rc = b ? 0 : -1;
+	if (b)
+		memset(b, 'a' + k, CEIL_WRITE_BLOCK);
+	for (size_t off = 0; !rc && off < CEIL_WRITE_BYTES; off += CEIL_WRITE_BLOCK)
+		if (pwrite(fd, b, CEIL_WRITE_BLOCK, (off_t)off) != (ssize_t)CEIL_WRITE_BLOCK)
+			rc = -1;
+	free(b);
+	close(fd);
+	unlink(path);
+	return rc;
+}
+
+static void *ceil_one(void *arg)
+{
+	struct ceil_arg *a = arg;
+	if (a->kind == CEIL_SPIN)
+		ceil_spin(a->k);
+	else if (a->kind == CEIL_FRESH)
+		a->rc = ceil_fresh(a->k);
+	else
+		a->rc = ceil_writes(a->dir, a->k);
 	return NULL;
 }
 
-/* Wall ns of the loop on `n` threads at once (1 or 2). */
-static int64_t spin_wall(int n)
+/* Wall ns of the work on `n` threads at once (1 or 2); -1 if a thread failed. */
+static int64_t ceil_wall(int kind, const char *dir, int n)
 {
 	pthread_t th[2];
+	struct ceil_arg a[2];
 	int64_t t0 = now_ns();
 	int started = 0;
-	for (int k = 0; k < n; k++)
-		started += pthread_create(&th[k], NULL, spin_one, (void *)(uintptr_t)(k + 1)) == 0;
+	for (int k = 0; k < n; k++) {
+		a[k] = (struct ceil_arg){.kind = kind, .k = k + 1, .dir = dir};
+		started += pthread_create(&th[started], NULL, ceil_one, &a[k]) == 0;
+	}
 	for (int k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
-	return started == n ? now_ns() - t0 : -1;
+	int64_t t = now_ns() - t0;
+	for (int k = 0; k < started; k++)
+		if (a[k].rc)
+			return -1;
+	return started == n ? t : -1;
 }
 
 static int cmd_spin(int argc, char **argv)
 {
 	int reps = argc > 2 ? atoi(argv[2]) : 3;
-	if (reps < 1 || reps > 15)
+	const char *dir = argc > 3 ? argv[3] : NULL;
+	if (reps < 1 || reps > 15 || argc > 4)
 		return usage();
-	int64_t one = -1, two = -1;
-	for (int r = 0; r < reps; r++) {
-		int64_t a = spin_wall(1), b = spin_wall(2);
-		if (a < 0 || b < 0)
-			return 1;
-		one = one < 0 || a < one ? a : one;
-		two = two < 0 || b < two ? b : two;
+	static const char *const what[] = {"spin", "fresh memory", "file writes"};
+	static const char *const unit[] = {"the work", "the bytes", "the bytes"};
+	for (int kind = CEIL_SPIN; kind <= (dir ? CEIL_WRITES : CEIL_FRESH); kind++) {
+		int64_t one = -1, two = -1;
+		for (int r = 0; r < reps; r++) {
+			int64_t a = ceil_wall(kind, dir, 1), b = ceil_wall(kind, dir, 2);
+			if (a < 0 || b < 0) {
+				fprintf(stderr, "tp-bench spin: %s failed\n", what[kind]);
+				return 1;
+			}
+			one = one < 0 || a < one ? a : one;
+			two = two < 0 || b < two ? b : two;
+		}
+		printf("%s: one thread %.3f s, two threads %.3f s: two threads did %.2fx %s of "
+		       "one per second (best of %d)\n",
+		       what[kind], (double)one / 1e9, (double)two / 1e9,
+		       2.0 * (double)one / (double)two, unit[kind], reps);
 	}
-	printf("spin: one thread %.3f s, two threads %.3f s: two threads did %.2fx the work of "
-	       "one per second (best of %d)\n",
-	       (double)one / 1e9, (double)two / 1e9, 2.0 * (double)one / (double)two, reps);
 	return 0;
 }
 

@@ -378,6 +378,17 @@ fi
 # <= 5 % in total), threads and the memory each extra thread adds, and hands the totals to
 # targets.awk. --timings writes the outputs one after another, so these runs' wall times
 # are not the default run's. BENCH_ONLY=phases runs only this block.
+# tp-bench spin's three lines (integer work, fresh memory, file writes into $data/out), each
+# printed and kept as a fact "phases ceiling WHAT WHEN".
+ceilings() {
+  local when=$1 lines line what
+  lines=$("$tpbench" spin 3 "$data/out") || { echo "== phases: $when: tp-bench spin failed"; return 0; }
+  while IFS= read -r line; do
+    echo "== phases: $when: $line"
+    what=${line%%:*}
+    fact "phases ceiling ${what// /-} $when" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$line")"
+  done <<< "$lines"
+}
 phase_bench() {
   local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000} j out t name dir
   gen_case "$size"
@@ -391,20 +402,19 @@ phase_bench() {
       --seed 1 --quiet "$cdm"
     echo "$want" > "$stamp"
   fi
-  # The machine's own ceiling for a --jobs 2 ratio, before and after the runs: on a shared VM
-  # two threads of pure integer work do not always get two cores.
-  local spin
-  spin=$("$tpbench" spin 3) && echo "== phases: before: $spin" &&
-    fact "phases spin before" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$spin")"
+  # The machine's own ceilings for a --jobs 2 ratio, before and after the runs: on a shared VM
+  # two threads do not always get two cores (integer work), nor twice the throughput of fresh
+  # pages and of page-cache writes, which every phase pays for its memory and outputs.
+  ceilings before
   for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
     IFS='|' read -r name dir flags <<< "$c"
     if [ ! -x "$tpuprof" ] || [ ! -d "$dir" ]; then
       echo "== phases $name: SKIPPED: tpuprof or $dir missing"
       continue
     fi
-    # --jobs 1 and 2 alternately, BENCH_PHASE_REPEAT times (default 3): phase_table.py takes
+    # --jobs 1 and 2 alternately, BENCH_PHASE_REPEAT times (default 5): phase_table.py takes
     # each phase's best run of each, so a slow moment of a shared machine does not set a ratio.
-    local r reps=${BENCH_PHASE_REPEAT:-3} ones="" twos=""
+    local r reps=${BENCH_PHASE_REPEAT:-5} ones="" twos=""
     for ((r = 1; r <= reps; r++)); do
       for j in 1 2; do
         out=$data/out/phases-$name-j$j
@@ -449,8 +459,7 @@ phase_bench() {
                n, a / 1024, b / 1024, b / a, (b - a) / 1024 / 15 }'
     fi
   done
-  spin=$("$tpbench" spin 3) && echo "== phases: after: $spin" &&
-    fact "phases spin after" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$spin")"
+  ceilings after
 }
 if [ "${BENCH_ONLY:-}" = phases ]; then
   mkdir -p "$data/out"
