@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""phase_table.py NAME ONE.json TWO.json [FACTS] — the per-phase table of `make bench`.
+"""phase_table.py NAME ONE.json TWO.json [FACTS [WIDE.json]] — the per-phase table of `make bench`.
 
 ONE and TWO are `tpuprof --timings` reports of the same conversion with --jobs 1 and --jobs 2
 (docs/perf-notes/cores.md), each one file or several separated by commas (repeated runs):
@@ -15,6 +15,15 @@ Prints numbers, never asserts. With FACTS, appends KEY<TAB>VALUE lines for bench
 the phases the issue names: the reader, the analysis and each output, i.e. the top-level
 phases other than "write" and the outputs under "write", counting those that take at least
 1 % of the wall time) and its phase.
+
+With WIDE (a report of the same conversion with --jobs 16), two columns: "thr16", the most
+threads each phase ran at once there, and "max16", the most a 16-core machine could speed the
+phase up by its structure alone: its --jobs 1 wall over the sum of its leaf phases' --jobs 1
+walls, each divided by the threads that leaf ran on (at most 16). On a machine of fewer cores
+the sixteen threads still start, so this shows which phases are built to use sixteen cores
+and which cannot whatever the machine (a per-core pass of a 2-core dump runs on 2 threads; a
+pool capped at 3 workers on 4). It is an upper bound: it assumes every thread of a phase is
+busy throughout. The reader's and the whole conversion's are also printed and kept as facts.
 """
 import json
 import sys
@@ -40,6 +49,17 @@ def extra(p):
     return max(0, p["rss_peak_bytes"] - p["rss_start_bytes"])
 
 
+def max16(a, wide, key):
+    """The structural bound of phase key on 16 cores (see the module's text), None without
+    its leaves in both reports."""
+    leaves = [k for k in a if (k == key or key == "total" or k.startswith(key + "/"))
+              and k != "total" and not any(j.startswith(k + "/") for j in a)]
+    if not leaves or any(k not in wide for k in leaves):
+        return None
+    t = sum(a[k]["wall_s"] / min(16, max(1, wide[k]["threads"])) for k in leaves)
+    return a[key]["wall_s"] / t if t > 0 else None
+
+
 def ranked(key, depth):
     """Whether a phase counts for the worst ratio: "write" is the sum of the outputs, which
     run one after another, so each output counts instead of their sum."""
@@ -50,16 +70,17 @@ def ranked(key, depth):
 
 def main():
     name, one, two = sys.argv[1], sys.argv[2], sys.argv[3]
-    facts = sys.argv[4] if len(sys.argv) > 4 else None
+    facts = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
+    wide = load(sys.argv[5])[0] if len(sys.argv) > 5 else {}
     a, rep_a = load(one)
     b, rep_b = load(two)
     total = a.get("total")
     print("== phases of %s: --jobs %d vs --jobs %d (tpuprof --timings; outputs one after another;"
           " each phase's best of %d and %d runs)"
           % (name, rep_a["jobs"], rep_b["jobs"], one.count(",") + 1, two.count(",") + 1))
-    print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s" % (
+    print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s%s" % (
         "phase", "wall 1", "wall 2", "x", "CPU 1", "ser% 1", "ser% 2", "thr", "+MiB 1",
-        "+MiB 2", "B/thread"))
+        "+MiB 2", "B/thread", "  thr16" if wide else ""))
     worst, worst_name = None, "-"
     for key, p in a.items():
         q = b.get(key)
@@ -72,9 +93,12 @@ def main():
         dt = q["threads"] - p["threads"]
         per = "%10d" % ((extra(q) - extra(p)) / dt) if dt > 0 else "%10s" % "-"
         label = ("  " * max(0, depth - 1) + key.split("/")[-1])[:28]
-        print("  %-28s %8.3f %8.3f %5.2fx %8.3f %6.1f%% %6.1f%% %4d %9.1f %9.1f %s" % (
+        w = wide.get(key)
+        m = max16(a, wide, key) if wide else None
+        print("  %-28s %8.3f %8.3f %5.2fx %8.3f %6.1f%% %6.1f%% %4d %9.1f %9.1f %s%s" % (
             label, p["wall_s"], q["wall_s"], ratio, p["cpu_s"], s1, s2, q["threads"],
-            extra(p) / 2**20, extra(q) / 2**20, per))
+            extra(p) / 2**20, extra(q) / 2**20, per,
+            "  %5d %5.1fx" % (w["threads"], m) if w and m else ""))
         big = total and p["wall_s"] >= 0.01 * total["wall_s"]
         if ranked(key, depth) and big and (worst is None or ratio < worst):
             worst, worst_name = ratio, key
@@ -83,6 +107,14 @@ def main():
         print("  serial share of the CPU time in total: %.1f %% (goal <= 5 %%); lowest --jobs 2"
               " ratio of the reader, analysis or an output: %s (%s; goal >= 1.9x)"
               % (share, "%.2fx" % worst if worst is not None else "-", worst_name))
+        for key in ("read", "total"):
+            m = max16(a, wide, key) if wide else None
+            if m:
+                print("  with 16 cores, %s could be at most %.1fx faster than with one (the"
+                      " threads each of its phases ran on with --jobs 16)" % (key, m))
+                if facts:
+                    with open(facts, "a") as f:
+                        f.write("phases %s max16 %s\t%.2f\n" % (name, key, m))
         if facts:
             with open(facts, "a") as f:
                 f.write("phases %s serial %%\t%.2f\n" % (name, share))

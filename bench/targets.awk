@@ -134,6 +134,12 @@ END {
 			w = fact["phases " d " worst ratio"]
 			if (w != "")
 				row("--jobs 2 vs 1, every phase of " d ": >= 1.9x", sprintf("%.2fx (%s)", w, fact["phases " d " worst phase"]), ok(w >= 1.9))
+			for (i = 1; i <= 2; i++) {
+				ph = i == 1 ? "read" : "total"
+				w = fact["phases " d " max16 " ph]
+				if (w != "")
+					row("16 threads, " ph " of " d ": at most (structure)", sprintf("%.1fx", w), "(reported)")
+			}
 			m1 = fact["phases " d " rss j1 KiB"]; m16 = fact["phases " d " rss j16 KiB"]
 			if (m1 > 0 && m16 != "")
 				row("peak RSS --jobs 16 vs 1, " d ": <= 1.3x", sprintf("%.2fx (%.0f / %.0f MiB)", m16 / m1, m16 / 1024, m1 / 1024), ok(m16 / m1 <= 1.3))

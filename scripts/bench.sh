@@ -430,8 +430,19 @@ phase_bench() {
         fi
       done
     done
+    # Once with --jobs 16: how many threads each phase runs on where sixteen are offered,
+    # which the structure decides (phase_table.py's thr16 and max16 columns).
+    local wide=$data/phases-$name-j16.json
+    out=$data/out/phases-$name-j16
+    rm -rf "$out" "$wide"
+    echo "== phases $name: tpuprof $dir $out -q --jobs 16 --timings $wide $flags"
+    # shellcheck disable=SC2086
+    "$tpuprof" "$dir" "$out" -q --jobs 16 --timings "$wide" $flags ||
+      echo "   (tpuprof exited with status $?)"
+    rm -rf "$out"
+    [ -f "$wide" ] || wide=""
     if [ -n "$ones" ] && [ -n "$twos" ]; then
-      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$ones" "$twos" "$facts"
+      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$ones" "$twos" "$facts" $wide
     fi
     # Memory per thread as the user meets it: the same conversion without --timings (the
     # small outputs written beside the large ones), peak RSS with --jobs 16 against --jobs 1.
