@@ -1,7 +1,7 @@
 /*
  * deps_check.c — tp_deps_check (deps_check.h): for each core, the TIU commands' waits on GDMA
  * commands and the GDMA commands' waits on TIU commands, each against the partner's end.
- * Owns only the scratch index of one track at a time.
+ * Owns only the scratch index of the partner track of each side being checked.
  */
 #include "analysis/deps_check.h"
 
@@ -86,32 +86,30 @@ static void check_track(const struct tp_track *t, const struct tp_id_end *v, siz
 	}
 }
 
-/* One core's check: its TIU track's waits, then its GDMA track's. */
-struct core_check {
-	const struct tp_track *tiu, *gdma;
+/* One side of a core's check: track t's waits on its partner's commands. A core's TIU side
+ * comes before its GDMA side, so that merged in order the first violation is the one a single
+ * pass over the core (TIU, then GDMA) finds. */
+struct side_check {
+	const struct tp_track *t, *partner;
 	struct tp_deps_report r;
 	int rc;
 };
 
-static void check_core(void *arg, size_t k)
+static void check_side(void *arg, size_t k)
 {
-	struct core_check *c = (struct core_check *)arg + k;
+	struct side_check *c = (struct side_check *)arg + k;
 	struct tp_id_end *v;
 	size_t n;
-	if ((c->rc = index_track(c->gdma, &v, &n)) != TP_OK)
+	if ((c->rc = index_track(c->partner, &v, &n)) != TP_OK)
 		return;
-	check_track(c->tiu, v, n, &c->r);
-	tp_free(v);
-	if ((c->rc = index_track(c->tiu, &v, &n)) != TP_OK)
-		return;
-	check_track(c->gdma, v, n, &c->r);
+	check_track(c->t, v, n, &c->r);
 	tp_free(v);
 }
 
 int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps_report *r)
 {
 	memset(r, 0, sizeof *r);
-	struct core_check *c = tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *c);
+	struct side_check *c = tp_calloc(2 * (p->num_tracks ? p->num_tracks : 1), sizeof *c);
 	if (!c)
 		return TP_ENOMEM;
 	size_t nc = 0;
@@ -120,12 +118,13 @@ int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps
 		if (t->kind != TP_TRACK_TIU)
 			continue;
 		int g = tp_profile_find_track(p, t->device, t->core, TP_TRACK_GDMA);
-		if (g >= 0)
-			c[nc++] = (struct core_check){.tiu = t, .gdma = &p->tracks[g]};
+		if (g >= 0) {
+			c[nc++] = (struct side_check){.t = t, .partner = &p->tracks[g]};
+			c[nc++] = (struct side_check){.t = &p->tracks[g], .partner = t};
+		}
 	}
-	/* Each core on its own; merged in track order, so the first violation is the one a
-	 * single pass finds. */
-	tp_par_run(jobs ? jobs : 1, nc, check_core, c);
+	/* Each side of each core on its own; merged in track order. */
+	tp_par_run(jobs ? jobs : 1, nc, check_side, c);
 	int rc = TP_OK;
 	for (size_t k = 0; k < nc && rc == TP_OK; k++) {
 		if ((rc = c[k].rc) != TP_OK)
