@@ -61,14 +61,25 @@ static void finish_slices(struct bmp_rd *r, int t, size_t first, size_t n, doubl
 	}
 }
 
-/* §9.2 steps 1-5 for core k: its command files, TIU and GDMA records into raw slices, and
- * the wait_msg anchor. Touches only core k's tracks and cc; notes and statistics go through
- * rnote/BMP_RSTATS, so a per-core copy of r may run it on a worker thread. */
-static int perfai_core(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
-                       const struct bmp_iter *it, unsigned k, struct bmp_core_cmds *cc,
-                       struct core_range *cr, int64_t *anchor, int *have_anchor)
+/* §9.2 steps 1-5 for core k, one engine at a time so that a core's engines run on two
+ * threads: BMP_ENG_TIU opens its command files, reads its TIU records into raw slices and finds
+ * the wait_msg anchor; BMP_ENG_GDMA reads its GDMA records. Each touches only its own track
+ * (the TIU side also cc); notes and statistics go through rnote/BMP_RSTATS, so a copy of r per
+ * engine may run it on a worker thread, and merging the TIU copy's before the GDMA copy's
+ * keeps the order of one thread. */
+static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
+                         const struct bmp_iter *it, unsigned k, int e, struct bmp_core_cmds *cc,
+                         struct core_range *cr, int64_t *anchor, int *have_anchor)
 {
 	int rc;
+	if (e == BMP_ENG_GDMA) {
+		if (k < it->n_gdma) {
+			if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->gdma_first)) != TP_OK)
+				return rc;
+			cr->gdma_n = r->p->tracks[r->gdma_track[k]].count - cr->gdma_first;
+		}
+		return TP_OK;
+	}
 	*have_anchor = 0;
 	if (k < it->n_cmd && (rc = bmp_cmds_open(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
 		return rc;
@@ -76,11 +87,6 @@ static int perfai_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 		if ((rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->tiu_first)) != TP_OK)
 			return rc;
 		cr->tiu_n = r->p->tracks[r->tiu_track[k]].count - cr->tiu_first;
-	}
-	if (k < it->n_gdma) {
-		if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->gdma_first)) != TP_OK)
-			return rc;
-		cr->gdma_n = r->p->tracks[r->gdma_track[k]].count - cr->gdma_first;
 	}
 	/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
 	 * the TIU record that executed it. */
@@ -127,55 +133,49 @@ static inline size_t memo_slot(uint32_t from, uint64_t tup)
 	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
 }
 
-/* The per-command work of core k without argument sets (detail off): kind, direction, dtype,
- * dependency and TIU cost from the descriptor, and in s->name the name-cache key (or
- * NAME_NONE) for name_discover, which interns the names in slice order afterwards. Touches only
- * core k's tracks and cc: safe on a worker thread. */
+/* The per-command work of core k's engine e without argument sets (detail off): kind,
+ * direction, dtype, dependency and TIU cost from the descriptor, and in s->name the name-cache
+ * key (or NAME_NONE) for name_discover, which interns the names in slice order afterwards.
+ * Touches only that engine's track and command buffer: safe on a worker thread. */
 static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
-                      const struct core_range *cr)
+                      const struct core_range *cr, int e)
 {
 	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
-	for (int e = 0; e < 2; e++) {
-		if (memo)
-			memset(memo, 0, LABEL_MEMO * sizeof *memo);
-		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
-		for (size_t i = 0; i < n; i++) {
-			struct bmp_cmd c;
-			struct tp_track *tr = &r->p->tracks[t];
-			struct tp_slice *s = &tr->slices[first + i];
-			if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-				tp_slice_set_name(r->p, tr, s, NAME_NONE);
-			} else {
-				/* The new label depends only on the old one and these four fields.
-				 */
-				uint64_t tup = (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 |
-				               (uint64_t)c.dir << 8 | c.dtype;
-				struct label_memo *m =
-				    memo ? &memo[memo_slot(s->label, tup)] : NULL;
-				if (m && m->from == s->label + 1 && m->tup == tup) {
-					s->label = m->to;
-				} else {
-					struct tp_label l = *tp_slice_label(tr, s);
-					l.name = c.key;
-					l.kind = c.kind;
-					l.dir = c.dir;
-					l.dtype = c.dtype;
-					uint32_t from = s->label;
-					if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
-						m->from = from + 1;
-						m->tup = tup;
-						m->to = s->label;
-					}
-				}
-				s->dep_id = c.dep;
-				if (e == BMP_ENG_TIU && c.have_desc) {
-					struct tp_cost kc = {0};
-					sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
-					tp_track_set_cost(r->p, t, first + i, &kc);
-				}
+	int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+	size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
+	size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+	for (size_t i = 0; i < n; i++) {
+		struct bmp_cmd c;
+		struct tp_track *tr = &r->p->tracks[t];
+		struct tp_slice *s = &tr->slices[first + i];
+		if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
+			tp_slice_set_name(r->p, tr, s, NAME_NONE);
+			continue;
+		}
+		/* The new label depends only on the old one and these four fields. */
+		uint64_t tup =
+		    (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 | (uint64_t)c.dir << 8 | c.dtype;
+		struct label_memo *m = memo ? &memo[memo_slot(s->label, tup)] : NULL;
+		if (m && m->from == s->label + 1 && m->tup == tup) {
+			s->label = m->to;
+		} else {
+			struct tp_label l = *tp_slice_label(tr, s);
+			l.name = c.key;
+			l.kind = c.kind;
+			l.dir = c.dir;
+			l.dtype = c.dtype;
+			uint32_t from = s->label;
+			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+				m->from = from + 1;
+				m->tup = tup;
+				m->to = s->label;
 			}
+		}
+		s->dep_id = c.dep;
+		if (e == BMP_ENG_TIU && c.have_desc) {
+			struct tp_cost kc = {0};
+			sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
+			tp_track_set_cost(r->p, t, first + i, &kc);
 		}
 	}
 	tp_free(memo);
@@ -421,34 +421,41 @@ struct perfai_par {
 	struct tp_profile **scratch; /* per core of a wave: the scratch profiles, reused */
 	unsigned nscratch;
 	unsigned wave0; /* the first core of the wave being filled */
+	unsigned nc;    /* the cores: a2_par_read's and a2_par_fill's job i is core i % nc */
 };
 
-static void a2_par_read(void *v, size_t kk)
+/* Job i of read_cores and fill_plain: core i % nc, engine i / nc (the TIU jobs first). */
+static void a2_par_read(void *v, size_t i)
 {
 	struct perfai_par *a = v;
-	unsigned k = (unsigned)kk; /* < the core count */
-	struct bmp_rd rk = *a->r;  /* the worker's view: notes, stats and errors kept in its job */
-	rk.job = &a->job[k];
-	rk.d = &a->job[k].d;
-	a->job[k].rc = perfai_core(&rk, a->ipath, a->f, a->it, k, &a->cc[k], &a->cr[k],
-	                           &a->anchor[k], &a->have_anchor[k]);
+	unsigned nc = a->nc, k = (unsigned)(i % nc); /* < the core count */
+	int e = (int)(i / nc);
+	struct bmp_rd rk = *a->r; /* the worker's view: notes, stats and errors kept in its job */
+	struct bmp_core_job *j = &a->job[2 * k + (unsigned)e];
+	rk.job = j;
+	rk.d = &j->d;
+	j->rc = perfai_engine(&rk, a->ipath, a->f, a->it, k, e, &a->cc[k], &a->cr[k], &a->anchor[k],
+	                      &a->have_anchor[k]);
 	/* Its GDMA counter arrays (detail), which read_cores hands back to the reader. */
-	a->job[k].gd_gmem = rk.gd_gmem[k];
-	a->job[k].gd_lmem = rk.gd_lmem[k];
-	a->job[k].gd_xact = rk.gd_xact[k];
-	a->job[k].gd_cap = rk.gd_cap[k];
+	j->gd_gmem = rk.gd_gmem[k];
+	j->gd_lmem = rk.gd_lmem[k];
+	j->gd_xact = rk.gd_xact[k];
+	j->gd_cap = rk.gd_cap[k];
 }
 
-static void a2_par_fill(void *v, size_t kk)
+static void a2_par_fill(void *v, size_t i)
 {
 	struct perfai_par *a = v;
-	unsigned k = (unsigned)kk; /* < the core count */
+	unsigned nc = a->nc, k = (unsigned)(i % nc); /* < the core count */
+	int e = (int)(i / nc);
 	struct bmp_rd *r = a->r;
-	finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz, a->zero,
-	              a->offset_ns, &a->clamped[k]);
-	finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n, r->gdma_mhz,
-	              a->zero, a->offset_ns, &a->clamped[k]);
-	fill_core(r, &a->cc[k], k, &a->cr[k]);
+	if (e == BMP_ENG_TIU)
+		finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz,
+		              a->zero, a->offset_ns, &a->clamped[2 * k]);
+	else
+		finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n,
+		              r->gdma_mhz, a->zero, a->offset_ns, &a->clamped[2 * k + 1]);
+	fill_core(r, &a->cc[k], k, &a->cr[k], e);
 }
 
 static void a2_par_name(void *v, size_t kk)
@@ -458,28 +465,31 @@ static void a2_par_name(void *v, size_t kk)
 	name_apply(a->r, k, &a->cr[k], a->none);
 }
 
-/* Every core's records and commands, per core through tp_par_run. */
+/* Every core's records and commands, per core and engine through tp_par_run (job[2 k + e]). */
 static int read_cores(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
-	ap->job = tp_calloc(nc, sizeof *ap->job);
+	ap->job = tp_calloc(2 * (size_t)(nc ? nc : 1), sizeof *ap->job);
 	if (!ap->job)
 		return bmp_nomem(r);
-	tp_par_run((unsigned)r->jobs, nc, a2_par_read, ap);
+	ap->nc = nc;
+	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_read, ap);
 	for (unsigned k = 0; k < nc; k++) {
-		r->gd_gmem[k] = ap->job[k].gd_gmem;
-		r->gd_lmem[k] = ap->job[k].gd_lmem;
-		r->gd_xact[k] = ap->job[k].gd_xact;
-		r->gd_cap[k] = ap->job[k].gd_cap;
+		const struct bmp_core_job *g = &ap->job[2 * k + BMP_ENG_GDMA];
+		r->gd_gmem[k] = g->gd_gmem;
+		r->gd_lmem[k] = g->gd_lmem;
+		r->gd_xact[k] = g->gd_xact;
+		r->gd_cap[k] = g->gd_cap;
 	}
-	/* In core order: the first core that failed reports (as one thread would). */
-	for (unsigned k = 0; k < nc; k++) {
-		if (ap->job[k].rc) {
+	/* In core order, TIU before GDMA: the first that failed reports (as one thread would:
+	 * it would not have read the GDMA records after a TIU error). */
+	for (size_t i = 0; i < 2 * (size_t)nc; i++) {
+		if (ap->job[i].rc) {
 			if (r->d)
-				*r->d = ap->job[k].d;
-			return ap->job[k].rc;
+				*r->d = ap->job[i].d;
+			return ap->job[i].rc;
 		}
-		job_merge(r, &ap->job[k]);
+		job_merge(r, &ap->job[i]);
 	}
 	return TP_OK;
 }
@@ -565,9 +575,9 @@ static void a2_par_detail(void *v, size_t kk)
 		return;
 	}
 	finish_slices(r, r->tiu_track[k], cr->tiu_first, cr->tiu_n, r->tiu_mhz, a->zero,
-	              a->offset_ns, &a->clamped[k]);
+	              a->offset_ns, &a->clamped[2 * k]);
 	finish_slices(r, r->gdma_track[k], cr->gdma_first, cr->gdma_n, r->gdma_mhz, a->zero,
-	              a->offset_ns, &a->clamped[k]);
+	              a->offset_ns, &a->clamped[2 * k]);
 	for (int e = 0; e < 2; e++) {
 		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
 		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
@@ -642,7 +652,7 @@ static int fill_plain(struct perfai_par *ap, unsigned nc)
 	struct bmp_rd *r = ap->r;
 	int rc = TP_OK;
 	tp_tm_begin("fill");
-	tp_par_run((unsigned)r->jobs, nc, a2_par_fill, ap);
+	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_fill, ap);
 	tp_tm_end();
 	tp_tm_begin("apply");
 	size_t np = 0, core0[BMP_MAX_CORES + 1];
@@ -747,7 +757,7 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	struct core_range cr[BMP_MAX_CORES];
 	int64_t anchor[BMP_MAX_CORES];
 	int have_anchor[BMP_MAX_CORES];
-	uint64_t clamped_k[BMP_MAX_CORES];
+	uint64_t clamped_k[2 * BMP_MAX_CORES]; /* per core and engine */
 	struct bmp_core_cmds *cc = tp_calloc(BMP_MAX_CORES, sizeof *cc);
 	if (!cc)
 		return bmp_nomem(r);
@@ -792,14 +802,14 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	if (rc != TP_OK)
 		goto out;
 	uint64_t clamped = 0;
-	for (unsigned k = 0; k < nc; k++)
+	for (unsigned k = 0; k < 2 * nc; k++)
 		clamped += clamped_k[k];
 	if (clamped)
 		tp_profile_note(r->p,
 		                "%s: %llu records started before the global zero; clamped to 0",
 		                ipath, (unsigned long long)clamped);
 out:
-	for (unsigned k = 0; ap.job && k < nc; k++)
+	for (unsigned k = 0; ap.job && k < 2 * nc; k++)
 		sg_aside_free(&ap.job[k].aside);
 	tp_free(ap.job);
 	for (unsigned k = 0; ap.fill && k < nc; k++)
