@@ -13,12 +13,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Scanning workers at most: the in-order apply is the parse's limit, and a few workers already
- * scan ahead of it; each more would only add a chunk's events and resident text to the memory
- * in flight (the measurements: docs/perf-notes/cores-reader.md). */
-#define GSCAN_MAX 3u
+/* Scanning workers at most: a chunk's scan takes about seven times the CPU of its in-order
+ * apply (the names' copies and the records' packing run where it is scanned), so with more
+ * the workers would wait for the apply; each adds a slot's events and resident text, about
+ * 6 MiB, to the memory in flight (docs/perf-notes/cores-reader.md). */
+#define GSCAN_MAX 7u
 
-/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots while
+/* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots (four
+ * more than the workers: each can scan while a few scanned chunks wait for the apply) while
  * the calling thread applies them in order, and scans the next chunk itself when no worker
  * has taken it. A worker takes chunk k only when k is less than `nslot` chunks ahead of the
  * one being applied, so at most nslot chunks of events (and of resident text) exist at once. */
@@ -241,7 +243,7 @@ int bmp_global_parse(const char *text, size_t len, const char *path, struct tp_p
 	                   .len = len,
 	                   .nchunks = nchunks,
 	                   .g = g,
-	                   .nslot = nthreads ? 2 * (size_t)nthreads + 2 : 1};
+	                   .nslot = nthreads ? (size_t)nthreads + 4 : 1};
 	gp.slot = tp_calloc(gp.nslot, sizeof *gp.slot);
 	gp.ready = tp_calloc(gp.nslot, 1);
 	if (!gp.slot || !gp.ready) {
