@@ -479,7 +479,16 @@ static void engines_merge(struct cdm_rd *r, struct cdm_core_read *cr, struct cdm
 	cr->rc = core_records_end(&rk, cr);
 }
 
-/* The calls of a step over the wave's n cores: a keyed core's steps 1 and 2 by engine. */
+/* A job's PMU records: an engine's, or the core's for a whole-core job. */
+static size_t job_records(const struct cdm_core_read *cr, const struct cores_job *j)
+{
+	const size_t *h = cr[j->k].have;
+	return j->e >= 0 ? h[j->e] : h[CDM_TIU] + h[CDM_GDMA] + h[CDM_SDMA] + h[CDM_CDMA];
+}
+
+/* The calls of a step over the wave's n cores: a keyed core's steps 1 and 2 by engine. Those
+ * two steps' jobs go largest first (by PMU records; tp_par_run hands them out in order), so
+ * that the wave does not end on a large engine started last while the other threads wait. */
 static size_t cores_jobs(struct cores_job *job, const struct cdm_core_read *cr, size_t n, int step)
 {
 	size_t m = 0;
@@ -487,6 +496,15 @@ static size_t cores_jobs(struct cores_job *job, const struct cdm_core_read *cr, 
 		int split = (step == 1 || step == 2) && cr[k].keyed;
 		for (int e = split ? 0 : -1; e < (split ? 3 : 0); e++)
 			job[m++] = (struct cores_job){.k = (uint32_t)k, .e = e};
+	}
+	if (step != 1 && step != 2)
+		return m;
+	for (size_t i = 1; i < m; i++) { /* a stable insertion sort: a few jobs per thread */
+		struct cores_job x = job[i];
+		size_t w = job_records(cr, &x), j = i;
+		for (; j > 0 && job_records(cr, &job[j - 1]) < w; j--)
+			job[j] = job[j - 1];
+		job[j] = x;
 	}
 	return m;
 }
