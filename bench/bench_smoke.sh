@@ -2,7 +2,8 @@
 # bench_smoke.sh BUILD — checks the benchmark driver itself (not any timing): tp-bench run
 # appends one row per child with its exit status and the child's own peak RSS (--repeat,
 # --clean), tp-bench count reads the COMMAND blocks of a generated dump, tp-bench table prints
-# the rows, and bench/targets.awk turns figures into the targets' verdicts.
+# the rows, tp-bench spin prints its three ceilings, bench/phase_table.py derives thr16 and
+# max16 from a --jobs 16 report, and bench/targets.awk turns figures into the targets' verdicts.
 set -euo pipefail
 b=$1
 d=$(mktemp -d "${TMPDIR:-/tmp}/bench_smoke.XXXXXX")
@@ -62,6 +63,43 @@ grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"
 grep -q 'CPU s  *CPU/wall' "$d/table" || { cat "$d/table"; fail "table CPU columns"; }
 grep -q 'wall s  *runs  *med s' "$d/table" || { cat "$d/table"; fail "table runs columns"; }
 grep -Eq '^rep  +x  +0  +0\.[0-2][0-9][0-9]  +3  ' "$d/table" || { cat "$d/table"; fail "table rep row"; }
+# tp-bench spin R DIR: one line per ceiling (integer work, fresh memory, file writes into DIR),
+# each with its two-thread ratio, and nothing left in DIR; a DIR it cannot write to fails.
+mkdir "$d/spin"
+"$b/tp-bench" spin 1 "$d/spin" > "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin"; }
+for w in spin "fresh memory" "file writes"; do
+  grep -Eq "^$w: one thread [0-9.]+ s, two threads [0-9.]+ s: two threads did [0-9]+\.[0-9]{2}x " \
+    "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin: no '$w' line"; }
+done
+[ -z "$(ls "$d/spin")" ] || { ls -la "$d/spin"; fail "tp-bench spin left files"; }
+if "$b/tp-bench" spin 1 "$d/nothing/here" > /dev/null 2>&1; then
+  fail "tp-bench spin into a missing directory returned 0"
+fi
+# phase_table.py with a --jobs 16 report: thr16 per phase and max16, the --jobs 1 wall over
+# the leaves' walls each divided by its threads (read: 4 / (2/2 + 2/16) = 3.56x; total:
+# 10 / (1 + 0.125 + 6/16) = 6.67x), kept as facts.
+ph() { # FILE JOBS then NAME:WALL:THREADS...
+  local f=$1 jobs=$2 sep="" n w t
+  shift 2
+  { printf '{"version": 1, "jobs": %s, "input": "x", "phases": [' "$jobs"
+    for x in "$@"; do
+      IFS=: read -r n w t <<< "$x"
+      printf '%s{"name": "%s", "depth": %s, "runs": 1, "wall_s": %s, "cpu_s": %s, "serial_cpu_s": 0, "threads": %s, "rss_start_bytes": 0, "rss_peak_bytes": 0}' \
+        "$sep" "$n" "$([ "$n" = total ] && echo 0 || tr -cd / <<< "$n/" | wc -c)" "$w" "$w" "$t"
+      sep=", "
+    done
+    printf ']}\n'; } > "$f"
+}
+ph "$d/p1.json" 1 total:10:1 read:4:1 read/a:2:1 read/b:2:1 write:6:1 write/x:6:1
+ph "$d/p2.json" 2 total:5:2 read:2:2 read/a:1:2 read/b:1:2 write:3:2 write/x:3:2
+ph "$d/p16.json" 16 total:2:16 read:1.5:16 read/a:1:2 read/b:0.5:16 write:0.5:16 write/x:0.5:16
+: > "$d/pfacts"
+/usr/bin/python3 "$(dirname "$0")/phase_table.py" t "$d/p1.json" "$d/p2.json" "$d/pfacts" \
+  "$d/p16.json" > "$d/ptable" || { cat "$d/ptable"; fail "phase_table.py with a wide report"; }
+grep -Eq '^ +a +2\.000 +1\.000 +2\.00x .* 2 +2\.0x$' "$d/ptable" || { cat "$d/ptable"; fail "thr16 row"; }
+grep -q 'read could be at most 3.6x' "$d/ptable" || { cat "$d/ptable"; fail "read max16"; }
+grep -q 'total could be at most 6.7x' "$d/ptable" || { cat "$d/ptable"; fail "total max16"; }
+grep -qx 'phases t max16 read.3.56' "$d/pfacts" || { cat "$d/pfacts"; fail "max16 fact"; }
 # The text-scan baselines run over a real global.profile, the parser rows included.
 if [ -x "$b/textscan_bench" ]; then
   "$b/textscan_bench" "$d/dump/global.profile" 1 > "$d/scan" || { cat "$d/scan"; fail "textscan"; }
