@@ -262,10 +262,9 @@ char *tp_temp_path_for(const char *path)
 /*
  * Replaces an existing regular file at `path` by `tmp_path` with one atomic exchange, then
  * deletes the old contents (now under `tmp_path`). Returns 1 when done, 0 when the caller must
- * fall back to rename(2) (no file to replace, or a filesystem without RENAME_EXCHANGE).
- * Why an exchange: readers of `path` see the old or the new file, never none, and ext4
- * (auto_da_alloc) forces no writeback of the new file inside the call, as it does for a rename
- * over an existing file.
+ * fall back to rename(2) (no file to replace, or a filesystem without RENAME_EXCHANGE). An
+ * exchange because ext4 (auto_da_alloc) writes the new file back inside a rename that replaces
+ * one, and not inside an exchange.
  */
 static int exchange_into_place(const char *tmp_path, const char *path)
 {

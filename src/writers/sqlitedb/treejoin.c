@@ -306,7 +306,8 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * flight are bounded by the budget and STREAM_LEAVES per thread, whatever --jobs. */
 #define RANGE_BUDGET (sqb_join_tune.budget)
 #define STREAM_LEAVES (sqb_join_tune.stream)
-/* 2 MiB of held leaves: a range's or two (240 leaves on average on a large Sophgo dump). */
+/* Held leaves at most 512 (2 MiB): a range or two of a large dump, so that the range after the
+ * head seldom waits (docs/perf-notes/cores-sqlite.md). */
 struct sqb_join_tune sqb_join_tune = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;

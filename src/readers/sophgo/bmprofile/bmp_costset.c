@@ -156,17 +156,18 @@ int bmp_share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned 
 {
 	size_t np = 0;
 	for (unsigned k = 0; k < nc; k++)
-		np += (cr[k].tiu_n + COST_PART - 1) / COST_PART;
+		np += (cr[k].n[BMP_ENG_TIU] + COST_PART - 1) / COST_PART;
 	struct cost_part *part = tp_calloc(np ? np : 1, sizeof *part);
 	if (!part)
 		return bmp_nomem(r);
 	size_t q = 0;
 	for (unsigned k = 0; k < nc; k++)
-		for (size_t i = 0; i < cr[k].tiu_n; i += COST_PART)
-			part[q++] = (struct cost_part){
-			    .track = r->tiu_track[k],
-			    .first = cr[k].tiu_first + i,
-			    .n = cr[k].tiu_n - i < COST_PART ? cr[k].tiu_n - i : COST_PART};
+		for (size_t i = 0; i < cr[k].n[BMP_ENG_TIU]; i += COST_PART)
+			part[q++] = (struct cost_part){.track = r->tiu_track[k],
+			                               .first = cr[k].first[BMP_ENG_TIU] + i,
+			                               .n = cr[k].n[BMP_ENG_TIU] - i < COST_PART
+			                                        ? cr[k].n[BMP_ENG_TIU] - i
+			                                        : COST_PART};
 	struct bmp_part_job cj = {r, part};
 	tp_par_run((unsigned)r->jobs, np, cost_part_scan, &cj);
 	int rc = TP_OK;

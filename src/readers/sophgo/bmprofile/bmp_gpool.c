@@ -13,10 +13,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Scanning workers at most: a chunk's scan takes about seven times the CPU of its in-order
- * apply (the names' copies and the records' packing run where it is scanned), so with more
- * the workers would wait for the apply; each adds a slot's events and resident text, about
- * 6 MiB, to the memory in flight (docs/perf-notes/cores-reader.md). */
+/* Scanning workers at most: about as many as a chunk's scan takes of its in-order apply's CPU
+ * (the names' copies and the records' packing run where it is scanned), since more would wait
+ * for the apply; each adds a slot's events and resident text to the memory in flight
+ * (docs/perf-notes/cores-reader.md). */
 #define GSCAN_MAX 7u
 
 /* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots (four

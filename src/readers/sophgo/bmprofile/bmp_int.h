@@ -661,10 +661,14 @@ enum {
 };
 extern const char *const bmp_key_names[BMP_K_NKEYS];
 
-/* The command files of one core (bmp_args.c). */
+/* The track of core k's engine e (BMP_ENG_*). */
+static inline int bmp_eng_track(const struct bmp_rd *r, unsigned k, int e)
+{
+	return e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+}
 /* A core's slices on its TIU and GDMA tracks (PerfAI path). */
 struct core_range {
-	size_t tiu_first, tiu_n, gdma_first, gdma_n;
+	size_t first[2], n[2]; /* by engine (BMP_ENG_*) */
 };
 /* bmp_costset.c: the cost figures of cores 0..nc-1's TIU commands that carry no argument set,
  * as sets shared by every command with the same cost entry. TP_OK or TP_ENOMEM. */
@@ -675,6 +679,7 @@ struct bmp_part_job {
 	void *part;
 };
 
+/* The command files of one core (bmp_args.c). */
 struct bmp_core_cmds {
 	struct tp_file f[2];
 	struct bmp_cmdbuf cb[2];

@@ -328,7 +328,7 @@ static int legacy_core(struct bmp_rd *r, const char *ipath, const struct tp_file
 	r->pmu_nrec[BMP_ENG_TIU] = tn;
 	r->pmu_nrec[BMP_ENG_GDMA] = gn;
 	for (int e = 0; e < 2; e++) {
-		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+		int t = bmp_eng_track(r, k, e);
 		size_t first = e == BMP_ENG_TIU ? tf : gf, n = e == BMP_ENG_TIU ? tn : gn;
 		for (size_t i = 0; i < n; i++)
 			bmp_fill_cmd(r, cc, e, t, first + i, k, i);

@@ -23,7 +23,6 @@
 /* BM1688 / CV186X: the PerfAI path (§9.2).                                                 */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for slices [first, first+n). */
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
  * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
  * offset. */
@@ -41,13 +40,17 @@ void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s
 	tp_slice_set_end(p, t, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
 }
 
-static void finish_slices(struct bmp_rd *r, int t, size_t first, size_t n, double mhz, int64_t sub,
-                          int64_t offset_ns, uint64_t *clamped)
+/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for core k's slices of engine e,
+ * the global zero `sub` taken off; *clamped counts those that started before it. */
+static void finish_slices(struct bmp_rd *r, unsigned k, int e, const struct core_range *cr,
+                          int64_t sub, int64_t offset_ns, uint64_t *clamped)
 {
+	size_t n = cr->n[e];
 	if (!n)
 		return; /* (no slices: the array may be NULL) */
-	struct tp_track *tr = &r->p->tracks[t];
-	struct tp_slice *s = tr->slices + first;
+	double mhz = e == BMP_ENG_TIU ? r->tiu_mhz : r->gdma_mhz;
+	struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, e)];
+	struct tp_slice *s = tr->slices + cr->first[e];
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
 		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
@@ -74,9 +77,11 @@ static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_fi
 	int rc;
 	if (e == BMP_ENG_GDMA) {
 		if (k < it->n_gdma) {
-			if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->gdma_first)) != TP_OK)
+			if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->first[BMP_ENG_GDMA])) !=
+			    TP_OK)
 				return rc;
-			cr->gdma_n = r->p->tracks[r->gdma_track[k]].count - cr->gdma_first;
+			cr->n[BMP_ENG_GDMA] =
+			    r->p->tracks[r->gdma_track[k]].count - cr->first[BMP_ENG_GDMA];
 		}
 		return TP_OK;
 	}
@@ -84,9 +89,9 @@ static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_fi
 	if (k < it->n_cmd && (rc = bmp_cmds_open(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
 		return rc;
 	if (k < it->n_bd) {
-		if ((rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->tiu_first)) != TP_OK)
+		if ((rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->first[BMP_ENG_TIU])) != TP_OK)
 			return rc;
-		cr->tiu_n = r->p->tracks[r->tiu_track[k]].count - cr->tiu_first;
+		cr->n[BMP_ENG_TIU] = r->p->tracks[r->tiu_track[k]].count - cr->first[BMP_ENG_TIU];
 	}
 	/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
 	 * the TIU record that executed it. */
@@ -99,7 +104,8 @@ static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_fi
 				break;
 			}
 		const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr->tiu_first; wait_id && i < cr->tiu_first + cr->tiu_n; i++)
+		for (size_t i = cr->first[BMP_ENG_TIU];
+		     wait_id && i < cr->first[BMP_ENG_TIU] + cr->n[BMP_ENG_TIU]; i++)
 			if (s[i].cmd_id == wait_id) {
 				*anchor = s[i].start_ns;
 				*have_anchor = 1;
@@ -141,9 +147,9 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
                       const struct core_range *cr, int e)
 {
 	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
-	int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-	size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-	size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+	int t = bmp_eng_track(r, k, e);
+	size_t first = cr->first[e];
+	size_t n = cr->n[e];
 	for (size_t i = 0; i < n; i++) {
 		struct bmp_cmd c;
 		struct tp_track *tr = &r->p->tracks[t];
@@ -152,7 +158,6 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
 			tp_slice_set_name(r->p, tr, s, NAME_NONE);
 			continue;
 		}
-		/* The new label depends only on the old one and these four fields. */
 		uint64_t tup =
 		    (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 | (uint64_t)c.dir << 8 | c.dtype;
 		struct label_memo *m = memo ? &memo[memo_slot(s->label, tup)] : NULL;
@@ -216,7 +221,7 @@ static int name_one(struct bmp_rd *r, struct bmp_core_cmds *cc, int e, struct tp
 static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, int e, size_t first,
                        size_t i0, size_t n, uint32_t none[2], int *have_none)
 {
-	struct tp_track *tr = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+	struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, e)];
 	for (size_t i = i0; i < n; i++)
 		(void)name_one(r, cc, e, tr, &tr->slices[first + i], none, have_none);
 }
@@ -242,9 +247,7 @@ static void name_part_scan(void *v, size_t q)
 {
 	struct bmp_part_job *nj = v;
 	struct name_part *np = (struct name_part *)nj->part + q;
-	const struct tp_track *tr =
-	    &nj->r->p->tracks[np->e == BMP_ENG_TIU ? nj->r->tiu_track[np->k]
-	                                           : nj->r->gdma_track[np->k]];
+	const struct tp_track *tr = &nj->r->p->tracks[bmp_eng_track(nj->r, np->k, np->e)];
 	uint64_t *seen = tp_calloc(BMP_NAME_CACHE / 64, sizeof *seen);
 	int none_seen = 0;
 	if (!seen) {
@@ -280,14 +283,15 @@ static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k
                           uint32_t none[2], int *have_none)
 {
 	if (!part) {
-		name_range(r, cc, k, BMP_ENG_TIU, cr->tiu_first, 0, cr->tiu_n, none, have_none);
-		name_range(r, cc, k, BMP_ENG_GDMA, cr->gdma_first, 0, cr->gdma_n, none, have_none);
+		name_range(r, cc, k, BMP_ENG_TIU, cr->first[BMP_ENG_TIU], 0, cr->n[BMP_ENG_TIU],
+		           none, have_none);
+		name_range(r, cc, k, BMP_ENG_GDMA, cr->first[BMP_ENG_GDMA], 0, cr->n[BMP_ENG_GDMA],
+		           none, have_none);
 		return;
 	}
 	for (size_t q = 0; q < n; q++) {
 		const struct name_part *np = &part[q];
-		struct tp_track *tr =
-		    &r->p->tracks[np->e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+		struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, np->e)];
 		for (size_t j = 0; j < np->nat; j++)
 			if (name_one(r, cc, np->e, tr, &tr->slices[np->first + np->at[j]], none,
 			             have_none)) {
@@ -307,8 +311,8 @@ static struct name_part *name_parts(struct bmp_rd *r, const struct core_range *c
 	size_t np = 0;
 	for (unsigned k = 0; k < nc; k++) {
 		core0[k] = np;
-		np += (cr[k].tiu_n + NAME_PART - 1) / NAME_PART +
-		      (cr[k].gdma_n + NAME_PART - 1) / NAME_PART;
+		np += (cr[k].n[BMP_ENG_TIU] + NAME_PART - 1) / NAME_PART +
+		      (cr[k].n[BMP_ENG_GDMA] + NAME_PART - 1) / NAME_PART;
 	}
 	core0[nc] = np;
 	struct name_part *part = tp_calloc(np ? np : 1, sizeof *part);
@@ -317,8 +321,8 @@ static struct name_part *name_parts(struct bmp_rd *r, const struct core_range *c
 	size_t q = 0;
 	for (unsigned k = 0; k < nc; k++)
 		for (int e = 0; e < 2; e++) {
-			size_t first = e == BMP_ENG_TIU ? cr[k].tiu_first : cr[k].gdma_first;
-			size_t n = e == BMP_ENG_TIU ? cr[k].tiu_n : cr[k].gdma_n;
+			size_t first = cr[k].first[e];
+			size_t n = cr[k].n[e];
 			for (size_t i = 0; i < n; i += NAME_PART)
 				part[q++] =
 				    (struct name_part){.k = k,
@@ -349,9 +353,9 @@ static void name_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr
 {
 	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
-		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		int t = bmp_eng_track(r, k, e);
+		size_t first = cr->first[e];
+		size_t n = cr->n[e];
 		if (memo)
 			memset(memo, 0, LABEL_MEMO * sizeof *memo);
 		for (size_t i = 0; i < n; i++) {
@@ -436,11 +440,12 @@ static void a2_par_read(void *v, size_t i)
 	rk.d = &j->d;
 	j->rc = perfai_engine(&rk, a->ipath, a->f, a->it, k, e, &a->cc[k], &a->cr[k], &a->anchor[k],
 	                      &a->have_anchor[k]);
-	/* Its GDMA counter arrays (detail), which read_cores hands back to the reader. */
-	j->gd_gmem = rk.gd_gmem[k];
-	j->gd_lmem = rk.gd_lmem[k];
-	j->gd_xact = rk.gd_xact[k];
-	j->gd_cap = rk.gd_cap[k];
+	if (e == BMP_ENG_GDMA) { /* its counter arrays (detail), which read_cores hands back */
+		j->gd_gmem = rk.gd_gmem[k];
+		j->gd_lmem = rk.gd_lmem[k];
+		j->gd_xact = rk.gd_xact[k];
+		j->gd_cap = rk.gd_cap[k];
+	}
 }
 
 static void a2_par_fill(void *v, size_t i)
@@ -449,12 +454,7 @@ static void a2_par_fill(void *v, size_t i)
 	unsigned nc = a->nc, k = (unsigned)(i % nc); /* < the core count */
 	int e = (int)(i / nc);
 	struct bmp_rd *r = a->r;
-	if (e == BMP_ENG_TIU)
-		finish_slices(r, r->tiu_track[k], a->cr[k].tiu_first, a->cr[k].tiu_n, r->tiu_mhz,
-		              a->zero, a->offset_ns, &a->clamped[2 * k]);
-	else
-		finish_slices(r, r->gdma_track[k], a->cr[k].gdma_first, a->cr[k].gdma_n,
-		              r->gdma_mhz, a->zero, a->offset_ns, &a->clamped[2 * k + 1]);
+	finish_slices(r, k, e, &a->cr[k], a->zero, a->offset_ns, &a->clamped[2 * k + (unsigned)e]);
 	fill_core(r, &a->cc[k], k, &a->cr[k], e);
 }
 
@@ -502,19 +502,18 @@ static void align_cores(const struct perfai_par *ap, unsigned nc, int64_t *delta
 	const struct core_range *cr = ap->cr;
 	for (unsigned k = 1; k < nc; k++) {
 		if (!ap->have_anchor[0] || !ap->have_anchor[k]) {
-			if (cr[k].tiu_n || cr[k].gdma_n)
+			if (cr[k].n[BMP_ENG_TIU] || cr[k].n[BMP_ENG_GDMA])
 				tp_profile_note(
 				    r->p, "%s: core %u has no wait_msg anchor; left unaligned",
 				    ap->ipath, k);
 			continue;
 		}
 		delta[k] = ap->anchor[k] - ap->anchor[0];
-		struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr[k].tiu_first; i < cr[k].tiu_first + cr[k].tiu_n; i++)
-			s[i].start_ns -= delta[k]; /* the end moves with the start */
-		s = r->p->tracks[r->gdma_track[k]].slices;
-		for (size_t i = cr[k].gdma_first; i < cr[k].gdma_first + cr[k].gdma_n; i++)
-			s[i].start_ns -= delta[k];
+		for (int e = 0; e < 2; e++) {
+			struct tp_slice *s = r->p->tracks[bmp_eng_track(r, k, e)].slices;
+			for (size_t i = cr[k].first[e]; i < cr[k].first[e] + cr[k].n[e]; i++)
+				s[i].start_ns -= delta[k]; /* the end moves with the start */
+		}
 	}
 }
 
@@ -523,12 +522,11 @@ static int64_t global_zero(const struct bmp_rd *r, const struct core_range *cr, 
 {
 	int64_t zero = INT64_MAX;
 	for (unsigned k = 0; k < nc; k++) {
-		if (cr[k].tiu_n &&
-		    r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns < zero)
-			zero = r->p->tracks[r->tiu_track[k]].slices[cr[k].tiu_first].start_ns;
-		if (cr[k].gdma_n &&
-		    r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns < zero)
-			zero = r->p->tracks[r->gdma_track[k]].slices[cr[k].gdma_first].start_ns;
+		for (int e = 0; e < 2; e++) {
+			const struct tp_track *t = &r->p->tracks[bmp_eng_track(r, k, e)];
+			if (cr[k].n[e] && t->slices[cr[k].first[e]].start_ns < zero)
+				zero = t->slices[cr[k].first[e]].start_ns;
+		}
 	}
 	return zero == INT64_MAX ? 0 : zero;
 }
@@ -563,8 +561,10 @@ static void a2_par_detail(void *v, size_t kk)
 		*sp = tp_profile_new();
 	cf->rk.ap = cf->ap = *sp;
 	const struct core_range *cr = &a->cr[k];
-	cf->rk.lab[0] = cf->lab[0] = tp_malloc((cr->tiu_n ? cr->tiu_n : 1) * sizeof *cf->lab[0]);
-	cf->rk.lab[1] = cf->lab[1] = tp_malloc((cr->gdma_n ? cr->gdma_n : 1) * sizeof *cf->lab[1]);
+	cf->rk.lab[0] = cf->lab[0] =
+	    tp_malloc((cr->n[BMP_ENG_TIU] ? cr->n[BMP_ENG_TIU] : 1) * sizeof *cf->lab[0]);
+	cf->rk.lab[1] = cf->lab[1] =
+	    tp_malloc((cr->n[BMP_ENG_GDMA] ? cr->n[BMP_ENG_GDMA] : 1) * sizeof *cf->lab[1]);
 	cf->rk.cache = tp_calloc(BMP_NAME_CACHE, sizeof *cf->rk.cache);
 	memset(cf->rk.keys, 0, sizeof cf->rk.keys);
 	memset(cf->rk.lmem_fields, 0, sizeof cf->rk.lmem_fields);
@@ -574,16 +574,11 @@ static void a2_par_detail(void *v, size_t kk)
 			cf->ap->oom = 1;
 		return;
 	}
-	finish_slices(r, r->tiu_track[k], cr->tiu_first, cr->tiu_n, r->tiu_mhz, a->zero,
-	              a->offset_ns, &a->clamped[2 * k]);
-	finish_slices(r, r->gdma_track[k], cr->gdma_first, cr->gdma_n, r->gdma_mhz, a->zero,
-	              a->offset_ns, &a->clamped[2 * k]);
 	for (int e = 0; e < 2; e++) {
-		int t = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
-		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
-		for (size_t i = 0; i < n; i++)
-			bmp_fill_cmd(&cf->rk, &a->cc[k], e, t, first + i, k, i);
+		finish_slices(r, k, e, cr, a->zero, a->offset_ns, &a->clamped[2 * k + (unsigned)e]);
+		int t = bmp_eng_track(r, k, e);
+		for (size_t i = 0; i < cr->n[e]; i++)
+			bmp_fill_cmd(&cf->rk, &a->cc[k], e, t, cr->first[e] + i, k, i);
 	}
 }
 
@@ -599,10 +594,9 @@ static void a2_par_move(void *v, size_t kk)
 	struct core_fill *cf = &a->fill[k];
 	tp_args_copy_in(r->p, cf->set0, cf->arg0, cf->ap, cf->map);
 	for (int e = 0; e < 2; e++) {
-		struct tp_track *tr =
-		    &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
-		size_t first = e == BMP_ENG_TIU ? cr->tiu_first : cr->gdma_first;
-		size_t n = e == BMP_ENG_TIU ? cr->tiu_n : cr->gdma_n;
+		struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, e)];
+		size_t first = cr->first[e];
+		size_t n = cr->n[e];
 		for (size_t i = 0; i < n; i++) {
 			struct tp_slice *s = &tr->slices[first + i];
 			const struct bmp_lab *b = &cf->lab[e][i];
@@ -710,7 +704,7 @@ static int fill_detail(struct perfai_par *ap, unsigned nc)
 	unsigned w = r->jobs > 1 ? (unsigned)r->jobs : 1;
 	uint64_t est[BMP_MAX_CORES];
 	for (unsigned k = 0; k < nc; k++)
-		est[k] = (uint64_t)(ap->cr[k].tiu_n + ap->cr[k].gdma_n) *
+		est[k] = (uint64_t)(ap->cr[k].n[BMP_ENG_TIU] + ap->cr[k].n[BMP_ENG_GDMA]) *
 		         (r->fields ? DETAIL_CMD_BYTES : DETAIL_CMD_BYTES_NO_FIELDS);
 	ap->fill = tp_calloc(nc ? nc : 1, sizeof *ap->fill);
 	ap->nscratch = w < nc ? w : nc ? nc : 1;

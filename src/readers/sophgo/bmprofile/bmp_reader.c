@@ -150,7 +150,7 @@ static void attach_track(void *v, size_t j)
 	const struct bmp_nodes *nd = &r->g.nodes[k][e];
 	if (!nd->n)
 		return;
-	struct tp_track *t = &r->p->tracks[e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k]];
+	struct tp_track *t = &r->p->tracks[bmp_eng_track(r, k, e)];
 	struct bmp_node_cursor cur = {0, 0, 0};
 	for (size_t i = 0; i < t->count; i++) {
 		struct tp_slice *s = &t->slices[i];
@@ -187,7 +187,7 @@ static void attach_nodes(struct bmp_rd *r)
 	for (unsigned k = 0; k < r->ncores; k++)
 		for (int e = 0; e < 2; e++)
 			if (r->g.nodes[k][e].n) {
-				tr[n] = e == BMP_ENG_TIU ? r->tiu_track[k] : r->gdma_track[k];
+				tr[n] = bmp_eng_track(r, k, e);
 				tiu[n++] = e == BMP_ENG_TIU;
 			}
 	/* Out of memory sets the profile's sticky flag, which fails tp_profile_finish. */
