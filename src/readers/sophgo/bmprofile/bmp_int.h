@@ -426,7 +426,7 @@ struct gfast {
 	uint32_t tlen[GTYPES];
 	unsigned ntypes;
 	/* The places the applying thread reserved for the names (`fill` set): the next thread
-	 * that scans into the slot, or the parse's end, copies them there (bmp_gfast_fill). */
+	 * that scans into the slot, or the parse's end, copies them there (bmp_gchunk_fill). */
 	int fill;
 	struct tp_strtab_run *run;
 	size_t nrun, cap_run;
