@@ -183,16 +183,8 @@ static int locs_room(struct tp_strtab *t, size_t add)
 static int append(struct tp_strtab *t, const char *s, size_t n, uint32_t h, int findable,
                   uint32_t *id)
 {
-	if (n >= TP_STRTAB_MAX_LEN || t->count == UINT32_MAX - 1)
+	if (n >= TP_STRTAB_MAX_LEN || locs_room(t, 1) != TP_OK)
 		return TP_ENOMEM;
-	if (t->count == t->cap) {
-		uint32_t nc = t->cap ? t->cap * 2 : 256;
-		uint32_t *locs = tp_realloc(t->locs, nc * sizeof *locs);
-		if (!locs)
-			return TP_ENOMEM;
-		t->locs = locs;
-		t->cap = nc;
-	}
 	unsigned char hdr[10];
 	size_t nh = header(hdr, n, findable);
 	uint32_t loc = reserve(t, nh + n + 1);
