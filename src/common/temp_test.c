@@ -2,8 +2,9 @@
  * temp_test.c — the table of temporaries an interrupted run removes (common/file.c): several
  * threads tracking and forgetting their own paths at once never forget another thread's
  * path, and a fatal signal then removes exactly the paths still tracked (checked in a forked
- * child). Labelled tsan; the races themselves are caught by read_jobs under TSan, which
- * reported the one this table had.
+ * child). Labelled tsan: under ThreadSanitizer (which halts on its first report, tp_test's
+ * TSAN environment) a race on the table ends the child with the sanitizer's status instead of
+ * the signal, and so fails the test.
  */
 #include "common/common.h"
 
@@ -27,9 +28,9 @@ struct churn {
 	int id;
 };
 
-/* Each thread keeps one path of its own tracked throughout ("keep") and churns another:
- * the churned path is tracked and forgotten ROUNDS times, so slots are freed and claimed
- * while the other threads compare theirs. */
+/* Each thread tracks and forgets a path of its own ROUNDS times, so slots are freed and
+ * claimed while the other threads compare theirs; the main thread's "keep" paths stay
+ * tracked throughout. */
 static void *churn(void *arg)
 {
 	const struct churn *c = arg;
