@@ -176,43 +176,39 @@ static void join(struct tp_buf *b, const char *s)
 	tp_buf_puts(b, s);
 }
 
-enum { DT_NBUF = 7 };
+/* The operator's text buffers (offsets in struct detail): the one list that reset and free
+ * walk. */
+static const size_t dt_buf_off[] = {
+    offsetof(struct detail, in_names),   offsetof(struct detail, in_shapes),
+    offsetof(struct detail, in_dtypes),  offsetof(struct detail, out_names),
+    offsetof(struct detail, out_shapes), offsetof(struct detail, out_dtypes),
+    offsetof(struct detail, wshape)};
+#define DT_NBUF (sizeof dt_buf_off / sizeof *dt_buf_off)
 
-/* The operator's text buffers: the one list that init, reset and free walk. */
-static void detail_bufs(struct detail *dt, struct tp_buf *b[DT_NBUF])
+static struct tp_buf *dt_buf(struct detail *dt, size_t k)
 {
-	struct tp_buf *all[DT_NBUF] = {&dt->in_names,  &dt->in_shapes,  &dt->in_dtypes,
-	                               &dt->out_names, &dt->out_shapes, &dt->out_dtypes,
-	                               &dt->wshape};
-	memcpy(b, all, sizeof all);
+	return (struct tp_buf *)(void *)((char *)dt + dt_buf_off[k]);
 }
 
+/* Every buffer empty (a zeroed tp_buf is an empty one). */
 static void detail_init(struct detail *dt)
 {
 	memset(dt, 0, sizeof *dt);
-	struct tp_buf *b[DT_NBUF];
-	detail_bufs(dt, b);
-	for (size_t k = 0; k < DT_NBUF; k++)
-		tp_buf_init(b[k]);
 }
 
 /* Empties dt for the next operator, keeping its buffers' memory. */
 static void detail_reset(struct detail *dt)
 {
-	struct tp_buf *b[DT_NBUF];
-	detail_bufs(dt, b);
 	for (size_t k = 0; k < DT_NBUF; k++)
-		b[k]->len = 0; /* oom stays: it is sticky, and reported */
+		dt_buf(dt, k)->len = 0; /* oom stays: it is sticky, and reported */
 	size_t from = offsetof(struct detail, have_in);
 	memset((char *)dt + from, 0, sizeof *dt - from);
 }
 
 static void detail_free(struct detail *dt)
 {
-	struct tp_buf *b[DT_NBUF];
-	detail_bufs(dt, b);
 	for (size_t k = 0; k < DT_NBUF; k++)
-		tp_buf_free(b[k]);
+		tp_buf_free(dt_buf(dt, k));
 }
 
 /* Reads the detail records following an OP_END at index *i (advancing it). */
