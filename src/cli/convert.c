@@ -315,17 +315,6 @@ static void *single_worker(void *arg)
  * the order. */
 static void write_outputs(struct out_pool *pl, int nthreads)
 {
-	/* Stable partition: the spreading outputs first, each group in registry order. */
-	struct out_job tmp[32];
-	size_t n = 0;
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < pl->njobs; i++)
-			if ((pl->outs[pl->jobs[i].idx].spreads == 0) == (pass == 1))
-				tmp[n++] = pl->jobs[i];
-	memcpy(pl->jobs, tmp, n * sizeof *tmp);
-	pl->nspread = 0;
-	while (pl->nspread < n && pl->outs[pl->jobs[pl->nspread].idx].spreads)
-		pl->nspread++;
 	atomic_store(&pl->next, 0);
 	pthread_t th[64];
 	size_t nth = 0, nsingle = pl->njobs - pl->nspread;
@@ -597,9 +586,14 @@ static int write_all(const struct tp_cli_opts *o, const struct tp_profile *p,
 	tp_progress_phase(TP_PHASE_WRITE);
 	struct out_job jobs[32];
 	struct out_pool pool = {.p = p, .a = an, .oo = oo, .outs = outs, .jobs = jobs};
-	for (size_t i = 0; i < nout; i++)
-		if (o->enabled[i])
-			jobs[pool.njobs++] = (struct out_job){.idx = i};
+	/* The spreading outputs first (write_outputs), each group in registry order. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < nout; i++)
+			if (o->enabled[i] && (outs[i].spreads != 0) == (pass == 0))
+				jobs[pool.njobs++] = (struct out_job){.idx = i};
+		if (pass == 0)
+			pool.nspread = pool.njobs;
+	}
 	tp_progress_outputs(pool.njobs);
 	tp_tm_begin("write");
 	write_outputs(&pool, o->jobs);
