@@ -22,8 +22,8 @@ phase up by its structure alone: its --jobs 1 wall over the sum of its leaf phas
 walls, each divided by the threads that leaf ran on (at most 16). On a machine of fewer cores
 the sixteen threads still start, so this shows which phases are built to use sixteen cores
 and which cannot whatever the machine (a per-core pass of a 2-core dump runs on 2 threads; a
-pool capped at 3 workers on 4). It is an upper bound: it assumes every thread of a phase is
-busy throughout. The reader's and the whole conversion's are also printed and kept as facts.
+pool capped at seven workers on eight). It is an upper bound: it assumes every thread of a
+phase is busy throughout. The reader's and the whole conversion's are also printed and kept as facts.
 """
 import json
 import sys
@@ -80,7 +80,7 @@ def main():
           % (name, rep_a["jobs"], rep_b["jobs"], one.count(",") + 1, two.count(",") + 1))
     print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s%s" % (
         "phase", "wall 1", "wall 2", "x", "CPU 1", "ser% 1", "ser% 2", "thr", "+MiB 1",
-        "+MiB 2", "B/thread", "  thr16" if wide else ""))
+        "+MiB 2", "B/thread", "  %5s %6s" % ("thr16", "max16") if wide else ""))
     worst, worst_name = None, "-"
     for key, p in a.items():
         q = b.get(key)

@@ -24,8 +24,8 @@
  *   tp-bench spin [R [DIR]]
  *       the machine's own ceilings for a --jobs 2 ratio, one line each: a fixed amount of
  *       work on one thread, then the same on each of two threads at once, alternately R times
- *       (default 3); prints the best wall of each and one over two. The work: a loop of
- *       integer arithmetic ("spin"); fresh anonymous memory mapped, written and unmapped
+ *       (default 3); prints the best wall of each and their throughput ratio (2 x one / two). The
+ * work: a loop of integer arithmetic ("spin"); fresh anonymous memory mapped, written and unmapped
  *       ("fresh memory", what a phase pays for the pages it first touches); with DIR, 1 MiB
  *       pwrite()s into a new file there, one per thread ("file writes", the page-cache copy
  *       every output pays). On a shared VM two threads do not always get two cores, nor twice
@@ -626,8 +626,7 @@ static int ceil_fresh(int k)
 	return 0;
 }
 
-/* A new file in dir written by 1 MiB pwrite()s, then removed (its pages stay to the kernel's
- * writeback, as an output's do). */
+/* A new file in dir written by 1 MiB pwrite()s (the page-cache copy), then removed. */
 static int ceil_writes(const char *dir, int k)
 {
 	char path[4096];
@@ -688,6 +687,10 @@ static int cmd_spin(int argc, char **argv)
 	const char *dir = argc > 3 ? argv[3] : NULL;
 	if (reps < 1 || reps > 15 || argc > 4)
 		return usage();
+	if (dir && access(dir, W_OK) != 0) { /* before the other ceilings' seconds of work */
+		fprintf(stderr, "tp-bench spin: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
 	static const char *const what[] = {"spin", "fresh memory", "file writes"};
 	static const char *const unit[] = {"the work", "the bytes", "the bytes"};
 	for (int kind = CEIL_SPIN; kind <= (dir ? CEIL_WRITES : CEIL_FRESH); kind++) {

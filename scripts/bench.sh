@@ -23,7 +23,7 @@
 #     bench_case "gen-1M perfetto" "$data/gen-1M" --disable_web --disable_doc
 # Environment: BENCH_SIZES="10k 1M 10M" (subset to run), BENCH_KEEP_OUT=1 keeps outputs,
 # BENCH_ONLY=phases runs only the per-phase block (phase_bench: BENCH_PHASE_SIZE,
-# BENCH_PHASE_CDM_CMDS size its dumps),
+# BENCH_PHASE_CDM_CMDS size its dumps, BENCH_PHASE_REPEAT its runs of each side, default 5),
 # BENCH_ONLY=traceread runs only the Chrome-trace reader case (below), BENCH_TRACE_MIB sets
 # the size of its generated trace (default 512); BENCH_ONLY=json only the Chrome JSON writer
 # rows (json_bench); BENCH_IDLE_S (default 5) is the idle pause before each json row and its
@@ -460,8 +460,10 @@ phase_bench() {
         "$tpuprof" "$dir" "$out" -q --jobs "$j" $flags || echo "   (tpuprof exited with status $?)"
       rm -rf "$out"
     done
-    rss1=$(awk -F'\t' -v n="phases $name --jobs 1" '$1 == n { c = $7 } END { print c }' "$rows")
-    rss16=$(awk -F'\t' -v n="phases $name --jobs 16" '$1 == n { c = $7 } END { print c }' "$rows")
+    # A failed run's row (column 8: its status) gives no figure.
+    rss_of() { awk -F'\t' -v n="phases $name --jobs $1" '$1 == n && $8 == 0 { c = $7 } END { print c }' "$rows"; }
+    rss1=$(rss_of 1)
+    rss16=$(rss_of 16)
     if [ -n "$rss1" ] && [ -n "$rss16" ] && [ "$rss1" -gt 0 ]; then
       fact "phases $name rss j1 KiB" "$rss1"
       fact "phases $name rss j16 KiB" "$rss16"
