@@ -23,7 +23,6 @@
  * buffers of the chunks written (kept as spares for the next parts). A slot itself holds the
  * part's lanes, its head packets and its compressed chunks until they are queued.
  */
-#include <errno.h>
 #include <libdeflate.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +52,16 @@ static void pool_give(struct pw *w, void **list, void *x)
 	memcpy(x, list, sizeof *list);
 	*list = x;
 	pthread_mutex_unlock(&w->wsync.mu);
+}
+
+/* Frees every entry of pool `list` with free_one (when no thread uses the pools any more). */
+static void pool_drain(void **list, void (*free_one)(void *))
+{
+	while (*list) {
+		void *x = *list;
+		memcpy(list, x, sizeof *list);
+		free_one(x);
+	}
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -336,7 +345,7 @@ static uint64_t use_iid(struct enc *e, uint32_t kind, size_t slot, const char *s
  * the event: its body (name iid, value: at most 2 + 10 + 2 + 10 bytes) always fits one length
  * byte, patched at the end, so there is no scratch copy (a memcpy per annotation is a large
  * share of the encoder's work). */
-static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size_t pos, uint8_t *o)
+static uint8_t *put_annotation(struct enc *e, const struct tp_sink_arg *a, size_t pos, uint8_t *o)
 {
 	struct pint *pp = e->pp;
 	uint64_t kiid = use_iid(e, IK_KEY, pos < CACHE_SLOTS ? 2 + pos : SIZE_MAX, a->key);
@@ -347,21 +356,21 @@ static uint8_t *put_annotation(struct enc *e, const struct tp_sink_parg *a, size
 	switch (a->type) {
 	case TP_ARG_INT:
 		*q++ = F_DA_INT << 3 | TP_PB_VARINT;
-		q = vput(q, (uint64_t)a->v.i);
+		q = vput(q, (uint64_t)a->i);
 		break;
 	case TP_ARG_UINT:
 		/* int_value keeps the SQL value_type 'int' for every integer that fits. */
-		*q++ = (uint8_t)((a->v.u <= (uint64_t)INT64_MAX ? F_DA_INT : F_DA_UINT) << 3);
-		q = vput(q, a->v.u);
+		*q++ = (uint8_t)((a->u <= (uint64_t)INT64_MAX ? F_DA_INT : F_DA_UINT) << 3);
+		q = vput(q, a->u);
 		break;
 	case TP_ARG_REAL:
 		*q++ = F_DA_DOUBLE << 3 | TP_PB_I64;
-		memcpy(&v, &a->v.d, sizeof v);
+		memcpy(&v, &a->d, sizeof v);
 		for (int i = 0; i < 8; i++)
 			*q++ = (uint8_t)(v >> (8 * i));
 		break;
 	default: {
-		const char *str = a->v.s ? a->v.s : "";
+		const char *str = a->s ? a->s : "";
 		uint64_t iid =
 		    use_iid(e, IK_STR, pos < CACHE_SLOTS ? 2 + CACHE_SLOTS + pos : SIZE_MAX, str);
 		if (iid) {
@@ -435,11 +444,8 @@ static int put_event(struct enc *e, const struct tp_sink_slice *r)
 	o = vput(o, use_iid(e, IK_CAT, 0, r->category ? r->category : ""));
 	*o++ = F_TE_NAME_IID << 3 | TP_PB_VARINT;
 	o = vput(o, use_iid(e, IK_NAME, 1, r->name ? r->name : ""));
-	for (size_t i = 0; i < r->num_args; i++) {
-		struct tp_sink_parg a;
-		tp_sink_arg_pack(&a, &r->args[i]);
-		o = put_annotation(e, &a, i, o);
-	}
+	for (size_t i = 0; i < r->num_args; i++)
+		o = put_annotation(e, &r->args[i], i, o);
 	pp->ev.len = (size_t)(o - pp->ev.p);
 	return pp->in.oom ? -1 : 0;
 }
@@ -460,15 +466,17 @@ static int walk_begin(struct pw *w, struct ppart *pp)
 	return 0;
 }
 
-static void walk_free(struct pwalk *wk)
+static void walk_free(void *x)
 {
+	struct pwalk *wk = x;
 	tp_free(wk->rec);
 	tp_pb_free(&wk->evb);
 	tp_free(wk);
 }
 
-static void int_free(struct pint *it)
+static void int_free(void *x)
 {
+	struct pint *it = x;
 	TP_FREE_ALL(it->h, it->memo);
 	tp_pb_free(&it->ev);
 	tp_pb_free(&it->in);
@@ -675,17 +683,24 @@ static int encode_with(struct pw *w, struct ppart *pp, struct penc *x)
 	return 0;
 }
 
+static void enc_free(void *p)
+{
+	struct penc *x = p;
+	if (x->z)
+		libdeflate_free_compressor(x->z);
+	tp_pb_free(&x->out.b);
+	tp_free(x->out.body);
+	tp_pb_free(&x->pkt);
+	tp_free(x);
+}
+
+/* Encodes part pp with an encoder from the pool; its walk goes back to the pool either way. */
 static int encode_part(struct pw *w, struct ppart *pp)
 {
 	struct penc *x = pool_take(w, &w->encs, sizeof *x);
-	if (!x) {
-		if (pp->wk)
-			pool_give(w, &w->walks, pp->wk);
-		pp->wk = NULL;
-		return -1;
-	}
-	int st = encode_with(w, pp, x);
-	pool_give(w, &w->encs, x);
+	int st = x ? encode_with(w, pp, x) : -1;
+	if (x)
+		pool_give(w, &w->encs, x);
 	if (pp->wk)
 		pool_give(w, &w->walks, pp->wk);
 	pp->wk = NULL;
@@ -811,26 +826,9 @@ void tp_pw_parts_free(struct pw *w)
 		tp_pb_free(&pp->head.b);
 		tp_free(pp->head.body);
 	}
-	while (w->walks) {
-		struct pwalk *wk = w->walks;
-		w->walks = wk->next;
-		walk_free(wk);
-	}
-	while (w->ints) {
-		struct pint *it = w->ints;
-		w->ints = it->next;
-		int_free(it);
-	}
-	while (w->encs) {
-		struct penc *x = w->encs;
-		w->encs = x->next;
-		if (x->z)
-			libdeflate_free_compressor(x->z);
-		tp_pb_free(&x->out.b);
-		tp_free(x->out.body);
-		tp_pb_free(&x->pkt);
-		tp_free(x);
-	}
+	pool_drain(&w->walks, walk_free);
+	pool_drain(&w->ints, int_free);
+	pool_drain(&w->encs, enc_free);
 	tp_free(w->parts);
 	w->parts = NULL;
 	w->nparts = 0;

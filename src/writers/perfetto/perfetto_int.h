@@ -59,6 +59,12 @@ struct tstate {
 /* One chunk handed to the compression workers: FREE -> QUEUED (main) -> BUSY (a worker owns
  * in/out) -> DONE (main writes it, in chunk order) -> FREE. */
 enum { ZS_FREE, ZS_QUEUED, ZS_BUSY, ZS_DONE };
+struct zslot {
+	struct tp_pb in, out;
+	size_t zn;
+	int state;
+};
+
 /* The first entry, oldest first, of the positions [head, tail) of a ring of n entries of
  * `size` bytes whose int at `state_off` is `want`; NULL when none (the queues of the
  * compression workers and of the parts' writes). */
@@ -73,12 +79,6 @@ static inline void *pw_ring_first(void *ring, size_t size, size_t n, uint64_t he
 	return NULL;
 }
 
-struct zslot {
-	struct tp_pb in, out;
-	size_t zn;
-	int state;
-};
-
 /* Compression workers: chunks are queued in order into a ring of slots, compressed by any
  * worker, and written by the main thread strictly in queue order, so the file is the same
  * bytes for any number of workers (each chunk is compressed on its own, at one level). */
@@ -88,7 +88,7 @@ struct zpool {
 	struct libdeflate_compressor *z[MAX_ZWORKERS];
 	struct tp_wsync sync;
 	struct zslot slot[ZSLOTS];
-	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker */
+	size_t nslots;       /* ring size in use: SLOTS_PER_WORKER per worker asked for */
 	uint64_t head, tail; /* next chunk to write, next chunk to queue (head <= tail) */
 	int quit;
 	struct pw *w;

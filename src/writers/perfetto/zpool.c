@@ -229,6 +229,8 @@ void tp_perfetto_zstart(struct pw *w, int threads)
 	zp->w = w;
 	if (tp_wsync_init(&zp->sync))
 		return;
+	/* Fixed before any worker starts (pthread_create orders it before their ring scans);
+	 * workers that fail to start leave the ring larger than needed, which only adds slack. */
 	zp->nslots = SLOTS_PER_WORKER * (size_t)want;
 	for (int k = 0; k < want; k++) {
 		struct zarg *a = tp_malloc(sizeof *a);
@@ -246,13 +248,8 @@ void tp_perfetto_zstart(struct pw *w, int threads)
 		}
 		zp->nthreads++;
 	}
-	if (!zp->nthreads) {
+	if (!zp->nthreads)
 		tp_wsync_destroy(&zp->sync);
-		return;
-	}
-	pthread_mutex_lock(&zp->sync.mu); /* the workers' ring scans read it */
-	zp->nslots = SLOTS_PER_WORKER * (size_t)zp->nthreads;
-	pthread_mutex_unlock(&zp->sync.mu);
 }
 
 void tp_perfetto_zstop(struct pw *w)

@@ -145,6 +145,12 @@ static int build_plan(struct plan *pl, const struct tp_profile *p, unsigned thre
 	return tp_sink_plan_flows(pl, threads, d);
 }
 
+/* The threads planning may use for `jobs`: the calling thread and the parts' workers. */
+static unsigned plan_threads_for(int jobs)
+{
+	return (unsigned)tp_wsync_workers(jobs, MAX_PART_THREADS - 1) + 1;
+}
+
 /* Notes the flows the trace outputs will not draw (tp_sink_note). */
 static int note_flows(struct tp_profile *p, int jobs)
 {
@@ -154,7 +160,7 @@ static int note_flows(struct tp_profile *p, int jobs)
 	if (!pl)
 		return TP_ENOMEM;
 	struct tp_diag d = {0};
-	int st = build_plan(pl, p, (unsigned)tp_wsync_workers(jobs, 63) + 1, &d);
+	int st = build_plan(pl, p, plan_threads_for(jobs), &d);
 	uint64_t dropped = pl->flows_dropped, skipped = pl->flows_skipped;
 	tp_sink_plan_free(pl);
 	tp_free(pl);
@@ -228,7 +234,7 @@ static int drive(const struct tp_profile *p, const struct tp_analysis *a, struct
 		st = tp_diag_set(d, TP_ENOMEM, "out of memory starting a trace writer");
 		goto out;
 	}
-	unsigned threads = parts ? (unsigned)tp_wsync_workers(parts->jobs, 63) + 1 : 0;
+	unsigned threads = parts ? plan_threads_for(parts->jobs) : 0;
 	if ((st = build_plan(pl, p, threads, d)))
 		goto out;
 

@@ -26,8 +26,6 @@
 #include "common/wsync.h"
 #include "writers/sink/sink_int.h"
 
-#define MAX_PART_THREADS 64
-
 /* Slices [k0, k1) of plan track ti; `from` is the walk's position at k0, or NULL at the
  * track's start. */
 struct part {

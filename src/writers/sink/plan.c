@@ -143,8 +143,8 @@ static int track_nested(const struct tp_track *t)
 	return t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
 }
 
-/* Counts the lanes a track needs: a model track's as counted ahead (pl->model_lanes, when
- * it did not fail there), else now, on this thread. */
+/* Counts the lanes a track needs: as counted ahead when that did not fail there (a model
+ * track's in pl->model_lanes, a synthesised one's in syn->nlanes), else now, on this thread. */
 static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *syn,
                        int model_track, size_t *nlanes, struct tp_diag *d)
 {
@@ -167,19 +167,25 @@ static int count_lanes(struct plan *pl, const struct tp_track *t, struct synth *
 	return TP_OK;
 }
 
-/* Model track i's lanes, counted ahead on any thread into pl->model_lanes[i] (0 on a failure:
- * counted again in order, for its diagnostic). */
-static void count_model_lanes(void *arg, size_t i)
+/* Track t's lanes (syn: when synthesised), counted ahead on any thread with lanes of its
+ * own; 0 on a failure, so that the track is counted again in order, for its diagnostic. */
+static size_t lanes_ahead(const struct tp_profile *p, const struct tp_track *t, struct synth *syn)
 {
-	struct plan *pl = arg;
-	const struct tp_track *t = &pl->p->tracks[i];
 	struct lanes lz;
 	memset(&lz, 0, sizeof lz);
 	size_t n = 0;
 	int64_t at;
-	if (!lanes_of(pl->p, &lz, t, NULL, track_nested(t), &n, &at))
-		pl->model_lanes[i] = n;
+	if (lanes_of(p, &lz, t, syn, track_nested(t), &n, &at))
+		n = 0;
 	tp_sink_lanes_free(&lz);
+	return n;
+}
+
+/* Model track i's lanes, counted ahead on any thread into pl->model_lanes[i]. */
+static void count_model_lanes(void *arg, size_t i)
+{
+	struct plan *pl = arg;
+	pl->model_lanes[i] = lanes_ahead(pl->p, &pl->p->tracks[i], NULL);
 }
 
 static int add_plan_track(struct plan *pl, const struct tp_track *t, struct synth *syn,
@@ -359,6 +365,12 @@ static struct tp_sink_track *plan_process(struct plan *pl, int32_t dev)
 	return proc;
 }
 
+/* A device's cores, as device_cores lists them. */
+struct core_list {
+	int32_t *v;
+	size_t n;
+};
+
 /* The cores of device dev that have engine or layer tracks, ascending (possibly repeated),
  * in *out (owned by the caller) and their number in *n. TP_OK or TP_ENOMEM. */
 static int device_cores(const struct plan *pl, int32_t dev, int32_t **out, size_t *n)
@@ -443,7 +455,7 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 	box->sort_index = sort;
 	uint64_t box_uuid = box->uuid;
 	int32_t rank = 0;
-	int has_tiu = 0, has_dma = 0, has_layer_track = 0, st = TP_OK;
+	int has_tiu = 0, has_dma = 0, reader_layer = 0, st = TP_OK;
 	for (int k = TP_TRACK_TIU; k <= TP_TRACK_LAYER && !st; k++) {
 		for (size_t j = pl->dev_track_at[dev]; j < pl->dev_track_at[dev + 1] && !st; j++) {
 			size_t i = pl->dev_track[j];
@@ -452,7 +464,7 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 				continue;
 			has_tiu |= k == TP_TRACK_TIU;
 			has_dma |= tp_track_kind_is_dma((enum tp_track_kind)k);
-			has_layer_track |= k == TP_TRACK_LAYER;
+			reader_layer |= k == TP_TRACK_LAYER;
 			struct tp_sink_track proto = {0};
 			proto.parent_uuid = box_uuid;
 			proto.pid = pid;
@@ -469,7 +481,7 @@ static int plan_core(struct plan *pl, int32_t dev, int32_t core, int32_t pid, ui
 			proto.full_name = fmt_name(pl, "Core %d %s", core, kn);
 			st = add_plan_track(pl, t, NULL, (int)i, &proto, kn, d);
 		}
-		if (k == TP_TRACK_LAYER && !has_layer_track && !st)
+		if (k == TP_TRACK_LAYER && !reader_layer && !st)
 			st = plan_synth_layer(pl, dev, core, box_uuid, pid, &rank, d);
 	}
 	if (!st && has_dma)
@@ -558,7 +570,7 @@ static void assign_tids(struct plan *pl, size_t first, int32_t pid)
 	}
 }
 
-static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
+static int plan_device(struct plan *pl, int32_t dev, const struct core_list *cl, struct tp_diag *d)
 {
 	struct tp_sink_track *proc = plan_process(pl, dev);
 	if (!proc)
@@ -566,16 +578,12 @@ static int plan_device(struct plan *pl, int32_t dev, struct tp_diag *d)
 	size_t first = proc->index;
 	int32_t pid = proc->pid;
 	uint64_t proc_uuid = proc->uuid;
-	int32_t *cores;
-	size_t nc;
-	if (device_cores(pl, dev, &cores, &nc))
-		return tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	const int32_t *cores = cl->v;
 	int st = TP_OK;
 	int32_t sort = 0;
-	for (size_t ci = 0; ci < nc && !st; ci++)
+	for (size_t ci = 0; ci < cl->n && !st; ci++)
 		if (!ci || cores[ci] != cores[ci - 1])
 			st = plan_core(pl, dev, cores[ci], pid, proc_uuid, sort++, d);
-	tp_free(cores);
 	if (!st)
 		st = plan_threads(pl, dev, pid, proc_uuid, &sort, d);
 	if (!st)
@@ -601,15 +609,8 @@ static void synth_ahead_one(void *arg, size_t i)
 	struct synth *y;
 	if (tp_sink_synth_build(pl->p, a->dev, a->core, &y))
 		return;
-	if (y) {
-		struct lanes lz;
-		memset(&lz, 0, sizeof lz);
-		size_t n = 0;
-		int64_t at;
-		if (!lanes_of(pl->p, &lz, &y->t, y, track_nested(&y->t), &n, &at))
-			y->nlanes = n;
-		tp_sink_lanes_free(&lz);
-	}
+	if (y)
+		y->nlanes = lanes_ahead(pl->p, &y->t, y);
 	a->y = y;
 	a->built = 1;
 }
@@ -627,36 +628,29 @@ static int has_layer_track(const struct plan *pl, int32_t dev, int32_t core)
 
 /* Lists in pl->ahead the (device, core) pairs whose Layer track plan_core will synthesise
  * (each once); TP_ENOMEM leaves the list empty (every track is then built in order). */
-static int plan_ahead(struct plan *pl)
+static int plan_ahead(struct plan *pl, const struct core_list *cl)
 {
 	size_t cap = 0;
 	for (size_t dev = 0; dev < pl->p->num_devices; dev++) {
-		int32_t *cores;
-		size_t nc;
-		if (device_cores(pl, (int32_t)dev, &cores, &nc))
-			goto oom;
-		for (size_t i = 0; i < nc; i++) {
+		const int32_t *cores = cl[dev].v;
+		for (size_t i = 0; i < cl[dev].n; i++) {
 			if ((i && cores[i] == cores[i - 1]) ||
 			    has_layer_track(pl, (int32_t)dev, cores[i]))
 				continue;
 			struct synth_ahead *g = tp_grow(pl->ahead, sizeof *g, pl->nahead + 1, &cap);
 			if (!g) {
-				tp_free(cores);
-				goto oom;
+				tp_free(pl->ahead);
+				pl->ahead = NULL;
+				pl->nahead = 0;
+				return TP_ENOMEM;
 			}
 			pl->ahead = g;
 			memset(&g[pl->nahead], 0, sizeof *g);
 			g[pl->nahead].dev = (int32_t)dev;
 			g[pl->nahead++].core = cores[i];
 		}
-		tp_free(cores);
 	}
 	return TP_OK;
-oom:
-	tp_free(pl->ahead);
-	pl->ahead = NULL;
-	pl->nahead = 0;
-	return TP_ENOMEM;
 }
 
 int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
@@ -670,11 +664,21 @@ int tp_sink_plan_tracks(struct plan *pl, unsigned threads, struct tp_diag *d)
 	if (threads && p->num_tracks &&
 	    (pl->model_lanes = tp_calloc(p->num_tracks, sizeof(size_t))))
 		tp_par_run(threads, p->num_tracks, count_model_lanes, pl);
-	if (threads && plan_ahead(pl) == TP_OK && pl->nahead)
-		tp_par_run(threads, pl->nahead, synth_ahead_one, pl);
-	int st = TP_OK;
+	/* Each device's cores, listed once for both plan_ahead and plan_device (each listing
+	 * scans the layer table). */
+	struct core_list *cl = tp_calloc(p->num_devices + 1, sizeof *cl);
+	int st = cl ? TP_OK : TP_ENOMEM;
 	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
-		st = plan_device(pl, (int32_t)dev, d);
+		st = device_cores(pl, (int32_t)dev, &cl[dev].v, &cl[dev].n);
+	if (st)
+		st = tp_diag_set(d, TP_ENOMEM, "out of memory planning trace tracks");
+	if (!st && threads && plan_ahead(pl, cl) == TP_OK && pl->nahead)
+		tp_par_run(threads, pl->nahead, synth_ahead_one, pl);
+	for (size_t dev = 0; dev < p->num_devices && !st; dev++)
+		st = plan_device(pl, (int32_t)dev, &cl[dev], d);
+	for (size_t dev = 0; cl && dev < p->num_devices; dev++)
+		tp_free(cl[dev].v);
+	tp_free(cl);
 	return st;
 }
 

@@ -9,7 +9,8 @@
  *   - flowid.c: the edges' small reusable flow ids (the sweep, in segments);
  *   - drive.c: tp_sink_drive itself, which builds the plan and delivers it to a sink, and the
  *     walk along a track (struct walker) that delivers slices;
- *   - parts.c: the slices in parts on several threads (tp_sink_parts).
+ *   - parts.c: the slices in parts on several threads (tp_sink_parts);
+ *   - synth.c: the Layer tracks synthesised from the profile's layer table (struct synth).
  * refnames.c fills each slice's reference-named arguments.
  */
 #ifndef TP_SINK_INT_H
@@ -20,6 +21,9 @@
 #include "writers/sink/sink.h"
 
 #define MAX_LANES 1024
+/* Threads a parts delivery may use, the calling thread included (parts.c; drive.c sizes the
+ * plan's threads by the same bound). */
+#define MAX_PART_THREADS 64
 
 /* A direct-mapped cache of strtab id -> string for the driver's per-slice lookups: tp_str
  * decodes the table's entry on every call, and a slice needs two to four of the same few

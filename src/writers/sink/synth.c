@@ -7,9 +7,6 @@
  * Owns nothing: each track belongs to the plan that takes it (tp_sink_synth_layers), or to
  * its pl->ahead entry until then.
  */
-#include <stdlib.h>
-#include <string.h>
-
 #include "writers/sink/sink_int.h"
 
 /* DEFINE_SORT(name, T, less) defines void name(T *a, size_t n), sorting in place by
@@ -142,10 +139,10 @@ void tp_sink_synth_free(struct synth *y)
 
 /* This core's layers, sorted by their slice order (the table does not list them nearly in
  * that order). */
-static int synth_sort(struct synth *y, size_t n)
+static int synth_sort(struct synth *y)
 {
 	const struct tp_profile *p = y->p;
-	n = 0;
+	size_t n = 0;
 	for (size_t i = 0; i < p->num_layers; i++)
 		if (y->bits[i / 64] >> (i % 64) & 1)
 			y->layers[n++] = (uint32_t)i;
@@ -213,7 +210,7 @@ int tp_sink_synth_build(const struct tp_profile *p, int32_t device, int32_t core
 			ordered = 0;
 		y->layers[k++] = x;
 	}
-	if ((!ordered || k != n) && synth_sort(y, n)) {
+	if ((!ordered || k != n) && synth_sort(y)) {
 		tp_sink_synth_free(y);
 		return TP_ENOMEM;
 	}
