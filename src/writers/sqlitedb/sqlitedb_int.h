@@ -215,6 +215,9 @@ struct meta {
 	struct run ix[SQB_MAX_IDX];
 };
 
+/* Hands the memory glibc keeps free in the threads' arenas back to the system (a no-op with
+ * another C library), once a phase's buffers are freed. */
+void sqb_heap_trim(void);
 /* A part's separators, once the interior levels have their copy (or the tree is freed). */
 void sqb_seps_free(struct meta *m);
 /* A part's run of one index, once every range of the index is merged (or the tree is freed). */

@@ -121,6 +121,13 @@ static int copy_leaves(struct sqb_tree *t, size_t nleaves)
 	return copy_par(&c, t->jobs, &t->err);
 }
 
+void sqb_heap_trim(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* Index x's runs of every part, once every range of x is merged. */
 static void runs_free(struct sqb_tree *t, int x)
 {
@@ -476,9 +483,7 @@ static void range_job(void *arg, size_t i)
 		 */
 		if (j->r[q].last) {
 			runs_free(j->t, j->r[q].x);
-#ifdef __GLIBC__
-			malloc_trim(0);
-#endif
+			sqb_heap_trim();
 		}
 	}
 }
