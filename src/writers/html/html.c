@@ -318,8 +318,9 @@ static int plan(struct ctx *c, struct lane **lanes, size_t *nl, struct lane **vi
 	return TP_OK;
 }
 
-int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
-                       size_t max_cores, unsigned jobs, struct tp_diag *d)
+int html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                    size_t max_cores, unsigned jobs, const struct html_budgets *budgets,
+                    struct tp_diag *d)
 {
 	struct ctx c;
 	struct tp_afile af = {0};
@@ -336,6 +337,7 @@ int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, 
 	c.t0 = p->span_begin_ns;
 	c.max_cores = max_cores;
 	c.jobs = jobs ? jobs : 1;
+	c.budgets = *budgets;
 	c.memo = &memo;
 	tp_buf_init(&c.o.b);
 	c.sm.nprof = p->strs.count ? p->strs.count : 1;
@@ -394,6 +396,12 @@ out:
 	tp_free(c.sm.inv);
 	tp_buf_free(&c.o.b);
 	return rc;
+}
+
+int tp_html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                       size_t max_cores, unsigned jobs, struct tp_diag *d)
+{
+	return html_write_file(p, a, path, max_cores, jobs, &html_budgets_default, d);
 }
 
 int tp_html_output_write(const struct tp_profile *p, const struct tp_analysis *a, const char *path,

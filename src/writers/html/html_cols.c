@@ -223,6 +223,17 @@ static inline int64_t vals_col(void *u, size_t i)
 }
 
 /* html_put_col of the values v[0..n-1]. */
+int html_fill_col(int32_t *v, size_t n, col_get_fn get, void *u)
+{
+	for (size_t i = 0; i < n; i++) {
+		int64_t x = get(u, i);
+		if (x != (int32_t)x)
+			return 0;
+		v[i] = (int32_t)x;
+	}
+	return 1;
+}
+
 void html_put_col_vals(struct out *o, const char *key, size_t n, const int32_t *v)
 {
 	put_col_with(o, key, n, vals_col, (void *)(uintptr_t)v);

@@ -188,14 +188,7 @@ static void layers_col_part(struct ctx *c, const struct part *pt)
 	size_t n = c->p->num_layers;
 	/* One decode of each layer per column, not two, when every value fits the buffer. */
 	int32_t *vals = html_vals(c, n);
-	for (size_t i = 0; vals && i < n; i++) {
-		int64_t x = layer_col(&g, i);
-		if (x != (int32_t)x)
-			vals = NULL;
-		else
-			vals[i] = (int32_t)x;
-	}
-	if (vals) {
+	if (vals && html_fill_col(vals, n, layer_col, &g)) {
 		html_put_col_vals(&c->o, layer_cols[pt->k], n, vals);
 	} else {
 		html_put_col(&c->o, layer_cols[pt->k], n, layer_col, &g);

@@ -41,6 +41,9 @@ typedef int64_t (*col_get_fn)(void *u, size_t i);
 /* Writes ,"KEY":"<mode><base64>" for the values get(u, 0..n-1), or for v[0..n-1]. */
 void html_put_col(struct out *o, const char *key, size_t n, col_get_fn get, void *u);
 void html_put_col_vals(struct out *o, const char *key, size_t n, const int32_t *v);
+/* v[0..n-1] = get(u, 0..n-1) for html_put_col_vals: 1, or 0 (v unusable) as soon as a value
+ * does not fit 32 bits. */
+int html_fill_col(int32_t *v, size_t n, col_get_fn get, void *u);
 
 /* ---- String table: only the profile strings the page uses, numbered in first-use order
  * (html_cols.c) ---- */
@@ -93,12 +96,17 @@ struct parts {
 #define HTML_EMISS 1
 
 /* html_parts_write's memory budgets in bytes, fixed whatever the thread count (html_par.c):
- * finished parts waiting for an earlier one, written buffers kept, column buffers lent. The
- * unit test lowers them to run the waits and the fallbacks; nothing else changes them. */
+ * finished parts waiting for an earlier one, written buffers kept, column buffers lent. A page
+ * takes html_budgets_default; the unit test lowers them (html_write_file) to run the waits and
+ * the fallbacks. */
 struct html_budgets {
 	size_t held, pool, vals;
 };
-extern struct html_budgets html_budgets;
+extern const struct html_budgets html_budgets_default;
+/* tp_html_write_file with the given budgets in place of html_budgets_default. */
+int html_write_file(const struct tp_profile *p, const struct tp_analysis *a, const char *path,
+                    size_t max_cores, unsigned jobs, const struct html_budgets *budgets,
+                    struct tp_diag *d);
 
 void html_part_add(struct parts *ps, part_fn fn, const void *u, size_t a, size_t b, int k);
 /* Writes the parts to c->o in order. A capture's page (c->cap): on this thread, html_smap
@@ -193,7 +201,8 @@ struct ctx {
 	                  beyond 32 bits does without), or NULL: see html_vals */
 	size_t cap_vals;
 	struct html_run *run; /* html_par.c: the run a part belongs to (lends column buffers) */
-	struct html_cap *cap; /* owned; NULL unless the page is a capture's (html_cap_new) */
+	struct html_budgets budgets; /* html_parts_write's */
+	struct html_cap *cap;        /* owned; NULL unless the page is a capture's (html_cap_new) */
 };
 
 /* Collects the lanes to show into *out (owned, free with html_lanes_free): engine tracks per

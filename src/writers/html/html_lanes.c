@@ -393,19 +393,20 @@ static int64_t lane_col(void *u, size_t i)
 	return v;
 }
 
-/* Column g->col of lane g->l into v[0..n-1]: lane_col of each slice, the slices of a track's
- * lane taken straight from its array. 0 (v unusable) when a value does not fit 32 bits. */
+/* lane_col of a track's lane whose column needs neither the previous slice nor the clock: the
+ * slice taken straight from its array. */
+static int64_t slice_col(void *u, size_t i)
+{
+	const struct lane_get *g = u;
+	return col_val(g->c, g->l, &g->l->s[i], g->col);
+}
+
+/* Column g->col of lane g->l into v[0..n-1] (html_fill_col). */
 static int fill_col(struct lane_get *g, int32_t *v)
 {
 	const struct lane *l = g->l;
 	int whole = !l->s || g->col == C_TS || (g->col == C_DUR && g->residual);
-	for (size_t i = 0; i < l->n; i++) {
-		int64_t x = whole ? lane_col(g, i) : col_val(g->c, l, &l->s[i], g->col);
-		if (x != (int32_t)x)
-			return 0;
-		v[i] = (int32_t)x;
-	}
-	return 1;
+	return html_fill_col(v, l->n, whole ? lane_col : slice_col, g);
 }
 
 /* Rows of a lane, as the page packs them: layers overlap inside a layer group, so they go

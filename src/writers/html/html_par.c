@@ -10,7 +10,7 @@
  * buffer, with html_smap only reading the numbers, and go to the file in order, whoever
  * finishes the next one. Memory in flight is bounded by byte budgets that do not grow with
  * the thread count: a part past the next one to write starts only while the finished parts
- * waiting for an earlier one hold less than a budget (html_budgets.held), written buffers are
+ * waiting for an earlier one hold less than a budget (c->budgets.held), written buffers are
  * kept for reuse up to another, and the column buffers (4 bytes a layer each) are lent up to
  * a third (at least two). A capture's page is written on the calling thread in one pass, its
  * parts in order with html_smap numbering as it goes.
@@ -31,7 +31,8 @@
  * this plus a part per thread (a part is one column of a lane: at most a few MB).
  * pool: bytes of written buffers kept for the next parts (no new pages to fault in).
  * vals: bytes of column buffers lent at once (html_vals); at least VALS_MIN_BUFS of them. */
-struct html_budgets html_budgets = {(size_t)8 << 20, (size_t)8 << 20, (size_t)16 << 20};
+const struct html_budgets html_budgets_default = {(size_t)8 << 20, (size_t)8 << 20,
+                                                  (size_t)16 << 20};
 #define POOL_MAX 64
 #define VALS_MIN_BUFS 2
 
@@ -214,7 +215,7 @@ static void find_one(void *arg, size_t k)
 static void pool_put(struct html_run *r, struct tp_buf *b)
 {
 	if (!b->oom && b->cap && r->npool < POOL_MAX &&
-	    r->pool_bytes + b->cap <= html_budgets.pool) {
+	    r->pool_bytes + b->cap <= r->c->budgets.pool) {
 		b->len = 0;
 		r->pool_bytes += b->cap;
 		r->pool[r->npool++] = *b;
@@ -259,7 +260,7 @@ static void part_one(void *arg, size_t k)
 {
 	struct html_run *r = arg;
 	pthread_mutex_lock(&r->mu);
-	while (k != r->next && r->held >= html_budgets.held && !r->err)
+	while (k != r->next && r->held >= r->c->budgets.held && !r->err)
 		pthread_cond_wait(&r->cv, &r->mu);
 	int err = r->err;
 	struct tp_buf b;
@@ -378,7 +379,7 @@ static int run_parallel(struct ctx *c, const struct parts *finds, const struct p
 	r.done = tp_calloc(ps->n ? ps->n : 1, sizeof *r.done);
 	r.ready = tp_calloc(ps->n ? ps->n : 1, 1);
 	size_t vbytes = c->cap_vals * sizeof *c->vals;
-	r.vmax = vbytes ? html_budgets.vals / vbytes : 0;
+	r.vmax = vbytes ? c->budgets.vals / vbytes : 0;
 	if (r.vmax < VALS_MIN_BUFS)
 		r.vmax = VALS_MIN_BUFS;
 	if (r.vmax > jobs)

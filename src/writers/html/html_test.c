@@ -440,15 +440,15 @@ static struct tp_profile *many_parts(void)
 	return p;
 }
 
-/* The same bytes for every thread count, however the parts are scheduled. */
-/* p's page at 2, 3, 8 and 64 threads is want[0..n1). */
-static void same_at_jobs(const struct tp_profile *p, const char *want, size_t n1)
+/* p's page at 2, 3, 8 and 64 threads, with these budgets, is want[0..n1). */
+static void same_at_jobs(const struct tp_profile *p, const struct html_budgets *budgets,
+                         const char *want, size_t n1)
 {
 	static const unsigned jobs[] = {2, 3, 8, 64};
 	struct tp_diag d = {0};
 	size_t n;
 	for (size_t k = 0; k < sizeof jobs / sizeof *jobs; k++) {
-		assert_int_equal(tp_html_write_file(p, NULL, path, 0, jobs[k], &d), TP_OK);
+		assert_int_equal(html_write_file(p, NULL, path, 0, jobs[k], budgets, &d), TP_OK);
 		char *got = tp_test_slurp(path, &n);
 		assert_non_null(got);
 		assert_int_equal(n, n1);
@@ -457,6 +457,7 @@ static void same_at_jobs(const struct tp_profile *p, const char *want, size_t n1
 	}
 }
 
+/* The same bytes for every thread count, however the parts are scheduled. */
 static void test_jobs(void **state)
 {
 	(void)state;
@@ -480,14 +481,12 @@ static void test_jobs(void **state)
 	const char *cyc = strstr(want, "\"cyc\":\"");
 	assert_non_null(cyc);
 	assert_non_null(strchr("RDLM", cyc[7]));
-	same_at_jobs(p, want, n1);
+	same_at_jobs(p, &html_budgets_default, want, n1);
 	/* Budgets of a byte: every part past the next one to write waits for it, no written
 	 * buffer is kept, and only two column buffers are lent (the other threads compute their
 	 * columns again): the same bytes. */
-	struct html_budgets keep = html_budgets;
-	html_budgets = (struct html_budgets){1, 1, 1};
-	same_at_jobs(p, want, n1);
-	html_budgets = keep;
+	static const struct html_budgets tiny = {1, 1, 1};
+	same_at_jobs(p, &tiny, want, n1);
 	free(want);
 	tp_profile_free(p);
 }

@@ -45,11 +45,6 @@
 /* A part's bound of the bytes its blocks hold (a block may be shared with another tree, whose
  * rows in it are few: this keeps a part from holding many blocks alive). */
 #define PART_MEM ((size_t)4 << 20)
-/* The most worker threads a tree packs on, whatever --jobs: a part in flight holds its blocks
- * (up to PART_MEM), its pages and its runs until it is placed, and each worker adds up to
- * two (the part it packs, the next queued one), so the tree's memory in flight is bounded by
- * this, not by the thread count. Three trees and the sink's walk share the threads. */
-#define TREE_WORKERS 4
 
 int sqb_write_all(int fd, const void *p, size_t len, off_t at, int *err)
 {
@@ -232,7 +227,7 @@ static void fail(struct sqb_tree *t, int st, int err)
  * dropped instead. Threads: called and returns with mu held. */
 static void place_and_write(struct sqb_tree *t)
 {
-	struct part *mine[MAX_WORKERS + 2];
+	struct part *mine[TREE_WORKERS + 2];
 	size_t n = 0;
 	if (t->status) {
 		for (size_t i = 0; i < t->nslots; i++)
@@ -342,6 +337,7 @@ struct sqb_tree *sqb_tree_new(const struct sqb_tree_def *def, const char *spool_
 	if (!t)
 		return NULL;
 	t->def = *def;
+	t->tune = sqb_join_default;
 	t->fd = t->db = -1;
 	t->jobs = jobs;
 	int workers = tp_wsync_workers(jobs, TREE_WORKERS);
@@ -493,8 +489,8 @@ int sqb_tree_finish(struct sqb_tree *t)
 		pthread_mutex_unlock(&t->sync.mu);
 	}
 	workers_stop(t);
-	/* Every part is written: the slots' page buffers (one per slot, so their number grows
-	 * with --jobs) are not kept through the join. */
+	/* Every part is written: the slots' page buffers are not kept through the join, which
+	 * needs the memory. */
 	for (size_t i = 0; t->slot && i < t->nslots; i++) {
 		tp_free(t->slot[i].blocks);
 		t->slot[i].blocks = NULL;
@@ -517,6 +513,23 @@ double sqb_tree_pack_secs(const struct sqb_tree *t)
 uint64_t sqb_tree_rows(const struct sqb_tree *t)
 {
 	return t->rows;
+}
+
+void sqb_seps_free(struct meta *m)
+{
+	tp_buf_free(&m->seps);
+	tp_free(m->sep_off);
+	m->sep_off = NULL;
+	m->nseps = 0;
+}
+
+void sqb_run_free(struct run *u)
+{
+	tp_buf_free(&u->cells);
+	tp_free(u->off);
+	tp_free(u->mark);
+	u->off = u->mark = NULL;
+	u->n = u->cap = 0;
 }
 
 void sqb_tree_free(struct sqb_tree *t)
@@ -542,19 +555,10 @@ void sqb_tree_free(struct sqb_tree *t)
 	if (t->db >= 0)
 		close(t->db);
 	tp_free(t->spool);
-	for (size_t i = 0; t->slot && i < t->nslots; i++) {
-		tp_free(t->slot[i].blocks);
-		sqb_pack_free(&t->slot[i].pk);
-	}
 	for (size_t i = 0; i < t->nmetas; i++) {
-		tp_buf_free(&t->metas[i]->seps);
-		tp_free(t->metas[i]->sep_off);
-		for (int x = 0; x < SQB_MAX_IDX; x++) {
-			struct run *u = &t->metas[i]->ix[x];
-			tp_buf_free(&u->cells);
-			tp_free(u->off);
-			tp_free(u->mark);
-		}
+		sqb_seps_free(t->metas[i]);
+		for (int x = 0; x < SQB_MAX_IDX; x++)
+			sqb_run_free(&t->metas[i]->ix[x]);
 		tp_free(t->metas[i]);
 	}
 	tp_free(t->metas);

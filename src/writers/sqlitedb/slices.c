@@ -162,7 +162,7 @@ static void block_give_back(struct sl_block *b)
 		b->text.oom = b->oom = 0;
 		memset(b->bound, 0, sizeof b->bound);
 		memset(b->cells, 0, sizeof b->cells);
-		tp_oa_clear(b->kh, b->kh ? b->cap_kh : 0, sizeof *b->kh);
+		tp_oa_clear(b->kh, b->cap_kh, sizeof *b->kh);
 		b->next = p->free;
 		p->free = b;
 	}

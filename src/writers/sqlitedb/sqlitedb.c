@@ -18,9 +18,6 @@
  * builders and the temporary files (the database and argtree.c's spools).
  */
 #include <errno.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -610,17 +607,17 @@ static int sw_end(void *ctx, int status)
 		if ((status = sqb_tree_finish(w->tree[k])))
 			status =
 			    args_failed(w, status, sqb_tree_status(w->tree[k], &err) ? err : 0);
-	if (status) /* parts still queued are dropped while the texts are valid */
+	if (status) { /* parts still queued are dropped while the texts are valid */
 		for (int k = 0; k < T_COUNT; k++) {
 			sqb_tree_free(w->tree[k]);
 			w->tree[k] = NULL;
 		}
-	else /* every block is back: the join does not need them */
+	} else {
+		/* Every block is back, and the parts in flight freed their memory: the join needs
+		 * neither. */
 		sl_pool_trim(w->out.pool);
-#ifdef __GLIBC__
-	if (!status) /* what the parts in flight freed, kept in the threads' arenas */
-		malloc_trim(0);
-#endif
+		sqb_heap_trim();
+	}
 	return status;
 }
 

@@ -187,7 +187,11 @@ uint64_t sqb_tree_rows(const struct sqb_tree *t);
 
 /* ---- a tree's state (argtree.c builds it, treejoin.c joins it) ------------------------ */
 
-#define MAX_WORKERS 63
+/* The most worker threads a tree packs on, whatever --jobs: a part in flight holds its blocks
+ * (up to PART_MEM), its pages and its runs until it is placed, and each worker adds up to
+ * two (the part it packs, the next queued one), so the tree's memory in flight is bounded by
+ * this, not by the thread count. Three trees and the sink's walk share the threads. */
+#define TREE_WORKERS 4
 
 /* Every RUN_MARK-th entry of a sorted run has its offset noted: the join finds a key's place
  * in a run from them, and samples them to split the indexes into ranges. */
@@ -211,6 +215,14 @@ struct meta {
 	struct run ix[SQB_MAX_IDX];
 };
 
+/* Hands the memory glibc keeps free in the threads' arenas back to the system (a no-op with
+ * another C library), once a phase's buffers are freed. */
+void sqb_heap_trim(void);
+/* A part's separators, once the interior levels have their copy (or the tree is freed). */
+void sqb_seps_free(struct meta *m);
+/* A part's run of one index, once every range of the index is merged (or the tree is freed). */
+void sqb_run_free(struct run *u);
+
 enum { P_FREE, P_FILLING, P_QUEUED, P_BUSY, P_PACKED, P_WRITING };
 
 struct part {
@@ -221,8 +233,18 @@ struct part {
 	struct sqb_pack pk;
 };
 
+/* The join's sizes: the entries of an index range, the leaves held by ranges ahead of their
+ * place, the leaves the head range writes at a time. The range size shapes the file's pages;
+ * the others only the memory. A tree takes sqb_join_default (treejoin.c); sqlitedb_test makes
+ * its trees' small, so that small tables take many ranges, stream and wait. */
+struct sqb_join_tune {
+	size_t range_entries, budget, stream;
+};
+extern const struct sqb_join_tune sqb_join_default;
+
 struct sqb_tree {
 	struct sqb_tree_def def;
+	struct sqb_join_tune tune; /* set before sqb_tree_join */
 	char *spool;
 	int fd, jobs;   /* the spool */
 	int db;         /* the database, while sqb_tree_join writes it */
@@ -230,7 +252,7 @@ struct sqb_tree {
 	struct part *slot, *cur;
 	size_t nslots;
 	struct tp_wsync sync;
-	pthread_t th[MAX_WORKERS];
+	pthread_t th[TREE_WORKERS];
 	int nthreads;
 	int status, err; /* the first failure of a part (TP_ENOMEM / TP_EOUTPUT and errno) */
 	struct meta **metas;
@@ -266,14 +288,6 @@ struct sqb_roots {
  * TP_EOUTPUT with the errno in *err. */
 int sqb_tree_join(struct sqb_tree *const *t, const struct sqb_roots *roots, size_t n,
                   const char *db_path, uint32_t npages, int *err);
-/* The join's sizes (treejoin.c): the entries of an index range, the leaves held by ranges
- * ahead of their place, the leaves the head range writes at a time. The range size shapes
- * the file's pages; the others only the memory. Set before a join (sqlitedb_test makes them
- * small, so that small tables take many ranges, stream and wait). */
-struct sqb_join_tune {
-	size_t range_entries, budget, stream;
-};
-extern struct sqb_join_tune sqb_join_tune;
 /* Stops the threads, removes the spool and frees everything (NULL is fine). */
 void sqb_tree_free(struct sqb_tree *t);
 

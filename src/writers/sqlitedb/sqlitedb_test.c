@@ -417,7 +417,7 @@ static void test_btree_parts(void **state)
 	char *ref = tp_path_join(out.dir, "ref.db");
 	static const int sizes[] = {1, 2, 3, 50, 400, 3000, 20000};
 	for (uint64_t seed = 1; seed <= 14; seed++) {
-		int n = seed > 7 ? 20000 : sizes[seed % 7];
+		int n = sizes[seed % 7];
 		unlink(out.path);
 		unlink(ref);
 		bt_fill(out.path, seed, n);
@@ -604,9 +604,10 @@ static void tr_block_release(void *ctx)
 	free(ctx);
 }
 
-/* Rows [0, n) of seed built by sqb_tree on `jobs` threads into table u of a new database at
- * path (its long rows inserted by SQLite afterwards, as the writer does). */
-static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
+/* Rows [0, n) of seed built by sqb_tree on `jobs` threads, joined with `tune`, into table u of a
+ * new database at path (its long rows inserted by SQLite afterwards, as the writer does). */
+static void tr_fill(const char *path, uint64_t seed, int n, int jobs,
+                    const struct sqb_join_tune *tune)
 {
 	static const struct sqb_tree_def def = {
 	    5, 1, 0, 3, {{1, {2}, -1}, {2, {1, 3}, -1}, {1, {4}, 3}}};
@@ -628,6 +629,7 @@ static void tr_fill(const char *path, uint64_t seed, int n, int jobs)
 	int err = 0;
 	struct sqb_tree *t = sqb_tree_new(&def, spool, jobs, &err);
 	assert_non_null(t);
+	t->tune = *tune;
 	uint64_t x = seed + 7;
 	int nlong = 0, *longs = calloc((size_t)n + 1, sizeof *longs);
 	for (int k = 0; k < n;) { /* blocks of random sizes, long rows kept out */
@@ -730,19 +732,18 @@ static void test_tree_parts(void **state)
 	tp_test_out_make(&out, "tp_sqlitedb_test", "tr.db");
 	char *ref = tp_path_join(out.dir, "ref.db"), *three = tp_path_join(out.dir, "tr3.db");
 	static const int sizes[] = {1, 2, 3, 50, 400, 3000, 20000};
-	const struct sqb_join_tune tune = sqb_join_tune;
 	for (uint64_t seed = 1; seed <= 9; seed++) {
 		int n = seed > 7 ? 20000 : sizes[seed % 7];
 		/* Seeds 8 and 9, 20 000 rows: ranges of 300 entries (a few leaves), streamed 2
 		 * leaves at a time, 6 held at most: many ranges per index, written at the head and
 		 * waiting. */
-		if (seed > 7)
-			sqb_join_tune = (struct sqb_join_tune){300, 6, 2};
+		static const struct sqb_join_tune small = {300, 6, 2};
+		const struct sqb_join_tune *tune = seed > 7 ? &small : &sqb_join_default;
 		unlink(out.path);
 		unlink(three);
 		unlink(ref);
-		tr_fill(out.path, seed, n, 1);
-		tr_fill(three, seed, n, 3);
+		tr_fill(out.path, seed, n, 1, tune);
+		tr_fill(three, seed, n, 3, tune);
 		struct tp_buf b1, b3;
 		tp_buf_init(&b1);
 		tp_buf_init(&b3);
@@ -769,7 +770,6 @@ static void test_tree_parts(void **state)
 		bt_exec(db, "COMMIT");
 		sqlite3_close(db);
 		tr_check(out.path, ref, n);
-		sqb_join_tune = tune;
 	}
 	unlink(ref);
 	unlink(three);

@@ -121,26 +121,18 @@ static int copy_leaves(struct sqb_tree *t, size_t nleaves)
 	return copy_par(&c, t->jobs, &t->err);
 }
 
-/* A part's separators, once the interior levels have their copy. */
-static void seps_free(struct meta *m)
+void sqb_heap_trim(void)
 {
-	tp_buf_free(&m->seps);
-	tp_free(m->sep_off);
-	m->sep_off = NULL;
-	m->nseps = 0;
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
 }
 
 /* Index x's runs of every part, once every range of x is merged. */
 static void runs_free(struct sqb_tree *t, int x)
 {
-	for (size_t k = 0; k < t->nmetas; k++) {
-		struct run *u = &t->metas[k]->ix[x];
-		tp_buf_free(&u->cells);
-		tp_free(u->off);
-		tp_free(u->mark);
-		u->off = u->mark = NULL;
-		u->n = u->cap = 0;
-	}
+	for (size_t k = 0; k < t->nmetas; k++)
+		sqb_run_free(&t->metas[k]->ix[x]);
 }
 
 /* The table's leaves after the database's pages and the interior levels over them, or its
@@ -192,7 +184,7 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 			if (m->seps.len)
 				memcpy(seps + at, m->seps.data, m->seps.len);
 			at += m->seps.len;
-			seps_free(t->metas[k]); /* copied: not held twice */
+			sqb_seps_free(t->metas[k]); /* copied: not held twice */
 		}
 		off[s] = at;
 		int rc = sqb_interior(child, nleaves, seps, off, root, o);
@@ -206,18 +198,16 @@ static int join_table(struct sqb_tree *t, uint32_t root, struct sqb_out *o)
 }
 
 /* An index's entries are merged and packed in ranges of keys on --jobs threads: about
- * RANGE_ENTRIES entries each, the bounds sampled from the runs (every SAMPLE_EVERY-th entry of
+ * tune.range_entries entries each, the bounds sampled from the runs (every SAMPLE_EVERY-th entry of
  * each), so they depend on the entries only. Every range but an index's last ends on a
  * separator, as a table's parts do. */
-#define RANGE_ENTRIES (sqb_join_tune.range_entries)
 #define SAMPLE_EVERY RUN_MARK
 
 /* One range of an index: its entries from `from` (NULL: the first) to before `to` (NULL: the
- * last), and so per part, its run's entries [lo, hi); its packed leaves. */
+ * last); its packed leaves. */
 struct range {
 	int x, last, single; /* the index; its last range; its only one */
 	const uint8_t *from, *to;
-	size_t *lo, *hi;
 	struct sqb_pack k;
 	int packed, st, err;
 	uint32_t base;  /* its first leaf's page, once placed (or once it is the head) */
@@ -301,14 +291,12 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * packed: each is written by the thread that placed it, then its pages are freed (its
  * separators stay for the interior levels). The range at the placement's head (every one
  * before it placed) knows its first page, so it writes its leaves as it packs them; the
- * others hold theirs until they are placed, up to RANGE_BUDGET leaves in all, beyond which
+ * others hold theirs until they are placed, up to tune.budget leaves in all, beyond which
  * a range waits until it is the head or the held leaves are written. So the join's leaves in
- * flight are bounded by the budget and STREAM_LEAVES per thread, whatever --jobs. */
-#define RANGE_BUDGET (sqb_join_tune.budget)
-#define STREAM_LEAVES (sqb_join_tune.stream)
+ * flight are bounded by the budget and tune.stream leaves per thread, whatever --jobs. */
 /* Held leaves at most 512 (2 MiB): a range or two of a large dump, so that the range after the
  * head seldom waits (docs/perf-notes/cores-sqlite.md). */
-struct sqb_join_tune sqb_join_tune = {(size_t)1 << 16, 512, 32};
+const struct sqb_join_tune sqb_join_default = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;
 	struct range *r;
@@ -330,7 +318,7 @@ static int range_stream(struct ixjob *j, size_t i)
 	pthread_mutex_lock(&j->mu);
 	j->held += k->npages - g->counted;
 	g->counted = k->npages;
-	while (j->placed != i && j->held > RANGE_BUDGET)
+	while (j->placed != i && j->held > j->t->tune.budget)
 		pthread_cond_wait(&j->cv, &j->mu);
 	int head = j->placed == i;
 	if (head)
@@ -357,18 +345,18 @@ static int pack_range(struct ixjob *j, size_t i)
 	struct sqb_tree *t = j->t;
 	struct range *g = &j->r[i];
 	size_t nm = t->nmetas ? t->nmetas : 1;
-	g->lo = tp_malloc(nm * sizeof *g->lo);
-	g->hi = tp_malloc(nm * sizeof *g->hi);
-	struct merge m = {.t = t, .x = g->x, .pos = g->lo, .end = g->hi};
+	/* Per part, the range's share of its run: entries [lo, hi). */
+	size_t *lo = tp_malloc(nm * sizeof *lo), *hi = tp_malloc(nm * sizeof *hi);
+	struct merge m = {.t = t, .x = g->x, .pos = lo, .end = hi};
 	m.heap = tp_malloc(nm * sizeof *m.heap);
-	int st = m.heap && g->lo && g->hi ? TP_OK : TP_ENOMEM;
-	for (size_t k = 0; !st && k < t->nmetas; k++) { /* the range's share of each run */
+	int st = m.heap && lo && hi ? TP_OK : TP_ENOMEM;
+	for (size_t k = 0; !st && k < t->nmetas; k++) {
 		const struct run *u = &t->metas[k]->ix[g->x];
-		g->lo[k] = g->from ? lower_bound(u, g->from) : 0;
-		g->hi[k] = g->to ? lower_bound(u, g->to) : u->cells.len;
+		lo[k] = g->from ? lower_bound(u, g->from) : 0;
+		hi[k] = g->to ? lower_bound(u, g->to) : u->cells.len;
 	}
 	for (size_t q = 0; !st && q < t->nmetas; q++)
-		if (g->lo[q] < g->hi[q])
+		if (lo[q] < hi[q])
 			m.heap[m.n++] = q;
 	for (size_t q = m.n; q-- > 0;)
 		merge_down(&m, q);
@@ -376,13 +364,12 @@ static int pack_range(struct ixjob *j, size_t i)
 	while (!st && (e = merge_next(&m))) {
 		if (sqb_pack_add(&g->k, e, sqb_cell_len(e)))
 			st = TP_ENOMEM;
-		else if (g->k.npages >= g->counted + STREAM_LEAVES)
+		else if (g->k.npages >= g->counted + t->tune.stream)
 			st = range_stream(j, i);
 	}
 	tp_free(m.heap);
-	tp_free(g->lo);
-	tp_free(g->hi);
-	g->lo = g->hi = NULL;
+	tp_free(lo);
+	tp_free(hi);
 	if (!st && sqb_pack_end(&g->k, g->last))
 		st = TP_ENOMEM;
 	return st;
@@ -421,7 +408,7 @@ static int index_ranges(const struct sqb_tree *t, int x, struct range **r, size_
 	const uint8_t **smp = index_samples(t, x, &ns);
 	if (!smp)
 		return TP_ENOMEM;
-	size_t want = (total + RANGE_ENTRIES - 1) / RANGE_ENTRIES;
+	size_t want = (total + t->tune.range_entries - 1) / t->tune.range_entries;
 	if (want > ns / 2)
 		want = ns / 2;
 	if (want < 1)
@@ -496,9 +483,7 @@ static void range_job(void *arg, size_t i)
 		 */
 		if (j->r[q].last) {
 			runs_free(j->t, j->r[q].x);
-#ifdef __GLIBC__
-			malloc_trim(0);
-#endif
+			sqb_heap_trim();
 		}
 	}
 }
@@ -564,11 +549,8 @@ static int join_indexes(struct sqb_tree *t, const uint32_t *roots, struct sqb_ou
 		if (n > 1)
 			st = index_top(j.r, a, b, roots[j.r[a].x], o);
 	}
-	for (size_t q = 0; q < j.nr; q++) {
+	for (size_t q = 0; q < j.nr; q++)
 		sqb_pack_free(&j.r[q].k);
-		tp_free(j.r[q].lo);
-		tp_free(j.r[q].hi);
-	}
 	tp_free(j.r);
 	return st;
 }

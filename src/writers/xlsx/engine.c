@@ -804,7 +804,7 @@ static int longest_all(struct xl *x, const struct plan *pl, size_t *top, size_t 
 			ls.v[k] = (struct lspan){
 			    .part = i, .lo = lo, .hi = count - lo < len ? count : lo + len};
 	}
-	tp_par_run(x->jobs ? x->jobs : 1, n, longest_span, &ls);
+	tp_par_run(x->jobs, n, longest_span, &ls);
 	for (size_t j = 0; j < n; j++) {
 		const struct lspan *sp = &ls.v[j];
 		const struct tp_track *t = &p->tracks[pl->v[sp->part].track];

@@ -135,15 +135,6 @@ struct xl_stream {
 	struct penc *enc; /* set: finished rows go to this piece in slices of XL_SLICE */
 };
 
-static void xs_init(struct xl_stream *xs)
-{
-	memset(xs, 0, sizeof *xs);
-	tp_buf_init(&xs->xml);
-	tp_buf_init(&xs->cells);
-	xs->row = UINT32_MAX;
-	xs->cmin = UINT16_MAX;
-}
-
 /* Ready for the next part; keeps the buffers. */
 static void xs_reset(struct xl_stream *xs)
 {
@@ -155,6 +146,14 @@ static void xs_reset(struct xl_stream *xs)
 	xs->cmin = UINT16_MAX;
 	xs->cmax = 0;
 	xs->oom = 0;
+}
+
+static void xs_init(struct xl_stream *xs)
+{
+	memset(xs, 0, sizeof *xs);
+	tp_buf_init(&xs->xml);
+	tp_buf_init(&xs->cells);
+	xs_reset(xs);
 }
 
 /* The finished rows to the piece (flush: penc_feed's). */
@@ -435,7 +434,7 @@ static void chunk_encode(struct worker *w, const struct xl *x, struct xl_chunk *
 		xs_drain(xs, Z_SYNC_FLUSH);
 	c->oom = w->lx.oom || w->lx.other.oom || xs->oom || xs->xml.oom;
 	c->raw = w->enc.raw;
-	c->crc = w->enc.raw ? w->enc.crc : 0;
+	c->crc = w->enc.crc;
 	c->cmin = xs->cmin;
 	c->cmax = xs->cmax;
 	c->width = s.width;
@@ -447,20 +446,14 @@ static void run_chunk(void *arg, size_t k)
 	struct run *r = arg;
 	struct xl *x = r->x;
 	struct xl_chunk *c = &x->chunks[k];
+	/* tp_par_run runs at most nw calls at once (nw: the fewer of the threads and the chunks),
+	 * so a worker is free at every moment; the scan goes round until it takes one. */
 	struct worker *w = NULL;
-	for (size_t i = 0; !w && i < r->nw; i++)
+	for (size_t i = 0; !w; i = (i + 1) % r->nw)
 		if (!atomic_flag_test_and_set(&r->w[i].busy))
 			w = &r->w[i];
-	if (w) {
-		chunk_encode(w, x, c);
-		atomic_flag_clear(&w->busy);
-	} else {
-		/* More threads than workers: not with tp_par_run's, but cheap to allow. */
-		struct worker one;
-		worker_init(&one, x);
-		chunk_encode(&one, x, c);
-		worker_free(&one);
-	}
+	chunk_encode(w, x, c);
+	atomic_flag_clear(&w->busy);
 	uint64_t done = x->prog_done + atomic_fetch_add(&r->done, c->count) + c->count;
 	tp_progress_report(done < x->prog_total ? done : x->prog_total, x->prog_total);
 }
@@ -489,14 +482,13 @@ static int plan_chunks(struct xl *x)
 	return TP_OK;
 }
 
-int xl_defer_run(struct xl *x, unsigned jobs)
+int xl_defer_run(struct xl *x)
 {
 	if (!x->ndefer)
 		return TP_OK;
 	if (plan_chunks(x) != TP_OK)
 		return TP_ENOMEM;
-	if (!jobs)
-		jobs = 1;
+	unsigned jobs = x->jobs;
 	struct run r = {.x = x, .nw = jobs < x->nchunks ? jobs : x->nchunks};
 	atomic_init(&r.done, 0);
 	r.w = tp_calloc(r.nw ? r.nw : 1, sizeof *r.w);

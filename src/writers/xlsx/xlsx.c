@@ -220,7 +220,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	struct tp_xlsx_opts o = *xo;
 	if (o.max_rows && (o.max_rows < 16 || o.max_rows > TP_XLSX_EXCEL_MAX_ROWS))
 		o.max_rows = 0;
-	struct xl x = {.p = p, .a = a, .jobs = o.jobs};
+	struct xl x = {.p = p, .a = a, .jobs = o.jobs ? o.jobs : 1};
 	struct plan pl = {0};
 	char *tmp = NULL, *tdir = NULL;
 	int st = TP_OK;
@@ -276,7 +276,7 @@ int tp_xlsx_write(const struct tp_profile *p, const struct tp_analysis *a, const
 	tp_tm_end();
 	if (st == TP_OK && x.err == LXW_NO_ERROR) {
 		tp_tm_begin("rows");
-		st = xl_defer_run(&x, o.jobs);
+		st = xl_defer_run(&x);
 		tp_tm_end();
 	}
 	if (st != TP_OK)

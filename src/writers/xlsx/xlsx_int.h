@@ -76,7 +76,7 @@ struct xl {
 	const struct tp_profile *p;
 	const struct tp_analysis *a;
 	const struct plan *plan; /* the sheet plan (read by deferred rows) */
-	unsigned jobs;           /* threads for the work spread over parts (0: one) */
+	unsigned jobs;           /* threads for the work spread over parts (at least 1) */
 	struct xl_formats f;
 	lxw_error err; /* first libxlsxwriter error */
 	int oom;
@@ -148,9 +148,9 @@ void xl_stream_formula(struct xl_stream *xs, uint32_t row, uint16_t col, const c
  * TP_ENOMEM. */
 int xl_defer_rows(struct xl *x, struct xl_sheet *s, uint32_t row0, size_t count, xl_emit_fn emit,
                   void *ctx, void (*free_ctx)(void *ctx));
-/* Writes every deferred sheet's parts on up to `jobs` threads, then sets the sheets' column
+/* Writes every deferred sheet's parts on up to x->jobs threads, then sets the sheets' column
  * widths. TP_OK or TP_ENOMEM. */
-int xl_defer_run(struct xl *x, unsigned jobs);
+int xl_defer_run(struct xl *x);
 void xl_defer_free(struct xl *x);
 /* Compresses src as one raw deflate piece into out (appended) with its CRC-32: a piece that
  * ends on a byte boundary without ending the stream, or the stream's end when `last`. */
