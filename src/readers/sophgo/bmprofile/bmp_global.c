@@ -248,52 +248,13 @@ static inline int push_node(struct bmp_gctx *c, struct bmp_line *l, int engine, 
 	if (c->g->no_nodes)
 		return TP_OK;
 	struct bmp_nodes *nd = &c->g->nodes[core][engine];
-	if (nd->n == nd->cap_ld) {
-		uint8_t *ld = tp_grow(nd->ld, 1, nd->n + 1, &nd->cap_ld);
-		if (!ld)
-			return bmp_gctx_oom(c);
-		nd->ld = ld;
-	}
-	if (nd->n >= UINT32_MAX)
+	if (nd->n >= UINT32_MAX || bmp_nodes_room(nd, c->g->keep_ids, 1) != TP_OK)
 		return bmp_gctx_oom(c);
-	if (c->g->keep_ids && nd->n == nd->cap) {
-		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
-		uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap);
-		if (!b)
-			return bmp_gctx_oom(c);
-		nd->bd_id = b;
-		uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap2);
-		if (!g)
-			return bmp_gctx_oom(c);
-		nd->gdma_id = g;
-		uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap3);
-		if (!dr)
-			return bmp_gctx_oom(c);
-		nd->dir = dr;
-		if (cap2 < cap)
-			cap = cap2;
-		if (cap3 < cap)
-			cap = cap3;
-		nd->cap = cap;
-	}
 	int32_t cur = c->cur_layer, prev = nd->n ? nd->last : -1;
-	if (nd->n % BMP_NODE_MARK == 0) {
-		int32_t *m = tp_grow(nd->mark, sizeof *m, nd->nmark + 1, &nd->cap_mark);
-		if (!m)
-			return bmp_gctx_oom(c);
-		nd->mark = m;
-		m[nd->nmark++] = cur;
-	}
-	if (cur >= prev && (int64_t)cur - prev < 255) {
-		nd->ld[nd->n] = (uint8_t)(cur - prev);
-	} else {
-		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
-		if (!x)
-			return bmp_gctx_oom(c);
-		nd->esc = x;
-		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)nd->n, cur};
-		nd->ld[nd->n] = 255;
-	}
+	if (nd->n % BMP_NODE_MARK == 0)
+		nd->mark[nd->nmark++] = cur;
+	if (bmp_node_ld(nd, nd->n, prev, cur) != TP_OK)
+		return bmp_gctx_oom(c);
 	nd->last = cur;
 	if (c->g->keep_ids) {
 		nd->bd_id[nd->n] = (uint32_t)bd_id;
@@ -871,6 +832,35 @@ void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, s
 	bmp_gchunk_fill(ch); /* the slot's last chunk's names, before they are replaced */
 	scan_chunk(text, g, ch);
 	bmp_gfast_build(text, g, ch);
+}
+
+int bmp_nodes_grow(struct bmp_nodes *nd, int keep_ids, size_t need, size_t nmark)
+{
+	uint8_t *ld = tp_grow(nd->ld, 1, need, &nd->cap_ld);
+	if (!ld)
+		return TP_ENOMEM;
+	nd->ld = ld;
+	int32_t *m = tp_grow(nd->mark, sizeof *m, nmark, &nd->cap_mark);
+	if (!m)
+		return TP_ENOMEM;
+	nd->mark = m;
+	if (!keep_ids || need <= nd->cap)
+		return TP_OK;
+	size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
+	uint32_t *b = tp_grow(nd->bd_id, sizeof *b, need, &cap);
+	if (!b)
+		return TP_ENOMEM;
+	nd->bd_id = b;
+	uint32_t *gd = tp_grow(nd->gdma_id, sizeof *gd, need, &cap2);
+	if (!gd)
+		return TP_ENOMEM;
+	nd->gdma_id = gd;
+	uint8_t *dr = tp_grow(nd->dir, 1, need, &cap3);
+	if (!dr)
+		return TP_ENOMEM;
+	nd->dir = dr;
+	nd->cap = cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3);
+	return TP_OK;
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

@@ -243,6 +243,40 @@ struct bmp_node_cursor {
 /* The layer of node i (< nd->n), -1 for none. */
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur);
 
+/* Grows nd's arrays to hold `need` nodes, nmark marks (bmp_nodes_room's slow path). */
+int bmp_nodes_grow(struct bmp_nodes *nd, int keep_ids, size_t need, size_t nmark);
+/* Room in nd for `add` more nodes: ld, mark and, with keep_ids, the id arrays (nd->cap). TP_OK
+ * or TP_ENOMEM. Inline: push_node calls it once per node line. */
+static inline int bmp_nodes_room(struct bmp_nodes *nd, int keep_ids, size_t add)
+{
+	size_t need = nd->n + add;
+	size_t nmark = need ? (need - 1) / BMP_NODE_MARK + 1 : 0;
+	if (need <= nd->cap_ld && nmark <= nd->cap_mark && (!keep_ids || need <= nd->cap))
+		return TP_OK;
+	return bmp_nodes_grow(nd, keep_ids, need, nmark);
+}
+/* Whether a node on layer cur right after one on layer prev keeps cur - prev in its ld byte. */
+static inline int bmp_ld_fits(int32_t prev, int32_t cur)
+{
+	return cur >= prev && (int64_t)cur - prev < 255;
+}
+/* Stores node i's layer cur, the node before it being on prev: the delta byte, or 255 and an
+ * escape. TP_OK or TP_ENOMEM (nothing stored). */
+static inline int bmp_node_ld(struct bmp_nodes *nd, size_t i, int32_t prev, int32_t cur)
+{
+	if (bmp_ld_fits(prev, cur)) {
+		nd->ld[i] = (uint8_t)(cur - prev);
+		return TP_OK;
+	}
+	struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
+	if (!x)
+		return TP_ENOMEM;
+	nd->esc = x;
+	x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)i, cur};
+	nd->ld[i] = 255;
+	return TP_OK;
+}
+
 struct bmp_global {
 	int have_arch;
 	int arch_raw;
