@@ -654,13 +654,19 @@ static int batch_layer(struct bmp_gctx *c, const struct gev *ev, uint32_t type, 
 static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 {
 	const struct gfast *f = &ch->fast;
-	struct tp_layer l = {.core = f->lcore_max,
+	if (f->nl < 2 || f->nl >= TP_LAYER_CHUNK || ch->ntens)
+		return 0;
+	int32_t core = -1; /* the largest lcore: the widest core field */
+	for (size_t k = 0; k < f->nl; k++)
+		if (f->lcore[k] > core)
+			core = f->lcore[k];
+	struct tp_layer l = {.core = core,
 	                     .subnet = c->cur_subnet,
 	                     .group = -1,
 	                     .is_local = 1,
 	                     .is_data_move = 1,
 	                     .end_ns = -1};
-	return f->nl >= 2 && f->nl < TP_LAYER_CHUNK && !ch->ntens && tp_layer_fits(&l);
+	return tp_layer_fits(&l);
 }
 
 /* The events of a batch chunk whose fill writes the records (recs_ok): the layers but the
@@ -706,6 +712,14 @@ static int apply_recs(struct bmp_gctx *c, struct gchunk *ch, const uint32_t *tid
 	return TP_OK;
 }
 
+/* The type and the whole name of layer line ev, which add_layer reads (and copies the name). */
+static inline void prefetch_layer(const char *text, const struct gev *ev)
+{
+	__builtin_prefetch(text + ev->off);
+	__builtin_prefetch(text + ev->b);
+	__builtin_prefetch(text + ev->b + (ev->n2 ? ev->n2 - 1 : 0));
+}
+
 /* A fast chunk's layer, tensor and "end parallel." events one by one (batch: its names are
  * a batch of the string table, its types tid/dm, the next name's id *next). */
 static int apply_lines(struct bmp_gctx *c, const char *text, const struct gchunk *ch, int batch,
@@ -716,12 +730,8 @@ static int apply_lines(struct bmp_gctx *c, const char *text, const struct gchunk
 	for (size_t j = 0; j < f->nev; j++) {
 		/* The type and the name of a layer line a few ahead (another thread scanned
 		 * them): add_layer copies the name. */
-		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
-			const struct gev *a = &ch->ev[f->lev[j + 8]];
-			__builtin_prefetch(text + a->off);
-			__builtin_prefetch(text + a->b);
-			__builtin_prefetch(text + a->b + (a->n2 ? a->n2 - 1 : 0));
-		}
+		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER)
+			prefetch_layer(text, &ch->ev[f->lev[j + 8]]);
 		const struct gev *ev = &ch->ev[f->lev[j]];
 		int rc = TP_OK;
 		if (ev->kind == EV_LAYER) {
@@ -782,12 +792,8 @@ int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, struct gchunk *ch,
 		 * the string table). */
 		if (i + 32 < ch->nev)
 			__builtin_prefetch(&ch->ev[i + 32]);
-		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER) {
-			const struct gev *f = &ch->ev[i + 16];
-			__builtin_prefetch(text + f->off);
-			__builtin_prefetch(text + f->b);
-			__builtin_prefetch(text + f->b + (f->n2 ? f->n2 - 1 : 0));
-		}
+		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER)
+			prefetch_layer(text, &ch->ev[i + 16]);
 		struct bmp_line l;
 		l.no = first_no + ev->lno;
 		l.parsed = 0;

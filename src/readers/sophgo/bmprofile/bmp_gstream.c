@@ -92,7 +92,7 @@ static void add_name(struct gfast *f, const char *text, const struct gev *ev)
 	size_t need = f->nnb + ev->n2;
 	if (need < f->nnb ||
 	    !bmp_room(&f->oom, &f->nlen, sizeof *f->nlen, f->nname, &f->cap_nlen) ||
-	    (need > f->cap_nb && !bmp_room(&f->oom, &f->nb, 1, need - 1, &f->cap_nb)))
+	    !bmp_room(&f->oom, &f->nb, 1, need - 1, &f->cap_nb))
 		return;
 	memcpy(f->nb + f->nnb, text + ev->b, ev->n2);
 	f->nnb = need;
@@ -166,10 +166,6 @@ void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk
 	f->core_carry = f->core_ep = -1;
 	memset(f->map, -1, sizeof f->map);
 	f->on = walk(text, g, ch, f);
-	f->lcore_max = -1;
-	for (size_t k = 0; k < f->nl; k++)
-		if (f->lcore[k] > f->lcore_max)
-			f->lcore_max = f->lcore[k];
 }
 
 /* Appends one stream of the chunk: the delta bytes as built, those gspec lists (and the

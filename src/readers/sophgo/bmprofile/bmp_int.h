@@ -339,7 +339,7 @@ struct bmp_gctx {
 	int32_t cur_subnet;
 	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
 	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
-	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
+	 * next layer comes or the parse ends (bmp_gflush_layer). cur_layer, when >= 0, is it. */
 	int32_t pend_layer;
 	struct tp_layer pend;
 	uint32_t type_id[8]; /* recently seen layer types */
@@ -466,12 +466,12 @@ struct gfast {
 	size_t nrun, cap_run;
 	/* With `recs` the fill also writes the records of the chunk's layers but its last
 	 * (tp_layer_span_put; the last one stays pending): their names are ids from name0 on,
-	 * their types tid/dm by ltype, their subnet `subnet`. lcore_max: the largest lcore. */
+	 * their types tid/dm by ltype, their subnet `subnet`. */
 	int recs;
 	struct tp_layer_span span;
 	uint32_t name0, tid[GTYPES];
 	uint8_t dm[GTYPES];
-	int32_t subnet, lcore_max;
+	int32_t subnet;
 };
 
 /* What a GSYM_* or chunk layer index stands for, given the chunk's first layer index, the

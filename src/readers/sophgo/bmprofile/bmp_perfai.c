@@ -226,7 +226,7 @@ static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, i
 		(void)name_one(r, cc, e, tr, &tr->slices[first + i], none, have_none);
 }
 
-/* The names the slices need are interned in the order fill_cmd interns them (core by core,
+/* The names the slices need are interned in the order bmp_fill_cmd interns them (core by core,
  * TIU then GDMA, slice order) so that string ids are those of one thread. Which slices intern
  * is found in parts of NAME_PART slices of a core's engine (fixed by the data) on the threads:
  * the slices where a name-cache slot is used for the first time in the part, and the part's
