@@ -712,6 +712,30 @@ struct bmp_part_job {
 	struct bmp_rd *r;
 	void *part;
 };
+/* The head of each part of a core's slices scanned on the threads (struct bmp_parts). */
+struct bmp_part {
+	unsigned k;      /* the core */
+	int e;           /* its engine (BMP_ENG_*) */
+	size_t first, n; /* slices [first, first + n) of the engine's track (bmp_eng_track) */
+	int oom;         /* set by the scan when memory runs out */
+};
+/* A core's slices cut into parts that the threads scan (bmp_perfai.c), for work done in slice
+ * order that threads can only prepare part by part (names, cost sets). */
+struct bmp_parts {
+	size_t size, elem; /* in: slices per part at most; bytes per part (its struct bmp_part
+	                      first) */
+	int neng;          /* in: engines cut, from TIU (1: TIU only, 2: then GDMA) */
+	void (*scan)(void *job, size_t q);  /* in: part q's scan; job: a struct bmp_part_job */
+	void (*release)(void *part);        /* in: frees what a part holds */
+	void *v;                            /* out: the parts, core by core, engine, slice order */
+	size_t n, core0[BMP_MAX_CORES + 1]; /* out: their number; core k's first part */
+};
+/* Cuts cores 0..nc-1's slices (cr) into ps's parts and scans them on r->jobs threads. TP_OK,
+ * or TP_ENOMEM with nothing left to free. */
+int bmp_parts_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
+                   struct bmp_parts *ps);
+/* Frees ps's parts and what they hold. */
+void bmp_parts_free(struct bmp_parts *ps);
 
 /* The command files of one core (bmp_args.c). */
 struct bmp_core_cmds {
