@@ -62,13 +62,11 @@ static struct cost_set *cost_slot(struct cost_sets *s, const struct tp_cost *c)
 #define COST_PART 65536
 
 struct cost_part {
-	int track;
-	size_t first, n;      /* TIU slices [first, first + n) of the track */
+	struct bmp_part p;    /* TIU slices */
 	struct cost_sets d;   /* the part's distinct entries; args: 1 + index in ord */
 	struct cost_set *ord; /* those entries in first-use order; args: the set, once made */
 	size_t nord, cap_ord;
 	uint32_t *loc; /* per slice: 1 + its entry's index in ord, 0 = none */
-	int oom;
 };
 
 /* Step 1 of a part (a thread): its slices' entries, its distinct ones in first-use order. */
@@ -76,20 +74,20 @@ static void cost_part_scan(void *v, size_t k)
 {
 	struct bmp_part_job *cj = v;
 	struct cost_part *cp = (struct cost_part *)cj->part + k;
-	const struct tp_track *tr = &cj->r->p->tracks[cp->track];
-	if (!(cp->loc = tp_calloc(cp->n, sizeof *cp->loc))) {
-		cp->oom = 1;
+	const struct tp_track *tr = &cj->r->p->tracks[bmp_eng_track(cj->r, cp->p.k, cp->p.e)];
+	if (!(cp->loc = tp_calloc(cp->p.n, sizeof *cp->loc))) {
+		cp->p.oom = 1;
 		return;
 	}
-	for (size_t i = 0; i < cp->n; i++) {
+	for (size_t i = 0; i < cp->p.n; i++) {
 		struct tp_cost c;
-		size_t si = cp->first + i;
+		size_t si = cp->p.first + i;
 		if (!tr->cost || tr->slices[si].args || !tp_track_get_cost(tr, si, &c))
 			continue;
 		struct cost_set *e = cost_slot(&cp->d, &c), *o = NULL;
 		if (!e ||
 		    (!e->args && !(o = tp_push(&cp->ord, sizeof *o, &cp->nord, &cp->cap_ord)))) {
-			cp->oom = 1;
+			cp->p.oom = 1;
 			return;
 		}
 		if (!e->args) {
@@ -107,8 +105,9 @@ static void cost_part_set(void *v, size_t k)
 {
 	struct bmp_part_job *cj = v;
 	struct cost_part *cp = (struct cost_part *)cj->part + k;
-	struct tp_slice *sl = cj->r->p->tracks[cp->track].slices + cp->first;
-	for (size_t i = 0; i < cp->n; i++)
+	struct tp_slice *sl =
+	    cj->r->p->tracks[bmp_eng_track(cj->r, cp->p.k, cp->p.e)].slices + cp->p.first;
+	for (size_t i = 0; i < cp->p.n; i++)
 		if (cp->loc[i])
 			sl[i].args = cp->ord[cp->loc[i] - 1].args;
 }
@@ -152,34 +151,27 @@ static int cost_sets_make(struct bmp_rd *r, struct cost_part *part, size_t np)
 	return rc;
 }
 
+/* bmp_parts.release of a cost part. */
+static void cost_part_free(void *v)
+{
+	struct cost_part *cp = v;
+	TP_FREE_ALL(cp->d.v, cp->ord, cp->loc);
+}
+
 int bmp_share_cost_args(struct bmp_rd *r, const struct core_range *cr, unsigned nc)
 {
-	size_t np = 0;
-	for (unsigned k = 0; k < nc; k++)
-		np += (cr[k].n[BMP_ENG_TIU] + COST_PART - 1) / COST_PART;
-	struct cost_part *part = tp_calloc(np ? np : 1, sizeof *part);
-	if (!part)
+	struct bmp_parts ps = {.size = COST_PART,
+	                       .elem = sizeof(struct cost_part),
+	                       .neng = 1,
+	                       .scan = cost_part_scan,
+	                       .release = cost_part_free};
+	if (bmp_parts_scan(r, cr, nc, &ps) != TP_OK)
 		return bmp_nomem(r);
-	size_t q = 0;
-	for (unsigned k = 0; k < nc; k++)
-		for (size_t i = 0; i < cr[k].n[BMP_ENG_TIU]; i += COST_PART)
-			part[q++] = (struct cost_part){.track = r->tiu_track[k],
-			                               .first = cr[k].first[BMP_ENG_TIU] + i,
-			                               .n = cr[k].n[BMP_ENG_TIU] - i < COST_PART
-			                                        ? cr[k].n[BMP_ENG_TIU] - i
-			                                        : COST_PART};
-	struct bmp_part_job cj = {r, part};
-	tp_par_run((unsigned)r->jobs, np, cost_part_scan, &cj);
-	int rc = TP_OK;
-	for (size_t k = 0; k < np; k++)
-		if (part[k].oom)
-			rc = bmp_nomem(r);
-	if (rc == TP_OK)
-		rc = cost_sets_make(r, part, np);
-	if (rc == TP_OK)
-		tp_par_run((unsigned)r->jobs, np, cost_part_set, &cj);
-	for (size_t k = 0; k < np; k++)
-		TP_FREE_ALL(part[k].d.v, part[k].ord, part[k].loc);
-	tp_free(part);
+	int rc = cost_sets_make(r, ps.v, ps.n);
+	if (rc == TP_OK) {
+		struct bmp_part_job cj = {r, ps.v};
+		tp_par_run((unsigned)r->jobs, ps.n, cost_part_set, &cj);
+	}
+	bmp_parts_free(&ps);
 	return rc;
 }

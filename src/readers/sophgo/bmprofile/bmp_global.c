@@ -248,52 +248,13 @@ static inline int push_node(struct bmp_gctx *c, struct bmp_line *l, int engine, 
 	if (c->g->no_nodes)
 		return TP_OK;
 	struct bmp_nodes *nd = &c->g->nodes[core][engine];
-	if (nd->n == nd->cap_ld) {
-		uint8_t *ld = tp_grow(nd->ld, 1, nd->n + 1, &nd->cap_ld);
-		if (!ld)
-			return bmp_gctx_oom(c);
-		nd->ld = ld;
-	}
-	if (nd->n >= UINT32_MAX)
+	if (nd->n >= UINT32_MAX || bmp_nodes_room(nd, c->g->keep_ids, 1) != TP_OK)
 		return bmp_gctx_oom(c);
-	if (c->g->keep_ids && nd->n == nd->cap) {
-		size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
-		uint32_t *b = tp_grow(nd->bd_id, sizeof *b, nd->n + 1, &cap);
-		if (!b)
-			return bmp_gctx_oom(c);
-		nd->bd_id = b;
-		uint32_t *g = tp_grow(nd->gdma_id, sizeof *g, nd->n + 1, &cap2);
-		if (!g)
-			return bmp_gctx_oom(c);
-		nd->gdma_id = g;
-		uint8_t *dr = tp_grow(nd->dir, sizeof *dr, nd->n + 1, &cap3);
-		if (!dr)
-			return bmp_gctx_oom(c);
-		nd->dir = dr;
-		if (cap2 < cap)
-			cap = cap2;
-		if (cap3 < cap)
-			cap = cap3;
-		nd->cap = cap;
-	}
 	int32_t cur = c->cur_layer, prev = nd->n ? nd->last : -1;
-	if (nd->n % BMP_NODE_MARK == 0) {
-		int32_t *m = tp_grow(nd->mark, sizeof *m, nd->nmark + 1, &nd->cap_mark);
-		if (!m)
-			return bmp_gctx_oom(c);
-		nd->mark = m;
-		m[nd->nmark++] = cur;
-	}
-	if (cur >= prev && (int64_t)cur - prev < 255) {
-		nd->ld[nd->n] = (uint8_t)(cur - prev);
-	} else {
-		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
-		if (!x)
-			return bmp_gctx_oom(c);
-		nd->esc = x;
-		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)nd->n, cur};
-		nd->ld[nd->n] = 255;
-	}
+	if (nd->n % BMP_NODE_MARK == 0)
+		nd->mark[nd->nmark++] = cur;
+	if (bmp_node_ld(nd, nd->n, prev, cur) != TP_OK)
+		return bmp_gctx_oom(c);
 	nd->last = cur;
 	if (c->g->keep_ids) {
 		nd->bd_id[nd->n] = (uint32_t)bd_id;
@@ -693,13 +654,19 @@ static int batch_layer(struct bmp_gctx *c, const struct gev *ev, uint32_t type, 
 static int recs_ok(const struct bmp_gctx *c, const struct gchunk *ch)
 {
 	const struct gfast *f = &ch->fast;
-	struct tp_layer l = {.core = f->lcore_max,
+	if (f->nl < 2 || f->nl >= TP_LAYER_CHUNK || ch->ntens)
+		return 0;
+	int32_t core = -1; /* the largest lcore: the widest core field */
+	for (size_t k = 0; k < f->nl; k++)
+		if (f->lcore[k] > core)
+			core = f->lcore[k];
+	struct tp_layer l = {.core = core,
 	                     .subnet = c->cur_subnet,
 	                     .group = -1,
 	                     .is_local = 1,
 	                     .is_data_move = 1,
 	                     .end_ns = -1};
-	return f->nl >= 2 && f->nl < TP_LAYER_CHUNK && !ch->ntens && tp_layer_fits(&l);
+	return tp_layer_fits(&l);
 }
 
 /* The events of a batch chunk whose fill writes the records (recs_ok): the layers but the
@@ -745,6 +712,14 @@ static int apply_recs(struct bmp_gctx *c, struct gchunk *ch, const uint32_t *tid
 	return TP_OK;
 }
 
+/* The type and the whole name of layer line ev, which add_layer reads (and copies the name). */
+static inline void prefetch_layer(const char *text, const struct gev *ev)
+{
+	__builtin_prefetch(text + ev->off);
+	__builtin_prefetch(text + ev->b);
+	__builtin_prefetch(text + ev->b + (ev->n2 ? ev->n2 - 1 : 0));
+}
+
 /* A fast chunk's layer, tensor and "end parallel." events one by one (batch: its names are
  * a batch of the string table, its types tid/dm, the next name's id *next). */
 static int apply_lines(struct bmp_gctx *c, const char *text, const struct gchunk *ch, int batch,
@@ -755,12 +730,8 @@ static int apply_lines(struct bmp_gctx *c, const char *text, const struct gchunk
 	for (size_t j = 0; j < f->nev; j++) {
 		/* The type and the name of a layer line a few ahead (another thread scanned
 		 * them): add_layer copies the name. */
-		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER) {
-			const struct gev *a = &ch->ev[f->lev[j + 8]];
-			__builtin_prefetch(text + a->off);
-			__builtin_prefetch(text + a->b);
-			__builtin_prefetch(text + a->b + (a->n2 ? a->n2 - 1 : 0));
-		}
+		if (!batch && j + 8 < f->nev && ch->ev[f->lev[j + 8]].kind == EV_LAYER)
+			prefetch_layer(text, &ch->ev[f->lev[j + 8]]);
 		const struct gev *ev = &ch->ev[f->lev[j]];
 		int rc = TP_OK;
 		if (ev->kind == EV_LAYER) {
@@ -821,12 +792,8 @@ int bmp_gchunk_apply(struct bmp_gctx *c, const char *text, struct gchunk *ch,
 		 * the string table). */
 		if (i + 32 < ch->nev)
 			__builtin_prefetch(&ch->ev[i + 32]);
-		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER) {
-			const struct gev *f = &ch->ev[i + 16];
-			__builtin_prefetch(text + f->off);
-			__builtin_prefetch(text + f->b);
-			__builtin_prefetch(text + f->b + (f->n2 ? f->n2 - 1 : 0));
-		}
+		if (i + 16 < ch->nev && ch->ev[i + 16].kind == EV_LAYER)
+			prefetch_layer(text, &ch->ev[i + 16]);
 		struct bmp_line l;
 		l.no = first_no + ev->lno;
 		l.parsed = 0;
@@ -871,6 +838,35 @@ void bmp_gchunk_scan(const char *text, size_t len, const struct bmp_global *g, s
 	bmp_gchunk_fill(ch); /* the slot's last chunk's names, before they are replaced */
 	scan_chunk(text, g, ch);
 	bmp_gfast_build(text, g, ch);
+}
+
+int bmp_nodes_grow(struct bmp_nodes *nd, int keep_ids, size_t need, size_t nmark)
+{
+	uint8_t *ld = tp_grow(nd->ld, 1, need, &nd->cap_ld);
+	if (!ld)
+		return TP_ENOMEM;
+	nd->ld = ld;
+	int32_t *m = tp_grow(nd->mark, sizeof *m, nmark, &nd->cap_mark);
+	if (!m)
+		return TP_ENOMEM;
+	nd->mark = m;
+	if (!keep_ids || need <= nd->cap)
+		return TP_OK;
+	size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
+	uint32_t *b = tp_grow(nd->bd_id, sizeof *b, need, &cap);
+	if (!b)
+		return TP_ENOMEM;
+	nd->bd_id = b;
+	uint32_t *gd = tp_grow(nd->gdma_id, sizeof *gd, need, &cap2);
+	if (!gd)
+		return TP_ENOMEM;
+	nd->gdma_id = gd;
+	uint8_t *dr = tp_grow(nd->dir, 1, need, &cap3);
+	if (!dr)
+		return TP_ENOMEM;
+	nd->dir = dr;
+	nd->cap = cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3);
+	return TP_OK;
 }
 
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur)

@@ -9,7 +9,6 @@
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <pthread.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 

@@ -49,7 +49,7 @@ static void add_node(struct gfast *f, const struct gev *ev, int32_t sym, int kee
 	                 !bmp_room(&f->oom, &s->dir, 1, s->n, &s->cap_dir)))
 		return;
 	int32_t prev = s->n ? s->sym[s->n - 1] : GSYM_LAST;
-	if (prev >= 0 && sym >= prev && (int64_t)sym - prev < 255) {
+	if (prev >= 0 && bmp_ld_fits(prev, sym)) {
 		s->ld[s->n] = (uint8_t)(sym - prev);
 	} else {
 		if (!bmp_room(&f->oom, &s->spec, sizeof *s->spec, s->nspec, &s->cap_spec))
@@ -92,7 +92,7 @@ static void add_name(struct gfast *f, const char *text, const struct gev *ev)
 	size_t need = f->nnb + ev->n2;
 	if (need < f->nnb ||
 	    !bmp_room(&f->oom, &f->nlen, sizeof *f->nlen, f->nname, &f->cap_nlen) ||
-	    (need > f->cap_nb && !bmp_room(&f->oom, &f->nb, 1, need - 1, &f->cap_nb)))
+	    !bmp_room(&f->oom, &f->nb, 1, need - 1, &f->cap_nb))
 		return;
 	memcpy(f->nb + f->nnb, text + ev->b, ev->n2);
 	f->nnb = need;
@@ -166,42 +166,6 @@ void bmp_gfast_build(const char *text, const struct bmp_global *g, struct gchunk
 	f->core_carry = f->core_ep = -1;
 	memset(f->map, -1, sizeof f->map);
 	f->on = walk(text, g, ch, f);
-	f->lcore_max = -1;
-	for (size_t k = 0; k < f->nl; k++)
-		if (f->lcore[k] > f->lcore_max)
-			f->lcore_max = f->lcore[k];
-}
-
-/* Grows g's stream nd for `add` more nodes (the arrays push_node grows one by one). */
-static int nodes_room(struct bmp_global *g, struct bmp_nodes *nd, size_t add)
-{
-	size_t need = nd->n + add;
-	uint8_t *ld = tp_grow(nd->ld, 1, need, &nd->cap_ld);
-	if (!ld)
-		return TP_ENOMEM;
-	nd->ld = ld;
-	size_t nmark = need ? (need - 1) / BMP_NODE_MARK + 1 : 0;
-	int32_t *m = tp_grow(nd->mark, sizeof *m, nmark, &nd->cap_mark);
-	if (!m)
-		return TP_ENOMEM;
-	nd->mark = m;
-	if (!g->keep_ids || need <= nd->cap)
-		return TP_OK;
-	size_t cap = nd->cap, cap2 = nd->cap, cap3 = nd->cap;
-	uint32_t *b = tp_grow(nd->bd_id, sizeof *b, need, &cap);
-	if (!b)
-		return TP_ENOMEM;
-	nd->bd_id = b;
-	uint32_t *gd = tp_grow(nd->gdma_id, sizeof *gd, need, &cap2);
-	if (!gd)
-		return TP_ENOMEM;
-	nd->gdma_id = gd;
-	uint8_t *dr = tp_grow(nd->dir, 1, need, &cap3);
-	if (!dr)
-		return TP_ENOMEM;
-	nd->dir = dr;
-	nd->cap = cap < cap2 ? (cap < cap3 ? cap : cap3) : (cap2 < cap3 ? cap2 : cap3);
-	return TP_OK;
 }
 
 /* Appends one stream of the chunk: the delta bytes as built, those gspec lists (and the
@@ -212,7 +176,7 @@ static int append_stream(struct bmp_global *g, const struct gstream *s, int64_t 
 {
 	struct bmp_nodes *nd = &g->nodes[s->core][s->eng];
 	size_t n0 = nd->n;
-	if (s->n > UINT32_MAX - n0 || nodes_room(g, nd, s->n) != TP_OK)
+	if (s->n > UINT32_MAX - n0 || bmp_nodes_room(nd, g->keep_ids, s->n) != TP_OK)
 		return TP_ENOMEM;
 	memcpy(nd->ld + n0, s->ld, s->n);
 	for (size_t k = 0; k < s->nspec; k++) {
@@ -220,16 +184,8 @@ static int append_stream(struct bmp_global *g, const struct gstream *s, int64_t 
 		int32_t cur = gsym_layer(sp->sym, base, carry, carry_ep);
 		int32_t prev = sp->prev == GSYM_LAST ? (n0 ? nd->last : -1)
 		                                     : gsym_layer(sp->prev, base, carry, carry_ep);
-		if (cur >= prev && (int64_t)cur - prev < 255) {
-			nd->ld[n0 + sp->i] = (uint8_t)(cur - prev);
-			continue;
-		}
-		struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
-		if (!x)
+		if (bmp_node_ld(nd, n0 + sp->i, prev, cur) != TP_OK)
 			return TP_ENOMEM;
-		nd->esc = x;
-		x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)(n0 + sp->i), cur};
-		nd->ld[n0 + sp->i] = 255;
 	}
 	for (size_t i = (n0 + BMP_NODE_MARK - 1) / BMP_NODE_MARK * BMP_NODE_MARK; i < n0 + s->n;
 	     i += BMP_NODE_MARK)

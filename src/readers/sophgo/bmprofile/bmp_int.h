@@ -243,6 +243,40 @@ struct bmp_node_cursor {
 /* The layer of node i (< nd->n), -1 for none. */
 int32_t bmp_nodes_layer(const struct bmp_nodes *nd, size_t i, struct bmp_node_cursor *cur);
 
+/* Grows nd's arrays to hold `need` nodes, nmark marks (bmp_nodes_room's slow path). */
+int bmp_nodes_grow(struct bmp_nodes *nd, int keep_ids, size_t need, size_t nmark);
+/* Room in nd for `add` more nodes: ld, mark and, with keep_ids, the id arrays (nd->cap). TP_OK
+ * or TP_ENOMEM. Inline: push_node calls it once per node line. */
+static inline int bmp_nodes_room(struct bmp_nodes *nd, int keep_ids, size_t add)
+{
+	size_t need = nd->n + add;
+	size_t nmark = need ? (need - 1) / BMP_NODE_MARK + 1 : 0;
+	if (need <= nd->cap_ld && nmark <= nd->cap_mark && (!keep_ids || need <= nd->cap))
+		return TP_OK;
+	return bmp_nodes_grow(nd, keep_ids, need, nmark);
+}
+/* Whether a node on layer cur right after one on layer prev keeps cur - prev in its ld byte. */
+static inline int bmp_ld_fits(int32_t prev, int32_t cur)
+{
+	return cur >= prev && (int64_t)cur - prev < 255;
+}
+/* Stores node i's layer cur, the node before it being on prev: the delta byte, or 255 and an
+ * escape. TP_OK or TP_ENOMEM (nothing stored). */
+static inline int bmp_node_ld(struct bmp_nodes *nd, size_t i, int32_t prev, int32_t cur)
+{
+	if (bmp_ld_fits(prev, cur)) {
+		nd->ld[i] = (uint8_t)(cur - prev);
+		return TP_OK;
+	}
+	struct bmp_node_esc *x = tp_grow(nd->esc, sizeof *x, nd->nesc + 1, &nd->cap_esc);
+	if (!x)
+		return TP_ENOMEM;
+	nd->esc = x;
+	x[nd->nesc++] = (struct bmp_node_esc){(uint32_t)i, cur};
+	nd->ld[i] = 255;
+	return TP_OK;
+}
+
 struct bmp_global {
 	int have_arch;
 	int arch_raw;
@@ -305,7 +339,7 @@ struct bmp_gctx {
 	int32_t cur_subnet;
 	/* The last layer line's layer (index pend_layer, -1 = none), kept here while its node and
 	 * tensor lines fill in its core and tensor range, and appended to the table once, when the
-	 * next layer comes or the parse ends (flush_layer). cur_layer, when >= 0, is this one. */
+	 * next layer comes or the parse ends (bmp_gflush_layer). cur_layer, when >= 0, is it. */
 	int32_t pend_layer;
 	struct tp_layer pend;
 	uint32_t type_id[8]; /* recently seen layer types */
@@ -432,12 +466,12 @@ struct gfast {
 	size_t nrun, cap_run;
 	/* With `recs` the fill also writes the records of the chunk's layers but its last
 	 * (tp_layer_span_put; the last one stays pending): their names are ids from name0 on,
-	 * their types tid/dm by ltype, their subnet `subnet`. lcore_max: the largest lcore. */
+	 * their types tid/dm by ltype, their subnet `subnet`. */
 	int recs;
 	struct tp_layer_span span;
 	uint32_t name0, tid[GTYPES];
 	uint8_t dm[GTYPES];
-	int32_t subnet, lcore_max;
+	int32_t subnet;
 };
 
 /* What a GSYM_* or chunk layer index stands for, given the chunk's first layer index, the
@@ -678,6 +712,30 @@ struct bmp_part_job {
 	struct bmp_rd *r;
 	void *part;
 };
+/* The head of each part of a core's slices scanned on the threads (struct bmp_parts). */
+struct bmp_part {
+	unsigned k;      /* the core */
+	int e;           /* its engine (BMP_ENG_*) */
+	size_t first, n; /* slices [first, first + n) of the engine's track (bmp_eng_track) */
+	int oom;         /* set by the scan when memory runs out */
+};
+/* A core's slices cut into parts that the threads scan (bmp_perfai.c), for work done in slice
+ * order that threads can only prepare part by part (names, cost sets). */
+struct bmp_parts {
+	size_t size, elem; /* in: slices per part at most; bytes per part (its struct bmp_part
+	                      first) */
+	int neng;          /* in: engines cut, from TIU (1: TIU only, 2: then GDMA) */
+	void (*scan)(void *job, size_t q);  /* in: part q's scan; job: a struct bmp_part_job */
+	void (*release)(void *part);        /* in: frees what a part holds */
+	void *v;                            /* out: the parts, core by core, engine, slice order */
+	size_t n, core0[BMP_MAX_CORES + 1]; /* out: their number; core k's first part */
+};
+/* Cuts cores 0..nc-1's slices (cr) into ps's parts and scans them on r->jobs threads. TP_OK,
+ * or TP_ENOMEM with nothing left to free. */
+int bmp_parts_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
+                   struct bmp_parts *ps);
+/* Frees ps's parts and what they hold. */
+void bmp_parts_free(struct bmp_parts *ps);
 
 /* The command files of one core (bmp_args.c). */
 struct bmp_core_cmds {

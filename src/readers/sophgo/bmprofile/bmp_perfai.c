@@ -226,7 +226,55 @@ static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, i
 		(void)name_one(r, cc, e, tr, &tr->slices[first + i], none, have_none);
 }
 
-/* The names the slices need are interned in the order fill_cmd interns them (core by core,
+/* Part q of ps (its struct bmp_part head). */
+static struct bmp_part *part_at(const struct bmp_parts *ps, size_t q)
+{
+	return (struct bmp_part *)(void *)((char *)ps->v + q * ps->elem);
+}
+
+int bmp_parts_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc, struct bmp_parts *ps)
+{
+	size_t np = 0;
+	for (unsigned k = 0; k < nc; k++) {
+		ps->core0[k] = np;
+		for (int e = 0; e < ps->neng; e++)
+			np += (cr[k].n[e] + ps->size - 1) / ps->size;
+	}
+	ps->core0[nc] = np;
+	ps->n = 0;
+	ps->v = tp_calloc(np ? np : 1, ps->elem);
+	if (!ps->v)
+		return TP_ENOMEM;
+	for (unsigned k = 0; k < nc; k++)
+		for (int e = 0; e < ps->neng; e++)
+			for (size_t i = 0; i < cr[k].n[e]; i += ps->size) {
+				*part_at(ps, ps->n++) = (struct bmp_part){
+				    .k = k,
+				    .e = e,
+				    .first = cr[k].first[e] + i,
+				    .n = cr[k].n[e] - i < ps->size ? cr[k].n[e] - i : ps->size};
+			}
+	struct bmp_part_job job = {r, ps->v};
+	tp_par_run((unsigned)r->jobs, np, ps->scan, &job);
+	int oom = 0;
+	for (size_t q = 0; q < np; q++)
+		oom |= part_at(ps, q)->oom;
+	if (!oom)
+		return TP_OK;
+	bmp_parts_free(ps);
+	return TP_ENOMEM;
+}
+
+void bmp_parts_free(struct bmp_parts *ps)
+{
+	for (size_t q = 0; ps->v && q < ps->n; q++)
+		ps->release(part_at(ps, q));
+	tp_free(ps->v);
+	ps->v = NULL;
+	ps->n = 0;
+}
+
+/* The names the slices need are interned in the order bmp_fill_cmd interns them (core by core,
  * TIU then GDMA, slice order) so that string ids are those of one thread. Which slices intern
  * is found in parts of NAME_PART slices of a core's engine (fixed by the data) on the threads:
  * the slices where a name-cache slot is used for the first time in the part, and the part's
@@ -235,27 +283,24 @@ static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, i
 #define NAME_PART 65536
 
 struct name_part {
-	unsigned k;
-	int e;
-	size_t first, n; /* slices [first, first + n) of the core's engine track */
-	uint32_t *at;    /* the slices (offsets in the part) name_one may intern at */
+	struct bmp_part p;
+	uint32_t *at; /* the slices (offsets in the part) name_one may intern at */
 	size_t nat, cap_at;
-	int oom;
 };
 
 static void name_part_scan(void *v, size_t q)
 {
 	struct bmp_part_job *nj = v;
 	struct name_part *np = (struct name_part *)nj->part + q;
-	const struct tp_track *tr = &nj->r->p->tracks[bmp_eng_track(nj->r, np->k, np->e)];
+	const struct tp_track *tr = &nj->r->p->tracks[bmp_eng_track(nj->r, np->p.k, np->p.e)];
 	uint64_t *seen = tp_calloc(BMP_NAME_CACHE / 64, sizeof *seen);
 	int none_seen = 0;
 	if (!seen) {
-		np->oom = 1;
+		np->p.oom = 1;
 		return;
 	}
-	for (size_t i = 0; i < np->n; i++) {
-		uint32_t key = tp_slice_label(tr, &tr->slices[np->first + i])->name, slot;
+	for (size_t i = 0; i < np->p.n; i++) {
+		uint32_t key = tp_slice_label(tr, &tr->slices[np->p.first + i])->name, slot;
 		if (key == NAME_NONE) {
 			if (none_seen)
 				continue;
@@ -268,7 +313,7 @@ static void name_part_scan(void *v, size_t q)
 		}
 		uint32_t *a = tp_push(&np->at, sizeof *a, &np->nat, &np->cap_at);
 		if (!a) {
-			np->oom = 1;
+			np->p.oom = 1;
 			break;
 		}
 		*a = (uint32_t)i;
@@ -276,73 +321,28 @@ static void name_part_scan(void *v, size_t q)
 	tp_free(seen);
 }
 
-/* Core k's names: through its parts' slices when `part` (its parts part[0..n)), else every
- * slice. */
+/* Core k's names: through its parts' slices (part[0..n)). */
 static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
-                          const struct core_range *cr, const struct name_part *part, size_t n,
-                          uint32_t none[2], int *have_none)
+                          const struct name_part *part, size_t n, uint32_t none[2], int *have_none)
 {
-	if (!part) {
-		name_range(r, cc, k, BMP_ENG_TIU, cr->first[BMP_ENG_TIU], 0, cr->n[BMP_ENG_TIU],
-		           none, have_none);
-		name_range(r, cc, k, BMP_ENG_GDMA, cr->first[BMP_ENG_GDMA], 0, cr->n[BMP_ENG_GDMA],
-		           none, have_none);
-		return;
-	}
 	for (size_t q = 0; q < n; q++) {
 		const struct name_part *np = &part[q];
-		struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, np->e)];
+		struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, np->p.e)];
 		for (size_t j = 0; j < np->nat; j++)
-			if (name_one(r, cc, np->e, tr, &tr->slices[np->first + np->at[j]], none,
+			if (name_one(r, cc, np->p.e, tr, &tr->slices[np->p.first + np->at[j]], none,
 			             have_none)) {
 				/* The slot stays unset: the part's next uses of it try again. */
-				name_range(r, cc, k, np->e, np->first, np->at[j] + 1, np->n, none,
-				           have_none);
+				name_range(r, cc, k, np->p.e, np->p.first, np->at[j] + 1, np->p.n,
+				           none, have_none);
 				break;
 			}
 	}
 }
 
-/* The parts of every core (in core order, TIU then GDMA, slice order) scanned on the
- * threads; NULL when memory runs out (name_discover then takes every slice). */
-static struct name_part *name_parts(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
-                                    size_t *np_out, size_t *core0)
+/* bmp_parts.release of a name part. */
+static void name_part_free(void *v)
 {
-	size_t np = 0;
-	for (unsigned k = 0; k < nc; k++) {
-		core0[k] = np;
-		np += (cr[k].n[BMP_ENG_TIU] + NAME_PART - 1) / NAME_PART +
-		      (cr[k].n[BMP_ENG_GDMA] + NAME_PART - 1) / NAME_PART;
-	}
-	core0[nc] = np;
-	struct name_part *part = tp_calloc(np ? np : 1, sizeof *part);
-	if (!part)
-		return NULL;
-	size_t q = 0;
-	for (unsigned k = 0; k < nc; k++)
-		for (int e = 0; e < 2; e++) {
-			size_t first = cr[k].first[e];
-			size_t n = cr[k].n[e];
-			for (size_t i = 0; i < n; i += NAME_PART)
-				part[q++] =
-				    (struct name_part){.k = k,
-				                       .e = e,
-				                       .first = first + i,
-				                       .n = n - i < NAME_PART ? n - i : NAME_PART};
-		}
-	struct bmp_part_job nj = {r, part};
-	tp_par_run((unsigned)r->jobs, np, name_part_scan, &nj);
-	int oom = 0;
-	for (size_t i = 0; i < np; i++)
-		oom |= part[i].oom;
-	if (oom) {
-		for (size_t i = 0; i < np; i++)
-			tp_free(part[i].at);
-		tp_free(part);
-		return NULL;
-	}
-	*np_out = np;
-	return part;
+	tp_free(((struct name_part *)v)->at);
 }
 
 /* Sets the names of core k's slices from the marks fill_core left, once name_discover has
@@ -649,17 +649,23 @@ static int fill_plain(struct perfai_par *ap, unsigned nc)
 	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_fill, ap);
 	tp_tm_end();
 	tp_tm_begin("apply");
-	size_t np = 0, core0[BMP_MAX_CORES + 1];
-	struct name_part *part = name_parts(r, ap->cr, nc, &np, core0);
+	struct bmp_parts ps = {.size = NAME_PART,
+	                       .elem = sizeof(struct name_part),
+	                       .neng = 2,
+	                       .scan = name_part_scan,
+	                       .release = name_part_free};
+	if (bmp_parts_scan(r, ap->cr, nc, &ps) != TP_OK) {
+		tp_tm_end();
+		return bmp_nomem(r);
+	}
+	const struct name_part *part = ps.v;
 	int have_none = 0;
 	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
-		name_discover(r, &ap->cc[k], k, &ap->cr[k], part ? part + core0[k] : NULL,
-		              core0[k + 1] - core0[k], ap->none, &have_none);
+		name_discover(r, &ap->cc[k], k, part + ps.core0[k], ps.core0[k + 1] - ps.core0[k],
+		              ap->none, &have_none);
 		rc = core_after(ap, k);
 	}
-	for (size_t i = 0; part && i < np; i++)
-		tp_free(part[i].at);
-	tp_free(part);
+	bmp_parts_free(&ps);
 	tp_tm_end();
 	if (rc != TP_OK)
 		return rc;

@@ -355,6 +355,13 @@ static void oom_sweep(const char *dir)
 	sgt_oom_sweep(read_dir, dir, 20000, 0);
 }
 
+/* Without argument sets: the per-core path, its name and cost parts included. */
+static int read_dir_plain(const char *dir, struct tp_profile **p, struct tp_diag *d)
+{
+	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_OFF};
+	return tp_bmprofile_read(dir, &o, p, d);
+}
+
 /* A command buffer whose second descriptor is not one the decoder knows: the read succeeds,
  * the command is unnamed, and two notes say where decoding stopped and that fewer commands
  * were decoded than the COMMAND block lists (emitted after the lookups, which index lazily). */
@@ -463,6 +470,7 @@ static void test_a2_small_oom(void **state)
 {
 	(void)state;
 	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
+	sgt_oom_sweep(read_dir_plain, sgt_make_fixture("a2_small", "a2_oom_plain"), 20000, 0);
 	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
 	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
 	static const char js[] =
