@@ -107,15 +107,8 @@ static uint32_t dict_put(struct tp_track *t, const struct tp_cost_pk *e)
 	return id;
 }
 
-int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c)
+uint32_t tp_model_cost_intern(struct tp_track *t, const struct tp_cost *c)
 {
-	struct tp_track *t = &p->tracks[track];
-	if (index >= t->count)
-		return TP_ERANGE;
-	if (t->cost_cap < t->count && tp_model_cost_grow(t) != TP_OK) {
-		p->oom = 1;
-		return TP_ENOMEM;
-	}
 	struct tp_cost_pk e;
 	const uint64_t ops_max = ((uint64_t)1 << PK_OPS_BITS) - 1;
 	if (c->alg_ops <= ops_max && c->uarch_ops <= ops_max && c->init_cycle < 256 &&
@@ -128,16 +121,26 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		/* Rare (absurd dimensions): the whole entry goes to the side array. */
 		struct tp_cost *v =
 		    tp_grow(t->cost_big, sizeof *v, t->num_cost_big + 1, &t->cap_cost_big);
-		if (!v) {
-			p->oom = 1;
-			return TP_ENOMEM;
-		}
+		if (!v)
+			return 0;
 		t->cost_big = v;
 		v[t->num_cost_big] = *c;
 		e.w[0] = t->num_cost_big++;
 		e.w[1] = PK_BIG;
 	}
-	uint32_t id = dict_put(t, &e);
+	return dict_put(t, &e);
+}
+
+int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struct tp_cost *c)
+{
+	struct tp_track *t = &p->tracks[track];
+	if (index >= t->count)
+		return TP_ERANGE;
+	if (t->cost_cap < t->count && tp_model_cost_grow(t) != TP_OK) {
+		p->oom = 1;
+		return TP_ENOMEM;
+	}
+	uint32_t id = tp_model_cost_intern(t, c);
 	if (!id || cost_fit(t, id) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
@@ -185,4 +188,16 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 	entry_at(t, id, out);
 	tp_cost_ratios(out, t->slices[i].cycles);
 	return out->valid;
+}
+
+int tp_model_cost_fit(struct tp_track *t, uint32_t v)
+{
+	return cost_fit(t, v);
+}
+
+uint32_t tp_model_cost_move(struct tp_track *t, const struct tp_track *from, uint32_t id)
+{
+	struct tp_cost c;
+	entry_at(from, id, &c);
+	return tp_model_cost_intern(t, &c);
 }

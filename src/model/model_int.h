@@ -58,6 +58,14 @@ static inline void tp_model_cost_put(struct tp_track *t, size_t i, uint32_t v)
 /* Gives track t a zeroed cost entry for each slice it has room for (1 byte each on first
  * use). TP_OK / TP_ENOMEM. */
 int tp_model_cost_grow(struct tp_track *t);
+/* Interns cost entry c in t's dictionary (a big entry goes to cost_big, never shared) and
+ * returns its id (1 + its index), or 0 on out of memory. The slices' array is untouched. */
+uint32_t tp_model_cost_intern(struct tp_track *t, const struct tp_cost *c);
+/* Interns entry `id` of track from's dictionary in t's; returns t's id, or 0 on out of
+ * memory. */
+uint32_t tp_model_cost_move(struct tp_track *t, const struct tp_track *from, uint32_t id);
+/* Widens t's cost array until id v fits. TP_OK / TP_ENOMEM (the array is unchanged). */
+int tp_model_cost_fit(struct tp_track *t, uint32_t v);
 /* Gives a track that has kept LOCAL memory records (lmemrec.c) an entry for each slice it
  * has room for; nothing for one without. TP_OK / TP_ENOMEM. */
 int tp_model_lmem_fit(struct tp_track *t);

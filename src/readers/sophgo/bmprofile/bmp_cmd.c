@@ -852,31 +852,37 @@ int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out)
 		}
 		if (!take(cb, n, &out->desc))
 			return 0;
-		cb->cur_id = cmd_id;
-		cb->cur_off = off;
-		cb->cur_n = n;
+		cb->cur = (struct bmp_cmdcur){.id = cmd_id, .off = off, .n = n};
 		return 1;
 	}
-	if (!cb->cur_id || cmd_id < cb->cur_id || cmd_id - cb->cur_id >= 1024) {
+	return bmp_cmdbuf_at(cb, &cb->cur, cmd_id, out);
+}
+
+int bmp_cmdbuf_at(const struct bmp_cmdbuf *cb, struct bmp_cmdcur *cur, uint32_t cmd_id,
+                  struct bmp_cmd *out)
+{
+	if (cmd_id == 0 || cmd_id > cb->limit || cmd_id > cb->count)
+		return 0;
+	if (!cur->id || cmd_id < cur->id || cmd_id - cur->id >= 1024) {
 		size_t i = (cmd_id - 1) / 1024;
-		cb->cur_id = (uint32_t)(i * 1024 + 1);
-		cb->cur_off = cb->index[i];
-		cb->cur_n = 0;
+		cur->id = (uint32_t)(i * 1024 + 1);
+		cur->off = cb->index[i];
+		cur->n = 0;
 	}
-	while (cb->cur_id < cmd_id) {
+	while (cur->id < cmd_id) {
 		struct sg_desc d;
-		size_t n = cb->cur_n ? cb->cur_n : size_at(cb, cb->cur_off, &d);
-		cb->cur_n = 0;
-		size_t next = cb->cur_off + n;
+		size_t n = cur->n ? cur->n : size_at(cb, cur->off, &d);
+		cur->n = 0;
+		size_t next = cur->off + n;
 		if (cb->arch == TP_ARCH_BM1684X &&
-		    is_sys(cb->arch, cb->engine, cb->data + cb->cur_off))
+		    is_sys(cb->arch, cb->engine, cb->data + cur->off))
 			next = (next + 127) & ~(size_t)127;
-		cb->cur_off = next;
-		cb->cur_id++;
+		cur->off = next;
+		cur->id++;
 	}
 	size_t n;
-	int ok = decode_at(cb, cb->cur_off, out, &n);
-	cb->cur_n = n; /* the next lookup steps without decoding */
+	int ok = decode_at(cb, cur->off, out, &n);
+	cur->n = n; /* the next lookup steps without decoding */
 	return ok;
 }
 

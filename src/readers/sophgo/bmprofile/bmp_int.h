@@ -11,6 +11,7 @@
 #ifndef TP_BMP_INT_H
 #define TP_BMP_INT_H
 
+#include "model/parts.h"
 #include "readers/sophgo/isa/sg_isa.h"
 #include "readers/sophgo/sg_int.h"
 
@@ -153,6 +154,13 @@ size_t bmp_cmd_size(enum tp_arch arch, int engine, const uint8_t *p, size_t left
 void bmp_cmd_decode(enum tp_arch arch, int engine, const uint8_t *p, size_t size,
                     struct bmp_cmd *c);
 
+/* A place in a command buffer's indexed part: command `id` (1-based; 0 = none) at offset `off`,
+ * whose size is `n` when already decoded (else 0). Lookups near it step from there. */
+struct bmp_cmdcur {
+	uint32_t id;
+	size_t off, n;
+};
+
 /* A command buffer with random access by cmd_id. Indexed lazily: a lookup past the indexed
  * part indexes up to it and decodes the command at the frontier once, for the caller and the
  * index, so lookups in PMU order read each descriptor once. The index keeps the offset of
@@ -168,15 +176,13 @@ struct bmp_cmdbuf {
 	uint32_t limit; /* lookups past this id find nothing (bmp_cmdbuf_limit) */
 	size_t *index;  /* offset of command 1 + 1024*i (owned) */
 	size_t nindex, cap_index;
-	size_t scan_off; /* offset of command count + 1 while !done */
-	int done;        /* the index reached the stream's end, a stop or out of memory */
-	int mapped;      /* data is a read-only file mapping: indexed pages may be dropped */
-	int oom;         /* the index could not grow */
-	uint32_t cur_id; /* cmd_id at cur_off (1-based), 0 = none */
-	size_t cur_off;
-	size_t cur_n;    /* size of the command at cur_off when already decoded, else 0 */
-	int stopped;     /* 1 if decoding stopped at an unknown header */
-	size_t stop_off; /* where */
+	size_t scan_off;       /* offset of command count + 1 while !done */
+	int done;              /* the index reached the stream's end, a stop or out of memory */
+	int mapped;            /* data is a read-only file mapping: indexed pages may be dropped */
+	int oom;               /* the index could not grow */
+	struct bmp_cmdcur cur; /* where the last lookup was */
+	int stopped;           /* 1 if decoding stopped at an unknown header */
+	size_t stop_off;       /* where */
 };
 /* Prepares data[0..len) for lookups; reads nothing past the first nonzero byte. TP_OK. The
  * data must outlive cb. */
@@ -199,6 +205,11 @@ int bmp_cmd_decode_dec(const struct sg_decoder *dec, int engine, const uint8_t *
 /* Decodes command `cmd_id` (1-based). Returns 1, or 0 if the stream has no such command (or
  * past the limit, or the index could not grow: see bmp_cmdbuf_finish). */
 int bmp_cmdbuf_get(struct bmp_cmdbuf *cb, uint32_t cmd_id, struct bmp_cmd *out);
+/* bmp_cmdbuf_get for a command of the indexed part (cmd_id <= cb->count; 0 otherwise), from
+ * and moving the caller's cursor *cur instead of cb's: threads that each have a cursor may look
+ * up concurrently once cb is indexed to the end (bmp_cmdbuf_finish). */
+int bmp_cmdbuf_at(const struct bmp_cmdbuf *cb, struct bmp_cmdcur *cur, uint32_t cmd_id,
+                  struct bmp_cmd *out);
 /* Indexes the rest of the stream: afterwards count, stopped and stop_off describe all of it.
  * TP_OK, or TP_ENOMEM if the index could not grow (now or in an earlier lookup). */
 int bmp_cmdbuf_finish(struct bmp_cmdbuf *cb);
@@ -657,7 +668,8 @@ struct bmp_rd {
 	uint16_t **lmem_fields[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
-	int jobs; /* threads for the per-core work (opts.jobs) */
+	int jobs;         /* threads for the per-core work (opts.jobs) */
+	size_t fill_part; /* slices per part of an engine's fill on several threads (opts) */
 	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
 	 * statistics are kept there and added to the profile in core order afterwards, so the
 	 * profile (notes are interned strings) is the same as with one thread. */
@@ -785,8 +797,8 @@ int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
                  const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns);
 
 /* bmp_perfai.c, bmp_legacy.c: one iteration's timeline. */
-void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
-                    int64_t ce, double mhz, int64_t offset_ns);
+void bmp_set_cycles(struct tp_part *pt, struct tp_slice *s, int64_t cs, int64_t ce, double mhz,
+                    int64_t offset_ns);
 int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
                     const struct bmp_iter *it);
 int bmp_iter_legacy(struct bmp_rd *r, const char *ipath, const struct tp_file *f,

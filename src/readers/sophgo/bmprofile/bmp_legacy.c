@@ -28,10 +28,12 @@ static void finish_cycles(struct bmp_rd *r, int t, size_t first, size_t n, doubl
 		return; /* (no slices: the array may be NULL) */
 	struct tp_track *tr = &r->p->tracks[t];
 	struct tp_slice *s = tr->slices + first;
+	struct tp_part pt;
+	tp_part_open(&pt, r->p, t, first, n, 1);
 	for (size_t i = 0; i < n; i++, s++) {
 		int64_t cs = s->start_ns < 0 ? 0 : s->start_ns;
 		int64_t ce = tp_slice_end(tr, s) < cs ? cs : tp_slice_end(tr, s);
-		bmp_set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
+		bmp_set_cycles(&pt, s, cs, ce, mhz, offset_ns);
 		/* The vendor's legacy cycle count ("1684x Cycle", §10.3) is end - start, not
 		 * PerfAI's end - start + 1: the engine totals it sums are those of its summary. */
 		uint64_t cyc = (uint64_t)(ce - cs);

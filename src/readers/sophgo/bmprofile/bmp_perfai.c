@@ -26,32 +26,32 @@
 /* Output Start Cycle / Asic Cycle (End - Start + 1) from aligned cycles [cs, ce], and the
  * times the reference derives from them: ns = floor(cycles x 1000 / MHz) + the iteration's
  * offset. */
-void bmp_set_cycles(struct tp_profile *p, struct tp_track *t, struct tp_slice *s, int64_t cs,
-                    int64_t ce, double mhz, int64_t offset_ns)
+void bmp_set_cycles(struct tp_part *pt, struct tp_slice *s, int64_t cs, int64_t ce, double mhz,
+                    int64_t offset_ns)
 {
 	uint64_t cyc = (uint64_t)(ce - cs) + 1;
-	tp_slice_set_start_cycle(p, t, s, (uint64_t)cs);
+	tp_part_set_start_cycle(pt, s, (uint64_t)cs);
 	s->cycles = cyc > UINT32_MAX ? UINT32_MAX : (uint32_t)cyc;
 	/* Exact integer conversion: the vendor's timeline is cycles / MHz x 1000 to 0.01 ns, and
 	 * the truncated float division put 16 of the real dump's 940 times 1 ns low (1850301
 	 * cycles at 900 MHz are 2055890 ns, not 2055889). The alignment above keeps the vendor's
 	 * float arithmetic, which its cycles depend on. */
 	s->start_ns = tp_cycles_to_ns_exact((uint64_t)cs, mhz) + offset_ns;
-	tp_slice_set_end(p, t, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
+	tp_part_set_end(pt, s, tp_cycles_to_ns_exact((uint64_t)ce, mhz) + offset_ns);
 }
 
-/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for core k's slices of engine e,
- * the global zero `sub` taken off; *clamped counts those that started before it. */
-static void finish_slices(struct bmp_rd *r, unsigned k, int e, const struct core_range *cr,
-                          int64_t sub, int64_t offset_ns, uint64_t *clamped)
+/* Rewrites raw ns -> aligned cycles and ns (§9.2 steps 5–7) for the slices of part pt (of an
+ * engine e track), the global zero `sub` taken off; *clamped counts those that started
+ * before it. */
+static void finish_slices(struct bmp_rd *r, struct tp_part *pt, int e, int64_t sub,
+                          int64_t offset_ns, uint64_t *clamped)
 {
-	size_t n = cr->n[e];
-	if (!n)
+	if (!pt->n)
 		return; /* (no slices: the array may be NULL) */
 	double mhz = e == BMP_ENG_TIU ? r->tiu_mhz : r->gdma_mhz;
-	struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, e)];
-	struct tp_slice *s = tr->slices + cr->first[e];
-	for (size_t i = 0; i < n; i++, s++) {
+	struct tp_track *tr = &r->p->tracks[pt->track];
+	struct tp_slice *s = tr->slices + pt->first;
+	for (size_t i = 0; i < pt->n; i++, s++) {
 		int64_t cs = bmp_ns_to_cycles(s->start_ns - sub, mhz);
 		int64_t ce = bmp_ns_to_cycles(tp_slice_end(tr, s) - sub, mhz);
 		if (cs < 0) {
@@ -60,7 +60,7 @@ static void finish_slices(struct bmp_rd *r, unsigned k, int e, const struct core
 		}
 		if (ce < cs)
 			ce = cs;
-		bmp_set_cycles(r->p, tr, s, cs, ce, mhz, offset_ns);
+		bmp_set_cycles(pt, s, cs, ce, mhz, offset_ns);
 	}
 }
 
@@ -119,8 +119,8 @@ static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_fi
  * descriptor, or the descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
-/* A memo of label rewrites for fill_core and name_apply: a slice's new label is a function
- * of its old label id (and, in fill_core, of the command's name key, kind, direction and
+/* A memo of label rewrites for fill_part and name_apply: a slice's new label is a function
+ * of its old label id (and, in fill_part, of the command's name key, kind, direction and
  * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
  * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
  * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
@@ -139,23 +139,38 @@ static inline size_t memo_slot(uint32_t from, uint64_t tup)
 	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
 }
 
-/* The per-command work of core k's engine e without argument sets (detail off): kind,
- * direction, dtype, dependency and TIU cost from the descriptor, and in s->name the name-cache
- * key (or NAME_NONE) for name_discover, which interns the names in slice order afterwards.
- * Touches only that engine's track and command buffer: safe on a worker thread. */
-static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
-                      const struct core_range *cr, int e)
+/* The per-command work of part pt of an engine e track without argument sets (detail off):
+ * kind, direction, dtype, dependency and TIU cost from the descriptor, and in s->name the
+ * name-cache key (or NAME_NONE) for name_discover, which interns the names in slice order
+ * afterwards. Touches only the part's slices and the command buffer (through a cursor of its
+ * own unless the part is direct): parts may run on worker threads. */
+/* Slices a part fills between releases of the mapped commands it has read. */
+#define BMP_PART_DROP 8192
+
+static void fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *pt, int e)
 {
 	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
-	int t = bmp_eng_track(r, k, e);
-	size_t first = cr->first[e];
-	size_t n = cr->n[e];
-	for (size_t i = 0; i < n; i++) {
+	struct tp_track *tr = &r->p->tracks[pt->track];
+	struct bmp_cmdcur cur = {0};
+	const struct bmp_cmdbuf *cb = &cc->cb[e];
+	size_t drop_from = SIZE_MAX; /* a part's mapped commands read so far, from here */
+	for (size_t i = 0; i < pt->n; i++) {
 		struct bmp_cmd c;
-		struct tp_track *tr = &r->p->tracks[t];
-		struct tp_slice *s = &tr->slices[first + i];
-		if (!cc->have[e] || !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-			tp_slice_set_name(r->p, tr, s, NAME_NONE);
+		struct tp_slice *s = &tr->slices[pt->first + i];
+		if (!pt->direct && cb->mapped && cur.id) {
+			/* What the part has read goes back as it goes, as the lazy index drops what
+			 * it passed: parts in flight then hold little of the file in memory. */
+			if (drop_from == SIZE_MAX)
+				drop_from = cur.off;
+			else if (i % BMP_PART_DROP == 0 && cur.off > drop_from) {
+				tp_map_drop(cb->data, drop_from, cur.off);
+				drop_from = cur.off;
+			}
+		}
+		if (!cc->have[e] ||
+		    !(pt->direct ? bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)
+		                 : bmp_cmdbuf_at(&cc->cb[e], &cur, s->cmd_id, &c))) {
+			tp_part_set_name(pt, s, NAME_NONE);
 			continue;
 		}
 		uint64_t tup =
@@ -164,13 +179,13 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
 		if (m && m->from == s->label + 1 && m->tup == tup) {
 			s->label = m->to;
 		} else {
-			struct tp_label l = *tp_slice_label(tr, s);
+			struct tp_label l = *tp_part_label_at(pt, s->label);
 			l.name = c.key;
 			l.kind = c.kind;
 			l.dir = c.dir;
 			l.dtype = c.dtype;
 			uint32_t from = s->label;
-			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
+			if (tp_part_set_label(pt, s, &l) == TP_OK && m) {
 				m->from = from + 1;
 				m->tup = tup;
 				m->to = s->label;
@@ -180,9 +195,11 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
 		if (e == BMP_ENG_TIU && c.have_desc) {
 			struct tp_cost kc = {0};
 			sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
-			tp_track_set_cost(r->p, t, first + i, &kc);
+			tp_part_set_cost(pt, pt->first + i, &kc);
 		}
 	}
+	if (drop_from != SIZE_MAX && cur.off > drop_from)
+		tp_map_drop(cb->data, drop_from, cur.off);
 	tp_free(memo);
 }
 
@@ -192,7 +209,7 @@ static void fill_core(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
 static int name_one(struct bmp_rd *r, struct bmp_core_cmds *cc, int e, struct tp_track *tr,
                     struct tp_slice *s, uint32_t none[2], int *have_none)
 {
-	/* fill_core left the name-cache key in the label's name. */
+	/* fill_part left the name-cache key in the label's name. */
 	uint32_t key = tp_slice_label(tr, s)->name;
 	struct bmp_cmd c;
 	int failed = 0;
@@ -345,7 +362,7 @@ static void name_part_free(void *v)
 	tp_free(((struct name_part *)v)->at);
 }
 
-/* Sets the names of core k's slices from the marks fill_core left, once name_discover has
+/* Sets the names of core k's slices from the marks fill_part left, once name_discover has
  * interned them all (none[] for NAME_NONE). Reads the name cache, writes only core k's
  * tracks: safe on a worker thread. */
 static void name_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
@@ -408,6 +425,13 @@ struct core_fill {
 	int ready;     /* rk holds caches to free */
 };
 
+/* What fill_plain keeps beside a part of an engine's slices. */
+struct fill_part {
+	unsigned k; /* core */
+	int e;      /* engine */
+	uint64_t clamped;
+};
+
 struct perfai_par {
 	struct bmp_rd *r;
 	const char *ipath;
@@ -425,7 +449,13 @@ struct perfai_par {
 	struct tp_profile **scratch; /* per core of a wave: the scratch profiles, reused */
 	unsigned nscratch;
 	unsigned wave0; /* the first core of the wave being filled */
-	unsigned nc;    /* the cores: a2_par_read's and a2_par_fill's job i is core i % nc */
+	unsigned nc;    /* the cores: a2_par_read's job i is core i % nc, engine i / nc */
+	/* fill_plain's parts: those of core k's engine e are part[part0[i]..][nparts_of[i]] with
+	 * i = e * nc + k, in slice order; pinfo[j] is part[j]'s core and engine */
+	struct tp_part *part;
+	struct fill_part *pinfo;
+	size_t nparts, part0[2 * BMP_MAX_CORES], nparts_of[2 * BMP_MAX_CORES];
+	_Atomic int oom; /* an index or a merge of the parts ran out of memory */
 };
 
 /* Job i of read_cores and fill_plain: core i % nc, engine i / nc (the TIU jobs first). */
@@ -448,14 +478,40 @@ static void a2_par_read(void *v, size_t i)
 	}
 }
 
+/* Part i of fill_plain: its times (generation 0), then its commands (generation 1). */
 static void a2_par_fill(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	struct fill_part *fp = &a->pinfo[i];
+	finish_slices(a->r, &a->part[i], fp->e, a->zero, a->offset_ns, &fp->clamped);
+	tp_part_next_gen(&a->part[i]);
+	fill_part(a->r, &a->cc[fp->k], &a->part[i], fp->e);
+}
+
+/* Job i of fill_plain's index step: core i % nc's engine i / nc command buffer indexed to its
+ * end when its track is filled in parts (their cursors seek through the index). */
+static void a2_par_index(void *v, size_t i)
 {
 	struct perfai_par *a = v;
 	unsigned nc = a->nc, k = (unsigned)(i % nc); /* < the core count */
 	int e = (int)(i / nc);
-	struct bmp_rd *r = a->r;
-	finish_slices(r, k, e, &a->cr[k], a->zero, a->offset_ns, &a->clamped[2 * k + (unsigned)e]);
-	fill_core(r, &a->cc[k], k, &a->cr[k], e);
+	struct bmp_core_cmds *cc = &a->cc[k];
+	if (cc->have[e] && a->nparts_of[i] > 1 && bmp_cmdbuf_finish(&cc->cb[e]) != TP_OK)
+		a->oom = 1;
+}
+
+/* Job i: the parts of core i % nc's engine i / nc merged into its track. */
+static void a2_par_merge(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	if (a->nparts_of[i] > 1 && tp_parts_merge(a->part + a->part0[i], a->nparts_of[i]) != TP_OK)
+		a->oom = 1;
+}
+
+static void a2_par_commit(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	tp_part_commit(&a->part[i]);
 }
 
 static void a2_par_name(void *v, size_t kk)
@@ -575,8 +631,10 @@ static void a2_par_detail(void *v, size_t kk)
 		return;
 	}
 	for (int e = 0; e < 2; e++) {
-		finish_slices(r, k, e, cr, a->zero, a->offset_ns, &a->clamped[2 * k + (unsigned)e]);
 		int t = bmp_eng_track(r, k, e);
+		struct tp_part pt;
+		tp_part_open(&pt, r->p, t, cr->first[e], cr->n[e], 1);
+		finish_slices(r, &pt, e, a->zero, a->offset_ns, &a->clamped[2 * k + (unsigned)e]);
 		for (size_t i = 0; i < cr->n[e]; i++)
 			bmp_fill_cmd(&cf->rk, &a->cc[k], e, t, cr->first[e] + i, k, i);
 	}
@@ -639,15 +697,83 @@ static int core_after(struct perfai_par *ap, unsigned k)
 	return TP_OK;
 }
 
-/* The cores without argument sets: fill_core per core, then names interned in core order
- * and set per core. */
+/* fill_plain's parts: each engine's slices in parts of r->fill_part when there are more
+ * threads than engines, else one direct part per engine. A split engine's commands are
+ * indexed ahead (about a quarter of its fill's time), which pays only for threads that would
+ * otherwise wait. */
+static int plan_parts(struct perfai_par *ap, unsigned nc)
+{
+	struct bmp_rd *r = ap->r;
+	size_t size = r->jobs > 2 * (int)nc && r->fill_part ? r->fill_part : SIZE_MAX;
+	size_t total = 0;
+	for (int e = 0; e < 2; e++)
+		for (unsigned k = 0; k < nc; k++) {
+			size_t n = ap->cr[k].n[e], i = (size_t)e * nc + k;
+			ap->nparts_of[i] = n / size + (n % size != 0);
+			if (!ap->nparts_of[i])
+				ap->nparts_of[i] = 1;
+			ap->part0[i] = total;
+			total += ap->nparts_of[i];
+		}
+	ap->part = tp_calloc(total, sizeof *ap->part);
+	ap->pinfo = tp_calloc(total, sizeof *ap->pinfo);
+	if (!ap->part || !ap->pinfo)
+		return bmp_nomem(r);
+	ap->nparts = total;
+	for (size_t i = 0; i < 2 * (size_t)nc; i++) {
+		unsigned k = (unsigned)(i % nc);
+		int e = (int)(i / nc);
+		size_t first = ap->cr[k].first[e], n = ap->cr[k].n[e];
+		size_t per = (n + ap->nparts_of[i] - 1) / ap->nparts_of[i];
+		for (size_t q = 0; q < ap->nparts_of[i]; q++) {
+			struct fill_part *fp = &ap->pinfo[ap->part0[i] + q];
+			size_t lo = q * per < n ? q * per : n;
+			size_t m = n - lo < per ? n - lo : per;
+			tp_part_open(&ap->part[ap->part0[i] + q], r->p, bmp_eng_track(r, k, e),
+			             first + lo, m, ap->nparts_of[i] == 1);
+			fp->k = k;
+			fp->e = e;
+		}
+	}
+	return TP_OK;
+}
+
+/* Each engine's slices in parts (their times and commands; the parts' labels and cost entries
+ * merged into the tracks in slice order), then names interned in core order and set per core. */
 static int fill_plain(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
 	int rc = TP_OK;
 	tp_tm_begin("fill");
-	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_fill, ap);
+	ap->nc = nc;
+	if ((rc = plan_parts(ap, nc)) != TP_OK) {
+		tp_tm_end();
+		return rc;
+	}
+	int split = ap->nparts > 2 * (size_t)nc;
+	if (split) {
+		tp_tm_begin("index");
+		tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_index, ap);
+		tp_tm_end();
+	}
+	tp_tm_begin("parts");
+	if (!ap->oom)
+		tp_par_run((unsigned)r->jobs, ap->nparts, a2_par_fill, ap);
 	tp_tm_end();
+	if (split && !ap->oom) {
+		tp_tm_begin("merge");
+		tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_merge, ap);
+		if (!ap->oom)
+			tp_par_run((unsigned)r->jobs, ap->nparts, a2_par_commit, ap);
+		tp_tm_end();
+	}
+	for (size_t i = 0; i < ap->nparts; i++) {
+		struct fill_part *fp = &ap->pinfo[i];
+		ap->clamped[2 * fp->k + (unsigned)fp->e] += fp->clamped;
+	}
+	tp_tm_end();
+	if (ap->oom)
+		return bmp_nomem(r);
 	tp_tm_begin("apply");
 	struct bmp_parts ps = {.size = NAME_PART,
 	                       .elem = sizeof(struct name_part),
@@ -765,7 +891,7 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	memset(clamped_k, 0, sizeof clamped_k);
 	/* Per-core work through tp_par_run (on up to --jobs threads; with one, on this thread):
 	 * each core only touches its own tracks; notes, statistics, names and argument sets are
-	 * added in core order afterwards. Without argument sets fill_core rewrites labels through
+	 * added in core order afterwards. Without argument sets fill_part rewrites labels through
 	 * a memo, which also makes it the cheaper path on one thread (docs/perf-notes/sophgo.md);
 	 * with them, fill_detail. */
 	int per_core = !r->detail;
@@ -811,6 +937,9 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 out:
 	for (unsigned k = 0; ap.job && k < 2 * nc; k++)
 		sg_aside_free(&ap.job[k].aside);
+	for (size_t i = 0; i < ap.nparts; i++)
+		tp_part_free(&ap.part[i]);
+	TP_FREE_ALL(ap.part, ap.pinfo);
 	tp_free(ap.job);
 	for (unsigned k = 0; ap.fill && k < nc; k++)
 		fill_free(&ap.fill[k]);

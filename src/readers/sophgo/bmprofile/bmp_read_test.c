@@ -362,6 +362,13 @@ static int read_dir_plain(const char *dir, struct tp_profile **p, struct tp_diag
 	return tp_bmprofile_read(dir, &o, p, d);
 }
 
+/* Without argument sets, on worker threads, each engine filled in parts of two commands. */
+static int read_dir_parts(const char *dir, struct tp_profile **p, struct tp_diag *d)
+{
+	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .fill_part = 2};
+	return tp_bmprofile_read(dir, &o, p, d);
+}
+
 /* A command buffer whose second descriptor is not one the decoder knows: the read succeeds,
  * the command is unnamed, and two notes say where decoding stopped and that fewer commands
  * were decoded than the COMMAND block lists (emitted after the lookups, which index lazily). */
@@ -466,11 +473,78 @@ static void test_fill_paths_agree(void **state)
 	fill_paths_agree(real);
 }
 
+/* Without argument sets, with more threads than engines, each engine's slices are filled in
+ * parts (fill_part commands each): the profile is the one a single thread reads, id for id
+ * (slices, labels, long durations, cost entries and their widths, names). */
+static void parts_agree(const char *dir)
+{
+	struct tp_profile *pa = NULL;
+	struct tp_diag d = {0};
+	struct tp_bmprofile_opts one = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
+	if (tp_bmprofile_read(dir, &one, &pa, &d))
+		fail_msg("%s: %s", dir, d.msg);
+	static const size_t sizes[] = {1, 3, 50, 0};
+	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+		struct tp_profile *pb = NULL;
+		struct tp_bmprofile_opts parts = {
+		    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .fill_part = sizes[z]};
+		if (tp_bmprofile_read(dir, &parts, &pb, &d))
+			fail_msg("%s: %s", dir, d.msg);
+		assert_int_equal(pa->num_tracks, pb->num_tracks);
+		size_t checked = 0;
+		for (size_t i = 0; i < pa->num_tracks; i++) {
+			const struct tp_track *x = &pa->tracks[i], *y = &pb->tracks[i];
+			assert_int_equal(x->count, y->count);
+			if (x->count)
+				assert_memory_equal(x->slices, y->slices,
+				                    x->count * sizeof *x->slices);
+			assert_int_equal(x->num_labels, y->num_labels);
+			assert_memory_equal(x->labels, y->labels,
+			                    x->num_labels * sizeof *x->labels);
+			for (uint32_t k = 0; k < x->num_labels; k++)
+				assert_string_equal(tp_str(pa, x->labels[k].name),
+				                    tp_str(pb, y->labels[k].name));
+			assert_int_equal(x->num_long_dur, y->num_long_dur);
+			if (x->num_long_dur)
+				assert_memory_equal(x->long_dur, y->long_dur,
+				                    x->num_long_dur * sizeof *x->long_dur);
+			assert_int_equal(x->cost_width, y->cost_width);
+			assert_int_equal(x->cost != NULL, y->cost != NULL);
+			if (x->cost)
+				assert_memory_equal(x->cost, y->cost, x->count * x->cost_width);
+			assert_int_equal(x->num_cost_dict, y->num_cost_dict);
+			if (x->num_cost_dict)
+				assert_memory_equal(x->cost_dict, y->cost_dict,
+				                    x->num_cost_dict * sizeof *x->cost_dict);
+			checked += x->count;
+		}
+		assert_true(checked > 0);
+		tp_profile_free(pb);
+	}
+	tp_profile_free(pa);
+}
+
+static void test_fill_parts_agree(void **state)
+{
+	(void)state;
+	parts_agree(sgt_make_fixture("a2_small", "a2_fill_parts"));
+	/* an unknown descriptor: the commands after it are found in no part */
+	const char *dir = sgt_make_fixture("a2_small", "a2_fill_parts_stop");
+	sgt_put_u32(sgt_in(dir, "cmd_20000_0_1.dat"), 0x60 + 4, 0x0F);
+	parts_agree(dir);
+	char real[4096];
+	if (sgt_shared_path(real, sizeof real, "bm1688_resnet50"))
+		parts_agree(real);
+	if (sgt_shared_path(real, sizeof real, "cv184x_blazeface"))
+		parts_agree(real);
+}
+
 static void test_a2_small_oom(void **state)
 {
 	(void)state;
 	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
 	sgt_oom_sweep(read_dir_plain, sgt_make_fixture("a2_small", "a2_oom_plain"), 20000, 0);
+	sgt_oom_sweep(read_dir_parts, sgt_make_fixture("a2_small", "a2_oom_parts"), 20000, 0);
 	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
 	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
 	static const char js[] =
