@@ -1,7 +1,7 @@
 /*
  * deps_check.c — tp_deps_check (deps_check.h): for each core, the TIU commands' waits on GDMA
  * commands and the GDMA commands' waits on TIU commands, each against the partner's end.
- * Owns only the scratch index of the partner track of each side being checked.
+ * Owns only the scratch index of each track being checked.
  */
 #include "analysis/deps_check.h"
 
@@ -41,32 +41,12 @@ static int find_end(const struct tp_id_end *v, size_t n, uint32_t id, size_t *at
 	return 1;
 }
 
-/* The commands of track t with a cmd_id, sorted by it (*out, caller frees). */
-static int index_track(const struct tp_track *t, struct tp_id_end **out, size_t *n)
-{
-	*n = 0;
-	*out = tp_malloc((t->count ? t->count : 1) * sizeof **out);
-	if (!*out)
-		return TP_ENOMEM;
-	int sorted = 1;
-	for (size_t i = 0; i < t->count; i++)
-		if (t->slices[i].cmd_id) {
-			struct tp_id_end e = {t->slices[i].cmd_id, tp_slice_end(t, &t->slices[i])};
-			if (*n && (*out)[*n - 1].id > e.id)
-				sorted = 0;
-			(*out)[(*n)++] = e;
-		}
-	if (!sorted) /* PMU records come in id order but for restarts */
-		qsort(*out, *n, sizeof **out, tp_id_end_cmp);
-	return TP_OK;
-}
-
-/* The waits of track t's commands on the partner's commands v[0..n). */
-static void check_track(const struct tp_track *t, const struct tp_id_end *v, size_t n,
-                        struct tp_deps_report *r)
+/* The waits of slices [lo, hi) of track t on the partner's commands v[0..n). */
+static void check_range(const struct tp_track *t, size_t lo, size_t hi, const struct tp_id_end *v,
+                        size_t n, struct tp_deps_report *r)
 {
 	size_t at = 0;
-	for (size_t i = 0; i < t->count; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		const struct tp_slice *s = &t->slices[i];
 		int64_t end;
 		if (!s->dep_id || !find_end(v, n, s->dep_id, &at, &end))
@@ -86,63 +66,186 @@ static void check_track(const struct tp_track *t, const struct tp_id_end *v, siz
 	}
 }
 
-/* One side of a core's check: track t's waits on its partner's commands. A core's TIU side
- * comes before its GDMA side, so that merged in order the first violation is the one a single
- * pass over the core (TIU, then GDMA) finds. */
-struct side_check {
-	const struct tp_track *t, *partner;
-	struct tp_deps_report r;
-	int rc;
+/*
+ * The check in parts of `part` slices, each a job of tp_par_run, so that a core's two tracks
+ * use more than two threads. Per track (each is the other's partner): the commands with a
+ * cmd_id are copied per part into the track's index, which is closed up and sorted by id when
+ * the parts did not find it sorted. Then per part of each side its
+ * waits are checked; the parts' reports are merged in order (a core's TIU side before its GDMA
+ * side, slices in order), so the first violation is the one a single pass finds.
+ */
+struct deps_track {
+	const struct tp_track *t;
+	struct tp_id_end *v; /* the index: the commands with a cmd_id, by id */
+	size_t n;
+	size_t part0, nparts; /* its parts in deps_run.part */
+	int sorted;
 };
 
-static void check_side(void *arg, size_t k)
+struct deps_part {
+	struct deps_track *dt;            /* the track the part is of */
+	const struct deps_track *partner; /* whose index its waits are looked up in */
+	size_t lo, hi;                    /* slices [lo, hi) */
+	size_t ids;                       /* its commands with a cmd_id */
+	uint32_t first, last;             /* the first and last of those ids */
+	int sorted;                       /* they are in id order */
+	struct tp_deps_report r;
+};
+
+struct deps_run {
+	struct deps_track *trk;
+	struct deps_part *part;
+};
+
+/* Copies the part's commands with a cmd_id into its track's index from the part's first slice
+ * on (the index has a place per slice), noting how many and whether they are in id order. */
+static void part_copy(void *arg, size_t k)
 {
-	struct side_check *c = (struct side_check *)arg + k;
-	struct tp_id_end *v;
-	size_t n;
-	if ((c->rc = index_track(c->partner, &v, &n)) != TP_OK)
-		return;
-	check_track(c->t, v, n, &c->r);
-	tp_free(v);
+	struct deps_part *q = &((struct deps_run *)arg)->part[k];
+	const struct tp_track *t = q->dt->t;
+	struct tp_id_end *o = q->dt->v + q->lo;
+	q->sorted = 1;
+	for (size_t i = q->lo; i < q->hi; i++) {
+		uint32_t id = t->slices[i].cmd_id;
+		if (!id)
+			continue;
+		if (!q->ids)
+			q->first = id;
+		else if (id < q->last)
+			q->sorted = 0;
+		q->last = id;
+		o[q->ids++] = (struct tp_id_end){id, tp_slice_end(t, &t->slices[i])};
+	}
+}
+
+static void track_sort(void *arg, size_t k)
+{
+	struct deps_track *dt = &((struct deps_run *)arg)->trk[k];
+	if (!dt->sorted) /* PMU records come in id order but for restarts */
+		qsort(dt->v, dt->n, sizeof *dt->v, tp_id_end_cmp);
+}
+
+static void part_check(void *arg, size_t k)
+{
+	struct deps_part *q = &((struct deps_run *)arg)->part[k];
+	check_range(q->dt->t, q->lo, q->hi, q->partner->v, q->partner->n, &q->r);
+}
+
+/* With every track one part: job k indexes track k's partner (the one part of the partner is
+ * part k ^ 1) and checks track k against it at once, while the index is in the cache. Each
+ * index is then built once, by the one job that reads it. */
+static void side_job(void *arg, size_t k)
+{
+	struct deps_run *x = arg;
+	part_copy(arg, k ^ 1);
+	struct deps_track *dt = &x->trk[k ^ 1];
+	dt->n = x->part[k ^ 1].ids;
+	if (!x->part[k ^ 1].sorted)
+		qsort(dt->v, dt->n, sizeof *dt->v, tp_id_end_cmp);
+	part_check(arg, k);
+}
+
+/* Each track's index closed up where slices had no cmd_id (moved on this thread: rare), and
+ * whether it is sorted already. */
+static void index_close(struct deps_run *x, size_t ntrk)
+{
+	for (size_t i = 0; i < ntrk; i++) {
+		struct deps_track *dt = &x->trk[i];
+		dt->sorted = 1;
+		uint32_t last = 0;
+		for (size_t q = dt->part0; q < dt->part0 + dt->nparts; q++) {
+			struct deps_part *pq = &x->part[q];
+			if (dt->n != pq->lo)
+				memmove(dt->v + dt->n, dt->v + pq->lo, pq->ids * sizeof *dt->v);
+			dt->n += pq->ids;
+			if (!pq->ids)
+				continue;
+			if (!pq->sorted || pq->first < last)
+				dt->sorted = 0;
+			last = pq->last;
+		}
+	}
+}
+
+int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
+                        struct tp_deps_report *r)
+{
+	memset(r, 0, sizeof *r);
+	jobs = jobs ? jobs : 1;
+	/* Each core's TIU and GDMA tracks, TIU first, in track order. */
+	struct deps_run x = {tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *x.trk), NULL};
+	if (!x.trk)
+		return TP_ENOMEM;
+	size_t ntrk = 0, nparts = 0;
+	for (size_t i = 0; i < p->num_tracks; i++) {
+		const struct tp_track *t = &p->tracks[i];
+		int g = t->kind == TP_TRACK_TIU
+		            ? tp_profile_find_track(p, t->device, t->core, TP_TRACK_GDMA)
+		            : -1;
+		if (g < 0)
+			continue;
+		x.trk[ntrk++].t = t;
+		x.trk[ntrk++].t = &p->tracks[g];
+	}
+	/* Tracks in parts only when threads outnumber them: the parts' index pass reads every
+	 * slice once more than side_job does. */
+	if (!part)
+		part = jobs > ntrk ? TP_DEPS_PART : SIZE_MAX;
+	for (size_t i = 0; i < ntrk; i++) {
+		x.trk[i].part0 = nparts;
+		x.trk[i].nparts = x.trk[i].t->count / part + (x.trk[i].t->count % part != 0);
+		nparts += x.trk[i].nparts;
+	}
+	int rc = TP_ENOMEM;
+	x.part = tp_calloc(nparts ? nparts : 1, sizeof *x.part);
+	if (!x.part)
+		goto out;
+	for (size_t i = 0; i < ntrk; i++)
+		for (size_t q = 0; q < x.trk[i].nparts; q++) {
+			struct deps_part *pq = &x.part[x.trk[i].part0 + q];
+			pq->dt = &x.trk[i];
+			pq->partner = &x.trk[i ^ 1]; /* a core's two tracks are adjacent */
+			pq->lo = q * part;
+			pq->hi = q * part + part < x.trk[i].t->count ? q * part + part
+			                                             : x.trk[i].t->count;
+		}
+	for (size_t i = 0; i < ntrk; i++)
+		if (!(x.trk[i].v = tp_malloc((x.trk[i].t->count ? x.trk[i].t->count : 1) *
+		                             sizeof *x.trk[i].v)))
+			goto out;
+	if (nparts == ntrk) {
+		tp_par_run(jobs, ntrk, side_job, &x);
+	} else {
+		tp_par_run(jobs, nparts, part_copy, &x);
+		index_close(&x, ntrk);
+		tp_par_run(jobs, ntrk, track_sort, &x);
+		tp_par_run(jobs, nparts, part_check, &x);
+	}
+	for (size_t k = 0; k < nparts; k++) {
+		const struct tp_deps_report *c = &x.part[k].r;
+		if (c->violated && !r->violated)
+			*r = (struct tp_deps_report){.device = c->device,
+			                             .core = c->core,
+			                             .kind = c->kind,
+			                             .cmd_id = c->cmd_id,
+			                             .dep_id = c->dep_id,
+			                             .start_ns = c->start_ns,
+			                             .dep_end = c->dep_end,
+			                             .checked = r->checked};
+		r->checked += c->checked;
+		r->violated += c->violated;
+	}
+	rc = TP_OK;
+out:
+	for (size_t i = 0; i < ntrk; i++)
+		tp_free(x.trk[i].v);
+	TP_FREE_ALL(x.trk, x.part);
+	return rc;
 }
 
 int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps_report *r)
 {
-	memset(r, 0, sizeof *r);
-	struct side_check *c = tp_calloc(2 * (p->num_tracks ? p->num_tracks : 1), sizeof *c);
-	if (!c)
-		return TP_ENOMEM;
-	size_t nc = 0;
-	for (size_t i = 0; i < p->num_tracks; i++) {
-		const struct tp_track *t = &p->tracks[i];
-		if (t->kind != TP_TRACK_TIU)
-			continue;
-		int g = tp_profile_find_track(p, t->device, t->core, TP_TRACK_GDMA);
-		if (g >= 0) {
-			c[nc++] = (struct side_check){.t = t, .partner = &p->tracks[g]};
-			c[nc++] = (struct side_check){.t = &p->tracks[g], .partner = t};
-		}
-	}
-	/* Each side of each core on its own; merged in track order. */
-	tp_par_run(jobs ? jobs : 1, nc, check_side, c);
-	int rc = TP_OK;
-	for (size_t k = 0; k < nc && rc == TP_OK; k++) {
-		if ((rc = c[k].rc) != TP_OK)
-			break;
-		if (c[k].r.violated && !r->violated)
-			*r = (struct tp_deps_report){.device = c[k].r.device,
-			                             .core = c[k].r.core,
-			                             .kind = c[k].r.kind,
-			                             .cmd_id = c[k].r.cmd_id,
-			                             .dep_id = c[k].r.dep_id,
-			                             .start_ns = c[k].r.start_ns,
-			                             .dep_end = c[k].r.dep_end,
-			                             .checked = r->checked};
-		r->checked += c[k].r.checked;
-		r->violated += c[k].r.violated;
-	}
-	tp_free(c);
-	return rc;
+	return tp_deps_check_parts(p, jobs, 0, r);
 }
 
 int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r)

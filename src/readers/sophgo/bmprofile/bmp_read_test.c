@@ -756,14 +756,31 @@ static void test_deps_check(void **state)
 	s->cmd_id = 7;
 	s->dep_id = 7;
 	tp_slice_set_end(p, &p->tracks[g1], s, 10);
-	for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
-		assert_int_equal(tp_deps_check_jobs(p, jobs, &r), TP_OK);
-		assert_int_equal(r.checked, 4);
-		assert_int_equal(r.violated, 3);
-		assert_int_equal(r.core, 0);
-		assert_int_equal(r.kind, TP_TRACK_TIU);
-		assert_int_equal(r.cmd_id, 2);
-		assert_int_equal(r.start_ns, 90);
+	/* Each track in parts of 1, 2, 3 slices or one: the same report; then again with core 0's
+	 * GDMA records out of id order (its index is sorted, across parts too). */
+	static const size_t parts[] = {1, 2, 3, 0};
+	for (int reversed = 0; reversed < 2; reversed++) {
+		for (unsigned jobs = 1; jobs <= 3; jobs += 2) {
+			for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
+				memset(&r, 0xA5, sizeof r);
+				assert_int_equal(tp_deps_check_parts(p, jobs, parts[k], &r), TP_OK);
+				assert_int_equal(r.checked, 4);
+				assert_int_equal(r.violated, 3);
+				assert_int_equal(r.device, 0);
+				assert_int_equal(r.core, 0);
+				assert_int_equal(r.kind, TP_TRACK_TIU);
+				assert_int_equal(r.cmd_id, 2);
+				assert_int_equal(r.dep_id, 1);
+				assert_int_equal(r.start_ns, 90);
+				assert_int_equal(r.dep_end, 100);
+			}
+		}
+		struct tp_slice *v = p->tracks[g].slices, tmp;
+		for (size_t i = 0, j = p->tracks[g].count - 1; i < j; i++, j--) {
+			tmp = v[i];
+			v[i] = v[j];
+			v[j] = tmp;
+		}
 	}
 	tp_profile_free(p);
 }
