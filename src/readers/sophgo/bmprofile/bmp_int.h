@@ -788,11 +788,57 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
  * raw_inst_start_time / raw_inst_end_time): what the legacy printer's pmu_info lists. */
 #define BMP_PMU_PREFIX "pmu."
 void bmp_legacy_pmu_args(struct tp_profile *p, int engine, const uint8_t *rec);
-/* bmp_pmu.c */
+/* bmp_pmublk.c: one engine's PMU block of a core (TIU or GDMA records) onto its track. Read
+ * in one go (bmp_read_tiu, bmp_read_gdma), or in parts on several threads: bmp_pmu_plan, then
+ * bmp_pmu_part for each part (any thread), bmp_pmu_settle, bmp_pmu_commit for each part (any
+ * thread) and bmp_pmu_finish; the track is then the one bmp_read_* makes. */
+struct bmp_pmu_part {
+	size_t a, b;           /* records [a, b) */
+	size_t vend;           /* its first invalid record, or b */
+	uint64_t wraps;        /* inst_id wraps among its records */
+	size_t nz, z0, z1, zl; /* GDMA: its zero ids: how many, the first, second and last */
+	size_t counted;        /* bytes counted for the progress line */
+	uint64_t delta;        /* the ids of the wraps before it (bmp_pmu_settle) */
+};
+struct bmp_pmu_blk {
+	const struct tp_file *f;
+	const struct bmp_span *sp;
+	int e; /* BMP_ENG_* */
+	unsigned core;
+	int t;               /* its track */
+	size_t n;            /* records in the block (valid or not) */
+	size_t first;        /* the track's first slice of the block */
+	size_t d;            /* records dropped at its front (TIU: a leading system.send_msg) */
+	size_t nv;           /* valid records (bmp_pmu_settle) */
+	size_t nparts, live; /* parts, and those up to the first invalid record */
+	int direct;          /* one part that sets the track as it goes */
+	uint64_t *gd[3];     /* GDMA with counters kept: the core's arrays (gmem, lmem, xact) */
+	struct bmp_pmu_part *part;
+	struct tp_part *pt; /* part q's slices: records [a, b) less the dropped front */
+};
 int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  struct bmp_core_cmds *cc, unsigned core, size_t *first);
 int bmp_read_gdma(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                   unsigned core, size_t *first);
+/* Plans core `core`'s engine e block sp in parts of about `part` records (one direct part when
+ * part is SIZE_MAX or the block is not larger): TIU's leading record checked against the
+ * command buffers cc, the track's room reserved. TP_OK / TP_ENOMEM (reported). */
+int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                 struct bmp_core_cmds *cc, unsigned core, int e, size_t part,
+                 struct bmp_pmu_blk *b);
+/* Part q's records onto their slices. Touches only the part's slices, its own tables and
+ * (GDMA) the counters of its records. TP_OK / TP_ENOMEM (a direct part growing the track). */
+int bmp_pmu_part(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t q);
+/* Where the valid records end; the parts' labels and long durations merged into the track.
+ * TP_OK / TP_ENOMEM (reported). */
+int bmp_pmu_settle(struct bmp_rd *r, struct bmp_pmu_blk *b);
+/* Part q's slices rewritten to the track's ids and its inst_ids unwrapped across parts. */
+void bmp_pmu_commit(struct bmp_pmu_blk *b, size_t q);
+/* The block's statistics, GDMA trimming (§9.2 step 2), counter unwrap and notes; the index of
+ * its first slice in *first. Frees the plan. */
+void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first);
+void bmp_pmu_free(struct bmp_pmu_blk *b);
+/* bmp_pmu.c */
 int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns);
 
