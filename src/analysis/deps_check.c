@@ -89,6 +89,7 @@ struct deps_part {
 	size_t ids;                       /* its commands with a cmd_id */
 	uint32_t first, last;             /* the first and last of those ids */
 	int sorted;                       /* they are in id order */
+	int oom;                          /* side_job could not index its partner */
 	struct tp_deps_report r;
 };
 
@@ -137,12 +138,20 @@ static void part_check(void *arg, size_t k)
 static void side_job(void *arg, size_t k)
 {
 	struct deps_run *x = arg;
-	part_copy(arg, k ^ 1);
 	struct deps_track *dt = &x->trk[k ^ 1];
+	/* The partner's index only while this side is checked: one per thread at a time. */
+	dt->v = tp_malloc((dt->t->count ? dt->t->count : 1) * sizeof *dt->v);
+	if (!dt->v) {
+		x->part[k].oom = 1;
+		return;
+	}
+	part_copy(arg, k ^ 1);
 	dt->n = x->part[k ^ 1].ids;
 	if (!x->part[k ^ 1].sorted)
 		qsort(dt->v, dt->n, sizeof *dt->v, tp_id_end_cmp);
 	part_check(arg, k);
+	tp_free(dt->v);
+	dt->v = NULL;
 }
 
 /* Each track's index closed up where slices had no cmd_id (moved on this thread: rare), and
@@ -193,7 +202,10 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 		part = jobs > ntrk ? TP_DEPS_PART : SIZE_MAX;
 	for (size_t i = 0; i < ntrk; i++) {
 		x.trk[i].part0 = nparts;
+		/* (an empty track is one empty part, so that unsplit tracks are one part each) */
 		x.trk[i].nparts = x.trk[i].t->count / part + (x.trk[i].t->count % part != 0);
+		if (!x.trk[i].nparts)
+			x.trk[i].nparts = 1;
 		nparts += x.trk[i].nparts;
 	}
 	int rc = TP_ENOMEM;
@@ -209,13 +221,16 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 			pq->hi = q * part + part < x.trk[i].t->count ? q * part + part
 			                                             : x.trk[i].t->count;
 		}
-	for (size_t i = 0; i < ntrk; i++)
-		if (!(x.trk[i].v = tp_malloc((x.trk[i].t->count ? x.trk[i].t->count : 1) *
-		                             sizeof *x.trk[i].v)))
-			goto out;
 	if (nparts == ntrk) {
 		tp_par_run(jobs, ntrk, side_job, &x);
+		for (size_t k = 0; k < nparts; k++)
+			if (x.part[k].oom)
+				goto out;
 	} else {
+		for (size_t i = 0; i < ntrk; i++)
+			if (!(x.trk[i].v = tp_malloc((x.trk[i].t->count ? x.trk[i].t->count : 1) *
+			                             sizeof *x.trk[i].v)))
+				goto out;
 		tp_par_run(jobs, nparts, part_copy, &x);
 		index_close(&x, ntrk);
 		tp_par_run(jobs, ntrk, track_sort, &x);

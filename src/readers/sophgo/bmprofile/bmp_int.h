@@ -668,8 +668,8 @@ struct bmp_rd {
 	uint16_t **lmem_fields[2];
 	uint64_t first_begin_usec;
 	int have_first_begin;
-	int jobs;         /* threads for the per-core work (opts.jobs) */
-	size_t fill_part; /* slices per part of an engine's fill on several threads (opts) */
+	int jobs;    /* threads for the per-core work (opts.jobs) */
+	size_t part; /* records per part of an engine read or filled on several threads (opts) */
 	/* Set on a per-core copy of the reader run by a worker thread (core_job): its notes and
 	 * statistics are kept there and added to the profile in core order afterwards, so the
 	 * profile (notes are interned strings) is the same as with one thread. */
@@ -731,7 +731,7 @@ struct bmp_part {
 	size_t first, n; /* slices [first, first + n) of the engine's track (bmp_eng_track) */
 	int oom;         /* set by the scan when memory runs out */
 };
-/* A core's slices cut into parts that the threads scan (bmp_perfai.c), for work done in slice
+/* A core's slices cut into parts that the threads scan (bmp_names.c), for work done in slice
  * order that threads can only prepare part by part (names, cost sets). */
 struct bmp_parts {
 	size_t size, elem; /* in: slices per part at most; bytes per part (its struct bmp_part
@@ -748,6 +748,24 @@ int bmp_parts_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
                    struct bmp_parts *ps);
 /* Frees ps's parts and what they hold. */
 void bmp_parts_free(struct bmp_parts *ps);
+
+struct bmp_core_cmds;
+/* bmp_names.c: without argument sets, part pt of core k's engine e (cc its command files):
+ * each slice's kind, direction, dtype, dependency and TIU cost from its descriptor, and in its
+ * name the name-cache key (or a mark for a command without one). Touches only the part's
+ * slices and (through a cursor of its own unless the part is direct) the command buffer. */
+void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *pt, int e);
+/* Once every part is filled: the slices whose names intern found in parts on the threads
+ * (bmp_parts_free frees ps); core k's names then interned in slice order by
+ * bmp_names_discover, called core by core on one thread (none[]: the names of a command
+ * without descriptor, once *have_none); then bmp_names_apply sets core k's names (any thread,
+ * one core each). */
+int bmp_names_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc,
+                   struct bmp_parts *ps);
+void bmp_names_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
+                        const struct bmp_parts *ps, uint32_t none[2], int *have_none);
+void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
+                     const uint32_t none[2]);
 
 /* The command files of one core (bmp_args.c). */
 struct bmp_core_cmds {
@@ -838,6 +856,8 @@ void bmp_pmu_commit(struct bmp_pmu_blk *b, size_t q);
  * its first slice in *first. Frees the plan. */
 void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first);
 void bmp_pmu_free(struct bmp_pmu_blk *b);
+/* A planned block read on this thread, every step in turn (frees the plan). */
+int bmp_pmu_run(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first);
 /* bmp_pmu.c */
 int bmp_read_dyn(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  const struct bmp_span *extra, unsigned core, int legacy_base, int64_t shift_ns);

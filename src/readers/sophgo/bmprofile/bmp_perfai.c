@@ -1,9 +1,10 @@
 /*
  * bmp_perfai.c — the PerfAI timeline of BM1688/CV186X and CV184X (§9.2): per core, its
  * command files, TIU and GDMA records, trimming, wait_msg alignment and the cycle and ns
- * fields; with no argument sets the per-core work runs one core per thread (tp_par_run) and
- * what interns strings (names, notes) is applied afterwards in core order, so the profile is
- * the same for every thread count.
+ * fields. The per-core work runs one engine of a core per job (tp_par_run), or, with more
+ * threads than engines, each engine's records and fill in parts (struct tp_part); what
+ * interns strings (names, notes) is applied afterwards in core order, so the profile is the
+ * same for every thread count.
  */
 #include "common/progress.h"
 #include "common/timings.h"
@@ -64,344 +65,82 @@ static void finish_slices(struct bmp_rd *r, struct tp_part *pt, int e, int64_t s
 	}
 }
 
+/* §9.2 step 5 for core k: the anchor is the first system.wait_msg of the TIU command list and
+ * the TIU record that executed it. */
+static void tiu_anchor(const struct bmp_rd *r, unsigned k, struct bmp_core_cmds *cc,
+                       const struct core_range *cr, int64_t *anchor, int *have_anchor)
+{
+	if (!cc->have[BMP_ENG_TIU])
+		return;
+	struct bmp_cmd c;
+	uint32_t wait_id = 0;
+	for (uint32_t id = 1; bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c); id++)
+		if (c.op == 15 && c.sub == 9) {
+			wait_id = id;
+			break;
+		}
+	const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
+	for (size_t i = cr->first[BMP_ENG_TIU];
+	     wait_id && i < cr->first[BMP_ENG_TIU] + cr->n[BMP_ENG_TIU]; i++)
+		if (s[i].cmd_id == wait_id) {
+			*anchor = s[i].start_ns;
+			*have_anchor = 1;
+			break;
+		}
+}
+
+/* Core k's engine e block sp planned in parts (left in blk for read_cores), or read at once
+ * when it is not larger than one part (blk->part is then NULL). */
+static int plan_block(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                      struct bmp_core_cmds *cc, unsigned k, int e, struct core_range *cr,
+                      struct bmp_pmu_blk *blk)
+{
+	int rc = bmp_pmu_plan(r, f, sp, cc, k, e, r->part, blk);
+	if (rc != TP_OK || !blk->direct)
+		return rc;
+	return bmp_pmu_run(r, blk, &cr->first[e]);
+}
+
 /* §9.2 steps 1-5 for core k, one engine at a time so that a core's engines run on two
  * threads: BMP_ENG_TIU opens its command files, reads its TIU records into raw slices and finds
  * the wait_msg anchor; BMP_ENG_GDMA reads its GDMA records. Each touches only its own track
  * (the TIU side also cc); notes and statistics go through rnote/BMP_RSTATS, so a copy of r per
  * engine may run it on a worker thread, and merging the TIU copy's before the GDMA copy's
- * keeps the order of one thread. */
+ * keeps the order of one thread. With `blk` the engine's block is only planned in parts of
+ * r->part records (read_cores reads them, and finds the anchor, afterwards). */
 static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_file *f,
                          const struct bmp_iter *it, unsigned k, int e, struct bmp_core_cmds *cc,
-                         struct core_range *cr, int64_t *anchor, int *have_anchor)
+                         struct core_range *cr, int64_t *anchor, int *have_anchor,
+                         struct bmp_pmu_blk *blk)
 {
 	int rc;
 	if (e == BMP_ENG_GDMA) {
-		if (k < it->n_gdma) {
-			if ((rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->first[BMP_ENG_GDMA])) !=
-			    TP_OK)
-				return rc;
-			cr->n[BMP_ENG_GDMA] =
-			    r->p->tracks[r->gdma_track[k]].count - cr->first[BMP_ENG_GDMA];
-		}
+		if (k >= it->n_gdma)
+			return TP_OK;
+		if (blk)
+			rc = plan_block(r, f, &it->gdma[k], cc, k, e, cr, blk);
+		else
+			rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->first[BMP_ENG_GDMA]);
+		if (rc != TP_OK || (blk && blk->part))
+			return rc;
+		cr->n[BMP_ENG_GDMA] =
+		    r->p->tracks[r->gdma_track[k]].count - cr->first[BMP_ENG_GDMA];
 		return TP_OK;
 	}
 	*have_anchor = 0;
 	if (k < it->n_cmd && (rc = bmp_cmds_open(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
 		return rc;
 	if (k < it->n_bd) {
-		if ((rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->first[BMP_ENG_TIU])) != TP_OK)
+		if (blk)
+			rc = plan_block(r, f, &it->bd[k], cc, k, e, cr, blk);
+		else
+			rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->first[BMP_ENG_TIU]);
+		if (rc != TP_OK || (blk && blk->part))
 			return rc;
 		cr->n[BMP_ENG_TIU] = r->p->tracks[r->tiu_track[k]].count - cr->first[BMP_ENG_TIU];
 	}
-	/* §9.2 step 5: the anchor is the first system.wait_msg of the TIU command list and
-	 * the TIU record that executed it. */
-	if (cc->have[BMP_ENG_TIU]) {
-		struct bmp_cmd c;
-		uint32_t wait_id = 0;
-		for (uint32_t id = 1; bmp_cmdbuf_get(&cc->cb[BMP_ENG_TIU], id, &c); id++)
-			if (c.op == 15 && c.sub == 9) {
-				wait_id = id;
-				break;
-			}
-		const struct tp_slice *s = r->p->tracks[r->tiu_track[k]].slices;
-		for (size_t i = cr->first[BMP_ENG_TIU];
-		     wait_id && i < cr->first[BMP_ENG_TIU] + cr->n[BMP_ENG_TIU]; i++)
-			if (s[i].cmd_id == wait_id) {
-				*anchor = s[i].start_ns;
-				*have_anchor = 1;
-				break;
-			}
-	}
+	tiu_anchor(r, k, cc, cr, anchor, have_anchor);
 	return TP_OK;
-}
-
-/* Slice name marks left by fill_core for name_discover and name_apply: a command with no
- * descriptor, or the descriptor's name-cache key. */
-#define NAME_NONE UINT32_MAX
-
-/* A memo of label rewrites for fill_part and name_apply: a slice's new label is a function
- * of its old label id (and, in fill_part, of the command's name key, kind, direction and
- * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
- * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
- * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
- * (a label equal to an interned one gets that one's id), so the profile is unchanged.
- * Direct-mapped; `from` is the old id + 1 (0 = empty slot). */
-#define LABEL_MEMO 8192
-
-struct label_memo {
-	uint32_t from, to;
-	uint64_t tup;
-};
-
-static inline size_t memo_slot(uint32_t from, uint64_t tup)
-{
-	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
-}
-
-/* The per-command work of part pt of an engine e track without argument sets (detail off):
- * kind, direction, dtype, dependency and TIU cost from the descriptor, and in s->name the
- * name-cache key (or NAME_NONE) for name_discover, which interns the names in slice order
- * afterwards. Touches only the part's slices and the command buffer (through a cursor of its
- * own unless the part is direct): parts may run on worker threads. */
-/* Slices a part fills between releases of the mapped commands it has read. */
-#define BMP_PART_DROP 8192
-
-static void fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *pt, int e)
-{
-	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
-	struct tp_track *tr = &r->p->tracks[pt->track];
-	struct bmp_cmdcur cur = {0};
-	const struct bmp_cmdbuf *cb = &cc->cb[e];
-	size_t drop_from = SIZE_MAX; /* a part's mapped commands read so far, from here */
-	for (size_t i = 0; i < pt->n; i++) {
-		struct bmp_cmd c;
-		struct tp_slice *s = &tr->slices[pt->first + i];
-		if (!pt->direct && cb->mapped && cur.id) {
-			/* What the part has read goes back as it goes, as the lazy index drops what
-			 * it passed: parts in flight then hold little of the file in memory. */
-			if (drop_from == SIZE_MAX)
-				drop_from = cur.off;
-			else if (i % BMP_PART_DROP == 0 && cur.off > drop_from) {
-				tp_map_drop(cb->data, drop_from, cur.off);
-				drop_from = cur.off;
-			}
-		}
-		if (!cc->have[e] ||
-		    !(pt->direct ? bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)
-		                 : bmp_cmdbuf_at(&cc->cb[e], &cur, s->cmd_id, &c))) {
-			tp_part_set_name(pt, s, NAME_NONE);
-			continue;
-		}
-		uint64_t tup =
-		    (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 | (uint64_t)c.dir << 8 | c.dtype;
-		struct label_memo *m = memo ? &memo[memo_slot(s->label, tup)] : NULL;
-		if (m && m->from == s->label + 1 && m->tup == tup) {
-			s->label = m->to;
-		} else {
-			struct tp_label l = *tp_part_label_at(pt, s->label);
-			l.name = c.key;
-			l.kind = c.kind;
-			l.dir = c.dir;
-			l.dtype = c.dtype;
-			uint32_t from = s->label;
-			if (tp_part_set_label(pt, s, &l) == TP_OK && m) {
-				m->from = from + 1;
-				m->tup = tup;
-				m->to = s->label;
-			}
-		}
-		s->dep_id = c.dep;
-		if (e == BMP_ENG_TIU && c.have_desc) {
-			struct tp_cost kc = {0};
-			sg_tiu_cost(r->chip, &c.desc, c.raw, &kc);
-			tp_part_set_cost(pt, pt->first + i, &kc);
-		}
-	}
-	if (drop_from != SIZE_MAX && cur.off > drop_from)
-		tp_map_drop(cb->data, drop_from, cur.off);
-	tp_free(memo);
-}
-
-/* name_discover's step for slice s of core k's engine e: a name-cache slot's names at its
- * first use, the names of a command without descriptor at the first such slice. 1 when the
- * slice's command cannot be read (its name becomes NAME_NONE; the slot stays unset). */
-static int name_one(struct bmp_rd *r, struct bmp_core_cmds *cc, int e, struct tp_track *tr,
-                    struct tp_slice *s, uint32_t none[2], int *have_none)
-{
-	/* fill_part left the name-cache key in the label's name. */
-	uint32_t key = tp_slice_label(tr, s)->name;
-	struct bmp_cmd c;
-	int failed = 0;
-	if (key != NAME_NONE && r->cache[key % BMP_NAME_CACHE].set)
-		return 0;
-	if (key != NAME_NONE && !bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)) {
-		tp_slice_set_name(r->p, tr, s, NAME_NONE); /* cannot happen */
-		failed = 1;
-	} else if (key != NAME_NONE) {
-		/* First use of this cache slot: the command's own names. */
-		struct bmp_name_slot *ns = &r->cache[key % BMP_NAME_CACHE];
-		ns->name = tp_profile_str(r->p, c.name);
-		ns->type = tp_profile_str(r->p, c.type);
-		ns->set = 1;
-		return 0;
-	}
-	if (!*have_none) {
-		none[0] = tp_profile_str(r->p, "cmd_type_-1_0");
-		none[1] = tp_profile_str(r->p, "cmd_type_-1");
-		*have_none = 1;
-	}
-	return failed;
-}
-
-/* name_one over slices [first + i0, first + n) of core k's engine e. */
-static void name_range(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k, int e, size_t first,
-                       size_t i0, size_t n, uint32_t none[2], int *have_none)
-{
-	struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, e)];
-	for (size_t i = i0; i < n; i++)
-		(void)name_one(r, cc, e, tr, &tr->slices[first + i], none, have_none);
-}
-
-/* Part q of ps (its struct bmp_part head). */
-static struct bmp_part *part_at(const struct bmp_parts *ps, size_t q)
-{
-	return (struct bmp_part *)(void *)((char *)ps->v + q * ps->elem);
-}
-
-int bmp_parts_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc, struct bmp_parts *ps)
-{
-	size_t np = 0;
-	for (unsigned k = 0; k < nc; k++) {
-		ps->core0[k] = np;
-		for (int e = 0; e < ps->neng; e++)
-			np += (cr[k].n[e] + ps->size - 1) / ps->size;
-	}
-	ps->core0[nc] = np;
-	ps->n = 0;
-	ps->v = tp_calloc(np ? np : 1, ps->elem);
-	if (!ps->v)
-		return TP_ENOMEM;
-	for (unsigned k = 0; k < nc; k++)
-		for (int e = 0; e < ps->neng; e++)
-			for (size_t i = 0; i < cr[k].n[e]; i += ps->size) {
-				*part_at(ps, ps->n++) = (struct bmp_part){
-				    .k = k,
-				    .e = e,
-				    .first = cr[k].first[e] + i,
-				    .n = cr[k].n[e] - i < ps->size ? cr[k].n[e] - i : ps->size};
-			}
-	struct bmp_part_job job = {r, ps->v};
-	tp_par_run((unsigned)r->jobs, np, ps->scan, &job);
-	int oom = 0;
-	for (size_t q = 0; q < np; q++)
-		oom |= part_at(ps, q)->oom;
-	if (!oom)
-		return TP_OK;
-	bmp_parts_free(ps);
-	return TP_ENOMEM;
-}
-
-void bmp_parts_free(struct bmp_parts *ps)
-{
-	for (size_t q = 0; ps->v && q < ps->n; q++)
-		ps->release(part_at(ps, q));
-	tp_free(ps->v);
-	ps->v = NULL;
-	ps->n = 0;
-}
-
-/* The names the slices need are interned in the order bmp_fill_cmd interns them (core by core,
- * TIU then GDMA, slice order) so that string ids are those of one thread. Which slices intern
- * is found in parts of NAME_PART slices of a core's engine (fixed by the data) on the threads:
- * the slices where a name-cache slot is used for the first time in the part, and the part's
- * first slice without a name; name_discover (the calling thread) then runs name_one on those
- * slices only, in order, since a slot's later uses in the part intern nothing. */
-#define NAME_PART 65536
-
-struct name_part {
-	struct bmp_part p;
-	uint32_t *at; /* the slices (offsets in the part) name_one may intern at */
-	size_t nat, cap_at;
-};
-
-static void name_part_scan(void *v, size_t q)
-{
-	struct bmp_part_job *nj = v;
-	struct name_part *np = (struct name_part *)nj->part + q;
-	const struct tp_track *tr = &nj->r->p->tracks[bmp_eng_track(nj->r, np->p.k, np->p.e)];
-	uint64_t *seen = tp_calloc(BMP_NAME_CACHE / 64, sizeof *seen);
-	int none_seen = 0;
-	if (!seen) {
-		np->p.oom = 1;
-		return;
-	}
-	for (size_t i = 0; i < np->p.n; i++) {
-		uint32_t key = tp_slice_label(tr, &tr->slices[np->p.first + i])->name, slot;
-		if (key == NAME_NONE) {
-			if (none_seen)
-				continue;
-			none_seen = 1;
-		} else {
-			slot = key % BMP_NAME_CACHE;
-			if (seen[slot / 64] >> (slot % 64) & 1)
-				continue;
-			seen[slot / 64] |= (uint64_t)1 << (slot % 64);
-		}
-		uint32_t *a = tp_push(&np->at, sizeof *a, &np->nat, &np->cap_at);
-		if (!a) {
-			np->p.oom = 1;
-			break;
-		}
-		*a = (uint32_t)i;
-	}
-	tp_free(seen);
-}
-
-/* Core k's names: through its parts' slices (part[0..n)). */
-static void name_discover(struct bmp_rd *r, struct bmp_core_cmds *cc, unsigned k,
-                          const struct name_part *part, size_t n, uint32_t none[2], int *have_none)
-{
-	for (size_t q = 0; q < n; q++) {
-		const struct name_part *np = &part[q];
-		struct tp_track *tr = &r->p->tracks[bmp_eng_track(r, k, np->p.e)];
-		for (size_t j = 0; j < np->nat; j++)
-			if (name_one(r, cc, np->p.e, tr, &tr->slices[np->p.first + np->at[j]], none,
-			             have_none)) {
-				/* The slot stays unset: the part's next uses of it try again. */
-				name_range(r, cc, k, np->p.e, np->p.first, np->at[j] + 1, np->p.n,
-				           none, have_none);
-				break;
-			}
-	}
-}
-
-/* bmp_parts.release of a name part. */
-static void name_part_free(void *v)
-{
-	tp_free(((struct name_part *)v)->at);
-}
-
-/* Sets the names of core k's slices from the marks fill_part left, once name_discover has
- * interned them all (none[] for NAME_NONE). Reads the name cache, writes only core k's
- * tracks: safe on a worker thread. */
-static void name_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
-                       const uint32_t none[2])
-{
-	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
-	for (int e = 0; e < 2; e++) {
-		int t = bmp_eng_track(r, k, e);
-		size_t first = cr->first[e];
-		size_t n = cr->n[e];
-		if (memo)
-			memset(memo, 0, LABEL_MEMO * sizeof *memo);
-		for (size_t i = 0; i < n; i++) {
-			struct tp_track *tr = &r->p->tracks[t];
-			struct tp_slice *s = &tr->slices[first + i];
-			/* The new label depends only on the old one (the name cache is fixed now).
-			 */
-			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
-			if (m && m->from == s->label + 1) {
-				s->label = m->to;
-				continue;
-			}
-			struct tp_label l = *tp_slice_label(tr, s);
-			if (l.name == NAME_NONE) {
-				l.name = none[0];
-				l.type = none[1];
-			} else {
-				const struct bmp_name_slot *ns = &r->cache[l.name % BMP_NAME_CACHE];
-				l.name = ns->name;
-				l.type = ns->type;
-			}
-			uint32_t from = s->label;
-			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
-				m->from = from + 1;
-				m->to = s->label;
-			}
-		}
-	}
-	tp_free(memo);
 }
 
 /* Adds a finished job's notes and statistics to the profile, and frees them. */
@@ -456,26 +195,122 @@ struct perfai_par {
 	struct fill_part *pinfo;
 	size_t nparts, part0[2 * BMP_MAX_CORES], nparts_of[2 * BMP_MAX_CORES];
 	_Atomic int oom; /* an index or a merge of the parts ran out of memory */
+	/* read_cores in parts (more threads than engines): job i's block plan, planned[i] when
+	 * it has one, and the flat list of every plan's parts (job, part) */
+	struct bmp_pmu_blk *blk;
+	unsigned char *planned;
+	size_t (*pmu_jobs)[2], npmu;
 };
 
-/* Job i of read_cores and fill_plain: core i % nc, engine i / nc (the TIU jobs first). */
+/* The worker's view of the reader for job i (core i % nc, engine i / nc): notes, statistics and
+ * errors kept in the job; after the job's first step, its GDMA counter arrays are the job's. */
+static void job_view(struct perfai_par *a, size_t i, int later, struct bmp_rd *rk)
+{
+	unsigned k = (unsigned)(i % a->nc);
+	int e = (int)(i / a->nc);
+	struct bmp_core_job *j = &a->job[2 * k + (unsigned)e];
+	*rk = *a->r;
+	rk->job = j;
+	rk->d = &j->d;
+	if (later && e == BMP_ENG_GDMA) {
+		rk->gd_gmem[k] = j->gd_gmem;
+		rk->gd_lmem[k] = j->gd_lmem;
+		rk->gd_xact[k] = j->gd_xact;
+		rk->gd_cap[k] = j->gd_cap;
+	}
+}
+
+/* Job i of read_cores: core i % nc, engine i / nc (the TIU jobs first). */
 static void a2_par_read(void *v, size_t i)
 {
 	struct perfai_par *a = v;
 	unsigned nc = a->nc, k = (unsigned)(i % nc); /* < the core count */
 	int e = (int)(i / nc);
-	struct bmp_rd rk = *a->r; /* the worker's view: notes, stats and errors kept in its job */
-	struct bmp_core_job *j = &a->job[2 * k + (unsigned)e];
-	rk.job = j;
-	rk.d = &j->d;
+	struct bmp_rd rk;
+	job_view(a, i, 0, &rk);
+	struct bmp_core_job *j = rk.job;
+	struct bmp_pmu_blk *blk = a->blk ? &a->blk[i] : NULL;
 	j->rc = perfai_engine(&rk, a->ipath, a->f, a->it, k, e, &a->cc[k], &a->cr[k], &a->anchor[k],
-	                      &a->have_anchor[k]);
+	                      &a->have_anchor[k], blk);
+	if (blk && blk->part)
+		a->planned[i] = 1;
 	if (e == BMP_ENG_GDMA) { /* its counter arrays (detail), which read_cores hands back */
 		j->gd_gmem = rk.gd_gmem[k];
 		j->gd_lmem = rk.gd_lmem[k];
 		j->gd_xact = rk.gd_xact[k];
 		j->gd_cap = rk.gd_cap[k];
 	}
+}
+
+/* Flat job i of a read in parts: a part's records (a2_par_pmu) or its commit. */
+static void a2_par_pmu(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	size_t jb = a->pmu_jobs[i][0];
+	if (!a->job[2 * (jb % a->nc) + jb / a->nc].rc)
+		bmp_pmu_part(a->r, &a->blk[jb], a->pmu_jobs[i][1]);
+}
+
+static void a2_par_pmu_commit(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	size_t jb = a->pmu_jobs[i][0];
+	if (!a->job[2 * (jb % a->nc) + jb / a->nc].rc)
+		bmp_pmu_commit(&a->blk[jb], a->pmu_jobs[i][1]);
+}
+
+/* Job i of a read in parts, once its parts are read: where its records end, the parts merged. */
+static void a2_par_settle(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	struct bmp_rd rk;
+	job_view(a, i, 1, &rk);
+	if (a->planned[i] && !rk.job->rc)
+		rk.job->rc = bmp_pmu_settle(&rk, &a->blk[i]);
+}
+
+/* Job i of a read in parts, once its parts are committed: the block finished (and the TIU
+ * side's anchor found). */
+static void a2_par_finish(void *v, size_t i)
+{
+	struct perfai_par *a = v;
+	unsigned k = (unsigned)(i % a->nc);
+	int e = (int)(i / a->nc);
+	struct bmp_rd rk;
+	job_view(a, i, 1, &rk);
+	if (rk.job->rc)
+		return;
+	struct core_range *cr = &a->cr[k];
+	if (a->planned[i]) {
+		bmp_pmu_finish(&rk, &a->blk[i], &cr->first[e]);
+		cr->n[e] = rk.p->tracks[bmp_eng_track(&rk, k, e)].count - cr->first[e];
+	}
+	if (e == BMP_ENG_TIU && a->planned[i])
+		tiu_anchor(&rk, k, &a->cc[k], cr, &a->anchor[k], &a->have_anchor[k]);
+}
+
+/* The planned blocks read in parts: every part on the threads, each block settled, every part
+ * committed, each block finished. */
+static int read_parts(struct perfai_par *ap, unsigned nc)
+{
+	struct bmp_rd *r = ap->r;
+	size_t n = 0;
+	for (size_t i = 0; i < 2 * (size_t)nc; i++)
+		if (ap->planned[i])
+			n += ap->blk[i].nparts;
+	ap->pmu_jobs = tp_calloc(n ? n : 1, sizeof *ap->pmu_jobs);
+	if (!ap->pmu_jobs)
+		return bmp_nomem(r);
+	for (size_t i = 0; i < 2 * (size_t)nc; i++)
+		for (size_t q = 0; ap->planned[i] && q < ap->blk[i].nparts; q++) {
+			ap->pmu_jobs[ap->npmu][0] = i;
+			ap->pmu_jobs[ap->npmu++][1] = q;
+		}
+	tp_par_run((unsigned)r->jobs, ap->npmu, a2_par_pmu, ap);
+	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_settle, ap);
+	tp_par_run((unsigned)r->jobs, ap->npmu, a2_par_pmu_commit, ap);
+	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_finish, ap);
+	return TP_OK;
 }
 
 /* Part i of fill_plain: its times (generation 0), then its commands (generation 1). */
@@ -485,7 +320,7 @@ static void a2_par_fill(void *v, size_t i)
 	struct fill_part *fp = &a->pinfo[i];
 	finish_slices(a->r, &a->part[i], fp->e, a->zero, a->offset_ns, &fp->clamped);
 	tp_part_next_gen(&a->part[i]);
-	fill_part(a->r, &a->cc[fp->k], &a->part[i], fp->e);
+	bmp_fill_part(a->r, &a->cc[fp->k], &a->part[i], fp->e);
 }
 
 /* Job i of fill_plain's index step: core i % nc's engine i / nc command buffer indexed to its
@@ -518,7 +353,7 @@ static void a2_par_name(void *v, size_t kk)
 {
 	struct perfai_par *a = v;
 	unsigned k = (unsigned)kk; /* < the core count */
-	name_apply(a->r, k, &a->cr[k], a->none);
+	bmp_names_apply(a->r, k, &a->cr[k], a->none);
 }
 
 /* Every core's records and commands, per core and engine through tp_par_run (job[2 k + e]). */
@@ -529,7 +364,16 @@ static int read_cores(struct perfai_par *ap, unsigned nc)
 	if (!ap->job)
 		return bmp_nomem(r);
 	ap->nc = nc;
+	/* With more threads than engines, each engine's records are read in parts. */
+	if (r->jobs > 2 * (int)nc && r->part) {
+		ap->blk = tp_calloc(2 * (size_t)nc, sizeof *ap->blk);
+		ap->planned = tp_calloc(2 * (size_t)nc, 1);
+		if (!ap->blk || !ap->planned)
+			return bmp_nomem(r);
+	}
 	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_read, ap);
+	if (ap->blk && read_parts(ap, nc) != TP_OK)
+		return TP_ENOMEM;
 	for (unsigned k = 0; k < nc; k++) {
 		const struct bmp_core_job *g = &ap->job[2 * k + BMP_ENG_GDMA];
 		r->gd_gmem[k] = g->gd_gmem;
@@ -697,14 +541,14 @@ static int core_after(struct perfai_par *ap, unsigned k)
 	return TP_OK;
 }
 
-/* fill_plain's parts: each engine's slices in parts of r->fill_part when there are more
+/* fill_plain's parts: each engine's slices in parts of r->part when there are more
  * threads than engines, else one direct part per engine. A split engine's commands are
  * indexed ahead (about a quarter of its fill's time), which pays only for threads that would
  * otherwise wait. */
 static int plan_parts(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
-	size_t size = r->jobs > 2 * (int)nc && r->fill_part ? r->fill_part : SIZE_MAX;
+	size_t size = r->jobs > 2 * (int)nc && r->part ? r->part : SIZE_MAX;
 	size_t total = 0;
 	for (int e = 0; e < 2; e++)
 		for (unsigned k = 0; k < nc; k++) {
@@ -775,20 +619,14 @@ static int fill_plain(struct perfai_par *ap, unsigned nc)
 	if (ap->oom)
 		return bmp_nomem(r);
 	tp_tm_begin("apply");
-	struct bmp_parts ps = {.size = NAME_PART,
-	                       .elem = sizeof(struct name_part),
-	                       .neng = 2,
-	                       .scan = name_part_scan,
-	                       .release = name_part_free};
-	if (bmp_parts_scan(r, ap->cr, nc, &ps) != TP_OK) {
+	struct bmp_parts ps;
+	if (bmp_names_scan(r, ap->cr, nc, &ps) != TP_OK) {
 		tp_tm_end();
 		return bmp_nomem(r);
 	}
-	const struct name_part *part = ps.v;
 	int have_none = 0;
 	for (unsigned k = 0; k < nc && rc == TP_OK; k++) {
-		name_discover(r, &ap->cc[k], k, part + ps.core0[k], ps.core0[k + 1] - ps.core0[k],
-		              ap->none, &have_none);
+		bmp_names_discover(r, &ap->cc[k], k, &ps, ap->none, &have_none);
 		rc = core_after(ap, k);
 	}
 	bmp_parts_free(&ps);
@@ -937,6 +775,9 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 out:
 	for (unsigned k = 0; ap.job && k < 2 * nc; k++)
 		sg_aside_free(&ap.job[k].aside);
+	for (size_t i = 0; ap.blk && i < 2 * (size_t)nc; i++)
+		bmp_pmu_free(&ap.blk[i]);
+	TP_FREE_ALL(ap.blk, ap.planned, ap.pmu_jobs);
 	for (size_t i = 0; i < ap.nparts; i++)
 		tp_part_free(&ap.part[i]);
 	TP_FREE_ALL(ap.part, ap.pinfo);

@@ -347,8 +347,9 @@ int bmp_pmu_part(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qi)
 		}
 		if (j > lo)
 			decode_recs(r, b, qi, lo, j, &u);
-		/* What was read goes back every PMU_DROP_BYTES (and counts for the progress). */
-		if ((j - w0) * rs >= PMU_DROP_BYTES) {
+		/* What was read goes back every PMU_DROP_BYTES, or every window when the block is
+		 * read in parts (many in flight), and counts for the progress line. */
+		if ((j - w0) * rs >= (b->direct ? PMU_DROP_BYTES : 1)) {
 			tp_file_drop(b->f, b->sp->off + w0 * rs, b->sp->off + j * rs);
 			bmp_iter_progress(r, (j - w0) * rs);
 			q->counted += (j - w0) * rs;
@@ -484,23 +485,34 @@ void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first)
 	bmp_pmu_free(b);
 }
 
+int bmp_pmu_run(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first)
+{
+	int rc = TP_OK;
+	for (size_t q = 0; q < b->nparts && rc == TP_OK; q++)
+		rc = bmp_pmu_part(r, b, q);
+	if (rc == TP_OK)
+		rc = bmp_pmu_settle(r, b);
+	if (rc != TP_OK) {
+		bmp_pmu_free(b);
+		return rc;
+	}
+	for (size_t q = 0; q < b->nparts; q++)
+		bmp_pmu_commit(b, q);
+	bmp_pmu_finish(r, b, first);
+	return TP_OK;
+}
+
 /* The block in one go: one direct part on this thread. */
 static int read_block(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                       struct bmp_core_cmds *cc, unsigned core, int e, size_t *first)
 {
 	struct bmp_pmu_blk b;
 	int rc = bmp_pmu_plan(r, f, sp, cc, core, e, SIZE_MAX, &b);
-	if (rc == TP_OK)
-		rc = bmp_pmu_part(r, &b, 0);
-	if (rc == TP_OK)
-		rc = bmp_pmu_settle(r, &b);
 	if (rc != TP_OK) {
 		bmp_pmu_free(&b);
 		return rc;
 	}
-	bmp_pmu_commit(&b, 0);
-	bmp_pmu_finish(r, &b, first);
-	return TP_OK;
+	return bmp_pmu_run(r, &b, first);
 }
 
 int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,

@@ -365,7 +365,7 @@ static int read_dir_plain(const char *dir, struct tp_profile **p, struct tp_diag
 /* Without argument sets, on worker threads, each engine filled in parts of two commands. */
 static int read_dir_parts(const char *dir, struct tp_profile **p, struct tp_diag *d)
 {
-	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .fill_part = 2};
+	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .part = 2};
 	return tp_bmprofile_read(dir, &o, p, d);
 }
 
@@ -474,7 +474,7 @@ static void test_fill_paths_agree(void **state)
 }
 
 /* Without argument sets, with more threads than engines, each engine's slices are filled in
- * parts (fill_part commands each): the profile is the one a single thread reads, id for id
+ * parts (`part` commands each): the profile is the one a single thread reads, id for id
  * (slices, labels, long durations, cost entries and their widths, names). */
 static void parts_agree(const char *dir)
 {
@@ -487,7 +487,7 @@ static void parts_agree(const char *dir)
 	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
 		struct tp_profile *pb = NULL;
 		struct tp_bmprofile_opts parts = {
-		    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .fill_part = sizes[z]};
+		    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .part = sizes[z]};
 		if (tp_bmprofile_read(dir, &parts, &pb, &d))
 			fail_msg("%s: %s", dir, d.msg);
 		assert_int_equal(pa->num_tracks, pb->num_tracks);
@@ -524,9 +524,42 @@ static void parts_agree(const char *dir)
 	tp_profile_free(pa);
 }
 
+/* Core 1's TIU inst_ids in dir set to 65400, 5 and 6: the 16-bit counter wraps between its
+ * first and second record, so a part that starts after the wrap must add the wrap's ids. */
+static void tiu_ids_wrap(const char *dir)
+{
+	const char *path = sgt_in(dir, "iter0.profile");
+	size_t n;
+	uint8_t *data = tp_test_must_slurp(path, &n);
+	struct bmp_iter *it = calloc(1, sizeof *it); /* (large: blocks of every core) */
+	assert_non_null(it);
+	struct tp_diag d = {0};
+	assert_int_equal(bmp_walk(data, n, TP_ARCH_BM1688, path, it, &d), TP_OK);
+	assert_true(it->n_bd > 1 && it->bd[1].len >= 3 * 32);
+	static const uint16_t ids[3] = {65400, 5, 6};
+	for (size_t i = 0; i < 3; i++) {
+		data[it->bd[1].off + i * 32 + 8] = (uint8_t)(ids[i] & 0xFF);
+		data[it->bd[1].off + i * 32 + 9] = (uint8_t)(ids[i] >> 8);
+	}
+	free(it);
+	assert_int_equal(tp_test_write_file(path, data, n), 0);
+	free(data);
+	struct tp_profile *p = NULL;
+	struct tp_bmprofile_opts one = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
+	assert_int_equal(tp_bmprofile_read(dir, &one, &p, &d), TP_OK);
+	const struct tp_track *t = sgt_track(p, 1, TP_TRACK_TIU);
+	assert_non_null(t);
+	assert_true(t->count >= 3);
+	assert_int_equal(t->slices[t->count - 1].cmd_id, 65536 + 6 + 1); /* unwrapped */
+	tp_profile_free(p);
+}
+
 static void test_fill_parts_agree(void **state)
 {
 	(void)state;
+	const char *wrap = sgt_make_fixture("a2_small", "a2_parts_wrap");
+	tiu_ids_wrap(wrap);
+	parts_agree(wrap);
 	parts_agree(sgt_make_fixture("a2_small", "a2_fill_parts"));
 	/* an unknown descriptor: the commands after it are found in no part */
 	const char *dir = sgt_make_fixture("a2_small", "a2_fill_parts_stop");

@@ -617,7 +617,7 @@ static int read_global(struct bmp_rd *r, const struct tp_bmprofile_opts *o,
 	r->g.drop_pages = gf.mapped;
 	r->g.jobs = o ? o->jobs : 0;
 	r->jobs = r->g.jobs;
-	r->fill_part = o && o->fill_part ? o->fill_part : TP_BMPROFILE_FILL_PART;
+	r->part = o && o->part ? o->part : TP_BMPROFILE_PART;
 	r->g.src = &gf;
 	rc = bmp_global_parse((const char *)gf.data, gf.size, gpath, r->p, &r->g, r->d);
 	r->g.src = NULL;
