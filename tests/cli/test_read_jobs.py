@@ -9,7 +9,8 @@ every file of the output folders must be byte-identical across the four:
   (h200/ included; SKIPPED loudly when absent), the dumps also with --detail none (where the
   bmprofile reader does its per-core work through tp_par_run);
 - a generated BM1688 dump whose global.profile has several 4 MB chunks (the chunked parser
-  runs on more than one thread), with and without argument sets;
+  runs on more than one thread), with and without argument sets, and one whose engines hold
+  more records than a part (read, filled and checked in parts at --jobs 16);
 - a generated 8-core BM1690 cdm dump (two CDMA ports), with and without argument sets.
 A damaged global.profile line late in a chunk gives the same `path:LINE` message (exit 2) for
 every --jobs. --timings (the per-phase report) changes no output byte, and its report names the
@@ -130,6 +131,22 @@ class ReadJobs(unittest.TestCase):
             self.same_outputs(d, "gen1688")
         # Without per-command argument sets the per-core work runs on worker threads too.
         self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
+
+    @unittest.skipIf(TSAN, "ThreadSanitizer build: bmp_read_test splits small dumps there")
+    def test_generated_bm1688_parts(self):
+        """An engine's records larger than a part (TP_BMPROFILE_PART, 65536): with more threads
+        than engines its PMU records, fill and dependency check run in parts, and the TIU
+        inst_ids (16 bits) wrap inside the block. SQLite holds every command's fields."""
+        d = os.path.join(self.tmp.name, "gen1688-parts")
+        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "110000",
+                        "--seed", "5", "--quiet", d], check=True)
+        files = self.same_outputs(d, "gen1688-parts", ("--detail", "none"), outputs=[
+            "--sqlite", "--disable_doc", "--disable_web", "--disable_perfetto"],
+            want=("summary.json", "profile.db"))
+        summary = json.loads(files["summary.json"])
+        self.assertGreater(summary["record_counts"]["TIU"], 2 * 65536)
+        self.assertTrue(any("TIU inst_id wrapped" in n for n in summary["notes"]),
+                        summary["notes"])
 
     def test_generated_page(self):
         """The page alone (the other tests write it too, but not under ThreadSanitizer):
