@@ -12,12 +12,7 @@
 void tp_part_open(struct tp_part *pt, struct tp_profile *p, int track, size_t first, size_t n,
                   int direct)
 {
-	memset(pt, 0, sizeof *pt);
-	pt->p = p;
-	pt->track = track;
-	pt->first = first;
-	pt->n = n;
-	pt->direct = direct;
+	*pt = (struct tp_part){.p = p, .track = track, .first = first, .n = n, .direct = direct};
 }
 
 static struct tp_track *part_track(const struct tp_part *pt)
