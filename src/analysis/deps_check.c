@@ -182,7 +182,9 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 	memset(r, 0, sizeof *r);
 	jobs = jobs ? jobs : 1;
 	/* Each core's TIU and GDMA tracks, TIU first, in track order. */
-	struct deps_run x = {tp_calloc(p->num_tracks ? p->num_tracks : 1, sizeof *x.trk), NULL};
+	/* (two entries per TIU track: tracks are not unique per core in every profile) */
+	struct deps_run x = {tp_calloc(2 * (p->num_tracks ? p->num_tracks : 1), sizeof *x.trk),
+	                     NULL};
 	if (!x.trk)
 		return TP_ENOMEM;
 	size_t ntrk = 0, nparts = 0;

@@ -27,7 +27,7 @@ int tp_model_cost_grow(struct tp_track *t)
 /* Widens t's cost array until id v fits (1 -> 2 -> 4 bytes per entry), converting the
  * entries in place from the last one down (an entry's new place never overlaps an earlier
  * entry's old one). TP_OK / TP_ENOMEM (the array is unchanged). */
-static int cost_fit(struct tp_track *t, uint32_t v)
+int tp_model_cost_fit(struct tp_track *t, uint32_t v)
 {
 	unsigned w = v <= UINT8_MAX ? 1 : v <= UINT16_MAX ? 2 : 4;
 	if (w <= t->cost_width)
@@ -141,7 +141,7 @@ int tp_track_set_cost(struct tp_profile *p, int track, size_t index, const struc
 		return TP_ENOMEM;
 	}
 	uint32_t id = tp_model_cost_intern(t, c);
-	if (!id || cost_fit(t, id) != TP_OK) {
+	if (!id || tp_model_cost_fit(t, id) != TP_OK) {
 		p->oom = 1;
 		return TP_ENOMEM;
 	}
@@ -188,11 +188,6 @@ int tp_track_get_cost(const struct tp_track *t, size_t i, struct tp_cost *out)
 	entry_at(t, id, out);
 	tp_cost_ratios(out, t->slices[i].cycles);
 	return out->valid;
-}
-
-int tp_model_cost_fit(struct tp_track *t, uint32_t v)
-{
-	return cost_fit(t, v);
 }
 
 uint32_t tp_model_cost_move(struct tp_track *t, const struct tp_track *from, uint32_t id)

@@ -39,7 +39,7 @@ static inline uint32_t tp_model_cost_at(const struct tp_track *t, size_t i)
 	}
 }
 
-/* Stores id v for slice i (v must fit cost_width: see cost_fit in cost.c). */
+/* Stores id v for slice i (v must fit cost_width: see tp_model_cost_fit). */
 static inline void tp_model_cost_put(struct tp_track *t, size_t i, uint32_t v)
 {
 	switch (t->cost_width) {

@@ -38,8 +38,9 @@ int tp_part_set_label_slow(struct tp_part *pt, struct tp_slice *s, const struct 
 		s->label = id;
 		return TP_OK;
 	}
-	/* A label the track has is taken as it is; one new to the part also gets a part id when
-	 * the track has it, and the merge finds it there. */
+	/* The track's table is not probed here: tp_track_label moves its label_last even on a
+	 * hit, and other parts read the table meanwhile. A label the track already has gets a
+	 * part id too, and the merge maps it to the track's. */
 	if (pt->gen >= TP_PART_GENS || tp_track_label(&pt->loc[pt->gen], l, &id) != TP_OK)
 		return part_oom(pt);
 	s->label = TP_PART_LOCAL | (pt->gen ? TP_PART_GEN1 : 0) | id;

@@ -593,7 +593,7 @@ static inline int64_t bmp_ns_to_cycles(int64_t ns, double mhz)
 
 /* ---------------------------------------------------------------------------------------- */
 /* The reader (bmp_reader.c: directory, clocks, layers, read_all; bmp_args.c, bmp_pmu.c,     */
-/* bmp_perfai.c, bmp_legacy.c). One struct bmp_rd per tp_bmprofile_read call.                */
+/* bmp_pmublk.c, bmp_perfai.c, bmp_names.c, bmp_legacy.c). One struct bmp_rd per call.       */
 /* ---------------------------------------------------------------------------------------- */
 
 #define BMP_NAME_CACHE 32768
@@ -829,11 +829,15 @@ struct bmp_pmu_blk {
 	size_t d;            /* records dropped at its front (TIU: a leading system.send_msg) */
 	size_t nv;           /* valid records (bmp_pmu_settle) */
 	size_t nparts, live; /* parts, and those up to the first invalid record */
-	int direct;          /* one part that sets the track as it goes */
 	uint64_t *gd[3];     /* GDMA with counters kept: the core's arrays (gmem, lmem, xact) */
 	struct bmp_pmu_part *part;
 	struct tp_part *pt; /* part q's slices: records [a, b) less the dropped front */
 };
+/* A block of one part is read directly: that part sets the track as it goes. */
+static inline int bmp_pmu_direct(const struct bmp_pmu_blk *b)
+{
+	return b->nparts == 1;
+}
 int bmp_read_tiu(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
                  struct bmp_core_cmds *cc, unsigned core, size_t *first);
 int bmp_read_gdma(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,

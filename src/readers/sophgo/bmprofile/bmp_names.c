@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Slice name marks left by fill_core for bmp_names_discover and bmp_names_apply: a command with no
- * descriptor, or the descriptor's name-cache key. */
+/* Slice name marks left by bmp_fill_part for bmp_names_discover and bmp_names_apply: a command with
+ * no descriptor, or the descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
 /* A memo of label rewrites for bmp_fill_part and bmp_names_apply: a slice's new label is a function
@@ -34,14 +34,14 @@ static inline size_t memo_slot(uint32_t from, uint64_t tup)
 	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
 }
 
+/* Slices a part fills between releases of the mapped commands it has read. */
+#define BMP_PART_DROP 8192
+
 /* The per-command work of part pt of an engine e track without argument sets (detail off):
  * kind, direction, dtype, dependency and TIU cost from the descriptor, and in s->name the
  * name-cache key (or NAME_NONE) for bmp_names_discover, which interns the names in slice order
  * afterwards. Touches only the part's slices and the command buffer (through a cursor of its
  * own unless the part is direct): parts may run on worker threads. */
-/* Slices a part fills between releases of the mapped commands it has read. */
-#define BMP_PART_DROP 8192
-
 void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *pt, int e)
 {
 	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);

@@ -10,15 +10,12 @@
 #include "common/timings.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 /* ---------------------------------------------------------------------------------------- */
 /* BM1688 / CV186X: the PerfAI path (§9.2).                                                 */
@@ -96,7 +93,7 @@ static int plan_block(struct bmp_rd *r, const struct tp_file *f, const struct bm
                       struct bmp_pmu_blk *blk)
 {
 	int rc = bmp_pmu_plan(r, f, sp, cc, k, e, r->part, blk);
-	if (rc != TP_OK || !blk->direct)
+	if (rc != TP_OK || !bmp_pmu_direct(blk))
 		return rc;
 	return bmp_pmu_run(r, blk, &cr->first[e]);
 }
@@ -183,7 +180,7 @@ struct perfai_par {
 	struct bmp_core_job *job;
 	int64_t zero, offset_ns, *delta;
 	uint64_t *clamped;
-	uint32_t none[2];            /* name_apply's names of a command without descriptor */
+	uint32_t none[2];            /* bmp_names_apply's names of a command without descriptor */
 	struct core_fill *fill;      /* per core, with argument sets */
 	struct tp_profile **scratch; /* per core of a wave: the scratch profiles, reused */
 	unsigned nscratch;
@@ -195,24 +192,29 @@ struct perfai_par {
 	struct fill_part *pinfo;
 	size_t nparts, part0[2 * BMP_MAX_CORES], nparts_of[2 * BMP_MAX_CORES];
 	_Atomic int oom; /* an index or a merge of the parts ran out of memory */
-	/* read_cores in parts (more threads than engines): job i's block plan, planned[i] when
-	 * it has one, and the flat list of every plan's parts (job, part) */
+	/* read_cores in parts (more threads than engines): job i's block plan (its parts set
+	 * while it is planned and not finished), and the flat list of every plan's parts (job,
+	 * part) */
 	struct bmp_pmu_blk *blk;
-	unsigned char *planned;
 	size_t (*pmu_jobs)[2], npmu;
 };
 
-/* The worker's view of the reader for job i (core i % nc, engine i / nc): notes, statistics and
- * errors kept in the job; after the job's first step, its GDMA counter arrays are the job's. */
+/* The record of job i of read_cores (core i % nc, engine i / nc). */
+static struct bmp_core_job *job_of(const struct perfai_par *a, size_t i)
+{
+	return &a->job[2 * (i % a->nc) + i / a->nc];
+}
+
+/* The worker's view of the reader for job i: notes, statistics and errors kept in the job;
+ * after the job's first step, its GDMA counter arrays are the job's. */
 static void job_view(struct perfai_par *a, size_t i, int later, struct bmp_rd *rk)
 {
 	unsigned k = (unsigned)(i % a->nc);
-	int e = (int)(i / a->nc);
-	struct bmp_core_job *j = &a->job[2 * k + (unsigned)e];
+	struct bmp_core_job *j = job_of(a, i);
 	*rk = *a->r;
 	rk->job = j;
 	rk->d = &j->d;
-	if (later && e == BMP_ENG_GDMA) {
+	if (later && i / a->nc == BMP_ENG_GDMA) {
 		rk->gd_gmem[k] = j->gd_gmem;
 		rk->gd_lmem[k] = j->gd_lmem;
 		rk->gd_xact[k] = j->gd_xact;
@@ -229,11 +231,8 @@ static void a2_par_read(void *v, size_t i)
 	struct bmp_rd rk;
 	job_view(a, i, 0, &rk);
 	struct bmp_core_job *j = rk.job;
-	struct bmp_pmu_blk *blk = a->blk ? &a->blk[i] : NULL;
 	j->rc = perfai_engine(&rk, a->ipath, a->f, a->it, k, e, &a->cc[k], &a->cr[k], &a->anchor[k],
-	                      &a->have_anchor[k], blk);
-	if (blk && blk->part)
-		a->planned[i] = 1;
+	                      &a->have_anchor[k], a->blk ? &a->blk[i] : NULL);
 	if (e == BMP_ENG_GDMA) { /* its counter arrays (detail), which read_cores hands back */
 		j->gd_gmem = rk.gd_gmem[k];
 		j->gd_lmem = rk.gd_lmem[k];
@@ -242,20 +241,21 @@ static void a2_par_read(void *v, size_t i)
 	}
 }
 
-/* Flat job i of a read in parts: a part's records (a2_par_pmu) or its commit. */
+/* Flat job i of a read in parts: a part's records, or its commit. */
 static void a2_par_pmu(void *v, size_t i)
 {
 	struct perfai_par *a = v;
 	size_t jb = a->pmu_jobs[i][0];
-	if (!a->job[2 * (jb % a->nc) + jb / a->nc].rc)
-		bmp_pmu_part(a->r, &a->blk[jb], a->pmu_jobs[i][1]);
+	/* (a part of a block read in parts cannot fail: its room was reserved when planned) */
+	if (!job_of(a, jb)->rc)
+		(void)bmp_pmu_part(a->r, &a->blk[jb], a->pmu_jobs[i][1]);
 }
 
 static void a2_par_pmu_commit(void *v, size_t i)
 {
 	struct perfai_par *a = v;
 	size_t jb = a->pmu_jobs[i][0];
-	if (!a->job[2 * (jb % a->nc) + jb / a->nc].rc)
+	if (!job_of(a, jb)->rc)
 		bmp_pmu_commit(&a->blk[jb], a->pmu_jobs[i][1]);
 }
 
@@ -265,12 +265,12 @@ static void a2_par_settle(void *v, size_t i)
 	struct perfai_par *a = v;
 	struct bmp_rd rk;
 	job_view(a, i, 1, &rk);
-	if (a->planned[i] && !rk.job->rc)
+	if (a->blk[i].part && !rk.job->rc)
 		rk.job->rc = bmp_pmu_settle(&rk, &a->blk[i]);
 }
 
-/* Job i of a read in parts, once its parts are committed: the block finished (and the TIU
- * side's anchor found). */
+/* Job i of a read in parts, once its parts are committed: the block finished and the TIU
+ * side's anchor found. */
 static void a2_par_finish(void *v, size_t i)
 {
 	struct perfai_par *a = v;
@@ -278,14 +278,12 @@ static void a2_par_finish(void *v, size_t i)
 	int e = (int)(i / a->nc);
 	struct bmp_rd rk;
 	job_view(a, i, 1, &rk);
-	if (rk.job->rc)
+	if (rk.job->rc || !a->blk[i].part)
 		return;
 	struct core_range *cr = &a->cr[k];
-	if (a->planned[i]) {
-		bmp_pmu_finish(&rk, &a->blk[i], &cr->first[e]);
-		cr->n[e] = rk.p->tracks[bmp_eng_track(&rk, k, e)].count - cr->first[e];
-	}
-	if (e == BMP_ENG_TIU && a->planned[i])
+	bmp_pmu_finish(&rk, &a->blk[i], &cr->first[e]);
+	cr->n[e] = rk.p->tracks[bmp_eng_track(&rk, k, e)].count - cr->first[e];
+	if (e == BMP_ENG_TIU)
 		tiu_anchor(&rk, k, &a->cc[k], cr, &a->anchor[k], &a->have_anchor[k]);
 }
 
@@ -296,13 +294,13 @@ static int read_parts(struct perfai_par *ap, unsigned nc)
 	struct bmp_rd *r = ap->r;
 	size_t n = 0;
 	for (size_t i = 0; i < 2 * (size_t)nc; i++)
-		if (ap->planned[i])
+		if (ap->blk[i].part)
 			n += ap->blk[i].nparts;
 	ap->pmu_jobs = tp_calloc(n ? n : 1, sizeof *ap->pmu_jobs);
 	if (!ap->pmu_jobs)
 		return bmp_nomem(r);
 	for (size_t i = 0; i < 2 * (size_t)nc; i++)
-		for (size_t q = 0; ap->planned[i] && q < ap->blk[i].nparts; q++) {
+		for (size_t q = 0; ap->blk[i].part && q < ap->blk[i].nparts; q++) {
 			ap->pmu_jobs[ap->npmu][0] = i;
 			ap->pmu_jobs[ap->npmu++][1] = q;
 		}
@@ -365,15 +363,14 @@ static int read_cores(struct perfai_par *ap, unsigned nc)
 		return bmp_nomem(r);
 	ap->nc = nc;
 	/* With more threads than engines, each engine's records are read in parts. */
-	if (r->jobs > 2 * (int)nc && r->part) {
+	if (r->jobs > 2 * (int)nc) {
 		ap->blk = tp_calloc(2 * (size_t)nc, sizeof *ap->blk);
-		ap->planned = tp_calloc(2 * (size_t)nc, 1);
-		if (!ap->blk || !ap->planned)
+		if (!ap->blk)
 			return bmp_nomem(r);
 	}
 	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_read, ap);
-	if (ap->blk && read_parts(ap, nc) != TP_OK)
-		return TP_ENOMEM;
+	int rc = ap->blk ? read_parts(ap, nc) : TP_OK;
+	/* The counter arrays live in the jobs now, whatever happened since. */
 	for (unsigned k = 0; k < nc; k++) {
 		const struct bmp_core_job *g = &ap->job[2 * k + BMP_ENG_GDMA];
 		r->gd_gmem[k] = g->gd_gmem;
@@ -381,6 +378,8 @@ static int read_cores(struct perfai_par *ap, unsigned nc)
 		r->gd_xact[k] = g->gd_xact;
 		r->gd_cap[k] = g->gd_cap;
 	}
+	if (rc != TP_OK)
+		return rc;
 	/* In core order, TIU before GDMA: the first that failed reports (as one thread would:
 	 * it would not have read the GDMA records after a TIU error). */
 	for (size_t i = 0; i < 2 * (size_t)nc; i++) {
@@ -542,13 +541,13 @@ static int core_after(struct perfai_par *ap, unsigned k)
 }
 
 /* fill_plain's parts: each engine's slices in parts of r->part when there are more
- * threads than engines, else one direct part per engine. A split engine's commands are
- * indexed ahead (about a quarter of its fill's time), which pays only for threads that would
- * otherwise wait. */
+ * threads than engines, else one direct part per engine. A split engine's command buffer is
+ * indexed to its end first, since parts look commands up concurrently through cursors of
+ * their own: serial work, worth it only when threads would otherwise wait. */
 static int plan_parts(struct perfai_par *ap, unsigned nc)
 {
 	struct bmp_rd *r = ap->r;
-	size_t size = r->jobs > 2 * (int)nc && r->part ? r->part : SIZE_MAX;
+	size_t size = r->jobs > 2 * (int)nc ? r->part : SIZE_MAX;
 	size_t total = 0;
 	for (int e = 0; e < 2; e++)
 		for (unsigned k = 0; k < nc; k++) {
@@ -729,9 +728,9 @@ int bmp_iter_perfai(struct bmp_rd *r, const char *ipath, const struct tp_file *f
 	memset(clamped_k, 0, sizeof clamped_k);
 	/* Per-core work through tp_par_run (on up to --jobs threads; with one, on this thread):
 	 * each core only touches its own tracks; notes, statistics, names and argument sets are
-	 * added in core order afterwards. Without argument sets fill_part rewrites labels through
-	 * a memo, which also makes it the cheaper path on one thread (docs/perf-notes/sophgo.md);
-	 * with them, fill_detail. */
+	 * added in core order afterwards. Without argument sets bmp_fill_part rewrites labels
+	 * through a memo, which also makes it the cheaper path on one thread
+	 * (docs/perf-notes/sophgo.md); with them, fill_detail. */
 	int per_core = !r->detail;
 	struct perfai_par ap = {.r = r,
 	                        .ipath = ipath,
@@ -777,7 +776,7 @@ out:
 		sg_aside_free(&ap.job[k].aside);
 	for (size_t i = 0; ap.blk && i < 2 * (size_t)nc; i++)
 		bmp_pmu_free(&ap.blk[i]);
-	TP_FREE_ALL(ap.blk, ap.planned, ap.pmu_jobs);
+	TP_FREE_ALL(ap.blk, ap.pmu_jobs);
 	for (size_t i = 0; i < ap.nparts; i++)
 		tp_part_free(&ap.part[i]);
 	TP_FREE_ALL(ap.part, ap.pinfo);

@@ -2,7 +2,6 @@
  * bmp_pmu.c — the MCU (DYN_DATA) records of one core onto its MCU track (§4.7), and the
  * argument sets of legacy PMU records. The TIU and GDMA records: bmp_pmublk.c.
  */
-#include "common/progress.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
 #include <dirent.h>

@@ -8,10 +8,8 @@
  * before a part are added once every part has counted its own, so the track is the one a
  * single pass makes. Owns the GDMA PMU counters kept per slice for the argument sets.
  */
-#include "common/progress.h"
 #include "readers/sophgo/bmprofile/bmp_int.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------- */
@@ -19,9 +17,8 @@
 /* ---------------------------------------------------------------------------------------- */
 
 /* PMU blocks are read a window at a time: the window's records are checked (valid_end), then
- * decoded while they are still in the cache, and the pages read are released every
- * PMU_DROP_BYTES. (Checking the whole block first and decoding it afterwards read every page
- * twice and, since the check released what it read, mapped it twice.) */
+ * decoded while they are still in the cache, so that each page is mapped and read once, and
+ * the pages read are released every PMU_DROP_BYTES. */
 #define PMU_WINDOW_BYTES ((size_t)256 << 10)
 #define PMU_DROP_BYTES ((size_t)2 << 20)
 
@@ -166,13 +163,19 @@ static const uint8_t *blk_base(const struct bmp_pmu_blk *b)
 	return b->f->data + b->sp->off;
 }
 
+/* The TIU record at p, in the chip's layout. */
+static void tiu_decode(const struct bmp_rd *r, const uint8_t *p, struct bmp_tiu_rec *rec)
+{
+	if (r->chip->tiu_pmu_id_first)
+		bmp_tiu_decode_id_first(p, rec);
+	else
+		bmp_tiu_decode(p, rec);
+}
+
 static uint32_t tiu_id_at(const struct bmp_rd *r, const uint8_t *p)
 {
 	struct bmp_tiu_rec rec;
-	if (r->chip->tiu_pmu_id_first)
-		bmp_tiu_decode_id_first(p, &rec);
-	else
-		bmp_tiu_decode(p, &rec);
+	tiu_decode(r, p, &rec);
 	return rec.inst_id;
 }
 
@@ -208,10 +211,7 @@ static void decode_recs(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qq, size
 	if (b->e == BMP_ENG_TIU) {
 		for (; i < j; i++) {
 			struct bmp_tiu_rec rec;
-			if (r->chip->tiu_pmu_id_first)
-				bmp_tiu_decode_id_first(base + i * rs, &rec);
-			else
-				bmp_tiu_decode(base + i * rs, &rec);
+			tiu_decode(r, base + i * rs, &rec);
 			uint64_t id = bmp_unwrap_next(u, rec.inst_id);
 			struct tp_slice *s = slice_at(tr, b->first + i - b->d);
 			s->cmd_id = (uint32_t)(id + 1);
@@ -284,7 +284,6 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 	/* Split, the slices are reserved for every record at once. */
 	if (b->n > PMU_RESERVE_ALL / sizeof(struct tp_slice))
 		np = 1;
-	b->direct = np == 1;
 	b->part = tp_calloc(np, sizeof *b->part);
 	b->pt = tp_calloc(np, sizeof *b->pt);
 	if (!b->part || !b->pt)
@@ -297,9 +296,9 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		pq->b = pq->a + per < b->n ? pq->a + per : b->n;
 		size_t lo = pq->a > b->d ? pq->a : b->d;
 		size_t hi = pq->b > lo ? pq->b : lo;
-		tp_part_open(&b->pt[q], r->p, b->t, b->first + lo - b->d, hi - lo, b->direct);
+		tp_part_open(&b->pt[q], r->p, b->t, b->first + lo - b->d, hi - lo, np == 1);
 	}
-	if (b->direct)
+	if (bmp_pmu_direct(b))
 		return TP_OK;
 	if (tp_track_reserve(r->p, b->t, b->n - b->d) != TP_OK)
 		return bmp_nomem(r);
@@ -335,7 +334,7 @@ int bmp_pmu_part(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qi)
 		size_t we = q->b - w < win ? q->b : w + win;
 		size_t j = valid_end(r, base, rs, at, w, we);
 		size_t lo = w > from ? w : from;
-		if (b->direct && j > lo) {
+		if (bmp_pmu_direct(b) && j > lo) {
 			if (pmu_room(r, b->t, j - lo, b->n - lo) != TP_OK)
 				return TP_ENOMEM;
 			if (b->e == BMP_ENG_GDMA && r->detail && r->dec &&
@@ -349,7 +348,7 @@ int bmp_pmu_part(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qi)
 			decode_recs(r, b, qi, lo, j, &u);
 		/* What was read goes back every PMU_DROP_BYTES, or every window when the block is
 		 * read in parts (many in flight), and counts for the progress line. */
-		if ((j - w0) * rs >= (b->direct ? PMU_DROP_BYTES : 1)) {
+		if ((j - w0) * rs >= (bmp_pmu_direct(b) ? PMU_DROP_BYTES : 1)) {
 			tp_file_drop(b->f, b->sp->off + w0 * rs, b->sp->off + j * rs);
 			bmp_iter_progress(r, (j - w0) * rs);
 			q->counted += (j - w0) * rs;
@@ -386,7 +385,7 @@ int bmp_pmu_settle(struct bmp_rd *r, struct bmp_pmu_blk *b)
 		b->part[q].delta = wraps << id_width(r, b->e);
 		wraps += b->part[q].wraps;
 	}
-	if (b->direct)
+	if (bmp_pmu_direct(b))
 		return TP_OK;
 	struct tp_track *tr = &r->p->tracks[b->t];
 	tr->count = b->first + (b->nv > b->d ? b->nv - b->d : 0);
@@ -470,14 +469,13 @@ void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first)
 	BMP_RSTATS(r)->records_read += b->n;
 	BMP_RSTATS(r)->records_dropped += b->n - b->nv + b->d;
 	bmp_iter_progress(r, b->sp->len - counted);
+	tp_file_drop(b->f, b->sp->off, b->sp->off + b->sp->len);
 	if (b->e == BMP_ENG_TIU) {
 		unwrap_times(r, b->t, b->first, r->tiu_mhz, b->core, "TIU");
 		if (wraps)
 			bmp_note(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)",
 			         b->core, (unsigned long long)wraps, id_width(r, b->e));
-		tp_file_drop(b->f, b->sp->off, b->sp->off + b->sp->len);
 	} else {
-		tp_file_drop(b->f, b->sp->off, b->sp->off + b->sp->len);
 		if (r->perfai)
 			gdma_trim(r, b);
 		unwrap_times(r, b->t, b->first, r->gdma_mhz, b->core, "GDMA");

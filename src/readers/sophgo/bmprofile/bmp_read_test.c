@@ -362,10 +362,16 @@ static int read_dir_plain(const char *dir, struct tp_profile **p, struct tp_diag
 	return tp_bmprofile_read(dir, &o, p, d);
 }
 
-/* Without argument sets, on worker threads, each engine filled in parts of two commands. */
+/* On worker threads, each engine read (and without argument sets filled) in parts of two
+ * records. */
 static int read_dir_parts(const char *dir, struct tp_profile **p, struct tp_diag *d)
 {
 	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .part = 2};
+	return tp_bmprofile_read(dir, &o, p, d);
+}
+static int read_dir_parts_detail(const char *dir, struct tp_profile **p, struct tp_diag *d)
+{
+	struct tp_bmprofile_opts o = {.detail = TP_BMPROFILE_DETAIL_ON, .jobs = 8, .part = 2};
 	return tp_bmprofile_read(dir, &o, p, d);
 }
 
@@ -409,7 +415,7 @@ static void test_a2_cmd_stop(void **state)
 }
 
 /* The two ways the BM1688 reader names its commands agree: with argument sets (fill_cmd,
- * one slice at a time) and without them (the per-core path: fill_core with its label memo,
+ * one slice at a time) and without them (the per-core path: bmp_fill_part with its label memo,
  * names interned per core afterwards; --jobs 1 runs it on the calling thread). Every engine
  * slice has the same time, label (name, type, kind, direction, data type, stall, bytes),
  * dependency and cost either way. */
@@ -473,55 +479,87 @@ static void test_fill_paths_agree(void **state)
 	fill_paths_agree(real);
 }
 
-/* Without argument sets, with more threads than engines, each engine's slices are filled in
- * parts (`part` commands each): the profile is the one a single thread reads, id for id
- * (slices, labels, long durations, cost entries and their widths, names). */
+/* Track x of pa and track y of pb are the same, id for id: slices, labels (and their names),
+ * long durations, cost entries and their widths. */
+static void same_track(const struct tp_profile *pa, const struct tp_track *x,
+                       const struct tp_profile *pb, const struct tp_track *y)
+{
+	assert_int_equal(x->count, y->count);
+	if (x->count)
+		assert_memory_equal(x->slices, y->slices, x->count * sizeof *x->slices);
+	assert_int_equal(x->num_labels, y->num_labels);
+	assert_memory_equal(x->labels, y->labels, x->num_labels * sizeof *x->labels);
+	for (uint32_t k = 0; k < x->num_labels; k++)
+		assert_string_equal(tp_str(pa, x->labels[k].name), tp_str(pb, y->labels[k].name));
+	assert_int_equal(x->num_long_dur, y->num_long_dur);
+	if (x->num_long_dur)
+		assert_memory_equal(x->long_dur, y->long_dur,
+		                    x->num_long_dur * sizeof *x->long_dur);
+	assert_int_equal(x->cost_width, y->cost_width);
+	assert_int_equal(x->cost != NULL, y->cost != NULL);
+	if (x->cost)
+		assert_memory_equal(x->cost, y->cost, x->count * x->cost_width);
+	assert_int_equal(x->num_cost_dict, y->num_cost_dict);
+	if (x->num_cost_dict)
+		assert_memory_equal(x->cost_dict, y->cost_dict,
+		                    x->num_cost_dict * sizeof *x->cost_dict);
+	assert_int_equal(x->num_cost_big, y->num_cost_big);
+	if (x->num_cost_big)
+		assert_memory_equal(x->cost_big, y->cost_big,
+		                    x->num_cost_big * sizeof *x->cost_big);
+}
+
+/* pa and pb are the same profile: every track (same_track), the notes, the reader's
+ * statistics and the argument sets. */
+static void same_profile(const struct tp_profile *pa, const struct tp_profile *pb)
+{
+	assert_int_equal(pa->num_tracks, pb->num_tracks);
+	size_t slices = 0;
+	for (size_t i = 0; i < pa->num_tracks; i++) {
+		same_track(pa, &pa->tracks[i], pb, &pb->tracks[i]);
+		slices += pa->tracks[i].count;
+	}
+	assert_true(slices > 0);
+	assert_int_equal(pa->num_notes, pb->num_notes);
+	for (size_t i = 0; i < pa->num_notes; i++)
+		assert_string_equal(tp_str(pa, pa->notes[i].text), tp_str(pb, pb->notes[i].text));
+	assert_memory_equal(&pa->stats, &pb->stats, sizeof pa->stats);
+	assert_int_equal(pa->num_argsets, pb->num_argsets);
+	if (pa->num_argsets > 1)
+		assert_memory_equal(pa->argsets + 1, pb->argsets + 1,
+		                    (pa->num_argsets - 1) * sizeof *pa->argsets);
+	assert_int_equal(pa->num_args, pb->num_args);
+	for (size_t i = 0; i < pa->num_args; i++) {
+		assert_int_equal(pa->args[i].key, pb->args[i].key);
+		assert_int_equal(pa->args[i].type, pb->args[i].type);
+		assert_int_equal(pa->args[i].v.u, pb->args[i].v.u);
+	}
+}
+
+/* With more threads than engines, each engine's PMU records and (without argument sets) its
+ * fill run in parts (`part` records each): the profile is the one a single thread reads, id
+ * for id, with argument sets (detail, the GDMA counters kept per record) and without. */
 static void parts_agree(const char *dir)
 {
-	struct tp_profile *pa = NULL;
-	struct tp_diag d = {0};
-	struct tp_bmprofile_opts one = {.detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 1};
-	if (tp_bmprofile_read(dir, &one, &pa, &d))
-		fail_msg("%s: %s", dir, d.msg);
+	static const int details[] = {TP_BMPROFILE_DETAIL_OFF, TP_BMPROFILE_DETAIL_ON};
 	static const size_t sizes[] = {1, 3, 50, 0};
-	for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
-		struct tp_profile *pb = NULL;
-		struct tp_bmprofile_opts parts = {
-		    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = 8, .part = sizes[z]};
-		if (tp_bmprofile_read(dir, &parts, &pb, &d))
+	struct tp_diag d = {0};
+	for (size_t k = 0; k < sizeof details / sizeof *details; k++) {
+		struct tp_profile *pa = NULL;
+		struct tp_bmprofile_opts one = {.detail = details[k], .jobs = 1};
+		if (tp_bmprofile_read(dir, &one, &pa, &d))
 			fail_msg("%s: %s", dir, d.msg);
-		assert_int_equal(pa->num_tracks, pb->num_tracks);
-		size_t checked = 0;
-		for (size_t i = 0; i < pa->num_tracks; i++) {
-			const struct tp_track *x = &pa->tracks[i], *y = &pb->tracks[i];
-			assert_int_equal(x->count, y->count);
-			if (x->count)
-				assert_memory_equal(x->slices, y->slices,
-				                    x->count * sizeof *x->slices);
-			assert_int_equal(x->num_labels, y->num_labels);
-			assert_memory_equal(x->labels, y->labels,
-			                    x->num_labels * sizeof *x->labels);
-			for (uint32_t k = 0; k < x->num_labels; k++)
-				assert_string_equal(tp_str(pa, x->labels[k].name),
-				                    tp_str(pb, y->labels[k].name));
-			assert_int_equal(x->num_long_dur, y->num_long_dur);
-			if (x->num_long_dur)
-				assert_memory_equal(x->long_dur, y->long_dur,
-				                    x->num_long_dur * sizeof *x->long_dur);
-			assert_int_equal(x->cost_width, y->cost_width);
-			assert_int_equal(x->cost != NULL, y->cost != NULL);
-			if (x->cost)
-				assert_memory_equal(x->cost, y->cost, x->count * x->cost_width);
-			assert_int_equal(x->num_cost_dict, y->num_cost_dict);
-			if (x->num_cost_dict)
-				assert_memory_equal(x->cost_dict, y->cost_dict,
-				                    x->num_cost_dict * sizeof *x->cost_dict);
-			checked += x->count;
+		for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+			struct tp_profile *pb = NULL;
+			struct tp_bmprofile_opts parts = {
+			    .detail = details[k], .jobs = 8, .part = sizes[z]};
+			if (tp_bmprofile_read(dir, &parts, &pb, &d))
+				fail_msg("%s: %s", dir, d.msg);
+			same_profile(pa, pb);
+			tp_profile_free(pb);
 		}
-		assert_true(checked > 0);
-		tp_profile_free(pb);
+		tp_profile_free(pa);
 	}
-	tp_profile_free(pa);
 }
 
 /* Core 1's TIU inst_ids in dir set to 65400, 5 and 6: the 16-bit counter wraps between its
@@ -578,6 +616,8 @@ static void test_a2_small_oom(void **state)
 	oom_sweep(sgt_make_fixture("a2_small", "a2_oom"));
 	sgt_oom_sweep(read_dir_plain, sgt_make_fixture("a2_small", "a2_oom_plain"), 20000, 0);
 	sgt_oom_sweep(read_dir_parts, sgt_make_fixture("a2_small", "a2_oom_parts"), 20000, 0);
+	sgt_oom_sweep(read_dir_parts_detail, sgt_make_fixture("a2_small", "a2_oom_parts_detail"),
+	              20000, 0);
 	/* And with the side files: tensor_location.json (layers, tensors) and final.mlir. */
 	const char *dir = sgt_make_fixture("a2_small", "a2_oom_side");
 	static const char js[] =
