@@ -162,8 +162,10 @@ void tp_part_free(struct tp_part *pt)
 
 void tp_part_commit(struct tp_part *pt)
 {
-	if (pt->direct)
+	if (pt->direct || !pt->n) {
+		tp_part_free(pt); /* (an empty track may have no slice array) */
 		return;
+	}
 	struct tp_track *t = part_track(pt);
 	struct tp_slice *s = t->slices + pt->first;
 	for (size_t i = 0; i < pt->n; i++) {

@@ -401,8 +401,10 @@ void bmp_pmu_commit(struct bmp_pmu_blk *b, size_t q)
 	struct tp_part *pt = &b->pt[q];
 	tp_part_commit(pt);
 	uint32_t delta = (uint32_t)b->part[q].delta; /* cmd_id is the low 32 bits */
+	if (!delta || !pt->n)
+		return; /* (an empty track may have no slice array) */
 	struct tp_slice *s = pt->p->tracks[pt->track].slices + pt->first;
-	for (size_t i = 0; delta && i < pt->n; i++)
+	for (size_t i = 0; i < pt->n; i++)
 		s[i].cmd_id += delta;
 }
 

@@ -592,6 +592,48 @@ static void tiu_ids_wrap(const char *dir)
 	tp_profile_free(p);
 }
 
+/* Core 0's GDMA block of dir emptied (its length 0, its records removed from the file). */
+static void gdma_block_empty(const char *dir)
+{
+	const char *path = sgt_in(dir, "iter0.profile");
+	size_t n;
+	uint8_t *data = tp_test_must_slurp(path, &n);
+	struct bmp_iter *it = calloc(1, sizeof *it);
+	assert_non_null(it);
+	struct tp_diag d = {0};
+	assert_int_equal(bmp_walk(data, n, TP_ARCH_BM1688, path, it, &d), TP_OK);
+	assert_true(it->n_gdma > 0 && it->gdma[0].len > 0);
+	size_t off = (size_t)it->gdma[0].off, len = it->gdma[0].len;
+	memset(data + off - 4, 0, 4); /* the header's length */
+	memmove(data + off, data + off + len, n - off - len);
+	assert_int_equal(tp_test_write_file(path, data, n - len), 0);
+	free(it);
+	free(data);
+}
+
+/* An empty GDMA block: no records on its track (which has no slice array then), the other
+ * engines read, with one thread or with the blocks in parts. */
+static void test_empty_block(void **state)
+{
+	(void)state;
+	const char *dir = sgt_make_fixture("a2_small", "a2_empty_gdma");
+	gdma_block_empty(dir);
+	for (int jobs = 1; jobs <= 8; jobs += 7) {
+		struct tp_profile *p = NULL;
+		struct tp_diag d = {0};
+		struct tp_bmprofile_opts o = {
+		    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = jobs, .part = 1};
+		if (tp_bmprofile_read(dir, &o, &p, &d))
+			fail_msg("%s: %s", dir, d.msg);
+		const struct tp_track *g = sgt_track(p, 0, TP_TRACK_GDMA);
+		assert_true(!g || g->count == 0);
+		const struct tp_track *t = sgt_track(p, 0, TP_TRACK_TIU);
+		assert_non_null(t);
+		assert_true(t->count > 0);
+		tp_profile_free(p);
+	}
+}
+
 static void test_fill_parts_agree(void **state)
 {
 	(void)state;
