@@ -600,7 +600,9 @@ struct tp_profile {
 	size_t num_layer_sim;
 	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
-	int oom;           /* sticky: an insertion ran out of memory */
+	/* sticky: an insertion ran out of memory (atomic: insertions into different tracks run
+	 * on different threads, and each may set it) */
+	_Atomic int oom;
 	uint64_t strs_cut; /* distinct strings cut at TP_PROFILE_MAX_STR (tp_profile_str) */
 	size_t
 	    strs_cut_note; /* 1 + the index of the note saying so (tp_profile_finish), 0 = none */
