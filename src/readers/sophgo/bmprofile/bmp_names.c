@@ -20,7 +20,7 @@
  * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
  * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
  * (a label equal to an interned one gets that one's id), so the profile is unchanged.
- * Direct-mapped; `from` is the old id + 1 (0 = empty slot). */
+ * Direct-mapped: a slot keeps the old id plus one in `from`, so that a zeroed slot is empty. */
 #define LABEL_MEMO 8192
 
 struct label_memo {
@@ -281,8 +281,8 @@ void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
-			/* The new label depends only on the old one (the name cache is fixed now).
-			 */
+			/* The new label depends only on the old one: the name cache no longer
+			 * changes once the names are discovered. */
 			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
 			if (m && m->from == s->label + 1) {
 				s->label = m->to;

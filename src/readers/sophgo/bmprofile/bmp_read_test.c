@@ -804,8 +804,6 @@ static void push_cmds(struct tp_profile *p, int tr, const int64_t c[4][4])
 	}
 }
 
-/* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
- * end; an id that occurs twice is not checked; the first violation in track order. */
 /* Fixture `fix` (as `as`) with `file` cut to `len` bytes: `status` and the message
  * "<dir>/<file>@<at>". */
 static void expect_cut(const char *fix, const char *as, const char *file, off_t len, int status,
@@ -817,6 +815,21 @@ static void expect_cut(const char *fix, const char *as, const char *file, off_t 
 	assert_int_equal(truncate(path, len), 0);
 	snprintf(want, sizeof want, "%s/%s@%s", dir, file, at);
 	expect_error(dir, status, want);
+}
+
+/* Report r counts `checked` and `violated` commands, and its first violation is core 0's
+ * TIU 2 [90, 95) waiting on GDMA 1, which ends at 100. */
+static void expect_tiu2_first(const struct tp_deps_report *r, uint64_t checked, uint64_t violated)
+{
+	assert_int_equal(r->checked, checked);
+	assert_int_equal(r->violated, violated);
+	assert_int_equal(r->device, 0);
+	assert_int_equal(r->core, 0);
+	assert_int_equal(r->kind, TP_TRACK_TIU);
+	assert_int_equal(r->cmd_id, 2);
+	assert_int_equal(r->dep_id, 1);
+	assert_int_equal(r->start_ns, 90);
+	assert_int_equal(r->dep_end, 100);
 }
 
 /* Legacy command files too short for the COMMAND block's count: cut, so exit 2 (located). */
@@ -831,6 +844,8 @@ static void test_bad_legacy_cmds(void **state)
 	           "0x40: the file ends after 1 of the 2 commands the COMMAND block names");
 }
 
+/* tp_deps_check: TIU waits on GDMA and GDMA on TIU by cmd_id, start against the partner's
+ * end; an id that occurs twice is not checked; the first violation in track order. */
 static void test_deps_check(void **state)
 {
 	(void)state;
@@ -847,13 +862,7 @@ static void test_deps_check(void **state)
 	push_cmds(p, t, td);
 	struct tp_deps_report r;
 	assert_int_equal(tp_deps_check(p, &r), TP_OK);
-	assert_int_equal(r.checked, 3); /* TIU 1, TIU 2, GDMA 3 */
-	assert_int_equal(r.violated, 1);
-	assert_int_equal(r.kind, TP_TRACK_TIU);
-	assert_int_equal(r.cmd_id, 2);
-	assert_int_equal(r.dep_id, 1);
-	assert_int_equal(r.start_ns, 90);
-	assert_int_equal(r.dep_end, 100);
+	expect_tiu2_first(&r, 3, 1); /* checked: TIU 1, TIU 2, GDMA 3 */
 	/* GDMA 3 starting before TIU 1 ends: a second violation, the first stays TIU 2. */
 	p->tracks[g].slices[3].start_ns = 120;
 	assert_int_equal(tp_deps_check(p, &r), TP_OK);
@@ -879,15 +888,7 @@ static void test_deps_check(void **state)
 			for (size_t k = 0; k < sizeof parts / sizeof *parts; k++) {
 				memset(&r, 0xA5, sizeof r);
 				assert_int_equal(tp_deps_check_parts(p, jobs, parts[k], &r), TP_OK);
-				assert_int_equal(r.checked, 4);
-				assert_int_equal(r.violated, 3);
-				assert_int_equal(r.device, 0);
-				assert_int_equal(r.core, 0);
-				assert_int_equal(r.kind, TP_TRACK_TIU);
-				assert_int_equal(r.cmd_id, 2);
-				assert_int_equal(r.dep_id, 1);
-				assert_int_equal(r.start_ns, 90);
-				assert_int_equal(r.dep_end, 100);
+				expect_tiu2_first(&r, 4, 3);
 			}
 		}
 		struct tp_slice *v = p->tracks[g].slices, tmp;
