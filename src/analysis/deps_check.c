@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Parts large against a job's start, small against a track of a million commands. */
+#define DEPS_PART 65536
+
 int tp_id_end_cmp(const void *x, const void *y)
 {
 	const struct tp_id_end *a = x, *b = y;
@@ -119,6 +122,12 @@ static void part_copy(void *arg, size_t k)
 	}
 }
 
+/* Room for track t's index: a place per slice. */
+static struct tp_id_end *index_alloc(const struct tp_track *t)
+{
+	return tp_malloc((t->count ? t->count : 1) * sizeof(struct tp_id_end));
+}
+
 static void track_sort(void *arg, size_t k)
 {
 	struct deps_track *dt = &((struct deps_run *)arg)->trk[k];
@@ -140,15 +149,14 @@ static void side_job(void *arg, size_t k)
 	struct deps_run *x = arg;
 	struct deps_track *dt = &x->trk[k ^ 1];
 	/* The partner's index only while this side is checked: one per thread at a time. */
-	dt->v = tp_malloc((dt->t->count ? dt->t->count : 1) * sizeof *dt->v);
-	if (!dt->v) {
+	if (!(dt->v = index_alloc(dt->t))) {
 		x->part[k].oom = 1;
 		return;
 	}
 	part_copy(arg, k ^ 1);
 	dt->n = x->part[k ^ 1].ids;
-	if (!x->part[k ^ 1].sorted)
-		qsort(dt->v, dt->n, sizeof *dt->v, tp_id_end_cmp);
+	dt->sorted = x->part[k ^ 1].sorted;
+	track_sort(arg, k ^ 1);
 	part_check(arg, k);
 	tp_free(dt->v);
 	dt->v = NULL;
@@ -201,7 +209,7 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 	/* Tracks in parts only when threads outnumber them: the parts' index pass reads every
 	 * slice once more than side_job does. */
 	if (!part)
-		part = jobs > ntrk ? TP_DEPS_PART : SIZE_MAX;
+		part = jobs > ntrk ? DEPS_PART : SIZE_MAX;
 	for (size_t i = 0; i < ntrk; i++) {
 		x.trk[i].part0 = nparts;
 		/* (an empty track is one empty part, so that unsplit tracks are one part each) */
@@ -230,8 +238,7 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 				goto out;
 	} else {
 		for (size_t i = 0; i < ntrk; i++)
-			if (!(x.trk[i].v = tp_malloc((x.trk[i].t->count ? x.trk[i].t->count : 1) *
-			                             sizeof *x.trk[i].v)))
+			if (!(x.trk[i].v = index_alloc(x.trk[i].t)))
 				goto out;
 		tp_par_run(jobs, nparts, part_copy, &x);
 		index_close(&x, ntrk);

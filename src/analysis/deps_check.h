@@ -26,14 +26,12 @@ struct tp_deps_report {
  * scratch it frees. TP_OK or TP_ENOMEM. */
 int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r);
 /* The same on up to `jobs` threads (tp_par_run): each track a job, or in parts of
- * TP_DEPS_PART slices when the threads outnumber the tracks; the report does not depend on
+ * 65 536 slices when the threads outnumber the tracks; the report does not depend on
  * `jobs`. */
 int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps_report *r);
 /* The same in parts of `part` slices (0 = as tp_deps_check_jobs chooses; tests set it). */
 int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
                         struct tp_deps_report *r);
-/* Parts large against a job's start, small against a track of a million commands. */
-#define TP_DEPS_PART 65536
 
 /* A track's command by cmd_id and its end: the scratch index of the dependency lookups here and
  * in the cdm reader's vendor timeline. tp_id_end_cmp orders by id (qsort, bsearch). */

@@ -101,6 +101,20 @@ void tp_free_list(void *const *blocks, size_t n);
  * them; at most 64; fewer when threads cannot start). Returns when every call has returned.
  * Calls run concurrently in any order: fn must only touch what index k owns. */
 void tp_par_run(unsigned threads, size_t n, void (*fn)(void *arg, size_t k), void *arg);
+/* How many parts of at most `size` items n items make (at least 1, for n = 0 too). */
+static inline size_t tp_split_count(size_t n, size_t size)
+{
+	size_t np = size ? n / size + (n % size != 0) : 1;
+	return np ? np : 1;
+}
+/* Items [*lo, *hi) of part q when n items are cut into np parts of nearly equal size, in
+ * order (the last ones may be shorter or empty). */
+static inline void tp_split_at(size_t n, size_t np, size_t q, size_t *lo, size_t *hi)
+{
+	size_t per = n / np + (n % np != 0);
+	*lo = q * per < n ? q * per : n;
+	*hi = n - *lo < per ? n : *lo + per;
+}
 
 /* Sorts the indexes v[0..n) stably by `before` (nonzero: index x goes before index y; two
  * indexes neither of which goes first keep their input order) with a bottom-up merge sort through

@@ -682,9 +682,16 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Gives back the room reserved past the track's last slice (for a reader that reserved by an
  * estimate). Never fails: if the allocator refuses, the array stays as it is. */
 void tp_track_fit(struct tp_profile *p, int track);
-/* Appends a zeroed slice with layer = -1 and returns it, or NULL on out of memory. The
- * pointer is valid until the next append to the same track. */
+/* Appends a new slice (tp_slice_init) and returns it, or NULL on out of memory. The pointer is
+ * valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
+/* A new slice: all zero but its layer, -1 (none). For readers that write slices into room
+ * they reserved, as tp_track_push's are. */
+static inline void tp_slice_init(struct tp_slice *s)
+{
+	memset(s, 0, sizeof *s);
+	s->layer = -1;
+}
 
 /* Sets the end of slice s of track t to end_ns, relative to its current start_ns (set that
  * first). Durations of 2^31 ns and more (or negative ones, which readers may hold while they

@@ -227,8 +227,7 @@ struct tp_slice *tp_track_push(struct tp_profile *p, int track)
 		t->slices = s;
 	}
 	struct tp_slice *s = &t->slices[t->count++];
-	memset(s, 0, sizeof *s);
-	s->layer = -1;
+	tp_slice_init(s);
 	return s;
 }
 

@@ -370,7 +370,7 @@ static int read_cores(struct perfai_par *ap, unsigned nc)
 	}
 	tp_par_run((unsigned)r->jobs, 2 * (size_t)nc, a2_par_read, ap);
 	int rc = ap->blk ? read_parts(ap, nc) : TP_OK;
-	/* The counter arrays live in the jobs now, whatever happened since. */
+	/* The jobs own the GDMA counter arrays: back to r on every path, error or not. */
 	for (unsigned k = 0; k < nc; k++) {
 		const struct bmp_core_job *g = &ap->job[2 * k + BMP_ENG_GDMA];
 		r->gd_gmem[k] = g->gd_gmem;
@@ -552,9 +552,7 @@ static int plan_parts(struct perfai_par *ap, unsigned nc)
 	for (int e = 0; e < 2; e++)
 		for (unsigned k = 0; k < nc; k++) {
 			size_t n = ap->cr[k].n[e], i = (size_t)e * nc + k;
-			ap->nparts_of[i] = n / size + (n % size != 0);
-			if (!ap->nparts_of[i])
-				ap->nparts_of[i] = 1;
+			ap->nparts_of[i] = tp_split_count(n, size);
 			ap->part0[i] = total;
 			total += ap->nparts_of[i];
 		}
@@ -567,13 +565,12 @@ static int plan_parts(struct perfai_par *ap, unsigned nc)
 		unsigned k = (unsigned)(i % nc);
 		int e = (int)(i / nc);
 		size_t first = ap->cr[k].first[e], n = ap->cr[k].n[e];
-		size_t per = (n + ap->nparts_of[i] - 1) / ap->nparts_of[i];
 		for (size_t q = 0; q < ap->nparts_of[i]; q++) {
 			struct fill_part *fp = &ap->pinfo[ap->part0[i] + q];
-			size_t lo = q * per < n ? q * per : n;
-			size_t m = n - lo < per ? n - lo : per;
+			size_t lo, hi;
+			tp_split_at(n, ap->nparts_of[i], q, &lo, &hi);
 			tp_part_open(&ap->part[ap->part0[i] + q], r->p, bmp_eng_track(r, k, e),
-			             first + lo, m, ap->nparts_of[i] == 1);
+			             first + lo, hi - lo, ap->nparts_of[i] == 1);
 			fp->k = k;
 			fp->e = e;
 		}

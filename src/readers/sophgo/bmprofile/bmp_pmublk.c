@@ -194,8 +194,7 @@ static void zero_seen(struct bmp_pmu_part *q, size_t i)
 static struct tp_slice *slice_at(struct tp_track *tr, size_t k)
 {
 	struct tp_slice *s = &tr->slices[k];
-	memset(s, 0, sizeof *s);
-	s->layer = -1;
+	tp_slice_init(s);
 	return s;
 }
 
@@ -267,7 +266,7 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 	b->sp = sp;
 	b->e = e;
 	b->core = core;
-	b->t = e == BMP_ENG_TIU ? r->tiu_track[core] : r->gdma_track[core];
+	b->t = bmp_eng_track(r, core, e);
 	size_t rs = rec_bytes(r, e);
 	b->n = sp->len / rs;
 	b->first = r->p->tracks[b->t].count;
@@ -280,7 +279,7 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 		    c.op == 15 && c.sub == 8)
 			b->d = 1;
 	}
-	size_t np = part && b->n > part ? b->n / part + (b->n % part != 0) : 1;
+	size_t np = tp_split_count(b->n, part);
 	/* Split, the slices are reserved for every record at once. */
 	if (b->n > PMU_RESERVE_ALL / sizeof(struct tp_slice))
 		np = 1;
@@ -289,11 +288,9 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 	if (!b->part || !b->pt)
 		return bmp_nomem(r);
 	b->nparts = np;
-	size_t per = b->n / np + (b->n % np != 0);
 	for (size_t q = 0; q < np; q++) {
 		struct bmp_pmu_part *pq = &b->part[q];
-		pq->a = q * per < b->n ? q * per : b->n;
-		pq->b = pq->a + per < b->n ? pq->a + per : b->n;
+		tp_split_at(b->n, np, q, &pq->a, &pq->b);
 		size_t lo = pq->a > b->d ? pq->a : b->d;
 		size_t hi = pq->b > lo ? pq->b : lo;
 		tp_part_open(&b->pt[q], r->p, b->t, b->first + lo - b->d, hi - lo, np == 1);
@@ -413,9 +410,7 @@ void bmp_pmu_free(struct bmp_pmu_blk *b)
 	for (size_t q = 0; b->pt && q < b->nparts; q++)
 		tp_part_free(&b->pt[q]);
 	TP_FREE_ALL(b->part, b->pt);
-	b->part = NULL;
-	b->pt = NULL;
-	b->nparts = b->live = 0;
+	*b = (struct bmp_pmu_blk){0};
 }
 
 /* GDMA's §9.2 step 2: the stale records around the zero inst_ids trimmed off the block's
