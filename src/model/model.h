@@ -600,9 +600,7 @@ struct tp_profile {
 	size_t num_layer_sim;
 	struct tp_vendor vendor; /* the vendor tool's figures (see struct tp_vendor_row) */
 	struct tp_read_stats stats;
-	/* sticky: an insertion ran out of memory (atomic: insertions into different tracks run
-	 * on different threads, and each may set it) */
-	_Atomic int oom;
+	_Atomic int oom;   /* sticky: an insertion ran out of memory (on any thread) */
 	uint64_t strs_cut; /* distinct strings cut at TP_PROFILE_MAX_STR (tp_profile_str) */
 	size_t
 	    strs_cut_note; /* 1 + the index of the note saying so (tp_profile_finish), 0 = none */
@@ -682,11 +680,9 @@ int tp_track_reserve(struct tp_profile *p, int track, size_t n);
 /* Gives back the room reserved past the track's last slice (for a reader that reserved by an
  * estimate). Never fails: if the allocator refuses, the array stays as it is. */
 void tp_track_fit(struct tp_profile *p, int track);
-/* Appends a new slice (tp_slice_init) and returns it, or NULL on out of memory. The pointer is
- * valid until the next append to the same track. */
+/* Appends a new slice (tp_slice_init's: all zero but its layer, -1) and returns it, or NULL on
+ * out of memory; valid until the next append to the same track. */
 struct tp_slice *tp_track_push(struct tp_profile *p, int track);
-/* A new slice: all zero but its layer, -1 (none). For readers that write slices into room
- * they reserved, as tp_track_push's are. */
 static inline void tp_slice_init(struct tp_slice *s)
 {
 	memset(s, 0, sizeof *s);
@@ -840,9 +836,6 @@ int tp_profile_layer_touch(struct tp_profile *p, size_t i, int64_t begin, int64_
  * TP_OK; TP_ENOMEM (sticky). */
 int tp_profile_layers_touch_jobs(struct tp_profile *p, const int *tr, const uint8_t *tiu,
                                  size_t ntr, int with_cmd, unsigned jobs);
-/* Bytes the layer table holds (records, chunk pointers and side tables), for tests and
- * statistics. */
-size_t tp_profile_layer_bytes(const struct tp_profile *p);
 int tp_profile_add_tensor(struct tp_profile *p, const struct tp_tensor *t);
 /* Makes room for n more tensors, so that adding them does not grow the array step by step
  * (each step copies it). TP_OK, or TP_ENOMEM with p unchanged (not an error of p's: the room

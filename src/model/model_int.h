@@ -75,6 +75,8 @@ int tp_model_lmem_fit(struct tp_track *t);
  * tp_profile_layer_touch makes). Touches only layer i's record. */
 int tp_model_layer_touch_rec(struct tp_profile *p, size_t i, int64_t begin, int64_t end, int tiu,
                              uint32_t cmd_id);
+/* Bytes the layer table holds (records, chunk pointers and side tables), for tests. */
+size_t tp_profile_layer_bytes(const struct tp_profile *p);
 /* Frees the layer table's arrays and zeroes it. */
 void tp_model_layer_tab_free(struct tp_layer_table *t);
 /* Frees what track t owns (its slices and their side arrays); t itself is left as it was. */

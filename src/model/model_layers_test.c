@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "model/model.h"
+#include "model/model_int.h"
 #include "testutil.h"
 
 /* A layer with every field set to a value the compact record holds. */
