@@ -223,3 +223,31 @@ void tp_test_push_slice(struct tp_profile *p, int tr, const char *type, const ch
 	assert_int_equal(tp_slice_set_label(p, &p->tracks[tr], s, &lb), TP_OK);
 	s->args = args;
 }
+
+void tp_test_same_track(const struct tp_profile *pa, const struct tp_track *x,
+                        const struct tp_profile *pb, const struct tp_track *y, int names)
+{
+	assert_int_equal(x->count, y->count);
+	if (x->count)
+		assert_memory_equal(x->slices, y->slices, x->count * sizeof *x->slices);
+	assert_int_equal(x->num_labels, y->num_labels);
+	assert_memory_equal(x->labels, y->labels, x->num_labels * sizeof *x->labels);
+	for (uint32_t k = 0; names && k < x->num_labels; k++)
+		assert_string_equal(tp_str(pa, x->labels[k].name), tp_str(pb, y->labels[k].name));
+	assert_int_equal(x->num_long_dur, y->num_long_dur);
+	if (x->num_long_dur)
+		assert_memory_equal(x->long_dur, y->long_dur,
+		                    x->num_long_dur * sizeof *x->long_dur);
+	assert_int_equal(x->cost_width, y->cost_width);
+	assert_int_equal(x->cost != NULL, y->cost != NULL);
+	if (x->cost)
+		assert_memory_equal(x->cost, y->cost, x->count * x->cost_width);
+	assert_int_equal(x->num_cost_dict, y->num_cost_dict);
+	if (x->num_cost_dict)
+		assert_memory_equal(x->cost_dict, y->cost_dict,
+		                    x->num_cost_dict * sizeof *x->cost_dict);
+	assert_int_equal(x->num_cost_big, y->num_cost_big);
+	if (x->num_cost_big)
+		assert_memory_equal(x->cost_big, y->cost_big,
+		                    x->num_cost_big * sizeof *x->cost_big);
+}
