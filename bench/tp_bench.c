@@ -24,19 +24,17 @@
  *   tp-bench spin [R [DIR]]
  *       the machine's own ceilings for a --jobs 2 ratio, one line each: a fixed amount of
  *       work on one thread, then the same on each of two threads at once, alternately R times
- *       (default 3); prints the best wall of each and their throughput ratio (2 x one / two). The
- * work: a loop of integer arithmetic ("spin"); fresh anonymous memory mapped, written and unmapped
- *       ("fresh memory", what a phase pays for the pages it first touches); with DIR, 1 MiB
- *       pwrite()s into a new file there, one per thread ("file writes", the page-cache copy
- *       every output pays). On a shared VM two threads do not always get two cores, nor twice
- *       the memory and page-cache throughput, and no phase whose time is in that kind of
- *       work can beat its line's ratio.
- *   tp-bench table ROWS [--baseline GROUP=NAME]...
- *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
- *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
- *       run show "1" and their wall), commands/s, commands/s per core,
- *       ns per command, peak RSS MiB, bytes of RAM per command ((RSS - baseline RSS) /
- *       commands) and ratios of ns/command and RSS to the baseline row of the same group
+ *       (default 3); prints the best wall of each and their throughput ratio (2 x one / two).
+ *       The work: a loop of integer arithmetic ("spin"); fresh anonymous memory mapped,
+ *       written and unmapped ("fresh memory", what a phase pays for the pages it first
+ *       touches); with DIR, 1 MiB pwrite()s into a new file there, one per thread ("file
+ *       writes", the page-cache copy every output pays). On a shared VM two threads do not always
+ * get two cores, nor twice the memory and page-cache throughput, and no phase whose time is in that
+ * kind of work can beat its line's ratio. tp-bench table ROWS [--baseline GROUP=NAME]... prints the
+ * rows as a table with derived columns: CPU s and CPU/wall (threads kept busy; rows of older files
+ * without CPU show "-"), runs and median wall s (rows of one run show "1" and their wall),
+ * commands/s, commands/s per core, ns per command, peak RSS MiB, bytes of RAM per command ((RSS -
+ * baseline RSS) / commands) and ratios of ns/command and RSS to the baseline row of the same group
  *       (default: the group's first row).
  *
  * Timings are printed, never asserted. Numbers are formatted with integer arithmetic so the
@@ -675,10 +673,12 @@ static int64_t ceil_wall(int kind, const char *dir, int n)
 	for (int k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
 	int64_t t = now_ns() - t0;
-	for (int k = 0; k < started; k++)
+	if (started != n)
+		return -1;
+	for (int k = 0; k < n; k++)
 		if (a[k].rc)
 			return -1;
-	return started == n ? t : -1;
+	return t;
 }
 
 static int cmd_spin(int argc, char **argv)

@@ -294,8 +294,8 @@ static size_t lower_bound(const struct run *u, const uint8_t *key)
  * others hold theirs until they are placed, up to tune.budget leaves in all, beyond which
  * a range waits until it is the head or the held leaves are written. So the join's leaves in
  * flight are bounded by the budget and tune.stream leaves per thread, whatever --jobs. */
-/* Held leaves at most 512 (2 MiB): a range or two of a large dump, so that the range after the
- * head seldom waits (docs/perf-notes/cores-sqlite.md). */
+/* The held-leaf budget covers about one range ahead of the head, so that the next range
+ * seldom waits (sizes: docs/perf-notes/cores-sqlite.md). */
 const struct sqb_join_tune sqb_join_default = {(size_t)1 << 16, 512, 32};
 struct ixjob {
 	struct sqb_tree *t;
