@@ -4,11 +4,13 @@
  */
 #include "common/common.h"
 
+#include <malloc.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Atomic (relaxed) because outputs are written by several threads at once (--jobs); the
  * fault hook itself is used by single-threaded tests only. */
@@ -34,28 +36,32 @@ long tp_alloc_fail_after(long n)
 	return c;
 }
 
-/* Blocks of HUGE_MIN bytes or more ask for transparent huge pages over their 2 MiB-aligned
- * interior. The model's arrays (slices, layers, ranks) are the bulk of the resident memory and
- * are written once, front to back: with 4 KiB pages their first touch cost one page fault per
- * 4 KiB (gen-1M reader+summary: 38 000 faults in all, 16 500 with the hint; 7 % less CPU);
- * with the hint it is one per 2 MiB. Debian's kernels run THP in "madvise" mode, so nothing
+/* Blocks of HUGE_MIN bytes or more ask for transparent huge pages (the kernel uses them for
+ * the 2 MiB-aligned ranges inside). The model's arrays (slices, layers, ranks) are the bulk of the
+ * resident memory and are written once, front to back: with 4 KiB pages their first touch cost one
+ * page fault per 4 KiB (gen-1M reader+summary: 38 000 faults in all, 16 500 with the hint; 7 % less
+ * CPU); with the hint it is one per 2 MiB. Debian's kernels run THP in "madvise" mode, so nothing
  * happens without the hint. The system's settings still decide: THP "never" ignores it, and
  * with Debian's defrag default ("madvise") a fault in a hinted range may compact memory to
  * find a huge page. The untouched tail of a block stays unbacked in both cases (a huge page
  * is only allocated for a 2 MiB range the program writes), so the peak RSS moves by at most
  * one huge page per growing array. madvise's answer is ignored: the hint is an optimisation,
  * and a kernel without THP (EINVAL) behaves as before. */
-#define HUGE_PAGE ((uintptr_t)2 << 20)
 #define HUGE_MIN ((size_t)4 << 20)
 
+/* The hint covers the whole block, page-rounded, up to its usable end: for a block glibc
+ * mapped on its own that is exactly its mapping. Hinting only part of it would split the
+ * mapping, and realloc can then no longer grow it with mremap (EFAULT across mappings): it
+ * copies the array into fresh pages on every growth instead. */
 static void *hint_huge(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
 	if (p && n >= HUGE_MIN) {
-		uintptr_t b = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-		uintptr_t e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
-		if (e > b)
-			(void)madvise((void *)b, e - b, MADV_HUGEPAGE);
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		size_t usable = malloc_usable_size(p);
+		uintptr_t b = (uintptr_t)p & ~(page - 1);
+		uintptr_t e = ((uintptr_t)p + (usable > n ? usable : n) + page - 1) & ~(page - 1);
+		(void)madvise((void *)b, e - b, MADV_HUGEPAGE);
 	}
 #endif
 	return p;
