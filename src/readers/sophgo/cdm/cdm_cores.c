@@ -6,6 +6,7 @@
  * afterwards in core and engine order, so the profile is the same for every thread count.
  * Also the CDMA port files (read_cdma).
  */
+#include "common/timings.h"
 #include "readers/sophgo/cdm/cdm_int.h"
 
 #include <dirent.h>
@@ -525,6 +526,29 @@ static uint64_t *cores_est(const struct cdm_rd *r)
 	return est;
 }
 
+/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5): the
+ * wave's n cores', in core order. Calling thread. */
+static int wave_cdma(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct cdm_cmds *cd = &cr[k].w.dyn[CDM_CDMA];
+		if (!cd->n || cr[k].w.dyn_v2)
+			continue;
+		r->cdma_owner = (int)cr[k].core;
+		for (size_t i = 0; i < cd->n; i++) {
+			struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
+			if (l->n == l->cap) {
+				struct cdm_cmd *v = tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
+				if (!v)
+					return cdm_nomem(r);
+				l->v = v;
+			}
+			l->v[l->n++] = cd->v[i];
+		}
+	}
+	return TP_OK;
+}
+
 /* Reads the core files, up to r->jobs at a time (one thread each) while their working memory
  * fits sg_wave's bound: open and walk them at once;
  * then on the calling thread in core order their statistics, notes and tracks (core_setup);
@@ -562,7 +586,10 @@ int cdm_read_cores(struct cdm_rd *r)
 		}
 		struct cores_par a = {
 		    .r = r, .cr = cr, .eng = eng, .scratch = scratch, .job = job, .step = 0};
+		tp_tm_begin("open");
 		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 0), cores_par_one, &a);
+		tp_tm_end();
+		tp_tm_begin("setup");
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
 			if (cr[k].rc) {
 				*r->d = cr[k].d;
@@ -573,6 +600,8 @@ int cdm_read_cores(struct cdm_rd *r)
 			rc = core_setup(r, &cr[k]);
 			r->job = NULL;
 		}
+		tp_tm_end();
+		tp_tm_begin("records");
 		if (rc == TP_OK) {
 			a.step = 1;
 			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 1), cores_par_one, &a);
@@ -582,6 +611,8 @@ int cdm_read_cores(struct cdm_rd *r)
 			for (size_t k = 0; k < 3 * n; k++)
 				engine_close(r, &eng[k]);
 		}
+		tp_tm_end();
+		tp_tm_begin("names");
 		if (rc == TP_OK)
 			rc = wave_room(r, cr, n, r->ncores - c0);
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
@@ -607,6 +638,8 @@ int cdm_read_cores(struct cdm_rd *r)
 				rc = cdm_nomem(r);
 			r->detail = x->detail; /* read_cdma's, as the last core file's */
 		}
+		tp_tm_end();
+		tp_tm_begin("relabel");
 		if (rc == TP_OK) {
 			a.step = 2;
 			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 2), cores_par_one, &a);
@@ -621,30 +654,16 @@ int cdm_read_cores(struct cdm_rd *r)
 			for (size_t k = 0; k < 3 * n; k++)
 				engine_close(r, &eng[k]);
 		}
-		/* CDMA commands ride in the owner core's DYN_DATA, one list per port (§8.2 step 5).
-		 */
-		for (size_t k = 0; k < n && rc == TP_OK; k++) {
-			const struct cdm_cmds *cd = &cr[k].w.dyn[CDM_CDMA];
-			if (!cd->n || cr[k].w.dyn_v2)
-				continue;
-			r->cdma_owner = (int)cr[k].core;
-			for (size_t i = 0; i < cd->n && rc == TP_OK; i++) {
-				struct cdm_cmds *l = &r->port[cd->v[i].port].cmds;
-				if (l->n == l->cap) {
-					struct cdm_cmd *v =
-					    tp_grow(l->v, sizeof *v, l->n + 1, &l->cap);
-					if (!v) {
-						rc = cdm_nomem(r);
-						break;
-					}
-					l->v = v;
-				}
-				l->v[l->n++] = cd->v[i];
-			}
-		}
+		tp_tm_end();
+		tp_tm_begin("cdma");
+		if (rc == TP_OK)
+			rc = wave_cdma(r, cr, n);
+		tp_tm_end();
 		/* Unmapping the files and freeing the walks is per core work too. */
+		tp_tm_begin("close");
 		a.step = 3;
 		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 3), cores_par_one, &a);
+		tp_tm_end();
 	}
 	for (size_t k = 0; k < wave; k++)
 		tp_profile_free(scratch[k]);
