@@ -132,8 +132,22 @@ char *tp_strdup(const char *s)
 	return r;
 }
 
+/* A large block's pages are given back with madvise before free unmaps it: madvise takes the
+ * address space's lock shared, munmap exclusively, so threads that free large blocks at once
+ * (the readers' per-core working memory) release the pages side by side and only the empty
+ * mapping's removal waits. */
 void tp_free(void *p)
 {
+#ifdef MADV_DONTNEED
+	size_t n = p ? malloc_usable_size(p) : 0;
+	if (n >= HUGE_MIN) {
+		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+		uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1);
+		uintptr_t e = ((uintptr_t)p + n) & ~(page - 1);
+		if (e > b)
+			(void)madvise((void *)b, e - b, MADV_DONTNEED);
+	}
+#endif
 	free(p);
 }
 

@@ -94,8 +94,10 @@ void tp_file_release(struct tp_file *f)
 {
 	/* the reading phase's progress (common/progress.h): what tp_file_progress has not told */
 	tp_progress_input_done(f->size - f->reported);
-	if (f->mapped)
+	if (f->mapped) {
+		madvise((void *)f->data, f->size, MADV_DONTNEED);
 		munmap((void *)f->data, f->size);
+	}
 	memset(f, 0, sizeof *f);
 }
 
