@@ -32,18 +32,6 @@ static int sample_cmp(const void *a, const void *b)
 	return x->ts_ns < y->ts_ns ? -1 : x->ts_ns > y->ts_ns;
 }
 
-/* Stable-enough sort: the comparators above are total on everything a reader distinguishes,
- * and readers append in source order, so we first check whether a track is already sorted
- * (the common case for PMU streams) and only sort when needed. */
-static int sorted(const struct tp_track *t)
-{
-	const struct tp_slice *s = t->slices;
-	for (size_t i = 1; i < t->count; i++)
-		if (slice_cmp(t, &s[i - 1], &s[i]) > 0)
-			return 0;
-	return 1;
-}
-
 static int slice_before(const void *ctx, uint32_t x, uint32_t y)
 {
 	const struct tp_track *t = ctx;
@@ -106,20 +94,18 @@ static int sort_track(struct tp_track *t)
  * intermediate combinations, scratch marks), renumbers the rest in order, gives back the
  * growth slack and frees the hash (tp_track_label rebuilds it if a label is added later), so
  * a track whose slices all differ costs one 24-byte label per slice, not more. Label 0 stays
- * the all-zero one. TP_OK / TP_ENOMEM. */
-static int labels_compact(struct tp_track *t)
+ * the all-zero one. map: num_labels entries, nonzero for each label a slice uses (finish_scan
+ * marked them); it is overwritten and freed. TP_OK / TP_ENOMEM. */
+static int labels_compact(struct tp_track *t, uint32_t *map)
 {
 	tp_free(t->label_slots);
 	t->label_slots = NULL;
 	t->num_label_slots = 0;
 	t->label_last = 0;
-	if (!t->num_labels)
+	if (!t->num_labels) {
+		tp_free(map);
 		return TP_OK;
-	uint32_t *map = tp_calloc(t->num_labels, sizeof *map);
-	if (!map)
-		return TP_ENOMEM;
-	for (size_t k = 0; k < t->count; k++)
-		map[t->slices[k].label] = 1;
+	}
 	map[0] = 0;
 	uint32_t n = 1; /* label 0 is kept */
 	for (uint32_t i = 1; i < t->num_labels; i++)
@@ -140,6 +126,29 @@ static int labels_compact(struct tp_track *t)
 		}
 	}
 	return TP_OK;
+}
+
+/* One pass over a track's slices for what finish needs of each (the slices of a large profile
+ * are far larger than the caches, and memory bandwidth is what two threads share): whether
+ * they are in order (readers append in source order, so a PMU stream usually is and is then
+ * not sorted), the labels they use (marked in map when not NULL) and their earliest start and
+ * latest end. Returns 1 if in order. */
+static int finish_scan(const struct tp_track *t, uint32_t *map, int64_t *lo, int64_t *hi)
+{
+	const struct tp_slice *s = t->slices;
+	int in_order = 1;
+	for (size_t k = 0; k < t->count; k++) {
+		int64_t e = tp_slice_end(t, &s[k]);
+		if (s[k].start_ns < *lo)
+			*lo = s[k].start_ns;
+		if (e > *hi)
+			*hi = e;
+		if (map)
+			map[s[k].label] = 1;
+		if (k && in_order && slice_cmp(t, &s[k - 1], &s[k]) > 0)
+			in_order = 0;
+	}
+	return in_order;
 }
 
 /* tp_profile_finish's work on one track: cost array to full length, sort, nesting depths,
@@ -170,9 +179,16 @@ static void finish_track(struct finish_job *j)
 	tp_free(t->cost_slots);
 	t->cost_slots = NULL;
 	t->num_cost_slots = 0;
-	if (!sorted(t) && sort_track(t) != TP_OK)
+	/* Nesting depths add labels, so a thread track's are marked after them. */
+	int nest = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
+	uint32_t *map = t->num_labels ? tp_calloc(t->num_labels, sizeof *map) : NULL;
+	if (t->num_labels && !map)
 		return;
-	if (t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST) {
+	if (!finish_scan(t, nest ? NULL : map, &j->lo, &j->hi) && sort_track(t) != TP_OK) {
+		tp_free(map);
+		return;
+	}
+	if (nest) {
 		/* Nesting depth from a stack of open ends. */
 		int64_t stack[256];
 		unsigned depth = 0;
@@ -181,20 +197,22 @@ static void finish_track(struct finish_job *j)
 			while (depth && stack[depth - 1] <= s->start_ns)
 				depth--;
 			if (tp_slice_set_depth(p, t, s, (uint8_t)(depth < 255 ? depth : 255)) !=
-			    TP_OK)
+			    TP_OK) {
+				tp_free(map);
 				return;
+			}
 			if (depth < 256)
 				stack[depth++] = tp_slice_end(t, s);
 		}
+		tp_free(map);
+		map = t->num_labels ? tp_calloc(t->num_labels, sizeof *map) : NULL;
+		if (t->num_labels && !map)
+			return;
+		for (size_t k = 0; k < t->count; k++)
+			map[t->slices[k].label] = 1;
 	}
-	if (labels_compact(t) != TP_OK)
+	if (labels_compact(t, map) != TP_OK)
 		return;
-	for (size_t k = 0; k < t->count; k++) {
-		if (t->slices[k].start_ns < j->lo)
-			j->lo = t->slices[k].start_ns;
-		if (tp_slice_end(t, &t->slices[k]) > j->hi)
-			j->hi = tp_slice_end(t, &t->slices[k]);
-	}
 	j->rc = TP_OK;
 }
 
