@@ -63,11 +63,12 @@ grep -q '^gen 1k  *gen  *2000 ' "$d/table" || { cat "$d/table"; fail "table row"
 grep -q 'CPU s  *CPU/wall' "$d/table" || { cat "$d/table"; fail "table CPU columns"; }
 grep -q 'wall s  *runs  *med s' "$d/table" || { cat "$d/table"; fail "table runs columns"; }
 grep -Eq '^rep  +x  +0  +0\.[0-2][0-9][0-9]  +3  ' "$d/table" || { cat "$d/table"; fail "table rep row"; }
-# tp-bench spin R DIR: one line per ceiling (integer work, fresh memory, file writes into DIR),
-# each with its two-thread ratio, and nothing left in DIR; a DIR it cannot write to fails.
+# tp-bench spin R DIR: one line per ceiling (integer work, fresh memory, memory reads, file
+# writes into DIR), each with its two-thread ratio, and nothing left in DIR; a DIR it cannot
+# write to fails.
 mkdir "$d/spin"
 "$b/tp-bench" spin 1 "$d/spin" > "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin"; }
-for w in spin "fresh memory" "file writes"; do
+for w in spin "fresh memory" "memory reads" "file writes"; do
   grep -Eq "^$w: one thread [0-9.]+ s, two threads [0-9.]+ s: two threads did [0-9]+\.[0-9]{2}x " \
     "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin: no '$w' line"; }
 done

@@ -148,8 +148,8 @@ END {
 	if (!nph)
 		row("per-phase serial share and --jobs 2 ratio", "not run", "-")
 	else
-		for (i = 1; i <= 3; i++) {
-			c = i == 1 ? "spin" : i == 2 ? "fresh-memory" : "file-writes"
+		for (i = 1; i <= 4; i++) {
+			c = i == 1 ? "spin" : i == 2 ? "fresh-memory" : i == 3 ? "memory-reads" : "file-writes"
 			b = fact["phases ceiling " c " before"]; e = fact["phases ceiling " c " after"]
 			if (b != "" && e != "")
 				row("--jobs 2 ceiling of this machine, " c, sprintf("%.2fx before, %.2fx after", b, e), "(reported)")

@@ -27,15 +27,19 @@
  *       (default 3); prints the best wall of each and their throughput ratio (2 x one / two).
  *       The work: a loop of integer arithmetic ("spin"); fresh anonymous memory mapped,
  *       written and unmapped ("fresh memory", what a phase pays for the pages it first
- *       touches); with DIR, 1 MiB pwrite()s into a new file there, one per thread ("file
- *       writes", the page-cache copy every output pays). On a shared VM two threads do not always
- * get two cores, nor twice the memory and page-cache throughput, and no phase whose time is in that
- * kind of work can beat its line's ratio. tp-bench table ROWS [--baseline GROUP=NAME]... prints the
- * rows as a table with derived columns: CPU s and CPU/wall (threads kept busy; rows of older files
- * without CPU show "-"), runs and median wall s (rows of one run show "1" and their wall),
- * commands/s, commands/s per core, ns per command, peak RSS MiB, bytes of RAM per command ((RSS -
- * baseline RSS) / commands) and ratios of ns/command and RSS to the baseline row of the same group
- *       (default: the group's first row).
+ *       touches); passes over an array already written ("memory reads", the bandwidth a
+ *       pass over a profile's slices needs); with DIR, 1 MiB pwrite()s into a new file
+ *       there, one per thread ("file writes", the page-cache copy every output pays). On a
+ *       shared VM two threads do not always get two cores, nor twice the memory and
+ *       page-cache throughput, and no phase whose time is in that kind of work can beat its
+ *       line's ratio.
+ *   tp-bench table ROWS [--baseline GROUP=NAME]...
+ *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
+ *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
+ *       run show "1" and their wall), commands/s, commands/s per core, ns per command, peak
+ *       RSS MiB, bytes of RAM per command ((RSS - baseline RSS) / commands) and ratios of
+ *       ns/command and RSS to the baseline row of the same group (default: the group's first
+ *       row).
  *
  * Timings are printed, never asserted. Numbers are formatted with integer arithmetic so the
  * output does not depend on the locale.
@@ -592,14 +596,18 @@ static int cmd_table(int argc, char **argv)
 }
 
 /* The ceilings' work, the same on every thread (nothing shared but the machine). */
-enum { CEIL_SPIN, CEIL_FRESH, CEIL_WRITES };
+enum { CEIL_SPIN, CEIL_FRESH, CEIL_READS, CEIL_WRITES };
 #define CEIL_FRESH_BYTES ((size_t)128 << 20)
+#define CEIL_READ_BYTES ((size_t)128 << 20)
+#define CEIL_READ_PASSES 8
 #define CEIL_WRITE_BYTES ((size_t)256 << 20)
 #define CEIL_WRITE_BLOCK ((size_t)1 << 20)
 
 struct ceil_arg {
 	int kind, k, rc;
 	const char *dir;
+	const uint64_t *mem; /* CEIL_READS: this thread's array, written before the timing */
+	uint64_t sum;
 };
 
 /* Dependent integer work. */
@@ -622,6 +630,19 @@ static int ceil_fresh(int k)
 		munmap(m, CEIL_FRESH_BYTES);
 	}
 	return 0;
+}
+
+/* Passes over an array far larger than the caches, written beforehand: the memory bandwidth
+ * a pass over a profile's slices needs (finish, relabel, alignment), not its first touch. */
+static uint64_t ceil_reads(const uint64_t *m)
+{
+	uint64_t s = 0;
+	for (int r = 0; r < CEIL_READ_PASSES; r++) {
+		for (size_t i = 0; i < CEIL_READ_BYTES / sizeof *m; i++)
+			s += m[i];
+		__asm__ volatile("" : "+r"(s)::"memory"); /* each pass reads the memory again */
+	}
+	return s;
 }
 
 /* A new file in dir written by 1 MiB pwrite()s (the page-cache copy), then removed. */
@@ -654,20 +675,22 @@ static void *ceil_one(void *arg)
 		ceil_spin(a->k);
 	else if (a->kind == CEIL_FRESH)
 		a->rc = ceil_fresh(a->k);
+	else if (a->kind == CEIL_READS)
+		a->sum = ceil_reads(a->mem);
 	else
 		a->rc = ceil_writes(a->dir, a->k);
 	return NULL;
 }
 
 /* Wall ns of the work on `n` threads at once (1 or 2); -1 if a thread failed. */
-static int64_t ceil_wall(int kind, const char *dir, int n)
+static int64_t ceil_wall(int kind, const char *dir, uint64_t *const mem[2], int n)
 {
 	pthread_t th[2];
 	struct ceil_arg a[2];
 	int64_t t0 = now_ns();
 	int started = 0;
 	for (int k = 0; k < n; k++) {
-		a[k] = (struct ceil_arg){.kind = kind, .k = k + 1, .dir = dir};
+		a[k] = (struct ceil_arg){.kind = kind, .k = k + 1, .dir = dir, .mem = mem[k]};
 		started += pthread_create(&th[started], NULL, ceil_one, &a[k]) == 0;
 	}
 	for (int k = 0; k < started; k++)
@@ -691,25 +714,40 @@ static int cmd_spin(int argc, char **argv)
 		fprintf(stderr, "tp-bench spin: %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	static const char *const what[] = {"spin", "fresh memory", "file writes"};
-	static const char *const unit[] = {"the work", "the bytes", "the bytes"};
-	for (int kind = CEIL_SPIN; kind <= (dir ? CEIL_WRITES : CEIL_FRESH); kind++) {
+	static const char *const what[] = {"spin", "fresh memory", "memory reads", "file writes"};
+	static const char *const unit[] = {"the work", "the bytes", "the bytes", "the bytes"};
+	uint64_t *mem[2] = {malloc(CEIL_READ_BYTES), malloc(CEIL_READ_BYTES)};
+	if (!mem[0] || !mem[1]) {
+		free(mem[0]);
+		free(mem[1]);
+		fprintf(stderr, "tp-bench spin: out of memory\n");
+		return 1;
+	}
+	memset(mem[0], 1, CEIL_READ_BYTES);
+	memset(mem[1], 2, CEIL_READ_BYTES);
+	int rc = 0;
+	for (int kind = CEIL_SPIN; !rc && kind <= (dir ? CEIL_WRITES : CEIL_READS); kind++) {
 		int64_t one = -1, two = -1;
 		for (int r = 0; r < reps; r++) {
-			int64_t a = ceil_wall(kind, dir, 1), b = ceil_wall(kind, dir, 2);
+			int64_t a = ceil_wall(kind, dir, mem, 1), b = ceil_wall(kind, dir, mem, 2);
 			if (a < 0 || b < 0) {
 				fprintf(stderr, "tp-bench spin: %s failed\n", what[kind]);
-				return 1;
+				rc = 1;
+				break;
 			}
 			one = one < 0 || a < one ? a : one;
 			two = two < 0 || b < two ? b : two;
 		}
-		printf("%s: one thread %.3f s, two threads %.3f s: two threads did %.2fx %s of "
-		       "one per second (best of %d)\n",
-		       what[kind], (double)one / 1e9, (double)two / 1e9,
-		       2.0 * (double)one / (double)two, unit[kind], reps);
+		if (!rc)
+			printf(
+			    "%s: one thread %.3f s, two threads %.3f s: two threads did %.2fx %s "
+			    "of one per second (best of %d)\n",
+			    what[kind], (double)one / 1e9, (double)two / 1e9,
+			    2.0 * (double)one / (double)two, unit[kind], reps);
 	}
-	return 0;
+	free(mem[0]);
+	free(mem[1]);
+	return rc;
 }
 
 int main(int argc, char **argv)

@@ -378,8 +378,8 @@ fi
 # <= 5 % in total), threads and the memory each extra thread adds, and hands the totals to
 # targets.awk. --timings writes the outputs one after another, so these runs' wall times
 # are not the default run's. BENCH_ONLY=phases runs only this block.
-# tp-bench spin's three lines (integer work, fresh memory, file writes into $data/out), each
-# printed and kept as a fact "phases ceiling WHAT WHEN".
+# tp-bench spin's four lines (integer work, fresh memory, memory reads, file writes into
+# $data/out), each printed and kept as a fact "phases ceiling WHAT WHEN".
 ceilings() {
   local when=$1 lines line what
   lines=$("$tpbench" spin 3 "$data/out") || { echo "== phases: $when: tp-bench spin failed"; return 0; }
@@ -404,7 +404,8 @@ phase_bench() {
   fi
   # The machine's own ceilings for a --jobs 2 ratio, before and after the runs: on a shared VM
   # two threads do not always get two cores (integer work), nor twice the throughput of fresh
-  # pages and of page-cache writes, which every phase pays for its memory and outputs.
+  # pages, of memory reads and of page-cache writes, which every phase pays for its memory and
+  # outputs.
   ceilings before
   for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$cdm|"; do
     IFS='|' read -r name dir flags <<< "$c"
