@@ -302,8 +302,9 @@ int cdm_set_meta_i64(struct cdm_rd *r, const char *k, long long v);
 /* The vendor's timeline of core c (tpu-mlir PerfAI / tpu_profile.py, sophgo-cdm.md §8.2 step
  * 4, the April-2025 variant): each DMA stream shifted so that its second init record ends at
  * the TIU anchor. Records its span the two ways the vendor's outputs take it and the
- * dependency evidence for the note; runs on raw cycles before the sys commands are omitted. */
-void cdm_vendor_timeline(struct cdm_rd *r, size_t c);
+ * dependency evidence for the note; runs on raw cycles before the sys commands are omitted.
+ * lo, hi: each track's first start and last end (by track index). */
+void cdm_vendor_timeline(struct cdm_rd *r, size_t c, const int64_t *lo, const int64_t *hi);
 /* Steps 6-9 plus the notes about them. */
 int cdm_align_all(struct cdm_rd *r);
 /* The figures tpu_profile.py prints for each core (its summary, not its workbook), computed

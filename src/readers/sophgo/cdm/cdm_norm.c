@@ -207,7 +207,7 @@ static void track_par_one(void *v, size_t k)
 	struct track_par *a = v;
 	struct tp_profile *p = a->r->p;
 	if (a->step == 1) {
-		cdm_vendor_timeline(a->r, k);
+		cdm_vendor_timeline(a->r, k, a->lo, a->hi);
 		return;
 	}
 	struct tp_track *x = &p->tracks[k];
@@ -216,13 +216,16 @@ static void track_par_one(void *v, size_t k)
 		a->omitted[k] = cdm_omit_sys(x);
 		return;
 	}
-	shift_track(p, (int)k, a->shift[k]);
-	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	/* One pass: the slices of a large dump are far larger than the caches. */
+	int64_t lo = INT64_MAX, hi = INT64_MIN, by = a->shift[k];
 	for (size_t i = 0; i < x->count; i++) {
-		if (x->slices[i].start_ns < lo)
-			lo = x->slices[i].start_ns;
-		if (tp_slice_end(x, &x->slices[i]) > hi)
-			hi = tp_slice_end(x, &x->slices[i]);
+		struct tp_slice *s = &x->slices[i];
+		if (by) /* the end moves with the start; an unshifted track is only read */
+			s->start_ns -= by;
+		if (s->start_ns < lo)
+			lo = s->start_ns;
+		if (tp_slice_end(x, s) > hi)
+			hi = tp_slice_end(x, s);
 	}
 	a->lo[k] = lo;
 	a->hi[k] = hi;

@@ -50,12 +50,12 @@ static size_t dep_ends(struct cdm_rd *r, size_t c, struct tp_id_end **out)
 
 /* Counts the TIU commands of core `c` with a cmd_id_dep on a GDMA command (identified by a
  * unique id among the matched GDMA commands, v[0..m) from dep_ends) and those that start
- * before that GDMA command ends when GDMA is shifted by `shift` cycles. Raw-cycle phase
- * (cmd_id = inst_id). */
+ * before that GDMA command ends, as recorded (*bad_rec) and with each engine shifted by
+ * `shift` cycles (*bad_shift). Raw-cycle phase (cmd_id = inst_id). */
 static void dep_check(struct cdm_rd *r, size_t c, const struct tp_id_end *v, size_t m,
-                      const int64_t *shift, uint64_t *n, uint64_t *bad)
+                      const int64_t *shift, uint64_t *n, uint64_t *bad_rec, uint64_t *bad_shift)
 {
-	*n = *bad = 0;
+	*n = *bad_rec = *bad_shift = 0;
 	if (!v)
 		return;
 	const struct tp_track *t = &r->p->tracks[r->ci[c].track[CDM_TIU]];
@@ -70,8 +70,10 @@ static void dep_check(struct cdm_rd *r, size_t c, const struct tp_id_end *v, siz
 		    (hit + 1 < v + m && hit[1].id == key.id))
 			continue;
 		(*n)++;
+		if (s->start_ns < hit->end)
+			(*bad_rec)++;
 		if (s->start_ns + shift[CDM_TIU] < hit->end + shift[CDM_GDMA])
-			(*bad)++;
+			(*bad_shift)++;
 	}
 }
 
@@ -79,7 +81,7 @@ static void dep_check(struct cdm_rd *r, size_t c, const struct tp_id_end *v, siz
  * 4, the April-2025 variant): each DMA stream shifted so that its second init record ends at
  * the TIU anchor. Records its span the two ways the vendor's outputs take it and the
  * dependency evidence for the note; runs on raw cycles before the sys commands are omitted. */
-void cdm_vendor_timeline(struct cdm_rd *r, size_t c)
+void cdm_vendor_timeline(struct cdm_rd *r, size_t c, const int64_t *lo, const int64_t *hi)
 {
 	struct cdm_core_info *ci = &r->ci[c];
 	int64_t vz = INT64_MAX, vt = INT64_MIN, oz = INT64_MAX, ot = INT64_MIN;
@@ -89,20 +91,19 @@ void cdm_vendor_timeline(struct cdm_rd *r, size_t c)
 		return;
 	for (int e = 0; e < 3; e++)
 		ci->v_sh[e] = e && ci->have_init[e] ? ci->anchor - ci->init_end[e] : 0;
+	/* A shift moves a track's first start and last end with it: the spans come from lo and
+	 * hi, without another pass over the slices. */
 	for (int e = 0; e < 3; e++) {
-		if (ci->track[e] < 0)
+		int t = ci->track[e];
+		if (t < 0 || !r->p->tracks[t].count)
 			continue;
-		const struct tp_track *x = &r->p->tracks[ci->track[e]];
+		const struct tp_track *x = &r->p->tracks[t];
 		int64_t sh = ci->v_sh[e];
-		for (size_t i = 0; i < x->count; i++) {
-			const struct tp_slice *s = &x->slices[i];
-			vz = s->start_ns + sh < vz ? s->start_ns + sh : vz;
-			vt = tp_slice_end(x, s) + sh > vt ? tp_slice_end(x, s) + sh : vt;
-			oz = s->start_ns < oz ? s->start_ns : oz;
-			ot = tp_slice_end(x, s) > ot ? tp_slice_end(x, s) : ot;
-		}
-		if (x->count)
-			last_listed = tp_slice_end(x, &x->slices[x->count - 1]) + sh;
+		vz = lo[t] + sh < vz ? lo[t] + sh : vz;
+		vt = hi[t] + sh > vt ? hi[t] + sh : vt;
+		oz = lo[t] < oz ? lo[t] : oz;
+		ot = hi[t] > ot ? hi[t] : ot;
+		last_listed = tp_slice_end(x, &x->slices[x->count - 1]) + sh;
 	}
 	if (vz == INT64_MAX)
 		return;
@@ -110,11 +111,9 @@ void cdm_vendor_timeline(struct cdm_rd *r, size_t c)
 	ci->v_span = last_listed - vz;
 	ci->v_latest = vt - vz;
 	ci->hw_span = ot - oz;
-	const int64_t none[3] = {0, 0, 0};
 	struct tp_id_end *v;
 	size_t m = dep_ends(r, c, &v);
-	dep_check(r, c, v, m, none, &ci->dep_n, &ci->dep_bad_rec);
-	dep_check(r, c, v, m, ci->v_sh, &ci->dep_n, &ci->dep_bad_shift);
+	dep_check(r, c, v, m, ci->v_sh, &ci->dep_n, &ci->dep_bad_rec, &ci->dep_bad_shift);
 	tp_free(v);
 }
 
