@@ -8,7 +8,8 @@
  * tensor_location.json whose entries claim command ids on core 0 up to 2^32 - 1, so the layer
  * join sees the fuzzed PMU ids: no allocation may follow their size (libFuzzer's malloc
  * limit reports one that does). The reader must return a profile or an error with a message,
- * never crash, leak or leave end < start.
+ * never crash, leak or leave end < start. The block walk in parts of a few records must give
+ * what one pass gives.
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
@@ -35,6 +36,36 @@ static void put(const char *name, const void *p, size_t n)
 	fclose(f);
 }
 
+/* cdm_walk_jobs in parts of 1 to 7 records against one pass: the same answer. */
+static void walk_parts(const uint8_t *data, size_t size)
+{
+	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1690);
+	struct cdm_walk a, b;
+	struct tp_diag da = {0}, db = {0};
+	int ra = cdm_walk(data, size, "fz", chip, &a, &da);
+	int rb = cdm_walk_jobs(data, size, "fz", chip, NULL, 1, size % 7 + 1, &b, &db);
+	if (ra != rb || strcmp(da.msg, db.msg) != 0)
+		abort();
+	if (ra != TP_OK)
+		return;
+	if (a.npmu != b.npmu || a.dyn_records != b.dyn_records || a.dyn_other != b.dyn_other ||
+	    a.extra_used != b.extra_used || a.partial_bytes != b.partial_bytes)
+		abort();
+	for (size_t i = 0; i < a.npmu; i++)
+		if (a.pmu[i].count != b.pmu[i].count || a.pmu[i].off != b.pmu[i].off)
+			abort();
+	for (int e = 0; e < CDM_NENG; e++) {
+		if (a.dyn[e].n != b.dyn[e].n)
+			abort();
+		for (size_t i = 0; i < a.dyn[e].n; i++)
+			if (a.dyn[e].v[i].id != b.dyn[e].v[i].id ||
+			    a.dyn[e].v[i].op != b.dyn[e].v[i].op)
+				abort();
+	}
+	cdm_walk_free(&a);
+	cdm_walk_free(&b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	dir = fuzz_scratch_dir_get("fuzz_cdm");
@@ -45,6 +76,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct cdm_global g;
 	struct tp_diag d = {0};
 	(void)cdm_global_parse((const char *)data, size, "fz", &g, &d);
+	walk_parts(data, size);
 
 	static const char *const globals[3] = {
 	    "bmodel\narch=5\ntpu_freq=1000\n",

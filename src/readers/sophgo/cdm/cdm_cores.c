@@ -59,8 +59,9 @@ static int fill_track(struct cdm_rd *r, int t, const uint8_t *data, const struct
 	return TP_OK;
 }
 
-/* Opens core file cr->core and walks it (any thread: errors go to d). */
-static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, struct tp_diag *d)
+/* Opens core file cr->core and walks it on `threads` threads (any thread: errors go to d). */
+static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, unsigned threads,
+                     struct tp_diag *d)
 {
 	cr->path = tp_path_join(r->dir, r->cores[cr->core]);
 	if (!cr->path)
@@ -69,7 +70,8 @@ static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, struct tp
 	if (rc)
 		return rc;
 	cr->loaded = 1;
-	rc = cdm_walk_dec(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, &cr->w, d);
+	rc =
+	    cdm_walk_jobs(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, threads, 0, &cr->w, d);
 	cr->walked = rc == TP_OK;
 	return rc;
 }
@@ -354,6 +356,8 @@ struct cores_par {
 	struct tp_profile **scratch; /* per core of a wave, reused */
 	const struct cores_job *job;
 	int step;
+	unsigned
+	    inner; /* step 0: threads each core's walk may use (--jobs over the wave's cores) */
 };
 
 /* Core k of the wave with detail: its scratch profile (emptied) and name cache. */
@@ -417,7 +421,7 @@ static void cores_par_one(void *v, size_t i)
 	int e = a->job[i].e;
 	struct cdm_core_read *cr = &a->cr[k];
 	if (a->step == 0) {
-		cr->rc = core_open(a->r, cr, &cr->d);
+		cr->rc = core_open(a->r, cr, a->inner, &cr->d);
 		return;
 	}
 	if (a->step == 3) {
@@ -584,8 +588,13 @@ int cdm_read_cores(struct cdm_rd *r)
 			tp_profile_free(scratch[k]);
 			scratch[k] = NULL;
 		}
-		struct cores_par a = {
-		    .r = r, .cr = cr, .eng = eng, .scratch = scratch, .job = job, .step = 0};
+		struct cores_par a = {.r = r,
+		                      .cr = cr,
+		                      .eng = eng,
+		                      .scratch = scratch,
+		                      .job = job,
+		                      .step = 0,
+		                      .inner = (unsigned)(wave / n)};
 		tp_tm_begin("open");
 		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 0), cores_par_one, &a);
 		tp_tm_end();

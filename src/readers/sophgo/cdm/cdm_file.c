@@ -379,21 +379,6 @@ static unsigned dyn_max_engine(const struct sg_chip *chip)
 	return chip && chip->c.arch == TP_ARCH_SG2260E ? 4u : 5u;
 }
 
-/* 1 if every record (after the init record) is a plausible layout-v1 record. Sets *bad to
- * the index of the first that is not. */
-static int dyn_is_v1(const uint8_t *p, size_t n, const struct sg_chip *chip, size_t *bad)
-{
-	for (size_t i = 1; i < n; i++) {
-		uint32_t w0 = tp_le32(p + i * CDM_DYN_REC_SIZE);
-		unsigned type = w0 & 0xFFu, eng = (w0 >> 8) & 7u;
-		if ((type > 9 && type != 100) || eng > dyn_max_engine(chip)) {
-			*bad = i;
-			return 0;
-		}
-	}
-	return 1;
-}
-
 static int dyn_is_v2(const uint8_t *p, size_t n, const struct sg_chip *chip)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -418,18 +403,12 @@ struct gather {
 	size_t nent, cap_ent;
 };
 
-/* A MONITOR block of engine eng (records of rs bytes): its span up to the first all-zero
- * record. */
+/* A MONITOR block of engine eng (records of rs bytes): its span, all its whole records; the
+ * first all-zero record ends it (walk_pmu_ends, after the walk). */
 static int add_pmu(struct cdm_walk *w, int eng, size_t rs, const struct tp_cursor *b)
 {
 	size_t count = b->len / rs;
 	w->partial_bytes += b->len % rs;
-	/* The writer stops at the first all-zero record; anything after it is padding. */
-	for (size_t i = 0; i < count; i++)
-		if (all_zero(b->base + i * rs, rs)) {
-			count = i;
-			break;
-		}
 	if (!count)
 		return TP_OK;
 	if (w->npmu == w->cap_pmu) {
@@ -551,73 +530,277 @@ static struct cdm_cmd dyn_cmd(int e, uint32_t w0, uint32_t id)
 	return cmd;
 }
 
-/* DYN_DATA: the blocks form one stream; record 0 is the init record. */
-static int walk_dyn(struct cdm_walk *w, const struct gather *g, const char *path,
-                    const struct sg_chip *chip, struct tp_diag *d)
+/* ---- the walk's records in parts ------------------------------------------------------- */
+
+/* A part of a walk's records: records [from, to) of block blk (of w->pmu, or of the gathered
+ * DYN_DATA blocks), found or decoded by one thread. */
+struct wpart {
+	size_t blk, from, to;
+	size_t rec;         /* DYN_DATA: the stream's record index of record `from` */
+	size_t hit;         /* first all-zero PMU record / first record not of layout v1 */
+	size_t n[CDM_NENG]; /* DYN_DATA commands per engine; then where the part's go */
+	size_t other, used; /* non-command records, DYN_EXTRA entries used */
+};
+
+enum { WP_PMU_END, WP_DYN_V1, WP_DYN_COUNT, WP_DYN_PUT };
+
+struct wpar {
+	int step;
+	const uint8_t *data;
+	struct cdm_walk *w;
+	const struct gather *g;
+	const struct sg_chip *chip;
+	struct wpart *part;
+};
+
+static size_t pmu_rec_size(int engine)
 {
-	size_t rec_index = 0;
-	for (size_t k = 0; k < g->ndyn; k++) {
-		const struct tp_cursor *dc = &g->dyn[k];
-		size_t n = dc->len / CDM_DYN_REC_SIZE;
-		w->partial_bytes += dc->len % CDM_DYN_REC_SIZE;
-		w->have_dyn = 1;
-		size_t bad = 0;
-		if (!dyn_is_v1(dc->base, n, chip, &bad)) {
-			if (dyn_is_v2(dc->base, n, chip)) {
-				w->dyn_v2 = 1;
-				continue;
-			}
-			uint32_t w0 = tp_le32(dc->base + bad * CDM_DYN_REC_SIZE);
-			return tp_diag_at(
-			    d, TP_EFORMAT, path, dc->origin + bad * CDM_DYN_REC_SIZE,
-			    "DYN_DATA record %zu has type %u / engine %u, not a known "
-			    "command record (layout v1 or v2)",
-			    bad, w0 & 0xFFu, (w0 >> 8) & 7u);
-		}
-		for (size_t i = 0; i < n; i++, rec_index++) {
-			w->dyn_records++;
-			if (rec_index == 0)
-				continue; /* init record */
-			const uint8_t *p = dc->base + i * CDM_DYN_REC_SIZE;
-			uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
-			int e = dyn_engine(chip, (w0 >> 8) & 7u);
-			if ((w0 & 0xFFu) != 1 || e < 0) {
-				w->dyn_other++;
-				continue;
-			}
-			struct cdm_cmd cmd = dyn_cmd(e, w0, id);
-			/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
-			if (rec_index - 1 < g->nent) {
-				struct cdm_cmd full;
-				size_t used = cdm_desc_decode(e, g->ent[rec_index - 1].p,
-				                              g->ent[rec_index - 1].n, &full);
-				if (used) {
-					full.id = cmd.id;
-					full.port = cmd.port;
-					if (e == CDM_TIU && !full.dtype)
-						full.dtype = cmd.dtype;
-					cmd = full;
-					w->extra_used++;
-				}
-			}
-			int rc = push_cmd(&w->dyn[e], &cmd);
-			if (rc != TP_OK)
-				return rc;
-		}
+	return engine == CDM_TIU    ? CDM_TIU_REC_SIZE
+	       : engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
+	                            : CDM_DMA_REC_SIZE;
+}
+
+/* Appends the parts of `count` records of block blk (rec: the record index of its first)
+ * to *v. */
+static int add_parts(struct wpart **v, size_t *n, size_t *cap, size_t blk, size_t count, size_t rec,
+                     size_t part)
+{
+	for (size_t from = 0; from < count; from += part) {
+		struct wpart *x = tp_push(v, sizeof **v, n, cap);
+		if (!x)
+			return TP_ENOMEM;
+		*x = (struct wpart){.blk = blk,
+		                    .from = from,
+		                    .to = count - from > part ? from + part : count,
+		                    .rec = rec + from,
+		                    .hit = SIZE_MAX};
 	}
 	return TP_OK;
+}
+
+/* The DYN_DATA command of record p (stream index rec > 0) of the stream, or 0 with *e < 0
+ * when it is no command; *used: a DYN_EXTRA entry gave its descriptor. */
+static struct cdm_cmd dyn_record(const struct wpar *a, const uint8_t *p, size_t rec, int *e,
+                                 int *used)
+{
+	uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
+	*e = dyn_engine(a->chip, (w0 >> 8) & 7u);
+	*used = 0;
+	if ((w0 & 0xFFu) != 1 || *e < 0) {
+		*e = -1;
+		return (struct cdm_cmd){0};
+	}
+	struct cdm_cmd cmd = dyn_cmd(*e, w0, id);
+	/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
+	const struct gather *g = a->g;
+	if (rec - 1 < g->nent) {
+		struct cdm_cmd full;
+		if (cdm_desc_decode(*e, g->ent[rec - 1].p, g->ent[rec - 1].n, &full)) {
+			full.id = cmd.id;
+			full.port = cmd.port;
+			if (*e == CDM_TIU && !full.dtype)
+				full.dtype = cmd.dtype;
+			cmd = full;
+			*used = 1;
+		}
+	}
+	return cmd;
+}
+
+static void wpar_one(void *arg, size_t k)
+{
+	const struct wpar *a = arg;
+	struct wpart *x = &a->part[k];
+	if (a->step == WP_PMU_END) {
+		const struct cdm_span *sp = &a->w->pmu[x->blk];
+		size_t rs = pmu_rec_size(sp->engine);
+		for (size_t i = x->from; i < x->to; i++)
+			if (all_zero(a->data + sp->off + i * rs, rs)) {
+				x->hit = i;
+				return;
+			}
+		return;
+	}
+	const uint8_t *base = a->g->dyn[x->blk].base;
+	if (a->step == WP_DYN_V1) {
+		/* dyn_is_v1's test, from each block's second record */
+		for (size_t i = x->from ? x->from : 1; i < x->to; i++) {
+			uint32_t w0 = tp_le32(base + i * CDM_DYN_REC_SIZE);
+			unsigned type = w0 & 0xFFu, eng = (w0 >> 8) & 7u;
+			if ((type > 9 && type != 100) || eng > dyn_max_engine(a->chip)) {
+				x->hit = i;
+				return;
+			}
+		}
+		return;
+	}
+	for (size_t i = x->from; i < x->to; i++) {
+		size_t rec = x->rec + (i - x->from);
+		if (rec == 0)
+			continue; /* init record */
+		int e, used;
+		struct cdm_cmd cmd = dyn_record(a, base + i * CDM_DYN_REC_SIZE, rec, &e, &used);
+		if (e < 0) {
+			x->other += a->step == WP_DYN_COUNT;
+			continue;
+		}
+		if (a->step == WP_DYN_COUNT) {
+			x->n[e]++;
+			continue;
+		}
+		a->w->dyn[e].v[x->n[e]++] = cmd;
+		x->used += (size_t)used;
+	}
+}
+
+/* The parts on `threads` threads; on this thread alone with one (not a parallel section of
+ * --timings: the caller's one-thread work stays its own). */
+static void wpar_run(unsigned threads, size_t n, struct wpar *a)
+{
+	if (threads > 1) {
+		tp_par_run(threads, n, wpar_one, a);
+		return;
+	}
+	for (size_t k = 0; k < n; k++)
+		wpar_one(a, k);
+}
+
+/* Each PMU span ends at its first all-zero record (the writer stops there; anything after it
+ * is padding); a span that starts with one is dropped. Found in parts on `threads`. */
+static int walk_pmu_ends(struct cdm_walk *w, const uint8_t *data, unsigned threads, size_t part)
+{
+	struct wpart *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t k = 0; k < w->npmu; k++)
+		if (add_parts(&v, &n, &cap, k, w->pmu[k].count, 0, part) != TP_OK) {
+			tp_free(v);
+			return TP_ENOMEM;
+		}
+	struct wpar a = {.step = WP_PMU_END, .data = data, .w = w, .part = v};
+	wpar_run(threads, n, &a);
+	for (size_t i = n; i-- > 0;) /* the first hit of a span is its end */
+		if (v[i].hit != SIZE_MAX)
+			w->pmu[v[i].blk].count = v[i].hit;
+	tp_free(v);
+	size_t m = 0;
+	for (size_t k = 0; k < w->npmu; k++)
+		if (w->pmu[k].count)
+			w->pmu[m++] = w->pmu[k];
+	w->npmu = m;
+	return TP_OK;
+}
+
+/* Which DYN_DATA blocks are layout v1 (v1[k]), with the stream's records counted over them;
+ * the first block of neither layout is an error. */
+static int dyn_layouts(struct cdm_walk *w, const struct gather *g, const char *path,
+                       const struct sg_chip *chip, unsigned threads, size_t part, uint8_t *v1,
+                       struct tp_diag *d)
+{
+	struct wpart *v = NULL;
+	size_t n = 0, cap = 0;
+	for (size_t k = 0; k < g->ndyn; k++)
+		if (add_parts(&v, &n, &cap, k, g->dyn[k].len / CDM_DYN_REC_SIZE, 0, part) !=
+		    TP_OK) {
+			tp_free(v);
+			return TP_ENOMEM;
+		}
+	struct wpar a = {.step = WP_DYN_V1, .g = g, .chip = chip, .part = v};
+	wpar_run(threads, n, &a);
+	size_t i = 0;
+	int rc = TP_OK;
+	for (size_t k = 0; k < g->ndyn && rc == TP_OK; k++) {
+		const struct tp_cursor *dc = &g->dyn[k];
+		size_t nrec = dc->len / CDM_DYN_REC_SIZE, bad = SIZE_MAX;
+		for (; i < n && v[i].blk == k; i++)
+			if (bad == SIZE_MAX)
+				bad = v[i].hit;
+		w->partial_bytes += dc->len % CDM_DYN_REC_SIZE;
+		w->have_dyn = 1;
+		v1[k] = bad == SIZE_MAX;
+		if (v1[k]) {
+			w->dyn_records += nrec;
+		} else if (dyn_is_v2(dc->base, nrec, chip)) {
+			w->dyn_v2 = 1;
+		} else {
+			uint32_t w0 = tp_le32(dc->base + bad * CDM_DYN_REC_SIZE);
+			rc = tp_diag_at(d, TP_EFORMAT, path, dc->origin + bad * CDM_DYN_REC_SIZE,
+			                "DYN_DATA record %zu has type %u / engine %u, not a known "
+			                "command record (layout v1 or v2)",
+			                bad, w0 & 0xFFu, (w0 >> 8) & 7u);
+		}
+	}
+	tp_free(v);
+	return rc;
+}
+
+/* DYN_DATA: the layout-v1 blocks form one stream; record 0 is the init record. Its commands
+ * are counted per engine in parts, each engine's list made at its size, then filled in parts
+ * at each part's place: the lists one pass in record order would give. */
+static int walk_dyn(struct cdm_walk *w, const struct gather *g, const char *path,
+                    const struct sg_chip *chip, unsigned threads, size_t part, struct tp_diag *d)
+{
+	uint8_t *v1 = tp_calloc(g->ndyn ? g->ndyn : 1, 1);
+	if (!v1)
+		return TP_ENOMEM;
+	int rc = dyn_layouts(w, g, path, chip, threads, part, v1, d);
+	struct wpart *v = NULL;
+	size_t n = 0, cap = 0, rec = 0;
+	for (size_t k = 0; k < g->ndyn && rc == TP_OK; k++)
+		if (v1[k]) {
+			size_t nrec = g->dyn[k].len / CDM_DYN_REC_SIZE;
+			rc = add_parts(&v, &n, &cap, k, nrec, rec, part);
+			rec += nrec;
+		}
+	tp_free(v1);
+	struct wpar a = {.step = WP_DYN_COUNT, .w = w, .g = g, .chip = chip, .part = v};
+	if (rc == TP_OK)
+		wpar_run(threads, n, &a);
+	size_t at[CDM_NENG] = {0};
+	for (size_t i = 0; i < n && rc == TP_OK; i++) {
+		w->dyn_other += v[i].other;
+		for (int e = 0; e < CDM_NENG; e++) {
+			size_t c = v[i].n[e];
+			v[i].n[e] = at[e];
+			at[e] += c;
+		}
+	}
+	for (int e = 0; e < CDM_NENG && rc == TP_OK; e++) {
+		if (!at[e])
+			continue;
+		if (at[e] > SIZE_MAX / sizeof *w->dyn[e].v ||
+		    !(w->dyn[e].v = tp_malloc(at[e] * sizeof *w->dyn[e].v)))
+			rc = TP_ENOMEM;
+		else
+			w->dyn[e].n = w->dyn[e].cap = at[e];
+	}
+	a.step = WP_DYN_PUT;
+	if (rc == TP_OK)
+		wpar_run(threads, n, &a);
+	for (size_t i = 0; i < n && rc == TP_OK; i++)
+		w->extra_used += v[i].used;
+	tp_free(v);
+	return rc;
 }
 
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d)
 {
-	return cdm_walk_dec(data, len, path, chip, NULL, w, d);
+	return cdm_walk_jobs(data, len, path, chip, NULL, 1, 0, w, d);
 }
 
 int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
                  const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d)
 {
+	return cdm_walk_jobs(data, len, path, chip, dec, 1, 0, w, d);
+}
+
+int cdm_walk_jobs(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                  const struct sg_decoder *dec, unsigned threads, size_t part, struct cdm_walk *w,
+                  struct tp_diag *d)
+{
 	memset(w, 0, sizeof *w);
+	if (!part)
+		part = CDM_WALK_PART;
 	struct tp_cursor c;
 	tp_cur_init(&c, data, len, 0);
 	struct gather g;
@@ -645,9 +828,11 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 		if ((rc = walk_block(w, &g, dec, type, &b)))
 			goto out;
 	}
-	rc = walk_extra(w, &g, path, d);
+	rc = walk_pmu_ends(w, data, threads, part);
 	if (!rc)
-		rc = walk_dyn(w, &g, path, chip, d);
+		rc = walk_extra(w, &g, path, d);
+	if (!rc)
+		rc = walk_dyn(w, &g, path, chip, threads, part, d);
 out:
 	tp_free(g.dyn);
 	tp_free(g.extra);

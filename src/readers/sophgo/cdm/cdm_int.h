@@ -132,6 +132,13 @@ int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_
  * decoder): their commands then carry cls/raw pointing into data[]. */
 int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
                  const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d);
+/* cdm_walk_dec with the PMU blocks' ends found and the DYN_DATA commands decoded in parts of
+ * `part` records (0: CDM_WALK_PART) on up to `threads` threads: the same walk, the same first
+ * error. */
+int cdm_walk_jobs(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
+                  const struct sg_decoder *dec, unsigned threads, size_t part, struct cdm_walk *w,
+                  struct tp_diag *d);
+#define CDM_WALK_PART ((size_t)65536)
 void cdm_walk_free(struct cdm_walk *w);
 
 /* One decoded PMU record. */

@@ -461,6 +461,227 @@ static void test_read_jobs_same(void **state)
 	}
 }
 
+static void same_cmds(const struct cdm_cmds *a, const struct cdm_cmds *b)
+{
+	assert_int_equal(a->n, b->n);
+	for (size_t i = 0; i < a->n; i++) {
+		const struct cdm_cmd *x = &a->v[i], *y = &b->v[i];
+		assert_int_equal(x->id, y->id);
+		assert_int_equal(x->dep, y->dep);
+		assert_int_equal(x->engine, y->engine);
+		assert_int_equal(x->kind, y->kind);
+		assert_int_equal(x->dir, y->dir);
+		assert_int_equal(x->dtype, y->dtype);
+		assert_int_equal(x->op, y->op);
+		assert_int_equal(x->sub, y->sub);
+		assert_int_equal(x->is_short, y->is_short);
+		assert_int_equal(x->known, y->known);
+		assert_int_equal(x->port, y->port);
+		assert_ptr_equal(x->cls, y->cls);
+		assert_ptr_equal(x->raw, y->raw);
+	}
+}
+
+/* Walks b[0..n) in one pass and in parts of each size on 1 and 3 threads: the same result
+ * (rc, message, spans, commands, counters) every time. */
+static void walk_parts_agree(const uint8_t *b, size_t n, const struct sg_decoder *dec)
+{
+	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1690);
+	static const size_t parts[] = {1, 3, 7, 1000};
+	struct cdm_walk one, many;
+	struct tp_diag d1 = {0}, d2;
+	int rc = cdm_walk_jobs(b, n, "f", chip, dec, 1, 0, &one, &d1);
+	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
+		for (unsigned t = 1; t <= 3; t += 2) {
+			memset(&d2, 0, sizeof d2);
+			assert_int_equal(
+			    cdm_walk_jobs(b, n, "f", chip, dec, t, parts[k], &many, &d2), rc);
+			assert_string_equal(d1.msg, d2.msg);
+			if (rc != TP_OK)
+				continue;
+			assert_int_equal(one.npmu, many.npmu);
+			for (size_t i = 0; i < one.npmu; i++) {
+				assert_int_equal(one.pmu[i].engine, many.pmu[i].engine);
+				assert_int_equal(one.pmu[i].off, many.pmu[i].off);
+				assert_int_equal(one.pmu[i].count, many.pmu[i].count);
+			}
+			for (int e = 0; e < CDM_NENG; e++) {
+				same_cmds(&one.des[e], &many.des[e]);
+				same_cmds(&one.dyn[e], &many.dyn[e]);
+			}
+			assert_int_equal(one.dyn_v2, many.dyn_v2);
+			assert_int_equal(one.have_dyn, many.have_dyn);
+			assert_int_equal(one.partial_bytes, many.partial_bytes);
+			assert_int_equal(one.dyn_records, many.dyn_records);
+			assert_int_equal(one.dyn_other, many.dyn_other);
+			assert_int_equal(one.extra_used, many.extra_used);
+			cdm_walk_free(&many);
+		}
+	if (rc == TP_OK)
+		cdm_walk_free(&one);
+}
+
+/* The offset of the header of b's first DYN_DATA block (its length in *len), or SIZE_MAX. */
+static size_t dyn_block(const uint8_t *b, size_t n, uint32_t *len)
+{
+	for (size_t off = 0; off + 8 <= n;) {
+		uint32_t type, l;
+		memcpy(&type, b + off, 4);
+		memcpy(&l, b + off + 4, 4);
+		if (l > n - off - 8)
+			return SIZE_MAX;
+		if (type == 5) {
+			*len = l;
+			return off;
+		}
+		off += 8 + (size_t)l;
+	}
+	return SIZE_MAX;
+}
+
+/* b[0..n) with its first DYN_DATA block split into two blocks at record k (*m bytes, caller
+ * frees), or NULL when it has none that long. */
+static uint8_t *split_dyn(const uint8_t *b, size_t n, size_t k, size_t *m)
+{
+	uint32_t len;
+	size_t off = dyn_block(b, n, &len);
+	if (off == SIZE_MAX || (size_t)len < 8 * k)
+		return NULL;
+	uint8_t *c = malloc(n + 8);
+	assert_non_null(c);
+	uint32_t a = (uint32_t)(8 * k), r = len - a;
+	memcpy(c, b, off + 4);
+	memcpy(c + off + 4, &a, 4);
+	memcpy(c + off + 8, b + off + 8, a);
+	memcpy(c + off + 8 + a, b + off, 4);
+	memcpy(c + off + 12 + a, &r, 4);
+	memcpy(c + off + 16 + a, b + off + 8 + a, n - off - 8 - a);
+	*m = n + 8;
+	return c;
+}
+
+/* A DYN_DATA stream is one stream whatever its blocks: c (b split by split_dyn) has b's
+ * commands and counts. */
+static void split_same(const uint8_t *b, size_t n, const uint8_t *c, size_t m)
+{
+	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1690);
+	struct cdm_walk x, y;
+	struct tp_diag d = {0};
+	assert_int_equal(cdm_walk(b, n, "f", chip, &x, &d), TP_OK);
+	assert_int_equal(cdm_walk_jobs(c, m, "f", chip, NULL, 3, 2, &y, &d), TP_OK);
+	for (int e = 0; e < CDM_NENG; e++)
+		assert_int_equal(x.dyn[e].n, y.dyn[e].n);
+	for (int e = 0; e < CDM_NENG; e++)
+		for (size_t i = 0; i < x.dyn[e].n; i++) {
+			assert_int_equal(x.dyn[e].v[i].id, y.dyn[e].v[i].id);
+			assert_int_equal(x.dyn[e].v[i].op, y.dyn[e].v[i].op);
+			assert_int_equal(x.dyn[e].v[i].dtype, y.dyn[e].v[i].dtype);
+		}
+	assert_int_equal(x.dyn_records, y.dyn_records);
+	assert_int_equal(x.dyn_other, y.dyn_other);
+	assert_int_equal(x.extra_used, y.extra_used);
+	cdm_walk_free(&x);
+	cdm_walk_free(&y);
+}
+
+/* The fixture's PMU records zeroed one at a time and two at a time: each span ends at its
+ * first all-zero record, whichever part it falls in. */
+static void walk_zero_records(uint8_t *b, size_t n)
+{
+	struct cdm_walk w;
+	struct tp_diag d = {0};
+	assert_int_equal(cdm_walk(b, n, "f", sg_chip_by_arch(TP_ARCH_BM1690), &w, &d), TP_OK);
+	size_t np = w.npmu;
+	struct cdm_span sp[8];
+	assert_true(np <= 8);
+	memcpy(sp, w.pmu, np * sizeof *sp);
+	cdm_walk_free(&w);
+	uint8_t keep[2][128];
+	for (size_t k = 0; k < np; k++) {
+		size_t rs = sp[k].engine == CDM_TIU ? CDM_TIU_REC_SIZE : CDM_DMA_REC_SIZE;
+		for (size_t i = 0; i < sp[k].count; i++)
+			for (size_t j = i; j < sp[k].count; j++) {
+				uint8_t *x = b + sp[k].off + i * rs, *y = b + sp[k].off + j * rs;
+				memcpy(keep[0], x, rs);
+				memcpy(keep[1], y, rs);
+				memset(x, 0, rs);
+				memset(y, 0, rs);
+				walk_parts_agree(b, n, NULL);
+				memcpy(y, keep[1], rs);
+				memcpy(x, keep[0], rs);
+			}
+	}
+}
+
+/* The walk in parts (cdm_walk_jobs) against one pass: the fixture, the fixture with each byte
+ * changed (layouts refused or taken as v2, errors) or PMU records zeroed, DYN_DATA streams of
+ * two blocks, and the core files of generated dumps in the three command modes (DYN_DATA,
+ * DYN_EXTRA, descriptor streams). */
+static void test_walk_parts(void **state)
+{
+	(void)state;
+	uint8_t *b;
+	size_t n;
+	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
+	walk_parts_agree(b, n, NULL);
+	for (size_t k = 0; k < n; k++) {
+		uint8_t keep = b[k];
+		for (int v = 0; v < 2; v++) {
+			b[k] = v ? 0xFF : 0;
+			walk_parts_agree(b, n, NULL);
+		}
+		b[k] = keep;
+	}
+	walk_zero_records(b, n);
+	for (size_t k = 1; k < 9; k++) {
+		size_t m;
+		uint8_t *c = split_dyn(b, n, k, &m);
+		assert_non_null(c);
+		walk_parts_agree(c, m, NULL);
+		split_same(b, n, c, m);
+		free(c);
+	}
+	/* Each block's first record is not checked for layout v1 (the stream's first is the
+	 * init record): a bad type there does not stop the walk. */
+	uint32_t len;
+	size_t off = dyn_block(b, n, &len);
+	assert_true(off != SIZE_MAX && len >= 16);
+	struct cdm_walk w;
+	struct tp_diag d = {0};
+	b[off + 8] = 0xFF;
+	assert_int_equal(
+	    cdm_walk_jobs(b, n, "f", sg_chip_by_arch(TP_ARCH_BM1690), NULL, 3, 1, &w, &d), TP_OK);
+	assert_int_equal(w.dyn[CDM_TIU].n, 4);
+	cdm_walk_free(&w);
+	b[off + 16] = 0xFF; /* the second record is checked */
+	assert_int_equal(
+	    cdm_walk_jobs(b, n, "f", sg_chip_by_arch(TP_ARCH_BM1690), NULL, 3, 1, &w, &d),
+	    TP_EFORMAT);
+	assert_non_null(strstr(d.msg, "DYN_DATA record 1 has type 255"));
+	free(b);
+	static const char *const args[] = {"--cores 2 --cmds 3000 --mode 1 --seed 4",
+	                                   "--cores 2 --cmds 3000 --mode 2 --seed 5",
+	                                   "--cores 2 --cmds 3000 --mode bmodel --seed 6"};
+	for (size_t g = 0; g < sizeof args / sizeof *args; g++) {
+		const char *dir = gen_dir("walk_parts", args[g]);
+		char path[4200];
+		snprintf(path, sizeof path, "%s/cdmlib0_1.profile", dir);
+		struct tp_file f;
+		memset(&d, 0, sizeof d);
+		assert_int_equal(tp_file_load(&f, path, &d), TP_OK);
+		walk_parts_agree(f.data, f.size, NULL);
+		size_t m;
+		uint8_t *c = split_dyn(f.data, f.size, 1001, &m);
+		assert_true(c || g == 2); /* the descriptor streams' dump has no DYN_DATA */
+		if (c) {
+			walk_parts_agree(c, m, NULL);
+			split_same(f.data, f.size, c, m);
+		}
+		free(c);
+		tp_file_release(&f);
+	}
+}
+
 /* sg_wave: the first core always, the next ones while --jobs and the spare memory allow. */
 static void test_wave_bound(void **state)
 {
