@@ -268,6 +268,10 @@ struct tp_strtab {
 	uint32_t nfind;  /* ids linked into the hash */
 	uint32_t *slots; /* open-addressing hash: id+1, 0 = empty */
 	uint32_t nslots;
+	/* The reserved batches (first id, count; in id order): unique strings whose headers the
+	 * fill writes, which a rehash therefore skips unread. Owned. */
+	uint32_t (*resv)[2];
+	size_t nresv, cap_resv;
 };
 typedef struct tp_strtab tp_strtab;
 
@@ -282,21 +286,21 @@ int tp_strtab_intern(struct tp_strtab *t, const char *s, size_t n, uint32_t *id)
 int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t *id);
 /* A batch of unique strings added in two steps, so that another thread copies the bytes:
  * tp_strtab_reserve_unique gives strings 0..n-1 (lengths len[], each > 0) the ids
- * *first + i, the same ids and table as n tp_strtab_add_unique calls, and places them; it
- * writes each string's header but not its bytes, and describes the places as runs (a run's
- * strings are stored back to back from `at`, header first). tp_strtab_fill_unique then
- * writes the bytes, on any thread, while the table's thread goes on adding strings: nothing
- * reads a reserved string's bytes before the fill is done (the caller's to ensure), and the
- * runs stay valid until the table is freed. *run (*cap_run entries, tp_grow'n) receives
- * *nrun runs. TP_OK, or TP_ENOMEM with the table as it was. */
+ * *first + i, the same ids and table as n tp_strtab_add_unique calls, and places them
+ * without writing there, and describes the places as runs (a run's strings are stored back
+ * to back from `at`, header first). tp_strtab_fill_unique then writes the headers and bytes,
+ * on any thread, while the table's thread goes on adding strings: nothing reads a reserved
+ * string before the fill is done (the caller's to ensure), and the runs stay valid until the
+ * table is freed. *run (*cap_run entries, tp_grow'n) receives *nrun runs. TP_OK, or
+ * TP_ENOMEM with the table as it was. */
 struct tp_strtab_run {
 	char *at;
 	size_t count;
 };
 int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n, uint32_t *first,
                              struct tp_strtab_run **run, size_t *nrun, size_t *cap_run);
-/* Writes the bytes of the strings a reservation placed: bytes holds them back to back, in
- * order, len[] their lengths (the arrays given to tp_strtab_reserve_unique). */
+/* Writes the strings a reservation placed: bytes holds them back to back, in order, len[]
+ * their lengths (the arrays given to tp_strtab_reserve_unique). */
 void tp_strtab_fill_unique(const struct tp_strtab_run *run, size_t nrun, const uint32_t *len,
                            const char *bytes);
 /* The string of an id (NUL-terminated); "" for an out-of-range id. */

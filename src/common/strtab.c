@@ -56,6 +56,7 @@ void tp_strtab_free(struct tp_strtab *t)
 	tp_free_each(t->blocks, t->nblocks);
 	tp_free(t->locs);
 	tp_free(t->slots);
+	tp_free(t->resv);
 	memset(t, 0, sizeof *t);
 }
 
@@ -64,7 +65,13 @@ static int rehash(struct tp_strtab *t, uint32_t nslots)
 	uint32_t *slots = tp_calloc(nslots, sizeof *slots);
 	if (!slots)
 		return TP_ENOMEM;
+	size_t r = 0;
 	for (uint32_t id = 0; id < t->count; id++) {
+		/* A reserved batch: unique strings, maybe not written yet. */
+		if (r < t->nresv && id == t->resv[r][0]) {
+			id += t->resv[r++][1] - 1;
+			continue;
+		}
 		size_t n;
 		int unique;
 		const char *s = entry(t, id, &n, &unique);
@@ -217,26 +224,40 @@ int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t 
 	return append(t, s, n, 0, 0, id);
 }
 
+/* The size of the varint header of a unique string of n bytes. */
+static size_t header_size(size_t n)
+{
+	size_t nh = 1;
+	for (uint64_t v = (uint64_t)n << 1 | 1u; v >= 0x80; v >>= 7)
+		nh++;
+	return nh;
+}
+
 int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n, uint32_t *first,
                              struct tp_strtab_run **run, size_t *nrun, size_t *cap_run)
 {
 	*nrun = 0;
 	*first = t->count;
+	if (!n)
+		return TP_OK;
 	if (locs_room(t, n) != TP_OK)
 		return TP_ENOMEM;
+	if (t->nresv == t->cap_resv) {
+		uint32_t(*v)[2] = tp_grow(t->resv, sizeof *v, t->nresv + 1, &t->cap_resv);
+		if (!v)
+			return TP_ENOMEM;
+		t->resv = v;
+	}
 	/* What a failure puts back: the blocks made here go, the last block's fill returns. */
 	uint32_t nblocks0 = t->nblocks;
 	size_t used0 = t->used;
 	for (size_t i = 0; i < n; i++) {
-		unsigned char hdr[10];
-		size_t nh = header(hdr, len[i], 0);
 		uint32_t blk = t->nblocks;
-		uint32_t loc =
-		    len[i] && len[i] < TP_STRTAB_MAX_LEN ? reserve(t, nh + len[i] + 1) : UINT32_MAX;
+		uint32_t loc = len[i] && len[i] < TP_STRTAB_MAX_LEN
+		                   ? reserve(t, header_size(len[i]) + len[i] + 1)
+		                   : UINT32_MAX;
 		if (loc == UINT32_MAX)
 			goto fail;
-		char *dst = t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK);
-		memcpy(dst, hdr, nh);
 		t->locs[*first + i] = loc;
 		/* A string in a new block starts a run; else it follows the one before. */
 		if (!*nrun || t->nblocks != blk) {
@@ -244,10 +265,13 @@ int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n,
 			if (!r)
 				goto fail;
 			*run = r;
-			r[(*nrun)++] = (struct tp_strtab_run){dst, 0};
+			r[(*nrun)++] = (struct tp_strtab_run){
+			    t->blocks[loc >> TP_STRTAB_BLOCK_BITS] + (loc & OFF_MASK), 0};
 		}
 		(*run)[*nrun - 1].count++;
 	}
+	t->resv[t->nresv][0] = *first;
+	t->resv[t->nresv++][1] = (uint32_t)n;
 	t->count += (uint32_t)n;
 	return TP_OK;
 fail:
@@ -267,6 +291,7 @@ void tp_strtab_fill_unique(const struct tp_strtab_run *run, size_t nrun, const u
 		for (size_t i = 0; i < run[r].count; i++) {
 			unsigned char hdr[10];
 			size_t nh = header(hdr, *len, 0);
+			memcpy(at, hdr, nh);
 			memcpy(at + nh, bytes, *len);
 			at[nh + *len] = 0;
 			at += nh + *len + 1;
