@@ -37,16 +37,21 @@ long tp_alloc_fail_after(long n)
 }
 
 /* Blocks of HUGE_MIN bytes or more ask for transparent huge pages (the kernel uses them for
- * the 2 MiB-aligned ranges inside). The model's arrays (slices, layers, ranks) are the bulk of the
- * resident memory and are written once, front to back: with 4 KiB pages their first touch cost one
- * page fault per 4 KiB (gen-1M reader+summary: 38 000 faults in all, 16 500 with the hint; 7 % less
- * CPU); with the hint it is one per 2 MiB. Debian's kernels run THP in "madvise" mode, so nothing
- * happens without the hint. The system's settings still decide: THP "never" ignores it, and
- * with Debian's defrag default ("madvise") a fault in a hinted range may compact memory to
- * find a huge page. The untouched tail of a block stays unbacked in both cases (a huge page
- * is only allocated for a 2 MiB range the program writes), so the peak RSS moves by at most
- * one huge page per growing array. madvise's answer is ignored: the hint is an optimisation,
- * and a kernel without THP (EINVAL) behaves as before. */
+ * the 2 MiB-aligned ranges inside). The model's arrays (slices, layers, ranks) are the bulk of
+ * the resident memory and are written once, front to back: with 4 KiB pages their first touch
+ * costs a page fault per 4 KiB, with the hint one per 2 MiB (docs/perf-notes/cores-reader.md,
+ * "Eighth round"). Debian's kernels run THP in "madvise" mode, so nothing happens without the
+ * hint. The system's settings still decide: THP "never" ignores it, and with Debian's defrag
+ * default ("madvise") a fault in a hinted range may compact memory to find a huge page. The
+ * untouched tail of a block stays unbacked in both cases (a huge page is only allocated for a
+ * 2 MiB range the program writes), so the peak RSS moves by at most one huge page per growing
+ * array. madvise's answer is ignored: the hint is an optimisation, and a kernel without THP
+ * (EINVAL) behaves as before.
+ *
+ * In tpuprof such blocks have mappings of their own (main.c sets glibc's mmap threshold to
+ * 1 MiB). Elsewhere glibc may place one in its heap: the hint then also covers its neighbours'
+ * pages, and tp_free gives back pages malloc would have handed out again; both only cost
+ * time. */
 #define HUGE_MIN ((size_t)4 << 20)
 
 /* The hint covers the whole block, page-rounded, up to its usable end: for a block glibc
@@ -135,7 +140,8 @@ char *tp_strdup(const char *s)
 /* A large block's pages are given back with madvise before free unmaps it: madvise takes the
  * address space's lock shared, munmap exclusively, so threads that free large blocks at once
  * (the readers' per-core working memory) release the pages side by side and only the empty
- * mapping's removal waits. */
+ * mapping's removal waits. The range is rounded inward, so malloc's own headers around the
+ * block are not touched. */
 void tp_free(void *p)
 {
 #ifdef MADV_DONTNEED

@@ -95,7 +95,9 @@ void tp_file_release(struct tp_file *f)
 	/* the reading phase's progress (common/progress.h): what tp_file_progress has not told */
 	tp_progress_input_done(f->size - f->reported);
 	if (f->mapped) {
-		madvise((void *)f->data, f->size, MADV_DONTNEED);
+		/* The pages first, under the address space's lock taken shared (tp_free's reason):
+		 * threads that release their inputs at once do not wait for each other. */
+		(void)madvise((void *)f->data, f->size, MADV_DONTNEED);
 		munmap((void *)f->data, f->size);
 	}
 	memset(f, 0, sizeof *f);

@@ -160,4 +160,45 @@ static void test_strtab_batch(void **state)
 	tp_strtab_free(&ref);
 }
 
+/* Two batches reserved back to back, then interned strings (rehashes) before either is
+ * filled: both are left out of the hash, the strings around them are found. */
+static void test_strtab_batches_adjacent(void **state)
+{
+	(void)state;
+	struct tp_strtab t;
+	assert_int_equal(tp_strtab_init(&t), TP_OK);
+	const uint32_t len[3] = {3, 1, 4};
+	struct tp_strtab_run *run[2] = {NULL, NULL};
+	size_t nrun[2], cap[2] = {0, 0};
+	uint32_t first[2], id, x;
+	assert_int_equal(tp_strtab_intern(&t, "a", 1, &x), TP_OK);
+	for (int b = 0; b < 2; b++) {
+		assert_int_equal(
+		    tp_strtab_reserve_unique(&t, len, 3, &first[b], &run[b], &nrun[b], &cap[b]),
+		    TP_OK);
+		for (size_t r = 0; r < nrun[b]; r++)
+			run[b][r].at[0] = 0; /* a findable "" until the fill */
+	}
+	assert_int_equal(first[1], first[0] + 3);
+	char buf[16];
+	for (int i = 0; i < 300; i++) {
+		snprintf(buf, sizeof buf, "z%d", i);
+		assert_int_equal(tp_strtab_intern(&t, buf, strlen(buf), &id), TP_OK);
+	}
+	for (uint32_t k = 0; k < t.nslots; k++)
+		assert_false(t.slots[k] > first[0] && t.slots[k] <= first[1] + 3);
+	assert_true(tp_strtab_find(&t, "a", 1, &id));
+	assert_int_equal(id, x);
+	assert_true(tp_strtab_find(&t, "", 0, &id));
+	assert_int_equal(id, 0);
+	tp_strtab_fill_unique(run[0], nrun[0], len, "abcdefgh");
+	tp_strtab_fill_unique(run[1], nrun[1], len, "ijklmnop");
+	assert_string_equal(tp_strtab_get(&t, first[0] + 2), "efgh");
+	assert_string_equal(tp_strtab_get(&t, first[1]), "ijk");
+	assert_true(tp_strtab_find(&t, "z299", 4, &id));
+	free(run[0]);
+	free(run[1]);
+	tp_strtab_free(&t);
+}
+
 #include "tp_test_main.h"

@@ -181,10 +181,10 @@ static void finish_track(struct finish_job *j)
 	t->num_cost_slots = 0;
 	/* Nesting depths add labels, so a thread track's are marked after them. */
 	int nest = t->kind == TP_TRACK_THREAD || t->kind == TP_TRACK_HOST;
-	uint32_t *map = t->num_labels ? tp_calloc(t->num_labels, sizeof *map) : NULL;
-	if (t->num_labels && !map)
+	uint32_t *map = !nest && t->num_labels ? tp_calloc(t->num_labels, sizeof *map) : NULL;
+	if (!nest && t->num_labels && !map)
 		return;
-	if (!finish_scan(t, nest ? NULL : map, &j->lo, &j->hi) && sort_track(t) != TP_OK) {
+	if (!finish_scan(t, map, &j->lo, &j->hi) && sort_track(t) != TP_OK) {
 		tp_free(map);
 		return;
 	}
@@ -204,7 +204,6 @@ static void finish_track(struct finish_job *j)
 			if (depth < 256)
 				stack[depth++] = tp_slice_end(t, s);
 		}
-		tp_free(map);
 		map = t->num_labels ? tp_calloc(t->num_labels, sizeof *map) : NULL;
 		if (t->num_labels && !map)
 			return;

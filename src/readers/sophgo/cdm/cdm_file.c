@@ -395,7 +395,7 @@ struct extra_entry {
 };
 
 /* What the block walk gathers before it decodes: DYN_DATA and DYN_EXTRA may come in any order
- * and more than once. Owned by cdm_walk_dec for one call. */
+ * and more than once. Owned by cdm_walk_jobs for one call. */
 struct gather {
 	struct tp_cursor *dyn, *extra;
 	size_t ndyn, cap_dyn, nextra, cap_extra;
@@ -578,19 +578,24 @@ static int add_parts(struct wpart **v, size_t *n, size_t *cap, size_t blk, size_
 	return TP_OK;
 }
 
+/* The engine of DYN_DATA record p, -1 when it is no command. */
+static int dyn_record_engine(const struct wpar *a, const uint8_t *p)
+{
+	uint32_t w0 = tp_le32(p);
+	int e = dyn_engine(a->chip, (w0 >> 8) & 7u);
+	return (w0 & 0xFFu) != 1 ? -1 : e;
+}
+
 /* The DYN_DATA command of record p (stream index rec > 0) of the stream, or 0 with *e < 0
  * when it is no command; *used: a DYN_EXTRA entry gave its descriptor. */
 static struct cdm_cmd dyn_record(const struct wpar *a, const uint8_t *p, size_t rec, int *e,
                                  int *used)
 {
-	uint32_t w0 = tp_le32(p), id = tp_le32(p + 4);
-	*e = dyn_engine(a->chip, (w0 >> 8) & 7u);
+	*e = dyn_record_engine(a, p);
 	*used = 0;
-	if ((w0 & 0xFFu) != 1 || *e < 0) {
-		*e = -1;
+	if (*e < 0)
 		return (struct cdm_cmd){0};
-	}
-	struct cdm_cmd cmd = dyn_cmd(*e, w0, id);
+	struct cdm_cmd cmd = dyn_cmd(*e, tp_le32(p), tp_le32(p + 4));
 	/* Mode 2: the descriptor of DYN_DATA record r is DYN_EXTRA entry r - 1. */
 	const struct gather *g = a->g;
 	if (rec - 1 < g->nent) {
@@ -623,7 +628,7 @@ static void wpar_one(void *arg, size_t k)
 	}
 	const uint8_t *base = a->g->dyn[x->blk].base;
 	if (a->step == WP_DYN_V1) {
-		/* dyn_is_v1's test, from each block's second record */
+		/* Layout v1: a known type and engine in every record but each block's first. */
 		for (size_t i = x->from ? x->from : 1; i < x->to; i++) {
 			uint32_t w0 = tp_le32(base + i * CDM_DYN_REC_SIZE);
 			unsigned type = w0 & 0xFFu, eng = (w0 >> 8) & 7u;
@@ -637,17 +642,19 @@ static void wpar_one(void *arg, size_t k)
 	for (size_t i = x->from; i < x->to; i++) {
 		size_t rec = x->rec + (i - x->from);
 		if (rec == 0)
-			continue; /* init record */
+			continue;              /* init record */
+		if (a->step == WP_DYN_COUNT) { /* the engine alone, no descriptor decoded */
+			int e = dyn_record_engine(a, base + i * CDM_DYN_REC_SIZE);
+			if (e < 0)
+				x->other++;
+			else
+				x->n[e]++;
+			continue;
+		}
 		int e, used;
 		struct cdm_cmd cmd = dyn_record(a, base + i * CDM_DYN_REC_SIZE, rec, &e, &used);
-		if (e < 0) {
-			x->other += a->step == WP_DYN_COUNT;
+		if (e < 0)
 			continue;
-		}
-		if (a->step == WP_DYN_COUNT) {
-			x->n[e]++;
-			continue;
-		}
 		a->w->dyn[e].v[x->n[e]++] = cmd;
 		x->used += (size_t)used;
 	}

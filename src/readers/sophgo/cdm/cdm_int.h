@@ -138,6 +138,8 @@ int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct
 int cdm_walk_jobs(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
                   const struct sg_decoder *dec, unsigned threads, size_t part, struct cdm_walk *w,
                   struct tp_diag *d);
+/* Records per part: enough that a part's bookkeeping is noise, few enough that a core file of
+ * a few hundred thousand records still spreads over sixteen threads. */
 #define CDM_WALK_PART ((size_t)65536)
 void cdm_walk_free(struct cdm_walk *w);
 

@@ -598,7 +598,9 @@ static void walk_zero_records(uint8_t *b, size_t n)
 	cdm_walk_free(&w);
 	uint8_t keep[2][128];
 	for (size_t k = 0; k < np; k++) {
-		size_t rs = sp[k].engine == CDM_TIU ? CDM_TIU_REC_SIZE : CDM_DMA_REC_SIZE;
+		size_t rs = sp[k].engine == CDM_TIU    ? CDM_TIU_REC_SIZE
+		            : sp[k].engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
+		                                       : CDM_DMA_REC_SIZE;
 		for (size_t i = 0; i < sp[k].count; i++)
 			for (size_t j = i; j < sp[k].count; j++) {
 				uint8_t *x = b + sp[k].off + i * rs, *y = b + sp[k].off + j * rs;
