@@ -46,7 +46,7 @@ long tp_alloc_fail_after(long n)
  * untouched tail of a block stays unbacked in both cases (a huge page is only allocated for a
  * 2 MiB range the program writes), so the peak RSS moves by at most one huge page per growing
  * array. madvise's answer is ignored: the hint is an optimisation, and a kernel without THP
- * (EINVAL) behaves as before.
+ * (EINVAL) behaves as without the hint.
  *
  * In tpuprof such blocks have mappings of their own (main.c sets glibc's mmap threshold to
  * 1 MiB). Elsewhere glibc may place one in its heap: the hint then also covers its neighbours'
@@ -65,7 +65,7 @@ static void *hint_huge(void *p, size_t n)
 		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 		size_t usable = malloc_usable_size(p);
 		uintptr_t b = (uintptr_t)p & ~(page - 1);
-		uintptr_t e = ((uintptr_t)p + (usable > n ? usable : n) + page - 1) & ~(page - 1);
+		uintptr_t e = ((uintptr_t)p + usable + page - 1) & ~(page - 1);
 		(void)madvise((void *)b, e - b, MADV_HUGEPAGE);
 	}
 #endif
@@ -144,16 +144,9 @@ char *tp_strdup(const char *s)
  * block are not touched. */
 void tp_free(void *p)
 {
-#ifdef MADV_DONTNEED
 	size_t n = p ? malloc_usable_size(p) : 0;
-	if (n >= HUGE_MIN) {
-		uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-		uintptr_t b = ((uintptr_t)p + page - 1) & ~(page - 1);
-		uintptr_t e = ((uintptr_t)p + n) & ~(page - 1);
-		if (e > b)
-			(void)madvise((void *)b, e - b, MADV_DONTNEED);
-	}
-#endif
+	if (n >= HUGE_MIN)
+		tp_map_drop(p, 0, n);
 	free(p);
 }
 

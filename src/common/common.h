@@ -382,10 +382,10 @@ int tp_file_load(struct tp_file *f, const char *path, struct tp_diag *d);
  * Not thread-safe on one f (call it from the thread that owns f). */
 void tp_file_progress(struct tp_file *f, size_t upto);
 void tp_file_release(struct tp_file *f);
-/* Gives back the whole pages inside [base + from, base + to) of a read-only file mapping
- * (MADV_DONTNEED): a reader calls it on bytes it is done with, so reading a multi-GB input
- * does not keep it resident; a later read of those bytes faults them in again from the file.
- * Only for file mappings (tp_file_load's when f->mapped): anonymous memory would be zeroed. */
+/* Gives back the whole pages inside [base + from, base + to) (MADV_DONTNEED), for memory the
+ * caller is done with: a reader calls it on input bytes it has parsed, so reading a multi-GB
+ * input does not keep it resident (a later read faults them in again from the file), and
+ * tp_free on a large block before freeing it. Anonymous memory given back reads as zeros. */
 void tp_map_drop(const void *base, size_t from, size_t to);
 /* tp_map_drop on f's bytes when f is a mapping; nothing otherwise. */
 void tp_file_drop(const struct tp_file *f, size_t from, size_t to);

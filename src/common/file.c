@@ -97,7 +97,7 @@ void tp_file_release(struct tp_file *f)
 	if (f->mapped) {
 		/* The pages first, under the address space's lock taken shared (tp_free's reason):
 		 * threads that release their inputs at once do not wait for each other. */
-		(void)madvise((void *)f->data, f->size, MADV_DONTNEED);
+		tp_file_drop(f, 0, f->size);
 		munmap((void *)f->data, f->size);
 	}
 	memset(f, 0, sizeof *f);
@@ -107,7 +107,7 @@ void tp_map_drop(const void *base, size_t from, size_t to)
 {
 	if (to <= from)
 		return;
-	long ps = sysconf(_SC_PAGESIZE); /* called once per MBs released: cheap enough */
+	long ps = sysconf(_SC_PAGESIZE); /* called once per MBs given back: cheap enough */
 	uintptr_t page = ps > 0 ? (uintptr_t)ps : 4096;
 	uintptr_t b = ((uintptr_t)base + from + page - 1) & ~(page - 1);
 	uintptr_t e = ((uintptr_t)base + to) & ~(page - 1);

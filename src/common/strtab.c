@@ -224,15 +224,6 @@ int tp_strtab_add_unique(struct tp_strtab *t, const char *s, size_t n, uint32_t 
 	return append(t, s, n, 0, 0, id);
 }
 
-/* The size of the varint header of a unique string of n bytes. */
-static size_t header_size(size_t n)
-{
-	size_t nh = 1;
-	for (uint64_t v = (uint64_t)n << 1 | 1u; v >= 0x80; v >>= 7)
-		nh++;
-	return nh;
-}
-
 int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n, uint32_t *first,
                              struct tp_strtab_run **run, size_t *nrun, size_t *cap_run)
 {
@@ -252,9 +243,10 @@ int tp_strtab_reserve_unique(struct tp_strtab *t, const uint32_t *len, size_t n,
 	uint32_t nblocks0 = t->nblocks;
 	size_t used0 = t->used;
 	for (size_t i = 0; i < n; i++) {
+		unsigned char hdr[10]; /* its size only: the fill writes it */
 		uint32_t blk = t->nblocks;
 		uint32_t loc = len[i] && len[i] < TP_STRTAB_MAX_LEN
-		                   ? reserve(t, header_size(len[i]) + len[i] + 1)
+		                   ? reserve(t, header(hdr, len[i], 0) + len[i] + 1)
 		                   : UINT32_MAX;
 		if (loc == UINT32_MAX)
 			goto fail;
