@@ -692,7 +692,7 @@ int cdm_read_cdma(struct cdm_rd *r, size_t k)
 		return rc;
 	}
 	struct cdm_walk w;
-	rc = cdm_walk_dec(f.data, f.size, path, r->chip, r->dec, &w, r->d);
+	rc = cdm_walk_jobs(f.data, f.size, path, r->chip, r->dec, 1, 0, &w, r->d);
 	if (rc)
 		goto out_file;
 	r->p->stats.files_read++;

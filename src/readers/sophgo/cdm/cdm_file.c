@@ -299,9 +299,7 @@ void cdm_walk_free(struct cdm_walk *w)
 
 void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r)
 {
-	size_t rs = s->engine == CDM_TIU    ? CDM_TIU_REC_SIZE
-	            : s->engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
-	                                    : CDM_DMA_REC_SIZE;
+	size_t rs = cdm_pmu_rec_size(s->engine);
 	const uint8_t *p = data + s->off + i * rs;
 	r->start = tp_le32(p);
 	r->end = tp_le32(p + 4);
@@ -403,10 +401,11 @@ struct gather {
 	size_t nent, cap_ent;
 };
 
-/* A MONITOR block of engine eng (records of rs bytes): its span, all its whole records; the
- * first all-zero record ends it (walk_pmu_ends, after the walk). */
-static int add_pmu(struct cdm_walk *w, int eng, size_t rs, const struct tp_cursor *b)
+/* A MONITOR block of engine eng: its span, all its whole records; the first all-zero record
+ * ends it (walk_pmu_ends, after the walk). */
+static int add_pmu(struct cdm_walk *w, int eng, const struct tp_cursor *b)
 {
+	size_t rs = cdm_pmu_rec_size(eng);
 	size_t count = b->len / rs;
 	w->partial_bytes += b->len % rs;
 	if (!count)
@@ -444,13 +443,13 @@ static int walk_block(struct cdm_walk *w, struct gather *g, const struct sg_deco
 {
 	switch (type) {
 	case SG_BLK_MONITOR_BD:
-		return add_pmu(w, CDM_TIU, CDM_TIU_REC_SIZE, b);
+		return add_pmu(w, CDM_TIU, b);
 	case SG_BLK_MONITOR_GDMA:
-		return add_pmu(w, CDM_GDMA, CDM_DMA_REC_SIZE, b);
+		return add_pmu(w, CDM_GDMA, b);
 	case SG_BLK_MONITOR_SDMA:
-		return add_pmu(w, CDM_SDMA, CDM_DMA_REC_SIZE, b);
+		return add_pmu(w, CDM_SDMA, b);
 	case SG_BLK_MONITOR_CDMA:
-		return add_pmu(w, CDM_CDMA, CDM_CDMA_REC_SIZE, b);
+		return add_pmu(w, CDM_CDMA, b);
 	case SG_BLK_DYN_DATA:
 	case SG_BLK_DYN_EXTRA:
 		return gather_dyn(g, type, b);
@@ -538,7 +537,8 @@ struct wpart {
 	size_t blk, from, to;
 	size_t rec;         /* DYN_DATA: the stream's record index of record `from` */
 	size_t hit;         /* first all-zero PMU record / first record not of layout v1 */
-	size_t n[CDM_NENG]; /* DYN_DATA commands per engine; then where the part's go */
+	size_t n[CDM_NENG]; /* DYN_DATA commands per engine; after walk_dyn's prefix sum, the
+	                       place of the part's first command of each engine */
 	size_t other, used; /* non-command records, DYN_EXTRA entries used */
 };
 
@@ -553,27 +553,19 @@ struct wpar {
 	struct wpart *part;
 };
 
-static size_t pmu_rec_size(int engine)
-{
-	return engine == CDM_TIU    ? CDM_TIU_REC_SIZE
-	       : engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
-	                            : CDM_DMA_REC_SIZE;
-}
-
 /* Appends the parts of `count` records of block blk (rec: the record index of its first)
  * to *v. */
 static int add_parts(struct wpart **v, size_t *n, size_t *cap, size_t blk, size_t count, size_t rec,
                      size_t part)
 {
-	for (size_t from = 0; from < count; from += part) {
+	size_t np = count ? tp_split_count(count, part) : 0;
+	for (size_t q = 0; q < np; q++) {
 		struct wpart *x = tp_push(v, sizeof **v, n, cap);
 		if (!x)
 			return TP_ENOMEM;
-		*x = (struct wpart){.blk = blk,
-		                    .from = from,
-		                    .to = count - from > part ? from + part : count,
-		                    .rec = rec + from,
-		                    .hit = SIZE_MAX};
+		*x = (struct wpart){.blk = blk, .hit = SIZE_MAX};
+		tp_split_at(count, np, q, &x->from, &x->to);
+		x->rec = rec + x->from;
 	}
 	return TP_OK;
 }
@@ -618,7 +610,7 @@ static void wpar_one(void *arg, size_t k)
 	struct wpart *x = &a->part[k];
 	if (a->step == WP_PMU_END) {
 		const struct cdm_span *sp = &a->w->pmu[x->blk];
-		size_t rs = pmu_rec_size(sp->engine);
+		size_t rs = cdm_pmu_rec_size(sp->engine);
 		for (size_t i = x->from; i < x->to; i++)
 			if (all_zero(a->data + sp->off + i * rs, rs)) {
 				x->hit = i;
@@ -793,12 +785,6 @@ int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_
              struct cdm_walk *w, struct tp_diag *d)
 {
 	return cdm_walk_jobs(data, len, path, chip, NULL, 1, 0, w, d);
-}
-
-int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
-                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d)
-{
-	return cdm_walk_jobs(data, len, path, chip, dec, 1, 0, w, d);
 }
 
 int cdm_walk_jobs(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,

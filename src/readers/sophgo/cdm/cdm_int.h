@@ -26,6 +26,13 @@ enum cdm_eng { CDM_TIU = 0, CDM_GDMA = 1, CDM_SDMA = 2, CDM_CDMA = 3, CDM_NENG =
 #define CDM_DMA_REC_SIZE 64
 #define CDM_CDMA_REC_SIZE 128
 #define CDM_DYN_REC_SIZE 8
+/* The size of engine e's PMU records (MONITOR_SDMA uses the GDMA layout). */
+static inline size_t cdm_pmu_rec_size(int e)
+{
+	return e == CDM_TIU    ? CDM_TIU_REC_SIZE
+	       : e == CDM_CDMA ? CDM_CDMA_REC_SIZE
+	                       : CDM_DMA_REC_SIZE;
+}
 #define CDM_MAX_CORES 64
 #define CDM_MAX_PORTS 16
 
@@ -129,17 +136,15 @@ struct cdm_walk {
 int cdm_walk(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
              struct cdm_walk *w, struct tp_diag *d);
 /* cdm_walk decoding the BLOCK_DES_* streams with the table decoder `dec` (NULL = the header
- * decoder): their commands then carry cls/raw pointing into data[]. */
-int cdm_walk_dec(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
-                 const struct sg_decoder *dec, struct cdm_walk *w, struct tp_diag *d);
-/* cdm_walk_dec with the PMU blocks' ends found and the DYN_DATA commands decoded in parts of
- * `part` records (0: CDM_WALK_PART) on up to `threads` threads: the same walk, the same first
- * error. */
+ * decoder: their commands then carry cls/raw pointing into data[]), with the PMU blocks' ends
+ * found and the DYN_DATA commands decoded in parts of at most `part` records (0:
+ * CDM_WALK_PART) on up to `threads` threads: the same walk, the same first error. */
 int cdm_walk_jobs(const uint8_t *data, size_t len, const char *path, const struct sg_chip *chip,
                   const struct sg_decoder *dec, unsigned threads, size_t part, struct cdm_walk *w,
                   struct tp_diag *d);
-/* Records per part: enough that a part's bookkeeping is noise, few enough that a core file of
- * a few hundred thousand records still spreads over sixteen threads. */
+/* Records per part: a part's bookkeeping is noise against its records, and a core file of
+ * a million records (generated dumps, large models) gives each of sixteen threads a part. The
+ * bmprofile reader's parts (TP_BMPROFILE_PART) are the same size for the same reasons. */
 #define CDM_WALK_PART ((size_t)65536)
 void cdm_walk_free(struct cdm_walk *w);
 

@@ -484,18 +484,18 @@ static void same_cmds(const struct cdm_cmds *a, const struct cdm_cmds *b)
 
 /* Walks b[0..n) in one pass and in parts of each size on 1 and 3 threads: the same result
  * (rc, message, spans, commands, counters) every time. */
-static void walk_parts_agree(const uint8_t *b, size_t n, const struct sg_decoder *dec)
+static void walk_parts_agree(const uint8_t *b, size_t n)
 {
 	const struct sg_chip *chip = sg_chip_by_arch(TP_ARCH_BM1690);
 	static const size_t parts[] = {1, 3, 7, 1000};
 	struct cdm_walk one, many;
 	struct tp_diag d1 = {0}, d2;
-	int rc = cdm_walk_jobs(b, n, "f", chip, dec, 1, 0, &one, &d1);
+	int rc = cdm_walk_jobs(b, n, "f", chip, NULL, 1, 0, &one, &d1);
 	for (size_t k = 0; k < sizeof parts / sizeof *parts; k++)
 		for (unsigned t = 1; t <= 3; t += 2) {
 			memset(&d2, 0, sizeof d2);
 			assert_int_equal(
-			    cdm_walk_jobs(b, n, "f", chip, dec, t, parts[k], &many, &d2), rc);
+			    cdm_walk_jobs(b, n, "f", chip, NULL, t, parts[k], &many, &d2), rc);
 			assert_string_equal(d1.msg, d2.msg);
 			if (rc != TP_OK)
 				continue;
@@ -598,9 +598,7 @@ static void walk_zero_records(uint8_t *b, size_t n)
 	cdm_walk_free(&w);
 	uint8_t keep[2][128];
 	for (size_t k = 0; k < np; k++) {
-		size_t rs = sp[k].engine == CDM_TIU    ? CDM_TIU_REC_SIZE
-		            : sp[k].engine == CDM_CDMA ? CDM_CDMA_REC_SIZE
-		                                       : CDM_DMA_REC_SIZE;
+		size_t rs = cdm_pmu_rec_size(sp[k].engine);
 		for (size_t i = 0; i < sp[k].count; i++)
 			for (size_t j = i; j < sp[k].count; j++) {
 				uint8_t *x = b + sp[k].off + i * rs, *y = b + sp[k].off + j * rs;
@@ -608,7 +606,7 @@ static void walk_zero_records(uint8_t *b, size_t n)
 				memcpy(keep[1], y, rs);
 				memset(x, 0, rs);
 				memset(y, 0, rs);
-				walk_parts_agree(b, n, NULL);
+				walk_parts_agree(b, n);
 				memcpy(y, keep[1], rs);
 				memcpy(x, keep[0], rs);
 			}
@@ -625,12 +623,12 @@ static void test_walk_parts(void **state)
 	uint8_t *b;
 	size_t n;
 	assert_int_equal(tp_test_hex_load(fixture, &b, &n), 0);
-	walk_parts_agree(b, n, NULL);
+	walk_parts_agree(b, n);
 	for (size_t k = 0; k < n; k++) {
 		uint8_t keep = b[k];
 		for (int v = 0; v < 2; v++) {
 			b[k] = v ? 0xFF : 0;
-			walk_parts_agree(b, n, NULL);
+			walk_parts_agree(b, n);
 		}
 		b[k] = keep;
 	}
@@ -639,7 +637,7 @@ static void test_walk_parts(void **state)
 		size_t m;
 		uint8_t *c = split_dyn(b, n, k, &m);
 		assert_non_null(c);
-		walk_parts_agree(c, m, NULL);
+		walk_parts_agree(c, m);
 		split_same(b, n, c, m);
 		free(c);
 	}
@@ -671,12 +669,12 @@ static void test_walk_parts(void **state)
 		struct tp_file f;
 		memset(&d, 0, sizeof d);
 		assert_int_equal(tp_file_load(&f, path, &d), TP_OK);
-		walk_parts_agree(f.data, f.size, NULL);
+		walk_parts_agree(f.data, f.size);
 		size_t m;
 		uint8_t *c = split_dyn(f.data, f.size, 1001, &m);
 		assert_true(c || g == 2); /* the descriptor streams' dump has no DYN_DATA */
 		if (c) {
-			walk_parts_agree(c, m, NULL);
+			walk_parts_agree(c, m);
 			split_same(f.data, f.size, c, m);
 		}
 		free(c);
