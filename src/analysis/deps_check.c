@@ -213,9 +213,7 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 	for (size_t i = 0; i < ntrk; i++) {
 		x.trk[i].part0 = nparts;
 		/* (an empty track is one empty part, so that unsplit tracks are one part each) */
-		x.trk[i].nparts = x.trk[i].t->count / part + (x.trk[i].t->count % part != 0);
-		if (!x.trk[i].nparts)
-			x.trk[i].nparts = 1;
+		x.trk[i].nparts = tp_split_count(x.trk[i].t->count, part);
 		nparts += x.trk[i].nparts;
 	}
 	int rc = TP_ENOMEM;
@@ -227,9 +225,7 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 			struct deps_part *pq = &x.part[x.trk[i].part0 + q];
 			pq->dt = &x.trk[i];
 			pq->partner = &x.trk[i ^ 1]; /* a core's two tracks are adjacent */
-			pq->lo = q * part;
-			pq->hi = q * part + part < x.trk[i].t->count ? q * part + part
-			                                             : x.trk[i].t->count;
+			tp_split_at(x.trk[i].t->count, x.trk[i].nparts, q, &pq->lo, &pq->hi);
 		}
 	if (nparts == ntrk) {
 		tp_par_run(jobs, ntrk, side_job, &x);
@@ -247,17 +243,11 @@ int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
 	}
 	for (size_t k = 0; k < nparts; k++) {
 		const struct tp_deps_report *c = &x.part[k].r;
+		uint64_t checked = r->checked + c->checked, violated = r->violated + c->violated;
 		if (c->violated && !r->violated)
-			*r = (struct tp_deps_report){.device = c->device,
-			                             .core = c->core,
-			                             .kind = c->kind,
-			                             .cmd_id = c->cmd_id,
-			                             .dep_id = c->dep_id,
-			                             .start_ns = c->start_ns,
-			                             .dep_end = c->dep_end,
-			                             .checked = r->checked};
-		r->checked += c->checked;
-		r->violated += c->violated;
+			*r = *c; /* the first violation in part order: one pass's */
+		r->checked = checked;
+		r->violated = violated;
 	}
 	rc = TP_OK;
 out:

@@ -25,11 +25,11 @@ struct tp_deps_report {
 /* Checks every TIU and GDMA track of p. Fills *r (zeroed first). Reads p only; allocates
  * scratch it frees. TP_OK or TP_ENOMEM. */
 int tp_deps_check(const struct tp_profile *p, struct tp_deps_report *r);
-/* The same on up to `jobs` threads (tp_par_run): each track a job, or in parts of
- * 65 536 slices when the threads outnumber the tracks; the report does not depend on
- * `jobs`. */
+/* The same on up to `jobs` threads (tp_par_run): each track a job, or in parts when the
+ * threads outnumber the tracks; the report does not depend on `jobs`. */
 int tp_deps_check_jobs(const struct tp_profile *p, unsigned jobs, struct tp_deps_report *r);
-/* The same in parts of `part` slices (0 = as tp_deps_check_jobs chooses; tests set it). */
+/* The same in parts of at most `part` slices (0 = as tp_deps_check_jobs chooses; tests set
+ * it). */
 int tp_deps_check_parts(const struct tp_profile *p, unsigned jobs, size_t part,
                         struct tp_deps_report *r);
 

@@ -33,6 +33,7 @@ import unittest
 TPUPROF, GENDUMP, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
 TSAN = os.environ.get("TP_TEST_TSAN") == "1"
 JOBS = (1, 2, 3, 16)
+PART = 65536  # TP_BMPROFILE_PART (src/readers/sophgo/sophgo.h): records per part
 OUTPUTS = ["--json", "--sqlite"] + (["--disable_doc", "--disable_web"] if TSAN else [])
 
 
@@ -134,7 +135,7 @@ class ReadJobs(unittest.TestCase):
 
     @unittest.skipIf(TSAN, "ThreadSanitizer build: bmp_read_test splits small dumps there")
     def test_generated_bm1688_parts(self):
-        """An engine's records larger than a part (TP_BMPROFILE_PART, 65536): with more threads
+        """An engine's records larger than a part (PART): with more threads
         than engines its PMU records, fill and dependency check run in parts, and the TIU
         inst_ids (16 bits) wrap inside the block. SQLite holds every command's fields."""
         d = os.path.join(self.tmp.name, "gen1688-parts")
@@ -144,7 +145,7 @@ class ReadJobs(unittest.TestCase):
             "--sqlite", "--disable_doc", "--disable_web", "--disable_perfetto"],
             want=("summary.json", "profile.db"))
         summary = json.loads(files["summary.json"])
-        self.assertGreater(summary["record_counts"]["TIU"], 2 * 65536)
+        self.assertGreater(summary["record_counts"]["TIU"], 2 * PART)
         self.assertTrue(any("TIU inst_id wrapped" in n for n in summary["notes"]),
                         summary["notes"])
 

@@ -59,13 +59,14 @@ void tp_test_add_dma_shape(struct tp_profile *p, const char *side, uint64_t addr
 struct tp_profile *tp_test_one_track(const char *device, enum tp_track_kind k, const char *name,
                                      uint32_t mhz, int *track);
 
-/* A new profile holding one device `device` (index 0, id 0) of `cores` cores and, on core 0,
- * a TIU and a GDMA track named after their kind at mhz: *tiu and *gdma get their indices.
- * Fails the cmocka test when out of memory. */
 /* Track x of pa and track y of pb are the same, id for id: slices, labels (with `names`, also
  * the strings their names are in their profiles), long durations, cost entries and widths. */
 void tp_test_same_track(const struct tp_profile *pa, const struct tp_track *x,
                         const struct tp_profile *pb, const struct tp_track *y, int names);
+
+/* A new profile holding one device `device` (index 0, id 0) of `cores` cores and, on core 0,
+ * a TIU and a GDMA track named after their kind at mhz: *tiu and *gdma get their indices.
+ * Fails the cmocka test when out of memory. */
 struct tp_profile *tp_test_tiu_gdma(const char *device, int32_t cores, double mhz, int *tiu,
                                     int *gdma);
 

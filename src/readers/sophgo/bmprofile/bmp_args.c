@@ -470,11 +470,8 @@ void bmp_fill_cmd(struct bmp_rd *r, struct bmp_core_cmds *cc, int engine, int t,
 	if (c.have_desc && r->fdec) {
 		add_legacy_args(r, engine, &c, &k, sim);
 		if (r->fields && r->pmu_rec[engine] && rel < r->pmu_nrec[engine])
-			bmp_legacy_pmu_args(p, engine,
-			                    r->pmu_rec[engine] +
-			                        rel * (engine == BMP_ENG_TIU
-			                                   ? r->chip->tiu_pmu_bytes
-			                                   : r->chip->gdma_pmu_bytes));
+			bmp_legacy_pmu_args(
+			    p, engine, r->pmu_rec[engine] + rel * bmp_pmu_rec_bytes(r, engine));
 	} else if (c.have_desc && engine == BMP_ENG_TIU) {
 		add_tiu_dtype(r, &c);
 		if (k.valid)

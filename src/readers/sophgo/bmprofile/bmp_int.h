@@ -829,10 +829,16 @@ struct bmp_pmu_blk {
 	size_t d;            /* records dropped at its front (TIU: a leading system.send_msg) */
 	size_t nv;           /* valid records (bmp_pmu_settle) */
 	size_t nparts, live; /* parts, and those up to the first invalid record */
+	uint64_t wraps;      /* inst_id wraps in the live parts (bmp_pmu_settle) */
 	uint64_t *gd[3];     /* GDMA with counters kept: the core's arrays (gmem, lmem, xact) */
 	struct bmp_pmu_part *part;
 	struct tp_part *pt; /* part q's slices: records [a, b) less the dropped front */
 };
+/* The size of engine e's PMU records (BMP_ENG_*) on r's chip. */
+static inline size_t bmp_pmu_rec_bytes(const struct bmp_rd *r, int e)
+{
+	return e == BMP_ENG_TIU ? r->chip->tiu_pmu_bytes : r->chip->gdma_pmu_bytes;
+}
 /* A block of one part is read directly: that part sets the track as it goes. */
 static inline int bmp_pmu_direct(const struct bmp_pmu_blk *b)
 {

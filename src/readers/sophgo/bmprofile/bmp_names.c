@@ -20,7 +20,7 @@
  * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
  * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
  * (a label equal to an interned one gets that one's id), so the profile is unchanged.
- * Direct-mapped: a slot keeps the old id plus one in `from`, so that a zeroed slot is empty. */
+ * One slot per hash; `from` holds the old id plus one, so that a zeroed slot reads as empty. */
 #define LABEL_MEMO 8192
 
 struct label_memo {
@@ -62,9 +62,8 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 				drop_from = cur.off;
 			}
 		}
-		if (!cc->have[e] ||
-		    !(pt->direct ? bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)
-		                 : bmp_cmdbuf_at(&cc->cb[e], &cur, s->cmd_id, &c))) {
+		if (!cc->have[e] || !(pt->direct ? bmp_cmdbuf_get(&cc->cb[e], s->cmd_id, &c)
+		                                 : bmp_cmdbuf_at(cb, &cur, s->cmd_id, &c))) {
 			tp_part_set_name(pt, s, NAME_NONE);
 			continue;
 		}
@@ -281,8 +280,8 @@ void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
-			/* The new label depends only on the old one: the name cache no longer
-			 * changes once the names are discovered. */
+			/* The name cache is fixed once the names are discovered, so the new label
+			 * is a function of the old one alone. */
 			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
 			if (m && m->from == s->label + 1) {
 				s->label = m->to;

@@ -86,16 +86,24 @@ static void tiu_anchor(const struct bmp_rd *r, unsigned k, struct bmp_core_cmds 
 		}
 }
 
-/* Core k's engine e block sp planned in parts (left in blk for read_cores), or read at once
- * when it is not larger than one part (blk->part is then NULL). */
-static int plan_block(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
-                      struct bmp_core_cmds *cc, unsigned k, int e, struct core_range *cr,
-                      struct bmp_pmu_blk *blk)
+/* Core k's engine e block sp read at once, or with `blk` planned in parts of r->part records
+ * and left in blk for read_cores (*later = 1) when it is larger than one part. */
+static int engine_block(struct bmp_rd *r, const struct tp_file *f, const struct bmp_span *sp,
+                        struct bmp_core_cmds *cc, unsigned k, int e, struct core_range *cr,
+                        struct bmp_pmu_blk *blk, int *later)
 {
-	int rc = bmp_pmu_plan(r, f, sp, cc, k, e, r->part, blk);
-	if (rc != TP_OK || !bmp_pmu_direct(blk))
+	struct bmp_pmu_blk one;
+	struct bmp_pmu_blk *b = blk ? blk : &one;
+	int rc = bmp_pmu_plan(r, f, sp, cc, k, e, blk ? r->part : SIZE_MAX, b);
+	*later = rc == TP_OK && !bmp_pmu_direct(b);
+	if (rc != TP_OK && !blk)
+		bmp_pmu_free(&one);
+	if (rc != TP_OK || *later)
 		return rc;
-	return bmp_pmu_run(r, blk, &cr->first[e]);
+	if ((rc = bmp_pmu_run(r, b, &cr->first[e])) != TP_OK)
+		return rc;
+	cr->n[e] = r->p->tracks[bmp_eng_track(r, k, e)].count - cr->first[e];
+	return TP_OK;
 }
 
 /* §9.2 steps 1-5 for core k, one engine at a time so that a core's engines run on two
@@ -110,32 +118,16 @@ static int perfai_engine(struct bmp_rd *r, const char *ipath, const struct tp_fi
                          struct core_range *cr, int64_t *anchor, int *have_anchor,
                          struct bmp_pmu_blk *blk)
 {
-	int rc;
-	if (e == BMP_ENG_GDMA) {
-		if (k >= it->n_gdma)
-			return TP_OK;
-		if (blk)
-			rc = plan_block(r, f, &it->gdma[k], cc, k, e, cr, blk);
-		else
-			rc = bmp_read_gdma(r, f, &it->gdma[k], k, &cr->first[BMP_ENG_GDMA]);
-		if (rc != TP_OK || (blk && blk->part))
-			return rc;
-		cr->n[BMP_ENG_GDMA] =
-		    r->p->tracks[r->gdma_track[k]].count - cr->first[BMP_ENG_GDMA];
-		return TP_OK;
-	}
+	int rc, later;
+	if (e == BMP_ENG_GDMA)
+		return k < it->n_gdma ? engine_block(r, f, &it->gdma[k], cc, k, e, cr, blk, &later)
+		                      : TP_OK;
 	*have_anchor = 0;
 	if (k < it->n_cmd && (rc = bmp_cmds_open(r, ipath, &it->cmd[k], k, cc)) != TP_OK)
 		return rc;
-	if (k < it->n_bd) {
-		if (blk)
-			rc = plan_block(r, f, &it->bd[k], cc, k, e, cr, blk);
-		else
-			rc = bmp_read_tiu(r, f, &it->bd[k], cc, k, &cr->first[BMP_ENG_TIU]);
-		if (rc != TP_OK || (blk && blk->part))
-			return rc;
-		cr->n[BMP_ENG_TIU] = r->p->tracks[r->tiu_track[k]].count - cr->first[BMP_ENG_TIU];
-	}
+	if (k < it->n_bd &&
+	    ((rc = engine_block(r, f, &it->bd[k], cc, k, e, cr, blk, &later)) != TP_OK || later))
+		return rc;
 	tiu_anchor(r, k, cc, cr, anchor, have_anchor);
 	return TP_OK;
 }

@@ -145,11 +145,7 @@ static int gd_room(struct bmp_rd *r, unsigned k, size_t need, size_t n)
 	return TP_OK;
 }
 
-/* The block's records: their size, where the validity words are, the inst_id width. */
-static size_t rec_bytes(const struct bmp_rd *r, int e)
-{
-	return e == BMP_ENG_TIU ? r->chip->tiu_pmu_bytes : r->chip->gdma_pmu_bytes;
-}
+/* The block's records: where the validity words are, the inst_id width. */
 static size_t valid_at(const struct bmp_rd *r, int e)
 {
 	return e == BMP_ENG_TIU && r->chip->tiu_pmu_id_first ? 8 : 0;
@@ -205,7 +201,7 @@ static void decode_recs(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qq, size
 {
 	struct bmp_pmu_part *q = &b->part[qq];
 	const uint8_t *base = blk_base(b);
-	size_t rs = rec_bytes(r, b->e);
+	size_t rs = bmp_pmu_rec_bytes(r, b->e);
 	struct tp_track *tr = &r->p->tracks[b->t];
 	if (b->e == BMP_ENG_TIU) {
 		for (; i < j; i++) {
@@ -267,7 +263,7 @@ int bmp_pmu_plan(struct bmp_rd *r, const struct tp_file *f, const struct bmp_spa
 	b->e = e;
 	b->core = core;
 	b->t = bmp_eng_track(r, core, e);
-	size_t rs = rec_bytes(r, e);
+	size_t rs = bmp_pmu_rec_bytes(r, e);
 	b->n = sp->len / rs;
 	b->first = r->p->tracks[b->t].count;
 	const uint8_t *base = blk_base(b);
@@ -309,7 +305,7 @@ int bmp_pmu_part(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t qi)
 {
 	struct bmp_pmu_part *q = &b->part[qi];
 	const uint8_t *base = blk_base(b);
-	size_t rs = rec_bytes(r, b->e), at = valid_at(r, b->e), win = pmu_window(rs);
+	size_t rs = bmp_pmu_rec_bytes(r, b->e), at = valid_at(r, b->e), win = pmu_window(rs);
 	size_t from = q->a > b->d ? q->a : b->d;
 	struct bmp_unwrap u = {.width = id_width(r, b->e)};
 	/* The state after the record before `from`: only its inst_id counts (the first record
@@ -377,10 +373,10 @@ int bmp_pmu_settle(struct bmp_rd *r, struct bmp_pmu_blk *b)
 	struct bmp_pmu_part *last = &b->part[b->live - 1];
 	size_t lo = last->a > b->d ? last->a : b->d;
 	b->pt[b->live - 1].n = last->vend > lo ? last->vend - lo : 0;
-	uint64_t wraps = 0;
+	b->wraps = 0;
 	for (size_t q = 0; q < b->live; q++) {
-		b->part[q].delta = wraps << id_width(r, b->e);
-		wraps += b->part[q].wraps;
+		b->part[q].delta = b->wraps << id_width(r, b->e);
+		b->wraps += b->part[q].wraps;
 	}
 	if (bmp_pmu_direct(b))
 		return TP_OK;
@@ -456,11 +452,8 @@ static void gdma_trim(struct bmp_rd *r, struct bmp_pmu_blk *b)
 void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first)
 {
 	size_t counted = 0;
-	uint64_t wraps = 0;
 	for (size_t q = 0; q < b->nparts; q++)
 		counted += b->part[q].counted;
-	for (size_t q = 0; q < b->live; q++)
-		wraps += b->part[q].wraps;
 	*first = b->first;
 	tp_track_fit(r->p, b->t);
 	BMP_RSTATS(r)->records_read += b->n;
@@ -469,9 +462,9 @@ void bmp_pmu_finish(struct bmp_rd *r, struct bmp_pmu_blk *b, size_t *first)
 	tp_file_drop(b->f, b->sp->off, b->sp->off + b->sp->len);
 	if (b->e == BMP_ENG_TIU) {
 		unwrap_times(r, b->t, b->first, r->tiu_mhz, b->core, "TIU");
-		if (wraps)
+		if (b->wraps)
 			bmp_note(r, "core %u TIU inst_id wrapped %llu times (%u-bit counter)",
-			         b->core, (unsigned long long)wraps, id_width(r, b->e));
+			         b->core, (unsigned long long)b->wraps, id_width(r, b->e));
 	} else {
 		if (r->perfai)
 			gdma_trim(r, b);

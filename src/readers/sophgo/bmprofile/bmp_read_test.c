@@ -519,6 +519,12 @@ static void parts_agree(const char *dir)
 		struct tp_bmprofile_opts one = {.detail = details[k], .jobs = 1};
 		if (tp_bmprofile_read(dir, &one, &pa, &d))
 			fail_msg("%s: %s", dir, d.msg);
+		/* Parts need more threads than engines (two per core): 8 covers up to 3 cores. */
+		size_t engines = 0;
+		for (size_t t = 0; t < pa->num_tracks; t++)
+			engines += pa->tracks[t].kind == TP_TRACK_TIU ||
+			           pa->tracks[t].kind == TP_TRACK_GDMA;
+		assert_true(engines < 8);
 		for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
 			struct tp_profile *pb = NULL;
 			struct tp_bmprofile_opts parts = {
