@@ -9,7 +9,8 @@
  * join sees the fuzzed PMU ids: no allocation may follow their size (libFuzzer's malloc
  * limit reports one that does). The reader must return a profile or an error with a message,
  * never crash, leak or leave end < start. The block walk in parts of a few records must give
- * what one pass gives.
+ * what one pass gives, and so must the records of an engine read in parts of a few records on
+ * three threads (the names left keyed, as for a large core file; inputs of even size).
  */
 #include "fuzz_check.h"
 #include "fuzz_scratch.h"
@@ -66,6 +67,49 @@ static void walk_parts(const uint8_t *data, size_t size)
 	cdm_walk_free(&b);
 }
 
+static struct tp_profile *read_keyed(int jobs, size_t part, int *rc, struct tp_diag *d)
+{
+	struct tp_bmprofile_opts o = {
+	    .detail = TP_BMPROFILE_DETAIL_OFF, .jobs = jobs, .part = part};
+	struct tp_profile *p = NULL;
+	memset(d, 0, sizeof *d);
+	*rc = tp_cdm_read(dir, &o, &p, d);
+	return p;
+}
+
+/* The engines' records in parts (cdm_eparts.c) against one pass: the same answer. */
+static void read_parts(size_t size)
+{
+	int ra, rb;
+	struct tp_diag da, db;
+	struct tp_profile *a = read_keyed(1, SIZE_MAX, &ra, &da);
+	struct tp_profile *b = read_keyed(3, size % 5 + 1, &rb, &db);
+	if (ra != rb || strcmp(da.msg, db.msg) != 0)
+		abort();
+	if (ra == TP_OK) {
+		if (a->num_tracks != b->num_tracks || a->num_notes != b->num_notes ||
+		    memcmp(&a->stats, &b->stats, sizeof a->stats) != 0)
+			abort();
+		for (size_t t = 0; t < a->num_tracks; t++) {
+			const struct tp_track *x = &a->tracks[t], *y = &b->tracks[t];
+			if (x->count != y->count || x->num_labels != y->num_labels)
+				abort();
+			for (size_t i = 0; i < x->count; i++) {
+				const struct tp_slice *s = &x->slices[i], *u = &y->slices[i];
+				if (s->start_ns != u->start_ns ||
+				    tp_slice_end(x, s) != tp_slice_end(y, u) ||
+				    s->cmd_id != u->cmd_id || s->dep_id != u->dep_id ||
+				    s->label != u->label ||
+				    memcmp(tp_slice_label(x, s), tp_slice_label(y, u),
+				           sizeof(struct tp_label)) != 0)
+					abort();
+			}
+		}
+	}
+	tp_profile_free(a);
+	tp_profile_free(b);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	dir = fuzz_scratch_dir_get("fuzz_cdm");
@@ -99,6 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&d, 0, sizeof d);
 	int rc = tp_cdm_read(dir, NULL, &p, &d);
 	fuzz_check_read(rc, p, &d, 1);
+	if (size % 2 == 0) /* (half the inputs: the fixed runs of make test stay short) */
+		read_parts(size);
 	if (port) {
 		char path[256];
 		snprintf(path, sizeof path, "%s/cdma0_1.profile", dir);

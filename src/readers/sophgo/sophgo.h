@@ -51,9 +51,9 @@ struct tp_bmprofile_opts {
 	                          only); the profile is the same for every value */
 	uint64_t fields_limit; /* AUTO keeps the decoded fields up to this many records; 0 =
 	                          TP_BMPROFILE_FIELDS_AUTO_LIMIT (tests lower it) */
-	size_t part;           /* bmprofile: records per part when one engine's records are
-	                          read and filled on several threads; 0 = TP_BMPROFILE_PART
-	                          (tests lower it) */
+	size_t part;           /* records per part when one engine's records (cdm: also a core
+	                          file's walk) are read and filled on several threads; 0 =
+	                          TP_BMPROFILE_PART (tests lower it) */
 };
 /* Parts of about this many records keep the per-part cost (a scratch memo of label rewrites,
  * the part's tables and their merge) small against the part's work. */

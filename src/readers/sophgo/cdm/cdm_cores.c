@@ -2,8 +2,9 @@
  * cdm_cores.c — reading the core files of a cdm dump: each cdmlib*.profile is walked, its PMU
  * records become slices (fill_track), normalised per track and matched to their commands; with
  * --jobs the cores are read on the threads (tp_par_run), a core without argument sets one job
- * per engine, on copies of the reader whose notes, statistics and errors are applied
- * afterwards in core and engine order, so the profile is the same for every thread count.
+ * per engine (its large TIU and GDMA engines one job per part, cdm_eparts.c), on copies of the
+ * reader whose notes, statistics and errors are applied afterwards in core and engine order,
+ * so the profile is the same for every thread count.
  * Also the CDMA port files (read_cdma).
  */
 #include "common/timings.h"
@@ -35,6 +36,8 @@ static int fill_track(struct cdm_rd *r, int t, const uint8_t *data, const struct
 	 * PMU counters for their argument set (detail with table-decoded descriptors only). */
 	int stash = r->detail && r->dec && (eng == CDM_GDMA || eng == CDM_SDMA);
 	uint32_t pos = 0;
+	struct tp_part pt;
+	tp_part_open(&pt, r->p, t, 0, total, 1);
 	for (size_t k = 0; k < w->npmu; k++) {
 		if (w->pmu[k].engine != eng)
 			continue;
@@ -50,9 +53,7 @@ static int fill_track(struct cdm_rd *r, int t, const uint8_t *data, const struct
 			s->start_ns = m.start;
 			tp_slice_set_end(r->p, &r->p->tracks[t], s, m.end);
 			s->cmd_id = m.id;
-			tp_slice_set_bytes(r->p, &r->p->tracks[t], s, m.bytes);
-			tp_slice_set_stall(r->p, &r->p->tracks[t], s, m.stall);
-			tp_slice_set_depth(r->p, &r->p->tracks[t], s, m.thread);
+			cdm_fill_label(&pt, s, &m);
 		}
 	}
 	CDM_RSTATS(r)->records_read += total;
@@ -70,8 +71,8 @@ static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, unsigned 
 	if (rc)
 		return rc;
 	cr->loaded = 1;
-	rc =
-	    cdm_walk_jobs(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, threads, 0, &cr->w, d);
+	rc = cdm_walk_jobs(cr->f.data, cr->f.size, cr->path, r->chip, r->dec, threads, r->part,
+	                   &cr->w, d);
 	cr->walked = rc == TP_OK;
 	return rc;
 }
@@ -337,22 +338,29 @@ static int wave_room(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n,
 	return tp_args_room(r->p, args / m * left, sets / m * left) == TP_OK ? TP_OK : cdm_nomem(r);
 }
 
-/* One call of a read_cores step: core k of the wave, whole (e < 0) or, in steps 1 and 2 of a
- * keyed core, its engine e alone, so that the threads share a wave of fewer cores than
- * --jobs (sg_wave bounds the cores in flight by memory). */
+/* One call of a read_cores step: core k of the wave, whole (e < 0) or, in STEP_RECORDS and
+ * STEP_RELABEL of a keyed core, its engine e alone, so that the threads share a wave of fewer
+ * cores than --jobs (sg_wave bounds the cores in flight by memory); in STEP_RECORDS and the
+ * parts' own steps part q (>= 0) of an engine read in parts. */
 struct cores_job {
 	uint32_t k;
 	int e;
+	int32_t q;
 };
 
-/* tp_par_run's calls of read_cores: step 0 opens and walks a core's file, step 1 reads its
- * records, step 2 relabels them, step 3 closes it; each on a copy of the reader whose notes,
- * statistics and errors stay in the core's struct cdm_core_read, or an engine's (eng[3 k + e]: its
- * notes, statistics, first commands and counters, merged into the core's by engines_merge). */
+enum { STEP_OPEN, STEP_RECORDS, STEP_RELABEL, STEP_CLOSE, STEP_COUNT, STEP_COMMIT };
+
+/* tp_par_run's calls of read_cores: STEP_OPEN opens and walks a core's file, STEP_RECORDS reads
+ * its records, STEP_RELABEL relabels them, STEP_CLOSE closes it; each on a copy of the reader
+ * whose notes, statistics and errors stay in the core's struct cdm_core_read, or an engine's
+ * (eng[3 k + e]: its notes, statistics, first commands and counters, merged into the core's by
+ * engines_merge). An engine read in parts (ep[2 k + e]) has STEP_COUNT before STEP_RECORDS
+ * and STEP_COMMIT after. */
 struct cores_par {
 	struct cdm_rd *r;
 	struct cdm_core_read *cr;
 	struct cdm_core_read *eng;   /* 3 per core of a wave */
+	struct cdm_eparts *ep;       /* 2 per core of a wave: TIU, GDMA */
 	struct tp_profile **scratch; /* per core of a wave, reused */
 	const struct cores_job *job;
 	int step;
@@ -401,7 +409,7 @@ static void cores_step(struct cores_par *a, struct cdm_rd *rk, struct cdm_core_r
 {
 	rk->job = x;
 	rk->d = &x->d;
-	if (a->step == 2) {
+	if (a->step == STEP_RELABEL) {
 		int rc = e < 0 ? core_relabel(rk, cr) : relabel_track(rk, cr, e);
 		if (rc != TP_OK)
 			x->rc = cdm_nomem(rk);
@@ -414,33 +422,11 @@ static void cores_step(struct cores_par *a, struct cdm_rd *rk, struct cdm_core_r
 	x->reordered = rk->reordered;
 }
 
-static void cores_par_one(void *v, size_t i)
+/* The reader as the records of core cr are read on a worker: its own name keys, counters
+ * and PMU lookup, the core's detail and command mode. */
+static struct cdm_rd reader_for(const struct cdm_rd *r, const struct cdm_core_read *cr)
 {
-	struct cores_par *a = v;
-	size_t k = a->job[i].k;
-	int e = a->job[i].e;
-	struct cdm_core_read *cr = &a->cr[k];
-	if (a->step == 0) {
-		cr->rc = core_open(a->r, cr, a->inner, &cr->d);
-		return;
-	}
-	if (a->step == 3) {
-		cdm_keys_free(a->r, cr->keys);
-		core_close(cr);
-		return;
-	}
-	if (cr->rc)
-		return;
-	struct cdm_core_read *x = e < 0 ? cr : &a->eng[3 * k + (size_t)e];
-	if (a->step == 1 && x != cr && engine_open(x, cr) != TP_OK) {
-		x->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &x->d});
-		return;
-	}
-	if (a->step == 1 && !cr->keyed && scratch_open(a, k) != TP_OK) {
-		cr->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &cr->d});
-		return;
-	}
-	struct cdm_rd rk = *a->r;
+	struct cdm_rd rk = *r;
 	if (cr->ap)
 		rk.ap = cr->ap;
 	memset(rk.keys, 0, sizeof rk.keys);
@@ -448,6 +434,55 @@ static void cores_par_one(void *v, size_t i)
 	rk.mode = cr->mode;
 	rk.pmu_w = NULL;
 	rk.id_wraps = rk.ts_wraps = rk.reordered = 0;
+	return rk;
+}
+
+/* Part q of engine e of core k of the wave, in the parts' steps (cdm_eparts.c). */
+static void part_step(struct cores_par *a, size_t k, int e, size_t q)
+{
+	struct cdm_eparts *ep = &a->ep[2 * k + (size_t)e];
+	if (a->step == STEP_COUNT) {
+		cdm_epart_count(ep, q);
+	} else if (a->step == STEP_COMMIT) {
+		cdm_epart_commit(ep, q);
+	} else {
+		struct cdm_rd rk = reader_for(a->r, &a->cr[k]);
+		rk.d = NULL; /* (a part fails for memory only: cdm_eparts_end reports it) */
+		ep->v[q].rc = cdm_epart_fill(&rk, ep, q);
+	}
+}
+
+static void cores_par_one(void *v, size_t i)
+{
+	struct cores_par *a = v;
+	size_t k = a->job[i].k;
+	int e = a->job[i].e;
+	struct cdm_core_read *cr = &a->cr[k];
+	if (a->step == STEP_OPEN) {
+		cr->rc = core_open(a->r, cr, a->inner, &cr->d);
+		return;
+	}
+	if (a->step == STEP_CLOSE) {
+		cdm_keys_free(a->r, cr->keys);
+		core_close(cr);
+		return;
+	}
+	if (a->job[i].q >= 0) {
+		part_step(a, k, e, (size_t)a->job[i].q);
+		return;
+	}
+	if (cr->rc)
+		return;
+	struct cdm_core_read *x = e < 0 ? cr : &a->eng[3 * k + (size_t)e];
+	if (a->step == STEP_RECORDS && x != cr && engine_open(x, cr) != TP_OK) {
+		x->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &x->d});
+		return;
+	}
+	if (a->step == STEP_RECORDS && !cr->keyed && scratch_open(a, k) != TP_OK) {
+		cr->rc = cdm_nomem(&(struct cdm_rd){.dir = a->r->dir, .d = &cr->d});
+		return;
+	}
+	struct cdm_rd rk = reader_for(a->r, cr);
 	cores_step(a, &rk, cr, x, e);
 }
 
@@ -484,30 +519,54 @@ static void engines_merge(struct cdm_rd *r, struct cdm_core_read *cr, struct cdm
 	cr->rc = core_records_end(&rk, cr);
 }
 
-/* A job's PMU records: an engine's, or the core's for a whole-core job. */
-static size_t job_records(const struct cdm_core_read *cr, const struct cores_job *j)
+/* The parts of engine e of core k of the wave: 0 when it is read whole. */
+static size_t parts_of(const struct cores_par *a, size_t k, int e)
 {
-	const size_t *h = cr[j->k].have;
+	return a->ep && e >= 0 && e < 2 ? a->ep[2 * k + (size_t)e].np : 0;
+}
+
+/* A job's PMU records: a part's, an engine's, or the core's for a whole-core job. */
+static size_t job_records(const struct cores_par *a, const struct cores_job *j)
+{
+	if (j->q >= 0) {
+		const struct cdm_epart *x = &a->ep[2 * j->k + (size_t)j->e].v[j->q];
+		return x->b - x->a;
+	}
+	const size_t *h = a->cr[j->k].have;
 	return j->e >= 0 ? h[j->e] : h[CDM_TIU] + h[CDM_GDMA] + h[CDM_SDMA] + h[CDM_CDMA];
 }
 
-/* The calls of a step over the wave's n cores: a keyed core's steps 1 and 2 by engine. Those
- * two steps' jobs go largest first (by PMU records; tp_par_run hands them out in order), so
- * that the wave does not end on a large engine started last while the other threads wait. */
-static size_t cores_jobs(struct cores_job *job, const struct cdm_core_read *cr, size_t n, int step)
+/* The calls of a step over the wave's n cores: a keyed core's STEP_RECORDS and STEP_RELABEL by
+ * engine, and in STEP_RECORDS an engine read in parts by part; the parts' own steps only the
+ * parts. STEP_RECORDS and STEP_RELABEL jobs go largest first (by PMU records; tp_par_run hands
+ * them out in order), so that the wave does not end on a large engine started last while
+ * the other threads wait. */
+static size_t cores_jobs(struct cores_job *job, const struct cores_par *a, size_t n, int step)
 {
+	int whole = step == STEP_OPEN || step == STEP_CLOSE;
+	int parts_only = step == STEP_COUNT || step == STEP_COMMIT;
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++) {
-		int split = (step == 1 || step == 2) && cr[k].keyed;
-		for (int e = split ? 0 : -1; e < (split ? 3 : 0); e++)
-			job[m++] = (struct cores_job){.k = (uint32_t)k, .e = e};
+		if (whole || !a->cr[k].keyed) {
+			if (!parts_only)
+				job[m++] = (struct cores_job){.k = (uint32_t)k, .e = -1, .q = -1};
+			continue;
+		}
+		for (int e = 0; e < 3; e++) {
+			size_t np = step == STEP_RELABEL ? 0 : parts_of(a, k, e);
+			if (!np && !parts_only)
+				job[m++] = (struct cores_job){.k = (uint32_t)k, .e = e, .q = -1};
+			for (size_t q = 0; q < np; q++)
+				job[m++] =
+				    (struct cores_job){.k = (uint32_t)k, .e = e, .q = (int32_t)q};
+		}
 	}
-	if (step != 1 && step != 2)
+	if (step != STEP_RECORDS && step != STEP_RELABEL)
 		return m;
 	for (size_t i = 1; i < m; i++) { /* a stable insertion sort: a few jobs per thread */
 		struct cores_job x = job[i];
-		size_t w = job_records(cr, &x), j = i;
-		for (; j > 0 && job_records(cr, &job[j - 1]) < w; j--)
+		size_t w = job_records(a, &x), j = i;
+		for (; j > 0 && job_records(a, &job[j - 1]) < w; j--)
 			job[j] = job[j - 1];
 		job[j] = x;
 	}
@@ -553,12 +612,74 @@ static int wave_cdma(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n)
 	return TP_OK;
 }
 
+/* STEP_RECORDS of a wave of n cores: the TIU and GDMA records of its keyed cores in parts
+ * where cdm_eparts_plan says so (the parts' unwraps counted and carried, their slices filled,
+ * their tables merged into the tracks in part order and their slices committed), every other
+ * engine or core whole; then each keyed core's engines merged in engine order. */
+static int wave_records(struct cores_par *a, size_t n)
+{
+	struct cdm_rd *r = a->r;
+	unsigned threads = r->jobs > 1 ? r->jobs : 1;
+	size_t nparts = 0;
+	int rc = TP_OK;
+	for (size_t k = 0; k < 2 * n && rc == TP_OK; k++) {
+		rc = cdm_eparts_plan(r, &a->cr[k / 2], (int)(k % 2), r->part, &a->ep[k]);
+		nparts += a->ep[k].np;
+	}
+	const struct cores_job *keep = a->job;
+	struct cores_job *job = rc == TP_OK ? tp_calloc(3 * n + nparts, sizeof *job) : NULL;
+	if (rc == TP_OK && !job)
+		rc = cdm_nomem(r);
+	if (rc == TP_OK) {
+		a->job = job;
+		a->step = STEP_COUNT;
+		tp_tm_begin("count");
+		tp_par_run(threads, cores_jobs(job, a, n, STEP_COUNT), cores_par_one, a);
+		for (size_t k = 0; k < 2 * n; k++)
+			cdm_eparts_carry(&a->ep[k]);
+		tp_tm_end();
+		a->step = STEP_RECORDS;
+		tp_tm_begin("fill");
+		tp_par_run(threads, cores_jobs(job, a, n, STEP_RECORDS), cores_par_one, a);
+		tp_tm_end();
+		tp_tm_begin("end");
+		for (size_t k = 0; k < 2 * n; k++) {
+			struct cdm_core_read *x = &a->eng[3 * (k / 2) + k % 2];
+			if (!a->ep[k].np)
+				continue;
+			if (engine_open(x, &a->cr[k / 2]) != TP_OK) {
+				x->rc = cdm_nomem(&(struct cdm_rd){.dir = r->dir, .d = &x->d});
+				continue;
+			}
+			struct cdm_rd rk = *r;
+			rk.d = &x->d;
+			x->rc = cdm_eparts_end(&rk, &a->cr[k / 2], &a->ep[k], x);
+		}
+		tp_tm_end();
+		a->step = STEP_COMMIT;
+		tp_tm_begin("commit");
+		tp_par_run(threads, cores_jobs(job, a, n, STEP_COMMIT), cores_par_one, a);
+		tp_tm_end();
+		for (size_t k = 0; k < n; k++)
+			if (a->cr[k].keyed && !a->cr[k].rc)
+				engines_merge(r, &a->cr[k], &a->eng[3 * k]);
+	}
+	for (size_t k = 0; k < 3 * n; k++)
+		engine_close(r, &a->eng[k]);
+	for (size_t k = 0; k < 2 * n; k++)
+		cdm_eparts_free(&a->ep[k]);
+	a->job = keep;
+	tp_free(job);
+	return rc;
+}
+
 /* Reads the core files, up to r->jobs at a time (one thread each) while their working memory
  * fits sg_wave's bound: open and walk them at once;
  * then on the calling thread in core order their statistics, notes and tracks (core_setup);
  * their records at once (core_records; a core that keeps argument sets builds them in a
  * scratch profile; a keyed core's engines are jobs of their own, core_engine, merged by
- * engines_merge, so that a wave of fewer cores than --jobs still keeps the threads busy);
+ * engines_merge, and its large TIU and GDMA engines are read in parts, wave_records, so that
+ * a wave of fewer cores than --jobs still keeps the threads busy);
  * the names in core order (core_names; core_scratch_in maps a scratch
  * profile's strings and reserves its sets' room) and the labels and argument sets at once
  * (core_relabel; a keyed core's tracks one job each, relabel_track). Whatever is shared (strings,
@@ -572,10 +693,11 @@ int cdm_read_cores(struct cdm_rd *r)
 	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
 	struct cdm_core_read *eng = tp_calloc(3 * wave, sizeof *eng);
 	struct cores_job *job = tp_calloc(3 * wave, sizeof *job);
+	struct cdm_eparts *ep = tp_calloc(2 * wave, sizeof *ep);
 	struct tp_profile **scratch = tp_calloc(wave, sizeof *scratch);
 	uint64_t *est = cores_est(r);
-	if (!cr || !eng || !job || !scratch || !est) {
-		TP_FREE_ALL(cr, eng, job, scratch, est);
+	if (!cr || !eng || !job || !ep || !scratch || !est) {
+		TP_FREE_ALL(cr, eng, job, ep, scratch, est);
 		return cdm_nomem(r);
 	}
 	int rc = TP_OK;
@@ -593,10 +715,11 @@ int cdm_read_cores(struct cdm_rd *r)
 		                      .eng = eng,
 		                      .scratch = scratch,
 		                      .job = job,
-		                      .step = 0,
+		                      .ep = ep,
+		                      .step = STEP_OPEN,
 		                      .inner = (unsigned)(wave / n)};
 		tp_tm_begin("open");
-		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 0), cores_par_one, &a);
+		tp_par_run((unsigned)wave, cores_jobs(job, &a, n, STEP_OPEN), cores_par_one, &a);
 		tp_tm_end();
 		tp_tm_begin("setup");
 		for (size_t k = 0; k < n && rc == TP_OK; k++) {
@@ -611,15 +734,8 @@ int cdm_read_cores(struct cdm_rd *r)
 		}
 		tp_tm_end();
 		tp_tm_begin("records");
-		if (rc == TP_OK) {
-			a.step = 1;
-			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 1), cores_par_one, &a);
-			for (size_t k = 0; k < n; k++)
-				if (cr[k].keyed && !cr[k].rc)
-					engines_merge(r, &cr[k], &eng[3 * k]);
-			for (size_t k = 0; k < 3 * n; k++)
-				engine_close(r, &eng[k]);
-		}
+		if (rc == TP_OK)
+			rc = wave_records(&a, n);
 		tp_tm_end();
 		tp_tm_begin("names");
 		if (rc == TP_OK)
@@ -650,8 +766,9 @@ int cdm_read_cores(struct cdm_rd *r)
 		tp_tm_end();
 		tp_tm_begin("relabel");
 		if (rc == TP_OK) {
-			a.step = 2;
-			tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 2), cores_par_one, &a);
+			a.step = STEP_RELABEL;
+			tp_par_run((unsigned)wave, cores_jobs(job, &a, n, STEP_RELABEL),
+			           cores_par_one, &a);
 			for (size_t k = 0; k < 4 * n && rc == TP_OK; k++) {
 				/* The core's own record, then its engines'. */
 				struct cdm_core_read *x = k < n ? &cr[k] : &eng[k - n];
@@ -670,13 +787,13 @@ int cdm_read_cores(struct cdm_rd *r)
 		tp_tm_end();
 		/* Unmapping the files and freeing the walks is per core work too. */
 		tp_tm_begin("close");
-		a.step = 3;
-		tp_par_run((unsigned)wave, cores_jobs(job, cr, n, 3), cores_par_one, &a);
+		a.step = STEP_CLOSE;
+		tp_par_run((unsigned)wave, cores_jobs(job, &a, n, STEP_CLOSE), cores_par_one, &a);
 		tp_tm_end();
 	}
 	for (size_t k = 0; k < wave; k++)
 		tp_profile_free(scratch[k]);
-	TP_FREE_ALL(scratch, cr, eng, job, est);
+	TP_FREE_ALL(scratch, cr, eng, job, ep, est);
 	return rc;
 }
 

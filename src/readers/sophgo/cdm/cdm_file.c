@@ -297,33 +297,6 @@ void cdm_walk_free(struct cdm_walk *w)
 	memset(w, 0, sizeof *w);
 }
 
-void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r)
-{
-	size_t rs = cdm_pmu_rec_size(s->engine);
-	const uint8_t *p = data + s->off + i * rs;
-	r->start = tp_le32(p);
-	r->end = tp_le32(p + 4);
-	r->bytes = r->stall = r->gxact = r->lxact = 0;
-	if (s->engine == CDM_CDMA) {
-		uint32_t w = tp_le32(p + 8);
-		r->id = w & 0xFFFFFFu;
-		r->thread = (uint8_t)((w >> 24) & 1u);
-		r->bytes = tp_le32(p + 16);
-		return;
-	}
-	r->id = tp_le32(p + 8);
-	r->thread = (uint8_t)(p[12] & 1u);
-	if (s->engine != CDM_TIU) {
-		r->stall = tp_le32(p + 16);
-		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap.
-		 */
-		uint64_t b = (uint64_t)tp_le32(p + 20) + tp_le32(p + 40);
-		r->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
-		r->gxact = tp_le32(p + 48) + tp_le32(p + 52);
-		r->lxact = tp_le32(p + 56) + tp_le32(p + 60);
-	}
-}
-
 static int all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

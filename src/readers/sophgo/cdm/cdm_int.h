@@ -10,6 +10,7 @@
 #ifndef TP_CDM_INT_H
 #define TP_CDM_INT_H
 
+#include "model/parts.h"
 #include "readers/sophgo/isa/sg_isa.h"
 #include "readers/sophgo/sg_int.h"
 
@@ -157,8 +158,37 @@ struct cdm_pmu {
 	                          items 7-8); 0 on TIU/CDMA */
 	uint8_t thread;
 };
+/* Decodes the PMU record of engine `engine` at p. Inline: the readers' per-record loops. */
+static inline void cdm_pmu_at(const uint8_t *p, int engine, struct cdm_pmu *r)
+{
+	r->start = tp_le32(p);
+	r->end = tp_le32(p + 4);
+	r->bytes = r->stall = r->gxact = r->lxact = 0;
+	if (engine == CDM_CDMA) {
+		uint32_t w = tp_le32(p + 8);
+		r->id = w & 0xFFFFFFu;
+		r->thread = (uint8_t)((w >> 24) & 1u);
+		r->bytes = tp_le32(p + 16);
+		return;
+	}
+	r->id = tp_le32(p + 8);
+	r->thread = (uint8_t)(p[12] & 1u);
+	if (engine != CDM_TIU) {
+		r->stall = tp_le32(p + 16);
+		/* Bytes written on whichever side is the destination (§4.3); saturate, never wrap.
+		 */
+		uint64_t b = (uint64_t)tp_le32(p + 20) + tp_le32(p + 40);
+		r->bytes = b > UINT32_MAX ? UINT32_MAX : (uint32_t)b;
+		r->gxact = tp_le32(p + 48) + tp_le32(p + 52);
+		r->lxact = tp_le32(p + 56) + tp_le32(p + 60);
+	}
+}
 /* Decodes record `i` of span s inside data (the caller's file buffer). */
-void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i, struct cdm_pmu *r);
+static inline void cdm_pmu_decode(const uint8_t *data, const struct cdm_span *s, size_t i,
+                                  struct cdm_pmu *r)
+{
+	cdm_pmu_at(data + s->off + i * cdm_pmu_rec_size(s->engine), s->engine, r);
+}
 /* §8.2 step 9 (cdm_match.c): drops the profiler-inserted sys commands (kind other than
  * TP_CMD_NORMAL) at the head and tail of track t; the per-slice costs follow their slices.
  * Returns how many it dropped. Touches only t. */
@@ -227,6 +257,7 @@ struct cdm_rd {
 	size_t pmu_k, pmu_base;
 	uint64_t id_wraps, ts_wraps, reordered, sys_omitted, des_unknown;
 	unsigned jobs; /* threads for the core files (read_cores); 1 = the caller only */
+	size_t part;   /* records per part of a core file's walk and of an engine's read (opts) */
 	struct cdm_core_read *job; /* the core being read: notes and statistics go there (rnote,
 	                            * CDM_RSTATS) until read_cores applies them in core order */
 };
@@ -269,6 +300,54 @@ struct cdm_core_read {
 	size_t arg0;
 };
 
+/* One engine of a keyed core file read in parts on several threads (cdm_eparts.c): TIU or
+ * GDMA, when core_engine would match its commands one to one or have none to match (SDMA
+ * reorders first; the section matching needs the whole track). The calls, in order:
+ * cdm_eparts_plan (calling thread), cdm_epart_count for each part (any thread),
+ * cdm_eparts_carry, cdm_epart_fill for each part (any thread, each on its copy of the
+ * reader), cdm_eparts_end (calling thread), cdm_epart_commit for each part (any thread),
+ * cdm_eparts_free. The track is then what core_engine would have left. */
+struct cdm_epart {
+	size_t a, b;                 /* the engine's records [a, b) */
+	size_t k0, i0;               /* where the record before a (a, for a = 0) is: span, index */
+	uint64_t id_wraps, ts_wraps; /* unwraps between the part's records and the one before */
+	uint32_t id_delta;           /* what the parts before add to ids, */
+	int64_t ts_off;              /* and to times */
+	struct cdm_core_read x;      /* the part's names (set_names: seen, first) */
+	uint64_t unmatched, unmatched_bytes;
+	int rc;
+};
+struct cdm_eparts {
+	int e, t;
+	size_t n, np; /* records; parts (0: the engine is read whole, by core_engine) */
+	struct cdm_epart *v;
+	struct tp_part *pt;         /* part q's slices: its records less the two init records */
+	const struct cdm_cmd *cmds; /* the commands of records 2, 3, ...; NULL: none */
+	const uint8_t *data;
+	const struct cdm_walk *w;
+	int64_t end1; /* record 1's end, unwrapped: the init handshake's */
+	int merged;   /* cdm_eparts_end merged the parts' tables: they may be committed */
+};
+/* Plans engine e of core cr (core_setup made its track) in parts of about `part` records
+ * when it is to be read so, reserving its slices; ep->np 0 when not. TP_OK / TP_ENOMEM. */
+int cdm_eparts_plan(struct cdm_rd *r, const struct cdm_core_read *cr, int e, size_t part,
+                    struct cdm_eparts *ep);
+/* Part q's unwraps, counted. */
+void cdm_epart_count(struct cdm_eparts *ep, size_t q);
+/* What each part's records add to ids and times: the wraps of the parts before it. */
+void cdm_eparts_carry(struct cdm_eparts *ep);
+/* Fills part q's slices and gives them their commands, on r (a copy of the reader with the
+ * core's mode; r->job is set to the part's record). TP_OK / TP_ENOMEM. */
+int cdm_epart_fill(struct cdm_rd *r, struct cdm_eparts *ep, size_t q);
+/* The parts' tables into the track; into x (the engine's record, engine_open's) the first
+ * commands of the names, the wrap counters, statistics and notes; the core's init handshake
+ * and unmatched counters. TP_OK / TP_ENOMEM (in r->d). */
+int cdm_eparts_end(struct cdm_rd *r, const struct cdm_core_read *cr, struct cdm_eparts *ep,
+                   struct cdm_core_read *x);
+void cdm_epart_commit(struct cdm_eparts *ep, size_t q);
+void cdm_eparts_free(struct cdm_eparts *ep);
+/* Sets slice s's label fields from its PMU record m, as fill_track does. */
+void cdm_fill_label(struct tp_part *pt, struct tp_slice *s, const struct cdm_pmu *m);
 /* The statistics a reader adds to: the core's while it is read, else the profile's. */
 #define CDM_RSTATS(r) ((r)->job ? &(r)->job->aside.stats : &(r)->p->stats)
 
@@ -286,6 +365,26 @@ uint32_t cdm_name_key(const struct cdm_cmd *c);
 const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c);
 /* Frees argument-key caches (struct cdm_rd.keys) and empties them. */
 void cdm_keys_free(const struct cdm_rd *r, uint32_t **keys[SG_ENG_COUNT]);
+/* A part's memo of the labels it gave (cdm_eparts.c): what a label is made from (a, b) ->
+ * the part's id of it. Slices made from the same give the same label, and any label on the
+ * way to it is in the part's table already, so a hit skips the table's lookups. */
+#define CDM_MEMO_BITS 10
+struct cdm_memo {
+	uint64_t a;
+	uint32_t b, label;
+	int used;
+};
+static inline struct cdm_memo *cdm_memo_at(struct cdm_memo *m, uint64_t a, uint32_t b)
+{
+	uint64_t h = (a ^ (uint64_t)b << 40 ^ (uint64_t)b >> 24) * 0x9E3779B97F4A7C15ull;
+	return &m[h >> (64 - CDM_MEMO_BITS)];
+}
+/* Gives slice `index` of part pt's track its command c (NULL = none): names, kind, direction,
+ * data type, dependency; with a table-decoded descriptor the TIU cost and, with detail, the
+ * argument set. `data`/`w` are the core file and its walk (NULL for CDMA ports), for the
+ * PMU counters. memo: NULL, or a part's memo of its keyed command labels. */
+void cdm_apply_cmd(struct cdm_rd *r, struct tp_part *pt, size_t index, const struct cdm_cmd *c,
+                   const uint8_t *data, const struct cdm_walk *w, struct cdm_memo *memo);
 /* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
 int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
               uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);

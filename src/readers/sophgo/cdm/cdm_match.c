@@ -336,33 +336,49 @@ static int pmu_of(struct cdm_rd *r, const struct cdm_walk *w, const uint8_t *dat
 	return 0;
 }
 
-/* Gives slice `index` of track t its command c (NULL = none): names, kind, direction, data
- * type, dependency; with a table-decoded descriptor the TIU cost (kept beside the slice) and,
- * with detail, the argument set. `data`/`w` are the core file and its walk (NULL for CDMA
- * ports), for the PMU counters. */
-static void apply_cmd(struct cdm_rd *r, int t, size_t index, const struct cdm_cmd *c,
-                      const uint8_t *data, const struct cdm_walk *w)
+/* Slice s gets label lb in part pt, through the memo when there is one (keyed labels only:
+ * their type is 0, their name a key). */
+static void set_label_memo(struct tp_part *pt, struct tp_slice *s, const struct tp_label *lb,
+                           struct cdm_memo *memo)
 {
-	struct tp_slice *s = &r->p->tracks[t].slices[index];
+	if (!memo || lb->type) {
+		tp_part_set_label(pt, s, lb);
+		return;
+	}
+	uint64_t a = (uint64_t)s->label << 32 | lb->name;
+	uint32_t b = (uint32_t)lb->kind | (uint32_t)lb->dir << 8 | (uint32_t)lb->dtype << 16;
+	struct cdm_memo *e = cdm_memo_at(memo, a, b);
+	if (e->used && e->a == a && e->b == b) {
+		s->label = e->label;
+		return;
+	}
+	if (tp_part_set_label(pt, s, lb) == TP_OK)
+		*e = (struct cdm_memo){.a = a, .b = b, .label = s->label, .used = 1};
+}
+
+void cdm_apply_cmd(struct cdm_rd *r, struct tp_part *pt, size_t index, const struct cdm_cmd *c,
+                   const uint8_t *data, const struct cdm_walk *w, struct cdm_memo *memo)
+{
+	struct tp_track *tr = &r->p->tracks[pt->track];
+	struct tp_slice *s = &tr->slices[index];
 	uint32_t pos = s->args;
 	s->args = 0;
-	struct tp_label lb = *tp_slice_label(&r->p->tracks[t], s);
+	struct tp_label lb = *tp_part_label_at(pt, s->label);
 	set_names(r, &lb, c);
 	if (c) {
 		lb.kind = c->kind;
 		lb.dir = c->dir;
 		lb.dtype = c->dtype;
 	}
-	tp_slice_set_label(r->p, &r->p->tracks[t], s, &lb);
-	if ((!c || !c->cls) && r->dec && r->mode == 3 && r->p->tracks[t].kind == TP_TRACK_TIU) {
+	set_label_memo(pt, s, &lb, memo);
+	if ((!c || !c->cls) && r->dec && r->mode == 3 && tr->kind == TP_TRACK_TIU) {
 		/* A TIU record without a descriptor in a dump that has them (the profiler's and the
 		 * runtime's sync): the vendor's printer counts it as 1 Alg op and 1 uArch op with
 		 * no cycles (bm1690_defs.py get_tiu_info_dyn, costmodel §3.14), and its workbook
 		 * totals include them (PROVENANCE.txt: totalAlgOps 175461253 = 4 such + the
 		 * commands'). */
-		tp_track_set_cost(r->p, t, index,
-		                  &(struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1});
-		s = &r->p->tracks[t].slices[index];
+		tp_part_set_cost(pt, index,
+		                 &(struct tp_cost){.alg_ops = 1, .uarch_ops = 1, .valid = 1});
 	}
 	if (!c)
 		return;
@@ -383,15 +399,14 @@ static void apply_cmd(struct cdm_rd *r, int t, size_t index, const struct cdm_cm
 	struct tp_cost k = {0};
 	if (eng == SG_ENG_TIU) {
 		sg_tiu_cost(r->chip, &d, c->raw, &k);
-		tp_track_set_cost(r->p, t, index, &k);
-		s = &r->p->tracks[t].slices[index];
+		tp_part_set_cost(pt, index, &k);
 	}
 	if (!r->detail)
 		return;
 	struct cdm_pmu m;
 	int have_m = eng == SG_ENG_DMA && pmu_of(r, w, data, c->engine, pos, &m);
 	tp_args_begin(r->ap);
-	add_detail(r, &r->p->tracks[t], s, c, &d, &k, have_m ? &m : NULL);
+	add_detail(r, tr, s, c, &d, &k, have_m ? &m : NULL);
 	s->args = tp_args_end(r->ap);
 }
 
@@ -403,9 +418,11 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 	size_t n = tr->count;
 	if (n == 0)
 		return TP_OK;
+	struct tp_part pt;
+	tp_part_open(&pt, r->p, t, 0, n, 1);
 	if (cmds->n == n) {
 		for (size_t i = 0; i < n; i++)
-			apply_cmd(r, t, i, &cmds->v[i], data, w);
+			cdm_apply_cmd(r, &pt, i, &cmds->v[i], data, w, NULL);
 		return TP_OK;
 	}
 	struct section *ps = NULL, *cs = NULL;
@@ -432,8 +449,7 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
 				if (off < q->count)
 					c = &cmds->v[q->first + off];
 			}
-			apply_cmd(r, t, k, c, data, w);
-			s = &r->p->tracks[t].slices[k];
+			cdm_apply_cmd(r, &pt, k, c, data, w, NULL);
 			if (!c) {
 				(*unmatched)++;
 				*unmatched_bytes += tp_slice_bytes(&r->p->tracks[t], s);

@@ -408,6 +408,7 @@ int tp_cdm_read(const char *dir, const struct tp_bmprofile_opts *o, struct tp_pr
 	                     .ap = p,
 	                     .d = d,
 	                     .jobs = o && o->jobs > 1 ? (unsigned)o->jobs : 1,
+	                     .part = o && o->part ? o->part : TP_BMPROFILE_PART,
 	                     .cdma_owner = -1};
 	for (unsigned i = 0; i < CDM_MAX_PORTS; i++)
 		r->port[i].track = -1;

@@ -374,19 +374,25 @@ static const char *gen_dir(const char *name, const char *args)
 	return dir;
 }
 
-static struct tp_profile *read_jobs(const char *dir, int detail, int jobs, struct tp_diag *d,
-                                    int *rc)
+static struct tp_profile *read_parts(const char *dir, int detail, int jobs, size_t part,
+                                     struct tp_diag *d, int *rc)
 {
-	struct tp_bmprofile_opts o = {.detail = detail, .jobs = jobs};
+	struct tp_bmprofile_opts o = {.detail = detail, .jobs = jobs, .part = part};
 	struct tp_profile *p = NULL;
 	memset(d, 0, sizeof *d);
 	*rc = tp_cdm_read(dir, &o, &p, d);
 	return p;
 }
 
+static struct tp_profile *read_jobs(const char *dir, int detail, int jobs, struct tp_diag *d,
+                                    int *rc)
+{
+	return read_parts(dir, detail, jobs, 0, d, rc);
+}
+
 /* Everything read_cores decides: tracks, every slice with its label's strings, cost, the
- * notes in order, the statistics; with `strings`, the string table's size too (argument
- * sets add their keys). */
+ * notes in order, the statistics; with `strings`, the string table's size and the labels'
+ * ids too (argument sets add their keys, and names take other ways to their labels). */
 static void same_profile(const struct tp_profile *a, const struct tp_profile *b, int strings)
 {
 	assert_int_equal(a->num_tracks, b->num_tracks);
@@ -395,6 +401,8 @@ static void same_profile(const struct tp_profile *a, const struct tp_profile *b,
 		assert_string_equal(tp_str(a, x->name), tp_str(b, y->name));
 		assert_int_equal(x->core, y->core);
 		assert_int_equal(x->count, y->count);
+		if (strings)
+			assert_int_equal(x->num_labels, y->num_labels);
 		for (size_t k = 0; k < x->count; k++) {
 			const struct tp_slice *s = &x->slices[k], *u = &y->slices[k];
 			assert_int_equal(s->start_ns, u->start_ns);
@@ -408,6 +416,10 @@ static void same_profile(const struct tp_profile *a, const struct tp_profile *b,
 			assert_int_equal(l->kind, m->kind);
 			assert_int_equal(l->dir, m->dir);
 			assert_int_equal(l->bytes, m->bytes);
+			assert_int_equal(l->stall, m->stall);
+			assert_int_equal(l->depth, m->depth);
+			if (strings)
+				assert_int_equal(s->label, u->label);
 			struct tp_cost c1, c2;
 			tp_track_get_cost(x, k, &c1);
 			tp_track_get_cost(y, k, &c2);
@@ -458,6 +470,89 @@ static void test_read_jobs_same(void **state)
 			tp_profile_free(off);
 			tp_profile_free(one);
 		}
+	}
+}
+
+/* Makes the PMU records of core file `core` of dump dir more like the hardware's than the
+ * generator's: 16-bit ids (the reader's unwrap, step 1, gives the same ids back), GDMA records
+ * on both threads, and GDMA init records that count bytes and stalls. */
+static void make_real(const char *dir, unsigned core)
+{
+	char path[4200];
+	snprintf(path, sizeof path, "%s/cdmlib0_%u.profile", dir, core);
+	FILE *f = fopen(path, "r+b");
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	size_t n = (size_t)ftell(f);
+	uint8_t *b = malloc(n);
+	assert_non_null(b);
+	rewind(f);
+	assert_int_equal(fread(b, 1, n, f), n);
+	struct cdm_walk w;
+	struct tp_diag d = {0};
+	assert_int_equal(cdm_walk(b, n, path, sg_chip_by_arch(TP_ARCH_BM1690), &w, &d), TP_OK);
+	size_t wrapped = 0, gdma = 0;
+	for (size_t k = 0; k < w.npmu; k++)
+		for (size_t i = 0; w.pmu[k].engine != CDM_CDMA && i < w.pmu[k].count; i++) {
+			uint8_t *p = b + w.pmu[k].off + i * cdm_pmu_rec_size(w.pmu[k].engine);
+			wrapped += p[10] != 0; /* (ids stay below 2^24) */
+			p[10] = 0;
+			if (w.pmu[k].engine != CDM_GDMA)
+				continue;
+			p[12] = (uint8_t)(p[12] | (gdma & 1)); /* the thread */
+			if (gdma++ < 2) {
+				p[16] = 3;                    /* stall */
+				p[21] = (uint8_t)(16 + gdma); /* bytes */
+			}
+		}
+	assert_true(wrapped > 0);
+	cdm_walk_free(&w);
+	rewind(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	assert_int_equal(fclose(f), 0);
+	free(b);
+}
+
+/* An engine read in parts (cdm_eparts.c) gives what core_engine's one pass gives, labels and
+ * their ids included: parts of 1 to 4096 records (one whole pass: SIZE_MAX) on 1, 3 and 8
+ * threads, with the commands of DYN_DATA, the bmodel's descriptors (TIU costs) and DYN_EXTRA,
+ * without commands (PMU only: all unmatched), and across the counters' wraps: the cycle
+ * counter (--wrap) and 16-bit ids (make_real; core 1 keeps the generator's records). */
+static void test_read_parts_same(void **state)
+{
+	(void)state;
+	int big = 150000; /* GDMA and TIU ids past 2^16 */
+	char args[4][128];
+	snprintf(args[0], sizeof args[0], "--cores 2 --cmds %d --mode 1 --wrap --seed 11", big);
+	snprintf(args[1], sizeof args[1], "--cores 2 --cmds 3000 --mode bmodel --seed 12");
+	snprintf(args[2], sizeof args[2], "--cores 2 --cmds 3000 --mode 2 --wrap --seed 13");
+	snprintf(args[3], sizeof args[3], "--cores 2 --cmds 3000 --mode 0 --seed 14");
+	static const size_t parts[] = {1, 7, 1000, 4096};
+	static const int jobs[] = {1, 3, 8};
+	for (int g = 0; g < 4; g++) {
+		const char *dir = gen_dir("parts", args[g]);
+		if (g == 0)
+			make_real(dir, 0);
+		int rc;
+		struct tp_diag d;
+		struct tp_profile *one =
+		    read_parts(dir, TP_BMPROFILE_DETAIL_OFF, 1, SIZE_MAX, &d, &rc);
+		assert_int_equal(rc, TP_OK);
+		int wraps = 0;
+		for (size_t i = 0; i < one->num_notes; i++)
+			wraps += strstr(tp_str(one, one->notes[i].text), "wrapped") != NULL;
+		assert_int_equal(wraps, g == 0 ? 2 : g == 2 ? 1 : 0); /* ids, cycles */
+		/* (the large dump in parts of 1000 and more: each part allocates its own memos) */
+		for (size_t q = g == 0 ? 2 : 0; q < sizeof parts / sizeof *parts; q++)
+			for (size_t j = tsan(); j < (tsan() ? 2 : sizeof jobs / sizeof *jobs);
+			     j++) {
+				struct tp_profile *many = read_parts(dir, TP_BMPROFILE_DETAIL_OFF,
+				                                     jobs[j], parts[q], &d, &rc);
+				assert_int_equal(rc, TP_OK);
+				same_profile(one, many, 1);
+				tp_profile_free(many);
+			}
+		tp_profile_free(one);
 	}
 }
 
