@@ -90,6 +90,9 @@ static void read_parts(size_t size)
 		if (a->num_tracks != b->num_tracks || a->num_notes != b->num_notes ||
 		    memcmp(&a->stats, &b->stats, sizeof a->stats) != 0)
 			abort();
+		for (size_t i = 0; i < a->num_notes; i++)
+			if (strcmp(tp_str(a, a->notes[i].text), tp_str(b, b->notes[i].text)) != 0)
+				abort();
 		for (size_t t = 0; t < a->num_tracks; t++) {
 			const struct tp_track *x = &a->tracks[t], *y = &b->tracks[t];
 			if (x->count != y->count || x->num_labels != y->num_labels)
@@ -102,6 +105,11 @@ static void read_parts(size_t size)
 				    s->label != u->label ||
 				    memcmp(tp_slice_label(x, s), tp_slice_label(y, u),
 				           sizeof(struct tp_label)) != 0)
+					abort();
+				struct tp_cost c1, c2;
+				tp_track_get_cost(x, i, &c1);
+				tp_track_get_cost(y, i, &c2);
+				if (memcmp(&c1, &c2, sizeof c1) != 0)
 					abort();
 			}
 		}

@@ -46,6 +46,13 @@ static inline void tp_part_next_gen(struct tp_part *pt)
 {
 	pt->gen++;
 }
+/* What the part sets from now on belongs to generation g (< TP_PART_GENS). Each generation has
+ * tables of its own, so a part that sets each of its slices in generation 0 and then in 1,
+ * slice after slice, interns what a part setting all of them in 0 and then all in 1 would. */
+static inline void tp_part_set_gen(struct tp_part *pt, int g)
+{
+	pt->gen = g;
+}
 static inline const struct tp_label *tp_part_label_at(const struct tp_part *pt, uint32_t id)
 {
 	if (!(id & TP_PART_LOCAL))

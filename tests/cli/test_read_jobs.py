@@ -11,7 +11,8 @@ every file of the output folders must be byte-identical across the four:
 - a generated BM1688 dump whose global.profile has several 4 MB chunks (the chunked parser
   runs on more than one thread), with and without argument sets, and one whose engines hold
   more records than a part (read, filled and checked in parts at --jobs 16);
-- a generated 8-core BM1690 cdm dump (two CDMA ports), with and without argument sets.
+- a generated 8-core BM1690 cdm dump (two CDMA ports), with and without argument sets, and a
+  2-core one whose TIU and GDMA engines hold more records than a part (read in parts).
 A damaged global.profile line late in a chunk gives the same `path:LINE` message (exit 2) for
 every --jobs. --timings (the per-phase report) changes no output byte, and its report names the
 reader, analysis and output phases with consistent figures.
@@ -133,21 +134,26 @@ class ReadJobs(unittest.TestCase):
         # Without per-command argument sets the per-core work runs on worker threads too.
         self.same_outputs(d, "gen1688-nodetail", ("--detail", "none"))
 
+    def parts_dump(self, tag, args, engine, note):
+        """A generated 2-core dump (gendump args) whose `engine` records make more than two
+        parts, converted to SQLite (every command's fields) without argument sets at every
+        --jobs; its summary must have a note containing `note`."""
+        d = os.path.join(self.tmp.name, tag)
+        subprocess.run([GENDUMP, "--cores", "2", *args, "--quiet", d], check=True)
+        files = self.same_outputs(d, tag, ("--detail", "none"), outputs=[
+            "--sqlite", "--disable_doc", "--disable_web", "--disable_perfetto"],
+            want=("summary.json", "profile.db"))
+        summary = json.loads(files["summary.json"])
+        self.assertGreater(summary["record_counts"][engine], 2 * PART)
+        self.assertTrue(any(note in n for n in summary["notes"]), summary["notes"])
+
     @unittest.skipIf(TSAN, "ThreadSanitizer build: bmp_read_test splits small dumps there")
     def test_generated_bm1688_parts(self):
         """An engine's records larger than a part (PART): with more threads
         than engines its PMU records, fill and dependency check run in parts, and the TIU
         inst_ids (16 bits) wrap inside the block. SQLite holds every command's fields."""
-        d = os.path.join(self.tmp.name, "gen1688-parts")
-        subprocess.run([GENDUMP, "--arch", "BM1688", "--cores", "2", "--cmds", "110000",
-                        "--seed", "5", "--quiet", d], check=True)
-        files = self.same_outputs(d, "gen1688-parts", ("--detail", "none"), outputs=[
-            "--sqlite", "--disable_doc", "--disable_web", "--disable_perfetto"],
-            want=("summary.json", "profile.db"))
-        summary = json.loads(files["summary.json"])
-        self.assertGreater(summary["record_counts"]["TIU"], 2 * PART)
-        self.assertTrue(any("TIU inst_id wrapped" in n for n in summary["notes"]),
-                        summary["notes"])
+        self.parts_dump("gen1688-parts", ["--arch", "BM1688", "--cmds", "110000", "--seed", "5"],
+                        "TIU", "TIU inst_id wrapped")
 
     def test_generated_page(self):
         """The page alone (the other tests write it too, but not under ThreadSanitizer):
@@ -191,6 +197,15 @@ class ReadJobs(unittest.TestCase):
                         "--seed", "5", "--quiet", d], check=True)
         self.same_outputs(d, "gencdm")
         self.same_outputs(d, "gencdm-nodetail", ("--detail", "none"))
+
+    @unittest.skipIf(TSAN, "ThreadSanitizer build: cdm_test reads engines in parts")
+    def test_generated_cdm_parts(self):
+        """A cdm core's TIU and GDMA engines larger than a part: read in parts
+        (src/readers/sophgo/cdm/cdm_eparts.c), with the cycle counter wrapping inside them.
+        SQLite holds every command's fields."""
+        self.parts_dump("gencdm-parts", ["--format", "cdm", "--arch", "BM1690", "--cmds",
+                                         "150000", "--mode", "1", "--wrap", "--seed", "6"],
+                        "GDMA", "cycle counter wrapped")
 
     def test_workbook_parts(self):
         """The workbook's large sheets are written in 1024-row parts on --jobs threads

@@ -32,7 +32,7 @@ static int fill_track(struct cdm_rd *r, int t, const uint8_t *data, const struct
 			total += w->pmu[k].count;
 	if (tp_track_reserve(r->p, t, total) != TP_OK)
 		return cdm_nomem(r);
-	/* GDMA/SDMA slices carry their record's position (+1) in args until apply_cmd reads the
+	/* GDMA/SDMA slices carry their record's position (+1) in args until cdm_apply_cmd reads the
 	 * PMU counters for their argument set (detail with table-decoded descriptors only). */
 	int stash = r->detail && r->dec && (eng == CDM_GDMA || eng == CDM_SDMA);
 	uint32_t pos = 0;
@@ -187,28 +187,12 @@ static int core_engine(struct cdm_rd *r, struct cdm_core_read *cr, int e)
 	cdm_unwrap_times(r, tr, 0);
 	if (e == CDM_SDMA)
 		cdm_reorder(r, tr);
-	uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
-	if (want && want - 1 != tr->count)
-		cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core],
-		         tr->count, tp_track_kind_name(kind_of[e]), (unsigned long long)(want - 1));
-	/* Step 4: the first two records are the init handshake (GDMA send -> TIU wait). */
-	if (tr->count >= 2) {
-		ci->init_end[e] = tp_slice_end(tr, &tr->slices[1]);
-		ci->have_init[e] = 1;
-		if (e == CDM_TIU) {
-			ci->anchor = tp_slice_end(tr, &tr->slices[1]);
-			ci->have_anchor = 1;
-		}
-	}
+	int64_t end1 = tr->count >= 2 ? tp_slice_end(tr, &tr->slices[1]) : 0;
+	cdm_engine_head(r, core, e, tr->count, tr->count >= 2 ? &end1 : NULL);
 	cdm_drop_front(r, tr, 2);
-	/* Commands: the bmodel's descriptor streams, else the DYN_DATA stream (whose own first
-	 * two commands are the init sync). */
-	struct cdm_cmds *cmds = NULL;
-	if (cr->cmode == 3) {
-		cmds = &w->des[e];
-	} else if (w->have_dyn && !w->dyn_v2) {
-		cmds = &w->dyn[e];
-		size_t k = cmds->n < 2 ? cmds->n : 2;
+	size_t k;
+	struct cdm_cmds *cmds = cdm_engine_cmds(w, cr->cmode, e, &k);
+	if (cmds && cmds != &w->des[e]) {
 		if (k) {
 			memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
 			cmds->n -= k;
@@ -365,7 +349,7 @@ struct cores_par {
 	const struct cores_job *job;
 	int step;
 	unsigned
-	    inner; /* step 0: threads each core's walk may use (--jobs over the wave's cores) */
+	    inner; /* STEP_OPEN: threads each core's walk may use (--jobs over the wave's cores) */
 };
 
 /* Core k of the wave with detail: its scratch profile (emptied) and name cache. */
@@ -384,7 +368,7 @@ static int scratch_open(struct cores_par *a, size_t k)
 	return cr->ap && cr->cache ? TP_OK : TP_ENOMEM;
 }
 
-/* The record an engine of a keyed core is read into in step 1: keyed, its own seen bitmap. */
+/* The record an engine of a keyed core is read into in STEP_RECORDS: keyed, its own seen bitmap. */
 static int engine_open(struct cdm_core_read *x, const struct cdm_core_read *cr)
 {
 	memset(x, 0, sizeof *x);
@@ -402,8 +386,8 @@ static void engine_close(const struct cdm_rd *r, struct cdm_core_read *x)
 	memset(x, 0, sizeof *x);
 }
 
-/* Step 1 or 2 of core cr (engine e, or all when e < 0) on the reader copy rk, into x (cr, or
- * the engine's record). */
+/* STEP_RECORDS or STEP_RELABEL of core cr (engine e, or all when e < 0) on the reader copy rk, into
+ * x (cr, or the engine's record). */
 static void cores_step(struct cores_par *a, struct cdm_rd *rk, struct cdm_core_read *cr,
                        struct cdm_core_read *x, int e)
 {
@@ -447,7 +431,7 @@ static void part_step(struct cores_par *a, size_t k, int e, size_t q)
 		cdm_epart_commit(ep, q);
 	} else {
 		struct cdm_rd rk = reader_for(a->r, &a->cr[k]);
-		rk.d = NULL; /* (a part fails for memory only: cdm_eparts_end reports it) */
+		rk.d = &ep->v[q].x.d;
 		ep->v[q].rc = cdm_epart_fill(&rk, ep, q);
 	}
 }
@@ -486,7 +470,7 @@ static void cores_par_one(void *v, size_t i)
 	cores_step(a, &rk, cr, x, e);
 }
 
-/* A keyed core read engine by engine (step 1), on the calling thread: the first error in
+/* A keyed core read engine by engine (STEP_RECORDS), on the calling thread: the first error in
  * engine order, or the engines' notes, statistics and counters and their first commands in
  * engine order (set_names keys include the engine, so no key is first in two engines), as
  * core_records would have left them in the core's record. */

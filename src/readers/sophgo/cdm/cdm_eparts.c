@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WRAP ((int64_t)1 << 32)
+#define WRAP CDM_WRAP
 
 void cdm_fill_label(struct tp_part *pt, struct tp_slice *s, const struct cdm_pmu *m)
 {
@@ -57,8 +57,8 @@ static const uint8_t *next_run(const struct cdm_eparts *ep, struct rec_at *at, s
 	return p;
 }
 
-/* The unwrap rules of cdm_unwrap_ids and cdm_unwrap_times (TIU/GDMA/SDMA) between one record
- * and the next: both depend on the two records as read, whatever the carries before them. */
+/* The record before the next, for the unwrap rules (cdm_id_wrapped, cdm_ts_wrapped): both
+ * depend on two adjacent records as read, whatever the carries before them. */
 struct unwrap_prev {
 	uint32_t id;
 	int64_t end; /* as read, plus a wrap when it is below its start */
@@ -68,16 +68,6 @@ static void prev_of(struct unwrap_prev *u, uint32_t id, uint32_t start, uint32_t
 {
 	u->id = id;
 	u->end = (int64_t)end + (end < start ? WRAP : 0);
-}
-
-static int id_wrapped(const struct unwrap_prev *u, uint32_t id)
-{
-	return u->id > 65000 && id < 1000;
-}
-
-static int ts_wrapped(const struct unwrap_prev *u, uint32_t start)
-{
-	return u->end - (int64_t)start > WRAP / 2;
 }
 
 /* Where part q's first record is, the one before it read into *u (*have: there is one). */
@@ -110,11 +100,11 @@ static void fill_memo(struct tp_part *pt, struct cdm_memo *memo, struct tp_slice
 		*e = (struct cdm_memo){.a = a, .b = m->thread, .label = s->label, .used = 1};
 }
 
-int cdm_eparts_plan(struct cdm_rd *r, const struct cdm_core_read *cr, int e, size_t part,
+int cdm_eparts_plan(struct cdm_rd *r, struct cdm_core_read *cr, int e, size_t part,
                     struct cdm_eparts *ep)
 {
 	memset(ep, 0, sizeof *ep);
-	const struct cdm_walk *w = &cr->w;
+	struct cdm_walk *w = &cr->w;
 	int t = r->ci[cr->core].track[e];
 	size_t n = cr->have[e];
 	if (!cr->keyed || t < 0 || (e != CDM_TIU && e != CDM_GDMA) || n < 3 ||
@@ -122,14 +112,8 @@ int cdm_eparts_plan(struct cdm_rd *r, const struct cdm_core_read *cr, int e, siz
 		return TP_OK;
 	/* The commands core_engine would match, when it would match them one to one (or have
 	 * none to match): anything else takes its section matching, in one pass. */
-	const struct cdm_cmds *cmds = NULL;
-	size_t skip = 0;
-	if (cr->cmode == 3) {
-		cmds = &w->des[e];
-	} else if (w->have_dyn && !w->dyn_v2) {
-		cmds = &w->dyn[e];
-		skip = cmds->n < 2 ? cmds->n : 2;
-	}
+	size_t skip;
+	const struct cdm_cmds *cmds = cdm_engine_cmds(w, cr->cmode, e, &skip);
 	size_t nc = cmds ? cmds->n - skip : 0;
 	if (nc && nc != n - 2)
 		return TP_OK;
@@ -180,8 +164,8 @@ void cdm_epart_count(struct cdm_eparts *ep, size_t qi)
 		for (size_t end = i + len; i < end; i++, p += rs) {
 			uint32_t id = tp_le32(p + 8), start = tp_le32(p);
 			if (have) {
-				ids += id_wrapped(&u, id);
-				ts += ts_wrapped(&u, start);
+				ids += cdm_id_wrapped(u.id, id);
+				ts += cdm_ts_wrapped(u.end, start);
 			}
 			prev_of(&u, id, start, tp_le32(p + 4));
 			have = 1;
@@ -209,7 +193,7 @@ static void fill_one(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi, size_t 
 {
 	struct cdm_epart *q = &ep->v[qi];
 	struct tp_part *pt = &ep->pt[qi];
-	pt->gen = 0;
+	tp_part_set_gen(pt, 0);
 	if (i < 2) {
 		/* An init record (step 4): its labels are the track's first, its end the
 		 * handshake's. */
@@ -226,7 +210,7 @@ static void fill_one(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi, size_t 
 	tp_part_set_end(pt, s, en);
 	s->cmd_id = m->id + delta;
 	fill_memo(pt, memo, s, m);
-	pt->gen = 1;
+	tp_part_set_gen(pt, 1);
 	const struct cdm_cmd *c = ep->cmds ? &ep->cmds[i - 2] : NULL;
 	cdm_apply_cmd(r, pt, i - 2, c, ep->data, ep->w, memo + ((size_t)1 << CDM_MEMO_BITS));
 	if (!c) {
@@ -261,8 +245,8 @@ int cdm_epart_fill(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi)
 			struct cdm_pmu m;
 			cdm_pmu_at(p, ep->e, &m);
 			if (have) {
-				delta += id_wrapped(&u, m.id) ? 65536u : 0;
-				off += ts_wrapped(&u, m.start) ? WRAP : 0;
+				delta += cdm_id_wrapped(u.id, m.id) ? 65536u : 0;
+				off += cdm_ts_wrapped(u.end, m.start) ? WRAP : 0;
 			}
 			prev_of(&u, m.id, m.start, m.end);
 			have = 1;
@@ -276,19 +260,12 @@ int cdm_epart_fill(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi)
 	return ep->pt[qi].oom || x->aside.oom ? TP_ENOMEM : TP_OK;
 }
 
-int cdm_eparts_end(struct cdm_rd *r, const struct cdm_core_read *cr, struct cdm_eparts *ep,
-                   struct cdm_core_read *x)
+/* Into x (the engine's record) what its parts met, in part order: each name key's first
+ * command (as one pass meets them), the wrap counters, the parts' notes and statistics. */
+static int parts_into(struct cdm_eparts *ep, struct cdm_core_read *x)
 {
-	for (size_t q = 0; q < ep->np; q++)
-		if (ep->v[q].rc)
-			return cdm_nomem(r);
-	r->p->tracks[ep->t].count = ep->n - 2; /* every slice is filled */
-	if (tp_parts_merge(ep->pt, ep->np) != TP_OK)
-		return cdm_nomem(r);
-	ep->merged = 1;
-	/* Each key's first command, in part order: those of one pass. */
 	for (size_t q = 0; q < ep->np; q++) {
-		const struct cdm_core_read *y = &ep->v[q].x;
+		struct cdm_core_read *y = &ep->v[q].x;
 		for (size_t i = 0; i < y->nfirst; i++) {
 			uint32_t key = cdm_name_key(&y->first[i]);
 			if (x->seen[key >> 3] & (1u << (key & 7)))
@@ -296,16 +273,32 @@ int cdm_eparts_end(struct cdm_rd *r, const struct cdm_core_read *cr, struct cdm_
 			struct cdm_cmd *v =
 			    tp_grow(x->first, sizeof *v, x->nfirst + 1, &x->cap_first);
 			if (!v)
-				return cdm_nomem(r);
+				return TP_ENOMEM;
 			x->first = v;
 			v[x->nfirst++] = y->first[i];
 			x->seen[key >> 3] |= (uint8_t)(1u << (key & 7));
 		}
 		x->id_wraps += ep->v[q].id_wraps;
 		x->ts_wraps += ep->v[q].ts_wraps;
+		sg_aside_move(&x->aside, &y->aside);
 	}
-	size_t core = cr->core;
-	struct cdm_core_info *ci = &r->ci[core];
+	return TP_OK;
+}
+
+int cdm_eparts_end(struct cdm_rd *r, const struct cdm_core_read *cr, struct cdm_eparts *ep,
+                   struct cdm_core_read *x)
+{
+	struct tp_track *tr = &r->p->tracks[ep->t];
+	for (size_t q = 0; q < ep->np; q++)
+		if (ep->v[q].rc)
+			return cdm_nomem(r);
+	tr->count = ep->n - 2; /* every slice is filled */
+	if (tp_parts_merge(ep->pt, ep->np) != TP_OK) {
+		tr->count = 0; /* (its slices hold the parts' ids) */
+		return cdm_nomem(r);
+	}
+	ep->merged = 1;
+	struct cdm_core_info *ci = &r->ci[cr->core];
 	for (size_t q = 0; q < ep->np; q++) {
 		ci->unmatched[ep->e] += ep->v[q].unmatched;
 		ci->unmatched_bytes[ep->e] += ep->v[q].unmatched_bytes;
@@ -313,19 +306,9 @@ int cdm_eparts_end(struct cdm_rd *r, const struct cdm_core_read *cr, struct cdm_
 	r->job = x;
 	CDM_RSTATS(r)->records_read += ep->n;
 	CDM_RSTATS(r)->records_dropped += 2;
-	uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][ep->e];
-	if (want && want - 1 != ep->n)
-		cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core],
-		         ep->n, tp_track_kind_name(r->p->tracks[ep->t].kind),
-		         (unsigned long long)(want - 1));
+	cdm_engine_head(r, cr->core, ep->e, ep->n, &ep->end1);
 	r->job = NULL;
-	ci->init_end[ep->e] = ep->end1;
-	ci->have_init[ep->e] = 1;
-	if (ep->e == CDM_TIU) {
-		ci->anchor = ep->end1;
-		ci->have_anchor = 1;
-	}
-	return TP_OK;
+	return parts_into(ep, x) == TP_OK && !x->aside.oom ? TP_OK : cdm_nomem(r);
 }
 
 void cdm_epart_commit(struct cdm_eparts *ep, size_t q)

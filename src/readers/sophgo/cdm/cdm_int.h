@@ -313,7 +313,7 @@ struct cdm_epart {
 	uint64_t id_wraps, ts_wraps; /* unwraps between the part's records and the one before */
 	uint32_t id_delta;           /* what the parts before add to ids, */
 	int64_t ts_off;              /* and to times */
-	struct cdm_core_read x;      /* the part's names (set_names: seen, first) */
+	struct cdm_core_read x;      /* its names (set_names: seen, first), notes, statistics */
 	uint64_t unmatched, unmatched_bytes;
 	int rc;
 };
@@ -330,7 +330,7 @@ struct cdm_eparts {
 };
 /* Plans engine e of core cr (core_setup made its track) in parts of about `part` records
  * when it is to be read so, reserving its slices; ep->np 0 when not. TP_OK / TP_ENOMEM. */
-int cdm_eparts_plan(struct cdm_rd *r, const struct cdm_core_read *cr, int e, size_t part,
+int cdm_eparts_plan(struct cdm_rd *r, struct cdm_core_read *cr, int e, size_t part,
                     struct cdm_eparts *ep);
 /* Part q's unwraps, counted. */
 void cdm_epart_count(struct cdm_eparts *ep, size_t q);
@@ -390,6 +390,17 @@ int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *un
               uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);
 /* Step 1: ids that fall from above 65000 to below 1000 wrapped their 16-bit counter. */
 void cdm_unwrap_ids(struct cdm_rd *r, struct tp_track *t);
+static inline int cdm_id_wrapped(uint32_t last, uint32_t id)
+{
+	return last > 65000 && id < 1000;
+}
+#define CDM_WRAP ((int64_t)1 << 32)
+/* Step 2's rule for TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end
+ * (unwrapped: a record whose end is below its start ended 2^32 cycles later). */
+static inline int cdm_ts_wrapped(int64_t prev_end, int64_t start)
+{
+	return prev_end - start > CDM_WRAP / 2;
+}
 /* The same rule over a command list (DYN_DATA ids are the firmware's 16-bit ids). */
 void cdm_unwrap_cmd_ids(struct cdm_cmds *l);
 /* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
@@ -401,6 +412,23 @@ void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma);
 void cdm_reorder(struct cdm_rd *r, struct tp_track *t);
 /* Drops the first n slices of t (the init records, step 4), counted as dropped. */
 void cdm_drop_front(struct cdm_rd *r, struct tp_track *t, size_t n);
+/* What engine e of core `core` (its track made) read n PMU records of (r->job: that core's or
+ * engine's record): the note when global.profile counts others, and the init handshake (step
+ * 4) from record 1's unwrapped end (end1 NULL: fewer than two records). */
+void cdm_engine_head(struct cdm_rd *r, size_t core, int e, size_t n, const int64_t *end1);
+/* The commands engine e of a core file matches its records to (§8.3): with command source
+ * cmode 3 the bmodel's descriptor stream, else the DYN_DATA stream from *skip on (its own first
+ * two commands are the init sync); NULL: none. */
+static inline struct cdm_cmds *cdm_engine_cmds(struct cdm_walk *w, int cmode, int e, size_t *skip)
+{
+	*skip = 0;
+	if (cmode == 3)
+		return &w->des[e];
+	if (!w->have_dyn || w->dyn_v2)
+		return NULL;
+	*skip = w->dyn[e].n < 2 ? w->dyn[e].n : 2;
+	return &w->dyn[e];
+}
 /* Reads the core files, up to r->jobs at a time (one thread each; fewer when their estimated
  * memory exceeds sg_wave's bound), each on a worker with its argument sets in a scratch
  * profile; whatever is shared (strings, argument sets, notes, statistics, the track list, CDMA

@@ -22,7 +22,7 @@ void cdm_unwrap_ids(struct cdm_rd *r, struct tp_track *t)
 	uint32_t delta = 0, last = 0;
 	for (size_t i = 0; i < t->count; i++) {
 		uint32_t id = t->slices[i].cmd_id;
-		if (i && last > 65000 && id < 1000) {
+		if (i && cdm_id_wrapped(last, id)) {
 			delta += 65536;
 			r->id_wraps++;
 		}
@@ -37,14 +37,14 @@ void cdm_unwrap_cmd_ids(struct cdm_cmds *l)
 	uint32_t delta = 0, last = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		uint32_t id = l->v[i].id;
-		if (i && last > 65000 && id < 1000)
+		if (i && cdm_id_wrapped(last, id))
 			delta += 65536;
 		last = id;
 		l->v[i].id = id + delta;
 	}
 }
 
-#define WRAP ((int64_t)1 << 32)
+#define WRAP CDM_WRAP
 
 /* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
  * wrap; CDMA: only when start and end both went back. */
@@ -56,7 +56,7 @@ void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma)
 		int64_t st = s->start_ns + off, en = tp_slice_end(t, s) + off;
 		if (i) {
 			int back = cdma ? (prev_s - st > WRAP / 2 && prev_e - en > WRAP / 2)
-			                : prev_e - st > WRAP / 2;
+			                : cdm_ts_wrapped(prev_e, st);
 			if (back) {
 				off += WRAP;
 				st += WRAP;
@@ -87,6 +87,25 @@ void cdm_reorder(struct cdm_rd *r, struct tp_track *t)
 			*b = x;
 			r->reordered++;
 		}
+	}
+}
+
+void cdm_engine_head(struct cdm_rd *r, size_t core, int e, size_t n, const int64_t *end1)
+{
+	struct cdm_core_info *ci = &r->ci[core];
+	uint64_t want = r->g.rec[core < CDM_MAX_CORES ? core : 0][e];
+	if (want && want - 1 != n)
+		cdm_note(r, "%s: %zu %s PMU records, global.profile says %llu", r->cores[core], n,
+		         tp_track_kind_name(r->p->tracks[ci->track[e]].kind),
+		         (unsigned long long)(want - 1));
+	/* The first two records are the init handshake (GDMA send -> TIU wait). */
+	if (!end1)
+		return;
+	ci->init_end[e] = *end1;
+	ci->have_init[e] = 1;
+	if (e == CDM_TIU) {
+		ci->anchor = *end1;
+		ci->have_anchor = 1;
 	}
 }
 
