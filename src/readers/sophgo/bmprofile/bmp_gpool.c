@@ -15,8 +15,9 @@
 /* Scanning workers at most: about as many as a chunk's scan takes of its in-order apply's CPU
  * (the names' copies and the records' packing run where it is scanned), since more would wait
  * for the apply; each adds a slot's events and resident text to the memory in flight
- * (docs/perf-notes/cores-reader.md). */
-#define GSCAN_MAX 7u
+ * (docs/perf-notes/cores-reader.md). The apply now only places what the scans made: that is
+ * --jobs 16's fifteen workers. */
+#define GSCAN_MAX 15u
 
 /* The parallel driver: `nthreads` workers tokenize chunks into a ring of `nslot` slots (four
  * more than the workers: each can scan while a few scanned chunks wait for the apply) while
