@@ -310,8 +310,3 @@ out:
 	TP_FREE_ALL(a.shift, a.lo, a.hi, a.omitted);
 	return rc;
 }
-
-/* Bandwidth of engine e of core c the way tpu-mlir's web summary counts it (costmodel §5 item
- * 10, with the BM1690 DDR/L2M split of item 8): the non-sys commands whose direction names DDR
- * (l2 = 0) or, failing that, L2 (l2 = 1), zero-byte ones included; records without a command
- * count as DDR->LMEM, the label tpu-mlir gives them. */

@@ -117,44 +117,45 @@ void cdm_vendor_timeline(struct cdm_rd *r, size_t c, const int64_t *lo, const in
 	tp_free(v);
 }
 
-static double vendor_gbps(struct cdm_rd *r, size_t c, int e, int l2)
+static double gbps(uint64_t bytes, uint64_t cyc, double mhz)
 {
-	int t = r->ci[c].track[e];
-	if (t < 0)
-		return 0;
-	uint32_t unknown = tp_profile_find_str(r->p, "unknown");
-	const struct tp_track *g = &r->p->tracks[t];
-	uint64_t bytes = 0, cyc = 0;
-	for (size_t i = 0; i < g->count; i++) {
-		const struct tp_slice *s = &g->slices[i];
-		enum tp_dir d = tp_slice_name(g, s) == unknown ? TP_DIR_DDR_TO_LMEM
-		                                               : (enum tp_dir)tp_slice_dir(g, s);
-		int ddr = tp_dir_touches_ddr(d), in = l2 ? !ddr && tp_dir_touches_l2(d) : ddr;
-		if (in &&
-		    (tp_slice_name(g, s) == unknown || tp_slice_kind(g, s) == TP_CMD_NORMAL)) {
-			bytes += tp_slice_bytes(g, s);
-			cyc += s->cycles;
-		}
-	}
-	int64_t ns = tp_cycles_to_ns(cyc, g->freq_mhz);
+	int64_t ns = tp_cycles_to_ns(cyc, mhz);
 	return ns > 0 ? (double)bytes / (double)ns : 0;
 }
 
-/* Σ Asic Cycle without wait_msg: the vendor's totalTiuCycle / totalGdmaCycle / ... */
-static uint64_t working_cycles(const struct tp_track *t)
+/* What vendor_rows takes from one engine's track, in one pass: its working cycles (Σ Asic
+ * Cycle without wait_msg: the vendor's totalTiuCycle / totalGdmaCycle / ...) and the bandwidth
+ * of its commands whose direction names DDR (gbps_of[0]) or, failing that, L2 (gbps_of[1]),
+ * the way tpu-mlir's web summary counts them (costmodel §5 item 10, with the BM1690 DDR/L2M
+ * split of item 8): non-sys commands, zero-byte ones included, and records without a command
+ * as DDR->LMEM, the label tpu-mlir gives them. */
+static void engine_pass(const struct tp_track *g, uint32_t unknown, uint64_t *cyc,
+                        double gbps_of[2])
 {
-	uint64_t n = 0;
-	for (size_t i = 0; i < t->count; i++)
-		if (tp_slice_kind(t, &t->slices[i]) != TP_CMD_SYS_WAIT)
-			n += t->slices[i].cycles;
-	return n;
+	uint64_t work = 0, bytes[2] = {0, 0}, in[2] = {0, 0};
+	for (size_t i = 0; i < g->count; i++) {
+		const struct tp_slice *s = &g->slices[i];
+		const struct tp_label *l = tp_slice_label(g, s);
+		if (l->kind != TP_CMD_SYS_WAIT)
+			work += s->cycles;
+		if (l->name != unknown && l->kind != TP_CMD_NORMAL)
+			continue;
+		enum tp_dir d = l->name == unknown ? TP_DIR_DDR_TO_LMEM : (enum tp_dir)l->dir;
+		int k = tp_dir_touches_ddr(d) ? 0 : tp_dir_touches_l2(d) ? 1 : -1;
+		if (k >= 0) {
+			bytes[k] += tp_slice_bytes(g, s);
+			in[k] += s->cycles;
+		}
+	}
+	*cyc = work;
+	gbps_of[0] = gbps(bytes[0], in[0], g->freq_mhz);
+	gbps_of[1] = gbps(bytes[1], in[1], g->freq_mhz);
 }
 
-/* A core's passes over its slices for vendor_rows (working cycles per engine, the three
- * bandwidths), computed for every core at once: reads only. */
+/* Each engine's pass for vendor_rows, for every core at once: reads only. */
 struct vendor_pass {
 	uint64_t cyc[3];
-	double gbps[3]; /* GDMA DDR, GDMA L2, SDMA DDR */
+	double gbps[3][2]; /* by engine: DDR, L2 */
 };
 
 struct vendor_par {
@@ -162,19 +163,18 @@ struct vendor_par {
 	struct vendor_pass *v;
 };
 
-static void vendor_par_one(void *arg, size_t c)
+/* Engine k % 3 of core k / 3. */
+static void vendor_par_one(void *arg, size_t k)
 {
 	struct vendor_par *a = arg;
 	struct cdm_rd *r = a->r;
+	size_t c = k / 3;
+	int e = (int)(k % 3);
 	const struct cdm_core_info *ci = &r->ci[c];
-	if (!ci->have_v)
+	if (!ci->have_v || ci->track[e] < 0)
 		return;
-	for (int e = 0; e < 3; e++)
-		if (ci->track[e] >= 0)
-			a->v[c].cyc[e] = working_cycles(&r->p->tracks[ci->track[e]]);
-	a->v[c].gbps[0] = vendor_gbps(r, c, CDM_GDMA, 0);
-	a->v[c].gbps[1] = vendor_gbps(r, c, CDM_GDMA, 1);
-	a->v[c].gbps[2] = vendor_gbps(r, c, CDM_SDMA, 0);
+	engine_pass(&r->p->tracks[ci->track[e]], tp_profile_find_str(r->p, "unknown"),
+	            &a->v[c].cyc[e], a->v[c].gbps[e]);
 }
 
 /* The notes on core c's vendor figures that differ from tpuprof's (totalTime and the ratios
@@ -247,7 +247,7 @@ int cdm_vendor_rows(struct cdm_rd *r)
 	struct vendor_par a = {.r = r, .v = tp_calloc(r->ncores + 1, sizeof *a.v)};
 	if (!a.v)
 		return cdm_nomem(r);
-	tp_par_run(r->jobs, r->ncores, vendor_par_one, &a);
+	tp_par_run(r->jobs, 3 * r->ncores, vendor_par_one, &a);
 	for (size_t c = 0; c < r->ncores; c++) {
 		const struct cdm_core_info *ci = &r->ci[c];
 		if (!ci->have_v)
@@ -281,9 +281,9 @@ int cdm_vendor_rows(struct cdm_rd *r)
 		    v->total_time_ns <= 0 || ns[0] > v->total_time_ns || ns[1] > v->total_time_ns;
 		v->tiu_working_ratio = total > 0 ? (double)ns[0] / total : 0;
 		v->parallelism = total > 0 ? (double)(ns[0] + ns[1] + ns[2]) / total : 0;
-		v->gdma_ddr_gbps = a.v[c].gbps[0];
-		v->gdma_l2_gbps = a.v[c].gbps[1];
-		v->sdma_ddr_gbps = a.v[c].gbps[2];
+		v->gdma_ddr_gbps = a.v[c].gbps[CDM_GDMA][0];
+		v->gdma_l2_gbps = a.v[c].gbps[CDM_GDMA][1];
+		v->sdma_ddr_gbps = a.v[c].gbps[CDM_SDMA][0];
 		vendor_notes(r, c, v, ns);
 	}
 	tp_free(a.v);
