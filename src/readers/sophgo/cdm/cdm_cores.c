@@ -77,6 +77,23 @@ static int core_open(const struct cdm_rd *r, struct cdm_core_read *cr, unsigned 
 	return rc;
 }
 
+/* Buffer b of core file cr given back: the file (0), or one of its walk's command lists (1 to
+ * 4: DYN_DATA's by engine, 5 to 8: the descriptor streams'). Each is a job of STEP_CLOSE:
+ * they are most of what a core holds. */
+#define CORE_BUFS (1 + 2 * CDM_NENG)
+static void core_release(struct cdm_core_read *cr, int b)
+{
+	if (b == 0) {
+		if (cr->loaded)
+			tp_file_release(&cr->f);
+		cr->loaded = 0;
+		return;
+	}
+	struct cdm_cmds *l = b <= CDM_NENG ? &cr->w.dyn[b - 1] : &cr->w.des[b - 1 - CDM_NENG];
+	tp_free(l->v);
+	memset(l, 0, sizeof *l);
+}
+
 static void core_close(struct cdm_core_read *cr)
 {
 	if (cr->walked)
@@ -447,8 +464,7 @@ static void cores_par_one(void *v, size_t i)
 		return;
 	}
 	if (a->step == STEP_CLOSE) {
-		cdm_keys_free(a->r, cr->keys);
-		core_close(cr);
+		core_release(cr, e);
 		return;
 	}
 	if (a->job[i].q >= 0) {
@@ -527,10 +543,14 @@ static size_t job_records(const struct cores_par *a, const struct cores_job *j)
  * the other threads wait. */
 static size_t cores_jobs(struct cores_job *job, const struct cores_par *a, size_t n, int step)
 {
-	int whole = step == STEP_OPEN || step == STEP_CLOSE;
+	int whole = step == STEP_OPEN;
 	int parts_only = step == STEP_COUNT || step == STEP_COMMIT;
 	size_t m = 0;
 	for (size_t k = 0; k < n; k++) {
+		for (int b = 0; step == STEP_CLOSE && b < CORE_BUFS; b++)
+			job[m++] = (struct cores_job){.k = (uint32_t)k, .e = b, .q = -1};
+		if (step == STEP_CLOSE)
+			continue;
 		if (whole || !a->cr[k].keyed) {
 			if (!parts_only)
 				job[m++] = (struct cores_job){.k = (uint32_t)k, .e = -1, .q = -1};
@@ -676,7 +696,7 @@ int cdm_read_cores(struct cdm_rd *r)
 	size_t wave = r->jobs > 1 ? r->jobs : 1;
 	struct cdm_core_read *cr = tp_calloc(wave, sizeof *cr);
 	struct cdm_core_read *eng = tp_calloc(3 * wave, sizeof *eng);
-	struct cores_job *job = tp_calloc(3 * wave, sizeof *job);
+	struct cores_job *job = tp_calloc(CORE_BUFS * wave, sizeof *job);
 	struct cdm_eparts *ep = tp_calloc(2 * wave, sizeof *ep);
 	struct tp_profile **scratch = tp_calloc(wave, sizeof *scratch);
 	uint64_t *est = cores_est(r);
@@ -769,10 +789,14 @@ int cdm_read_cores(struct cdm_rd *r)
 		if (rc == TP_OK)
 			rc = wave_cdma(r, cr, n);
 		tp_tm_end();
-		/* Unmapping the files and freeing the walks is per core work too. */
+		/* Unmapping the files and freeing the walks' lists on the threads. */
 		tp_tm_begin("close");
 		a.step = STEP_CLOSE;
 		tp_par_run((unsigned)wave, cores_jobs(job, &a, n, STEP_CLOSE), cores_par_one, &a);
+		for (size_t k = 0; k < n; k++) {
+			cdm_keys_free(r, cr[k].keys);
+			core_close(&cr[k]);
+		}
 		tp_tm_end();
 	}
 	for (size_t k = 0; k < wave; k++)

@@ -4,6 +4,7 @@
  * whole device the CDMA alignment, the shift of every engine onto the TIU anchor, the zero of
  * the timeline and the conversion of raw cycles into the final fields (align_all).
  */
+#include "common/timings.h"
 #include "readers/sophgo/cdm/cdm_int.h"
 
 #include <dirent.h>
@@ -281,7 +282,9 @@ int cdm_align_all(struct cdm_rd *r)
 		}
 	/* Per track at once: the shift, then each track's first start and last end. */
 	a.step = 0;
+	tp_tm_begin("shift");
 	tp_par_run(r->jobs, nt, track_par_one, &a);
+	tp_tm_end();
 	int64_t zero = INT64_MAX, tail = INT64_MIN;
 	for (size_t t = 0; t < nt; t++) {
 		zero = a.lo[t] < zero ? a.lo[t] : zero;
@@ -292,14 +295,18 @@ int cdm_align_all(struct cdm_rd *r)
 	/* The vendor's timeline, for its figures (vendor_rows): per core at once (each writes
 	 * only its core_info). */
 	a.step = 1;
+	tp_tm_begin("timeline");
 	tp_par_run(r->jobs, r->ncores, track_par_one, &a);
+	tp_tm_end();
 	if ((rc = cdm_set_meta_i64(r, "pmu_tail_cycle", (long long)(tail - zero))) != TP_OK) {
 		rc = cdm_nomem(r);
 		goto out;
 	}
 	a.step = 2;
 	a.zero = zero;
+	tp_tm_begin("finalize");
 	tp_par_run(r->jobs, nt, track_par_one, &a);
+	tp_tm_end();
 	for (size_t t = 0; t < nt; t++) {
 		r->sys_omitted += a.omitted[t];
 		r->p->stats.records_dropped += a.omitted[t];
