@@ -280,6 +280,8 @@ static int layer_rows(struct plan *pl, const struct tp_profile *p)
 	} seen[64];
 	size_t nseen = 0, kept = 0, cap = 0;
 	size_t *idx = NULL; /* from the first layer cut on; NULL: none cut yet */
+	if (p->num_layers <= pl->row_cap)
+		return TP_OK; /* no core has more */
 	for (size_t i = 0; i < p->num_layers; i++) {
 		struct tp_layer lv;
 		const struct tp_layer *l = tp_profile_layer(p, i, &lv);
@@ -462,11 +464,11 @@ uint64_t tp_xlsx_cap_for(const struct tp_profile *p, size_t max_cores, uint64_t 
 	                                        : per;
 }
 
-/* The note on rows past the cap (see tp_xlsx_note_cap). */
-static int cap_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
+/* The note on rows past the cap (see tp_xlsx_note_cap); pl: the workbook's plan at that cap,
+ * made for nsheets sheets. */
+static int cap_note(struct tp_profile *p, size_t max_cores, const struct plan *pl, size_t nsheets)
 {
-	size_t nsheets;
-	const uint64_t row_cap = tp_xlsx_cap_for(p, max_cores, cap, &nsheets);
+	const uint64_t row_cap = pl->row_cap;
 	char why[160];
 	xl_default_cap_why(why, sizeof why, nsheets, row_cap);
 	size_t capped = 0, largest = 0;
@@ -481,11 +483,7 @@ static int cap_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
 			big = (int)i;
 		}
 	}
-	struct plan lp = {.row_cap = row_cap};
-	if (layer_rows(&lp, p) != TP_OK)
-		return TP_ENOMEM;
-	tp_free(lp.layer_idx);
-	if (!capped && !lp.layers_capped)
+	if (!capped && !pl->layers_capped)
 		return TP_OK;
 	if (!capped)
 		return tp_profile_note(p,
@@ -503,31 +501,28 @@ static int cap_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
 	                        " commands of their engine and core%s (largest: %s, %zu); every "
 	                        "total and every other output covers all commands; rerun with "
 	                        "--xlsx_rows all for every row",
-	    capped, lp.layers_capped ? " and the layer sheet" : "", row_cap, why, name, largest);
+	    capped, pl->layers_capped ? " and the layer sheet" : "", row_cap, why, name, largest);
 }
 
-/* The note on tracks without a sheet of their own (see tp_xlsx_note_cap). */
-static int fold_note(struct tp_profile *p, size_t max_cores, uint64_t cap)
+/* The notes on rows past the cap, then on tracks without a sheet of their own, from one plan
+ * of the workbook. */
+int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
 {
 	struct plan pl = {.max_rows = TP_XLSX_EXCEL_MAX_ROWS};
 	struct tp_xlsx_opts xo = {.max_cores = max_cores};
-	pl.row_cap = tp_xlsx_cap_for(p, max_cores, cap, NULL);
+	size_t nsheets;
+	pl.row_cap = tp_xlsx_cap_for(p, max_cores, cap, &nsheets);
 	int st = xl_make_plan(&pl, p, &xo);
-	size_t nfold = pl.nfold;
+	if (st == TP_OK)
+		st = cap_note(p, max_cores, &pl, nsheets);
+	if (st == TP_OK && pl.nfold)
+		st = tp_profile_note(p,
+		                     TP_XLSX_NOTE_PREFIX "%zu tracks have no sheet of their own (a "
+		                                         "workbook holds at most %u sheets); their "
+		                                         "records are on the 'Other tracks' sheet",
+		                     pl.nfold, TP_XLSX_MAX_SHEETS);
 	tp_free(pl.v);
 	tp_free(pl.layer_idx);
 	tp_free(pl.fold);
-	if (st != TP_OK || !nfold)
-		return st;
-	return tp_profile_note(p,
-	                       TP_XLSX_NOTE_PREFIX "%zu tracks have no sheet of their own (a "
-	                                           "workbook holds at most %u sheets); their "
-	                                           "records are on the 'Other tracks' sheet",
-	                       nfold, TP_XLSX_MAX_SHEETS);
-}
-
-int tp_xlsx_note_cap(struct tp_profile *p, size_t max_cores, uint64_t cap)
-{
-	int st = cap_note(p, max_cores, cap);
-	return st == TP_OK ? fold_note(p, max_cores, cap) : st;
+	return st;
 }
