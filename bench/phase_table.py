@@ -22,7 +22,7 @@ phase up by its structure alone: its --jobs 1 wall over the sum of its leaf phas
 walls, each divided by the threads that leaf ran on (at most 16). On a machine of fewer cores
 the sixteen threads still start, so this shows which phases are built to use sixteen cores
 and which cannot whatever the machine (a per-core pass of a 2-core dump runs on 2 threads; a
-pool capped at seven workers on eight). It is an upper bound: it assumes every thread of a
+pool capped at seven workers runs on eight). It is an upper bound: it assumes every thread of a
 phase is busy throughout. The reader's and the whole conversion's are also printed and kept as facts.
 """
 import json

@@ -207,7 +207,7 @@ struct plan {
 };
 
 /* Plans every sheet of the workbook of `p` into `pl` (pl->max_rows and pl->row_cap set by the
- * caller). TP_OK or TP_ENOMEM; pl->v and pl->layer_idx are the caller's to free. */
+ * caller). TP_OK or TP_ENOMEM; pl->v, pl->layer_idx and pl->fold are the caller's to free. */
 int xl_make_plan(struct plan *pl, const struct tp_profile *p, const struct tp_xlsx_opts *xo);
 /* 1 when some engine track is not on device 0 (sheet names then carry "D<device>"). */
 int xl_multi_device(const struct tp_profile *p);

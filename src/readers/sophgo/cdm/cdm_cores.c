@@ -342,7 +342,8 @@ static int wave_room(struct cdm_rd *r, const struct cdm_core_read *cr, size_t n,
 /* One call of a read_cores step: core k of the wave, whole (e < 0) or, in STEP_RECORDS and
  * STEP_RELABEL of a keyed core, its engine e alone, so that the threads share a wave of fewer
  * cores than --jobs (sg_wave bounds the cores in flight by memory); in STEP_RECORDS and the
- * parts' own steps part q (>= 0) of an engine read in parts. */
+ * parts' own steps part q (>= 0) of an engine read in parts; in STEP_CLOSE buffer e of the
+ * core (core_release). */
 struct cores_job {
 	uint32_t k;
 	int e;
@@ -352,7 +353,8 @@ struct cores_job {
 enum { STEP_OPEN, STEP_RECORDS, STEP_RELABEL, STEP_CLOSE, STEP_COUNT, STEP_COMMIT };
 
 /* tp_par_run's calls of read_cores: STEP_OPEN opens and walks a core's file, STEP_RECORDS reads
- * its records, STEP_RELABEL relabels them, STEP_CLOSE closes it; each on a copy of the reader
+ * its records, STEP_RELABEL relabels them, STEP_CLOSE gives its large buffers back (the
+ * calling thread then closes it, core_close); the reading steps each on a copy of the reader
  * whose notes, statistics and errors stay in the core's struct cdm_core_read, or an engine's
  * (eng[3 k + e]: its notes, statistics, first commands and counters, merged into the core's by
  * engines_merge). An engine read in parts (ep[2 k + e]) has STEP_COUNT before STEP_RECORDS
@@ -538,9 +540,9 @@ static size_t job_records(const struct cores_par *a, const struct cores_job *j)
 
 /* The calls of a step over the wave's n cores: a keyed core's STEP_RECORDS and STEP_RELABEL by
  * engine, and in STEP_RECORDS an engine read in parts by part; the parts' own steps only the
- * parts. STEP_RECORDS and STEP_RELABEL jobs go largest first (by PMU records; tp_par_run hands
- * them out in order), so that the wave does not end on a large engine started last while
- * the other threads wait. */
+ * parts; STEP_CLOSE each core's CORE_BUFS buffers. STEP_RECORDS and STEP_RELABEL jobs go largest
+ * first (by PMU records; tp_par_run hands them out in order), so that the wave does not end on a
+ * large engine started last while the other threads wait. */
 static size_t cores_jobs(struct cores_job *job, const struct cores_par *a, size_t n, int step)
 {
 	int whole = step == STEP_OPEN;
