@@ -187,4 +187,31 @@ int sg_read_deps(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d,
 int sg_read_done(struct tp_profile *p, int rc, unsigned jobs, struct tp_diag *d, const char *dir,
                  struct tp_profile **out);
 
+/* A memo of the labels slices get (bmp_names.c, cdm_eparts.c, cdm_match.c): a slice's new
+ * label is a function of its old label id and of a few values the caller packs into `tup`
+ * (a command's name key, kind, direction, dtype, ...), and a track has few distinct ones (tens
+ * on TIU, thousands on GDMA), so most slices take the id an earlier one got instead of building
+ * the 24-byte label and probing the track's label hash. The ids are those the label setter
+ * gives, so the profile is the same. 2^bits slots, one per hash; a zeroed slot is empty
+ * (`from` is the old id plus one). */
+struct sg_label_memo {
+	uint32_t from, to;
+	uint64_t tup;
+};
+static inline struct sg_label_memo *sg_label_memo_at(struct sg_label_memo *m, unsigned bits,
+                                                     uint32_t from, uint64_t tup)
+{
+	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
+	return &m[h >> (64 - bits)];
+}
+static inline int sg_label_memo_hit(const struct sg_label_memo *e, uint32_t from, uint64_t tup)
+{
+	return e->from == from + 1 && e->tup == tup;
+}
+static inline void sg_label_memo_put(struct sg_label_memo *e, uint32_t from, uint64_t tup,
+                                     uint32_t to)
+{
+	*e = (struct sg_label_memo){.from = from + 1, .to = to, .tup = tup};
+}
+
 #endif /* TP_SG_INT_H */

@@ -14,25 +14,11 @@
  * no descriptor, or the descriptor's name-cache key. */
 #define NAME_NONE UINT32_MAX
 
-/* A memo of label rewrites for bmp_fill_part and bmp_names_apply: a slice's new label is a function
- * of its old label id (and, in bmp_fill_part, of the command's name key, kind, direction and
- * dtype, packed in `tup`), and a track has few distinct ones (tens on TIU, thousands on
- * GDMA), so most slices take the id of an earlier one instead of building the 24-byte label
- * and probing the track's label hash. The ids are the ones tp_slice_set_label would give
- * (a label equal to an interned one gets that one's id), so the profile is unchanged.
- * One slot per hash; `from` holds the old id plus one, so that a zeroed slot reads as empty. */
-#define LABEL_MEMO 8192
-
-struct label_memo {
-	uint32_t from, to;
-	uint64_t tup;
-};
-
-static inline size_t memo_slot(uint32_t from, uint64_t tup)
-{
-	uint64_t h = ((uint64_t)from ^ tup * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
-	return (size_t)(h >> 51); /* 13 bits: LABEL_MEMO slots */
-}
+/* bmp_fill_part's and bmp_names_apply's memos of label rewrites (struct sg_label_memo): in
+ * the fill a slice's new label depends on its old one and its command's name key, kind,
+ * direction and dtype; in the names' pass on its old one only. */
+#define LABEL_MEMO_BITS 13
+#define LABEL_MEMO ((size_t)1 << LABEL_MEMO_BITS)
 
 /* Slices a part fills between releases of the mapped commands it has read. */
 #define BMP_PART_DROP 8192
@@ -44,7 +30,7 @@ static inline size_t memo_slot(uint32_t from, uint64_t tup)
  * own unless the part is direct): parts may run on worker threads. */
 void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *pt, int e)
 {
-	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
+	struct sg_label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	struct tp_track *tr = &r->p->tracks[pt->track];
 	struct bmp_cmdcur cur = {0};
 	const struct bmp_cmdbuf *cb = &cc->cb[e];
@@ -69,8 +55,9 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 		}
 		uint64_t tup =
 		    (uint64_t)c.key << 24 | (uint64_t)c.kind << 16 | (uint64_t)c.dir << 8 | c.dtype;
-		struct label_memo *m = memo ? &memo[memo_slot(s->label, tup)] : NULL;
-		if (m && m->from == s->label + 1 && m->tup == tup) {
+		struct sg_label_memo *m =
+		    memo ? sg_label_memo_at(memo, LABEL_MEMO_BITS, s->label, tup) : NULL;
+		if (m && sg_label_memo_hit(m, s->label, tup)) {
 			s->label = m->to;
 		} else {
 			struct tp_label l = *tp_part_label_at(pt, s->label);
@@ -79,11 +66,8 @@ void bmp_fill_part(struct bmp_rd *r, struct bmp_core_cmds *cc, struct tp_part *p
 			l.dir = c.dir;
 			l.dtype = c.dtype;
 			uint32_t from = s->label;
-			if (tp_part_set_label(pt, s, &l) == TP_OK && m) {
-				m->from = from + 1;
-				m->tup = tup;
-				m->to = s->label;
-			}
+			if (tp_part_set_label(pt, s, &l) == TP_OK && m)
+				sg_label_memo_put(m, from, tup, s->label);
 		}
 		s->dep_id = c.dep;
 		if (e == BMP_ENG_TIU && c.have_desc) {
@@ -270,7 +254,7 @@ int bmp_names_scan(struct bmp_rd *r, const struct core_range *cr, unsigned nc, s
 void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
                      const uint32_t none[2])
 {
-	struct label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
+	struct sg_label_memo *memo = tp_calloc(LABEL_MEMO, sizeof *memo);
 	for (int e = 0; e < 2; e++) {
 		int t = bmp_eng_track(r, k, e);
 		size_t first = cr->first[e];
@@ -280,10 +264,11 @@ void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
 		for (size_t i = 0; i < n; i++) {
 			struct tp_track *tr = &r->p->tracks[t];
 			struct tp_slice *s = &tr->slices[first + i];
-			/* The name cache is fixed once the names are discovered, so the new label
-			 * is a function of the old one alone. */
-			struct label_memo *m = memo ? &memo[memo_slot(s->label, 0)] : NULL;
-			if (m && m->from == s->label + 1) {
+			/* The name cache is complete here: the new label depends on the old one
+			 * only. */
+			struct sg_label_memo *m =
+			    memo ? sg_label_memo_at(memo, LABEL_MEMO_BITS, s->label, 0) : NULL;
+			if (m && sg_label_memo_hit(m, s->label, 0)) {
 				s->label = m->to;
 				continue;
 			}
@@ -297,10 +282,8 @@ void bmp_names_apply(struct bmp_rd *r, unsigned k, const struct core_range *cr,
 				l.type = ns->type;
 			}
 			uint32_t from = s->label;
-			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m) {
-				m->from = from + 1;
-				m->to = s->label;
-			}
+			if (tp_slice_set_label(r->p, tr, s, &l) == TP_OK && m)
+				sg_label_memo_put(m, from, 0, s->label);
 		}
 	}
 	tp_free(memo);

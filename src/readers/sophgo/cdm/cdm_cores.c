@@ -209,7 +209,7 @@ static int core_engine(struct cdm_rd *r, struct cdm_core_read *cr, int e)
 	cdm_drop_front(r, tr, 2);
 	size_t k;
 	struct cdm_cmds *cmds = cdm_engine_cmds(w, cr->cmode, e, &k);
-	if (cmds && cmds != &w->des[e]) {
+	if (cmds && cr->cmode != 3) { /* DYN_DATA's: its init sync dropped, its ids unwrapped */
 		if (k) {
 			memmove(cmds->v, cmds->v + k, (cmds->n - k) * sizeof *cmds->v);
 			cmds->n -= k;

@@ -11,8 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WRAP CDM_WRAP
-
 void cdm_fill_label(struct tp_part *pt, struct tp_slice *s, const struct cdm_pmu *m)
 {
 	/* One field at a time, as the tp_slice_set_<field> setters go: the labels a track holds
@@ -67,37 +65,81 @@ struct unwrap_prev {
 static void prev_of(struct unwrap_prev *u, uint32_t id, uint32_t start, uint32_t end)
 {
 	u->id = id;
-	u->end = (int64_t)end + (end < start ? WRAP : 0);
+	u->end = (int64_t)end + (end < start ? CDM_WRAP : 0);
 }
 
-/* Where part q's first record is, the one before it read into *u (*have: there is one). */
-static struct rec_at part_start(const struct cdm_eparts *ep, const struct cdm_epart *q,
-                                struct unwrap_prev *u, int *have)
+/* A walk through part q's records: each step gives the next record and whether the id and the
+ * cycle counter wrapped between the record before it and it (no wrap before the engine's
+ * first). */
+struct part_walk {
+	const struct cdm_eparts *ep;
+	struct rec_at at;
+	size_t left, run; /* records left in the part, and in the current run */
+	const uint8_t *p; /* the run's next record */
+	struct unwrap_prev u;
+	int have; /* u holds a record */
+};
+
+static void walk_start(struct part_walk *pw, const struct cdm_eparts *ep, const struct cdm_epart *q)
 {
-	struct rec_at at = {q->k0, q->i0};
-	*have = q->a > 0;
-	if (*have) {
+	*pw = (struct part_walk){.ep = ep, .at = {q->k0, q->i0}, .left = q->b - q->a};
+	if (q->a > 0) { /* the record before the part (k0, i0 point there) */
 		size_t len;
-		const uint8_t *p = next_run(ep, &at, 1, &len);
-		prev_of(u, tp_le32(p + 8), tp_le32(p), tp_le32(p + 4));
+		const uint8_t *p = next_run(ep, &pw->at, 1, &len);
+		prev_of(&pw->u, tp_le32(p + 8), tp_le32(p), tp_le32(p + 4));
+		pw->have = 1;
 	}
-	return at;
 }
 
-/* cdm_fill_label through the part's memo of its fill labels: the same (bytes, stall, depth)
- * gives the same label. */
-static void fill_memo(struct tp_part *pt, struct cdm_memo *memo, struct tp_slice *s,
+/* The part's next record (NULL after its last), with its wraps; pw->u then holds it. */
+static const uint8_t *walk_next(struct part_walk *pw, int *id_wrap, int *ts_wrap)
+{
+	if (!pw->left)
+		return NULL;
+	if (!pw->run)
+		pw->p = next_run(pw->ep, &pw->at, pw->left, &pw->run);
+	const uint8_t *p = pw->p;
+	pw->p += cdm_pmu_rec_size(pw->ep->e);
+	pw->run--;
+	pw->left--;
+	uint32_t id = tp_le32(p + 8), start = tp_le32(p);
+	*id_wrap = pw->have && cdm_id_wrapped(pw->u.id, id);
+	*ts_wrap = pw->have && cdm_ts_wrapped(pw->u.end, start);
+	prev_of(&pw->u, id, start, tp_le32(p + 4));
+	pw->have = 1;
+	return p;
+}
+
+/* A part's label memos (struct sg_label_memo, CDM_MEMO_BITS each): the fill's and the
+ * commands'. */
+enum { MEMO_FILL, MEMO_CMDS, MEMOS };
+
+/* cdm_fill_label through the fill's memo: the bytes, stall and thread packed in 64 bits decide
+ * the label (a stall of 2^31 cycles or more, which does not fit, goes without the memo). */
+static void fill_memo(struct tp_part *pt, struct sg_label_memo *memo, struct tp_slice *s,
                       const struct cdm_pmu *m)
 {
-	uint64_t a = (uint64_t)m->bytes | (uint64_t)m->stall << 32;
-	struct cdm_memo *e = cdm_memo_at(memo, a, m->thread);
-	if (e->used && e->a == a && e->b == m->thread) {
-		s->label = e->label;
+	if (m->stall >> 31) {
+		cdm_fill_label(pt, s, m);
+		return;
+	}
+	uint64_t tup =
+	    (uint64_t)m->bytes | (uint64_t)m->stall << 32 | (uint64_t)(m->thread & 1u) << 63;
+	uint32_t from = s->label;
+	struct sg_label_memo *e = sg_label_memo_at(memo, CDM_MEMO_BITS, from, tup);
+	if (sg_label_memo_hit(e, from, tup)) {
+		s->label = e->to;
 		return;
 	}
 	cdm_fill_label(pt, s, m);
 	if (!pt->oom)
-		*e = (struct cdm_memo){.a = a, .b = m->thread, .label = s->label, .used = 1};
+		sg_label_memo_put(e, from, tup, s->label);
+}
+
+/* The memo of memo kind k of a part's memos. */
+static struct sg_label_memo *memo_of(struct sg_label_memo *memos, int k)
+{
+	return memos + ((size_t)k << CDM_MEMO_BITS);
 }
 
 int cdm_eparts_plan(struct cdm_rd *r, struct cdm_core_read *cr, int e, size_t part,
@@ -153,26 +195,14 @@ int cdm_eparts_plan(struct cdm_rd *r, struct cdm_core_read *cr, int e, size_t pa
 void cdm_epart_count(struct cdm_eparts *ep, size_t qi)
 {
 	struct cdm_epart *q = &ep->v[qi];
-	struct unwrap_prev u = {0};
-	int have;
-	struct rec_at at = part_start(ep, q, &u, &have);
-	size_t rs = cdm_pmu_rec_size(ep->e);
-	uint64_t ids = 0, ts = 0;
-	for (size_t i = q->a; i < q->b;) {
-		size_t len;
-		const uint8_t *p = next_run(ep, &at, q->b - i, &len);
-		for (size_t end = i + len; i < end; i++, p += rs) {
-			uint32_t id = tp_le32(p + 8), start = tp_le32(p);
-			if (have) {
-				ids += cdm_id_wrapped(u.id, id);
-				ts += cdm_ts_wrapped(u.end, start);
-			}
-			prev_of(&u, id, start, tp_le32(p + 4));
-			have = 1;
-		}
+	struct part_walk pw;
+	walk_start(&pw, ep, q);
+	int id_wrap, ts_wrap;
+	q->id_wraps = q->ts_wraps = 0;
+	while (walk_next(&pw, &id_wrap, &ts_wrap)) {
+		q->id_wraps += (uint64_t)id_wrap;
+		q->ts_wraps += (uint64_t)ts_wrap;
 	}
-	q->id_wraps = ids;
-	q->ts_wraps = ts;
 }
 
 void cdm_eparts_carry(struct cdm_eparts *ep)
@@ -180,7 +210,7 @@ void cdm_eparts_carry(struct cdm_eparts *ep)
 	uint64_t ids = 0, ts = 0;
 	for (size_t q = 0; q < ep->np; q++) {
 		ep->v[q].id_delta = (uint32_t)(ids * 65536u);
-		ep->v[q].ts_off = (int64_t)ts * WRAP;
+		ep->v[q].ts_off = (int64_t)ts * CDM_WRAP;
 		ids += ep->v[q].id_wraps;
 		ts += ep->v[q].ts_wraps;
 	}
@@ -189,7 +219,7 @@ void cdm_eparts_carry(struct cdm_eparts *ep)
 /* Record i of part q (m, at unwrapped times st..en, id offset by delta) onto its slice. */
 static void fill_one(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi, size_t i,
                      const struct cdm_pmu *m, int64_t st, int64_t en, uint32_t delta,
-                     struct cdm_memo *memo)
+                     struct sg_label_memo *memo)
 {
 	struct cdm_epart *q = &ep->v[qi];
 	struct tp_part *pt = &ep->pt[qi];
@@ -209,10 +239,10 @@ static void fill_one(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi, size_t 
 	s->start_ns = st;
 	tp_part_set_end(pt, s, en);
 	s->cmd_id = m->id + delta;
-	fill_memo(pt, memo, s, m);
+	fill_memo(pt, memo_of(memo, MEMO_FILL), s, m);
 	tp_part_set_gen(pt, 1);
 	const struct cdm_cmd *c = ep->cmds ? &ep->cmds[i - 2] : NULL;
-	cdm_apply_cmd(r, pt, i - 2, c, ep->data, ep->w, memo + ((size_t)1 << CDM_MEMO_BITS));
+	cdm_apply_cmd(r, pt, i - 2, c, ep->data, ep->w, memo_of(memo, MEMO_CMDS));
 	if (!c) {
 		q->unmatched++;
 		q->unmatched_bytes += m->bytes;
@@ -225,35 +255,24 @@ int cdm_epart_fill(struct cdm_rd *r, struct cdm_eparts *ep, size_t qi)
 	struct cdm_core_read *x = &q->x;
 	x->keyed = 1;
 	x->seen = tp_calloc((1u << CDM_NAME_CACHE_BITS) / 8, 1);
-	struct cdm_memo *memo =
-	    tp_calloc((size_t)2 << CDM_MEMO_BITS, sizeof *memo); /* fill, cmds */
+	struct sg_label_memo *memo = tp_calloc((size_t)MEMOS << CDM_MEMO_BITS, sizeof *memo);
 	if (!x->seen || !memo) {
 		tp_free(memo);
 		return TP_ENOMEM;
 	}
 	r->job = x;
-	struct unwrap_prev u = {0};
-	int have;
-	struct rec_at at = part_start(ep, q, &u, &have);
-	size_t rs = cdm_pmu_rec_size(ep->e);
+	struct part_walk pw;
+	walk_start(&pw, ep, q);
 	uint32_t delta = q->id_delta;
 	int64_t off = q->ts_off;
-	for (size_t i = q->a; i < q->b;) {
-		size_t len;
-		const uint8_t *p = next_run(ep, &at, q->b - i, &len);
-		for (size_t end = i + len; i < end; i++, p += rs) {
-			struct cdm_pmu m;
-			cdm_pmu_at(p, ep->e, &m);
-			if (have) {
-				delta += cdm_id_wrapped(u.id, m.id) ? 65536u : 0;
-				off += cdm_ts_wrapped(u.end, m.start) ? WRAP : 0;
-			}
-			prev_of(&u, m.id, m.start, m.end);
-			have = 1;
-			int64_t st = (int64_t)m.start + off;
-			int64_t en = (int64_t)m.end + off + (m.end < m.start ? WRAP : 0);
-			fill_one(r, ep, qi, i, &m, st, en, delta, memo);
-		}
+	const uint8_t *p;
+	int id_wrap, ts_wrap;
+	for (size_t i = q->a; (p = walk_next(&pw, &id_wrap, &ts_wrap)); i++) {
+		struct cdm_pmu m;
+		cdm_pmu_at(p, ep->e, &m);
+		delta += id_wrap ? 65536u : 0;
+		off += ts_wrap ? CDM_WRAP : 0;
+		fill_one(r, ep, qi, i, &m, (int64_t)m.start + off, pw.u.end + off, delta, memo);
 	}
 	r->job = NULL;
 	tp_free(memo);

@@ -365,26 +365,15 @@ uint32_t cdm_name_key(const struct cdm_cmd *c);
 const uint32_t *cdm_cached_names(struct cdm_rd *r, uint32_t key, const struct cdm_cmd *c);
 /* Frees argument-key caches (struct cdm_rd.keys) and empties them. */
 void cdm_keys_free(const struct cdm_rd *r, uint32_t **keys[SG_ENG_COUNT]);
-/* A part's memo of the labels it gave (cdm_eparts.c): what a label is made from (a, b) ->
- * the part's id of it. Slices made from the same give the same label, and any label on the
- * way to it is in the part's table already, so a hit skips the table's lookups. */
+/* The slots of an engine part's label memos (struct sg_label_memo): a part is at most
+ * TP_BMPROFILE_PART records. */
 #define CDM_MEMO_BITS 10
-struct cdm_memo {
-	uint64_t a;
-	uint32_t b, label;
-	int used;
-};
-static inline struct cdm_memo *cdm_memo_at(struct cdm_memo *m, uint64_t a, uint32_t b)
-{
-	uint64_t h = (a ^ (uint64_t)b << 40 ^ (uint64_t)b >> 24) * 0x9E3779B97F4A7C15ull;
-	return &m[h >> (64 - CDM_MEMO_BITS)];
-}
 /* Gives slice `index` of part pt's track its command c (NULL = none): names, kind, direction,
  * data type, dependency; with a table-decoded descriptor the TIU cost and, with detail, the
  * argument set. `data`/`w` are the core file and its walk (NULL for CDMA ports), for the
- * PMU counters. memo: NULL, or a part's memo of its keyed command labels. */
+ * PMU counters. memo: NULL, or a part's memo of its keyed command labels (CDM_MEMO_BITS). */
 void cdm_apply_cmd(struct cdm_rd *r, struct tp_part *pt, size_t index, const struct cdm_cmd *c,
-                   const uint8_t *data, const struct cdm_walk *w, struct cdm_memo *memo);
+                   const uint8_t *data, const struct cdm_walk *w, struct sg_label_memo *memo);
 /* §8.3: gives every slice of track t its command from cmds (or the "unknown" fallback). */
 int cdm_match(struct cdm_rd *r, int t, const struct cdm_cmds *cmds, uint64_t *unmatched,
               uint64_t *unmatched_bytes, const uint8_t *data, const struct cdm_walk *w);

@@ -337,27 +337,27 @@ static int pmu_of(struct cdm_rd *r, const struct cdm_walk *w, const uint8_t *dat
 }
 
 /* Slice s gets label lb in part pt, through the memo when there is one (keyed labels only:
- * their type is 0, their name a key). */
+ * their type is 0, their name a key, so the old label and the name, kind, direction and
+ * dtype decide it). */
 static void set_label_memo(struct tp_part *pt, struct tp_slice *s, const struct tp_label *lb,
-                           struct cdm_memo *memo)
+                           struct sg_label_memo *memo)
 {
 	if (!memo || lb->type) {
 		tp_part_set_label(pt, s, lb);
 		return;
 	}
-	uint64_t a = (uint64_t)s->label << 32 | lb->name;
-	uint32_t b = (uint32_t)lb->kind | (uint32_t)lb->dir << 8 | (uint32_t)lb->dtype << 16;
-	struct cdm_memo *e = cdm_memo_at(memo, a, b);
-	if (e->used && e->a == a && e->b == b) {
-		s->label = e->label;
-		return;
-	}
-	if (tp_part_set_label(pt, s, lb) == TP_OK)
-		*e = (struct cdm_memo){.a = a, .b = b, .label = s->label, .used = 1};
+	uint64_t tup = (uint64_t)lb->name | (uint64_t)lb->kind << 32 | (uint64_t)lb->dir << 40 |
+	               (uint64_t)lb->dtype << 48;
+	uint32_t from = s->label;
+	struct sg_label_memo *e = sg_label_memo_at(memo, CDM_MEMO_BITS, from, tup);
+	if (sg_label_memo_hit(e, from, tup))
+		s->label = e->to;
+	else if (tp_part_set_label(pt, s, lb) == TP_OK)
+		sg_label_memo_put(e, from, tup, s->label);
 }
 
 void cdm_apply_cmd(struct cdm_rd *r, struct tp_part *pt, size_t index, const struct cdm_cmd *c,
-                   const uint8_t *data, const struct cdm_walk *w, struct cdm_memo *memo)
+                   const uint8_t *data, const struct cdm_walk *w, struct sg_label_memo *memo)
 {
 	struct tp_track *tr = &r->p->tracks[pt->track];
 	struct tp_slice *s = &tr->slices[index];

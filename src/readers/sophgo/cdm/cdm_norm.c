@@ -45,8 +45,6 @@ void cdm_unwrap_cmd_ids(struct cdm_cmds *l)
 	}
 }
 
-#define WRAP CDM_WRAP
-
 /* Step 2. TIU/GDMA/SDMA: a start more than 2^31 cycles before the previous end is a counter
  * wrap; CDMA: only when start and end both went back. */
 void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma)
@@ -56,17 +54,17 @@ void cdm_unwrap_times(struct cdm_rd *r, struct tp_track *t, int cdma)
 		struct tp_slice *s = &t->slices[i];
 		int64_t st = s->start_ns + off, en = tp_slice_end(t, s) + off;
 		if (i) {
-			int back = cdma ? (prev_s - st > WRAP / 2 && prev_e - en > WRAP / 2)
+			int back = cdma ? (prev_s - st > CDM_WRAP / 2 && prev_e - en > CDM_WRAP / 2)
 			                : cdm_ts_wrapped(prev_e, st);
 			if (back) {
-				off += WRAP;
-				st += WRAP;
-				en += WRAP;
+				off += CDM_WRAP;
+				st += CDM_WRAP;
+				en += CDM_WRAP;
 				r->ts_wraps++;
 			}
 		}
 		if (en < st)
-			en += WRAP;
+			en += CDM_WRAP;
 		s->start_ns = st;
 		tp_slice_set_end(r->p, t, s, en);
 		prev_s = st;

@@ -475,8 +475,8 @@ static void test_read_jobs_same(void **state)
 
 /* Makes the PMU records of core file `core` of dump dir more like the hardware's than the
  * generator's: 16-bit ids, `shift` added (the reader's unwrap, step 1, gives ids that grow
- * again; 65530: the first wrap 6 records in), GDMA records on both threads, and GDMA init
- * records that count bytes and stalls. */
+ * again; 65530: the first wrap 6 records in), GDMA records on both threads with stalls their
+ * bytes do not decide (the generator's do), and GDMA init records that count bytes. */
 static void make_real(const char *dir, unsigned core, uint32_t shift)
 {
 	char path[4200];
@@ -506,10 +506,9 @@ static void make_real(const char *dir, unsigned core, uint32_t shift)
 			if (w.pmu[k].engine != CDM_GDMA)
 				continue;
 			p[12] = (uint8_t)(p[12] | (gdma & 1)); /* the thread */
-			if (gdma++ < 2) {
-				p[16] = 3;                    /* stall */
+			p[16] = (uint8_t)(gdma % 5);           /* a stall the bytes do not decide */
+			if (gdma++ < 2)
 				p[21] = (uint8_t)(16 + gdma); /* bytes */
-			}
 		}
 	assert_true(wrapped > 0);
 	cdm_walk_free(&w);
