@@ -69,8 +69,15 @@ grep -Eq '^rep  +x  +0  +0\.[0-2][0-9][0-9]  +3  ' "$d/table" || { cat "$d/table
 mkdir "$d/spin"
 "$b/tp-bench" spin 1 "$d/spin" > "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin"; }
 for w in spin "fresh memory" "memory reads" "file writes"; do
-  grep -Eq "^$w: one thread [0-9.]+ s, two threads [0-9.]+ s: two threads did [0-9]+\.[0-9]{2}x " \
+  grep -Eq "^$w: one thread [0-9.]+ s, 2 threads [0-9.]+ s: 2 threads did [0-9]+\.[0-9]{2}x " \
     "$d/spin.out" || { cat "$d/spin.out"; fail "tp-bench spin: no '$w' line"; }
+done
+# N threads (the scaling bench's ceilings): the same lines with N; no N below 2 or above 64.
+"$b/tp-bench" spin 1 "" 3 > "$d/spin3.out" || { cat "$d/spin3.out"; fail "tp-bench spin 1 '' 3"; }
+[ "$(grep -Ec '^[a-z ]+: one thread [0-9.]+ s, 3 threads [0-9.]+ s: 3 threads did ' "$d/spin3.out")" = 3 ] ||
+  { cat "$d/spin3.out"; fail "tp-bench spin with 3 threads: three lines without DIR"; }
+for n in 1 65; do
+  if "$b/tp-bench" spin 1 "" "$n" > /dev/null 2>&1; then fail "tp-bench spin with $n threads returned 0"; fi
 done
 [ -z "$(ls "$d/spin")" ] || { ls -la "$d/spin"; fail "tp-bench spin left files"; }
 if "$b/tp-bench" spin 1 "$d/nothing/here" > /dev/null 2>&1; then
@@ -104,6 +111,14 @@ grep -q 'total could be at most 10.0x' "$d/ptable" || { cat "$d/ptable"; fail "t
 grep -qx 'phases t max16 read.6.40' "$d/pfacts" || { cat "$d/pfacts"; fail "max16 fact"; }
 grep -q 'ratio of the reader, analysis or an output: 1.50x (write/x;' "$d/ptable" ||
   { cat "$d/ptable"; fail "lowest ratio: write/x, not write"; }
+# The scaling bench passes the --jobs 16 report as the second: its columns name 16, and the
+# lowest ratio has no --jobs 2 goal (read/a: 2 / 1 s).
+/usr/bin/python3 "$(dirname "$0")/phase_table.py" t "$d/p1.json" "$d/p16.json" "" \
+  "$d/p16.json" > "$d/ptable16" || { cat "$d/ptable16"; fail "phase_table.py 1 vs 16"; }
+grep -Eq '^ +phase +wall 1 +wall 16 +x +CPU 1 +ser% 1 +ser% 16 ' "$d/ptable16" ||
+  { cat "$d/ptable16"; fail "phase_table.py 1 vs 16: header"; }
+grep -q 'lowest --jobs 16 ratio of the reader, analysis or an output: 2.67x (read)$' "$d/ptable16" ||
+  { cat "$d/ptable16"; fail "phase_table.py 1 vs 16: lowest ratio"; }
 # The text-scan baselines run over a real global.profile, the parser rows included.
 if [ -x "$b/textscan_bench" ]; then
   "$b/textscan_bench" "$d/dump/global.profile" 1 > "$d/scan" || { cat "$d/scan"; fail "textscan"; }
@@ -195,4 +210,39 @@ grep -q 'scale targets' "$t.jout" && { cat "$t.jout"; fail "job targets: only=jo
 jrow "one by one (16 x tpuprof DUMP)" 10000000000 12000 1 30000000000 > "$t.jrows"
 awk -f "$(dirname "$0")/targets.awk" -v only=job /dev/null /dev/null /dev/null "$t.jrows" > "$t.jout"
 jwant "tpuprof job vs one by one" "-"
+# The scaling targets (only=scale): each verdict follows its figure across the issue's limit
+# (default 16 s / 2.01 s = 7.96x misses >= 8x, its 2.01 s misses <= 2 s; reader 1.6 / 0.2 s =
+# 8.00x meets, 1 GB / 0.2 s = 5.00 GB/s meets; cdm 3.00 s meets <= 3 s; RSS 130 / 100 MiB =
+# 1.30x meets, 131 / 100 misses), the outputs' checksums, and "not run" for absent rows.
+srow() { printf '%s	scale	2000000	2	0	%s	%s	0	%s	2	%s
+' "$1" "$2" "$3" "$2" "$2"; }
+{
+  srow "gen-1M default --jobs 1" 16000000000 102400
+  srow "gen-1M default --jobs 16" 2010000000 133120
+  srow "gen-1M reader+summary --jobs 1" 1600000000 102400
+  srow "gen-1M reader+summary --jobs 16" 200000000 134144
+  srow "cdm-8x9 default --jobs 16" 3000000000 1000
+} > "$t.srows"
+printf 'scale gen-1M bytes	1000000000
+scale gen-1M identical	identical
+scale cdm-8x9 identical	DIFFERENT (bug): 1:a 16:b
+scale ceiling spin	12.50
+' > "$t.sfacts"
+awk -f "$(dirname "$0")/targets.awk" -v only=scale -v size=1M -v cdm=cdm-8x9 -v wide=16 \
+  -v ncpu=16 "$t.sfacts" "$t.srows" /dev/null > "$t.sout"
+swant() { grep -F -- "$1" "$t.sout" | grep -Eq -- "$2\$" || { cat "$t.sout"; fail "scale targets: $1 should be $2"; }; }
+swant "every default output, gen-1M: <= 2 s" "MISSED"
+swant "every default output, gen-1M: >= 8x --jobs 1" "MISSED"
+swant "reader + summary, gen-1M: >= 8x --jobs 1" "met"
+swant "reader + summary, gen-1M: >= 5 GB/s of input" "met"
+swant "default + --json --sqlite, gen-1M" "-"
+swant "every default output, cdm-8x9: <= 3 s" "met"
+swant "gen-1M default: <= 1.3x" "met"
+swant "gen-1M reader+summary: <= 1.3x" "MISSED"
+swant "peak RSS, cdm-8x9 default" "-"
+swant "identical for every --jobs, gen-1M" "met"
+swant "identical for every --jobs, cdm-8x9" "MISSED"
+swant "ceiling of this machine, spin" "\(reported\)"
+grep -q '7.96x (16.00 s / 2.01 s)' "$t.sout" || { cat "$t.sout"; fail "scale targets: default ratio figure"; }
+grep -q 'scale targets (this run' "$t.sout" && { cat "$t.sout"; fail "scale targets: only=scale printed the others"; }
 echo "bench_smoke: ok"

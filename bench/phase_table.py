@@ -2,6 +2,7 @@
 """phase_table.py NAME ONE.json TWO.json [FACTS [WIDE.json]] — the per-phase table of `make bench`.
 
 ONE and TWO are `tpuprof --timings` reports of the same conversion with --jobs 1 and --jobs 2
+(scripts/bench.sh scale_bench passes --jobs 16 as TWO; the columns name its --jobs)
 (docs/perf-notes/cores.md), each one file or several separated by commas (repeated runs):
 every phase is then taken from its fastest run of each side (best of N by wall time), so a
 slow moment of a shared machine does not set a ratio. For each phase (the reader's stages, the analysis, each output;
@@ -78,9 +79,10 @@ def main():
     print("== phases of %s: --jobs %d vs --jobs %d (tpuprof --timings; outputs one after another;"
           " each phase's best of %d and %d runs)"
           % (name, rep_a["jobs"], rep_b["jobs"], one.count(",") + 1, two.count(",") + 1))
+    jb = rep_b["jobs"]
     print("  %-28s %8s %8s %6s %8s %7s %7s %4s %9s %9s %10s%s" % (
-        "phase", "wall 1", "wall 2", "x", "CPU 1", "ser% 1", "ser% 2", "thr", "+MiB 1",
-        "+MiB 2", "B/thread", "  %5s %6s" % ("thr16", "max16") if wide else ""))
+        "phase", "wall 1", "wall %d" % jb, "x", "CPU 1", "ser% 1", "ser%% %d" % jb, "thr",
+        "+MiB 1", "+MiB %d" % jb, "B/thread", "  %5s %6s" % ("thr16", "max16") if wide else ""))
     worst, worst_name = None, "-"
     for key, p in a.items():
         q = b.get(key)
@@ -104,9 +106,10 @@ def main():
             worst, worst_name = ratio, key
     if total:
         share = 100.0 * total["serial_cpu_s"] / total["cpu_s"] if total["cpu_s"] > 0 else 0.0
-        print("  serial share of the CPU time in total: %.1f %% (goal <= 5 %%); lowest --jobs 2"
-              " ratio of the reader, analysis or an output: %s (%s; goal >= 1.9x)"
-              % (share, "%.2fx" % worst if worst is not None else "-", worst_name))
+        print("  serial share of the CPU time in total: %.1f %% (goal <= 5 %%); lowest --jobs %d"
+              " ratio of the reader, analysis or an output: %s (%s%s)"
+              % (share, jb, "%.2fx" % worst if worst is not None else "-", worst_name,
+                 "; goal >= 1.9x" if jb == 2 else ""))
         for key in ("read", "total"):
             m = max16(a, wide, key) if wide else None
             if m:

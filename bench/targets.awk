@@ -4,7 +4,8 @@
 #   awk -f bench/targets.awk -v only=job /dev/null /dev/null /dev/null JOB_ROWS
 # JOB_ROWS (optional 4th file): job_bench's tp-bench rows, "tpuprof job (...)" and "one by one
 # (...)" of the same run; they give the job targets (ratios of the job to the one-by-one loop).
-# only=job prints the job targets alone.
+# only=job prints the job targets alone; only=scale (with -v size=, cdm=, wide=, ncpu=) the
+# scaling targets alone, from FACTS ("scale NAME bytes", "scale NAME identical") and ROWS.
 # FACTS: KEY<TAB>VALUE lines ("gen-1M input" bytes, "json-1M events", "sqlite-1M rows/s" in
 # M rows/s); ROWS: tp-bench rows (name, group, commands, cores, bytes, wall ns, peak RSS KiB,
 # exit, CPU ns, runs, median wall ns); TRACE_BENCH_1M: trace_bench's output on the 1 M/core
@@ -66,11 +67,66 @@ function job_targets(   w, c, m) {
 	m = jrss["job"] / jrss["loop"]
 	row("job peak RSS (largest process): <= 1.50x one by one", sprintf("%.2fx (%.1f / %.1f MiB)", m, jrss["job"] / 1024, jrss["loop"] / 1024), ok(m <= 1.50))
 }
+# The scaling rows (scripts/bench.sh scale_bench; size, cdm and wide passed with -v): the
+# limits of issue 34 on a machine of 16 cores, each figure from the rows of this run.
+function scale_targets(   g, c, a, b, k, lim, r, gbps) {
+	printf "== scaling targets (--jobs %s against --jobs 1, this run; %d CPUs were offered)\n", wide, ncpu
+	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"
+	g = "gen-" size; c = cdm
+	a = g " default --jobs " wide; b = g " default --jobs 1"
+	if (have(a) && have(b)) {
+		row("every default output, " g ": <= 2 s", sprintf("%.2f s (%.2f) R=%d", wall[a], med[a], runs[a]), ok(wall[a] <= 2))
+		r = wall[b] / wall[a]
+		row("every default output, " g ": >= 8x --jobs 1", sprintf("%.2fx (%.2f s / %.2f s)", r, wall[b], wall[a]), ok(r >= 8))
+	} else
+		row("every default output, " g, "not run", "-")
+	a = g " reader+summary --jobs " wide; b = g " reader+summary --jobs 1"
+	if (have(a) && have(b)) {
+		r = wall[b] / wall[a]
+		row("reader + summary, " g ": >= 8x --jobs 1", sprintf("%.2fx (%.3f s / %.3f s)", r, wall[b], wall[a]), ok(r >= 8))
+		gbps = fact["scale " g " bytes"] / wall[a] / 1e9
+		row("reader + summary, " g ": >= 5 GB/s of input", sprintf("%.2f GB/s", gbps), ok(gbps >= 5))
+	} else
+		row("reader + summary, " g, "not run", "-")
+	a = g " json+sqlite --jobs " wide
+	if (have(a))
+		row("default + --json --sqlite, " g ": <= 4 s", sprintf("%.2f s (%.2f) R=%d", wall[a], med[a], runs[a]), ok(wall[a] <= 4))
+	else
+		row("default + --json --sqlite, " g, "not run", "-")
+	a = c " default --jobs " wide
+	if (have(a))
+		row("every default output, " c ": <= 3 s", sprintf("%.2f s (%.2f) R=%d", wall[a], med[a], runs[a]), ok(wall[a] <= 3))
+	else
+		row("every default output, " c, "not run", "-")
+	split(g " default|" g " reader+summary|" c " default|" c " reader+summary", lim, "|")
+	for (k = 1; k <= 4; k++) {
+		a = lim[k] " --jobs " wide; b = lim[k] " --jobs 1"
+		if (have(a) && have(b) && rss[b] > 0)
+			row("peak RSS --jobs " wide " vs 1, " lim[k] ": <= 1.3x", sprintf("%.2fx (%.0f / %.0f MiB)", rss[a] / rss[b], rss[a] / 1024, rss[b] / 1024), ok(rss[a] / rss[b] <= 1.3))
+		else
+			row("peak RSS, " lim[k], "not run", "-")
+	}
+	for (k = 1; k <= 3; k++) {
+		a = k == 1 ? "spin" : k == 2 ? "fresh-memory" : "memory-reads"
+		r = fact["scale ceiling " a]
+		if (r != "")
+			row("--jobs " wide " ceiling of this machine, " a, sprintf("%.2fx", r), "(reported)")
+	}
+	for (k = 1; k <= 2; k++) {
+		a = k == 1 ? g : c
+		r = fact["scale " a " identical"]
+		row("default outputs identical for every --jobs, " a, r == "" ? "not run" : substr(r, 1, 34), r == "" ? "-" : ok(r == "identical"))
+	}
+}
 END {
 	if (ARGC > 4)
 		job_targets()
 	if (only == "job")
 		exit
+	if (only == "scale") {
+		scale_targets()
+		exit
+	}
 	base = "gen-10k reader+summary"
 	printf "== scale targets (this run; R = best of R runs, the median in brackets)\n"
 	printf "  %-58s %-34s %s\n", "target", "figure", "verdict"

@@ -21,18 +21,19 @@
  *       of iter0.profile; of a cdm_profile_data directory: the PMU records of its cdmlib*
  *       and cdma* files, cores = cdmlib files; of a libtpuprof capture directory (capture.tpp,
  *       docs/capture-format.md): its records (RECORDS blocks), "cores" = its threads.
- *   tp-bench spin [R [DIR]]
- *       the machine's own ceilings for a --jobs 2 ratio, one line each: a fixed amount of
- *       work on one thread, then the same on each of two threads at once, alternately R times
- *       (default 3); prints the best wall of each and their throughput ratio (2 x one / two).
+ *   tp-bench spin [R [DIR [N]]]
+ *       the machine's own ceilings for a --jobs N ratio (N default 2, at most 64), one line
+ *       each: a fixed amount of work on one thread, then the same on each of N threads at
+ *       once, alternately R times (default 3); prints the best wall of each and their
+ *       throughput ratio (N x one / N threads).
  *       The work: a loop of integer arithmetic ("spin"); fresh anonymous memory mapped,
  *       written and unmapped ("fresh memory", what a phase pays for the pages it first
  *       touches); passes over an array already written ("memory reads", the bandwidth a
  *       pass over a profile's slices needs); with DIR, 1 MiB pwrite()s into a new file
  *       there, one per thread ("file writes", the page-cache copy every output pays). On a
  *       shared VM two threads do not always get two cores, nor twice the memory and
- *       page-cache throughput, and no phase whose time is in that kind of work can beat its
- *       line's ratio.
+ *       page-cache throughput, nor do sixteen busy cores run at one busy core's clock, and no
+ *       phase whose time is in that kind of work can beat its line's ratio.
  *   tp-bench table ROWS [--baseline GROUP=NAME]...
  *       prints the rows as a table with derived columns: CPU s and CPU/wall (threads kept
  *       busy; rows of older files without CPU show "-"), runs and median wall s (rows of one
@@ -70,7 +71,7 @@ static int usage(void)
 	fputs("usage: tp-bench run --out ROWS --name NAME [--group G] [--cmds N] [--cores C] "
 	      "[--bytes B] [--repeat R] [--clean DIR] -- CMD [ARGS...]\n"
 	      "       tp-bench count DIR\n"
-	      "       tp-bench spin [R [DIR]]\n"
+	      "       tp-bench spin [R [DIR [N]]]\n"
 	      "       tp-bench table ROWS [--baseline GROUP=NAME]...\n",
 	      stderr);
 	return 1;
@@ -682,16 +683,20 @@ static void *ceil_one(void *arg)
 	return NULL;
 }
 
-/* Wall ns of the work on `n` threads at once (1 or 2); -1 if a thread failed. */
-static int64_t ceil_wall(int kind, const char *dir, uint64_t *const mem[2], int n)
+#define CEIL_MAX_THREADS 64
+
+/* Wall ns of the work on `n` threads at once; -1 if a thread failed. */
+static int64_t ceil_wall(int kind, const char *dir, uint64_t *const *mem, int n)
 {
-	pthread_t th[2];
-	struct ceil_arg a[2];
+	pthread_t th[CEIL_MAX_THREADS];
+	struct ceil_arg a[CEIL_MAX_THREADS];
 	int64_t t0 = now_ns();
 	int started = 0;
 	for (int k = 0; k < n; k++) {
 		a[k] = (struct ceil_arg){.kind = kind, .k = k + 1, .dir = dir, .mem = mem[k]};
-		started += pthread_create(&th[started], NULL, ceil_one, &a[k]) == 0;
+		if (pthread_create(&th[started], NULL, ceil_one, &a[k]) != 0)
+			break;
+		started++;
 	}
 	for (int k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
@@ -707,8 +712,9 @@ static int64_t ceil_wall(int kind, const char *dir, uint64_t *const mem[2], int 
 static int cmd_spin(int argc, char **argv)
 {
 	int reps = argc > 2 ? atoi(argv[2]) : 3;
-	const char *dir = argc > 3 ? argv[3] : NULL;
-	if (reps < 1 || reps > 15 || argc > 4)
+	const char *dir = argc > 3 && argv[3][0] ? argv[3] : NULL;
+	int n = argc > 4 ? atoi(argv[4]) : 2;
+	if (reps < 1 || reps > 15 || n < 2 || n > CEIL_MAX_THREADS || argc > 5)
 		return usage();
 	if (dir && access(dir, W_OK) != 0) { /* before the other ceilings' seconds of work */
 		fprintf(stderr, "tp-bench spin: %s: %s\n", dir, strerror(errno));
@@ -716,37 +722,36 @@ static int cmd_spin(int argc, char **argv)
 	}
 	static const char *const what[] = {"spin", "fresh memory", "memory reads", "file writes"};
 	static const char *const unit[] = {"the work", "the bytes", "the bytes", "the bytes"};
-	uint64_t *mem[2] = {malloc(CEIL_READ_BYTES), malloc(CEIL_READ_BYTES)};
-	if (!mem[0] || !mem[1]) {
-		free(mem[0]);
-		free(mem[1]);
-		fprintf(stderr, "tp-bench spin: out of memory\n");
-		return 1;
-	}
-	memset(mem[0], 1, CEIL_READ_BYTES);
-	memset(mem[1], 2, CEIL_READ_BYTES);
+	uint64_t *mem[CEIL_MAX_THREADS] = {0};
 	int rc = 0;
+	for (int k = 0; k < n && !rc; k++) {
+		if (!(mem[k] = malloc(CEIL_READ_BYTES)))
+			rc = 1;
+		else
+			memset(mem[k], k + 1, CEIL_READ_BYTES);
+	}
+	if (rc)
+		fprintf(stderr, "tp-bench spin: out of memory\n");
 	for (int kind = CEIL_SPIN; !rc && kind <= (dir ? CEIL_WRITES : CEIL_READS); kind++) {
-		int64_t one = -1, two = -1;
+		int64_t one = -1, all = -1;
 		for (int r = 0; r < reps; r++) {
-			int64_t a = ceil_wall(kind, dir, mem, 1), b = ceil_wall(kind, dir, mem, 2);
+			int64_t a = ceil_wall(kind, dir, mem, 1), b = ceil_wall(kind, dir, mem, n);
 			if (a < 0 || b < 0) {
 				fprintf(stderr, "tp-bench spin: %s failed\n", what[kind]);
 				rc = 1;
 				break;
 			}
 			one = one < 0 || a < one ? a : one;
-			two = two < 0 || b < two ? b : two;
+			all = all < 0 || b < all ? b : all;
 		}
 		if (!rc)
-			printf(
-			    "%s: one thread %.3f s, two threads %.3f s: two threads did %.2fx %s "
-			    "of one per second (best of %d)\n",
-			    what[kind], (double)one / 1e9, (double)two / 1e9,
-			    2.0 * (double)one / (double)two, unit[kind], reps);
+			printf("%s: one thread %.3f s, %d threads %.3f s: %d threads did %.2fx %s "
+			       "of one per second (best of %d)\n",
+			       what[kind], (double)one / 1e9, n, (double)all / 1e9, n,
+			       n * (double)one / (double)all, unit[kind], reps);
 	}
-	free(mem[0]);
-	free(mem[1]);
+	for (int k = 0; k < n; k++)
+		free(mem[k]);
 	return rc;
 }
 

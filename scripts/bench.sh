@@ -133,6 +133,25 @@ gen_case() {
   echo "   size: $(human_size "$dir")"
 }
 
+# cdm_case N — makes $data/cdm-8xN, an 8-core BM1690 cdm dump of N commands per core (--mode 1
+# --cdma-ports 2), unless the cached copy was made by the same generator with the same arguments.
+cdm_case() {
+  local n=$1 dir=$data/cdm-8x$1 args want stamp
+  args=(--format cdm --arch BM1690 --cores 8 --cmds "$n" --mode 1 --cdma-ports 2 --seed 1 --quiet)
+  want=$( { sha256sum < "$gendump"; echo "${args[*]}"; } | sha256sum | cut -d' ' -f1)
+  stamp=$dir/.bench-stamp
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    echo "== gendump cdm 8x$n: cached ($dir, $(human_size "$dir"))"
+    return 0
+  fi
+  rm -rf "$dir"
+  echo "== gendump cdm 8x$n: generating $((8 * n)) commands into $dir"
+  "$tpbench" run --out "$rows" --name "gendump cdm 8x$n" --group gen --cmds $((8 * n)) \
+    --cores 8 -- "$gendump" "${args[@]}" "$dir"
+  echo "$want" > "$stamp"
+  echo "   size: $(human_size "$dir")"
+}
+
 # bench_case NAME INPUT FLAGS... — one tpuprof conversion row (group "convert", or $BENCH_GROUP;
 # BENCH_CASE_REPEAT=R: the best of R runs, with their median; see repeat_for).
 bench_case() {
@@ -392,16 +411,8 @@ ceilings() {
 phase_bench() {
   local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000} j out t name dir
   gen_case "$size"
-  local cdm=$data/cdm-8x$cdm_n want stamp
-  want=$( { sha256sum < "$gendump"; echo "cdm 8 $cdm_n"; } | sha256sum | cut -d' ' -f1)
-  stamp=$cdm/.bench-stamp
-  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    rm -rf "$cdm"
-    echo "== phases: generating an 8-core cdm dump of $cdm_n commands per core into $cdm"
-    "$gendump" --format cdm --arch BM1690 --cores 8 --cmds "$cdm_n" --mode 1 --cdma-ports 2 \
-      --seed 1 --quiet "$cdm"
-    echo "$want" > "$stamp"
-  fi
+  local cdm=$data/cdm-8x$cdm_n
+  cdm_case "$cdm_n"
   # The machine's own ceilings for a --jobs 2 ratio, before and after the runs: on a shared VM
   # two threads do not always get two cores (integer work), nor twice the throughput of fresh
   # pages, of memory reads and of page-cache writes, which every phase pays for its memory and
@@ -479,6 +490,116 @@ if [ "${BENCH_ONLY:-}" = phases ]; then
   mkdir -p "$data/out"
   phase_bench
   awk -f "$here/bench/targets.awk" "$facts" /dev/null /dev/null
+  exit 0
+fi
+
+# ---- scaling: --jobs 1 to 16 on the machine's own cores -------------------------------------
+# The table of issue 34 on a machine that has the cores (docs/perf-notes/cores.md): the
+# generated BM1688 dump (2 cores x BENCH_PHASE_SIZE commands, default 1M) and the 8-core cdm
+# dump (BENCH_PHASE_CDM_CMDS per core), `cat` of each (group io), then per dump reader +
+# summary (group scale-NAME-read) and every default output (scale-NAME) at each --jobs of BENCH_SCALE_JOBS
+# (default "1 2 4 8 16"), Perfetto only at the widest, and for the BM1688 dump every default
+# output plus --json --sqlite at 1 and the widest, each row the best of BENCH_SCALE_REPEAT
+# runs (default 2), after one untimed conversion of the dump; before them tp-bench spin's
+# ceilings on the widest --jobs' threads. The default outputs
+# of every --jobs are compared by checksum. Then per phase (`--timings`, bench/phase_table.py)
+# --jobs 1 against the widest, and the targets: every default output of the 2 M-command dump
+# <= 2 s and >= 8x faster than --jobs 1, reader + summary >= 8x and >= 5 GB/s of input,
+# --json --sqlite on top <= 4 s, the cdm dump's default outputs <= 3 s, peak RSS of the widest
+# <= 1.3x that of --jobs 1. Runs in the full bench on a machine of 8 cores or more, and with
+# BENCH_ONLY=scaling anywhere (on fewer cores the threads share them: only the structure shows).
+outputs_sum() { # DIR -> one checksum of every file under DIR, by relative path
+  (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
+}
+scale_bench() {
+  local size=${BENCH_PHASE_SIZE:-1M} cdm_n=${BENCH_PHASE_CDM_CMDS:-1000000}
+  local jobs=${BENCH_SCALE_JOBS:-1 2 4 8 16} wide j name dir group count bytes out r s1 sums
+  gen_case "$size"
+  cdm_case "$cdm_n"
+  for j in $jobs; do wide=$j; done
+  echo "== scaling: $(nproc) CPUs, --jobs $jobs"
+  # The machine's own ceilings for a --jobs $wide ratio (the spin lines of phase_bench, on
+  # $wide threads): whether $wide busy cores keep one busy core's clock and memory throughput.
+  local lines line what
+  if lines=$("$tpbench" spin 3 "$data/out" "$wide"); then
+    while IFS= read -r line; do
+      echo "== scaling: ceiling: $line"
+      what=${line%%:*}
+      fact "scale ceiling ${what// /-}" "$(sed -n 's/.* did \([0-9.]*\)x .*/\1/p' <<< "$line")"
+    done <<< "$lines"
+  else
+    echo "== scaling: tp-bench spin failed"
+  fi
+  for c in "gen-$size|$data/gen-$size" "cdm-8x$cdm_n|$data/cdm-8x$cdm_n"; do
+    IFS='|' read -r name dir <<< "$c"
+    group=scale-$name
+    count=$("$tpbench" count "$dir")
+    bytes=$(du -sb "$dir" | cut -f1)
+    fact "scale $name bytes" "$bytes"
+    "$tpbench" run --out "$rows" --name "cat $name" --group io --cmds "${count% *}" \
+      --cores "${count#* }" --bytes "$bytes" --repeat "${BENCH_SCALE_REPEAT:-2}" -- \
+      sh -c 'cat "$1"/* > /dev/null' sh "$dir"
+    # Untimed, once: the first conversion on a fresh machine also pays for the memory the
+    # hypervisor has not yet given the guest.
+    rm -rf "$data/out/scale-warm"
+    "$tpuprof" "$dir" "$data/out/scale-warm" -q --jobs "$wide" >/dev/null 2>&1 || true
+    rm -rf "$data/out/scale-warm"
+    sums=""
+    r=${BENCH_SCALE_REPEAT:-2}
+    for j in $jobs; do
+      BENCH_GROUP=$group-read BENCH_CASE_REPEAT=$r bench_case "$name reader+summary --jobs $j" \
+        "$dir" "${reader_flags[@]}" --jobs "$j" -q
+      BENCH_KEEP_OUT=1 BENCH_GROUP=$group BENCH_CASE_REPEAT=$r bench_case \
+        "$name default --jobs $j" "$dir" --jobs "$j" -q
+      out=$data/out/$(echo "$name default --jobs $j" | tr -c 'A-Za-z0-9._-' '_')
+      [ -d "$out" ] && sums="$sums $j:$(outputs_sum "$out")"
+      [ "${BENCH_KEEP_OUT:-0}" = 1 ] || rm -rf "$out"
+    done
+    # shellcheck disable=SC2086
+    set -- $sums
+    local first=${1#*:} same=identical
+    for s1 in "$@"; do [ "${s1#*:}" = "$first" ] || same="DIFFERENT (bug):$sums"; done
+    echo "   $name default outputs across --jobs $jobs: $same"
+    fact "scale $name identical" "$same"
+    BENCH_GROUP=$group BENCH_CASE_REPEAT=$r bench_case \
+      "$name perfetto only --jobs $wide" "$dir" --disable_web --disable_doc --jobs "$wide" -q
+    if [ "$name" = "gen-$size" ]; then
+      for j in 1 "$wide"; do
+        BENCH_GROUP=$group BENCH_CASE_REPEAT=$r bench_case "$name json+sqlite --jobs $j" "$dir" \
+          --json --sqlite --jobs "$j" -q
+      done
+    fi
+  done
+  echo
+  echo "== scaling results (x = wall (ns/command) and RSS against the group's --jobs 1 row)"
+  local base=()
+  for name in "gen-$size" "cdm-8x$cdm_n"; do
+    base+=(--baseline "scale-$name-read=$name reader+summary --jobs 1"
+      --baseline "scale-$name=$name default --jobs 1")
+  done
+  "$tpbench" table "$rows" "${base[@]}"
+  # Per phase, --jobs 1 against the widest (outputs one after another, see phase_bench).
+  for c in "gen-$size|$data/gen-$size|--json --sqlite" "cdm-8x$cdm_n|$data/cdm-8x$cdm_n|"; do
+    IFS='|' read -r name dir flags <<< "$c"
+    for j in 1 "$wide"; do
+      out=$data/out/scale-phases-$name-j$j
+      rm -rf "$out"
+      # shellcheck disable=SC2086
+      "$tpuprof" "$dir" "$out" -q --jobs "$j" --timings "$data/scale-$name-j$j.json" $flags ||
+        echo "   (tpuprof exited with status $?)"
+      rm -rf "$out"
+    done
+    [ -f "$data/scale-$name-j1.json" ] && [ -f "$data/scale-$name-j$wide.json" ] &&
+      /usr/bin/python3 "$here/bench/phase_table.py" "$name" "$data/scale-$name-j1.json" \
+        "$data/scale-$name-j$wide.json" "" "$data/scale-$name-j$wide.json"
+  done
+  echo
+  awk -f "$here/bench/targets.awk" -v only=scale -v size="$size" -v cdm="cdm-8x$cdm_n" \
+    -v wide="$wide" -v ncpu="$(nproc)" "$facts" "$rows" /dev/null
+}
+if [ "${BENCH_ONLY:-}" = scaling ]; then
+  mkdir -p "$data/out"
+  scale_bench
   exit 0
 fi
 
@@ -563,17 +684,8 @@ done
 # changes the size.
 if [ "${BENCH_CDM:-1}" = 1 ]; then
   cdm_n=${BENCH_CDM_CMDS:-1000000}
-  cdm_dir=$data/cdm-8core-$cdm_n
-  cdm_args=(--format cdm --arch BM1690 --cores 8 --cmds "$cdm_n" --mode 1 --cdma-ports 2 --seed 1 --quiet)
-  cdm_want=$( { sha256sum < "$gendump"; echo "${cdm_args[*]}"; } | sha256sum | cut -d' ' -f1)
-  if [ ! -f "$cdm_dir/.bench-stamp" ] || [ "$(cat "$cdm_dir/.bench-stamp")" != "$cdm_want" ]; then
-    rm -rf "$cdm_dir"
-    echo "== gendump cdm 8 cores x $cdm_n: generating into $cdm_dir"
-    "$tpbench" run --out "$rows" --name "gendump cdm 8x$cdm_n" --group gen --cmds $((8 * cdm_n)) \
-      --cores 8 -- "$gendump" "${cdm_args[@]}" "$cdm_dir"
-    echo "$cdm_want" > "$cdm_dir/.bench-stamp"
-  fi
-  echo "   size: $(human_size "$cdm_dir")"
+  cdm_dir=$data/cdm-8x$cdm_n
+  cdm_case "$cdm_n"
   BENCH_CASE_REPEAT=$(repeat_for cdm) bench_case "cdm-8core-$cdm_n reader+summary" "$cdm_dir" \
     "${reader_flags[@]}"
   BENCH_CASE_REPEAT=$(repeat_for cdm) bench_case "cdm-8core-$cdm_n all outputs" "$cdm_dir"
@@ -733,6 +845,11 @@ else
 fi
 traceread_bench
 phase_bench
+if [ "$(nproc)" -ge 8 ]; then
+  scale_bench
+else
+  echo "== scaling: SKIPPED: $(nproc) CPUs, fewer than 8 (BENCH_ONLY=scaling runs it anyway)"
+fi
 if [ -n "${BENCH_EXTRA:-}" ]; then
   # shellcheck disable=SC1090
   . "$BENCH_EXTRA"
